@@ -42,10 +42,17 @@ from .errors import HarnessExtError, MethodError
 from .ranking import METRIC_HIGHER_IS_BETTER, METRIC_LABELS, check_metrics, rank_metrics, rank_per_dataset, subset_mean_ranks
 
 #: Selectors compared by default (those registered are used).
-DEFAULT_SELECTORS = ("random", "kmeans", "farthest-first-cosine", "farthest-first-euclidean", "a-optimal", "d-optimal")
+DEFAULT_SELECTORS = ("random-subset", "kmeans", "farthest-first-cosine", "farthest-first-euclidean", "a-optimal", "d-optimal")
 #: Table 2 targets of the paper (§6.2).
 DEFAULT_TARGETS = ("spearman>=0.90", "mae<=1.5")
-RANDOM = "random"
+#: Names of the Random baseline, in order of preference: the paper's fresh k-subset per k,
+#: then SimBA's one random order (prefixes).
+RANDOM_BASELINES = ("random-subset", "random")
+
+
+def baseline_name(selectors: Sequence[str]) -> Optional[str]:
+    """The selector that gains and the "vs random" tests are measured against, or None."""
+    return next((b for b in RANDOM_BASELINES if b in selectors), None)
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -226,6 +233,11 @@ class ProtocolResult:
     params: dict = field(default_factory=dict)
     seconds: float = 0.0
 
+    @property
+    def baseline(self) -> Optional[str]:
+        """Name of the Random baseline among the selectors (see :data:`RANDOM_BASELINES`)."""
+        return baseline_name(self.selectors)
+
     def _m(self, metric: str) -> int:
         return self.metrics.index(check_metrics([metric])[0])
 
@@ -288,14 +300,15 @@ class ProtocolResult:
     def kstar_summary(self, targets: Sequence[str] = DEFAULT_TARGETS, ci: Optional[float] = None) -> pd.DataFrame:
         """Best / median / worst k* over the non-random selectors that reach the target (the paper's Table 2 layout)."""
         kt = self.kstar_table(targets, ci)
+        base = self.baseline
         rows = []
         for label, g in kt.groupby("target", sort=False):
-            g = g[g["selector"] != RANDOM]
+            g = g[g["selector"] != base]
             row = {"target": label}
             for col, name in (("k*_mean", "mean k*"), ("k*_conservative", "cons. k*")):
                 v = g[col].dropna().to_numpy(dtype=float)
                 row[name] = "-" if v.size == 0 else f"{v.min():g} / {np.median(v):g} / {v.max():g}"
-            r = kt[(kt["target"] == label) & (kt["selector"] == RANDOM)]
+            r = kt[(kt["target"] == label) & (kt["selector"] == base)]
             if len(r):
                 row["random mean k*"] = "-" if pd.isna(r["k*_mean"].iloc[0]) else int(r["k*_mean"].iloc[0])
                 row["random cons. k*"] = "-" if pd.isna(r["k*_conservative"].iloc[0]) else int(r["k*_conservative"].iloc[0])
@@ -318,7 +331,7 @@ class ProtocolResult:
             A = self.auc_trials(metric)
             best, p_raw, p_holm = wilcoxon_vs_best(A, hib)
             means = np.nanmean(A, axis=1)
-            r = self.selectors.index(RANDOM) if RANDOM in self.selectors else None
+            r = self.selectors.index(self.baseline) if self.baseline else None
             p_rand = holm(paired_wilcoxon(A, r, hib, ref_is_better=False)) if r is not None else np.full(len(A), np.nan)
             for s, name in enumerate(self.selectors):
                 gain = rel = np.nan
@@ -336,16 +349,17 @@ class ProtocolResult:
     def significance_summary(self, alpha_level: float = 0.05) -> pd.DataFrame:
         """The paper's compact Table 3: best, gain over random, Holm p vs random, near-top n.s."""
         full = self.significance_table(alpha_level)
+        base = self.baseline
         rows = []
         for metric, g in full.groupby("metric", sort=False):
             b = g[g["best"]].iloc[0]
-            rnd = g[g["selector"] == RANDOM]
+            rnd = g[g["selector"] == base]
             ns = g[(~g["best"]) & (g["p_holm_vs_best"] >= alpha_level)]["selector"].tolist()
             rows.append({
                 "metric": metric, "best": b["selector"],
-                "gain": b["gain_vs_random"] if b["selector"] != RANDOM else np.nan,
-                "rel_gain_%": 100 * b["rel_gain_vs_random"] if b["selector"] != RANDOM else np.nan,
-                "p_holm_vs_random": rnd["p_holm_vs_best"].iloc[0] if len(rnd) and b["selector"] != RANDOM else np.nan,
+                "gain": b["gain_vs_random"] if b["selector"] != base else np.nan,
+                "rel_gain_%": 100 * b["rel_gain_vs_random"] if b["selector"] != base else np.nan,
+                "p_holm_vs_random": rnd["p_holm_vs_best"].iloc[0] if len(rnd) and b["selector"] != base else np.nan,
                 "near_top_ns": ", ".join(ns) if ns else "-",
             })
         return pd.DataFrame(rows)
@@ -390,19 +404,30 @@ def _fit_order(cls, params, Xtr, Ftr, n_select, random_state):
     return order
 
 
-def _select_all(cls, params, Xtr, Ftr, ks, seed_int):
-    """Subsets (pool-local column indices) for every k, as a list of arrays."""
+def _seed_int(seed_seq) -> int:
+    """A non-negative int32 seed for a selector's ``random_state``."""
+    return int(seed_seq.generate_state(1)[0] & 0x7FFFFFFF)
+
+
+def _select_all(cls, params, Xtr, Ftr, ks, seed_seq):
+    """Subsets (pool-local column indices) for every k, as a list of arrays.
+
+    A nested selector is fitted once (size k_max) with one seed from ``seed_seq``;
+    a fixed-size one is fitted per k, each with its own seed spawned from
+    ``seed_seq``, so randomised fixed-size selectors (the Random baseline, k-means
+    restarts) make independent draws for different k within a trial.
+    """
     k_max = int(ks[-1])
     nested = getattr(cls, "nested", None)
     accepts_n = "n_select" in cls(**params).get_params(deep=False)
     if nested or not accepts_n:
-        order = _fit_order(cls, params, Xtr, Ftr, k_max, seed_int)
+        order = _fit_order(cls, params, Xtr, Ftr, k_max, _seed_int(seed_seq))
         if len(order) < k_max:
             raise MethodError(f"selector {cls.__name__} returned {len(order)} datasets; {k_max} needed")
         return [order[:k] for k in ks]
     out = []
-    for k in ks:
-        order = _fit_order(cls, params, Xtr, Ftr, int(k), seed_int)
+    for k, ss in zip(ks, seed_seq.spawn(len(ks))):
+        order = _fit_order(cls, params, Xtr, Ftr, int(k), _seed_int(ss))
         if len(order) < k:
             raise MethodError(f"selector {cls.__name__} returned {len(order)} datasets for k={k}")
         out.append(order[:k])
@@ -441,8 +466,7 @@ def _run_trial(X, ranks_all, R_full, features, specs, ks, metrics, variation, al
         Ftr = None
     out = np.empty((len(specs), len(metrics), len(ks)))
     for s, (cls, params) in enumerate(specs):
-        seed_int = int(child_seeds[s].generate_state(1)[0] & 0x7FFFFFFF)
-        subsets = _select_all(cls, params, Xtr, Ftr, ks, seed_int)
+        subsets = _select_all(cls, params, Xtr, Ftr, ks, child_seeds[s])
         R_sub = np.stack([subset_mean_ranks(ranks, pool[sub])[0] for sub in subsets])
         vals = rank_metrics(R_sub, ref, metrics)
         for m, name in enumerate(metrics):
@@ -477,7 +501,9 @@ def run_protocol(
         Registered selector names, or ``(name, cls, params)`` triples; default
         the registered ones among :data:`DEFAULT_SELECTORS`. A selector with an
         ``n_select`` parameter and ``nested`` not True is fitted once per k;
-        one with a ``random_state`` parameter gets a per-trial seed.
+        one with a ``random_state`` parameter gets a seed per trial (and per k
+        when it is fitted per k). The first of :data:`RANDOM_BASELINES`
+        present is the baseline of gains and "vs random" tests.
     features : array-like, shape (n_datasets, p), optional
         A-priori dataset representation passed to every selector (rows of the
         trial's pool); default: selectors use the performance columns of the
@@ -578,9 +604,10 @@ def plot_curves(result: ProtocolResult, path, metrics: Optional[Sequence[str]] =
     for ax, metric in zip(axes.ravel(), metrics):
         mean = result.mean_curves(metric)
         lo, hi = result.bands(metric)
+        base = result.baseline
         for s, name in enumerate(result.selectors):
-            c = "black" if name == RANDOM else colours[s % len(colours)]
-            ls = "--" if name == RANDOM else "-"
+            c = "black" if name == base else colours[s % len(colours)]
+            ls = "--" if name == base else "-"
             ax.plot(result.ks, mean[s], ls, color=c, lw=1.6, label=name)
             ax.fill_between(result.ks, lo[s], hi[s], color=c, alpha=0.12, lw=0)
         arrow = "↑" if METRIC_HIGHER_IS_BETTER[metric] else "↓"
@@ -706,10 +733,11 @@ def run(args) -> int:
     print(format_table(sig, floatfmt="{:.3g}", index=False))
     print()
     full = res.significance_table()
-    if RANDOM in res.selectors:
-        g = full[full["selector"] != RANDOM].copy()
+    base = res.baseline
+    if base:
+        g = full[full["selector"] != base].copy()
         g["cell"] = [f"{100 * r:+.1f}% (p={p:.2g})" for r, p in zip(g["rel_gain_vs_random"], g["p_holm_better_than_random"])]
-        wide = g.pivot(index="selector", columns="metric", values="cell").reindex([x for x in res.selectors if x != RANDOM])
+        wide = g.pivot(index="selector", columns="metric", values="cell").reindex([x for x in res.selectors if x != base])
         wide = wide[[METRIC_LABELS[m] for m in res.metrics]]
         print("Relative AUC gain over random (positive = better) and Holm-corrected one-sided Wilcoxon p that the selector beats random")
         print(format_table(wide))

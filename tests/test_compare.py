@@ -9,7 +9,7 @@ from harness_ext import compare
 from harness_ext.errors import MethodError
 from harness_ext.plugins.selectors_002 import FarthestFirst
 
-SMALL = ["random", "kmeans", "farthest-first-euclidean", "d-optimal"]
+SMALL = ["random-subset", "kmeans", "farthest-first-euclidean", "d-optimal"]
 
 
 def _matrix(n_models=8, n_datasets=30, seed=0):
@@ -43,6 +43,21 @@ def test_holm_hand_example():
     np.testing.assert_allclose(out[[0, 2]], [0.8, 0.8])
     assert compare.holm([0.9, 0.8])[0] == 1.0
     assert np.isnan(compare.holm([np.nan])).all()
+
+
+def test_holm_matches_the_step_down_definition():
+    """Holm (1979): reject H(1..j) while p(i) <= a / (m - i + 1); the adjusted p is the smallest such a."""
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        p = rng.random(6) ** 3
+        m = len(p)
+        order = np.argsort(p)
+        ref = np.empty(m)
+        running = 0.0
+        for i, j in enumerate(order):
+            running = max(running, min(1.0, (m - i) * p[j]))
+            ref[j] = running
+        np.testing.assert_allclose(compare.holm(p), ref)
 
 
 def test_paired_wilcoxon_matches_scipy_one_sided():
@@ -98,10 +113,38 @@ def test_protocol_is_deterministic_for_a_seed_and_independent_of_n_jobs():
     assert a.selectors == SMALL and a.ks.tolist() == [2, 3, 4, 5, 6]
 
 
+def test_fixed_size_selectors_draw_afresh_for_each_k():
+    """The Random baseline draws a new k-subset per k (§4); SimBA's random order gives prefixes."""
+    from harness_ext.plugins.selectors import RandomOrder
+    from harness_ext.plugins.selectors_002 import RandomSubset
+
+    X = _matrix(n_datasets=40)
+    ks = np.arange(2, 12)
+    fresh = compare._select_all(RandomSubset, {}, X, None, ks, np.random.SeedSequence(0))
+    prefix = compare._select_all(RandomOrder, {}, X, None, ks, np.random.SeedSequence(0))
+    assert [len(s) for s in fresh] == ks.tolist()
+    assert all(np.array_equal(prefix[j][:k], prefix[0][:k]) for j, k in enumerate(ks) if k <= 2)
+    assert all(np.array_equal(prefix[j + 1][: ks[j]], prefix[j]) for j in range(len(ks) - 1))
+    assert not all(set(fresh[j]) <= set(fresh[j + 1]) for j in range(len(ks) - 1))
+    again = compare._select_all(RandomSubset, {}, X, None, ks, np.random.SeedSequence(0))
+    assert all(np.array_equal(a, b) for a, b in zip(fresh, again))
+
+
+def test_random_baseline_is_the_fresh_draw_when_both_are_present():
+    assert compare.DEFAULT_SELECTORS[0] == "random-subset"
+    assert compare.baseline_name(["kmeans", "random", "random-subset"]) == "random-subset"
+    assert compare.baseline_name(["kmeans", "random"]) == "random"
+    assert compare.baseline_name(["kmeans"]) is None
+    X = _matrix()
+    res = compare.run_protocol(X, ["random", "farthest-first-euclidean"], trials=4, k_max=4, show_progress=False)
+    sig = res.significance_table()
+    assert sig.loc[sig.selector == "random", "gain_vs_random"].eq(0).all()
+
+
 def test_protocol_on_a_perfectly_consistent_benchmark():
     # Every dataset ranks the models the same way: any subset reproduces the ranking.
     X = np.tile(np.linspace(0.2, 0.9, 6)[:, None], (1, 12)) + np.linspace(0, 0.05, 12)[None, :]
-    res = compare.run_protocol(X, ["random", "farthest-first-cosine"], trials=5, k_max=4, show_progress=False)
+    res = compare.run_protocol(X, ["random-subset", "farthest-first-cosine"], trials=5, k_max=4, show_progress=False)
     np.testing.assert_allclose(res.values[:, res.metrics.index("mae")], 0.0)
     for m in ("spearman", "kendall", "ndcg@5", "mrr"):
         np.testing.assert_allclose(res.values[:, res.metrics.index(m)], 1.0)
@@ -109,7 +152,7 @@ def test_protocol_on_a_perfectly_consistent_benchmark():
 
 def test_model_pool_variation_and_features():
     X = _matrix(n_models=10, n_datasets=15, seed=2)
-    res = compare.run_protocol(X, ["random", "kmeans"], trials=4, k_max=5, variation="models", show_progress=False)
+    res = compare.run_protocol(X, ["random-subset", "kmeans"], trials=4, k_max=5, variation="models", show_progress=False)
     assert np.isfinite(res.values).all()
     F = np.arange(15.0)[:, None]
     spec = [("ff", FarthestFirst, {})]
@@ -190,7 +233,7 @@ def test_cli_compare_prints_tables_and_writes_plot(tmp_path, capsys):
     feats.to_csv(fcsv, index=False)
     out = tmp_path / "out"
     argv = ["compare", "--db", str(db), "--benchmark", "tsc_bakeoff", "--metric", "accuracy", "--trials", "6",
-            "--k-max", "4", "--selectors", "random", "farthest-first-euclidean", "kmeans", "--target", "spearman>=0.8",
+            "--k-max", "4", "--selectors", "random-subset", "farthest-first-euclidean", "kmeans", "--target", "spearman>=0.8",
             "--seed", "2", "--out", str(out)]
     assert main(argv) == 0
     text = capsys.readouterr().out
@@ -226,7 +269,7 @@ def test_tsc_bakeoff_slice_small_T(tmp_path):
         ingest_paths(store, files, show_progress=False)
         df = load_matrix(store, MatrixQuery(benchmarks=("tsc_bakeoff",), metric="accuracy", dense=True))
     assert df.shape == (40, 112)
-    res = compare.run_protocol(df.to_numpy(), ["random", "kmeans"], trials=10, k_max=10, seed=0, show_progress=False)
+    res = compare.run_protocol(df.to_numpy(), ["random-subset", "kmeans"], trials=10, k_max=10, seed=0, show_progress=False)
     rho = res.mean_curves("spearman")
     assert 0.85 < rho[0, -1] < 0.99  # random, k = 10
     assert np.all(rho[:, -1] > rho[:, 0])

@@ -13,10 +13,11 @@ from harness_ext.plugins.selectors_002 import (
     DOptimal,
     FarthestFirst,
     KMeansRepresentatives,
+    RandomSubset,
     dataset_representation,
 )
 
-NAMES = ["kmeans", "farthest-first-cosine", "farthest-first-euclidean", "a-optimal", "d-optimal"]
+NAMES = ["random-subset", "kmeans", "farthest-first-cosine", "farthest-first-euclidean", "a-optimal", "d-optimal"]
 
 
 def _X_from_features(F, n_models=3, seed=0):
@@ -201,3 +202,18 @@ def test_features_override_performance_columns():
         a = cls(n_select=3).fit(X1, features=F).order_
         b = cls(n_select=3).fit(X2, features=F).order_
         assert a.tolist() == b.tolist()
+
+
+def test_random_subset_is_uniform_and_not_nested():
+    X = np.zeros((2, 10))
+    counts = np.zeros(10)
+    for seed in range(2000):
+        order = RandomSubset(n_select=3, random_state=seed).fit(X).order_
+        assert len(set(order.tolist())) == 3
+        counts[order] += 1
+    # Each dataset is in a uniform 3-of-10 subset with probability 0.3 (binomial sd ~0.01).
+    np.testing.assert_allclose(counts / 2000, 0.3, atol=0.04)
+    assert RandomSubset.nested is False
+    assert sorted(RandomSubset(random_state=1).fit(X).order_.tolist()) == list(range(10))
+    with pytest.raises(MethodError):
+        RandomSubset(n_select=11).fit(X)
