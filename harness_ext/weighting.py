@@ -223,9 +223,9 @@ def cluster_columns(
 ) -> ColumnClustering:
     """Cluster the column performance vectors with spherical k-means.
 
-    Spherical k-means is run as k-means on L2-normalised column vectors (on the
-    unit sphere squared Euclidean distance is twice the cosine distance), and the
-    number of clusters maximises the mean silhouette computed with cosine distance.
+    Spherical k-means (:func:`spherical_kmeans`) on the L2-normalised column
+    vectors; the number of clusters maximises the mean silhouette computed with
+    cosine distance.
 
     Parameters
     ----------
@@ -279,8 +279,81 @@ def cluster_columns(
 _CLUSTER_CACHE: dict = {}
 
 
+def spherical_kmeans(V, n_clusters: int, random_state: int = 0, n_init: int = 10, max_iter: int = 300):
+    """Spherical k-means of unit vectors (Dhillon and Modha 2001).
+
+    Maximises the summed cosine similarity of every vector to its cluster's
+    concept vector (the normalised sum of the cluster's members): assignments
+    use the cosine to unit-length centroids, which plain k-means on normalised
+    data does not (its centroids shrink inside the sphere and their norms bias
+    the assignment).
+
+    Parameters
+    ----------
+    V : ndarray, (n, m)
+        Rows of unit L2 norm (no zero rows).
+    n_clusters : int
+    random_state : int
+        Seed of the k-means++ style initialisation (cosine distance).
+    n_init : int
+        Restarts; the one with the largest objective is kept (first on ties).
+    max_iter : int
+        Iterations per restart; each stops earlier when no assignment changes.
+
+    Returns
+    -------
+    labels : ndarray of int, (n,)
+    centroids : ndarray, (n_clusters, m)
+        Unit concept vectors.
+    objective : float
+        Sum over vectors of the cosine to their concept vector.
+
+    References
+    ----------
+    003 §5.1 (spherical k-means); Dhillon and Modha (2001), "Concept
+    decompositions for large sparse text data using clustering", §3.
+    """
+    V = np.asarray(V, dtype=float)
+    n = len(V)
+    k = int(n_clusters)
+    if not 1 <= k <= n:
+        raise MethodError(f"spherical k-means needs 1 <= n_clusters <= {n}, got {k}")
+    rng = np.random.default_rng(random_state)
+    best = (None, None, -np.inf)
+    for _ in range(max(1, int(n_init))):
+        # k-means++ seeding with cosine distance: spreads the initial concepts
+        C = np.empty((k, V.shape[1]))
+        C[0] = V[rng.integers(n)]
+        dmin = np.clip(1.0 - V @ C[0], 0.0, None)
+        for j in range(1, k):
+            p = dmin ** 2
+            idx = rng.choice(n, p=p / p.sum()) if p.sum() > 0 else rng.integers(n)
+            C[j] = V[idx]
+            np.minimum(dmin, np.clip(1.0 - V @ C[j], 0.0, None), out=dmin)
+        labels = np.full(n, -1)
+        for _ in range(int(max_iter)):
+            sim = V @ C.T
+            new = np.argmax(sim, axis=1)
+            # an empty cluster takes the vector farthest from its own concept
+            counts = np.bincount(new, minlength=k)
+            for j in np.flatnonzero(counts == 0):
+                own = sim[np.arange(n), new]
+                far = int(np.argmin(np.where(counts[new] > 1, own, np.inf)))
+                new[far] = j
+                counts = np.bincount(new, minlength=k)
+            if np.array_equal(new, labels):
+                break
+            labels = new
+            S = np.zeros_like(C)
+            np.add.at(S, labels, V)
+            C = S / np.maximum(np.linalg.norm(S, axis=1, keepdims=True), ZERO_NORM)
+        obj = float((V * C[labels]).sum())
+        if obj > best[2] + 1e-12 * n:
+            best = (labels.copy(), C.copy(), obj)
+    return best
+
+
 def _cluster_columns(X, n_clusters, max_clusters, random_state, n_init) -> ColumnClustering:
-    from sklearn.cluster import KMeans
     from sklearn.metrics import silhouette_score
 
     V, zero = unit_columns(X)
@@ -303,7 +376,7 @@ def _cluster_columns(X, n_clusters, max_clusters, random_state, n_init) -> Colum
     for k in candidates:
         if k == 1:
             continue
-        labels = KMeans(n_clusters=k, n_init=n_init, random_state=random_state).fit_predict(Vnz)
+        labels = spherical_kmeans(Vnz, k, random_state=random_state, n_init=n_init)[0]
         n_used = len(np.unique(labels))
         if n_used < 2 or n_used >= len(nz):
             continue
@@ -611,8 +684,11 @@ class RandomWeightsResult:
     models : list
     uniform : ndarray (n_models,)
         Score under uniform weights.
-    score_min, score_max, score_mean : ndarray (n_models,)
-        Range and mean of each model's weighted score over the draws.
+    score_min, score_max, score_mean, score_std : ndarray (n_models,)
+        Range, mean and standard deviation of each model's weighted score over
+        the draws. For uniform simplex weights the expected standard deviation
+        is ``sqrt(var(x) / (d + 1))`` with ``var`` the population variance of
+        the model's ``d`` column scores (see :func:`expected_score_std`).
     best_rank, worst_rank : ndarray (n_models,) or None
         Best and worst rank a model reached (1 = best), when ranks were tracked.
     pairwise : DataFrame
@@ -630,6 +706,11 @@ class RandomWeightsResult:
     largest_abs_score_shift : float
         max over models and draws of ``|weighted - uniform|`` (score units).
     largest_abs_score_shift_model : str
+    largest_range : float
+        max over models of ``max - min`` weighted score over the draws (score
+        units): the spread of 003 Figure 12, which §5.2.3 reports as "the
+        performance of a model can change up to 10%" (accuracy points).
+    largest_range_model : str
     sample : ndarray (n_keep, n_models)
         The first draws' scores, kept for distribution plots.
     """
@@ -640,6 +721,7 @@ class RandomWeightsResult:
     score_min: np.ndarray
     score_max: np.ndarray
     score_mean: np.ndarray
+    score_std: np.ndarray
     best_rank: Optional[np.ndarray]
     worst_rank: Optional[np.ndarray]
     pairwise: pd.DataFrame
@@ -649,6 +731,8 @@ class RandomWeightsResult:
     largest_score_shift_model: str
     largest_abs_score_shift: float
     largest_abs_score_shift_model: str
+    largest_range: float
+    largest_range_model: str
     sample: np.ndarray
 
     def table(self) -> pd.DataFrame:
@@ -659,6 +743,8 @@ class RandomWeightsResult:
                 "min": self.score_min,
                 "max": self.score_max,
                 "range": self.score_max - self.score_min,
+                "std": self.score_std,
+                "max_abs_shift": np.maximum(self.score_max - self.uniform, self.uniform - self.score_min),
                 "max_rel_shift": self.max_rel_shift(),
             },
             index=pd.Index(self.models, name="model"),
@@ -685,6 +771,8 @@ class RandomWeightsResult:
             "largest_score_shift_model": self.largest_score_shift_model,
             "largest_abs_score_shift": float(self.largest_abs_score_shift),
             "largest_abs_score_shift_model": self.largest_abs_score_shift_model,
+            "largest_range": float(self.largest_range),
+            "largest_range_model": self.largest_range_model,
         }
 
 
@@ -766,6 +854,7 @@ def random_weight_analysis(
     smin = np.full(m, np.inf)
     smax = np.full(m, -np.inf)
     ssum = np.zeros(m)
+    ssq = np.zeros(m)
     best = np.full(m, m + 1, dtype=np.int64) if track_ranks else None
     worst = np.zeros(m, dtype=np.int64) if track_ranks else None
     wins = np.zeros((k, k), dtype=np.int64)
@@ -780,6 +869,7 @@ def random_weight_analysis(
         np.minimum(smin, S.min(axis=0), out=smin)
         np.maximum(smax, S.max(axis=0), out=smax)
         ssum += S.sum(axis=0)
+        ssq += np.square(S - uniform).sum(axis=0)  # centred on the uniform score: no cancellation
         if track_ranks:
             # rank r of the model at position j of argsort(-S): ties broken arbitrarily,
             # which only matters for duplicated model rows.
@@ -803,13 +893,19 @@ def random_weight_analysis(
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(uniform > 0, abs_shift / np.where(uniform > 0, uniform, 1.0), -np.inf)
     i_rel = int(np.argmax(rel))
+    mean = ssum / n_draws
+    # variance about the mean from squares about the uniform score
+    var = np.maximum(ssq / n_draws - np.square(mean - uniform), 0.0)
+    rng_width = smax - smin
+    i_range = int(np.argmax(rng_width))
     return RandomWeightsResult(
         models=models,
         n_draws=int(n_draws),
         uniform=uniform,
         score_min=smin,
         score_max=smax,
-        score_mean=ssum / n_draws,
+        score_mean=mean,
+        score_std=np.sqrt(var),
         best_rank=best,
         worst_rank=worst,
         pairwise=pairwise,
@@ -819,8 +915,36 @@ def random_weight_analysis(
         largest_score_shift_model=models[i_rel],
         largest_abs_score_shift=float(abs_shift[i_abs]),
         largest_abs_score_shift_model=models[i_abs],
+        largest_range=float(rng_width[i_range]),
+        largest_range_model=models[i_range],
         sample=np.concatenate(kept, axis=0) if kept else np.empty((0, m)),
     )
+
+
+def expected_score_std(X) -> np.ndarray:
+    """Standard deviation of each model's weighted score under uniform simplex weights.
+
+    For ``w ~ Dirichlet(1, ..., 1)`` over ``d`` columns, ``Cov(w) = (I/d -
+    11^T/d^2) / (d + 1)``, so ``Var(w @ x) = var(x) / (d + 1)`` where ``var`` is
+    the population variance of the model's column scores (``p(1-p)`` for 0/1
+    prompts with accuracy ``p``). It shows why shifts shrink as ``1/sqrt(d)``:
+    a 14-dataset benchmark moves about ``sqrt(1201/15) ~ 9`` times as much as
+    a 1,200-prompt one with the same spread of scores.
+
+    Parameters
+    ----------
+    X : array (n_models, n_columns), complete
+
+    Returns
+    -------
+    ndarray (n_models,)
+
+    References
+    ----------
+    003 §3.3, §5.2.3 (the score ranges this predicts).
+    """
+    X = check_matrix(X, allow_nan=False)
+    return np.sqrt(X.var(axis=1) / (X.shape[1] + 1))
 
 
 def random_weight_analysis_loop(df: pd.DataFrame, n_draws: int, random_state: int = 0, pairwise_top: int = 20) -> dict:
@@ -1348,8 +1472,8 @@ def read_prompt_matrix(path, layout: str = "prompt-rows") -> pd.DataFrame:
 
     Notes
     -----
-    This is the stop-gap input for prompt-level analyses until per-sample
-    lm-eval logs are ingested into the store.
+    For matrices made by other tools; lm-eval per-sample logs are read
+    directly (:func:`samples_matrix`, ``harness-ext weights --samples-task``).
     """
     path = Path(path)
     if not path.is_file():
@@ -1498,13 +1622,30 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     from .cli import add_matrix_arguments
 
     add_matrix_arguments(parser)
-    p = parser.add_argument_group("prompt-level input")
+    p = parser.add_argument_group("prompt-level input (instead of a models x datasets store matrix)")
+    p.add_argument(
+        "--samples-task",
+        metavar="TASK",
+        default=None,
+        help="analyse the prompts of one lm-eval task: a prompt x model matrix from per-sample logs "
+        "(samples_<TASK>_<date>.jsonl), read from --samples or else from the store's samples table",
+    )
+    p.add_argument("--samples-metric", default="acc",
+                   help="per-sample metric of --samples-task (default acc; e.g. acc_norm, exact_match,strict-match)")
+    p.add_argument(
+        "--samples",
+        metavar="PATH",
+        action="append",
+        default=None,
+        help="lm-eval output folders or samples_*.jsonl files to read for --samples-task (repeatable); "
+        "read into a throw-away in-memory store, --db is not touched",
+    )
     p.add_argument(
         "--prompts",
         metavar="CSV",
         default=None,
-        help="analyse a prompt-level score CSV (0/1 correct, or scores in [0,1]) instead of a store matrix; "
-        "first column = row labels. Stop-gap until per-sample lm-eval logs are ingested.",
+        help="analyse a prompt-level score CSV (0/1 correct, or scores in [0,1]) from another tool; "
+        "first column = row labels",
     )
     p.add_argument(
         "--prompts-layout",
@@ -1531,7 +1672,75 @@ def configure_parser(parser: argparse.ArgumentParser) -> None:
     a.add_argument("--out", default="harness-ext-out/weights", help="directory for PNG plots, CSV tables and summary.json")
 
 
+def samples_matrix(store, task: str, metric: str = "acc", models: Optional[str] = None) -> pd.DataFrame:
+    """Models x prompts matrix of one lm-eval task from the store's per-sample scores.
+
+    Parameters
+    ----------
+    store : harness_ext.store.Store
+    task, metric : str
+        As in :func:`harness_ext.samples.prompt_matrix`.
+    models : str, optional
+        Glob on model names.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``models x prompts`` (columns are the lm-eval ``doc_id``, as strings),
+        restricted to the prompts every selected model answered, so the
+        analyses that need a complete matrix run; ``attrs`` carries ``task``,
+        ``metric``, ``binary`` and ``n_dropped_prompts``.
+
+    Raises
+    ------
+    MethodError
+        If fewer than 2 models or 2 common prompts remain.
+
+    References
+    ----------
+    003 §3.1: the prompt x model performance matrix Q (here ``Q.T``).
+    """
+    import fnmatch
+
+    from .samples import prompt_matrix
+
+    Q = prompt_matrix(store, task, metric)
+    if models:
+        Q = Q[[c for c in Q.columns if fnmatch.fnmatchcase(str(c), models)]]
+    if Q.shape[1] < 2:
+        raise MethodError(f"task {task!r} ({metric}): {Q.shape[1]} model(s) match; the analyses need at least 2")
+    complete = Q.dropna(axis=0, how="any")
+    if len(complete) < 2:
+        raise MethodError(f"task {task!r} ({metric}): fewer than 2 prompts were answered by all {Q.shape[1]} models")
+    df = complete.T.astype(float)
+    df.columns = [str(c) for c in df.columns]
+    df.index.name, df.columns.name = "model", "prompt"
+    df.attrs = {**Q.attrs, "n_dropped_prompts": int(len(Q) - len(complete))}
+    return df
+
+
 def _load(args) -> tuple[pd.DataFrame, str]:
+    if args.samples and not args.samples_task:
+        raise HarnessExtError("--samples needs --samples-task TASK (which lm-eval task to analyse)")
+    if args.samples_task:
+        from .store import Store
+
+        if args.samples:
+            from .samples import ingest_samples
+
+            with Store.open(":memory:") as store:
+                report = ingest_samples(store, args.samples)
+                for f in report.by_status("skipped"):
+                    print(f"skipped {f.path}: {f.reason}")
+                df = samples_matrix(store, args.samples_task, args.samples_metric, args.models)
+            where = f"lm-eval per-sample logs under {', '.join(args.samples)}"
+        else:
+            with Store.open(args.db, read_only=True) as store:
+                df = samples_matrix(store, args.samples_task, args.samples_metric, args.models)
+            where = "the store's samples table"
+        dropped = df.attrs["n_dropped_prompts"]
+        return df, (f"prompt-level {args.samples_task} ({args.samples_metric}) from {where}"
+                    + (f"; {dropped} prompts not answered by every model dropped" if dropped else ""))
     if args.prompts:
         return read_prompt_matrix(args.prompts, args.prompts_layout), f"prompt-level CSV {args.prompts}"
     from .cli import matrix_from_args
@@ -1610,9 +1819,14 @@ def run(args) -> int:
         s = res.summary()
         _print(
             "named outputs",
-            f"top_two_swap_rate      {s['top_two_swap_rate']:.4f}  ({s['top_two'][1]} beats {s['top_two'][0]})\n"
-            f"largest_score_shift    {s['largest_score_shift']:.4f}  relative, {s['largest_score_shift_model']}\n"
-            f"largest_abs_score_shift {s['largest_abs_score_shift']:.4f}  score units, {s['largest_abs_score_shift_model']}",
+            f"top_two_swap_rate        {s['top_two_swap_rate']:.4f}  fraction of draws where uniform #2 beats #1 "
+            f"({s['top_two'][1]} beats {s['top_two'][0]})\n"
+            f"largest_range            {s['largest_range']:.4f}  max - min weighted score, score units "
+            f"(003 §5.2.3 'up to 10%'), {s['largest_range_model']}\n"
+            f"largest_abs_score_shift  {s['largest_abs_score_shift']:.4f}  max |weighted - uniform|, score units, "
+            f"{s['largest_abs_score_shift_model']}\n"
+            f"largest_score_shift      {s['largest_score_shift']:.4f}  max |weighted - uniform| / uniform (relative), "
+            f"{s['largest_score_shift_model']}",
         )
         t.to_csv(out / "random_weights.csv")
         res.pairwise.to_csv(out / "pairwise.csv")

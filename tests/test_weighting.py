@@ -27,6 +27,7 @@ from harness_ext.weighting import (
     compute_weights,
     cumulative_scores,
     emit_weights,
+    expected_score_std,
     most_informative_order,
     permutation_test,
     permute_within_models,
@@ -37,6 +38,8 @@ from harness_ext.weighting import (
     sample_simplex_spacings,
     silhouette_test,
     size_curves,
+    spherical_kmeans,
+    unit_columns,
     weighted_scores,
 )
 
@@ -85,6 +88,29 @@ def test_smith_tromble_reference_has_the_same_distribution():
     assert stats.ks_2samp(W[:, 0], V[:, 0]).pvalue > 0.001
 
 
+def test_simplex_is_uniform_on_the_triangle():
+    # d = 3: a barycentric grid of step 1/4 cuts the triangle into 16 congruent cells;
+    # a uniform sampler fills them equally (marginals alone would not show this)
+    W = sample_simplex(48_000, 3, np.random.default_rng(0))
+    F = np.minimum(np.floor(W * 4).astype(int), 3)
+    up = F.sum(axis=1) == 2  # the other cells have floor-sum 1
+    cell = F[:, 0] * 4 + F[:, 1] + 16 * up
+    counts = np.bincount(cell, minlength=32)
+    counts = counts[counts > 0]
+    assert len(counts) == 16
+    assert stats.chisquare(counts).pvalue > 0.001
+
+
+@pytest.mark.parametrize("d", [4, 30])
+def test_simplex_joint_law_min_and_covariance(d):
+    # uniform on the simplex: P(min_j w_j > t) = (1 - d t)^(d-1), Cov = (I/d - 11'/d^2) / (d + 1)
+    W = sample_simplex(30_000, d, np.random.default_rng(d))
+    mins = W.min(axis=1)
+    assert stats.kstest(mins, lambda t: 1 - np.clip(1 - d * t, 0, 1) ** (d - 1)).pvalue > 0.001
+    cov = (np.eye(d) / d - 1.0 / d**2) / (d + 1)
+    assert np.abs(np.cov(W.T) - cov).max() < 0.1 * cov[0, 0]
+
+
 def test_simplex_chunking_does_not_change_draws():
     a = np.random.default_rng(9)
     chunked = np.vstack([sample_simplex(7, 5, a), sample_simplex(13, 5, a)])
@@ -118,6 +144,57 @@ def test_degenerate_clusters_share_their_mass():
     dist = np.array([0.0, 0.0, 0.0, 0.0])  # singleton, identical pair, singleton
     for kind in ("distance", "inverse"):
         assert np.allclose(cluster_weights(labels, dist, kind), [0.25, 0.25, 0.25, 0.25])
+
+
+def _hand_matrix() -> pd.DataFrame:
+    """4 models x 5 columns with cosine distances computable by hand.
+
+    Cluster A = a0 (1,0,0,0), a1 (1,1,0,0), a2 (2,1,0,0): d(a0,a1) = 1 - 1/sqrt2,
+    d(a0,a2) = 1 - 2/sqrt5, d(a1,a2) = 1 - 3/sqrt10; a2 has the smallest sum -> medoid.
+    Cluster B = b0 (0,0,1,0), b1 (0,0,1,1): equal sums, medoid b0 (lower index).
+    """
+    cols = {"a0": [1, 0, 0, 0], "a1": [1, 1, 0, 0], "a2": [2, 1, 0, 0], "b0": [0, 0, 1, 0], "b1": [0, 0, 1, 1]}
+    return pd.DataFrame(cols, index=[f"m{i}" for i in range(4)], dtype=float) / 2
+
+
+def test_paper_formulas_on_a_hand_computed_matrix():
+    df = _hand_matrix()
+    d_a0, d_a1, d_b1 = 1 - 2 / np.sqrt(5), 1 - 3 / np.sqrt(10), 1 - 1 / np.sqrt(2)
+    cl = cluster_columns(df.to_numpy(), n_clusters=2)
+    assert list(df.columns[cl.medoids]) in (["a2", "b0"], ["b0", "a2"])
+    assert np.allclose(cl.distances, [d_a0, d_a1, 0, 0, d_b1])
+    # distance-based: d / sum_C d * |C| / n, |A| = 3, |B| = 2, n = 5
+    dist = compute_weights(df, "distance", n_clusters=2).to_numpy()
+    assert np.allclose(dist, [d_a0 / (d_a0 + d_a1) * 3 / 5, d_a1 / (d_a0 + d_a1) * 3 / 5, 0, 0, 2 / 5])
+    # inverse-distance: d^-1 / sum_C d^-1 * |C| / n; a medoid's d = 0 is raised to its cluster's smallest
+    # positive distance (A: d_a1, B: d_b1), so a2 weighs like a1 and B splits evenly
+    inv_a = np.array([1 / d_a0, 1 / d_a1, 1 / d_a1])
+    inv = compute_weights(df, "inverse_distance", n_clusters=2).to_numpy()
+    assert np.allclose(inv, [*(inv_a / inv_a.sum() * 3 / 5), 1 / 5, 1 / 5])
+    med = compute_weights(df, "medoids", n_clusters=2)
+    assert med.to_dict() == {"a0": 0.0, "a1": 0.0, "a2": 0.5, "b0": 0.5, "b1": 0.0}
+    # the silhouette chooses the same two clusters on its own
+    assert compute_weights(df, "distance").attrs["params"]["n_clusters"] is None
+    assert np.allclose(compute_weights(df, "distance").to_numpy(), dist)
+
+
+def test_spherical_kmeans_is_a_cosine_fixed_point():
+    # Dhillon-Modha: every vector is assigned to the unit concept vector with the largest cosine,
+    # and each concept is the normalised sum of its members
+    X = synthetic_prompt_matrix(n_models=9, n_prompts=300, seed=5).to_numpy()
+    V, zero = unit_columns(X)
+    V = V[~zero]
+    for k in (2, 4, 7):
+        labels, C, obj = spherical_kmeans(V, k, random_state=1, n_init=3)
+        assert np.allclose(np.linalg.norm(C, axis=1), 1.0)
+        S = np.zeros_like(C)
+        np.add.at(S, labels, V)
+        assert np.allclose(C, S / np.linalg.norm(S, axis=1, keepdims=True))
+        sim = V @ C.T
+        assert (sim[np.arange(len(V)), labels] >= sim.max(axis=1) - 1e-12).all()
+        assert np.isclose(obj, sim[np.arange(len(V)), labels].sum()) and len(np.unique(labels)) == k
+        again = spherical_kmeans(V, k, random_state=1, n_init=3)
+        assert np.array_equal(labels, again[0])
 
 
 def test_cluster_columns_recovers_directions_and_medoids():
@@ -257,6 +334,21 @@ def test_top_two_swap_rate_and_shift_known_answer():
     assert abs(res.largest_score_shift - 0.15 / 0.55) < 2e-3 and res.largest_score_shift_model == "A"
     assert abs(res.largest_abs_score_shift - 0.15) < 1e-3
     assert np.allclose(res.score_min, [0.4, 0.4], atol=1e-3) and np.allclose(res.score_max, [0.7, 0.6], atol=1e-3)
+    assert abs(res.largest_range - 0.3) < 1e-3 and res.largest_range_model == "A"
+    # w ~ U(0, 1): sd of A = .3 / sqrt(12), of B = .2 / sqrt(12); the closed form agrees
+    assert np.allclose(res.score_std, [0.3 / np.sqrt(12), 0.2 / np.sqrt(12)], rtol=0.02)
+    assert np.allclose(expected_score_std(df.to_numpy()), [0.3 / np.sqrt(12), 0.2 / np.sqrt(12)])
+
+
+def test_score_spread_matches_the_dirichlet_closed_form():
+    # Var(w @ x) = var(x) / (d + 1) for w uniform on the simplex; for 0/1 prompts p(1-p) / (d + 1)
+    df = synthetic_prompt_matrix(n_models=6, n_prompts=200, seed=4)
+    res = random_weight_analysis(df, n_draws=20_000, random_state=2, show_progress=False)
+    expected = expected_score_std(df.to_numpy())
+    p = df.mean(axis=1).to_numpy()
+    assert np.allclose(expected, np.sqrt(p * (1 - p) / 201))
+    assert np.allclose(res.score_std, expected, rtol=0.03)
+    assert np.allclose(res.score_mean, p, atol=4 * expected.max() / np.sqrt(20_000) + 1e-9)
 
 
 def test_random_analysis_chunk_invariant_and_consistent_with_loop():
@@ -422,6 +514,55 @@ def test_cli_prompt_level_end_to_end(tmp_path, capsys):
     doc = json.loads((tmp_path / "w.json").read_text())
     assert doc["scheme"] == "inverse_distance" and doc["params"]["max_clusters"] == 6
     assert set(doc["weights"]) == set(df.columns) and np.isclose(sum(doc["weights"].values()), 1.0)
+
+
+SAMPLES = __import__("pathlib").Path(__file__).parent / "fixtures" / "samples" / "lm_eval_output"
+
+
+def test_samples_matrix_from_lm_eval_logs_in_the_store(tmp_path):
+    from harness_ext.samples import ingest_samples
+    from harness_ext.store import Store
+    from harness_ext.weighting import samples_matrix
+
+    with Store.open(":memory:") as store:
+        ingest_samples(store, [SAMPLES], show_progress=False)
+        df = samples_matrix(store, "toy_arith_mc", "acc")
+        assert df.shape == (3, 18) and df.attrs["binary"] and df.attrs["n_dropped_prompts"] == 0
+        assert list(df.index) == ["toy/lm-large", "toy/lm-medium", "toy/lm-small"]
+        # the per-prompt 0/1 values average to the logged accuracy of each model
+        acc = {}
+        for f in SAMPLES.glob("*/results_*.json"):
+            doc = json.loads(f.read_text())
+            acc[doc["config"]["model_args"]] = doc["results"]["toy_arith_mc"]["acc,none"]
+        assert sorted(np.round(df.mean(axis=1), 6)) == sorted(np.round(list(acc.values()), 6))
+        assert samples_matrix(store, "toy_arith_gen", "exact_match,strict-match", models="toy/lm-[ls]*").shape == (2, 18)
+        with pytest.raises(MethodError, match="at least 2"):
+            samples_matrix(store, "toy_arith_mc", models="toy/lm-large")
+
+
+def test_cli_weights_on_lm_eval_per_sample_logs(tmp_path, capsys):
+    from harness_ext.cli import main
+    from harness_ext.samples import ingest_samples
+    from harness_ext.store import Store
+
+    common = ["--samples-task", "toy_arith_mc", "--draws", "2000", "--permutations", "19",
+              "--silhouette-permutations", "2", "--max-clusters", "4"]
+    rc = main(["weights", "--samples", str(SAMPLES), *common, "--out", str(tmp_path / "a")])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "prompt-level toy_arith_mc (acc) from lm-eval per-sample logs" in text and "3 models x 18 columns" in text
+    assert "largest_range" in text and "jaccard" in text  # 0/1 data: the binary measures run
+    # the same from a store file that holds the logs
+    db = tmp_path / "s.duckdb"
+    with Store.open(db) as store:
+        ingest_samples(store, [SAMPLES], show_progress=False)
+    assert main(["weights", "--db", str(db), *common, "--out", str(tmp_path / "b")]) == 0
+    assert "the store's samples table" in capsys.readouterr().out
+    a = json.loads((tmp_path / "a" / "summary.json").read_text())["random_weights"]
+    b = json.loads((tmp_path / "b" / "summary.json").read_text())["random_weights"]
+    assert a == b
+    assert main(["weights", "--samples", str(SAMPLES), "--out", str(tmp_path / "c")]) == 1
+    assert "--samples-task" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- real data
