@@ -12,12 +12,16 @@ Appendix B).
 
 Definitions where the paper is silent (each is tested in tests/test_prowl.py)
 -----------------------------------------------------------------------------
-* Mean win rate, ties and missing cells: HELM's rule (the paper cites HELM's
-  "mean win rate"). On each dataset a model's win rate is
+* Mean win rate, ties and missing cells: by default HELM's rule (the paper
+  cites HELM's "mean win rate"). On each dataset a model's win rate is
   ``(#models it beats + 0.5 * #models it ties) / (n_d - 1)`` over the ``n_d``
   models observed on that dataset (datasets with ``n_d < 2`` carry no win
   rate); a model's MWR on ``S`` is the mean over the datasets of ``S`` it has a
-  win rate on. Eq. 6 as printed divides the win count by ``m - 1`` only; the
+  win rate on. Eq. 6 as printed counts strict wins only
+  (``I[B'[mu, d] > B'[mu', d]]``): ``ties="strict"`` gives that literal reading
+  (CLI ``--ties strict``). The two differ only where scores tie, which the
+  chance normalisation makes common (every model at or below chance scores
+  exactly 0). Eq. 6 also divides the win count by ``m - 1`` only; the
   per-dataset mean differs from it by the factor ``|S|`` on complete data,
   which Pearson ignores.
 * Coverage with missing MWR: ``eta`` is computed over the models that have an
@@ -65,35 +69,50 @@ BASELINE_LABELS = {"random": "RANDOM", "greedy_minimum": "GREEDY MINIMUM", "gree
 # --------------------------------------------------------------------------- mean win rate and coverage
 
 
-def win_rates(X) -> np.ndarray:
-    """Per-dataset win rate of every model, HELM's rule (ties count one half).
+TIES = ("half", "strict")
+
+
+def _check_ties(ties: str) -> str:
+    if ties not in TIES:
+        raise MethodError(f"ties must be one of {', '.join(TIES)}, got {ties!r}")
+    return ties
+
+
+def win_rates(X, ties: str = "half") -> np.ndarray:
+    """Per-dataset win rate of every model.
 
     Parameters
     ----------
     X : array-like, shape (m, d)
         Scores, higher is better, NaN for missing cells.
+    ties : {"half", "strict"}
+        ``"half"`` (default): a tie is half a win, HELM's rule. ``"strict"``:
+        only strictly beaten models count, eq. 6 as printed.
 
     Returns
     -------
     numpy.ndarray, shape (m, d)
-        ``(#beaten + 0.5 * #tied) / (n_d - 1)`` among the ``n_d`` models observed
-        on dataset ``d``; NaN for missing cells and for datasets with ``n_d < 2``.
+        ``(#beaten + 0.5 * #tied) / (n_d - 1)`` (``"strict"``: ``#beaten / (n_d - 1)``)
+        among the ``n_d`` models observed on dataset ``d``; NaN for missing
+        cells and for datasets with ``n_d < 2``.
 
     References
     ----------
     SimBA eq. 6; HELM ``compute_aggregate_row_win_rates`` (ties: half a win).
     """
     X = check_matrix(X)
+    # "min" ranks minus one count the strictly lower scores; "average" ranks add half the ties.
+    method = {"half": "average", "strict": "min"}[_check_ties(ties)]
     observed = ~np.isnan(X)
-    ranks = rankdata(X, axis=0, method="average", nan_policy="omit") if not observed.all() else rankdata(X, axis=0)
+    ranks = rankdata(X, axis=0, method=method, nan_policy="omit") if not observed.all() else rankdata(X, axis=0, method=method)
     n_d = observed.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         wr = (ranks - 1.0) / (n_d - 1.0)
     return np.where(observed & (n_d >= 2), wr, np.nan)
 
 
-def mean_win_rate(X, columns=None) -> np.ndarray:
-    """MWR of every model on the datasets ``columns`` (default all).
+def mean_win_rate(X, columns=None, ties: str = "half") -> np.ndarray:
+    """MWR of every model on the datasets ``columns`` (default all); ``ties`` as :func:`win_rates`.
 
     Returns
     -------
@@ -105,7 +124,7 @@ def mean_win_rate(X, columns=None) -> np.ndarray:
     ----------
     SimBA eq. 6.
     """
-    wr = win_rates(X)
+    wr = win_rates(X, ties)
     if columns is not None:
         wr = wr[:, np.asarray(columns, dtype=int)]
     return prefix_mean_win_rates(wr, np.arange(wr.shape[1]))[:, -1]
@@ -140,21 +159,21 @@ def _coverage_of(full: np.ndarray, P: np.ndarray) -> np.ndarray:
     return cross_pearson(full[:, None], P)[0]
 
 
-def coverage(X, subset) -> float:
-    """Coverage ``eta(B') = Pearson(MWR(B), MWR(B'))`` of one subset of columns.
+def coverage(X, subset, ties: str = "half") -> float:
+    """Coverage ``eta(B') = Pearson(MWR(B), MWR(B'))`` of one subset of columns (``ties`` as :func:`win_rates`).
 
     References
     ----------
     SimBA eq. 7.
     """
-    wr = win_rates(X)
+    wr = win_rates(X, ties)
     full = prefix_mean_win_rates(wr, np.arange(wr.shape[1]))[:, -1]
     sub = prefix_mean_win_rates(wr, np.asarray(subset, dtype=int))[:, -1]
     return float(_coverage_of(full, sub[:, None])[0])
 
 
-def coverage_curve(X, order) -> np.ndarray:
-    """``eta`` for every prefix ``|S| = 1..len(order)`` of a dataset order.
+def coverage_curve(X, order, ties: str = "half") -> np.ndarray:
+    """``eta`` for every prefix ``|S| = 1..len(order)`` of a dataset order (``ties`` as :func:`win_rates`).
 
     All prefixes come from one cumulative sum of per-dataset win rates, not
     from recomputing MWR per prefix.
@@ -163,7 +182,7 @@ def coverage_curve(X, order) -> np.ndarray:
     ----------
     SimBA §3.3 (the coverage curve of SCAUC) and eq. 7.
     """
-    wr = win_rates(X)
+    wr = win_rates(X, ties)
     full = prefix_mean_win_rates(wr, np.arange(wr.shape[1]))[:, -1]
     return _coverage_of(full, prefix_mean_win_rates(wr, order))
 
@@ -241,6 +260,8 @@ class RandomBaseline:
         0 where a run never reaches the target.
     target : float
     random_state : int
+    ties : str
+        Tie rule of the win rates (see :func:`win_rates`).
     """
 
     curves: np.ndarray
@@ -249,6 +270,7 @@ class RandomBaseline:
     n_star: np.ndarray
     target: float
     random_state: int
+    ties: str = "half"
 
     @property
     def n_runs(self) -> int:
@@ -266,20 +288,22 @@ class RandomBaseline:
         return scauc(self.curves, k)
 
 
-def random_baseline(X, n_runs: int = 1000, random_state: int = 0, target: float = 0.95, wr=None) -> RandomBaseline:
+def random_baseline(X, n_runs: int = 1000, random_state: int = 0, target: float = 0.95, wr=None,
+                    ties: str = "half") -> RandomBaseline:
     """SimBA's RANDOM baseline: coverage curves of ``n_runs`` uniformly random orders.
 
     All runs are evaluated together: orders are drawn as one ``(n_runs, d)``
     array, prefix MWRs come from cumulative sums over a gathered
     ``(m, runs, d)`` block, and ``eta`` is one masked correlation per block
-    (blocks of runs bound memory).
+    (blocks of runs bound memory). ``wr`` (from :func:`win_rates`) overrides
+    ``X`` and ``ties``.
 
     References
     ----------
     SimBA §3.2 "Baselines" (1000 random runs), Table 3, Table 6.
     """
     if wr is None:
-        wr = win_rates(X)
+        wr = win_rates(X, ties)
     m, d = wr.shape
     n_runs = int(n_runs)
     if n_runs < 1:
@@ -300,6 +324,7 @@ def random_baseline(X, n_runs: int = 1000, random_state: int = 0, target: float 
         n_star=n_star(curves, target),
         target=float(target),
         random_state=int(random_state),
+        ties=ties,
     )
 
 
@@ -336,6 +361,8 @@ class ProwlResult:
     n_models : int
     auc_vs_random, max2_vs_random : float or None
         Proportion of random runs matched or beaten (None without a baseline).
+    ties : str
+        Tie rule of the mean win rate (see :func:`win_rates`).
     """
 
     selector: str
@@ -354,6 +381,7 @@ class ProwlResult:
     auc_vs_random: Optional[float] = None
     max2_vs_random: Optional[float] = None
     random: Optional[RandomBaseline] = field(default=None, repr=False)
+    ties: str = "half"
 
     @property
     def label(self) -> str:
@@ -387,6 +415,7 @@ class ProwlResult:
             "auc_vs_random": num(self.auc_vs_random),
             "max2_vs_random": num(self.max2_vs_random),
             "n_random": None if self.random is None else self.random.n_runs,
+            "ties": self.ties,
         }
 
 
@@ -431,15 +460,18 @@ def evaluate_order(
     target: float = 0.95,
     baseline: Optional[RandomBaseline] = None,
     wr=None,
+    ties: str = "half",
 ) -> ProwlResult:
     """Coverage curve, ``|S*|``, SCAUC, Max2 and the comparison with random for one order.
+
+    ``wr`` (from :func:`win_rates`) overrides ``X`` and ``ties``.
 
     References
     ----------
     SimBA §3.3, Table 3, Appendix B.
     """
     if wr is None:
-        wr = win_rates(X)
+        wr = win_rates(X, ties)
     order = np.asarray(order, dtype=int)
     d = wr.shape[1]
     if order.size != d or len(set(order.tolist())) != d:
@@ -471,6 +503,7 @@ def evaluate_order(
         auc_vs_random=auc_p,
         max2_vs_random=max2_p,
         random=baseline,
+        ties=ties,
     )
 
 
@@ -483,6 +516,7 @@ def run_prowl(
     n_random: int = 1000,
     selector_params: Optional[dict] = None,
     baseline: Optional[RandomBaseline] = None,
+    ties: str = "half",
 ) -> ProwlResult:
     """Order the datasets with a selector and evaluate the order's coverage (SimBA prowl).
 
@@ -508,7 +542,10 @@ def run_prowl(
         Extra selector parameters (e.g. ``{"beam_width": 10}``). ``n_select``
         and ``gamma`` are overridden to ``None``: the curve needs every dataset.
     baseline : RandomBaseline, optional
-        Reuse a baseline computed earlier on the same matrix.
+        Reuse a baseline computed earlier on the same matrix (and ``ties``).
+    ties : {"half", "strict"}
+        Ties in the mean win rate: half a win (HELM, default) or none (eq. 6
+        as printed); see :func:`win_rates`.
 
     Returns
     -------
@@ -527,11 +564,13 @@ def run_prowl(
     SimBA §3 (Algorithm 1, eqs. 3-7), §6.2 (Table 3), Appendix B (Table 6).
     """
     X, names = _as_matrix(df)
-    wr = win_rates(X)
+    wr = win_rates(X, ties)
+    if baseline is not None and baseline.ties != ties:
+        raise MethodError(f"the random baseline was computed with ties={baseline.ties!r}, not {ties!r}")
     name, est, used_similarity = _make_selector(selector, similarity, random_state, selector_params)
     est.fit(X)
     if baseline is None and n_random:
-        baseline = random_baseline(X, n_runs=n_random, random_state=random_state, target=target, wr=wr)
+        baseline = random_baseline(X, n_runs=n_random, random_state=random_state, target=target, wr=wr, ties=ties)
     return evaluate_order(
         X,
         est.order_,
@@ -543,6 +582,7 @@ def run_prowl(
         target=target,
         baseline=baseline,
         wr=wr,
+        ties=ties,
     )
 
 
@@ -584,6 +624,25 @@ class ProwlReport:
         return pd.DataFrame(rows)
 
 
+def default_measures(X) -> tuple:
+    """SimBA's nine measures, plus every registered 0/1-only measure when ``X`` is 0/1.
+
+    References
+    ----------
+    SimBA §3.1 (the nine); Ailem et al. §3.1 (Jaccard, Hamming for 0/1 prompt vectors).
+    """
+    from harness_ext.plugins.similarity import PAPER_MEASURES
+
+    from .plugin_manager import get_registrations
+
+    X = np.asarray(X, dtype=float)
+    vals = X[~np.isnan(X)]
+    if vals.size == 0 or not np.isin(vals, (0.0, 1.0)).all():
+        return tuple(PAPER_MEASURES)
+    binary = [name for name, reg in get_registrations("similarity_measures").items() if reg.binary_only]
+    return tuple(PAPER_MEASURES) + tuple(b for b in binary if b not in PAPER_MEASURES)
+
+
 def prowl_table(
     df,
     similarities: Optional[Sequence[str]] = None,
@@ -593,35 +652,38 @@ def prowl_table(
     n_random: int = 1000,
     random_state: int = 0,
     baselines: Sequence[str] = ("greedy_minimum", "greedy_maximum"),
+    ties: str = "half",
 ) -> ProwlReport:
     """Table 3 (+ Table 6 proportions) for one performance matrix.
 
     Rows: RANDOM (mean over ``n_random`` runs), the greedy baselines, then the
-    selector with each similarity measure (default SimBA's nine). A measure
-    that cannot run on this matrix (e.g. Jensen-Shannon on negative scores)
-    gets a row of NaN and its error in the ``note`` column.
+    selector with each similarity measure: by default SimBA's nine, plus the
+    registered 0/1-only measures (Jaccard, Hamming) when every observed score
+    is 0 or 1 (prompt-level correctness). A measure that cannot run on this
+    matrix (e.g. Jensen-Shannon on negative scores) gets a row of NaN and its
+    error in the ``note`` column. ``ties`` as :func:`win_rates`.
 
     References
     ----------
     SimBA §6.2 (Table 3), Appendix B (Table 6).
     """
-    from harness_ext.plugins.similarity import LABELS, PAPER_MEASURES
+    from harness_ext.plugins.similarity import LABELS
 
     X, names = _as_matrix(df)
-    wr = win_rates(X)
-    baseline = random_baseline(X, n_runs=n_random, random_state=random_state, target=target, wr=wr)
+    wr = win_rates(X, ties)
+    baseline = random_baseline(X, n_runs=n_random, random_state=random_state, target=target, wr=wr, ties=ties)
     rows, results = [], {}
     rand_label = f"RANDOM (n = {baseline.n_runs})"
     reached = baseline.n_star[baseline.n_star > 0]
     rows.append({"method": rand_label, "SCAUC": float(np.nanmean(baseline.scauc)),
                  "|S*|": float(reached.mean()) if reached.size else np.nan,
                  "AUC>=random": np.nan, "Max2>=random": np.nan, "S*": "", "note": ""})
-    methods = [(b, None) for b in baselines] + [(selector, s) for s in (similarities or PAPER_MEASURES)]
+    methods = [(b, None) for b in baselines] + [(selector, s) for s in (similarities or default_measures(X))]
     frame = pd.DataFrame(X, columns=names)
     for sel, sim in methods:
         try:
             res = run_prowl(frame, similarity=sim, selector=sel, target=target, random_state=random_state,
-                            selector_params=selector_params if sim is not None else None, baseline=baseline)
+                            selector_params=selector_params if sim is not None else None, baseline=baseline, ties=ties)
         except MethodError as exc:
             label = LABELS.get(sim, str(sim).upper()) if sim else BASELINE_LABELS.get(sel, sel)
             rows.append({"method": label, "SCAUC": np.nan, "|S*|": np.nan, "AUC>=random": np.nan,
@@ -681,6 +743,13 @@ def configure_parser(parser) -> None:
     g.add_argument("--target", type=float, default=0.95, help="coverage target defining |S*| (default 0.95)")
     g.add_argument("--n-random", type=int, default=1000, help="runs of the RANDOM baseline (default 1000)")
     g.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
+    g.add_argument("--ties", choices=TIES, default="half",
+                   help="ties in the mean win rate: half a win (HELM, default) or none (SimBA eq. 6 as printed)")
+    g.add_argument("--prompts", default=None, metavar="CSV",
+                   help="prompt-level CSV (0/1 correctness) instead of the store matrix; the columns selected are "
+                        "prompts, and Jaccard/Hamming join the table")
+    g.add_argument("--prompts-layout", choices=["prompt-rows", "model-rows"], default="prompt-rows",
+                   help="--prompts CSV layout (default prompt-rows: one row per prompt, one column per model)")
     g.add_argument("--out", default="harness-ext-out/prowl", help="output directory (default harness-ext-out/prowl)")
 
 
@@ -690,10 +759,10 @@ def run(args) -> int:
     if args.beam_width is not None:
         selector, params = "beam_coverage", {"beam_width": args.beam_width}
     report = prowl_table(df, similarities=args.similarity, selector=selector, selector_params=params,
-                         target=args.target, n_random=args.n_random, random_state=args.random_state)
+                         target=args.target, n_random=args.n_random, random_state=args.random_state, ties=args.ties)
     from .report import format_table
 
-    bench = ", ".join(args.benchmark or ["all benchmarks"])
+    bench = f"prompts {Path(args.prompts).name}" if args.prompts else ", ".join(args.benchmark or ["all benchmarks"])
     print(f"prowl: {report.n_models} models x {report.n_datasets} datasets ({bench}); "
           f"|S*| = smallest subset with coverage >= {args.target:g}; "
           f"AUC/Max2>=random = share of {report.baseline.n_runs} random runs matched or beaten")
@@ -713,7 +782,12 @@ def matrix_from_args_safe(args):
     """The matrix from the CLI options, refusing shapes prowl cannot use."""
     from .cli import matrix_from_args
 
-    df = matrix_from_args(args)
+    if getattr(args, "prompts", None):
+        from .weighting import read_prompt_matrix
+
+        df = read_prompt_matrix(args.prompts, args.prompts_layout)
+    else:
+        df = matrix_from_args(args)
     if df.shape[0] < 2 or df.shape[1] < 2:
         raise MethodError(f"prowl needs at least 2 models and 2 datasets; the matrix is {df.shape[0]} x {df.shape[1]}")
     return df

@@ -106,6 +106,16 @@ def test_matches_scipy_on_real_slices(real_slices, name):
         np.testing.assert_allclose(C, R, atol=1e-10, equal_nan=True, err_msg=f"{name} on {key}")
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["jaccard", "hamming"])
+def test_binary_measures_match_scipy_on_binarised_real_slices(real_slices, name):
+    # No real prompt-level 0/1 data is in ../shared/data: "above the dataset's median" on the real slices stands in.
+    for key, X in real_slices.items():
+        B = np.where(np.isnan(X), np.nan, (X > np.nanmedian(X, axis=0)).astype(float))
+        np.testing.assert_allclose(S._FUNCS[name][0](B), reference(B, name), atol=1e-12, equal_nan=True,
+                                   err_msg=f"{name} on {key}")
+
+
 @pytest.mark.parametrize("name", ["jaccard", "hamming"])
 def test_binary_measures_match_scipy(name):
     rng = np.random.default_rng(5)
@@ -227,14 +237,3 @@ def test_kendall_complete_and_masked_paths_agree():
 def test_similarity_matrix_lookup_by_name():
     X = synthetic(missing=0.0, seed=14)
     np.testing.assert_allclose(S.similarity_matrix(X, "Kendall-Tau"), S.kendall_similarity(X))
-
-
-def test_nine_measures_fast_on_simba_mmlu_shape():
-    import time
-
-    rng = np.random.default_rng(15)
-    X = np.clip(rng.random((79, 3)) @ rng.random((3, 58)) / 3 + 0.05 * rng.standard_normal((79, 58)), 0, 1)
-    t = time.perf_counter()
-    for name in PAPER:
-        S._FUNCS[name][0](X)
-    assert time.perf_counter() - t < 5.0
