@@ -5,8 +5,10 @@ v0.4: ``{"results": {task: {"acc,none": .., "acc_stderr,none": .., "alias": ..}}
 "n-shot", "n-samples", "higher_is_better", "config": {"model_args", ...}, "model_name", ...}``.
 
 Model naming: ``pretrained=`` (or ``model=``/``engine=``/``path=``) from
-``config.model_args``, with ``@<revision>`` when a revision is given. Other
-arguments (dtype, trust_remote_code, ...) go into the model's metadata. A
+``config.model_args``, with ``@<revision>`` when a revision is given and
+``+peft=<adapter>`` (or ``+delta=<weights>``) when the run loaded adapter or delta
+weights on top. Other arguments (dtype, trust_remote_code, ...) go into the
+model's metadata. A
 local-path ``pretrained=/x/y/7B`` is named after the result file's folder when
 that folder's name ends with the path's last component (``llama-7B`` for
 ``.../LLaMA/7B``), else after the last component.
@@ -33,6 +35,8 @@ PRIMARY_ORDER = ("acc", "exact_match", "em", "f1", "mcc", "acc_norm", "bleu", "w
 #: lm-eval metrics where lower is better (used when the file does not say).
 LOWER_IS_BETTER = frozenset({"perplexity", "word_perplexity", "byte_perplexity", "bits_per_byte", "ter"})
 _MODEL_KEYS = ("pretrained", "model", "engine", "path", "peft")
+#: model_args that change the weights evaluated (lm-eval's HFLM ``peft=`` adapter, ``delta=`` weights).
+_WEIGHT_KEYS = ("peft", "delta")
 _BLOCK_META_KEYS = frozenset({"alias", "samples", "name", "sample_len", "sample_count"})
 
 
@@ -60,7 +64,12 @@ def model_name(config: dict, path, fallback: Optional[str] = None) -> tuple:
         base = folder if folder.lower().endswith(leaf.lower()) else leaf
     revision = args.get("revision")
     name = f"{base}@{revision}" if revision and revision != "main" else base
-    meta = {k: v for k, v in args.items() if k not in _MODEL_KEYS and k != "revision"}
+    # A PEFT adapter or delta weights on top of the base make another model: without them in the
+    # name, runs of several fine-tuning epochs would land in one row and be reported as conflicts.
+    for key in _WEIGHT_KEYS:
+        if args.get(key) and args[key] != base:
+            name += f"+{key}={args[key]}"
+    meta = {k: v for k, v in args.items() if k not in _MODEL_KEYS and k not in _WEIGHT_KEYS and k != "revision"}
     meta["harness_model_type"] = config.get("model")
     if config.get("model_num_parameters"):
         meta["num_parameters"] = config["model_num_parameters"]

@@ -6,6 +6,11 @@ and validated completely before anything is written, so a bad file is reported
 with its reason and leaves the store as it was. Valid files are written in
 batches, one transaction per batch, each file all-or-nothing
 (:meth:`harness_ext.store.Store.ingest_batch`).
+
+lm-eval per-sample logs (``samples_<task>_<date>.jsonl``, written by
+``--log_samples`` beside ``results_<date>.json``) are not result files: they go
+to the samples table (:func:`harness_ext.samples.ingest_samples`) and are
+reported with adapter ``lm_eval_samples``.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from .types import SourceFile
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
 CANDIDATE_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv")
+#: Adapter name reported for lm-eval per-sample logs (stored by :func:`harness_ext.samples.ingest_samples`).
+SAMPLES_ADAPTER = "lm_eval_samples"
 #: Sources written per DuckDB transaction (each source stays all-or-nothing; see Store.ingest_batch).
 BATCH_FILES = 256
 BATCH_RECORDS = 100_000
@@ -37,6 +44,7 @@ class FileReport:
     n_results: int = 0
     reason: str = ""
     conflicts: list = field(default_factory=list)
+    n_samples: int = 0  # per-sample scores, for an lm-eval samples_<task>_<date>.jsonl log
 
 
 @dataclass
@@ -56,8 +64,10 @@ class IngestReport:
 
     def summary(self) -> str:
         ing, unch, skip = (len(self.by_status(s)) for s in ("ingested", "unchanged", "skipped"))
+        logs = [f for f in self.by_status("ingested") if f.adapter == SAMPLES_ADAPTER]
+        samples = f", {sum(f.n_samples for f in logs)} per-sample scores from {len(logs)} sample logs" if logs else ""
         return (
-            f"{ing} files ingested ({self.n_results} results), {unch} unchanged (already in the store), "
+            f"{ing} files ingested ({self.n_results} results{samples}), {unch} unchanged (already in the store), "
             f"{skip} skipped, {len(self.conflicts)} conflicting values"
         )
 
@@ -101,6 +111,15 @@ def _safe_can_handle(adapter, src) -> bool:
         return False
 
 
+def is_hidden(name: str) -> bool:
+    """Whether a directory walk passes over this entry (``.git``, ``.ipynb_checkpoints``, ...).
+
+    Names starting with ``..`` are not hidden: lm-eval writes a run of ``--model_args
+    pretrained=../ckpt`` to a directory named ``..__ckpt`` (its sanitised model path).
+    """
+    return name.startswith(".") and not name.startswith("..")
+
+
 def iter_sources(paths: Iterable, adapters: dict) -> Iterator[tuple]:
     """Yield ``(SourceFile, explicit)`` for every candidate under ``paths``.
 
@@ -131,7 +150,7 @@ def iter_sources(paths: Iterable, adapters: dict) -> Iterator[tuple]:
                 continue
             subdirs = []
             for e in entries:
-                if e.name.startswith("."):
+                if is_hidden(e.name):
                     continue
                 if e.is_dir(follow_symlinks=False):
                     subdirs.append(Path(e.path))
@@ -173,8 +192,10 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
     -------
     IngestReport
         One entry per candidate file: ingested, unchanged or skipped (with the reason).
+        Per-sample logs are stored in the samples table unless ``adapter`` is forced.
     """
     from .report import progress
+    from .samples import ingest_samples, is_samples_file  # samples imports this module
 
     adapters = get_registrations("adapters")
     forced = get_registration("adapters", adapter) if adapter else None
@@ -191,10 +212,15 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
             pending.clear()
 
     batch_sha = set()
+    logs = []  # (report index, path) of lm-eval per-sample logs: they go to the samples table, not to adapters
     for src, explicit in progress(sources, total=len(sources), desc="ingest", disable=None if show_progress else True):
         try:
             if not src.path.exists():
                 raise IngestError(src.path, "no such file or directory")
+            if forced is None and not src.is_dir and is_samples_file(src.path):
+                report.files.append(None)
+                logs.append((len(report.files) - 1, src.path))
+                continue
             chosen = forced if forced is not None else detect_adapter(src, adapters)
             sha = sha256_of(src, chosen)
             if store.has_source(sha) or sha in batch_sha:
@@ -212,6 +238,11 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
         except OSError as exc:
             report.files.append(FileReport(str(src.path), "skipped", reason=f"cannot read: {exc}"))
     flush()
+    if logs:
+        # After the results, so a log's model is named from its sibling results_*.json as stored.
+        done = ingest_samples(store, [p for _, p in logs], show_progress=False)
+        for (idx, _), f in zip(logs, done.files):
+            report.files[idx] = FileReport(f.path, f.status, SAMPLES_ADAPTER, reason=f.reason, n_samples=f.n_rows)
     return report
 
 

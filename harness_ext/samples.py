@@ -55,6 +55,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import IngestError, StoreError
+from .ingest import is_hidden
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sample_sources (
@@ -117,7 +118,7 @@ def _iter_sample_files(paths: Iterable) -> list:
         p = Path(raw)
         if p.is_dir():
             for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                dirs[:] = sorted(d for d in dirs if not is_hidden(d))
                 out.extend(Path(root) / f for f in sorted(files) if SAMPLES_FILE_RE.match(f))
         else:
             out.append(p)
