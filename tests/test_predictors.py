@@ -20,6 +20,7 @@ from harness_ext.plugins.predictors import (
     MLPPredictor,
     ProbabilisticTensorFactorization,
     RidgePredictor,
+    centring_variance,
     standardise_columns,
 )
 
@@ -216,6 +217,25 @@ def test_bpmf_calibrated_on_synthetic_data():
     est = BayesianPMF(n_components=5, n_burnin=100, n_samples=150).fit(Xo)
     inside = np.abs(est.mean_[mask] - X[mask]) <= 1.6449 * est.std_[mask]
     assert 0.85 <= inside.mean() <= 0.97
+
+
+def test_centring_variance_by_hand():
+    X = np.array([[0.0, 1.0, 5.0], [2.0, np.nan, np.nan], [4.0, 3.0, np.nan], [6.0, np.nan, np.nan]])
+    # column 0: own mean of 4 cells, s^2 = var(ddof=1) = 20/3, error of the mean s^2/4, in units of sd=2
+    got = centring_variance(X, sd=np.array([2.0, 1.0, 1.0]), min_count=3)
+    assert np.allclose(got, [20 / 3 / 4 / 4, 0.0, 0.0])  # columns 1-2 use a pooled centre: no term
+
+
+def test_bpmf_std_includes_error_of_the_estimated_column_centre():
+    """std_ = sqrt(posterior+noise var + centring var) in units of X: the centred fit cannot see the centre's error."""
+    X, _, _ = low_rank(m=30, d=12, rank=2, noise=0.05, seed=3)
+    Xo, mask = hide(X, 0.8, seed=4)
+    Z, mu, sd = standardise_columns(Xo, min_count=5)
+    std_X = BayesianPMF(n_components=3, **FAST_BPMF).fit(Xo).std_
+    std_Z = BayesianPMF(n_components=3, standardize=False, **FAST_BPMF).fit(Z).std_  # same chain on the same Z
+    cv = centring_variance(Xo, sd, 5)
+    assert (cv > 0).any()
+    assert np.allclose(std_X[mask], (np.sqrt(std_Z ** 2 + cv) * sd)[mask])
 
 
 def test_bpmf_deterministic_for_seed():
