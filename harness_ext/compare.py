@@ -589,8 +589,12 @@ def run_protocol(
 
 
 # ----------------------------------------------------------------------------- plotting
-def plot_curves(result: ProtocolResult, path, metrics: Optional[Sequence[str]] = None):
-    """Mean curve and CI band per selector, one panel per metric; returns the PNG path."""
+def plot_curves(result: ProtocolResult, path, metrics: Optional[Sequence[str]] = None, targets: Sequence[str] = ()):
+    """Mean curve and CI band per selector, one panel per metric; returns the PNG path.
+
+    ``targets`` (e.g. ``"spearman>=0.9"``) are drawn as dotted lines on their
+    metric's panel, so k* can be read off the plot.
+    """
     from .report import get_pyplot, save_figure
 
     plt = get_pyplot()
@@ -610,6 +614,10 @@ def plot_curves(result: ProtocolResult, path, metrics: Optional[Sequence[str]] =
             ls = "--" if name == base else "-"
             ax.plot(result.ks, mean[s], ls, color=c, lw=1.6, label=name)
             ax.fill_between(result.ks, lo[s], hi[s], color=c, alpha=0.12, lw=0)
+        for t in targets:
+            t_metric, _, t_value = parse_target(t)
+            if t_metric == metric:
+                ax.axhline(t_value, color="grey", ls=":", lw=1.2)
         arrow = "↑" if METRIC_HIGHER_IS_BETTER[metric] else "↓"
         ax.set_title(f"{METRIC_LABELS[metric]} {arrow}")
         ax.set_xlabel("subset size k")
@@ -621,7 +629,8 @@ def plot_curves(result: ProtocolResult, path, metrics: Optional[Sequence[str]] =
     ci = int(round(100 * result.params.get("ci", 0.95)))
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), frameon=False, bbox_to_anchor=(0.5, -0.02))
     fig.suptitle(f"Rank preservation vs subset size: mean and {ci}% quantile band over T={result.values.shape[2]} trials "
-                 f"({result.params.get('variation')} variation, alpha={result.params.get('alpha')})", fontsize=10)
+                 f"({result.params.get('variation')} variation, alpha={result.params.get('alpha')}, "
+                 f"representation: {result.params.get('representation')})", fontsize=10)
     fig.tight_layout(rect=(0, 0.06, 1, 0.97))
     return save_figure(fig, path)
 
@@ -749,6 +758,6 @@ def run(args) -> int:
     auc.to_csv(out / "auc.csv")
     kt.to_csv(out / "kstar.csv", index=False)
     full.to_csv(out / "significance.csv", index=False)
-    png = plot_curves(res, out / "compare_curves.png")
+    png = plot_curves(res, out / "compare_curves.png", targets=targets)
     print(f"wrote {png} and curves.csv, auc.csv, kstar.csv, significance.csv (all selectors vs the best) to {out}")
     return 0

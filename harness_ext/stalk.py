@@ -228,7 +228,8 @@ def plot_class_heatmaps(results: dict, path, title: str = ""):
     from .report import get_pyplot, save_figure
 
     plt = get_pyplot()
-    fig, axes = plt.subplots(1, len(results), figsize=(7.5 * len(results), 7), squeeze=False)
+    # Constrained layout keeps long model names of one panel from running into the next.
+    fig, axes = plt.subplots(1, len(results), figsize=(7.5 * len(results), 7.5), squeeze=False, layout="constrained")
     code = {r: i for i, r in enumerate(RELATIONSHIPS)}
     cmap = ListedColormap([_COLOURS[r] for r in RELATIONSHIPS]).with_extremes(bad="white")
     for ax, (axis, res) in zip(axes[0], results.items()):
@@ -247,7 +248,7 @@ def plot_class_heatmaps(results: dict, path, title: str = ""):
         cnt = res.counts
         ax.set_title(f"{axis}: " + ", ".join(f"{r} {cnt[r]}" for r in RELATIONSHIPS) + f" (of {cnt['Total']})", fontsize=9)
     handles = [Patch(color=_COLOURS[r], label=r) for r in RELATIONSHIPS]
-    fig.legend(handles=handles, loc="lower center", ncol=4)
+    fig.legend(handles=handles, loc="outside lower center", ncol=4)
     fig.suptitle(title or "stalk: best-R^2 relationship per pair")
     return save_figure(fig, path)
 
