@@ -331,7 +331,7 @@ class Store:
     def counts(self) -> dict:
         q = "SELECT (SELECT count(*) FROM sources), (SELECT count(*) FROM models), (SELECT count(*) FROM datasets), (SELECT count(*) FROM results)"
         s, m, d, r = self.con.execute(q).fetchone()
-        return {"sources": s, "models": m, "datasets": d, "results": r, "conflicts": len(self.conflicts())}  # rows of conflicting cells
+        return {"sources": s, "models": m, "datasets": d, "results": r, "conflicts": self.n_conflicting_cells()}
 
     def benchmarks(self) -> pd.DataFrame:
         """One row per benchmark: models, datasets, results, metrics."""
@@ -340,6 +340,11 @@ class Store:
                       count(*) AS results, string_agg(DISTINCT d.metric, ',' ORDER BY d.metric) AS metrics
                FROM results r JOIN datasets d USING (dataset_id) GROUP BY d.benchmark ORDER BY d.benchmark"""
         ).df()
+
+    def n_conflicting_cells(self) -> int:
+        """Number of cells with more than one distinct value (as ``ingest`` reports them)."""
+        c = self.conflicts()
+        return 0 if c.empty else len(c.drop_duplicates(["model", "benchmark", "dataset", "metric", "num_fewshot"]))
 
     def conflicts(self) -> pd.DataFrame:
         """Cells with more than one distinct value across source files (first-ingested is used)."""
@@ -382,6 +387,6 @@ def run(args) -> int:
             print()
             print(format_table(store.conflicts(), index=False))
         elif c["conflicts"]:
-            print(f"\n{c['conflicts']} values disagree with another file for the same cell (the first-ingested is used); "
+            print(f"\n{c['conflicts']} cells have values that disagree between source files (the first-ingested is used); "
                   "see 'harness-ext info --conflicts'")
     return 0

@@ -99,6 +99,7 @@ def test_conflicting_value_is_reported_not_overwritten(store, tmp_path):
     assert len(rep.conflicts) == 1 and "arc_easy" in str(rep.conflicts[0]) and "0.999" in str(rep.conflicts[0])
     df = load_matrix(store, MatrixQuery(datasets="arc_easy", normalise="none"))
     assert df.iloc[0, 0] != 0.999  # the first-ingested value is used
+    assert store.counts()["conflicts"] == 1 and len(store.conflicts()) == 2  # one cell, both values listed
 
 
 def _write(tmp_path, name, content):
