@@ -14,9 +14,14 @@ metric this gives a T x n_k array of values, summarised as
   against each other one on the per-trial AUCs, Holm-corrected within each
   metric (Table 3).
 
-Trials run through :class:`joblib.Parallel` with the default backend, so
-``with joblib.parallel_config(backend="dask"):`` (or Ray's joblib backend)
-moves them to a cluster. Per-trial seeds come from
+Trials run through :class:`joblib.Parallel`. With ``n_jobs=None`` (the
+default of :func:`run_protocol`) the backend and worker count come from the
+caller's joblib configuration, so
+``with joblib.parallel_config(backend="dask", n_jobs=-1):`` (after creating a
+``dask.distributed.Client``; or Ray's ``register_ray()`` and
+``backend="ray"``) moves the trials to a cluster. An explicit integer
+``n_jobs`` overrides the configured worker count, and ``n_jobs=1`` runs in
+the calling process whatever the configured backend. Per-trial seeds come from
 ``numpy.random.SeedSequence(seed).spawn(T)``: results depend on ``seed`` only,
 not on ``n_jobs`` or the backend.
 
@@ -486,7 +491,7 @@ def run_protocol(
     variation: str = "datasets",
     metrics: Optional[Sequence[str]] = None,
     seed: int = 0,
-    n_jobs: int = 1,
+    n_jobs: Optional[int] = None,
     ci: float = 0.95,
     representation: str = "scores",
     show_progress: Optional[bool] = None,
@@ -522,8 +527,10 @@ def run_protocol(
         Rank metrics; default all five.
     seed : int
         Root of ``SeedSequence(seed).spawn(trials)``.
-    n_jobs : int
-        joblib workers (default backend, so ``joblib.parallel_config`` applies).
+    n_jobs : int or None
+        joblib workers. None (default) takes backend and worker count from
+        ``joblib.parallel_config`` (1 worker, in process, when nothing is
+        configured); an int overrides the configured count (1 = sequential).
     ci : float
         Confidence level of the quantile bands.
     representation : {"scores", "ranks"}

@@ -113,6 +113,33 @@ def test_protocol_is_deterministic_for_a_seed_and_independent_of_n_jobs():
     assert a.selectors == SMALL and a.ks.tolist() == [2, 3, 4, 5, 6]
 
 
+def test_trials_go_through_the_configured_joblib_backend():
+    """A Dask/Ray user only sets joblib's backend; results stay those of the sequential run."""
+    import joblib
+    from joblib._parallel_backends import ThreadingBackend
+    from joblib.parallel import register_parallel_backend
+
+    submitted = []
+
+    class SpyBackend(ThreadingBackend):
+        def submit(self, func, callback=None):
+            submitted.append(1)
+            return super().submit(func, callback)
+
+    register_parallel_backend("harness-ext-spy", SpyBackend)
+    X = _matrix()
+    kw = dict(trials=6, k_max=5, seed=11, show_progress=False)
+    ref = compare.run_protocol(X, SMALL, n_jobs=1, **kw)
+    with joblib.parallel_config(backend="harness-ext-spy", n_jobs=2):
+        res = compare.run_protocol(X, SMALL, **kw)  # n_jobs=None: the configured backend
+    assert len(submitted) >= 1
+    np.testing.assert_array_equal(res.values, ref.values)
+    submitted.clear()
+    with joblib.parallel_config(backend="harness-ext-spy", n_jobs=2):
+        compare.run_protocol(X, SMALL, n_jobs=1, **kw)  # explicit 1: in process
+    assert submitted == []
+
+
 def test_fixed_size_selectors_draw_afresh_for_each_k():
     """The Random baseline draws a new k-subset per k (§4); SimBA's random order gives prefixes."""
     from harness_ext.plugins.selectors import RandomOrder
@@ -273,3 +300,30 @@ def test_tsc_bakeoff_slice_small_T(tmp_path):
     rho = res.mean_curves("spearman")
     assert 0.85 < rho[0, -1] < 0.99  # random, k = 10
     assert np.all(rho[:, -1] > rho[:, 0])
+
+
+@pytest.mark.slow
+def test_cli_compare_on_the_whole_tsc_bakeoff_folder(tmp_path, capsys):
+    """Ingesting every results folder (best/ adds 30 datasets for 8 classifiers) and --dense
+    gives the 40 x 112 complete accuracy block; every selector incl. SimBA's greedy coverage
+    runs under the protocol and the three tables come out."""
+    from conftest import SHARED_DATA, require
+
+    from harness_ext.cli import main
+
+    root = require(SHARED_DATA / TSC)
+    db = tmp_path / "tsc.duckdb"
+    assert main(["ingest", "--db", str(db), str(root)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "out"
+    sel = ["random-subset", "kmeans", "farthest-first-cosine", "farthest-first-euclidean", "a-optimal", "d-optimal",
+           "greedy-coverage"]
+    argv = ["compare", "--db", str(db), "--benchmark", "tsc_bakeoff", "--metric", "accuracy", "--dense",
+            "--trials", "3", "--k-max", "6", "--selectors", *sel, "--out", str(out)]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "matrix: 40 models x 112 datasets; T=3 trials, datasets variation, alpha=0.8, k=2..6" in text
+    for needle in ("Table 1", "Table 2", "Table 3", "Spearman >= 0.9", "greedy-coverage"):
+        assert needle in text
+    auc = pd.read_csv(out / "auc.csv", index_col=0)
+    assert auc.index.tolist() == sel and np.isfinite(auc.to_numpy()).all()
