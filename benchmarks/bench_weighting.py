@@ -6,10 +6,11 @@ as normalised exponentials) against ``random_weight_analysis_loop`` (one
 Smith-Tromble draw, one matrix-vector product and one set of comparisons per
 draw). Both compute each model's score range, the pairwise "row beats column"
 matrix over the 20 best models and the top-two swap rate; the vectorised run
-does not track ranks here, so the work is the same. The two use different
+does not track ranks for the ratio, so the work is the same; the last column
+times the run with every model's best/worst rank, as ``harness-ext weights`` does. The two use different
 random streams, so their swap rates agree in distribution only (printed).
 
-Matrices of the shapes the task names: HELM Classic (67 x 14), Pythia MMLU
+Matrices of the shapes the task names: HELM Classic (30 x 14 complete block), Pythia MMLU
 (838 x 57) -- read from a store when ``--db`` holds them, synthetic otherwise --
 and an ANLI-sized prompt-level 0/1 matrix (12 models x 1200 prompts, synthetic).
 
@@ -40,9 +41,10 @@ def matrices(db):
         from harness_ext.store import Store
 
         with Store.open(db, read_only=True) as store:
-            real["helm"] = load_matrix(store, MatrixQuery(benchmarks=("helm_classic",)))
+            # the complete block (30 x 14): the per-draw reference has no NaN handling
+            real["helm"] = load_matrix(store, MatrixQuery(benchmarks=("helm_classic",), dense="models"))
             real["pythia"] = load_matrix(store, MatrixQuery(benchmarks=("mmlu",), rows="run"))
-    for key, label, (m, d) in (("helm", "HELM Classic", (67, 14)), ("pythia", "Pythia MMLU", (838, 57))):
+    for key, label, (m, d) in (("helm", "HELM Classic", (30, 14)), ("pythia", "Pythia MMLU", (838, 57))):
         if key in real:
             out.append((f"{label} {real[key].shape[0]}x{real[key].shape[1]} (store)", real[key]))
         else:
@@ -61,17 +63,21 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     n = args.draws or (10_000 if args.quick else 100_000)
     print(f"random simplex weights: {n:,} draws, pairwise over the top 20 models")
-    print(f"{'matrix':44s} {'vectorised s':>12s} {'loop s':>9s} {'ratio':>7s}   swap rate vec / loop")
+    print(f"{'matrix':44s} {'vectorised s':>12s} {'loop s':>9s} {'ratio':>7s}   swap rate vec / loop   {'+ranks s':>8s}")
     for label, df in matrices(args.db):
         t0 = time.perf_counter()
         vec = random_weight_analysis(df, n_draws=n, random_state=0, pairwise_top=20, track_ranks=False, keep=0, show_progress=False)
         t_vec = time.perf_counter() - t0
+        # what `harness-ext weights` runs: best/worst rank of every model too (a sort per draw)
+        t0 = time.perf_counter()
+        random_weight_analysis(df, n_draws=n, random_state=0, pairwise_top=20, track_ranks=True, keep=0, show_progress=False)
+        t_ranks = time.perf_counter() - t0
         t0 = time.perf_counter()
         ref = random_weight_analysis_loop(df, n_draws=n, random_state=1, pairwise_top=20)
         t_loop = time.perf_counter() - t0
         print(
             f"{label:44s} {t_vec:12.3f} {t_loop:9.2f} {t_loop / t_vec:6.0f}x   "
-            f"{vec.top_two_swap_rate:.4f} / {ref['top_two_swap_rate']:.4f}"
+            f"{vec.top_two_swap_rate:.4f} / {ref['top_two_swap_rate']:.4f}        {t_ranks:8.3f}"
         )
     return 0
 

@@ -952,9 +952,11 @@ def random_weight_analysis_loop(df: pd.DataFrame, n_draws: int, random_state: in
 
     One Smith-Tromble draw, one dot product and one set of comparisons per
     iteration; returns the same named outputs (min, max, pairwise, swap rate).
-    Uses a different random stream, so it agrees only in distribution.
+    Uses a different random stream, so it agrees only in distribution. Needs a
+    complete matrix: it has no per-model renormalisation over observed columns.
     """
     X = np.asarray(df.to_numpy(dtype=float))
+    _require_complete(X, "the per-draw reference")
     m, d = X.shape
     rng = np.random.default_rng(random_state)
     uniform = X.mean(axis=1)
