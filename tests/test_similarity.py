@@ -237,3 +237,78 @@ def test_kendall_complete_and_masked_paths_agree():
 def test_similarity_matrix_lookup_by_name():
     X = synthetic(missing=0.0, seed=14)
     np.testing.assert_allclose(S.similarity_matrix(X, "Kendall-Tau"), S.kendall_similarity(X))
+
+
+# --------------------------------------------------------------------------- fast paths for large matrices
+
+
+def test_row_pairs_enumerate_each_unordered_pair_once():
+    for n in (2, 3, 7, 50):
+        for cap in (1, 3, 10, 10_000):
+            got = np.concatenate([np.stack(ab, 1) for ab in S._row_pairs(n, cap)])
+            np.testing.assert_array_equal(got, np.stack(np.triu_indices(n, 1), 1))
+
+
+@pytest.mark.parametrize("holes", [False, True])
+def test_sampled_kendall_within_its_standard_error_on_real_data(pythia_mmlu_matrix, monkeypatch, holes):
+    # Pythia MMLU, one row per run: 838 x 57, 350,000 row pairs; chance normalisation gives ties at 0.
+    X = pythia_mmlu_matrix.to_numpy(dtype=float)
+    if holes:
+        X = _with_holes(X, 0.05, 21)
+    exact = S.kendall_similarity(X)  # 350k pairs * 57^2 is under the exact budget
+    monkeypatch.setattr(S, "_KENDALL_EXACT_OPS", 0)
+    B = 20_000
+    est = S.kendall_similarity(X, max_pairs=B, random_state=1)
+    np.testing.assert_array_equal(est, S.kendall_similarity(X, max_pairs=B, random_state=1))  # seeded
+    assert not np.array_equal(est, S.kendall_similarity(X, max_pairs=B, random_state=2))
+    # Documented bound: SE <= 1 / (f sqrt(B)), f the fraction of pairs untied in both columns (here per column).
+    obs = ~np.isnan(X)
+    untied = np.array([np.mean(np.diff(np.sort(X[obs[:, j], j])) != 0) for j in range(X.shape[1])])
+    se = 1.0 / (np.sqrt(B) * np.sqrt(np.outer(untied, untied)))
+    z = np.abs(est - exact) / se
+    ok = np.isfinite(exact)
+    np.testing.assert_array_equal(np.isnan(est), ~ok)
+    # MMLU subjects are strongly correlated, so the bound is loose here (measured: max 0.2, mean 0.02).
+    assert z[ok].max() < 2.0 and z[ok].mean() < 0.25, (z[ok].max(), z[ok].mean())
+
+
+def test_sampled_kendall_standard_error_is_calibrated(monkeypatch):
+    # Independent untied columns: tau ~ 0 and each sampled term is +-1, so the documented 1 / sqrt(B) is the SE itself.
+    X = np.random.default_rng(30).random((2000, 20))
+    exact = S.kendall_similarity(X)
+    monkeypatch.setattr(S, "_KENDALL_EXACT_OPS", 0)
+    B = 20_000
+    z = (S.kendall_similarity(X, max_pairs=B, random_state=0) - exact) * np.sqrt(B)
+    z = np.abs(z[np.triu_indices(20, 1)])
+    assert z.max() < 4.5 and 0.5 < z.mean() < 1.1, (z.max(), z.mean())  # |N(0, 1)| has mean 0.80
+
+
+def test_kendall_exact_path_ignores_the_seed(pythia_mmlu_matrix):
+    X = pythia_mmlu_matrix.iloc[::4, :12].to_numpy(dtype=float)
+    np.testing.assert_array_equal(S.kendall_similarity(X, random_state=0), S.kendall_similarity(X, random_state=5))
+    np.testing.assert_allclose(S.kendall_similarity(X), reference(X, "kendall_tau"), atol=1e-10, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["minkowski", "jensen_shannon"])
+def test_float32_terms_close_to_scipy_on_real_data(pythia_mmlu_matrix, helm_classic_matrix, monkeypatch, name):
+    # Force the float32 path (used beyond _FLOAT32_TERMS) and hold it to the documented 1e-5, with a constant column.
+    monkeypatch.setattr(S, "_FLOAT32_TERMS", 0)
+    for frame in (pythia_mmlu_matrix.iloc[:, :20], helm_classic_matrix):
+        X = frame.to_numpy(dtype=float).copy()
+        X[:, 1] = 0.25
+        got = S._FUNCS[name][0](X)
+        np.testing.assert_allclose(got, reference(X, name), atol=1e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["manhattan", "euclidean", "minkowski", "wasserstein", "jensen_shannon"])
+def test_complete_distance_paths_equal_masked_paths(pythia_mmlu_matrix, name):
+    # Complete data take pdist / upper-triangle tiles; one hole in the last column sends the rest to the masked path.
+    X = pythia_mmlu_matrix.iloc[::5, :15].to_numpy(dtype=float).copy()
+    X[:, 3] = 0.0  # all-zero column: JS undefined (NaN), distances defined
+    Y = X.copy()
+    Y[0, -1] = np.nan
+    a, b = S._FUNCS[name][0](X), S._FUNCS[name][0](Y)
+    if name == "wasserstein":  # normalised by the max distance, which the hole can change
+        a, b = S.wasserstein_distance_matrix(X), S.wasserstein_distance_matrix(Y)
+    np.testing.assert_allclose(a[:-1, :-1], b[:-1, :-1], atol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(a, reference(X, name) if name != "wasserstein" else a, atol=1e-10, equal_nan=True)
