@@ -154,16 +154,22 @@ def cross_pearson(X, Y=None) -> np.ndarray:
         cx = np.where(Mx, X, 0.0).sum(axis=0) / np.maximum(Mx.sum(axis=0), 1)
         Xc = np.where(Mx, X - cx, 0.0)
         if sym:
-            Yc, my, mx = Xc, Mx.astype(float), Mx.astype(float)
+            Yc = Xc
         else:
             cy = np.where(My, Y, 0.0).sum(axis=0) / np.maximum(My.sum(axis=0), 1)
             Yc = np.where(My, Y - cy, 0.0)
+        if Mx.all() and My.all():
+            # Complete: the masked sums are per-column vectors, so one product (sxy) instead of six.
+            n = np.full((X.shape[1], Y.shape[1]), float(X.shape[0]))
+            sx, sy = Xc.sum(axis=0)[:, None], Yc.sum(axis=0)[None, :]
+            sxx, syy = (Xc * Xc).sum(axis=0)[:, None], (Yc * Yc).sum(axis=0)[None, :]
+        else:
             mx, my = Mx.astype(float), My.astype(float)
-        n = mx.T @ my
-        sx = Xc.T @ my
-        sy = mx.T @ Yc
-        sxx = (Xc * Xc).T @ my
-        syy = mx.T @ (Yc * Yc)
+            n = mx.T @ my
+            sx = Xc.T @ my
+            sy = mx.T @ Yc
+            sxx = (Xc * Xc).T @ my
+            syy = mx.T @ (Yc * Yc)
         sxy = Xc.T @ Yc
         nn = np.maximum(n, 1.0)
         vx = sxx - sx * sx / nn

@@ -312,3 +312,16 @@ def test_complete_distance_paths_equal_masked_paths(pythia_mmlu_matrix, name):
         a, b = S.wasserstein_distance_matrix(X), S.wasserstein_distance_matrix(Y)
     np.testing.assert_allclose(a[:-1, :-1], b[:-1, :-1], atol=1e-12, equal_nan=True)
     np.testing.assert_allclose(a, reference(X, name) if name != "wasserstein" else a, atol=1e-10, equal_nan=True)
+
+
+def test_cross_pearson_complete_path_equals_masked_path(pythia_mmlu_matrix):
+    # 0.1 repeated does not centre to exact zeros; the complete path must still call the column constant (NaN).
+    X = pythia_mmlu_matrix.iloc[::7, :10].to_numpy(dtype=float).copy()
+    X[:, 2] = 0.1
+    Y = X.copy()
+    Y[0, -1] = np.nan
+    a, b = S.cross_pearson(X), S.cross_pearson(Y)
+    assert np.isnan(a[2]).all() and np.isnan(a[:, 2]).all()
+    np.testing.assert_allclose(a[:-1, :-1], b[:-1, :-1], atol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(a, reference(X, "pearson"), atol=1e-10, equal_nan=True)
+    np.testing.assert_allclose(S.cross_pearson(X[:, :4], X[:, 4:]), a[:4, 4:], atol=1e-12, equal_nan=True)
