@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from harness_ext.cli import main
+from harness_ext.errors import MethodError
 from harness_ext.stalk import RELATIONSHIPS, classify_pairs, counts_table, regressor_r2, stalk
 
 
@@ -86,6 +87,30 @@ def test_too_few_positive_points_cannot_win():
     assert np.isfinite(r2["linear"][0, 1])
 
 
+def test_log_fit_on_a_minority_of_the_models_cannot_win():
+    # Near-chance data: most normalised scores are exactly 0, so the log fits keep only a few models.
+    rng = np.random.default_rng(6)
+    x = np.zeros(40)
+    y = np.zeros(40)
+    x[:4] = [0.1, 0.2, 0.4, 0.8]
+    y[:4] = x[:4] ** 2  # an exact power law on the 4 models positive on both
+    x[4:20] = rng.random(16) * 0.05  # positive on x only: the linear fit sees noise
+    X = np.column_stack([x, y])
+    r2, n = regressor_r2(X)
+    assert n["power"][0, 1] == 4 and n["linear"][0, 1] == 40
+    assert np.isnan(r2["power"][0, 1]) and np.isfinite(r2["linear"][0, 1])
+    strict = classify_pairs(X).pairs.iloc[0]
+    assert strict.relationship != "POWER-LAW" and strict.best_r2 < 1.0
+    # min_fraction=0 restores "any fit with min_points observations": the 4-point power law wins.
+    loose = classify_pairs(X, min_fraction=0.0).pairs.iloc[0]
+    assert loose.relationship == "POWER-LAW" and np.isclose(loose.best_r2, 1.0)
+    # At exactly the fraction the fit counts: 20 of 40 models positive on both.
+    X2 = np.column_stack([np.r_[np.linspace(0.1, 1, 20), np.zeros(20)], np.r_[np.linspace(0.1, 1, 20) ** 3, np.zeros(20)]])
+    assert np.isclose(regressor_r2(X2)[0]["power"][0, 1], 1.0)
+    with pytest.raises(MethodError, match="min_fraction"):
+        regressor_r2(X, min_fraction=1.5)
+
+
 def test_constant_column_is_none():
     rng = np.random.default_rng(4)
     X = np.column_stack([rng.random(20), np.full(20, 0.5)])
@@ -116,3 +141,21 @@ def test_cli_on_helm_classic(real_store, tmp_path, capsys):
     assert (out / "stalk_model_pairs.csv").exists() and (out / "stalk_heatmap.png").stat().st_size > 0
     counts = pd.read_csv(out / "stalk_counts.csv", index_col=0)
     assert counts.loc["Total", "datasets"] == 91
+
+
+@pytest.mark.slow
+def test_pythia_mmlu_pairs_use_most_models(pythia_mmlu_matrix):
+    # 52% of the normalised Pythia MMLU cells are exactly 0; no relationship may rest on a minority of the runs.
+    datasets = stalk(pythia_mmlu_matrix, axes=("datasets",))["datasets"].pairs.set_index(["a", "b"])
+    row = datasets.loc[("abstract_algebra", "high_school_mathematics")]
+    assert row.n_power < 10 and np.isnan(row.r2_power_ab) and row.relationship == "NONE"
+    # Model pairs (every 4th run, ~22k pairs): each winning fit used at least half of the pair's subjects.
+    models = stalk(pythia_mmlu_matrix.iloc[::4], axes=("models",))["models"].pairs
+    won = models[models.relationship != "NONE"]
+    assert len(won) > 1000 and set(won.relationship) >= {"LINEAR", "EXPONENTIAL"}
+    forward = won.predictor == won.a
+    used = np.select([won.relationship == "LINEAR", won.relationship == "POWER-LAW", forward],
+                     [won.n_linear, won.n_power, won.n_exponential_ab], won.n_exponential_ba)
+    assert (used >= 0.5 * won.n_linear).all()
+    loose = stalk(pythia_mmlu_matrix.iloc[::4], axes=("models",), min_fraction=0.0)["models"].pairs
+    assert (loose.relationship == "POWER-LAW").sum() > (models.relationship == "POWER-LAW").sum()
