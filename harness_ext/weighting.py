@@ -713,6 +713,9 @@ class RandomWeightsResult:
     largest_range_model : str
     sample : ndarray (n_keep, n_models)
         The first draws' scores, kept for distribution plots.
+    pairwise_exact : DataFrame or None
+        For a complete 0/1 matrix, the exact probabilities that ``pairwise``
+        estimates (:func:`binary_beat_probability`); None otherwise.
     """
 
     models: list
@@ -734,6 +737,7 @@ class RandomWeightsResult:
     largest_range: float
     largest_range_model: str
     sample: np.ndarray
+    pairwise_exact: Optional[pd.DataFrame] = None
 
     def table(self) -> pd.DataFrame:
         """Per-model summary, best uniform score first."""
@@ -773,6 +777,7 @@ class RandomWeightsResult:
             "largest_abs_score_shift_model": self.largest_abs_score_shift_model,
             "largest_range": float(self.largest_range),
             "largest_range_model": self.largest_range_model,
+            **({"top_two_swap_rate_exact": float(self.pairwise_exact.iloc[1, 0])} if self.pairwise_exact is not None else {}),
         }
 
 
@@ -918,7 +923,52 @@ def random_weight_analysis(
         largest_range=float(rng_width[i_range]),
         largest_range_model=models[i_range],
         sample=np.concatenate(kept, axis=0) if kept else np.empty((0, m)),
+        pairwise_exact=(pd.DataFrame(binary_beat_probability(X[top]), index=top_names, columns=top_names)
+                        if not np.isnan(X).any() and is_binary(X) else None),
     )
+
+
+def binary_beat_probability(X) -> np.ndarray:
+    """Exact probability that row model ``i`` beats model ``j`` under uniform simplex weights, 0/1 data.
+
+    Only the prompts where the two models differ matter: ``n_ij`` that ``i``
+    got right and ``j`` wrong, ``n_ji`` the reverse. Their summed weights ``U``
+    and ``V`` satisfy ``U / (U + V) ~ Beta(n_ij, n_ji)`` (aggregation property
+    of Dirichlet(1, ..., 1)), so ``P(U > V) = I_{1/2}(n_ji, n_ij)``, the
+    regularised incomplete beta function. For large counts this is about
+    ``Phi((n_ij - n_ji) / sqrt(n_ij + n_ji))``: the swap rate of two models is
+    a one-sided sign (McNemar) test of their difference, and it is near 1/2
+    whenever the two are statistically tied, whatever the benchmark size.
+
+    Parameters
+    ----------
+    X : array (n_models, n_prompts) of 0/1, complete
+
+    Returns
+    -------
+    ndarray (n_models, n_models)
+        ``P[i, j]``; 0 when ``n_ij = 0`` ("beats" is strict), 1 when only
+        ``n_ji = 0``; zero diagonal.
+
+    References
+    ----------
+    003 §3.3 "Random distributions of weights", §5.2.3, Figure 4 (the matrix
+    it estimates by sampling).
+    """
+    from scipy.special import betainc
+
+    X = check_matrix(X, allow_nan=False)
+    if not is_binary(X):
+        raise MethodError("exact beat probabilities need a 0/1 matrix")
+    both = X @ X.T
+    right = X.sum(axis=1)
+    n_ij = np.rint(right[:, None] - both)  # i right, j wrong
+    n_ji = n_ij.T
+    P = np.zeros_like(n_ij)
+    ok = (n_ij > 0) & (n_ji > 0)
+    P[ok] = betainc(n_ji[ok], n_ij[ok], 0.5)
+    P[(n_ij > 0) & (n_ji == 0)] = 1.0
+    return P
 
 
 def expected_score_std(X) -> np.ndarray:
@@ -1828,10 +1878,14 @@ def run(args) -> int:
             f"largest_abs_score_shift  {s['largest_abs_score_shift']:.4f}  max |weighted - uniform|, score units, "
             f"{s['largest_abs_score_shift_model']}\n"
             f"largest_score_shift      {s['largest_score_shift']:.4f}  max |weighted - uniform| / uniform (relative), "
-            f"{s['largest_score_shift_model']}",
+            f"{s['largest_score_shift_model']}"
+            + (f"\ntop_two_swap_rate_exact  {s['top_two_swap_rate_exact']:.4f}  0/1 data: I_1/2(n_21, n_12) over the prompts "
+               "where the two differ (binary_beat_probability)" if "top_two_swap_rate_exact" in s else ""),
         )
         t.to_csv(out / "random_weights.csv")
         res.pairwise.to_csv(out / "pairwise.csv")
+        if res.pairwise_exact is not None:
+            res.pairwise_exact.to_csv(out / "pairwise_exact.csv")
         summary["random_weights"] = s
         print(f"plot: {plot_pairwise(res, out / 'pairwise.png')}")
         print(f"plot: {plot_score_distribution(res, out / 'score_distribution.png', top=top)}")

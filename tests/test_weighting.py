@@ -21,6 +21,7 @@ from harness_ext.weighting import (
     _pair_similarities,
     _stats,
     _stats_from_codes,
+    binary_beat_probability,
     cluster_columns,
     cluster_weights,
     column_similarity,
@@ -339,6 +340,24 @@ def test_top_two_swap_rate_and_shift_known_answer():
     # w ~ U(0, 1): sd of A = .3 / sqrt(12), of B = .2 / sqrt(12); the closed form agrees
     assert np.allclose(res.score_std, [0.3 / np.sqrt(12), 0.2 / np.sqrt(12)], rtol=0.02)
     assert np.allclose(expected_score_std(df.to_numpy()), [0.3 / np.sqrt(12), 0.2 / np.sqrt(12)])
+
+
+def test_binary_beat_probability_hand_computed_and_against_sampling():
+    # a right on prompts 0, 1 and b on prompt 2: b beats a iff w2 > w0 + w1 = 1 - w2, P(w2 > 1/2) = (1/2)^2
+    X = np.array([[1, 1, 0], [0, 0, 1], [1, 1, 1], [1, 1, 0]], dtype=float)
+    P = binary_beat_probability(X)
+    assert P[1, 0] == pytest.approx(0.25) and P[0, 1] == pytest.approx(0.75)
+    assert P[2, 0] == 1.0 and P[0, 2] == 0.0  # c dominates a
+    assert P[0, 3] == 0.0 and P[3, 0] == 0.0 and np.all(np.diag(P) == 0)  # identical rows never beat each other
+    # 5 choose 2 discordant-count pairs: the sampled pairwise matrix converges to the exact one
+    df = synthetic_prompt_matrix(n_models=6, n_prompts=40, seed=8)
+    res = random_weight_analysis(df, n_draws=40_000, random_state=0, show_progress=False)
+    assert res.pairwise_exact is not None
+    se = np.sqrt(0.25 / 40_000)
+    assert np.abs(res.pairwise.to_numpy() - res.pairwise_exact.to_numpy()).max() < 5 * se
+    assert res.summary()["top_two_swap_rate_exact"] == pytest.approx(res.top_two_swap_rate, abs=5 * se)
+    # continuous data: no exact matrix
+    assert random_weight_analysis(three_direction_matrix(), n_draws=100, show_progress=False).pairwise_exact is None
 
 
 def test_score_spread_matches_the_dirichlet_closed_form():
