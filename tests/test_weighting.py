@@ -349,7 +349,7 @@ def test_binary_beat_probability_hand_computed_and_against_sampling():
     assert P[1, 0] == pytest.approx(0.25) and P[0, 1] == pytest.approx(0.75)
     assert P[2, 0] == 1.0 and P[0, 2] == 0.0  # c dominates a
     assert P[0, 3] == 0.0 and P[3, 0] == 0.0 and np.all(np.diag(P) == 0)  # identical rows never beat each other
-    # 5 choose 2 discordant-count pairs: the sampled pairwise matrix converges to the exact one
+    # 6 models, 40 prompts: the sampled pairwise matrix converges to the exact one
     df = synthetic_prompt_matrix(n_models=6, n_prompts=40, seed=8)
     res = random_weight_analysis(df, n_draws=40_000, random_state=0, show_progress=False)
     assert res.pairwise_exact is not None
