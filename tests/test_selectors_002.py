@@ -217,3 +217,28 @@ def test_random_subset_is_uniform_and_not_nested():
     assert sorted(RandomSubset(random_state=1).fit(X).order_.tolist()) == list(range(10))
     with pytest.raises(MethodError):
         RandomSubset(n_select=11).fit(X)
+
+
+def _naive_farthest_first(F, metric, start):
+    """Algorithm 2 / eq. (6) written out with a full distance matrix (scipy's cdist)."""
+    from scipy.spatial.distance import cdist
+
+    D = cdist(F, F, metric=metric)
+    if start == "centroid":
+        first = int(np.argmax(cdist(F, F.mean(axis=0, keepdims=True), metric=metric)[:, 0]))
+    else:
+        first = int(np.argmax(D.mean(axis=1)))
+    order = [first]
+    while len(order) < len(F):
+        rest = [j for j in range(len(F)) if j not in order]
+        order.append(rest[int(np.argmax(D[np.ix_(rest, order)].min(axis=1)))])
+    return order
+
+
+@pytest.mark.parametrize("metric,start", [("euclidean", "centroid"), ("euclidean", "mean-distance"),
+                                          ("cosine", "centroid"), ("cosine", "mean-distance")])
+def test_farthest_first_matches_a_naive_algorithm_2(metric, start):
+    rng = np.random.default_rng(11)
+    F = rng.normal(size=(25, 4)) + np.array([3.0, 0.0, 1.0, 0.0])  # off-origin, so the cosine centroid exists
+    sel = FarthestFirst(metric=metric, start=start, standardize=False).fit(_X_from_features(F), features=F)
+    assert sel.order_.tolist() == _naive_farthest_first(F, metric, start)
