@@ -6,19 +6,23 @@ Times, in one process on the same data:
   a double loop over column pairs calling scipy.stats / scipy.spatial.distance
   on the pairwise-complete rows;
 * the RANDOM baseline (1000 random orders, coverage at every prefix,
-  ``harness_ext.prowl.random_baseline``) against recomputing the mean win rate
-  from scratch for every prefix of every run (per-dataset pairwise win counts,
-  then Pearson with scipy);
+  ``harness_ext.prowl.random_baseline``) against two per-run references: the
+  straightforward scipy one (for every prefix of every run, win rates from
+  ``scipy.stats.rankdata`` on the prefix's columns, then ``scipy.stats.pearsonr``)
+  and a from-scratch one (per-dataset pairwise win counts, then Pearson);
 
-checks that both give the same numbers, and prints the speed-up ratios.
+checks that all give the same numbers, and prints the speed-up ratios and the
+issue's figure of merit: the nine similarity matrices plus the 1000-run
+baseline together, in seconds.
 
 Usage::
 
     python benchmarks/bench_prowl.py           # 79 x 58 (SimBA's MMLU shape), 1000 runs
-    python benchmarks/bench_prowl.py --quick   # same matrix, reference timed on fewer runs (< ~20 s)
+    python benchmarks/bench_prowl.py --quick   # same matrix, references timed on fewer runs
+    python benchmarks/bench_prowl.py --real    # also real 79 x 57 Pythia MMLU runs and HELM Classic 30 x 14
 
-The reference for the random baseline is timed on ``--ref-runs`` runs and
-scaled linearly to ``--runs`` (each run costs the same), which the output says.
+The references for the random baseline are timed on a few runs and scaled
+linearly to ``--runs`` (each run costs the same), which the output says.
 """
 
 from __future__ import annotations
@@ -94,6 +98,26 @@ def ref_mean_win_rate(B: np.ndarray) -> np.ndarray:
     return np.array([np.mean(r) if r else np.nan for r in rates])
 
 
+def _scipy_mwr(B: np.ndarray) -> np.ndarray:
+    n = (~np.isnan(B)).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        wr = (stats.rankdata(B, axis=0, nan_policy="omit") - 1.0) / (n - 1.0)
+    return np.nanmean(np.where(n >= 2, wr, np.nan), axis=1)
+
+
+def scipy_curve(X: np.ndarray, order) -> np.ndarray:
+    """Coverage at every prefix the straightforward way: scipy ranks per prefix, then scipy Pearson."""
+    full = _scipy_mwr(X)
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for k in range(1, len(order) + 1):
+            sub = _scipy_mwr(X[:, order[:k]])
+            ok = np.isfinite(sub) & np.isfinite(full)
+            out.append(stats.pearsonr(full[ok], sub[ok])[0] if np.ptp(sub[ok]) > 0 else np.nan)
+    return np.array(out)
+
+
 def ref_curve(X: np.ndarray, order) -> np.ndarray:
     full = ref_mean_win_rate(X)
     out = []
@@ -115,20 +139,13 @@ def _time(fn, repeat: int = 1):
     return best, out
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="time the random-baseline reference on 5 runs (< ~20 s total)")
-    ap.add_argument("--models", type=int, default=79)
-    ap.add_argument("--datasets", type=int, default=58)
-    ap.add_argument("--missing", type=float, default=0.0, help="fraction of cells set missing")
-    ap.add_argument("--runs", type=int, default=1000, help="random-baseline runs (vectorised)")
-    ap.add_argument("--ref-runs", type=int, default=None, help="runs timed for the reference (default 5 quick, 50 full)")
-    args = ap.parse_args(argv)
-    ref_runs = args.ref_runs or (5 if args.quick else 50)
-    X = make_matrix(args.models, args.datasets, missing=args.missing)
-    print(f"matrix {X.shape[0]} x {X.shape[1]}, {np.isnan(X).mean():.0%} missing")
-
-    print(f"\n{'similarity':<16}{'vectorised s':>14}{'per-pair s':>12}{'ratio':>9}{'max |diff|':>12}")
+def bench_matrix(X: np.ndarray, runs: int, ref_runs: int, scipy_runs: int, tag: str) -> None:
+    shape = f"{X.shape[0]} x {X.shape[1]}"
+    print(f"\n{tag}: matrix {shape}, {np.isnan(X).mean():.0%} missing")
+    # The first column's header names the matrix, so benchmarks/run.py labels each ratio with it.
+    head = f"{tag} {shape} similarity"
+    w = len(head) + 2
+    print(f"\n{head:<{w}}{'vectorised s':>14}{'per-pair s':>12}{'ratio':>9}{'max |diff|':>12}")
     tot_v = tot_r = 0.0
     for name in sim.PAPER_MEASURES:
         func = sim._FUNCS[name][0]
@@ -137,18 +154,47 @@ def main(argv=None) -> int:
         np.fill_diagonal(R, 1.0)
         diff = np.nanmax(np.abs(C - R))
         tot_v, tot_r = tot_v + tv, tot_r + tr
-        print(f"{name:<16}{tv:>14.4f}{tr:>12.3f}{tr / tv:>9.0f}{diff:>12.1e}")
-    print(f"{'all nine':<16}{tot_v:>14.4f}{tot_r:>12.3f}{tot_r / tot_v:>9.0f}")
+        print(f"{name:<{w}}{tv:>14.4f}{tr:>12.3f}{tr / tv:>9.0f}{diff:>12.1e}")
+    print(f"{'all nine':<{w}}{tot_v:>14.4f}{tot_r:>12.3f}{tot_r / tot_v:>9.0f}")
 
-    tv, base = _time(lambda: random_baseline(X, n_runs=args.runs, random_state=0), repeat=1)
-    tr, ref = _time(lambda: [ref_curve(X, o) for o in base.orders[:ref_runs]])
-    ref = np.array(ref)
-    diff = np.nanmax(np.abs(ref - base.curves[:ref_runs]))
-    tr_scaled = tr / ref_runs * args.runs
-    print(f"\nrandom baseline, {args.runs} runs x {X.shape[1]} prefixes")
-    print(f"  vectorised: {tv:.3f} s")
-    print(f"  from scratch per prefix: {tr:.2f} s for {ref_runs} runs -> {tr_scaled:.1f} s for {args.runs} (linear)")
-    print(f"  ratio {tr_scaled / tv:.0f}x, max |diff| {diff:.1e} on the {ref_runs} runs compared")
+    tv, base = _time(lambda: random_baseline(X, n_runs=runs, random_state=0), repeat=1)
+    print(f"\nrandom baseline, {tag} {shape}, {runs} runs x {X.shape[1]} prefixes:")
+    print(f"  vectorised {tv:.3f} s")
+    for what, fn, k in (("scipy per prefix (rankdata + pearsonr)", scipy_curve, scipy_runs),
+                        ("from scratch per prefix (win counts)", ref_curve, ref_runs)):
+        tr, ref = _time(lambda: [fn(X, o) for o in base.orders[:k]])
+        diff = np.nanmax(np.abs(np.array(ref) - base.curves[:k]))
+        scaled = tr / k * runs
+        print(f"  {what}: ratio {scaled / tv:.0f}x ({tr:.2f} s for {k} runs -> {scaled:.1f} s for {runs}, linear; "
+              f"max |diff| {diff:.1e})")
+    print(f"  nine similarity matrices + {runs}-run random baseline: {tot_v + tv:.2f} s vectorised "
+          f"(timed under whatever load the machine has)")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="time the random-baseline references on few runs")
+    ap.add_argument("--models", type=int, default=79)
+    ap.add_argument("--datasets", type=int, default=58)
+    ap.add_argument("--missing", type=float, default=0.0, help="fraction of cells set missing")
+    ap.add_argument("--runs", type=int, default=1000, help="random-baseline runs (vectorised)")
+    ap.add_argument("--ref-runs", type=int, default=None, help="runs timed for the from-scratch reference (default 2 quick, 50 full)")
+    ap.add_argument("--scipy-runs", type=int, default=None, help="runs timed for the scipy reference (default 10 quick, 100 full)")
+    ap.add_argument("--real", action="store_true",
+                    help="also time real matrices from ../shared/data: 79 Pythia MMLU runs x 57 subjects, HELM Classic 30 x 14")
+    args = ap.parse_args(argv)
+    ref_runs = args.ref_runs or (2 if args.quick else 50)
+    scipy_runs = args.scipy_runs or (10 if args.quick else 100)
+    X = make_matrix(args.models, args.datasets, missing=args.missing)
+    bench_matrix(X, args.runs, ref_runs, scipy_runs, "synthetic")
+    if args.real:
+        from _common import real_matrices
+
+        for label, df in real_matrices(("helm_classic", "pythia_mmlu")).items():
+            if label == "Pythia MMLU":
+                # SimBA's MMLU has 79 models: every k-th run spreads them over the checkpoints and families.
+                df = df.iloc[:: max(1, len(df) // 79)].iloc[:79]
+            bench_matrix(df.to_numpy(dtype=float), args.runs, ref_runs, scipy_runs, label)
     return 0
 
 
