@@ -70,14 +70,17 @@ def parse_budget(budget: Optional[str], n_datasets: int) -> tuple:
             if not 0 < v <= 1:
                 raise MethodError(f"coverage target must be in (0, 1], got {v}")
             return "coverage", v
-        if text.endswith("%"):
-            text = str(float(text[:-1]) / 100)
-        v = float(text)
+        # A decimal point or a percent sign makes it a fraction, so "1.0" is the whole benchmark, not one dataset.
+        is_fraction = "." in text or text.endswith("%")
+        v = float(text[:-1]) / 100 if text.endswith("%") else float(text)
     except ValueError:
         raise MethodError(f"budget {budget!r} is not a fraction (0.2), a count (5) or a target (coverage=0.95)") from None
-    if v <= 0:
+    if not np.isfinite(v) or v <= 0:
         raise MethodError(f"budget must be positive, got {budget!r}")
-    if v < 1:
+    if is_fraction:
+        if v >= 1:
+            raise MethodError(f"budget {budget!r} is a fraction of 1 or more: nothing would be saved "
+                              "(a count is a whole number such as 5)")
         return "fraction", v
     if v != int(v):
         raise MethodError(f"budget {budget!r}: a count must be a whole number")
@@ -240,7 +243,8 @@ def build_manifest(
         "subset": subset,
         "prediction": {
             "predictor": {"name": pred_reg.name, "params": _jsonable(est.get_params())},
-            "cross_validation": {k2: _num(v) for k2, v in cv.items()},
+            "cross_validation": {"n_splits": cv["n_splits"], "random_state": cv["random_state"],
+                                 "rmse": _num(cv["rmse"]), "aggregate_rmse": _num(cv["aggregate_rmse"])},
             "expected_error": {"aggregate_rmse": _num(cv["aggregate_rmse"]),
                                "aggregate_interval_90": _num(Z90 * cv["aggregate_rmse"])},
         },
@@ -356,6 +360,7 @@ def run(args) -> int:
 
     # Unknown plugin names fail before any work is done.
     get_registration("selectors", args.selector)
+    get_registration("similarity_measures", args.similarity)
     get_registration("predictors", args.predictor)
     weighting_params = {}
     if args.weights:

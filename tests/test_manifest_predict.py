@@ -6,6 +6,7 @@ import json
 import shutil
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -58,11 +59,22 @@ def test_reduce_writes_valid_manifest_and_harness_files(reduced):
     assert (reduced / "harness_ext_reduced_tasks.txt").read_text().split() == [t["task"] for t in group["task"]]
 
 
-def test_same_inputs_and_seed_give_the_same_manifest(split_store, reduced, tmp_path):
+def test_same_inputs_and_seed_give_the_same_files(split_store, reduced, tmp_path):
+    """Running reduce again with the same seed rewrites byte-identical manifest, YAML, conf and task list."""
     db, _ = split_store
+    first = {p.name: p.read_bytes() for p in reduced.iterdir()}
+    assert set(first) == {"manifest.json", "harness_ext_reduced.yaml", "run_entries_harness_ext_reduced.conf",
+                          "harness_ext_reduced_tasks.txt"}
+    assert main(["reduce", "--db", str(db), "--benchmark", "mmlu", "--budget", "8", "--n-random", "200",
+                 "--out", str(reduced)]) == 0
+    assert {p.name: p.read_bytes() for p in reduced.iterdir()} == first
+    # Another output folder changes only the folder named in the YAML's run hint, never the manifest.
     assert main(["reduce", "--db", str(db), "--benchmark", "mmlu", "--budget", "8", "--n-random", "200",
                  "--out", str(tmp_path), "--format", "json"]) == 0
-    assert (tmp_path / "manifest.json").read_bytes() == (reduced / "manifest.json").read_bytes()
+    assert (tmp_path / "manifest.json").read_bytes() == first["manifest.json"]
+    m = json.loads(first["manifest.json"])
+    cv = m["prediction"]["cross_validation"]
+    assert type(cv["n_splits"]) is int and type(cv["random_state"]) is int
 
 
 def test_round_trip_held_out_model(split_store, reduced, capsys):
@@ -88,6 +100,65 @@ def test_round_trip_held_out_model(split_store, reduced, capsys):
     assert "full-benchmark aggregate" in out and "EleutherAI/pythia-v1.1-2.8b" in out
 
 
+def _subset_only_files(new_dir, manifest, out_dir):
+    """Copies of the held-out result files keeping only the subset's tasks: what a harness run of the YAML gives."""
+    keep = {f"hendrycksTest-{s['name']}" for s in manifest["subset"]}
+    out_dir.mkdir()
+    for f in sorted(new_dir.iterdir()):
+        doc = json.loads(f.read_text())
+        doc["results"] = {k: v for k, v in doc["results"].items() if k in keep}
+        doc["versions"] = {k: v for k, v in doc.get("versions", {}).items() if k in keep}
+        assert len(doc["results"]) == len(keep), f
+        (out_dir / f.name).write_text(json.dumps(doc))
+    return out_dir
+
+
+def test_round_trip_from_subset_only_files_through_the_cli(split_store, reduced, tmp_path, capsys):
+    """The held-out model's SUBSET result files go through 'harness-ext predict'; its truth comes from the full files.
+
+    The figures printed here are the ones quoted for issue 8 (run with -s to see them).
+    """
+    _, new_dir = split_store
+    m = load_manifest(reduced / "manifest.json")
+    subset_dir = _subset_only_files(new_dir, m, tmp_path / "subset")
+    out = tmp_path / "pred.json"
+    assert main(["predict", "-m", str(reduced), str(subset_dir), "--json", str(out)]) == 0
+    capsys.readouterr()
+    pred = json.loads(out.read_text())
+    agg = pd.DataFrame(pred["aggregate"]).set_index("model")
+    table = pd.DataFrame(pred["datasets"])
+    assert agg["actual"].isna().all() and table["actual"].isna().all()  # nothing outside the subset was given
+
+    # Truth: the held-out model's full files, normalised as 'matrix' normalises them.
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [new_dir], show_progress=False)
+        truth = load_matrix(s, MatrixQuery(benchmarks=("mmlu",)))
+    truth = truth.reindex(columns=[d["name"] for d in m["datasets"]])
+    assert sorted(agg.index) == sorted(truth.index) and len(agg) >= 10
+    w = np.array([d["weight"] for d in m["datasets"]])
+    true_agg = truth.to_numpy() @ w
+    err = agg.loc[truth.index, "aggregate"].to_numpy() - true_agg
+    inside = (agg.loc[truth.index, "lower"].to_numpy() <= true_agg) & (true_agg <= agg.loc[truth.index, "upper"].to_numpy())
+    hidden = table[~table["observed"]]
+    cells = truth.stack().rename("true").reset_index().set_axis(["model", "dataset", "true"], axis=1)
+    hidden = hidden.merge(cells, on=["model", "dataset"], validate="one_to_one")
+    assert len(hidden) == len(agg) * (57 - 8)
+    cell_err = hidden["score"] - hidden["true"]
+    cell_inside = ((hidden["lower"] <= hidden["true"]) & (hidden["true"] <= hidden["upper"])).mean()
+    print(f"\nround trip, {HELD_OUT} held out ({len(agg)} checkpoints), 8 of 57 subjects run:"
+          f"\n  full-benchmark score: RMSE {np.sqrt(np.mean(err ** 2)):.4f}, max |error| {np.abs(err).max():.4f}, "
+          f"90% interval covers {inside.mean():.0%} (manifest's expected RMSE {m['prediction']['expected_error']['aggregate_rmse']:.4f})"
+          f"\n  per hidden subject: RMSE {np.sqrt(np.mean(cell_err ** 2)):.4f}, 90% interval covers {cell_inside:.0%}"
+          f"\n  true full-benchmark score (normalised, 0 = chance): mean {true_agg.mean():.4f}, "
+          f"range {true_agg.min():.4f}-{true_agg.max():.4f}")
+    assert np.sqrt(np.mean(err ** 2)) < 0.02
+    assert inside.mean() >= 0.6 and cell_inside >= 0.6
+    assert np.sqrt(np.mean(cell_err ** 2)) < 0.08
+    # Full files give exactly the same predictions: cells outside the subset never reach the predictor.
+    full = predict_from_manifest(m, [new_dir]).aggregate.set_index("model")
+    np.testing.assert_allclose(full.loc[agg.index, "aggregate"], agg["aggregate"], rtol=0, atol=1e-9)  # JSON: 10 d.p.
+
+
 def test_predict_with_only_part_of_the_subset_warns(split_store, reduced, tmp_path):
     _, new_dir = split_store
     m = load_manifest(reduced / "manifest.json")
@@ -109,8 +180,9 @@ def test_parse_budget(budget, expected):
 
 
 @pytest.mark.parametrize("budget, msg", [("60", "larger than the benchmark"), ("57", "whole benchmark"),
-                                         ("abc", "not a fraction"), ("-1", "positive"), ("2.5", "whole number"),
-                                         ("coverage=2", "coverage target")])
+                                         ("abc", "not a fraction"), ("-1", "positive"), ("2.5", "fraction of 1 or more"),
+                                         ("1.0", "fraction of 1 or more"), ("100%", "fraction of 1 or more"),
+                                         ("1e-1", "whole number"), ("inf", "positive"), ("coverage=2", "coverage target")])
 def test_bad_budgets(budget, msg):
     with pytest.raises(MethodError, match=msg):
         parse_budget(budget, 57)
@@ -125,6 +197,11 @@ def test_cli_bad_input_is_one_line_and_non_zero(tmp_path, capsys, split_store):
         (["reduce", "--db", str(db), "--benchmark", "mmlu", "--budget", "99"], "larger than the benchmark"),
         (["reduce", "--db", str(db), "--selector", "nope"], "unknown Selector 'nope'"),
         (["reduce", "--db", str(db), "--predictor", "nope"], "unknown Predictor 'nope'"),
+        (["reduce", "--db", str(db), "--similarity", "nope"], "unknown SimilarityMeasure 'nope'"),
+        (["reduce", "--db", str(db), "--weighting", "nope"], "unknown WeightingScheme 'nope'"),
+        (["reduce", "--db", str(db), "--format", "nope"], "unknown ManifestWriter 'nope'"),
+        (["reduce", "--db", str(db), "--benchmark", "mmlu", "--budget", "1.0"], "fraction of 1 or more"),
+        (["reduce", "--db", str(db), "--benchmark", "nope"], "no results match"),
         (["reduce", "--db", str(db), "--benchmark", "mmlu", "--models", "*pythia-v1.1-70m@step1[34]3000"],
          "at least 4 are needed"),
         (["predict", "-m", str(tmp_path / "none.json"), str(tmp_path)], "no manifest at"),
@@ -151,12 +228,19 @@ def test_few_models_warning(split_store):
     assert any("only" in w and "models" in w for w in m["warnings"])
 
 
-def test_lm_eval_task_manager_resolves_group(reduced):
-    """lm-eval's own TaskManager indexes the generated YAML as a group of exactly the selected tasks,
-    each of them a task lm-eval knows. (Building the tasks would download datasets, so we stop at the index.)"""
+@pytest.fixture(scope="module")
+def lm_eval_task_manager(reduced):
+    """lm-eval's TaskManager over its own tasks and the generated folder (indexing every task takes ~30 s)."""
     tasks_mod = pytest.importorskip("lm_eval.tasks")
+    return tasks_mod.TaskManager(include_path=str(reduced))
+
+
+@pytest.mark.slow
+def test_lm_eval_task_manager_resolves_group(reduced, lm_eval_task_manager):
+    """lm-eval's own TaskManager indexes the generated YAML as a group of exactly the selected tasks,
+    each of them a task lm-eval knows."""
     m = load_manifest(reduced / "manifest.json")
-    tm = tasks_mod.TaskManager(include_path=str(reduced))
+    tm = lm_eval_task_manager
     assert "harness_ext_reduced" in tm.all_groups
     info = tm.task_index["harness_ext_reduced"]
     yaml_path = info["yaml_path"] if isinstance(info, dict) else info.yaml_path
@@ -165,6 +249,49 @@ def test_lm_eval_task_manager_resolves_group(reduced):
     listed = [t["task"] if isinstance(t, dict) else t for t in cfg["task"]]
     assert listed == [f"mmlu_{s['name']}" for s in m["subset"]]
     assert set(listed) <= set(tm.all_tasks)
+
+
+@pytest.mark.slow
+def test_lm_eval_builds_the_group_with_the_selected_tasks_and_shots(reduced, lm_eval_task_manager, monkeypatch):
+    """lm-eval's own TaskManager.load builds the generated group: exactly the selected tasks, in order, each with
+    num_fewshot from the manifest, and the group's aggregate metric. Only the final dataset download is replaced
+    (ConfigurableTask keeps its resolved config instead of fetching data), so every merge of the YAML's per-task
+    overrides into lm-eval's own task configs is lm-eval's code."""
+    import lm_eval.tasks._factory as factory
+    from lm_eval.api.task import ConfigurableTask
+    from lm_eval.config.task import TaskConfig
+
+    class ConfigOnlyTask(ConfigurableTask):
+        def __init__(self, data_dir=None, cache_dir=None, download_mode=None, config=None):
+            self._config = TaskConfig(**config)
+
+    monkeypatch.setattr(factory, "ConfigurableTask", ConfigOnlyTask)
+    m = load_manifest(reduced / "manifest.json")
+    loaded = lm_eval_task_manager.load("harness_ext_reduced")
+    expected = [f"mmlu_{s['name']}" for s in m["subset"]]
+    assert loaded["group_map"] == {"harness_ext_reduced": expected}
+    assert list(loaded["tasks"]) == expected
+    for s in m["subset"]:
+        cfg = loaded["tasks"][f"mmlu_{s['name']}"].config
+        assert cfg.num_fewshot == s["num_fewshot"] == 5
+        assert (cfg.dataset_path, cfg.dataset_name) == ("cais/mmlu", s["name"])
+    [agg] = loaded["groups"]["harness_ext_reduced"].aggregate_metric_list
+    assert (agg.metric, agg.aggregation, agg.weight_by_size) == ("acc", "mean", False)
+
+
+def test_helm_conf_parses_as_helm_run_entries(reduced):
+    """HELM reads run-entry confs with pyhocon into RunEntries(entries=[RunEntry(description, priority, groups)])."""
+    pyhocon = pytest.importorskip("pyhocon")
+    m = load_manifest(reduced / "manifest.json")
+    raw = pyhocon.ConfigFactory.parse_file(str(reduced / "run_entries_harness_ext_reduced.conf"))
+    entries = raw["entries"]
+    assert list(raw.keys()) == ["entries"] and len(entries) == 8
+    for entry, s in zip(entries, m["subset"]):
+        assert set(entry.keys()) <= {"description", "priority", "groups"}
+        assert isinstance(entry["priority"], int) and 1 <= entry["priority"] <= 5
+        name, _, args = entry["description"].partition(":")
+        args = dict(a.split("=", 1) for a in args.split(","))
+        assert name == "mmlu" and args["subject"] == s["name"] and args["model"] == "text"
 
 
 def test_user_weights_reach_the_manifest_and_the_aggregate(split_store, tmp_path):
