@@ -46,8 +46,10 @@ import pandas as pd
 from .errors import HarnessExtError, MethodError
 from .ranking import METRIC_HIGHER_IS_BETTER, METRIC_LABELS, check_metrics, rank_metrics, rank_per_dataset, subset_mean_ranks
 
-#: Selectors compared by default (those registered are used).
-DEFAULT_SELECTORS = ("random-subset", "kmeans", "farthest-first-cosine", "farthest-first-euclidean", "a-optimal", "d-optimal")
+#: Selectors compared by default (those registered are used): the paper's five and SimBA's
+#: greedy coverage, the product's default ``reduce`` selector.
+DEFAULT_SELECTORS = ("random-subset", "kmeans", "farthest-first-cosine", "farthest-first-euclidean", "a-optimal", "d-optimal",
+                     "greedy-coverage")
 #: Table 2 targets of the paper (§6.2).
 DEFAULT_TARGETS = ("spearman>=0.90", "mae<=1.5")
 #: Names of the Random baseline, in order of preference: the paper's fresh k-subset per k,

@@ -159,6 +159,7 @@ def test_fixed_size_selectors_draw_afresh_for_each_k():
 
 def test_random_baseline_is_the_fresh_draw_when_both_are_present():
     assert compare.DEFAULT_SELECTORS[0] == "random-subset"
+    assert list(compare._resolve(None)) == list(compare.DEFAULT_SELECTORS)  # all registered, incl. greedy-coverage
     assert compare.baseline_name(["kmeans", "random", "random-subset"]) == "random-subset"
     assert compare.baseline_name(["kmeans", "random"]) == "random"
     assert compare.baseline_name(["kmeans"]) is None
