@@ -126,7 +126,11 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
     cv_rmse = np.array([{d["name"]: d.get("cv_rmse") for d in manifest["datasets"]}[c] or 0.0 for c in columns], dtype=float)
     half = Z90 * (std if std is not None else np.broadcast_to(cv_rmse, mean.shape))
     half = np.where(observed, 0.0, half)
-    lower, upper = np.clip(mean - half, 0, 1), np.clip(mean + half, 0, 1)
+    # Only normalised columns live on [0, 1]; raw ones (--normalise none, e.g. CrossPred's
+    # negative BARTScores) must keep their own scale or the interval would exclude the score.
+    bounded = params["clip"].to_numpy(dtype=bool)
+    lower = np.where(bounded, np.clip(mean - half, 0, 1), mean - half)
+    upper = np.where(bounded, np.clip(mean + half, 0, 1), mean + half)
     actual = np.where(observed, np.nan, Z_new)
 
     weights = np.array([{d["name"]: d["weight"] for d in manifest["datasets"]}[c] for c in columns], dtype=float)
@@ -149,8 +153,10 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
     lo_hi = np.sort(table[["raw_lower", "raw_upper"]].to_numpy(), axis=1)
     table["raw_lower"], table["raw_upper"] = lo_hi[:, 0], lo_hi[:, 1]
     aggregate = pd.DataFrame({
-        "model": raw_new.index, "aggregate": agg, "lower": np.clip(agg - agg_half, 0, 1),
-        "upper": np.clip(agg + agg_half, 0, 1), "n_observed": observed.sum(axis=1), "actual": agg_actual,
+        "model": raw_new.index, "aggregate": agg,
+        "lower": np.clip(agg - agg_half, 0, 1) if bounded.all() else agg - agg_half,
+        "upper": np.clip(agg + agg_half, 0, 1) if bounded.all() else agg + agg_half,
+        "n_observed": observed.sum(axis=1), "actual": agg_actual,
     })
     return Prediction(table=table, aggregate=aggregate, warnings=warnings)
 
