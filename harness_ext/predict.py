@@ -73,7 +73,11 @@ class Prediction:
 
 
 def new_model_matrix(manifest: dict, paths) -> tuple:
-    """Raw scores of the models in ``paths`` on the manifest's datasets: ``(DataFrame, report)``."""
+    """Raw scores of the models in ``paths`` on the manifest's datasets: ``(DataFrame, report, other_shots)``.
+
+    Where a model has the dataset at the manifest's shot count and at others, the manifest's is used;
+    ``other_shots`` maps ``(model, dataset)`` to the shot count used when only another one was there.
+    """
     from .ingest import ingest_paths
     from .matrix import query_results, MatrixQuery
     from .store import Store
@@ -87,11 +91,19 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
     # Match on (benchmark, dataset, metric) so a dataset scored with another metric is never mixed in.
     key = {(d["benchmark"], d["name"].split("/", 1)[-1], d["metric"]): d["name"] for d in manifest["datasets"]}
     col = [key.get((b, n, m)) for b, n, m in zip(long["benchmark"], long["dataset"], long["metric"])]
-    matched = long.assign(column=col).dropna(subset=["column"]).drop_duplicates(["model", "column"], keep="first")
+    matched = long.assign(column=col).dropna(subset=["column"])
     if matched.empty:
         raise HarnessExtError("none of the results is on a dataset of this manifest (check benchmark and metric names)")
+    shots = {d["name"]: d.get("num_fewshot") for d in manifest["datasets"]}
+    want = matched["column"].map(shots)
+    # A score at another shot count is a different measurement: use it only when the manifest's is absent.
+    other = want.notna() & (matched["num_fewshot"].astype("Float64") != want.astype("Float64")).fillna(True)
+    matched = (matched.assign(_other=other.to_numpy(dtype=bool)).sort_values("_other", kind="stable")
+               .drop_duplicates(["model", "column"], keep="first"))
+    off = matched[matched["_other"]]
+    other_shots = {(mo, c): (None if pd.isna(n) else int(n)) for mo, c, n in zip(off["model"], off["column"], off["num_fewshot"])}
     raw = matched.pivot(index="model", columns="column", values="value")
-    return raw.reindex(columns=[d["name"] for d in manifest["datasets"]]), report
+    return raw.reindex(columns=[d["name"] for d in manifest["datasets"]]), report, other_shots
 
 
 def predict_from_manifest(manifest: dict, paths) -> Prediction:
@@ -101,7 +113,7 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
 
     train = training_matrix(manifest)
     columns = list(train.columns)
-    raw_new, _ = new_model_matrix(manifest, paths)
+    raw_new, _, other_shots = new_model_matrix(manifest, paths)
     raw_new = raw_new.reindex(columns=columns)
     params = params_frame({d["name"]: d["normalisation"] for d in manifest["datasets"]}, columns)
 
@@ -116,6 +128,23 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
             raise HarnessExtError(f"{model}: no result on any subset dataset ({', '.join(subset_names[:5])} ...)")
         if missing:
             warnings.append(f"{model}: no result for {', '.join(missing)}; predicted from the rest of the subset")
+    shots = {d["name"]: d.get("num_fewshot") for d in manifest["datasets"]}
+    by_model = {}
+    for (model, c), n in other_shots.items():
+        if c in subset_names:
+            by_model.setdefault(model, []).append(f"{c} ({n} shots, manifest {shots[c]})")
+    for model, items in by_model.items():
+        warnings.append(f"{model}: run with another shot count than the manifest's models: {', '.join(items[:5])}"
+                        + (f" and {len(items) - 5} more" if len(items) > 5 else "") + "; "
+                        "predictions assume the manifest's setting")
+    # The intervals come from held-out models like the training ones; a model outside their range is extrapolated.
+    tr_sub = train.to_numpy(dtype=float)[:, subset_idx]
+    new_mean = np.nanmean(Z_new[:, subset_idx], axis=1)
+    lo, hi = np.nanmin(np.nanmean(tr_sub, axis=1)), np.nanmax(np.nanmean(tr_sub, axis=1))
+    for model in raw_new.index[(new_mean < lo) | (new_mean > hi)]:
+        v = new_mean[raw_new.index.get_loc(model)]
+        warnings.append(f"{model}: mean normalised subset score {v:.3f} is outside the manifest's models' range "
+                        f"[{lo:.3f}, {hi:.3f}]: the prediction extrapolates and its interval may be too narrow")
     pred_cfg = manifest["prediction"]["predictor"]
     reg = get_registration("predictors", pred_cfg["name"])
     est = reg.cls(**pred_cfg.get("params", {}))

@@ -159,6 +159,20 @@ def test_round_trip_from_subset_only_files_through_the_cli(split_store, reduced,
     np.testing.assert_allclose(full.loc[agg.index, "aggregate"], agg["aggregate"], rtol=0, atol=1e-9)  # JSON: 10 d.p.
 
 
+def test_predict_warns_on_other_shots_and_extrapolation(reduced):
+    """A real lm-eval v0.4 run of another family (Llama-3.2-1B, MMLU 0-shot) against the 5-shot Pythia manifest:
+    the scores are used, but predict says they were run with 0 shots and lie outside the manifest's models."""
+    from conftest import LM_EVAL_V04, require
+
+    f = require(LM_EVAL_V04 / "meta-llama__Llama-3.2-1B" / "results_2025-03-03T00-05-19.750676.json")
+    m = load_manifest(reduced / "manifest.json")
+    pred = predict_from_manifest(m, [f])
+    assert len(pred.warnings) == 2, pred.warnings
+    assert "0 shots, manifest 5" in pred.warnings[0] and "and 3 more" in pred.warnings[0]
+    assert "outside the manifest's models' range" in pred.warnings[1]
+    assert pred.aggregate["n_observed"].item() == 8
+
+
 def test_predict_with_only_part_of_the_subset_warns(split_store, reduced, tmp_path):
     _, new_dir = split_store
     m = load_manifest(reduced / "manifest.json")
