@@ -343,8 +343,8 @@ def _complete_random_curves(wr: np.ndarray, orders: np.ndarray) -> np.ndarray:
 
     * ``cov(full, S_k) = sum_{t <= k} c[o_t]`` (a cumulative sum), and
     * ``var(S_k) = var(S_{k-1}) + G[o_k, o_k] + 2 sum_{t < k} G[o_t, o_k]``,
-      where the inner sum is read off the cumulative sum of the rows
-      ``G[o_1], G[o_2], ...``.
+      where the inner sum is read off the prefix sums of the columns
+      ``G[:, o_1], G[:, o_2], ...``.
 
     So the cost is ``O(m d^2)`` once plus ``O(d^2)`` per run, instead of
     ``O(m d)`` per run (10,000 models x 1,000 datasets x 1,000 runs: seconds
@@ -366,21 +366,21 @@ def _complete_random_curves(wr: np.ndarray, orders: np.ndarray) -> np.ndarray:
     ff = float(f @ f)
     sd = np.sqrt(np.diag(G))
     runs = orders.shape[0]
-    curves = np.empty((runs, d))
-    step = max(1, _CHUNK_ELEMENTS // max(1, d * d))
-    for start in range(0, runs, step):
-        o = orders[start : start + step]  # (b, d)
-        b = o.shape[0]
-        # rows[r, k, :] = sum_{t <= k} G[o_t, :]; so sum_{t < k} G[o_t, o_k] = rows[r, k - 1, o_k].
-        rows = np.cumsum(G[o], axis=1)
-        cross = np.zeros((b, d))
-        cross[:, 1:] = np.take_along_axis(rows[:, :-1, :], o[:, 1:, None], axis=2)[..., 0]
-        var = np.cumsum(G[o, o] + 2.0 * cross, axis=1)
-        cov = np.cumsum(c[o], axis=1)
-        ok = (var > 1e-12 * np.cumsum(sd[o], axis=1) ** 2) & (ff > 0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            eta = cov / np.sqrt(np.where(ok, var * ff, 1.0))
-        curves[start : start + b] = np.where(ok, np.clip(eta, -1.0, 1.0), np.nan)
+    cross = np.zeros((runs, d))
+    steps = np.arange(d - 1)
+    buf = np.empty((d, d))
+    for r in range(runs):  # one d x d pass per run; everything else is vectorised over runs below
+        o = orders[r]
+        # B[j, t] = sum_{u <= t} G[j, o_u] (prefix sums along the contiguous axis, the fast one for numpy);
+        # so sum_{t < k} G[o_t, o_k] = B[o_k, k - 1].
+        B = np.cumsum(np.take(G, o, axis=1, out=buf), axis=1, out=buf)
+        cross[r, 1:] = B[o[1:], steps]
+    var = np.cumsum(G[orders, orders] + 2.0 * cross, axis=1)
+    cov = np.cumsum(c[orders], axis=1)
+    ok = (var > 1e-12 * np.cumsum(sd[orders], axis=1) ** 2) & (ff > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        eta = cov / np.sqrt(np.where(ok, var * ff, 1.0))
+    curves = np.where(ok, np.clip(eta, -1.0, 1.0), np.nan)
     return curves
 
 

@@ -419,16 +419,22 @@ def _upper_pair_sums(T: np.ndarray, term) -> np.ndarray:
     contiguous axis (numpy's pairwise summation, in ``T``'s dtype). The upper
     triangle is covered by square tiles of rows ``i`` x rows ``j`` (each tile
     ``(b, b, n)`` elements, about ``_TILE_ELEMENTS``); tiles below the diagonal
-    are skipped. Returns the ``(q, q)`` float64 matrix, symmetric, with a zero
+    are skipped. ``term(a, b, buf1, buf2)`` gets two scratch arrays of the
+    tile's shape to work in place (no allocation per tile) and returns the
+    terms. Returns the ``(q, q)`` float64 matrix, symmetric, with a zero
     diagonal.
     """
     q, n = T.shape
     U = np.zeros((q, q))
     b = max(1, int(np.sqrt(_TILE_ELEMENTS / max(1, n))))
+    bufs = np.empty((2, min(b, q), min(b, q), n), dtype=T.dtype)
     for i0 in range(0, q, b):
         Ti = T[i0 : i0 + b, None, :]
         for j0 in range(i0, q, b):
-            U[i0 : i0 + b, j0 : j0 + b] = term(Ti, T[None, j0 : j0 + b, :]).sum(axis=-1, dtype=T.dtype)
+            Tj = T[None, j0 : j0 + b, :]
+            shape = (Ti.shape[0], Tj.shape[1])
+            vals = term(Ti, Tj, bufs[0, : shape[0], : shape[1]], bufs[1, : shape[0], : shape[1]])
+            U[i0 : i0 + b, j0 : j0 + b] = vals.sum(axis=-1)
     U = np.triu(U, 1)
     return U + U.T
 
@@ -446,9 +452,11 @@ def _complete_pairs(X: np.ndarray, p: float) -> np.ndarray:
     if n * q * (q - 1) / 2 > _FLOAT32_TERMS:
         T = T.astype(np.float32)
 
-    def term(a, b):
-        diff = np.abs(a - b)
-        return diff * diff * diff if p == 3 else diff**p
+    def term(a, b, diff, out):
+        np.abs(np.subtract(a, b, out=diff), out=diff)
+        if p == 3:  # integer power by multiplication: np.power with a float exponent is the slow part
+            return np.multiply(np.multiply(diff, diff, out=out), diff, out=out)
+        return np.power(diff, p, out=out)
 
     return _upper_pair_sums(T, term) ** (1.0 / p)
 
@@ -582,11 +590,13 @@ def _jensen_shannon_complete(X: np.ndarray) -> np.ndarray:
     T = np.ascontiguousarray(P.T)
     if n * q * (q - 1) / 2 > _FLOAT32_TERMS:
         T = T.astype(np.float32)
-    tiny = np.finfo(T.dtype).tiny
+    # Offsetting by the smallest normal number makes 0 log 0 a normal ~1e-36 (float32) instead of NaN,
+    # without a maximum() pass per tile; values above ~1e-30 are unchanged.
+    T = T + np.finfo(T.dtype).tiny
 
-    def term(a, b):
-        s = a + b
-        return s * np.log(np.maximum(s, tiny))  # 0 log 0 = 0
+    def term(a, b, s, out):
+        np.add(a, b, out=s)
+        return np.multiply(s, np.log(s, out=out), out=out)
 
     with np.errstate(invalid="ignore"):
         js = (np.log(2.0) + 0.5 * (h[:, None] + h[None, :]) - 0.5 * _upper_pair_sums(T, term)) / np.log(2.0)
