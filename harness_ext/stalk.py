@@ -124,6 +124,8 @@ class StalkResult:
     axis : str
         ``"datasets"`` or ``"models"``.
     threshold : float
+    min_fraction : float
+        Share of a pair's observations a log-transformed fit had to keep.
     """
 
     pairs: pd.DataFrame
@@ -295,7 +297,8 @@ def run(args) -> int:
             raise MethodError(f"stalk needs at least 2 {axis}; the matrix is {df.shape[0]} models x {df.shape[1]} datasets")
     results = stalk(df, threshold=args.threshold, min_points=args.min_points, axes=axes, min_fraction=args.min_fraction)
     bench = ", ".join(args.benchmark or ["all benchmarks"])
-    print(f"stalk: {df.shape[0]} models x {df.shape[1]} datasets ({bench}); NONE if best R^2 < {args.threshold:g}")
+    print(f"stalk: {df.shape[0]} models x {df.shape[1]} datasets ({bench}); NONE if best R^2 < {args.threshold:g}; "
+          f"log fits need >= {args.min_fraction:.0%} of a pair's observations")
     table = counts_table(results)
     print(format_table(table))
     out = Path(args.out)
