@@ -649,7 +649,8 @@ def read_features(path, columns) -> np.ndarray:
     """Read a dataset x feature CSV (first column: dataset name) aligned to ``columns``.
 
     Non-numeric feature columns are dropped. Every dataset of the matrix must
-    have a row; extra rows are ignored.
+    have a row; extra rows are ignored. Empty cells are allowed (the selectors
+    fill them with the feature's mean); infinite values are an error.
     """
     try:
         df = pd.read_csv(path, index_col=0)
@@ -665,7 +666,12 @@ def read_features(path, columns) -> np.ndarray:
     missing = [c for c in columns if c not in num.index]
     if missing:
         raise HarnessExtError(f"features CSV {path} has no row for {len(missing)} dataset(s) of the matrix, e.g. {missing[:5]}")
-    return num.loc[list(columns)].to_numpy(dtype=float)
+    F = num.loc[list(columns)].to_numpy(dtype=float)
+    bad = np.isinf(F).any(axis=1)
+    if bad.any():
+        names = [c for c, b in zip(columns, bad) if b][:5]
+        raise HarnessExtError(f"features CSV {path} has infinite values for {int(bad.sum())} dataset(s), e.g. {names}")
+    return F
 
 
 def configure_parser(parser):

@@ -307,6 +307,11 @@ def test_cli_compare_prints_tables_and_writes_plot(tmp_path, capsys):
     feats.iloc[1:].to_csv(fcsv, index=False)
     assert main(argv + ["--features", str(fcsv)]) == 1
     assert "no row for 1 dataset" in capsys.readouterr().err
+    feats.loc[3, "f2"] = np.inf
+    feats.to_csv(fcsv, index=False)
+    assert main(argv + ["--features", str(fcsv)]) == 1
+    err = capsys.readouterr().err
+    assert str(fcsv) in err and "infinite values for 1 dataset(s), e.g. ['DS03']" in err
 
 
 # ----------------------------------------------------------------------------- real data
