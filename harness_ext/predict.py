@@ -168,14 +168,16 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
     agg_actual = np.where(np.isnan(Z_new).any(axis=1), np.nan, Z_new @ weights)
 
     n_new, d = mean.shape
+    raw_obs = raw_new.to_numpy(dtype=float)
     table = pd.DataFrame({
         "model": np.repeat(raw_new.index.to_numpy(), d),
         "dataset": np.tile(columns, n_new),
         "observed": observed.ravel(),
         "score": mean.ravel(), "lower": lower.ravel(), "upper": upper.ravel(),
-        "raw": invert_normalisation(mean, params).ravel(),
-        "raw_lower": invert_normalisation(lower, params).ravel(),
-        "raw_upper": invert_normalisation(upper, params).ravel(),
+        # Observed cells keep the harness's own value (normalisation clips below-chance scores to chance).
+        "raw": np.where(observed, raw_obs, invert_normalisation(mean, params)).ravel(),
+        "raw_lower": np.where(observed, raw_obs, invert_normalisation(lower, params)).ravel(),
+        "raw_upper": np.where(observed, raw_obs, invert_normalisation(upper, params)).ravel(),
         "actual": actual.ravel(),
     })
     # A flipped (lower-is-better) column inverts the order of its bounds.

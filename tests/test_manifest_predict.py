@@ -173,6 +173,34 @@ def test_predict_warns_on_other_shots_and_extrapolation(reduced):
     assert pred.aggregate["n_observed"].item() == 8
 
 
+def test_predict_reads_what_lm_eval_writes_for_the_group(reduced, tmp_path):
+    """The results file 'lm_eval --tasks harness_ext_reduced' writes (v0.4 layout: subtasks, the group's own row,
+    groups/group_subtasks, n-shot), built from a real v0.4 file restricted to the subset at 5 shots."""
+    from conftest import LM_EVAL_V04, require
+
+    src = require(LM_EVAL_V04 / "meta-llama__Llama-3.2-1B" / "results_2025-03-03T00-05-19.750676.json")
+    m = load_manifest(reduced / "manifest.json")
+    doc = json.loads(src.read_text())
+    tasks = [f"mmlu_{s['name']}" for s in m["subset"]]
+    res = {t: doc["results"][t] for t in tasks}
+    group = {"alias": "harness_ext_reduced", "acc,none": float(np.mean([r["acc,none"] for r in res.values()]))}
+    doc.update(results={"harness_ext_reduced": group, **res}, groups={"harness_ext_reduced": group},
+               group_subtasks={"harness_ext_reduced": tasks}, **{"n-shot": {t: 5 for t in tasks}},
+               configs={t: {**doc["configs"][t], "num_fewshot": 5} for t in tasks},
+               versions={t: doc["versions"][t] for t in tasks})
+    out = tmp_path / "results" / "meta-llama__Llama-3.2-1B"
+    out.mkdir(parents=True)
+    (out / src.name).write_text(json.dumps(doc))
+    pred = predict_from_manifest(m, [tmp_path / "results"])
+    assert not any("shot" in w for w in pred.warnings), pred.warnings
+    assert pred.aggregate["n_observed"].item() == 8 and pred.table["observed"].sum() == 8
+    obs = pred.table[pred.table["observed"]].set_index("dataset")
+    given = {s["name"]: res[f"mmlu_{s['name']}"]["acc,none"] for s in m["subset"]}
+    assert min(given.values()) < 0.25  # a below-chance score, which normalisation clips, is shown as given
+    for col in ("raw", "raw_lower", "raw_upper"):
+        assert obs[col].to_dict() == pytest.approx(given)
+
+
 def test_predict_with_only_part_of_the_subset_warns(split_store, reduced, tmp_path):
     _, new_dir = split_store
     m = load_manifest(reduced / "manifest.json")
