@@ -159,3 +159,12 @@ def test_pythia_mmlu_pairs_use_most_models(pythia_mmlu_matrix):
     assert (used >= 0.5 * won.n_linear).all()
     loose = stalk(pythia_mmlu_matrix.iloc[::4], axes=("models",), min_fraction=0.0)["models"].pairs
     assert (loose.relationship == "POWER-LAW").sum() > (models.relationship == "POWER-LAW").sum()
+
+
+@pytest.mark.slow
+def test_tables_1_2_counts_on_helm_classic(helm_classic_matrix):
+    # Measured on the dense 30 x 14 block (harness-ext stalk --benchmark helm_classic --dense models).
+    # SimBA Tables 1-2 (29 models x 16 scenarios): datasets 6/25/44/45 of 120, models 20/72/294/20 of 406.
+    table = counts_table(stalk(helm_classic_matrix))
+    assert table["datasets"].tolist() == [8, 27, 3, 53, 91]
+    assert table["models"].tolist() == [149, 78, 208, 0, 435]
