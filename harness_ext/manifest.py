@@ -248,7 +248,9 @@ def build_manifest(
             "expected_error": {"aggregate_rmse": _num(cv["aggregate_rmse"]),
                                "aggregate_interval_90": _num(Z90 * cv["aggregate_rmse"])},
         },
-        "aggregate": {"weighting": {"name": weighting, "params": _jsonable(weights.attrs.get("params", {}))},
+        "aggregate": {"weighting": {"name": weighting, "params": _jsonable(weights.attrs.get("params", {})),
+                                    # user weights emitted by `harness-ext weights`: which scheme made them
+                                    **({"source": weights.attrs["source"]} if weights.attrs.get("source") else {})},
                       "formula": "sum_j weight_j * normalised_score_j"},
         "warnings": warnings,
     }

@@ -529,7 +529,9 @@ def compute_weights(df: pd.DataFrame, scheme: str = "uniform", random_state: int
         Weight per column (index = ``df.columns``), non-negative, summing to 1.
         ``series.attrs`` holds ``scheme`` (canonical name) and ``params`` (the
         estimator's ``get_params()``), which the manifest records as "the
-        weighting used for the aggregate".
+        weighting used for the aggregate", and ``source`` when the scheme
+        reports where its weights came from (``user`` weights written by
+        ``--emit-weights``: that scheme and its parameters).
 
     References
     ----------
@@ -548,6 +550,8 @@ def compute_weights(df: pd.DataFrame, scheme: str = "uniform", random_state: int
     s = pd.Series(w, index=df.columns, name="weight")
     s.attrs["scheme"] = reg.name
     s.attrs["params"] = _jsonable(est.get_params())
+    if getattr(est, "source_", None):
+        s.attrs["source"] = _jsonable(est.source_)
     return s
 
 

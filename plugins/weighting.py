@@ -226,6 +226,9 @@ class UserWeights(BaseWeighting):
     weights_ : ndarray
     ignored_ : list of str
         Names in the file that are not columns of the matrix (not used).
+    source_ : dict or None
+        ``{"scheme", "params"}`` when the file was written by ``harness-ext
+        weights --emit-weights``, so a manifest can say which scheme made them.
 
     Notes
     -----
@@ -271,7 +274,19 @@ class UserWeights(BaseWeighting):
             raise MethodError(f"{self.path}: the weights of the matrix's columns sum to 0")
         self.weights_ = w / w.sum()
         self.ignored_ = sorted(set(given) - set(columns))
+        self.source_ = _emitted_by(self.path)
         return self
+
+
+def _emitted_by(path) -> Optional[dict]:
+    """``{"scheme", "params"}`` of a weights file written by ``--emit-weights``, else None."""
+    path = Path(path)
+    if path.suffix.lower() != ".json":
+        return None
+    doc = json.loads(path.read_text())  # read_weight_file has already validated it
+    if isinstance(doc, dict) and isinstance(doc.get("weights"), dict) and doc.get("scheme"):
+        return {"scheme": str(doc["scheme"]), "params": doc.get("params") or {}}
+    return None
 
 
 @hookimpl

@@ -282,6 +282,7 @@ def test_user_weights_json_csv_and_roundtrip(tmp_path):
     assert doc["scheme"] == "distance" and "max_clusters" in doc["params"]
     again = compute_weights(df, "user", path=str(tmp_path / "emitted.json"))
     assert np.allclose(again.to_numpy(), compute_weights(df, "distance").to_numpy())
+    assert again.attrs["source"] == {"scheme": "distance", "params": doc["params"]} and "source" not in w.attrs
     # a matrix column missing from the file is an error, not a silent 0
     (tmp_path / "short.json").write_text(json.dumps({"c0": 1.0}))
     with pytest.raises(MethodError, match="no weight"):
@@ -650,6 +651,8 @@ def test_real_weights_flow_into_a_manifest(real_store, tmp_path):
     got = {d["name"]: d["weight"] for d in m["datasets"]}
     assert got == pytest.approx(emitted["weights"], abs=1e-9)
     assert m["aggregate"]["weighting"]["name"] == "user"
+    # ... and says which scheme made them, with its parameters
+    assert m["aggregate"]["weighting"]["source"] == {"scheme": "inverse_distance", "params": emitted["params"]}
 
 
 @pytest.mark.slow
