@@ -201,6 +201,26 @@ def test_predict_reads_what_lm_eval_writes_for_the_group(reduced, tmp_path):
         assert obs[col].to_dict() == pytest.approx(given)
 
 
+def test_predict_reads_helm_run_directories(reduced):
+    """README 'Use it with HELM': predict reads helm-run output directories (real HELM MMLU v1.13.0 runs of Yi-6B/34B,
+    repo fixture). The manifest's subset is replaced by the four subjects those runs cover."""
+    from pathlib import Path
+
+    runs = sorted((Path(__file__).parent / "fixtures" / "helm" / "benchmark_output" / "runs" / "v1.13.0").glob("mmlu:*"))
+    m = load_manifest(reduced / "manifest.json")
+    by_name = {d["name"]: d for d in m["datasets"]}
+    subjects = ["astronomy", "econometrics", "jurisprudence", "us_foreign_policy"]
+    m["subset"] = [{"step": i + 1, "name": s, "coverage": None,
+                    **{k: by_name[s][k] for k in ("benchmark", "metric", "task", "num_fewshot")}}
+                   for i, s in enumerate(subjects)]
+    pred = predict_from_manifest(m, runs)
+    assert sorted(pred.aggregate["model"]) == ["01-ai/yi-34b", "01-ai/yi-6b"]
+    assert (pred.aggregate["n_observed"] == 4).all()
+    assert not any("shot" in w for w in pred.warnings)  # HELM's 5 in-context examples match the 5-shot manifest
+    # Yi is far better than any Pythia checkpoint: predict says it extrapolates.
+    assert sum("outside the manifest's models' range" in w for w in pred.warnings) == 2
+
+
 def test_predict_with_only_part_of_the_subset_warns(split_store, reduced, tmp_path):
     _, new_dir = split_store
     m = load_manifest(reduced / "manifest.json")
