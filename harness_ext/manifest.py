@@ -359,6 +359,7 @@ def configure_parser(parser):
 def run(args) -> int:
     from .cli import matrix_from_args
     from .plugin_manager import get_registration
+    from .store import default_db_path
 
     # Unknown plugin names fail before any work is done.
     get_registration("selectors", args.selector)
@@ -375,7 +376,7 @@ def run(args) -> int:
     manifest = build_manifest(
         df, budget=args.budget, selector=args.selector, similarity=args.similarity, predictor=args.predictor,
         weighting=args.weighting, weighting_params=weighting_params, random_state=args.seed, n_random=args.n_random,
-        group_name=args.group_name, db=args.db,
+        group_name=args.group_name, db=args.db or default_db_path(),
     )
     paths = write_outputs(manifest, args.out, formats)
     print(summary(manifest))

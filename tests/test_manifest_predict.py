@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from harness_ext.cli import main
-from harness_ext.errors import MethodError
+from harness_ext.errors import HarnessExtError, MethodError
 from harness_ext.ingest import bundled_data_path, ingest_paths
 from harness_ext.manifest import build_manifest, load_manifest, parse_budget, validate_manifest
 from harness_ext.matrix import MatrixQuery, load_matrix
@@ -219,6 +219,25 @@ def test_predict_reads_helm_run_directories(reduced):
     assert not any("shot" in w for w in pred.warnings)  # HELM's 5 in-context examples match the 5-shot manifest
     # Yi is far better than any Pythia checkpoint: predict says it extrapolates.
     assert sum("outside the manifest's models' range" in w for w in pred.warnings) == 2
+
+
+def test_predict_without_embedded_matrix_rebuilds_it_from_the_store(split_store, reduced, tmp_path):
+    """Manifests of matrices too large to embed name the store; predict re-queries it and checks the fingerprint."""
+    db, new_dir = split_store
+    m = load_manifest(reduced / "manifest.json")
+    assert m["source"]["store"] == str(db)
+    one = sorted(new_dir.iterdir())[:2]
+    embedded = predict_from_manifest(m, one).aggregate
+    del m["training_matrix"]
+    validate_manifest(m)
+    np.testing.assert_allclose(predict_from_manifest(m, one).aggregate["aggregate"], embedded["aggregate"], atol=1e-9)
+    changed = tmp_path / "changed.duckdb"
+    shutil.copy(db, changed)
+    with Store.open(changed) as s:
+        ingest_paths(s, one[:1], show_progress=False)
+    m["source"]["store"] = str(changed)
+    with pytest.raises(HarnessExtError, match="fingerprint differs"):
+        predict_from_manifest(m, one)
 
 
 def test_predict_with_only_part_of_the_subset_warns(split_store, reduced, tmp_path):
