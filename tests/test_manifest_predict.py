@@ -316,6 +316,25 @@ def lm_eval_task_manager(reduced):
     return tasks_mod.TaskManager(include_path=str(reduced))
 
 
+def test_chance_and_large_error_warnings(split_store, reduced):
+    """The two remaining warnings on real matrices: the Pythia MMLU order is no better than random subsets (its
+    checkpoints sit near chance, so mean win rates are mostly noise), and a noisier copy has a large predicted error."""
+    db, _ = split_store
+    m = load_manifest(reduced / "manifest.json")
+    assert m["selection"]["random_baseline"]["auc_matched_or_beaten"] < 0.9
+    assert any("no better than chance" in w for w in m["warnings"])
+    assert not any("RMSE" in w for w in m["warnings"])
+    with Store.open(db, read_only=True) as s:
+        df = load_matrix(s, MatrixQuery(benchmarks=("mmlu",), models="*@step1[0-4]3000"))
+    # Ten subjects with independent noise and a subset of two: eight hidden errors no longer average out.
+    few = df.iloc[:, :10]
+    noisy = (few + np.random.default_rng(0).normal(0, 0.5, few.shape)).clip(0, 1)
+    noisy.attrs = df.attrs
+    w = build_manifest(noisy, budget="2", n_random=20)["warnings"]
+    assert any("cross-validated RMSE" in x and "above 0.05" in x for x in w), w
+    assert any("datasets are predicted with RMSE above 0.1" in x for x in w), w
+
+
 @pytest.mark.slow
 def test_lm_eval_task_manager_resolves_group(reduced, lm_eval_task_manager):
     """lm-eval's own TaskManager indexes the generated YAML as a group of exactly the selected tasks,
