@@ -257,6 +257,7 @@ def test_sampled_kendall_within_its_standard_error_on_real_data(pythia_mmlu_matr
         X = _with_holes(X, 0.05, 21)
     exact = S.kendall_similarity(X)  # 350k pairs * 57^2 is under the exact budget
     monkeypatch.setattr(S, "_KENDALL_EXACT_OPS", 0)
+    monkeypatch.setattr(S, "_kendall_per_column_pair_is_cheaper", lambda n, p: False)
     B = 20_000
     est = S.kendall_similarity(X, max_pairs=B, random_state=1)
     np.testing.assert_array_equal(est, S.kendall_similarity(X, max_pairs=B, random_state=1))  # seeded
@@ -277,6 +278,7 @@ def test_sampled_kendall_standard_error_is_calibrated(monkeypatch):
     X = np.random.default_rng(30).random((2000, 20))
     exact = S.kendall_similarity(X)
     monkeypatch.setattr(S, "_KENDALL_EXACT_OPS", 0)
+    monkeypatch.setattr(S, "_kendall_per_column_pair_is_cheaper", lambda n, p: False)
     B = 20_000
     z = (S.kendall_similarity(X, max_pairs=B, random_state=0) - exact) * np.sqrt(B)
     z = np.abs(z[np.triu_indices(20, 1)])
@@ -325,3 +327,18 @@ def test_cross_pearson_complete_path_equals_masked_path(pythia_mmlu_matrix):
     np.testing.assert_allclose(a[:-1, :-1], b[:-1, :-1], atol=1e-12, equal_nan=True)
     np.testing.assert_allclose(a, reference(X, "pearson"), atol=1e-10, equal_nan=True)
     np.testing.assert_allclose(S.cross_pearson(X[:, :4], X[:, 4:]), a[:4, 4:], atol=1e-12, equal_nan=True)
+
+
+def test_kendall_per_column_pair_path_equals_sign_product(real_slices, monkeypatch):
+    # Few columns x many rows go column pair by column pair through scipy; both exact paths must agree,
+    # with holes and with a column constant on every row.
+    assert S._kendall_per_column_pair_is_cheaper(4496, 6) and not S._kendall_per_column_pair_is_cheaper(10_000, 1_000)
+    for key, X in real_slices.items():
+        X = X.copy()
+        X[:, 0] = 0.0
+        sign = S.kendall_similarity(X)
+        monkeypatch.setattr(S, "_kendall_per_column_pair_is_cheaper", lambda n, p: True)
+        per_pair = S.kendall_similarity(X)
+        monkeypatch.undo()
+        np.testing.assert_allclose(per_pair, sign, atol=1e-12, equal_nan=True, err_msg=key)
+        assert np.isnan(per_pair[0]).all()
