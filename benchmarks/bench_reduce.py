@@ -5,7 +5,8 @@ evaluated: :func:`harness_ext.manifest.build_manifest` (greedy coverage with
 Pearson, the 1000-run RANDOM baseline, ridge with cross-validation, weights,
 the manifest) plus :func:`harness_ext.prowl.run_prowl` with greedy coverage for
 the other eight similarity measures (reusing the manifest's random baseline
-for their "matched or beaten" proportions, as ``prowl_table`` does). Each
+for their "matched or beaten" proportions and one win-rate matrix, as
+``prowl_table`` does). Each
 phase is timed by wrapping the module functions the product calls:
 
 * similarity: ``plugins.selectors.coverage_matrix`` (nine measures)
@@ -44,8 +45,8 @@ Targets: 100 x 60 under 2 s; 10,000 x 1,000 under 120 s and 4 GB peak.
 Usage::
 
     python benchmarks/bench_reduce.py            # everything, 10,000 x 1,000 included (tens of minutes)
-    python benchmarks/bench_reduce.py --quick    # 100 x 60, real matrices with fewer random runs,
-                                                 # 1,000 x 200 in the subprocess (< ~25 s)
+    python benchmarks/bench_reduce.py --quick    # 100 x 60, HELM/Pythia/CrossPred with fewer random runs,
+                                                 # 500 x 100 in the subprocess (< ~15 s)
     python benchmarks/bench_reduce.py --case 10000x1000   # one synthetic case only
 """
 
@@ -127,17 +128,18 @@ def full_reduce(df, n_random: int = 1000, random_state: int = 0):
     from harness_ext.errors import MethodError
     from harness_ext.manifest import build_manifest
     from harness_ext.plugins.similarity import PAPER_MEASURES
-    from harness_ext.prowl import run_prowl
+    from harness_ext.prowl import run_prowl, win_rates
 
     results, notes = {}, []
     with phase_timers() as (times, captured):
         t0 = time.perf_counter()
         manifest = build_manifest(df, similarity=PAPER_MEASURES[0], n_random=n_random, random_state=random_state)
         baseline = captured.get("random baseline")
+        wr = win_rates(df.to_numpy(dtype=float))  # once for the eight, as prowl_table does
         for sim in PAPER_MEASURES[1:]:
             try:
                 results[sim] = run_prowl(df, similarity=sim, random_state=random_state, n_random=0 if baseline is None else n_random,
-                                         baseline=baseline)
+                                         baseline=baseline, wr=wr)
             except MethodError as exc:  # e.g. Jensen-Shannon on negative scores
                 notes.append(f"{sim}: {exc}")
         total = time.perf_counter() - t0
@@ -378,7 +380,7 @@ def run_in_subprocess(shape: tuple, n_random: int, ref_budget: float) -> list:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
-                    help="100 x 60 and HELM with 1000 random runs, other matrices with 100, 1,000 x 200 as the subprocess case")
+                    help="100 x 60 and HELM with 1000 random runs, Pythia/CrossPred with 100, 500 x 100 as the subprocess case")
     ap.add_argument("--case", default=None, help="run only this synthetic case (e.g. 10000x1000), in this process")
     ap.add_argument("--n-random", type=int, default=None, help="random-baseline runs (default 1000)")
     ap.add_argument("--ref-budget", type=float, default=None, help="seconds per reference phase before extrapolating")
@@ -400,7 +402,11 @@ def main(argv=None) -> int:
     # The 100 x 60 target is defined with 1000 random runs, so that case always uses 1000.
     cases = [("synthetic", C.low_rank_matrix(100, 60, seed=0), args.n_random or 1000)]
     if not args.no_real:
-        for label, df in C.real_matrices().items():
+        # Quick mode leaves out the Open LLM Leaderboard v2 matrix: building it ingests 4,574 files
+        # (bench_scale --quick ingests 400 of them; full mode reduces the whole matrix).
+        names = ("helm_classic", "pythia_mmlu", "crosspred") if args.quick else ("helm_classic", "open_llm_v2",
+                                                                                 "pythia_mmlu", "crosspred")
+        for label, df in C.real_matrices(names).items():
             cases.append((label, df, args.n_random or (1000 if df.shape[0] * df.shape[1] < 1000 else many)))
     if not args.quick:
         cases.append(("synthetic", C.low_rank_matrix(1000, 200, seed=0), many))
@@ -410,7 +416,7 @@ def main(argv=None) -> int:
         all_rows.extend(rows)
         C.print_rows(rows)
         print(flush=True)
-    big = (1000, 200) if args.quick else (10000, 1000)
+    big = (500, 100) if args.quick else (10000, 1000)
     rows = run_in_subprocess(big, many, budget)
     all_rows.extend(rows)
     C.print_rows(rows)
