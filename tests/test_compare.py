@@ -364,3 +364,30 @@ def test_cli_compare_on_the_whole_tsc_bakeoff_folder(tmp_path, capsys):
         assert needle in text
     auc = pd.read_csv(out / "auc.csv", index_col=0)
     assert auc.index.tolist() == sel and np.isfinite(auc.to_numpy()).all()
+
+
+@pytest.mark.slow
+def test_tsc_bakeoff_findings_on_performance_columns():
+    """Pins the direction of what T=200 measured on the 40 x 112 bake-off (issue 5 report), at T=20:
+    SimBA's greedy coverage preserves the ranking significantly better than Random, while Euclidean
+    farthest-first on raw performance columns is worse than Random (it picks the hardest, noisiest
+    datasets first), unlike with the paper's a-priori features."""
+    from conftest import SHARED_DATA, require
+
+    from harness_ext.ingest import ingest_paths
+    from harness_ext.matrix import MatrixQuery, load_matrix
+    from harness_ext.store import Store
+
+    root = require(SHARED_DATA / TSC)
+    files = sorted(p for p in root.glob("*/*_accuracy.csv") if p.parent.name != "best")
+    with Store.open(":memory:") as store:
+        ingest_paths(store, files, show_progress=False)
+        df = load_matrix(store, MatrixQuery(benchmarks=("tsc_bakeoff",), metric="accuracy", dense=True))
+    res = compare.run_protocol(df.to_numpy(), ["random-subset", "greedy-coverage", "farthest-first-euclidean"],
+                               trials=20, k_max=20, seed=0, metrics=["mae", "spearman"], show_progress=False)
+    sig = res.significance_table().set_index(["metric", "selector"])
+    assert sig.loc[("Spearman", "greedy-coverage"), "best"] and sig.loc[("MAE", "greedy-coverage"), "best"]
+    assert sig.loc[("Spearman", "greedy-coverage"), "p_holm_better_than_random"] < 1e-3
+    assert sig.loc[("Spearman", "farthest-first-euclidean"), "rel_gain_vs_random"] < 0
+    kt = res.kstar_table(["spearman>=0.9"]).set_index("selector")
+    assert kt.loc["greedy-coverage", "k*_mean"] <= 5 <= kt.loc["random-subset", "k*_mean"]
