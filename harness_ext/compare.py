@@ -552,8 +552,10 @@ def run_protocol(
     paper ranks the models on every fold and averages the fold ranks (§3),
     which pulls mean ranks towards the middle and so lowers MAE: on the TSC
     bake-off (40 x 112, 30 resamples) Random's AUC(MAE) over k = 2..20 is
-    34.5 with per-resample ranks and 40.8 with ranks of the mean accuracy,
-    while AUC(Spearman) barely moves (16.42 vs 16.30).
+    34.6 with per-resample ranks and 40.8 with ranks of the mean accuracy,
+    while AUC(Spearman) barely moves (16.41 vs 16.30); with 35 classifiers
+    per draw, per-resample ranks give 30.2, the paper's Random 31.06
+    (``benchmarks/quality_compare_fold_ranks.py``).
 
     References
     ----------
