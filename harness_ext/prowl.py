@@ -573,6 +573,7 @@ def run_prowl(
     selector_params: Optional[dict] = None,
     baseline: Optional[RandomBaseline] = None,
     ties: str = "half",
+    wr: Optional[np.ndarray] = None,
 ) -> ProwlResult:
     """Order the datasets with a selector and evaluate the order's coverage (SimBA prowl).
 
@@ -602,6 +603,9 @@ def run_prowl(
     ties : {"half", "strict"}
         Ties in the mean win rate: half a win (HELM, default) or none (eq. 6
         as printed); see :func:`win_rates`.
+    wr : numpy.ndarray, optional
+        ``win_rates(X, ties)`` of this matrix when already computed (several
+        selectors or similarities on one matrix compute it once).
 
     Returns
     -------
@@ -620,7 +624,7 @@ def run_prowl(
     SimBA §3 (Algorithm 1, eqs. 3-7), §6.2 (Table 3), Appendix B (Table 6).
     """
     X, names = _as_matrix(df)
-    wr = win_rates(X, ties)
+    wr = win_rates(X, ties) if wr is None else wr
     if baseline is not None and baseline.ties != ties:
         raise MethodError(f"the random baseline was computed with ties={baseline.ties!r}, not {ties!r}")
     name, est, used_similarity = _make_selector(selector, similarity, random_state, selector_params)
@@ -739,7 +743,8 @@ def prowl_table(
     for sel, sim in methods:
         try:
             res = run_prowl(frame, similarity=sim, selector=sel, target=target, random_state=random_state,
-                            selector_params=selector_params if sim is not None else None, baseline=baseline, ties=ties)
+                            selector_params=selector_params if sim is not None else None, baseline=baseline, ties=ties,
+                            wr=wr)
         except MethodError as exc:
             label = LABELS.get(sim, str(sim).upper()) if sim else BASELINE_LABELS.get(sel, sel)
             rows.append({"method": label, "SCAUC": np.nan, "|S*|": np.nan, "AUC>=random": np.nan,

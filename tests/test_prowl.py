@@ -516,3 +516,12 @@ def test_table3_and_table6_figures_on_real_matrices(which, helm_classic_matrix, 
     for res in rep.results.values():
         assert res.coverage[-1] == pytest.approx(1.0)
         assert res.n_star == n_star(res.coverage, 0.95)
+
+
+def test_run_prowl_reuses_given_win_rates():
+    X = low_rank(60, 9, seed=12)
+    df = pd.DataFrame(X, columns=[f"d{j}" for j in range(9)])
+    a = run_prowl(df, similarity="kendall_tau", n_random=20)
+    b = run_prowl(df, similarity="kendall_tau", n_random=20, wr=win_rates(X))
+    np.testing.assert_array_equal(a.coverage, b.coverage)
+    assert a.order == b.order
