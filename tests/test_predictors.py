@@ -227,15 +227,32 @@ def test_centring_variance_by_hand():
 
 
 def test_bpmf_std_includes_error_of_the_estimated_column_centre():
-    """std_ = sqrt(posterior+noise var + centring var) in units of X: the centred fit cannot see the centre's error."""
+    """centre_error=True: std_ = sqrt(posterior+noise var + centring var) in units of X; off by default."""
     X, _, _ = low_rank(m=30, d=12, rank=2, noise=0.05, seed=3)
     Xo, mask = hide(X, 0.8, seed=4)
     Z, mu, sd = standardise_columns(Xo, min_count=5)
-    std_X = BayesianPMF(n_components=3, **FAST_BPMF).fit(Xo).std_
+    std_X = BayesianPMF(n_components=3, centre_error=True, **FAST_BPMF).fit(Xo).std_
+    std_default = BayesianPMF(n_components=3, **FAST_BPMF).fit(Xo).std_
     std_Z = BayesianPMF(n_components=3, standardize=False, **FAST_BPMF).fit(Z).std_  # same chain on the same Z
     cv = centring_variance(Xo, sd, 5)
     assert (cv > 0).any()
     assert np.allclose(std_X[mask], (np.sqrt(std_Z ** 2 + cv) * sd)[mask])
+    assert np.allclose(std_default[mask], (std_Z * sd)[mask])
+
+
+def test_bpmf_intervals_not_inflated_by_centre_error_on_well_specified_data():
+    """A rank-3 matrix the factorisation explains: the default std is calibrated (~90% inside the 90%
+    interval); adding the centre's error counts it twice and pushes coverage towards 1."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3)) @ rng.normal(size=(3, 25)) + 0.1 * rng.standard_normal((50, 25))
+    Xo, mask = hide(X, 0.5, seed=1)
+
+    def coverage(**kw):
+        est = BayesianPMF(n_components=4, n_burnin=60, n_samples=80, **kw).fit(Xo)
+        return np.mean(np.abs(est.mean_[mask] - X[mask]) <= 1.6449 * est.std_[mask])
+
+    assert 0.85 <= coverage() <= 0.95
+    assert coverage(centre_error=True) > 0.97
 
 
 def test_bpmf_deterministic_for_seed():
