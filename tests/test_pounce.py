@@ -287,3 +287,68 @@ def test_cli_pounce_tensor_analysis(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "multi-metric RMSE at 30% hidden" in text and "bptf" in text and "pmf (sep)" in text
     assert (tmp_path / "o" / "tensor.csv").is_file()
+
+
+# -- real data: the issue's "done when" on CrossPred and Pythia MMLU ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def crosspred_df(tmp_path_factory):
+    """The 108 x 176 CrossPred matrix in raw units, read through ingest and load_matrix as the CLI does."""
+    from conftest import SHARED_DATA, require
+
+    from harness_ext.ingest import ingest_paths
+    from harness_ext.matrix import MatrixQuery, load_matrix
+    from harness_ext.store import Store
+
+    path = require(SHARED_DATA / "crosspred-lvlm" / "data" / "result_summary.json")
+    with Store.open(tmp_path_factory.mktemp("cp") / "s.duckdb") as store:
+        ingest_paths(store, [path], show_progress=False)
+        df = load_matrix(store, MatrixQuery(benchmarks=("crosspred",), normalise="none"))
+    assert df.shape == (108, 176) and not df.isna().any().any()
+    return df
+
+
+@pytest.mark.slow
+def test_crosspred_pmf_bpmf_beat_baselines_and_bpmf_is_calibrated(crosspred_df):
+    """004 Fig. 3 / Table 11: PMF and BPMF below both baselines at 50% and 90% hidden (the issue asks
+    below 90%; 90% is the hardest point), and BPMF's 90% intervals hold 85-95% of hidden cells at 50%.
+    At 90% hidden they hold about 84% (0.839 over 3 masks, `pounce --repeats 3`): slightly short."""
+    from harness_ext.pounce import _column_groups
+
+    groups = _column_groups(crosspred_df)
+    assert sorted(set(groups)) == ["acc", "bart"]
+    preds = {"global_mean": GlobalMean(column_groups=groups), "mean_of_means": MeanOfMeans(column_groups=groups),
+             "pmf": PMF(column_groups=groups), "bpmf": BayesianPMF(column_groups=groups)}
+    long = masked_rmse(crosspred_df.to_numpy(), preds, hidden_ratios=(0.5, 0.9), random_state=0)
+    rmse = long.pivot_table(index="ratio", columns="predictor", values="rmse")
+    base = rmse[["global_mean", "mean_of_means"]].min(axis=1)
+    assert (rmse["pmf"] < base).all() and (rmse["bpmf"] < base).all(), rmse
+    assert (rmse.loc[0.5, ["pmf", "bpmf"]] < 0.8 * base[0.5]).all()  # a clear margin, not a tie
+    cov = long[long.predictor == "bpmf"].set_index("ratio")["coverage"]
+    assert 0.85 <= cov[0.5] <= 0.95 and 0.80 <= cov[0.9] <= 0.95, cov
+
+
+@pytest.mark.slow
+def test_crosspred_active_evaluation_uncertainty_beats_random(crosspred_df):
+    """004 Fig. 4: revealing the most uncertain cells first lowers test RMSE more than random cells."""
+    from harness_ext.pounce import _column_groups
+
+    est = BayesianPMF(column_groups=_column_groups(crosspred_df), n_burnin=150, n_samples=150)
+    long = active_evaluation(crosspred_df.to_numpy(), est, step=0.05, n_steps=1,
+                             strategies=("uncertainty", "random"), random_state=0)
+    after = long[long.extra > 0].set_index("strategy")["improvement"]
+    assert after["uncertainty"] > 0.02 and after["uncertainty"] > after["random"] + 0.02, long
+
+
+@pytest.mark.slow
+def test_pythia_mmlu_ridge_knn_auc_mse_beat_column_means(pythia_mmlu_matrix):
+    """Ridge and KNN on Pythia MMLU (838 runs x 57): AUC-MSE at or below SimBA Table 4's MMLU 0.002, and
+    below predicting each dataset's training mean (global_mean) -- the baseline that shows how much of a
+    small AUC-MSE is the matrix's own small spread (half its cells sit at chance, normalised to 0)."""
+    res = evaluate_regression(pythia_mmlu_matrix.to_numpy(), {"ridge": RidgePredictor(), "knn": KNNPredictor(),
+                                                              "global_mean": GlobalMean()},
+                              noise_sigmas=(), n_splits=0, random_state=0)
+    auc = res.auc["clean"]
+    assert auc["ridge"] <= 0.002 and auc["knn"] <= 0.002
+    assert auc["ridge"] < 0.85 * auc["global_mean"] and auc["knn"] < 0.85 * auc["global_mean"], auc
