@@ -525,3 +525,35 @@ def test_run_prowl_reuses_given_win_rates():
     b = run_prowl(df, similarity="kendall_tau", n_random=20, wr=win_rates(X))
     np.testing.assert_array_equal(a.coverage, b.coverage)
     assert a.order == b.order
+
+
+@pytest.mark.parametrize("sim", ["pearson", "spearman", "kendall_tau", "cosine", "manhattan", "euclidean",
+                                 "minkowski", "wasserstein", "jensen_shannon"])
+def test_lazy_greedy_equals_full_evaluation_on_real_matrices(helm_classic_matrix, pythia_mmlu_matrix, monkeypatch, sim):
+    import harness_ext.plugins.selectors as sel
+
+    for frame in (helm_classic_matrix, pythia_mmlu_matrix):
+        C = coverage_matrix(frame.to_numpy(dtype=float), sim)
+        priority = np.random.default_rng(3).permutation(C.shape[0])
+        monkeypatch.setattr(sel, "_LAZY_MIN_D", 10**9)  # every candidate at every step
+        full = greedy_coverage_order(C, priority=priority)
+        monkeypatch.setattr(sel, "_LAZY_MIN_D", 0)
+        lazy = greedy_coverage_order(C, priority=priority)
+        np.testing.assert_array_equal(lazy[0], full[0])
+        np.testing.assert_array_equal(lazy[1], full[1])
+
+
+def test_lazy_greedy_breaks_ties_like_full_evaluation(monkeypatch):
+    import harness_ext.plugins.selectors as sel
+
+    rng = np.random.default_rng(4)
+    for trial in range(5):
+        A = np.round(rng.random((150, 150)), 1)  # many exactly equal gains
+        C = np.minimum(1.0, (A + A.T) / 2)
+        np.fill_diagonal(C, 1.0)
+        priority = rng.permutation(150)
+        monkeypatch.setattr(sel, "_LAZY_MIN_D", 10**9)
+        full = greedy_coverage_order(C, priority=priority, n_select=60)
+        monkeypatch.setattr(sel, "_LAZY_MIN_D", 0)
+        lazy = greedy_coverage_order(C, priority=priority, n_select=60)
+        np.testing.assert_array_equal(lazy[0], full[0])
