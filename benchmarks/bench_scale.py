@@ -53,7 +53,7 @@ import _common as C  # noqa: E402
 BENCH = "scale"
 EXPECTED = {
     "similarity (9)": ("m d^2 (Kendall: m^2 d^2 exact, m^0 d^2 sampled)", "d^2"),
-    "selection (9)": ("m^0", "d^3"),
+    "selection (9)": ("m^0", "d^2 to d^3 (lazy greedy: d^2 while few bounds are re-evaluated)"),
     "random baseline": ("m d^2 once + runs d^2 (complete data)", "d^2"),
     "prediction/CV": ("m d^2 (ridge Gram per fold)", "m d^2"),
     "ingestion": ("files", "results"),
