@@ -385,6 +385,7 @@ def main(argv=None) -> int:
     ap.add_argument("--n-random", type=int, default=None, help="random-baseline runs (default 1000)")
     ap.add_argument("--ref-budget", type=float, default=None, help="seconds per reference phase before extrapolating")
     ap.add_argument("--no-real", action="store_true", help="skip the real matrices")
+    ap.add_argument("--no-big", action="store_true", help="skip the subprocess case (10,000 x 1,000; quick 500 x 100)")
     ap.add_argument("--no-print", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     budget = args.ref_budget if args.ref_budget is not None else (0.15 if args.quick else 5.0)
@@ -416,10 +417,11 @@ def main(argv=None) -> int:
         all_rows.extend(rows)
         C.print_rows(rows)
         print(flush=True)
-    big = (500, 100) if args.quick else (10000, 1000)
-    rows = run_in_subprocess(big, many, budget)
-    all_rows.extend(rows)
-    C.print_rows(rows)
+    if not args.no_big:
+        big = (500, 100) if args.quick else (10000, 1000)
+        rows = run_in_subprocess(big, many, budget)
+        all_rows.extend(rows)
+        C.print_rows(rows)
     C.emit_json(all_rows)
 
     print("\ntargets:")
