@@ -130,6 +130,10 @@ def predict_new_models(predictor: BasePredictor, X_train, X_new, subset=None, ro
         keep = np.zeros(X_new.shape[1], bool)
         keep[np.asarray(subset, dtype=int)] = True
         X_new[:, ~keep] = np.nan
+    if subset is not None and hasattr(predictor, "predict_subsets"):
+        # Same predictions as fitting the stacked matrix, without copying the training rows
+        # (most of a ridge CV fold's time at 10,000 x 1,000).
+        return clone(predictor).predict_subsets(X_train, X_new, [subset])[0], None
     est = reindex_rows(predictor, rows) if rows is not None else clone(predictor)
     est.fit(np.vstack([X_train, X_new]))
     n = X_train.shape[0]

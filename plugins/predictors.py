@@ -46,7 +46,7 @@ from typing import Optional, Tuple
 import numpy as np
 from scipy import stats
 
-from harness_ext.base import BasePredictor, check_matrix
+from harness_ext.base import BasePredictor, check_matrix, limit_threads
 from harness_ext.errors import MethodError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.types import Predictor
@@ -61,10 +61,16 @@ def _missingness_groups(observed: np.ndarray):
     incomplete = np.flatnonzero(~observed.all(axis=1))
     if incomplete.size == 0:
         return
-    patterns, inverse = np.unique(observed[incomplete], axis=0, return_inverse=True)
+    obs = observed[incomplete]
+    if (obs == obs[0]).all():  # new models run on one subset: the usual case, no sort needed
+        yield incomplete, np.flatnonzero(obs[0])
+        return
+    # Sorting rows of packed bits: 8x fewer bytes per row to compare than the boolean rows.
+    packed = np.packbits(obs, axis=1)
+    _, first, inverse = np.unique(packed, axis=0, return_index=True, return_inverse=True)
     inverse = np.asarray(inverse).reshape(-1)
-    for g, pattern in enumerate(patterns):
-        yield incomplete[inverse == g], np.flatnonzero(pattern)
+    for g, row in enumerate(first):
+        yield incomplete[inverse == g], np.flatnonzero(obs[row])
 
 
 def standardise_columns(X: np.ndarray, min_count: int = 5, groups=None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -160,18 +166,6 @@ def centring_variance(X: np.ndarray, sd: np.ndarray, min_count: int = 5) -> np.n
     return out
 
 
-def _single_blas_thread():
-    """Context manager limiting BLAS to one thread.
-
-    Every product here is small (a models x datasets matrix, D x D or
-    |S| x |S| solves); multi-threaded BLAS only adds synchronisation, and on a
-    busy 2-core machine it made fits 2-3 times slower.
-    """
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
-
-
 def _finish(X: np.ndarray, mean: np.ndarray, std: Optional[np.ndarray]):
     """Pass observed cells through and zero their std (the BasePredictor contract)."""
     obs = ~np.isnan(X)
@@ -202,7 +196,7 @@ class _SubsetRegressor(BasePredictor):
 
     def fit(self, X):
         X = check_matrix(X)
-        with _single_blas_thread():
+        with limit_threads():
             complete = ~np.isnan(X).any(axis=1)
             mean = X.copy()
             if not complete.all():
@@ -230,7 +224,7 @@ class _SubsetRegressor(BasePredictor):
         X_train = check_matrix(X_train, name="X_train")
         X_new = np.atleast_2d(np.asarray(X_new, dtype=float))
         out = []
-        with _single_blas_thread():
+        with limit_threads():
             T = self._training_rows(X_train)
             self._prepare(T)
             for subset in subsets:
@@ -272,8 +266,9 @@ class RidgePredictor(_SubsetRegressor):
     """Ridge regression of D \\ S on S (multi-output, intercept not penalised).
 
     Closed form identical to ``sklearn.linear_model.Ridge(alpha, fit_intercept=True)``:
-    the centred Gram matrix of the complete rows is computed once per ``fit``, so
-    each missingness pattern costs one ``|S| x |S|`` solve.
+    the rows of the centred Gram matrix of the complete rows are computed once per
+    ``fit`` and only for observed columns, so each missingness pattern costs one
+    ``|S| x |S|`` solve.
 
     Parameters
     ----------
@@ -292,12 +287,23 @@ class RidgePredictor(_SubsetRegressor):
         if not self.alpha >= 0:
             raise MethodError(f"ridge alpha must be >= 0, got {self.alpha!r}")
         self._t_mean = T.mean(axis=0)
-        Tc = T - self._t_mean
-        self._gram = Tc.T @ Tc
+        self._tc = T - self._t_mean
+        # Gram rows are filled on demand: one subset needs only its |S| rows (|S| x d, what a
+        # Ridge fit costs), an MSE curve over nested subsets fills each row once.
+        self._gram = np.empty((T.shape[1], T.shape[1]))
+        self._have = np.zeros(T.shape[1], bool)
+
+    def _gram_rows(self, cols):
+        need = cols[~self._have[cols]]
+        if need.size:
+            self._gram[need] = self._tc[:, need].T @ self._tc
+            self._have[need] = True
+        return self._gram[cols]
 
     def _fit_predict(self, T, cols, mis, Q):
-        A = self._gram[np.ix_(cols, cols)] + self.alpha * np.eye(cols.size)
-        B = self._gram[np.ix_(cols, mis)]
+        G = self._gram_rows(cols)
+        A = G[:, cols] + self.alpha * np.eye(cols.size)
+        B = G[:, mis]
         # lstsq rather than solve: alpha=0 with collinear columns must not crash
         coef = np.linalg.lstsq(A, B, rcond=None)[0] if self.alpha == 0 else np.linalg.solve(A, B)
         return (Q - self._t_mean[cols]) @ coef + self._t_mean[mis]
@@ -549,8 +555,8 @@ _NOISE_SHAPE = 2.0
 
 
 def _factorise(Z: np.ndarray, **kwargs):
-    """Run :func:`_factorise_impl` with single-threaded BLAS (see :func:`_single_blas_thread`)."""
-    with _single_blas_thread():
+    """Run :func:`_factorise_impl` with single-threaded BLAS (see :func:`harness_ext.base.limit_threads`)."""
+    with limit_threads():
         return _factorise_impl(Z, **kwargs)
 
 

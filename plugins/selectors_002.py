@@ -36,7 +36,7 @@ from typing import Optional
 
 import numpy as np
 
-from harness_ext.base import BaseSelector, check_matrix
+from harness_ext.base import BaseSelector, check_matrix, limit_threads
 from harness_ext.errors import MethodError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.types import Selector
@@ -221,17 +221,6 @@ class CosineFarthestFirst(FarthestFirst):
         super().__init__(metric=metric, start=start, standardize=standardize, n_select=n_select)
 
 
-_CONTROLLER = None
-
-
-def _threadpool_controller():
-    # Building a controller scans the loaded libraries (~3 ms); do it once per process.
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER
 
 
 class KMeansRepresentatives(BaseSelector):
@@ -287,7 +276,7 @@ class KMeansRepresentatives(BaseSelector):
             return np.arange(n), np.arange(n)
         # A few hundred datasets: OpenMP start-up costs ~10x the work (1.3 s vs 0.1 s for
         # k = 2..20 on 89 x 40), and the protocol parallelises over trials instead.
-        with warnings.catch_warnings(), _threadpool_controller().limit(limits=1, user_api="openmp"):
+        with warnings.catch_warnings(), limit_threads(user_api="openmp"):
             warnings.simplefilter("ignore", ConvergenceWarning)
             km = KMeans(n_clusters=k, n_init=self.n_init, random_state=self.random_state).fit(F)
         labels = km.labels_

@@ -356,3 +356,20 @@ def test_predict_subsets_equals_fit_on_stacked_matrix(est):
         keep[subset] = True
         ref = clone(est).fit(np.vstack([X_train, np.where(keep, X_new, np.nan)])).mean_[25:]
         assert np.allclose(got, ref)
+
+
+def test_missingness_groups_one_pattern_and_many():
+    from harness_ext.plugins.predictors import _missingness_groups
+
+    rng = np.random.default_rng(0)
+    obs = rng.random((200, 19)) < 0.7
+    obs[::7] = True  # complete rows are never a group
+    got = {tuple(cols): set(rows) for rows, cols in _missingness_groups(obs)}
+    want = {}
+    for i in np.flatnonzero(~obs.all(axis=1)):
+        want.setdefault(tuple(np.flatnonzero(obs[i])), set()).add(i)
+    assert got == want
+    one = np.ones((5, 19), bool)
+    one[1:, 3:] = False  # rows 1-4 share one pattern: the fast path
+    ((rows, cols),) = list(_missingness_groups(one))
+    assert rows.tolist() == [1, 2, 3, 4] and cols.tolist() == [0, 1, 2]
