@@ -27,7 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness_ext.plugins.predictors import BayesianPMF, RidgePredictor, _row_posterior, _single_blas_thread
+from harness_ext.base import limit_threads
+from harness_ext.plugins.predictors import BayesianPMF, RidgePredictor, _row_posterior
 from harness_ext.pounce import hide_cells, interval_coverage, mse_curve, split_models
 
 CROSSPRED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "crosspred-lvlm" / "data" / "result_summary.json"
@@ -124,14 +125,14 @@ def bench_bpmf(quick: bool):
     D = 10
     U, V = rng.normal(size=(X.shape[0], D)), rng.normal(size=(X.shape[1], D))
     lam, mU, mV = np.eye(D), np.zeros((X.shape[0], D)), np.zeros((X.shape[1], D))
-    with _single_blas_thread():
+    with limit_threads():
         a = _row_posterior(Tw, O, V, 2.0, lam, mU, None)
     b = ref_row_posterior(Tw, O, V, 2.0, lam, mU, None)
     assert np.allclose(a, b, atol=1e-8), "batched and per-row posterior means differ"
     n_ref = 3 if quick else 10
 
     def batched():
-        with _single_blas_thread():
+        with limit_threads():
             for _ in range(n_ref):
                 _row_posterior(Tw, O, V, 2.0, lam, mU, rng)
                 _row_posterior(Tw.T, O.T, U, 2.0, lam, mV, rng)
