@@ -412,3 +412,22 @@ def test_user_weights_reach_the_manifest_and_the_aggregate(split_store, tmp_path
     pred = predict_from_manifest(m, [sorted(new_dir.iterdir())[-1]])
     t = pred.table
     assert pred.aggregate["aggregate"].iloc[0] == pytest.approx((t["score"] * t["dataset"].map(w)).sum())
+
+
+def test_predict_warns_near_the_edge_of_the_training_range(split_store, reduced):
+    """A training model with the highest mean subset score is inside the range (no extrapolation warning) but above
+    95% of the manifest's models, where cross-validated errors understate the error: predict says so."""
+    from harness_ext.predict import training_matrix
+
+    db, _ = split_store
+    m = load_manifest(reduced / "manifest.json")
+    train = training_matrix(m)
+    top = train[[s["name"] for s in m["subset"]]].mean(axis=1).idxmax()
+    with Store.open(db, read_only=True) as s:
+        paths = [r[0] for r in s.con.execute(
+            "SELECT DISTINCT s.path FROM results r JOIN sources s USING (source_id) JOIN models mo USING (model_id) "
+            "JOIN datasets d USING (dataset_id) WHERE mo.name = ? AND d.benchmark = 'mmlu'", [top]).fetchall()]
+    pred = predict_from_manifest(m, paths)
+    edge = [w for w in pred.warnings if "above 95% of the manifest's models" in w]
+    assert len(edge) == 1 and top in edge[0]
+    assert not any("outside the manifest's models' range" in w for w in pred.warnings)
