@@ -415,19 +415,15 @@ def lp_distance(X, p: float) -> np.ndarray:
     """
     X, M = _prepare(X)
     n, q = X.shape
-    complete = bool(M.all())
-    if complete:
+    if M.all():
         return _complete_pairs(X, p)
     D = np.empty((q, q))
     for blk in _col_blocks(q, q, n):
         diff = np.abs(X[:, blk, None] - X[:, None, :])
         # Integer powers by multiplication: np.power with a float exponent is the slow part.
         powed = diff if p == 1 else diff * diff if p == 2 else diff * diff * diff if p == 3 else diff**p
-        if complete:
-            s, cnt = powed.sum(axis=0), np.full((diff.shape[1], q), n)
-        else:
-            cnt = (M[:, blk, None] & M[:, None, :]).sum(axis=0)
-            s = np.nansum(powed, axis=0)
+        cnt = (M[:, blk, None] & M[:, None, :]).sum(axis=0)
+        s = np.nansum(powed, axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
             D[blk] = np.where(cnt > 0, (s * n / np.maximum(cnt, 1)) ** (1.0 / p), np.nan)
     D = _symmetrise(D)
@@ -435,12 +431,11 @@ def lp_distance(X, p: float) -> np.ndarray:
     return D
 
 
-def _square(condensed: np.ndarray, q: int, diag: float = 0.0) -> np.ndarray:
+def _square(condensed: np.ndarray) -> np.ndarray:
+    """Square, symmetric matrix with a zero diagonal from ``pdist``'s condensed distances."""
     from scipy.spatial.distance import squareform
 
-    D = squareform(np.asarray(condensed, dtype=float), checks=False)
-    np.fill_diagonal(D, diag)
-    return D
+    return squareform(np.asarray(condensed, dtype=float), checks=False)
 
 
 # Tiles of _upper_pair_sums hold about this many elements (~1 MB of float32): small enough
@@ -482,9 +477,9 @@ def _complete_pairs(X: np.ndarray, p: float) -> np.ndarray:
     n, q = X.shape
     T = np.ascontiguousarray(X.T)
     if p == 1:
-        return _square(pdist(T, "cityblock"), q)
+        return _square(pdist(T, "cityblock"))
     if p == 2:
-        return _square(pdist(T, "euclidean"), q)
+        return _square(pdist(T, "euclidean"))
     if n * q * (q - 1) / 2 > _FLOAT32_TERMS:
         T = T.astype(np.float32)
 
@@ -535,16 +530,13 @@ def wasserstein_distance_matrix(X) -> np.ndarray:
 def _wasserstein(X, M, n, q):
     S = np.sort(X, axis=0)  # NaN sorts last, so columns with equal counts align
     if M.all():
-        from scipy.spatial.distance import pdist
-
         # W1 of equal-size samples = L1 distance of the sorted samples / n.
-        return _square(pdist(np.ascontiguousarray(S.T), "cityblock") / n, q)
+        return _complete_pairs(S, 1) / n
     W = np.empty((q, q))
-    complete = bool(M.all())
     for blk in _col_blocks(q, q, n):
         gap = np.abs(S[:, blk, None] - S[:, None, :])
         # Pairs with different missing patterns are wrong here and recomputed below.
-        W[blk] = gap.mean(axis=0) if complete else np.nanmean(gap, axis=0)
+        W[blk] = np.nanmean(gap, axis=0)
     for i in np.flatnonzero(~M.all(axis=0)):
         Xs = X[M[:, i]]
         if Xs.shape[0] == 0:
