@@ -119,7 +119,6 @@ def _lazy_pick(C, cover, chosen, gain, prio):
         if base + bound[batch[0]] < best - _LAZY_SLACK:
             break
         v = np.round(np.maximum(cover[:, None], C[:, batch]).mean(axis=0), _TIE_DECIMALS)
-        gain = gain.copy() if not seen else gain
         gain[batch] = v - base
         seen.append(batch)
         vals.append(v)
