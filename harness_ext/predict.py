@@ -119,7 +119,8 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
     columns = list(train.columns)
     raw_new, _, other_shots = new_model_matrix(manifest, paths)
     raw_new = raw_new.reindex(columns=columns)
-    params = params_frame({d["name"]: d["normalisation"] for d in manifest["datasets"]}, columns)
+    by_name = {d["name"]: d for d in manifest["datasets"]}
+    params = params_frame({c: by_name[c]["normalisation"] for c in columns}, columns)
 
     Z_new = apply_normalisation(raw_new.to_numpy(dtype=float), params)
     subset_names = [s["name"] for s in manifest["subset"]]
@@ -132,32 +133,28 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
             raise HarnessExtError(f"{model}: no result on any subset dataset ({', '.join(subset_names[:5])} ...)")
         if missing:
             warnings.append(f"{model}: no result for {', '.join(missing)}; predicted from the rest of the subset")
-    shots = {d["name"]: d.get("num_fewshot") for d in manifest["datasets"]}
     by_model = {}
     for (model, c), n in other_shots.items():
         if c in subset_names:
-            by_model.setdefault(model, []).append(f"{c} ({n} shots, manifest {shots[c]})")
+            by_model.setdefault(model, []).append(f"{c} ({n} shots, manifest {by_name[c].get('num_fewshot')})")
     for model, items in by_model.items():
         warnings.append(f"{model}: run with another shot count than the manifest's models: {', '.join(items[:5])}"
                         + (f" and {len(items) - 5} more" if len(items) > 5 else "") + "; "
                         "predictions assume the manifest's setting")
     # The intervals come from held-out models like the training ones; a model outside their range is extrapolated.
-    tr_sub = train.to_numpy(dtype=float)[:, subset_idx]
-    new_mean = np.nanmean(Z_new[:, subset_idx], axis=1)
-    lo, hi = np.nanmin(np.nanmean(tr_sub, axis=1)), np.nanmax(np.nanmean(tr_sub, axis=1))
-    for model in raw_new.index[(new_mean < lo) | (new_mean > hi)]:
-        v = new_mean[raw_new.index.get_loc(model)]
-        warnings.append(f"{model}: mean normalised subset score {v:.3f} is outside the manifest's models' range "
-                        f"[{lo:.3f}, {hi:.3f}]: the prediction extrapolates and its interval may be too narrow")
     # The interval is one cross-validated RMSE averaged over all models; errors are larger at the edges
     # of the range (held-out largest Pythia models: 40-73% inside the 90% interval, benchmarks/quality_round_trip.py).
-    p05, p95 = np.nanquantile(np.nanmean(tr_sub, axis=1), [EDGE_QUANTILE, 1 - EDGE_QUANTILE])
-    for model in raw_new.index[((new_mean >= lo) & (new_mean < p05)) | ((new_mean <= hi) & (new_mean > p95))]:
-        v = new_mean[raw_new.index.get_loc(model)]
-        side = "above" if v > p95 else "below"
-        warnings.append(f"{model}: mean normalised subset score {v:.3f} is {side} {1 - EDGE_QUANTILE:.0%} of the "
-                        "manifest's models: errors near the edge of their range are larger than the cross-validated "
-                        "average, so the interval may be too narrow")
+    tr_mean = np.nanmean(train.to_numpy(dtype=float)[:, subset_idx], axis=1)
+    lo, p05, p95, hi = np.nanquantile(tr_mean, [0.0, EDGE_QUANTILE, 1 - EDGE_QUANTILE, 1.0])
+    new_mean = np.nanmean(Z_new[:, subset_idx], axis=1)
+    for model, v in zip(raw_new.index, new_mean):
+        if v < lo or v > hi:
+            warnings.append(f"{model}: mean normalised subset score {v:.3f} is outside the manifest's models' range "
+                            f"[{lo:.3f}, {hi:.3f}]: the prediction extrapolates and its interval may be too narrow")
+        elif v < p05 or v > p95:
+            warnings.append(f"{model}: mean normalised subset score {v:.3f} is {'above' if v > p95 else 'below'} "
+                            f"{1 - EDGE_QUANTILE:.0%} of the manifest's models: errors near the edge of their range "
+                            "are larger than the cross-validated average, so the interval may be too narrow")
     pred_cfg = manifest["prediction"]["predictor"]
     reg = get_registration("predictors", pred_cfg["name"])
     est = reg.cls(**pred_cfg.get("params", {}))
@@ -165,7 +162,7 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
 
     observed = np.zeros_like(mean, dtype=bool)
     observed[:, subset_idx] = have
-    cv_rmse = np.array([{d["name"]: d.get("cv_rmse") for d in manifest["datasets"]}[c] or 0.0 for c in columns], dtype=float)
+    cv_rmse = np.array([by_name[c].get("cv_rmse") or 0.0 for c in columns], dtype=float)
     half = Z90 * (std if std is not None else np.broadcast_to(cv_rmse, mean.shape))
     half = np.where(observed, 0.0, half)
     # Only normalised columns live on [0, 1]; raw ones (--normalise none, e.g. CrossPred's
@@ -175,7 +172,7 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
     upper = np.where(bounded, np.clip(mean + half, 0, 1), mean + half)
     actual = np.where(observed, np.nan, Z_new)
 
-    weights = np.array([{d["name"]: d["weight"] for d in manifest["datasets"]}[c] for c in columns], dtype=float)
+    weights = np.array([by_name[c]["weight"] for c in columns], dtype=float)
     agg = mean @ weights
     agg_half = Z90 * manifest["prediction"]["expected_error"]["aggregate_rmse"]
     agg_actual = np.where(np.isnan(Z_new).any(axis=1), np.nan, Z_new @ weights)
