@@ -161,23 +161,28 @@ class RandomSimplex(BaseWeighting):
         return self
 
 
-def read_weight_file(path) -> dict:
-    """Read ``{column: weight}`` from JSON or CSV.
+def read_weight_file(path) -> tuple:
+    """Read ``{column: weight}`` from JSON or CSV: ``(weights, source)``.
 
     JSON: an object ``{"col": w, ...}``, or ``{"weights": {...}}`` (what
     ``harness-ext weights --emit-weights`` writes). CSV: a header row, then
     one row per column with the name in the first field and the weight in the
-    second.
+    second. ``source`` is ``{"scheme", "params"}`` of a file written by
+    ``--emit-weights`` (so a manifest can say which scheme made the weights),
+    else None.
     """
     path = Path(path)
     if not path.is_file():
         raise MethodError(f"weights file {path} does not exist")
+    source = None
     if path.suffix.lower() == ".json":
         try:
             doc = json.loads(path.read_text())
         except ValueError as exc:
             raise MethodError(f"{path}: invalid JSON: {exc}") from exc
         if isinstance(doc, dict) and isinstance(doc.get("weights"), dict):
+            if doc.get("scheme"):
+                source = {"scheme": str(doc["scheme"]), "params": doc.get("params") or {}}
             doc = doc["weights"]
         if not isinstance(doc, dict):
             raise MethodError(f"{path}: expected a JSON object mapping column -> weight")
@@ -205,7 +210,7 @@ def read_weight_file(path) -> dict:
         if str(k) in out:
             raise MethodError(f"{path}: column {k!r} listed twice")
         out[str(k)] = v
-    return out
+    return out, source
 
 
 class UserWeights(BaseWeighting):
@@ -265,7 +270,7 @@ class UserWeights(BaseWeighting):
         columns = [str(c) for c in columns]
         if len(columns) != X.shape[1]:
             raise MethodError(f"{len(columns)} column names for a matrix with {X.shape[1]} columns")
-        given = read_weight_file(self.path)
+        given, self.source_ = read_weight_file(self.path)
         missing = [c for c in columns if c not in given]
         if missing:
             raise MethodError(f"{self.path}: no weight for {len(missing)} column(s): {missing[:10]}")
@@ -274,19 +279,7 @@ class UserWeights(BaseWeighting):
             raise MethodError(f"{self.path}: the weights of the matrix's columns sum to 0")
         self.weights_ = w / w.sum()
         self.ignored_ = sorted(set(given) - set(columns))
-        self.source_ = _emitted_by(self.path)
         return self
-
-
-def _emitted_by(path) -> Optional[dict]:
-    """``{"scheme", "params"}`` of a weights file written by ``--emit-weights``, else None."""
-    path = Path(path)
-    if path.suffix.lower() != ".json":
-        return None
-    doc = json.loads(path.read_text())  # read_weight_file has already validated it
-    if isinstance(doc, dict) and isinstance(doc.get("weights"), dict) and doc.get("scheme"):
-        return {"scheme": str(doc["scheme"]), "params": doc.get("params") or {}}
-    return None
 
 
 @hookimpl
