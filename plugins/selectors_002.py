@@ -221,8 +221,6 @@ class CosineFarthestFirst(FarthestFirst):
         super().__init__(metric=metric, start=start, standardize=standardize, n_select=n_select)
 
 
-
-
 class KMeansRepresentatives(BaseSelector):
     """One dataset per k-means cluster: the member closest to the centroid.
 
