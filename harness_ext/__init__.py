@@ -6,20 +6,18 @@ model's full-benchmark scores from that subset with uncertainty (pounce).
 """
 
 from .errors import HarnessExtError, IngestError, MethodError, PluginError, StoreError
-from .hookspecs import hookimpl, hookspec
-from .plugin_manager import get_plugin_manager, get_registration, get_registrations
-from .types import (
-    Adapter,
-    ManifestWriter,
-    Predictor,
-    ResultRecord,
-    Selector,
-    SimilarityMeasure,
-    SourceFile,
-    WeightingScheme,
-)
 
 __version__ = "0.1.0"
+
+# The rest of the public API is imported on first use (PEP 562), so that
+# ``harness-ext --help`` does not pay for pluggy and numpy.
+_LAZY = {
+    "hookimpl": "hookspecs", "hookspec": "hookspecs",
+    "get_plugin_manager": "plugin_manager", "get_registration": "plugin_manager",
+    "get_registrations": "plugin_manager",
+    "Adapter": "types", "ManifestWriter": "types", "Predictor": "types", "ResultRecord": "types",
+    "Selector": "types", "SimilarityMeasure": "types", "SourceFile": "types", "WeightingScheme": "types",
+}
 
 __all__ = [
     "Adapter", "HarnessExtError", "IngestError", "ManifestWriter", "MethodError", "PluginError",
@@ -27,3 +25,18 @@ __all__ = [
     "WeightingScheme", "get_plugin_manager", "get_registration", "get_registrations", "hookimpl",
     "hookspec", "__version__",
 ]
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'harness_ext' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -2,18 +2,102 @@
 
 Parameters are explicit keyword arguments stored unchanged in ``__init__`` (no
 validation there); validation happens in ``fit``; fitted state ends in ``_``.
-``get_params()`` comes from :class:`sklearn.base.BaseEstimator` and is written
-into manifests so that every run can be repeated.
+``get_params()`` (scikit-learn's contract, implemented here so importing a
+method does not import scikit-learn, about 1 s of start-up) is written into
+manifests so that every run can be repeated; :func:`clone` makes an unfitted
+copy. ``sklearn.base.clone`` accepts these estimators too.
 """
 
 from __future__ import annotations
 
+import copy
+import inspect
 from typing import Optional
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from .errors import MethodError
+
+
+class BaseEstimator:
+    """``get_params``/``set_params``/``repr`` by scikit-learn's rules, without scikit-learn.
+
+    Parameters are the keyword arguments of ``__init__`` (no ``*args``),
+    stored unchanged under the same names. ``get_params(deep=True)`` adds the
+    parameters of estimator-valued parameters as ``name__param``, which
+    ``set_params`` accepts too.
+    """
+
+    @classmethod
+    def _get_param_names(cls) -> list:
+        init = cls.__init__
+        if init is object.__init__:
+            return []
+        params = [p for p in inspect.signature(init).parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD]
+        for p in params:
+            if p.kind == p.VAR_POSITIONAL:
+                raise MethodError(f"{cls.__name__}.__init__ takes *args; estimator parameters must be keyword arguments")
+        return sorted(p.name for p in params)
+
+    def get_params(self, deep: bool = True) -> dict:
+        """Parameter names mapped to their values (``deep``: also nested estimators' as ``name__param``)."""
+        out = {}
+        for key in self._get_param_names():
+            value = getattr(self, key)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                out.update((f"{key}__{k}", v) for k, v in value.get_params().items())
+            out[key] = value
+        return out
+
+    def set_params(self, **params):
+        """Set parameters (``name__param`` reaches into a nested estimator); returns ``self``."""
+        if not params:
+            return self
+        valid = self.get_params(deep=True)
+        nested: dict = {}
+        for key, value in params.items():
+            key, delim, sub = key.partition("__")
+            if key not in valid:
+                raise ValueError(f"invalid parameter {key!r} for estimator {type(self).__name__}; "
+                                 f"valid parameters are {sorted(self._get_param_names())}")
+            if delim:
+                nested.setdefault(key, {})[sub] = value
+            else:
+                setattr(self, key, value)
+                valid[key] = value
+        for key, sub_params in nested.items():
+            valid[key].set_params(**sub_params)
+        return self
+
+    def __repr__(self) -> str:
+        # Like scikit-learn's default repr: only the parameters that differ from their defaults.
+        sig = inspect.signature(type(self).__init__).parameters
+        shown = []
+        for key, value in self.get_params(deep=False).items():
+            default = sig[key].default if key in sig else inspect.Parameter.empty
+            try:
+                same = default is not inspect.Parameter.empty and bool(default == value) and type(default) is type(value)
+            except Exception:  # noqa: BLE001 - arrays and the like compare elementwise
+                same = False
+            if not same:
+                shown.append(f"{key}={value!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+
+def clone(estimator, *, safe: bool = True):
+    """An unfitted copy of ``estimator`` with the same parameters (scikit-learn's ``clone`` rules).
+
+    Lists, tuples and sets are cloned element-wise; an object without
+    ``get_params`` is deep-copied when ``safe`` is False and rejected otherwise.
+    """
+    if isinstance(estimator, (list, tuple, set, frozenset)):
+        return type(estimator)(clone(e, safe=safe) for e in estimator)
+    if not hasattr(estimator, "get_params") or isinstance(estimator, type):
+        if not safe:
+            return copy.deepcopy(estimator)
+        raise TypeError(f"cannot clone {estimator!r} ({type(estimator).__name__}): it has no get_params method")
+    params = {k: clone(v, safe=False) for k, v in estimator.get_params(deep=False).items()}
+    return type(estimator)(**params)
 
 
 def check_matrix(X, *, allow_nan: bool = True, min_rows: int = 1, min_cols: int = 1, name: str = "X") -> np.ndarray:

@@ -686,30 +686,6 @@ def read_features(path, columns) -> np.ndarray:
     return F
 
 
-def configure_parser(parser):
-    from .cli import add_matrix_arguments
-
-    add_matrix_arguments(parser)
-    g = parser.add_argument_group("protocol (Gusev & Zaytsev 2026, §5-6)")
-    g.add_argument("--selectors", nargs="+", default=None, metavar="NAME",
-                   help=f"selectors to compare (default: {' '.join(DEFAULT_SELECTORS)})")
-    g.add_argument("--trials", type=int, default=200, help="number of trials T (default 200)")
-    g.add_argument("--k-max", type=int, default=20, help="largest subset size (default 20; k runs from 2)")
-    g.add_argument("--alpha", type=float, default=0.8, help="pool fraction per trial (default 0.8)")
-    g.add_argument("--variation", choices=["datasets", "models"], default="datasets", help="vary the dataset pool or the model pool")
-    g.add_argument("--target", action="append", default=None, metavar="METRIC>=V",
-                   help="k* target, repeatable (default: 'spearman>=0.90' and 'mae<=1.5')")
-    g.add_argument("--metrics", nargs="+", default=None, help="rank metrics (default: mae spearman kendall ndcg@5 mrr)")
-    g.add_argument("--ci", type=float, default=0.95, help="confidence level of the quantile bands (default 0.95)")
-    g.add_argument("--seed", type=int, default=0, help="random seed (results depend on it only)")
-    g.add_argument("--n-jobs", type=int, default=1, help="parallel trials through joblib (-1: all cores)")
-    g.add_argument("--representation", choices=["scores", "ranks"], default="scores",
-                   help="without --features: datasets as performance columns (scores, default) or as per-dataset model ranks")
-    g.add_argument("--features", default=None, metavar="CSV",
-                   help="a-priori dataset features (rows: dataset names, columns: features); default: performance columns")
-    parser.add_argument("--out", default="harness-ext-out/compare", help="output folder for the plot and CSVs")
-
-
 def _oriented(df: pd.DataFrame) -> pd.DataFrame:
     """Flip raw (un-normalised) lower-is-better columns so higher is always better."""
     meta = df.attrs.get("datasets") or {}
@@ -724,7 +700,7 @@ def _oriented(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def run(args) -> int:
-    from .cli import matrix_from_args
+    from .commands import matrix_from_args
     from .report import format_table
 
     df = matrix_from_args(args)

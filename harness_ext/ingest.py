@@ -254,16 +254,6 @@ def bundled_data_path() -> Path:
 
 
 # -- CLI: harness-ext ingest ------------------------------------------------------------
-def configure_parser(parser):
-    from .cli import add_store_argument
-
-    parser.add_argument("paths", nargs="*", help="result files or directories (walked recursively)")
-    parser.add_argument("--bundled", action="store_true", help="also ingest the bundled real data (269 Pythia lm-eval runs)")
-    add_store_argument(parser)
-    parser.add_argument("--adapter", default=None, help="force this adapter instead of detecting the format")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print only the summary line")
-
-
 def run(args) -> int:
     from .store import Store
 

@@ -333,31 +333,8 @@ def summary(manifest: dict) -> str:
 
 
 # -- CLI: harness-ext reduce -----------------------------------------------------------
-def configure_parser(parser):
-    from .cli import add_matrix_arguments
-
-    add_matrix_arguments(parser)
-    parser.set_defaults(dense="auto")
-    parser.add_argument("--keep-missing", dest="dense", action="store_false",
-                        help="do not drop sparse models/datasets (reduce then fails if any cell is missing)")
-    parser.add_argument("--budget", default=None,
-                        help="subset size: a fraction (0.2), a count (5) or a coverage target (coverage=0.95, default)")
-    parser.add_argument("--selector", default="greedy_coverage", help="selector plugin (default greedy_coverage)")
-    parser.add_argument("--similarity", default="pearson", help="similarity plugin for coverage selectors (default pearson)")
-    parser.add_argument("--predictor", default="ridge", help="predictor plugin (default ridge)")
-    parser.add_argument("--weighting", default="uniform", help="weighting scheme for the aggregate (default uniform)")
-    parser.add_argument("--weights", default=None, metavar="FILE",
-                        help="dataset weights for the aggregate from a JSON or CSV file (implies --weighting user)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--n-random", type=int, default=1000, help="random-subset runs for the chance check (default 1000)")
-    parser.add_argument("--group-name", default="harness_ext_reduced", help="lm-eval group / file stem")
-    parser.add_argument("--format", dest="formats", action="append", default=None,
-                        help="manifest writers to run (repeatable; default: json, lm_eval_yaml, helm_conf, task_list)")
-    parser.add_argument("--out", default="harness-ext-out/reduce", help="output directory")
-
-
 def run(args) -> int:
-    from .cli import matrix_from_args
+    from .commands import matrix_from_args
     from .plugin_manager import get_registration
     from .store import default_db_path
 

@@ -332,34 +332,3 @@ def fingerprint(raw: pd.DataFrame) -> str:
 def _describe(query: MatrixQuery) -> str:
     parts = [f"{k}={v!r}" for k, v in query.to_dict().items() if v not in (None, (), [], False) and k not in ("rows", "normalise")]
     return ", ".join(parts) or "the query"
-
-
-# -- CLI: harness-ext matrix -------------------------------------------------------------
-def configure_parser(parser):
-    from .cli import add_matrix_arguments
-
-    add_matrix_arguments(parser)
-    parser.add_argument("--output", "-o", default=None, help="write to this file (.csv or .parquet) instead of printing")
-
-
-def run(args) -> int:
-    from .cli import matrix_from_args
-    from .errors import HarnessExtError
-
-    df = matrix_from_args(args)
-    if args.output:
-        out = str(args.output)
-        if out.endswith(".parquet"):
-            try:
-                df.to_parquet(out)
-            except ImportError as exc:
-                raise HarnessExtError("writing Parquet needs pyarrow: pip install 'harness-ext[parquet]'") from exc
-        else:
-            df.to_csv(out)
-        print(f"wrote {df.shape[0]} models x {df.shape[1]} datasets to {out}")
-    else:
-        import sys
-
-        print(f"{df.shape[0]} models x {df.shape[1]} datasets, {df.isna().to_numpy().mean():.1%} missing", file=sys.stderr)
-        df.to_csv(sys.stdout, float_format="%.4f")
-    return 0

@@ -189,18 +189,12 @@ def get_registration(kind: str, name: str, pm: Optional[pluggy.PluginManager] = 
 
 
 # -- CLI: harness-ext plugins ---------------------------------------------------------------
-def configure_parser(parser):
-    parser.add_argument("--kind", choices=sorted(REGISTRATION_TYPES), default=None, help="only this kind of plugin")
-
-
 def run(args) -> int:
-    import pandas as pd
-
     from .report import format_table
 
     rows = []
     for kind in [args.kind] if args.kind else REGISTRATION_TYPES:
         for name, reg in get_registrations(kind).items():
             rows.append({"kind": kind, "name": name, "source": reg.source, "description": reg.description})
-    print(format_table(pd.DataFrame(rows), index=False))
+    print(format_table(rows, index=False))
     return 0

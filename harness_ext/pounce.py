@@ -34,9 +34,8 @@ from typing import Callable, Dict, NamedTuple, Optional, Sequence, Union
 import numpy as np
 import pandas as pd
 from scipy import stats
-from sklearn.base import clone
 
-from .base import BasePredictor, check_matrix
+from .base import BasePredictor, check_matrix, clone
 from .errors import HarnessExtError, MethodError, PluginError
 
 #: SimBA Table 4 (clean) and Table 5 (noisy) AUC-MSE, Minkowski (p=3) subsets.
@@ -747,45 +746,6 @@ def _names(text: str) -> list:
     return [t.strip() for t in str(text).split(",") if t.strip()]
 
 
-def configure_parser(parser):
-    from .cli import add_matrix_arguments
-
-    add_matrix_arguments(parser)
-    g = parser.add_argument_group("pounce")
-    g.add_argument("--analysis", default="regression,completion",
-                   help=f"comma-separated analyses among {', '.join(ANALYSES)}, or 'all' (default: regression,completion)")
-    g.add_argument("--predictors", default="ridge,knn,mlp_12,mlp_12_12",
-                   help="regression predictors for the SimBA protocol (default: ridge,knn,mlp_12,mlp_12_12)")
-    g.add_argument("--selector", default="greedy_coverage",
-                   help="selector that orders datasets on the training models (default: greedy_coverage, Minkowski p=3)")
-    g.add_argument("--order", default=None, help="fixed dataset order instead of a selector: comma-separated dataset names")
-    g.add_argument("--test-size", type=float, default=0.2, help="share of models held out (default 0.2)")
-    g.add_argument("--splits", type=int, default=1,
-                   help="random 80/20 model splits to average AUC-MSE over (default 1, as in SimBA)")
-    g.add_argument("--noise", default="0.05,0.1", help="noise standard deviations for the robustness check (default 0.05,0.1)")
-    g.add_argument("--folds", type=int, default=None,
-                   help="k for the k-fold stability check (default: 5 up to 20 datasets, else 10; 0 skips)")
-    g.add_argument("--completion-predictors", default="global_mean,mean_of_means,pmf,bpmf",
-                   help="matrix-completion predictors for the 004 protocol (default: global_mean,mean_of_means,pmf,bpmf)")
-    g.add_argument("--hidden-ratios", default="0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9",
-                   help="shares of observed cells hidden (default 0.1..0.9)")
-    g.add_argument("--repeats", type=int, default=1, help="masks per hidden ratio (default 1)")
-    g.add_argument("--level", type=float, default=0.9, help="central interval level for calibration (default 0.9)")
-    g.add_argument("--n-samples", type=int, default=None, help="Gibbs draws kept (and burn-in) for bpmf; default the predictor's")
-    g.add_argument("--profiles", default=None,
-                   help="directory with CrossPred-style model_profiles.json / dataset_profiles.json: adds constrained "
-                        "PMF/BPMF (cpmf, bcpmf) to the completion table")
-    g.add_argument("--active-predictor", default="bpmf", help="predictor for active evaluation (default bpmf)")
-    g.add_argument("--active-steps", type=int, default=6, help="active-evaluation steps (default 6)")
-    g.add_argument("--active-step", type=float, default=0.05, help="share of observed cells revealed per step (default 0.05)")
-    g.add_argument("--tensor-ratios", default="0.2,0.9",
-                   help="hidden shares for the multi-metric (PTF) comparison, analysis 'tensor' (default 0.2,0.9)")
-    g.add_argument("--paper", default="auto", choices=["auto", "none", "helm", "mmlu", "bigbench_lite"],
-                   help="SimBA column to print next to AUC-MSE (default: guess from the benchmark name)")
-    g.add_argument("--seed", type=int, default=0, help="random seed for splits, noise, masks and predictors (default 0)")
-    g.add_argument("--out", default="harness-ext-out/pounce", help="directory for PNG plots and CSV tables")
-
-
 def _paper_key(args) -> Optional[str]:
     if args.paper == "none":
         return None
@@ -821,7 +781,7 @@ def _print(title: str, table: pd.DataFrame, floatfmt="{:.4f}", index=True):
 def run(args) -> int:
     from pathlib import Path
 
-    from .cli import matrix_from_args
+    from .commands import matrix_from_args
 
     analyses = set(ANALYSES) if args.analysis.strip() == "all" else set(_names(args.analysis))
     bad = analyses - set(ANALYSES)

@@ -203,13 +203,6 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
 
 
 # -- CLI ----------------------------------------------------------------------------------
-def configure_parser(parser):
-    parser.add_argument("results", nargs="+", help="the new model's result files (or directories) for the subset")
-    parser.add_argument("--manifest", "-m", required=True, help="manifest.json written by 'harness-ext reduce' (or its folder)")
-    parser.add_argument("--json", dest="json_out", default=None, help="also write the predictions as JSON to this file")
-    parser.add_argument("--all", action="store_true", help="list observed datasets too, not only predicted ones")
-
-
 def run(args) -> int:
     from .report import format_table
 

@@ -792,28 +792,6 @@ def plot_coverage_curves(report: ProwlReport, path, title: str = ""):
 # --------------------------------------------------------------------------- CLI
 
 
-def configure_parser(parser) -> None:
-    from .cli import add_matrix_arguments
-
-    add_matrix_arguments(parser)
-    g = parser.add_argument_group("prowl")
-    g.add_argument("--similarity", action="append", default=None,
-                   help="similarity measure (repeatable); default: SimBA's nine")
-    g.add_argument("--selector", default="greedy_coverage", help="selector using the similarity (default greedy_coverage)")
-    g.add_argument("--beam-width", type=int, default=None, help="use beam_coverage with this beam width")
-    g.add_argument("--target", type=float, default=0.95, help="coverage target defining |S*| (default 0.95)")
-    g.add_argument("--n-random", type=int, default=1000, help="runs of the RANDOM baseline (default 1000)")
-    g.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
-    g.add_argument("--ties", choices=TIES, default="half",
-                   help="ties in the mean win rate: half a win (HELM, default) or none (SimBA eq. 6 as printed)")
-    g.add_argument("--prompts", default=None, metavar="CSV",
-                   help="prompt-level CSV (0/1 correctness) instead of the store matrix; the columns selected are "
-                        "prompts, and Jaccard/Hamming join the table")
-    g.add_argument("--prompts-layout", choices=["prompt-rows", "model-rows"], default="prompt-rows",
-                   help="--prompts CSV layout (default prompt-rows: one row per prompt, one column per model)")
-    g.add_argument("--out", default="harness-ext-out/prowl", help="output directory (default harness-ext-out/prowl)")
-
-
 def run(args) -> int:
     df = matrix_from_args_safe(args)
     selector, params = args.selector, None
@@ -841,7 +819,7 @@ def run(args) -> int:
 
 def matrix_from_args_safe(args):
     """The matrix from the CLI options, refusing shapes prowl cannot use."""
-    from .cli import matrix_from_args
+    from .commands import matrix_from_args
 
     if getattr(args, "prompts", None):
         from .weighting import read_prompt_matrix

@@ -12,11 +12,20 @@ import sys
 from pathlib import Path
 from typing import Iterable, Optional
 
-import pandas as pd
 
+def format_table(df, floatfmt: str = "{:.3f}", index: bool = True) -> str:
+    """Render a DataFrame as an aligned plain-text table (what the CLI prints).
 
-def format_table(df: pd.DataFrame, floatfmt: str = "{:.3f}", index: bool = True) -> str:
-    """Render a DataFrame as an aligned plain-text table (what the CLI prints)."""
+    A list of dicts of strings (one per row) is rendered the same way without
+    importing pandas, for commands that should start instantly (``plugins``).
+    """
+    if isinstance(df, list):
+        columns = list(df[0]) if df else []
+        cells = [[str(r.get(c, "")) for c in columns] for r in df]
+        widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+        return "\n".join(" ".join(v.rjust(w) for v, w in zip(line, widths)) for line in [columns] + cells)
+    import pandas as pd
+
     shown = df.copy()
     for col in shown.columns:
         if pd.api.types.is_float_dtype(shown[col]):

@@ -273,21 +273,8 @@ def plot_class_heatmaps(results: dict, path, title: str = ""):
     return save_figure(fig, path)
 
 
-def configure_parser(parser) -> None:
-    from .cli import add_matrix_arguments
-    add_matrix_arguments(parser)
-    g = parser.add_argument_group("stalk")
-    g.add_argument("--threshold", type=float, default=0.5, help="best R^2 below this is NONE (default 0.5)")
-    g.add_argument("--min-points", type=int, default=3, help="fewest observations a fit may use (default 3)")
-    g.add_argument("--min-fraction", type=float, default=0.5,
-                   help="smallest share of a pair's observations a log fit may keep after dropping scores <= 0 "
-                        "(default 0.5; 0 keeps any fit with --min-points)")
-    g.add_argument("--axis", choices=["datasets", "models", "both"], default="both", help="which pairs to classify")
-    g.add_argument("--out", default="harness-ext-out/stalk", help="output directory (default harness-ext-out/stalk)")
-
-
 def run(args) -> int:
-    from .cli import matrix_from_args
+    from .commands import matrix_from_args
     from .report import format_table
 
     df = matrix_from_args(args)

@@ -26,7 +26,6 @@ from .errors import StoreError
 
 DEFAULT_DB_NAME = "harness-ext.duckdb"
 DB_ENV = "HARNESS_EXT_DB"
-DEFAULT_DB_HELP = f"store file (default: ${DB_ENV} or ./{DEFAULT_DB_NAME}); ':memory:' for a throw-away store"
 SCHEMA_VERSION = "1"
 #: Stored instead of NULL in the results key when the shot count is unknown.
 UNKNOWN_SHOTS = -1
@@ -362,31 +361,3 @@ class Store:
 
 def _f(v) -> Optional[float]:
     return None if v is None else float(v)
-
-
-# -- CLI: harness-ext info ---------------------------------------------------------------
-def configure_parser(parser):
-    from .cli import add_store_argument
-
-    add_store_argument(parser)
-    parser.add_argument("--conflicts", action="store_true", help="list cells whose value differs between source files")
-
-
-def run(args) -> int:
-    from .report import format_table
-
-    with Store.open(args.db, read_only=True) as store:
-        c = store.counts()
-        print(f"store: {store.path}")
-        print(", ".join(f"{v} {k}" for k, v in c.items()))
-        b = store.benchmarks()
-        if len(b):
-            print()
-            print(format_table(b, index=False))
-        if args.conflicts and c["conflicts"]:
-            print()
-            print(format_table(store.conflicts(), index=False))
-        elif c["conflicts"]:
-            print(f"\n{c['conflicts']} cells have values that disagree between source files (the first-ingested is used); "
-                  "see 'harness-ext info --conflicts'")
-    return 0

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional
 
 import numpy as np
-from sklearn.base import clone
 
+from .base import clone
 from .errors import IngestError
 from .plugin_manager import get_registrations
 from .types import SourceFile

@@ -25,7 +25,6 @@ use the numerics defined here.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import hashlib
 import inspect
@@ -1673,61 +1672,6 @@ def _parse_params(items) -> dict:
     return out
 
 
-def configure_parser(parser: argparse.ArgumentParser) -> None:
-    """Options of ``harness-ext weights``."""
-    from .cli import add_matrix_arguments
-
-    add_matrix_arguments(parser)
-    p = parser.add_argument_group("prompt-level input (instead of a models x datasets store matrix)")
-    p.add_argument(
-        "--samples-task",
-        metavar="TASK",
-        default=None,
-        help="analyse the prompts of one lm-eval task: a prompt x model matrix from per-sample logs "
-        "(samples_<TASK>_<date>.jsonl), read from --samples or else from the store's samples table",
-    )
-    p.add_argument("--samples-metric", default="acc",
-                   help="per-sample metric of --samples-task (default acc; e.g. acc_norm, exact_match,strict-match)")
-    p.add_argument(
-        "--samples",
-        metavar="PATH",
-        action="append",
-        default=None,
-        help="lm-eval output folders or samples_*.jsonl files to read for --samples-task (repeatable); "
-        "read into a throw-away in-memory store, --db is not touched",
-    )
-    p.add_argument(
-        "--prompts",
-        metavar="CSV",
-        default=None,
-        help="analyse a prompt-level score CSV (0/1 correct, or scores in [0,1]) from another tool; "
-        "first column = row labels",
-    )
-    p.add_argument(
-        "--prompts-layout",
-        choices=["prompt-rows", "model-rows"],
-        default="prompt-rows",
-        help="prompt-rows (default, the paper's Q: one row per prompt, one column per model) or model-rows",
-    )
-    g = parser.add_argument_group("weighting")
-    g.add_argument("--scheme", default="uniform", help="scheme whose weights --emit-weights writes (default uniform)")
-    g.add_argument("--param", action="append", metavar="KEY=VALUE", help="parameter of --scheme (repeatable), e.g. path=w.json")
-    g.add_argument("--emit-weights", metavar="FILE", default=None, help="write the --scheme weights as JSON with its parameters")
-    g.add_argument("--schemes", default=",".join(SCHEME_NAMES_DEFAULT), help="schemes in the rank-change table (comma list)")
-    a = parser.add_argument_group("analyses")
-    a.add_argument("--analyses", default=",".join(ANALYSES), help=f"comma list from {','.join(ANALYSES)}, or 'none'")
-    a.add_argument("--draws", type=int, default=100_000, help="random simplex draws (default 100000)")
-    a.add_argument("--chunk-size", type=int, default=None, help="draws per chunk (default: bounded memory)")
-    a.add_argument("--pairwise-top", type=int, default=20, help="models in the pairwise matrix (best under uniform)")
-    a.add_argument("--permutations", type=int, default=1000, help="permutations for the similarity test (default 1000)")
-    a.add_argument("--silhouette-permutations", type=int, default=10, help="permuted matrices clustered (default 10)")
-    a.add_argument("--similarity", default=",".join(SIMILARITY_MEASURES), help="measures for the permutation test")
-    a.add_argument("--max-clusters", type=int, default=20, help="largest number of clusters tried (default 20)")
-    a.add_argument("--top", type=int, default=20, help="models shown in printed tables and plots (default 20)")
-    a.add_argument("--random-state", type=int, default=0)
-    a.add_argument("--out", default="harness-ext-out/weights", help="directory for PNG plots, CSV tables and summary.json")
-
-
 def samples_matrix(store, task: str, metric: str = "acc", models: Optional[str] = None) -> pd.DataFrame:
     """Models x prompts matrix of one lm-eval task from the store's per-sample scores.
 
@@ -1799,7 +1743,7 @@ def _load(args) -> tuple[pd.DataFrame, str]:
                     + (f"; {dropped} prompts not answered by every model dropped" if dropped else ""))
     if args.prompts:
         return read_prompt_matrix(args.prompts, args.prompts_layout), f"prompt-level CSV {args.prompts}"
-    from .cli import matrix_from_args
+    from .commands import matrix_from_args
 
     df = matrix_from_args(args)
     return df, f"store matrix ({', '.join(args.benchmark or ['all benchmarks'])})"

@@ -44,7 +44,6 @@ import warnings
 from typing import Optional, Tuple
 
 import numpy as np
-from scipy import stats
 
 from harness_ext.base import BasePredictor, check_matrix, limit_threads
 from harness_ext.errors import MethodError
@@ -507,6 +506,8 @@ def _sample_normal_wishart(E: np.ndarray, rng: np.random.Generator, beta0: float
     Wn_inv = np.eye(D) + S + (beta0 * n / beta_n) * np.outer(ebar, ebar)
     Wn = np.linalg.inv(Wn_inv)
     Wn = (Wn + Wn.T) / 2
+    from scipy import stats  # about 1 s to import: only when a Bayesian predictor samples
+
     Lam = np.atleast_2d(stats.wishart(df=nu_n, scale=Wn).rvs(random_state=rng))
     Lc = np.linalg.cholesky(beta_n * Lam)
     mu = mu_n + np.linalg.solve(Lc.T, rng.standard_normal(D))

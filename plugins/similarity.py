@@ -51,8 +51,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.special import rel_entr
-from scipy.stats import rankdata
 
 from harness_ext.base import check_matrix
 from harness_ext.errors import MethodError
@@ -226,6 +224,8 @@ def spearman_similarity(X) -> np.ndarray:
     ----------
     SimBA, Appendix A, eq. 10 (ties: average ranks, as scipy).
     """
+    from scipy.stats import rankdata
+
     X, M = _prepare(X)
     own = rankdata(X, axis=0, nan_policy="omit") if not M.all() else rankdata(X, axis=0)
     C = cross_pearson(own)
@@ -632,6 +632,8 @@ def _jensen_shannon_complete(X: np.ndarray) -> np.ndarray:
 
 
 def _jensen_shannon_masked(X: np.ndarray, M: np.ndarray) -> np.ndarray:
+    from scipy.special import rel_entr
+
     n, q = X.shape
     J = np.empty((q, q))
     for blk in _col_blocks(q, q, n):

@@ -23,7 +23,6 @@ from harness_ext.base import BaseWeighting, check_matrix
 from harness_ext.errors import MethodError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.types import WeightingScheme
-from harness_ext.weighting import cluster_columns, cluster_weights, sample_simplex
 
 
 class Uniform(BaseWeighting):
@@ -71,6 +70,8 @@ class _ClusterScheme(BaseWeighting):
         self.n_init = n_init
 
     def _cluster(self, X):
+        from harness_ext.weighting import cluster_columns  # pandas and scipy.stats: only when a scheme is fitted
+
         X = check_matrix(X, min_cols=1)
         cl = cluster_columns(
             X, n_clusters=self.n_clusters, max_clusters=self.max_clusters, random_state=self.random_state, n_init=self.n_init
@@ -116,6 +117,8 @@ class DistanceWeights(_ClusterScheme):
     """
 
     def fit(self, X, columns: Optional[Sequence[str]] = None):
+        from harness_ext.weighting import cluster_weights
+
         cl = self._cluster(X)
         self.weights_ = cluster_weights(cl.labels, cl.distances, "distance")
         return self
@@ -134,6 +137,8 @@ class InverseDistanceWeights(_ClusterScheme):
     """
 
     def fit(self, X, columns: Optional[Sequence[str]] = None):
+        from harness_ext.weighting import cluster_weights
+
         cl = self._cluster(X)
         self.weights_ = cluster_weights(cl.labels, cl.distances, "inverse")
         return self
@@ -156,6 +161,8 @@ class RandomSimplex(BaseWeighting):
         self.random_state = random_state
 
     def fit(self, X, columns: Optional[Sequence[str]] = None):
+        from harness_ext.weighting import sample_simplex
+
         X = check_matrix(X)
         self.weights_ = sample_simplex(1, X.shape[1], np.random.default_rng(self.random_state))[0]
         return self

@@ -1,0 +1,359 @@
+"""The subcommands of ``harness-ext``: their options, and the commands that are only I/O.
+
+Every option is declared here, with argparse alone, so ``harness-ext --help``
+and ``harness-ext COMMAND --help`` import no numerics (numpy, pandas, scipy,
+scikit-learn): a checkpoint loop that runs the CLI once per model should not
+pay a second of start-up for them. Each command's ``run(args) -> int`` lives
+in the module of its phase and is imported only when the command runs
+(:data:`COMMANDS`). ``info`` and ``matrix`` only read the store and print, so
+their ``run`` is here: the store floor never imports the command floor.
+
+Defaults and choices that a method module also knows (``--ties``,
+``--analysis``, ...) are literals here; tests/test_cli_speed.py checks them
+against the method modules' constants.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Callable, NamedTuple
+
+#: ``harness_ext.store.DB_ENV`` and ``DEFAULT_DB_NAME``
+DEFAULT_DB_HELP = "store file (default: $HARNESS_EXT_DB or ./harness-ext.duckdb); ':memory:' for a throw-away store"
+
+#: The plugin kinds (``harness_ext.types.REGISTRATION_TYPES``).
+PLUGIN_KINDS = ("adapters", "manifest_writers", "predictors", "selectors", "similarity_measures", "weighting_schemes")
+#: ``harness_ext.prowl.TIES``
+PROWL_TIES = ("half", "strict")
+#: ``harness_ext.compare.DEFAULT_SELECTORS``
+COMPARE_DEFAULT_SELECTORS = ("random-subset", "kmeans", "farthest-first-cosine", "farthest-first-euclidean",
+                             "a-optimal", "d-optimal", "greedy-coverage")
+#: ``harness_ext.pounce.ANALYSES``
+POUNCE_ANALYSES = ("regression", "completion", "active", "tensor")
+#: ``harness_ext.weighting.SCHEME_NAMES_DEFAULT``, ``SIMILARITY_MEASURES`` and ``ANALYSES``
+WEIGHTS_SCHEMES = ("uniform", "medoids", "distance", "inverse_distance")
+WEIGHTS_SIMILARITIES = ("cosine", "jaccard", "hamming")
+WEIGHTS_ANALYSES = ("schemes", "random", "size", "permutation", "silhouette")
+
+
+# -- shared option groups ----------------------------------------------------------------
+def add_store_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", default=None, help=DEFAULT_DB_HELP)
+
+
+def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every analysis command uses to pick its performance matrix."""
+    add_store_argument(parser)
+    g = parser.add_argument_group("matrix selection")
+    g.add_argument("--benchmark", action="append", help="benchmark name (repeatable); default: all")
+    g.add_argument("--metric", default=None, help="metric to use; default: each dataset's primary metric")
+    g.add_argument("--datasets", default=None, help="glob on dataset names, e.g. 'high_school_*'")
+    g.add_argument("--models", default=None, help="glob on model names, e.g. 'EleutherAI/pythia-*'")
+    g.add_argument("--source", default=None, help="glob on source file paths, e.g. '*v04*'")
+    g.add_argument("--num-fewshot", type=int, default=None, help="keep only results with this many shots")
+    g.add_argument("--dense", nargs="?", const="auto", default=False, choices=["auto", "models", "datasets"],
+                   help="drop what is sparse until no cell is missing: the sparser of models/datasets (auto, the "
+                        "default when given without a value), only models, or only datasets")
+    g.add_argument("--rows", choices=["model", "run"], default="model",
+                   help="one row per model (default; a cell two files report takes the first-ingested) or per result file")
+    g.add_argument(
+        "--normalise",
+        choices=["chance", "minmax", "none"],
+        default="chance",
+        help="per-dataset normalisation (METHODS.md): chance-corrected (default), min-max, or raw",
+    )
+
+
+def matrix_from_args(args) -> "pandas.DataFrame":  # noqa: F821
+    """Build the performance matrix the matrix-selection options describe."""
+    from .matrix import MatrixQuery, load_matrix
+    from .store import Store
+
+    query = MatrixQuery(
+        benchmarks=tuple(args.benchmark or ()),
+        metric=args.metric,
+        datasets=args.datasets,
+        models=args.models,
+        source=args.source,
+        num_fewshot=args.num_fewshot,
+        dense=args.dense,
+        rows=getattr(args, "rows", "model"),
+        normalise=args.normalise,
+    )
+    with Store.open(args.db, read_only=True) as store:
+        return load_matrix(store, query)
+
+
+# -- ingest, info, matrix, plugins ---------------------------------------------------------
+def ingest_options(parser):
+    parser.add_argument("paths", nargs="*", help="result files or directories (walked recursively)")
+    parser.add_argument("--bundled", action="store_true", help="also ingest the bundled real data (269 Pythia lm-eval runs)")
+    add_store_argument(parser)
+    parser.add_argument("--adapter", default=None, help="force this adapter instead of detecting the format")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only the summary line")
+
+
+def info_options(parser):
+    add_store_argument(parser)
+    parser.add_argument("--conflicts", action="store_true", help="list cells whose value differs between source files")
+
+
+def info_run(args) -> int:
+    from .report import format_table
+    from .store import Store
+
+    with Store.open(args.db, read_only=True) as store:
+        c = store.counts()
+        print(f"store: {store.path}")
+        print(", ".join(f"{v} {k}" for k, v in c.items()))
+        b = store.benchmarks()
+        if len(b):
+            print()
+            print(format_table(b, index=False))
+        if args.conflicts and c["conflicts"]:
+            print()
+            print(format_table(store.conflicts(), index=False))
+        elif c["conflicts"]:
+            print(f"\n{c['conflicts']} cells have values that disagree between source files (the first-ingested is used); "
+                  "see 'harness-ext info --conflicts'")
+    return 0
+
+
+def matrix_options(parser):
+    add_matrix_arguments(parser)
+    parser.add_argument("--output", "-o", default=None, help="write to this file (.csv or .parquet) instead of printing")
+
+
+def matrix_run(args) -> int:
+    import sys
+
+    from .errors import HarnessExtError
+
+    df = matrix_from_args(args)
+    if args.output:
+        out = str(args.output)
+        if out.endswith(".parquet"):
+            try:
+                df.to_parquet(out)
+            except ImportError as exc:
+                raise HarnessExtError("writing Parquet needs pyarrow: pip install 'harness-ext[parquet]'") from exc
+        else:
+            df.to_csv(out)
+        print(f"wrote {df.shape[0]} models x {df.shape[1]} datasets to {out}")
+    else:
+        print(f"{df.shape[0]} models x {df.shape[1]} datasets, {df.isna().to_numpy().mean():.1%} missing", file=sys.stderr)
+        df.to_csv(sys.stdout, float_format="%.4f")
+    return 0
+
+
+def plugins_options(parser):
+    parser.add_argument("--kind", choices=sorted(PLUGIN_KINDS), default=None, help="only this kind of plugin")
+
+
+# -- analyses --------------------------------------------------------------------------------
+def stalk_options(parser) -> None:
+    add_matrix_arguments(parser)
+    g = parser.add_argument_group("stalk")
+    g.add_argument("--threshold", type=float, default=0.5, help="best R^2 below this is NONE (default 0.5)")
+    g.add_argument("--min-points", type=int, default=3, help="fewest observations a fit may use (default 3)")
+    g.add_argument("--min-fraction", type=float, default=0.5,
+                   help="smallest share of a pair's observations a log fit may keep after dropping scores <= 0 "
+                        "(default 0.5; 0 keeps any fit with --min-points)")
+    g.add_argument("--axis", choices=["datasets", "models", "both"], default="both", help="which pairs to classify")
+    g.add_argument("--out", default="harness-ext-out/stalk", help="output directory (default harness-ext-out/stalk)")
+
+
+def prowl_options(parser) -> None:
+    add_matrix_arguments(parser)
+    g = parser.add_argument_group("prowl")
+    g.add_argument("--similarity", action="append", default=None,
+                   help="similarity measure (repeatable); default: SimBA's nine")
+    g.add_argument("--selector", default="greedy_coverage", help="selector using the similarity (default greedy_coverage)")
+    g.add_argument("--beam-width", type=int, default=None, help="use beam_coverage with this beam width")
+    g.add_argument("--target", type=float, default=0.95, help="coverage target defining |S*| (default 0.95)")
+    g.add_argument("--n-random", type=int, default=1000, help="runs of the RANDOM baseline (default 1000)")
+    g.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
+    g.add_argument("--ties", choices=PROWL_TIES, default="half",
+                   help="ties in the mean win rate: half a win (HELM, default) or none (SimBA eq. 6 as printed)")
+    g.add_argument("--prompts", default=None, metavar="CSV",
+                   help="prompt-level CSV (0/1 correctness) instead of the store matrix; the columns selected are "
+                        "prompts, and Jaccard/Hamming join the table")
+    g.add_argument("--prompts-layout", choices=["prompt-rows", "model-rows"], default="prompt-rows",
+                   help="--prompts CSV layout (default prompt-rows: one row per prompt, one column per model)")
+    g.add_argument("--out", default="harness-ext-out/prowl", help="output directory (default harness-ext-out/prowl)")
+
+
+def compare_options(parser):
+    add_matrix_arguments(parser)
+    g = parser.add_argument_group("protocol (Gusev & Zaytsev 2026, §5-6)")
+    g.add_argument("--selectors", nargs="+", default=None, metavar="NAME",
+                   help=f"selectors to compare (default: {' '.join(COMPARE_DEFAULT_SELECTORS)})")
+    g.add_argument("--trials", type=int, default=200, help="number of trials T (default 200)")
+    g.add_argument("--k-max", type=int, default=20, help="largest subset size (default 20; k runs from 2)")
+    g.add_argument("--alpha", type=float, default=0.8, help="pool fraction per trial (default 0.8)")
+    g.add_argument("--variation", choices=["datasets", "models"], default="datasets", help="vary the dataset pool or the model pool")
+    g.add_argument("--target", action="append", default=None, metavar="METRIC>=V",
+                   help="k* target, repeatable (default: 'spearman>=0.90' and 'mae<=1.5')")
+    g.add_argument("--metrics", nargs="+", default=None, help="rank metrics (default: mae spearman kendall ndcg@5 mrr)")
+    g.add_argument("--ci", type=float, default=0.95, help="confidence level of the quantile bands (default 0.95)")
+    g.add_argument("--seed", type=int, default=0, help="random seed (results depend on it only)")
+    g.add_argument("--n-jobs", type=int, default=1, help="parallel trials through joblib (-1: all cores)")
+    g.add_argument("--representation", choices=["scores", "ranks"], default="scores",
+                   help="without --features: datasets as performance columns (scores, default) or as per-dataset model ranks")
+    g.add_argument("--features", default=None, metavar="CSV",
+                   help="a-priori dataset features (rows: dataset names, columns: features); default: performance columns")
+    parser.add_argument("--out", default="harness-ext-out/compare", help="output folder for the plot and CSVs")
+
+
+def pounce_options(parser):
+    add_matrix_arguments(parser)
+    g = parser.add_argument_group("pounce")
+    g.add_argument("--analysis", default="regression,completion",
+                   help=f"comma-separated analyses among {', '.join(POUNCE_ANALYSES)}, or 'all' (default: regression,completion)")
+    g.add_argument("--predictors", default="ridge,knn,mlp_12,mlp_12_12",
+                   help="regression predictors for the SimBA protocol (default: ridge,knn,mlp_12,mlp_12_12)")
+    g.add_argument("--selector", default="greedy_coverage",
+                   help="selector that orders datasets on the training models (default: greedy_coverage, Minkowski p=3)")
+    g.add_argument("--order", default=None, help="fixed dataset order instead of a selector: comma-separated dataset names")
+    g.add_argument("--test-size", type=float, default=0.2, help="share of models held out (default 0.2)")
+    g.add_argument("--splits", type=int, default=1,
+                   help="random 80/20 model splits to average AUC-MSE over (default 1, as in SimBA)")
+    g.add_argument("--noise", default="0.05,0.1", help="noise standard deviations for the robustness check (default 0.05,0.1)")
+    g.add_argument("--folds", type=int, default=None,
+                   help="k for the k-fold stability check (default: 5 up to 20 datasets, else 10; 0 skips)")
+    g.add_argument("--completion-predictors", default="global_mean,mean_of_means,pmf,bpmf",
+                   help="matrix-completion predictors for the 004 protocol (default: global_mean,mean_of_means,pmf,bpmf)")
+    g.add_argument("--hidden-ratios", default="0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9",
+                   help="shares of observed cells hidden (default 0.1..0.9)")
+    g.add_argument("--repeats", type=int, default=1, help="masks per hidden ratio (default 1)")
+    g.add_argument("--level", type=float, default=0.9, help="central interval level for calibration (default 0.9)")
+    g.add_argument("--n-samples", type=int, default=None, help="Gibbs draws kept (and burn-in) for bpmf; default the predictor's")
+    g.add_argument("--profiles", default=None,
+                   help="directory with CrossPred-style model_profiles.json / dataset_profiles.json: adds constrained "
+                        "PMF/BPMF (cpmf, bcpmf) to the completion table")
+    g.add_argument("--active-predictor", default="bpmf", help="predictor for active evaluation (default bpmf)")
+    g.add_argument("--active-steps", type=int, default=6, help="active-evaluation steps (default 6)")
+    g.add_argument("--active-step", type=float, default=0.05, help="share of observed cells revealed per step (default 0.05)")
+    g.add_argument("--tensor-ratios", default="0.2,0.9",
+                   help="hidden shares for the multi-metric (PTF) comparison, analysis 'tensor' (default 0.2,0.9)")
+    g.add_argument("--paper", default="auto", choices=["auto", "none", "helm", "mmlu", "bigbench_lite"],
+                   help="SimBA column to print next to AUC-MSE (default: guess from the benchmark name)")
+    g.add_argument("--seed", type=int, default=0, help="random seed for splits, noise, masks and predictors (default 0)")
+    g.add_argument("--out", default="harness-ext-out/pounce", help="directory for PNG plots and CSV tables")
+
+
+def weights_options(parser: argparse.ArgumentParser) -> None:
+    add_matrix_arguments(parser)
+    p = parser.add_argument_group("prompt-level input (instead of a models x datasets store matrix)")
+    p.add_argument(
+        "--samples-task",
+        metavar="TASK",
+        default=None,
+        help="analyse the prompts of one lm-eval task: a prompt x model matrix from per-sample logs "
+        "(samples_<TASK>_<date>.jsonl), read from --samples or else from the store's samples table",
+    )
+    p.add_argument("--samples-metric", default="acc",
+                   help="per-sample metric of --samples-task (default acc; e.g. acc_norm, exact_match,strict-match)")
+    p.add_argument(
+        "--samples",
+        metavar="PATH",
+        action="append",
+        default=None,
+        help="lm-eval output folders or samples_*.jsonl files to read for --samples-task (repeatable); "
+        "read into a throw-away in-memory store, --db is not touched",
+    )
+    p.add_argument(
+        "--prompts",
+        metavar="CSV",
+        default=None,
+        help="analyse a prompt-level score CSV (0/1 correct, or scores in [0,1]) from another tool; "
+        "first column = row labels",
+    )
+    p.add_argument(
+        "--prompts-layout",
+        choices=["prompt-rows", "model-rows"],
+        default="prompt-rows",
+        help="prompt-rows (default, the paper's Q: one row per prompt, one column per model) or model-rows",
+    )
+    g = parser.add_argument_group("weighting")
+    g.add_argument("--scheme", default="uniform", help="scheme whose weights --emit-weights writes (default uniform)")
+    g.add_argument("--param", action="append", metavar="KEY=VALUE", help="parameter of --scheme (repeatable), e.g. path=w.json")
+    g.add_argument("--emit-weights", metavar="FILE", default=None, help="write the --scheme weights as JSON with its parameters")
+    g.add_argument("--schemes", default=",".join(WEIGHTS_SCHEMES), help="schemes in the rank-change table (comma list)")
+    a = parser.add_argument_group("analyses")
+    a.add_argument("--analyses", default=",".join(WEIGHTS_ANALYSES), help=f"comma list from {','.join(WEIGHTS_ANALYSES)}, or 'none'")
+    a.add_argument("--draws", type=int, default=100_000, help="random simplex draws (default 100000)")
+    a.add_argument("--chunk-size", type=int, default=None, help="draws per chunk (default: bounded memory)")
+    a.add_argument("--pairwise-top", type=int, default=20, help="models in the pairwise matrix (best under uniform)")
+    a.add_argument("--permutations", type=int, default=1000, help="permutations for the similarity test (default 1000)")
+    a.add_argument("--silhouette-permutations", type=int, default=10, help="permuted matrices clustered (default 10)")
+    a.add_argument("--similarity", default=",".join(WEIGHTS_SIMILARITIES), help="measures for the permutation test")
+    a.add_argument("--max-clusters", type=int, default=20, help="largest number of clusters tried (default 20)")
+    a.add_argument("--top", type=int, default=20, help="models shown in printed tables and plots (default 20)")
+    a.add_argument("--random-state", type=int, default=0)
+    a.add_argument("--out", default="harness-ext-out/weights", help="directory for PNG plots, CSV tables and summary.json")
+
+
+# -- reduce, predict -------------------------------------------------------------------------
+def reduce_options(parser):
+    add_matrix_arguments(parser)
+    parser.set_defaults(dense="auto")
+    parser.add_argument("--keep-missing", dest="dense", action="store_false",
+                        help="do not drop sparse models/datasets (reduce then fails if any cell is missing)")
+    parser.add_argument("--budget", default=None,
+                        help="subset size: a fraction (0.2), a count (5) or a coverage target (coverage=0.95, default)")
+    parser.add_argument("--selector", default="greedy_coverage", help="selector plugin (default greedy_coverage)")
+    parser.add_argument("--similarity", default="pearson", help="similarity plugin for coverage selectors (default pearson)")
+    parser.add_argument("--predictor", default="ridge", help="predictor plugin (default ridge)")
+    parser.add_argument("--weighting", default="uniform", help="weighting scheme for the aggregate (default uniform)")
+    parser.add_argument("--weights", default=None, metavar="FILE",
+                        help="dataset weights for the aggregate from a JSON or CSV file (implies --weighting user)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--n-random", type=int, default=1000, help="random-subset runs for the chance check (default 1000)")
+    parser.add_argument("--group-name", default="harness_ext_reduced", help="lm-eval group / file stem")
+    parser.add_argument("--format", dest="formats", action="append", default=None,
+                        help="manifest writers to run (repeatable; default: json, lm_eval_yaml, helm_conf, task_list)")
+    parser.add_argument("--out", default="harness-ext-out/reduce", help="output directory")
+
+
+def predict_options(parser):
+    parser.add_argument("results", nargs="+", help="the new model's result files (or directories) for the subset")
+    parser.add_argument("--manifest", "-m", required=True, help="manifest.json written by 'harness-ext reduce' (or its folder)")
+    parser.add_argument("--json", dest="json_out", default=None, help="also write the predictions as JSON to this file")
+    parser.add_argument("--all", action="store_true", help="list observed datasets too, not only predicted ones")
+
+
+# -- the registry ------------------------------------------------------------------------------
+class Command(NamedTuple):
+    help: str
+    options: Callable[[argparse.ArgumentParser], None]
+    #: ``"module:function"``, imported only when the command runs
+    run: str
+
+
+COMMANDS = {
+    "ingest": Command("ingest result files or directories into the store", ingest_options, "harness_ext.ingest:run"),
+    "matrix": Command("print or export a models x datasets performance matrix", matrix_options,
+                      "harness_ext.commands:matrix_run"),
+    "info": Command("summarise what the store holds", info_options, "harness_ext.commands:info_run"),
+    "plugins": Command("list registered plugins and where they come from", plugins_options,
+                       "harness_ext.plugin_manager:run"),
+    "stalk": Command("classify dataset-pair and model-pair relationships (SimBA phase 1)", stalk_options,
+                     "harness_ext.stalk:run"),
+    "prowl": Command("select a representative subset and evaluate coverage (SimBA phase 2)", prowl_options,
+                     "harness_ext.prowl:run"),
+    "compare": Command("compare selectors under the rank-preservation protocol", compare_options, "harness_ext.compare:run"),
+    "pounce": Command("evaluate performance predictors (SimBA phase 3, PMF)", pounce_options, "harness_ext.pounce:run"),
+    "weights": Command("weighting schemes and ranking-robustness analyses", weights_options, "harness_ext.weighting:run"),
+    "reduce": Command("build a reduced-benchmark manifest and harness files", reduce_options, "harness_ext.manifest:run"),
+    "predict": Command("predict a new model's full-benchmark scores from its subset results", predict_options,
+                       "harness_ext.predict:run"),
+}
+
+
+def resolve_run(target: str) -> Callable:
+    """Import ``"module:function"`` (the numerics of one command are loaded here, not at start-up)."""
+    from importlib import import_module
+
+    module, _, func = target.partition(":")
+    return getattr(import_module(module), func)

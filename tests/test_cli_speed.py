@@ -1,0 +1,119 @@
+"""The CLI starts without numerics: --help, --version and every COMMAND --help import no
+numpy/pandas/scipy/scikit-learn/matplotlib, and `plugins` none of scipy/sklearn/pandas/matplotlib.
+
+Checked with ``python -X importtime`` in a fresh interpreter (what a user's shell pays), not by
+timing: timings on a shared CI machine are noise; the import list is what makes start-up slow.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from harness_ext.commands import COMMANDS
+
+HEAVY = ("sklearn", "scipy", "matplotlib")
+NUMERIC = HEAVY + ("numpy", "pandas", "duckdb")
+
+
+def _imported(*argv: str) -> set:
+    env = {**os.environ, "HARNESS_EXT_LOAD_PLUGINS": ""}
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "harness_ext", *argv],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    names = set()
+    for line in proc.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip())
+    assert "harness_ext.cli" in names
+    return names
+
+
+def _top(names: set) -> set:
+    return {n.split(".")[0] for n in names}
+
+
+def test_help_imports_no_numerics():
+    top = _top(_imported("--help"))
+    assert not top & set(NUMERIC), sorted(top & set(NUMERIC))
+
+
+def test_version_imports_no_numerics():
+    assert not _top(_imported("--version")) & set(NUMERIC)
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_command_help_imports_no_numerics(command):
+    top = _top(_imported(command, "--help"))
+    assert not top & set(NUMERIC), (command, sorted(top & set(NUMERIC)))
+
+
+def test_plugins_imports_no_heavy_modules():
+    top = _top(_imported("plugins"))
+    assert not top & set(HEAVY + ("pandas",)), sorted(top & set(HEAVY + ("pandas",)))
+
+
+def test_base_does_not_import_sklearn():
+    code = "import sys, harness_ext.base; print(any(m.split('.')[0] == 'sklearn' for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_literal_choices_match_the_method_modules():
+    """commands.py repeats a few constants so that it imports no numerics; they must not drift."""
+    from harness_ext import commands, compare, pounce, prowl, store, weighting
+    from harness_ext.types import REGISTRATION_TYPES
+
+    assert tuple(sorted(REGISTRATION_TYPES)) == commands.PLUGIN_KINDS
+    assert tuple(prowl.TIES) == commands.PROWL_TIES
+    assert tuple(compare.DEFAULT_SELECTORS) == commands.COMPARE_DEFAULT_SELECTORS
+    assert tuple(pounce.ANALYSES) == commands.POUNCE_ANALYSES
+    assert tuple(weighting.SCHEME_NAMES_DEFAULT) == commands.WEIGHTS_SCHEMES
+    assert tuple(weighting.SIMILARITY_MEASURES) == commands.WEIGHTS_SIMILARITIES
+    assert tuple(weighting.ANALYSES) == commands.WEIGHTS_ANALYSES
+    assert f"${store.DB_ENV} or ./{store.DEFAULT_DB_NAME}" in commands.DEFAULT_DB_HELP
+
+
+def test_every_command_resolves_to_a_run_function():
+    from harness_ext.commands import resolve_run
+
+    for name, command in COMMANDS.items():
+        assert callable(resolve_run(command.run)), name
+
+
+def test_store_and_matrix_do_not_import_the_cli():
+    import ast
+    from pathlib import Path
+
+    import harness_ext
+
+    root = Path(harness_ext.__file__).parent
+    for mod in ("store.py", "matrix.py", "ingest.py"):
+        tree = ast.parse((root / mod).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module in ("cli", "commands") and node.level == 1:
+                raise AssertionError(f"{mod} imports .{node.module} (the store floor never imports the command floor)")
+
+
+def test_clone_and_params_follow_sklearn():
+    from sklearn.base import clone as sk_clone
+
+    from harness_ext.base import clone
+    from harness_ext.plugin_manager import get_registrations
+
+    for kind in ("selectors", "predictors", "weighting_schemes"):
+        for name, reg in get_registrations(kind).items():
+            est = reg.cls()
+            params = est.get_params()
+            for c in (clone(est), sk_clone(est)):
+                assert type(c) is type(est)
+                assert c.get_params().keys() == params.keys(), name
+            assert repr(est).startswith(type(est).__name__ + "("), name
+    est = get_registrations("predictors")["ridge"].cls()
+    key = next(iter(est.get_params()))
+    with pytest.raises(ValueError):
+        est.set_params(not_a_parameter=1)
+    assert est.set_params(**{key: est.get_params()[key]}) is est
