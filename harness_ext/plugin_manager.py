@@ -30,6 +30,7 @@ BUILTIN_MODULES = (
     "harness_ext.plugins.selectors",
     "harness_ext.plugins.selectors_002",
     "harness_ext.plugins.predictors",
+    "harness_ext.plugins.predictors_lowrank",
     "harness_ext.plugins.weighting",
     "harness_ext.plugins.manifest_writers",
     "harness_ext.adapters.lm_eval",

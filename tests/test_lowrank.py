@@ -1,0 +1,134 @@
+"""Low-rank bias model, fold-in, conformal intervals and the BenchPress baseline."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness_ext.methods.completion import LowRankCompleter
+from harness_ext.methods.conformal import conformal_quantile, coverage
+from harness_ext.methods.lowrank import fit_als, fit_gibbs, fold_in, select_rank_lam
+from harness_ext.plugin_manager import get_registrations
+from harness_ext.plugins.predictors_lowrank import BenchPress
+
+
+def biased_low_rank(m=90, d=30, rank=2, noise=0.1, seed=0):
+    rng = np.random.default_rng(seed)
+    Z = (rng.normal(size=(m, rank)) @ rng.normal(size=(d, rank)).T + 0.5 * rng.normal(size=(m, 1))
+         + rng.normal(size=(1, d)))
+    return Z, Z + noise * rng.standard_normal((m, d))
+
+
+def hide(X, frac, seed=1):
+    mask = np.random.default_rng(seed).random(X.shape) < frac
+    out = X.copy()
+    out[mask] = np.nan
+    return out, mask
+
+
+def test_registered():
+    regs = get_registrations("predictors")
+    for name in ("lowrank", "lowrank_bayes", "benchpress"):
+        assert name in regs
+
+
+@pytest.mark.parametrize("method", ["als", "gibbs"])
+def test_recovers_synthetic_low_rank_matrix(method):
+    truth, X = biased_low_rank()
+    Xo, mask = hide(X, 0.4)
+    fit = fit_als(Xo, rank=2, lam=1.0)
+    if method == "gibbs":
+        fit = fit_gibbs(Xo, rank=2, n_burnin=100, n_samples=100, init=fit)
+    err = fit.mean()[mask] - truth[mask]
+    col_means = np.nanmean(Xo, axis=0)[np.nonzero(mask)[1]] - truth[mask]
+    assert np.sqrt(np.mean(err ** 2)) < 0.2  # noise sd 0.1
+    assert np.sqrt(np.mean(err ** 2)) < 0.15 * np.sqrt(np.mean(col_means ** 2))
+
+
+def test_cv_picks_the_true_rank():
+    _, X = biased_low_rank(rank=2, noise=0.05, seed=3)
+    Xo, _ = hide(X, 0.3, seed=4)
+    assert select_rank_lam(Xo, ranks=(1, 2, 3, 5), lams=(0.3, 3.0), random_state=0)["rank"] in (2, 3)
+
+
+@pytest.mark.parametrize("method", ["als", "gibbs"])
+def test_fold_in_widens_with_fewer_cells(method):
+    _, X = biased_low_rank(m=100, d=30, seed=5)
+    fit = fit_als(X[20:], rank=2, lam=1.0)
+    if method == "gibbs":
+        fit = fit_gibbs(X[20:], rank=2, n_burnin=80, n_samples=80, init=fit)
+    sds, errs = [], []
+    for k in (1, 3, 8, 20):
+        z = np.full((20, 30), np.nan)
+        z[:, :k] = X[:20, :k]
+        fi = fold_in(fit, z)
+        sds.append(fi.sd[:, 20:].mean())
+        errs.append(np.abs(fi.mean[:, 20:] - X[:20, 20:]).mean())
+    assert all(a > b for a, b in zip(sds, sds[1:])), sds
+    assert errs[-1] < errs[0]
+
+
+def test_conformal_quantile_finite_sample_rule():
+    s = np.arange(1, 20, dtype=float)  # n = 19: ceil(20 * 0.9) = 18th smallest
+    assert conformal_quantile(s, 0.9) == 18.0
+    assert conformal_quantile([1.0, 2.0], 0.9) == 2.0
+
+
+def _proportions(seed, m=120, d=24, noise=0.15):
+    truth, Z = biased_low_rank(m=m, d=d, noise=noise, seed=seed)
+    return 1 / (1 + np.exp(-Z))
+
+
+def test_conformal_coverage_on_held_out_cells():
+    # Known noise in logit space; intervals come back on the proportion scale.
+    covs = []
+    for seed in range(3):
+        X = _proportions(seed)
+        Xo, mask = hide(X, 0.3, seed=seed + 10)
+        est = LowRankCompleter(ranks=(1, 2, 3), lams=(1.0,), random_state=seed).fit(Xo)
+        covs.append(coverage(X[mask], est.lower_[mask], est.upper_[mask]))
+        assert (est.lower_[mask] < est.mean_[mask]).all() and (est.mean_[mask] < est.upper_[mask]).all()
+        assert (est.lower_ >= 0).all() and (est.upper_ <= 1).all()
+    assert 0.85 <= np.mean(covs) <= 0.95, covs
+
+
+def test_new_models_coverage_and_widening():
+    X = _proportions(7, m=150, d=20)
+    train, new = X[:110], X[110:].copy()
+    est = LowRankCompleter(ranks=(2,), lams=(1.0,), random_state=0).fit(train)
+    w = np.full(20, 1 / 20)
+    widths, covs = [], []
+    for k in (2, 6):
+        Xn = np.full_like(new, np.nan)
+        Xn[:, :k] = new[:, :k]
+        p = est.predict_new_models(Xn, weights=w)
+        assert np.array_equal(p.mean[:, :k], new[:, :k])
+        widths.append(np.median((p.upper - p.lower)[:, 6:]))
+        covs.append(coverage(new[:, k:], p.lower[:, k:], p.upper[:, k:]))
+        agg_true = new @ w
+        assert p.aggregate.shape == (40,)
+        covs.append(coverage(agg_true, p.aggregate_lower, p.aggregate_upper))
+    assert widths[0] > widths[1]
+    assert min(covs) >= 0.75 and np.mean(covs) >= 0.85, covs
+
+
+def test_benchpress_runs_and_is_rank_two():
+    X = _proportions(2)
+    Xo, mask = hide(X, 0.3)
+    bp = BenchPress().fit(Xo)
+    assert bp.fit_.rank == 2
+    assert np.isfinite(bp.mean_).all() and np.array_equal(bp.mean_[~mask], Xo[~mask])
+    assert 0.8 <= coverage(X[mask], bp.lower_[mask], bp.upper_[mask]) <= 0.97
+    p = bp.predict_new_models(np.where(np.arange(24) < 4, X[:5], np.nan), weights=np.full(24, 1 / 24))
+    assert p.mean.shape == (5, 24) and p.aggregate.shape == (5,)
+
+
+def test_lowrank_reproducible_and_describes_itself():
+    X = _proportions(3, m=40, d=10)
+    Xo, _ = hide(X, 0.2)
+    a = LowRankCompleter(random_state=1).fit(Xo)
+    b = LowRankCompleter(random_state=1).fit(Xo)
+    assert np.array_equal(a.mean_, b.mean_) and np.array_equal(a.std_, b.std_)
+    info = a.describe()
+    assert info["rank"] == a.rank_ and info["scales"]["columns"][0]["kind"] == "logit"
+    assert info["cross_validation"]["grid_mse"]

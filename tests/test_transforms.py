@@ -1,0 +1,88 @@
+"""Per-dataset predictor-space transforms (harness_ext.methods.transforms)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from harness_ext.errors import MethodError
+from harness_ext.methods.transforms import LOGIT, STANDARDISE, ScaleTransform, as_transform, detect_scales
+
+
+def mixed_matrix(seed=0, m=40):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([
+        rng.uniform(0.2, 0.95, m),          # proportion
+        rng.uniform(15, 90, m),             # percentage
+        rng.normal(1150, 80, m),            # Elo
+        rng.uniform(3.0, 9.2, m),           # 0-10 judge score
+        rng.normal(-3.5, 0.6, m),           # BARTScore (negative)
+    ])
+    X[rng.random(X.shape) < 0.2] = np.nan
+    return X
+
+
+def test_detection_from_data():
+    cols = detect_scales(mixed_matrix())
+    assert [c["kind"] for c in cols] == [LOGIT, LOGIT, STANDARDISE, STANDARDISE, STANDARDISE]
+    assert (cols[0]["lo"], cols[0]["hi"]) == (0.0, 1.0)
+    assert (cols[1]["lo"], cols[1]["hi"]) == (0.0, 100.0)
+
+
+def test_detection_from_metadata_and_overrides():
+    X = mixed_matrix()
+    meta = [{"random_baseline": 0.25}, {}, {"min_score": 0, "max_score": 2000}, {}, {}]
+    cols = detect_scales(X, meta)
+    assert cols[2]["kind"] == LOGIT and cols[2]["reason"] == "declared bounds"
+    assert cols[0]["chance"] == 0.25
+    cols = detect_scales(X, kinds={1: "standardise", 0: "identity"})
+    assert [c["kind"] for c in cols][:2] == ["identity", STANDARDISE]
+    with pytest.raises(MethodError, match="unknown scale kind"):
+        detect_scales(X, kinds="log")
+
+
+def test_round_trip_is_exact_where_not_clipped():
+    X = mixed_matrix()
+    t = ScaleTransform().fit(X)
+    Z = t.transform(X)
+    assert np.array_equal(np.isnan(Z), np.isnan(X))
+    assert np.allclose(t.inverse_transform(Z), X, equal_nan=True, rtol=0, atol=1e-9)
+    # derivative matches finite differences
+    h = 1e-6
+    Zf = np.nan_to_num(Z)
+    num = (t.inverse_transform(Zf + h) - t.inverse_transform(Zf - h)) / (2 * h)
+    assert np.allclose(t.derivative(Zf), num, rtol=1e-5, atol=1e-6)
+
+
+def test_chance_floor_and_eps_clip():
+    X = np.array([[0.10], [0.25], [0.60], [1.0], [0.0]])
+    t = ScaleTransform(meta=[{"random_baseline": 0.25}], eps=0.01).fit(X)
+    Z = t.transform(X)[:, 0]
+    # below chance is floored at chance, 1.0 is clipped at 1 - eps, inverse is exact inside
+    assert Z[0] == Z[1] == Z[4] == pytest.approx(np.log(0.25 / 0.75))
+    assert Z[3] == pytest.approx(np.log(0.99 / 0.01))
+    assert t.inverse_transform(Z[:, None])[2, 0] == pytest.approx(0.60)
+    assert t.columns_[0]["floor"] == pytest.approx(0.25)
+
+
+def test_serialises_into_json_and_back():
+    X = mixed_matrix(1)
+    t = ScaleTransform(meta=[{"random_baseline": 0.2}, {}, {}, {}, {}]).fit(X)
+    d = json.loads(json.dumps(t.to_dict()))
+    t2 = as_transform(d, X)
+    assert np.allclose(t2.transform(X), t.transform(X), equal_nan=True)
+    Z = np.random.default_rng(0).normal(size=(3, 5))
+    assert np.allclose(t2.inverse_transform(Z), t.inverse_transform(Z))
+    with pytest.raises(MethodError, match="5 datasets"):
+        as_transform(d, X[:, :3])
+
+
+def test_monotone_inverse_maps_intervals_to_intervals():
+    X = mixed_matrix(2)
+    t = ScaleTransform().fit(X)
+    z = np.linspace(-6, 6, 50)[:, None] * np.ones((1, 5))
+    x = t.inverse_transform(z)
+    assert (np.diff(x, axis=0) > 0).all()
+    assert (x[:, 0] > 0).all() and (x[:, 0] < 1).all() and (x[:, 1] < 100).all()
