@@ -110,10 +110,10 @@ class BenchPress(BasePredictor):
         else:
             resid = np.abs(zhat - Z)[obs]
             self.q_ = conformal_quantile(resid, self.level) if resid.size else 1.0
-        inv = self.transform_.inverse_transform
-        self.mean_ = np.where(obs, X, inv(zhat))
-        self.lower_ = np.where(obs, X, inv(zhat - self.q_))
-        self.upper_ = np.where(obs, X, inv(zhat + self.q_))
+        lo_x, hi_x = self.transform_.inverse_interval(zhat - self.q_, zhat + self.q_)
+        self.mean_ = np.where(obs, X, self.transform_.inverse_transform(zhat))
+        self.lower_ = np.where(obs, X, lo_x)
+        self.upper_ = np.where(obs, X, hi_x)
         self.std_ = np.where(obs, 0.0, (self.upper_ - self.lower_) / (2 * Z90))
         return self
 
@@ -137,10 +137,10 @@ class BenchPress(BasePredictor):
         rhs = np.einsum("nj,jk->nk", np.where(O, z - f.mu - b, 0.0), Xd)
         w = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
         zhat = w @ Xd.T + f.mu + b
-        inv = self.transform_.inverse_transform
-        mean = np.where(O, X_new, inv(zhat))
-        lower = np.where(O, X_new, inv(zhat - self.q_))
-        upper = np.where(O, X_new, inv(zhat + self.q_))
+        lo_x, hi_x = self.transform_.inverse_interval(zhat - self.q_, zhat + self.q_)
+        mean = np.where(O, X_new, self.transform_.inverse_transform(zhat))
+        lower = np.where(O, X_new, lo_x)
+        upper = np.where(O, X_new, hi_x)
         sd = np.where(O, 0.0, (upper - lower) / (2 * Z90))
         agg = lo = hi = None
         if weights is not None:

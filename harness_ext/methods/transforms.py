@@ -248,6 +248,26 @@ class ScaleTransform:
         return np.where(self._kind == 0, self._lo + self._span * sig,
                         np.where(self._kind == 1, self._mu + self._sd * Z, Z))
 
+    def inverse_interval(self, Z_lo, Z_hi) -> tuple:
+        """Raw-scale ``(lower, upper)`` of transformed intervals ``[Z_lo, Z_hi]``.
+
+        The preimage of an interval reaching a clip point of a logit column
+        includes everything the transform clipped there: an upper end at or
+        above ``logit(1 - eps)`` becomes the column's upper bound (a score of
+        100% is inside), a lower end at or below ``logit(max(floor, eps))`` its
+        lower bound (scores at or below chance are inside).
+        """
+        Z_lo, Z_hi = self._check(Z_lo), self._check(Z_hi)
+        eps = float(self.eps)
+        lower, upper = self.inverse_transform(Z_lo), self.inverse_transform(Z_hi)
+        logit_col = self._kind == 0
+        p_lo = np.maximum(self._floor, eps)
+        z_lo_clip = np.log(p_lo) - np.log1p(-p_lo)
+        z_hi_clip = np.log(1 - eps) - np.log(eps)
+        lower = np.where(logit_col & (Z_lo <= z_lo_clip + 1e-12), self._lo, lower)
+        upper = np.where(logit_col & (Z_hi >= z_hi_clip - 1e-12), self._lo + self._span, upper)
+        return lower, upper
+
     def derivative(self, Z) -> np.ndarray:
         """``d raw / d z`` at ``Z`` (for delta-method standard deviations on the raw scale)."""
         Z = self._check(Z)

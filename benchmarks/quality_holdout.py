@@ -1,0 +1,431 @@
+"""Held-out quality of the prediction engine on every shared real matrix with >= 30 models (issue 14 item 6).
+
+Run::
+
+    python benchmarks/quality_holdout.py            # full: 20 splits (a), 3 folds x 10 seeds (b); minutes
+    python benchmarks/quality_holdout.py --quick    # 2 splits, 1 seed, small matrices; CI smoke test
+
+Matrices (raw scores through the store, as the product ingests them; missing
+cells stay missing, nothing is cut to a dense block):
+
+* HELM Classic (Every Eval Ever), 67 x 14 with its missing cells;
+* Open LLM Leaderboard v2 (Every Eval Ever), ~4,500 x 6;
+* CrossPred (108 LVLMs x 178 datasets, accuracies and negative BARTScores);
+* Pythia MMLU (838 runs x 57 subjects);
+* TSC bake-off (40 classifiers x 112 UCR datasets, accuracy; 142 with the ``_eq`` ones, sparse);
+* benchbench cross-leaderboard: every leaderboard CSV of ../shared/data/benchbench
+  ingested with the CSV adapter, model names joined after a simple documented
+  normalisation (:func:`normalise_model_name`); models with >= 3 cells and
+  leaderboard columns with >= 10 models are kept (sparse, mixed scales: Elo,
+  percentages, 0-10 judge scores). Switch to the store's canonical model ids
+  when the identity work lands.
+
+Protocol (a), held-out models: 20 seeded 80/20 model splits; a subset of
+``k = max(2, round(0.1 d))`` datasets is chosen on the training models by the
+registered selector (``--selector``); test models are predicted from their
+subset cells only. Reported: Spearman of the aggregate ranking of test models,
+aggregate MAE in points, per-cell MAE in points, 90% coverage of cells pooled
+and its 5th percentile over splits, aggregate coverage. The aggregate of a
+model is the mean over the datasets it has of the chance-normalised score
+x100 (linear normalisation of :mod:`harness_ext.matrix`, without clipping).
+"Points" are the dataset's own units, x100 for scores in [0, 1].
+
+Protocol (b), cell completion: observed cells split in 3 folds, for 10 seeds;
+each fold hidden in turn. Reported: median absolute error in points, 90%
+coverage, median interval width.
+
+Baselines, same splits: k random datasets + sklearn RidgeCV (expected over
+``--ridge-draws`` draws), the mean of the subset (aggregate only), column
+means, and the BenchPress re-implementation (``benchpress`` plugin). Ratios
+are printed as baseline error / default error (above 1: the default is better).
+Nothing is tuned on the test cells: the default chooses rank and penalty by
+CV inside each training matrix, and its conformal quantile from held-out
+training cells or training models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+os.environ.setdefault("HARNESS_EXT_NO_PROGRESS", "1")
+os.environ.setdefault("HARNESS_EXT_LOAD_PLUGINS", "")
+SHARED = Path(os.environ.get("HARNESS_EXT_SHARED_DATA", REPO.parent / "shared" / "data"))
+if not SHARED.exists() and Path("/work/shared/data").exists():
+    SHARED = Path("/work/shared/data")
+EEE = SHARED / "every_eval_ever" / "data"
+BENCHBENCH = SHARED / "benchbench" / "leaderboards"
+MIN_MODELS = 30
+
+#: name -> (path to ingest, MatrixQuery kwargs)
+SOURCES = {
+    "helm_classic": (EEE / "helm_classic", dict(benchmarks=("helm_classic",))),
+    "open_llm_v2": (EEE / "hfopenllm_v2", dict(benchmarks=("hf_open_llm_v2",))),
+    "crosspred": (SHARED / "crosspred-lvlm" / "data", dict(benchmarks=("crosspred",))),
+    "pythia_mmlu": (SHARED / "pythia-evals" / "evals", dict(benchmarks=("mmlu",), rows="run")),
+    "tsc_bakeoff": (SHARED / "tsml-eval-tsc-bakeoff", dict(metric="accuracy")),
+    "benchbench": (BENCHBENCH, None),
+}
+QUICK = ("helm_classic", "tsc_bakeoff")
+
+
+# ----------------------------------------------------------------------------- matrices
+def normalise_model_name(name: str) -> str:
+    """Join key for leaderboard model names: drop an ``org/`` prefix, lower-case, keep letters and digits.
+
+    ``"GPT-4o (2024-05-13)"``, ``"gpt-4o-2024-05-13"`` and ``"openai/GPT-4o-20240513"``
+    all become ``"gpt4o20240513"``. Deliberately simple (no alias table): a stand-in
+    until the store's canonical model ids are available.
+    """
+    s = str(name).strip().split("/")[-1].lower()
+    return re.sub(r"[^a-z0-9]+", "", s)
+
+
+def load_matrices(names, db=None, verbose=True):
+    """``{name: (raw DataFrame, per-column metadata list)}`` built through the store."""
+    import pandas as pd
+
+    from harness_ext.ingest import ingest_paths
+    from harness_ext.matrix import MatrixQuery, load_matrix, query_results
+    from harness_ext.store import Store
+
+    out = {}
+    with Store.open(db or ":memory:") as store:
+        have = set(store.benchmarks()["benchmark"]) if db else set()
+        for name in names:
+            path, q = SOURCES[name]
+            if not path.exists():
+                print(f"  {name}: {path} not found, skipped", file=sys.stderr)
+                continue
+            t = time.perf_counter()
+            if name == "benchbench":
+                stems = {re.sub(r"[^a-z0-9]+", "_", p.stem.lower()).strip("_") for p in path.glob("*.csv")}
+                if not stems <= have:
+                    ingest_paths(store, [path], show_progress=False)
+                long = query_results(store, MatrixQuery(benchmarks=tuple(sorted(stems))))
+                long = long.assign(key=long["model"].map(normalise_model_name),
+                                   column=long["benchmark"] + "/" + long["dataset"])
+                raw = long.pivot_table(index="key", columns="column", values="value", aggfunc="first")
+                for _ in range(3):  # keep models with >= 3 cells and columns with >= 10 models (fixed point)
+                    raw = raw.loc[raw.notna().sum(1) >= 3, raw.notna().sum(0) >= 10]
+                meta = [{} for _ in raw.columns]
+            else:
+                query = MatrixQuery(normalise="none", **q)
+                try:
+                    raw = load_matrix(store, query)
+                except Exception:  # noqa: BLE001 - not ingested yet
+                    ingest_paths(store, [path], show_progress=False)
+                    raw = load_matrix(store, query)
+                md = raw.attrs.get("datasets", {})
+                meta = [{"min_score": md.get(c, {}).get("min_score"), "max_score": md.get(c, {}).get("max_score"),
+                         "random_baseline": md.get(c, {}).get("random_baseline"),
+                         "higher_is_better": md.get(c, {}).get("higher_is_better")} for c in raw.columns]
+            raw = pd.DataFrame(raw.to_numpy(dtype=float), index=[str(i) for i in raw.index],
+                               columns=[str(c) for c in raw.columns])
+            if raw.shape[0] < MIN_MODELS:
+                print(f"  {name}: {raw.shape[0]} models < {MIN_MODELS}, skipped", file=sys.stderr)
+                continue
+            out[name] = (raw, meta)
+            if verbose:
+                print(f"  loaded {name}: {raw.shape[0]} x {raw.shape[1]}, {np.isnan(raw.to_numpy()).mean():.1%} missing "
+                      f"({time.perf_counter() - t:.1f} s)", file=sys.stderr, flush=True)
+    return out
+
+
+def aggregate_scale(X, meta):
+    """Per-column affine map raw -> chance-normalised points: ``(a, c)`` with ``points = a x + c``.
+
+    As :func:`harness_ext.matrix.normalisation_params` (declared range, [0, 1], else min-max
+    over the matrix; flipped when lower is better; chance-corrected), without clipping,
+    times 100. A fixed reporting scale, not an input of any method.
+    """
+    lo_d = np.array([m.get("min_score") if m.get("min_score") is not None else np.nan for m in meta], float)
+    hi_d = np.array([m.get("max_score") if m.get("max_score") is not None else np.nan for m in meta], float)
+    cmin, cmax = np.nanmin(X, 0), np.nanmax(X, 0)
+    unit = (cmin >= 0) & (cmax <= 1)
+    declared = np.isfinite(lo_d) & np.isfinite(hi_d) & (hi_d > lo_d)
+    lo = np.where(declared, lo_d, np.where(unit, 0.0, cmin))
+    hi = np.where(declared, hi_d, np.where(unit, 1.0, cmax))
+    span = np.where(hi > lo, hi - lo, 1.0)
+    flip = np.array([m.get("higher_is_better") is False for m in meta])
+    rb = np.array([m.get("random_baseline") if m.get("random_baseline") is not None else np.nan for m in meta], float)
+    r = (rb - lo) / span
+    r = np.where(flip, 1 - r, r)
+    r = np.clip(np.nan_to_num(r, nan=0.0), 0.0, 0.999)
+    # u = (x - lo) / span (or 1 - that), points = 100 (u - r) / (1 - r)
+    sgn = np.where(flip, -1.0, 1.0)
+    a = 100 * sgn / span / (1 - r)
+    c = 100 * (np.where(flip, 1.0 + lo / span, -lo / span) - r) / (1 - r)
+    return a, c
+
+
+def points_factor(X):
+    """Per-column factor from raw units to points: 100 for columns inside [0, 1], else 1."""
+    return np.where((np.nanmin(X, 0) >= 0) & (np.nanmax(X, 0) <= 1), 100.0, 1.0)
+
+
+# ----------------------------------------------------------------------------- methods
+def choose_subset(X_train, k, seed, selector):
+    """The first ``k`` datasets of the registered selector's order on the training models (chance-free input)."""
+    from harness_ext.pounce import selector_order
+
+    Z = (X_train - np.nanmean(X_train, 0)) / (np.nanstd(X_train, 0) + 1e-12)
+    try:
+        order = selector_order(Z, selector, random_state=seed)
+        return np.asarray(order[:k], dtype=int), selector
+    except Exception as exc:  # noqa: BLE001 - report and fall back, never silently
+        print(f"    selector {selector} failed ({type(exc).__name__}: {exc}); random subset used", file=sys.stderr)
+        return np.random.default_rng(seed).permutation(X_train.shape[1])[:k], "random"
+
+
+def ridge_predict(X_train, X_test, subset, seed):
+    """sklearn RidgeCV from the subset columns to every other column, fitted on training models.
+
+    Training rows need every subset cell; each target column uses the rows that have it.
+    Test models missing a subset cell get the training mean for it.
+    """
+    from sklearn.linear_model import RidgeCV
+
+    alphas = np.logspace(-3, 3, 13)
+    S = np.asarray(subset)
+    rows = ~np.isnan(X_train[:, S]).any(1)
+    A = X_train[rows][:, S]
+    mu_s = np.nanmean(X_train[:, S], 0)
+    Q = np.where(np.isnan(X_test[:, S]), mu_s, X_test[:, S])
+    out = np.tile(np.nanmean(X_train, 0), (X_test.shape[0], 1))
+    Y = X_train[rows]
+    full = ~np.isnan(Y).any(0)
+    full[S] = False
+    if A.shape[0] >= 3 and full.any():
+        out[:, full] = RidgeCV(alphas=alphas).fit(A, Y[:, full]).predict(Q).reshape(len(Q), -1)
+    for j in np.flatnonzero(~full):  # sparse columns: one fit on the rows that have them
+        if j in S:
+            continue
+        ok = ~np.isnan(Y[:, j])
+        if ok.sum() >= 3:
+            out[:, j] = RidgeCV(alphas=alphas).fit(A[ok], Y[ok, j]).predict(Q)
+    return out
+
+
+# ----------------------------------------------------------------------------- protocols
+def _spearman(a, b):
+    from scipy.stats import spearmanr
+
+    ok = np.isfinite(a) & np.isfinite(b)
+    return float(spearmanr(a[ok], b[ok])[0]) if ok.sum() >= 3 else np.nan
+
+
+def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress):
+    from harness_ext.pounce import make_predictor, split_models
+
+    X = raw.to_numpy(dtype=float)
+    m, d = X.shape
+    k = max(2, int(round(0.1 * d)))
+    a_sc, c_sc = aggregate_scale(X, meta)
+    P = points_factor(X)
+    res = {key: {"agg_mae": [], "spearman": [], "cell_mae": [], "cell_cov": [], "agg_cov": []}
+           for key in (default, "benchpress", "random_ridge", "subset_mean", "column_means")}
+    for s in range(n_splits):
+        tr, te = split_models(m, 0.2, random_state=s)
+        Xtr, Xte = X[tr], X[te]
+        subset, _ = choose_subset(Xtr, k, s, selector)
+        keep = np.zeros(d, bool)
+        keep[subset] = True
+        Xin = np.where(keep, Xte, np.nan)
+        have = ~np.isnan(Xte)
+        usable = (~np.isnan(Xin)).any(1) & (have & ~keep).any(1)
+        target = have & ~keep & usable[:, None]
+        n_have = np.maximum(have.sum(1), 1)
+        W = np.where(have, a_sc / n_have[:, None], 0.0)  # aggregate weights per test model, raw units
+        C = np.where(have, c_sc / n_have[:, None], 0.0).sum(1)
+        agg_true = (np.where(have, Xte, 0.0) * W).sum(1) + C
+
+        def record(key, pred, lower=None, upper=None, agg_lo=None, agg_hi=None):
+            pred = np.where(keep & have, Xte, pred)
+            agg = (np.where(have, pred, 0.0) * W).sum(1) + C
+            r = res[key]
+            r["agg_mae"].append(float(np.abs(agg - agg_true)[usable].mean()))
+            r["spearman"].append(_spearman(agg[usable], agg_true[usable]))
+            err = np.abs(pred - Xte) * P
+            r["cell_mae"].append(float(err[target].mean()))
+            if lower is not None:
+                r["cell_cov"].append(float(((Xte >= lower) & (Xte <= upper))[target].mean()))
+            if agg_lo is not None:
+                r["agg_cov"].append(float(((agg_true >= agg_lo + C) & (agg_true <= agg_hi + C))[usable].mean()))
+
+        est = make_predictor(default, random_state=s).fit(Xtr)
+        p = est.predict_new_models(Xin, weights=W)
+        record(default, p.mean, p.lower, p.upper, p.aggregate_lower, p.aggregate_upper)
+        bp = make_predictor("benchpress", random_state=s).fit(Xtr)
+        pb = bp.predict_new_models(Xin)
+        record("benchpress", pb.mean, pb.lower, pb.upper)
+        col = np.tile(np.nanmean(Xtr, 0), (len(te), 1))
+        record("column_means", col)
+        # subset mean: every unobserved dataset predicted at the model's mean subset points
+        sub_pts = np.nanmean(np.where(keep, Xte * a_sc + c_sc, np.nan), 1)
+        record("subset_mean", np.where(keep, Xte, (sub_pts[:, None] - c_sc) / a_sc))
+        rng = np.random.default_rng(10_000 + s)
+        tmp = {x: [] for x in res["random_ridge"]}
+        for _ in range(ridge_draws):
+            rs = rng.permutation(d)[:k]
+            rk = np.zeros(d, bool)
+            rk[rs] = True
+            pr = np.where(rk, Xte, ridge_predict(Xtr, np.where(rk, Xte, np.nan), rs, s))
+            rhave = rk & have
+            ragg = (np.where(have, pr, 0.0) * W).sum(1) + C
+            ruse = rhave.any(1) & (have & ~rk).any(1)
+            rt = have & ~rk & ruse[:, None]
+            tmp["agg_mae"].append(float(np.abs(ragg - agg_true)[ruse].mean()))
+            tmp["spearman"].append(_spearman(ragg[ruse], agg_true[ruse]))
+            tmp["cell_mae"].append(float((np.abs(pr - Xte) * P)[rt].mean()))
+        for x in ("agg_mae", "spearman", "cell_mae"):
+            res["random_ridge"][x].append(float(np.nanmean(tmp[x])))
+        progress(f"(a) split {s + 1}/{n_splits}")
+    return res, k
+
+
+def protocol_b(raw, n_seeds, default, progress, n_folds=3):
+    from harness_ext.pounce import make_predictor
+
+    X = raw.to_numpy(dtype=float)
+    P = points_factor(X)
+    idx = np.flatnonzero(~np.isnan(X).ravel())
+    Pf = np.broadcast_to(P, X.shape).ravel()
+    res = {key: {"med_ae": [], "cov": [], "width": []} for key in (default, "benchpress", "column_means")}
+    for seed in range(n_seeds):
+        fold = np.random.default_rng(seed).permutation(idx.size) % n_folds
+        for f in range(n_folds):
+            hide = idx[fold == f]
+            Xt = X.ravel().copy()
+            Xt[hide] = np.nan
+            Xt = Xt.reshape(X.shape)
+            truth = X.ravel()[hide]
+            for key in (default, "benchpress"):
+                est = make_predictor(key, random_state=seed).fit(Xt)
+                mean, lo, hi = (a.ravel()[hide] for a in (est.mean_, est.lower_, est.upper_))
+                res[key]["med_ae"].append(float(np.median(np.abs(mean - truth) * Pf[hide])))
+                res[key]["cov"].append(float(((truth >= lo) & (truth <= hi)).mean()))
+                res[key]["width"].append(float(np.median((hi - lo) * Pf[hide])))
+            col = np.broadcast_to(np.nanmean(Xt, 0), X.shape).ravel()[hide]
+            res["column_means"]["med_ae"].append(float(np.median(np.abs(col - truth) * Pf[hide])))
+            progress(f"(b) seed {seed + 1}/{n_seeds} fold {f + 1}/{n_folds}")
+    return res
+
+
+# ----------------------------------------------------------------------------- report
+def _m(v):
+    v = [x for x in v if x is not None and np.isfinite(x)]
+    return float(np.mean(v)) if v else float("nan")
+
+
+def summarise(name, shape, k, ra, rb, default):
+    D = default
+    row = {"matrix": name, "shape": f"{shape[0]} x {shape[1]}", "k": k}
+    if ra is not None:
+        row.update({
+            "a_spearman": _m(ra[D]["spearman"]), "a_agg_mae": _m(ra[D]["agg_mae"]), "a_cell_mae": _m(ra[D]["cell_mae"]),
+            "a_cov": _m(ra[D]["cell_cov"]), "a_cov_p05": float(np.percentile(ra[D]["cell_cov"], 5)),
+            "a_agg_cov": _m(ra[D]["agg_cov"]),
+            "a_agg_cov_p05": float(np.percentile(ra[D]["agg_cov"], 5)) if ra[D]["agg_cov"] else float("nan"),
+            "a_ridge_agg_mae": _m(ra["random_ridge"]["agg_mae"]), "a_ridge_spearman": _m(ra["random_ridge"]["spearman"]),
+            "a_bp_agg_mae": _m(ra["benchpress"]["agg_mae"]), "a_bp_cell_mae": _m(ra["benchpress"]["cell_mae"]),
+            "a_bp_cov": _m(ra["benchpress"]["cell_cov"]),
+            "a_subset_mean_agg_mae": _m(ra["subset_mean"]["agg_mae"]), "a_colmeans_agg_mae": _m(ra["column_means"]["agg_mae"]),
+        })
+        row["a_ratio_ridge"] = row["a_ridge_agg_mae"] / row["a_agg_mae"]
+        row["a_ratio_bp"] = row["a_bp_agg_mae"] / row["a_agg_mae"]
+        row["a_ratio_subset_mean"] = row["a_subset_mean_agg_mae"] / row["a_agg_mae"]
+        row["a_ratio_colmeans"] = row["a_colmeans_agg_mae"] / row["a_agg_mae"]
+    if rb is not None:
+        row.update({
+            "b_med_ae": _m(rb[D]["med_ae"]), "b_cov": _m(rb[D]["cov"]), "b_cov_min": float(np.min(rb[D]["cov"])),
+            "b_width": _m(rb[D]["width"]), "b_bp_med_ae": _m(rb["benchpress"]["med_ae"]), "b_bp_cov": _m(rb["benchpress"]["cov"]),
+            "b_bp_width": _m(rb["benchpress"]["width"]), "b_colmeans_med_ae": _m(rb["column_means"]["med_ae"]),
+        })
+        row["b_ratio_bp"] = row["b_bp_med_ae"] / row["b_med_ae"]
+        row["b_ratio_colmeans"] = row["b_colmeans_med_ae"] / row["b_med_ae"]
+    return row
+
+
+def print_table(rows, default, file=sys.stdout):
+    print(f"\n(a) held-out models: default predictor '{default}' vs baselines (aggregate MAE ratios = baseline / default)",
+          file=file)
+    print(f"{'matrix':<14}{'shape':>12}{'k':>4}{'rho':>7}{'aggMAE':>8}{'cellMAE':>8}{'cov90':>7}{'p05':>6}"
+          f"{'aggCov':>7}{'xRidge':>8}{'xBP':>6}{'xSubM':>7}{'xColM':>7}", file=file)
+    for r in rows:
+        if "a_agg_mae" not in r:
+            continue
+        print(f"{r['matrix']:<14}{r['shape']:>12}{r['k']:>4}{r['a_spearman']:>7.3f}{r['a_agg_mae']:>8.2f}"
+              f"{r['a_cell_mae']:>8.2f}{r['a_cov']:>7.3f}{r['a_cov_p05']:>6.2f}{r['a_agg_cov']:>7.3f}"
+              f"{r['a_ratio_ridge']:>8.2f}{r['a_ratio_bp']:>6.2f}{r['a_ratio_subset_mean']:>7.2f}"
+              f"{r['a_ratio_colmeans']:>7.2f}", file=file)
+    print(f"\n(b) cell completion (3 folds x seeds): median |error| in points, coverage, median 90% width", file=file)
+    print(f"{'matrix':<14}{'medAE':>8}{'cov90':>7}{'min':>6}{'width':>8}{'BP medAE':>9}{'BP cov':>7}{'BP width':>9}"
+          f"{'xBP':>6}{'xColM':>7}", file=file)
+    for r in rows:
+        if "b_med_ae" not in r:
+            continue
+        print(f"{r['matrix']:<14}{r['b_med_ae']:>8.3f}{r['b_cov']:>7.3f}{r['b_cov_min']:>6.2f}{r['b_width']:>8.2f}"
+              f"{r['b_bp_med_ae']:>9.3f}{r['b_bp_cov']:>7.3f}{r['b_bp_width']:>9.2f}{r['b_ratio_bp']:>6.2f}"
+              f"{r['b_ratio_colmeans']:>7.2f}", file=file)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="2 splits, 1 seed, HELM Classic and the TSC bake-off only")
+    ap.add_argument("--matrices", default=None, help=f"comma-separated subset of {', '.join(SOURCES)}")
+    ap.add_argument("--splits", type=int, default=None, help="protocol (a) splits (default 20; quick 2)")
+    ap.add_argument("--seeds", type=int, default=None, help="protocol (b) seeds of 3 folds (default 10; quick 1)")
+    ap.add_argument("--ridge-draws", type=int, default=None, help="random subsets per split for random+Ridge (default 10)")
+    ap.add_argument("--predictor", default="lowrank", help="the predictor under test (default lowrank)")
+    ap.add_argument("--selector", default="greedy_coverage", help="selector choosing the subset (default greedy_coverage)")
+    ap.add_argument("--protocols", default="a,b")
+    ap.add_argument("--db", default=None, help="reuse a DuckDB store file for ingestion (faster reruns)")
+    ap.add_argument("--json", default=None, help="write the summary rows to this JSON file")
+    args = ap.parse_args(argv)
+
+    names = args.matrices.split(",") if args.matrices else (QUICK if args.quick else tuple(SOURCES))
+    n_splits = args.splits or (2 if args.quick else 20)
+    n_seeds = args.seeds or (1 if args.quick else 10)
+    draws = args.ridge_draws or (2 if args.quick else 10)
+    protos = set(args.protocols.split(","))
+    sys.path.insert(0, str(REPO))
+    from tqdm import tqdm
+
+    t0 = time.perf_counter()
+    mats = load_matrices(names, db=args.db)
+    rows = []
+    total = len(mats) * ((n_splits if "a" in protos else 0) + (3 * n_seeds if "b" in protos else 0))
+    bar = tqdm(total=total, desc="quality_holdout", file=sys.stderr, disable=total == 0)
+    for name, (raw, meta) in mats.items():
+        def progress(msg, name=name):
+            bar.set_postfix_str(f"{name} {msg}")
+            bar.update(1)
+
+        ra = rb = None
+        k = max(2, int(round(0.1 * raw.shape[1])))
+        if "a" in protos:
+            ra, k = protocol_a(raw, meta, n_splits, draws, args.selector, args.predictor, progress)
+        if "b" in protos:
+            rb = protocol_b(raw, n_seeds, args.predictor, progress)
+        rows.append(summarise(name, raw.shape, k, ra, rb, args.predictor))
+    bar.close()
+    print_table(rows, args.predictor)
+    print(f"\n{n_splits} splits (a), {n_seeds} x 3 folds (b), random+Ridge over {draws} draws; "
+          f"{time.perf_counter() - t0:.0f} s", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
