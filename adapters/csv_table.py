@@ -1,15 +1,60 @@
-"""Plain CSV result tables, wide or long.
+"""CSV result tables as people publish them: long, or wide leaderboards.
 
-Long: columns ``model, dataset, value`` (required) and optionally
-``benchmark, metric, stderr, n_samples, num_fewshot, higher_is_better,
-random_baseline``.
+Long
+----
+Columns ``model, dataset, value`` (required) and optionally ``benchmark,
+metric, stderr, n_samples, num_fewshot, higher_is_better, random_baseline,
+min_score, max_score, scale, kind``. The first metric a file gives for a
+dataset is its primary one (``--metric`` picks the others); ``kind`` is
+``dataset`` or ``aggregate``.
 
-Wide: first column ``model``, one column per dataset, scores in the cells
-(empty cells are missing). Benchmark is the file's stem unless a ``benchmark``
-column is present; metric is ``score``.
+Wide (leaderboards)
+-------------------
+First column the model (``model``, ``model name``, ``llm_model``, ...), then one
+column per score. Benchmark is the file's stem unless a ``benchmark`` column is
+present; metric is ``score``. Column by column:
 
-The first line must start with a ``model`` header (case-insensitive), which is
-what this adapter sniffs, so other CSV formats are never claimed by accident.
+* **Metadata, not scores.** A column whose cells are mostly not numbers
+  ("Model Family": ``Llama-2``) is model metadata. So is a numeric column whose
+  name says it describes the model rather than scores it (:data:`META_NAME`:
+  size, parameters, FLOPs, date, release, context length, tokens, price,
+  latency, votes, rank, CI, ...), or one named with ``--meta-columns`` or in the
+  sidecar's ``meta_columns``. Metadata is stored per model and source
+  (:meth:`harness_ext.store.Store.model_metadata`). A mostly numeric column
+  with a stray text cell is an error naming the cell, never silently dropped.
+* **Aggregates.** When a file has at least two other score columns, the one
+  column named overall / average / avg / mean / total / aggregate / "score of
+  scores" (:data:`AGGREGATE_NAME`; when several are, as LiveBench's six
+  "*_Average" categories, none is by name), or one whose every row equals the mean of the other
+  score columns to the file's rounding (LiveBench's unnamed total), is stored as
+  an aggregate (``kind='aggregate'``): a prediction target, never a subset member.
+* **Scale, per column.** Cells or a header with ``%`` are percentages; else all
+  values in [0, 1] is a proportion, values in [0, 100] with one above 1 a
+  percentage, a name with Elo/arena/rating and values above 100 an Elo rating
+  (:func:`harness_ext.scales.infer_scale`). The detected kind and bounds are
+  stored with the dataset and fix its normalisation.
+* **Direction.** Higher is better unless the name says error/loss/perplexity/
+  latency/rank (:data:`LOWER_NAME`) or the sidecar says otherwise.
+
+Sidecar
+-------
+A YAML file beside the CSV named ``<file>.csv.meta.yaml`` (or
+``<stem>.meta.yaml``), or one given with ``harness-ext ingest --column-meta FILE``
+(applies to every CSV of that ingest; a file's own sidecar wins)::
+
+    benchmark: my_leaderboard            # default: the file stem
+    meta_columns: [Model Size (B), FLOPs (1E21)]
+    columns:
+      MMLU:     {chance: 25, scale: percent}      # chance in the column's own units
+      GPQA:     {choices: 4}                      # chance = 1/4 of the scale
+      Arena:    {scale: elo}
+      MT-bench: {min: 1, max: 10, metric: judge_score}
+      Errors:   {higher_is_better: false}
+      Average:  {kind: aggregate}                 # or kind: dataset / metadata
+      Old name: {dataset: new_name}
+
+The sidecar is part of the source's content hash, so editing it and ingesting
+again re-reads the file.
 """
 
 from __future__ import annotations
@@ -18,25 +63,59 @@ import csv
 import io
 import math
 import re
+from pathlib import Path
 
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
+from harness_ext.scales import infer_scale, parse_chance
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
 LONG_REQUIRED = ("model", "dataset", "value")
+MODEL_HEADERS = ("model", "models", "model name", "model_name", "llm_model", "llm", "model id", "model_id")
 _BOOL = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+_MISSING = frozenset({"", "nan", "na", "n/a", "-", "--", "\u2014", "\u2013", "none", "null", "?", "x"})
+#: Numeric columns that describe a model instead of scoring it.
+META_NAME = re.compile(
+    r"(\bsize\b|param|#\s*p|\bflops?\b|\bdate\b|release|\byear\b|\bmonth\b|context|\btokens?\b|price|cost|\$|"
+    r"latency|throughput|speed|\bvotes?\b|\brank|\bci\b|confidence|\bstderr\b|\bstd\b|license|licence|"
+    r"\bversion\b|\bhub\b|likes|downloads|\blink\b|\burl\b|\bid\b|\bseed\b|\bnum_|\bn_)", re.I)
+#: Column names of aggregates of the other columns.
+AGGREGATE_NAME = re.compile(r"(^|[^a-z])(overall|average|avg|mean|total|aggregate|score[ _-]of[ _-]scores|all)($|[^a-z])", re.I)
+#: Column names of lower-is-better scores.
+LOWER_NAME = re.compile(r"(error|\bloss\b|perplexity|\bppl\b|latency|\bwer\b|\bcer\b|bits[ _]per)", re.I)
+#: Metric suffixes of wide column names: ``<task>_<metric>`` columns sharing a task are one dataset.
+METRIC_SUFFIXES = ("exact_match", "acc_norm", "acc", "accuracy", "bleu", "f1", "em", "rouge_l", "rougel", "rouge1",
+                   "rouge2", "mcc", "pass@1", "pass_at_1", "chrf", "brier_score")
+#: Share of numeric cells above which a column is a score column with a typo, not a text column.
+MOSTLY_NUMERIC = 0.8
 
 
-def _header(src: SourceFile):
+def _split_header(src: SourceFile):
     line = src.head.split(b"\n", 1)[0].decode("utf-8", "replace").strip().lstrip("\ufeff")
+    if src.suffix == ".tsv":
+        return [c.strip().lower() for c in line.split("\t")]
     return [c.strip().lower() for c in next(csv.reader([line]), [])]
 
 
 def can_handle(src: SourceFile) -> bool:
     if src.suffix not in (".csv", ".tsv"):
         return False
-    header = _header(src) if src.suffix == ".csv" else [c.strip().lower() for c in src.head.split(b"\n", 1)[0].decode("utf-8", "replace").split("\t")]
-    return bool(header) and header[0] == "model" and len(header) >= 2
+    header = _split_header(src)
+    return bool(header) and header[0] in MODEL_HEADERS and len(header) >= 2
+
+
+def _parse(cell: str):
+    """``(value, percent)`` of a cell: ``None`` value when missing; raises ValueError when not a number."""
+    c = cell.strip().replace("\u2212", "-")
+    if c.lower() in _MISSING:
+        return None, False
+    pct = c.endswith("%")
+    if pct:
+        c = c[:-1].strip()
+    if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?", c):
+        c = c.replace(",", "")
+    v = float(c)
+    return v, pct
 
 
 def _num(path, raw, what, row):
@@ -49,53 +128,279 @@ def _num(path, raw, what, row):
     return v
 
 
+# -- sidecar ------------------------------------------------------------------------------------
+def read_sidecar(path) -> dict:
+    """Parse a column-metadata sidecar (format in the module docstring); errors name the file."""
+    import yaml
+
+    p = Path(path)
+    try:
+        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise IngestError(p, f"cannot read column metadata: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise IngestError(p, f"column metadata is not valid YAML: {exc}") from exc
+    doc = doc or {}
+    if not isinstance(doc, dict):
+        raise IngestError(p, "column metadata must be a mapping (benchmark, meta_columns, columns)")
+    unknown = set(doc) - {"benchmark", "meta_columns", "columns"}
+    if unknown:
+        raise IngestError(p, f"unknown keys {sorted(unknown)}; expected benchmark, meta_columns, columns")
+    cols = doc.get("columns") or {}
+    if not isinstance(cols, dict) or not all(isinstance(v, dict) for v in cols.values()):
+        raise IngestError(p, "'columns' must map each column name to a mapping of its properties")
+    allowed = {"chance", "choices", "source", "higher_is_better", "scale", "min", "max", "metric", "dataset", "kind"}
+    for name, spec in cols.items():
+        bad = set(spec) - allowed
+        if bad:
+            raise IngestError(p, f"column {name!r}: unknown properties {sorted(bad)}; allowed: {sorted(allowed)}")
+        if spec.get("kind") not in (None, "dataset", "aggregate", "metadata"):
+            raise IngestError(p, f"column {name!r}: kind must be dataset, aggregate or metadata")
+        if spec.get("scale") not in (None, "proportion", "percent", "bounded", "elo", "perplexity", "log_likelihood", "unbounded"):
+            raise IngestError(p, f"column {name!r}: unknown scale {spec.get('scale')!r}")
+    meta = doc.get("meta_columns") or []
+    if isinstance(meta, str):
+        meta = [m.strip() for m in meta.split(",") if m.strip()]
+    return {"benchmark": doc.get("benchmark"), "meta_columns": [str(m) for m in meta],
+            "columns": {str(k): v for k, v in cols.items()}, "path": str(p)}
+
+
+def column_meta(src: SourceFile) -> dict:
+    """The sidecar for ``src`` merged over ``--column-meta`` and ``--meta-columns`` (the file's own wins)."""
+    opts = getattr(src, "options", None) or {}
+    merged = {"benchmark": None, "meta_columns": list(opts.get("meta_columns") or ()), "columns": {}, "path": None}
+    layers = []
+    if opts.get("column_meta"):
+        layers.append(read_sidecar(opts["column_meta"]))
+    own = src.sidecars()
+    if own:
+        layers.append(read_sidecar(own[0]))
+    for layer in layers:
+        merged["benchmark"] = layer["benchmark"] or merged["benchmark"]
+        merged["meta_columns"] += layer["meta_columns"]
+        for c, spec in layer["columns"].items():
+            merged["columns"].setdefault(c, {}).update(spec)
+        merged["path"] = layer["path"]
+    return merged
+
+
+# -- reading ------------------------------------------------------------------------------------
 def read(src: SourceFile):
     delim = "\t" if src.suffix == ".tsv" else ","
-    reader = csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim)
-    rows = list(reader)
+    rows = list(csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim))
     if len(rows) < 2:
         raise IngestError(src.path, "no data rows")
     header = [h.strip() for h in rows[0]]
     lower = [h.lower() for h in header]
     stem = re.sub(r"[^a-z0-9]+", "_", src.path.stem.lower()).strip("_") or "csv"
-    out = []
     if all(c in lower for c in LONG_REQUIRED):
-        idx = {c: lower.index(c) for c in lower}
-        for n, row in enumerate(rows[1:], start=2):
-            if not any(cell.strip() for cell in row):
-                continue
-            if len(row) != len(header):
-                raise IngestError(src.path, f"row {n} has {len(row)} fields, header has {len(header)}")
-            get = lambda c: row[idx[c]].strip() if c in idx and row[idx[c]].strip() != "" else None  # noqa: E731
-            hib = get("higher_is_better")
-            out.append(ResultRecord(
-                model=get("model") or "", benchmark=get("benchmark") or stem, dataset=get("dataset") or "",
-                metric=get("metric") or "score", value=_num(src.path, get("value") or "", "value", n),
-                stderr=_num(src.path, get("stderr"), "stderr", n) if get("stderr") else None,
-                n_samples=int(_num(src.path, get("n_samples"), "n_samples", n)) if get("n_samples") else None,
-                num_fewshot=int(_num(src.path, get("num_fewshot"), "num_fewshot", n)) if get("num_fewshot") else None,
-                higher_is_better=_BOOL.get(hib.lower()) if hib else None,
-                random_baseline=_num(src.path, get("random_baseline"), "random_baseline", n) if get("random_baseline") else None,
-                baseline_source="csv column" if get("random_baseline") else None,
-            ))
-        return out
-    bench_col = lower.index("benchmark") if "benchmark" in lower else None
-    datasets = [(j, h) for j, h in enumerate(header) if j > 0 and j != bench_col]
-    if not datasets:
-        raise IngestError(src.path, "wide CSV has no dataset columns")
+        return _read_long(src, rows, header, lower, stem)
+    return _read_wide(src, rows, header, lower, stem)
+
+
+def _read_long(src, rows, header, lower, stem):
+    idx = {c: lower.index(c) for c in lower}
+    first_metric: dict = {}
+    out = []
     for n, row in enumerate(rows[1:], start=2):
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
             raise IngestError(src.path, f"row {n} has {len(row)} fields, header has {len(header)}")
+        get = lambda c: row[idx[c]].strip() if c in idx and row[idx[c]].strip() != "" else None  # noqa: E731
+        hib = get("higher_is_better")
+        bench, dataset, metric = get("benchmark") or stem, get("dataset") or "", get("metric") or "score"
+        primary = first_metric.setdefault((bench, dataset), metric) == metric
+        kind = (get("kind") or "dataset").lower()
+        if kind not in ("dataset", "aggregate"):
+            raise IngestError(src.path, f"row {n}: kind {get('kind')!r} is not dataset or aggregate")
+        out.append(ResultRecord(
+            model=get("model") or "", benchmark=bench, dataset=dataset, metric=metric,
+            value=_num(src.path, get("value") or "", "value", n),
+            stderr=_num(src.path, get("stderr"), "stderr", n) if get("stderr") else None,
+            n_samples=int(_num(src.path, get("n_samples"), "n_samples", n)) if get("n_samples") else None,
+            num_fewshot=int(_num(src.path, get("num_fewshot"), "num_fewshot", n)) if get("num_fewshot") else None,
+            higher_is_better=_BOOL.get(hib.lower()) if hib else None,
+            random_baseline=_num(src.path, get("random_baseline"), "random_baseline", n) if get("random_baseline") else None,
+            baseline_source="csv column" if get("random_baseline") else None,
+            min_score=_num(src.path, get("min_score"), "min_score", n) if get("min_score") else None,
+            max_score=_num(src.path, get("max_score"), "max_score", n) if get("max_score") else None,
+            scale=get("scale"), aggregate=kind == "aggregate", primary=primary,
+        ))
+    return out
+
+
+def _read_wide(src, rows, header, lower, stem):
+    cm = column_meta(src)
+    specs = cm["columns"]
+    unknown = [c for c in specs if c not in header]
+    if unknown:
+        raise IngestError(cm["path"] or src.path, f"column metadata names columns not in {src.path.name}: {unknown}")
+    declared_meta = {m.strip().lower() for m in cm["meta_columns"]}
+    missing_meta = [m for m in cm["meta_columns"] if m.strip().lower() not in set(lower)]
+    if missing_meta:
+        raise IngestError(src.path, f"--meta-columns names columns not in the file: {missing_meta}")
+    bench_col = lower.index("benchmark") if "benchmark" in lower else None
+    body = []
+    for n, row in enumerate(rows[1:], start=2):
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            raise IngestError(src.path, f"row {n} has {len(row)} fields, header has {len(header)}")
+        if not row[0].strip():
+            raise IngestError(src.path, f"row {n} has no model name")
+        body.append((n, row))
+    if not body:
+        raise IngestError(src.path, "no data rows")
+
+    # Classify every column from its cells and name: metadata, score (scale, percent), aggregate.
+    meta_cols, score_cols = [], []
+    parsed = {}
+    for j, name in enumerate(header):
+        if j == 0 or j == bench_col:
+            continue
+        spec = specs.get(name, {})
+        if spec.get("kind") == "metadata" or name.lower() in declared_meta:
+            meta_cols.append(j)
+            continue
+        vals, pcts, bad = [], [], []
+        for n, row in body:
+            try:
+                v, pct = _parse(row[j])
+            except ValueError:
+                bad.append((n, row[j]))
+                v, pct = None, False
+            if v is not None and not math.isfinite(v):
+                raise IngestError(src.path, f"row {n}: {name!r} score is {row[j]!r}, not finite")
+            vals.append(v)
+            pcts.append(pct)
+        n_num = sum(v is not None for v in vals)
+        if bad and (spec.get("kind") in ("dataset", "aggregate") or n_num / (n_num + len(bad)) >= MOSTLY_NUMERIC):
+            n, cell = bad[0]
+            raise IngestError(src.path, f"row {n}: {name!r} score {cell!r} is not a number (the column is otherwise "
+                                        "numeric; fix the cell, or declare the column with --meta-columns)")
+        if bad or n_num == 0:
+            meta_cols.append(j)  # text column ("Model Family"), or a column with no values at all
+            continue
+        if spec.get("kind") is None and META_NAME.search(name):
+            meta_cols.append(j)
+            continue
+        parsed[j] = (vals, any(pcts))
+        score_cols.append(j)
+    if not score_cols:
+        raise IngestError(src.path, "wide CSV has no score columns (every column is model metadata)")
+    aggregates = _aggregate_columns(header, score_cols, parsed, specs, body)
+    names = _dataset_metrics(header, score_cols, specs)
+
+    out = []
+    metas = []
+    for i, (n, row) in enumerate(body):
         model = row[0].strip()
-        bench = row[bench_col].strip() if bench_col is not None else stem
-        for j, name in datasets:
-            cell = row[j].strip()
-            if cell == "" or cell.lower() in ("nan", "na", "n/a"):
+        md = {}
+        for j in meta_cols:
+            try:
+                v, _ = _parse(row[j])
+            except ValueError:
+                v = row[j].strip()
+            if v is not None:
+                md[header[j]] = v
+        metas.append(md)
+    for j in score_cols:
+        name = header[j]
+        spec = specs.get(name, {})
+        vals, pct = parsed[j]
+        hint = spec.get("scale") or ("percent" if pct or "%" in name else None)
+        scale, lo, hi = infer_scale([v for v in vals if v is not None], name=name, metric=spec.get("metric") or "",
+                                    declared_lo=spec.get("min"), declared_hi=spec.get("max"), hint=hint)
+        hib = spec.get("higher_is_better")
+        if hib is None and LOWER_NAME.search(name):
+            hib = False
+        rb, rb_src = _chance(src, cm, name, spec, lo, hi)
+        for i, (n, row) in enumerate(body):
+            if vals[i] is None:
                 continue
-            out.append(ResultRecord(model=model, benchmark=bench, dataset=name, metric="score",
-                                    value=_num(src.path, cell, f"{name!r} score", n)))
+            out.append(ResultRecord(
+                model=row[0].strip(), benchmark=row[bench_col].strip() if bench_col is not None else (cm["benchmark"] or stem),
+                dataset=names[j][0], metric=names[j][1], primary=names[j][2], value=vals[i],
+                higher_is_better=None if hib is None else bool(hib), random_baseline=rb, baseline_source=rb_src,
+                min_score=lo, max_score=hi, scale=scale, aggregate=j in aggregates, model_metadata=metas[i],
+                dataset_metadata={"column": name, "scale_detected": scale},
+            ))
+    return out
+
+
+def _dataset_metrics(header, score_cols, specs) -> dict:
+    """column -> (dataset, metric, primary).
+
+    ``ipa_transliterate_2_exact_match`` and ``ipa_transliterate_2_bleu`` are two
+    metrics of one task, not two datasets (a task reported with four metrics would
+    otherwise weigh four times): columns ``<task>_<metric>`` (:data:`METRIC_SUFFIXES`)
+    sharing a ``<task>`` with another column are that dataset's metrics, and the
+    first in file order is its primary one. A sidecar's ``dataset``/``metric`` win.
+    """
+    split = {}
+    for j in score_cols:
+        low = header[j].lower()
+        suf = next((m for m in METRIC_SUFFIXES if low.endswith("_" + m) and len(low) > len(m) + 1), None)
+        if suf:
+            split[j] = (header[j][: -len(suf) - 1], header[j][-len(suf):])
+    tasks: dict = {}
+    for j, (task, _) in split.items():
+        tasks.setdefault(task, []).append(j)
+    out, seen = {}, set()
+    for j in score_cols:
+        spec = specs.get(header[j], {})
+        if j in split and len(tasks[split[j][0]]) > 1:
+            dataset, metric = split[j]
+        else:
+            dataset, metric = header[j], "score"
+        dataset, metric = str(spec.get("dataset") or dataset), str(spec.get("metric") or metric)
+        out[j] = (dataset, metric, dataset not in seen)
+        seen.add(dataset)
+    return out
+
+
+def _chance(src, cm, name, spec, lo, hi):
+    """Chance in the column's own units from the sidecar (``chance``) or a number of ``choices``."""
+    if "chance" not in spec and "choices" not in spec:
+        return None, None
+    where = f"column metadata for {name!r} ({cm['path'] or src.path})"
+    if "choices" in spec:
+        c, source = parse_chance({"choices": spec["choices"], "source": spec.get("source")}, where, "sidecar")
+        if lo is None or hi is None:
+            raise IngestError(cm["path"] or src.path, f"column {name!r}: 'choices' needs a bounded scale (give min/max or scale)")
+        return lo + c * (hi - lo), source
+    try:
+        v = float(spec["chance"])
+    except (TypeError, ValueError):
+        raise IngestError(cm["path"] or src.path, f"column {name!r}: chance {spec['chance']!r} is not a number") from None
+    return v, str(spec.get("source") or "csv sidecar")
+
+
+def _decimals(vals) -> int:
+    return max((len(repr(float(v)).split(".")[1].rstrip("0")) for v in vals if v is not None), default=0)
+
+
+def _aggregate_columns(header, score_cols, parsed, specs, body) -> set:
+    """Score columns that aggregate the others: declared, named so, or the row mean of the rest."""
+    out = {j for j in score_cols if specs.get(header[j], {}).get("kind") == "aggregate"}
+    # By name only when one column is so named: LiveBench calls all six categories "*_Average".
+    named = [j for j in score_cols if specs.get(header[j], {}).get("kind") is None
+             and AGGREGATE_NAME.search(header[j].replace("_", " "))]
+    if len(named) == 1 and len(score_cols) >= 3:
+        out.update(named)
+    if len(score_cols) - len(out) >= 3:
+        for j in score_cols:
+            if j in out or specs.get(header[j], {}).get("kind"):
+                continue
+            others = [k for k in score_cols if k != j and k not in out]
+            rows = [i for i in range(len(body)) if parsed[j][0][i] is not None
+                    and all(parsed[k][0][i] is not None for k in others)]
+            if len(rows) < 3:
+                continue
+            tol = 1.01 * 10.0 ** -min(_decimals(parsed[k][0]) for k in [j] + others)
+            if all(abs(parsed[j][0][i] - sum(parsed[k][0][i] for k in others) / len(others)) <= tol for i in rows):
+                out.add(j)
     return out
 
 
@@ -103,7 +408,8 @@ def read(src: SourceFile):
 def harness_ext_adapters():
     yield Adapter(
         name="csv",
-        description="CSV table: long (model,dataset,value[,metric,...]) or wide (model, one column per dataset)",
+        description="CSV table: long (model,dataset,value[,metric,...]) or a wide leaderboard (model, one column per "
+                    "score; text and size/date columns become model metadata, averages aggregates)",
         can_handle=can_handle,
         read=read,
     )

@@ -8,8 +8,10 @@ One JSON per (model, evaluation run) with ``model_info`` and a list of
 ``min_score``/``max_score`` are kept as the scale bounds used by normalisation
 and ``lower_is_better`` flips the column.
 
-Aggregates are not datasets and are skipped: HELM's "Mean win rate" and "Mean
-score", RewardBench's overall "Score". MMLU subjects from ``helm_mmlu`` map to
+Aggregates are stored as aggregates (``kind='aggregate'``: a prediction target,
+never a subset member): HELM's "Mean win rate" and "Mean score", RewardBench's
+overall "Score", HELM MMLU's "MMLU All Subjects" (benchmark ``mmlu``, dataset
+``mmlu``, where lm-eval's ``mmlu`` group lands too). MMLU subjects from ``helm_mmlu`` map to
 the canonical ``mmlu`` benchmark: subject from the record's generation_config
 (else its title, without schema 0.0.x's " - EM" suffix), metric ``acc`` as for
 every MMLU source (:data:`harness_ext.benchmarks.MMLU_METRIC`), chance 1/4.
@@ -52,6 +54,11 @@ def _mmlu_subject(name: str, ev: dict):
     return _SUBJECT_BY_TITLE.get(title)
 
 
+def _is_aggregate(name: str) -> bool:
+    n = name.strip().lower()
+    return n in AGGREGATE_NAMES or re.sub(r"\s+-\s+[^-]+$", "", n) in AGGREGATE_NAMES
+
+
 def benchmark_name(source_name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", source_name.strip().lower()).strip("_")
 
@@ -90,19 +97,23 @@ def read(src: SourceFile):
         name = ev.get("evaluation_name")
         if not isinstance(name, str):
             raise IngestError(src.path, f"evaluation_results[{i}] has no evaluation_name")
-        if name.strip().lower() in AGGREGATE_NAMES:
-            continue
+        aggregate = _is_aggregate(name)
         cfg = ev.get("metric_config") or {}
         details = ev.get("score_details") or {}
         if "score" not in details:
             raise IngestError(src.path, f"evaluation_results[{i}] ({name}) has no score_details.score")
         benchmark, dataset, metric, rb, rb_src = bench, name, _metric(cfg.get("evaluation_description")), None, None
-        subject = _mmlu_subject(name, ev) if bench == "helm_mmlu" else None
+        subject = _mmlu_subject(name, ev) if bench == "helm_mmlu" and not aggregate else None
         if subject:
             benchmark, dataset, metric = MMLU_BENCHMARK, subject, MMLU_METRIC
             rb, rb_src = chance_baseline(f"mmlu:subject={subject}", MMLU_METRIC)
-        elif bench == "helm_mmlu" and re.sub(r"\s+-\s+[^-]+$", "", name.strip().lower()) in AGGREGATE_NAMES:
-            continue  # schema 0.0.x: "MMLU All Subjects - EM"
+        elif bench == "helm_mmlu" and aggregate:
+            # "MMLU All Subjects" is the mmlu group score; the leaderboard's win rate stays beside it.
+            title = re.sub(r"\s+-\s+[^-]+$", "", name.strip().lower())  # schema 0.0.x: "MMLU All Subjects - EM"
+            benchmark = MMLU_BENCHMARK
+            if title == "mmlu all subjects":
+                dataset, metric = MMLU_BENCHMARK, MMLU_METRIC
+                rb, rb_src = chance_baseline("mmlu:subject=anatomy", MMLU_METRIC)
         lower = cfg.get("lower_is_better")
         lo = cfg.get("min_score") if isinstance(cfg.get("min_score"), (int, float)) else None
         hi = cfg.get("max_score") if isinstance(cfg.get("max_score"), (int, float)) else None
@@ -115,7 +126,7 @@ def read(src: SourceFile):
             ResultRecord(
                 model=model, benchmark=benchmark, dataset=dataset, metric=metric,
                 value=details["score"], higher_is_better=None if lower is None else not bool(lower),
-                min_score=lo, max_score=hi, random_baseline=rb, baseline_source=rb_src,
+                min_score=lo, max_score=hi, random_baseline=rb, baseline_source=rb_src, aggregate=aggregate,
                 model_metadata=model_meta,
                 dataset_metadata={"source": bench, "description": cfg.get("evaluation_description")},
             )

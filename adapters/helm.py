@@ -66,8 +66,9 @@ Leaderboard tables
 group) and per-scenario tables (first metric column = the main metric);
 calibration, robustness, fairness, efficiency, bias, toxicity and
 general-information tables are not capability scores and are passed over.
-Aggregate columns ("Mean win rate", "Mean score") have no ``metadata.metric``
-and are skipped, as are perturbation columns. Benchmark ``helm_<group>``
+Aggregate columns ("Mean win rate", "Mean score") have no ``metadata.metric``:
+they are stored as aggregates (``kind='aggregate'``, dataset and metric "Mean win
+rate"), never subset members; perturbation columns are skipped. Benchmark ``helm_<group>``
 (``helm_core_scenarios``), dataset = the run group's display name ("BoolQ"),
 metric = the header's metric ("EM"). The model comes from the
 ``run_spec_names`` the cells link to when they name one model, else the row's
@@ -470,6 +471,10 @@ def _cell_value(cell, src, where) -> Optional[float]:
     return float(v) if math.isfinite(float(v)) else None
 
 
+#: helm-summarize columns that aggregate the table's scenarios.
+_AGGREGATE_COLUMNS = frozenset({"mean win rate", "mean score"})
+
+
 def read_table(src: SourceFile):
     tables = _tables(src.json())
     if tables is None:
@@ -491,19 +496,23 @@ def read_table(src: SourceFile):
         columns, seen_groups = [], set()
         for j, h in enumerate(header):
             md = h.get("metadata") if isinstance(h, dict) else None
+            label = str(h.get("value") or "").strip() if isinstance(h, dict) else ""
+            if j and label.lower() in _AGGREGATE_COLUMNS and not (isinstance(md, dict) and md.get("metric")):
+                columns.append((j, h, label, True))  # "Mean win rate": an aggregate, a prediction target
+                continue
             if j == 0 or not isinstance(md, dict) or not md.get("metric") or md.get("perturbation"):
                 continue
             rg = str(md.get("run_group") or h.get("value"))
             if rg in seen_groups:  # the main metric is the first column of its run group
                 continue
             seen_groups.add(rg)
-            columns.append((j, h, rg))
+            columns.append((j, h, rg, False))
         for ri, row in enumerate(table["rows"]):
             if not isinstance(row, list) or not row:
                 raise IngestError(src.path, f"table {ti} row {ri} is not a list of cells")
             first = row[0] if isinstance(row[0], dict) else {"value": row[0]}
             linked = first.get("run_spec_names") or []
-            for j, h, rg in columns:
+            for j, h, rg, aggregate in columns:
                 if j >= len(row):
                     raise IngestError(src.path, f"table {ti} row {ri} has {len(row)} cells, header has {len(header)}")
                 cell = row[j] if isinstance(row[j], dict) else {"value": row[j]}
@@ -527,9 +536,12 @@ def read_table(src: SourceFile):
                 else:
                     benchmark, dataset = f"helm_{group}", (name if scenario_table else rg)
                     rb, rb_src = None, None
+                if aggregate:  # beside its scenarios: an MMLU table's win rate goes with the MMLU subjects
+                    benchmark = MMLU_BENCHMARK if group.startswith("mmlu") else f"helm_{group}"
+                    dataset, subject, rb, rb_src = rg, None, None, None
                 out.append(ResultRecord(
-                    model=model.strip(), benchmark=benchmark, dataset=dataset,
-                    metric=MMLU_METRIC if subject else str(h["metadata"]["metric"]),
+                    model=model.strip(), benchmark=benchmark, dataset=dataset, aggregate=aggregate,
+                    metric=rg.lower() if aggregate else MMLU_METRIC if subject else str(h["metadata"]["metric"]),
                     value=value, higher_is_better=None if lower is None else not bool(lower),
                     random_baseline=rb, baseline_source=rb_src, task=name or None,
                     model_metadata={"display_name": display} if isinstance(display, str) else {},

@@ -16,7 +16,13 @@ that folder's name ends with the path's last component (``llama-7B`` for
 Benchmarks: MMLU subject tasks become benchmark ``mmlu`` with the canonical
 subject name (:mod:`harness_ext.benchmarks`); every other task is a dataset of
 benchmark ``lm_eval``. Group rows (v0.4 ``groups`` / ``group_subtasks`` keys) are
-not datasets and are skipped.
+aggregates of their subtasks: stored with ``kind='aggregate'`` (a prediction target
+that never enters a subset), ``mmlu`` and its four categories under benchmark ``mmlu``.
+
+Primary metric (one per dataset): the first of :data:`PRIMARY_ORDER` the task
+reports (``acc`` before ``acc_norm``, as lm-eval's own tables lead with it), else
+the first metric the task's ``higher_is_better`` block lists (its ``metric_list``
+order), else the first in the results block. ``--metric`` selects the others.
 """
 
 from __future__ import annotations
@@ -76,17 +82,26 @@ def model_name(config: dict, path, fallback: Optional[str] = None) -> tuple:
     return name, meta
 
 
+_MMLU_GROUPS = frozenset({"mmlu", "mmlu_humanities", "mmlu_stem", "mmlu_social_sciences", "mmlu_other"})
+
+
 def _dataset_for(task: str) -> tuple:
     subject = mmlu_subject(task)
     if subject:
         return MMLU_BENCHMARK, subject
+    if task in _MMLU_GROUPS:
+        return MMLU_BENCHMARK, task
     return LM_EVAL_BENCHMARK, task
 
 
-def _primary_metric(metrics) -> Optional[str]:
+def _primary_metric(metrics, listed=()) -> Optional[str]:
     for m in PRIMARY_ORDER:
         if m in metrics:
             return m
+    for m in listed:  # the task's higher_is_better block, in its metric_list order
+        hit = next((x for x in metrics if x.split(",")[0] == m), None)
+        if hit:
+            return hit
     return next(iter(metrics), None)
 
 
@@ -95,10 +110,11 @@ def _records(path, results: dict, *, v04: bool, model: str, model_meta: dict, de
     n_samples = doc.get("n-samples") or {}
     hib = doc.get("higher_is_better") or {}
     # group_subtasks lists leaf tasks with an empty list too; only keys with subtasks are groups.
-    skip = set(doc.get("groups") or {}) | {k for k, v in (doc.get("group_subtasks") or {}).items() if v}
-    for task, block in results.items():
-        if task in skip:
-            continue
+    groups = set(doc.get("groups") or {}) | {k for k, v in (doc.get("group_subtasks") or {}).items() if v}
+    blocks = dict(results)
+    for g, block in (doc.get("groups") or {}).items():
+        blocks.setdefault(g, block)
+    for task, block in blocks.items():
         if not isinstance(block, dict):
             raise IngestError(path, f"results[{task!r}] is {type(block).__name__}, expected an object of metrics")
         values = {}
@@ -120,7 +136,8 @@ def _records(path, results: dict, *, v04: bool, model: str, model_meta: dict, de
         for (metric, filt) in values:
             # Keep the filter in the name only when it is not the default, so acc,none is "acc".
             metric_names[(metric, filt)] = metric if filt in ("", "none") else f"{metric},{filt}"
-        primary = _primary_metric([metric_names[k] for k in values])
+        listed = hib.get(task) if isinstance(hib.get(task), dict) else {}
+        primary = _primary_metric([metric_names[k] for k in values], listed)
         benchmark, dataset = _dataset_for(task)
         shots = n_shot.get(task, default_shots)
         ns = n_samples.get(task)
@@ -137,7 +154,7 @@ def _records(path, results: dict, *, v04: bool, model: str, model_meta: dict, de
                 stderr=stderrs.get(k), n_samples=ns if isinstance(ns, int) else None,
                 num_fewshot=shots if isinstance(shots, int) and not isinstance(shots, bool) else None,
                 higher_is_better=bool(higher), random_baseline=rb, baseline_source=rb_src, task=task,
-                primary=(metric == primary), model_metadata=model_meta,
+                primary=(metric == primary), aggregate=task in groups, model_metadata=model_meta,
                 dataset_metadata={"harness": "lm-evaluation-harness", "version": (doc.get("versions") or {}).get(task)},
             )
 

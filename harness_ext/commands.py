@@ -56,6 +56,9 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
                         "default when given without a value), only models, or only datasets")
     g.add_argument("--rows", choices=["model", "run"], default="model",
                    help="one row per model (default; a cell two files report takes the first-ingested) or per result file")
+    g.add_argument("--aggregates", nargs="?", const="include", default=None, choices=["include", "only"],
+                   help="aggregate scores (mean win rate, lm-eval groups, 'average' columns) are left out by default; "
+                        "include them as columns, or use only them (e.g. as prediction targets)")
     g.add_argument(
         "--normalise",
         choices=["chance", "minmax", "none"],
@@ -79,6 +82,7 @@ def matrix_from_args(args) -> "pandas.DataFrame":  # noqa: F821
         dense=args.dense,
         rows=getattr(args, "rows", "model"),
         normalise=args.normalise,
+        aggregates={None: False, "include": True, "only": "only"}[getattr(args, "aggregates", None)],
     )
     with Store.open(args.db, read_only=True) as store:
         return load_matrix(store, query)
@@ -91,6 +95,12 @@ def ingest_options(parser):
     add_store_argument(parser)
     parser.add_argument("--adapter", default=None, help="force this adapter instead of detecting the format")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the summary line")
+    parser.add_argument("--meta-columns", default=None,
+                        help="comma-separated CSV columns that describe models (size, date, ...), stored as model "
+                             "metadata rather than scores")
+    parser.add_argument("--column-meta", default=None, metavar="FILE",
+                        help="YAML sidecar with per-column chance level, direction, scale and kind for every CSV "
+                             "ingested (a file's own <file>.meta.yaml wins; format in README, 'Leaderboard CSVs')")
 
 
 def info_options(parser):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,6 +83,13 @@ def sha256_of(src: SourceFile, adapter) -> str:
             h.update(p.read_bytes())
     else:
         h.update(src.bytes)
+        # A sidecar describing the file's columns and the reading options change what the file means.
+        for side in src.sidecars():
+            h.update(b"\0sidecar\0" + side.read_bytes())
+    if src.options:
+        h.update(b"\0options=" + json.dumps(src.options, sort_keys=True, default=str).encode())
+        if src.options.get("column_meta"):
+            h.update(Path(src.options["column_meta"]).read_bytes())
     h.update(f"\0adapter={adapter.name}".encode())
     return h.hexdigest()
 
@@ -177,7 +185,8 @@ def read_source(src: SourceFile, adapter) -> list:
     return records
 
 
-def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_progress: bool = True) -> IngestReport:
+def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_progress: bool = True,
+                 options: Optional[dict] = None) -> IngestReport:
     """Ingest files and directories into ``store``.
 
     Parameters
@@ -187,6 +196,9 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
         Files or directories (walked recursively).
     adapter : str, optional
         Force this adapter instead of detecting the format.
+    options : dict, optional
+        Reading options adapters may use (``meta_columns``: list of column names,
+        ``column_meta``: a sidecar YAML for every CSV; see :mod:`harness_ext.adapters.csv_table`).
 
     Returns
     -------
@@ -200,6 +212,9 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
     adapters = get_registrations("adapters")
     forced = get_registration("adapters", adapter) if adapter else None
     sources = list(iter_sources(paths, adapters))
+    options = {k: v for k, v in (options or {}).items() if v}
+    for src, _ in sources:
+        src.options = options
     report = IngestReport()
     pending: list = []  # (report index, path, sha, adapter name, records), written in one transaction per batch
 
@@ -260,8 +275,15 @@ def run(args) -> int:
     paths = list(args.paths) + ([bundled_data_path()] if args.bundled else [])
     if not paths:
         raise HarnessExtError("nothing to ingest: name result files or directories, or pass --bundled")
+    options = {}
+    if args.meta_columns:
+        options["meta_columns"] = [c.strip() for c in args.meta_columns.split(",") if c.strip()]
+    if args.column_meta:
+        if not Path(args.column_meta).is_file():
+            raise HarnessExtError(f"--column-meta {args.column_meta}: no such file")
+        options["column_meta"] = str(Path(args.column_meta).resolve())
     with Store.open(args.db) as store:
-        report = ingest_paths(store, paths, adapter=args.adapter)
+        report = ingest_paths(store, paths, adapter=args.adapter, options=options)
     if not args.quiet:
         for f in report.by_status("skipped"):
             print(f"skipped {f.path}: {f.reason}")

@@ -46,6 +46,11 @@ class MatrixQuery:
         only datasets.
     normalise : {"chance", "minmax", "none"}
         See :func:`normalise_matrix`.
+    aggregates : bool or "only"
+        Aggregates (``datasets.kind = 'aggregate'``: HELM's mean win rate, lm-eval
+        groups, a leaderboard's "average" column) are left out by default, so they
+        never enter a subset; ``True`` adds them as columns, ``"only"`` keeps only
+        them (a prediction target).
     """
 
     benchmarks: tuple = ()
@@ -57,6 +62,7 @@ class MatrixQuery:
     rows: str = "model"
     dense: object = False
     normalise: str = "chance"
+    aggregates: object = False
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -78,6 +84,10 @@ def query_results(store, query: MatrixQuery, all_metrics: bool = False) -> pd.Da
         params.append(query.metric)
     elif not all_metrics:
         where.append("d.is_primary")
+    if query.aggregates == "only":
+        where.append("d.kind = 'aggregate'")
+    elif not query.aggregates:
+        where.append("coalesce(d.kind, 'dataset') <> 'aggregate'")
     for col, glob in (("d.name", query.datasets), ("m.name", query.models), ("s.path", query.source)):
         if glob:
             where.append(f"{col} GLOB ?")
@@ -87,7 +97,7 @@ def query_results(store, query: MatrixQuery, all_metrics: bool = False) -> pd.Da
         params.append(int(query.num_fewshot))
     sql = f"""
         SELECT m.name AS model, d.benchmark, d.name AS dataset, d.metric, d.task, d.higher_is_better,
-               d.random_baseline, d.baseline_source, d.min_score, d.max_score,
+               d.random_baseline, d.baseline_source, d.min_score, d.max_score, d.kind, d.scale,
                r.num_fewshot, r.value, r.stderr, r.n_samples, r.source_id, s.path AS source
         FROM results r JOIN models m USING (model_id) JOIN datasets d USING (dataset_id)
         JOIN sources s USING (source_id)
@@ -143,7 +153,7 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
     meta = (
         first.drop_duplicates("column")
         .set_index("column")[["benchmark", "dataset", "metric", "task", "higher_is_better", "random_baseline",
-                              "baseline_source", "min_score", "max_score"]]
+                              "baseline_source", "min_score", "max_score", "kind", "scale"]]
         .loc[raw.columns]
     )
     shots = first[first["num_fewshot"] != UNKNOWN_SHOTS].groupby("column")["num_fewshot"].agg(lambda s: int(s.mode().iloc[0]))

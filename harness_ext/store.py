@@ -47,7 +47,17 @@ CREATE TABLE IF NOT EXISTS results (
     model_id INTEGER NOT NULL, dataset_id INTEGER NOT NULL, num_fewshot INTEGER NOT NULL,
     value DOUBLE NOT NULL, stderr DOUBLE, n_samples BIGINT, source_id INTEGER NOT NULL,
     PRIMARY KEY (model_id, dataset_id, num_fewshot, source_id));
+CREATE TABLE IF NOT EXISTS model_metadata (
+    model_id INTEGER NOT NULL, source_id INTEGER NOT NULL, key VARCHAR NOT NULL, value JSON,
+    PRIMARY KEY (model_id, source_id, key));
+ALTER TABLE datasets ADD COLUMN IF NOT EXISTS kind VARCHAR DEFAULT 'dataset';
+ALTER TABLE datasets ADD COLUMN IF NOT EXISTS scale VARCHAR;
 """
+#: ``datasets.kind``: a score of the benchmark's own (``dataset``) or one computed from others
+#: (``aggregate``: HELM's mean win rate, lm-eval groups, a CSV's "average" column). Matrices leave
+#: aggregates out unless asked (:class:`harness_ext.matrix.MatrixQuery` ``aggregates``).
+DATASET = "dataset"
+AGGREGATE = "aggregate"
 
 
 def default_db_path() -> str:
@@ -147,6 +157,7 @@ class Store:
         self._dataset_ids = {
             (b, n, m): i for b, n, m, i in self.con.execute("SELECT benchmark, name, metric, dataset_id FROM datasets").fetchall()
         }
+        self._primary = set(self.con.execute("SELECT DISTINCT benchmark, name FROM datasets WHERE is_primary").fetchall())
         self._next_source = (self.con.execute("SELECT coalesce(max(source_id), 0) FROM sources").fetchone()[0]) + 1
         self._shas = {r[0] for r in self.con.execute("SELECT sha256 FROM sources").fetchall()}
 
@@ -205,28 +216,41 @@ class Store:
     def _write_batch(self, items: list) -> list:
         new_models: dict = {}
         new_datasets: dict = {}
+        new_primary: set = set()
         next_model = max(self._model_ids.values(), default=0) + 1
         next_dataset = max(self._dataset_ids.values(), default=0) + 1
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         sources, cols = [], {k: [] for k in ("model_id", "dataset_id", "num_fewshot", "value", "stderr", "n_samples", "source_id")}
+        meta_rows: dict = {}  # (model_id, source_id, key) -> JSON value; the first record's value wins
         for offset, (path, sha, adapter, records) in enumerate(items):
             source_id = self._next_source + offset
             sources.append((source_id, str(path), sha, adapter, now, 0))
+            seen_meta: set = set()  # adapters share one metadata dict per model: serialise it once
             for rec in records:
                 mid = self._model_ids.get(rec.model) or new_models.get(rec.model, (None,))[0]
                 if mid is None:
                     mid = next_model
                     next_model += 1
                     new_models[rec.model] = (mid, json.dumps(rec.model_metadata or {}, default=str))
+                if rec.model_metadata and (mid, id(rec.model_metadata)) not in seen_meta:
+                    seen_meta.add((mid, id(rec.model_metadata)))
+                    for k, v in rec.model_metadata.items():
+                        meta_rows.setdefault((mid, source_id, str(k)), json.dumps(v, default=str))
                 dkey = (rec.benchmark, rec.dataset, rec.metric)
                 did = self._dataset_ids.get(dkey) or new_datasets.get(dkey, (None,))[0]
                 if did is None:
                     did = next_dataset
                     next_dataset += 1
+                    # One primary metric per dataset: a second metric a later file calls primary is not.
+                    pkey = (rec.benchmark, rec.dataset)
+                    primary = bool(rec.primary) and pkey not in self._primary and pkey not in new_primary
+                    if primary:
+                        new_primary.add(pkey)
                     new_datasets[dkey] = (
                         did, rec.benchmark, rec.dataset, rec.metric, rec.higher_is_better, _f(rec.random_baseline),
-                        rec.baseline_source, _f(rec.min_score), _f(rec.max_score), bool(rec.primary), rec.task,
+                        rec.baseline_source, _f(rec.min_score), _f(rec.max_score), primary, rec.task,
                         json.dumps(rec.dataset_metadata or {}, default=str),
+                        AGGREGATE if rec.aggregate else DATASET, rec.scale,
                     )
                 cols["model_id"].append(mid)
                 cols["dataset_id"].append(did)
@@ -249,7 +273,10 @@ class Store:
             if new_datasets:
                 self._append("datasets", pd.DataFrame(list(new_datasets.values()), columns=[
                     "dataset_id", "benchmark", "name", "metric", "higher_is_better", "random_baseline", "baseline_source",
-                    "min_score", "max_score", "is_primary", "task", "metadata"]))
+                    "min_score", "max_score", "is_primary", "task", "metadata", "kind", "scale"]))
+            if meta_rows:
+                self._append("model_metadata", pd.DataFrame([(m, sid, k, v) for (m, sid, k), v in meta_rows.items()],
+                                                            columns=["model_id", "source_id", "key", "value"]))
             outcomes = self._insert_results(frame, items)
             self.con.execute("COMMIT")
         except BaseException:
@@ -260,6 +287,7 @@ class Store:
             raise
         self._model_ids.update({n: i for n, (i, _) in new_models.items()})
         self._dataset_ids.update({k: v[0] for k, v in new_datasets.items()})
+        self._primary |= new_primary
         self._next_source += len(items)
         self._shas.update(sha for _, sha, _, _ in items)
         return outcomes
@@ -333,12 +361,30 @@ class Store:
         return {"sources": s, "models": m, "datasets": d, "results": r, "conflicts": self.n_conflicting_cells()}
 
     def benchmarks(self) -> pd.DataFrame:
-        """One row per benchmark: models, datasets, results, metrics."""
+        """One row per benchmark: models, datasets, results, metrics, aggregates (datasets excludes them)."""
         return self.con.execute(
-            """SELECT d.benchmark, count(DISTINCT r.model_id) AS models, count(DISTINCT d.name) AS datasets,
-                      count(*) AS results, string_agg(DISTINCT d.metric, ',' ORDER BY d.metric) AS metrics
+            """SELECT d.benchmark, count(DISTINCT r.model_id) AS models,
+                      count(DISTINCT d.name) FILTER (WHERE coalesce(d.kind, 'dataset') <> 'aggregate') AS datasets,
+                      count(*) AS results, string_agg(DISTINCT d.metric, ',' ORDER BY d.metric) AS metrics,
+                      count(DISTINCT d.name) FILTER (WHERE d.kind = 'aggregate') AS aggregates
                FROM results r JOIN datasets d USING (dataset_id) GROUP BY d.benchmark ORDER BY d.benchmark"""
         ).df()
+
+    def model_metadata(self, models=None) -> pd.DataFrame:
+        """Model metadata as the sources state it: one row per (model, key, source), ``value`` decoded from JSON.
+
+        Leaderboard columns such as "Model Family" or "Model Size (B)" land here, not among the datasets.
+        """
+        where, params = "", []
+        if models:
+            where = f"WHERE m.name IN ({', '.join('?' * len(models))})"
+            params = list(models)
+        df = self.con.execute(
+            f"""SELECT m.name AS model, mm.key, mm.value, s.path AS source FROM model_metadata mm
+                JOIN models m USING (model_id) JOIN sources s USING (source_id) {where}
+                ORDER BY m.name, mm.key, mm.source_id""", params).df()
+        df["value"] = [json.loads(v) if isinstance(v, str) else v for v in df["value"]]
+        return df
 
     def n_conflicting_cells(self) -> int:
         """Number of cells with more than one distinct value (as ``ingest`` reports them)."""

@@ -152,6 +152,12 @@ class ResultRecord:
     #: Scale bounds when known (Every Eval Ever min_score/max_score); used by normalisation.
     min_score: Optional[float] = None
     max_score: Optional[float] = None
+    #: True for a score computed from other scores (HELM's mean win rate, an lm-eval group, a CSV
+    #: "average" column): stored with ``kind='aggregate'``, a prediction target, never a subset member.
+    aggregate: bool = False
+    #: The scale's kind when the source says or the adapter detects it (:data:`harness_ext.scales.SCALE_KINDS`:
+    #: ``proportion``, ``percent``, ``elo``, ...); normalisation maps it through a fixed transform.
+    scale: Optional[str] = None
     model_metadata: dict = field(default_factory=dict)
     dataset_metadata: dict = field(default_factory=dict)
 
@@ -220,8 +226,11 @@ class SourceFile:
 
     HEAD_BYTES = 4096
 
-    def __init__(self, path):
+    def __init__(self, path, options: Optional[dict] = None):
         self.path = Path(path)
+        #: Reading options from the command line (``ingest --meta-columns/--column-meta``) that adapters
+        #: may read; part of the content hash, so ingesting with other options re-reads the file.
+        self.options = dict(options or {})
 
     @property
     def is_dir(self) -> bool:
@@ -261,6 +270,13 @@ class SourceFile:
     @property
     def suffix(self) -> str:
         return self.path.suffix.lower()
+
+    def sidecars(self) -> list:
+        """Existing column-metadata sidecars of this file: ``<name>.meta.yaml`` (or ``.yml``), then ``<stem>.meta.yaml``."""
+        p = self.path
+        cands = [p.with_name(p.name + ".meta.yaml"), p.with_name(p.name + ".meta.yml"),
+                 p.with_name(p.stem + ".meta.yaml"), p.with_name(p.stem + ".meta.yml")]
+        return [c for c in cands if c.is_file()]
 
     def __repr__(self):
         return f"SourceFile({str(self.path)!r})"

@@ -1,0 +1,423 @@
+"""Scales and chance levels of datasets: what a score means before it enters a matrix.
+
+Two pieces of knowledge every adapter and the matrix share:
+
+* **Scale** -- the range a metric lives on and the fixed transform that puts it
+  on [0, 1], higher is better. The transform never depends on which models are
+  in the store, so a new model's score maps through it exactly as the training
+  models' scores did (:data:`TRANSFORMS`):
+
+  ================  =========================================================
+  scale kind        transform to [0, 1]
+  ================  =========================================================
+  ``proportion``    ``x`` (bounds [0, 1])
+  ``percent``       ``x / 100`` (bounds [0, 100])
+  ``bounded``       ``(x - min) / (max - min)`` with declared bounds
+                    (Every Eval Ever ``metric_config``, a CSV sidecar)
+  ``elo``           expected win probability against a fixed reference
+                    rating: ``1 / (1 + 10 ** ((ELO_REFERENCE - x) / 400))``
+                    (Elo 1978; Chatbot Arena's Bradley-Terry ratings are on
+                    the same base-10, 400-point scale)
+  ``perplexity``    ``1 / x``: the geometric-mean probability per token
+  ``log_likelihood`` ``exp(x)``: the same probability from a mean log-likelihood
+                    (BARTScore), for scores <= 0
+  ``unbounded``     no known scale: min-max over the observed models. The only
+                    kind that depends on the training models; the matrix
+                    lists such datasets (``df.attrs["training_dependent"]``)
+  ================  =========================================================
+
+* **Chance level** -- the score of a random guesser, as a fraction of the
+  scale, from :data:`CHANCE_TABLE` (multiple-choice tasks: 1 / number of
+  choices, with the source of the count) or a user file
+  (:func:`load_chance_file`). Chance correction
+  ``max(0, (u - c) / (1 - c))`` needs it; a dataset without a known level is
+  reported, never silently corrected with 0.
+
+:class:`DatasetScale` bundles both per dataset; the matrix records one per
+column (``df.attrs["datasets"][col]["scale"]``) and the predictor-space
+transforms read it.
+
+References
+----------
+Elo, A. (1978), *The Rating of Chessplayers*, the logistic expected score.
+Chiang et al. (2024), Chatbot Arena, §4 (Bradley-Terry ratings on the Elo scale).
+SimBA (000) §2: chance-normalised scores ``max(0, (x - x_random) / (1 - x_random))``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+#: Scale kinds, in the order :func:`infer_scale` considers them.
+SCALE_KINDS = ("proportion", "percent", "bounded", "elo", "perplexity", "log_likelihood", "unbounded")
+#: Fixed reference rating of the ``elo`` transform: a model rated this gets 0.5. 1000 is Elo's
+#: conventional starting rating; Chatbot Arena's ratings (about 800-1400) then span about 0.2-0.9.
+ELO_REFERENCE = 1000.0
+ELO_SCALE = 400.0
+#: transform name -> (to_unit, from_unit), vectorised, for the non-linear kinds.
+TRANSFORMS = {
+    "elo": (lambda x, ref: 1.0 / (1.0 + 10.0 ** ((ref - x) / ELO_SCALE)),
+            lambda u, ref: ref - ELO_SCALE * np.log10(1.0 / np.clip(u, 1e-12, 1 - 1e-12) - 1.0)),
+    "inverse": (lambda x, ref: 1.0 / np.where(x > 0, x, np.nan), lambda u, ref: 1.0 / np.clip(u, 1e-12, None)),
+    "exp": (lambda x, ref: np.exp(np.minimum(x, 0.0)), lambda u, ref: np.log(np.clip(u, 1e-300, None))),
+}
+#: metric names (normalised) that are log-probability-like.
+_PERPLEXITY = re.compile(r"(^|_)(word_|byte_|token_)?(perplexity|ppl)($|_)")
+_LOGLIK = re.compile(r"bartscore|bart_score|log_?likelihood|logprob|^bart$")
+_ELO = re.compile(r"(^|[^a-z])(elo|arena|rating|bradley)")
+#: Accuracy-like metrics a multiple-choice chance level applies to ("score": a leaderboard's own column).
+ACCURACY_METRICS = frozenset({
+    "acc", "acc_norm", "accuracy", "exact_match", "em", "quasi_exact_match", "qem", "pem", "prefix_exact_match",
+    "quasi_prefix_exact_match", "exact_match_indicator", "score", "main_score", "balanced_accuracy",
+})
+
+
+def key(name) -> str:
+    """The lookup key of a dataset/task/metric name: lower case, runs of non-alphanumerics -> ``_``."""
+    return re.sub(r"[^a-z0-9]+", "_", str(name).lower()).strip("_")
+
+
+# -- the per-dataset record -------------------------------------------------------------------
+@dataclass(frozen=True)
+class DatasetScale:
+    """What normalisation knows about one dataset (one matrix column).
+
+    Attributes
+    ----------
+    scale : str
+        One of :data:`SCALE_KINDS`.
+    lo, hi : float or None
+        Bounds on the raw scale (``None`` when unbounded).
+    transform : str
+        ``linear`` (``(x - lo) / (hi - lo)``) or a key of :data:`TRANSFORMS`.
+    ref : float
+        The transform's parameter (the Elo reference rating), else 0.
+    chance : float or None
+        A random guesser's score as a fraction of the scale (``None``: unknown).
+    chance_source : str or None
+        Where ``chance`` comes from ("4 answer choices", "csv sidecar", ...).
+    higher_is_better : bool
+    kind : str
+        ``dataset`` or ``aggregate``.
+    training_dependent : bool
+        True only for ``unbounded`` (min-max over the observed models).
+    """
+
+    scale: str
+    lo: Optional[float]
+    hi: Optional[float]
+    transform: str = "linear"
+    ref: float = 0.0
+    chance: Optional[float] = None
+    chance_source: Optional[str] = None
+    higher_is_better: bool = True
+    kind: str = "dataset"
+    training_dependent: bool = False
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def infer_scale(values=None, *, name: str = "", metric: str = "", declared_lo=None, declared_hi=None,
+                hint: Optional[str] = None) -> tuple:
+    """``(scale kind, lo, hi)`` of a column.
+
+    In order: a ``hint`` (the adapter's or the user's word), declared bounds, the
+    metric's name (perplexity, log-likelihood, Elo/arena/rating), then the values:
+    all in [0, 1] is a proportion, all in [0, 100] with one above 1 a percentage;
+    anything else is ``unbounded``. Only categorical facts of the values are used,
+    never their spread, so the bounds do not move with the set of models.
+    """
+    lo = _finite(declared_lo)
+    hi = _finite(declared_hi)
+    if hint in ("proportion", "percent"):
+        return (hint, 0.0, 1.0 if hint == "proportion" else 100.0)
+    if hint in (None, "bounded") and lo is not None and hi is not None and hi > lo:
+        return ("proportion", 0.0, 1.0) if (lo, hi) == (0.0, 1.0) else ("bounded", lo, hi)
+    if hint in ("elo", "perplexity", "log_likelihood", "unbounded"):
+        return (hint, None, None)
+    m, n = key(metric), key(name)
+    if _PERPLEXITY.search(m) or m in ("bits_per_byte", "bpb"):
+        return ("perplexity", None, None) if "bits" not in m and m != "bpb" else ("unbounded", None, None)
+    if _LOGLIK.search(m) or _LOGLIK.search(n):
+        return ("log_likelihood", None, None)
+    v = np.asarray([] if values is None else values, dtype=float)
+    v = v[np.isfinite(v)]
+    if _ELO.search(n.replace("_", " ")) or _ELO.search(m.replace("_", " ")):
+        if v.size == 0 or v.max() > 100:
+            return ("elo", None, None)
+    if v.size and v.min() >= 0 and v.max() <= 1:
+        return ("proportion", 0.0, 1.0)
+    if v.size and v.min() >= 0 and v.max() <= 100:
+        return ("percent", 0.0, 100.0)
+    return ("unbounded", None, None)
+
+
+def _finite(v) -> Optional[float]:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def transform_of(scale: str) -> tuple:
+    """``(transform, ref)`` for a scale kind (``linear`` for the bounded kinds)."""
+    return {"elo": ("elo", ELO_REFERENCE), "perplexity": ("inverse", 0.0),
+            "log_likelihood": ("exp", 0.0)}.get(scale, ("linear", 0.0))
+
+
+def pre_transform(X, transform, ref) -> np.ndarray:
+    """Apply each column's non-linear transform (``transform``/``ref`` are per-column arrays)."""
+    return _per_column(X, transform, ref, 0)
+
+
+def post_transform(U, transform, ref) -> np.ndarray:
+    """Inverse of :func:`pre_transform`."""
+    return _per_column(U, transform, ref, 1)
+
+
+def _per_column(X, transform, ref, which: int) -> np.ndarray:
+    X = np.array(X, dtype=float, copy=True)
+    transform = np.asarray(transform, dtype=object)
+    ref = np.asarray(ref, dtype=float)
+    for name, funcs in TRANSFORMS.items():
+        cols = np.flatnonzero(transform == name)
+        if cols.size:
+            with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+                X[:, cols] = funcs[which](X[:, cols], ref[cols])
+    return X
+
+
+# -- chance levels ----------------------------------------------------------------------------
+def _choices(n: int, what: str = "answer choices") -> tuple:
+    return (1.0 / n, f"{n} {what}")
+
+
+_FREE = (0.0, "free-form answer: a random guess scores about 0")
+_BIN = _choices(2, "classes (yes/no)")
+
+#: Built-in chance levels, by :func:`key` of the dataset or task name: ``(chance as a fraction of the
+#: scale, source)``. Multiple-choice tasks are 1 / number of choices (the count is the source); free-form
+#: generation tasks are 0. Aliases (HELM display names, lm-eval task names) map to the same entry.
+CHANCE_TABLE: dict = {}
+
+
+def _add(names, value):
+    for n in names.split("|"):
+        CHANCE_TABLE[key(n)] = value
+
+
+_add("mmlu|hendrycksTest|mmlu all subjects|massive multitask language understanding|mmlu_stem|mmlu_humanities|"
+     "mmlu_social_sciences|mmlu_other|global_mmlu|global mmlu lite|mmlu_redux|cmmlu|kmmlu", _choices(4))
+_add("mmlu_pro|mmlu-pro|mmlu pro|leaderboard_mmlu_pro", _choices(10, "answer choices (MMLU-Pro, Wang et al. 2024)"))
+_add("arc_easy|arc_challenge|arc|ai2_arc|arc-e|arc-c|arc (challenge)|arc (easy)|arc challenge|arc easy|ai2 reasoning challenge",
+     _choices(4, "answer choices (ARC: most questions have 4)"))
+_add("hellaswag|hella swag", _choices(4, "endings"))
+_add("winogrande|winogrande_xl|winogrande_debiased", _choices(2, "options"))
+_add("openbookqa|openbook_qa|obqa", _choices(4))
+_add("med_qa|medqa|medqa_4options|med qa", _choices(4, "answer choices (MedQA-USMLE 4-option, as HELM runs it)"))
+_add("boolq|bool_q|super_glue_boolq", _choices(2, "answers (yes/no)"))
+_add("piqa", _choices(2, "solutions"))
+_add("siqa|social_iqa|social iqa", _choices(3))
+_add("commonsense_qa|commonsenseqa|csqa", _choices(5))
+_add("copa|xcopa", _choices(2, "alternatives"))
+_add("wsc|wsc273|winograd", _choices(2, "candidates"))
+_add("race|race_high|race_middle|sciq|logiqa|logiqa2|headqa_en|headqa_es", _choices(4))
+_add("mathqa|math_qa", _choices(5))
+_add("pubmedqa|pubmed_qa", _choices(3, "answers (yes/no/maybe)"))
+_add("mnli|mnli_mismatch|mnli_matched|anli_r1|anli_r2|anli_r3|anli|xnli", _choices(3, "labels (entailment/neutral/contradiction)"))
+_add("cola|sst2|mrpc|qqp|qnli|rte|wnli|imdb|civil_comments|civilcomments|cb_binary", _BIN)
+_add("gpqa|gpqa_main|gpqa_diamond|gpqa_extended|gpqa_main_zeroshot|gpqa_diamond_zeroshot|leaderboard_gpqa|"
+     "leaderboard_gpqa_main|leaderboard_gpqa_diamond|leaderboard_gpqa_extended", _choices(4, "answer choices (GPQA)"))
+_add("agieval_lsat_ar|agieval_lsat_lr|agieval_lsat_rc|lsat_qa|lsat", _choices(5))
+_add("truthfulqa_mc1", (None, None))  # a variable number of choices per question: no single level
+# BIG-Bench Hard (Suzgun et al. 2022): 1 / options of each task; the free-form tasks score 0 at random.
+for _task, _n in {
+    "boolean_expressions": 2, "causal_judgement": 2, "date_understanding": 6, "disambiguation_qa": 3,
+    "formal_fallacies": 2, "hyperbaton": 2, "logical_deduction_three_objects": 3,
+    "logical_deduction_five_objects": 5, "logical_deduction_seven_objects": 7, "movie_recommendation": 4,
+    "navigate": 2, "penguins_in_a_table": 5, "ruin_names": 4, "salient_translation_error_detection": 6,
+    "snarks": 2, "sports_understanding": 2, "temporal_sequences": 4, "tracking_shuffled_objects_three_objects": 3,
+    "tracking_shuffled_objects_five_objects": 5, "tracking_shuffled_objects_seven_objects": 7, "web_of_lies": 2,
+}.items():
+    CHANCE_TABLE[f"bbh_{_task}"] = _choices(_n, "options (BIG-Bench Hard task)")
+for _task in ("dyck_languages", "multistep_arithmetic_two", "object_counting", "word_sorting"):
+    CHANCE_TABLE[f"bbh_{_task}"] = _FREE
+# LegalBench (Guha et al. 2023): HELM Lite's five subsets and other classification tasks.
+for _task, _n in {
+    "abercrombie": 5, "function_of_decision_section": 7, "corporate_lobbying": 2,
+    "international_citizenship_questions": 2, "proa": 2, "hearsay": 2, "personal_jurisdiction": 2,
+    "canada_tax_court_outcomes": 2, "citation_prediction_classification": 2, "learned_hands_benefits": 2,
+    "textualism_tool_dictionaries": 2, "textualism_tool_plain": 2, "diversity_1": 2, "diversity_2": 2,
+    "diversity_3": 2, "diversity_4": 2, "diversity_5": 2, "diversity_6": 2,
+}.items():
+    CHANCE_TABLE[f"legalbench_{_task}"] = _choices(_n, "labels (LegalBench task)")
+# HELM Lite's "LegalBench" is the mean over those five subsets.
+CHANCE_TABLE["legalbench"] = ((1 / 5 + 1 / 2 + 1 / 7 + 1 / 2 + 1 / 2) / 5,
+                              "mean of HELM Lite's LegalBench subsets (1/5, 1/2, 1/7, 1/2, 1/2 labels)")
+_add("gsm8k|gsm|math|math_regular|math level 5|math_lvl_5|minerva_math|omni_math|omni-math|narrativeqa|narrative_qa|"
+     "naturalquestions|natural_qa|naturalquestions (open-book)|naturalquestions (closed-book)|"
+     "natural_qa_closedbook|natural_qa_openbook_longans|quac|triviaqa|squad|squadv2|drop|"
+     "lambada|lambada_openai|lambada_standard|wmt 2014|wmt_14|cnn/dailymail|xsum|summarization_cnndm|"
+     "summarization_xsum|humaneval|code_humaneval|mbpp", _FREE)
+_PREFIXES = ("leaderboard_", "bbh_cot_fewshot_", "bbh_cot_zeroshot_", "bbh_fewshot_", "bbh_zeroshot_", "bigbench_",
+             "harness_", "helm_", "lm_eval_")
+
+
+def _candidates(name: str):
+    k = key(name)
+    yield k
+    # HELM run names ("legalbench:subset=abercrombie", "mmlu:subject=anatomy") and prefixed task names.
+    k2 = key(re.sub(r"[:,]\s*(subset|subject|task)=", "_", str(name).lower()))
+    yield k2
+    for p in _PREFIXES:
+        if k2.startswith(p):
+            rest = k2[len(p):]
+            yield rest
+            if p.startswith("bbh"):
+                yield f"bbh_{rest}"
+    if k2.startswith("bbh_") and k2.endswith("_cot"):
+        yield k2[: -len("_cot")]
+    if k2.startswith("legalbench_") or "legalbench" in k2:
+        yield "legalbench_" + k2.split("legalbench_", 1)[-1]
+
+
+def chance_level(name: str, metric: str = "score", task: Optional[str] = None, user: Optional[dict] = None) -> tuple:
+    """``(chance, source)`` for a dataset, as a fraction of its scale, or ``(None, None)`` if unknown.
+
+    Looks in the user's table (:func:`load_chance_file`) first, then
+    :data:`CHANCE_TABLE`, by the dataset name and then the task name; MMLU subjects
+    in any harness's spelling are 4-choice. Multiple-choice levels apply only to
+    accuracy-like metrics (:data:`ACCURACY_METRICS`); free-form tasks are 0 under
+    any metric that is 0 for an empty answer.
+
+    Examples
+    --------
+    >>> chance_level("hendrycksTest-anatomy", "acc")
+    (0.25, '4 answer choices')
+    >>> chance_level("MMLU-Pro", "score")[0]
+    0.1
+    """
+    from .benchmarks import mmlu_subject
+
+    m = key(str(metric).split(",")[0])
+    names = [n for n in (name, task) if n]
+    if user:
+        for n in names:
+            for cand in _candidates(n):
+                hit = user.get(cand)
+                if hit is None:
+                    hit = next((v for pat, v in user.items() if any(c in pat for c in "*?[") and fnmatch.fnmatch(cand, pat)), None)
+                if hit is not None:
+                    return hit
+    for n in names:
+        for cand in _candidates(n):
+            hit = CHANCE_TABLE.get(cand)
+            if hit is None and mmlu_subject(str(n)) is not None:
+                hit = CHANCE_TABLE["mmlu"]
+            if hit is None:
+                continue
+            if hit[0] is None:
+                return (None, None)
+            if hit is _FREE or hit[0] == 0.0:
+                return hit if m not in _LOWER_BETTER_METRICS else (None, None)
+            return hit if m in ACCURACY_METRICS or m.startswith(("acc", "exact_match", "quasi_exact")) else (None, None)
+    return (None, None)
+
+
+_LOWER_BETTER_METRICS = frozenset({"perplexity", "word_perplexity", "byte_perplexity", "bits_per_byte", "ter", "error"})
+
+
+def load_chance_file(path) -> dict:
+    """Read a user chance-level file: YAML/JSON mapping, or a CSV with ``dataset,chance[,source]``.
+
+    Format (YAML)::
+
+        # chance levels as a fraction of each dataset's scale (0.25 = a quarter of the way up)
+        my_task: 0.25
+        other_task: {choices: 5}                 # 1/5, source "5 answer choices"
+        "legalbench_*": {chance: 0.5, source: "binary labels"}   # globs match dataset keys
+
+    Returns
+    -------
+    dict
+        :func:`key` of each name (or glob) -> ``(chance, source)``.
+
+    Raises
+    ------
+    HarnessExtError
+        Naming the file and the entry that is not a chance level in [0, 1).
+    """
+    import json
+
+    from .errors import HarnessExtError
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise HarnessExtError(f"cannot read chance-level file {p}: {exc.strerror or exc}") from exc
+    if p.suffix.lower() in (".csv", ".tsv"):
+        import csv
+        import io
+
+        rows = list(csv.DictReader(io.StringIO(text), delimiter="\t" if p.suffix.lower() == ".tsv" else ","))
+        doc = {r.get("dataset") or r.get("name") or "": {k: v for k, v in r.items() if k in ("chance", "choices", "source")}
+               for r in rows}
+    else:
+        try:
+            if p.suffix.lower() == ".json":
+                doc = json.loads(text)
+            else:
+                import yaml
+
+                doc = yaml.safe_load(text)
+        except Exception as exc:  # noqa: BLE001 - any parse error is the file's fault
+            raise HarnessExtError(f"chance-level file {p} is not valid {p.suffix.lstrip('.') or 'YAML'}: {exc}") from exc
+    if isinstance(doc, dict) and isinstance(doc.get("chance"), dict):
+        doc = doc["chance"]
+    if not isinstance(doc, dict):
+        raise HarnessExtError(f"chance-level file {p}: expected a mapping of dataset -> chance level")
+    out = {}
+    for name, v in doc.items():
+        if not str(name).strip():
+            raise HarnessExtError(f"chance-level file {p}: an entry has no dataset name")
+        out[_pattern_key(name)] = parse_chance(v, where=f"chance-level file {p}, entry {name!r}", default_source=f"user file {p.name}")
+    return out
+
+
+def _pattern_key(name) -> str:
+    s = str(name)
+    if any(c in s for c in "*?["):
+        return "*".join(key(part) if part else "" for part in s.lower().split("*"))
+    return key(s)
+
+
+def parse_chance(v, where: str, default_source: str) -> tuple:
+    """``(chance, source)`` from ``0.25``, ``{"chance": 0.25, "source": ...}`` or ``{"choices": 4}``."""
+    from .errors import HarnessExtError
+
+    source = default_source
+    if isinstance(v, dict):
+        source = str(v.get("source") or default_source)
+        if v.get("choices") not in (None, ""):
+            try:
+                n = int(float(v["choices"]))
+            except (TypeError, ValueError):
+                n = 0
+            if n < 2:
+                raise HarnessExtError(f"{where}: choices must be an integer >= 2, got {v['choices']!r}")
+            return (1.0 / n, str(v.get("source") or f"{n} answer choices ({default_source})"))
+        v = v.get("chance")
+    c = _finite(v)
+    if c is None or not 0 <= c < 1:
+        raise HarnessExtError(f"{where}: chance must be a number in [0, 1) (a fraction of the scale), got {v!r}")
+    return (c, source)

@@ -1,0 +1,171 @@
+"""Leaderboard CSVs as published: metadata columns, percent scales, aggregates, metric variants, sidecars.
+
+Real-format files: the ObsScaling slices in fixtures/csv (ryoungj/ObsScaling, see fixtures/csv/README.md)
+and the benchbench leaderboards in ../shared/data/benchbench (IBM/benchbench, PROVENANCE.md).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import SHARED_DATA, require
+from harness_ext.cli import main
+from harness_ext.ingest import ingest_paths
+from harness_ext.matrix import MatrixQuery, load_matrix
+from harness_ext.store import Store
+
+FIX = Path(__file__).parent / "fixtures" / "csv"
+OBS = FIX / "obsscaling_base_llm_benchmark_eval.csv"
+EMERGENT = FIX / "obsscaling_base_llm_emergent_capability_eval.csv"
+BENCHBENCH = SHARED_DATA / "benchbench" / "leaderboards"
+
+
+def _datasets(store):
+    return store.con.execute("SELECT benchmark, name, metric, is_primary, kind, scale, min_score, max_score, "
+                             "higher_is_better, random_baseline, baseline_source FROM datasets").df()
+
+
+def test_model_family_and_size_columns_are_metadata_not_scores():
+    # Issue 15: "row 2: 'Model Family' score 'Llama-2' is not a number"; "Model Size (B)" and "FLOPs (1E21)"
+    # were ingested as datasets.
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [OBS], show_progress=False)
+        assert len(rep.by_status("ingested")) == 1, [f.reason for f in rep.files]
+        d = _datasets(s)
+        assert sorted(d["name"]) == sorted(["MMLU", "ARC-C", "HellaSwag", "Winograd", "TruthfulQA", "GSM8K",
+                                            "XWinograd", "HumanEval"])
+        md = s.model_metadata(["meta-llama/Llama-2-7b-hf"]).set_index("key")["value"]
+        assert md["Model Family"] == "Llama-2"
+        assert md["Model Size (B)"] == 7.0 and md["FLOPs (1E21)"] == 84.0 and md["Pretraining Data Size (T)"] == 2.0
+        # Mistral has no data size or FLOPs in the file: those keys are absent, not NaN
+        mistral = s.model_metadata(["mistralai/Mistral-7B-v0.1"]).set_index("key")["value"]
+        assert "FLOPs (1E21)" not in mistral and mistral["Model Size (B)"] == 7.3
+        df = load_matrix(s, MatrixQuery(normalise="none"))
+        assert df.shape == (8, 8)
+        assert df.loc["meta-llama/Meta-Llama-3-8B", "ARC-C"] != df.loc["meta-llama/Meta-Llama-3-8B", "ARC-C"]  # empty cell
+        assert set(d["scale"]) == {"proportion"}
+
+
+def test_meta_columns_option_and_reingest_with_other_options(tmp_path):
+    db = str(tmp_path / "s.duckdb")
+    # Declared metadata: HumanEval is kept out of the scores (a user's choice, not the name rule).
+    assert main(["ingest", str(OBS), "--db", db, "-q", "--meta-columns", "HumanEval,XWinograd"]) == 0
+    with Store.open(db, read_only=True) as s:
+        assert "HumanEval" not in set(_datasets(s)["name"])
+        assert s.model_metadata(["huggyllama/llama-7b"]).set_index("key")["value"]["HumanEval"] > 0.1
+    assert main(["ingest", str(OBS), "--db", db, "-q", "--meta-columns", "Nope"]) == 1  # skipped: no such column
+    with Store.open(db, read_only=True) as s:
+        assert s.counts()["sources"] == 1
+
+
+def test_unknown_meta_column_is_an_error_naming_it(tmp_path, capsys):
+    db = str(tmp_path / "s.duckdb")
+    assert main(["ingest", str(OBS), "--db", db, "--meta-columns", "Nope"]) == 1
+    out = capsys.readouterr().out
+    assert "Nope" in out and OBS.name in out
+
+
+def test_stray_text_in_a_numeric_column_is_an_error_not_metadata(tmp_path):
+    text = OBS.read_text().splitlines()
+    cells = text[3].split(",")
+    cells[5] = "n/a*"  # MMLU of one model
+    text[3] = ",".join(cells)
+    p = tmp_path / "lb.csv"
+    p.write_text("\n".join(text) + "\n")
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [p], show_progress=False)
+        (f,) = rep.by_status("skipped")
+        assert "row 4" in f.reason and "'MMLU'" in f.reason and "--meta-columns" in f.reason
+        assert s.counts()["results"] == 0
+
+
+def test_metric_variants_of_one_task_are_one_dataset():
+    # Issue 15: "a task reported with 4 metrics gets 4x the weight". ipa_transliterate_2 has exact_match and bleu.
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [EMERGENT], show_progress=False)
+        d = _datasets(s).set_index(["name", "metric"])
+        assert d.loc[("ipa_transliterate_2", "exact_match"), "is_primary"]
+        assert not d.loc[("ipa_transliterate_2", "bleu"), "is_primary"]
+        assert d.loc[("ipa_transliterate_2", "bleu"), "scale"] == "percent"  # BLEU 0-100 next to proportions
+        assert ("word_unscrambling_2_exact_match", "score") in d.index  # a lone suffixed column stays as it is
+        df = load_matrix(s, MatrixQuery(normalise="none"))
+        assert "ipa_transliterate_2" in df.columns and df.shape[1] == 7
+        bleu = load_matrix(s, MatrixQuery(normalise="none", metric="bleu"))
+        assert list(bleu.columns) == ["ipa_transliterate_2"]
+        assert bleu.loc["meta-llama/Llama-2-7b-hf"].iloc[0] == pytest.approx(27.23879164406593)
+
+
+def test_sidecar_sets_chance_direction_scale_kind(tmp_path):
+    p = tmp_path / "lb.csv"
+    shutil.copy(OBS, p)
+    (tmp_path / "lb.csv.meta.yaml").write_text(
+        "benchmark: obs\n"
+        "meta_columns: [HumanEval]\n"
+        "columns:\n"
+        "  MMLU: {choices: 4}\n"
+        "  ARC-C: {chance: 0.25, source: 'ARC: 4 choices'}\n"
+        "  TruthfulQA: {higher_is_better: false}\n"
+        "  GSM8K: {kind: aggregate}\n"
+        "  XWinograd: {dataset: xwinograd, metric: acc}\n")
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [p], show_progress=False)
+        assert len(rep.by_status("ingested")) == 1, [f.reason for f in rep.files]
+        d = _datasets(s).set_index("name")
+        assert set(d["benchmark"]) == {"obs"} and "HumanEval" not in d.index
+        assert d.loc["MMLU", "random_baseline"] == 0.25 and d.loc["MMLU", "baseline_source"] == "4 answer choices (sidecar)"
+        assert d.loc["ARC-C", "baseline_source"] == "ARC: 4 choices"
+        assert d.loc["TruthfulQA", "higher_is_better"] == False  # noqa: E712
+        assert d.loc["GSM8K", "kind"] == "aggregate" and d.loc["xwinograd", "metric"] == "acc"
+        assert "GSM8K" not in load_matrix(s, MatrixQuery(normalise="none")).columns
+        assert list(load_matrix(s, MatrixQuery(normalise="none", aggregates="only")).columns) == ["GSM8K"]
+    # Editing the sidecar changes what the file means: ingesting again re-reads it.
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [p], show_progress=False)
+        (tmp_path / "lb.csv.meta.yaml").write_text("columns:\n  Nope: {kind: metadata}\n")
+        rep = ingest_paths(s, [p], show_progress=False)
+        (f,) = rep.by_status("skipped")
+        assert "Nope" in f.reason and f.path == str(p)
+
+
+def test_bad_sidecar_is_reported_with_its_file(tmp_path):
+    p = tmp_path / "lb.csv"
+    shutil.copy(OBS, p)
+    (tmp_path / "lb.meta.yaml").write_text("columns:\n  MMLU: {chanse: 0.25}\n")
+    with Store.open(":memory:") as s:
+        (f,) = ingest_paths(s, [p], show_progress=False).by_status("skipped")
+        assert "lb.meta.yaml" in f.reason or "chanse" in f.reason
+
+
+def test_benchbench_leaderboards_percent_elo_and_aggregates():
+    root = require(BENCHBENCH)
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [root], show_progress=False)
+        # 40 files; opencompass_academic's last line is "Mistral-7B-Instruct-v0.321" (name and score run together)
+        assert len(rep.by_status("ingested")) == 39
+        (bad,) = rep.by_status("skipped")
+        assert "opencompass_academic" in bad.path and "row 21" in bad.reason
+        d = _datasets(s).set_index(["benchmark", "name"])
+        assert d.loc[("chatbot_arena_241104_holistic", "arena_elo"), "scale"] == "elo"
+        assert d.loc[("opencompass_arena_240829_holistic", "OC_arena"), "scale"] == "elo"
+        assert d.loc[("arena_hard_240829_holistic", "arena_hard"), "scale"] == "percent"
+        assert d.loc[("mmlu_pro_240829_knowledge", "mmlu_pro"), "scale"] == "proportion"
+        # aggregates: by name (lvbench "average", hydrox "overall"), by value (LiveBench's total is the row mean)
+        agg = set(d.index[d["kind"] == "aggregate"])
+        assert agg == {("lvbench_241189_longcontext", "average"), ("hydrox_safety_241001_safety", "hydrox_overall_score"),
+                       ("livebench_240701_holistic", "livebench_240624"), ("livebench_240829_holistic", "livebench_240725")}
+        # a leaderboard's only column is its score, whatever its name
+        assert d.loc[("tablebench_241002_tables", "tablebench_overall_dp"), "kind"] == "dataset"
+        lb = load_matrix(s, MatrixQuery(benchmarks=("livebench_240829_holistic",), normalise="none"))
+        assert list(lb.columns) == ["LB_Coding", "LB_Data_Analysis", "LB_IF", "LB_Language", "LB_Mathematics", "LB_Reasoning"]
+
+
+def test_llm_model_header_is_a_model_column():
+    root = require(BENCHBENCH)
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [root / "lvbench_241189_longcontext.csv"], show_progress=False)
+        assert len(rep.by_status("ingested")) == 1
+        df = load_matrix(s, MatrixQuery(normalise="none"))
+        assert df.shape == (10, 11) and "ChatGLM3-6B" in df.index
