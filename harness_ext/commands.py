@@ -307,9 +307,9 @@ def weights_options(parser: argparse.ArgumentParser) -> None:
 # -- reduce, predict -------------------------------------------------------------------------
 def reduce_options(parser):
     add_matrix_arguments(parser)
-    parser.set_defaults(dense="auto")
     parser.add_argument("--keep-missing", dest="dense", action="store_false",
-                        help="do not drop sparse models/datasets (reduce then fails if any cell is missing)")
+                        help="keep every model and dataset (the default: missing cells are used as missing, never "
+                             "cut to a complete block; --dense cuts and names what it drops)")
     parser.add_argument("--budget", default=None,
                         help="subset size: a fraction (0.2), a count (5) or a coverage target (coverage=0.95, default)")
     parser.add_argument("--selector", default="greedy_coverage", help="selector plugin (default greedy_coverage)")

@@ -101,6 +101,18 @@ def subset_size(kind: str, value, n_datasets: int, curve: np.ndarray) -> int:
     return int(reached[0] + 1) if reached.size else n_datasets
 
 
+def dense_cut_message(dropped: dict) -> str:
+    """One line naming what ``--dense`` removed (it is never done silently)."""
+    ms, ds = dropped.get("models") or [], dropped.get("datasets") or []
+    parts = []
+    if ms:
+        parts.append(f"{len(ms)} models ({', '.join(ms[:5])}{' ...' if len(ms) > 5 else ''})")
+    if ds:
+        parts.append(f"{len(ds)} datasets ({', '.join(ds[:5])}{' ...' if len(ds) > 5 else ''})")
+    return (f"--dense dropped {' and '.join(parts)} with {dropped.get('observed_cells', 0)} observed cells to reach a "
+            "complete block; without --dense every observed cell is used")
+
+
 def _num(v):
     if v is None:
         return None
@@ -161,8 +173,10 @@ def build_manifest(
         raise MethodError(f"the matrix has {m} models; at least {MIN_MODELS} are needed to select a subset and predict")
     if d < 2:
         raise MethodError(f"the matrix has {d} dataset; nothing to reduce")
-    if np.isnan(X).any():
-        raise MethodError("the matrix has missing cells; reduce needs a complete block (drop --keep-missing)")
+    missing = float(np.isnan(X).mean())
+    thin = [str(c) for c, n in zip(df.columns, (~np.isnan(X)).sum(axis=0)) if n < 2]
+    if len(thin) == d:
+        raise MethodError("no dataset has results from two models: nothing can be learned about how datasets relate")
     kind, value = parse_budget(budget, d)
     prowl = run_prowl(df, similarity=similarity, selector=selector, random_state=random_state, n_random=n_random,
                       target=value if kind == "coverage" else 0.95)
@@ -187,6 +201,12 @@ def build_manifest(
     rmse_d = np.asarray(cv_err.per_dataset, dtype=float)
 
     warnings = []
+    dropped = df.attrs.get("dropped") or {}
+    if dropped.get("models") or dropped.get("datasets"):
+        warnings.append(dense_cut_message(dropped))
+    if thin:
+        warnings.append(f"{len(thin)} datasets have a result from fewer than two models and are predicted from "
+                        f"column-level information only: {', '.join(thin[:5])}" + (" ..." if len(thin) > 5 else ""))
     if m < FEW_MODELS:
         warnings.append(f"only {m} models: the subset and predictions rest on few rankings")
     if prowl.auc_vs_random is not None and prowl.auc_vs_random < 0.9:
@@ -223,6 +243,7 @@ def build_manifest(
             "query": df.attrs.get("query", {}),
             "n_models": m,
             "n_datasets": d,
+            "missing_share": _num(missing),
             "models": [str(i) for i in df.index],
         },
         "datasets": datasets,

@@ -115,8 +115,10 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
         Models x datasets, NaN where missing, normalised per ``query.normalise``.
         ``df.attrs`` holds ``query`` (as a dict), ``datasets`` (per-column
         metadata: benchmark, metric, task, baseline, how the column was
-        normalised, as the dict :func:`params_frame` reads)
-        and ``fingerprint`` (of the raw values). Query again with
+        normalised, as the dict :func:`params_frame` reads),
+        ``fingerprint`` (of the raw values) and ``dropped`` (the models,
+        datasets and count of observed cells ``query.dense`` removed; empty
+        without it -- missing cells are otherwise kept as missing). Query again with
         ``normalise="none"`` for raw scores.
 
     Raises
@@ -158,8 +160,14 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
     )
     shots = first[first["num_fewshot"] != UNKNOWN_SHOTS].groupby("column")["num_fewshot"].agg(lambda s: int(s.mode().iloc[0]))
     meta["num_fewshot"] = shots.reindex(meta.index).astype("Int64")
+    dropped = {"models": [], "datasets": []}
     if query.dense:
+        before = raw
         raw = densify(raw, drop="auto" if query.dense is True else query.dense)
+        # --dense is a cut the user asked for: what it removed travels with the matrix so commands can name it.
+        dropped = {"models": [str(i) for i in before.index.difference(raw.index)],
+                   "datasets": [str(c) for c in before.columns.difference(raw.columns)],
+                   "observed_cells": int(before.notna().to_numpy().sum() - raw.notna().to_numpy().sum())}
         meta = meta.loc[raw.columns]
         if raw.empty:
             raise StoreError(f"no complete block of models x datasets exists for {_describe(query)}")
@@ -173,6 +181,7 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
         "query": query.to_dict(),
         "datasets": {c: {k: _plain(v) for k, v in row.items()} for c, row in meta.to_dict("index").items()},
         "fingerprint": fingerprint(raw),
+        "dropped": dropped,
     }
     return norm
 

@@ -449,7 +449,10 @@ def cross_validated_error(X, subset, predictor: BasePredictor, n_splits: int = 5
 
     Models are split into ``n_splits`` folds; each fold's models play new
     models (only ``subset`` observed, :func:`predict_new_models`) for a
-    predictor fitted with the other folds' full rows.
+    predictor fitted with the other folds' rows. Missing cells are the normal
+    case: held-out models reveal the subset cells they have and are scored on
+    the others they have (:mod:`harness_ext.methods.subset_cv`, which also
+    says how the aggregate error of an incomplete row is estimated).
 
     Parameters
     ----------
@@ -474,48 +477,17 @@ def cross_validated_error(X, subset, predictor: BasePredictor, n_splits: int = 5
     ----------
     SimBA §7.2 (k-fold over models); the error bar ``predict`` reports.
     """
-    from sklearn.model_selection import KFold
+    from .methods.subset_cv import subset_errors
 
     columns = X.columns if isinstance(X, pd.DataFrame) else None
     if columns is not None:
         subset = [columns.get_loc(c) if not isinstance(c, (int, np.integer)) else int(c) for c in subset]
     Xa = check_matrix(X, min_rows=2)
-    n, d = Xa.shape
-    subset = np.asarray(subset, dtype=int)
-    if subset.size == 0 or subset.min() < 0 or subset.max() >= d:
-        raise MethodError(f"subset must hold column indices in [0, {d})")
-    in_s = np.zeros(d, bool)
-    in_s[subset] = True
-    w = np.full(d, 1.0 / d) if weights is None else np.asarray(weights, dtype=float)
-    if w.shape != (d,) or (w < 0).any() or not w.sum() > 0:
-        raise MethodError(f"weights must be {d} non-negative numbers with a positive sum")
-    w = w / w.sum()
-    k = min(int(n_splits), n)
-    if k < 2:
-        raise MethodError(f"cross-validation needs n_splits >= 2, got {n_splits!r}")
-    sq = np.zeros(d)
-    cnt = np.zeros(d)
-    agg_sq, agg_n = 0.0, 0
-    for f_tr, f_te in KFold(n_splits=k, shuffle=True, random_state=random_state).split(Xa):
-        mean, _ = predict_new_models(predictor, Xa[f_tr], Xa[f_te], subset=subset, rows=np.concatenate([f_tr, f_te]))
-        err = mean - Xa[f_te]
-        err[:, in_s] = np.nan
-        ok = ~np.isnan(err)
-        sq += np.where(ok, err ** 2, 0.0).sum(axis=0)
-        cnt += ok.sum(axis=0)
-        full = ~np.isnan(Xa[f_te]).any(axis=1)
-        if full.any():
-            agg_err = mean[full] @ w - Xa[f_te][full] @ w
-            agg_sq += float((agg_err ** 2).sum())
-            agg_n += int(full.sum())
-    with np.errstate(invalid="ignore", divide="ignore"):
-        per = np.sqrt(sq / cnt)
-    per[in_s] = np.nan
-    overall = float(np.sqrt(sq.sum() / cnt.sum())) if cnt.sum() else float("nan")
-    aggregate = float(np.sqrt(agg_sq / agg_n)) if agg_n else float("nan")
+    [res] = subset_errors(Xa, [subset], predictor, n_splits=n_splits, random_state=random_state, weights=weights)
+    per = res.per_dataset
     if columns is not None:
         per = pd.Series(per, index=columns, name="rmse")
-    return CVError(per, overall, aggregate)
+    return CVError(per, res.overall, res.aggregate)
 
 
 # ---------------------------------------------------------------------------------------
@@ -790,6 +762,10 @@ def run(args) -> int:
     df = matrix_from_args(args)
     out = Path(args.out)
     print(f"matrix: {df.shape[0]} models x {df.shape[1]} datasets, {df.isna().to_numpy().mean():.1%} missing")
+    if (df.attrs.get("dropped") or {}).get("models") or (df.attrs.get("dropped") or {}).get("datasets"):
+        from .manifest import dense_cut_message
+
+        print(f"note: {dense_cut_message(df.attrs['dropped'])}")
     seed = int(args.seed)
 
     if "regression" in analyses:
@@ -809,8 +785,9 @@ def _run_regression(args, df, out, seed):
     X = df.to_numpy(dtype=float)
     if np.isnan(X).any():
         complete = int((~np.isnan(X)).all(axis=1).sum())
-        print(f"note: {np.isnan(X).any(axis=1).sum()} models have missing cells; regression predictors train on the "
-              f"{complete} complete ones and test cells that are missing are skipped (use --dense for a complete block)")
+        print(f"note: {int(np.isnan(X).any(axis=1).sum())} of {X.shape[0]} models have missing cells: ridge trains on "
+              "every observed cell (pairwise-complete Gram matrix); knn and the MLPs can only train on the "
+              f"{complete} complete models; test cells that are missing are not scored")
     preds = {n: _with_params(make_predictor(n), random_state=seed) for n in _names(args.predictors)}
     order = None
     if args.order:

@@ -106,6 +106,43 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
     return raw.reindex(columns=[d["name"] for d in manifest["datasets"]]), report, other_shots
 
 
+def partial_subset_errors(manifest: dict, train: np.ndarray, est, subset_idx, have, weights) -> tuple:
+    """Per-cell and aggregate cross-validated RMSE for each new model, given the part of the subset it ran.
+
+    A model that ran the whole subset gets the manifest's figures. A model that
+    ran only part of it is a fold-in on fewer cells, so its error is larger:
+    the manifest's predictor is cross-validated again on the training matrix
+    with held-out models revealing exactly that part (one run per distinct
+    part, on the manifest's folds), so the interval widens with what was not run.
+
+    Returns
+    -------
+    (per_cell, aggregate)
+        ``(n_new, d)`` and ``(n_new,)`` RMSE arrays.
+    """
+    from .methods.subset_cv import subset_errors
+
+    cols = manifest["datasets"]
+    d = len(cols)
+    full_cell = np.array([c.get("cv_rmse") or 0.0 for c in cols], dtype=float)
+    full_agg = manifest["prediction"]["expected_error"]["aggregate_rmse"]
+    per_cell = np.tile(full_cell, (len(have), 1))
+    agg = np.full(len(have), np.nan if full_agg is None else float(full_agg))
+    cv = manifest["prediction"]["cross_validation"]
+    partial = ~have.all(axis=1) & have.any(axis=1)
+    if partial.any():
+        patterns, inverse = np.unique(have[partial], axis=0, return_inverse=True)
+        parts = [np.asarray(subset_idx)[p] for p in patterns]
+        errs = subset_errors(train, parts, est, n_splits=cv["n_splits"], random_state=cv.get("random_state", 0),
+                             weights=weights)
+        rows = np.flatnonzero(partial)
+        for g, e in enumerate(errs):
+            sel = rows[np.asarray(inverse).reshape(-1) == g]
+            per_cell[sel] = np.nan_to_num(e.per_dataset, nan=0.0)
+            agg[sel] = e.aggregate
+    return per_cell, agg
+
+
 #: Fraction of the manifest's models at each edge of their subset-score range where predict warns.
 EDGE_QUANTILE = 0.05
 
@@ -132,7 +169,9 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
         if len(missing) == len(subset_names):
             raise HarnessExtError(f"{model}: no result on any subset dataset ({', '.join(subset_names[:5])} ...)")
         if missing:
-            warnings.append(f"{model}: no result for {', '.join(missing)}; predicted from the rest of the subset")
+            warnings.append(f"{model}: no result for {', '.join(missing)}; predicted from the other "
+                            f"{len(subset_names) - len(missing)} subset datasets, with intervals cross-validated "
+                            "for that part of the subset (wider than the manifest's)")
     by_model = {}
     for (model, c), n in other_shots.items():
         if c in subset_names:
@@ -162,8 +201,9 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
 
     observed = np.zeros_like(mean, dtype=bool)
     observed[:, subset_idx] = have
-    cv_rmse = np.array([by_name[c].get("cv_rmse") or 0.0 for c in columns], dtype=float)
-    half = Z90 * (std if std is not None else np.broadcast_to(cv_rmse, mean.shape))
+    weights = np.array([by_name[c]["weight"] for c in columns], dtype=float)
+    cv_rmse, agg_rmse = partial_subset_errors(manifest, train.to_numpy(dtype=float), est, subset_idx, have, weights)
+    half = Z90 * (std if std is not None else cv_rmse)
     half = np.where(observed, 0.0, half)
     # Only normalised columns live on [0, 1]; raw ones (--normalise none, e.g. CrossPred's
     # negative BARTScores) must keep their own scale or the interval would exclude the score.
@@ -172,9 +212,8 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
     upper = np.where(bounded, np.clip(mean + half, 0, 1), mean + half)
     actual = np.where(observed, np.nan, Z_new)
 
-    weights = np.array([by_name[c]["weight"] for c in columns], dtype=float)
     agg = mean @ weights
-    agg_half = Z90 * manifest["prediction"]["expected_error"]["aggregate_rmse"]
+    agg_half = Z90 * agg_rmse
     agg_actual = np.where(np.isnan(Z_new).any(axis=1), np.nan, Z_new @ weights)
 
     n_new, d = mean.shape

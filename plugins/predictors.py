@@ -224,7 +224,7 @@ class _SubsetRegressor(BasePredictor):
         X_new = np.atleast_2d(np.asarray(X_new, dtype=float))
         out = []
         with limit_threads():
-            T = self._training_rows(X_train)
+            T = self._training_rows(X_train, every_row=True)
             self._prepare(T)
             for subset in subsets:
                 keep = np.zeros(X_new.shape[1], bool)
@@ -235,7 +235,8 @@ class _SubsetRegressor(BasePredictor):
                 out.append(mean)
         return out
 
-    def _training_rows(self, X):
+    def _training_rows(self, X, every_row: bool = False):
+        """The complete rows (``every_row`` asks for every observed cell; only ridge can use incomplete rows)."""
         complete = ~np.isnan(X).any(axis=1)
         if not complete.any():
             raise MethodError(
@@ -250,24 +251,81 @@ class _SubsetRegressor(BasePredictor):
         for rows, cols in _missingness_groups(~np.isnan(X)):
             mis = np.setdiff1d(np.arange(X.shape[1]), cols)
             if cols.size == 0:
-                mean[np.ix_(rows, mis)] = T.mean(axis=0)[mis]
+                mean[np.ix_(rows, mis)] = self._column_means(T)[mis]
                 continue
             mean[np.ix_(rows, mis)] = self._fit_predict(T, cols, mis, X[np.ix_(rows, cols)])
 
     def _prepare(self, T):
         """Hook for work shared by every missingness pattern (e.g. a Gram matrix)."""
 
+    @staticmethod
+    def _column_means(T):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a column nobody observed: the global mean below
+            mu = np.nanmean(T, axis=0)
+        return np.where(np.isnan(mu), np.nanmean(T), mu)
+
     def _fit_predict(self, T, cols, mis, Q):  # pragma: no cover - interface
         raise NotImplementedError
+
+
+#: Pairwise covariances estimated from n common cells are shrunk towards 0 by n / (n + this).
+PAIRWISE_SHRINK = 5.0
+
+
+def pairwise_gram(T: np.ndarray):
+    """Column means and centred Gram matrix of a matrix with missing cells, from every observed cell.
+
+    Means are over each column's observed cells; covariance ``(j, k)`` is the
+    mean product of centred values over the rows observing both, shrunk towards
+    0 by ``n_jk / (n_jk + c)`` relative to a pair all ``n`` rows observe,
+    ``c = PAIRWISE_SHRINK`` (a pair seen by three models says little), then projected onto the positive semi-definite cone (eigenvalues
+    clipped at 0) so ridge systems stay well posed, and scaled by the number of
+    rows to be on the scale of a complete Gram matrix (``alpha`` keeps its
+    complete-data meaning).
+
+    Returns
+    -------
+    (mean, gram)
+        ``(d,)`` and ``(d, d)`` arrays.
+
+    References
+    ----------
+    Available-case (pairwise) covariance estimation: Little & Rubin, *Statistical
+    Analysis with Missing Data*, 3rd ed., §3.4; Higham (1988) for the PSD projection.
+    """
+    obs = ~np.isnan(T)
+    mu = _SubsetRegressor._column_means(T)
+    Tc = np.where(obs, T - mu, 0.0)
+    O = obs.astype(float)
+    N = O.T @ O
+    cov = np.divide(Tc.T @ Tc, N, out=np.zeros((T.shape[1], T.shape[1])), where=N > 0)
+    # Relative to a pair every row observes, so a complete matrix is not shrunk at all.
+    n = T.shape[0]
+    shrink = (N / (N + PAIRWISE_SHRINK)) / (n / (n + PAIRWISE_SHRINK))
+    np.fill_diagonal(shrink, 1.0)
+    vals, vecs = np.linalg.eigh(cov * shrink)
+    cov = (vecs * np.clip(vals, 0.0, None)) @ vecs.T
+    return mu, n * cov
 
 
 class RidgePredictor(_SubsetRegressor):
     """Ridge regression of D \\ S on S (multi-output, intercept not penalised).
 
-    Closed form identical to ``sklearn.linear_model.Ridge(alpha, fit_intercept=True)``:
-    the rows of the centred Gram matrix of the complete rows are computed once per
-    ``fit`` and only for observed columns, so each missingness pattern costs one
-    ``|S| x |S|`` solve.
+    Closed form identical to ``sklearn.linear_model.Ridge(alpha, fit_intercept=True)``
+    when the training rows are complete: the rows of the centred Gram matrix are
+    computed once per ``fit`` and only for observed columns, so each missingness
+    pattern costs one ``|S| x |S|`` solve.
+
+    Sparse training matrices use every observed cell: in ``predict_subsets``
+    (what ``predict``, ``reduce``'s cross-validation and pounce's curves call)
+    every training row with an observed cell trains, column means are taken over
+    observed cells and the Gram matrix is estimated from pairwise-complete cells
+    (:func:`pairwise_gram`), so a model that ran only some datasets still informs
+    the regression of those datasets on each other; nothing is dropped to reach a
+    complete block. ``fit(X)`` keeps the inductive contract of the family
+    (complete rows train, incomplete rows are the new models being predicted)
+    and uses every row, pairwise, when no row is complete.
 
     Parameters
     ----------
@@ -282,9 +340,23 @@ class RidgePredictor(_SubsetRegressor):
     def __init__(self, alpha: float = 1.0):
         self.alpha = alpha
 
+    def _training_rows(self, X, every_row: bool = False):
+        obs = ~np.isnan(X)
+        complete = obs.all(axis=1)
+        if complete.all() or (complete.any() and not every_row):
+            return X[complete]
+        rows = obs.any(axis=1)
+        if not (obs[rows].sum(axis=0) >= 2).any():
+            raise MethodError("ridge needs a dataset with at least two observed cells to estimate anything")
+        return X[rows]
+
     def _prepare(self, T):
         if not self.alpha >= 0:
             raise MethodError(f"ridge alpha must be >= 0, got {self.alpha!r}")
+        if np.isnan(T).any():
+            self._t_mean, self._gram = pairwise_gram(T)
+            self._have = np.ones(T.shape[1], bool)
+            return
         self._t_mean = T.mean(axis=0)
         self._tc = T - self._t_mean
         # Gram rows are filled on demand: one subset needs only its |S| rows (|S| x d, what a

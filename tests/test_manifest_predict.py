@@ -251,6 +251,17 @@ def test_predict_with_only_part_of_the_subset_warns(split_store, reduced, tmp_pa
     p.write_text(json.dumps(doc))
     pred = predict_from_manifest(m, [p])
     assert pred.warnings and m["subset"][0]["name"] in pred.warnings[0]
+    # Fold-in on the 7 subset datasets it has: the interval is cross-validated for those 7 and is wider.
+    full = predict_from_manifest(m, [f])
+    width = lambda p: (p.aggregate["upper"] - p.aggregate["lower"]).item()  # noqa: E731
+    assert width(pred) > width(full) > 0
+    assert pred.aggregate["n_observed"].item() == 7
+    cells = lambda p: p.table[~p.table["observed"]].set_index("dataset")  # noqa: E731
+    missed = m["subset"][0]["name"]
+    assert cells(pred).loc[missed, "upper"] > cells(pred).loc[missed, "lower"]  # the skipped subset cell is predicted
+    others = cells(full).index
+    assert ((cells(pred).loc[others, "upper"] - cells(pred).loc[others, "lower"]).mean()
+            > (cells(full)["upper"] - cells(full)["lower"]).mean())
 
 
 @pytest.mark.parametrize("budget, expected", [("0.2", ("fraction", 0.2)), ("5", ("count", 5)),

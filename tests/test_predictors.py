@@ -121,7 +121,25 @@ def test_regressor_without_complete_rows_raises():
     X, _, _ = low_rank(m=10, d=4)
     X[np.arange(10), np.arange(10) % 4] = np.nan
     with pytest.raises(MethodError, match="fully observed row"):
-        RidgePredictor().fit(X)
+        KNNPredictor().fit(X)
+
+
+def test_ridge_uses_every_observed_cell_of_a_sparse_training_matrix():
+    """No complete row at all (40% of cells missing at random): ridge trains on pairwise-complete cells instead of
+    failing or dropping to a dense block, beats column means, and in predict_subsets every training row counts."""
+    X, _, _ = low_rank(m=80, d=8, rank=2, noise=0.05, seed=4)
+    rng = np.random.default_rng(0)
+    Xo = np.where(rng.random(X.shape) < 0.4, np.nan, X)
+    Xo[(~np.isnan(Xo)).all(axis=1), 0] = np.nan
+    est = RidgePredictor().fit(Xo)
+    hidden = np.isnan(Xo)
+    base = rmse(np.broadcast_to(np.nanmean(Xo, axis=0), X.shape)[hidden], X[hidden])
+    assert rmse(est.mean_[hidden], X[hidden]) < 0.6 * base
+    new = np.where(np.arange(8) < 3, X[:5], np.nan)
+    [pred] = RidgePredictor().predict_subsets(Xo, new, [[0, 1, 2]])
+    [pred_less] = RidgePredictor().predict_subsets(Xo[:40], new, [[0, 1, 2]])
+    assert not np.allclose(pred, pred_less)  # the other 40 sparse rows changed the fit: they were used
+    assert rmse(pred[:, 3:], X[:5, 3:]) < 0.6 * rmse(np.broadcast_to(np.nanmean(Xo, axis=0)[3:], (5, 5)), X[:5, 3:])
 
 
 def test_complete_matrix_passes_through():
@@ -347,7 +365,8 @@ def test_ptf_needs_3d():
 def test_predict_subsets_equals_fit_on_stacked_matrix(est):
     X, _, _ = low_rank(m=30, d=6, seed=11)
     X_train, X_new = X[:25].copy(), X[25:].copy()
-    X_train[3, 2] = np.nan  # an incomplete training row is not a training row
+    if not isinstance(est, RidgePredictor):
+        X_train[3, 2] = np.nan  # an incomplete training row is not a training row (ridge uses it: test above)
     X_new[0, 0] = np.nan  # a new model that missed one subset dataset
     subsets = [[0], [0, 1, 2], [5, 4, 3, 2, 1]]
     fast = clone(est).predict_subsets(X_train, X_new, subsets)
