@@ -73,8 +73,7 @@ def fold_predictions(predictor, X: np.ndarray, subsets: Sequence, folds) -> list
     when the predictor has it, otherwise one fit of the stacked matrix per
     (fold, subset) through :func:`harness_ext.pounce.predict_new_models`.
     """
-    from sklearn.base import clone
-
+    from ..base import clone
     from ..pounce import predict_new_models
 
     out = []
