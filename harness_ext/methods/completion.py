@@ -141,12 +141,13 @@ class LowRankCompleter(BasePredictor):
         self.random_state = random_state
 
     # -- fitting -------------------------------------------------------------------------
-    def _fit_z(self, Z, seed_offset: int = 0):
-        als = fit_als(Z, rank=self.rank_, lam=self.lam_, lam_bias=self.lam_bias, max_iter=self.max_iter,
+    def _fit_z(self, Z, seed_offset: int = 0, rank: Optional[int] = None):
+        rank = self.rank_ if rank is None else int(rank)
+        als = fit_als(Z, rank=rank, lam=self.lam_, lam_bias=self.lam_bias, max_iter=self.max_iter,
                       random_state=self.random_state + seed_offset)
         if self.method == "als":
             return als
-        return fit_gibbs(Z, rank=self.rank_, n_burnin=self.n_burnin, n_samples=self.n_samples, thin=self.thin,
+        return fit_gibbs(Z, rank=rank, n_burnin=self.n_burnin, n_samples=self.n_samples, thin=self.thin,
                          lam_bias=self.lam_bias, random_state=self.random_state + seed_offset, init=als)
 
     def fit(self, X):
@@ -174,16 +175,38 @@ class LowRankCompleter(BasePredictor):
         else:
             self.rank_, self.lam_ = int(self.rank), float(self.lam)
         self.X_, self.Z_ = X, Z
+        self.__dict__.pop("_intervals", None)
+        self.__dict__.pop("_cal_cache", None)
+        self.__dict__.pop("_fits_by_rank", None)
         self.fit_ = self._fit_z(Z)
-        mean_z, sd_z = self.fit_.predictive()
-        self.q_cells_, self.n_cal_cells_ = self._calibrate_cells(Z)
-        lo_z, hi_z = mean_z - self.q_cells_ * sd_z, mean_z + self.q_cells_ * sd_z
-        lo_x, hi_x = self.transform_.inverse_interval(lo_z, hi_z)
-        self.mean_ = np.where(obs, X, self.transform_.inverse_transform(mean_z))
-        self.lower_ = np.where(obs, X, lo_x)
-        self.upper_ = np.where(obs, X, hi_x)
-        self.std_ = np.where(obs, 0.0, (self.upper_ - self.lower_) / (2 * Z90))
+        self._mean_z, self._sd_z = self.fit_.predictive()
+        self.mean_ = np.where(obs, X, self.transform_.inverse_transform(self._mean_z))
         return self
+
+    # Cell intervals need K calibration refits: computed on first use, so a caller that only
+    # predicts new models (predict_new_models calibrates its own way) does not pay for them.
+    def _cell_intervals(self):
+        if "_intervals" not in self.__dict__:
+            with limit_threads():
+                self.q_cells_, self.n_cal_cells_ = self._calibrate_cells(self.Z_)
+            lo_x, hi_x = self.transform_.inverse_interval(self._mean_z - self.q_cells_ * self._sd_z,
+                                                          self._mean_z + self.q_cells_ * self._sd_z)
+            obs = ~np.isnan(self.X_)
+            lower, upper = np.where(obs, self.X_, lo_x), np.where(obs, self.X_, hi_x)
+            self._intervals = (lower, upper, np.where(obs, 0.0, (upper - lower) / (2 * Z90)))
+        return self._intervals
+
+    @property
+    def lower_(self):
+        return self._cell_intervals()[0]
+
+    @property
+    def upper_(self):
+        return self._cell_intervals()[1]
+
+    @property
+    def std_(self):
+        return self._cell_intervals()[2]
 
     def _calibrate_cells(self, Z):
         """Conformal multiplier from K folds of held-out observed cells (refits with the chosen rank/lam)."""
@@ -238,12 +261,19 @@ class LowRankCompleter(BasePredictor):
             raise MethodError(f"weights must have one entry per dataset ({d}) or one row per new model, got shape {w.shape}")
         O = ~np.isnan(X_new)
         z = self.transform_.transform(X_new)
-        fi = fold_in(self.fit_, z)
+        fit = self.fit_
         if calibrate and int(self.calibration_folds) >= 2:
-            q_cell, q_agg, n_cal = self._calibrate_new(O, None if w is None else (w if w.ndim == 1 else w.mean(0)))
+            q_cell, q_agg, n_cal, rank = self._calibrate_new(O, None if w is None else (w if w.ndim == 1 else w.mean(0)))
+            self.rank_new_ = rank
+            if rank != self.rank_:
+                fits = self.__dict__.setdefault("_fits_by_rank", {})
+                if rank not in fits:
+                    fits[rank] = self._fit_z(self.Z_, rank=rank)
+                fit = fits[rank]
         else:
             q_cell = q_agg = _normal_quantile(self.level)
             n_cal = (0, 0)
+        fi = fold_in(fit, z)
         lo_x, hi_x = self.transform_.inverse_interval(fi.mean - q_cell * fi.sd, fi.mean + q_cell * fi.sd)
         mean = np.where(O, X_new, self.transform_.inverse_transform(fi.mean))
         lower = np.where(O, X_new, lo_x)
@@ -260,13 +290,21 @@ class LowRankCompleter(BasePredictor):
                                   None if w is None else float(q_agg), n_cal)
 
     def _calibrate_new(self, O_new, w):
-        """Conformal multipliers (cells, aggregate) for new models observed as in ``O_new``.
+        """Rank and conformal multipliers (cells, aggregate) for new models observed as in ``O_new``.
 
         The training models are split into K seeded folds; each fold is refitted
         without, its models are masked to the observed pattern of a new model
         (cycling through the new models' patterns) and folded in; scores are
         taken on their other observed cells and on their aggregate over the
-        datasets they have (weights renormalised there).
+        datasets they have (weights renormalised there). With ALS every rank of
+        ``ranks`` (and the cell-CV one) is tried in the same folds and the one with
+        the lowest held-out error of the folded-in models is used: the rank that
+        completes cells best is not always the one that predicts a model from
+        few cells best. Only training models are used.
+
+        Returns
+        -------
+        (q_cell, q_agg, (n_cell_scores, n_agg_scores), rank)
         """
         key = (np.packbits(O_new, axis=1).tobytes(), O_new.shape, None if w is None else w.tobytes())
         cache = getattr(self, "_cal_cache", None)
@@ -278,39 +316,46 @@ class LowRankCompleter(BasePredictor):
         rng = np.random.default_rng(self.random_state + 104729)
         fold = rng.permutation(m) % K
         patterns = np.unique(O_new, axis=0)
-        cell_scores, agg_scores = [], []
+        if self.method == "als" and self.rank == "auto":
+            ranks = sorted({int(r) for r in self.ranks if int(r) < min(m - m // K, d)} | {self.rank_})
+        else:
+            ranks = [self.rank_]
+        cell_scores = {r: [] for r in ranks}
+        agg_scores = {r: [] for r in ranks}
+        sq = {r: 0.0 for r in ranks}
         for f in range(K):
             test = np.flatnonzero(fold == f)
             if test.size == 0 or test.size == m:
                 continue
-            fit = self._fit_z(Z[fold != f], seed_offset=f + 101)
             pat = patterns[np.arange(test.size) % len(patterns)]
             Zt = Z[test]
             have = ~np.isnan(Zt)
             z_in = np.where(pat, Zt, np.nan)
-            fi = fold_in(fit, z_in)
             target = have & ~pat
-            cell_scores.append(normalised_scores(Zt[target], fi.mean[target], fi.sd[target]))
-            if w is not None:
-                X_true = self.X_[test]  # raw values: the transform clips at chance and at eps
-                x_pred = np.where(pat & have, X_true, self.transform_.inverse_transform(fi.mean))
-                wt = np.where(have, w[None, :], 0.0)
-                tot = wt.sum(1, keepdims=True)
-                ok = (tot[:, 0] > 0) & target.any(1)
-                wt = wt / np.where(tot > 0, tot, 1.0)
-                a_true = np.nansum(np.where(have, X_true, 0.0) * wt, 1)
-                a_pred = (np.where(have, x_pred, 0.0) * wt).sum(1)
-                J = np.where(target, wt * self.transform_.derivative(fi.mean), 0.0)
-                s = fi.linear_sd(J)
-                agg_scores.append(normalised_scores(a_true[ok], a_pred[ok], s[ok]))
-        cells = np.concatenate(cell_scores) if cell_scores else np.array([])
+            X_true = self.X_[test]  # raw values: the transform clips at chance and at eps
+            for r in ranks:
+                fi = fold_in(self._fit_z(Z[fold != f], seed_offset=f + 101, rank=r), z_in)
+                sq[r] += float(((fi.mean - Zt)[target] ** 2).sum())
+                cell_scores[r].append(normalised_scores(Zt[target], fi.mean[target], fi.sd[target]))
+                if w is not None:
+                    x_pred = np.where(pat & have, X_true, self.transform_.inverse_transform(fi.mean))
+                    wt = np.where(have, w[None, :], 0.0)
+                    tot = wt.sum(1, keepdims=True)
+                    ok = (tot[:, 0] != 0) & target.any(1)
+                    wt = wt / np.where(tot != 0, tot, 1.0)
+                    a_true = np.nansum(np.where(have, X_true, 0.0) * wt, 1)
+                    a_pred = (np.where(have, x_pred, 0.0) * wt).sum(1)
+                    J = np.where(target, wt * self.transform_.derivative(fi.mean), 0.0)
+                    agg_scores[r].append(normalised_scores(a_true[ok], a_pred[ok], fi.linear_sd(J)[ok]))
+        rank = min(ranks, key=lambda r: (sq[r], r))
+        cells = np.concatenate(cell_scores[rank]) if cell_scores[rank] else np.array([])
         q_cell = conformal_quantile(cells, self.level) if cells.size else _normal_quantile(self.level)
         q_agg, n_agg = None, 0
         if w is not None:
-            aggs = np.concatenate(agg_scores) if agg_scores else np.array([])
+            aggs = np.concatenate(agg_scores[rank]) if agg_scores[rank] else np.array([])
             q_agg = conformal_quantile(aggs, self.level) if aggs.size else _normal_quantile(self.level)
             n_agg = int(aggs.size)
-        out = (q_cell, q_agg, (int(cells.size), n_agg))
+        out = (q_cell, q_agg, (int(cells.size), n_agg), int(rank))
         self._cal_cache = (key, out)
         return out
 
@@ -325,6 +370,7 @@ class LowRankCompleter(BasePredictor):
         if self.cv_ is not None:
             cv = {"n_folds": self.cv_["n_folds"], "rank": self.rank_, "lam": self.lam_,
                   "grid_mse": [{"rank": r, "lam": l, "mse": round(float(v), 8)} for (r, l), v in sorted(self.cv_["cv_mse"].items())]}
+        self._cell_intervals()
         return {"method": self.method, "rank": self.rank_, "lam": self.lam_, "cross_validation": cv,
                 "scales": self.scale_transform_.to_dict(), "column_scale": bool(self.column_scale), "level": float(self.level),
                 "q_cells": float(self.q_cells_), "n_calibration_cells": int(self.n_cal_cells_)}
