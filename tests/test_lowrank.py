@@ -132,3 +132,15 @@ def test_lowrank_reproducible_and_describes_itself():
     info = a.describe()
     assert info["rank"] == a.rank_ and info["scales"]["columns"][0]["kind"] == "logit"
     assert info["cross_validation"]["grid_mse"]
+
+
+def test_predict_subsets_matches_fold_in_and_exposes_factors():
+    X = _proportions(4, m=60, d=12)
+    est = LowRankCompleter(ranks=(2,), lams=(1.0,))
+    outs = est.predict_subsets(X[:50], X[50:], [[0, 1], [0, 1, 2, 3, 4]])
+    assert len(outs) == 2 and outs[0].shape == (10, 12)
+    assert np.array_equal(outs[1][:, :5], X[50:, :5])
+    assert len(est.subset_std_) == 2 and (est.subset_std_[0][:, 5:] > est.subset_std_[1][:, 5:]).mean() > 0.9
+    assert est.dataset_factors_.shape == (12, 2)
+    p = est.predict_new_models(np.where(np.arange(12) < 2, X[50:], np.nan), calibrate=False)
+    assert np.allclose(p.mean, outs[0])
