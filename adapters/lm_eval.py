@@ -105,7 +105,27 @@ def _primary_metric(metrics, listed=()) -> Optional[str]:
     return next(iter(metrics), None)
 
 
-def _records(path, results: dict, *, v04: bool, model: str, model_meta: dict, default_shots, doc: dict) -> Iterator[ResultRecord]:
+def _task_configs(doc: dict, model_args) -> dict:
+    """``{task: {"config", "config_source"}}`` from a v0.4 ``configs`` block, without the run's own metadata."""
+    from harness_ext.lm_eval_tasks import clean_config
+
+    configs = doc.get("configs")
+    if not isinstance(configs, dict):
+        return {}
+    args = parse_model_args(model_args)
+    out = {}
+    for task, cfg in configs.items():
+        if isinstance(cfg, dict):
+            config, source = clean_config(cfg, args)
+            out[task] = {"config": config, "config_source": source}
+    return out
+
+
+def _records(path, results: dict, *, v04: bool, model: str, model_meta: dict, default_shots, doc: dict,
+             configs: Optional[dict] = None) -> Iterator[ResultRecord]:
+    from harness_ext.lm_eval_tasks import CONFIG_KEY
+
+    configs = configs or {}
     n_shot = doc.get("n-shot") or {}
     n_samples = doc.get("n-samples") or {}
     hib = doc.get("higher_is_better") or {}
@@ -155,7 +175,8 @@ def _records(path, results: dict, *, v04: bool, model: str, model_meta: dict, de
                 num_fewshot=shots if isinstance(shots, int) and not isinstance(shots, bool) else None,
                 higher_is_better=bool(higher), random_baseline=rb, baseline_source=rb_src, task=task,
                 primary=(metric == primary), aggregate=task in groups, model_metadata=model_meta,
-                dataset_metadata={"harness": "lm-evaluation-harness", "version": (doc.get("versions") or {}).get(task)},
+                dataset_metadata={"harness": "lm-evaluation-harness", "version": (doc.get("versions") or {}).get(task),
+                                  **({CONFIG_KEY: configs[task]} if task in configs else {})},
             )
 
 
@@ -198,7 +219,8 @@ def read_v04(src: SourceFile):
     config = doc["config"]
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
     return list(_records(src.path, doc["results"], v04=True, model=model, model_meta=meta,
-                         default_shots=config.get("num_fewshot"), doc=doc))
+                         default_shots=config.get("num_fewshot"), doc=doc,
+                         configs=_task_configs(doc, config.get("model_args"))))
 
 
 @hookimpl

@@ -206,6 +206,7 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
         One entry per candidate file: ingested, unchanged or skipped (with the reason).
         Per-sample logs are stored in the samples table unless ``adapter`` is forced.
     """
+    from .lm_eval_tasks import pop_configs, store_configs
     from .report import progress
     from .samples import ingest_samples, is_samples_file  # samples imports this module
 
@@ -218,12 +219,19 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
     report = IngestReport()
     pending: list = []  # (report index, path, sha, adapter name, records), written in one transaction per batch
 
+    task_configs: dict = {}  # path -> {task: (config, config_source)}, kept once the file's results are stored
+
     def flush():
         if pending:
             outcomes = store.ingest_batch([item[1:] for item in pending])
+            kept = []
             for (idx, path, _sha, name, _recs), outcome in zip(pending, outcomes):
                 report.files[idx] = FileReport(str(path), outcome.status, name, outcome.n_new, reason=outcome.reason,
                                                conflicts=outcome.conflicts)
+                configs = task_configs.pop(path, None)
+                if configs and outcome.status == "ingested":
+                    kept.append((path, configs))
+            store_configs(store, kept)
             pending.clear()
 
     batch_sha = set()
@@ -242,6 +250,9 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
                 report.files.append(FileReport(str(src.path), "unchanged", chosen.name))
                 continue
             records = read_source(src, chosen)
+            configs = pop_configs(records)
+            if configs:
+                task_configs[str(src.path)] = configs
             report.files.append(None)
             pending.append((len(report.files) - 1, str(src.path), sha, chosen.name, records))
             batch_sha.add(sha)

@@ -321,6 +321,36 @@ def example_manifest() -> dict:
             "group_name": "harness_ext_example", "subset": subset, "datasets": [], "warnings": []}
 
 
+def attach_lm_eval_tasks(manifest: dict, db=None) -> dict:
+    """Record in ``manifest["lm_eval_tasks"]`` where each lm-eval task of the subset is defined.
+
+    Built into the installed lm-eval, kept from an ingested results file's ``configs`` block
+    (the ``lm_eval_yaml`` writer then writes it beside the group), or unknown: a warning
+    then names the task and says the reduced folder is not self-contained.
+    """
+    from harness_ext.plugins.manifest_writers import lm_eval_task
+
+    from .lm_eval_tasks import resolve_tasks
+    from .store import Store
+
+    names = [n for n in (lm_eval_task(e) for e in manifest["subset"]) if n]
+    if not names:
+        return manifest
+    if db in (None, ":memory:") or not Path(db).exists():
+        found = resolve_tasks(names, None)
+    else:
+        with Store.open(db, read_only=True) as store:
+            found = resolve_tasks(names, store)
+    manifest["lm_eval_tasks"] = found
+    unknown = [t for t, e in found.items() if e["origin"] == "unknown"]
+    if unknown:
+        manifest["warnings"].append(
+            f"no lm-eval definition known for {len(unknown)} subset task(s): {', '.join(unknown[:5])}"
+            + (" ..." if len(unknown) > 5 else "") + "; the reduced folder needs their YAML files before "
+            "'lm_eval --include_path' can run it (the group YAML says which)")
+    return manifest
+
+
 def write_outputs(manifest: dict, out_dir, formats) -> list:
     """Write the manifest with each named manifest-writer plugin; returns the paths written."""
     from .plugin_manager import get_registration
@@ -376,6 +406,7 @@ def run(args) -> int:
         weighting=args.weighting, weighting_params=weighting_params, random_state=args.seed, n_random=args.n_random,
         group_name=args.group_name, db=args.db or default_db_path(),
     )
+    attach_lm_eval_tasks(manifest, args.db or default_db_path())
     paths = write_outputs(manifest, args.out, formats)
     print(summary(manifest))
     for p in paths:

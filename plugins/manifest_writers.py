@@ -10,6 +10,7 @@ out with a comment naming it, never silently.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -71,9 +72,28 @@ def write_json(manifest: dict, out_dir: Path) -> list:
     return [path]
 
 
+def _task_file_stem(task: str, taken: set) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", task).lstrip(".") or "task"
+    while stem in taken:
+        stem += "_"
+    taken.add(stem)
+    return stem
+
+
 def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
-    """``<group>.yaml``: a group config ``lm_eval --include_path DIR --tasks <group>`` runs."""
-    tasks, skipped = [], []
+    """``<group>.yaml``, a group config ``lm_eval --include_path DIR --tasks <group>`` runs, and the task YAMLs it needs.
+
+    A subset task built into lm-eval is named and lm-eval resolves it; one whose configuration
+    ``reduce`` kept from the ingested results files is written as ``<task>.yaml`` beside the group
+    (``manifest["lm_eval_tasks"]``); any other is listed in the group's header with what the folder still needs.
+    """
+    from harness_ext.lm_eval_tasks import task_yaml_doc
+
+    out_dir = Path(out_dir)
+    sources = manifest.get("lm_eval_tasks") or {}
+    group = _stem(manifest)
+    tasks, skipped, written, unknown = [], [], [], []
+    taken = {group}
     for entry in manifest["subset"]:
         name = lm_eval_task(entry)
         if name is None:
@@ -81,7 +101,16 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
             continue
         shots = entry.get("num_fewshot")
         tasks.append({"task": name, "num_fewshot": int(shots)} if isinstance(shots, int) and shots >= 0 else name)
-    group = _stem(manifest)
+        src = sources.get(name) or {}
+        if src.get("origin") == "results":
+            path = out_dir / f"{_task_file_stem(name, taken)}.yaml"
+            head = (f"# Task {name!r}, rebuilt by harness-ext from the configuration lm-eval recorded in\n"
+                    f"# {src.get('source')}" + (f" (defined in {src['config_source']})" if src.get("config_source") else "")
+                    + "\n")
+            path.write_text(head + yaml.safe_dump(task_yaml_doc(name, src["config"]), sort_keys=False, allow_unicode=True))
+            written.append(path)
+        elif src.get("origin") == "unknown":
+            unknown.append((name, src))
     doc = {"group": group, "task": tasks}
     metrics = {e.get("metric") for e in manifest["subset"] if lm_eval_task(e)}
     if len(metrics) == 1 and None not in metrics:
@@ -89,15 +118,21 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         doc["aggregate_metric_list"] = [{"metric": metrics.pop(), "aggregation": "mean", "weight_by_size": False}]
     doc["metadata"] = {"version": 1.0}
     header = [f"# Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}.",
-              f"# Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {Path(out_dir)} --tasks {group} --log_samples --output_path results/",
+              f"# Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {out_dir} --tasks {group} --log_samples --output_path results/",
               "# The group's plain mean is not the full-benchmark estimate: use 'harness-ext predict'."]
+    if written:
+        header.append(f"# Task definitions in this folder (from the ingested results): {', '.join(p.name for p in written)}")
+    for name, src in unknown:
+        where = f" It was defined in {src['config_source']}." if src.get("config_source") else ""
+        header.append(f"# NOT SELF-CONTAINED: task {name!r} is not defined here ({src.get('reason', 'unknown')}).{where}")
+        header.append(f"#   Copy its YAML (and any files it includes) into this folder: lm-eval takes one --include_path.")
     if skipped:
         header.append(f"# Not lm-eval tasks, left out: {', '.join(skipped)}")
     if not tasks:
         header.append("# No dataset of this subset is an lm-eval task.")
-    path = Path(out_dir) / f"{group}.yaml"
+    path = out_dir / f"{group}.yaml"
     path.write_text("\n".join(header) + "\n" + yaml.safe_dump(doc, sort_keys=False))
-    return [path]
+    return [path] + written
 
 
 def write_helm_conf(manifest: dict, out_dir: Path) -> list:

@@ -1,0 +1,232 @@
+"""lm-eval task definitions: kept from result files, found in lm-eval's registry, written back as YAML.
+
+A reduced folder must run with ``lm_eval --include_path DIR --tasks GROUP`` for
+the user's own tasks as well as for lm-eval's built-in ones. lm-eval v0.4 stores
+every task's resolved configuration in the ``configs`` block of its results
+file; the lm-eval adapter hands it over in ``ResultRecord.dataset_metadata``
+under :data:`CONFIG_KEY`, ingest moves it into the ``task_configs`` table
+(created here, like the samples table, so the results schema is untouched) and
+``reduce`` looks each subset task up:
+
+1. built into the installed lm-eval (its task folder, scanned as text, so lm-eval
+   is not imported and the 15 s task index is not built): the group names it and
+   lm-eval resolves it itself;
+2. a configuration kept from an ingested results file: written as ``<task>.yaml``
+   beside the group;
+3. neither: ``reduce`` says so and the group YAML says which task files the folder
+   still needs.
+
+A kept configuration whose functions were serialised as source code
+(``process_docs``, ``doc_to_text``, ... written by ``TaskConfig.to_dict``) cannot be
+rebuilt faithfully (the source's imports and helpers are lost), so such a task
+counts as unknown unless lm-eval has it built in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import re
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Optional
+
+#: Key of ``ResultRecord.dataset_metadata`` that carries a task's configuration from the adapter to ingest.
+CONFIG_KEY = "task_config"
+#: Configuration keys lm-eval fills at run time; they are not part of a task's definition.
+RUNTIME_METADATA = frozenset({"config_source"})
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS task_configs (
+    task VARCHAR NOT NULL, sha256 VARCHAR NOT NULL, config JSON NOT NULL, source VARCHAR NOT NULL,
+    config_source VARCHAR, ingested_at TIMESTAMP NOT NULL, PRIMARY KEY (task, sha256));
+"""
+_TASK_LINE = re.compile(r'^\s*["\']?task["\']?\s*:\s*["\']?([^"\'\n#\[\]{}]+?)["\']?\s*$', re.M)
+
+
+def clean_config(config: dict, model_args: Optional[dict] = None) -> tuple:
+    """``(definition, config_source)`` of one ``configs[task]`` block of an lm-eval results file.
+
+    lm-eval merges ``--model_args`` and ``--metadata`` into each task's ``metadata``
+    and adds ``config_source``; those describe the run, not the task, and would make
+    the same task look different in every file.
+    """
+    cfg = {k: v for k, v in config.items() if v is not None}
+    meta = dict(cfg.get("metadata") or {}) if isinstance(cfg.get("metadata"), dict) else None
+    source = None
+    if meta is not None:
+        source = meta.pop("config_source", None)
+        for k in (model_args or {}):
+            meta.pop(k, None)
+        cfg["metadata"] = meta
+    return cfg, (str(source) if source else None)
+
+
+def serialised_functions(config: dict) -> list:
+    """Fields of a kept configuration that hold a function's source code instead of a template."""
+    out = []
+    for k, v in config.items():
+        if isinstance(v, str) and re.match(r"\s*(def |async def |<function |lambda\b)", v):
+            out.append(k)
+        elif k == "metric_list" and isinstance(v, list):
+            out += [f"metric_list.{m.get('metric')}" for m in v if isinstance(m, dict)
+                    and any(isinstance(x, str) and re.match(r"\s*(def |<function )", x) for x in m.values())]
+        elif k == "filter_list" and isinstance(v, list) and "def " in json.dumps(v):
+            out.append(k)
+    return out
+
+
+# -- the store table ---------------------------------------------------------------------
+def ensure_schema(store) -> None:
+    store.con.execute(_SCHEMA)
+
+
+def pop_configs(records: Iterable) -> dict:
+    """Take the task configurations out of a source's records: ``{task: (config, config_source)}``."""
+    out = {}
+    for rec in records:
+        md = rec.dataset_metadata
+        if isinstance(md, dict) and CONFIG_KEY in md:
+            item = md.pop(CONFIG_KEY)
+            if rec.task and isinstance(item, dict) and isinstance(item.get("config"), dict):
+                out.setdefault(rec.task, (item["config"], item.get("config_source")))
+    return out
+
+
+def store_configs(store, items: Iterable) -> int:
+    """Keep the first configuration seen of each task from ``(source path, {task: (config, config_source)})`` items.
+
+    Returns the number of tasks newly described. A task already described keeps its
+    first-ingested configuration (as the first-ingested score is used), so re-ingesting
+    and ingesting 10,000 runs of one task cost one row.
+    """
+    items = [(p, c) for p, c in items if c]
+    if not items:
+        return 0
+    ensure_schema(store)
+    known = {r[0] for r in store.con.execute("SELECT DISTINCT task FROM task_configs").fetchall()}
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    rows = []
+    for path, configs in items:
+        for task, (cfg, origin) in configs.items():
+            if task in known:
+                continue
+            known.add(task)
+            canonical = json.dumps(cfg, sort_keys=True, default=str)
+            rows.append((task, hashlib.sha256(canonical.encode()).hexdigest(), json.dumps(cfg, default=str), str(path),
+                         origin, now))
+    if rows:
+        store.con.executemany("INSERT OR IGNORE INTO task_configs VALUES (?, ?, ?, ?, ?, ?)", rows)
+    return len(rows)
+
+
+def stored_configs(store, tasks: Iterable[str]) -> dict:
+    """``{task: {"config", "source", "config_source"}}`` for the tasks the store has a configuration of."""
+    tasks = sorted(set(tasks))
+    tables = {r[0] for r in store.con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    if not tasks or "task_configs" not in tables:
+        return {}
+    rows = store.con.execute(
+        """SELECT task, config, source, config_source FROM task_configs WHERE task IN (SELECT unnest(?))
+           QUALIFY row_number() OVER (PARTITION BY task ORDER BY ingested_at, source) = 1""", [tasks]
+    ).fetchall()
+    return {t: {"config": json.loads(c), "source": s, "config_source": cs} for t, c, s, cs in rows}
+
+
+# -- lm-eval's own registry ----------------------------------------------------------------
+def lm_eval_tasks_dir() -> Optional[Path]:
+    """The installed lm-eval's task folder, found without importing lm-eval (None if it is not installed)."""
+    try:
+        spec = importlib.util.find_spec("lm_eval.tasks")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+@lru_cache(maxsize=4)
+def builtin_task_index(root: Optional[Path] = None) -> dict:
+    """``{task name: yaml path}`` of every task defined in lm-eval's own task folder.
+
+    Reads the YAML files as text (about 1 s for lm-eval 0.4's 14,000 files) rather than
+    building lm-eval's TaskManager index (about 15 s), which resolves every include.
+    """
+    root = root or lm_eval_tasks_dir()
+    if root is None:
+        return {}
+    names: dict = {}
+    for f in sorted(root.rglob("*.yaml")):
+        if "__pycache__" in f.parts:
+            continue
+        try:
+            text = f.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for m in _TASK_LINE.finditer(text):
+            names.setdefault(m.group(1).strip(), f)
+    return names
+
+
+def resolve_tasks(tasks: Iterable[str], store=None) -> dict:
+    """Where each lm-eval task's definition comes from, for the manifest.
+
+    Returns
+    -------
+    dict
+        ``{task: entry}``; ``entry["origin"]`` is ``"lm_eval"`` (built into the installed
+        lm-eval; ``path`` relative to its task folder), ``"results"`` (``config`` kept from
+        the ingested results file ``source``) or ``"unknown"`` (``reason`` says why and
+        ``config_source`` names the YAML the runs used, when lm-eval recorded it).
+    """
+    tasks = list(dict.fromkeys(tasks))
+    root = lm_eval_tasks_dir()
+    builtin = builtin_task_index(root) if root is not None else {}
+    kept = stored_configs(store, tasks) if store is not None else {}
+    out = {}
+    for t in tasks:
+        if t in builtin:
+            out[t] = {"origin": "lm_eval", "path": builtin[t].relative_to(root).as_posix()}
+            continue
+        k = kept.get(t)
+        if k is None:
+            why = "the ingested results files did not record its configuration (lm-eval v0.3 or an edited file)"
+            out[t] = {"origin": "unknown", "reason": why + ("" if root else "; lm-eval is not installed, so it "
+                                                             "was not looked up among lm-eval's built-in tasks")}
+            continue
+        funcs = serialised_functions(k["config"])
+        if funcs:
+            out[t] = {"origin": "unknown", "config_source": k["config_source"], "source": k["source"],
+                      "reason": f"its configuration uses Python functions ({', '.join(funcs)}) that a results file "
+                                "keeps only as source text"
+                                + ("" if root else "; lm-eval is not installed, so it was not looked up among "
+                                                   "lm-eval's built-in tasks")}
+            continue
+        out[t] = {"origin": "results", "source": k["source"], "config_source": k["config_source"],
+                  "config": k["config"]}
+    return out
+
+
+def task_yaml_doc(task: str, config: dict) -> dict:
+    """The YAML document that defines ``task`` from a kept configuration."""
+    doc = {"task": task}
+    doc.update({k: v for k, v in config.items() if k != "task"})
+    return doc
+
+
+def missing_data_files(config: dict) -> list:
+    """Local data files a kept configuration names that do not exist here (relative ones are relative to the run)."""
+    kw = config.get("dataset_kwargs") or {}
+    files = kw.get("data_files") if isinstance(kw, dict) else None
+    if files is None:
+        return []
+    if isinstance(files, (str, list)):
+        files = {"": files}
+    out = []
+    for v in files.values() if isinstance(files, dict) else []:
+        for f in ([v] if isinstance(v, str) else v if isinstance(v, list) else []):
+            if isinstance(f, str) and "://" not in f and not any(c in f for c in "*?[") and not Path(f).exists():
+                out.append(f)
+    return out

@@ -1,0 +1,144 @@
+"""The whole loop in real lm-evaluation-harness, offline: population -> ingest -> reduce -> lm_eval CLI -> predict.
+
+Twelve local JSON-lines tasks, deterministic stand-in models registered in lm-eval's
+model registry (tests/lm_eval_standin.py; no torch, no downloads). The population's
+results are written by lm-eval's own ``simple_evaluate`` + ``EvaluationTracker``; the
+new model runs the reduced folder through lm-eval's own command line
+(``--include_path reduced --tasks harness_ext_reduced --log_samples``), which needs
+the task YAMLs ``reduce`` rebuilt from the results files; ``predict`` is checked
+against the new model's full run. Figures are printed with ``-s``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from harness_ext.cli import main
+
+pytest.importorskip("lm_eval", reason="lm-eval not installed (pip install 'harness-ext[lmeval]')")
+
+HERE = Path(__file__).resolve().parent
+STANDIN = HERE / "lm_eval_standin.py"
+POPULATION = list(range(1, 21))
+NEW_MODEL = None  # a seed inside the population's ability range (lm_eval_standin.typical_seed)
+BUDGET = "4"
+
+
+def _env():
+    env = dict(os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               HF_DATASETS_CACHE=os.environ.get("HF_DATASETS_CACHE", ""), TOKENIZERS_PARALLELISM="false")
+    if not env["HF_DATASETS_CACHE"]:
+        del env["HF_DATASETS_CACHE"]
+    return env
+
+
+def _run(args, cwd):
+    proc = subprocess.run([sys.executable, str(STANDIN), *args], cwd=cwd, env=_env(), capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+@pytest.fixture(scope="module")
+def loop(tmp_path_factory):
+    sys.path.insert(0, str(HERE))
+    import lm_eval_standin
+
+    global NEW_MODEL
+    NEW_MODEL = lm_eval_standin.typical_seed(POPULATION)
+    root = tmp_path_factory.mktemp("lm_eval_loop")
+    tasks = lm_eval_standin.write_tasks(root / "tasks")
+    # One process for the population and the new model's full run (the truth), one lm_eval CLI run for the subset.
+    _run(["population", json.dumps({"tasks_dir": str(root / "tasks"), "out": str(root / "population"),
+                                    "seeds": POPULATION, "tasks": tasks})], root)
+    _run(["population", json.dumps({"tasks_dir": str(root / "tasks"), "out": str(root / "truth"),
+                                    "seeds": [NEW_MODEL], "tasks": tasks, "log_samples": False})], root)
+    db = root / "store.duckdb"
+    assert main(["ingest", "--db", str(db), str(root / "population")]) == 0
+    reduced = root / "reduced"
+    assert main(["reduce", "--db", str(db), "--budget", BUDGET, "--n-random", "200", "--out", str(reduced)]) == 0
+    # The user's tasks folder is gone by the time the reduced benchmark runs: only the data files remain.
+    for f in (root / "tasks").glob("*.yaml"):
+        f.unlink()
+    run_dir = root / "new_run"
+    cli = _run(["cli", "--model", "standin", "--model_args", f"pretrained=standin/m{NEW_MODEL},seed={NEW_MODEL}",
+                "--include_path", str(reduced), "--tasks", "harness_ext_reduced", "--output_path", str(run_dir),
+                "--log_samples"], root)
+    return {"root": root, "tasks": tasks, "db": db, "reduced": reduced, "run": run_dir, "cli": cli,
+            "truth": root / "truth"}
+
+
+@pytest.mark.slow
+def test_reduced_folder_is_self_contained(loop):
+    m = json.loads((loop["reduced"] / "manifest.json").read_text())
+    subset = [s["name"] for s in m["subset"]]
+    assert len(subset) == int(BUDGET)
+    group = yaml.safe_load((loop["reduced"] / "harness_ext_reduced.yaml").read_text())
+    assert [t["task"] for t in group["task"]] == subset
+    for name in subset:
+        assert m["lm_eval_tasks"][name]["origin"] == "results"
+        cfg = yaml.safe_load((loop["reduced"] / f"{name}.yaml").read_text())
+        assert cfg["task"] == name and cfg["dataset_path"] == "json"
+        # The run's own metadata (model arguments, where the YAML was) is not part of the task.
+        assert cfg["metadata"] == {"version": 1.0}
+    assert "NOT SELF-CONTAINED" not in (loop["reduced"] / "harness_ext_reduced.yaml").read_text()
+    assert not any("no lm-eval definition" in w for w in m["warnings"])
+
+
+@pytest.mark.slow
+def test_lm_eval_cli_runs_the_reduced_group_and_predict_matches_the_full_run(loop, tmp_path, capsys):
+    m = json.loads((loop["reduced"] / "manifest.json").read_text())
+    subset = [s["name"] for s in m["subset"]]
+    [results] = list(loop["run"].rglob("results_*.json"))
+    doc = json.loads(results.read_text())
+    assert set(subset) <= set(doc["results"]) and "harness_ext_reduced" in doc["results"]
+    # --log_samples wrote one per-sample log per subset task.
+    logs = sorted(p.name.split("_2")[0] for p in results.parent.glob("samples_*.jsonl"))
+    assert logs == sorted(f"samples_{t}" for t in subset)
+
+    out = tmp_path / "pred.json"
+    assert main(["predict", "-m", str(loop["reduced"]), str(loop["run"]), "--json", str(out)]) == 0
+    capsys.readouterr()
+    pred = json.loads(out.read_text())
+    [agg] = pred["aggregate"]
+    assert agg["n_observed"] == len(subset)
+
+    # Truth: the new model's full run of all twelve tasks.
+    from harness_ext.manifest import load_manifest
+    from harness_ext.predict import predict_from_manifest
+
+    full = predict_from_manifest(load_manifest(loop["reduced"]), [loop["truth"]]).aggregate.iloc[0]
+    actual = float(full["actual"])
+    assert np.isfinite(actual)
+    # The subset run and the full run score the subset identically, so both predictions agree.
+    assert full["aggregate"] == pytest.approx(agg["aggregate"], abs=1e-9)
+    err = agg["aggregate"] - actual
+    with capsys.disabled():
+        print(f"\nlm-eval loop: {len(POPULATION)} stand-in models x {len(loop['tasks'])} tasks, subset of {len(subset)} "
+              f"({', '.join(subset)}); new model standin/m{NEW_MODEL}: predicted full score {agg['aggregate']:.4f} "
+              f"[{agg['lower']:.4f}, {agg['upper']:.4f}] (90%), actual {actual:.4f}, error {err:+.4f}")
+    assert agg["lower"] <= actual <= agg["upper"]
+    assert abs(err) < 0.1
+
+
+@pytest.mark.slow
+def test_samples_of_the_reduced_run_reach_the_samples_table(loop):
+    from harness_ext.samples import prompt_matrix
+    from harness_ext.store import Store
+
+    db = loop["root"] / "new.duckdb"
+    assert main(["ingest", "--db", str(db), str(loop["run"])]) == 0
+    m = json.loads((loop["reduced"] / "manifest.json").read_text())
+    with Store.open(db, read_only=True) as s:
+        for t in (x["name"] for x in m["subset"]):
+            pm = prompt_matrix(s, t, "acc")
+            assert pm.shape == (100, 1) and pm.attrs["binary"]
+            assert list(pm.columns) == [f"standin/m{NEW_MODEL}"]
