@@ -85,6 +85,8 @@ def read(src: SourceFile):
         raise IngestError(src.path, "model_info has no id or name")
     model = str(info.get("id") or info.get("name"))
     source_meta = doc.get("source_metadata") or {}
+    if str((source_meta.get("additional_details") or {}).get("harness_ext_prediction")).lower() == "true":
+        raise IngestError(src.path, "a harness-ext prediction (harness-ext predict --eee wrote it), not a measured result")
     bench = benchmark_name(str(source_meta.get("source_name") or "every_eval_ever"))
     results = doc.get("evaluation_results")
     if not isinstance(results, list):

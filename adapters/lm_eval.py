@@ -216,6 +216,8 @@ def read_v03(src: SourceFile):
 
 def read_v04(src: SourceFile):
     doc = src.json()
+    if "harness_ext_prediction" in doc:
+        raise IngestError(src.path, "a harness-ext prediction (harness-ext predict wrote it), not a measured result")
     config = doc["config"]
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
     return list(_records(src.path, doc["results"], v04=True, model=model, model_meta=meta,

@@ -11,11 +11,12 @@ one line with a non-zero exit.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from typing import Optional, Sequence
 
 from . import __version__
-from .commands import COMMANDS, resolve_run
+from .commands import ANALYSES, COMMANDS, default_out, resolve_run
 from .errors import HarnessExtError
 
 
@@ -30,18 +31,78 @@ def build_parser() -> argparse.ArgumentParser:
     for name, command in COMMANDS.items():
         p = sub.add_parser(name, help=command.help, description=command.help)
         command.options(p)
+        add_common_options(p)
         p.set_defaults(_run=command.run)
     return parser
+
+
+def add_common_options(parser: argparse.ArgumentParser) -> None:
+    """What every command accepts: ``-v``/``-q`` (messages go to stderr through :mod:`logging`), ``--json``, and
+    an underscore spelling of every dashed option (``--num_fewshot``, as lm-eval spells its flags)."""
+    have = {o for a in parser._actions for o in a.option_strings}
+    g = parser.add_argument_group("output")
+    if "-v" not in have:
+        g.add_argument("-v", "--verbose", action="count", default=0, help="more messages on stderr (-vv: debug)")
+    if "-q" not in have:
+        g.add_argument("-q", "--quiet", action="count", default=0, help="only errors on stderr")
+    if "--json" not in have:
+        g.add_argument("--json", dest="json_out", nargs="?", const="-", default=None, metavar="FILE",
+                       help="also write the result as JSON to FILE ('-' or no FILE: stdout, with the text on stderr)")
+    for action in list(parser._actions):
+        for opt in list(action.option_strings):
+            alias = opt.replace("-", "_")
+            if opt.startswith("--") and "-" in opt[2:] and ("--" + alias[2:]) not in parser._option_string_actions:
+                # Parsed, not shown: --help lists each option once.
+                parser._option_string_actions["--" + alias[2:]] = action
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a record is emitted (pytest and callers swap it)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):
+        pass
+
+
+def configure_logging(verbose: int = 0, quiet: int = 0) -> None:
+    """Route the ``harness_ext`` loggers (and Python warnings) to stderr as ``warning: message`` lines."""
+    level = logging.ERROR if quiet else {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    logger = logging.getLogger("harness_ext")
+    handler = next((h for h in logger.handlers if isinstance(h, _StderrHandler)), None)
+    if handler is None:
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("%(levelname_lower)s: %(message)s"))
+        handler.addFilter(_lower_level)
+        logger.addHandler(handler)
+        logger.propagate = False
+    logger.setLevel(level)
+    logging.captureWarnings(True)
+    pw = logging.getLogger("py.warnings")
+    if handler not in pw.handlers:
+        pw.addHandler(handler)
+        pw.propagate = False
+
+
+def _lower_level(record) -> bool:
+    record.levelname_lower = record.levelname.lower()
+    return True
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    configure_logging(getattr(args, "verbose", 0) or 0, getattr(args, "quiet", 0) or 0)
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    if args.command in ANALYSES and getattr(args, "out", None) is None:
+        args.out = default_out(args, args.command)
     try:
-        return int(resolve_run(args._run)(args) or 0)
+        return _run_with_json(args)
     except HarnessExtError as exc:
         print(f"harness-ext {args.command}: error: {exc}", file=sys.stderr)
         return 1
@@ -51,6 +112,71 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:  # pragma: no cover
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _run_with_json(args) -> int:
+    """Run the command; with ``--json`` also write its JSON result (``-``: on stdout, the text then on stderr).
+
+    A command puts its result in ``args.json_payload``; one that does not is described by the
+    tables (CSV files) it wrote to its output folder.
+    """
+    import contextlib
+    import json
+    from pathlib import Path
+
+    target = getattr(args, "json_out", None)
+    run = resolve_run(args._run)
+    if target is None:
+        return int(run(args) or 0)
+    real_stdout = sys.stdout
+    with contextlib.redirect_stdout(sys.stderr) if target == "-" else contextlib.nullcontext():
+        rc = int(run(args) or 0)
+    payload = getattr(args, "json_payload", None)
+    if payload is None:
+        payload = _tables_json(args)
+    text = json.dumps(payload, indent=2, default=_json_default) + "\n"
+    if target == "-":
+        real_stdout.write(text)
+        real_stdout.flush()
+    else:
+        Path(target).write_text(text)
+        print(f"wrote {target}", file=sys.stderr if target == "-" else sys.stdout)
+    return rc
+
+
+def _json_default(o):
+    import numpy as np
+
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+def _tables_json(args) -> dict:
+    """The CSV tables a command wrote to ``args.out``, as records, for ``--json``."""
+    from pathlib import Path
+
+    out = getattr(args, "out", None)
+    doc = {"command": args.command, "out": out, "tables": {}}
+    if out and Path(out).is_dir():
+        import pandas as pd
+
+        for f in sorted(Path(out).rglob("*.csv")):
+            doc["tables"][str(f.relative_to(out))] = pd.read_csv(f).to_dict(orient="records")
+        for f in sorted(Path(out).rglob("*.json")):
+            try:
+                doc["tables"][str(f.relative_to(out))] = json_load(f)
+            except ValueError:
+                pass
+    return doc
+
+
+def json_load(path):
+    import json
+
+    return json.loads(path.read_text())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -36,6 +36,56 @@ WEIGHTS_SIMILARITIES = ("cosine", "jaccard", "hamming")
 WEIGHTS_ANALYSES = ("schemes", "random", "size", "permutation", "silhouette")
 
 
+# -- the one convention for lists --------------------------------------------------------
+class ListAppend(argparse.Action):
+    """A list option given repeatedly, comma-separated, or both: ``--x a --x b,c`` is ``[a, b, c]``."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        items = list(getattr(namespace, self.dest, None) or [])
+        for v in values if isinstance(values, list) else [values]:
+            items += [x.strip() for x in str(v).split(",") if x.strip()]
+        setattr(namespace, self.dest, items)
+
+
+class CommaJoin(argparse.Action):
+    """A comma-list option that may also be repeated: ``--x a,b --x c`` is ``"a,b,c"``."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = getattr(namespace, "_given_" + self.dest, False)
+        prev = getattr(namespace, self.dest, None) if seen else None
+        setattr(namespace, self.dest, f"{prev},{values}" if prev else str(values))
+        setattr(namespace, "_given_" + self.dest, True)
+
+
+#: Commands whose default output folder is ``harness-ext-out/<benchmark>/<command>``.
+ANALYSES = ("stalk", "prowl", "compare", "pounce", "weights")
+
+
+def default_out(args, command: str) -> str:
+    """``harness-ext-out/<benchmark>/<command>``: analyses of different benchmarks never overwrite each other."""
+    import re
+
+    if getattr(args, "prompts", None):
+        bench = "prompts"
+    elif getattr(args, "samples_task", None):
+        bench = f"samples_{args.samples_task}"
+    else:
+        bench = "+".join(getattr(args, "benchmark", None) or ["all"])
+    return f"harness-ext-out/{re.sub(r'[^A-Za-z0-9_.+-]+', '_', bench).strip('.') or 'all'}/{command}"
+
+
+def require_single_benchmark(store, args) -> None:
+    """Refuse to silently pick a benchmark: several in the store and no ``--benchmark`` is an error."""
+    from .errors import HarnessExtError
+
+    if getattr(args, "benchmark", None):
+        return
+    names = list(store.benchmarks()["benchmark"])
+    if len(names) > 1:
+        raise HarnessExtError(f"the store holds {len(names)} benchmarks ({', '.join(names[:8])}"
+                              f"{' ...' if len(names) > 8 else ''}): name one or more with --benchmark")
+
+
 # -- shared option groups ----------------------------------------------------------------
 def add_store_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", default=None, help=DEFAULT_DB_HELP)
@@ -45,12 +95,13 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
     """The options every analysis command uses to pick its performance matrix."""
     add_store_argument(parser)
     g = parser.add_argument_group("matrix selection")
-    g.add_argument("--benchmark", action="append", help="benchmark name (repeatable); default: all")
+    g.add_argument("--benchmark", action=ListAppend, default=None,
+                   help="benchmark name (repeatable or comma-separated); required when the store holds several")
     g.add_argument("--metric", default=None, help="metric to use; default: each dataset's primary metric")
     g.add_argument("--datasets", default=None, help="glob on dataset names, e.g. 'high_school_*'")
     g.add_argument("--models", default=None, help="glob on model names, e.g. 'EleutherAI/pythia-*'")
     g.add_argument("--source", default=None, help="glob on source file paths, e.g. '*v04*'")
-    g.add_argument("--num-fewshot", type=int, default=None, help="keep only results with this many shots")
+    g.add_argument("--num-fewshot", "--num_fewshot", type=int, default=None, help="keep only results with this many shots")
     g.add_argument("--dense", nargs="?", const="auto", default=False, choices=["auto", "models", "datasets"],
                    help="drop what is sparse until no cell is missing: the sparser of models/datasets (auto, the "
                         "default when given without a value), only models, or only datasets")
@@ -67,8 +118,11 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def matrix_from_args(args) -> "pandas.DataFrame":  # noqa: F821
-    """Build the performance matrix the matrix-selection options describe."""
+def matrix_from_args(args, require_benchmark: bool = True) -> "pandas.DataFrame":  # noqa: F821
+    """Build the performance matrix the matrix-selection options describe.
+
+    With ``require_benchmark`` (analyses, reduce) a store of several benchmarks needs ``--benchmark``.
+    """
     from .matrix import MatrixQuery, load_matrix
     from .store import Store
 
@@ -85,6 +139,8 @@ def matrix_from_args(args) -> "pandas.DataFrame":  # noqa: F821
         aggregates={None: False, "include": True, "only": "only"}[getattr(args, "aggregates", None)],
     )
     with Store.open(args.db, read_only=True) as store:
+        if require_benchmark:
+            require_single_benchmark(store, args)
         return load_matrix(store, query)
 
 
@@ -126,12 +182,15 @@ def info_run(args) -> int:
         elif c["conflicts"]:
             print(f"\n{c['conflicts']} cells have values that disagree between source files (the first-ingested is used); "
                   "see 'harness-ext info --conflicts'")
+        args.json_payload = {"store": str(store.path), "counts": c, "benchmarks": b.to_dict(orient="records"),
+                             **({"conflicts": store.conflicts().to_dict(orient="records")} if args.conflicts else {})}
     return 0
 
 
 def matrix_options(parser):
     add_matrix_arguments(parser)
-    parser.add_argument("--output", "-o", default=None, help="write to this file (.csv or .parquet) instead of printing")
+    parser.add_argument("--out", "--output", "-o", dest="output", default=None,
+                        help="write to this file (.csv or .parquet) instead of printing")
 
 
 def matrix_run(args) -> int:
@@ -139,7 +198,7 @@ def matrix_run(args) -> int:
 
     from .errors import HarnessExtError
 
-    df = matrix_from_args(args)
+    df = matrix_from_args(args, require_benchmark=False)
     if args.output:
         out = str(args.output)
         if out.endswith(".parquet"):
@@ -150,9 +209,11 @@ def matrix_run(args) -> int:
         else:
             df.to_csv(out)
         print(f"wrote {df.shape[0]} models x {df.shape[1]} datasets to {out}")
-    else:
+    elif getattr(args, "json_out", None) is None:
         print(f"{df.shape[0]} models x {df.shape[1]} datasets, {df.isna().to_numpy().mean():.1%} missing", file=sys.stderr)
         df.to_csv(sys.stdout, float_format="%.4f")
+    args.json_payload = {"models": [str(i) for i in df.index], "datasets": [str(c) for c in df.columns],
+                         "values": [[None if v != v else float(v) for v in row] for row in df.to_numpy(dtype=float)]}
     return 0
 
 
@@ -170,19 +231,21 @@ def stalk_options(parser) -> None:
                    help="smallest share of a pair's observations a log fit may keep after dropping scores <= 0 "
                         "(default 0.5; 0 keeps any fit with --min-points)")
     g.add_argument("--axis", choices=["datasets", "models", "both"], default="both", help="which pairs to classify")
-    g.add_argument("--out", default="harness-ext-out/stalk", help="output directory (default harness-ext-out/stalk)")
+    g.add_argument("--out", "--output", "-o", default=None,
+                   help="output directory (default harness-ext-out/<benchmark>/stalk)")
 
 
 def prowl_options(parser) -> None:
     add_matrix_arguments(parser)
     g = parser.add_argument_group("prowl")
-    g.add_argument("--similarity", action="append", default=None,
-                   help="similarity measure (repeatable); default: SimBA's nine")
+    g.add_argument("--similarity", action=ListAppend, default=None,
+                   help="similarity measure (repeatable or comma-separated); default: SimBA's nine")
     g.add_argument("--selector", default="greedy_coverage", help="selector using the similarity (default greedy_coverage)")
     g.add_argument("--beam-width", type=int, default=None, help="use beam_coverage with this beam width")
     g.add_argument("--target", type=float, default=0.95, help="coverage target defining |S*| (default 0.95)")
     g.add_argument("--n-random", type=int, default=1000, help="runs of the RANDOM baseline (default 1000)")
-    g.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
+    g.add_argument("--seed", "--random-state", "--random_state", dest="random_state", type=int, default=0,
+                   help="random seed (default 0)")
     g.add_argument("--ties", choices=PROWL_TIES, default="half",
                    help="ties in the mean win rate: half a win (HELM, default) or none (SimBA eq. 6 as printed)")
     g.add_argument("--prompts", default=None, metavar="CSV",
@@ -190,13 +253,14 @@ def prowl_options(parser) -> None:
                         "prompts, and Jaccard/Hamming join the table")
     g.add_argument("--prompts-layout", choices=["prompt-rows", "model-rows"], default="prompt-rows",
                    help="--prompts CSV layout (default prompt-rows: one row per prompt, one column per model)")
-    g.add_argument("--out", default="harness-ext-out/prowl", help="output directory (default harness-ext-out/prowl)")
+    g.add_argument("--out", "--output", "-o", default=None,
+                   help="output directory (default harness-ext-out/<benchmark>/prowl)")
 
 
 def compare_options(parser):
     add_matrix_arguments(parser)
     g = parser.add_argument_group("protocol (Gusev & Zaytsev 2026, §5-6)")
-    g.add_argument("--selectors", nargs="+", default=None, metavar="NAME",
+    g.add_argument("--selectors", nargs="+", action=ListAppend, default=None, metavar="NAME",
                    help=f"selectors to compare (default: {' '.join(COMPARE_DEFAULT_SELECTORS)})")
     g.add_argument("--trials", type=int, default=200, help="number of trials T (default 200)")
     g.add_argument("--k-max", type=int, default=20, help="largest subset size (default 20; k runs from 2)")
@@ -204,23 +268,26 @@ def compare_options(parser):
     g.add_argument("--variation", choices=["datasets", "models"], default="datasets", help="vary the dataset pool or the model pool")
     g.add_argument("--target", action="append", default=None, metavar="METRIC>=V",
                    help="k* target, repeatable (default: 'spearman>=0.90' and 'mae<=1.5')")
-    g.add_argument("--metrics", nargs="+", default=None, help="rank metrics (default: mae spearman kendall ndcg@5 mrr)")
+    g.add_argument("--metrics", nargs="+", action=ListAppend, default=None, help="rank metrics (default: mae spearman kendall ndcg@5 mrr)")
     g.add_argument("--ci", type=float, default=0.95, help="confidence level of the quantile bands (default 0.95)")
-    g.add_argument("--seed", type=int, default=0, help="random seed (results depend on it only)")
-    g.add_argument("--n-jobs", type=int, default=1, help="parallel trials through joblib (-1: all cores)")
+    g.add_argument("--seed", "--random-state", "--random_state", type=int, default=0,
+                   help="random seed (results depend on it only)")
+    g.add_argument("--n-jobs", "--n_jobs", type=int, default=-1,
+                   help="parallel trials through joblib (default -1: all cores; results depend only on --seed)")
     g.add_argument("--representation", choices=["scores", "ranks"], default="scores",
                    help="without --features: datasets as performance columns (scores, default) or as per-dataset model ranks")
     g.add_argument("--features", default=None, metavar="CSV",
                    help="a-priori dataset features (rows: dataset names, columns: features); default: performance columns")
-    parser.add_argument("--out", default="harness-ext-out/compare", help="output folder for the plot and CSVs")
+    parser.add_argument("--out", "--output", "-o", default=None,
+                        help="output folder for the plot and CSVs (default harness-ext-out/<benchmark>/compare)")
 
 
 def pounce_options(parser):
     add_matrix_arguments(parser)
     g = parser.add_argument_group("pounce")
-    g.add_argument("--analysis", default="regression,completion",
+    g.add_argument("--analysis", action=CommaJoin, default="regression,completion",
                    help=f"comma-separated analyses among {', '.join(POUNCE_ANALYSES)}, or 'all' (default: regression,completion)")
-    g.add_argument("--predictors", default="ridge,knn,mlp_12,mlp_12_12",
+    g.add_argument("--predictors", action=CommaJoin, default="ridge,knn,mlp_12,mlp_12_12",
                    help="regression predictors for the SimBA protocol (default: ridge,knn,mlp_12,mlp_12_12)")
     g.add_argument("--selector", default="greedy_coverage",
                    help="selector that orders datasets on the training models (default: greedy_coverage, Minkowski p=3)")
@@ -228,12 +295,12 @@ def pounce_options(parser):
     g.add_argument("--test-size", type=float, default=0.2, help="share of models held out (default 0.2)")
     g.add_argument("--splits", type=int, default=1,
                    help="random 80/20 model splits to average AUC-MSE over (default 1, as in SimBA)")
-    g.add_argument("--noise", default="0.05,0.1", help="noise standard deviations for the robustness check (default 0.05,0.1)")
+    g.add_argument("--noise", action=CommaJoin, default="0.05,0.1", help="noise standard deviations for the robustness check (default 0.05,0.1)")
     g.add_argument("--folds", type=int, default=None,
                    help="k for the k-fold stability check (default: 5 up to 20 datasets, else 10; 0 skips)")
-    g.add_argument("--completion-predictors", default="global_mean,mean_of_means,pmf,bpmf",
+    g.add_argument("--completion-predictors", action=CommaJoin, default="global_mean,mean_of_means,pmf,bpmf",
                    help="matrix-completion predictors for the 004 protocol (default: global_mean,mean_of_means,pmf,bpmf)")
-    g.add_argument("--hidden-ratios", default="0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9",
+    g.add_argument("--hidden-ratios", action=CommaJoin, default="0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9",
                    help="shares of observed cells hidden (default 0.1..0.9)")
     g.add_argument("--repeats", type=int, default=1, help="masks per hidden ratio (default 1)")
     g.add_argument("--level", type=float, default=0.9, help="central interval level for calibration (default 0.9)")
@@ -244,12 +311,14 @@ def pounce_options(parser):
     g.add_argument("--active-predictor", default="bpmf", help="predictor for active evaluation (default bpmf)")
     g.add_argument("--active-steps", type=int, default=6, help="active-evaluation steps (default 6)")
     g.add_argument("--active-step", type=float, default=0.05, help="share of observed cells revealed per step (default 0.05)")
-    g.add_argument("--tensor-ratios", default="0.2,0.9",
+    g.add_argument("--tensor-ratios", action=CommaJoin, default="0.2,0.9",
                    help="hidden shares for the multi-metric (PTF) comparison, analysis 'tensor' (default 0.2,0.9)")
     g.add_argument("--paper", default="auto", choices=["auto", "none", "helm", "mmlu", "bigbench_lite"],
                    help="SimBA column to print next to AUC-MSE (default: guess from the benchmark name)")
-    g.add_argument("--seed", type=int, default=0, help="random seed for splits, noise, masks and predictors (default 0)")
-    g.add_argument("--out", default="harness-ext-out/pounce", help="directory for PNG plots and CSV tables")
+    g.add_argument("--seed", "--random-state", "--random_state", type=int, default=0,
+                   help="random seed for splits, noise, masks and predictors (default 0)")
+    g.add_argument("--out", "--output", "-o", default=None,
+                   help="directory for PNG plots and CSV tables (default harness-ext-out/<benchmark>/pounce)")
 
 
 def weights_options(parser: argparse.ArgumentParser) -> None:
@@ -289,19 +358,21 @@ def weights_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--scheme", default="uniform", help="scheme whose weights --emit-weights writes (default uniform)")
     g.add_argument("--param", action="append", metavar="KEY=VALUE", help="parameter of --scheme (repeatable), e.g. path=w.json")
     g.add_argument("--emit-weights", metavar="FILE", default=None, help="write the --scheme weights as JSON with its parameters")
-    g.add_argument("--schemes", default=",".join(WEIGHTS_SCHEMES), help="schemes in the rank-change table (comma list)")
+    g.add_argument("--schemes", action=CommaJoin, default=",".join(WEIGHTS_SCHEMES), help="schemes in the rank-change table (comma list)")
     a = parser.add_argument_group("analyses")
-    a.add_argument("--analyses", default=",".join(WEIGHTS_ANALYSES), help=f"comma list from {','.join(WEIGHTS_ANALYSES)}, or 'none'")
+    a.add_argument("--analyses", action=CommaJoin, default=",".join(WEIGHTS_ANALYSES), help=f"comma list from {','.join(WEIGHTS_ANALYSES)}, or 'none'")
     a.add_argument("--draws", type=int, default=100_000, help="random simplex draws (default 100000)")
     a.add_argument("--chunk-size", type=int, default=None, help="draws per chunk (default: bounded memory)")
     a.add_argument("--pairwise-top", type=int, default=20, help="models in the pairwise matrix (best under uniform)")
     a.add_argument("--permutations", type=int, default=1000, help="permutations for the similarity test (default 1000)")
     a.add_argument("--silhouette-permutations", type=int, default=10, help="permuted matrices clustered (default 10)")
-    a.add_argument("--similarity", default=",".join(WEIGHTS_SIMILARITIES), help="measures for the permutation test")
+    a.add_argument("--similarity", action=CommaJoin, default=",".join(WEIGHTS_SIMILARITIES), help="measures for the permutation test")
     a.add_argument("--max-clusters", type=int, default=20, help="largest number of clusters tried (default 20)")
     a.add_argument("--top", type=int, default=20, help="models shown in printed tables and plots (default 20)")
-    a.add_argument("--random-state", type=int, default=0)
-    a.add_argument("--out", default="harness-ext-out/weights", help="directory for PNG plots, CSV tables and summary.json")
+    a.add_argument("--seed", "--random-state", "--random_state", dest="random_state", type=int, default=0,
+                   help="random seed (default 0)")
+    a.add_argument("--out", "--output", "-o", default=None,
+                   help="directory for PNG plots, CSV tables and summary.json (default harness-ext-out/<benchmark>/weights)")
 
 
 # -- reduce, predict -------------------------------------------------------------------------
@@ -318,19 +389,29 @@ def reduce_options(parser):
     parser.add_argument("--weighting", default="uniform", help="weighting scheme for the aggregate (default uniform)")
     parser.add_argument("--weights", default=None, metavar="FILE",
                         help="dataset weights for the aggregate from a JSON or CSV file (implies --weighting user)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--seed", "--random-state", "--random_state", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--n-random", type=int, default=1000, help="random-subset runs for the chance check (default 1000)")
     parser.add_argument("--group-name", default="harness_ext_reduced", help="lm-eval group / file stem")
-    parser.add_argument("--format", dest="formats", action="append", default=None,
-                        help="manifest writers to run (repeatable; default: json, lm_eval_yaml, helm_conf, task_list)")
-    parser.add_argument("--out", default="harness-ext-out/reduce", help="output directory")
+    parser.add_argument("--format", dest="formats", action=ListAppend, default=None,
+                        help="manifest writers to run (repeatable or comma-separated; default: json, lm_eval_yaml, "
+                             "helm_conf, task_list)")
+    parser.add_argument("--out", "--output", "-o", default="harness-ext-out/reduce",
+                        help="the reduced folder: manifest, lm-eval group and task YAMLs, HELM conf (default harness-ext-out/reduce)")
 
 
 def predict_options(parser):
     parser.add_argument("results", nargs="+", help="the new model's result files (or directories) for the subset")
     parser.add_argument("--manifest", "-m", required=True, help="manifest.json written by 'harness-ext reduce' (or its folder)")
-    parser.add_argument("--json", dest="json_out", default=None, help="also write the predictions as JSON to this file")
+    parser.add_argument("--json", dest="json_out", nargs="?", const="-", default=None, metavar="FILE",
+                        help="also write the predictions as JSON to FILE; '-' (or no FILE) writes them to stdout "
+                             "and the tables to stderr")
     parser.add_argument("--all", action="store_true", help="list observed datasets too, not only predicted ones")
+    parser.add_argument("--eee", default=None, metavar="DIR",
+                        help="also write one Every Eval Ever record (schema 0.2.1) per model to DIR, with the 90%% "
+                             "interval in score_details.uncertainty.confidence_interval")
+    parser.add_argument("--no-lm-eval-results", dest="lm_eval_results", action="store_false",
+                        help="do not write harness_ext_prediction_<group>.json (lm-eval's results layout) next to "
+                             "each model's lm-eval results file")
 
 
 # -- the registry ------------------------------------------------------------------------------

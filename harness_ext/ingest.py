@@ -295,12 +295,19 @@ def run(args) -> int:
         options["column_meta"] = str(Path(args.column_meta).resolve())
     with Store.open(args.db) as store:
         report = ingest_paths(store, paths, adapter=args.adapter, options=options)
+    import logging
+
+    log = logging.getLogger("harness_ext.ingest")
     if not args.quiet:
         for f in report.by_status("skipped"):
-            print(f"skipped {f.path}: {f.reason}")
+            log.warning(f"skipped {f.path}: {f.reason}")
         for c in report.conflicts:
-            print(f"conflict: {c}")
+            log.warning(f"conflict: {c}")
     print(report.summary())
+    args.json_payload = {"summary": report.summary(), "n_results": report.n_results,
+                         "files": [{"path": f.path, "status": f.status, "adapter": f.adapter, "n_results": f.n_results,
+                                    "n_samples": f.n_samples, "reason": f.reason,
+                                    "conflicts": [str(c) for c in f.conflicts]} for f in report.files]}
     if report.files and not report.by_status("ingested") and not report.by_status("unchanged"):
         raise HarnessExtError("nothing could be ingested")
     if not report.files:

@@ -379,7 +379,6 @@ def summary(manifest: dict) -> str:
         f"{pred['cross_validation']['aggregate_rmse']:.4f} on the full-benchmark score "
         f"(90% interval +/- {pred['expected_error']['aggregate_interval_90']:.4f})",
     ]
-    lines += [f"warning: {w}" for w in manifest["warnings"]]
     return "\n".join(lines)
 
 
@@ -409,6 +408,11 @@ def run(args) -> int:
     attach_lm_eval_tasks(manifest, args.db or default_db_path())
     paths = write_outputs(manifest, args.out, formats)
     print(summary(manifest))
+    args.json_payload = {"out": str(args.out), "written": [str(p) for p in paths], "manifest": manifest}
+    import logging
+
+    for w in manifest["warnings"]:
+        logging.getLogger("harness_ext.reduce").warning(w)
     for p in paths:
         print(f"wrote {p}")
     return 0

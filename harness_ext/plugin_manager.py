@@ -198,4 +198,6 @@ def run(args) -> int:
         for name, reg in get_registrations(kind).items():
             rows.append({"kind": kind, "name": name, "source": reg.source, "description": reg.description})
     print(format_table(rows, index=False))
+    args.json_payload = {"plugins": [{k: (v if isinstance(v, (str, int, float, bool, type(None))) else str(v))
+                                      for k, v in r.items()} for r in rows]}
     return 0

@@ -70,6 +70,8 @@ class Prediction:
     table: pd.DataFrame
     aggregate: pd.DataFrame
     warnings: list
+    #: model -> the result files it was read from (where ``predict`` writes its lm-eval-schema results)
+    sources: dict = None
 
 
 def new_model_matrix(manifest: dict, paths) -> tuple:
@@ -88,12 +90,15 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
             reasons = "; ".join(f"{f.path}: {f.reason}" for f in report.by_status("skipped")[:3])
             raise HarnessExtError(f"no results could be read from {', '.join(map(str, paths))}" + (f" ({reasons})" if reasons else ""))
         long = query_results(store, MatrixQuery(), all_metrics=True)
+        sources = store.con.execute(
+            "SELECT DISTINCT m.name, s.path FROM results r JOIN models m USING (model_id) JOIN sources s USING (source_id) "
+            "ORDER BY 1, 2").fetchall()
     # Match on (benchmark, dataset, metric) so a dataset scored with another metric is never mixed in.
     key = {(d["benchmark"], d["name"].split("/", 1)[-1], d["metric"]): d["name"] for d in manifest["datasets"]}
     col = [key.get((b, n, m)) for b, n, m in zip(long["benchmark"], long["dataset"], long["metric"])]
     matched = long.assign(column=col).dropna(subset=["column"])
     if matched.empty:
-        raise HarnessExtError("none of the results is on a dataset of this manifest (check benchmark and metric names)")
+        raise HarnessExtError(mismatch_message(long, manifest))
     shots = {d["name"]: d.get("num_fewshot") for d in manifest["datasets"]}
     want = matched["column"].map(shots)
     # A score at another shot count is a different measurement: use it only when the manifest's is absent.
@@ -103,7 +108,38 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
     off = matched[matched["_other"]]
     other_shots = {(mo, c): (None if pd.isna(n) else int(n)) for mo, c, n in zip(off["model"], off["column"], off["num_fewshot"])}
     raw = matched.pivot(index="model", columns="column", values="value")
-    return raw.reindex(columns=[d["name"] for d in manifest["datasets"]]), report, other_shots
+    raw = raw.reindex(columns=[d["name"] for d in manifest["datasets"]])
+    by_model: dict = {}
+    for model, path in sources:
+        by_model.setdefault(model, []).append(path)
+    raw.attrs["sources"] = by_model
+    return raw, report, other_shots
+
+
+def _key(bench, name, metric, shots) -> str:
+    shots = None if shots is None or pd.isna(shots) or int(shots) < 0 else int(shots)
+    return f"({bench}, {name}, {metric}, {'?' if shots is None else shots} shots)"
+
+
+def mismatch_message(long: pd.DataFrame, manifest: dict, limit: int = 6) -> str:
+    """Why no result matches the manifest: the (benchmark, dataset, metric, shots) keys found and expected."""
+    expected = [(e.get("benchmark"), e["name"].split("/", 1)[-1], e.get("metric"), e.get("num_fewshot"))
+                for e in manifest["subset"]]
+    found = list(dict.fromkeys(zip(long["benchmark"], long["dataset"], long["metric"], long["num_fewshot"])))
+    names = {n for _, n, _, _ in expected}
+    near = [f for f in found if f[1] in names]  # the right dataset under another benchmark or metric
+    shown = (near + [f for f in found if f not in near])[:limit]
+    msg = ("none of the results is on a dataset of this manifest (results match on benchmark, dataset and metric). "
+           f"Found {len(found)} keys, e.g. {', '.join(_key(*f) for f in shown)}"
+           + (" ..." if len(found) > limit else "")
+           + f"; the manifest's subset expects {', '.join(_key(*e) for e in expected[:limit])}"
+           + (" ..." if len(expected) > limit else ""))
+    if near:
+        b, n, m, _ = near[0]
+        want = next(e for e in expected if e[1] == n)
+        msg += (f". Dataset {n!r} is there as benchmark {b!r} with metric {m!r}; the manifest has benchmark "
+                f"{want[0]!r} and metric {want[2]!r}")
+    return msg
 
 
 def partial_subset_errors(manifest: dict, train: np.ndarray, est, subset_idx, have, weights) -> tuple:
@@ -162,7 +198,7 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
     Z_new = apply_normalisation(raw_new.to_numpy(dtype=float), params)
     subset_names = [s["name"] for s in manifest["subset"]]
     subset_idx = np.array([columns.index(n) for n in subset_names])
-    warnings = []
+    warnings = chance_warnings(manifest)
     have = ~np.isnan(Z_new[:, subset_idx])
     for i, model in enumerate(raw_new.index):
         missing = [subset_names[j] for j in np.flatnonzero(~have[i])]
@@ -238,34 +274,58 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
         "upper": np.clip(agg + agg_half, 0, 1) if bounded.all() else agg + agg_half,
         "n_observed": observed.sum(axis=1), "actual": agg_actual,
     })
-    return Prediction(table=table, aggregate=aggregate, warnings=warnings)
+    return Prediction(table=table, aggregate=aggregate, warnings=warnings, sources=raw_new.attrs.get("sources", {}))
+
+
+def chance_warnings(manifest: dict) -> list:
+    """A warning naming the datasets of a chance-normalised manifest whose chance level is unknown.
+
+    Their scores were not chance-corrected (chance taken as the bottom of the scale), so a
+    model at chance looks better on them than on the others and the aggregate mixes scales.
+    """
+    if (manifest.get("source", {}).get("query") or {}).get("normalise", "chance") != "chance":
+        return []
+    unknown = [d["name"] for d in manifest["datasets"]
+               if "chance" not in str((d.get("normalisation") or {}).get("description") or "")]
+    if not unknown:
+        return []
+    return [f"no known chance level for {len(unknown)} of {len(manifest['datasets'])} datasets "
+            f"({', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}): their scores are not chance-corrected "
+            "(0 is taken as chance), so normalised scores and the aggregate overstate performance near chance on them"]
 
 
 # -- CLI ----------------------------------------------------------------------------------
 def run(args) -> int:
+    import logging
+
+    from .predict_export import prediction_json, write_eee_records, write_lm_eval_results
     from .report import format_table
 
+    log = logging.getLogger("harness_ext.predict")
     manifest = load_manifest(args.manifest)
     pred = predict_from_manifest(manifest, args.results)
     for w in pred.warnings:
-        print(f"warning: {w}", file=sys.stderr)
+        log.warning(w)
+    out = sys.stdout  # with --json - the command line sends this to stderr and keeps stdout for the JSON
     for model, rows in pred.table.groupby("model", sort=False):
         shown = rows if args.all else rows[~rows["observed"]]
         shown = shown.drop(columns=["model"]).set_index("dataset")
         if shown["actual"].isna().all():
             shown = shown.drop(columns=["actual"])
-        print(f"\n{model}: predicted scores (normalised 0-1, and on the harness's own scale), 90% intervals")
-        print(format_table(shown))
+        print(f"\n{model}: predicted scores (normalised 0-1, and on the harness's own scale), 90% intervals", file=out)
+        print(format_table(shown), file=out)
     print("\nfull-benchmark aggregate (weighted mean of normalised scores, "
-          f"{manifest['aggregate']['weighting']['name']} weights), 90% interval:")
+          f"{manifest['aggregate']['weighting']['name']} weights), 90% interval:", file=out)
     agg = pred.aggregate.set_index("model")
     if agg["actual"].isna().all():
         agg = agg.drop(columns=["actual"])
-    print(format_table(agg))
-    if args.json_out:
-        out = {"manifest": str(args.manifest), "warnings": pred.warnings,
-               "aggregate": json.loads(pred.aggregate.to_json(orient="records")),
-               "datasets": json.loads(pred.table.to_json(orient="records"))}
-        Path(args.json_out).write_text(json.dumps(out, indent=2) + "\n")
-        print(f"wrote {args.json_out}")
+    print(format_table(agg), file=out)
+    written = []
+    if getattr(args, "lm_eval_results", True):
+        written += write_lm_eval_results(pred, manifest, args.manifest)
+    if getattr(args, "eee", None):
+        written += write_eee_records(pred, manifest, args.eee)
+    for p in written:
+        print(f"wrote {p}", file=out)
+    args.json_payload = prediction_json(pred, manifest, args.manifest)
     return 0

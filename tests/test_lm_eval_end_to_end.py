@@ -109,6 +109,11 @@ def test_lm_eval_cli_runs_the_reduced_group_and_predict_matches_the_full_run(loo
     capsys.readouterr()
     pred = json.loads(out.read_text())
     [agg] = pred["aggregate"]
+    # The estimate also lands next to the run, in lm-eval's own results layout.
+    lm = json.loads((results.parent / "harness_ext_prediction_harness_ext_reduced.json").read_text())
+    full_row = lm["results"]["harness_ext_reduced_full"]
+    assert full_row["score,predicted"] == pytest.approx(agg["aggregate"])
+    assert (full_row["score_lower,predicted"], full_row["score_upper,predicted"]) == pytest.approx((agg["lower"], agg["upper"]))
     assert agg["n_observed"] == len(subset)
 
     # Truth: the new model's full run of all twelve tasks.

@@ -1,0 +1,206 @@
+"""Where ``predict`` puts its estimates: JSON, lm-eval's own results schema, Every Eval Ever records.
+
+The point is that users see the predicted full-benchmark score and its interval
+where they already look:
+
+* :func:`write_lm_eval_results` writes ``harness_ext_prediction_<group>.json`` next
+  to the lm-eval results file each model was read from, in lm-eval v0.4's results
+  layout (``results``, ``groups``, ``group_subtasks``, ``n-shot``,
+  ``higher_is_better``, ``config``, ``model_name``): one row per dataset with the
+  metric under the filter name ``predicted`` (``acc,predicted``,
+  ``acc_lower,predicted``, ``acc_upper,predicted``, ``acc_stderr,predicted``) and
+  a group row ``<group>_full`` with the full-benchmark score. Observed rows carry
+  the measured value with a zero-width interval. A top-level
+  ``harness_ext_prediction`` block names the manifest, method and interval level.
+* :func:`write_eee_records` writes one Every Eval Ever record (schema 0.2.1) per
+  model with the interval in ``score_details.uncertainty.confidence_interval``
+  and the method named there.
+
+Neither file is ever read back as a measured result: the lm-eval and Every Eval
+Ever adapters refuse them with that reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from .manifest import Z90
+
+#: Top-level key marking an lm-eval-schema file as a harness-ext prediction (adapters refuse such files).
+PREDICTION_KEY = "harness_ext_prediction"
+#: ``source_metadata.additional_details`` key marking an Every Eval Ever record as a prediction.
+EEE_PREDICTION_DETAIL = "harness_ext_prediction"
+EEE_SCHEMA_VERSION = "0.2.1"
+LEVEL = 0.9
+
+
+def interval_method(manifest: dict) -> str:
+    """How the intervals were made, in words, for the records that carry them."""
+    pred = manifest["prediction"]["predictor"]["name"]
+    n = manifest["source"]["n_models"]
+    return (f"harness-ext predict: {pred} trained on {n} models of the manifest, 90% interval = predicted value "
+            "+/- 1.645 x cross-validated RMSE on held-out models (per dataset; the full-benchmark score uses the "
+            "RMSE of the aggregate), or the predictor's own predictive standard deviation where it has one")
+
+
+def prediction_json(pred, manifest: dict, manifest_path) -> dict:
+    """The predictions as one JSON document (what ``predict --json`` writes)."""
+    return {"manifest": str(manifest_path), "method": interval_method(manifest), "interval_level": LEVEL,
+            "warnings": list(pred.warnings),
+            "aggregate": json.loads(pred.aggregate.to_json(orient="records")),
+            "datasets": json.loads(pred.table.to_json(orient="records"))}
+
+
+def _f(v):
+    return None if v is None or not np.isfinite(v) else round(float(v), 10)
+
+
+def _lm_eval_name(manifest: dict, dataset: str) -> str:
+    from harness_ext.plugins.manifest_writers import lm_eval_task
+
+    entry = next(d for d in manifest["datasets"] if d["name"] == dataset)
+    return lm_eval_task(entry) or entry.get("task") or dataset
+
+
+def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict:
+    """One model's predictions in lm-eval v0.4's results layout."""
+    by_name = {d["name"]: d for d in manifest["datasets"]}
+    rows = pred.table[pred.table["model"] == model]
+    agg = pred.aggregate[pred.aggregate["model"] == model].iloc[0]
+    group = f"{manifest.get('group_name') or 'harness_ext_reduced'}_full"
+    results, n_shot, hib, tasks = {}, {}, {}, []
+    for r in rows.itertuples(index=False):
+        d = by_name[r.dataset]
+        task = _lm_eval_name(manifest, r.dataset)
+        metric = str(d.get("metric") or "score").split(",")[0]
+        lo, hi = _f(r.raw_lower), _f(r.raw_upper)
+        results[task] = {"alias": f" - {task}" + ("" if r.observed else " (predicted)"),
+                         f"{metric},predicted": _f(r.raw), f"{metric}_stderr,predicted":
+                             0.0 if r.observed or lo is None or hi is None else _f((hi - lo) / (2 * Z90)),
+                         f"{metric}_lower,predicted": lo, f"{metric}_upper,predicted": hi,
+                         "observed": bool(r.observed)}
+        n_shot[task] = d.get("num_fewshot") if isinstance(d.get("num_fewshot"), int) else 0
+        hib[task] = {metric: not bool((d.get("normalisation") or {}).get("flip", False))}
+        tasks.append(task)
+    full = {"alias": f"{group} (predicted full benchmark, normalised 0-1)",
+            "score,predicted": _f(agg["aggregate"]), "score_stderr,predicted": _f((agg["upper"] - agg["lower"]) / (2 * Z90)),
+            "score_lower,predicted": _f(agg["lower"]), "score_upper,predicted": _f(agg["upper"]),
+            "n_observed": int(agg["n_observed"])}
+    return {
+        "results": {group: full, **results},
+        "groups": {group: full},
+        "group_subtasks": {group: tasks, **{t: [] for t in tasks}},
+        "n-shot": n_shot,
+        "higher_is_better": {group: {"score": True}, **hib},
+        "versions": {group: 1.0},
+        "config": {"model": "harness-ext-prediction", "model_args": {"pretrained": model}},
+        "model_name": model,
+        PREDICTION_KEY: {"manifest": str(manifest_path), "tool_version": __version__,
+                         "method": interval_method(manifest), "interval_level": LEVEL,
+                         "observed": [t for t, r in results.items() if r["observed"]],
+                         "warnings": [w for w in pred.warnings if w.startswith(f"{model}:") or ":" not in w[:200]]},
+    }
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "__", name).strip("._") or "model"
+
+
+def write_lm_eval_results(pred, manifest: dict, manifest_path) -> list:
+    """``harness_ext_prediction_<group>.json`` beside each model's lm-eval results file; returns the paths.
+
+    Models not read from a file (or read from a directory, such as a HELM run) get no file.
+    A folder that cannot be written is skipped with a warning.
+    """
+    import logging
+
+    written = []
+    stem = f"harness_ext_prediction_{_safe(manifest.get('group_name') or 'harness_ext_reduced')}.json"
+    for model in pred.aggregate["model"]:
+        files = [Path(p) for p in (pred.sources or {}).get(model, []) if Path(p).is_file()]
+        if not files:
+            continue
+        path = files[0].parent / stem
+        if len({f.parent for f in files}) > 1 or any(p.parent == path.parent and p != path for p in written):
+            path = files[0].parent / f"harness_ext_prediction_{_safe(model)}.json"
+        try:
+            path.write_text(json.dumps(lm_eval_results_doc(pred, manifest, model, manifest_path), indent=2) + "\n")
+        except OSError as exc:
+            logging.getLogger("harness_ext.predict").warning(f"could not write {path}: {exc.strerror or exc}")
+            continue
+        written.append(path)
+    return written
+
+
+def eee_record(pred, manifest: dict, model: str, timestamp: str = None) -> dict:
+    """One model's predictions as an Every Eval Ever record (schema 0.2.1)."""
+    by_name = {d["name"]: d for d in manifest["datasets"]}
+    rows = pred.table[pred.table["model"] == model]
+    agg = pred.aggregate[pred.aggregate["model"] == model].iloc[0]
+    method = interval_method(manifest)
+    timestamp = timestamp or str(int(time.time()))
+    results = []
+    for r in rows.itertuples(index=False):
+        d = by_name[r.dataset]
+        norm = d.get("normalisation") or {}
+        lo, span = norm.get("lo"), norm.get("span")
+        metric = d.get("metric") or "score"
+        cfg = {"evaluation_description": f"{metric} on {r.dataset}" + ("" if r.observed else " (predicted by harness-ext)"),
+               "lower_is_better": bool(norm.get("flip", False)), "score_type": "continuous"}
+        if lo is not None and span is not None:
+            cfg.update(min_score=float(lo), max_score=float(lo + span))
+        else:
+            cfg.update(min_score=float(min(r.raw_lower, r.raw)), max_score=float(max(r.raw_upper, r.raw)))
+        details = {"observed": str(bool(r.observed)).lower(), "normalised_score": f"{r.score:.10g}",
+                   "benchmark": str(d.get("benchmark")), "task": str(d.get("task"))}
+        score = {"score": float(r.raw), "details": details}
+        if not r.observed:
+            score["uncertainty"] = {"confidence_interval": {"lower": float(r.raw_lower), "upper": float(r.raw_upper),
+                                                            "confidence_level": LEVEL, "method": method}}
+        results.append({"evaluation_name": str(r.dataset),
+                        "source_data": {"dataset_name": str(r.dataset), "source_type": "other"},
+                        "metric_config": cfg, "score_details": score})
+    group = manifest.get("group_name") or "harness_ext_reduced"
+    results.append({
+        "evaluation_name": f"{group} full benchmark (predicted)",
+        "source_data": {"dataset_name": f"{group} full benchmark", "source_type": "other",
+                        "additional_details": {"datasets": str(len(by_name))}},
+        "metric_config": {"evaluation_description": "weighted mean of normalised scores (0 = chance, 1 = best), "
+                                                    "predicted by harness-ext from a reduced subset",
+                          "lower_is_better": False, "score_type": "continuous", "min_score": 0.0, "max_score": 1.0},
+        "score_details": {"score": float(agg["aggregate"]), "details": {"n_observed": str(int(agg["n_observed"]))},
+                          "uncertainty": {"confidence_interval": {"lower": float(agg["lower"]), "upper": float(agg["upper"]),
+                                                                  "confidence_level": LEVEL, "method": method}}},
+    })
+    return {
+        "schema_version": EEE_SCHEMA_VERSION,
+        "evaluation_id": f"harness-ext-prediction/{model}/{timestamp}",
+        "retrieved_timestamp": timestamp,
+        "source_metadata": {"source_name": "harness-ext prediction", "source_type": "evaluation_run",
+                            "source_organization_name": "harness-ext", "evaluator_relationship": "other",
+                            "additional_details": {EEE_PREDICTION_DETAIL: "true",
+                                                   "predictor": manifest["prediction"]["predictor"]["name"],
+                                                   "manifest_fingerprint": str(manifest["source"].get("fingerprint"))}},
+        "eval_library": {"name": "harness-ext", "version": __version__},
+        "model_info": {"name": model, "id": model},
+        "evaluation_results": results,
+    }
+
+
+def write_eee_records(pred, manifest: dict, out_dir) -> list:
+    """One ``<model>.json`` Every Eval Ever record per model in ``out_dir``; returns the paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stamp = str(int(time.time()))
+    written = []
+    for model in pred.aggregate["model"]:
+        path = out_dir / f"{_safe(model)}.json"
+        path.write_text(json.dumps(eee_record(pred, manifest, model, stamp), indent=2) + "\n")
+        written.append(path)
+    return written

@@ -1,0 +1,110 @@
+"""predict: honest messages and interoperable outputs (issue 16, items 3, 4 and 5)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness_ext.cli import main
+from test_reduced_folder import TASKS, _write_population
+
+
+@pytest.fixture(scope="module")
+def reduced(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pred_out")
+    pop = _write_population(root / "pop", n_models=10)
+    new = _write_population(root / "new", n_models=1, seed=7)
+    db, out = root / "s.duckdb", root / "reduced"
+    assert main(["ingest", "--db", str(db), str(pop)]) == 0
+    assert main(["reduce", "--db", str(db), "--budget", "2", "--n-random", "20", "--out", str(out)]) == 0
+    return root, out, new
+
+
+def test_json_dash_writes_json_to_stdout_only(reduced, capsys):
+    """Issue 16: 'predict --json -' wrote a file named '-'."""
+    root, out, new = reduced
+    capsys.readouterr()
+    assert main(["predict", "-m", str(out), str(new), "--json", "-", "--no-lm-eval-results"]) == 0
+    cap = capsys.readouterr()
+    doc = json.loads(cap.out)
+    assert doc["aggregate"][0]["model"] == "org/m0" and "full-benchmark aggregate" in cap.err
+    assert not (root / "-").exists() and not (new.parent / "-").exists()
+
+
+def test_unknown_chance_levels_are_flagged(reduced, capsys):
+    _, out, new = reduced
+    capsys.readouterr()
+    assert main(["predict", "-m", str(out), str(new), "--no-lm-eval-results"]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: no known chance level for {len(TASKS)} of {len(TASKS)} datasets" in err
+
+
+def test_mismatch_lists_found_and_expected_keys(reduced, tmp_path, capsys):
+    """Issue 16: with acc_norm (or acc,strict-match) results predict only said 'none of the results is on a dataset'."""
+    _, out, new = reduced
+    [f] = new.rglob("results_*.json")
+    doc = json.loads(f.read_text())
+    doc["results"] = {t: {"alias": t, "acc_norm,none": 0.5} for t in TASKS}
+    p = tmp_path / "results_2025-01-01T00-00-00.000000.json"
+    p.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["predict", "-m", str(out), str(p)]) == 1
+    err = capsys.readouterr().err
+    m = json.loads((out / "manifest.json").read_text())
+    first = m["subset"][0]["name"]
+    assert f"(lm_eval, {first}, acc_norm, 0 shots)" in err          # found
+    assert f"expects (lm_eval, {first}, acc, 0 shots)" in err       # expected
+    assert "with metric 'acc_norm'; the manifest has benchmark 'lm_eval' and metric 'acc'" in err
+
+
+def test_lm_eval_schema_results_file_next_to_the_run(reduced, capsys):
+    root, out, new = reduced
+    assert main(["predict", "-m", str(out), str(new)]) == 0
+    [f] = new.rglob("results_*.json")
+    written = f.parent / "harness_ext_prediction_harness_ext_reduced.json"
+    assert written.exists() and f"wrote {written}" in capsys.readouterr().out
+    doc = json.loads(written.read_text())
+    full = doc["results"]["harness_ext_reduced_full"]
+    assert full["score_lower,predicted"] <= full["score,predicted"] <= full["score_upper,predicted"]
+    assert doc["group_subtasks"]["harness_ext_reduced_full"] == TASKS
+    assert sum(r.get("observed", False) for r in doc["results"].values()) == 2
+    assert "1.645" in doc["harness_ext_prediction"]["method"]
+    # Predicting again from the same folder: the prediction file is refused, never read as a measured result.
+    capsys.readouterr()
+    assert main(["predict", "-m", str(out), str(new), "--json", "-"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["aggregate"][0]["aggregate"] == pytest.approx(full["score,predicted"])
+    from harness_ext.ingest import ingest_paths
+    from harness_ext.store import Store
+
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [written], show_progress=False)
+    assert rep.files[0].status == "skipped" and "harness-ext prediction" in rep.files[0].reason
+
+
+def test_every_eval_ever_export(reduced, tmp_path, capsys):
+    _, out, new = reduced
+    eee = tmp_path / "eee"
+    assert main(["predict", "-m", str(out), str(new), "--eee", str(eee), "--no-lm-eval-results"]) == 0
+    [f] = eee.glob("*.json")
+    rec = json.loads(f.read_text())
+    for key in ("schema_version", "evaluation_id", "retrieved_timestamp", "source_metadata", "model_info",
+                "eval_library", "evaluation_results"):
+        assert key in rec
+    assert rec["schema_version"].startswith("0.2")
+    full = rec["evaluation_results"][-1]
+    ci = full["score_details"]["uncertainty"]["confidence_interval"]
+    assert ci["lower"] <= full["score_details"]["score"] <= ci["upper"] and ci["confidence_level"] == 0.9
+    assert "cross-validated RMSE" in ci["method"]
+    for r in rec["evaluation_results"]:
+        assert {"evaluation_name", "source_data", "metric_config", "score_details"} <= set(r)
+        assert "lower_is_better" in r["metric_config"]
+        assert all(isinstance(v, str) for v in r["score_details"].get("details", {}).values())
+    # The EEE adapter refuses its own predictions.
+    from harness_ext.ingest import ingest_paths
+    from harness_ext.store import Store
+
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [f], show_progress=False)
+    assert rep.files[0].status == "skipped" and "prediction" in rep.files[0].reason
