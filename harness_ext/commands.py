@@ -259,7 +259,7 @@ def prowl_options(parser) -> None:
 
 def compare_options(parser):
     add_matrix_arguments(parser)
-    g = parser.add_argument_group("protocol (Gusev & Zaytsev 2026, §5-6)")
+    g = parser.add_argument_group("rank-preservation protocol (Gusev & Zaytsev)")
     g.add_argument("--selectors", nargs="+", action=ListAppend, default=None, metavar="NAME",
                    help=f"selectors to compare (default: {' '.join(COMPARE_DEFAULT_SELECTORS)})")
     g.add_argument("--trials", type=int, default=200, help="number of trials T (default 200)")

@@ -1822,7 +1822,7 @@ def run(args) -> int:
             f"top_two_swap_rate        {s['top_two_swap_rate']:.4f}  fraction of draws where uniform #2 beats #1 "
             f"({s['top_two'][1]} beats {s['top_two'][0]})\n"
             f"largest_range            {s['largest_range']:.4f}  max - min weighted score, score units "
-            f"(003 §5.2.3 'up to 10%'), {s['largest_range_model']}\n"
+            f"(Ailem et al. report up to 10%), {s['largest_range_model']}\n"
             f"largest_abs_score_shift  {s['largest_abs_score_shift']:.4f}  max |weighted - uniform|, score units, "
             f"{s['largest_abs_score_shift_model']}\n"
             f"largest_score_shift      {s['largest_score_shift']:.4f}  max |weighted - uniform| / uniform (relative), "
