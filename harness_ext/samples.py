@@ -80,9 +80,81 @@ def ensure_schema(store) -> None:
     store.con.execute(_SCHEMA)
 
 
+#: Every Eval Ever instance-level records (``<evaluation>_samples.jsonl``, instance_level_eval.schema.json).
+EEE_SAMPLES_RE = re.compile(r"^(?!samples_).+_samples\.jsonl(?:\.gz)?$")
+
+
 def is_samples_file(path) -> bool:
-    """Whether ``path`` is named like an lm-eval per-sample log."""
-    return bool(SAMPLES_FILE_RE.match(Path(path).name))
+    """Whether ``path`` is named like a per-sample log: lm-eval's or Every Eval Ever's instance-level records."""
+    name = Path(path).name
+    return bool(SAMPLES_FILE_RE.match(name) or EEE_SAMPLES_RE.match(name))
+
+
+def _doc_id(sample_id) -> int:
+    """An integer id for an Every Eval Ever ``sample_id`` (``"id147"`` -> 147; other strings -> a stable hash)."""
+    if isinstance(sample_id, int) and not isinstance(sample_id, bool):
+        return sample_id
+    text = str(sample_id)
+    m = re.fullmatch(r"[A-Za-z_-]*(\d{1,18})", text)
+    if m:
+        return int(m.group(1))
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little") & (2**63 - 1)
+
+
+def read_eee_samples(path) -> tuple:
+    """Parse an Every Eval Ever instance-level file into ``(model, task, frame, sha256)``.
+
+    One JSON object per sample with ``model_id``, ``evaluation_name``, ``sample_id``,
+    ``sample_hash`` and ``evaluation.score`` (schema 0.2.x); the score is stored as metric
+    ``score`` and ``evaluation.is_correct`` (when given) as ``acc`` (0/1). The task is the
+    ``evaluation_name``; every line must name the same model and evaluation.
+
+    Raises
+    ------
+    IngestError
+        On anything that is not a well-formed instance-level file; nothing is half-read.
+    """
+    path = Path(path)
+    try:
+        raw = _open_text(path)
+        text = raw.decode("utf-8")
+    except OSError as exc:
+        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
+    except (EOFError, gzip.BadGzipFile, UnicodeDecodeError) as exc:
+        raise IngestError(path, f"cannot read: {exc}") from None
+    models, tasks = set(), set()
+    doc_ids, metrics, values, hashes = [], [], [], []
+    for lineno, line in enumerate(io.StringIO(text), start=1):
+        if not line.strip():
+            continue
+        try:
+            s = json.loads(line)
+        except ValueError as exc:
+            raise IngestError(path, f"line {lineno} is not JSON: {exc}") from None
+        if not isinstance(s, dict) or "sample_id" not in s or not isinstance(s.get("evaluation"), dict):
+            raise IngestError(path, f"line {lineno} is not an Every Eval Ever instance record "
+                                    "(sample_id and evaluation are required)")
+        models.add(str(s.get("model_id")))
+        tasks.add(str(s.get("evaluation_name")))
+        ev = s["evaluation"]
+        did = _doc_id(s["sample_id"])
+        for name, v in (("score", ev.get("score")), ("acc", ev.get("is_correct"))):
+            if isinstance(v, bool):
+                v = float(v)
+            if isinstance(v, (int, float)) and math.isfinite(float(v)):
+                doc_ids.append(did)
+                metrics.append(name)
+                values.append(float(v))
+                hashes.append(s.get("sample_hash") if isinstance(s.get("sample_hash"), str) else None)
+    if not values:
+        raise IngestError(path, "no per-sample scores found")
+    if len(models) != 1 or len(tasks) != 1:
+        raise IngestError(path, f"lines name {len(models)} models and {len(tasks)} evaluations; expected one of each")
+    model, task = models.pop(), tasks.pop()
+    sha = hashlib.sha256(raw + f"\0model={model}\0task={task}".encode()).hexdigest()
+    frame = pd.DataFrame({"doc_id": np.asarray(doc_ids, dtype=np.int64), "metric": metrics, "value": values,
+                          "doc_hash": hashes, "prompt_hash": [None] * len(values)})
+    return model, task, frame, sha
 
 
 @dataclass
@@ -119,7 +191,7 @@ def _iter_sample_files(paths: Iterable) -> list:
         if p.is_dir():
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if not is_hidden(d))
-                out.extend(Path(root) / f for f in sorted(files) if SAMPLES_FILE_RE.match(f))
+                out.extend(Path(root) / f for f in sorted(files) if is_samples_file(f))
         else:
             out.append(p)
     return out
@@ -280,7 +352,10 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
         try:
             if not path.exists():
                 raise IngestError(path, "no such file or directory")
-            mdl, task, frame, sha = read_samples(path, model=model)
+            if EEE_SAMPLES_RE.match(path.name):
+                mdl, task, frame, sha = read_eee_samples(path)
+            else:
+                mdl, task, frame, sha = read_samples(path, model=model)
         except IngestError as exc:
             report.files.append(SamplesFileReport(str(path), "skipped", reason=exc.reason))
             continue

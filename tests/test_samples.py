@@ -163,3 +163,28 @@ def test_matrix_feeds_binary_similarity(store):
         pytest.skip("no binary similarity measure registered")
     S = next(iter(binary.values())).func(pm.to_numpy(dtype=float))
     assert S.shape == (3, 3) and np.allclose(S, S.T, equal_nan=True)
+
+
+def test_every_eval_ever_instance_level_samples(tmp_path):
+    """Issue 16: EEE instance-level *_samples.jsonl go to the samples table (real record, see fixtures' PROVENANCE)."""
+    from pathlib import Path
+
+    from harness_ext.ingest import ingest_paths
+    from harness_ext.samples import prompt_matrix
+    from harness_ext.store import Store
+
+    fixture = Path(__file__).parent / "fixtures" / "eee_samples"
+    with Store.open(tmp_path / "s.duckdb") as s:
+        rep = ingest_paths(s, [fixture], show_progress=False)
+        [f] = [x for x in rep.files if x.path.endswith("None_samples.jsonl")]
+        assert f.status == "ingested" and f.adapter == "lm_eval_samples" and f.n_samples == 2
+        pm = prompt_matrix(s, "mmlu", "acc")
+        assert list(pm.columns) == ["openai/gpt2"] and pm.index.tolist() == [59] and pm.iloc[0, 0] == 0.0
+        assert prompt_matrix(s, "mmlu", "score").attrs["binary"]
+        again = ingest_paths(s, [fixture], show_progress=False)
+        assert [x.status for x in again.files if x.path.endswith(".jsonl")] == ["unchanged"]
+    bad = tmp_path / "x_samples.jsonl"
+    bad.write_text('{"sample_id": 1}\n')
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [bad], show_progress=False)
+    assert rep.files[0].status == "skipped" and "instance record" in rep.files[0].reason
