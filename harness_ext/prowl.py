@@ -740,7 +740,9 @@ def prowl_table(
                  "AUC>=random": np.nan, "Max2>=random": np.nan, "S*": "", "note": ""})
     methods = [(b, None) for b in baselines] + [(selector, s) for s in (similarities or default_measures(X))]
     frame = pd.DataFrame(X, columns=names)
-    for sel, sim in methods:
+    from .report import progress
+
+    for sel, sim in progress(methods, total=len(methods), desc="prowl"):
         try:
             res = run_prowl(frame, similarity=sim, selector=sel, target=target, random_state=random_state,
                             selector_params=selector_params if sim is not None else None, baseline=baseline, ties=ties,
