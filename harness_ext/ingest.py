@@ -29,7 +29,7 @@ from .types import SourceFile
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
-CANDIDATE_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv")
+CANDIDATE_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".eval")
 #: Adapter name reported for lm-eval per-sample logs (stored by :func:`harness_ext.samples.ingest_samples`).
 SAMPLES_ADAPTER = "lm_eval_samples"
 #: Sources written per DuckDB transaction (each source stays all-or-nothing; see Store.ingest_batch).

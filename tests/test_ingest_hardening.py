@@ -68,6 +68,14 @@ SEEDS = {
         "config_general": {"model_name": "org/m", "model_sha": "abc"},
         "results": {"harness|hendrycksTest-anatomy|5": {"acc": 0.6, "acc_stderr": 0.04},
                     "harness|arc:challenge|25": {"acc": 0.5, "acc_norm": 0.55}, "all": {"acc": 0.5}}}),
+    "inspect_ai": ("2024-11-05T13-31-45-05-00_t_x.json", {
+        "version": 2, "status": "success",
+        "eval": {"task": "inspect_evals/mmlu", "model": "openai/m", "dataset": {"samples": 2}},
+        "results": {"total_samples": 2, "completed_samples": 2,
+                    "scores": [{"name": "match", "scorer": "match",
+                                "metrics": {"accuracy": {"name": "accuracy", "value": 0.5},
+                                            "stderr": {"name": "stderr", "value": 0.35}}}]},
+        "samples": []}),
     "helm_table": ("core.json", [{
         "title": "Accuracy", "name": "accuracy",
         "header": [{"value": "Model", "metadata": {}}, {"value": "Mean win rate", "metadata": {}},

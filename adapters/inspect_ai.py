@@ -1,0 +1,95 @@
+"""Inspect AI evaluation logs (UK AISI ``inspect_ai``): ``.json`` logs and ``.eval`` archives.
+
+A log is one (task, model) run::
+
+    {"version": 2, "status": "success",
+     "eval": {"task": "mmlu", "model": "openai/gpt-4o-mini", "dataset": {"name": .., "samples": ..}, ...},
+     "results": {"total_samples": .., "completed_samples": ..,
+                 "scores": [{"name": "match", "scorer": "match",
+                             "metrics": {"accuracy": {"name": "accuracy", "value": 0.8},
+                                         "stderr": {"name": "stderr", "value": 0.13}}}]},
+     "samples": [...]}
+
+``.eval`` files are zip archives whose ``header.json`` holds the same ``eval`` and
+``results`` blocks. Both are read with the standard library, so inspect_ai need not be
+installed (the ``[inspect]`` extra installs it for users who also write logs).
+
+Benchmark ``inspect``; dataset = the task name (an ``inspect_evals/`` prefix dropped);
+metric = the metric name, or ``<scorer>/<metric>`` when a log has several scorers;
+``stderr`` (and ``std``) become the stderr of the scorer's first metric. Logs whose
+``status`` is not ``success`` are refused: their scores cover only part of the samples.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+from harness_ext.errors import IngestError
+from harness_ext.hookspecs import hookimpl
+from harness_ext.types import Adapter, ResultRecord, SourceFile
+
+BENCHMARK = "inspect"
+_SPREAD = ("stderr", "std", "var")
+
+
+def _header(src: SourceFile) -> dict:
+    if src.suffix == ".eval":
+        try:
+            with zipfile.ZipFile(src.path) as z:
+                return json.loads(z.read("header.json").decode("utf-8"))
+        except KeyError:
+            raise IngestError(src.path, "an .eval archive without header.json") from None
+        except zipfile.BadZipFile as exc:
+            raise IngestError(src.path, f"not a valid .eval archive: {exc}") from None
+    return src.json()
+
+
+def _is_log(doc) -> bool:
+    return (isinstance(doc, dict) and isinstance(doc.get("eval"), dict) and "task" in doc["eval"]
+            and "model" in doc["eval"] and "version" in doc and "status" in doc)
+
+
+def can_handle(src: SourceFile) -> bool:
+    if src.suffix == ".eval":
+        return zipfile.is_zipfile(src.path)
+    return src.suffix == ".json" and b'"eval"' in src.head and _is_log(src.try_json())
+
+
+def read(src: SourceFile):
+    doc = _header(src)
+    if not _is_log(doc):
+        raise IngestError(src.path, "not an Inspect AI log (no eval.task / eval.model)")
+    if doc.get("status") != "success":
+        raise IngestError(src.path, f"log status is {doc.get('status')!r}, not 'success': its scores are incomplete")
+    ev = doc["eval"]
+    task = str(ev["task"]).split("/", 1)[-1] if str(ev["task"]).startswith("inspect_evals/") else str(ev["task"])
+    model = str(ev["model"])
+    scores = (doc.get("results") or {}).get("scores") or []
+    several = len(scores) > 1
+    n = (doc.get("results") or {}).get("completed_samples")
+    meta = {"harness": "inspect_ai", "task_version": ev.get("task_version"),
+            "inspect_ai": (ev.get("packages") or {}).get("inspect_ai"), "run_id": ev.get("run_id")}
+    out = []
+    for s in scores:
+        metrics = s.get("metrics") or {}
+        spread = next((metrics[k].get("value") for k in _SPREAD if isinstance(metrics.get(k), dict)), None)
+        first = True
+        for key, m in metrics.items():
+            if key in _SPREAD or not isinstance(m, dict) or not isinstance(m.get("value"), (int, float)):
+                continue
+            name = m.get("name") or key
+            out.append(ResultRecord(
+                model=model, benchmark=BENCHMARK, dataset=task,
+                metric=f"{s.get('name') or s.get('scorer')}/{name}" if several else str(name),
+                value=float(m["value"]), stderr=float(spread) if first and isinstance(spread, (int, float)) else None,
+                n_samples=n if isinstance(n, int) else None, primary=first and s is scores[0], task=str(ev["task"]),
+                model_metadata={k: v for k, v in (ev.get("model_args") or {}).items()}, dataset_metadata=meta))
+            first = False
+    return out
+
+
+@hookimpl
+def harness_ext_adapters():
+    yield Adapter(name="inspect-ai", description="Inspect AI evaluation logs (.json, and .eval archives' header.json)",
+                  can_handle=can_handle, read=read)

@@ -1,0 +1,41 @@
+"""Inspect AI logs (issue 16, item 4): a real .json log, the same header in an .eval archive, and refusals."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+from harness_ext.ingest import ingest_paths
+from harness_ext.matrix import MatrixQuery, query_results
+from harness_ext.store import Store
+
+LOG = Path(__file__).parent / "fixtures" / "inspect" / "2024-11-05T13-31-45-05-00_input-task_8zXjbRzCWrL9GXiXo2vus9.json"
+
+
+def test_real_inspect_json_log():
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [LOG.parent], show_progress=False)
+        [f] = [x for x in rep.files if x.path.endswith(".json")]
+        assert f.status == "ingested" and f.adapter == "inspect_ai", f
+        r = query_results(s, MatrixQuery(benchmarks=("inspect",)))
+    assert list(zip(r["model"], r["dataset"], r["metric"], r["value"], r["stderr"])) == \
+        [("openai/gpt-4o-mini", "input_task", "accuracy", 1.0, 0.0)]
+
+
+def test_eval_archive_and_refusals(tmp_path):
+    doc = json.loads(LOG.read_text())
+    header = {k: v for k, v in doc.items() if k != "samples"}
+    header["results"]["scores"][0]["metrics"]["accuracy"]["value"] = 0.5
+    archive = tmp_path / "run.eval"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("header.json", json.dumps(header))
+    failed = tmp_path / "failed.json"
+    failed.write_text(json.dumps({**doc, "status": "error"}))
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [tmp_path], show_progress=False)
+        by = {Path(f.path).name: f for f in rep.files}
+        assert by["run.eval"].status == "ingested"
+        assert by["failed.json"].status == "skipped" and "not 'success'" in by["failed.json"].reason
+        r = query_results(s, MatrixQuery(benchmarks=("inspect",)))
+    assert r["value"].tolist() == [0.5]
