@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Cheaper, still trustworthy LLM evaluation: reduce a benchmark, run the subset, predict the rest.",
     )
     parser.add_argument("--version", action="version", version=f"harness-ext {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more detail; with an error, its traceback")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, command in COMMANDS.items():
         p = sub.add_parser(name, help=command.help, description=command.help)
@@ -93,8 +94,15 @@ def _lower_level(record) -> bool:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except HarnessExtError as exc:
+        print(f"harness-ext: error: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the boundary guard, see _unexpected
+        return _unexpected("harness-ext", argv, exc, "-v" in argv or "--verbose" in argv)
     configure_logging(getattr(args, "verbose", 0) or 0, getattr(args, "quiet", 0) or 0)
     if not getattr(args, "_run", None):
         parser.print_help()
@@ -112,6 +120,33 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:  # pragma: no cover
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - the boundary guard, see _unexpected
+        return _unexpected(f"harness-ext {args.command}", argv, exc, bool(getattr(args, "verbose", 0)))
+
+
+#: Longest rendering of the command's input in the guard's one line.
+_INPUT_CHARS = 200
+
+
+def _unexpected(command: str, argv: list, exc: BaseException, verbose: bool) -> int:
+    """Print an exception that is not a HarnessExtError as one line (command, input, cause); exit 1.
+
+    Such an exception is a bug or an input no check anticipated (a MemoryError on a huge
+    file, a RecursionError); either way a user gets one readable line, and ``-v`` the traceback.
+    """
+    import traceback
+
+    if verbose:
+        traceback.print_exception(exc, file=sys.stderr)
+    given = " ".join(repr(a) if (not a or any(c.isspace() or not c.isprintable() for c in a)) else a for a in argv)
+    if len(given) > _INPUT_CHARS:
+        given = given[: _INPUT_CHARS - 3] + "..."
+    cause = " ".join(str(exc).split()) or "(no message)"
+    if len(cause) > 300:
+        cause = cause[:297] + "..."
+    hint = "" if verbose else " (run with -v for the traceback)"
+    print(f"{command}: error: unexpected {type(exc).__name__} on input [{given}]: {cause}{hint}", file=sys.stderr)
+    return 1
 
 
 def _run_with_json(args) -> int:

@@ -28,5 +28,9 @@ class StoreError(HarnessExtError):
     """The store cannot answer (empty, locked, or the query selects nothing)."""
 
 
+class StoreLockedError(StoreError):
+    """Another process holds the store's write lock."""
+
+
 class MethodError(HarnessExtError):
     """A method got input it cannot work with (too few models, bad budget, ...)."""

@@ -208,6 +208,7 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
     """
     from .lm_eval_tasks import pop_configs, store_configs
     from .report import progress
+    from .store import SourceOutcome
     from .samples import ingest_samples, is_samples_file  # samples imports this module
 
     adapters = get_registrations("adapters")
@@ -225,8 +226,13 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
         if pending:
             outcomes = store.ingest_batch([item[1:] for item in pending])
             kept = []
-            for (idx, path, _sha, name, _recs), outcome in zip(pending, outcomes):
-                report.files[idx] = FileReport(str(path), outcome.status, name, outcome.n_new, reason=outcome.reason,
+            # Counts come from the committed store, never from what was handed to it.
+            committed = store.committed_results([item[2] for item in pending])
+            for (idx, path, sha, name, _recs), outcome in zip(pending, outcomes):
+                if outcome.status == "ingested" and sha not in committed:
+                    outcome = SourceOutcome("skipped", reason="the store did not keep it (not found after the commit)")
+                n = committed.get(sha, 0) if outcome.status == "ingested" else 0
+                report.files[idx] = FileReport(str(path), outcome.status, name, n, reason=outcome.reason,
                                                conflicts=outcome.conflicts)
                 configs = task_configs.pop(path, None)
                 if configs and outcome.status == "ingested":

@@ -167,6 +167,9 @@ def build_manifest(
     from .prowl import run_prowl
     from .weighting import compute_weights
 
+    from .safe_output import check_group_name
+
+    check_group_name(group_name)
     X = df.to_numpy(dtype=float)
     m, d = X.shape
     if m < MIN_MODELS:
@@ -355,11 +358,16 @@ def write_outputs(manifest: dict, out_dir, formats) -> list:
     """Write the manifest with each named manifest-writer plugin; returns the paths written."""
     from .plugin_manager import get_registration
 
+    from .safe_output import OutputDir, checked_outputs
+
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name in formats:
-        written.extend(Path(p) for p in get_registration("manifest_writers", name).write(manifest, out_dir))
+        reg = get_registration("manifest_writers", name)
+        where = f"{reg.name!r} ({reg.source})"
+        returned = reg.write(manifest, OutputDir(out_dir, where))
+        written.extend(checked_outputs(returned, out_dir, where))
     return written
 
 
@@ -388,7 +396,10 @@ def run(args) -> int:
     from .plugin_manager import get_registration
     from .store import default_db_path
 
-    # Unknown plugin names fail before any work is done.
+    from .safe_output import check_group_name
+
+    # Unknown plugin names and unsafe output names fail before any work is done.
+    check_group_name(args.group_name)
     get_registration("selectors", args.selector)
     get_registration("similarity_measures", args.similarity)
     get_registration("predictors", args.predictor)

@@ -22,7 +22,7 @@ from typing import Iterable, Optional
 import duckdb
 import pandas as pd
 
-from .errors import StoreError
+from .errors import StoreError, StoreLockedError
 
 DEFAULT_DB_NAME = "harness-ext.duckdb"
 DB_ENV = "HARNESS_EXT_DB"
@@ -58,6 +58,41 @@ ALTER TABLE datasets ADD COLUMN IF NOT EXISTS scale VARCHAR;
 #: aggregates out unless asked (:class:`harness_ext.matrix.MatrixQuery` ``aggregates``).
 DATASET = "dataset"
 AGGREGATE = "aggregate"
+
+
+#: Start of every error about a file that is not a store (tests and users grep for it).
+NOT_A_STORE = "not a harness-ext store (or corrupt)"
+#: DuckDB's file magic, after an 8-byte checksum.
+_DUCKDB_MAGIC = b"DUCK"
+
+
+def check_store_file(p: Path) -> None:
+    """Refuse, without modifying it, anything at ``p`` that is not a DuckDB database file.
+
+    Raises
+    ------
+    StoreError
+        If ``p`` is a directory, a special file, or a file without DuckDB's header.
+    """
+    import stat
+
+    try:
+        st = p.stat()
+    except OSError as exc:
+        raise StoreError(f"{NOT_A_STORE}: {p} ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise StoreError(f"{NOT_A_STORE}: {p} (a directory; --db names the store file)")
+    if not stat.S_ISREG(st.st_mode):
+        raise StoreError(f"{NOT_A_STORE}: {p} (not a regular file)")
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(12)
+    except OSError as exc:
+        raise StoreError(f"{NOT_A_STORE}: {p} ({exc.strerror or exc})") from None
+    if head[8:12] != _DUCKDB_MAGIC:
+        what = "an empty file" if not head else "not a DuckDB file"
+        raise StoreError(f"{NOT_A_STORE}: {p} ({what}; --db must name a harness-ext store or a path that does not "
+                         "exist yet)")
 
 
 def default_db_path() -> str:
@@ -110,37 +145,54 @@ class Store:
     def open(cls, path: Optional[str] = None, read_only: bool = False) -> "Store":
         """Open (creating if needed) the store at ``path``.
 
+        ``path`` must be a harness-ext store or a path that does not exist yet:
+        any other file (a JSON or CSV file named by mistake, a truncated or
+        corrupt store) is refused without being touched, because DuckDB would
+        otherwise open some of them as an empty in-memory database and an
+        ingest would report rows it never kept.
+
         Raises
         ------
         StoreError
-            If the file is locked by another process, is not a DuckDB file, or a
-            read-only open finds no store.
+            If the file is locked by another process, is not a harness-ext
+            store (or is corrupt), or a read-only open finds no store.
         """
         path = str(path) if path is not None else default_db_path()
         if path != ":memory:":
             p = Path(path)
-            if read_only and not p.exists():
+            if read_only and not os.path.lexists(p):
                 raise StoreError(f"no store at {path}: run 'harness-ext ingest PATH' first (or pass --db)")
-            if not read_only:
+            if os.path.lexists(p):
+                check_store_file(p)
+            elif not read_only:
                 p.parent.mkdir(parents=True, exist_ok=True)
         try:
             con = duckdb.connect(path, read_only=read_only and path != ":memory:")
         except duckdb.IOException as exc:
             msg = str(exc)
             if "lock" in msg.lower():
-                raise StoreError(
+                raise StoreLockedError(
                     f"store {path} is locked by another process (another 'harness-ext' command is writing to it); "
                     "wait for it to finish and run again: nothing was written"
                 ) from exc
-            raise StoreError(f"cannot open store {path}: {msg.splitlines()[0]}") from exc
+            raise StoreError(f"{NOT_A_STORE}: {path} ({msg.splitlines()[0]})") from exc
         except duckdb.Error as exc:
-            raise StoreError(f"cannot open store {path}: {str(exc).splitlines()[0]}") from exc
-        if read_only and path != ":memory:":
-            tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-            if "results" not in tables:
-                con.close()
-                raise StoreError(f"{path} is not a harness-ext store (no results table)")
-        return cls(con, path, read_only)
+            raise StoreError(f"{NOT_A_STORE}: {path} ({str(exc).splitlines()[0]})") from exc
+        try:
+            if path != ":memory:":
+                tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+                if tables and not {"meta", "results", "sources"} <= tables:
+                    # A DuckDB file of something else: never add our tables to it.
+                    raise StoreError(f"{NOT_A_STORE}: {path} (a DuckDB database without harness-ext tables)")
+                if read_only and "results" not in tables:
+                    raise StoreError(f"{NOT_A_STORE}: {path} (no results table)")
+            return cls(con, path, read_only)
+        except StoreError:
+            con.close()
+            raise
+        except duckdb.Error as exc:
+            con.close()
+            raise StoreError(f"{NOT_A_STORE}: {path} ({str(exc).splitlines()[0]})") from exc
 
     def close(self):
         self.con.close()
@@ -160,6 +212,21 @@ class Store:
         self._primary = set(self.con.execute("SELECT DISTINCT benchmark, name FROM datasets WHERE is_primary").fetchall())
         self._next_source = (self.con.execute("SELECT coalesce(max(source_id), 0) FROM sources").fetchone()[0]) + 1
         self._shas = {r[0] for r in self.con.execute("SELECT sha256 FROM sources").fetchall()}
+
+    def committed_results(self, shas: list) -> dict:
+        """``sha256 -> n_results`` as committed in the store, for the given content hashes.
+
+        Ingest reports its counts from here, so it never reports a row that was not persisted.
+        """
+        if not shas:
+            return {}
+        frame = pd.DataFrame({"sha256": list(shas)})
+        self.con.register("_shas", frame)
+        try:
+            rows = self.con.execute("SELECT s.sha256, s.n_results FROM sources s JOIN _shas USING (sha256)").fetchall()
+        finally:
+            self.con.unregister("_shas")
+        return {sha: int(n) for sha, n in rows}
 
     def has_source(self, sha256: str) -> bool:
         """Whether content with this hash was ingested already (under any path)."""

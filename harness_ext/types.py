@@ -19,6 +19,8 @@ from typing import Any, Callable, Iterable, Optional
 import numpy as np
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+#: Characters never accepted in a stored name: C0 controls except tab, DEL, and Unicode line breaks.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
 
 
 def normalise_name(name: str) -> str:
@@ -178,6 +180,10 @@ class ResultRecord:
             v = getattr(self, attr)
             if isinstance(v, str) and not v.isascii() and not _utf8(v):  # JSON "\ud800" escapes are unstorable
                 raise IngestError(path, f"{attr} {v!r} is not valid UTF-8 text")
+            if isinstance(v, str) and _CONTROL.search(v):
+                # A NUL or a line break in a name would corrupt every task list and config written from it.
+                raise IngestError(path, f"{attr} {v[:80]!r} contains a control character or line break "
+                                        f"({_CONTROL.search(v).group()!r})")
         if _number(self.value) is None:
             if isinstance(self.value, bool) or not isinstance(self.value, (int, float, np.floating, np.integer)):
                 raise IngestError(path, f"score for {self.model!r} on {self.dataset!r} ({self.metric}) is not a number: {self.value!r}")

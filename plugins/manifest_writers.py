@@ -18,6 +18,7 @@ import yaml
 
 from harness_ext.benchmarks import MMLU_BENCHMARK
 from harness_ext.hookspecs import hookimpl
+from harness_ext.safe_output import check_group_name, comment, hocon_string, list_line, quoted, yaml_text
 from harness_ext.types import ManifestWriter
 
 #: HELM Classic scenario titles (as in helm-summarize tables / Every Eval Ever) -> run-entry description.
@@ -63,17 +64,17 @@ def helm_description(entry: dict) -> Optional[str]:
 
 
 def _stem(manifest) -> str:
-    return manifest.get("group_name") or "harness_ext_reduced"
+    return check_group_name(manifest.get("group_name") or "harness_ext_reduced")
 
 
 def write_json(manifest: dict, out_dir: Path) -> list:
     path = Path(out_dir) / "manifest.json"
-    path.write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n")
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     return [path]
 
 
 def _task_file_stem(task: str, taken: set) -> str:
-    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", task).lstrip(".") or "task"
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", task).lstrip(".-")[:150] or "task"  # a safe file name (safe_output)
     while stem in taken:
         stem += "_"
     taken.add(stem)
@@ -104,8 +105,8 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         src = sources.get(name) or {}
         if src.get("origin") == "results":
             path = out_dir / f"{_task_file_stem(name, taken)}.yaml"
-            head = (f"# Task {name!r}, rebuilt by harness-ext from the configuration lm-eval recorded in\n"
-                    f"# {src.get('source')}" + (f" (defined in {src['config_source']})" if src.get("config_source") else "")
+            head = (comment(f"Task {quoted(name)}, rebuilt by harness-ext from the configuration lm-eval recorded in") + "\n"
+                    + comment(f"{src.get('source')}" + (f" (defined in {src['config_source']})" if src.get("config_source") else ""))
                     + "\n")
             path.write_text(head + yaml.safe_dump(task_yaml_doc(name, src["config"]), sort_keys=False, allow_unicode=True))
             written.append(path)
@@ -117,21 +118,22 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         # lm-eval can only aggregate a metric every subtask reports.
         doc["aggregate_metric_list"] = [{"metric": metrics.pop(), "aggregation": "mean", "weight_by_size": False}]
     doc["metadata"] = {"version": 1.0}
-    header = [f"# Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}.",
-              f"# Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {out_dir} --tasks {group} --log_samples --output_path results/",
+    # Names come from result files: comments escape them, the document goes through yaml.safe_dump.
+    header = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
+              comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {out_dir} --tasks {group} --log_samples --output_path results/"),
               "# The group's plain mean is not the full-benchmark estimate: use 'harness-ext predict'."]
     if written:
-        header.append(f"# Task definitions in this folder (from the ingested results): {', '.join(p.name for p in written)}")
+        header.append(comment(f"Task definitions in this folder (from the ingested results): {', '.join(p.name for p in written)}"))
     for name, src in unknown:
         where = f" It was defined in {src['config_source']}." if src.get("config_source") else ""
-        header.append(f"# NOT SELF-CONTAINED: task {name!r} is not defined here ({src.get('reason', 'unknown')}).{where}")
+        header.append(comment(f"NOT SELF-CONTAINED: task {quoted(name)} is not defined here ({src.get('reason', 'unknown')}).{where}"))
         header.append(f"#   Copy its YAML (and any files it includes) into this folder: lm-eval takes one --include_path.")
     if skipped:
-        header.append(f"# Not lm-eval tasks, left out: {', '.join(skipped)}")
+        header.append(comment(f"Not lm-eval tasks, left out: {', '.join(map(quoted, skipped))}"))
     if not tasks:
         header.append("# No dataset of this subset is an lm-eval task.")
     path = out_dir / f"{group}.yaml"
-    path.write_text("\n".join(header) + "\n" + yaml.safe_dump(doc, sort_keys=False))
+    path.write_text("\n".join(header) + "\n" + yaml_text(doc), encoding="utf-8")
     return [path] + written
 
 
@@ -143,22 +145,22 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
         if desc is None:
             skipped.append(entry["name"])
             continue
-        lines.append(f'  {{description: "{desc}", priority: 1}}')
-    head = [f"# Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}.",
+        lines.append(f"  {{description: {hocon_string(desc)}, priority: 1}}")
+    head = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
             f"# Run: helm-run --conf-paths run_entries_{_stem(manifest)}.conf --suite SUITE --max-eval-instances 1000 --models-to-run MODEL"]
     if skipped:
-        head.append(f"# No HELM run entry known for: {', '.join(skipped)}")
+        head.append(comment(f"No HELM run entry known for: {', '.join(map(quoted, skipped))}"))
     body = "entries: [\n" + ",\n".join(lines) + ("\n" if lines else "") + "]\n"
     path = Path(out_dir) / f"run_entries_{_stem(manifest)}.conf"
-    path.write_text("\n".join(head) + "\n" + body)
+    path.write_text("\n".join(head) + "\n" + body, encoding="utf-8")
     return [path]
 
 
 def write_task_list(manifest: dict, out_dir: Path) -> list:
     """``<group>_tasks.txt``: one line per selected dataset, in selection order (harness task name when known)."""
-    names = [lm_eval_task(e) or e.get("task") or e["name"] for e in manifest["subset"]]
+    names = [list_line(lm_eval_task(e) or e.get("task") or e["name"], "task name") for e in manifest["subset"]]
     path = Path(out_dir) / f"{_stem(manifest)}_tasks.txt"
-    path.write_text("\n".join(names) + "\n")
+    path.write_text("\n".join(names) + "\n", encoding="utf-8")
     return [path]
 
 

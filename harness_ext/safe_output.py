@@ -1,0 +1,199 @@
+"""Writing names that came from result files into configs and file names, safely.
+
+Dataset, model and task names are read from files anyone can write, and
+``reduce`` puts them into an lm-eval YAML, a HELM HOCON conf, a task list and
+file names that users then run. Every such name goes through this module:
+the format's own serializer (:func:`yaml_text`, :func:`hocon_string`), an
+escaped one-line rendering for comments (:func:`comment`), a check for
+line-based lists (:func:`list_line`), or a name check for files
+(:func:`check_file_name`, :func:`check_group_name`). Writers receive an
+:class:`OutputDir` and return the file names they wrote; the core
+(:func:`checked_outputs`) refuses anything outside the output directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Iterable
+
+from .errors import HarnessExtError, PluginError
+
+#: A file or group name: letters, digits, ``.``, ``_``, ``-``; not starting with ``.`` or ``-``.
+SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+#: Longest group name (it becomes part of file names and of lm-eval's task index).
+MAX_GROUP_NAME = 100
+#: Longest file name a writer may produce (file systems allow 255 bytes).
+MAX_FILE_NAME = 200
+#: Characters that end a line somewhere (YAML, HOCON, editors, ``str.splitlines``) or are control codes.
+_UNSAFE_IN_LINE = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
+#: What a line of a list may not hold (a tab may stay).
+_UNSAFE_IN_LIST = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
+#: Control codes pyhocon cannot read back from a quoted string (it does not decode ``\\uXXXX``).
+_NOT_HOCON = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def check_group_name(name: str) -> str:
+    """Return ``name`` if it can be an lm-eval group and a file stem, else raise.
+
+    Raises
+    ------
+    HarnessExtError
+        If it is empty, longer than ``MAX_GROUP_NAME``, or has a character other than
+        letters, digits, ``.``, ``_``, ``-`` (so no path separator and no ``..``).
+    """
+    if not isinstance(name, str) or not name:
+        raise HarnessExtError("group name must be a non-empty string")
+    if len(name) > MAX_GROUP_NAME:
+        raise HarnessExtError(f"group name is {len(name)} characters long; at most {MAX_GROUP_NAME} are allowed")
+    if not SAFE_NAME_RE.match(name) or ".." in name:
+        raise HarnessExtError(f"group name {name!r} is not allowed: use letters, digits, '.', '_' and '-' "
+                              "(it names files inside --out)")
+    return name
+
+
+def check_file_name(name, what: str = "file name") -> str:
+    """Return ``name`` as a single safe path component, else raise HarnessExtError."""
+    if not isinstance(name, str) or not name:
+        raise HarnessExtError(f"{what} must be a non-empty string, got {name!r}")
+    if len(name) > MAX_FILE_NAME:
+        raise HarnessExtError(f"{what} is {len(name)} characters long; at most {MAX_FILE_NAME} are allowed")
+    if not SAFE_NAME_RE.match(name) or name in (".", ".."):
+        raise HarnessExtError(f"{what} {name!r} is not allowed: one path component of letters, digits, '.', '_', '-'")
+    return name
+
+
+def escape_line(text) -> str:
+    """``text`` on one line: line breaks and control codes as ``\\n``-style escapes."""
+    return _UNSAFE_IN_LINE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+
+
+def comment(text, prefix: str = "# ") -> str:
+    """A one-line comment whatever ``text`` holds (names inside it should be :func:`quoted`)."""
+    return prefix + escape_line(text)
+
+
+def quoted(name) -> str:
+    """A name for human-readable text (comments, messages): JSON-quoted, so its extent is unambiguous."""
+    return json.dumps(str(name), ensure_ascii=False)
+
+
+def yaml_text(doc) -> str:
+    """``doc`` as YAML through ``yaml.safe_dump``, checked to load back equal.
+
+    Raises
+    ------
+    HarnessExtError
+        If the dump does not read back as ``doc`` (it always should; this is the proof).
+    """
+    import yaml
+
+    # ASCII output: PyYAML writes U+0085 raw with allow_unicode and reads it back as a line break.
+    text = yaml.safe_dump(doc, sort_keys=False, width=1 << 16)
+    if yaml.safe_load(text) != doc:  # pragma: no cover - PyYAML's emitter escapes what it must
+        raise HarnessExtError("a name could not be written to YAML unchanged")
+    return text
+
+
+def hocon_string(value) -> str:
+    """A HOCON quoted string (JSON string syntax) that pyhocon, HELM's reader, reads back unchanged.
+
+    Raises
+    ------
+    HarnessExtError
+        If ``value`` has control codes pyhocon cannot read back.
+    """
+    s = str(value)
+    bad = _NOT_HOCON.search(s)
+    if bad:
+        raise HarnessExtError(f"{quoted(s)} cannot be written to a HOCON conf: control character {bad.group()!r}")
+    return json.dumps(s, ensure_ascii=False)
+
+
+def list_line(name, what: str = "name") -> str:
+    """``name`` as one line of a line-based list; raise if it would not stay one line.
+
+    Raises
+    ------
+    HarnessExtError
+        If ``name`` is empty, has surrounding white space, a line break or a control code.
+    """
+    s = str(name)
+    if not s.strip() or s != s.strip() or _UNSAFE_IN_LIST.search(s):
+        raise HarnessExtError(f"{what} {json.dumps(s)} cannot be one line of a list "
+                              "(empty, surrounding spaces, a line break or a control character)")
+    return s
+
+
+class OutputDir(os.PathLike):
+    """The directory handle a manifest writer gets: it writes files by name, inside the directory only.
+
+    ``os.fspath(out)`` and ``Path(out)`` give the directory (writers that build paths themselves
+    still work); :meth:`write_text` checks the name first. Either way the core checks every
+    name a writer returns (:func:`checked_outputs`).
+    """
+
+    def __init__(self, path, writer: str = "writer"):
+        self.path = Path(path)
+        self.writer = writer
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    def __truediv__(self, name) -> Path:
+        return self.path / check_file_name(str(name), f"file name from {self.writer}")
+
+    def __repr__(self):
+        return f"OutputDir({str(self.path)!r})"
+
+    def write_text(self, name: str, text: str) -> str:
+        """Write ``text`` (UTF-8) to ``name`` inside the directory; returns ``name``."""
+        (self / name).write_text(text, encoding="utf-8")
+        return name
+
+    def write_bytes(self, name: str, data: bytes) -> str:
+        (self / name).write_bytes(data)
+        return name
+
+
+def checked_outputs(returned, out_dir, writer: str) -> list:
+    """The files a writer says it wrote, as paths inside ``out_dir``.
+
+    Parameters
+    ----------
+    returned
+        What the writer returned: a list of file names (or paths) inside ``out_dir``.
+    writer : str
+        The writer's name and source, for the error.
+
+    Raises
+    ------
+    PluginError
+        If the writer returned something other than a list of names, a name that is not a safe
+        path component, a name resolving outside ``out_dir``, or a file it did not write.
+    """
+    out_dir = Path(out_dir)
+    root = out_dir.resolve()
+    if isinstance(returned, (str, bytes, os.PathLike)) or not isinstance(returned, Iterable):
+        raise PluginError(f"manifest writer {writer} returned {type(returned).__name__}; expected a list of file names")
+    paths = []
+    for item in list(returned):
+        if not isinstance(item, (str, os.PathLike)):
+            raise PluginError(f"manifest writer {writer} returned a {type(item).__name__} in its list; expected file names")
+        p = Path(item)
+        full = p if p.is_absolute() else out_dir / p
+        try:
+            rel = full.resolve().relative_to(root)
+        except ValueError:
+            raise PluginError(f"manifest writer {writer} wrote {str(item)!r}, outside the output directory {out_dir}") from None
+        try:
+            for part in rel.parts or (".",):
+                check_file_name(part)
+        except HarnessExtError as exc:
+            raise PluginError(f"manifest writer {writer}: {exc}") from None
+        if not full.is_file():
+            raise PluginError(f"manifest writer {writer} returned {str(item)!r}, which is not a file it wrote")
+        paths.append(out_dir / rel)
+    return paths

@@ -1,0 +1,320 @@
+"""No silent loss, no injection (issue 19 items 1, 2, 4).
+
+- Hostile names (quotes, newlines, braces, ``../``, unicode, 500 characters) go through each format's
+  serializer: every output parses in lm-eval's own YAML loader and in pyhocon (HELM's reader) and lists
+  exactly the subset.
+- ``--db`` must be a store or a new path; anything else is an error naming it, and the file is untouched.
+- ``--group-name`` and writer outputs stay inside ``--out``; a writer returning the wrong thing is a
+  PluginError naming it.
+- The CLI guard: an unexpected exception is one line with exit 1; ``-v`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from harness_ext.errors import HarnessExtError, PluginError
+from harness_ext.manifest import example_manifest, write_outputs
+from harness_ext.safe_output import check_group_name, hocon_string, list_line, yaml_text
+from harness_ext.store import Store
+
+pyhocon = pytest.importorskip("pyhocon")
+
+#: Names a third-party result file can carry. The first group is storable; the second is refused at ingest
+#: (control characters, line breaks) but must still be handled by the writers (old stores, edited manifests):
+#: through the serializers, or refused with a clear error where a format cannot hold them.
+STORABLE = ['q"uote', "it's", "{a}", "${x}", "a}b{", "../../escaped", "/abs/path", "Ünïcødé 数据 😀", "a\\b",
+            "#hash", "key: value", "- dash", "yes", "null", "1e3", "&anchor *alias !tag", "%p | > @", "a,b",
+            "x" * 500, "rtl\u202eltr", "\ufeffbom", "tab\there", '"""', "[list]", "::", "?"]
+REFUSED = ["evil}\n]\nx: [", "cr\rlf", "nul\x00byte", "ls\u2028sep", "ne\x85l", "bell\x07"]
+HOSTILE = STORABLE + REFUSED
+#: Control codes pyhocon cannot read back from any string: the HELM writer refuses them.
+NOT_HOCON = {"nul\x00byte", "bell\x07"}
+
+
+def _lm_eval_load_yaml():
+    try:
+        from lm_eval.tasks._yaml_loader import load_yaml
+    except ImportError:  # pragma: no cover - lm-eval without this module: plain safe_load is its reader
+        return lambda p: yaml.safe_load(Path(p).read_text(encoding="utf-8"))
+    return lambda p: load_yaml(p, resolve_func=False, recursive=False)
+
+
+def _manifest(names, bench="mmlu", skipped=()):
+    m = example_manifest()
+    m["subset"] = [{"step": i + 1, "name": n, "benchmark": bench, "metric": "acc", "task": None, "num_fewshot": 5,
+                    "coverage": 0.5} for i, n in enumerate(names)]
+    m["subset"] += [{"step": len(names) + i + 1, "name": n, "benchmark": "other", "metric": "acc", "task": None,
+                     "num_fewshot": None, "coverage": 0.5} for i, n in enumerate(skipped)]
+    return m
+
+
+def _check_outputs(out: Path, group: str, names: list, skipped=(), with_list=True):
+    load_yaml = _lm_eval_load_yaml()
+    cfg = load_yaml(out / f"{group}.yaml")
+    listed = [t["task"] if isinstance(t, dict) else t for t in cfg["task"]]
+    assert listed == [f"mmlu_{n}" for n in names]
+    assert cfg["group"] == group and set(cfg) == {"group", "task", "aggregate_metric_list", "metadata"}
+    conf = pyhocon.ConfigFactory.parse_file(str(out / f"run_entries_{group}.conf"))
+    assert set(conf) == {"entries"}
+    descs = [e["description"] for e in conf["entries"]]
+    assert descs == [f"mmlu:subject={n},model=text,data_augmentation=canonical" for n in names]
+    assert all(set(e) == {"description", "priority"} for e in conf["entries"])
+    if with_list:
+        lines = (out / f"{group}_tasks.txt").read_text(encoding="utf-8").split("\n")
+        assert lines == [f"mmlu_{n}" for n in names] + ["other_" + s for s in ()] + list(skipped) + [""]
+
+
+@pytest.mark.parametrize("name", HOSTILE, ids=[repr(n)[:20] for n in HOSTILE])
+def test_each_hostile_name_parses_in_lm_eval_and_pyhocon(tmp_path, name):
+    m = _manifest(["anatomy", name], skipped=[name])
+    if name in NOT_HOCON:
+        with pytest.raises(HarnessExtError, match="cannot be written to a HOCON conf"):
+            write_outputs(m, tmp_path, ["helm_conf"])
+        write_outputs(m, tmp_path, ["lm_eval_yaml"])
+        cfg = _lm_eval_load_yaml()(tmp_path / f"{m['group_name']}.yaml")
+        assert [t["task"] for t in cfg["task"]] == ["mmlu_anatomy", f"mmlu_{name}"]
+        return
+    formats = ["lm_eval_yaml", "helm_conf"] + (["task_list"] if name in STORABLE else [])
+    write_outputs(m, tmp_path, formats)
+    _check_outputs(tmp_path, m["group_name"], ["anatomy", name], skipped=[name], with_list=name in STORABLE)
+
+
+def test_all_hostile_names_at_once(tmp_path):
+    names = [n for n in HOSTILE if n not in NOT_HOCON]
+    m = _manifest(names, skipped=HOSTILE)
+    write_outputs(m, tmp_path, ["json", "lm_eval_yaml", "helm_conf"])
+    _check_outputs(tmp_path, m["group_name"], names, with_list=False)
+    assert json.loads((tmp_path / "manifest.json").read_text())["subset"] == m["subset"]
+
+
+@pytest.mark.parametrize("name", REFUSED, ids=[repr(n)[:20] for n in REFUSED])
+def test_a_name_that_cannot_be_one_line_is_refused_in_the_task_list(tmp_path, name):
+    with pytest.raises(HarnessExtError, match="cannot be one line"):
+        write_outputs(_manifest(["anatomy", name]), tmp_path, ["task_list"])
+    with pytest.raises(HarnessExtError):
+        list_line(name)
+
+
+def test_serialisers_round_trip():
+    for n in HOSTILE:
+        assert yaml.safe_load(yaml_text({"k": [n]})) == {"k": [n]}
+        if n not in NOT_HOCON:
+            assert pyhocon.ConfigFactory.parse_string(f"a: {hocon_string(n)}")["a"] == n
+    with pytest.raises(HarnessExtError, match="control character"):
+        hocon_string("nul\x00")
+
+
+# -- end to end: hostile names in a real ingest -> reduce ------------------------------------------
+def _cli(*args):
+    """Run the CLI in this process (a subprocess costs seconds of imports per call)."""
+    import contextlib
+    import io
+    import types
+
+    from harness_ext.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main([str(a) for a in args])
+    return types.SimpleNamespace(returncode=rc, stdout=out.getvalue(), stderr=err.getvalue())
+
+
+def _hostile_csv(path: Path, names, n_models=14, seed=0):
+    rng = np.random.default_rng(seed)
+    ability = rng.random(n_models)
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["model", "benchmark", "dataset", "metric", "value"])
+        for j, n in enumerate(names):
+            difficulty = rng.random()
+            for i in range(n_models):
+                w.writerow([f"m{i}", "mmlu", n, "acc", f"{np.clip(ability[i] - 0.5 * difficulty + 0.05 * rng.standard_normal() + 0.4, 0, 1):.4f}"])
+
+
+def test_reduce_with_hostile_dataset_names_writes_parsable_configs_of_exactly_the_subset(tmp_path):
+    names = STORABLE[:12] + ["x" * 500, "Ünïcødé 数据 😀"]
+    src = tmp_path / "hostile.csv"
+    _hostile_csv(src, names)
+    db, out = tmp_path / "h.duckdb", tmp_path / "out"
+    r = _cli("ingest", "--db", db, src)
+    assert r.returncode == 0, r.stderr
+    r = _cli("reduce", "--db", db, "--budget", "6", "--n-random", "20", "--normalise", "none", "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    m = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    subset = [s["name"] for s in m["subset"]]
+    assert len(subset) == 6 and set(subset) <= set(names)
+    _check_outputs(out, "harness_ext_reduced", subset)
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["manifest.json", "harness_ext_reduced.yaml", "run_entries_harness_ext_reduced.conf", "harness_ext_reduced_tasks.txt"])
+
+
+def test_names_with_line_breaks_or_nul_are_refused_at_ingest_naming_the_file(tmp_path):
+    with Store.open(":memory:") as s:
+        from harness_ext.ingest import ingest_paths
+
+        for i, bad in enumerate(REFUSED):
+            p = tmp_path / f"bad{i}.csv"
+            with open(p, "w", newline="", encoding="utf-8") as fh:
+                csv.writer(fh).writerows([["model", "dataset", "value"], ["m1", "ok", "0.5"], ["m" + bad, "d", "0.4"]])
+            (f,) = ingest_paths(s, [p], show_progress=False).files
+            assert f.status == "skipped" and "control character" in f.reason, (bad, f)
+        assert s.counts()["results"] == 0
+
+
+# -- --db must be a store or a new path -------------------------------------------------------------
+def _sha(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def a_store(tmp_path_factory):
+    db = tmp_path_factory.mktemp("db") / "ok.duckdb"
+    fix = Path(__file__).parent / "fixtures" / "bigbench"
+    from harness_ext.ingest import ingest_paths
+
+    with Store.open(db) as s:
+        ingest_paths(s, [fix], show_progress=False)
+    return db
+
+
+def _not_stores(tmp_path, a_store):
+    data = a_store.read_bytes()
+    files = {"json": b'{"results": {}}', "csv": b"model,dataset,value\nm,d,0.5\n", "empty": b"",
+             "truncated": data[: len(data) // 2], "header_only": data[:4096], "flipped": data[:8] + b"XXXX" + data[12:]}
+    out = {}
+    for k, v in files.items():
+        p = tmp_path / f"{k}.duckdb"
+        p.write_bytes(v)
+        out[k] = p
+    (tmp_path / "adir").mkdir()
+    out["directory"] = tmp_path / "adir"
+    return out
+
+
+@pytest.mark.parametrize("command", ["ingest", "info", "matrix"])
+def test_db_that_is_not_a_store_is_an_error_naming_it_and_is_untouched(tmp_path, a_store, command):
+    fix = Path(__file__).parent / "fixtures" / "open_llm_leaderboard"
+    for kind, p in _not_stores(tmp_path, a_store).items():
+        before = None if p.is_dir() else _sha(p)
+        args = [command, "--db", p] + ([fix] if command == "ingest" else [])
+        r = _cli(*args)
+        assert r.returncode == 1, (kind, r.stdout, r.stderr)
+        assert "not a harness-ext store (or corrupt)" in r.stderr and str(p) in r.stderr, (kind, r.stderr)
+        assert "Traceback" not in r.stderr and "ingested" not in r.stdout
+        if before is not None:
+            assert _sha(p) == before, kind
+
+
+def test_a_duckdb_file_of_something_else_is_not_written_to(tmp_path):
+    import duckdb
+
+    p = tmp_path / "other.duckdb"
+    con = duckdb.connect(str(p))
+    con.execute("CREATE TABLE mine AS SELECT 1 AS x")
+    con.close()
+    with pytest.raises(HarnessExtError, match="not a harness-ext store"):
+        Store.open(p)
+    con = duckdb.connect(str(p), read_only=True)
+    assert [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()] == ["mine"]
+    con.close()
+
+
+def test_ingest_counts_come_from_the_committed_store(tmp_path, monkeypatch):
+    """A store that silently drops a source: ingest must not report its rows."""
+    from harness_ext.ingest import ingest_paths
+
+    fix = Path(__file__).parent / "fixtures" / "open_llm_leaderboard"
+    real = Store._write_batch
+
+    def lose(self, items):
+        outcomes = real(self, items)
+        self.con.execute("DELETE FROM results WHERE source_id IN (SELECT source_id FROM sources WHERE path LIKE '%aerdincdal%')")
+        self.con.execute("DELETE FROM sources WHERE path LIKE '%aerdincdal%'")
+        return outcomes
+
+    monkeypatch.setattr(Store, "_write_batch", lose)
+    with Store.open(":memory:") as s:
+        report = ingest_paths(s, [fix], show_progress=False)
+        lost = [f for f in report.files if "aerdincdal" in f.path]
+        assert lost and all(f.status == "skipped" and "did not keep" in f.reason for f in lost)
+        assert report.n_results == s.counts()["results"]
+
+
+# -- output names ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("group", ["../../escaped", "/tmp/abs", "x" * 300, "a/b", "..", ".hidden", "", "a b", "q\"uote"])
+def test_unsafe_group_names_are_refused_before_any_work(tmp_path, group):
+    with pytest.raises(HarnessExtError, match="group name"):
+        check_group_name(group)
+    r = _cli("reduce", "--db", tmp_path / "none.duckdb", "--group-name", group, "--out", tmp_path / "out")
+    assert r.returncode == 1 and "group name" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path.parent / "escaped.yaml").exists()
+
+
+def _writer(write):
+    from harness_ext.types import ManifestWriter
+
+    reg = ManifestWriter(name="evil", write=write)
+    reg.source = "evil (harness-ext-evil)"
+    return reg
+
+
+@pytest.mark.parametrize("write, match", [
+    (lambda m, out: None, "returned NoneType"),
+    (lambda m, out: 3, "returned int"),
+    (lambda m, out: "manifest.json", "returned str"),
+    (lambda m, out: [3], "returned a int"),
+    (lambda m, out: [(Path(out) / ".." / "ESCAPED.txt").write_text("x") and Path(out) / ".." / "ESCAPED.txt"], "outside"),
+    (lambda m, out: ["/etc/passwd"], "outside"),
+    (lambda m, out: ["never_written.txt"], "not a file"),
+])
+def test_a_misbehaving_writer_is_a_plugin_error_naming_it(tmp_path, monkeypatch, write, match):
+    import harness_ext.plugin_manager as pm
+
+    monkeypatch.setattr(pm, "get_registration", lambda kind, name, pm=None: _writer(write))
+    out = tmp_path / "out"
+    with pytest.raises(PluginError, match=match) as err:
+        write_outputs(example_manifest(), out, ["evil"])
+    assert "harness-ext-evil" in str(err.value)
+
+
+def test_writer_handle_refuses_names_outside(tmp_path):
+    from harness_ext.safe_output import OutputDir
+
+    out = OutputDir(tmp_path, "w")
+    assert out.write_text("ok.txt", "x") == "ok.txt" and (tmp_path / "ok.txt").read_text() == "x"
+    for bad in ("../x", "/etc/x", "a/b", "..", "", "x" * 300):
+        with pytest.raises(HarnessExtError):
+            out.write_text(bad, "x")
+
+
+# -- the CLI boundary guard ----------------------------------------------------------------------------
+def test_unexpected_exception_is_one_line_and_v_shows_the_traceback(monkeypatch, capsys):
+    import harness_ext.store as store_mod
+    from harness_ext.cli import main
+
+    def boom(args):
+        raise RuntimeError("kaboom\nsecond line")
+
+    monkeypatch.setattr(store_mod, "run", boom)
+    assert main(["info", "--db", "x.duckdb"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("harness-ext info: error: unexpected RuntimeError") and "x.duckdb" in err and "kaboom" in err
+    assert main(["info", "-v", "--db", "x.duckdb"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "kaboom" in err
+    assert main(["-v", "info", "--db", "x.duckdb"]) == 1
+    assert "Traceback" in capsys.readouterr().err
+    monkeypatch.setattr(store_mod, "run", lambda a: (_ for _ in ()).throw(MemoryError()))
+    assert main(["info"]) == 1
+    assert "unexpected MemoryError" in capsys.readouterr().err
