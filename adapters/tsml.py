@@ -10,8 +10,12 @@ Layout (``tsml_eval/publications/y2023/tsc_bakeoff/results/<group>/``)::
 result archives spell them ``ACC``, ``AUROC``, ``BALACC`` and ``NLL`` and are read
 the same way. Each dataset row becomes one :class:`~harness_ext.types.ResultRecord`:
 ``value`` is the mean over the resamples present, ``stderr`` the sample standard
-deviation (ddof=1) over sqrt(n), ``n_samples`` the number of resamples. Empty
-cells are resamples that were not run; a row with none is skipped.
+deviation (ddof=1) over sqrt(n), ``n_samples`` the number of resamples.
+
+Files are checked for completeness, since a truncated or concatenated file
+would otherwise give a plausible but wrong mean: every dataset row has a
+finite value for every resample the header lists, the header appears once,
+a dataset appears once, and the file ends with a line break.
 
 Not read
 --------
@@ -98,22 +102,32 @@ def read(src: SourceFile) -> Iterator[ResultRecord]:
     n_cols = len(rows[0]) - 1
     if n_cols < 1:
         raise IngestError(src.path, "header lists no resamples")
+    if not src.text.endswith(("\n", "\r")):
+        raise IngestError(src.path, "truncated: the last line has no line break")
     group = src.path.parent.name
+    seen: dict = {}
     for lineno, row in enumerate(rows[1:], start=2):
         if not row or not any(c.strip() for c in row):
             continue
         dataset = row[0].strip()
+        if dataset == "Resamples:":
+            raise IngestError(src.path, f"line {lineno}: a second header (two files concatenated?)")
         cells = [c.strip() for c in row[1:]]
         if len(cells) > n_cols:
             raise IngestError(src.path, f"line {lineno} ({dataset}): {len(cells)} values for {n_cols} resamples")
-        try:
-            vals = np.array([float(c) for c in cells if c and c.lower() != "nan"], dtype=float)
-        except ValueError as exc:
-            raise IngestError(src.path, f"line {lineno} ({dataset}): not a number: {exc}") from None
         if not dataset:
             raise IngestError(src.path, f"line {lineno}: empty dataset name")
-        if vals.size == 0:
-            continue
+        if dataset in seen:
+            raise IngestError(src.path, f"line {lineno}: dataset {dataset!r} again (first on line {seen[dataset]})")
+        seen[dataset] = lineno
+        try:
+            vals = np.array([float(c) for c in cells if c], dtype=float)
+        except ValueError as exc:
+            raise IngestError(src.path, f"line {lineno} ({dataset}): not a number: {exc}") from None
+        n_ok = int(np.isfinite(vals).sum())
+        if n_ok < n_cols:
+            raise IngestError(src.path, f"line {lineno} ({dataset}): {n_ok} of {n_cols} resamples have a finite value "
+                                        "(truncated or incomplete file)")
         n = int(vals.size)
         stderr = float(vals.std(ddof=1) / math.sqrt(n)) if n > 1 else None
         bounded = metric != "logloss"

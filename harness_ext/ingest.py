@@ -138,11 +138,8 @@ def iter_sources(paths: Iterable, adapters: dict) -> Iterator[tuple]:
     dir_adapters = {n: a for n, a in adapters.items() if a.directory}
     for raw in paths:
         path = Path(raw)
-        if not path.exists():
-            yield SourceFile(path), True
-            continue
-        if path.is_file():
-            yield SourceFile(path), True
+        if check_path(path, True) is not None or not path.is_dir():
+            yield SourceFile(path), True  # the ingest loop reports why it cannot be read
             continue
         stack = [path]
         while stack:
@@ -162,13 +159,22 @@ def iter_sources(paths: Iterable, adapters: dict) -> Iterator[tuple]:
                     continue
                 if e.is_dir(follow_symlinks=False):
                     subdirs.append(Path(e.path))
-                elif e.is_file() and Path(e.name).suffix.lower() in CANDIDATE_SUFFIXES:
+                elif Path(os.fsdecode(e.name)).suffix.lower() in CANDIDATE_SUFFIXES and not _is_dir(e):
+                    # Files, and also FIFOs, sockets and broken links with a result-file name: those
+                    # are reported as skipped with their reason rather than passed over in silence.
                     yield SourceFile(e.path), False
             stack.extend(reversed(subdirs))
 
 
 def read_source(src: SourceFile, adapter) -> list:
-    """Read and validate every record of one source; raise IngestError on any problem."""
+    """Read and validate every record of one source; raise IngestError on any problem.
+
+    Whatever an adapter does wrong (raises any exception, yields something that is not a
+    ResultRecord, runs out of memory) fails only this source, with the adapter named.
+    """
+    from .types import ResultRecord
+
+    where = f"{adapter.name} [{adapter.source}]" if getattr(adapter, "source", None) else adapter.name
     try:
         records = list(adapter.read(src))
     except IngestError:
@@ -178,11 +184,55 @@ def read_source(src: SourceFile, adapter) -> list:
         raise IngestError(src.path, f"cannot read as {adapter.name}: {type(exc).__name__}: {exc}") from exc
     except OSError as exc:
         raise IngestError(src.path, f"cannot read: {exc.strerror or exc}") from exc
+    except MemoryError:
+        raise IngestError(src.path, f"too large to read in memory (adapter {adapter.name})") from None
+    except Exception as exc:  # noqa: BLE001 - a faulty adapter plugin fails its own file only
+        raise IngestError(src.path, f"adapter {where} failed: {type(exc).__name__}: {exc}") from exc
     if not records:
         raise IngestError(src.path, f"no results found (read as {adapter.name})")
     for rec in records:
+        if not isinstance(rec, ResultRecord):
+            raise IngestError(src.path, f"adapter {where} yielded {type(rec).__name__}, not ResultRecord")
         rec.validate(src.path)
     return records
+
+
+#: Files larger than this are not read (override with $HARNESS_EXT_MAX_FILE_BYTES).
+MAX_FILE_BYTES = 2 * 1024**3
+
+
+def check_path(path: Path, explicit: bool) -> Optional[str]:
+    """Why ``path`` cannot be read as a source (None if it can): checked before any read.
+
+    Special files (FIFOs, devices, sockets) would block or never end, even when named
+    explicitly; symlink loops and dangling links have no content; a name that is not
+    valid UTF-8 cannot be recorded as the source; an oversized file would not fit in memory.
+    """
+    import errno
+    import stat
+
+    try:
+        os.fsdecode(os.fsencode(path)).encode("utf-8")
+    except UnicodeError:
+        return "file name is not valid UTF-8"
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symlink loop"
+        if exc.errno == errno.ENOENT:
+            return "broken symlink" if os.path.islink(path) else "no such file or directory"
+        return f"cannot read: {exc.strerror or exc}"
+    if stat.S_ISDIR(st.st_mode):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a special file")
+        return f"not a regular file ({kind}): not read"
+    limit = int(os.environ.get("HARNESS_EXT_MAX_FILE_BYTES") or MAX_FILE_BYTES)
+    if st.st_size > limit:
+        return f"file is {st.st_size:,} bytes, above the {limit:,}-byte limit ($HARNESS_EXT_MAX_FILE_BYTES)"
+    return None
 
 
 def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_progress: bool = True,
@@ -244,8 +294,9 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
     logs = []  # (report index, path) of lm-eval per-sample logs: they go to the samples table, not to adapters
     for src, explicit in progress(sources, total=len(sources), desc="ingest", disable=None if show_progress else True):
         try:
-            if not src.path.exists():
-                raise IngestError(src.path, "no such file or directory")
+            why = check_path(src.path, explicit)
+            if why is not None:
+                raise IngestError(src.path, why)
             if forced is None and not src.is_dir and is_samples_file(src.path):
                 report.files.append(None)
                 logs.append((len(report.files) - 1, src.path))
@@ -266,9 +317,11 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
                 flush()
                 batch_sha.clear()
         except IngestError as exc:
-            report.files.append(FileReport(str(src.path), "skipped", reason=exc.reason))
+            report.files.append(FileReport(_shown(src.path), "skipped", reason=exc.reason))
         except OSError as exc:
-            report.files.append(FileReport(str(src.path), "skipped", reason=f"cannot read: {exc}"))
+            report.files.append(FileReport(_shown(src.path), "skipped", reason=f"cannot read: {exc}"))
+        except MemoryError:
+            report.files.append(FileReport(_shown(src.path), "skipped", reason="too large to read in memory"))
     flush()
     if logs:
         # After the results, so a log's model is named from its sibling results_*.json as stored.
@@ -276,6 +329,23 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
         for (idx, _), f in zip(logs, done.files):
             report.files[idx] = FileReport(f.path, f.status, SAMPLES_ADAPTER, reason=f.reason, n_samples=f.n_rows)
     return report
+
+
+def _is_dir(entry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # a symlink loop: check_path gives the reason
+        return False
+
+
+def _shown(path) -> str:
+    """A path for reports: undecodable bytes of a non-UTF-8 name shown as escapes."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = os.fsencode(path).decode("utf-8", "backslashreplace")
+    return text
 
 
 def bundled_data_path() -> Path:

@@ -52,12 +52,17 @@ CREATE TABLE IF NOT EXISTS model_metadata (
     PRIMARY KEY (model_id, source_id, key));
 ALTER TABLE datasets ADD COLUMN IF NOT EXISTS kind VARCHAR DEFAULT 'dataset';
 ALTER TABLE datasets ADD COLUMN IF NOT EXISTS scale VARCHAR;
+CREATE TABLE IF NOT EXISTS result_repeats (
+    model_id INTEGER NOT NULL, dataset_id INTEGER NOT NULL, num_fewshot INTEGER NOT NULL,
+    value DOUBLE NOT NULL, stderr DOUBLE, n_samples BIGINT, source_id INTEGER NOT NULL);
 """
 #: ``datasets.kind``: a score of the benchmark's own (``dataset``) or one computed from others
 #: (``aggregate``: HELM's mean win rate, lm-eval groups, a CSV's "average" column). Matrices leave
 #: aggregates out unless asked (:class:`harness_ext.matrix.MatrixQuery` ``aggregates``).
 DATASET = "dataset"
 AGGREGATE = "aggregate"
+# ``result_repeats`` holds the later values of a key one file gives more than once with different
+# values (the first is in ``results``): kept and reported like a conflict between files.
 
 
 #: Start of every error about a file that is not a store (tests and users grep for it).
@@ -392,6 +397,14 @@ class Store:
         later = later[~later.set_index(key).index.isin(clash.set_index(key).index)] if len(clash) else later
         within = frame[dup].merge(rows[key + ["source_id", "value"]], on=key + ["source_id"], suffixes=("", "_stored"))
         within["source_id_stored"] = within["source_id"]
+        repeats = within[(within["value"] - within["value_stored"]).abs() > CONFLICT_TOLERANCE]
+        if len(repeats):
+            self.con.register("_repeats", repeats[["model_id", "dataset_id", "num_fewshot", "value", "stderr",
+                                                   "n_samples", "source_id"]])
+            try:
+                self.con.execute("INSERT INTO result_repeats BY NAME SELECT * FROM _repeats")
+            finally:
+                self.con.unregister("_repeats")
         parts = [c[["model_id", "dataset_id", "num_fewshot", "source_id", "value", "value_stored", "source_id_stored"]]
                  for c in (clash, later, within) if len(c)]
         allc = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(clash.columns))
@@ -460,15 +473,21 @@ class Store:
 
     def conflicts(self) -> pd.DataFrame:
         """Cells with more than one distinct value across source files (first-ingested is used)."""
+        # Values a file repeats with a different value (result_repeats) count like values from other files.
+        has_repeats = bool(self.con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'result_repeats'").fetchone()[0])
+        every = ("(SELECT model_id, dataset_id, num_fewshot, value, source_id, 0 AS rep FROM results UNION ALL "
+                 "SELECT model_id, dataset_id, num_fewshot, value, source_id, 1 FROM result_repeats)"
+                 if has_repeats else "(SELECT model_id, dataset_id, num_fewshot, value, source_id, 0 AS rep FROM results)")
         return self.con.execute(
             f"""WITH k AS (
-                   SELECT model_id, dataset_id, num_fewshot FROM results GROUP BY ALL
+                   SELECT model_id, dataset_id, num_fewshot FROM {every} GROUP BY ALL
                    HAVING max(value) - min(value) > {CONFLICT_TOLERANCE})
                SELECT m.name AS model, d.benchmark, d.name AS dataset, d.metric,
                       nullif(r.num_fewshot, {UNKNOWN_SHOTS}) AS num_fewshot, r.value, s.path AS source
-               FROM results r JOIN k USING (model_id, dataset_id, num_fewshot)
+               FROM {every} r JOIN k USING (model_id, dataset_id, num_fewshot)
                JOIN models m USING (model_id) JOIN datasets d USING (dataset_id) JOIN sources s USING (source_id)
-               ORDER BY model, dataset, r.source_id"""
+               ORDER BY model, dataset, r.source_id, r.rep"""
         ).df()
 
 
