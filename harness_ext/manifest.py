@@ -43,14 +43,27 @@ def schema() -> dict:
 
 
 def validate_manifest(manifest: dict, path="manifest") -> None:
-    """Raise HarnessExtError if ``manifest`` does not follow the schema."""
+    """Raise HarnessExtError if ``manifest`` is not one ``predict`` can use.
+
+    Checks the version, the JSON Schema, and what a schema cannot express
+    (:mod:`harness_ext.manifest_validation`).
+    """
     import jsonschema
 
+    from .manifest_validation import check_consistency, check_version
+
+    if not isinstance(manifest, dict):
+        raise HarnessExtError(f"{path} is not a valid harness-ext manifest: not a JSON object")
+    check_version(manifest, path)
     try:
         jsonschema.validate(manifest, schema())
     except jsonschema.ValidationError as exc:
         where = "/".join(map(str, exc.absolute_path)) or "(top level)"
-        raise HarnessExtError(f"{path} is not a valid harness-ext manifest: at {where}: {exc.message}") from None
+        msg = exc.message if len(exc.message) <= 300 else exc.message[:297] + "..."
+        raise HarnessExtError(f"{path} is not a valid harness-ext manifest: at {where}: {msg}") from None
+    except RecursionError:
+        raise HarnessExtError(f"{path} is not a valid harness-ext manifest: nested too deeply") from None
+    check_consistency(manifest, path)
 
 
 def parse_budget(budget: Optional[str], n_datasets: int) -> tuple:
@@ -299,15 +312,12 @@ def _jsonable(params: dict) -> dict:
 
 def load_manifest(path) -> dict:
     """Read and validate a manifest file."""
+    from .manifest_validation import load_json
+
     path = Path(path)
     if path.is_dir():
         path = path / "manifest.json"
-    try:
-        manifest = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise HarnessExtError(f"no manifest at {path}") from None
-    except ValueError as exc:
-        raise HarnessExtError(f"{path} is not JSON: {exc}") from None
+    manifest = load_json(path)
     validate_manifest(manifest, path)
     return manifest
 

@@ -47,6 +47,11 @@ def training_matrix(manifest: dict) -> pd.DataFrame:
         raise HarnessExtError("the manifest embeds no training matrix and names no store to rebuild it from")
     q = dict(src["query"])
     q["benchmarks"] = tuple(q.get("benchmarks") or ())
+    from dataclasses import fields
+
+    unknown = set(q) - {f.name for f in fields(MatrixQuery)}
+    if unknown:
+        raise HarnessExtError(f"the manifest's source.query has unknown keys: {', '.join(sorted(unknown))}")
     with Store.open(src["store"], read_only=True) as store:
         df = load_matrix(store, MatrixQuery(**q))
     if df.attrs["fingerprint"] != src["fingerprint"]:
@@ -230,10 +235,17 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
             warnings.append(f"{model}: mean normalised subset score {v:.3f} is {'above' if v > p95 else 'below'} "
                             f"{1 - EDGE_QUANTILE:.0%} of the manifest's models: errors near the edge of their range "
                             "are larger than the cross-validated average, so the interval may be too narrow")
+    from .manifest_validation import check_predictor_params
+
     pred_cfg = manifest["prediction"]["predictor"]
     reg = get_registration("predictors", pred_cfg["name"])
+    check_predictor_params(reg.name, pred_cfg.get("params", {}), reg.cls)
     est = reg.cls(**pred_cfg.get("params", {}))
-    mean, std = predict_new_models(est, train.to_numpy(dtype=float), Z_new, subset=subset_idx)
+    try:
+        mean, std = predict_new_models(est, train.to_numpy(dtype=float), Z_new, subset=subset_idx)
+    except (ValueError, TypeError) as exc:  # parameters of the right type but a value the predictor refuses
+        raise HarnessExtError(f"predictor {reg.name!r} with the manifest's parameters {pred_cfg.get('params', {})} "
+                              f"failed: {type(exc).__name__}: {exc}") from None
 
     observed = np.zeros_like(mean, dtype=bool)
     observed[:, subset_idx] = have
