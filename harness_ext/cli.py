@@ -28,9 +28,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"harness-ext {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more detail; with an error, its traceback")
+    parser.add_argument("--disable-plugin", action="append", default=[], metavar="NAME",
+                        help="switch a plugin off (entry-point, distribution or module name; repeatable); "
+                             "also $HARNESS_EXT_DISABLE_PLUGINS=a,b")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, command in COMMANDS.items():
         p = sub.add_parser(name, help=command.help, description=command.help)
+        p.add_argument("--disable-plugin", action="append", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
         command.options(p)
         add_common_options(p)
         p.set_defaults(_run=command.run)
@@ -110,6 +114,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.command in ANALYSES and getattr(args, "out", None) is None:
         args.out = default_out(args, args.command)
     try:
+        if args.disable_plugin:
+            from .plugin_manager import disable_plugins
+
+            disable_plugins(args.disable_plugin)
         return _run_with_json(args)
     except HarnessExtError as exc:
         print(f"harness-ext {args.command}: error: {exc}", file=sys.stderr)

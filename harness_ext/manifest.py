@@ -251,7 +251,9 @@ def build_manifest(
                "coverage": _num(prowl.coverage[i])} for i, j in enumerate(subset_idx)]
     manifest = {
         "manifest_version": MANIFEST_VERSION,
-        "tool": {"name": "harness-ext", "version": __version__},
+        "tool": {"name": "harness-ext", "version": __version__, "plugins": _plugin_versions(
+            [("selectors", selector), ("similarity_measures", similarity), ("predictors", predictor),
+             ("weighting_schemes", weighting)])},
         "group_name": group_name,
         "source": {
             "fingerprint": df.attrs.get("fingerprint"),
@@ -295,6 +297,18 @@ def build_manifest(
         manifest["training_matrix"] = {"models": [str(i) for i in df.index], "datasets": columns,
                                        "values": [[_num(v) for v in row] for row in X]}
     return manifest
+
+
+def _plugin_versions(used) -> list:
+    """Which distribution (and version) provided each plugin a manifest used, so a result can be traced."""
+    from .plugin_manager import get_registration
+
+    out = []
+    for kind, name in used:
+        reg = get_registration(kind, name)
+        out.append({"kind": kind, "name": reg.name, "distribution": getattr(reg, "distribution", ""),
+                    "version": getattr(reg, "version", "")})
+    return out
 
 
 def _jsonable(params: dict) -> dict:

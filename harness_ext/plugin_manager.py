@@ -52,6 +52,23 @@ class PluginInfo:
     name: str
     source: str
     module: str
+    #: Distribution version ("" when unknown); built-ins carry harness-ext's.
+    version: str = ""
+
+
+@dataclass
+class BrokenPlugin:
+    """A plugin that was skipped, and why (listed by ``harness-ext plugins``)."""
+
+    name: str
+    source: str
+    reason: str
+    kind: str = ""  # the hook that failed; "" when the whole plugin was skipped
+
+
+DISABLE_PLUGINS_ENV = "HARNESS_EXT_DISABLE_PLUGINS"
+#: Names disabled from the command line (``--disable-plugin NAME``), on top of the environment's.
+_DISABLED: set = set()
 
 
 def _allowed_plugins() -> Optional[set]:
@@ -62,8 +79,59 @@ def _allowed_plugins() -> Optional[set]:
     return {p.strip() for p in raw.split(",") if p.strip()}
 
 
+def disabled_plugins() -> set:
+    """Names switched off by ``HARNESS_EXT_DISABLE_PLUGINS`` (comma-separated) and ``--disable-plugin``."""
+    raw = os.environ.get(DISABLE_PLUGINS_ENV, "")
+    return {p.strip() for p in raw.split(",") if p.strip()} | _DISABLED
+
+
+def disable_plugins(names) -> None:
+    """Switch plugins off for this process (entry-point, distribution or module names, or a built-in's
+    module's last part such as ``tsml``); the next plugin manager leaves them out."""
+    _DISABLED.update(n.strip() for n in names if n and n.strip())
+    reset_default_plugin_manager()
+
+
+def _is_disabled(disabled: set, *names) -> bool:
+    return any(n in disabled or (n and n.rsplit(".", 1)[-1] in disabled) for n in names if n)
+
+
+def _dist_version(dist) -> str:
+    try:
+        return str(dist.version or "") if dist is not None else ""
+    except Exception:  # noqa: BLE001 - broken metadata: no version
+        return ""
+
+
+def _register_checked(pm: pluggy.PluginManager, plugin, name: str) -> Optional[str]:
+    """Register ``plugin``; None on success, else why it was refused (it is then not registered).
+
+    pluggy's own validation runs here: a hook implementation whose signature does not match its
+    spec, or an implementation of a hook that does not exist (a misspelt name).
+    """
+    try:
+        pm.register(plugin, name=name)
+    except Exception as exc:  # noqa: BLE001 - pluggy.PluginValidationError, ValueError (already registered)
+        return f"{type(exc).__name__}: {exc}"
+    unknown = [hc.name for hc in (pm.get_hookcallers(plugin) or []) if not hc.has_spec()]
+    if unknown:
+        pm.unregister(plugin)
+        known = ", ".join(sorted(n for n in dir(HarnessExtSpecs) if n.startswith("harness_ext_")))
+        return f"implements unknown hook {', '.join(sorted(unknown))} (hooks are: {known})"
+    return None
+
+
+def _warn(msg: str) -> None:
+    warnings.warn(msg, RuntimeWarning, stacklevel=3)
+
+
 def get_plugin_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
     """Create a plugin manager with built-ins and installed plugins registered.
+
+    A third-party plugin that fails to import (any exception, ``sys.exit`` included), fails
+    pluggy's validation (a wrong hook signature, a misspelt hook name) is skipped with a
+    warning naming its distribution, and listed as broken by ``harness-ext plugins``; it
+    never stops the tool.
 
     Parameters
     ----------
@@ -71,18 +139,25 @@ def get_plugin_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
         Load third-party plugins from the ``harness_ext`` entry-point group.
         ``HARNESS_EXT_LOAD_PLUGINS`` narrows this to a comma-separated allow-list
         of entry-point or distribution names; set it to the empty string to load
-        none (the test suite does this).
+        none (the test suite does this). ``HARNESS_EXT_DISABLE_PLUGINS`` (or
+        ``--disable-plugin NAME``) switches single plugins off, built-ins included.
 
     Returns
     -------
     pluggy.PluginManager
-        With the attribute ``harness_ext_sources`` mapping each registered plugin
-        name to where it came from.
+        With the attributes ``harness_ext_sources`` (plugin name -> PluginInfo)
+        and ``harness_ext_broken`` (list of BrokenPlugin).
     """
+    from . import __version__
+
     pm = pluggy.PluginManager(PROJECT_NAME)
     pm.add_hookspecs(HarnessExtSpecs)
     sources: dict = {}
+    broken: list = []
+    disabled = disabled_plugins()
     for modname in BUILTIN_MODULES:
+        if _is_disabled(disabled, modname):
+            continue
         try:
             module = importlib.import_module(modname)
         except ModuleNotFoundError as exc:
@@ -91,30 +166,37 @@ def get_plugin_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
                 continue
             raise
         pm.register(module, name=modname)
-        sources[modname] = PluginInfo(modname, BUILTIN_SOURCE, modname)
+        sources[modname] = PluginInfo(modname, BUILTIN_SOURCE, modname, __version__)
+    pm.check_pending()  # the built-ins must be right; third-party plugins are checked one by one below
     if load_entry_points:
         allowed = _allowed_plugins()
         for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             dist = getattr(ep, "dist", None)
-            dist_name = dist.metadata["Name"] if dist is not None else ep.name
+            try:
+                dist_name = dist.metadata["Name"] if dist is not None else ep.name
+            except Exception:  # noqa: BLE001 - unreadable metadata
+                dist_name = ep.name
             if allowed is not None and ep.name not in allowed and dist_name not in allowed:
+                continue
+            if _is_disabled(disabled, ep.name, dist_name, ep.value.split(":")[0]):
                 continue
             if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
                 continue
             try:
                 plugin = ep.load()
-            except Exception as exc:  # noqa: BLE001 - a broken plugin must never break the tool
-                warnings.warn(
-                    f"harness-ext plugin {ep.name!r} from {dist_name!r} failed to load and was skipped: "
-                    f"{type(exc).__name__}: {exc}",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken plugin must never break the tool
+                reason = f"failed to load: {type(exc).__name__}: {exc}"
+                broken.append(BrokenPlugin(ep.name, dist_name, reason))
+                _warn(f"harness-ext plugin {ep.name!r} from {dist_name!r} {reason}; skipped")
                 continue
-            pm.register(plugin, name=ep.name)
-            sources[ep.name] = PluginInfo(ep.name, dist_name, getattr(plugin, "__name__", ep.value))
-    pm.check_pending()
+            why = _register_checked(pm, plugin, ep.name)
+            if why is not None:
+                broken.append(BrokenPlugin(ep.name, dist_name, why))
+                _warn(f"harness-ext plugin {ep.name!r} from {dist_name!r} was skipped: {why}")
+                continue
+            sources[ep.name] = PluginInfo(ep.name, dist_name, getattr(plugin, "__name__", ep.value), _dist_version(dist))
     pm.harness_ext_sources = sources
+    pm.harness_ext_broken = broken
     return pm
 
 
@@ -135,6 +217,46 @@ def reset_default_plugin_manager() -> None:
     _DEFAULT_PM = None
 
 
+def _collect(kind: str, pm: pluggy.PluginManager) -> tuple:
+    """``(found, clashes)`` for one kind; a hook that raises or yields the wrong type is recorded
+    in ``pm.harness_ext_broken`` and its registrations of this kind are left out."""
+    expected = REGISTRATION_TYPES[kind]
+    hook = getattr(pm.hook, f"harness_ext_{kind}")
+    sources = getattr(pm, "harness_ext_sources", {})
+    if not hasattr(pm, "harness_ext_broken"):
+        pm.harness_ext_broken = []
+    broken = pm.harness_ext_broken
+    found: dict = {}
+    clashes: list = []
+    for impl in hook.get_hookimpls():
+        plugin_name = impl.plugin_name
+        info = sources.get(plugin_name)
+        where = f"{plugin_name} ({info.source})" if info else plugin_name
+        try:
+            result = impl.function()
+            regs = list(result or ())
+            bad = next((r for r in regs if not isinstance(r, expected)), None)
+            if bad is not None:
+                raise PluginError(f"yielded {type(bad).__name__} from harness_ext_{kind}; expected {expected.__name__}")
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - one faulty plugin must not break the others
+            if info is None or info.source == BUILTIN_SOURCE:
+                raise PluginError(f"plugin {where}: {exc}") from exc
+            reason = str(exc) if isinstance(exc, PluginError) else f"harness_ext_{kind} raised {type(exc).__name__}: {exc}"
+            if not any(b.name == plugin_name and b.kind == kind for b in broken):
+                broken.append(BrokenPlugin(plugin_name, info.source, reason, kind))
+                _warn(f"harness-ext plugin {plugin_name!r} from {info.source!r}: {reason}; its {kind} are skipped")
+            continue
+        for reg in regs:
+            reg.source = where
+            reg.distribution = info.source if info and info.source != BUILTIN_SOURCE else "harness-ext"
+            reg.version = info.version if info else ""
+            if reg.name in found:
+                clashes.append((reg.name, found[reg.name].source, where))
+                continue
+            found[reg.name] = reg
+    return dict(sorted(found.items())), clashes
+
+
 def get_registrations(kind: str, pm: Optional[pluggy.PluginManager] = None) -> dict:
     """All registrations of one kind, by normalised name.
 
@@ -147,37 +269,27 @@ def get_registrations(kind: str, pm: Optional[pluggy.PluginManager] = None) -> d
     Returns
     -------
     dict
-        ``name -> registration``; each registration gets a ``source`` attribute
-        naming the plugin (and distribution) that provided it.
+        ``name -> registration``; each registration gets ``source`` (the plugin and
+        its distribution), ``distribution`` and ``version`` attributes. A third-party
+        hook that raises or yields the wrong type is skipped with a warning.
 
     Raises
     ------
     PluginError
-        If two plugins register the same name, naming both sources, or a hook
-        yields something that is not the right registration type.
+        If two plugins register the same name, naming both sources: only the
+        commands that use this kind fail (``harness-ext plugins`` lists the clash).
     """
     if kind not in REGISTRATION_TYPES:
         raise PluginError(f"unknown plugin kind {kind!r}; expected one of {sorted(REGISTRATION_TYPES)}")
     pm = pm or default_plugin_manager()
-    expected = REGISTRATION_TYPES[kind]
-    hook = getattr(pm.hook, f"harness_ext_{kind}")
-    sources = getattr(pm, "harness_ext_sources", {})
-    found: dict = {}
-    for impl in hook.get_hookimpls():
-        plugin_name = impl.plugin_name
-        info = sources.get(plugin_name)
-        where = f"{plugin_name} ({info.source})" if info else plugin_name
-        result = impl.function()
-        for reg in result or ():
-            if not isinstance(reg, expected):
-                raise PluginError(f"plugin {where} yielded {type(reg).__name__} from harness_ext_{kind}; expected {expected.__name__}")
-            if reg.name in found:
-                raise PluginError(
-                    f"duplicate {expected.__name__} name {reg.name!r}: registered by {found[reg.name].source} and by {where}"
-                )
-            reg.source = where
-            found[reg.name] = reg
-    return dict(sorted(found.items()))
+    found, clashes = _collect(kind, pm)
+    if clashes:
+        name, first, second = clashes[0]
+        raise PluginError(
+            f"duplicate {REGISTRATION_TYPES[kind].__name__} name {name!r}: registered by {first} and by {second}; "
+            f"uninstall one, or switch one off with --disable-plugin NAME or ${DISABLE_PLUGINS_ENV}"
+        )
+    return found
 
 
 def get_registration(kind: str, name: str, pm: Optional[pluggy.PluginManager] = None):
@@ -194,10 +306,23 @@ def get_registration(kind: str, name: str, pm: Optional[pluggy.PluginManager] = 
 def run(args) -> int:
     from .report import format_table
 
+    pm = default_plugin_manager()
     rows = []
     for kind in [args.kind] if args.kind else REGISTRATION_TYPES:
-        for name, reg in get_registrations(kind).items():
-            rows.append({"kind": kind, "name": name, "source": reg.source, "description": reg.description})
+        found, clashes = _collect(kind, pm)
+        clashed = {name for name, _, _ in clashes}
+        for name, reg in found.items():
+            status = "clash" if name in clashed else "ok"
+            rows.append({"kind": kind, "name": name, "status": status, "source": reg.source,
+                         "description": reg.description})
+        for name, first, second in clashes:
+            rows.append({"kind": kind, "name": name, "status": "clash", "source": second,
+                         "description": f"same name as {first}: {kind} commands fail until one is disabled"})
+    for b in getattr(pm, "harness_ext_broken", []):
+        if args.kind and b.kind and b.kind != args.kind:
+            continue
+        rows.append({"kind": b.kind or "-", "name": b.name, "status": "broken", "source": b.source,
+                     "description": b.reason})
     print(format_table(rows, index=False))
     args.json_payload = {"plugins": [{k: (v if isinstance(v, (str, int, float, bool, type(None))) else str(v))
                                       for k, v in r.items()} for r in rows]}

@@ -181,13 +181,44 @@ CHECKS = {
 
 
 def iter_checks(kinds: Optional[Iterable[str]] = None, names: Optional[Iterable[str]] = None):
-    """Yield ``(registration, check)`` for every registered plugin of ``kinds``."""
-    wanted = set(names) if names else None
+    """Yield ``(registration, check)`` for every registered plugin of ``kinds`` (or only ``names``).
+
+    Raises
+    ------
+    PluginError
+        If a name asked for is not registered under any of ``kinds`` (misspelt, not installed,
+        or left out by ``HARNESS_EXT_LOAD_PLUGINS``/``HARNESS_EXT_DISABLE_PLUGINS``): contract
+        tests must fail then, not pass with zero checks. Names are normalised first
+        (``My-Selector`` is ``my_selector``).
+    """
+    from .errors import PluginError
+    from .types import normalise_name
+
+    wanted = None
+    if names is not None:
+        names = [names] if isinstance(names, str) else list(names)
+        if not names:
+            raise PluginError("parametrize_with_checks(names=[]) selects no plugin: give names, or None for all")
+        try:
+            wanted = {normalise_name(n): n for n in names}
+        except ValueError as exc:
+            raise PluginError(str(exc)) from None
+    pairs, seen = [], set()
     for kind in kinds or CHECKS:
         for name, reg in get_registrations(kind).items():
             if wanted is None or name in wanted:
-                for check in CHECKS[kind]:
-                    yield reg, check
+                seen.add(name)
+                pairs.extend((reg, check) for check in CHECKS[kind])
+    if wanted is not None and set(wanted) - seen:
+        missing = [wanted[n] for n in sorted(set(wanted) - seen)]
+        import os
+
+        hint = ""
+        if os.environ.get("HARNESS_EXT_LOAD_PLUGINS") is not None:
+            hint = f" (HARNESS_EXT_LOAD_PLUGINS={os.environ['HARNESS_EXT_LOAD_PLUGINS']!r} may exclude it)"
+        raise PluginError(f"no registered plugin named {', '.join(map(repr, missing))} among "
+                          f"{', '.join(kinds or CHECKS)}{hint}: nothing to check")
+    yield from pairs
 
 
 def parametrize_with_checks(kinds: Optional[Iterable[str]] = None, names: Optional[Iterable[str]] = None) -> Callable:

@@ -1,0 +1,165 @@
+"""Misbehaving third-party plugins (issue 19 item 5, issue 16 item 8): each is reported with its
+distribution and skipped; a name clash breaks only its kind; plugins can be switched off; contract
+tests fail for a name that is not registered; manifests record plugin versions."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+import textwrap
+import types
+
+import pytest
+
+import harness_ext.plugin_manager as pm_mod
+from harness_ext.errors import PluginError
+from harness_ext.plugin_manager import get_plugin_manager, get_registrations
+
+
+def _install(tmp_path, dist, module, body):
+    (tmp_path / f"{module}.py").write_text(textwrap.dedent(body))
+    info = tmp_path / f"{dist.replace('-', '_')}-0.7.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.7\n")
+    (info / "entry_points.txt").write_text(f"[harness_ext]\n{dist} = {module}\n")
+
+
+HEADER = "import sys\nimport numpy as np\nfrom harness_ext import hookimpl, SimilarityMeasure, Adapter\n"
+BAD = {
+    "raises": "@hookimpl\ndef harness_ext_similarity_measures():\n    raise RuntimeError('hook bug')\n",
+    "returns_int": "@hookimpl\ndef harness_ext_similarity_measures():\n    return 3\n",
+    "yields_dict": "@hookimpl\ndef harness_ext_similarity_measures():\n    yield {'name': 'x'}\n",
+    "bad_name": "@hookimpl\ndef harness_ext_similarity_measures():\n    yield SimilarityMeasure(name='3 bad!', func=None)\n",
+    "misspelt_hook": "@hookimpl\ndef harness_ext_similarity_measure():\n    yield SimilarityMeasure(name='m', func=None)\n",
+    "wrong_signature": "@hookimpl\ndef harness_ext_adapters(config):\n    return []\n",
+    "exits_at_import": "sys.exit(3)\n",
+    "raises_at_import": "raise ImportError('needs a missing package')\n",
+}
+GOOD = "@hookimpl\ndef harness_ext_similarity_measures():\n    yield SimilarityMeasure(name='Fake-Corr', func=lambda X: np.corrcoef(X, rowvar=False))\n"
+CLASH = "@hookimpl\ndef harness_ext_similarity_measures():\n    yield SimilarityMeasure(name='pearson', func=lambda X: X)\n"
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("HARNESS_EXT_LOAD_PLUGINS", raising=False)
+    monkeypatch.delenv("HARNESS_EXT_DISABLE_PLUGINS", raising=False)
+    pm_mod.reset_default_plugin_manager()
+    before = set(sys.modules)
+    yield tmp_path
+    for mod in set(sys.modules) - before:
+        if mod.startswith("fake_"):
+            sys.modules.pop(mod, None)
+    pm_mod._DISABLED.clear()
+    pm_mod.reset_default_plugin_manager()
+
+
+def _cli(*args):
+    from harness_ext.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main([str(a) for a in args])
+    return types.SimpleNamespace(returncode=rc, stdout=out.getvalue(), stderr=err.getvalue())
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_a_broken_plugin_is_reported_with_its_distribution_and_skipped(site, case):
+    dist = f"harness-ext-{case.replace('_', '-')}"
+    _install(site, dist, f"fake_{case}", HEADER + BAD[case])
+    _install(site, "harness-ext-good", "fake_good", HEADER + GOOD)
+    with pytest.warns(RuntimeWarning, match=dist):
+        pm = get_plugin_manager()
+        sims = get_registrations("similarity_measures", pm)
+        for kind in ("adapters", "selectors", "predictors", "weighting_schemes", "manifest_writers"):
+            get_registrations(kind, pm)
+    assert "pearson" in sims and "fake_corr" in sims
+    broken = {b.source: b for b in pm.harness_ext_broken}
+    assert dist in broken and broken[dist].reason
+    pm_mod.reset_default_plugin_manager()
+    with pytest.warns(RuntimeWarning):
+        r = _cli("plugins")
+    assert r.returncode == 0, r.stderr
+    line = next(ln for ln in r.stdout.splitlines() if dist in ln)
+    assert "broken" in line
+    assert "fake_corr" in r.stdout and "Traceback" not in r.stderr
+
+
+def test_a_clash_breaks_only_its_kind_and_plugins_still_lists_everything(site, tmp_path):
+    _install(site, "harness-ext-dup", "fake_dup", HEADER + CLASH)
+    pm = get_plugin_manager()
+    assert get_registrations("adapters", pm)  # other kinds work
+    with pytest.raises(PluginError, match="duplicate SimilarityMeasure name 'pearson'.*harness-ext-dup.*--disable-plugin"):
+        get_registrations("similarity_measures", pm)
+    r = _cli("plugins")
+    assert r.returncode == 0, r.stderr
+    clash = [ln for ln in r.stdout.splitlines() if "clash" in ln]
+    assert any("harness-ext-dup" in ln for ln in clash) and any("harness_ext.plugins.similarity" in ln for ln in clash)
+    csv = tmp_path / "x.csv"
+    csv.write_text("model,dataset,value\nm,d,0.5\n")
+    r = _cli("ingest", "--db", tmp_path / "s.duckdb", csv)  # ingest uses adapters only
+    assert r.returncode == 0, r.stderr
+    r = _cli("reduce", "--db", tmp_path / "s.duckdb", "--out", tmp_path / "o")  # uses similarities: fails, one line
+    assert r.returncode == 1 and "duplicate SimilarityMeasure" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("how", ["env", "flag", "module"])
+def test_disable_a_plugin(site, monkeypatch, how):
+    _install(site, "harness-ext-dup", "fake_dup", HEADER + CLASH)
+    if how == "env":
+        monkeypatch.setenv("HARNESS_EXT_DISABLE_PLUGINS", "other, harness-ext-dup")
+    elif how == "module":
+        monkeypatch.setenv("HARNESS_EXT_DISABLE_PLUGINS", "fake_dup")
+    else:
+        r = _cli("--disable-plugin", "harness-ext-dup", "plugins", "--kind", "similarity_measures")
+        assert r.returncode == 0 and "harness-ext-dup" not in r.stdout and "clash" not in r.stdout
+    pm_mod.reset_default_plugin_manager()
+    assert get_registrations("similarity_measures")["pearson"].source.endswith("(built-in)")
+
+
+def test_a_built_in_can_be_disabled(site, monkeypatch):
+    monkeypatch.setenv("HARNESS_EXT_DISABLE_PLUGINS", "tsml")
+    assert "tsml_bakeoff" not in get_registrations("adapters", get_plugin_manager())
+    r = _cli("plugins", "--disable-plugin", "harness_ext.adapters.csv_table", "--kind", "adapters")
+    assert r.returncode == 0 and "csv" not in r.stdout.split() and "tsml_bakeoff" not in r.stdout
+
+
+# -- contract tests fail on a name that is not registered --------------------------------------------
+def test_contract_checks_fail_for_unknown_names(site, monkeypatch):
+    from harness_ext.testing import iter_checks
+
+    assert list(iter_checks(["selectors"], ["Greedy-Coverage"]))  # non-normalised names are normalised
+    with pytest.raises(PluginError, match="no registered plugin named 'nope'"):
+        list(iter_checks(["selectors"], ["nope"]))
+    with pytest.raises(PluginError, match="selects no plugin"):
+        list(iter_checks(["selectors"], []))
+    with pytest.raises(PluginError, match="no registered plugin named 'pearson' among selectors"):
+        list(iter_checks(["selectors"], ["pearson"]))  # registered, but of another kind
+    _install(site, "harness-ext-good", "fake_good", HEADER + GOOD)
+    pm_mod.reset_default_plugin_manager()
+    assert list(iter_checks(["similarity_measures"], ["Fake-Corr"]))
+    monkeypatch.setenv("HARNESS_EXT_LOAD_PLUGINS", "")  # the allow-list excludes it
+    pm_mod.reset_default_plugin_manager()
+    with pytest.raises(PluginError, match="HARNESS_EXT_LOAD_PLUGINS"):
+        list(iter_checks(["similarity_measures"], ["fake_corr"]))
+
+
+# -- plugin versions in the manifest ----------------------------------------------------------------------
+def test_manifest_records_plugin_distributions_and_is_byte_identical(tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    from harness_ext.manifest import build_manifest
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.random((12, 6)), index=[f"m{i}" for i in range(12)], columns=[f"d{j}" for j in range(6)])
+    a = build_manifest(df, budget="2", n_random=10, random_state=3)
+    b = build_manifest(df, budget="2", n_random=10, random_state=3)
+    import json
+
+    assert json.dumps(a) == json.dumps(b)
+    plugins = {p["kind"]: p for p in a["tool"]["plugins"]}
+    assert set(plugins) == {"selectors", "similarity_measures", "predictors", "weighting_schemes"}
+    assert plugins["predictors"] == {"kind": "predictors", "name": "ridge", "distribution": "harness-ext",
+                                     "version": a["tool"]["version"]}
