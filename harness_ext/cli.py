@@ -114,6 +114,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.command in ANALYSES and getattr(args, "out", None) is None:
         args.out = default_out(args, args.command)
     try:
+        if getattr(args, "lock_timeout", None) is not None:
+            from .store import set_lock_timeout
+
+            set_lock_timeout(args.lock_timeout)
         if args.disable_plugin:
             from .plugin_manager import disable_plugins
 

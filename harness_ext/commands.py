@@ -89,6 +89,9 @@ def require_single_benchmark(store, args) -> None:
 # -- shared option groups ----------------------------------------------------------------
 def add_store_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", default=None, help=DEFAULT_DB_HELP)
+    parser.add_argument("--lock-timeout", type=float, default=None, metavar="SECONDS",
+                        help="wait this long for another process's lock on the store (default: "
+                             "$HARNESS_EXT_LOCK_TIMEOUT or 300)")
 
 
 def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:

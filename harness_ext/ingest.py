@@ -33,7 +33,7 @@ CANDIDATE_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".eval")
 #: Adapter name reported for lm-eval per-sample logs (stored by :func:`harness_ext.samples.ingest_samples`).
 SAMPLES_ADAPTER = "lm_eval_samples"
 #: Sources written per DuckDB transaction (each source stays all-or-nothing; see Store.ingest_batch).
-BATCH_FILES = 256
+BATCH_FILES = int(os.environ.get("HARNESS_EXT_BATCH_FILES") or 256)
 BATCH_RECORDS = 100_000
 
 
@@ -258,6 +258,7 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
     """
     from .lm_eval_tasks import pop_configs, store_configs
     from .report import progress
+    from .errors import StoreLockedError
     from .store import SourceOutcome
     from .samples import ingest_samples, is_samples_file  # samples imports this module
 
@@ -274,6 +275,8 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
 
     def flush():
         if pending:
+            # The lock is held only while a batch is written, so `info` and `matrix` get in between batches.
+            store.acquire()
             outcomes = store.ingest_batch([item[1:] for item in pending])
             kept = []
             # Counts come from the committed store, never from what was handed to it.
@@ -289,40 +292,51 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
                     kept.append((path, configs))
             store_configs(store, kept)
             pending.clear()
+            store.release()
 
     batch_sha = set()
     logs = []  # (report index, path) of lm-eval per-sample logs: they go to the samples table, not to adapters
-    for src, explicit in progress(sources, total=len(sources), desc="ingest", disable=None if show_progress else True):
-        try:
-            why = check_path(src.path, explicit)
-            if why is not None:
-                raise IngestError(src.path, why)
-            if forced is None and not src.is_dir and is_samples_file(src.path):
+    store.release()
+    try:
+        for src, explicit in progress(sources, total=len(sources), desc="ingest", disable=None if show_progress else True):
+            try:
+                why = check_path(src.path, explicit)
+                if why is not None:
+                    raise IngestError(src.path, why)
+                if forced is None and not src.is_dir and is_samples_file(src.path):
+                    report.files.append(None)
+                    logs.append((len(report.files) - 1, src.path))
+                    continue
+                chosen = forced if forced is not None else detect_adapter(src, adapters)
+                sha = sha256_of(src, chosen)
+                if store.has_source(sha) or sha in batch_sha:
+                    report.files.append(FileReport(str(src.path), "unchanged", chosen.name))
+                    continue
+                records = read_source(src, chosen)
+                configs = pop_configs(records)
+                if configs:
+                    task_configs[str(src.path)] = configs
                 report.files.append(None)
-                logs.append((len(report.files) - 1, src.path))
-                continue
-            chosen = forced if forced is not None else detect_adapter(src, adapters)
-            sha = sha256_of(src, chosen)
-            if store.has_source(sha) or sha in batch_sha:
-                report.files.append(FileReport(str(src.path), "unchanged", chosen.name))
-                continue
-            records = read_source(src, chosen)
-            configs = pop_configs(records)
-            if configs:
-                task_configs[str(src.path)] = configs
-            report.files.append(None)
-            pending.append((len(report.files) - 1, str(src.path), sha, chosen.name, records))
-            batch_sha.add(sha)
-            if len(pending) >= BATCH_FILES or sum(len(p[4]) for p in pending) >= BATCH_RECORDS:
-                flush()
-                batch_sha.clear()
-        except IngestError as exc:
-            report.files.append(FileReport(_shown(src.path), "skipped", reason=exc.reason))
-        except OSError as exc:
-            report.files.append(FileReport(_shown(src.path), "skipped", reason=f"cannot read: {exc}"))
-        except MemoryError:
-            report.files.append(FileReport(_shown(src.path), "skipped", reason="too large to read in memory"))
-    flush()
+                pending.append((len(report.files) - 1, str(src.path), sha, chosen.name, records))
+                batch_sha.add(sha)
+                if len(pending) >= BATCH_FILES or sum(len(p[4]) for p in pending) >= BATCH_RECORDS:
+                    flush()
+                    batch_sha.clear()
+            except IngestError as exc:
+                report.files.append(FileReport(_shown(src.path), "skipped", reason=exc.reason))
+            except OSError as exc:
+                report.files.append(FileReport(_shown(src.path), "skipped", reason=f"cannot read: {exc}"))
+            except MemoryError:
+                report.files.append(FileReport(_shown(src.path), "skipped", reason="too large to read in memory"))
+        flush()
+        store.acquire()
+    except StoreLockedError as exc:
+        done = {f.path for f in report.files if f is not None and f.status != "skipped"} - {str(p[1]) for p in pending}
+        left = [str(src.path) for src, _ in sources if str(src.path) not in done]
+        shown = ", ".join(left[:20]) + (f" and {len(left) - 20} more" if len(left) > 20 else "")
+        err = StoreLockedError(f"{exc}. Not ingested ({len(left)}; run again, stored files are recognised): {shown}")
+        err.files_listed = True
+        raise err from None
     if logs:
         # After the results, so a log's model is named from its sibling results_*.json as stored.
         done = ingest_samples(store, [p for _, p in logs], show_progress=False)
@@ -369,8 +383,16 @@ def run(args) -> int:
         if not Path(args.column_meta).is_file():
             raise HarnessExtError(f"--column-meta {args.column_meta}: no such file")
         options["column_meta"] = str(Path(args.column_meta).resolve())
-    with Store.open(args.db) as store:
-        report = ingest_paths(store, paths, adapter=args.adapter, options=options)
+    from .errors import StoreLockedError
+
+    try:
+        with Store.open(args.db) as store:
+            report = ingest_paths(store, paths, adapter=args.adapter, options=options)
+    except StoreLockedError as exc:
+        if getattr(exc, "files_listed", False):
+            raise
+        listed = ", ".join(map(str, paths[:10])) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+        raise StoreLockedError(f"{exc}. Not ingested: {listed}") from None
     import logging
 
     log = logging.getLogger("harness_ext.ingest")

@@ -100,6 +100,67 @@ def check_store_file(p: Path) -> None:
                          "exist yet)")
 
 
+#: Seconds a command waits for another process's lock on the store before failing.
+DEFAULT_LOCK_TIMEOUT = 300.0
+LOCK_TIMEOUT_ENV = "HARNESS_EXT_LOCK_TIMEOUT"
+_lock_timeout_override: Optional[float] = None
+
+
+def set_lock_timeout(seconds: Optional[float]) -> None:
+    """Set the lock wait for this process (the CLI's ``--lock-timeout``)."""
+    global _lock_timeout_override
+    _lock_timeout_override = None if seconds is None else max(0.0, float(seconds))
+
+
+def lock_timeout_default() -> float:
+    if _lock_timeout_override is not None:
+        return _lock_timeout_override
+    try:
+        return max(0.0, float(os.environ.get(LOCK_TIMEOUT_ENV, DEFAULT_LOCK_TIMEOUT)))
+    except ValueError:
+        return DEFAULT_LOCK_TIMEOUT
+
+
+def _connect(path: str, read_only: bool, lock_timeout: Optional[float]) -> duckdb.DuckDBPyConnection:
+    """``duckdb.connect``, waiting (with one message on stderr, then a dot every 10 s) while another
+    process holds the file lock; errors that are not the lock are the file's."""
+    import sys
+    import time
+
+    timeout = lock_timeout_default() if lock_timeout is None else float(lock_timeout)
+    start = time.monotonic()
+    delay, told, last_dot = 0.05, False, start
+    while True:
+        try:
+            con = duckdb.connect(path, read_only=read_only)
+            if told:
+                print(" done", file=sys.stderr, flush=True)
+            return con
+        except duckdb.IOException as exc:
+            msg = str(exc)
+            if "lock" not in msg.lower():
+                raise StoreError(f"{NOT_A_STORE}: {path} ({msg.splitlines()[0]})") from exc
+            waited = time.monotonic() - start
+            if waited >= timeout:
+                if told:
+                    print("", file=sys.stderr)
+                raise StoreLockedError(
+                    f"store {path} is locked by another process (another 'harness-ext' command is writing to it) "
+                    f"and stayed locked for {waited:.0f} s (--lock-timeout {timeout:g}): nothing was written"
+                ) from exc
+            if not told:
+                print(f"store {path} is locked by another process; waiting up to {timeout:g} s (--lock-timeout) ...",
+                      file=sys.stderr, end="", flush=True)
+                told = True
+            elif time.monotonic() - last_dot >= 10:
+                print(".", file=sys.stderr, end="", flush=True)
+                last_dot = time.monotonic()
+            time.sleep(min(delay, max(0.0, timeout - waited)))
+            delay = min(delay * 2, 1.0)
+        except duckdb.Error as exc:
+            raise StoreError(f"{NOT_A_STORE}: {path} ({str(exc).splitlines()[0]})") from exc
+
+
 def default_db_path() -> str:
     return os.environ.get(DB_ENV) or DEFAULT_DB_NAME
 
@@ -147,7 +208,8 @@ class Store:
 
     # -- opening -------------------------------------------------------------------------
     @classmethod
-    def open(cls, path: Optional[str] = None, read_only: bool = False) -> "Store":
+    def open(cls, path: Optional[str] = None, read_only: bool = False,
+             lock_timeout: Optional[float] = None) -> "Store":
         """Open (creating if needed) the store at ``path``.
 
         ``path`` must be a harness-ext store or a path that does not exist yet:
@@ -156,11 +218,17 @@ class Store:
         otherwise open some of them as an empty in-memory database and an
         ingest would report rows it never kept.
 
+        Another process writing to the store holds DuckDB's file lock; readers
+        and writers then wait, with a message, up to ``lock_timeout`` seconds
+        (default ``$HARNESS_EXT_LOCK_TIMEOUT`` or ``--lock-timeout``, else
+        :data:`DEFAULT_LOCK_TIMEOUT`). ``ingest`` holds the lock only while it
+        writes a batch, so readers get in between batches.
+
         Raises
         ------
         StoreError
-            If the file is locked by another process, is not a harness-ext
-            store (or is corrupt), or a read-only open finds no store.
+            If the file is still locked after the timeout (StoreLockedError), is
+            not a harness-ext store (or is corrupt), or a read-only open finds no store.
         """
         path = str(path) if path is not None else default_db_path()
         if path != ":memory:":
@@ -171,18 +239,7 @@ class Store:
                 check_store_file(p)
             elif not read_only:
                 p.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            con = duckdb.connect(path, read_only=read_only and path != ":memory:")
-        except duckdb.IOException as exc:
-            msg = str(exc)
-            if "lock" in msg.lower():
-                raise StoreLockedError(
-                    f"store {path} is locked by another process (another 'harness-ext' command is writing to it); "
-                    "wait for it to finish and run again: nothing was written"
-                ) from exc
-            raise StoreError(f"{NOT_A_STORE}: {path} ({msg.splitlines()[0]})") from exc
-        except duckdb.Error as exc:
-            raise StoreError(f"{NOT_A_STORE}: {path} ({str(exc).splitlines()[0]})") from exc
+        con = _connect(path, read_only and path != ":memory:", lock_timeout)
         try:
             if path != ":memory:":
                 tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
@@ -200,7 +257,22 @@ class Store:
             raise StoreError(f"{NOT_A_STORE}: {path} ({str(exc).splitlines()[0]})") from exc
 
     def close(self):
-        self.con.close()
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+
+    # -- sharing the file lock with other processes -----------------------------------------
+    def release(self) -> None:
+        """Close the connection so other processes can read or write; :meth:`acquire` reopens it."""
+        if self.path != ":memory:" and self.con is not None:
+            self.con.close()
+            self.con = None
+
+    def acquire(self, lock_timeout: Optional[float] = None) -> None:
+        """Reopen after :meth:`release` (waiting for the lock) and reload what others wrote meanwhile."""
+        if self.con is None:
+            self.con = _connect(self.path, self.read_only, lock_timeout)
+            self._load_caches()
 
     def __enter__(self):
         return self

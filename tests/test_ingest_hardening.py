@@ -5,8 +5,8 @@
   ``ingest_paths`` never raises and never leaves part of a rejected file in the store.
 - A file that fails part-way (while reading, or while being written) leaves nothing behind and does
   not take the rest of the batch with it.
-- Two ``harness-ext ingest`` processes against one database file: the loser gets a clear StoreError
-  about the lock, and nothing is lost.
+- Two ``harness-ext ingest`` processes against one database file: the second waits for the lock
+  (tests/test_store_locking.py); past --lock-timeout it gets a clear StoreError, and nothing is lost.
 """
 
 from __future__ import annotations
@@ -327,7 +327,7 @@ def test_second_writer_gets_a_clear_lock_error_and_nothing_is_lost(tmp_path):
     db = tmp_path / "shared.duckdb"
     with Store.open(db) as holder:  # another process's view: this one holds the write lock
         ingest_paths(holder, [FIX / "bigbench"], show_progress=False)
-        r = _cli("ingest", "--db", str(db), str(FIX / "open_llm_leaderboard"))
+        r = _cli("ingest", "--db", str(db), "--lock-timeout", "1", str(FIX / "open_llm_leaderboard"))
         assert r.returncode != 0
         msg = r.stderr + r.stdout
         assert "locked by another process" in msg and "nothing was written" in msg

@@ -1,0 +1,486 @@
+"""The issue-19 attack, kept in the repo: four families of reproducible cases.
+
+- ``fuzz``: mutations of every adapter's real files (truncation, byte flips, type swaps, huge numbers,
+  NaN/Infinity literals, duplicate keys, deep nesting, BOM, invalid UTF-8, odd file names). Each mutated
+  file is ingested on top of a store that already holds data: ingest never raises, a skipped file leaves
+  the store as it was, an ingested one adds exactly what it reports, and stored data never changes.
+- ``kill``: SIGKILL an ``ingest`` process at random moments; after each kill the store is consistent
+  (every source's results all there, no orphan rows), and finishing the ingest gives the same content
+  as one clean sequential ingest.
+- ``concurrency``: N ``ingest`` writers and ``info``/``matrix`` readers at once: every process succeeds
+  and the store ends equal to a sequential ingest.
+- ``cli``: every command against a corpus of hostile inputs: no traceback on stderr, exit 0/1/2.
+
+Each family returns a :class:`Family` (tried, passed, failed, first failures); ``report.py`` prints them.
+Seeds are explicit, so a failing case is reproduced by its label.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+FIX = REPO / "tests" / "fixtures"
+SHARED = Path(os.environ.get("HARNESS_EXT_SHARED_DATA", REPO.parent / "shared" / "data"))
+ENV = {**os.environ, "HARNESS_EXT_NO_PROGRESS": "1", "HARNESS_EXT_LOAD_PLUGINS": ""}
+
+
+@dataclass
+class Family:
+    name: str
+    tried: int = 0
+    passed: int = 0
+    failures: list = field(default_factory=list)
+
+    @property
+    def failed(self) -> int:
+        return len(self.failures)
+
+    def record(self, label: str, problem):
+        self.tried += 1
+        if problem:
+            self.failures.append(f"{label}: {problem}")
+        else:
+            self.passed += 1
+
+    def line(self) -> str:
+        return f"{self.name:<12} tried {self.tried:>5}  passed {self.passed:>5}  failed {self.failed:>3}"
+
+
+# -- real seed files, one or two per adapter ------------------------------------------------------------
+_SEED_ROOTS = [
+    FIX,
+    SHARED / "lm-eval-harness" / "v03_results_master_2023-07-31",
+    SHARED / "lm-eval-harness" / "v04_results_from_pull_refs",
+    SHARED / "every_eval_ever" / "data" / "helm_classic",
+    SHARED / "tsml-eval-tsc-bakeoff",
+    SHARED / "crosspred-lvlm",
+    SHARED / "benchbench" / "leaderboards",
+]
+
+
+def real_seeds(per_adapter: int = 1, seed: int = 0) -> dict:
+    """``adapter name -> [Path]`` of real result files (directories for directory adapters)."""
+    from harness_ext.ingest import detect_adapter, iter_sources
+    from harness_ext.errors import IngestError
+    from harness_ext.plugin_manager import get_registrations
+    from harness_ext.samples import is_samples_file
+
+    adapters = get_registrations("adapters")
+    rng = random.Random(seed)
+    found: dict = {}
+    for root in _SEED_ROOTS:
+        if not root.exists():
+            continue
+        n = 0
+        for src, _ in iter_sources([root], adapters):
+            n += 1
+            if n > 400:
+                break
+            if not src.is_dir and (is_samples_file(src.path) or src.path.stat().st_size > 200_000):
+                continue
+            try:
+                name = detect_adapter(src, adapters).name
+            except (IngestError, OSError):
+                continue
+            found.setdefault(name, []).append(src.path)
+    return {k: sorted(rng.sample(v, min(per_adapter, len(v)))) for k, v in sorted(found.items())}
+
+
+# -- mutations -------------------------------------------------------------------------------------------
+def _json_paths(doc, prefix=()):
+    yield prefix
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from _json_paths(v, prefix + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc[:50]):
+            yield from _json_paths(v, prefix + (i,))
+
+
+def _set(doc, path, value):
+    if not path:
+        return value
+    parent = doc
+    for k in path[:-1]:
+        parent = parent[k]
+    parent[path[-1]] = value
+    return doc
+
+
+def _numeric_paths(doc):
+    return [p for p in _json_paths(doc) if p and isinstance(_get(doc, p), (int, float)) and not isinstance(_get(doc, p), bool)]
+
+
+def _get(doc, path):
+    for k in path:
+        doc = doc[k]
+    return doc
+
+
+def mutate(data: bytes, kind: str, rng: random.Random) -> bytes:
+    """One mutation of a file's bytes; JSON-aware kinds fall back to byte edits on other files."""
+    if kind == "truncate":
+        return data[: rng.randrange(0, max(1, len(data)))]
+    if kind == "byte_flip":
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 8)):
+            if b:
+                b[rng.randrange(len(b))] = rng.randrange(256)
+        return bytes(b)
+    if kind == "bom":
+        return b"\xef\xbb\xbf" + data
+    if kind == "invalid_utf8":
+        i = rng.randrange(len(data) + 1)
+        return data[:i] + rng.choice([b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\x00"]) + data[i:]
+    text = data.decode("utf-8", "replace")
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        doc = None
+    if doc is None:  # CSV and other text: line-level versions of the same attacks
+        lines = text.splitlines(True)
+        if not lines:
+            return data
+        i = rng.randrange(len(lines))
+        if kind == "duplicate_keys":
+            lines.insert(i, lines[i])
+        elif kind == "huge_numbers":
+            lines[i] = lines[i].replace("0.", "1" + "0" * 400 + ".", 1)
+        elif kind == "nan_literals":
+            lines[i] = lines[i].replace("0.", rng.choice(["NaN", "Infinity", "-inf", "nan"]) + ",0.", 1)
+        elif kind == "type_swap":
+            lines[i] = lines[i].replace(",", ',"[1,2]",', 1)
+        elif kind == "deep_nesting":
+            lines[i] = "[" * 5000 + lines[i]
+        return "".join(lines).encode("utf-8", "surrogatepass")
+    paths = list(_json_paths(doc))
+    if kind == "type_swap":
+        p = rng.choice(paths)
+        doc = _set(doc, p, rng.choice(["text", [1, 2], {"a": 1}, None, True, 3]))
+        return json.dumps(doc).encode()
+    if kind == "huge_numbers":
+        nums = _numeric_paths(doc) or paths
+        p = rng.choice(nums)
+        return json.dumps(_set(doc, p, "@@")).replace('"@@"', rng.choice(["1e400", "-1e400", "9" * 500])).encode()
+    if kind == "nan_literals":
+        nums = _numeric_paths(doc) or paths
+        p = rng.choice(nums)
+        return json.dumps(_set(doc, p, "@@")).replace('"@@"', rng.choice(["NaN", "Infinity", "-Infinity"])).encode()
+    if kind == "deep_nesting":
+        p = rng.choice(paths)
+        depth = rng.choice([100, 5000, 100_000])
+        return json.dumps(_set(doc, p, "@@")).replace('"@@"', "[" * depth + "1" + "]" * depth).encode()
+    if kind == "duplicate_keys":
+        dicts = [p for p in paths if isinstance(_get(doc, p), dict) and _get(doc, p)]
+        if not dicts:
+            return data
+        p = rng.choice(dicts)
+        d = _get(doc, p)
+        k = rng.choice(list(d))
+        body = json.dumps(d)
+        dup = body[:-1] + f", {json.dumps(k)}: {json.dumps(rng.choice([0.123, 'x', None, [1]]))}" + "}"
+        return json.dumps(_set(doc, p, "@@")).replace('"@@"', dup).encode()
+    return data
+
+
+MUTATIONS = ("truncate", "byte_flip", "type_swap", "huge_numbers", "nan_literals", "duplicate_keys", "deep_nesting",
+             "bom", "invalid_utf8", "odd_filename")
+ODD_NAMES = ["sp ace {}", "ünï {}", "-dash{}", "q'uote\"{}", "a;rm -rf{}", "#hash{}", "new\nline{}", "%s%n{}"]
+
+
+def _content_digest(store) -> tuple:
+    """Everything stored, as one hash (results with their source hashes, models, datasets)."""
+    rows = store.con.execute(
+        """SELECT s.sha256, m.name, d.benchmark, d.name, d.metric, r.num_fewshot, r.value
+           FROM results r JOIN sources s USING (source_id) JOIN models m USING (model_id)
+           JOIN datasets d USING (dataset_id) ORDER BY ALL""").fetchall()
+    return hashlib.sha256(repr(rows).encode()).hexdigest(), len(rows)
+
+
+def run_fuzz(n_per_kind: int = 2, per_adapter: int = 1, seed: int = 0) -> Family:
+    """Mutation fuzzing of every adapter's real files (see module docstring)."""
+    from harness_ext.ingest import ingest_paths
+    from harness_ext.store import Store
+
+    fam = Family("fuzz")
+    seeds = real_seeds(per_adapter, seed)
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory() as tmp, Store.open(":memory:") as store:
+        tmp = Path(tmp)
+        ingest_paths(store, [FIX / "open_llm_leaderboard"], show_progress=False)
+        for adapter, files in seeds.items():
+            for f in files:
+                for kind in MUTATIONS:
+                    for rep in range(n_per_kind):
+                        label = f"{adapter}/{f.name}/{kind}/{seed}.{rep}"
+                        case = tmp / f"{adapter}_{kind}_{rep}"
+                        fam.record(label, _fuzz_case(store, f, kind, rng, case))
+    return fam
+
+
+def _fuzz_case(store, real: Path, kind: str, rng: random.Random, case: Path):
+    from harness_ext.ingest import ingest_paths
+
+    if real.is_dir():  # a HELM run directory: mutate one of its files in a copy
+        target_dir = case / real.name
+        shutil.copytree(real, target_dir)
+        inner = sorted(p for p in target_dir.iterdir() if p.is_file())
+        victim = rng.choice(inner)
+        if kind != "odd_filename":
+            victim.write_bytes(mutate(victim.read_bytes(), kind, rng))
+        target = target_dir
+    else:
+        case.mkdir(parents=True)
+        name = real.name
+        if kind == "odd_filename":
+            name = rng.choice(ODD_NAMES).format(real.name)
+        target = case / name
+        data = real.read_bytes()
+        target.write_bytes(data if kind == "odd_filename" else mutate(data, kind, rng))
+    before_digest = _content_digest(store)
+    before = store.counts()
+    try:
+        report = ingest_paths(store, [target], show_progress=False)
+    except Exception as exc:  # noqa: BLE001 - exactly what this family looks for
+        return f"ingest raised {type(exc).__name__}: {str(exc)[:200]}"
+    after = store.counts()
+    statuses = [f.status for f in report.files]
+    if not report.files:
+        return "no per-file report"
+    if all(s != "ingested" for s in statuses):
+        if after != before or _content_digest(store) != before_digest:
+            return f"store changed although nothing was ingested ({statuses})"
+        if any(s == "skipped" and not f.reason for s, f in zip(statuses, report.files)):
+            return "skipped without a reason"
+    else:
+        if after["results"] - before["results"] != report.n_results:
+            return f"reported {report.n_results} results, stored {after['results'] - before['results']}"
+        _, n_before = before_digest
+        if _content_digest(store)[1] != n_before + report.n_results:
+            return "stored rows do not add up"
+    shutil.rmtree(case, ignore_errors=True)
+    return None
+
+
+# -- store consistency, kill loop, concurrency ------------------------------------------------------------
+def store_problems(db: Path):
+    """Why the store at ``db`` is inconsistent, or None: each source has exactly its n_results rows,
+    no row points at a missing source, model or dataset."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        bad = con.execute("""SELECT s.path, s.n_results, count(r.source_id) FROM sources s
+                             LEFT JOIN results r USING (source_id) GROUP BY ALL
+                             HAVING count(r.source_id) <> s.n_results LIMIT 3""").fetchall()
+        if bad:
+            return f"sources with missing rows: {bad}"
+        orphans = con.execute("""SELECT count(*) FROM results r WHERE source_id NOT IN (SELECT source_id FROM sources)
+                                 OR model_id NOT IN (SELECT model_id FROM models)
+                                 OR dataset_id NOT IN (SELECT dataset_id FROM datasets)""").fetchone()[0]
+        if orphans:
+            return f"{orphans} orphan result rows"
+    finally:
+        con.close()
+    return None
+
+
+def content(db: Path) -> tuple:
+    """Path-independent content of a store (for 'equal to a sequential ingest')."""
+    from harness_ext.store import Store
+
+    with Store.open(db, read_only=True, lock_timeout=120) as s:
+        return _content_digest(s)
+
+
+def make_corpus(root: Path, n_csv: int = 300, seed: int = 0) -> list:
+    """Many small files (CSV leaderboards) plus real fixtures: enough batches to kill or race inside."""
+    rng = random.Random(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(n_csv):
+        rows = "".join(f"m{i % 40},d{j},{rng.random():.6f}\n" for j in range(rng.randint(3, 30)))
+        (root / f"board{i:04d}.csv").write_text("model,dataset,value\n" + rows)
+    return [root, FIX / "bigbench", FIX / "open_llm_leaderboard", FIX / "helm"]
+
+
+def _ingest_cmd(db, paths, *extra):
+    return [sys.executable, "-m", "harness_ext", "ingest", "-q", "--db", str(db), *extra, *map(str, paths)]
+
+
+def run_kills(n_kills: int = 3, seed: int = 0, batch_files: int = 20, n_csv: int = 300) -> Family:
+    """SIGKILL ``ingest`` at random moments; check consistency after each; finish and compare."""
+    fam = Family("kill")
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        paths = make_corpus(tmp / "corpus", n_csv=n_csv, seed=seed)
+        ref = tmp / "ref.duckdb"
+        r = subprocess.run(_ingest_cmd(ref, paths), capture_output=True, text=True, env=ENV, timeout=900)
+        if r.returncode != 0:
+            fam.record("reference ingest", r.stderr[-300:])
+            return fam
+        db = tmp / "killed.duckdb"
+        env = {**ENV, "HARNESS_EXT_BATCH_FILES": str(batch_files)}
+        for k in range(n_kills):
+            proc = subprocess.Popen(_ingest_cmd(db, paths), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+            time.sleep(rng.uniform(0.3, 4.0))
+            killed = proc.poll() is None
+            if killed:
+                proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=300)
+            problem = None
+            if db.exists():
+                try:
+                    problem = store_problems(db)
+                except Exception as exc:  # noqa: BLE001 - a store a kill left unreadable is a failure
+                    problem = f"store unreadable after the kill: {type(exc).__name__}: {exc}"
+            fam.record(f"kill {k} ({'killed' if killed else 'finished first'})", problem)
+        r = subprocess.run(_ingest_cmd(db, paths), capture_output=True, text=True, env=ENV, timeout=900)
+        problem = r.stderr[-300:] if r.returncode != 0 else (store_problems(db) or
+                                                            (None if content(db) == content(ref) else "content differs from a clean ingest"))
+        fam.record("finish after kills equals a clean ingest", problem)
+    return fam
+
+
+def run_concurrency(n_writers: int = 2, n_readers: int = 1, seed: int = 0, n_csv: int = 150) -> Family:
+    """N writers on overlapping parts of a corpus plus readers, all at once; then compare."""
+    fam = Family("concurrency")
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        paths = make_corpus(tmp / "corpus", n_csv=n_csv, seed=seed)
+        files = sorted((tmp / "corpus").iterdir()) + paths[1:]
+        parts = [[f for f in files if rng.random() < 0.6] for _ in range(n_writers)]
+        parts[0] = sorted(set(files) - set().union(*parts[1:])) + parts[0][:5]  # together they cover everything
+        ref = tmp / "ref.duckdb"
+        for part in parts:
+            r = subprocess.run(_ingest_cmd(ref, part), capture_output=True, text=True, env=ENV, timeout=900)
+            fam.record(f"sequential writer ({len(part)} paths)", None if r.returncode == 0 else r.stderr[-300:])
+        db = tmp / "race.duckdb"
+        # Give readers a store to read from the start (a reader of a store that does not exist yet is an error).
+        subprocess.run(_ingest_cmd(db, [FIX / "bigbench"]), capture_output=True, env=ENV, timeout=300)
+        env = {**ENV, "HARNESS_EXT_BATCH_FILES": "15"}
+        writers = [subprocess.Popen(_ingest_cmd(db, part, "--lock-timeout", "600"), stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, env=env) for part in parts]
+        readers_done = []
+        reads = 0
+        while any(w.poll() is None for w in writers) or reads < n_readers:
+            cmds = [[sys.executable, "-m", "harness_ext", rng.choice(["info", "matrix"]), "--db", str(db),
+                     "--lock-timeout", "600"] for _ in range(n_readers)]
+            procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV) for c in cmds]
+            for c, p in zip(cmds, procs):
+                _, err = p.communicate(timeout=900)
+                reads += 1
+                readers_done.append((c[3], p.returncode, err))
+        for i, w in enumerate(writers):
+            _, err = w.communicate(timeout=900)
+            fam.record(f"concurrent writer {i}", None if w.returncode == 0 else err[-300:])
+        for cmd, rc, err in readers_done:
+            fam.record(f"reader {cmd} during ingest", None if rc == 0 and "Traceback" not in err else err[-300:])
+        # The bigbench seed ingest is in parts too, so both stores hold the same content.
+        problem = store_problems(db) or (None if content(db) == content(ref) else "content differs from a sequential ingest")
+        fam.record("concurrent result equals sequential", problem)
+    return fam
+
+
+# -- every command against hostile inputs ------------------------------------------------------------------
+def _cli(args):
+    from harness_ext.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main([str(a) for a in args])
+        except SystemExit as exc:  # argparse: usage error, exit 2
+            rc = exc.code
+    return rc, out.getvalue(), err.getvalue()
+
+
+def hostile_cli_cases(tmp: Path) -> list:
+    """``(label, argv)`` for every command with hostile stores, paths, manifests and values."""
+    from harness_ext.ingest import ingest_paths
+    from harness_ext.store import Store
+
+    good = tmp / "good.duckdb"
+    with Store.open(good) as s:
+        ingest_paths(s, [FIX / "open_llm_leaderboard", FIX / "bigbench"], show_progress=False)
+    empty = tmp / "empty.duckdb"
+    Store.open(empty).close()
+    (tmp / "x.json").write_text('{"results": {}}')
+    (tmp / "trunc.duckdb").write_bytes(good.read_bytes()[:5000])
+    (tmp / "adir").mkdir()
+    loop = tmp / "loop.json"
+    loop.symlink_to(loop)
+    fifo = tmp / "fifo.json"
+    os.mkfifo(fifo)
+    (tmp / "bad_manifest.json").write_text('{"manifest_version": "1.0", "x": ' + "[" * 5000 + "]" * 5000 + "}")
+    (tmp / "nan_manifest.json").write_text('{"manifest_version": "1.0", "weight": NaN}')
+    dbs = {"json": tmp / "x.json", "truncated": tmp / "trunc.duckdb", "dir": tmp / "adir", "missing": tmp / "no.duckdb",
+           "empty_store": empty, "good": good}
+    cases = []
+    analyses = {
+        "matrix": [[], ["--benchmark", "nope"], ["--datasets", "[", "--models", "**"], ["--num-fewshot", "-1"]],
+        "info": [[], ["--conflicts"]],
+        "stalk": [[], ["--threshold", "nan"], ["--min-points", "-5"]],
+        # Analyses on the good store are real computations: only their argument checks are attacked here.
+        "prowl": [["--benchmark", "nope"]],
+        "pounce": [["--benchmark", "nope"]],
+        "weights": [["--benchmark", "nope"]],
+        "compare": [["--benchmark", "nope"]],
+        "reduce": [["--budget", "nan"], ["--budget", "-3"], ["--budget", "1e999"], ["--group-name", "../../x"],
+                   ["--group-name", "x" * 300], ["--selector", "nope"], ["--weights", str(fifo)],
+                   ["--benchmark", "open_llm_leaderboard_v1", "--budget", "2", "--n-random", "5"]],
+    }
+    for cmd, variants in analyses.items():
+        for dbk, db in dbs.items():
+            for v in variants if dbk == "good" else variants[:1]:
+                cases.append((f"{cmd} {dbk} {' '.join(v)[:40]}", [cmd, "--db", db, "--lock-timeout", "1", *v]))
+    for what, path in {"fifo": fifo, "loop": loop, "devnull": "/dev/null", "missing": tmp / "nope.json", "dir": tmp / "adir",
+                       "json": tmp / "x.json"}.items():
+        cases.append((f"ingest {what}", ["ingest", "--db", tmp / "new.duckdb", path]))
+        cases.append((f"ingest forced csv {what}", ["ingest", "--db", tmp / "new.duckdb", "--adapter", "csv", path]))
+        cases.append((f"predict manifest {what}", ["predict", "--manifest", path, FIX / "bigbench"]))
+    for name in ("bad_manifest.json", "nan_manifest.json"):
+        cases.append((f"predict {name}", ["predict", "--manifest", tmp / name, FIX / "bigbench"]))
+    for dbk, db in dbs.items():
+        cases.append((f"ingest into {dbk}", ["ingest", "--db", db, FIX / "bigbench"]))
+    cases += [("plugins", ["plugins"]), ("plugins bad kind", ["plugins", "--kind", "nope"]),
+              ("ingest bad adapter", ["ingest", "--db", tmp / "n2.duckdb", "--adapter", "nope", FIX / "bigbench"]),
+              ("no command", []), ("unknown command", ["explode"])]
+    return cases
+
+
+def run_cli_corpus() -> Family:
+    """Every command against the hostile corpus: exit 0, 1 or 2 and never a traceback.
+
+    A case the guard had to catch (``error: unexpected ...``) passes the no-traceback rule but is
+    listed in ``guarded`` so unanticipated errors stay visible.
+    """
+    fam = Family("cli")
+    fam.guarded = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, argv in hostile_cli_cases(Path(tmp)):
+            rc, out, err = _cli(argv)
+            problem = None
+            if "Traceback" in err:
+                problem = "traceback on stderr: " + err[-300:]
+            elif rc not in (0, 1, 2):
+                problem = f"exit {rc}"
+            if "error: unexpected" in err:
+                fam.guarded.append(f"{label}: {err.strip()[:200]}")
+            fam.record(label, problem)
+    return fam
