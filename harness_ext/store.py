@@ -202,8 +202,15 @@ class Store:
         self.path = path
         self.read_only = read_only
         if not read_only:
-            self.con.execute(_SCHEMA)
-            self.con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
+            # One transaction: a process killed while creating a store leaves all tables or none.
+            self.con.execute("BEGIN TRANSACTION")
+            try:
+                self.con.execute(_SCHEMA)
+                self.con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
+                self.con.execute("COMMIT")
+            except BaseException:
+                self.con.execute("ROLLBACK")
+                raise
         self._load_caches()
 
     # -- opening -------------------------------------------------------------------------

@@ -284,6 +284,11 @@ def store_problems(db: Path):
 
     con = duckdb.connect(str(db), read_only=True)
     try:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        if not tables:
+            return None  # killed before the schema was created: an empty store, which ingest completes
+        if not {"meta", "sources", "models", "datasets", "results"} <= tables:
+            return f"a partial schema: {sorted(tables)}"
         bad = con.execute("""SELECT s.path, s.n_results, count(r.source_id) FROM sources s
                              LEFT JOIN results r USING (source_id) GROUP BY ALL
                              HAVING count(r.source_id) <> s.n_results LIMIT 3""").fetchall()
