@@ -133,7 +133,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - the boundary guard, see _unexpected
-        return _unexpected(f"harness-ext {args.command}", argv, exc, bool(getattr(args, "verbose", 0)))
+        # -v may come before the command name, where the command's own -v default does not see it
+        verbose = bool(getattr(args, "verbose", 0)) or any(a == "--verbose" or (a[:2] == "-v" and set(a[1:]) == {"v"})
+                                                           for a in argv)
+        return _unexpected(f"harness-ext {args.command}", argv, exc, verbose)
 
 
 #: Longest rendering of the command's input in the guard's one line.
