@@ -19,7 +19,7 @@ from reliability_lib import run_cli_corpus, run_concurrency, run_fuzz, run_kills
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--full", action="store_true", help="the full tier (20 kills, 6 writers, 2 fuzz seeds x 5 per kind)")
+    ap.add_argument("--full", action="store_true", help="the full tier (20 kills, 6 writers + 3 readers, 2 files per adapter x 5 per mutation kind)")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     if args.full:

@@ -36,9 +36,8 @@ def test_cli_corpus_no_traceback():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [1, 2])
-def test_fuzz_full(seed):
-    _check(run_fuzz(n_per_kind=5, per_adapter=2, seed=seed))
+def test_fuzz_full():
+    _check(run_fuzz(n_per_kind=5, per_adapter=2, seed=1))
 
 
 @pytest.mark.slow
