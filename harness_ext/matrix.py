@@ -128,38 +128,7 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
     """
     if query.rows not in ("model", "run"):
         raise StoreError(f"rows must be 'model' or 'run', not {query.rows!r}")
-    long = query_results(store, query)
-    if long.empty:
-        n = store.counts()["results"]
-        if n == 0:
-            raise StoreError("the store is empty: run 'harness-ext ingest PATH' first")
-        avail = ", ".join(store.benchmarks()["benchmark"])
-        raise StoreError(f"no results match {_describe(query)}; benchmarks in the store: {avail}")
-    long = long.copy()
-    # A dataset name shared by two benchmarks would merge two columns; qualify those names.
-    clash = long.groupby("dataset")["benchmark"].nunique()
-    qualify = set(clash[clash > 1].index)
-    long["column"] = np.where(long["dataset"].isin(qualify), long["benchmark"] + "/" + long["dataset"], long["dataset"])
-    if query.rows == "run":
-        long["row"] = long["model"] + " [" + long["source"].map(lambda p: p.rsplit("/", 1)[-1]) + "]"
-    else:
-        shots = long.groupby("model")["num_fewshot"].nunique()
-        multi = set(shots[shots > 1].index)
-        label = long["num_fewshot"].map(lambda k: "" if k == UNKNOWN_SHOTS else f" [{k}-shot]")
-        long["row"] = np.where(long["model"].isin(multi), long["model"] + label, long["model"])
-    # ORDER BY source_id above makes "first" the first-ingested value for a cell.
-    first = long.drop_duplicates(["row", "column"], keep="first")
-    raw = first.pivot(index="row", columns="column", values="value")
-    raw = raw.loc[sorted(raw.index), sorted(raw.columns)]
-    raw.index.name, raw.columns.name = "model", "dataset"
-    meta = (
-        first.drop_duplicates("column")
-        .set_index("column")[["benchmark", "dataset", "metric", "task", "higher_is_better", "random_baseline",
-                              "baseline_source", "min_score", "max_score", "kind", "scale"]]
-        .loc[raw.columns]
-    )
-    shots = first[first["num_fewshot"] != UNKNOWN_SHOTS].groupby("column")["num_fewshot"].agg(lambda s: int(s.mode().iloc[0]))
-    meta["num_fewshot"] = shots.reindex(meta.index).astype("Int64")
+    raw, meta = _raw_matrix(store, query)
     dropped = {"models": [], "datasets": []}
     if query.dense:
         before = raw
@@ -184,6 +153,167 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
         "dropped": dropped,
     }
     return norm
+
+
+_DATASET_COLUMNS = ["benchmark", "dataset", "metric", "task", "higher_is_better", "random_baseline", "baseline_source",
+                    "min_score", "max_score", "kind", "scale"]
+
+
+def _raw_matrix(store, query: MatrixQuery) -> tuple:
+    """Raw matrix and per-column metadata for ``query``, without a string table or a pandas pivot.
+
+    Labels are built for the few distinct models, shot counts, sources and
+    datasets only. DuckDB selects the results and joins each to integer row
+    and column codes; the codes, values and a rank (source, then benchmark,
+    dataset name and metric, then shot count within a run) come back a
+    million rows at a time (Arrow batches when pyarrow is installed) and are
+    scattered into the preallocated float matrix, keeping the lowest rank per
+    cell: the first-ingested value, as the store promises. Memory is the
+    matrix, one int64 rank matrix of the same shape and one batch.
+    """
+    con = store.con
+    dwhere, dparams = [], []
+    if query.benchmarks:
+        dwhere.append(f"benchmark IN ({', '.join('?' * len(query.benchmarks))})")
+        dparams.extend(query.benchmarks)
+    if query.metric:
+        dwhere.append("metric = ?")
+        dparams.append(query.metric)
+    else:
+        dwhere.append("is_primary")
+    if query.aggregates == "only":
+        dwhere.append("kind = 'aggregate'")
+    elif not query.aggregates:
+        dwhere.append("coalesce(kind, 'dataset') <> 'aggregate'")
+    if query.datasets:
+        dwhere.append("name GLOB ?")
+        dparams.append(query.datasets)
+    rwhere, rparams = ["TRUE"], []
+    n_sel, n_all = con.execute(f"SELECT count(*) FILTER (WHERE {' AND '.join(dwhere)}), count(*) FROM datasets",
+                               dparams).fetchone()
+    if n_sel < n_all:  # the filter costs a hash probe per result: skip it when every dataset is selected
+        rwhere[0] = f"r.dataset_id IN (SELECT dataset_id FROM datasets WHERE {' AND '.join(dwhere)})"
+        rparams.extend(dparams)
+    if query.models:
+        rwhere.append("r.model_id IN (SELECT model_id FROM models WHERE name GLOB ?)")
+        rparams.append(query.models)
+    if query.source:
+        rwhere.append("r.source_id IN (SELECT source_id FROM sources WHERE path GLOB ?)")
+        rparams.append(query.source)
+    if query.num_fewshot is not None:
+        rwhere.append("r.num_fewshot = ?")
+        rparams.append(int(query.num_fewshot))
+    where = " AND ".join(rwhere)
+    # One scan for the distinct datasets and row keys of the selection (small: thousands, not millions).
+    second = "r.source_id" if query.rows == "run" else "r.num_fewshot"
+    ds_ids = con.execute(f"SELECT DISTINCT r.dataset_id FROM results r WHERE {where} ORDER BY 1", rparams).fetchnumpy()
+    ds_ids = np.asarray(ds_ids["dataset_id"], dtype=np.int64)
+    keys = con.execute(f"SELECT DISTINCT r.model_id, {second} AS k FROM results r WHERE {where} ORDER BY 1, 2",
+                       rparams).fetchnumpy()
+    row_model = np.asarray(keys["model_id"], dtype=np.int64)
+    row_k = np.asarray(keys["k"], dtype=np.int64)
+    if not len(ds_ids):
+        n = store.counts()["results"]
+        if n == 0:
+            raise StoreError("the store is empty: run 'harness-ext ingest PATH' first")
+        avail = ", ".join(store.benchmarks()["benchmark"])
+        raise StoreError(f"no results match {_describe(query)}; benchmarks in the store: {avail}")
+
+    # Columns: dataset names, qualified by benchmark where a name is shared by two selected benchmarks.
+    ds = con.execute(
+        f"""SELECT dataset_id, benchmark, name, metric, task, higher_is_better, random_baseline, baseline_source,
+                   min_score, max_score, kind, scale FROM datasets WHERE dataset_id IN (SELECT unnest(?::INTEGER[]))""",
+        [ds_ids.tolist()]).fetchall()
+    n_bench: dict = {}
+    for row in ds:
+        n_bench.setdefault(row[2], set()).add(row[1])
+    col_label = {row[0]: (f"{row[1]}/{row[2]}" if len(n_bench[row[2]]) > 1 else row[2]) for row in ds}
+    columns = sorted(set(col_label.values()))
+    col_code = {c: i for i, c in enumerate(columns)}
+    # Among values of one cell from one source, the old ORDER BY benchmark, name decides; metric breaks ties.
+    prio = {row[0]: i for i, row in enumerate(sorted(ds, key=lambda r: (r[1], r[2], r[3], r[0])))}
+    info = {row[0]: row[1:] for row in ds}
+
+    # Rows: a model, a model at one shot count (when it has several), or a model's run (one source file).
+    model_ids = np.unique(row_model)
+    names = dict(con.execute("SELECT model_id, name FROM models WHERE model_id IN (SELECT unnest(?::INTEGER[]))",
+                             [model_ids.tolist()]).fetchall())
+    if query.rows == "run":
+        paths = dict(con.execute("SELECT source_id, path FROM sources WHERE source_id IN (SELECT unnest(?::INTEGER[]))",
+                                 [np.unique(row_k).tolist()]).fetchall())
+        labels = [f"{names[m]} [{paths[k].rsplit('/', 1)[-1]}]" for m, k in zip(row_model.tolist(), row_k.tolist())]
+    else:
+        n_shots = dict(zip(*np.unique(row_model, return_counts=True)))
+        labels = [names[m] + ("" if n_shots[m] == 1 else "" if k == UNKNOWN_SHOTS else f" [{k}-shot]")
+                  for m, k in zip(row_model.tolist(), row_k.tolist())]
+    index = sorted(set(labels))
+    row_code = {r: i for i, r in enumerate(index)}
+
+    # The cells: DuckDB joins each selected result to its integer row and column codes; numpy keeps the
+    # first value of each cell, ranked by (source, benchmark, dataset, metric, then shot count in a run).
+    nd = len(ds_ids)
+    ds_tab = {"dataset_id": ds_ids.astype(np.int32),
+              "c": np.array([col_code[col_label[i]] for i in ds_ids.tolist()], dtype=np.int32),
+              "p": np.array([prio[i] for i in ds_ids.tolist()], dtype=np.int64)}
+    row_tab = {"model_id": row_model.astype(np.int32), "k": row_k.astype(np.int32),
+               "r": np.array([row_code[r] for r in labels], dtype=np.int32)}
+    shot_values = np.unique(row_k) if query.rows == "model" else None
+    con.register("_hx_cols", ds_tab)
+    con.register("_hx_rows", row_tab)
+    try:
+        if shot_values is None:
+            shot_values = np.asarray(con.execute(f"SELECT DISTINCT r.num_fewshot FROM results r WHERE {where} ORDER BY 1",
+                                                 rparams).fetchnumpy()["num_fewshot"], dtype=np.int64)
+        ns = len(shot_values)
+        sql = f"""SELECT w.r, c.c, r.value, (r.source_id::BIGINT * {nd} + c.p) * {ns} AS f, r.num_fewshot AS k
+                  FROM results r JOIN _hx_cols c USING (dataset_id)
+                  JOIN _hx_rows w ON r.model_id = w.model_id AND {second} = w.k WHERE {where}"""
+        X = np.full((len(index), len(columns)), np.nan)
+        P = np.full(X.shape, np.iinfo(np.int64).max)  # the rank of the value kept in each cell
+        for batch in _batches(con, sql, rparams):
+            flat = batch["r"].astype(np.int64) * len(columns) + batch["c"]
+            f = batch["f"] + np.searchsorted(shot_values, batch["k"])
+            np.minimum.at(P.reshape(-1), flat, f)
+            win = P.reshape(-1)[flat] == f
+            X.reshape(-1)[flat[win]] = batch["value"][win]
+    finally:
+        con.unregister("_hx_cols")
+        con.unregister("_hx_rows")
+    raw = pd.DataFrame(X, index=pd.Index(index, name="model"), columns=pd.Index(columns, name="dataset"), copy=False)
+
+    # Per column: metadata of its first cell's dataset, and the most common shot count (ties: the smallest).
+    observed = ~np.isnan(X)
+    first_p = (P.min(axis=0) // ns) % nd
+    by_prio = {p: i for i, p in prio.items()}
+    meta = pd.DataFrame([info[by_prio[int(p)]] for p in first_p], columns=_DATASET_COLUMNS, index=raw.columns)
+    meta["higher_is_better"] = meta["higher_is_better"].astype("boolean")  # NULL: unknown, as DuckDB's .df() gives
+    if ns == 1:
+        counts = observed.sum(axis=0)[:, None]
+    else:
+        shot_of = np.where(observed, P % ns, -1)
+        counts = np.stack([(shot_of == j).sum(axis=0) for j in range(ns)], axis=1)  # columns x shot values
+    del P
+    counts[:, shot_values == UNKNOWN_SHOTS] = 0
+    shots = pd.Series(pd.NA, index=raw.columns, dtype="Int64")
+    has = counts.sum(axis=1) > 0
+    shots[has] = shot_values[counts[has].argmax(axis=1)]
+    meta["num_fewshot"] = shots
+    return raw, meta
+
+
+def _batches(con, sql: str, params: list, rows: int = 1 << 20):
+    """Column arrays of a query's result, about a million rows at a time when pyarrow is there (bounded memory)."""
+    try:
+        import pyarrow  # noqa: F401
+
+        rel = con.sql(sql, params=params)
+        # DuckDB >= 1.4 names it to_arrow_reader; before, fetch_record_batch.
+        reader = rel.to_arrow_reader(rows) if hasattr(rel, "to_arrow_reader") else rel.fetch_record_batch(rows)
+    except ImportError:  # one batch of numpy arrays
+        yield {k: np.asarray(v) for k, v in con.execute(sql, params).fetchnumpy().items()}
+        return
+    for b in reader:
+        yield {name: b.column(i).to_numpy(zero_copy_only=False) for i, name in enumerate(b.schema.names)}
 
 
 def _plain(v):

@@ -28,8 +28,12 @@ once per incomplete column (vectorised over all its partners), never per cell.
 On complete data the distances visit each unordered column pair once:
 Manhattan, Euclidean and Wasserstein through ``scipy.spatial.distance.pdist``
 (compiled; Wasserstein as the L1 distance of sorted columns), Minkowski and
-Jensen-Shannon in chunks of the upper triangle. With missing cells Lp and
-Jensen-Shannon broadcast over column blocks of the full square.
+Jensen-Shannon in chunks of the upper triangle. With missing cells, Euclidean
+is three masked matrix products (as sklearn's ``nan_euclidean_distances``),
+other Lp distances visit each pair once in cache-sized tiles (a missing term
+is dropped by ``fmax(NaN, 0) = 0``), and Jensen-Shannon broadcasts over column
+blocks of the full square. Complete Pearson is one centred product, as
+``np.corrcoef``.
 
 Precision: everything is float64 except (i) the Kendall sign products, which
 are exact in float32 (integer counts per chunk well below 2**24, accumulated
@@ -148,6 +152,8 @@ def cross_pearson(X, Y=None) -> np.ndarray:
     if X.ndim != 2 or Y.ndim != 2 or X.shape[0] != Y.shape[0]:
         raise MethodError(f"cross_pearson needs two 2-D arrays with the same rows, got {X.shape} and {Y.shape}")
     Mx, My = ~np.isnan(X), ~np.isnan(Y)
+    if sym and Mx.all():
+        return _complete_pearson(X)
     with np.errstate(invalid="ignore", divide="ignore"):
         cx = np.where(Mx, X, 0.0).sum(axis=0) / np.maximum(Mx.sum(axis=0), 1)
         Xc = np.where(Mx, X - cx, 0.0)
@@ -182,6 +188,28 @@ def cross_pearson(X, Y=None) -> np.ndarray:
         r = np.where(ok, _symmetrise(r), np.nan)
         np.fill_diagonal(r, np.where(np.diag(ok), 1.0, np.nan))
     return r
+
+
+def _complete_pearson(X: np.ndarray) -> np.ndarray:
+    """Correlation matrix of the columns of a complete ``X``: one centred product, as ``np.corrcoef``.
+
+    A column is constant when its centred sum of squares is below ``16 n eps``
+    times its raw sum of squares (rounding noise): NaN row and column.
+    """
+    n = X.shape[0]
+    Xc = X - X.mean(axis=0)
+    C = Xc.T @ Xc
+    d = np.diag(C).copy()
+    ok = (n >= 2) & (d > 16.0 * _EPS * n * np.einsum("ij,ij->j", X, X))
+    s = np.sqrt(np.where(ok, d, 1.0))
+    C /= s[:, None]
+    C /= s[None, :]
+    np.clip(C, -1.0, 1.0, out=C)
+    C = _symmetrise(C)
+    C[~ok, :] = np.nan
+    C[:, ~ok] = np.nan
+    np.fill_diagonal(C, np.where(ok, 1.0, np.nan))
+    return C
 
 
 def _paired_pearson(A: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -417,15 +445,33 @@ def lp_distance(X, p: float) -> np.ndarray:
     n, q = X.shape
     if M.all():
         return _complete_pairs(X, p)
-    D = np.empty((q, q))
-    for blk in _col_blocks(q, q, n):
-        diff = np.abs(X[:, blk, None] - X[:, None, :])
-        # Integer powers by multiplication: np.power with a float exponent is the slow part.
-        powed = diff if p == 1 else diff * diff if p == 2 else diff * diff * diff if p == 3 else diff**p
-        cnt = (M[:, blk, None] & M[:, None, :]).sum(axis=0)
-        s = np.nansum(powed, axis=0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            D[blk] = np.where(cnt > 0, (s * n / np.maximum(cnt, 1)) ** (1.0 / p), np.nan)
+    m = M.astype(float)
+    cnt = m.T @ m  # rows shared by each pair
+    if p == 2:
+        # sum_k (x_ki - x_kj)^2 over shared rows = sq_i(j) + sq_j(i) - 2 x_i.x_j: three products (what
+        # sklearn's nan_euclidean_distances does, on columns), shifted by the overall mean (differences do not
+        # change) so that the squares stay small.
+        X0 = np.where(M, X - X[M].mean(), 0.0)
+        sq = (X0 * X0).T @ m
+        s = np.maximum(sq + sq.T - 2.0 * (X0.T @ X0), 0.0)
+    else:
+        # Each unordered pair once, in cache-sized tiles; a missing cell is NaN, and fmax(NaN, 0) = 0 drops the term.
+        T = np.ascontiguousarray(X.T)
+        if n * q * (q - 1) / 2 > _FLOAT32_TERMS:
+            T = T.astype(np.float32)
+
+        def term(a, b, diff, out):
+            np.abs(np.subtract(a, b, out=diff), out=diff)
+            np.fmax(diff, 0.0, out=diff)
+            if p == 1:
+                return diff
+            if p == 3:
+                return np.multiply(np.multiply(diff, diff, out=out), diff, out=out)
+            return np.power(diff, p, out=out)
+
+        s = _upper_pair_sums(T, term)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        D = np.where(cnt > 0, (s * n / np.maximum(cnt, 1)) ** (1.0 / p), np.nan)
     D = _symmetrise(D)
     np.fill_diagonal(D, np.where(M.any(axis=0), 0.0, np.nan))
     return D

@@ -342,3 +342,52 @@ def test_kendall_per_column_pair_path_equals_sign_product(real_slices, monkeypat
         monkeypatch.undo()
         np.testing.assert_allclose(per_pair, sign, atol=1e-12, equal_nan=True, err_msg=key)
         assert np.isnan(per_pair[0]).all()
+
+
+# --------------------------------------------------------------------- agreement with library routines (issue 17)
+def _with_holes_and_constant(n=300, q=40, missing=0.2, seed=3):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 3)) @ rng.random((3, q)) + 0.05 * rng.standard_normal((n, q))
+    X[:, 4] = 0.1  # constant column: 0.1 is not exact in binary, so its centred values are rounding noise
+    if missing:
+        X[rng.random((n, q)) < missing] = np.nan
+    return X
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.2])
+def test_pearson_matches_numpy_and_pandas(missing):
+    import pandas as pd
+
+    from harness_ext.plugins.similarity import pearson_similarity
+
+    X = _with_holes_and_constant(missing=missing)
+    C = pearson_similarity(X)
+    ref = np.corrcoef(X, rowvar=False) if not missing else pd.DataFrame(X).corr().to_numpy()
+    ok = np.arange(X.shape[1]) != 4
+    np.testing.assert_allclose(C[np.ix_(ok, ok)], ref[np.ix_(ok, ok)], atol=1e-12)
+    assert np.isnan(C[4]).all() and np.isnan(C[:, 4]).all()
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.2])
+def test_euclidean_matches_sklearn_nan_euclidean(missing):
+    from sklearn.metrics.pairwise import nan_euclidean_distances
+
+    from harness_ext.plugins.similarity import lp_distance
+
+    X = _with_holes_and_constant(missing=missing)
+    np.testing.assert_allclose(lp_distance(X, 2), nan_euclidean_distances(X.T), atol=1e-10)
+
+
+@pytest.mark.parametrize("p", [1.0, 3.0, 2.5])
+def test_masked_lp_matches_pairwise_loop(p):
+    from harness_ext.plugins.similarity import lp_distance
+
+    X = _with_holes_and_constant(n=120, q=15)
+    n, q = X.shape
+    D = lp_distance(X, p)
+    M = ~np.isnan(X)
+    for i in range(q):
+        for j in range(q):
+            s = M[:, i] & M[:, j]
+            ref = (np.sum(np.abs(X[s, i] - X[s, j]) ** p) * n / s.sum()) ** (1 / p)
+            assert D[i, j] == pytest.approx(ref, rel=1e-10, abs=1e-12)
