@@ -184,6 +184,10 @@ def checked_outputs(returned, out_dir, writer: str) -> list:
             raise PluginError(f"manifest writer {writer} returned a {type(item).__name__} in its list; expected file names")
         p = Path(item)
         full = p if p.is_absolute() else out_dir / p
+        if not p.is_absolute() and not full.is_file() and p.is_file():
+            # Writers may return paths as they built them (out_dir / name), relative to the
+            # working directory when --out is relative; the containment check below still applies.
+            full = p
         try:
             rel = full.resolve().relative_to(root)
         except ValueError:

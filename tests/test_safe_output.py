@@ -318,3 +318,19 @@ def test_unexpected_exception_is_one_line_and_v_shows_the_traceback(monkeypatch,
     monkeypatch.setattr(store_mod, "info_run", lambda a: (_ for _ in ()).throw(MemoryError()))
     assert main(["info"]) == 1
     assert "unexpected MemoryError" in capsys.readouterr().err
+
+
+def test_a_relative_out_accepts_writer_paths_relative_to_the_working_directory(tmp_path, monkeypatch):
+    """`reduce --out reduced` (the README Quickstart): writers return 'reduced/manifest.json'."""
+    from harness_ext.errors import PluginError
+    from harness_ext.safe_output import checked_outputs
+
+    monkeypatch.chdir(tmp_path)
+    out = Path("reduced")
+    out.mkdir()
+    (out / "manifest.json").write_text("{}")
+    assert checked_outputs([out / "manifest.json"], out, "json") == [out / "manifest.json"]
+    assert checked_outputs(["manifest.json"], out, "json") == [out / "manifest.json"]
+    (tmp_path / "elsewhere.txt").write_text("x")
+    with pytest.raises(PluginError, match="outside the output directory"):
+        checked_outputs(["elsewhere.txt"], out, "json")
