@@ -385,7 +385,15 @@ def reduce_options(parser):
                         help="keep every model and dataset (the default: missing cells are used as missing, never "
                              "cut to a complete block; --dense cuts and names what it drops)")
     parser.add_argument("--budget", default=None,
-                        help="subset size: a fraction (0.2), a count (5) or a coverage target (coverage=0.95, default)")
+                        help="subset size: a fraction (0.2), a count (5), a coverage target (coverage=0.95, default) "
+                             "or a total cost (cost=50000, in the units of the dataset costs)")
+    parser.add_argument("--costs", default=None, metavar="FILE",
+                        help="cost of running each dataset (JSON name -> cost, or CSV dataset,cost); default: the "
+                             "sample counts the result files recorded, when every dataset has one")
+    parser.add_argument("--n-random-subsets", type=int, default=None,
+                        help="random subsets of the chosen size compared with it, same predictor and folds "
+                             "(default 200, or 20 for predictors that refit per subset)")
+    parser.add_argument("--no-plot", action="store_true", help="do not write error_vs_budget.png")
     parser.add_argument("--selector", default="greedy_coverage", help="selector plugin (default greedy_coverage)")
     parser.add_argument("--similarity", default="pearson", help="similarity plugin for coverage selectors (default pearson)")
     parser.add_argument("--predictor", default="ridge", help="predictor plugin (default ridge)")
@@ -393,7 +401,9 @@ def reduce_options(parser):
     parser.add_argument("--weights", default=None, metavar="FILE",
                         help="dataset weights for the aggregate from a JSON or CSV file (implies --weighting user)")
     parser.add_argument("--seed", "--random-state", "--random_state", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--n-random", type=int, default=1000, help="random-subset runs for the chance check (default 1000)")
+    parser.add_argument("--n-random", type=int, default=200,
+                        help="random orders for the coverage-curve baseline (SimBA; default 200). The chance check "
+                             "of the subset itself compares prediction errors: --n-random-subsets")
     parser.add_argument("--group-name", default="harness_ext_reduced", help="lm-eval group / file stem")
     parser.add_argument("--format", dest="formats", action=ListAppend, default=None,
                         help="manifest writers to run (repeatable or comma-separated; default: json, lm_eval_yaml, "

@@ -67,7 +67,8 @@ def validate_manifest(manifest: dict, path="manifest") -> None:
 
 
 def parse_budget(budget: Optional[str], n_datasets: int) -> tuple:
-    """``(kind, value)`` from a budget: ``"0.2"`` a fraction, ``"5"`` a count, ``"coverage=0.95"`` a target.
+    """``(kind, value)`` from a budget: ``"0.2"`` a fraction, ``"5"`` a count, ``"coverage=0.95"`` a target,
+    ``"cost=50000"`` a total cost (in the units of the dataset costs, e.g. samples to run).
 
     Raises
     ------
@@ -78,6 +79,11 @@ def parse_budget(budget: Optional[str], n_datasets: int) -> tuple:
         return "coverage", 0.95
     text = str(budget).strip().lower()
     try:
+        if text.startswith("cost="):
+            v = float(text.split("=", 1)[1])
+            if not (np.isfinite(v) and v > 0):
+                raise MethodError(f"cost budget must be a positive number, got {budget!r}")
+            return "cost", v
         if text.startswith("coverage="):
             v = float(text.split("=", 1)[1])
             if not 0 < v <= 1:
@@ -87,7 +93,8 @@ def parse_budget(budget: Optional[str], n_datasets: int) -> tuple:
         is_fraction = "." in text or text.endswith("%")
         v = float(text[:-1]) / 100 if text.endswith("%") else float(text)
     except ValueError:
-        raise MethodError(f"budget {budget!r} is not a fraction (0.2), a count (5) or a target (coverage=0.95)") from None
+        raise MethodError(f"budget {budget!r} is not a fraction (0.2), a count (5), a target (coverage=0.95) "
+                          "or a cost (cost=50000)") from None
     if not np.isfinite(v) or v <= 0:
         raise MethodError(f"budget must be positive, got {budget!r}")
     if is_fraction:
@@ -104,14 +111,64 @@ def parse_budget(budget: Optional[str], n_datasets: int) -> tuple:
     return "count", int(v)
 
 
-def subset_size(kind: str, value, n_datasets: int, curve: np.ndarray) -> int:
-    """Number of datasets to keep for a parsed budget (at least 1, fewer than all when possible)."""
+def subset_size(kind: str, value, n_datasets: int, curve: np.ndarray, order_costs=None) -> int:
+    """Number of datasets to keep for a parsed budget (at least 1, fewer than all when possible).
+
+    A cost budget keeps the longest prefix of the order whose costs (``order_costs``, in order) fit.
+    """
+    if kind == "cost":
+        fits = np.cumsum(np.asarray(order_costs, dtype=float)) <= float(value) * (1 + 1e-12)
+        return int(max(1, fits.sum()))
     if kind == "count":
         return int(value)
     if kind == "fraction":
         return int(min(max(1, round(value * n_datasets)), n_datasets))
     reached = np.flatnonzero(np.asarray(curve) >= value)
     return int(reached[0] + 1) if reached.size else n_datasets
+
+
+def dataset_costs(costs, columns, meta: dict) -> tuple:
+    """``(cost per column or None, where the costs came from)``.
+
+    ``costs``: a mapping name -> cost or a sequence aligned with ``columns``;
+    without it, the median ``n_samples`` the store recorded per dataset
+    (lm-eval ``n-samples``, HELM instance counts), when every dataset has one.
+    """
+    if costs is not None:
+        if isinstance(costs, dict):
+            missing = [c for c in columns if c not in costs]
+            if missing:
+                raise MethodError(f"the cost file has no cost for {len(missing)} datasets: {', '.join(missing[:5])}"
+                                  + (" ..." if len(missing) > 5 else ""))
+            vec = np.array([float(costs[c]) for c in columns])
+        else:
+            vec = np.asarray(costs, dtype=float)
+        if vec.shape != (len(columns),) or not (np.isfinite(vec) & (vec > 0)).all():
+            raise MethodError(f"costs must be {len(columns)} positive numbers, one per dataset")
+        return vec, "user"
+    ns = [(meta.get(c) or {}).get("n_samples") for c in columns]
+    if all(isinstance(v, (int, float)) and v and v > 0 for v in ns):
+        return np.array(ns, dtype=float), "n_samples from the result files (median over models)"
+    return None, None
+
+
+def read_costs(path) -> dict:
+    """Dataset costs from a JSON object (name -> cost) or a CSV with columns ``dataset,cost``."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise HarnessExtError(f"cannot read the cost file {path}: {exc}") from None
+    try:
+        if path.suffix.lower() == ".json":
+            raw = json.loads(text)
+            return {str(k): float(v) for k, v in raw.items()}
+        import csv
+
+        rows = list(csv.DictReader(text.splitlines()))
+        return {r["dataset"]: float(r["cost"]) for r in rows}
+    except (ValueError, KeyError, AttributeError, TypeError) as exc:
+        raise HarnessExtError(f"{path}: not a cost file (JSON name -> cost, or CSV with columns dataset,cost): {exc}") from None
 
 
 def dense_cut_message(dropped: dict) -> str:
@@ -147,10 +204,12 @@ def build_manifest(
     weighting: str = "uniform",
     weighting_params: Optional[dict] = None,
     random_state: int = 0,
-    n_random: int = 1000,
+    n_random: int = 200,
     n_splits: Optional[int] = None,
     group_name: str = "harness_ext_reduced",
     db: Optional[str] = None,
+    costs=None,
+    n_random_subsets: Optional[int] = None,
 ) -> dict:
     """Select a subset of ``df``'s datasets and describe it as a manifest.
 
@@ -165,6 +224,15 @@ def build_manifest(
         Registered plugin names.
     random_state : int
         Seed for the selector, the random baseline and cross-validation.
+    costs : dict or array-like, optional
+        Cost of running each dataset (name -> cost, or one per column), e.g. its
+        number of samples; needed by ``cost=`` budgets and used by cost-aware
+        selectors. Default: the ``n_samples`` the store recorded, when every
+        dataset has one.
+    n_random_subsets : int, optional
+        Random subsets of the chosen size compared with the chosen one (same
+        predictor, same folds); default 200 for predictors that fold a new model
+        in without refitting, 20 otherwise.
 
     Returns
     -------
@@ -173,10 +241,13 @@ def build_manifest(
 
     References
     ----------
-    SimBA (000) §3 (prowl: coverage, |S*|), §4 (pounce); Ailem et al. (003) §3.3 (weighting).
+    SimBA (000) §3 (prowl: coverage, |S*|), §4 (pounce); Ailem et al. (003) §3.3 (weighting);
+    issue 14 items 1, 5, 7 (sparse matrices, selection for prediction, evidence).
     """
+    from .methods.evidence import budget_curve, budget_sizes, compare_with_random
+    from .methods.subset_cv import model_folds, subset_errors
     from .plugin_manager import get_registration
-    from .pounce import cross_validated_error, make_predictor
+    from .pounce import make_predictor
     from .prowl import run_prowl
     from .weighting import compute_weights
 
@@ -194,27 +265,47 @@ def build_manifest(
     if len(thin) == d:
         raise MethodError("no dataset has results from two models: nothing can be learned about how datasets relate")
     kind, value = parse_budget(budget, d)
-    prowl = run_prowl(df, similarity=similarity, selector=selector, random_state=random_state, n_random=n_random,
-                      target=value if kind == "coverage" else 0.95)
-    k = subset_size(kind, value, d, prowl.coverage)
-    if k >= d:
-        raise MethodError(
-            f"coverage {value} is reached only with all {d} datasets; choose a lower target or a count/fraction budget"
-        )
     columns = [str(c) for c in df.columns]
-    index_of = {c: i for i, c in enumerate(columns)}
-    order_idx = np.array([index_of[c] for c in prowl.order])
-    subset_idx = order_idx[:k]
+    meta = df.attrs.get("datasets", {})
+    cost_vec, cost_source = dataset_costs(costs, columns, meta)
+    if kind == "cost" and cost_vec is None:
+        raise MethodError("a cost budget needs a cost per dataset: the store has no sample counts for every dataset, "
+                          "so give them with --costs FILE (CSV or JSON: dataset name -> cost)")
     weights = compute_weights(df, scheme=weighting, random_state=random_state, **(weighting_params or {}))
     w = weights.reindex(columns).to_numpy(dtype=float)
     pred_reg = get_registration("predictors", predictor)
     est = make_predictor(pred_reg.name)
-    n_splits = n_splits or (5 if m < 200 else 10)
-    cv_err = cross_validated_error(X, subset_idx, est, n_splits=n_splits, random_state=random_state, weights=w)
-    cv = {"n_splits": int(min(n_splits, m)), "random_state": int(random_state), "rmse": cv_err.overall,
+    sel_params = {}
+    sel_defaults = get_registration("selectors", selector).cls().get_params()
+    if "predictor" in sel_defaults:  # selection for prediction: the manifest's predictor, weights and costs
+        sel_params.update(predictor=pred_reg.name, weights=[_num(v) for v in w])
+        if cost_vec is not None and kind == "cost":
+            sel_params["costs"] = [float(c) for c in cost_vec]
+    prowl = run_prowl(df, similarity=similarity, selector=selector, random_state=random_state, n_random=n_random,
+                      target=value if kind == "coverage" else 0.95, selector_params=sel_params)
+    index_of = {c: i for i, c in enumerate(columns)}
+    order_idx = np.array([index_of[c] for c in prowl.order])
+    k = subset_size(kind, value, d, prowl.coverage, None if cost_vec is None else cost_vec[order_idx])
+    if k >= d:
+        raise MethodError(
+            f"the budget {budget or 'coverage=0.95'} is reached only with all {d} datasets; choose a lower target "
+            "or a count/fraction budget"
+        )
+    subset_idx = order_idx[:k]
+    n_splits = n_splits or 5
+    folds = model_folds(m, n_splits, random_state)
+    cache: dict = {}  # per-fold fits shared by every cross-validation below
+    [cv_err] = subset_errors(X, [subset_idx], est, weights=w, folds=folds, cache=cache)
+    cv = {"n_splits": len(folds), "random_state": int(random_state), "rmse": cv_err.overall,
           "aggregate_rmse": cv_err.aggregate}
-    meta = df.attrs.get("datasets", {})
     rmse_d = np.asarray(cv_err.per_dataset, dtype=float)
+    fast = hasattr(est, "predict_subsets")
+    n_draws = n_random_subsets if n_random_subsets is not None else (200 if fast else 20)
+    vs_random = compare_with_random(X, subset_idx, est, n_draws=n_draws, folds=folds, weights=w,
+                                    random_state=random_state, cache=cache,
+                                    costs=cost_vec if kind == "cost" else None, cost_budget=value if kind == "cost" else None)
+    curve = budget_curve(X, order_idx, est, sizes=budget_sizes(d, k, 15 if fast else 8), folds=folds, weights=w,
+                         n_random=10 if fast else 3, random_state=random_state, costs=cost_vec, cache=cache)
 
     warnings = []
     dropped = df.attrs.get("dropped") or {}
@@ -225,11 +316,11 @@ def build_manifest(
                         f"column-level information only: {', '.join(thin[:5])}" + (" ..." if len(thin) > 5 else ""))
     if m < FEW_MODELS:
         warnings.append(f"only {m} models: the subset and predictions rest on few rankings")
-    if prowl.auc_vs_random is not None and prowl.auc_vs_random < 0.9:
+    if np.isfinite(vs_random.beats) and vs_random.beats < 0.9:
         warnings.append(
-            f"the selected order beats or matches only {prowl.auc_vs_random:.0%} of {n_random} random orders on "
-            "coverage AUC: its coverage may be no better than chance"
-        )
+            f"the chosen {k} datasets predict the full-benchmark score better than only {vs_random.beats:.0%} of "
+            f"{n_draws} random {k}-dataset subsets with the same predictor (aggregate RMSE ratio "
+            f"{vs_random.ratio:.2f}): the choice may be no better than chance")
     if cv["aggregate_rmse"] > LARGE_ERROR:
         warnings.append(f"the predicted full-benchmark score has a cross-validated RMSE of {cv['aggregate_rmse']:.3f} "
                         f"(normalised units), above {LARGE_ERROR}")
@@ -244,6 +335,7 @@ def build_manifest(
         datasets.append({
             "name": c, **_task_fields(md), "weight": _num(w[j]), "in_subset": bool(j in set(subset_idx.tolist())),
             "cv_rmse": _num(rmse_d[j]),
+            **({"cost": _num(float(cost_vec[j]))} if cost_vec is not None else {}),
             "normalisation": md.get("normalisation") or {"description": "raw", "lo": 0.0, "span": 1.0, "flip": False,
                                                          "chance": 0.0, "clip": False},
         })
@@ -285,7 +377,18 @@ def build_manifest(
             "cross_validation": {"n_splits": cv["n_splits"], "random_state": cv["random_state"],
                                  "rmse": _num(cv["rmse"]), "aggregate_rmse": _num(cv["aggregate_rmse"])},
             "expected_error": {"aggregate_rmse": _num(cv["aggregate_rmse"]),
-                               "aggregate_interval_90": _num(Z90 * cv["aggregate_rmse"])},
+                               "aggregate_interval_90": _num(Z90 * cv["aggregate_rmse"]),
+                               "aggregate_interval_width_90": _num(2 * Z90 * cv["aggregate_rmse"]),
+                               "rmse": _num(cv["rmse"]), "n_aggregate_models": int(cv_err.n_aggregate)},
+        },
+        "evidence": {
+            "held_out": "cross-validated over models (the folds of prediction.cross_validation): held-out models "
+                        "reveal their subset cells and are scored on their other observed cells",
+            "random_subsets": {k2: (_num(v) if isinstance(v, float) else v) for k2, v in vs_random._asdict().items()},
+            "budget_curve": [{k2: (_num(v) if isinstance(v, float) else v) for k2, v in row.items()} for row in curve],
+            "costs": None if cost_vec is None else {
+                "source": cost_source, "subset": _num(float(cost_vec[subset_idx].sum())),
+                "total": _num(float(cost_vec.sum())), "share": _num(float(cost_vec[subset_idx].sum() / cost_vec.sum()))},
         },
         "aggregate": {"weighting": {"name": weighting, "params": _jsonable(weights.attrs.get("params", {})),
                                     # user weights emitted by `harness-ext weights`: which scheme made them
@@ -395,6 +498,10 @@ def write_outputs(manifest: dict, out_dir, formats) -> list:
     return written
 
 
+def _fmt(v) -> str:
+    return "-" if v is None else f"{v:.4f}"
+
+
 def summary(manifest: dict) -> str:
     """A short human summary of a manifest."""
     sel, pred = manifest["selection"], manifest["prediction"]
@@ -411,6 +518,25 @@ def summary(manifest: dict) -> str:
         f"{pred['cross_validation']['aggregate_rmse']:.4f} on the full-benchmark score "
         f"(90% interval +/- {pred['expected_error']['aggregate_interval_90']:.4f})",
     ]
+    ev = manifest.get("evidence")
+    if ev:
+        r = ev["random_subsets"]
+        if r.get("ratio") is not None:
+            lines.append(
+                f"against {r['n_draws']} random {sel['subset_size']}-dataset subsets with the same predictor (held-out "
+                f"models): aggregate RMSE {r['chosen_aggregate_rmse']:.4f} vs {r['random_aggregate_rmse_mean']:.4f} "
+                f"on average (ratio {r['ratio']:.2f}); better than {r['beats']:.0%} of them "
+                f"(per dataset: ratio {r['cell_ratio']:.2f}, better than {r['cell_beats']:.0%})")
+        if ev.get("costs"):
+            c = ev["costs"]
+            lines.append(f"cost of the subset: {c['subset']:g} of {c['total']:g} ({c['share']:.1%}; {c['source']})")
+        lines.append("error against budget (cross-validated, held-out models; 90% interval width = 3.29 x RMSE):")
+        lines.append(f"  {'k':>4} {'cost':>10} {'aggregate':>10} {'width 90%':>10} {'per dataset':>11} {'random agg':>10}")
+        for row in ev["budget_curve"]:
+            ra = row.get("random_aggregate_rmse")
+            mark = " <- chosen" if row["k"] == sel["subset_size"] else ""
+            lines.append(f"  {row['k']:>4} {row['cost']:>10g} {_fmt(row['aggregate_rmse']):>10} "
+                         f"{_fmt(row['interval_width_90']):>10} {_fmt(row['rmse']):>11} {_fmt(ra):>10}{mark}")
     return "\n".join(lines)
 
 
@@ -434,14 +560,24 @@ def run(args) -> int:
     formats = args.formats or ["json", "lm_eval_yaml", "helm_conf", "task_list"]
     for f in formats:
         get_registration("manifest_writers", f)
+    costs = read_costs(args.costs) if getattr(args, "costs", None) else None
     df = matrix_from_args(args)
     manifest = build_manifest(
         df, budget=args.budget, selector=args.selector, similarity=args.similarity, predictor=args.predictor,
         weighting=args.weighting, weighting_params=weighting_params, random_state=args.seed, n_random=args.n_random,
-        group_name=args.group_name, db=args.db or default_db_path(),
+        group_name=args.group_name, db=args.db or default_db_path(), costs=costs,
+        n_random_subsets=getattr(args, "n_random_subsets", None),
     )
     attach_lm_eval_tasks(manifest, args.db or default_db_path())
     paths = write_outputs(manifest, args.out, formats)
+    if not getattr(args, "no_plot", False):
+        from .methods.evidence import plot_budget_curve
+
+        ev = manifest["evidence"]
+        paths.append(plot_budget_curve(ev["budget_curve"], Path(args.out) / "error_vs_budget.png",
+                                       title=f"{manifest['group_name']}: error against budget (held-out models)",
+                                       chosen_k=manifest["selection"]["subset_size"],
+                                       cost_label="cost of the subset" if ev.get("costs") else "datasets run"))
     print(summary(manifest))
     args.json_payload = {"out": str(args.out), "written": [str(p) for p in paths], "manifest": manifest}
     import logging

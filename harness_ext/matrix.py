@@ -276,6 +276,12 @@ def _raw_matrix(store, query: MatrixQuery) -> tuple:
             np.minimum.at(P.reshape(-1), flat, f)
             win = P.reshape(-1)[flat] == f
             X.reshape(-1)[flat[win]] = batch["value"][win]
+        # What running a dataset costs, for cost budgets: its sample count (median over the results reporting one).
+        n_samples = np.full(len(columns), np.nan)
+        for c, v in con.execute(f"""SELECT c.c, median(r.n_samples) FROM results r JOIN _hx_cols c USING (dataset_id)
+                                     JOIN _hx_rows w ON r.model_id = w.model_id AND {second} = w.k
+                                     WHERE {where} AND r.n_samples IS NOT NULL GROUP BY c.c""", rparams).fetchall():
+            n_samples[int(c)] = float(v)
     finally:
         con.unregister("_hx_cols")
         con.unregister("_hx_rows")
@@ -298,6 +304,7 @@ def _raw_matrix(store, query: MatrixQuery) -> tuple:
     has = counts.sum(axis=1) > 0
     shots[has] = shot_values[counts[has].argmax(axis=1)]
     meta["num_fewshot"] = shots
+    meta["n_samples"] = pd.array(n_samples, dtype="Float64")
     return raw, meta
 
 

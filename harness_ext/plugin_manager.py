@@ -29,6 +29,7 @@ BUILTIN_MODULES = (
     "harness_ext.plugins.similarity",
     "harness_ext.plugins.selectors",
     "harness_ext.plugins.selectors_002",
+    "harness_ext.plugins.selectors_predictive",
     "harness_ext.plugins.predictors",
     "harness_ext.plugins.predictors_lowrank",
     "harness_ext.plugins.weighting",

@@ -201,6 +201,7 @@ class _SubsetRegressor(BasePredictor):
             if not complete.all():
                 T = self._training_rows(X)
                 self._prepare(T)
+                self._fallback = self._column_means(T)
                 self._fill(T, X, mean)
         self.n_train_ = int(complete.sum())
         self.mean_, self.std_ = _finish(X, mean, None)
@@ -226,6 +227,7 @@ class _SubsetRegressor(BasePredictor):
         with limit_threads():
             T = self._training_rows(X_train, every_row=True)
             self._prepare(T)
+            self._fallback = self._column_means(T)
             for subset in subsets:
                 keep = np.zeros(X_new.shape[1], bool)
                 keep[np.asarray(subset, dtype=int)] = True
@@ -249,9 +251,11 @@ class _SubsetRegressor(BasePredictor):
     def _fill(self, T, X, mean):
         """Write predictions for the incomplete rows of ``X`` into ``mean``, one fit per missingness pattern."""
         for rows, cols in _missingness_groups(~np.isnan(X)):
-            mis = np.setdiff1d(np.arange(X.shape[1]), cols)
+            is_obs = np.zeros(X.shape[1], bool)
+            is_obs[cols] = True
+            mis = np.flatnonzero(~is_obs)
             if cols.size == 0:
-                mean[np.ix_(rows, mis)] = self._column_means(T)[mis]
+                mean[np.ix_(rows, mis)] = self._fallback[mis]  # column means of the training rows
                 continue
             mean[np.ix_(rows, mis)] = self._fit_predict(T, cols, mis, X[np.ix_(rows, cols)])
 

@@ -21,7 +21,7 @@ SimBA (000) §7.2 (k-fold over models); issue 14 items 1, 5 and 7.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -66,21 +66,38 @@ def model_folds(n: int, n_splits: int, random_state: int):
     return list(KFold(n_splits=k, shuffle=True, random_state=random_state).split(np.arange(n)))
 
 
-def fold_predictions(predictor, X: np.ndarray, subsets: Sequence, folds) -> list:
+def fold_predictions(predictor, X: np.ndarray, subsets: Sequence, folds, cache: Optional[dict] = None) -> list:
     """Per fold, the held-out models' predicted rows for each subset: ``[[mean per subset] per fold]``.
 
     Uses ``predictor.predict_subsets`` (fit once per fold, fold each subset in)
-    when the predictor has it, otherwise one fit of the stacked matrix per
+    when the predictor has it, or ``fit`` once per fold and
+    ``predict_new_models(X_new, calibrate=False)`` per subset when it has that
+    (fold-in of :class:`harness_ext.methods.completion.LowRankCompleter`;
+    ``cache``, a dict kept by the caller, holds those per-fold fits across
+    calls on the same matrix and folds), otherwise one fit of the stacked matrix per
     (fold, subset) through :func:`harness_ext.pounce.predict_new_models`.
     """
     from ..base import clone
     from ..pounce import predict_new_models
 
     out = []
-    for f_tr, f_te in folds:
+    for i, (f_tr, f_te) in enumerate(folds):
         if hasattr(predictor, "predict_subsets"):
             X_new = X[f_te]
             out.append(clone(predictor).predict_subsets(X[f_tr], X_new, [np.asarray(s, dtype=int) for s in subsets]))
+        elif hasattr(predictor, "predict_new_models"):
+            # Fit once per fold, fold each subset in (the low-rank completers of harness_ext.methods.completion).
+            est = cache.get(i) if cache is not None else None
+            if est is None:
+                est = clone(predictor).fit(X[f_tr])
+                if cache is not None:
+                    cache[i] = est
+            masked = []
+            for s in subsets:
+                keep = np.zeros(X.shape[1], bool)
+                keep[np.asarray(s, dtype=int)] = True
+                masked.append(np.where(keep, X[f_te], np.nan))
+            out.append([np.asarray(est.predict_new_models(m, calibrate=False).mean) for m in masked])
         else:
             rows = np.concatenate([f_tr, f_te])
             out.append([predict_new_models(predictor, X[f_tr], X[f_te], subset=s, rows=rows)[0] for s in subsets])
@@ -88,7 +105,7 @@ def fold_predictions(predictor, X: np.ndarray, subsets: Sequence, folds) -> list
 
 
 def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_state: int = 0, weights=None,
-                  folds=None) -> list:
+                  folds=None, cache: Optional[dict] = None) -> list:
     """:class:`SubsetError` of each subset under ``predictor``, all on the same model folds.
 
     Parameters
@@ -103,6 +120,8 @@ def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_sta
         Dataset weights of the aggregate (normalised to sum 1); default uniform.
     folds : list of (train, test), optional
         Precomputed folds (overrides ``n_splits``/``random_state``).
+    cache : dict, optional
+        Per-fold fitted predictors reused across calls (see :func:`fold_predictions`).
 
     Returns
     -------
@@ -116,7 +135,7 @@ def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_sta
             raise MethodError(f"a subset must hold column indices in [0, {d})")
     w = normalised_weights(weights, d)
     folds = folds if folds is not None else model_folds(n, n_splits, random_state)
-    preds = fold_predictions(predictor, X, subsets, folds)
+    preds = fold_predictions(predictor, X, subsets, folds, cache)
     obs = ~np.isnan(X)
     out = []
     for si, s in enumerate(subsets):
@@ -140,9 +159,13 @@ def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_sta
             prof_n += int(has.sum())
             w_obs = (ok * w).sum(axis=1)
             w_rest = w[~in_s].sum()
-            with np.errstate(invalid="ignore", divide="ignore"):
-                agg_err.append((e0 @ w) * w_rest / w_obs)
-            agg_share.append(w_obs / w_rest if w_rest > 0 else np.ones(len(f_te)))
+            if w_rest > 0:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    agg_err.append((e0 @ w) * w_rest / w_obs)
+                agg_share.append(w_obs / w_rest)
+            else:  # the subset carries all the weight: the aggregate is observed, not predicted
+                agg_err.append(np.zeros(len(f_te)))
+                agg_share.append(np.ones(len(f_te)))
         agg_err = np.concatenate(agg_err)
         share = np.concatenate(agg_share)
         use = share >= MIN_AGGREGATE_SHARE - 1e-12

@@ -1,0 +1,168 @@
+"""Evidence for a reduction: error against budget, and the chosen subset against random subsets of its size.
+
+Both use the same cross-validation as the manifest's expected error
+(:func:`harness_ext.methods.subset_cv.subset_errors`: model folds, held-out
+models revealing their subset cells, missing cells as missing), the same
+predictor and the same folds, so the numbers compare like with like.
+
+References
+----------
+Issue 14 items 5 and 7; the "k random datasets + a regressor" baseline of
+DEVELOPERS_GUIDE ("the subset choice must beat it, clearly").
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional, Sequence
+
+import numpy as np
+
+from .subset_cv import subset_errors
+
+#: Two-sided 90% normal quantile (interval half-width = Z90 * RMSE).
+Z90 = 1.6448536269514722
+
+
+def random_subsets(d: int, k: int, n: int, rng: np.random.Generator, costs=None, budget=None) -> list:
+    """``n`` uniformly random ``k``-subsets of ``range(d)`` (with ``costs`` and ``budget``: random orders cut where
+    the next dataset would exceed the budget, so their cost matches a cost budget rather than a count)."""
+    if costs is None:
+        return [np.sort(rng.choice(d, size=k, replace=False)) for _ in range(n)]
+    out = []
+    for _ in range(n):
+        perm = rng.permutation(d)
+        keep = np.cumsum(np.asarray(costs, dtype=float)[perm]) <= float(budget) + 1e-9
+        out.append(np.sort(perm[: max(1, int(keep.sum()))]))
+    return out
+
+
+class RandomComparison(NamedTuple):
+    """The chosen subset against random subsets of the same size (or cost), same predictor and folds.
+
+    ``chosen_*``: cross-validated aggregate RMSE and per-cell RMSE of the
+    chosen subset; ``random_*_mean`` / ``_median``: over the random draws;
+    ``ratio``: chosen aggregate RMSE / mean random aggregate RMSE (below 1 is
+    better); ``beats``: share of random subsets with a larger aggregate RMSE
+    (ties count half); ``cell_ratio`` / ``cell_beats``: the same on per-cell RMSE.
+    """
+
+    n_draws: int
+    chosen_aggregate_rmse: float
+    chosen_rmse: float
+    random_aggregate_rmse_mean: float
+    random_aggregate_rmse_median: float
+    random_rmse_mean: float
+    ratio: float
+    beats: float
+    cell_ratio: float
+    cell_beats: float
+
+
+def _beats(value: float, others: np.ndarray) -> float:
+    others = others[np.isfinite(others)]
+    if not others.size or not np.isfinite(value):
+        return float("nan")
+    return float(np.mean((value < others) + 0.5 * (value == others)))
+
+
+def compare_with_random(X, subset, predictor, *, n_draws: int = 200, folds, weights=None, random_state: int = 0,
+                        costs=None, cost_budget=None, cache: Optional[dict] = None) -> RandomComparison:
+    """Cross-validated error of ``subset`` against ``n_draws`` random subsets of its size, same predictor and folds.
+
+    Returns
+    -------
+    RandomComparison
+    """
+    X = np.asarray(X, dtype=float)
+    d = X.shape[1]
+    rng = np.random.default_rng(random_state)
+    draws = random_subsets(d, len(subset), int(n_draws), rng, costs, cost_budget)
+    errs = subset_errors(X, [np.asarray(subset)] + draws, predictor, weights=weights, folds=folds, cache=cache)
+    agg = np.array([e.aggregate for e in errs[1:]])
+    cell = np.array([e.overall for e in errs[1:]])
+    c = errs[0]
+    mean_agg = float(np.nanmean(agg)) if np.isfinite(agg).any() else float("nan")
+    mean_cell = float(np.nanmean(cell)) if np.isfinite(cell).any() else float("nan")
+    return RandomComparison(
+        n_draws=int(n_draws), chosen_aggregate_rmse=c.aggregate, chosen_rmse=c.overall,
+        random_aggregate_rmse_mean=mean_agg,
+        random_aggregate_rmse_median=float(np.nanmedian(agg)) if np.isfinite(agg).any() else float("nan"),
+        random_rmse_mean=mean_cell,
+        ratio=c.aggregate / mean_agg if mean_agg > 0 else float("nan"), beats=_beats(c.aggregate, agg),
+        cell_ratio=c.overall / mean_cell if mean_cell > 0 else float("nan"), cell_beats=_beats(c.overall, cell))
+
+
+def budget_sizes(d: int, k: int, max_points: int = 15) -> list:
+    """Subset sizes of the error-vs-budget curve: every size up to 20 datasets, else a geometric grid; always ``k``."""
+    top = d - 1
+    if top <= 20:
+        sizes = set(range(1, top + 1))
+    else:
+        sizes = set(np.unique(np.round(np.geomspace(1, top, max_points)).astype(int)).tolist())
+    sizes.add(int(k))
+    return sorted(s for s in sizes if 1 <= s <= top)
+
+
+def budget_curve(X, order: Sequence[int], predictor, *, sizes: Sequence[int], folds, weights=None, n_random: int = 20,
+                 random_state: int = 0, costs=None, cache: Optional[dict] = None) -> list:
+    """Cross-validated error of the first ``k`` datasets of ``order`` for each ``k`` in ``sizes``, next to random
+    ``k``-subsets (mean of ``n_random`` draws; 0 skips them).
+
+    Returns
+    -------
+    list of dict
+        ``k``, ``cost`` (sum of ``costs`` of the prefix, or ``k``), ``aggregate_rmse``,
+        ``interval_width_90`` (``2 * Z90 * aggregate_rmse``), ``rmse`` (per cell),
+        ``random_aggregate_rmse`` and ``random_rmse`` (means over the draws).
+    """
+    X = np.asarray(X, dtype=float)
+    d = X.shape[1]
+    order = np.asarray(order, dtype=int)
+    rng = np.random.default_rng(random_state)
+    subsets, owner = [], []
+    for i, k in enumerate(sizes):
+        subsets.append(order[:k])
+        owner.append((i, False))
+        for r in random_subsets(d, k, int(n_random), rng):
+            subsets.append(r)
+            owner.append((i, True))
+    errs = subset_errors(X, subsets, predictor, weights=weights, folds=folds, cache=cache)
+    cost = np.ones(d) if costs is None else np.asarray(costs, dtype=float)
+    rows = []
+    for i, k in enumerate(sizes):
+        mine = [e for e, (j, rnd) in zip(errs, owner) if j == i and not rnd][0]
+        rand = [e for e, (j, rnd) in zip(errs, owner) if j == i and rnd]
+        ra = np.array([e.aggregate for e in rand], dtype=float)
+        rc = np.array([e.overall for e in rand], dtype=float)
+        rows.append({
+            "k": int(k), "cost": float(cost[order[:k]].sum()),
+            "aggregate_rmse": mine.aggregate, "interval_width_90": 2 * Z90 * mine.aggregate, "rmse": mine.overall,
+            "random_aggregate_rmse": float(np.nanmean(ra)) if np.isfinite(ra).any() else None,
+            "random_rmse": float(np.nanmean(rc)) if np.isfinite(rc).any() else None,
+        })
+    return rows
+
+
+def plot_budget_curve(rows: list, path, title: str = "", chosen_k: Optional[int] = None, cost_label: str = "datasets run"):
+    """Error-vs-budget figure (matplotlib imported here): chosen prefixes against random subsets, 90% width axis."""
+    from ..report import get_pyplot, save_figure
+
+    plt = get_pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    x = [r["cost"] for r in rows]
+    ax.plot(x, [r["aggregate_rmse"] for r in rows], marker="o", label="selected subset: aggregate RMSE")
+    if any(r["random_aggregate_rmse"] is not None for r in rows):
+        ax.plot(x, [np.nan if r["random_aggregate_rmse"] is None else r["random_aggregate_rmse"] for r in rows],
+                marker=".", linestyle="--", label="random subsets (mean): aggregate RMSE")
+    ax.plot(x, [r["rmse"] for r in rows], marker="s", alpha=0.6, label="selected subset: per-dataset RMSE")
+    if chosen_k is not None:
+        for r in rows:
+            if r["k"] == chosen_k:
+                ax.axvline(r["cost"], color="grey", linestyle=":", label=f"chosen budget ({chosen_k} datasets)")
+    ax.set_xlabel(cost_label)
+    ax.set_ylabel("cross-validated RMSE (normalised units)\n90% interval width = 3.29 x aggregate RMSE")
+    ax.set_yscale("log")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(title or "error against budget (held-out models)")
+    return save_figure(fig, path)

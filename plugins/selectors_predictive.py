@@ -1,0 +1,233 @@
+"""Selection for prediction: choose the datasets from which the rest of a new model's profile is best predicted.
+
+The objective of a subset ``S`` is the cross-validated prediction error of the
+full profile and of the full-benchmark aggregate under the chosen predictor:
+held-out models reveal their cells in ``S`` (whatever part of ``S`` they have),
+the predictor trained on the other models predicts the rest, and
+
+    objective(S) = profile MSE + aggregate_weight * aggregate MSE
+
+(:func:`harness_ext.methods.subset_cv.subset_errors`; profile MSE averages over
+all ``d`` cells of a profile with the subset's own cells exact). The selector
+adds datasets greedily, each step taking the candidate with the lowest
+objective.
+
+Exact greedy costs one cross-validation per candidate and step. It is made
+fast by a design criterion on fitted dataset loadings: a probabilistic PCA of
+the training matrix (every observed cell, pairwise covariances) gives loadings
+``V`` (d x r) and noise ``s2``; observing ``S`` leaves the model factors with
+posterior covariance ``P = (I + V_S' V_S / s2)^-1`` and the profile with
+expected error ``trace(V P V') + aggregate_weight * w' V P V' w`` (A-optimal
+on the loadings, plus the c-optimal term of the aggregate). Its greedy gains
+for all candidates come from one ``d x d`` matrix per step (rank-one updates).
+In ``method="auto"`` each exact step evaluates only the ``n_candidates`` best
+candidates by that criterion and exact steps stop after ``max_exact``; the
+rest of the order follows the design criterion alone. ``method="design"`` uses
+the criterion only, ``method="exact"`` evaluates every candidate (for tests
+against brute force and small benchmarks).
+
+With ``costs`` (one positive number per dataset, e.g. the number of samples
+it takes to run) each step maximises error reduction per unit of cost, and
+``cost_budget`` stops the order when the next dataset no longer fits.
+
+References
+----------
+Issue 14 item 5. Tipping & Bishop (1999), probabilistic PCA (loadings and
+noise from the eigen-decomposition); Pukelsheim, *Optimal Design of
+Experiments* (1993), A- and c-optimality; Krause & Golovin (2014) for the
+cost-benefit greedy rule.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from harness_ext.base import BaseSelector, check_matrix, limit_threads
+from harness_ext.errors import MethodError
+from harness_ext.hookspecs import hookimpl
+from harness_ext.types import Selector
+
+#: Share of the (pairwise) covariance the probabilistic-PCA loadings keep.
+EXPLAINED = 0.95
+
+
+def ppca_loadings(X: np.ndarray, max_rank: Optional[int] = None):
+    """Loadings ``V`` (d x r) and noise variance ``s2`` of a probabilistic PCA of ``X`` (NaN allowed).
+
+    The covariance is estimated from every observed cell (pairwise-complete,
+    :func:`harness_ext.plugins.predictors.pairwise_gram`); ``r`` is the
+    smallest rank explaining :data:`EXPLAINED` of it (at most ``max_rank``,
+    at most ``d - 1``) and ``s2`` the mean of the discarded eigenvalues (the
+    maximum-likelihood noise of Tipping & Bishop 1999, eq. 8).
+    """
+    from harness_ext.plugins.predictors import pairwise_gram
+
+    n, d = X.shape
+    _, G = pairwise_gram(X)
+    vals, vecs = np.linalg.eigh(G / max(n, 1))
+    vals, vecs = np.clip(vals[::-1], 0.0, None), vecs[:, ::-1]
+    total = vals.sum()
+    if not total > 0:
+        return np.zeros((d, 1)), 1.0
+    cum = np.cumsum(vals) / total
+    r = int(np.searchsorted(cum, EXPLAINED) + 1)
+    r = max(1, min(r, d - 1 if d > 1 else 1, max_rank or d))
+    s2 = float(vals[r:].mean()) if r < d else float(vals[-1])
+    s2 = max(s2, 1e-6 * total / d)
+    V = vecs[:, :r] * np.sqrt(np.clip(vals[:r] - s2, 0.0, None))
+    return V, s2
+
+
+def design_gains(K: np.ndarray, s2: float, w: np.ndarray, aggregate_weight: float) -> np.ndarray:
+    """Reduction of ``trace(K) + a * w'Kw`` from observing each dataset, ``K`` the current error covariance.
+
+    Observing dataset ``c`` with noise ``s2`` updates ``K -> K - K[:, c] K[c, :] / (K[c, c] + s2)``.
+    """
+    num = (K ** 2).sum(axis=0) + aggregate_weight * (w @ K) ** 2
+    return num / (np.diag(K) + s2)
+
+
+class PredictionGreedy(BaseSelector):
+    """Greedy forward selection on the cross-validated prediction error of the profile and the aggregate.
+
+    Parameters
+    ----------
+    predictor : str
+        Registered predictor whose error is minimised (default ``ridge``; ``reduce``
+        passes its own ``--predictor``).
+    predictor_params : dict, optional
+        Keyword parameters of the predictor.
+    aggregate_weight : float
+        Weight of the aggregate's MSE next to the profile's MSE in the objective.
+    weights : array-like, optional
+        Dataset weights of the aggregate; default uniform.
+    method : {"auto", "exact", "design"}
+        See the module docstring.
+    n_candidates : int
+        Candidates evaluated exactly per step in ``auto`` (the best by the design criterion).
+    max_exact : int
+        Exact steps in ``auto``; later steps use the design criterion.
+    n_splits : int
+        Model folds of the cross-validation.
+    costs : array-like, optional
+        Positive cost per dataset; steps then maximise error reduction per unit of cost.
+    cost_budget : float, optional
+        Stop before the total cost would exceed this.
+    n_select : int, optional
+        Stop after this many datasets (default: order all, or until the cost budget).
+    random_state : int
+        Seeds the folds.
+
+    Attributes
+    ----------
+    order_ : numpy.ndarray of int
+    objective_ : numpy.ndarray
+        Cross-validated objective after each exact step (NaN for design steps).
+    method_ : list of str
+        ``"exact"`` or ``"design"`` per step.
+    coverage_ : None
+        (No proxy coverage: the objective is prediction error.)
+
+    References
+    ----------
+    Issue 14 item 5; see the module docstring.
+    """
+
+    def __init__(self, predictor: str = "ridge", predictor_params: Optional[dict] = None, aggregate_weight: float = 1.0,
+                 weights=None, method: str = "auto", n_candidates: int = 12, max_exact: int = 12, n_splits: int = 5,
+                 costs=None, cost_budget: Optional[float] = None, n_select: Optional[int] = None, random_state: int = 0):
+        self.predictor = predictor
+        self.predictor_params = predictor_params
+        self.aggregate_weight = aggregate_weight
+        self.weights = weights
+        self.method = method
+        self.n_candidates = n_candidates
+        self.max_exact = max_exact
+        self.n_splits = n_splits
+        self.costs = costs
+        self.cost_budget = cost_budget
+        self.n_select = n_select
+        self.random_state = random_state
+
+    def _objective(self, X, subsets, est, folds, w, cache=None):
+        from harness_ext.methods.subset_cv import subset_errors
+
+        errs = subset_errors(X, subsets, est, weights=w, folds=folds, cache=cache)
+        return np.array([e.profile_mse + self.aggregate_weight * (e.aggregate ** 2 if np.isfinite(e.aggregate) else 0.0)
+                         for e in errs])
+
+    def fit(self, X, features=None):
+        from harness_ext.methods.subset_cv import model_folds, normalised_weights
+        from harness_ext.pounce import make_predictor
+
+        X = check_matrix(X, min_rows=3, min_cols=2)
+        n, d = X.shape
+        if self.method not in ("auto", "exact", "design"):
+            raise MethodError(f"method must be auto, exact or design, got {self.method!r}")
+        w = normalised_weights(self.weights, d)
+        cost = np.ones(d) if self.costs is None else np.asarray(self.costs, dtype=float)
+        if cost.shape != (d,) or not (cost > 0).all():
+            raise MethodError(f"costs must be {d} positive numbers")
+        k_max = d if self.n_select is None else min(int(self.n_select), d)
+        est = make_predictor(self.predictor, **(self.predictor_params or {}))
+        folds = model_folds(n, self.n_splits, self.random_state)
+        with limit_threads():
+            V, s2 = ppca_loadings(X)
+            from harness_ext.plugins.predictors import pairwise_gram
+
+            Sigma = pairwise_gram(X)[1] / n
+        K = V @ V.T
+        # Objective of the empty subset (column means predicted): the reference for error reduction per unit cost.
+        empty = float(np.trace(Sigma) / d + self.aggregate_weight * w @ Sigma @ w)
+        cache = {}
+        fast = hasattr(est, "predict_subsets") or hasattr(est, "predict_new_models")
+        chosen = np.zeros(d, bool)
+        order, objective, how = [], [], []
+        current = None  # objective of the current subset (exact steps)
+        spent = 0.0
+        exact_all = self.method == "exact"
+        for step in range(k_max):
+            fits = ~chosen & (True if self.cost_budget is None else spent + cost <= float(self.cost_budget) + 1e-12)
+            if not fits.any():
+                break
+            gains = np.where(fits, design_gains(K, s2, w, self.aggregate_weight) / cost, -np.inf)
+            ranked = np.argsort(-gains, kind="stable")[: int(fits.sum())]
+            # auto: exact steps only for predictors that fold a new model in without refitting per subset.
+            use_exact = exact_all or (self.method == "auto" and fast and step < int(self.max_exact))
+            if use_exact:
+                cand = ranked if exact_all else ranked[: max(1, int(self.n_candidates))]
+                obj = self._objective(X, [order + [int(c)] for c in cand], est, folds, w, cache)
+                # Error reduction per unit cost; with equal costs this is the lowest objective.
+                ref = current if current is not None else empty
+                score = (ref - obj) / cost[cand] if self.costs is not None else -obj
+                score = np.where(np.isfinite(score), score, -np.inf)
+                best = int(np.argmax(score))
+                c = int(cand[best])
+                current = float(obj[best])
+                objective.append(current)
+                how.append("exact")
+            else:
+                c = int(ranked[0])
+                objective.append(np.nan)
+                how.append("design")
+            order.append(c)
+            chosen[c] = True
+            spent += cost[c]
+            K = K - np.outer(K[:, c], K[c, :]) / (K[c, c] + s2)
+        self.order_ = np.asarray(order, dtype=int)
+        self.objective_ = np.asarray(objective, dtype=float)
+        self.method_ = how
+        self.loadings_ = V
+        self.noise_ = s2
+        self.cost_ = float(cost[self.order_].sum())
+        self.coverage_ = None
+        return self
+
+
+@hookimpl
+def harness_ext_selectors():
+    yield Selector(name="prediction_greedy", cls=PredictionGreedy,
+                   description="greedy forward on the cross-validated error of the profile and aggregate under a "
+                               "predictor, shortlisted by A-optimal design on PPCA loadings; cost-aware (issue 14)")
