@@ -1,0 +1,119 @@
+"""Speed of ``reduce`` with its defaults on the sparse real matrices of issue 14 (target: under 30 s each, 2 cores).
+
+Matrices, all kept sparse (no ``--dense``): CrossPred (108 x 178, every
+observed cell), Open LLM Leaderboard v2 (4,496 x 6) and the benchbench
+cross-leaderboard matrix of ``benchmarks/quality_holdout.py`` (models joined by
+normalised name across the 40 leaderboards, models with >= 3 cells, columns
+with >= 10 models; min-max scaled per column here because its columns mix
+Elo ratings and percentages). Each case times
+:func:`harness_ext.manifest.build_manifest` with the defaults ``reduce`` uses
+(budget, selector, predictor, cross-validation, the random-subset comparison
+and the error-vs-budget curve), after one untimed warm-up on a small matrix so
+imports are not counted. ``--predictor`` / ``--selector`` time other choices.
+
+The reference in the same run is what a user would otherwise run for the same
+question on the same matrix: sklearn ``RidgeCV`` fitted on the complete rows for
+the chosen subset, in the same 5 model folds (it cannot use incomplete rows).
+
+Usage::
+
+    python benchmarks/bench_reduce_sparse.py
+    python benchmarks/bench_reduce_sparse.py --selector prediction_greedy --predictor lowrank
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+TARGET_S = 30.0
+
+
+def matrices():
+    import pandas as pd
+
+    import _common as C
+    from harness_ext.ingest import ingest_paths
+    from harness_ext.matrix import MatrixQuery, load_matrix
+    from harness_ext.store import Store
+    from quality_holdout import load_matrices
+
+    out = {}
+    with Store.open(":memory:") as store:
+        for label, path, q in (("CrossPred", C.CROSSPRED.parent, MatrixQuery(benchmarks=("crosspred",))),
+                               ("Open LLM v2", C.OPEN_LLM_V2, MatrixQuery(benchmarks=("hf_open_llm_v2",)))):
+            if path.exists():
+                ingest_paths(store, [path], show_progress=False)
+                out[label] = load_matrix(store, q)
+    bb = load_matrices(["benchbench"], verbose=False).get("benchbench")
+    if bb is not None:
+        raw = bb[0]
+        lo, hi = raw.min(), raw.max()
+        df = (raw - lo) / (hi - lo).where(hi > lo, 1.0)
+        out["benchbench cross-leaderboard"] = pd.DataFrame(df.to_numpy(dtype=float), index=raw.index, columns=raw.columns)
+    return out
+
+
+def ridge_reference(X, subset, n_splits=5, seed=0):
+    """sklearn RidgeCV on complete rows, same folds: the time a user's own loop takes (and how many rows it keeps)."""
+    from sklearn.linear_model import RidgeCV
+
+    from harness_ext.methods.subset_cv import model_folds
+
+    t = time.perf_counter()
+    rest = np.setdiff1d(np.arange(X.shape[1]), subset)
+    complete = ~np.isnan(X).any(axis=1)
+    for tr, te in model_folds(X.shape[0], n_splits, seed):
+        tr = tr[complete[tr]]
+        if len(tr) >= 3:
+            RidgeCV().fit(X[np.ix_(tr, subset)], X[np.ix_(tr, rest)])
+    return time.perf_counter() - t, int(complete.sum())
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--selector", default=None, help="selector (default: reduce's)")
+    ap.add_argument("--predictor", default=None, help="predictor (default: reduce's)")
+    args = ap.parse_args(argv)
+    from harness_ext.manifest import build_manifest
+    from harness_ext.cli import build_parser
+
+    defaults = build_parser().parse_args(["reduce"])
+    selector = args.selector or defaults.selector
+    predictor = args.predictor or defaults.predictor
+    rng = np.random.default_rng(0)
+    warm = rng.random((20, 6))
+    import pandas as pd
+
+    build_manifest(pd.DataFrame(warm), budget="2", selector=selector, predictor=predictor, n_random=10,
+                   n_random_subsets=5)
+    print(f"reduce defaults: selector {selector}, predictor {predictor}, budget {defaults.budget or 'coverage=0.95'}, "
+          f"n_random {defaults.n_random}")
+    print(f"{'matrix':<30} {'shape':>11} {'missing':>8} {'reduce s':>9} {'target':>7} {'k':>4} "
+          f"{'agg RMSE':>9} {'vs random':>10} {'RidgeCV s':>10} {'complete rows':>14}")
+    ok = True
+    for name, df in matrices().items():
+        t = time.perf_counter()
+        m = build_manifest(df, budget=defaults.budget, selector=selector, predictor=predictor,
+                           n_random=defaults.n_random)
+        dt = time.perf_counter() - t
+        k = m["selection"]["subset_size"]
+        sub = [list(df.columns).index(s["name"]) for s in m["subset"]]
+        ref_s, n_complete = ridge_reference(df.to_numpy(dtype=float), sub)
+        r = m["evidence"]["random_subsets"]
+        ok &= dt < TARGET_S
+        print(f"{name:<30} {df.shape[0]:>5} x {df.shape[1]:<3} {df.isna().to_numpy().mean():>8.1%} {dt:>9.1f} "
+              f"{TARGET_S:>7.0f} {k:>4} {m['prediction']['cross_validation']['aggregate_rmse']:>9.4f} "
+              f"{r['ratio']:>10.2f} {ref_s:>10.2f} {n_complete:>6} of {df.shape[0]:<5}")
+    print("all under target" if ok else "SOME ABOVE TARGET")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
