@@ -155,7 +155,8 @@ def test_reduce_with_hostile_dataset_names_writes_parsable_configs_of_exactly_th
     assert len(subset) == 6 and set(subset) <= set(names)
     _check_outputs(out, "harness_ext_reduced", subset)
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["manifest.json", "harness_ext_reduced.yaml", "run_entries_harness_ext_reduced.conf", "harness_ext_reduced_tasks.txt"])
+        ["manifest.json", "harness_ext_reduced.yaml", "run_entries_harness_ext_reduced.conf", "harness_ext_reduced_tasks.txt",
+         "error_vs_budget.png"])
 
 
 def test_names_with_line_breaks_or_nul_are_refused_at_ingest_naming_the_file(tmp_path):
