@@ -113,6 +113,9 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--aggregates", nargs="?", const="include", default=None, choices=["include", "only"],
                    help="aggregate scores (mean win rate, lm-eval groups, 'average' columns) are left out by default; "
                         "include them as columns, or use only them (e.g. as prediction targets)")
+    g.add_argument("--chance-file", default=None, metavar="FILE",
+                   help="YAML/JSON/CSV of chance levels (fraction of each dataset's scale) used before the built-in "
+                        "table (harness_ext.scales) for datasets the source gives none")
     g.add_argument(
         "--normalise",
         choices=["chance", "minmax", "none"],
@@ -140,6 +143,7 @@ def matrix_from_args(args, require_benchmark: bool = True) -> "pandas.DataFrame"
         rows=getattr(args, "rows", "model"),
         normalise=args.normalise,
         aggregates={None: False, "include": True, "only": "only"}[getattr(args, "aggregates", None)],
+        chance_file=getattr(args, "chance_file", None),
     )
     with Store.open(args.db, read_only=True) as store:
         if require_benchmark:
@@ -160,6 +164,11 @@ def ingest_options(parser):
     parser.add_argument("--column-meta", default=None, metavar="FILE",
                         help="YAML sidecar with per-column chance level, direction, scale and kind for every CSV "
                              "ingested (a file's own <file>.meta.yaml wins; format in README, 'Leaderboard CSVs')")
+    parser.add_argument("--mteb-split", default=None,
+                        help="MTEB split to read (default: the first of test, dev, validation the file has)")
+    parser.add_argument("--mteb-languages", default=None,
+                        help="comma-separated MTEB subsets/languages to average (e.g. en or eng-Latn,deu-Latn); "
+                             "default: the default or English subset, else all")
 
 
 def info_options(parser):
@@ -217,6 +226,12 @@ def matrix_run(args) -> int:
         df.to_csv(sys.stdout, float_format="%.4f")
     args.json_payload = {"models": [str(i) for i in df.index], "datasets": [str(c) for c in df.columns],
                          "values": [[None if v != v else float(v) for v in row] for row in df.to_numpy(dtype=float)]}
+    for what, cols in (("no known chance level (not chance-corrected; give one with --chance-file)", "no_chance"),
+                       ("no known scale (min-max over these models; declare bounds to fix it)", "training_dependent")):
+        names = df.attrs.get(cols) or []
+        if names:
+            print(f"note: {len(names)} of {df.shape[1]} datasets have {what}: {', '.join(names[:8])}"
+                  + (" ..." if len(names) > 8 else ""), file=sys.stderr)
     return 0
 
 

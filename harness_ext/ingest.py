@@ -379,6 +379,10 @@ def run(args) -> int:
     options = {}
     if args.meta_columns:
         options["meta_columns"] = [c.strip() for c in args.meta_columns.split(",") if c.strip()]
+    if getattr(args, "mteb_split", None):
+        options["mteb_split"] = args.mteb_split
+    if getattr(args, "mteb_languages", None):
+        options["mteb_languages"] = [c.strip() for c in args.mteb_languages.split(",") if c.strip()]
     if args.column_meta:
         if not Path(args.column_meta).is_file():
             raise HarnessExtError(f"--column-meta {args.column_meta}: no such file")

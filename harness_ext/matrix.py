@@ -51,6 +51,9 @@ class MatrixQuery:
         groups, a leaderboard's "average" column) are left out by default, so they
         never enter a subset; ``True`` adds them as columns, ``"only"`` keeps only
         them (a prediction target).
+    chance_file : str, optional
+        A user chance-level table (:func:`harness_ext.scales.load_chance_file`) consulted
+        before the built-in one for datasets without a stored chance level.
     """
 
     benchmarks: tuple = ()
@@ -63,6 +66,7 @@ class MatrixQuery:
     dense: object = False
     normalise: str = "chance"
     aggregates: object = False
+    chance_file: Optional[str] = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -140,17 +144,30 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
         meta = meta.loc[raw.columns]
         if raw.empty:
             raise StoreError(f"no complete block of models x datasets exists for {_describe(query)}")
-    params = normalisation_params(raw, meta, method=query.normalise)
+    user_chance = None
+    if query.chance_file:
+        from .scales import load_chance_file
+
+        user_chance = load_chance_file(query.chance_file)
+    params = normalisation_params(raw, meta, method=query.normalise, chance_levels=user_chance)
     norm = pd.DataFrame(apply_normalisation(raw.to_numpy(dtype=float), params), index=raw.index, columns=raw.columns)
     meta = meta.assign(normalisation=[
-        {"description": how, "lo": float(lo), "span": float(span), "flip": bool(flip), "chance": float(r), "clip": bool(clip)}
-        for how, lo, span, flip, r, clip in params[["how", "lo", "span", "flip", "chance", "clip"]].itertuples(index=False)])
+        {"description": how, "lo": float(lo), "span": float(span), "flip": bool(flip), "chance": float(r), "clip": bool(clip),
+         "transform": t, "ref": float(ref), "scale": k, "chance_source": src}
+        for how, lo, span, flip, r, clip, t, ref, k, src in params[
+            ["how", "lo", "span", "flip", "chance", "clip", "transform", "ref", "scale", "chance_source"]].itertuples(index=False)])
     # attrs hold plain types only: pandas compares and deep-copies attrs on many operations.
+    chance_known = params["chance_source"].notna().to_numpy()
     norm.attrs = {
         "query": query.to_dict(),
         "datasets": {c: {k: _plain(v) for k, v in row.items()} for c, row in meta.to_dict("index").items()},
         "fingerprint": fingerprint(raw),
         "dropped": dropped,
+        # Said, not silently assumed: datasets with no known chance level (no correction applied) and
+        # datasets whose scale is unknown (min-max over these models, so it moves with the model set).
+        "no_chance": [] if query.normalise == "none" else [str(c) for c in raw.columns[~chance_known]],
+        "training_dependent": [str(c) for c in raw.columns[(params["scale"] == "unbounded").to_numpy()]]
+        if query.normalise != "none" else [],
     }
     return norm
 
@@ -293,6 +310,7 @@ def _raw_matrix(store, query: MatrixQuery) -> tuple:
     by_prio = {p: i for i, p in prio.items()}
     meta = pd.DataFrame([info[by_prio[int(p)]] for p in first_p], columns=_DATASET_COLUMNS, index=raw.columns)
     meta["higher_is_better"] = meta["higher_is_better"].astype("boolean")  # NULL: unknown, as DuckDB's .df() gives
+    meta = meta.rename(columns={"scale": "scale_kind"})  # the stored kind; engine's transforms read "scale" as theirs
     if ns == 1:
         counts = observed.sum(axis=0)[:, None]
     else:
@@ -367,11 +385,13 @@ def densify(df: pd.DataFrame, drop: str = "auto") -> pd.DataFrame:
 def normalise_matrix(raw: pd.DataFrame, meta: pd.DataFrame, method: str = "chance"):
     """Normalise each column into [0, 1], higher is better.
 
-    ``chance`` (default): a column is first put on a [0, 1] scale (its declared
-    min/max score if the source gives them, [0, 1] if every value already lies
-    there, otherwise min-max over the observed models), flipped if lower is
-    better, then chance-corrected, ``max(0, (x - r) / (1 - r))``, with ``r`` the
-    dataset's random baseline on the same scale (0 when unknown).
+    ``chance`` (default): a column is first put on [0, 1] by its scale's fixed
+    transform (:mod:`harness_ext.scales`: proportions as they are, percentages /100,
+    declared bounds, Elo ratings as the win probability against a fixed reference
+    rating; min-max over the observed models only when no scale is known), flipped
+    if lower is better, then chance-corrected, ``max(0, (x - r) / (1 - r))``, with
+    ``r`` the dataset's chance level on the same scale (stored, else the built-in or
+    user table; no correction when unknown, and the matrix says so).
     ``minmax``: flip, then min-max over observed models. ``none``: raw values.
 
     Returns
@@ -388,59 +408,102 @@ def normalise_matrix(raw: pd.DataFrame, meta: pd.DataFrame, method: str = "chanc
     return pd.DataFrame(Z, index=raw.index, columns=raw.columns), list(params["how"])
 
 
-def normalisation_params(raw: pd.DataFrame, meta: pd.DataFrame, method: str = "chance") -> pd.DataFrame:
-    """Per-column ``lo, span, flip, chance, how`` of :func:`normalise_matrix`.
+def normalisation_params(raw: pd.DataFrame, meta: pd.DataFrame, method: str = "chance",
+                         chance_levels: Optional[dict] = None) -> pd.DataFrame:
+    """Per-column ``lo, span, flip, chance, how, clip, transform, ref, scale, chance_source`` of
+    :func:`normalise_matrix`.
+
+    ``chance``: each column's scale comes from :func:`harness_ext.scales.infer_scale`
+    (the stored scale kind, declared bounds, the metric, else categorical facts of the
+    values) and maps through that scale's fixed transform, so a new model's score maps
+    exactly as the training models' did; only ``unbounded`` columns (no known scale) fall
+    back to min-max over the observed models, and :func:`load_matrix` lists them. The
+    chance level is the stored random baseline, else :func:`harness_ext.scales.chance_level`
+    (``chance_levels``: a user table from :func:`harness_ext.scales.load_chance_file`),
+    else unknown: no correction, and :func:`load_matrix` lists the column.
 
     Kept separately so a manifest can normalise a new model's raw scores exactly
     as the training matrix was, and turn predictions back into raw scores.
     """
+    from .scales import ACCURACY_METRICS, PERCENT_METRICS, chance_level, infer_scale, key, pre_transform, transform_of
+
     X = raw.to_numpy(dtype=float)
     d = X.shape[1]
     if method == "none":
-        return pd.DataFrame({"lo": 0.0, "span": 1.0, "flip": False, "chance": 0.0, "how": "raw", "clip": False},
+        return pd.DataFrame({"lo": 0.0, "span": 1.0, "flip": False, "chance": 0.0, "how": "raw", "clip": False,
+                             "transform": "linear", "ref": 0.0, "scale": "raw", "chance_source": None},
                             index=raw.columns)
     if method not in ("chance", "minmax"):
         raise StoreError(f"unknown normalisation {method!r}; use chance, minmax or none")
     # NULL means higher is better; the column may be a nullable boolean.
     lower_better = meta["higher_is_better"].astype(object).eq(False).to_numpy(dtype=bool)
-    col_min = np.nanmin(np.where(np.isnan(X), np.inf, X), axis=0)
-    col_max = np.nanmax(np.where(np.isnan(X), -np.inf, X), axis=0)
+    col = lambda name: meta[name].to_numpy(dtype=object) if name in meta else np.full(d, None, dtype=object)  # noqa: E731
+    metrics, hints, names, tasks = col("metric"), col("scale_kind"), col("dataset"), col("task")
     declared_lo = meta["min_score"].to_numpy(dtype=float)
     declared_hi = meta["max_score"].to_numpy(dtype=float)
-    in_unit = (col_min >= 0) & (col_max <= 1)
+    kinds = np.full(d, "unbounded", dtype=object)
+    lo, hi = np.full(d, np.nan), np.full(d, np.nan)
     if method == "chance":
-        declared = np.isfinite(declared_lo) & np.isfinite(declared_hi) & (declared_hi > declared_lo)
-        lo = np.where(declared, declared_lo, np.where(in_unit, 0.0, col_min))
-        hi = np.where(declared, declared_hi, np.where(in_unit, 1.0, col_max))
-        how = np.where(declared, "declared range", np.where(in_unit, "[0,1]", "min-max"))
-    else:
-        lo, hi = col_min, col_max
-        how = np.full(d, "min-max", dtype=object)
+        for j in range(d):  # per column (its metadata), not per cell
+            m = key(metrics[j] or "").split("_none")[0]
+            hint = hints[j] if isinstance(hints[j], str) and hints[j] else None
+            kinds[j], lo[j], hi[j] = [np.nan if v is None else v for v in infer_scale(
+                X[:, j], name=str(names[j] if names[j] is not None else raw.columns[j]), metric=str(metrics[j] or ""),
+                declared_lo=declared_lo[j], declared_hi=declared_hi[j], hint=hint,
+                percent_ok=m in ACCURACY_METRICS or m in PERCENT_METRICS or m.startswith(("acc", "exact_match")))]
+    transform = np.array([transform_of(k)[0] for k in kinds], dtype=object)
+    ref = np.array([transform_of(k)[1] for k in kinds], dtype=float)
+    linear = transform == "linear"
+    U = pre_transform(X, transform, ref)
+    col_min = np.nanmin(np.where(np.isnan(U), np.inf, U), axis=0)
+    col_max = np.nanmax(np.where(np.isnan(U), -np.inf, U), axis=0)
+    minmax = linear & ~(np.isfinite(lo) & np.isfinite(hi) & (hi > lo))
+    lo = np.where(~linear, 0.0, np.where(minmax, col_min, lo))
+    hi = np.where(~linear, 1.0, np.where(minmax, col_max, hi))
     span = np.where(hi > lo, hi - lo, 1.0)
-    how = np.array([h + (", flipped" if f else "") for h, f in zip(how, lower_better)], dtype=object)
+    # 1/perplexity already points up; the other transforms keep the metric's direction.
+    flip = lower_better & (transform != "inverse")
+    names_how = {"proportion": "[0,1]", "percent": "[0,100]", "bounded": "declared range", "elo": "Elo win probability",
+                 "perplexity": "1/perplexity", "log_likelihood": "exp(log-likelihood)", "unbounded": "min-max"}
+    how = np.array([names_how[k] + (", flipped" if f else "") for k, f in zip(kinds, flip)], dtype=object)
     r = np.zeros(d)
+    sources = np.full(d, None, dtype=object)
     if method == "chance":
-        r = (meta["random_baseline"].to_numpy(dtype=float) - lo) / span
-        r = np.where(lower_better, 1.0 - r, r)
-        # No known baseline means no chance correction (r = 0), whichever way the metric points.
+        rb = meta["random_baseline"].to_numpy(dtype=float)
+        r = np.where(linear, (rb - lo) / span, np.nan)
+        r = np.where(flip, 1.0 - r, r)
+        stored = np.isfinite(r)
+        sources = np.where(stored, meta["baseline_source"].fillna("stored").to_numpy(dtype=object), None)
+        for j in np.flatnonzero(~stored & linear & ~flip & ~minmax):
+            c, src = chance_level(str(names[j] if names[j] is not None else raw.columns[j]), str(metrics[j] or "score"),
+                                  task=tasks[j] if isinstance(tasks[j], str) else None, user=chance_levels)
+            if c is not None:
+                r[j], sources[j] = c, src
+        # Unknown chance (sources None): no correction, reported by load_matrix -- never a silent 0.
         r = np.clip(np.nan_to_num(r, nan=0.0), 0.0, 0.999)
-        how = np.array(
-            [h + (f", chance {rb:.3g} ({src})" if rr > 0 else "") for h, rb, rr, src in
-             zip(how, meta["random_baseline"].to_numpy(dtype=float), r, meta["baseline_source"].fillna("unknown"))],
-            dtype=object,
-        )
-    return pd.DataFrame({"lo": lo, "span": span, "flip": lower_better, "chance": r, "how": how, "clip": True},
+        how = np.array([h + (f", chance {rr:.3g} ({src})" if src is not None and rr > 0 else "")
+                        for h, rr, src in zip(how, r, sources)], dtype=object)
+    else:
+        kinds[:] = "unbounded"
+        lo, span = col_min, np.where(col_max > col_min, col_max - col_min, 1.0)
+        transform[:], ref[:] = "linear", 0.0
+        how = np.array(["min-max" + (", flipped" if f else "") for f in lower_better], dtype=object)
+        flip = lower_better
+    return pd.DataFrame({"lo": lo, "span": span, "flip": flip, "chance": r, "how": how, "clip": True,
+                         "transform": transform, "ref": ref, "scale": kinds, "chance_source": sources},
                         index=raw.columns)
 
 
 def params_frame(normalisation: dict, columns) -> pd.DataFrame:
     """:func:`normalisation_params` output rebuilt from per-column dicts
-    (``df.attrs["datasets"][c]["normalisation"]``, or a manifest's datasets)."""
+    (``df.attrs["datasets"][c]["normalisation"]``, or a manifest's datasets; manifests
+    written before the fixed transforms have none: linear)."""
     rows = [normalisation[c] for c in columns]
     return pd.DataFrame(
         {"lo": [r["lo"] for r in rows], "span": [r["span"] for r in rows], "flip": [bool(r["flip"]) for r in rows],
          "chance": [r["chance"] for r in rows], "how": [r.get("description") for r in rows],
-         "clip": [bool(r["clip"]) for r in rows]},
+         "clip": [bool(r["clip"]) for r in rows], "transform": [r.get("transform") or "linear" for r in rows],
+         "ref": [float(r.get("ref") or 0.0) for r in rows]},
         index=list(columns),
     )
 
@@ -450,11 +513,25 @@ def _unpack(params: pd.DataFrame) -> tuple:
             params["chance"].to_numpy(float))
 
 
+def _transforms(params: pd.DataFrame) -> tuple:
+    if "transform" not in params:
+        return None, None
+    t = params["transform"].to_numpy(dtype=object)
+    if (t == "linear").all():
+        return None, None
+    return t, params["ref"].to_numpy(dtype=float)
+
+
 def apply_normalisation(X, params: pd.DataFrame) -> np.ndarray:
     """Normalise raw scores ``X`` (n x d, columns in ``params`` order); NaN stays NaN."""
+    from .scales import pre_transform
+
     X = np.asarray(X, dtype=float)
     if not params["clip"].any():
         return X.copy()
+    t, ref = _transforms(params)
+    if t is not None:
+        X = pre_transform(X, t, ref)
     lo, span, flip, r = _unpack(params)
     Z = (X - lo) / span
     Z = np.where(flip, 1.0 - Z, Z)
@@ -464,13 +541,17 @@ def apply_normalisation(X, params: pd.DataFrame) -> np.ndarray:
 
 def invert_normalisation(Z, params: pd.DataFrame) -> np.ndarray:
     """Raw-scale scores for normalised ``Z`` (exact wherever no clipping happened)."""
+    from .scales import post_transform
+
     Z = np.asarray(Z, dtype=float)
     if not params["clip"].any():
         return Z.copy()
     lo, span, flip, r = _unpack(params)
     U = Z * (1.0 - r) + r
     U = np.where(flip, 1.0 - U, U)
-    return lo + U * span
+    X = lo + U * span
+    t, ref = _transforms(params)
+    return X if t is None else post_transform(X, t, ref)
 
 
 def fingerprint(raw: pd.DataFrame) -> str:

@@ -37,6 +37,7 @@ BUILTIN_MODULES = (
     "harness_ext.adapters.lm_eval",
     "harness_ext.adapters.every_eval_ever",
     "harness_ext.adapters.csv_table",
+    "harness_ext.adapters.mteb",
     "harness_ext.adapters.crosspred",
     "harness_ext.adapters.tsml",
     "harness_ext.adapters.helm",

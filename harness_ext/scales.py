@@ -19,8 +19,9 @@ Two pieces of knowledge every adapter and the matrix share:
                     (Elo 1978; Chatbot Arena's Bradley-Terry ratings are on
                     the same base-10, 400-point scale)
   ``perplexity``    ``1 / x``: the geometric-mean probability per token
-  ``log_likelihood`` ``exp(x)``: the same probability from a mean log-likelihood
-                    (BARTScore), for scores <= 0
+  ``log_likelihood`` ``exp(x)``: the same probability from a mean log-likelihood,
+                    for scores <= 0 (declared, or a metric named so; BARTScore
+                    stays ``unbounded`` unless declared: exp compresses it to ~0)
   ``unbounded``     no known scale: min-max over the observed models. The only
                     kind that depends on the training models; the matrix
                     lists such datasets (``df.attrs["training_dependent"]``)
@@ -68,11 +69,21 @@ TRANSFORMS = {
     "inverse": (lambda x, ref: 1.0 / np.where(x > 0, x, np.nan), lambda u, ref: 1.0 / np.clip(u, 1e-12, None)),
     "exp": (lambda x, ref: np.exp(np.minimum(x, 0.0)), lambda u, ref: np.log(np.clip(u, 1e-300, None))),
 }
+#: Leaderboard scores on a fixed documented scale that is not 0-1 or 0-100, by :func:`key` of the name.
+KNOWN_SCALES = {
+    "mt_bench": (1.0, 10.0, "MT-Bench: GPT-4 judge score 1-10 (Zheng et al. 2023)"),
+    "mtbench": (1.0, 10.0, "MT-Bench: GPT-4 judge score 1-10 (Zheng et al. 2023)"),
+    "biggen": (1.0, 5.0, "BiGGen Bench: 1-5 rubric score (Kim et al. 2024)"),
+    "biggen_bench": (1.0, 5.0, "BiGGen Bench: 1-5 rubric score (Kim et al. 2024)"),
+}
 #: metric names (normalised) that are log-probability-like.
 _PERPLEXITY = re.compile(r"(^|_)(word_|byte_|token_)?(perplexity|ppl)($|_)")
-_LOGLIK = re.compile(r"bartscore|bart_score|log_?likelihood|logprob|^bart$")
+_LOGLIK = re.compile(r"log_?likelihood|logprob")
 _ELO = re.compile(r"(^|[^a-z])(elo|arena|rating|bradley)")
 #: Accuracy-like metrics a multiple-choice chance level applies to ("score": a leaderboard's own column).
+#: Metrics reported on 0-100 by some harnesses (BLEU, chrF, ROUGE): [0, 100] values are percentages.
+PERCENT_METRICS = frozenset({"bleu", "bleu_4", "chrf", "f1", "rouge", "rouge_1", "rouge_2", "rouge_l", "rougel",
+                             "pass_1", "pass"})
 ACCURACY_METRICS = frozenset({
     "acc", "acc_norm", "accuracy", "exact_match", "em", "quasi_exact_match", "qem", "pem", "prefix_exact_match",
     "quasi_prefix_exact_match", "exact_match_indicator", "score", "main_score", "balanced_accuracy",
@@ -126,13 +137,14 @@ class DatasetScale:
 
 
 def infer_scale(values=None, *, name: str = "", metric: str = "", declared_lo=None, declared_hi=None,
-                hint: Optional[str] = None) -> tuple:
+                hint: Optional[str] = None, percent_ok: bool = True) -> tuple:
     """``(scale kind, lo, hi)`` of a column.
 
     In order: a ``hint`` (the adapter's or the user's word), declared bounds, the
     metric's name (perplexity, log-likelihood, Elo/arena/rating), then the values:
     all in [0, 1] is a proportion, all in [0, 100] with one above 1 a percentage;
-    anything else is ``unbounded``. Only categorical facts of the values are used,
+    anything else is ``unbounded``. ``percent_ok=False`` (a metric not known to be
+    a percentage or proportion) leaves [0, 100] values unbounded. Only categorical facts of the values are used,
     never their spread, so the bounds do not move with the set of models.
     """
     lo = _finite(declared_lo)
@@ -144,9 +156,12 @@ def infer_scale(values=None, *, name: str = "", metric: str = "", declared_lo=No
     if hint in ("elo", "perplexity", "log_likelihood", "unbounded"):
         return (hint, None, None)
     m, n = key(metric), key(name)
+    known = KNOWN_SCALES.get(n)
+    if known and hint is None:
+        return ("bounded", known[0], known[1])
     if _PERPLEXITY.search(m) or m in ("bits_per_byte", "bpb"):
         return ("perplexity", None, None) if "bits" not in m and m != "bpb" else ("unbounded", None, None)
-    if _LOGLIK.search(m) or _LOGLIK.search(n):
+    if _LOGLIK.search(m):
         return ("log_likelihood", None, None)
     v = np.asarray([] if values is None else values, dtype=float)
     v = v[np.isfinite(v)]
@@ -155,7 +170,7 @@ def infer_scale(values=None, *, name: str = "", metric: str = "", declared_lo=No
             return ("elo", None, None)
     if v.size and v.min() >= 0 and v.max() <= 1:
         return ("proportion", 0.0, 1.0)
-    if v.size and v.min() >= 0 and v.max() <= 100:
+    if percent_ok and v.size and v.min() >= 0 and v.max() <= 100:
         return ("percent", 0.0, 100.0)
     return ("unbounded", None, None)
 

@@ -1,0 +1,211 @@
+"""MTEB (Massive Text Embedding Benchmark) result files, legacy and current layouts.
+
+Layouts
+-------
+Legacy (``mteb`` 0.0.x-1.11, e.g. embeddings-benchmark/mtebpaper): one folder per
+model, one ``<Task>.json`` per task::
+
+    {"mteb_version": "0.0.2", "mteb_dataset_name": "SciFact",
+     "test": {"ndcg_at_10": 0.645, ...}}                       # metrics directly, or
+     "test": {"en": {"accuracy": ..., "main_score": ...}, "da": {...}}   # per language subset
+
+Current (``mteb`` >= 1.11, embeddings-benchmark/results): ``<org>__<model>/<revision>/<Task>.json``::
+
+    {"mteb_version": "1.12.41", "task_name": "Banking77Classification",
+     "scores": {"test": [{"hf_subset": "default", "languages": ["eng-Latn"], "main_score": 0.79, ...}]}}
+
+Model = the folder above the revision folder (``GritLM__GritLM-7B`` -> ``GritLM/GritLM-7B``;
+a revision folder is 40 hex digits or ``no_revision_available``), else the file's folder.
+Benchmark ``mteb``; dataset = the task name.
+
+Main score (the primary metric, stored as ``main_score`` in both layouts so they meet in
+one cell): the file's own ``main_score`` when it has one, else the task type's main
+metric (:data:`MAIN_METRIC`, as ``mteb`` defines them), the type recognised from the
+metrics present: ``v_measure`` (Clustering), ``cos_sim.spearman`` (STS, Summarization),
+``cos_sim.ap`` (PairClassification), ``ndcg_at_10`` (Retrieval), ``map`` next to ``mrr``
+(Reranking), ``f1`` next to precision/recall (BitextMining), ``accuracy``
+(Classification). The other scalar metrics are stored as secondary metrics
+(``--metric ndcg_at_100``).
+
+Split and languages (``ingest --mteb-split``, ``--mteb-languages``)
+------------------------------------------------------------------
+Split: the given one, else the first of ``test``, ``dev``, ``validation`` the file has
+(MSMARCO reports ``dev``). Subsets: those whose name or language codes match
+``--mteb-languages`` (``en``, ``eng``, ``eng-Latn``, ``de-en``), averaged; without the
+option, the ``default`` subset, else the English one (``en``, ``en-en``, ``eng-Latn``:
+the MTEB(eng) leaderboard's choice), else the mean over all subsets. The subsets used
+are recorded in the dataset's metadata.
+
+References
+----------
+Muennighoff et al. (2023), "MTEB: Massive Text Embedding Benchmark", EACL, §3.2 (metrics
+per task type).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+from typing import Optional
+
+from harness_ext.errors import IngestError
+from harness_ext.hookspecs import hookimpl
+from harness_ext.types import Adapter, ResultRecord, SourceFile
+
+MTEB_BENCHMARK = "mteb"
+#: Task type -> main metric (``mteb`` AbsTask*.metadata main_score of the legacy releases).
+MAIN_METRIC = {
+    "BitextMining": "f1", "Classification": "accuracy", "MultilabelClassification": "accuracy",
+    "Clustering": "v_measure", "PairClassification": "cos_sim.ap", "Reranking": "map",
+    "Retrieval": "ndcg_at_10", "STS": "cos_sim.spearman", "Summarization": "cos_sim.spearman",
+}
+SPLIT_ORDER = ("test", "dev", "validation")
+_REVISION = re.compile(r"^([0-9a-f]{40}|no_revision_available|external)$")
+_SKIP = re.compile(r"(_stderr|_std|_threshold)$|^(evaluation_time|hf_subset|languages|main_score|scores_per_experiment)$")
+_ENGLISH = ("default", "en", "en-en", "eng", "eng-latn", "eng_latn")
+
+
+def can_handle(src: SourceFile) -> bool:
+    if src.suffix != ".json" or (b"mteb" not in src.head and b"task_name" not in src.head):
+        return False
+    doc = src.try_json()
+    if not isinstance(doc, dict):
+        return False
+    if isinstance(doc.get("scores"), dict) and "task_name" in doc:
+        return True
+    return "mteb_dataset_name" in doc or (isinstance(doc.get("mteb_version"), str) and any(s in doc for s in SPLIT_ORDER))
+
+
+def model_of(path) -> tuple:
+    """``(model, revision)`` from the file's folders."""
+    parts = PurePosixPath(str(path)).parts
+    if len(parts) >= 3 and _REVISION.match(parts[-2]):
+        return parts[-3].replace("__", "/", 1), parts[-2]
+    if len(parts) >= 2:
+        return parts[-2].replace("__", "/", 1), None
+    raise IngestError(path, "cannot name the model: the file is not in a model folder")
+
+
+def _main_of(block: dict) -> tuple:
+    """``(metric name, value)`` of a legacy metrics block, by its own main_score or the task type's."""
+    if isinstance(block.get("main_score"), (int, float)):
+        name = next((k for k, v in block.items() if k != "main_score" and not _SKIP.search(k) and v == block["main_score"]),
+                    "main_score")
+        return name, block["main_score"]
+    cos = block.get("cos_sim") if isinstance(block.get("cos_sim"), dict) else {}
+    if "v_measure" in block:
+        return MAIN_METRIC["Clustering"], block["v_measure"]
+    if "spearman" in cos:
+        return MAIN_METRIC["STS"], cos["spearman"]
+    if "ap" in cos:
+        return MAIN_METRIC["PairClassification"], cos["ap"]
+    if "ndcg_at_10" in block:
+        return MAIN_METRIC["Retrieval"], block["ndcg_at_10"]
+    if "map" in block and "mrr" in block:
+        return MAIN_METRIC["Reranking"], block["map"]
+    if "f1" in block and "precision" in block and "recall" in block:
+        return MAIN_METRIC["BitextMining"], block["f1"]
+    if "accuracy" in block:
+        return MAIN_METRIC["Classification"], block["accuracy"]
+    return None, None
+
+
+def _flat(block: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in block.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and not _SKIP.search(k):
+            out[prefix + k] = v
+    return out
+
+
+def _subsets(src, doc) -> dict:
+    """split -> {subset: (languages, metrics block)} for either layout."""
+    out = {}
+    if isinstance(doc.get("scores"), dict):
+        for split, entries in doc["scores"].items():
+            if not isinstance(entries, list):
+                raise IngestError(src.path, f"scores[{split!r}] is not a list of subset entries")
+            out[split] = {str(e.get("hf_subset", "default")): ([str(x) for x in e.get("languages") or []], e)
+                          for e in entries if isinstance(e, dict)}
+        return out
+    for split in doc:
+        block = doc[split]
+        if not isinstance(block, dict) or split in ("mteb_version", "mteb_dataset_name", "dataset_revision"):
+            continue
+        _, value = _main_of(block)
+        if value is not None:
+            out[split] = {"default": ([], block)}
+        else:
+            out[split] = {k: ([k], v) for k, v in block.items() if isinstance(v, dict)}
+    return out
+
+
+def _choose(subsets: dict, languages) -> list:
+    if languages:
+        want = {w.lower() for w in languages}
+        hit = [s for s, (langs, _) in subsets.items()
+               if s.lower() in want or any(l.lower() in want or l.lower().split("-")[0] in want for l in langs)
+               or any(part in want for part in s.lower().replace("_", "-").split("-"))]
+        return hit
+    if len(subsets) == 1:
+        return list(subsets)
+    for pref in _ENGLISH:
+        hit = [s for s, (langs, _) in subsets.items() if s.lower() == pref or pref in [l.lower() for l in langs]]
+        if hit:
+            return hit[:1]
+    return list(subsets)
+
+
+def read(src: SourceFile):
+    doc = src.json()
+    opts = getattr(src, "options", None) or {}
+    task = doc.get("task_name") or doc.get("mteb_dataset_name") or src.path.stem
+    model, revision = model_of(src.path)
+    splits = _subsets(src, doc)
+    want_split = opts.get("mteb_split")
+    split = want_split if want_split else next((s for s in SPLIT_ORDER if s in splits), next(iter(splits), None))
+    if split not in splits:
+        raise IngestError(src.path, f"task {task}: no {split or 'scores for any'} split (has {sorted(splits)})")
+    chosen = _choose(splits[split], opts.get("mteb_languages"))
+    if not chosen:
+        raise IngestError(src.path, f"task {task}: no subset matches languages {opts.get('mteb_languages')} "
+                                    f"(has {sorted(splits[split])})")
+    mains, metrics, main_name = [], {}, None
+    for s in chosen:
+        block = splits[split][s][1]
+        if "main_score" in block and isinstance(block["main_score"], (int, float)):
+            name, value = _main_of(block)
+        else:
+            name, value = _main_of(block)
+        if value is None:
+            raise IngestError(src.path, f"task {task}, split {split}, subset {s}: no main score and no known task-type metric")
+        main_name = main_name or name
+        mains.append(float(value))
+        for k, v in _flat(block).items():
+            metrics.setdefault(k, []).append(float(v))
+    value = sum(mains) / len(mains)
+    meta = {"harness": "mteb", "split": split, "subsets": chosen, "main_metric": main_name,
+            "mteb_version": doc.get("mteb_version"), "dataset_revision": doc.get("dataset_revision")}
+    model_meta = {"revision": revision} if revision else {}
+    out = [ResultRecord(model=model, benchmark=MTEB_BENCHMARK, dataset=str(task), metric="main_score", value=value,
+                        higher_is_better=True, task=str(task), primary=True, model_metadata=model_meta,
+                        dataset_metadata=meta)]
+    for k, vals in metrics.items():
+        if len(vals) == len(chosen) and k != "main_score":
+            out.append(ResultRecord(model=model, benchmark=MTEB_BENCHMARK, dataset=str(task), metric=k,
+                                    value=sum(vals) / len(vals), higher_is_better=True, task=str(task), primary=False,
+                                    model_metadata=model_meta, dataset_metadata=meta))
+    return out
+
+
+@hookimpl
+def harness_ext_adapters():
+    yield Adapter(
+        name="mteb",
+        description="MTEB task results: legacy <model>/<Task>.json (mteb 0.0.x-1.10) and current "
+                    "<model>/<revision>/<Task>.json (scores per split and subset); the task's main score",
+        can_handle=can_handle,
+        read=read,
+    )

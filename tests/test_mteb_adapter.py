@@ -1,0 +1,74 @@
+"""MTEB results: legacy (mteb 0.0.2, mtebpaper) and current (mteb 1.12, embeddings-benchmark/results) layouts.
+
+Issue 15: "MTEB results are not read at all" (files were "not a recognised result file"). Real slice in
+fixtures/mteb (see its README).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness_ext.cli import main
+from harness_ext.ingest import ingest_paths
+from harness_ext.matrix import MatrixQuery, load_matrix
+from harness_ext.store import Store
+
+FIX = Path(__file__).parent / "fixtures" / "mteb"
+
+
+def _store(paths, **options):
+    s = Store.open(":memory:")
+    rep = ingest_paths(s, paths, show_progress=False, options=options)
+    return s, rep
+
+
+def test_both_layouts_ingest_with_each_task_types_main_score():
+    s, rep = _store([FIX])
+    assert len(rep.by_status("ingested")) == 10 and not rep.by_status("skipped")
+    assert {f.adapter for f in rep.files} == {"mteb"}
+    df = load_matrix(s, MatrixQuery(normalise="none"))
+    mini = df.loc["all-MiniLM-L6-v2"]
+    # the documented task-type mapping on legacy files without main_score
+    assert mini["STSBenchmark"] == pytest.approx(0.8203246731235654)      # cos_sim.spearman
+    assert mini["SciFact"] == pytest.approx(0.64508)                      # ndcg_at_10
+    assert mini["SprintDuplicateQuestions"] == pytest.approx(0.9455063045792446)  # cos_sim.ap
+    assert mini["StackExchangeClustering"] == pytest.approx(0.5336142166203601)   # v_measure (test, not validation)
+    assert mini["AskUbuntuDupQuestions"] == pytest.approx(0.634768168123733)      # map
+    assert mini["MassiveIntentClassification"] == pytest.approx(0.6740416946872899)  # the English subset
+    # current layout: the file's main_score; the model from the folder above the revision
+    assert df.loc["GritLM/GritLM-7B", "Banking77Classification"] == pytest.approx(0.793603896103896)
+    # the same model's AskUbuntu result in both layouts lands in one cell, with no conflict
+    assert s.counts()["conflicts"] == 0
+    meta = s.con.execute("SELECT metadata FROM datasets WHERE name = 'STSBenchmark' AND is_primary").fetchone()[0]
+    assert '"main_metric": "cos_sim.spearman"' in meta
+
+
+def test_secondary_metrics_are_queryable():
+    s, _ = _store([FIX / "legacy"])
+    df = load_matrix(s, MatrixQuery(normalise="none", metric="ndcg_at_100"))
+    assert list(df.columns) == ["SciFact"] and df.iloc[0, 0] == pytest.approx(0.67665)
+    f1 = load_matrix(s, MatrixQuery(normalise="none", metric="cos_sim.f1"))
+    assert f1.loc["all-MiniLM-L6-v2", "SprintDuplicateQuestions"] == pytest.approx(0.890126582278481)
+
+
+def test_language_and_split_selection():
+    path = FIX / "current" / "all-MiniLM-L6-v2" / "no_revision_available" / "MassiveIntentClassification.json"
+    s, _ = _store([path], mteb_languages=["da", "sv"])
+    v = load_matrix(s, MatrixQuery(normalise="none")).iloc[0, 0]
+    assert v == pytest.approx((0.4098520511096167 + 0.38103564223268327) / 2)
+    s, _ = _store([path], mteb_split="validation", mteb_languages=["nb"])
+    assert load_matrix(s, MatrixQuery(normalise="none")).iloc[0, 0] == pytest.approx(0.38145597638957207)
+    s, rep = _store([path], mteb_languages=["fr"])
+    (f,) = rep.by_status("skipped")
+    assert "no subset matches" in f.reason and "'da'" in f.reason
+
+
+def test_cli_options(tmp_path):
+    db = str(tmp_path / "s.duckdb")
+    path = FIX / "legacy" / "all-MiniLM-L6-v2" / "StackExchangeClustering.json"
+    assert main(["ingest", str(path), "--db", db, "-q", "--mteb-split", "validation"]) == 0
+    with Store.open(db, read_only=True) as s:
+        assert load_matrix(s, MatrixQuery(normalise="none")).iloc[0, 0] == pytest.approx(0.48796536527431683)
+    assert main(["ingest", str(path), "--db", db, "-q", "--mteb-split", "dev"]) == 1  # no such split: reported
