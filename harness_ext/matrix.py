@@ -153,7 +153,7 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
     norm = pd.DataFrame(apply_normalisation(raw.to_numpy(dtype=float), params), index=raw.index, columns=raw.columns)
     meta = meta.assign(normalisation=[
         {"description": how, "lo": float(lo), "span": float(span), "flip": bool(flip), "chance": float(r), "clip": bool(clip),
-         "transform": t, "ref": float(ref), "scale": k, "chance_source": src}
+         "transform": t, "ref": float(ref), "scale": k, "chance_source": src if isinstance(src, str) else None}
         for how, lo, span, flip, r, clip, t, ref, k, src in params[
             ["how", "lo", "span", "flip", "chance", "clip", "transform", "ref", "scale", "chance_source"]].itertuples(index=False)])
     # attrs hold plain types only: pandas compares and deep-copies attrs on many operations.
