@@ -409,7 +409,9 @@ def reduce_options(parser):
                         help="random subsets of the chosen size compared with it, same predictor and folds "
                              "(default 200, or 20 for predictors that refit per subset)")
     parser.add_argument("--no-plot", action="store_true", help="do not write error_vs_budget.png")
-    parser.add_argument("--selector", default="greedy_coverage", help="selector plugin (default greedy_coverage)")
+    parser.add_argument("--selector", default="prediction_greedy",
+                        help="selector plugin (default prediction_greedy: the subset that best predicts the rest "
+                             "under --predictor; greedy_coverage is SimBA's coverage selector)")
     parser.add_argument("--similarity", default="pearson", help="similarity plugin for coverage selectors (default pearson)")
     parser.add_argument("--predictor", default="ridge", help="predictor plugin (default ridge)")
     parser.add_argument("--weighting", default="uniform", help="weighting scheme for the aggregate (default uniform)")

@@ -256,6 +256,8 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
     # Only normalised columns live on [0, 1]; raw ones (--normalise none, e.g. CrossPred's
     # negative BARTScores) must keep their own scale or the interval would exclude the score.
     bounded = params["clip"].to_numpy(dtype=bool)
+    # A regression can step outside [0, 1] on a normalised column; the score, like its interval, stays inside.
+    mean = np.where(bounded & ~observed, np.clip(mean, 0.0, 1.0), mean)
     lower = np.where(bounded, np.clip(mean - half, 0, 1), mean - half)
     upper = np.where(bounded, np.clip(mean + half, 0, 1), mean + half)
     actual = np.where(observed, np.nan, Z_new)

@@ -38,7 +38,7 @@ def split_store(tmp_path_factory):
 def reduced(split_store, tmp_path_factory):
     db, _ = split_store
     out = tmp_path_factory.mktemp("reduced")
-    rc = main(["reduce", "--db", str(db), "--benchmark", "mmlu", "--budget", "8", "--n-random", "200", "--out", str(out)])
+    rc = main(["reduce", "--db", str(db), "--benchmark", "mmlu", "--budget", "8", "--n-random", "200", "--selector", "greedy_coverage", "--out", str(out)])
     assert rc == 0
     return out
 
@@ -65,11 +65,11 @@ def test_same_inputs_and_seed_give_the_same_files(split_store, reduced, tmp_path
     first = {p.name: p.read_bytes() for p in reduced.iterdir()}
     assert set(first) == {"manifest.json", "harness_ext_reduced.yaml", "run_entries_harness_ext_reduced.conf",
                           "harness_ext_reduced_tasks.txt", "error_vs_budget.png"}
-    assert main(["reduce", "--db", str(db), "--benchmark", "mmlu", "--budget", "8", "--n-random", "200",
+    assert main(["reduce", "--db", str(db), "--benchmark", "mmlu", "--budget", "8", "--n-random", "200", "--selector", "greedy_coverage",
                  "--out", str(reduced)]) == 0
     assert {p.name: p.read_bytes() for p in reduced.iterdir()} == first
     # Another output folder changes only the folder named in the YAML's run hint, never the manifest.
-    assert main(["reduce", "--db", str(db), "--benchmark", "mmlu", "--budget", "8", "--n-random", "200",
+    assert main(["reduce", "--db", str(db), "--benchmark", "mmlu", "--budget", "8", "--n-random", "200", "--selector", "greedy_coverage",
                  "--out", str(tmp_path), "--format", "json"]) == 0
     assert (tmp_path / "manifest.json").read_bytes() == first["manifest.json"]
     m = json.loads(first["manifest.json"])
@@ -331,8 +331,11 @@ def test_chance_and_large_error_warnings(split_store, reduced):
     """The two remaining warnings on real matrices: the Pythia MMLU order is no better than random subsets (its
     checkpoints sit near chance, so mean win rates are mostly noise), and a noisier copy has a large predicted error."""
     db, _ = split_store
-    m = load_manifest(reduced / "manifest.json")
+    with Store.open(db, read_only=True) as s:
+        full = load_matrix(s, MatrixQuery(benchmarks=("mmlu",)))
+    m = build_manifest(full, budget="8", selector="greedy_coverage", n_random=200)
     assert m["selection"]["random_baseline"]["auc_matched_or_beaten"] < 0.9
+    assert m["evidence"]["default_reason"] is None  # not the default selector
     # The chance check compares prediction errors with random 8-subsets fed to the same predictor.
     [chance] = [w for w in m["warnings"] if "no better than chance" in w]
     assert "random 8-dataset subsets with the same predictor" in chance

@@ -34,7 +34,7 @@ def test_predict_keeps_raw_scale_intervals(tmp_path):
     db = str(tmp_path / "s.duckdb")
     assert main(["ingest", str(tmp_path / "train" / "toy.csv"), "--db", db, "-q"]) == 0
     out = tmp_path / "reduced"
-    assert main(["reduce", "--db", db, "--normalise", "none", "--budget", "3", "--n-random", "20",
+    assert main(["reduce", "--db", db, "--normalise", "none", "--budget", "3", "--n-random", "20", "--selector", "greedy_coverage",
                  "--out", str(out), "--format", "json"]) == 0
     manifest = load_manifest(out / "manifest.json")
     subset = [s["name"].split("/", 1)[-1] for s in manifest["subset"]]

@@ -136,3 +136,12 @@ def test_cost_budget_picks_a_subset_within_the_cost():
     assert parse_budget("cost=1e5", 10) == ("cost", 1e5)
     with pytest.raises(MethodError, match="positive"):
         parse_budget("cost=-3", 10)
+
+
+def test_reduce_default_selector_is_prediction_greedy_and_the_manifest_says_why():
+    from harness_ext.cli import build_parser
+
+    assert build_parser().parse_args(["reduce"]).selector == "prediction_greedy"
+    m = build_manifest(frame(matrix(m=40, d=8, seed=9)), budget="2", n_random=10, n_random_subsets=10)
+    assert m["selection"]["selector"]["name"] == "prediction_greedy"
+    assert "held-out models" in m["evidence"]["default_reason"]
