@@ -91,7 +91,7 @@ def main(argv=None) -> int:
     warm = rng.random((20, 6))
     import pandas as pd
 
-    build_manifest(pd.DataFrame(warm), budget="2", selector=selector, predictor=predictor, n_random=10,
+    build_manifest(pd.DataFrame(warm, columns=[f"d{j}" for j in range(6)]), budget="2", selector=selector, predictor=predictor, n_random=10,
                    n_random_subsets=5)
     print(f"reduce defaults: selector {selector}, predictor {predictor}, budget {defaults.budget or 'coverage=0.95'}, "
           f"n_random {defaults.n_random}")
