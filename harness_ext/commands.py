@@ -108,8 +108,12 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--dense", nargs="?", const="auto", default=False, choices=["auto", "models", "datasets"],
                    help="drop what is sparse until no cell is missing: the sparser of models/datasets (auto, the "
                         "default when given without a value), only models, or only datasets")
-    g.add_argument("--rows", choices=["model", "run"], default="model",
-                   help="one row per model (default; a cell two files report takes the first-ingested) or per result file")
+    g.add_argument("--rows", choices=["model", "model_shots", "run"], default="model",
+                   help="one row per model (default: each dataset at the shot setting most models ran, or "
+                        "--num-fewshot; names of one model merged, see 'harness-ext models'), one per model and "
+                        "shot setting, or one per result file")
+    g.add_argument("--no-aliases", dest="aliases", action="store_false",
+                   help="do not merge model names through the store's alias table ('harness-ext models')")
     g.add_argument("--aggregates", nargs="?", const="include", default=None, choices=["include", "only"],
                    help="aggregate scores (mean win rate, lm-eval groups, 'average' columns) are left out by default; "
                         "include them as columns, or use only them (e.g. as prediction targets)")
@@ -144,6 +148,7 @@ def matrix_from_args(args, require_benchmark: bool = True) -> "pandas.DataFrame"
         normalise=args.normalise,
         aggregates={None: False, "include": True, "only": "only"}[getattr(args, "aggregates", None)],
         chance_file=getattr(args, "chance_file", None),
+        aliases=getattr(args, "aliases", True),
     )
     with Store.open(args.db, read_only=True) as store:
         if require_benchmark:
@@ -169,6 +174,9 @@ def ingest_options(parser):
     parser.add_argument("--mteb-languages", default=None,
                         help="comma-separated MTEB subsets/languages to average (e.g. en or eng-Latn,deu-Latn); "
                              "default: the default or English subset, else all")
+    parser.add_argument("--group", default=None, metavar="NAME",
+                        help="make NAME a benchmark group of every benchmark in these files, queried as one with "
+                             "--benchmark NAME (e.g. --group benchbench for the 40 benchbench leaderboards)")
 
 
 def info_options(parser):
@@ -188,6 +196,11 @@ def info_run(args) -> int:
         if len(b):
             print()
             print(format_table(b, index=False))
+        g = store.benchmark_groups()
+        if len(g):
+            print()
+            print("benchmark groups (query one with --benchmark GROUP):")
+            print(format_table(g.assign(members=g["members"].str.slice(0, 80)), index=False))
         if args.conflicts and c["conflicts"]:
             print()
             print(format_table(store.conflicts(), index=False))
@@ -232,7 +245,26 @@ def matrix_run(args) -> int:
         if names:
             print(f"note: {len(names)} of {df.shape[1]} datasets have {what}: {', '.join(names[:8])}"
                   + (" ..." if len(names) > 8 else ""), file=sys.stderr)
+    shots = df.attrs.get("shots") or {}
+    if shots.get("dropped_cells"):
+        print(f"{shots['dropped_cells']} cells measured only at another shot setting than their dataset's are left "
+              "out (--num-fewshot K or --rows model_shots to see them)", file=sys.stderr)
+    if df.attrs.get("model_aliases"):
+        print(f"{len(df.attrs['model_aliases'])} rows merge several names of one model ('harness-ext models --merged'; "
+              "--no-aliases keeps names apart)", file=sys.stderr)
     return 0
+
+
+def models_options(parser):
+    add_store_argument(parser)
+    parser.add_argument("--unmatched", action="store_true",
+                        help="list names that did not merge but look like the same model, with a similarity score")
+    parser.add_argument("--min-score", type=float, default=0.75, help="lowest similarity listed by --unmatched (default 0.75)")
+    parser.add_argument("--aliases", metavar="FILE", default=None,
+                        help="store a user alias file (YAML/JSON 'aliases: {canonical: [names]}', 'separate: [names]'; "
+                             "or CSV alias,canonical) and re-resolve")
+    parser.add_argument("--merged", action="store_true", help="list only canonical ids that several names map to")
+    parser.add_argument("--json", dest="json_out", action="store_true", help="print JSON instead of a table")
 
 
 def plugins_options(parser):
@@ -457,6 +489,8 @@ COMMANDS = {
     "matrix": Command("print or export a models x datasets performance matrix", matrix_options,
                       "harness_ext.commands:matrix_run"),
     "info": Command("summarise what the store holds", info_options, "harness_ext.commands:info_run"),
+    "models": Command("list models and the names merged into each; --unmatched: likely duplicates to review",
+                      models_options, "harness_ext.identity:run"),
     "plugins": Command("list registered plugins and where they come from", plugins_options,
                        "harness_ext.plugin_manager:run"),
     "stalk": Command("classify dataset-pair and model-pair relationships (SimBA phase 1)", stalk_options,

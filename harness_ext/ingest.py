@@ -51,6 +51,8 @@ class FileReport:
 @dataclass
 class IngestReport:
     files: list = field(default_factory=list)
+    #: ``(group name, benchmarks added to it)`` when ingesting with a group.
+    group: Optional[tuple] = None
 
     def by_status(self, status: str) -> list:
         return [f for f in self.files if f.status == status]
@@ -236,7 +238,7 @@ def check_path(path: Path, explicit: bool) -> Optional[str]:
 
 
 def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_progress: bool = True,
-                 options: Optional[dict] = None) -> IngestReport:
+                 options: Optional[dict] = None, group: Optional[str] = None) -> IngestReport:
     """Ingest files and directories into ``store``.
 
     Parameters
@@ -249,6 +251,12 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
     options : dict, optional
         Reading options adapters may use (``meta_columns``: list of column names,
         ``column_meta``: a sidecar YAML for every CSV; see :mod:`harness_ext.adapters.csv_table`).
+    group : str, optional
+        Also make this a benchmark group of every benchmark these files hold
+        (ingested now or before), so ``--benchmark GROUP`` queries them as one.
+
+    After ingesting, the model alias table is re-resolved
+    (:func:`harness_ext.identity.refresh_aliases`).
 
     Returns
     -------
@@ -295,6 +303,7 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
             store.release()
 
     batch_sha = set()
+    group_shas: list = []
     logs = []  # (report index, path) of lm-eval per-sample logs: they go to the samples table, not to adapters
     store.release()
     try:
@@ -309,6 +318,7 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
                     continue
                 chosen = forced if forced is not None else detect_adapter(src, adapters)
                 sha = sha256_of(src, chosen)
+                group_shas.append(sha)
                 if store.has_source(sha) or sha in batch_sha:
                     report.files.append(FileReport(str(src.path), "unchanged", chosen.name))
                     continue
@@ -342,6 +352,12 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
         done = ingest_samples(store, [p for _, p in logs], show_progress=False)
         for (idx, _), f in zip(logs, done.files):
             report.files[idx] = FileReport(f.path, f.status, SAMPLES_ADAPTER, reason=f.reason, n_samples=f.n_rows)
+    if report.by_status("ingested"):
+        from .identity import refresh_aliases
+
+        refresh_aliases(store)
+    if group:
+        report.group = (group, store.add_benchmark_group(group, group_shas))
     return report
 
 
@@ -391,7 +407,7 @@ def run(args) -> int:
 
     try:
         with Store.open(args.db) as store:
-            report = ingest_paths(store, paths, adapter=args.adapter, options=options)
+            report = ingest_paths(store, paths, adapter=args.adapter, options=options, group=args.group)
     except StoreLockedError as exc:
         if getattr(exc, "files_listed", False):
             raise
@@ -410,6 +426,10 @@ def run(args) -> int:
                          "files": [{"path": f.path, "status": f.status, "adapter": f.adapter, "n_results": f.n_results,
                                     "n_samples": f.n_samples, "reason": f.reason,
                                     "conflicts": [str(c) for c in f.conflicts]} for f in report.files]}
+    if report.group:
+        name, added = report.group
+        print(f"benchmark group {name}: {len(added)} benchmarks added" + (f" ({', '.join(added[:8])}"
+              + (" ..." if len(added) > 8 else "") + ")" if added else ""))
     if report.files and not report.by_status("ingested") and not report.by_status("unchanged"):
         raise HarnessExtError("nothing could be ingested")
     if not report.files:

@@ -34,10 +34,18 @@ class MatrixQuery:
         Globs on dataset names, model names and source file paths.
     num_fewshot : int, optional
         Keep only results with this shot count.
-    rows : {"model", "run"}
-        ``model``: one row per model (and shot setting, when a model has more
-        than one); a cell reported by several files takes the first-ingested
-        value. ``run``: one row per source file (a run of the harness).
+    rows : {"model", "model_shots", "run"}
+        ``model``: one row per model. Each dataset uses one shot setting: the
+        one most models were run at (ties: the fewest shots; unknown counts
+        last), or ``num_fewshot`` when given; a model's result at another
+        setting is a different measurement and is left out (counted in
+        ``attrs["shots"]``). A cell reported by several files takes the
+        first-ingested value. ``model_shots``: one row per model and shot
+        setting (``model [5-shot]``) where a model has several. ``run``: one
+        row per source file (a run of the harness).
+    aliases : bool
+        Apply the store's model aliases (:mod:`harness_ext.identity`), so the
+        names sources give one model meet in one row (default).
     dense : bool or {"auto", "models", "datasets"}
         Make the matrix complete by dropping what is sparse: ``True``/``"auto"``
         drops the sparsest model or dataset, whichever is sparser, until no
@@ -67,6 +75,7 @@ class MatrixQuery:
     normalise: str = "chance"
     aggregates: object = False
     chance_file: Optional[str] = None
+    aliases: bool = True
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -80,8 +89,15 @@ def query_results(store, query: MatrixQuery, all_metrics: bool = False) -> pd.Da
     ``all_metrics`` returns every metric, not only the primary (or named) one.
     """
     where, params = [], []
+    has = getattr(store, "_has_table", lambda t: False)
     if query.benchmarks:
-        where.append(f"d.benchmark IN ({', '.join('?' * len(query.benchmarks))})")
+        marks = ", ".join("?" * len(query.benchmarks))
+        if has("benchmark_groups"):  # a group name stands for its member benchmarks
+            where.append(f"(d.benchmark IN ({marks}) OR d.benchmark IN "
+                         f"(SELECT benchmark FROM benchmark_groups WHERE name IN ({marks})))")
+            params.extend(query.benchmarks)
+        else:
+            where.append(f"d.benchmark IN ({marks})")
         params.extend(query.benchmarks)
     if query.metric:
         where.append("d.metric = ?")
@@ -92,7 +108,12 @@ def query_results(store, query: MatrixQuery, all_metrics: bool = False) -> pd.Da
         where.append("d.kind = 'aggregate'")
     elif not query.aggregates:
         where.append("coalesce(d.kind, 'dataset') <> 'aggregate'")
-    for col, glob in (("d.name", query.datasets), ("m.name", query.models), ("s.path", query.source)):
+    aliased = bool(query.aliases) and has("model_aliases")
+    model_col = "coalesce(a.canonical, m.name)" if aliased else "m.name"
+    if query.models:  # a glob on either the canonical id or the name a source used
+        where.append(f"({model_col} GLOB ? OR m.name GLOB ?)")
+        params.extend([query.models, query.models])
+    for col, glob in (("d.name", query.datasets), ("s.path", query.source)):
         if glob:
             where.append(f"{col} GLOB ?")
             params.append(glob)
@@ -100,11 +121,11 @@ def query_results(store, query: MatrixQuery, all_metrics: bool = False) -> pd.Da
         where.append("r.num_fewshot = ?")
         params.append(int(query.num_fewshot))
     sql = f"""
-        SELECT m.name AS model, d.benchmark, d.name AS dataset, d.metric, d.task, d.higher_is_better,
-               d.random_baseline, d.baseline_source, d.min_score, d.max_score, d.kind, d.scale,
+        SELECT {model_col} AS model, m.name AS model_name, d.benchmark, d.name AS dataset, d.metric, d.task,
+               d.higher_is_better, d.random_baseline, d.baseline_source, d.min_score, d.max_score, d.kind, d.scale,
                r.num_fewshot, r.value, r.stderr, r.n_samples, r.source_id, s.path AS source
         FROM results r JOIN models m USING (model_id) JOIN datasets d USING (dataset_id)
-        JOIN sources s USING (source_id)
+        JOIN sources s USING (source_id) {"LEFT JOIN model_aliases a ON a.alias = m.name" if aliased else ""}
         {"WHERE " + " AND ".join(where) if where else ""}
         ORDER BY r.source_id, d.benchmark, d.name"""
     return store.con.execute(sql, params).df()
@@ -130,9 +151,10 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
     StoreError
         If the store is empty or the query selects nothing.
     """
-    if query.rows not in ("model", "run"):
-        raise StoreError(f"rows must be 'model' or 'run', not {query.rows!r}")
-    raw, meta = _raw_matrix(store, query)
+    if query.rows not in ("model", "model_shots", "run"):
+        raise StoreError(f"rows must be 'model', 'model_shots' or 'run', not {query.rows!r}")
+    extra: dict = {}
+    raw, meta = _raw_matrix(store, query, extra)
     dropped = {"models": [], "datasets": []}
     if query.dense:
         before = raw
@@ -158,8 +180,12 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
             ["how", "lo", "span", "flip", "chance", "clip", "transform", "ref", "scale", "chance_source"]].itertuples(index=False)])
     # attrs hold plain types only: pandas compares and deep-copies attrs on many operations.
     chance_known = params["chance_source"].notna().to_numpy()
+    merged = {m: n for m, n in extra.get("merged", {}).items() if m in set(raw.index)}
+    shots_info = extra.get("shots")
     norm.attrs = {
         "query": query.to_dict(),
+        # canonical id -> the names its results were stored under, where several sources' names merged
+        "model_aliases": merged,
         "datasets": {c: {k: _plain(v) for k, v in row.items()} for c, row in meta.to_dict("index").items()},
         "fingerprint": fingerprint(raw),
         "dropped": dropped,
@@ -169,6 +195,8 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
         "training_dependent": [str(c) for c in raw.columns[(params["scale"] == "unbounded").to_numpy()]]
         if query.normalise != "none" else [],
     }
+    if shots_info is not None:
+        norm.attrs["shots"] = shots_info
     return norm
 
 
@@ -176,7 +204,7 @@ _DATASET_COLUMNS = ["benchmark", "dataset", "metric", "task", "higher_is_better"
                     "min_score", "max_score", "kind", "scale"]
 
 
-def _raw_matrix(store, query: MatrixQuery) -> tuple:
+def _raw_matrix(store, query: MatrixQuery, extra: Optional[dict] = None) -> tuple:
     """Raw matrix and per-column metadata for ``query``, without a string table or a pandas pivot.
 
     Labels are built for the few distinct models, shot counts, sources and
@@ -189,9 +217,17 @@ def _raw_matrix(store, query: MatrixQuery) -> tuple:
     matrix, one int64 rank matrix of the same shape and one batch.
     """
     con = store.con
+    extra = {} if extra is None else extra
+    has = getattr(store, "_has_table", lambda t: False)
     dwhere, dparams = [], []
     if query.benchmarks:
-        dwhere.append(f"benchmark IN ({', '.join('?' * len(query.benchmarks))})")
+        marks = ", ".join("?" * len(query.benchmarks))
+        if has("benchmark_groups"):  # a group name stands for its member benchmarks
+            dwhere.append(f"(benchmark IN ({marks}) OR benchmark IN (SELECT benchmark FROM benchmark_groups "
+                          f"WHERE name IN ({marks})))")
+            dparams.extend(query.benchmarks)
+        else:
+            dwhere.append(f"benchmark IN ({marks})")
         dparams.extend(query.benchmarks)
     if query.metric:
         dwhere.append("metric = ?")
@@ -211,9 +247,11 @@ def _raw_matrix(store, query: MatrixQuery) -> tuple:
     if n_sel < n_all:  # the filter costs a hash probe per result: skip it when every dataset is selected
         rwhere[0] = f"r.dataset_id IN (SELECT dataset_id FROM datasets WHERE {' AND '.join(dwhere)})"
         rparams.extend(dparams)
-    if query.models:
-        rwhere.append("r.model_id IN (SELECT model_id FROM models WHERE name GLOB ?)")
-        rparams.append(query.models)
+    aliased = bool(query.aliases) and has("model_aliases")
+    if query.models:  # a glob on the canonical id or on the name a source used
+        rwhere.append("r.model_id IN (SELECT model_id FROM models m WHERE m.name GLOB ?" + (
+            " OR (SELECT canonical FROM model_aliases a WHERE a.alias = m.name) GLOB ?)" if aliased else ")"))
+        rparams.extend([query.models] * (2 if aliased else 1))
     if query.source:
         rwhere.append("r.source_id IN (SELECT source_id FROM sources WHERE path GLOB ?)")
         rparams.append(query.source)
@@ -221,6 +259,34 @@ def _raw_matrix(store, query: MatrixQuery) -> tuple:
         rwhere.append("r.num_fewshot = ?")
         rparams.append(int(query.num_fewshot))
     where = " AND ".join(rwhere)
+    if query.rows == "model":
+        # One row per model: each dataset at the shot setting most models ran (ties: fewest shots, unknown last).
+        per = con.execute(f"""SELECT dataset_id, num_fewshot, count(DISTINCT model_id) AS n FROM results r
+                              WHERE {where} GROUP BY ALL""", rparams).fetchall()
+        best: dict = {}
+        for d, k, n in per:
+            key = (-n, np.iinfo(np.int64).max if k == UNKNOWN_SHOTS else k)
+            if d not in best or key < best[d][0]:
+                best[d] = (key, k)
+        chosen = {"dataset_id": np.array(list(best), dtype=np.int32),
+                  "k_sel": np.array([v[1] for v in best.values()], dtype=np.int32)}
+        total = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT model_id, dataset_id FROM results r WHERE {where})",
+                            rparams).fetchone()[0]
+        con.register("_hx_shots", chosen)
+        try:
+            rwhere.append("(r.dataset_id, r.num_fewshot) IN (SELECT dataset_id, k_sel FROM _hx_shots)")
+            where = " AND ".join(rwhere)
+            kept = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT model_id, dataset_id FROM results r WHERE {where})",
+                               rparams).fetchone()[0]
+            # Materialise the filter so the later queries need no registered table.
+            rwhere[-1] = "(r.dataset_id::BIGINT * 4294967296 + (r.num_fewshot + 1)) IN (SELECT unnest(?::BIGINT[]))"
+            rparams.append([int(d) * 4294967296 + int(k) + 1 for d, k in zip(chosen["dataset_id"], chosen["k_sel"])])
+            where = " AND ".join(rwhere)
+        finally:
+            con.unregister("_hx_shots")
+        mixed = sorted({d for d, _, _ in per if sum(1 for d2, _, _ in per if d2 == d) > 1})
+        extra["shots"] = {"rule": "per dataset, the shot setting most models were run at (ties: fewest shots)",
+                          "dropped_cells": int(total - kept), "mixed_dataset_ids": len(mixed)}
     # One scan for the distinct datasets and row keys of the selection (small: thousands, not millions).
     second = "r.source_id" if query.rows == "run" else "r.num_fewshot"
     ds_ids = con.execute(f"SELECT DISTINCT r.dataset_id FROM results r WHERE {where} ORDER BY 1", rparams).fetchnumpy()
@@ -255,14 +321,24 @@ def _raw_matrix(store, query: MatrixQuery) -> tuple:
     model_ids = np.unique(row_model)
     names = dict(con.execute("SELECT model_id, name FROM models WHERE model_id IN (SELECT unnest(?::INTEGER[]))",
                              [model_ids.tolist()]).fetchall())
+    if aliased:  # names of one model share its row (harness_ext.identity)
+        canon = dict(con.execute("SELECT alias, canonical FROM model_aliases").fetchall())
+        groups: dict = {}
+        for mid, n in names.items():
+            groups.setdefault(canon.get(n, n), set()).add(n)
+        extra["merged"] = {c: sorted(ns) for c, ns in groups.items() if len(ns) > 1}
+        names = {mid: canon.get(n, n) for mid, n in names.items()}
     if query.rows == "run":
         paths = dict(con.execute("SELECT source_id, path FROM sources WHERE source_id IN (SELECT unnest(?::INTEGER[]))",
                                  [np.unique(row_k).tolist()]).fetchall())
         labels = [f"{names[m]} [{paths[k].rsplit('/', 1)[-1]}]" for m, k in zip(row_model.tolist(), row_k.tolist())]
     else:
         n_shots = dict(zip(*np.unique(row_model, return_counts=True)))
-        labels = [names[m] + ("" if n_shots[m] == 1 else "" if k == UNKNOWN_SHOTS else f" [{k}-shot]")
-                  for m, k in zip(row_model.tolist(), row_k.tolist())]
+        if query.rows == "model":
+            labels = [names[m] for m in row_model.tolist()]
+        else:
+            labels = [names[m] + ("" if n_shots[m] == 1 else "" if k == UNKNOWN_SHOTS else f" [{k}-shot]")
+                      for m, k in zip(row_model.tolist(), row_k.tolist())]
     index = sorted(set(labels))
     row_code = {r: i for i, r in enumerate(index)}
 
@@ -339,6 +415,8 @@ def _batches(con, sql: str, params: list, rows: int = 1 << 20):
         return
     for b in reader:
         yield {name: b.column(i).to_numpy(zero_copy_only=False) for i, name in enumerate(b.schema.names)}
+
+
 
 
 def _plain(v):

@@ -8,6 +8,11 @@ that disagrees with one already stored for the same (model, dataset, metric,
 shots) from another file is stored beside it (every value keeps its source)
 and reported as a conflict; model-level matrices use the value ingested
 first, so nothing is silently overwritten.
+
+Two small tables give names meaning across sources: ``model_aliases`` maps
+model names as sources spell them to canonical ids (:mod:`harness_ext.identity`;
+every matrix query applies it) and ``benchmark_groups`` names sets of
+benchmarks queried as one (``ingest --group NAME``).
 """
 
 from __future__ import annotations
@@ -55,6 +60,10 @@ ALTER TABLE datasets ADD COLUMN IF NOT EXISTS scale VARCHAR;
 CREATE TABLE IF NOT EXISTS result_repeats (
     model_id INTEGER NOT NULL, dataset_id INTEGER NOT NULL, num_fewshot INTEGER NOT NULL,
     value DOUBLE NOT NULL, stderr DOUBLE, n_samples BIGINT, source_id INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS model_aliases (
+    alias VARCHAR PRIMARY KEY, canonical VARCHAR NOT NULL, origin VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS benchmark_groups (
+    name VARCHAR NOT NULL, benchmark VARCHAR NOT NULL, PRIMARY KEY (name, benchmark));
 """
 #: ``datasets.kind``: a score of the benchmark's own (``dataset``) or one computed from others
 #: (``aggregate``: HELM's mean win rate, lm-eval groups, a CSV's "average" column). Matrices leave
@@ -544,6 +553,45 @@ class Store:
                 ORDER BY m.name, mm.key, mm.source_id""", params).df()
         df["value"] = [json.loads(v) if isinstance(v, str) else v for v in df["value"]]
         return df
+    def add_benchmark_group(self, name: str, shas) -> list:
+        """Make ``name`` a benchmark group of every benchmark the sources with these hashes hold.
+
+        A group is queried like a benchmark (``--benchmark NAME``): its matrix is the
+        union of its members' datasets, a dataset name two members share being
+        qualified as ``benchmark/dataset``. Idempotent; returns the members added.
+        """
+        if self.read_only:
+            raise StoreError(f"store {self.path} was opened read-only")
+        shas = sorted(set(shas))
+        if not shas:
+            return []
+        self.con.register("_shas", pd.DataFrame({"sha256": shas}))
+        try:
+            self.con.execute("BEGIN TRANSACTION")
+            added = self.con.execute(
+                """INSERT OR IGNORE INTO benchmark_groups
+                   SELECT DISTINCT ?, d.benchmark FROM results r JOIN sources s USING (source_id)
+                   JOIN datasets d USING (dataset_id) WHERE s.sha256 IN (SELECT sha256 FROM _shas)
+                   RETURNING benchmark""", [name]).fetchall()
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        finally:
+            self.con.unregister("_shas")
+        return sorted(r[0] for r in added)
+
+    def benchmark_groups(self) -> pd.DataFrame:
+        """One row per benchmark group: ``group, benchmarks`` (count) and ``members``."""
+        if not self._has_table("benchmark_groups"):
+            return pd.DataFrame(columns=["group", "benchmarks", "members"])
+        return self.con.execute(
+            """SELECT name AS "group", count(*) AS benchmarks, string_agg(benchmark, ',' ORDER BY benchmark) AS members
+               FROM benchmark_groups GROUP BY name ORDER BY name""").df()
+
+    def _has_table(self, table: str) -> bool:
+        return bool(self.con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                                     [table]).fetchone()[0])
 
     def n_conflicting_cells(self) -> int:
         """Number of cells with more than one distinct value (as ``ingest`` reports them)."""

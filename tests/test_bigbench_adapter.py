@@ -35,7 +35,7 @@ def test_bbl_list_is_the_24_tasks():
 
 
 def test_one_dataset_per_subtask_and_aggregates_skipped(bb_store):
-    full = load_matrix(bb_store, MatrixQuery(benchmarks=("bigbench",)))
+    full = load_matrix(bb_store, MatrixQuery(benchmarks=("bigbench",), rows="model_shots"))
     assert sorted(full.columns) == [
         "arithmetic:1_digit_addition", "arithmetic:2_digit_multiplication", "auto_debugging",
         "logical_deduction:five_objects", "logical_deduction:seven_objects", "logical_deduction:three_objects",
@@ -43,6 +43,11 @@ def test_one_dataset_per_subtask_and_aggregates_skipped(bb_store):
     # 3 models x {0, 1} shots; a task without subtasks keeps its task-level entry (strategyqa).
     assert full.shape == (6, 7) and not full.isna().any().any()
     assert "GPT-3 200B [1-shot]" in full.index and "BIG-G T=0/8b [0-shot]" in full.index
+    # One row per model: each task at the setting most models ran (a 0/1-shot tie goes to 0 shots).
+    one = load_matrix(bb_store, MatrixQuery(benchmarks=("bigbench",)))
+    assert one.shape == (3, 7) and "GPT-3 200B" in one.index
+    assert {m["num_fewshot"] for m in one.attrs["datasets"].values()} == {0}
+    np.testing.assert_allclose(one.loc["GPT-3 200B"], full.loc["GPT-3 200B [0-shot]"])
 
 
 def test_bigbench_lite_is_its_own_benchmark(bb_store):
@@ -60,8 +65,8 @@ def test_bigbench_lite_is_its_own_benchmark(bb_store):
 
 
 def test_normalisation_matches_the_paper(bb_store):
-    raw = load_matrix(bb_store, MatrixQuery(benchmarks=("bigbench",), normalise="none"))
-    norm = load_matrix(bb_store, MatrixQuery(benchmarks=("bigbench",)))
+    raw = load_matrix(bb_store, MatrixQuery(benchmarks=("bigbench",), normalise="none", rows="model_shots"))
+    norm = load_matrix(bb_store, MatrixQuery(benchmarks=("bigbench",), rows="model_shots"))
     low = {"logical_deduction:three_objects": 1 / 3, "logical_deduction:five_objects": 0.2,
            "logical_deduction:seven_objects": 1 / 7, "strategyqa": 0.5}
     for col in raw.columns:

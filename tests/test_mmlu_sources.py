@@ -81,7 +81,7 @@ def test_one_mmlu_matrix_from_pythia_llama_opt_and_v04(real_store, tmp_path):
         opt = long[long.model.str.startswith("facebook/opt-")]
         assert opt.model.nunique() == 8 and opt.groupby(["model", "dataset"]).value.nunique().max() == 1
         assert not s.conflicts().model.str.startswith("facebook/opt").any()  # same cells, same values
-        df = load_matrix(s, MatrixQuery(benchmarks=("mmlu",)))
+        df = load_matrix(s, MatrixQuery(benchmarks=("mmlu",), rows="model_shots"))
         # One row per model and shot setting: 836 Pythia-evals rows, 12 v0.3 (OPT merged), 14 v0.4 models,
         # minus the 8 OPT rows counted twice.
         assert df.shape == (854, 57) and not df.isna().any().any()
@@ -91,6 +91,6 @@ def test_one_mmlu_matrix_from_pythia_llama_opt_and_v04(real_store, tmp_path):
 
         report = ingest_paths(s, [OLL, FIX / "helm" / "benchmark_output" / "runs" / "v1.13.0"], show_progress=False)
         assert len(report.by_status("ingested")) == 10
-        df = load_matrix(s, MatrixQuery(benchmarks=("mmlu",)))
+        df = load_matrix(s, MatrixQuery(benchmarks=("mmlu",), rows="model_shots"))
         assert df.shape == (858, 57) and df.loc[HENRY].notna().all()
         assert df.loc["01-ai/yi-6b", "econometrics"] == pytest.approx((40 / 114 - 0.25) / 0.75)

@@ -2,8 +2,8 @@
 again changes no table.
 
 Where our shape differs from PROVENANCE.md's on purpose it says why beside the number: HELM's -1
-"not run" placeholders are missing cells, aggregate columns ("Mean win rate") are not datasets, and
-model rows carry the shot count when one model was run with several.
+"not run" placeholders are missing cells, aggregate columns ("Mean win rate") are not datasets, a
+model row holds each dataset at the shot setting most models ran, and names of one model merge.
 """
 
 from __future__ import annotations
@@ -35,9 +35,11 @@ def _skipped(report):
 # source -> (ingested files, skipped file names, {benchmark: ((models, datasets), missing cells)})
 SOURCES = {
     "lm-eval-harness/v03_results_master_2023-07-31": (166, {}, {
-        "mmlu": ((12, 57), 0),  # OPT 125m-66b, LLaMA 7B/13B/30B, MPT-7B
-        # 22 models x 239 non-MMLU task keys; a model run 0- and 5-shot is two rows
-        "lm_eval": ((51, 239), 10503)}),
+        # One row per model, each dataset at the shot setting most models ran: MMLU at OPT 125m-66b's
+        # 0 shots (LLaMA 7B/13B/30B and MPT-7B ran it 5-shot: --num-fewshot 5 or --rows model_shots)
+        "mmlu": ((8, 57), 0),
+        # 22 models x 239 non-MMLU task keys (--rows model_shots: 51 model x shot rows, 10503 missing)
+        "lm_eval": ((22, 239), 3619)}),
     "lm-eval-harness/v04_results_from_pull_refs": (67, {
         "MANIFEST.tsv": 1,
         "results_2025-03-04T10-35-04.json": 1, "results_2025-03-04T11-20-05.json": 1,   # VisualRWKV,
@@ -52,7 +54,9 @@ SOURCES = {
     # result_summary.json (108 x 176) and all_result_summary.json (2 more ScienceQA sub-sets)
     "crosspred-lvlm": (2, {"model_profiles.json": 1, "dataset_profiles.json": 1}, {"crosspred": ((108, 178), 12)}),
     "tsml-eval-tsc-bakeoff": (192, {"table_c4.csv": 1}, {"tsc_bakeoff": ((40, 142), 960)}),
-    "every_eval_ever/data/hfopenllm_v2": (4574, {}, {"hf_open_llm_v2": ((4496, 6), 0)}),
+    # 4,496 names; two pairs differ only in case (DeepMount00/Llama-3.1-8b-ITA/-Ita, Quazim0t0/ODB-14B-sce/-14b-sce),
+    # one hub repository each, so one model each (harness_ext.identity)
+    "every_eval_ever/data/hfopenllm_v2": (4574, {}, {"hf_open_llm_v2": ((4494, 6), 0)}),
 }
 SLOW = {"tsml-eval-tsc-bakeoff", "every_eval_ever/data/hfopenllm_v2"}
 

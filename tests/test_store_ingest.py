@@ -44,8 +44,8 @@ def test_pythia_mmlu_is_838_runs_by_57_subjects(pythia_mmlu_matrix):
 
 def test_model_rows_merge_repeated_runs_of_one_checkpoint(real_store):
     with Store.open(real_store, read_only=True) as s:
-        df = load_matrix(s, MatrixQuery(benchmarks=("mmlu",)))
-        # Two final checkpoints were evaluated twice (baseline/ and zero-shot/): 838 runs, 836 models.
+        df = load_matrix(s, MatrixQuery(benchmarks=("mmlu",), rows="model_shots"))
+        # Two final checkpoints were evaluated twice (baseline/ and zero-shot/): 838 runs, 836 model x shot rows.
         assert df.shape == (836, 57)
         conflicts = s.conflicts()
         assert len(conflicts) > 0 and set(conflicts.columns) >= {"model", "dataset", "value", "source"}

@@ -1,0 +1,490 @@
+"""Model identity: one canonical id for the names different sources give one model.
+
+Leaderboards, harness runs and HELM tables spell the same model differently:
+``GPT-4o (2024-05-13)``, ``gpt-4o-2024-05-13``, ``GPT-4o-20240513`` and
+``openai/gpt-4o-2024-05-13`` are one model. The store keeps every name as its
+source wrote it (``models`` table) and maps names to canonical ids in the
+``model_aliases`` table, which every matrix query applies, so results meet in
+one row.
+
+Built-in normalisation (:func:`model_key`) -- deliberately conservative:
+
+- case, and the punctuation between words (``-``, ``_``, ``.``, space, brackets)
+  are ignored: ``Claude_3.5_Sonnet`` = ``claude-3-5-sonnet``;
+- dates are one token whatever their spelling: ``2024-05-13``, ``20240513``,
+  ``(2024-05-13)``, ``2024_05_13``; ``(05/13)`` is the 4-digit ``0513`` OpenAI
+  uses in ``gpt-4-0613``;
+- parameter counts (``70b``, ``8x7b``, ``1.5b``) and dates may stand anywhere:
+  HELM's ``Llama 3.1 Instruct Turbo (405B)`` = ``Meta-Llama-3.1-405B-Instruct-Turbo``;
+- a version letter ``v`` before a number and a letter-to-digit boundary are
+  not significant: ``Mistral v0.1 (7B)`` = ``Mistral-7B-v0.1``, ``Llama3`` = ``Llama-3``;
+- the organisation prefix of a *known developer* (:data:`KNOWN_ORGS`: ``openai/``,
+  ``anthropic/``, ``meta-llama/``, ``google/``, ``mistralai/``, ``Qwen/`` ...) and a
+  ``Meta-`` before ``Llama`` are dropped; an unknown prefix (a fine-tuner's
+  account) is kept, so ``someone/Llama-3-8B`` never merges with Meta's model;
+- suffix noise: ``hf`` (``Llama-2-7b-hf``), ``base`` next to a parameter count
+  (``LLama3-8b-Base``), a trailing ``*``; ``ins``/``inst`` mean ``instruct``;
+- a trailing ``+`` is ``plus`` (``Command R+`` = ``Command R Plus``);
+- a checkpoint revision (``@step3000``) and adapter weights (``+peft=...``) are
+  kept verbatim.
+
+Everything else is significant, so sizes, versions and variants never merge:
+``llama-3-8b`` / ``llama-3-70b``, ``gpt-4`` / ``gpt-4o``, ``gpt-4o`` / ``gpt-4o-mini``,
+``llama-3-8b`` / ``llama-3-8b-instruct``, ``claude-3-opus`` / ``claude-3-opus-20240229``
+(an undated name may be a moving alias), ``gpt-4-0613`` / ``gpt-4-0314``. And two
+names that one source file lists side by side are, by that source's own
+account, two models: such a group is not merged (``models --unmatched`` shows it).
+
+Canonical ids: names that merge get the group's key (lower case, ``-``-joined
+tokens, ISO dates: ``gpt-4o-2024-05-13``); a name that merges with nothing keeps
+its own spelling, so single-source stores look exactly as before.
+
+User alias file (``harness-ext models --aliases FILE``), YAML or JSON::
+
+    aliases:                       # canonical id: [names as sources spell them]
+      gpt-4o-2024-05-13: [GPT-4-0-2024-05-13, GPT-40-20240513]
+      claude-3-5-sonnet-2024-06-20: ["Claude 3.5 Sonnet-0620"]
+    separate: [claude-3-opus]      # never merged by the built-in rules
+
+or a CSV with header ``alias,canonical``. User entries win over built-in ones;
+a user canonical that is itself a name in a built-in group joins that group.
+
+``models --unmatched`` lists pairs of canonical ids that did not merge but look
+alike (same family word, no conflicting size, date, version or variant word),
+with a similarity score in [0, 1] for review; write the ones that are the same
+model into an alias file.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from difflib import SequenceMatcher
+from pathlib import Path
+from typing import Iterable, Optional
+
+import pandas as pd
+
+from .errors import HarnessExtError
+
+#: Organisation prefixes that name a model's original developer (lower case); dropped from keys.
+KNOWN_ORGS = frozenset({
+    "openai", "anthropic", "meta", "meta-llama", "facebook", "google", "google-deepmind", "mistralai", "mistral",
+    "qwen", "alibaba", "01-ai", "microsoft", "tiiuae", "eleutherai", "deepseek-ai", "deepseek", "cohere",
+    "cohereforai", "coherelabs", "ai21", "ai21labs", "amazon", "nvidia", "databricks", "mosaicml", "bigscience",
+    "stabilityai", "lmsys", "thudm", "zhipuai", "internlm", "baichuan-inc", "upstage", "allenai", "writer",
+    "snowflake", "xai", "x-ai", "huggingfaceh4", "nousresearch", "ibm", "ibm-granite", "codellama", "yi",
+})
+#: Tokens that carry no identity.
+NOISE_TOKENS = frozenset({"hf"})
+#: Abbreviations spelled out.
+SYNONYMS = {"ins": "instruct", "inst": "instruct"}
+#: Words that make a different model when one name has them and the other not (never suggested as duplicates).
+VARIANT_WORDS = frozenset({
+    "instruct", "chat", "base", "it", "sft", "dpo", "rlhf", "orpo", "simpo", "mini", "nano", "tiny", "small",
+    "medium", "large", "xl", "xxl", "turbo", "pro", "flash", "ultra", "lite", "plus", "max", "air", "code",
+    "coder", "math", "vision", "haiku", "sonnet", "opus", "instant", "preview", "deduped", "awq", "gptq", "gguf",
+    "int4", "int8", "fp8", "python", "long", "latest",
+})
+
+_DATE = re.compile(r"(?<![0-9])(20[12][0-9])[-_/. ]?(0[1-9]|1[0-2])[-_/. ]?(0[1-9]|[12][0-9]|3[01])(?![0-9])")
+_SHORT_DATE = re.compile(r"\((0[1-9]|1[0-2])/([0-3][0-9])\)")
+_TOKEN = re.compile(r"\d+(?:\.\d+)?x\d+(?:\.\d+)?[bm](?![a-z])|\d+(?:\.\d+)?[bm](?![a-z])|[a-z]+|\d+[a-z]*")
+_SIZE = re.compile(r"^\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)?[bm]$")
+_DATE_TOKEN = re.compile(r"^@(\d{8})$")
+
+
+def _tokens(text: str) -> tuple:
+    """``(tokens, sizes, dates)`` of a name without org prefix or revision."""
+    text = _SHORT_DATE.sub(lambda m: f" {m.group(1)}{m.group(2)} ", text)
+    dates = []
+
+    def _date(m):
+        dates.append(f"{m.group(1)}-{m.group(2)}-{m.group(3)}")
+        return " "
+
+    text = _DATE.sub(_date, text.lower())
+    raw = _TOKEN.findall(text)
+    # A letter run followed by digits is two tokens (llama3 = llama 3) but digits then letters
+    # are one (4o, 70b, 8k): "gpt-4o" must never become "gpt-4".
+    toks: list = []
+    for t in raw:
+        toks.append(SYNONYMS.get(t, t))
+    sizes = [t for t in toks if _SIZE.match(t)]
+    words = [t for t in toks if not _SIZE.match(t)]
+    out = []
+    for i, t in enumerate(words):
+        if t in NOISE_TOKENS:
+            continue
+        if t == "v" and i + 1 < len(words) and words[i + 1][:1].isdigit():
+            continue
+        if t == "meta" and not out and i + 1 < len(words) and words[i + 1] == "llama":
+            continue
+        if t == "base" and sizes:
+            continue
+        out.append(t)
+    return out, sizes, dates
+
+
+def model_key(name: str) -> str:
+    """The built-in canonical key of a model name (see the module docstring).
+
+    Examples
+    --------
+    >>> model_key("GPT-4o (2024-05-13)"), model_key("GPT-4o-20240513"), model_key("openai/gpt-4o-2024-05-13")
+    ('gpt-4o-2024-05-13', 'gpt-4o-2024-05-13', 'gpt-4o-2024-05-13')
+    >>> model_key("Llama 3.1 Instruct Turbo (405B)") == model_key("Meta-Llama-3.1-405B-Instruct-Turbo")
+    True
+    >>> model_key("llama-3-8b") == model_key("llama-3-70b"), model_key("gpt-4") == model_key("gpt-4o")
+    (False, False)
+    """
+    name = str(name).strip()
+    suffix = ""
+    m = re.search(r"@|\+(?:peft|delta)=", name)
+    if m:  # revision / adapter weights (lm-eval model names): significant, kept verbatim
+        name, suffix = name[: m.start()], name[m.start():].strip().lower()
+    name = re.sub(r"\+\s*$", " plus", name)  # Command R+ = Command R Plus
+    org = ""
+    if "/" in name and not _SHORT_DATE.search(name):
+        head, rest = name.split("/", 1)
+        if head.strip().lower() in KNOWN_ORGS:
+            name = rest
+        elif head.strip() and "/" not in rest:
+            # A fine-tuner's repository id: only case is insignificant (the hub ignores it);
+            # its spelling is the name of one repository, and another spelling is another one.
+            return f"{head.strip().lower()}/{rest.strip().lower()}{suffix}"
+    words, sizes, dates = _tokens(name)
+    key = "-".join(words + sizes + dates)
+    return (org + key + suffix) if key else str(name).strip().lower() + suffix
+
+
+def _parts(key: str) -> tuple:
+    """``(org, words, numbers, sizes, dates)`` of a key, for the duplicate review."""
+    org, _, rest = key.rpartition("/")
+    rest = re.split(r"@|\+(?:peft|delta)=", rest, maxsplit=1)[0]
+    dates = re.findall(r"20[12]\d-\d\d-\d\d", rest)
+    rest = re.sub(r"-?20[12]\d-\d\d-\d\d", "", rest)
+    toks = [t for t in rest.split("-") if t]
+    sizes = {t for t in toks if _SIZE.match(t)}
+    nums = tuple(t for t in toks if t.isdigit())
+    # Digits with a unit or tag (128k context, 4bit, 2leo) are as significant as sizes.
+    tagged = {t for t in toks if t[:1].isdigit() and not t.isdigit() and t not in sizes}
+    words = {t for t in toks if not t[:1].isdigit()}
+    return org, words, nums, sizes | tagged, set(dates)
+
+
+# -- resolution -------------------------------------------------------------------------------------
+def resolve(names: Iterable[str], cooccur: Optional[set] = None, user: Optional[dict] = None,
+            separate: Iterable[str] = ()) -> dict:
+    """``{name: canonical id}`` for the names whose id is not their own spelling.
+
+    Parameters
+    ----------
+    names : iterable of str
+        Model names as stored.
+    cooccur : set of frozenset, optional
+        Pairs of names that one source lists side by side: their key group is not merged.
+    user : dict, optional
+        User aliases ``{alias: canonical}`` (win over built-in merges).
+    separate : iterable of str
+        Names the built-in rules must leave alone.
+    """
+    names = sorted(set(names))
+    user = dict(user or {})
+    separate = set(separate) | set(user)
+    groups: dict = {}
+    for n in names:
+        groups.setdefault(model_key(n), []).append(n)
+    keys = {n: model_key(n) for n in names}
+    builtin: dict = {}
+    for key, members in groups.items():
+        members = [n for n in members if n not in separate]
+        if len(members) < 2:
+            continue
+        if cooccur and any(frozenset((a, b)) in cooccur for i, a in enumerate(members) for b in members[i + 1:]):
+            continue
+        repos = sorted({n.lower() for n in members if _is_repo_id(n)})
+        orgs = [r.split("/", 1)[0] for r in repos]
+        if len(orgs) != len(set(orgs)):  # two repositories of one organisation are two models
+            continue
+        canonical = _canonical(members, key)
+        for n in members:
+            builtin[n] = canonical
+    out = {n: c for n, c in builtin.items() if c != n}
+    for alias, canonical in user.items():
+        c = builtin.get(canonical, canonical)
+        if c != alias:
+            out[alias] = c
+        # A user canonical spelled differently from a name that merged with nothing still meets it.
+        for n in groups.get(keys.get(canonical) or model_key(canonical), ()):
+            if n not in separate and n not in builtin and n != c:
+                out[n] = c
+    return out
+
+
+def _is_repo_id(name: str) -> bool:
+    return bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+(?:[@+].*)?", name.strip()))
+
+
+def _canonical(members: list, key: str) -> str:
+    """A merged group's id: its hub repository id when it has one (lower case preferred), else the key."""
+    repos = sorted((n != n.lower(), n) for n in members if _is_repo_id(n))
+    return repos[0][1] if repos else key
+
+
+def candidate_pairs(names: Iterable[str], mapping: dict, cooccur: Optional[set] = None,
+                    min_score: float = 0.75) -> pd.DataFrame:
+    """Pairs of canonical ids that look alike but did not merge, with a similarity score.
+
+    Pairs are compared within blocks of the same first word, and never suggested
+    when their parameter counts, full dates, version numbers or variant words
+    (:data:`VARIANT_WORDS`) differ. Score: :class:`difflib.SequenceMatcher` ratio
+    of the two keys. Groups the built-in rules left apart because one source
+    lists both names come first, with score 1.
+    """
+    names = sorted(set(names))
+    ids: dict = {}
+    for n in names:
+        ids.setdefault(mapping.get(n, n), []).append(n)
+    rows = []
+    # Same key, left apart because a source lists both.
+    by_key: dict = {}
+    for cid in ids:
+        by_key.setdefault(model_key(cid), []).append(cid)
+    for key, cids in by_key.items():
+        for i, a in enumerate(cids):
+            for b in cids[i + 1:]:
+                rows.append((a, b, 1.0, "same normalised name, not merged: one source lists both, "
+                                        "or they are two repositories of one organisation"))
+    keys = {cid: model_key(cid) for cid in ids}
+    blocks: dict = {}
+    for cid, k in keys.items():
+        org, words, nums, sizes, dates = _parts(k)
+        first = re.split(r"[-/]", k.rpartition("/")[2], maxsplit=1)[0]
+        blocks.setdefault(first, []).append((cid, k, org, words, nums, sizes, dates))
+    for members in blocks.values():
+        for i, (a, ka, oa, wa, na, sa, da) in enumerate(members):
+            for b, kb, ob, wb, nb, sb, db in members[i + 1:]:
+                if ka == kb:
+                    continue
+                if sa and sb and sa != sb:
+                    continue
+                if da and db and da != db:
+                    continue
+                if _strip_zeros(na) != _strip_zeros(nb):
+                    short = _short_dates(na, da, nb, db)
+                    if not short:
+                        continue
+                if (wa ^ wb) & VARIANT_WORDS:
+                    continue
+                if oa != ob and oa and ob:
+                    continue
+                score = SequenceMatcher(None, ka, kb).ratio()
+                if score >= min_score:
+                    rows.append((a, b, round(score, 3), "similar names"))
+    df = pd.DataFrame(rows, columns=["model_a", "model_b", "score", "why"])
+    if cooccur:
+        both = [any(frozenset((x, y)) in cooccur for x in ids.get(a, [a]) for y in ids.get(b, [b]))
+                for a, b in zip(df["model_a"], df["model_b"])]
+        df = df[~pd.Series(both, index=df.index, dtype=bool) | (df["score"] >= 1.0)]
+    return df.sort_values(["score", "model_a", "model_b"], ascending=[False, True, True], kind="stable").reset_index(drop=True)
+
+
+def _strip_zeros(nums: tuple) -> tuple:
+    nums = list(nums)
+    while nums and nums[-1].strip("0") == "":
+        nums.pop()
+    return tuple(nums)
+
+
+def _short_dates(na, da, nb, db) -> bool:
+    """Numbers differ only by a 4-digit MMDD on one side that is the full date on the other."""
+    def split(nums, dates):
+        mmdd = {n for n in nums if len(n) == 4}
+        return tuple(n for n in nums if n not in mmdd), mmdd, {d[5:7] + d[8:10] for d in dates}
+    ra, ma, fa = split(na, da)
+    rb, mb, fb = split(nb, db)
+    if _strip_zeros(ra) != _strip_zeros(rb):
+        return False
+    return bool((ma and ma <= fb) or (mb and mb <= fa)) or (not ma and not mb)
+
+
+# -- user alias files ---------------------------------------------------------------------------------
+def read_alias_file(path) -> tuple:
+    """``({alias: canonical}, [separate names])`` from a YAML/JSON or CSV alias file.
+
+    Raises
+    ------
+    HarnessExtError
+        Naming the file and what is wrong with it.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise HarnessExtError(f"cannot read alias file {path}: {exc.strerror or exc}") from None
+    aliases: dict = {}
+    separate: list = []
+    if path.suffix.lower() in (".csv", ".tsv"):
+        rows = list(csv.reader(io.StringIO(text), delimiter="\t" if path.suffix.lower() == ".tsv" else ","))
+        if not rows or [c.strip().lower() for c in rows[0][:2]] != ["alias", "canonical"]:
+            raise HarnessExtError(f"alias file {path}: the first line must be the header 'alias,canonical'")
+        for i, row in enumerate(rows[1:], start=2):
+            if not any(c.strip() for c in row):
+                continue
+            if len(row) < 2 or not row[0].strip() or not row[1].strip():
+                raise HarnessExtError(f"alias file {path}: line {i} needs an alias and a canonical id")
+            aliases[row[0].strip()] = row[1].strip()
+        return aliases, separate
+    try:
+        if path.suffix.lower() == ".json":
+            doc = json.loads(text)
+        else:
+            import yaml
+
+            doc = yaml.safe_load(text)
+    except Exception as exc:  # noqa: BLE001 - yaml and json raise many kinds
+        raise HarnessExtError(f"alias file {path} is not valid YAML/JSON: {str(exc).splitlines()[0]}") from None
+    if not isinstance(doc, dict) or not set(doc) <= {"aliases", "separate"} or not doc:
+        raise HarnessExtError(f"alias file {path}: expected a mapping with 'aliases' and/or 'separate'")
+    for canonical, names in (doc.get("aliases") or {}).items():
+        if isinstance(names, str):
+            names = [names]
+        if not isinstance(names, list) or not all(isinstance(n, (str, int, float)) for n in names):
+            raise HarnessExtError(f"alias file {path}: aliases of {canonical!r} must be a list of names")
+        for n in names:
+            aliases[str(n).strip()] = str(canonical).strip()
+    sep = doc.get("separate") or []
+    if not isinstance(sep, list):
+        raise HarnessExtError(f"alias file {path}: 'separate' must be a list of names")
+    separate = [str(n).strip() for n in sep]
+    return aliases, separate
+
+
+# -- the store's alias table ------------------------------------------------------------------------------
+BUILTIN = "builtin"
+
+
+def _cooccurring(store) -> set:
+    """Pairs of model names that one source file lists side by side, among names sharing a key."""
+    models = store.con.execute("SELECT model_id, name FROM models").df()
+    if models.empty:
+        return set()
+    models["key"] = [model_key(n) for n in models["name"]]
+    multi = models[models.duplicated("key", keep=False)]
+    if multi.empty:
+        return set()
+    store.con.register("_multi", multi[["model_id"]])
+    try:
+        pairs = store.con.execute(
+            "SELECT DISTINCT source_id, model_id FROM results WHERE model_id IN (SELECT model_id FROM _multi)").df()
+    finally:
+        store.con.unregister("_multi")
+    pairs = pairs.merge(multi, on="model_id")
+    out = set()
+    for _, g in pairs.groupby(["source_id", "key"]):
+        ns = sorted(set(g["name"]))
+        out.update(frozenset((a, b)) for i, a in enumerate(ns) for b in ns[i + 1:])
+    return out
+
+
+def user_aliases(store) -> tuple:
+    """``({alias: canonical}, [separate])`` stored from user alias files."""
+    rows = store.con.execute(f"SELECT alias, canonical FROM model_aliases WHERE origin <> '{BUILTIN}'").fetchall()
+    aliases = {a: c for a, c in rows if a != c}
+    return aliases, [a for a, c in rows if a == c]
+
+
+def refresh_aliases(store) -> dict:
+    """Recompute the built-in rows of the alias table from every stored name, in one transaction.
+
+    Idempotent: the same store gives the same table. Returns ``{name: canonical}``.
+    """
+    names = [r[0] for r in store.con.execute("SELECT name FROM models").fetchall()]
+    aliases, separate = user_aliases(store)
+    mapping = resolve(names, _cooccurring(store), aliases, separate)
+    rows = pd.DataFrame([(a, c, BUILTIN) for a, c in sorted(mapping.items()) if a not in aliases],
+                        columns=["alias", "canonical", "origin"])
+    user_rows = store.con.execute(f"SELECT alias, canonical, origin FROM model_aliases WHERE origin <> '{BUILTIN}'").df()
+    # User canonicals that are names in a built-in group follow the group's id.
+    user_rows["canonical"] = [mapping.get(a, c) if a != c else c for a, c in zip(user_rows["alias"], user_rows["canonical"])]
+    _replace(store, pd.concat([rows, user_rows], ignore_index=True))
+    return mapping
+
+
+def add_alias_file(store, path) -> int:
+    """Store a user alias file (replacing what an earlier load of the same file stored); returns its entries."""
+    aliases, separate = read_alias_file(path)
+    origin = f"user:{Path(path).resolve()}"
+    keep = store.con.execute("SELECT alias, canonical, origin FROM model_aliases WHERE origin <> ? AND origin <> ?",
+                             [BUILTIN, origin]).df()
+    new = pd.DataFrame([(a, c, origin) for a, c in aliases.items()] + [(n, n, origin) for n in separate],
+                       columns=["alias", "canonical", "origin"])
+    keep = keep[~keep["alias"].isin(new["alias"])]
+    _replace(store, pd.concat([keep, new], ignore_index=True))
+    refresh_aliases(store)  # the built-in rows, resolved around the user's
+    return len(new)
+
+
+def _replace(store, frame: pd.DataFrame) -> None:
+    frame = frame.drop_duplicates("alias", keep="last")
+    store.con.register("_aliases", frame)
+    try:
+        store.con.execute("BEGIN TRANSACTION")
+        store.con.execute("DELETE FROM model_aliases")
+        store.con.execute("INSERT INTO model_aliases BY NAME SELECT * FROM _aliases")
+        store.con.execute("COMMIT")
+    except BaseException:
+        store.con.execute("ROLLBACK")
+        raise
+    finally:
+        store.con.unregister("_aliases")
+
+
+def has_alias_table(store) -> bool:
+    return bool(store.con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'model_aliases'").fetchone()[0])
+
+
+def model_table(store) -> pd.DataFrame:
+    """One row per stored name: ``name, canonical, origin, results, benchmarks``."""
+    alias = "LEFT JOIN model_aliases a ON a.alias = m.name" if has_alias_table(store) else ""
+    cols = "coalesce(a.canonical, m.name) AS canonical, coalesce(a.origin, '') AS origin" if alias else \
+        "m.name AS canonical, '' AS origin"
+    return store.con.execute(
+        f"""SELECT m.name, {cols}, count(r.value) AS results,
+                   string_agg(DISTINCT d.benchmark, ',' ORDER BY d.benchmark) AS benchmarks
+            FROM models m {alias} LEFT JOIN results r USING (model_id) LEFT JOIN datasets d USING (dataset_id)
+            GROUP BY ALL ORDER BY canonical, m.name""").df()
+
+
+# -- CLI: harness-ext models ----------------------------------------------------------------------------
+def run(args) -> int:
+    from .report import format_table
+    from .store import Store
+
+    if args.aliases:
+        with Store.open(args.db) as store:
+            n = add_alias_file(store, args.aliases)
+        print(f"stored {n} alias entries from {args.aliases}")
+    with Store.open(args.db, read_only=True) as store:
+        table = model_table(store)
+        if args.unmatched:
+            mapping = dict(zip(table["name"], table["canonical"]))
+            out = candidate_pairs(table["name"], mapping, _cooccurring(store), min_score=args.min_score)
+        else:
+            sizes = table.groupby("canonical")["name"].transform("size")
+            out = table[sizes > 1] if args.merged else table
+    if args.json_out:
+        print(out.to_json(orient="records", indent=1))
+        return 0
+    if args.unmatched:
+        print(f"{len(out)} pairs of models that may be the same (review; put the true ones in an alias file):")
+    else:
+        n_ids = table["canonical"].nunique()
+        print(f"{len(table)} model names, {n_ids} models; {len(table) - n_ids} names merged into another's id")
+    if len(out):
+        print(format_table(out, index=False))
+    return 0

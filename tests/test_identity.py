@@ -1,0 +1,153 @@
+"""Model identity (issue 15 item 8) and one row per model across shot counts (item 7), on real files.
+
+The benchbench leaderboards (../shared/data/benchbench, PROVENANCE.md) name one model several ways;
+the v0.3 lm-eval master results ran some suites 0-shot and others 3- or 5-shot.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import LM_EVAL_V03, SHARED_DATA, require
+from harness_ext.cli import main
+from harness_ext.identity import add_alias_file, candidate_pairs, model_key, model_table, resolve
+from harness_ext.ingest import ingest_paths
+from harness_ext.matrix import MatrixQuery, load_matrix
+from harness_ext.store import Store
+
+BENCHBENCH = SHARED_DATA / "benchbench" / "leaderboards"
+
+#: Spellings of one model in different leaderboards: each group must line up.
+SAME = [
+    ["GPT-4o (2024-05-13)", "gpt-4o-2024-05-13", "GPT-4o-20240513", "openai/gpt-4o-2024-05-13", "OpenAI/gpt-4o-2024-05-13"],
+    ["Claude 3.5 Sonnet (20240620)", "claude-3-5-sonnet-20240620", "Claude-3.5-Sonnet-20240620"],
+    ["Llama 3.1 Instruct Turbo (405B)", "Meta-Llama-3.1-405B-Instruct-Turbo", "meta-llama-3.1-405b-instruct-turbo"],
+    ["Meta-Llama-3-8B-Instruct", "meta-llama/Meta-Llama-3-8B-Instruct", "Llama-3-8B-Instruct", "llama3-8b-instruct"],
+    ["Mistral v0.1 (7B)", "mistralai/Mistral-7B-v0.1"],
+    ["GPT-4 (0613)", "gpt-4-0613", "GPT-4_(06/13)"],
+    ["Command R+", "Command R Plus"],
+    ["LLaMA (65B)", "llama-65b"],
+]
+#: Look-alikes that are different models (sizes, versions, variants, undated aliases, fine-tunes).
+DIFFERENT = [
+    ("Llama-3-8B", "Llama-3-70B"), ("gpt-4", "gpt-4o"), ("gpt-4o", "gpt-4o-mini"), ("gpt-4o", "gpt-4o-2024-05-13"),
+    ("Llama-3-8B", "Llama-3-8B-Instruct"), ("gpt-4o-2024-05-13", "gpt-4o-2024-08-06"), ("gpt-4-0613", "gpt-4-0314"),
+    ("claude-3-opus", "claude-3-opus-20240229"), ("Llama-3.1-8B-Instruct", "Llama-3-8B-Instruct"),
+    ("Meta-Llama-3.1-8B-Instruct", "Meta-Llama-3.1-8B-Instruct-Turbo"), ("Phi-3-mini-4k-instruct", "Phi-3-mini-128k-instruct"),
+    ("Llama-3-8B-Instruct", "someone/Llama-3-8B-Instruct"), ("claude-2", "claude-2.1"),
+    ("Mistral-7B-Instruct-v0.1", "Mistral-7B-Instruct-v0.2"), ("EleutherAI/pythia-160m@step3000", "EleutherAI/pythia-160m"),
+]
+
+
+@pytest.mark.parametrize("names", SAME, ids=lambda n: n[0])
+def test_spellings_of_one_model_share_a_key(names):
+    assert len({model_key(n) for n in names}) == 1, {n: model_key(n) for n in names}
+
+
+@pytest.mark.parametrize("a,b", DIFFERENT)
+def test_look_alikes_do_not_merge(a, b):
+    assert model_key(a) != model_key(b)
+    assert resolve([a, b]) == {}
+
+
+def test_two_repositories_of_one_organisation_never_merge():
+    # THUDM publishes both; and a source listing two names side by side says they are two models.
+    assert resolve(["THUDM/glm-4-9b-chat", "THUDM/glm-4-9b-chat-hf", "GLM-4-9B-Chat"]) == {}
+    assert resolve(["Claude 2.1", "claude-2.1"], cooccur={frozenset(("Claude 2.1", "claude-2.1"))}) == {}
+    # A merged group is named by its hub repository id when it has one.
+    assert resolve(["meta/OPT-66B", "facebook/opt-66b", "OPT 66B"]) == {"meta/OPT-66B": "facebook/opt-66b",
+                                                                       "OPT 66B": "facebook/opt-66b"}
+
+
+@pytest.fixture(scope="module")
+def bb_store(tmp_path_factory):
+    db = tmp_path_factory.mktemp("bb") / "bb.duckdb"
+    with Store.open(db) as s:
+        report = ingest_paths(s, [require(BENCHBENCH)], show_progress=False, group="benchbench")
+        assert len(report.by_status("ingested")) >= 37
+    return db
+
+
+def test_benchbench_is_one_sparse_cross_leaderboard_matrix(bb_store):
+    with Store.open(bb_store, read_only=True) as s:
+        df = load_matrix(s, MatrixQuery(benchmarks=("benchbench",), normalise="none"))
+        names = model_table(s)
+    # Every ingested leaderboard is a member; its columns are the union of theirs.
+    assert df.shape[1] >= 69 and df.shape[0] < names["name"].nunique()
+    gpt4o = "openai/gpt-4o-2024-05-13"
+    assert {"GPT-4o (2024-05-13)", "gpt-4o-2024-05-13", "GPT-4o-20240513"} <= set(df.attrs["model_aliases"][gpt4o])
+    row = df.loc[gpt4o]
+    assert row["helm_lite"] == pytest.approx(0.963)       # helm_lite: "GPT-4o (2024-05-13)"
+    assert row["arena_hard"] == pytest.approx(79.2)       # arena_hard: "gpt-4o-2024-05-13"
+    assert row["opencompass"] == pytest.approx(67.7)      # opencompass: "GPT-4o-20240513"
+    assert row.notna().sum() >= 20
+    l8, l70 = "meta-llama/Meta-Llama-3-8B-Instruct", "meta-llama/Meta-Llama-3-70B-Instruct"
+    for a, b in [("gpt-4o", "gpt-4o-mini"), ("gpt-4o", gpt4o), (l8, l70), ("meta-llama/Meta-Llama-3-8B", l8)]:
+        assert a in df.index and b in df.index
+    assert {"Llama-3-8B-Instruct", "llama3-8b-instruct", "LLama3-8b-Ins"} <= set(df.attrs["model_aliases"][l8])
+    assert 0.02 < df.notna().to_numpy().mean() < 0.2  # sparse: nothing cut down to a dense block
+
+
+def test_aliases_are_stored_idempotently_and_user_file_wins(bb_store, tmp_path):
+    db = tmp_path / "copy.duckdb"
+    db.write_bytes(bb_store.read_bytes())
+    with Store.open(db) as s:
+        before = s.con.execute("SELECT * FROM model_aliases ORDER BY alias").fetchall()
+        again = ingest_paths(s, [BENCHBENCH], show_progress=False, group="benchbench")
+        assert not again.by_status("ingested")
+        from harness_ext.identity import refresh_aliases
+
+        refresh_aliases(s)
+        assert s.con.execute("SELECT * FROM model_aliases ORDER BY alias").fetchall() == before
+        f = tmp_path / "aliases.yaml"
+        f.write_text("aliases:\n  gpt-4o-2024-05-13: [GPT-4-0-2024-05-13, GPT-40-20240513]\n"
+                     "separate: [Claude-2]\n")
+        assert add_alias_file(s, f) == 3
+        assert add_alias_file(s, f) == 3  # loading the same file again replaces its entries
+        table = model_table(s).set_index("name")
+        assert table.loc["GPT-40-20240513", "canonical"] == "openai/gpt-4o-2024-05-13"
+        assert table.loc["GPT-4-0-2024-05-13", "canonical"] == "openai/gpt-4o-2024-05-13"
+        assert table.loc["Claude-2", "canonical"] == "Claude-2" and table.loc["claude-2", "canonical"] == "claude-2"
+        df = load_matrix(s, MatrixQuery(benchmarks=("benchbench",), normalise="none"))
+        assert df.loc["openai/gpt-4o-2024-05-13", "LiveCodeBench_Pass@1"] == pytest.approx(45.6)
+        assert df.loc["openai/gpt-4o-2024-05-13", "OC_arena"] == pytest.approx(1090)
+        raw = load_matrix(s, MatrixQuery(benchmarks=("benchbench",), normalise="none", aliases=False))
+        assert "GPT-4o (2024-05-13)" in raw.index and raw.shape[0] > df.shape[0]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("name,model\nx,y\n")
+    with Store.open(db) as s, pytest.raises(Exception, match="alias,canonical"):
+        add_alias_file(s, bad)
+
+
+def test_unmatched_lists_likely_duplicates_for_review(bb_store, capsys):
+    with Store.open(bb_store, read_only=True) as s:
+        t = model_table(s)
+    pairs = candidate_pairs(t["name"], dict(zip(t["name"], t["canonical"])))
+    got = {frozenset(p) for p in zip(pairs["model_a"], pairs["model_b"])}
+    assert frozenset(("claude-2", "claude-2-0")) in got  # "Claude-2" / "Claude 2.0"
+    assert pairs["score"].between(0, 1).all()
+    for a, b in [("gpt-4o", "gpt-4o-mini"), ("meta-llama/Meta-Llama-3-8B-Instruct", "meta-llama/Meta-Llama-3-70B-Instruct"),
+                 ("gpt-4", "gpt-4o")]:
+        assert frozenset((a, b)) not in got
+    assert main(["models", "--db", str(bb_store), "--unmatched"]) == 0
+    out = capsys.readouterr().out
+    assert "pairs of models that may be the same" in out and "score" in out
+    assert main(["models", "--db", str(bb_store), "--merged"]) == 0
+    assert "GPT-4o-20240513" in capsys.readouterr().out
+
+
+def test_one_row_per_model_across_shot_counts_v03():
+    """lm-eval v0.3 master: LLaMA ran MMLU 5-shot, BBH 3-shot and the rest 0-shot; was 51 rows for 22 models."""
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [require(LM_EVAL_V03)], show_progress=False)
+        split = load_matrix(s, MatrixQuery(benchmarks=("lm_eval",), normalise="none", rows="model_shots"))
+        one = load_matrix(s, MatrixQuery(benchmarks=("lm_eval",), normalise="none"))
+    assert split.shape == (51, 239) and split.isna().to_numpy().mean() > 0.86
+    assert one.shape == (22, 239) and one.isna().to_numpy().mean() < 0.70
+    assert "llama-7B" in one.index and not any("-shot]" in r for r in one.index)
+    # Each dataset records the setting used: BBH 3-shot, the rest of LLaMA's suites 0-shot.
+    meta = one.attrs["datasets"]
+    assert meta["bigbench_causal_judgement"]["num_fewshot"] == 3 and meta["arc_easy"]["num_fewshot"] == 0
+    assert one.loc["llama-7B", "bigbench_causal_judgement"] == split.loc["llama-7B [3-shot]", "bigbench_causal_judgement"]
+    assert one.loc["llama-7B", "arc_easy"] == split.loc["llama-7B [0-shot]", "arc_easy"]
+    assert one.attrs["shots"]["dropped_cells"] == 1 and one.attrs["shots"]["mixed_columns"]
