@@ -256,6 +256,7 @@ def build_manifest(
     from .methods.subset_cv import model_folds, subset_errors
     from .plugin_manager import get_registration
     from .pounce import make_predictor
+    from .harness_names import no_equivalent_warnings
     from .prowl import run_prowl
     from .weighting import compute_weights
 
@@ -403,7 +404,8 @@ def build_manifest(
                                     # user weights emitted by `harness-ext weights`: which scheme made them
                                     **({"source": weights.attrs["source"]} if weights.attrs.get("source") else {})},
                       "formula": "sum_j weight_j * normalised_score_j"},
-        "warnings": warnings,
+        # Subset datasets that the lm-eval YAML or the HELM conf cannot run (listed there as comments).
+        "warnings": warnings + no_equivalent_warnings(subset),
     }
     if m * d <= EMBED_MAX_CELLS:
         manifest["training_matrix"] = {"models": [str(i) for i in df.index], "datasets": columns,

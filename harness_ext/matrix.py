@@ -272,18 +272,11 @@ def _raw_matrix(store, query: MatrixQuery, extra: Optional[dict] = None) -> tupl
                   "k_sel": np.array([v[1] for v in best.values()], dtype=np.int32)}
         total = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT model_id, dataset_id FROM results r WHERE {where})",
                             rparams).fetchone()[0]
-        con.register("_hx_shots", chosen)
-        try:
-            rwhere.append("(r.dataset_id, r.num_fewshot) IN (SELECT dataset_id, k_sel FROM _hx_shots)")
-            where = " AND ".join(rwhere)
-            kept = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT model_id, dataset_id FROM results r WHERE {where})",
-                               rparams).fetchone()[0]
-            # Materialise the filter so the later queries need no registered table.
-            rwhere[-1] = "(r.dataset_id::BIGINT * 4294967296 + (r.num_fewshot + 1)) IN (SELECT unnest(?::BIGINT[]))"
-            rparams.append([int(d) * 4294967296 + int(k) + 1 for d, k in zip(chosen["dataset_id"], chosen["k_sel"])])
-            where = " AND ".join(rwhere)
-        finally:
-            con.unregister("_hx_shots")
+        rwhere.append("(r.dataset_id::BIGINT * 4294967296 + (r.num_fewshot + 1)) IN (SELECT unnest(?::BIGINT[]))")
+        rparams.append([int(d) * 4294967296 + int(k) + 1 for d, k in zip(chosen["dataset_id"], chosen["k_sel"])])
+        where = " AND ".join(rwhere)
+        kept = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT model_id, dataset_id FROM results r WHERE {where})",
+                           rparams).fetchone()[0]
         mixed = sorted({d for d, _, _ in per if sum(1 for d2, _, _ in per if d2 == d) > 1})
         extra["shots"] = {"rule": "per dataset, the shot setting most models were run at (ties: fewest shots)",
                           "dropped_cells": int(total - kept), "mixed_dataset_ids": len(mixed)}

@@ -79,6 +79,34 @@ class Prediction:
     sources: dict = None
 
 
+def match_datasets(datasets: list, benchmarks, names, metrics) -> list:
+    """The manifest column each (benchmark, dataset, metric) result belongs to, or None.
+
+    Matched by benchmark, dataset and metric, so a dataset scored with another
+    metric is never mixed in. A result whose benchmark is none of the manifest's
+    (a CSV's benchmark is its file name unless it has a ``benchmark`` column, so
+    a new model's file is named differently) matches by dataset and metric when
+    exactly one manifest dataset has them: never by file name.
+    """
+    def short(d):
+        b = d.get("benchmark") or ""
+        return d["name"][len(b) + 1:] if b and d["name"].startswith(b + "/") else d["name"]
+
+    exact = {(d.get("benchmark"), short(d), d.get("metric")): d["name"] for d in datasets}
+    by_name: dict = {}
+    for d in datasets:
+        by_name.setdefault((short(d), d.get("metric")), set()).add(d["name"])
+    own = {d.get("benchmark") for d in datasets}
+    out = []
+    for b, n, m in zip(benchmarks, names, metrics):
+        c = exact.get((b, n, m))
+        if c is None and b not in own:
+            cands = by_name.get((n, m), ())
+            c = next(iter(cands)) if len(cands) == 1 else None
+        out.append(c)
+    return out
+
+
 def new_model_matrix(manifest: dict, paths) -> tuple:
     """Raw scores of the models in ``paths`` on the manifest's datasets: ``(DataFrame, report, other_shots)``.
 
@@ -98,9 +126,7 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
         sources = store.con.execute(
             "SELECT DISTINCT m.name, s.path FROM results r JOIN models m USING (model_id) JOIN sources s USING (source_id) "
             "ORDER BY 1, 2").fetchall()
-    # Match on (benchmark, dataset, metric) so a dataset scored with another metric is never mixed in.
-    key = {(d["benchmark"], d["name"].split("/", 1)[-1], d["metric"]): d["name"] for d in manifest["datasets"]}
-    col = [key.get((b, n, m)) for b, n, m in zip(long["benchmark"], long["dataset"], long["metric"])]
+    col = match_datasets(manifest["datasets"], long["benchmark"], long["dataset"], long["metric"])
     matched = long.assign(column=col).dropna(subset=["column"])
     if matched.empty:
         raise HarnessExtError(mismatch_message(long, manifest))

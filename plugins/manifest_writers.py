@@ -3,8 +3,11 @@
 Task naming: lm-eval files use the harness's own v0.4 task names (MMLU subjects
 as ``mmlu_<subject>``, whatever harness produced the scores); HELM files use
 run-entry descriptions (``mmlu:subject=<s>,model=text`` and the HELM Classic
-core-scenario descriptions below). A dataset a format cannot express is left
-out with a comment naming it, never silently.
+core-scenario descriptions below). A HELM scenario with an lm-eval equivalent
+becomes those lm-eval tasks and an lm-eval task with a HELM equivalent those
+run entries (:mod:`harness_ext.harness_names`). A dataset a format cannot
+express is listed in a comment naming it, never silently dropped, and a file
+never holds an empty task list.
 """
 
 from __future__ import annotations
@@ -16,52 +19,11 @@ from typing import Optional
 
 import yaml
 
-from harness_ext.benchmarks import MMLU_BENCHMARK
+from harness_ext.harness_names import (  # noqa: F401 - lm_eval_task/helm_description are this module's API too
+    HELM_CLASSIC_DESCRIPTIONS, helm_description, helm_description_list, lm_eval_task, lm_eval_task_list)
 from harness_ext.hookspecs import hookimpl
 from harness_ext.safe_output import check_group_name, comment, hocon_string, list_line, quoted, yaml_text
 from harness_ext.types import ManifestWriter
-
-#: HELM Classic scenario titles (as in helm-summarize tables / Every Eval Ever) -> run-entry description.
-#: From crfm-helm's run_entries_core_scenarios conf (v0.4.0); MMLU is expanded per subject elsewhere.
-HELM_CLASSIC_DESCRIPTIONS = {
-    "BoolQ": "boolq:model=text,data_augmentation=canonical",
-    "NarrativeQA": "narrative_qa:model=text,data_augmentation=canonical",
-    "NaturalQuestions (open-book)": "natural_qa:model=text,mode=openbook_longans,data_augmentation=canonical",
-    "NaturalQuestions (closed-book)": "natural_qa:model=text,mode=closedbook,data_augmentation=canonical",
-    "QuAC": "quac:model=text,data_augmentation=canonical",
-    "HellaSwag": "commonsense:model=full_functionality_text,dataset=hellaswag,method=multiple_choice_separate_original,data_augmentation=canonical",
-    "OpenbookQA": "commonsense:model=full_functionality_text,dataset=openbookqa,method=multiple_choice_separate_calibrated,data_augmentation=canonical",
-    "TruthfulQA": "truthful_qa:model=text,task=mc_single,data_augmentation=canonical",
-    "MS MARCO (TREC)": "msmarco:model=full_functionality_text,track=trec,valid_topk=30",
-    "MS MARCO (regular)": "msmarco:model=full_functionality_text,track=regular,valid_topk=30",
-    "CNN/DailyMail": "summarization_cnndm:model=text,temperature=0.3,device=cpu",
-    "XSUM": "summarization_xsum_sampled:model=text,temperature=0.3,device=cpu",
-    "IMDB": "imdb:model=text,data_augmentation=canonical",
-    "CivilComments": "civil_comments:model=text,demographic=all,data_augmentation=canonical",
-    "RAFT": "raft:subset=ade_corpus_v2,model=text,data_augmentation=canonical",
-}
-
-
-def lm_eval_task(entry: dict) -> Optional[str]:
-    """The lm-eval (v0.4) task name of a manifest subset entry, or None."""
-    if entry.get("benchmark") == MMLU_BENCHMARK:
-        return f"mmlu_{entry['name']}"
-    if entry.get("benchmark") == "lm_eval":
-        return entry.get("task") or entry["name"]
-    return None
-
-
-def helm_description(entry: dict) -> Optional[str]:
-    """The HELM run-entry description of a manifest subset entry, or None."""
-    bench, name = entry.get("benchmark"), entry["name"]
-    if bench == MMLU_BENCHMARK:
-        return f"mmlu:subject={name},model=text,data_augmentation=canonical"
-    if bench in ("helm_classic", "helm_lite") and name in HELM_CLASSIC_DESCRIPTIONS:
-        return HELM_CLASSIC_DESCRIPTIONS[name]
-    if bench == "helm" and ":" in name:  # datasets from HELM run directories are already run-spec names
-        return name if "model=" in name else f"{name},model=text"
-    return None
-
 
 def _stem(manifest) -> str:
     return check_group_name(manifest.get("group_name") or "harness_ext_reduced")
@@ -96,24 +58,26 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     tasks, skipped, written, unknown = [], [], [], []
     taken = {group}
     for entry in manifest["subset"]:
-        name = lm_eval_task(entry)
-        if name is None:
-            skipped.append(entry["name"])
+        names = lm_eval_task_list(entry)
+        if not names:
+            skipped.append(f"{entry['name']} ({entry.get('benchmark')})")
             continue
         shots = entry.get("num_fewshot")
-        tasks.append({"task": name, "num_fewshot": int(shots)} if isinstance(shots, int) and shots >= 0 else name)
-        src = sources.get(name) or {}
-        if src.get("origin") == "results":
-            path = out_dir / f"{_task_file_stem(name, taken)}.yaml"
-            head = (comment(f"Task {quoted(name)}, rebuilt by harness-ext from the configuration lm-eval recorded in") + "\n"
-                    + comment(f"{src.get('source')}" + (f" (defined in {src['config_source']})" if src.get("config_source") else ""))
-                    + "\n")
-            path.write_text(head + yaml.safe_dump(task_yaml_doc(name, src["config"]), sort_keys=False, allow_unicode=True))
-            written.append(path)
-        elif src.get("origin") == "unknown":
-            unknown.append((name, src))
+        # A shot count read from another harness (HELM's in-context examples) is kept: the same setting.
+        for name in names:
+            tasks.append({"task": name, "num_fewshot": int(shots)} if isinstance(shots, int) and shots >= 0 else name)
+            src = sources.get(name) or {}
+            if src.get("origin") == "results":
+                path = out_dir / f"{_task_file_stem(name, taken)}.yaml"
+                head = (comment(f"Task {quoted(name)}, rebuilt by harness-ext from the configuration lm-eval recorded in") + "\n"
+                        + comment(f"{src.get('source')}" + (f" (defined in {src['config_source']})" if src.get("config_source") else ""))
+                        + "\n")
+                path.write_text(head + yaml.safe_dump(task_yaml_doc(name, src["config"]), sort_keys=False, allow_unicode=True))
+                written.append(path)
+            elif src.get("origin") == "unknown":
+                unknown.append((name, src))
     doc = {"group": group, "task": tasks}
-    metrics = {e.get("metric") for e in manifest["subset"] if lm_eval_task(e)}
+    metrics = {e.get("metric") for e in manifest["subset"] if lm_eval_task_list(e)}
     if len(metrics) == 1 and None not in metrics:
         # lm-eval can only aggregate a metric every subtask reports.
         doc["aggregate_metric_list"] = [{"metric": metrics.pop(), "aggregation": "mean", "weight_by_size": False}]
@@ -129,10 +93,14 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         header.append(comment(f"NOT SELF-CONTAINED: task {quoted(name)} is not defined here ({src.get('reason', 'unknown')}).{where}"))
         header.append(f"#   Copy its YAML (and any files it includes) into this folder: lm-eval takes one --include_path.")
     if skipped:
-        header.append(comment(f"Not lm-eval tasks, left out: {', '.join(map(quoted, skipped))}"))
-    if not tasks:
-        header.append("# No dataset of this subset is an lm-eval task.")
+        header.append("# No lm-eval equivalent (run these in their own harness; see harness_ext.harness_names):")
+        header += [comment(f"  {s}") for s in skipped]
     path = out_dir / f"{group}.yaml"
+    if not tasks:
+        # An empty task list is not a group lm-eval can run: say so instead of writing one.
+        header.append("# No dataset of this subset has an lm-eval task, so there is no group to run.")
+        path.write_text("\n".join(header) + "\n", encoding="utf-8")
+        return [path] + written
     path.write_text("\n".join(header) + "\n" + yaml_text(doc), encoding="utf-8")
     return [path] + written
 
@@ -141,11 +109,11 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
     """``run_entries_<group>.conf`` for ``helm-run --conf-paths``."""
     lines, skipped = [], []
     for entry in manifest["subset"]:
-        desc = helm_description(entry)
-        if desc is None:
+        descs = helm_description_list(entry)
+        if not descs:
             skipped.append(entry["name"])
             continue
-        lines.append(f"  {{description: {hocon_string(desc)}, priority: 1}}")
+        lines.extend(f"  {{description: {hocon_string(desc)}, priority: 1}}" for desc in descs)
     head = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
             f"# Run: helm-run --conf-paths run_entries_{_stem(manifest)}.conf --suite SUITE --max-eval-instances 1000 --models-to-run MODEL"]
     if skipped:
@@ -158,7 +126,7 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
 
 def write_task_list(manifest: dict, out_dir: Path) -> list:
     """``<group>_tasks.txt``: one line per selected dataset, in selection order (harness task name when known)."""
-    names = [list_line(lm_eval_task(e) or e.get("task") or e["name"], "task name") for e in manifest["subset"]]
+    names = [list_line(",".join(lm_eval_task_list(e)) or e.get("task") or e["name"], "task name") for e in manifest["subset"]]
     path = Path(out_dir) / f"{_stem(manifest)}_tasks.txt"
     path.write_text("\n".join(names) + "\n", encoding="utf-8")
     return [path]

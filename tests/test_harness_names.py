@@ -1,0 +1,102 @@
+"""Harness files for every subset (issue 15 item 10) and HELM's MMLU and RAFT run entries (issue 16 item 9).
+
+Real format: the HELM Classic matrix (Every Eval Ever, ../shared/data) and HELM Lite's scenario titles.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness_ext.harness_names import (EQUIVALENTS, HELM_MMLU_SUBJECTS, RAFT_SUBSETS, helm_description_list,
+                                       lm_eval_task_list, no_equivalent_warnings)
+from harness_ext.manifest import build_manifest
+from harness_ext.plugins.manifest_writers import write_helm_conf, write_lm_eval_yaml
+
+
+def _entries(conf: Path) -> list:
+    return re.findall(r'description: "([^"]+)"', conf.read_text())
+
+
+def _subset(manifest, names):
+    by = {d["name"]: d for d in manifest["datasets"]}
+    return [{"step": i + 1, "name": n, "benchmark": by[n]["benchmark"], "metric": by[n]["metric"],
+             "task": by[n]["task"], "num_fewshot": by[n]["num_fewshot"], "coverage": 0.9} for i, n in enumerate(names)]
+
+
+def test_helm_classic_subset_keeps_mmlu_and_all_raft_subsets(helm_classic_matrix, tmp_path):
+    m = build_manifest(helm_classic_matrix, budget="3", n_random=20)
+    m["subset"] = _subset(m, ["MMLU", "RAFT", "NarrativeQA", "HellaSwag"])
+    [conf] = write_helm_conf(m, tmp_path)
+    entries = _entries(conf)
+    # HELM Classic reductions used to drop MMLU; RAFT was one subset of eleven.
+    assert [e for e in entries if e.startswith("mmlu:")] == [
+        f"mmlu:subject={s},model=text,data_augmentation=canonical" for s in HELM_MMLU_SUBJECTS]
+    assert [e for e in entries if e.startswith("raft:")] == [
+        f"raft:subset={s},model=text,data_augmentation=canonical" for s in RAFT_SUBSETS]
+    assert "narrative_qa:model=text,data_augmentation=canonical" in entries and len(entries) == 5 + 11 + 2
+    assert "No HELM run entry" not in conf.read_text()
+    [yml] = write_lm_eval_yaml(m, tmp_path)
+    doc = yaml.safe_load(yml.read_text())
+    listed = [t["task"] if isinstance(t, dict) else t for t in doc["task"]]
+    assert listed == [f"mmlu_{s}" for s in HELM_MMLU_SUBJECTS] + ["hellaswag"]
+    text = yml.read_text()
+    assert "#   RAFT (helm_classic)" in text and "#   NarrativeQA (helm_classic)" in text
+    warnings = no_equivalent_warnings(m["subset"])
+    assert len(warnings) == 1 and "lm-eval task" in warnings[0] and "RAFT" in warnings[0]
+
+
+def test_helm_lite_subset_mmlu_narrativeqa_is_never_an_empty_task_list(tmp_path):
+    """The issue's case: a HELM Lite subset {MMLU, NarrativeQA} gave 'task: []' and '# No HELM run entry known for: MMLU'."""
+    m = {"group_name": "lite", "tool": {"version": "x"}, "datasets": [], "warnings": [], "subset": [
+        {"step": 1, "name": "MMLU", "benchmark": "helm_lite", "metric": "EM", "task": None, "num_fewshot": None},
+        {"step": 2, "name": "NarrativeQA", "benchmark": "helm_lite", "metric": "F1", "task": None, "num_fewshot": None}]}
+    [yml] = write_lm_eval_yaml(m, tmp_path)
+    doc = yaml.safe_load(yml.read_text())
+    assert doc["task"] == [f"mmlu_{s}" for s in HELM_MMLU_SUBJECTS] and "NarrativeQA (helm_lite)" in yml.read_text()
+    entries = _entries(write_helm_conf(m, tmp_path)[0])
+    assert entries == [f"mmlu:subject={s},method=multiple_choice_joint,model=text_code" for s in HELM_MMLU_SUBJECTS] \
+        + ["narrative_qa:model=text_code"]
+    [w] = no_equivalent_warnings(m["subset"])
+    assert "NarrativeQA" in w and "MMLU" not in w.split("(")[1].split(")")[0] and "summary" in w
+    # Only datasets without an lm-eval task: a comment saying so, never 'task: []'.
+    m["subset"] = m["subset"][1:]
+    [yml] = write_lm_eval_yaml(m, tmp_path)
+    assert yaml.safe_load(yml.read_text()) is None and "no group to run" in yml.read_text()
+
+
+@pytest.mark.parametrize("name,bench,lm,helm", [
+    ("GSM8K", "helm_lite", ["gsm8k"], ["gsm:model=text_code"]),
+    ("MedQA", "helm_lite", ["medqa_4options"], ["med_qa:model=text_code"]),
+    ("NaturalQuestions (closed-book)", "helm_lite", ["nq_open"], ["natural_qa:mode=closedbook,model=text_code"]),
+    ("gsm8k", "lm_eval", ["gsm8k"], ["gsm:model=text_code"]),
+    ("hellaswag", "lm_eval", ["hellaswag"], [
+        "commonsense:model=full_functionality_text,dataset=hellaswag,method=multiple_choice_separate_original,"
+        "data_augmentation=canonical"]),
+    ("arc_challenge", "lm_eval", ["arc_challenge"], []),
+    ("mmlu_pro", "mmlu_pro_240829_knowledge", ["mmlu_pro"], []),
+])
+def test_mapping_both_ways(name, bench, lm, helm):
+    e = {"name": name, "benchmark": bench, "task": name if bench == "lm_eval" else None}
+    assert lm_eval_task_list(e) == lm and helm_description_list(e) == helm
+
+
+def test_wmt_math_legalbench_expand_to_helm_lites_entries():
+    lite = lambda n: {"name": n, "benchmark": "helm_lite"}  # noqa: E731
+    assert len(helm_description_list(lite("WMT 2014"))) == 5 and lm_eval_task_list(lite("WMT 2014")) == ["wmt14-fr-en"]
+    assert len(helm_description_list(lite("MATH"))) == 7 and len(lm_eval_task_list(lite("MATH"))) == 7
+    assert lm_eval_task_list(lite("LegalBench"))[0] == "legalbench_abercrombie"
+
+
+def test_every_mapped_lm_eval_task_exists_in_lm_eval():
+    lm_eval = pytest.importorskip("lm_eval")
+    root = Path(lm_eval.__file__).parent / "tasks"
+    known = set()
+    for p in root.rglob("*.yaml"):
+        for m in re.finditer(r"^[\"']?(?:task|group)[\"']?:\s*[\"']?([\w.\-]+)[\"']?\s*$", p.read_text(errors="replace"), re.M):
+            known.add(m.group(1))
+    wanted = {t for e in EQUIVALENTS for t in e.lm_eval} | {"mmlu"}
+    assert wanted <= known, sorted(wanted - known)
