@@ -100,3 +100,35 @@ def test_every_mapped_lm_eval_task_exists_in_lm_eval():
             known.add(m.group(1))
     wanted = {t for e in EQUIVALENTS for t in e.lm_eval} | {"mmlu"}
     assert wanted <= known, sorted(wanted - known)
+
+
+def test_generated_run_entries_are_helm_run_specs_offline(helm_classic_matrix, tmp_path):
+    """What runs without HELM: the conf parses as HOCON (HELM's reader, pyhocon) into entries of description and
+    priority only, and every description parses as a HELM run spec whose scenario's main metric is known."""
+    pyhocon = pytest.importorskip("pyhocon")
+    from harness_ext.adapters.helm import MAIN_METRICS, parse_run_name
+
+    m = build_manifest(helm_classic_matrix, budget="3", n_random=20)
+    m["subset"] = _subset(m, list(helm_classic_matrix.columns))
+    [conf] = write_helm_conf(m, tmp_path)
+    entries = pyhocon.ConfigFactory.parse_file(str(conf))["entries"]
+    assert len(entries) == 14 - 2 + 5 + 11  # 14 scenarios, MMLU as 5 subjects, RAFT as 11 subsets
+    for e in entries:
+        assert set(e.keys()) == {"description", "priority"}
+        run = parse_run_name(e["description"])
+        assert run.arg_dict["model"] in ("text", "full_functionality_text") and run.group in MAIN_METRICS, run
+
+
+def test_generated_run_entries_expand_with_helm(helm_classic_matrix, tmp_path):
+    """With crfm-helm installed (not a dependency: it pulls torch, CUDA and spaCy), HELM's own read_run_entries
+    reads the conf and run_entries_to_run_specs expands every entry for a model, offline."""
+    run_entry = pytest.importorskip("helm.benchmark.presentation.run_entry")
+    helm_run = pytest.importorskip("helm.benchmark.run")
+    m = build_manifest(helm_classic_matrix, budget="3", n_random=20)
+    m["subset"] = _subset(m, ["MMLU", "RAFT", "BoolQ"])
+    [conf] = write_helm_conf(m, tmp_path)
+    entries = run_entry.read_run_entries([str(conf)]).entries
+    assert len(entries) == 5 + 11 + 1
+    specs = helm_run.run_entries_to_run_specs(entries, max_eval_instances=10, num_train_trials=1,
+                                              models_to_run=["openai/gpt2"])
+    assert len(specs) >= len(entries)
