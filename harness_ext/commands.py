@@ -264,7 +264,6 @@ def models_options(parser):
                         help="store a user alias file (YAML/JSON 'aliases: {canonical: [names]}', 'separate: [names]'; "
                              "or CSV alias,canonical) and re-resolve")
     parser.add_argument("--merged", action="store_true", help="list only canonical ids that several names map to")
-    parser.add_argument("--json", dest="json_out", action="store_true", help="print JSON instead of a table")
 
 
 def plugins_options(parser):

@@ -477,9 +477,7 @@ def run(args) -> int:
         else:
             sizes = table.groupby("canonical")["name"].transform("size")
             out = table[sizes > 1] if args.merged else table
-    if args.json_out:
-        print(out.to_json(orient="records", indent=1))
-        return 0
+    args.json_payload = json.loads(out.to_json(orient="records"))
     if args.unmatched:
         print(f"{len(out)} pairs of models that may be the same (review; put the true ones in an alias file):")
     else:
