@@ -330,7 +330,10 @@ def _raw_matrix(store, query: MatrixQuery, extra: Optional[dict] = None) -> tupl
         if query.rows == "model":
             labels = [names[m] for m in row_model.tolist()]
         else:
-            labels = [names[m] + ("" if n_shots[m] == 1 else "" if k == UNKNOWN_SHOTS else f" [{k}-shot]")
+            ks: dict = {}  # shot settings per row name (names of one model count together)
+            for m, k in zip(row_model.tolist(), row_k.tolist()):
+                ks.setdefault(names[m], set()).add(k)
+            labels = [names[m] + ("" if len(ks[names[m]]) == 1 else "" if k == UNKNOWN_SHOTS else f" [{k}-shot]")
                       for m, k in zip(row_model.tolist(), row_k.tolist())]
     index = sorted(set(labels))
     row_code = {r: i for i, r in enumerate(index)}

@@ -59,16 +59,17 @@ def _same(store, query):
     return raw
 
 
+# The reference labels a model's shot settings apart: rows="model_shots" (rows="model" keeps one setting per dataset).
 QUERIES = [
-    MatrixQuery(),
+    MatrixQuery(rows="model_shots"),
     MatrixQuery(rows="run"),
     MatrixQuery(benchmarks=("mmlu",), rows="run"),
     MatrixQuery(benchmarks=("helm_classic",)),
-    MatrixQuery(benchmarks=("mmlu",), models="*pythia-v1.1-1*"),
-    MatrixQuery(metric="acc_norm"),
+    MatrixQuery(benchmarks=("mmlu",), models="*pythia-v1.1-1*", rows="model_shots"),
+    MatrixQuery(metric="acc_norm", rows="model_shots"),
     MatrixQuery(num_fewshot=5),
     MatrixQuery(source="*zero-shot*"),
-    MatrixQuery(datasets="high_school_*"),
+    MatrixQuery(datasets="high_school_*", rows="model_shots"),
 ]
 
 
@@ -99,14 +100,14 @@ def rule_store(tmp_path):
     return tmp_path / "rules.duckdb"
 
 
-@pytest.mark.parametrize("rows", ["model", "run"])
+@pytest.mark.parametrize("rows", ["model_shots", "run"])
 def test_sql_path_matches_pandas_path_on_every_rule(rule_store, rows):
     with Store.open(rule_store, read_only=True) as store:
         raw = _same(store, MatrixQuery(rows=rows))
         _same(store, MatrixQuery(rows=rows, metric="acc_norm"))
         _same(store, MatrixQuery(rows=rows, benchmarks=("b2",)))
         assert {"b1/shared", "b2/shared"} <= set(raw.columns)
-        if rows == "model":
+        if rows == "model_shots":
             assert raw.loc["m1", "d1"] == 0.5 and raw.loc["m1", "d2"] == 0.6  # first ingested wins
             assert {"m2 [0-shot]", "m2 [5-shot]"} <= set(raw.index)
         else:
