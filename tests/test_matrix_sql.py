@@ -50,6 +50,7 @@ def _same(store, query):
     assert list(raw.index) == list(ref.index)
     assert list(raw.columns) == list(ref.columns)
     np.testing.assert_array_equal(raw.to_numpy(), ref.to_numpy().astype(float))
+    meta = meta.rename(columns={"scale_kind": "scale"})  # load_matrix's meta names the stored kind scale_kind
     for col in ("benchmark", "dataset", "metric", "task", "baseline_source", "kind", "scale"):
         assert list(meta[col].fillna("~")) == list(ref_meta[col].fillna("~")), col
     for col in ("random_baseline", "min_score", "max_score"):
