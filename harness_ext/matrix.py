@@ -83,22 +83,28 @@ class MatrixQuery:
         return d
 
 
+def _benchmark_filter(store, query: MatrixQuery, column: str):
+    """SQL conditions and parameters selecting ``query.benchmarks`` in ``column``.
+
+    A benchmark-group name (``ingest --group``) stands for its member benchmarks.
+    """
+    if not query.benchmarks:
+        return [], []
+    marks = ", ".join("?" * len(query.benchmarks))
+    names = list(query.benchmarks)
+    if getattr(store, "_has_table", lambda t: False)("benchmark_groups"):
+        return ([f"({column} IN ({marks}) OR {column} IN "
+                 f"(SELECT benchmark FROM benchmark_groups WHERE name IN ({marks})))"], names + names)
+    return [f"{column} IN ({marks})"], names
+
+
 def query_results(store, query: MatrixQuery, all_metrics: bool = False) -> pd.DataFrame:
     """The long table of results the query selects (one row per stored value).
 
     ``all_metrics`` returns every metric, not only the primary (or named) one.
     """
-    where, params = [], []
     has = getattr(store, "_has_table", lambda t: False)
-    if query.benchmarks:
-        marks = ", ".join("?" * len(query.benchmarks))
-        if has("benchmark_groups"):  # a group name stands for its member benchmarks
-            where.append(f"(d.benchmark IN ({marks}) OR d.benchmark IN "
-                         f"(SELECT benchmark FROM benchmark_groups WHERE name IN ({marks})))")
-            params.extend(query.benchmarks)
-        else:
-            where.append(f"d.benchmark IN ({marks})")
-        params.extend(query.benchmarks)
+    where, params = _benchmark_filter(store, query, "d.benchmark")
     if query.metric:
         where.append("d.metric = ?")
         params.append(query.metric)
@@ -219,16 +225,7 @@ def _raw_matrix(store, query: MatrixQuery, extra: Optional[dict] = None) -> tupl
     con = store.con
     extra = {} if extra is None else extra
     has = getattr(store, "_has_table", lambda t: False)
-    dwhere, dparams = [], []
-    if query.benchmarks:
-        marks = ", ".join("?" * len(query.benchmarks))
-        if has("benchmark_groups"):  # a group name stands for its member benchmarks
-            dwhere.append(f"(benchmark IN ({marks}) OR benchmark IN (SELECT benchmark FROM benchmark_groups "
-                          f"WHERE name IN ({marks})))")
-            dparams.extend(query.benchmarks)
-        else:
-            dwhere.append(f"benchmark IN ({marks})")
-        dparams.extend(query.benchmarks)
+    dwhere, dparams = _benchmark_filter(store, query, "benchmark")
     if query.metric:
         dwhere.append("metric = ?")
         dparams.append(query.metric)
