@@ -19,6 +19,7 @@ Usage::
 
     python benchmarks/bench_reduce_sparse.py
     python benchmarks/bench_reduce_sparse.py --selector prediction_greedy --predictor lowrank
+    python benchmarks/bench_reduce_sparse.py --quick     # CrossPred only (benchmarks/run.py --quick)
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 TARGET_S = 30.0
 
 
-def matrices():
+def matrices(quick: bool = False):
     import pandas as pd
 
     import _common as C
@@ -45,6 +46,12 @@ def matrices():
     from quality_holdout import load_matrices
 
     out = {}
+    if quick:  # one file to ingest: keeps benchmarks/run.py --quick short
+        with Store.open(":memory:") as store:
+            if C.CROSSPRED.exists():
+                ingest_paths(store, [C.CROSSPRED.parent], show_progress=False)
+                out["CrossPred"] = load_matrix(store, MatrixQuery(benchmarks=("crosspred",)))
+        return out
     with Store.open(":memory:") as store:
         for label, path, q in (("CrossPred", C.CROSSPRED.parent, MatrixQuery(benchmarks=("crosspred",))),
                                ("Open LLM v2", C.OPEN_LLM_V2, MatrixQuery(benchmarks=("hf_open_llm_v2",)))):
@@ -80,6 +87,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--selector", default=None, help="selector (default: reduce's)")
     ap.add_argument("--predictor", default=None, help="predictor (default: reduce's)")
+    ap.add_argument("--quick", action="store_true", help="CrossPred only")
     args = ap.parse_args(argv)
     from harness_ext.manifest import build_manifest
     from harness_ext.cli import build_parser
@@ -98,7 +106,7 @@ def main(argv=None) -> int:
     print(f"{'matrix':<30} {'shape':>11} {'missing':>8} {'reduce s':>9} {'target':>7} {'k':>4} "
           f"{'agg RMSE':>9} {'vs random':>10} {'RidgeCV s':>10} {'complete rows':>14}")
     ok = True
-    for name, df in matrices().items():
+    for name, df in matrices(args.quick).items():
         t = time.perf_counter()
         m = build_manifest(df, budget=defaults.budget, selector=selector, predictor=predictor,
                            n_random=defaults.n_random)
