@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .errors import HarnessExtError, PluginError
+from .types import _CONTROL as _UNSAFE_IN_LIST  # a line of a list holds what a stored name may (a tab may stay)
 
 #: A file or group name: letters, digits, ``.``, ``_``, ``-``; not starting with ``.`` or ``-``.
 SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
@@ -29,8 +30,6 @@ MAX_GROUP_NAME = 100
 MAX_FILE_NAME = 200
 #: Characters that end a line somewhere (YAML, HOCON, editors, ``str.splitlines``) or are control codes.
 _UNSAFE_IN_LINE = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
-#: What a line of a list may not hold (a tab may stay).
-_UNSAFE_IN_LIST = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
 #: Control codes pyhocon cannot read back from a quoted string (it does not decode ``\\uXXXX``).
 _NOT_HOCON = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
