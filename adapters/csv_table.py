@@ -20,7 +20,7 @@ present; metric is ``score``. Column by column:
   size, parameters, FLOPs, date, release, context length, tokens, price,
   latency, votes, rank, CI, ...), or one named with ``--meta-columns`` or in the
   sidecar's ``meta_columns``. Metadata is stored per model and source
-  (:meth:`harness_ext.store.Store.model_metadata`). A mostly numeric column
+  (:meth:`harness_ext.store.db.Store.model_metadata`). A mostly numeric column
   with a stray text cell is an error naming the cell, never silently dropped.
 * **Aggregates.** When a file has at least two other score columns, the one
   column named overall / average / avg / mean / total / aggregate / "score of
@@ -31,7 +31,7 @@ present; metric is ``score``. Column by column:
 * **Scale, per column.** Cells or a header with ``%`` are percentages; else all
   values in [0, 1] is a proportion, values in [0, 100] with one above 1 a
   percentage, a name with Elo/arena/rating and values above 100 an Elo rating
-  (:func:`harness_ext.scales.infer_scale`). The detected kind and bounds are
+  (:func:`harness_ext.store.scales.infer_scale`). The detected kind and bounds are
   stored with the dataset and fix its normalisation.
 * **Direction.** Higher is better unless the name says error/loss/perplexity/
   latency/rank (:data:`LOWER_NAME`) or the sidecar says otherwise.
@@ -67,7 +67,7 @@ from pathlib import Path
 
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
-from harness_ext.scales import infer_scale, parse_chance
+from harness_ext.store.scales import infer_scale, parse_chance
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
 LONG_REQUIRED = ("model", "dataset", "value")

@@ -107,7 +107,7 @@ def _primary_metric(metrics, listed=()) -> Optional[str]:
 
 def _task_configs(doc: dict, model_args) -> dict:
     """``{task: {"config", "config_source"}}`` from a v0.4 ``configs`` block, without the run's own metadata."""
-    from harness_ext.lm_eval_tasks import clean_config
+    from harness_ext.store.lm_eval_tasks import clean_config
 
     configs = doc.get("configs")
     if not isinstance(configs, dict):
@@ -123,7 +123,7 @@ def _task_configs(doc: dict, model_args) -> dict:
 
 def _records(path, results: dict, *, v04: bool, model: str, model_meta: dict, default_shots, doc: dict,
              configs: Optional[dict] = None) -> Iterator[ResultRecord]:
-    from harness_ext.lm_eval_tasks import CONFIG_KEY
+    from harness_ext.store.lm_eval_tasks import CONFIG_KEY
 
     configs = configs or {}
     n_shot = doc.get("n-shot") or {}

@@ -118,9 +118,9 @@ def real_matrices(names=("helm_classic", "open_llm_v2", "pythia_mmlu", "crosspre
     30 x 14 block), Open LLM Leaderboard v2 (dense, ~4,500 x 6), Pythia MMLU
     (one row per run, 838 x 57), CrossPred (dense, 108 x 176).
     """
-    from harness_ext.ingest import ingest_paths
-    from harness_ext.matrix import MatrixQuery, load_matrix
-    from harness_ext.store import Store
+    from harness_ext.store.ingest import ingest_paths
+    from harness_ext.store.matrix import MatrixQuery, load_matrix
+    from harness_ext.store.db import Store
 
     spec = {
         "helm_classic": (HELM_CLASSIC, MatrixQuery(benchmarks=("helm_classic",), dense="models"), "HELM Classic"),

@@ -16,8 +16,8 @@ import numpy as np
 from scipy.stats import kendalltau, rankdata, spearmanr
 from sklearn.metrics import ndcg_score
 
-from harness_ext import ranking
-from harness_ext.compare import holm
+from harness_ext.methods import ranking
+from harness_ext.methods.compare import holm
 from harness_ext.plugins.selectors_002 import DOptimal, FarthestFirst, dataset_representation
 
 

@@ -28,10 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-from harness_ext import ingest as ingest_mod
+from harness_ext.store import ingest as ingest_mod
 from harness_ext.benchmarks import MMLU_SUBJECTS
-from harness_ext.ingest import ingest_paths
-from harness_ext.store import Store
+from harness_ext.store.ingest import ingest_paths
+from harness_ext.store.db import Store
 
 OTHER = ("arc_easy", "arc_challenge", "hellaswag", "lambada_openai")
 

@@ -4,7 +4,7 @@ Fills a store with ``models x datasets`` synthetic results (one source file per
 ``--models-per-source`` models, every cell observed except ``--missing``), then
 in the same process:
 
-1. ``harness_ext.matrix.load_matrix`` (DuckDB selects, de-duplicates and pivots;
+1. ``harness_ext.store.matrix.load_matrix`` (DuckDB selects, de-duplicates and pivots;
    normalisation, fingerprint and metadata included), time and peak memory;
 2. the reference a user would run with the matrix already exported:
    ``pandas.read_parquet`` of the same raw matrix (written once, not timed).
@@ -35,7 +35,7 @@ def fill_store(db: Path, m: int, d: int, missing: float, per_source: int, seed: 
     """A store with m x d results in bulk (ids as Store assigns them); returns the number of results."""
     import duckdb
 
-    from harness_ext.store import Store
+    from harness_ext.store.db import Store
 
     with Store.open(db):
         pass  # creates the schema
@@ -79,8 +79,8 @@ def main(argv=None) -> int:
     d = args.datasets or (100 if args.quick else 200)
     import pandas as pd
 
-    from harness_ext.matrix import MatrixQuery, load_matrix
-    from harness_ext.store import Store
+    from harness_ext.store.matrix import MatrixQuery, load_matrix
+    from harness_ext.store.db import Store
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

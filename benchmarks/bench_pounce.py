@@ -8,7 +8,7 @@
 * **One Gibbs sweep**, batched (one Cholesky of all rows' D x D precisions at
   once) against a per-row loop doing the same algebra with ``np.linalg``; the
   posterior means of both are checked to agree.
-* **Ridge MSE curve** (``harness_ext.pounce.mse_curve`` with
+* **Ridge MSE curve** (``harness_ext.methods.pounce.mse_curve`` with
   ``RidgePredictor``: one Gram matrix for all ``|S| = 1..d-1``) against
   refitting ``sklearn.linear_model.Ridge`` at every step, on a matrix of Pythia
   MMLU's shape (838 x 57); the curves are checked to be identical.
@@ -29,7 +29,7 @@ import numpy as np
 
 from harness_ext.base import limit_threads
 from harness_ext.plugins.predictors import BayesianPMF, RidgePredictor, _row_posterior
-from harness_ext.pounce import hide_cells, interval_coverage, mse_curve, split_models
+from harness_ext.methods.pounce import hide_cells, interval_coverage, mse_curve, split_models
 
 CROSSPRED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "crosspred-lvlm" / "data" / "result_summary.json"
 

@@ -6,7 +6,7 @@ Times, in one process on the same data:
   a double loop over column pairs calling scipy.stats / scipy.spatial.distance
   on the pairwise-complete rows;
 * the RANDOM baseline (1000 random orders, coverage at every prefix,
-  ``harness_ext.prowl.random_baseline``) against two per-run references: the
+  ``harness_ext.methods.prowl.random_baseline``) against two per-run references: the
   straightforward scipy one (for every prefix of every run, win rates from
   ``scipy.stats.rankdata`` on the prefix's columns, then ``scipy.stats.pearsonr``)
   and a from-scratch one (per-dataset pairwise win counts, then Pearson);
@@ -36,7 +36,7 @@ from scipy import stats
 from scipy.spatial import distance
 
 from harness_ext.plugins import similarity as sim
-from harness_ext.prowl import random_baseline
+from harness_ext.methods.prowl import random_baseline
 
 
 def make_matrix(m: int, d: int, seed: int = 0, missing: float = 0.0) -> np.ndarray:

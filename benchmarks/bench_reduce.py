@@ -1,9 +1,9 @@
 """Speed and peak memory of the full ``reduce`` against straightforward references, in one process.
 
 "Full reduce" is what ``harness-ext reduce`` does with every SimBA similarity
-evaluated: :func:`harness_ext.manifest.build_manifest` (greedy coverage with
+evaluated: :func:`harness_ext.methods.manifest.build_manifest` (greedy coverage with
 Pearson, the 1000-run RANDOM baseline, ridge with cross-validation, weights,
-the manifest) plus :func:`harness_ext.prowl.run_prowl` with greedy coverage for
+the manifest) plus :func:`harness_ext.methods.prowl.run_prowl` with greedy coverage for
 the other eight similarity measures (reusing the manifest's random baseline
 for their "matched or beaten" proportions and one win-rate matrix, as
 ``prowl_table`` does). Each
@@ -74,8 +74,8 @@ BENCH = "reduce"
 PHASES = (
     ("similarity", "harness_ext.plugins.selectors", "coverage_matrix"),
     ("selection", "harness_ext.plugins.selectors", "greedy_coverage_order"),
-    ("random baseline", "harness_ext.prowl", "random_baseline"),
-    ("prediction/CV", "harness_ext.pounce", "cross_validated_error"),
+    ("random baseline", "harness_ext.methods.prowl", "random_baseline"),
+    ("prediction/CV", "harness_ext.methods.pounce", "cross_validated_error"),
 )
 TARGETS = {"100 x 60": (2.0, None), "10,000 x 1,000": (120.0, 4096.0)}
 
@@ -126,9 +126,9 @@ def phase_timers():
 def full_reduce(df, n_random: int = 1000, random_state: int = 0):
     """The full reduce; returns (total seconds, phase seconds, manifest, prowl results, baseline)."""
     from harness_ext.errors import MethodError
-    from harness_ext.manifest import build_manifest
+    from harness_ext.methods.manifest import build_manifest
     from harness_ext.plugins.similarity import PAPER_MEASURES
-    from harness_ext.prowl import run_prowl, win_rates
+    from harness_ext.methods.prowl import run_prowl, win_rates
 
     results, notes = {}, []
     with phase_timers() as (times, captured):
@@ -295,7 +295,7 @@ def ref_cv(X, subset, n_splits: int, random_state: int = 0, ours=None):
 
 def run_case(label: str, df, n_random: int, ref_budget: float, per_measure: bool = False) -> list:
     """Time the full reduce and its references on one matrix; returns result rows."""
-    from harness_ext.pounce import cross_validated_error, make_predictor
+    from harness_ext.methods.pounce import cross_validated_error, make_predictor
 
     X = df.to_numpy(dtype=float)
     m, d = X.shape

@@ -6,7 +6,7 @@ cross-leaderboard matrix of ``benchmarks/quality_holdout.py`` (models joined by
 normalised name across the 40 leaderboards, models with >= 3 cells, columns
 with >= 10 models; min-max scaled per column here because its columns mix
 Elo ratings and percentages). Each case times
-:func:`harness_ext.manifest.build_manifest` with the defaults ``reduce`` uses
+:func:`harness_ext.methods.manifest.build_manifest` with the defaults ``reduce`` uses
 (budget, selector, predictor, cross-validation, the random-subset comparison
 and the error-vs-budget curve), after one untimed warm-up on a small matrix so
 imports are not counted. ``--predictor`` / ``--selector`` time other choices.
@@ -40,9 +40,9 @@ def matrices(quick: bool = False):
     import pandas as pd
 
     import _common as C
-    from harness_ext.ingest import ingest_paths
-    from harness_ext.matrix import MatrixQuery, load_matrix
-    from harness_ext.store import Store
+    from harness_ext.store.ingest import ingest_paths
+    from harness_ext.store.matrix import MatrixQuery, load_matrix
+    from harness_ext.store.db import Store
     from quality_holdout import load_matrices
 
     out = {}
@@ -89,7 +89,7 @@ def main(argv=None) -> int:
     ap.add_argument("--predictor", default=None, help="predictor (default: reduce's)")
     ap.add_argument("--quick", action="store_true", help="CrossPred only")
     args = ap.parse_args(argv)
-    from harness_ext.manifest import build_manifest
+    from harness_ext.methods.manifest import build_manifest
     from harness_ext.cli import build_parser
 
     defaults = build_parser().parse_args(["reduce"])

@@ -69,8 +69,8 @@ def time_phases(X, n_runs: int, repeat_small: bool = True) -> dict:
     """Seconds per phase (and per similarity measure) on one matrix."""
     from harness_ext.plugins.selectors import coverage_matrix, greedy_coverage_order
     from harness_ext.plugins.similarity import PAPER_MEASURES
-    from harness_ext.pounce import cross_validated_error, make_predictor
-    from harness_ext.prowl import random_baseline
+    from harness_ext.methods.pounce import cross_validated_error, make_predictor
+    from harness_ext.methods.prowl import random_baseline
 
     def t(fn):
         secs, out = C.timed(fn, 1)
@@ -116,7 +116,7 @@ def write_eee_files(folder: Path, n_models: int, n_datasets: int, seed: int = 0)
 
 def time_ingest(paths, per_file: bool = False) -> tuple:
     """Seconds to ingest ``paths`` into a fresh DuckDB file, and the report (batched, or one transaction per file)."""
-    from harness_ext.store import Store
+    from harness_ext.store.db import Store
 
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.duckdb"
@@ -128,7 +128,7 @@ def time_ingest(paths, per_file: bool = False) -> tuple:
 
 
 def _ingest(store, paths):
-    from harness_ext.ingest import ingest_paths
+    from harness_ext.store.ingest import ingest_paths
 
     return ingest_paths(store, paths, show_progress=False)
 
@@ -136,7 +136,7 @@ def _ingest(store, paths):
 def ingest_per_file(store, paths):
     """Reference: detect, hash, read and write each file in its own transaction (no batching)."""
     from harness_ext.errors import IngestError
-    from harness_ext.ingest import FileReport, IngestReport, detect_adapter, iter_sources, read_source, sha256_of
+    from harness_ext.store.ingest import FileReport, IngestReport, detect_adapter, iter_sources, read_source, sha256_of
     from harness_ext.plugin_manager import get_registrations
 
     adapters = get_registrations("adapters")

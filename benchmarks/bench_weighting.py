@@ -1,6 +1,6 @@
 """Speed of the random-simplex-weights analysis against a per-draw Python loop, same process, same data.
 
-``harness_ext.weighting.random_weight_analysis`` (chunked, vectorised: one
+``harness_ext.methods.weighting.random_weight_analysis`` (chunked, vectorised: one
 ``(chunk x columns) @ (columns x models)`` product per chunk, Dirichlet(1) draws
 as normalised exponentials) against ``random_weight_analysis_loop`` (one
 Smith-Tromble draw, one matrix-vector product and one set of comparisons per
@@ -29,7 +29,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from harness_ext.weighting import random_weight_analysis, random_weight_analysis_loop
+from harness_ext.methods.weighting import random_weight_analysis, random_weight_analysis_loop
 
 
 def matrices(db):
@@ -37,8 +37,8 @@ def matrices(db):
     out = []
     real = {}
     if db:
-        from harness_ext.matrix import MatrixQuery, load_matrix
-        from harness_ext.store import Store
+        from harness_ext.store.matrix import MatrixQuery, load_matrix
+        from harness_ext.store.db import Store
 
         with Store.open(db, read_only=True) as store:
             # the complete block (30 x 14): the per-draw reference has no NaN handling

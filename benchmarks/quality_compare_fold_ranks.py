@@ -37,8 +37,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from harness_ext.compare import trapezoid_auc
-from harness_ext.ranking import rank_metrics, rank_per_dataset
+from harness_ext.methods.compare import trapezoid_auc
+from harness_ext.methods.ranking import rank_metrics, rank_per_dataset
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 from _common import SHARED_DATA  # noqa: E402

@@ -27,7 +27,7 @@ subset cells only. Reported: Spearman of the aggregate ranking of test models,
 aggregate MAE in points, per-cell MAE in points, 90% coverage of cells pooled
 and its 5th percentile over splits, aggregate coverage. The aggregate of a
 model is the mean over the datasets it has of the chance-normalised score
-x100 (linear normalisation of :mod:`harness_ext.matrix`, without clipping).
+x100 (linear normalisation of :mod:`harness_ext.store.matrix`, without clipping).
 "Points" are the dataset's own units, x100 for scores in [0, 1].
 
 Protocol (b), cell completion: observed cells split in 3 folds, for 10 seeds;
@@ -94,9 +94,9 @@ def load_matrices(names, db=None, verbose=True):
     """``{name: (raw DataFrame, per-column metadata list)}`` built through the store."""
     import pandas as pd
 
-    from harness_ext.ingest import ingest_paths
-    from harness_ext.matrix import MatrixQuery, load_matrix, query_results
-    from harness_ext.store import Store
+    from harness_ext.store.ingest import ingest_paths
+    from harness_ext.store.matrix import MatrixQuery, load_matrix, query_results
+    from harness_ext.store.db import Store
 
     out = {}
     with Store.open(db or ":memory:") as store:
@@ -144,7 +144,7 @@ def load_matrices(names, db=None, verbose=True):
 def aggregate_scale(X, meta):
     """Per-column affine map raw -> chance-normalised points: ``(a, c)`` with ``points = a x + c``.
 
-    As :func:`harness_ext.matrix.normalisation_params` (declared range, [0, 1], else min-max
+    As :func:`harness_ext.store.matrix.normalisation_params` (declared range, [0, 1], else min-max
     over the matrix; flipped when lower is better; chance-corrected), without clipping,
     times 100. A fixed reporting scale, not an input of any method.
     """
@@ -176,7 +176,7 @@ def points_factor(X):
 # ----------------------------------------------------------------------------- methods
 def choose_subset(X_train, k, seed, selector):
     """The first ``k`` datasets of the registered selector's order on the training models (chance-free input)."""
-    from harness_ext.pounce import selector_order
+    from harness_ext.methods.pounce import selector_order
 
     Z = (X_train - np.nanmean(X_train, 0)) / (np.nanstd(X_train, 0) + 1e-12)
     try:
@@ -225,7 +225,7 @@ def _spearman(a, b):
 
 
 def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress):
-    from harness_ext.pounce import make_predictor, split_models
+    from harness_ext.methods.pounce import make_predictor, split_models
 
     X = raw.to_numpy(dtype=float)
     m, d = X.shape
@@ -294,7 +294,7 @@ def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress):
 
 
 def protocol_b(raw, n_seeds, default, progress, n_folds=3):
-    from harness_ext.pounce import make_predictor
+    from harness_ext.methods.pounce import make_predictor
 
     X = raw.to_numpy(dtype=float)
     P = points_factor(X)

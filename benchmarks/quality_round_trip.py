@@ -54,11 +54,11 @@ import pandas as pd
 os.environ.setdefault("HARNESS_EXT_NO_PROGRESS", "1")
 os.environ.setdefault("HARNESS_EXT_LOAD_PLUGINS", "")
 
-from harness_ext.ingest import bundled_data_path, ingest_paths  # noqa: E402
-from harness_ext.manifest import build_manifest  # noqa: E402
-from harness_ext.matrix import MatrixQuery, load_matrix  # noqa: E402
-from harness_ext.predict import predict_from_manifest  # noqa: E402
-from harness_ext.store import Store  # noqa: E402
+from harness_ext.store.ingest import bundled_data_path, ingest_paths  # noqa: E402
+from harness_ext.methods.manifest import build_manifest  # noqa: E402
+from harness_ext.store.matrix import MatrixQuery, load_matrix  # noqa: E402
+from harness_ext.methods.predict import predict_from_manifest  # noqa: E402
+from harness_ext.store.db import Store  # noqa: E402
 
 QUICK = ("pythia-160m", "pythia-2.8b", "pythia-12b")
 

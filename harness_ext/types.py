@@ -157,7 +157,7 @@ class ResultRecord:
     #: True for a score computed from other scores (HELM's mean win rate, an lm-eval group, a CSV
     #: "average" column): stored with ``kind='aggregate'``, a prediction target, never a subset member.
     aggregate: bool = False
-    #: The scale's kind when the source says or the adapter detects it (:data:`harness_ext.scales.SCALE_KINDS`:
+    #: The scale's kind when the source says or the adapter detects it (:data:`harness_ext.store.scales.SCALE_KINDS`:
     #: ``proportion``, ``percent``, ``elo``, ...); normalisation maps it through a fixed transform.
     scale: Optional[str] = None
     model_metadata: dict = field(default_factory=dict)

@@ -28,7 +28,7 @@ Row-aligned parameters
 ``model_profiles`` is aligned with the rows of ``X``. Predictors list such
 parameters in the class attribute ``row_params`` so evaluation code that
 reorders or subsets rows (train/test splits, cross-validation) can reindex
-them (see :func:`harness_ext.pounce.reindex_rows`).
+them (see :func:`harness_ext.methods.pounce.reindex_rows`).
 
 References
 ----------

@@ -2,7 +2,7 @@
 
 All selectors order the columns (datasets) of a performance matrix; the first
 ``k`` entries of ``order_`` are the size-``k`` subset, so one fit gives the
-whole coverage curve of :mod:`harness_ext.prowl`.
+whole coverage curve of :mod:`harness_ext.methods.prowl`.
 
 Proxy coverage (SimBA eqs. 3-5) of a set ``S`` under a similarity matrix ``C``:
 ``delta(S) = mean_i lambda_i`` with ``lambda_i = 1`` for ``i`` in ``S`` and
@@ -347,7 +347,7 @@ class BeamCoverage(GreedyCoverage):
 class RandomOrder(BaseSelector):
     """SimBA's RANDOM baseline: datasets added in a uniformly random order.
 
-    ``harness_ext.prowl`` averages 1000 such orders in a vectorised pass; this
+    ``harness_ext.methods.prowl`` averages 1000 such orders in a vectorised pass; this
     class is one draw, for use as an ordinary selector.
 
     References

@@ -21,7 +21,7 @@ Farthest-first is nested: its size-k subset is the first k of one ordering, so
 the protocol fits it once. k-means and the swap pass of A-/D-optimality solve a
 fixed size ``n_select``: their ``order_`` is the size-``n_select`` subset and
 ``subset(j)`` for ``j < n_select`` is *not* their size-j solution. The class
-attribute ``nested`` tells :mod:`harness_ext.compare` which kind it has.
+attribute ``nested`` tells :mod:`harness_ext.methods.compare` which kind it has.
 
 References
 ----------
@@ -230,7 +230,7 @@ class KMeansRepresentatives(BaseSelector):
         Number of clusters k. With None the selector orders all datasets by
         *first appearance* among the representatives of the k-means solutions for
         k = 1, 2, ..., n (so prefixes are a nested approximation for coverage
-        curves; n k-means fits). :mod:`harness_ext.compare` always fits with
+        curves; n k-means fits). :mod:`harness_ext.methods.compare` always fits with
         ``n_select=k``.
     standardize : bool
         z-score features first (Algorithm 1, line 1).
@@ -341,7 +341,7 @@ class RandomSubset(BaseSelector):
 
     Notes
     -----
-    ``nested = False``, so :mod:`harness_ext.compare` fits it once per k with its
+    ``nested = False``, so :mod:`harness_ext.methods.compare` fits it once per k with its
     own seed and the sizes of one trial are independent draws, as in the paper
     ("from a dataset pool ... we select the subset S_k of size k uniformly at
     random"). Prefixes of one random order (the SimBA ``random`` selector) have

@@ -160,7 +160,7 @@ class PredictionGreedy(BaseSelector):
 
     def fit(self, X, features=None):
         from harness_ext.methods.subset_cv import model_folds, normalised_weights
-        from harness_ext.pounce import make_predictor
+        from harness_ext.methods.pounce import make_predictor
 
         X = check_matrix(X, min_rows=3, min_cols=2)
         n, d = X.shape

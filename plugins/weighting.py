@@ -4,7 +4,7 @@ Each scheme is a :class:`~harness_ext.base.BaseWeighting`: ``fit(X)`` takes a
 ``models x columns`` matrix (columns are datasets or prompts) and sets
 ``weights_``, a non-negative vector over the columns summing to 1. Every
 ``fit`` here also accepts an optional ``columns`` argument (the column names);
-only ``user`` needs it, and :func:`harness_ext.weighting.compute_weights` passes
+only ``user`` needs it, and :func:`harness_ext.methods.weighting.compute_weights` passes
 it automatically.
 
 Registered names: ``uniform``, ``medoids``, ``distance``, ``inverse_distance``,
@@ -70,7 +70,7 @@ class _ClusterScheme(BaseWeighting):
         self.n_init = n_init
 
     def _cluster(self, X):
-        from harness_ext.weighting import cluster_columns  # pandas and scipy.stats: only when a scheme is fitted
+        from harness_ext.methods.weighting import cluster_columns  # pandas and scipy.stats: only when a scheme is fitted
 
         X = check_matrix(X, min_cols=1)
         cl = cluster_columns(
@@ -108,7 +108,7 @@ class DistanceWeights(_ClusterScheme):
     """Distance-based weights: farther from the cluster's medoid weighs more.
 
     ``w_i = d(i, r_j) / sum_{k in C_j} d(k, r_j) * |C_j| / n`` with cosine
-    distance; see :func:`harness_ext.weighting.cluster_weights` for the
+    distance; see :func:`harness_ext.methods.weighting.cluster_weights` for the
     degenerate cases (the medoid itself gets 0).
 
     References
@@ -117,7 +117,7 @@ class DistanceWeights(_ClusterScheme):
     """
 
     def fit(self, X, columns: Optional[Sequence[str]] = None):
-        from harness_ext.weighting import cluster_weights
+        from harness_ext.methods.weighting import cluster_weights
 
         cl = self._cluster(X)
         self.weights_ = cluster_weights(cl.labels, cl.distances, "distance")
@@ -129,7 +129,7 @@ class InverseDistanceWeights(_ClusterScheme):
 
     ``w_i = d(i, r_j)^-1 / sum_{k in C_j} d(k, r_j)^-1 * |C_j| / n``; the
     medoid's zero distance is raised to the smallest positive distance in its
-    cluster (see :func:`harness_ext.weighting.cluster_weights`).
+    cluster (see :func:`harness_ext.methods.weighting.cluster_weights`).
 
     References
     ----------
@@ -137,7 +137,7 @@ class InverseDistanceWeights(_ClusterScheme):
     """
 
     def fit(self, X, columns: Optional[Sequence[str]] = None):
-        from harness_ext.weighting import cluster_weights
+        from harness_ext.methods.weighting import cluster_weights
 
         cl = self._cluster(X)
         self.weights_ = cluster_weights(cl.labels, cl.distances, "inverse")
@@ -161,7 +161,7 @@ class RandomSimplex(BaseWeighting):
         self.random_state = random_state
 
     def fit(self, X, columns: Optional[Sequence[str]] = None):
-        from harness_ext.weighting import sample_simplex
+        from harness_ext.methods.weighting import sample_simplex
 
         X = check_matrix(X)
         self.weights_ = sample_simplex(1, X.shape[1], np.random.default_rng(self.random_state))[0]

@@ -31,8 +31,8 @@ def require(path: Path) -> Path:
 @pytest.fixture(scope="session")
 def real_store(tmp_path_factory):
     """A store holding HELM Classic (Every Eval Ever) and all Pythia lm-eval v0.3 results."""
-    from harness_ext.ingest import ingest_paths
-    from harness_ext.store import Store
+    from harness_ext.store.ingest import ingest_paths
+    from harness_ext.store.db import Store
 
     require(HELM_CLASSIC)
     require(PYTHIA)
@@ -47,8 +47,8 @@ def helm_classic_matrix(real_store):
     """HELM Classic, all 14 scenarios (aggregates excluded) and the 30 models run on every one of them,
     normalised. HELM's -1 "not run" placeholders are missing cells, so models lacking HellaSwag,
     OpenbookQA, MS MARCO, CNN/DailyMail or XSUM drop out (SimBA used 29 models x 16 scenarios)."""
-    from harness_ext.matrix import MatrixQuery, load_matrix
-    from harness_ext.store import Store
+    from harness_ext.store.matrix import MatrixQuery, load_matrix
+    from harness_ext.store.db import Store
 
     with Store.open(real_store, read_only=True) as store:
         return load_matrix(store, MatrixQuery(benchmarks=("helm_classic",), dense="models"))
@@ -57,8 +57,8 @@ def helm_classic_matrix(real_store):
 @pytest.fixture(scope="session")
 def pythia_mmlu_matrix(real_store):
     """Pythia MMLU: 838 result files x 57 subjects (one row per run), normalised."""
-    from harness_ext.matrix import MatrixQuery, load_matrix
-    from harness_ext.store import Store
+    from harness_ext.store.matrix import MatrixQuery, load_matrix
+    from harness_ext.store.db import Store
 
     with Store.open(real_store, read_only=True) as store:
         return load_matrix(store, MatrixQuery(benchmarks=("mmlu",), rows="run"))

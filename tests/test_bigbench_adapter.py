@@ -11,10 +11,10 @@ import pytest
 
 from harness_ext.adapters.bigbench import BIGBENCH_LITE_TASKS, read
 from harness_ext.errors import IngestError
-from harness_ext.ingest import ingest_paths, read_source
-from harness_ext.matrix import MatrixQuery, load_matrix, query_results
+from harness_ext.store.ingest import ingest_paths, read_source
+from harness_ext.store.matrix import MatrixQuery, load_matrix, query_results
 from harness_ext.plugin_manager import get_registration
-from harness_ext.store import Store
+from harness_ext.store.db import Store
 from harness_ext.types import SourceFile
 
 FIX = Path(__file__).parent / "fixtures" / "bigbench" / "benchmark_tasks"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from harness_ext.cli import build_parser, main
-from harness_ext.commands import COMMANDS, default_out
+from harness_ext.cli.options import COMMANDS, default_out
 
 
 def parse(*argv):
@@ -79,7 +79,7 @@ def test_json_on_info_and_plugins(tmp_path, capsys):
 
 def test_reduce_needs_benchmark_when_the_store_holds_several(tmp_path, capsys):
     """Issue 16: reduce without --benchmark silently reduced whichever benchmark survived --dense."""
-    from harness_ext.ingest import bundled_data_path
+    from harness_ext.store.ingest import bundled_data_path
     from test_reduced_folder import _write_population
 
     db = tmp_path / "s.duckdb"
@@ -112,7 +112,7 @@ def test_warnings_go_to_stderr(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_compare_same_results_for_a_seed_whatever_the_jobs(tmp_path):
-    from harness_ext.compare import run_protocol
+    from harness_ext.methods.compare import run_protocol
 
     X = np.random.default_rng(0).random((12, 10))
     a = run_protocol(X, ["random-subset", "kmeans"], trials=4, k_max=4, seed=3, n_jobs=1, show_progress=False)

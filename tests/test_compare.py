@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy.stats import wilcoxon
 
-from harness_ext import compare
+from harness_ext.methods import compare
 from harness_ext.errors import MethodError
 from harness_ext.plugins.selectors_002 import FarthestFirst
 
@@ -277,8 +277,8 @@ def _write_tsml(folder, n_models=6, n_datasets=14, seed=0):
 
 def test_cli_compare_prints_tables_and_writes_plot(tmp_path, capsys):
     from harness_ext.cli import main
-    from harness_ext.ingest import ingest_paths
-    from harness_ext.store import Store
+    from harness_ext.store.ingest import ingest_paths
+    from harness_ext.store.db import Store
 
     data = tmp_path / "results"
     data.mkdir()
@@ -323,9 +323,9 @@ def test_tsc_bakeoff_slice_small_T(tmp_path):
     """Real TSC bake-off accuracy (112 x 40) with T=10: random subsets at k=10 preserve the ranking well."""
     from conftest import SHARED_DATA, require
 
-    from harness_ext.ingest import ingest_paths
-    from harness_ext.matrix import MatrixQuery, load_matrix
-    from harness_ext.store import Store
+    from harness_ext.store.ingest import ingest_paths
+    from harness_ext.store.matrix import MatrixQuery, load_matrix
+    from harness_ext.store.db import Store
 
     root = require(SHARED_DATA / TSC)
     files = sorted(p for p in root.glob("*/*_accuracy.csv") if p.parent.name != "best")
@@ -374,9 +374,9 @@ def test_tsc_bakeoff_findings_on_performance_columns():
     datasets first), unlike with the paper's a-priori features."""
     from conftest import SHARED_DATA, require
 
-    from harness_ext.ingest import ingest_paths
-    from harness_ext.matrix import MatrixQuery, load_matrix
-    from harness_ext.store import Store
+    from harness_ext.store.ingest import ingest_paths
+    from harness_ext.store.matrix import MatrixQuery, load_matrix
+    from harness_ext.store.db import Store
 
     root = require(SHARED_DATA / TSC)
     files = sorted(p for p in root.glob("*/*_accuracy.csv") if p.parent.name != "best")

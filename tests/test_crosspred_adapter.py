@@ -100,9 +100,9 @@ def test_read_rejects_wrong_structure(tmp_path):
 
 
 def test_ingest_both_files_gives_one_primary_matrix(crosspred_dir):
-    from harness_ext.ingest import ingest_paths
-    from harness_ext.matrix import MatrixQuery, load_matrix
-    from harness_ext.store import Store
+    from harness_ext.store.ingest import ingest_paths
+    from harness_ext.store.matrix import MatrixQuery, load_matrix
+    from harness_ext.store.db import Store
 
     with Store.open(":memory:") as store:
         report = ingest_paths(store, [crosspred_dir], show_progress=False)
@@ -153,7 +153,7 @@ def test_real_result_summary(real_matrix):
 def test_real_bpmf_beats_baselines_and_is_calibrated(real_matrix):
     """004 Fig. 3 at 20% hidden: BPMF well below both baselines; 90% intervals cover 85-95%."""
     from harness_ext.plugins.predictors import BayesianPMF, GlobalMean, MeanOfMeans
-    from harness_ext.pounce import masked_rmse
+    from harness_ext.methods.pounce import masked_rmse
 
     wide = real_matrix.pivot(index="model", columns="dataset", values="value")
     groups = real_matrix.drop_duplicates("dataset").set_index("dataset").loc[wide.columns, "metric"].to_numpy()

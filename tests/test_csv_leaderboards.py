@@ -13,9 +13,9 @@ import pytest
 
 from conftest import SHARED_DATA, require
 from harness_ext.cli import main
-from harness_ext.ingest import ingest_paths
-from harness_ext.matrix import MatrixQuery, load_matrix
-from harness_ext.store import Store
+from harness_ext.store.ingest import ingest_paths
+from harness_ext.store.matrix import MatrixQuery, load_matrix
+from harness_ext.store.db import Store
 
 FIX = Path(__file__).parent / "fixtures" / "csv"
 OBS = FIX / "obsscaling_base_llm_benchmark_eval.csv"

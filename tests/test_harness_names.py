@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness_ext.harness_names import (EQUIVALENTS, HELM_MMLU_SUBJECTS, RAFT_SUBSETS, helm_description_list,
+from harness_ext.methods.harness_names import (EQUIVALENTS, HELM_MMLU_SUBJECTS, RAFT_SUBSETS, helm_description_list,
                                        lm_eval_task_list, no_equivalent_warnings)
-from harness_ext.manifest import build_manifest
+from harness_ext.methods.manifest import build_manifest
 from harness_ext.plugins.manifest_writers import write_helm_conf, write_lm_eval_yaml
 
 

@@ -11,9 +11,9 @@ import pytest
 from conftest import HELM_CLASSIC, SHARED_DATA, require
 from harness_ext.adapters.helm import MAIN_METRICS, main_metric, parse_run_name, records_for_run
 from harness_ext.errors import IngestError
-from harness_ext.ingest import ingest_paths
-from harness_ext.matrix import MatrixQuery, load_matrix, query_results
-from harness_ext.store import Store
+from harness_ext.store.ingest import ingest_paths
+from harness_ext.store.matrix import MatrixQuery, load_matrix, query_results
+from harness_ext.store.db import Store
 
 FIX = Path(__file__).parent / "fixtures" / "helm"
 RUNS = FIX / "benchmark_output" / "runs"

@@ -10,10 +10,10 @@ import pytest
 
 from conftest import LM_EVAL_V03, SHARED_DATA, require
 from harness_ext.cli import main
-from harness_ext.identity import add_alias_file, candidate_pairs, model_key, model_table, resolve
-from harness_ext.ingest import ingest_paths
-from harness_ext.matrix import MatrixQuery, load_matrix
-from harness_ext.store import Store
+from harness_ext.store.identity import add_alias_file, candidate_pairs, model_key, model_table, resolve
+from harness_ext.store.ingest import ingest_paths
+from harness_ext.store.matrix import MatrixQuery, load_matrix
+from harness_ext.store.db import Store
 
 BENCHBENCH = SHARED_DATA / "benchbench" / "leaderboards"
 
@@ -95,7 +95,7 @@ def test_aliases_are_stored_idempotently_and_user_file_wins(bb_store, tmp_path):
         before = s.con.execute("SELECT * FROM model_aliases ORDER BY alias").fetchall()
         again = ingest_paths(s, [BENCHBENCH], show_progress=False, group="benchbench")
         assert not again.by_status("ingested")
-        from harness_ext.identity import refresh_aliases
+        from harness_ext.store.identity import refresh_aliases
 
         refresh_aliases(s)
         assert s.con.execute("SELECT * FROM model_aliases ORDER BY alias").fetchall() == before

@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness_ext.errors import IngestError
-from harness_ext.ingest import ingest_paths, read_source
+from harness_ext.store.ingest import ingest_paths, read_source
 from harness_ext.plugin_manager import get_registrations
-from harness_ext.store import Store
+from harness_ext.store.db import Store
 from harness_ext.types import SourceFile
 
 FIX = Path(__file__).parent / "fixtures"

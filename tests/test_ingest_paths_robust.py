@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness_ext.ingest import ingest_paths
-from harness_ext.store import Store
+from harness_ext.store.ingest import ingest_paths
+from harness_ext.store.db import Store
 
 FIX = Path(__file__).parent / "fixtures"
 GOOD_CSV = "model,dataset,value\nm1,d1,0.5\nm2,d1,0.25\n"
@@ -101,7 +101,7 @@ def test_file_size_is_checked_before_reading(tmp_path, monkeypatch):
 
 # -- a faulty adapter fails only its own file ---------------------------------------------------------
 def _fake_adapter(monkeypatch, read):
-    import harness_ext.ingest as ingest_mod
+    import harness_ext.store.ingest as ingest_mod
     from harness_ext.types import Adapter
 
     real = ingest_mod.get_registrations

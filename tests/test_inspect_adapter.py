@@ -6,9 +6,9 @@ import json
 import zipfile
 from pathlib import Path
 
-from harness_ext.ingest import ingest_paths
-from harness_ext.matrix import MatrixQuery, query_results
-from harness_ext.store import Store
+from harness_ext.store.ingest import ingest_paths
+from harness_ext.store.matrix import MatrixQuery, query_results
+from harness_ext.store.db import Store
 
 LOG = Path(__file__).parent / "fixtures" / "inspect" / "2024-11-05T13-31-45-05-00_input-task_8zXjbRzCWrL9GXiXo2vus9.json"
 

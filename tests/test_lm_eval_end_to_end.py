@@ -117,8 +117,8 @@ def test_lm_eval_cli_runs_the_reduced_group_and_predict_matches_the_full_run(loo
     assert agg["n_observed"] == len(subset)
 
     # Truth: the new model's full run of all twelve tasks.
-    from harness_ext.manifest import load_manifest
-    from harness_ext.predict import predict_from_manifest
+    from harness_ext.methods.manifest import load_manifest
+    from harness_ext.methods.predict import predict_from_manifest
 
     full = predict_from_manifest(load_manifest(loop["reduced"]), [loop["truth"]]).aggregate.iloc[0]
     actual = float(full["actual"])
@@ -136,8 +136,8 @@ def test_lm_eval_cli_runs_the_reduced_group_and_predict_matches_the_full_run(loo
 
 @pytest.mark.slow
 def test_samples_of_the_reduced_run_reach_the_samples_table(loop):
-    from harness_ext.samples import prompt_matrix
-    from harness_ext.store import Store
+    from harness_ext.store.samples import prompt_matrix
+    from harness_ext.store.db import Store
 
     db = loop["root"] / "new.duckdb"
     assert main(["ingest", "--db", str(db), str(loop["run"])]) == 0

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness_ext.matrix import MatrixQuery, _raw_matrix, load_matrix, query_results
-from harness_ext.store import UNKNOWN_SHOTS, Store
+from harness_ext.store.matrix import MatrixQuery, _raw_matrix, load_matrix, query_results
+from harness_ext.store.db import UNKNOWN_SHOTS, Store
 from harness_ext.types import ResultRecord
 
 

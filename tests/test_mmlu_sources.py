@@ -10,9 +10,9 @@ import pytest
 
 from conftest import LM_EVAL_V03, LM_EVAL_V04, require
 from harness_ext.benchmarks import MMLU_METRIC, MMLU_SUBJECTS, chance_baseline, mmlu_subject
-from harness_ext.ingest import ingest_paths
-from harness_ext.matrix import MatrixQuery, load_matrix, query_results
-from harness_ext.store import Store
+from harness_ext.store.ingest import ingest_paths
+from harness_ext.store.matrix import MatrixQuery, load_matrix, query_results
+from harness_ext.store.db import Store
 
 FIX = Path(__file__).parent / "fixtures"
 OLL = FIX / "open_llm_leaderboard"
@@ -85,7 +85,7 @@ def test_one_mmlu_matrix_from_pythia_llama_opt_and_v04(real_store, tmp_path):
         # One row per model and shot setting: 836 Pythia-evals rows, 12 v0.3 (OPT merged), 14 v0.4 models,
         # minus the 8 OPT rows counted twice.
         assert df.shape == (854, 57) and not df.isna().any().any()
-        # lm-eval's llama-7B and HELM Classic's meta/LLaMA-7B (in the session store) are one model (harness_ext.identity)
+        # lm-eval's llama-7B and HELM Classic's meta/LLaMA-7B (in the session store) are one model (harness_ext.store.identity)
         assert {"meta/LLaMA-7B", "facebook/opt-66b", "google/gemma-2-9b", "meta-llama/Llama-3.2-3B"} <= set(df.index)
         five = load_matrix(s, MatrixQuery(benchmarks=("mmlu",), num_fewshot=5))
         assert five.shape == (318, 57)  # LLaMA 7B/13B/30B, MPT-7B and 314 five-shot Pythia-evals models

@@ -11,11 +11,11 @@ import csv
 import pytest
 
 from conftest import SHARED_DATA, require
-from harness_ext.ingest import ingest_paths
-from harness_ext.manifest import build_manifest
-from harness_ext.matrix import MatrixQuery, load_matrix
-from harness_ext.predict import match_datasets, predict_from_manifest
-from harness_ext.store import Store
+from harness_ext.store.ingest import ingest_paths
+from harness_ext.methods.manifest import build_manifest
+from harness_ext.store.matrix import MatrixQuery, load_matrix
+from harness_ext.methods.predict import match_datasets, predict_from_manifest
+from harness_ext.store.db import Store
 
 LEADERBOARDS = SHARED_DATA / "benchbench" / "leaderboards"
 CATEGORIES = ("agent_240829_agent", "code_240829_code", "instruct_240829_instructionfollow",

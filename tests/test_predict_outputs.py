@@ -75,8 +75,8 @@ def test_lm_eval_schema_results_file_next_to_the_run(reduced, capsys):
     assert main(["predict", "-m", str(out), str(new), "--json", "-"]) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["aggregate"][0]["aggregate"] == pytest.approx(full["score,predicted"])
-    from harness_ext.ingest import ingest_paths
-    from harness_ext.store import Store
+    from harness_ext.store.ingest import ingest_paths
+    from harness_ext.store.db import Store
 
     with Store.open(":memory:") as s:
         rep = ingest_paths(s, [written], show_progress=False)
@@ -102,8 +102,8 @@ def test_every_eval_ever_export(reduced, tmp_path, capsys):
         assert "lower_is_better" in r["metric_config"]
         assert all(isinstance(v, str) for v in r["score_details"].get("details", {}).values())
     # The EEE adapter refuses its own predictions.
-    from harness_ext.ingest import ingest_paths
-    from harness_ext.store import Store
+    from harness_ext.store.ingest import ingest_paths
+    from harness_ext.store.db import Store
 
     with Store.open(":memory:") as s:
         rep = ingest_paths(s, [f], show_progress=False)

@@ -23,7 +23,7 @@ from harness_ext.plugins.selectors import (
     greedy_coverage_order,
     proxy_coverage,
 )
-from harness_ext.prowl import (
+from harness_ext.methods.prowl import (
     coverage,
     coverage_curve,
     matched_or_beaten,
@@ -437,7 +437,7 @@ def test_greedy_against_brute_force_on_tiny_real_matrices(tiny_real, sim):
 
 
 def test_binary_matrix_table_adds_jaccard_and_hamming(tmp_path, capsys):
-    from harness_ext.prowl import default_measures
+    from harness_ext.methods.prowl import default_measures
 
     rng = np.random.default_rng(23)
     skill = rng.random(40)

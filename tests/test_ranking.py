@@ -5,7 +5,7 @@ import pytest
 from scipy.stats import kendalltau, rankdata, spearmanr
 from sklearn.metrics import ndcg_score
 
-from harness_ext import ranking
+from harness_ext.methods import ranking
 from harness_ext.errors import MethodError
 
 

@@ -54,7 +54,7 @@ def test_analyses_block_ingests_what_its_commands_use(tmp_path, monkeypatch, cap
     and matrix; stalk and prowl run in full (the others take minutes: they are timed in the issue's closing note)."""
     from conftest import SHARED_DATA, require
 
-    from harness_ext.commands import matrix_from_args
+    from harness_ext.cli.options import matrix_from_args
 
     require(SHARED_DATA)
     if not (README.parent.parent / "shared" / "data").exists():

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from harness_ext.cli import main
-from harness_ext.lm_eval_tasks import builtin_task_index, clean_config, resolve_tasks, serialised_functions
+from harness_ext.store.lm_eval_tasks import builtin_task_index, clean_config, resolve_tasks, serialised_functions
 
 TASKS = [f"my_task_{i}" for i in range(6)]
 
@@ -66,7 +66,7 @@ def test_custom_tasks_are_written_beside_the_group(tmp_path, capsys):
         cfg = yaml.safe_load((out / f"{n}.yaml").read_text())
         assert cfg == {**_config(n), "metadata": {"version": 2.0}}
     # Idempotent store: ingesting again keeps one configuration per task.
-    from harness_ext.store import Store
+    from harness_ext.store.db import Store
 
     assert main(["ingest", "--db", str(tmp_path / "s.duckdb"), str(tmp_path / "pop")]) == 0
     with Store.open(tmp_path / "s.duckdb", read_only=True) as s:
@@ -86,8 +86,8 @@ def test_unknown_task_configs_are_reported(tmp_path, capsys):
 
 def test_serialised_functions_are_not_rebuilt(tmp_path):
     pop = _write_population(tmp_path / "pop", function_task="my_task_0")
-    from harness_ext.ingest import ingest_paths
-    from harness_ext.store import Store
+    from harness_ext.store.ingest import ingest_paths
+    from harness_ext.store.db import Store
 
     with Store.open(":memory:") as s:
         ingest_paths(s, [pop], show_progress=False)

@@ -22,9 +22,9 @@ import pytest
 import yaml
 
 from harness_ext.errors import HarnessExtError, PluginError
-from harness_ext.manifest import example_manifest, write_outputs
+from harness_ext.methods.manifest import example_manifest, write_outputs
 from harness_ext.safe_output import check_group_name, hocon_string, list_line, yaml_text
-from harness_ext.store import Store
+from harness_ext.store.db import Store
 
 pyhocon = pytest.importorskip("pyhocon")
 
@@ -161,7 +161,7 @@ def test_reduce_with_hostile_dataset_names_writes_parsable_configs_of_exactly_th
 
 def test_names_with_line_breaks_or_nul_are_refused_at_ingest_naming_the_file(tmp_path):
     with Store.open(":memory:") as s:
-        from harness_ext.ingest import ingest_paths
+        from harness_ext.store.ingest import ingest_paths
 
         for i, bad in enumerate(REFUSED):
             p = tmp_path / f"bad{i}.csv"
@@ -181,7 +181,7 @@ def _sha(p: Path) -> str:
 def a_store(tmp_path_factory):
     db = tmp_path_factory.mktemp("db") / "ok.duckdb"
     fix = Path(__file__).parent / "fixtures" / "bigbench"
-    from harness_ext.ingest import ingest_paths
+    from harness_ext.store.ingest import ingest_paths
 
     with Store.open(db) as s:
         ingest_paths(s, [fix], show_progress=False)
@@ -232,7 +232,7 @@ def test_a_duckdb_file_of_something_else_is_not_written_to(tmp_path):
 
 def test_ingest_counts_come_from_the_committed_store(tmp_path, monkeypatch):
     """A store that silently drops a source: ingest must not report its rows."""
-    from harness_ext.ingest import ingest_paths
+    from harness_ext.store.ingest import ingest_paths
 
     fix = Path(__file__).parent / "fixtures" / "open_llm_leaderboard"
     real = Store._write_batch
@@ -300,7 +300,7 @@ def test_writer_handle_refuses_names_outside(tmp_path):
 
 # -- the CLI boundary guard ----------------------------------------------------------------------------
 def test_unexpected_exception_is_one_line_and_v_shows_the_traceback(monkeypatch, capsys):
-    import harness_ext.commands as store_mod  # info's run lives there
+    import harness_ext.cli.options as store_mod  # info's run lives there
     from harness_ext.cli import main
 
     def boom(args):

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from harness_ext.errors import IngestError, StoreError
-from harness_ext.ingest import ingest_paths
-from harness_ext.matrix import MatrixQuery, query_results
-from harness_ext.samples import (SAMPLES_FILE_RE, ingest_samples, is_samples_file, model_for_samples, prompt_matrix,
+from harness_ext.store.ingest import ingest_paths
+from harness_ext.store.matrix import MatrixQuery, query_results
+from harness_ext.store.samples import (SAMPLES_FILE_RE, ingest_samples, is_samples_file, model_for_samples, prompt_matrix,
                                  read_samples, sample_tasks)
-from harness_ext.store import Store
+from harness_ext.store.db import Store
 
 OUT = Path(__file__).parent / "fixtures" / "samples" / "lm_eval_output"
 MODELS = ["toy/lm-large", "toy/lm-medium", "toy/lm-small"]
@@ -169,9 +169,9 @@ def test_every_eval_ever_instance_level_samples(tmp_path):
     """Issue 16: EEE instance-level *_samples.jsonl go to the samples table (real record, see fixtures' PROVENANCE)."""
     from pathlib import Path
 
-    from harness_ext.ingest import ingest_paths
-    from harness_ext.samples import prompt_matrix
-    from harness_ext.store import Store
+    from harness_ext.store.ingest import ingest_paths
+    from harness_ext.store.samples import prompt_matrix
+    from harness_ext.store.db import Store
 
     fixture = Path(__file__).parent / "fixtures" / "eee_samples"
     with Store.open(tmp_path / "s.duckdb") as s:

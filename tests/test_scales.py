@@ -1,4 +1,4 @@
-"""Scales and chance levels (harness_ext.scales) and the matrix normalisation built on them.
+"""Scales and chance levels (harness_ext.store.scales) and the matrix normalisation built on them.
 
 Issue 15: "Chance correction silently does nothing when no baseline is known" and "Columns outside [0, 1]
 are min-max normalised over whichever models are in the store".
@@ -14,9 +14,9 @@ import pytest
 
 from conftest import HELM_CLASSIC, SHARED_DATA, require
 from harness_ext.errors import HarnessExtError
-from harness_ext.ingest import ingest_paths
-from harness_ext.matrix import MatrixQuery, apply_normalisation, invert_normalisation, load_matrix, params_frame
-from harness_ext.scales import CHANCE_TABLE, chance_level, infer_scale, load_chance_file
+from harness_ext.store.ingest import ingest_paths
+from harness_ext.store.matrix import MatrixQuery, apply_normalisation, invert_normalisation, load_matrix, params_frame
+from harness_ext.store.scales import CHANCE_TABLE, chance_level, infer_scale, load_chance_file
 
 BENCHBENCH = SHARED_DATA / "benchbench" / "leaderboards"
 
@@ -56,7 +56,7 @@ def test_user_chance_file(tmp_path):
 
 
 def test_helm_classic_matrix_reports_unknown_chance_and_uses_the_table(real_store):
-    from harness_ext.store import Store
+    from harness_ext.store.db import Store
 
     with Store.open(real_store, read_only=True) as s:
         df = load_matrix(s, MatrixQuery(benchmarks=("helm_classic",)))
@@ -81,7 +81,7 @@ def test_leaderboard_scales_do_not_depend_on_the_models(tmp_path):
     """Elo and percentage columns map through fixed transforms: the same score normalises the same way
     whichever other models are in the store, and inverts exactly."""
     root = require(BENCHBENCH)
-    from harness_ext.store import Store
+    from harness_ext.store.db import Store
 
     arena = root / "chatbot_arena_241104_holistic.csv"
     lines = arena.read_text().splitlines()

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from harness_ext.errors import MethodError
-from harness_ext.manifest import build_manifest, parse_budget, validate_manifest
+from harness_ext.methods.manifest import build_manifest, parse_budget, validate_manifest
 from harness_ext.methods.evidence import budget_curve, compare_with_random
 from harness_ext.methods.subset_cv import model_folds
 from harness_ext.plugins.predictors import RidgePredictor

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from conftest import HELM_CLASSIC, LM_EVAL, LM_EVAL_V03, LM_EVAL_V04, PYTHIA, REPO, SHARED_DATA, require
-from harness_ext.ingest import SAMPLES_ADAPTER, ingest_paths
-from harness_ext.matrix import MatrixQuery, load_matrix
-from harness_ext.store import Store
+from harness_ext.store.ingest import SAMPLES_ADAPTER, ingest_paths
+from harness_ext.store.matrix import MatrixQuery, load_matrix
+from harness_ext.store.db import Store
 
 SAMPLES = Path(__file__).parent / "fixtures" / "samples" / "lm_eval_output"
 EEE = SHARED_DATA / "every_eval_ever" / "data"
@@ -55,7 +55,7 @@ SOURCES = {
     "crosspred-lvlm": (2, {"model_profiles.json": 1, "dataset_profiles.json": 1}, {"crosspred": ((108, 178), 12)}),
     "tsml-eval-tsc-bakeoff": (192, {"table_c4.csv": 1}, {"tsc_bakeoff": ((40, 142), 960)}),
     # 4,496 names; two pairs differ only in case (DeepMount00/Llama-3.1-8b-ITA/-Ita, Quazim0t0/ODB-14B-sce/-14b-sce),
-    # one hub repository each, so one model each (harness_ext.identity)
+    # one hub repository each, so one model each (harness_ext.store.identity)
     "every_eval_ever/data/hfopenllm_v2": (4574, {}, {"hf_open_llm_v2": ((4494, 6), 0)}),
 }
 SLOW = {"tsml-eval-tsc-bakeoff", "every_eval_ever/data/hfopenllm_v2"}
@@ -133,7 +133,7 @@ def test_reingest_changes_no_table(real_store, tmp_path):
 
 def test_sample_logs_are_ingested_by_the_ingest_command(tmp_path, capsys):
     from harness_ext.cli import main
-    from harness_ext.samples import prompt_matrix
+    from harness_ext.store.samples import prompt_matrix
 
     db = str(tmp_path / "s.duckdb")
     assert main(["ingest", "--db", db, str(SAMPLES)]) == 0

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 from harness_ext.cli import main
-from harness_ext.manifest import build_manifest, load_manifest
-from harness_ext.matrix import MatrixQuery, load_matrix
+from harness_ext.methods.manifest import build_manifest, load_manifest
+from harness_ext.store.matrix import MatrixQuery, load_matrix
 from harness_ext.methods.subset_cv import subset_errors
 from harness_ext.plugins.predictors import RidgePredictor
-from harness_ext.store import Store
+from harness_ext.store.db import Store
 
 
 def sparse_low_rank(m=60, d=12, missing=0.3, seed=0):
@@ -43,7 +43,7 @@ def test_reduce_keeps_every_model_and_dataset_of_a_sparse_matrix():
 def test_subset_cv_uses_incomplete_held_out_models_and_matches_complete_case():
     X, df = sparse_low_rank(missing=0.0, seed=1)
     full = subset_errors(X, [[0, 1, 2]], RidgePredictor(), n_splits=5)[0]
-    from harness_ext.pounce import cross_validated_error
+    from harness_ext.methods.pounce import cross_validated_error
 
     ref = cross_validated_error(X, [0, 1, 2], RidgePredictor(), n_splits=5)
     assert full.aggregate == pytest.approx(ref.aggregate) and full.overall == pytest.approx(ref.overall)

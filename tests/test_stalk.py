@@ -9,7 +9,7 @@ from scipy import stats
 
 from harness_ext.cli import main
 from harness_ext.errors import MethodError
-from harness_ext.stalk import RELATIONSHIPS, classify_pairs, counts_table, regressor_r2, stalk
+from harness_ext.methods.stalk import RELATIONSHIPS, classify_pairs, counts_table, regressor_r2, stalk
 
 
 def _linregress_r2(x, y):

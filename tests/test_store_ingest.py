@@ -11,10 +11,10 @@ import pytest
 
 from conftest import HELM_CLASSIC, LM_EVAL_V03, LM_EVAL_V04, PYTHIA, require
 from harness_ext.errors import IngestError, StoreError
-from harness_ext.ingest import detect_adapter, ingest_paths
-from harness_ext.matrix import MatrixQuery, densify, load_matrix
+from harness_ext.store.ingest import detect_adapter, ingest_paths
+from harness_ext.store.matrix import MatrixQuery, densify, load_matrix
 from harness_ext.plugin_manager import get_registrations
-from harness_ext.store import Store
+from harness_ext.store.db import Store
 from harness_ext.types import Adapter, SourceFile
 
 V04_FILE = "Qwen__Qwen2.5-1.5B/results_2025-03-03T00-05-12.300060.json"
@@ -193,7 +193,7 @@ def test_empty_store_and_no_match_errors(store, tmp_path):
 def test_densify_and_normalisation_rules():
     import pandas as pd
 
-    from harness_ext.matrix import normalise_matrix
+    from harness_ext.store.matrix import normalise_matrix
 
     df = pd.DataFrame([[1, 2, np.nan], [1, np.nan, np.nan], [1, 2, 3]], index=list("abc"), columns=list("xyz"), dtype=float)
     assert densify(df).shape == (2, 2)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from harness_ext.ingest import ingest_paths
-from harness_ext.store import Store
+from harness_ext.store.ingest import ingest_paths
+from harness_ext.store.db import Store
 
 FIX = Path(__file__).parent / "fixtures"
 ENV = {**os.environ, "HARNESS_EXT_NO_PROGRESS": "1"}
@@ -71,7 +71,7 @@ def test_a_writer_past_the_timeout_fails_listing_what_it_did_not_ingest(tmp_path
 @pytest.mark.slow
 def test_readers_work_while_an_ingest_runs(tmp_path):
     """info and matrix during a multi-batch ingest: every read succeeds (between batches, or after a short wait)."""
-    import harness_ext.ingest as ingest_mod
+    import harness_ext.store.ingest as ingest_mod
 
     src = tmp_path / "many"
     src.mkdir()

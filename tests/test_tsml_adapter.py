@@ -74,7 +74,7 @@ def test_bad_values_raise_ingest_error(tmp_path):
 
 
 def test_registered_and_claims_alone(tmp_path):
-    from harness_ext.ingest import detect_adapter
+    from harness_ext.store.ingest import detect_adapter
     from harness_ext.plugin_manager import get_registration, get_registrations
 
     reg = get_registration("adapters", "tsml-bakeoff")
@@ -86,9 +86,9 @@ def test_registered_and_claims_alone(tmp_path):
 def test_real_files_through_the_store():
     from conftest import SHARED_DATA, require
 
-    from harness_ext.ingest import ingest_paths
-    from harness_ext.matrix import MatrixQuery, load_matrix
-    from harness_ext.store import Store
+    from harness_ext.store.ingest import ingest_paths
+    from harness_ext.store.matrix import MatrixQuery, load_matrix
+    from harness_ext.store.db import Store
 
     root = require(SHARED_DATA / TSC)
     files = [root / "hybrid" / "HC2_accuracy.csv", root / "hybrid" / "HC2_logloss.csv", root / "best" / "HC2_accuracy.csv",

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from harness_ext.errors import MethodError
-from harness_ext.weighting import (
+from harness_ext.methods.weighting import (
     SIMILARITY_MEASURES,
     STAT_NAMES,
     _binary_pair_codes,
@@ -541,9 +541,9 @@ SAMPLES = __import__("pathlib").Path(__file__).parent / "fixtures" / "samples" /
 
 
 def test_samples_matrix_from_lm_eval_logs_in_the_store(tmp_path):
-    from harness_ext.samples import ingest_samples
-    from harness_ext.store import Store
-    from harness_ext.weighting import samples_matrix
+    from harness_ext.store.samples import ingest_samples
+    from harness_ext.store.db import Store
+    from harness_ext.methods.weighting import samples_matrix
 
     with Store.open(":memory:") as store:
         ingest_samples(store, [SAMPLES], show_progress=False)
@@ -563,8 +563,8 @@ def test_samples_matrix_from_lm_eval_logs_in_the_store(tmp_path):
 
 def test_cli_weights_on_lm_eval_per_sample_logs(tmp_path, capsys):
     from harness_ext.cli import main
-    from harness_ext.samples import ingest_samples
-    from harness_ext.store import Store
+    from harness_ext.store.samples import ingest_samples
+    from harness_ext.store.db import Store
 
     common = ["--samples-task", "toy_arith_mc", "--draws", "2000", "--permutations", "19",
               "--silhouette-permutations", "2", "--max-clusters", "4"]

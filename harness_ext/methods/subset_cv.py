@@ -57,7 +57,7 @@ def normalised_weights(weights, d: int) -> np.ndarray:
 
 
 def model_folds(n: int, n_splits: int, random_state: int):
-    """Shuffled K-fold over model rows (sklearn's KFold, so folds match :func:`harness_ext.pounce.cross_validated_error`)."""
+    """Shuffled K-fold over model rows (sklearn's KFold, so folds match :func:`harness_ext.methods.pounce.cross_validated_error`)."""
     from sklearn.model_selection import KFold
 
     k = min(int(n_splits), n)
@@ -75,10 +75,10 @@ def fold_predictions(predictor, X: np.ndarray, subsets: Sequence, folds, cache: 
     (fold-in of :class:`harness_ext.methods.completion.LowRankCompleter`;
     ``cache``, a dict kept by the caller, holds those per-fold fits across
     calls on the same matrix and folds), otherwise one fit of the stacked matrix per
-    (fold, subset) through :func:`harness_ext.pounce.predict_new_models`.
+    (fold, subset) through :func:`harness_ext.methods.pounce.predict_new_models`.
     """
     from ..base import clone
-    from ..pounce import predict_new_models
+    from .pounce import predict_new_models
 
     out = []
     for i, (f_tr, f_te) in enumerate(folds):

@@ -74,10 +74,10 @@ _SEED_ROOTS = [
 
 def real_seeds(per_adapter: int = 1, seed: int = 0) -> dict:
     """``adapter name -> [Path]`` of real result files (directories for directory adapters)."""
-    from harness_ext.ingest import detect_adapter, iter_sources
+    from harness_ext.store.ingest import detect_adapter, iter_sources
     from harness_ext.errors import IngestError
     from harness_ext.plugin_manager import get_registrations
-    from harness_ext.samples import is_samples_file
+    from harness_ext.store.samples import is_samples_file
 
     adapters = get_registrations("adapters")
     rng = random.Random(seed)
@@ -213,8 +213,8 @@ def _content_digest(store) -> tuple:
 
 def run_fuzz(n_per_kind: int = 2, per_adapter: int = 1, seed: int = 0) -> Family:
     """Mutation fuzzing of every adapter's real files (see module docstring)."""
-    from harness_ext.ingest import ingest_paths
-    from harness_ext.store import Store
+    from harness_ext.store.ingest import ingest_paths
+    from harness_ext.store.db import Store
 
     fam = Family("fuzz")
     seeds = real_seeds(per_adapter, seed)
@@ -233,7 +233,7 @@ def run_fuzz(n_per_kind: int = 2, per_adapter: int = 1, seed: int = 0) -> Family
 
 
 def _fuzz_case(store, real: Path, kind: str, rng: random.Random, case: Path):
-    from harness_ext.ingest import ingest_paths
+    from harness_ext.store.ingest import ingest_paths
 
     if real.is_dir():  # a HELM run directory: mutate one of its files in a copy
         target_dir = case / real.name
@@ -306,7 +306,7 @@ def store_problems(db: Path):
 
 def content(db: Path) -> tuple:
     """Path-independent content of a store (for 'equal to a sequential ingest')."""
-    from harness_ext.store import Store
+    from harness_ext.store.db import Store
 
     with Store.open(db, read_only=True, lock_timeout=120) as s:
         return _content_digest(s)
@@ -417,8 +417,8 @@ def _cli(args):
 
 def hostile_cli_cases(tmp: Path) -> list:
     """``(label, argv)`` for every command with hostile stores, paths, manifests and values."""
-    from harness_ext.ingest import ingest_paths
-    from harness_ext.store import Store
+    from harness_ext.store.ingest import ingest_paths
+    from harness_ext.store.db import Store
 
     good = tmp / "good.duckdb"
     with Store.open(good) as s:

@@ -15,8 +15,8 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-from .errors import StoreError
-from .store import UNKNOWN_SHOTS
+from ..errors import StoreError
+from .db import UNKNOWN_SHOTS
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class MatrixQuery:
         setting (``model [5-shot]``) where a model has several. ``run``: one
         row per source file (a run of the harness).
     aliases : bool
-        Apply the store's model aliases (:mod:`harness_ext.identity`), so the
+        Apply the store's model aliases (:mod:`harness_ext.store.identity`), so the
         names sources give one model meet in one row (default).
     dense : bool or {"auto", "models", "datasets"}
         Make the matrix complete by dropping what is sparse: ``True``/``"auto"``
@@ -60,7 +60,7 @@ class MatrixQuery:
         never enter a subset; ``True`` adds them as columns, ``"only"`` keeps only
         them (a prediction target).
     chance_file : str, optional
-        A user chance-level table (:func:`harness_ext.scales.load_chance_file`) consulted
+        A user chance-level table (:func:`harness_ext.store.scales.load_chance_file`) consulted
         before the built-in one for datasets without a stored chance level.
     """
 
@@ -311,7 +311,7 @@ def _raw_matrix(store, query: MatrixQuery, extra: Optional[dict] = None) -> tupl
     model_ids = np.unique(row_model)
     names = dict(con.execute("SELECT model_id, name FROM models WHERE model_id IN (SELECT unnest(?::INTEGER[]))",
                              [model_ids.tolist()]).fetchall())
-    if aliased:  # names of one model share its row (harness_ext.identity)
+    if aliased:  # names of one model share its row (harness_ext.store.identity)
         canon = dict(con.execute("SELECT alias, canonical FROM model_aliases").fetchall())
         groups: dict = {}
         for mid, n in names.items():
@@ -457,7 +457,7 @@ def normalise_matrix(raw: pd.DataFrame, meta: pd.DataFrame, method: str = "chanc
     """Normalise each column into [0, 1], higher is better.
 
     ``chance`` (default): a column is first put on [0, 1] by its scale's fixed
-    transform (:mod:`harness_ext.scales`: proportions as they are, percentages /100,
+    transform (:mod:`harness_ext.store.scales`: proportions as they are, percentages /100,
     declared bounds, Elo ratings as the win probability against a fixed reference
     rating; min-max over the observed models only when no scale is known), flipped
     if lower is better, then chance-corrected, ``max(0, (x - r) / (1 - r))``, with
@@ -484,13 +484,13 @@ def normalisation_params(raw: pd.DataFrame, meta: pd.DataFrame, method: str = "c
     """Per-column ``lo, span, flip, chance, how, clip, transform, ref, scale, chance_source`` of
     :func:`normalise_matrix`.
 
-    ``chance``: each column's scale comes from :func:`harness_ext.scales.infer_scale`
+    ``chance``: each column's scale comes from :func:`harness_ext.store.scales.infer_scale`
     (the stored scale kind, declared bounds, the metric, else categorical facts of the
     values) and maps through that scale's fixed transform, so a new model's score maps
     exactly as the training models' did; only ``unbounded`` columns (no known scale) fall
     back to min-max over the observed models, and :func:`load_matrix` lists them. The
-    chance level is the stored random baseline, else :func:`harness_ext.scales.chance_level`
-    (``chance_levels``: a user table from :func:`harness_ext.scales.load_chance_file`),
+    chance level is the stored random baseline, else :func:`harness_ext.store.scales.chance_level`
+    (``chance_levels``: a user table from :func:`harness_ext.store.scales.load_chance_file`),
     else unknown: no correction, and :func:`load_matrix` lists the column.
 
     Kept separately so a manifest can normalise a new model's raw scores exactly

@@ -35,7 +35,7 @@ from typing import Dict, Iterable, Optional, Sequence
 import numpy as np
 from scipy.stats import rankdata
 
-from .errors import MethodError
+from ..errors import MethodError
 
 #: Rank metrics and whether larger values are better.
 METRIC_HIGHER_IS_BETTER: Dict[str, bool] = {

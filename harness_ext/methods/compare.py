@@ -3,7 +3,7 @@
 For T trials the available pool is perturbed (a random fraction ``alpha`` of
 the datasets, or of the models), every selector picks k = 2..k_max datasets
 from the pool, and the mean-rank ranking those datasets induce is compared
-with the full-benchmark ranking (:mod:`harness_ext.ranking`). Per selector and
+with the full-benchmark ranking (:mod:`harness_ext.methods.ranking`). Per selector and
 metric this gives a T x n_k array of values, summarised as
 
 * mean curves with empirical-quantile confidence bands (eq. 15-16),
@@ -43,7 +43,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import HarnessExtError, MethodError
+from ..errors import HarnessExtError, MethodError
 from .ranking import METRIC_HIGHER_IS_BETTER, METRIC_LABELS, check_metrics, rank_metrics, rank_per_dataset, subset_mean_ranks
 
 #: Selectors compared by default (those registered are used): the paper's five and SimBA's
@@ -374,10 +374,10 @@ class ProtocolResult:
 
 def _resolve(selectors) -> Dict[str, tuple]:
     """name -> (cls, params). Accepts registered names, or (name, cls, params) triples."""
-    from .plugin_manager import get_registration
+    from ..plugin_manager import get_registration
 
     if selectors is None:
-        from .plugin_manager import get_registrations
+        from ..plugin_manager import get_registrations
 
         regs = get_registrations("selectors")
         selectors = [n for n in DEFAULT_SELECTORS if n.replace("-", "_") in regs]
@@ -563,9 +563,9 @@ def run_protocol(
     """
     from joblib import Parallel, delayed
 
-    from .base import check_matrix
+    from ..base import check_matrix
     from .ranking import mean_rank
-    from .report import progress
+    from ..report import progress
 
     X = check_matrix(X, allow_nan=False, min_rows=3, min_cols=3)
     n_models, n_datasets = X.shape
@@ -616,7 +616,7 @@ def plot_curves(result: ProtocolResult, path, metrics: Optional[Sequence[str]] =
     ``targets`` (e.g. ``"spearman>=0.9"``) are drawn as dotted lines on their
     metric's panel, so k* can be read off the plot.
     """
-    from .report import get_pyplot, save_figure
+    from ..report import get_pyplot, save_figure
 
     plt = get_pyplot()
     from matplotlib.ticker import MaxNLocator
@@ -700,8 +700,8 @@ def _oriented(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def run(args) -> int:
-    from .commands import matrix_from_args
-    from .report import format_table
+    from ..cli.options import matrix_from_args
+    from ..report import format_table
 
     df = matrix_from_args(args)
     if df.isna().any().any():

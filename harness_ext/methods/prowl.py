@@ -56,8 +56,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from .base import check_matrix
-from .errors import MethodError
+from ..base import check_matrix
+from ..errors import MethodError
 
 # (m, runs, d) float blocks of the random baseline are capped at ~32 MB.
 _CHUNK_ELEMENTS = 4_000_000
@@ -486,7 +486,7 @@ def _as_matrix(df) -> tuple:
 
 
 def _make_selector(selector: str, similarity: Optional[str], random_state: int, selector_params: Optional[dict]):
-    from .plugin_manager import get_registration
+    from ..plugin_manager import get_registration
 
     reg = get_registration("selectors", selector)
     params = dict(selector_params or {})
@@ -581,7 +581,7 @@ def run_prowl(
     ----------
     df : pandas.DataFrame or array-like, shape (m models, d datasets)
         Performance matrix (higher is better, NaN for missing), as from
-        :func:`harness_ext.matrix.load_matrix`.
+        :func:`harness_ext.store.matrix.load_matrix`.
     similarity : str, optional
         Similarity measure for selectors that take one (``greedy_coverage``,
         ``beam_coverage``); ignored by the baselines.
@@ -693,7 +693,7 @@ def default_measures(X) -> tuple:
     """
     from harness_ext.plugins.similarity import PAPER_MEASURES
 
-    from .plugin_manager import get_registrations
+    from ..plugin_manager import get_registrations
 
     X = np.asarray(X, dtype=float)
     vals = X[~np.isnan(X)]
@@ -740,7 +740,7 @@ def prowl_table(
                  "AUC>=random": np.nan, "Max2>=random": np.nan, "S*": "", "note": ""})
     methods = [(b, None) for b in baselines] + [(selector, s) for s in (similarities or default_measures(X))]
     frame = pd.DataFrame(X, columns=names)
-    from .report import progress
+    from ..report import progress
 
     for sel, sim in progress(methods, total=len(methods), desc="prowl"):
         try:
@@ -765,7 +765,7 @@ def prowl_table(
 
 def plot_coverage_curves(report: ProwlReport, path, title: str = ""):
     """Figure-2-style plot: coverage ``eta`` against ``|S|`` for every method, random as mean and 5-95% band."""
-    from .report import get_pyplot, save_figure
+    from ..report import get_pyplot, save_figure
 
     plt = get_pyplot()
     fig, ax = plt.subplots(figsize=(8, 5))
@@ -801,7 +801,7 @@ def run(args) -> int:
         selector, params = "beam_coverage", {"beam_width": args.beam_width}
     report = prowl_table(df, similarities=args.similarity, selector=selector, selector_params=params,
                          target=args.target, n_random=args.n_random, random_state=args.random_state, ties=args.ties)
-    from .report import format_table
+    from ..report import format_table
 
     bench = f"prompts {Path(args.prompts).name}" if args.prompts else ", ".join(args.benchmark or ["all benchmarks"])
     print(f"prowl: {report.n_models} models x {report.n_datasets} datasets ({bench}); "
@@ -821,7 +821,7 @@ def run(args) -> int:
 
 def matrix_from_args_safe(args):
     """The matrix from the CLI options, refusing shapes prowl cannot use."""
-    from .commands import matrix_from_args
+    from ..cli.options import matrix_from_args
 
     if getattr(args, "prompts", None):
         from .weighting import read_prompt_matrix

@@ -37,8 +37,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .base import check_matrix
-from .errors import HarnessExtError, MethodError
+from ..base import check_matrix
+from ..errors import HarnessExtError, MethodError
 
 #: Columns whose performance vector has an L2 norm at or below this are "zero"
 #: vectors (every model scored 0), for which the cosine is undefined.
@@ -487,7 +487,7 @@ def _fit_accepts_columns(cls) -> bool:
 
 def make_scheme(scheme: str, random_state: int = 0, **params):
     """Instantiate a registered weighting scheme with ``random_state`` if it takes one."""
-    from .plugin_manager import get_registration
+    from ..plugin_manager import get_registration
 
     reg = get_registration("weighting_schemes", scheme)
     cls = reg.cls
@@ -839,7 +839,7 @@ def random_weight_analysis(
     ----------
     003 §3.3 "Random distributions of weights", §5.2.3, Figures 4 and 12.
     """
-    from .report import progress
+    from ..report import progress
 
     if not isinstance(df, pd.DataFrame):
         df = pd.DataFrame(df)
@@ -1400,7 +1400,7 @@ def permutation_test(
     for mm in measures:
         if mm not in SIMILARITY_MEASURES:
             raise MethodError(f"unknown similarity {mm!r}; choose from {SIMILARITY_MEASURES}")
-    from .report import progress
+    from ..report import progress
 
     rng = np.random.default_rng(random_state)
     d = X.shape[1]
@@ -1488,7 +1488,7 @@ def silhouette_test(
     ----------
     003 §3.2 (last paragraph), §5.1, Table 3.
     """
-    from .report import progress
+    from ..report import progress
 
     X = check_matrix(X, min_rows=2, min_cols=4)
     _require_complete(X, "the silhouette test")
@@ -1569,7 +1569,7 @@ def _short(name: str, n: int = 28) -> str:
 
 def plot_rank_changes(comp: SchemeComparison, path, top: int = 20):
     """Heatmap like 003 Figure 2: rows schemes, columns models by increasing uniform score."""
-    from .report import get_pyplot, save_figure
+    from ..report import get_pyplot, save_figure
 
     plt = get_pyplot()
     order = comp.scores["uniform"].sort_values(kind="stable").index
@@ -1594,7 +1594,7 @@ def plot_rank_changes(comp: SchemeComparison, path, top: int = 20):
 
 def plot_pairwise(res: RandomWeightsResult, path):
     """Heatmap like 003 Figure 4: percentage of draws where the row model beats the column model."""
-    from .report import get_pyplot, save_figure
+    from ..report import get_pyplot, save_figure
 
     plt = get_pyplot()
     P = res.pairwise.to_numpy() * 100
@@ -1615,7 +1615,7 @@ def plot_pairwise(res: RandomWeightsResult, path):
 
 def plot_score_distribution(res: RandomWeightsResult, path, top: int = 20):
     """Like 003 Figure 12 (left): weighted-score distributions; black dot = uniform weights."""
-    from .report import get_pyplot, save_figure
+    from ..report import get_pyplot, save_figure
 
     plt = get_pyplot()
     order = np.argsort(-res.uniform, kind="stable")[:top]
@@ -1636,7 +1636,7 @@ def plot_score_distribution(res: RandomWeightsResult, path, top: int = 20):
 
 def plot_size_curves(curves: SizeCurves, path, top: int = 10):
     """Like 003 Figures 3/10/11: average score vs benchmark size, two panels."""
-    from .report import get_pyplot, save_figure
+    from ..report import get_pyplot, save_figure
 
     plt = get_pyplot()
     models = curves.full.sort_values(ascending=False, kind="stable").index[:top]
@@ -1677,9 +1677,9 @@ def samples_matrix(store, task: str, metric: str = "acc", models: Optional[str] 
 
     Parameters
     ----------
-    store : harness_ext.store.Store
+    store : harness_ext.store.db.Store
     task, metric : str
-        As in :func:`harness_ext.samples.prompt_matrix`.
+        As in :func:`harness_ext.store.samples.prompt_matrix`.
     models : str, optional
         Glob on model names.
 
@@ -1702,7 +1702,7 @@ def samples_matrix(store, task: str, metric: str = "acc", models: Optional[str] 
     """
     import fnmatch
 
-    from .samples import prompt_matrix
+    from ..store.samples import prompt_matrix
 
     Q = prompt_matrix(store, task, metric)
     if models:
@@ -1723,10 +1723,10 @@ def _load(args) -> tuple[pd.DataFrame, str]:
     if args.samples and not args.samples_task:
         raise HarnessExtError("--samples needs --samples-task TASK (which lm-eval task to analyse)")
     if args.samples_task:
-        from .store import Store
+        from ..store.db import Store
 
         if args.samples:
-            from .samples import ingest_samples
+            from ..store.samples import ingest_samples
 
             with Store.open(":memory:") as store:
                 report = ingest_samples(store, args.samples)
@@ -1743,7 +1743,7 @@ def _load(args) -> tuple[pd.DataFrame, str]:
                     + (f"; {dropped} prompts not answered by every model dropped" if dropped else ""))
     if args.prompts:
         return read_prompt_matrix(args.prompts, args.prompts_layout), f"prompt-level CSV {args.prompts}"
-    from .commands import matrix_from_args
+    from ..cli.options import matrix_from_args
 
     df = matrix_from_args(args)
     return df, f"store matrix ({', '.join(args.benchmark or ['all benchmarks'])})"
@@ -1771,7 +1771,7 @@ def run(args) -> int:
     top = args.top
     summary: dict = {"input": label, "shape": list(df.shape), "random_state": args.random_state}
     scheme_params = {args.scheme: _parse_params(args.param)}
-    from .types import normalise_name
+    from ..types import normalise_name
 
     scheme_key = normalise_name(args.scheme)
 
@@ -1888,6 +1888,6 @@ def run(args) -> int:
 
 
 def _fmt(df: pd.DataFrame, floatfmt: str = "{:.3f}", index: bool = True) -> str:
-    from .report import format_table
+    from ..report import format_table
 
     return format_table(df, floatfmt=floatfmt, index=index)

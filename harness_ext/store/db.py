@@ -10,7 +10,7 @@ and reported as a conflict; model-level matrices use the value ingested
 first, so nothing is silently overwritten.
 
 Two small tables give names meaning across sources: ``model_aliases`` maps
-model names as sources spell them to canonical ids (:mod:`harness_ext.identity`;
+model names as sources spell them to canonical ids (:mod:`harness_ext.store.identity`;
 every matrix query applies it) and ``benchmark_groups`` names sets of
 benchmarks queried as one (``ingest --group NAME``).
 """
@@ -27,7 +27,7 @@ from typing import Iterable, Optional
 import duckdb
 import pandas as pd
 
-from .errors import StoreError, StoreLockedError
+from ..errors import StoreError, StoreLockedError
 
 DEFAULT_DB_NAME = "harness-ext.duckdb"
 DB_ENV = "HARNESS_EXT_DB"
@@ -67,7 +67,7 @@ CREATE TABLE IF NOT EXISTS benchmark_groups (
 """
 #: ``datasets.kind``: a score of the benchmark's own (``dataset``) or one computed from others
 #: (``aggregate``: HELM's mean win rate, lm-eval groups, a CSV's "average" column). Matrices leave
-#: aggregates out unless asked (:class:`harness_ext.matrix.MatrixQuery` ``aggregates``).
+#: aggregates out unless asked (:class:`harness_ext.store.matrix.MatrixQuery` ``aggregates``).
 DATASET = "dataset"
 AGGREGATE = "aggregate"
 # ``result_repeats`` holds the later values of a key one file gives more than once with different

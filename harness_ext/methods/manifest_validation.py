@@ -18,7 +18,7 @@ import json
 import math
 from pathlib import Path
 
-from .errors import HarnessExtError
+from ..errors import HarnessExtError
 
 #: Largest manifest file read (an embedded 2,000,000-cell training matrix is ~40 MB).
 MAX_MANIFEST_BYTES = 256 * 1024**2
@@ -99,7 +99,7 @@ def check_version(manifest: dict, path) -> None:
     if not isinstance(version, str):
         raise HarnessExtError(f"{path} is not a harness-ext manifest: no manifest_version")
     if version.split(".")[0] != READS_MAJOR:
-        from . import __version__
+        from .. import __version__
 
         raise HarnessExtError(f"{path} is manifest version {version} (written by {by}); this harness-ext {__version__} "
                               f"reads version {READS_MAJOR}.x: use the matching harness-ext or run 'reduce' again")
@@ -143,7 +143,7 @@ def check_consistency(manifest: dict, path) -> None:
         bad("it embeds no training matrix and names no store to rebuild it from")
     from dataclasses import fields
 
-    from .matrix import MatrixQuery
+    from ..store.matrix import MatrixQuery
 
     allowed = {f.name for f in fields(MatrixQuery)}
     unknown = sorted(set(manifest["source"]["query"]) - allowed)

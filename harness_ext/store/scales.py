@@ -321,7 +321,7 @@ def chance_level(name: str, metric: str = "score", task: Optional[str] = None, u
     >>> chance_level("MMLU-Pro", "score")[0]
     0.1
     """
-    from .benchmarks import mmlu_subject
+    from ..benchmarks import mmlu_subject
 
     m = key(str(metric).split(",")[0])
     names = [n for n in (name, task) if n]
@@ -373,7 +373,7 @@ def load_chance_file(path) -> dict:
     """
     import json
 
-    from .errors import HarnessExtError
+    from ..errors import HarnessExtError
 
     p = Path(path)
     try:
@@ -418,7 +418,7 @@ def _pattern_key(name) -> str:
 
 def parse_chance(v, where: str, default_source: str) -> tuple:
     """``(chance, source)`` from ``0.25``, ``{"chance": 0.25, "source": ...}`` or ``{"choices": 4}``."""
-    from .errors import HarnessExtError
+    from ..errors import HarnessExtError
 
     source = default_source
     if isinstance(v, dict):

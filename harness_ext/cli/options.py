@@ -18,19 +18,19 @@ from __future__ import annotations
 import argparse
 from typing import Callable, NamedTuple
 
-#: ``harness_ext.store.DB_ENV`` and ``DEFAULT_DB_NAME``
+#: ``harness_ext.store.db.DB_ENV`` and ``DEFAULT_DB_NAME``
 DEFAULT_DB_HELP = "store file (default: $HARNESS_EXT_DB or ./harness-ext.duckdb); ':memory:' for a throw-away store"
 
 #: The plugin kinds (``harness_ext.types.REGISTRATION_TYPES``).
 PLUGIN_KINDS = ("adapters", "manifest_writers", "predictors", "selectors", "similarity_measures", "weighting_schemes")
-#: ``harness_ext.prowl.TIES``
+#: ``harness_ext.methods.prowl.TIES``
 PROWL_TIES = ("half", "strict")
-#: ``harness_ext.compare.DEFAULT_SELECTORS``
+#: ``harness_ext.methods.compare.DEFAULT_SELECTORS``
 COMPARE_DEFAULT_SELECTORS = ("random-subset", "kmeans", "farthest-first-cosine", "farthest-first-euclidean",
                              "a-optimal", "d-optimal", "greedy-coverage")
-#: ``harness_ext.pounce.ANALYSES``
+#: ``harness_ext.methods.pounce.ANALYSES``
 POUNCE_ANALYSES = ("regression", "completion", "active", "tensor")
-#: ``harness_ext.weighting.SCHEME_NAMES_DEFAULT``, ``SIMILARITY_MEASURES`` and ``ANALYSES``
+#: ``harness_ext.methods.weighting.SCHEME_NAMES_DEFAULT``, ``SIMILARITY_MEASURES`` and ``ANALYSES``
 WEIGHTS_SCHEMES = ("uniform", "medoids", "distance", "inverse_distance")
 WEIGHTS_SIMILARITIES = ("cosine", "jaccard", "hamming")
 WEIGHTS_ANALYSES = ("schemes", "random", "size", "permutation", "silhouette")
@@ -76,7 +76,7 @@ def default_out(args, command: str) -> str:
 
 def require_single_benchmark(store, args) -> None:
     """Refuse to silently pick a benchmark: several in the store and no ``--benchmark`` is an error."""
-    from .errors import HarnessExtError
+    from ..errors import HarnessExtError
 
     if getattr(args, "benchmark", None):
         return
@@ -119,7 +119,7 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
                         "include them as columns, or use only them (e.g. as prediction targets)")
     g.add_argument("--chance-file", default=None, metavar="FILE",
                    help="YAML/JSON/CSV of chance levels (fraction of each dataset's scale) used before the built-in "
-                        "table (harness_ext.scales) for datasets the source gives none")
+                        "table (harness_ext.store.scales) for datasets the source gives none")
     g.add_argument(
         "--normalise",
         choices=["chance", "minmax", "none"],
@@ -133,8 +133,8 @@ def matrix_from_args(args, require_benchmark: bool = True) -> "pandas.DataFrame"
 
     With ``require_benchmark`` (analyses, reduce) a store of several benchmarks needs ``--benchmark``.
     """
-    from .matrix import MatrixQuery, load_matrix
-    from .store import Store
+    from ..store.matrix import MatrixQuery, load_matrix
+    from ..store.db import Store
 
     query = MatrixQuery(
         benchmarks=tuple(args.benchmark or ()),
@@ -185,8 +185,8 @@ def info_options(parser):
 
 
 def info_run(args) -> int:
-    from .report import format_table
-    from .store import Store
+    from ..report import format_table
+    from ..store.db import Store
 
     with Store.open(args.db, read_only=True) as store:
         c = store.counts()
@@ -221,7 +221,7 @@ def matrix_options(parser):
 def matrix_run(args) -> int:
     import sys
 
-    from .errors import HarnessExtError
+    from ..errors import HarnessExtError
 
     df = matrix_from_args(args, require_benchmark=False)
     if args.output:
@@ -484,24 +484,24 @@ class Command(NamedTuple):
 
 
 COMMANDS = {
-    "ingest": Command("ingest result files or directories into the store", ingest_options, "harness_ext.ingest:run"),
+    "ingest": Command("ingest result files or directories into the store", ingest_options, "harness_ext.store.ingest:run"),
     "matrix": Command("print or export a models x datasets performance matrix", matrix_options,
-                      "harness_ext.commands:matrix_run"),
-    "info": Command("summarise what the store holds", info_options, "harness_ext.commands:info_run"),
+                      "harness_ext.cli.options:matrix_run"),
+    "info": Command("summarise what the store holds", info_options, "harness_ext.cli.options:info_run"),
     "models": Command("list models and the names merged into each; --unmatched: likely duplicates to review",
-                      models_options, "harness_ext.identity:run"),
+                      models_options, "harness_ext.store.identity:run"),
     "plugins": Command("list registered plugins and where they come from", plugins_options,
                        "harness_ext.plugin_manager:run"),
     "stalk": Command("classify dataset-pair and model-pair relationships (SimBA phase 1)", stalk_options,
-                     "harness_ext.stalk:run"),
+                     "harness_ext.methods.stalk:run"),
     "prowl": Command("select a representative subset and evaluate coverage (SimBA phase 2)", prowl_options,
-                     "harness_ext.prowl:run"),
-    "compare": Command("compare selectors under the rank-preservation protocol", compare_options, "harness_ext.compare:run"),
-    "pounce": Command("evaluate performance predictors (SimBA phase 3, PMF)", pounce_options, "harness_ext.pounce:run"),
-    "weights": Command("weighting schemes and ranking-robustness analyses", weights_options, "harness_ext.weighting:run"),
-    "reduce": Command("build a reduced-benchmark manifest and harness files", reduce_options, "harness_ext.manifest:run"),
+                     "harness_ext.methods.prowl:run"),
+    "compare": Command("compare selectors under the rank-preservation protocol", compare_options, "harness_ext.methods.compare:run"),
+    "pounce": Command("evaluate performance predictors (SimBA phase 3, PMF)", pounce_options, "harness_ext.methods.pounce:run"),
+    "weights": Command("weighting schemes and ranking-robustness analyses", weights_options, "harness_ext.methods.weighting:run"),
+    "reduce": Command("build a reduced-benchmark manifest and harness files", reduce_options, "harness_ext.methods.manifest:run"),
     "predict": Command("predict a new model's full-benchmark scores from its subset results", predict_options,
-                       "harness_ext.predict:run"),
+                       "harness_ext.methods.predict:run"),
 }
 
 

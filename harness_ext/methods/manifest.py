@@ -21,8 +21,8 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-from . import __version__
-from .errors import HarnessExtError, MethodError
+from .. import __version__
+from ..errors import HarnessExtError, MethodError
 
 MANIFEST_VERSION = "1.0"
 #: reduce's default selector, and why (recorded in every manifest that uses it).
@@ -54,7 +54,7 @@ def validate_manifest(manifest: dict, path="manifest") -> None:
     """Raise HarnessExtError if ``manifest`` is not one ``predict`` can use.
 
     Checks the version, the JSON Schema, and what a schema cannot express
-    (:mod:`harness_ext.manifest_validation`).
+    (:mod:`harness_ext.methods.manifest_validation`).
     """
     import jsonschema
 
@@ -224,7 +224,7 @@ def build_manifest(
     Parameters
     ----------
     df : pandas.DataFrame
-        Normalised models x datasets matrix from :func:`harness_ext.matrix.load_matrix`
+        Normalised models x datasets matrix from :func:`harness_ext.store.matrix.load_matrix`
         (its ``attrs`` carry the query, dataset metadata and fingerprint).
     budget : str, optional
         ``"0.2"`` (fraction), ``"5"`` (count) or ``"coverage=0.95"`` (default).
@@ -252,15 +252,15 @@ def build_manifest(
     SimBA (000) §3 (prowl: coverage, |S*|), §4 (pounce); Ailem et al. (003) §3.3 (weighting);
     issue 14 items 1, 5, 7 (sparse matrices, selection for prediction, evidence).
     """
-    from .methods.evidence import budget_curve, budget_sizes, compare_with_random
-    from .methods.subset_cv import model_folds, subset_errors
-    from .plugin_manager import get_registration
+    from .evidence import budget_curve, budget_sizes, compare_with_random
+    from .subset_cv import model_folds, subset_errors
+    from ..plugin_manager import get_registration
     from .pounce import make_predictor
     from .harness_names import no_equivalent_warnings
     from .prowl import run_prowl
     from .weighting import compute_weights
 
-    from .safe_output import check_group_name
+    from ..safe_output import check_group_name
 
     check_group_name(group_name)
     X = df.to_numpy(dtype=float)
@@ -415,7 +415,7 @@ def build_manifest(
 
 def _plugin_versions(used) -> list:
     """Which distribution (and version) provided each plugin a manifest used, so a result can be traced."""
-    from .plugin_manager import get_registration
+    from ..plugin_manager import get_registration
 
     out = []
     for kind, name in used:
@@ -471,8 +471,8 @@ def attach_lm_eval_tasks(manifest: dict, db=None) -> dict:
     """
     from harness_ext.plugins.manifest_writers import lm_eval_task
 
-    from .lm_eval_tasks import resolve_tasks
-    from .store import Store
+    from ..store.lm_eval_tasks import resolve_tasks
+    from ..store.db import Store
 
     names = [n for n in (lm_eval_task(e) for e in manifest["subset"]) if n]
     if not names:
@@ -494,9 +494,9 @@ def attach_lm_eval_tasks(manifest: dict, db=None) -> dict:
 
 def write_outputs(manifest: dict, out_dir, formats) -> list:
     """Write the manifest with each named manifest-writer plugin; returns the paths written."""
-    from .plugin_manager import get_registration
+    from ..plugin_manager import get_registration
 
-    from .safe_output import OutputDir, checked_outputs
+    from ..safe_output import OutputDir, checked_outputs
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -553,11 +553,11 @@ def summary(manifest: dict) -> str:
 
 # -- CLI: harness-ext reduce -----------------------------------------------------------
 def run(args) -> int:
-    from .commands import matrix_from_args
-    from .plugin_manager import get_registration
-    from .store import default_db_path
+    from ..cli.options import matrix_from_args
+    from ..plugin_manager import get_registration
+    from ..store.db import default_db_path
 
-    from .safe_output import check_group_name
+    from ..safe_output import check_group_name
 
     # Unknown plugin names and unsafe output names fail before any work is done.
     check_group_name(args.group_name)
@@ -582,7 +582,7 @@ def run(args) -> int:
     attach_lm_eval_tasks(manifest, args.db or default_db_path())
     paths = write_outputs(manifest, args.out, formats)
     if not getattr(args, "no_plot", False):
-        from .methods.evidence import plot_budget_curve
+        from .evidence import plot_budget_curve
 
         ev = manifest["evidence"]
         paths.append(plot_budget_curve(ev["budget_curve"], Path(args.out) / "error_vs_budget.png",

@@ -35,8 +35,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .base import BasePredictor, check_matrix, clone
-from .errors import HarnessExtError, MethodError, PluginError
+from ..base import BasePredictor, check_matrix, clone
+from ..errors import HarnessExtError, MethodError, PluginError
 
 #: SimBA Table 4 (clean) and Table 5 (noisy) AUC-MSE, Minkowski (p=3) subsets.
 PAPER_AUC_MSE = {
@@ -74,7 +74,7 @@ OrderSpec = Union[None, Sequence[int], Callable[[np.ndarray], Sequence[int]]]
 
 def make_predictor(name: str, **params) -> BasePredictor:
     """Instantiate a registered predictor by name with keyword parameters."""
-    from .plugin_manager import get_registration
+    from ..plugin_manager import get_registration
 
     reg = get_registration("predictors", name)
     return reg.cls(**params)
@@ -163,7 +163,7 @@ def selector_order(X_train, selector: str = "greedy_coverage", random_state: int
     ``greedy_coverage`` defaults to ``similarity="minkowski"`` (SimBA Tables 4-5
     use Minkowski p=3). Raises PluginError if the selector is not registered.
     """
-    from .plugin_manager import get_registration
+    from ..plugin_manager import get_registration
 
     reg = get_registration("selectors", selector)
     est = reg.cls()
@@ -258,7 +258,7 @@ def mse_curve(X_train, X_test, order, predictor: BasePredictor, sizes=None, rows
 def auc_mse(curve) -> float:
     """Area under an MSE curve with ``|S|`` rescaled to [0, 1].
 
-    The same normalisation as SCAUC (:func:`harness_ext.prowl.scauc`:
+    The same normalisation as SCAUC (:func:`harness_ext.methods.prowl.scauc`:
     trapezoid area divided by the number of intervals), so AUC-MSE is on the
     scale of MSE itself and comparable to SimBA Table 4. A one-point curve
     (``d = 2``) has that point as its value.
@@ -365,7 +365,7 @@ def evaluate_regression(
     """
     from sklearn.model_selection import KFold
 
-    from .report import progress as progress_bar
+    from ..report import progress as progress_bar
 
     Xa = check_matrix(X, min_rows=3, min_cols=2)
     n, d = Xa.shape
@@ -477,7 +477,7 @@ def cross_validated_error(X, subset, predictor: BasePredictor, n_splits: int = 5
     ----------
     SimBA §7.2 (k-fold over models); the error bar ``predict`` reports.
     """
-    from .methods.subset_cv import subset_errors
+    from .subset_cv import subset_errors
 
     columns = X.columns if isinstance(X, pd.DataFrame) else None
     if columns is not None:
@@ -536,7 +536,7 @@ def masked_rmse(
         hidden cells inside the ``level`` interval; NaN without ``std_``),
         ``mean_std`` (average predictive std on hidden cells) and ``n_hidden``.
     """
-    from .report import progress as progress_bar
+    from ..report import progress as progress_bar
 
     Xa = check_matrix(X)
     rows = []
@@ -589,7 +589,7 @@ def active_evaluation(
     MethodError
         If ``uncertainty`` is requested and the predictor has no ``std_``.
     """
-    from .report import progress as progress_bar
+    from ..report import progress as progress_bar
 
     Xa = check_matrix(X)
     if initial <= 0 or pool <= 0 or initial + pool >= 1:
@@ -668,7 +668,7 @@ def masked_rmse_tensor(
         ``ratio, repeat, predictor, metric, rmse, n_hidden``; ``metric`` is each
         metric name and ``overall`` (all hidden entries pooled).
     """
-    from .report import progress as progress_bar
+    from ..report import progress as progress_bar
 
     T = np.asarray(T, dtype=float)
     if T.ndim != 3:
@@ -744,7 +744,7 @@ def _column_groups(df: pd.DataFrame):
 
 
 def _print(title: str, table: pd.DataFrame, floatfmt="{:.4f}", index=True):
-    from .report import format_table
+    from ..report import format_table
 
     print(f"\n{title}")
     print(format_table(table, floatfmt=floatfmt, index=index))
@@ -753,7 +753,7 @@ def _print(title: str, table: pd.DataFrame, floatfmt="{:.4f}", index=True):
 def run(args) -> int:
     from pathlib import Path
 
-    from .commands import matrix_from_args
+    from ..cli.options import matrix_from_args
 
     analyses = set(ANALYSES) if args.analysis.strip() == "all" else set(_names(args.analysis))
     bad = analyses - set(ANALYSES)
@@ -780,7 +780,7 @@ def run(args) -> int:
 
 
 def _run_regression(args, df, out, seed):
-    from .report import get_pyplot, save_figure
+    from ..report import get_pyplot, save_figure
 
     X = df.to_numpy(dtype=float)
     if np.isnan(X).any():
@@ -846,7 +846,7 @@ def _completion_predictors(args, df, seed):
             est.set_params(n_samples=args.n_samples, n_burnin=args.n_samples)
         preds[n] = est
     if args.profiles:
-        from .adapters.crosspred import load_profiles
+        from ..adapters.crosspred import load_profiles
 
         H, G = load_profiles(args.profiles, list(df.index), list(df.columns))
         for n, name in (("pmf", "cpmf"), ("bpmf", "bcpmf")):
@@ -856,7 +856,7 @@ def _completion_predictors(args, df, seed):
 
 
 def _run_completion(args, df, out, seed):
-    from .report import get_pyplot, save_figure
+    from ..report import get_pyplot, save_figure
 
     preds, groups = _completion_predictors(args, df, seed)
     if groups is not None:
@@ -896,7 +896,7 @@ def _run_completion(args, df, out, seed):
 
 
 def _run_active(args, df, out, seed):
-    from .report import get_pyplot, save_figure
+    from ..report import get_pyplot, save_figure
 
     groups = _column_groups(df)
     est = _with_params(make_predictor(args.active_predictor), random_state=seed, column_groups=groups)
@@ -932,8 +932,8 @@ def tensor_from_args(args, models, datasets):
     """
     from dataclasses import replace
 
-    from .matrix import MatrixQuery, load_matrix
-    from .store import Store
+    from ..store.matrix import MatrixQuery, load_matrix
+    from ..store.db import Store
 
     base = MatrixQuery(benchmarks=tuple(args.benchmark or ()), datasets=args.datasets, models=args.models,
                        source=args.source, num_fewshot=args.num_fewshot, dense=False, normalise=args.normalise)
@@ -949,7 +949,7 @@ def tensor_from_args(args, models, datasets):
 
 
 def _run_tensor(args, df, out, seed, explicit=True):
-    from .plugins.predictors import ProbabilisticTensorFactorization
+    from ..plugins.predictors import ProbabilisticTensorFactorization
 
     T, metrics = tensor_from_args(args, list(df.index), list(df.columns))
     if len(metrics) < 2:

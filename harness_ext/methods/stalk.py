@@ -46,8 +46,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .base import check_matrix
-from .errors import MethodError
+from ..base import check_matrix
+from ..errors import MethodError
 
 RELATIONSHIPS = ("LINEAR", "EXPONENTIAL", "POWER-LAW", "NONE")
 #: The six regressors in tie-break order: (relationship, direction). "ab" predicts b from a.
@@ -245,7 +245,7 @@ def plot_class_heatmaps(results: dict, path, title: str = ""):
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
 
-    from .report import get_pyplot, save_figure
+    from ..report import get_pyplot, save_figure
 
     plt = get_pyplot()
     # Constrained layout keeps long model names of one panel from running into the next.
@@ -274,8 +274,8 @@ def plot_class_heatmaps(results: dict, path, title: str = ""):
 
 
 def run(args) -> int:
-    from .commands import matrix_from_args
-    from .report import format_table
+    from ..cli.options import matrix_from_args
+    from ..report import format_table
 
     df = matrix_from_args(args)
     axes = ("datasets", "models") if args.axis == "both" else (args.axis,)

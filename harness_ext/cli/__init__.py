@@ -1,6 +1,6 @@
 """The ``harness-ext`` command line.
 
-Each subcommand's options are declared in :mod:`harness_ext.commands` (argparse
+Each subcommand's options are declared in :mod:`harness_ext.cli.options` (argparse
 only, so ``--help`` is instant) and its ``run(args) -> int`` lives in the module
 of its phase, imported only when the command runs; this file only wires them
 up, so adding a command never means editing a long dispatcher. Every error a
@@ -15,9 +15,9 @@ import logging
 import sys
 from typing import Optional, Sequence
 
-from . import __version__
-from .commands import ANALYSES, COMMANDS, default_out, resolve_run
-from .errors import HarnessExtError
+from .. import __version__
+from .options import ANALYSES, COMMANDS, default_out, resolve_run
+from ..errors import HarnessExtError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -115,11 +115,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args.out = default_out(args, args.command)
     try:
         if getattr(args, "lock_timeout", None) is not None:
-            from .store import set_lock_timeout
+            from ..store.db import set_lock_timeout
 
             set_lock_timeout(args.lock_timeout)
         if args.disable_plugin:
-            from .plugin_manager import disable_plugins
+            from ..plugin_manager import disable_plugins
 
             disable_plugins(args.disable_plugin)
         return _run_with_json(args)

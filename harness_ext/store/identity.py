@@ -67,7 +67,7 @@ from typing import Iterable, Optional
 
 import pandas as pd
 
-from .errors import HarnessExtError
+from ..errors import HarnessExtError
 
 #: Organisation prefixes that name a model's original developer (lower case); dropped from keys.
 KNOWN_ORGS = frozenset({
@@ -462,8 +462,8 @@ def model_table(store) -> pd.DataFrame:
 
 # -- CLI: harness-ext models ----------------------------------------------------------------------------
 def run(args) -> int:
-    from .report import format_table
-    from .store import Store
+    from ..report import format_table
+    from .db import Store
 
     if args.aliases:
         with Store.open(args.db) as store:

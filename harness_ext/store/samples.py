@@ -16,7 +16,7 @@ hashes are read.)
 
 :func:`ingest_samples` stores every numeric per-sample metric in a ``samples``
 table of the same DuckDB file as the results (created here, ``CREATE TABLE IF
-NOT EXISTS``, so the results schema in :mod:`harness_ext.store` is untouched):
+NOT EXISTS``, so the results schema in :mod:`harness_ext.store.db` is untouched):
 
 ``samples(model, task, doc_id, metric, value, source, source_id, doc_hash, prompt_hash)``
     one row per (sample, metric); ``metric`` is ``acc`` for the default filter and
@@ -54,7 +54,7 @@ from typing import Iterable, Optional
 import numpy as np
 import pandas as pd
 
-from .errors import IngestError, StoreError
+from ..errors import IngestError, StoreError
 from .ingest import is_hidden
 
 _SCHEMA = """
@@ -319,7 +319,7 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
 
     Parameters
     ----------
-    store : harness_ext.store.Store
+    store : harness_ext.store.db.Store
         Opened for writing.
     paths : iterable of path-like
         ``samples_<task>_<date>.jsonl`` files (``.jsonl.gz`` too), or folders
@@ -340,7 +340,7 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
     A (model, task, doc_id, metric) seen in two files keeps both rows; the
     first-ingested is the one :func:`prompt_matrix` uses, as for results.
     """
-    from .report import progress
+    from ..report import progress
 
     ensure_schema(store)
     con = store.con
@@ -406,7 +406,7 @@ def prompt_matrix(store, task: str, metric: str = "acc", models: Optional[Iterab
 
     Parameters
     ----------
-    store : harness_ext.store.Store
+    store : harness_ext.store.db.Store
     task : str
         lm-eval task name (as in ``samples_<task>_<date>.jsonl``).
     metric : str

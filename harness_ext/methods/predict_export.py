@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
+from .. import __version__
 from .manifest import Z90
 
 #: Top-level key marking an lm-eval-schema file as a harness-ext prediction (adapters refuse such files).
@@ -132,7 +132,7 @@ def write_lm_eval_results(pred, manifest: dict, manifest_path) -> list:
         try:
             path.write_text(json.dumps(lm_eval_results_doc(pred, manifest, model, manifest_path), indent=2) + "\n")
         except OSError as exc:
-            logging.getLogger("harness_ext.predict").warning(f"could not write {path}: {exc.strerror or exc}")
+            logging.getLogger("harness_ext.methods.predict").warning(f"could not write {path}: {exc.strerror or exc}")
             continue
         written.append(path)
     return written

@@ -5,11 +5,11 @@ every adapter's ``can_handle``; exactly one must claim it. Its records are read
 and validated completely before anything is written, so a bad file is reported
 with its reason and leaves the store as it was. Valid files are written in
 batches, one transaction per batch, each file all-or-nothing
-(:meth:`harness_ext.store.Store.ingest_batch`).
+(:meth:`harness_ext.store.db.Store.ingest_batch`).
 
 lm-eval per-sample logs (``samples_<task>_<date>.jsonl``, written by
 ``--log_samples`` beside ``results_<date>.json``) are not result files: they go
-to the samples table (:func:`harness_ext.samples.ingest_samples`) and are
+to the samples table (:func:`harness_ext.store.samples.ingest_samples`) and are
 reported with adapter ``lm_eval_samples``.
 """
 
@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
-from .errors import HarnessExtError, IngestError
-from .plugin_manager import get_registration, get_registrations
-from .types import SourceFile
+from ..errors import HarnessExtError, IngestError
+from ..plugin_manager import get_registration, get_registrations
+from ..types import SourceFile
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
 CANDIDATE_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".eval")
-#: Adapter name reported for lm-eval per-sample logs (stored by :func:`harness_ext.samples.ingest_samples`).
+#: Adapter name reported for lm-eval per-sample logs (stored by :func:`harness_ext.store.samples.ingest_samples`).
 SAMPLES_ADAPTER = "lm_eval_samples"
 #: Sources written per DuckDB transaction (each source stays all-or-nothing; see Store.ingest_batch).
 BATCH_FILES = int(os.environ.get("HARNESS_EXT_BATCH_FILES") or 256)
@@ -174,7 +174,7 @@ def read_source(src: SourceFile, adapter) -> list:
     Whatever an adapter does wrong (raises any exception, yields something that is not a
     ResultRecord, runs out of memory) fails only this source, with the adapter named.
     """
-    from .types import ResultRecord
+    from ..types import ResultRecord
 
     where = f"{adapter.name} [{adapter.source}]" if getattr(adapter, "source", None) else adapter.name
     try:
@@ -243,7 +243,7 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
 
     Parameters
     ----------
-    store : harness_ext.store.Store
+    store : harness_ext.store.db.Store
     paths : iterable of path-like
         Files or directories (walked recursively).
     adapter : str, optional
@@ -256,7 +256,7 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
         (ingested now or before), so ``--benchmark GROUP`` queries them as one.
 
     After ingesting, the model alias table is re-resolved
-    (:func:`harness_ext.identity.refresh_aliases`).
+    (:func:`harness_ext.store.identity.refresh_aliases`).
 
     Returns
     -------
@@ -265,9 +265,9 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
         Per-sample logs are stored in the samples table unless ``adapter`` is forced.
     """
     from .lm_eval_tasks import pop_configs, store_configs
-    from .report import progress
-    from .errors import StoreLockedError
-    from .store import SourceOutcome
+    from ..report import progress
+    from ..errors import StoreLockedError
+    from .db import SourceOutcome
     from .samples import ingest_samples, is_samples_file  # samples imports this module
 
     adapters = get_registrations("adapters")
@@ -387,7 +387,7 @@ def bundled_data_path() -> Path:
 
 # -- CLI: harness-ext ingest ------------------------------------------------------------
 def run(args) -> int:
-    from .store import Store
+    from .db import Store
 
     paths = list(args.paths) + ([bundled_data_path()] if args.bundled else [])
     if not paths:
@@ -403,7 +403,7 @@ def run(args) -> int:
         if not Path(args.column_meta).is_file():
             raise HarnessExtError(f"--column-meta {args.column_meta}: no such file")
         options["column_meta"] = str(Path(args.column_meta).resolve())
-    from .errors import StoreLockedError
+    from ..errors import StoreLockedError
 
     try:
         with Store.open(args.db) as store:
@@ -415,7 +415,7 @@ def run(args) -> int:
         raise StoreLockedError(f"{exc}. Not ingested: {listed}") from None
     import logging
 
-    log = logging.getLogger("harness_ext.ingest")
+    log = logging.getLogger("harness_ext.store.ingest")
     if not args.quiet:
         for f in report.by_status("skipped"):
             log.warning(f"skipped {f.path}: {f.reason}")

@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import HarnessExtError
+from ..errors import HarnessExtError
 from .manifest import Z90, load_manifest
-from .matrix import apply_normalisation, invert_normalisation, params_frame
+from ..store.matrix import apply_normalisation, invert_normalisation, params_frame
 
 __all__ = ["Prediction", "predict_from_manifest", "training_matrix"]
 
@@ -39,8 +39,8 @@ def training_matrix(manifest: dict) -> pd.DataFrame:
     if tm is not None:
         values = np.array([[np.nan if v is None else v for v in row] for row in tm["values"]], dtype=float)
         return pd.DataFrame(values, index=tm["models"], columns=tm["datasets"])
-    from .matrix import MatrixQuery, load_matrix
-    from .store import Store
+    from ..store.matrix import MatrixQuery, load_matrix
+    from ..store.db import Store
 
     src = manifest["source"]
     if not src.get("store"):
@@ -113,9 +113,9 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
     Where a model has the dataset at the manifest's shot count and at others, the manifest's is used;
     ``other_shots`` maps ``(model, dataset)`` to the shot count used when only another one was there.
     """
-    from .ingest import ingest_paths
-    from .matrix import query_results, MatrixQuery
-    from .store import Store
+    from ..store.ingest import ingest_paths
+    from ..store.matrix import query_results, MatrixQuery
+    from ..store.db import Store
 
     with Store.open(":memory:") as store:
         report = ingest_paths(store, paths, show_progress=False)
@@ -187,7 +187,7 @@ def partial_subset_errors(manifest: dict, train: np.ndarray, est, subset_idx, ha
     (per_cell, aggregate)
         ``(n_new, d)`` and ``(n_new,)`` RMSE arrays.
     """
-    from .methods.subset_cv import subset_errors
+    from .subset_cv import subset_errors
 
     cols = manifest["datasets"]
     d = len(cols)
@@ -216,7 +216,7 @@ EDGE_QUANTILE = 0.05
 
 def predict_from_manifest(manifest: dict, paths) -> Prediction:
     """Predict every dataset of the manifest for each model found in ``paths``."""
-    from .plugin_manager import get_registration
+    from ..plugin_manager import get_registration
     from .pounce import predict_new_models
 
     train = training_matrix(manifest)
@@ -339,9 +339,9 @@ def run(args) -> int:
     import logging
 
     from .predict_export import prediction_json, write_eee_records, write_lm_eval_results
-    from .report import format_table
+    from ..report import format_table
 
-    log = logging.getLogger("harness_ext.predict")
+    log = logging.getLogger("harness_ext.methods.predict")
     manifest = load_manifest(args.manifest)
     pred = predict_from_manifest(manifest, args.results)
     for w in pred.warnings:

@@ -1,0 +1,160 @@
+"""The package's floors: imports only go down, and no module grows past one concept.
+
+Floors, lowest first:
+
+0. core: the plugin core (``hookspecs``, ``types``, ``plugin_manager``, ``errors``, ``base``) and the
+   shared output helpers (``report``, ``safe_output``, ``benchmarks``);
+1. data: ``harness_ext.store`` and the built-in result readers (``harness_ext.adapters``);
+2. methods: ``harness_ext.methods`` and the built-in method plugins (``harness_ext.plugins``);
+3. commands: ``harness_ext.cli`` (and ``harness_ext.testing``, the contract tests plugin authors run).
+
+A module may import its own floor and the floors below, never one above; every import counts,
+including the lazy ones inside functions. ``harness_ext/__init__.py`` is the public API's facade
+and resolves its names lazily, so it is not on a floor.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = {"harness_ext": ROOT / "harness_ext", "harness_ext.plugins": ROOT / "plugins",
+           "harness_ext.adapters": ROOT / "adapters"}
+MAX_LINES = 700
+
+#: Known imports that still go up a floor, as (importer, imported). Issue 18 empties this list;
+#: an entry that no longer occurs fails the test so the list only shrinks.
+KNOWN_UPWARD: set = {
+    ("harness_ext.methods.compare", "harness_ext.cli.options"),
+    ("harness_ext.methods.manifest", "harness_ext.cli.options"),
+    ("harness_ext.methods.pounce", "harness_ext.cli.options"),
+    ("harness_ext.methods.prowl", "harness_ext.cli.options"),
+    ("harness_ext.methods.stalk", "harness_ext.cli.options"),
+    ("harness_ext.methods.weighting", "harness_ext.cli.options"),
+}
+#: Modules still over MAX_LINES (issue 18 splits them); same rule: the list only shrinks.
+KNOWN_LONG: set = {
+    "harness_ext.methods.compare",
+    "harness_ext.methods.pounce",
+    "harness_ext.methods.prowl",
+    "harness_ext.methods.weighting",
+}
+
+
+def floor(module: str) -> int:
+    if module.startswith(("harness_ext.cli", "harness_ext.testing", "harness_ext.__main__")):
+        return 3
+    if module.startswith(("harness_ext.methods", "harness_ext.plugins")):
+        return 2
+    if module.startswith(("harness_ext.store", "harness_ext.adapters")):
+        return 1
+    return 0
+
+
+def modules():
+    for package, base in SOURCES.items():
+        for path in sorted(base.rglob("*.py")):
+            rel = path.relative_to(base).with_suffix("").parts
+            is_pkg = rel[-1] == "__init__"
+            name = ".".join((package,) + (rel[:-1] if is_pkg else rel))
+            if package == "harness_ext" and rel[0] in ("plugins", "adapters"):
+                continue
+            yield name, path, is_pkg
+
+
+def imports(name: str, path: Path, is_pkg: bool):
+    package = name if is_pkg else name.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = parts[: len(parts) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target == "harness_ext":
+                # `from harness_ext import x`: x is a submodule or a name of the facade
+                for alias in node.names:
+                    sub = f"harness_ext.{alias.name}"
+                    yield sub if _is_module(sub) else target
+            elif target.startswith("harness_ext"):
+                yield target
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("harness_ext"):
+                    yield alias.name
+
+
+def _is_module(dotted: str) -> bool:
+    parts = dotted.split(".")[1:]
+    base = SOURCES["harness_ext"].joinpath(*parts)
+    return base.with_suffix(".py").exists() or (base / "__init__.py").exists()
+
+
+def upward_imports():
+    found = set()
+    for name, path, is_pkg in modules():
+        if name == "harness_ext":
+            continue
+        for target in imports(name, path, is_pkg):
+            if target == "harness_ext":
+                continue
+            if floor(target) > floor(name):
+                found.add((name, target))
+    return found
+
+
+def test_imports_only_go_down():
+    found = upward_imports()
+    new = sorted(found - KNOWN_UPWARD)
+    assert not new, "imports that go up a floor (commands -> methods -> store -> core):\n" + "\n".join(
+        f"  {a} imports {b}" for a, b in new)
+
+
+def test_known_upward_list_only_shrinks():
+    gone = sorted(KNOWN_UPWARD - upward_imports())
+    assert not gone, f"these are fixed; remove them from KNOWN_UPWARD: {gone}"
+
+
+def test_no_module_over_700_lines():
+    long = {name: n for name, path, _ in modules()
+            if name.startswith("harness_ext.") and not name.startswith(("harness_ext.plugins", "harness_ext.adapters"))
+            and (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    new = {k: v for k, v in long.items() if k not in KNOWN_LONG}
+    assert not new, f"modules over {MAX_LINES} lines (split them along their seams): {new}"
+    gone = sorted(KNOWN_LONG - set(long))
+    assert not gone, f"these are short now; remove them from KNOWN_LONG: {gone}"
+
+
+@pytest.mark.parametrize("floor_name,prefix", [("store", "harness_ext.store"), ("methods", "harness_ext.methods")])
+def test_lower_floors_never_print_or_parse(floor_name, prefix):
+    """Numerics and the store neither parse arguments nor print: they return results."""
+    offenders = []
+    for name, path, _ in modules():
+        if not name.startswith(prefix):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                if "argparse" in mods:
+                    offenders.append(f"{name}:{node.lineno} imports argparse")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+                offenders.append(f"{name}:{node.lineno} print()")
+    known = KNOWN_PRINTERS.get(floor_name, set())
+    new = sorted(o for o in offenders if o.split(":")[0] not in known)
+    assert not new, "\n".join(new)
+    gone = sorted(known - {o.split(":")[0] for o in offenders})
+    assert not gone, f"these no longer print or parse; remove them from KNOWN_PRINTERS: {gone}"
+
+
+#: Modules of a lower floor that still print or parse (their command part moves to harness_ext.cli).
+KNOWN_PRINTERS: dict = {
+    "store": {"harness_ext.store.db", "harness_ext.store.identity", "harness_ext.store.ingest"},
+    "methods": {"harness_ext.methods.compare", "harness_ext.methods.manifest", "harness_ext.methods.pounce",
+                "harness_ext.methods.predict", "harness_ext.methods.prowl", "harness_ext.methods.stalk",
+                "harness_ext.methods.weighting"},
+}
