@@ -1,8 +1,10 @@
-"""Shared output helpers: plain-text tables, plots, progress bars.
+"""Shared output: the one table formatter, the one JSON encoder, typed results, plots, progress.
 
-One place for these so every command prints tables and draws figures the same
-way. matplotlib is optional (the ``plot`` extra) and imported lazily with the
-non-interactive Agg backend.
+One place for these so every command prints tables, writes JSON and draws figures
+the same way, and a notebook user gets the same objects as the command line:
+a method returns a :class:`Result`, which renders itself (``str(result)``,
+``result.to_frame()``, ``result.to_json()``, ``result.plot()``). matplotlib is
+optional (the ``plot`` extra) and imported lazily with the non-interactive Agg backend.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Any, Dict, Iterable, Optional
 
 
 def format_table(df, floatfmt: str = "{:.3f}", index: bool = True) -> str:
@@ -64,3 +66,147 @@ def progress(iterable: Iterable, total: Optional[int] = None, desc: str = "", di
     if disable is None:
         disable = bool(os.environ.get("HARNESS_EXT_NO_PROGRESS")) or not sys.stderr.isatty()
     return tqdm(iterable, total=total, desc=desc, disable=disable, file=sys.stderr, leave=False)
+
+
+def jsonable(obj: Any) -> Any:
+    """``obj`` as plain JSON types: the project's one JSON encoder.
+
+    numpy scalars and arrays become numbers and lists, non-finite floats become ``null``
+    (strict JSON), DataFrames become lists of records, Series and mappings become objects,
+    dataclasses and :class:`Result` objects their ``to_dict()``/fields, paths strings, sets
+    sorted lists; anything else its ``str``.
+    """
+    import math
+
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, int):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, Result):
+        return jsonable(obj.to_dict())
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, (set, frozenset)):
+        return [jsonable(v) for v in sorted(obj, key=str)]
+    if isinstance(obj, Path):
+        return str(obj)
+    import dataclasses
+
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return jsonable({f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)})
+    mod = type(obj).__module__.split(".")[0]
+    if mod == "numpy":
+        import numpy as np
+
+        if isinstance(obj, np.ndarray):
+            return jsonable(obj.tolist())
+        if isinstance(obj, np.generic):
+            return jsonable(obj.item())
+    if mod == "pandas":
+        import pandas as pd
+
+        if isinstance(obj, pd.DataFrame):
+            frame = obj.reset_index() if not isinstance(obj.index, pd.RangeIndex) else obj
+            return jsonable(frame.to_dict(orient="records"))
+        if isinstance(obj, pd.Series):
+            return jsonable(obj.to_dict())
+        if obj is pd.NA or obj is pd.NaT:
+            return None
+        if isinstance(obj, pd.Timestamp):
+            return obj.isoformat()
+    return str(obj)
+
+
+def dumps(obj: Any, indent: Optional[int] = 2) -> str:
+    """Serialise ``obj`` with :func:`jsonable` (strict JSON: no NaN literals), newline-terminated."""
+    import json
+
+    return json.dumps(jsonable(obj), indent=indent, allow_nan=False) + "\n"
+
+
+class Result:
+    """Base of the typed results every method returns; they render themselves.
+
+    A subclass lists its named tables in :meth:`tables` (the first is the main one, returned by
+    :meth:`to_frame`) and any scalar summary in :meth:`summary`; :meth:`render` (also ``str()``),
+    :meth:`to_dict` and :meth:`to_json` follow from those, so no command formats its own output.
+    A result with a figure overrides :meth:`plot`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> class Scores(Result):
+    ...     title = "scores"
+    ...     def __init__(self, frame): self.frame = frame
+    ...     def tables(self): return {"scores": self.frame}
+    >>> print(Scores(pd.DataFrame({"acc": [0.5]}, index=["m1"])).render())
+    scores
+          acc
+    m1  0.500
+    """
+
+    #: One line naming what this is (the command prints it above the tables).
+    title: str = ""
+    #: Format of floats in the text tables.
+    floatfmt: str = "{:.3f}"
+
+    def tables(self) -> Dict[str, Any]:
+        """Named DataFrames, main one first."""
+        return {}
+
+    def summary(self) -> Dict[str, Any]:
+        """Scalar facts shown above the tables and put in the JSON (name -> value)."""
+        return {}
+
+    def to_frame(self):
+        """The main table as a DataFrame."""
+        tables = self.tables()
+        if not tables:
+            import pandas as pd
+
+            return pd.DataFrame([self.summary()])
+        return next(iter(tables.values()))
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON document: ``{"title", "summary", "tables": {name: records}}``."""
+        return {"title": self.title, "summary": self.summary(),
+                "tables": {name: frame for name, frame in self.tables().items()}}
+
+    def to_json(self, path=None, indent: Optional[int] = 2) -> str:
+        """The result as JSON text; with ``path``, also written there."""
+        text = dumps(self.to_dict(), indent=indent)
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
+
+    def render(self) -> str:
+        """The text the command line prints: title, summary lines, then each table."""
+        parts = [self.title] if self.title else []
+        for key, value in self.summary().items():
+            if isinstance(value, float):
+                value = self.floatfmt.format(value)
+            parts.append(f"{key}: {value}")
+        tables = self.tables()
+        for name, frame in tables.items():
+            if len(tables) > 1:
+                parts.append(f"\n{name}")
+            parts.append(format_table(frame, floatfmt=self.floatfmt))
+        return "\n".join(parts)
+
+    def plot(self, path=None):
+        """Draw the result's figure (saved to ``path`` when given); not every result has one."""
+        from .errors import HarnessExtError
+
+        raise HarnessExtError(f"{type(self).__name__} has no plot")
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def _repr_html_(self) -> str:  # notebooks show the main table
+        frame = self.to_frame()
+        head = f"<p><b>{self.title}</b></p>" if self.title else ""
+        return head + frame._repr_html_()

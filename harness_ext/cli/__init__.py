@@ -167,12 +167,14 @@ def _unexpected(command: str, argv: list, exc: BaseException, verbose: bool) -> 
 def _run_with_json(args) -> int:
     """Run the command; with ``--json`` also write its JSON result (``-``: on stdout, the text then on stderr).
 
-    A command puts its result in ``args.json_payload``; one that does not is described by the
-    tables (CSV files) it wrote to its output folder.
+    A command puts its result in ``args.json_payload`` (a :class:`~harness_ext.report.Result`, through
+    :func:`harness_ext.cli.output.emit`); one that does not is described by the tables (CSV files) it
+    wrote to its output folder.
     """
     import contextlib
-    import json
     from pathlib import Path
+
+    from ..report import dumps
 
     target = getattr(args, "json_out", None)
     run = resolve_run(args._run)
@@ -184,7 +186,7 @@ def _run_with_json(args) -> int:
     payload = getattr(args, "json_payload", None)
     if payload is None:
         payload = _tables_json(args)
-    text = json.dumps(payload, indent=2, default=_json_default) + "\n"
+    text = dumps(payload)
     if target == "-":
         real_stdout.write(text)
         real_stdout.flush()
@@ -192,16 +194,6 @@ def _run_with_json(args) -> int:
         Path(target).write_text(text)
         print(f"wrote {target}", file=sys.stderr if target == "-" else sys.stdout)
     return rc
-
-
-def _json_default(o):
-    import numpy as np
-
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    return str(o)
 
 
 def _tables_json(args) -> dict:

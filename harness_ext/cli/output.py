@@ -1,0 +1,16 @@
+"""How every command shows its result: the result's own text on stdout, its JSON for ``--json``.
+
+Commands never format tables or encode JSON themselves: a method returns a
+:class:`harness_ext.report.Result`, and :func:`emit` prints ``result.render()`` and hands the
+result to ``--json`` (written by :func:`harness_ext.cli._run_with_json` with the one encoder,
+:func:`harness_ext.report.dumps`).
+"""
+
+from __future__ import annotations
+
+
+def emit(args, result, *, show: bool = True) -> None:
+    """Print ``result`` (unless ``show`` is false) and keep it as the command's ``--json`` document."""
+    if show:
+        print(result.render())
+    args.json_payload = result
