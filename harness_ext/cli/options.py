@@ -484,24 +484,24 @@ class Command(NamedTuple):
 
 
 COMMANDS = {
-    "ingest": Command("ingest result files or directories into the store", ingest_options, "harness_ext.store.ingest:run"),
+    "ingest": Command("ingest result files or directories into the store", ingest_options, "harness_ext.cli.ingest:run"),
     "matrix": Command("print or export a models x datasets performance matrix", matrix_options,
                       "harness_ext.cli.options:matrix_run"),
     "info": Command("summarise what the store holds", info_options, "harness_ext.cli.options:info_run"),
     "models": Command("list models and the names merged into each; --unmatched: likely duplicates to review",
-                      models_options, "harness_ext.store.identity:run"),
+                      models_options, "harness_ext.cli.models:run"),
     "plugins": Command("list registered plugins and where they come from", plugins_options,
-                       "harness_ext.plugin_manager:run"),
+                       "harness_ext.cli.plugins:run"),
     "stalk": Command("classify dataset-pair and model-pair relationships (SimBA phase 1)", stalk_options,
-                     "harness_ext.methods.stalk:run"),
+                     "harness_ext.cli.stalk:run"),
     "prowl": Command("select a representative subset and evaluate coverage (SimBA phase 2)", prowl_options,
-                     "harness_ext.methods.prowl:run"),
-    "compare": Command("compare selectors under the rank-preservation protocol", compare_options, "harness_ext.methods.compare:run"),
-    "pounce": Command("evaluate performance predictors (SimBA phase 3, PMF)", pounce_options, "harness_ext.methods.pounce:run"),
-    "weights": Command("weighting schemes and ranking-robustness analyses", weights_options, "harness_ext.methods.weighting:run"),
-    "reduce": Command("build a reduced-benchmark manifest and harness files", reduce_options, "harness_ext.methods.manifest:run"),
+                     "harness_ext.cli.prowl:run"),
+    "compare": Command("compare selectors under the rank-preservation protocol", compare_options, "harness_ext.cli.compare:run"),
+    "pounce": Command("evaluate performance predictors (SimBA phase 3, PMF)", pounce_options, "harness_ext.cli.pounce:run"),
+    "weights": Command("weighting schemes and ranking-robustness analyses", weights_options, "harness_ext.cli.weights:run"),
+    "reduce": Command("build a reduced-benchmark manifest and harness files", reduce_options, "harness_ext.cli.reduce:run"),
     "predict": Command("predict a new model's full-benchmark scores from its subset results", predict_options,
-                       "harness_ext.methods.predict:run"),
+                       "harness_ext.cli.predict:run"),
 }
 
 
