@@ -144,3 +144,45 @@ def test_predict_subsets_matches_fold_in_and_exposes_factors():
     assert est.dataset_factors_.shape == (12, 2)
     p = est.predict_new_models(np.where(np.arange(12) < 2, X[50:], np.nan), calibrate=False)
     assert np.allclose(p.mean, outs[0])
+
+
+def test_ridge_loo_matches_sklearn_ridgecv_per_target():
+    from sklearn.linear_model import RidgeCV
+
+    from harness_ext.methods.completion import RIDGE_ALPHAS, ridge_loo_predict
+
+    rng = np.random.default_rng(3)
+    Zc = rng.normal(size=(60, 8)) @ rng.normal(size=(8, 12)) + rng.normal(size=(60, 12))
+    Q = rng.normal(size=(7, 3))
+    cols = [1, 4, 6]
+    ref = RidgeCV(alphas=RIDGE_ALPHAS, alpha_per_target=True).fit(Zc[:, cols], Zc).predict(Q)
+    assert np.allclose(ridge_loo_predict(Zc, cols, Q), ref, atol=1e-6)
+
+
+def test_blend_endpoints_and_auto_choice():
+    from harness_ext.methods.completion import BLEND_GRID, direct_predict
+
+    X = _proportions(5, m=80, d=12)
+    Xn = np.where(np.arange(12) < 3, X[60:], np.nan)
+    fold = LowRankCompleter(ranks=(2,), lams=(1.0,), blend=0.0).fit(X[:60])
+    z = fold.transform_.transform(Xn)
+    assert np.allclose(fold.predict_new_models(Xn, calibrate=False).mean[:, 3:],
+                       fold.transform_.inverse_transform(fold_in(fold.fit_, z).mean)[:, 3:])
+    direct = LowRankCompleter(ranks=(2,), lams=(1.0,), blend=1.0).fit(X[:60])
+    assert np.allclose(direct.predict_new_models(Xn, calibrate=False).mean[:, 3:],
+                       direct.transform_.inverse_transform(direct_predict(direct.fit_, direct.Z_, z))[:, 3:])
+    auto = LowRankCompleter(ranks=(2,), lams=(1.0,)).fit(X[:60])
+    p = auto.predict_new_models(Xn, weights=np.full(12, 1 / 12))
+    assert auto.blend_new_ in BLEND_GRID and np.isfinite(p.aggregate).all()
+    with pytest.raises(Exception, match="blend"):
+        LowRankCompleter(blend=2.0).fit(X[:60]).predict_new_models(Xn, calibrate=False)
+
+
+def test_with_fixed_settings_chooses_once():
+    X = _proportions(6, m=50, d=10)
+    est = LowRankCompleter(random_state=2)
+    fixed = est.with_fixed_settings(X)
+    full = LowRankCompleter(random_state=2).fit(X)
+    assert (fixed.rank, fixed.lam) == (full.rank_, full.lam_)
+    assert fixed.fit(X[:40]).cv_ is None  # no inner search in the folds
+    assert LowRankCompleter(rank=1, lam=3.0).with_fixed_settings(X).get_params()["rank"] == 1

@@ -16,9 +16,17 @@ Intervals are adaptive: the conformal score is the residual divided by the
 model's own predictive sd, so a model with fewer observed cells (larger fold-in
 posterior) gets a wider interval.
 
+A new model's mean blends the fold-in with a direct regression (ridge from the
+datasets the model has to every dataset, on the low-rank-completed training
+matrix, penalty per target by exact leave-one-out): the fold-in is limited to
+the rank of the fit, the regression is not. The blend weight is chosen with
+the rank in the same held-out-model folds that calibrate the intervals.
+
 References
 ----------
-Lei et al. (JASA 2018) §5.2 (locally weighted split conformal); Zeng &
+Lei et al. (JASA 2018) §5.2 (locally weighted split conformal); Hastie,
+Tibshirani & Friedman, *Elements of Statistical Learning* (2009), eq. 7.52
+(leave-one-out residuals of a linear smoother); Zeng &
 Papailiopoulos (arXiv 2606.24020) §3-4 (logit-space biased low-rank completion
 with conformal intervals); Salakhutdinov & Mnih (ICML 2008).
 """
@@ -35,7 +43,66 @@ from .conformal import Z90, conformal_quantile, normalised_scores
 from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, fit_als, fit_gibbs, fold_in, select_rank_lam
 from .transforms import DEFAULT_EPS, as_transform
 
-__all__ = ["LowRankCompleter", "IntervalPrediction"]
+__all__ = ["LowRankCompleter", "IntervalPrediction", "ridge_loo_predict"]
+
+#: Penalties searched (per target, by leave-one-out) by the direct regression.
+RIDGE_ALPHAS = np.logspace(-3, 3, 13)
+#: Weights of the direct regression tried next to the fold-in (0: fold-in only).
+BLEND_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
+#: Weight used where no held-out-model calibration chose one (selection's inner CV).
+BLEND_UNCALIBRATED = 0.5
+
+
+def ridge_loo_predict(Zc, cols, Q, alphas=RIDGE_ALPHAS) -> np.ndarray:
+    """Ridge regression of every column of ``Zc`` on its columns ``cols``; predictions for rows ``Q``.
+
+    ``Zc`` (m, d) is complete; ``Q`` (n, len(cols)) holds the new rows' values on
+    ``cols``. Each target column gets its own penalty from ``alphas``, the one
+    with the lowest exact leave-one-out error (one SVD of the centred design,
+    residuals ``(y - yhat) / (1 - h_ii)``), as sklearn's ``RidgeCV`` with
+    ``alpha_per_target=True`` does by GCV.
+
+    References
+    ----------
+    Hastie, Tibshirani & Friedman (2009), eq. 7.52; Golub, Heath & Wahba (1979).
+    """
+    A = Zc[:, cols]
+    m = A.shape[0]
+    a_mu, y_mu = A.mean(0), Zc.mean(0)
+    U, sv, Vt = np.linalg.svd(A - a_mu, full_matrices=False)
+    Yc = Zc - y_mu
+    UtY = U.T @ Yc
+    s2 = sv ** 2
+    best_err = np.full(Zc.shape[1], np.inf)
+    coef = np.zeros((len(cols), Zc.shape[1]))
+    for alpha in alphas:  # one pass per penalty (13), all targets at once
+        f = s2 / (s2 + alpha)
+        h = np.minimum((U ** 2) @ f + 1.0 / m, 1.0 - 1e-6)
+        err = (((Yc - U @ (f[:, None] * UtY)) / (1.0 - h)[:, None]) ** 2).mean(0)
+        better = err < best_err
+        if better.any():
+            best_err = np.where(better, err, best_err)
+            c = Vt.T @ ((sv / (s2 + alpha))[:, None] * UtY[:, better])
+            coef[:, better] = c
+    return (np.asarray(Q, dtype=float) - a_mu) @ coef + y_mu
+
+
+def direct_predict(fit, Z_train, z_new) -> np.ndarray:
+    """Direct regression of each new row (transformed space) from the cells it has.
+
+    The training matrix is completed by the low-rank fit (its observed cells kept),
+    then :func:`ridge_loo_predict` is run once per distinct pattern of observed cells.
+    """
+    Zc = np.where(np.isnan(Z_train), fit.mean(), Z_train)
+    O = ~np.isnan(z_new)
+    out = np.empty(z_new.shape)
+    patterns, inverse = np.unique(O, axis=0, return_inverse=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    for g, pat in enumerate(patterns):
+        rows = inverse == g
+        cols = np.flatnonzero(pat)
+        out[rows] = Zc.mean(0) if cols.size == 0 else ridge_loo_predict(Zc, cols, z_new[rows][:, cols])
+    return out
 
 
 class IntervalPrediction(NamedTuple):
@@ -93,6 +160,11 @@ class LowRankCompleter(BasePredictor):
         Gibbs settings.
     max_iter : int
         ALS sweeps.
+    blend : "auto" or float
+        Weight of the direct regression in a new model's prediction (0: fold-in
+        only). ``"auto"`` chooses it from ``BLEND_GRID`` with the rank, on the
+        held-out training models of :meth:`predict_new_models`' calibration;
+        uncalibrated predictions (selection's inner CV) use 0.5.
     column_scale : bool
         Z-score each transformed column over its observed cells before the fit
         (and undo it after), so every dataset weighs alike in the least-squares
@@ -120,7 +192,7 @@ class LowRankCompleter(BasePredictor):
     def __init__(self, method: str = "als", rank="auto", lam="auto", lam_bias: float = 0.1, ranks=DEFAULT_RANKS,
                  lams=DEFAULT_LAMS, cv_folds: int = 3, scales="auto", scale_meta=None, eps: float = DEFAULT_EPS,
                  level: float = 0.9, calibration_folds: int = 5, n_burnin: int = 150, n_samples: int = 150,
-                 thin: int = 3, max_iter: int = 100, column_scale: bool = True, random_state: int = 0):
+                 thin: int = 3, max_iter: int = 100, column_scale: bool = True, blend="auto", random_state: int = 0):
         self.method = method
         self.rank = rank
         self.lam = lam
@@ -138,6 +210,7 @@ class LowRankCompleter(BasePredictor):
         self.thin = thin
         self.max_iter = max_iter
         self.column_scale = column_scale
+        self.blend = blend
         self.random_state = random_state
 
     # -- fitting -------------------------------------------------------------------------
@@ -149,6 +222,32 @@ class LowRankCompleter(BasePredictor):
             return als
         return fit_gibbs(Z, rank=rank, n_burnin=self.n_burnin, n_samples=self.n_samples, thin=self.thin,
                          lam_bias=self.lam_bias, random_state=self.random_state + seed_offset, init=als)
+
+    def with_fixed_settings(self, X) -> "LowRankCompleter":
+        """A copy with rank and penalty fixed to what cross-validation chooses on ``X``.
+
+        Evaluation loops that refit on many subsets of the same models (``reduce``'s
+        model folds, the selector's objective) call this once and fit the copy in
+        every fold, instead of repeating the rank/penalty search inside each fold.
+        The copy's ``get_params()`` record the chosen values.
+        """
+        from ..base import clone
+
+        est = clone(self)
+        if self.rank == "auto" or self.lam == "auto":
+            with limit_threads():
+                X = check_matrix(X)
+                t = as_transform(self.scales, X, self.scale_meta, self.eps)
+                t = _ColumnScaled(t, X) if self.column_scale else t
+                cv = self._select(t.transform(X))
+            est.set_params(rank=int(cv["rank"]), lam=float(cv["lam"]))
+        return est
+
+    def _select(self, Z) -> dict:
+        ranks = self.ranks if self.rank == "auto" else (int(self.rank),)
+        lams = self.lams if self.lam == "auto" else (float(self.lam),)
+        return select_rank_lam(Z, ranks=ranks, lams=lams, n_folds=self.cv_folds, random_state=self.random_state,
+                               lam_bias=self.lam_bias)
 
     def fit(self, X):
         with limit_threads():  # small batched solves: extra BLAS threads only contend on a busy machine
@@ -167,10 +266,7 @@ class LowRankCompleter(BasePredictor):
         Z = self.transform_.transform(X)
         self.cv_ = None
         if self.rank == "auto" or self.lam == "auto":
-            ranks = self.ranks if self.rank == "auto" else (int(self.rank),)
-            lams = self.lams if self.lam == "auto" else (float(self.lam),)
-            self.cv_ = select_rank_lam(Z, ranks=ranks, lams=lams, n_folds=self.cv_folds,
-                                       random_state=self.random_state, lam_bias=self.lam_bias)
+            self.cv_ = self._select(Z)
             self.rank_, self.lam_ = int(self.cv_["rank"]), float(self.cv_["lam"])
         else:
             self.rank_, self.lam_ = int(self.rank), float(self.lam)
@@ -262,9 +358,11 @@ class LowRankCompleter(BasePredictor):
         O = ~np.isnan(X_new)
         z = self.transform_.transform(X_new)
         fit = self.fit_
+        alpha = self._uncalibrated_blend()
         if calibrate and int(self.calibration_folds) >= 2:
-            q_cell, q_agg, n_cal, rank = self._calibrate_new(O, None if w is None else (w if w.ndim == 1 else w.mean(0)))
-            self.rank_new_ = rank
+            q_cell, q_agg, n_cal, rank, alpha = self._calibrate_new(
+                O, None if w is None else (w if w.ndim == 1 else w.mean(0)))
+            self.rank_new_, self.blend_new_ = rank, alpha
             if rank != self.rank_:
                 fits = self.__dict__.setdefault("_fits_by_rank", {})
                 if rank not in fits:
@@ -274,37 +372,54 @@ class LowRankCompleter(BasePredictor):
             q_cell = q_agg = _normal_quantile(self.level)
             n_cal = (0, 0)
         fi = fold_in(fit, z)
-        lo_x, hi_x = self.transform_.inverse_interval(fi.mean - q_cell * fi.sd, fi.mean + q_cell * fi.sd)
-        mean = np.where(O, X_new, self.transform_.inverse_transform(fi.mean))
+        mz = self._blend(fi.mean, fit, self.Z_, z, alpha)
+        lo_x, hi_x = self.transform_.inverse_interval(mz - q_cell * fi.sd, mz + q_cell * fi.sd)
+        mean = np.where(O, X_new, self.transform_.inverse_transform(mz))
         lower = np.where(O, X_new, lo_x)
         upper = np.where(O, X_new, hi_x)
-        sd = np.where(O, 0.0, fi.sd * self.transform_.derivative(fi.mean))
+        sd = np.where(O, 0.0, fi.sd * self.transform_.derivative(mz))
         agg = agg_lo = agg_hi = None
         if w is not None:
             W = np.broadcast_to(w, mean.shape)
             agg = (mean * W).sum(1)
-            J = np.where(O, 0.0, W * self.transform_.derivative(fi.mean))
+            J = np.where(O, 0.0, W * self.transform_.derivative(mz))
             half = q_agg * fi.linear_sd(J)
             agg_lo, agg_hi = agg - half, agg + half
         return IntervalPrediction(mean, lower, upper, sd, O, agg, agg_lo, agg_hi, float(self.level), float(q_cell),
                                   None if w is None else float(q_agg), n_cal)
 
+    def _uncalibrated_blend(self) -> float:
+        if self.blend == "auto":
+            return BLEND_UNCALIBRATED
+        a = float(self.blend)
+        if not 0.0 <= a <= 1.0:
+            raise MethodError(f"blend must be 'auto' or a weight in [0, 1], got {self.blend!r}")
+        return a
+
+    @staticmethod
+    def _blend(fold_mean, fit, Z_train, z_new, alpha):
+        """``(1 - alpha) * fold-in + alpha * direct regression`` (transformed space)."""
+        if alpha <= 0.0:
+            return fold_mean
+        return (1.0 - alpha) * fold_mean + alpha * direct_predict(fit, Z_train, z_new)
+
     def _calibrate_new(self, O_new, w):
-        """Rank and conformal multipliers (cells, aggregate) for new models observed as in ``O_new``.
+        """Rank, blend weight and conformal multipliers (cells, aggregate) for new models observed as in ``O_new``.
 
         The training models are split into K seeded folds; each fold is refitted
         without, its models are masked to the observed pattern of a new model
-        (cycling through the new models' patterns) and folded in; scores are
+        (cycling through the new models' patterns) and predicted; scores are
         taken on their other observed cells and on their aggregate over the
         datasets they have (weights renormalised there). With ALS every rank of
-        ``ranks`` (and the cell-CV one) is tried in the same folds and the one with
-        the lowest held-out error of the folded-in models is used: the rank that
+        ``ranks`` (and the cell-CV one) is tried in the same folds, and with
+        ``blend="auto"`` every weight of ``BLEND_GRID``; the pair with the lowest
+        held-out squared error (transformed space) is used: the rank that
         completes cells best is not always the one that predicts a model from
         few cells best. Only training models are used.
 
         Returns
         -------
-        (q_cell, q_agg, (n_cell_scores, n_agg_scores), rank)
+        (q_cell, q_agg, (n_cell_scores, n_agg_scores), rank, blend)
         """
         key = (np.packbits(O_new, axis=1).tobytes(), O_new.shape, None if w is None else w.tobytes())
         cache = getattr(self, "_cal_cache", None)
@@ -320,9 +435,11 @@ class LowRankCompleter(BasePredictor):
             ranks = sorted({int(r) for r in self.ranks if int(r) < min(m - m // K, d)} | {self.rank_})
         else:
             ranks = [self.rank_]
-        cell_scores = {r: [] for r in ranks}
-        agg_scores = {r: [] for r in ranks}
-        sq = {r: 0.0 for r in ranks}
+        alphas = BLEND_GRID if self.blend == "auto" else (self._uncalibrated_blend(),)
+        grid = [(r, a) for r in ranks for a in alphas]
+        cell_scores = {g: [] for g in grid}
+        agg_scores = {g: [] for g in grid}
+        sq = {g: 0.0 for g in grid}
         for f in range(K):
             test = np.flatnonzero(fold == f)
             if test.size == 0 or test.size == m:
@@ -333,29 +450,35 @@ class LowRankCompleter(BasePredictor):
             z_in = np.where(pat, Zt, np.nan)
             target = have & ~pat
             X_true = self.X_[test]  # raw values: the transform clips at chance and at eps
+            if w is not None:
+                wt = np.where(have, w[None, :], 0.0)
+                tot = wt.sum(1, keepdims=True)
+                ok = (tot[:, 0] != 0) & target.any(1)
+                wt = wt / np.where(tot != 0, tot, 1.0)
+                a_true = np.nansum(np.where(have, X_true, 0.0) * wt, 1)
             for r in ranks:
-                fi = fold_in(self._fit_z(Z[fold != f], seed_offset=f + 101, rank=r), z_in)
-                sq[r] += float(((fi.mean - Zt)[target] ** 2).sum())
-                cell_scores[r].append(normalised_scores(Zt[target], fi.mean[target], fi.sd[target]))
-                if w is not None:
-                    x_pred = np.where(pat & have, X_true, self.transform_.inverse_transform(fi.mean))
-                    wt = np.where(have, w[None, :], 0.0)
-                    tot = wt.sum(1, keepdims=True)
-                    ok = (tot[:, 0] != 0) & target.any(1)
-                    wt = wt / np.where(tot != 0, tot, 1.0)
-                    a_true = np.nansum(np.where(have, X_true, 0.0) * wt, 1)
-                    a_pred = (np.where(have, x_pred, 0.0) * wt).sum(1)
-                    J = np.where(target, wt * self.transform_.derivative(fi.mean), 0.0)
-                    agg_scores[r].append(normalised_scores(a_true[ok], a_pred[ok], fi.linear_sd(J)[ok]))
-        rank = min(ranks, key=lambda r: (sq[r], r))
-        cells = np.concatenate(cell_scores[rank]) if cell_scores[rank] else np.array([])
+                ft = self._fit_z(Z[fold != f], seed_offset=f + 101, rank=r)
+                fi = fold_in(ft, z_in)
+                direct = direct_predict(ft, Z[fold != f], z_in) if any(a > 0 for a in alphas) else fi.mean
+                for a in alphas:
+                    mz = (1.0 - a) * fi.mean + a * direct if a > 0 else fi.mean
+                    sq[(r, a)] += float(((mz - Zt)[target] ** 2).sum())
+                    cell_scores[(r, a)].append(normalised_scores(Zt[target], mz[target], fi.sd[target]))
+                    if w is not None:
+                        x_pred = np.where(pat & have, X_true, self.transform_.inverse_transform(mz))
+                        a_pred = (np.where(have, x_pred, 0.0) * wt).sum(1)
+                        J = np.where(target, wt * self.transform_.derivative(mz), 0.0)
+                        agg_scores[(r, a)].append(normalised_scores(a_true[ok], a_pred[ok], fi.linear_sd(J)[ok]))
+        best = min(grid, key=lambda g: (round(sq[g], 10), g[0], g[1]))
+        cells = np.concatenate(cell_scores[best]) if cell_scores[best] else np.array([])
         q_cell = conformal_quantile(cells, self.level) if cells.size else _normal_quantile(self.level)
         q_agg, n_agg = None, 0
         if w is not None:
-            aggs = np.concatenate(agg_scores[rank]) if agg_scores[rank] else np.array([])
+            aggs = np.concatenate(agg_scores[best]) if agg_scores[best] else np.array([])
             q_agg = conformal_quantile(aggs, self.level) if aggs.size else _normal_quantile(self.level)
             n_agg = int(aggs.size)
-        out = (q_cell, q_agg, (int(cells.size), n_agg), int(rank))
+        self.calibration_sq_ = {f"rank={r},blend={a}": v for (r, a), v in sq.items()}
+        out = (q_cell, q_agg, (int(cells.size), n_agg), int(best[0]), float(best[1]))
         self._cal_cache = (key, out)
         return out
 
@@ -377,9 +500,11 @@ class LowRankCompleter(BasePredictor):
                 keep[np.asarray(subset, dtype=int)] = True
                 Xn = np.where(keep, X_new, np.nan)
                 O = ~np.isnan(Xn)
-                fi = fold_in(self.fit_, self.transform_.transform(Xn))
-                out.append(np.where(O, Xn, self.transform_.inverse_transform(fi.mean)))
-                stds.append(np.where(O, 0.0, fi.sd * self.transform_.derivative(fi.mean)))
+                zn = self.transform_.transform(Xn)
+                fi = fold_in(self.fit_, zn)
+                mz = self._blend(fi.mean, self.fit_, self.Z_, zn, self._uncalibrated_blend())
+                out.append(np.where(O, Xn, self.transform_.inverse_transform(mz)))
+                stds.append(np.where(O, 0.0, fi.sd * self.transform_.derivative(mz)))
         self.subset_std_ = stds
         return out
 

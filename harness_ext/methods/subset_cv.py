@@ -69,24 +69,30 @@ def model_folds(n: int, n_splits: int, random_state: int):
 def fold_predictions(predictor, X: np.ndarray, subsets: Sequence, folds, cache: Optional[dict] = None) -> list:
     """Per fold, the held-out models' predicted rows for each subset: ``[[mean per subset] per fold]``.
 
-    Uses ``predictor.predict_subsets`` (fit once per fold, fold each subset in)
-    when the predictor has it, or ``fit`` once per fold and
-    ``predict_new_models(X_new, calibrate=False)`` per subset when it has that
-    (fold-in of :class:`harness_ext.methods.completion.LowRankCompleter`;
-    ``cache``, a dict kept by the caller, holds those per-fold fits across
-    calls on the same matrix and folds), otherwise one fit of the stacked matrix per
+    A predictor with ``predict_new_models`` (the low-rank completers of
+    :mod:`harness_ext.methods.completion`) is fitted once per fold and each
+    subset folded in (``calibrate=False``); ``cache``, a dict kept by the
+    caller, holds those per-fold fits across calls on the same matrix and
+    folds. Its settings chosen by an inner cross-validation (rank, penalty)
+    are chosen once on all of ``X`` (``with_fixed_settings``) and then held
+    fixed in every fold, so the folds do not each repeat that search. Otherwise
+    ``predictor.predict_subsets`` (fit once per fold, fold each subset in) is
+    used when the predictor has it, else one fit of the stacked matrix per
     (fold, subset) through :func:`harness_ext.methods.pounce.predict_new_models`.
     """
     from ..base import clone
     from .pounce import predict_new_models
 
+    if hasattr(predictor, "with_fixed_settings"):
+        fixed = cache.get("settings") if cache is not None else None
+        if fixed is None:
+            fixed = predictor.with_fixed_settings(X)
+            if cache is not None:
+                cache["settings"] = fixed
+        predictor = fixed
     out = []
     for i, (f_tr, f_te) in enumerate(folds):
-        if hasattr(predictor, "predict_subsets"):
-            X_new = X[f_te]
-            out.append(clone(predictor).predict_subsets(X[f_tr], X_new, [np.asarray(s, dtype=int) for s in subsets]))
-        elif hasattr(predictor, "predict_new_models"):
-            # Fit once per fold, fold each subset in (the low-rank completers of harness_ext.methods.completion).
+        if hasattr(predictor, "predict_new_models"):
             est = cache.get(i) if cache is not None else None
             if est is None:
                 est = clone(predictor).fit(X[f_tr])
@@ -98,6 +104,9 @@ def fold_predictions(predictor, X: np.ndarray, subsets: Sequence, folds, cache: 
                 keep[np.asarray(s, dtype=int)] = True
                 masked.append(np.where(keep, X[f_te], np.nan))
             out.append([np.asarray(est.predict_new_models(m, calibrate=False).mean) for m in masked])
+        elif hasattr(predictor, "predict_subsets"):
+            X_new = X[f_te]
+            out.append(clone(predictor).predict_subsets(X[f_tr], X_new, [np.asarray(s, dtype=int) for s in subsets]))
         else:
             rows = np.concatenate([f_tr, f_te])
             out.append([predict_new_models(predictor, X[f_tr], X[f_te], subset=s, rows=rows)[0] for s in subsets])
