@@ -1,0 +1,169 @@
+"""Every similarity fast path against the library routine a user would call (issue 17).
+
+Complete data, 20% missing cells and a constant column, each against pandas /
+numpy / scipy / sklearn: the routine the benchmark (benchmarks/bench_similarity_libs.py)
+times us against where one exists, otherwise scipy's per-pair function on the
+pairwise-complete rows. Ties are included (a rounded column, a clipped one).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from scipy.spatial import distance
+
+from harness_ext.plugins import similarity as S
+
+CASES = ["complete", "missing", "constant", "constant_missing"]
+
+
+def _matrix(case: str, n: int = 150, q: int = 12, seed: int = 7) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = np.clip(rng.random((n, 3)) @ rng.random((3, q)) / 2 + 0.1 * rng.standard_normal((n, q)), 0, 1)
+    X[:, 2] = np.round(X[:, 2], 1)  # many ties
+    if case.startswith("constant"):
+        X[:, 5] = 0.1  # 0.1 is not exact in binary: centring leaves rounding noise
+    if case.endswith("missing"):
+        X[rng.random((n, q)) < 0.2] = np.nan
+    return X
+
+
+def _pairs(X, fn) -> np.ndarray:
+    """fn on the pairwise-complete rows of every column pair (NaN if none)."""
+    q = X.shape[1]
+    R = np.full((q, q), np.nan)
+    for i in range(q):
+        for j in range(q):
+            m = ~np.isnan(X[:, i]) & ~np.isnan(X[:, j])
+            if m.any():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    R[i, j] = fn(X[m, i], X[m, j], m.sum())
+    return R
+
+
+def _offdiag(A, B, atol):
+    off = ~np.eye(A.shape[0], dtype=bool)
+    np.testing.assert_allclose(A[off], B[off], atol=atol, equal_nan=True)
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
+def test_correlations_match_pandas(case, method):
+    X = _matrix(case)
+    name = {"kendall": "kendall_tau"}.get(method, method)
+    ours = S._FUNCS[name][0](X)
+    ref = pd.DataFrame(X).corr(method=method).to_numpy().copy()
+    if case.startswith("constant"):
+        assert np.isnan(ours[5]).all() and np.isnan(ours[:, 5]).all()
+        ref[5, :] = ref[:, 5] = np.nan  # pandas' Kendall puts 1 on a constant column's diagonal; we say undefined
+    np.testing.assert_allclose(ours, ref, atol=1e-10, equal_nan=True)
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
+def test_min_periods_as_pandas(method):
+    X = _matrix("missing", n=40)
+    X[:30, 0] = np.nan  # column 0 shares at most 10 rows with anyone
+    fn = {"pearson": S.pearson_similarity, "spearman": S.spearman_similarity, "kendall": S.kendall_similarity}[method]
+    ref = pd.DataFrame(X).corr(method=method, min_periods=8).to_numpy()
+    np.testing.assert_allclose(fn(X, min_periods=8), ref, atol=1e-10, equal_nan=True)
+    assert np.isnan(fn(X, min_periods=11)[0]).all()
+
+
+@pytest.mark.parametrize("case", ["complete", "constant"])
+def test_complete_spearman_matches_scipy(case):
+    X = _matrix(case)
+    ours = S.spearman_similarity(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = stats.spearmanr(X).statistic
+    np.testing.assert_allclose(ours, ref, atol=1e-10, equal_nan=True)
+
+
+@pytest.mark.parametrize("case", ["complete", "constant"])
+def test_complete_pearson_matches_corrcoef(case):
+    X = _matrix(case)
+    ref = np.corrcoef(X, rowvar=False)
+    if case == "constant":  # corrcoef gives rounding noise / NaN for the constant column: we give NaN throughout
+        ref[5, :] = ref[:, 5] = np.nan
+    np.testing.assert_allclose(S.pearson_similarity(X), ref, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_cosine_matches_sklearn_and_scipy(case):
+    from sklearn.metrics.pairwise import cosine_similarity
+
+    X = _matrix(case)
+    ours = S.cosine_similarity(X)
+    if not case.endswith("missing"):
+        np.testing.assert_allclose(ours, cosine_similarity(X.T), atol=1e-12)
+    ref = _pairs(X, lambda a, b, k: 1 - distance.cosine(a, b))
+    _offdiag(ours, ref, 1e-10)
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_lp_matches_pdist_and_pairwise(case, p):
+    from scipy.spatial.distance import pdist, squareform
+
+    X = _matrix(case)
+    n = X.shape[0]
+    D = S.lp_distance(X, p)
+    if not case.endswith("missing"):
+        metric = {1: "cityblock", 2: "euclidean", 3: "minkowski"}[p]
+        kw = {"p": 3} if p == 3 else {}
+        np.testing.assert_allclose(D, squareform(pdist(X.T, metric, **kw)), atol=1e-10)
+    elif p == 2:
+        from sklearn.metrics.pairwise import nan_euclidean_distances
+
+        np.testing.assert_allclose(D, nan_euclidean_distances(X.T), atol=1e-10)
+    ref = _pairs(X, lambda a, b, k: distance.minkowski(a, b, p) * (n / k) ** (1 / p))
+    _offdiag(D, ref, 1e-9)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_wasserstein_matches_scipy(case):
+    X = _matrix(case)
+    ref = _pairs(X, lambda a, b, k: stats.wasserstein_distance(a, b))
+    _offdiag(S.wasserstein_distance_matrix(X), ref, 1e-12)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_jensen_shannon_matches_scipy(case):
+    from scipy.spatial.distance import pdist, squareform
+
+    X = _matrix(case)
+    X[:, 7] = 0.0  # an all-zero column: no distribution, NaN
+    ours = S.jensen_shannon_similarity(X)
+    ref = 1 - _pairs(X, lambda a, b, k: distance.jensenshannon(a, b, base=2))
+    _offdiag(ours, ref, 1e-9)
+    if not case.endswith("missing"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref2 = 1 - squareform(pdist(X.T, "jensenshannon")) / np.sqrt(np.log(2))  # natural-log distance
+        ref2[~np.isfinite(ref2)] = np.nan  # pdist: inf for the all-zero column
+        _offdiag(ours, ref2, 1e-9)
+    assert np.isnan(ours[7]).all()
+
+
+@pytest.mark.parametrize("name", ["spearman", "wasserstein", "jensen_shannon", "kendall_tau"])
+def test_masked_blocked_kernels_on_real_data(pythia_mmlu_matrix, name):
+    # Pythia MMLU (838 x 57, chance-normalised: ties at 0) with 20% holes: several partner blocks per column.
+    X = pythia_mmlu_matrix.iloc[::3, :30].to_numpy(dtype=float).copy()
+    X[np.random.default_rng(5).random(X.shape) < 0.2] = np.nan
+    if name == "spearman":
+        ref = pd.DataFrame(X).corr(method="spearman").to_numpy()
+        np.testing.assert_allclose(S.spearman_similarity(X), ref, atol=1e-10, equal_nan=True)
+    elif name == "kendall_tau":
+        ref = pd.DataFrame(X).corr(method="kendall").to_numpy()
+        np.testing.assert_allclose(S.kendall_similarity(X), ref, atol=1e-10, equal_nan=True)
+    elif name == "wasserstein":
+        ref = _pairs(X, lambda a, b, k: stats.wasserstein_distance(a, b))
+        _offdiag(S.wasserstein_distance_matrix(X), ref, 1e-12)
+    else:
+        ref = 1 - _pairs(np.maximum(X, 0), lambda a, b, k: distance.jensenshannon(a, b, base=2))
+        _offdiag(S.jensen_shannon_similarity(np.maximum(X, 0)), ref, 1e-9)
