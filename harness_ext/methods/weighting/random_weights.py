@@ -1,0 +1,367 @@
+"""Rankings under weights drawn uniformly from the simplex: score ranges, pairwise wins, top-two swaps (003 §3.3, §5.2.3, Fig. 4, 12)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+from ...base import check_matrix
+from ...errors import MethodError
+from .common import CHUNK_FLOATS, _require_complete, is_binary, ranks_desc, weighted_scores
+from .sampling import sample_simplex, sample_simplex_spacings
+
+
+@dataclass
+class RandomWeightsResult:
+    """What :func:`random_weight_analysis` measures over ``n_draws`` simplex draws.
+
+    Attributes
+    ----------
+    models : list
+    uniform : ndarray (n_models,)
+        Score under uniform weights.
+    score_min, score_max, score_mean, score_std : ndarray (n_models,)
+        Range, mean and standard deviation of each model's weighted score over
+        the draws. For uniform simplex weights the expected standard deviation
+        is ``sqrt(var(x) / (d + 1))`` with ``var`` the population variance of
+        the model's ``d`` column scores (see :func:`expected_score_std`).
+    best_rank, worst_rank : ndarray (n_models,) or None
+        Best and worst rank a model reached (1 = best), when ranks were tracked.
+    pairwise : DataFrame
+        Fraction of draws in which the row model scores strictly higher than the
+        column model, over the ``pairwise_top`` best models under uniform weights
+        (003 Figure 4).
+    top_two : tuple
+        (first, second) model under uniform weights.
+    top_two_swap_rate : float
+        Fraction of draws in which the second scores strictly higher than the first.
+    largest_score_shift : float
+        max over models and draws of ``|weighted - uniform| / uniform``
+        (models with uniform score 0 are left out of this maximum).
+    largest_score_shift_model : str
+    largest_abs_score_shift : float
+        max over models and draws of ``|weighted - uniform|`` (score units).
+    largest_abs_score_shift_model : str
+    largest_range : float
+        max over models of ``max - min`` weighted score over the draws (score
+        units): the spread of 003 Figure 12, which §5.2.3 reports as "the
+        performance of a model can change up to 10%" (accuracy points).
+    largest_range_model : str
+    sample : ndarray (n_keep, n_models)
+        The first draws' scores, kept for distribution plots.
+    pairwise_exact : DataFrame or None
+        For a complete 0/1 matrix, the exact probabilities that ``pairwise``
+        estimates (:func:`binary_beat_probability`); None otherwise.
+    """
+
+    models: list
+    n_draws: int
+    uniform: np.ndarray
+    score_min: np.ndarray
+    score_max: np.ndarray
+    score_mean: np.ndarray
+    score_std: np.ndarray
+    best_rank: Optional[np.ndarray]
+    worst_rank: Optional[np.ndarray]
+    pairwise: pd.DataFrame
+    top_two: tuple
+    top_two_swap_rate: float
+    largest_score_shift: float
+    largest_score_shift_model: str
+    largest_abs_score_shift: float
+    largest_abs_score_shift_model: str
+    largest_range: float
+    largest_range_model: str
+    sample: np.ndarray
+    pairwise_exact: Optional[pd.DataFrame] = None
+
+    def table(self) -> pd.DataFrame:
+        """Per-model summary, best uniform score first."""
+        t = pd.DataFrame(
+            {
+                "uniform": self.uniform,
+                "min": self.score_min,
+                "max": self.score_max,
+                "range": self.score_max - self.score_min,
+                "std": self.score_std,
+                "max_abs_shift": np.maximum(self.score_max - self.uniform, self.uniform - self.score_min),
+                "max_rel_shift": self.max_rel_shift(),
+            },
+            index=pd.Index(self.models, name="model"),
+        )
+        if self.best_rank is not None:
+            t["uniform_rank"] = ranks_desc(self.uniform)
+            t["best_rank"] = self.best_rank
+            t["worst_rank"] = self.worst_rank
+        return t.sort_values("uniform", ascending=False, kind="stable")
+
+    def max_rel_shift(self) -> np.ndarray:
+        abs_shift = np.maximum(self.score_max - self.uniform, self.uniform - self.score_min)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.uniform > 0, abs_shift / np.where(self.uniform > 0, self.uniform, 1.0), np.nan)
+
+    def summary(self) -> dict:
+        """The named outputs, JSON-ready."""
+        return {
+            "n_draws": int(self.n_draws),
+            "n_models": len(self.models),
+            "top_two": list(self.top_two),
+            "top_two_swap_rate": float(self.top_two_swap_rate),
+            "largest_score_shift": float(self.largest_score_shift),
+            "largest_score_shift_model": self.largest_score_shift_model,
+            "largest_abs_score_shift": float(self.largest_abs_score_shift),
+            "largest_abs_score_shift_model": self.largest_abs_score_shift_model,
+            "largest_range": float(self.largest_range),
+            "largest_range_model": self.largest_range_model,
+            **({"top_two_swap_rate_exact": float(self.pairwise_exact.iloc[1, 0])} if self.pairwise_exact is not None else {}),
+        }
+
+
+def default_chunk_size(n_columns: int, n_models: int, pairwise_k: int = 0) -> int:
+    """Draws per chunk so that one chunk holds about :data:`CHUNK_FLOATS` floats."""
+    width = max(n_columns, n_models, pairwise_k * pairwise_k, 1)
+    return int(max(1, min(100_000, CHUNK_FLOATS // width)))
+
+
+def random_weight_analysis(
+    df: pd.DataFrame,
+    n_draws: int = 100_000,
+    random_state: int = 0,
+    chunk_size: Optional[int] = None,
+    pairwise_top: int = 20,
+    track_ranks: bool = True,
+    keep: int = 2000,
+    show_progress: bool = True,
+) -> RandomWeightsResult:
+    """Score ranges, pairwise win rates and top-two swaps under random simplex weights.
+
+    Draws ``n_draws`` weight vectors uniformly from the simplex over the columns
+    (:func:`sample_simplex`) in chunks of ``chunk_size`` draws, so memory stays
+    bounded whatever ``n_draws`` is; results do not depend on ``chunk_size``.
+
+    Parameters
+    ----------
+    df : DataFrame, models x columns
+        NaN cells are allowed: each model's weights are renormalised over its
+        observed columns (see :func:`weighted_scores`).
+    n_draws : int
+        100,000 as in the paper.
+    random_state : int
+    chunk_size : int, optional
+        Default :func:`default_chunk_size`.
+    pairwise_top : int
+        The pairwise "row beats column" matrix is computed for this many best
+        models under uniform weights (all models if there are fewer): it costs
+        ``k^2`` per draw. The paper's matrices have 8-14 models.
+    track_ranks : bool
+        Also record every model's best and worst rank (a sort per draw).
+    keep : int
+        Number of first draws whose scores are kept for plots.
+
+    Returns
+    -------
+    RandomWeightsResult
+
+    Notes
+    -----
+    "Beats" is strictly greater. The largest relative score shift divides by the
+    uniform score; on chance-normalised matrices models near chance have uniform
+    scores near 0 and dominate it, so the absolute shift is reported too.
+
+    References
+    ----------
+    003 §3.3 "Random distributions of weights", §5.2.3, Figures 4 and 12.
+    """
+    from ...report import progress
+
+    if not isinstance(df, pd.DataFrame):
+        df = pd.DataFrame(df)
+    X = check_matrix(df.to_numpy(dtype=float), min_rows=2)
+    m, d = X.shape
+    if n_draws < 1:
+        raise MethodError(f"n_draws must be >= 1, got {n_draws}")
+    models = [str(x) for x in df.index]
+    uniform = weighted_scores(X, np.full(d, 1.0 / d))
+    if np.isnan(uniform).any():
+        bad = [models[i] for i in np.flatnonzero(np.isnan(uniform))][:5]
+        raise MethodError(f"models with no observed column: {bad}")
+    order = np.argsort(-uniform, kind="stable")
+    top = order[: min(int(pairwise_top), m)] if pairwise_top else order[:2]
+    a, b = order[0], order[1]
+    k = len(top)
+    chunk = int(chunk_size) if chunk_size else default_chunk_size(d, m, k)
+
+    rng = np.random.default_rng(random_state)
+    smin = np.full(m, np.inf)
+    smax = np.full(m, -np.inf)
+    ssum = np.zeros(m)
+    ssq = np.zeros(m)
+    best = np.full(m, m + 1, dtype=np.int64) if track_ranks else None
+    worst = np.zeros(m, dtype=np.int64) if track_ranks else None
+    wins = np.zeros((k, k), dtype=np.int64)
+    swaps = 0
+    kept = []
+    n_kept = 0
+    starts = range(0, n_draws, chunk)
+    for start in progress(starts, total=len(starts), desc="random weights", disable=None if show_progress else True):
+        c = min(chunk, n_draws - start)
+        W = sample_simplex(c, d, rng)
+        S = weighted_scores(X, W)  # (c, m)
+        np.minimum(smin, S.min(axis=0), out=smin)
+        np.maximum(smax, S.max(axis=0), out=smax)
+        ssum += S.sum(axis=0)
+        ssq += np.square(S - uniform).sum(axis=0)  # centred on the uniform score: no cancellation
+        if track_ranks:
+            # rank r of the model at position j of argsort(-S): ties broken arbitrarily,
+            # which only matters for duplicated model rows.
+            pos = np.argsort(-S, axis=1)
+            R = np.empty_like(pos)
+            np.put_along_axis(R, pos, np.arange(1, m + 1)[None, :], axis=1)
+            np.minimum(best, R.min(axis=0), out=best)
+            np.maximum(worst, R.max(axis=0), out=worst)
+        St = S[:, top]
+        wins += (St[:, :, None] > St[:, None, :]).sum(axis=0)
+        swaps += int((S[:, b] > S[:, a]).sum())
+        if n_kept < keep:
+            take = S[: keep - n_kept]
+            kept.append(take.copy())
+            n_kept += len(take)
+
+    top_names = [models[i] for i in top]
+    pairwise = pd.DataFrame(wins / n_draws, index=top_names, columns=top_names)
+    abs_shift = np.maximum(smax - uniform, uniform - smin)
+    i_abs = int(np.argmax(abs_shift))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(uniform > 0, abs_shift / np.where(uniform > 0, uniform, 1.0), -np.inf)
+    i_rel = int(np.argmax(rel))
+    mean = ssum / n_draws
+    # variance about the mean from squares about the uniform score
+    var = np.maximum(ssq / n_draws - np.square(mean - uniform), 0.0)
+    rng_width = smax - smin
+    i_range = int(np.argmax(rng_width))
+    return RandomWeightsResult(
+        models=models,
+        n_draws=int(n_draws),
+        uniform=uniform,
+        score_min=smin,
+        score_max=smax,
+        score_mean=mean,
+        score_std=np.sqrt(var),
+        best_rank=best,
+        worst_rank=worst,
+        pairwise=pairwise,
+        top_two=(models[a], models[b]),
+        top_two_swap_rate=swaps / n_draws,
+        largest_score_shift=float(rel[i_rel]) if np.isfinite(rel[i_rel]) else float("nan"),
+        largest_score_shift_model=models[i_rel],
+        largest_abs_score_shift=float(abs_shift[i_abs]),
+        largest_abs_score_shift_model=models[i_abs],
+        largest_range=float(rng_width[i_range]),
+        largest_range_model=models[i_range],
+        sample=np.concatenate(kept, axis=0) if kept else np.empty((0, m)),
+        pairwise_exact=(pd.DataFrame(binary_beat_probability(X[top]), index=top_names, columns=top_names)
+                        if not np.isnan(X).any() and is_binary(X) else None),
+    )
+
+
+def binary_beat_probability(X) -> np.ndarray:
+    """Exact probability that row model ``i`` beats model ``j`` under uniform simplex weights, 0/1 data.
+
+    Only the prompts where the two models differ matter: ``n_ij`` that ``i``
+    got right and ``j`` wrong, ``n_ji`` the reverse. Their summed weights ``U``
+    and ``V`` satisfy ``U / (U + V) ~ Beta(n_ij, n_ji)`` (aggregation property
+    of Dirichlet(1, ..., 1)), so ``P(U > V) = I_{1/2}(n_ji, n_ij)``, the
+    regularised incomplete beta function. For large counts this is about
+    ``Phi((n_ij - n_ji) / sqrt(n_ij + n_ji))``: the swap rate of two models is
+    a one-sided sign (McNemar) test of their difference, and it is near 1/2
+    whenever the two are statistically tied, whatever the benchmark size.
+
+    Parameters
+    ----------
+    X : array (n_models, n_prompts) of 0/1, complete
+
+    Returns
+    -------
+    ndarray (n_models, n_models)
+        ``P[i, j]``; 0 when ``n_ij = 0`` ("beats" is strict), 1 when only
+        ``n_ji = 0``; zero diagonal.
+
+    References
+    ----------
+    003 §3.3 "Random distributions of weights", §5.2.3, Figure 4 (the matrix
+    it estimates by sampling).
+    """
+    from scipy.special import betainc
+
+    X = check_matrix(X, allow_nan=False)
+    if not is_binary(X):
+        raise MethodError("exact beat probabilities need a 0/1 matrix")
+    both = X @ X.T
+    right = X.sum(axis=1)
+    n_ij = np.rint(right[:, None] - both)  # i right, j wrong
+    n_ji = n_ij.T
+    P = np.zeros_like(n_ij)
+    ok = (n_ij > 0) & (n_ji > 0)
+    P[ok] = betainc(n_ji[ok], n_ij[ok], 0.5)
+    P[(n_ij > 0) & (n_ji == 0)] = 1.0
+    return P
+
+
+def expected_score_std(X) -> np.ndarray:
+    """Standard deviation of each model's weighted score under uniform simplex weights.
+
+    For ``w ~ Dirichlet(1, ..., 1)`` over ``d`` columns, ``Cov(w) = (I/d -
+    11^T/d^2) / (d + 1)``, so ``Var(w @ x) = var(x) / (d + 1)`` where ``var`` is
+    the population variance of the model's column scores (``p(1-p)`` for 0/1
+    prompts with accuracy ``p``). It shows why shifts shrink as ``1/sqrt(d)``:
+    a 14-dataset benchmark moves about ``sqrt(1201/15) ~ 9`` times as much as
+    a 1,200-prompt one with the same spread of scores.
+
+    Parameters
+    ----------
+    X : array (n_models, n_columns), complete
+
+    Returns
+    -------
+    ndarray (n_models,)
+
+    References
+    ----------
+    003 §3.3, §5.2.3 (the score ranges this predicts).
+    """
+    X = check_matrix(X, allow_nan=False)
+    return np.sqrt(X.var(axis=1) / (X.shape[1] + 1))
+
+
+def random_weight_analysis_loop(df: pd.DataFrame, n_draws: int, random_state: int = 0, pairwise_top: int = 20) -> dict:
+    """Per-draw Python reference of :func:`random_weight_analysis` (benchmarks and tests).
+
+    One Smith-Tromble draw, one dot product and one set of comparisons per
+    iteration; returns the same named outputs (min, max, pairwise, swap rate).
+    Uses a different random stream, so it agrees only in distribution. Needs a
+    complete matrix: it has no per-model renormalisation over observed columns.
+    """
+    X = np.asarray(df.to_numpy(dtype=float))
+    _require_complete(X, "the per-draw reference")
+    m, d = X.shape
+    rng = np.random.default_rng(random_state)
+    uniform = X.mean(axis=1)
+    order = np.argsort(-uniform, kind="stable")
+    top = order[: min(pairwise_top, m)]
+    a, b = order[0], order[1]
+    smin = np.full(m, np.inf)
+    smax = np.full(m, -np.inf)
+    wins = np.zeros((len(top), len(top)))
+    swaps = 0
+    for _ in range(n_draws):
+        w = sample_simplex_spacings(d, rng)
+        s = X @ w
+        smin = np.minimum(smin, s)
+        smax = np.maximum(smax, s)
+        st = s[top]
+        wins += st[:, None] > st[None, :]
+        swaps += s[b] > s[a]
+    return {"score_min": smin, "score_max": smax, "pairwise": wins / n_draws, "top_two_swap_rate": swaps / n_draws}

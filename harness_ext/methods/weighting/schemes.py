@@ -1,0 +1,158 @@
+"""Weighting schemes through the plugin registry, the weights file, and the per-scheme rank changes (003 §3.3, §5.2.1, Fig. 2)."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ...errors import MethodError
+from ...report import dumps, jsonable
+from .common import SCHEME_NAMES_DEFAULT, ranks_desc, weighted_scores
+
+
+def _fit_accepts_columns(cls) -> bool:
+    try:
+        return "columns" in inspect.signature(cls.fit).parameters
+    except (TypeError, ValueError):  # pragma: no cover - exotic callables
+        return False
+
+
+def make_scheme(scheme: str, random_state: int = 0, **params):
+    """Instantiate a registered weighting scheme with ``random_state`` if it takes one."""
+    from ...plugin_manager import get_registration
+
+    reg = get_registration("weighting_schemes", scheme)
+    cls = reg.cls
+    try:
+        accepted = set(inspect.signature(cls.__init__).parameters)
+    except (TypeError, ValueError):  # pragma: no cover
+        accepted = set()
+    if "random_state" in accepted and "random_state" not in params:
+        params["random_state"] = random_state
+    unknown = set(params) - accepted
+    if unknown and "kwargs" not in accepted:
+        raise MethodError(
+            f"weighting scheme {reg.name!r} has no parameter(s) {sorted(unknown)}; "
+            f"it takes {sorted(accepted - {'self'})}"
+        )
+    return reg, cls(**params)
+
+
+def compute_weights(df: pd.DataFrame, scheme: str = "uniform", random_state: int = 0, **params) -> pd.Series:
+    """Fit a registered weighting scheme on a matrix and return its weights.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        ``models x columns`` (datasets or prompts).
+    scheme : str
+        Registered scheme name (``harness-ext plugins`` lists them): ``uniform``,
+        ``medoids``, ``distance``, ``inverse_distance``, ``random_simplex``, ``user``.
+    random_state : int
+        Passed to schemes that take a ``random_state`` (unless in ``params``).
+    **params
+        Scheme parameters, e.g. ``path=`` for ``user``, ``n_clusters=`` for the
+        cluster schemes.
+
+    Returns
+    -------
+    pandas.Series
+        Weight per column (index = ``df.columns``), non-negative, summing to 1.
+        ``series.attrs`` holds ``scheme`` (canonical name) and ``params`` (the
+        estimator's ``get_params()``), which the manifest records as "the
+        weighting used for the aggregate", and ``source`` when the scheme
+        reports where its weights came from (``user`` weights written by
+        ``--emit-weights``: that scheme and its parameters).
+
+    References
+    ----------
+    003 §3.3.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise MethodError("compute_weights needs a pandas DataFrame (models x columns)")
+    reg, est = make_scheme(scheme, random_state=random_state, **params)
+    if _fit_accepts_columns(type(est)):
+        est.fit(df.to_numpy(dtype=float), columns=list(map(str, df.columns)))
+    else:
+        est.fit(df.to_numpy(dtype=float))
+    w = np.asarray(est.weights_, dtype=float)
+    if w.shape != (df.shape[1],) or (w < 0).any() or not np.isclose(w.sum(), 1.0):
+        raise MethodError(f"weighting scheme {reg.name!r} produced invalid weights (shape {w.shape}, sum {w.sum():.6g})")
+    s = pd.Series(w, index=df.columns, name="weight")
+    s.attrs["scheme"] = reg.name
+    s.attrs["params"] = jsonable(est.get_params())
+    if getattr(est, "source_", None):
+        s.attrs["source"] = jsonable(est.source_)
+    return s
+
+
+def emit_weights(weights: pd.Series, path) -> Path:
+    """Write ``{"scheme", "params", "weights": {column: weight}}`` as JSON."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {
+        "scheme": weights.attrs.get("scheme"),
+        "params": weights.attrs.get("params", {}),
+        "weights": {str(k): float(v) for k, v in weights.items()},
+    }
+    path.write_text(dumps(doc))
+    return path
+
+
+@dataclass
+class SchemeComparison:
+    """Weighted scores and rank changes of every model under several schemes.
+
+    ``scores`` and ``ranks`` are ``models x schemes``; ``rank_change`` is the
+    uniform rank minus the scheme's rank (positive: the model moved up), as in
+    003 Figure 2. ``weights`` is ``columns x schemes``.
+    """
+
+    scores: pd.DataFrame
+    ranks: pd.DataFrame
+    rank_change: pd.DataFrame
+    weights: pd.DataFrame
+    params: dict
+
+
+def compare_schemes(
+    df: pd.DataFrame, schemes: Sequence[str] = SCHEME_NAMES_DEFAULT, random_state: int = 0, scheme_params: Optional[dict] = None
+) -> SchemeComparison:
+    """Weighted score and rank change per model for each weighting scheme.
+
+    Parameters
+    ----------
+    df : DataFrame, models x columns
+    schemes : sequence of str
+        Registered scheme names; ``uniform`` is always included (the baseline).
+    random_state : int
+    scheme_params : dict, optional
+        ``{scheme: {param: value}}``.
+
+    Returns
+    -------
+    SchemeComparison
+
+    References
+    ----------
+    003 §3.3 and §5.2.1, Figure 2.
+    """
+    scheme_params = scheme_params or {}
+    names = ["uniform"] + [s for s in schemes if s != "uniform"]
+    weights, params = {}, {}
+    for name in names:
+        w = compute_weights(df, name, random_state=random_state, **scheme_params.get(name, {}))
+        weights[w.attrs["scheme"]] = w
+        params[w.attrs["scheme"]] = w.attrs["params"]
+    Wdf = pd.DataFrame(weights)
+    X = df.to_numpy(dtype=float)
+    S = weighted_scores(X, Wdf.to_numpy().T).T
+    scores = pd.DataFrame(S, index=df.index, columns=Wdf.columns)
+    ranks = scores.apply(lambda c: pd.Series(ranks_desc(c.to_numpy()), index=c.index))
+    change = ranks.rsub(ranks["uniform"], axis=0)
+    return SchemeComparison(scores=scores, ranks=ranks, rank_change=change, weights=Wdf, params=params)

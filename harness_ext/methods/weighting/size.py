@@ -1,0 +1,139 @@
+"""Increasing benchmark size: average scores along the most informative and random column orders (003 §3.3, §5.2.2, Fig. 3, 10, 11)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ...base import check_matrix
+from ...errors import MethodError
+from .common import _require_complete, unit_columns
+
+
+def most_informative_order(X, start: int) -> np.ndarray:
+    """Greedy column order: next is the column with the largest mean cosine distance to those chosen.
+
+    Parameters
+    ----------
+    X : array (n_models, n_columns), complete
+    start : int
+        First column (the paper starts from a random prompt).
+
+    Returns
+    -------
+    ndarray of int, a permutation of the columns.
+
+    Notes
+    -----
+    Distances are between column performance vectors (the paper's wording also
+    fits prompt embeddings, which a result store does not have). All-zero
+    vectors have cosine similarity 0 with everything (distance 1). Ties go to
+    the lowest column index. Memory is O(n_columns x n_models): a running sum of
+    distances is updated per step instead of building the distance matrix.
+
+    References
+    ----------
+    003 §3.3 "Increasing benchmark size", §5.2.2.
+    """
+    V, _ = unit_columns(X)
+    d = V.shape[0]
+    if not 0 <= start < d:
+        raise MethodError(f"start column {start} out of range 0..{d - 1}")
+    chosen = np.zeros(d, dtype=bool)
+    acc = np.zeros(d)
+    order = np.empty(d, dtype=int)
+    j = int(start)
+    for step in range(d):
+        order[step] = j
+        chosen[j] = True
+        if step == d - 1:
+            break
+        acc += 1.0 - V @ V[j]
+        j = int(np.argmax(np.where(chosen, -np.inf, acc)))
+    return order
+
+
+def cumulative_scores(X, order) -> np.ndarray:
+    """Mean score of each model on the first ``k`` columns of ``order``, for k = 1..d.
+
+    Returns ``(n_models, n_columns)``; NaN cells are skipped (mean of observed).
+    """
+    X = np.asarray(X, dtype=float)[:, order]
+    obs = ~np.isnan(X)
+    num = np.cumsum(np.where(obs, X, 0.0), axis=1)
+    den = np.cumsum(obs, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+
+
+@dataclass
+class SizeCurves:
+    """Curves of :func:`size_curves`: ``informative`` and ``random`` are models x sizes."""
+
+    informative: pd.DataFrame
+    random: pd.DataFrame
+    informative_order: list
+    random_order: list
+    full: pd.Series
+    summary: pd.DataFrame
+
+
+def size_curves(df: pd.DataFrame, random_state: int = 0, n_random_orders: int = 20) -> SizeCurves:
+    """Average performance as the benchmark grows, most informative vs random order.
+
+    Both start from the same random column. The curves plotted are for one
+    random order (as in 003 Fig. 11); the ``summary`` table (per size: mean
+    absolute deviation of models' scores from the full-benchmark score and the
+    Spearman correlation of the induced ranking with the full ranking) averages
+    the random method over ``n_random_orders`` orders, each with its own start.
+
+    References
+    ----------
+    003 §3.3 "Increasing benchmark size", §5.2.2, Figures 3, 10, 11.
+    """
+    X = check_matrix(df.to_numpy(dtype=float), min_rows=2)
+    _require_complete(X, "the most-informative order")
+    m, d = X.shape
+    rng = np.random.default_rng(random_state)
+    start = int(rng.integers(d))
+    inf_order = most_informative_order(X, start)
+    rand_orders = [np.concatenate(([start], rng.permutation(np.delete(np.arange(d), start))))]
+    for _ in range(max(0, n_random_orders - 1)):
+        rand_orders.append(rng.permutation(d))
+    full = X.mean(axis=1)
+    sizes = np.arange(1, d + 1)
+
+    def deviation(C):
+        mad = np.abs(C - full[:, None]).mean(axis=0)
+        rho = np.array([_spearman(C[:, i], full) for i in range(d)])
+        return mad, rho
+
+    C_inf = cumulative_scores(X, inf_order)
+    mad_i, rho_i = deviation(C_inf)
+    curves_r = [cumulative_scores(X, o) for o in rand_orders]
+    devs = [deviation(C) for C in curves_r]
+    mad_r = np.mean([x[0] for x in devs], axis=0)
+    rho_r = np.nanmean(np.array([x[1] for x in devs]), axis=0)
+    cols = [str(c) for c in df.columns]
+    summary = pd.DataFrame(
+        {"informative_mad": mad_i, "random_mad": mad_r, "informative_spearman": rho_i, "random_spearman": rho_r},
+        index=pd.Index(sizes, name="size"),
+    )
+    return SizeCurves(
+        informative=pd.DataFrame(C_inf, index=df.index, columns=sizes),
+        random=pd.DataFrame(curves_r[0], index=df.index, columns=sizes),
+        informative_order=[cols[i] for i in inf_order],
+        random_order=[cols[i] for i in rand_orders[0]],
+        full=pd.Series(full, index=df.index),
+        summary=summary,
+    )
+
+
+def _spearman(a, b) -> float:
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(a, b)[0])
