@@ -1,11 +1,14 @@
 """The rank-preservation protocol (Gusev & Zaytsev §5-6): statistics, determinism, CLI."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import wilcoxon
 
 from harness_ext.methods import compare
+from harness_ext.methods.compare import protocol
 from harness_ext.errors import MethodError
 from harness_ext.plugins.selectors_002 import FarthestFirst
 
@@ -147,19 +150,19 @@ def test_fixed_size_selectors_draw_afresh_for_each_k():
 
     X = _matrix(n_datasets=40)
     ks = np.arange(2, 12)
-    fresh = compare._select_all(RandomSubset, {}, X, None, ks, np.random.SeedSequence(0))
-    prefix = compare._select_all(RandomOrder, {}, X, None, ks, np.random.SeedSequence(0))
+    fresh = protocol._select_all(RandomSubset, {}, X, None, ks, np.random.SeedSequence(0))
+    prefix = protocol._select_all(RandomOrder, {}, X, None, ks, np.random.SeedSequence(0))
     assert [len(s) for s in fresh] == ks.tolist()
     assert all(np.array_equal(prefix[j][:k], prefix[0][:k]) for j, k in enumerate(ks) if k <= 2)
     assert all(np.array_equal(prefix[j + 1][: ks[j]], prefix[j]) for j in range(len(ks) - 1))
     assert not all(set(fresh[j]) <= set(fresh[j + 1]) for j in range(len(ks) - 1))
-    again = compare._select_all(RandomSubset, {}, X, None, ks, np.random.SeedSequence(0))
+    again = protocol._select_all(RandomSubset, {}, X, None, ks, np.random.SeedSequence(0))
     assert all(np.array_equal(a, b) for a, b in zip(fresh, again))
 
 
 def test_random_baseline_is_the_fresh_draw_when_both_are_present():
     assert compare.DEFAULT_SELECTORS[0] == "random-subset"
-    assert list(compare._resolve(None)) == list(compare.DEFAULT_SELECTORS)  # all registered, incl. greedy-coverage
+    assert list(protocol._resolve(None)) == list(compare.DEFAULT_SELECTORS)  # all registered, incl. greedy-coverage
     assert compare.baseline_name(["kmeans", "random", "random-subset"]) == "random-subset"
     assert compare.baseline_name(["kmeans", "random"]) == "random"
     assert compare.baseline_name(["kmeans"]) is None
@@ -228,6 +231,25 @@ def test_tables_have_the_paper_layout():
     assert list(compact["metric"]) == ["MAE", "Spearman", "Kendall", "NDCG@5", "MRR"]
     curves = res.curves_frame()
     assert len(curves) == 5 * len(SMALL) * len(res.ks)
+
+
+def test_protocol_result_renders_and_serialises_itself(tmp_path):
+    """Issue 18: the result is a Result (render, to_frame, to_json, plot), not a CLI printout."""
+    import json
+
+    from harness_ext.report import Result
+
+    res = compare.run_protocol(_matrix(seed=5), SMALL, trials=4, k_max=5, seed=1, show_progress=False)
+    assert isinstance(res, Result)
+    text = res.render()
+    for needle in ("Table 1", "Table 2", "Table 3", "AUC(Spearman)", "Relative AUC gain", "matrix: "):
+        assert needle in text
+    assert list(res.to_frame().index) == SMALL and "spearman_mean" in res.to_frame().columns
+    doc = json.loads(res.to_json())
+    assert doc["summary"]["trials"] == 4 and doc["summary"]["seed"] == 1
+    assert set(doc["tables"]) == {"auc", "kstar", "kstar_summary", "significance", "significance_summary", "curves"}
+    assert len(doc["tables"]["curves"]) == 5 * len(SMALL) * len(res.ks)
+    assert res.plot(tmp_path / "c.png").stat().st_size > 10_000
 
 
 def _latent_benchmark(seed, n=60, m=12, d_lat=3, p=16):
@@ -301,6 +323,12 @@ def test_cli_compare_prints_tables_and_writes_plot(tmp_path, capsys):
     assert (out / "compare_curves.png").stat().st_size > 10_000
     for f in ("curves.csv", "auc.csv", "kstar.csv", "significance.csv"):
         assert (out / f).exists()
+    # --json returns the typed result (tables and parameters), the text goes to stderr
+    assert main(argv + ["--json", "-"]) == 0
+    cap = capsys.readouterr()
+    doc = json.loads(cap.out)
+    assert doc["summary"]["seed"] == 2 and doc["summary"]["targets"] == ["spearman>=0.8"] and "Table 1" in cap.err
+    assert {r["selector"] for r in doc["tables"]["auc"]} == {"random-subset", "farthest-first-euclidean", "kmeans"}
     assert main(argv + ["--features", str(fcsv), "--variation", "models", "--alpha", "0.7"]) == 0
     assert "a-priori features" in capsys.readouterr().out
     # A features file missing a dataset is a one-line user error.

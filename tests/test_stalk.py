@@ -130,6 +130,48 @@ def test_models_axis_is_the_transpose():
     assert list(table.index) == [*RELATIONSHIPS, "Total"]
 
 
+def test_stalk_returns_a_result_that_renders_plots_and_serialises(tmp_path):
+    """Issue 18: stalk() returns a typed Result (still a mapping axis -> StalkResult)."""
+    import json
+
+    from harness_ext.report import Result
+
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame(rng.random((7, 5)), index=[f"m{i}" for i in range(7)], columns=[f"d{j}" for j in range(5)])
+    rep = stalk(df, benchmark="toy", show_progress=False)
+    assert isinstance(rep, Result) and set(rep) == {"datasets", "models"} and len(rep) == 2
+    assert list(rep.to_frame().columns) == ["datasets", "models"]
+    assert "7 models x 5 datasets (toy)" in rep.render() and "Total" in rep.render()
+    doc = json.loads(rep.to_json())
+    assert doc["summary"]["threshold"] == 0.5 and len(doc["tables"]["dataset_pairs"]) == 10
+    assert len(doc["tables"]["model_pairs"]) == 21
+    assert rep.plot(tmp_path / "h.png").stat().st_size > 1000
+    for bad in ({"threshold": float("nan")}, {"threshold": 2.0}, {"min_points": -5}):
+        with pytest.raises(MethodError):
+            stalk(df, **bad)
+
+
+def test_cli_stalk_json(tmp_path, capsys):
+    from harness_ext.store.db import Store
+    from harness_ext.store.ingest import ingest_paths
+    from test_compare import _write_tsml
+
+    data = tmp_path / "results"
+    data.mkdir()
+    _write_tsml(data)
+    db = tmp_path / "t.duckdb"
+    with Store.open(db) as store:
+        ingest_paths(store, [data], show_progress=False)
+    out = tmp_path / "o"
+    assert main(["stalk", "--db", str(db), "--metric", "accuracy", "--out", str(out), "--json", "-"]) == 0
+    cap = capsys.readouterr()
+    import json
+
+    doc = json.loads(cap.out)
+    assert doc["summary"]["datasets"] == 14 and "Total" in cap.err
+    assert (out / "stalk_counts.csv").exists() and (out / "stalk_heatmap.png").exists()
+
+
 @pytest.mark.slow
 def test_cli_on_helm_classic(real_store, tmp_path, capsys):
     out = tmp_path / "stalk"

@@ -1,12 +1,78 @@
-"""The ``compare`` command: options are in :mod:`harness_ext.cli.options`; this module calls the method and shows its result.
+"""The ``compare`` command: selectors under the rank-preservation protocol (:mod:`harness_ext.methods.compare`).
 
-Still a thin delegate to the method module's ``run`` (issue 18 moves the command code here).
+Options are in :mod:`harness_ext.cli.options`; this module reads the matrix and the optional
+features file, runs :func:`~harness_ext.methods.compare.run_protocol`, shows the
+:class:`~harness_ext.methods.compare.ProtocolResult` and writes its tables and plot to ``--out``.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+
+def read_features(path, columns):
+    """Read a dataset x feature CSV (first column: dataset name) aligned to ``columns``.
+
+    Non-numeric feature columns are dropped. Every dataset of the matrix must
+    have a row; extra rows are ignored. Empty cells are allowed (the selectors
+    fill them with the feature's mean); infinite values are an error.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from ..errors import HarnessExtError
+
+    try:
+        df = pd.read_csv(path, index_col=0)
+    except (OSError, ValueError) as exc:
+        raise HarnessExtError(f"cannot read features CSV {path}: {exc}") from exc
+    df.index = df.index.astype(str).str.strip()
+    num = df.select_dtypes(include=[np.number])
+    if num.shape[1] == 0:
+        raise HarnessExtError(f"features CSV {path} has no numeric columns")
+    if num.index.duplicated().any():
+        dup = num.index[num.index.duplicated()].unique()[:5].tolist()
+        raise HarnessExtError(f"features CSV {path} lists datasets more than once: {dup}")
+    missing = [c for c in columns if c not in num.index]
+    if missing:
+        raise HarnessExtError(f"features CSV {path} has no row for {len(missing)} dataset(s) of the matrix, e.g. {missing[:5]}")
+    F = num.loc[list(columns)].to_numpy(dtype=float)
+    bad = np.isinf(F).any(axis=1)
+    if bad.any():
+        names = [c for c, b in zip(columns, bad) if b][:5]
+        raise HarnessExtError(f"features CSV {path} has infinite values for {int(bad.sum())} dataset(s), e.g. {names}")
+    return F
+
 
 def run(args) -> int:
-    from ..methods.compare import run as method_run
+    from ..errors import HarnessExtError
+    from ..methods.compare import DEFAULT_TARGETS, oriented, parse_target, run_protocol
+    from .options import matrix_from_args
+    from .output import emit
 
-    return method_run(args)
+    df = matrix_from_args(args)
+    if df.isna().any().any():
+        n = int(df.isna().sum().sum())
+        raise HarnessExtError(f"the matrix has {n} missing cells; the protocol needs a complete matrix (add --dense)")
+    df = oriented(df)
+    features = read_features(args.features, df.columns) if args.features else None
+    targets = tuple(args.target or DEFAULT_TARGETS)
+    for t in targets:
+        parse_target(t)
+    res = run_protocol(df.to_numpy(dtype=float), args.selectors, features=features, trials=args.trials, k_max=args.k_max,
+                       alpha=args.alpha, variation=args.variation, metrics=args.metrics, seed=args.seed,
+                       n_jobs=args.n_jobs, ci=args.ci, representation=args.representation)
+    res.targets = targets
+    res.features_source = str(args.features) if features is not None else None
+    res.params["benchmark"] = ", ".join(args.benchmark or []) or None
+    emit(args, res)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tables = res.tables()
+    tables["curves"].to_csv(out / "curves.csv", index=False)
+    tables["auc"].to_csv(out / "auc.csv")
+    tables["kstar"].to_csv(out / "kstar.csv", index=False)
+    tables["significance"].to_csv(out / "significance.csv", index=False)
+    png = res.plot(out / "compare_curves.png")
+    print(f"\nwrote {png} and curves.csv, auc.csv, kstar.csv, significance.csv (all selectors vs the best) to {out}")
+    return 0

@@ -1,12 +1,39 @@
-"""The ``stalk`` command: options are in :mod:`harness_ext.cli.options`; this module calls the method and shows its result.
+"""The ``stalk`` command: dataset-pair and model-pair relationships (:mod:`harness_ext.methods.stalk`).
 
-Still a thin delegate to the method module's ``run`` (issue 18 moves the command code here).
+Options are in :mod:`harness_ext.cli.options`; this module reads the matrix, runs
+:func:`~harness_ext.methods.stalk.stalk`, shows the :class:`~harness_ext.methods.stalk.StalkReport`
+and writes its tables and heatmap to ``--out``.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 def run(args) -> int:
-    from ..methods.stalk import run as method_run
+    from ..errors import HarnessExtError
+    from ..methods.stalk import stalk
+    from .options import matrix_from_args
+    from .output import emit
 
-    return method_run(args)
+    df = matrix_from_args(args)
+    axes = ("datasets", "models") if args.axis == "both" else (args.axis,)
+    for axis in axes:
+        if (df.shape[1] if axis == "datasets" else df.shape[0]) < 2:
+            raise HarnessExtError(f"stalk needs at least 2 {axis}; the matrix is {df.shape[0]} models x {df.shape[1]} datasets")
+    report = stalk(df, threshold=args.threshold, min_points=args.min_points, axes=axes, min_fraction=args.min_fraction,
+                   benchmark=", ".join(args.benchmark or []))
+    emit(args, report)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "stalk_counts.csv"]
+    report.to_frame().to_csv(written[0])
+    for axis, res in report.items():
+        # Model pairs grow quadratically (838 Pythia runs: 350k pairs, ~90 MB); compress big tables.
+        suffix = ".csv.gz" if len(res.pairs) > 100_000 else ".csv"
+        p = out / f"stalk_{axis[:-1]}_pairs{suffix}"
+        res.pairs.to_csv(p, index=False, float_format="%.6g")
+        written.append(p)
+    written.append(report.plot(out / "stalk_heatmap.png"))
+    print("wrote " + ", ".join(str(p) for p in written))
+    return 0

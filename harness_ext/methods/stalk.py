@@ -41,13 +41,13 @@ SimBA (Subramani, Gomez, Diab), §2.1-2.2, §6.1, Tables 1-2.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..base import check_matrix
 from ..errors import MethodError
+from ..report import Result, format_table
 
 RELATIONSHIPS = ("LINEAR", "EXPONENTIAL", "POWER-LAW", "NONE")
 #: The six regressors in tie-break order: (relationship, direction). "ab" predicts b from a.
@@ -157,6 +157,10 @@ def classify_pairs(X, names=None, threshold: float = 0.5, min_points: int = 3, a
     ----------
     SimBA §2.1-2.2, Tables 1-2.
     """
+    if not 0.0 <= float(threshold) <= 1.0:  # NaN fails too
+        raise MethodError(f"threshold must be an R^2 in [0, 1], got {threshold}")
+    if int(min_points) < 2:
+        raise MethodError(f"min_points must be at least 2 (a line needs two points), got {min_points}")
     X = check_matrix(X, min_cols=2)
     p = X.shape[1]
     names = [str(c) for c in (names if names is not None else range(p))]
@@ -198,8 +202,107 @@ def classify_pairs(X, names=None, threshold: float = 0.5, min_points: int = 3, a
                        axis=axis, threshold=float(threshold), min_fraction=float(min_fraction))
 
 
+class StalkReport(Result):
+    """Dataset-pair and model-pair classification of one matrix: a mapping ``axis -> StalkResult``
+    that renders Tables 1-2 and plots the class heatmaps.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> df = pd.DataFrame(np.random.default_rng(0).random((6, 4)), columns=list("abcd"))
+    >>> rep = stalk(df)
+    >>> rep["datasets"].counts["Total"]
+    6
+    >>> rep.to_frame().columns.tolist()
+    ['datasets', 'models']
+    """
+
+    title = "stalk: best-R^2 relationship per pair"
+
+    def __init__(self, results: dict, shape=None, benchmark: str = "", threshold: float = 0.5, min_fraction: float = 0.5):
+        self.results = dict(results)
+        self.shape = tuple(shape) if shape is not None else None
+        self.benchmark = benchmark
+        self.threshold = float(threshold)
+        self.min_fraction = float(min_fraction)
+
+    # a mapping of axis -> StalkResult, as stalk() returned before it was a Result
+    def __getitem__(self, axis: str) -> StalkResult:
+        return self.results[axis]
+
+    def __iter__(self):
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __contains__(self, axis) -> bool:
+        return axis in self.results
+
+    def keys(self):
+        return self.results.keys()
+
+    def values(self):
+        return self.results.values()
+
+    def items(self):
+        return self.results.items()
+
+    def summary(self) -> dict:
+        out = {"benchmark": self.benchmark or None, "threshold": self.threshold, "min_fraction": self.min_fraction}
+        if self.shape is not None:
+            out.update(models=int(self.shape[0]), datasets=int(self.shape[1]))
+        return out
+
+    def tables(self) -> dict:
+        """``counts`` (Tables 1-2, main), then ``<axis>_pairs``: one row per pair with the six R^2 values."""
+        return {"counts": counts_table(self.results), **{f"{axis[:-1]}_pairs": r.pairs for axis, r in self.results.items()}}
+
+    def render(self) -> str:
+        """A header line and the counts (the pair tables are long: see :meth:`tables` or the CSV files)."""
+        shape = f"{self.shape[0]} models x {self.shape[1]} datasets " if self.shape is not None else ""
+        return (f"stalk: {shape}({self.benchmark or 'all benchmarks'}); NONE if best R^2 < {self.threshold:g}; "
+                f"log fits need >= {self.min_fraction:.0%} of a pair's observations\n"
+                + format_table(counts_table(self.results)))
+
+    def plot(self, path=None, title: str = ""):
+        """Heatmap of relationship classes for each axis (one panel per axis); the path when ``path`` is given."""
+        from matplotlib.colors import ListedColormap
+        from matplotlib.patches import Patch
+
+        from ..report import get_pyplot, save_figure
+
+        plt = get_pyplot()
+        # Constrained layout keeps long model names of one panel from running into the next.
+        fig, axes = plt.subplots(1, len(self.results), figsize=(7.5 * len(self.results), 7.5), squeeze=False,
+                                 layout="constrained")
+        code = {r: i for i, r in enumerate(RELATIONSHIPS)}
+        cmap = ListedColormap([_COLOURS[r] for r in RELATIONSHIPS]).with_extremes(bad="white")
+        for ax, (axis, res) in zip(axes[0], self.results.items()):
+            img = res.classes.apply(lambda col: col.map(code)).to_numpy(dtype=float)  # "" (diagonal) -> NaN
+            ax.imshow(np.ma.masked_invalid(img), cmap=cmap, vmin=-0.5, vmax=len(RELATIONSHIPS) - 0.5,
+                      interpolation="nearest")
+            names = list(res.classes.index)
+            if len(names) <= 60:
+                ax.set_xticks(range(len(names)))
+                ax.set_yticks(range(len(names)))
+                ax.set_xticklabels(names, rotation=90, fontsize=6)
+                ax.set_yticklabels(names, fontsize=6)
+            else:
+                ax.set_xticks([])
+                ax.set_yticks([])
+                ax.set_xlabel(f"{len(names)} {axis} (labels omitted)")
+            cnt = res.counts
+            ax.set_title(f"{axis}: " + ", ".join(f"{r} {cnt[r]}" for r in RELATIONSHIPS) + f" (of {cnt['Total']})",
+                         fontsize=9)
+        handles = [Patch(color=_COLOURS[r], label=r) for r in RELATIONSHIPS]
+        fig.legend(handles=handles, loc="outside lower center", ncol=4)
+        fig.suptitle(title or (f"stalk: {self.benchmark}" if self.benchmark else self.title))
+        return save_figure(fig, path) if path is not None else fig
+
+
 def stalk(df: pd.DataFrame, threshold: float = 0.5, min_points: int = 3, axes=("datasets", "models"),
-          min_fraction: float = 0.5) -> dict:
+          min_fraction: float = 0.5, benchmark: str = "", show_progress=None) -> StalkReport:
     """Dataset-pair and model-pair classification of a performance matrix.
 
     Parameters
@@ -208,31 +311,37 @@ def stalk(df: pd.DataFrame, threshold: float = 0.5, min_points: int = 3, axes=("
     threshold, min_points, min_fraction
         See :func:`classify_pairs`.
     axes : sequence of {"datasets", "models"}
+    benchmark : str
+        Name shown in the text and the plot title.
+    show_progress : bool, optional
+        A progress bar over the axes (default: when stderr is a terminal).
 
     Returns
     -------
-    dict
-        ``axis -> StalkResult``.
+    StalkReport
+        ``axis -> StalkResult`` (a mapping), which renders and plots itself.
 
     References
     ----------
     SimBA §2.1 (datasets: columns compared over models) and §2.2 (models:
     rows compared over datasets).
     """
-    out = {}
+    from ..report import progress
+
     for axis in axes:
-        if axis == "datasets":
-            out[axis] = classify_pairs(df.to_numpy(dtype=float), list(df.columns), threshold, min_points, axis,
-                                       min_fraction)
-        elif axis == "models":
-            out[axis] = classify_pairs(df.to_numpy(dtype=float).T, list(df.index), threshold, min_points, axis,
-                                       min_fraction)
-        else:
+        if axis not in ("datasets", "models"):
             raise MethodError(f"unknown stalk axis {axis!r}; use 'datasets' or 'models'")
-    return out
+    out = {}
+    X = df.to_numpy(dtype=float)
+    for axis in progress(list(axes), desc="stalk", disable=None if show_progress is None else not show_progress):
+        if axis == "datasets":
+            out[axis] = classify_pairs(X, list(df.columns), threshold, min_points, axis, min_fraction)
+        else:
+            out[axis] = classify_pairs(X.T, list(df.index), threshold, min_points, axis, min_fraction)
+    return StalkReport(out, shape=df.shape, benchmark=benchmark, threshold=threshold, min_fraction=min_fraction)
 
 
-def counts_table(results: dict) -> pd.DataFrame:
+def counts_table(results) -> pd.DataFrame:
     """Tables 1-2 side by side: relationships x axes."""
     return pd.concat([r.counts for r in results.values()], axis=1)
 
@@ -240,65 +349,7 @@ def counts_table(results: dict) -> pd.DataFrame:
 _COLOURS = {"LINEAR": "#1f77b4", "EXPONENTIAL": "#ff7f0e", "POWER-LAW": "#2ca02c", "NONE": "#d9d9d9"}
 
 
-def plot_class_heatmaps(results: dict, path, title: str = ""):
-    """Heatmap of relationship classes for each axis (one panel per axis)."""
-    from matplotlib.colors import ListedColormap
-    from matplotlib.patches import Patch
-
-    from ..report import get_pyplot, save_figure
-
-    plt = get_pyplot()
-    # Constrained layout keeps long model names of one panel from running into the next.
-    fig, axes = plt.subplots(1, len(results), figsize=(7.5 * len(results), 7.5), squeeze=False, layout="constrained")
-    code = {r: i for i, r in enumerate(RELATIONSHIPS)}
-    cmap = ListedColormap([_COLOURS[r] for r in RELATIONSHIPS]).with_extremes(bad="white")
-    for ax, (axis, res) in zip(axes[0], results.items()):
-        img = res.classes.apply(lambda col: col.map(code)).to_numpy(dtype=float)  # "" (diagonal) -> NaN
-        ax.imshow(np.ma.masked_invalid(img), cmap=cmap, vmin=-0.5, vmax=len(RELATIONSHIPS) - 0.5, interpolation="nearest")
-        names = list(res.classes.index)
-        if len(names) <= 60:
-            ax.set_xticks(range(len(names)))
-            ax.set_yticks(range(len(names)))
-            ax.set_xticklabels(names, rotation=90, fontsize=6)
-            ax.set_yticklabels(names, fontsize=6)
-        else:
-            ax.set_xticks([])
-            ax.set_yticks([])
-            ax.set_xlabel(f"{len(names)} {axis} (labels omitted)")
-        cnt = res.counts
-        ax.set_title(f"{axis}: " + ", ".join(f"{r} {cnt[r]}" for r in RELATIONSHIPS) + f" (of {cnt['Total']})", fontsize=9)
-    handles = [Patch(color=_COLOURS[r], label=r) for r in RELATIONSHIPS]
-    fig.legend(handles=handles, loc="outside lower center", ncol=4)
-    fig.suptitle(title or "stalk: best-R^2 relationship per pair")
-    return save_figure(fig, path)
-
-
-def run(args) -> int:
-    from ..cli.options import matrix_from_args
-    from ..report import format_table
-
-    df = matrix_from_args(args)
-    axes = ("datasets", "models") if args.axis == "both" else (args.axis,)
-    for axis in axes:
-        if (df.shape[1] if axis == "datasets" else df.shape[0]) < 2:
-            raise MethodError(f"stalk needs at least 2 {axis}; the matrix is {df.shape[0]} models x {df.shape[1]} datasets")
-    results = stalk(df, threshold=args.threshold, min_points=args.min_points, axes=axes, min_fraction=args.min_fraction)
-    bench = ", ".join(args.benchmark or ["all benchmarks"])
-    print(f"stalk: {df.shape[0]} models x {df.shape[1]} datasets ({bench}); NONE if best R^2 < {args.threshold:g}; "
-          f"log fits need >= {args.min_fraction:.0%} of a pair's observations")
-    table = counts_table(results)
-    print(format_table(table))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    table.to_csv(out / "stalk_counts.csv")
-    written.append(out / "stalk_counts.csv")
-    for axis, res in results.items():
-        # Model pairs grow quadratically (838 Pythia runs: 350k pairs, ~90 MB); compress big tables.
-        suffix = ".csv.gz" if len(res.pairs) > 100_000 else ".csv"
-        p = out / f"stalk_{axis[:-1]}_pairs{suffix}"
-        res.pairs.to_csv(p, index=False, float_format="%.6g")
-        written.append(p)
-    written.append(plot_class_heatmaps(results, out / "stalk_heatmap.png", title=f"stalk: {bench}"))
-    print("wrote " + ", ".join(str(p) for p in written))
-    return 0
+def plot_class_heatmaps(results, path, title: str = ""):
+    """Heatmap of relationship classes for each axis (one panel per axis); see :meth:`StalkReport.plot`."""
+    rep = results if isinstance(results, StalkReport) else StalkReport(results)
+    return rep.plot(path, title=title)
