@@ -212,41 +212,44 @@ def _wasserstein_masked(X: np.ndarray, M: np.ndarray) -> np.ndarray:
     grid = [slice(j0, min(q, j0 + block)) for j0 in range(0, q, block)]
     padded = [np.ascontiguousarray(sc.padded[:, J]) for J in grid]
     values = [np.ascontiguousarray(sc.values[:, J]) for J in grid]
-    for i in range(q):
-        ni = int(sc.count[i])
-        if ni == 0:
-            continue
-        rows = sc.order[:ni, i]
-        a = sc.values[:ni, i, None]
-        mask_i = np.append(M[:, i], False)
-        for g in range(i // block, len(grid)):
-            J = grid[g]
-            b = J.stop - J.start
-            cols = np.arange(b)
-            # Partner side: its values on the rows column i observes, scattered to their positions in the
-            # shared-row sample (flat index position * b + column; dropped values go to the spare row n).
-            keep_b = mask_i.take(padded[g])
-            pos_b = np.cumsum(keep_b, axis=0, dtype=np.intp)
-            pos_b -= 1
-            pos_b[~keep_b] = n
-            pos_b *= b
-            pos_b += cols
-            B = np.empty((n + 1) * b)
-            B[pos_b] = values[g]
-            B[n * b :] = 0.0
-            # Column i's side: its kept values read their partner value at the same sample position.
-            keep = M[rows, J]
-            m = np.count_nonzero(keep, axis=0)
-            pos = np.cumsum(keep, axis=0, dtype=np.intp)
-            pos -= 1
-            pos[~keep] = n
-            pos *= b
-            pos += cols
-            A = B.take(pos)
-            A -= a * keep
-            np.abs(A, out=A)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                W[i, J] = np.where(m > 0, A.sum(axis=0) / np.maximum(m, 1), np.nan)
+    def column(i: int) -> None:
+            ni = int(sc.count[i])
+            if ni == 0:
+                return
+            rows = sc.order[:ni, i]
+            a = sc.values[:ni, i, None]
+            mask_i = np.append(M[:, i], False)
+            for g in range(i // block, len(grid)):
+                J = grid[g]
+                b = J.stop - J.start
+                cols = np.arange(b)
+                # Partner side: its values on the rows column i observes, scattered to their positions in the
+                # shared-row sample (flat index position * b + column; dropped values go to the spare row n).
+                keep_b = mask_i.take(padded[g])
+                pos_b = np.cumsum(keep_b, axis=0, dtype=np.intp)
+                pos_b -= 1
+                pos_b[~keep_b] = n
+                pos_b *= b
+                pos_b += cols
+                B = np.empty((n + 1) * b)
+                B[pos_b] = values[g]
+                B[n * b :] = 0.0
+                # Column i's side: its kept values read their partner value at the same sample position.
+                keep = M[rows, J]
+                m = np.count_nonzero(keep, axis=0)
+                pos = np.cumsum(keep, axis=0, dtype=np.intp)
+                pos -= 1
+                pos[~keep] = n
+                pos *= b
+                pos += cols
+                A = B.take(pos)
+                A -= a * keep
+                np.abs(A, out=A)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    W[i, J] = np.where(m > 0, A.sum(axis=0) / np.maximum(m, 1), np.nan)
+
+    K._each_column(q, column, n * q)
+
     iu = np.triu_indices(q, 1)
     W[iu[::-1]] = W[iu]
     np.fill_diagonal(W, np.where(M.any(axis=0), 0.0, np.nan))

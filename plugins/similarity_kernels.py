@@ -53,6 +53,27 @@ def _min_periods_mask(M: np.ndarray, min_periods: int):
     return (m.T @ m) < min_periods  # counts are exact in float32 below 2**24 rows
 
 
+#: Matrices with at least this many cells run the per-column loops of Spearman and Wasserstein on two
+#: threads: numpy releases the GIL in the elementwise passes, and each column writes its own rows of the
+#: result, so the answer does not depend on the schedule.
+_THREAD_CELLS = 2_000_000
+
+
+def _each_column(q: int, fn, cells: int) -> None:
+    """``fn(i)`` for every column ``i``, on two threads for large matrices."""
+    import os
+
+    threads = min(2, os.cpu_count() or 1) if cells >= _THREAD_CELLS else 1
+    if threads == 1:
+        for i in range(q):
+            fn(i)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(fn, range(q)))
+
+
 # --------------------------------------------------------------------------- Pearson
 
 
@@ -265,25 +286,28 @@ def _spearman_masked(X: np.ndarray, M: np.ndarray, min_periods: int = 1) -> np.n
     unsort = [sc.inverse[:, J] * (J.stop - J.start) + np.arange(J.stop - J.start) for J in grid]
     tie_blocks = [sc.ties(J) for J in grid]
     no_ties = (np.empty(0, np.intp),) * 4
-    for i in range(q):
-        ni = int(sc.count[i])
-        rows = sc.order[:ni, i]  # observed rows of column i, sorted by its values
-        mask_i = np.append(M[:, i], False)
-        ti = sc.ties(slice(i, i + 1))
-        for g in range(i // block, len(grid)):
-            J = grid[g]
-            b = J.stop - J.start
-            # Ranks of column i on the rows shared with each partner, in i's sorted order.
-            keep = M[rows, J]
-            ties_i = no_ties if not ti[0].size else (
-                np.repeat(ti[0], b), np.tile(np.arange(b), ti[0].size), np.repeat(ti[2], b), np.repeat(ti[3], b))
-            ra, m, sa = _shared_ranks(keep, ties_i)
-            # Ranks of each partner on the rows shared with column i, in the partner's sorted order,
-            # then in row order, then in i's sorted order.
-            rb, _, sb = _shared_ranks(mask_i.take(padded[g]), tie_blocks[g])
-            rb = rb.ravel().take(unsort[g])[rows]
-            sxy[i, J] = np.einsum("rj,rj->j", ra, rb, dtype=np.float64)
-            sxx[i, J], syy[i, J], cnt[i, J] = sa, sb, m
+    def column(i: int) -> None:
+            ni = int(sc.count[i])
+            rows = sc.order[:ni, i]  # observed rows of column i, sorted by its values
+            mask_i = np.append(M[:, i], False)
+            ti = sc.ties(slice(i, i + 1))
+            for g in range(i // block, len(grid)):
+                J = grid[g]
+                b = J.stop - J.start
+                # Ranks of column i on the rows shared with each partner, in i's sorted order.
+                keep = M[rows, J]
+                ties_i = no_ties if not ti[0].size else (
+                    np.repeat(ti[0], b), np.tile(np.arange(b), ti[0].size), np.repeat(ti[2], b), np.repeat(ti[3], b))
+                ra, m, sa = _shared_ranks(keep, ties_i)
+                # Ranks of each partner on the rows shared with column i, in the partner's sorted order,
+                # then in row order, then in i's sorted order.
+                rb, _, sb = _shared_ranks(mask_i.take(padded[g]), tie_blocks[g])
+                rb = rb.ravel().take(unsort[g])[rows]
+                sxy[i, J] = np.einsum("rj,rj->j", ra, rb, dtype=np.float64)
+                sxx[i, J], syy[i, J], cnt[i, J] = sa, sb, m
+
+    _each_column(q, column, n * q)
+
     iu = np.triu_indices(q, 1)
     for S in (cnt, sxy):
         S[iu[::-1]] = S[iu]

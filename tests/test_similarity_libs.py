@@ -167,3 +167,15 @@ def test_masked_blocked_kernels_on_real_data(pythia_mmlu_matrix, name):
     else:
         ref = 1 - _pairs(np.maximum(X, 0), lambda a, b, k: distance.jensenshannon(a, b, base=2))
         _offdiag(S.jensen_shannon_similarity(np.maximum(X, 0)), ref, 1e-9)
+
+
+def test_two_thread_column_loops_give_identical_results(monkeypatch):
+    # Large matrices run the Spearman and Wasserstein column loops on two threads; the result must not change.
+    from harness_ext.plugins import similarity_kernels as SK
+
+    X = _matrix("constant_missing", n=120, q=30)
+    single = (S.spearman_similarity(X), S.wasserstein_distance_matrix(X))
+    monkeypatch.setattr(SK, "_THREAD_CELLS", 0)
+    threaded = (S.spearman_similarity(X), S.wasserstein_distance_matrix(X))
+    for a, b in zip(single, threaded):
+        np.testing.assert_array_equal(a, b)
