@@ -134,9 +134,12 @@ class OutputDir(os.PathLike):
     name a writer returns (:func:`checked_outputs`).
     """
 
-    def __init__(self, path, writer: str = "writer"):
+    def __init__(self, path, writer: str = "writer", shown=None):
         self.path = Path(path)
         self.writer = writer
+        #: The folder the files end up in, for text that names it (run hints): the core may
+        #: stage a writer's files elsewhere and move them there only once all are checked.
+        self.shown = Path(path) if shown is None else Path(shown)
 
     def __fspath__(self) -> str:
         return str(self.path)

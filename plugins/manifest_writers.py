@@ -52,6 +52,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     """
     from harness_ext.store.lm_eval_tasks import task_yaml_doc
 
+    shown = getattr(out_dir, "shown", out_dir)  # the final folder, when the core stages the files first
     out_dir = Path(out_dir)
     sources = manifest.get("lm_eval_tasks") or {}
     group = _stem(manifest)
@@ -84,7 +85,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     doc["metadata"] = {"version": 1.0}
     # Names come from result files: comments escape them, the document goes through yaml.safe_dump.
     header = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
-              comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {out_dir} --tasks {group} --log_samples --output_path results/"),
+              comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {shown} --tasks {group} --log_samples --output_path results/"),
               "# The group's plain mean is not the full-benchmark estimate: use 'harness-ext predict'."]
     if written:
         header.append(comment(f"Task definitions in this folder (from the ingested results): {', '.join(p.name for p in written)}"))

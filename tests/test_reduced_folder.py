@@ -104,3 +104,48 @@ def test_builtin_tasks_are_named_not_copied(tmp_path):
     found = resolve_tasks(["arc_easy", "mmlu_anatomy"])
     assert found["arc_easy"] == {"origin": "lm_eval", "path": "arc/arc_easy.yaml"}
     assert found["mmlu_anatomy"]["path"].endswith("mmlu_anatomy.yaml")
+
+
+def _mmlu_manifest(names):
+    from harness_ext.methods.manifest import example_manifest
+
+    m = example_manifest()
+    m["subset"] = [{"step": i + 1, "name": n, "benchmark": "mmlu", "metric": "acc", "task": None, "num_fewshot": 5,
+                    "coverage": 0.5} for i, n in enumerate(names)]
+    return m
+
+
+@pytest.mark.parametrize("bad, refusal", [("nul\x00byte", "cannot be written to a HOCON conf"),
+                                          ("two\nlines", "cannot be one line of a list")])
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_refused_output_writes_nothing(tmp_path, bad, refusal, existing):
+    """Issue 19: reduce wrote manifest.json and the lm-eval YAML, then refused the HOCON conf (or the task list):
+    a half-written folder. Every writer's output is now checked before any file reaches --out."""
+    from harness_ext.errors import HarnessExtError
+    from harness_ext.methods.manifest import write_outputs
+
+    out = tmp_path / "reduced"
+    before = {}
+    if existing:  # a previous reduction's folder stays exactly as it was
+        write_outputs(_mmlu_manifest(["anatomy", "virology"]), out, ["json", "lm_eval_yaml", "helm_conf", "task_list"])
+        before = {p.name: p.read_bytes() for p in out.iterdir()}
+        assert len(before) == 4
+    with pytest.raises(HarnessExtError, match=refusal):
+        write_outputs(_mmlu_manifest(["anatomy", bad]), out, ["json", "lm_eval_yaml", "helm_conf", "task_list"])
+    assert out.exists() == existing
+    if existing:
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir()] == (["reduced"] if existing else [])  # no staging folder left
+
+
+def test_an_unknown_writer_or_unsafe_group_writes_nothing(tmp_path):
+    from harness_ext.errors import HarnessExtError, PluginError
+    from harness_ext.methods.manifest import write_outputs
+
+    with pytest.raises(PluginError):
+        write_outputs(_mmlu_manifest(["anatomy"]), tmp_path / "a", ["json", "no_such_writer"])
+    m = _mmlu_manifest(["anatomy"])
+    m["group_name"] = "../escaped"
+    with pytest.raises(HarnessExtError, match="group name"):
+        write_outputs(m, tmp_path / "b", ["json"])
+    assert list(tmp_path.iterdir()) == []

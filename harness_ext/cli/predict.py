@@ -1,12 +1,29 @@
-"""The ``predict`` command: options are in :mod:`harness_ext.cli.options`; this module calls the method and shows its result.
-
-Still a thin delegate to the method module's ``run`` (issue 18 moves the command code here).
-"""
+"""The ``predict`` command: options are in :mod:`harness_ext.cli.options`; this module calls the method and shows its result."""
 
 from __future__ import annotations
 
+import logging
+
+log = logging.getLogger("harness_ext.methods.predict")
+
 
 def run(args) -> int:
-    from ..methods.predict import run as method_run
+    from ..methods.manifest import load_manifest
+    from ..methods.predict import predict_from_manifest
+    from ..methods.predict_export import write_eee_records, write_lm_eval_results
 
-    return method_run(args)
+    manifest = load_manifest(args.manifest)
+    pred = predict_from_manifest(manifest, args.results, manifest_path=args.manifest)
+    for w in pred.warnings:
+        log.warning(w)
+    # With --json - the command line sends stdout to stderr and keeps the real stdout for the JSON.
+    print(pred.render(all=args.all))
+    written = []
+    if getattr(args, "lm_eval_results", True):
+        written += write_lm_eval_results(pred, manifest, args.manifest)
+    if getattr(args, "eee", None):
+        written += write_eee_records(pred, manifest, args.eee)
+    for p in written:
+        print(f"wrote {p}")
+    args.json_payload = pred
+    return 0

@@ -1,12 +1,54 @@
 """The ``reduce`` command: options are in :mod:`harness_ext.cli.options`; this module calls the method and shows its result.
 
-Still a thin delegate to the method module's ``run`` (issue 18 moves the command code here).
+Order matters: every name the command was given (plugins, group name, writers) is checked
+before any work, and every output is checked before any file is written
+(:func:`harness_ext.methods.manifest.write_outputs`).
 """
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+
+log = logging.getLogger("harness_ext.reduce")
+
 
 def run(args) -> int:
-    from ..methods.manifest import run as method_run
+    from ..methods.manifest import read_costs
+    from ..methods.reduce import DEFAULT_FORMATS, reduce_matrix
+    from ..plugin_manager import get_registration
+    from ..safe_output import check_group_name
+    from ..store.db import default_db_path
+    from .options import matrix_from_args
+    from .output import emit
 
-    return method_run(args)
+    # Unknown plugin names and unsafe output names fail before any work is done.
+    check_group_name(args.group_name)
+    get_registration("selectors", args.selector)
+    get_registration("similarity_measures", args.similarity)
+    get_registration("predictors", args.predictor)
+    weighting_params = {}
+    if args.weights:
+        args.weighting, weighting_params = "user", {"path": args.weights}
+    get_registration("weighting_schemes", args.weighting)
+    formats = args.formats or list(DEFAULT_FORMATS)
+    for f in formats:
+        get_registration("manifest_writers", f)
+    costs = read_costs(args.costs) if getattr(args, "costs", None) else None
+    df = matrix_from_args(args)
+    db = args.db or default_db_path()
+    result = reduce_matrix(
+        df, budget=args.budget, selector=args.selector, similarity=args.similarity, predictor=args.predictor,
+        weighting=args.weighting, weighting_params=weighting_params, random_state=args.seed, n_random=args.n_random,
+        group_name=args.group_name, db=db, costs=costs, n_random_subsets=getattr(args, "n_random_subsets", None),
+    )
+    paths = result.write(args.out, formats)
+    if not getattr(args, "no_plot", False):
+        paths.append(result.plot(Path(args.out) / "error_vs_budget.png"))
+        result.written = list(paths)
+    emit(args, result)
+    for w in result.warnings:
+        log.warning(w)
+    for p in paths:
+        print(f"wrote {p}")
+    return 0

@@ -144,7 +144,10 @@ def budget_curve(X, order: Sequence[int], predictor, *, sizes: Sequence[int], fo
 
 
 def plot_budget_curve(rows: list, path, title: str = "", chosen_k: Optional[int] = None, cost_label: str = "datasets run"):
-    """Error-vs-budget figure (matplotlib imported here): chosen prefixes against random subsets, 90% width axis."""
+    """Error-vs-budget figure (matplotlib imported here): chosen prefixes against random subsets, 90% width axis.
+
+    Returns the path written, or the figure when ``path`` is None (a notebook shows it).
+    """
     from ..report import get_pyplot, save_figure
 
     plt = get_pyplot()
@@ -165,4 +168,4 @@ def plot_budget_curve(rows: list, path, title: str = "", chosen_k: Optional[int]
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(title or "error against budget (held-out models)")
-    return save_figure(fig, path)
+    return fig if path is None else save_figure(fig, path)

@@ -1,4 +1,4 @@
-"""The reduced-benchmark manifest and the ``reduce`` command.
+"""The reduced-benchmark manifest: what ``reduce`` records, validates, reads back and writes.
 
 A manifest records everything needed to repeat a reduction and to use it: the
 source matrix (fingerprint, query, models, datasets, normalisation), the
@@ -23,6 +23,7 @@ import pandas as pd
 
 from .. import __version__
 from ..errors import HarnessExtError, MethodError
+from ..report import jsonable
 
 MANIFEST_VERSION = "1.0"
 #: reduce's default selector, and why (recorded in every manifest that uses it).
@@ -367,7 +368,7 @@ def build_manifest(
         },
         "datasets": datasets,
         "selection": {
-            "selector": {"name": prowl.selector, "params": _jsonable(prowl.params)},
+            "selector": {"name": prowl.selector, "params": jsonable(prowl.params)},
             "similarity": prowl.similarity,
             "random_state": int(random_state),
             "budget": {"kind": kind, "value": value, "given": budget},
@@ -382,7 +383,7 @@ def build_manifest(
         },
         "subset": subset,
         "prediction": {
-            "predictor": {"name": pred_reg.name, "params": _jsonable(est.get_params())},
+            "predictor": {"name": pred_reg.name, "params": jsonable(est.get_params())},
             "cross_validation": {"n_splits": cv["n_splits"], "random_state": cv["random_state"],
                                  "rmse": _num(cv["rmse"]), "aggregate_rmse": _num(cv["aggregate_rmse"])},
             "expected_error": {"aggregate_rmse": _num(cv["aggregate_rmse"]),
@@ -400,7 +401,7 @@ def build_manifest(
                 "source": cost_source, "subset": _num(float(cost_vec[subset_idx].sum())),
                 "total": _num(float(cost_vec.sum())), "share": _num(float(cost_vec[subset_idx].sum() / cost_vec.sum()))},
         },
-        "aggregate": {"weighting": {"name": weighting, "params": _jsonable(weights.attrs.get("params", {})),
+        "aggregate": {"weighting": {"name": weighting, "params": jsonable(weights.attrs.get("params", {})),
                                     # user weights emitted by `harness-ext weights`: which scheme made them
                                     **({"source": weights.attrs["source"]} if weights.attrs.get("source") else {})},
                       "formula": "sum_j weight_j * normalised_score_j"},
@@ -422,19 +423,6 @@ def _plugin_versions(used) -> list:
         reg = get_registration(kind, name)
         out.append({"kind": kind, "name": reg.name, "distribution": getattr(reg, "distribution", ""),
                     "version": getattr(reg, "version", "")})
-    return out
-
-
-def _jsonable(params: dict) -> dict:
-    out = {}
-    for k, v in (params or {}).items():
-        if isinstance(v, (np.integer, np.floating)):
-            v = v.item()
-        if isinstance(v, np.ndarray):
-            v = v.tolist()
-        if not isinstance(v, (int, float, str, bool, type(None), list, dict)):
-            v = repr(v)
-        out[k] = v
     return out
 
 
@@ -493,108 +481,39 @@ def attach_lm_eval_tasks(manifest: dict, db=None) -> dict:
 
 
 def write_outputs(manifest: dict, out_dir, formats) -> list:
-    """Write the manifest with each named manifest-writer plugin; returns the paths written."""
+    """Write the manifest with each named manifest-writer plugin into ``out_dir``; returns the paths written.
+
+    Validate first, then write: every writer runs in a staging folder and every file it
+    returns is checked (:func:`harness_ext.safe_output.checked_outputs`) before any file is
+    moved into ``out_dir``. A refusal (an unknown writer, an unsafe group or file name, a name
+    a format cannot hold) leaves ``out_dir`` as it was, not half-written.
+    """
+    import shutil
+    import tempfile
+
     from ..plugin_manager import get_registration
 
-    from ..safe_output import OutputDir, checked_outputs
+    from ..safe_output import OutputDir, check_group_name, checked_outputs
 
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name in formats:
-        reg = get_registration("manifest_writers", name)
-        where = f"{reg.name!r} ({reg.source})"
-        returned = reg.write(manifest, OutputDir(out_dir, where))
-        written.extend(checked_outputs(returned, out_dir, where))
+    check_group_name(manifest.get("group_name") or "harness_ext_reduced")
+    regs = [get_registration("manifest_writers", name) for name in formats]
+    # Stage beside the folder when its parent exists (the final moves are then renames), else in the temp dir.
+    parent = out_dir.parent if out_dir.parent.is_dir() else None
+    stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name or 'out'}.staging-", dir=parent))
+    try:
+        staged = []
+        for reg in regs:
+            where = f"{reg.name!r} ({reg.source})"
+            returned = reg.write(manifest, OutputDir(stage, where, shown=out_dir))
+            staged.extend(checked_outputs(returned, stage, where))
+        out_dir.mkdir(parents=True, exist_ok=True)
+        written = []
+        for p in staged:
+            dest = out_dir / p.relative_to(stage)
+            if dest not in written:
+                shutil.move(str(p), str(dest))  # a rename on one file system
+                written.append(dest)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
     return written
-
-
-def _fmt(v) -> str:
-    return "-" if v is None else f"{v:.4f}"
-
-
-def summary(manifest: dict) -> str:
-    """A short human summary of a manifest."""
-    sel, pred = manifest["selection"], manifest["prediction"]
-    src = manifest["source"]
-    names = ", ".join(s["name"] for s in manifest["subset"])
-    lines = [
-        f"reduced {src['n_datasets']} datasets to {sel['subset_size']} ({sel['subset_size'] / src['n_datasets']:.0%}) "
-        f"using {src['n_models']} models",
-        f"subset: {names}",
-        f"coverage (Pearson of mean win rates, full vs subset): {sel['coverage']:.3f}"
-        + (f"; random subsets of that size: {sel['random_baseline']['mean_coverage_at_k']:.3f} on average"
-           if sel["random_baseline"]["mean_coverage_at_k"] is not None else ""),
-        f"predictor {pred['predictor']['name']}: cross-validated RMSE {pred['cross_validation']['rmse']:.4f} per dataset, "
-        f"{pred['cross_validation']['aggregate_rmse']:.4f} on the full-benchmark score "
-        f"(90% interval +/- {pred['expected_error']['aggregate_interval_90']:.4f})",
-    ]
-    ev = manifest.get("evidence")
-    if ev:
-        r = ev["random_subsets"]
-        if r.get("ratio") is not None:
-            lines.append(
-                f"against {r['n_draws']} random {sel['subset_size']}-dataset subsets with the same predictor (held-out "
-                f"models): aggregate RMSE {r['chosen_aggregate_rmse']:.4f} vs {r['random_aggregate_rmse_mean']:.4f} "
-                f"on average (ratio {r['ratio']:.2f}); better than {r['beats']:.0%} of them "
-                f"(per dataset: ratio {r['cell_ratio']:.2f}, better than {r['cell_beats']:.0%})")
-        if ev.get("costs"):
-            c = ev["costs"]
-            lines.append(f"cost of the subset: {c['subset']:g} of {c['total']:g} ({c['share']:.1%}; {c['source']})")
-        lines.append("error against budget (cross-validated, held-out models; 90% interval width = 3.29 x RMSE):")
-        lines.append(f"  {'k':>4} {'cost':>10} {'aggregate':>10} {'width 90%':>10} {'per dataset':>11} {'random agg':>10}")
-        for row in ev["budget_curve"]:
-            ra = row.get("random_aggregate_rmse")
-            mark = " <- chosen" if row["k"] == sel["subset_size"] else ""
-            lines.append(f"  {row['k']:>4} {row['cost']:>10g} {_fmt(row['aggregate_rmse']):>10} "
-                         f"{_fmt(row['interval_width_90']):>10} {_fmt(row['rmse']):>11} {_fmt(ra):>10}{mark}")
-    return "\n".join(lines)
-
-
-# -- CLI: harness-ext reduce -----------------------------------------------------------
-def run(args) -> int:
-    from ..cli.options import matrix_from_args
-    from ..plugin_manager import get_registration
-    from ..store.db import default_db_path
-
-    from ..safe_output import check_group_name
-
-    # Unknown plugin names and unsafe output names fail before any work is done.
-    check_group_name(args.group_name)
-    get_registration("selectors", args.selector)
-    get_registration("similarity_measures", args.similarity)
-    get_registration("predictors", args.predictor)
-    weighting_params = {}
-    if args.weights:
-        args.weighting, weighting_params = "user", {"path": args.weights}
-    get_registration("weighting_schemes", args.weighting)
-    formats = args.formats or ["json", "lm_eval_yaml", "helm_conf", "task_list"]
-    for f in formats:
-        get_registration("manifest_writers", f)
-    costs = read_costs(args.costs) if getattr(args, "costs", None) else None
-    df = matrix_from_args(args)
-    manifest = build_manifest(
-        df, budget=args.budget, selector=args.selector, similarity=args.similarity, predictor=args.predictor,
-        weighting=args.weighting, weighting_params=weighting_params, random_state=args.seed, n_random=args.n_random,
-        group_name=args.group_name, db=args.db or default_db_path(), costs=costs,
-        n_random_subsets=getattr(args, "n_random_subsets", None),
-    )
-    attach_lm_eval_tasks(manifest, args.db or default_db_path())
-    paths = write_outputs(manifest, args.out, formats)
-    if not getattr(args, "no_plot", False):
-        from .evidence import plot_budget_curve
-
-        ev = manifest["evidence"]
-        paths.append(plot_budget_curve(ev["budget_curve"], Path(args.out) / "error_vs_budget.png",
-                                       title=f"{manifest['group_name']}: error against budget (held-out models)",
-                                       chosen_k=manifest["selection"]["subset_size"],
-                                       cost_label="cost of the subset" if ev.get("costs") else "datasets run"))
-    print(summary(manifest))
-    args.json_payload = {"out": str(args.out), "written": [str(p) for p in paths], "manifest": manifest}
-    import logging
-
-    for w in manifest["warnings"]:
-        logging.getLogger("harness_ext.reduce").warning(w)
-    for p in paths:
-        print(f"wrote {p}")
-    return 0

@@ -18,19 +18,18 @@ SimBA (000) §4 (pounce); Zhao et al. (004) §3 (predictive uncertainty).
 
 from __future__ import annotations
 
-import json
-import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..errors import HarnessExtError
-from .manifest import Z90, load_manifest
+from ..report import Result, format_table
+from .manifest import Z90
 from ..store.matrix import apply_normalisation, invert_normalisation, params_frame
 
-__all__ = ["Prediction", "predict_from_manifest", "training_matrix"]
+__all__ = ["Prediction", "PredictionResult", "predict_from_manifest", "predict_scores", "training_matrix"]
 
 
 def training_matrix(manifest: dict) -> pd.DataFrame:
@@ -61,15 +60,14 @@ def training_matrix(manifest: dict) -> pd.DataFrame:
 
 
 @dataclass
-class Prediction:
-    """Predictions for the new models.
+class PredictionResult(Result):
+    """Predictions for the new models: per dataset with 90% intervals, and the full-benchmark aggregate.
 
-    ``table``: one row per (model, dataset) with ``observed`` (bool), ``score``
-    (normalised, observed or predicted), ``lower``/``upper`` (90%), ``raw``
-    (the harness's own scale) with ``raw_lower``/``raw_upper``, and ``actual``
-    (normalised) where the results happen to contain a dataset outside the
-    subset. ``aggregate``: one row per model with the weighted full-benchmark
-    score and its interval.
+    ``table`` (also :meth:`to_frame`): one row per (model, dataset) with ``observed`` (bool),
+    ``score`` (normalised, observed or predicted), ``lower``/``upper`` (90%), ``raw`` (the
+    harness's own scale) with ``raw_lower``/``raw_upper``, and ``actual`` (normalised) where the
+    results happen to contain a dataset outside the subset. ``aggregate``: one row per model with
+    the weighted full-benchmark score and its interval.
     """
 
     table: pd.DataFrame
@@ -77,6 +75,81 @@ class Prediction:
     warnings: list
     #: model -> the result files it was read from (where ``predict`` writes its lm-eval-schema results)
     sources: dict = None
+    #: the manifest the predictions come from, and where it was read (for the JSON and the exports)
+    manifest: dict = field(default=None, repr=False)
+    manifest_path: str = None
+
+    title = "predict"
+
+    def tables(self) -> dict:
+        return {"predictions": self.table, "aggregate": self.aggregate}
+
+    def summary(self) -> dict:
+        return {"models": len(self.aggregate), "interval_level": 0.9}
+
+    def render(self, all: bool = False) -> str:
+        """Per model its predicted datasets (``all``: observed ones too), then the aggregate: what the command prints."""
+        parts = []
+        for model, rows in self.table.groupby("model", sort=False):
+            shown = rows if all else rows[~rows["observed"]]
+            shown = shown.drop(columns=["model"]).set_index("dataset")
+            if shown["actual"].isna().all():
+                shown = shown.drop(columns=["actual"])
+            parts.append(f"\n{model}: predicted scores (normalised 0-1, and on the harness's own scale), 90% intervals")
+            parts.append(format_table(shown))
+        weighting = ((self.manifest or {}).get("aggregate") or {}).get("weighting", {}).get("name", "manifest")
+        parts.append(f"\nfull-benchmark aggregate (weighted mean of normalised scores, {weighting} weights), 90% interval:")
+        agg = self.aggregate.set_index("model")
+        if agg["actual"].isna().all():
+            agg = agg.drop(columns=["actual"])
+        parts.append(format_table(agg))
+        return "\n".join(parts)
+
+    def to_dict(self) -> dict:
+        """What ``predict --json`` writes: manifest, method, interval level, warnings, aggregate, datasets."""
+        from .predict_export import prediction_json
+
+        return {"title": self.title, "summary": self.summary(),
+                **prediction_json(self, self.manifest, self.manifest_path)}
+
+    def plot(self, path=None, model=None):
+        """Each predicted dataset with its 90% interval (normalised), observed ones marked, and the aggregate.
+
+        One panel per model (``model``: only that one). Returns the path written, or the figure
+        when ``path`` is None.
+        """
+        from ..report import get_pyplot, save_figure
+
+        plt = get_pyplot()
+        models = [model] if model is not None else list(dict.fromkeys(self.table["model"]))
+        n_rows = self.table["dataset"].nunique() + 1
+        fig, axes = plt.subplots(1, len(models), figsize=(4.8 * len(models), 1.2 + 0.22 * n_rows), squeeze=False,
+                                 sharey=True)
+        for ax, name in zip(axes[0], models):
+            rows = self.table[self.table["model"] == name]
+            agg = self.aggregate[self.aggregate["model"] == name].iloc[0]
+            y = np.arange(len(rows))
+            pred = ~rows["observed"].to_numpy()
+            score = rows["score"].to_numpy()
+            err = np.vstack([score - rows["lower"].to_numpy(), rows["upper"].to_numpy() - score])
+            ax.errorbar(score[pred], y[pred], xerr=err[:, pred], fmt="o", ms=3, capsize=2, label="predicted, 90%")
+            ax.plot(score[~pred], y[~pred], "k^", ms=4, label="observed (subset)")
+            if rows["actual"].notna().any():
+                ax.plot(rows["actual"], y, "rx", ms=4, label="actual")
+            ya = len(rows) + 0.5
+            ax.errorbar([agg["aggregate"]], [ya], xerr=[[agg["aggregate"] - agg["lower"]], [agg["upper"] - agg["aggregate"]]],
+                        fmt="D", color="C3", capsize=3, label="full-benchmark aggregate")
+            ax.set_yticks(list(y) + [ya])
+            ax.set_yticklabels(list(rows["dataset"]) + ["aggregate"], fontsize=7)
+            ax.set_xlabel("normalised score")
+            ax.set_title(str(name), fontsize=9)
+            ax.grid(alpha=0.3, axis="x")
+        axes[0][0].legend(fontsize=7, loc="lower right")
+        return fig if path is None else save_figure(fig, path)
+
+
+#: The old name of :class:`PredictionResult`.
+Prediction = PredictionResult
 
 
 def match_datasets(datasets: list, benchmarks, names, metrics) -> list:
@@ -214,14 +287,24 @@ def partial_subset_errors(manifest: dict, train: np.ndarray, est, subset_idx, ha
 EDGE_QUANTILE = 0.05
 
 
-def predict_from_manifest(manifest: dict, paths) -> Prediction:
-    """Predict every dataset of the manifest for each model found in ``paths``."""
+def predict_from_manifest(manifest: dict, paths, manifest_path=None) -> PredictionResult:
+    """Predict every dataset of the manifest for each model found in the result files ``paths``."""
+    raw_new, _, other_shots = new_model_matrix(manifest, paths)
+    return predict_scores(manifest, raw_new, other_shots, manifest_path=manifest_path)
+
+
+def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, manifest_path=None) -> PredictionResult:
+    """Predict every dataset of the manifest from raw scores (models x the manifest's dataset names, NaN where not run).
+
+    ``other_shots`` maps ``(model, dataset)`` to the shot count of a score measured at another
+    setting than the manifest's (:func:`new_model_matrix`).
+    """
     from ..plugin_manager import get_registration
     from .pounce import predict_new_models
 
+    other_shots = other_shots or {}
     train = training_matrix(manifest)
     columns = list(train.columns)
-    raw_new, _, other_shots = new_model_matrix(manifest, paths)
     raw_new = raw_new.reindex(columns=columns)
     by_name = {d["name"]: d for d in manifest["datasets"]}
     params = params_frame({c: by_name[c]["normalisation"] for c in columns}, columns)
@@ -314,7 +397,8 @@ def predict_from_manifest(manifest: dict, paths) -> Prediction:
         "upper": np.clip(agg + agg_half, 0, 1) if bounded.all() else agg + agg_half,
         "n_observed": observed.sum(axis=1), "actual": agg_actual,
     })
-    return Prediction(table=table, aggregate=aggregate, warnings=warnings, sources=raw_new.attrs.get("sources", {}))
+    return PredictionResult(table=table, aggregate=aggregate, warnings=warnings, sources=raw_new.attrs.get("sources", {}),
+                            manifest=manifest, manifest_path=None if manifest_path is None else str(manifest_path))
 
 
 def chance_warnings(manifest: dict) -> list:
@@ -332,40 +416,3 @@ def chance_warnings(manifest: dict) -> list:
     return [f"no known chance level for {len(unknown)} of {len(manifest['datasets'])} datasets "
             f"({', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}): their scores are not chance-corrected "
             "(0 is taken as chance), so normalised scores and the aggregate overstate performance near chance on them"]
-
-
-# -- CLI ----------------------------------------------------------------------------------
-def run(args) -> int:
-    import logging
-
-    from .predict_export import prediction_json, write_eee_records, write_lm_eval_results
-    from ..report import format_table
-
-    log = logging.getLogger("harness_ext.methods.predict")
-    manifest = load_manifest(args.manifest)
-    pred = predict_from_manifest(manifest, args.results)
-    for w in pred.warnings:
-        log.warning(w)
-    out = sys.stdout  # with --json - the command line sends this to stderr and keeps stdout for the JSON
-    for model, rows in pred.table.groupby("model", sort=False):
-        shown = rows if args.all else rows[~rows["observed"]]
-        shown = shown.drop(columns=["model"]).set_index("dataset")
-        if shown["actual"].isna().all():
-            shown = shown.drop(columns=["actual"])
-        print(f"\n{model}: predicted scores (normalised 0-1, and on the harness's own scale), 90% intervals", file=out)
-        print(format_table(shown), file=out)
-    print("\nfull-benchmark aggregate (weighted mean of normalised scores, "
-          f"{manifest['aggregate']['weighting']['name']} weights), 90% interval:", file=out)
-    agg = pred.aggregate.set_index("model")
-    if agg["actual"].isna().all():
-        agg = agg.drop(columns=["actual"])
-    print(format_table(agg), file=out)
-    written = []
-    if getattr(args, "lm_eval_results", True):
-        written += write_lm_eval_results(pred, manifest, args.manifest)
-    if getattr(args, "eee", None):
-        written += write_eee_records(pred, manifest, args.eee)
-    for p in written:
-        print(f"wrote {p}", file=out)
-    args.json_payload = prediction_json(pred, manifest, args.manifest)
-    return 0

@@ -1,0 +1,199 @@
+"""``reduce`` as a function: a matrix in, a :class:`ReduceResult` (manifest + evidence) out.
+
+The manifest itself (its fields, schema, budgets, costs, writers) is
+:mod:`harness_ext.methods.manifest`; this module runs a reduction end to end
+and wraps the manifest in a typed result that renders itself (the summary the
+command prints), exports its tables (subset, error-vs-budget curve), draws the
+error-vs-budget figure and writes the harness files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Sequence
+
+from ..report import Result
+from .manifest import DEFAULT_SELECTOR, attach_lm_eval_tasks, build_manifest, write_outputs
+
+__all__ = ["DEFAULT_FORMATS", "ReduceResult", "reduce_matrix"]
+
+#: The manifest writers ``reduce`` runs by default.
+DEFAULT_FORMATS = ("json", "lm_eval_yaml", "helm_conf", "task_list")
+
+
+def _fmt(v) -> str:
+    return "-" if v is None else f"{v:.4f}"
+
+
+class ReduceResult(Result):
+    """A reduction: the manifest, the chosen subset and the evidence for it.
+
+    Attributes
+    ----------
+    manifest : dict
+        The manifest (``harness_ext/schema/manifest-v1.schema.json``); write it with :meth:`write`.
+    subset : list of str
+        The chosen datasets, in selection order.
+    expected_error : dict
+        Cross-validated error of the predicted full-benchmark score (``aggregate_rmse``, the
+        90% half-width ``aggregate_interval_90``) and per dataset (``rmse``).
+    random_subsets : dict
+        The chosen subset against random subsets of its size (same predictor and folds).
+    out, written
+        The folder and files of the last :meth:`write` (``None`` and ``[]`` before).
+
+    Examples
+    --------
+    >>> res = harness_ext.reduce(matrix, budget=8)          # doctest: +SKIP
+    >>> res.subset, res.expected_error["aggregate_interval_90"]  # doctest: +SKIP
+    >>> res.write("reduced"); res.plot("error_vs_budget.png")  # doctest: +SKIP
+    """
+
+    title = "reduce"
+    floatfmt = "{:.4f}"
+
+    def __init__(self, manifest: dict, out=None, written: Sequence = ()):
+        self.manifest = manifest
+        self.out = None if out is None else Path(out)
+        self.written = [Path(p) for p in written]
+
+    # -- the evidence ---------------------------------------------------------------------
+    @property
+    def subset(self) -> list:
+        return [s["name"] for s in self.manifest["subset"]]
+
+    @property
+    def expected_error(self) -> dict:
+        return dict(self.manifest["prediction"]["expected_error"])
+
+    @property
+    def random_subsets(self) -> dict:
+        return dict((self.manifest.get("evidence") or {}).get("random_subsets") or {})
+
+    @property
+    def warnings(self) -> list:
+        return list(self.manifest.get("warnings") or [])
+
+    def budget_curve(self):
+        """Cross-validated error against budget (one row per subset size), as a DataFrame."""
+        import pandas as pd
+
+        rows = (self.manifest.get("evidence") or {}).get("budget_curve") or []
+        chosen = self.manifest["selection"]["subset_size"]
+        frame = pd.DataFrame(rows)
+        if not frame.empty:
+            frame["chosen"] = frame["k"] == chosen
+            frame = frame.set_index("k")
+        return frame
+
+    def tables(self) -> dict:
+        import pandas as pd
+
+        cv = {d["name"]: d.get("cv_rmse") for d in self.manifest["datasets"]}
+        subset = pd.DataFrame([{"step": s["step"], "dataset": s["name"], "coverage": s.get("coverage"),
+                                "cv_rmse": cv.get(s["name"])} for s in self.manifest["subset"]]).set_index("step")
+        return {"subset": subset, "budget_curve": self.budget_curve()}
+
+    def summary(self) -> dict:
+        sel, src, err = self.manifest["selection"], self.manifest["source"], self.expected_error
+        r = self.random_subsets
+        return {"n_models": src["n_models"], "n_datasets": src["n_datasets"], "subset_size": sel["subset_size"],
+                "coverage": sel["coverage"], "predictor": self.manifest["prediction"]["predictor"]["name"],
+                "aggregate_rmse": err["aggregate_rmse"], "aggregate_interval_90": err["aggregate_interval_90"],
+                "rmse": err["rmse"], "random_ratio": r.get("ratio"), "beats_random": r.get("beats")}
+
+    def render(self) -> str:
+        """The summary ``harness-ext reduce`` prints."""
+        manifest = self.manifest
+        sel, pred = manifest["selection"], manifest["prediction"]
+        src = manifest["source"]
+        names = ", ".join(s["name"] for s in manifest["subset"])
+        lines = [
+            f"reduced {src['n_datasets']} datasets to {sel['subset_size']} ({sel['subset_size'] / src['n_datasets']:.0%}) "
+            f"using {src['n_models']} models",
+            f"subset: {names}",
+            f"coverage (Pearson of mean win rates, full vs subset): {sel['coverage']:.3f}"
+            + (f"; random subsets of that size: {sel['random_baseline']['mean_coverage_at_k']:.3f} on average"
+               if sel["random_baseline"]["mean_coverage_at_k"] is not None else ""),
+            f"predictor {pred['predictor']['name']}: cross-validated RMSE {pred['cross_validation']['rmse']:.4f} per dataset, "
+            f"{pred['cross_validation']['aggregate_rmse']:.4f} on the full-benchmark score "
+            f"(90% interval +/- {pred['expected_error']['aggregate_interval_90']:.4f})",
+        ]
+        ev = manifest.get("evidence")
+        if ev:
+            r = ev["random_subsets"]
+            if r.get("ratio") is not None:
+                lines.append(
+                    f"against {r['n_draws']} random {sel['subset_size']}-dataset subsets with the same predictor (held-out "
+                    f"models): aggregate RMSE {r['chosen_aggregate_rmse']:.4f} vs {r['random_aggregate_rmse_mean']:.4f} "
+                    f"on average (ratio {r['ratio']:.2f}); better than {r['beats']:.0%} of them "
+                    f"(per dataset: ratio {r['cell_ratio']:.2f}, better than {r['cell_beats']:.0%})")
+            if ev.get("costs"):
+                c = ev["costs"]
+                lines.append(f"cost of the subset: {c['subset']:g} of {c['total']:g} ({c['share']:.1%}; {c['source']})")
+            lines.append("error against budget (cross-validated, held-out models; 90% interval width = 3.29 x RMSE):")
+            lines.append(f"  {'k':>4} {'cost':>10} {'aggregate':>10} {'width 90%':>10} {'per dataset':>11} {'random agg':>10}")
+            for row in ev["budget_curve"]:
+                ra = row.get("random_aggregate_rmse")
+                mark = " <- chosen" if row["k"] == sel["subset_size"] else ""
+                lines.append(f"  {row['k']:>4} {row['cost']:>10g} {_fmt(row['aggregate_rmse']):>10} "
+                             f"{_fmt(row['interval_width_90']):>10} {_fmt(row['rmse']):>11} {_fmt(ra):>10}{mark}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        """``{"title", "summary", "tables", "out", "written", "manifest"}`` (what ``reduce --json`` writes)."""
+        doc = super().to_dict()
+        doc.update(out=None if self.out is None else str(self.out), written=[str(p) for p in self.written],
+                   manifest=self.manifest)
+        return doc
+
+    # -- outputs --------------------------------------------------------------------------
+    def write(self, out, formats: Sequence[str] = DEFAULT_FORMATS) -> list:
+        """Write the manifest with each named manifest writer into folder ``out``; returns the paths.
+
+        Every writer runs, and every file it returns is checked, before anything appears in
+        ``out`` (:func:`harness_ext.methods.manifest.write_outputs`): a refused name leaves the
+        folder as it was.
+        """
+        paths = write_outputs(self.manifest, out, formats)
+        self.out = Path(out)
+        self.written = list(paths)
+        return paths
+
+    def plot(self, path=None):
+        """The error-vs-budget figure: the chosen prefixes against random subsets, cross-validated.
+
+        Returns the path written, or the matplotlib figure when ``path`` is None.
+        """
+        from .evidence import plot_budget_curve
+
+        ev = self.manifest["evidence"]
+        return plot_budget_curve(ev["budget_curve"], path,
+                                 title=f"{self.manifest['group_name']}: error against budget (held-out models)",
+                                 chosen_k=self.manifest["selection"]["subset_size"],
+                                 cost_label="cost of the subset" if ev.get("costs") else "datasets run")
+
+
+def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_SELECTOR, similarity: str = "pearson",
+                  predictor: str = "ridge", weighting: str = "uniform", weighting_params: Optional[dict] = None,
+                  random_state: int = 0, n_random: int = 200, group_name: str = "harness_ext_reduced",
+                  db: Optional[str] = None, costs=None, n_random_subsets: Optional[int] = None) -> ReduceResult:
+    """Select a subset of ``df``'s datasets, build its manifest and find where its lm-eval tasks are defined.
+
+    Parameters are those of :func:`harness_ext.methods.manifest.build_manifest`; ``db`` is also
+    where the lm-eval task configurations recorded at ingest are looked up.
+
+    Returns
+    -------
+    ReduceResult
+
+    References
+    ----------
+    SimBA (000) §3-4 (coverage subset, prediction); issue 14 items 1, 5, 7.
+    """
+    manifest = build_manifest(
+        df, budget=budget, selector=selector, similarity=similarity, predictor=predictor, weighting=weighting,
+        weighting_params=weighting_params, random_state=random_state, n_random=n_random, group_name=group_name,
+        db=db, costs=costs, n_random_subsets=n_random_subsets)
+    attach_lm_eval_tasks(manifest, db)
+    return ReduceResult(manifest)
