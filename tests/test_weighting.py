@@ -406,7 +406,7 @@ def test_size_curves_end_at_the_full_score():
     assert np.allclose(curves.informative.iloc[:, -1], df.mean(axis=1))
     assert np.allclose(curves.random.iloc[:, -1], df.mean(axis=1))
     assert sorted(curves.informative_order) == sorted(df.columns)
-    assert curves.summary.loc[50, "informative_mad"] == pytest.approx(0.0)
+    assert curves.by_size.loc[50, "informative_mad"] == pytest.approx(0.0)
     assert np.allclose(cumulative_scores(df.to_numpy(), np.arange(50))[:, 0], df.iloc[:, 0])
 
 
@@ -663,3 +663,31 @@ def test_pythia_mmlu_random_weights_and_permutation(pythia_mmlu_matrix):
     assert np.allclose(res.score_std, expected_score_std(df.to_numpy()), rtol=0.1)
     pt = permutation_test(df.to_numpy(), ("cosine",), n_permutations=49, random_state=0, show_progress=False)
     assert (pt.pvalues["cosine"].iloc[:3] == 1 / 50).all() and (pt.observed["cosine"] > pt.permuted_mean["cosine"]).all()
+
+
+def test_cli_weights_json_is_the_typed_report(tmp_path, capsys):
+    # --json gets the command's WeightsReport: summary.json's document, every analysis's tables, the files
+    from harness_ext.cli import main
+
+    rc = main(["weights", "--samples", str(SAMPLES), "--samples-task", "toy_arith_mc", "--draws", "500",
+               "--analyses", "random,silhouette", "--silhouette-permutations", "2", "--max-clusters", "4",
+               "--out", str(tmp_path / "o"), "--json", str(tmp_path / "r.json")])
+    assert rc == 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["summary"] == json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert {"random/scores", "random/pairwise", "random/pairwise_exact", "silhouette/silhouette"} <= set(doc["tables"])
+    assert len(doc["tables"]["random/scores"]) == 3 and str(tmp_path / "o" / "pairwise.png") in doc["files"]
+    assert doc["title"].endswith("3 models x 18 columns, 0 missing cells, 0/1 values")
+
+
+def test_results_render_and_serialise_themselves():
+    df = synthetic_prompt_matrix(n_models=6, n_prompts=30)
+    comp = compare_schemes(df, random_state=0, scheme_params={k: {"max_clusters": 4} for k in ("medoids", "distance", "inverse_distance")})
+    assert "rank change per scheme (top 3 of 6" in comp.render(top=3)
+    assert json.loads(comp.to_json())["summary"]["max_abs_rank_change"]["uniform"] == 0
+    res = random_weight_analysis(df, n_draws=200, random_state=0, show_progress=False)
+    assert res.to_frame().equals(res.table()) and "named outputs" in str(res)
+    pt = permutation_test(df.to_numpy(), ("cosine",), n_permutations=9, show_progress=False)
+    assert "003 Table 2" in str(pt) and json.loads(pt.to_json())["summary"]["n_permutations"] == 9
+    clusters = cluster_columns(df.to_numpy(), max_clusters=4)
+    assert clusters.to_frame()["medoid"].sum() == clusters.n_clusters

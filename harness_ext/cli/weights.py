@@ -1,14 +1,34 @@
 """The ``weights`` command: options are in :mod:`harness_ext.cli.options`; this module loads the
-matrix, runs the analyses of :mod:`harness_ext.methods.weighting`, prints their tables and writes
-the plots, CSV tables, ``summary.json`` and the ``--emit-weights`` file.
+matrix, runs the analyses of :mod:`harness_ext.methods.weighting`, shows each result as it is done
+(the results render themselves) and writes their CSV tables and plots, ``summary.json`` and the
+``--emit-weights`` file. ``--json`` gets the whole :class:`WeightsReport`.
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from ..errors import HarnessExtError, MethodError
-from ..report import dumps
+from ..report import Result, dumps
+from .output import emit
+
+log = logging.getLogger(__name__)
+
+#: Per analysis: its key in summary.json, its heading when skipped, the CSV file of each of its tables,
+#: and its plots as (file, keyword arguments of ``result.plot``; ``"top"`` is ``--top``).
+ANALYSIS_OUTPUTS = {
+    "schemes": ("schemes", "weighting schemes",
+                {"scheme_scores.csv": "scores", "scheme_rank_change.csv": "rank_change", "scheme_weights.csv": "weights"},
+                [("rank_changes.png", {"top": "top"})]),
+    "random": ("random_weights", None,
+               {"random_weights.csv": "scores", "pairwise.csv": "pairwise", "pairwise_exact.csv": "pairwise_exact"},
+               [("pairwise.png", {"kind": "pairwise"}), ("score_distribution.png", {"kind": "distribution", "top": "top"})]),
+    "size": ("size_curves", "increasing benchmark size", {"size_summary.csv": "by_size"},
+             [("size_curves.png", {"top": "top10"})]),
+    "permutation": ("permutation_test", "permutation test", {"permutation_pvalues.csv": "pvalues"}, []),
+    "silhouette": ("silhouette", "silhouette", {}, []),
+}
 
 
 def _parse_params(items) -> dict:
@@ -37,7 +57,7 @@ def _load(args) -> tuple:
             with Store.open(":memory:") as store:
                 report = ingest_samples(store, args.samples)
                 for f in report.by_status("skipped"):
-                    print(f"skipped {f.path}: {f.reason}")
+                    log.warning(f"skipped {f.path}: {f.reason}")
                 df = samples_matrix(store, args.samples_task, args.samples_metric, args.models)
             where = f"lm-eval per-sample logs under {', '.join(args.samples)}"
         else:
@@ -55,18 +75,108 @@ def _load(args) -> tuple:
     return df, f"store matrix ({', '.join(args.benchmark or ['all benchmarks'])})"
 
 
-def _print(title: str, body: str) -> None:
-    print(f"\n== {title}\n{body}")
+class WeightsReport(Result):
+    """What ``harness-ext weights`` found: the input, each analysis's result (or why it was skipped), the files written.
+
+    ``render()`` is the command's text; ``summary()`` is ``summary.json``; ``tables()`` are the analyses'
+    tables as ``"<analysis>/<table>"``.
+    """
+
+    def __init__(self, label: str, shape, n_missing: int, binary: bool, random_state: int, top: int):
+        self.label, self.shape, self.n_missing, self.binary = label, tuple(shape), n_missing, binary
+        self.random_state, self.top = random_state, top
+        #: (analysis, result or the reason it was skipped, plot paths)
+        self.analyses: list = []
+        self.weights = None
+        self.weights_path = self.summary_path = None
+        self.files: list = []
+
+    @property
+    def title(self) -> str:
+        return (f"{self.label}: {self.shape[0]} models x {self.shape[1]} columns, {self.n_missing} missing cells"
+                f"{', 0/1 values' if self.binary else ''}")
+
+    def block(self, name: str, result, plots=()) -> str:
+        """The text of one analysis: its own rendering (or why it was skipped), then the plots drawn."""
+        if isinstance(result, str):
+            text = f"== {ANALYSIS_OUTPUTS[name][1]}: skipped ({result})"
+        else:
+            text = result.render(top=self.top) if name in ("schemes", "random") else result.render()
+        return "\n" + text + "".join(f"\nplot: {p}" for p in plots)
+
+    def footer(self) -> str:
+        lines = []
+        if self.weights is not None:
+            w = self.weights
+            lines.append(f"\nweights ({w.attrs['scheme']}, {int((w > 0).sum())} non-zero of {len(w)}) written to {self.weights_path}")
+        if self.summary_path is not None:
+            lines.append(f"summary: {self.summary_path}")
+        return "\n".join(lines)
+
+    def render(self) -> str:
+        parts = [self.title] + [self.block(*a) for a in self.analyses]
+        return "\n".join(parts + ([self.footer()] if self.footer() else []))
+
+    def summary(self) -> dict:
+        """The ``summary.json`` document."""
+        doc = {"input": self.label, "shape": list(self.shape), "random_state": self.random_state}
+        for name, result, _ in self.analyses:
+            if not isinstance(result, str):
+                doc[ANALYSIS_OUTPUTS[name][0]] = result.summary()
+        return doc
+
+    def tables(self) -> dict:
+        out = {f"{name}/{key}": frame for name, result, _ in self.analyses if not isinstance(result, str)
+               for key, frame in result.tables().items()}
+        if self.weights is not None:
+            out["weights"] = self.weights.to_frame()
+        return out
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "skipped": {n: r for n, r, _ in self.analyses if isinstance(r, str)},
+                "files": [str(f) for f in self.files]}
+
+
+def _analyse(name: str, df, args, scheme_params: dict):
+    """Run one analysis on ``df`` with the command's options; returns its result."""
+    from ..methods import weighting as w
+
+    if name == "schemes":
+        from ..types import normalise_name
+
+        names = [s.strip() for s in args.schemes.split(",") if s.strip()]
+        if normalise_name(args.scheme) not in [normalise_name(n) for n in names]:
+            names.append(args.scheme)
+        params = {normalise_name(k): v for k, v in scheme_params.items()}
+        for cluster_scheme in ("medoids", "distance", "inverse_distance"):
+            params.setdefault(cluster_scheme, {}).setdefault("max_clusters", args.max_clusters)
+        return w.compare_schemes(df, [normalise_name(n) for n in names], args.random_state, params)
+    if name == "random":
+        return w.random_weight_analysis(df, n_draws=args.draws, random_state=args.random_state,
+                                        chunk_size=args.chunk_size, pairwise_top=args.pairwise_top)
+    if name == "size":
+        return w.size_curves(df, random_state=args.random_state)
+    X = df.to_numpy(dtype=float)
+    if name == "permutation":
+        measures = [m.strip() for m in args.similarity.split(",") if m.strip()]
+        return w.permutation_test(X, measures, args.permutations, args.random_state)
+    return w.silhouette_test(X, args.silhouette_permutations, args.random_state, args.max_clusters)
+
+
+def _write(name: str, result, out: Path, top: int) -> list:
+    """Write one analysis's CSV tables and plots to ``out``; returns the plot paths."""
+    _, _, csvs, plots = ANALYSIS_OUTPUTS[name]
+    tables = result.tables()
+    for filename, key in csvs.items():
+        if tables.get(key) is not None:
+            tables[key].to_csv(out / filename)
+    sizes = {"top": top, "top10": min(top, 10)}
+    return [result.plot(out / filename, **{k: sizes.get(v, v) for k, v in kwargs.items()}) for filename, kwargs in plots]
 
 
 def run(args) -> int:
-    """Run ``harness-ext weights``: print tables, write plots to ``--out``."""
-    from ..methods.weighting import (
-        ANALYSES, compare_schemes, compute_weights, emit_weights, is_binary, permutation_test, plot_pairwise,
-        plot_rank_changes, plot_score_distribution, plot_size_curves, random_weight_analysis, silhouette_test,
-        size_curves,
-    )
-    from ..methods.weighting.plots import _short
+    """Run ``harness-ext weights``: show each analysis as it finishes, write its tables and plots to ``--out``."""
+    from ..methods.weighting import ANALYSES, compute_weights, emit_weights, is_binary
 
     df, label = _load(args)
     df = df.dropna(axis=1, how="all").dropna(axis=0, how="all")
@@ -78,129 +188,29 @@ def run(args) -> int:
     for a in analyses:
         if a not in ANALYSES:
             raise HarnessExtError(f"unknown analysis {a!r}; choose from {', '.join(ANALYSES)}")
-    n_missing = int(df.isna().sum().sum())
-    print(f"{label}: {df.shape[0]} models x {df.shape[1]} columns, {n_missing} missing cells"
-          f"{', 0/1 values' if is_binary(df.to_numpy()) else ''}")
-    top = args.top
-    summary: dict = {"input": label, "shape": list(df.shape), "random_state": args.random_state}
+    report = WeightsReport(label, df.shape, int(df.isna().sum().sum()), is_binary(df.to_numpy()), args.random_state, args.top)
+    print(report.title)
     scheme_params = {args.scheme: _parse_params(args.param)}
-    from ..types import normalise_name
-
-    scheme_key = normalise_name(args.scheme)
-
-    if "schemes" in analyses:
-        names = [s.strip() for s in args.schemes.split(",") if s.strip()]
-        if scheme_key not in [normalise_name(n) for n in names]:
-            names.append(args.scheme)
-        params = {normalise_name(k): v for k, v in scheme_params.items()}
-        params.setdefault("medoids", {}).setdefault("max_clusters", args.max_clusters)
-        params.setdefault("distance", {}).setdefault("max_clusters", args.max_clusters)
-        params.setdefault("inverse_distance", {}).setdefault("max_clusters", args.max_clusters)
+    for name in ANALYSES:  # always in this order, whatever the order of --analyses
+        if name not in analyses:
+            continue
         try:
-            comp = compare_schemes(df, [normalise_name(n) for n in names], args.random_state, params)
+            result = _analyse(name, df, args, scheme_params)
         except MethodError as exc:
-            print(f"\n== weighting schemes: skipped ({exc})")
+            if name == "random":  # the one analysis every matrix supports: its failure is the command's
+                raise
+            result, plots = str(exc), []
         else:
-            order = comp.scores["uniform"].sort_values(ascending=False, kind="stable").index
-            shown = order[:top] if top else order
-            table = comp.scores.loc[shown].join(comp.rank_change.loc[shown].drop(columns="uniform").add_prefix("Δrank "))
-            _print(f"weighted score and rank change per scheme (top {len(shown)} of {len(order)} by uniform score)",
-                   _fmt(table))
-            comp.scores.to_csv(out / "scheme_scores.csv")
-            comp.rank_change.to_csv(out / "scheme_rank_change.csv")
-            comp.weights.to_csv(out / "scheme_weights.csv")
-            png = plot_rank_changes(comp, out / "rank_changes.png", top=top)
-            summary["schemes"] = {
-                "max_abs_rank_change": {s: int(comp.rank_change[s].abs().max()) for s in comp.rank_change.columns},
-                "params": comp.params,
-            }
-            print(f"plot: {png}")
-
-    if "random" in analyses:
-        res = random_weight_analysis(
-            df, n_draws=args.draws, random_state=args.random_state, chunk_size=args.chunk_size,
-            pairwise_top=args.pairwise_top,
-        )
-        t = res.table()
-        _print(f"weighted score over {res.n_draws:,} random simplex weightings (top {min(top, len(t))} of {len(t)})",
-               _fmt(t.head(top)))
-        k_show = min(top, 10, len(res.pairwise))
-        shown = res.pairwise.iloc[:k_show, :k_show].copy()
-        shown.index = [f"{i + 1} {_short(n, 40)}" for i, n in enumerate(shown.index)]
-        shown.columns = [str(i + 1) for i in range(k_show)]
-        _print(f"pairwise: fraction of draws where row beats column (top {k_show}; full matrix in pairwise.csv)", _fmt(shown, "{:.2f}"))
-        s = res.summary()
-        _print(
-            "named outputs",
-            f"top_two_swap_rate        {s['top_two_swap_rate']:.4f}  fraction of draws where uniform #2 beats #1 "
-            f"({s['top_two'][1]} beats {s['top_two'][0]})\n"
-            f"largest_range            {s['largest_range']:.4f}  max - min weighted score, score units "
-            f"(Ailem et al. report up to 10%), {s['largest_range_model']}\n"
-            f"largest_abs_score_shift  {s['largest_abs_score_shift']:.4f}  max |weighted - uniform|, score units, "
-            f"{s['largest_abs_score_shift_model']}\n"
-            f"largest_score_shift      {s['largest_score_shift']:.4f}  max |weighted - uniform| / uniform (relative), "
-            f"{s['largest_score_shift_model']}"
-            + (f"\ntop_two_swap_rate_exact  {s['top_two_swap_rate_exact']:.4f}  0/1 data: I_1/2(n_21, n_12) over the prompts "
-               "where the two differ (binary_beat_probability)" if "top_two_swap_rate_exact" in s else ""),
-        )
-        t.to_csv(out / "random_weights.csv")
-        res.pairwise.to_csv(out / "pairwise.csv")
-        if res.pairwise_exact is not None:
-            res.pairwise_exact.to_csv(out / "pairwise_exact.csv")
-        summary["random_weights"] = s
-        print(f"plot: {plot_pairwise(res, out / 'pairwise.png')}")
-        print(f"plot: {plot_score_distribution(res, out / 'score_distribution.png', top=top)}")
-
-    if "size" in analyses:
-        try:
-            curves = size_curves(df, random_state=args.random_state)
-        except MethodError as exc:
-            print(f"\n== increasing benchmark size: skipped ({exc})")
-        else:
-            d = df.shape[1]
-            sizes = sorted({1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, d // 4, d // 2, d} & set(range(1, d + 1)))
-            _print("increasing benchmark size: mean |score - full score| and Spearman with full ranking",
-                   _fmt(curves.summary.loc[sizes]))
-            curves.summary.to_csv(out / "size_summary.csv")
-            summary["size_curves"] = {"informative_order_first10": curves.informative_order[:10]}
-            print(f"plot: {plot_size_curves(curves, out / 'size_curves.png', top=min(top, 10))}")
-
-    if "permutation" in analyses:
-        measures = [m.strip() for m in args.similarity.split(",") if m.strip()]
-        try:
-            pt = permutation_test(df.to_numpy(dtype=float), measures, args.permutations, args.random_state)
-        except MethodError as exc:
-            print(f"\n== permutation test: skipped ({exc})")
-        else:
-            _print(f"permutation test p-values ({pt.n_permutations} permutations; 003 Table 2)", _fmt(pt.pvalues, "{:.4g}"))
-            _print("observed statistic (permuted mean)",
-                   _fmt(pt.observed.round(4).astype(str) + " (" + pt.permuted_mean.round(4).astype(str) + ")"))
-            pt.pvalues.to_csv(out / "permutation_pvalues.csv")
-            summary["permutation_test"] = {
-                "pvalues": {c: pt.pvalues[c].to_dict() for c in pt.pvalues.columns},
-                "n_permutations": pt.n_permutations,
-            }
-
-    if "silhouette" in analyses:
-        try:
-            st = silhouette_test(df.to_numpy(dtype=float), args.silhouette_permutations, args.random_state, args.max_clusters)
-        except MethodError as exc:
-            print(f"\n== silhouette: skipped ({exc})")
-        else:
-            _print("silhouette of spherical k-means, observed vs permuted (003 Table 3)", _fmt(st.table(), index=False))
-            summary["silhouette"] = st.table().iloc[0].to_dict()
+            plots = _write(name, result, out, args.top)
+        report.analyses.append((name, result, plots))
+        print(report.block(name, result, plots))
 
     if args.emit_weights:
-        w = compute_weights(df, args.scheme, random_state=args.random_state, **scheme_params[args.scheme])
-        path = emit_weights(w, args.emit_weights)
-        print(f"\nweights ({w.attrs['scheme']}, {int((w > 0).sum())} non-zero of {len(w)}) written to {path}")
-
-    (out / "summary.json").write_text(dumps(summary))
-    print(f"summary: {out / 'summary.json'}")
+        report.weights = compute_weights(df, args.scheme, random_state=args.random_state, **scheme_params[args.scheme])
+        report.weights_path = emit_weights(report.weights, args.emit_weights)
+    report.summary_path = out / "summary.json"
+    report.summary_path.write_text(dumps(report.summary()))
+    report.files = sorted(p for p in out.iterdir() if p.is_file()) + ([report.weights_path] if report.weights_path else [])
+    print(report.footer())
+    emit(args, report, show=False)
     return 0
-
-
-def _fmt(df, floatfmt: str = "{:.3f}", index: bool = True) -> str:
-    from ..report import format_table
-
-    return format_table(df, floatfmt=floatfmt, index=index)

@@ -11,11 +11,12 @@ import numpy as np
 
 from ...base import check_matrix
 from ...errors import MethodError
+from ...report import Result
 from .common import ZERO_DISTANCE, ZERO_NORM, _require_complete, unit_columns
 
 
 @dataclass
-class ColumnClustering:
+class ColumnClustering(Result):
     """Result of :func:`cluster_columns`.
 
     Attributes
@@ -43,6 +44,19 @@ class ColumnClustering:
     silhouette: float
     silhouette_by_k: dict = field(default_factory=dict)
     zero_columns: np.ndarray = None
+
+    title = "spherical k-means of the column performance vectors"
+
+    def tables(self) -> dict:
+        import pandas as pd
+
+        medoid = np.zeros(len(self.labels), dtype=bool)
+        medoid[self.medoids] = True
+        return {"columns": pd.DataFrame({"cluster": self.labels, "distance_to_medoid": self.distances, "medoid": medoid},
+                                        index=pd.RangeIndex(len(self.labels), name="column"))}
+
+    def summary(self) -> dict:
+        return {"n_clusters": int(self.n_clusters), "silhouette": float(self.silhouette)}
 
 
 def _medoids_and_distances(V: np.ndarray, labels: np.ndarray, n_clusters: int):

@@ -23,6 +23,17 @@ BINARY_MEASURES = ("jaccard", "hamming")
 ANALYSES = ("schemes", "random", "size", "permutation", "silhouette")
 
 
+def short_name(name, n: int = 28) -> str:
+    """``name`` cut to its last ``n`` characters (model names end in what tells them apart)."""
+    name = str(name)
+    return name if len(name) <= n else "…" + name[-(n - 1):]
+
+
+def section(title: str, body: str) -> str:
+    """One titled block of a rendered result (the ``weights`` command prints them one after another)."""
+    return f"== {title}\n{body}"
+
+
 def is_binary(X) -> bool:
     """True if every non-missing value of ``X`` is exactly 0 or 1."""
     X = np.asarray(X, dtype=float)

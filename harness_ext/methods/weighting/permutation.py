@@ -10,8 +10,9 @@ import pandas as pd
 
 from ...base import check_matrix
 from ...errors import MethodError
+from ...report import Result, format_table
 from .clustering import cluster_columns
-from .common import BINARY_MEASURES, SIMILARITY_MEASURES, _require_complete, is_binary
+from .common import BINARY_MEASURES, SIMILARITY_MEASURES, _require_complete, is_binary, section
 from .similarity import MAX_CODE_TABLE, STAT_NAMES, _binary_pair_codes, _pair_similarities, _stats, _stats_from_codes
 
 
@@ -27,7 +28,7 @@ def permute_within_models(X: np.ndarray, rng) -> np.ndarray:
 
 
 @dataclass
-class PermutationTestResult:
+class PermutationTestResult(Result):
     """p-values (Table 2 layout: rows statistic, columns measure) and the statistics behind them."""
 
     pvalues: pd.DataFrame
@@ -35,6 +36,23 @@ class PermutationTestResult:
     permuted_mean: pd.DataFrame
     ks_statistic: pd.Series
     n_permutations: int
+
+    title = "permutation test p-values (003 Table 2)"
+
+    def tables(self) -> dict:
+        return {"pvalues": self.pvalues, "observed": self.observed, "permuted_mean": self.permuted_mean,
+                "ks_statistic": self.ks_statistic.to_frame()}
+
+    def summary(self) -> dict:
+        return {"pvalues": {c: self.pvalues[c].to_dict() for c in self.pvalues.columns},
+                "n_permutations": self.n_permutations}
+
+    def render(self) -> str:
+        """The p-values, then each observed statistic with its mean over the permutations in brackets."""
+        both = self.observed.round(4).astype(str) + " (" + self.permuted_mean.round(4).astype(str) + ")"
+        return (section(f"permutation test p-values ({self.n_permutations} permutations; 003 Table 2)",
+                        format_table(self.pvalues, "{:.4g}"))
+                + "\n\n" + section("observed statistic (permuted mean)", format_table(both, self.floatfmt)))
 
 
 def permutation_test(
@@ -155,7 +173,7 @@ def permutation_test(
 
 
 @dataclass
-class SilhouetteTestResult:
+class SilhouetteTestResult(Result):
     """Observed vs permuted silhouette (003 Table 3)."""
 
     observed: float
@@ -174,6 +192,17 @@ class SilhouetteTestResult:
                 "p_value": [self.pvalue],
             }
         )
+
+    title = "silhouette of spherical k-means, observed vs permuted (003 Table 3)"
+
+    def tables(self) -> dict:
+        return {"silhouette": self.table()}
+
+    def summary(self) -> dict:
+        return self.table().iloc[0].to_dict()
+
+    def render(self) -> str:
+        return section(self.title, format_table(self.table(), self.floatfmt, index=False))
 
 
 def silhouette_test(

@@ -6,15 +6,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .common import short_name
+
 if TYPE_CHECKING:  # only for the annotations
     from .random_weights import RandomWeightsResult
     from .schemes import SchemeComparison
     from .size import SizeCurves
-
-
-def _short(name: str, n: int = 28) -> str:
-    name = str(name)
-    return name if len(name) <= n else "…" + name[-(n - 1):]
 
 
 def plot_rank_changes(comp: SchemeComparison, path, top: int = 20):
@@ -29,7 +26,7 @@ def plot_rank_changes(comp: SchemeComparison, path, top: int = 20):
     fig, ax = plt.subplots(figsize=(max(6, 0.45 * len(models) + 2), 0.6 * len(schemes) + 2.5))
     lim = max(1.0, np.abs(M).max())
     im = ax.imshow(M, cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto")
-    ax.set_xticks(range(len(models)), [_short(m) for m in models], rotation=70, ha="right", fontsize=7)
+    ax.set_xticks(range(len(models)), [short_name(m) for m in models], rotation=70, ha="right", fontsize=7)
     ax.set_yticks(range(len(schemes)), schemes)
     if len(models) <= 40:
         for (i, j), v in np.ndenumerate(M):
@@ -51,7 +48,7 @@ def plot_pairwise(res: RandomWeightsResult, path):
     k = len(P)
     fig, ax = plt.subplots(figsize=(0.5 * k + 3, 0.5 * k + 2.5))
     im = ax.imshow(P, cmap="viridis", vmin=0, vmax=100)
-    names = [_short(x) for x in res.pairwise.index]
+    names = [short_name(x) for x in res.pairwise.index]
     ax.set_xticks(range(k), names, rotation=70, ha="right", fontsize=7)
     ax.set_yticks(range(k), names, fontsize=7)
     if k <= 25:
@@ -77,7 +74,7 @@ def plot_score_distribution(res: RandomWeightsResult, path, top: int = 20):
             body.set_alpha(0.5)
     ax.hlines(y, res.score_min[order], res.score_max[order], color="0.5", lw=1, label=f"range over {res.n_draws:,} draws")
     ax.plot(res.uniform[order], y, "ko", ms=4, label="uniform weights")
-    ax.set_yticks(y, [_short(res.models[i], 36) for i in order], fontsize=7)
+    ax.set_yticks(y, [short_name(res.models[i], 36) for i in order], fontsize=7)
     ax.set_xlabel("weighted score")
     ax.legend(fontsize=7, loc="lower right")
     ax.set_title("Weighted score under random simplex weights", fontsize=9)
@@ -94,7 +91,7 @@ def plot_size_curves(curves: SizeCurves, path, top: int = 10):
     sizes = curves.informative.columns.to_numpy()
     for ax, C, title in ((axes[0], curves.informative, "most informative"), (axes[1], curves.random, "random order")):
         for mname in models:
-            (line,) = ax.plot(sizes, C.loc[mname].to_numpy(), lw=1.2, label=_short(mname, 32))
+            (line,) = ax.plot(sizes, C.loc[mname].to_numpy(), lw=1.2, label=short_name(mname, 32))
             ax.axhline(curves.full[mname], color=line.get_color(), ls=":", lw=0.8)
         ax.set_title(f"Average score as benchmark size increases: {title}", fontsize=9)
         ax.set_xlabel("benchmark size (columns)")

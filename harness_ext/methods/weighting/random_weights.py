@@ -10,12 +10,13 @@ import pandas as pd
 
 from ...base import check_matrix
 from ...errors import MethodError
-from .common import CHUNK_FLOATS, _require_complete, is_binary, ranks_desc, weighted_scores
+from ...report import Result, format_table
+from .common import CHUNK_FLOATS, _require_complete, is_binary, ranks_desc, section, short_name, weighted_scores
 from .sampling import sample_simplex, sample_simplex_spacings
 
 
 @dataclass
-class RandomWeightsResult:
+class RandomWeightsResult(Result):
     """What :func:`random_weight_analysis` measures over ``n_draws`` simplex draws.
 
     Attributes
@@ -118,6 +119,52 @@ class RandomWeightsResult:
             "largest_range_model": self.largest_range_model,
             **({"top_two_swap_rate_exact": float(self.pairwise_exact.iloc[1, 0])} if self.pairwise_exact is not None else {}),
         }
+
+    title = "weighted score under random simplex weights"
+
+    def tables(self) -> dict:
+        out = {"scores": self.table(), "pairwise": self.pairwise}
+        if self.pairwise_exact is not None:
+            out["pairwise_exact"] = self.pairwise_exact
+        return out
+
+    def render(self, top: int = 20) -> str:
+        """The ``top`` models' score ranges, the pairwise matrix of the first ten and the named outputs."""
+        t = self.table()
+        parts = [section(f"weighted score over {self.n_draws:,} random simplex weightings (top {min(top, len(t))} of {len(t)})",
+                         format_table(t.head(top), self.floatfmt))]
+        k_show = min(top, 10, len(self.pairwise))
+        shown = self.pairwise.iloc[:k_show, :k_show].copy()
+        shown.index = [f"{i + 1} {short_name(n, 40)}" for i, n in enumerate(shown.index)]
+        shown.columns = [str(i + 1) for i in range(k_show)]
+        parts.append(section(f"pairwise: fraction of draws where row beats column (top {k_show}; full matrix in pairwise.csv)",
+                             format_table(shown, "{:.2f}")))
+        s = self.summary()
+        parts.append(section(
+            "named outputs",
+            f"top_two_swap_rate        {s['top_two_swap_rate']:.4f}  fraction of draws where uniform #2 beats #1 "
+            f"({s['top_two'][1]} beats {s['top_two'][0]})\n"
+            f"largest_range            {s['largest_range']:.4f}  max - min weighted score, score units "
+            f"(Ailem et al. report up to 10%), {s['largest_range_model']}\n"
+            f"largest_abs_score_shift  {s['largest_abs_score_shift']:.4f}  max |weighted - uniform|, score units, "
+            f"{s['largest_abs_score_shift_model']}\n"
+            f"largest_score_shift      {s['largest_score_shift']:.4f}  max |weighted - uniform| / uniform (relative), "
+            f"{s['largest_score_shift_model']}"
+            + (f"\ntop_two_swap_rate_exact  {s['top_two_swap_rate_exact']:.4f}  0/1 data: I_1/2(n_21, n_12) over the prompts "
+               "where the two differ (binary_beat_probability)" if "top_two_swap_rate_exact" in s else ""),
+        ))
+        return "\n\n".join(parts)
+
+    def plot(self, path, kind: str = "pairwise", top: int = 20):
+        """Draw 003 Figure 4 (``kind="pairwise"``: how often the row model beats the column model) or
+        Figure 12 (``kind="distribution"``: the ``top`` models' weighted-score distributions); returns the PNG path."""
+        from .plots import plot_pairwise, plot_score_distribution
+
+        if kind == "pairwise":
+            return plot_pairwise(self, path)
+        if kind == "distribution":
+            return plot_score_distribution(self, path, top=top)
+        raise MethodError(f"kind must be 'pairwise' or 'distribution', got {kind!r}")
 
 
 def default_chunk_size(n_columns: int, n_models: int, pairwise_k: int = 0) -> int:

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from ...errors import MethodError
-from ...report import dumps, jsonable
-from .common import SCHEME_NAMES_DEFAULT, ranks_desc, weighted_scores
+from ...report import Result, dumps, format_table, jsonable
+from .common import SCHEME_NAMES_DEFAULT, ranks_desc, section, weighted_scores
 
 
 def _fit_accepts_columns(cls) -> bool:
@@ -105,12 +105,13 @@ def emit_weights(weights: pd.Series, path) -> Path:
 
 
 @dataclass
-class SchemeComparison:
+class SchemeComparison(Result):
     """Weighted scores and rank changes of every model under several schemes.
 
     ``scores`` and ``ranks`` are ``models x schemes``; ``rank_change`` is the
     uniform rank minus the scheme's rank (positive: the model moved up), as in
-    003 Figure 2. ``weights`` is ``columns x schemes``.
+    003 Figure 2. ``weights`` is ``columns x schemes``. ``str()`` shows the best
+    models' scores and rank changes; :meth:`plot` draws Figure 2.
     """
 
     scores: pd.DataFrame
@@ -118,6 +119,32 @@ class SchemeComparison:
     rank_change: pd.DataFrame
     weights: pd.DataFrame
     params: dict
+
+    title = "weighted score and rank change per scheme"
+
+    def tables(self) -> dict:
+        return {"scores": self.scores, "rank_change": self.rank_change, "ranks": self.ranks, "weights": self.weights}
+
+    def summary(self) -> dict:
+        """Largest rank change of each scheme and every scheme's parameters."""
+        return {
+            "max_abs_rank_change": {s: int(self.rank_change[s].abs().max()) for s in self.rank_change.columns},
+            "params": self.params,
+        }
+
+    def render(self, top: int = 20) -> str:
+        """Scores and rank changes of the ``top`` models by uniform score (all when ``top`` is 0)."""
+        order = self.scores["uniform"].sort_values(ascending=False, kind="stable").index
+        shown = order[:top] if top else order
+        table = self.scores.loc[shown].join(self.rank_change.loc[shown].drop(columns="uniform").add_prefix("Δrank "))
+        return section(f"{self.title} (top {len(shown)} of {len(order)} by uniform score)",
+                       format_table(table, self.floatfmt))
+
+    def plot(self, path, top: int = 20):
+        """Rank changes against uniform weights as a heatmap (003 Figure 2); returns the PNG path."""
+        from .plots import plot_rank_changes
+
+        return plot_rank_changes(self, path, top=top)
 
 
 def compare_schemes(

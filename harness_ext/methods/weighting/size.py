@@ -9,7 +9,8 @@ import pandas as pd
 
 from ...base import check_matrix
 from ...errors import MethodError
-from .common import _require_complete, unit_columns
+from ...report import Result, format_table
+from .common import _require_complete, section, unit_columns
 
 
 def most_informative_order(X, start: int) -> np.ndarray:
@@ -69,22 +70,48 @@ def cumulative_scores(X, order) -> np.ndarray:
 
 
 @dataclass
-class SizeCurves:
-    """Curves of :func:`size_curves`: ``informative`` and ``random`` are models x sizes."""
+class SizeCurves(Result):
+    """Curves of :func:`size_curves`: ``informative`` and ``random`` are models x sizes.
+
+    ``by_size`` is the table per benchmark size: mean absolute deviation of the models'
+    scores from their full-benchmark score and Spearman correlation of the induced
+    ranking with the full one, for the informative and the random orders.
+    """
 
     informative: pd.DataFrame
     random: pd.DataFrame
     informative_order: list
     random_order: list
     full: pd.Series
-    summary: pd.DataFrame
+    by_size: pd.DataFrame
+
+    title = "increasing benchmark size: mean |score - full score| and Spearman with full ranking"
+
+    def tables(self) -> dict:
+        return {"by_size": self.by_size, "informative": self.informative, "random": self.random}
+
+    def summary(self) -> dict:
+        return {"informative_order_first10": self.informative_order[:10]}
+
+    def render(self, sizes=None) -> str:
+        """The ``by_size`` table at ``sizes`` (default: 1, 2, 3, 5, 10, 20, ... and a quarter, half and all columns)."""
+        d = len(self.by_size)
+        if sizes is None:
+            sizes = sorted({1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, d // 4, d // 2, d} & set(range(1, d + 1)))
+        return section(self.title, format_table(self.by_size.loc[sizes], self.floatfmt))
+
+    def plot(self, path, top: int = 10):
+        """Average score against benchmark size for the ``top`` models, both orders (003 Figures 3, 10, 11)."""
+        from .plots import plot_size_curves
+
+        return plot_size_curves(self, path, top=top)
 
 
 def size_curves(df: pd.DataFrame, random_state: int = 0, n_random_orders: int = 20) -> SizeCurves:
     """Average performance as the benchmark grows, most informative vs random order.
 
     Both start from the same random column. The curves plotted are for one
-    random order (as in 003 Fig. 11); the ``summary`` table (per size: mean
+    random order (as in 003 Fig. 11); the ``by_size`` table (per size: mean
     absolute deviation of models' scores from the full-benchmark score and the
     Spearman correlation of the induced ranking with the full ranking) averages
     the random method over ``n_random_orders`` orders, each with its own start.
@@ -117,7 +144,7 @@ def size_curves(df: pd.DataFrame, random_state: int = 0, n_random_orders: int = 
     mad_r = np.mean([x[0] for x in devs], axis=0)
     rho_r = np.nanmean(np.array([x[1] for x in devs]), axis=0)
     cols = [str(c) for c in df.columns]
-    summary = pd.DataFrame(
+    by_size = pd.DataFrame(
         {"informative_mad": mad_i, "random_mad": mad_r, "informative_spearman": rho_i, "random_spearman": rho_r},
         index=pd.Index(sizes, name="size"),
     )
@@ -127,7 +154,7 @@ def size_curves(df: pd.DataFrame, random_state: int = 0, n_random_orders: int = 
         informative_order=[cols[i] for i in inf_order],
         random_order=[cols[i] for i in rand_orders[0]],
         full=pd.Series(full, index=df.index),
-        summary=summary,
+        by_size=by_size,
     )
 
 
