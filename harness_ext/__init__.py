@@ -3,6 +3,13 @@
 Ingest harness result files into a DuckDB store, find a small subset of
 datasets that preserves model rankings (stalk, prowl), and predict a new
 model's full-benchmark scores from that subset with uncertainty (pounce).
+
+The routine loop in Python (:mod:`harness_ext.methods.api`)::
+
+    import harness_ext as hx
+    matrix = hx.load_matrix("harness-ext.duckdb", benchmark="mmlu")
+    reduced = hx.reduce(matrix, budget=8)      # .subset, .expected_error, .plot(), .write("reduced")
+    hx.predict(reduced, "results/")            # .to_frame(), .aggregate, .plot()
 """
 
 from .errors import HarnessExtError, IngestError, MethodError, PluginError, StoreError
@@ -17,9 +24,14 @@ _LAZY = {
     "get_registrations": "plugin_manager",
     "Adapter": "types", "ManifestWriter": "types", "Predictor": "types", "ResultRecord": "types",
     "Selector": "types", "SimilarityMeasure": "types", "SourceFile": "types", "WeightingScheme": "types",
+    # The Python API of the routine loop (harness_ext.methods.api): ingest -> load_matrix -> reduce -> predict.
+    "ingest": "methods.api", "load_matrix": "methods.api", "reduce": "methods.api", "predict": "methods.api",
+    "ReduceResult": "methods.reduce", "PredictionResult": "methods.predict", "Result": "report",
+    "bundled_data_path": "store.ingest",
 }
 
 __all__ = [
+    "ingest", "load_matrix", "reduce", "predict", "ReduceResult", "PredictionResult", "Result", "bundled_data_path",
     "Adapter", "HarnessExtError", "IngestError", "ManifestWriter", "MethodError", "PluginError",
     "Predictor", "ResultRecord", "Selector", "SimilarityMeasure", "SourceFile", "StoreError",
     "WeightingScheme", "get_plugin_manager", "get_registration", "get_registrations", "hookimpl",

@@ -1,0 +1,277 @@
+"""The public Python API: the routine loop without the command line.
+
+``harness_ext.ingest``, ``harness_ext.load_matrix``, ``harness_ext.reduce`` and
+``harness_ext.predict`` (imported lazily from :mod:`harness_ext`) are thin
+functions over the store and the methods; they take a DataFrame or a store
+path and return the typed results the commands print
+(:class:`~harness_ext.methods.reduce.ReduceResult`,
+:class:`~harness_ext.methods.predict.PredictionResult`), which render
+themselves (``print(result)``, ``.to_frame()``, ``.to_json()``, ``.plot()``).
+The same inputs and seed give the same manifest as ``harness-ext reduce``.
+
+Examples
+--------
+>>> import harness_ext as hx                                            # doctest: +SKIP
+>>> matrix = hx.load_matrix("harness-ext.duckdb", benchmark="mmlu")      # doctest: +SKIP
+>>> reduced = hx.reduce(matrix, budget=8)                                # doctest: +SKIP
+>>> reduced.write("reduced")                                             # doctest: +SKIP
+>>> hx.predict(reduced, {"abstract_algebra": 0.31, ...}).aggregate       # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Optional, Sequence, Union
+
+import pandas as pd
+
+from ..errors import HarnessExtError
+from .manifest import DEFAULT_SELECTOR
+
+__all__ = ["ingest", "load_matrix", "predict", "reduce"]
+
+PathLike = Union[str, os.PathLike]
+
+
+def _existing_store(store: Optional[PathLike]) -> str:
+    from ..store.db import default_db_path
+
+    path = str(store) if store is not None else default_db_path()
+    if path != ":memory:" and not Path(path).exists():
+        raise HarnessExtError(f"no harness-ext store at {path}: ingest result files into it first "
+                              "(harness_ext.ingest or 'harness-ext ingest')")
+    return path
+
+
+def _names(value) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    return tuple(value)
+
+
+def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = None, group: Optional[str] = None):
+    """Read result files into a store (created if needed), transactionally and idempotently.
+
+    Parameters
+    ----------
+    paths : path-like or sequence of path-like
+        Result files or directories (walked recursively): lm-eval, HELM, BIG-bench, Every Eval
+        Ever, MTEB, leaderboard CSVs and any format an adapter plugin reads.
+    store : path-like, optional
+        The DuckDB store; default ``$HARNESS_EXT_DB`` or ``./harness-ext.duckdb``.
+    adapter : str, optional
+        Force this adapter instead of detecting each file's format.
+    group : str, optional
+        Benchmark group the ingested benchmarks join (``load_matrix(benchmark=group)``).
+
+    Returns
+    -------
+    harness_ext.store.ingest.IngestReport
+        Per file: ingested, unchanged, skipped (with the reason) or conflicting.
+
+    References
+    ----------
+    Issue 19 (transactional ingest, per-file reasons).
+    """
+    from ..store.db import Store, default_db_path
+    from ..store.ingest import ingest_paths
+
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    with Store.open(str(store) if store is not None else default_db_path()) as s:
+        return ingest_paths(s, list(paths), adapter=adapter, group=group)
+
+
+def load_matrix(store: Optional[PathLike] = None, benchmark=None, *, metric: Optional[str] = None,
+                datasets: Optional[str] = None, models: Optional[str] = None, source: Optional[str] = None,
+                num_fewshot: Optional[int] = None, rows: str = "model", dense=False, normalise: str = "chance",
+                aggregates=False, chance_file: Optional[PathLike] = None, aliases: bool = True) -> pd.DataFrame:
+    """The models x datasets performance matrix of a store, as ``harness-ext matrix`` builds it.
+
+    Parameters
+    ----------
+    store : path-like, optional
+        An existing store; default ``$HARNESS_EXT_DB`` or ``./harness-ext.duckdb``.
+    benchmark : str or sequence of str, optional
+        Benchmark(s) or benchmark group(s); default all.
+    metric, datasets, models, source, num_fewshot, rows, dense, normalise, aggregates, chance_file, aliases
+        As :class:`harness_ext.store.matrix.MatrixQuery` (globs for ``datasets``/``models``/``source``).
+        ``normalise="none"`` gives the harness's own scores (what :func:`predict` takes).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Models x datasets, NaN where a model has no result (never cut to a dense block unless
+        ``dense``); ``attrs`` carry the query, per-dataset metadata and a fingerprint, which
+        :func:`reduce` records in the manifest.
+
+    References
+    ----------
+    SimBA (000) §2 (the performance matrix); issue 14 item 1 (sparse matrices).
+    """
+    from ..store.db import Store
+    from ..store.matrix import MatrixQuery, load_matrix as _load
+
+    query = MatrixQuery(benchmarks=_names(benchmark), metric=metric, datasets=datasets, models=models, source=source,
+                        num_fewshot=num_fewshot, dense=dense, rows=rows, normalise=normalise, aggregates=aggregates,
+                        chance_file=None if chance_file is None else str(chance_file), aliases=aliases)
+    with Store.open(_existing_store(store), read_only=True) as s:
+        return _load(s, query)
+
+
+def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0, benchmark=None,
+           selector: str = DEFAULT_SELECTOR, similarity: str = "pearson", predictor: str = "ridge",
+           weighting: str = "uniform", weights: Optional[PathLike] = None, costs=None, n_random: int = 200,
+           n_random_subsets: Optional[int] = None, group_name: str = "harness_ext_reduced",
+           store: Optional[PathLike] = None):
+    """Choose a small subset of datasets that predicts the rest, with the evidence, as ``harness-ext reduce``.
+
+    Parameters
+    ----------
+    matrix : pandas.DataFrame or path-like
+        A matrix from :func:`load_matrix`, or a store path (then ``benchmark`` is required when
+        the store holds several).
+    budget : str, int or float, optional
+        ``8`` (datasets), ``0.15`` (fraction), ``"coverage=0.95"`` (default) or ``"cost=50000"``.
+    seed : int
+        Seed of the selector, the random baselines and the cross-validation folds.
+    selector, similarity, predictor, weighting : str
+        Registered plugin names (``harness-ext plugins``).
+    weights : path-like, optional
+        Dataset weights for the aggregate (JSON or CSV, e.g. from ``harness-ext weights
+        --emit-weights``); implies ``weighting="user"``.
+    costs : dict or path-like, optional
+        Cost of running each dataset (name -> cost, or a JSON/CSV file); default the sample
+        counts the result files recorded.
+    n_random, n_random_subsets : int
+        Random orders for the coverage baseline; random subsets the chosen one is compared with.
+    group_name : str
+        lm-eval group name and file stem of the harness files.
+    store : path-like, optional
+        With a DataFrame ``matrix``: the store it came from, recorded in the manifest and searched
+        for the lm-eval task configurations the reduced folder needs.
+
+    Returns
+    -------
+    ReduceResult
+        ``.manifest``, ``.subset``, ``.expected_error``, ``.random_subsets``, ``.budget_curve()``;
+        ``.write(folder)`` writes the manifest, lm-eval group YAML (and task YAMLs), HELM conf and
+        task list; ``.plot(path)`` the error-vs-budget figure.
+
+    References
+    ----------
+    SimBA (000) §3 (coverage, |S*|), §4 (prediction); Ailem et al. (003) §3.3 (weighting);
+    issue 14 items 1, 5, 7 (sparse matrices, selection for prediction, evidence).
+    """
+    from .manifest import read_costs
+    from .reduce import reduce_matrix
+
+    if isinstance(matrix, pd.DataFrame):
+        df, db = matrix, None if store is None else str(store)
+    else:
+        db = _existing_store(matrix)
+        if not _names(benchmark):
+            from ..store.db import Store
+
+            with Store.open(db, read_only=True) as s:
+                names = list(s.benchmarks()["benchmark"])
+            if len(names) > 1:
+                raise HarnessExtError(f"the store holds {len(names)} benchmarks ({', '.join(names[:8])}"
+                                      f"{' ...' if len(names) > 8 else ''}): name one or more with benchmark=")
+        df = load_matrix(db, benchmark)
+    weighting_params = {}
+    if weights is not None:
+        weighting, weighting_params = "user", {"path": str(weights)}
+    if isinstance(costs, (str, os.PathLike)):
+        costs = read_costs(costs)
+    return reduce_matrix(df, budget=None if budget is None else str(budget), selector=selector, similarity=similarity,
+                         predictor=predictor, weighting=weighting, weighting_params=weighting_params,
+                         random_state=int(seed), n_random=n_random, group_name=group_name, db=db, costs=costs,
+                         n_random_subsets=n_random_subsets)
+
+
+def _manifest_of(manifest) -> tuple:
+    """``(manifest dict, where it came from)`` from a ReduceResult, a dict or a manifest file/folder."""
+    from .manifest import load_manifest, validate_manifest
+    from .reduce import ReduceResult
+
+    if isinstance(manifest, ReduceResult):
+        # As predict reads it from manifest.json: plain JSON types.
+        return json.loads(json.dumps(manifest.manifest)), None if manifest.out is None else manifest.out / "manifest.json"
+    if isinstance(manifest, dict):
+        validate_manifest(manifest)
+        return manifest, None
+    return load_manifest(manifest), Path(manifest)
+
+
+def _score_frame(scores, manifest: dict) -> pd.DataFrame:
+    """Raw scores (models x manifest dataset names) from a DataFrame, Series or mapping keyed by dataset or task."""
+    from harness_ext.plugins.manifest_writers import lm_eval_task_list
+
+    if isinstance(scores, dict):
+        scores = pd.Series(scores, name="new_model")
+    if isinstance(scores, pd.Series):
+        scores = scores.to_frame(name=scores.name if scores.name is not None else "new_model").T
+    if not isinstance(scores, pd.DataFrame):
+        raise HarnessExtError(f"scores must be a DataFrame (models x datasets), a Series or a dict, "
+                              f"not {type(scores).__name__}")
+    keys: dict = {}
+    for d in manifest["datasets"]:
+        b = d.get("benchmark") or ""
+        short = d["name"][len(b) + 1:] if b and d["name"].startswith(b + "/") else d["name"]
+        for k in {d["name"], short, d.get("task"), *lm_eval_task_list(d)} - {None, ""}:
+            keys.setdefault(k, set()).add(d["name"])
+    rename, unknown = {}, []
+    for c in scores.columns:
+        hit = keys.get(str(c), set())
+        if len(hit) == 1:
+            rename[c] = next(iter(hit))
+        else:
+            unknown.append(str(c))
+    if unknown:
+        names = [d["name"] for d in manifest["datasets"]]
+        raise HarnessExtError(f"{len(unknown)} score columns match no single dataset of the manifest: "
+                              f"{', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}; its datasets are "
+                              f"{', '.join(names[:8])}{' ...' if len(names) > 8 else ''} (or their lm-eval task names)")
+    frame = scores.rename(columns=rename).astype(float)
+    frame.index = [str(i) for i in frame.index]
+    return frame.T.groupby(level=0).first().T  # a dataset named twice (name and task) keeps its first score
+
+
+def predict(manifest, results):
+    """Predict a new model's full benchmark, with 90% intervals, from its results on the subset.
+
+    Parameters
+    ----------
+    manifest : ReduceResult, dict or path-like
+        The reduction (:func:`reduce`), a manifest, or ``manifest.json`` (or its folder).
+    results : path-like, sequence of path-like, DataFrame, Series or dict
+        Result files or folders of the new model(s) (read with the ``ingest`` adapters into a
+        throw-away store), or raw scores on the harness's own scale: a DataFrame (one row per
+        model, columns named by the manifest's datasets or their lm-eval tasks), a Series or a
+        dict for one model. Missing subset datasets widen the intervals.
+
+    Returns
+    -------
+    PredictionResult
+        ``.to_frame()`` (every dataset: observed or predicted score, 90% interval, on the
+        normalised and the harness's own scale), ``.aggregate`` (the full-benchmark score and
+        its interval), ``.warnings``, ``.plot()``, ``.to_json()``. No file is written
+        (``harness-ext predict`` also writes lm-eval-schema results next to the run).
+
+    References
+    ----------
+    SimBA (000) §4 (prediction from the subset); Zhao et al. (004) §3 (predictive uncertainty).
+    """
+    from .predict import predict_from_manifest, predict_scores
+
+    doc, where = _manifest_of(manifest)
+    if isinstance(results, (pd.DataFrame, pd.Series, dict)):
+        return predict_scores(doc, _score_frame(results, doc), manifest_path=where)
+    if isinstance(results, (str, os.PathLike)):
+        results = [results]
+    return predict_from_manifest(doc, [str(p) for p in results], manifest_path=where)

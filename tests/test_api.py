@@ -1,0 +1,110 @@
+"""The public Python API (issue 18, item 3): the README's example runs as written, and the API agrees
+with the command line (same manifest bytes for the same inputs and seed)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import harness_ext as hx
+from harness_ext.errors import HarnessExtError
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def readme_example() -> str:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Python API"):]
+    section = section[:section.index("\n## ", 1)]
+    [code] = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    return code
+
+
+@pytest.fixture(scope="module")
+def example_run(tmp_path_factory):
+    """The README example, verbatim, in a fresh folder."""
+    folder = tmp_path_factory.mktemp("api")
+    code = readme_example()
+    proc = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True, text=True,
+                          env={**__import__("os").environ, "HARNESS_EXT_NO_PROGRESS": "1"})
+    assert proc.returncode == 0, proc.stderr
+    return folder, proc.stdout
+
+
+@pytest.mark.slow  # the example ingests 269 files and reduces 57 datasets (~30 s)
+def test_readme_example_runs_the_whole_loop(example_run):
+    folder, stdout = example_run
+    assert "reduced 57 datasets to 8" in stdout and "<- chosen" in stdout
+    written = {p.name for p in (folder / "reduced").iterdir()}
+    assert {"manifest.json", "harness_ext_reduced.yaml", "run_entries_harness_ext_reduced.conf",
+            "harness_ext_reduced_tasks.txt", "error_vs_budget.png"} <= written
+    assert (folder / "prediction.png").stat().st_size > 1000
+
+
+@pytest.mark.slow  # the example ingests 269 files and reduces 57 datasets (~30 s)
+def test_readme_example_predicts_the_held_out_model(example_run):
+    """The example's objects, rebuilt in-process: the prediction agrees with the held-out model's truth."""
+    folder, _ = example_run
+    store = folder / "pythia.duckdb"
+    new = "EleutherAI/pythia-v1.1-2.8b@step143000"
+    matrix = hx.load_matrix(store, benchmark="mmlu")
+    manifest = json.loads((folder / "reduced" / "manifest.json").read_text())
+    assert new not in manifest["source"]["models"] and len(manifest["subset"]) == 8
+    raw = hx.load_matrix(store, benchmark="mmlu", normalise="none")
+    subset = [s["name"] for s in manifest["subset"]]
+    pred = hx.predict(folder / "reduced", raw.loc[[new], subset])
+    assert isinstance(pred, hx.PredictionResult)
+    w = np.array([d["weight"] for d in manifest["datasets"]])
+    truth = float(matrix.loc[new, [d["name"] for d in manifest["datasets"]]].to_numpy() @ w)
+    agg = pred.aggregate.iloc[0]
+    assert agg["lower"] <= agg["aggregate"] <= agg["upper"] and abs(agg["aggregate"] - truth) < 0.03
+    frame = pred.to_frame()
+    assert len(frame) == 57 and frame["observed"].sum() == 8
+    # A dict keyed by lm-eval task names is one model's scores; JSON and text render.
+    scores = {f"mmlu_{n}": float(raw.loc[new, n]) for n in subset}
+    again = hx.predict(folder / "reduced", scores)
+    assert again.aggregate["aggregate"].iloc[0] == pytest.approx(agg["aggregate"])
+    doc = json.loads(again.to_json())
+    assert doc["aggregate"][0]["model"] == "new_model" and "full-benchmark aggregate" in str(again)
+    with pytest.raises(HarnessExtError, match="match no single dataset"):
+        hx.predict(folder / "reduced", {"not_a_subject": 0.3})
+
+
+@pytest.mark.slow  # the example ingests 269 files and reduces 57 datasets (~30 s)
+def test_api_reduce_gives_the_cli_manifest_byte_for_byte(example_run, tmp_path):
+    """The same store, query and seed: hx.reduce(...).write() and 'harness-ext reduce' write the same manifest."""
+    from harness_ext.cli import main
+
+    folder, _ = example_run
+    store = folder / "pythia.duckdb"
+    res = hx.reduce(store, benchmark="mmlu", budget=5, seed=1, n_random=20, n_random_subsets=10)
+    assert isinstance(res, hx.ReduceResult) and len(res.subset) == 5
+    res.write(tmp_path / "api", ["json", "task_list"])
+    assert main(["reduce", "--db", str(store), "--benchmark", "mmlu", "--budget", "5", "--seed", "1", "--n-random", "20",
+                 "--n-random-subsets", "10", "--format", "json,task_list", "--no-plot", "--out", str(tmp_path / "cli")]) == 0
+    for name in ("manifest.json", "harness_ext_reduced_tasks.txt"):
+        assert (tmp_path / "api" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
+    assert isinstance(res.budget_curve(), pd.DataFrame) and res.budget_curve()["chosen"].sum() == 1
+    assert json.loads(res.to_json())["manifest"]["subset"][0]["name"] == res.subset[0]
+    assert res.to_frame().index.name == "step"
+
+
+def test_api_refusals_are_clear(tmp_path):
+    with pytest.raises(HarnessExtError, match="no harness-ext store"):
+        hx.load_matrix(tmp_path / "missing.duckdb")
+    with pytest.raises(HarnessExtError, match="no harness-ext store"):
+        hx.reduce(tmp_path / "missing.duckdb")
+
+
+def test_the_api_is_listed_and_lazy():
+    for name in ("ingest", "load_matrix", "reduce", "predict", "ReduceResult", "PredictionResult"):
+        assert name in hx.__all__ and name in dir(hx)
+    code = "import sys, harness_ext; assert 'numpy' not in sys.modules and 'pandas' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
