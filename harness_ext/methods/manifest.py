@@ -23,7 +23,7 @@ import pandas as pd
 
 from .. import __version__
 from ..errors import HarnessExtError, MethodError
-from ..report import jsonable
+from ..report import jsonable, progress
 
 MANIFEST_VERSION = "1.0"
 #: reduce's default selector, and why (recorded in every manifest that uses it).
@@ -281,6 +281,9 @@ def build_manifest(
     if kind == "cost" and cost_vec is None:
         raise MethodError("a cost budget needs a cost per dataset: the store has no sample counts for every dataset, "
                           "so give them with --costs FILE (CSV or JSON: dataset name -> cost)")
+    # Stages of a few seconds each on real benchmarks: a bar (stderr, only on a terminal) says which one runs.
+    bar = progress(None, total=5, desc="reduce")
+    bar.set_postfix_str("weights")
     weights = compute_weights(df, scheme=weighting, random_state=random_state, **(weighting_params or {}))
     w = weights.reindex(columns).to_numpy(dtype=float)
     pred_reg = get_registration("predictors", predictor)
@@ -291,6 +294,8 @@ def build_manifest(
         sel_params.update(predictor=pred_reg.name, weights=[_num(v) for v in w])
         if cost_vec is not None and kind == "cost":
             sel_params["costs"] = [float(c) for c in cost_vec]
+    bar.update()
+    bar.set_postfix_str("selecting the subset")
     prowl = run_prowl(df, similarity=similarity, selector=selector, random_state=random_state, n_random=n_random,
                       target=value if kind == "coverage" else 0.95, selector_params=sel_params)
     index_of = {c: i for i, c in enumerate(columns)}
@@ -305,18 +310,26 @@ def build_manifest(
     n_splits = n_splits or 5
     folds = model_folds(m, n_splits, random_state)
     cache: dict = {}  # per-fold fits shared by every cross-validation below
+    bar.update()
+    bar.set_postfix_str("cross-validating")
     [cv_err] = subset_errors(X, [subset_idx], est, weights=w, folds=folds, cache=cache)
     cv = {"n_splits": len(folds), "random_state": int(random_state), "rmse": cv_err.overall,
           "aggregate_rmse": cv_err.aggregate}
     rmse_d = np.asarray(cv_err.per_dataset, dtype=float)
     fast = hasattr(est, "predict_subsets")
     n_draws = n_random_subsets if n_random_subsets is not None else (200 if fast else 20)
+    bar.update()
+    bar.set_postfix_str(f"{n_draws} random subsets")
     vs_random = compare_with_random(X, subset_idx, est, n_draws=n_draws, folds=folds, weights=w,
                                     random_state=random_state, cache=cache,
                                     costs=cost_vec if kind == "cost" else None, cost_budget=value if kind == "cost" else None)
+    bar.update()
+    bar.set_postfix_str("error against budget")
     curve = budget_curve(X, order_idx, est, sizes=budget_sizes(d, k, 15 if fast else 8), folds=folds, weights=w,
                          n_random=10 if fast else 3, random_state=random_state, costs=cost_vec, cache=cache)
 
+    bar.update()
+    bar.close()
     warnings = []
     dropped = df.attrs.get("dropped") or {}
     if dropped.get("models") or dropped.get("datasets"):
