@@ -197,7 +197,7 @@ def run(args) -> int:
         try:
             result = _analyse(name, df, args, scheme_params)
         except MethodError as exc:
-            if name == "random":  # the one analysis every matrix supports: its failure is the command's
+            if name == "random":  # as before the split: a matrix random weights cannot score is an error
                 raise
             result, plots = str(exc), []
         else:
