@@ -1,12 +1,50 @@
-"""The ``prowl`` command: options are in :mod:`harness_ext.cli.options`; this module calls the method and shows its result.
+"""The ``prowl`` command: every coverage selector against the baselines on the selected matrix (SimBA Table 3).
 
-Still a thin delegate to the method module's ``run`` (issue 18 moves the command code here).
+Options are in :mod:`harness_ext.cli.options`; this module reads the matrix (the store, or a
+prompt-level CSV with ``--prompts``), runs :func:`harness_ext.methods.prowl.prowl_table`, shows
+the :class:`~harness_ext.methods.prowl.ProwlReport` and writes its tables and Figure 2 to ``--out``.
 """
 
 from __future__ import annotations
 
+from ..errors import HarnessExtError
+
+
+def prowl_matrix(args):
+    """The matrix the options describe (``--prompts``: a prompt-level CSV), refusing shapes prowl cannot use."""
+    if getattr(args, "prompts", None):
+        from ..methods.weighting import read_prompt_matrix
+
+        df = read_prompt_matrix(args.prompts, args.prompts_layout)
+    else:
+        from .options import matrix_from_args
+
+        df = matrix_from_args(args)
+    if df.shape[0] < 2 or df.shape[1] < 2:
+        raise HarnessExtError(f"prowl needs at least 2 models and 2 datasets; the matrix is {df.shape[0]} x {df.shape[1]}")
+    return df
+
 
 def run(args) -> int:
-    from ..methods.prowl import run as method_run
+    from dataclasses import replace
+    from pathlib import Path
 
-    return method_run(args)
+    from ..methods.prowl import prowl_table
+    from .output import emit
+
+    df = prowl_matrix(args)
+    selector, params = args.selector, None
+    if args.beam_width is not None:
+        selector, params = "beam_coverage", {"beam_width": args.beam_width}
+    report = prowl_table(df, similarities=args.similarity, selector=selector, selector_params=params,
+                         target=args.target, n_random=args.n_random, random_state=args.random_state, ties=args.ties)
+    label = f"prompts {Path(args.prompts).name}" if args.prompts else ", ".join(args.benchmark or ["all benchmarks"])
+    report = replace(report, label=label)
+    emit(args, report)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    report.table.to_csv(out / "prowl_table.csv")
+    report.curves().to_csv(out / "prowl_curves.csv", index=False)
+    png = report.plot(out / "prowl_coverage.png")
+    print(f"wrote {out / 'prowl_table.csv'}, {out / 'prowl_curves.csv'}, {png}")
+    return 0
