@@ -14,16 +14,19 @@ cells stay missing, nothing is cut to a dense block):
 * Pythia MMLU (838 runs x 57 subjects);
 * TSC bake-off (40 classifiers x 112 UCR datasets, accuracy; 142 with the ``_eq`` ones, sparse);
 * benchbench cross-leaderboard: every leaderboard CSV of ../shared/data/benchbench
-  ingested with the CSV adapter, model names joined after a simple documented
-  normalisation (:func:`normalise_model_name`); models with >= 3 cells and
+  ingested as one benchmark group (``ingest --group benchbench``), its models
+  joined by the store's canonical model ids (:mod:`harness_ext.store.identity`,
+  the alias table every matrix query applies); models with >= 3 cells and
   leaderboard columns with >= 10 models are kept (sparse, mixed scales: Elo,
-  percentages, 0-10 judge scores). Switch to the store's canonical model ids
-  when the identity work lands.
+  percentages, 0-10 judge scores).
 
 Protocol (a), held-out models: 20 seeded 80/20 model splits; a subset of
-``k = max(2, round(0.1 d))`` datasets is chosen on the training models by the
-registered selector (``--selector``); test models are predicted from their
-subset cells only. Reported: Spearman of the aggregate ranking of test models,
+``k = max(2, round(0.1 d))`` datasets is chosen on the training models as
+``reduce`` chooses it: its default selector (``prediction_greedy``: greedy
+forward on the cross-validated error of the profile and the aggregate under
+the predictor being tested) on the training models' chance-normalised scores
+(``--selector`` for another); test models are predicted from their subset
+cells only. Reported: Spearman of the aggregate ranking of test models,
 aggregate MAE in points, per-cell MAE in points, 90% coverage of cells pooled
 and its 5th percentile over splits, aggregate coverage. The aggregate of a
 model is the mean over the datasets it has of the chance-normalised score
@@ -48,7 +51,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import time
 from pathlib import Path
@@ -65,6 +67,8 @@ if not SHARED.exists() and Path("/work/shared/data").exists():
 EEE = SHARED / "every_eval_ever" / "data"
 BENCHBENCH = SHARED / "benchbench" / "leaderboards"
 MIN_MODELS = 30
+#: reduce's default selector (harness_ext.methods.manifest.DEFAULT_SELECTOR), fed the predictor under test.
+DEFAULT_SELECTOR = "prediction_greedy"
 
 #: name -> (path to ingest, MatrixQuery kwargs)
 SOURCES = {
@@ -79,17 +83,6 @@ QUICK = ("helm_classic", "tsc_bakeoff")
 
 
 # ----------------------------------------------------------------------------- matrices
-def normalise_model_name(name: str) -> str:
-    """Join key for leaderboard model names: drop an ``org/`` prefix, lower-case, keep letters and digits.
-
-    ``"GPT-4o (2024-05-13)"``, ``"gpt-4o-2024-05-13"`` and ``"openai/GPT-4o-20240513"``
-    all become ``"gpt4o20240513"``. Deliberately simple (no alias table): a stand-in
-    until the store's canonical model ids are available.
-    """
-    s = str(name).strip().split("/")[-1].lower()
-    return re.sub(r"[^a-z0-9]+", "", s)
-
-
 def load_matrices(names, db=None, verbose=True):
     """``{name: (raw DataFrame, per-column metadata list)}`` built through the store."""
     import pandas as pd
@@ -100,7 +93,11 @@ def load_matrices(names, db=None, verbose=True):
 
     out = {}
     with Store.open(db or ":memory:") as store:
-        have = set(store.benchmarks()["benchmark"]) if db else set()
+        have = set()
+        if db:  # a reused store: ingest only what it lacks
+            have = set(store.benchmarks()["benchmark"])
+            if store._has_table("benchmark_groups"):
+                have |= {r[0] for r in store.con.execute("SELECT name FROM benchmark_groups").fetchall()}
         for name in names:
             path, q = SOURCES[name]
             if not path.exists():
@@ -108,13 +105,12 @@ def load_matrices(names, db=None, verbose=True):
                 continue
             t = time.perf_counter()
             if name == "benchbench":
-                stems = {re.sub(r"[^a-z0-9]+", "_", p.stem.lower()).strip("_") for p in path.glob("*.csv")}
-                if not stems <= have:
-                    ingest_paths(store, [path], show_progress=False)
-                long = query_results(store, MatrixQuery(benchmarks=tuple(sorted(stems))))
-                long = long.assign(key=long["model"].map(normalise_model_name),
-                                   column=long["benchmark"] + "/" + long["dataset"])
-                raw = long.pivot_table(index="key", columns="column", values="value", aggfunc="first")
+                if "benchbench" not in have:
+                    ingest_paths(store, [path], show_progress=False, group="benchbench")
+                # One row per canonical model id: the store's alias table joins the leaderboards' spellings.
+                long = query_results(store, MatrixQuery(benchmarks=("benchbench",)))
+                long = long.assign(column=long["benchmark"] + "/" + long["dataset"])
+                raw = long.pivot_table(index="model", columns="column", values="value", aggfunc="first")
                 for _ in range(3):  # keep models with >= 3 cells and columns with >= 10 models (fixed point)
                     raw = raw.loc[raw.notna().sum(1) >= 3, raw.notna().sum(0) >= 10]
                 meta = [{} for _ in raw.columns]
@@ -174,13 +170,22 @@ def points_factor(X):
 
 
 # ----------------------------------------------------------------------------- methods
-def choose_subset(X_train, k, seed, selector):
-    """The first ``k`` datasets of the registered selector's order on the training models (chance-free input)."""
-    from harness_ext.methods.pounce import selector_order
+def choose_subset(X_train, k, seed, selector, predictor, a_sc, c_sc):
+    """The first ``k`` datasets of the selector's order on the training models, as ``reduce`` picks them.
 
-    Z = (X_train - np.nanmean(X_train, 0)) / (np.nanstd(X_train, 0) + 1e-12)
+    The selector sees the chance-normalised scores (``reduce``'s input, here
+    ``(a x + c) / 100``) with uniform weights (the aggregate); a selector for
+    prediction (``prediction_greedy``) is given the predictor under test.
+    """
+    from harness_ext.methods.pounce import selector_order
+    from harness_ext.plugin_manager import get_registration
+
+    N = (X_train * a_sc + c_sc) / 100.0
+    params = {"n_select": k}
+    if "predictor" in get_registration("selectors", selector).cls().get_params():
+        params["predictor"] = predictor
     try:
-        order = selector_order(Z, selector, random_state=seed)
+        order = selector_order(N, selector, random_state=seed, **params)
         return np.asarray(order[:k], dtype=int), selector
     except Exception as exc:  # noqa: BLE001 - report and fall back, never silently
         print(f"    selector {selector} failed ({type(exc).__name__}: {exc}); random subset used", file=sys.stderr)
@@ -224,7 +229,7 @@ def _spearman(a, b):
     return float(spearmanr(a[ok], b[ok])[0]) if ok.sum() >= 3 else np.nan
 
 
-def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress):
+def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, extras=()):
     from harness_ext.methods.pounce import make_predictor, split_models
 
     X = raw.to_numpy(dtype=float)
@@ -233,11 +238,11 @@ def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress):
     a_sc, c_sc = aggregate_scale(X, meta)
     P = points_factor(X)
     res = {key: {"agg_mae": [], "spearman": [], "cell_mae": [], "cell_cov": [], "agg_cov": []}
-           for key in (default, "benchpress", "random_ridge", "subset_mean", "column_means")}
+           for key in (default, *extras, "benchpress", "random_ridge", "subset_mean", "column_means")}
     for s in range(n_splits):
         tr, te = split_models(m, 0.2, random_state=s)
         Xtr, Xte = X[tr], X[te]
-        subset, _ = choose_subset(Xtr, k, s, selector)
+        subset, _ = choose_subset(Xtr, k, s, selector, default, a_sc, c_sc)
         keep = np.zeros(d, bool)
         keep[subset] = True
         Xin = np.where(keep, Xte, np.nan)
@@ -265,6 +270,9 @@ def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress):
         est = make_predictor(default, random_state=s).fit(Xtr)
         p = est.predict_new_models(Xin, weights=W)
         record(default, p.mean, p.lower, p.upper, p.aggregate_lower, p.aggregate_upper)
+        for key in extras:  # other predictors on the same subset
+            p = make_predictor(key, random_state=s).fit(Xtr).predict_new_models(Xin, weights=W)
+            record(key, p.mean, p.lower, p.upper, p.aggregate_lower, p.aggregate_upper)
         bp = make_predictor("benchpress", random_state=s).fit(Xtr)
         pb = bp.predict_new_models(Xin)
         record("benchpress", pb.mean, pb.lower, pb.upper)
@@ -293,14 +301,14 @@ def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress):
     return res, k
 
 
-def protocol_b(raw, n_seeds, default, progress, n_folds=3):
+def protocol_b(raw, n_seeds, default, progress, n_folds=3, extras=()):
     from harness_ext.methods.pounce import make_predictor
 
     X = raw.to_numpy(dtype=float)
     P = points_factor(X)
     idx = np.flatnonzero(~np.isnan(X).ravel())
     Pf = np.broadcast_to(P, X.shape).ravel()
-    res = {key: {"med_ae": [], "cov": [], "width": []} for key in (default, "benchpress", "column_means")}
+    res = {key: {"med_ae": [], "cov": [], "width": []} for key in (default, *extras, "benchpress", "column_means")}
     for seed in range(n_seeds):
         fold = np.random.default_rng(seed).permutation(idx.size) % n_folds
         for f in range(n_folds):
@@ -309,7 +317,7 @@ def protocol_b(raw, n_seeds, default, progress, n_folds=3):
             Xt[hide] = np.nan
             Xt = Xt.reshape(X.shape)
             truth = X.ravel()[hide]
-            for key in (default, "benchpress"):
+            for key in (default, *extras, "benchpress"):
                 est = make_predictor(key, random_state=seed).fit(Xt)
                 mean, lo, hi = (a.ravel()[hide] for a in (est.mean_, est.lower_, est.upper_))
                 res[key]["med_ae"].append(float(np.median(np.abs(mean - truth) * Pf[hide])))
@@ -327,9 +335,20 @@ def _m(v):
     return float(np.mean(v)) if v else float("nan")
 
 
-def summarise(name, shape, k, ra, rb, default):
+def summarise(name, shape, k, ra, rb, default, extras=()):
     D = default
     row = {"matrix": name, "shape": f"{shape[0]} x {shape[1]}", "k": k}
+    for e in extras:
+        if ra is not None:
+            row[f"a_{e}_agg_mae"] = _m(ra[e]["agg_mae"])
+            row[f"a_{e}_spearman"] = _m(ra[e]["spearman"])
+            row[f"a_{e}_cov"] = _m(ra[e]["cell_cov"])
+            row[f"a_{e}_cov_p05"] = float(np.percentile(ra[e]["cell_cov"], 5))
+            row[f"a_{e}_agg_cov"] = _m(ra[e]["agg_cov"])
+        if rb is not None:
+            row[f"b_{e}_med_ae"] = _m(rb[e]["med_ae"])
+            row[f"b_{e}_cov"] = _m(rb[e]["cov"])
+            row[f"b_{e}_width"] = _m(rb[e]["width"])
     if ra is not None:
         row.update({
             "a_spearman": _m(ra[D]["spearman"]), "a_agg_mae": _m(ra[D]["agg_mae"]), "a_cell_mae": _m(ra[D]["cell_mae"]),
@@ -354,6 +373,21 @@ def summarise(name, shape, k, ra, rb, default):
         row["b_ratio_bp"] = row["b_bp_med_ae"] / row["b_med_ae"]
         row["b_ratio_colmeans"] = row["b_colmeans_med_ae"] / row["b_med_ae"]
     return row
+
+
+def print_extras(rows, extras, file=sys.stdout):
+    for e in extras:
+        print(f"\n'{e}' on the same splits and subsets: (a) rho, aggregate MAE, cov90 (p05), aggregate coverage, "
+              f"Ridge ratio; (b) medAE, cov90, width, BenchPress ratio", file=file)
+        for r in rows:
+            if f"a_{e}_agg_mae" in r:
+                print(f"{r['matrix']:<14}(a){r[f'a_{e}_spearman']:>7.3f}{r[f'a_{e}_agg_mae']:>8.2f}{r[f'a_{e}_cov']:>7.3f}"
+                      f"{r[f'a_{e}_cov_p05']:>6.2f}{r[f'a_{e}_agg_cov']:>7.3f}"
+                      f"{r['a_ridge_agg_mae'] / r[f'a_{e}_agg_mae']:>7.2f}", end="", file=file)
+            if f"b_{e}_med_ae" in r:
+                print(f"   (b){r[f'b_{e}_med_ae']:>8.3f}{r[f'b_{e}_cov']:>7.3f}{r[f'b_{e}_width']:>8.2f}"
+                      f"{r['b_bp_med_ae'] / r[f'b_{e}_med_ae']:>7.2f}", end="", file=file)
+            print(file=file)
 
 
 def print_table(rows, default, file=sys.stdout):
@@ -387,7 +421,10 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=None, help="protocol (b) seeds of 3 folds (default 10; quick 1)")
     ap.add_argument("--ridge-draws", type=int, default=None, help="random subsets per split for random+Ridge (default 10)")
     ap.add_argument("--predictor", default="lowrank", help="the predictor under test (default lowrank)")
-    ap.add_argument("--selector", default="greedy_coverage", help="selector choosing the subset (default greedy_coverage)")
+    ap.add_argument("--selector", default=DEFAULT_SELECTOR,
+                    help=f"selector choosing the subset (default {DEFAULT_SELECTOR}, reduce's default, under --predictor)")
+    ap.add_argument("--extra-predictors", default=None,
+                    help="other predictors measured on the same splits and subsets (default lowrank_bayes; quick: none)")
     ap.add_argument("--protocols", default="a,b")
     ap.add_argument("--db", default=None, help="reuse a DuckDB store file for ingestion (faster reruns)")
     ap.add_argument("--json", default=None, help="write the summary rows to this JSON file")
@@ -398,6 +435,8 @@ def main(argv=None) -> int:
     n_seeds = args.seeds or (1 if args.quick else 10)
     draws = args.ridge_draws or (2 if args.quick else 10)
     protos = set(args.protocols.split(","))
+    extra = args.extra_predictors if args.extra_predictors is not None else ("" if args.quick else "lowrank_bayes")
+    extras = tuple(e for e in extra.split(",") if e)
     sys.path.insert(0, str(REPO))
     from tqdm import tqdm
 
@@ -414,13 +453,16 @@ def main(argv=None) -> int:
         ra = rb = None
         k = max(2, int(round(0.1 * raw.shape[1])))
         if "a" in protos:
-            ra, k = protocol_a(raw, meta, n_splits, draws, args.selector, args.predictor, progress)
+            ra, k = protocol_a(raw, meta, n_splits, draws, args.selector, args.predictor, progress, extras)
         if "b" in protos:
-            rb = protocol_b(raw, n_seeds, args.predictor, progress)
-        rows.append(summarise(name, raw.shape, k, ra, rb, args.predictor))
+            rb = protocol_b(raw, n_seeds, args.predictor, progress, extras=extras)
+        rows.append(summarise(name, raw.shape, k, ra, rb, args.predictor, extras))
+        if args.json:  # partial results survive an interrupted long run
+            Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
     bar.close()
     print_table(rows, args.predictor)
-    print(f"\n{n_splits} splits (a), {n_seeds} x 3 folds (b), random+Ridge over {draws} draws; "
+    print_extras(rows, extras)
+    print(f"\n{n_splits} splits (a), {n_seeds} x 3 folds (b), random+Ridge over {draws} draws, selector {args.selector}; "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
