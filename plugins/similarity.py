@@ -38,7 +38,7 @@ Precision: everything is float64 except (i) the Kendall sign products, which
 are exact in float32 (integer counts per chunk well below 2**24, accumulated
 in float64), and (ii) Minkowski (p=3) and Jensen-Shannon when a matrix needs
 more than ``_FLOAT32_TERMS`` elementwise terms (``n * q * (q - 1) / 2``; about
-1,000 x 450 columns): their per-element terms are then computed in float32
+1,000 x 100 columns): their per-element terms are then computed in float32
 (float32 ``log`` is ~6x faster) and summed with pairwise summation.
 tests/test_similarity.py bounds the resulting difference from the float64
 result on real data (below 1e-5 for the similarities).
