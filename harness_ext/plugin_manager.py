@@ -304,28 +304,40 @@ def get_registration(kind: str, name: str, pm: Optional[pluggy.PluginManager] = 
     return regs[key]
 
 
-# -- CLI: harness-ext plugins ---------------------------------------------------------------
-def run(args) -> int:
-    from .report import format_table
+def plugin_rows(kind: Optional[str] = None, pm: Optional[pluggy.PluginManager] = None) -> list:
+    """Every registration, clash and broken plugin as rows (what ``harness-ext plugins`` lists).
 
-    pm = default_plugin_manager()
+    Unlike :func:`get_registrations`, a name clash is not an error here: both registrations are
+    listed with status ``clash``, so the one command that shows plugins works while a clash breaks
+    the commands of its kind.
+
+    Parameters
+    ----------
+    kind : str, optional
+        Only this kind (default: every kind).
+
+    Returns
+    -------
+    list of dict
+        ``kind``, ``name``, ``status`` (``ok``, ``clash`` or ``broken``), ``source`` and ``description``
+        (strings), registrations sorted by kind and name, then the broken plugins.
+    """
+    if kind is not None and kind not in REGISTRATION_TYPES:
+        raise PluginError(f"unknown plugin kind {kind!r}; expected one of {sorted(REGISTRATION_TYPES)}")
+    pm = pm or default_plugin_manager()
     rows = []
-    for kind in [args.kind] if args.kind else REGISTRATION_TYPES:
-        found, clashes = _collect(kind, pm)
+    for k in [kind] if kind else REGISTRATION_TYPES:
+        found, clashes = _collect(k, pm)
         clashed = {name for name, _, _ in clashes}
         for name, reg in found.items():
-            status = "clash" if name in clashed else "ok"
-            rows.append({"kind": kind, "name": name, "status": status, "source": reg.source,
-                         "description": reg.description})
+            rows.append({"kind": k, "name": name, "status": "clash" if name in clashed else "ok",
+                         "source": str(reg.source), "description": str(reg.description)})
         for name, first, second in clashes:
-            rows.append({"kind": kind, "name": name, "status": "clash", "source": second,
-                         "description": f"same name as {first}: {kind} commands fail until one is disabled"})
+            rows.append({"kind": k, "name": name, "status": "clash", "source": str(second),
+                         "description": f"same name as {first}: {k} commands fail until one is disabled"})
     for b in getattr(pm, "harness_ext_broken", []):
-        if args.kind and b.kind and b.kind != args.kind:
+        if kind and b.kind and b.kind != kind:
             continue
         rows.append({"kind": b.kind or "-", "name": b.name, "status": "broken", "source": b.source,
                      "description": b.reason})
-    print(format_table(rows, index=False))
-    args.json_payload = {"plugins": [{k: (v if isinstance(v, (str, int, float, bool, type(None))) else str(v))
-                                      for k, v in r.items()} for r in rows]}
-    return 0
+    return rows

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from harness_ext.cli import build_parser, main
-from harness_ext.cli.options import COMMANDS, default_out
+from harness_ext.cli.options import COMMANDS, FOLDER_COMMANDS, CommaJoin, ListAppend, default_out
 
 
 def parse(*argv):
@@ -45,6 +45,146 @@ def test_out_everywhere_and_default_per_benchmark():
     assert default_out(a, "prowl") == "harness-ext-out/helm_classic/prowl" != default_out(b, "prowl")
 
 
+def _subparsers():
+    return build_parser()._subparsers._group_actions[0].choices
+
+
+SEED_SPELLINGS = {"--seed", "--random-state", "--random_state"}
+
+
+def test_every_command_with_a_seed_takes_all_its_spellings():
+    """Issue 16 item 6: one seed flag, the old spellings as aliases, on every command that draws at random."""
+    seeded = set()
+    for name, p in _subparsers().items():
+        for action in p._actions:
+            if set(action.option_strings) & SEED_SPELLINGS:
+                assert set(action.option_strings) >= SEED_SPELLINGS, (name, action.option_strings)
+                assert action.dest in ("seed", "random_state") and action.type is int, name
+                seeded.add(name)
+    assert seeded == {"prowl", "compare", "pounce", "weights", "reduce"}
+
+
+#: List options that stay repeat-only, and why: their values may themselves hold commas.
+REPEAT_ONLY = {("weights", "--samples"): "paths (a path may contain a comma)",
+               ("weights", "--param"): "KEY=VALUE, a value may be a comma list"}
+
+
+def test_every_list_option_is_repeatable_and_comma_separated_alike():
+    """Issue 16 item 6: lists were given three ways. Every option taking several values accepts both
+    ``--x a --x b`` and ``--x a,b`` (ListAppend: a list; CommaJoin: the joined string)."""
+    for name, p in _subparsers().items():
+        for action in p._actions:
+            opt = next((o for o in action.option_strings if o.startswith("--")), None)
+            if opt is None or action.help == "==SUPPRESS==":
+                continue
+            text = (action.help or "").lower()
+            is_list = (isinstance(action, (ListAppend, CommaJoin)) or type(action).__name__ == "_AppendAction"
+                       or "comma" in text or "repeatable" in text or action.nargs in ("+", "*"))
+            if not is_list or (name, opt) in REPEAT_ONLY:
+                continue
+            assert isinstance(action, (ListAppend, CommaJoin)), f"{name} {opt}: a list option must be ListAppend/CommaJoin"
+    assert parse("compare", "--target", "spearman>=0.8,mae<=2", "--target", "kendall>=0.5").target == \
+        ["spearman>=0.8", "mae<=2", "kendall>=0.5"]
+    assert parse("ingest", "--meta-columns", "size,date", "--meta-columns", "family").meta_columns == "size,date,family"
+    assert parse("pounce", "--order", "a,b", "--order", "c").order == "a,b,c"
+    p = build_parser()
+    assert p.parse_args(["--disable-plugin", "a,b", "plugins", "--disable-plugin", "c"]).disable_plugin == ["a", "b"]
+    assert p.parse_args(["--disable-plugin", "a,b", "plugins", "--disable-plugin", "c"]).disable_plugin_after == ["c"]
+
+
+def test_explicit_out_is_used_as_given_and_the_default_is_per_benchmark_and_command(tmp_path, monkeypatch):
+    """Issue 16 item 6, --out DIR everywhere. The default is harness-ext-out/<benchmark>/<command>/ for every
+    command that writes a folder, reduce included; an explicit --out is the folder itself (reduce's is what
+    ``lm_eval --include_path`` and ``predict --manifest`` read), see options.default_out."""
+    assert set(FOLDER_COMMANDS) == {"stalk", "prowl", "compare", "pounce", "weights", "reduce"}
+    for cmd in FOLDER_COMMANDS:
+        assert parse(cmd).out is None  # filled in by main() from default_out
+        assert default_out(parse(cmd, "--benchmark", "mmlu"), cmd) == f"harness-ext-out/mmlu/{cmd}"
+    assert default_out(parse("reduce", "--benchmark", "a,b"), "reduce") == "harness-ext-out/a+b/reduce"
+    from harness_ext.store.db import Store
+    from harness_ext.store.ingest import ingest_paths
+    from test_compare import _write_tsml
+
+    (tmp_path / "r").mkdir()
+    _write_tsml(tmp_path / "r")
+    db = tmp_path / "t.duckdb"
+    with Store.open(db) as store:
+        ingest_paths(store, [tmp_path / "r"], show_progress=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["stalk", "--db", str(db), "--metric", "accuracy", "-q"]) == 0
+    assert (tmp_path / "harness-ext-out" / "all" / "stalk" / "stalk_counts.csv").exists()
+    assert main(["stalk", "--db", str(db), "--metric", "accuracy", "--benchmark", "tsc_bakeoff", "-o", "mine", "-q"]) == 0
+    assert (tmp_path / "mine" / "stalk_counts.csv").exists()
+
+
+def test_usage_errors_on_counts():
+    with pytest.raises(SystemExit) as exc:
+        parse("matrix", "--num-fewshot", "-1")
+    assert exc.value.code == 2
+
+
+def test_json_is_the_typed_result_on_plugins_info_matrix_stalk(tmp_path, capsys):
+    """--json returns the command's Result (title, summary, tables) for every command of this part."""
+    from test_reduced_folder import _write_population
+
+    db = tmp_path / "s.duckdb"
+    _write_population(tmp_path / "pop")
+    assert main(["ingest", "--db", str(db), str(tmp_path / "pop"), "-q"]) == 0
+    capsys.readouterr()
+    docs = {}
+    for argv in (["plugins", "--kind", "selectors"], ["info", "--db", str(db)], ["matrix", "--db", str(db)],
+                 ["stalk", "--db", str(db), "--out", str(tmp_path / "st")]):
+        assert main(argv + ["--json", "-"]) == 0, argv
+        docs[argv[0]] = json.loads(capsys.readouterr().out)
+        assert set(docs[argv[0]]) == {"title", "summary", "tables"}, argv
+    assert {r["kind"] for r in docs["plugins"]["tables"]["plugins"]} == {"selectors"}
+    assert docs["matrix"]["summary"]["models"] == 8 and len(docs["matrix"]["tables"]["matrix"]) == 8
+    assert docs["stalk"]["summary"]["models"] == 8 and "counts" in docs["stalk"]["tables"]
+
+
+def test_warnings_are_logged_to_stderr_and_q_silences_them(tmp_path, capsys):
+    """Issue 16 item 6: notes about the matrix go through logging (stderr), the CSV alone to stdout."""
+    from test_reduced_folder import _write_population
+
+    db = tmp_path / "s.duckdb"
+    _write_population(tmp_path / "pop")
+    assert main(["ingest", "--db", str(db), str(tmp_path / "pop"), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["matrix", "--db", str(db)]) == 0
+    cap = capsys.readouterr()
+    assert "warning: " in cap.err and "no known chance level" in cap.err and "warning" not in cap.out
+    assert cap.out.splitlines()[0].startswith("model") or "," in cap.out.splitlines()[0]
+    assert main(["matrix", "--db", str(db), "-q"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+#: Modules that still print a "note:"/"warning:" line instead of logging it (their owners convert them).
+KNOWN_PRINTED_WARNINGS = {"harness_ext.methods.pounce"}
+
+
+def test_no_module_prints_its_warnings():
+    """Warnings and notes go through logging (stderr, -v/-q), never print()."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    offenders = set()
+    for base, package in ((root / "harness_ext", "harness_ext"), (root / "plugins", "harness_ext.plugins"),
+                          (root / "adapters", "harness_ext.adapters")):
+        for path in base.rglob("*.py"):
+            module = ".".join((package, *path.relative_to(base).with_suffix("").parts))
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
+                        and node.args):
+                    first = node.args[0]
+                    text = first.value if isinstance(first, ast.Constant) else (
+                        first.values[0].value if isinstance(first, ast.JoinedStr) and first.values
+                        and isinstance(first.values[0], ast.Constant) else "")
+                    if isinstance(text, str) and text.lower().lstrip().startswith(("warning", "note:")):
+                        offenders.add(module)
+    assert offenders <= KNOWN_PRINTED_WARNINGS, sorted(offenders - KNOWN_PRINTED_WARNINGS)
+
+
 def test_underscore_aliases_and_common_options_on_every_command():
     assert parse("reduce", "--num_fewshot", "5").num_fewshot == 5
     assert parse("reduce", "--n_random", "7").n_random == 7
@@ -63,7 +203,7 @@ def test_compare_uses_all_cores_by_default():
 def test_json_on_info_and_plugins(tmp_path, capsys):
     assert main(["plugins", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert {"kind", "name", "source"} <= set(doc["plugins"][0])
+    assert {"kind", "name", "status", "source"} <= set(doc["tables"]["plugins"][0])
     db = tmp_path / "s.duckdb"
     from test_reduced_folder import _write_population
 
@@ -74,7 +214,8 @@ def test_json_on_info_and_plugins(tmp_path, capsys):
     assert main(["info", "--db", str(db), "--json", "-"]) == 0
     cap = capsys.readouterr()
     info = json.loads(cap.out)
-    assert info["benchmarks"][0]["benchmark"] == "lm_eval" and "store:" in cap.err
+    assert info["tables"]["benchmarks"][0]["benchmark"] == "lm_eval" and "store:" in cap.err
+    assert info["summary"]["counts"]["results"] > 0
 
 
 def test_reduce_needs_benchmark_when_the_store_holds_several(tmp_path, capsys):

@@ -300,13 +300,13 @@ def test_writer_handle_refuses_names_outside(tmp_path):
 
 # -- the CLI boundary guard ----------------------------------------------------------------------------
 def test_unexpected_exception_is_one_line_and_v_shows_the_traceback(monkeypatch, capsys):
-    import harness_ext.cli.options as store_mod  # info's run lives there
+    import harness_ext.cli.info as info_mod
     from harness_ext.cli import main
 
     def boom(args):
         raise RuntimeError("kaboom\nsecond line")
 
-    monkeypatch.setattr(store_mod, "info_run", boom)
+    monkeypatch.setattr(info_mod, "run", boom)
     assert main(["info", "--db", "x.duckdb"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
@@ -316,7 +316,7 @@ def test_unexpected_exception_is_one_line_and_v_shows_the_traceback(monkeypatch,
     assert "Traceback" in err and "kaboom" in err
     assert main(["-v", "info", "--db", "x.duckdb"]) == 1
     assert "Traceback" in capsys.readouterr().err
-    monkeypatch.setattr(store_mod, "info_run", lambda a: (_ for _ in ()).throw(MemoryError()))
+    monkeypatch.setattr(info_mod, "run", lambda a: (_ for _ in ()).throw(MemoryError()))
     assert main(["info"]) == 1
     assert "unexpected MemoryError" in capsys.readouterr().err
 

@@ -16,7 +16,7 @@ import sys
 from typing import Optional, Sequence
 
 from .. import __version__
-from .options import ANALYSES, COMMANDS, default_out, resolve_run
+from .options import COMMANDS, FOLDER_COMMANDS, ListAppend, default_out, resolve_run
 from ..errors import HarnessExtError
 
 
@@ -28,13 +28,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"harness-ext {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more detail; with an error, its traceback")
-    parser.add_argument("--disable-plugin", action="append", default=[], metavar="NAME",
-                        help="switch a plugin off (entry-point, distribution or module name; repeatable); "
+    parser.add_argument("--disable-plugin", action=ListAppend, default=[], metavar="NAME",
+                        help="switch a plugin off (entry-point, distribution or module name; repeatable or "
+                             "comma-separated); "
                              "also $HARNESS_EXT_DISABLE_PLUGINS=a,b")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, command in COMMANDS.items():
         p = sub.add_parser(name, help=command.help, description=command.help)
-        p.add_argument("--disable-plugin", action="append", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        # its own dest: argparse copies a subcommand's namespace over the main one, which would drop
+        # the names given before the command (merged in main())
+        p.add_argument("--disable-plugin", dest="disable_plugin_after", action=ListAppend, default=[], help=argparse.SUPPRESS)
         command.options(p)
         add_common_options(p)
         p.set_defaults(_run=command.run)
@@ -111,13 +114,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
-    if args.command in ANALYSES and getattr(args, "out", None) is None:
+    if args.command in FOLDER_COMMANDS and getattr(args, "out", None) is None:
         args.out = default_out(args, args.command)
     try:
         if getattr(args, "lock_timeout", None) is not None:
             from ..store.db import set_lock_timeout
 
             set_lock_timeout(args.lock_timeout)
+        args.disable_plugin = list(args.disable_plugin) + list(getattr(args, "disable_plugin_after", None) or [])
         if args.disable_plugin:
             from ..plugin_manager import disable_plugins
 

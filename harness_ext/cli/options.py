@@ -1,12 +1,11 @@
-"""The subcommands of ``harness-ext``: their options, and the commands that are only I/O.
+"""The subcommands of ``harness-ext``: their options, the option conventions they share, and the command table.
 
 Every option is declared here, with argparse alone, so ``harness-ext --help``
 and ``harness-ext COMMAND --help`` import no numerics (numpy, pandas, scipy,
 scikit-learn): a checkpoint loop that runs the CLI once per model should not
 pay a second of start-up for them. Each command's ``run(args) -> int`` lives
-in the module of its phase and is imported only when the command runs
-(:data:`COMMANDS`). ``info`` and ``matrix`` only read the store and print, so
-their ``run`` is here: the store floor never imports the command floor.
+in ``harness_ext.cli.<command>`` and is imported only when the command runs
+(:data:`COMMANDS`).
 
 Defaults and choices that a method module also knows (``--ties``,
 ``--analysis``, ...) are literals here; tests/test_cli_speed.py checks them
@@ -57,12 +56,22 @@ class CommaJoin(argparse.Action):
         setattr(namespace, "_given_" + self.dest, True)
 
 
-#: Commands whose default output folder is ``harness-ext-out/<benchmark>/<command>``.
+#: The analyses (commands that read a matrix and write tables and plots).
 ANALYSES = ("stalk", "prowl", "compare", "pounce", "weights")
+#: Commands that write a folder: ``--out DIR`` (also ``--output``, ``-o``), by default
+#: ``harness-ext-out/<benchmark>/<command>`` (:func:`default_out`).
+FOLDER_COMMANDS = ANALYSES + ("reduce",)
 
 
 def default_out(args, command: str) -> str:
-    """``harness-ext-out/<benchmark>/<command>``: analyses of different benchmarks never overwrite each other."""
+    """``harness-ext-out/<benchmark>/<command>``: outputs of different benchmarks never overwrite each other.
+
+    Only the default: an explicit ``--out DIR`` is where the command writes, as given, for every
+    command. ``reduce --out reduced`` is the folder ``lm_eval --include_path reduced`` and
+    ``predict --manifest reduced`` read, and ``matrix --out`` names a file, so appending
+    ``<benchmark>/<command>`` to a path the user chose would break the loop; one rule for all
+    commands (a path given is a path used) is the convention.
+    """
     import re
 
     if getattr(args, "prompts", None):
@@ -86,6 +95,17 @@ def require_single_benchmark(store, args) -> None:
                               f"{' ...' if len(names) > 8 else ''}): name one or more with --benchmark")
 
 
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0 (a count such as shots); anything else is a usage error."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 # -- shared option groups ----------------------------------------------------------------
 def add_store_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", default=None, help=DEFAULT_DB_HELP)
@@ -104,7 +124,8 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--datasets", default=None, help="glob on dataset names, e.g. 'high_school_*'")
     g.add_argument("--models", default=None, help="glob on model names, e.g. 'EleutherAI/pythia-*'")
     g.add_argument("--source", default=None, help="glob on source file paths, e.g. '*v04*'")
-    g.add_argument("--num-fewshot", "--num_fewshot", type=int, default=None, help="keep only results with this many shots")
+    g.add_argument("--num-fewshot", "--num_fewshot", type=non_negative_int, default=None, metavar="K",
+                   help="keep only results with this many shots")
     g.add_argument("--dense", nargs="?", const="auto", default=False, choices=["auto", "models", "datasets"],
                    help="drop what is sparse until no cell is missing: the sparser of models/datasets (auto, the "
                         "default when given without a value), only models, or only datasets")
@@ -156,23 +177,23 @@ def matrix_from_args(args, require_benchmark: bool = True) -> "pandas.DataFrame"
         return load_matrix(store, query)
 
 
-# -- ingest, info, matrix, plugins ---------------------------------------------------------
+# -- ingest, info, matrix, models, plugins ---------------------------------------------------------
 def ingest_options(parser):
     parser.add_argument("paths", nargs="*", help="result files or directories (walked recursively)")
     parser.add_argument("--bundled", action="store_true", help="also ingest the bundled real data (269 Pythia lm-eval runs)")
     add_store_argument(parser)
     parser.add_argument("--adapter", default=None, help="force this adapter instead of detecting the format")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the summary line")
-    parser.add_argument("--meta-columns", default=None,
-                        help="comma-separated CSV columns that describe models (size, date, ...), stored as model "
+    parser.add_argument("--meta-columns", action=CommaJoin, default=None,
+                        help="comma-separated (or repeated) CSV columns that describe models (size, date, ...), stored as model "
                              "metadata rather than scores")
     parser.add_argument("--column-meta", default=None, metavar="FILE",
                         help="YAML sidecar with per-column chance level, direction, scale and kind for every CSV "
                              "ingested (a file's own <file>.meta.yaml wins; format in README, 'Leaderboard CSVs')")
     parser.add_argument("--mteb-split", default=None,
                         help="MTEB split to read (default: the first of test, dev, validation the file has)")
-    parser.add_argument("--mteb-languages", default=None,
-                        help="comma-separated MTEB subsets/languages to average (e.g. en or eng-Latn,deu-Latn); "
+    parser.add_argument("--mteb-languages", action=CommaJoin, default=None,
+                        help="comma-separated (or repeated) MTEB subsets/languages to average (e.g. en or eng-Latn,deu-Latn); "
                              "default: the default or English subset, else all")
     parser.add_argument("--group", default=None, metavar="NAME",
                         help="make NAME a benchmark group of every benchmark in these files, queried as one with "
@@ -184,75 +205,10 @@ def info_options(parser):
     parser.add_argument("--conflicts", action="store_true", help="list cells whose value differs between source files")
 
 
-def info_run(args) -> int:
-    from ..report import format_table
-    from ..store.db import Store
-
-    with Store.open(args.db, read_only=True) as store:
-        c = store.counts()
-        print(f"store: {store.path}")
-        print(", ".join(f"{v} {k}" for k, v in c.items()))
-        b = store.benchmarks()
-        if len(b):
-            print()
-            print(format_table(b, index=False))
-        g = store.benchmark_groups()
-        if len(g):
-            print()
-            print("benchmark groups (query one with --benchmark GROUP):")
-            print(format_table(g.assign(members=g["members"].str.slice(0, 80)), index=False))
-        if args.conflicts and c["conflicts"]:
-            print()
-            print(format_table(store.conflicts(), index=False))
-        elif c["conflicts"]:
-            print(f"\n{c['conflicts']} cells have values that disagree between source files (the first-ingested is used); "
-                  "see 'harness-ext info --conflicts'")
-        args.json_payload = {"store": str(store.path), "counts": c, "benchmarks": b.to_dict(orient="records"),
-                             **({"conflicts": store.conflicts().to_dict(orient="records")} if args.conflicts else {})}
-    return 0
-
-
 def matrix_options(parser):
     add_matrix_arguments(parser)
     parser.add_argument("--out", "--output", "-o", dest="output", default=None,
                         help="write to this file (.csv or .parquet) instead of printing")
-
-
-def matrix_run(args) -> int:
-    import sys
-
-    from ..errors import HarnessExtError
-
-    df = matrix_from_args(args, require_benchmark=False)
-    if args.output:
-        out = str(args.output)
-        if out.endswith(".parquet"):
-            try:
-                df.to_parquet(out)
-            except ImportError as exc:
-                raise HarnessExtError("writing Parquet needs pyarrow: pip install 'harness-ext[parquet]'") from exc
-        else:
-            df.to_csv(out)
-        print(f"wrote {df.shape[0]} models x {df.shape[1]} datasets to {out}")
-    elif getattr(args, "json_out", None) is None:
-        print(f"{df.shape[0]} models x {df.shape[1]} datasets, {df.isna().to_numpy().mean():.1%} missing", file=sys.stderr)
-        df.to_csv(sys.stdout, float_format="%.4f")
-    args.json_payload = {"models": [str(i) for i in df.index], "datasets": [str(c) for c in df.columns],
-                         "values": [[None if v != v else float(v) for v in row] for row in df.to_numpy(dtype=float)]}
-    for what, cols in (("no known chance level (not chance-corrected; give one with --chance-file)", "no_chance"),
-                       ("no known scale (min-max over these models; declare bounds to fix it)", "training_dependent")):
-        names = df.attrs.get(cols) or []
-        if names:
-            print(f"note: {len(names)} of {df.shape[1]} datasets have {what}: {', '.join(names[:8])}"
-                  + (" ..." if len(names) > 8 else ""), file=sys.stderr)
-    shots = df.attrs.get("shots") or {}
-    if shots.get("dropped_cells"):
-        print(f"{shots['dropped_cells']} cells measured only at another shot setting than their dataset's are left "
-              "out (--num-fewshot K or --rows model_shots to see them)", file=sys.stderr)
-    if df.attrs.get("model_aliases"):
-        print(f"{len(df.attrs['model_aliases'])} rows merge several names of one model ('harness-ext models --merged'; "
-              "--no-aliases keeps names apart)", file=sys.stderr)
-    return 0
 
 
 def models_options(parser):
@@ -315,8 +271,8 @@ def compare_options(parser):
     g.add_argument("--k-max", type=int, default=20, help="largest subset size (default 20; k runs from 2)")
     g.add_argument("--alpha", type=float, default=0.8, help="pool fraction per trial (default 0.8)")
     g.add_argument("--variation", choices=["datasets", "models"], default="datasets", help="vary the dataset pool or the model pool")
-    g.add_argument("--target", action="append", default=None, metavar="METRIC>=V",
-                   help="k* target, repeatable (default: 'spearman>=0.90' and 'mae<=1.5')")
+    g.add_argument("--target", action=ListAppend, default=None, metavar="METRIC>=V",
+                   help="k* target (repeatable or comma-separated; default: 'spearman>=0.90,mae<=1.5')")
     g.add_argument("--metrics", nargs="+", action=ListAppend, default=None, help="rank metrics (default: mae spearman kendall ndcg@5 mrr)")
     g.add_argument("--ci", type=float, default=0.95, help="confidence level of the quantile bands (default 0.95)")
     g.add_argument("--seed", "--random-state", "--random_state", type=int, default=0,
@@ -340,7 +296,8 @@ def pounce_options(parser):
                    help="regression predictors for the SimBA protocol (default: ridge,knn,mlp_12,mlp_12_12)")
     g.add_argument("--selector", default="greedy_coverage",
                    help="selector that orders datasets on the training models (default: greedy_coverage, Minkowski p=3)")
-    g.add_argument("--order", default=None, help="fixed dataset order instead of a selector: comma-separated dataset names")
+    g.add_argument("--order", action=CommaJoin, default=None,
+                   help="fixed dataset order instead of a selector: comma-separated (or repeated) dataset names")
     g.add_argument("--test-size", type=float, default=0.2, help="share of models held out (default 0.2)")
     g.add_argument("--splits", type=int, default=1,
                    help="random 80/20 model splits to average AUC-MSE over (default 1, as in SimBA)")
@@ -456,8 +413,9 @@ def reduce_options(parser):
     parser.add_argument("--format", dest="formats", action=ListAppend, default=None,
                         help="manifest writers to run (repeatable or comma-separated; default: json, lm_eval_yaml, "
                              "helm_conf, task_list)")
-    parser.add_argument("--out", "--output", "-o", default="harness-ext-out/reduce",
-                        help="the reduced folder: manifest, lm-eval group and task YAMLs, HELM conf (default harness-ext-out/reduce)")
+    parser.add_argument("--out", "--output", "-o", default=None,
+                        help="the reduced folder: manifest, lm-eval group and task YAMLs, HELM conf (default "
+                             "harness-ext-out/<benchmark>/reduce)")
 
 
 def predict_options(parser):
@@ -486,8 +444,8 @@ class Command(NamedTuple):
 COMMANDS = {
     "ingest": Command("ingest result files or directories into the store", ingest_options, "harness_ext.cli.ingest:run"),
     "matrix": Command("print or export a models x datasets performance matrix", matrix_options,
-                      "harness_ext.cli.options:matrix_run"),
-    "info": Command("summarise what the store holds", info_options, "harness_ext.cli.options:info_run"),
+                      "harness_ext.cli.matrix:run"),
+    "info": Command("summarise what the store holds", info_options, "harness_ext.cli.info:run"),
     "models": Command("list models and the names merged into each; --unmatched: likely duplicates to review",
                       models_options, "harness_ext.cli.models:run"),
     "plugins": Command("list registered plugins and where they come from", plugins_options,

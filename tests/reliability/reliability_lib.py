@@ -9,7 +9,8 @@
   as one clean sequential ingest.
 - ``concurrency``: N ``ingest`` writers and ``info``/``matrix`` readers at once: every process succeeds
   and the store ends equal to a sequential ingest.
-- ``cli``: every command against a corpus of hostile inputs: no traceback on stderr, exit 0/1/2.
+- ``cli``: every command against a corpus of hostile inputs: the expected exit code per case (1 with a one-line
+  error; 2 only for a malformed command line), never a traceback.
 
 Each family returns a :class:`Family` (tried, passed, failed, first failures); ``report.py`` prints them.
 Seeds are explicit, so a failing case is reproduced by its label.
@@ -415,14 +416,26 @@ def _cli(args):
     return rc, out.getvalue(), err.getvalue()
 
 
+#: Exit code of a malformed command line (unknown command, missing command, invalid choice): argparse's
+#: usage error, 2, as for every argparse/POSIX tool (``lm_eval``, ``pip``, ``git``). It is raised before
+#: anything runs, prints the usage and a one-line ``error:``; every other refusal exits 1 with one line.
+USAGE_ERROR = 2
+#: A benchmark of the good store with enough models (8) for reduce and stalk to reach their argument checks.
+BIG = "obsscaling_base_llm_benchmark_eval"
+
+
 def hostile_cli_cases(tmp: Path) -> list:
-    """``(label, argv)`` for every command with hostile stores, paths, manifests and values."""
+    """``(label, argv, expected exit code)`` for every command with hostile stores, paths, manifests and values.
+
+    Exit 0: the input is fine (an empty store has nothing to summarise); 1: the command refused it with one
+    ``harness-ext CMD: error: ...`` line; :data:`USAGE_ERROR` only for a malformed command line.
+    """
     from harness_ext.store.ingest import ingest_paths
     from harness_ext.store.db import Store
 
     good = tmp / "good.duckdb"
     with Store.open(good) as s:
-        ingest_paths(s, [FIX / "open_llm_leaderboard", FIX / "bigbench"], show_progress=False)
+        ingest_paths(s, [FIX / "open_llm_leaderboard", FIX / "bigbench", FIX / "csv" / f"{BIG}.csv"], show_progress=False)
     empty = tmp / "empty.duckdb"
     Store.open(empty).close()
     (tmp / "x.json").write_text('{"results": {}}')
@@ -437,41 +450,75 @@ def hostile_cli_cases(tmp: Path) -> list:
     dbs = {"json": tmp / "x.json", "truncated": tmp / "trunc.duckdb", "dir": tmp / "adir", "missing": tmp / "no.duckdb",
            "empty_store": empty, "good": good}
     cases = []
+    # (variant, exit code on the good store); other stores get the first variant and exit 1, except that
+    # info on an empty store is a fine question (exit 0).
     analyses = {
-        "matrix": [[], ["--benchmark", "nope"], ["--datasets", "[", "--models", "**"], ["--num-fewshot", "-1"]],
-        "info": [[], ["--conflicts"]],
-        "stalk": [[], ["--threshold", "nan"], ["--min-points", "-5"]],
+        "matrix": [([], 0), (["--benchmark", "nope"], 1), (["--datasets", "[", "--models", "**"], 1),
+                   (["--num-fewshot", "-1"], USAGE_ERROR), (["--out", tmp / "adir"], 1),
+                   (["--out", tmp / "nodir" / "m.csv"], 1)],
+        "info": [([], 0), (["--conflicts"], 0)],
+        "stalk": [([], 1),  # several benchmarks and no --benchmark
+                  (["--benchmark", BIG, "--threshold", "nan"], 1), (["--benchmark", BIG, "--min-points", "-5"], 1)],
         # Analyses on the good store are real computations: only their argument checks are attacked here.
-        "prowl": [["--benchmark", "nope"]],
-        "pounce": [["--benchmark", "nope"]],
-        "weights": [["--benchmark", "nope"]],
-        "compare": [["--benchmark", "nope"]],
-        "reduce": [["--budget", "nan"], ["--budget", "-3"], ["--budget", "1e999"], ["--group-name", "../../x"],
-                   ["--group-name", "x" * 300], ["--selector", "nope"], ["--weights", str(fifo)],
-                   ["--benchmark", "open_llm_leaderboard_v1", "--budget", "2", "--n-random", "5"]],
+        "prowl": [(["--benchmark", "nope"], 1)],
+        "pounce": [(["--benchmark", "nope"], 1)],
+        "weights": [(["--benchmark", "nope"], 1)],
+        "compare": [(["--benchmark", "nope"], 1)],
+        "reduce": [(["--benchmark", BIG, "--budget", "nan"], 1), (["--benchmark", BIG, "--budget", "-3"], 1),
+                   (["--benchmark", BIG, "--budget", "1e999"], 1), (["--group-name", "../../x"], 1),
+                   (["--group-name", "x" * 300], 1), (["--benchmark", BIG, "--selector", "nope"], 1),
+                   (["--benchmark", BIG, "--weights", str(fifo)], 1), ([], 1),  # several benchmarks
+                   (["--benchmark", "open_llm_leaderboard_v1", "--budget", "2", "--n-random", "5"], 1)],  # 2 models
     }
     for cmd, variants in analyses.items():
         for dbk, db in dbs.items():
-            for v in variants if dbk == "good" else variants[:1]:
+            for v, rc in variants if dbk == "good" else variants[:1]:
+                if dbk != "good":
+                    rc = 0 if (cmd == "info" and dbk == "empty_store") else 1
                 out = [] if cmd in ("matrix", "info") else ["--out", tmp / "out"]  # never the working directory
-                cases.append((f"{cmd} {dbk} {' '.join(v)[:40]}", [cmd, "--db", db, "--lock-timeout", "1", *out, *v]))
+                cases.append((f"{cmd} {dbk} {' '.join(map(str, v))[:40]}", [cmd, "--db", db, "--lock-timeout", "1", *out, *v], rc))
     for what, path in {"fifo": fifo, "loop": loop, "devnull": "/dev/null", "missing": tmp / "nope.json", "dir": tmp / "adir",
                        "json": tmp / "x.json"}.items():
-        cases.append((f"ingest {what}", ["ingest", "--db", tmp / "new.duckdb", path]))
-        cases.append((f"ingest forced csv {what}", ["ingest", "--db", tmp / "new.duckdb", "--adapter", "csv", path]))
-        cases.append((f"predict manifest {what}", ["predict", "--manifest", path, FIX / "bigbench"]))
+        cases.append((f"ingest {what}", ["ingest", "--db", tmp / "new.duckdb", path], 1))
+        cases.append((f"ingest forced csv {what}", ["ingest", "--db", tmp / "new.duckdb", "--adapter", "csv", path], 1))
+        cases.append((f"predict manifest {what}", ["predict", "--manifest", path, FIX / "bigbench"], 1))
     for name in ("bad_manifest.json", "nan_manifest.json"):
-        cases.append((f"predict {name}", ["predict", "--manifest", tmp / name, FIX / "bigbench"]))
+        cases.append((f"predict {name}", ["predict", "--manifest", tmp / name, FIX / "bigbench"], 1))
     for dbk, db in dbs.items():
-        cases.append((f"ingest into {dbk}", ["ingest", "--db", db, FIX / "bigbench"]))
-    cases += [("plugins", ["plugins"]), ("plugins bad kind", ["plugins", "--kind", "nope"]),
-              ("ingest bad adapter", ["ingest", "--db", tmp / "n2.duckdb", "--adapter", "nope", FIX / "bigbench"]),
-              ("no command", []), ("unknown command", ["explode"])]
+        cases.append((f"ingest into {dbk}", ["ingest", "--db", db, FIX / "bigbench"], 1 if dbk in ("json", "truncated", "dir") else 0))
+    cases += [("plugins", ["plugins"], 0), ("plugins --json", ["plugins", "--json", tmp / "plugins.json"], 0),
+              ("plugins bad kind", ["plugins", "--kind", "nope"], USAGE_ERROR),  # invalid choice
+              ("ingest bad adapter", ["ingest", "--db", tmp / "n2.duckdb", "--adapter", "nope", FIX / "bigbench"], 1),
+              ("no command", [], USAGE_ERROR),  # the usage, as for an unknown command
+              ("unknown command", ["explode"], USAGE_ERROR),
+              ("unknown option", ["info", "--nope"], USAGE_ERROR),
+              ("bad number", ["stalk", "--threshold", "high"], USAGE_ERROR)]  # argparse type check
     return cases
 
 
+def _problem(rc: int, expected: int, out: str, err: str):
+    """Why a case's exit and messages are wrong, or None."""
+    if "Traceback" in err:
+        return "traceback on stderr: " + err[-300:]
+    if rc != expected:
+        return f"exit {rc}, expected {expected}: " + err.strip()[-300:]
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if "error:" in ln]
+    if rc == 1:
+        # one line, the last, naming the command; warnings before it are fine
+        if len(errors) != 1 or not lines or lines[-1] is not errors[0] or not errors[0].startswith("harness-ext"):
+            return "not a one-line error: " + err.strip()[-300:]
+    elif rc == USAGE_ERROR:
+        if not (errors and lines[-1].startswith("harness-ext") and "usage:" in err) and not out.startswith("usage:"):
+            return "a usage error without the usage and one error line: " + (err or out).strip()[-300:]
+    elif errors:
+        return "exit 0 with an error line: " + errors[0][:300]
+    return None
+
+
 def run_cli_corpus() -> Family:
-    """Every command against the hostile corpus: exit 0, 1 or 2 and never a traceback.
+    """Every command against the hostile corpus: the expected exit code (see :func:`hostile_cli_cases`),
+    a one-line error for exit 1, and never a traceback.
 
     A case the guard had to catch (``error: unexpected ...``) passes the no-traceback rule but is
     listed in ``guarded`` so unanticipated errors stay visible.
@@ -479,14 +526,9 @@ def run_cli_corpus() -> Family:
     fam = Family("cli")
     fam.guarded = []
     with tempfile.TemporaryDirectory() as tmp:
-        for label, argv in hostile_cli_cases(Path(tmp)):
+        for label, argv, expected in hostile_cli_cases(Path(tmp)):
             rc, out, err = _cli(argv)
-            problem = None
-            if "Traceback" in err:
-                problem = "traceback on stderr: " + err[-300:]
-            elif rc not in (0, 1, 2):
-                problem = f"exit {rc}"
             if "error: unexpected" in err:
                 fam.guarded.append(f"{label}: {err.strip()[:200]}")
-            fam.record(label, problem)
+            fam.record(label, _problem(rc, expected, out, err))
     return fam

@@ -1,0 +1,91 @@
+"""The ``matrix`` command: the models x datasets matrix the selection options describe, printed as CSV or
+written to a ``.csv``/``.parquet`` file."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+from ..report import Result
+
+log = logging.getLogger(__name__)
+
+
+class PerformanceMatrix(Result):
+    """A models x datasets matrix (``frame``) with what the store knows about it (``frame.attrs``).
+
+    Its text is the CSV (``render``); its JSON the rows as records (one per model) and a summary.
+    """
+
+    def __init__(self, frame):
+        self.frame = frame
+
+    def summary(self) -> dict:
+        df = self.frame
+        shots = df.attrs.get("shots") or {}
+        return {"models": int(df.shape[0]), "datasets": int(df.shape[1]),
+                "missing": float(df.isna().to_numpy().mean()) if df.size else 0.0,
+                "no_chance": list(df.attrs.get("no_chance") or []),
+                "training_dependent": list(df.attrs.get("training_dependent") or []),
+                "dropped_cells": int(shots.get("dropped_cells") or 0)}
+
+    def tables(self) -> dict:
+        return {"matrix": self.frame}
+
+    def render(self) -> str:
+        return self.frame.to_csv(float_format="%.4f").rstrip("\n")
+
+    def notes(self) -> list:
+        """What a user should know about the matrix (datasets without a chance level or a scale, cells left out)."""
+        df = self.frame
+        out = []
+        for what, key in (("no known chance level (not chance-corrected; give one with --chance-file)", "no_chance"),
+                          ("no known scale (min-max over these models; declare bounds to fix it)", "training_dependent")):
+            names = df.attrs.get(key) or []
+            if names:
+                out.append(f"{len(names)} of {df.shape[1]} datasets have {what}: {', '.join(names[:8])}"
+                           + (" ..." if len(names) > 8 else ""))
+        shots = df.attrs.get("shots") or {}
+        if shots.get("dropped_cells"):
+            out.append(f"{shots['dropped_cells']} cells measured only at another shot setting than their dataset's are "
+                       "left out (--num-fewshot K or --rows model_shots to see them)")
+        if df.attrs.get("model_aliases"):
+            out.append(f"{len(df.attrs['model_aliases'])} rows merge several names of one model ('harness-ext models "
+                       "--merged'; --no-aliases keeps names apart)")
+        return out
+
+
+def run(args) -> int:
+    from ..errors import HarnessExtError
+    from .options import matrix_from_args
+    from .output import emit
+
+    result = PerformanceMatrix(matrix_from_args(args, require_benchmark=False))
+    df = result.frame
+    if args.output:
+        out = str(args.output)
+        if Path(out).is_dir():
+            raise HarnessExtError(f"matrix --out names a file (.csv or .parquet); {out} is a directory")
+        if out.endswith(".parquet"):
+            try:
+                df.to_parquet(out)
+            except ImportError as exc:
+                raise HarnessExtError("writing Parquet needs pyarrow: pip install 'harness-ext[parquet]'") from exc
+            except OSError as exc:
+                raise HarnessExtError(f"cannot write {out}: {exc.strerror or exc}") from exc
+        else:
+            try:
+                df.to_csv(out)
+            except OSError as exc:
+                raise HarnessExtError(f"cannot write {out}: {exc.strerror or exc}") from exc
+        print(f"wrote {df.shape[0]} models x {df.shape[1]} datasets to {out}")
+        emit(args, result, show=False)
+    else:
+        # The CSV is the output (stdout, pipeable); its shape goes to stderr. With --json the JSON is the output.
+        if getattr(args, "json_out", None) is None:
+            print(f"{df.shape[0]} models x {df.shape[1]} datasets, {df.isna().to_numpy().mean():.1%} missing", file=sys.stderr)
+        emit(args, result, show=getattr(args, "json_out", None) is None)
+    for note in result.notes():
+        log.warning(note)
+    return 0
