@@ -140,6 +140,11 @@ def test_json_is_the_typed_result_on_plugins_info_matrix_stalk(tmp_path, capsys)
     assert {r["kind"] for r in docs["plugins"]["tables"]["plugins"]} == {"selectors"}
     assert docs["matrix"]["summary"]["models"] == 8 and len(docs["matrix"]["tables"]["matrix"]) == 8
     assert docs["stalk"]["summary"]["models"] == 8 and "counts" in docs["stalk"]["tables"]
+    from harness_ext.cli.matrix import PerformanceMatrix
+    from harness_ext.cli.options import matrix_from_args
+
+    m = PerformanceMatrix(matrix_from_args(parse("matrix", "--db", str(db)), require_benchmark=False))
+    assert m.plot(tmp_path / "m.png").stat().st_size > 1000 and m.to_frame().shape[0] == 8
 
 
 def test_warnings_are_logged_to_stderr_and_q_silences_them(tmp_path, capsys):

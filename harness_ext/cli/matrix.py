@@ -36,6 +36,29 @@ class PerformanceMatrix(Result):
     def render(self) -> str:
         return self.frame.to_csv(float_format="%.4f").rstrip("\n")
 
+    def plot(self, path=None):
+        """Heatmap of the matrix, models x datasets; missing cells white. The path when ``path`` is given."""
+        import numpy as np
+
+        from ..report import get_pyplot, save_figure
+
+        plt = get_pyplot()
+        df = self.frame
+        fig, ax = plt.subplots(figsize=(min(2 + 0.25 * df.shape[1], 24), min(2 + 0.18 * df.shape[0], 24)))
+        img = ax.imshow(np.ma.masked_invalid(df.to_numpy(dtype=float)), aspect="auto", interpolation="nearest",
+                        cmap="viridis")
+        for axis, labels, limit in ((ax.xaxis, df.columns, 80), (ax.yaxis, df.index, 120)):
+            if len(labels) <= limit:
+                axis.set_ticks(range(len(labels)))
+                axis.set_ticklabels([str(x) for x in labels], fontsize=6, rotation=90 if axis is ax.xaxis else 0)
+            else:
+                axis.set_ticks([])
+        fig.colorbar(img, ax=ax, fraction=0.03)
+        bench = ", ".join((df.attrs.get("query") or {}).get("benchmarks") or [])
+        ax.set_title(f"{bench + ': ' if bench else ''}{df.shape[0]} models x {df.shape[1]} datasets, "
+                     f"{df.isna().to_numpy().mean():.1%} missing (white)", fontsize=9)
+        return save_figure(fig, path) if path is not None else fig
+
     def notes(self) -> list:
         """What a user should know about the matrix (datasets without a chance level or a scale, cells left out)."""
         df = self.frame

@@ -33,7 +33,6 @@ from __future__ import annotations
 from typing import Dict, Iterable, Optional, Sequence
 
 import numpy as np
-from scipy.stats import rankdata
 
 from ..errors import MethodError
 
@@ -82,6 +81,8 @@ def rank_per_dataset(X, higher_is_better: bool = True) -> np.ndarray:
     if X.ndim != 2:
         raise MethodError(f"scores must be 2-D (models x datasets), got shape {X.shape}")
     signed = -X if higher_is_better else X
+    from scipy.stats import rankdata  # lazy: scipy.stats costs a second at import
+
     return rankdata(signed, axis=0, method="average", nan_policy="omit")
 
 
@@ -142,6 +143,8 @@ def subset_mean_ranks(ranks: np.ndarray, subsets) -> np.ndarray:
 def positions(R) -> np.ndarray:
     """Positions 1..M of a mean-rank vector (lower mean rank = position 1), ties averaged."""
     R = np.asarray(R, dtype=float)
+    from scipy.stats import rankdata
+
     return rankdata(R, axis=-1, method="average")
 
 
