@@ -175,6 +175,12 @@ def test_evaluate_regression_tables_and_determinism():
     assert res.n_splits == 3 and len(res.split[1]) == 10
     again = evaluate_regression(X, preds, order=None, noise_sigmas=(0.05, 0.1), n_splits=3, random_state=0)
     pd.testing.assert_frame_equal(res.auc, again.auc)
+    # the result renders itself: AUC table first, SimBA's values beside when a paper benchmark is named
+    pd.testing.assert_frame_equal(res.to_frame(), res.auc)
+    assert "AUC-MSE" in res.render() and "paper clean" not in res.render()
+    from dataclasses import replace
+
+    assert replace(res, paper="helm").auc_table().loc["ridge", "paper clean"] == 0.005
     rep = evaluate_regression(X, preds, noise_sigmas=(), n_splits=0, random_state=0, n_repeats=3)
     assert list(rep.auc.columns) == ["clean", "clean_std"] and (rep.auc["clean_std"] > 0).all()
     assert np.array_equal(rep.split[1], res.split[1])  # repeat 0 is the single-split protocol

@@ -298,6 +298,10 @@ def test_run_prowl_result():
     assert res.proxy_coverage is not None and len(res.proxy_coverage) == 9
     d = json.loads(json.dumps(res.to_dict()))
     assert d["subset"] == res.subset and d["params"]["similarity"] == "minkowski"
+    # a Result: the curve as its frame, rendered text, strict JSON, a figure
+    frame = res.to_frame()
+    assert list(frame["dataset_added"]) == res.order and np.allclose(frame["eta"], res.coverage)
+    assert "MINKOWSKI" in res.render() and json.loads(res.to_json())["n_star"] == res.n_star
     base = run_prowl(df, selector="greedy_maximum", n_random=0)
     assert base.similarity is None and base.random is None and base.auc_vs_random is None
 
@@ -321,6 +325,10 @@ def test_prowl_table_rows_and_error_row():
     assert rep.table.loc["RANDOM (n = 100)", "SCAUC"] == pytest.approx(rep.baseline.scauc.mean())
     curves = rep.curves()
     assert set(curves.method) >= {"PEARSON", "RANDOM (n = 100) mean"}
+    text = rep.render()
+    assert "30 models x 7 datasets" in text and "PEARSON" in text and "of 7" in text
+    doc = json.loads(rep.to_json())
+    assert [r["method"] for r in doc["tables"]["prowl"]] == list(rep.table.index) and "curves" in doc["tables"]
 
 
 @pytest.mark.slow
@@ -452,10 +460,13 @@ def test_binary_matrix_table_adds_jaccard_and_hamming(tmp_path, capsys):
     csv = tmp_path / "prompts.csv"
     pd.DataFrame(P.T, index=[f"q{i}" for i in range(12)], columns=[f"m{i}" for i in range(40)]).to_csv(csv)
     out = tmp_path / "prowl"
-    assert main(["prowl", "--prompts", str(csv), "--n-random", "50", "--out", str(out)]) == 0
+    assert main(["prowl", "--prompts", str(csv), "--n-random", "50", "--out", str(out),
+                 "--json", str(tmp_path / "p.json")]) == 0
     text = capsys.readouterr().out
     assert "JACCARD" in text and "HAMMING" in text and "40 models x 12 datasets" in text
     assert len(pd.read_csv(out / "prowl_table.csv", index_col=0)) == 14
+    doc = json.loads((tmp_path / "p.json").read_text())
+    assert len(doc["tables"]["prowl"]) == 14 and (out / "prowl_coverage.png").stat().st_size > 0
 
 
 # --------------------------------------------------------------------------- Table 3 / Table 6 figures on the real matrices
