@@ -163,10 +163,6 @@ def test_warnings_are_logged_to_stderr_and_q_silences_them(tmp_path, capsys):
     assert "warning" not in capsys.readouterr().err
 
 
-#: Modules that still print a "note:"/"warning:" line instead of logging it (their owners convert them).
-KNOWN_PRINTED_WARNINGS: set = set()
-
-
 def test_no_module_prints_its_warnings():
     """Warnings and notes go through logging (stderr, -v/-q), never print()."""
     import ast
@@ -187,7 +183,7 @@ def test_no_module_prints_its_warnings():
                         and isinstance(first.values[0], ast.Constant) else "")
                     if isinstance(text, str) and text.lower().lstrip().startswith(("warning", "note:")):
                         offenders.add(module)
-    assert offenders <= KNOWN_PRINTED_WARNINGS, sorted(offenders - KNOWN_PRINTED_WARNINGS)
+    assert not offenders, sorted(offenders)
 
 
 def test_underscore_aliases_and_common_options_on_every_command():

@@ -106,7 +106,7 @@ def run(args) -> int:
         emit(args, result, show=False)
     else:
         # The CSV is the output (stdout, pipeable); its shape goes to stderr. With --json the JSON is the output.
-        if getattr(args, "json_out", None) is None:
+        if getattr(args, "json_out", None) is None and not getattr(args, "quiet", 0):
             print(f"{df.shape[0]} models x {df.shape[1]} datasets, {df.isna().to_numpy().mean():.1%} missing", file=sys.stderr)
         emit(args, result, show=getattr(args, "json_out", None) is None)
     for note in result.notes():
