@@ -51,11 +51,19 @@ def _upper_pair_sums(T: np.ndarray, term) -> np.ndarray:
     row and column slices (for per-pair constants), and returns the terms.
     Returns the ``(q, q)`` float64 matrix, symmetric, with a zero diagonal.
     """
+    import threading
+
     q, n = T.shape
     U = np.zeros((q, q))
     b = max(1, int(np.sqrt(_TILE_ELEMENTS / max(1, n))))
-    bufs = np.empty((2, min(b, q), min(b, q), n), dtype=T.dtype)
-    for i0 in range(0, q, b):
+    starts = range(0, q, b)
+    local = threading.local()  # scratch tiles per thread (large matrices run row blocks on two threads)
+
+    def row_block(k: int) -> None:
+        if not hasattr(local, "bufs"):
+            local.bufs = np.empty((2, min(b, q), min(b, q), n), dtype=T.dtype)
+        bufs = local.bufs
+        i0 = starts[k]
         I = slice(i0, min(q, i0 + b))
         Ti = T[I, None, :]
         for j0 in range(i0, q, b):
@@ -64,8 +72,38 @@ def _upper_pair_sums(T: np.ndarray, term) -> np.ndarray:
             shape = (Ti.shape[0], Tj.shape[1])
             vals = term(Ti, Tj, bufs[0, : shape[0], : shape[1]], bufs[1, : shape[0], : shape[1]], I, J)
             U[I, J] = vals.sum(axis=-1)
+
+    K._each_column(len(starts), row_block, q * n)
     U = np.triu(U, 1)
     return U + U.T
+
+
+def _cityblock(T: np.ndarray) -> np.ndarray:
+    """L1 distances between the rows of ``T`` with scipy's compiled kernel, on two threads when large.
+
+    scipy releases the GIL in ``pdist``/``cdist``; halving the columns gives
+    one thread the cross block (``q^2 / 4`` pairs) and the other the two
+    diagonal blocks (``q^2 / 8`` each).
+    """
+    from scipy.spatial.distance import cdist, pdist
+
+    q, n = T.shape
+    if q < 4 or n * q < K._THREAD_CELLS:
+        return _square(pdist(T, "cityblock"))
+    h = q // 2
+    D = np.empty((q, q))
+    A, B = T[:h], T[h:]
+
+    def part(k: int) -> None:
+        if k == 0:
+            D[:h, h:] = cdist(A, B, "cityblock")
+        else:
+            D[:h, :h] = _square(pdist(A, "cityblock"))
+            D[h:, h:] = _square(pdist(B, "cityblock"))
+
+    K._each_column(2, part, n * q)
+    D[h:, :h] = D[:h, h:].T
+    return D
 
 
 def _square(condensed: np.ndarray) -> np.ndarray:
@@ -77,12 +115,10 @@ def _square(condensed: np.ndarray) -> np.ndarray:
 
 def _power_sums(X: np.ndarray, p: float) -> np.ndarray:
     """``sum_k |x_ki - x_kj|^p`` for every column pair of a complete ``X`` (p != 2), each pair once."""
-    from scipy.spatial.distance import pdist
-
     n, q = X.shape
     T = np.ascontiguousarray(X.T)
     if p == 1:
-        return _square(pdist(T, "cityblock"))
+        return _cityblock(T)
     if n * q * (q - 1) / 2 > K._FLOAT32_TERMS:
         T = T.astype(np.float32)
 

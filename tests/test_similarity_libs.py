@@ -179,3 +179,17 @@ def test_two_thread_column_loops_give_identical_results(monkeypatch):
     threaded = (S.spearman_similarity(X), S.wasserstein_distance_matrix(X))
     for a, b in zip(single, threaded):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("case", ["complete", "missing"])
+def test_two_thread_distance_kernels_match_one_thread(monkeypatch, case):
+    # Large matrices split the L1 kernel into a cdist block and two pdists, and the tile loops of Minkowski
+    # and Jensen-Shannon over two threads.
+    from harness_ext.plugins import similarity_kernels as SK
+
+    X = _matrix(case, n=90, q=23)
+    names = ["manhattan", "minkowski", "jensen_shannon", "wasserstein"]
+    single = [S._FUNCS[k][0](X) for k in names]
+    monkeypatch.setattr(SK, "_THREAD_CELLS", 0)
+    for name, a in zip(names, single):
+        np.testing.assert_allclose(S._FUNCS[name][0](X), a, rtol=1e-12, atol=1e-14, equal_nan=True, err_msg=name)
