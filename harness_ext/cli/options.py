@@ -106,6 +106,20 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+def add_seed_option(group, what: str = "", dest: str = "seed") -> None:
+    """``--seed N`` (with the old ``--random-state``/``--random_state``): the one seed flag of every command
+    that draws at random; the same inputs and seed give the same results."""
+    group.add_argument("--seed", "--random-state", "--random_state", dest=dest, type=int, default=0, metavar="N",
+                       help=f"random seed{' for ' + what if what else ''} (default 0; results depend on it only)")
+
+
+def add_out_option(group, command: str, what: str) -> None:
+    """``--out DIR`` (``--output``, ``-o``): the folder a command writes, used as given; default
+    ``harness-ext-out/<benchmark>/<command>`` (filled in by ``main`` with :func:`default_out`)."""
+    group.add_argument("--out", "--output", "-o", default=None, metavar="DIR",
+                       help=f"{what} (default harness-ext-out/<benchmark>/{command})")
+
+
 # -- shared option groups ----------------------------------------------------------------
 def add_store_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", default=None, help=DEFAULT_DB_HELP)
@@ -236,8 +250,7 @@ def stalk_options(parser) -> None:
                    help="smallest share of a pair's observations a log fit may keep after dropping scores <= 0 "
                         "(default 0.5; 0 keeps any fit with --min-points)")
     g.add_argument("--axis", choices=["datasets", "models", "both"], default="both", help="which pairs to classify")
-    g.add_argument("--out", "--output", "-o", default=None,
-                   help="output directory (default harness-ext-out/<benchmark>/stalk)")
+    add_out_option(g, "stalk", "output folder for the pair tables, counts and heatmap")
 
 
 def prowl_options(parser) -> None:
@@ -249,8 +262,7 @@ def prowl_options(parser) -> None:
     g.add_argument("--beam-width", type=int, default=None, help="use beam_coverage with this beam width")
     g.add_argument("--target", type=float, default=0.95, help="coverage target defining |S*| (default 0.95)")
     g.add_argument("--n-random", type=int, default=1000, help="runs of the RANDOM baseline (default 1000)")
-    g.add_argument("--seed", "--random-state", "--random_state", dest="random_state", type=int, default=0,
-                   help="random seed (default 0)")
+    add_seed_option(g, "the RANDOM baseline", dest="random_state")
     g.add_argument("--ties", choices=PROWL_TIES, default="half",
                    help="ties in the mean win rate: half a win (HELM, default) or none (SimBA eq. 6 as printed)")
     g.add_argument("--prompts", default=None, metavar="CSV",
@@ -258,8 +270,7 @@ def prowl_options(parser) -> None:
                         "prompts, and Jaccard/Hamming join the table")
     g.add_argument("--prompts-layout", choices=["prompt-rows", "model-rows"], default="prompt-rows",
                    help="--prompts CSV layout (default prompt-rows: one row per prompt, one column per model)")
-    g.add_argument("--out", "--output", "-o", default=None,
-                   help="output directory (default harness-ext-out/<benchmark>/prowl)")
+    add_out_option(g, "prowl", "output folder for the tables and plots")
 
 
 def compare_options(parser):
@@ -275,16 +286,14 @@ def compare_options(parser):
                    help="k* target (repeatable or comma-separated; default: 'spearman>=0.90,mae<=1.5')")
     g.add_argument("--metrics", nargs="+", action=ListAppend, default=None, help="rank metrics (default: mae spearman kendall ndcg@5 mrr)")
     g.add_argument("--ci", type=float, default=0.95, help="confidence level of the quantile bands (default 0.95)")
-    g.add_argument("--seed", "--random-state", "--random_state", type=int, default=0,
-                   help="random seed (results depend on it only)")
+    add_seed_option(g, "the trials' pools and the selectors")
     g.add_argument("--n-jobs", "--n_jobs", type=int, default=-1,
                    help="parallel trials through joblib (default -1: all cores; results depend only on --seed)")
     g.add_argument("--representation", choices=["scores", "ranks"], default="scores",
                    help="without --features: datasets as performance columns (scores, default) or as per-dataset model ranks")
     g.add_argument("--features", default=None, metavar="CSV",
                    help="a-priori dataset features (rows: dataset names, columns: features); default: performance columns")
-    parser.add_argument("--out", "--output", "-o", default=None,
-                        help="output folder for the plot and CSVs (default harness-ext-out/<benchmark>/compare)")
+    add_out_option(parser, "compare", "output folder for the plot and CSVs")
 
 
 def pounce_options(parser):
@@ -321,10 +330,8 @@ def pounce_options(parser):
                    help="hidden shares for the multi-metric (PTF) comparison, analysis 'tensor' (default 0.2,0.9)")
     g.add_argument("--paper", default="auto", choices=["auto", "none", "helm", "mmlu", "bigbench_lite"],
                    help="SimBA column to print next to AUC-MSE (default: guess from the benchmark name)")
-    g.add_argument("--seed", "--random-state", "--random_state", type=int, default=0,
-                   help="random seed for splits, noise, masks and predictors (default 0)")
-    g.add_argument("--out", "--output", "-o", default=None,
-                   help="directory for PNG plots and CSV tables (default harness-ext-out/<benchmark>/pounce)")
+    add_seed_option(g, "splits, noise, masks and predictors")
+    add_out_option(g, "pounce", "folder for PNG plots and CSV tables")
 
 
 def weights_options(parser: argparse.ArgumentParser) -> None:
@@ -375,10 +382,8 @@ def weights_options(parser: argparse.ArgumentParser) -> None:
     a.add_argument("--similarity", action=CommaJoin, default=",".join(WEIGHTS_SIMILARITIES), help="measures for the permutation test")
     a.add_argument("--max-clusters", type=int, default=20, help="largest number of clusters tried (default 20)")
     a.add_argument("--top", type=int, default=20, help="models shown in printed tables and plots (default 20)")
-    a.add_argument("--seed", "--random-state", "--random_state", dest="random_state", type=int, default=0,
-                   help="random seed (default 0)")
-    a.add_argument("--out", "--output", "-o", default=None,
-                   help="directory for PNG plots, CSV tables and summary.json (default harness-ext-out/<benchmark>/weights)")
+    add_seed_option(a, dest="random_state")
+    add_out_option(a, "weights", "folder for PNG plots, CSV tables and summary.json")
 
 
 # -- reduce, predict -------------------------------------------------------------------------
@@ -405,7 +410,7 @@ def reduce_options(parser):
     parser.add_argument("--weighting", default="uniform", help="weighting scheme for the aggregate (default uniform)")
     parser.add_argument("--weights", default=None, metavar="FILE",
                         help="dataset weights for the aggregate from a JSON or CSV file (implies --weighting user)")
-    parser.add_argument("--seed", "--random-state", "--random_state", type=int, default=0, help="random seed (default 0)")
+    add_seed_option(parser)
     parser.add_argument("--n-random", type=int, default=200,
                         help="random orders for the coverage-curve baseline (SimBA; default 200). The chance check "
                              "of the subset itself compares prediction errors: --n-random-subsets")
@@ -413,9 +418,7 @@ def reduce_options(parser):
     parser.add_argument("--format", dest="formats", action=ListAppend, default=None,
                         help="manifest writers to run (repeatable or comma-separated; default: json, lm_eval_yaml, "
                              "helm_conf, task_list)")
-    parser.add_argument("--out", "--output", "-o", default=None,
-                        help="the reduced folder: manifest, lm-eval group and task YAMLs, HELM conf (default "
-                             "harness-ext-out/<benchmark>/reduce)")
+    add_out_option(parser, "reduce", "the reduced folder: manifest, lm-eval group and task YAMLs, HELM conf")
 
 
 def predict_options(parser):
