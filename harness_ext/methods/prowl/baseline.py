@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import MethodError
+from ...report import progress
 from .coverage import _coverage_of, n_star, prefix_mean_win_rates, scauc, win_rates
 
 # (m, runs, d) float blocks of the random baseline are capped at ~32 MB.
@@ -89,7 +90,7 @@ def random_baseline(X, n_runs: int = 1000, random_state: int = 0, target: float 
         full = prefix_mean_win_rates(wr, np.arange(d))[:, -1]
         curves = np.empty((n_runs, d))
         step = max(1, _CHUNK_ELEMENTS // max(1, m * d))
-        for start in range(0, n_runs, step):
+        for start in progress(range(0, n_runs, step), desc="prowl random baseline"):
             blk = orders[start : start + step]
             P = prefix_mean_win_rates(wr, blk)  # (m, b, d)
             curves[start : start + step] = _coverage_of(full, P.reshape(m, -1)).reshape(blk.shape)
@@ -140,7 +141,7 @@ def _complete_random_curves(wr: np.ndarray, orders: np.ndarray) -> np.ndarray:
     cross = np.zeros((runs, d))
     steps = np.arange(d - 1)
     buf = np.empty((d, d))
-    for r in range(runs):  # one d x d pass per run; everything else is vectorised over runs below
+    for r in progress(range(runs), desc="prowl random baseline"):  # one d x d pass per run; the rest is vectorised over runs
         o = orders[r]
         # B[j, t] = sum_{u <= t} G[j, o_u] (prefix sums along the contiguous axis, the fast one for numpy);
         # so sum_{t < k} G[o_t, o_k] = B[o_k, k - 1].
