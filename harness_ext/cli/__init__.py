@@ -184,6 +184,13 @@ def _run_with_json(args) -> int:
     run = resolve_run(args._run)
     if target is None:
         return int(run(args) or 0)
+    if target != "-":
+        # refused before the command runs, not after a long computation
+        where = Path(target)
+        if where.is_dir():
+            raise HarnessExtError(f"--json {target}: a directory; name a file (or '-' for stdout)")
+        if not where.parent.is_dir():
+            raise HarnessExtError(f"--json {target}: the folder {where.parent} does not exist")
     real_stdout = sys.stdout
     with contextlib.redirect_stdout(sys.stderr) if target == "-" else contextlib.nullcontext():
         rc = int(run(args) or 0)
@@ -195,8 +202,11 @@ def _run_with_json(args) -> int:
         real_stdout.write(text)
         real_stdout.flush()
     else:
-        Path(target).write_text(text)
-        print(f"wrote {target}", file=sys.stderr if target == "-" else sys.stdout)
+        try:
+            Path(target).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise HarnessExtError(f"cannot write --json {target}: {exc.strerror or exc}") from exc
+        print(f"wrote {target}")
     return rc
 
 

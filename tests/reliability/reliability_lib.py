@@ -487,6 +487,9 @@ def hostile_cli_cases(tmp: Path) -> list:
     for dbk, db in dbs.items():
         cases.append((f"ingest into {dbk}", ["ingest", "--db", db, FIX / "bigbench"], 1 if dbk in ("json", "truncated", "dir") else 0))
     cases += [("plugins", ["plugins"], 0), ("plugins --json", ["plugins", "--json", tmp / "plugins.json"], 0),
+              ("plugins --json DIR", ["plugins", "--json", tmp / "adir"], 1),
+              ("info --json in a missing folder", ["info", "--db", good, "--json", tmp / "nope" / "i.json"], 1),
+              ("plugins --json loop", ["plugins", "--json", loop], 1),
               ("plugins bad kind", ["plugins", "--kind", "nope"], USAGE_ERROR),  # invalid choice
               ("ingest bad adapter", ["ingest", "--db", tmp / "n2.duckdb", "--adapter", "nope", FIX / "bigbench"], 1),
               ("no command", [], USAGE_ERROR),  # the usage, as for an unknown command
