@@ -193,3 +193,13 @@ def test_two_thread_distance_kernels_match_one_thread(monkeypatch, case):
     monkeypatch.setattr(SK, "_THREAD_CELLS", 0)
     for name, a in zip(names, single):
         np.testing.assert_allclose(S._FUNCS[name][0](X), a, rtol=1e-12, atol=1e-14, equal_nan=True, err_msg=name)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_column_ranks_match_scipy_rankdata(case):
+    from harness_ext.plugins.similarity_kernels import _column_ranks
+
+    X = _matrix(case)
+    for dense, method in ((False, "average"), (True, "dense")):
+        ref = stats.rankdata(X, axis=0, method=method, nan_policy="omit")
+        np.testing.assert_array_equal(_column_ranks(X, dense=dense), ref)
