@@ -185,7 +185,8 @@ class ProtocolResult(Result):
     # -- the Result interface --------------------------------------------------------------
     def summary(self) -> Dict[str, object]:
         p = self.params
-        return {"models": p.get("models"), "datasets": p.get("datasets"), "trials": p.get("trials"),
+        return {"benchmark": p.get("benchmark"), "models": p.get("models"), "datasets": p.get("datasets"),
+                "trials": p.get("trials"),
                 "variation": p.get("variation"), "alpha": p.get("alpha"), "k_min": p.get("k_min"),
                 "k_max": p.get("k_max"), "seed": p.get("seed"), "ci": p.get("ci"),
                 "representation": self._representation(), "seconds": round(float(self.seconds), 3),
@@ -211,7 +212,8 @@ class ProtocolResult(Result):
         p = self.params
         k_lo, k_hi = p.get("k_min", int(self.ks[0])), p.get("k_max", int(self.ks[-1]))
         ci = p.get("ci", 0.95)
-        lines = [f"matrix: {p.get('models')} models x {p.get('datasets')} datasets; T={p.get('trials')} trials, "
+        bench = f" ({p['benchmark']})" if p.get("benchmark") else ""
+        lines = [f"matrix: {p.get('models')} models x {p.get('datasets')} datasets{bench}; T={p.get('trials')} trials, "
                  f"{p.get('variation')} variation, alpha={p.get('alpha')}, k={k_lo}..{k_hi}, seed={p.get('seed')}; "
                  f"representation: {self._representation()}",
                  f"runtime: {self.seconds:.1f} s with n_jobs={p.get('n_jobs')}", ""]
