@@ -87,6 +87,14 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     header = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
               comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {shown} --tasks {group} --log_samples --output_path results/"),
               "# The group's plain mean is not the full-benchmark estimate: use 'harness-ext predict'."]
+    items = (manifest.get("items") or {}).get("tasks") or {}
+    item_files = []
+    if items:
+        samples = out_dir / f"{group}_samples.json"
+        samples.write_text(json.dumps({t: b["doc_ids"] for t, b in items.items()}) + "\n", encoding="utf-8")
+        item_files.append(samples)
+        header.append(comment(f"Item subset: add --samples {shown}/{samples.name} to run only the anchor items of "
+                              f"{', '.join(map(quoted, items))} (then 'harness-ext predict' weights them; use --log_samples)"))
     if written:
         header.append(comment(f"Task definitions in this folder (from the ingested results): {', '.join(p.name for p in written)}"))
     for name, src in unknown:
@@ -101,9 +109,9 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         # An empty task list is not a group lm-eval can run: say so instead of writing one.
         header.append("# No dataset of this subset has an lm-eval task, so there is no group to run.")
         path.write_text("\n".join(header) + "\n", encoding="utf-8")
-        return [path] + written
+        return [path] + written + item_files
     path.write_text("\n".join(header) + "\n" + yaml_text(doc), encoding="utf-8")
-    return [path] + written
+    return [path] + written + item_files
 
 
 def write_helm_conf(manifest: dict, out_dir: Path) -> list:

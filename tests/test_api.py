@@ -75,6 +75,11 @@ def test_readme_example_predicts_the_held_out_model(example_run):
     assert doc["aggregate"][0]["model"] == "new_model" and "full-benchmark aggregate" in str(again)
     with pytest.raises(HarnessExtError, match="match no single dataset"):
         hx.predict(folder / "reduced", {"not_a_subject": 0.3})
+    # Result files, as 'harness-ext predict' reads them: the same prediction from the model's own run.
+    run = hx.bundled_data_path() / "pythia-2.8b" / "2.8b-5shot_step143000.json"
+    from_file = hx.predict(folder / "reduced", run)
+    assert from_file.aggregate["model"].tolist() == [new]
+    assert from_file.aggregate["aggregate"].iloc[0] == pytest.approx(agg["aggregate"], abs=1e-9)
 
 
 @pytest.mark.slow  # the example ingests 269 files and reduces 57 datasets (~30 s)

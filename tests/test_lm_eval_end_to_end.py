@@ -30,6 +30,7 @@ STANDIN = HERE / "lm_eval_standin.py"
 POPULATION = list(range(1, 21))
 NEW_MODEL = None  # a seed inside the population's ability range (lm_eval_standin.typical_seed)
 BUDGET = "4"
+ITEMS = 25  # of each subset task's 100 items
 
 
 def _env():
@@ -65,6 +66,10 @@ def loop(tmp_path_factory):
     assert main(["ingest", "--db", str(db), str(root / "population")]) == 0
     reduced = root / "reduced"
     assert main(["reduce", "--db", str(db), "--budget", BUDGET, "--n-random", "200", "--out", str(reduced)]) == 0
+    # The same reduction with item subsets: ITEMS anchor items of each subset task (from the population's sample logs).
+    reduced_items = root / "reduced_items"
+    assert main(["reduce", "--db", str(db), "--budget", BUDGET, "--n-random", "200", "--items", str(ITEMS),
+                 "--out", str(reduced_items)]) == 0
     # The user's tasks folder is gone by the time the reduced benchmark runs: only the data files remain.
     for f in (root / "tasks").glob("*.yaml"):
         f.unlink()
@@ -72,8 +77,12 @@ def loop(tmp_path_factory):
     cli = _run(["cli", "--model", "standin", "--model_args", f"pretrained=standin/m{NEW_MODEL},seed={NEW_MODEL}",
                 "--include_path", str(reduced), "--tasks", "harness_ext_reduced", "--output_path", str(run_dir),
                 "--log_samples"], root)
+    run_items = root / "new_run_items"
+    _run(["cli", "--model", "standin", "--model_args", f"pretrained=standin/m{NEW_MODEL},seed={NEW_MODEL}",
+          "--include_path", str(reduced_items), "--tasks", "harness_ext_reduced", "--output_path", str(run_items),
+          "--samples", str(reduced_items / "harness_ext_reduced_samples.json"), "--log_samples"], root)
     return {"root": root, "tasks": tasks, "db": db, "reduced": reduced, "run": run_dir, "cli": cli,
-            "truth": root / "truth"}
+            "truth": root / "truth", "reduced_items": reduced_items, "run_items": run_items}
 
 
 @pytest.mark.slow
@@ -147,3 +156,42 @@ def test_samples_of_the_reduced_run_reach_the_samples_table(loop):
             pm = prompt_matrix(s, t, "acc")
             assert pm.shape == (100, 1) and pm.attrs["binary"]
             assert list(pm.columns) == [f"standin/m{NEW_MODEL}"]
+
+
+@pytest.mark.slow
+def test_item_subsets_run_through_lm_eval_samples_and_predict(loop, capsys):
+    """Issue 16: a manifest holding item subsets; 'lm_eval --samples FILE' runs only those items; predict weights
+    the anchors from the run's per-sample logs and widens its intervals by their cross-validated error."""
+    m = json.loads((loop["reduced_items"] / "manifest.json").read_text())
+    subset = [s["name"] for s in m["subset"]]
+    items = m["items"]["tasks"]
+    assert sorted(items) == sorted(subset)
+    wanted = json.loads((loop["reduced_items"] / "harness_ext_reduced_samples.json").read_text())
+    assert {t: len(v) for t, v in wanted.items()} == {t: ITEMS for t in subset}
+    assert "--samples" in (loop["reduced_items"] / "harness_ext_reduced.yaml").read_text()
+    # lm-eval ran exactly the anchor items of each task.
+    logs = list(loop["run_items"].rglob("samples_*.jsonl"))
+    assert len(logs) == len(subset)
+    for f in logs:
+        task = f.name[len("samples_"):].rsplit("_2", 1)[0]
+        ids = sorted(json.loads(line)["doc_id"] for line in f.read_text().splitlines() if line.strip())
+        assert ids == sorted(wanted[task]), task
+
+    from harness_ext.methods.manifest import load_manifest
+    from harness_ext.methods.predict import predict_from_manifest
+
+    pred = predict_from_manifest(load_manifest(loop["reduced_items"]), [loop["run_items"]])
+    agg = pred.aggregate.iloc[0]
+    assert not any("no per-sample log" in w for w in pred.warnings)
+    actual = float(predict_from_manifest(load_manifest(loop["reduced_items"]), [loop["truth"]]).aggregate.iloc[0]["actual"])
+    # The same subset run whole (the manifest without items): the item subsets' own error widens the interval.
+    whole = predict_from_manifest(load_manifest(loop["reduced"]), [loop["run"]]).aggregate.iloc[0]
+    width_items, width_full = agg["upper"] - agg["lower"], whole["upper"] - whole["lower"]
+    with capsys.disabled():
+        print(f"\nitem subsets: {ITEMS} of 100 items x {len(subset)} tasks ({ITEMS * len(subset)} of "
+              f"{100 * len(loop['tasks'])} items): predicted {agg['aggregate']:.4f} [{agg['lower']:.4f}, "
+              f"{agg['upper']:.4f}] (90%), actual {actual:.4f}, error {agg['aggregate'] - actual:+.4f}; interval width "
+              f"{width_items:.4f} vs {width_full:.4f} with whole tasks")
+    assert width_items > width_full
+    assert agg["lower"] <= actual <= agg["upper"]
+    assert abs(agg["aggregate"] - actual) < 0.1

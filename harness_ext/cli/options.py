@@ -401,6 +401,10 @@ def reduce_options(parser):
     parser.add_argument("--n-random-subsets", type=int, default=None,
                         help="random subsets of the chosen size compared with it, same predictor and folds "
                              "(default 200, or 20 for predictors that refit per subset)")
+    parser.add_argument("--items", type=int, default=None, metavar="N",
+                        help="run only N anchor items of each subset task with per-sample logs in the store "
+                             "(lm_eval --log_samples); the reduced folder then holds <group>_samples.json for "
+                             "lm_eval --samples, and predict weights the anchors")
     parser.add_argument("--no-plot", action="store_true", help="do not write error_vs_budget.png")
     parser.add_argument("--selector", default="prediction_greedy",
                         help="selector plugin (default prediction_greedy: the subset that best predicts the rest "

@@ -127,7 +127,7 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
            selector: str = DEFAULT_SELECTOR, similarity: str = "pearson", predictor: str = "ridge",
            weighting: str = "uniform", weights: Optional[PathLike] = None, costs=None, n_random: int = 200,
            n_random_subsets: Optional[int] = None, group_name: str = "harness_ext_reduced",
-           store: Optional[PathLike] = None):
+           store: Optional[PathLike] = None, items: Optional[int] = None):
     """Choose a small subset of datasets that predicts the rest, with the evidence, as ``harness-ext reduce``.
 
     Parameters
@@ -154,6 +154,10 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     store : path-like, optional
         With a DataFrame ``matrix``: the store it came from, recorded in the manifest and searched
         for the lm-eval task configurations the reduced folder needs.
+    items : int, optional
+        Run only this many anchor items of each subset task whose per-sample logs are in the
+        store (:mod:`harness_ext.methods.items`): ``.write()`` then also writes
+        ``<group>_samples.json`` for ``lm_eval --samples``, and :func:`predict` weights the anchors.
 
     Returns
     -------
@@ -191,7 +195,7 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     return reduce_matrix(df, budget=None if budget is None else str(budget), selector=selector, similarity=similarity,
                          predictor=predictor, weighting=weighting, weighting_params=weighting_params,
                          random_state=int(seed), n_random=n_random, group_name=group_name, db=db, costs=costs,
-                         n_random_subsets=n_random_subsets)
+                         n_random_subsets=n_random_subsets, items=items)
 
 
 def _manifest_of(manifest) -> tuple:

@@ -191,7 +191,7 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
     from ..store.db import Store
 
     with Store.open(":memory:") as store:
-        report = ingest_paths(store, paths, show_progress=False)
+        report = ingest_paths(store, paths)  # a bar on a terminal: a folder of runs takes a while
         if not report.by_status("ingested"):
             reasons = "; ".join(f"{f.path}: {f.reason}" for f in report.by_status("skipped")[:3])
             raise HarnessExtError(f"no results could be read from {', '.join(map(str, paths))}" + (f" ({reasons})" if reasons else ""))
@@ -199,6 +199,12 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
         sources = store.con.execute(
             "SELECT DISTINCT m.name, s.path FROM results r JOIN models m USING (model_id) JOIN sources s USING (source_id) "
             "ORDER BY 1, 2").fetchall()
+        # Item subsets: a task's score is the anchors' weighted mean, from the run's per-sample logs.
+        anchored = {}
+        if (manifest.get("items") or {}).get("tasks"):
+            from .items import weighted_scores
+
+            anchored = weighted_scores(store, manifest["items"])
     col = match_datasets(manifest["datasets"], long["benchmark"], long["dataset"], long["metric"])
     matched = long.assign(column=col).dropna(subset=["column"])
     if matched.empty:
@@ -217,6 +223,10 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
     for model, path in sources:
         by_model.setdefault(model, []).append(path)
     raw.attrs["sources"] = by_model
+    for (model, c), v in anchored.items():
+        if model in raw.index:
+            raw.loc[model, c] = v
+    raw.attrs["anchored"] = sorted(k for k in anchored if k[0] in raw.index)
     return raw, report, other_shots
 
 
@@ -322,6 +332,15 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
             warnings.append(f"{model}: no result for {', '.join(missing)}; predicted from the other "
                             f"{len(subset_names) - len(missing)} subset datasets, with intervals cross-validated "
                             "for that part of the subset (wider than the manifest's)")
+    anchored = set(map(tuple, raw_new.attrs.get("anchored", [])))
+    item_sets = {b["dataset"]: t for t, b in ((manifest.get("items") or {}).get("tasks") or {}).items()}
+    for i, model in enumerate(raw_new.index):
+        plain = [item_sets[c] for c in subset_names if c in item_sets and (model, c) not in anchored
+                 and not np.isnan(Z_new[i, columns.index(c)])]
+        if plain:
+            warnings.append(f"{model}: no per-sample log for {', '.join(plain)}: the score used is the results file's, "
+                            "a plain mean over the items run, not the manifest's weighted anchor estimate (run lm_eval "
+                            "with --log_samples)")
     by_model = {}
     for (model, c), n in other_shots.items():
         if c in subset_names:
@@ -362,6 +381,14 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     cv_rmse, agg_rmse = partial_subset_errors(manifest, train.to_numpy(dtype=float), est, subset_idx, have, weights)
     half = Z90 * (std if std is not None else cv_rmse)
     half = np.where(observed, 0.0, half)
+    # Subset scores that are anchor-item estimates carry their own error into every cell and the aggregate.
+    from .items import item_noise
+
+    item_cell_var, item_agg_var = item_noise(
+        manifest, columns, subset_idx, have, Z_new, lambda Z: predict_new_models(est, train.to_numpy(dtype=float), Z,
+                                                                                 subset=subset_idx)[0], weights)
+    if item_cell_var is not None:
+        half = np.sqrt(half ** 2 + Z90 ** 2 * item_cell_var)
     # Only normalised columns live on [0, 1]; raw ones (--normalise none, e.g. CrossPred's
     # negative BARTScores) must keep their own scale or the interval would exclude the score.
     bounded = params["clip"].to_numpy(dtype=bool)
@@ -373,6 +400,8 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
 
     agg = mean @ weights
     agg_half = Z90 * agg_rmse
+    if item_agg_var is not None:
+        agg_half = Z90 * np.sqrt(agg_rmse ** 2 + item_agg_var)
     agg_actual = np.where(np.isnan(Z_new).any(axis=1), np.nan, Z_new @ weights)
 
     n_new, d = mean.shape
