@@ -129,6 +129,14 @@ def check_consistency(manifest: dict, path) -> None:
                 bad(f"dataset {d['name']!r}: normalisation {key} must be a finite number")
         if n["span"] == 0:
             bad(f"dataset {d['name']!r}: normalisation span is 0")
+    subset_names = {s["name"] for s in manifest["subset"]}
+    for task, b in ((manifest.get("items") or {}).get("tasks") or {}).items():
+        if b["dataset"] not in subset_names:
+            bad(f"items of task {task!r}: dataset {b['dataset']!r} is not in the subset")
+        if len(b["doc_ids"]) != len(b["weights"]) or not b["doc_ids"] or len(set(map(str, b["doc_ids"]))) != len(b["doc_ids"]):
+            bad(f"items of task {task!r}: doc_ids and weights must be equally long, non-empty lists of distinct items")
+        if not math.isfinite(b["cv_rmse_normalised"]) or not sum(b["weights"]) > 0:
+            bad(f"items of task {task!r}: weights must sum above 0 and cv_rmse_normalised be finite")
     tm = manifest.get("training_matrix")
     if tm is not None:
         if list(tm["datasets"]) != names:

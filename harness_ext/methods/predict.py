@@ -406,6 +406,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
 
     n_new, d = mean.shape
     raw_obs = raw_new.to_numpy(dtype=float)
+    exact = observed & (half == 0)  # an observed anchor-item estimate keeps its interval on the raw scale too
     table = pd.DataFrame({
         "model": np.repeat(raw_new.index.to_numpy(), d),
         "dataset": np.tile(columns, n_new),
@@ -413,8 +414,8 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
         "score": mean.ravel(), "lower": lower.ravel(), "upper": upper.ravel(),
         # Observed cells keep the harness's own value (normalisation clips below-chance scores to chance).
         "raw": np.where(observed, raw_obs, invert_normalisation(mean, params)).ravel(),
-        "raw_lower": np.where(observed, raw_obs, invert_normalisation(lower, params)).ravel(),
-        "raw_upper": np.where(observed, raw_obs, invert_normalisation(upper, params)).ravel(),
+        "raw_lower": np.where(exact, raw_obs, invert_normalisation(lower, params)).ravel(),
+        "raw_upper": np.where(exact, raw_obs, invert_normalisation(upper, params)).ravel(),
         "actual": actual.ravel(),
     })
     # A flipped (lower-is-better) column inverts the order of its bounds.
