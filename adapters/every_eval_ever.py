@@ -54,9 +54,19 @@ def _mmlu_subject(name: str, ev: dict):
     return _SUBJECT_BY_TITLE.get(title)
 
 
+_AGGREGATE_SEEN: dict = {}
+
+
 def _is_aggregate(name: str) -> bool:
+    try:  # memoised: 4,574 leaderboard files repeat six names
+        return _AGGREGATE_SEEN[name]
+    except KeyError:
+        pass
     n = name.strip().lower()
-    return n in AGGREGATE_NAMES or re.sub(r"\s+-\s+[^-]+$", "", n) in AGGREGATE_NAMES
+    out = n in AGGREGATE_NAMES or re.sub(r"\s+-\s+[^-]+$", "", n) in AGGREGATE_NAMES
+    if len(_AGGREGATE_SEEN) < 100_000:
+        _AGGREGATE_SEEN[name] = out
+    return out
 
 
 def benchmark_name(source_name: str) -> str:

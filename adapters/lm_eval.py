@@ -85,7 +85,20 @@ def model_name(config: dict, path, fallback: Optional[str] = None) -> tuple:
 _MMLU_GROUPS = frozenset({"mmlu", "mmlu_humanities", "mmlu_stem", "mmlu_social_sciences", "mmlu_other"})
 
 
+_DATASET_FOR: dict = {}
+
+
 def _dataset_for(task: str) -> tuple:
+    try:
+        return _DATASET_FOR[task]
+    except KeyError:
+        if len(_DATASET_FOR) > 100_000:
+            _DATASET_FOR.clear()
+        out = _DATASET_FOR[task] = _dataset_for_uncached(task)
+        return out
+
+
+def _dataset_for_uncached(task: str) -> tuple:
     subject = mmlu_subject(task)
     if subject:
         return MMLU_BENCHMARK, subject
@@ -129,6 +142,7 @@ def _records(path, results: dict, *, v04: bool, model: str, model_meta: dict, de
     n_shot = doc.get("n-shot") or {}
     n_samples = doc.get("n-samples") or {}
     hib = doc.get("higher_is_better") or {}
+    versions = doc.get("versions") if isinstance(doc.get("versions"), dict) else {}
     # group_subtasks lists leaf tasks with an empty list too; only keys with subtasks are groups.
     groups = set(doc.get("groups") or {}) | {k for k, v in (doc.get("group_subtasks") or {}).items() if v}
     blocks = dict(results)
@@ -160,24 +174,42 @@ def _records(path, results: dict, *, v04: bool, model: str, model_meta: dict, de
         primary = _primary_metric([metric_names[k] for k in values], listed)
         benchmark, dataset = _dataset_for(task)
         shots = n_shot.get(task, default_shots)
+        shots = shots if isinstance(shots, int) and not isinstance(shots, bool) else None
         ns = n_samples.get(task)
         ns = ns.get("effective") if isinstance(ns, dict) else ns
+        ns = ns if isinstance(ns, int) else None
+        aggregate = task in groups
+        # One metadata dict per task, shared by its metrics' records (pop_configs takes the config once).
+        dmeta = {"harness": "lm-evaluation-harness", "version": versions.get(task),
+                 **({CONFIG_KEY: configs[task]} if task in configs else {})}
         for k, val in values.items():
             metric = metric_names[k]
             base_metric = k[0]
-            higher = (hib.get(task) or {}).get(base_metric) if isinstance(hib.get(task), dict) else None
+            higher = listed.get(base_metric)
             if higher is None:
                 higher = base_metric not in LOWER_IS_BETTER
-            rb, rb_src = chance_baseline(task, base_metric)
+            rb, rb_src = _chance(task, base_metric)
             yield ResultRecord(
                 model=model, benchmark=benchmark, dataset=dataset, metric=metric, value=val,
-                stderr=stderrs.get(k), n_samples=ns if isinstance(ns, int) else None,
-                num_fewshot=shots if isinstance(shots, int) and not isinstance(shots, bool) else None,
+                stderr=stderrs.get(k), n_samples=ns, num_fewshot=shots,
                 higher_is_better=bool(higher), random_baseline=rb, baseline_source=rb_src, task=task,
-                primary=(metric == primary), aggregate=task in groups, model_metadata=model_meta,
-                dataset_metadata={"harness": "lm-evaluation-harness", "version": (doc.get("versions") or {}).get(task),
-                                  **({CONFIG_KEY: configs[task]} if task in configs else {})},
+                primary=(metric == primary), aggregate=aggregate, model_metadata=model_meta,
+                dataset_metadata=dmeta,
             )
+
+
+_CHANCE: dict = {}
+
+
+def _chance(task: str, metric: str) -> tuple:
+    """:func:`chance_baseline`, memoised: a 900-file ingest asks it about the same tasks 130,000 times."""
+    try:
+        return _CHANCE[task, metric]
+    except KeyError:
+        if len(_CHANCE) > 100_000:
+            _CHANCE.clear()
+        out = _CHANCE[task, metric] = chance_baseline(task, metric)
+        return out
 
 
 def _is_v04(doc) -> bool:

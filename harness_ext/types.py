@@ -18,6 +18,8 @@ from typing import Any, Callable, Iterable, Optional
 
 import numpy as np
 
+from .errors import IngestError
+
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 #: Characters never accepted in a stored name: C0 controls except tab, DEL, and Unicode line breaks.
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
@@ -170,26 +172,26 @@ class ResultRecord:
         ``n_samples`` beyond 64 bits) are dropped instead; the score, the names
         and the shot count must be storable.
         """
-        from .errors import IngestError
-
+        ok = _NAMES_OK
         for attr in ("model", "benchmark", "dataset", "metric"):
             v = getattr(self, attr)
+            if v.__class__ is str and v in ok:  # names repeat across records: each is checked once
+                continue
             if not isinstance(v, str) or not v.strip():
                 raise IngestError(path, f"{attr} must be a non-empty string, got {v!r}")
-        for attr in ("model", "benchmark", "dataset", "metric", "task", "baseline_source"):
+            _check_text(path, attr, v)
+        for attr in ("task", "baseline_source"):
             v = getattr(self, attr)
-            if isinstance(v, str) and not v.isascii() and not _utf8(v):  # JSON "\ud800" escapes are unstorable
-                raise IngestError(path, f"{attr} {v!r} is not valid UTF-8 text")
-            if isinstance(v, str) and _CONTROL.search(v):
-                # A NUL or a line break in a name would corrupt every task list and config written from it.
-                raise IngestError(path, f"{attr} {v[:80]!r} contains a control character or line break "
-                                        f"({_CONTROL.search(v).group()!r})")
-        if _number(self.value) is None:
-            if isinstance(self.value, bool) or not isinstance(self.value, (int, float, np.floating, np.integer)):
-                raise IngestError(path, f"score for {self.model!r} on {self.dataset!r} ({self.metric}) is not a number: {self.value!r}")
-            what = (f"an integer too large for a float ({len(str(self.value))} digits)"
-                    if isinstance(self.value, (int, np.integer)) else f"{self.value!r}, not finite")
-            raise IngestError(path, f"score for {self.model!r} on {self.dataset!r} ({self.metric}) is {what}")
+            if isinstance(v, str) and v not in ok:
+                _check_text(path, attr, v)
+        v = self.value
+        if v.__class__ is not float or v - v != 0.0:  # a finite float passes on the first test
+            if _number(v) is None:
+                if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
+                    raise IngestError(path, f"score for {self.model!r} on {self.dataset!r} ({self.metric}) is not a number: {v!r}")
+                what = (f"an integer too large for a float ({len(str(v))} digits)"
+                        if isinstance(v, (int, np.integer)) else f"{v!r}, not finite")
+                raise IngestError(path, f"score for {self.model!r} on {self.dataset!r} ({self.metric}) is {what}")
         shots = self.num_fewshot
         if shots is not None and (isinstance(shots, bool) or not isinstance(shots, (int, np.integer)) or not 0 <= shots < 2**31):
             raise IngestError(path, f"num_fewshot {shots!r} for {self.dataset!r} is not a shot count")
@@ -200,6 +202,25 @@ class ResultRecord:
         n = self.n_samples
         if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n < 2**63):
             self.n_samples = None
+
+
+#: Names that passed :func:`_check_text` (bounded: cleared when it grows past ``_NAMES_MAX``).
+_NAMES_OK: set = set()
+_NAMES_MAX = 1_000_000
+
+
+def _check_text(path, attr: str, v: str) -> None:
+    """Raise IngestError if a stored name is not valid UTF-8 or holds a control character."""
+    if not v.isascii() and not _utf8(v):  # JSON "\ud800" escapes are unstorable
+        raise IngestError(path, f"{attr} {v!r} is not valid UTF-8 text")
+    bad = _CONTROL.search(v)
+    if bad:
+        # A NUL or a line break in a name would corrupt every task list and config written from it.
+        raise IngestError(path, f"{attr} {v[:80]!r} contains a control character or line break ({bad.group()!r})")
+    if v.strip():  # only names that pass every check skip them next time
+        if len(_NAMES_OK) >= _NAMES_MAX:
+            _NAMES_OK.clear()
+        _NAMES_OK.add(v)
 
 
 def _number(v) -> Optional[float]:
@@ -232,13 +253,18 @@ class SourceFile:
 
     HEAD_BYTES = 4096
 
-    def __init__(self, path, options: Optional[dict] = None):
+    def __init__(self, path, options: Optional[dict] = None, *, is_dir: Optional[bool] = None,
+                 siblings: Optional[frozenset] = None):
         self.path = Path(path)
         #: Reading options from the command line (``ingest --meta-columns/--column-meta``) that adapters
         #: may read; part of the content hash, so ingesting with other options re-reads the file.
         self.options = dict(options or {})
+        # A directory walk already knows both (its scandir entries): no stat per adapter that asks.
+        if is_dir is not None:
+            self.__dict__["is_dir"] = bool(is_dir)
+        self._siblings = siblings
 
-    @property
+    @cached_property
     def is_dir(self) -> bool:
         return self.path.is_dir()
 
@@ -248,6 +274,8 @@ class SourceFile:
 
     @cached_property
     def head(self) -> bytes:
+        if "bytes" in self.__dict__:  # read already (ingest reads a checked file once, for its hash too)
+            return self.__dict__["bytes"][: self.HEAD_BYTES]
         with open(self.path, "rb") as fh:
             return fh.read(self.HEAD_BYTES)
 
@@ -273,15 +301,17 @@ class SourceFile:
         except Exception:
             return None
 
-    @property
+    @cached_property
     def suffix(self) -> str:
         return self.path.suffix.lower()
 
     def sidecars(self) -> list:
         """Existing column-metadata sidecars of this file: ``<name>.meta.yaml`` (or ``.yml``), then ``<stem>.meta.yaml``."""
         p = self.path
-        cands = [p.with_name(p.name + ".meta.yaml"), p.with_name(p.name + ".meta.yml"),
-                 p.with_name(p.stem + ".meta.yaml"), p.with_name(p.stem + ".meta.yml")]
+        names = (p.name + ".meta.yaml", p.name + ".meta.yml", p.stem + ".meta.yaml", p.stem + ".meta.yml")
+        if self._siblings is not None:  # the walk listed the directory: no stat per candidate
+            names = [n for n in names if n in self._siblings]
+        cands = [p.with_name(n) for n in names]
         return [c for c in cands if c.is_file()]
 
     def __repr__(self):

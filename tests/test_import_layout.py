@@ -141,6 +141,5 @@ def test_lower_floors_never_print_or_parse(floor_name, prefix):
 
 #: Modules of a lower floor that still print or parse (their command part moves to harness_ext.cli).
 KNOWN_PRINTERS: dict = {
-    "store": {"harness_ext.store.db", "harness_ext.store.identity", "harness_ext.store.ingest"},
     "methods": set(),
 }

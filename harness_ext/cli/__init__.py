@@ -76,6 +76,17 @@ class _StderrHandler(logging.StreamHandler):
         pass
 
 
+def _show_lock_wait(event: str, path: str, waited: float, timeout: float) -> None:
+    """The store's lock waits on stderr: one line when the wait starts, a dot every 10 s, then done."""
+    if event == "wait":
+        print(f"store {path} is locked by another process; waiting up to {timeout:g} s (--lock-timeout) ...",
+              file=sys.stderr, end="", flush=True)
+    elif event == "tick":
+        print(".", file=sys.stderr, end="", flush=True)
+    else:
+        print(" done" if event == "done" else "", file=sys.stderr, flush=True)
+
+
 def configure_logging(verbose: int = 0, quiet: int = 0) -> None:
     """Route the ``harness_ext`` loggers (and Python warnings) to stderr as ``warning: message`` lines."""
     level = logging.ERROR if quiet else {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
@@ -122,6 +133,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
             set_lock_timeout(args.lock_timeout)
         args.disable_plugin = list(args.disable_plugin) + list(getattr(args, "disable_plugin_after", None) or [])
+        if hasattr(args, "db"):
+            from ..store.db import set_lock_listener
+
+            set_lock_listener(_show_lock_wait)
         if args.disable_plugin:
             from ..plugin_manager import disable_plugins
 

@@ -1,12 +1,61 @@
-"""The ``ingest`` command: options are in :mod:`harness_ext.cli.options`; this module calls the method and shows its result.
-
-Still a thin delegate to the method module's ``run`` (issue 18 moves the command code here).
+"""The ``ingest`` command: options are in :mod:`harness_ext.cli.options`; the work is
+:func:`harness_ext.store.ingest.ingest_paths`, this module reads the arguments and shows the report.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from ..errors import HarnessExtError
+
 
 def run(args) -> int:
-    from ..store.ingest import run as method_run
+    from ..store.db import Store
+    from ..store.ingest import bundled_data_path, ingest_paths
 
-    return method_run(args)
+    paths = list(args.paths) + ([bundled_data_path()] if args.bundled else [])
+    if not paths:
+        raise HarnessExtError("nothing to ingest: name result files or directories, or pass --bundled")
+    options = {}
+    if args.meta_columns:
+        options["meta_columns"] = [c.strip() for c in args.meta_columns.split(",") if c.strip()]
+    if getattr(args, "mteb_split", None):
+        options["mteb_split"] = args.mteb_split
+    if getattr(args, "mteb_languages", None):
+        options["mteb_languages"] = [c.strip() for c in args.mteb_languages.split(",") if c.strip()]
+    if args.column_meta:
+        if not Path(args.column_meta).is_file():
+            raise HarnessExtError(f"--column-meta {args.column_meta}: no such file")
+        options["column_meta"] = str(Path(args.column_meta).resolve())
+    from ..errors import StoreLockedError
+
+    try:
+        with Store.open(args.db) as store:
+            report = ingest_paths(store, paths, adapter=args.adapter, options=options, group=args.group)
+    except StoreLockedError as exc:
+        if getattr(exc, "files_listed", False):
+            raise
+        listed = ", ".join(map(str, paths[:10])) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+        raise StoreLockedError(f"{exc}. Not ingested: {listed}") from None
+    import logging
+
+    log = logging.getLogger("harness_ext.cli.ingest")
+    if not args.quiet:
+        for f in report.by_status("skipped"):
+            log.warning(f"skipped {f.path}: {f.reason}")
+        for c in report.conflicts:
+            log.warning(f"conflict: {c}")
+    print(report.summary())
+    args.json_payload = {"summary": report.summary(), "n_results": report.n_results,
+                         "files": [{"path": f.path, "status": f.status, "adapter": f.adapter, "n_results": f.n_results,
+                                    "n_samples": f.n_samples, "reason": f.reason,
+                                    "conflicts": [str(c) for c in f.conflicts]} for f in report.files]}
+    if report.group:
+        name, added = report.group
+        print(f"benchmark group {name}: {len(added)} benchmarks added" + (f" ({', '.join(added[:8])}"
+              + (" ..." if len(added) > 8 else "") + ")" if added else ""))
+    if report.files and not report.by_status("ingested") and not report.by_status("unchanged"):
+        raise HarnessExtError("nothing could be ingested")
+    if not report.files:
+        raise HarnessExtError(f"no result files found under {', '.join(map(str, paths))}")
+    return 0

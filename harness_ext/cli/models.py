@@ -1,12 +1,35 @@
-"""The ``models`` command: options are in :mod:`harness_ext.cli.options`; this module calls the method and shows its result.
-
-Still a thin delegate to the method module's ``run`` (issue 18 moves the command code here).
+"""The ``models`` command: options are in :mod:`harness_ext.cli.options`; the work is in
+:mod:`harness_ext.store.identity`, this module reads the arguments and shows the table.
 """
 
 from __future__ import annotations
 
+import json
+
 
 def run(args) -> int:
-    from ..store.identity import run as method_run
+    from ..report import format_table
+    from ..store.db import Store
+    from ..store.identity import _cooccurring, add_alias_file, candidate_pairs, model_table
 
-    return method_run(args)
+    if args.aliases:
+        with Store.open(args.db) as store:
+            n = add_alias_file(store, args.aliases)
+        print(f"stored {n} alias entries from {args.aliases}")
+    with Store.open(args.db, read_only=True) as store:
+        table = model_table(store)
+        if args.unmatched:
+            mapping = dict(zip(table["name"], table["canonical"]))
+            out = candidate_pairs(table["name"], mapping, _cooccurring(store), min_score=args.min_score)
+        else:
+            sizes = table.groupby("canonical")["name"].transform("size")
+            out = table[sizes > 1] if args.merged else table
+    args.json_payload = json.loads(out.to_json(orient="records"))
+    if args.unmatched:
+        print(f"{len(out)} pairs of models that may be the same (review; put the true ones in an alias file):")
+    else:
+        n_ids = table["canonical"].nunique()
+        print(f"{len(table)} model names, {n_ids} models; {len(table) - n_ids} names merged into another's id")
+    if len(out):
+        print(format_table(out, index=False))
+    return 0

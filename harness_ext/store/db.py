@@ -18,16 +18,19 @@ benchmarks queried as one (``ingest --group NAME``).
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 import duckdb
 import pandas as pd
 
 from ..errors import StoreError, StoreLockedError
+
+log = logging.getLogger(__name__)
 
 DEFAULT_DB_NAME = "harness-ext.duckdb"
 DB_ENV = "HARNESS_EXT_DB"
@@ -130,20 +133,40 @@ def lock_timeout_default() -> float:
         return DEFAULT_LOCK_TIMEOUT
 
 
+#: Told about waits for another process's lock: ``listener(event, path, waited, timeout)`` with event
+#: ``"wait"`` (once, first), ``"tick"`` (every 10 s), ``"done"`` (got the lock) or ``"timeout"``.
+#: None: the wait is logged (``harness_ext.store.db``). The command line shows it on stderr.
+_lock_listener: Optional[Callable[[str, str, float, float], None]] = None
+
+
+def set_lock_listener(listener: Optional[Callable[[str, str, float, float], None]]) -> None:
+    """Route lock-wait events to ``listener`` (None: to :mod:`logging`); the store itself never prints."""
+    global _lock_listener
+    _lock_listener = listener
+
+
+def _lock_event(event: str, path: str, waited: float, timeout: float) -> None:
+    if _lock_listener is not None:
+        _lock_listener(event, path, waited, timeout)
+    elif event == "wait":
+        log.warning("store %s is locked by another process; waiting up to %g s (--lock-timeout) ...", path, timeout)
+    elif event == "done":
+        log.info("store %s: lock acquired after %.1f s", path, waited)
+
+
 def _connect(path: str, read_only: bool, lock_timeout: Optional[float]) -> duckdb.DuckDBPyConnection:
-    """``duckdb.connect``, waiting (with one message on stderr, then a dot every 10 s) while another
-    process holds the file lock; errors that are not the lock are the file's."""
-    import sys
+    """``duckdb.connect``, waiting (telling :func:`set_lock_listener`'s listener) while another process
+    holds the file lock; errors that are not the lock are the file's."""
     import time
 
     timeout = lock_timeout_default() if lock_timeout is None else float(lock_timeout)
     start = time.monotonic()
-    delay, told, last_dot = 0.05, False, start
+    delay, told, last_tick = 0.05, False, start
     while True:
         try:
             con = duckdb.connect(path, read_only=read_only)
             if told:
-                print(" done", file=sys.stderr, flush=True)
+                _lock_event("done", path, time.monotonic() - start, timeout)
             return con
         except duckdb.IOException as exc:
             msg = str(exc)
@@ -152,18 +175,17 @@ def _connect(path: str, read_only: bool, lock_timeout: Optional[float]) -> duckd
             waited = time.monotonic() - start
             if waited >= timeout:
                 if told:
-                    print("", file=sys.stderr)
+                    _lock_event("timeout", path, waited, timeout)
                 raise StoreLockedError(
                     f"store {path} is locked by another process (another 'harness-ext' command is writing to it) "
                     f"and stayed locked for {waited:.0f} s (--lock-timeout {timeout:g}): nothing was written"
                 ) from exc
             if not told:
-                print(f"store {path} is locked by another process; waiting up to {timeout:g} s (--lock-timeout) ...",
-                      file=sys.stderr, end="", flush=True)
+                _lock_event("wait", path, waited, timeout)
                 told = True
-            elif time.monotonic() - last_dot >= 10:
-                print(".", file=sys.stderr, end="", flush=True)
-                last_dot = time.monotonic()
+            elif time.monotonic() - last_tick >= 10:
+                _lock_event("tick", path, waited, timeout)
+                last_tick = time.monotonic()
             time.sleep(min(delay, max(0.0, timeout - waited)))
             delay = min(delay * 2, 1.0)
         except duckdb.Error as exc:
@@ -423,6 +445,7 @@ class Store:
         frame["n_samples"] = frame["n_samples"].astype("Int64")
         frame["stderr"] = frame["stderr"].astype(float)
         n_kept = frame.drop_duplicates(["model_id", "dataset_id", "num_fewshot", "source_id"]).groupby("source_id").size()
+        n_kept = dict(zip(n_kept.index.tolist(), n_kept.tolist()))
         sources = [row[:5] + (int(n_kept.get(row[0], 0)),) for row in sources]
         try:
             self.con.execute("BEGIN TRANSACTION")

@@ -458,31 +458,3 @@ def model_table(store) -> pd.DataFrame:
                    string_agg(DISTINCT d.benchmark, ',' ORDER BY d.benchmark) AS benchmarks
             FROM models m {alias} LEFT JOIN results r USING (model_id) LEFT JOIN datasets d USING (dataset_id)
             GROUP BY ALL ORDER BY canonical, m.name""").df()
-
-
-# -- CLI: harness-ext models ----------------------------------------------------------------------------
-def run(args) -> int:
-    from ..report import format_table
-    from .db import Store
-
-    if args.aliases:
-        with Store.open(args.db) as store:
-            n = add_alias_file(store, args.aliases)
-        print(f"stored {n} alias entries from {args.aliases}")
-    with Store.open(args.db, read_only=True) as store:
-        table = model_table(store)
-        if args.unmatched:
-            mapping = dict(zip(table["name"], table["canonical"]))
-            out = candidate_pairs(table["name"], mapping, _cooccurring(store), min_score=args.min_score)
-        else:
-            sizes = table.groupby("canonical")["name"].transform("size")
-            out = table[sizes > 1] if args.merged else table
-    args.json_payload = json.loads(out.to_json(orient="records"))
-    if args.unmatched:
-        print(f"{len(out)} pairs of models that may be the same (review; put the true ones in an alias file):")
-    else:
-        n_ids = table["canonical"].nunique()
-        print(f"{len(table)} model names, {n_ids} models; {len(table) - n_ids} names merged into another's id")
-    if len(out):
-        print(format_table(out, index=False))
-    return 0

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
-from ..errors import HarnessExtError, IngestError
+from ..errors import IngestError
 from ..plugin_manager import get_registration, get_registrations
 from ..types import SourceFile
 
@@ -33,8 +33,10 @@ CANDIDATE_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".eval")
 #: Adapter name reported for lm-eval per-sample logs (stored by :func:`harness_ext.store.samples.ingest_samples`).
 SAMPLES_ADAPTER = "lm_eval_samples"
 #: Sources written per DuckDB transaction (each source stays all-or-nothing; see Store.ingest_batch).
-BATCH_FILES = int(os.environ.get("HARNESS_EXT_BATCH_FILES") or 256)
-BATCH_RECORDS = 100_000
+#: Each batch costs a connect, a commit and a checkpoint (about 0.1 s), so batches are large; the lock is
+#: held only while one is written (about a second), so readers still get in between.
+BATCH_FILES = int(os.environ.get("HARNESS_EXT_BATCH_FILES") or 2048)
+BATCH_RECORDS = 200_000
 
 
 @dataclass
@@ -146,25 +148,29 @@ def iter_sources(paths: Iterable, adapters: dict) -> Iterator[tuple]:
         stack = [path]
         while stack:
             d = stack.pop()
-            src = SourceFile(d)
+            src = SourceFile(d, is_dir=True)
             if dir_adapters and any(_safe_can_handle(a, src) for a in dir_adapters.values()):
                 yield src, d == path
                 continue
             try:
-                entries = sorted(os.scandir(d), key=lambda e: e.name)
-            except OSError as exc:
+                with os.scandir(d) as it:
+                    entries = list(it)
+            except OSError:
                 yield SourceFile(d), True
                 continue
+            entries.sort(key=_entry_name)
+            names = frozenset(e.name for e in entries)
             subdirs = []
             for e in entries:
-                if is_hidden(e.name):
+                name = e.name
+                if is_hidden(name):
                     continue
                 if e.is_dir(follow_symlinks=False):
                     subdirs.append(Path(e.path))
-                elif Path(os.fsdecode(e.name)).suffix.lower() in CANDIDATE_SUFFIXES and not _is_dir(e):
+                elif os.path.splitext(name)[1].lower() in CANDIDATE_SUFFIXES and not _is_dir(e):
                     # Files, and also FIFOs, sockets and broken links with a result-file name: those
                     # are reported as skipped with their reason rather than passed over in silence.
-                    yield SourceFile(e.path), False
+                    yield SourceFile(e.path, is_dir=False, siblings=names), False
             stack.extend(reversed(subdirs))
 
 
@@ -303,6 +309,7 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
             store.release()
 
     batch_sha = set()
+    n_pending = 0
     group_shas: list = []
     logs = []  # (report index, path) of lm-eval per-sample logs: they go to the samples table, not to adapters
     store.release()
@@ -316,6 +323,8 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
                     report.files.append(None)
                     logs.append((len(report.files) - 1, src.path))
                     continue
+                if not src.is_dir and _small(src.path):
+                    src.bytes  # one read of a small regular file (checked above) serves sniffing, parsing and hashing
                 chosen = forced if forced is not None else detect_adapter(src, adapters)
                 sha = sha256_of(src, chosen)
                 group_shas.append(sha)
@@ -329,9 +338,11 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
                 report.files.append(None)
                 pending.append((len(report.files) - 1, str(src.path), sha, chosen.name, records))
                 batch_sha.add(sha)
-                if len(pending) >= BATCH_FILES or sum(len(p[4]) for p in pending) >= BATCH_RECORDS:
+                n_pending += len(records)
+                if len(pending) >= BATCH_FILES or n_pending >= BATCH_RECORDS:
                     flush()
                     batch_sha.clear()
+                    n_pending = 0
             except IngestError as exc:
                 report.files.append(FileReport(_shown(src.path), "skipped", reason=exc.reason))
             except OSError as exc:
@@ -361,6 +372,17 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
     return report
 
 
+def _small(path, limit: int = 16 << 20) -> bool:
+    try:
+        return os.stat(path).st_size <= limit
+    except OSError:
+        return False
+
+
+def _entry_name(entry) -> str:
+    return entry.name
+
+
 def _is_dir(entry) -> bool:
     try:
         return entry.is_dir()
@@ -383,55 +405,3 @@ def bundled_data_path() -> Path:
     from importlib.resources import files
 
     return Path(str(files("harness_ext") / "data" / "pythia-5shot"))
-
-
-# -- CLI: harness-ext ingest ------------------------------------------------------------
-def run(args) -> int:
-    from .db import Store
-
-    paths = list(args.paths) + ([bundled_data_path()] if args.bundled else [])
-    if not paths:
-        raise HarnessExtError("nothing to ingest: name result files or directories, or pass --bundled")
-    options = {}
-    if args.meta_columns:
-        options["meta_columns"] = [c.strip() for c in args.meta_columns.split(",") if c.strip()]
-    if getattr(args, "mteb_split", None):
-        options["mteb_split"] = args.mteb_split
-    if getattr(args, "mteb_languages", None):
-        options["mteb_languages"] = [c.strip() for c in args.mteb_languages.split(",") if c.strip()]
-    if args.column_meta:
-        if not Path(args.column_meta).is_file():
-            raise HarnessExtError(f"--column-meta {args.column_meta}: no such file")
-        options["column_meta"] = str(Path(args.column_meta).resolve())
-    from ..errors import StoreLockedError
-
-    try:
-        with Store.open(args.db) as store:
-            report = ingest_paths(store, paths, adapter=args.adapter, options=options, group=args.group)
-    except StoreLockedError as exc:
-        if getattr(exc, "files_listed", False):
-            raise
-        listed = ", ".join(map(str, paths[:10])) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
-        raise StoreLockedError(f"{exc}. Not ingested: {listed}") from None
-    import logging
-
-    log = logging.getLogger("harness_ext.store.ingest")
-    if not args.quiet:
-        for f in report.by_status("skipped"):
-            log.warning(f"skipped {f.path}: {f.reason}")
-        for c in report.conflicts:
-            log.warning(f"conflict: {c}")
-    print(report.summary())
-    args.json_payload = {"summary": report.summary(), "n_results": report.n_results,
-                         "files": [{"path": f.path, "status": f.status, "adapter": f.adapter, "n_results": f.n_results,
-                                    "n_samples": f.n_samples, "reason": f.reason,
-                                    "conflicts": [str(c) for c in f.conflicts]} for f in report.files]}
-    if report.group:
-        name, added = report.group
-        print(f"benchmark group {name}: {len(added)} benchmarks added" + (f" ({', '.join(added[:8])}"
-              + (" ..." if len(added) > 8 else "") + ")" if added else ""))
-    if report.files and not report.by_status("ingested") and not report.by_status("unchanged"):
-        raise HarnessExtError("nothing could be ingested")
-    if not report.files:
-        raise HarnessExtError(f"no result files found under {', '.join(map(str, paths))}")
-    return 0

@@ -86,7 +86,7 @@ EEE_SAMPLES_RE = re.compile(r"^(?!samples_).+_samples\.jsonl(?:\.gz)?$")
 
 def is_samples_file(path) -> bool:
     """Whether ``path`` is named like a per-sample log: lm-eval's or Every Eval Ever's instance-level records."""
-    name = Path(path).name
+    name = os.path.basename(os.fspath(path))
     return bool(SAMPLES_FILE_RE.match(name) or EEE_SAMPLES_RE.match(name))
 
 
