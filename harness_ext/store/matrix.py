@@ -258,25 +258,40 @@ def _raw_matrix(store, query: MatrixQuery, extra: Optional[dict] = None) -> tupl
     where = " AND ".join(rwhere)
     if query.rows == "model":
         # One row per model: each dataset at the shot setting most models ran (ties: fewest shots, unknown last).
-        per = con.execute(f"""SELECT dataset_id, num_fewshot, count(DISTINCT model_id) AS n FROM results r
+        # A plain count first: only datasets run at several shot settings need the models counted exactly.
+        per = con.execute(f"""SELECT dataset_id, num_fewshot, count(*) AS n FROM results r
                               WHERE {where} GROUP BY ALL""", rparams).fetchall()
-        best: dict = {}
-        for d, k, n in per:
-            key = (-n, np.iinfo(np.int64).max if k == UNKNOWN_SHOTS else k)
-            if d not in best or key < best[d][0]:
-                best[d] = (key, k)
-        chosen = {"dataset_id": np.array(list(best), dtype=np.int32),
-                  "k_sel": np.array([v[1] for v in best.values()], dtype=np.int32)}
-        total = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT model_id, dataset_id FROM results r WHERE {where})",
-                            rparams).fetchone()[0]
-        rwhere.append("(r.dataset_id::BIGINT * 4294967296 + (r.num_fewshot + 1)) IN (SELECT unnest(?::BIGINT[]))")
-        rparams.append([int(d) * 4294967296 + int(k) + 1 for d, k in zip(chosen["dataset_id"], chosen["k_sel"])])
-        where = " AND ".join(rwhere)
-        kept = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT model_id, dataset_id FROM results r WHERE {where})",
-                           rparams).fetchone()[0]
-        mixed = sorted({d for d, _, _ in per if sum(1 for d2, _, _ in per if d2 == d) > 1})
+        n_settings: dict = {}
+        for d, _, _ in per:
+            n_settings[d] = n_settings.get(d, 0) + 1
+        mixed = sorted(d for d, n in n_settings.items() if n > 1)
+        dropped = 0
+        if mixed:
+            mwhere = f"{where} AND r.dataset_id IN (SELECT unnest(?::INTEGER[]))"
+            mparams = rparams + [mixed]
+            per = [p for p in per if n_settings[p[0]] == 1] + con.execute(
+                f"""SELECT dataset_id, num_fewshot, count(DISTINCT model_id) AS n FROM results r
+                    WHERE {mwhere} GROUP BY ALL""", mparams).fetchall()
+            best: dict = {}
+            for d, k, n in per:
+                if n_settings[d] > 1:
+                    key = (-n, np.iinfo(np.int64).max if k == UNKNOWN_SHOTS else k)
+                    if d not in best or key < best[d][0]:
+                        best[d] = (key, k)
+            total = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT model_id, dataset_id FROM results r "
+                                f"WHERE {mwhere})", mparams).fetchone()[0]
+            # Results of a mixed dataset at another shot setting are left out (every setting of the others is its only one).
+            keep = (f"(r.dataset_id::BIGINT * 4294967296 + (r.num_fewshot + 1)) IN (SELECT unnest(?::BIGINT[])) "
+                    f"OR r.dataset_id NOT IN (SELECT unnest(?::INTEGER[]))")
+            rwhere.append(f"({keep})")
+            rparams.extend([[int(d) * 4294967296 + int(v[1]) + 1 for d, v in best.items()], mixed])
+            where = " AND ".join(rwhere)
+            kept = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT model_id, dataset_id FROM results r "
+                               f"WHERE {where} AND r.dataset_id IN (SELECT unnest(?::INTEGER[])))",
+                               rparams + [mixed]).fetchone()[0]
+            dropped = int(total - kept)
         extra["shots"] = {"rule": "per dataset, the shot setting most models were run at (ties: fewest shots)",
-                          "dropped_cells": int(total - kept), "mixed_dataset_ids": len(mixed)}
+                          "dropped_cells": dropped, "mixed_dataset_ids": len(mixed)}
     # One scan for the distinct datasets and row keys of the selection (small: thousands, not millions).
     second = "r.source_id" if query.rows == "run" else "r.num_fewshot"
     ds_ids = con.execute(f"SELECT DISTINCT r.dataset_id FROM results r WHERE {where} ORDER BY 1", rparams).fetchnumpy()
@@ -351,14 +366,31 @@ def _raw_matrix(store, query: MatrixQuery, extra: Optional[dict] = None) -> tupl
             shot_values = np.asarray(con.execute(f"SELECT DISTINCT r.num_fewshot FROM results r WHERE {where} ORDER BY 1",
                                                  rparams).fetchnumpy()["num_fewshot"], dtype=np.int64)
         ns = len(shot_values)
-        sql = f"""SELECT w.r, c.c, r.value, (r.source_id::BIGINT * {nd} + c.p) * {ns} AS f, r.num_fewshot AS k
-                  FROM results r JOIN _hx_cols c USING (dataset_id)
-                  JOIN _hx_rows w ON r.model_id = w.model_id AND {second} = w.k WHERE {where}"""
+        if query.rows == "model":
+            # A row is a model (all its shot keys share the row): codes by lookup tables in numpy, so DuckDB
+            # only scans (no join per result).
+            lut_r = np.zeros(int(row_model.max()) + 1, dtype=np.int64)
+            lut_r[row_tab["model_id"]] = row_tab["r"]
+            lut_c = np.zeros(int(ds_ids.max()) + 1, dtype=np.int64)
+            lut_c[ds_ids] = ds_tab["c"]
+            lut_p = np.zeros(len(lut_c), dtype=np.int64)
+            lut_p[ds_ids] = ds_tab["p"]
+            sql = f"SELECT r.model_id, r.dataset_id, r.value, r.source_id, r.num_fewshot AS k FROM results r WHERE {where}"
+        else:
+            sql = f"""SELECT w.r, c.c, r.value, (r.source_id::BIGINT * {nd} + c.p) * {ns} AS f, r.num_fewshot AS k
+                      FROM results r JOIN _hx_cols c USING (dataset_id)
+                      JOIN _hx_rows w ON r.model_id = w.model_id AND {second} = w.k WHERE {where}"""
         X = np.full((len(index), len(columns)), np.nan)
         P = np.full(X.shape, np.iinfo(np.int64).max)  # the rank of the value kept in each cell
         for batch in _batches(con, sql, rparams):
-            flat = batch["r"].astype(np.int64) * len(columns) + batch["c"]
-            f = batch["f"] + np.searchsorted(shot_values, batch["k"])
+            if query.rows == "model":
+                did = batch["dataset_id"]
+                flat = lut_r[batch["model_id"]] * len(columns) + lut_c[did]
+                f = (batch["source_id"].astype(np.int64) * nd + lut_p[did]) * ns
+            else:
+                flat = batch["r"].astype(np.int64) * len(columns) + batch["c"]
+                f = batch["f"]
+            f += np.searchsorted(shot_values, batch["k"]) if ns > 1 else 0
             np.minimum.at(P.reshape(-1), flat, f)
             win = P.reshape(-1)[flat] == f
             X.reshape(-1)[flat[win]] = batch["value"][win]
