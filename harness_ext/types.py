@@ -204,6 +204,50 @@ class ResultRecord:
             self.n_samples = None
 
 
+@dataclass
+class ColumnarResults:
+    """Many results of one source as arrays, for tables too large for one :class:`ResultRecord` each.
+
+    A wide table read column by column (:mod:`harness_ext.adapters.csv_table` on large CSVs):
+    ``values[i, j]`` is row ``i``'s score in column ``j`` (NaN: missing). Row ``i`` is model
+    ``models[i]`` with ``model_metadata[i]``; column ``j`` is ``columns[j]``, a dict of the
+    :class:`ResultRecord` fields other than ``model``, ``value`` and ``model_metadata``
+    (``benchmark``, ``dataset``, ``metric``, ``primary``, ``higher_is_better``, ``scale``, ...).
+    The store writes it with the same validation, conflict tracking and transaction as records
+    (:func:`harness_ext.store.columnar.write_columnar`).
+    """
+
+    models: list
+    model_metadata: list
+    columns: list
+    values: Any  # numpy float64 array, len(models) x len(columns)
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(~np.isnan(self.values)))
+
+    def validate(self, path) -> None:
+        """Raise IngestError if a name cannot be stored or a score is infinite (NaN is a missing cell)."""
+        if self.values.shape != (len(self.models), len(self.columns)):
+            raise IngestError(path, f"columnar results of shape {self.values.shape} for {len(self.models)} models "
+                                    f"and {len(self.columns)} columns")
+        for i, m in enumerate(self.models):
+            if not isinstance(m, str) or not m.strip():
+                raise IngestError(path, f"model must be a non-empty string, got {m!r} (row {i + 2})")
+            if m not in _NAMES_OK:
+                _check_text(path, "model", m)
+        for col in self.columns:
+            for attr in ("benchmark", "dataset", "metric"):
+                v = col.get(attr)
+                if not isinstance(v, str) or not v.strip():
+                    raise IngestError(path, f"{attr} must be a non-empty string, got {v!r}")
+                if v not in _NAMES_OK:
+                    _check_text(path, attr, v)
+        bad = np.isinf(self.values)
+        if bad.any():
+            i, j = (int(x[0]) for x in np.nonzero(bad))
+            raise IngestError(path, f"score for {self.models[i]!r} on {self.columns[j]['dataset']!r} is not finite")
+
+
 #: Names that passed :func:`_check_text` (bounded: cleared when it grows past ``_NAMES_MAX``).
 _NAMES_OK: set = set()
 _NAMES_MAX = 1_000_000

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import csv
 import io
+import functools
 import json
 import re
 from difflib import SequenceMatcher
@@ -128,6 +129,7 @@ def _tokens(text: str) -> tuple:
     return out, sizes, dates
 
 
+@functools.lru_cache(maxsize=1 << 18)  # alias resolution asks for each stored name's key several times
 def model_key(name: str) -> str:
     """The built-in canonical key of a model name (see the module docstring).
 

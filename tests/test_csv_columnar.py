@@ -1,0 +1,110 @@
+"""Large wide CSVs go the columnar path (arrays, not one record per cell) and store exactly what the record path stores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import harness_ext.adapters.csv_table as csv_table
+from harness_ext.store.db import Store
+from harness_ext.store.ingest import ingest_paths
+from harness_ext.store.matrix import MatrixQuery, load_matrix
+from harness_ext.types import ColumnarResults
+
+LEADERBOARD = """Model,Family,Size (B),MMLU,GSM8K %,ARC,Average,ARC
+a/m1,llama,7,0.5,40%,0.3,0.4,0.3
+a/m2,llama,13,0.6,50%,0.4,0.5,0.41
+a/m1,llama,7,0.55,40%,,0.4,0.3
+a/m3,mistral,7,n/a,60%,0.5,0.55,0.5
+
+a/m4,mistral,70,0.7,1,0.6,0.65,0.6
+"""
+
+QUERIES = (
+    "SELECT m.name, d.name, d.metric, r.value, r.num_fewshot FROM results r JOIN models m USING (model_id) "
+    "JOIN datasets d USING (dataset_id) ORDER BY ALL",
+    "SELECT m.name, d.name, rr.value FROM result_repeats rr JOIN models m USING (model_id) "
+    "JOIN datasets d USING (dataset_id) ORDER BY ALL",
+    "SELECT benchmark, name, metric, higher_is_better, random_baseline, min_score, max_score, is_primary, kind, scale, "
+    "metadata FROM datasets ORDER BY ALL",
+    "SELECT m.name, key, value FROM model_metadata JOIN models m USING (model_id) ORDER BY ALL",
+    "SELECT n_results FROM sources",
+)
+
+
+def _ingest(db, path, threshold, monkeypatch):
+    monkeypatch.setattr(csv_table, "COLUMNAR_MIN_BYTES", threshold)
+    with Store.open(db) as store:
+        report = ingest_paths(store, [path], show_progress=False)
+        again = ingest_paths(store, [path], show_progress=False)
+        rows = [store.con.execute(q).fetchall() for q in QUERIES]
+        conflicts = store.conflicts()
+    return report, again, rows, conflicts
+
+
+def test_columnar_path_stores_what_the_record_path_stores(tmp_path, monkeypatch):
+    path = tmp_path / "board.csv"
+    path.write_text(LEADERBOARD)
+    seen = []
+    real = csv_table._read_wide_columnar
+    monkeypatch.setattr(csv_table, "_read_wide_columnar", lambda *a: seen.append(1) or real(*a))
+    col = _ingest(tmp_path / "col.duckdb", path, 0, monkeypatch)
+    assert seen, "the columnar path was not taken"
+    rec = _ingest(tmp_path / "rec.duckdb", path, 1 << 40, monkeypatch)
+    assert len(seen) == 1
+    assert col[0].summary() == rec[0].summary()
+    assert [str(c) for c in col[0].conflicts] == [str(c) for c in rec[0].conflicts]
+    assert len(col[0].conflicts) == 2  # a model named twice, a column named twice: reported as conflicts
+    assert col[1].summary() == rec[1].summary() and col[1].by_status("unchanged")
+    assert col[2] == rec[2]
+    pd.testing.assert_frame_equal(col[3], rec[3])
+
+
+def test_columnar_conflicts_with_another_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(csv_table, "COLUMNAR_MIN_BYTES", 0)
+    (tmp_path / "1").mkdir()
+    (tmp_path / "2").mkdir()
+    a, b = tmp_path / "1" / "board.csv", tmp_path / "2" / "board.csv"  # one benchmark (the stem)
+    a.write_text("model,x,y\nm1,0.5,0.6\nm2,0.1,0.2\n")
+    b.write_text("model,x,y\nm1,0.5,0.7\nm3,0.1,0.2\n")
+    with Store.open(tmp_path / "s.duckdb") as store:
+        ingest_paths(store, [a], show_progress=False)
+        report = ingest_paths(store, [b], show_progress=False)
+        assert [str(c).split(" from ")[0] for c in report.conflicts] == ["m1 on y (score): stored 0.6"]
+        assert store.counts()["results"] == 8
+
+
+def test_columnar_refuses_nul_bytes_and_keeps_the_store(tmp_path, monkeypatch):
+    monkeypatch.setattr(csv_table, "COLUMNAR_MIN_BYTES", 0)
+    path = tmp_path / "nul.csv"
+    path.write_bytes(b"model,x,y\nm\x001,0.5,0.6\nm2,0.1,0.2\n")
+    with Store.open(tmp_path / "s.duckdb") as store:
+        report = ingest_paths(store, [path], show_progress=False)
+        assert report.by_status("skipped") and "NUL" in report.files[0].reason
+        assert store.counts()["results"] == 0
+
+
+@pytest.mark.slow
+def test_wide_csv_2000_x_500_goes_columnar_and_round_trips_exactly(tmp_path, monkeypatch):
+    rng = np.random.default_rng(7)
+    X = np.round(rng.random((2000, 500)), 4)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    frame = pd.DataFrame(X, columns=[f"task_{j:03d}" for j in range(500)])
+    frame.insert(0, "model", [f"org/model-{i:05d}" for i in range(2000)])
+    path = tmp_path / "wide.csv"
+    frame.to_csv(path, index=False, float_format="%.4f")
+    assert path.stat().st_size >= csv_table.COLUMNAR_MIN_BYTES
+    kinds = []
+    real = csv_table.read
+    monkeypatch.setattr(csv_table, "read", lambda src: kinds.append(type(r := real(src)).__name__) or r)
+    from harness_ext.plugin_manager import get_registration
+
+    monkeypatch.setattr(get_registration("adapters", "csv"), "read", csv_table.read)
+    with Store.open(tmp_path / "s.duckdb") as store:
+        report = ingest_paths(store, [path], show_progress=False)
+        assert kinds == [ColumnarResults.__name__]
+        assert report.n_results == int(np.count_nonzero(~np.isnan(X)))
+        got = load_matrix(store, MatrixQuery(normalise="none"))
+    got = got.loc[frame["model"], frame.columns[1:]]
+    np.testing.assert_array_equal(got.to_numpy(), X)
