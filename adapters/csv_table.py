@@ -95,7 +95,10 @@ def _split_header(src: SourceFile):
     line = src.head.split(b"\n", 1)[0].decode("utf-8", "replace").strip().lstrip("\ufeff")
     if src.suffix == ".tsv":
         return [c.strip().lower() for c in line.split("\t")]
-    return [c.strip().lower() for c in next(csv.reader([line]), [])]
+    try:
+        return [c.strip().lower() for c in next(csv.reader([line]), [])]
+    except csv.Error:  # a bare carriage return or NUL inside the first line: not a CSV table (can_handle never raises)
+        return []
 
 
 def can_handle(src: SourceFile) -> bool:

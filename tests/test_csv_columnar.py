@@ -108,3 +108,12 @@ def test_wide_csv_2000_x_500_goes_columnar_and_round_trips_exactly(tmp_path, mon
         got = load_matrix(store, MatrixQuery(normalise="none"))
     got = got.loc[frame["model"], frame.columns[1:]]
     np.testing.assert_array_equal(got.to_numpy(), X)
+
+
+def test_can_handle_never_raises_on_a_bare_carriage_return(tmp_path):
+    """Found by test_ingest_hardening's fuzzing (cut=0, junk=b'\\x00\\r\\x00'): csv.Error escaped can_handle."""
+    from harness_ext.types import SourceFile
+
+    path = tmp_path / "scores.csv"
+    path.write_bytes(b"\x00\r\x00")
+    assert csv_table.can_handle(SourceFile(path)) is False

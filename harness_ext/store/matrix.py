@@ -390,7 +390,8 @@ def _raw_matrix(store, query: MatrixQuery, extra: Optional[dict] = None) -> tupl
             else:
                 flat = batch["r"].astype(np.int64) * len(columns) + batch["c"]
                 f = batch["f"]
-            f += np.searchsorted(shot_values, batch["k"]) if ns > 1 else 0
+            if ns > 1:
+                f = f + np.searchsorted(shot_values, batch["k"])
             np.minimum.at(P.reshape(-1), flat, f)
             win = P.reshape(-1)[flat] == f
             X.reshape(-1)[flat[win]] = batch["value"][win]
