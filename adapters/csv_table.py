@@ -461,10 +461,9 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
     if not score_cols:
         raise IngestError(src.path, "wide CSV has no score columns (every column is model metadata)")
     values = np.empty((n, len(score_cols)))
-    for k, j in enumerate(score_cols):
-        values[:, k] = parsed[j][0]
     pct_of = {j: parsed[j][1] for j in score_cols}
-    parsed.clear()
+    for k, j in enumerate(score_cols):
+        values[:, k] = parsed.pop(j)[0]  # one copy of the scores at a time
     aggregates = _aggregate_columns_array(header, score_cols, values, specs)
     dnames = _dataset_metrics(header, score_cols, specs)
     metas = [{} for _ in range(n)]

@@ -265,14 +265,13 @@ def _raw_matrix(store, query: MatrixQuery, extra: Optional[dict] = None) -> tupl
         for d, _, _ in per:
             n_settings[d] = n_settings.get(d, 0) + 1
         mixed = sorted(d for d, n in n_settings.items() if n > 1)
-        dropped = 0
+        dropped, best = 0, {}
         if mixed:
             mwhere = f"{where} AND r.dataset_id IN (SELECT unnest(?::INTEGER[]))"
             mparams = rparams + [mixed]
             per = [p for p in per if n_settings[p[0]] == 1] + con.execute(
                 f"""SELECT dataset_id, num_fewshot, count(DISTINCT model_id) AS n FROM results r
                     WHERE {mwhere} GROUP BY ALL""", mparams).fetchall()
-            best: dict = {}
             for d, k, n in per:
                 if n_settings[d] > 1:
                     key = (-n, np.iinfo(np.int64).max if k == UNKNOWN_SHOTS else k)
@@ -294,12 +293,20 @@ def _raw_matrix(store, query: MatrixQuery, extra: Optional[dict] = None) -> tupl
                           "dropped_cells": dropped, "mixed_dataset_ids": len(mixed)}
     # One scan for the distinct datasets and row keys of the selection (small: thousands, not millions).
     second = "r.source_id" if query.rows == "run" else "r.num_fewshot"
-    ds_ids = con.execute(f"SELECT DISTINCT r.dataset_id FROM results r WHERE {where} ORDER BY 1", rparams).fetchnumpy()
-    ds_ids = np.asarray(ds_ids["dataset_id"], dtype=np.int64)
-    keys = con.execute(f"SELECT DISTINCT r.model_id, {second} AS k FROM results r WHERE {where} ORDER BY 1, 2",
-                       rparams).fetchnumpy()
-    row_model = np.asarray(keys["model_id"], dtype=np.int64)
-    row_k = np.asarray(keys["k"], dtype=np.int64)
+    if query.rows == "model":  # the per-dataset counts above name the datasets and shot settings already
+        sel = [(d, k) for d, k, _ in per if n_settings[d] == 1 or best[d][1] == k]
+        ds_ids = np.unique(np.array([d for d, _ in sel], dtype=np.int64))
+        row_model = np.asarray(con.execute(f"SELECT DISTINCT r.model_id FROM results r WHERE {where} ORDER BY 1",
+                                           rparams).fetchnumpy()["model_id"], dtype=np.int64)
+        row_k = np.zeros(len(row_model), dtype=np.int64)  # one row per model whatever its shot settings
+        model_shots = np.unique(np.array([k for _, k in sel], dtype=np.int64))
+    else:
+        ds_ids = con.execute(f"SELECT DISTINCT r.dataset_id FROM results r WHERE {where} ORDER BY 1", rparams).fetchnumpy()
+        ds_ids = np.asarray(ds_ids["dataset_id"], dtype=np.int64)
+        keys = con.execute(f"SELECT DISTINCT r.model_id, {second} AS k FROM results r WHERE {where} ORDER BY 1, 2",
+                           rparams).fetchnumpy()
+        row_model = np.asarray(keys["model_id"], dtype=np.int64)
+        row_k = np.asarray(keys["k"], dtype=np.int64)
     if not len(ds_ids):
         n = store.counts()["results"]
         if n == 0:
@@ -358,7 +365,7 @@ def _raw_matrix(store, query: MatrixQuery, extra: Optional[dict] = None) -> tupl
               "p": np.array([prio[i] for i in ds_ids.tolist()], dtype=np.int64)}
     row_tab = {"model_id": row_model.astype(np.int32), "k": row_k.astype(np.int32),
                "r": np.array([row_code[r] for r in labels], dtype=np.int32)}
-    shot_values = np.unique(row_k) if query.rows == "model" else None
+    shot_values = model_shots if query.rows == "model" else None
     con.register("_hx_cols", ds_tab)
     con.register("_hx_rows", row_tab)
     try:
@@ -381,8 +388,25 @@ def _raw_matrix(store, query: MatrixQuery, extra: Optional[dict] = None) -> tupl
                       FROM results r JOIN _hx_cols c USING (dataset_id)
                       JOIN _hx_rows w ON r.model_id = w.model_id AND {second} = w.k WHERE {where}"""
         X = np.full((len(index), len(columns)), np.nan)
-        P = np.full(X.shape, np.iinfo(np.int64).max)  # the rank of the value kept in each cell
-        for batch in _batches(con, sql, rparams):
+        P = None
+        simple = query.rows == "model" and ns == 1 and len(np.unique(ds_tab["c"])) == nd
+        if simple:
+            # The common case first (one dataset per column, one shot setting): scatter the values as they
+            # come; if no cell came twice (as many values kept as fetched), no ranking is needed.
+            n_fetched = 0
+            for batch in _batches(con, sql, rparams):
+                flat = lut_r[batch["model_id"]] * len(columns) + lut_c[batch["dataset_id"]]
+                X.reshape(-1)[flat] = batch["value"]
+                n_fetched += len(flat)
+            if n_fetched == np.count_nonzero(~np.isnan(X)):
+                first_p = np.empty(len(columns), dtype=np.int64)
+                first_p[ds_tab["c"]] = ds_tab["p"]
+            else:
+                X.fill(np.nan)
+                simple = False
+        for batch in ([] if simple else _batches(con, sql, rparams)):
+            if P is None:
+                P = np.full(X.shape, np.iinfo(np.int64).max)  # the rank of the value kept in each cell
             if query.rows == "model":
                 did = batch["dataset_id"]
                 flat = lut_r[batch["model_id"]] * len(columns) + lut_c[did]
@@ -397,9 +421,10 @@ def _raw_matrix(store, query: MatrixQuery, extra: Optional[dict] = None) -> tupl
             X.reshape(-1)[flat[win]] = batch["value"][win]
         # What running a dataset costs, for cost budgets: its sample count (median over the results reporting one).
         n_samples = np.full(len(columns), np.nan)
+        rows_join = "" if query.rows == "model" else f"JOIN _hx_rows w ON r.model_id = w.model_id AND {second} = w.k"
         for c, v in con.execute(f"""SELECT c.c, median(r.n_samples) FROM results r JOIN _hx_cols c USING (dataset_id)
-                                     JOIN _hx_rows w ON r.model_id = w.model_id AND {second} = w.k
-                                     WHERE {where} AND r.n_samples IS NOT NULL GROUP BY c.c""", rparams).fetchall():
+                                     {rows_join} WHERE {where} AND r.n_samples IS NOT NULL GROUP BY c.c""",
+                                rparams).fetchall():
             n_samples[int(c)] = float(v)
     finally:
         con.unregister("_hx_cols")
@@ -408,7 +433,8 @@ def _raw_matrix(store, query: MatrixQuery, extra: Optional[dict] = None) -> tupl
 
     # Per column: metadata of its first cell's dataset, and the most common shot count (ties: the smallest).
     observed = ~np.isnan(X)
-    first_p = (P.min(axis=0) // ns) % nd
+    if not simple:
+        first_p = (P.min(axis=0) // ns) % nd
     by_prio = {p: i for i, p in prio.items()}
     meta = pd.DataFrame([info[by_prio[int(p)]] for p in first_p], columns=_DATASET_COLUMNS, index=raw.columns)
     meta["higher_is_better"] = meta["higher_is_better"].astype("boolean")  # NULL: unknown, as DuckDB's .df() gives
@@ -441,8 +467,6 @@ def _batches(con, sql: str, params: list, rows: int = 1 << 20):
         return
     for b in reader:
         yield {name: b.column(i).to_numpy(zero_copy_only=False) for i, name in enumerate(b.schema.names)}
-
-
 
 
 def _plain(v):
@@ -660,7 +684,8 @@ def invert_normalisation(Z, params: pd.DataFrame) -> np.ndarray:
 
 def fingerprint(raw: pd.DataFrame) -> str:
     """SHA-256 of the matrix's labels and values (rounded to 12 digits), order-independent."""
-    df = raw.loc[sorted(raw.index), sorted(raw.columns)]
+    ordered = list(raw.index) == sorted(raw.index) and list(raw.columns) == sorted(raw.columns)
+    df = raw if ordered else raw.loc[sorted(raw.index), sorted(raw.columns)]  # a store matrix is sorted: no copy
     h = hashlib.sha256()
     h.update("\x1f".join(map(str, df.index)).encode())
     h.update(b"\x1e")
