@@ -244,7 +244,19 @@ def _read_long(src, rows, header, lower, stem):
     return out
 
 
-def _read_wide(src, rows, header, lower, stem):
+def _is_score_column(src, name: str, spec: dict, n_num: int, bad: list) -> bool:
+    """Whether a parsed column holds scores (else model metadata); a stray text cell in a numeric column is an error."""
+    if bad and (spec.get("kind") in ("dataset", "aggregate") or n_num / (n_num + len(bad)) >= MOSTLY_NUMERIC):
+        row, cell = bad[0]
+        raise IngestError(src.path, f"row {row}: {name!r} score {cell!r} is not a number (the column is otherwise "
+                                    "numeric; fix the cell, or declare the column with --meta-columns)")
+    if bad or n_num == 0:  # a text column ("Model Family"), or a column with no values at all
+        return False
+    return not (spec.get("kind") is None and META_NAME.search(name))
+
+
+def _wide_column_meta(src, header, lower) -> tuple:
+    """``(column meta, per-column specs, declared metadata columns)``; errors for names not in the file."""
     cm = column_meta(src)
     specs = cm["columns"]
     unknown = [c for c in specs if c not in header]
@@ -254,6 +266,11 @@ def _read_wide(src, rows, header, lower, stem):
     missing_meta = [m for m in cm["meta_columns"] if m.strip().lower() not in set(lower)]
     if missing_meta:
         raise IngestError(src.path, f"--meta-columns names columns not in the file: {missing_meta}")
+    return cm, specs, declared_meta
+
+
+def _read_wide(src, rows, header, lower, stem):
+    cm, specs, declared_meta = _wide_column_meta(src, header, lower)
     bench_col = lower.index("benchmark") if "benchmark" in lower else None
     body = []
     for n, row in enumerate(rows[1:], start=2):
@@ -288,15 +305,7 @@ def _read_wide(src, rows, header, lower, stem):
                 raise IngestError(src.path, f"row {n}: {name!r} score is {row[j]!r}, not finite")
             vals.append(v)
             pcts.append(pct)
-        n_num = sum(v is not None for v in vals)
-        if bad and (spec.get("kind") in ("dataset", "aggregate") or n_num / (n_num + len(bad)) >= MOSTLY_NUMERIC):
-            n, cell = bad[0]
-            raise IngestError(src.path, f"row {n}: {name!r} score {cell!r} is not a number (the column is otherwise "
-                                        "numeric; fix the cell, or declare the column with --meta-columns)")
-        if bad or n_num == 0:
-            meta_cols.append(j)  # text column ("Model Family"), or a column with no values at all
-            continue
-        if spec.get("kind") is None and META_NAME.search(name):
+        if not _is_score_column(src, name, spec, sum(v is not None for v in vals), bad):
             meta_cols.append(j)
             continue
         parsed[j] = (vals, any(pcts))
@@ -403,15 +412,7 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
     from harness_ext.types import ColumnarResults
 
     _check_nul(src)
-    cm = column_meta(src)
-    specs = cm["columns"]
-    unknown = [c for c in specs if c not in header]
-    if unknown:
-        raise IngestError(cm["path"] or src.path, f"column metadata names columns not in {src.path.name}: {unknown}")
-    declared_meta = {m.strip().lower() for m in cm["meta_columns"]}
-    missing_meta = [m for m in cm["meta_columns"] if m.strip().lower() not in set(lower)]
-    if missing_meta:
-        raise IngestError(src.path, f"--meta-columns names columns not in the file: {missing_meta}")
+    cm, specs, declared_meta = _wide_column_meta(src, header, lower)
     names = [f"c{j}" for j in range(len(header))]
     try:
         table = pcsv.read_csv(
@@ -442,18 +443,10 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
             meta_cols.append(j)
             continue
         vals, pct, bad = _parse_column(table.column(j), n)
-        n_num = int(np.count_nonzero(~np.isnan(vals)))
-        if bad and (spec.get("kind") in ("dataset", "aggregate") or n_num / (n_num + len(bad)) >= MOSTLY_NUMERIC):
-            row, cell = bad[0]
-            raise IngestError(src.path, f"row {row}: {name!r} score {cell!r} is not a number (the column is otherwise "
-                                        "numeric; fix the cell, or declare the column with --meta-columns)")
         if np.isinf(vals).any():
             row = int(np.nonzero(np.isinf(vals))[0][0])
             raise IngestError(src.path, f"row {row + 2}: {name!r} score is {table.column(j)[row]}, not finite")
-        if bad or n_num == 0:
-            meta_cols.append(j)
-            continue
-        if spec.get("kind") is None and META_NAME.search(name):
+        if not _is_score_column(src, name, spec, int(np.count_nonzero(~np.isnan(vals))), bad):
             meta_cols.append(j)
             continue
         parsed[j] = (vals, pct)

@@ -76,18 +76,7 @@ def write_columnar(store, path: str, sha: str, adapter: str, table) -> SourceOut
     clashes = []
     try:
         con.execute("BEGIN TRANSACTION")
-        store._append("sources", pd.DataFrame([(source_id, str(path), sha, adapter, now, n_kept)],
-                                              columns=["source_id", "path", "sha256", "adapter", "ingested_at", "n_results"]))
-        if new_models:
-            store._append("models", pd.DataFrame([(i, n, md) for n, (i, md) in new_models.items()],
-                                                 columns=["model_id", "name", "metadata"]))
-        if new_datasets:
-            store._append("datasets", pd.DataFrame(list(new_datasets.values()), columns=[
-                "dataset_id", "benchmark", "name", "metric", "higher_is_better", "random_baseline", "baseline_source",
-                "min_score", "max_score", "is_primary", "task", "metadata", "kind", "scale"]))
-        if meta_rows:
-            store._append("model_metadata", pd.DataFrame([(m, sid, k, v) for (m, sid, k), v in meta_rows.items()],
-                                                         columns=["model_id", "source_id", "key", "value"]))
+        store._append_new([(source_id, str(path), sha, adapter, now, n_kept)], new_models, new_datasets, meta_rows)
         had_results = bool(con.execute("SELECT count(*) FROM (SELECT 1 FROM results LIMIT 1)").fetchall()[0][0])
         step = max(1, CHUNK_CELLS // max(1, V.shape[1]))
         for start in range(0, V.shape[0], step):
@@ -131,11 +120,7 @@ def write_columnar(store, path: str, sha: str, adapter: str, table) -> SourceOut
         except duckdb.Error:
             pass
         raise
-    store._model_ids.update({n: i for n, (i, _) in new_models.items()})
-    store._dataset_ids.update({k: v[0] for k, v in new_datasets.items()})
-    store._primary |= new_primary
-    store._next_source += 1
-    store._shas.add(sha)
+    store._remember(new_models, new_datasets, new_primary, [sha])
     differs = [c for c in clashes if len(c)]
     if len(repeats):
         differs.append(repeats.assign(source_id_stored=source_id))

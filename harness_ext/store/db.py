@@ -449,17 +449,7 @@ class Store:
         sources = [row[:5] + (int(n_kept.get(row[0], 0)),) for row in sources]
         try:
             self.con.execute("BEGIN TRANSACTION")
-            self._append("sources", pd.DataFrame(sources, columns=["source_id", "path", "sha256", "adapter", "ingested_at", "n_results"]))
-            if new_models:
-                self._append("models", pd.DataFrame([(i, n, md) for n, (i, md) in new_models.items()],
-                                                    columns=["model_id", "name", "metadata"]))
-            if new_datasets:
-                self._append("datasets", pd.DataFrame(list(new_datasets.values()), columns=[
-                    "dataset_id", "benchmark", "name", "metric", "higher_is_better", "random_baseline", "baseline_source",
-                    "min_score", "max_score", "is_primary", "task", "metadata", "kind", "scale"]))
-            if meta_rows:
-                self._append("model_metadata", pd.DataFrame([(m, sid, k, v) for (m, sid, k), v in meta_rows.items()],
-                                                            columns=["model_id", "source_id", "key", "value"]))
+            self._append_new(sources, new_models, new_datasets, meta_rows)
             outcomes = self._insert_results(frame, items)
             self.con.execute("COMMIT")
         except BaseException:
@@ -468,12 +458,30 @@ class Store:
             except duckdb.Error:
                 pass
             raise
+        self._remember(new_models, new_datasets, new_primary, [sha for _, sha, _, _ in items])
+        return outcomes
+
+    def _remember(self, new_models: dict, new_datasets: dict, new_primary: set, shas: list) -> None:
+        """Add what a committed write created to the id caches."""
         self._model_ids.update({n: i for n, (i, _) in new_models.items()})
         self._dataset_ids.update({k: v[0] for k, v in new_datasets.items()})
         self._primary |= new_primary
-        self._next_source += len(items)
-        self._shas.update(sha for _, sha, _, _ in items)
-        return outcomes
+        self._next_source += len(shas)
+        self._shas.update(shas)
+
+    def _append_new(self, sources: list, new_models: dict, new_datasets: dict, meta_rows: dict) -> None:
+        """Insert a batch's source rows, new models and datasets and model metadata (inside its transaction)."""
+        self._append("sources", pd.DataFrame(sources, columns=["source_id", "path", "sha256", "adapter", "ingested_at", "n_results"]))
+        if new_models:
+            self._append("models", pd.DataFrame([(i, n, md) for n, (i, md) in new_models.items()],
+                                                columns=["model_id", "name", "metadata"]))
+        if new_datasets:
+            self._append("datasets", pd.DataFrame(list(new_datasets.values()), columns=[
+                "dataset_id", "benchmark", "name", "metric", "higher_is_better", "random_baseline", "baseline_source",
+                "min_score", "max_score", "is_primary", "task", "metadata", "kind", "scale"]))
+        if meta_rows:
+            self._append("model_metadata", pd.DataFrame([(m, sid, k, v) for (m, sid, k), v in meta_rows.items()],
+                                                        columns=["model_id", "source_id", "key", "value"]))
 
     def _append(self, table: str, frame: pd.DataFrame) -> None:
         self.con.register("_frame", frame)
