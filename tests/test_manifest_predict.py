@@ -48,7 +48,7 @@ def test_reduce_writes_valid_manifest_and_harness_files(reduced):
     assert m["selection"]["subset_size"] == 8 and len(m["subset"]) == 8
     assert [s["step"] for s in m["subset"]] == list(range(1, 9))
     assert m["source"]["n_datasets"] == 57 and m["selection"]["selector"]["params"]["similarity"] == "pearson"
-    assert m["prediction"]["predictor"]["name"] == "ridge" and m["prediction"]["cross_validation"]["aggregate_rmse"] > 0
+    assert m["prediction"]["predictor"]["name"] == "lowrank" and m["prediction"]["cross_validation"]["aggregate_rmse"] > 0
     assert abs(sum(d["weight"] for d in m["datasets"]) - 1) < 1e-8
     group = yaml.safe_load((reduced / "harness_ext_reduced.yaml").read_text())
     assert group["group"] == "harness_ext_reduced"
@@ -259,9 +259,8 @@ def test_predict_with_only_part_of_the_subset_warns(split_store, reduced, tmp_pa
     cells = lambda p: p.table[~p.table["observed"]].set_index("dataset")  # noqa: E731
     missed = m["subset"][0]["name"]
     assert cells(pred).loc[missed, "upper"] > cells(pred).loc[missed, "lower"]  # the skipped subset cell is predicted
-    others = cells(full).index
-    assert ((cells(pred).loc[others, "upper"] - cells(pred).loc[others, "lower"]).mean()
-            > (cells(full)["upper"] - cells(full)["lower"]).mean())
+    # (Per-cell widening with fewer subset cells is tested in the transformed space in tests/test_lowrank.py:
+    # on the 0-1 scale a logit interval's width also depends on where the prediction lies.)
 
 
 @pytest.mark.parametrize("budget, expected", [("0.2", ("fraction", 0.2)), ("5", ("count", 5)),
@@ -335,7 +334,7 @@ def test_chance_and_large_error_warnings(split_store, reduced):
         full = load_matrix(s, MatrixQuery(benchmarks=("mmlu",)))
     m = build_manifest(full, budget="8", selector="greedy_coverage", n_random=200)
     assert m["selection"]["random_baseline"]["auc_matched_or_beaten"] < 0.9
-    assert m["evidence"]["default_reason"] is None  # not the default selector
+    assert "prediction_greedy is the default" not in (m["evidence"]["default_reason"] or "")  # not the default selector
     # The chance check compares prediction errors with random 8-subsets fed to the same predictor.
     [chance] = [w for w in m["warnings"] if "no better than chance" in w]
     assert "random 8-dataset subsets with the same predictor" in chance

@@ -410,7 +410,8 @@ def reduce_options(parser):
                         help="selector plugin (default prediction_greedy: the subset that best predicts the rest "
                              "under --predictor; greedy_coverage is SimBA's coverage selector)")
     parser.add_argument("--similarity", default="pearson", help="similarity plugin for coverage selectors (default pearson)")
-    parser.add_argument("--predictor", default="ridge", help="predictor plugin (default ridge)")
+    parser.add_argument("--predictor", default="lowrank",
+                        help="predictor plugin (default lowrank: biased low-rank fold-in blended with ridge, conformal intervals)")
     parser.add_argument("--weighting", default="uniform", help="weighting scheme for the aggregate (default uniform)")
     parser.add_argument("--weights", default=None, metavar="FILE",
                         help="dataset weights for the aggregate from a JSON or CSV file (implies --weighting user)")

@@ -124,7 +124,7 @@ def load_matrix(store: Optional[PathLike] = None, benchmark=None, *, metric: Opt
 
 
 def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0, benchmark=None,
-           selector: str = DEFAULT_SELECTOR, similarity: str = "pearson", predictor: str = "ridge",
+           selector: str = DEFAULT_SELECTOR, similarity: str = "pearson", predictor: str = "lowrank",
            weighting: str = "uniform", weights: Optional[PathLike] = None, costs=None, n_random: int = 200,
            n_random_subsets: Optional[int] = None, group_name: str = "harness_ext_reduced",
            store: Optional[PathLike] = None, items: Optional[int] = None):

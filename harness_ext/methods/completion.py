@@ -87,13 +87,15 @@ def ridge_loo_predict(Zc, cols, Q, alphas=RIDGE_ALPHAS) -> np.ndarray:
     return (np.asarray(Q, dtype=float) - a_mu) @ coef + y_mu
 
 
-def direct_predict(fit, Z_train, z_new) -> np.ndarray:
+def direct_predict(fit, Z_train, z_new, Zc=None) -> np.ndarray:
     """Direct regression of each new row (transformed space) from the cells it has.
 
     The training matrix is completed by the low-rank fit (its observed cells kept),
     then :func:`ridge_loo_predict` is run once per distinct pattern of observed cells.
+    ``Zc``, that completed matrix, may be passed when the caller has it.
     """
-    Zc = np.where(np.isnan(Z_train), fit.mean(), Z_train)
+    if Zc is None:
+        Zc = np.where(np.isnan(Z_train), fit.mean(), Z_train)
     O = ~np.isnan(z_new)
     out = np.empty(z_new.shape)
     patterns, inverse = np.unique(O, axis=0, return_inverse=True)
@@ -372,7 +374,7 @@ class LowRankCompleter(BasePredictor):
             q_cell = q_agg = _normal_quantile(self.level)
             n_cal = (0, 0)
         fi = fold_in(fit, z)
-        mz = self._blend(fi.mean, fit, self.Z_, z, alpha)
+        mz = self._blend(fi.mean, fit, self.Z_, z, alpha, self._completed() if fit is self.fit_ else None)
         lo_x, hi_x = self.transform_.inverse_interval(mz - q_cell * fi.sd, mz + q_cell * fi.sd)
         mean = np.where(O, X_new, self.transform_.inverse_transform(mz))
         lower = np.where(O, X_new, lo_x)
@@ -397,11 +399,17 @@ class LowRankCompleter(BasePredictor):
         return a
 
     @staticmethod
-    def _blend(fold_mean, fit, Z_train, z_new, alpha):
+    def _blend(fold_mean, fit, Z_train, z_new, alpha, Zc=None):
         """``(1 - alpha) * fold-in + alpha * direct regression`` (transformed space)."""
         if alpha <= 0.0:
             return fold_mean
-        return (1.0 - alpha) * fold_mean + alpha * direct_predict(fit, Z_train, z_new)
+        return (1.0 - alpha) * fold_mean + alpha * direct_predict(fit, Z_train, z_new, Zc)
+
+    def _completed(self):
+        """The training matrix completed by the fit (transformed space), cached per fit."""
+        if self.__dict__.get("_Zc_for") is not self.fit_:
+            self._Zc, self._Zc_for = np.where(np.isnan(self.Z_), self.fit_.mean(), self.Z_), self.fit_
+        return self._Zc
 
     def _calibrate_new(self, O_new, w):
         """Rank, blend weight and conformal multipliers (cells, aggregate) for new models observed as in ``O_new``.
@@ -502,7 +510,7 @@ class LowRankCompleter(BasePredictor):
                 O = ~np.isnan(Xn)
                 zn = self.transform_.transform(Xn)
                 fi = fold_in(self.fit_, zn)
-                mz = self._blend(fi.mean, self.fit_, self.Z_, zn, self._uncalibrated_blend())
+                mz = self._blend(fi.mean, self.fit_, self.Z_, zn, self._uncalibrated_blend(), self._completed())
                 out.append(np.where(O, Xn, self.transform_.inverse_transform(mz)))
                 stds.append(np.where(O, 0.0, fi.sd * self.transform_.derivative(mz)))
         self.subset_std_ = stds

@@ -298,9 +298,11 @@ class FoldIn:
 
     def __init__(self, pred, cov_w, Xd, noise_var, col_var):
         self._pred, self._cov_w, self._Xd, self._noise, self._col = pred, cov_w, Xd, noise_var, col_var
-        S = pred.shape[0]
+        S, n, r1 = cov_w.shape[:3]
         self.mean = pred.mean(0)
-        var = np.einsum("sjk,snkl,sjl->snj", Xd, cov_w, Xd) + noise_var[:, None, :]
+        # x_j' Cov_n x_j for every (n, j) as one batched product (a 3-operand einsum does not use BLAS).
+        XX = (Xd[..., :, None] * Xd[..., None, :]).reshape(S, Xd.shape[1], r1 * r1)
+        var = np.matmul(cov_w.reshape(S, n, r1 * r1), np.swapaxes(XX, 1, 2)) + noise_var[:, None, :]
         self.sd = np.sqrt(var.mean(0) + pred.var(0) + col_var)
         self.n_draws = S
 
@@ -356,14 +358,16 @@ def fold_in(fit: LowRankFit, z_new) -> FoldIn:
     C = np.einsum("smk,sml->skl", dW, dW) / max(Wt.shape[1] - 1, 1)
     C[:, np.arange(r1), np.arange(r1)] += 1e-6 + 1.0 / fit.prior_prec / max(Wt.shape[1], 1)
     Cinv = np.linalg.inv(C)  # (S, r+1, r+1)
-    P = np.einsum("snj,sjk,sjl->snkl", Ow, Xd, Xd) + Cinv[:, None]
-    rhs = np.einsum("snj,sjk->snk", Rt * Ow, Xd) + np.einsum("skl,sl->sk", Cinv, w0)[:, None]
+    n = z.shape[0]
+    XX = (Xd[..., :, None] * Xd[..., None, :]).reshape(S, d, r1 * r1)
+    P = np.matmul(Ow, XX).reshape(S, n, r1, r1) + Cinv[:, None]
+    rhs = np.matmul(Rt * Ow, Xd) + np.einsum("skl,sl->sk", Cinv, w0)[:, None]
     cov_w = np.linalg.inv(P)  # (S, n, r+1, r+1)
     w = np.einsum("snkl,snl->snk", cov_w, rhs)
-    pred = np.einsum("snk,sjk->snj", w, Xd) + fit.mu + fit.b[:, None, :]  # (S, n, d)
+    pred = np.matmul(w, np.swapaxes(Xd, 1, 2)) + fit.mu + fit.b[:, None, :]  # (S, n, d)
     if fit.col_cov is not None:
         wr = np.concatenate([w[0, :, :r], np.ones((z.shape[0], 1))], axis=1)  # (n, r+1)
-        col_var = np.einsum("nk,jkl,nl->nj", wr, fit.col_cov, wr)
+        col_var = (wr[:, :, None] * wr[:, None, :]).reshape(n, -1) @ fit.col_cov.reshape(d, -1).T
     else:
         col_var = np.zeros(z.shape)
     return FoldIn(pred, cov_w, Xd, fit.noise_var, col_var)

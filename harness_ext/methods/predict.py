@@ -6,10 +6,13 @@ same adapters as ``ingest`` (into a throw-away in-memory store, so the main
 store is untouched), normalised exactly as the training matrix was, and
 completed by the manifest's predictor trained on the manifest's models.
 
-Intervals are 90%: from the predictor's own predictive standard deviation
-where it has one (Bayesian PMF), otherwise from the cross-validated RMSE the
-manifest recorded per dataset; the full-benchmark aggregate uses the
-cross-validated RMSE of the aggregate itself.
+Intervals are 90%. A completer (``lowrank``, ``lowrank_bayes``,
+``benchpress``) gives its own conformal intervals: calibrated on held-out
+training models observed on the same cells as each new model, adaptive per
+cell (scaled by the fold-in's predictive sd), for the cells and for the
+aggregate. Other predictors: the predictive standard deviation where they have
+one (Bayesian PMF), otherwise the cross-validated RMSE the manifest recorded
+per dataset; their aggregate uses the cross-validated RMSE of the aggregate.
 
 References
 ----------
@@ -369,39 +372,54 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     reg = get_registration("predictors", pred_cfg["name"])
     check_predictor_params(reg.name, pred_cfg.get("params", {}), reg.cls)
     est = reg.cls(**pred_cfg.get("params", {}))
+    train_X = train.to_numpy(dtype=float)
+    observed = np.zeros(Z_new.shape, dtype=bool)
+    observed[:, subset_idx] = have
+    weights = np.array([by_name[c]["weight"] for c in columns], dtype=float)
+    # A completer (lowrank, lowrank_bayes, benchpress) gives its own conformal intervals, calibrated on held-out
+    # training models observed like each new model (adaptive per cell, and for the aggregate).
+    conformal = hasattr(est, "predict_new_models")
     try:
-        mean, std = predict_new_models(est, train.to_numpy(dtype=float), Z_new, subset=subset_idx)
+        if conformal:
+            p = est.fit(train_X).predict_new_models(np.where(observed, Z_new, np.nan), weights=weights)
+            mean, lower, upper = p.mean, p.lower, p.upper
+        else:
+            mean, std = predict_new_models(est, train_X, Z_new, subset=subset_idx)
     except (ValueError, TypeError) as exc:  # parameters of the right type but a value the predictor refuses
         raise HarnessExtError(f"predictor {reg.name!r} with the manifest's parameters {pred_cfg.get('params', {})} "
                               f"failed: {type(exc).__name__}: {exc}") from None
 
-    observed = np.zeros_like(mean, dtype=bool)
-    observed[:, subset_idx] = have
-    weights = np.array([by_name[c]["weight"] for c in columns], dtype=float)
-    cv_rmse, agg_rmse = partial_subset_errors(manifest, train.to_numpy(dtype=float), est, subset_idx, have, weights)
-    half = Z90 * (std if std is not None else cv_rmse)
-    half = np.where(observed, 0.0, half)
     # Subset scores that are anchor-item estimates carry their own error into every cell and the aggregate.
     from .items import item_noise
 
-    item_cell_var, item_agg_var = item_noise(
-        manifest, columns, subset_idx, have, Z_new, lambda Z: predict_new_models(est, train.to_numpy(dtype=float), Z,
-                                                                                 subset=subset_idx)[0], weights)
-    if item_cell_var is not None:
-        half = np.sqrt(half ** 2 + Z90 ** 2 * item_cell_var)
+    def _predict_means(Z):
+        if conformal:
+            return est.predict_new_models(np.where(observed, Z, np.nan), calibrate=False).mean
+        return predict_new_models(est, train_X, Z, subset=subset_idx)[0]
+
+    item_cell_var, item_agg_var = item_noise(manifest, columns, subset_idx, have, Z_new, _predict_means, weights)
     # Only normalised columns live on [0, 1]; raw ones (--normalise none, e.g. CrossPred's
     # negative BARTScores) must keep their own scale or the interval would exclude the score.
     bounded = params["clip"].to_numpy(dtype=bool)
     # A regression can step outside [0, 1] on a normalised column; the score, like its interval, stays inside.
     mean = np.where(bounded & ~observed, np.clip(mean, 0.0, 1.0), mean)
-    lower = np.where(bounded, np.clip(mean - half, 0, 1), mean - half)
-    upper = np.where(bounded, np.clip(mean + half, 0, 1), mean + half)
+    agg = mean @ weights
+    if conformal:
+        h_lo, h_hi = np.maximum(mean - lower, 0.0), np.maximum(upper - mean, 0.0)
+        a_lo, a_hi = p.aggregate - p.aggregate_lower, p.aggregate_upper - p.aggregate
+    else:
+        cv_rmse, agg_rmse = partial_subset_errors(manifest, train_X, est, subset_idx, have, weights)
+        h_lo = h_hi = np.where(observed, 0.0, Z90 * (std if std is not None else cv_rmse))
+        a_lo = a_hi = Z90 * agg_rmse
+    if item_cell_var is not None:
+        h_lo, h_hi = (np.sqrt(h ** 2 + Z90 ** 2 * item_cell_var) for h in (h_lo, h_hi))
+    if item_agg_var is not None:
+        a_lo, a_hi = (np.sqrt(h ** 2 + Z90 ** 2 * item_agg_var) for h in (a_lo, a_hi))
+    lower = np.where(bounded, np.clip(mean - h_lo, 0, 1), mean - h_lo)
+    upper = np.where(bounded, np.clip(mean + h_hi, 0, 1), mean + h_hi)
+    agg_lo, agg_hi = agg - a_lo, agg + a_hi
     actual = np.where(observed, np.nan, Z_new)
 
-    agg = mean @ weights
-    agg_half = Z90 * agg_rmse
-    if item_agg_var is not None:
-        agg_half = Z90 * np.sqrt(agg_rmse ** 2 + item_agg_var)
     agg_actual = np.where(np.isnan(Z_new).any(axis=1), np.nan, Z_new @ weights)
 
     n_new, d = mean.shape
@@ -423,8 +441,8 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     table["raw_lower"], table["raw_upper"] = lo_hi[:, 0], lo_hi[:, 1]
     aggregate = pd.DataFrame({
         "model": raw_new.index, "aggregate": agg,
-        "lower": np.clip(agg - agg_half, 0, 1) if bounded.all() else agg - agg_half,
-        "upper": np.clip(agg + agg_half, 0, 1) if bounded.all() else agg + agg_half,
+        "lower": np.clip(agg_lo, 0, 1) if bounded.all() else agg_lo,
+        "upper": np.clip(agg_hi, 0, 1) if bounded.all() else agg_hi,
         "n_observed": observed.sum(axis=1), "actual": agg_actual,
     })
     return PredictionResult(table=table, aggregate=aggregate, warnings=warnings, sources=raw_new.attrs.get("sources", {}),

@@ -175,7 +175,7 @@ class ReduceResult(Result):
 
 
 def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_SELECTOR, similarity: str = "pearson",
-                  predictor: str = "ridge", weighting: str = "uniform", weighting_params: Optional[dict] = None,
+                  predictor: str = "lowrank", weighting: str = "uniform", weighting_params: Optional[dict] = None,
                   random_state: int = 0, n_random: int = 200, group_name: str = "harness_ext_reduced",
                   db: Optional[str] = None, costs=None, n_random_subsets: Optional[int] = None,
                   items: Optional[int] = None) -> ReduceResult:
