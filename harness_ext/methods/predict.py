@@ -424,7 +424,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
 
     n_new, d = mean.shape
     raw_obs = raw_new.to_numpy(dtype=float)
-    exact = observed & (half == 0)  # an observed anchor-item estimate keeps its interval on the raw scale too
+    exact = observed & (h_lo == 0) & (h_hi == 0)  # an observed anchor-item estimate keeps its interval on the raw scale too
     table = pd.DataFrame({
         "model": np.repeat(raw_new.index.to_numpy(), d),
         "dataset": np.tile(columns, n_new),
