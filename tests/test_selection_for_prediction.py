@@ -116,7 +116,7 @@ def test_reduce_with_prediction_selector_records_evidence_and_beats_random():
     assert ev["random_subsets"]["n_draws"] == 60 and ev["random_subsets"]["beats"] >= 0.6
     assert ev["random_subsets"]["ratio"] < 1 and ev["random_subsets"]["cell_ratio"] < 1
     assert [r["k"] for r in ev["budget_curve"]] == list(range(1, 12))
-    assert m["selection"]["selector"]["params"]["predictor"] == "ridge"
+    assert m["selection"]["selector"]["params"]["predictor"] == "lowrank"  # the default predictor (evidence.default_reason says why)
     exp = m["prediction"]["expected_error"]
     assert exp["aggregate_interval_width_90"] == pytest.approx(2 * exp["aggregate_interval_90"], rel=1e-6)
 
