@@ -25,13 +25,6 @@ SOURCES = {"harness_ext": ROOT / "harness_ext", "harness_ext.plugins": ROOT / "p
            "harness_ext.adapters": ROOT / "adapters"}
 MAX_LINES = 700
 
-#: Known imports that still go up a floor, as (importer, imported). Issue 18 empties this list;
-#: an entry that no longer occurs fails the test so the list only shrinks.
-KNOWN_UPWARD: set = set()
-#: Modules still over MAX_LINES (issue 18 splits them); same rule: the list only shrinks.
-KNOWN_LONG: set = set()
-
-
 def floor(module: str) -> int:
     if module.startswith(("harness_ext.cli", "harness_ext.testing", "harness_ext.__main__")):
         return 3
@@ -96,29 +89,20 @@ def upward_imports():
 
 
 def test_imports_only_go_down():
-    found = upward_imports()
-    new = sorted(found - KNOWN_UPWARD)
-    assert not new, "imports that go up a floor (commands -> methods -> store -> core):\n" + "\n".join(
-        f"  {a} imports {b}" for a, b in new)
-
-
-def test_known_upward_list_only_shrinks():
-    gone = sorted(KNOWN_UPWARD - upward_imports())
-    assert not gone, f"these are fixed; remove them from KNOWN_UPWARD: {gone}"
+    found = sorted(upward_imports())
+    assert not found, "imports that go up a floor (commands -> methods -> store -> core):\n" + "\n".join(
+        f"  {a} imports {b}" for a, b in found)
 
 
 def test_no_module_over_700_lines():
     long = {name: n for name, path, _ in modules()
             if name.startswith("harness_ext.") and not name.startswith(("harness_ext.plugins", "harness_ext.adapters"))
             and (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
-    new = {k: v for k, v in long.items() if k not in KNOWN_LONG}
-    assert not new, f"modules over {MAX_LINES} lines (split them along their seams): {new}"
-    gone = sorted(KNOWN_LONG - set(long))
-    assert not gone, f"these are short now; remove them from KNOWN_LONG: {gone}"
+    assert not long, f"modules over {MAX_LINES} lines (split them along their seams): {long}"
 
 
-@pytest.mark.parametrize("floor_name,prefix", [("store", "harness_ext.store"), ("methods", "harness_ext.methods")])
-def test_lower_floors_never_print_or_parse(floor_name, prefix):
+@pytest.mark.parametrize("prefix", ["harness_ext.store", "harness_ext.methods"])
+def test_lower_floors_never_print_or_parse(prefix):
     """Numerics and the store neither parse arguments nor print: they return results."""
     offenders = []
     for name, path, _ in modules():
@@ -132,14 +116,4 @@ def test_lower_floors_never_print_or_parse(floor_name, prefix):
                     offenders.append(f"{name}:{node.lineno} imports argparse")
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
                 offenders.append(f"{name}:{node.lineno} print()")
-    known = KNOWN_PRINTERS.get(floor_name, set())
-    new = sorted(o for o in offenders if o.split(":")[0] not in known)
-    assert not new, "\n".join(new)
-    gone = sorted(known - {o.split(":")[0] for o in offenders})
-    assert not gone, f"these no longer print or parse; remove them from KNOWN_PRINTERS: {gone}"
-
-
-#: Modules of a lower floor that still print or parse (their command part moves to harness_ext.cli).
-KNOWN_PRINTERS: dict = {
-    "methods": set(),
-}
+    assert not offenders, "\n".join(offenders)
