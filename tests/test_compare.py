@@ -387,7 +387,7 @@ def test_cli_compare_on_the_whole_tsc_bakeoff_folder(tmp_path, capsys):
             "--trials", "3", "--k-max", "6", "--selectors", *sel, "--out", str(out)]
     assert main(argv) == 0
     text = capsys.readouterr().out
-    assert "matrix: 40 models x 112 datasets; T=3 trials, datasets variation, alpha=0.8, k=2..6" in text
+    assert "matrix: 40 models x 112 datasets (tsc_bakeoff); T=3 trials, datasets variation, alpha=0.8, k=2..6" in text
     for needle in ("Table 1", "Table 2", "Table 3", "Spearman >= 0.9", "greedy-coverage"):
         assert needle in text
     auc = pd.read_csv(out / "auc.csv", index_col=0)
