@@ -112,7 +112,7 @@ def load_matrices(names, db=None, verbose=True):
                 long = long.assign(column=long["benchmark"] + "/" + long["dataset"])
                 raw = long.pivot_table(index="model", columns="column", values="value", aggfunc="first")
                 for _ in range(3):  # keep models with >= 3 cells and columns with >= 10 models (fixed point)
-                    raw = raw.loc[raw.notna().sum(1) >= 3, raw.notna().sum(0) >= 10]
+                    raw = raw.loc[raw.notna().sum(axis=1) >= 3, raw.notna().sum(axis=0) >= 10]
                 meta = [{} for _ in raw.columns]
             else:
                 query = MatrixQuery(normalise="none", **q)

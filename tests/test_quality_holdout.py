@@ -50,4 +50,4 @@ def test_benchbench_rows_are_the_stores_canonical_models(tmp_path):
     merged = {c for a, c in canon.items() if a != c}
     assert not set(raw.index) & {a for a, c in canon.items() if a != c}  # no row under a merged-away spelling
     assert set(raw.index) & merged  # rows that join names the leaderboards spell differently
-    assert raw.shape[0] >= 30 and (raw.notna().sum(1) >= 3).all()
+    assert raw.shape[0] >= 30 and (raw.notna().sum(axis=1) >= 3).all()
