@@ -117,3 +117,13 @@ def test_lower_floors_never_print_or_parse(prefix):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
                 offenders.append(f"{name}:{node.lineno} print()")
     assert not offenders, "\n".join(offenders)
+
+
+def test_every_package_is_installed():
+    """pyproject lists packages explicitly (plugins/ and adapters/ are mapped into harness_ext), so a new
+    subpackage missing from the list works in an editable install and is absent from a wheel."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.relative_to(ROOT).parent.parts) for p in (ROOT / "harness_ext").rglob("__init__.py")}
+    assert found - listed == set(), f"add these to [tool.setuptools] packages in pyproject.toml: {sorted(found - listed)}"
