@@ -189,18 +189,32 @@ def column_meta(src: SourceFile) -> dict:
 
 
 # -- reading ------------------------------------------------------------------------------------
+def _has_pyarrow() -> bool:
+    try:
+        import pyarrow.csv  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+
 #: Wide CSVs above this size are read column by column (pyarrow) into arrays, not one record per cell.
 COLUMNAR_MIN_BYTES = int(os.environ.get("HARNESS_EXT_COLUMNAR_CSV_BYTES") or 1 << 20)
 
 
 def read(src: SourceFile):
     delim = "\t" if src.suffix == ".tsv" else ","
-    if src.path.stat().st_size >= COLUMNAR_MIN_BYTES:
+    if src.path.stat().st_size >= COLUMNAR_MIN_BYTES and _has_pyarrow():
+        from harness_ext.adapters.csv_columnar import _first_row, _read_long_columnar, _read_wide_columnar
+
         header = _first_row(src, delim)
         lower = [h.lower() for h in header]
-        if not all(c in lower for c in LONG_REQUIRED) and _has_pyarrow():
-            stem = re.sub(r"[^a-z0-9]+", "_", src.path.stem.lower()).strip("_") or "csv"
+        stem = re.sub(r"[^a-z0-9]+", "_", src.path.stem.lower()).strip("_") or "csv"
+        if not all(c in lower for c in LONG_REQUIRED):
             return _read_wide_columnar(src, header, lower, stem, delim)
+        cells = _read_long_columnar(src, header, lower, stem, delim)
+        if cells is not None:
+            return cells
     rows = list(csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim))
     if len(rows) < 2:
         raise IngestError(src.path, "no data rows")
@@ -212,15 +226,21 @@ def read(src: SourceFile):
     return _read_wide(src, rows, header, lower, stem)
 
 
-def _read_long(src, rows, header, lower, stem):
-    idx = {c: lower.index(c) for c in lower}
-    first_metric: dict = {}
-    out = []
+def _body_rows(src, rows, header):
+    """``(line number, row)`` of the data rows, blank ones passed over; a row of the wrong width is an error."""
     for n, row in enumerate(rows[1:], start=2):
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
             raise IngestError(src.path, f"row {n} has {len(row)} fields, header has {len(header)}")
+        yield n, row
+
+
+def _read_long(src, rows, header, lower, stem):
+    idx = {c: lower.index(c) for c in lower}
+    first_metric: dict = {}
+    out = []
+    for n, row in _body_rows(src, rows, header):
         get = lambda c: row[idx[c]].strip() if c in idx and row[idx[c]].strip() != "" else None  # noqa: E731
         hib = get("higher_is_better")
         bench, dataset, metric = get("benchmark") or stem, get("dataset") or "", get("metric") or "score"
@@ -273,11 +293,7 @@ def _read_wide(src, rows, header, lower, stem):
     cm, specs, declared_meta = _wide_column_meta(src, header, lower)
     bench_col = lower.index("benchmark") if "benchmark" in lower else None
     body = []
-    for n, row in enumerate(rows[1:], start=2):
-        if not any(cell.strip() for cell in row):
-            continue
-        if len(row) != len(header):
-            raise IngestError(src.path, f"row {n} has {len(row)} fields, header has {len(header)}")
+    for n, row in _body_rows(src, rows, header):
         if not row[0].strip():
             raise IngestError(src.path, f"row {n} has no model name")
         body.append((n, row))
@@ -350,200 +366,6 @@ def _read_wide(src, rows, header, lower, stem):
                 dataset_metadata={"column": name, "scale_detected": scale},
             ))
     return out
-
-
-# -- large wide tables, column by column ---------------------------------------------------------
-def _has_pyarrow() -> bool:
-    try:
-        import pyarrow.csv  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def _first_row(src: SourceFile, delim: str) -> list:
-    with open(src.path, "rb") as fh:
-        line = fh.readline()
-    text = line.decode("utf-8").lstrip("\ufeff").rstrip("\r\n")
-    return [h.strip() for h in next(csv.reader([text], delimiter=delim), [])]
-
-
-def _check_nul(src: SourceFile) -> None:
-    with open(src.path, "rb") as fh:
-        for block in iter(lambda: fh.read(16 << 20), b""):
-            if b"\0" in block:
-                raise IngestError(src.path, "contains NUL bytes: not a text CSV")
-
-
-def _parse_column(arr, n_rows: int):
-    """``(values float64 with NaN for missing, percent, bad)`` of one string column; bad lists (row, cell)."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    stripped = pc.utf8_trim_whitespace(arr)
-    missing = pc.is_in(pc.utf8_lower(stripped), value_set=pa.array(sorted(_MISSING)))
-    try:
-        vals = pc.cast(pc.if_else(missing, pa.scalar(None, pa.string()), stripped), pa.float64())
-        out = vals.to_numpy(zero_copy_only=False)
-        return np.where(np.isnan(out) & ~missing.to_numpy(zero_copy_only=False), np.nan, out).astype(float), False, []
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        pass
-    out = np.full(n_rows, np.nan)
-    pct_any, bad = False, []
-    for i, cell in enumerate(arr.to_pylist()):
-        try:
-            v, pct = _parse(cell)
-        except ValueError:
-            bad.append((i + 2, cell))
-            continue
-        if v is not None:
-            out[i] = v
-            pct_any = pct_any or pct
-    return out, pct_any, bad
-
-
-def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
-    """A large wide CSV as :class:`~harness_ext.types.ColumnarResults`, with the rules of :func:`_read_wide`."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-
-    from harness_ext.types import ColumnarResults
-
-    _check_nul(src)
-    cm, specs, declared_meta = _wide_column_meta(src, header, lower)
-    names = [f"c{j}" for j in range(len(header))]
-    try:
-        table = pcsv.read_csv(
-            src.path, read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, block_size=64 << 20),
-            parse_options=pcsv.ParseOptions(delimiter=delim, newlines_in_values=False),
-            convert_options=pcsv.ConvertOptions(column_types={c: pa.string() for c in names}, strings_can_be_null=False))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        raise IngestError(src.path, f"cannot read as a CSV table: {str(exc).splitlines()[0]}") from None
-    models = [m.strip() for m in table.column(0).to_pylist()]
-    keep = [i for i, m in enumerate(models) if m]
-    if len(keep) < len(models):  # a row without a model name: empty lines are passed over, others are errors
-        blank = [i for i, m in enumerate(models) if not m]
-        row_text = [any(str(table.column(j)[i]).strip() for j in range(1, len(names))) for i in blank[:50]]
-        if any(row_text):
-            raise IngestError(src.path, f"row {blank[row_text.index(True)] + 2} has no model name")
-        table = table.take(pa.array(keep))
-        models = [models[i] for i in keep]
-    n = len(models)
-    if not n:
-        raise IngestError(src.path, "no data rows")
-    bench_col = lower.index("benchmark") if "benchmark" in lower else None
-    meta_cols, score_cols, parsed = [], [], {}
-    for j, name in enumerate(header):
-        if j == 0 or j == bench_col:
-            continue
-        spec = specs.get(name, {})
-        if spec.get("kind") == "metadata" or name.lower() in declared_meta:
-            meta_cols.append(j)
-            continue
-        vals, pct, bad = _parse_column(table.column(j), n)
-        if np.isinf(vals).any():
-            row = int(np.nonzero(np.isinf(vals))[0][0])
-            raise IngestError(src.path, f"row {row + 2}: {name!r} score is {table.column(j)[row]}, not finite")
-        if not _is_score_column(src, name, spec, int(np.count_nonzero(~np.isnan(vals))), bad):
-            meta_cols.append(j)
-            continue
-        parsed[j] = (vals, pct)
-        score_cols.append(j)
-    if not score_cols:
-        raise IngestError(src.path, "wide CSV has no score columns (every column is model metadata)")
-    values = np.empty((n, len(score_cols)))
-    pct_of = {j: parsed[j][1] for j in score_cols}
-    for k, j in enumerate(score_cols):
-        values[:, k] = parsed.pop(j)[0]  # one copy of the scores at a time
-    aggregates = _aggregate_columns_array(header, score_cols, values, specs)
-    dnames = _dataset_metrics(header, score_cols, specs)
-    metas = [{} for _ in range(n)]
-    for j in meta_cols:
-        for i, cell in enumerate(table.column(j).to_pylist()):
-            try:
-                v, _ = _parse(cell)
-            except ValueError:
-                v = cell.strip()
-            if v is not None:
-                metas[i][header[j]] = v
-    benches = [b.strip() for b in table.column(bench_col).to_pylist()] if bench_col is not None else None
-    del table
-    columns = []
-    for k, j in enumerate(score_cols):
-        name = header[j]
-        spec = specs.get(name, {})
-        hint = spec.get("scale") or ("percent" if pct_of[j] or "%" in name else None)
-        col = values[:, k]
-        scale, lo, hi = infer_scale(col[~np.isnan(col)], name=name, metric=spec.get("metric") or "",
-                                    declared_lo=spec.get("min"), declared_hi=spec.get("max"), hint=hint)
-        hib = spec.get("higher_is_better")
-        if hib is None and LOWER_NAME.search(name):
-            hib = False
-        rb, rb_src = _chance(src, cm, name, spec, lo, hi)
-        columns.append(dict(
-            benchmark=cm["benchmark"] or stem, dataset=dnames[j][0], metric=dnames[j][1], primary=dnames[j][2],
-            higher_is_better=None if hib is None else bool(hib), random_baseline=rb, baseline_source=rb_src,
-            min_score=lo, max_score=hi, scale=scale, aggregate=j in aggregates,
-            dataset_metadata={"column": name, "scale_detected": scale}))
-    if benches is not None:  # a benchmark column: one block of columns per benchmark named in it
-        return _split_by_benchmark(models, metas, columns, values, benches)
-    return ColumnarResults(models=models, model_metadata=metas, columns=columns, values=values)
-
-
-def _split_by_benchmark(models, metas, columns, values, benches):
-    import numpy as np
-
-    from harness_ext.types import ColumnarResults
-
-    names = sorted(set(benches))
-    rows = {b: np.array([i for i, x in enumerate(benches) if x == b]) for b in names}
-    out_cols, blocks = [], []
-    for b in names:
-        for c in columns:
-            out_cols.append({**c, "benchmark": b})
-        block = np.full((len(models), len(columns)), np.nan)
-        block[rows[b]] = values[rows[b]]
-        blocks.append(block)
-    return ColumnarResults(models=models, model_metadata=metas, columns=out_cols, values=np.hstack(blocks))
-
-
-def _aggregate_columns_array(header, score_cols, values, specs) -> set:
-    """:func:`_aggregate_columns` on a models x score-columns array (NaN: missing), vectorised."""
-    import numpy as np
-
-    out = {j for j in score_cols if specs.get(header[j], {}).get("kind") == "aggregate"}
-    named = [j for j in score_cols if specs.get(header[j], {}).get("kind") is None
-             and AGGREGATE_NAME.search(header[j].replace("_", " "))]
-    if len(named) == 1 and len(score_cols) >= 3:
-        out.update(named)
-    cand = [k for k, j in enumerate(score_cols) if j not in out]
-    if len(cand) < 3:
-        return out
-    sub = values[:, cand]
-    rows = ~np.isnan(sub).any(axis=1)
-    if rows.sum() < 3:
-        return out
-    D = sub[rows]
-    tol = 1.01 * 10.0 ** -min(_decimals_array(D[:, i]) for i in range(D.shape[1]))
-    others = (D.sum(axis=1, keepdims=True) - D) / (D.shape[1] - 1)
-    hit = (np.abs(D - others) <= tol).all(axis=0)
-    for i in np.nonzero(hit)[0]:
-        j = score_cols[cand[i]]
-        if not specs.get(header[j], {}).get("kind"):
-            out.add(j)
-    return out
-
-
-def _decimals_array(col) -> int:
-    """Decimal places of the most precise value in ``col`` (as :func:`_decimals` for a list)."""
-    import numpy as np
-
-    for d in range(18):
-        if np.all(np.round(col, d) == col):
-            return d
-    return 17
 
 
 def _dataset_metrics(header, score_cols, specs) -> dict:

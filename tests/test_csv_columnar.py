@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import harness_ext.adapters.csv_columnar as csv_columnar
 import harness_ext.adapters.csv_table as csv_table
 from harness_ext.store.db import Store
 from harness_ext.store.ingest import ingest_paths
@@ -47,8 +48,8 @@ def test_columnar_path_stores_what_the_record_path_stores(tmp_path, monkeypatch)
     path = tmp_path / "board.csv"
     path.write_text(LEADERBOARD)
     seen = []
-    real = csv_table._read_wide_columnar
-    monkeypatch.setattr(csv_table, "_read_wide_columnar", lambda *a: seen.append(1) or real(*a))
+    real = csv_columnar._read_wide_columnar
+    monkeypatch.setattr(csv_columnar, "_read_wide_columnar", lambda *a: seen.append(1) or real(*a))
     col = _ingest(tmp_path / "col.duckdb", path, 0, monkeypatch)
     assert seen, "the columnar path was not taken"
     rec = _ingest(tmp_path / "rec.duckdb", path, 1 << 40, monkeypatch)
@@ -117,3 +118,67 @@ def test_can_handle_never_raises_on_a_bare_carriage_return(tmp_path):
     path = tmp_path / "scores.csv"
     path.write_bytes(b"\x00\r\x00")
     assert csv_table.can_handle(SourceFile(path)) is False
+
+
+LONG = """model,benchmark,dataset,metric,value,stderr,n_samples,num_fewshot,higher_is_better,random_baseline,min_score,max_score,scale,kind
+a/m1,b1,d1,acc,0.5,0.01,100,5,true,0.25,0,1,proportion,dataset
+a/m1, b1 ,d1,acc_norm,0.6,,,5,,,,,,
+a/m2,b1,d1,acc,0.7,0.02,100.0,0,yes,,,,,
+a/m2,,d2,acc,0.3,,,,,,,,,aggregate
+ a/m1,b1,d1,acc,0.55,,,5,,,,,,
+a/m1,b1,d1,acc,0.5,,,5,,,,,,
+a/m3,b1,d1,acc,0.1,,1e30,,,,,,,
+"""
+LONG_QUERIES = (
+    "SELECT m.name, d.benchmark, d.name, d.metric, r.value, r.num_fewshot, r.stderr, r.n_samples FROM results r "
+    "JOIN models m USING (model_id) JOIN datasets d USING (dataset_id) ORDER BY ALL",
+    "SELECT m.name, d.name, rr.value, rr.num_fewshot, rr.stderr, rr.n_samples FROM result_repeats rr "
+    "JOIN models m USING (model_id) JOIN datasets d USING (dataset_id) ORDER BY ALL",
+    "SELECT benchmark, name, metric, higher_is_better, random_baseline, baseline_source, min_score, max_score, "
+    "is_primary, kind, scale, metadata FROM datasets ORDER BY ALL",
+    "SELECT name, metadata FROM models ORDER BY ALL",
+    "SELECT n_results FROM sources",
+)
+
+
+def _ingest_long(db, paths, threshold, monkeypatch):
+    monkeypatch.setattr(csv_table, "COLUMNAR_MIN_BYTES", threshold)
+    with Store.open(db) as store:
+        reports = [ingest_paths(store, [p], show_progress=False) for p in paths]
+        again = ingest_paths(store, paths, show_progress=False)
+        rows = [store.con.execute(q).fetchall() for q in LONG_QUERIES]
+    return ([r.summary() for r in reports], [sorted(map(str, r.conflicts)) for r in reports], again.summary(), rows)
+
+
+def test_long_columnar_path_stores_what_the_record_path_stores(tmp_path, monkeypatch):
+    """Padded names, optional columns, a key given twice (same and different value), a conflict with another file."""
+    first, second = tmp_path / "1" / "long.csv", tmp_path / "2" / "long.csv"
+    first.parent.mkdir()
+    second.parent.mkdir()
+    first.write_text(LONG)
+    second.write_text("model,dataset,value,benchmark,metric,num_fewshot\na/m2,d1,0.71,b1,acc,0\na/m9,d1,0.2,b1,acc,0\n")
+    kinds = []
+    real = csv_columnar._read_long_columnar
+    monkeypatch.setattr(csv_columnar, "_read_long_columnar", lambda *a: kinds.append(type(r := real(*a)).__name__) or r)
+    col = _ingest_long(tmp_path / "col.duckdb", [first, second], 0, monkeypatch)
+    assert kinds == ["ColumnarCells", "ColumnarCells"]
+    rec = _ingest_long(tmp_path / "rec.duckdb", [first, second], 1 << 40, monkeypatch)
+    assert col == rec
+    assert len(col[1][0]) == 1 and len(col[1][1]) == 1  # the repeat within the file; the value another file stored
+
+
+@pytest.mark.parametrize("bad, reason", [
+    ("a/m1,d1,\n", "row 3: value '' is not a number"),
+    ("a/m1,d1,inf\n", "not finite"),
+    (",d1,0.5\n", "model must be a non-empty string"),
+    ("a/m1,d1,0.5,7\n", "row 3 has 4 fields"),
+])
+def test_long_columnar_errors_name_the_row_and_keep_the_store(tmp_path, monkeypatch, bad, reason):
+    """A row the fast path cannot take goes to the record path, whose error names it; nothing is stored."""
+    monkeypatch.setattr(csv_table, "COLUMNAR_MIN_BYTES", 0)
+    path = tmp_path / "long.csv"
+    path.write_text("model,dataset,value\na/m0,d0,0.5\n" + bad)
+    with Store.open(tmp_path / "s.duckdb") as store:
+        report = ingest_paths(store, [path], show_progress=False)
+        assert report.by_status("skipped") and reason in report.files[0].reason, report.files[0].reason
+        assert store.counts()["results"] == 0 and store.counts()["sources"] == 0

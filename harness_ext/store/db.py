@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -53,8 +54,7 @@ CREATE TABLE IF NOT EXISTS datasets (
     is_primary BOOLEAN NOT NULL, task VARCHAR, metadata JSON, UNIQUE (benchmark, name, metric));
 CREATE TABLE IF NOT EXISTS results (
     model_id INTEGER NOT NULL, dataset_id INTEGER NOT NULL, num_fewshot INTEGER NOT NULL,
-    value DOUBLE NOT NULL, stderr DOUBLE, n_samples BIGINT, source_id INTEGER NOT NULL,
-    PRIMARY KEY (model_id, dataset_id, num_fewshot, source_id));
+    value DOUBLE NOT NULL, stderr DOUBLE, n_samples BIGINT, source_id INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS model_metadata (
     model_id INTEGER NOT NULL, source_id INTEGER NOT NULL, key VARCHAR NOT NULL, value JSON,
     PRIMARY KEY (model_id, source_id, key));
@@ -68,6 +68,10 @@ CREATE TABLE IF NOT EXISTS model_aliases (
 CREATE TABLE IF NOT EXISTS benchmark_groups (
     name VARCHAR NOT NULL, benchmark VARCHAR NOT NULL, PRIMARY KEY (name, benchmark));
 """
+# ``results`` has no PRIMARY KEY index: (model_id, dataset_id, num_fewshot, source_id) is unique by
+# construction (a source is written once, by content hash, with each key it repeats kept once, the later
+# values in result_repeats), and DuckDB's index costs more than the rows: 10M results insert in 2 s of CPU
+# without it, 28 s with it. Stores created before keep theirs.
 #: ``datasets.kind``: a score of the benchmark's own (``dataset``) or one computed from others
 #: (``aggregate``: HELM's mean win rate, lm-eval groups, a CSV's "average" column). Matrices leave
 #: aggregates out unless asked (:class:`harness_ext.store.matrix.MatrixQuery` ``aggregates``).
@@ -234,15 +238,45 @@ class Store:
         self.read_only = read_only
         if not read_only:
             # One transaction: a process killed while creating a store leaves all tables or none.
-            self.con.execute("BEGIN TRANSACTION")
-            try:
-                self.con.execute(_SCHEMA)
-                self.con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
-                self.con.execute("COMMIT")
-            except BaseException:
-                self.con.execute("ROLLBACK")
-                raise
+            with self.transaction() as con:
+                con.execute(_SCHEMA)
+                con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
         self._load_caches()
+
+    # -- transactions and registered frames ------------------------------------------------
+    @contextmanager
+    def registered(self, **frames):
+        """Register ``frames`` (pandas frames, dicts of arrays, Arrow tables) as views named by their
+        keywords for the block, and unregister them after it whatever happens; yields the connection."""
+        con = self.con
+        done = []
+        try:
+            for name, frame in frames.items():
+                con.register(name, frame)
+                done.append(name)
+            yield con
+        finally:
+            for name in done:
+                con.unregister(name)
+
+    @contextmanager
+    def transaction(self, **frames):
+        """One transaction (with ``frames`` registered as in :meth:`registered`); yields the connection.
+
+        Commits when the block ends; on any exception rolls back, so nothing of the block stays,
+        and re-raises. Every write of the store and its helpers goes through here.
+        """
+        with self.registered(**frames) as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+            except BaseException:
+                try:
+                    con.execute("ROLLBACK")
+                except duckdb.Error:
+                    pass  # the original error is the one to report
+                raise
+            con.execute("COMMIT")
 
     # -- opening -------------------------------------------------------------------------
     @classmethod
@@ -325,7 +359,7 @@ class Store:
             (b, n, m): i for b, n, m, i in self.con.execute("SELECT benchmark, name, metric, dataset_id FROM datasets").fetchall()
         }
         self._primary = set(self.con.execute("SELECT DISTINCT benchmark, name FROM datasets WHERE is_primary").fetchall())
-        self._next_source = (self.con.execute("SELECT coalesce(max(source_id), 0) FROM sources").fetchone()[0]) + 1
+        self._next_source = (self.con.execute("SELECT coalesce(max(source_id), 0) FROM sources").fetchall()[0][0]) + 1
         self._shas = {r[0] for r in self.con.execute("SELECT sha256 FROM sources").fetchall()}
 
     def committed_results(self, shas: list) -> dict:
@@ -335,12 +369,8 @@ class Store:
         """
         if not shas:
             return {}
-        frame = pd.DataFrame({"sha256": list(shas)})
-        self.con.register("_shas", frame)
-        try:
-            rows = self.con.execute("SELECT s.sha256, s.n_results FROM sources s JOIN _shas USING (sha256)").fetchall()
-        finally:
-            self.con.unregister("_shas")
+        with self.registered(_shas=pd.DataFrame({"sha256": list(shas)})) as con:
+            rows = con.execute("SELECT s.sha256, s.n_results FROM sources s JOIN _shas USING (sha256)").fetchall()
         return {sha: int(n) for sha, n in rows}
 
     def has_source(self, sha256: str) -> bool:
@@ -447,17 +477,9 @@ class Store:
         n_kept = frame.drop_duplicates(["model_id", "dataset_id", "num_fewshot", "source_id"]).groupby("source_id").size()
         n_kept = dict(zip(n_kept.index.tolist(), n_kept.tolist()))
         sources = [row[:5] + (int(n_kept.get(row[0], 0)),) for row in sources]
-        try:
-            self.con.execute("BEGIN TRANSACTION")
+        with self.transaction():
             self._append_new(sources, new_models, new_datasets, meta_rows)
             outcomes = self._insert_results(frame, items)
-            self.con.execute("COMMIT")
-        except BaseException:
-            try:
-                self.con.execute("ROLLBACK")
-            except duckdb.Error:
-                pass
-            raise
         self._remember(new_models, new_datasets, new_primary, [sha for _, sha, _, _ in items])
         return outcomes
 
@@ -484,11 +506,8 @@ class Store:
                                                         columns=["model_id", "source_id", "key", "value"]))
 
     def _append(self, table: str, frame: pd.DataFrame) -> None:
-        self.con.register("_frame", frame)
-        try:
-            self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _frame")
-        finally:
-            self.con.unregister("_frame")
+        with self.registered(_frame=frame) as con:
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _frame")
 
     def _insert_results(self, frame: pd.DataFrame, items: list) -> list:
         key = ["model_id", "dataset_id", "num_fewshot"]
@@ -496,8 +515,7 @@ class Store:
         # A file repeating a key: keep its first value; disagreement is a conflict like any other.
         dup = frame.duplicated(key + ["source_id"], keep="first")
         rows = frame[~dup]
-        self.con.register("_incoming", rows)
-        try:
+        with self.registered(_incoming=rows):
             # Against what was stored before this batch ...
             clash = self.con.execute(
                 """SELECT i.model_id, i.dataset_id, i.num_fewshot, i.source_id, i.value, r.value AS value_stored,
@@ -507,8 +525,6 @@ class Store:
                                               ORDER BY r.source_id) = 1"""
             ).df()
             self.con.execute("INSERT INTO results BY NAME SELECT * FROM _incoming")
-        finally:
-            self.con.unregister("_incoming")
         # ... and against earlier files of this batch (the earliest source is the stored value).
         earliest = rows.sort_values("source_id", kind="stable").drop_duplicates(key, keep="first")
         later = rows.merge(earliest[key + ["value", "source_id"]], on=key, suffixes=("", "_stored"))
@@ -518,12 +534,8 @@ class Store:
         within["source_id_stored"] = within["source_id"]
         repeats = within[(within["value"] - within["value_stored"]).abs() > CONFLICT_TOLERANCE]
         if len(repeats):
-            self.con.register("_repeats", repeats[["model_id", "dataset_id", "num_fewshot", "value", "stderr",
-                                                   "n_samples", "source_id"]])
-            try:
-                self.con.execute("INSERT INTO result_repeats BY NAME SELECT * FROM _repeats")
-            finally:
-                self.con.unregister("_repeats")
+            self._append("result_repeats", repeats[["model_id", "dataset_id", "num_fewshot", "value", "stderr",
+                                                    "n_samples", "source_id"]])
         parts = [c[["model_id", "dataset_id", "num_fewshot", "source_id", "value", "value_stored", "source_id_stored"]]
                  for c in (clash, later, within) if len(c)]
         allc = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(clash.columns))
@@ -596,20 +608,12 @@ class Store:
         shas = sorted(set(shas))
         if not shas:
             return []
-        self.con.register("_shas", pd.DataFrame({"sha256": shas}))
-        try:
-            self.con.execute("BEGIN TRANSACTION")
-            added = self.con.execute(
+        with self.transaction(_shas=pd.DataFrame({"sha256": shas})) as con:
+            added = con.execute(
                 """INSERT OR IGNORE INTO benchmark_groups
                    SELECT DISTINCT ?, d.benchmark FROM results r JOIN sources s USING (source_id)
                    JOIN datasets d USING (dataset_id) WHERE s.sha256 IN (SELECT sha256 FROM _shas)
                    RETURNING benchmark""", [name]).fetchall()
-            self.con.execute("COMMIT")
-        except BaseException:
-            self.con.execute("ROLLBACK")
-            raise
-        finally:
-            self.con.unregister("_shas")
         return sorted(r[0] for r in added)
 
     def benchmark_groups(self) -> pd.DataFrame:

@@ -378,12 +378,9 @@ def _cooccurring(store) -> set:
     multi = models[models.duplicated("key", keep=False)]
     if multi.empty:
         return set()
-    store.con.register("_multi", multi[["model_id"]])
-    try:
-        pairs = store.con.execute(
+    with store.registered(_multi=multi[["model_id"]]) as con:
+        pairs = con.execute(
             "SELECT DISTINCT source_id, model_id FROM results WHERE model_id IN (SELECT model_id FROM _multi)").df()
-    finally:
-        store.con.unregister("_multi")
     pairs = pairs.merge(multi, on="model_id")
     out = set()
     for _, g in pairs.groupby(["source_id", "key"]):
@@ -432,17 +429,9 @@ def add_alias_file(store, path) -> int:
 
 def _replace(store, frame: pd.DataFrame) -> None:
     frame = frame.drop_duplicates("alias", keep="last")
-    store.con.register("_aliases", frame)
-    try:
-        store.con.execute("BEGIN TRANSACTION")
-        store.con.execute("DELETE FROM model_aliases")
-        store.con.execute("INSERT INTO model_aliases BY NAME SELECT * FROM _aliases")
-        store.con.execute("COMMIT")
-    except BaseException:
-        store.con.execute("ROLLBACK")
-        raise
-    finally:
-        store.con.unregister("_aliases")
+    with store.transaction(_aliases=frame) as con:
+        con.execute("DELETE FROM model_aliases")
+        con.execute("INSERT INTO model_aliases BY NAME SELECT * FROM _aliases")
 
 
 def has_alias_table(store) -> bool:

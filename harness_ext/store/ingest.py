@@ -186,11 +186,12 @@ def read_source(src: SourceFile, adapter) -> list:
     ResultRecord, runs out of memory) fails only this source, with the adapter named.
     """
     from ..types import ColumnarResults, ResultRecord
+    from .columnar import ColumnarCells
 
     where = f"{adapter.name} [{adapter.source}]" if getattr(adapter, "source", None) else adapter.name
     try:
         records = adapter.read(src)
-        if isinstance(records, ColumnarResults):  # a large table as arrays (harness_ext.store.columnar)
+        if isinstance(records, (ColumnarResults, ColumnarCells)):  # a large table as arrays (store.columnar)
             if not len(records):
                 raise IngestError(src.path, f"no results found (read as {adapter.name})")
             records.validate(src.path)

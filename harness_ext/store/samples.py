@@ -124,13 +124,7 @@ def read_eee_samples(path) -> tuple:
         raise IngestError(path, f"cannot read: {exc}") from None
     models, tasks = set(), set()
     doc_ids, metrics, values, hashes = [], [], [], []
-    for lineno, line in enumerate(io.StringIO(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            s = json.loads(line)
-        except ValueError as exc:
-            raise IngestError(path, f"line {lineno} is not JSON: {exc}") from None
+    for lineno, s in _json_lines(path, text):
         if not isinstance(s, dict) or "sample_id" not in s or not isinstance(s.get("evaluation"), dict):
             raise IngestError(path, f"line {lineno} is not an Every Eval Ever instance record "
                                     "(sample_id and evaluation are required)")
@@ -234,6 +228,17 @@ def model_for_samples(path, model: Optional[str] = None) -> str:
     raise IngestError(path, f"sibling results files name several models ({', '.join(sorted(names))}); pass model=")
 
 
+def _json_lines(path, text: str):
+    """``(line number, parsed object)`` of each non-blank line of a JSONL text; IngestError names a bad line."""
+    for lineno, line in enumerate(io.StringIO(text), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, json.loads(line)
+        except ValueError as exc:
+            raise IngestError(path, f"line {lineno} is not JSON: {exc}") from None
+
+
 def _open_text(path: Path):
     raw = path.read_bytes()
     if path.suffix == ".gz":
@@ -270,13 +275,7 @@ def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) 
     except UnicodeDecodeError as exc:
         raise IngestError(path, f"not UTF-8: {exc}") from None
     doc_ids, metrics, values, doc_hashes, prompt_hashes = [], [], [], [], []
-    for lineno, line in enumerate(io.StringIO(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            s = json.loads(line)
-        except ValueError as exc:
-            raise IngestError(path, f"line {lineno} is not JSON: {exc}") from None
+    for lineno, s in _json_lines(path, text):
         if not isinstance(s, dict):
             raise IngestError(path, f"line {lineno} is {type(s).__name__}, expected an object")
         doc_id = s.get("doc_id")
@@ -345,7 +344,7 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
     ensure_schema(store)
     con = store.con
     shas = {r[0] for r in con.execute("SELECT sha256 FROM sample_sources").fetchall()}
-    next_id = con.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sample_sources").fetchone()[0]
+    next_id = con.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sample_sources").fetchall()[0][0]
     report = SamplesReport()
     files = _iter_sample_files(paths)
     for path in progress(files, total=len(files), desc="samples", disable=None if show_progress else True):
@@ -364,22 +363,10 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
             continue
         frame = frame.assign(model=mdl, task=task, source=str(path), source_id=next_id)
         now = datetime.now(timezone.utc).replace(tzinfo=None)
-        try:
-            con.execute("BEGIN TRANSACTION")
+        with store.transaction(_samples_frame=frame) as con:
             con.execute("INSERT INTO sample_sources VALUES (?, ?, ?, ?, ?, ?, ?)",
                         [next_id, str(path), sha, mdl, task, len(frame), now])
-            con.register("_samples_frame", frame)
-            try:
-                con.execute("INSERT INTO samples BY NAME SELECT * FROM _samples_frame")
-            finally:
-                con.unregister("_samples_frame")
-            con.execute("COMMIT")
-        except BaseException:
-            try:
-                con.execute("ROLLBACK")
-            except Exception:  # noqa: BLE001 - the original error is the one to report
-                pass
-            raise
+            con.execute("INSERT INTO samples BY NAME SELECT * FROM _samples_frame")
         shas.add(sha)
         next_id += 1
         report.files.append(SamplesFileReport(str(path), "ingested", mdl, task, len(frame)))

@@ -1,0 +1,308 @@
+"""Large CSV tables read column by column with pyarrow (the rules are :mod:`harness_ext.adapters.csv_table`'s).
+
+A wide leaderboard becomes :class:`~harness_ext.types.ColumnarResults` (models x columns arrays), a
+long table :class:`~harness_ext.store.columnar.ColumnarCells` (one row per cell as arrays), so a
+table of tens of millions of results never becomes a Python object per cell.
+"""
+
+from __future__ import annotations
+
+import csv
+
+from harness_ext.adapters.csv_table import (
+    _BOOL, _MISSING, AGGREGATE_NAME, LOWER_NAME, _chance, _dataset_metrics, _is_score_column, _parse, _wide_column_meta)
+from harness_ext.errors import IngestError
+from harness_ext.store.scales import infer_scale
+from harness_ext.types import SourceFile
+
+
+def _first_row(src: SourceFile, delim: str) -> list:
+    with open(src.path, "rb") as fh:
+        line = fh.readline()
+    text = line.decode("utf-8").lstrip("\ufeff").rstrip("\r\n")
+    return [h.strip() for h in next(csv.reader([text], delimiter=delim), [])]
+
+
+def _check_nul(src: SourceFile) -> None:
+    with open(src.path, "rb") as fh:
+        for block in iter(lambda: fh.read(16 << 20), b""):
+            if b"\0" in block:
+                raise IngestError(src.path, "contains NUL bytes: not a text CSV")
+
+
+def _parse_column(arr, n_rows: int):
+    """``(values float64 with NaN for missing, percent, bad)`` of one string column; bad lists (row, cell)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    stripped = pc.utf8_trim_whitespace(arr)
+    missing = pc.is_in(pc.utf8_lower(stripped), value_set=pa.array(sorted(_MISSING)))
+    try:
+        vals = pc.cast(pc.if_else(missing, pa.scalar(None, pa.string()), stripped), pa.float64())
+        out = vals.to_numpy(zero_copy_only=False)
+        return np.where(np.isnan(out) & ~missing.to_numpy(zero_copy_only=False), np.nan, out).astype(float), False, []
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    out = np.full(n_rows, np.nan)
+    pct_any, bad = False, []
+    for i, cell in enumerate(arr.to_pylist()):
+        try:
+            v, pct = _parse(cell)
+        except ValueError:
+            bad.append((i + 2, cell))
+            continue
+        if v is not None:
+            out[i] = v
+            pct_any = pct_any or pct
+    return out, pct_any, bad
+
+
+def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
+    """A large wide CSV as :class:`~harness_ext.types.ColumnarResults`, with the rules of :func:`_read_wide`."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    from harness_ext.types import ColumnarResults
+
+    _check_nul(src)
+    cm, specs, declared_meta = _wide_column_meta(src, header, lower)
+    names = [f"c{j}" for j in range(len(header))]
+    try:
+        table = pcsv.read_csv(
+            src.path, read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, block_size=64 << 20),
+            parse_options=pcsv.ParseOptions(delimiter=delim, newlines_in_values=False),
+            convert_options=pcsv.ConvertOptions(column_types={c: pa.string() for c in names}, strings_can_be_null=False))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise IngestError(src.path, f"cannot read as a CSV table: {str(exc).splitlines()[0]}") from None
+    models = [m.strip() for m in table.column(0).to_pylist()]
+    keep = [i for i, m in enumerate(models) if m]
+    if len(keep) < len(models):  # a row without a model name: empty lines are passed over, others are errors
+        blank = [i for i, m in enumerate(models) if not m]
+        row_text = [any(str(table.column(j)[i]).strip() for j in range(1, len(names))) for i in blank[:50]]
+        if any(row_text):
+            raise IngestError(src.path, f"row {blank[row_text.index(True)] + 2} has no model name")
+        table = table.take(pa.array(keep))
+        models = [models[i] for i in keep]
+    n = len(models)
+    if not n:
+        raise IngestError(src.path, "no data rows")
+    bench_col = lower.index("benchmark") if "benchmark" in lower else None
+    meta_cols, score_cols, parsed = [], [], {}
+    for j, name in enumerate(header):
+        if j == 0 or j == bench_col:
+            continue
+        spec = specs.get(name, {})
+        if spec.get("kind") == "metadata" or name.lower() in declared_meta:
+            meta_cols.append(j)
+            continue
+        vals, pct, bad = _parse_column(table.column(j), n)
+        if np.isinf(vals).any():
+            row = int(np.nonzero(np.isinf(vals))[0][0])
+            raise IngestError(src.path, f"row {row + 2}: {name!r} score is {table.column(j)[row]}, not finite")
+        if not _is_score_column(src, name, spec, int(np.count_nonzero(~np.isnan(vals))), bad):
+            meta_cols.append(j)
+            continue
+        parsed[j] = (vals, pct)
+        score_cols.append(j)
+    if not score_cols:
+        raise IngestError(src.path, "wide CSV has no score columns (every column is model metadata)")
+    values = np.empty((n, len(score_cols)))
+    pct_of = {j: parsed[j][1] for j in score_cols}
+    for k, j in enumerate(score_cols):
+        values[:, k] = parsed.pop(j)[0]  # one copy of the scores at a time
+    aggregates = _aggregate_columns_array(header, score_cols, values, specs)
+    dnames = _dataset_metrics(header, score_cols, specs)
+    metas = [{} for _ in range(n)]
+    for j in meta_cols:
+        for i, cell in enumerate(table.column(j).to_pylist()):
+            try:
+                v, _ = _parse(cell)
+            except ValueError:
+                v = cell.strip()
+            if v is not None:
+                metas[i][header[j]] = v
+    benches = [b.strip() for b in table.column(bench_col).to_pylist()] if bench_col is not None else None
+    del table
+    columns = []
+    for k, j in enumerate(score_cols):
+        name = header[j]
+        spec = specs.get(name, {})
+        hint = spec.get("scale") or ("percent" if pct_of[j] or "%" in name else None)
+        col = values[:, k]
+        scale, lo, hi = infer_scale(col[~np.isnan(col)], name=name, metric=spec.get("metric") or "",
+                                    declared_lo=spec.get("min"), declared_hi=spec.get("max"), hint=hint)
+        hib = spec.get("higher_is_better")
+        if hib is None and LOWER_NAME.search(name):
+            hib = False
+        rb, rb_src = _chance(src, cm, name, spec, lo, hi)
+        columns.append(dict(
+            benchmark=cm["benchmark"] or stem, dataset=dnames[j][0], metric=dnames[j][1], primary=dnames[j][2],
+            higher_is_better=None if hib is None else bool(hib), random_baseline=rb, baseline_source=rb_src,
+            min_score=lo, max_score=hi, scale=scale, aggregate=j in aggregates,
+            dataset_metadata={"column": name, "scale_detected": scale}))
+    if benches is not None:  # a benchmark column: one block of columns per benchmark named in it
+        return _split_by_benchmark(models, metas, columns, values, benches)
+    return ColumnarResults(models=models, model_metadata=metas, columns=columns, values=values)
+
+
+#: Long-table columns read as text and as numbers by :func:`_read_long_columnar`.
+_LONG_TEXT = ("model", "dataset", "benchmark", "metric", "higher_is_better", "scale", "kind")
+_LONG_NUMBERS = ("value", "stderr", "n_samples", "num_fewshot", "random_baseline", "min_score", "max_score")
+
+
+def _read_long_columnar(src: SourceFile, header, lower, stem, delim):
+    """A large long CSV as :class:`~harness_ext.store.columnar.ColumnarCells`, with the rules of :func:`_read_long`.
+
+    Text columns are read dictionary-encoded and numbers as float64 by pyarrow, so a 10-million-row
+    file never becomes a Python object per cell. Returns None when a row needs the record path's
+    checks (a blank or malformed row, a missing or non-finite number, an unknown kind, a shot count out
+    of range): :func:`_read_long` then reads the file and names the row.
+    """
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    from harness_ext.store.columnar import ColumnarCells
+
+    if len(set(lower)) != len(lower):
+        return None
+    _check_nul(src)
+    names = [f"c{j}" for j in range(len(header))]
+    idx = {c: j for j, c in enumerate(lower) if c in _LONG_TEXT or c in _LONG_NUMBERS}
+    types = {names[j]: pa.dictionary(pa.int32(), pa.string()) if c in _LONG_TEXT else pa.float64() for c, j in idx.items()}
+    try:
+        table = pcsv.read_csv(
+            src.path, read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, block_size=64 << 20),
+            parse_options=pcsv.ParseOptions(delimiter=delim, newlines_in_values=False),
+            convert_options=pcsv.ConvertOptions(column_types=types, include_columns=[names[j] for j in idx.values()],
+                                                null_values=[""], strings_can_be_null=False,
+                                                quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    n = table.num_rows
+    if not n:
+        return None
+    nums, text = {}, {}
+    for c, j in idx.items():
+        col = table.column(names[j])
+        if c in _LONG_NUMBERS:
+            a = col.to_numpy()  # float64, NaN where the cell was empty
+            present = a if c == "value" else a[~np.isnan(a)]  # a score is required, the others optional
+            if col.null_count and c == "value" or not np.isfinite(present).all():
+                return None  # an empty score, or inf/nan written out: the record path's error names the row
+            nums[c] = a
+        else:
+            arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+            # Cells are stripped as the record path strips them; a padded and an unpadded name are one name.
+            codes, uniq = pd.factorize(np.array([v.strip() for v in arr.dictionary.to_pylist()], dtype=object))
+            text[c] = (codes[arr.indices.to_numpy()], uniq)
+        table = table.drop_columns([names[j]])  # one column's memory at a time
+    del table
+    m_codes, m_uniq = text["model"]
+    d_codes, d_uniq = text["dataset"]
+    if (m_uniq == "").any() or (d_uniq == "").any():
+        return None
+    if "kind" in text:
+        kinds = [k.lower() or "dataset" for k in text["kind"][1]]
+        if any(k not in ("dataset", "aggregate") for k in kinds):
+            return None
+    shots = nums.get("num_fewshot")
+    if shots is not None:
+        shots = np.trunc(shots)
+        if ((shots < 0) | (shots >= 2**31)).any():  # NaN (no shot count) compares False: -1 below
+            return None
+        shots = np.where(np.isnan(shots), -1, shots).astype(np.int32)
+    n_samples = nums.get("n_samples")
+    if n_samples is not None:
+        n_samples = np.trunc(n_samples)
+        n_samples[(n_samples < 0) | (n_samples >= 2**63)] = np.nan  # dropped, as ResultRecord.validate drops it
+    # Rows in order of each model's first appearance, columns of each (benchmark, dataset, metric)'s.
+    row, first_rows = pd.factorize(m_codes)
+    key = d_codes.astype(np.int64)
+    for c in ("metric", "benchmark"):
+        if c in text:
+            key = key * len(text[c][1]) + text[c][0]
+    col, _ = pd.factorize(key)
+    first = pd.Series(col).drop_duplicates().index.to_numpy()  # each column's first row, in code order
+
+    def at(c, i, default=None):
+        if c in text:
+            v = text[c][1][text[c][0][i]]
+            return v if v != "" else default
+        if c in nums:
+            v = nums[c][i]
+            return None if np.isnan(v) else float(v)
+        return default
+
+    columns, first_metric = [], {}
+    for i in first.tolist():
+        bench, dataset, metric = at("benchmark", i) or stem, d_uniq[d_codes[i]], at("metric", i) or "score"
+        hib, rb = at("higher_is_better", i), at("random_baseline", i)
+        columns.append(dict(
+            benchmark=bench, dataset=dataset, metric=metric,
+            primary=first_metric.setdefault((bench, dataset), metric) == metric,
+            higher_is_better=_BOOL.get(hib.lower()) if hib else None, random_baseline=rb,
+            baseline_source="csv column" if rb is not None else None, min_score=at("min_score", i),
+            max_score=at("max_score", i), scale=at("scale", i), aggregate=(at("kind", i) or "").lower() == "aggregate"))
+    models = [str(m) for m in m_uniq[first_rows]]
+    return ColumnarCells(models=models, model_metadata=[{}] * len(models), columns=columns, row=row, col=col,
+                         value=nums["value"], num_fewshot=shots, stderr=nums.get("stderr"), n_samples=n_samples)
+
+
+def _split_by_benchmark(models, metas, columns, values, benches):
+    import numpy as np
+
+    from harness_ext.types import ColumnarResults
+
+    names = sorted(set(benches))
+    rows = {b: np.array([i for i, x in enumerate(benches) if x == b]) for b in names}
+    out_cols, blocks = [], []
+    for b in names:
+        for c in columns:
+            out_cols.append({**c, "benchmark": b})
+        block = np.full((len(models), len(columns)), np.nan)
+        block[rows[b]] = values[rows[b]]
+        blocks.append(block)
+    return ColumnarResults(models=models, model_metadata=metas, columns=out_cols, values=np.hstack(blocks))
+
+
+def _aggregate_columns_array(header, score_cols, values, specs) -> set:
+    """:func:`_aggregate_columns` on a models x score-columns array (NaN: missing), vectorised."""
+    import numpy as np
+
+    out = {j for j in score_cols if specs.get(header[j], {}).get("kind") == "aggregate"}
+    named = [j for j in score_cols if specs.get(header[j], {}).get("kind") is None
+             and AGGREGATE_NAME.search(header[j].replace("_", " "))]
+    if len(named) == 1 and len(score_cols) >= 3:
+        out.update(named)
+    cand = [k for k, j in enumerate(score_cols) if j not in out]
+    if len(cand) < 3:
+        return out
+    sub = values[:, cand]
+    rows = ~np.isnan(sub).any(axis=1)
+    if rows.sum() < 3:
+        return out
+    D = sub[rows]
+    tol = 1.01 * 10.0 ** -min(_decimals_array(D[:, i]) for i in range(D.shape[1]))
+    others = (D.sum(axis=1, keepdims=True) - D) / (D.shape[1] - 1)
+    hit = (np.abs(D - others) <= tol).all(axis=0)
+    for i in np.nonzero(hit)[0]:
+        j = score_cols[cand[i]]
+        if not specs.get(header[j], {}).get("kind"):
+            out.add(j)
+    return out
+
+
+def _decimals_array(col) -> int:
+    """Decimal places of the most precise value in ``col`` (as :func:`_decimals` for a list)."""
+    import numpy as np
+
+    for d in range(18):
+        if np.all(np.round(col, d) == col):
+            return d
+    return 17
+
+
