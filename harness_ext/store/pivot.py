@@ -1,0 +1,320 @@
+"""Store to matrix: DuckDB selects and codes the results, numpy scatters them into one preallocated array.
+
+No long string table and no pandas pivot: labels are built for the few
+distinct models, datasets, shot settings and sources only, and the results
+come back as integer codes and values (Arrow batches of about a million rows),
+scattered straight into the float matrix. :func:`harness_ext.store.matrix.load_matrix`
+adds normalisation, fingerprint and metadata.
+
+References
+----------
+Issue 17 item 2 (store to matrix within 2x of reading the same matrix from Parquet).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+from ..errors import StoreError
+from .db import UNKNOWN_SHOTS
+
+def benchmark_filter(store, query, column: str):
+    """SQL conditions and parameters selecting ``query.benchmarks`` in ``column``.
+
+    A benchmark-group name (``ingest --group``) stands for its member benchmarks.
+    """
+    if not query.benchmarks:
+        return [], []
+    marks = ", ".join("?" * len(query.benchmarks))
+    names = list(query.benchmarks)
+    if getattr(store, "_has_table", lambda t: False)("benchmark_groups"):
+        return ([f"({column} IN ({marks}) OR {column} IN "
+                 f"(SELECT benchmark FROM benchmark_groups WHERE name IN ({marks})))"], names + names)
+    return [f"{column} IN ({marks})"], names
+
+
+_DATASET_COLUMNS = ["benchmark", "dataset", "metric", "task", "higher_is_better", "random_baseline", "baseline_source",
+                    "min_score", "max_score", "kind", "scale"]
+
+
+def raw_arrays(store, query, extra: Optional[dict] = None) -> tuple:
+    """Raw matrix (a float64 array the caller owns), its row and column labels (sorted) and per-column metadata.
+
+    Returns ``(X, index, columns, meta)``. Labels are built for the few distinct models, shot counts, sources and
+    datasets only. DuckDB selects the results and joins each to integer row
+    and column codes; the codes, values and a rank (source, then benchmark,
+    dataset name and metric, then shot count within a run) come back a
+    million rows at a time (Arrow batches when pyarrow is installed) and are
+    scattered into the preallocated float matrix, keeping the lowest rank per
+    cell: the first-ingested value, as the store promises. Memory is the
+    matrix, one int64 rank matrix of the same shape (only when a cell has
+    several values) and one batch.
+    """
+    con = store.con
+    extra = {} if extra is None else extra
+    has = getattr(store, "_has_table", lambda t: False)
+    dwhere, dparams = benchmark_filter(store, query, "benchmark")
+    if query.metric:
+        dwhere.append("metric = ?")
+        dparams.append(query.metric)
+    else:
+        dwhere.append("is_primary")
+    if query.aggregates == "only":
+        dwhere.append("kind = 'aggregate'")
+    elif not query.aggregates:
+        dwhere.append("coalesce(kind, 'dataset') <> 'aggregate'")
+    if query.datasets:
+        dwhere.append("name GLOB ?")
+        dparams.append(query.datasets)
+    rwhere, rparams = ["TRUE"], []
+    n_sel, n_all = con.execute(f"SELECT count(*) FILTER (WHERE {' AND '.join(dwhere)}), count(*) FROM datasets",
+                               dparams).fetchone()
+    if n_sel < n_all:  # the filter costs a hash probe per result: skip it when every dataset is selected
+        rwhere[0] = f"r.dataset_id IN (SELECT dataset_id FROM datasets WHERE {' AND '.join(dwhere)})"
+        rparams.extend(dparams)
+    aliased = bool(query.aliases) and has("model_aliases")
+    if query.models:  # a glob on the canonical id or on the name a source used
+        rwhere.append("r.model_id IN (SELECT model_id FROM models m WHERE m.name GLOB ?" + (
+            " OR (SELECT canonical FROM model_aliases a WHERE a.alias = m.name) GLOB ?)" if aliased else ")"))
+        rparams.extend([query.models] * (2 if aliased else 1))
+    if query.source:
+        rwhere.append("r.source_id IN (SELECT source_id FROM sources WHERE path GLOB ?)")
+        rparams.append(query.source)
+    if query.num_fewshot is not None:
+        rwhere.append("r.num_fewshot = ?")
+        rparams.append(int(query.num_fewshot))
+    where = " AND ".join(rwhere)
+    if query.rows == "model":
+        # One row per model: each dataset at the shot setting most models ran (ties: fewest shots, unknown last).
+        # A plain count first: only datasets run at several shot settings need the models counted exactly.
+        # The median sample count per (dataset, shot setting) rides along: a column's cost when it is one pair.
+        per = con.execute(f"""SELECT dataset_id, num_fewshot, count(*) AS n, median(n_samples) AS s FROM results r
+                              WHERE {where} GROUP BY ALL""", rparams).fetchall()
+        pair_samples = {(d, k): s for d, k, _, s in per}
+        per = [(d, k, n) for d, k, n, _ in per]
+        n_settings: dict = {}
+        for d, _, _ in per:
+            n_settings[d] = n_settings.get(d, 0) + 1
+        mixed = sorted(d for d, n in n_settings.items() if n > 1)
+        dropped, best = 0, {}
+        if mixed:
+            mwhere = f"{where} AND r.dataset_id IN (SELECT unnest(?::INTEGER[]))"
+            mparams = rparams + [mixed]
+            per = [p for p in per if n_settings[p[0]] == 1] + con.execute(
+                f"""SELECT dataset_id, num_fewshot, count(DISTINCT model_id) AS n FROM results r
+                    WHERE {mwhere} GROUP BY ALL""", mparams).fetchall()
+            for d, k, n in per:
+                if n_settings[d] > 1:
+                    key = (-n, np.iinfo(np.int64).max if k == UNKNOWN_SHOTS else k)
+                    if d not in best or key < best[d][0]:
+                        best[d] = (key, k)
+            total = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT model_id, dataset_id FROM results r "
+                                f"WHERE {mwhere})", mparams).fetchone()[0]
+            # Results of a mixed dataset at another shot setting are left out (every setting of the others is its only one).
+            keep = (f"(r.dataset_id::BIGINT * 4294967296 + (r.num_fewshot + 1)) IN (SELECT unnest(?::BIGINT[])) "
+                    f"OR r.dataset_id NOT IN (SELECT unnest(?::INTEGER[]))")
+            rwhere.append(f"({keep})")
+            rparams.extend([[int(d) * 4294967296 + int(v[1]) + 1 for d, v in best.items()], mixed])
+            where = " AND ".join(rwhere)
+            kept = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT model_id, dataset_id FROM results r "
+                               f"WHERE {where} AND r.dataset_id IN (SELECT unnest(?::INTEGER[])))",
+                               rparams + [mixed]).fetchone()[0]
+            dropped = int(total - kept)
+        extra["shots"] = {"rule": "per dataset, the shot setting most models were run at (ties: fewest shots)",
+                          "dropped_cells": dropped, "mixed_dataset_ids": len(mixed)}
+    # One scan for the distinct datasets and row keys of the selection (small: thousands, not millions).
+    second = "r.source_id" if query.rows == "run" else "r.num_fewshot"
+    if query.rows == "model":  # the per-dataset counts above name the datasets and shot settings already
+        sel = [(d, k) for d, k, _ in per if n_settings[d] == 1 or best[d][1] == k]
+        ds_ids = np.unique(np.array([d for d, _ in sel], dtype=np.int64))
+        row_model = np.asarray(con.execute(f"SELECT DISTINCT r.model_id FROM results r WHERE {where} ORDER BY 1",
+                                           rparams).fetchnumpy()["model_id"], dtype=np.int64)
+        row_k = np.zeros(len(row_model), dtype=np.int64)  # one row per model whatever its shot settings
+        model_shots = np.unique(np.array([k for _, k in sel], dtype=np.int64))
+    else:
+        ds_ids = con.execute(f"SELECT DISTINCT r.dataset_id FROM results r WHERE {where} ORDER BY 1", rparams).fetchnumpy()
+        ds_ids = np.asarray(ds_ids["dataset_id"], dtype=np.int64)
+        keys = con.execute(f"SELECT DISTINCT r.model_id, {second} AS k FROM results r WHERE {where} ORDER BY 1, 2",
+                           rparams).fetchnumpy()
+        row_model = np.asarray(keys["model_id"], dtype=np.int64)
+        row_k = np.asarray(keys["k"], dtype=np.int64)
+    if not len(ds_ids):
+        n = store.counts()["results"]
+        if n == 0:
+            raise StoreError("the store is empty: run 'harness-ext ingest PATH' first")
+        avail = ", ".join(store.benchmarks()["benchmark"])
+        raise StoreError(f"no results match {describe(query)}; benchmarks in the store: {avail}")
+
+    # Columns: dataset names, qualified by benchmark where a name is shared by two selected benchmarks.
+    ds = con.execute(
+        f"""SELECT dataset_id, benchmark, name, metric, task, higher_is_better, random_baseline, baseline_source,
+                   min_score, max_score, kind, scale FROM datasets WHERE dataset_id IN (SELECT unnest(?::INTEGER[]))""",
+        [ds_ids.tolist()]).fetchall()
+    n_bench: dict = {}
+    for row in ds:
+        n_bench.setdefault(row[2], set()).add(row[1])
+    col_label = {row[0]: (f"{row[1]}/{row[2]}" if len(n_bench[row[2]]) > 1 else row[2]) for row in ds}
+    columns = sorted(set(col_label.values()))
+    col_code = {c: i for i, c in enumerate(columns)}
+    # Among values of one cell from one source, the old ORDER BY benchmark, name decides; metric breaks ties.
+    prio = {row[0]: i for i, row in enumerate(sorted(ds, key=lambda r: (r[1], r[2], r[3], r[0])))}
+    info = {row[0]: row[1:] for row in ds}
+
+    # Rows: a model, a model at one shot count (when it has several), or a model's run (one source file).
+    model_ids = np.unique(row_model)
+    # Every model's name in one Arrow fetch: a list of tens of thousands of ids as a query parameter is slower.
+    tab = con.sql("SELECT model_id, name FROM models").fetchnumpy()
+    lut = np.full(int(max(model_ids.max(), tab["model_id"].max())) + 1, -1, dtype=np.int64)
+    lut[np.asarray(tab["model_id"], dtype=np.int64)] = np.arange(len(tab["model_id"]))
+    all_names = np.asarray(tab["name"], dtype=object)
+    names = dict(zip(model_ids.tolist(), all_names[lut[model_ids]].tolist()))
+    if aliased:  # names of one model share its row (harness_ext.store.identity)
+        canon = dict(con.execute("SELECT alias, canonical FROM model_aliases").fetchall())
+        groups: dict = {}
+        if canon:  # only aliases and their canonical names can share a row
+            targets = set(canon.values())
+            for n in set(names.values()):
+                if n in canon or n in targets:
+                    groups.setdefault(canon.get(n, n), set()).add(n)
+            names = {mid: canon.get(n, n) for mid, n in names.items()}
+        extra["merged"] = {c: sorted(ns) for c, ns in groups.items() if len(ns) > 1}
+    if query.rows == "run":
+        paths = dict(con.execute("SELECT source_id, path FROM sources WHERE source_id IN (SELECT unnest(?::INTEGER[]))",
+                                 [np.unique(row_k).tolist()]).fetchall())
+        labels = [f"{names[m]} [{paths[k].rsplit('/', 1)[-1]}]" for m, k in zip(row_model.tolist(), row_k.tolist())]
+    else:
+        if query.rows == "model":
+            labels = [names[m] for m in row_model.tolist()]
+        else:
+            ks: dict = {}  # shot settings per row name (names of one model count together)
+            for m, k in zip(row_model.tolist(), row_k.tolist()):
+                ks.setdefault(names[m], set()).add(k)
+            labels = [names[m] + ("" if len(ks[names[m]]) == 1 else "" if k == UNKNOWN_SHOTS else f" [{k}-shot]")
+                      for m, k in zip(row_model.tolist(), row_k.tolist())]
+    index = sorted(set(labels))
+    row_code = {r: i for i, r in enumerate(index)}
+
+    # The cells: DuckDB joins each selected result to its integer row and column codes; numpy keeps the
+    # first value of each cell, ranked by (source, benchmark, dataset, metric, then shot count in a run).
+    nd = len(ds_ids)
+    ds_tab = {"dataset_id": ds_ids.astype(np.int32),
+              "c": np.array([col_code[col_label[i]] for i in ds_ids.tolist()], dtype=np.int32),
+              "p": np.array([prio[i] for i in ds_ids.tolist()], dtype=np.int64)}
+    row_tab = {"model_id": row_model.astype(np.int32), "k": row_k.astype(np.int32),
+               "r": np.array([row_code[r] for r in labels], dtype=np.int32)}
+    shot_values = model_shots if query.rows == "model" else None
+    con.register("_hx_cols", ds_tab)
+    con.register("_hx_rows", row_tab)
+    try:
+        if shot_values is None:
+            shot_values = np.asarray(con.execute(f"SELECT DISTINCT r.num_fewshot FROM results r WHERE {where} ORDER BY 1",
+                                                 rparams).fetchnumpy()["num_fewshot"], dtype=np.int64)
+        ns = len(shot_values)
+        if query.rows == "model":
+            # A row is a model (all its shot keys share the row): codes by lookup tables in numpy, so DuckDB
+            # only scans (no join per result).
+            lut_r = np.zeros(int(row_model.max()) + 1, dtype=np.int64)
+            lut_r[row_tab["model_id"]] = row_tab["r"]
+            lut_c = np.zeros(int(ds_ids.max()) + 1, dtype=np.int64)
+            lut_c[ds_ids] = ds_tab["c"]
+            lut_p = np.zeros(len(lut_c), dtype=np.int64)
+            lut_p[ds_ids] = ds_tab["p"]
+            sql = f"SELECT r.model_id, r.dataset_id, r.value, r.source_id, r.num_fewshot AS k FROM results r WHERE {where}"
+            simple_sql = f"SELECT r.model_id, r.dataset_id, r.value FROM results r WHERE {where}"
+        else:
+            sql = f"""SELECT w.r, c.c, r.value, (r.source_id::BIGINT * {nd} + c.p) * {ns} AS f, r.num_fewshot AS k
+                      FROM results r JOIN _hx_cols c USING (dataset_id)
+                      JOIN _hx_rows w ON r.model_id = w.model_id AND {second} = w.k WHERE {where}"""
+        X = np.full((len(index), len(columns)), np.nan)
+        P = None
+        simple = query.rows == "model" and ns == 1 and len(np.unique(ds_tab["c"])) == nd
+        if simple:
+            # The common case first (one dataset per column, one shot setting): scatter the values as they
+            # come; if no cell came twice (as many values kept as fetched), no ranking is needed.
+            n_fetched = 0
+            for batch in _batches(con, simple_sql, rparams):
+                flat = lut_r[batch["model_id"]]
+                flat *= len(columns)
+                flat += lut_c[batch["dataset_id"]]
+                X.reshape(-1)[flat] = batch["value"]
+                n_fetched += len(flat)
+            if n_fetched == np.count_nonzero(~np.isnan(X)):
+                first_p = np.empty(len(columns), dtype=np.int64)
+                first_p[ds_tab["c"]] = ds_tab["p"]
+            else:
+                X.fill(np.nan)
+                simple = False
+        for batch in ([] if simple else _batches(con, sql, rparams)):
+            if P is None:
+                P = np.full(X.shape, np.iinfo(np.int64).max)  # the rank of the value kept in each cell
+            if query.rows == "model":
+                did = batch["dataset_id"]
+                flat = lut_r[batch["model_id"]] * len(columns) + lut_c[did]
+                f = (batch["source_id"].astype(np.int64) * nd + lut_p[did]) * ns
+            else:
+                flat = batch["r"].astype(np.int64) * len(columns) + batch["c"]
+                f = batch["f"]
+            if ns > 1:
+                f = f + np.searchsorted(shot_values, batch["k"])
+            np.minimum.at(P.reshape(-1), flat, f)
+            win = P.reshape(-1)[flat] == f
+            X.reshape(-1)[flat[win]] = batch["value"][win]
+        # What running a dataset costs, for cost budgets: its sample count (median over the results reporting one).
+        n_samples = np.full(len(columns), np.nan)
+        if query.rows == "model" and len(np.unique(ds_tab["c"])) == nd:  # a column is one (dataset, shot) pair
+            for d, k in sel:
+                if pair_samples[(d, k)] is not None:
+                    n_samples[col_code[col_label[d]]] = float(pair_samples[(d, k)])
+        else:
+            rows_join = "" if query.rows == "model" else f"JOIN _hx_rows w ON r.model_id = w.model_id AND {second} = w.k"
+            for c, v in con.execute(f"""SELECT c.c, median(r.n_samples) FROM results r JOIN _hx_cols c USING (dataset_id)
+                                         {rows_join} WHERE {where} AND r.n_samples IS NOT NULL GROUP BY c.c""",
+                                    rparams).fetchall():
+                n_samples[int(c)] = float(v)
+    finally:
+        con.unregister("_hx_cols")
+        con.unregister("_hx_rows")
+    # Per column: metadata of its first cell's dataset, and the most common shot count (ties: the smallest).
+    observed = ~np.isnan(X)
+    if not simple:
+        first_p = (P.min(axis=0) // ns) % nd
+    by_prio = {p: i for i, p in prio.items()}
+    meta = pd.DataFrame([info[by_prio[int(p)]] for p in first_p], columns=_DATASET_COLUMNS, index=pd.Index(columns, name="dataset"))
+    meta["higher_is_better"] = meta["higher_is_better"].astype("boolean")  # NULL: unknown, as DuckDB's .df() gives
+    meta = meta.rename(columns={"scale": "scale_kind"})  # the stored kind; engine's transforms read "scale" as theirs
+    if ns == 1:
+        counts = observed.sum(axis=0)[:, None]
+    else:
+        shot_of = np.where(observed, P % ns, -1)
+        counts = np.stack([(shot_of == j).sum(axis=0) for j in range(ns)], axis=1)  # columns x shot values
+    del P
+    counts[:, shot_values == UNKNOWN_SHOTS] = 0
+    shots = pd.Series(pd.NA, index=meta.index, dtype="Int64")
+    has = counts.sum(axis=1) > 0
+    shots[has] = shot_values[counts[has].argmax(axis=1)]
+    meta["num_fewshot"] = shots
+    meta["n_samples"] = pd.array(n_samples, dtype="Float64")
+    return X, index, columns, meta
+
+
+def _batches(con, sql: str, params: list, rows: int = 1 << 20):
+    """Column arrays of a query's result, about a million rows at a time when pyarrow is there (bounded memory)."""
+    try:
+        import pyarrow  # noqa: F401
+
+        rel = con.sql(sql, params=params)
+        # DuckDB >= 1.4 names it to_arrow_reader; before, fetch_record_batch.
+        reader = rel.to_arrow_reader(rows) if hasattr(rel, "to_arrow_reader") else rel.fetch_record_batch(rows)
+    except ImportError:  # one batch of numpy arrays
+        yield {k: np.asarray(v) for k, v in con.execute(sql, params).fetchnumpy().items()}
+        return
+    for b in reader:
+        yield {name: b.column(i).to_numpy(zero_copy_only=False) for i, name in enumerate(b.schema.names)}
+
+
+def describe(query) -> str:
+    parts = [f"{k}={v!r}" for k, v in query.to_dict().items() if v not in (None, (), [], False) and k not in ("rows", "normalise")]
+    return ", ".join(parts) or "the query"
