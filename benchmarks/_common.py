@@ -15,8 +15,13 @@ package).
   peak so far, an upper bound). Cases whose peak must be their own (the
   10,000 x 1,000 reduce) also run in a subprocess.
 * Results: every benchmark row is a dict (case, size, time_s, ref_s, ratio,
-  peak_mb, note); :func:`emit_json` appends them to the file named by
+  peak_mb, note, and optionally ref_name, ref_kind, loop_s, target,
+  target_met); :func:`emit_json` appends them to the file named by
   ``$HARNESS_EXT_BENCH_JSON`` so ``benchmarks/run.py`` can collect them.
+  ``ref_kind="user"`` marks ``ref_s`` as what a user would otherwise run (a
+  library routine, a plain script: the headline ratio); ``"naive"`` as a
+  straightforward loop (second column only); ``loop_s`` is a naive loop's
+  time next to a user reference.
 """
 
 from __future__ import annotations
@@ -175,20 +180,31 @@ def emit_json(rows: list, path: Optional[str] = None) -> None:
 
 
 def print_rows(rows: list, title: str = "") -> None:
-    """Print rows as the standard table (case, size, ours, reference, ratio, peak memory)."""
-    import pandas as pd
-
+    """Print rows as the standard table: case, size, ours, reference (name, time, ratio), the naive loop's
+    time and ratio when rows have one (``loop_s``), peak memory, note."""
     from harness_ext.report import format_table
 
+    def num(v, spec):
+        return "" if v is None or v != v else format(v, spec)
+
+    loops = any(r.get("loop_s") is not None for r in rows)
+    names = any(r.get("ref_name") for r in rows)
+    out = []
+    for r in rows:
+        rec = {"case": r["case"], "size": r["size"], "ours s": num(r["time_s"], ",.3f")}
+        if names:
+            rec["reference"] = r.get("ref_name") or ""
+        rec.update({"reference s": num(r["ref_s"], ",.3f"),
+                    "ratio": "" if r["ratio"] is None else f"{r['ratio']:,.1f}x"})
+        if loops:
+            loop = r.get("loop_s")
+            rec["loop s"] = num(loop, ",.3f")
+            rec["loop ratio"] = "" if loop is None or not r["time_s"] > 0 else f"{loop / r['time_s']:,.1f}x"
+        rec.update({"peak MB": num(r["peak_mb"], ",.0f"), "note": r["note"]})
+        out.append(rec)
     if title:
         print(title)
-    frame = pd.DataFrame([{
-        "case": r["case"], "size": r["size"], "ours s": r["time_s"],
-        "reference s": np.nan if r["ref_s"] is None else r["ref_s"],
-        "ratio": "" if r["ratio"] is None else f"{r['ratio']:,.1f}x",
-        "peak MB": "" if r["peak_mb"] is None else f"{r['peak_mb']:,.0f}", "note": r["note"],
-    } for r in rows])
-    print(format_table(frame, floatfmt="{:,.3f}", index=False))
+    print(format_table(out))
 
 
 def now() -> float:

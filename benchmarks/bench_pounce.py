@@ -13,6 +13,11 @@
   refitting ``sklearn.linear_model.Ridge`` at every step, on a matrix of Pythia
   MMLU's shape (838 x 57); the curves are checked to be identical.
 
+Result rows (``$HARNESS_EXT_BENCH_JSON``, for benchmarks/run.py): the ridge
+curve's reference (sklearn) is a headline library reference; the Gibbs
+per-row loop is a naive-loop reference (second column): the library reference
+for Bayesian PMF is PyMC's NUTS sampler, bench_bpmf_pymc.py (optional).
+
 Usage::
 
     python benchmarks/bench_pounce.py           # full
@@ -27,6 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
+import _common  # noqa: F401  (sys.path and environment set-up)
+from _common import emit_json, row
 from harness_ext.base import limit_threads
 from harness_ext.plugins.predictors import BayesianPMF, RidgePredictor, _row_posterior
 from harness_ext.methods.pounce import hide_cells, interval_coverage, mse_curve, split_models
@@ -116,6 +123,10 @@ def bench_bpmf(quick: bool):
     print(f"BayesianPMF on {X.shape[0]} x {X.shape[1]} ({source}), 20% hidden, {sweeps} sweeps, D={est.n_components}:")
     print(f"  {secs:.2f} s  ({1000 * secs / sweeps:.1f} ms/sweep)  -> under a minute: {'yes' if secs < 60 else 'NO'}")
     print(f"  RMSE on hidden cells {rmse:.3f}; 90% interval coverage {cov:.3f}")
+    size = f"{X.shape[0]} x {X.shape[1]}"
+    rows = [row("pounce", f"BayesianPMF fit, {sweeps} sweeps, D={est.n_components}", size, secs,
+                note=f"RMSE {rmse:.3f}, 90% coverage {cov:.3f}; library reference (PyMC NUTS): bench_bpmf_pymc; "
+                     f"target < 60 s", target="< 60 s", target_met=bool(secs < 60))]
 
     # one sweep's row updates, batched vs per-row loop, same inputs
     rng = np.random.default_rng(1)
@@ -146,6 +157,9 @@ def bench_bpmf(quick: bool):
     t_ref, _ = timed(loop, repeat=1)
     print(f"  Gibbs row updates, {n_ref} sweeps: batched {t_fast / n_ref * 1000:.2f} ms/sweep, per-row loop "
           f"{t_ref / n_ref * 1000:.1f} ms/sweep  -> ratio {t_ref / t_fast:.0f}x (posterior means agree)")
+    rows.append(row("pounce", "Gibbs row updates, one sweep", size, t_fast / n_ref, t_ref / n_ref, ref_kind="naive",
+                    ref_name="per-row np.linalg loop", note="posterior means agree"))
+    return rows
 
 
 def bench_ridge(quick: bool):
@@ -161,15 +175,18 @@ def bench_ridge(quick: bool):
     print(f"ridge MSE curve, {m} x {d} (Pythia MMLU shape), |S| = 1..{d - 1}:")
     print(f"  mse_curve {t_fast * 1000:.0f} ms, sklearn Ridge refit per step {t_ref * 1000:.0f} ms  "
           f"-> ratio {t_ref / t_fast:.1f}x (identical curves)")
+    return [row("pounce", f"ridge MSE curve, |S| = 1..{d - 1}", f"{m} x {d}", t_fast, t_ref, ref_kind="user",
+                ref_name="sklearn Ridge refit per step", note="identical curves")]
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="fewer reference sweeps and repeats")
     args = p.parse_args(argv)
-    bench_bpmf(args.quick)
+    rows = bench_bpmf(args.quick)
     print()
-    bench_ridge(args.quick)
+    rows += bench_ridge(args.quick)
+    emit_json(rows)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,13 @@ checks that all give the same numbers, and prints the speed-up ratios and the
 issue's figure of merit: the nine similarity matrices plus the 1000-run
 baseline together, in seconds.
 
+Result rows (``$HARNESS_EXT_BENCH_JSON``, for benchmarks/run.py): the random
+baseline's headline reference is the scipy one (what a user would write with
+the library: no library routine does the whole curve); the from-scratch one is
+the naive-loop column. The similarity rows here are against per-pair scipy
+loops only (naive); their library references (pandas, numpy, scipy, sklearn
+routines) are bench_similarity_libs.py's headline.
+
 Usage::
 
     python benchmarks/bench_prowl.py           # 79 x 58 (SimBA's MMLU shape), 1000 runs
@@ -139,7 +146,11 @@ def _time(fn, repeat: int = 1):
     return best, out
 
 
-def bench_matrix(X: np.ndarray, runs: int, ref_runs: int, scipy_runs: int, tag: str) -> None:
+def bench_matrix(X: np.ndarray, runs: int, ref_runs: int, scipy_runs: int, tag: str) -> list:
+    """Print the comparison for one matrix; returns its result rows."""
+    from _common import row
+
+    rows = []
     shape = f"{X.shape[0]} x {X.shape[1]}"
     print(f"\n{tag}: matrix {shape}, {np.isnan(X).mean():.0%} missing")
     # The first column's header names the matrix, so benchmarks/run.py labels each ratio with it.
@@ -155,20 +166,31 @@ def bench_matrix(X: np.ndarray, runs: int, ref_runs: int, scipy_runs: int, tag: 
         diff = np.nanmax(np.abs(C - R))
         tot_v, tot_r = tot_v + tv, tot_r + tr
         print(f"{name:<{w}}{tv:>14.4f}{tr:>12.3f}{tr / tv:>9.0f}{diff:>12.1e}")
+        rows.append(row("prowl", f"{tag} similarity {name}", shape, tv, tr, ref_kind="naive",
+                        ref_name="scipy per pair", note=f"max |diff| {diff:.1e}"))
     print(f"{'all nine':<{w}}{tot_v:>14.4f}{tot_r:>12.3f}{tot_r / tot_v:>9.0f}")
+    rows.append(row("prowl", f"{tag} similarity, all nine", shape, tot_v, tot_r, ref_kind="naive",
+                    ref_name="scipy per pair", note="library references: bench_similarity_libs"))
 
     tv, base = _time(lambda: random_baseline(X, n_runs=runs, random_state=0), repeat=1)
     print(f"\nrandom baseline, {tag} {shape}, {runs} runs x {X.shape[1]} prefixes:")
     print(f"  vectorised {tv:.3f} s")
+    scaled_by = {}
     for what, fn, k in (("scipy per prefix (rankdata + pearsonr)", scipy_curve, scipy_runs),
                         ("from scratch per prefix (win counts)", ref_curve, ref_runs)):
         tr, ref = _time(lambda: [fn(X, o) for o in base.orders[:k]])
         diff = np.nanmax(np.abs(np.array(ref) - base.curves[:k]))
         scaled = tr / k * runs
+        scaled_by[fn] = (scaled, k, diff)
         print(f"  {what}: ratio {scaled / tv:.0f}x ({tr:.2f} s for {k} runs -> {scaled:.1f} s for {runs}, linear; "
               f"max |diff| {diff:.1e})")
+    s_ref, k, diff = scaled_by[scipy_curve]
+    rows.append(row("prowl", f"{tag} random baseline, {runs} runs", shape, tv, s_ref, ref_kind="user",
+                    ref_name="scipy rankdata + pearsonr per prefix", loop_s=scaled_by[ref_curve][0],
+                    note=f"references timed on {k} / {scaled_by[ref_curve][1]} runs, scaled; max |diff| {diff:.1e}"))
     print(f"  nine similarity matrices + {runs}-run random baseline: {tot_v + tv:.2f} s vectorised "
           f"(timed under whatever load the machine has)")
+    return rows
 
 
 def main(argv=None) -> int:
@@ -185,8 +207,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     ref_runs = args.ref_runs or (2 if args.quick else 50)
     scipy_runs = args.scipy_runs or (10 if args.quick else 100)
+    from _common import emit_json
+
     X = make_matrix(args.models, args.datasets, missing=args.missing)
-    bench_matrix(X, args.runs, ref_runs, scipy_runs, "synthetic")
+    rows = bench_matrix(X, args.runs, ref_runs, scipy_runs, "synthetic")
     if args.real:
         from _common import real_matrices
 
@@ -194,7 +218,8 @@ def main(argv=None) -> int:
             if label == "Pythia MMLU":
                 # SimBA's MMLU has 79 models: every k-th run spreads them over the checkpoints and families.
                 df = df.iloc[:: max(1, len(df) // 79)].iloc[:79]
-            bench_matrix(df.to_numpy(dtype=float), args.runs, ref_runs, scipy_runs, label)
+            rows += bench_matrix(df.to_numpy(dtype=float), args.runs, ref_runs, scipy_runs, label)
+    emit_json(rows)
     return 0
 
 

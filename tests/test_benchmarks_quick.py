@@ -50,6 +50,56 @@ def test_parse_ratios_reads_inline_phrases_and_ratio_columns():
     assert got[3]["case"] == "matrix: HELM 67x14 (synthetic)"
 
 
+def _res(name, rows):
+    return {"name": name, "rc": 0, "seconds": 1.0, "output": "", "rows": rows, "quick": False}
+
+
+def _row(bench, case, size, t, ref, **extra):
+    return {"bench": bench, "case": case, "size": size, "time_s": t, "ref_s": ref,
+            "ratio": None if ref is None else ref / t, "peak_mb": extra.pop("peak_mb", None), "note": "", **extra}
+
+
+def test_summary_keeps_library_and_naive_ratios_apart():
+    run = _load_run()
+    results = [
+        _res("bench_similarity_libs", [_row("similarity_libs", "pearson", "838 x 57", 0.01, 0.02, loop_s=1.0)]),
+        _res("bench_prowl", [_row("prowl", "synthetic similarity pearson", "79 x 58", 0.01, 0.5, ref_kind="naive")]),
+    ]
+    lib, naive = run.summary_rows(results)
+    assert lib["ratio vs user ref"] == "2.0x" and lib["ratio vs naive loop"] == "100.0x"
+    assert naive["ratio vs user ref"] == "" and naive["ratio vs naive loop"] == "50.0x"
+
+
+def test_targets_table_passes_fails_and_says_what_was_not_measured():
+    run = _load_run()
+    sims = [_row("similarity_libs", m, "10,000 x 1,000, 20% missing", 10.0, 20.0 if m != "spearman" else 5.0)
+            for m in run.MEASURES]
+    results = [
+        _res("bench_cli", [_row("cli", "harness-ext --version", "-", 0.10, 0.05),
+                           _row("cli", "harness-ext --help", "-", 0.20, 0.05),
+                           _row("cli", "harness-ext plugins", "-", 0.40, 0.05)]),
+        _res("bench_matrix", [_row("matrix", "store -> matrix (load_matrix) vs pandas.read_parquet", "50,000 x 200",
+                                   4.0, 3.0, peak_mb=700.0)]),
+        _res("bench_similarity_libs", sims),
+        _res("bench_bpmf_pymc", [_row("bpmf_pymc", "BPMF vs PyMC NUTS", "79 x 57", 1.0, 100.0, rmse_ours=0.05,
+                                      rmse_ref=0.05)]),
+        _res("bench_reduce", [_row("reduce", "full reduce: synthetic", "100 x 60", 3.0, None, target_met=False)]),
+    ]
+    table = {t["target"]: t for t in run.targets_rows(results, {r["name"] for r in results})}
+    assert table["harness-ext --version < 0.15 s"]["pass"] == "PASS"
+    assert table["harness-ext --help < 0.15 s"]["pass"] == "FAIL"
+    assert table["harness-ext plugins < 0.5 s"]["pass"] == "PASS"
+    assert table["store -> matrix >= 0.5x pandas.read_parquet, 50,000 x 200"]["pass"] == "PASS"
+    spear = next(t for k, t in table.items() if k.startswith("spearman >="))
+    assert spear["pass"] == "FAIL" and "0.50x" in spear["measured"]
+    assert next(t for k, t in table.items() if k.startswith("pearson >="))["pass"] == "PASS"
+    assert table["nine measures, 10,000 x 1,000, 20% missing < 180 s"]["pass"] == "PASS"  # 9 x 10 s
+    assert next(t for k, t in table.items() if k.startswith("BPMF vs PyMC"))["pass"] == "PASS"
+    ingest = table["ingest Open LLM v2 >= 0.67x json.load + bulk insert"]
+    assert ingest["pass"] == "n/a" and ingest["measured"] == "not run"
+    assert table["full reduce: synthetic (100 x 60)"]["pass"] == "FAIL"  # a row's own target_met is listed too
+
+
 def test_fit_exponent_recovers_power_law():
     sys.path.insert(0, str(BENCH))
     try:
