@@ -24,6 +24,7 @@ cells are left missing instead of becoming real scores of 0.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from harness_ext.benchmarks import MMLU_BENCHMARK, MMLU_METRIC, MMLU_SUBJECTS, chance_baseline
@@ -69,6 +70,7 @@ def _is_aggregate(name: str) -> bool:
     return out
 
 
+@functools.lru_cache(maxsize=4096)  # one name per leaderboard, asked once per file
 def benchmark_name(source_name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", source_name.strip().lower()).strip("_")
 

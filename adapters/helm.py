@@ -87,6 +87,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -404,7 +405,9 @@ def records_for_run(run_spec: dict, stats, src, suite: Optional[str] = None) -> 
 
 
 def can_handle_run(src: SourceFile) -> bool:
-    return src.is_dir and (src.path / "run_spec.json").is_file() and (src.path / "stats.json").is_file()
+    # Asked of every directory a walk enters: plain os.path, no Path objects.
+    d = str(src.path)
+    return src.is_dir and os.path.isfile(os.path.join(d, "run_spec.json")) and os.path.isfile(os.path.join(d, "stats.json"))
 
 
 def read_run(src: SourceFile):

@@ -230,12 +230,23 @@ def _sniff(src: SourceFile) -> bool:
     return src.suffix == ".json" and b'"results"' in src.head
 
 
+def _version(src: SourceFile) -> Optional[str]:
+    """``"v03"``, ``"v04"`` or None, decided once per file (both adapters ask; v0.4 is a scan of every block)."""
+    try:
+        return src._lm_eval_version
+    except AttributeError:
+        pass
+    doc = src.try_json() if _sniff(src) else None
+    src._lm_eval_version = "v04" if _is_v04(doc) else "v03" if _is_v03(doc) else None
+    return src._lm_eval_version
+
+
 def can_handle_v03(src: SourceFile) -> bool:
-    return _sniff(src) and _is_v03(src.try_json())
+    return _version(src) == "v03"
 
 
 def can_handle_v04(src: SourceFile) -> bool:
-    return _sniff(src) and _is_v04(src.try_json())
+    return _version(src) == "v04"
 
 
 def read_v03(src: SourceFile):

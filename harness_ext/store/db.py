@@ -19,17 +19,23 @@ from __future__ import annotations
 
 import json
 import logging
+import operator
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Optional
 
 import duckdb
+import numpy as np
 import pandas as pd
 
-from ..errors import StoreError, StoreLockedError
+from ..errors import StoreError
+# Re-exported: the command line sets the lock wait and listener here.
+from .locking import (  # noqa: F401
+    DEFAULT_LOCK_TIMEOUT, LOCK_TIMEOUT_ENV, NOT_A_STORE, _connect, lock_timeout_default, set_lock_listener,
+    set_lock_timeout)
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +87,6 @@ AGGREGATE = "aggregate"
 # values (the first is in ``results``): kept and reported like a conflict between files.
 
 
-#: Start of every error about a file that is not a store (tests and users grep for it).
-NOT_A_STORE = "not a harness-ext store (or corrupt)"
 #: DuckDB's file magic, after an 8-byte checksum.
 _DUCKDB_MAGIC = b"DUCK"
 
@@ -114,86 +118,6 @@ def check_store_file(p: Path) -> None:
         what = "an empty file" if not head else "not a DuckDB file"
         raise StoreError(f"{NOT_A_STORE}: {p} ({what}; --db must name a harness-ext store or a path that does not "
                          "exist yet)")
-
-
-#: Seconds a command waits for another process's lock on the store before failing.
-DEFAULT_LOCK_TIMEOUT = 300.0
-LOCK_TIMEOUT_ENV = "HARNESS_EXT_LOCK_TIMEOUT"
-_lock_timeout_override: Optional[float] = None
-
-
-def set_lock_timeout(seconds: Optional[float]) -> None:
-    """Set the lock wait for this process (the CLI's ``--lock-timeout``)."""
-    global _lock_timeout_override
-    _lock_timeout_override = None if seconds is None else max(0.0, float(seconds))
-
-
-def lock_timeout_default() -> float:
-    if _lock_timeout_override is not None:
-        return _lock_timeout_override
-    try:
-        return max(0.0, float(os.environ.get(LOCK_TIMEOUT_ENV, DEFAULT_LOCK_TIMEOUT)))
-    except ValueError:
-        return DEFAULT_LOCK_TIMEOUT
-
-
-#: Told about waits for another process's lock: ``listener(event, path, waited, timeout)`` with event
-#: ``"wait"`` (once, first), ``"tick"`` (every 10 s), ``"done"`` (got the lock) or ``"timeout"``.
-#: None: the wait is logged (``harness_ext.store.db``). The command line shows it on stderr.
-_lock_listener: Optional[Callable[[str, str, float, float], None]] = None
-
-
-def set_lock_listener(listener: Optional[Callable[[str, str, float, float], None]]) -> None:
-    """Route lock-wait events to ``listener`` (None: to :mod:`logging`); the store itself never prints."""
-    global _lock_listener
-    _lock_listener = listener
-
-
-def _lock_event(event: str, path: str, waited: float, timeout: float) -> None:
-    if _lock_listener is not None:
-        _lock_listener(event, path, waited, timeout)
-    elif event == "wait":
-        log.warning("store %s is locked by another process; waiting up to %g s (--lock-timeout) ...", path, timeout)
-    elif event == "done":
-        log.info("store %s: lock acquired after %.1f s", path, waited)
-
-
-def _connect(path: str, read_only: bool, lock_timeout: Optional[float]) -> duckdb.DuckDBPyConnection:
-    """``duckdb.connect``, waiting (telling :func:`set_lock_listener`'s listener) while another process
-    holds the file lock; errors that are not the lock are the file's."""
-    import time
-
-    timeout = lock_timeout_default() if lock_timeout is None else float(lock_timeout)
-    start = time.monotonic()
-    delay, told, last_tick = 0.05, False, start
-    while True:
-        try:
-            con = duckdb.connect(path, read_only=read_only)
-            if told:
-                _lock_event("done", path, time.monotonic() - start, timeout)
-            return con
-        except duckdb.IOException as exc:
-            msg = str(exc)
-            if "lock" not in msg.lower():
-                raise StoreError(f"{NOT_A_STORE}: {path} ({msg.splitlines()[0]})") from exc
-            waited = time.monotonic() - start
-            if waited >= timeout:
-                if told:
-                    _lock_event("timeout", path, waited, timeout)
-                raise StoreLockedError(
-                    f"store {path} is locked by another process (another 'harness-ext' command is writing to it) "
-                    f"and stayed locked for {waited:.0f} s (--lock-timeout {timeout:g}): nothing was written"
-                ) from exc
-            if not told:
-                _lock_event("wait", path, waited, timeout)
-                told = True
-            elif time.monotonic() - last_tick >= 10:
-                _lock_event("tick", path, waited, timeout)
-                last_tick = time.monotonic()
-            time.sleep(min(delay, max(0.0, timeout - waited)))
-            delay = min(delay * 2, 1.0)
-        except duckdb.Error as exc:
-            raise StoreError(f"{NOT_A_STORE}: {path} ({str(exc).splitlines()[0]})") from exc
 
 
 def default_db_path() -> str:
@@ -432,48 +356,67 @@ class Store:
         next_model = max(self._model_ids.values(), default=0) + 1
         next_dataset = max(self._dataset_ids.values(), default=0) + 1
         now = datetime.now(timezone.utc).replace(tzinfo=None)
-        sources, cols = [], {k: [] for k in ("model_id", "dataset_id", "num_fewshot", "value", "stderr", "n_samples", "source_id")}
+        first_source = self._next_source
+        sources = [(first_source + k, str(path), sha, adapter, now, 0) for k, (path, sha, adapter, _) in enumerate(items)]
+        records = [rec for *_, recs in items for rec in recs]
+        n = len(records)
+        source_id = np.repeat(np.arange(first_source, first_source + len(items)), [len(it[3]) for it in items])
+        # The records' fields as columns (attrgetter runs in C), then ids per distinct name, not per record.
+        (models, benchmarks, datasets, metrics, shots, values, stderrs, n_samples,
+         metas) = zip(*map(_RECORD_FIELDS, records)) if n else ((),) * 9
+        m_codes, m_names = pd.factorize(np.array(models, dtype=object))
+        m_first = _first_positions(m_codes)
+        m_ids = np.empty(len(m_names), dtype=np.int64)
+        for code, name in enumerate(m_names.tolist()):  # in order of first appearance, as ids are given
+            mid = self._model_ids.get(name)
+            if mid is None:
+                mid = next_model
+                next_model += 1
+                md = metas[m_first[code]]
+                new_models[name] = (mid, _dumps(md) if md else "{}")
+            m_ids[code] = mid
+        model_id = m_ids[m_codes]
         meta_rows: dict = {}  # (model_id, source_id, key) -> JSON value; the first record's value wins
-        for offset, (path, sha, adapter, records) in enumerate(items):
-            source_id = self._next_source + offset
-            sources.append((source_id, str(path), sha, adapter, now, 0))
-            seen_meta: set = set()  # adapters share one metadata dict per model: serialise it once
-            for rec in records:
-                mid = self._model_ids.get(rec.model) or new_models.get(rec.model, (None,))[0]
-                if mid is None:
-                    mid = next_model
-                    next_model += 1
-                    new_models[rec.model] = (mid, json.dumps(rec.model_metadata or {}, default=str))
-                if rec.model_metadata and (mid, id(rec.model_metadata)) not in seen_meta:
-                    seen_meta.add((mid, id(rec.model_metadata)))
-                    for k, v in rec.model_metadata.items():
-                        meta_rows.setdefault((mid, source_id, str(k)), json.dumps(v, default=str))
-                dkey = (rec.benchmark, rec.dataset, rec.metric)
-                did = self._dataset_ids.get(dkey) or new_datasets.get(dkey, (None,))[0]
-                if did is None:
-                    did = next_dataset
-                    next_dataset += 1
-                    # One primary metric per dataset: a second metric a later file calls primary is not.
-                    pkey = (rec.benchmark, rec.dataset)
-                    primary = bool(rec.primary) and pkey not in self._primary and pkey not in new_primary
-                    if primary:
-                        new_primary.add(pkey)
-                    new_datasets[dkey] = (
-                        did, rec.benchmark, rec.dataset, rec.metric, rec.higher_is_better, _f(rec.random_baseline),
-                        rec.baseline_source, _f(rec.min_score), _f(rec.max_score), primary, rec.task,
-                        json.dumps(rec.dataset_metadata or {}, default=str),
-                        AGGREGATE if rec.aggregate else DATASET, rec.scale,
-                    )
-                cols["model_id"].append(mid)
-                cols["dataset_id"].append(did)
-                cols["num_fewshot"].append(UNKNOWN_SHOTS if rec.num_fewshot is None else int(rec.num_fewshot))
-                cols["value"].append(float(rec.value))
-                cols["stderr"].append(_f(rec.stderr))
-                cols["n_samples"].append(rec.n_samples)
-                cols["source_id"].append(source_id)
-        frame = pd.DataFrame(cols)
-        frame["n_samples"] = frame["n_samples"].astype("Int64")
-        frame["stderr"] = frame["stderr"].astype(float)
+        # Adapters share one metadata dict per model: each (model, source, dict) is serialised once.
+        meta_key = pd.DataFrame({"m": model_id, "s": source_id,
+                                 "d": np.fromiter(map(id, metas), dtype=np.uint64, count=n)})
+        for pos in meta_key.drop_duplicates().index.tolist():
+            md = metas[pos]
+            if md:
+                mid, sid = int(model_id[pos]), int(source_id[pos])
+                for k, v in md.items():
+                    meta_rows.setdefault((mid, sid, str(k)), _dumps(v))
+        d_codes = np.zeros(n, dtype=np.int64)
+        for col in (benchmarks, datasets, metrics):
+            codes, uniq = pd.factorize(np.array(col, dtype=object))
+            d_codes = d_codes * len(uniq) + codes
+        d_codes, _ = pd.factorize(d_codes)
+        d_ids = np.empty(d_codes.max() + 1 if n else 0, dtype=np.int64)
+        for code, pos in enumerate(_first_positions(d_codes).tolist()):
+            rec = records[pos]
+            dkey = (rec.benchmark, rec.dataset, rec.metric)
+            did = self._dataset_ids.get(dkey)
+            if did is None:
+                did = next_dataset
+                next_dataset += 1
+                # One primary metric per dataset: a second metric a later file calls primary is not.
+                pkey = (rec.benchmark, rec.dataset)
+                primary = bool(rec.primary) and pkey not in self._primary and pkey not in new_primary
+                if primary:
+                    new_primary.add(pkey)
+                new_datasets[dkey] = (
+                    did, rec.benchmark, rec.dataset, rec.metric, rec.higher_is_better, _f(rec.random_baseline),
+                    rec.baseline_source, _f(rec.min_score), _f(rec.max_score), primary, rec.task,
+                    json.dumps(rec.dataset_metadata or {}, default=str),
+                    AGGREGATE if rec.aggregate else DATASET, rec.scale,
+                )
+            d_ids[code] = did
+        frame = pd.DataFrame({
+            "model_id": model_id, "dataset_id": d_ids[d_codes],
+            "num_fewshot": np.array([UNKNOWN_SHOTS if k is None else int(k) for k in shots], dtype=np.int64),
+            "value": np.array(values, dtype=float), "stderr": np.array(stderrs, dtype=float),
+            "n_samples": pd.array([None if x is None else int(x) for x in n_samples], dtype="Int64"),
+            "source_id": source_id})
         n_kept = frame.drop_duplicates(["model_id", "dataset_id", "num_fewshot", "source_id"]).groupby("source_id").size()
         n_kept = dict(zip(n_kept.index.tolist(), n_kept.tolist()))
         sources = [row[:5] + (int(n_kept.get(row[0], 0)),) for row in sources]
@@ -541,8 +484,8 @@ class Store:
         allc = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(clash.columns))
         same = (allc["value"] - allc["value_stored"]).abs() <= CONFLICT_TOLERANCE
         differs = allc[~same]
-        n_new = rows.groupby("source_id").size()
-        n_dup = allc[same & (allc["source_id"] != allc["source_id_stored"])].groupby("source_id").size()
+        n_new = rows.groupby("source_id").size().to_dict()
+        n_dup = allc[same & (allc["source_id"] != allc["source_id_stored"])].groupby("source_id").size().to_dict()
         described = self._describe_conflicts(differs) if len(differs) else []
         by_source: dict = {}
         for sid, c in zip(differs["source_id"], described):
@@ -655,3 +598,26 @@ class Store:
 
 def _f(v) -> Optional[float]:
     return None if v is None else float(v)
+
+
+_DUMPED: dict = {}
+_RECORD_FIELDS = operator.attrgetter("model", "benchmark", "dataset", "metric", "num_fewshot", "value", "stderr",
+                                     "n_samples", "model_metadata")
+
+
+def _first_positions(codes: np.ndarray) -> np.ndarray:
+    """Position of each code's first occurrence, for codes numbered in order of first appearance (factorize)."""
+    return pd.Series(codes).drop_duplicates().index.to_numpy()
+
+
+def _dumps(v) -> str:
+    """``json.dumps(v, default=str)``, remembered for strings: metadata values repeat across thousands of files."""
+    if v.__class__ is not str:
+        return json.dumps(v, default=str)
+    try:
+        return _DUMPED[v]
+    except KeyError:
+        if len(_DUMPED) > 100_000:
+            _DUMPED.clear()
+        out = _DUMPED[v] = json.dumps(v)
+        return out
