@@ -13,19 +13,20 @@ column means for scale, and the time ratio (PyMC / ours).
 
 Matrices (``--matrix``), real, from ../shared/data:
 
-* ``pythia_mmlu`` (default): 79 Pythia MMLU runs x 57 subjects, every k-th run
-  of the 838 (SimBA's MMLU has 79 models; the slice of bench_prowl ``--real``);
-  NUTS takes a few minutes on 2 cores;
-* ``helm_classic``: the complete HELM Classic block, 30 x 14 (rank 10 on 14
-  columns: over-parameterised, fast);
-* ``crosspred``: 108 x 176 (the matrix of bench_pounce; NUTS takes tens of
-  minutes).
+* ``helm_classic`` (default): the complete HELM Classic block, 30 x 14 (rank
+  10 on 14 columns is over-parameterised, as 004's setting is for small
+  matrices); NUTS takes about a minute plus PyTensor's compilation;
+* ``pythia_mmlu``: 79 Pythia MMLU runs x 57 subjects, every k-th run of the
+  838 (SimBA's MMLU has 79 models; the slice of bench_prowl ``--real``); NUTS
+  needs trees of depth ~9, about 1.7 s per iteration on the busy 2-core
+  machine, so 20 minutes or more;
+* ``crosspred``: 108 x 176 (the matrix of bench_pounce; longer still).
 
 PyMC is not a dependency of harness-ext. Without it (or with ``--quick``:
 NUTS takes minutes) the benchmark prints why it is skipped and exits 0::
 
     pip install pymc                       # into a separate environment is fine
-    python benchmarks/bench_bpmf_pymc.py [--matrix pythia_mmlu] [--chains 1] [--seed 0]
+    python benchmarks/bench_bpmf_pymc.py [--matrix helm_classic] [--chains 1] [--seed 0]
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def load(name: str):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="skip (NUTS takes minutes)")
-    ap.add_argument("--matrix", choices=("pythia_mmlu", "helm_classic", "crosspred"), default="pythia_mmlu")
+    ap.add_argument("--matrix", choices=("pythia_mmlu", "helm_classic", "crosspred"), default="helm_classic")
     ap.add_argument("--chains", type=int, default=1, help="NUTS chains (default 1: as many draws as our one Gibbs chain)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)

@@ -19,6 +19,7 @@ Usage::
     python benchmarks/run.py --quick          # every benchmark in quick mode (a few minutes on 2 busy cores)
     python benchmarks/run.py                  # full runs, 10,000 x 1,000 reduce included (an hour or more)
     python benchmarks/run.py --quick --full cli,matrix,bpmf_pymc   # quick, but these in full mode
+    python benchmarks/run.py --quick --full ingest --args ingest=--real-only   # extra arguments for one benchmark
     python benchmarks/run.py --only reduce,scale --markdown speed.md
 
 Exit status 1 if a benchmark fails or times out, or if no ratio was found at
@@ -122,6 +123,7 @@ def run_one(path: Path, quick: bool, timeout: float, extra=()) -> dict:
     env = dict(os.environ, **{JSON_ENV: jpath, "HARNESS_EXT_NO_PROGRESS": "1"})
     cmd = [sys.executable, str(path)] + (["--quick"] if quick else []) + list(extra)
     print(f"\n=== {path.name} {'--quick' if quick else ''} {' '.join(extra)} ===".rstrip(), flush=True)
+    load = _load()
     t = time.perf_counter()
     chunks = []
     rc = 0
@@ -147,7 +149,15 @@ def run_one(path: Path, quick: bool, timeout: float, extra=()) -> dict:
                 for r in parse_ratios(output)]
     print(f"=== {path.name}: exit {rc}, {secs:.1f} s, {sum(r.get('ratio') is not None for r in rows)} ratios ===",
           flush=True)
-    return {"name": path.stem, "rc": rc, "seconds": secs, "output": output, "rows": rows}
+    return {"name": path.stem, "rc": rc, "seconds": secs, "output": output, "rows": rows, "load": (load, _load())}
+
+
+def _load() -> float:
+    """1-minute load average (NaN where the platform has none): other jobs on the machine inflate every time."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return float("nan")
 
 
 def _fmt(v, spec):
@@ -258,8 +268,8 @@ def _ingest(results, name):
     return (f"{r['ratio']:.2f}x ({r['time_s']:.1f} s vs {r['ref_s']:.1f} s; {r['size']})", r["ratio"] >= 0.67)
 
 
-def _csv(results):
-    rows = _rows(results, "ingest", "wide CSV", "50,000 x 200")
+def _csv(results, layout):
+    rows = _rows(results, "ingest", f"{layout} CSV", "50,000 x 200")
     if not rows:
         return None
     r = rows[0]
@@ -308,7 +318,8 @@ TARGETS = [
      _forty_million),
     ("3", "ingest Open LLM v2 >= 0.67x json.load + bulk insert", "bench_ingest", lambda res: _ingest(res, "Open LLM v2")),
     ("3", "ingest pythia-evals >= 0.67x json.load + bulk insert", "bench_ingest", lambda res: _ingest(res, "pythia-evals")),
-    ("3", "wide CSV, 10M results (50,000 x 200) < 20 s and < 1.5 GB", "bench_ingest", _csv),
+    ("3", "wide CSV, 10M results (50,000 x 200) < 20 s and < 1.5 GB", "bench_ingest", lambda res: _csv(res, "wide")),
+    ("3", "long CSV, 10M results (50,000 x 200) < 20 s and < 1.5 GB", "bench_ingest", lambda res: _csv(res, "long")),
 ] + [("4", f"{m} >= 1x best library routine (every size, complete and 20% missing)", "bench_similarity_libs",
       lambda res, m=m: _measure(res, m)) for m in MEASURES] + [
     ("4", "nine measures, 10,000 x 1,000, 20% missing < 180 s", "bench_similarity_libs", _nine),
@@ -359,7 +370,16 @@ def describe_machine() -> str:
                                 timeout=10).stdout.strip() or "?"
     except (OSError, subprocess.SubprocessError):
         commit = "?"
-    return f"commit {commit}, {os.cpu_count()} CPUs, Python {platform.python_version()}, {platform.machine()}"
+    return (f"commit {commit}, {os.cpu_count()} CPUs, Python {platform.python_version()}, {platform.machine()}, "
+            f"{_cpu_model() or platform.processor() or platform.platform(terse=True)}, load average now {_load():.1f}")
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            return next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), "")
+    except OSError:
+        return ""
 
 
 def main(argv=None) -> int:
@@ -368,6 +388,8 @@ def main(argv=None) -> int:
     ap.add_argument("--full", default=None, metavar="LIST",
                     help="with --quick: comma-separated benchmarks to run in full mode anyway (cli,matrix,...)")
     ap.add_argument("--only", default=None, help="comma-separated benchmarks (prowl,pounce,reduce,...)")
+    ap.add_argument("--args", action="append", default=[], metavar="NAME=ARGS",
+                    help="extra arguments for one benchmark, e.g. --args ingest=--real-only (repeatable)")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per benchmark (default 600 quick, 7200 full)")
     ap.add_argument("--markdown", default=None, metavar="FILE", help="also write the summary tables as Markdown")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed or not measured")
@@ -378,14 +400,22 @@ def main(argv=None) -> int:
     if not files:
         print("no benchmarks found", file=sys.stderr)
         return 1
-    full = {w if w.startswith("bench_") else f"bench_{w}" for w in (args.full.split(",") if args.full else ())}
+    def stem(w):
+        return w if w.startswith("bench_") else f"bench_{w}"
+
+    full = {stem(w) for w in (args.full.split(",") if args.full else ())}
+    extra = {}
+    for spec in args.args:
+        name, _, rest = spec.partition("=")
+        extra[stem(name.strip())] = tuple(rest.split())
     t0 = time.perf_counter()
     results = []
     for f in files:
         quick = args.quick and f.stem not in full
         timeout = args.timeout or (600 if quick else 7200)
-        results.append(run_one(f, quick, timeout, QUICK_ARGS.get(f.stem, ()) if quick else ()))
+        results.append(run_one(f, quick, timeout, (QUICK_ARGS.get(f.stem, ()) if quick else ()) + extra.get(f.stem, ())))
         results[-1]["quick"] = quick
+        results[-1]["args"] = " ".join((QUICK_ARGS.get(f.stem, ()) if quick else ()) + extra.get(f.stem, ()))
     total = time.perf_counter() - t0
     mode = "full" if not args.quick else ("quick" + (f", full: {','.join(sorted(full))}" if full else ""))
 
@@ -393,7 +423,8 @@ def main(argv=None) -> int:
     print(f"  {describe_machine()}")
     for res in results:
         print(f"  {res['name']:<22} {'quick' if res['quick'] else 'full ':<5} exit {res['rc']!s:<8} {res['seconds']:7.1f} s  "
-              f"{sum(r.get('ratio') is not None for r in res['rows'])} ratios")
+              f"load {res['load'][0]:4.1f} -> {res['load'][1]:4.1f}  "
+              f"{sum(r.get('ratio') is not None for r in res['rows'])} ratios  {res['args']}".rstrip())
     recs = summary_rows(results)
     if recs:
         print("\nratio = reference time / ours (above 1x we are faster). 'vs user ref': against what a user would "
