@@ -13,7 +13,10 @@ cache, so the timed runs load compiled modules as an installed package does
 module it imports, which is not what a user pays.
 
 Targets (issue 17): ``--help``/``--version`` under 0.15 s and ``plugins``
-under 0.5 s (absolute wall time, interpreter start included). Usage::
+under 0.5 s (absolute wall time, interpreter start included). The note also
+gives ``python -S -c pass`` (no site-packages processing): the gap between the
+two bare starts is what the environment's ``.pth`` start-up hooks cost every
+Python process, harness-ext or not. Usage::
 
     python benchmarks/bench_cli.py [--quick] [--repeat N]
 """
@@ -49,7 +52,7 @@ def _run(cmd: list, env: dict) -> float:
 
 def measure(repeat: int) -> dict:
     """Best wall time per command (key ``()`` is the bare interpreter), interleaved rounds."""
-    cmds = {(): [sys.executable, "-c", "pass"]}
+    cmds = {(): [sys.executable, "-c", "pass"], ("-S",): [sys.executable, "-S", "-c", "pass"]}
     cmds.update({argv: [sys.executable, "-m", "harness_ext", *argv] for argv in COMMANDS})
     with tempfile.TemporaryDirectory(prefix="bench_cli_pycache_") as cache:
         env = _env(cache)
@@ -68,14 +71,15 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=None)
     args = ap.parse_args(argv)
     best = measure(args.repeat or (3 if args.quick else 7))
-    bare = best[()]
+    bare, bare_s = best[()], best[("-S",)]
     rows = []
     for argv_ in COMMANDS:
         t = best[argv_]
         target = TARGETS.get(argv_)
         verdict = "" if target is None else f"; target < {target:g} s: {'met' if t < target else 'MISSED'}"
         rows.append(row("cli", f"harness-ext {' '.join(argv_)}", "-", t, bare, ref_name="python -c pass", ref_kind="user",
-                        note=f"reference: bare python start {bare:.3f} s; {t - bare:+.3f} s on top of it{verdict}",
+                        note=f"reference: bare python start {bare:.3f} s (-S: {bare_s:.3f} s); {t - bare:+.3f} s on "
+                             f"top of it{verdict}",
                         target=None if target is None else f"< {target:g} s",
                         target_met=None if target is None else bool(t < target)))
     print_rows(rows, "CLI start-up (ratio = bare interpreter start / ours; 1x would be free):")
