@@ -233,14 +233,14 @@ def wasserstein_distance_matrix(X) -> np.ndarray:
 def _wasserstein_masked(X: np.ndarray, M: np.ndarray) -> np.ndarray:
     """W1 over pairwise-complete rows with each column sorted once.
 
-    For column ``i`` and a block of partners ``J``: filtering ``i``'s sorted
-    values by each partner's mask (read in ``i``'s sorted order) gives, one
-    after the other, ``i``'s sorted shared-row sample with each ``j``;
-    filtering each ``j``'s sorted values by ``i``'s mask gives ``j``'s, in
-    the same order and with the same lengths. So one boolean selection per
-    side lines up all the order statistics of the block, and ``W1`` is the
-    mean absolute difference per segment. Cost ``O(n q^2 / 2)`` elementwise,
-    no sort per pair, columns on two threads for large matrices.
+    For column ``i`` and a block of partners ``J``: filtering each ``j``'s
+    sorted values by ``i``'s mask gives ``j``'s sorted shared-row sample, all
+    of them one after the other (one ``np.compress``). In ``i``'s sorted
+    order, the running count of ``j``'s mask is the position of each of
+    ``i``'s shared values in its own sorted sample, so reading the partner's
+    sample at that position lines up the order statistics, and ``W1`` is the
+    mean absolute difference. Cost ``O(n q^2 / 2)`` elementwise, no sort per
+    pair, columns on two threads for large matrices.
     """
     n, q = X.shape
     sc = K._SortedColumns(X, M)
@@ -258,16 +258,18 @@ def _wasserstein_masked(X: np.ndarray, M: np.ndarray) -> np.ndarray:
         mask_i = np.append(M[:, i], False)
         for j0 in range(i + 1, q, block):
             J = slice(j0, min(q, j0 + block))
+            theirs = np.compress(mask_i.take(padded[J]).ravel(), sc.values[J].ravel())
             keep = np.take(sc.mask[J], rows, axis=1)  # (b, ni): partner observes the row, in i's sorted order
-            mine = np.broadcast_to(own, keep.shape)[keep]
-            theirs = sc.values[J][mask_i.take(padded[J])]  # each partner's sorted values on i's rows
-            m = np.count_nonzero(keep, axis=1)
-            np.subtract(mine, theirs, out=mine)
-            np.abs(mine, out=mine)
-            has = m > 0
-            if has.any():
-                starts = (np.cumsum(m) - m)[has]
-                W[i, J][has] = np.add.reduceat(mine, starts) / m[has]
+            pos = np.cumsum(keep, axis=1, dtype=np.int32)  # int32: ~10x faster running sum than int64 from bool
+            m = pos[:, -1].astype(np.intp)
+            pos += (np.cumsum(m) - m - 1).astype(np.int32)[:, None]  # into the partner's sample (counts are 1-based)
+            # Rows i observes but j does not read a neighbour (or are clipped into range): masked by keep below.
+            D = theirs.take(pos, mode="clip") if theirs.size else np.zeros(pos.shape)
+            D -= own
+            np.abs(D, out=D)
+            D *= keep
+            with np.errstate(invalid="ignore", divide="ignore"):
+                W[i, J] = np.where(m > 0, D.sum(axis=1) / np.maximum(m, 1), np.nan)
 
     K._each_column(q, column, n * q)
 

@@ -201,6 +201,12 @@ def _complete_pearson(X: np.ndarray) -> np.ndarray:
     s = 1.0 / np.sqrt(np.where(ok, d, 1.0))
     C *= s[:, None]
     C *= s[None, :]
+    return _unit_gram(C, ok)
+
+
+def _unit_gram(C: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """A Gram matrix of unit-scaled columns as a similarity: clipped to [-1, 1], exactly symmetric, NaN rows
+    and columns where ``ok`` is False (undefined), 1 on the diagonal where defined."""
     np.clip(C, -1.0, 1.0, out=C)
     C = _symmetrise(C)
     if not ok.all():
@@ -419,14 +425,7 @@ def cosine_similarity(X) -> np.ndarray:
         norm = np.sqrt(np.einsum("ij,ij->j", X, X))
         ok = norm > 0
         Xn = X / np.where(ok, norm, 1.0)
-        C = Xn.T @ Xn
-        np.clip(C, -1.0, 1.0, out=C)
-        C = _symmetrise(C)
-        if not ok.all():
-            C[~ok, :] = np.nan
-            C[:, ~ok] = np.nan
-        np.fill_diagonal(C, np.where(ok, 1.0, np.nan))
-        return C
+        return _unit_gram(Xn.T @ Xn, ok)
     X0 = np.where(M, X, 0.0)
     m = M.astype(float)
     num = X0.T @ X0
