@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 
 from harness_ext.adapters.csv_table import (
-    _BOOL, _MISSING, AGGREGATE_NAME, LOWER_NAME, _chance, _dataset_metrics, _is_score_column, _parse, _wide_column_meta)
+    _BOOL, _MISSING, AGGREGATE_NAME, LOWER_NAME, _candidate_columns, _chance, _dataset_metrics, _is_score_column, _parse, _wide_column_meta)
 from harness_ext.errors import IngestError
 from harness_ext.store.scales import infer_scale
 from harness_ext.types import SourceFile
@@ -90,13 +90,7 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
         raise IngestError(src.path, "no data rows")
     bench_col = lower.index("benchmark") if "benchmark" in lower else None
     meta_cols, score_cols, parsed = [], [], {}
-    for j, name in enumerate(header):
-        if j == 0 or j == bench_col:
-            continue
-        spec = specs.get(name, {})
-        if spec.get("kind") == "metadata" or name.lower() in declared_meta:
-            meta_cols.append(j)
-            continue
+    for j, name, spec in _candidate_columns(header, bench_col, specs, declared_meta, meta_cols):
         vals, pct, bad = _parse_column(table.column(j), n)
         if np.isinf(vals).any():
             row = int(np.nonzero(np.isinf(vals))[0][0])

@@ -289,6 +289,18 @@ def _wide_column_meta(src, header, lower) -> tuple:
     return cm, specs, declared_meta
 
 
+def _candidate_columns(header, bench_col, specs, declared_meta, meta_cols):
+    """``(index, name, sidecar spec)`` of the columns that may hold scores; declared metadata go to ``meta_cols``."""
+    for j, name in enumerate(header):
+        if j == 0 or j == bench_col:
+            continue
+        spec = specs.get(name, {})
+        if spec.get("kind") == "metadata" or name.lower() in declared_meta:
+            meta_cols.append(j)
+            continue
+        yield j, name, spec
+
+
 def _read_wide(src, rows, header, lower, stem):
     cm, specs, declared_meta = _wide_column_meta(src, header, lower)
     bench_col = lower.index("benchmark") if "benchmark" in lower else None
@@ -303,13 +315,7 @@ def _read_wide(src, rows, header, lower, stem):
     # Classify every column from its cells and name: metadata, score (scale, percent), aggregate.
     meta_cols, score_cols = [], []
     parsed = {}
-    for j, name in enumerate(header):
-        if j == 0 or j == bench_col:
-            continue
-        spec = specs.get(name, {})
-        if spec.get("kind") == "metadata" or name.lower() in declared_meta:
-            meta_cols.append(j)
-            continue
+    for j, name, spec in _candidate_columns(header, bench_col, specs, declared_meta, meta_cols):
         vals, pcts, bad = [], [], []
         for n, row in body:
             try:

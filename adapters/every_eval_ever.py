@@ -30,7 +30,8 @@ import re
 from harness_ext.benchmarks import MMLU_BENCHMARK, MMLU_METRIC, MMLU_SUBJECTS, chance_baseline
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
-from harness_ext.types import Adapter, ResultRecord, SourceFile
+from harness_ext.adapters.lm_eval import _RECORD_DEFAULTS, _record
+from harness_ext.types import Adapter, SourceFile
 
 AGGREGATE_NAMES = frozenset({"mean win rate", "mean score", "score", "mmlu all subjects"})
 _SUBJECT_BY_TITLE = {s.replace("_", " "): s for s in MMLU_SUBJECTS}
@@ -104,6 +105,7 @@ def read(src: SourceFile):
     if not isinstance(results, list):
         raise IngestError(src.path, "evaluation_results is not a list")
     model_meta = {k: v for k, v in info.items() if k not in ("id",)}
+    shared = {**_RECORD_DEFAULTS, "model": model, "model_metadata": model_meta}
     out = []
     for i, ev in enumerate(results):
         if not isinstance(ev, dict):
@@ -136,15 +138,11 @@ def read(src: SourceFile):
             (lo is not None and score < lo) or (hi is not None and score > hi)
         ):
             continue
-        out.append(
-            ResultRecord(
-                model=model, benchmark=benchmark, dataset=dataset, metric=metric,
-                value=details["score"], higher_is_better=None if lower is None else not bool(lower),
-                min_score=lo, max_score=hi, random_baseline=rb, baseline_source=rb_src, aggregate=aggregate,
-                model_metadata=model_meta,
-                dataset_metadata={"source": bench, "description": cfg.get("evaluation_description")},
-            )
-        )
+        out.append(_record(shared, {
+            "benchmark": benchmark, "dataset": dataset, "metric": metric, "value": score,
+            "higher_is_better": None if lower is None else not bool(lower), "min_score": lo, "max_score": hi,
+            "random_baseline": rb, "baseline_source": rb_src, "aggregate": aggregate,
+            "dataset_metadata": {"source": bench, "description": cfg.get("evaluation_description")}}))
     return out
 
 

@@ -34,12 +34,12 @@ QUERIES = (
 )
 
 
-def _ingest(db, path, threshold, monkeypatch):
+def _ingest(db, path, threshold, monkeypatch, queries=QUERIES):
     monkeypatch.setattr(csv_table, "COLUMNAR_MIN_BYTES", threshold)
     with Store.open(db) as store:
         report = ingest_paths(store, [path], show_progress=False)
         again = ingest_paths(store, [path], show_progress=False)
-        rows = [store.con.execute(q).fetchall() for q in QUERIES]
+        rows = [store.con.execute(q).fetchall() for q in queries]
         conflicts = store.conflicts()
     return report, again, rows, conflicts
 
@@ -142,12 +142,10 @@ LONG_QUERIES = (
 
 
 def _ingest_long(db, paths, threshold, monkeypatch):
-    monkeypatch.setattr(csv_table, "COLUMNAR_MIN_BYTES", threshold)
-    with Store.open(db) as store:
-        reports = [ingest_paths(store, [p], show_progress=False) for p in paths]
-        again = ingest_paths(store, paths, show_progress=False)
-        rows = [store.con.execute(q).fetchall() for q in LONG_QUERIES]
-    return ([r.summary() for r in reports], [sorted(map(str, r.conflicts)) for r in reports], again.summary(), rows)
+    """Each file, then all again (unchanged): summaries, conflicts and the stored rows of LONG_QUERIES."""
+    reports = [_ingest(db, p, threshold, monkeypatch, LONG_QUERIES) for p in paths]
+    return ([r[0].summary() for r in reports], [sorted(map(str, r[0].conflicts)) for r in reports],
+            [r[1].summary() for r in reports], reports[-1][2])
 
 
 def test_long_columnar_path_stores_what_the_record_path_stores(tmp_path, monkeypatch):
