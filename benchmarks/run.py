@@ -389,7 +389,8 @@ def main(argv=None) -> int:
                     help="with --quick: comma-separated benchmarks to run in full mode anyway (cli,matrix,...)")
     ap.add_argument("--only", default=None, help="comma-separated benchmarks (prowl,pounce,reduce,...)")
     ap.add_argument("--args", action="append", default=[], metavar="NAME=ARGS",
-                    help="extra arguments for one benchmark, e.g. --args ingest=--real-only (repeatable)")
+                    help="extra arguments for one benchmark, e.g. --args ingest=--real-only; given twice for the same "
+                         "benchmark, it runs twice, once with each")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per benchmark (default 600 quick, 7200 full)")
     ap.add_argument("--markdown", default=None, metavar="FILE", help="also write the summary tables as Markdown")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed or not measured")
@@ -407,15 +408,16 @@ def main(argv=None) -> int:
     extra = {}
     for spec in args.args:
         name, _, rest = spec.partition("=")
-        extra[stem(name.strip())] = tuple(rest.split())
+        extra.setdefault(stem(name.strip()), []).append(tuple(rest.split()))
     t0 = time.perf_counter()
     results = []
     for f in files:
         quick = args.quick and f.stem not in full
         timeout = args.timeout or (600 if quick else 7200)
-        results.append(run_one(f, quick, timeout, (QUICK_ARGS.get(f.stem, ()) if quick else ()) + extra.get(f.stem, ())))
-        results[-1]["quick"] = quick
-        results[-1]["args"] = " ".join((QUICK_ARGS.get(f.stem, ()) if quick else ()) + extra.get(f.stem, ()))
+        for more in extra.get(f.stem, [()]):
+            argv_ = (QUICK_ARGS.get(f.stem, ()) if quick else ()) + more
+            results.append(run_one(f, quick, timeout, argv_))
+            results[-1].update(quick=quick, args=" ".join(argv_))
     total = time.perf_counter() - t0
     mode = "full" if not args.quick else ("quick" + (f", full: {','.join(sorted(full))}" if full else ""))
 
