@@ -35,6 +35,8 @@ def run(args) -> int:
     for f in formats:
         get_registration("manifest_writers", f)
     costs = read_costs(args.costs) if getattr(args, "costs", None) else None
+    # -vv names each stage as it starts (benchmarks/bench_matrix.py times them from these lines).
+    log.debug("reduce stage: matrix from the store")
     df = matrix_from_args(args)
     db = args.db or default_db_path()
     result = reduce_matrix(
@@ -43,6 +45,7 @@ def run(args) -> int:
         group_name=args.group_name, db=db, costs=costs, n_random_subsets=getattr(args, "n_random_subsets", None),
         items=getattr(args, "items", None),
     )
+    log.debug("reduce stage: harness files and plot")
     paths = result.write(args.out, formats)
     if not getattr(args, "no_plot", False):
         paths.append(result.plot(Path(args.out) / "error_vs_budget.png"))

@@ -14,6 +14,7 @@ The JSON Schema is ``harness_ext/schema/manifest-v1.schema.json``.
 from __future__ import annotations
 
 import json
+import logging
 from importlib.resources import files
 from pathlib import Path
 from typing import Optional
@@ -24,6 +25,8 @@ import pandas as pd
 from .. import __version__
 from ..errors import HarnessExtError, MethodError
 from ..report import jsonable, progress
+
+log = logging.getLogger("harness_ext.reduce")
 
 MANIFEST_VERSION = "1.0"
 #: reduce's default selector, and why (recorded in every manifest that uses it).
@@ -53,6 +56,11 @@ FEW_MODELS = 10
 LARGE_ERROR = 0.05
 #: Embed the training matrix when it has at most this many cells, so predict needs no store.
 EMBED_MAX_CELLS = 2_000_000
+#: Above this many models, selection and its cross-validated evidence run on a seeded sample of this many
+#: (recorded as ``selection.model_sample``): each fold and candidate refits the predictor on the training
+#: models, and 2,000 held-out models already pin an RMSE to a few percent of itself; the matrix's own
+#: normalisation, weights and the manifest's model list keep every model.
+MAX_SELECTION_MODELS = 2_000
 #: Two-sided 90% normal quantile, for intervals from a cross-validated RMSE.
 Z90 = 1.6448536269514722
 
@@ -230,6 +238,7 @@ def build_manifest(
     db: Optional[str] = None,
     costs=None,
     n_random_subsets: Optional[int] = None,
+    max_models: Optional[int] = None,
 ) -> dict:
     """Select a subset of ``df``'s datasets and describe it as a manifest.
 
@@ -253,6 +262,11 @@ def build_manifest(
         Random subsets of the chosen size compared with the chosen one (same
         predictor, same folds); default 200 for predictors that fold a new model
         in without refitting, 20 otherwise.
+    max_models : int, optional
+        With more models than this, selection and cross-validation use a sample
+        of this many, drawn with ``random_state`` (default
+        :data:`MAX_SELECTION_MODELS`; ``None`` in the call means that default,
+        0 means every model).
 
     Returns
     -------
@@ -293,7 +307,7 @@ def build_manifest(
         raise MethodError("a cost budget needs a cost per dataset: the store has no sample counts for every dataset, "
                           "so give them with --costs FILE (CSV or JSON: dataset name -> cost)")
     # Stages of a few seconds each on real benchmarks: a bar (stderr, only on a terminal) says which one runs.
-    bar = progress(None, total=5, desc="reduce")
+    bar = _Stages(progress(None, total=5, desc="reduce"))
     bar.set_postfix_str("weights")
     weights = compute_weights(df, scheme=weighting, random_state=random_state, **(weighting_params or {}))
     w = weights.reindex(columns).to_numpy(dtype=float)
@@ -307,7 +321,16 @@ def build_manifest(
             sel_params["costs"] = [float(c) for c in cost_vec]
     bar.update()
     bar.set_postfix_str("selecting the subset")
-    prowl = run_prowl(df, similarity=similarity, selector=selector, random_state=random_state, n_random=n_random,
+    # Many models: selection and its evidence on a seeded sample (rows in store order), said in the manifest.
+    cap = MAX_SELECTION_MODELS if max_models is None else int(max_models)
+    sample = None
+    if 0 < cap < m:
+        sample = np.sort(np.random.default_rng(random_state).choice(m, cap, replace=False))
+        df_sel, X = df.iloc[sample], X[sample]
+    else:
+        df_sel = df
+    m_sel = X.shape[0]
+    prowl = run_prowl(df_sel, similarity=similarity, selector=selector, random_state=random_state, n_random=n_random,
                       target=value if kind == "coverage" else 0.95, selector_params=sel_params)
     index_of = {c: i for i, c in enumerate(columns)}
     order_idx = np.array([index_of[c] for c in prowl.order])
@@ -319,7 +342,7 @@ def build_manifest(
         )
     subset_idx = order_idx[:k]
     n_splits = n_splits or 5
-    folds = model_folds(m, n_splits, random_state)
+    folds = model_folds(m_sel, n_splits, random_state)
     cache: dict = {}  # per-fold fits shared by every cross-validation below
     bar.update()
     bar.set_postfix_str("cross-validating")
@@ -404,6 +427,9 @@ def build_manifest(
             "scauc": _num(prowl.scauc),
             "random_baseline": {"n_runs": int(n_random), "auc_matched_or_beaten": _num(prowl.auc_vs_random),
                                 "mean_coverage_at_k": _num(prowl.random.mean_curve[k - 1]) if prowl.random else None},
+            **({"model_sample": {"n_models": int(m_sel), "of": int(m), "random_state": int(random_state),
+                                 "used_for": "selection, cross-validation, random subsets, error against budget"}}
+               if sample is not None else {}),
         },
         "subset": subset,
         "prediction": {
@@ -436,8 +462,46 @@ def build_manifest(
     }
     if m * d <= EMBED_MAX_CELLS:
         manifest["training_matrix"] = {"models": [str(i) for i in df.index], "datasets": columns,
-                                       "values": [[_num(v) for v in row] for row in X]}
+                                       "values": [[_num(v) for v in row] for row in df.to_numpy(dtype=float)]}
     return manifest
+
+
+class _Stages:
+    """The reduce progress bar, also logging each stage's start (``-vv``: where the time and memory go)."""
+
+    def __init__(self, bar):
+        import time
+
+        self.bar, self.clock, self.t0, self.name = bar, time.perf_counter, time.perf_counter(), None
+
+    def set_postfix_str(self, name: str) -> None:
+        self._done()
+        self.name, self.t0 = name, self.clock()
+        log.debug("reduce stage: %s", name)
+        self.bar.set_postfix_str(name)
+
+    def _done(self) -> None:
+        if self.name is not None:
+            log.debug("reduce stage done: %s, %.1f s, peak memory so far %s", self.name, self.clock() - self.t0,
+                      _peak_rss() or "unknown")
+
+    def update(self) -> None:
+        self.bar.update()
+
+    def close(self) -> None:
+        self._done()
+        self.name = None
+        self.bar.close()
+
+
+def _peak_rss() -> Optional[str]:
+    """The process's peak resident memory so far (Linux ``VmHWM``), e.g. ``"1,234 MB"``; None elsewhere."""
+    try:
+        with open("/proc/self/status") as fh:
+            kb = next((int(line.split()[1]) for line in fh if line.startswith("VmHWM:")), None)
+    except OSError:
+        return None
+    return None if kb is None else f"{kb / 1024:,.0f} MB"
 
 
 def _plugin_versions(used) -> list:
