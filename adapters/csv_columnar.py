@@ -163,9 +163,10 @@ def _read_long_columnar(src: SourceFile, header, lower, stem, delim):
 
     if len(set(lower)) != len(lower):
         return None
-    _check_nul(src)
     names = [f"c{j}" for j in range(len(header))]
     idx = {c: j for j, c in enumerate(lower) if c in _LONG_TEXT or c in _LONG_NUMBERS}
+    if len(idx) < len(header):  # a column not read here could hide a NUL byte; else the cells are checked below
+        _check_nul(src)
     types = {names[j]: pa.dictionary(pa.int32(), pa.string()) if c in _LONG_TEXT else pa.float64() for c, j in idx.items()}
     try:
         table = pcsv.read_csv(
@@ -190,8 +191,11 @@ def _read_long_columnar(src: SourceFile, header, lower, stem, delim):
             nums[c] = a
         else:
             arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+            distinct = arr.dictionary.to_pylist()
+            if any("\0" in v for v in distinct):  # (a NUL in a number fails its parse above)
+                raise IngestError(src.path, "contains NUL bytes: not a text CSV")
             # Cells are stripped as the record path strips them; a padded and an unpadded name are one name.
-            codes, uniq = pd.factorize(np.array([v.strip() for v in arr.dictionary.to_pylist()], dtype=object))
+            codes, uniq = pd.factorize(np.array([v.strip() for v in distinct], dtype=object))
             text[c] = (codes[arr.indices.to_numpy()], uniq)
         table = table.drop_columns([names[j]])  # one column's memory at a time
     del table

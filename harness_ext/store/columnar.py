@@ -210,7 +210,7 @@ def _long_cells(t: ColumnarCells, row_mid: np.ndarray, col_did: np.ndarray) -> t
     shot_code, shot_vals = pd.factorize(shots)
     if len(shot_vals) > 1:
         key = pd.factorize(key)[0].astype(np.int64) * len(shot_vals) + shot_code
-    dup = _duplicated(key)
+    dup = _duplicated(key, _dense_key(t, shot_code, len(shot_vals), row_mid, col_did))
     repeats = pd.DataFrame(columns=["model_id", "dataset_id", "num_fewshot", "value", "value_stored", "stderr",
                                     "n_samples"])
     if dup.any():
@@ -242,9 +242,24 @@ def _long_cells(t: ColumnarCells, row_mid: np.ndarray, col_did: np.ndarray) -> t
     return (n if keep is None else len(keep)), chunks(), repeats
 
 
-def _duplicated(key: np.ndarray) -> np.ndarray:
-    """``pandas.Series(key).duplicated()``, after a sort (a tenth of the hash's time) finds most files have none."""
-    if len(key) < 2 or (np.diff(np.sort(key)) != 0).all():
+def _dense_key(t: ColumnarCells, shot_code: np.ndarray, n_shots: int, row_mid: np.ndarray, col_did: np.ndarray):
+    """``(key, size)``: each cell's (row, column, shots) as one integer below ``size``, or None when rows or
+    columns name a model or dataset twice (then only the store-id key says which cells repeat)."""
+    if len(np.unique(row_mid)) < len(row_mid) or len(np.unique(col_did)) < len(col_did):
+        return None
+    key = t.row.astype(np.int64) * len(t.columns) + t.col
+    if n_shots > 1:
+        key = key * n_shots + shot_code
+    return key, len(t.models) * len(t.columns) * max(1, n_shots)
+
+
+def _duplicated(key: np.ndarray, dense=None) -> np.ndarray:
+    """``pandas.Series(key).duplicated()``, after a count (dense keys) or a sort finds, as usual, none."""
+    if dense is not None and dense[1] <= 4 * len(key) + (1 << 20):
+        none = len(key) < 2 or np.bincount(dense[0], minlength=dense[1]).max() <= 1
+    else:
+        none = len(key) < 2 or (np.diff(np.sort(key)) != 0).all()
+    if none:
         return np.zeros(len(key), dtype=bool)
     return pd.Series(key).duplicated(keep="first").to_numpy()
 
