@@ -120,3 +120,19 @@ def test_empty_selection_errors(rule_store):
 
     with Store.open(rule_store, read_only=True) as store, pytest.raises(StoreError, match="no results match"):
         load_matrix(store, MatrixQuery(benchmarks=("nope",)))
+
+
+def test_metric_tensor_is_built_in_the_store_with_the_query_options(real_store):
+    """load_metric_tensor honours rows (and the rest of the query): each slice is load_matrix at that metric."""
+    from dataclasses import replace
+
+    from harness_ext.store.matrix import load_metric_tensor
+
+    q = MatrixQuery(benchmarks=("mmlu",), rows="run", datasets="high_school_*")
+    with Store.open(real_store, read_only=True) as store:
+        df = load_matrix(store, q)
+        T, metrics = load_metric_tensor(store, q, df.index, df.columns)
+        assert T.shape == df.shape + (len(metrics),) and len(metrics) >= 1
+        for i, m in enumerate(metrics):
+            ref = load_matrix(store, replace(q, metric=m)).reindex(index=list(df.index), columns=list(df.columns))
+            np.testing.assert_array_equal(T[:, :, i], ref.to_numpy(dtype=float))

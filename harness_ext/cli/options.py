@@ -168,10 +168,21 @@ def matrix_from_args(args, require_benchmark: bool = True) -> "pandas.DataFrame"
 
     With ``require_benchmark`` (analyses, reduce) a store of several benchmarks needs ``--benchmark``.
     """
-    from ..store.matrix import MatrixQuery, load_matrix
+    from ..store.matrix import load_matrix
     from ..store.db import Store
 
-    query = MatrixQuery(
+    query = query_from_args(args)
+    with Store.open(args.db, read_only=True) as store:
+        if require_benchmark:
+            require_single_benchmark(store, args)
+        return load_matrix(store, query)
+
+
+def query_from_args(args) -> "MatrixQuery":  # noqa: F821
+    """The :class:`harness_ext.store.matrix.MatrixQuery` the matrix-selection options describe."""
+    from ..store.matrix import MatrixQuery
+
+    return MatrixQuery(
         benchmarks=tuple(args.benchmark or ()),
         metric=args.metric,
         datasets=args.datasets,
@@ -185,10 +196,6 @@ def matrix_from_args(args, require_benchmark: bool = True) -> "pandas.DataFrame"
         chance_file=getattr(args, "chance_file", None),
         aliases=getattr(args, "aliases", True),
     )
-    with Store.open(args.db, read_only=True) as store:
-        if require_benchmark:
-            require_single_benchmark(store, args)
-        return load_matrix(store, query)
 
 
 # -- ingest, info, matrix, models, plugins ---------------------------------------------------------

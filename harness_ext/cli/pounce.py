@@ -143,12 +143,13 @@ def _active(args, df, out):
 
 
 def _tensor(args, df, out):
-    from ..methods.pounce import evaluate_tensor, load_metric_tensor
+    from ..methods.pounce import evaluate_tensor
     from ..store.db import Store
-    from ..store.matrix import MatrixQuery
+    from ..store.matrix import load_metric_tensor
+    from .options import query_from_args
 
-    query = MatrixQuery(benchmarks=tuple(args.benchmark or ()), datasets=args.datasets, models=args.models,
-                        source=args.source, num_fewshot=args.num_fewshot, dense=False, normalise=args.normalise)
+    # Every matrix option counts (--rows, --no-aliases, --aggregates, --chance-file); the metric is each in turn.
+    query = query_from_args(args)
     with Store.open(args.db, read_only=True) as store:
         T, metrics = load_metric_tensor(store, query, list(df.index), list(df.columns))
     if len(metrics) < 2 and args.analysis.strip() == "all":

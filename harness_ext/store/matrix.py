@@ -200,6 +200,38 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
     return norm
 
 
+def load_metric_tensor(store, query: MatrixQuery, models, datasets) -> tuple:
+    """``(T, metrics)``: every metric the query's datasets report, as a models x datasets x metrics tensor.
+
+    :func:`load_matrix` runs once per metric with ``query.metric`` set to it (rows, aliases,
+    aggregates, chance file and normalisation as the query says), each slice aligned on
+    ``models`` and ``datasets`` (the primary-metric matrix's labels); a dataset without a
+    metric is NaN in that slice.
+
+    References
+    ----------
+    Zhao et al. (004) §3.3 (the models x datasets x metrics tensor).
+    """
+    from dataclasses import replace
+
+    where, params = _benchmark_filter(store, query, "benchmark")
+    if query.aggregates == "only":
+        where.append("kind = 'aggregate'")
+    elif not query.aggregates:
+        where.append("coalesce(kind, 'dataset') <> 'aggregate'")
+    if query.datasets:
+        where.append("name GLOB ?")
+        params.append(query.datasets)
+    metrics = [r[0] for r in store.con.execute(
+        f"SELECT DISTINCT metric FROM datasets {'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY metric",
+        params).fetchall()]
+    models, datasets = list(models), list(datasets)
+    slices = [load_matrix(store, replace(query, metric=m, dense=False)).reindex(index=models, columns=datasets)
+              .to_numpy(dtype=float) for m in metrics]
+    shape = (len(models), len(datasets), 0)
+    return (np.stack(slices, axis=2) if slices else np.empty(shape)), metrics
+
+
 def _raw_matrix(store, query: MatrixQuery, extra: Optional[dict] = None) -> tuple:
     """Raw matrix (a DataFrame) and per-column metadata for ``query``: :func:`harness_ext.store.pivot.raw_arrays`."""
     X, index, columns, meta = raw_arrays(store, query, extra)

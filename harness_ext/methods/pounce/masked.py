@@ -20,6 +20,7 @@ import pandas as pd
 
 from ...base import BasePredictor, check_matrix, clone
 from ...errors import MethodError
+from ...store.matrix import load_metric_tensor  # noqa: F401  (built in the store; importable here as before)
 from .results import ActiveResult, CompletionResult, TensorResult
 
 #: Zhao et al. Table 11, overall RMSE on the CrossPred matrix (raw units), by hidden ratio.
@@ -359,22 +360,3 @@ def evaluate_tensor(T, metrics: Sequence[str], hidden_ratios: Sequence[float] = 
     long = masked_rmse_tensor(T, tensor_preds, matrix_preds, list(metrics), hidden_ratios, n_repeats=n_repeats,
                               random_state=random_state, progress=progress)
     return TensorResult(long=long, metrics=list(metrics), predictors=list(matrix_preds) + list(tensor_preds))
-
-
-def load_metric_tensor(store, query, models: Sequence[str], datasets: Sequence[str]):
-    """``(T, metrics)``: every metric the query's benchmarks report, as a models x datasets x metrics tensor.
-
-    ``query`` (a :class:`~harness_ext.store.matrix.MatrixQuery`) is run once per metric with
-    ``metric`` set to it, aligned on ``models`` and ``datasets`` (the primary-metric matrix's
-    labels); a dataset without a metric is NaN in that slice.
-    """
-    from dataclasses import replace
-
-    from ...store.matrix import load_matrix
-
-    where = "WHERE benchmark IN (" + ",".join("?" * len(query.benchmarks)) + ")" if query.benchmarks else ""
-    metrics = [r[0] for r in store.con.execute(
-        f"SELECT DISTINCT metric FROM datasets {where} ORDER BY metric", list(query.benchmarks)).fetchall()]
-    slices = [load_matrix(store, replace(query, metric=m)).reindex(index=list(models), columns=list(datasets))
-              .to_numpy(dtype=float) for m in metrics]
-    return np.stack(slices, axis=2), metrics
