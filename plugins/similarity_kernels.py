@@ -262,9 +262,14 @@ class _SortedColumns:
         return self._groups[i]
 
 
-def _tile_width(q: int, n: int, pair_rows: float = 2e6) -> int:
-    """Columns per block so that one tile's ``(b, b, n)`` arrays hold about ``pair_rows`` elements (equal blocks)."""
-    b = max(1, min(q, int(np.sqrt(pair_rows / max(1, n)))))
+#: Elements of one tile's ``(b, b, n)`` rank arrays in the masked Spearman kernel (8 MB of float32).
+_TILE_PAIR_ROWS = 2_000_000
+
+
+def _tile_width(q: int, n: int) -> int:
+    """Columns per block so that one tile's ``(b, b, n)`` arrays hold about ``_TILE_PAIR_ROWS`` elements (equal
+    blocks)."""
+    b = max(1, min(q, int(np.sqrt(_TILE_PAIR_ROWS / max(1, n)))))
     return -(-q // -(-q // b))
 
 

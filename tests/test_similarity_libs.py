@@ -181,6 +181,25 @@ def test_two_thread_column_loops_give_identical_results(monkeypatch):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("case", ["missing", "constant_missing"])
+def test_small_tiles_and_blocks_match_the_libraries(monkeypatch, case):
+    # Large matrices cut the masked Spearman into tiles of column pairs and the masked Wasserstein into blocks of
+    # partners, on two threads; force several uneven tiles and blocks (and the threads) on a small matrix.
+    from harness_ext.plugins import similarity_distances as SD
+    from harness_ext.plugins import similarity_kernels as SK
+
+    X = _matrix(case, n=60, q=13)
+    X[:, 9] = np.nan
+    X[:3, 9] = [0.2, 0.2, 0.5]  # a column that shares at most three rows, with a tie
+    monkeypatch.setattr(SK, "_TILE_PAIR_ROWS", 60 * 4 * 4)  # 4 columns per tile: 4, 4, 4, 1 -> 10 tiles
+    monkeypatch.setattr(SD, "_W1_BLOCK_ELEMENTS", 60 * 3)  # 3 partners per block
+    monkeypatch.setattr(SK, "_THREAD_CELLS", 0)
+    ref = pd.DataFrame(X).corr(method="spearman").to_numpy()
+    np.testing.assert_allclose(S.spearman_similarity(X), ref, atol=1e-10, equal_nan=True)
+    ref = _pairs(X, lambda a, b, k: stats.wasserstein_distance(a, b))
+    _offdiag(S.wasserstein_distance_matrix(X), ref, 1e-12)
+
+
 @pytest.mark.parametrize("case", ["complete", "missing"])
 def test_two_thread_distance_kernels_match_one_thread(monkeypatch, case):
     # Large matrices split the L1 kernel into a cdist block and two pdists, and the tile loops of Minkowski
