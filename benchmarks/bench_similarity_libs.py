@@ -159,35 +159,54 @@ def _loop_estimate(fn, X, budget: float = 0.3, seed: int = 0) -> float:
     return (time.perf_counter() - t0) / done * total
 
 
+def _run(f, X) -> float:
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f(X)
+    return time.perf_counter() - t0
+
+
 def _time(f, X, budget: float = 1.0) -> float:
     """Best of at least three runs (more, up to 30, while they add up to under 0.3 s: millisecond-scale
     timings on a shared machine need them), stopping early once a run takes over ``budget`` seconds."""
-    best, spent, runs = float("inf"), 0.0, 0
-    while runs < 3 or (spent < 0.3 and runs < 30):
-        t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            f(X)
-        dt = time.perf_counter() - t0
-        best, spent, runs = min(best, dt), spent + dt, runs + 1
-        if best > budget:
+    return _time_both([f], X, budget)[0]
+
+
+def _time_both(fs, X, budget: float = 1.0) -> list:
+    """Best-of-N wall time of each function in ``fs``, interleaved (ours, reference, ours, ...) so that the
+    load swings of the shared machine hit both alike. At least three rounds, up to 30 while a round takes
+    under 0.1 s; a function whose best run is over ``budget`` seconds is not run again."""
+    best = [float("inf")] * len(fs)
+    spent, rounds = 0.0, 0
+    while rounds < 3 or (spent < 0.3 * len(fs) and rounds < 30):
+        for k, f in enumerate(fs):
+            if best[k] > budget and rounds:
+                continue
+            dt = _run(f, X)
+            best[k], spent = min(best[k], dt), spent + dt
+        rounds += 1
+        if all(b > budget for b in best):
             break
     return best
 
 
-def _reference_time(f, X, max_ref: float, per_pair: bool) -> tuple:
-    """(seconds, estimated?). A per-pair routine (pandas' rank correlations, scipy loops, pdist) is timed
-    on 100 columns first and, if that predicts over ``max_ref``, scaled by the number of column pairs
-    instead of run; vectorised routines (BLAS products) always run in full."""
+def _reference_time(f, X, max_ref: float, per_pair: bool, ours=None) -> tuple:
+    """(reference seconds, estimated?, our seconds or None). A per-pair routine (pandas' rank correlations,
+    scipy loops, pdist) is timed on 100 columns first and, if that predicts over ``max_ref``, scaled by the
+    number of column pairs instead of run; vectorised routines (BLAS products) always run in full. A
+    reference run in full is interleaved with ``ours`` when given."""
     q = X.shape[1]
-    if q <= 100 or not per_pair:
-        return _time(f, X), False
-    sub = 100
-    t_sub = _time(f, X[:, :sub], budget=0.2)
-    est = t_sub * (q * (q - 1)) / (sub * (sub - 1))
-    if est > max_ref:
-        return est, True
-    return _time(f, X), False
+    if q > 100 and per_pair:
+        sub = 100
+        t_sub = _time(f, X[:, :sub], budget=0.2)
+        est = t_sub * (q * (q - 1)) / (sub * (sub - 1))
+        if est > max_ref:
+            return est, True, None
+    if ours is None:
+        return _time(f, X), False, None
+    t_ours, t_ref = _time_both([ours, f], X)
+    return t_ref, False, t_ours
 
 
 def matrix(n, q, missing, seed=0):
@@ -280,10 +299,12 @@ def main(argv=None) -> int:
             X = matrix(n, q, missing)
             size = fmt_size((n, q)) + (", 20% missing" if missing else "")
             for name in measures:
-                t_ours = _time(_FUNCS[name][0], X)
-                totals[size] = totals.get(size, 0.0) + t_ours
                 f_ref, ref_name = REFERENCES[name][1 if missing else 0]
-                t_ref, est = _reference_time(f_ref, X, args.max_ref, per_pair=ref_name not in VECTORISED)
+                t_ref, est, t_ours = _reference_time(f_ref, X, args.max_ref, per_pair=ref_name not in VECTORISED,
+                                                     ours=_FUNCS[name][0])
+                if t_ours is None:
+                    t_ours = _time(_FUNCS[name][0], X)
+                totals[size] = totals.get(size, 0.0) + t_ours
                 t_loop = _loop_estimate(pair_fn[name], X, budget=0.05 if args.quick else 0.3)
                 rows.append(row("similarity_libs", name, size, t_ours, t_ref,
                                 note=ref_name + (" (est. from a column subset)" if est else ""), loop_s=t_loop))

@@ -311,8 +311,9 @@ def _shared_ranks(sc: _SortedColumns, i: int, J: slice, mask32: np.ndarray, out:
         untied = c[:, pos] * k
         sq += np.einsum("jk,jk->j", tied, tied) - np.einsum("jk,jk->j", untied, untied, dtype=np.float64)
     if zero:
-        c *= keep
-    np.copyto(cf, c, casting="same_kind")
+        np.multiply(c, keep, out=cf)
+    else:
+        np.copyto(cf, c, casting="same_kind")
     np.take(cf, sc.inverse[i], axis=1, out=out, mode="clip")
     if sc.tied[i]:
         out[:, sc.order[i, pos]] = tied
