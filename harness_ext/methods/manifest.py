@@ -279,7 +279,7 @@ def build_manifest(
     issue 14 items 1, 5, 7 (sparse matrices, selection for prediction, evidence).
     """
     from .evidence import budget_curve, budget_sizes, compare_with_random
-    from .subset_cv import model_folds, subset_errors
+    from .subset_cv import model_folds, shared_cache, subset_errors
     from ..plugin_manager import get_registration
     from .pounce import make_predictor
     from .harness_names import no_equivalent_warnings
@@ -343,7 +343,7 @@ def build_manifest(
     subset_idx = order_idx[:k]
     n_splits = n_splits or 5
     folds = model_folds(m_sel, n_splits, random_state)
-    cache: dict = {}  # per-fold fits shared by every cross-validation below
+    cache = shared_cache(X, est, folds)  # per-fold fits shared by every cross-validation below (and the selector's)
     bar.update()
     bar.set_postfix_str("cross-validating")
     [cv_err] = subset_errors(X, [subset_idx], est, weights=w, folds=folds, cache=cache)

@@ -6,13 +6,17 @@ the subset it ran) and is scored on every other cell it has. Nothing is cut to
 a complete block.
 
 The full-benchmark aggregate of a held-out model whose row is incomplete is
-not known, so its error is estimated from the cells it has: with ``e_j`` the
-errors on its observed non-subset datasets ``O``, ``W`` the total weight outside
-the subset and ``W_O`` the weight of ``O``, the aggregate error is
-``(sum_{j in O} w_j e_j) * W / W_O`` (unbiased when cells are missing at
-random). Models with less than half of the non-subset weight observed are left
-out of the aggregate (their estimate is mostly extrapolation), unless no model
-has that much, in which case every model with an observed cell is used.
+not known, so its mean squared error is estimated from the errors on every
+observed cell: with ``e_ij`` the held-out error of model ``i`` on dataset ``j``
+and ``M_jk`` the mean of ``e_ij e_ik`` over the held-out models observing both
+``j`` and ``k`` (pairwise-complete second moments, every observed cell used),
+the aggregate MSE is ``w' M w`` over the datasets outside the subset. Pairs no
+held-out model observes together get the mean observed error correlation
+(weighted by pair counts) times their two RMSEs. On a complete matrix this is
+exactly the mean of ``(sum_j w_j e_ij)^2`` over models. (Extrapolating each
+model's error from its own few cells, ``(sum_O w_j e_j) * W / W_O``, inflates
+the variance of sparse rows by ``W / W_O`` and on a matrix with a quarter of
+its cells observed left a dozen of 255 models to judge a subset by.)
 
 References
 ----------
@@ -27,9 +31,6 @@ import numpy as np
 
 from ..errors import MethodError
 
-#: A held-out model enters the aggregate error when at least this share of the non-subset weight is observed.
-MIN_AGGREGATE_SHARE = 0.5
-
 
 class SubsetError(NamedTuple):
     """Out-of-sample errors of one subset (normalised units).
@@ -37,9 +38,12 @@ class SubsetError(NamedTuple):
     ``per_dataset``: RMSE per dataset over held-out models (NaN in the subset);
     ``overall``: RMSE over every predicted held-out cell; ``aggregate``: RMSE of
     the predicted full-benchmark score; ``profile_mse``: mean squared error over
-    all ``d`` cells of a profile, the subset's cells counting 0 (what the
-    selection objective minimises); ``n_aggregate``: held-out models behind
-    ``aggregate``.
+    all ``d`` cells of a profile, the subset's cells counting 0 and each other
+    dataset its own MSE over the held-out models observing it (what the
+    selection objective minimises; a per-model average over the cells each
+    model has would favour subsets that leave only well-observed datasets to
+    predict); ``n_aggregate``: held-out models with at
+    least one predicted observed cell (behind ``aggregate``).
     """
 
     per_dataset: np.ndarray
@@ -66,16 +70,97 @@ def model_folds(n: int, n_splits: int, random_state: int):
     return list(KFold(n_splits=k, shuffle=True, random_state=random_state).split(np.arange(n)))
 
 
+#: Masked rows folded in per call when many subsets are stacked (bounds the (S, n, r+1, r+1) work arrays).
+STACK_ROWS = 4096
+#: Matrices whose per-fold fits are kept by :func:`shared_cache` (the selector's and reduce's evidence share them).
+SHARED_CACHE_SIZE = 2
+_SHARED: dict = {}
+
+
+def shared_cache(X: np.ndarray, predictor, folds) -> dict:
+    """The per-fold fit cache of :func:`fold_predictions` for this matrix, predictor and folds, kept across callers.
+
+    ``reduce`` cross-validates the same matrix with the same folds and
+    predictor twice: once inside the selector (the greedy objective) and once
+    for the manifest's evidence. Keyed on the matrix bytes, the predictor's
+    class and ``get_params()`` and the folds, the second caller reuses the
+    first one's rank/penalty search and fold fits instead of repeating them
+    (the results are identical: the fits are deterministic given the key).
+    At most :data:`SHARED_CACHE_SIZE` matrices are kept.
+    """
+    import hashlib
+
+    h = hashlib.sha1(np.ascontiguousarray(X, dtype=float).tobytes())
+    h.update(repr(X.shape).encode())
+    h.update(f"{type(predictor).__module__}.{type(predictor).__qualname__}{sorted(predictor.get_params().items())!r}".encode())
+    for tr, te in folds:
+        h.update(np.asarray(te, dtype=np.int64).tobytes())
+        h.update(b"|")
+    key = h.hexdigest()
+    if key not in _SHARED:
+        while len(_SHARED) >= SHARED_CACHE_SIZE:
+            _SHARED.pop(next(iter(_SHARED)))
+        _SHARED[key] = {}
+    return _SHARED[key]
+
+
+#: Predicted rows remembered per fold across calls (distinct (row, observed cells) pairs), at most this many cells.
+MEMO_CELLS = 4_000_000
+
+
+def stacked_fold_in(est, X_te: np.ndarray, subsets: Sequence, memo: Optional[dict] = None) -> list:
+    """Mean predictions of the rows ``X_te`` masked to each subset, by one de-duplicated stacked fold-in.
+
+    A fold-in predicts each row from its own observed cells only, so the rows
+    of every subset can be folded in together. A row whose observed cells
+    inside two subsets are the same gets the same prediction: on a sparse
+    matrix most (row, subset) pairs repeat (a row with 10 of 78 cells meets
+    most subsets in the same few cells), so each distinct (row, observed
+    cells) pair is predicted once. ``memo`` (a dict kept per fold by the
+    caller) remembers those predictions across calls: a greedy step's
+    candidates differ from the previous subset by one dataset, so only the
+    rows that have it are folded in again. Identical to one call per subset.
+    """
+    n, d = X_te.shape
+    have = ~np.isnan(X_te)
+    keep = np.zeros((len(subsets), d), bool)
+    for i, s in enumerate(subsets):
+        keep[i, np.asarray(s, dtype=int)] = True
+    pat = keep[:, None, :] & have[None, :, :]  # (subsets, n, d)
+    rows = np.broadcast_to(np.arange(n)[None, :], pat.shape[:2])
+    key = np.concatenate([rows.reshape(-1, 1).astype(np.int64).view(np.uint8).reshape(-1, 8),
+                          np.packbits(pat.reshape(-1, d), axis=1)], axis=1)
+    uniq, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    memo = {} if memo is None else memo
+    keys = [u.tobytes() for u in uniq]
+    todo = np.array([k not in memo for k in keys], dtype=bool)
+    if todo.any():
+        idx = first[todo]
+        u_pat = pat.reshape(-1, d)[idx]
+        masked = np.where(u_pat, X_te[rows.reshape(-1)[idx]], np.nan)
+        new = np.empty_like(masked)
+        for a in range(0, len(masked), STACK_ROWS):
+            new[a:a + STACK_ROWS] = np.asarray(est.predict_new_models(masked[a:a + STACK_ROWS], calibrate=False).mean)
+        if (len(memo) + len(new)) * d > MEMO_CELLS:
+            memo.clear()
+        memo.update(zip((k for k, t in zip(keys, todo) if t), new))
+    pred = np.stack([memo[k] for k in keys]) if keys else np.empty((0, d))
+    full = pred[inverse].reshape(len(subsets), n, d)
+    return [full[i] for i in range(len(subsets))]
+
+
 def fold_predictions(predictor, X: np.ndarray, subsets: Sequence, folds, cache: Optional[dict] = None) -> list:
     """Per fold, the held-out models' predicted rows for each subset: ``[[mean per subset] per fold]``.
 
     A predictor with ``predict_new_models`` (the low-rank completers of
-    :mod:`harness_ext.methods.completion`) is fitted once per fold and each
-    subset folded in (``calibrate=False``); ``cache``, a dict kept by the
-    caller, holds those per-fold fits across calls on the same matrix and
-    folds. Its settings chosen by an inner cross-validation (rank, penalty)
-    are chosen once on all of ``X`` (``with_fixed_settings``) and then held
-    fixed in every fold, so the folds do not each repeat that search. Otherwise
+    :mod:`harness_ext.methods.completion`) is fitted once per fold and every
+    subset folded in together (:func:`stacked_fold_in`, ``calibrate=False``);
+    ``cache``, a dict kept by the caller (or :func:`shared_cache`), holds
+    those per-fold fits across calls on the same matrix and folds. Its
+    settings chosen by an inner cross-validation (rank, penalty) are chosen
+    once on all of ``X`` (``with_fixed_settings``) and then held fixed in
+    every fold, so the folds do not each repeat that search. Otherwise
     ``predictor.predict_subsets`` (fit once per fold, fold each subset in) is
     used when the predictor has it, else one fit of the stacked matrix per
     (fold, subset) through :func:`harness_ext.methods.pounce.predict_new_models`.
@@ -98,12 +183,8 @@ def fold_predictions(predictor, X: np.ndarray, subsets: Sequence, folds, cache: 
                 est = clone(predictor).fit(X[f_tr])
                 if cache is not None:
                     cache[i] = est
-            masked = []
-            for s in subsets:
-                keep = np.zeros(X.shape[1], bool)
-                keep[np.asarray(s, dtype=int)] = True
-                masked.append(np.where(keep, X[f_te], np.nan))
-            out.append([np.asarray(est.predict_new_models(m, calibrate=False).mean) for m in masked])
+            memo = cache.setdefault(("rows", i), {}) if cache is not None else None
+            out.append(stacked_fold_in(est, X[f_te], subsets, memo))
         elif hasattr(predictor, "predict_subsets"):
             X_new = X[f_te]
             out.append(clone(predictor).predict_subsets(X[f_tr], X_new, [np.asarray(s, dtype=int) for s in subsets]))
@@ -145,15 +226,15 @@ def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_sta
     w = normalised_weights(weights, d)
     folds = folds if folds is not None else model_folds(n, n_splits, random_state)
     preds = fold_predictions(predictor, X, subsets, folds, cache)
-    obs = ~np.isnan(X)
     out = []
     for si, s in enumerate(subsets):
         in_s = np.zeros(d, bool)
         in_s[s] = True
         sq = np.zeros(d)
         cnt = np.zeros(d)
-        agg_err, agg_share = [], []
-        prof_sq, prof_n = 0.0, 0
+        P = np.zeros((d, d))  # sum of e_ij e_ik over held-out models observing j and k
+        N = np.zeros((d, d))  # how many
+        n_agg = 0
         for (f_tr, f_te), fold in zip(folds, preds):
             err = fold[si] - X[f_te]
             err[:, in_s] = np.nan
@@ -161,29 +242,52 @@ def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_sta
             e0 = np.where(ok, err, 0.0)
             sq += (e0 ** 2).sum(axis=0)
             cnt += ok.sum(axis=0)
-            # Profile MSE over all d cells: subset cells are exact (0), missing truths are averaged over.
-            n_rest = ok.sum(axis=1)
-            has = n_rest > 0
-            prof_sq += float(((e0 ** 2).sum(axis=1)[has] / n_rest[has] * (~in_s).sum() / d).sum())
-            prof_n += int(has.sum())
-            w_obs = (ok * w).sum(axis=1)
-            w_rest = w[~in_s].sum()
-            if w_rest > 0:
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    agg_err.append((e0 @ w) * w_rest / w_obs)
-                agg_share.append(w_obs / w_rest)
-            else:  # the subset carries all the weight: the aggregate is observed, not predicted
-                agg_err.append(np.zeros(len(f_te)))
-                agg_share.append(np.ones(len(f_te)))
-        agg_err = np.concatenate(agg_err)
-        share = np.concatenate(agg_share)
-        use = share >= MIN_AGGREGATE_SHARE - 1e-12
-        if not use.any():
-            use = share > 0
+            okf = ok.astype(float)
+            P += e0.T @ e0
+            N += okf.T @ okf
+            n_agg += int(ok.any(axis=1).sum())
         with np.errstate(invalid="ignore", divide="ignore"):
             per = np.sqrt(sq / cnt)
         per[in_s] = np.nan
         overall = float(np.sqrt(sq.sum() / cnt.sum())) if cnt.sum() else float("nan")
-        aggregate = float(np.sqrt(np.mean(agg_err[use] ** 2))) if use.any() else (0.0 if w[~in_s].sum() == 0 else float("nan"))
-        out.append(SubsetError(per, overall, aggregate, prof_sq / prof_n if prof_n else float("nan"), int(use.sum())))
+        # Profile MSE over all d cells: subset cells exact (0); a dataset no held-out model scores takes the mean MSE.
+        mse = per[~in_s] ** 2
+        profile = float(np.where(np.isfinite(mse), mse, np.nanmean(mse)).sum() / d) if np.isfinite(mse).any() else float("nan")
+        aggregate = aggregate_rmse(P, N, w * ~in_s) if n_agg else (0.0 if w[~in_s].sum() == 0 else float("nan"))
+        out.append(SubsetError(per, overall, aggregate, profile if (~in_s).any() else 0.0, n_agg))
     return out
+
+
+def aggregate_rmse(P: np.ndarray, N: np.ndarray, w: np.ndarray) -> float:
+    """RMSE of ``sum_j w_j e_j`` from pairwise-complete error moments ``P / N`` (see the module docstring).
+
+    ``P[j, k]`` sums ``e_ij e_ik`` over the ``N[j, k]`` held-out models observing
+    both; ``w`` is zero on datasets that are not predicted (the subset's).
+    Datasets with no scored cell take the mean RMSE of the others. When some pair is
+    unobserved the matrix of moments is projected onto the positive semi-definite cone
+    (Higham 1988), as :func:`harness_ext.plugins.predictors.pairwise_gram` does.
+    """
+    on = w > 0
+    if not on.any():
+        return 0.0
+    Pw, Nw, ww = P[np.ix_(on, on)], N[np.ix_(on, on)], w[on]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        M = np.where(Nw > 0, Pw / Nw, np.nan)
+    var = np.diag(M).copy()
+    if not np.isfinite(var).any():
+        return float("nan")
+    var = np.where(np.isfinite(var), var, np.nanmean(var))
+    sd = np.sqrt(np.clip(var, 0.0, None))
+    off = ~np.eye(len(ww), dtype=bool)
+    seen = off & (Nw > 0)
+    denom = np.outer(sd, sd)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        corr = np.where(seen & (denom > 0), M / denom, 0.0)
+    n_seen = np.where(seen & (denom > 0), Nw, 0.0)
+    rho = float((corr * n_seen).sum() / n_seen.sum()) if n_seen.sum() > 0 else 0.0
+    M = np.where(seen, M, rho * denom)
+    np.fill_diagonal(M, var)
+    if seen.sum() < off.sum():  # pairwise moments need not be positive semi-definite: clip negative eigenvalues
+        vals, vecs = np.linalg.eigh((M + M.T) / 2)
+        M = (vecs * np.clip(vals, 0.0, None)) @ vecs.T
+    return float(np.sqrt(max(float(ww @ M @ ww), 0.0)))
