@@ -149,7 +149,7 @@ class PredictionGreedy(BaseSelector):
     """
 
     def __init__(self, predictor: str = "ridge", predictor_params: Optional[dict] = None, aggregate_weight: float = 1.0,
-                 weights=None, method: str = "auto", n_candidates: int = 12, max_exact: int = 40, n_splits: int = 5,
+                 weights=None, method: str = "auto", n_candidates: int = 12, max_exact: int = 20, n_splits: int = 5,
                  costs=None, cost_budget: Optional[float] = None, n_select: Optional[int] = None,
                  coverage_aware: bool = False, random_state: int = 0):
         self.predictor = predictor
