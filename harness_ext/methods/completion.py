@@ -40,7 +40,7 @@ import numpy as np
 from ..base import BasePredictor, check_matrix, limit_threads
 from ..errors import MethodError
 from .conformal import Z90, conformal_quantile, normalised_scores
-from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, fit_als, fit_gibbs, fold_in, select_rank_lam
+from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, fit_als, fit_gibbs, fold_in, select_rank_lam
 from .transforms import DEFAULT_EPS, as_transform
 
 __all__ = ["LowRankCompleter", "IntervalPrediction", "ridge_loo_predict"]
@@ -51,6 +51,8 @@ RIDGE_ALPHAS = np.logspace(-3, 3, 13)
 BLEND_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: Weight used where no held-out-model calibration chose one (selection's inner CV).
 BLEND_UNCALIBRATED = 0.5
+#: Transforms compared by ``scales="cv"``: the detected ones (logit for bounded scores) and a z-score of every column.
+SCALE_CANDIDATES = ("auto", "standardise")
 
 
 def ridge_loo_predict(Zc, cols, Q, alphas=RIDGE_ALPHAS) -> np.ndarray:
@@ -145,10 +147,15 @@ class LowRankCompleter(BasePredictor):
         (and for choosing the rank).
     lam_bias : float
         Penalty on the model and dataset biases.
-    scales : None, "auto", str, list, dict
+    scales : "cv", None, "auto", str, list, dict
         Per-dataset transforms (:func:`harness_ext.methods.transforms.as_transform`):
-        detected by default, a kind for all, per-column overrides, or a stored
-        ``ScaleTransform.to_dict()``.
+        detected (``"auto"``), a kind for all, per-column overrides, or a stored
+        ``ScaleTransform.to_dict()``. ``"cv"`` (default) chooses between the
+        candidates of ``SCALE_CANDIDATES`` (detected, i.e. logit for bounded
+        scores; or a z-score of every column) by the same K-fold cross-validation
+        over held-out observed cells, scored on each dataset's own scale (squared
+        error over the column's variance): on HELM Classic a few near-zero scores
+        of broken runs sit at the logit clip and pull the fit, elsewhere the logit wins.
     scale_meta : list of dict, optional
         Per-dataset metadata for detection (``min_score``, ``max_score``, ``random_baseline``).
     eps : float
@@ -192,7 +199,7 @@ class LowRankCompleter(BasePredictor):
     """
 
     def __init__(self, method: str = "als", rank="auto", lam="auto", lam_bias: float = 0.1, ranks=DEFAULT_RANKS,
-                 lams=DEFAULT_LAMS, cv_folds: int = 3, scales="auto", scale_meta=None, eps: float = DEFAULT_EPS,
+                 lams=DEFAULT_LAMS, cv_folds: int = 3, scales="cv", scale_meta=None, eps: float = DEFAULT_EPS,
                  level: float = 0.9, calibration_folds: int = 5, n_burnin: int = 150, n_samples: int = 150,
                  thin: int = 3, max_iter: int = 100, column_scale: bool = True, blend="auto", random_state: int = 0):
         self.method = method
@@ -236,14 +243,46 @@ class LowRankCompleter(BasePredictor):
         from ..base import clone
 
         est = clone(self)
-        if self.rank == "auto" or self.lam == "auto":
+        if self.rank == "auto" or self.lam == "auto" or self.scales == "cv":
             with limit_threads():
                 X = check_matrix(X)
-                t = as_transform(self.scales, X, self.scale_meta, self.eps)
-                t = _ColumnScaled(t, X) if self.column_scale else t
-                cv = self._select(t.transform(X))
-            est.set_params(rank=int(cv["rank"]), lam=float(cv["lam"]))
+                spec, _, cv = self._choose_scales(X)
+            est.set_params(scales=spec)
+            if cv is not None:
+                est.set_params(rank=int(cv["rank"]), lam=float(cv["lam"]))
         return est
+
+    def _transform_for(self, spec, X):
+        t = as_transform(spec, X, self.scale_meta, self.eps)
+        return t, (_ColumnScaled(t, X) if self.column_scale else t)
+
+    def _choose_scales(self, X):
+        """``(spec, scales_cv, rank_cv)``: the transform spec to use, the CV behind it, the rank/lam CV under it.
+
+        With ``scales="cv"`` every candidate of ``SCALE_CANDIDATES`` gets its own
+        rank/penalty search, then ``cv_folds`` folds of held-out observed cells at
+        that setting are scored on the datasets' own scales (squared error over
+        each column's variance, so scales weigh alike). Candidates that give the
+        same transform are tried once. ``rank_cv`` is None when rank and penalty are given.
+        """
+        auto = self.rank == "auto" or self.lam == "auto"
+        if self.scales != "cv":
+            t, tt = self._transform_for(self.scales, X)
+            return self.scales, None, (self._select(tt.transform(X)) if auto else None)
+        seen, err, cvs = {}, {}, {}
+        for spec in SCALE_CANDIDATES:
+            t, tt = self._transform_for(spec, X)
+            kinds = tuple(t.kinds_())
+            if kinds in seen:
+                continue
+            seen[kinds] = spec
+            Z = tt.transform(X)
+            cvs[spec] = self._select(Z) if auto else {"rank": int(self.rank), "lam": float(self.lam)}
+            err[spec] = _cell_cv_error(X, Z, tt, int(cvs[spec]["rank"]), float(cvs[spec]["lam"]), self)
+        best = min(err, key=lambda s: (round(err[s], 12), SCALE_CANDIDATES.index(s)))
+        info = {"chosen": best, "n_folds": int(self.cv_folds),
+                "error": {s: round(float(v), 8) for s, v in err.items()}}
+        return best, info, (cvs[best] if auto else None)
 
     def _select(self, Z) -> dict:
         ranks = self.ranks if self.rank == "auto" else (int(self.rank),)
@@ -263,12 +302,10 @@ class LowRankCompleter(BasePredictor):
         obs = ~np.isnan(X)
         if obs.sum() < 2:
             raise MethodError("the matrix has fewer than two observed cells")
-        self.scale_transform_ = as_transform(self.scales, X, self.scale_meta, self.eps)
-        self.transform_ = _ColumnScaled(self.scale_transform_, X) if self.column_scale else self.scale_transform_
+        self.scales_, self.scales_cv_, self.cv_ = self._choose_scales(X)
+        self.scale_transform_, self.transform_ = self._transform_for(self.scales_, X)
         Z = self.transform_.transform(X)
-        self.cv_ = None
-        if self.rank == "auto" or self.lam == "auto":
-            self.cv_ = self._select(Z)
+        if self.cv_ is not None:
             self.rank_, self.lam_ = int(self.cv_["rank"]), float(self.cv_["lam"])
         else:
             self.rank_, self.lam_ = int(self.rank), float(self.lam)
@@ -535,7 +572,7 @@ class LowRankCompleter(BasePredictor):
                   "grid_mse": [{"rank": r, "lam": l, "mse": round(float(v), 8)} for (r, l), v in sorted(self.cv_["cv_mse"].items())]}
         self._cell_intervals()
         return {"method": self.method, "rank": self.rank_, "lam": self.lam_, "cross_validation": cv,
-                "scales": self.scale_transform_.to_dict(), "column_scale": bool(self.column_scale), "level": float(self.level),
+                "scales": self.scale_transform_.to_dict(), "scales_cross_validation": self.scales_cv_, "column_scale": bool(self.column_scale), "level": float(self.level),
                 "q_cells": float(self.q_cells_), "n_calibration_cells": int(self.n_cal_cells_)}
 
 
@@ -568,6 +605,35 @@ class _ColumnScaled:
 
     def to_dict(self):
         return {**self.inner.to_dict(), "column_mean": self.mu.tolist(), "column_sd": self.sd.tolist()}
+
+
+def _cell_cv_error(X, Z, transform, rank, lam, est) -> float:
+    """Held-out cell error on the datasets' own scales: K seeded folds, squared error / column variance.
+
+    A matrix with more than ``MAX_CV_ROWS`` models is scored on a seeded sample of them,
+    as :func:`~harness_ext.methods.lowrank.select_rank_lam` does.
+    """
+    rng = np.random.default_rng(est.random_state + 31)
+    if X.shape[0] > MAX_CV_ROWS:
+        rows = np.sort(rng.choice(X.shape[0], MAX_CV_ROWS, replace=False))
+        X, Z = X[rows], Z[rows]
+    idx = np.flatnonzero(~np.isnan(Z).ravel())
+    K = int(est.cv_folds)
+    if K < 2 or idx.size < 2 * K:
+        return 0.0
+    fold = rng.permutation(idx.size) % K
+    var = np.nanvar(X, axis=0)
+    inv_var = np.broadcast_to(1.0 / np.where(var > 1e-12, var, 1.0), X.shape).ravel()
+    total = 0.0
+    for f in range(K):
+        hide = idx[fold == f]
+        Zt = Z.ravel().copy()
+        Zt[hide] = np.nan
+        fit = fit_als(Zt.reshape(Z.shape), rank=rank, lam=lam, lam_bias=est.lam_bias, max_iter=60, tol=1e-4,
+                      random_state=est.random_state)
+        pred = transform.inverse_transform(fit.mean()).ravel()[hide]
+        total += float((((pred - X.ravel()[hide]) ** 2) * inv_var[hide]).sum())
+    return total / idx.size
 
 
 def _normal_quantile(level: float) -> float:
