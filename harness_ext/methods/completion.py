@@ -39,7 +39,7 @@ import numpy as np
 
 from ..base import BasePredictor, check_matrix, limit_threads
 from ..errors import MethodError
-from .conformal import Z90, conformal_quantile, normalised_scores
+from .conformal import Z90, conformal_quantile, mondrian_quantiles, normalised_scores
 from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, fit_als, fit_gibbs, fold_in, select_rank_lam
 from .transforms import DEFAULT_EPS, as_transform
 
@@ -174,6 +174,15 @@ class LowRankCompleter(BasePredictor):
         only). ``"auto"`` chooses it from ``BLEND_GRID`` with the rank, on the
         held-out training models of :meth:`predict_new_models`' calibration;
         uncalibrated predictions (selection's inner CV) use 0.5.
+    cell_blend : "auto" or float
+        The same blend for the fitted matrix's missing cells (``mean_``): each
+        model's direct regression from its own observed cells. ``"auto"``
+        chooses it from ``BLEND_GRID`` in the cross-validation over held-out
+        cells that chooses the transform.
+    mondrian : bool
+        Conformal quantile per dataset (Mondrian) where a dataset has at least
+        ``MIN_GROUP_SCORES`` calibration cells, the pooled one elsewhere: datasets
+        whose normalised errors run larger than the others' keep their coverage.
     column_scale : bool
         Z-score each transformed column over its observed cells before the fit
         (and undo it after), so every dataset weighs alike in the least-squares
@@ -201,7 +210,8 @@ class LowRankCompleter(BasePredictor):
     def __init__(self, method: str = "als", rank="auto", lam="auto", lam_bias: float = 0.1, ranks=DEFAULT_RANKS,
                  lams=DEFAULT_LAMS, cv_folds: int = 3, scales="cv", scale_meta=None, eps: float = DEFAULT_EPS,
                  level: float = 0.9, calibration_folds: int = 5, n_burnin: int = 150, n_samples: int = 150,
-                 thin: int = 3, max_iter: int = 100, column_scale: bool = True, blend="auto", random_state: int = 0):
+                 thin: int = 3, max_iter: int = 100, column_scale: bool = True, blend="auto", cell_blend="auto",
+                 mondrian: bool = True, random_state: int = 0):
         self.method = method
         self.rank = rank
         self.lam = lam
@@ -220,6 +230,8 @@ class LowRankCompleter(BasePredictor):
         self.max_iter = max_iter
         self.column_scale = column_scale
         self.blend = blend
+        self.cell_blend = cell_blend
+        self.mondrian = mondrian
         self.random_state = random_state
 
     # -- fitting -------------------------------------------------------------------------
@@ -243,11 +255,11 @@ class LowRankCompleter(BasePredictor):
         from ..base import clone
 
         est = clone(self)
-        if self.rank == "auto" or self.lam == "auto" or self.scales == "cv":
+        if self.rank == "auto" or self.lam == "auto" or self.scales == "cv" or self.cell_blend == "auto":
             with limit_threads():
                 X = check_matrix(X)
-                spec, _, cv = self._choose_scales(X)
-            est.set_params(scales=spec)
+                spec, info, cv = self._choose_scales(X)
+            est.set_params(scales=spec, cell_blend=info["cell_blend"])
             if cv is not None:
                 est.set_params(rank=int(cv["rank"]), lam=float(cv["lam"]))
         return est
@@ -257,32 +269,37 @@ class LowRankCompleter(BasePredictor):
         return t, (_ColumnScaled(t, X) if self.column_scale else t)
 
     def _choose_scales(self, X):
-        """``(spec, scales_cv, rank_cv)``: the transform spec to use, the CV behind it, the rank/lam CV under it.
+        """``(spec, info, rank_cv)``: the transform spec, the CV behind it and the cell blend, the rank/lam CV.
 
-        With ``scales="cv"`` every candidate of ``SCALE_CANDIDATES`` gets its own
-        rank/penalty search, then ``cv_folds`` folds of held-out observed cells at
-        that setting are scored on the datasets' own scales (squared error over
-        each column's variance, so scales weigh alike). Candidates that give the
-        same transform are tried once. ``rank_cv`` is None when rank and penalty are given.
+        Every candidate transform (``SCALE_CANDIDATES`` with ``scales="cv"``, else the
+        one given) gets its own rank/penalty search; then ``cv_folds`` folds of
+        held-out observed cells at that setting are scored on the datasets' own
+        scales (absolute error over each column's sd, so scales weigh alike and a
+        few broken runs do not decide) for every cell blend weight (``BLEND_GRID``
+        with ``cell_blend="auto"``). Candidates giving the same transform are tried
+        once. ``rank_cv`` is None when rank and penalty are given.
         """
         auto = self.rank == "auto" or self.lam == "auto"
-        if self.scales != "cv":
-            t, tt = self._transform_for(self.scales, X)
-            return self.scales, None, (self._select(tt.transform(X)) if auto else None)
-        seen, err, cvs = {}, {}, {}
-        for spec in SCALE_CANDIDATES:
+        specs = SCALE_CANDIDATES if self.scales == "cv" else (self.scales,)
+        blends = BLEND_GRID if self.cell_blend == "auto" else (self._fixed_blend(self.cell_blend),)
+        seen, err, cvs = set(), {}, {}
+        for spec in specs:
             t, tt = self._transform_for(spec, X)
             kinds = tuple(t.kinds_())
             if kinds in seen:
                 continue
-            seen[kinds] = spec
+            seen.add(kinds)
             Z = tt.transform(X)
             cvs[spec] = self._select(Z) if auto else {"rank": int(self.rank), "lam": float(self.lam)}
-            err[spec] = _cell_cv_error(X, Z, tt, int(cvs[spec]["rank"]), float(cvs[spec]["lam"]), self)
-        best = min(err, key=lambda s: (round(err[s], 12), SCALE_CANDIDATES.index(s)))
-        info = {"chosen": best, "n_folds": int(self.cv_folds),
-                "error": {s: round(float(v), 8) for s, v in err.items()}}
-        return best, info, (cvs[best] if auto else None)
+            if len(specs) == 1 and len(blends) == 1:
+                err[(spec, blends[0])] = float("nan")
+                break
+            e = _cell_cv_error(X, Z, tt, int(cvs[spec]["rank"]), float(cvs[spec]["lam"]), self, blends)
+            err.update({(spec, a): v for a, v in e.items()})
+        best = min(err, key=lambda k: (round(err[k], 12), specs.index(k[0]), k[1]))
+        info = {"chosen": best[0], "cell_blend": float(best[1]), "n_folds": int(self.cv_folds),
+                "error": [{"scales": sp, "cell_blend": a, "error": round(float(v), 8)} for (sp, a), v in err.items()]}
+        return best[0], info, (cvs[best[0]] if auto else None)
 
     def _select(self, Z) -> dict:
         ranks = self.ranks if self.rank == "auto" else (int(self.rank),)
@@ -303,6 +320,7 @@ class LowRankCompleter(BasePredictor):
         if obs.sum() < 2:
             raise MethodError("the matrix has fewer than two observed cells")
         self.scales_, self.scales_cv_, self.cv_ = self._choose_scales(X)
+        self.cell_blend_ = self.scales_cv_["cell_blend"]
         self.scale_transform_, self.transform_ = self._transform_for(self.scales_, X)
         Z = self.transform_.transform(X)
         if self.cv_ is not None:
@@ -315,6 +333,8 @@ class LowRankCompleter(BasePredictor):
         self.__dict__.pop("_fits_by_rank", None)
         self.fit_ = self._fit_z(Z)
         self._mean_z, self._sd_z = self.fit_.predictive()
+        if self.cell_blend_ > 0:
+            self._mean_z = self._blend(self._mean_z, self.fit_, Z, Z, self.cell_blend_)
         self.mean_ = np.where(obs, X, self.transform_.inverse_transform(self._mean_z))
         return self
 
@@ -323,9 +343,9 @@ class LowRankCompleter(BasePredictor):
     def _cell_intervals(self):
         if "_intervals" not in self.__dict__:
             with limit_threads():
-                self.q_cells_, self.n_cal_cells_ = self._calibrate_cells(self.Z_)
-            lo_x, hi_x = self.transform_.inverse_interval(self._mean_z - self.q_cells_ * self._sd_z,
-                                                          self._mean_z + self.q_cells_ * self._sd_z)
+                self.q_cells_, self.q_by_dataset_, self.n_cal_cells_ = self._calibrate_cells(self.Z_)
+            q = self.q_by_dataset_[None, :]
+            lo_x, hi_x = self.transform_.inverse_interval(self._mean_z - q * self._sd_z, self._mean_z + q * self._sd_z)
             obs = ~np.isnan(self.X_)
             lower, upper = np.where(obs, self.X_, lo_x), np.where(obs, self.X_, hi_x)
             self._intervals = (lower, upper, np.where(obs, 0.0, (upper - lower) / (2 * Z90)))
@@ -344,23 +364,35 @@ class LowRankCompleter(BasePredictor):
         return self._cell_intervals()[2]
 
     def _calibrate_cells(self, Z):
-        """Conformal multiplier from K folds of held-out observed cells (refits with the chosen rank/lam)."""
+        """Conformal multipliers from K folds of held-out observed cells (refits with the chosen rank/lam).
+
+        Returns ``(pooled q, per-dataset q (d,), n_scores)``; per dataset with
+        ``mondrian`` (:func:`~harness_ext.methods.conformal.mondrian_quantiles`), else the pooled one.
+        """
         K = int(self.calibration_folds)
+        d = Z.shape[1]
         if K < 2:
-            return Z90 if self.level == 0.9 else _normal_quantile(self.level), 0
+            q = Z90 if self.level == 0.9 else _normal_quantile(self.level)
+            return q, np.full(d, q), 0
         idx = np.flatnonzero(~np.isnan(Z).ravel())
         rng = np.random.default_rng(self.random_state + 7919)
         fold = rng.permutation(idx.size) % K
-        scores = []
+        scores, cols = [], []
         for f in range(K):
             hide = idx[fold == f]
             Zt = Z.ravel().copy()
             Zt[hide] = np.nan
-            fit = self._fit_z(Zt.reshape(Z.shape), seed_offset=f + 1)
+            Zt = Zt.reshape(Z.shape)
+            fit = self._fit_z(Zt, seed_offset=f + 1)
             mean, sd = fit.predictive()
+            mean = self._blend(mean, fit, Zt, Zt, self.cell_blend_)
+            # every hidden cell has finite truth, mean and sd, so scores and columns stay aligned
             scores.append(normalised_scores(Z.ravel()[hide], mean.ravel()[hide], sd.ravel()[hide]))
-        scores = np.concatenate(scores)
-        return conformal_quantile(scores, self.level), int(scores.size)
+            cols.append(hide % d)
+        scores, cols = np.concatenate(scores), np.concatenate(cols)
+        q = conformal_quantile(scores, self.level)
+        by = mondrian_quantiles(scores, cols, d, self.level) if self.mondrian else np.full(d, q)
+        return q, by, int(scores.size)
 
     # -- new models ----------------------------------------------------------------------
     def predict_new_models(self, X_new, weights=None, calibrate: bool = True) -> IntervalPrediction:
@@ -399,7 +431,7 @@ class LowRankCompleter(BasePredictor):
         fit = self.fit_
         alpha = self._uncalibrated_blend()
         if calibrate and int(self.calibration_folds) >= 2:
-            q_cell, q_agg, n_cal, rank, alpha = self._calibrate_new(
+            q_cell, q_agg, n_cal, rank, alpha, q_by = self._calibrate_new(
                 O, None if w is None else (w if w.ndim == 1 else w.mean(0)))
             self.rank_new_, self.blend_new_ = rank, alpha
             if rank != self.rank_:
@@ -409,10 +441,10 @@ class LowRankCompleter(BasePredictor):
                 fit = fits[rank]
         else:
             q_cell = q_agg = _normal_quantile(self.level)
-            n_cal = (0, 0)
+            q_by, n_cal = np.full(d, q_cell), (0, 0)
         fi = fold_in(fit, z)
         mz = self._blend(fi.mean, fit, self.Z_, z, alpha, self._completed() if fit is self.fit_ else None)
-        lo_x, hi_x = self.transform_.inverse_interval(mz - q_cell * fi.sd, mz + q_cell * fi.sd)
+        lo_x, hi_x = self.transform_.inverse_interval(mz - q_by * fi.sd, mz + q_by * fi.sd)
         mean = np.where(O, X_new, self.transform_.inverse_transform(mz))
         lower = np.where(O, X_new, lo_x)
         upper = np.where(O, X_new, hi_x)
@@ -428,11 +460,13 @@ class LowRankCompleter(BasePredictor):
                                   None if w is None else float(q_agg), n_cal)
 
     def _uncalibrated_blend(self) -> float:
-        if self.blend == "auto":
-            return BLEND_UNCALIBRATED
-        a = float(self.blend)
+        return BLEND_UNCALIBRATED if self.blend == "auto" else self._fixed_blend(self.blend)
+
+    @staticmethod
+    def _fixed_blend(value) -> float:
+        a = float(value)
         if not 0.0 <= a <= 1.0:
-            raise MethodError(f"blend must be 'auto' or a weight in [0, 1], got {self.blend!r}")
+            raise MethodError(f"blend weights must be 'auto' or in [0, 1], got {value!r}")
         return a
 
     @staticmethod
@@ -464,7 +498,7 @@ class LowRankCompleter(BasePredictor):
 
         Returns
         -------
-        (q_cell, q_agg, (n_cell_scores, n_agg_scores), rank, blend)
+        (q_cell, q_agg, (n_cell_scores, n_agg_scores), rank, blend, q_cell per dataset (d,))
         """
         key = (np.packbits(O_new, axis=1).tobytes(), O_new.shape, None if w is None else w.tobytes())
         cache = getattr(self, "_cal_cache", None)
@@ -483,6 +517,7 @@ class LowRankCompleter(BasePredictor):
         alphas = BLEND_GRID if self.blend == "auto" else (self._uncalibrated_blend(),)
         grid = [(r, a) for r in ranks for a in alphas]
         cell_scores = {g: [] for g in grid}
+        cell_cols = {g: [] for g in grid}
         agg_scores = {g: [] for g in grid}
         sq = {g: 0.0 for g in grid}
         for f in range(K):
@@ -509,6 +544,7 @@ class LowRankCompleter(BasePredictor):
                     mz = (1.0 - a) * fi.mean + a * direct if a > 0 else fi.mean
                     sq[(r, a)] += float(((mz - Zt)[target] ** 2).sum())
                     cell_scores[(r, a)].append(normalised_scores(Zt[target], mz[target], fi.sd[target]))
+                    cell_cols[(r, a)].append(np.nonzero(target)[1])
                     if w is not None:
                         x_pred = np.where(pat & have, X_true, self.transform_.inverse_transform(mz))
                         a_pred = (np.where(have, x_pred, 0.0) * wt).sum(1)
@@ -517,13 +553,16 @@ class LowRankCompleter(BasePredictor):
         best = min(grid, key=lambda g: (round(sq[g], 10), g[0], g[1]))
         cells = np.concatenate(cell_scores[best]) if cell_scores[best] else np.array([])
         q_cell = conformal_quantile(cells, self.level) if cells.size else _normal_quantile(self.level)
+        q_by = np.full(d, q_cell)
+        if self.mondrian and cells.size:
+            q_by = mondrian_quantiles(cells, np.concatenate(cell_cols[best]), d, self.level)
         q_agg, n_agg = None, 0
         if w is not None:
             aggs = np.concatenate(agg_scores[best]) if agg_scores[best] else np.array([])
             q_agg = conformal_quantile(aggs, self.level) if aggs.size else _normal_quantile(self.level)
             n_agg = int(aggs.size)
         self.calibration_sq_ = {f"rank={r},blend={a}": v for (r, a), v in sq.items()}
-        out = (q_cell, q_agg, (int(cells.size), n_agg), int(best[0]), float(best[1]))
+        out = (q_cell, q_agg, (int(cells.size), n_agg), int(best[0]), float(best[1]), q_by)
         self._cal_cache = (key, out)
         return out
 
@@ -572,7 +611,8 @@ class LowRankCompleter(BasePredictor):
                   "grid_mse": [{"rank": r, "lam": l, "mse": round(float(v), 8)} for (r, l), v in sorted(self.cv_["cv_mse"].items())]}
         self._cell_intervals()
         return {"method": self.method, "rank": self.rank_, "lam": self.lam_, "cross_validation": cv,
-                "scales": self.scale_transform_.to_dict(), "scales_cross_validation": self.scales_cv_, "column_scale": bool(self.column_scale), "level": float(self.level),
+                "scales": self.scale_transform_.to_dict(), "scales_cross_validation": self.scales_cv_,
+                "cell_blend": float(self.cell_blend_), "column_scale": bool(self.column_scale), "level": float(self.level),
                 "q_cells": float(self.q_cells_), "n_calibration_cells": int(self.n_cal_cells_)}
 
 
@@ -607,8 +647,8 @@ class _ColumnScaled:
         return {**self.inner.to_dict(), "column_mean": self.mu.tolist(), "column_sd": self.sd.tolist()}
 
 
-def _cell_cv_error(X, Z, transform, rank, lam, est) -> float:
-    """Held-out cell error on the datasets' own scales: K seeded folds, squared error / column variance.
+def _cell_cv_error(X, Z, transform, rank, lam, est, blends) -> dict:
+    """Held-out cell error on the datasets' own scales per blend weight: K seeded folds, |error| / column sd.
 
     A matrix with more than ``MAX_CV_ROWS`` models is scored on a seeded sample of them,
     as :func:`~harness_ext.methods.lowrank.select_rank_lam` does.
@@ -620,20 +660,24 @@ def _cell_cv_error(X, Z, transform, rank, lam, est) -> float:
     idx = np.flatnonzero(~np.isnan(Z).ravel())
     K = int(est.cv_folds)
     if K < 2 or idx.size < 2 * K:
-        return 0.0
+        return {a: 0.0 for a in blends}
     fold = rng.permutation(idx.size) % K
-    var = np.nanvar(X, axis=0)
-    inv_var = np.broadcast_to(1.0 / np.where(var > 1e-12, var, 1.0), X.shape).ravel()
-    total = 0.0
+    sd = np.sqrt(np.nanvar(X, axis=0))
+    inv_sd = np.broadcast_to(1.0 / np.where(sd > 1e-12, sd, 1.0), X.shape).ravel()
+    total = dict.fromkeys(blends, 0.0)
     for f in range(K):
         hide = idx[fold == f]
         Zt = Z.ravel().copy()
         Zt[hide] = np.nan
-        fit = fit_als(Zt.reshape(Z.shape), rank=rank, lam=lam, lam_bias=est.lam_bias, max_iter=60, tol=1e-4,
+        Zt = Zt.reshape(Z.shape)
+        fit = fit_als(Zt, rank=rank, lam=lam, lam_bias=est.lam_bias, max_iter=60, tol=1e-4,
                       random_state=est.random_state)
-        pred = transform.inverse_transform(fit.mean()).ravel()[hide]
-        total += float((((pred - X.ravel()[hide]) ** 2) * inv_var[hide]).sum())
-    return total / idx.size
+        mz = fit.mean()
+        direct = direct_predict(fit, Zt, Zt) if any(a > 0 for a in blends) else mz
+        for a in blends:
+            pred = transform.inverse_transform((1.0 - a) * mz + a * direct).ravel()[hide]
+            total[a] += float((np.abs(pred - X.ravel()[hide]) * inv_sd[hide]).sum())
+    return {a: v / idx.size for a, v in total.items()}
 
 
 def _normal_quantile(level: float) -> float:

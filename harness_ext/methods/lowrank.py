@@ -141,8 +141,8 @@ def _leading_svd(R, rank: int):
 def _solve_side(Rt, O, F, weight, prior):
     """Batched ridge solves for one side: rows of ``Rt`` (n, p) regress on design ``[F, 1]`` (p, r+1).
 
-    ``weight`` (p,) is the likelihood precision per column of ``Rt``; ``prior`` (r+1,) the
-    penalty. Returns ``(coef (n, r+1), A (n, r+1, r+1))``.
+    ``weight`` (p,) is the likelihood precision per column of ``Rt``; ``prior`` (r+1,) or
+    (n, r+1) the penalty. Returns ``(coef (n, r+1), A (n, r+1, r+1))``.
     """
     Xd = np.concatenate([F, np.ones((F.shape[0], 1))], axis=1)
     Ow = O * weight
@@ -167,7 +167,7 @@ def _check(Z, rank):
 
 
 def fit_als(Z, rank: int = 2, lam: float = 1.0, lam_bias: float = 0.1, max_iter: int = 100, tol: float = 1e-5,
-            random_state: int = 0, noise_shrink: float = NOISE_SHRINK) -> LowRankFit:
+            random_state: int = 0, noise_shrink: float = NOISE_SHRINK, reweight: int = 0) -> LowRankFit:
     """MAP fit of the biased low-rank model by alternating least squares.
 
     Parameters
@@ -184,6 +184,11 @@ def fit_als(Z, rank: int = 2, lam: float = 1.0, lam_bias: float = 0.1, max_iter:
         Seed of the small jitter added to the SVD start.
     noise_shrink : float
         Pseudo-observations pulling each dataset's residual variance to the pooled one.
+    reweight : int
+        Passes of iteratively reweighted ALS: each dataset's cells are weighted by
+        the inverse of its (shrunk) residual variance from the previous pass, so a
+        noisy dataset pulls the shared factors less (the MAP of the
+        heteroscedastic model the Gibbs sampler samples). 0: one weight for all.
 
     Returns
     -------
@@ -198,33 +203,39 @@ def fit_als(Z, rank: int = 2, lam: float = 1.0, lam_bias: float = 0.1, max_iter:
     mu, a, b, U, V = _init(Z, O, rank, rng)
     m, d = Z.shape
     prior = np.r_[np.full(rank, float(lam)), float(lam_bias)]
-    one_m, one_d = np.ones(d), np.ones(m)
-    prev = np.inf
-    n_iter = 0
-    for n_iter in range(1, int(max_iter) + 1):
-        W, A_row = _solve_side(Z - mu - b[None, :], O, V, one_m, prior)
-        U, a = W[:, :rank], W[:, rank]
-        H, A_col = _solve_side((Z - mu - a[:, None]).T, O.T, U, one_d, prior)
-        V, b = H[:, :rank], H[:, rank]
-        resid = np.where(O, Z - mu - a[:, None] - b[None, :] - U @ V.T, 0.0)
-        loss = float((resid ** 2).sum() + lam * ((U ** 2).sum() + (V ** 2).sum()) + lam_bias * ((a ** 2).sum() + (b ** 2).sum()))
-        if n_iter >= 5 and abs(prev - loss) <= tol * max(loss, 1e-12):
-            break
-        prev = loss
-    # Residual variance: pooled with the effective degrees of freedom, then per dataset with shrinkage.
-    n_obs = O.sum()
+    one_d = np.ones(m)
+    wc = np.ones(d)  # per-dataset likelihood weight (relative precision, mean 1)
+    n_obs, n_c = O.sum(), O.sum(0)
     dof = max(n_obs - (m + d) * (rank + 1) * 0.5, 0.25 * n_obs)
-    s2 = float((resid ** 2).sum() / dof) or 1e-6
-    n_c = O.sum(0)
-    s2_c = ((resid ** 2).sum(0) * (n_obs / dof) + noise_shrink * s2) / (n_c + noise_shrink)
+    n_iter = 0
+    for _ in range(int(reweight) + 1):
+        prev = np.inf
+        for n_iter in range(1, int(max_iter) + 1):
+            W, A_row = _solve_side(Z - mu - b[None, :], O, V, wc, prior)
+            U, a = W[:, :rank], W[:, rank]
+            # Column j's weight scales its whole likelihood: the same solve with the penalty divided by it.
+            H, A_col = _solve_side((Z - mu - a[:, None]).T, O.T, U, one_d, prior[None, :] / wc[:, None])
+            V, b = H[:, :rank], H[:, rank]
+            resid = np.where(O, Z - mu - a[:, None] - b[None, :] - U @ V.T, 0.0)
+            loss = float(((resid ** 2) * wc).sum() + lam * ((U ** 2).sum() + (V ** 2).sum())
+                         + lam_bias * ((a ** 2).sum() + (b ** 2).sum()))
+            if n_iter >= 5 and abs(prev - loss) <= tol * max(loss, 1e-12):
+                break
+            prev = loss
+        # Residual variance: pooled with the effective degrees of freedom, then per dataset with shrinkage.
+        s2 = float((resid ** 2).sum() / dof) or 1e-6
+        s2_c = ((resid ** 2).sum(0) * (n_obs / dof) + noise_shrink * s2) / (n_c + noise_shrink)
+        w_fit, wc = wc, s2 / np.maximum(s2_c, 1e-12)
+        wc = wc / np.average(wc, weights=np.maximum(n_c, 1))
+    A_col = A_col * w_fit[:, None, None]  # back in the row side's units: the precision of [v_j, b_j]
     # Laplace covariances at the MAP in the units of the noise: sigma^2 A^-1.
     row_cov = s2 * np.linalg.inv(A_row)
     col_cov = s2 * np.linalg.inv(A_col)
     return LowRankFit(mu=mu, a=a[None], b=b[None], U=U[None], V=V[None], noise_var=s2_c[None],
-                      weight=np.full((1, d), 1.0 / s2), prior_prec=(prior / s2)[None],
+                      weight=(w_fit / s2)[None], prior_prec=(prior / s2)[None],
                       col_cov=col_cov, row_cov=row_cov,
                       info={"method": "als", "n_iter": n_iter, "converged": n_iter < int(max_iter), "rank": rank,
-                            "lam": float(lam), "lam_bias": float(lam_bias), "noise_var": s2})
+                            "lam": float(lam), "lam_bias": float(lam_bias), "noise_var": s2, "reweight": int(reweight)})
 
 
 def fit_gibbs(Z, rank: int = 2, n_burnin: int = 200, n_samples: int = 200, thin: int = 4, lam_bias: float = 0.1,
