@@ -186,3 +186,26 @@ def test_with_fixed_settings_chooses_once():
     assert (fixed.rank, fixed.lam) == (full.rank_, full.lam_)
     assert fixed.fit(X[:40]).cv_ is None  # no inner search in the folds
     assert LowRankCompleter(rank=1, lam=3.0).with_fixed_settings(X).get_params()["rank"] == 1
+
+
+def test_mondrian_quantiles_per_group_with_pooled_fallback():
+    from harness_ext.methods.conformal import mondrian_quantiles
+
+    rng = np.random.default_rng(0)
+    s = np.r_[rng.random(50), 3 * rng.random(50), rng.random(5)]
+    g = np.r_[np.zeros(50, int), np.ones(50, int), np.full(5, 2)]
+    q = mondrian_quantiles(s, g, 4, 0.9, min_count=20)
+    assert q[0] == conformal_quantile(s[:50], 0.9) and q[1] == conformal_quantile(s[50:100], 0.9)
+    assert q[2] == q[3] == conformal_quantile(s, 0.9)  # too few / no scores: pooled
+
+
+def test_scales_and_cell_blend_chosen_by_cv_and_recorded():
+    X = _proportions(3, m=60, d=12)
+    Xo, mask = hide(X, 0.3)
+    est = LowRankCompleter(calibration_folds=0, ranks=(1, 2), lams=(1.0,)).fit(Xo)
+    info = est.describe()
+    assert est.scales_ in ("auto", "standardise") and info["scales_cross_validation"]["chosen"] == est.scales_
+    assert {e["scales"] for e in info["scales_cross_validation"]["error"]} == {"auto", "standardise"}
+    assert 0.0 <= info["cell_blend"] <= 1.0
+    fixed = est.with_fixed_settings(Xo)
+    assert fixed.get_params()["scales"] == est.scales_ and fixed.get_params()["cell_blend"] == est.cell_blend_
