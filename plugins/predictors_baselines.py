@@ -130,6 +130,15 @@ def centring_variance(X: np.ndarray, sd: np.ndarray, min_count: int = 5) -> np.n
     return out
 
 
+def standardised_input(est, X):
+    """``(X, Z, mu, sd)``: the checked matrix and, with ``est.standardize``, its per-dataset z-scores
+    (:func:`standardise_columns` with ``est.min_count`` and ``est.column_groups``), else ``X`` itself (0, 1)."""
+    X = check_matrix(X)
+    if not est.standardize:
+        return X, X, 0.0, 1.0
+    return (X, *standardise_columns(X, est.min_count, est.column_groups))
+
+
 def _finish(X: np.ndarray, mean: np.ndarray, std: Optional[np.ndarray]):
     """Pass observed cells through and zero their std (the BasePredictor contract)."""
     obs = ~np.isnan(X)
@@ -139,7 +148,18 @@ def _finish(X: np.ndarray, mean: np.ndarray, std: Optional[np.ndarray]):
     return mean, std
 
 
-class GlobalMean(BasePredictor):
+class _StandardisedBaseline(BasePredictor):
+    """The two baselines' shared parameters (see :func:`standardised_input`)."""
+
+    row_params: tuple = ()
+
+    def __init__(self, standardize: bool = True, min_count: int = 5, column_groups=None):
+        self.standardize = standardize
+        self.min_count = min_count
+        self.column_groups = column_groups
+
+
+class GlobalMean(_StandardisedBaseline):
     """Predict the global mean of the observed cells for every unobserved cell.
 
     As in 004, the mean is taken on the matrix standardised per dataset with its
@@ -155,16 +175,8 @@ class GlobalMean(BasePredictor):
     after ``normalize_data``.
     """
 
-    row_params: tuple = ()
-
-    def __init__(self, standardize: bool = True, min_count: int = 5, column_groups=None):
-        self.standardize = standardize
-        self.min_count = min_count
-        self.column_groups = column_groups
-
     def fit(self, X):
-        X = check_matrix(X)
-        Z, mu, sd = standardise_columns(X, self.min_count, self.column_groups) if self.standardize else (X, 0.0, 1.0)
+        X, Z, mu, sd = standardised_input(self, X)
         if np.isnan(Z).all():
             raise MethodError("the matrix has no observed cells")
         pred = np.full(X.shape, np.nanmean(Z)) * sd + mu
@@ -172,7 +184,7 @@ class GlobalMean(BasePredictor):
         return self
 
 
-class MeanOfMeans(BasePredictor):
+class MeanOfMeans(_StandardisedBaseline):
     """Average of the model's mean, the dataset's mean and the global mean.
 
     ``(g + u_i + v_j) / 3`` for cell (i, j); a model with no observed cell uses
@@ -185,16 +197,8 @@ class MeanOfMeans(BasePredictor):
     Zhao et al. (004) §4.2 baseline (2); its code ``MeanOfMeansBaseline``.
     """
 
-    row_params: tuple = ()
-
-    def __init__(self, standardize: bool = True, min_count: int = 5, column_groups=None):
-        self.standardize = standardize
-        self.min_count = min_count
-        self.column_groups = column_groups
-
     def fit(self, X):
-        X = check_matrix(X)
-        Z, mu, sd = standardise_columns(X, self.min_count, self.column_groups) if self.standardize else (X, 0.0, 1.0)
+        X, Z, mu, sd = standardised_input(self, X)
         obs = ~np.isnan(Z)
         if not obs.any():
             raise MethodError("the matrix has no observed cells")

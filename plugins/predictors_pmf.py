@@ -17,10 +17,10 @@ from typing import Optional
 
 import numpy as np
 
-from harness_ext.base import BasePredictor, check_matrix, limit_threads
+from harness_ext.base import BasePredictor, limit_threads
 from harness_ext.errors import MethodError
 
-from .predictors_baselines import _finish, centring_variance, standardise_columns
+from .predictors_baselines import _finish, centring_variance, standardise_columns, standardised_input
 
 
 def _row_posterior(Tw: np.ndarray, W: np.ndarray, V: np.ndarray, alpha: float, prior_prec: np.ndarray,
@@ -332,8 +332,7 @@ class PMF(BasePredictor):
         self.random_state = random_state
 
     def fit(self, X):
-        X = check_matrix(X)
-        Z, mu, sd = standardise_columns(X, self.min_count, self.column_groups) if self.standardize else (X, 0.0, 1.0)
+        X, Z, mu, sd = standardised_input(self, X)
         mean, _, info = _factorise(
             Z[:, :, None], n_components=self.n_components, inference="map", alpha=self.alpha, hyperprior="fixed",
             n_burnin=0, n_samples=0, max_iter=self.max_iter, tol=self.tol, model_profiles=self.model_profiles,
@@ -412,8 +411,7 @@ class BayesianPMF(BasePredictor):
         self.random_state = random_state
 
     def fit(self, X):
-        X = check_matrix(X)
-        Z, mu, sd = standardise_columns(X, self.min_count, self.column_groups) if self.standardize else (X, 0.0, 1.0)
+        X, Z, mu, sd = standardised_input(self, X)
         mean, std, info = _factorise(
             Z[:, :, None], n_components=self.n_components, inference="gibbs", alpha=self.alpha,
             hyperprior=self.hyperprior, n_burnin=self.n_burnin, n_samples=self.n_samples, max_iter=0, tol=0.0,
