@@ -108,3 +108,34 @@ def test_every_eval_ever_export(reduced, tmp_path, capsys):
     with Store.open(":memory:") as s:
         rep = ingest_paths(s, [f], show_progress=False)
     assert rep.files[0].status == "skipped" and "prediction" in rep.files[0].reason
+
+
+def test_anchor_estimated_observed_cells_keep_their_interval_in_both_exports():
+    """An observed cell that is an anchor-item estimate (its raw interval has width) carries that interval in the
+    lm-eval results file (non-zero stderr) and in the Every Eval Ever record; an exactly observed cell does not."""
+    import types
+
+    import pandas as pd
+
+    from harness_ext.methods.predict_export import eee_record, lm_eval_results_doc
+
+    norm = {"description": "raw", "lo": 0.0, "span": 1.0, "flip": False, "chance": 0.0, "clip": False}
+    manifest = {"group_name": "g", "source": {"n_models": 10},
+                "prediction": {"predictor": {"name": "lowrank"}},
+                "datasets": [{"name": n, "metric": "acc", "task": n, "normalisation": norm} for n in ("exact", "anchor", "pred")]}
+    table = pd.DataFrame({"model": ["m"] * 3, "dataset": ["exact", "anchor", "pred"], "observed": [True, True, False],
+                          "score": [0.5, 0.6, 0.7], "lower": [0.5, 0.55, 0.6], "upper": [0.5, 0.65, 0.8],
+                          "raw": [0.5, 0.6, 0.7], "raw_lower": [0.5, 0.55, 0.6], "raw_upper": [0.5, 0.65, 0.8],
+                          "actual": [float("nan")] * 3})
+    agg = pd.DataFrame({"model": ["m"], "aggregate": [0.6], "lower": [0.55], "upper": [0.65], "n_observed": [2],
+                        "actual": [float("nan")]})
+    pred = types.SimpleNamespace(table=table, aggregate=agg, warnings=[], sources={})
+    doc = lm_eval_results_doc(pred, manifest, "m", "manifest.json")
+    assert doc["results"]["exact"]["acc_stderr,predicted"] == 0.0
+    assert doc["results"]["anchor"]["acc_stderr,predicted"] == pytest.approx(0.1 / (2 * 1.6448536269514722))
+    assert doc["results"]["anchor"]["observed"] is True
+    rec = {r["evaluation_name"]: r["score_details"] for r in eee_record(pred, manifest, "m", timestamp="1")["evaluation_results"]}
+    assert "uncertainty" not in rec["exact"]
+    ci = rec["anchor"]["uncertainty"]["confidence_interval"]
+    assert (ci["lower"], ci["upper"]) == (0.55, 0.65) and rec["anchor"]["details"]["estimated"] == "true"
+    assert "uncertainty" in rec["pred"]

@@ -80,9 +80,10 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
         task = _lm_eval_name(manifest, r.dataset)
         metric = str(d.get("metric") or "score").split(",")[0]
         lo, hi = _f(r.raw_lower), _f(r.raw_upper)
+        # An observed cell that is an anchor-item estimate has an interval of its own: its stderr says so.
         results[task] = {"alias": f" - {task}" + ("" if r.observed else " (predicted)"),
                          f"{metric},predicted": _f(r.raw), f"{metric}_stderr,predicted":
-                             0.0 if r.observed or lo is None or hi is None else _f((hi - lo) / (2 * Z90)),
+                             0.0 if lo is None or hi is None else _f((hi - lo) / (2 * Z90)),
                          f"{metric}_lower,predicted": lo, f"{metric}_upper,predicted": hi,
                          "observed": bool(r.observed)}
         n_shot[task] = d.get("num_fewshot") if isinstance(d.get("num_fewshot"), int) else 0
@@ -138,6 +139,12 @@ def write_lm_eval_results(pred, manifest: dict, manifest_path) -> list:
     return written
 
 
+def has_interval(row) -> bool:
+    """True when a prediction-table row has an interval of positive width (predicted, or an anchor-item estimate)."""
+    lo, hi = _f(row.raw_lower), _f(row.raw_upper)
+    return lo is not None and hi is not None and hi > lo
+
+
 def eee_record(pred, manifest: dict, model: str, timestamp: str = None) -> dict:
     """One model's predictions as an Every Eval Ever record (schema 0.2.1)."""
     by_name = {d["name"]: d for d in manifest["datasets"]}
@@ -160,7 +167,10 @@ def eee_record(pred, manifest: dict, model: str, timestamp: str = None) -> dict:
         details = {"observed": str(bool(r.observed)).lower(), "normalised_score": f"{r.score:.10g}",
                    "benchmark": str(d.get("benchmark")), "task": str(d.get("task"))}
         score = {"score": float(r.raw), "details": details}
-        if not r.observed:
+        estimated = bool(r.observed) and has_interval(r)
+        if estimated:
+            details["estimated"] = "true"  # an anchor-item estimate: observed, with an interval of its own
+        if not r.observed or estimated:
             score["uncertainty"] = {"confidence_interval": {"lower": float(r.raw_lower), "upper": float(r.raw_upper),
                                                             "confidence_level": LEVEL, "method": method}}
         results.append({"evaluation_name": str(r.dataset),
