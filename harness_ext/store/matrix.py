@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..errors import StoreError
 from .pivot import benchmark_filter as _benchmark_filter
+from .pivot import dataset_filter
 from .pivot import describe as _describe
 from .pivot import raw_arrays
 
@@ -214,14 +215,7 @@ def load_metric_tensor(store, query: MatrixQuery, models, datasets) -> tuple:
     """
     from dataclasses import replace
 
-    where, params = _benchmark_filter(store, query, "benchmark")
-    if query.aggregates == "only":
-        where.append("kind = 'aggregate'")
-    elif not query.aggregates:
-        where.append("coalesce(kind, 'dataset') <> 'aggregate'")
-    if query.datasets:
-        where.append("name GLOB ?")
-        params.append(query.datasets)
+    where, params = dataset_filter(store, query, metrics=False)
     metrics = [r[0] for r in store.con.execute(
         f"SELECT DISTINCT metric FROM datasets {'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY metric",
         params).fetchall()]

@@ -36,6 +36,25 @@ def benchmark_filter(store, query, column: str):
     return [f"{column} IN ({marks})"], names
 
 
+def dataset_filter(store, query, metrics: bool = True):
+    """SQL conditions and parameters on the ``datasets`` table: benchmarks, aggregates, the dataset glob and
+    (with ``metrics``) the metric: ``query.metric`` or each dataset's primary one."""
+    where, params = benchmark_filter(store, query, "benchmark")
+    if metrics and query.metric:
+        where.append("metric = ?")
+        params.append(query.metric)
+    elif metrics:
+        where.append("is_primary")
+    if query.aggregates == "only":
+        where.append("kind = 'aggregate'")
+    elif not query.aggregates:
+        where.append("coalesce(kind, 'dataset') <> 'aggregate'")
+    if query.datasets:
+        where.append("name GLOB ?")
+        params.append(query.datasets)
+    return where, params
+
+
 _DATASET_COLUMNS = ["benchmark", "dataset", "metric", "task", "higher_is_better", "random_baseline", "baseline_source",
                     "min_score", "max_score", "kind", "scale"]
 
@@ -56,19 +75,7 @@ def raw_arrays(store, query, extra: Optional[dict] = None) -> tuple:
     con = store.con
     extra = {} if extra is None else extra
     has = getattr(store, "_has_table", lambda t: False)
-    dwhere, dparams = benchmark_filter(store, query, "benchmark")
-    if query.metric:
-        dwhere.append("metric = ?")
-        dparams.append(query.metric)
-    else:
-        dwhere.append("is_primary")
-    if query.aggregates == "only":
-        dwhere.append("kind = 'aggregate'")
-    elif not query.aggregates:
-        dwhere.append("coalesce(kind, 'dataset') <> 'aggregate'")
-    if query.datasets:
-        dwhere.append("name GLOB ?")
-        dparams.append(query.datasets)
+    dwhere, dparams = dataset_filter(store, query)
     rwhere, rparams = ["TRUE"], []
     n_sel, n_all = con.execute(f"SELECT count(*) FILTER (WHERE {' AND '.join(dwhere)}), count(*) FROM datasets",
                                dparams).fetchone()
