@@ -283,7 +283,8 @@ def _measure(results, name):
     if not rows:
         return None
     worst = min(rows, key=lambda r: r["ratio"])
-    sizes = sorted({r["size"].split(",")[0] for r in rows}, key=lambda s: int(s.split(" x ")[0].replace(",", "")))
+    sizes = sorted({r["size"].replace(", 20% missing", "") for r in rows},
+                   key=lambda s: int(s.split(" x ")[0].replace(",", "")))
     return (f"min {worst['ratio']:.2f}x at {worst['size']} vs {worst.get('note', '').split(' (')[0]} "
             f"({len(rows)} cases: {', '.join(sizes)})", worst["ratio"] >= 1.0)
 
