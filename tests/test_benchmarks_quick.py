@@ -81,6 +81,9 @@ def test_targets_table_passes_fails_and_says_what_was_not_measured():
         _res("bench_matrix", [_row("matrix", "store -> matrix (load_matrix) vs pandas.read_parquet", "50,000 x 200",
                                    4.0, 3.0, peak_mb=700.0)]),
         _res("bench_similarity_libs", sims),
+        _res("bench_matrix", [_row("matrix", "pipeline: harness-ext reduce (defaults)", "20,000 x 2,000 (40M)", 200.0, None),
+                              _row("matrix", "pipeline: ingest + reduce vs the 5-minute target", "20,000 x 2,000 (40M)",
+                                   350.0, 300.0, peak_mb=3000.0, target_met=False)]),
         _res("bench_bpmf_pymc", [_row("bpmf_pymc", "BPMF vs PyMC NUTS", "79 x 57", 1.0, 100.0, rmse_ours=0.05,
                                       rmse_ref=0.05)]),
         _res("bench_reduce", [_row("reduce", "full reduce: synthetic", "100 x 60", 3.0, None, target_met=False)]),
@@ -98,6 +101,9 @@ def test_targets_table_passes_fails_and_says_what_was_not_measured():
     ingest = table["ingest Open LLM v2 >= 0.67x json.load + bulk insert"]
     assert ingest["pass"] == "n/a" and ingest["measured"] == "not run"
     assert table["full reduce: synthetic (100 x 60)"]["pass"] == "FAIL"  # a row's own target_met is listed too
+    forty = table["40M results (20,000 x 2,000): CSV ingest + CLI reduce < 5 min and < 4 GB"]
+    assert forty["pass"] == "FAIL" and forty["measured"].startswith("350 s")  # the total, not the reduce stage
+    assert not any(k.startswith("pipeline:") for k in table)  # listed once, as the issue-17 row
 
 
 def test_fit_exponent_recovers_power_law():
