@@ -191,7 +191,7 @@ def _time_both(fs, X, budget: float = 1.0) -> list:
     return best
 
 
-def _reference_time(f, X, max_ref: float, per_pair: bool, ours=None) -> tuple:
+def _reference_time(f, X, max_ref: float, per_pair: bool, ours=None, budget: float = 1.0) -> tuple:
     """(reference seconds, estimated?, our seconds or None). A per-pair routine (pandas' rank correlations,
     scipy loops, pdist) is timed on 100 columns first and, if that predicts over ``max_ref``, scaled by the
     number of column pairs instead of run; vectorised routines (BLAS products) always run in full. A
@@ -204,8 +204,8 @@ def _reference_time(f, X, max_ref: float, per_pair: bool, ours=None) -> tuple:
         if est > max_ref:
             return est, True, None
     if ours is None:
-        return _time(f, X), False, None
-    t_ours, t_ref = _time_both([ours, f], X)
+        return _time(f, X, budget), False, None
+    t_ours, t_ref = _time_both([ours, f], X, budget)
     return t_ref, False, t_ours
 
 
@@ -276,6 +276,10 @@ def main(argv=None) -> int:
     ap.add_argument("--max-ref", type=float, default=60.0, help="estimate a reference predicted to take longer (s)")
     ap.add_argument("--measures", default=None, help="comma list (default: the nine)")
     ap.add_argument("--sizes", default=None, help="e.g. 838x57,1000x200 (default: all three, or 838x57 with --quick)")
+    ap.add_argument("--missing", default="0,0.2", help="comma list of missing-cell fractions (default 0,0.2)")
+    ap.add_argument("--budget", type=float, default=1.0,
+                    help="run ours and the reference at least three times, interleaved, while each run is under "
+                         "this many seconds (default 1; more rounds steady the ratios on a loaded machine)")
     ap.add_argument("--nine", default=None, metavar="NxQ",
                     help="only time the nine measures end to end at this size (20%% missing and complete)")
     args = ap.parse_args(argv)
@@ -294,16 +298,17 @@ def main(argv=None) -> int:
     measures = args.measures.split(",") if args.measures else list(PAPER_MEASURES)
     pair_fn = _pair_functions()
     rows, totals = [], {}
+    fractions = [float(v) for v in args.missing.split(",")]
     for n, q in sizes:
-        for missing in (0.0, 0.2):
+        for missing in fractions:
             X = matrix(n, q, missing)
-            size = fmt_size((n, q)) + (", 20% missing" if missing else "")
+            size = fmt_size((n, q)) + (f", {missing:.0%} missing" if missing else "")
             for name in measures:
                 f_ref, ref_name = REFERENCES[name][1 if missing else 0]
                 t_ref, est, t_ours = _reference_time(f_ref, X, args.max_ref, per_pair=ref_name not in VECTORISED,
-                                                     ours=_FUNCS[name][0])
+                                                     ours=_FUNCS[name][0], budget=args.budget)
                 if t_ours is None:
-                    t_ours = _time(_FUNCS[name][0], X)
+                    t_ours = _time(_FUNCS[name][0], X, budget=args.budget)
                 totals[size] = totals.get(size, 0.0) + t_ours
                 t_loop = _loop_estimate(pair_fn[name], X, budget=0.05 if args.quick else 0.3)
                 rows.append(row("similarity_libs", name, size, t_ours, t_ref,
