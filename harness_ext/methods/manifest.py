@@ -359,8 +359,8 @@ def build_manifest(
                                     costs=cost_vec if kind == "cost" else None, cost_budget=value if kind == "cost" else None)
     bar.update()
     bar.set_postfix_str("error against budget")
-    curve = budget_curve(X, order_idx, est, sizes=budget_sizes(d, k, 15 if fast else 8), folds=folds, weights=w,
-                         n_random=10 if fast else 3, random_state=random_state, costs=cost_vec, cache=cache)
+    curve = budget_curve(X, order_idx, est, sizes=budget_sizes(d, k, 12 if fast else 8), folds=folds, weights=w,
+                         n_random=5 if fast else 3, random_state=random_state, costs=cost_vec, cache=cache)
 
     bar.update()
     bar.close()
