@@ -9,7 +9,9 @@ Elo ratings and percentages). Each case times
 :func:`harness_ext.methods.manifest.build_manifest` with the defaults ``reduce`` uses
 (budget, selector, predictor, cross-validation, the random-subset comparison
 and the error-vs-budget curve), after one untimed warm-up on a small matrix so
-imports are not counted. ``--predictor`` / ``--selector`` time other choices.
+imports are not counted; ``cpu s`` is the process CPU time of the same call
+(all threads), the wall time a quiet machine would show when reduce runs on
+one thread, for runs on a shared, loaded machine. ``--predictor`` / ``--selector`` time other choices.
 
 The reference in the same run is what a user would otherwise run for the same
 question on the same matrix: sklearn ``RidgeCV`` fitted on the complete rows for
@@ -165,23 +167,23 @@ def main(argv=None) -> int:
     print(f"reduce defaults: selector {selector}, predictor {predictor}, budget {defaults.budget or 'coverage=0.95'}, "
           f"n_random {defaults.n_random}")
     print(f"{'matrix':<30} {'shape':>11} {'missing':>8} {'reduce s':>9} {'target':>7} {'k':>4} "
-          f"{'agg RMSE':>9} {'vs random':>10} {'RidgeCV s':>10} {'complete rows':>14}")
+          f"{'cpu s':>7} {'agg RMSE':>9} {'vs random':>10} {'RidgeCV s':>10} {'complete rows':>14}")
     ok = True
     held = []
     for name, df in matrices(args.quick).items():
         if args.only and args.only.lower() not in name.lower():
             continue
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         m = build_manifest(df, budget=defaults.budget, selector=selector, predictor=predictor,
                            n_random=defaults.n_random)
-        dt = time.perf_counter() - t
+        dt, cpu = time.perf_counter() - t, time.process_time() - c
         k = m["selection"]["subset_size"]
         sub = [list(df.columns).index(s["name"]) for s in m["subset"]]
         ref_s, n_complete = ridge_reference(df.to_numpy(dtype=float), sub)
         r = m["evidence"]["random_subsets"]
         ok &= dt < TARGET_S
         print(f"{name:<30} {df.shape[0]:>5} x {df.shape[1]:<3} {df.isna().to_numpy().mean():>8.1%} {dt:>9.1f} "
-              f"{TARGET_S:>7.0f} {k:>4} {m['prediction']['cross_validation']['aggregate_rmse']:>9.4f} "
+              f"{TARGET_S:>7.0f} {k:>4} {cpu:>7.1f} {m['prediction']['cross_validation']['aggregate_rmse']:>9.4f} "
               f"{r['ratio']:>10.2f} {ref_s:>10.2f} {n_complete:>6} of {df.shape[0]:<5}", flush=True)
         if args.holdout:
             X = df.to_numpy(dtype=float)
