@@ -145,3 +145,26 @@ def test_reduce_default_selector_is_prediction_greedy_and_the_manifest_says_why(
     m = build_manifest(frame(matrix(m=40, d=8, seed=9)), budget="2", n_random=10, n_random_subsets=10)
     assert m["selection"]["selector"]["name"] == "prediction_greedy"
     assert "held-out models" in m["evidence"]["default_reason"]
+
+
+def test_stacked_fold_in_survives_a_memo_that_overflows(monkeypatch):
+    """A full memo is cleared between calls, never under the rows the current call still reads.
+
+    (A 2,000 x 100 matrix with 5% of cells missing overflowed it inside one call: reduce died
+    with a KeyError.)
+    """
+    from harness_ext.methods import subset_cv
+    from harness_ext.methods.completion import LowRankCompleter
+
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 3)) @ rng.random((3, 8)) / 3 + 0.05 * rng.standard_normal((40, 8))
+    X[rng.random(X.shape) < 0.2] = np.nan
+    est = LowRankCompleter(rank=2, lam=1.0, scales="auto").fit(X[:30])
+    subsets = [[0, 1], [0, 2], [1, 3, 4]]
+    want = subset_cv.stacked_fold_in(est, X[30:], subsets)
+    memo = {}
+    subset_cv.stacked_fold_in(est, X[30:], subsets[:1], memo)
+    monkeypatch.setattr(subset_cv, "MEMO_CELLS", 8 * 3)  # overflows on the next call
+    got = subset_cv.stacked_fold_in(est, X[30:], subsets, memo)
+    for a, b in zip(want, got):
+        np.testing.assert_array_equal(a, b)

@@ -136,6 +136,7 @@ def stacked_fold_in(est, X_te: np.ndarray, subsets: Sequence, memo: Optional[dic
     memo = {} if memo is None else memo
     keys = [u.tobytes() for u in uniq]
     todo = np.array([k not in memo for k in keys], dtype=bool)
+    fresh = {}
     if todo.any():
         idx = first[todo]
         u_pat = pat.reshape(-1, d)[idx]
@@ -143,10 +144,12 @@ def stacked_fold_in(est, X_te: np.ndarray, subsets: Sequence, memo: Optional[dic
         new = np.empty_like(masked)
         for a in range(0, len(masked), STACK_ROWS):
             new[a:a + STACK_ROWS] = np.asarray(est.predict_new_models(masked[a:a + STACK_ROWS], calibrate=False).mean)
-        if (len(memo) + len(new)) * d > MEMO_CELLS:
-            memo.clear()
-        memo.update(zip((k for k, t in zip(keys, todo) if t), new))
-    pred = np.stack([memo[k] for k in keys]) if keys else np.empty((0, d))
+        fresh = dict(zip((k for k, t in zip(keys, todo) if t), new))
+    # Stack before the memo may be cleared below: this call needs its remembered rows too.
+    pred = np.stack([fresh[k] if k in fresh else memo[k] for k in keys]) if keys else np.empty((0, d))
+    if (len(memo) + len(fresh)) * d > MEMO_CELLS:
+        memo.clear()
+    memo.update(fresh)
     full = pred[inverse].reshape(len(subsets), n, d)
     return [full[i] for i in range(len(subsets))]
 
