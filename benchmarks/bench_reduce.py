@@ -309,7 +309,7 @@ def lib_similarities(X, budget: float):
     out = {}
     for name in sim.PAPER_MEASURES:
         f, ref_name = LIB[name][1 if missing else 0]
-        secs, est = _reference_time(f, X, budget / len(sim.PAPER_MEASURES), per_pair=ref_name not in VECTORISED)
+        secs, est, _ = _reference_time(f, X, budget / len(sim.PAPER_MEASURES), per_pair=ref_name not in VECTORISED)
         out[name] = (secs, est, ref_name)
     return out
 
