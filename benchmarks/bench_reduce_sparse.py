@@ -147,6 +147,7 @@ def main(argv=None) -> int:
     ap.add_argument("--selector", default=None, help="selector (default: reduce's)")
     ap.add_argument("--predictor", default=None, help="predictor (default: reduce's)")
     ap.add_argument("--quick", action="store_true", help="CrossPred only")
+    ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     ap.add_argument("--holdout", type=int, default=0, metavar="N",
                     help="also N seeded 80/20 model splits: held-out subset-vs-random ratios (default 0: skip)")
     ap.add_argument("--draws", type=int, default=20, help="random subsets per split for --holdout (default 20)")
@@ -199,7 +200,8 @@ def main(argv=None) -> int:
                 print(f"{name:<30} {k:>4} {ra:>10.2f} {rc:>11.2f} {b:>7.0%}")
     print("all under target" + (" and better than random held out" if held else "") if ok
           else "SOME ABOVE TARGET" + (" OR NOT BETTER THAN RANDOM HELD OUT" if held else ""))
-    return 0 if ok else 1
+    # A missed target is reported, not an error: benchmarks/run.py --strict turns misses into exit 1.
+    return 0 if ok or not args.strict else 1
 
 
 if __name__ == "__main__":
