@@ -29,7 +29,7 @@ load average is printed with them. Usage::
     python benchmarks/bench_matrix.py                 # both targets (about 10 minutes)
     python benchmarks/bench_matrix.py --no-pipeline   # 50,000 x 200 only
     python benchmarks/bench_matrix.py --pipeline-only --pipeline-models 20000 --pipeline-datasets 2000
-    python benchmarks/bench_matrix.py --quick         # 5,000 x 100 and a 2,000 x 100 pipeline
+    python benchmarks/bench_matrix.py --quick         # 5,000 x 100 and a 300 x 30 pipeline
 """
 
 from __future__ import annotations
@@ -274,7 +274,7 @@ def pipeline_rows(tmp: Path, m: int, d: int, timeout: Optional[float] = None) ->
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="5,000 x 100 and a 2,000 x 100 pipeline")
+    ap.add_argument("--quick", action="store_true", help="5,000 x 100 and a 300 x 30 pipeline")
     ap.add_argument("--models", type=int, default=None, help="store -> matrix: models (default 50,000)")
     ap.add_argument("--datasets", type=int, default=None, help="store -> matrix: datasets (default 200)")
     ap.add_argument("--missing", type=float, default=0.0)
@@ -291,8 +291,8 @@ def main(argv=None) -> int:
     m = args.models or (5_000 if args.quick else 50_000)
     d = args.datasets or (100 if args.quick else 200)
     repeat = args.repeat or (2 if args.quick else 3)
-    pm = args.pipeline_models or (2_000 if args.quick else 20_000)
-    pd_ = args.pipeline_datasets or (100 if args.quick else 2_000)
+    pm = args.pipeline_models or (300 if args.quick else 20_000)
+    pd_ = args.pipeline_datasets or (30 if args.quick else 2_000)
     try:
         import pyarrow  # noqa: F401
     except ImportError:
