@@ -31,9 +31,8 @@ share of models ``p_c`` (a dataset few models have informs the fit of few).
 It is off by default: with the objective's per-dataset error estimate
 (:mod:`harness_ext.methods.subset_cv`), which counts a rarely observed
 dataset's own large error, the shortlist without it chose better subsets on
-the benchbench cross-leaderboard matrix (cross-validated aggregate RMSE 0.027
-vs 0.035 at 31 datasets, random 31-subsets 0.034; ``/tmp`` diagnostic, not a
-benchmark). Exact steps reuse every fold's fit and every (model, observed
+the benchbench cross-leaderboard matrix in a one-off comparison that is not a
+benchmark of the repository (so the option stays off, unmeasured). Exact steps reuse every fold's fit and every (model, observed
 subset cells) fold-in across steps, so a step costs only the fold-ins of the
 models that have the candidate.
 
