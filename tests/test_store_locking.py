@@ -95,4 +95,4 @@ def test_readers_work_while_an_ingest_runs(tmp_path):
     assert reads and all(rc == 0 for _, rc, _ in reads), reads
     with Store.open(db, read_only=True) as s:
         assert s.counts()["sources"] == 12 + 600
-    assert ingest_mod.BATCH_FILES == 2048  # the environment override is the subprocess's only
+    assert ingest_mod.BATCH_FILES != 50  # the environment override is the subprocess's only
