@@ -431,7 +431,7 @@ class LowRankCompleter(BasePredictor):
         fit = self.fit_
         alpha = self._uncalibrated_blend()
         if calibrate and int(self.calibration_folds) >= 2:
-            q_cell, q_agg, n_cal, rank, alpha, q_by = self._calibrate_new(
+            q_cell, q_agg, n_cal, rank, alpha, q_by, cal = self._calibrate_new(
                 O, None if w is None else (w if w.ndim == 1 else w.mean(0)))
             self.rank_new_, self.blend_new_ = rank, alpha
             if rank != self.rank_:
@@ -483,88 +483,14 @@ class LowRankCompleter(BasePredictor):
         return self._Zc
 
     def _calibrate_new(self, O_new, w):
-        """Rank, blend weight and conformal multipliers (cells, aggregate) for new models observed as in ``O_new``.
-
-        The training models are split into K seeded folds; each fold is refitted
-        without, its models are masked to the observed pattern of a new model
-        (cycling through the new models' patterns) and predicted; scores are
-        taken on their other observed cells and on their aggregate over the
-        datasets they have (weights renormalised there). With ALS every rank of
-        ``ranks`` (and the cell-CV one) is tried in the same folds, and with
-        ``blend="auto"`` every weight of ``BLEND_GRID``; the pair with the lowest
-        held-out squared error (transformed space) is used: the rank that
-        completes cells best is not always the one that predicts a model from
-        few cells best. Only training models are used.
-
-        Returns
-        -------
-        (q_cell, q_agg, (n_cell_scores, n_agg_scores), rank, blend, q_cell per dataset (d,))
-        """
+        """See :func:`~harness_ext.methods.newmodel_intervals.calibrate_model_folds` (cached per pattern and weights)."""
         key = (np.packbits(O_new, axis=1).tobytes(), O_new.shape, None if w is None else w.tobytes())
         cache = getattr(self, "_cal_cache", None)
-        if cache is not None and cache[0] == key:
-            return cache[1]
-        Z = self.Z_
-        m, d = Z.shape
-        K = int(min(self.calibration_folds, m))
-        rng = np.random.default_rng(self.random_state + 104729)
-        fold = rng.permutation(m) % K
-        patterns = np.unique(O_new, axis=0)
-        if self.method == "als" and self.rank == "auto":
-            ranks = sorted({int(r) for r in self.ranks if int(r) < min(m - m // K, d)} | {self.rank_})
-        else:
-            ranks = [self.rank_]
-        alphas = BLEND_GRID if self.blend == "auto" else (self._uncalibrated_blend(),)
-        grid = [(r, a) for r in ranks for a in alphas]
-        cell_scores = {g: [] for g in grid}
-        cell_cols = {g: [] for g in grid}
-        agg_scores = {g: [] for g in grid}
-        sq = {g: 0.0 for g in grid}
-        for f in range(K):
-            test = np.flatnonzero(fold == f)
-            if test.size == 0 or test.size == m:
-                continue
-            pat = patterns[np.arange(test.size) % len(patterns)]
-            Zt = Z[test]
-            have = ~np.isnan(Zt)
-            z_in = np.where(pat, Zt, np.nan)
-            target = have & ~pat
-            X_true = self.X_[test]  # raw values: the transform clips at chance and at eps
-            if w is not None:
-                wt = np.where(have, w[None, :], 0.0)
-                tot = wt.sum(1, keepdims=True)
-                ok = (tot[:, 0] != 0) & target.any(1)
-                wt = wt / np.where(tot != 0, tot, 1.0)
-                a_true = np.nansum(np.where(have, X_true, 0.0) * wt, 1)
-            for r in ranks:
-                ft = self._fit_z(Z[fold != f], seed_offset=f + 101, rank=r)
-                fi = fold_in(ft, z_in)
-                direct = direct_predict(ft, Z[fold != f], z_in) if any(a > 0 for a in alphas) else fi.mean
-                for a in alphas:
-                    mz = (1.0 - a) * fi.mean + a * direct if a > 0 else fi.mean
-                    sq[(r, a)] += float(((mz - Zt)[target] ** 2).sum())
-                    cell_scores[(r, a)].append(normalised_scores(Zt[target], mz[target], fi.sd[target]))
-                    cell_cols[(r, a)].append(np.nonzero(target)[1])
-                    if w is not None:
-                        x_pred = np.where(pat & have, X_true, self.transform_.inverse_transform(mz))
-                        a_pred = (np.where(have, x_pred, 0.0) * wt).sum(1)
-                        J = np.where(target, wt * self.transform_.derivative(mz), 0.0)
-                        agg_scores[(r, a)].append(normalised_scores(a_true[ok], a_pred[ok], fi.linear_sd(J)[ok]))
-        best = min(grid, key=lambda g: (round(sq[g], 10), g[0], g[1]))
-        cells = np.concatenate(cell_scores[best]) if cell_scores[best] else np.array([])
-        q_cell = conformal_quantile(cells, self.level) if cells.size else _normal_quantile(self.level)
-        q_by = np.full(d, q_cell)
-        if self.mondrian and cells.size:
-            q_by = mondrian_quantiles(cells, np.concatenate(cell_cols[best]), d, self.level)
-        q_agg, n_agg = None, 0
-        if w is not None:
-            aggs = np.concatenate(agg_scores[best]) if agg_scores[best] else np.array([])
-            q_agg = conformal_quantile(aggs, self.level) if aggs.size else _normal_quantile(self.level)
-            n_agg = int(aggs.size)
-        self.calibration_sq_ = {f"rank={r},blend={a}": v for (r, a), v in sq.items()}
-        out = (q_cell, q_agg, (int(cells.size), n_agg), int(best[0]), float(best[1]), q_by)
-        self._cal_cache = (key, out)
-        return out
+        if cache is None or cache[0] != key:
+            from .newmodel_intervals import calibrate_model_folds
+
+            self._cal_cache = (key, calibrate_model_folds(self, O_new, w))
+        return self._cal_cache[1]
 
     def predict_subsets(self, X_train, X_new, subsets) -> list:
         """Fit on ``X_train`` once, then fold in ``X_new`` masked to each subset in turn (fast path of reduce).

@@ -1,0 +1,187 @@
+"""CV+ intervals for new models folded into a :class:`~harness_ext.methods.completion.LowRankCompleter`.
+
+The calibration of :meth:`LowRankCompleter.predict_new_models` holds out K
+folds of training models, refits without each and scores the held-out models
+masked to a new model's observed cells. A split-conformal quantile of those
+scores, applied around the fit on all training models, is optimistic: the
+full fit has seen more models than any fold fit (its predictive sd is not the
+one the scores were normalised by) and, in ``reduce``, the same models chose
+the subset. CV+ applies each score to the prediction of the fold fit it was
+held out of (:func:`~harness_ext.methods.conformal.cv_plus_bounds`), so every
+score is compared with a prediction from a fit that never saw its model; the
+fold fits are the ones the calibration already made, so it costs K fold-ins
+of the new models. Cells keep a per-dataset (Mondrian) set of scores where a
+dataset has enough of them; the aggregate uses the held-out models' aggregate scores.
+
+References
+----------
+Barber, Candes, Ramdas & Tibshirani, "Predictive inference with the
+jackknife+", Ann. Statist. 2021, §4 (CV+); Vovk et al. (2005) §4.5 (Mondrian).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .conformal import MIN_GROUP_SCORES, conformal_quantile, cv_plus_bounds, mondrian_quantiles, normalised_scores
+from .lowrank import fold_in
+
+__all__ = ["calibrate_model_folds", "cv_plus_new_models"]
+
+
+def calibrate_model_folds(est, O_new, w):
+    """Rank, blend weight and conformal scores (cells, aggregate) for new models observed as in ``O_new``.
+
+    The training models are split into K seeded folds; each fold is refitted
+    without, its models are masked to the observed pattern of a new model
+    (cycling through the new models' patterns) and predicted; scores are
+    taken on their other observed cells and on their aggregate over the
+    datasets they have (weights renormalised there). With ALS every rank of
+    ``ranks`` (and the cell-CV one) is tried in the same folds, and with
+    ``blend="auto"`` every weight of ``BLEND_GRID``; the pair with the lowest
+    held-out squared error (transformed space) is used: the rank that
+    completes cells best is not always the one that predicts a model from
+    few cells best. Only training models are used.
+
+    Returns
+    -------
+    (q_cell, q_agg, (n_cell_scores, n_agg_scores), rank, blend, q_cell per dataset (d,), cal)
+        The split-conformal multipliers, and ``cal`` for :func:`cv_plus_new_models`
+        (the chosen rank's fold fits, the scores and the fold each came from).
+    """
+    from .completion import BLEND_GRID, _normal_quantile, direct_predict
+
+    Z = est.Z_
+    m, d = Z.shape
+    K = int(min(est.calibration_folds, m))
+    rng = np.random.default_rng(est.random_state + 104729)
+    fold = rng.permutation(m) % K
+    patterns = np.unique(O_new, axis=0)
+    if est.method == "als" and est.rank == "auto":
+        ranks = sorted({int(r) for r in est.ranks if int(r) < min(m - m // K, d)} | {est.rank_})
+    else:
+        ranks = [est.rank_]
+    alphas = BLEND_GRID if est.blend == "auto" else (est._uncalibrated_blend(),)
+    grid = [(r, a) for r in ranks for a in alphas]
+    cell_scores = {g: [] for g in grid}
+    cell_cols = {g: [] for g in grid}
+    agg_scores = {g: [] for g in grid}
+    sq = {g: 0.0 for g in grid}
+    fits = {r: [] for r in ranks}
+    for f in range(K):
+        test = np.flatnonzero(fold == f)
+        if test.size == 0 or test.size == m:
+            continue
+        pat = patterns[np.arange(test.size) % len(patterns)]
+        Zt = Z[test]
+        have = ~np.isnan(Zt)
+        z_in = np.where(pat, Zt, np.nan)
+        target = have & ~pat
+        X_true = est.X_[test]  # raw values: the transform clips at chance and at eps
+        if w is not None:
+            wt = np.where(have, w[None, :], 0.0)
+            tot = wt.sum(1, keepdims=True)
+            ok = (tot[:, 0] != 0) & target.any(1)
+            wt = wt / np.where(tot != 0, tot, 1.0)
+            a_true = np.nansum(np.where(have, X_true, 0.0) * wt, 1)
+        rows = np.flatnonzero(fold != f)
+        for r in ranks:
+            ft = est._fit_z(Z[rows], seed_offset=f + 101, rank=r)
+            fits[r].append((ft, rows))
+            fi = fold_in(ft, z_in)
+            direct = direct_predict(ft, Z[rows], z_in) if any(a > 0 for a in alphas) else fi.mean
+            for a in alphas:
+                mz = (1.0 - a) * fi.mean + a * direct if a > 0 else fi.mean
+                sq[(r, a)] += float(((mz - Zt)[target] ** 2).sum())
+                cell_scores[(r, a)].append(normalised_scores(Zt[target], mz[target], fi.sd[target]))
+                cell_cols[(r, a)].append(np.nonzero(target)[1])
+                if w is not None:
+                    x_pred = np.where(pat & have, X_true, est.transform_.inverse_transform(mz))
+                    a_pred = (np.where(have, x_pred, 0.0) * wt).sum(1)
+                    J = np.where(target, wt * est.transform_.derivative(mz), 0.0)
+                    agg_scores[(r, a)].append(normalised_scores(a_true[ok], a_pred[ok], fi.linear_sd(J)[ok]))
+    best = min(grid, key=lambda g: (round(sq[g], 10), g[0], g[1]))
+    n_per = [s.size for s in cell_scores[best]]
+    cells = np.concatenate(cell_scores[best]) if cell_scores[best] else np.array([])
+    cols = np.concatenate(cell_cols[best]) if cell_cols[best] else np.array([], dtype=int)
+    q_cell = conformal_quantile(cells, est.level) if cells.size else _normal_quantile(est.level)
+    q_by = np.full(d, q_cell)
+    if est.mondrian and cells.size:
+        q_by = mondrian_quantiles(cells, cols, d, est.level)
+    q_agg, n_agg, aggs = None, 0, np.array([])
+    if w is not None:
+        aggs = np.concatenate(agg_scores[best]) if agg_scores[best] else np.array([])
+        q_agg = conformal_quantile(aggs, est.level) if aggs.size else _normal_quantile(est.level)
+        n_agg = int(aggs.size)
+    est.calibration_sq_ = {f"rank={r},blend={a}": v for (r, a), v in sq.items()}
+    cal = {"fits": fits[best[0]], "blend": float(best[1]), "cell_scores": cells, "cell_cols": cols,
+           "cell_folds": np.repeat(np.arange(len(n_per)), n_per),
+           "agg_scores": aggs, "agg_folds": np.repeat(np.arange(len(agg_scores[best])),
+                                                      [s.size for s in agg_scores[best]])}
+    return q_cell, q_agg, (int(cells.size), n_agg), int(best[0]), float(best[1]), q_by, cal
+
+
+def _fold_predictions(est, cal, z, X_new, O, W):
+    """Per fold fit: transformed means and sds of the cells, aggregate and its linear sd (own scale)."""
+    from .completion import direct_predict
+
+    alpha = cal["blend"]
+    mz, sd, agg, agg_sd = [], [], [], []
+    for fit, rows in cal["fits"]:
+        fi = fold_in(fit, z)
+        m = fi.mean if alpha <= 0 else (1.0 - alpha) * fi.mean + alpha * direct_predict(fit, est.Z_[rows], z)
+        mz.append(m)
+        sd.append(fi.sd)
+        if W is not None:
+            x = np.where(O, X_new, est.transform_.inverse_transform(m))
+            agg.append((x * W).sum(1))
+            agg_sd.append(fi.linear_sd(np.where(O, 0.0, W * est.transform_.derivative(m))))
+    return np.stack(mz), np.stack(sd), (np.stack(agg), np.stack(agg_sd)) if W is not None else None
+
+
+def cv_plus_new_models(est, cal, X_new, z, O, W=None, mondrian=True):
+    """CV+ bounds for new models' cells (own scale) and, with weights ``W`` (n, d), their aggregate.
+
+    Parameters
+    ----------
+    est : LowRankCompleter
+        Fitted; ``transform_`` and ``Z_`` are used.
+    cal : dict
+        From the model-fold calibration: ``fits`` (one ``(fit, training rows)``
+        per fold at the chosen rank), ``blend``, ``cell_scores``/``cell_cols``/
+        ``cell_folds`` and ``agg_scores``/``agg_folds`` (fold = index into ``fits``).
+    X_new, z, O : numpy.ndarray, (n, d)
+        New models' raw scores, transformed scores and observed mask.
+
+    Returns
+    -------
+    (lower, upper, agg_lower, agg_upper)
+        Cell bounds (n, d) on each dataset's own scale (observed cells: the value);
+        aggregate bounds (n,) or None.
+
+    References
+    ----------
+    Barber et al., Ann. Statist. 2021, eq. (9).
+    """
+    level = float(est.level)
+    mz, sd, aggs = _fold_predictions(est, cal, z, X_new, O, W)
+    n, d = z.shape
+    lo_z, hi_z = mz.mean(0).copy(), mz.mean(0).copy()
+    scores, cols, folds = cal["cell_scores"], cal["cell_cols"], cal["cell_folds"]
+    counts = np.bincount(cols, minlength=d)
+    need = (~O).any(0)
+    own = need & (counts >= MIN_GROUP_SCORES) if mondrian else np.zeros(d, bool)
+    for j in np.flatnonzero(own):  # one loop over datasets (Mondrian groups), vectorised over models and scores
+        sel = cols == j
+        lo_z[:, j], hi_z[:, j] = cv_plus_bounds(mz[:, :, j], sd[:, :, j], scores[sel], folds[sel], level)
+    pooled = np.flatnonzero(need & ~own)
+    if pooled.size:
+        K = mz.shape[0]
+        lo, hi = cv_plus_bounds(mz[:, :, pooled].reshape(K, -1), sd[:, :, pooled].reshape(K, -1), scores, folds, level)
+        lo_z[:, pooled], hi_z[:, pooled] = lo.reshape(n, -1), hi.reshape(n, -1)
+    lo_x, hi_x = est.transform_.inverse_interval(lo_z, hi_z)
+    lower, upper = np.where(O, X_new, lo_x), np.where(O, X_new, hi_x)
+    agg_lo = agg_hi = None
+    if aggs is not None:
+        agg_lo, agg_hi = cv_plus_bounds(aggs[0], aggs[1], cal["agg_scores"], cal["agg_folds"], level)
+    return lower, upper, agg_lo, agg_hi
