@@ -259,8 +259,6 @@ def random_weight_analysis(
         S = weighted_scores(X, W)  # (c, m)
         np.minimum(smin, S.min(axis=0), out=smin)
         np.maximum(smax, S.max(axis=0), out=smax)
-        ssum += S.sum(axis=0)
-        ssq += np.square(S - uniform).sum(axis=0)  # centred on the uniform score: no cancellation
         if track_ranks:
             # rank r of the model at position j of argsort(-S): ties broken arbitrarily,
             # which only matters for duplicated model rows.
@@ -276,6 +274,11 @@ def random_weight_analysis(
             take = S[: keep - n_kept]
             kept.append(take.copy())
             n_kept += len(take)
+        # moments last, on S centred in place on the uniform score: no cancellation, and no
+        # temporaries the size of the chunk (they cost as much as the product itself)
+        S -= uniform
+        ssum += S.sum(axis=0)
+        ssq += np.einsum("ij,ij->j", S, S)
 
     top_names = [models[i] for i in top]
     pairwise = pd.DataFrame(wins / n_draws, index=top_names, columns=top_names)
@@ -284,9 +287,9 @@ def random_weight_analysis(
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(uniform > 0, abs_shift / np.where(uniform > 0, uniform, 1.0), -np.inf)
     i_rel = int(np.argmax(rel))
-    mean = ssum / n_draws
+    mean = uniform + ssum / n_draws
     # variance about the mean from squares about the uniform score
-    var = np.maximum(ssq / n_draws - np.square(mean - uniform), 0.0)
+    var = np.maximum(ssq / n_draws - np.square(ssum / n_draws), 0.0)
     rng_width = smax - smin
     i_range = int(np.argmax(rng_width))
     return RandomWeightsResult(
