@@ -68,7 +68,6 @@ from pathlib import Path
 
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
-from harness_ext.store.scales import infer_scale, parse_chance
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
 LONG_REQUIRED = ("model", "dataset", "value")
@@ -302,6 +301,8 @@ def _candidate_columns(header, bench_col, specs, declared_meta, meta_cols):
 
 
 def _read_wide(src, rows, header, lower, stem):
+    from harness_ext.store.scales import infer_scale  # numpy: not imported to register the adapter
+
     cm, specs, declared_meta = _wide_column_meta(src, header, lower)
     bench_col = lower.index("benchmark") if "benchmark" in lower else None
     body = []
@@ -409,6 +410,8 @@ def _chance(src, cm, name, spec, lo, hi):
     """Chance in the column's own units from the sidecar (``chance``) or a number of ``choices``."""
     if "chance" not in spec and "choices" not in spec:
         return None, None
+    from harness_ext.store.scales import parse_chance
+
     where = f"column metadata for {name!r} ({cm['path'] or src.path})"
     if "choices" in spec:
         c, source = parse_chance({"choices": spec["choices"], "source": spec.get("source")}, where, "sidecar")

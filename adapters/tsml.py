@@ -43,8 +43,6 @@ import math
 import re
 from typing import Iterator
 
-import numpy as np
-
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.types import Adapter, ResultRecord, SourceFile
@@ -92,6 +90,8 @@ def read(src: SourceFile) -> Iterator[ResultRecord]:
     IngestError
         On a malformed header, a non-numeric value, or a row longer than the header.
     """
+    import numpy as np  # here, not at the top: registering the adapter (harness-ext plugins) imports no numpy
+
     parsed = parse_filename(src.path.name)
     if parsed is None:
         raise IngestError(src.path, "file name is not <Classifier>_<accuracy|auroc|balacc|logloss>.csv")

@@ -24,16 +24,10 @@ from .types import REGISTRATION_TYPES, normalise_name
 ENTRY_POINT_GROUP = "harness_ext"
 LOAD_PLUGINS_ENV = "HARNESS_EXT_LOAD_PLUGINS"
 
-#: Built-in plugin modules, registered exactly as a third-party plugin would be.
+#: Built-in plugin modules, registered exactly as a third-party plugin would be. The methods' registrations
+#: name their implementations by reference (harness_ext.plugins.registry), so registering imports no numerics.
 BUILTIN_MODULES = (
-    "harness_ext.plugins.similarity",
-    "harness_ext.plugins.selectors",
-    "harness_ext.plugins.selectors_002",
-    "harness_ext.plugins.selectors_predictive",
-    "harness_ext.plugins.predictors",
-    "harness_ext.plugins.predictors_lowrank",
-    "harness_ext.plugins.weighting",
-    "harness_ext.plugins.manifest_writers",
+    "harness_ext.plugins.registry",
     "harness_ext.adapters.lm_eval",
     "harness_ext.adapters.every_eval_ever",
     "harness_ext.adapters.csv_table",

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
-import numpy as np
-
-from .errors import IngestError
+from .errors import IngestError, PluginError
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 #: Characters never accepted in a stored name: C0 controls except tab, DEL, and Unicode line breaks.
@@ -37,6 +36,58 @@ def normalise_name(name: str) -> str:
     if not _NAME_RE.match(canonical):
         raise ValueError(f"invalid plugin name {name!r}: use letters, digits, '_' or '-', starting with a letter")
     return canonical
+
+
+#: ``"package.module:attribute"`` (the entry-point object-reference syntax; the attribute may be dotted).
+_REFERENCE_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+class Lazy:
+    """A registration field that may be given as a reference ``"package.module:attribute"``.
+
+    The reference is imported on first access and the object kept, so a plugin can register its
+    methods without importing their numerics: ``harness-ext plugins`` lists every registration
+    without importing numpy, and a command imports only the methods it runs. An object given
+    directly (a class, a function) is kept as it is.
+
+    Example
+    -------
+    .. code-block:: python
+
+        yield Selector(name="my-greedy", cls="my_pkg.selectors:MyGreedy", description="...")
+    """
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return None  # the dataclass field's default
+        value = obj.__dict__.get(self.name)
+        if value.__class__ is str:
+            value = obj.__dict__[self.name] = _load_reference(obj, self.name, value)
+        return value
+
+    def __set__(self, obj, value):
+        if value.__class__ is str and not _REFERENCE_RE.match(value):
+            raise ValueError(f"{type(obj).__name__}.{self.name}: {value!r} is not a reference 'package.module:attribute'")
+        obj.__dict__[self.name] = value
+
+
+def _load_reference(reg, field_name: str, ref: str):
+    """Import ``"package.module:attribute"``; a PluginError names the registration and its plugin."""
+    from importlib import import_module
+
+    module, _, attr = ref.partition(":")
+    try:
+        value = import_module(module)
+        for part in attr.split("."):
+            value = getattr(value, part)
+    except Exception as exc:  # noqa: BLE001 - any failure of a plugin's import is reported as the plugin's
+        where = getattr(reg, "source", None) or "its plugin"
+        raise PluginError(f"{type(reg).__name__} {reg.name!r} from {where}: cannot load {field_name}={ref!r}: "
+                          f"{type(exc).__name__}: {exc}") from exc
+    return value
 
 
 @dataclass
@@ -59,7 +110,7 @@ class SimilarityMeasure(_Registration):
     and callers treat them as "no evidence of similarity".
     """
 
-    func: Callable[[np.ndarray], np.ndarray] = None
+    func: Callable[[np.ndarray], np.ndarray] = Lazy()
     #: True for measures defined only on 0/1 vectors (Jaccard, Hamming).
     binary_only: bool = False
     #: True if the diagonal is 1 by construction wherever the column is non-constant.
@@ -74,7 +125,7 @@ class Selector(_Registration):
     ``k`` of them are the size-``k`` subset.
     """
 
-    cls: type = None
+    cls: type = Lazy()
 
 
 @dataclass
@@ -87,14 +138,14 @@ class Predictor(_Registration):
     has no uncertainty of its own.
     """
 
-    cls: type = None
+    cls: type = Lazy()
 
 
 @dataclass
 class WeightingScheme(_Registration):
     """A dataset (or prompt) weighting: ``cls(**params).fit(X)`` sets ``weights_`` (sums to 1)."""
 
-    cls: type = None
+    cls: type = Lazy()
 
 
 @dataclass
@@ -106,8 +157,8 @@ class Adapter(_Registration):
     ``directory`` adapters handle a directory as one unit (a HELM run dir).
     """
 
-    can_handle: Callable[["SourceFile"], bool] = None
-    read: Callable[["SourceFile"], Iterable["ResultRecord"]] = None
+    can_handle: Callable[["SourceFile"], bool] = Lazy()
+    read: Callable[["SourceFile"], Iterable["ResultRecord"]] = Lazy()
     directory: bool = False
 
 
@@ -115,7 +166,7 @@ class Adapter(_Registration):
 class ManifestWriter(_Registration):
     """Writes a reduced-benchmark manifest in one format: ``write(manifest, out_dir) -> list[Path]``."""
 
-    write: Callable[[dict, Path], list] = None
+    write: Callable[[dict, Path], list] = Lazy()
     suffix: str = ""
 
 
@@ -187,20 +238,20 @@ class ResultRecord:
         v = self.value
         if v.__class__ is not float or v - v != 0.0:  # a finite float passes on the first test
             if _number(v) is None:
-                if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
+                if isinstance(v, bool) or not isinstance(v, (int, float, numbers.Real)):
                     raise IngestError(path, f"score for {self.model!r} on {self.dataset!r} ({self.metric}) is not a number: {v!r}")
                 what = (f"an integer too large for a float ({len(str(v))} digits)"
-                        if isinstance(v, (int, np.integer)) else f"{v!r}, not finite")
+                        if isinstance(v, (int, numbers.Integral)) else f"{v!r}, not finite")
                 raise IngestError(path, f"score for {self.model!r} on {self.dataset!r} ({self.metric}) is {what}")
         shots = self.num_fewshot
-        if shots is not None and (isinstance(shots, bool) or not isinstance(shots, (int, np.integer)) or not 0 <= shots < 2**31):
+        if shots is not None and (isinstance(shots, bool) or not isinstance(shots, (int, numbers.Integral)) or not 0 <= shots < 2**31):
             raise IngestError(path, f"num_fewshot {shots!r} for {self.dataset!r} is not a shot count")
         for attr in ("stderr", "random_baseline", "min_score", "max_score"):
             v = getattr(self, attr)
             if v is not None and _number(v) is None:
                 setattr(self, attr, None)  # stderr "N/A" is common in lm-eval output and harmless
         n = self.n_samples
-        if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n < 2**63):
+        if n is not None and (isinstance(n, bool) or not isinstance(n, (int, numbers.Integral)) or not 0 <= n < 2**63):
             self.n_samples = None
 
 
@@ -223,6 +274,8 @@ class ColumnarResults:
     values: Any  # numpy float64 array, len(models) x len(columns)
 
     def __len__(self) -> int:
+        import numpy as np
+
         return int(np.count_nonzero(~np.isnan(self.values)))
 
     def validate(self, path) -> None:
@@ -242,6 +295,8 @@ class ColumnarResults:
                     raise IngestError(path, f"{attr} must be a non-empty string, got {v!r}")
                 if v not in _NAMES_OK:
                     _check_text(path, attr, v)
+        import numpy as np
+
         bad = np.isinf(self.values)
         if bad.any():
             i, j = (int(x[0]) for x in np.nonzero(bad))
@@ -271,7 +326,7 @@ def _number(v) -> Optional[float]:
     """``float(v)`` for a finite int/float (not bool), else None; never raises."""
     if type(v) is float:  # the common case, first
         return v if math.isfinite(v) else None
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
+    if isinstance(v, bool) or not isinstance(v, (int, float, numbers.Real)):
         return None
     try:
         f = float(v)

@@ -21,9 +21,7 @@ import yaml
 
 from harness_ext.methods.harness_names import (  # noqa: F401 - lm_eval_task/helm_description are this module's API too
     HELM_CLASSIC_DESCRIPTIONS, helm_description, helm_description_list, lm_eval_task, lm_eval_task_list)
-from harness_ext.hookspecs import hookimpl
 from harness_ext.safe_output import check_group_name, comment, hocon_string, list_line, quoted, yaml_text
-from harness_ext.types import ManifestWriter
 
 def _stem(manifest) -> str:
     return check_group_name(manifest.get("group_name") or "harness_ext_reduced")
@@ -139,14 +137,3 @@ def write_task_list(manifest: dict, out_dir: Path) -> list:
     path = Path(out_dir) / f"{_stem(manifest)}_tasks.txt"
     path.write_text("\n".join(names) + "\n", encoding="utf-8")
     return [path]
-
-
-@hookimpl
-def harness_ext_manifest_writers():
-    yield ManifestWriter(name="json", write=write_json, suffix=".json", description="the full manifest as JSON")
-    yield ManifestWriter(name="lm_eval_yaml", write=write_lm_eval_yaml, suffix=".yaml",
-                         description="lm-evaluation-harness group YAML (--include_path DIR --tasks GROUP)")
-    yield ManifestWriter(name="helm_conf", write=write_helm_conf, suffix=".conf",
-                         description="HELM run-entries conf (helm-run --conf-paths)")
-    yield ManifestWriter(name="task_list", write=write_task_list, suffix=".txt",
-                         description="plain list of the selected tasks, in selection order")

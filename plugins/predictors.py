@@ -40,8 +40,6 @@ Matrix Factorization", NIPS 2007 (constrained PMF).
 
 from __future__ import annotations
 
-from harness_ext.hookspecs import hookimpl
-from harness_ext.types import Predictor
 
 from .predictors_baselines import (  # noqa: F401  (the public names of the predictors live here)
     GlobalMean,
@@ -64,23 +62,3 @@ from .predictors_regression import (  # noqa: F401
     RidgePredictor,
     pairwise_gram,
 )
-
-
-@hookimpl
-def harness_ext_predictors():
-    yield Predictor(name="ridge", cls=RidgePredictor,
-                    description="ridge regression of the other datasets on the subset (SimBA §4)")
-    yield Predictor(name="knn", cls=KNNPredictor,
-                    description="k-nearest-neighbour regression, k = 5 or the training size (SimBA §4)")
-    yield Predictor(name="mlp_12", cls=MLPPredictor,
-                    description="MLP regression, one hidden layer of 12 (SimBA §4)")
-    yield Predictor(name="mlp_12_12", cls=MLP2Predictor,
-                    description="MLP regression, two hidden layers of 12 (SimBA §4)")
-    yield Predictor(name="global_mean", cls=GlobalMean,
-                    description="global mean of the dataset-standardised matrix (004 baseline)")
-    yield Predictor(name="mean_of_means", cls=MeanOfMeans,
-                    description="average of model, dataset and global means (004 baseline)")
-    yield Predictor(name="pmf", cls=PMF,
-                    description="probabilistic matrix factorisation, MAP; profiles give constrained PMF (004 §3.1, §3.5)")
-    yield Predictor(name="bpmf", cls=BayesianPMF,
-                    description="Bayesian PMF by Gibbs sampling with predictive std (004 §3.4; S&M 2008)")

@@ -18,12 +18,10 @@ import numpy as np
 
 from harness_ext.base import BasePredictor, check_matrix, limit_threads
 from harness_ext.errors import MethodError
-from harness_ext.hookspecs import hookimpl
 from harness_ext.methods.completion import IntervalPrediction, LowRankCompleter
 from harness_ext.methods.conformal import Z90, conformal_quantile
 from harness_ext.methods.lowrank import fit_als
 from harness_ext.methods.transforms import ScaleTransform
-from harness_ext.types import Predictor
 
 
 class LowRankBayes(LowRankCompleter):
@@ -148,15 +146,3 @@ class BenchPress(BasePredictor):
             agg, lo, hi = mean @ wt, lower @ wt, upper @ wt
         return IntervalPrediction(mean, lower, upper, sd, O, agg, lo, hi, float(self.level), float(self.q_), None,
                                   (0, 0))
-
-
-@hookimpl
-def harness_ext_predictors():
-    yield Predictor(name="lowrank", cls=LowRankCompleter,
-                    description="biased low-rank model in per-dataset logit/standardised space, ALS (MAP), rank and "
-                                "penalty by CV, fold-in of new models, adaptive conformal intervals")
-    yield Predictor(name="lowrank_bayes", cls=LowRankBayes,
-                    description="the lowrank model by Gibbs sampling (Bayesian), adaptive conformal intervals")
-    yield Predictor(name="benchpress", cls=BenchPress,
-                    description="BenchPress re-implementation: logit-space biased rank-2 ALS with split-conformal "
-                                "90% intervals (Zeng & Papailiopoulos 2606.24020)")

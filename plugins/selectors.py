@@ -34,8 +34,6 @@ import numpy as np
 
 from harness_ext.base import BaseSelector, check_matrix
 from harness_ext.errors import MethodError
-from harness_ext.hookspecs import hookimpl
-from harness_ext.types import Selector
 
 # Gains are compared after rounding to this many decimals, so float noise from
 # different summation orders of equal sets counts as a tie.
@@ -412,12 +410,3 @@ class GreedyMaximum(_ByMean):
     """
 
     _descending = True
-
-
-@hookimpl
-def harness_ext_selectors():
-    yield Selector(name="greedy_coverage", cls=GreedyCoverage, description="SimBA Algorithm 1: greedy proxy coverage on a similarity matrix")
-    yield Selector(name="beam_coverage", cls=BeamCoverage, description="SimBA Algorithm 1 with beam search (beam_width)")
-    yield Selector(name="random", cls=RandomOrder, description="SimBA RANDOM baseline: one uniformly random order")
-    yield Selector(name="greedy_minimum", cls=GreedyMinimum, description="SimBA GREEDY MINIMUM baseline: lowest mean score first")
-    yield Selector(name="greedy_maximum", cls=GreedyMaximum, description="SimBA GREEDY MAXIMUM baseline: highest mean score first")

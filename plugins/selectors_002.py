@@ -38,8 +38,6 @@ import numpy as np
 
 from harness_ext.base import BaseSelector, check_matrix, limit_threads
 from harness_ext.errors import MethodError
-from harness_ext.hookspecs import hookimpl
-from harness_ext.types import Selector
 
 
 def dataset_representation(X, features=None, standardize: bool = True) -> np.ndarray:
@@ -529,37 +527,3 @@ class DOptimal(_OptimalDesign):
     """Greedy D-optimal design (maximise log det I(S)) with swaps; see :class:`_OptimalDesign`."""
 
     criterion = "D"
-
-
-@hookimpl
-def harness_ext_selectors():
-    yield Selector(
-        name="random-subset",
-        cls=RandomSubset,
-        description="uniform random k-subset drawn afresh for each k (Gusev & Zaytsev §4 Random sampling; compare's baseline)",
-    )
-    yield Selector(
-        name="kmeans",
-        cls=KMeansRepresentatives,
-        description="k-means on dataset representations, one representative per cluster (Gusev & Zaytsev Alg. 1)",
-    )
-    yield Selector(
-        name="farthest-first-cosine",
-        cls=CosineFarthestFirst,
-        description="greedy farthest-first traversal, cosine distance (Gusev & Zaytsev Alg. 2, C-FAFI)",
-    )
-    yield Selector(
-        name="farthest-first-euclidean",
-        cls=FarthestFirst,
-        description="greedy farthest-first traversal, Euclidean distance (Gusev & Zaytsev Alg. 2, E-FAFI)",
-    )
-    yield Selector(
-        name="a-optimal",
-        cls=AOptimal,
-        description="greedy A-optimal design with a swap pass (Gusev & Zaytsev §4, eq. 4)",
-    )
-    yield Selector(
-        name="d-optimal",
-        cls=DOptimal,
-        description="greedy D-optimal design with a swap pass (Gusev & Zaytsev §4, eq. 4)",
-    )

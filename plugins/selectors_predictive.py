@@ -56,8 +56,6 @@ import numpy as np
 
 from harness_ext.base import BaseSelector, check_matrix, limit_threads
 from harness_ext.errors import MethodError
-from harness_ext.hookspecs import hookimpl
-from harness_ext.types import Selector
 
 #: Share of the (pairwise) covariance the probabilistic-PCA loadings keep.
 EXPLAINED = 0.95
@@ -239,10 +237,3 @@ class PredictionGreedy(BaseSelector):
         self.cost_ = float(cost[self.order_].sum())
         self.coverage_ = None
         return self
-
-
-@hookimpl
-def harness_ext_selectors():
-    yield Selector(name="prediction_greedy", cls=PredictionGreedy,
-                   description="greedy forward on the cross-validated error of the profile and aggregate under a "
-                               "predictor, shortlisted by A-optimal design on PPCA loadings; cost-aware (issue 14)")

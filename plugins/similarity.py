@@ -51,10 +51,11 @@ Hamming for 0/1 prompt-level vectors: Ailem et al., §3.1.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from harness_ext.errors import MethodError
-from harness_ext.hookspecs import hookimpl
 from harness_ext.plugins.similarity_distances import (  # noqa: F401  (public names of this module)
     jensen_shannon_similarity,
     lp_distance,
@@ -69,7 +70,6 @@ from harness_ext.plugins.similarity_kernels import (  # noqa: F401
     kendall_similarity,
     spearman_similarity,
 )
-from harness_ext.types import SimilarityMeasure
 
 #: The nine measures of SimBA Table 3, in the paper's order.
 PAPER_MEASURES = (
@@ -241,8 +241,6 @@ def similarity_matrix(X, name: str) -> np.ndarray:
 
 _FUNCS = {name: (_small_on_one_thread(f), d, b) for name, (f, d, b) in _FUNCS.items()}
 
-
-@hookimpl
-def harness_ext_similarity_measures():
-    for name, (func, description, binary) in _FUNCS.items():
-        yield SimilarityMeasure(name=name, description=description, func=func, binary_only=binary, unit_diagonal=True)
+#: The registered function of each measure (``MEASURES.pearson``): harness_ext.plugins.registry names them
+#: ``harness_ext.plugins.similarity:MEASURES.<name>`` and imports this module when a measure is first used.
+MEASURES = SimpleNamespace(**{name: func for name, (func, _, _) in _FUNCS.items()})

@@ -21,8 +21,6 @@ import numpy as np
 
 from harness_ext.base import BaseWeighting, check_matrix
 from harness_ext.errors import MethodError
-from harness_ext.hookspecs import hookimpl
-from harness_ext.types import WeightingScheme
 
 
 class Uniform(BaseWeighting):
@@ -287,23 +285,3 @@ class UserWeights(BaseWeighting):
         self.weights_ = w / w.sum()
         self.ignored_ = sorted(set(given) - set(columns))
         return self
-
-
-@hookimpl
-def harness_ext_weighting_schemes():
-    yield WeightingScheme(name="uniform", cls=Uniform, description="equal weight per column (003 §3.3)")
-    yield WeightingScheme(
-        name="medoids", cls=Medoids, description="cluster medoids only, spherical k-means with k by silhouette (003 §3.3-1)"
-    )
-    yield WeightingScheme(
-        name="distance", cls=DistanceWeights, description="weight grows with cosine distance to the cluster medoid (003 §3.3-2i)"
-    )
-    yield WeightingScheme(
-        name="inverse_distance",
-        cls=InverseDistanceWeights,
-        description="weight grows with closeness to the cluster medoid (003 §3.3-2ii)",
-    )
-    yield WeightingScheme(
-        name="random_simplex", cls=RandomSimplex, description="one draw uniform on the simplex, seeded (003 §3.3)"
-    )
-    yield WeightingScheme(name="user", cls=UserWeights, description="weights from a JSON/CSV file (path=...), renormalised")

@@ -101,7 +101,7 @@ def test_a_clash_breaks_only_its_kind_and_plugins_still_lists_everything(site, t
     r = _cli("plugins")
     assert r.returncode == 0, r.stderr
     clash = [ln for ln in r.stdout.splitlines() if "clash" in ln]
-    assert any("harness-ext-dup" in ln for ln in clash) and any("harness_ext.plugins.similarity" in ln for ln in clash)
+    assert any("harness-ext-dup" in ln for ln in clash) and any("harness_ext.plugins.registry" in ln for ln in clash)
     csv = tmp_path / "x.csv"
     csv.write_text("model,dataset,value\nm,d,0.5\n")
     r = _cli("ingest", "--db", tmp_path / "s.duckdb", csv)  # ingest uses adapters only

@@ -91,7 +91,7 @@ def test_duplicate_name_is_an_error_naming_both(site):
     with pytest.raises(PluginError) as err:
         get_registrations("similarity_measures", pm)
     msg = str(err.value)
-    assert "'pearson'" in msg and "harness-ext-dup" in msg and "harness_ext.plugins.similarity" in msg
+    assert "'pearson'" in msg and "harness-ext-dup" in msg and "harness_ext.plugins.registry" in msg
 
 
 def test_allow_list(site, monkeypatch):
@@ -142,3 +142,30 @@ def test_every_hook_is_prefixed_and_documented():
         assert name.startswith("harness_ext_")
         doc = getattr(HarnessExtSpecs, name).__doc__
         assert "Example" in doc and "Returns" in doc
+
+
+LAZY = """
+    from harness_ext import hookimpl, Selector
+
+    @hookimpl
+    def harness_ext_selectors():
+        yield Selector(name="lazy-one", cls="fake_lazy_impl:Impl", description="named by reference")
+        yield Selector(name="lazy-typo", cls="fake_lazy_impl:Missing")
+"""
+
+
+def test_a_registration_names_its_implementation_by_reference(site):
+    """``cls="module:attr"`` is imported on first use, and a bad reference names the plugin when used."""
+    _install_fake(site, "harness-ext-lazy", "fake_lazy", LAZY)
+    (site / "fake_lazy_impl.py").write_text("class Impl:\n    pass\n")
+    try:
+        regs = get_registrations("selectors", get_plugin_manager())
+        assert "fake_lazy_impl" not in sys.modules and regs["lazy_one"].description == "named by reference"
+        assert regs["lazy_one"].cls.__name__ == "Impl" and "fake_lazy_impl" in sys.modules
+        with pytest.raises(PluginError, match=r"'lazy_typo' from harness-ext-lazy \(harness-ext-lazy\).*Missing"):
+            regs["lazy_typo"].cls
+    finally:
+        sys.modules.pop("fake_lazy", None)
+        sys.modules.pop("fake_lazy_impl", None)
+    with pytest.raises(ValueError, match="not a reference"):
+        SimilarityMeasure(name="x", func="numpy.corrcoef")
