@@ -9,8 +9,9 @@ matches a spec.
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import os
+import re
+import sys
 import warnings
 from dataclasses import dataclass
 from typing import Optional
@@ -99,6 +100,45 @@ def _dist_version(dist) -> str:
         return ""
 
 
+_SECTION_RE = re.compile(rb"^[ \t]*\[[ \t]*" + re.escape(ENTRY_POINT_GROUP.encode()) + rb"[ \t]*\]", re.M)
+
+
+def _may_have_entry_points() -> bool:
+    """False only when no installed distribution declares the ``harness_ext`` entry-point group.
+
+    ``importlib.metadata.entry_points()`` imports the email parser and reads the metadata of every
+    installed distribution (0.1 s for 160 distributions here); this reads only the
+    ``entry_points.txt`` files in the ``*.dist-info``/``*.egg-info`` folders of ``sys.path``. It says
+    True, and the caller runs the full discovery, whenever it cannot be sure: a group is found, a
+    ``sys.path`` entry is a zip file, or a meta-path finder other than the standard path finder can
+    list distributions.
+    """
+    from importlib.machinery import PathFinder
+
+    for finder in sys.meta_path:
+        if finder is not PathFinder and callable(getattr(finder, "find_distributions", None)):
+            return True
+    for entry in sys.path:
+        try:
+            it = os.scandir(entry or ".")
+        except NotADirectoryError:
+            return True  # a zip (or egg) on the path: let importlib.metadata look inside
+        except OSError:
+            continue  # an entry that does not exist (python311.zip usually)
+        with it:
+            for d in it:
+                if not d.name.endswith((".dist-info", ".egg-info")):
+                    continue
+                try:
+                    with open(os.path.join(d.path, "entry_points.txt"), "rb") as fh:
+                        text = fh.read()
+                except OSError:
+                    continue  # no entry points (or an egg-info file, not a folder)
+                if _SECTION_RE.search(text):
+                    return True
+    return False
+
+
 def _register_checked(pm: pluggy.PluginManager, plugin, name: str) -> Optional[str]:
     """Register ``plugin``; None on success, else why it was refused (it is then not registered).
 
@@ -164,9 +204,11 @@ def get_plugin_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
         pm.register(module, name=modname)
         sources[modname] = PluginInfo(modname, BUILTIN_SOURCE, modname, __version__)
     pm.check_pending()  # the built-ins must be right; third-party plugins are checked one by one below
-    if load_entry_points:
-        allowed = _allowed_plugins()
-        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+    allowed = _allowed_plugins()
+    if load_entry_points and allowed != set() and _may_have_entry_points():
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
             dist = getattr(ep, "dist", None)
             try:
                 dist_name = dist.metadata["Name"] if dist is not None else ep.name
