@@ -11,17 +11,20 @@ one line with a non-zero exit.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
-from typing import Optional, Sequence
 
 from .. import __version__
 from .options import COMMANDS, FOLDER_COMMANDS, ListAppend, default_out, resolve_run
 from ..errors import HarnessExtError
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser. Only argparse runs here: each command's numerics are imported when it runs."""
+def build_parser(only=None) -> argparse.ArgumentParser:
+    """The parser. Only argparse runs here: each command's numerics are imported when it runs.
+
+    ``only``: build the options of these commands alone; the others are listed with their help line
+    (:func:`main` passes the words of its command line, so ``--help`` builds no command's options and
+    ``reduce --help`` only reduce's). Default: every command's options.
+    """
     parser = argparse.ArgumentParser(
         prog="harness-ext",
         description="Cheaper, still trustworthy LLM evaluation: reduce a benchmark, run the subset, predict the rest.",
@@ -35,12 +38,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, command in COMMANDS.items():
         p = sub.add_parser(name, help=command.help, description=command.help)
+        p.set_defaults(_run=command.run)
+        if only is not None and name not in only:
+            continue
         # its own dest: argparse copies a subcommand's namespace over the main one, which would drop
         # the names given before the command (merged in main())
         p.add_argument("--disable-plugin", dest="disable_plugin_after", action=ListAppend, default=[], help=argparse.SUPPRESS)
         command.options(p)
         add_common_options(p)
-        p.set_defaults(_run=command.run)
     return parser
 
 
@@ -64,18 +69,6 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
                 parser._option_string_actions["--" + alias[2:]] = action
 
 
-class _StderrHandler(logging.StreamHandler):
-    """Writes to whatever ``sys.stderr`` is when a record is emitted (pytest and callers swap it)."""
-
-    @property
-    def stream(self):
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value):
-        pass
-
-
 def _show_lock_wait(event: str, path: str, waited: float, timeout: float) -> None:
     """The store's lock waits on stderr: one line when the wait starts, a dot every 10 s, then done."""
     if event == "wait":
@@ -89,6 +82,10 @@ def _show_lock_wait(event: str, path: str, waited: float, timeout: float) -> Non
 
 def configure_logging(verbose: int = 0, quiet: int = 0) -> None:
     """Route the ``harness_ext`` loggers (and Python warnings) to stderr as ``warning: message`` lines."""
+    import logging  # here, not at the top: --help and --version never log
+
+    from .logs import StderrHandler as _StderrHandler
+
     level = logging.ERROR if quiet else {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
     logger = logging.getLogger("harness_ext")
     handler = next((h for h in logger.handlers if isinstance(h, _StderrHandler)), None)
@@ -111,10 +108,10 @@ def _lower_level(record) -> bool:
     return True
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        parser = build_parser()
+        parser = build_parser(only=set(argv))
         args = parser.parse_args(argv)
     except HarnessExtError as exc:
         print(f"harness-ext: error: {exc}", file=sys.stderr)

@@ -15,7 +15,7 @@ against the method modules' constants.
 from __future__ import annotations
 
 import argparse
-from typing import Callable, NamedTuple
+from collections import namedtuple
 
 #: ``harness_ext.store.db.DB_ENV`` and ``DEFAULT_DB_NAME``
 DEFAULT_DB_HELP = "store file (default: $HARNESS_EXT_DB or ./harness-ext.duckdb); ':memory:' for a throw-away store"
@@ -449,11 +449,9 @@ def predict_options(parser):
 
 
 # -- the registry ------------------------------------------------------------------------------
-class Command(NamedTuple):
-    help: str
-    options: Callable[[argparse.ArgumentParser], None]
-    #: ``"module:function"``, imported only when the command runs
-    run: str
+#: A command: its help line, ``options(parser)`` adding its arguments, and ``run`` as ``"module:function"``
+#: (imported only when the command runs). A namedtuple, not typing.NamedTuple: typing costs start-up time.
+Command = namedtuple("Command", "help options run")
 
 
 COMMANDS = {
@@ -478,7 +476,7 @@ COMMANDS = {
 }
 
 
-def resolve_run(target: str) -> Callable:
+def resolve_run(target: str):
     """Import ``"module:function"`` (the numerics of one command are loaded here, not at start-up)."""
     from importlib import import_module
 
