@@ -122,3 +122,22 @@ def test_clone_and_params_follow_sklearn():
     with pytest.raises(ValueError):
         est.set_params(not_a_parameter=1)
     assert est.set_params(**{key: est.get_params()[key]}) is est
+
+
+def test_help_built_lazily_lists_every_command(capsys):
+    """main builds only the options of the commands on its command line: --help still lists every command, a
+    command parses as with the full parser, and an unknown one is refused naming the choices."""
+    from harness_ext.cli import build_parser, main
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for name, command in COMMANDS.items():
+        assert name in out and command.help[:40] in " ".join(out.split()), name
+    required = {"predict": ["results/", "--manifest", "reduced/manifest.json"]}
+    for name in COMMANDS:
+        argv = [name, *required.get(name, [])]
+        assert vars(build_parser(only={name}).parse_args(argv)) == vars(build_parser().parse_args(argv)), name
+    with pytest.raises(SystemExit):
+        main(["reduse"])
+    assert "invalid choice: 'reduse'" in capsys.readouterr().err
