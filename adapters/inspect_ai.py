@@ -23,7 +23,6 @@ metric = the metric name, or ``<scorer>/<metric>`` when a log has several scorer
 from __future__ import annotations
 
 import json
-import zipfile
 
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
@@ -35,6 +34,8 @@ _SPREAD = ("stderr", "std", "var")
 
 def _header(src: SourceFile) -> dict:
     if src.suffix == ".eval":
+        import zipfile  # only for .eval archives: registering the adapter does not import it (or bz2, lzma)
+
         try:
             with zipfile.ZipFile(src.path) as z:
                 return json.loads(z.read("header.json").decode("utf-8"))
@@ -52,6 +53,8 @@ def _is_log(doc) -> bool:
 
 def can_handle(src: SourceFile) -> bool:
     if src.suffix == ".eval":
+        import zipfile
+
         return zipfile.is_zipfile(src.path)
     return src.suffix == ".json" and b'"eval"' in src.head and _is_log(src.try_json())
 
