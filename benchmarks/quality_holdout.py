@@ -229,7 +229,7 @@ def _spearman(a, b):
     return float(spearmanr(a[ok], b[ok])[0]) if ok.sum() >= 3 else np.nan
 
 
-def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, extras=()):
+def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, extras=(), nested=False):
     from harness_ext.methods.pounce import make_predictor, split_models
 
     X = raw.to_numpy(dtype=float)
@@ -267,11 +267,13 @@ def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, ex
             if agg_lo is not None:
                 r["agg_cov"].append(float(((agg_true >= agg_lo + C) & (agg_true <= agg_hi + C))[usable].mean()))
 
+        # --nested: each calibration fold's models are predicted from the subset chosen without them.
+        reselect = (lambda rows: choose_subset(Xtr[rows], k, s, selector, default, a_sc, c_sc)[0]) if nested else None
         est = make_predictor(default, random_state=s).fit(Xtr)
-        p = est.predict_new_models(Xin, weights=W)
+        p = est.predict_new_models(Xin, weights=W, reselect=reselect)
         record(default, p.mean, p.lower, p.upper, p.aggregate_lower, p.aggregate_upper)
         for key in extras:  # other predictors on the same subset
-            p = make_predictor(key, random_state=s).fit(Xtr).predict_new_models(Xin, weights=W)
+            p = make_predictor(key, random_state=s).fit(Xtr).predict_new_models(Xin, weights=W, reselect=reselect)
             record(key, p.mean, p.lower, p.upper, p.aggregate_lower, p.aggregate_upper)
         bp = make_predictor("benchpress", random_state=s).fit(Xtr)
         pb = bp.predict_new_models(Xin)
@@ -426,6 +428,10 @@ def main(argv=None) -> int:
     ap.add_argument("--extra-predictors", default=None,
                     help="other predictors measured on the same splits and subsets (default lowrank_bayes; quick: none)")
     ap.add_argument("--protocols", default="a,b")
+    ap.add_argument("--nested", action="store_true",
+                    help="(a): calibrate with the selection re-run inside each calibration fold (predict_new_models' "
+                         "reselect; K more selections per split). Default: the calibration models are the ones the "
+                         "subset was chosen on, as `predict` after `reduce` does")
     ap.add_argument("--db", default=None, help="reuse a DuckDB store file for ingestion (faster reruns)")
     ap.add_argument("--json", default=None, help="write the summary rows to this JSON file")
     args = ap.parse_args(argv)
@@ -453,7 +459,7 @@ def main(argv=None) -> int:
         ra = rb = None
         k = max(2, int(round(0.1 * raw.shape[1])))
         if "a" in protos:
-            ra, k = protocol_a(raw, meta, n_splits, draws, args.selector, args.predictor, progress, extras)
+            ra, k = protocol_a(raw, meta, n_splits, draws, args.selector, args.predictor, progress, extras, args.nested)
         if "b" in protos:
             rb = protocol_b(raw, n_seeds, args.predictor, progress, extras=extras)
         rows.append(summarise(name, raw.shape, k, ra, rb, args.predictor, extras))
@@ -462,7 +468,8 @@ def main(argv=None) -> int:
     bar.close()
     print_table(rows, args.predictor)
     print_extras(rows, extras)
-    print(f"\n{n_splits} splits (a), {n_seeds} x 3 folds (b), random+Ridge over {draws} draws, selector {args.selector}; "
+    print(f"\n{n_splits} splits (a), {n_seeds} x 3 folds (b), random+Ridge over {draws} draws, selector {args.selector}, "
+          f"{'nested' if args.nested else 'plain'} calibration; "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")

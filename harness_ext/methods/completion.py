@@ -188,6 +188,10 @@ class LowRankCompleter(BasePredictor):
         (and undo it after), so every dataset weighs alike in the least-squares
         fit and the penalties mean the same on every column. Cross-validated
         on the shared matrices: lower held-out error on HELM Classic and CrossPred.
+    new_intervals : {"cv+", "split"}
+        New models' calibrated intervals: CV+ over the model folds (each score applied
+        to the fold fit it was held out of, :mod:`~harness_ext.methods.newmodel_intervals`),
+        or the split-conformal multiplier around the fit on all training models.
     random_state : int
         Seeds the CV folds, the calibration folds and the sampler.
 
@@ -211,7 +215,7 @@ class LowRankCompleter(BasePredictor):
                  lams=DEFAULT_LAMS, cv_folds: int = 3, scales="cv", scale_meta=None, eps: float = DEFAULT_EPS,
                  level: float = 0.9, calibration_folds: int = 5, n_burnin: int = 150, n_samples: int = 150,
                  thin: int = 3, max_iter: int = 100, column_scale: bool = True, blend="auto", cell_blend="auto",
-                 mondrian: bool = True, random_state: int = 0):
+                 mondrian: bool = True, new_intervals: str = "cv+", random_state: int = 0):
         self.method = method
         self.rank = rank
         self.lam = lam
@@ -232,6 +236,7 @@ class LowRankCompleter(BasePredictor):
         self.blend = blend
         self.cell_blend = cell_blend
         self.mondrian = mondrian
+        self.new_intervals = new_intervals
         self.random_state = random_state
 
     # -- fitting -------------------------------------------------------------------------
@@ -314,6 +319,8 @@ class LowRankCompleter(BasePredictor):
     def _fit(self, X):
         if self.method not in ("als", "gibbs"):
             raise MethodError(f"method must be 'als' or 'gibbs', got {self.method!r}")
+        if self.new_intervals not in ("cv+", "split"):
+            raise MethodError(f"new_intervals must be 'cv+' or 'split', got {self.new_intervals!r}")
         if not 0 < float(self.level) < 1:
             raise MethodError(f"level must be in (0, 1), got {self.level!r}")
         obs = ~np.isnan(X)
@@ -395,7 +402,7 @@ class LowRankCompleter(BasePredictor):
         return q, by, int(scores.size)
 
     # -- new models ----------------------------------------------------------------------
-    def predict_new_models(self, X_new, weights=None, calibrate: bool = True) -> IntervalPrediction:
+    def predict_new_models(self, X_new, weights=None, calibrate: bool = True, reselect=None) -> IntervalPrediction:
         """Fold in new models observed on any subset of cells; calibrated cell and aggregate intervals.
 
         Parameters
@@ -409,15 +416,21 @@ class LowRankCompleter(BasePredictor):
             Conformalise by K-fold over the training models (each held out with
             a new model's pattern of observed cells). False uses the predictive
             sd with the normal quantile.
+        reselect : callable, optional
+            ``reselect(rows) -> subset``: the selection that chose the new models' subset,
+            run on training models ``rows`` (indices into the fitted matrix). Each
+            calibration fold's models are then observed on the subset chosen without
+            them, so the intervals hold for select-then-predict (models that chose a
+            subset predict it better than new models do).
 
         Returns
         -------
         IntervalPrediction
         """
         with limit_threads():
-            return self._predict_new(X_new, weights, calibrate)
+            return self._predict_new(X_new, weights, calibrate, reselect)
 
-    def _predict_new(self, X_new, weights, calibrate):
+    def _predict_new(self, X_new, weights, calibrate, reselect=None):
         self._check_fitted()
         X_new = np.atleast_2d(np.asarray(X_new, dtype=float))
         d = self.Z_.shape[1]
@@ -432,7 +445,7 @@ class LowRankCompleter(BasePredictor):
         alpha = self._uncalibrated_blend()
         if calibrate and int(self.calibration_folds) >= 2:
             q_cell, q_agg, n_cal, rank, alpha, q_by, cal = self._calibrate_new(
-                O, None if w is None else (w if w.ndim == 1 else w.mean(0)))
+                O, None if w is None else (w if w.ndim == 1 else w.mean(0)), reselect)
             self.rank_new_, self.blend_new_ = rank, alpha
             if rank != self.rank_:
                 fits = self.__dict__.setdefault("_fits_by_rank", {})
@@ -441,7 +454,7 @@ class LowRankCompleter(BasePredictor):
                 fit = fits[rank]
         else:
             q_cell = q_agg = _normal_quantile(self.level)
-            q_by, n_cal = np.full(d, q_cell), (0, 0)
+            q_by, n_cal, cal = np.full(d, q_cell), (0, 0), None
         fi = fold_in(fit, z)
         mz = self._blend(fi.mean, fit, self.Z_, z, alpha, self._completed() if fit is self.fit_ else None)
         lo_x, hi_x = self.transform_.inverse_interval(mz - q_by * fi.sd, mz + q_by * fi.sd)
@@ -456,6 +469,11 @@ class LowRankCompleter(BasePredictor):
             J = np.where(O, 0.0, W * self.transform_.derivative(mz))
             half = q_agg * fi.linear_sd(J)
             agg_lo, agg_hi = agg - half, agg + half
+        if calibrate and int(self.calibration_folds) >= 2 and self.new_intervals == "cv+":
+            from .newmodel_intervals import cv_plus_new_models
+
+            lower, upper, agg_lo, agg_hi = cv_plus_new_models(self, cal, X_new, z, O, None if w is None else W,
+                                                              self.mondrian)
         return IntervalPrediction(mean, lower, upper, sd, O, agg, agg_lo, agg_hi, float(self.level), float(q_cell),
                                   None if w is None else float(q_agg), n_cal)
 
@@ -482,14 +500,14 @@ class LowRankCompleter(BasePredictor):
             self._Zc, self._Zc_for = np.where(np.isnan(self.Z_), self.fit_.mean(), self.Z_), self.fit_
         return self._Zc
 
-    def _calibrate_new(self, O_new, w):
+    def _calibrate_new(self, O_new, w, reselect=None):
         """See :func:`~harness_ext.methods.newmodel_intervals.calibrate_model_folds` (cached per pattern and weights)."""
-        key = (np.packbits(O_new, axis=1).tobytes(), O_new.shape, None if w is None else w.tobytes())
+        key = (np.packbits(O_new, axis=1).tobytes(), O_new.shape, None if w is None else w.tobytes(), id(reselect))
         cache = getattr(self, "_cal_cache", None)
         if cache is None or cache[0] != key:
             from .newmodel_intervals import calibrate_model_folds
 
-            self._cal_cache = (key, calibrate_model_folds(self, O_new, w))
+            self._cal_cache = (key, calibrate_model_folds(self, O_new, w, reselect))
         return self._cal_cache[1]
 
     def predict_subsets(self, X_train, X_new, subsets) -> list:

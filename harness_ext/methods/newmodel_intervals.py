@@ -29,7 +29,7 @@ from .lowrank import fold_in
 __all__ = ["calibrate_model_folds", "cv_plus_new_models"]
 
 
-def calibrate_model_folds(est, O_new, w):
+def calibrate_model_folds(est, O_new, w, reselect=None):
     """Rank, blend weight and conformal scores (cells, aggregate) for new models observed as in ``O_new``.
 
     The training models are split into K seeded folds; each fold is refitted
@@ -41,7 +41,10 @@ def calibrate_model_folds(est, O_new, w):
     ``blend="auto"`` every weight of ``BLEND_GRID``; the pair with the lowest
     held-out squared error (transformed space) is used: the rank that
     completes cells best is not always the one that predicts a model from
-    few cells best. Only training models are used.
+    few cells best. Only training models are used. With ``reselect`` (a callable
+    ``rows -> subset``), each fold's models are observed on the subset
+    ``reselect`` chooses from the other folds' models instead of a new model's
+    pattern: the selection is then part of what is cross-validated.
 
     Returns
     -------
@@ -72,7 +75,12 @@ def calibrate_model_folds(est, O_new, w):
         test = np.flatnonzero(fold == f)
         if test.size == 0 or test.size == m:
             continue
-        pat = patterns[np.arange(test.size) % len(patterns)]
+        rows = np.flatnonzero(fold != f)
+        if reselect is None:
+            pat = patterns[np.arange(test.size) % len(patterns)]
+        else:
+            pat = np.zeros((test.size, d), bool)
+            pat[:, np.asarray(reselect(rows), dtype=int)] = True
         Zt = Z[test]
         have = ~np.isnan(Zt)
         z_in = np.where(pat, Zt, np.nan)
@@ -81,10 +89,9 @@ def calibrate_model_folds(est, O_new, w):
         if w is not None:
             wt = np.where(have, w[None, :], 0.0)
             tot = wt.sum(1, keepdims=True)
-            ok = (tot[:, 0] != 0) & target.any(1)
+            ok = (tot[:, 0] != 0) & target.any(1) & (pat & have).any(1)
             wt = wt / np.where(tot != 0, tot, 1.0)
             a_true = np.nansum(np.where(have, X_true, 0.0) * wt, 1)
-        rows = np.flatnonzero(fold != f)
         for r in ranks:
             ft = est._fit_z(Z[rows], seed_offset=f + 101, rank=r)
             fits[r].append((ft, rows))
