@@ -191,6 +191,7 @@ def test_small_tiles_and_blocks_match_the_libraries(monkeypatch, case):
     X = _matrix(case, n=60, q=13)
     X[:, 9] = np.nan
     X[:3, 9] = [0.2, 0.2, 0.5]  # a column that shares at most three rows, with a tie
+    X[:3, 12] = np.nan  # ... and none with the last column: an empty pair at the end of a partner block
     monkeypatch.setattr(SK, "_TILE_PAIR_ROWS", 60 * 4 * 4)  # 4 columns per tile: 4, 4, 4, 1 -> 10 tiles
     monkeypatch.setattr(SD, "_W1_BLOCK_ELEMENTS", 60 * 3)  # 3 partners per block
     monkeypatch.setattr(SK, "_THREAD_CELLS", 0)
@@ -219,6 +220,19 @@ def test_column_ranks_match_scipy_rankdata(case):
     from harness_ext.plugins.similarity_kernels import _column_ranks
 
     X = _matrix(case)
+    for dense, method in ((False, "average"), (True, "dense")):
+        ref = stats.rankdata(X, axis=0, method=method, nan_policy="omit")
+        np.testing.assert_array_equal(_column_ranks(X, dense=dense), ref)
+
+
+def test_column_ranks_tie_groups_at_row_ends_and_binary_data():
+    from harness_ext.plugins.similarity_kernels import _column_ranks
+
+    rng = np.random.default_rng(3)
+    X = (rng.random((50, 6)) < 0.5).astype(float)  # two tie groups per column, one ending the row
+    X[:, 1] = 1.0  # one group spanning the whole column
+    X[:7, 2] = np.nan  # a group running up to the missing cells
+    X[:, 3] = np.arange(50.0)  # no tie
     for dense, method in ((False, "average"), (True, "dense")):
         ref = stats.rankdata(X, axis=0, method=method, nan_policy="omit")
         np.testing.assert_array_equal(_column_ranks(X, dense=dense), ref)
