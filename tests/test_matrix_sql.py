@@ -136,3 +136,123 @@ def test_metric_tensor_is_built_in_the_store_with_the_query_options(real_store):
         for i, m in enumerate(metrics):
             ref = load_matrix(store, replace(q, metric=m)).reindex(index=list(df.index), columns=list(df.columns))
             np.testing.assert_array_equal(T[:, :, i], ref.to_numpy(dtype=float))
+
+
+# ----------------------------------------------------------------------------- the one-scan path (pivot._one_setting_arrays)
+
+
+def _general(store, query):
+    """load_matrix through the general (ranking) path only."""
+    from unittest import mock
+
+    from harness_ext.store import pivot
+
+    with mock.patch.object(pivot, "_one_setting_arrays", lambda *a, **k: None):
+        return load_matrix(store, query)
+
+
+def _fast_taken(store, query) -> bool:
+    from unittest import mock
+
+    from harness_ext.store import pivot
+
+    taken = []
+    real = pivot._one_setting_arrays
+
+    def spy(*a, **k):
+        out = real(*a, **k)
+        taken.append(out is not None)
+        return out
+
+    with mock.patch.object(pivot, "_one_setting_arrays", spy):
+        load_matrix(store, query)
+    return bool(taken and taken[0])
+
+
+def _identical(a, b):
+    assert list(a.index) == list(b.index) and a.index.name == b.index.name and a.index.dtype == b.index.dtype
+    assert list(a.columns) == list(b.columns) and a.columns.name == b.columns.name
+    assert a.to_numpy().dtype == b.to_numpy().dtype and a.to_numpy().tobytes() == b.to_numpy().tobytes()
+    assert a.attrs == b.attrs
+
+
+@pytest.fixture()
+def one_setting_store(tmp_path):
+    """Every result at 5 shots: the one-scan path's case, with its edges (sparse cells, a model and a dataset
+    without results in some selections, a dataset name in two benchmarks, sample counts, aliases, odd names)."""
+    def rec(model, dataset, value, benchmark="b1", n=None, **kw):
+        return ResultRecord(model=model, benchmark=benchmark, dataset=dataset, metric="acc", value=value, num_fewshot=5,
+                            random_baseline=0.25, n_samples=n, **kw)
+
+    with Store.open(tmp_path / "one.duckdb") as store:
+        store.ingest_source("a/run.json", "s1", "csv", [
+            rec("zeta", "d1", 0.5, n=100), rec("Alpha", "d1", 0.6, n=300), rec("alpha", "d2", 0.7),
+            rec("émile", "d1", 0.8, n=200), rec("émile", "d2", 0.81), rec("m-2", "shared", 0.4),
+            rec("m-2", "shared", 0.45, benchmark="b2"), rec("old-name", "d3", 0.3), rec("zeta", "d3", 0.9),
+            rec("zeta", "acc2", 0.2, benchmark="b3"), rec("lonely", "d4", 0.33, benchmark="b4"),
+            ResultRecord(model="zeta", benchmark="b1", dataset="d1", metric="acc_norm", value=0.55, num_fewshot=5,
+                         primary=False)])
+        store.con.execute("INSERT INTO model_aliases VALUES ('old-name', 'Alpha', 'test'), ('alias-x', 'zeta', 'test')")
+    return tmp_path / "one.duckdb"
+
+
+ONE_SETTING_QUERIES = [
+    MatrixQuery(), MatrixQuery(normalise="none"), MatrixQuery(normalise="minmax"), MatrixQuery(rows="model_shots"),
+    MatrixQuery(aliases=False), MatrixQuery(benchmarks=("b1",)), MatrixQuery(benchmarks=("b1", "b2")),
+    MatrixQuery(models="*a*"), MatrixQuery(models="Alpha"), MatrixQuery(datasets="d*"), MatrixQuery(source="a/*"),
+    MatrixQuery(num_fewshot=5), MatrixQuery(metric="acc_norm"), MatrixQuery(dense=True), MatrixQuery(datasets="d[12]", dense="models"),
+]
+
+
+@pytest.mark.parametrize("query", ONE_SETTING_QUERIES, ids=lambda q: repr({k: v for k, v in q.to_dict().items() if v}))
+def test_one_scan_path_matches_the_general_path(one_setting_store, query):
+    with Store.open(one_setting_store, read_only=True) as store:
+        assert _fast_taken(store, query)
+        _identical(load_matrix(store, query), _general(store, query))
+        _same(store, query if query.rows != "model" else MatrixQuery(**{**query.to_dict(), "rows": "model_shots",
+                                                                         "benchmarks": query.benchmarks}))
+
+
+def test_one_scan_path_sparse_names_and_aliases(one_setting_store):
+    with Store.open(one_setting_store, read_only=True) as store:
+        df = load_matrix(store, MatrixQuery(normalise="none"))
+        # Python's string order (upper case before lower, accents last), an alias merged into its canonical row
+        assert list(df.index) == ["Alpha", "alpha", "lonely", "m-2", "zeta", "émile"]
+        assert df.attrs["model_aliases"] == {"Alpha": ["Alpha", "old-name"]}
+        assert df.loc["Alpha", "d3"] == 0.3 and np.isnan(df.loc["lonely", "d1"])
+        assert {"b1/shared", "b2/shared", "acc2"} <= set(df.columns)
+        ds = df.attrs["datasets"]
+        assert ds["d1"]["n_samples"] == 200.0 and ds["d2"]["n_samples"] is None and ds["d1"]["num_fewshot"] == 5
+        # a selection without b2: "shared" is no longer qualified, and rows and columns without results go
+        sub = load_matrix(store, MatrixQuery(benchmarks=("b1",), models="[amz]*", normalise="none"))
+        assert list(sub.columns) == ["d1", "d2", "d3", "shared"] and list(sub.index) == ["alpha", "m-2", "zeta"]
+
+
+def test_one_scan_path_leaves_conflicts_and_other_cases_to_the_general_path(one_setting_store, rule_store):
+    with Store.open(one_setting_store) as store:
+        assert _fast_taken(store, MatrixQuery(datasets="d3"))
+        store.ingest_source("b/run.json", "s2", "csv", [
+            ResultRecord(model="zeta", benchmark="b1", dataset="d1", metric="acc", value=0.1, num_fewshot=5),
+            ResultRecord(model="alias-x", benchmark="b1", dataset="d3", metric="acc", value=0.95, num_fewshot=5)])
+    with Store.open(one_setting_store, read_only=True) as store:
+        for q in (MatrixQuery(normalise="none"), MatrixQuery(datasets="d3", normalise="none")):
+            # a cell came twice (in one name, or in two names of one model): ranked, the first ingested wins
+            assert not _fast_taken(store, q)
+            df = load_matrix(store, q)
+            assert df.loc["zeta", "d3"] == 0.9 and ("d1" not in df or df.loc["zeta", "d1"] == 0.5)
+            _identical(df, _general(store, q))
+    with Store.open(rule_store, read_only=True) as store:  # several shot settings
+        assert not _fast_taken(store, MatrixQuery())
+        assert not _fast_taken(store, MatrixQuery(num_fewshot=5))  # m4's d2 from two files
+        assert _fast_taken(store, MatrixQuery(num_fewshot=5, models="m2"))
+        for q in (MatrixQuery(num_fewshot=5), MatrixQuery(num_fewshot=5, models="m2")):
+            _identical(load_matrix(store, q), _general(store, q))
+
+
+@pytest.mark.parametrize("query", [MatrixQuery(), MatrixQuery(benchmarks=("helm_classic",)), MatrixQuery(num_fewshot=0),
+                                   MatrixQuery(num_fewshot=5, rows="model_shots"), MatrixQuery(source="*zero-shot*"),
+                                   MatrixQuery(benchmarks=("helm_classic",), aggregates=True, normalise="minmax")],
+                         ids=lambda q: repr({k: v for k, v in q.to_dict().items() if v}))
+def test_one_scan_path_matches_the_general_path_on_real_data(real_store, query):
+    with Store.open(real_store, read_only=True) as store:
+        _identical(load_matrix(store, query), _general(store, query))

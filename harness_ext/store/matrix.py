@@ -168,17 +168,26 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
         from .scales import load_chance_file
 
         user_chance = load_chance_file(query.chance_file)
-    raw_fingerprint = _fingerprint(X, index, columns)
-    params = normalisation_params(X, meta, method=query.normalise, chance_levels=user_chance)
+    # The fingerprint of the raw values (rounding and hashing release the GIL) runs beside the read-only
+    # normalisation parameters and labels; the in-place normalisation waits for it.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        hashed = pool.submit(_fingerprint, X, index, columns)
+        params = normalisation_params(X, meta, method=query.normalise, chance_levels=user_chance)
+        labels, cols = pd.Index(index, name="model"), pd.Index(columns, name="dataset")
+        meta = meta.assign(normalisation=[
+            {"description": how, "lo": float(lo), "span": float(span), "flip": bool(flip), "chance": float(r),
+             "clip": bool(clip), "transform": t, "ref": float(ref), "scale": k,
+             "chance_source": src if isinstance(src, str) else None}
+            for how, lo, span, flip, r, clip, t, ref, k, src in params[
+                ["how", "lo", "span", "flip", "chance", "clip", "transform", "ref", "scale", "chance_source"]
+            ].itertuples(index=False)])
+        # attrs hold plain types only: pandas compares and deep-copies attrs on many operations.
+        datasets = {c: {k: _plain(v) for k, v in row.items()} for c, row in meta.to_dict("index").items()}
+        raw_fingerprint = hashed.result()
     X = apply_normalisation(X, params, out=X)
-    labels, cols = pd.Index(index, name="model"), pd.Index(columns, name="dataset")
     norm = pd.DataFrame(X, index=labels, columns=cols, copy=False)
-    meta = meta.assign(normalisation=[
-        {"description": how, "lo": float(lo), "span": float(span), "flip": bool(flip), "chance": float(r), "clip": bool(clip),
-         "transform": t, "ref": float(ref), "scale": k, "chance_source": src if isinstance(src, str) else None}
-        for how, lo, span, flip, r, clip, t, ref, k, src in params[
-            ["how", "lo", "span", "flip", "chance", "clip", "transform", "ref", "scale", "chance_source"]].itertuples(index=False)])
-    # attrs hold plain types only: pandas compares and deep-copies attrs on many operations.
     chance_known = params["chance_source"].notna().to_numpy()
     rows = set(index)
     merged = {m: n for m, n in extra.get("merged", {}).items() if m in rows}
@@ -187,7 +196,7 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
         "query": query.to_dict(),
         # canonical id -> the names its results were stored under, where several sources' names merged
         "model_aliases": merged,
-        "datasets": {c: {k: _plain(v) for k, v in row.items()} for c, row in meta.to_dict("index").items()},
+        "datasets": datasets,
         "fingerprint": raw_fingerprint,
         "dropped": dropped,
         # Said, not silently assumed: datasets with no known chance level (no correction applied) and

@@ -55,6 +55,10 @@ def dataset_filter(store, query, metrics: bool = True):
     return where, params
 
 
+#: A datasets row as the matrix reads it: the id, then _DATASET_COLUMNS.
+_DS_SELECT = ("dataset_id, benchmark, name, metric, task, higher_is_better, random_baseline, baseline_source, "
+              "min_score, max_score, kind, scale")
+_SHOTS_RULE = "per dataset, the shot setting most models were run at (ties: fewest shots)"
 _DATASET_COLUMNS = ["benchmark", "dataset", "metric", "task", "higher_is_better", "random_baseline", "baseline_source",
                     "min_score", "max_score", "kind", "scale"]
 
@@ -71,6 +75,9 @@ def raw_arrays(store, query, extra: Optional[dict] = None) -> tuple:
     cell: the first-ingested value, as the store promises. Memory is the
     matrix, one int64 rank matrix of the same shape (only when a cell has
     several values) and one batch.
+
+    Rows of models where the whole selection has one shot setting take :func:`_one_setting_arrays`
+    (one scan, no rank matrix) when it applies.
     """
     con = store.con
     extra = {} if extra is None else extra
@@ -94,6 +101,10 @@ def raw_arrays(store, query, extra: Optional[dict] = None) -> tuple:
         rwhere.append("r.num_fewshot = ?")
         rparams.append(int(query.num_fewshot))
     where = " AND ".join(rwhere)
+    if query.rows in ("model", "model_shots"):
+        done = _one_setting_arrays(con, query, where, rparams, dwhere, dparams, aliased, extra)
+        if done is not None:
+            return done
     if query.rows == "model":
         # One row per model: each dataset at the shot setting most models ran (ties: fewest shots, unknown last).
         # A plain count first: only datasets run at several shot settings need the models counted exactly.
@@ -130,8 +141,7 @@ def raw_arrays(store, query, extra: Optional[dict] = None) -> tuple:
                                f"WHERE {where} AND r.dataset_id IN (SELECT unnest(?::INTEGER[])))",
                                rparams + [mixed]).fetchone()[0]
             dropped = int(total - kept)
-        extra["shots"] = {"rule": "per dataset, the shot setting most models were run at (ties: fewest shots)",
-                          "dropped_cells": dropped, "mixed_dataset_ids": len(mixed)}
+        extra["shots"] = {"rule": _SHOTS_RULE, "dropped_cells": dropped, "mixed_dataset_ids": len(mixed)}
     # One scan for the distinct datasets and row keys of the selection (small: thousands, not millions).
     second = "r.source_id" if query.rows == "run" else "r.num_fewshot"
     if query.rows == "model":  # the per-dataset counts above name the datasets and shot settings already
@@ -157,13 +167,9 @@ def raw_arrays(store, query, extra: Optional[dict] = None) -> tuple:
 
     # Columns: dataset names, qualified by benchmark where a name is shared by two selected benchmarks.
     ds = con.execute(
-        f"""SELECT dataset_id, benchmark, name, metric, task, higher_is_better, random_baseline, baseline_source,
-                   min_score, max_score, kind, scale FROM datasets WHERE dataset_id IN (SELECT unnest(?::INTEGER[]))""",
+        f"SELECT {_DS_SELECT} FROM datasets WHERE dataset_id IN (SELECT unnest(?::INTEGER[]))",
         [ds_ids.tolist()]).fetchall()
-    n_bench: dict = {}
-    for row in ds:
-        n_bench.setdefault(row[2], set()).add(row[1])
-    col_label = {row[0]: (f"{row[1]}/{row[2]}" if len(n_bench[row[2]]) > 1 else row[2]) for row in ds}
+    col_label = _column_labels(ds)
     columns = sorted(set(col_label.values()))
     col_code = {c: i for i, c in enumerate(columns)}
     # Among values of one cell from one source, the old ORDER BY benchmark, name decides; metric breaks ties.
@@ -180,14 +186,9 @@ def raw_arrays(store, query, extra: Optional[dict] = None) -> tuple:
     names = dict(zip(model_ids.tolist(), all_names[lut[model_ids]].tolist()))
     if aliased:  # names of one model share its row (harness_ext.store.identity)
         canon = dict(con.execute("SELECT alias, canonical FROM model_aliases").fetchall())
-        groups: dict = {}
-        if canon:  # only aliases and their canonical names can share a row
-            targets = set(canon.values())
-            for n in set(names.values()):
-                if n in canon or n in targets:
-                    groups.setdefault(canon.get(n, n), set()).add(n)
+        extra["merged"] = _merged(names.values(), canon)
+        if canon:
             names = {mid: canon.get(n, n) for mid, n in names.items()}
-        extra["merged"] = {c: sorted(ns) for c, ns in groups.items() if len(ns) > 1}
     if query.rows == "run":
         paths = dict(con.execute("SELECT source_id, path FROM sources WHERE source_id IN (SELECT unnest(?::INTEGER[]))",
                                  [np.unique(row_k).tolist()]).fetchall())
@@ -289,9 +290,7 @@ def raw_arrays(store, query, extra: Optional[dict] = None) -> tuple:
     if not simple:
         first_p = (P.min(axis=0) // ns) % nd
     by_prio = {p: i for i, p in prio.items()}
-    meta = pd.DataFrame([info[by_prio[int(p)]] for p in first_p], columns=_DATASET_COLUMNS, index=pd.Index(columns, name="dataset"))
-    meta["higher_is_better"] = meta["higher_is_better"].astype("boolean")  # NULL: unknown, as DuckDB's .df() gives
-    meta = meta.rename(columns={"scale": "scale_kind"})  # the stored kind; engine's transforms read "scale" as theirs
+    meta = _meta_frame([info[by_prio[int(p)]] for p in first_p], columns)
     if ns == 1:
         counts = observed.sum(axis=0)[:, None]
     else:
@@ -307,8 +306,130 @@ def raw_arrays(store, query, extra: Optional[dict] = None) -> tuple:
     return X, index, columns, meta
 
 
+def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dparams: list, aliased: bool,
+                        extra: dict) -> Optional[tuple]:
+    """:func:`raw_arrays` in one scan of the results, for rows of models when the whole selection has one shot
+    setting (then ``rows="model_shots"`` is ``rows="model"``), or None for the general path.
+
+    One aggregate says whether the case applies (one shot count; any sample counts). Rows are laid out
+    for every model name in the store (sorted by DuckDB and checked in Python's order), columns for
+    every dataset the filter selects; one scan of ``(model_id, dataset_id, value)`` is scattered
+    through integer lookup tables. If as many cells are filled as values were fetched (no cell came
+    twice, no stored NaN), the result is the general path's; rows and columns without a result are then
+    dropped. Otherwise (a conflict to rank, two datasets in one column) None: the general path decides,
+    so the first-ingested rule has one implementation. Layouts much larger than the selection take the
+    general path too (memory stays close to the matrix).
+    """
+    n, k_lo, k_hi, n_counted = con.execute(
+        f"SELECT count(*), min(r.num_fewshot), max(r.num_fewshot), count(r.n_samples) FROM results r WHERE {where}",
+        rparams).fetchone()
+    if not n or k_lo != k_hi:
+        return None
+    ds = con.execute(f"SELECT {_DS_SELECT} FROM datasets WHERE {' AND '.join(dwhere) or 'TRUE'} ORDER BY dataset_id",
+                     dparams).fetchall()
+    join = "LEFT JOIN model_aliases a ON a.alias = m.name" if aliased else ""
+    tab = con.execute(f"""SELECT m.model_id, {'coalesce(a.canonical, m.name)' if aliased else 'm.name'} AS label,
+                                 {'a.canonical IS NOT NULL' if aliased else 'FALSE'} AS aliased, m.name
+                          FROM models m {join} ORDER BY label""").fetchnumpy()
+    label = np.asarray(tab["label"], dtype=object)
+    if not len(ds) or not len(label) or len(label) * len(ds) > 4 * n + (1 << 22):
+        return None
+    if len(label) > 1 and not (label[:-1] <= label[1:]).all():  # DuckDB's string order is not Python's here
+        uniq, code = np.unique(label, return_inverse=True)
+    else:
+        first = np.ones(len(label), dtype=bool)
+        first[1:] = label[1:] != label[:-1]
+        code, uniq = np.cumsum(first) - 1, label[first]
+    model_id = np.asarray(tab["model_id"], dtype=np.int64)
+    ds_ids = np.array([row[0] for row in ds], dtype=np.int64)
+    n_rows, n_cols = len(uniq), len(ds)
+    lut_r = np.zeros(int(model_id.max()) + 1, dtype=np.int64)
+    lut_r[model_id] = code
+    lut_c = np.zeros(int(ds_ids.max()) + 1, dtype=np.int64)
+    lut_c[ds_ids] = np.arange(n_cols)
+    # Which models had results, for the merged-names report: only when aliases can merge names.
+    seen = np.zeros(len(lut_r), dtype=bool) if aliased and np.asarray(tab["aliased"]).any() else None
+    X = np.full((n_rows, n_cols), np.nan)
+    flat_X = X.reshape(-1)
+    n_fetched = 0
+    for batch in _batches(con, f"SELECT r.model_id, r.dataset_id, r.value FROM results r WHERE {where}", rparams):
+        mid = batch["model_id"]
+        flat = lut_r[mid]
+        flat *= n_cols
+        flat += lut_c[batch["dataset_id"]]
+        flat_X[flat] = batch["value"]
+        n_fetched += len(flat)
+        if seen is not None:
+            seen[mid] = True
+    del flat_X
+    row_seen, col_count = np.zeros(n_rows, dtype=bool), np.zeros(n_cols, dtype=np.int64)
+    for s in range(0, n_rows, 4096):
+        observed = ~np.isnan(X[s:s + 4096])
+        row_seen[s:s + 4096] = observed.any(axis=1)
+        col_count += observed.sum(axis=0)
+    if int(col_count.sum()) != n_fetched:  # a cell came twice (or a stored value is NaN): ranked
+        return None
+    present = np.flatnonzero(col_count)
+    col_label = _column_labels([ds[j] for j in present])
+    labels = [col_label[int(d)] for d in ds_ids[present]]
+    if len(set(labels)) < len(labels):  # two datasets share a column: ranked
+        return None
+    order = sorted(range(len(labels)), key=labels.__getitem__)
+    cols, rows = present[order], np.flatnonzero(row_seen)
+    if len(rows) < n_rows or len(cols) < n_cols or (cols != np.arange(n_cols)).any():
+        X = X[np.ix_(rows, cols)]
+    index, columns = uniq[rows].tolist(), [labels[i] for i in order]
+    if aliased:  # the names results were stored under, where several meet in one row
+        canon = dict(con.execute("SELECT alias, canonical FROM model_aliases").fetchall()) if seen is not None else {}
+        names = np.asarray(tab["name"], dtype=object)[seen[model_id]] if seen is not None else []
+        extra["merged"] = _merged(list(names), canon)
+    if query.rows == "model":
+        extra["shots"] = {"rule": _SHOTS_RULE, "dropped_cells": 0, "mixed_dataset_ids": 0}
+    n_samples = np.full(len(columns), np.nan)
+    if n_counted:  # what running a dataset costs: its median sample count
+        median = dict(con.execute(f"""SELECT r.dataset_id, median(r.n_samples) FROM results r
+                                      WHERE {where} AND r.n_samples IS NOT NULL GROUP BY 1""", rparams).fetchall())
+        n_samples[:] = [float(median[d]) if median.get(d) is not None else np.nan for d in ds_ids[cols].tolist()]
+    meta = _meta_frame([ds[j][1:] for j in cols], columns)
+    meta["num_fewshot"] = pd.array([pd.NA if k_lo == UNKNOWN_SHOTS else int(k_lo)] * len(columns), dtype="Int64")
+    meta["n_samples"] = pd.array(n_samples, dtype="Float64")
+    return X, index, columns, meta
+
+
+def _column_labels(ds) -> dict:
+    """``{dataset_id: column label}`` for rows ``(dataset_id, benchmark, name, ...)``: the dataset's name, qualified
+    by its benchmark where two of these rows' benchmarks share the name."""
+    n_bench: dict = {}
+    for row in ds:
+        n_bench.setdefault(row[2], set()).add(row[1])
+    return {row[0]: (f"{row[1]}/{row[2]}" if len(n_bench[row[2]]) > 1 else row[2]) for row in ds}
+
+
+def _merged(names, canon: dict) -> dict:
+    """``{canonical: sorted names}`` for the canonical ids several of ``names`` (the names results were stored
+    under) meet in, per the alias table ``canon`` (alias -> canonical)."""
+    groups: dict = {}
+    if canon:  # only aliases and their canonical names can share a row
+        targets = set(canon.values())
+        for n in set(names):
+            if n in canon or n in targets:
+                groups.setdefault(canon.get(n, n), set()).add(n)
+    return {c: sorted(ns) for c, ns in groups.items() if len(ns) > 1}
+
+
+def _meta_frame(infos: list, columns: list) -> pd.DataFrame:
+    """Per-column metadata from each column's ``datasets`` row (``_DATASET_COLUMNS`` order)."""
+    meta = pd.DataFrame(infos, columns=_DATASET_COLUMNS, index=pd.Index(columns, name="dataset"))
+    meta["higher_is_better"] = meta["higher_is_better"].astype("boolean")  # NULL: unknown, as DuckDB's .df() gives
+    return meta.rename(columns={"scale": "scale_kind"})  # the stored kind; engine's transforms read "scale" as theirs
+
+
 def _batches(con, sql: str, params: list, rows: int = 1 << 20):
-    """Column arrays of a query's result, about a million rows at a time when pyarrow is there (bounded memory)."""
+    """Column arrays of a query's result, about a million rows at a time when pyarrow is there (bounded memory).
+
+    With pyarrow a thread fetches the next batches (at most two ahead) while the caller scatters this one:
+    DuckDB and numpy's indexing release the GIL, so the two overlap.
+    """
     try:
         import pyarrow  # noqa: F401
 
@@ -318,8 +439,40 @@ def _batches(con, sql: str, params: list, rows: int = 1 << 20):
     except ImportError:  # one batch of numpy arrays
         yield {k: np.asarray(v) for k, v in con.execute(sql, params).fetchnumpy().items()}
         return
-    for b in reader:
-        yield {name: b.column(i).to_numpy(zero_copy_only=False) for i, name in enumerate(b.schema.names)}
+    import queue
+    import threading
+
+    ahead: queue.Queue = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def fetch():
+        try:
+            for b in reader:
+                if stop.is_set():
+                    break
+                ahead.put({name: b.column(i).to_numpy(zero_copy_only=False) for i, name in enumerate(b.schema.names)})
+            ahead.put(None)
+        except BaseException as e:  # re-raised in the caller's thread
+            ahead.put(e)
+        finally:
+            if stop.is_set() and hasattr(reader, "close"):
+                reader.close()
+
+    thread = threading.Thread(target=fetch, name="harness-ext-fetch", daemon=True)
+    thread.start()
+    try:
+        while (item := ahead.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:  # the caller stopped early or failed: let the fetcher see stop (it may wait on a full queue) and end
+        stop.set()
+        while thread.is_alive():
+            try:
+                ahead.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        thread.join()
 
 
 def describe(query) -> str:
