@@ -181,3 +181,21 @@ def test_long_columnar_errors_name_the_row_and_keep_the_store(tmp_path, monkeypa
         report = ingest_paths(store, [path], show_progress=False)
         assert report.by_status("skipped") and reason in report.files[0].reason, report.files[0].reason
         assert store.counts()["results"] == 0 and store.counts()["sources"] == 0
+
+
+@pytest.mark.parametrize("chunk", [7, 1_000_000])
+def test_wide_cells_are_the_present_cells_in_row_order(monkeypatch, chunk):
+    """columnar._wide_cells (mask compression) gives what np.nonzero and gathers gave: same cells, same order."""
+    from harness_ext.store import columnar
+
+    monkeypatch.setattr(columnar, "CHUNK_CELLS", chunk)
+    rng = np.random.default_rng(3)
+    V = rng.random((23, 5))
+    V[rng.random(V.shape) < 0.3] = np.nan
+    V[4] = np.nan  # a row without a present cell
+    row_mid, col_did = rng.permutation(40)[:23] + 1, np.array([9, 2, 9, 5, 1])  # a dataset in two columns
+    got = pd.concat([t.to_pandas() for t in columnar._wide_cells(V, row_mid, col_did)], ignore_index=True)
+    r, c = np.nonzero(~np.isnan(V))
+    assert got["model_id"].tolist() == row_mid[r].tolist() and got["dataset_id"].tolist() == col_did[c].tolist()
+    assert got["value"].to_numpy().tobytes() == V[r, c].tobytes() and (got["num_fewshot"] == -1).all()
+    assert [str(t) for t in got.dtypes] == ["int32", "int32", "int32", "float64"]

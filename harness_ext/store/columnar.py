@@ -183,17 +183,25 @@ def _dataset_ids(store, columns: list) -> tuple:
 
 
 def _wide_cells(V: np.ndarray, row_mid: np.ndarray, col_did: np.ndarray):
-    """The present cells of ``V`` as Arrow tables of at most about :data:`CHUNK_CELLS` rows."""
+    """The present cells of ``V`` as Arrow tables of at most about :data:`CHUNK_CELLS` rows, row by row.
+
+    The present-cell mask compresses the block and the column ids directly, and a row's model id is
+    repeated once per present cell: no index arrays (a 2-D ``nonzero`` and three gathers cost 4x more).
+    """
     import pyarrow as pa
 
     step = max(1, CHUNK_CELLS // max(1, V.shape[1]))
+    mids, dids = row_mid.astype(np.int32), col_did.astype(np.int32)
     for start in range(0, V.shape[0], step):
         block = V[start:start + step]
-        r, c = np.nonzero(~np.isnan(block))
-        if not len(r):
+        present = ~np.isnan(block)
+        per_row = np.count_nonzero(present, axis=1)
+        n = int(per_row.sum())
+        if not n:
             continue
-        yield pa.table({"model_id": row_mid[start + r].astype(np.int32), "dataset_id": col_did[c].astype(np.int32),
-                        "num_fewshot": np.full(len(r), UNKNOWN_SHOTS, dtype=np.int32), "value": block[r, c]})
+        yield pa.table({"model_id": np.repeat(mids[start:start + len(block)], per_row),
+                        "dataset_id": np.broadcast_to(dids, block.shape)[present],
+                        "num_fewshot": np.full(n, UNKNOWN_SHOTS, dtype=np.int32), "value": block[present]})
 
 
 def _long_cells(t: ColumnarCells, row_mid: np.ndarray, col_did: np.ndarray) -> tuple:
