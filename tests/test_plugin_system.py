@@ -169,3 +169,25 @@ def test_a_registration_names_its_implementation_by_reference(site):
         sys.modules.pop("fake_lazy_impl", None)
     with pytest.raises(ValueError, match="not a reference"):
         SimilarityMeasure(name="x", func="numpy.corrcoef")
+
+
+def test_entry_point_prefilter(tmp_path, monkeypatch):
+    """importlib.metadata (0.1 s) is skipped only when no entry_points.txt on sys.path declares the group."""
+    from harness_ext.plugin_manager import _may_have_entry_points
+
+    info = tmp_path / "other-1.0.dist-info"
+    info.mkdir()
+    (info / "entry_points.txt").write_text("[console_scripts]\nother = other:main\n")
+    (tmp_path / "no_eps-1.0.dist-info").mkdir()
+    from importlib.machinery import PathFinder
+
+    # as an environment without a distribution-listing finder of its own (a zipimport hook, say) would be
+    monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path if f is PathFinder or not hasattr(f, "find_distributions")])
+    monkeypatch.setattr(sys, "path", [str(tmp_path), str(tmp_path / "missing")])
+    assert not _may_have_entry_points()
+    (info / "entry_points.txt").write_text("[console_scripts]\nother = other:main\n\n[harness_ext]\nx = other.plug\n")
+    assert _may_have_entry_points()
+    (info / "entry_points.txt").write_text("[console_scripts]\nother = other:main\n")
+    (tmp_path / "bundle.zip").write_bytes(b"PK\x05\x06" + b"\0" * 18)
+    monkeypatch.setattr(sys, "path", [str(tmp_path), str(tmp_path / "bundle.zip")])
+    assert _may_have_entry_points()  # a zip on the path: the full discovery looks inside
