@@ -55,6 +55,10 @@ class Lazy:
     .. code-block:: python
 
         yield Selector(name="my-greedy", cls="my_pkg.selectors:MyGreedy", description="...")
+
+    A non-data descriptor: ``__post_init__`` moves a reference out of the instance into
+    ``_references``, so the first access reaches :meth:`__get__`, which stores the imported object in
+    the instance; every later access is a plain attribute read (adapters are looked up per file).
     """
 
     def __set_name__(self, owner, name):
@@ -63,15 +67,11 @@ class Lazy:
     def __get__(self, obj, owner=None):
         if obj is None:
             return None  # the dataclass field's default
-        value = obj.__dict__.get(self.name)
-        if value.__class__ is str:
-            value = obj.__dict__[self.name] = _load_reference(obj, self.name, value)
+        ref = obj.__dict__.get("_references", {}).get(self.name)
+        if ref is None:
+            raise AttributeError(self.name)
+        value = obj.__dict__[self.name] = _load_reference(obj, self.name, ref)
         return value
-
-    def __set__(self, obj, value):
-        if value.__class__ is str and not _REFERENCE_RE.match(value):
-            raise ValueError(f"{type(obj).__name__}.{self.name}: {value!r} is not a reference 'package.module:attribute'")
-        obj.__dict__[self.name] = value
 
 
 def _load_reference(reg, field_name: str, ref: str):
@@ -97,6 +97,14 @@ class _Registration:
 
     def __post_init__(self):
         self.name = normalise_name(self.name)
+        for cls in type(self).__mro__:
+            for key, attr in vars(cls).items():
+                value = self.__dict__.get(key)
+                if value.__class__ is str and isinstance(attr, Lazy):
+                    if not _REFERENCE_RE.match(value):
+                        raise ValueError(f"{type(self).__name__}.{key}: {value!r} is not a reference "
+                                         f"'package.module:attribute'")
+                    self.__dict__.setdefault("_references", {})[key] = self.__dict__.pop(key)
 
 
 @dataclass

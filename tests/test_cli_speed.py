@@ -62,10 +62,12 @@ def test_every_builtin_reference_loads():
     from harness_ext.plugin_manager import get_registrations
     from harness_ext.plugins import similarity
 
-    fields = {"cls", "func", "write", "can_handle", "read"}
+    from dataclasses import fields
+
+    lazy = {"cls", "func", "write", "can_handle", "read"}
     for kind in ("similarity_measures", "selectors", "predictors", "weighting_schemes", "adapters", "manifest_writers"):
         for name, reg in get_registrations(kind).items():
-            for f in fields & set(vars(reg)):
+            for f in lazy & {f.name for f in fields(reg)}:
                 assert callable(getattr(reg, f)), (kind, name, f)
     # the registry repeats the measures' descriptions so that it imports no numerics: they must not drift
     regs = get_registrations("similarity_measures")
