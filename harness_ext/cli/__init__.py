@@ -22,10 +22,10 @@ class _Formatter(argparse.HelpFormatter):
     """argparse's formatter, sized as argparse sizes it, without importing shutil (and with it zlib, bz2 and
     lzma: 17% of what ``--help`` imports) for ``shutil.get_terminal_size``."""
 
-    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None, **kwargs):
         if width is None:
             width = _terminal_columns() - 2  # as HelpFormatter does with shutil's columns
-        super().__init__(prog, indent_increment, max_help_position, width)
+        super().__init__(prog, indent_increment, max_help_position, width, **kwargs)
 
 
 def _terminal_columns() -> int:
