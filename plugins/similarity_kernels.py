@@ -689,6 +689,8 @@ def _kendall_untied_pairs(X: np.ndarray, M: np.ndarray, max_cells: float = 2e7):
 
 def _kendall_sampled(X: np.ndarray, M: np.ndarray, max_pairs: int, random_state) -> np.ndarray:
     """tau-b estimated from ``max_pairs`` row pairs drawn uniformly (the ratio of the two sampled sums)."""
+    from scipy import sparse
+
     n, p = X.shape
     complete = bool(M.all())
     cap = max(1, _CHUNK_ELEMENTS // max(1, p))
@@ -700,8 +702,16 @@ def _kendall_sampled(X: np.ndarray, M: np.ndarray, max_pairs: int, random_state)
         # Counts per chunk are integers below 2**24: exact in float32, summed in float64.
         num += S.T @ S
         if not complete:
+            # |S_i| = P_i - T_i (pairs observed in column i, minus those tied in it; NaN never equals), so
+            # |S|.T @ P is the symmetric P.T @ P (half a product) minus T.T @ P, sparse while ties are rare.
             P = (M[a] & M[b]).astype(np.float32)
-            den += np.abs(S).T @ P
+            den += P.T @ P
+            T = Xa == Xb
+            n_tied = np.count_nonzero(T)
+            if n_tied > 0.05 * T.size:
+                den -= T.astype(np.float32).T @ P
+            elif n_tied:
+                den -= sparse.csr_matrix(T, dtype=np.float32).T @ P
     if complete:
         d = np.diag(num).copy()
         return _tau_from_sums(num, np.outer(d, d))

@@ -236,3 +236,23 @@ def test_column_ranks_tie_groups_at_row_ends_and_binary_data():
     for dense, method in ((False, "average"), (True, "dense")):
         ref = stats.rankdata(X, axis=0, method=method, nan_policy="omit")
         np.testing.assert_array_equal(_column_ranks(X, dense=dense), ref)
+
+
+@pytest.mark.parametrize("ties", ["rare", "binary"])
+def test_sampled_kendall_denominators_equal_the_direct_product(ties):
+    # The sampled tau-b's denominators are P.T @ P minus the tied pairs' product (sparse while ties are rare,
+    # dense for 0/1 data); they must equal |S|.T @ P over the same sampled row pairs exactly.
+    from harness_ext.plugins import similarity_kernels as SK
+
+    rng = np.random.default_rng(11)
+    X = rng.random((300, 9)) if ties == "rare" else (rng.random((300, 9)) < 0.4).astype(float)
+    X[:, 2] = np.round(X[:, 2], 1)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    M = ~np.isnan(X)
+    num, den = np.zeros((9, 9)), np.zeros((9, 9))
+    for a, b in SK._sampled_row_pairs(300, 5000, 700, 4):
+        S = np.sign(X[a] - X[b])
+        S[np.isnan(S)] = 0.0
+        num += S.T @ S
+        den += np.abs(S).T @ (M[a] & M[b])
+    np.testing.assert_array_equal(SK._kendall_sampled(X, M, 5000, 4), SK._tau_from_sums(num, den * den.T))
