@@ -34,6 +34,8 @@ _CHUNK_ELEMENTS = 4_000_000
 _FLOAT32_TERMS = 5_000_000
 # Kendall: all row pairs while n_pairs * p**2 stays under this many multiply-adds (or n_pairs <= max_pairs).
 _KENDALL_EXACT_OPS = 1e10
+# ... and on two threads from this many (838 x 57 has 2e9).
+_KENDALL_THREAD_OPS = 2e8
 
 
 def _prepare(X) -> tuple:
@@ -621,20 +623,32 @@ def _kendall_exact(X: np.ndarray, M: np.ndarray) -> np.ndarray:
     n, p = X.shape
     has_nan = not M.all()
     R = _column_ranks(X, dense=True).astype(np.float32)
-    num = np.zeros((p, p))
     rows = max(1, _CHUNK_ELEMENTS // max(1, n * p))
-    for k0 in range(0, n - 1, rows):
-        k1 = min(n, k0 + rows)
-        a, b = R[k0:k1, None, :], R[None, k0:, :]
-        # sign(a - b) as (a > b) - (a < b): two byte-wide comparisons, and a missing cell (NaN) compares
-        # False both ways, so a pair missing in either row adds nothing without a masking pass.
-        D = np.subtract(np.greater(a, b), np.less(a, b), dtype=np.float32)
-        # Counts per block are integers below 2**24: exact in float32, summed in float64.
-        S = D.reshape(-1, p)
-        num += S.T @ S
-        # Pairs inside the block appear in both orders (same product): count them once.
-        W = np.ascontiguousarray(D[:, : k1 - k0]).reshape(-1, p)
-        num -= 0.5 * (W.T @ W)
+    starts = np.arange(0, n - 1, rows)
+    # Two halves of the row blocks with about as many row pairs each, on two threads when the products are
+    # large and BLAS itself runs on one (the registry limits it below _THREAD_CELLS cells): the elementwise
+    # passes and BLAS release the GIL. Each half sums integers exactly, so the schedule cannot change the result.
+    pairs = np.cumsum((n - starts) * np.minimum(rows, n - starts))
+    halves = np.split(starts, [int(np.searchsorted(pairs, pairs[-1] / 2))])
+    nums = [np.zeros((p, p)), np.zeros((p, p))]
+
+    def half(t: int) -> None:
+        num = nums[t]
+        for k0 in halves[t]:
+            k1 = min(n, k0 + rows)
+            a, b = R[k0:k1, None, :], R[None, k0:, :]
+            # sign(a - b) as (a > b) - (a < b): two byte-wide comparisons, and a missing cell (NaN) compares
+            # False both ways, so a pair missing in either row adds nothing without a masking pass.
+            D = np.subtract(np.greater(a, b), np.less(a, b), dtype=np.float32)
+            # Counts per block are integers below 2**24: exact in float32, summed in float64.
+            S = D.reshape(-1, p)
+            num += S.T @ S
+            # Pairs inside the block appear in both orders (same product): count them once.
+            W = np.ascontiguousarray(D[:, : k1 - k0]).reshape(-1, p)
+            num -= 0.5 * (W.T @ W)
+
+    _each_task(2, half, n * p < _THREAD_CELLS and pairs[-1] * float(p) * p > _KENDALL_THREAD_OPS)
+    num = nums[0] + nums[1]
     if not has_nan:
         d = np.diag(num).copy()
         return _tau_from_sums(num, np.outer(d, d))

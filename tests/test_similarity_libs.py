@@ -256,3 +256,17 @@ def test_sampled_kendall_denominators_equal_the_direct_product(ties):
         num += S.T @ S
         den += np.abs(S).T @ (M[a] & M[b])
     np.testing.assert_array_equal(SK._kendall_sampled(X, M, 5000, 4), SK._tau_from_sums(num, den * den.T))
+
+
+@pytest.mark.parametrize("case", ["complete", "constant_missing"])
+def test_two_thread_exact_kendall_matches_one_thread_and_pandas(monkeypatch, case):
+    from harness_ext.plugins import similarity_kernels as SK
+
+    X = _matrix(case, n=80, q=9)
+    monkeypatch.setattr(SK, "_KENDALL_THREAD_OPS", float("inf"))
+    single = SK._kendall_exact(X, ~np.isnan(X))
+    monkeypatch.setattr(SK, "_KENDALL_THREAD_OPS", 0.0)
+    threaded = SK._kendall_exact(X, ~np.isnan(X))
+    np.testing.assert_array_equal(threaded, single)
+    ref = pd.DataFrame(X).corr(method="kendall").to_numpy()
+    _offdiag(threaded, ref, 1e-10)
