@@ -343,10 +343,16 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
     model_id = np.asarray(tab["model_id"], dtype=np.int64)
     ds_ids = np.array([row[0] for row in ds], dtype=np.int64)
     n_rows, n_cols = len(uniq), len(ds)
+    # A cell's flat position is lut_r[model_id] + lut_c[dataset_id]; when the selected dataset ids are one
+    # run of integers (they are numbered as they come), lut_c is an offset folded into lut_r.
     lut_r = np.zeros(int(model_id.max()) + 1, dtype=np.int64)
-    lut_r[model_id] = code
-    lut_c = np.zeros(int(ds_ids.max()) + 1, dtype=np.int64)
-    lut_c[ds_ids] = np.arange(n_cols)
+    lut_r[model_id] = code * n_cols
+    lut_c = None
+    if int(ds_ids[-1] - ds_ids[0]) == n_cols - 1:
+        lut_r -= ds_ids[0]
+    else:
+        lut_c = np.zeros(int(ds_ids.max()) + 1, dtype=np.int64)
+        lut_c[ds_ids] = np.arange(n_cols)
     # Which models had results, for the merged-names report: only when aliases can merge names.
     seen = np.zeros(len(lut_r), dtype=bool) if aliased and np.asarray(tab["aliased"]).any() else None
     X = np.full((n_rows, n_cols), np.nan)
@@ -355,8 +361,7 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
     for batch in _batches(con, f"SELECT r.model_id, r.dataset_id, r.value FROM results r WHERE {where}", rparams):
         mid = batch["model_id"]
         flat = lut_r[mid]
-        flat *= n_cols
-        flat += lut_c[batch["dataset_id"]]
+        flat += batch["dataset_id"] if lut_c is None else lut_c[batch["dataset_id"]]
         flat_X[flat] = batch["value"]
         n_fetched += len(flat)
         if seen is not None:
