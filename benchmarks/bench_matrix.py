@@ -248,7 +248,8 @@ def run_cli(args: list, env: dict, timeout: Optional[float] = None) -> dict:
         stages.append({"stage": name, "seconds": end - start, "peak_mb": max(inside) if inside else float("nan")})
     if not finished:
         stages[-1]["stage"] += " (stopped: unfinished)"
-    return {"seconds": wall, "peak_mb": peak, "stages": stages, "stdout": out, "finished": finished}
+    return {"seconds": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_mb": peak, "stages": stages, "stdout": out,
+            "finished": finished}
 
 
 def pipeline_rows(tmp: Path, m: int, d: int, timeout: Optional[float] = None) -> list:
@@ -269,10 +270,11 @@ def pipeline_rows(tmp: Path, m: int, d: int, timeout: Optional[float] = None) ->
     print(f"harness-ext {' '.join(ingest_cmd)}  ({load_average()})", flush=True)
     ing = run_cli(ingest_cmd, env)
     csv.unlink()  # hundreds of MB: gone before the reduce
-    print(f"  {ing['seconds']:.1f} s, peak {ing['peak_mb']:,.0f} MB: {ing['stdout'].strip().splitlines()[-1]}")
+    print(f"  {ing['seconds']:.1f} s ({ing['cpu_s']:.1f} s CPU), peak {ing['peak_mb']:,.0f} MB: "
+          f"{ing['stdout'].strip().splitlines()[-1]}")
     print(f"harness-ext {' '.join(reduce_cmd)}  ({load_average()})", flush=True)
     red = run_cli(reduce_cmd, env, timeout)
-    print(f"  {red['seconds']:.1f} s{'' if red['finished'] else ' (STOPPED, unfinished)'}, peak "
+    print(f"  {red['seconds']:.1f} s ({red['cpu_s']:.1f} s CPU){'' if red['finished'] else ' (STOPPED, unfinished)'}, peak "
           f"{red['peak_mb']:,.0f} MB ({load_average()})")
     print(format_table(pd.DataFrame(red["stages"]).rename(columns={"seconds": "s", "peak_mb": "peak MB"}),
                        floatfmt="{:,.1f}", index=False))
@@ -282,7 +284,7 @@ def pipeline_rows(tmp: Path, m: int, d: int, timeout: Optional[float] = None) ->
     size = f"{fmt_size((m, d))} ({n_cells:,} results)"
     return [
         row("matrix", "pipeline: harness-ext ingest (wide CSV)", size, ing["seconds"], None, ing["peak_mb"],
-            note="own process; ru_maxrss"),
+            note=f"own process; ru_maxrss; {ing['cpu_s']:.1f} s CPU (user + system); {load_average()}"),
         row("matrix", "pipeline: harness-ext reduce (defaults)" + ("" if red["finished"] else " STOPPED unfinished"),
             size, red["seconds"], None, red["peak_mb"],
             note="; ".join(f"{s['stage']} {s['seconds']:.0f} s {s['peak_mb']:,.0f} MB" for s in red["stages"]),
