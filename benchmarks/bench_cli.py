@@ -15,6 +15,9 @@ for it. Two installations are timed, each next to a bare ``python -c pass`` of t
   they are the very files a user's venv would import. The ``harness_ext`` entry-point discovery
   still sees every distribution of those folders (160 here, more than a user's venv holds).
 
+Next to ``--help`` and ``--version`` the note gives the floor of any argparse command line: a
+one-option ``argparse`` script printing its help, in the same interpreter.
+
 The commands and the bare start are interleaved (one round runs each once) and each keeps its best of
 ``--repeat`` rounds, so a busy moment hits all of them alike. ``HARNESS_EXT_LOAD_PLUGINS`` is unset
 (a user's default: installed plugins are looked for). The ratio is bare start / ours (1x would mean
@@ -29,6 +32,8 @@ Targets (issue 17): ``--help``/``--version`` under 0.15 s and ``plugins`` under 
 time, interpreter start included), reported for both installations. Usage::
 
     python benchmarks/bench_cli.py [--quick] [--repeat N] [--no-venv]
+
+(``--quick``: 3 rounds, this interpreter only; ``python benchmarks/run.py --quick --full cli`` runs it in full.)
 """
 
 from __future__ import annotations
@@ -54,6 +59,8 @@ DEPENDENCIES = ("pluggy", "duckdb", "numpy", "scipy", "sklearn", "pandas", "tqdm
 #: The sources a wheel of harness-ext is built from (pyproject's package-dir).
 PACKAGED = ("pyproject.toml", "README.md", "harness_ext", "plugins", "adapters")
 INSTALLATIONS = ("here", "plain venv")
+#: The floor of any argparse command line: a one-option parser printing its help (shown next to --help/--version).
+ARGPARSE_HELP = "import argparse; p = argparse.ArgumentParser(prog='x'); p.add_argument('--x'); p.parse_args(['--help'])"
 
 
 def _env(cache: str) -> dict:
@@ -148,6 +155,7 @@ def measure(pythons: dict, repeat: int) -> dict:
     cmds = {}
     for where, python in pythons.items():
         cmds[(where, ())] = [str(python), "-c", "pass"]
+        cmds[(where, ("argparse",))] = [str(python), "-c", ARGPARSE_HELP]
         if where == "here":
             cmds[(where, ("-S",))] = [str(python), "-S", "-c", "pass"]
         cmds.update({(where, argv): [*_script(python), *argv] for argv in COMMANDS})
@@ -172,17 +180,21 @@ def _load() -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="3 rounds instead of 7")
+    ap.add_argument("--quick", action="store_true", help="3 rounds instead of 7, and no plain venv (it may need pip "
+                                                         "to fetch setuptools once to build the wheel)")
     ap.add_argument("--repeat", type=int, default=None)
     ap.add_argument("--no-venv", action="store_true", help="time this interpreter only (no plain venv)")
     ap.add_argument("--cache", default=None,
                     help="folder of the plain venv (default $XDG_CACHE_HOME/harness-ext-bench or ~/.cache/...)")
     args = ap.parse_args(argv)
     pythons = {"here": Path(sys.executable)}
-    if not args.no_venv:
+    if not (args.no_venv or args.quick):
         root = Path(args.cache or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "harness-ext-bench")
-        root.mkdir(parents=True, exist_ok=True)
-        pythons["plain venv"] = plain_venv(root)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            pythons["plain venv"] = plain_venv(root)
+        except (OSError, subprocess.CalledProcessError) as exc:  # no network for pip's build, a read-only home
+            print(f"plain venv unavailable ({type(exc).__name__}: {exc}); timing this interpreter only", flush=True)
     load_before = _load()
     best = measure(pythons, args.repeat or (3 if args.quick else 7))
     load = f"{load_before} at start, {_load()} at end; {os.cpu_count()} cores"
@@ -190,10 +202,13 @@ def main(argv=None) -> int:
     for where in pythons:
         bare, bare_cpu = best[(where, ())]
         extra = f" (-S: {best[(where, ('-S',))][0]:.3f} s)" if (where, ("-S",)) in best else ""
+        floor, floor_cpu = best[(where, ("argparse",))]
         for argv_ in COMMANDS:
             t, cpu = best[(where, argv_)]
             target = TARGETS.get(argv_)
             verdict = "" if target is None else f"; target < {target:g} s: {'met' if t < target else 'MISSED'}"
+            if argv_ != ("plugins",):
+                verdict += f"; a one-option argparse script's --help: {floor:.3f} s, CPU {floor_cpu:.3f} s"
             rows.append(row("cli", f"harness-ext {' '.join(argv_)}", where, t, bare, ref_name="python -c pass",
                             ref_kind="user", installation=where, cpu_s=cpu, ref_cpu_s=bare_cpu,
                             note=f"bare python start {bare:.3f} s{extra}; {t - bare:+.3f} s on top of it{verdict}; "

@@ -75,9 +75,10 @@ def test_targets_table_passes_fails_and_says_what_was_not_measured():
     sims = [_row("similarity_libs", m, "10,000 x 1,000, 20% missing", 10.0, 20.0 if m != "spearman" else 5.0)
             for m in run.MEASURES]
     results = [
-        _res("bench_cli", [_row("cli", "harness-ext --version", "-", 0.10, 0.05),
-                           _row("cli", "harness-ext --help", "-", 0.20, 0.05),
-                           _row("cli", "harness-ext plugins", "-", 0.40, 0.05)]),
+        _res("bench_cli", [_row("cli", "harness-ext --version", "plain venv", 0.10, 0.05),
+                           _row("cli", "harness-ext --help", "plain venv", 0.20, 0.05),
+                           _row("cli", "harness-ext plugins", "plain venv", 0.40, 0.05),
+                           _row("cli", "harness-ext --version", "here", 0.30, 0.20, cpu_s=0.08, ref_cpu_s=0.06)]),
         _res("bench_matrix", [_row("matrix", "store -> matrix (load_matrix) vs pandas.read_parquet", "50,000 x 200",
                                    4.0, 3.0, peak_mb=700.0)]),
         _res("bench_similarity_libs", sims),
@@ -89,9 +90,12 @@ def test_targets_table_passes_fails_and_says_what_was_not_measured():
         _res("bench_reduce", [_row("reduce", "full reduce: synthetic", "100 x 60", 3.0, None, target_met=False)]),
     ]
     table = {t["target"]: t for t in run.targets_rows(results, {r["name"] for r in results})}
-    assert table["harness-ext --version < 0.15 s"]["pass"] == "PASS"
-    assert table["harness-ext --help < 0.15 s"]["pass"] == "FAIL"
-    assert table["harness-ext plugins < 0.5 s"]["pass"] == "PASS"
+    assert table["harness-ext --version < 0.15 s, plain venv"]["pass"] == "PASS"
+    assert table["harness-ext --help < 0.15 s, plain venv"]["pass"] == "FAIL"
+    assert table["harness-ext plugins < 0.5 s, plain venv"]["pass"] == "PASS"
+    here = table["harness-ext --version < 0.15 s, here"]  # each installation its own row, CPU seconds shown
+    assert here["pass"] == "FAIL" and "CPU 0.080 s vs 0.060 s" in here["measured"]
+    assert table["harness-ext plugins < 0.5 s, here"]["pass"] == "n/a"
     assert table["store -> matrix >= 0.5x pandas.read_parquet, 50,000 x 200"]["pass"] == "PASS"
     spear = next(t for k, t in table.items() if k.startswith("spearman >="))
     assert spear["pass"] == "FAIL" and "0.50x" in spear["measured"]
