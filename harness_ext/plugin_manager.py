@@ -110,8 +110,8 @@ def _may_have_entry_points() -> bool:
     installed distribution (0.1 s for 160 distributions here); this reads only the
     ``entry_points.txt`` files in the ``*.dist-info``/``*.egg-info`` folders of ``sys.path``. It says
     True, and the caller runs the full discovery, whenever it cannot be sure: a group is found, a
-    ``sys.path`` entry is a zip file, or a meta-path finder other than the standard path finder can
-    list distributions.
+    ``sys.path`` entry is a zip file or an egg, or a meta-path finder other than the standard path
+    finder can list distributions.
     """
     from importlib.machinery import PathFinder
 
@@ -119,6 +119,8 @@ def _may_have_entry_points() -> bool:
         if finder is not PathFinder and callable(getattr(finder, "find_distributions", None)):
             return True
     for entry in sys.path:
+        if not isinstance(entry, str) or entry.lower().endswith(".egg"):
+            return True  # an egg keeps its metadata in EGG-INFO/ (and a path object is unusual): ask importlib.metadata
         try:
             it = os.scandir(entry or ".")
         except NotADirectoryError:

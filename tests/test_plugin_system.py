@@ -191,3 +191,5 @@ def test_entry_point_prefilter(tmp_path, monkeypatch):
     (tmp_path / "bundle.zip").write_bytes(b"PK\x05\x06" + b"\0" * 18)
     monkeypatch.setattr(sys, "path", [str(tmp_path), str(tmp_path / "bundle.zip")])
     assert _may_have_entry_points()  # a zip on the path: the full discovery looks inside
+    monkeypatch.setattr(sys, "path", [str(tmp_path), str(tmp_path / "old_plugin-1.0-py3.11.egg")])
+    assert _may_have_entry_points()  # so does an egg (EGG-INFO/entry_points.txt)
