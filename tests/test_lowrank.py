@@ -146,19 +146,6 @@ def test_predict_subsets_matches_fold_in_and_exposes_factors():
     assert np.allclose(p.mean, outs[0])
 
 
-def test_ridge_loo_matches_sklearn_ridgecv_per_target():
-    from sklearn.linear_model import RidgeCV
-
-    from harness_ext.methods.completion import RIDGE_ALPHAS, ridge_loo_predict
-
-    rng = np.random.default_rng(3)
-    Zc = rng.normal(size=(60, 8)) @ rng.normal(size=(8, 12)) + rng.normal(size=(60, 12))
-    Q = rng.normal(size=(7, 3))
-    cols = [1, 4, 6]
-    ref = RidgeCV(alphas=RIDGE_ALPHAS, alpha_per_target=True).fit(Zc[:, cols], Zc).predict(Q)
-    assert np.allclose(ridge_loo_predict(Zc, cols, Q), ref, atol=1e-6)
-
-
 def test_blend_endpoints_and_auto_choice():
     from harness_ext.methods.completion import BLEND_GRID, direct_predict
 

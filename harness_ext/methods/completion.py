@@ -17,8 +17,8 @@ model's own predictive sd, so a model with fewer observed cells (larger fold-in
 posterior) gets a wider interval.
 
 A new model's mean blends the fold-in with a direct regression (ridge from the
-datasets the model has to every dataset, on the low-rank-completed training
-matrix, penalty per target by exact leave-one-out): the fold-in is limited to
+datasets the model has to every other dataset, on the low-rank-completed
+training matrix, penalty per target by GCV; :mod:`.direct_ridge`): the fold-in is limited to
 the rank of the fit, the regression is not. The blend weight is chosen with
 the rank in the same held-out-model folds that calibrate the intervals.
 
@@ -26,7 +26,7 @@ References
 ----------
 Lei et al. (JASA 2018) §5.2 (locally weighted split conformal); Hastie,
 Tibshirani & Friedman, *Elements of Statistical Learning* (2009), eq. 7.52
-(leave-one-out residuals of a linear smoother); Zeng &
+(generalised cross-validation of a linear smoother); Zeng &
 Papailiopoulos (arXiv 2606.24020) §3-4 (logit-space biased low-rank completion
 with conformal intervals); Salakhutdinov & Mnih (ICML 2008).
 """
@@ -41,12 +41,11 @@ from ..base import BasePredictor, check_matrix, limit_threads
 from ..errors import MethodError
 from .conformal import Z90, conformal_quantile, mondrian_quantiles, normalised_scores
 from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, fit_als, fit_gibbs, fold_in, select_rank_lam
+from .direct_ridge import direct_ridge_predict, ridge_design
 from .transforms import DEFAULT_EPS, as_transform
 
-__all__ = ["LowRankCompleter", "IntervalPrediction", "ridge_loo_predict"]
+__all__ = ["LowRankCompleter", "IntervalPrediction", "direct_predict"]
 
-#: Penalties searched (per target, by leave-one-out) by the direct regression.
-RIDGE_ALPHAS = np.logspace(-3, 3, 13)
 #: Weights of the direct regression tried next to the fold-in (0: fold-in only).
 BLEND_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: Weight used where no held-out-model calibration chose one (selection's inner CV).
@@ -55,58 +54,18 @@ BLEND_UNCALIBRATED = 0.5
 SCALE_CANDIDATES = ("auto", "standardise")
 
 
-def ridge_loo_predict(Zc, cols, Q, alphas=RIDGE_ALPHAS) -> np.ndarray:
-    """Ridge regression of every column of ``Zc`` on its columns ``cols``; predictions for rows ``Q``.
+def direct_predict(fit, Z_train, z_new, design=None) -> np.ndarray:
+    """Direct regression of each new row's missing cells (transformed space) from the cells it has.
 
-    ``Zc`` (m, d) is complete; ``Q`` (n, len(cols)) holds the new rows' values on
-    ``cols``. Each target column gets its own penalty from ``alphas``, the one
-    with the lowest exact leave-one-out error (one SVD of the centred design,
-    residuals ``(y - yhat) / (1 - h_ii)``), as sklearn's ``RidgeCV`` with
-    ``alpha_per_target=True`` does by GCV.
-
-    References
-    ----------
-    Hastie, Tibshirani & Friedman (2009), eq. 7.52; Golub, Heath & Wahba (1979).
+    The training matrix is completed by the low-rank fit (its observed cells kept)
+    and summarised once (:func:`~harness_ext.methods.direct_ridge.ridge_design`);
+    every distinct pattern of observed cells then gets its ridge regression with
+    penalties by GCV (:func:`~harness_ext.methods.direct_ridge.direct_ridge_predict`).
+    ``design`` may be passed when the caller has it. Observed cells are returned as given.
     """
-    A = Zc[:, cols]
-    m = A.shape[0]
-    a_mu, y_mu = A.mean(0), Zc.mean(0)
-    U, sv, Vt = np.linalg.svd(A - a_mu, full_matrices=False)
-    Yc = Zc - y_mu
-    UtY = U.T @ Yc
-    s2 = sv ** 2
-    best_err = np.full(Zc.shape[1], np.inf)
-    coef = np.zeros((len(cols), Zc.shape[1]))
-    for alpha in alphas:  # one pass per penalty (13), all targets at once
-        f = s2 / (s2 + alpha)
-        h = np.minimum((U ** 2) @ f + 1.0 / m, 1.0 - 1e-6)
-        err = (((Yc - U @ (f[:, None] * UtY)) / (1.0 - h)[:, None]) ** 2).mean(0)
-        better = err < best_err
-        if better.any():
-            best_err = np.where(better, err, best_err)
-            c = Vt.T @ ((sv / (s2 + alpha))[:, None] * UtY[:, better])
-            coef[:, better] = c
-    return (np.asarray(Q, dtype=float) - a_mu) @ coef + y_mu
-
-
-def direct_predict(fit, Z_train, z_new, Zc=None) -> np.ndarray:
-    """Direct regression of each new row (transformed space) from the cells it has.
-
-    The training matrix is completed by the low-rank fit (its observed cells kept),
-    then :func:`ridge_loo_predict` is run once per distinct pattern of observed cells.
-    ``Zc``, that completed matrix, may be passed when the caller has it.
-    """
-    if Zc is None:
-        Zc = np.where(np.isnan(Z_train), fit.mean(), Z_train)
-    O = ~np.isnan(z_new)
-    out = np.empty(z_new.shape)
-    patterns, inverse = np.unique(O, axis=0, return_inverse=True)
-    inverse = np.asarray(inverse).reshape(-1)
-    for g, pat in enumerate(patterns):
-        rows = inverse == g
-        cols = np.flatnonzero(pat)
-        out[rows] = Zc.mean(0) if cols.size == 0 else ridge_loo_predict(Zc, cols, z_new[rows][:, cols])
-    return out
+    if design is None:
+        design = ridge_design(np.where(np.isnan(Z_train), fit.mean(), Z_train))
+    return direct_ridge_predict(design, z_new)
 
 
 class IntervalPrediction(NamedTuple):
@@ -456,7 +415,7 @@ class LowRankCompleter(BasePredictor):
             q_cell = q_agg = _normal_quantile(self.level)
             q_by, n_cal, cal = np.full(d, q_cell), (0, 0), None
         fi = fold_in(fit, z)
-        mz = self._blend(fi.mean, fit, self.Z_, z, alpha, self._completed() if fit is self.fit_ else None)
+        mz = self._blend(fi.mean, fit, self.Z_, z, alpha, self._design() if fit is self.fit_ else None)
         lo_x, hi_x = self.transform_.inverse_interval(mz - q_by * fi.sd, mz + q_by * fi.sd)
         mean = np.where(O, X_new, self.transform_.inverse_transform(mz))
         lower = np.where(O, X_new, lo_x)
@@ -488,17 +447,18 @@ class LowRankCompleter(BasePredictor):
         return a
 
     @staticmethod
-    def _blend(fold_mean, fit, Z_train, z_new, alpha, Zc=None):
+    def _blend(fold_mean, fit, Z_train, z_new, alpha, design=None):
         """``(1 - alpha) * fold-in + alpha * direct regression`` (transformed space)."""
         if alpha <= 0.0:
             return fold_mean
-        return (1.0 - alpha) * fold_mean + alpha * direct_predict(fit, Z_train, z_new, Zc)
+        return (1.0 - alpha) * fold_mean + alpha * direct_predict(fit, Z_train, z_new, design)
 
-    def _completed(self):
-        """The training matrix completed by the fit (transformed space), cached per fit."""
-        if self.__dict__.get("_Zc_for") is not self.fit_:
-            self._Zc, self._Zc_for = np.where(np.isnan(self.Z_), self.fit_.mean(), self.Z_), self.fit_
-        return self._Zc
+    def _design(self):
+        """The direct regression's summary of the training matrix completed by the fit, cached per fit."""
+        if self.__dict__.get("_design_for") is not self.fit_:
+            Zc = np.where(np.isnan(self.Z_), self.fit_.mean(), self.Z_)
+            self._ridge_design, self._design_for = ridge_design(Zc), self.fit_
+        return self._ridge_design
 
     def _calibrate_new(self, O_new, w, reselect=None):
         """See :func:`~harness_ext.methods.newmodel_intervals.calibrate_model_folds` (cached per pattern and weights)."""
@@ -530,7 +490,7 @@ class LowRankCompleter(BasePredictor):
                 O = ~np.isnan(Xn)
                 zn = self.transform_.transform(Xn)
                 fi = fold_in(self.fit_, zn)
-                mz = self._blend(fi.mean, self.fit_, self.Z_, zn, self._uncalibrated_blend(), self._completed())
+                mz = self._blend(fi.mean, self.fit_, self.Z_, zn, self._uncalibrated_blend(), self._design())
                 out.append(np.where(O, Xn, self.transform_.inverse_transform(mz)))
                 stds.append(np.where(O, 0.0, fi.sd * self.transform_.derivative(mz)))
         self.subset_std_ = stds

@@ -1,0 +1,74 @@
+"""The direct regression's Gram-matrix fast path against a plain per-pattern reference (harness_ext.methods.direct_ridge)."""
+
+import numpy as np
+
+from harness_ext.methods.direct_ridge import RIDGE_ALPHAS, direct_ridge_predict, ridge_design
+
+
+def _reference(Zc, cols, Q, alphas=RIDGE_ALPHAS):
+    """Ridge on the SVD of the m rows, GCV per target: the textbook computation the fast path must reproduce."""
+    A = Zc[:, cols]
+    m = A.shape[0]
+    a_mu, y_mu = A.mean(0), Zc.mean(0)
+    U, sv, Vt = np.linalg.svd(A - a_mu, full_matrices=False)
+    Yc = Zc - y_mu
+    UtY = U.T @ Yc
+    s2 = sv ** 2
+    best = np.full(Zc.shape[1], np.inf)
+    coef = np.zeros((len(cols), Zc.shape[1]))
+    for a in alphas:
+        f = s2 / (s2 + a)
+        err = ((Yc - U @ (f[:, None] * UtY)) ** 2).mean(0) / (1 - (1 + f.sum()) / m) ** 2
+        better = err < best
+        best = np.where(better, err, best)
+        coef[:, better] = Vt.T @ ((sv / (s2 + a))[:, None] * UtY[:, better])
+    return (Q - a_mu) @ coef + y_mu
+
+
+def _matrix(m, d, seed):
+    rng = np.random.default_rng(seed)
+    Zc = rng.normal(size=(m, 3)) @ rng.normal(size=(3, d)) + 0.5 * rng.normal(size=(m, d))
+    Zc[:, 2] = Zc[:, 1]  # a collinear pair: a zero eigenvalue in some patterns
+    return Zc, rng
+
+
+def test_fast_path_matches_reference_on_every_pattern():
+    Zc, rng = _matrix(120, 15, 0)
+    z = rng.normal(size=(60, 15))
+    z[:30][rng.random((30, 15)) < 0.6] = np.nan  # mostly k <= c: eigendecomposition of G_PP
+    z[30:][rng.random((30, 15)) < 0.15] = np.nan  # mostly c < k: the complement path
+    z[0] = np.nan  # no observed cell: column means
+    z[1] = rng.normal(size=15)  # every cell observed: nothing to predict
+    z[2:6] = np.where(np.arange(15) < 4, z[2], np.nan)  # a shared pattern
+    out = direct_ridge_predict(ridge_design(Zc), z)
+    O = ~np.isnan(z)
+    assert np.array_equal(out[O], z[O])
+    assert np.allclose(out[0], Zc.mean(0))
+    for i in range(2, len(z)):
+        cols = np.flatnonzero(O[i])
+        if cols.size:
+            ref = _reference(Zc, cols, z[i:i + 1, cols])[0]
+            assert np.allclose(out[i, ~O[i]], ref[~O[i]], rtol=1e-9, atol=1e-9)
+
+
+def test_batches_do_not_change_the_result(monkeypatch):
+    from harness_ext.methods import direct_ridge
+
+    Zc, rng = _matrix(80, 12, 1)
+    z = rng.normal(size=(40, 12))
+    z[rng.random(z.shape) < 0.3] = np.nan
+    design = ridge_design(Zc)
+    whole = direct_ridge_predict(design, z)
+    monkeypatch.setattr(direct_ridge, "BATCH_FLOATS", 1)
+    assert np.allclose(direct_ridge_predict(design, z), whole, rtol=1e-12, atol=1e-12)
+
+
+def test_both_paths_agree():
+    from harness_ext.methods.direct_ridge import _complement_coefs, _eigen_coefs
+
+    Zc, rng = _matrix(90, 10, 2)
+    design = ridge_design(Zc)
+    P = np.array([np.sort(rng.permutation(10)[:7]) for _ in range(5)])
+    C = np.array([np.setdiff1d(np.arange(10), p) for p in P])
+    assert np.allclose(_complement_coefs(design, P, C, RIDGE_ALPHAS), _eigen_coefs(design, P, C, RIDGE_ALPHAS),
+                       rtol=1e-7, atol=1e-9)
