@@ -60,14 +60,13 @@ def ridge_design(Zc: np.ndarray) -> RidgeDesign:
     return RidgeDesign(mu, Yc.T @ Yc, int(Zc.shape[0]), {})
 
 
-def _gcv_error(rss, df, m):
-    """GCV error up to the common factor ``1/m`` (rows over the penalty's patterns x targets)."""
-    return np.clip(rss, 0.0, None) / np.maximum(1.0 - df / m, 1e-6)[:, None] ** 2
+def _gcv_pick(rss, df, m):
+    """Per pattern and target, the index of the penalty with the lowest GCV error (the first of equal ones).
 
-
-def _pick(errors):
-    """Index of the lowest error along the first axis; the first of equal errors, as a strict ``<`` scan keeps."""
-    return np.argmin(np.stack(errors), axis=0)
+    ``rss`` is (p, penalties, c), ``df`` (p, penalties); the common factor ``1/m`` is left out.
+    """
+    err = np.clip(rss, 0.0, None) / np.maximum(1.0 - df / m, 1e-6)[:, :, None] ** 2
+    return np.argmin(err, axis=1)
 
 
 def ridge_gcv_coefs(design: RidgeDesign, P: np.ndarray, C: np.ndarray, alphas=RIDGE_ALPHAS) -> np.ndarray:
@@ -92,63 +91,68 @@ def ridge_gcv_coefs(design: RidgeDesign, P: np.ndarray, C: np.ndarray, alphas=RI
     Golub, Heath & Wahba (1979), eq. 1.4.
     """
     alphas = np.asarray(alphas, dtype=float)
-    return (_complement_coefs if C.shape[1] < P.shape[1] else _eigen_coefs)(design, P, C, alphas)
+    k, c, d = P.shape[1], C.shape[1], design.gram.shape[0]
+    return (_complement_coefs if _complement_cheaper(k, c, d, alphas.size) else _eigen_coefs)(design, P, C, alphas)
+
+
+def _complement_cheaper(k: int, c: int, d: int, n_alphas: int) -> bool:
+    """Whether :func:`_complement_coefs` takes fewer flops than :func:`_eigen_coefs` for one pattern (rough counts)."""
+    return c < k and 4 * n_alphas * c * c * d + 6 * d * d * c < 10 * k ** 3
 
 
 def _eigen_coefs(design: RidgeDesign, P, C, alphas):
     """:func:`ridge_gcv_coefs` from the eigendecomposition of each pattern's ``G_PP`` (see the module docstring)."""
     G, m = design.gram, design.m
     s2, V = np.linalg.eigh(G[P[:, :, None], P[:, None, :]])
-    s2 = np.clip(s2, 0.0, None)  # (p, k)
+    s2 = np.clip(s2, 0.0, None)[:, None, :]  # (p, 1, k)
     B = V.transpose(0, 2, 1) @ G[P[:, :, None], C[:, None, :]]  # (p, k, c)
-    B2 = B * B
-    gjj = np.diagonal(G)[C]  # (p, c)
-    errors = []
-    for a in alphas:  # O(p k c) per penalty
-        inv = 1.0 / (s2 + a)
-        rss = gjj - (((1.0 + a * inv) * inv)[:, None, :] @ B2)[:, 0]
-        errors.append(_gcv_error(rss, 1.0 + (s2 * inv).sum(1), m))
-    pick = _pick(errors)
-    return V @ (B / (s2[:, :, None] + alphas[pick][:, None, :]))
+    gjj = np.diagonal(G)[C][:, None, :]  # (p, 1, c)
+    inv = 1.0 / (s2 + alphas[None, :, None])  # (p, penalties, k)
+    rss = gjj - ((1.0 + alphas[None, :, None] * inv) * inv) @ (B * B)  # (p, penalties, c): O(p k c) per penalty
+    pick = _gcv_pick(rss, 1.0 + (s2 * inv).sum(2), m)
+    return V @ (B / (s2.transpose(0, 2, 1) + alphas[pick][:, None, :]))
 
 
 def _complement_coefs(design: RidgeDesign, P, C, alphas):
     """:func:`ridge_gcv_coefs` for patterns missing few cells, from ``N = (G + alpha I)^-1`` on the complement ``C``.
 
-    With ``M = G + alpha I`` and ``N = M^-1`` (one eigendecomposition of ``G`` per
-    design), block inversion gives ``M_PP^-1 M_PC = -N_PC N_CC^-1``, so the
-    coefficients are ``-N_PC N_CC^-1`` (``M_PC = G_PC``); with ``Q = N_CC^-1``
-    and ``N2 = (N^2)_CC`` the residual sums of squares are
-    ``diag(Q) - alpha diag(Q N2 Q)`` and ``tr(M_PP^-1) = tr(N) - tr(Q N2)``:
-    ``O(c^2 d)`` per pattern and penalty instead of an eigendecomposition of ``G_PP``.
+    With ``M = G + alpha I`` and ``N = M^-1`` (one eigendecomposition
+    ``G = W diag(lam) W'`` per design), block inversion gives
+    ``M_PP^-1 M_PC = -N_PC N_CC^-1``, so the coefficients are ``-N_PC N_CC^-1``
+    (``M_PC = G_PC``); with ``Q = N_CC^-1`` and ``N2 = (N^2)_CC`` the residual
+    sums of squares are ``diag(Q) - alpha diag(Q N2 Q)`` and
+    ``tr(M_PP^-1) = tr(N) - tr(Q N2)``. ``N_CC`` and ``N2`` for every penalty
+    come from one product of the eigenvectors' outer products at ``C`` with
+    ``1 / (lam + alpha)``: ``O(c^2 d)`` per pattern and penalty instead of an
+    eigendecomposition of ``G_PP``.
     """
     if "W" not in design.eig:
         lam, W = np.linalg.eigh(design.gram)
         design.eig.update(lam=np.clip(lam, 0.0, None), W=W)
     lam, W, m = design.eig["lam"], design.eig["W"], design.m
-    k = P.shape[1]
+    p, k = P.shape
+    c, d = C.shape[1], W.shape[0]
     WC = W[C]  # (p, c, d): rows of the eigenvectors at the targets
-    WCt = WC.transpose(0, 2, 1)
-    errors, Qs = [], []
-    for a in alphas:
-        D = 1.0 / (lam + a)
-        WCD = WC * D
-        Q = np.linalg.inv(WCD @ WCt)
-        QN2 = Q @ (WCD @ WCD.transpose(0, 2, 1))
-        rss = np.diagonal(Q, axis1=1, axis2=2) - a * (QN2 * Q.transpose(0, 2, 1)).sum(2)
-        df = 1.0 + k - a * (D.sum() - np.trace(QN2, axis1=1, axis2=2))
-        errors.append(_gcv_error(rss, df, m))
-        Qs.append(Q)
-    pick = _pick(errors)
-    coef = np.zeros(P.shape + (C.shape[1],))
-    rows = np.arange(len(P))[:, None]
+    Dm = 1.0 / (lam[:, None] + alphas[None, :])  # (d, penalties)
+    outer = (WC[:, :, None, :] * WC[:, None, :, :]).reshape(-1, d)
+    Q = np.linalg.inv((outer @ Dm).reshape(p, c, c, -1).transpose(0, 3, 1, 2))  # (p, penalties, c, c)
+    QN2 = Q @ (outer @ (Dm * Dm)).reshape(p, c, c, -1).transpose(0, 3, 1, 2)
+    rss = np.diagonal(Q, axis1=2, axis2=3) - alphas[None, :, None] * (QN2 * Q.transpose(0, 1, 3, 2)).sum(3)
+    df = 1.0 + k - alphas[None, :] * (Dm.sum(0)[None, :] - np.trace(QN2, axis1=2, axis2=3))
+    pick = _gcv_pick(rss, df, m)  # (p, c)
+    coef = np.zeros((p, k, c))
+    rows = np.arange(p)[:, None]
     for i in np.unique(pick):
-        NC = (W * (1.0 / (lam + alphas[i]))) @ WCt  # (p, d, c): columns C of N
-        coef = np.where((pick == i)[:, None, :], -NC[rows, P] @ Qs[i], coef)
+        NC = ((W * Dm[:, i]) @ WC.reshape(-1, d).T).reshape(d, p, c).transpose(1, 0, 2)  # (p, d, c): columns C of N
+        coef = np.where((pick == i)[:, None, :], -NC[rows, P] @ Q[:, i], coef)
     return coef
+
+
 def _floats_per_pattern(k: int, c: int, d: int) -> int:
     """Work-array floats one pattern takes in :func:`ridge_gcv_coefs` (either path)."""
-    return k * (k + c) if c >= k else c * (2 * d + k)
+    if _complement_cheaper(k, c, d, RIDGE_ALPHAS.size):
+        return c * c * (d + 2 * RIDGE_ALPHAS.size) + c * (d + k)
+    return k * (k + c) + RIDGE_ALPHAS.size * (k + c)
 
 
 def direct_ridge_predict(design: RidgeDesign, z_new: np.ndarray, alphas=RIDGE_ALPHAS) -> np.ndarray:
