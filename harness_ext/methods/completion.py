@@ -436,15 +436,22 @@ class LowRankCompleter(BasePredictor):
         return IntervalPrediction(mean, lower, upper, sd, O, agg, agg_lo, agg_hi, float(self.level), float(q_cell),
                                   None if w is None else float(q_agg), n_cal)
 
-    def predict_new_means(self, X_new) -> np.ndarray:
-        """``predict_new_models(X_new, calibrate=False).mean`` without the intervals (selection's inner loop)."""
+    def predict_new_means(self, X_new, parents=None) -> np.ndarray:
+        """``predict_new_models(X_new, calibrate=False).mean`` without the intervals (selection's inner loop).
+
+        ``parents`` (n, d), optional: the subset each row was masked to (see
+        :func:`~harness_ext.methods.direct_ridge.direct_ridge_predict`); the same numbers, sooner.
+        """
         self._check_fitted()
         X_new = np.atleast_2d(np.asarray(X_new, dtype=float))
         if X_new.shape[1] != self.Z_.shape[1]:
             raise MethodError(f"new models have {X_new.shape[1]} datasets, the predictor was fitted on {self.Z_.shape[1]}")
         with limit_threads():
             z = self.transform_.transform(X_new)
-            mz = self._blend(fold_in(self.fit_, z).mean, self.fit_, self.Z_, z, self._uncalibrated_blend(), self._design())
+            mz = fold_in(self.fit_, z).mean
+            a = self._uncalibrated_blend()
+            if a > 0:
+                mz = (1.0 - a) * mz + a * direct_ridge_predict(self._design(), z, parents=parents)
             return np.where(np.isnan(X_new), self.transform_.inverse_transform(mz), X_new)
 
     def _uncalibrated_blend(self) -> float:

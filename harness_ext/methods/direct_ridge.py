@@ -155,35 +155,70 @@ def _floats_per_pattern(k: int, c: int, d: int) -> int:
     return k * (k + c) + RIDGE_ALPHAS.size * (k + c)
 
 
-def direct_ridge_predict(design: RidgeDesign, z_new: np.ndarray, alphas=RIDGE_ALPHAS) -> np.ndarray:
+def _flops(k: int, c: int, d: int, n_alphas: int) -> int:
+    """Rough flops of one pattern in :func:`ridge_gcv_coefs` (the cheaper of its two paths)."""
+    eigen = 10 * k ** 3 + 2 * k * k * c + 2 * n_alphas * k * c
+    return min(eigen, 4 * n_alphas * c * c * d + 6 * d * d * c) if c < k else eigen
+
+
+def _unique_rows(B: np.ndarray):
+    """``(first, inverse)`` of the distinct rows of a boolean matrix (rows packed to bytes: fast)."""
+    packed = np.ascontiguousarray(np.packbits(B, axis=1))
+    _, first, inverse = np.unique(packed.view(np.dtype((np.void, packed.shape[1]))).ravel(),
+                                  return_index=True, return_inverse=True)
+    return first, np.asarray(inverse).reshape(-1)
+
+
+def _scatter(out, z_new, mean, rows, pid, P, T, coef):
+    """``out[row, T] = (z[row, P] - mean[P]) @ coef + mean[T]`` for each row's pattern ``pid`` (chunked)."""
+    k, c = P.shape[1], T.shape[1]
+    chunk = max(1, BATCH_FLOATS // max(k * c, 1))
+    for r in range(0, rows.size, chunk):  # bounds the (rows, k, c) gathered coefficients
+        rr, pp = rows[r:r + chunk], pid[r:r + chunk]
+        X = z_new[rr[:, None], P[pp]] - mean[P[pp]]
+        out[rr[:, None], T[pp]] = (X[:, None, :] @ coef[pp])[:, 0] + mean[T[pp]]
+
+
+def direct_ridge_predict(design: RidgeDesign, z_new: np.ndarray, alphas=RIDGE_ALPHAS, parents=None) -> np.ndarray:
     """Each row of ``z_new`` (NaN where missing): its missing cells regressed on its observed ones.
 
     Rows sharing a pattern of observed cells share one regression; patterns with
     the same number of cells are solved together, in batches of about
     :data:`BATCH_FLOATS`. Observed cells are returned as given; a row with no
-    observed cell gets the column means.
+    observed cell gets the column means. ``parents`` (n, d), optional: a set of
+    columns containing each row's observed cells (the subset a row was masked
+    to); rows sharing a parent are solved from one eigendecomposition of the
+    parent's Gram block where that is cheaper (:func:`_parent_coefs`).
     """
     z_new = np.atleast_2d(np.asarray(z_new, dtype=float))
-    n, d = z_new.shape
     O = ~np.isnan(z_new)
+    alphas = np.asarray(alphas, dtype=float)
     out = np.where(O, z_new, design.mean)
-    packed = np.ascontiguousarray(np.packbits(O, axis=1))
-    _, first, inverse = np.unique(packed.view(np.dtype((np.void, packed.shape[1]))).ravel(),
-                                  return_index=True, return_inverse=True)
+    todo = O.any(1) & ~O.all(1)
+    if parents is not None and todo.any():
+        todo &= ~_by_parents(design, z_new, O, np.asarray(parents, dtype=bool) | O, alphas, out)
+    rows = np.flatnonzero(todo)
+    if rows.size:
+        _by_patterns(design, z_new, O, rows, alphas, out)
+    return out
+
+
+def _by_patterns(design, z_new, O, rows_in, alphas, out):
+    """:func:`direct_ridge_predict` for the rows ``rows_in``: one regression per pattern, batched by size."""
+    d = O.shape[1]
+    first, inverse = _unique_rows(O[rows_in])
     # Patterns relabelled in order of their number of cells, so each size's patterns and rows are contiguous.
-    by_size = np.argsort(O[first].sum(1), kind="stable")
-    patterns = O[first][by_size]
+    by_size = np.argsort(O[rows_in][first].sum(1), kind="stable")
+    patterns = O[rows_in][first][by_size]
     label = np.empty_like(by_size)
     label[by_size] = np.arange(len(by_size))
-    inverse = label[np.asarray(inverse).reshape(-1)]
+    inverse = label[inverse]
     sizes = patterns.sum(1)
-    order = np.argsort(inverse, kind="stable")  # rows grouped by pattern
-    starts = np.searchsorted(inverse[order], np.arange(len(patterns) + 1))
+    order = rows_in[np.argsort(inverse, kind="stable")]  # rows grouped by pattern
+    starts = np.searchsorted(np.sort(inverse, kind="stable"), np.arange(len(patterns) + 1))
     cols = np.arange(d)
     for k in np.unique(sizes):
         c = d - k
-        if k == 0 or c == 0:
-            continue
         group = np.flatnonzero(sizes == k)
         step = max(1, BATCH_FLOATS // _floats_per_pattern(k, c, d))
         for a in range(group[0], group[-1] + 1, step):
@@ -191,12 +226,92 @@ def direct_ridge_predict(design: RidgeDesign, z_new: np.ndarray, alphas=RIDGE_AL
             pat = patterns[g]
             P = np.broadcast_to(cols, pat.shape)[pat].reshape(len(g), k)
             C = np.broadcast_to(cols, pat.shape)[~pat].reshape(len(g), c)
-            coef = ridge_gcv_coefs(design, P, C, alphas)
-            rows = order[starts[g[0]]:starts[g[-1] + 1]]
             pid = np.repeat(np.arange(len(g)), starts[g + 1] - starts[g])
-            chunk = max(1, BATCH_FLOATS // (k * c))
-            for r in range(0, rows.size, chunk):  # bounds the (rows, k, c) gathered coefficients
-                rr, pp = rows[r:r + chunk], pid[r:r + chunk]
-                X = z_new[rr[:, None], P[pp]] - design.mean[P[pp]]
-                out[rr[:, None], C[pp]] = (X[:, None, :] @ coef[pp])[:, 0] + design.mean[C[pp]]
-    return out
+            _scatter(out, z_new, design.mean, order[starts[g[0]]:starts[g[-1] + 1]], pid, P, C,
+                     ridge_gcv_coefs(design, P, C, alphas))
+
+
+def _by_parents(design, z_new, O, parents, alphas, out) -> np.ndarray:
+    """Rows solved from their parent's Gram block (where cheaper than their own pattern); returns which."""
+    n, d = O.shape
+    done = np.zeros(n, bool)
+    A = alphas.size
+    first, inverse = _unique_rows(parents)
+    for s_i, f in enumerate(first):
+        S_mask = parents[f]
+        S, Out = np.flatnonzero(S_mask), np.flatnonzero(~S_mask)
+        kS, n_out = S.size, Out.size
+        rows_s = np.flatnonzero(inverse == s_i)
+        mm_rows = kS - O[rows_s].sum(1)
+        eig = None
+        for mm in np.unique(mm_rows):
+            k = kS - mm
+            if k == 0 or k == d or A * (k * kS * mm + k * mm * n_out + 3 * k * n_out + mm * mm * kS) >= _flops(k, d - k, d, A):
+                continue
+            if eig is None:
+                lam, W = np.linalg.eigh(design.gram[np.ix_(S, S)])
+                lam = np.clip(lam, 0.0, None)
+                eig = (lam, W, W.T @ design.gram[np.ix_(S, Out)])
+            rows = rows_s[mm_rows == mm]
+            pf, pinv = _unique_rows(O[rows][:, S])
+            local = O[rows][pf][:, S]  # (p, kS): the pattern inside the parent
+            Pl = np.broadcast_to(np.arange(kS), local.shape)[local].reshape(len(pf), k)
+            Ml = np.broadcast_to(np.arange(kS), local.shape)[~local].reshape(len(pf), mm)
+            order = np.argsort(pinv, kind="stable")
+            starts = np.searchsorted(pinv[order], np.arange(len(pf) + 1))
+            step = max(1, BATCH_FLOATS // max(k * (kS + mm + 2 * n_out), 1))
+            for a in range(0, len(pf), step):
+                g = np.arange(a, min(a + step, len(pf)))
+                coef = _parent_coefs(design, S, Out, eig, Pl[g], Ml[g], alphas)
+                T = np.concatenate([S[Ml[g]], np.broadcast_to(Out, (len(g), n_out))], axis=1)
+                pid = np.repeat(np.arange(len(g)), starts[g + 1] - starts[g])
+                _scatter(out, z_new, design.mean, rows[order[starts[g[0]]:starts[g[-1] + 1]]], pid, S[Pl[g]], T, coef)
+            done[rows] = True
+    return done
+
+
+def _parent_coefs(design, S, Out, eig, Pl, Ml, alphas):
+    """GCV ridge coefficients for patterns ``S[Pl]`` inside one parent ``S``, targets ``S[Ml]`` then ``Out``.
+
+    With ``G_SS = W diag(lam) W'`` (once per parent) and ``N = (G_SS + alpha I)^-1``,
+    removing the missing cells ``M`` from the parent's system gives, for a target
+    ``j`` outside ``S``, ``x_P = b_P - N_PM N_MM^-1 b_M`` with ``b = N G_Sj`` (shared
+    by every pattern of the parent) and ``rss = G_jj - x' G_Pj - alpha |x|^2``;
+    targets in ``M`` are the complement identities of :func:`_complement_coefs`
+    inside ``S``. ``O(k (k_S m + m c + c))`` per pattern and penalty, ``m = |M|``.
+
+    Returns
+    -------
+    numpy.ndarray, (p, k, m + |Out|)
+    """
+    lam, W, H = eig
+    G, n_rows = design.gram, design.m
+    p, k = Pl.shape
+    mm = Ml.shape[1]
+    WP, WM = W[Pl], W[Ml]  # (p, k, kS), (p, m, kS)
+    GPO = G[S[Pl][:, :, None], Out[None, None, :]]  # (p, k, n_out)
+    g_out = np.diagonal(G)[Out]
+    best = np.full((p, mm + Out.size), np.inf)
+    coef = np.zeros((p, k, mm + Out.size))
+    for a in alphas:
+        D = 1.0 / (lam + a)
+        b = W @ (D[:, None] * H)  # (kS, n_out): N G_S,Out
+        x = np.broadcast_to(b[Pl], (p, k, Out.size))
+        tr = D.sum()
+        if mm:
+            Q = np.linalg.inv((WM * D) @ WM.transpose(0, 2, 1))
+            QN2 = Q @ ((WM * (D * D)) @ WM.transpose(0, 2, 1))
+            NPM = (WP * D) @ WM.transpose(0, 2, 1)  # (p, k, m)
+            x = x - NPM @ (Q @ b[Ml])
+            rss_m = np.diagonal(Q, axis1=1, axis2=2) - a * (QN2 * Q.transpose(0, 2, 1)).sum(2)
+            tr = tr - np.trace(QN2, axis1=1, axis2=2)
+            c_m = -NPM @ Q
+        rss_o = g_out - (x * GPO).sum(1) - a * (x * x).sum(1)
+        rss = np.concatenate([rss_m, rss_o], axis=1) if mm else rss_o
+        df = 1.0 + k - a * np.broadcast_to(tr, (p,))
+        err = np.clip(rss, 0.0, None) / np.maximum(1.0 - df / n_rows, 1e-6)[:, None] ** 2
+        better = err < best  # the first of equal errors is kept, as in the other paths
+        best = np.where(better, err, best)
+        c = np.concatenate([c_m, x], axis=2) if mm else x
+        coef = np.where(better[:, None, :], c, coef)
+    return coef
