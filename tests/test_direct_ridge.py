@@ -1,8 +1,23 @@
 """The direct regression's Gram-matrix fast path against a plain per-pattern reference (harness_ext.methods.direct_ridge)."""
 
 import numpy as np
+import pytest
 
+from harness_ext.methods import direct_ridge
 from harness_ext.methods.direct_ridge import RIDGE_ALPHAS, direct_ridge_predict, ridge_design
+
+
+@pytest.fixture
+def gcv(monkeypatch):
+    """Designs built under this fixture take the GCV paths whatever their number of rows."""
+    monkeypatch.setattr(direct_ridge, "EXACT_LOO_ROWS", 0)
+
+
+def _loo_reference(Zc, cols, Q):
+    """sklearn's RidgeCV, leave-one-out per target: what the exact path of small designs must reproduce."""
+    from sklearn.linear_model import RidgeCV
+
+    return RidgeCV(alphas=RIDGE_ALPHAS, alpha_per_target=True).fit(Zc[:, cols], Zc).predict(Q)
 
 
 def _reference(Zc, cols, Q, alphas=RIDGE_ALPHAS):
@@ -32,7 +47,22 @@ def _matrix(m, d, seed):
     return Zc, rng
 
 
-def test_fast_path_matches_reference_on_every_pattern():
+def test_exact_path_matches_sklearn_ridgecv_per_target():
+    Zc, rng = _matrix(70, 12, 4)
+    z = rng.normal(size=(30, 12))
+    z[rng.random(z.shape) < 0.4] = np.nan
+    design = ridge_design(Zc)
+    assert design.centred is not None
+    out = direct_ridge_predict(design, z)
+    O = ~np.isnan(z)
+    for i in range(len(z)):
+        cols = np.flatnonzero(O[i])
+        if cols.size and (~O[i]).any():
+            ref = _loo_reference(Zc, cols, z[i:i + 1, cols])[0]
+            assert np.allclose(out[i, ~O[i]], ref[~O[i]], rtol=1e-6, atol=1e-6)
+
+
+def test_fast_path_matches_reference_on_every_pattern(gcv):
     Zc, rng = _matrix(120, 15, 0)
     z = rng.normal(size=(60, 15))
     z[:30][rng.random((30, 15)) < 0.6] = np.nan  # mostly k <= c: eigendecomposition of G_PP
@@ -51,9 +81,10 @@ def test_fast_path_matches_reference_on_every_pattern():
             assert np.allclose(out[i, ~O[i]], ref[~O[i]], rtol=1e-9, atol=1e-9)
 
 
-def test_batches_do_not_change_the_result(monkeypatch):
-    from harness_ext.methods import direct_ridge
-
+@pytest.mark.parametrize("exact", [True, False])
+def test_batches_do_not_change_the_result(monkeypatch, exact):
+    if not exact:
+        monkeypatch.setattr(direct_ridge, "EXACT_LOO_ROWS", 0)
     Zc, rng = _matrix(80, 12, 1)
     z = rng.normal(size=(40, 12))
     z[rng.random(z.shape) < 0.3] = np.nan
@@ -63,7 +94,7 @@ def test_batches_do_not_change_the_result(monkeypatch):
     assert np.allclose(direct_ridge_predict(design, z), whole, rtol=1e-12, atol=1e-12)
 
 
-def test_both_paths_agree():
+def test_both_gcv_paths_agree(gcv):
     from harness_ext.methods.direct_ridge import _complement_coefs, _eigen_coefs
 
     Zc, rng = _matrix(90, 10, 2)
@@ -74,7 +105,7 @@ def test_both_paths_agree():
                        rtol=1e-7, atol=1e-9)
 
 
-def test_parent_path_matches_the_per_pattern_path():
+def test_parent_path_matches_the_per_pattern_path(gcv):
     """Rows masked to a subset (their parent) solved from the parent's Gram block give the per-pattern numbers."""
     Zc, rng = _matrix(150, 30, 3)
     design = ridge_design(Zc)

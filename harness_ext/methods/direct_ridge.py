@@ -3,24 +3,29 @@
 The low-rank completer blends its fold-in with a direct regression: for a row
 observed on the columns ``P``, every other column ``j`` is regressed (ridge,
 intercept unpenalised) on ``P`` over a completed training matrix ``Zc``
-(m, d), the penalty chosen per target from :data:`RIDGE_ALPHAS` by
-generalised cross-validation. A reduce folds in tens of thousands of distinct
-observed-cell patterns (rows x folds x candidate subsets), so the cost per
-pattern must not grow with ``m``: everything is computed from the centred
-cross-product matrix ``G = Zc_c' Zc_c``, formed once per training matrix
-(:func:`ridge_design`). Per pattern, the ``k x k`` block ``G_PP`` is
-eigendecomposed once (``G_PP = V diag(s^2) V'``, ``B = V' G_P,C`` for the
-targets ``C``), and for every penalty
+(m, d), the penalty chosen per target from :data:`RIDGE_ALPHAS`. A reduce
+folds in tens of thousands of distinct observed-cell patterns (rows x folds x
+candidate subsets), so the cost per pattern must not grow with ``m``.
 
-* residual sum of squares ``||r_j||^2 = G_jj - sum_l (1 + g_l) B_lj^2 / (s_l^2 + alpha)``,
-  ``g_l = alpha / (s_l^2 + alpha)``,
-* effective degrees of freedom ``1 + sum_l s_l^2 / (s_l^2 + alpha)``,
+* Up to :data:`EXACT_LOO_ROWS` training rows the penalty is chosen by exact
+  leave-one-out (one SVD of each pattern's m x k design, batched over patterns;
+  ``O(m k c)`` per penalty), which is cheap there and where the rows'
+  leverages are uneven (``k`` not small against ``m``) differs most from GCV.
+* Above, by generalised cross-validation computed from the centred
+  cross-product matrix ``G = Zc_c' Zc_c`` alone, formed once per training
+  matrix (:func:`ridge_design`). Per pattern, the ``k x k`` block ``G_PP`` is
+  eigendecomposed once (``G_PP = V diag(s^2) V'``, ``B = V' G_P,C`` for the
+  targets ``C``), and for every penalty the residual sum of squares is
+  ``||r_j||^2 = G_jj - sum_l (1 + g_l) B_lj^2 / (s_l^2 + alpha)``,
+  ``g_l = alpha / (s_l^2 + alpha)``, and the effective degrees of freedom
+  ``1 + sum_l s_l^2 / (s_l^2 + alpha)``, so the GCV error
+  ``||r_j||^2 / m / (1 - df / m)^2`` costs ``O(k |C|)`` per penalty. Patterns
+  missing few cells use the eigendecomposition of the whole ``G`` instead
+  (:func:`_complement_coefs`), rows masked to one subset its block
+  (:func:`_parent_coefs`). GCV differs from leave-one-out only through the
+  spread of the rows' leverages, small when ``m`` is large against ``k``.
 
-so the GCV error ``||r_j||^2 / m / (1 - df / m)^2`` costs ``O(k |C|)`` per
-penalty, against ``O(m k d)`` for leave-one-out residuals. Patterns with the
-same number of cells are batched. GCV replaces the exact leave-one-out choice
-used before: it differs from it only through the spread of the rows'
-leverages, which is small when ``m`` is large against ``k``.
+Patterns with the same number of cells are batched.
 
 References
 ----------
@@ -31,14 +36,17 @@ and 7.52 (ridge by the SVD; GCV).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import numpy as np
 
-__all__ = ["RIDGE_ALPHAS", "RidgeDesign", "ridge_design", "ridge_gcv_coefs", "direct_ridge_predict"]
+__all__ = ["RIDGE_ALPHAS", "EXACT_LOO_ROWS", "RidgeDesign", "ridge_design", "ridge_coefs", "direct_ridge_predict"]
 
 #: Penalties searched (per target, by GCV) by the direct regression.
 RIDGE_ALPHAS = np.logspace(-3, 3, 13)
+#: Training rows up to which penalties are chosen by exact leave-one-out (O(m k c) per pattern and penalty: cheap
+#: there, and where ``k`` is not small against ``m`` the rows' leverages differ most from GCV's common one).
+EXACT_LOO_ROWS = 300
 #: Floats per batched work array (patterns x cells x targets): bounds memory, keeps the products in cache.
 BATCH_FLOATS = 1 << 21
 
@@ -50,6 +58,7 @@ class RidgeDesign(NamedTuple):
     gram: np.ndarray  # (d, d) centred cross-products
     m: int  # training rows
     eig: dict  # filled on first use: eigendecomposition of ``gram`` (the complement path)
+    centred: Optional[np.ndarray]  # (m, d) centred ``Zc`` when m <= EXACT_LOO_ROWS (exact leave-one-out), else None
 
 
 def ridge_design(Zc: np.ndarray) -> RidgeDesign:
@@ -57,7 +66,7 @@ def ridge_design(Zc: np.ndarray) -> RidgeDesign:
     Zc = np.asarray(Zc, dtype=float)
     mu = Zc.mean(0)
     Yc = Zc - mu
-    return RidgeDesign(mu, Yc.T @ Yc, int(Zc.shape[0]), {})
+    return RidgeDesign(mu, Yc.T @ Yc, int(Zc.shape[0]), {}, Yc if Zc.shape[0] <= EXACT_LOO_ROWS else None)
 
 
 def _gcv_pick(rss, df, m):
@@ -69,8 +78,12 @@ def _gcv_pick(rss, df, m):
     return np.argmin(err, axis=1)
 
 
-def ridge_gcv_coefs(design: RidgeDesign, P: np.ndarray, C: np.ndarray, alphas=RIDGE_ALPHAS) -> np.ndarray:
-    """Ridge coefficients of targets ``C`` on predictors ``P``, penalty per target by GCV, for many patterns.
+def ridge_coefs(design: RidgeDesign, P: np.ndarray, C: np.ndarray, alphas=RIDGE_ALPHAS) -> np.ndarray:
+    """Ridge coefficients of targets ``C`` on predictors ``P``, penalty per target by LOO or GCV, for many patterns.
+
+    Designs of at most :data:`EXACT_LOO_ROWS` rows choose each penalty by exact
+    leave-one-out (:func:`_exact_loo_coefs`); larger ones by GCV from the Gram
+    matrix alone (:func:`_eigen_coefs`, :func:`_complement_coefs`).
 
     Parameters
     ----------
@@ -88,11 +101,34 @@ def ridge_gcv_coefs(design: RidgeDesign, P: np.ndarray, C: np.ndarray, alphas=RI
 
     References
     ----------
-    Golub, Heath & Wahba (1979), eq. 1.4.
+    Golub, Heath & Wahba (1979), eq. 1.4; Hastie, Tibshirani & Friedman (2009), eq. 7.52.
     """
     alphas = np.asarray(alphas, dtype=float)
+    if design.centred is not None:
+        return _exact_loo_coefs(design, P, C, alphas)
     k, c, d = P.shape[1], C.shape[1], design.gram.shape[0]
     return (_complement_coefs if _complement_cheaper(k, c, d, alphas.size) else _eigen_coefs)(design, P, C, alphas)
+
+
+def _exact_loo_coefs(design: RidgeDesign, P, C, alphas):
+    """:func:`ridge_coefs` by exact leave-one-out over the ``m`` rows: residuals ``(y - yhat) / (1 - h_ii)`` from one
+    SVD of each pattern's centred design (as sklearn's ``RidgeCV(alpha_per_target=True)``), batched over patterns."""
+    Yc, m = design.centred, design.m
+    U, sv, Vt = np.linalg.svd(Yc[:, P].transpose(1, 0, 2), full_matrices=False)  # (p, m, k), (p, k), (p, k, k)
+    Y = Yc[:, C].transpose(1, 0, 2)  # (p, m, c)
+    UtY = U.transpose(0, 2, 1) @ Y
+    s2 = sv * sv
+    U2 = U * U
+    best = np.full(UtY.shape[::2], np.inf)  # (p, c)
+    pick = np.zeros(best.shape, dtype=np.intp)
+    for i, a in enumerate(alphas):
+        f = s2 / (s2 + a)
+        h = np.minimum((U2 @ f[:, :, None])[:, :, 0] + 1.0 / m, 1.0 - 1e-6)
+        err = (((Y - U @ (f[:, :, None] * UtY)) / (1.0 - h)[:, :, None]) ** 2).mean(1)
+        better = err < best
+        best = np.where(better, err, best)
+        pick[better] = i
+    return Vt.transpose(0, 2, 1) @ ((sv[:, :, None] / (s2[:, :, None] + alphas[pick][:, None, :])) * UtY)
 
 
 def _complement_cheaper(k: int, c: int, d: int, n_alphas: int) -> bool:
@@ -101,7 +137,7 @@ def _complement_cheaper(k: int, c: int, d: int, n_alphas: int) -> bool:
 
 
 def _eigen_coefs(design: RidgeDesign, P, C, alphas):
-    """:func:`ridge_gcv_coefs` from the eigendecomposition of each pattern's ``G_PP`` (see the module docstring)."""
+    """:func:`ridge_coefs` from the eigendecomposition of each pattern's ``G_PP`` (see the module docstring)."""
     G, m = design.gram, design.m
     s2, V = np.linalg.eigh(G[P[:, :, None], P[:, None, :]])
     s2 = np.clip(s2, 0.0, None)[:, None, :]  # (p, 1, k)
@@ -114,7 +150,7 @@ def _eigen_coefs(design: RidgeDesign, P, C, alphas):
 
 
 def _complement_coefs(design: RidgeDesign, P, C, alphas):
-    """:func:`ridge_gcv_coefs` for patterns missing few cells, from ``N = (G + alpha I)^-1`` on the complement ``C``.
+    """:func:`ridge_coefs` for patterns missing few cells, from ``N = (G + alpha I)^-1`` on the complement ``C``.
 
     With ``M = G + alpha I`` and ``N = M^-1`` (one eigendecomposition
     ``G = W diag(lam) W'`` per design), block inversion gives
@@ -148,15 +184,17 @@ def _complement_coefs(design: RidgeDesign, P, C, alphas):
     return coef
 
 
-def _floats_per_pattern(k: int, c: int, d: int) -> int:
-    """Work-array floats one pattern takes in :func:`ridge_gcv_coefs` (either path)."""
+def _floats_per_pattern(k: int, c: int, d: int, m: int) -> int:
+    """Work-array floats one pattern takes in :func:`ridge_coefs` (its path for ``m`` rows)."""
+    if m <= EXACT_LOO_ROWS:
+        return m * (2 * k + 3 * c)
     if _complement_cheaper(k, c, d, RIDGE_ALPHAS.size):
         return c * c * (d + 2 * RIDGE_ALPHAS.size) + c * (d + k)
     return k * (k + c) + RIDGE_ALPHAS.size * (k + c)
 
 
 def _flops(k: int, c: int, d: int, n_alphas: int) -> int:
-    """Rough flops of one pattern in :func:`ridge_gcv_coefs` (the cheaper of its two paths)."""
+    """Rough flops of one pattern in :func:`ridge_coefs` (the cheaper of its two paths)."""
     eigen = 10 * k ** 3 + 2 * k * k * c + 2 * n_alphas * k * c
     return min(eigen, 4 * n_alphas * c * c * d + 6 * d * d * c) if c < k else eigen
 
@@ -195,7 +233,7 @@ def direct_ridge_predict(design: RidgeDesign, z_new: np.ndarray, alphas=RIDGE_AL
     alphas = np.asarray(alphas, dtype=float)
     out = np.where(O, z_new, design.mean)
     todo = O.any(1) & ~O.all(1)
-    if parents is not None and todo.any():
+    if parents is not None and design.centred is None and todo.any():
         todo &= ~_by_parents(design, z_new, O, np.asarray(parents, dtype=bool) | O, alphas, out)
     rows = np.flatnonzero(todo)
     if rows.size:
@@ -220,7 +258,7 @@ def _by_patterns(design, z_new, O, rows_in, alphas, out):
     for k in np.unique(sizes):
         c = d - k
         group = np.flatnonzero(sizes == k)
-        step = max(1, BATCH_FLOATS // _floats_per_pattern(k, c, d))
+        step = max(1, BATCH_FLOATS // _floats_per_pattern(k, c, d, design.m))
         for a in range(group[0], group[-1] + 1, step):
             g = np.arange(a, min(a + step, group[-1] + 1))
             pat = patterns[g]
@@ -228,7 +266,7 @@ def _by_patterns(design, z_new, O, rows_in, alphas, out):
             C = np.broadcast_to(cols, pat.shape)[~pat].reshape(len(g), c)
             pid = np.repeat(np.arange(len(g)), starts[g + 1] - starts[g])
             _scatter(out, z_new, design.mean, order[starts[g[0]]:starts[g[-1] + 1]], pid, P, C,
-                     ridge_gcv_coefs(design, P, C, alphas))
+                     ridge_coefs(design, P, C, alphas))
 
 
 def _by_parents(design, z_new, O, parents, alphas, out) -> np.ndarray:
