@@ -103,21 +103,3 @@ def test_both_gcv_paths_agree(gcv):
     C = np.array([np.setdiff1d(np.arange(10), p) for p in P])
     assert np.allclose(_complement_coefs(design, P, C, RIDGE_ALPHAS), _eigen_coefs(design, P, C, RIDGE_ALPHAS),
                        rtol=1e-7, atol=1e-9)
-
-
-def test_parent_path_matches_the_per_pattern_path(gcv):
-    """Rows masked to a subset (their parent) solved from the parent's Gram block give the per-pattern numbers."""
-    Zc, rng = _matrix(150, 30, 3)
-    design = ridge_design(Zc)
-    z = rng.normal(size=(80, 30))
-    parents = np.zeros((80, 30), bool)
-    parents[:40, :24] = True  # a large parent: the parent path
-    parents[40:, rng.permutation(30)[:3]] = True  # a small one: the per-pattern path
-    z = np.where(parents & (rng.random(z.shape) > 0.1), z, np.nan)
-    z[5] = np.nan
-    got = direct_ridge_predict(design, z, parents=parents)
-    np.testing.assert_allclose(got, direct_ridge_predict(design, z), rtol=1e-7, atol=1e-9)
-    O = ~np.isnan(z)
-    for i in (0, 1, 2, 41):
-        cols = np.flatnonzero(O[i])
-        np.testing.assert_allclose(got[i, ~O[i]], _reference(Zc, cols, z[i:i + 1, cols])[0][~O[i]], rtol=1e-7, atol=1e-9)

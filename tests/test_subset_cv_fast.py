@@ -19,8 +19,6 @@ def test_means_only_equals_the_full_prediction():
     est = LowRankCompleter(rank=2, lam=1.0, scales="auto").fit(X[:45])
     Xn = np.where(np.arange(10) < 4, X[45:], np.nan)
     np.testing.assert_array_equal(est.predict_new_means(Xn), est.predict_new_models(Xn, calibrate=False).mean)
-    parents = np.broadcast_to(np.arange(10) < 6, Xn.shape)
-    np.testing.assert_allclose(est.predict_new_means(Xn, parents), est.predict_new_means(Xn), rtol=1e-9, atol=1e-12)
 
 
 def test_stacked_fold_in_equals_one_prediction_per_subset():

@@ -18,7 +18,7 @@ posterior) gets a wider interval.
 
 A new model's mean blends the fold-in with a direct regression (ridge from the
 datasets the model has to every other dataset, on the low-rank-completed
-training matrix, penalty per target by GCV; :mod:`.direct_ridge`): the fold-in is limited to
+training matrix, penalty per target by leave-one-out or GCV; :mod:`.direct_ridge`): the fold-in is limited to
 the rank of the fit, the regression is not. The blend weight is chosen with
 the rank in the same held-out-model folds that calibrate the intervals.
 
@@ -60,7 +60,7 @@ def direct_predict(fit, Z_train, z_new, design=None) -> np.ndarray:
     The training matrix is completed by the low-rank fit (its observed cells kept)
     and summarised once (:func:`~harness_ext.methods.direct_ridge.ridge_design`);
     every distinct pattern of observed cells then gets its ridge regression with
-    penalties by GCV (:func:`~harness_ext.methods.direct_ridge.direct_ridge_predict`).
+    penalties by leave-one-out or GCV (:func:`~harness_ext.methods.direct_ridge.direct_ridge_predict`).
     ``design`` may be passed when the caller has it. Observed cells are returned as given.
     """
     if design is None:
@@ -436,22 +436,15 @@ class LowRankCompleter(BasePredictor):
         return IntervalPrediction(mean, lower, upper, sd, O, agg, agg_lo, agg_hi, float(self.level), float(q_cell),
                                   None if w is None else float(q_agg), n_cal)
 
-    def predict_new_means(self, X_new, parents=None) -> np.ndarray:
-        """``predict_new_models(X_new, calibrate=False).mean`` without the intervals (selection's inner loop).
-
-        ``parents`` (n, d), optional: the subset each row was masked to (see
-        :func:`~harness_ext.methods.direct_ridge.direct_ridge_predict`); the same numbers, sooner.
-        """
+    def predict_new_means(self, X_new) -> np.ndarray:
+        """``predict_new_models(X_new, calibrate=False).mean`` without the intervals (selection's inner loop)."""
         self._check_fitted()
         X_new = np.atleast_2d(np.asarray(X_new, dtype=float))
         if X_new.shape[1] != self.Z_.shape[1]:
             raise MethodError(f"new models have {X_new.shape[1]} datasets, the predictor was fitted on {self.Z_.shape[1]}")
         with limit_threads():
             z = self.transform_.transform(X_new)
-            mz = fold_in(self.fit_, z).mean
-            a = self._uncalibrated_blend()
-            if a > 0:
-                mz = (1.0 - a) * mz + a * direct_ridge_predict(self._design(), z, parents=parents)
+            mz = self._blend(fold_in(self.fit_, z).mean, self.fit_, self.Z_, z, self._uncalibrated_blend(), self._design())
             return np.where(np.isnan(X_new), self.transform_.inverse_transform(mz), X_new)
 
     def _uncalibrated_blend(self) -> float:

@@ -21,8 +21,7 @@ candidate subsets), so the cost per pattern must not grow with ``m``.
   ``1 + sum_l s_l^2 / (s_l^2 + alpha)``, so the GCV error
   ``||r_j||^2 / m / (1 - df / m)^2`` costs ``O(k |C|)`` per penalty. Patterns
   missing few cells use the eigendecomposition of the whole ``G`` instead
-  (:func:`_complement_coefs`), rows masked to one subset its block
-  (:func:`_parent_coefs`). GCV differs from leave-one-out only through the
+  (:func:`_complement_coefs`). GCV differs from leave-one-out only through the
   spread of the rows' leverages, small when ``m`` is large against ``k``.
 
 Patterns with the same number of cells are batched.
@@ -217,25 +216,19 @@ def _scatter(out, z_new, mean, rows, pid, P, T, coef):
         out[rr[:, None], T[pp]] = (X[:, None, :] @ coef[pp])[:, 0] + mean[T[pp]]
 
 
-def direct_ridge_predict(design: RidgeDesign, z_new: np.ndarray, alphas=RIDGE_ALPHAS, parents=None) -> np.ndarray:
+def direct_ridge_predict(design: RidgeDesign, z_new: np.ndarray, alphas=RIDGE_ALPHAS) -> np.ndarray:
     """Each row of ``z_new`` (NaN where missing): its missing cells regressed on its observed ones.
 
     Rows sharing a pattern of observed cells share one regression; patterns with
     the same number of cells are solved together, in batches of about
     :data:`BATCH_FLOATS`. Observed cells are returned as given; a row with no
-    observed cell gets the column means. ``parents`` (n, d), optional: a set of
-    columns containing each row's observed cells (the subset a row was masked
-    to); rows sharing a parent are solved from one eigendecomposition of the
-    parent's Gram block where that is cheaper (:func:`_parent_coefs`).
+    observed cell gets the column means.
     """
     z_new = np.atleast_2d(np.asarray(z_new, dtype=float))
     O = ~np.isnan(z_new)
     alphas = np.asarray(alphas, dtype=float)
     out = np.where(O, z_new, design.mean)
-    todo = O.any(1) & ~O.all(1)
-    if parents is not None and design.centred is None and todo.any():
-        todo &= ~_by_parents(design, z_new, O, np.asarray(parents, dtype=bool) | O, alphas, out)
-    rows = np.flatnonzero(todo)
+    rows = np.flatnonzero(O.any(1) & ~O.all(1))
     if rows.size:
         _by_patterns(design, z_new, O, rows, alphas, out)
     return out
@@ -267,89 +260,3 @@ def _by_patterns(design, z_new, O, rows_in, alphas, out):
             pid = np.repeat(np.arange(len(g)), starts[g + 1] - starts[g])
             _scatter(out, z_new, design.mean, order[starts[g[0]]:starts[g[-1] + 1]], pid, P, C,
                      ridge_coefs(design, P, C, alphas))
-
-
-def _by_parents(design, z_new, O, parents, alphas, out) -> np.ndarray:
-    """Rows solved from their parent's Gram block (where cheaper than their own pattern); returns which."""
-    n, d = O.shape
-    done = np.zeros(n, bool)
-    A = alphas.size
-    first, inverse = _unique_rows(parents)
-    for s_i, f in enumerate(first):
-        S_mask = parents[f]
-        S, Out = np.flatnonzero(S_mask), np.flatnonzero(~S_mask)
-        kS, n_out = S.size, Out.size
-        rows_s = np.flatnonzero(inverse == s_i)
-        mm_rows = kS - O[rows_s].sum(1)
-        eig = None
-        for mm in np.unique(mm_rows):
-            k = kS - mm
-            if k == 0 or k == d or A * (k * kS * mm + k * mm * n_out + 3 * k * n_out + mm * mm * kS) >= _flops(k, d - k, d, A):
-                continue
-            if eig is None:
-                lam, W = np.linalg.eigh(design.gram[np.ix_(S, S)])
-                lam = np.clip(lam, 0.0, None)
-                eig = (lam, W, W.T @ design.gram[np.ix_(S, Out)])
-            rows = rows_s[mm_rows == mm]
-            pf, pinv = _unique_rows(O[rows][:, S])
-            local = O[rows][pf][:, S]  # (p, kS): the pattern inside the parent
-            Pl = np.broadcast_to(np.arange(kS), local.shape)[local].reshape(len(pf), k)
-            Ml = np.broadcast_to(np.arange(kS), local.shape)[~local].reshape(len(pf), mm)
-            order = np.argsort(pinv, kind="stable")
-            starts = np.searchsorted(pinv[order], np.arange(len(pf) + 1))
-            step = max(1, BATCH_FLOATS // max(k * (kS + mm + 2 * n_out), 1))
-            for a in range(0, len(pf), step):
-                g = np.arange(a, min(a + step, len(pf)))
-                coef = _parent_coefs(design, S, Out, eig, Pl[g], Ml[g], alphas)
-                T = np.concatenate([S[Ml[g]], np.broadcast_to(Out, (len(g), n_out))], axis=1)
-                pid = np.repeat(np.arange(len(g)), starts[g + 1] - starts[g])
-                _scatter(out, z_new, design.mean, rows[order[starts[g[0]]:starts[g[-1] + 1]]], pid, S[Pl[g]], T, coef)
-            done[rows] = True
-    return done
-
-
-def _parent_coefs(design, S, Out, eig, Pl, Ml, alphas):
-    """GCV ridge coefficients for patterns ``S[Pl]`` inside one parent ``S``, targets ``S[Ml]`` then ``Out``.
-
-    With ``G_SS = W diag(lam) W'`` (once per parent) and ``N = (G_SS + alpha I)^-1``,
-    removing the missing cells ``M`` from the parent's system gives, for a target
-    ``j`` outside ``S``, ``x_P = b_P - N_PM N_MM^-1 b_M`` with ``b = N G_Sj`` (shared
-    by every pattern of the parent) and ``rss = G_jj - x' G_Pj - alpha |x|^2``;
-    targets in ``M`` are the complement identities of :func:`_complement_coefs`
-    inside ``S``. ``O(k (k_S m + m c + c))`` per pattern and penalty, ``m = |M|``.
-
-    Returns
-    -------
-    numpy.ndarray, (p, k, m + |Out|)
-    """
-    lam, W, H = eig
-    G, n_rows = design.gram, design.m
-    p, k = Pl.shape
-    mm = Ml.shape[1]
-    WP, WM = W[Pl], W[Ml]  # (p, k, kS), (p, m, kS)
-    GPO = G[S[Pl][:, :, None], Out[None, None, :]]  # (p, k, n_out)
-    g_out = np.diagonal(G)[Out]
-    best = np.full((p, mm + Out.size), np.inf)
-    coef = np.zeros((p, k, mm + Out.size))
-    for a in alphas:
-        D = 1.0 / (lam + a)
-        b = W @ (D[:, None] * H)  # (kS, n_out): N G_S,Out
-        x = np.broadcast_to(b[Pl], (p, k, Out.size))
-        tr = D.sum()
-        if mm:
-            Q = np.linalg.inv((WM * D) @ WM.transpose(0, 2, 1))
-            QN2 = Q @ ((WM * (D * D)) @ WM.transpose(0, 2, 1))
-            NPM = (WP * D) @ WM.transpose(0, 2, 1)  # (p, k, m)
-            x = x - NPM @ (Q @ b[Ml])
-            rss_m = np.diagonal(Q, axis1=1, axis2=2) - a * (QN2 * Q.transpose(0, 2, 1)).sum(2)
-            tr = tr - np.trace(QN2, axis1=1, axis2=2)
-            c_m = -NPM @ Q
-        rss_o = g_out - (x * GPO).sum(1) - a * (x * x).sum(1)
-        rss = np.concatenate([rss_m, rss_o], axis=1) if mm else rss_o
-        df = 1.0 + k - a * np.broadcast_to(tr, (p,))
-        err = np.clip(rss, 0.0, None) / np.maximum(1.0 - df / n_rows, 1e-6)[:, None] ** 2
-        better = err < best  # the first of equal errors is kept, as in the other paths
-        best = np.where(better, err, best)
-        c = np.concatenate([c_m, x], axis=2) if mm else x
-        coef = np.where(better[:, None, :], c, coef)
-    return coef

@@ -142,12 +142,9 @@ def stacked_fold_in(est, X_te: np.ndarray, subsets: Sequence, memo: Optional[dic
         u_pat = pat.reshape(-1, d)[idx]
         masked = np.where(u_pat, X_te[rows.reshape(-1)[idx]], np.nan)
         new = np.empty_like(masked)
-        parents = keep[idx // n]  # each row's subset: rows sharing it share one Gram block in the direct regression
+        means = getattr(est, "predict_new_means", None) or (lambda x: est.predict_new_models(x, calibrate=False).mean)
         for a in range(0, len(masked), STACK_ROWS):
-            if hasattr(est, "predict_new_means"):
-                new[a:a + STACK_ROWS] = est.predict_new_means(masked[a:a + STACK_ROWS], parents[a:a + STACK_ROWS])
-            else:
-                new[a:a + STACK_ROWS] = np.asarray(est.predict_new_models(masked[a:a + STACK_ROWS], calibrate=False).mean)
+            new[a:a + STACK_ROWS] = np.asarray(means(masked[a:a + STACK_ROWS]))
         fresh = dict(zip((k for k, t in zip(keys, todo) if t), new))
     # Stack before the memo may be cleared below: this call needs its remembered rows too.
     pred = np.stack([fresh[k] if k in fresh else memo[k] for k in keys]) if keys else np.empty((0, d))
