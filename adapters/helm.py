@@ -406,6 +406,8 @@ def records_for_run(run_spec: dict, stats, src, suite: Optional[str] = None) -> 
 
 def can_handle_run(src: SourceFile) -> bool:
     # Asked of every directory a walk enters: plain os.path, no Path objects.
+    if src.children is not None:
+        return "run_spec.json" in src.children and "stats.json" in src.children
     d = str(src.path)
     return src.is_dir and os.path.isfile(os.path.join(d, "run_spec.json")) and os.path.isfile(os.path.join(d, "stats.json"))
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import os
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
@@ -355,40 +355,55 @@ class SourceFile:
     """A file (or directory) offered to adapters, with cached lazy reads.
 
     Adapters sniff with :attr:`head` and parse with :meth:`json`, so a 10,000-file
-    ingest reads each file once however many adapters look at it.
+    ingest reads each file once however many adapters look at it. ``path``,
+    ``is_dir``, ``bytes``, ``head``, ``text`` and ``suffix`` are computed on first
+    use and kept (:meth:`__getattr__`); ``pathname`` is the path as a string.
     """
 
     HEAD_BYTES = 4096
 
     def __init__(self, path, options: Optional[dict] = None, *, is_dir: Optional[bool] = None,
-                 siblings: Optional[frozenset] = None):
-        self.path = Path(path)
+                 siblings: Optional[frozenset] = None, children: Optional[frozenset] = None):
+        d = self.__dict__
+        if isinstance(path, Path):
+            d["path"] = path
+        self.pathname = os.fspath(path)
         #: Reading options from the command line (``ingest --meta-columns/--column-meta``) that adapters
         #: may read; part of the content hash, so ingesting with other options re-reads the file.
-        self.options = dict(options or {})
+        self.options = dict(options) if options else {}
         # A directory walk already knows both (its scandir entries): no stat per adapter that asks.
         if is_dir is not None:
-            self.__dict__["is_dir"] = bool(is_dir)
+            d["is_dir"] = bool(is_dir)
         self._siblings = siblings
+        #: For a directory a walk listed: the names of its entries that are not directories (None: not
+        #: listed), so a directory adapter can look for its marker files without a stat each.
+        self.children = children
 
-    @cached_property
-    def is_dir(self) -> bool:
-        return self.path.is_dir()
+    def __getattr__(self, name: str):
+        # Only called for an attribute not set yet: compute a lazy one and keep it as a plain attribute.
+        # (functools.cached_property takes a lock on every access in Python 3.11, about 1 us each, and an
+        # ingest asks tens of thousands of times.)
+        make = _LAZY.get(name)
+        if make is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = self.__dict__[name] = make(self)
+        return value
 
-    @cached_property
-    def bytes(self) -> bytes:
-        return self.path.read_bytes()
-
-    @cached_property
-    def head(self) -> bytes:
+    def _head(self) -> bytes:
         if "bytes" in self.__dict__:  # read already (ingest reads a checked file once, for its hash too)
             return self.__dict__["bytes"][: self.HEAD_BYTES]
-        with open(self.path, "rb") as fh:
+        with open(self.pathname, "rb") as fh:
             return fh.read(self.HEAD_BYTES)
 
-    @cached_property
-    def text(self) -> str:
-        return self.bytes.decode("utf-8")
+    def _suffix(self) -> str:
+        # pathlib's rule (PurePath.suffix), without building a Path.
+        name = os.path.basename(self.pathname.rstrip("/"))
+        i = name.rfind(".")
+        return name[i:].lower() if 0 < i < len(name) - 1 else ""
+
+    def _bytes(self) -> bytes:
+        with open(self.pathname, "rb") as fh:
+            return fh.read()
 
     def json(self) -> Any:
         """Parsed JSON (cached). Raises ``ValueError`` on invalid JSON."""
@@ -401,25 +416,34 @@ class SourceFile:
 
     def try_json(self) -> Any:
         """Parsed JSON, or None if the file is not JSON (never raises)."""
-        if self.is_dir or self.path.suffix.lower() not in (".json", ""):
+        if self.is_dir or self.suffix not in (".json", ""):
             return None
         try:
             return self.json()
         except Exception:
             return None
 
-    @cached_property
-    def suffix(self) -> str:
-        return self.path.suffix.lower()
-
     def sidecars(self) -> list:
         """Existing column-metadata sidecars of this file: ``<name>.meta.yaml`` (or ``.yml``), then ``<stem>.meta.yaml``."""
-        p = self.path
-        names = (p.name + ".meta.yaml", p.name + ".meta.yml", p.stem + ".meta.yaml", p.stem + ".meta.yml")
+        name = os.path.basename(self.pathname.rstrip("/"))
+        stem = name[: -len(self.suffix)] if self.suffix else name
+        names = (name + ".meta.yaml", name + ".meta.yml", stem + ".meta.yaml", stem + ".meta.yml")
         if self._siblings is not None:  # the walk listed the directory: no stat per candidate
             names = [n for n in names if n in self._siblings]
-        cands = [p.with_name(n) for n in names]
+            if not names:
+                return []
+        cands = [self.path.with_name(n) for n in names]
         return [c for c in cands if c.is_file()]
 
     def __repr__(self):
         return f"SourceFile({str(self.path)!r})"
+
+
+_LAZY = {
+    "path": lambda src: Path(src.pathname),
+    "is_dir": lambda src: os.path.isdir(src.pathname),
+    "bytes": SourceFile._bytes,
+    "head": SourceFile._head,
+    "text": lambda src: src.bytes.decode("utf-8"),
+    "suffix": SourceFile._suffix,
+}

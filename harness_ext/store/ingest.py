@@ -84,16 +84,22 @@ class IngestReport:
 
 def sha256_of(src: SourceFile, adapter) -> str:
     """Content hash of a source; for directory adapters, of its files' names and bytes."""
+    d = src.__dict__
+    if "bytes" in d and not src.options and (src._siblings is not None and not src.sidecars()):
+        # The common case, on the bytes read once for sniffing and parsing (ingest reads small files whole).
+        h = hashlib.sha256(d["bytes"])
+        h.update(f"\0adapter={adapter.name}".encode())
+        return h.hexdigest()
     h = hashlib.sha256()
     if src.is_dir:
         for p in sorted(q for q in src.path.rglob("*") if q.is_file()):
             h.update(str(p.relative_to(src.path)).encode())
             h.update(b"\0")
             h.update(p.read_bytes())
-    elif "bytes" in src.__dict__ or not src.path.is_file():
+    elif "bytes" in d or not os.path.isfile(src.pathname):
         h.update(src.bytes)
     else:  # a large file, streamed (the same hash)
-        with open(src.path, "rb") as fh:
+        with open(src.pathname, "rb") as fh:
             for block in iter(lambda: fh.read(16 << 20), b""):
                 h.update(block)
     if not src.is_dir:
@@ -126,6 +132,25 @@ def detect_adapter(src: SourceFile, adapters: dict):
     return claims[0]
 
 
+def _detect(src: SourceFile, root, adapters: dict, established: dict):
+    """:func:`detect_adapter`, once per format in a directory walk.
+
+    A walked directory is one collection: the first file of each suffix is offered to every
+    adapter (exactly one must claim it), later ones first to the adapter that claimed it, whose
+    own ``can_handle`` verifies each file (a file it declines goes through full detection). Offering
+    each of 4,574 leaderboard files to a dozen adapters cost more than reading them. Explicitly
+    named files are always fully detected.
+    """
+    if root is None:
+        return detect_adapter(src, adapters)
+    key = (root, src.suffix, src.is_dir)
+    prev = established.get(key)
+    if prev is not None and _safe_can_handle(prev, src):
+        return prev
+    chosen = established[key] = detect_adapter(src, adapters)
+    return chosen
+
+
 def _safe_can_handle(adapter, src) -> bool:
     try:
         return bool(adapter.can_handle(src))
@@ -149,38 +174,52 @@ def iter_sources(paths: Iterable, adapters: dict) -> Iterator[tuple]:
     walked in sorted order (so ingestion order, and thus which of two
     conflicting values is used, is deterministic).
     """
-    dir_adapters = {n: a for n, a in adapters.items() if a.directory}
+    for src, explicit, _root in _walk(paths, adapters):
+        yield src, explicit
+
+
+def _walk(paths: Iterable, adapters: dict) -> Iterator[tuple]:
+    """:func:`iter_sources` with the walk each source came from: ``(SourceFile, explicit, root)``.
+
+    One ``os.scandir`` per directory serves the walk, the directory adapters' checks (they see the
+    listing as ``SourceFile.children``) and the sidecar look-ups (``siblings``): no stat per file.
+    ``root`` is the directory argument the file was found under (None for a file named explicitly).
+    """
+    dir_adapters = [a for a in adapters.values() if a.directory]
     for raw in paths:
         path = Path(raw)
         if check_path(path, True) is not None or not path.is_dir():
-            yield SourceFile(path), True  # the ingest loop reports why it cannot be read
+            yield SourceFile(path), True, None  # the ingest loop reports why it cannot be read
             continue
-        stack = [path]
+        root = os.fspath(path)
+        stack = [root]
         while stack:
             d = stack.pop()
-            src = SourceFile(d, is_dir=True)
-            if dir_adapters and any(_safe_can_handle(a, src) for a in dir_adapters.values()):
-                yield src, d == path
-                continue
             try:
                 with os.scandir(d) as it:
-                    entries = list(it)
+                    entries = sorted(it, key=_entry_name)
             except OSError:
-                yield SourceFile(d), True
+                yield SourceFile(d), True, None
                 continue
-            entries.sort(key=_entry_name)
-            names = frozenset(e.name for e in entries)
-            subdirs = []
+            subdirs, files = [], []
             for e in entries:
-                name = e.name
-                if is_hidden(name):
+                if is_hidden(e.name):
                     continue
                 if e.is_dir(follow_symlinks=False):
-                    subdirs.append(Path(e.path))
-                elif os.path.splitext(name)[1].lower() in CANDIDATE_SUFFIXES and not _is_dir(e):
+                    subdirs.append(e.path)
+                elif not _is_dir(e):
+                    files.append(e)
+            names = frozenset(e.name for e in entries)
+            if dir_adapters:
+                src = SourceFile(d, is_dir=True, children=frozenset(e.name for e in files))
+                if any(_safe_can_handle(a, src) for a in dir_adapters):
+                    yield src, d == root, root
+                    continue
+            for e in files:
+                if os.path.splitext(e.name)[1].lower() in CANDIDATE_SUFFIXES:
                     # Files, and also FIFOs, sockets and broken links with a result-file name: those
                     # are reported as skipped with their reason rather than passed over in silence.
-                    yield SourceFile(e.path, is_dir=False, siblings=names), False
+                    yield SourceFile(e.path, is_dir=False, siblings=names), False, root
             stack.extend(reversed(subdirs))
 
 
@@ -314,28 +353,34 @@ def _check(path) -> tuple:
     import errno
     import stat
 
+    p = os.fspath(path)
     try:
-        os.fsdecode(os.fsencode(path)).encode("utf-8")
+        (os.fsdecode(p) if isinstance(p, bytes) else p).encode("utf-8")  # str paths carry bad bytes as surrogates
     except UnicodeError:
         return "file name is not valid UTF-8", None
     try:
-        st = os.stat(path)
+        st = os.stat(p)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return "symlink loop", None
         if exc.errno == errno.ENOENT:
-            return ("broken symlink" if os.path.islink(path) else "no such file or directory"), None
+            return ("broken symlink" if os.path.islink(p) else "no such file or directory"), None
         return f"cannot read: {exc.strerror or exc}", None
-    if stat.S_ISDIR(st.st_mode):
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        limit = _max_file_bytes()
+        if st.st_size > limit:
+            return f"file is {st.st_size:,} bytes, above the {limit:,}-byte limit ($HARNESS_EXT_MAX_FILE_BYTES)", None
+        return None, st.st_size
+    if stat.S_ISDIR(mode):
         return None, None
-    if not stat.S_ISREG(st.st_mode):
-        kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
-                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a special file")
-        return f"not a regular file ({kind}): not read", None
-    limit = int(os.environ.get("HARNESS_EXT_MAX_FILE_BYTES") or MAX_FILE_BYTES)
-    if st.st_size > limit:
-        return f"file is {st.st_size:,} bytes, above the {limit:,}-byte limit ($HARNESS_EXT_MAX_FILE_BYTES)", None
-    return None, st.st_size
+    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a special file")
+    return f"not a regular file ({kind}): not read", None
+
+
+def _max_file_bytes() -> int:
+    return int(os.environ.get("HARNESS_EXT_MAX_FILE_BYTES") or MAX_FILE_BYTES)
 
 
 def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_progress: bool = True,
@@ -396,9 +441,9 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
 
     adapters = get_registrations("adapters")
     forced = get_registration("adapters", adapter) if adapter else None
-    sources = list(iter_sources(paths, adapters))
+    sources = list(_walk(paths, adapters))
     options = {k: v for k, v in (options or {}).items() if v}
-    for src, _ in sources:
+    for src, _, _ in sources:
         src.options = options
     report = IngestReport()
     pending: list = []  # (report index, path, sha, adapter name, records), written in one transaction per batch
@@ -430,35 +475,36 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
             pending.clear()
             store.release()
 
+    established: dict = {}  # (walk root, suffix) -> the adapter that claimed a file there (see _detect)
     batch_sha = set()
     n_pending = 0
     group_shas: list = []
     logs = []  # (report index, path) of lm-eval per-sample logs: they go to the samples table, not to adapters
     store.release()
     try:
-        for src, explicit in progress(sources, total=len(sources), desc="ingest", disable=None if show_progress else True):
+        for src, explicit, root in progress(sources, total=len(sources), desc="ingest", disable=None if show_progress else True):
             try:
-                why, size = _check(src.path)
+                why, size = _check(src.pathname)
                 if why is not None:
                     raise IngestError(src.path, why)
-                if forced is None and not src.is_dir and is_samples_file(src.path):
+                if forced is None and not src.is_dir and is_samples_file(src.pathname):
                     report.files.append(None)
                     logs.append((len(report.files) - 1, src.path))
                     continue
                 if size is not None and size <= SMALL_FILE_BYTES:
                     src.bytes  # one read of a small regular file (checked above) serves sniffing, parsing and hashing
-                chosen = forced if forced is not None else detect_adapter(src, adapters)
+                chosen = forced if forced is not None else _detect(src, root, adapters, established)
                 sha = sha256_of(src, chosen)
                 group_shas.append(sha)
                 if store.has_source(sha) or sha in batch_sha:
-                    report.files.append(FileReport(str(src.path), "unchanged", chosen.name))
+                    report.files.append(FileReport(src.pathname, "unchanged", chosen.name))
                     continue
                 records = read_source(src, chosen)
                 configs = pop_configs(records) if isinstance(records, list) else None
                 if configs:
-                    task_configs[str(src.path)] = configs
+                    task_configs[src.pathname] = configs
                 report.files.append(None)
-                pending.append((len(report.files) - 1, str(src.path), sha, chosen.name, records))
+                pending.append((len(report.files) - 1, src.pathname, sha, chosen.name, records))
                 batch_sha.add(sha)
                 n_pending += len(records)
                 if len(pending) >= BATCH_FILES or n_pending >= BATCH_RECORDS:
@@ -475,7 +521,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
         store.acquire()
     except StoreLockedError as exc:
         done = {f.path for f in report.files if f is not None and f.status != "skipped"} - {str(p[1]) for p in pending}
-        left = [str(src.path) for src, _ in sources if str(src.path) not in done]
+        left = [src.pathname for src, _, _ in sources if src.pathname not in done]
         shown = ", ".join(left[:20]) + (f" and {len(left) - 20} more" if len(left) > 20 else "")
         err = StoreLockedError(f"{exc}. Not ingested ({len(left)}; run again, stored files are recognised): {shown}")
         err.files_listed = True
