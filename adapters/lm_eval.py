@@ -152,28 +152,10 @@ def _records(path, results: dict, *, v04: bool, model: str, model_meta: dict, de
     for task, block in blocks.items():
         if not isinstance(block, dict):
             raise IngestError(path, f"results[{task!r}] is {type(block).__name__}, expected an object of metrics")
-        values = {}
-        stderrs = {}
-        # lm-eval >= 0.4.8 also writes "name" and "sample_len" into each block; where metrics are
-        # "metric,filter" keys, a key without a comma is bookkeeping, not a metric.
-        comma_keys = v04 and any("," in k for k in block)
-        for key, val in block.items():
-            if key in _BLOCK_META_KEYS or (comma_keys and "," not in key):
-                continue
-            metric, _, filt = key.partition(",") if v04 else (key, "", "")
-            if metric.endswith("_stderr"):
-                stderrs[(metric[: -len("_stderr")], filt)] = val
-            else:
-                values[(metric, filt)] = val
-        if not values:
-            continue
-        metric_names = {}
-        for (metric, filt) in values:
-            # Keep the filter in the name only when it is not the default, so acc,none is "acc".
-            metric_names[(metric, filt)] = metric if filt in ("", "none") else f"{metric},{filt}"
         listed = hib.get(task) if isinstance(hib.get(task), dict) else {}
-        primary = _primary_metric([metric_names[k] for k in values], listed)
-        benchmark, dataset = _dataset_for(task)
+        benchmark, dataset, metrics = _template(task, tuple(block), v04, listed)
+        if not metrics:
+            continue
         shots = n_shot.get(task, default_shots)
         shots = shots if isinstance(shots, int) and not isinstance(shots, bool) else None
         ns = n_samples.get(task)
@@ -185,16 +167,63 @@ def _records(path, results: dict, *, v04: bool, model: str, model_meta: dict, de
         shared = {**_RECORD_DEFAULTS, "model": model, "benchmark": benchmark, "dataset": dataset, "n_samples": ns,
                   "num_fewshot": shots, "task": task, "aggregate": task in groups, "model_metadata": model_meta,
                   "dataset_metadata": dmeta}
-        for k, val in values.items():
-            metric = metric_names[k]
-            base_metric = k[0]
-            higher = listed.get(base_metric)
-            if higher is None:
-                higher = base_metric not in LOWER_IS_BETTER
-            rb, rb_src = _chance(task, base_metric)
-            yield _record(shared, {"metric": metric, "value": val, "stderr": stderrs.get(k),
-                                   "higher_is_better": bool(higher), "random_baseline": rb, "baseline_source": rb_src,
-                                   "primary": metric == primary})
+        for value_key, stderr_key, own in metrics:
+            rec = object.__new__(ResultRecord)
+            rec.__dict__ = fields = {**shared, **own}
+            fields["value"] = block[value_key]
+            if stderr_key is not None:
+                fields["stderr"] = block[stderr_key]
+            yield rec
+
+
+_TEMPLATES: dict = {}
+
+
+def _template(task: str, keys: tuple, v04: bool, listed: dict) -> tuple:
+    """``(benchmark, dataset, [(value key, stderr key or None, {metric, higher_is_better, random_baseline,
+    baseline_source, primary})])`` of a task block with these keys.
+
+    Everything about a block but its numbers follows from its task and keys, and a 900-file ingest
+    sees the same few hundred (task, keys) 130,000 times: worked out once each.
+    """
+    try:
+        key = (task, keys, v04, tuple(listed.items()))
+        return _TEMPLATES[key]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable higher_is_better entry: not remembered
+        key = None
+    values, stderrs = {}, {}
+    # lm-eval >= 0.4.8 also writes "name" and "sample_len" into each block; where metrics are
+    # "metric,filter" keys, a key without a comma is bookkeeping, not a metric.
+    comma_keys = v04 and any("," in k for k in keys)
+    for k in keys:
+        if k in _BLOCK_META_KEYS or (comma_keys and "," not in k):
+            continue
+        metric, _, filt = k.partition(",") if v04 else (k, "", "")
+        if metric.endswith("_stderr"):
+            stderrs[(metric[: -len("_stderr")], filt)] = k
+        else:
+            values[(metric, filt)] = k
+    # Keep the filter in the name only when it is not the default, so acc,none is "acc".
+    names = {mf: mf[0] if mf[1] in ("", "none") else f"{mf[0]},{mf[1]}" for mf in values}
+    primary = _primary_metric(list(names.values()), listed)
+    metrics = []
+    for mf, value_key in values.items():
+        metric, base_metric = names[mf], mf[0]
+        higher = listed.get(base_metric)
+        if higher is None:
+            higher = base_metric not in LOWER_IS_BETTER
+        rb, rb_src = chance_baseline(task, base_metric)
+        metrics.append((value_key, stderrs.get(mf), {
+            "metric": metric, "higher_is_better": bool(higher), "random_baseline": rb, "baseline_source": rb_src,
+            "primary": metric == primary}))
+    out = (*_dataset_for(task), metrics)
+    if key is not None:
+        if len(_TEMPLATES) > 100_000:
+            _TEMPLATES.clear()
+        _TEMPLATES[key] = out
+    return out
 
 
 #: Every ResultRecord field at its default (the metadata dicts are always given).
@@ -211,24 +240,11 @@ def _record(shared: dict, own: dict) -> ResultRecord:
     return rec
 
 
-_CHANCE: dict = {}
-
-
-def _chance(task: str, metric: str) -> tuple:
-    """:func:`chance_baseline`, memoised: a 900-file ingest asks it about the same tasks 130,000 times."""
-    try:
-        return _CHANCE[task, metric]
-    except KeyError:
-        if len(_CHANCE) > 100_000:
-            _CHANCE.clear()
-        out = _CHANCE[task, metric] = chance_baseline(task, metric)
-        return out
-
-
 def _is_v04(doc) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("results"), dict) and isinstance(doc.get("config"), dict) and (
         "n-shot" in doc or "group_subtasks" in doc or "higher_is_better" in doc or "model_name" in doc
-        or any(isinstance(b, dict) and any("," in k for k in b) for b in doc["results"].values())
+        # a "metric,filter" key in any block (one C-level join per block, not a step per key)
+        or any(isinstance(b, dict) and "," in "\0".join(map(str, b)) for b in doc["results"].values())
     )
 
 
@@ -250,7 +266,8 @@ def _version(src: SourceFile) -> Optional[str]:
     except AttributeError:
         pass
     doc = src.try_json() if _sniff(src) else None
-    src._lm_eval_version = "v04" if _is_v04(doc) else "v03" if _is_v03(doc) else None
+    v04 = _is_v04(doc)
+    src._lm_eval_version = "v04" if v04 else "v03" if not v04 and _is_v03(doc) else None
     return src._lm_eval_version
 
 
