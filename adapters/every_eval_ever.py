@@ -30,7 +30,7 @@ import re
 from harness_ext.benchmarks import MMLU_BENCHMARK, MMLU_METRIC, MMLU_SUBJECTS, chance_baseline
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
-from harness_ext.adapters.lm_eval import _RECORD_DEFAULTS, _record
+from harness_ext.store.rows import ResultRows, kind
 from harness_ext.types import Adapter, SourceFile
 
 AGGREGATE_NAMES = frozenset({"mean win rate", "mean score", "score", "mmlu all subjects"})
@@ -76,6 +76,10 @@ def benchmark_name(source_name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", source_name.strip().lower()).strip("_")
 
 
+#: Kinds (store.rows.kind) by their fields as read here, asked once per row.
+_KINDS: dict = {}
+
+
 def _metric(desc) -> str:
     if isinstance(desc, str) and " on " in desc:
         head = desc.split(" on ", 1)[0].strip()
@@ -105,8 +109,7 @@ def read(src: SourceFile):
     if not isinstance(results, list):
         raise IngestError(src.path, "evaluation_results is not a list")
     model_meta = {k: v for k, v in info.items() if k not in ("id",)}
-    shared = {**_RECORD_DEFAULTS, "model": model, "model_metadata": model_meta}
-    out = []
+    out = ResultRows(model, model_meta)
     for i, ev in enumerate(results):
         if not isinstance(ev, dict):
             raise IngestError(src.path, f"evaluation_results[{i}] is not an object")
@@ -138,11 +141,26 @@ def read(src: SourceFile):
             (lo is not None and score < lo) or (hi is not None and score > hi)
         ):
             continue
-        out.append(_record(shared, {
-            "benchmark": benchmark, "dataset": dataset, "metric": metric, "value": score,
-            "higher_is_better": None if lower is None else not bool(lower), "min_score": lo, "max_score": hi,
-            "random_baseline": rb, "baseline_source": rb_src, "aggregate": aggregate,
-            "dataset_metadata": {"source": bench, "description": cfg.get("evaluation_description")}}))
+        key = (benchmark, dataset, metric, lower, lo, hi, rb, rb_src, aggregate)
+        try:
+            k = _KINDS[key]
+        except KeyError:
+            k = _KINDS[key] = kind(benchmark=benchmark, dataset=dataset, metric=metric,
+                                   higher_is_better=None if lower is None else not bool(lower), min_score=lo,
+                                   max_score=hi, random_baseline=rb, baseline_source=rb_src, aggregate=aggregate)
+            if len(_KINDS) > 100_000:
+                _KINDS.clear()
+        except TypeError:  # an unhashable lower_is_better
+            k = kind(benchmark=benchmark, dataset=dataset, metric=metric,
+                     higher_is_better=None if lower is None else not bool(lower), min_score=lo, max_score=hi,
+                     random_baseline=rb, baseline_source=rb_src, aggregate=aggregate)
+        out.kinds.append(k)
+        out.values.append(score)
+        out.dataset_metadata.append({"source": bench, "description": cfg.get("evaluation_description")})
+    n = len(out.values)
+    out.stderrs += [None] * n
+    out.num_fewshot += [None] * n
+    out.n_samples += [None] * n
     return out
 
 

@@ -27,14 +27,14 @@ order), else the first in the results block. ``--metric`` selects the others.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import PurePosixPath
-from typing import Iterator, Optional
+from typing import Optional
 
 from harness_ext.benchmarks import MMLU_BENCHMARK, chance_baseline, mmlu_subject
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
-from harness_ext.types import Adapter, ResultRecord, SourceFile
+from harness_ext.store.rows import ResultRows, kind
+from harness_ext.types import Adapter, SourceFile
 
 LM_EVAL_BENCHMARK = "lm_eval"
 #: Metric preferred as a dataset's primary one, in order.
@@ -135,8 +135,8 @@ def _task_configs(doc: dict, model_args) -> dict:
     return out
 
 
-def _records(path, results: dict, *, v04: bool, model: str, model_meta: dict, default_shots, doc: dict,
-             configs: Optional[dict] = None) -> Iterator[ResultRecord]:
+def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, default_shots, doc: dict,
+          configs: Optional[dict] = None) -> ResultRows:
     from harness_ext.store.lm_eval_tasks import CONFIG_KEY
 
     configs = configs or {}
@@ -149,11 +149,14 @@ def _records(path, results: dict, *, v04: bool, model: str, model_meta: dict, de
     blocks = dict(results)
     for g, block in (doc.get("groups") or {}).items():
         blocks.setdefault(g, block)
+    out = ResultRows(model, model_meta)
+    kinds, values, stderrs, shots_col, ns_col, md_col = (out.kinds, out.values, out.stderrs, out.num_fewshot,
+                                                          out.n_samples, out.dataset_metadata)
     for task, block in blocks.items():
         if not isinstance(block, dict):
             raise IngestError(path, f"results[{task!r}] is {type(block).__name__}, expected an object of metrics")
         listed = hib.get(task) if isinstance(hib.get(task), dict) else {}
-        benchmark, dataset, metrics = _template(task, tuple(block), v04, listed)
+        metrics = _template(task, tuple(block), v04, listed)
         if not metrics:
             continue
         shots = n_shot.get(task, default_shots)
@@ -161,27 +164,27 @@ def _records(path, results: dict, *, v04: bool, model: str, model_meta: dict, de
         ns = n_samples.get(task)
         ns = ns.get("effective") if isinstance(ns, dict) else ns
         ns = ns if isinstance(ns, int) else None
-        # One metadata dict per task, shared by its metrics' records (pop_configs takes the config once).
+        # One metadata dict per task, shared by its metrics' rows (pop_configs takes the config once).
         dmeta = {"harness": "lm-evaluation-harness", "version": versions.get(task),
                  **({CONFIG_KEY: configs[task]} if task in configs else {})}
-        shared = {**_RECORD_DEFAULTS, "model": model, "benchmark": benchmark, "dataset": dataset, "n_samples": ns,
-                  "num_fewshot": shots, "task": task, "aggregate": task in groups, "model_metadata": model_meta,
-                  "dataset_metadata": dmeta}
-        for value_key, stderr_key, own in metrics:
-            rec = object.__new__(ResultRecord)
-            rec.__dict__ = fields = {**shared, **own}
-            fields["value"] = block[value_key]
-            if stderr_key is not None:
-                fields["stderr"] = block[stderr_key]
-            yield rec
+        aggregate = task in groups
+        for value_key, stderr_key, pair in metrics:
+            kinds.append(pair[aggregate])
+            values.append(block[value_key])
+            stderrs.append(None if stderr_key is None else block[stderr_key])
+        n = len(metrics)
+        shots_col += [shots] * n
+        ns_col += [ns] * n
+        md_col += [dmeta] * n
+    return out
 
 
 _TEMPLATES: dict = {}
 
 
 def _template(task: str, keys: tuple, v04: bool, listed: dict) -> tuple:
-    """``(benchmark, dataset, [(value key, stderr key or None, {metric, higher_is_better, random_baseline,
-    baseline_source, primary})])`` of a task block with these keys.
+    """``[(value key, stderr key or None, (kind, kind as an aggregate))]`` of a task block with these keys
+    (:func:`harness_ext.store.rows.kind`: benchmark, dataset, metric, direction, chance baseline, primary).
 
     Everything about a block but its numbers follows from its task and keys, and a 900-file ingest
     sees the same few hundred (task, keys) 130,000 times: worked out once each.
@@ -208,6 +211,7 @@ def _template(task: str, keys: tuple, v04: bool, listed: dict) -> tuple:
     # Keep the filter in the name only when it is not the default, so acc,none is "acc".
     names = {mf: mf[0] if mf[1] in ("", "none") else f"{mf[0]},{mf[1]}" for mf in values}
     primary = _primary_metric(list(names.values()), listed)
+    benchmark, dataset = _dataset_for(task)
     metrics = []
     for mf, value_key in values.items():
         metric, base_metric = names[mf], mf[0]
@@ -215,29 +219,15 @@ def _template(task: str, keys: tuple, v04: bool, listed: dict) -> tuple:
         if higher is None:
             higher = base_metric not in LOWER_IS_BETTER
         rb, rb_src = chance_baseline(task, base_metric)
-        metrics.append((value_key, stderrs.get(mf), {
-            "metric": metric, "higher_is_better": bool(higher), "random_baseline": rb, "baseline_source": rb_src,
-            "primary": metric == primary}))
-    out = (*_dataset_for(task), metrics)
+        fields = dict(benchmark=benchmark, dataset=dataset, metric=metric, higher_is_better=bool(higher),
+                      random_baseline=rb, baseline_source=rb_src, primary=metric == primary, task=task)
+        metrics.append((value_key, stderrs.get(mf), (kind(**fields, aggregate=False), kind(**fields, aggregate=True))))
+    out = metrics
     if key is not None:
         if len(_TEMPLATES) > 100_000:
             _TEMPLATES.clear()
         _TEMPLATES[key] = out
     return out
-
-
-#: Every ResultRecord field at its default (the metadata dicts are always given).
-_RECORD_DEFAULTS = {f.name: None if f.default is dataclasses.MISSING else f.default
-                    for f in dataclasses.fields(ResultRecord)}
-
-
-def _record(shared: dict, own: dict) -> ResultRecord:
-    """``ResultRecord(**shared, **own)`` without the dataclass's 22-argument ``__init__``: a task's records
-    share most fields, and on a 130,000-record ingest the keyword call was a third of this adapter's time.
-    ``shared`` holds every field (:data:`_RECORD_DEFAULTS` under the task's values)."""
-    rec = object.__new__(ResultRecord)
-    rec.__dict__ = {**shared, **own}
-    return rec
 
 
 def _is_v04(doc) -> bool:
@@ -283,8 +273,8 @@ def read_v03(src: SourceFile):
     doc = src.json()
     config = doc["config"]
     model, meta = model_name(config, src.path)
-    return list(_records(src.path, doc["results"], v04=False, model=model, model_meta=meta,
-                         default_shots=config.get("num_fewshot"), doc={"versions": doc.get("versions")}))
+    return _rows(src.path, doc["results"], v04=False, model=model, model_meta=meta,
+                 default_shots=config.get("num_fewshot"), doc={"versions": doc.get("versions")})
 
 
 def read_v04(src: SourceFile):
@@ -293,9 +283,8 @@ def read_v04(src: SourceFile):
         raise IngestError(src.path, "a harness-ext prediction (harness-ext predict wrote it), not a measured result")
     config = doc["config"]
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
-    return list(_records(src.path, doc["results"], v04=True, model=model, model_meta=meta,
-                         default_shots=config.get("num_fewshot"), doc=doc,
-                         configs=_task_configs(doc, config.get("model_args"))))
+    return _rows(src.path, doc["results"], v04=True, model=model, model_meta=meta,
+                 default_shots=config.get("num_fewshot"), doc=doc, configs=_task_configs(doc, config.get("model_args")))
 
 
 @hookimpl

@@ -358,12 +358,12 @@ class Store:
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         first_source = self._next_source
         sources = [(first_source + k, str(path), sha, adapter, now, 0) for k, (path, sha, adapter, _) in enumerate(items)]
-        records = [rec for *_, recs in items for rec in recs]
-        n = len(records)
         source_id = np.repeat(np.arange(first_source, first_source + len(items)), [len(it[3]) for it in items])
         # The records' fields as columns (attrgetter runs in C), then ids per distinct name, not per record.
-        (models, benchmarks, datasets, metrics, shots, values, stderrs, n_samples,
-         metas) = zip(*map(_RECORD_FIELDS, records)) if n else ((),) * 9
+        # ``descs[i]`` describes row i's dataset: the record itself, or its ResultRows kind.
+        (models, benchmarks, datasets, metrics, shots, values, stderrs, n_samples, metas, dmetas,
+         descs) = _columns(items)
+        n = len(values)
         m_codes, m_names = pd.factorize(np.array(models, dtype=object))
         m_first = _first_positions(m_codes)
         m_ids = np.empty(len(m_names), dtype=np.int64)
@@ -393,7 +393,7 @@ class Store:
         d_codes, _ = pd.factorize(d_codes)
         d_ids = np.empty(d_codes.max() + 1 if n else 0, dtype=np.int64)
         for code, pos in enumerate(_first_positions(d_codes).tolist()):
-            rec = records[pos]
+            rec = descs[pos]
             dkey = (rec.benchmark, rec.dataset, rec.metric)
             did = self._dataset_ids.get(dkey)
             if did is None:
@@ -407,7 +407,7 @@ class Store:
                 new_datasets[dkey] = (
                     did, rec.benchmark, rec.dataset, rec.metric, rec.higher_is_better, _f(rec.random_baseline),
                     rec.baseline_source, _f(rec.min_score), _f(rec.max_score), primary, rec.task,
-                    json.dumps(rec.dataset_metadata or {}, default=str),
+                    json.dumps(dmetas[pos] or {}, default=str),
                     AGGREGATE if rec.aggregate else DATASET, rec.scale,
                 )
             d_ids[code] = did
@@ -602,7 +602,30 @@ def _f(v) -> Optional[float]:
 
 _DUMPED: dict = {}
 _RECORD_FIELDS = operator.attrgetter("model", "benchmark", "dataset", "metric", "num_fewshot", "value", "stderr",
-                                     "n_samples", "model_metadata")
+                                     "n_samples", "model_metadata", "dataset_metadata")
+_KIND_NAMES = operator.attrgetter("benchmark", "dataset", "metric")
+
+
+def _columns(items: list) -> tuple:
+    """The rows of ``(path, sha, adapter, records)`` items as 11 lists: model, benchmark, dataset, metric,
+    num_fewshot, value, stderr, n_samples, model_metadata, dataset_metadata, and the row's description
+    (a record, or the kind of a :class:`~harness_ext.store.rows.ResultRows` row)."""
+    from .rows import ResultRows
+
+    cols = tuple([] for _ in range(11))
+    for *_, recs in items:
+        n = len(recs)
+        if not n:
+            continue
+        if recs.__class__ is ResultRows:
+            names = tuple(zip(*map(_KIND_NAMES, recs.kinds)))
+            parts = ([recs.model] * n, *names, recs.num_fewshot, recs.values, recs.stderrs, recs.n_samples,
+                     [recs.model_metadata] * n, recs.dataset_metadata, recs.kinds)
+        else:
+            parts = (*zip(*map(_RECORD_FIELDS, recs)), recs)
+        for col, part in zip(cols, parts):
+            col.extend(part)
+    return cols
 
 
 def _first_positions(codes: np.ndarray) -> np.ndarray:

@@ -231,10 +231,18 @@ def read_source(src: SourceFile, adapter) -> list:
     """
     from ..types import ColumnarResults, ResultRecord
     from .columnar import ColumnarCells
+    from .rows import ResultRows
 
     where = f"{adapter.name} [{adapter.source}]" if getattr(adapter, "source", None) else adapter.name
     try:
         records = adapter.read(src)
+        if records.__class__ is ResultRows:  # columns with shared kinds (store.rows): checked a column at a time
+            if not len(records):
+                raise IngestError(src.path, f"no results found (read as {adapter.name})")
+            rows = records.validate(src.path)
+            if rows is None:
+                return records
+            records = rows  # something the per-record checks must see (or mend): as records
         if isinstance(records, (ColumnarResults, ColumnarCells)):  # a large table as arrays (store.columnar)
             if not len(records):
                 raise IngestError(src.path, f"no results found (read as {adapter.name})")
@@ -437,6 +445,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     from ..errors import StoreLockedError
     from .columnar import write_columnar
     from .db import SourceOutcome
+    from .rows import ResultRows
     from .samples import ingest_samples, is_samples_file  # samples imports this module
 
     adapters = get_registrations("adapters")
@@ -454,10 +463,10 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
         if pending:
             # The lock is held only while a batch is written, so `info` and `matrix` get in between batches.
             store.acquire()
-            rows = [item[1:] for item in pending if isinstance(item[4], list)]
+            rows = [item[1:] for item in pending if _batched(item[4])]
             done = iter(store.ingest_batch(rows) if rows else [])
             # Sources given as arrays are written one per transaction (harness_ext.store.columnar).
-            outcomes = [next(done) if isinstance(item[4], list) else write_columnar(store, *item[1:])
+            outcomes = [next(done) if _batched(item[4]) else write_columnar(store, *item[1:])
                         for item in pending]
             kept = []
             # Counts come from the committed store, never from what was handed to it.
@@ -500,7 +509,8 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                     report.files.append(FileReport(src.pathname, "unchanged", chosen.name))
                     continue
                 records = read_source(src, chosen)
-                configs = pop_configs(records) if isinstance(records, list) else None
+                configs = (pop_configs(records) if isinstance(records, list)
+                           else pop_configs(records.task_metadata()) if records.__class__ is ResultRows else None)
                 if configs:
                     task_configs[src.pathname] = configs
                 report.files.append(None)
@@ -542,6 +552,13 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
 
 #: Files up to this size are read once into memory (sniffing, parsing and hashing share the bytes).
 SMALL_FILE_BYTES = 16 << 20
+
+
+def _batched(records) -> bool:
+    """Whether a source's records go into the batch transaction (a list, or ResultRows), not store.columnar."""
+    from .rows import ResultRows
+
+    return isinstance(records, (list, ResultRows))
 
 
 def _entry_name(entry) -> str:
