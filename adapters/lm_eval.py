@@ -152,27 +152,38 @@ def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, defau
     out = ResultRows(model, model_meta)
     kinds, values, stderrs, shots_col, ns_col, md_col = (out.kinds, out.values, out.stderrs, out.num_fewshot,
                                                           out.n_samples, out.dataset_metadata)
+    default_shots = default_shots if isinstance(default_shots, int) and not isinstance(default_shots, bool) else None
+    plain_meta: dict = {}  # version -> the metadata dict of tasks without a configuration (shared: nothing pops it)
     for task, block in blocks.items():
-        if not isinstance(block, dict):
-            raise IngestError(path, f"results[{task!r}] is {type(block).__name__}, expected an object of metrics")
-        listed = hib.get(task) if isinstance(hib.get(task), dict) else {}
-        metrics = _template(task, tuple(block), v04, listed)
-        if not metrics:
+        if block.__class__ is not dict:
+            if not isinstance(block, dict):
+                raise IngestError(path, f"results[{task!r}] is {type(block).__name__}, expected an object of metrics")
+        listed = hib.get(task) if hib else None
+        value_keys, stderr_keys, pair = _template(task, tuple(block), v04, listed if isinstance(listed, dict) else {})
+        n = len(value_keys)
+        if not n:
             continue
-        shots = n_shot.get(task, default_shots)
-        shots = shots if isinstance(shots, int) and not isinstance(shots, bool) else None
-        ns = n_samples.get(task)
-        ns = ns.get("effective") if isinstance(ns, dict) else ns
-        ns = ns if isinstance(ns, int) else None
-        # One metadata dict per task, shared by its metrics' rows (pop_configs takes the config once).
-        dmeta = {"harness": "lm-evaluation-harness", "version": versions.get(task),
-                 **({CONFIG_KEY: configs[task]} if task in configs else {})}
-        aggregate = task in groups
-        for value_key, stderr_key, pair in metrics:
-            kinds.append(pair[aggregate])
-            values.append(block[value_key])
-            stderrs.append(None if stderr_key is None else block[stderr_key])
-        n = len(metrics)
+        shots = n_shot.get(task, default_shots) if n_shot else default_shots
+        if shots is not default_shots:
+            shots = shots if isinstance(shots, int) and not isinstance(shots, bool) else None
+        ns = n_samples.get(task) if n_samples else None
+        if ns is not None:
+            ns = ns.get("effective") if isinstance(ns, dict) else ns
+            ns = ns if isinstance(ns, int) else None
+        version = versions.get(task)
+        if task in configs:
+            # One metadata dict per task, shared by its metrics' rows (pop_configs takes the config once).
+            dmeta = {"harness": "lm-evaluation-harness", "version": version, CONFIG_KEY: configs[task]}
+        else:
+            try:
+                dmeta = plain_meta[version]
+            except (KeyError, TypeError):
+                dmeta = {"harness": "lm-evaluation-harness", "version": version}
+                if version.__class__ in (str, int, float, _NONE):
+                    plain_meta[version] = dmeta
+        kinds += pair[task in groups]
+        values += map(block.__getitem__, value_keys)  # C-level passes over the block
+        stderrs += map(block.get, stderr_keys)  # a missing stderr's key is None: never a JSON key
         shots_col += [shots] * n
         ns_col += [ns] * n
         md_col += [dmeta] * n
@@ -180,11 +191,13 @@ def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, defau
 
 
 _TEMPLATES: dict = {}
+_NONE = type(None)
 
 
 def _template(task: str, keys: tuple, v04: bool, listed: dict) -> tuple:
-    """``[(value key, stderr key or None, (kind, kind as an aggregate))]`` of a task block with these keys
-    (:func:`harness_ext.store.rows.kind`: benchmark, dataset, metric, direction, chance baseline, primary).
+    """``(value keys, stderr keys (None: no stderr), (kinds, kinds as aggregates))`` of a task block with these
+    keys, one per metric (:func:`harness_ext.store.rows.kind`: benchmark, dataset, metric, direction, chance
+    baseline, primary).
 
     Everything about a block but its numbers follows from its task and keys, and a 900-file ingest
     sees the same few hundred (task, keys) 130,000 times: worked out once each.
@@ -221,8 +234,9 @@ def _template(task: str, keys: tuple, v04: bool, listed: dict) -> tuple:
         rb, rb_src = chance_baseline(task, base_metric)
         fields = dict(benchmark=benchmark, dataset=dataset, metric=metric, higher_is_better=bool(higher),
                       random_baseline=rb, baseline_source=rb_src, primary=metric == primary, task=task)
-        metrics.append((value_key, stderrs.get(mf), (kind(**fields, aggregate=False), kind(**fields, aggregate=True))))
-    out = metrics
+        metrics.append((value_key, stderrs.get(mf), kind(**fields, aggregate=False), kind(**fields, aggregate=True)))
+    value_keys, stderr_keys, plain, agg = (tuple(c) for c in zip(*metrics)) if metrics else ((),) * 4
+    out = (value_keys, stderr_keys, (plain, agg))
     if key is not None:
         if len(_TEMPLATES) > 100_000:
             _TEMPLATES.clear()

@@ -636,11 +636,15 @@ def _first_positions(codes: np.ndarray) -> np.ndarray:
 def _dumps(v) -> str:
     """``json.dumps(v, default=str)``, remembered for strings: metadata values repeat across thousands of files."""
     if v.__class__ is not str:
-        return json.dumps(v, default=str)
+        return _ENCODE(v)
     try:
         return _DUMPED[v]
     except KeyError:
         if len(_DUMPED) > 100_000:
             _DUMPED.clear()
-        out = _DUMPED[v] = json.dumps(v)
+        out = _DUMPED[v] = _ENCODE(v)
         return out
+
+
+#: ``json.dumps(v, default=str)`` without building an encoder per call (what json.dumps does with ``default``).
+_ENCODE = json.JSONEncoder(default=str).encode

@@ -239,7 +239,7 @@ def read_source(src: SourceFile, adapter) -> list:
         if records.__class__ is ResultRows:  # columns with shared kinds (store.rows): checked a column at a time
             if not len(records):
                 raise IngestError(src.path, f"no results found (read as {adapter.name})")
-            rows = records.validate(src.path)
+            rows = records.validate(src.pathname)
             if rows is None:
                 return records
             records = rows  # something the per-record checks must see (or mend): as records

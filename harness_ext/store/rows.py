@@ -16,7 +16,7 @@ from operator import attrgetter
 from typing import Optional
 
 from ..errors import IngestError
-from ..types import _NAMES_OK, ResultRecord
+from ..types import _NAMES_OK, ResultRecord, _check_text
 
 __all__ = ["ResultRows", "kind"]
 
@@ -118,7 +118,7 @@ class ResultRows:
             if m.__class__ is not str or not m.strip():
                 return self.records()
             try:
-                ResultRecord(model=m, benchmark="b", dataset="d", metric="m", value=0.0).validate(path)
+                _check_text(path, "model", m)
             except IngestError:
                 return self.records()
         for k in {id(k): k for k in self.kinds}.values():  # distinct kinds (a dataclass is unhashable)
@@ -143,13 +143,14 @@ class ResultRows:
         return None
 
     def task_metadata(self) -> list:
-        """``(task, dataset_metadata)`` rows with distinct metadata dicts (for ``lm_eval_tasks.pop_configs``)."""
-        seen, out = set(), []
-        for k, md in zip(self.kinds, self.dataset_metadata):
-            if id(md) not in seen:
-                seen.add(id(md))
-                out.append(_TaskMeta(k.task, md))
-        return out
+        """Rows (``task``, ``dataset_metadata``) whose distinct metadata dicts hold a task configuration
+        (for :func:`harness_ext.store.lm_eval_tasks.pop_configs`), first row of each."""
+        from .lm_eval_tasks import CONFIG_KEY
+
+        mds = self.dataset_metadata
+        first = dict(zip(map(id, reversed(mds)), range(len(mds) - 1, -1, -1)))  # id -> first row (C-level)
+        return [_TaskMeta(self.kinds[i].task, mds[i]) for i in sorted(first.values())
+                if isinstance(mds[i], dict) and CONFIG_KEY in mds[i]]
 
     def column(self, name: str) -> list:
         """A kind field per row (``benchmark``, ``dataset``, ...)."""
