@@ -601,8 +601,8 @@ def _f(v) -> Optional[float]:
 
 
 _DUMPED: dict = {}
-_RECORD_FIELDS = operator.attrgetter("model", "benchmark", "dataset", "metric", "num_fewshot", "value", "stderr",
-                                     "n_samples", "model_metadata", "dataset_metadata")
+_RECORD_FIELDS = operator.attrgetter("model", "num_fewshot", "value", "stderr", "n_samples", "model_metadata",
+                                     "dataset_metadata")
 _KIND_NAMES = operator.attrgetter("benchmark", "dataset", "metric")
 
 
@@ -612,20 +612,25 @@ def _columns(items: list) -> tuple:
     (a record, or the kind of a :class:`~harness_ext.store.rows.ResultRows` row)."""
     from .rows import ResultRows
 
-    cols = tuple([] for _ in range(11))
+    models, shots, values, stderrs, n_samples, metas, dmetas, descs = cols = tuple([] for _ in range(8))
     for *_, recs in items:
-        n = len(recs)
-        if not n:
-            continue
         if recs.__class__ is ResultRows:
-            names = tuple(zip(*map(_KIND_NAMES, recs.kinds)))
-            parts = ([recs.model] * n, *names, recs.num_fewshot, recs.values, recs.stderrs, recs.n_samples,
-                     [recs.model_metadata] * n, recs.dataset_metadata, recs.kinds)
-        else:
-            parts = (*zip(*map(_RECORD_FIELDS, recs)), recs)
-        for col, part in zip(cols, parts):
-            col.extend(part)
-    return cols
+            n = len(recs)
+            models += [recs.model] * n
+            shots += recs.num_fewshot
+            values += recs.values
+            stderrs += recs.stderrs
+            n_samples += recs.n_samples
+            metas += [recs.model_metadata] * n
+            dmetas += recs.dataset_metadata
+            descs += recs.kinds
+        elif recs:
+            for col, part in zip(cols, zip(*map(_RECORD_FIELDS, recs))):
+                col += part
+            descs += recs
+    # Benchmark, dataset and metric of every row in one C-level pass (records and kinds both carry them).
+    names = tuple(map(list, zip(*map(_KIND_NAMES, descs)))) if descs else ([], [], [])
+    return (models, *names, shots, values, stderrs, n_samples, metas, dmetas, descs)
 
 
 def _first_positions(codes: np.ndarray) -> np.ndarray:

@@ -459,7 +459,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
 
     task_configs: dict = {}  # path -> {task: (config, config_source)}, kept once the file's results are stored
 
-    def flush():
+    def flush(final=False):
         if pending:
             # The lock is held only while a batch is written, so `info` and `matrix` get in between batches.
             store.acquire()
@@ -482,7 +482,8 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                     kept.append((path, configs))
             store_configs(store, kept)
             pending.clear()
-            store.release()
+            if not final:  # the last batch keeps the connection for what follows (aliases, samples)
+                store.release()
 
     established: dict = {}  # (walk root, suffix) -> the adapter that claimed a file there (see _detect)
     batch_sha = set()
@@ -527,7 +528,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                 report.files.append(FileReport(_shown(src.path), "skipped", reason=f"cannot read: {exc}"))
             except MemoryError:
                 report.files.append(FileReport(_shown(src.path), "skipped", reason="too large to read in memory"))
-        flush()
+        flush(final=True)
         store.acquire()
     except StoreLockedError as exc:
         done = {f.path for f in report.files if f is not None and f.status != "skipped"} - {str(p[1]) for p in pending}
