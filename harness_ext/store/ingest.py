@@ -497,7 +497,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                 why, size = _check(src.pathname)
                 if why is not None:
                     raise IngestError(src.path, why)
-                if forced is None and not src.is_dir and is_samples_file(src.pathname):
+                if forced is None and ".jsonl" in src.pathname and not src.is_dir and is_samples_file(src.pathname):
                     report.files.append(None)
                     logs.append((len(report.files) - 1, src.path))
                     continue

@@ -1,0 +1,115 @@
+"""The fast ingest lane: ResultRows from the lm-eval and Every Eval Ever adapters, per-walk format detection."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import LM_EVAL_V04, PYTHIA, require
+from harness_ext.adapters import every_eval_ever, lm_eval
+from harness_ext.store.db import Store
+from harness_ext.store.ingest import ingest_paths, read_source
+from harness_ext.store.rows import ResultRows
+from harness_ext.plugin_manager import get_registration
+from harness_ext.types import Adapter, ResultRecord, SourceFile
+
+PYTHIA_FILE = "pythia-v1/pythia-160m/zero-shot/160m_step143000.json"
+V04_FILE = "Qwen__Qwen2.5-1.5B/results_2025-03-03T00-05-12.300060.json"
+
+
+def _eee(model: str, scores: dict, lower=False) -> dict:
+    return {"schema_version": "0.2.0", "model_info": {"id": model, "name": model.split("/")[-1]},
+            "source_metadata": {"source_name": "Test Board"},
+            "evaluation_results": [{"evaluation_name": n, "metric_config": {
+                "evaluation_description": f"Accuracy on {n}", "lower_is_better": lower, "min_score": 0.0,
+                "max_score": 1.0}, "score_details": {"score": v}} for n, v in scores.items()]}
+
+
+def _write(path, doc) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_rows_read_as_the_records_they_stand_for():
+    require(PYTHIA)
+    rows = lm_eval.read_v03(SourceFile(PYTHIA / PYTHIA_FILE))
+    assert isinstance(rows, ResultRows) and len(rows) > 10
+    recs = list(rows)
+    assert all(type(r) is ResultRecord for r in recs) and rows[0] is recs[0]
+    assert {r.model for r in recs} == {rows.model}
+    assert [r.value for r in recs] == rows.values
+    assert "_checked" not in recs[0].__dict__  # the kind's bookkeeping stays on the kind
+    # Kinds are shared across files: the same task and metric in another file is the same object.
+    other = lm_eval.read_v03(SourceFile(PYTHIA / PYTHIA_FILE.replace("143000", "13000")))
+    assert {id(k) for k in other.kinds} & {id(k) for k in rows.kinds}
+
+
+def test_rows_validated_a_column_at_a_time_with_the_record_checks_behind(tmp_path):
+    good = SourceFile(_write(tmp_path / "a.json", _eee("org/m", {"A": 0.5, "B": 0.25})))
+    adapter = get_registration("adapters", "every_eval_ever")
+    out = read_source(good, adapter)
+    assert isinstance(out, ResultRows) and out.validate(good.pathname) is None
+    # An integer score is what ResultRecord.validate accepts: the rows go to the per-record checks.
+    ints = SourceFile(_write(tmp_path / "b.json", _eee("org/m", {"A": 1, "B": 0.25})))
+    out = read_source(ints, adapter)
+    assert isinstance(out, list) and [r.value for r in out] == [1, 0.25]
+    # A control character in a name is refused, naming the file.
+    bad = SourceFile(_write(tmp_path / "c.json", _eee("org/m\nx", {"A": 0.5})))
+    with pytest.raises(Exception, match="control character"):
+        read_source(bad, adapter)
+
+
+def test_bad_score_in_rows_is_skipped_with_its_reason_and_nothing_written(tmp_path):
+    d = tmp_path / "board"
+    _write(d / "m1" / "a.json", _eee("org/m1", {"A": 0.5}))
+    doc = _eee("org/m2", {"A": 0.5})
+    doc["evaluation_results"][0]["score_details"]["score"] = "high"
+    _write(d / "m2" / "b.json", doc)
+    with Store.open(":memory:") as st:
+        rep = ingest_paths(st, [d], show_progress=False)
+        (bad,) = rep.by_status("skipped")
+        assert bad.path.endswith("b.json") and "not a number" in bad.reason
+        assert st.counts()["results"] == 1 and st.counts()["sources"] == 1
+
+
+def test_walk_establishes_a_format_and_verifies_each_file(tmp_path):
+    """A directory of one format is detected once; a file of another format beside it is detected in full."""
+    require(PYTHIA)
+    d = tmp_path / "mixed"
+    _write(d / "a" / "x.json", _eee("org/m1", {"A": 0.5}))
+    _write(d / "b" / "y.json", _eee("org/m2", {"A": 0.75}))
+    (d / "c").mkdir()
+    shutil.copy(PYTHIA / PYTHIA_FILE, d / "c" / "z.json")
+    with Store.open(":memory:") as st:
+        rep = ingest_paths(st, [d], show_progress=False)
+    assert [f.adapter for f in rep.files] == ["every_eval_ever", "every_eval_ever", "lm_eval_v03"]
+    assert not rep.by_status("skipped")
+
+
+def test_established_adapter_is_asked_first_but_a_new_walk_detects_again(tmp_path, monkeypatch):
+    """An explicitly named file always goes through full detection (ambiguity is still reported)."""
+    from harness_ext.store import ingest as ingest_mod
+
+    p = _write(tmp_path / "a.json", _eee("org/m1", {"A": 0.5}))
+    adapters = dict(ingest_mod.get_registrations("adapters"))
+    adapters["clone"] = Adapter(name="clone", can_handle=every_eval_ever.can_handle, read=every_eval_ever.read)
+    monkeypatch.setattr(ingest_mod, "get_registrations", lambda kind: adapters)
+    with Store.open(":memory:") as st:
+        rep = ingest_paths(st, [p], show_progress=False)
+    (f,) = rep.files
+    assert f.status == "skipped" and "ambiguous format" in f.reason
+
+
+def test_v04_configs_still_taken_from_rows():
+    require(LM_EVAL_V04)
+    with Store.open(":memory:") as st:
+        rep = ingest_paths(st, [LM_EVAL_V04 / V04_FILE], show_progress=False)
+        assert rep.n_results > 0
+        n = st.con.execute("SELECT count(*) FROM task_configs").fetchone()[0]
+        meta = st.con.execute("SELECT metadata FROM datasets").fetchall()
+    from harness_ext.store.lm_eval_tasks import CONFIG_KEY
+
+    assert n > 0 and meta and not any(CONFIG_KEY in json.loads(m) for (m,) in meta)  # popped, stored apart
