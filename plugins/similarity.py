@@ -119,8 +119,10 @@ def pearson_similarity(X, min_periods: int = 1) -> np.ndarray:
     """
     from harness_ext.plugins.similarity_kernels import _min_periods_mask
 
+    from harness_ext.plugins.similarity_kernels import _complete_pearson
+
     X, M = _prepare(X)
-    C = cross_pearson(X)
+    C = _complete_pearson(X) if M.all() else cross_pearson(X)
     few = _min_periods_mask(M, min_periods)
     return C if few is None else np.where(few, np.nan, C)
 

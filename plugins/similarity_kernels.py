@@ -234,21 +234,26 @@ def _complete_pearson(X: np.ndarray) -> np.ndarray:
     times its raw sum of squares (rounding noise): NaN row and column.
     """
     n = X.shape[0]
-    Xc = X - X.mean(axis=0)
-    C = Xc.T @ Xc  # numpy runs A.T @ A as one symmetric rank-k update (half the work of a general product)
+    mu = X.mean(axis=0)
+    Xc = X - mu
+    # numpy runs A.T @ A (C- or Fortran-ordered A) as one symmetric rank-k update: half the work of a general
+    # product, and the result is exactly symmetric.
+    C = Xc.T @ Xc
     d = np.diag(C).copy()
-    ok = (n >= 2) & (d > 16.0 * _EPS * n * np.einsum("ij,ij->j", X, X))
+    ok = (n >= 2) & (d > 16.0 * _EPS * n * (d + n * mu * mu))  # d + n mu^2: the raw sum of squares
     s = 1.0 / np.sqrt(np.where(ok, d, 1.0))
-    C *= s[:, None]
-    C *= s[None, :]
-    return _unit_gram(C, ok)
+    C *= np.outer(s, s)  # s_i s_j == s_j s_i, so C stays exactly symmetric
+    return _unit_gram(C, ok, symmetric=True)
 
 
-def _unit_gram(C: np.ndarray, ok: np.ndarray) -> np.ndarray:
+def _unit_gram(C: np.ndarray, ok: np.ndarray, symmetric: bool = False) -> np.ndarray:
     """A Gram matrix of unit-scaled columns as a similarity: clipped to [-1, 1], exactly symmetric, NaN rows
-    and columns where ``ok`` is False (undefined), 1 on the diagonal where defined."""
+    and columns where ``ok`` is False (undefined), 1 on the diagonal where defined. ``symmetric``: ``C`` is
+    exactly symmetric already (from ``A.T @ A``, scaled by an outer product), so it is not averaged with
+    its transpose."""
     np.clip(C, -1.0, 1.0, out=C)
-    C = _symmetrise(C)
+    if not symmetric:
+        C = _symmetrise(C)
     if not ok.all():
         C[~ok, :] = np.nan
         C[:, ~ok] = np.nan
@@ -471,7 +476,7 @@ def cosine_similarity(X) -> np.ndarray:
         norm = np.sqrt(np.einsum("ij,ij->j", X, X))
         ok = norm > 0
         Xn = X / np.where(ok, norm, 1.0)
-        return _unit_gram(Xn.T @ Xn, ok)
+        return _unit_gram(Xn.T @ Xn, ok, symmetric=True)  # A.T @ A: exactly symmetric (see _complete_pearson)
     X0 = np.where(M, X, 0.0)
     m = M.astype(float)
     num = X0.T @ X0

@@ -270,3 +270,12 @@ def test_two_thread_exact_kendall_matches_one_thread_and_pandas(monkeypatch, cas
     np.testing.assert_array_equal(threaded, single)
     ref = pd.DataFrame(X).corr(method="kendall").to_numpy()
     _offdiag(threaded, ref, 1e-10)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("name", ["pearson", "spearman", "cosine"])
+def test_complete_gram_paths_are_exactly_symmetric(name, order):
+    # The complete paths skip averaging C with C.T: A.T @ A and the outer-product scaling must keep it exact.
+    X = np.asarray(_matrix("constant", n=300, q=40), order=order)
+    C = S._FUNCS[name][0](X)
+    assert np.array_equal(C, C.T, equal_nan=True)
