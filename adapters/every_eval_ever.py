@@ -81,6 +81,21 @@ _KINDS: dict = {}
 
 
 def _metric(desc) -> str:
+    if desc.__class__ is str:
+        try:  # memoised: a leaderboard's few descriptions, asked once per score
+            return _METRICS[desc]
+        except KeyError:
+            out = _METRICS[desc] = _metric_uncached(desc)
+            if len(_METRICS) > 100_000:
+                _METRICS.clear()
+            return out
+    return _metric_uncached(desc)
+
+
+_METRICS: dict = {}
+
+
+def _metric_uncached(desc) -> str:
     if isinstance(desc, str) and " on " in desc:
         head = desc.split(" on ", 1)[0].strip()
         if 0 < len(head) <= 40:
@@ -110,34 +125,41 @@ def read(src: SourceFile):
         raise IngestError(src.path, "evaluation_results is not a list")
     model_meta = {k: v for k, v in info.items() if k not in ("id",)}
     out = ResultRows(model, model_meta)
+    helm_mmlu = bench == "helm_mmlu"
     for i, ev in enumerate(results):
-        if not isinstance(ev, dict):
+        if ev.__class__ is not dict and not isinstance(ev, dict):
             raise IngestError(src.path, f"evaluation_results[{i}] is not an object")
         name = ev.get("evaluation_name")
-        if not isinstance(name, str):
+        if name.__class__ is not str and not isinstance(name, str):
             raise IngestError(src.path, f"evaluation_results[{i}] has no evaluation_name")
         aggregate = _is_aggregate(name)
         cfg = ev.get("metric_config") or {}
         details = ev.get("score_details") or {}
         if "score" not in details:
             raise IngestError(src.path, f"evaluation_results[{i}] ({name}) has no score_details.score")
-        benchmark, dataset, metric, rb, rb_src = bench, name, _metric(cfg.get("evaluation_description")), None, None
-        subject = _mmlu_subject(name, ev) if bench == "helm_mmlu" and not aggregate else None
-        if subject:
-            benchmark, dataset, metric = MMLU_BENCHMARK, subject, MMLU_METRIC
-            rb, rb_src = chance_baseline(f"mmlu:subject={subject}", MMLU_METRIC)
-        elif bench == "helm_mmlu" and aggregate:
-            # "MMLU All Subjects" is the mmlu group score; the leaderboard's win rate stays beside it.
-            title = re.sub(r"\s+-\s+[^-]+$", "", name.strip().lower())  # schema 0.0.x: "MMLU All Subjects - EM"
-            benchmark = MMLU_BENCHMARK
-            if title == "mmlu all subjects":
-                dataset, metric = MMLU_BENCHMARK, MMLU_METRIC
-                rb, rb_src = chance_baseline("mmlu:subject=anatomy", MMLU_METRIC)
+        desc = cfg.get("evaluation_description")
+        benchmark, dataset, metric, rb, rb_src = bench, name, _metric(desc), None, None
+        if helm_mmlu:
+            subject = _mmlu_subject(name, ev) if not aggregate else None
+            if subject:
+                benchmark, dataset, metric = MMLU_BENCHMARK, subject, MMLU_METRIC
+                rb, rb_src = chance_baseline(f"mmlu:subject={subject}", MMLU_METRIC)
+            elif aggregate:
+                # "MMLU All Subjects" is the mmlu group score; the leaderboard's win rate stays beside it.
+                title = re.sub(r"\s+-\s+[^-]+$", "", name.strip().lower())  # schema 0.0.x: "MMLU All Subjects - EM"
+                benchmark = MMLU_BENCHMARK
+                if title == "mmlu all subjects":
+                    dataset, metric = MMLU_BENCHMARK, MMLU_METRIC
+                    rb, rb_src = chance_baseline("mmlu:subject=anatomy", MMLU_METRIC)
         lower = cfg.get("lower_is_better")
-        lo = cfg.get("min_score") if isinstance(cfg.get("min_score"), (int, float)) else None
-        hi = cfg.get("max_score") if isinstance(cfg.get("max_score"), (int, float)) else None
+        lo = cfg.get("min_score")
+        if lo.__class__ is not float and not isinstance(lo, (int, float)):
+            lo = None
+        hi = cfg.get("max_score")
+        if hi.__class__ is not float and not isinstance(hi, (int, float)):
+            hi = None
         score = details["score"]
-        if isinstance(score, (int, float)) and not isinstance(score, bool) and (
+        if (score.__class__ is float or isinstance(score, (int, float)) and not isinstance(score, bool)) and (
             (lo is not None and score < lo) or (hi is not None and score > hi)
         ):
             continue
@@ -156,7 +178,7 @@ def read(src: SourceFile):
                      random_baseline=rb, baseline_source=rb_src, aggregate=aggregate)
         out.kinds.append(k)
         out.values.append(score)
-        out.dataset_metadata.append({"source": bench, "description": cfg.get("evaluation_description")})
+        out.dataset_metadata.append({"source": bench, "description": desc})
     n = len(out.values)
     out.stderrs += [None] * n
     out.num_fewshot += [None] * n

@@ -16,6 +16,7 @@ reported with adapter ``lm_eval_samples``.
 from __future__ import annotations
 
 import csv
+import functools
 import gc
 import hashlib
 import json
@@ -229,10 +230,7 @@ def read_source(src: SourceFile, adapter) -> list:
     Whatever an adapter does wrong (raises any exception, yields something that is not a
     ResultRecord, runs out of memory) fails only this source, with the adapter named.
     """
-    from ..types import ColumnarResults, ResultRecord
-    from .columnar import ColumnarCells
-    from .rows import ResultRows
-
+    ColumnarResults, ResultRecord, ColumnarCells, ResultRows = _read_types()
     where = f"{adapter.name} [{adapter.source}]" if getattr(adapter, "source", None) else adapter.name
     try:
         records = adapter.read(src)
@@ -283,6 +281,16 @@ def read_source(src: SourceFile, adapter) -> list:
             continue
         rec.validate(src.path)
     return records
+
+
+@functools.lru_cache(maxsize=None)
+def _read_types() -> tuple:
+    """The result containers read_source tells apart, imported on first use (once, not per file)."""
+    from ..types import ColumnarResults, ResultRecord
+    from .columnar import ColumnarCells
+    from .rows import ResultRows
+
+    return ColumnarResults, ResultRecord, ColumnarCells, ResultRows
 
 
 _NAME_FIELDS = ("model", "benchmark", "dataset", "metric")
