@@ -39,6 +39,10 @@ _KENDALL_THREAD_OPS = 2e8
 
 
 def _prepare(X) -> tuple:
+    """``X`` as a float matrix (checked as :func:`check_matrix` does) and its observed-cell mask."""
+    X = np.asarray(X, dtype=float)
+    if X.ndim == 2 and X.size and np.isfinite(X).all():  # complete: one pass instead of isinf and isnan
+        return X, np.ones(X.shape, dtype=bool)
     X = check_matrix(X, min_rows=1, min_cols=1)
     return X, ~np.isnan(X)
 
