@@ -43,7 +43,9 @@ means, and the BenchPress re-implementation (``benchpress`` plugin). Ratios
 are printed as baseline error / default error (above 1: the default is better).
 Nothing is tuned on the test cells: the default chooses rank and penalty by
 CV inside each training matrix, and its conformal quantile from held-out
-training cells or training models.
+training cells or training models. ``--nested`` re-runs the selection inside
+each calibration fold of the held-out-model intervals (``predict_new_models(reselect=...)``),
+so the calibration models did not choose the subset they are scored on.
 """
 
 from __future__ import annotations
