@@ -253,10 +253,13 @@ def _is_v04(doc) -> bool:
 
 
 def _is_v03(doc) -> bool:
-    return (
-        isinstance(doc, dict) and isinstance(doc.get("results"), dict) and isinstance(doc.get("config"), dict)
-        and "model_args" in doc["config"] and not _is_v04(doc)
-    )
+    return _v03_shape(doc) and not _is_v04(doc)
+
+
+def _v03_shape(doc) -> bool:
+    """The v0.3 layout's keys (a v0.4 file has them too: ask :func:`_is_v04` first)."""
+    return (isinstance(doc, dict) and isinstance(doc.get("results"), dict) and isinstance(doc.get("config"), dict)
+            and "model_args" in doc["config"])
 
 
 def _sniff(src: SourceFile) -> bool:
@@ -271,7 +274,7 @@ def _version(src: SourceFile) -> Optional[str]:
         pass
     doc = src.try_json() if _sniff(src) else None
     v04 = _is_v04(doc)
-    src._lm_eval_version = "v04" if v04 else "v03" if not v04 and _is_v03(doc) else None
+    src._lm_eval_version = "v04" if v04 else "v03" if _v03_shape(doc) else None  # one scan of the blocks
     return src._lm_eval_version
 
 

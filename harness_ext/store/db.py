@@ -413,9 +413,10 @@ class Store:
             d_ids[code] = did
         frame = pd.DataFrame({
             "model_id": model_id, "dataset_id": d_ids[d_codes],
-            "num_fewshot": np.array([UNKNOWN_SHOTS if k is None else int(k) for k in shots], dtype=np.int64),
+            # Validated ints or None: converted in C (pandas' nullable integers), not a Python step per row.
+            "num_fewshot": pd.array(shots, dtype="Int64").fillna(UNKNOWN_SHOTS).to_numpy(np.int64),
             "value": np.array(values, dtype=float), "stderr": np.array(stderrs, dtype=float),
-            "n_samples": pd.array([None if x is None else int(x) for x in n_samples], dtype="Int64"),
+            "n_samples": pd.array(n_samples, dtype="Int64"),
             "source_id": source_id})
         n_kept = frame.drop_duplicates(["model_id", "dataset_id", "num_fewshot", "source_id"]).groupby("source_id").size()
         n_kept = dict(zip(n_kept.index.tolist(), n_kept.tolist()))
