@@ -347,25 +347,39 @@ def _shared_ranks(sc: _SortedColumns, i: int, J: slice, mask32: np.ndarray, out:
     the tied cells), float64.
     """
     b = J.stop - J.start
-    keep, c, cf = (buf[:b] for buf in bufs)
-    np.take(mask32[J], sc.order[i], axis=1, out=keep, mode="clip")
-    keep[:, sc.count[i] :] = 0  # column i's own missing rows (sorted last)
+    ni = int(sc.count[i])
+    cf = bufs[2][:b]
+    if ni == 0:
+        out[:] = 0.0
+        return np.zeros(b), np.zeros(b)
+    # Only column i's observed rows (sorted first): its missing rows share nothing, and their ranks stay 0.
+    keep, c = (buf.ravel()[: b * ni].reshape(b, ni) for buf in bufs[:2])
+    np.take(mask32[J], sc.order[i, :ni], axis=1, out=keep, mode="clip")
     np.cumsum(keep, axis=1, dtype=np.int32, out=c)
     m = c[:, -1].astype(np.float64)
     sq = m * (m + 1.0) * (2.0 * m + 1.0) / 6.0
     if sc.tied[i]:
         pos, first, last = sc.groups(i)
         k = keep[:, pos]
-        tied = 0.5 * (c[:, first] - keep[:, first] + c[:, last] + 1) * k  # half-integers: exact
-        untied = c[:, pos] * k
-        sq += np.einsum("jk,jk->j", tied, tied) - np.einsum("jk,jk->j", untied, untied, dtype=np.float64)
+        # Twice the average rank, an int32 (fewer passes than half-integer floats); squares summed exactly.
+        tied = c[:, first]
+        tied -= keep[:, first]
+        tied += c[:, last]
+        tied += 1
+        tied *= k
+        untied = c[:, pos]
+        untied *= k
+        sq += 0.25 * np.einsum("jk,jk->j", tied, tied, dtype=np.float64) - np.einsum(
+            "jk,jk->j", untied, untied, dtype=np.float64
+        )
     if zero:
-        np.multiply(c, keep, out=cf)
+        np.multiply(c, keep, out=cf[:, :ni])
     else:
-        np.copyto(cf, c, casting="same_kind")
+        np.copyto(cf[:, :ni], c, casting="same_kind")
+    cf[:, ni:] = 0.0
     np.take(cf, sc.inverse[i], axis=1, out=out, mode="clip")
     if sc.tied[i]:
-        out[:, sc.order[i, pos]] = tied
+        out[:, sc.order[i, pos]] = tied * np.float32(0.5)
     return m, sq
 
 

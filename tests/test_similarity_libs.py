@@ -201,6 +201,26 @@ def test_small_tiles_and_blocks_match_the_libraries(monkeypatch, case):
     _offdiag(S.wasserstein_distance_matrix(X), ref, 1e-12)
 
 
+@pytest.mark.parametrize("threads", [False, True])
+def test_masked_spearman_empty_and_one_row_columns_and_integer_ties(monkeypatch, threads):
+    # The masked Spearman kernel runs each column's running counts over its observed rows only: a column with no
+    # observed row, one with a single row, and integer scores (large tie groups) in uneven small tiles.
+    from harness_ext.plugins import similarity_kernels as SK
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 4, (80, 11)).astype(float)
+    X[rng.random(X.shape) < 0.3] = np.nan
+    X[:, 4] = np.nan
+    X[:, 7] = np.nan
+    X[10, 7] = 2.0
+    X[:, 10] = 1.0  # constant
+    monkeypatch.setattr(SK, "_TILE_PAIR_ROWS", 80 * 3 * 3)  # 3 columns per tile: 3, 3, 3, 2
+    if threads:
+        monkeypatch.setattr(SK, "_THREAD_CELLS", 0)
+    ref = pd.DataFrame(X).corr(method="spearman").to_numpy()
+    np.testing.assert_allclose(S.spearman_similarity(X), ref, atol=1e-10, equal_nan=True)
+
+
 @pytest.mark.parametrize("case", ["complete", "missing"])
 def test_two_thread_distance_kernels_match_one_thread(monkeypatch, case):
     # Large matrices split the L1 kernel into a cdist block and two pdists, and the tile loops of Minkowski
