@@ -30,6 +30,8 @@ load average is printed with them. Usage::
     python benchmarks/bench_matrix.py --no-pipeline   # 50,000 x 200 only
     python benchmarks/bench_matrix.py --pipeline-only --pipeline-models 20000 --pipeline-datasets 2000
     python benchmarks/bench_matrix.py --quick         # 5,000 x 100 and a 300 x 30 pipeline
+    python benchmarks/bench_matrix.py --pipeline-only --pipeline-models 300 --pipeline-datasets 1000 \
+        --tmp /tmp/wide --reuse-store                 # a kept store: later runs time the reduce alone
 """
 
 from __future__ import annotations
@@ -252,24 +254,32 @@ def run_cli(args: list, env: dict, timeout: Optional[float] = None) -> dict:
             "finished": finished}
 
 
-def pipeline_rows(tmp: Path, m: int, d: int, timeout: Optional[float] = None) -> list:
-    """Wide CSV -> ``harness-ext ingest`` -> ``harness-ext reduce`` (defaults), each timed in its own process."""
+def pipeline_rows(tmp: Path, m: int, d: int, timeout: Optional[float] = None, reuse: bool = False) -> list:
+    """Wide CSV -> ``harness-ext ingest`` -> ``harness-ext reduce`` (defaults), each timed in its own process.
+
+    With ``reuse`` and a store ``tmp/pipeline_MxD.duckdb`` left by an earlier run, the CSV and ingest are skipped
+    (their row reports 0 s: time the reduce alone); the store is kept either way."""
     import pandas as pd
 
     from harness_ext.report import format_table
 
     csv = tmp / f"wide_{m}x{d}.csv"
-    t0 = time.perf_counter()
-    n_cells = write_wide_csv(csv, m, d)
-    print(f"\nwrote {csv.name}: {fmt_size((m, d))} ({n_cells:,} results, {csv.stat().st_size / 2**20:,.0f} MB) in "
-          f"{time.perf_counter() - t0:.0f} s", flush=True)
     env = dict(os.environ, HARNESS_EXT_NO_PROGRESS="1")
-    db, out = tmp / "pipeline.duckdb", tmp / "reduced"
+    db, out = tmp / f"pipeline_{m}x{d}.duckdb", tmp / "reduced"
     ingest_cmd = ["ingest", "--db", str(db), "-q", str(csv)]
     reduce_cmd = ["reduce", "-vv", "--db", str(db), "--out", str(out)]
-    print(f"harness-ext {' '.join(ingest_cmd)}  ({load_average()})", flush=True)
-    ing = run_cli(ingest_cmd, env)
-    csv.unlink()  # hundreds of MB: gone before the reduce
+    if reuse and db.exists():
+        n_cells = -1
+        ing = {"seconds": 0.0, "cpu_s": 0.0, "peak_mb": 0.0, "stdout": f"reused {db}"}
+    else:
+        db.unlink(missing_ok=True)
+        t0 = time.perf_counter()
+        n_cells = write_wide_csv(csv, m, d)
+        print(f"\nwrote {csv.name}: {fmt_size((m, d))} ({n_cells:,} results, {csv.stat().st_size / 2**20:,.0f} MB) in "
+              f"{time.perf_counter() - t0:.0f} s", flush=True)
+        print(f"harness-ext {' '.join(ingest_cmd)}  ({load_average()})", flush=True)
+        ing = run_cli(ingest_cmd, env)
+        csv.unlink()  # hundreds of MB: gone before the reduce
     print(f"  {ing['seconds']:.1f} s ({ing['cpu_s']:.1f} s CPU), peak {ing['peak_mb']:,.0f} MB: "
           f"{ing['stdout'].strip().splitlines()[-1]}")
     print(f"harness-ext {' '.join(reduce_cmd)}  ({load_average()})", flush=True)
@@ -281,7 +291,7 @@ def pipeline_rows(tmp: Path, m: int, d: int, timeout: Optional[float] = None) ->
     total = ing["seconds"] + red["seconds"]
     peak = max(ing["peak_mb"], red["peak_mb"])
     met = red["finished"] and total < PIPELINE_SECONDS and peak < PIPELINE_MB
-    size = f"{fmt_size((m, d))} ({n_cells:,} results)"
+    size = f"{fmt_size((m, d))} ({n_cells:,} results)" if n_cells >= 0 else f"{fmt_size((m, d))} (reused store)"
     return [
         row("matrix", "pipeline: harness-ext ingest (wide CSV)", size, ing["seconds"], None, ing["peak_mb"],
             note=f"own process; ru_maxrss; {ing['cpu_s']:.1f} s CPU (user + system); {load_average()}"),
@@ -311,7 +321,12 @@ def main(argv=None) -> int:
     ap.add_argument("--reduce-timeout", type=float, default=1800.0,
                     help="stop the pipeline's reduce after this many seconds and report it unfinished (default 1800)")
     ap.add_argument("--tmp", default=None, help="folder for the store and CSV (default: the system's temp folder)")
+    ap.add_argument("--reuse-store", action="store_true",
+                    help="pipeline in --tmp itself, kept: a store left there by an earlier run is reduced again "
+                         "without writing the CSV or ingesting (time the reduce alone)")
     args = ap.parse_args(argv)
+    if args.reuse_store and not args.tmp:
+        ap.error("--reuse-store needs --tmp")
     m = args.models or (5_000 if args.quick else 50_000)
     d = args.datasets or (100 if args.quick else 200)
     repeat = args.repeat or (2 if args.quick else 3)
@@ -328,8 +343,11 @@ def main(argv=None) -> int:
             rows += matrix_rows(Path(tmp), m, d, args.missing, args.models_per_source, repeat)
         print_rows(rows, "store to matrix (ratio = Parquet read time / load_matrix time; >= 0.5x is within 2x):")
     if not args.no_pipeline:
-        with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
-            prow = pipeline_rows(Path(tmp), pm, pd_, args.reduce_timeout)
+        if args.reuse_store:
+            prow = pipeline_rows(Path(args.tmp), pm, pd_, args.reduce_timeout, reuse=True)
+        else:
+            with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+                prow = pipeline_rows(Path(tmp), pm, pd_, args.reduce_timeout)
         print()
         print_rows(prow, "pipeline (wide CSV -> ingest -> reduce through the CLI, defaults):")
         rows += prow

@@ -103,3 +103,47 @@ def test_both_gcv_paths_agree(gcv):
     C = np.array([np.setdiff1d(np.arange(10), p) for p in P])
     assert np.allclose(_complement_coefs(design, P, C, RIDGE_ALPHAS), _eigen_coefs(design, P, C, RIDGE_ALPHAS),
                        rtol=1e-7, atol=1e-9)
+
+
+def _describe(X, **kw):
+    from harness_ext.methods.completion import LowRankCompleter
+
+    est = LowRankCompleter(ranks=(1, 2), lams=(0.1, 1.0), calibration_folds=3, **kw).fit(X)
+    return est, est.describe()
+
+
+def test_cell_blend_budget_leaves_small_matrices_unchanged(monkeypatch):
+    """Below the flops budget (every matrix of hundreds of datasets) the rule changes nothing, byte for byte."""
+    from harness_ext.methods import completion
+    from harness_ext.report import dumps
+
+    X = np.clip(_matrix(60, 12, 3)[0] / 6 + 0.5, 0.01, 0.99)
+    X[np.random.default_rng(1).random(X.shape) < 0.1] = np.nan
+    assert direct_ridge.cell_regression_flops(~np.isnan(X), 1 / 3) < direct_ridge.CELL_FLOPS_BUDGET
+    est, ref = _describe(X)
+    assert "cell_blend_rule" not in ref["scales_cross_validation"]
+    monkeypatch.setattr(completion, "CELL_FLOPS_BUDGET", float("inf"))
+    est2, unlimited = _describe(X)
+    assert dumps(ref) == dumps(unlimited)
+    assert np.array_equal(est.mean_, est2.mean_, equal_nan=True)
+
+
+def test_cell_blend_off_over_the_budget_is_recorded(monkeypatch):
+    """Over the budget (wide matrices) the cell blend is 0 (low-rank only), with the rule in describe()."""
+    from harness_ext.methods import completion
+
+    X = np.clip(_matrix(60, 12, 3)[0] / 6 + 0.5, 0.01, 0.99)
+    monkeypatch.setattr(completion, "CELL_FLOPS_BUDGET", 1.0)
+    monkeypatch.setattr(completion, "direct_predict", lambda *a, **k: pytest.fail("direct regression ran"))
+    _, desc = _describe(X)
+    assert desc["cell_blend"] == 0.0
+    rule = desc["scales_cross_validation"]["cell_blend_rule"]
+    assert rule["budget"] == 1.0 and rule["flops"] > 1.0
+    assert {e["cell_blend"] for e in desc["scales_cross_validation"]["error"]} == {0.0}
+
+
+def test_cell_regression_flops_grow_with_width():
+    """The cost estimate is about k^3 per row: a 2,000-dataset matrix is far over the budget, 2,000 x 100 far under."""
+    rng = np.random.default_rng(0)
+    assert direct_ridge.cell_regression_flops(rng.random((2000, 100)) > 0.05, 0.2) < direct_ridge.CELL_FLOPS_BUDGET / 5
+    assert direct_ridge.cell_regression_flops(rng.random((500, 2000)) > 0.05, 0.2) > direct_ridge.CELL_FLOPS_BUDGET * 10

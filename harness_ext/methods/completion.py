@@ -41,7 +41,7 @@ from ..base import BasePredictor, check_matrix, limit_threads
 from ..errors import MethodError
 from .conformal import Z90, conformal_quantile, mondrian_quantiles, normalised_scores
 from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, fit_als, fit_gibbs, fold_in, select_rank_lam
-from .direct_ridge import direct_ridge_predict, ridge_design
+from .direct_ridge import CELL_FLOPS_BUDGET, cell_regression_flops, direct_ridge_predict, ridge_design
 from .transforms import DEFAULT_EPS, as_transform
 
 __all__ = ["LowRankCompleter", "IntervalPrediction", "direct_predict"]
@@ -242,10 +242,24 @@ class LowRankCompleter(BasePredictor):
         few broken runs do not decide) for every cell blend weight (``BLEND_GRID``
         with ``cell_blend="auto"``). Candidates giving the same transform are tried
         once. ``rank_cv`` is None when rank and penalty are given.
+
+        With ``cell_blend="auto"``, when one direct regression of every row's
+        cells (the calibration's: all rows, a ``1/calibration_folds`` fold held
+        out; :func:`~harness_ext.methods.direct_ridge.cell_regression_flops`)
+        would exceed :data:`~harness_ext.methods.direct_ridge.CELL_FLOPS_BUDGET`
+        flops (wide matrices: a pattern costs ``O(k^3)`` in its observed cells),
+        the cell blend is 0 (low-rank only) and ``info["cell_blend_rule"]`` says so.
         """
         auto = self.rank == "auto" or self.lam == "auto"
         specs = SCALE_CANDIDATES if self.scales == "cv" else (self.scales,)
         blends = BLEND_GRID if self.cell_blend == "auto" else (self._fixed_blend(self.cell_blend),)
+        rule = None
+        if self.cell_blend == "auto":
+            flops = cell_regression_flops(~np.isnan(X), 1.0 / max(int(self.calibration_folds), 2))
+            if flops > CELL_FLOPS_BUDGET:
+                blends = (0.0,)
+                rule = {"reason": "direct regression of every row's cells over the flops budget: low-rank only",
+                        "flops": float(f"{flops:.3g}"), "budget": float(CELL_FLOPS_BUDGET)}
         seen, err, cvs = set(), {}, {}
         for spec in specs:
             t, tt = self._transform_for(spec, X)
@@ -263,6 +277,8 @@ class LowRankCompleter(BasePredictor):
         best = min(err, key=lambda k: (round(err[k], 12), specs.index(k[0]), k[1]))
         info = {"chosen": best[0], "cell_blend": float(best[1]), "n_folds": int(self.cv_folds),
                 "error": [{"scales": sp, "cell_blend": a, "error": round(float(v), 8)} for (sp, a), v in err.items()]}
+        if rule is not None:
+            info["cell_blend_rule"] = rule
         return best[0], info, (cvs[best[0]] if auto else None)
 
     def _select(self, Z) -> dict:

@@ -39,7 +39,8 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-__all__ = ["RIDGE_ALPHAS", "EXACT_LOO_ROWS", "RidgeDesign", "ridge_design", "ridge_coefs", "direct_ridge_predict"]
+__all__ = ["RIDGE_ALPHAS", "EXACT_LOO_ROWS", "CELL_FLOPS_BUDGET", "RidgeDesign", "ridge_design", "ridge_coefs",
+           "direct_ridge_predict", "cell_regression_flops"]
 
 #: Penalties searched (per target, by GCV) by the direct regression.
 RIDGE_ALPHAS = np.logspace(-3, 3, 13)
@@ -48,6 +49,11 @@ RIDGE_ALPHAS = np.logspace(-3, 3, 13)
 EXACT_LOO_ROWS = 300
 #: Floats per batched work array (patterns x cells x targets): bounds memory, keeps the products in cache.
 BATCH_FLOATS = 1 << 21
+#: Rough flops above which one regression of every row's missing cells from its own observed ones (the cell blend's
+#: unit of work, run once per fold and once on the whole matrix) is not attempted: about a minute of one core.
+#: Every row is its own pattern there and a pattern costs ``O(k^3)`` in its ``k`` observed cells, so wide matrices
+#: (thousands of datasets) cross it and narrow ones (hundreds) stay far below.
+CELL_FLOPS_BUDGET = 1e11
 
 
 class RidgeDesign(NamedTuple):
@@ -196,6 +202,20 @@ def _flops(k: int, c: int, d: int, n_alphas: int) -> int:
     """Rough flops of one pattern in :func:`ridge_coefs` (the cheaper of its two paths)."""
     eigen = 10 * k ** 3 + 2 * k * k * c + 2 * n_alphas * k * c
     return min(eigen, 4 * n_alphas * c * c * d + 6 * d * d * c) if c < k else eigen
+
+
+def cell_regression_flops(O: np.ndarray, hidden: float = 0.0) -> float:
+    """Rough flops of :func:`direct_ridge_predict` on every row of a matrix observed at ``O`` (each row its own
+    pattern, the upper bound), with a further fraction ``hidden`` of each row's cells held out (a CV fold)."""
+    O = np.asarray(O, dtype=bool)
+    m, d = O.shape
+    k = np.floor(O.sum(1) * (1.0 - hidden)).astype(np.int64)
+    k = k[(k > 0) & (k < d)]
+    if m <= EXACT_LOO_ROWS:  # one SVD of the m x k design plus O(m min(m, k) c) per penalty
+        r = np.minimum(k, m)
+        return float((4 * m * k * r + 2 * RIDGE_ALPHAS.size * m * r * (d - k)).sum())
+    ks, n = np.unique(k, return_counts=True)
+    return float(sum(c * _flops(int(a), d - int(a), d, RIDGE_ALPHAS.size) for a, c in zip(ks, n)))
 
 
 def _unique_rows(B: np.ndarray):
