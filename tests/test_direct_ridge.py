@@ -122,6 +122,8 @@ def test_cell_blend_budget_leaves_small_matrices_unchanged(monkeypatch):
     assert direct_ridge.cell_regression_flops(~np.isnan(X), 1 / 3) < direct_ridge.CELL_FLOPS_BUDGET
     est, ref = _describe(X)
     assert "cell_blend_rule" not in ref["scales_cross_validation"]
+    assert est._uncalibrated_blend() == completion.BLEND_UNCALIBRATED
+    assert est.with_fixed_settings(X).get_params()["blend"] == "auto"
     monkeypatch.setattr(completion, "CELL_FLOPS_BUDGET", float("inf"))
     est2, unlimited = _describe(X)
     assert dumps(ref) == dumps(unlimited)
@@ -135,8 +137,10 @@ def test_cell_blend_off_over_the_budget_is_recorded(monkeypatch):
     X = np.clip(_matrix(60, 12, 3)[0] / 6 + 0.5, 0.01, 0.99)
     monkeypatch.setattr(completion, "CELL_FLOPS_BUDGET", 1.0)
     monkeypatch.setattr(completion, "direct_predict", lambda *a, **k: pytest.fail("direct regression ran"))
-    _, desc = _describe(X)
-    assert desc["cell_blend"] == 0.0
+    est, desc = _describe(X)
+    assert desc["cell_blend"] == 0.0 and est._uncalibrated_blend() == 0.0
+    est.predict_new_means(X[:5])  # selection's inner loop: fold-in only
+    assert est.with_fixed_settings(X).get_params()["blend"] == 0.0  # the copies reduce's folds refit
     rule = desc["scales_cross_validation"]["cell_blend_rule"]
     assert rule["budget"] == 1.0 and rule["flops"] > 1.0
     assert {e["cell_blend"] for e in desc["scales_cross_validation"]["error"]} == {0.0}

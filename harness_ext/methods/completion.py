@@ -224,6 +224,8 @@ class LowRankCompleter(BasePredictor):
                 X = check_matrix(X)
                 spec, info, cv = self._choose_scales(X)
             est.set_params(scales=spec, cell_blend=info["cell_blend"])
+            if "cell_blend_rule" in info and self.blend == "auto":  # wide: the copy folds in only (see _choose_scales)
+                est.set_params(blend=0.0)
             if cv is not None:
                 est.set_params(rank=int(cv["rank"]), lam=float(cv["lam"]))
         return est
@@ -248,7 +250,9 @@ class LowRankCompleter(BasePredictor):
         out; :func:`~harness_ext.methods.direct_ridge.cell_regression_flops`)
         would exceed :data:`~harness_ext.methods.direct_ridge.CELL_FLOPS_BUDGET`
         flops (wide matrices: a pattern costs ``O(k^3)`` in its observed cells),
-        the cell blend is 0 (low-rank only) and ``info["cell_blend_rule"]`` says so.
+        the cell blend is 0 (low-rank only) and ``info["cell_blend_rule"]`` says so;
+        so is the uncalibrated new-model blend of selection (:meth:`_uncalibrated_blend`).
+        The calibrated new-model blend (``predict_new_models``) is still chosen by CV.
         """
         auto = self.rank == "auto" or self.lam == "auto"
         specs = SCALE_CANDIDATES if self.scales == "cv" else (self.scales,)
@@ -464,7 +468,11 @@ class LowRankCompleter(BasePredictor):
             return np.where(np.isnan(X_new), self.transform_.inverse_transform(mz), X_new)
 
     def _uncalibrated_blend(self) -> float:
-        return BLEND_UNCALIBRATED if self.blend == "auto" else self._fixed_blend(self.blend)
+        """``BLEND_UNCALIBRATED``, or 0 (fold-in only) on a matrix whose cell blend the flops budget turned off:
+        the selection's inner loop regresses every candidate subset's ~``d`` targets, as wide a cost."""
+        if self.blend != "auto":
+            return self._fixed_blend(self.blend)
+        return 0.0 if "cell_blend_rule" in self.scales_cv_ else BLEND_UNCALIBRATED
 
     @staticmethod
     def _fixed_blend(value) -> float:
