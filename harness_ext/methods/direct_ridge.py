@@ -258,9 +258,10 @@ def _by_patterns(design, z_new, O, rows_in, alphas, out):
     """:func:`direct_ridge_predict` for the rows ``rows_in``: one regression per pattern, batched by size."""
     d = O.shape[1]
     first, inverse = _unique_rows(O[rows_in])
+    distinct = O[rows_in[first]]
     # Patterns relabelled in order of their number of cells, so each size's patterns and rows are contiguous.
-    by_size = np.argsort(O[rows_in][first].sum(1), kind="stable")
-    patterns = O[rows_in][first][by_size]
+    by_size = np.argsort(distinct.sum(1), kind="stable")
+    patterns = distinct[by_size]
     label = np.empty_like(by_size)
     label[by_size] = np.arange(len(by_size))
     inverse = label[inverse]
