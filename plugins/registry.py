@@ -14,6 +14,7 @@ Nothing here may import numpy: tests/test_cli_speed.py checks what ``harness-ext
 from __future__ import annotations
 
 from harness_ext.hookspecs import hookimpl
+from harness_ext.plugin_manager import disabled_plugins
 from harness_ext.types import ManifestWriter, Predictor, Selector, SimilarityMeasure, WeightingScheme
 
 _P = "harness_ext.plugins."
@@ -95,32 +96,47 @@ MANIFEST_WRITERS = {
 }
 
 
+def _enabled(table: dict, ref=lambda v: v[0]) -> dict:
+    """``table`` without the entries whose implementation module is switched off.
+
+    All built-in methods are registered by this one module, so ``--disable-plugin NAME`` (or
+    ``HARNESS_EXT_DISABLE_PLUGINS``) also takes an implementation module, full
+    (``harness_ext.plugins.predictors_lowrank``) or its last part (``similarity``), and leaves out
+    just the built-ins implemented there: the way to make room for a third-party plugin that
+    registers the same names.
+    """
+    off = disabled_plugins()
+    if not off:
+        return table
+    return {k: v for k, v in table.items() if ref(v).split(":")[0] not in off and _P + ref(v).split(":")[0] not in off}
+
+
 @hookimpl
 def harness_ext_similarity_measures():
-    for name, (description, binary) in SIMILARITY_MEASURES.items():
+    for name, (description, binary) in _enabled(SIMILARITY_MEASURES, lambda v: "similarity:").items():
         yield SimilarityMeasure(name=name, description=description, func=f"{_P}similarity:MEASURES.{name}",
                                 binary_only=binary, unit_diagonal=True)
 
 
 @hookimpl
 def harness_ext_selectors():
-    for name, (ref, description) in SELECTORS.items():
+    for name, (ref, description) in _enabled(SELECTORS).items():
         yield Selector(name=name, cls=_P + ref, description=description)
 
 
 @hookimpl
 def harness_ext_predictors():
-    for name, (ref, description) in PREDICTORS.items():
+    for name, (ref, description) in _enabled(PREDICTORS).items():
         yield Predictor(name=name, cls=_P + ref, description=description)
 
 
 @hookimpl
 def harness_ext_weighting_schemes():
-    for name, (ref, description) in WEIGHTING_SCHEMES.items():
+    for name, (ref, description) in _enabled(WEIGHTING_SCHEMES).items():
         yield WeightingScheme(name=name, cls=_P + ref, description=description)
 
 
 @hookimpl
 def harness_ext_manifest_writers():
-    for name, (ref, suffix, description) in MANIFEST_WRITERS.items():
+    for name, (ref, suffix, description) in _enabled(MANIFEST_WRITERS).items():
         yield ManifestWriter(name=name, write=_P + ref, suffix=suffix, description=description)

@@ -131,6 +131,18 @@ def test_a_built_in_can_be_disabled(site, monkeypatch):
     assert r.returncode == 0 and "csv" not in r.stdout.split() and "tsml_bakeoff" not in r.stdout
 
 
+def test_a_built_in_method_module_can_be_disabled(site, monkeypatch):
+    """All built-in methods register through one module; their implementation module is a name too."""
+    _install(site, "harness-ext-dup", "fake_dup", HEADER + CLASH)
+    monkeypatch.setenv("HARNESS_EXT_DISABLE_PLUGINS", "similarity")  # the built-in measures make room
+    pm_mod.reset_default_plugin_manager()
+    got = get_registrations("similarity_measures")
+    assert "harness-ext-dup" in got["pearson"].source and "spearman" not in got
+    assert "lowrank" in get_registrations("predictors")  # other built-in kinds stay
+    r = _cli("plugins", "--disable-plugin", "harness_ext.plugins.predictors_lowrank", "--kind", "predictors")
+    assert r.returncode == 0 and "benchpress" not in r.stdout and "ridge" in r.stdout
+
+
 # -- contract tests fail on a name that is not registered --------------------------------------------
 def test_contract_checks_fail_for_unknown_names(site, monkeypatch):
     from harness_ext.testing import iter_checks
