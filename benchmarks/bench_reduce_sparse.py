@@ -50,6 +50,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 TARGET_S = 30.0
 
 
+def _skipped(label, path):
+    # A matrix left out must say so: a shorter table would otherwise read as a complete one.
+    print(f"skipped {label}: {path} not found (set HARNESS_EXT_SHARED_DATA to the shared data folder)",
+          file=sys.stderr)
+
+
 def matrices(quick: bool = False):
     import pandas as pd
 
@@ -65,6 +71,8 @@ def matrices(quick: bool = False):
             if C.CROSSPRED.exists():
                 ingest_paths(store, [C.CROSSPRED.parent], show_progress=False)
                 out["CrossPred"] = load_matrix(store, MatrixQuery(benchmarks=("crosspred",)))
+            else:
+                _skipped("CrossPred", C.CROSSPRED)
         return out
     with Store.open(":memory:") as store:
         for label, path, q in (("CrossPred", C.CROSSPRED.parent, MatrixQuery(benchmarks=("crosspred",))),
@@ -72,8 +80,10 @@ def matrices(quick: bool = False):
             if path.exists():
                 ingest_paths(store, [path], show_progress=False)
                 out[label] = load_matrix(store, q)
+            else:
+                _skipped(label, path)
     bb = load_matrices(["benchbench"], verbose=False).get("benchbench")
-    if bb is not None:
+    if bb is not None:  # (load_matrices says when it is missing)
         raw = bb[0]
         lo, hi = raw.min(), raw.max()
         df = (raw - lo) / (hi - lo).where(hi > lo, 1.0)

@@ -63,9 +63,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 os.environ.setdefault("HARNESS_EXT_NO_PROGRESS", "1")
 os.environ.setdefault("HARNESS_EXT_LOAD_PLUGINS", "")
-SHARED = Path(os.environ.get("HARNESS_EXT_SHARED_DATA", REPO.parent / "shared" / "data"))
-if not SHARED.exists() and Path("/work/shared/data").exists():
-    SHARED = Path("/work/shared/data")
+sys.path.insert(0, str(HERE))
+from _common import SHARED_DATA as SHARED  # noqa: E402 - one definition of where the shared data is
 EEE = SHARED / "every_eval_ever" / "data"
 BENCHBENCH = SHARED / "benchbench" / "leaderboards"
 MIN_MODELS = 30
