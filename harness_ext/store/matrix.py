@@ -176,15 +176,18 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
         hashed = pool.submit(_fingerprint, X, index, columns)
         params = normalisation_params(X, meta, method=query.normalise, chance_levels=user_chance)
         labels, cols = pd.Index(index, name="model"), pd.Index(columns, name="dataset")
-        meta = meta.assign(normalisation=[
+        p = {k: params[k].tolist() for k in ("how", "lo", "span", "flip", "chance", "clip", "transform", "ref",
+                                              "scale", "chance_source")}
+        normalisation = [
             {"description": how, "lo": float(lo), "span": float(span), "flip": bool(flip), "chance": float(r),
              "clip": bool(clip), "transform": t, "ref": float(ref), "scale": k,
              "chance_source": src if isinstance(src, str) else None}
-            for how, lo, span, flip, r, clip, t, ref, k, src in params[
-                ["how", "lo", "span", "flip", "chance", "clip", "transform", "ref", "scale", "chance_source"]
-            ].itertuples(index=False)])
-        # attrs hold plain types only: pandas compares and deep-copies attrs on many operations.
-        datasets = {c: {k: _plain(v) for k, v in row.items()} for c, row in meta.to_dict("index").items()}
+            for how, lo, span, flip, r, clip, t, ref, k, src in zip(*p.values())]
+        # attrs hold plain types only: pandas compares and deep-copies attrs on many operations. Built a
+        # column at a time (the per-row dicts of DataFrame.to_dict cost a Python call per cell).
+        fields = {k: [_plain(v) for v in meta[k].tolist()] for k in meta.columns}
+        fields["normalisation"] = normalisation
+        datasets = {c: dict(zip(fields, row)) for c, row in zip(meta.index.tolist(), zip(*fields.values()))}
         raw_fingerprint = hashed.result()
     X = apply_normalisation(X, params, out=X)
     norm = pd.DataFrame(X, index=labels, columns=cols, copy=False)
@@ -512,14 +515,25 @@ def fingerprint(raw: pd.DataFrame) -> str:
     return _fingerprint(df.to_numpy(dtype=float), df.index.tolist(), df.columns.tolist())
 
 
-def _fingerprint(X: np.ndarray, index: list, columns: list, block: int = 4096) -> str:
-    """:func:`fingerprint` of ``X`` with sorted labels ``index`` and ``columns``; rounded a row block at a time."""
+def _fingerprint(X: np.ndarray, index: list, columns: list, block_bytes: int = 1 << 19) -> str:
+    """:func:`fingerprint` of ``X`` with sorted labels ``index`` and ``columns``.
+
+    The values are rounded a cache-sized row block at a time into one reused buffer, by the operations
+    ``np.round(B, 12)`` performs (multiply by 1e12, rint, divide), so the hashed bytes are ``np.round``'s.
+    """
     h = hashlib.sha256()
     h.update("\x1f".join(map(str, index)).encode())
     h.update(b"\x1e")
     h.update("\x1f".join(map(str, columns)).encode())
     h.update(b"\x1e")
     X = np.ascontiguousarray(X, dtype=float)
-    for s in range(0, X.shape[0], block):
-        h.update(np.round(X[s:s + block], 12))
+    step = max(1, block_bytes // (8 * max(1, X.shape[1])))
+    buf = np.empty((min(step, X.shape[0]), X.shape[1]))
+    for s in range(0, X.shape[0], step):
+        B = X[s:s + step]
+        out = buf[:len(B)]
+        np.multiply(B, 1e12, out=out)
+        np.rint(out, out=out)
+        np.divide(out, 1e12, out=out)
+        h.update(out)
     return h.hexdigest()

@@ -327,10 +327,10 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
         return None
     ds = con.execute(f"SELECT {_DS_SELECT} FROM datasets WHERE {' AND '.join(dwhere) or 'TRUE'} ORDER BY dataset_id",
                      dparams).fetchall()
-    join = "LEFT JOIN model_aliases a ON a.alias = m.name" if aliased else ""
-    tab = con.execute(f"""SELECT m.model_id, {'coalesce(a.canonical, m.name)' if aliased else 'm.name'} AS label,
-                                 {'a.canonical IS NOT NULL' if aliased else 'FALSE'} AS aliased, m.name
-                          FROM models m {join} ORDER BY label""").fetchnumpy()
+    aliased = aliased and con.execute("SELECT count(*) FROM model_aliases").fetchone()[0] > 0  # none: no join
+    tab = con.execute("""SELECT m.model_id, coalesce(a.canonical, m.name) AS label, a.canonical IS NOT NULL AS aliased,
+                                 m.name FROM models m LEFT JOIN model_aliases a ON a.alias = m.name ORDER BY label"""
+                      if aliased else "SELECT model_id, name AS label FROM models ORDER BY label").fetchnumpy()
     label = np.asarray(tab["label"], dtype=object)
     if not len(ds) or not len(label) or len(label) * len(ds) > 4 * n + (1 << 22):
         return None
@@ -367,11 +367,17 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
         if seen is not None:
             seen[mid] = True
     del flat_X
-    row_seen, col_count = np.zeros(n_rows, dtype=bool), np.zeros(n_cols, dtype=np.int64)
-    for s in range(0, n_rows, 4096):
-        observed = ~np.isnan(X[s:s + 4096])
-        row_seen[s:s + 4096] = observed.any(axis=1)
-        col_count += observed.sum(axis=0)
+    # Missing cells per column and rows without a result, a cache-sized block at a time: a block without a
+    # missing cell (most of a dense matrix) costs one isnan and one any.
+    row_seen, col_missing = np.ones(n_rows, dtype=bool), np.zeros(n_cols, dtype=np.int64)
+    step = max(1, (1 << 17) // max(1, n_cols))
+    missing = np.empty((min(step, n_rows), n_cols), dtype=bool)
+    for s in range(0, n_rows, step):
+        block = np.isnan(X[s:s + step], out=missing[:min(step, n_rows - s)])
+        if block.any():
+            row_seen[s:s + step] = ~block.all(axis=1)
+            col_missing += np.count_nonzero(block, axis=0)
+    col_count = n_rows - col_missing
     if int(col_count.sum()) != n_fetched:  # a cell came twice (or a stored value is NaN): ranked
         return None
     present = np.flatnonzero(col_count)
