@@ -256,3 +256,47 @@ def test_one_scan_path_leaves_conflicts_and_other_cases_to_the_general_path(one_
 def test_one_scan_path_matches_the_general_path_on_real_data(real_store, query):
     with Store.open(real_store, read_only=True) as store:
         _identical(load_matrix(store, query), _general(store, query))
+
+
+def test_one_scan_path_counts_missing_cells_across_blocks(tmp_path, monkeypatch):
+    """Blocks with and without missing cells, and models with no result in the selection, over several count
+    blocks: the same matrix, labels and attrs as the general path."""
+    from harness_ext.store import pivot
+
+    rng = np.random.default_rng(3)
+    recs = []
+    for i in range(60):
+        for j in range(7):
+            if i < 20 or rng.random() > 0.3:  # the first blocks complete, the rest sparse
+                recs.append(ResultRecord(model=f"m{i:03d}", benchmark="b1", dataset=f"d{j}", metric="acc",
+                                         value=float(rng.random()), num_fewshot=0))
+        if i % 9 == 4:  # a model with results only outside the selection
+            recs.append(ResultRecord(model=f"other{i:03d}", benchmark="b2", dataset="x", metric="acc", value=0.5,
+                                     num_fewshot=0))
+    with Store.open(tmp_path / "blocks.duckdb") as store:
+        store.ingest_source("a/run.json", "s1", "csv", recs)
+    monkeypatch.setattr(pivot, "_BLOCK_CELLS", 7 * 4)  # four rows a block
+    with Store.open(tmp_path / "blocks.duckdb", read_only=True) as store:
+        for q in (MatrixQuery(normalise="none"), MatrixQuery(benchmarks=("b1",)), MatrixQuery(datasets="d[0-2]")):
+            assert _fast_taken(store, q)
+            _identical(load_matrix(store, q), _general(store, q))
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (1, 70_000), (10_007, 3), (5, 0)])
+def test_fingerprint_hashes_np_round_bytes(shape):
+    """The blocked, buffered rounding hashes exactly the bytes of np.round(X, 12), awkward values included."""
+    import hashlib
+
+    from harness_ext.store.matrix import _fingerprint
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal(shape) * 10.0 ** rng.integers(-14, 14, shape)
+    odd = np.array([np.nan, np.inf, -np.inf, -0.0, 0.5e-12, 2.5e-12, -1.5e-12, 1e300, 5e-324, 0.1 + 0.2])
+    X.reshape(-1)[:min(X.size, len(odd))] = odd[:min(X.size, len(odd))]
+    index, columns = [f"r{i}" for i in range(shape[0])], [f"c{j}" for j in range(shape[1])]
+    h = hashlib.sha256()
+    h.update("\x1f".join(index).encode() + b"\x1e" + "\x1f".join(columns).encode() + b"\x1e")
+    with np.errstate(over="ignore"):
+        h.update(np.round(X, 12).tobytes())
+    assert _fingerprint(X, index, columns) == h.hexdigest()
+    assert _fingerprint(X, index, columns, block_bytes=64) == h.hexdigest()

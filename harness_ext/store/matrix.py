@@ -529,11 +529,12 @@ def _fingerprint(X: np.ndarray, index: list, columns: list, block_bytes: int = 1
     X = np.ascontiguousarray(X, dtype=float)
     step = max(1, block_bytes // (8 * max(1, X.shape[1])))
     buf = np.empty((min(step, X.shape[0]), X.shape[1]))
-    for s in range(0, X.shape[0], step):
-        B = X[s:s + step]
-        out = buf[:len(B)]
-        np.multiply(B, 1e12, out=out)
-        np.rint(out, out=out)
-        np.divide(out, 1e12, out=out)
-        h.update(out)
+    with np.errstate(over="ignore"):  # |x| > 1.8e296 rounds to inf, as np.round does (without its warning)
+        for s in range(0, X.shape[0], step):
+            B = X[s:s + step]
+            out = buf[:len(B)]
+            np.multiply(B, 1e12, out=out)
+            np.rint(out, out=out)
+            np.divide(out, 1e12, out=out)
+            h.update(out)
     return h.hexdigest()

@@ -55,6 +55,8 @@ def dataset_filter(store, query, metrics: bool = True):
     return where, params
 
 
+#: Cells per block of the one-scan path's missing-cell count (a 128 KB boolean block stays in cache).
+_BLOCK_CELLS = 1 << 17
 #: A datasets row as the matrix reads it: the id, then _DATASET_COLUMNS.
 _DS_SELECT = ("dataset_id, benchmark, name, metric, task, higher_is_better, random_baseline, baseline_source, "
               "min_score, max_score, kind, scale")
@@ -370,7 +372,7 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
     # Missing cells per column and rows without a result, a cache-sized block at a time: a block without a
     # missing cell (most of a dense matrix) costs one isnan and one any.
     row_seen, col_missing = np.ones(n_rows, dtype=bool), np.zeros(n_cols, dtype=np.int64)
-    step = max(1, (1 << 17) // max(1, n_cols))
+    step = max(1, _BLOCK_CELLS // n_cols)
     missing = np.empty((min(step, n_rows), n_cols), dtype=bool)
     for s in range(0, n_rows, step):
         block = np.isnan(X[s:s + step], out=missing[:min(step, n_rows - s)])
