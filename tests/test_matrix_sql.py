@@ -300,3 +300,20 @@ def test_fingerprint_hashes_np_round_bytes(shape):
         h.update(np.round(X, 12).tobytes())
     assert _fingerprint(X, index, columns) == h.hexdigest()
     assert _fingerprint(X, index, columns, block_bytes=64) == h.hexdigest()
+
+
+def test_one_scan_path_inside_an_open_transaction_sees_its_writes(tmp_path):
+    """The scan runs on a cursor of its own (another connection): inside a transaction that has written
+    results, it would miss them, so the counts disagree and the general path, on the caller's connection, decides."""
+    recs = [ResultRecord(model=f"m{i}", benchmark="b", dataset=f"d{j}", metric="acc", value=0.1 * j + 0.01 * i,
+                         num_fewshot=0) for i in range(5) for j in range(3) if (i, j) != (4, 2)]
+    with Store.open(tmp_path / "tx.duckdb") as store:
+        store.ingest_source("a/run.json", "s1", "csv", recs)
+        assert _fast_taken(store, MatrixQuery(normalise="none"))
+        with store.transaction() as con:
+            con.execute("""INSERT INTO results (model_id, dataset_id, num_fewshot, value, stderr, n_samples, source_id)
+                           SELECT m.model_id, d.dataset_id, 0, 0.77, NULL, NULL, 1 FROM models m, datasets d
+                           WHERE m.name = 'm4' AND d.name = 'd2'""")
+            df = load_matrix(store, MatrixQuery(normalise="none"))
+            assert df.loc["m4", "d2"] == 0.77
+            _identical(df, _general(store, MatrixQuery(normalise="none")))

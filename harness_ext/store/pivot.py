@@ -327,6 +327,24 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
         rparams).fetchone()
     if not n or k_lo != k_hi:
         return None
+    # The scan starts now, on a cursor of its own: DuckDB reads the results while the labels and lookup
+    # tables are built (the caller's connection runs those queries meanwhile).
+    cursor = con.cursor()
+    batches = _batches(cursor, f"SELECT r.model_id, r.dataset_id, r.value FROM results r WHERE {where}", rparams,
+                       start=True)
+    try:
+        next(batches)
+        return _scatter_one_setting(con, query, where, rparams, dwhere, dparams, aliased, extra, batches, n, k_lo,
+                                    n_counted)
+    finally:
+        batches.close()
+        cursor.close()
+
+
+def _scatter_one_setting(con, query, where: str, rparams: list, dwhere: list, dparams: list, aliased: bool,
+                         extra: dict, batches, n: int, k_lo: int, n_counted: int) -> Optional[tuple]:
+    """:func:`_one_setting_arrays` once its aggregate said the case applies: ``batches`` yields the
+    ``(model_id, dataset_id, value)`` scan, started."""
     ds = con.execute(f"SELECT {_DS_SELECT} FROM datasets WHERE {' AND '.join(dwhere) or 'TRUE'} ORDER BY dataset_id",
                      dparams).fetchall()
     aliased = aliased and con.execute("SELECT count(*) FROM model_aliases").fetchone()[0] > 0  # none: no join
@@ -360,7 +378,7 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
     X = np.full((n_rows, n_cols), np.nan)
     flat_X = X.reshape(-1)
     n_fetched = 0
-    for batch in _batches(con, f"SELECT r.model_id, r.dataset_id, r.value FROM results r WHERE {where}", rparams):
+    for batch in batches:
         mid = batch["model_id"]
         flat = lut_r[mid]
         flat += batch["dataset_id"] if lut_c is None else lut_c[batch["dataset_id"]]
@@ -369,6 +387,8 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
         if seen is not None:
             seen[mid] = True
     del flat_X
+    if n_fetched != n:  # the cursor saw other results than the connection (its open transaction): general path
+        return None
     # Missing cells per column and rows without a result, a cache-sized block at a time: a block without a
     # missing cell (most of a dense matrix) costs one isnan and one any.
     row_seen, col_missing = np.ones(n_rows, dtype=bool), np.zeros(n_cols, dtype=np.int64)
@@ -437,8 +457,11 @@ def _meta_frame(infos: list, columns: list) -> pd.DataFrame:
     return meta.rename(columns={"scale": "scale_kind"})  # the stored kind; engine's transforms read "scale" as theirs
 
 
-def _batches(con, sql: str, params: list, rows: int = 1 << 20):
+def _batches(con, sql: str, params: list, rows: int = 1 << 20, start: bool = False):
     """Column arrays of a query's result, at most ``rows`` rows at a time when pyarrow is there (bounded memory).
+
+    ``start``: the first item is None, yielded as soon as the query runs (the caller's first ``next`` starts
+    it without waiting for a batch); close the generator if it is not read to the end.
 
     With pyarrow a thread fetches the next batches while the caller scatters this one (DuckDB and numpy's
     indexing release the GIL, so the two overlap). DuckDB hands over a row group (122,880 rows) at a
@@ -451,6 +474,8 @@ def _batches(con, sql: str, params: list, rows: int = 1 << 20):
         # DuckDB >= 1.4 names it to_arrow_reader; before, fetch_record_batch.
         reader = rel.to_arrow_reader(rows) if hasattr(rel, "to_arrow_reader") else rel.fetch_record_batch(rows)
     except ImportError:  # one batch of numpy arrays
+        if start:
+            yield None
         yield {k: np.asarray(v) for k, v in con.execute(sql, params).fetchnumpy().items()}
         return
     import queue
@@ -475,6 +500,8 @@ def _batches(con, sql: str, params: list, rows: int = 1 << 20):
     thread = threading.Thread(target=fetch, name="harness-ext-fetch", daemon=True)
     thread.start()
     try:
+        if start:
+            yield None
         while (item := ahead.get()) is not None:
             if isinstance(item, BaseException):
                 raise item
