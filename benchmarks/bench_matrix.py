@@ -30,6 +30,7 @@ load average is printed with them. Usage::
 
     python benchmarks/bench_matrix.py                 # both targets (about 10 minutes)
     python benchmarks/bench_matrix.py --no-pipeline   # 50,000 x 200 only
+    python benchmarks/bench_matrix.py --no-pipeline --decimals 4   # the same with 4-decimal scores
     python benchmarks/bench_matrix.py --pipeline-only --pipeline-models 20000 --pipeline-datasets 2000
     python benchmarks/bench_matrix.py --quick         # 5,000 x 100 and a 300 x 30 pipeline
     python benchmarks/bench_matrix.py --pipeline-only --pipeline-models 300 --pipeline-datasets 1000 \
@@ -59,8 +60,12 @@ PIPELINE_SECONDS = 300.0
 PIPELINE_MB = 4096.0
 
 
-def fill_store(db: Path, m: int, d: int, missing: float, per_source: int, seed: int = 0) -> int:
-    """A store with m x d results in bulk (ids as Store assigns them); returns the number of results."""
+def fill_store(db: Path, m: int, d: int, missing: float, per_source: int, seed: int = 0,
+               decimals: Optional[int] = None) -> int:
+    """A store with m x d results in bulk (ids as Store assigns them); returns the number of results.
+
+    Scores are uniform in [0, 1), at full precision or rounded to ``decimals`` (as leaderboards report them).
+    """
     import duckdb
 
     from harness_ext.store.db import Store
@@ -83,6 +88,8 @@ def fill_store(db: Path, m: int, d: int, missing: float, per_source: int, seed: 
         mid = np.repeat(rows + 1, d).astype(np.int32)
         did = np.tile(np.arange(1, d + 1, dtype=np.int32), len(rows))
         val = rng.random(len(mid))
+        if decimals is not None:
+            val = np.round(val, decimals)
         keep = rng.random(len(mid)) >= missing
         batch = {"model_id": mid[keep], "dataset_id": did[keep], "value": val[keep],
                  "source_id": (mid[keep] - 1) // per_source + 1}
@@ -105,7 +112,8 @@ def load_average() -> str:
 # ----------------------------------------------------------------------------- store -> matrix
 
 
-def matrix_rows(tmp: Path, m: int, d: int, missing: float, per_source: int, repeat: int) -> list:
+def matrix_rows(tmp: Path, m: int, d: int, missing: float, per_source: int, repeat: int,
+                decimals: Optional[int] = None) -> list:
     """load_matrix against pandas.read_parquet of the same matrix, interleaved, best of ``repeat``."""
     import pandas as pd
 
@@ -114,8 +122,10 @@ def matrix_rows(tmp: Path, m: int, d: int, missing: float, per_source: int, repe
 
     db = tmp / "store.duckdb"
     t0 = time.perf_counter()
-    n = fill_store(db, m, d, missing, per_source)
-    print(f"store with {n:,} results ({fmt_size((m, d))}) filled in {time.perf_counter() - t0:.1f} s", flush=True)
+    n = fill_store(db, m, d, missing, per_source, decimals=decimals)
+    scores = "full-precision scores" if decimals is None else f"scores with {decimals} decimals"
+    print(f"store with {n:,} results ({fmt_size((m, d))}, {scores}) filled in {time.perf_counter() - t0:.1f} s",
+          flush=True)
     pq = tmp / "matrix.parquet"
     ours, ref, ours_mb, ref_mb, ours_cpu, ref_cpu, ours_above = [], [], [], [], [], [], []
     scan, scan_cpu = [], []
@@ -153,7 +163,8 @@ def matrix_rows(tmp: Path, m: int, d: int, missing: float, per_source: int, repe
                   f"({scan_cpu[-1]:.2f} s CPU) ({load_average()})", flush=True)
     t_ours, t_ref = min(ours), min(ref)
     c_ours, c_ref = min(ours_cpu), min(ref_cpu)
-    return [row("matrix", "store -> matrix (load_matrix) vs pandas.read_parquet", fmt_size((m, d)), t_ours, t_ref,
+    return [row("matrix", "store -> matrix (load_matrix) vs pandas.read_parquet" + (
+                "" if decimals is None else f" ({scores})"), fmt_size((m, d)), t_ours, t_ref,
                 min(ours_mb), note=f"best of {repeat}, interleaved; CPU (all threads) {c_ours:.2f} s vs "
                                    f"{c_ref:.2f} s, ratio {c_ref / c_ours:.2f}x; matrix {mat_mb:,.0f} MB, load_matrix's peak "
                                    f"{min(ours_above):,.0f} MB above its start; Parquet read "
@@ -356,6 +367,9 @@ def main(argv=None) -> int:
     ap.add_argument("--datasets", type=int, default=None, help="store -> matrix: datasets (default 200)")
     ap.add_argument("--missing", type=float, default=0.0)
     ap.add_argument("--models-per-source", type=int, default=100)
+    ap.add_argument("--decimals", type=int, default=None,
+                    help="store -> matrix: scores rounded to this many decimals (default: full precision; DuckDB "
+                         "compresses those with ALP-RD, rounded scores with ALP)")
     ap.add_argument("--repeat", type=int, default=None, help="interleaved rounds, best taken (default 3; quick 2)")
     ap.add_argument("--no-pipeline", action="store_true", help="only store -> matrix")
     ap.add_argument("--pipeline-only", action="store_true", help="only the CLI pipeline")
@@ -383,7 +397,7 @@ def main(argv=None) -> int:
     rows = []
     if not args.pipeline_only:
         with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
-            rows += matrix_rows(Path(tmp), m, d, args.missing, args.models_per_source, repeat)
+            rows += matrix_rows(Path(tmp), m, d, args.missing, args.models_per_source, repeat, args.decimals)
         print_rows(rows, "store to matrix (ratio = Parquet read time / load_matrix time; >= 0.5x is within 2x):")
     if not args.no_pipeline:
         if args.reuse_store:
