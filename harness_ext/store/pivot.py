@@ -327,6 +327,11 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
         rparams).fetchone()
     if not n or k_lo != k_hi:
         return None
+    ds = con.execute(f"SELECT {_DS_SELECT} FROM datasets WHERE {' AND '.join(dwhere) or 'TRUE'} ORDER BY dataset_id",
+                     dparams).fetchall()
+    n_models = con.execute("SELECT count(*) FROM models").fetchone()[0]
+    if not len(ds) or not n_models or n_models * len(ds) > 4 * n + (1 << 22):
+        return None
     # The scan starts now, on a cursor of its own: DuckDB reads the results while the labels and lookup
     # tables are built (the caller's connection runs those queries meanwhile).
     cursor = con.cursor()
@@ -334,25 +339,22 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
                        start=True)
     try:
         next(batches)
-        return _scatter_one_setting(con, query, where, rparams, dwhere, dparams, aliased, extra, batches, n, k_lo,
-                                    n_counted)
+        return _scatter_one_setting(con, query, where, rparams, ds, aliased, extra, batches, n, k_lo, n_counted)
     finally:
         batches.close()
         cursor.close()
 
 
-def _scatter_one_setting(con, query, where: str, rparams: list, dwhere: list, dparams: list, aliased: bool,
-                         extra: dict, batches, n: int, k_lo: int, n_counted: int) -> Optional[tuple]:
-    """:func:`_one_setting_arrays` once its aggregate said the case applies: ``batches`` yields the
-    ``(model_id, dataset_id, value)`` scan, started."""
-    ds = con.execute(f"SELECT {_DS_SELECT} FROM datasets WHERE {' AND '.join(dwhere) or 'TRUE'} ORDER BY dataset_id",
-                     dparams).fetchall()
+def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliased: bool, extra: dict, batches,
+                         n: int, k_lo: int, n_counted: int) -> Optional[tuple]:
+    """:func:`_one_setting_arrays` once its aggregate and the layout's size said the case applies: ``ds``
+    are the filtered datasets rows, ``batches`` yields the ``(model_id, dataset_id, value)`` scan, started."""
     aliased = aliased and con.execute("SELECT count(*) FROM model_aliases").fetchone()[0] > 0  # none: no join
     tab = con.execute("""SELECT m.model_id, coalesce(a.canonical, m.name) AS label, a.canonical IS NOT NULL AS aliased,
                                  m.name FROM models m LEFT JOIN model_aliases a ON a.alias = m.name ORDER BY label"""
                       if aliased else "SELECT model_id, name AS label FROM models ORDER BY label").fetchnumpy()
     label = np.asarray(tab["label"], dtype=object)
-    if not len(ds) or not len(label) or len(label) * len(ds) > 4 * n + (1 << 22):
+    if not len(label) or len(label) * len(ds) > 4 * n + (1 << 22):  # the models changed since they were counted
         return None
     if len(label) > 1 and not (label[:-1] <= label[1:]).all():  # DuckDB's string order is not Python's here
         uniq, code = np.unique(label, return_inverse=True)
