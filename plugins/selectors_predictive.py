@@ -59,16 +59,24 @@ from harness_ext.errors import MethodError
 
 #: Share of the (pairwise) covariance the probabilistic-PCA loadings keep.
 EXPLAINED = 0.95
+#: Flops ``method="auto"`` may spend scoring candidates exactly (each costs
+#: :func:`harness_ext.methods.subset_cv.score_flops`); past it, fewer candidates per step and fewer exact steps.
+#: About a minute of one core; no matrix of the repository's real data comes near it.
+EXACT_FLOPS_BUDGET = 1e11
+#: Flops of the greedy design steps (about ``3 d^2`` each: the gains and the rank-one update); past it, the
+#: remaining datasets follow in the order of their design gains after the last greedy step.
+DESIGN_FLOPS_BUDGET = 3e9
 
 
-def ppca_loadings(X: np.ndarray, max_rank: Optional[int] = None):
+def ppca_loadings(X: np.ndarray, max_rank: Optional[int] = None, return_gram: bool = False):
     """Loadings ``V`` (d x r) and noise variance ``s2`` of a probabilistic PCA of ``X`` (NaN allowed).
 
     The covariance is estimated from every observed cell (pairwise-complete,
     :func:`harness_ext.plugins.predictors.pairwise_gram`); ``r`` is the
     smallest rank explaining :data:`EXPLAINED` of it (at most ``max_rank``,
     at most ``d - 1``) and ``s2`` the mean of the discarded eigenvalues (the
-    maximum-likelihood noise of Tipping & Bishop 1999, eq. 8).
+    maximum-likelihood noise of Tipping & Bishop 1999, eq. 8). ``return_gram``:
+    also the pairwise-complete Gram matrix behind them (``(V, s2, G)``).
     """
     from harness_ext.plugins.predictors import pairwise_gram
 
@@ -78,14 +86,14 @@ def ppca_loadings(X: np.ndarray, max_rank: Optional[int] = None):
     vals, vecs = np.clip(vals[::-1], 0.0, None), vecs[:, ::-1]
     total = vals.sum()
     if not total > 0:
-        return np.zeros((d, 1)), 1.0
+        return (np.zeros((d, 1)), 1.0) + ((G,) if return_gram else ())
     cum = np.cumsum(vals) / total
     r = int(np.searchsorted(cum, EXPLAINED) + 1)
     r = max(1, min(r, d - 1 if d > 1 else 1, max_rank or d))
     s2 = float(vals[r:].mean()) if r < d else float(vals[-1])
     s2 = max(s2, 1e-6 * total / d)
     V = vecs[:, :r] * np.sqrt(np.clip(vals[:r] - s2, 0.0, None))
-    return V, s2
+    return (V, s2) + ((G,) if return_gram else ())
 
 
 def design_gains(K: np.ndarray, s2: float, w: np.ndarray, aggregate_weight: float) -> np.ndarray:
@@ -170,8 +178,55 @@ class PredictionGreedy(BaseSelector):
         return np.array([e.profile_mse + self.aggregate_weight * (e.aggregate ** 2 if np.isfinite(e.aggregate) else 0.0)
                          for e in errs])
 
+    def budgets(self, n: int, d: int, k_max: int) -> dict:
+        """The exact and design steps ``fit`` takes on ``n`` models x ``d`` datasets, within the flops budgets.
+
+        ``n_candidates`` x ``max_exact`` exact evaluations cost
+        :func:`~harness_ext.methods.subset_cv.score_flops` each; past
+        :data:`EXACT_FLOPS_BUDGET` both shrink by the same factor (at least 2
+        candidates, 1 exact step). Greedy steps cost about ``3 d^2``; past
+        :data:`DESIGN_FLOPS_BUDGET` the steps after the last greedy one follow
+        the design gains of that step. ``rule`` entries say what was cut, for
+        the record (absent when nothing was).
+        """
+        from harness_ext.methods.subset_cv import score_flops
+
+        n_cand, n_exact = max(1, int(self.n_candidates)), int(self.max_exact)
+        out = {"n_candidates": n_cand, "max_exact": n_exact, "greedy_steps": int(k_max), "rule": {}}
+        if self.method == "auto":
+            per = score_flops(n, d)
+            allowed = EXACT_FLOPS_BUDGET / per
+            if n_cand * n_exact > allowed:
+                f = np.sqrt(allowed / (n_cand * n_exact))
+                out["n_candidates"] = max(2, min(n_cand, int(n_cand * f)))
+                out["max_exact"] = max(1, min(n_exact, int(allowed // out["n_candidates"])))
+                out["rule"]["exact"] = {
+                    "reason": "exact scoring of every shortlisted candidate over the flops budget: fewer candidates "
+                              "per step and fewer exact steps", "flops_per_candidate": float(f"{per:.3g}"),
+                    "flops": float(f"{n_cand * n_exact * per:.3g}"), "budget": float(EXACT_FLOPS_BUDGET),
+                    "n_candidates": out["n_candidates"], "max_exact": out["max_exact"]}
+        if self.method != "exact":
+            per_step = 3.0 * d * d
+            steps = max(int(DESIGN_FLOPS_BUDGET // per_step), out["max_exact"] if self.method == "auto" else 0, 1)
+            if steps < k_max:
+                out["greedy_steps"] = steps
+                out["rule"]["design"] = {
+                    "reason": "greedy design steps over the flops budget: later datasets follow the design gains of "
+                              "the last greedy step", "flops": float(f"{k_max * per_step:.3g}"),
+                    "budget": float(DESIGN_FLOPS_BUDGET), "greedy_steps": steps}
+        return out
+
+    def describe(self) -> dict:
+        """What ``fit`` did and why, for the record: steps by kind, the budgets that cut them, scoring rows."""
+        if not hasattr(self, "order_"):
+            raise MethodError("PredictionGreedy is not fitted: call fit(X) first")
+        return {"steps": {m: int(self.method_.count(m)) for m in ("exact", "design", "design (frozen)")},
+                "n_candidates": self.budget_["n_candidates"], "max_exact": self.budget_["max_exact"],
+                "greedy_steps": self.budget_["greedy_steps"], "budget_rules": self.budget_["rule"] or None,
+                "scoring_rows": self.scoring_rule_}
+
     def fit(self, X, features=None):
-        from harness_ext.methods.subset_cv import model_folds, normalised_weights, shared_cache
+        from harness_ext.methods.subset_cv import model_folds, normalised_weights, scoring_folds, shared_cache
         from harness_ext.methods.pounce import make_predictor
 
         X = check_matrix(X, min_rows=3, min_cols=2)
@@ -185,11 +240,10 @@ class PredictionGreedy(BaseSelector):
         k_max = d if self.n_select is None else min(int(self.n_select), d)
         est = make_predictor(self.predictor, **(self.predictor_params or {}))
         folds = model_folds(n, self.n_splits, self.random_state)
+        budget = self.budgets(n, d, k_max)
         with limit_threads():
-            V, s2 = ppca_loadings(X)
-            from harness_ext.plugins.predictors import pairwise_gram
-
-            Sigma = pairwise_gram(X)[1] / n
+            V, s2, G = ppca_loadings(X, return_gram=True)
+        Sigma = G / n
         K = V @ V.T
         share = (~np.isnan(X)).mean(axis=0) if self.coverage_aware else np.ones(d)
         # Objective of the empty subset (column means predicted): the reference for error reduction per unit cost.
@@ -201,16 +255,20 @@ class PredictionGreedy(BaseSelector):
         current = None  # objective of the current subset (exact steps)
         spent = 0.0
         exact_all = self.method == "exact"
+        frozen = None  # design gains after the last greedy step (past the design budget)
         for step in range(k_max):
             fits = ~chosen & (True if self.cost_budget is None else spent + cost <= float(self.cost_budget) + 1e-12)
             if not fits.any():
                 break
-            gains = np.where(fits, design_gains(K, s2, w, self.aggregate_weight) * share / cost, -np.inf)
+            if frozen is None and not exact_all and step >= budget["greedy_steps"]:
+                frozen = design_gains(K, s2, w, self.aggregate_weight) * share / cost
+            gains = np.where(fits, frozen if frozen is not None else
+                             design_gains(K, s2, w, self.aggregate_weight) * share / cost, -np.inf)
             ranked = np.argsort(-gains, kind="stable")[: int(fits.sum())]
             # auto: exact steps only for predictors that fold a new model in without refitting per subset.
-            use_exact = exact_all or (self.method == "auto" and fast and step < int(self.max_exact))
+            use_exact = exact_all or (self.method == "auto" and fast and step < budget["max_exact"])
             if use_exact:
-                cand = ranked if exact_all else ranked[: max(1, int(self.n_candidates))]
+                cand = ranked if exact_all else ranked[: budget["n_candidates"]]
                 obj = self._objective(X, [order + [int(c)] for c in cand], est, folds, w, cache)
                 # Error reduction per unit cost; with equal costs this is the lowest objective.
                 ref = current if current is not None else empty
@@ -224,11 +282,14 @@ class PredictionGreedy(BaseSelector):
             else:
                 c = int(ranked[0])
                 objective.append(np.nan)
-                how.append("design")
+                how.append("design" if frozen is None else "design (frozen)")
             order.append(c)
             chosen[c] = True
             spent += cost[c]
-            K = K - np.outer(K[:, c], K[c, :]) / (K[c, c] + s2)
+            if frozen is None:  # rank-one update in place (the same numbers as K - outer / (K_cc + s2))
+                upd = np.outer(K[:, c], K[c, :])
+                upd /= K[c, c] + s2
+                K -= upd
         self.order_ = np.asarray(order, dtype=int)
         self.objective_ = np.asarray(objective, dtype=float)
         self.method_ = how
@@ -236,4 +297,6 @@ class PredictionGreedy(BaseSelector):
         self.noise_ = s2
         self.cost_ = float(cost[self.order_].sum())
         self.coverage_ = None
+        self.budget_ = budget
+        self.scoring_rule_ = scoring_folds(folds, d)[1] if any(m == "exact" for m in how) else None
         return self

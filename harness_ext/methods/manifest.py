@@ -279,7 +279,7 @@ def build_manifest(
     issue 14 items 1, 5, 7 (sparse matrices, selection for prediction, evidence).
     """
     from .evidence import budget_curve, budget_sizes, compare_with_random
-    from .subset_cv import model_folds, shared_cache, subset_errors
+    from .subset_cv import model_folds, scoring_folds, shared_cache, subset_errors
     from ..plugin_manager import get_registration
     from .pounce import make_predictor
     from .harness_names import no_equivalent_warnings
@@ -427,6 +427,9 @@ def build_manifest(
             "scauc": _num(prowl.scauc),
             "random_baseline": {"n_runs": int(n_random), "auc_matched_or_beaten": _num(prowl.auc_vs_random),
                                 "mean_coverage_at_k": _num(prowl.random.mean_curve[k - 1]) if prowl.random else None},
+            # Past a flops budget (wide matrices) the selector takes fewer exact or greedy steps: what it cut, and why.
+            **({"budget_rules": jsonable(details["budget_rules"])} if (details := prowl.selector_details or {}).get(
+                "budget_rules") else {}),
             **({"model_sample": {"n_models": int(m_sel), "of": int(m), "random_state": int(random_state),
                                  "used_for": "selection, cross-validation, random subsets, error against budget"}}
                if sample is not None else {}),
@@ -446,6 +449,8 @@ def build_manifest(
                         "reveal their subset cells and are scored on their other observed cells",
             "random_subsets": {k2: (_num(v) if isinstance(v, float) else v) for k2, v in vs_random._asdict().items()},
             "budget_curve": [{k2: (_num(v) if isinstance(v, float) else v) for k2, v in row.items()} for row in curve],
+            # Past subset_cv.SCORE_FLOPS_BUDGET every subset is scored on a seeded sample of held-out models.
+            **({"scoring_rows": jsonable(scoring_rule)} if (scoring_rule := scoring_folds(folds, d)[1]) else {}),
             "default_reason": " ".join(r for r, used in (
                 (DEFAULT_SELECTOR_REASON + ".", prowl.selector == DEFAULT_SELECTOR),
                 (DEFAULT_PREDICTOR_REASON + ".", pred_reg.name == DEFAULT_PREDICTOR)) if used) or None,

@@ -188,7 +188,8 @@ def fold_predictions(predictor, X: np.ndarray, subsets: Sequence, folds, cache: 
                 est = clone(predictor).fit(X[f_tr])
                 if cache is not None:
                     cache[i] = est
-            memo = cache.setdefault(("rows", i), {}) if cache is not None else None
+            # Keyed by the held-out rows too: its keys are row positions (scoring_folds may keep fewer rows).
+            memo = cache.setdefault(("rows", i, np.asarray(f_te).tobytes()), {}) if cache is not None else None
             out.append(stacked_fold_in(est, X[f_te], subsets, memo))
         elif hasattr(predictor, "predict_subsets"):
             X_new = X[f_te]
@@ -197,6 +198,53 @@ def fold_predictions(predictor, X: np.ndarray, subsets: Sequence, folds, cache: 
             rows = np.concatenate([f_tr, f_te])
             out.append([predict_new_models(predictor, X[f_tr], X[f_te], subset=s, rows=rows)[0] for s in subsets])
     return out
+
+
+#: Flops of one subset's pairwise error moments (``2 n d^2`` over its ``n`` held-out rows) above which they, and
+#: the fold-ins behind them, come from a seeded sample of held-out rows (:func:`scoring_folds`). About a tenth of a
+#: second of one core; no real matrix of the repository's data comes near it (2,000 x 100 takes 4e7).
+SCORE_FLOPS_BUDGET = 2e9
+#: Held-out rows scored per fold at least, whatever the budget.
+MIN_SCORING_ROWS = 20
+#: Predicted cells (subsets x held-out rows x datasets) stacked per call of :func:`fold_predictions`.
+STACK_CELLS = 50_000_000
+
+
+def scoring_folds(folds, d: int):
+    """``(folds, rule)``: the folds whose held-out rows score a subset, and why, within :data:`SCORE_FLOPS_BUDGET`.
+
+    A subset's score costs ``2 n d^2`` flops in its pairwise error moments
+    (plus ``n d`` fold-in cells), ``n`` held-out rows. Past the budget (wide
+    and tall matrices: 1,000 x 2,000 takes 8e9 per subset, and ``reduce``
+    scores about 500 subsets) each fold keeps a seeded sample of its held-out
+    rows, in proportion to its size, at least :data:`MIN_SCORING_ROWS`; the
+    fits still use every training row. The sample depends only on the folds
+    and ``d``, so every subset of a selection and of its evidence is scored on
+    the same rows (paired comparisons). ``rule`` is None when nothing is cut,
+    else what was done, for the record.
+    """
+    n = sum(len(te) for _, te in folds)
+    flops = 2.0 * n * d * d
+    if flops <= SCORE_FLOPS_BUDGET or n == 0:
+        return folds, None
+    keep = max(1, int(SCORE_FLOPS_BUDGET // (2.0 * d * d)))
+    out = []
+    for i, (tr, te) in enumerate(folds):
+        te = np.asarray(te)
+        k = min(len(te), max(MIN_SCORING_ROWS, int(np.ceil(keep * len(te) / n))))
+        pick = np.sort(np.random.default_rng(i).permutation(len(te))[:k])
+        out.append((tr, te[pick]))
+    rows = sum(len(te) for _, te in out)
+    rule = {"reason": "pairwise error moments over every held-out model over the flops budget: a seeded sample "
+                      "of held-out models per fold scores each subset",
+            "rows": int(rows), "of": int(n), "flops": float(f"{flops:.3g}"), "budget": float(SCORE_FLOPS_BUDGET)}
+    return out, rule
+
+
+def score_flops(n: int, d: int) -> float:
+    """Flops of scoring one subset on ``n`` held-out rows of ``d`` datasets after :func:`scoring_folds`'s cut."""
+    rows = n if 2.0 * n * d * d <= SCORE_FLOPS_BUDGET else max(1, int(SCORE_FLOPS_BUDGET // (2.0 * d * d)))
+    return 2.0 * min(n, rows) * d * d
 
 
 def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_state: int = 0, weights=None,
@@ -221,6 +269,8 @@ def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_sta
     Returns
     -------
     list of SubsetError
+        Scored on every held-out row, or past :data:`SCORE_FLOPS_BUDGET` on the
+        rows :func:`scoring_folds` keeps.
     """
     X = np.asarray(X, dtype=float)
     n, d = X.shape
@@ -230,13 +280,22 @@ def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_sta
             raise MethodError(f"a subset must hold column indices in [0, {d})")
     w = normalised_weights(weights, d)
     folds = folds if folds is not None else model_folds(n, n_splits, random_state)
+    folds, rule = scoring_folds(folds, d)
+    held = sum(len(te) for _, te in folds)
+    per_call = max(1, int(STACK_CELLS // max(1, held * d)))
+    out = []
     # Many small products per subset and fold: extra BLAS threads only contend (15x slower on a busy machine).
     with limit_threads():
-        return _score(X, subsets, fold_predictions(predictor, X, subsets, folds, cache), folds, w)
+        for a in range(0, len(subsets), per_call):
+            part = subsets[a:a + per_call]
+            out += _score(X, part, fold_predictions(predictor, X, part, folds, cache), folds, w)
+    return out
 
 
 def _score(X, subsets, preds, folds, w) -> list:
     d = X.shape[1]
+    haves = [~np.isnan(X[f_te]) for _, f_te in folds]
+    n_all = None  # pair counts of every held-out model, computed once (see below)
     out = []
     for si, s in enumerate(subsets):
         in_s = np.zeros(d, bool)
@@ -246,17 +305,30 @@ def _score(X, subsets, preds, folds, w) -> list:
         P = np.zeros((d, d))  # sum of e_ij e_ik over held-out models observing j and k
         N = np.zeros((d, d))  # how many
         n_agg = 0
-        for (f_tr, f_te), fold in zip(folds, preds):
-            err = fold[si] - X[f_te]
+        errs = [fold[si] - X[f_te] for (f_tr, f_te), fold in zip(folds, preds)]
+        # A prediction is finite on every observed cell (the usual case): then the pair counts are those of all
+        # held-out models with the subset's rows and columns cut, exact integers, the same for every subset.
+        finite = all(np.array_equal(~np.isnan(e), h) for e, h in zip(errs, haves))
+        for err, have in zip(errs, haves):
             err[:, in_s] = np.nan
-            ok = ~np.isnan(err)
+            ok = have & ~in_s if finite else ~np.isnan(err)
             e0 = np.where(ok, err, 0.0)
             sq += (e0 ** 2).sum(axis=0)
             cnt += ok.sum(axis=0)
-            okf = ok.astype(float)
             P += e0.T @ e0
-            N += okf.T @ okf
+            if not finite:
+                okf = ok.astype(float)
+                N += okf.T @ okf
             n_agg += int(ok.any(axis=1).sum())
+        if finite:
+            if n_all is None:
+                n_all = np.zeros((d, d))
+                for have in haves:
+                    hf = have.astype(float)
+                    n_all += hf.T @ hf
+            N = n_all.copy()
+            N[in_s, :] = 0.0
+            N[:, in_s] = 0.0
         with np.errstate(invalid="ignore", divide="ignore"):
             per = np.sqrt(sq / cnt)
         per[in_s] = np.nan
@@ -289,6 +361,11 @@ def aggregate_rmse(P: np.ndarray, N: np.ndarray, w: np.ndarray) -> float:
         return float("nan")
     var = np.where(np.isfinite(var), var, np.nanmean(var))
     sd = np.sqrt(np.clip(var, 0.0, None))
+    unseen = ~(Nw > 0)
+    np.fill_diagonal(unseen, False)
+    if not unseen.any():  # every pair observed together: nothing to fill in, already positive semi-definite
+        np.fill_diagonal(M, var)
+        return float(np.sqrt(max(float(ww @ M @ ww), 0.0)))
     off = ~np.eye(len(ww), dtype=bool)
     seen = off & (Nw > 0)
     denom = np.outer(sd, sd)
@@ -298,7 +375,7 @@ def aggregate_rmse(P: np.ndarray, N: np.ndarray, w: np.ndarray) -> float:
     rho = float((corr * n_seen).sum() / n_seen.sum()) if n_seen.sum() > 0 else 0.0
     M = np.where(seen, M, rho * denom)
     np.fill_diagonal(M, var)
-    if seen.sum() < off.sum():  # pairwise moments need not be positive semi-definite: clip negative eigenvalues
-        vals, vecs = np.linalg.eigh((M + M.T) / 2)
-        M = (vecs * np.clip(vals, 0.0, None)) @ vecs.T
+    # pairwise moments need not be positive semi-definite: clip negative eigenvalues
+    vals, vecs = np.linalg.eigh((M + M.T) / 2)
+    M = (vecs * np.clip(vals, 0.0, None)) @ vecs.T
     return float(np.sqrt(max(float(ww @ M @ ww), 0.0)))

@@ -70,6 +70,8 @@ class ProwlResult(Result):
     max2_vs_random: Optional[float] = None
     random: Optional[RandomBaseline] = field(default=None, repr=False)
     ties: str = "half"
+    #: The selector's own account of what it did (its ``describe()``, when it has one), e.g. budgets that cut its steps.
+    selector_details: Optional[dict] = field(default=None, repr=False)
 
     @property
     def label(self) -> str:

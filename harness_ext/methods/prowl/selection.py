@@ -176,7 +176,7 @@ def run_prowl(
     est.fit(X)
     if baseline is None and n_random:
         baseline = random_baseline(X, n_runs=n_random, random_state=random_state, target=target, wr=wr, ties=ties)
-    return evaluate_order(
+    res = evaluate_order(
         X,
         est.order_,
         datasets=names,
@@ -189,6 +189,8 @@ def run_prowl(
         wr=wr,
         ties=ties,
     )
+    res.selector_details = est.describe() if callable(getattr(est, "describe", None)) else None
+    return res
 
 
 def default_measures(X) -> tuple:
