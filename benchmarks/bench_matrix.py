@@ -308,6 +308,25 @@ def run_cli(args: list, env: dict, timeout: Optional[float] = None) -> dict:
             "finished": finished}
 
 
+def _budget_rules(manifest) -> str:
+    """What the selection's flops budgets cut on this matrix, from the manifest (empty when nothing was)."""
+    import json
+
+    try:
+        m = json.loads(Path(manifest).read_text())
+    except (OSError, ValueError):
+        return ""
+    parts = []
+    for kind, rule in ((m.get("selection") or {}).get("budget_rules") or {}).items():
+        parts.append(f"{kind} steps cut by the flops budget ({', '.join(f'{k}={v}' for k, v in rule.items() if k != 'reason')})")
+    rows = (m.get("evidence") or {}).get("scoring_rows")
+    if rows:
+        parts.append(f"subsets scored on {rows['rows']} of {rows['of']} held-out models (flops {rows['flops']:.3g} > "
+                     f"budget {rows['budget']:.3g})")
+    k = (m.get("selection") or {}).get("subset_size")
+    return "; ".join(([f"subset of {k} datasets"] if k else []) + parts)
+
+
 def pipeline_rows(tmp: Path, m: int, d: int, timeout: Optional[float] = None, reuse: bool = False) -> list:
     """Wide CSV -> ``harness-ext ingest`` -> ``harness-ext reduce`` (defaults), each timed in its own process.
 
@@ -342,6 +361,9 @@ def pipeline_rows(tmp: Path, m: int, d: int, timeout: Optional[float] = None, re
           f"{red['peak_mb']:,.0f} MB ({load_average()})")
     print(format_table(pd.DataFrame(red["stages"]).rename(columns={"seconds": "s", "peak_mb": "peak MB"}),
                        floatfmt="{:,.1f}", index=False))
+    rules = _budget_rules(out / "manifest.json") if red["finished"] else ""
+    if rules:
+        print(f"  {rules}")
     total = ing["seconds"] + red["seconds"]
     peak = max(ing["peak_mb"], red["peak_mb"])
     met = red["finished"] and total < PIPELINE_SECONDS and peak < PIPELINE_MB
@@ -351,7 +373,8 @@ def pipeline_rows(tmp: Path, m: int, d: int, timeout: Optional[float] = None, re
             note=f"own process; ru_maxrss; {ing['cpu_s']:.1f} s CPU (user + system); {load_average()}"),
         row("matrix", "pipeline: harness-ext reduce (defaults)" + ("" if red["finished"] else " STOPPED unfinished"),
             size, red["seconds"], None, red["peak_mb"],
-            note="; ".join(f"{s['stage']} {s['seconds']:.0f} s {s['peak_mb']:,.0f} MB" for s in red["stages"]),
+            note="; ".join([f"{s['stage']} {s['seconds']:.0f} s {s['peak_mb']:,.0f} MB" for s in red["stages"]]
+                           + [f"{red['cpu_s']:.0f} s CPU"] + ([rules] if rules else [])),
             stages=red["stages"]),
         row("matrix", "pipeline: ingest + reduce vs the 5-minute target", size, total,
             PIPELINE_SECONDS if red["finished"] else None, peak,

@@ -36,6 +36,16 @@ benchmark of the repository (so the option stays off, unmeasured). Exact steps r
 subset cells) fold-in across steps, so a step costs only the fold-ins of the
 models that have the candidate.
 
+Wide matrices (thousands of datasets) stay within flops budgets, each a
+module constant, each recorded by :meth:`PredictionGreedy.describe` and in the
+manifest when it cuts anything: every subset is scored on a seeded sample of
+held-out models past :data:`harness_ext.methods.subset_cv.SCORE_FLOPS_BUDGET`;
+``n_candidates`` and ``max_exact`` shrink together past
+:data:`EXACT_FLOPS_BUDGET`; and past :data:`DESIGN_FLOPS_BUDGET` the datasets
+after the last greedy design step follow that step's gains. No real matrix of
+the repository's data reaches any of them (their orders are pinned by
+tests/test_subset_cv_wide.py); 1,000 x 2,000 reaches all three.
+
 With ``costs`` (one positive number per dataset, e.g. the number of samples
 it takes to run) each step maximises error reduction per unit of cost, and
 ``cost_budget`` stops the order when the next dataset no longer fits.

@@ -133,17 +133,48 @@ def test_scoring_folds_sample_held_out_rows_past_the_budget(monkeypatch):
     cut = subset_cv.subset_errors(X, subsets, RidgePredictor(), folds=folds, cache=cache)
     monkeypatch.setattr(subset_cv, "SCORE_FLOPS_BUDGET", 1e12)
     direct = subset_cv.subset_errors(X, subsets, RidgePredictor(), folds=sub)
-    assert [c.aggregate for c in cut] == [r.aggregate for r in direct]
+    # Past the budget the folds' errors are pooled into one product: the same numbers, summed in another order.
+    assert [c.aggregate for c in cut] == pytest.approx([r.aggregate for r in direct], rel=1e-10)
+    assert [c.overall for c in cut] == pytest.approx([r.overall for r in direct], rel=1e-12)
+    for c, r in zip(cut, direct):
+        np.testing.assert_allclose(c.per_dataset, r.per_dataset, rtol=1e-12)
     assert [c.n_aggregate for c in cut] == [100, 100] and [f.n_aggregate for f in full] == [200, 200]
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.2, 0.85])
+def test_pooled_score_equals_the_per_fold_one(missing):
+    """Pooled errors and ``u' (P / N) u`` give the per-fold sums and aggregate_rmse's number; with pairs never seen
+    together (85% missing) or a prediction missing on an observed cell, the general path is taken."""
+    X = _matrix(60, 9, missing, 9)
+    rng = np.random.default_rng(10)
+    folds = subset_cv.model_folds(60, 4, 0)
+    subsets = [[0], [1, 4], [2, 3, 8]]
+    preds = [[np.where(np.isnan(X[te]), rng.random((len(te), 9)), X[te] + 0.1 * rng.standard_normal((len(te), 9)))
+              for _ in subsets] for _, te in folds]
+    w = subset_cv.normalised_weights(np.arange(1, 10), 9)
+    missing_pred = [[f.copy() for f in fold] for fold in preds]
+    missing_pred[0][1][0, np.flatnonzero(~np.isnan(X[folds[0][1][0]]))[0]] = np.nan  # the general path
+    for p in (preds, missing_pred):
+        got, want = subset_cv._score(X, subsets, p, folds, w, pooled=True), subset_cv._score(X, subsets, p, folds, w)
+        for g, r in zip(got, want):
+            np.testing.assert_allclose(g.per_dataset, r.per_dataset, rtol=1e-12)
+            assert (g.aggregate, g.overall, g.profile_mse) == pytest.approx((r.aggregate, r.overall, r.profile_mse),
+                                                                             rel=1e-10)
+            assert g.n_aggregate == r.n_aggregate
 
 
 def test_stacked_calls_split_past_the_cell_limit_give_the_same_scores(monkeypatch):
     X = _matrix(60, 10, 0.1, 6)
     subsets = [[0], [1, 2], [3, 4, 5], [6], [7, 8]]
     want = subset_cv.subset_errors(X, subsets, RidgePredictor())
-    monkeypatch.setattr(subset_cv, "STACK_CELLS", 60 * 10 * 2)  # two subsets per call
+    monkeypatch.setattr(subset_cv, "STACK_CELLS", 60 * 10 * 2)  # two subsets per call, but only past the budget
+    assert [g.aggregate for g in subset_cv.subset_errors(X, subsets, RidgePredictor())] == [w.aggregate for w in want]
+    monkeypatch.setattr(subset_cv, "SCORE_FLOPS_BUDGET", 2.0 * 59 * 10 * 10)  # past it (every row kept: 12 per fold)
     got = subset_cv.subset_errors(X, subsets, RidgePredictor())
-    assert [g.aggregate for g in got] == pytest.approx([w.aggregate for w in want], rel=1e-12)
+    monkeypatch.setattr(subset_cv, "STACK_CELLS", 10 ** 9)
+    whole = subset_cv.subset_errors(X, subsets, RidgePredictor())
+    assert [g.aggregate for g in got] == pytest.approx([w.aggregate for w in whole], rel=1e-12)
+    assert [g.aggregate for g in got] == pytest.approx([w.aggregate for w in want], rel=1e-10)
 
 
 def test_exact_budget_shrinks_candidates_and_exact_steps(monkeypatch):

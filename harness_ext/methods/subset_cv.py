@@ -18,6 +18,10 @@ model's error from its own few cells, ``(sum_O w_j e_j) * W / W_O``, inflates
 the variance of sparse rows by ``W / W_O`` and on a matrix with a quarter of
 its cells observed left a dozen of 255 models to judge a subset by.)
 
+On wide matrices a subset's score costs ``2 n d^2`` flops in those moments;
+past :data:`SCORE_FLOPS_BUDGET` every subset is scored on the same seeded
+sample of held-out models (:func:`scoring_folds`; the manifest records it).
+
 References
 ----------
 SimBA (000) §7.2 (k-fold over models); issue 14 items 1, 5 and 7.
@@ -201,13 +205,14 @@ def fold_predictions(predictor, X: np.ndarray, subsets: Sequence, folds, cache: 
 
 
 #: Flops of one subset's pairwise error moments (``2 n d^2`` over its ``n`` held-out rows) above which they, and
-#: the fold-ins behind them, come from a seeded sample of held-out rows (:func:`scoring_folds`). About a tenth of a
-#: second of one core; no real matrix of the repository's data comes near it (2,000 x 100 takes 4e7).
-SCORE_FLOPS_BUDGET = 2e9
+#: the fold-ins behind them, come from a seeded sample of held-out rows (:func:`scoring_folds`). About 0.05 s of
+#: one core; no real matrix of the repository's data comes near it (the largest, 2,000 x 100, takes 4e7).
+SCORE_FLOPS_BUDGET = 1e9
 #: Held-out rows scored per fold at least, whatever the budget.
 MIN_SCORING_ROWS = 20
-#: Predicted cells (subsets x held-out rows x datasets) stacked per call of :func:`fold_predictions`.
-STACK_CELLS = 50_000_000
+#: Past :data:`SCORE_FLOPS_BUDGET`, predicted cells (subsets x held-out rows x datasets) stacked per call of
+#: :func:`fold_predictions` (bounds its memory).
+STACK_CELLS = 20_000_000
 
 
 def scoring_folds(folds, d: int):
@@ -282,17 +287,27 @@ def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_sta
     folds = folds if folds is not None else model_folds(n, n_splits, random_state)
     folds, rule = scoring_folds(folds, d)
     held = sum(len(te) for _, te in folds)
-    per_call = max(1, int(STACK_CELLS // max(1, held * d)))
+    # Past the budget (wide matrices) the stacked fold-ins go in parts of at most STACK_CELLS predicted cells.
+    per_call = len(subsets) if rule is None else max(1, int(STACK_CELLS // max(1, held * d)))
     out = []
     # Many small products per subset and fold: extra BLAS threads only contend (15x slower on a busy machine).
     with limit_threads():
         for a in range(0, len(subsets), per_call):
             part = subsets[a:a + per_call]
-            out += _score(X, part, fold_predictions(predictor, X, part, folds, cache), folds, w)
+            out += _score(X, part, fold_predictions(predictor, X, part, folds, cache), folds, w, pooled=rule is not None)
     return out
 
 
-def _score(X, subsets, preds, folds, w) -> list:
+def _score(X, subsets, preds, folds, w, pooled: bool = False) -> list:
+    """:class:`SubsetError` per subset from the folds' predictions.
+
+    ``pooled`` (the sampled rows of :func:`scoring_folds`, past the budget): when
+    every prediction is finite where its cell is observed and every pair of
+    datasets is observed together by some held-out model, the folds' errors are
+    pooled into one product and the aggregate is ``u' (P / N) u`` directly
+    (the same quantity as :func:`aggregate_rmse`, which then fills nothing in,
+    summed in another order).
+    """
     d = X.shape[1]
     haves = [~np.isnan(X[f_te]) for _, f_te in folds]
     n_all = None  # pair counts of every held-out model, computed once (see below)
@@ -300,6 +315,15 @@ def _score(X, subsets, preds, folds, w) -> list:
     for si, s in enumerate(subsets):
         in_s = np.zeros(d, bool)
         in_s[s] = True
+        if pooled:
+            errs = [fold[si] - X[f_te] for (f_tr, f_te), fold in zip(folds, preds)]
+            if all(np.array_equal(~np.isnan(e), h) for e, h in zip(errs, haves)):
+                if n_all is None:
+                    H = np.concatenate(haves).astype(float)
+                    n_all = H.T @ H
+                if n_all.min() > 0:
+                    out.append(_score_pooled(np.concatenate(errs), np.concatenate(haves), in_s, n_all, w))
+                    continue
         sq = np.zeros(d)
         cnt = np.zeros(d)
         P = np.zeros((d, d))  # sum of e_ij e_ik over held-out models observing j and k
@@ -329,16 +353,37 @@ def _score(X, subsets, preds, folds, w) -> list:
             N = n_all.copy()
             N[in_s, :] = 0.0
             N[:, in_s] = 0.0
-        with np.errstate(invalid="ignore", divide="ignore"):
-            per = np.sqrt(sq / cnt)
-        per[in_s] = np.nan
-        overall = float(np.sqrt(sq.sum() / cnt.sum())) if cnt.sum() else float("nan")
-        # Profile MSE over all d cells: subset cells exact (0); a dataset no held-out model scores takes the mean MSE.
-        mse = per[~in_s] ** 2
-        profile = float(np.where(np.isfinite(mse), mse, np.nanmean(mse)).sum() / d) if np.isfinite(mse).any() else float("nan")
         aggregate = aggregate_rmse(P, N, w * ~in_s) if n_agg else (0.0 if w[~in_s].sum() == 0 else float("nan"))
-        out.append(SubsetError(per, overall, aggregate, profile if (~in_s).any() else 0.0, n_agg))
+        out.append(_subset_error(sq, cnt, in_s, aggregate, n_agg))
     return out
+
+
+def _subset_error(sq, cnt, in_s, aggregate: float, n_agg: int) -> SubsetError:
+    """The :class:`SubsetError` of per-dataset squared-error sums ``sq`` over ``cnt`` held-out cells."""
+    d = len(sq)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per = np.sqrt(sq / cnt)
+    per[in_s] = np.nan
+    overall = float(np.sqrt(sq.sum() / cnt.sum())) if cnt.sum() else float("nan")
+    # Profile MSE over all d cells: subset cells exact (0); a dataset no held-out model scores takes the mean MSE.
+    mse = per[~in_s] ** 2
+    profile = float(np.where(np.isfinite(mse), mse, np.nanmean(mse)).sum() / d) if np.isfinite(mse).any() else float("nan")
+    return SubsetError(per, overall, aggregate, profile if (~in_s).any() else 0.0, n_agg)
+
+
+def _score_pooled(err, have, in_s, n_all, w) -> SubsetError:
+    """One subset's score from its held-out errors of every fold at once (see :func:`_score`'s ``pooled``)."""
+    ok = have & ~in_s
+    e0 = np.where(ok, err, 0.0)
+    n_agg = int(ok.any(axis=1).sum())
+    u = w * ~in_s
+    if n_agg:
+        Q = e0.T @ e0
+        Q /= n_all  # the subset's rows and columns are 0 in the errors, so 0 here too
+        aggregate = float(np.sqrt(max(float(u @ Q @ u), 0.0)))
+    else:
+        aggregate = 0.0 if u.sum() == 0 else float("nan")
+    return _subset_error((e0 ** 2).sum(axis=0), ok.sum(axis=0), in_s, aggregate, n_agg)
 
 
 def aggregate_rmse(P: np.ndarray, N: np.ndarray, w: np.ndarray) -> float:
