@@ -78,6 +78,8 @@ def benchmark_name(source_name: str) -> str:
 
 #: Kinds (store.rows.kind) by their fields as read here, asked once per row.
 _KINDS: dict = {}
+#: Rows' dataset metadata by (benchmark, description): nothing changes these dicts (no task configuration).
+_DMETA: dict = {}
 
 
 def _metric(desc) -> str:
@@ -178,7 +180,16 @@ def read(src: SourceFile):
                      random_baseline=rb, baseline_source=rb_src, aggregate=aggregate)
         out.kinds.append(k)
         out.values.append(score)
-        out.dataset_metadata.append({"source": bench, "description": desc})
+        try:  # one metadata dict per (source, description), shared by the rows and files that have it
+            dmeta = _DMETA[(bench, desc)]
+        except KeyError:
+            dmeta = _DMETA[(bench, desc)] = {"source": bench, "description": desc}
+            if len(_DMETA) > 100_000:
+                _DMETA.clear()
+        except TypeError:  # an unhashable description
+            dmeta = {"source": bench, "description": desc}
+        out.dataset_metadata.append(dmeta)
+    out.has_configs = False
     n = len(out.values)
     out.stderrs += [None] * n
     out.num_fewshot += [None] * n

@@ -27,6 +27,7 @@ order), else the first in the results block. ``--metric`` selects the others.
 
 from __future__ import annotations
 
+from itertools import chain
 from pathlib import PurePosixPath
 from typing import Optional
 
@@ -247,9 +248,19 @@ def _template(task: str, keys: tuple, v04: bool, listed: dict) -> tuple:
 def _is_v04(doc) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("results"), dict) and isinstance(doc.get("config"), dict) and (
         "n-shot" in doc or "group_subtasks" in doc or "higher_is_better" in doc or "model_name" in doc
-        # a "metric,filter" key in any block (one C-level join per block, not a step per key)
-        or any(isinstance(b, dict) and "," in "\0".join(map(str, b)) for b in doc["results"].values())
+        or _comma_key(doc["results"])
     )
+
+
+def _comma_key(results: dict) -> bool:
+    """Whether any block has a "metric,filter" key (one C-level join of every block's keys)."""
+    blocks = results.values()
+    if set(map(type, blocks)) <= {dict}:
+        try:
+            return "," in "\0".join(chain.from_iterable(blocks))
+        except TypeError:  # a key that is not a string (not parsed JSON)
+            pass
+    return any(isinstance(b, dict) and "," in "\0".join(map(str, b)) for b in blocks)
 
 
 def _is_v03(doc) -> bool:
@@ -289,9 +300,83 @@ def can_handle_v04(src: SourceFile) -> bool:
 def read_v03(src: SourceFile):
     doc = src.json()
     config = doc["config"]
-    model, meta = model_name(config, src.path)
+    model, meta = model_name(config, src.pathname)
+    versions = doc.get("versions")
+    out = _rows_v03(doc["results"], model, meta, config.get("num_fewshot"), versions)
+    if out is not None:
+        return out
     return _rows(src.path, doc["results"], v04=False, model=model, model_meta=meta,
-                 default_shots=config.get("num_fewshot"), doc={"versions": doc.get("versions")})
+                 default_shots=config.get("num_fewshot"), doc={"versions": versions})
+
+
+#: v0.3 files by the shape of their results (tasks and each block's keys): row layout and kinds, worked out once.
+_FILE_TEMPLATES: dict = {}
+#: ``{"harness", "version"}`` dataset metadata by version (an int, a str or None): nothing changes these dicts.
+_VERSION_META: dict = {}
+_PLAIN_VERSIONS = frozenset({int, str, _NONE})
+
+
+def _rows_v03(results: dict, model, model_meta, default_shots, versions) -> Optional[ResultRows]:
+    """:func:`_rows` of a v0.3 file in a few C-level passes, or None (the general path then reads it).
+
+    A run of hundreds of checkpoints writes files of one shape: the same tasks, each block with the
+    same keys. Everything but the numbers follows from that shape (:func:`_file_template`), so a file
+    costs a lookup of its shape and one pass per column. Files with anything the general path treats
+    specially (a block that is not an object, versions that are not plain ints or strings) go there.
+    """
+    blocks = tuple(results.values())
+    if not blocks or set(map(type, blocks)) != {dict}:
+        return None
+    tasks = tuple(results)
+    vers = list(map(versions.get, tasks)) if isinstance(versions, dict) else [None] * len(tasks)
+    if not set(map(type, vers)) <= _PLAIN_VERSIONS:
+        return None
+    shape = (tasks, tuple(map(tuple, blocks)))
+    try:
+        tpl = _FILE_TEMPLATES[shape]
+    except KeyError:
+        tpl = _file_template(tasks, blocks)
+        if len(_FILE_TEMPLATES) > 10_000:
+            _FILE_TEMPLATES.clear()
+        _FILE_TEMPLATES[shape] = tpl
+    row_blocks, value_keys, stderr_keys, kinds = tpl
+    n = len(kinds)
+    if not n:
+        return None
+    metas = list(map(_VERSION_META.get, vers))
+    if None in metas:
+        for i, v in enumerate(vers):
+            if metas[i] is None:
+                metas[i] = _VERSION_META.setdefault(v, {"harness": "lm-evaluation-harness", "version": v})
+        if len(_VERSION_META) > 100_000:
+            _VERSION_META.clear()
+    shots = default_shots if isinstance(default_shots, int) and not isinstance(default_shots, bool) else None
+    by_row = row_blocks(blocks)
+    out = ResultRows(model, model_meta)
+    out.kinds = list(kinds)
+    out.values = list(map(dict.__getitem__, by_row, value_keys))
+    out.stderrs = list(map(dict.get, by_row, stderr_keys))  # no stderr: key None, never a JSON key
+    out.num_fewshot = [shots] * n
+    out.n_samples = [None] * n
+    out.dataset_metadata = list(row_blocks(metas))
+    out.has_configs = False
+    return out
+
+
+def _file_template(tasks: tuple, blocks: tuple) -> tuple:
+    """``(rows' blocks getter, value keys, stderr keys, kinds)`` of a v0.3 file's results, row by row as
+    :func:`_rows` orders them (task by task, each task's metrics as :func:`_template` gives them)."""
+    from operator import itemgetter
+
+    idx, values, stderrs, kinds = [], [], [], []
+    for i, (task, block) in enumerate(zip(tasks, blocks)):
+        value_keys, stderr_keys, pair = _template(task, tuple(block), False, {})
+        idx += [i] * len(value_keys)
+        values += value_keys
+        stderrs += stderr_keys
+        kinds += pair[False]
+    get = itemgetter(*idx) if len(idx) != 1 else (lambda seq, _i=idx[0]: (seq[_i],))
+    return get, tuple(values), tuple(stderrs), tuple(kinds)
 
 
 def read_v04(src: SourceFile):

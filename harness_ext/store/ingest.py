@@ -20,6 +20,7 @@ import functools
 import gc
 import hashlib
 import json
+import operator
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -86,7 +87,7 @@ class IngestReport:
 def sha256_of(src: SourceFile, adapter) -> str:
     """Content hash of a source; for directory adapters, of its files' names and bytes."""
     d = src.__dict__
-    if "bytes" in d and not src.options and (src._siblings is not None and not src.sidecars()):
+    if "bytes" in d and not src.options and ("_no_sidecars" in d or src._siblings is not None and not src.sidecars()):
         # The common case, on the bytes read once for sniffing and parsing (ingest reads small files whole).
         h = hashlib.sha256(d["bytes"])
         h.update(f"\0adapter={adapter.name}".encode())
@@ -204,24 +205,79 @@ def _walk(paths: Iterable, adapters: dict) -> Iterator[tuple]:
                 continue
             subdirs, files = [], []
             for e in entries:
-                if is_hidden(e.name):
+                name = e.name
+                if name[0] == "." and is_hidden(name):
                     continue
                 if e.is_dir(follow_symlinks=False):
                     subdirs.append(e.path)
                 elif not _is_dir(e):
                     files.append(e)
-            names = frozenset(e.name for e in entries)
+            names = frozenset(map(_entry_name, entries))
             if dir_adapters:
-                src = SourceFile(d, is_dir=True, children=frozenset(e.name for e in files))
+                src = SourceFile(d, is_dir=True, children=frozenset(map(_entry_name, files)))
                 if any(_safe_can_handle(a, src) for a in dir_adapters):
                     yield src, d == root, root
                     continue
+            # No sidecar (``<name>.meta.yaml``) in the directory: none to look up per file (see sha256_of).
+            no_sidecars = not any(n.endswith(_SIDECAR_ENDS) for n in names)
             for e in files:
-                if os.path.splitext(e.name)[1].lower() in CANDIDATE_SUFFIXES:
+                suffix = os.path.splitext(e.name)[1].lower()
+                if suffix in CANDIDATE_SUFFIXES:
                     # Files, and also FIFOs, sockets and broken links with a result-file name: those
                     # are reported as skipped with their reason rather than passed over in silence.
-                    yield SourceFile(e.path, is_dir=False, siblings=names), False, root
+                    src = SourceFile(e.path, is_dir=False, siblings=names)
+                    sd = src.__dict__
+                    sd["suffix"] = suffix  # pathlib's suffix, lower-cased (SourceFile.suffix), for these names
+                    if no_sidecars:
+                        sd["_no_sidecars"] = True
+                    if _is_regular(e):
+                        sd["_regular"] = True  # from the listing's file type: no stat (see _read_walked)
+                    yield src, False, root
             stack.extend(reversed(subdirs))
+
+
+_SIDECAR_ENDS = (".meta.yaml", ".meta.yml")
+
+
+def _is_regular(entry) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _read_walked(src: SourceFile) -> bool:
+    """Read a small regular file the walk listed into ``src.bytes`` (open, fstat, read: no stat by name).
+
+    Returns False when it is not one (anything unusual: a changed file type, a name that is not UTF-8,
+    a file over :data:`SMALL_FILE_BYTES`, an error): :func:`_check` and the ordinary read then say why
+    or read it. The checks are those of :func:`_check` on the open file.
+    """
+    import stat
+
+    p = src.pathname
+    try:
+        p.encode("utf-8")
+        fd = os.open(p, _OPEN_FLAGS)
+    except (UnicodeError, OSError):
+        return False
+    try:
+        st = os.fstat(fd)
+        size = st.st_size
+        if not stat.S_ISREG(st.st_mode) or size > SMALL_FILE_BYTES or size > _max_file_bytes():
+            return False
+        parts = [os.read(fd, size + 1)]
+        while parts[-1]:  # to the end, as a plain read() does, however the size changed since
+            parts.append(os.read(fd, 1 << 20))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    src.__dict__["bytes"] = parts[0] if len(parts) == 2 else b"".join(parts)
+    return True
+
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 def read_source(src: SourceFile, adapter) -> list:
@@ -502,15 +558,17 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     try:
         for src, explicit, root in progress(sources, total=len(sources), desc="ingest", disable=None if show_progress else True):
             try:
-                why, size = _check(src.pathname)
-                if why is not None:
-                    raise IngestError(src.path, why)
-                if forced is None and ".jsonl" in src.pathname and not src.is_dir and is_samples_file(src.pathname):
-                    report.files.append(None)
-                    logs.append((len(report.files) - 1, src.path))
-                    continue
-                if size is not None and size <= SMALL_FILE_BYTES:
-                    src.bytes  # one read of a small regular file (checked above) serves sniffing, parsing and hashing
+                # A small regular file the walk listed is checked and read in one go (_read_walked).
+                if not ("_regular" in src.__dict__ and ".jsonl" not in src.pathname and _read_walked(src)):
+                    why, size = _check(src.pathname)
+                    if why is not None:
+                        raise IngestError(src.path, why)
+                    if forced is None and ".jsonl" in src.pathname and not src.is_dir and is_samples_file(src.pathname):
+                        report.files.append(None)
+                        logs.append((len(report.files) - 1, src.path))
+                        continue
+                    if size is not None and size <= SMALL_FILE_BYTES:
+                        src.bytes  # one read of a small regular file (checked above) serves sniffing, parsing, hashing
                 chosen = forced if forced is not None else _detect(src, root, adapters, established)
                 sha = sha256_of(src, chosen)
                 group_shas.append(sha)
@@ -519,7 +577,8 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                     continue
                 records = read_source(src, chosen)
                 configs = (pop_configs(records) if isinstance(records, list)
-                           else pop_configs(records.task_metadata()) if records.__class__ is ResultRows else None)
+                           else pop_configs(records.task_metadata())
+                           if records.__class__ is ResultRows and records.has_configs else None)
                 if configs:
                     task_configs[src.pathname] = configs
                 report.files.append(None)
@@ -565,13 +624,11 @@ SMALL_FILE_BYTES = 16 << 20
 
 def _batched(records) -> bool:
     """Whether a source's records go into the batch transaction (a list, or ResultRows), not store.columnar."""
-    from .rows import ResultRows
-
-    return isinstance(records, (list, ResultRows))
+    return records.__class__ is list or isinstance(records, (list, _read_types()[3]))
 
 
-def _entry_name(entry) -> str:
-    return entry.name
+#: A scandir entry's name (attrgetter: no Python step per entry).
+_entry_name = operator.attrgetter("name")
 
 
 def _is_dir(entry) -> bool:

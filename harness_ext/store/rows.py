@@ -73,13 +73,15 @@ class ResultRows:
     """
 
     __slots__ = ("model", "model_metadata", "kinds", "values", "stderrs", "num_fewshot", "n_samples",
-                 "dataset_metadata", "_records")
+                 "dataset_metadata", "has_configs", "_records")
 
     def __init__(self, model, model_metadata: Optional[dict]):
         self.model = model
         self.model_metadata = model_metadata
         self.kinds, self.values, self.stderrs, self.num_fewshot, self.n_samples, self.dataset_metadata = (
             [], [], [], [], [], [])
+        #: Whether a row's dataset_metadata may hold a task configuration (False: task_metadata has none to find).
+        self.has_configs = True
         self._records = None
 
     def __len__(self) -> int:
@@ -121,11 +123,14 @@ class ResultRows:
                 _check_text(path, "model", m)
             except IngestError:
                 return self.records()
-        for k in {id(k): k for k in self.kinds}.values():  # distinct kinds (a dataclass is unhashable)
-            if not k._checked and not _check_kind(k, m, path):
-                return self.records()
-        # C-level passes (map), no numpy: most sources have a handful of rows.
-        if set(map(type, self.values)) != {float} or not all(map(isfinite, self.values)):
+        kinds = self.kinds
+        if not all(map(_CHECKED, kinds)):
+            for k in dict(zip(map(id, kinds), kinds)).values():  # distinct kinds (a dataclass is unhashable)
+                if not k._checked and not _check_kind(k, m, path):
+                    return self.records()
+        # C-level passes (map, sum), no numpy: most sources have a handful of rows. A sum is finite only if
+        # every term is (an overflowing sum of finite terms just takes the per-record checks).
+        if set(map(type, self.values)) != {float} or not isfinite(sum(self.values)):
             return self.records()
         for col, hi in ((self.num_fewshot, 2**31), (self.n_samples, 2**63)):
             kinds = set(map(type, col))
@@ -138,7 +143,7 @@ class ResultRows:
         kinds = set(map(type, self.stderrs))
         if not kinds <= {float, _NONE}:
             return self.records()
-        if float in kinds and not all(map(isfinite, filter(_is_float, self.stderrs))):
+        if float in kinds and not isfinite(sum(filter(None, self.stderrs))):  # filter(None): the floats (and 0.0)
             return self.records()
         return None
 
@@ -157,8 +162,7 @@ class ResultRows:
         return list(map(attrgetter(name), self.kinds))
 
 
-def _is_float(x) -> bool:
-    return x.__class__ is float
+_CHECKED = attrgetter("_checked")
 
 
 class _TaskMeta:
