@@ -283,10 +283,10 @@ def test_a_file_the_store_refuses_is_skipped_and_the_rest_of_the_batch_is_kept(m
     """A database error on one file of a batch: that file is reported and absent, the others are stored."""
     real = Store._insert_results
 
-    def refuse(self, frame, items):
+    def refuse(self, frame, items, *rest):
         if any("aerdincdal" in str(path) for path, *_ in items):
             raise duckdb.ConstraintException("injected refusal")
-        return real(self, frame, items)
+        return real(self, frame, items, *rest)
 
     monkeypatch.setattr(Store, "_insert_results", refuse)
     with Store.open(":memory:") as s:

@@ -358,42 +358,42 @@ class Store:
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         first_source = self._next_source
         sources = [(first_source + k, str(path), sha, adapter, now, 0) for k, (path, sha, adapter, _) in enumerate(items)]
-        source_id = np.repeat(np.arange(first_source, first_source + len(items)), [len(it[3]) for it in items])
-        # The records' fields as columns (attrgetter runs in C), then ids per distinct name, not per record.
-        # ``descs[i]`` describes row i's dataset: the record itself, or its ResultRows kind.
-        (models, benchmarks, datasets, metrics, shots, values, stderrs, n_samples, metas, dmetas,
-         descs) = _columns(items)
-        n = len(values)
-        m_codes, m_names = pd.factorize(np.array(models, dtype=object))
-        m_first = _first_positions(m_codes)
-        m_ids = np.empty(len(m_names), dtype=np.int64)
-        for code, name in enumerate(m_names.tolist()):  # in order of first appearance, as ids are given
+        lens = [len(it[3]) for it in items]
+        source_id = np.repeat(np.arange(first_source, first_source + len(items)), lens)
+        # The rows' fields as columns, models and descriptions as codes in order of first appearance: a
+        # ResultRows source costs a few C-level passes, its model and its kinds (shared descriptions) named once.
+        # ``descs[k]`` describes code k's rows: the record itself, or a ResultRows kind.
+        c = _columns(items)
+        n = len(c.values)
+        m_ids = np.empty(len(c.models), dtype=np.int64)
+        for code, name in enumerate(c.models):  # in order of first appearance, as ids are given
             mid = self._model_ids.get(name)
             if mid is None:
                 mid = next_model
                 next_model += 1
-                md = metas[m_first[code]]
+                md = c.model_metas[code]
                 new_models[name] = (mid, _dumps(md) if md else "{}")
             m_ids[code] = mid
-        model_id = m_ids[m_codes]
+        model_id = m_ids[c.model_codes]
         meta_rows: dict = {}  # (model_id, source_id, key) -> JSON value; the first record's value wins
         # Adapters share one metadata dict per model: each (model, source, dict) is serialised once.
-        meta_key = pd.DataFrame({"m": model_id, "s": source_id,
-                                 "d": np.fromiter(map(id, metas), dtype=np.uint64, count=n)})
-        for pos in meta_key.drop_duplicates().index.tolist():
-            md = metas[pos]
-            if md:
-                mid, sid = int(model_id[pos]), int(source_id[pos])
-                for k, v in md.items():
-                    meta_rows.setdefault((mid, sid, str(k)), _dumps(v))
-        d_codes = np.zeros(n, dtype=np.int64)
-        for col in (benchmarks, datasets, metrics):
-            codes, uniq = pd.factorize(np.array(col, dtype=object))
-            d_codes = d_codes * len(uniq) + codes
-        d_codes, _ = pd.factorize(d_codes)
-        d_ids = np.empty(d_codes.max() + 1 if n else 0, dtype=np.int64)
-        for code, pos in enumerate(_first_positions(d_codes).tolist()):
-            rec = descs[pos]
+        for k, code, md in c.source_metas:
+            mid, sid = int(m_ids[code]), first_source + k
+            for key, v in md.items():
+                meta_rows.setdefault((mid, sid, str(key)), _dumps(v))
+        # Datasets by (benchmark, name, metric) of each distinct description, numbered in order of first appearance.
+        d_of: dict = {}
+        d_first = []
+        desc_d = np.empty(len(c.descs), dtype=np.int64)
+        for j, key in enumerate(map(_KIND_NAMES, c.descs)):
+            code = d_of.get(key)
+            if code is None:
+                code = d_of[key] = len(d_first)
+                d_first.append(j)
+            desc_d[j] = code
+        d_ids = np.empty(len(d_first), dtype=np.int64)
+        for code, j in enumerate(d_first):
+            rec = c.descs[j]
             dkey = (rec.benchmark, rec.dataset, rec.metric)
             did = self._dataset_ids.get(dkey)
             if did is None:
@@ -407,23 +407,21 @@ class Store:
                 new_datasets[dkey] = (
                     did, rec.benchmark, rec.dataset, rec.metric, rec.higher_is_better, _f(rec.random_baseline),
                     rec.baseline_source, _f(rec.min_score), _f(rec.max_score), primary, rec.task,
-                    json.dumps(dmetas[pos] or {}, default=str),
+                    json.dumps(c.dmetas[c.desc_first[j]] or {}, default=str),
                     AGGREGATE if rec.aggregate else DATASET, rec.scale,
                 )
             d_ids[code] = did
         frame = pd.DataFrame({
-            "model_id": model_id, "dataset_id": d_ids[d_codes],
-            # Validated ints or None: converted in C (pandas' nullable integers), not a Python step per row.
-            "num_fewshot": pd.array(shots, dtype="Int64").fillna(UNKNOWN_SHOTS).to_numpy(np.int64),
-            "value": np.array(values, dtype=float), "stderr": np.array(stderrs, dtype=float),
-            "n_samples": pd.array(n_samples, dtype="Int64"),
+            "model_id": model_id, "dataset_id": d_ids[desc_d][c.desc_codes],
+            "num_fewshot": _int_column(c.shots, UNKNOWN_SHOTS),
+            "value": np.array(c.values, dtype=float), "stderr": np.array(c.stderrs, dtype=float),
+            "n_samples": _int_column(c.n_samples),
             "source_id": source_id})
-        n_kept = frame.drop_duplicates(["model_id", "dataset_id", "num_fewshot", "source_id"]).groupby("source_id").size()
-        n_kept = dict(zip(n_kept.index.tolist(), n_kept.tolist()))
-        sources = [row[:5] + (int(n_kept.get(row[0], 0)),) for row in sources]
+        cells = _Cells(frame, first_source, len(items))
+        sources = [row[:5] + (int(n),) for row, n in zip(sources, cells.n_kept)]
         with self.transaction():
             self._append_new(sources, new_models, new_datasets, meta_rows)
-            outcomes = self._insert_results(frame, items)
+            outcomes = self._insert_results(frame, items, cells)
         self._remember(new_models, new_datasets, new_primary, [sha for _, sha, _, _ in items])
         return outcomes
 
@@ -462,12 +460,13 @@ class Store:
         with self.registered(_frame=frame) as con:
             con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _frame")
 
-    def _insert_results(self, frame: pd.DataFrame, items: list) -> list:
+    def _insert_results(self, frame: pd.DataFrame, items: list, cells: "_Cells") -> list:
+        n_items = len(items)
         key = ["model_id", "dataset_id", "num_fewshot"]
         first_id = self._next_source  # _write_batch numbered the batch's sources from here
         # A file repeating a key: keep its first value; disagreement is a conflict like any other.
-        dup = frame.duplicated(key + ["source_id"], keep="first")
-        rows = frame[~dup]
+        dup = cells.repeat
+        rows = frame[~dup] if dup.any() else frame
         with self.registered(_incoming=rows):
             # Against what was stored before this batch ...
             clash = self.con.execute(
@@ -478,31 +477,39 @@ class Store:
                                               ORDER BY r.source_id) = 1"""
             ).df()
             self.con.execute("INSERT INTO results BY NAME SELECT * FROM _incoming")
-        # ... and against earlier files of this batch (the earliest source is the stored value).
-        earliest = rows.sort_values("source_id", kind="stable").drop_duplicates(key, keep="first")
-        later = rows.merge(earliest[key + ["value", "source_id"]], on=key, suffixes=("", "_stored"))
-        later = later[later["source_id"] != later["source_id_stored"]]
-        later = later[~later.set_index(key).index.isin(clash.set_index(key).index)] if len(clash) else later
-        within = frame[dup].merge(rows[key + ["source_id", "value"]], on=key + ["source_id"], suffixes=("", "_stored"))
-        within["source_id_stored"] = within["source_id"]
-        repeats = within[(within["value"] - within["value_stored"]).abs() > CONFLICT_TOLERANCE]
-        if len(repeats):
-            self._append("result_repeats", repeats[["model_id", "dataset_id", "num_fewshot", "value", "stderr",
-                                                    "n_samples", "source_id"]])
-        parts = [c[["model_id", "dataset_id", "num_fewshot", "source_id", "value", "value_stored", "source_id_stored"]]
-                 for c in (clash, later, within) if len(c)]
+        # ... and against earlier files of this batch (the earliest source is the stored value): rows of a cell
+        # after its first, in row order (sources are numbered in row order).
+        value, source = frame["value"].to_numpy(), frame["source_id"].to_numpy()
+        later = np.flatnonzero(~dup & ~cells.first)
+        if len(clash) and len(later):
+            stored = pd.MultiIndex.from_frame(clash[key])
+            later = later[~pd.MultiIndex.from_arrays([frame[k].to_numpy()[later] for k in key]).isin(stored)]
+        within = np.flatnonzero(dup)
+        parts = [clash[["model_id", "dataset_id", "num_fewshot", "source_id", "value", "value_stored",
+                        "source_id_stored"]]] if len(clash) else []
+        for idx, first in ((later, cells.first_of_cell), (within, cells.first_of_key)):
+            if len(idx):
+                ref = first[idx]
+                part = frame.iloc[idx][["model_id", "dataset_id", "num_fewshot", "source_id", "value"]]
+                part = part.assign(value_stored=value[ref], source_id_stored=source[ref]).reset_index(drop=True)
+                parts.append(part)
+        if len(within):
+            differ = np.abs(value[within] - value[cells.first_of_key[within]]) > CONFLICT_TOLERANCE
+            if differ.any():
+                self._append("result_repeats", frame.iloc[within[differ]][
+                    ["model_id", "dataset_id", "num_fewshot", "value", "stderr", "n_samples", "source_id"]])
         allc = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(clash.columns))
-        same = (allc["value"] - allc["value_stored"]).abs() <= CONFLICT_TOLERANCE
+        same = ((allc["value"] - allc["value_stored"]).abs() <= CONFLICT_TOLERANCE).to_numpy()
         differs = allc[~same]
-        n_new = rows.groupby("source_id").size().to_dict()
-        n_dup = allc[same & (allc["source_id"] != allc["source_id_stored"])].groupby("source_id").size().to_dict()
+        other = (allc["source_id"] != allc["source_id_stored"]).to_numpy()
+        n_dup = np.bincount(allc["source_id"].to_numpy(np.int64)[same & other] - first_id, minlength=n_items)
         described = self._describe_conflicts(differs) if len(differs) else []
         by_source: dict = {}
         for sid, c in zip(differs["source_id"], described):
             by_source.setdefault(int(sid), []).append(c)
-        return [SourceOutcome("ingested", n_new=int(n_new.get(first_id + k, 0)), n_duplicate=int(n_dup.get(first_id + k, 0)),
+        return [SourceOutcome("ingested", n_new=int(cells.n_kept[k]), n_duplicate=int(n_dup[k]),
                               conflicts=by_source.get(first_id + k, []))
-                for k in range(len(items))]
+                for k in range(n_items)]
 
     def _describe_conflicts(self, differs: pd.DataFrame) -> list:
         names = {i: n for n, i in self._model_ids.items()}
@@ -616,36 +623,132 @@ _RECORD_FIELDS = operator.attrgetter("model", "num_fewshot", "value", "stderr", 
 _KIND_NAMES = operator.attrgetter("benchmark", "dataset", "metric")
 
 
-def _columns(items: list) -> tuple:
-    """The rows of ``(path, sha, adapter, records)`` items as 11 lists: model, benchmark, dataset, metric,
-    num_fewshot, value, stderr, n_samples, model_metadata, dataset_metadata, and the row's description
-    (a record, or the kind of a :class:`~harness_ext.store.rows.ResultRows` row)."""
+class _Columns:
+    """A batch's rows as columns (see :func:`_columns`)."""
+
+    __slots__ = ("models", "model_metas", "model_codes", "source_metas", "descs", "desc_first", "desc_codes",
+                 "shots", "values", "stderrs", "n_samples", "dmetas")
+
+
+def _columns(items: list) -> _Columns:
+    """The rows of ``(path, sha, adapter, records)`` items as columns.
+
+    ``models`` (names in order of first appearance), ``model_metas`` (each one's metadata on its first row),
+    ``model_codes`` (per row); ``source_metas``: ``(item index, model code, metadata dict)`` of every distinct
+    non-empty (model, dict) of a source, in row order; ``descs``: the distinct row descriptions (a record, or
+    the kind of :class:`~harness_ext.store.rows.ResultRows` rows) in order of first appearance, ``desc_first``
+    their first rows and ``desc_codes`` per row; ``shots, values, stderrs, n_samples, dmetas``: per row.
+    """
     from .rows import ResultRows
 
-    models, shots, values, stderrs, n_samples, metas, dmetas, descs = cols = tuple([] for _ in range(8))
-    for *_, recs in items:
+    c = _Columns()
+    model_code: dict = {}
+    c.model_metas, c.source_metas = [], []
+    codes: list = []
+    c.shots, c.values, c.stderrs, c.n_samples, c.dmetas = shots, values, stderrs, n_samples, dmetas = (
+        [], [], [], [], [])
+    descs: list = []
+    for k, (*_, recs) in enumerate(items):
         if recs.__class__ is ResultRows:
             n = len(recs)
-            models += [recs.model] * n
+            if not n:
+                continue
+            code = model_code.get(recs.model)
+            if code is None:
+                code = model_code[recs.model] = len(model_code)
+                c.model_metas.append(recs.model_metadata)
+            codes += [code] * n
+            if recs.model_metadata:
+                c.source_metas.append((k, code, recs.model_metadata))
             shots += recs.num_fewshot
             values += recs.values
             stderrs += recs.stderrs
             n_samples += recs.n_samples
-            metas += [recs.model_metadata] * n
             dmetas += recs.dataset_metadata
             descs += recs.kinds
         elif recs:
-            for col, part in zip(cols, zip(*map(_RECORD_FIELDS, recs))):
-                col += part
+            model, shot, value, stderr, ns, metas, dmeta = map(list, zip(*map(_RECORD_FIELDS, recs)))
+            seen = set()
+            for name, md in zip(model, metas):
+                code = model_code.get(name)
+                if code is None:
+                    code = model_code[name] = len(model_code)
+                    c.model_metas.append(md)
+                codes.append(code)
+                if md and (code, id(md)) not in seen:
+                    seen.add((code, id(md)))
+                    c.source_metas.append((k, code, md))
+            shots += shot
+            values += value
+            stderrs += stderr
+            n_samples += ns
+            dmetas += dmeta
             descs += recs
-    # Benchmark, dataset and metric of every row in one C-level pass (records and kinds both carry them).
-    names = tuple(map(list, zip(*map(_KIND_NAMES, descs)))) if descs else ([], [], [])
-    return (models, *names, shots, values, stderrs, n_samples, metas, dmetas, descs)
+    c.models = list(model_code)
+    c.model_codes = np.array(codes, dtype=np.int64)
+    # Descriptions by identity: a kind is one object shared by its rows (a record is its own).
+    if descs:
+        first = np.sort(np.unique(np.fromiter(map(id, descs), dtype=np.uint64, count=len(descs)), return_index=True)[1])
+    else:
+        first = np.empty(0, dtype=np.int64)
+    c.desc_first = first.tolist()
+    c.descs = [descs[i] for i in c.desc_first]
+    pos = dict(zip(map(id, c.descs), range(len(c.descs))))
+    c.desc_codes = np.fromiter(map(pos.__getitem__, map(id, descs)), dtype=np.int64, count=len(descs))
+    return c
 
 
-def _first_positions(codes: np.ndarray) -> np.ndarray:
-    """Position of each code's first occurrence, for codes numbered in order of first appearance (factorize)."""
-    return pd.Series(codes).drop_duplicates().index.to_numpy()
+class _Cells:
+    """Where a batch's rows repeat a cell (model, dataset, shots) and a key (cell and source), by integer codes.
+
+    ``repeat``: the row repeats its key (a file giving a cell twice; the first value is kept); ``first``: the
+    row is its cell's first in the batch; ``first_of_cell`` / ``first_of_key``: per row, the first row of its
+    cell / key; ``n_kept``: per source, the rows kept (not repeats). Rows are in source order.
+    """
+
+    def __init__(self, frame: pd.DataFrame, first_source: int, n_sources: int):
+        m, d, s = (frame[k].to_numpy(np.int64) for k in ("model_id", "dataset_id", "num_fewshot"))
+        src = frame["source_id"].to_numpy(np.int64) - first_source
+        cell = _codes(_codes(m, d), s)
+        key = _codes(cell, src)
+        self.first_of_cell = _first_rows(cell)
+        self.first_of_key = _first_rows(key)
+        n = len(frame)
+        self.first = self.first_of_cell == np.arange(n)
+        self.repeat = self.first_of_key != np.arange(n)
+        self.n_kept = np.bincount(src[~self.repeat], minlength=n_sources)
+
+
+def _codes(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Codes of the pairs ``(a, b)`` of non-negative ints, equal exactly where the pairs are."""
+    if not len(a):
+        return a
+    a, _ = pd.factorize(a)
+    b = b - b.min()
+    width = int(b.max()) + 1
+    if len(a) * width < 2**62:
+        return a * width + b
+    return pd.factorize(pd.MultiIndex.from_arrays([a, b]))[0]
+
+
+def _first_rows(codes: np.ndarray) -> np.ndarray:
+    """Per row, the position of the first row with its code."""
+    if not len(codes):
+        return codes
+    codes, _ = pd.factorize(codes)  # numbered in order of first appearance, so the first rows come in code order
+    return pd.Series(codes).drop_duplicates().index.to_numpy()[codes]
+
+
+def _int_column(col: list, missing: Optional[int] = None):
+    """A column of validated ints or None as int64 (None -> ``missing``) or, without ``missing``, pandas' nullable
+    Int64; converted in C (through float when every value is below 2**53, exact there)."""
+    a = np.array(col, dtype=float)  # None -> NaN
+    nan = np.isnan(a)
+    if not len(a) or np.nanmax(np.abs(a), initial=0.0) < 2.0**53:
+        ints = np.where(nan, 0.0 if missing is None else float(missing), a).astype(np.int64)
+        return ints if missing is not None else pd.arrays.IntegerArray(ints, nan)
+    arr = pd.array(col, dtype="Int64")
+    return arr.fillna(missing).to_numpy(np.int64) if missing is not None else arr
 
 
 def _dumps(v) -> str:
