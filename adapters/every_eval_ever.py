@@ -134,25 +134,11 @@ def read(src: SourceFile):
         name = ev.get("evaluation_name")
         if name.__class__ is not str and not isinstance(name, str):
             raise IngestError(src.path, f"evaluation_results[{i}] has no evaluation_name")
-        aggregate = _is_aggregate(name)
         cfg = ev.get("metric_config") or {}
         details = ev.get("score_details") or {}
         if "score" not in details:
             raise IngestError(src.path, f"evaluation_results[{i}] ({name}) has no score_details.score")
         desc = cfg.get("evaluation_description")
-        benchmark, dataset, metric, rb, rb_src = bench, name, _metric(desc), None, None
-        if helm_mmlu:
-            subject = _mmlu_subject(name, ev) if not aggregate else None
-            if subject:
-                benchmark, dataset, metric = MMLU_BENCHMARK, subject, MMLU_METRIC
-                rb, rb_src = chance_baseline(f"mmlu:subject={subject}", MMLU_METRIC)
-            elif aggregate:
-                # "MMLU All Subjects" is the mmlu group score; the leaderboard's win rate stays beside it.
-                title = re.sub(r"\s+-\s+[^-]+$", "", name.strip().lower())  # schema 0.0.x: "MMLU All Subjects - EM"
-                benchmark = MMLU_BENCHMARK
-                if title == "mmlu all subjects":
-                    dataset, metric = MMLU_BENCHMARK, MMLU_METRIC
-                    rb, rb_src = chance_baseline("mmlu:subject=anatomy", MMLU_METRIC)
         lower = cfg.get("lower_is_better")
         lo = cfg.get("min_score")
         if lo.__class__ is not float and not isinstance(lo, (int, float)):
@@ -165,29 +151,20 @@ def read(src: SourceFile):
             (lo is not None and score < lo) or (hi is not None and score > hi)
         ):
             continue
-        key = (benchmark, dataset, metric, lower, lo, hi, rb, rb_src, aggregate)
-        try:
-            k = _KINDS[key]
-        except KeyError:
-            k = _KINDS[key] = kind(benchmark=benchmark, dataset=dataset, metric=metric,
-                                   higher_is_better=None if lower is None else not bool(lower), min_score=lo,
-                                   max_score=hi, random_baseline=rb, baseline_source=rb_src, aggregate=aggregate)
-            if len(_KINDS) > 100_000:
-                _KINDS.clear()
-        except TypeError:  # an unhashable lower_is_better
-            k = kind(benchmark=benchmark, dataset=dataset, metric=metric,
-                     higher_is_better=None if lower is None else not bool(lower), min_score=lo, max_score=hi,
-                     random_baseline=rb, baseline_source=rb_src, aggregate=aggregate)
+        if helm_mmlu:  # the subject comes from the record's generation_config: worked out per row
+            k, dmeta = _row_kind(bench, name, ev, desc, lower, lo, hi, True)
+        else:
+            try:  # a leaderboard's few descriptions, asked once per score
+                k, dmeta = _ROW_KINDS[(bench, name, desc, lower, lo, hi)]
+            except KeyError:
+                k, dmeta = _ROW_KINDS[(bench, name, desc, lower, lo, hi)] = _row_kind(
+                    bench, name, ev, desc, lower, lo, hi, False)
+                if len(_ROW_KINDS) > 100_000:
+                    _ROW_KINDS.clear()
+            except TypeError:  # an unhashable description or direction
+                k, dmeta = _row_kind(bench, name, ev, desc, lower, lo, hi, False)
         out.kinds.append(k)
         out.values.append(score)
-        try:  # one metadata dict per (source, description), shared by the rows and files that have it
-            dmeta = _DMETA[(bench, desc)]
-        except KeyError:
-            dmeta = _DMETA[(bench, desc)] = {"source": bench, "description": desc}
-            if len(_DMETA) > 100_000:
-                _DMETA.clear()
-        except TypeError:  # an unhashable description
-            dmeta = {"source": bench, "description": desc}
         out.dataset_metadata.append(dmeta)
     out.has_configs = False
     n = len(out.values)
@@ -195,6 +172,50 @@ def read(src: SourceFile):
     out.num_fewshot += [None] * n
     out.n_samples += [None] * n
     return out
+
+
+#: ``(kind, dataset metadata)`` of a row by (benchmark, evaluation name, description, direction, bounds).
+_ROW_KINDS: dict = {}
+
+
+def _row_kind(bench: str, name: str, ev: dict, desc, lower, lo, hi, helm_mmlu: bool) -> tuple:
+    """The shared kind (store.rows.kind) and dataset metadata of one evaluation result."""
+    aggregate = _is_aggregate(name)
+    benchmark, dataset, metric, rb, rb_src = bench, name, _metric(desc), None, None
+    if helm_mmlu:
+        subject = _mmlu_subject(name, ev) if not aggregate else None
+        if subject:
+            benchmark, dataset, metric = MMLU_BENCHMARK, subject, MMLU_METRIC
+            rb, rb_src = chance_baseline(f"mmlu:subject={subject}", MMLU_METRIC)
+        elif aggregate:
+            # "MMLU All Subjects" is the mmlu group score; the leaderboard's win rate stays beside it.
+            title = re.sub(r"\s+-\s+[^-]+$", "", name.strip().lower())  # schema 0.0.x: "MMLU All Subjects - EM"
+            benchmark = MMLU_BENCHMARK
+            if title == "mmlu all subjects":
+                dataset, metric = MMLU_BENCHMARK, MMLU_METRIC
+                rb, rb_src = chance_baseline("mmlu:subject=anatomy", MMLU_METRIC)
+    key = (benchmark, dataset, metric, lower, lo, hi, rb, rb_src, aggregate)
+    try:
+        k = _KINDS[key]
+    except KeyError:
+        k = _KINDS[key] = kind(benchmark=benchmark, dataset=dataset, metric=metric,
+                               higher_is_better=None if lower is None else not bool(lower), min_score=lo,
+                               max_score=hi, random_baseline=rb, baseline_source=rb_src, aggregate=aggregate)
+        if len(_KINDS) > 100_000:
+            _KINDS.clear()
+    except TypeError:  # an unhashable lower_is_better
+        k = kind(benchmark=benchmark, dataset=dataset, metric=metric,
+                 higher_is_better=None if lower is None else not bool(lower), min_score=lo, max_score=hi,
+                 random_baseline=rb, baseline_source=rb_src, aggregate=aggregate)
+    try:  # one metadata dict per (source, description), shared by the rows and files that have it
+        dmeta = _DMETA[(bench, desc)]
+    except KeyError:
+        dmeta = _DMETA[(bench, desc)] = {"source": bench, "description": desc}
+        if len(_DMETA) > 100_000:
+            _DMETA.clear()
+    except TypeError:  # an unhashable description
+        dmeta = {"source": bench, "description": desc}
+    return k, dmeta
 
 
 @hookimpl

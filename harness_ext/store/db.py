@@ -366,21 +366,31 @@ class Store:
         c = _columns(items)
         n = len(c.values)
         m_ids = np.empty(len(c.models), dtype=np.int64)
+        new_mds: dict = {}  # code -> metadata of a new model, serialised below
         for code, name in enumerate(c.models):  # in order of first appearance, as ids are given
             mid = self._model_ids.get(name)
             if mid is None:
                 mid = next_model
                 next_model += 1
                 md = c.model_metas[code]
-                new_models[name] = (mid, _dumps(md) if md else "{}")
+                new_models[name] = [mid, "{}"]
+                if md:
+                    new_mds[code] = md
             m_ids[code] = mid
         model_id = m_ids[c.model_codes]
         meta_rows: dict = {}  # (model_id, source_id, key) -> JSON value; the first record's value wins
-        # Adapters share one metadata dict per model: each (model, source, dict) is serialised once.
+        # Adapters share one metadata dict per model: each (model, source, dict) is serialised once, and a new
+        # model's metadata (its first row's dict) from the same values.
         for k, code, md in c.source_metas:
             mid, sid = int(m_ids[code]), first_source + k
-            for key, v in md.items():
-                meta_rows.setdefault((mid, sid, str(key)), _dumps(v))
+            values = list(map(_dumps, md.values()))
+            for key, v in zip(md, values):
+                meta_rows.setdefault((mid, sid, str(key)), v)
+            if new_mds.get(code) is md:
+                new_models[c.models[code]][1] = _dumps_dict(md, values)
+                del new_mds[code]
+        for code, md in new_mds.items():
+            new_models[c.models[code]][1] = _dumps(md)
         # Datasets by (benchmark, name, metric) of each distinct description, numbered in order of first appearance.
         d_of: dict = {}
         d_first = []
@@ -749,6 +759,13 @@ def _int_column(col: list, missing: Optional[int] = None):
         return ints if missing is not None else pd.arrays.IntegerArray(ints, nan)
     arr = pd.array(col, dtype="Int64")
     return arr.fillna(missing).to_numpy(np.int64) if missing is not None else arr
+
+
+def _dumps_dict(d: dict, values: list) -> str:
+    """``_dumps(d)`` from its values' encodings (``values``): the encoder's own layout, for string keys."""
+    if set(map(type, d)) != {str}:
+        return _dumps(d)
+    return "{" + ", ".join(map("{}: {}".format, map(_dumps, d), values)) + "}"
 
 
 def _dumps(v) -> str:

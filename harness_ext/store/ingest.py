@@ -595,6 +595,12 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                 report.files.append(FileReport(_shown(src.path), "skipped", reason=f"cannot read: {exc}"))
             except MemoryError:
                 report.files.append(FileReport(_shown(src.path), "skipped", reason="too large to read in memory"))
+            finally:
+                # The file's bytes and parsed document are not needed once its records are made: freed now,
+                # their memory serves the next file (instead of a batch's worth of documents held to the end).
+                sd = src.__dict__
+                for k in _READ_CACHE:
+                    sd.pop(k, None)
         flush(final=True)
         store.acquire()
     except StoreLockedError as exc:
@@ -618,6 +624,8 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     return report
 
 
+#: What a SourceFile keeps of a file it read (see SourceFile and the lm-eval adapter's version sniff).
+_READ_CACHE = ("bytes", "text", "head", "_json", "_lm_eval_version")
 #: Files up to this size are read once into memory (sniffing, parsing and hashing share the bytes).
 SMALL_FILE_BYTES = 16 << 20
 
