@@ -25,6 +25,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Iterable, Iterator, Optional
 
 import numpy as np
@@ -203,25 +204,41 @@ def _walk(paths: Iterable, adapters: dict) -> Iterator[tuple]:
             except OSError:
                 yield SourceFile(d), True, None
                 continue
-            subdirs, files = [], []
+            subdirs, files, regular = [], [], []
             for e in entries:
                 name = e.name
                 if name[0] == "." and is_hidden(name):
                     continue
                 if e.is_dir(follow_symlinks=False):
                     subdirs.append(e.path)
+                elif e.is_file(follow_symlinks=False):  # the listing's file type: no stat
+                    files.append(e)
+                    regular.append(True)
                 elif not _is_dir(e):
                     files.append(e)
+                    regular.append(False)
             names = frozenset(map(_entry_name, entries))
             if dir_adapters:
                 src = SourceFile(d, is_dir=True, children=frozenset(map(_entry_name, files)))
-                if any(_safe_can_handle(a, src) for a in dir_adapters):
+                claimed = False
+                for a in dir_adapters:
+                    if _safe_can_handle(a, src):
+                        claimed = True
+                        break
+                if claimed:
                     yield src, d == root, root
                     continue
+            if not files:
+                stack.extend(reversed(subdirs))
+                continue
             # No sidecar (``<name>.meta.yaml``) in the directory: none to look up per file (see sha256_of).
-            no_sidecars = not any(n.endswith(_SIDECAR_ENDS) for n in names)
-            for e in files:
-                suffix = os.path.splitext(e.name)[1].lower()
+            no_sidecars = not any(map(_is_sidecar_name, names))
+            for e, reg in zip(files, regular):
+                name = e.name
+                i = name.rfind(".")
+                if i <= 0:
+                    continue
+                suffix = name[i:].lower() if name[0] != "." else os.path.splitext(name)[1].lower()  # os.path's rule
                 if suffix in CANDIDATE_SUFFIXES:
                     # Files, and also FIFOs, sockets and broken links with a result-file name: those
                     # are reported as skipped with their reason rather than passed over in silence.
@@ -230,31 +247,22 @@ def _walk(paths: Iterable, adapters: dict) -> Iterator[tuple]:
                     sd["suffix"] = suffix  # pathlib's suffix, lower-cased (SourceFile.suffix), for these names
                     if no_sidecars:
                         sd["_no_sidecars"] = True
-                    if _is_regular(e):
-                        sd["_regular"] = True  # from the listing's file type: no stat (see _read_walked)
+                    if reg:
+                        sd["_regular"] = True  # a regular file by the listing: no stat (see _read_walked)
                     yield src, False, root
             stack.extend(reversed(subdirs))
 
 
-_SIDECAR_ENDS = (".meta.yaml", ".meta.yml")
+_is_sidecar_name = operator.methodcaller("endswith", (".meta.yaml", ".meta.yml"))
 
 
-def _is_regular(entry) -> bool:
-    try:
-        return entry.is_file(follow_symlinks=False)
-    except OSError:
-        return False
-
-
-def _read_walked(src: SourceFile) -> bool:
+def _read_walked(src: SourceFile, limit: int) -> bool:
     """Read a small regular file the walk listed into ``src.bytes`` (open, fstat, read: no stat by name).
 
     Returns False when it is not one (anything unusual: a changed file type, a name that is not UTF-8,
     a file over :data:`SMALL_FILE_BYTES`, an error): :func:`_check` and the ordinary read then say why
     or read it. The checks are those of :func:`_check` on the open file.
     """
-    import stat
-
     p = src.pathname
     try:
         p.encode("utf-8")
@@ -264,16 +272,19 @@ def _read_walked(src: SourceFile) -> bool:
     try:
         st = os.fstat(fd)
         size = st.st_size
-        if not stat.S_ISREG(st.st_mode) or size > SMALL_FILE_BYTES or size > _max_file_bytes():
+        if size > limit or not S_ISREG(st.st_mode):
             return False
-        parts = [os.read(fd, size + 1)]
-        while parts[-1]:  # to the end, as a plain read() does, however the size changed since
-            parts.append(os.read(fd, 1 << 20))
+        data = os.read(fd, size + 1)  # a regular file reads short only at its end
+        if len(data) > size:  # it grew since: to the end, as a plain read() does
+            parts = [data]
+            while parts[-1]:
+                parts.append(os.read(fd, 1 << 20))
+            data = b"".join(parts)
     except OSError:
         return False
     finally:
         os.close(fd)
-    src.__dict__["bytes"] = parts[0] if len(parts) == 2 else b"".join(parts)
+    src.__dict__["bytes"] = data
     return True
 
 
@@ -554,12 +565,13 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     n_pending = 0
     group_shas: list = []
     logs = []  # (report index, path) of lm-eval per-sample logs: they go to the samples table, not to adapters
+    limit = min(SMALL_FILE_BYTES, _max_file_bytes())  # what _read_walked reads (larger: checked and read as before)
     store.release()
     try:
         for src, explicit, root in progress(sources, total=len(sources), desc="ingest", disable=None if show_progress else True):
             try:
                 # A small regular file the walk listed is checked and read in one go (_read_walked).
-                if not ("_regular" in src.__dict__ and ".jsonl" not in src.pathname and _read_walked(src)):
+                if not ("_regular" in src.__dict__ and ".jsonl" not in src.pathname and _read_walked(src, limit)):
                     why, size = _check(src.pathname)
                     if why is not None:
                         raise IngestError(src.path, why)
