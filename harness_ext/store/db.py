@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import operator
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StoreError
+from .batch import _KIND_NAMES, _Cells, _columns, _dumps, _dumps_dict, _Frame, _int_column
 # Re-exported: the command line sets the lock wait and listener here.
 from .locking import (  # noqa: F401
     DEFAULT_LOCK_TIMEOUT, LOCK_TIMEOUT_ENV, NOT_A_STORE, _connect, lock_timeout_default, set_lock_listener,
@@ -293,7 +293,9 @@ class Store:
         """
         if not shas:
             return {}
-        with self.registered(_shas=pd.DataFrame({"sha256": list(shas)})) as con:
+        import pyarrow as pa
+
+        with self.registered(_shas=pa.table({"sha256": pa.array(list(shas), pa.string())})) as con:
             rows = con.execute("SELECT s.sha256, s.n_results FROM sources s JOIN _shas USING (sha256)").fetchall()
         return {sha: int(n) for sha, n in rows}
 
@@ -421,12 +423,12 @@ class Store:
                     AGGREGATE if rec.aggregate else DATASET, rec.scale,
                 )
             d_ids[code] = did
-        frame = pd.DataFrame({
-            "model_id": model_id, "dataset_id": d_ids[desc_d][c.desc_codes],
-            "num_fewshot": _int_column(c.shots, UNKNOWN_SHOTS),
-            "value": np.array(c.values, dtype=float), "stderr": np.array(c.stderrs, dtype=float),
-            "n_samples": _int_column(c.n_samples),
-            "source_id": source_id})
+        stderr = np.array(c.stderrs, dtype=float)  # None -> NaN
+        n_samples, no_samples = _int_column(c.n_samples)
+        frame = _Frame({"model_id": model_id, "dataset_id": d_ids[desc_d][c.desc_codes],
+                        "num_fewshot": _int_column(c.shots, UNKNOWN_SHOTS)[0], "value": np.array(c.values, dtype=float),
+                        "stderr": stderr, "n_samples": n_samples, "source_id": source_id},
+                       {"stderr": np.isnan(stderr), "n_samples": no_samples})
         cells = _Cells(frame, first_source, len(items))
         sources = [row[:5] + (int(n),) for row, n in zip(sources, cells.n_kept)]
         with self.transaction():
@@ -470,13 +472,13 @@ class Store:
         with self.registered(_frame=frame) as con:
             con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _frame")
 
-    def _insert_results(self, frame: pd.DataFrame, items: list, cells: "_Cells") -> list:
+    def _insert_results(self, frame: "_Frame", items: list, cells: "_Cells") -> list:
         n_items = len(items)
         key = ["model_id", "dataset_id", "num_fewshot"]
         first_id = self._next_source  # _write_batch numbered the batch's sources from here
         # A file repeating a key: keep its first value; disagreement is a conflict like any other.
         dup = cells.repeat
-        rows = frame[~dup] if dup.any() else frame
+        rows = frame.arrow(np.flatnonzero(~dup) if dup.any() else None)
         with self.registered(_incoming=rows):
             # Against what was stored before this batch ...
             clash = self.con.execute(
@@ -489,25 +491,23 @@ class Store:
             self.con.execute("INSERT INTO results BY NAME SELECT * FROM _incoming")
         # ... and against earlier files of this batch (the earliest source is the stored value): rows of a cell
         # after its first, in row order (sources are numbered in row order).
-        value, source = frame["value"].to_numpy(), frame["source_id"].to_numpy()
+        value, source = frame.cols["value"], frame.cols["source_id"]
         later = np.flatnonzero(~dup & ~cells.first)
         if len(clash) and len(later):
             stored = pd.MultiIndex.from_frame(clash[key])
-            later = later[~pd.MultiIndex.from_arrays([frame[k].to_numpy()[later] for k in key]).isin(stored)]
+            later = later[~pd.MultiIndex.from_arrays([frame.cols[k][later] for k in key]).isin(stored)]
         within = np.flatnonzero(dup)
         parts = [clash[["model_id", "dataset_id", "num_fewshot", "source_id", "value", "value_stored",
                         "source_id_stored"]]] if len(clash) else []
         for idx, first in ((later, cells.first_of_cell), (within, cells.first_of_key)):
             if len(idx):
                 ref = first[idx]
-                part = frame.iloc[idx][["model_id", "dataset_id", "num_fewshot", "source_id", "value"]]
-                part = part.assign(value_stored=value[ref], source_id_stored=source[ref]).reset_index(drop=True)
-                parts.append(part)
+                part = {k: frame.cols[k][idx] for k in ("model_id", "dataset_id", "num_fewshot", "source_id", "value")}
+                parts.append(pd.DataFrame({**part, "value_stored": value[ref], "source_id_stored": source[ref]}))
         if len(within):
             differ = np.abs(value[within] - value[cells.first_of_key[within]]) > CONFLICT_TOLERANCE
             if differ.any():
-                self._append("result_repeats", frame.iloc[within[differ]][
-                    ["model_id", "dataset_id", "num_fewshot", "value", "stderr", "n_samples", "source_id"]])
+                self._append("result_repeats", frame.arrow(within[differ]))
         allc = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(clash.columns))
         same = ((allc["value"] - allc["value_stored"]).abs() <= CONFLICT_TOLERANCE).to_numpy()
         differs = allc[~same]
@@ -625,161 +625,3 @@ class Store:
 
 def _f(v) -> Optional[float]:
     return None if v is None else float(v)
-
-
-_DUMPED: dict = {}
-_RECORD_FIELDS = operator.attrgetter("model", "num_fewshot", "value", "stderr", "n_samples", "model_metadata",
-                                     "dataset_metadata")
-_KIND_NAMES = operator.attrgetter("benchmark", "dataset", "metric")
-
-
-class _Columns:
-    """A batch's rows as columns (see :func:`_columns`)."""
-
-    __slots__ = ("models", "model_metas", "model_codes", "source_metas", "descs", "desc_first", "desc_codes",
-                 "shots", "values", "stderrs", "n_samples", "dmetas")
-
-
-def _columns(items: list) -> _Columns:
-    """The rows of ``(path, sha, adapter, records)`` items as columns.
-
-    ``models`` (names in order of first appearance), ``model_metas`` (each one's metadata on its first row),
-    ``model_codes`` (per row); ``source_metas``: ``(item index, model code, metadata dict)`` of every distinct
-    non-empty (model, dict) of a source, in row order; ``descs``: the distinct row descriptions (a record, or
-    the kind of :class:`~harness_ext.store.rows.ResultRows` rows) in order of first appearance, ``desc_first``
-    their first rows and ``desc_codes`` per row; ``shots, values, stderrs, n_samples, dmetas``: per row.
-    """
-    from .rows import ResultRows
-
-    c = _Columns()
-    model_code: dict = {}
-    c.model_metas, c.source_metas = [], []
-    codes: list = []
-    c.shots, c.values, c.stderrs, c.n_samples, c.dmetas = shots, values, stderrs, n_samples, dmetas = (
-        [], [], [], [], [])
-    descs: list = []
-    for k, (*_, recs) in enumerate(items):
-        if recs.__class__ is ResultRows:
-            n = len(recs)
-            if not n:
-                continue
-            code = model_code.get(recs.model)
-            if code is None:
-                code = model_code[recs.model] = len(model_code)
-                c.model_metas.append(recs.model_metadata)
-            codes += [code] * n
-            if recs.model_metadata:
-                c.source_metas.append((k, code, recs.model_metadata))
-            shots += recs.num_fewshot
-            values += recs.values
-            stderrs += recs.stderrs
-            n_samples += recs.n_samples
-            dmetas += recs.dataset_metadata
-            descs += recs.kinds
-        elif recs:
-            model, shot, value, stderr, ns, metas, dmeta = map(list, zip(*map(_RECORD_FIELDS, recs)))
-            seen = set()
-            for name, md in zip(model, metas):
-                code = model_code.get(name)
-                if code is None:
-                    code = model_code[name] = len(model_code)
-                    c.model_metas.append(md)
-                codes.append(code)
-                if md and (code, id(md)) not in seen:
-                    seen.add((code, id(md)))
-                    c.source_metas.append((k, code, md))
-            shots += shot
-            values += value
-            stderrs += stderr
-            n_samples += ns
-            dmetas += dmeta
-            descs += recs
-    c.models = list(model_code)
-    c.model_codes = np.array(codes, dtype=np.int64)
-    # Descriptions by identity: a kind is one object shared by its rows (a record is its own).
-    if descs:
-        first = np.sort(np.unique(np.fromiter(map(id, descs), dtype=np.uint64, count=len(descs)), return_index=True)[1])
-    else:
-        first = np.empty(0, dtype=np.int64)
-    c.desc_first = first.tolist()
-    c.descs = [descs[i] for i in c.desc_first]
-    pos = dict(zip(map(id, c.descs), range(len(c.descs))))
-    c.desc_codes = np.fromiter(map(pos.__getitem__, map(id, descs)), dtype=np.int64, count=len(descs))
-    return c
-
-
-class _Cells:
-    """Where a batch's rows repeat a cell (model, dataset, shots) and a key (cell and source), by integer codes.
-
-    ``repeat``: the row repeats its key (a file giving a cell twice; the first value is kept); ``first``: the
-    row is its cell's first in the batch; ``first_of_cell`` / ``first_of_key``: per row, the first row of its
-    cell / key; ``n_kept``: per source, the rows kept (not repeats). Rows are in source order.
-    """
-
-    def __init__(self, frame: pd.DataFrame, first_source: int, n_sources: int):
-        m, d, s = (frame[k].to_numpy(np.int64) for k in ("model_id", "dataset_id", "num_fewshot"))
-        src = frame["source_id"].to_numpy(np.int64) - first_source
-        cell = _codes(_codes(m, d), s)
-        key = _codes(cell, src)
-        self.first_of_cell = _first_rows(cell)
-        self.first_of_key = _first_rows(key)
-        n = len(frame)
-        self.first = self.first_of_cell == np.arange(n)
-        self.repeat = self.first_of_key != np.arange(n)
-        self.n_kept = np.bincount(src[~self.repeat], minlength=n_sources)
-
-
-def _codes(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Codes of the pairs ``(a, b)`` of non-negative ints, equal exactly where the pairs are."""
-    if not len(a):
-        return a
-    a, _ = pd.factorize(a)
-    b = b - b.min()
-    width = int(b.max()) + 1
-    if len(a) * width < 2**62:
-        return a * width + b
-    return pd.factorize(pd.MultiIndex.from_arrays([a, b]))[0]
-
-
-def _first_rows(codes: np.ndarray) -> np.ndarray:
-    """Per row, the position of the first row with its code."""
-    if not len(codes):
-        return codes
-    codes, _ = pd.factorize(codes)  # numbered in order of first appearance, so the first rows come in code order
-    return pd.Series(codes).drop_duplicates().index.to_numpy()[codes]
-
-
-def _int_column(col: list, missing: Optional[int] = None):
-    """A column of validated ints or None as int64 (None -> ``missing``) or, without ``missing``, pandas' nullable
-    Int64; converted in C (through float when every value is below 2**53, exact there)."""
-    a = np.array(col, dtype=float)  # None -> NaN
-    nan = np.isnan(a)
-    if not len(a) or np.nanmax(np.abs(a), initial=0.0) < 2.0**53:
-        ints = np.where(nan, 0.0 if missing is None else float(missing), a).astype(np.int64)
-        return ints if missing is not None else pd.arrays.IntegerArray(ints, nan)
-    arr = pd.array(col, dtype="Int64")
-    return arr.fillna(missing).to_numpy(np.int64) if missing is not None else arr
-
-
-def _dumps_dict(d: dict, values: list) -> str:
-    """``_dumps(d)`` from its values' encodings (``values``): the encoder's own layout, for string keys."""
-    if set(map(type, d)) != {str}:
-        return _dumps(d)
-    return "{" + ", ".join(map("{}: {}".format, map(_dumps, d), values)) + "}"
-
-
-def _dumps(v) -> str:
-    """``json.dumps(v, default=str)``, remembered for strings: metadata values repeat across thousands of files."""
-    if v.__class__ is not str:
-        return _ENCODE(v)
-    try:
-        return _DUMPED[v]
-    except KeyError:
-        if len(_DUMPED) > 100_000:
-            _DUMPED.clear()
-        out = _DUMPED[v] = _ENCODE(v)
-        return out
-
-
-#: ``json.dumps(v, default=str)`` without building an encoder per call (what json.dumps does with ``default``).
-_ENCODE = json.JSONEncoder(default=str).encode
