@@ -43,9 +43,13 @@ means, and the BenchPress re-implementation (``benchpress`` plugin). Ratios
 are printed as baseline error / default error (above 1: the default is better).
 Nothing is tuned on the test cells: the default chooses rank and penalty by
 CV inside each training matrix, and its conformal quantile from held-out
-training cells or training models. ``--nested`` re-runs the selection inside
-each calibration fold of the held-out-model intervals (``predict_new_models(reselect=...)``),
+training cells or training models. Protocol (a) calibrates the held-out-model
+intervals as ``reduce`` -> ``predict`` do: ``reduce``'s model folds, the
+selection re-run without each fold (``manifest.fold_selector``), each fold's
+models observed on its own subset (``predict_new_models(reselect=FoldSubsets)``),
 so the calibration models did not choose the subset they are scored on.
+``--calibration plain`` scores the models that chose the subset instead;
+``--calibration design|same`` picks the reselection.
 """
 
 from __future__ import annotations
@@ -230,7 +234,31 @@ def _spearman(a, b):
     return float(spearmanr(a[ok], b[ok])[0]) if ok.sum() >= 3 else np.nan
 
 
-def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, extras=(), nested=False):
+def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode):
+    """The nested calibration ``reduce`` stores and ``predict`` uses, for a subset chosen by :func:`choose_subset`.
+
+    The training models get ``reduce``'s fold labels (its cross-validation folds, seeded
+    by the selection's seed); the selection is re-run without each fold as ``reduce`` re-runs
+    it (:func:`harness_ext.methods.manifest.fold_selector`, ``mode`` its reselection);
+    the result is the :class:`~harness_ext.methods.newmodel_intervals.FoldSubsets` that
+    ``predict`` builds from the manifest.
+    """
+    from harness_ext.methods.manifest import fold_selector
+    from harness_ext.methods.newmodel_intervals import FoldSubsets, fold_labels, select_fold_subsets
+    from harness_ext.methods.pounce import make_predictor
+    from harness_ext.methods.subset_cv import model_folds, shared_cache
+    from harness_ext.plugin_manager import get_registration
+
+    N = (X_train * a_sc + c_sc) / 100.0
+    labels = fold_labels(len(N), 5, seed)
+    params = {"predictor": predictor} if "predictor" in get_registration("selectors", selector).cls().get_params() else {}
+    # the predictor settings the main selection chose on every training model (its per-fold cache), as in reduce
+    fixed = shared_cache(N, make_predictor(predictor), model_folds(len(N), 5, seed)).get("settings")
+    select = fold_selector(N, selector, k=k, sel_params=params, random_state=seed, fixed=fixed, mode=mode)
+    return FoldSubsets(labels, select_fold_subsets(labels, select))
+
+
+def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, extras=(), calibration="design"):
     from harness_ext.methods.pounce import make_predictor, split_models
 
     X = raw.to_numpy(dtype=float)
@@ -268,8 +296,11 @@ def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, ex
             if agg_lo is not None:
                 r["agg_cov"].append(float(((agg_true >= agg_lo + C) & (agg_true <= agg_hi + C))[usable].mean()))
 
-        # --nested: each calibration fold's models are predicted from the subset chosen without them.
-        reselect = (lambda rows: choose_subset(Xtr[rows], k, s, selector, default, a_sc, c_sc)[0]) if nested else None
+        # The product path (reduce -> predict): each calibration fold's models are predicted from the subset
+        # chosen without them; --calibration plain: from the subset all training models chose.
+        reselect = None
+        if calibration != "plain":
+            reselect = product_reselect(Xtr, k, s, selector, default, a_sc, c_sc, calibration)
         est = make_predictor(default, random_state=s).fit(Xtr)
         p = est.predict_new_models(Xin, weights=W, reselect=reselect)
         record(default, p.mean, p.lower, p.upper, p.aggregate_lower, p.aggregate_upper)
@@ -429,10 +460,11 @@ def main(argv=None) -> int:
     ap.add_argument("--extra-predictors", default=None,
                     help="other predictors measured on the same splits and subsets (default lowrank_bayes; quick: none)")
     ap.add_argument("--protocols", default="a,b")
-    ap.add_argument("--nested", action="store_true",
-                    help="(a): calibrate with the selection re-run inside each calibration fold (predict_new_models' "
-                         "reselect; K more selections per split). Default: the calibration models are the ones the "
-                         "subset was chosen on, as `predict` after `reduce` does")
+    ap.add_argument("--calibration", default=None, choices=("design", "same", "plain"),
+                    help="(a): how new-model intervals are calibrated. Default: as reduce -> predict do (nested: each "
+                         "calibration fold observed on the subset the selection chose without it, re-run as reduce's "
+                         "FOLD_RESELECTION says). design / same: nested with that reselection; plain: the "
+                         "calibration models are the ones the subset was chosen on (before the nested default)")
     ap.add_argument("--db", default=None, help="reuse a DuckDB store file for ingestion (faster reruns)")
     ap.add_argument("--json", default=None, help="write the summary rows to this JSON file")
     args = ap.parse_args(argv)
@@ -447,6 +479,10 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(REPO))
     from tqdm import tqdm
 
+    from harness_ext.methods.manifest import FOLD_RESELECTION
+
+    calibration = args.calibration or FOLD_RESELECTION
+
     t0 = time.perf_counter()
     mats = load_matrices(names, db=args.db)
     rows = []
@@ -460,7 +496,7 @@ def main(argv=None) -> int:
         ra = rb = None
         k = max(2, int(round(0.1 * raw.shape[1])))
         if "a" in protos:
-            ra, k = protocol_a(raw, meta, n_splits, draws, args.selector, args.predictor, progress, extras, args.nested)
+            ra, k = protocol_a(raw, meta, n_splits, draws, args.selector, args.predictor, progress, extras, calibration)
         if "b" in protos:
             rb = protocol_b(raw, n_seeds, args.predictor, progress, extras=extras)
         rows.append(summarise(name, raw.shape, k, ra, rb, args.predictor, extras))
@@ -470,7 +506,7 @@ def main(argv=None) -> int:
     print_table(rows, args.predictor)
     print_extras(rows, extras)
     print(f"\n{n_splits} splits (a), {n_seeds} x 3 folds (b), random+Ridge over {draws} draws, selector {args.selector}, "
-          f"{'nested' if args.nested else 'plain'} calibration; "
+          f"calibration {calibration}{' (nested)' if calibration != 'plain' else ''}; "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")

@@ -17,7 +17,7 @@ from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from .subset_cv import subset_errors
+from .subset_cv import aggregate_rmse, fold_predictions, normalised_weights, scoring_folds, subset_errors
 
 #: Two-sided 90% normal quantile (interval half-width = Z90 * RMSE).
 Z90 = 1.6448536269514722
@@ -90,6 +90,68 @@ def compare_with_random(X, subset, predictor, *, n_draws: int = 200, folds, weig
         random_rmse_mean=mean_cell,
         ratio=c.aggregate / mean_agg if mean_agg > 0 else float("nan"), beats=_beats(c.aggregate, agg),
         cell_ratio=c.overall / mean_cell if mean_cell > 0 else float("nan"), cell_beats=_beats(c.overall, cell))
+
+
+class NestedError(NamedTuple):
+    """Held-out error when the selection is part of what is cross-validated (see :func:`nested_subset_error`).
+
+    ``rmse``: over every predicted held-out cell; ``aggregate_rmse``: of the full-benchmark
+    score (per fold from pairwise error moments, pooled over folds by their scored models);
+    ``n_aggregate``: held-out models behind it.
+    """
+
+    rmse: float
+    aggregate_rmse: float
+    n_aggregate: int
+
+
+def nested_subset_error(X, fold_subsets: Sequence, predictor, *, folds, weights=None,
+                        cache: Optional[dict] = None) -> NestedError:
+    """Cross-validated error of select-then-predict: fold ``f``'s models reveal ``fold_subsets[f]``, the subset
+    chosen without them, and are predicted by the fit on the other folds.
+
+    The error of the manifest's subset scored on the models that chose it is
+    optimistic (they predict it better than a new model would); here no held-out
+    model took part in choosing what it reveals, as for the new models ``predict``
+    sees. ``folds`` are the model folds the subsets were chosen on (``cache`` as in
+    :func:`~harness_ext.methods.subset_cv.subset_errors`, shared with the other evidence); past its
+    flops budget the held-out rows are the sample :func:`~harness_ext.methods.subset_cv.scoring_folds` keeps.
+
+    Returns
+    -------
+    NestedError
+
+    References
+    ----------
+    Varma & Simon, "Bias in error estimation when using cross-validation for model
+    selection", BMC Bioinformatics 2006 (nested cross-validation).
+    """
+    X = np.asarray(X, dtype=float)
+    d = X.shape[1]
+    w = normalised_weights(weights, d)
+    subsets = [np.asarray(s, dtype=int) for s in fold_subsets]
+    folds, _ = scoring_folds(folds, d)
+    preds = fold_predictions(predictor, X, subsets, folds, cache)
+    sq = cnt = 0.0
+    agg_sq, n_agg = 0.0, 0
+    for f, (_, te) in enumerate(folds):
+        err = preds[f][f] - X[te]
+        out = np.ones(d, bool)
+        out[subsets[f]] = False
+        err[:, ~out] = np.nan
+        ok = ~np.isnan(err)
+        e0 = np.where(ok, err, 0.0)
+        sq += float((e0 ** 2).sum())
+        cnt += float(ok.sum())
+        n_f = int(ok.any(axis=1).sum())
+        if n_f:
+            okf = ok.astype(float)
+            a = aggregate_rmse(e0.T @ e0, okf.T @ okf, w * out)
+            if np.isfinite(a):
+                agg_sq += n_f * a ** 2
+                n_agg += n_f
+    return NestedError(float(np.sqrt(sq / cnt)) if cnt else float("nan"),
+                       float(np.sqrt(agg_sq / n_agg)) if n_agg else float("nan"), n_agg)
 
 
 def budget_sizes(d: int, k: int, max_points: int = 15) -> list:

@@ -278,8 +278,9 @@ def build_manifest(
     SimBA (000) §3 (prowl: coverage, |S*|), §4 (pounce); Ailem et al. (003) §3.3 (weighting);
     issue 14 items 1, 5, 7 (sparse matrices, selection for prediction, evidence).
     """
-    from .evidence import budget_curve, budget_sizes, compare_with_random
-    from .subset_cv import model_folds, scoring_folds, shared_cache, subset_errors
+    from .evidence import budget_curve, budget_sizes, compare_with_random, nested_subset_error
+    from .newmodel_intervals import fold_labels, select_fold_subsets
+    from .subset_cv import scoring_folds, shared_cache, subset_errors
     from ..plugin_manager import get_registration
     from .pounce import make_predictor
     from .harness_names import no_equivalent_warnings
@@ -307,7 +308,7 @@ def build_manifest(
         raise MethodError("a cost budget needs a cost per dataset: the store has no sample counts for every dataset, "
                           "so give them with --costs FILE (CSV or JSON: dataset name -> cost)")
     # Stages of a few seconds each on real benchmarks: a bar (stderr, only on a terminal) says which one runs.
-    bar = _Stages(progress(None, total=5, desc="reduce"))
+    bar = _Stages(progress(None, total=6, desc="reduce"))
     bar.set_postfix_str("weights")
     weights = compute_weights(df, scheme=weighting, random_state=random_state, **(weighting_params or {}))
     w = weights.reindex(columns).to_numpy(dtype=float)
@@ -342,7 +343,17 @@ def build_manifest(
         )
     subset_idx = order_idx[:k]
     n_splits = n_splits or 5
-    folds = model_folds(m_sel, n_splits, random_state)
+    # One fold label per model: the cross-validation's folds on the rows selection used, the same rule on the rest.
+    # predict calibrates its intervals on these folds, each observed on the subset chosen without it.
+    labels = fold_labels(m_sel, n_splits, random_state)
+    if sample is not None:
+        rest = np.setdiff1d(np.arange(m), sample)
+        labels_all = np.empty(m, dtype=int)
+        labels_all[sample] = labels
+        labels_all[rest] = fold_labels(rest.size, n_splits, random_state) if rest.size >= 2 else 0
+    else:
+        labels_all = labels
+    folds = [(np.flatnonzero(labels != f), np.flatnonzero(labels == f)) for f in range(int(labels.max()) + 1)]
     cache = shared_cache(X, est, folds)  # per-fold fits shared by every cross-validation below (and the selector's)
     bar.update()
     bar.set_postfix_str("cross-validating")
@@ -361,7 +372,13 @@ def build_manifest(
     bar.set_postfix_str("error against budget")
     curve = budget_curve(X, order_idx, est, sizes=budget_sizes(d, k, 12 if fast else 8), folds=folds, weights=w,
                          n_random=5 if fast else 3, random_state=random_state, costs=cost_vec, cache=cache)
-
+    bar.update()
+    bar.set_postfix_str(f"selection without each of {len(folds)} folds")
+    fold_subs = select_fold_subsets(labels, fold_selector(
+        X, selector, k=k, sel_params=sel_params, similarity=similarity, random_state=random_state, kind=kind,
+        value=value, cost_vec=cost_vec, fixed=cache.get("settings")))
+    nested = nested_subset_error(X, fold_subs, est, folds=folds, weights=w, cache=cache)
+    exp_agg = nested.aggregate_rmse if np.isfinite(nested.aggregate_rmse) else cv_err.aggregate
     bar.update()
     bar.close()
     warnings = []
@@ -439,10 +456,18 @@ def build_manifest(
             "predictor": {"name": pred_reg.name, "params": jsonable(est.get_params())},
             "cross_validation": {"n_splits": cv["n_splits"], "random_state": cv["random_state"],
                                  "rmse": _num(cv["rmse"]), "aggregate_rmse": _num(cv["aggregate_rmse"])},
-            "expected_error": {"aggregate_rmse": _num(cv["aggregate_rmse"]),
-                               "aggregate_interval_90": _num(Z90 * cv["aggregate_rmse"]),
-                               "aggregate_interval_width_90": _num(2 * Z90 * cv["aggregate_rmse"]),
-                               "rmse": _num(cv["rmse"]), "n_aggregate_models": int(cv_err.n_aggregate)},
+            "expected_error": {"aggregate_rmse": _num(exp_agg), "aggregate_interval_90": _num(Z90 * exp_agg),
+                               "aggregate_interval_width_90": _num(2 * Z90 * exp_agg),
+                               "rmse": _num(nested.rmse), "n_aggregate_models": int(nested.n_aggregate),
+                               "nested": True},
+            "calibration": {
+                "description": "nested: the selection re-run without each fold's models (same selector, parameters "
+                               "and seed); predict observes each fold's models on the subset chosen without them to "
+                               "calibrate its intervals, and expected_error is cross-validated the same way",
+                "reselection": FOLD_RESELECTION,
+                "n_folds": len(fold_subs), "random_state": int(random_state), "fold": labels_all.tolist(),
+                "subsets": [[columns[j] for j in s] for s in fold_subs],
+                **({"selected_on": "each fold's complement within selection.model_sample"} if sample is not None else {})},
         },
         "evidence": {
             "held_out": "cross-validated over models (the folds of prediction.cross_validation): held-out models "
@@ -469,6 +494,54 @@ def build_manifest(
         manifest["training_matrix"] = {"models": [str(i) for i in df.index], "datasets": columns,
                                        "values": [[_num(v) for v in row] for row in df.to_numpy(dtype=float)]}
     return manifest
+
+
+#: How ``reduce`` re-runs the selection without each calibration fold: ``"design"`` (a selector's cheap
+#: criterion where it has one: ``prediction_greedy`` on the design criterion of the fitted loadings, no refits)
+#: or ``"same"`` (the manifest's selector and parameters, the predictor's rank, penalty and scales held at
+#: the values chosen on every model). Chosen by held-out coverage, benchmarks/quality_holdout.py --reselect.
+FOLD_RESELECTION = "design"
+#: Parameters that make a selector's in-fold run cheap (``FOLD_RESELECTION = "design"``).
+CHEAP_SELECTION = {"prediction_greedy": {"method": "design"}}
+
+
+def fold_selector(X, selector: str, *, k: int, sel_params=None, similarity=None, random_state: int = 0,
+                  kind: str = "count", value=None, cost_vec=None, fixed=None, mode: str = FOLD_RESELECTION):
+    """``rows -> subset``: the manifest's selection (selector, parameters, seed, budget) run on rows ``rows`` of ``X``.
+
+    Only the subset is needed, not a coverage curve: selectors that can stop do so at
+    ``k`` datasets (or at the cost budget). ``mode`` as :data:`FOLD_RESELECTION`;
+    ``fixed``: the predictor with its settings chosen on every model (``"same"``).
+    """
+    from ..plugin_manager import get_registration
+    from .pounce import selector_order
+
+    if mode not in ("design", "same"):
+        raise MethodError(f"fold reselection must be 'design' or 'same', got {mode!r}")
+    d = X.shape[1]
+    reg = get_registration("selectors", selector)
+    defaults = reg.cls().get_params()
+    params = dict(sel_params or {})
+    if "similarity" in defaults and similarity is not None:
+        params["similarity"] = similarity
+    if "gamma" in defaults:
+        params["gamma"] = None
+    if kind == "cost" and "cost_budget" in defaults:
+        params["cost_budget"] = float(value)
+    elif "n_select" in defaults and kind != "cost":
+        params["n_select"] = int(k)
+    if mode == "design":
+        params.update(CHEAP_SELECTION.get(reg.name, {}))
+    elif fixed is not None and "predictor_params" in defaults:
+        params["predictor_params"] = {p: fixed.get_params()[p] for p in ("rank", "lam", "scales", "cell_blend", "blend")
+                                      if p in fixed.get_params()}
+
+    def select(rows):
+        order = selector_order(X[rows], selector, random_state=random_state, **params)
+        n = subset_size("cost", value, d, None, cost_vec[order]) if kind == "cost" else int(k)
+        return order[:n]
+
+    return select
 
 
 class _Stages:

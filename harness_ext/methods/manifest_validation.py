@@ -8,8 +8,9 @@ loading (no ``RecursionError``), no ``NaN``/``Infinity`` literals, the version
 (``manifest-v1.schema.json``: types, non-negative errors and weights, known
 query keys), then what a schema cannot say: a rectangular training matrix over
 the manifest's datasets, subset names among the datasets, usable weights and
-normalisation, and predictor parameters the predictor accepts, of the types it
-expects.
+normalisation, the nested calibration's folds (one label per model, one subset of
+the manifest's datasets per fold), and predictor parameters the predictor accepts,
+of the types it expects.
 """
 
 from __future__ import annotations
@@ -137,6 +138,16 @@ def check_consistency(manifest: dict, path) -> None:
             bad(f"items of task {task!r}: doc_ids and weights must be equally long, non-empty lists of distinct items")
         if not math.isfinite(b["cv_rmse_normalised"]) or not sum(b["weights"]) > 0:
             bad(f"items of task {task!r}: weights must sum above 0 and cv_rmse_normalised be finite")
+    cal = manifest["prediction"].get("calibration")
+    if cal is not None:
+        fold, k = cal["fold"], cal["n_folds"]
+        if len(fold) != manifest["source"]["n_models"]:
+            bad(f"prediction.calibration labels {len(fold)} models, the source has {manifest['source']['n_models']}")
+        if len(cal["subsets"]) != k or set(fold) != set(range(k)):
+            bad(f"prediction.calibration needs one subset per fold and every fold 0..{k - 1} used")
+        for f, sub in enumerate(cal["subsets"]):
+            if len(set(sub)) != len(sub) or not set(sub) <= known:
+                bad(f"prediction.calibration subset of fold {f}: names must be distinct datasets of the manifest")
     tm = manifest.get("training_matrix")
     if tm is not None:
         if list(tm["datasets"]) != names:

@@ -26,7 +26,53 @@ import numpy as np
 from .conformal import MIN_GROUP_SCORES, conformal_quantile, cv_plus_bounds, mondrian_quantiles, normalised_scores
 from .lowrank import fold_in
 
-__all__ = ["calibrate_model_folds", "cv_plus_new_models"]
+__all__ = ["FoldSubsets", "calibrate_model_folds", "cv_plus_new_models", "fold_labels", "select_fold_subsets"]
+
+
+def fold_labels(n: int, n_splits: int, random_state: int) -> np.ndarray:
+    """Fold of each of ``n`` model rows: shuffled K-fold, the folds of
+    :func:`~harness_ext.methods.subset_cv.model_folds` (``reduce``'s cross-validation) as one label per row."""
+    from .subset_cv import model_folds
+
+    labels = np.empty(n, dtype=int)
+    for f, (_, te) in enumerate(model_folds(n, n_splits, random_state)):
+        labels[te] = f
+    return labels
+
+
+def select_fold_subsets(labels, select) -> list:
+    """``select(rows)`` for the training rows of each fold (``labels != f``): the subset chosen without fold ``f``."""
+    labels = np.asarray(labels, dtype=int)
+    return [np.asarray(select(np.flatnonzero(labels != f)), dtype=int) for f in range(int(labels.max()) + 1)]
+
+
+class FoldSubsets:
+    """A ``reselect`` for :meth:`LowRankCompleter.predict_new_models` from stored fold subsets (no selection run).
+
+    ``labels`` gives the calibration fold of every training model (the fitted
+    matrix's rows), ``subsets[f]`` the subset the selection chose without fold
+    ``f``'s models (``reduce`` stores both in the manifest,
+    ``prediction.calibration``). The calibration then uses these folds instead
+    of its own seeded ones, and each call ``reselect(rows)`` must ask for the
+    complement of one fold: anything else is a :class:`~harness_ext.errors.MethodError`
+    (the rows are not the ones the subsets were chosen on).
+    """
+
+    def __init__(self, labels, subsets):
+        self.labels = np.asarray(labels, dtype=int)
+        self.subsets = [np.asarray(s, dtype=int) for s in subsets]
+
+    def __call__(self, rows):
+        from ..errors import MethodError
+
+        rows = np.sort(np.asarray(rows, dtype=int))
+        out = np.ones(self.labels.size, bool)
+        out[rows] = False
+        held = np.unique(self.labels[out])
+        if held.size != 1 or not np.array_equal(rows, np.flatnonzero(self.labels != held[0])):
+            raise MethodError("the calibration rows are not the complement of one stored fold: the stored fold "
+                              "subsets do not belong to this training matrix")
+        return self.subsets[int(held[0])]
 
 
 def calibrate_model_folds(est, O_new, w, reselect=None):
@@ -44,7 +90,9 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
     few cells best. Only training models are used. With ``reselect`` (a callable
     ``rows -> subset``), each fold's models are observed on the subset
     ``reselect`` chooses from the other folds' models instead of a new model's
-    pattern: the selection is then part of what is cross-validated.
+    pattern: the selection is then part of what is cross-validated. A
+    ``reselect`` with fold ``labels`` (:class:`FoldSubsets`) brings its folds:
+    they replace the seeded ones.
 
     Returns
     -------
@@ -56,9 +104,16 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
 
     Z = est.Z_
     m, d = Z.shape
-    K = int(min(est.calibration_folds, m))
-    rng = np.random.default_rng(est.random_state + 104729)
-    fold = rng.permutation(m) % K
+    fold = getattr(reselect, "labels", None)
+    if fold is None:
+        K = int(min(est.calibration_folds, m))
+        fold = np.random.default_rng(est.random_state + 104729).permutation(m) % K
+    elif fold.shape != (m,):
+        from ..errors import MethodError
+
+        raise MethodError(f"the stored calibration folds label {fold.size} models, the predictor was fitted on {m}")
+    else:
+        K = int(fold.max()) + 1
     patterns = np.unique(O_new, axis=0)
     if est.method == "als" and est.rank == "auto":
         ranks = sorted({int(r) for r in est.ranks if int(r) < min(m - m // K, d)} | {est.rank_})

@@ -10,7 +10,10 @@ Intervals are 90%. A completer (``lowrank``, ``lowrank_bayes``,
 ``benchpress``) gives its own conformal intervals: calibrated on held-out
 training models observed on the same cells as each new model, adaptive per
 cell (scaled by the fold-in's predictive sd), for the cells and for the
-aggregate. Other predictors: the predictive standard deviation where they have
+aggregate. ``lowrank`` and ``lowrank_bayes`` calibrate nested: each held-out
+fold of training models is observed on the subset ``reduce`` chose without
+it (stored in the manifest, ``prediction.calibration``), so the calibration
+models, like a new model, did not choose what they reveal. Other predictors: the predictive standard deviation where they have
 one (Bayesian PMF), otherwise the cross-validated RMSE the manifest recorded
 per dataset; their aggregate uses the cross-validated RMSE of the aggregate.
 
@@ -381,7 +384,10 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     conformal = hasattr(est, "predict_new_models")
     try:
         if conformal:
-            p = est.fit(train_X).predict_new_models(np.where(observed, Z_new, np.nan), weights=weights)
+            reselect, why = stored_reselect(manifest, train, est)
+            if why:
+                warnings.append(why)
+            p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have.all(axis=1))
             mean, lower, upper = p.mean, p.lower, p.upper
         else:
             mean, std = predict_new_models(est, train_X, Z_new, subset=subset_idx)
@@ -447,6 +453,57 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     })
     return PredictionResult(table=table, aggregate=aggregate, warnings=warnings, sources=raw_new.attrs.get("sources", {}),
                             manifest=manifest, manifest_path=None if manifest_path is None else str(manifest_path))
+
+
+def stored_reselect(manifest: dict, train: pd.DataFrame, est) -> tuple:
+    """``(reselect, warning)``: the manifest's fold subsets as a ``reselect`` for ``est.predict_new_models``.
+
+    ``reduce`` re-runs the selection without each calibration fold and stores each
+    fold's subset (``prediction.calibration``). Used only when they belong to this
+    training matrix (same models, in the same order, one fold label each);
+    otherwise ``(None, a warning)``: the calibration then scores models that chose
+    the subset, which predict it better than a new model does (intervals too narrow).
+    ``(None, None)`` for a predictor without ``reselect``.
+    """
+    import inspect
+
+    from .newmodel_intervals import FoldSubsets
+
+    if "reselect" not in inspect.signature(est.predict_new_models).parameters:
+        return None, None
+    cal = manifest["prediction"].get("calibration")
+    plain = ("intervals are calibrated on training models that chose the subset, which predict it better than a new "
+             "model does, so they may be too narrow")
+    if cal is None:
+        return None, f"the manifest stores no per-fold subsets (written by an older reduce): {plain}; run reduce again"
+    if list(map(str, train.index)) != list(manifest["source"]["models"]) or len(cal["fold"]) != len(train):
+        return None, (f"the training matrix ({len(train)} models) is not the one the manifest's fold subsets were "
+                      f"chosen on ({len(cal['fold'])} models): {plain}")
+    index = {c: j for j, c in enumerate(train.columns)}
+    return FoldSubsets(cal["fold"], [[index[n] for n in sub] for sub in cal["subsets"]]), None
+
+
+def _conformal(est, Z_in, weights, reselect, full):
+    """``est.predict_new_models`` with the stored fold subsets for the models that ran the whole subset.
+
+    The fold subsets stand for the whole subset; a model that ran part of it is
+    calibrated on training models observed on that part (no reselection), in its own call.
+    """
+    if reselect is None or full.all():
+        return est.predict_new_models(Z_in, weights=weights, reselect=reselect)
+    if not full.any():
+        return est.predict_new_models(Z_in, weights=weights)
+    a = est.predict_new_models(Z_in[full], weights=weights, reselect=reselect)
+    b = est.predict_new_models(Z_in[~full], weights=weights)
+    out = {}
+    for name in ("mean", "lower", "upper", "sd", "observed", "aggregate", "aggregate_lower", "aggregate_upper"):
+        va, vb = getattr(a, name), getattr(b, name)
+        if va is None:
+            continue
+        v = np.empty((len(full),) + va.shape[1:], dtype=va.dtype)
+        v[full], v[~full] = va, vb
+        out[name] = v
+    return a._replace(**out)
 
 
 def chance_warnings(manifest: dict) -> list:

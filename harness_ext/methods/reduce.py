@@ -36,7 +36,8 @@ class ReduceResult(Result):
         The chosen datasets, in selection order.
     expected_error : dict
         Cross-validated error of the predicted full-benchmark score (``aggregate_rmse``, the
-        90% half-width ``aggregate_interval_90``) and per dataset (``rmse``).
+        90% half-width ``aggregate_interval_90``) and per cell (``rmse``), nested (``nested``: each
+        fold's models reveal the subset chosen without them, as ``predict`` calibrates).
     random_subsets : dict
         The chosen subset against random subsets of its size (same predictor and folds).
     out, written
@@ -116,8 +117,10 @@ class ReduceResult(Result):
             + (f"; random subsets of that size: {sel['random_baseline']['mean_coverage_at_k']:.3f} on average"
                if sel["random_baseline"]["mean_coverage_at_k"] is not None else ""),
             f"predictor {pred['predictor']['name']}: cross-validated RMSE {pred['cross_validation']['rmse']:.4f} per dataset, "
-            f"{pred['cross_validation']['aggregate_rmse']:.4f} on the full-benchmark score "
-            f"(90% interval +/- {pred['expected_error']['aggregate_interval_90']:.4f})",
+            f"{pred['cross_validation']['aggregate_rmse']:.4f} on the full-benchmark score"
+            + (f"; for a new model (the selection re-run without each fold's models): "
+               f"{pred['expected_error']['aggregate_rmse']:.4f}" if pred['expected_error'].get('nested') else "")
+            + f" (90% interval +/- {pred['expected_error']['aggregate_interval_90']:.4f})",
         ]
         ev = manifest.get("evidence")
         if ev:

@@ -1,0 +1,140 @@
+"""Nested calibration of new-model intervals through the product: reduce stores the subset chosen without each
+calibration fold, predict calibrates on them (issue 14 item 4)."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness_ext.errors import HarnessExtError, MethodError
+from harness_ext.methods.completion import LowRankCompleter
+from harness_ext.methods.manifest import build_manifest, validate_manifest
+from harness_ext.methods.newmodel_intervals import FoldSubsets, fold_labels, select_fold_subsets
+from harness_ext.methods.predict import predict_scores
+from harness_ext.methods.subset_cv import model_folds
+
+
+def _low_rank_proportions(m, d, seed, noise=0.3):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(m, 2)) @ rng.normal(size=(d, 2)).T + 0.5 * rng.normal(size=(m, 1)) + rng.normal(size=(1, d))
+    return 1 / (1 + np.exp(-(Z + noise * rng.standard_normal((m, d)))))
+
+
+def test_fold_labels_are_reduces_cross_validation_folds():
+    labels = fold_labels(23, 5, 3)
+    for f, (tr, te) in enumerate(model_folds(23, 5, 3)):
+        assert np.array_equal(np.flatnonzero(labels == f), te) and np.array_equal(np.flatnonzero(labels != f), tr)
+
+
+def test_fold_subsets_answer_only_a_fold_complement():
+    labels = np.array([0, 1, 2, 0, 1, 2, 0])
+    seen = []
+    subsets = select_fold_subsets(labels, lambda rows: seen.append(rows) or [int(rows[0]), int(rows[-1])])
+    assert [list(r) for r in seen] == [[1, 2, 4, 5], [0, 2, 3, 5, 6], [0, 1, 3, 4, 6]]
+    fs = FoldSubsets(labels, subsets)
+    assert list(fs(np.array([6, 0, 2, 3, 5]))) == [0, 6]  # fold 1's complement, in any order
+    with pytest.raises(MethodError, match="not the complement of one stored fold"):
+        fs(np.array([0, 1, 2]))
+
+
+def test_stored_folds_replace_the_seeded_ones():
+    X = _low_rank_proportions(60, 12, 1)
+    fast = dict(ranks=(2,), lams=(1.0,), scales="auto", blend=0.0, cell_blend=0.0, calibration_folds=3)
+    est = LowRankCompleter(random_state=0, **fast).fit(X)
+    Xn = np.where(np.arange(12) < 3, X[:5], np.nan)
+    w = np.full(12, 1 / 12)
+    seeded = np.random.default_rng(0 + 104729).permutation(60) % 3  # the calibration's own folds
+    plain = est.predict_new_models(Xn, weights=w)
+    same = LowRankCompleter(random_state=0, **fast).fit(X).predict_new_models(
+        Xn, weights=w, reselect=FoldSubsets(seeded, [[0, 1, 2]] * 3))
+    assert np.allclose(plain.lower, same.lower) and np.allclose(plain.aggregate_upper, same.aggregate_upper)
+    other = LowRankCompleter(random_state=0, **fast).fit(X).predict_new_models(
+        Xn, weights=w, reselect=FoldSubsets(fold_labels(60, 4, 0), [[0, 1, 2]] * 4))
+    assert not np.allclose(plain.aggregate_upper, other.aggregate_upper)  # four other folds: other scores
+    with pytest.raises(MethodError, match="label 59 models"):
+        LowRankCompleter(random_state=0, **fast).fit(X).predict_new_models(
+            Xn, weights=w, reselect=FoldSubsets(fold_labels(59, 3, 0), [[0]] * 3))
+
+
+@pytest.fixture(scope="module")
+def nested_manifest():
+    rng = np.random.default_rng(0)
+    X = _low_rank_proportions(46, 12, 0)
+    X[rng.random(X.shape) < 0.08] = np.nan
+    df = pd.DataFrame(X[:40], index=[f"m{i}" for i in range(40)], columns=[f"d{j}" for j in range(12)])
+    return build_manifest(df, budget="3", n_random_subsets=10), X[40:], df
+
+
+def test_manifest_stores_a_subset_per_fold_and_round_trips(nested_manifest):
+    manifest, _, df = nested_manifest
+    cal = manifest["prediction"]["calibration"]
+    assert cal["n_folds"] == 5 and len(cal["fold"]) == 40 and sorted(set(cal["fold"])) == list(range(5))
+    assert cal["fold"] == fold_labels(40, 5, 0).tolist()  # the cross-validation's folds
+    assert len(cal["subsets"]) == 5 and all(len(s) == 3 for s in cal["subsets"])
+    assert manifest["prediction"]["expected_error"]["nested"] is True
+    back = json.loads(json.dumps(manifest))
+    validate_manifest(back)
+    assert back == manifest
+    again = build_manifest(df.copy(), budget="3", n_random_subsets=10)
+    assert json.dumps(again, sort_keys=True) == json.dumps(manifest, sort_keys=True)  # same inputs and seed
+
+
+@pytest.mark.parametrize("edit, msg", [
+    (lambda c: c["fold"].pop(), "labels 39 models"),
+    (lambda c: c["subsets"].pop(), "one subset per fold"),
+    (lambda c: c["subsets"][0].append("nope"), "subset of fold 0"),
+    (lambda c: c["fold"].__setitem__(0, 7), "one subset per fold"),
+])
+def test_validation_rejects_broken_fold_subsets(nested_manifest, edit, msg):
+    bad = copy.deepcopy(nested_manifest[0])
+    edit(bad["prediction"]["calibration"])
+    with pytest.raises(HarnessExtError, match=msg):
+        validate_manifest(bad)
+
+
+def test_predict_calibrates_on_the_stored_fold_subsets(nested_manifest, monkeypatch):
+    manifest, X_new, _ = nested_manifest
+    cal = manifest["prediction"]["calibration"]
+    calls = []
+    original = FoldSubsets.__call__
+
+    def spy(self, rows):
+        out = original(self, rows)
+        calls.append([manifest["datasets"][j]["name"] for j in out])
+        return out
+
+    monkeypatch.setattr(FoldSubsets, "__call__", spy)
+    subset = [s["name"] for s in manifest["subset"]]
+    cols = [d["name"] for d in manifest["datasets"]]
+    raw = pd.DataFrame(np.where(np.isin(cols, subset), X_new, np.nan), columns=cols, index=[f"n{i}" for i in range(6)])
+    raw.iloc[0, cols.index(subset[0])] = np.nan  # one model ran part of the subset: calibrated plainly
+    res = predict_scores(manifest, raw)
+    assert sorted(calls) == sorted(cal["subsets"])  # one call per fold, the stored subsets
+    assert not any("fold subsets" in w or "older reduce" in w for w in res.warnings)
+    agg = res.aggregate.set_index("model")
+    assert (agg["lower"] < agg["aggregate"]).all() and (agg["aggregate"] < agg["upper"]).all()
+
+    old = copy.deepcopy(manifest)
+    del old["prediction"]["calibration"]
+    calls.clear()
+    res_old = predict_scores(old, raw)
+    assert not calls and any("older reduce" in w for w in res_old.warnings)
+    other = copy.deepcopy(manifest)
+    other["source"]["models"] = list(reversed(other["source"]["models"]))
+    assert any("not the one the manifest's fold subsets" in w for w in predict_scores(other, raw).warnings)
+
+
+def test_model_sample_gets_fold_labels_for_every_model(nested_manifest):
+    _, X_new, df = nested_manifest
+    manifest = build_manifest(df, budget="3", n_random_subsets=5, max_models=31)
+    cal = manifest["prediction"]["calibration"]
+    assert len(cal["fold"]) == 40 and sorted(set(cal["fold"])) == list(range(5)) and "selected_on" in cal
+    validate_manifest(json.loads(json.dumps(manifest)))
+    cols = [d["name"] for d in manifest["datasets"]]
+    subset = [s["name"] for s in manifest["subset"]]
+    raw = pd.DataFrame(np.where(np.isin(cols, subset), X_new, np.nan), columns=cols)
+    assert not any("fold subsets" in w for w in predict_scores(manifest, raw).warnings)
