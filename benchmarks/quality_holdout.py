@@ -465,6 +465,9 @@ def main(argv=None) -> int:
                          "calibration fold observed on the subset the selection chose without it, re-run as reduce's "
                          "FOLD_RESELECTION says). design / same: nested with that reselection; plain: the "
                          "calibration models are the ones the subset was chosen on (before the nested default)")
+    ap.add_argument("--nested", action="store_true",
+                    help="old name of --calibration same (the folds are now reduce's, so figures differ from runs "
+                         "made before the nested default)")
     ap.add_argument("--db", default=None, help="reuse a DuckDB store file for ingestion (faster reruns)")
     ap.add_argument("--json", default=None, help="write the summary rows to this JSON file")
     args = ap.parse_args(argv)
@@ -481,7 +484,7 @@ def main(argv=None) -> int:
 
     from harness_ext.methods.manifest import FOLD_RESELECTION
 
-    calibration = args.calibration or FOLD_RESELECTION
+    calibration = args.calibration or ("same" if args.nested else FOLD_RESELECTION)
 
     t0 = time.perf_counter()
     mats = load_matrices(names, db=args.db)
