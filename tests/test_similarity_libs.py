@@ -299,3 +299,21 @@ def test_complete_gram_paths_are_exactly_symmetric(name, order):
     X = np.asarray(_matrix("constant", n=300, q=40), order=order)
     C = S._FUNCS[name][0](X)
     assert np.array_equal(C, C.T, equal_nan=True)
+
+
+@pytest.mark.parametrize("case", ["complete", "missing", "constant"])
+@pytest.mark.parametrize("shape", [(150, 12), (300, 200)])
+def test_registered_measures_restore_blas_threads_and_match_their_kernels(case, shape):
+    # The registry's wrapper runs small matrices on one BLAS thread, except complete matrices whose kernel makes
+    # no BLAS call or one large product (300 x 200: 1.2e7 multiply-adds); either way the numbers are the
+    # kernel's (to rounding: BLAS sums in another order on another thread count), and the BLAS thread counts
+    # are back as they were afterwards, also when the kernel raises.
+    X = _matrix(case, n=shape[0], q=shape[1])
+    libs = S._blas_libraries()
+    before = [lib.get_num_threads() for lib in libs]
+    for name in ("pearson", "cosine", "euclidean", "manhattan"):
+        np.testing.assert_allclose(S._FUNCS[name][0](X), S._FUNCS[name][0].__wrapped__(X), rtol=1e-12, atol=1e-12)
+        assert [lib.get_num_threads() for lib in libs] == before
+    with pytest.raises(Exception):
+        S._FUNCS["jensen_shannon"][0](X - 2.0)  # negative scores: an error inside the one-thread section
+    assert [lib.get_num_threads() for lib in libs] == before
