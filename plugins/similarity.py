@@ -199,31 +199,22 @@ def hamming_similarity(X) -> np.ndarray:
 _ONE_THREAD_CELLS = 2_000_000
 
 
-#: BLAS products each measure makes on a complete matrix, where that is none or one (scipy's pdist and numpy
-#: tiles for the distances; one ``X.T @ X`` for the others). Those skip the thread limit on a complete matrix
-#: when it would not help: with no BLAS call (the limit itself costs about 10 us, 838 x 57 Manhattan takes
-#: about 0.7 ms), or with one product of at least ``_THREADED_PRODUCT`` multiply-adds, which BLAS's threads
-#: speed up (1,000 x 200 Pearson: 1.4 ms on one thread, 0.7 ms on two when a core is free), as they do
-#: ``np.corrcoef``'s. A run of several small products (the masked kernels) is what stalls on a busy machine.
-_COMPLETE_PRODUCTS = {"manhattan": 0, "minkowski": 0, "wasserstein": 0, "pearson": 1, "cosine": 1, "euclidean": 1}
-_THREADED_PRODUCT = 1e7
+#: Measures whose complete-data kernel makes no BLAS call (scipy's pdist, numpy tiles): on a complete matrix
+#: they skip the one-thread section, whose thread-count calls cost about 10 us (838 x 57 Manhattan takes about
+#: 0.7 ms in all). Measures with BLAS products keep it even for one product on a complete matrix: at load 6 on
+#: the 2-core machine one 838 x 57 ``X.T @ X`` averaged 0.34 ms on one BLAS thread and 4.7 ms on two, a
+#: 1,000 x 200 one 3.3 ms and 23 ms (best-of-N timings hide this: the best two-thread run is the faster).
+_NO_BLAS_WHEN_COMPLETE = ("manhattan", "minkowski", "wasserstein")
 
 
-def _small_on_one_thread(func, complete_products=None):
+def _small_on_one_thread(func, no_blas_when_complete: bool = False):
     import functools
 
     @functools.wraps(func)
     def wrapper(X, *args, **kwargs):
         if np.size(X) >= _ONE_THREAD_CELLS:
             return func(X, *args, **kwargs)
-        if (
-            complete_products is not None
-            and isinstance(X, np.ndarray)
-            and X.ndim == 2
-            and X.dtype.kind == "f"
-            and (complete_products == 0 or X.shape[0] * X.shape[1] ** 2 >= _THREADED_PRODUCT)
-            and np.isfinite(X).all()
-        ):
+        if no_blas_when_complete and isinstance(X, np.ndarray) and X.dtype.kind == "f" and np.isfinite(X).all():
             return func(X, *args, **kwargs)
         # harness_ext.base.limit_threads costs 20-50 us a call (threadpoolctl's limiter
         # object and its checks), a quarter of an 838 x 57 Pearson matrix; setting the BLAS libraries' thread
@@ -283,7 +274,7 @@ def similarity_matrix(X, name: str) -> np.ndarray:
     return C
 
 
-_FUNCS = {name: (_small_on_one_thread(f, _COMPLETE_PRODUCTS.get(name)), d, b) for name, (f, d, b) in _FUNCS.items()}
+_FUNCS = {name: (_small_on_one_thread(f, name in _NO_BLAS_WHEN_COMPLETE), d, b) for name, (f, d, b) in _FUNCS.items()}
 
 #: The registered function of each measure (``MEASURES.pearson``): harness_ext.plugins.registry names them
 #: ``harness_ext.plugins.similarity:MEASURES.<name>`` and imports this module when a measure is first used.
