@@ -63,8 +63,8 @@ def test_stored_folds_replace_the_seeded_ones():
 @pytest.fixture(scope="module")
 def nested_manifest():
     rng = np.random.default_rng(0)
-    X = _low_rank_proportions(46, 12, 0)
-    X[rng.random(X.shape) < 0.08] = np.nan
+    X = _low_rank_proportions(100, 12, 0)
+    X[:40][rng.random((40, 12)) < 0.08] = np.nan  # new models complete: their true aggregate is known
     df = pd.DataFrame(X[:40], index=[f"m{i}" for i in range(40)], columns=[f"d{j}" for j in range(12)])
     return build_manifest(df, budget="3", n_random_subsets=10), X[40:], df
 
@@ -110,7 +110,7 @@ def test_predict_calibrates_on_the_stored_fold_subsets(nested_manifest, monkeypa
     monkeypatch.setattr(FoldSubsets, "__call__", spy)
     subset = [s["name"] for s in manifest["subset"]]
     cols = [d["name"] for d in manifest["datasets"]]
-    raw = pd.DataFrame(np.where(np.isin(cols, subset), X_new, np.nan), columns=cols, index=[f"n{i}" for i in range(6)])
+    raw = pd.DataFrame(np.where(np.isin(cols, subset), X_new[:6], np.nan), columns=cols, index=[f"n{i}" for i in range(6)])
     raw.iloc[0, cols.index(subset[0])] = np.nan  # one model ran part of the subset: calibrated plainly
     res = predict_scores(manifest, raw)
     assert sorted(calls) == sorted(cal["subsets"])  # one call per fold, the stored subsets
@@ -136,5 +136,18 @@ def test_model_sample_gets_fold_labels_for_every_model(nested_manifest):
     validate_manifest(json.loads(json.dumps(manifest)))
     cols = [d["name"] for d in manifest["datasets"]]
     subset = [s["name"] for s in manifest["subset"]]
-    raw = pd.DataFrame(np.where(np.isin(cols, subset), X_new, np.nan), columns=cols)
+    raw = pd.DataFrame(np.where(np.isin(cols, subset), X_new[:6], np.nan), columns=cols)
     assert not any("fold subsets" in w for w in predict_scores(manifest, raw).warnings)
+
+
+def test_nested_aggregate_intervals_cover_new_models(nested_manifest):
+    """Synthetic low-rank data with known noise: 60 new models, 90% aggregate intervals through reduce -> predict."""
+    manifest, X_new, _ = nested_manifest
+    cols = [d["name"] for d in manifest["datasets"]]
+    subset = [s["name"] for s in manifest["subset"]]
+    w = np.array([d["weight"] for d in manifest["datasets"]])
+    raw = pd.DataFrame(np.where(np.isin(cols, subset), X_new, np.nan), columns=cols)
+    agg = predict_scores(manifest, raw).aggregate
+    truth = X_new @ w
+    cover = float(((agg["lower"].to_numpy() <= truth) & (truth <= agg["upper"].to_numpy())).mean())
+    assert 0.8 <= cover <= 1.0, cover  # 60 models: a binomial sd of 0.04 around 0.9
