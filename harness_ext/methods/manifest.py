@@ -4,8 +4,11 @@ A manifest records everything needed to repeat a reduction and to use it: the
 source matrix (fingerprint, query, models, datasets, normalisation), the
 selector and similarity with their ``get_params()`` and seed, the ordered
 subset with the coverage after each step, the predictor with its
-cross-validated error, the weighting used for the full-benchmark aggregate, the
-tool version and warnings. It contains no timestamps, so the same inputs and
+cross-validated error, the subset the selection chooses without each
+cross-validation fold of models (``prediction.calibration``: ``predict``
+calibrates its intervals on held-out models that did not choose what they
+reveal, and ``expected_error`` is cross-validated the same way), the weighting
+used for the full-benchmark aggregate, the tool version and warnings. It contains no timestamps, so the same inputs and
 seed give a byte-identical manifest.
 
 The JSON Schema is ``harness_ext/schema/manifest-v1.schema.json``.
