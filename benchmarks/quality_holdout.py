@@ -45,7 +45,7 @@ Nothing is tuned on the test cells: the default chooses rank and penalty by
 CV inside each training matrix, and its conformal quantile from held-out
 training cells or training models. Protocol (a) calibrates the held-out-model
 intervals as ``reduce`` -> ``predict`` do: ``reduce``'s model folds, the
-selection re-run without each fold (``manifest.fold_selector``), each fold's
+selection re-run without each fold (``newmodel_intervals.fold_selector``), each fold's
 models observed on its own subset (``predict_new_models(reselect=FoldSubsets)``),
 so the calibration models did not choose the subset they are scored on.
 ``--calibration plain`` scores the models that chose the subset instead;
@@ -239,12 +239,11 @@ def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode):
 
     The training models get ``reduce``'s fold labels (its cross-validation folds, seeded
     by the selection's seed); the selection is re-run without each fold as ``reduce`` re-runs
-    it (:func:`harness_ext.methods.manifest.fold_selector`, ``mode`` its reselection);
+    it (:func:`harness_ext.methods.newmodel_intervals.fold_selector`, ``mode`` its reselection);
     the result is the :class:`~harness_ext.methods.newmodel_intervals.FoldSubsets` that
     ``predict`` builds from the manifest.
     """
-    from harness_ext.methods.manifest import fold_selector
-    from harness_ext.methods.newmodel_intervals import FoldSubsets, fold_labels, select_fold_subsets
+    from harness_ext.methods.newmodel_intervals import FoldSubsets, fold_labels, fold_selector, select_fold_subsets
     from harness_ext.methods.pounce import make_predictor
     from harness_ext.methods.subset_cv import model_folds, shared_cache
     from harness_ext.plugin_manager import get_registration
@@ -482,7 +481,7 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(REPO))
     from tqdm import tqdm
 
-    from harness_ext.methods.manifest import FOLD_RESELECTION
+    from harness_ext.methods.newmodel_intervals import FOLD_RESELECTION
 
     calibration = args.calibration or ("same" if args.nested else FOLD_RESELECTION)
 

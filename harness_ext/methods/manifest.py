@@ -282,7 +282,7 @@ def build_manifest(
     issue 14 items 1, 5, 7 (sparse matrices, selection for prediction, evidence).
     """
     from .evidence import budget_curve, budget_sizes, compare_with_random, nested_subset_error
-    from .newmodel_intervals import fold_labels, select_fold_subsets
+    from .newmodel_intervals import FOLD_RESELECTION, fold_labels, fold_selector, select_fold_subsets
     from .subset_cv import scoring_folds, shared_cache, subset_errors
     from ..plugin_manager import get_registration
     from .pounce import make_predictor
@@ -497,54 +497,6 @@ def build_manifest(
         manifest["training_matrix"] = {"models": [str(i) for i in df.index], "datasets": columns,
                                        "values": [[_num(v) for v in row] for row in df.to_numpy(dtype=float)]}
     return manifest
-
-
-#: How ``reduce`` re-runs the selection without each calibration fold: ``"design"`` (a selector's cheap
-#: criterion where it has one: ``prediction_greedy`` on the design criterion of the fitted loadings, no refits)
-#: or ``"same"`` (the manifest's selector and parameters, the predictor's rank, penalty and scales held at
-#: the values chosen on every model). Chosen by held-out coverage, benchmarks/quality_holdout.py --reselect.
-FOLD_RESELECTION = "design"
-#: Parameters that make a selector's in-fold run cheap (``FOLD_RESELECTION = "design"``).
-CHEAP_SELECTION = {"prediction_greedy": {"method": "design"}}
-
-
-def fold_selector(X, selector: str, *, k: int, sel_params=None, similarity=None, random_state: int = 0,
-                  kind: str = "count", value=None, cost_vec=None, fixed=None, mode: str = FOLD_RESELECTION):
-    """``rows -> subset``: the manifest's selection (selector, parameters, seed, budget) run on rows ``rows`` of ``X``.
-
-    Only the subset is needed, not a coverage curve: selectors that can stop do so at
-    ``k`` datasets (or at the cost budget). ``mode`` as :data:`FOLD_RESELECTION`;
-    ``fixed``: the predictor with its settings chosen on every model (``"same"``).
-    """
-    from ..plugin_manager import get_registration
-    from .pounce import selector_order
-
-    if mode not in ("design", "same"):
-        raise MethodError(f"fold reselection must be 'design' or 'same', got {mode!r}")
-    d = X.shape[1]
-    reg = get_registration("selectors", selector)
-    defaults = reg.cls().get_params()
-    params = dict(sel_params or {})
-    if "similarity" in defaults and similarity is not None:
-        params["similarity"] = similarity
-    if "gamma" in defaults:
-        params["gamma"] = None
-    if kind == "cost" and "cost_budget" in defaults:
-        params["cost_budget"] = float(value)
-    elif "n_select" in defaults and kind != "cost":
-        params["n_select"] = int(k)
-    if mode == "design":
-        params.update(CHEAP_SELECTION.get(reg.name, {}))
-    elif fixed is not None and "predictor_params" in defaults:
-        params["predictor_params"] = {p: fixed.get_params()[p] for p in ("rank", "lam", "scales", "cell_blend", "blend")
-                                      if p in fixed.get_params()}
-
-    def select(rows):
-        order = selector_order(X[rows], selector, random_state=random_state, **params)
-        n = subset_size("cost", value, d, None, cost_vec[order]) if kind == "cost" else int(k)
-        return order[:n]
-
-    return select
 
 
 class _Stages:
