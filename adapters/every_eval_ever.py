@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import functools
 import re
+from itertools import repeat
+from operator import itemgetter, le
 
 from harness_ext.benchmarks import MMLU_BENCHMARK, MMLU_METRIC, MMLU_SUBJECTS, chance_baseline
 from harness_ext.errors import IngestError
@@ -128,6 +130,8 @@ def read(src: SourceFile):
     model_meta = {k: v for k, v in info.items() if k not in ("id",)}
     out = ResultRows(model, model_meta)
     helm_mmlu = bench == "helm_mmlu"
+    if not helm_mmlu and _rows_seen(out, bench, results):
+        return out
     for i, ev in enumerate(results):
         if ev.__class__ is not dict and not isinstance(ev, dict):
             raise IngestError(src.path, f"evaluation_results[{i}] is not an object")
@@ -176,6 +180,38 @@ def read(src: SourceFile):
 
 #: ``(kind, dataset metadata)`` of a row by (benchmark, evaluation name, description, direction, bounds).
 _ROW_KINDS: dict = {}
+_NAME, _CONFIG, _DETAILS = itemgetter("evaluation_name"), itemgetter("metric_config"), itemgetter("score_details")
+_DESC, _LOWER = itemgetter("evaluation_description"), itemgetter("lower_is_better")
+_MIN, _MAX, _SCORE = itemgetter("min_score"), itemgetter("max_score"), itemgetter("score")
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+
+
+def _rows_seen(out: ResultRows, bench: str, results: list) -> bool:
+    """Fill ``out`` from ``results`` a field at a time (C-level passes) when every row is plain and described before.
+
+    Plain: every field present, float scores within float bounds, string names; described before: each
+    row's (name, description, direction, bounds) is in :data:`_ROW_KINDS`. Anything else (False) takes the
+    row-by-row loop of :func:`read`, which reads, skips or refuses it and says why.
+    """
+    try:
+        configs = list(map(_CONFIG, results))
+        scores = list(map(_SCORE, map(_DETAILS, results)))
+        names = list(map(_NAME, results))
+        lows, highs = list(map(_MIN, configs)), list(map(_MAX, configs))
+        if not (set(map(type, scores)) == set(map(type, lows)) == set(map(type, highs)) == {float}
+                and set(map(type, names)) == {str} and all(map(le, lows, scores)) and all(map(le, scores, highs))):
+            return False
+        hits = list(map(_ROW_KINDS.get, zip(repeat(bench), names, map(_DESC, configs), map(_LOWER, configs),
+                                            lows, highs)))
+    except (KeyError, TypeError, IndexError):  # a missing field, a row that is not an object, an unhashable value
+        return False
+    if None in hits:
+        return False
+    n = len(hits)
+    out.kinds, out.values, out.dataset_metadata = list(map(_FIRST, hits)), scores, list(map(_SECOND, hits))
+    out.stderrs, out.num_fewshot, out.n_samples = [None] * n, [None] * n, [None] * n
+    out.has_configs = False
+    return True
 
 
 def _row_kind(bench: str, name: str, ev: dict, desc, lower, lo, hi, helm_mmlu: bool) -> tuple:

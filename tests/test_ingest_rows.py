@@ -113,3 +113,66 @@ def test_v04_configs_still_taken_from_rows():
     from harness_ext.store.lm_eval_tasks import CONFIG_KEY
 
     assert n > 0 and meta and not any(CONFIG_KEY in json.loads(m) for (m,) in meta)  # popped, stored apart
+
+
+def _columns_of(rows) -> tuple:
+    return (rows.model, rows.model_metadata, [id(k) for k in rows.kinds], rows.values, rows.stderrs, rows.num_fewshot,
+            rows.n_samples, rows.dataset_metadata)
+
+
+def test_eee_rows_seen_before_read_a_field_at_a_time_as_the_row_loop_reads_them(tmp_path, monkeypatch):
+    """The second file of a board takes the C-level lane; the row loop gives the same columns, and a placeholder
+    score outside its bounds (or anything unusual) still goes through the loop, which skips or refuses it."""
+    adapter = get_registration("adapters", "every_eval_ever")
+    every_eval_ever.read(SourceFile(_write(tmp_path / "a.json", _eee("org/m1", {"A": 0.5, "B": 0.25}))))
+    src = _write(tmp_path / "b.json", _eee("org/m2", {"A": 0.75, "B": 1.0}))
+    taken, real = [], every_eval_ever._rows_seen
+    monkeypatch.setattr(every_eval_ever, "_rows_seen", lambda *a: taken.append(real(*a)) or taken[-1])
+    fast = every_eval_ever.read(SourceFile(src))
+    assert taken == [True]
+    monkeypatch.setattr(every_eval_ever, "_rows_seen", lambda *a: False)
+    assert _columns_of(every_eval_ever.read(SourceFile(src))) == _columns_of(fast)
+    monkeypatch.undo()
+    out = read_source(SourceFile(_write(tmp_path / "c.json", _eee("org/m3", {"A": -1.0, "B": 0.5}))), adapter)
+    assert out.values == [0.5] and [k.dataset for k in out.kinds] == ["B"]  # -1 is HELM's "not run"
+    doc = _eee("org/m4", {"A": 0.5})
+    del doc["evaluation_results"][0]["score_details"]["score"]
+    with pytest.raises(Exception, match="no score_details.score"):
+        read_source(SourceFile(_write(tmp_path / "d.json", doc)), adapter)
+
+
+def test_v03_file_template_gives_the_general_path_columns():
+    """A v0.3 file read through its shape's template has the columns the general row builder gives it."""
+    require(PYTHIA)
+    src = SourceFile(PYTHIA / PYTHIA_FILE)
+    doc = src.json()
+    fast = lm_eval.read_v03(src)
+    model, meta = lm_eval.model_name(doc["config"], src.pathname)
+    slow = lm_eval._rows(src.path, doc["results"], v04=False, model=model, model_meta=meta,
+                         default_shots=doc["config"].get("num_fewshot"), doc={"versions": doc.get("versions")})
+    a, b = _columns_of(fast), _columns_of(slow)
+    assert a[:7] == b[:7] and a[7] == b[7]  # metadata dicts equal (shared across files on the fast path)
+
+
+def test_batch_cells_and_counts_match_pandas():
+    """Repeated keys and cells found by integer codes, as pandas' duplicated finds them; counts beyond 2**53 exact."""
+    import numpy as np
+    import pandas as pd
+
+    from harness_ext.store.batch import _Cells, _Frame, _int_column
+
+    rng = np.random.default_rng(0)
+    n = 500
+    cols = {"model_id": rng.integers(1, 6, n), "dataset_id": rng.integers(1, 4, n), "num_fewshot": rng.integers(-1, 3, n),
+            "value": rng.random(n), "source_id": np.sort(rng.integers(10, 15, n))}
+    c = _Cells(_Frame(cols, {}), 10, 5)
+    frame = pd.DataFrame(cols)
+    cell, key = ["model_id", "dataset_id", "num_fewshot"], ["model_id", "dataset_id", "num_fewshot", "source_id"]
+    assert (c.repeat == frame.duplicated(key).to_numpy()).all()
+    assert (c.first == ~frame.duplicated(cell).to_numpy()).all()
+    first = frame.reset_index().groupby(cell)["index"].transform("min").to_numpy()
+    assert (c.first_of_cell == first).all()
+    assert c.n_kept.tolist() == frame[~frame.duplicated(key)].groupby("source_id").size().reindex(range(10, 15),
+                                                                                                  fill_value=0).tolist()
+    ints, none = _int_column([3, None, 2**62 + 1])
+    assert ints.tolist() == [3, 0, 2**62 + 1] and none.tolist() == [False, True, False]
