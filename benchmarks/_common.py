@@ -47,6 +47,21 @@ os.environ.setdefault("HARNESS_EXT_NO_PROGRESS", "1")
 os.environ.setdefault("HARNESS_EXT_LOAD_PLUGINS", "")
 
 REPO = HERE.parent
+
+
+def _check_checkout() -> None:
+    # The benchmarks import the installed harness_ext: a checkout without its own (editable) install
+    # would silently time another copy's code, so say which one is measured.
+    from importlib.util import find_spec
+
+    spec = find_spec("harness_ext")
+    origin = Path(spec.origin).resolve() if spec is not None and spec.origin else None
+    if origin is not None and origin.parent.parent != REPO.resolve():
+        print(f"note: benchmarking harness_ext from {origin.parent}, not this checkout ({REPO}); "
+              "install it with `pip install -e .` to measure this one", file=sys.stderr)
+
+
+_check_checkout()
 SHARED_DATA = Path(os.environ.get("HARNESS_EXT_SHARED_DATA", REPO.parent / "shared" / "data"))
 EEE = SHARED_DATA / "every_eval_ever" / "data"
 HELM_CLASSIC = EEE / "helm_classic"
