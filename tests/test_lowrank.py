@@ -196,3 +196,38 @@ def test_scales_and_cell_blend_chosen_by_cv_and_recorded():
     assert 0.0 <= info["cell_blend"] <= 1.0
     fixed = est.with_fixed_settings(Xo)
     assert fixed.get_params()["scales"] == est.scales_ and fixed.get_params()["cell_blend"] == est.cell_blend_
+
+
+def test_transform_and_cell_blend_chosen_by_the_median_held_out_error(monkeypatch):
+    """The choice follows the median normalised held-out error: a few huge errors (broken runs) do not decide it."""
+    from harness_ext.methods import completion
+
+    X = _proportions(4, m=40, d=10)
+    Xo, _ = hide(X, 0.2)
+    typical = np.full(200, 0.5)
+
+    def errors(X, Z, transform, rank, lam, est, blends):
+        kinds = set(getattr(transform, "inner", transform).kinds_())
+        # standardise: larger typical errors, no outliers; logit: smaller typical errors, a few of 50 sds
+        if "standardise" in kinds:
+            return {a: typical * (1.2 + a) for a in blends}
+        return {a: np.r_[typical * (1.0 + abs(a - 0.5)), np.full(5, 50.0)] for a in blends}
+
+    monkeypatch.setattr(completion, "_cell_cv_errors", errors)
+    est = LowRankCompleter(calibration_folds=0, ranks=(1,), lams=(1.0,)).fit(Xo)
+    assert est.scales_ == "auto" and est.cell_blend_ == 0.5  # the means would pick standardise, blend 0
+    rows = {(e["scales"], e["cell_blend"]): e["error"] for e in est.describe()["scales_cross_validation"]["error"]}
+    assert rows[("auto", 0.5)] == 0.5 and rows[("standardise", 0.0)] == 0.6
+
+
+def test_cell_cv_error_is_the_median_of_the_held_out_errors():
+    from harness_ext.methods.completion import _cell_cv_error, _cell_cv_errors
+
+    X = _proportions(5, m=40, d=10)
+    Xo, _ = hide(X, 0.2)
+    est = LowRankCompleter(scales="auto", rank=2, lam=1.0)
+    t, tt = est._transform_for("auto", Xo)
+    Z = tt.transform(Xo)
+    errs = _cell_cv_errors(Xo, Z, tt, 2, 1.0, est, (0.0, 1.0))
+    assert all(e.size == (~np.isnan(Xo)).sum() for e in errs.values())  # every observed cell held out once
+    assert _cell_cv_error(Xo, Z, tt, 2, 1.0, est, (0.0, 1.0)) == {a: float(np.median(e)) for a, e in errs.items()}

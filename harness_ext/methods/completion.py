@@ -240,8 +240,9 @@ class LowRankCompleter(BasePredictor):
         Every candidate transform (``SCALE_CANDIDATES`` with ``scales="cv"``, else the
         one given) gets its own rank/penalty search; then ``cv_folds`` folds of
         held-out observed cells at that setting are scored on the datasets' own
-        scales (absolute error over each column's sd, so scales weigh alike and a
-        few broken runs do not decide) for every cell blend weight (``BLEND_GRID``
+        scales (median over the held-out cells of the absolute error over each
+        column's sd, so scales weigh alike and a few broken runs do not decide;
+        :func:`_cell_cv_error`) for every cell blend weight (``BLEND_GRID``
         with ``cell_blend="auto"``). Candidates giving the same transform are tried
         once. ``rank_cv`` is None when rank and penalty are given.
 
@@ -587,11 +588,21 @@ class _ColumnScaled:
 
 
 def _cell_cv_error(X, Z, transform, rank, lam, est, blends) -> dict:
-    """Held-out cell error on the datasets' own scales per blend weight: K seeded folds, |error| / column sd.
+    """Held-out cell error on the datasets' own scales per blend weight: K seeded folds, median |error| / column sd.
 
+    The median, not the mean: a few broken runs (near-zero scores at the logit
+    clip, a collapsed model) make errors of tens of column sds that decide a
+    mean, and with it the transform and blend for every other cell; the median
+    scores the typical cell, which is what a completion is asked for.
     A matrix with more than ``MAX_CV_ROWS`` models is scored on a seeded sample of them,
     as :func:`~harness_ext.methods.lowrank.select_rank_lam` does.
     """
+    errors = _cell_cv_errors(X, Z, transform, rank, lam, est, blends)
+    return {a: (float(np.median(e)) if e.size else 0.0) for a, e in errors.items()}
+
+
+def _cell_cv_errors(X, Z, transform, rank, lam, est, blends) -> dict:
+    """``{blend: |error| / column sd of every held-out cell}`` over ``est.cv_folds`` seeded folds (see :func:`_cell_cv_error`)."""
     rng = np.random.default_rng(est.random_state + 31)
     if X.shape[0] > MAX_CV_ROWS:
         rows = np.sort(rng.choice(X.shape[0], MAX_CV_ROWS, replace=False))
@@ -599,11 +610,11 @@ def _cell_cv_error(X, Z, transform, rank, lam, est, blends) -> dict:
     idx = np.flatnonzero(~np.isnan(Z).ravel())
     K = int(est.cv_folds)
     if K < 2 or idx.size < 2 * K:
-        return {a: 0.0 for a in blends}
+        return {a: np.zeros(0) for a in blends}
     fold = rng.permutation(idx.size) % K
     sd = np.sqrt(np.nanvar(X, axis=0))
     inv_sd = np.broadcast_to(1.0 / np.where(sd > 1e-12, sd, 1.0), X.shape).ravel()
-    total = dict.fromkeys(blends, 0.0)
+    out = {a: [] for a in blends}
     for f in range(K):
         hide = idx[fold == f]
         Zt = Z.ravel().copy()
@@ -615,8 +626,8 @@ def _cell_cv_error(X, Z, transform, rank, lam, est, blends) -> dict:
         direct = direct_predict(fit, Zt, Zt) if any(a > 0 for a in blends) else mz
         for a in blends:
             pred = transform.inverse_transform((1.0 - a) * mz + a * direct).ravel()[hide]
-            total[a] += float((np.abs(pred - X.ravel()[hide]) * inv_sd[hide]).sum())
-    return {a: v / idx.size for a, v in total.items()}
+            out[a].append(np.abs(pred - X.ravel()[hide]) * inv_sd[hide])
+    return {a: np.concatenate(v) for a, v in out.items()}
 
 
 def _normal_quantile(level: float) -> float:
