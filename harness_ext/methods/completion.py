@@ -112,9 +112,11 @@ class LowRankCompleter(BasePredictor):
         ``ScaleTransform.to_dict()``. ``"cv"`` (default) chooses between the
         candidates of ``SCALE_CANDIDATES`` (detected, i.e. logit for bounded
         scores; or a z-score of every column) by the same K-fold cross-validation
-        over held-out observed cells, scored on each dataset's own scale (squared
-        error over the column's variance): on HELM Classic a few near-zero scores
-        of broken runs sit at the logit clip and pull the fit, elsewhere the logit wins.
+        over held-out observed cells, scored on each dataset's own scale (the median
+        over held-out cells of the absolute error over the column's sd: a few
+        near-zero scores of broken runs sit at the logit clip and make huge errors,
+        which decided a mean for the z-score on matrices where the logit predicts
+        the typical cell better).
     scale_meta : list of dict, optional
         Per-dataset metadata for detection (``min_score``, ``max_score``, ``random_baseline``).
     eps : float
