@@ -240,6 +240,8 @@ def scoring_folds(folds, d: int):
         pick = np.sort(np.random.default_rng(i).permutation(len(te))[:k])
         out.append((tr, te[pick]))
     rows = sum(len(te) for _, te in out)
+    if rows == n:  # every fold already at the minimum: nothing cut
+        return folds, None
     rule = {"reason": "pairwise error moments over every held-out model over the flops budget: a seeded sample "
                       "of held-out models per fold scores each subset",
             "rows": int(rows), "of": int(n), "flops": float(f"{flops:.3g}"), "budget": float(SCORE_FLOPS_BUDGET)}
@@ -247,7 +249,8 @@ def scoring_folds(folds, d: int):
 
 
 def score_flops(n: int, d: int) -> float:
-    """Flops of scoring one subset on ``n`` held-out rows of ``d`` datasets after :func:`scoring_folds`'s cut."""
+    """Flops of scoring one subset on ``n`` held-out rows of ``d`` datasets after :func:`scoring_folds`'s cut
+    (an estimate: the cut's per-fold minimum is not counted)."""
     rows = n if 2.0 * n * d * d <= SCORE_FLOPS_BUDGET else max(1, int(SCORE_FLOPS_BUDGET // (2.0 * d * d)))
     return 2.0 * min(n, rows) * d * d
 
