@@ -54,6 +54,18 @@ def test_two_repositories_of_one_organisation_never_merge():
     # THUDM publishes both; and a source listing two names side by side says they are two models.
     assert resolve(["THUDM/glm-4-9b-chat", "THUDM/glm-4-9b-chat-hf", "GLM-4-9B-Chat"]) == {}
     assert resolve(["Claude 2.1", "claude-2.1"], cooccur={frozenset(("Claude 2.1", "claude-2.1"))}) == {}
+    # Those names stay apart, but the group's other spellings still merge with each other (a hub rename
+    # in one source must not split another source's spellings of the model into separate models).
+    names = ["meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Meta-Llama-3.1-70B-Instruct",
+             "Llama-3.1-70B-Instruct", "llama-3.1-70b-instruct", "Llama3.1-70B-Instruct"]
+    key = model_key("Llama-3.1-70B-Instruct")
+    assert resolve(names) == {n: key for n in names[2:]}
+    assert resolve(["Claude 2.1", "CLAUDE 2.1", "Claude-2.1", "claude_2.1"],
+                   cooccur={frozenset(("Claude 2.1", "CLAUDE 2.1"))}) == {"Claude-2.1": "claude-2-1",
+                                                                          "claude_2.1": "claude-2-1"}
+    # ... unless their id would be the spelling of a name told apart: which one they mean is unknown.
+    assert resolve(["Claude 2.1", "claude-2-1", "Claude-2.1", "claude 2.1 "],
+                   cooccur={frozenset(("Claude 2.1", "claude-2-1"))}) == {}
     # A merged group is named by its hub repository id when it has one.
     assert resolve(["meta/OPT-66B", "facebook/opt-66b", "OPT 66B"]) == {"meta/OPT-66B": "facebook/opt-66b",
                                                                        "OPT 66B": "facebook/opt-66b"}

@@ -205,13 +205,28 @@ def resolve(names: Iterable[str], cooccur: Optional[set] = None, user: Optional[
         members = [n for n in members if n not in separate]
         if len(members) < 2:
             continue
-        if cooccur and any(frozenset((a, b)) in cooccur for i, a in enumerate(members) for b in members[i + 1:]):
-            continue
-        repos = sorted({n.lower() for n in members if _is_repo_id(n)})
-        orgs = [r.split("/", 1)[0] for r in repos]
-        if len(orgs) != len(set(orgs)):  # two repositories of one organisation are two models
+        # Names a source lists side by side, and two repositories of one organisation, are told
+        # apart: they stay their own ids, and so which of them another spelling means is unknown.
+        # The group's other spellings still name one model and merge with each other (one
+        # hub rename, say Meta-Llama-3.1-70B-Instruct -> Llama-3.1-70B-Instruct, must not leave
+        # a leaderboard's five spellings of it as five models).
+        apart = set()
+        if cooccur:
+            for i, a in enumerate(members):
+                for b in members[i + 1:]:
+                    if frozenset((a, b)) in cooccur:
+                        apart |= {a, b}
+        org_of = {n: n.lower().split("/", 1)[0] for n in members if _is_repo_id(n)}
+        repos_per_org: dict = {}
+        for n, o in org_of.items():
+            repos_per_org.setdefault(o, set()).add(n.lower())
+        apart |= {n for n, o in org_of.items() if len(repos_per_org[o]) > 1}
+        members = [n for n in members if n not in apart]
+        if len(members) < 2:
             continue
         canonical = _canonical(members, key)
+        if canonical in apart:  # the key is one of the names told apart: which one is meant is unknown
+            continue
         for n in members:
             builtin[n] = canonical
     out = {n: c for n, c in builtin.items() if c != n}
