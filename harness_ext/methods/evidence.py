@@ -131,11 +131,14 @@ def nested_subset_error(X, fold_subsets: Sequence, predictor, *, folds, weights=
     w = normalised_weights(weights, d)
     subsets = [np.asarray(s, dtype=int) for s in fold_subsets]
     folds, _ = scoring_folds(folds, d)
-    preds = fold_predictions(predictor, X, subsets, folds, cache)
+    if hasattr(predictor, "predict_new_models"):  # fits cached per fold index: every subset folded into every fold
+        preds = [p[f] for f, p in enumerate(fold_predictions(predictor, X, subsets, folds, cache))]
+    else:  # one fit per (fold, subset) otherwise: only each fold's own subset
+        preds = [fold_predictions(predictor, X, [s], [fd])[0][0] for s, fd in zip(subsets, folds)]
     sq = cnt = 0.0
     agg_sq, n_agg = 0.0, 0
     for f, (_, te) in enumerate(folds):
-        err = preds[f][f] - X[te]
+        err = preds[f] - X[te]
         out = np.ones(d, bool)
         out[subsets[f]] = False
         err[:, ~out] = np.nan
