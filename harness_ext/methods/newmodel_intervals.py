@@ -126,6 +126,12 @@ class FoldSubsets:
         return self.subsets[int(held[0])]
 
 
+#: With a ``reselect``, choose the rank and blend weight on the new models' own pattern of cells (the subset they
+#: ran) and take only the conformal scores from the reselected subsets: the choice then predicts from the subset
+#: the new models have, and only the calibration is nested. False: both on the reselected subsets.
+CHOOSE_ON_NEW_PATTERN = True
+
+
 def calibrate_model_folds(est, O_new, w, reselect=None):
     """Rank, blend weight and conformal scores (cells, aggregate) for new models observed as in ``O_new``.
 
@@ -141,7 +147,8 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
     few cells best. Only training models are used. With ``reselect`` (a callable
     ``rows -> subset``), each fold's models are observed on the subset
     ``reselect`` chooses from the other folds' models instead of a new model's
-    pattern: the selection is then part of what is cross-validated. A
+    pattern: the selection is then part of what is cross-validated (rank and
+    blend are still chosen on the new models' pattern, :data:`CHOOSE_ON_NEW_PATTERN`). A
     ``reselect`` with fold ``labels`` (:class:`FoldSubsets`) brings its folds:
     they replace the seeded ones.
 
@@ -182,8 +189,10 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
         if test.size == 0 or test.size == m:
             continue
         rows = np.flatnonzero(fold != f)
+        pat_new = patterns[np.arange(test.size) % len(patterns)]
+        split_choice = reselect is not None and CHOOSE_ON_NEW_PATTERN
         if reselect is None:
-            pat = patterns[np.arange(test.size) % len(patterns)]
+            pat = pat_new
         else:
             pat = np.zeros((test.size, d), bool)
             pat[:, np.asarray(reselect(rows), dtype=int)] = True
@@ -203,9 +212,17 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
             fits[r].append((ft, rows))
             fi = fold_in(ft, z_in)
             direct = direct_predict(ft, Z[rows], z_in) if any(a > 0 for a in alphas) else fi.mean
+            if split_choice:  # rank and blend judged on the new models' own cells, scores on the reselected subset
+                z_new = np.where(pat_new, Zt, np.nan)
+                fi_new = fold_in(ft, z_new)
+                direct_new = direct_predict(ft, Z[rows], z_new) if any(a > 0 for a in alphas) else fi_new.mean
             for a in alphas:
                 mz = (1.0 - a) * fi.mean + a * direct if a > 0 else fi.mean
-                sq[(r, a)] += float(((mz - Zt)[target] ** 2).sum())
+                if split_choice:
+                    m_new = (1.0 - a) * fi_new.mean + a * direct_new if a > 0 else fi_new.mean
+                    sq[(r, a)] += float(((m_new - Zt)[have & ~pat_new] ** 2).sum())
+                else:
+                    sq[(r, a)] += float(((mz - Zt)[target] ** 2).sum())
                 cell_scores[(r, a)].append(normalised_scores(Zt[target], mz[target], fi.sd[target]))
                 cell_cols[(r, a)].append(np.nonzero(target)[1])
                 if w is not None:
