@@ -50,7 +50,8 @@ def select_fold_subsets(labels, select) -> list:
 #: How ``reduce`` re-runs the selection without each calibration fold: ``"design"`` (a selector's cheap
 #: criterion where it has one: ``prediction_greedy`` on the design criterion of the fitted loadings, no refits)
 #: or ``"same"`` (the manifest's selector and parameters, the predictor's rank, penalty and scales held at
-#: the values chosen on every model). Chosen by held-out coverage: benchmarks/quality_holdout.py --calibration.
+#: the values chosen on every model). Chosen by held-out coverage and cost (README, runs P and P';
+#: benchmarks/quality_holdout.py --calibration design|same|plain).
 FOLD_RESELECTION = "design"
 #: Parameters that make a selector's in-fold run cheap (``FOLD_RESELECTION = "design"``).
 CHEAP_SELECTION = {"prediction_greedy": {"method": "design"}}
