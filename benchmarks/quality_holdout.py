@@ -97,17 +97,20 @@ def load_matrices(names, db=None, verbose=True):
     from harness_ext.store.db import Store
 
     out = {}
-    with Store.open(db or ":memory:") as store:
-        have = set()
-        if db:  # a reused store: ingest only what it lacks
-            have = set(store.benchmarks()["benchmark"])
-            if store._has_table("benchmark_groups"):
-                have |= {r[0] for r in store.con.execute("SELECT name FROM benchmark_groups").fetchall()}
-        for name in names:
-            path, q = SOURCES[name]
-            if not path.exists():
-                print(f"  {name}: {path} not found, skipped", file=sys.stderr)
-                continue
+    for name in names:
+        path, q = SOURCES[name]
+        if not path.exists():
+            print(f"  {name}: {path} not found, skipped", file=sys.stderr)
+            continue
+        # One store per matrix: model identities are resolved over a store's whole contents, so a
+        # matrix must not depend on which other matrices the same run asked for.
+        file = str(Path(db).with_name(f"{Path(db).stem}.{name}{Path(db).suffix or '.duckdb'}")) if db else ":memory:"
+        with Store.open(file) as store:
+            have = set()
+            if db:  # a reused store: ingest only what it lacks
+                have = set(store.benchmarks()["benchmark"])
+                if store._has_table("benchmark_groups"):
+                    have |= {r[0] for r in store.con.execute("SELECT name FROM benchmark_groups").fetchall()}
             t = time.perf_counter()
             if name == "benchbench":
                 if "benchbench" not in have:
@@ -467,7 +470,7 @@ def main(argv=None) -> int:
     ap.add_argument("--nested", action="store_true",
                     help="old name of --calibration same (the folds are now reduce's, so figures differ from runs "
                          "made before the nested default)")
-    ap.add_argument("--db", default=None, help="reuse a DuckDB store file for ingestion (faster reruns)")
+    ap.add_argument("--db", default=None, help="reuse DuckDB store files for ingestion (faster reruns): one per matrix, DB.<matrix>.duckdb")
     ap.add_argument("--json", default=None, help="write the summary rows to this JSON file")
     args = ap.parse_args(argv)
 

@@ -45,7 +45,8 @@ def test_benchbench_rows_are_the_stores_canonical_models(tmp_path):
     raw, _ = qh.load_matrices(["benchbench"], db=str(db), verbose=False)["benchbench"]
     from harness_ext.store.db import Store
 
-    with Store.open(str(db), read_only=True) as store:
+    # One store file per matrix (DB.<matrix>.duckdb): a matrix does not depend on the others in the run.
+    with Store.open(str(tmp_path / "bb.benchbench.duckdb"), read_only=True) as store:
         canon = dict(store.con.execute("SELECT alias, canonical FROM model_aliases").fetchall())
     merged = {c for a, c in canon.items() if a != c}
     assert not set(raw.index) & {a for a, c in canon.items() if a != c}  # no row under a merged-away spelling
