@@ -267,9 +267,13 @@ def run_cli(args: list, env: dict, timeout: Optional[float] = None) -> dict:
             else:
                 tail.append(line)
 
+    done = threading.Event()
+
     def sample():
+        # Not proc.poll(): it reaps the child, and the os.wait4 below (for its rusage) then fails with
+        # ChildProcessError when this thread got there first (an intermittent failure of the quick suite).
         status = f"/proc/{proc.pid}/status"
-        while proc.poll() is None:
+        while not done.is_set():
             try:
                 with open(status) as fh:
                     kb = next((int(x.split()[1]) for x in fh if x.startswith("VmRSS:")), None)
@@ -287,6 +291,7 @@ def run_cli(args: list, env: dict, timeout: Optional[float] = None) -> dict:
         watchdog.start()
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
+    done.set()
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - t0
     finished = not (watchdog and not watchdog.is_alive() and proc.returncode < 0)
