@@ -10,7 +10,7 @@ Two targets of issue 17 item 2, in one run:
    results; scattered into one float matrix; fingerprint, normalisation and
    metadata included) against the reference a user would run with the matrix
    already exported, ``pandas.read_parquet`` of the same raw matrix (written
-   once, not timed). Best of the repeats for each; ratio = Parquet / ours
+   once, not timed). Best of the repeats for each (the mean beside it); ratio = Parquet / ours
    (target >= 0.5x, within 2x). Peak memory of each is its own (``VmHWM``
    reset before each block). Two rows beside it say where the floor is:
    DuckDB's scan of the three columns to Arrow alone (same rounds), and the
@@ -31,6 +31,7 @@ load average is printed with them. Usage::
     python benchmarks/bench_matrix.py                 # both targets (about 10 minutes)
     python benchmarks/bench_matrix.py --no-pipeline   # 50,000 x 200 only
     python benchmarks/bench_matrix.py --no-pipeline --decimals 4   # the same with 4-decimal scores
+    python benchmarks/bench_matrix.py --no-pipeline --order datasets   # results stored a dataset at a time
     python benchmarks/bench_matrix.py --pipeline-only --pipeline-models 20000 --pipeline-datasets 2000
     python benchmarks/bench_matrix.py --quick         # 5,000 x 100 and a 300 x 30 pipeline
     python benchmarks/bench_matrix.py --pipeline-only --pipeline-models 300 --pipeline-datasets 1000 \
@@ -61,10 +62,12 @@ PIPELINE_MB = 4096.0
 
 
 def fill_store(db: Path, m: int, d: int, missing: float, per_source: int, seed: int = 0,
-               decimals: Optional[int] = None) -> int:
+               decimals: Optional[int] = None, order: str = "models") -> int:
     """A store with m x d results in bulk (ids as Store assigns them); returns the number of results.
 
     Scores are uniform in [0, 1), at full precision or rounded to ``decimals`` (as leaderboards report them).
+    ``order``: results stored model by model (as per-model result files are ingested) or dataset by dataset
+    (as a wide leaderboard CSV is ingested, a column at a time).
     """
     import duckdb
 
@@ -82,11 +85,13 @@ def fill_store(db: Path, m: int, d: int, missing: float, per_source: int, seed: 
                    baseline_source, min_score, max_score, is_primary, task, metadata) SELECT i, 'synthetic', 'task_' || lpad(i::VARCHAR, 5, '0'), 'acc', true,
                    0.25, 'synthetic', NULL, NULL, true, NULL, '{}' FROM range(1, ? + 1) t(i)""", [d])
     total = 0
-    step = max(1, 5_000_000 // d)
-    for start in range(0, m, step):
-        rows = np.arange(start, min(m, start + step))
-        mid = np.repeat(rows + 1, d).astype(np.int32)
-        did = np.tile(np.arange(1, d + 1, dtype=np.int32), len(rows))
+    outer, inner = (m, d) if order == "models" else (d, m)
+    step = max(1, 5_000_000 // inner)
+    for start in range(0, outer, step):
+        rows = np.arange(start, min(outer, start + step))
+        a = np.repeat(rows + 1, inner).astype(np.int32)
+        b = np.tile(np.arange(1, inner + 1, dtype=np.int32), len(rows))
+        mid, did = (a, b) if order == "models" else (b, a)
         val = rng.random(len(mid))
         if decimals is not None:
             val = np.round(val, decimals)
@@ -113,8 +118,8 @@ def load_average() -> str:
 
 
 def matrix_rows(tmp: Path, m: int, d: int, missing: float, per_source: int, repeat: int,
-                decimals: Optional[int] = None) -> list:
-    """load_matrix against pandas.read_parquet of the same matrix, interleaved, best of ``repeat``."""
+                decimals: Optional[int] = None, order: str = "models") -> list:
+    """load_matrix against pandas.read_parquet of the same matrix, interleaved, best (and mean) of ``repeat``."""
     import pandas as pd
 
     from harness_ext.store.db import Store
@@ -122,8 +127,9 @@ def matrix_rows(tmp: Path, m: int, d: int, missing: float, per_source: int, repe
 
     db = tmp / "store.duckdb"
     t0 = time.perf_counter()
-    n = fill_store(db, m, d, missing, per_source, decimals=decimals)
-    scores = "full-precision scores" if decimals is None else f"scores with {decimals} decimals"
+    n = fill_store(db, m, d, missing, per_source, decimals=decimals, order=order)
+    scores = ("full-precision scores" if decimals is None else f"scores with {decimals} decimals") + (
+        "" if order == "models" else ", stored dataset by dataset")
     print(f"store with {n:,} results ({fmt_size((m, d))}, {scores}) filled in {time.perf_counter() - t0:.1f} s",
           flush=True)
     pq = tmp / "matrix.parquet"
@@ -158,14 +164,16 @@ def matrix_rows(tmp: Path, m: int, d: int, missing: float, per_source: int, repe
             scan.append(time.perf_counter() - t0)
             scan_cpu.append(time.process_time() - c0)
             del cells
-            print(f"  round {i + 1}: load_matrix {ours[-1]:.2f} s ({ours_cpu[-1]:.2f} s CPU), read_parquet "
-                  f"{ref[-1]:.2f} s ({ref_cpu[-1]:.2f} s CPU), DuckDB scan alone {scan[-1]:.2f} s "
+            print(f"  round {i + 1}: load_matrix {ours[-1]:.3f} s ({ours_cpu[-1]:.2f} s CPU), read_parquet "
+                  f"{ref[-1]:.3f} s ({ref_cpu[-1]:.2f} s CPU), DuckDB scan alone {scan[-1]:.3f} s "
                   f"({scan_cpu[-1]:.2f} s CPU) ({load_average()})", flush=True)
     t_ours, t_ref = min(ours), min(ref)
     c_ours, c_ref = min(ours_cpu), min(ref_cpu)
+    m_ours, m_ref = float(np.mean(ours)), float(np.mean(ref))
     return [row("matrix", "store -> matrix (load_matrix) vs pandas.read_parquet" + (
-                "" if decimals is None else f" ({scores})"), fmt_size((m, d)), t_ours, t_ref,
-                min(ours_mb), note=f"best of {repeat}, interleaved; CPU (all threads) {c_ours:.2f} s vs "
+                "" if decimals is None and order == "models" else f" ({scores})"), fmt_size((m, d)), t_ours, t_ref,
+                min(ours_mb), note=f"best of {repeat}, interleaved; mean {m_ours:.3f} s vs {m_ref:.3f} s, ratio "
+                                   f"{m_ref / m_ours:.2f}x; CPU (all threads) {c_ours:.2f} s vs "
                                    f"{c_ref:.2f} s, ratio {c_ref / c_ours:.2f}x; matrix {mat_mb:,.0f} MB, load_matrix's peak "
                                    f"{min(ours_above):,.0f} MB above its start; Parquet read "
                                    f"peak {min(ref_mb):,.0f} MB; same matrix and attrs as the general path: {same}; "
@@ -398,6 +406,9 @@ def main(argv=None) -> int:
     ap.add_argument("--decimals", type=int, default=None,
                     help="store -> matrix: scores rounded to this many decimals (default: full precision; DuckDB "
                          "compresses those with ALP-RD, rounded scores with ALP)")
+    ap.add_argument("--order", choices=("models", "datasets"), default="models",
+                    help="store -> matrix: results stored model by model (default, as result files are ingested) "
+                         "or dataset by dataset (as a wide CSV is)")
     ap.add_argument("--repeat", type=int, default=None, help="interleaved rounds, best taken (default 3; quick 2)")
     ap.add_argument("--no-pipeline", action="store_true", help="only store -> matrix")
     ap.add_argument("--pipeline-only", action="store_true", help="only the CLI pipeline")
@@ -425,7 +436,8 @@ def main(argv=None) -> int:
     rows = []
     if not args.pipeline_only:
         with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
-            rows += matrix_rows(Path(tmp), m, d, args.missing, args.models_per_source, repeat, args.decimals)
+            rows += matrix_rows(Path(tmp), m, d, args.missing, args.models_per_source, repeat, args.decimals,
+                                args.order)
         print_rows(rows, "store to matrix (ratio = Parquet read time / load_matrix time; >= 0.5x is within 2x):")
     if not args.no_pipeline:
         if args.reuse_store:

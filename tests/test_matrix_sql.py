@@ -317,3 +317,72 @@ def test_one_scan_path_inside_an_open_transaction_sees_its_writes(tmp_path):
             df = load_matrix(store, MatrixQuery(normalise="none"))
             assert df.loc["m4", "d2"] == 0.77
             _identical(df, _general(store, MatrixQuery(normalise="none")))
+
+
+def _small_batches(monkeypatch, rows: int):
+    """pivot._batches yielding ``rows`` results at a time (DuckDB hands over 122,880): several batches in a small
+    store."""
+    from harness_ext.store import pivot
+
+    real = pivot._batches
+
+    def split(*a, **k):
+        for b in real(*a, **k):
+            if b is None:
+                yield b
+                continue
+            for s in range(0, len(next(iter(b.values()))), rows):
+                yield {key: v[s:s + rows] for key, v in b.items()}
+
+    monkeypatch.setattr(pivot, "_batches", split)
+
+
+@pytest.mark.parametrize("order", ["models", "datasets", "late", "sparse", "unused_model"])
+def test_one_scan_fingerprint_while_reading(tmp_path, monkeypatch, order):
+    """The fingerprint hashed while the store is read (pivot's RowHasher) is the finished matrix's, whatever the
+    order the results come in: model by model (hashed beside the scan), dataset by dataset (hashed after it),
+    model by model with a late result for an early model (started again), sparse, or with a model whose results
+    are all outside the selection (a row dropped: the cut matrix is hashed)."""
+    from harness_ext.store import digest, pivot
+    from harness_ext.store.matrix import fingerprint
+
+    rng = np.random.default_rng(5)
+    cells = [(i, j) for i in range(40) for j in range(6)]
+    if order == "datasets":
+        cells.sort(key=lambda c: (c[1], c[0]))
+    if order == "late":
+        cells.append(cells.pop(3))
+    if order == "sparse":
+        cells = [c for c in cells if rng.random() > 0.3]
+    recs = [ResultRecord(model=f"m{i:03d}", benchmark="b1", dataset=f"d{j}", metric="acc",
+                         value=float(rng.random()), num_fewshot=0) for i, j in cells]
+    if order == "unused_model":
+        recs.insert(50, ResultRecord(model="m010x", benchmark="b2", dataset="x", metric="acc", value=0.5,
+                                     num_fewshot=0))
+    with Store.open(tmp_path / "order.duckdb") as store:
+        store.ingest_source("a/run.json", "s1", "csv", recs)
+    made = []
+
+    class Spy(digest.RowHasher):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            self.bounds = []
+            made.append(self)
+
+        def advance(self, rows):
+            self.bounds.append(rows)
+            super().advance(rows)
+
+    monkeypatch.setattr(pivot, "RowHasher", Spy)
+    _small_batches(monkeypatch, 25)
+    with Store.open(tmp_path / "order.duckdb", read_only=True) as store:
+        q = MatrixQuery(normalise="none", benchmarks=("b1",))
+        assert _fast_taken(store, q)
+        made.clear()
+        df = load_matrix(store, q)
+        assert df.attrs["fingerprint"] == fingerprint(df)
+        _identical(df, _general(store, q))
+    # Model by model: rows hashed during the scan. Dataset by dataset: all of them after it. A late result
+    # for a row already hashed: a second hasher after the scan.
+    assert len(made) == (2 if order == "late" else 1)
+    assert (made[0].bounds[0] < 40) == (order != "datasets")

@@ -8,7 +8,6 @@ normalised per dataset by x' = max(0, (x - x_random) / (1 - x_random)).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import asdict, dataclass, field
 from typing import Optional
 
@@ -16,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StoreError
+from .digest import fingerprint_arrays
 from .pivot import benchmark_filter as _benchmark_filter
 from .pivot import dataset_filter
 from .pivot import describe as _describe
@@ -149,7 +149,7 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
         raise StoreError(f"rows must be 'model', 'model_shots' or 'run', not {query.rows!r}")
     extra: dict = {}
     # One float matrix all the way: the raw values are fingerprinted, then normalised in place.
-    X, index, columns, meta = raw_arrays(store, query, extra)
+    X, index, columns, meta = raw_arrays(store, query, extra, fingerprint=not query.dense)
     dropped = {"models": [], "datasets": []}
     if query.dense:
         before = pd.DataFrame(X, index=index, columns=columns, copy=False)
@@ -173,7 +173,8 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(1) as pool:
-        hashed = pool.submit(_fingerprint, X, index, columns)
+        # Started while the store was read, where the layout allowed (harness_ext.store.pivot).
+        hashed = extra.get("fingerprint") or pool.submit(_fingerprint, X, index, columns)
         params = normalisation_params(X, meta, method=query.normalise, chance_levels=user_chance)
         labels, cols = pd.Index(index, name="model"), pd.Index(columns, name="dataset")
         p = {k: params[k].tolist() for k in ("how", "lo", "span", "flip", "chance", "clip", "transform", "ref",
@@ -192,8 +193,10 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
     X = apply_normalisation(X, params, out=X)
     norm = pd.DataFrame(X, index=labels, columns=cols, copy=False)
     chance_known = params["chance_source"].notna().to_numpy()
-    rows = set(index)
-    merged = {m: n for m, n in extra.get("merged", {}).items() if m in rows}
+    merged = extra.get("merged") or {}
+    if merged:  # only the rows kept (a set of tens of thousands of labels costs milliseconds: only when needed)
+        rows = set(index)
+        merged = {m: n for m, n in merged.items() if m in rows}
     shots_info = extra.get("shots")
     norm.attrs = {
         "query": query.to_dict(),
@@ -515,26 +518,5 @@ def fingerprint(raw: pd.DataFrame) -> str:
     return _fingerprint(df.to_numpy(dtype=float), df.index.tolist(), df.columns.tolist())
 
 
-def _fingerprint(X: np.ndarray, index: list, columns: list, block_bytes: int = 1 << 19) -> str:
-    """:func:`fingerprint` of ``X`` with sorted labels ``index`` and ``columns``.
-
-    The values are rounded a cache-sized row block at a time into one reused buffer, by the operations
-    ``np.round(B, 12)`` performs (multiply by 1e12, rint, divide), so the hashed bytes are ``np.round``'s.
-    """
-    h = hashlib.sha256()
-    h.update("\x1f".join(map(str, index)).encode())
-    h.update(b"\x1e")
-    h.update("\x1f".join(map(str, columns)).encode())
-    h.update(b"\x1e")
-    X = np.ascontiguousarray(X, dtype=float)
-    step = max(1, block_bytes // (8 * max(1, X.shape[1])))
-    buf = np.empty((min(step, X.shape[0]), X.shape[1]))
-    with np.errstate(over="ignore"):  # |x| > 1.8e296 rounds to inf, as np.round does (without its warning)
-        for s in range(0, X.shape[0], step):
-            B = X[s:s + step]
-            out = buf[:len(B)]
-            np.multiply(B, 1e12, out=out)
-            np.rint(out, out=out)
-            np.divide(out, 1e12, out=out)
-            h.update(out)
-    return h.hexdigest()
+#: :func:`fingerprint` of a matrix whose labels are sorted already (no copy).
+_fingerprint = fingerprint_arrays

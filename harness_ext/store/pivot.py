@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..errors import StoreError
 from .db import UNKNOWN_SHOTS
+from .digest import RowHasher
 
 def benchmark_filter(store, query, column: str):
     """SQL conditions and parameters selecting ``query.benchmarks`` in ``column``.
@@ -65,7 +66,7 @@ _DATASET_COLUMNS = ["benchmark", "dataset", "metric", "task", "higher_is_better"
                     "min_score", "max_score", "kind", "scale"]
 
 
-def raw_arrays(store, query, extra: Optional[dict] = None) -> tuple:
+def raw_arrays(store, query, extra: Optional[dict] = None, fingerprint: bool = False) -> tuple:
     """Raw matrix (a float64 array the caller owns), its row and column labels (sorted) and per-column metadata.
 
     Returns ``(X, index, columns, meta)``. Labels are built for the few distinct models, shot counts, sources and
@@ -79,7 +80,10 @@ def raw_arrays(store, query, extra: Optional[dict] = None) -> tuple:
     several values) and one batch.
 
     Rows of models where the whole selection has one shot setting take :func:`_one_setting_arrays`
-    (one scan, no rank matrix) when it applies.
+    (one scan, no rank matrix) when it applies. There, with ``fingerprint``, the raw matrix's
+    fingerprint is computed while it is read: ``extra["fingerprint"]`` is then a
+    :class:`harness_ext.store.digest.RowHasher` whose ``result()`` is
+    :func:`harness_ext.store.matrix.fingerprint` of the returned matrix.
     """
     con = store.con
     extra = {} if extra is None else extra
@@ -104,7 +108,7 @@ def raw_arrays(store, query, extra: Optional[dict] = None) -> tuple:
         rparams.append(int(query.num_fewshot))
     where = " AND ".join(rwhere)
     if query.rows in ("model", "model_shots"):
-        done = _one_setting_arrays(con, query, where, rparams, dwhere, dparams, aliased, extra)
+        done = _one_setting_arrays(con, query, where, rparams, dwhere, dparams, aliased, extra, fingerprint)
         if done is not None:
             return done
     if query.rows == "model":
@@ -309,7 +313,7 @@ def raw_arrays(store, query, extra: Optional[dict] = None) -> tuple:
 
 
 def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dparams: list, aliased: bool,
-                        extra: dict) -> Optional[tuple]:
+                        extra: dict, fingerprint: bool = False) -> Optional[tuple]:
     """:func:`raw_arrays` in one scan of the results, for rows of models when the whole selection has one shot
     setting (then ``rows="model_shots"`` is ``rows="model"``), or None for the general path.
 
@@ -337,18 +341,29 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
     cursor = con.cursor()
     batches = _batches(cursor, f"SELECT r.model_id, r.dataset_id, r.value FROM results r WHERE {where}", rparams,
                        start=True)
+    done = None
     try:
         next(batches)
-        return _scatter_one_setting(con, query, where, rparams, ds, aliased, extra, batches, n, k_lo, n_counted)
+        done = _scatter_one_setting(con, query, where, rparams, ds, aliased, extra, batches, n, k_lo, n_counted,
+                                    fingerprint)
+        return done
     finally:
         batches.close()
         cursor.close()
+        if done is None and extra.get("fingerprint") is not None:  # the general path decides: no hash of this
+            extra.pop("fingerprint").cancel()
 
 
 def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliased: bool, extra: dict, batches,
-                         n: int, k_lo: int, n_counted: int) -> Optional[tuple]:
+                         n: int, k_lo: int, n_counted: int, fingerprint: bool = False) -> Optional[tuple]:
     """:func:`_one_setting_arrays` once its aggregate and the layout's size said the case applies: ``ds``
-    are the filtered datasets rows, ``batches`` yields the ``(model_id, dataset_id, value)`` scan, started."""
+    are the filtered datasets rows, ``batches`` yields the ``(model_id, dataset_id, value)`` scan, started.
+
+    With ``fingerprint``, the fingerprint assumes the layout stays whole (every row and column has a result,
+    as in most stores) and hashes rows as soon as the scan has left them behind: while results come in row
+    order (a store filled model by model), the hash runs beside the scan; otherwise it restarts once the
+    scatter is done, beside the rest. If the layout is then cut, it is dropped (load_matrix hashes the cut
+    matrix)."""
     aliased = aliased and con.execute("SELECT count(*) FROM model_aliases").fetchone()[0] > 0  # none: no join
     tab = con.execute("""SELECT m.model_id, coalesce(a.canonical, m.name) AS label, a.canonical IS NOT NULL AS aliased,
                                  m.name FROM models m LEFT JOIN model_aliases a ON a.alias = m.name ORDER BY label"""
@@ -363,14 +378,21 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
         first[1:] = label[1:] != label[:-1]
         code, uniq = np.cumsum(first) - 1, label[first]
     model_id = np.asarray(tab["model_id"], dtype=np.int64)
+    # Columns in label order from the start (datasets are numbered as they are first ingested, not by name),
+    # so a matrix whose every column has a result needs no reordering copy, and its fingerprint can start
+    # before the scan ends.
+    whole = _column_labels(ds)
+    whole_order = len(set(whole.values())) == len(ds)
+    if whole_order:
+        ds = sorted(ds, key=lambda row: whole[row[0]])
     ds_ids = np.array([row[0] for row in ds], dtype=np.int64)
     n_rows, n_cols = len(uniq), len(ds)
-    # A cell's flat position is lut_r[model_id] + lut_c[dataset_id]; when the selected dataset ids are one
-    # run of integers (they are numbered as they come), lut_c is an offset folded into lut_r.
+    # A cell's flat position is lut_r[model_id] + lut_c[dataset_id]; when the dataset ids are one ascending
+    # run of integers, lut_c is an offset folded into lut_r.
     lut_r = np.zeros(int(model_id.max()) + 1, dtype=np.int64)
     lut_r[model_id] = code * n_cols
     lut_c = None
-    if int(ds_ids[-1] - ds_ids[0]) == n_cols - 1:
+    if (np.diff(ds_ids) == 1).all():
         lut_r -= ds_ids[0]
     else:
         lut_c = np.zeros(int(ds_ids.max()) + 1, dtype=np.int64)
@@ -380,6 +402,12 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     X = np.full((n_rows, n_cols), np.nan)
     flat_X = X.reshape(-1)
     n_fetched = 0
+    # The fingerprint of the whole layout (every row and column with a result), fed the rows below the
+    # current batch's while the scan stays in row order.
+    whole = [whole[int(d)] for d in ds_ids]
+    hasher = RowHasher(X, uniq.tolist(), whole) if fingerprint and whole_order else None
+    extra["fingerprint"] = hasher
+    in_order = hasher is not None
     for batch in batches:
         mid = batch["model_id"]
         flat = lut_r[mid]
@@ -388,7 +416,18 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
         n_fetched += len(flat)
         if seen is not None:
             seen[mid] = True
+        if in_order and len(flat):
+            lo, hi = int(flat.min()), int(flat.max())
+            if lo < hasher.done * n_cols:  # a row already hashed changed: start again after the scan
+                in_order = False
+            elif hi - lo <= 4 * len(flat) + n_cols:  # a batch spread over the matrix says nothing of the order
+                hasher.advance(hi // n_cols)
     del flat_X
+    if hasher is not None and not in_order:
+        hasher.cancel()
+        hasher = extra["fingerprint"] = RowHasher(X, uniq.tolist(), whole)
+    if hasher is not None:
+        hasher.advance(n_rows)  # the rest now, beside the missing-cell count below
     if n_fetched != n:  # the cursor saw other results than the connection (its open transaction): general path
         return None
     # Missing cells per column and rows without a result, a cache-sized block at a time: a block without a
@@ -413,6 +452,8 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     cols, rows = present[order], np.flatnonzero(row_seen)
     if len(rows) < n_rows or len(cols) < n_cols or (cols != np.arange(n_cols)).any():
         X = X[np.ix_(rows, cols)]
+        if extra.get("fingerprint") is not None:  # not the layout hashed
+            extra.pop("fingerprint").cancel()
     index, columns = uniq[rows].tolist(), [labels[i] for i in order]
     if aliased:  # the names results were stored under, where several meet in one row
         canon = dict(con.execute("SELECT alias, canonical FROM model_aliases").fetchall()) if seen is not None else {}
