@@ -314,9 +314,12 @@ def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, ex
         record("benchpress", pb.mean, pb.lower, pb.upper)
         col = np.tile(np.nanmean(Xtr, 0), (len(te), 1))
         record("column_means", col)
-        # subset mean: every unobserved dataset predicted at the model's mean subset points
-        sub_pts = np.nanmean(np.where(keep, Xte * a_sc + c_sc, np.nan), 1)
-        record("subset_mean", np.where(keep, Xte, (sub_pts[:, None] - c_sc) / a_sc))
+        # subset mean: every unobserved dataset predicted at the model's mean subset points (a model
+        # with none of the subset's cells gets the column means, as no subset points exist for it)
+        seen = keep & ~np.isnan(Xte)
+        sub_pts = np.where(seen, Xte * a_sc + c_sc, 0.0).sum(1) / np.maximum(seen.sum(1), 1)
+        sub_pred = np.where(seen.any(1)[:, None], (sub_pts[:, None] - c_sc) / a_sc, col)
+        record("subset_mean", np.where(keep, Xte, sub_pred))
         rng = np.random.default_rng(10_000 + s)
         tmp = {x: [] for x in res["random_ridge"]}
         for _ in range(ridge_draws):

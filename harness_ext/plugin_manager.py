@@ -89,7 +89,9 @@ def disable_plugins(names) -> None:
     reset_default_plugin_manager()
 
 
-def _is_disabled(disabled: set, *names) -> bool:
+def is_disabled(disabled: set, *names) -> bool:
+    """Whether any of ``names`` (a module, entry-point or distribution name) is in ``disabled``, in full
+    or by its last dotted part (``tsml`` switches off ``harness_ext.plugins.tsml``)."""
     return any(n in disabled or (n and n.rsplit(".", 1)[-1] in disabled) for n in names if n)
 
 
@@ -194,7 +196,7 @@ def get_plugin_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
     broken: list = []
     disabled = disabled_plugins()
     for modname in BUILTIN_MODULES:
-        if _is_disabled(disabled, modname):
+        if is_disabled(disabled, modname):
             continue
         try:
             module = importlib.import_module(modname)
@@ -218,7 +220,7 @@ def get_plugin_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
                 dist_name = ep.name
             if allowed is not None and ep.name not in allowed and dist_name not in allowed:
                 continue
-            if _is_disabled(disabled, ep.name, dist_name, ep.value.split(":")[0]):
+            if is_disabled(disabled, ep.name, dist_name, ep.value.split(":")[0]):
                 continue
             if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
                 continue

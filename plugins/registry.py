@@ -14,7 +14,7 @@ Nothing here may import numpy: tests/test_cli_speed.py checks what ``harness-ext
 from __future__ import annotations
 
 from harness_ext.hookspecs import hookimpl
-from harness_ext.plugin_manager import disabled_plugins
+from harness_ext.plugin_manager import disabled_plugins, is_disabled
 from harness_ext.types import ManifestWriter, Predictor, Selector, SimilarityMeasure, WeightingScheme
 
 _P = "harness_ext.plugins."
@@ -108,7 +108,7 @@ def _enabled(table: dict, ref=lambda v: v[0]) -> dict:
     off = disabled_plugins()
     if not off:
         return table
-    return {k: v for k, v in table.items() if ref(v).split(":")[0] not in off and _P + ref(v).split(":")[0] not in off}
+    return {k: v for k, v in table.items() if not is_disabled(off, _P + ref(v).split(":")[0])}
 
 
 @hookimpl

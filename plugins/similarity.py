@@ -63,6 +63,8 @@ from harness_ext.plugins.similarity_distances import (  # noqa: F401  (public na
     wasserstein_similarity,
 )
 from harness_ext.plugins.similarity_kernels import (  # noqa: F401
+    _blas_libraries,
+    _OneBlasThread,
     _prepare,
     _symmetrise,
     cosine_similarity,
@@ -216,35 +218,10 @@ def _small_on_one_thread(func, no_blas_when_complete: bool = False):
             return func(X, *args, **kwargs)
         if no_blas_when_complete and isinstance(X, np.ndarray) and X.dtype.kind == "f" and np.isfinite(X).all():
             return func(X, *args, **kwargs)
-        # harness_ext.base.limit_threads costs 20-50 us a call (threadpoolctl's limiter
-        # object and its checks), a quarter of an 838 x 57 Pearson matrix; setting the BLAS libraries' thread
-        # counts directly costs about 10 us.
-        libs = _blas_libraries()
-        before = [lib.get_num_threads() for lib in libs]
-        for lib, k in zip(libs, before):
-            if k != 1:
-                lib.set_num_threads(1)
-        try:
+        with _OneBlasThread():
             return func(X, *args, **kwargs)
-        finally:
-            for lib, k in zip(libs, before):
-                if k != 1:
-                    lib.set_num_threads(k)
 
     return wrapper
-
-
-_BLAS_LIBRARIES = None
-
-
-def _blas_libraries() -> list:
-    """threadpoolctl's controllers of the BLAS libraries loaded in this process (looked up once: about 5 ms)."""
-    global _BLAS_LIBRARIES
-    if _BLAS_LIBRARIES is None:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS_LIBRARIES = ThreadpoolController().select(user_api="blas").lib_controllers
-    return _BLAS_LIBRARIES
 
 
 _FUNCS = {

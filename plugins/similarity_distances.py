@@ -80,33 +80,88 @@ def _upper_pair_sums(T: np.ndarray, term) -> np.ndarray:
     return U + U.T
 
 
-def _cityblock(T: np.ndarray) -> np.ndarray:
-    """L1 distances between the rows of ``T`` with scipy's compiled kernel, on two threads when large.
+#: Elementwise L1 terms (``n q (q - 1) / 2``) from which the masked L1 kernel runs blocks of column pairs as
+#: tasks, with the correction's BLAS products as one more (838 x 57 has 1.3 million); on two threads only when
+#: a core is idle (:func:`K._idle_core`): scipy releases the GIL in ``pdist``/``cdist``, but at load 7 on the
+#: 2-core machine the hand-offs between two threads cost more than they save at these sizes.
+_L1_THREAD_TERMS = 1_000_000
+#: ... on two threads regardless from this many (about 50 ms on one core), and in four column blocks (ten
+#: tasks) instead of two (three tasks): with more, smaller tasks a worker that the shared machine stalls holds
+#: up less of the whole.
+_L1_FOUR_BLOCK_TERMS = 100_000_000
 
-    scipy releases the GIL in ``pdist``/``cdist``; halving the columns gives
-    one thread the cross block (``q^2 / 4`` pairs) and the other the two
-    diagonal blocks (``q^2 / 8`` each).
+
+def _cityblock(T: np.ndarray, extra=None) -> np.ndarray:
+    """L1 distances between the rows of ``T`` with scipy's compiled kernel, in blocks on two threads when large.
+
+    scipy releases the GIL in ``pdist``/``cdist``. The rows are cut into
+    ``k`` equal blocks (2, or 4 from ``_L1_FOUR_BLOCK_TERMS``); each block
+    pair is one task (``cdist`` across two blocks, ``pdist`` within one, half
+    the pairs), and the two threads pull tasks in turn (:func:`K._each_task`),
+    so one that the machine stalls delays one task, not half the work. Below
+    ``_L1_FOUR_BLOCK_TERMS`` there are blocks only with ``extra`` (complete
+    data: one ``pdist``), run on two threads only when a core is idle, else
+    in the calling thread; the blocks depend on the shape alone,
+    so the result does not depend on the load (and ``cdist`` and ``pdist``
+    sum each pair in the same order: blocks give scipy's result to the last
+    bit, tests/test_similarity_libs.py). ``extra``, a callable, runs as the
+    first task (the masked correction's BLAS products, on one BLAS thread
+    beside the other thread's distances), or after ``pdist`` when there are
+    no blocks.
     """
-    from scipy.spatial.distance import cdist, pdist
-
+    pdist, cdist = _l1_kernels()
     q, n = T.shape
-    # Not below _THREAD_CELLS: at 1,000 x 200 on the loaded 2-core machine two threads were 0.7x of pdist.
-    if q < 4 or n * q < K._THREAD_CELLS:
-        return _square(pdist(T, "cityblock"))
-    h = q // 2
+    terms = n * q * (q - 1) / 2
+    big = terms >= _L1_FOUR_BLOCK_TERMS
+    if q < 4 or terms < _L1_THREAD_TERMS or (extra is None and not big):
+        # Complete data below the four-block size: one call (blocks run in the calling thread on a busy machine
+        # cost about 10% more at 838 x 57, with no correction to overlap).
+        D = _square(pdist(T))
+        if extra is not None:
+            extra()
+        return D
+    k = 4 if big else 2
+    edges = [q * a // k for a in range(k + 1)]
+    blocks = [slice(edges[a], edges[a + 1]) for a in range(k)]
+    # Cross blocks (twice the pairs of a block with itself) first: the last tasks pulled are the short ones.
+    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)] + [(a, a) for a in range(k)]
     D = np.empty((q, q))
-    A, B = T[:h], T[h:]
 
-    def part(k: int) -> None:
-        if k == 0:
-            D[:h, h:] = cdist(A, B, "cityblock")
+    def task(t: int) -> None:
+        if extra is not None:
+            if t == 0:
+                extra()
+                return
+            t -= 1
+        a, b = pairs[t]
+        I, J = blocks[a], blocks[b]
+        if a == b:
+            D[I, I] = _square(pdist(T[I]))
         else:
-            D[:h, :h] = _square(pdist(A, "cityblock"))
-            D[h:, h:] = _square(pdist(B, "cityblock"))
+            D[I, J] = cdist(T[I], T[J])
+            D[J, I] = D[I, J].T
 
-    K._each_task(2, part, True)
-    D[h:, :h] = D[:h, h:].T
+    with K._OneBlasThread():  # the products beside the other thread's distances: one BLAS thread
+        K._each_task(len(pairs) + (extra is not None), task, big or K._idle_core())
     return D
+
+
+def _l1_kernels() -> tuple:
+    """scipy's compiled L1 kernels ``(pdist(T), cdist(A, B))`` for C-contiguous float64 rows.
+
+    scipy's own ``pdist``/``cdist`` call them after argument handling that costs about 0.3 ms a call (as
+    much as the 838 x 57 L1 kernel itself); the inputs here are already validated, so the kernels are called
+    directly where scipy has them (``scipy.spatial._distance_pybind``, scipy >= 1.8), else through the public
+    functions. tests/test_similarity_libs.py checks the result against ``pdist``.
+    """
+    try:
+        from scipy.spatial._distance_pybind import cdist_cityblock, pdist_cityblock
+
+        return pdist_cityblock, cdist_cityblock
+    except (ImportError, AttributeError):  # pragma: no cover - older or reorganised scipy
+        from scipy.spatial.distance import cdist, pdist
+
+        return (lambda T: pdist(T, "cityblock")), (lambda A, B: cdist(A, B, "cityblock"))
 
 
 def _square(condensed: np.ndarray) -> np.ndarray:
@@ -151,8 +206,9 @@ def _euclidean_complete(X: np.ndarray) -> np.ndarray:
     return D
 
 
-def _masked_lp_sums(X: np.ndarray, M: np.ndarray, p: float) -> np.ndarray:
-    """``sum_k |x_ki - x_kj|^p`` over the rows both columns observe, for every pair (p != 2).
+def _masked_lp_sums(X: np.ndarray, M: np.ndarray, p: float) -> tuple:
+    """``sum_k |x_ki - x_kj|^p`` over the rows both columns observe, for every pair (p != 2), and those rows'
+    counts.
 
     Filling row ``k``'s missing cells with a constant ``f_k`` makes a row
     missing in both columns add ``|f_k - f_k|^p = 0`` and a row missing only
@@ -161,14 +217,34 @@ def _masked_lp_sums(X: np.ndarray, M: np.ndarray, p: float) -> np.ndarray:
     sums are the complete kernel on the filled matrix minus that product and
     its transpose. ``f_k`` is the row's observed mean, so the removed terms are
     of the size of typical differences (no cancellation of large offsets).
+    The counts are one float32 symmetric product of the mask (exact integers
+    below 2**24 rows). For p = 1 both products run beside scipy's distances
+    on the worker threads (:func:`_cityblock`).
+
+    Returns ``(S, counts)``, both ``(q, q)`` float64.
     """
-    obs = M.sum(axis=1)
-    f = np.where(M, X, 0.0).sum(axis=1) / np.maximum(obs, 1)
-    Xf = np.where(M, X, f[:, None])
-    U = _power_sums(Xf, p)
-    G = np.where(M, np.abs(X - f[:, None]) ** p, 0.0)
-    C = G.T @ (~M).astype(float)
-    return np.maximum(U - C - C.T, 0.0)
+    n, q = X.shape
+    Xf = np.where(M, X, 0.0)
+    miss = ~M
+    f = Xf.sum(axis=1) / np.maximum(q - np.count_nonzero(miss, axis=1), 1)
+    Xf += miss * f[:, None]  # x where observed, f where missing (a product: faster than a second where)
+    G = np.subtract(Xf, f[:, None])  # 0 on missing cells
+    G = np.abs(G, out=G) if p == 1 else np.abs(G, out=G) ** p
+    out = {}
+
+    def products() -> None:
+        m = M.astype(np.float32)
+        out["counts"] = (m.T @ m).astype(np.float64)
+        out["C"] = G.T @ miss.astype(np.float64)
+
+    if p == 1:
+        # The filled matrix transposed for scipy (columns as contiguous rows).
+        U = _cityblock(np.ascontiguousarray(Xf.T), extra=products)
+    else:
+        U = _power_sums(Xf, p)
+        products()
+    C = out["C"]
+    return np.maximum(U - C - C.T, 0.0), out["counts"]
 
 
 def lp_distance(X, p: float) -> np.ndarray:
@@ -191,9 +267,9 @@ def lp_distance(X, p: float) -> np.ndarray:
         if p == 2:
             return _euclidean_complete(X)
         return _power_sums(X, p) ** (1.0 / p)
-    m = M.astype(float)
-    cnt = m.T @ m  # rows shared by each pair
     if p == 2:
+        m = M.astype(float)
+        cnt = m.T @ m  # rows shared by each pair
         # sum_k (x_ki - x_kj)^2 over shared rows = sq_i(j) + sq_j(i) - 2 x_i.x_j: three products (what
         # sklearn's nan_euclidean_distances does, on columns), shifted by the overall mean (differences do not
         # change) so that the squares stay small.
@@ -201,7 +277,7 @@ def lp_distance(X, p: float) -> np.ndarray:
         sq = (X0 * X0).T @ m
         s = np.maximum(sq + sq.T - 2.0 * (X0.T @ X0), 0.0)
     else:
-        s = _masked_lp_sums(X, M, p)
+        s, cnt = _masked_lp_sums(X, M, p)
     with np.errstate(invalid="ignore", divide="ignore"):
         D = np.where(cnt > 0, (s * n / np.maximum(cnt, 1)) ** (1.0 / p), np.nan)
     D = _symmetrise(D)

@@ -124,12 +124,21 @@ _POOL_LOCK = None
 
 
 def _each_task(k: int, fn, threaded: bool) -> None:
-    """``fn(t)`` for ``t`` in ``range(k)``, on the module's two worker threads when ``threaded``.
+    """``fn(t)`` for ``t`` in ``range(k)``, with the module's worker thread helping when ``threaded``.
 
-    The pool is created once per process (a fresh one per call costs about 0.5 ms, as much as a whole
-    838 x 57 L1 matrix) and again after a fork, whose child has no worker threads.
+    The calling thread and one worker pull tasks in order from a shared
+    counter until none is left. The caller never just waits: on a busy
+    machine, where the worker may not be scheduled for milliseconds, the
+    caller runs every task itself, and then only waits for the one task the
+    worker has started, if any (a worker that has not started is cancelled).
+    On an idle machine both cores work. Each task writes its own part of the
+    result, so the schedule cannot change the answer. Exceptions propagate
+    (the other thread stops pulling). The worker is created once per process
+    (a fresh pool per call costs about 0.5 ms, as much as a whole 838 x 57 L1
+    matrix) and again after a fork, whose child has no worker threads.
     """
     import os
+    import threading
 
     if not threaded or (os.cpu_count() or 1) < 2 or k < 2:
         for t in range(k):
@@ -137,16 +146,86 @@ def _each_task(k: int, fn, threaded: bool) -> None:
         return
     global _POOL, _POOL_LOCK
     if _POOL_LOCK is None:
-        import threading
-
         _POOL_LOCK = threading.Lock()
     with _POOL_LOCK:
         if _POOL is None or _POOL[0] != os.getpid():
             from concurrent.futures import ThreadPoolExecutor
 
-            _POOL = (os.getpid(), ThreadPoolExecutor(2, thread_name_prefix="harness-ext-similarity"))
+            _POOL = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="harness-ext-similarity"))
         pool = _POOL[1]
-    list(pool.map(fn, range(k)))
+    lock = threading.Lock()
+    nxt = [0]
+
+    def drain() -> None:
+        while True:
+            with lock:
+                t = nxt[0]
+                nxt[0] = t + 1
+            if t >= k:
+                return
+            fn(t)
+
+    helper = pool.submit(drain)
+    try:
+        drain()
+    finally:
+        with lock:
+            nxt[0] = k  # after an error here: the worker takes nothing more
+        if not helper.cancel():
+            helper.result()
+
+
+def _idle_core() -> bool:
+    """Whether the machine seems to have a core to spare: 1-minute load average below ``cores - 0.5``.
+
+    For kernels of a few milliseconds, a second thread pays only when it is
+    scheduled at once: at load 7 on the 2-core machine, splitting a 1,000 x 200
+    Gram matrix over two threads took 2.9 ms (best of 40) against 1.6 ms on
+    one, as the hand-offs wait for a time slice. Long kernels thread
+    regardless (two runnable threads also get two shares of a busy
+    machine). Only the schedule depends on this, never the result.
+    """
+    import os
+
+    cores = os.cpu_count() or 1
+    return cores >= 2 and os.getloadavg()[0] < cores - 0.5
+
+
+_BLAS_LIBRARIES = None
+
+
+def _blas_libraries() -> list:
+    """threadpoolctl's controllers of the BLAS libraries loaded in this process (looked up once: about 5 ms)."""
+    global _BLAS_LIBRARIES
+    if _BLAS_LIBRARIES is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS_LIBRARIES = ThreadpoolController().select(user_api="blas").lib_controllers
+    return _BLAS_LIBRARIES
+
+
+class _OneBlasThread:
+    """Context manager: the BLAS libraries on one thread, their thread counts restored on exit (even on error).
+
+    Setting the libraries' counts directly costs about 10 us a call where
+    :func:`harness_ext.base.limit_threads` (threadpoolctl's limiter object) costs 20-50 us, a quarter of an
+    838 x 57 Pearson matrix. Used around small products and around BLAS calls made from the worker threads
+    of :func:`_each_task` (two BLAS threads under each of two workers would oversubscribe the two cores).
+    """
+
+    def __enter__(self):
+        self.libs = _blas_libraries()
+        self.before = [lib.get_num_threads() for lib in self.libs]
+        for lib, k in zip(self.libs, self.before):
+            if k != 1:
+                lib.set_num_threads(1)
+        return self
+
+    def __exit__(self, *exc):
+        for lib, k in zip(self.libs, self.before):
+            if k != 1:
+                lib.set_num_threads(k)
+        return False
 
 
 # --------------------------------------------------------------------------- Pearson
@@ -242,14 +321,56 @@ def _complete_pearson(X: np.ndarray) -> np.ndarray:
     n = X.shape[0]
     mu = np.ones(n) @ X / n  # column means by one BLAS product: a quarter of the whole call at 838 x 57 by X.mean
     Xc = X - mu
-    # numpy runs A.T @ A (C- or Fortran-ordered A) as one symmetric rank-k update: half the work of a general
-    # product, and the result is exactly symmetric.
-    C = Xc.T @ Xc
+    C = _gram(Xc)
     d = np.diag(C).copy()
     ok = (n >= 2) & (d > 16.0 * _EPS * n * (d + n * mu * mu))  # d + n mu^2: the raw sum of squares
     s = 1.0 / np.sqrt(np.where(ok, d, 1.0))
     C *= np.outer(s, s)  # s_i s_j == s_j s_i, so C stays exactly symmetric
     return _unit_gram(C, ok, symmetric=True)
+
+
+#: Multiply-adds (``n q^2``) from which :func:`_gram` computes the product in two row halves (1,000 x 200 has 4e7,
+#: 838 x 57 has 2.7e6), on two threads when a core is idle (:func:`_idle_core`) ...
+_GRAM_SPLIT_FLOPS = 20_000_000
+#: ... and regardless from this many (about 30 ms on one core).
+_GRAM_THREAD_FLOPS = 1e9
+
+
+def _gram(A: np.ndarray) -> np.ndarray:
+    """``A.T @ A``, exactly symmetric, on two threads of one BLAS thread each when large.
+
+    numpy runs ``A.T @ A`` (C- or Fortran-ordered ``A``) as one symmetric
+    rank-k update: half the work of a general product, and the result is
+    exactly symmetric. From ``_GRAM_SPLIT_FLOPS`` the rows are halved: each
+    half is one symmetric update (the same work as one update of all rows,
+    measured at 1,000 x 200; halving the columns instead costs 13% more), the
+    two are added, and :func:`_each_task` runs them with BLAS on one thread,
+    on two threads when a core is idle or the product is large
+    (``_GRAM_THREAD_FLOPS``). BLAS's own two threads synchronise inside the
+    product, so a thread that the shared machine stalls holds up the other;
+    these two tasks are independent calls, and the caller runs both itself
+    when the worker is not scheduled. The halves depend on the shape alone,
+    so the result does not depend on the schedule.
+    """
+    return _split_rows([A], lambda P: P[0].T @ P[0], A.shape[0] * float(A.shape[1]) ** 2)
+
+
+def _split_rows(arrays: list, product, flops: float) -> np.ndarray:
+    """``product(arrays)`` for a sum over rows (a product ``A.T @ B`` of same-row arrays), as the sum of its
+    two row halves' when ``flops >= _GRAM_SPLIT_FLOPS``, on two threads as :func:`_gram` describes."""
+    n = arrays[0].shape[0]
+    if flops < _GRAM_SPLIT_FLOPS or n < 2:
+        return product(arrays)
+    h = n // 2
+    halves = [None, None]
+
+    def task(t: int) -> None:
+        rows = slice(0, h) if t == 0 else slice(h, n)
+        halves[t] = product([a[rows] for a in arrays])
+
+    with _OneBlasThread():
+        _each_task(2, task, flops >= _GRAM_THREAD_FLOPS or _idle_core())
+    return np.add(halves[0], halves[1], out=halves[0])
 
 
 def _unit_gram(C: np.ndarray, ok: np.ndarray, symmetric: bool = False) -> np.ndarray:
@@ -511,8 +632,16 @@ def cosine_similarity(X) -> np.ndarray:
     Complete data: columns scaled to unit norm, one product (as sklearn's
     ``cosine_similarity``). With missing cells: two masked products, the
     cross products and each column's squared norm on the rows its partner
-    observes. NaN when either column is all zero on the shared rows (no
-    direction).
+    observes, in two row halves on two threads when large (as
+    :func:`_gram`). NaN when either column is all zero on the shared rows
+    (no direction).
+
+    The reference a user could call on data with missing cells is sklearn's
+    ``cosine_similarity`` of the zero-filled matrix: the cross products alone,
+    ``n q^2`` multiply-adds as one symmetric update. The per-pair norms are
+    a general product of the squared values with the mask (``2 n q^2``), which
+    no rearrangement avoids: the pairwise-complete cosine costs about three
+    times the zero-filled one in BLAS work.
 
     References
     ----------
@@ -523,11 +652,17 @@ def cosine_similarity(X) -> np.ndarray:
         norm = np.sqrt(np.einsum("ij,ij->j", X, X))
         ok = norm > 0
         Xn = X / np.where(ok, norm, 1.0)
-        return _unit_gram(Xn.T @ Xn, ok, symmetric=True)  # A.T @ A: exactly symmetric (see _complete_pearson)
+        return _unit_gram(_gram(Xn), ok, symmetric=True)
     X0 = np.where(M, X, 0.0)
-    m = M.astype(float)
-    num = X0.T @ X0
-    sq = (X0 * X0).T @ m  # sq[i, j]: squared norm of column i over rows where j is observed
+
+    def products(P: list) -> np.ndarray:
+        x0, m = P
+        # Cross products (a symmetric update: half the work) and sq[i, j], the squared norm of column i over
+        # the rows where j is observed (a general product, twice the work of the first).
+        return np.stack([x0.T @ x0, np.square(x0).T @ m.astype(np.float64)])
+
+    n, q = X.shape
+    num, sq = _split_rows([X0, M], products, 3.0 * n * q * q)
     prod = sq * sq.T
     with np.errstate(invalid="ignore", divide="ignore"):
         C = num / np.sqrt(prod)

@@ -223,16 +223,98 @@ def test_masked_spearman_empty_and_one_row_columns_and_integer_ties(monkeypatch,
 
 @pytest.mark.parametrize("case", ["complete", "missing"])
 def test_two_thread_distance_kernels_match_one_thread(monkeypatch, case):
-    # Large matrices split the L1 kernel into a cdist block and two pdists, and the tile loops of Minkowski
-    # and Jensen-Shannon over two threads.
+    # Large matrices split the L1 kernel into blocks of column pairs, and the tile loops of Minkowski and
+    # Jensen-Shannon over two threads.
+    from harness_ext.plugins import similarity_distances as SD
     from harness_ext.plugins import similarity_kernels as SK
 
     X = _matrix(case, n=90, q=23)
     names = ["manhattan", "minkowski", "jensen_shannon", "wasserstein"]
     single = [S._FUNCS[k][0](X) for k in names]
     monkeypatch.setattr(SK, "_THREAD_CELLS", 0)
+    monkeypatch.setattr(SD, "_L1_THREAD_TERMS", 0)
+    monkeypatch.setattr(SK, "_idle_core", lambda: True)
     for name, a in zip(names, single):
         np.testing.assert_allclose(S._FUNCS[name][0](X), a, rtol=1e-12, atol=1e-14, equal_nan=True, err_msg=name)
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("schedule", ["2 blocks, one thread", "2 blocks, two threads", "4 blocks, two threads"])
+def test_blocked_l1_is_pdist_to_the_last_bit_and_matches_the_pairwise_loop(monkeypatch, case, schedule):
+    # From _L1_THREAD_TERMS the L1 kernel runs blocks of column pairs (cdist across two blocks, pdist within
+    # one) and, with missing cells, the correction's BLAS products as one more task, on two threads when a core
+    # is idle. The blocks depend on the shape alone and scipy sums each pair in the same order either way, so
+    # the distances are one pdist call's to the last bit whatever the schedule or the load.
+    from scipy.spatial.distance import pdist, squareform
+
+    from harness_ext.plugins import similarity_distances as SD
+    from harness_ext.plugins import similarity_kernels as SK
+
+    X = _matrix(case, n=97, q=23)
+    n = X.shape[0]
+    plain = S.lp_distance(X, 1)
+    monkeypatch.setattr(SD, "_L1_THREAD_TERMS", 0)
+    monkeypatch.setattr(SD, "_L1_FOUR_BLOCK_TERMS", 0 if schedule.startswith("4") else 1e30)
+    monkeypatch.setattr(SK, "_idle_core", lambda: "two" in schedule)
+    D = S.lp_distance(X, 1)
+    np.testing.assert_array_equal(D, plain)
+    if not case.endswith("missing"):
+        np.testing.assert_array_equal(D, squareform(pdist(X.T, "cityblock")))
+    ref = _pairs(X, lambda a, b, k: distance.cityblock(a, b) * n / k)
+    _offdiag(D, ref, 1e-9)
+    np.testing.assert_array_equal(S.manhattan_similarity(X), np.exp(-D))
+
+
+@pytest.mark.parametrize("case", ["complete", "constant"])
+def test_split_gram_matches_the_libraries_and_does_not_depend_on_the_schedule(monkeypatch, case):
+    # From _GRAM_SPLIT_FLOPS the complete Gram products (Pearson, Spearman, cosine) run as a cross block and two
+    # diagonal blocks, on two threads when a core is idle: exactly symmetric, equal to the libraries, and the
+    # same to the last bit on one thread or two. Odd column count: unequal halves.
+    from sklearn.metrics.pairwise import cosine_similarity
+
+    from harness_ext.plugins import similarity_kernels as SK
+
+    X = _matrix(case, n=150, q=13)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the constant column's zero variance
+        ref = {"pearson": np.corrcoef(X, rowvar=False), "spearman": stats.spearmanr(X).statistic,
+               "cosine": cosine_similarity(X.T)}
+    if case == "constant":  # the libraries give rounding noise / NaN for the constant column: we give NaN
+        for name in ("pearson", "spearman"):
+            ref[name][5, :] = ref[name][:, 5] = np.nan
+    monkeypatch.setattr(SK, "_GRAM_SPLIT_FLOPS", 0)
+    runs = []
+    for idle in (False, True):
+        monkeypatch.setattr(SK, "_idle_core", lambda: idle)
+        runs.append({name: S._FUNCS[name][0](X) for name in ref})
+    for name, R in ref.items():
+        C = runs[0][name]
+        np.testing.assert_array_equal(C, C.T, err_msg=name)
+        np.testing.assert_array_equal(C, runs[1][name], err_msg=name)
+        np.testing.assert_allclose(C, R, atol=1e-12, equal_nan=True, err_msg=name)
+
+
+def test_each_task_runs_every_task_once_and_raises_the_first_error():
+    # The caller and the worker thread pull tasks from one counter: each task runs once, and an error stops both.
+    import threading
+
+    from harness_ext.plugins import similarity_kernels as SK
+
+    seen, lock = [], threading.Lock()
+
+    def record(t: int) -> None:
+        with lock:
+            seen.append(t)
+
+    SK._each_task(200, record, True)
+    assert sorted(seen) == list(range(200))
+
+    def boom(t: int) -> None:
+        if t == 3:
+            raise ValueError("task 3")
+
+    with pytest.raises(ValueError, match="task 3"):
+        SK._each_task(10, boom, True)
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -62,6 +62,7 @@ import io
 import functools
 import json
 import re
+from collections import Counter
 from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Iterable, Optional
@@ -217,10 +218,8 @@ def resolve(names: Iterable[str], cooccur: Optional[set] = None, user: Optional[
                     if frozenset((a, b)) in cooccur:
                         apart |= {a, b}
         org_of = {n: n.lower().split("/", 1)[0] for n in members if _is_repo_id(n)}
-        repos_per_org: dict = {}
-        for n, o in org_of.items():
-            repos_per_org.setdefault(o, set()).add(n.lower())
-        apart |= {n for n, o in org_of.items() if len(repos_per_org[o]) > 1}
+        repos_per_org = Counter(r.split("/", 1)[0] for r in {n.lower() for n in org_of})
+        apart |= {n for n, o in org_of.items() if repos_per_org[o] > 1}
         members = [n for n in members if n not in apart]
         if len(members) < 2:
             continue
