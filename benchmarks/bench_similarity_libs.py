@@ -35,6 +35,15 @@ Pythia MMLU matrix's shape), 1,000 x 200 and, without ``--quick``,
 10,000 x 1,000; the closing line sums our nine measures at the largest size
 with 20% missing (target: under 3 minutes).
 
+Timing: ours and the reference run interleaved (ours, reference, ours, ...), at
+least three rounds (``--min-runs`` for more of a slow pair). ``ratio`` is the
+ratio of the best runs and stays the headline (benchmarks/run.py checks it):
+it is the conservative one for us, as a reference on two BLAS threads gets
+its best run from a moment when neither thread stalled, while our kernels
+run on one thread on a busy machine. ``mean ratio``, the ratio of the mean
+runs, counts the stalls too (what a user on a shared machine waits on
+average); ``cpu ratio`` compares CPU seconds of all threads.
+
 ``--nine NxQ`` runs only the end-to-end check: each of our nine measures once
 on the ``N x Q`` matrix with 20% missing and on the same matrix complete,
 with wall and CPU seconds (CPU over two cores bounds the wall time on an

@@ -34,6 +34,14 @@ each pair once in cache-sized tiles, with missing cells removed by masked
 products. benchmarks/bench_similarity_libs.py times each against the library
 routine a user would call (pandas, numpy, scipy, sklearn).
 
+Threads: large kernels split their work into tasks that the calling thread and
+one worker thread pull in turn (:func:`similarity_kernels._each_task`), with
+BLAS on one thread under them. Mid-sized ones (the masked L1 kernel, Gram
+products) use the worker only when the load average leaves a core idle: on the
+shared 2-core machine a second thread's hand-offs otherwise cost more than it
+saves. The split depends on the matrix's shape alone, so results never depend
+on the load or the schedule.
+
 Precision: everything is float64 except (i) the Kendall sign products, which
 are exact in float32 (integer counts per chunk well below 2**24, accumulated
 in float64), and (ii) Minkowski (p=3) and Jensen-Shannon when a matrix needs

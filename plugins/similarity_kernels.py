@@ -188,7 +188,11 @@ def _idle_core() -> bool:
     import os
 
     cores = os.cpu_count() or 1
-    return cores >= 2 and os.getloadavg()[0] < cores - 0.5
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average (Windows): assume a busy machine, one thread
+        return False
+    return cores >= 2 and load < cores - 0.5
 
 
 _BLAS_LIBRARIES = None
