@@ -140,7 +140,7 @@ def _each_task(k: int, fn, threaded: bool) -> None:
     import os
     import threading
 
-    if not threaded or (os.cpu_count() or 1) < 2 or k < 2:
+    if not threaded or _cores() < 2 or k < 2:
         for t in range(k):
             fn(t)
         return
@@ -175,6 +175,14 @@ def _each_task(k: int, fn, threaded: bool) -> None:
             helper.result()
 
 
+@functools.lru_cache(maxsize=None)
+def _cores() -> int:
+    """``os.cpu_count()``, looked up once (a call costs about 25 us, a tenth of an 838 x 57 Pearson matrix)."""
+    import os
+
+    return os.cpu_count() or 1
+
+
 def _idle_core() -> bool:
     """Whether the machine seems to have a core to spare: 1-minute load average below ``cores - 0.5``.
 
@@ -187,7 +195,7 @@ def _idle_core() -> bool:
     """
     import os
 
-    cores = os.cpu_count() or 1
+    cores = _cores()
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # no load average (Windows): assume a busy machine, one thread
