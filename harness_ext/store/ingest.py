@@ -28,11 +28,11 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Iterable, Iterator, Optional
 
-import numpy as np
 
 from ..errors import IngestError
 from ..plugin_manager import get_registration, get_registrations
-from ..types import _NAMES_OK, SourceFile, _check_text
+from ..types import _NAMES_OK, SourceFile
+from .ingest_checks import _all_plain, _plain
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
@@ -125,7 +125,7 @@ def detect_adapter(src: SourceFile, adapters: dict):
     IngestError
         If no adapter or several adapters claim it.
     """
-    claims = [a for a in adapters.values() if a.directory == src.is_dir and _safe_can_handle(a, src)]
+    claims = _claims(src, adapters)
     if not claims:
         kind = "directory" if src.is_dir else "file"
         raise IngestError(src.path, f"not a recognised result {kind} (no adapter claims it; tried {', '.join(adapters)})")
@@ -133,6 +133,10 @@ def detect_adapter(src: SourceFile, adapters: dict):
         names = ", ".join(a.name for a in claims)
         raise IngestError(src.path, f"ambiguous format: adapters {names} all claim it; choose one with --adapter")
     return claims[0]
+
+
+def _claims(src: SourceFile, adapters: dict) -> list:
+    return [a for a in adapters.values() if a.directory == src.is_dir and _safe_can_handle(a, src)]
 
 
 def _detect(src: SourceFile, root, adapters: dict, established: dict):
@@ -360,63 +364,6 @@ def _read_types() -> tuple:
     return ColumnarResults, ResultRecord, ColumnarCells, ResultRows
 
 
-_NAME_FIELDS = ("model", "benchmark", "dataset", "metric")
-_NONE = type(None)
-
-
-def _all_plain(records: list) -> bool:
-    """Whether ResultRecord.validate would pass every record unchanged, checked a field at a time.
-
-    Each check is a C-level pass over one field (``map``, ``set``, numpy): records of the built-in
-    adapters pass without a Python step per record. False sends them to the per-record checks.
-    """
-    from operator import attrgetter
-
-    from ..types import ResultRecord
-
-    if set(map(type, records)) != {ResultRecord}:
-        return False
-    col = {f: list(map(attrgetter(f), records)) for f in _NAME_FIELDS + (
-        "value", "task", "baseline_source", "num_fewshot", "n_samples", "stderr", "random_baseline", "min_score",
-        "max_score")}
-    try:
-        names = set().union(*(col[f] for f in _NAME_FIELDS), col["task"], col["baseline_source"]) - {None}
-    except TypeError:  # an unhashable name: the per-record check says what is wrong
-        return False
-    for name in names - _NAMES_OK:  # names checked before are in _NAMES_OK; a file's new ones are checked here
-        if name.__class__ is not str or not name.strip():
-            return False
-        try:
-            _check_text(None, "name", name)
-        except IngestError:
-            return False
-    if set(map(type, col["value"])) != {float} or not np.isfinite(col["value"]).all():
-        return False
-    for f, hi in (("num_fewshot", 2**31), ("n_samples", 2**63)):
-        kinds = set(map(type, col[f]))
-        if not kinds <= {int, _NONE}:
-            return False
-        if int in kinds:
-            ints = [x for x in set(col[f]) if x is not None]
-            if min(ints) < 0 or max(ints) >= hi:
-                return False
-    for f in ("stderr", "random_baseline", "min_score", "max_score"):
-        kinds = set(map(type, col[f]))
-        if not kinds <= {float, _NONE}:
-            if not kinds <= {float, int, _NONE} or not all(map(_plain, col[f])):
-                return False
-        elif float in kinds:
-            a = np.array(col[f], dtype=float)  # None -> NaN
-            if np.isinf(a).any() or np.count_nonzero(np.isnan(a)) != col[f].count(None):
-                return False
-    return True
-
-
-def _plain(x) -> bool:
-    """Whether an optional number passes ResultRecord.validate unchanged (None, a finite float, a small int)."""
-    return x is None or (x.__class__ is float and x - x == 0.0) or (x.__class__ is int and -2**53 < x < 2**53)
-
-
 #: Files larger than this are not read (override with $HARNESS_EXT_MAX_FILE_BYTES).
 MAX_FILE_BYTES = 2 * 1024**3
 
@@ -515,12 +462,12 @@ def _gc_paused():
 
 
 def _ingest_paths(store, paths, adapter, show_progress, options, group) -> IngestReport:
-    from .lm_eval_tasks import pop_configs, store_configs
+    from .lm_eval_tasks import store_configs
     from ..report import progress
     from ..errors import StoreLockedError
     from .columnar import write_columnar
     from .db import SourceOutcome
-    from .rows import ResultRows
+    from .ingest_parallel import start as start_worker
     from .samples import ingest_samples, is_samples_file  # samples imports this module
 
     adapters = get_registrations("adapters")
@@ -567,30 +514,38 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     logs = []  # (report index, path) of lm-eval per-sample logs: they go to the samples table, not to adapters
     limit = min(SMALL_FILE_BYTES, _max_file_bytes())  # what _read_walked reads (larger: checked and read as before)
     store.release()
+    # A large walk's JSON files: the second half read, parsed and hashed by a forked worker meanwhile.
+    ahead = start_worker(sources, adapters, forced, getattr(store, "_shas", frozenset()), limit)
     try:
-        for src, explicit, root in progress(sources, total=len(sources), desc="ingest", disable=None if show_progress else True):
+        for i, (src, explicit, root) in enumerate(progress(sources, total=len(sources), desc="ingest",
+                                                           disable=None if show_progress else True)):
             try:
-                # A small regular file the walk listed is checked and read in one go (_read_walked).
-                if not ("_regular" in src.__dict__ and ".jsonl" not in src.pathname and _read_walked(src, limit)):
-                    why, size = _check(src.pathname)
-                    if why is not None:
-                        raise IngestError(src.path, why)
-                    if forced is None and ".jsonl" in src.pathname and not src.is_dir and is_samples_file(src.pathname):
-                        report.files.append(None)
-                        logs.append((len(report.files) - 1, src.path))
-                        continue
-                    if size is not None and size <= SMALL_FILE_BYTES:
-                        src.bytes  # one read of a small regular file (checked above) serves sniffing, parsing, hashing
-                chosen = forced if forced is not None else _detect(src, root, adapters, established)
-                sha = sha256_of(src, chosen)
+                got = ahead.take(i, src, root, adapters, forced, established) if ahead is not None else None
+                if got is not None:
+                    chosen, sha, records, configs, reason = got
+                else:
+                    # A small regular file the walk listed is checked and read in one go (_read_walked).
+                    if not ("_regular" in src.__dict__ and ".jsonl" not in src.pathname and _read_walked(src, limit)):
+                        why, size = _check(src.pathname)
+                        if why is not None:
+                            raise IngestError(src.path, why)
+                        if (forced is None and ".jsonl" in src.pathname and not src.is_dir
+                                and is_samples_file(src.pathname)):
+                            report.files.append(None)
+                            logs.append((len(report.files) - 1, src.path))
+                            continue
+                        if size is not None and size <= SMALL_FILE_BYTES:
+                            src.bytes  # one read of a small regular file (checked above): sniffing, parsing, hashing
+                    chosen = forced if forced is not None else _detect(src, root, adapters, established)
+                    sha = sha256_of(src, chosen)
                 group_shas.append(sha)
                 if store.has_source(sha) or sha in batch_sha:
                     report.files.append(FileReport(src.pathname, "unchanged", chosen.name))
                     continue
-                records = read_source(src, chosen)
-                configs = (pop_configs(records) if isinstance(records, list)
-                           else pop_configs(records.task_metadata())
-                           if records.__class__ is ResultRows and records.has_configs else None)
+                if got is not None and reason is not None:
+                    raise IngestError(src.path, reason)
+                if got is None or records is None:  # (the worker does not read content stored before it started)
+                    records, configs = _records_of(src, chosen)
                 if configs:
                     task_configs[src.pathname] = configs
                 report.files.append(None)
@@ -601,12 +556,8 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                     flush()
                     batch_sha.clear()
                     n_pending = 0
-            except IngestError as exc:
-                report.files.append(FileReport(_shown(src.path), "skipped", reason=exc.reason))
-            except OSError as exc:
-                report.files.append(FileReport(_shown(src.path), "skipped", reason=f"cannot read: {exc}"))
-            except MemoryError:
-                report.files.append(FileReport(_shown(src.path), "skipped", reason="too large to read in memory"))
+            except (IngestError, OSError, MemoryError) as exc:
+                report.files.append(FileReport(_shown(src.path), "skipped", reason=_skip_reason(exc)))
             finally:
                 # The file's bytes and parsed document are not needed once its records are made: freed now,
                 # their memory serves the next file (instead of a batch's worth of documents held to the end).
@@ -622,6 +573,9 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
         err = StoreLockedError(f"{exc}. Not ingested ({len(left)}; run again, stored files are recognised): {shown}")
         err.files_listed = True
         raise err from None
+    finally:
+        if ahead is not None:
+            ahead.close()
     if logs:
         # After the results, so a log's model is named from its sibling results_*.json as stored.
         done = ingest_samples(store, [p for _, p in logs], show_progress=False)
@@ -634,6 +588,27 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     if group:
         report.group = (group, store.add_benchmark_group(group, group_shas))
     return report
+
+
+def _records_of(src: SourceFile, chosen) -> tuple:
+    """``(records, task configurations or None)`` of a source (:func:`read_source`; lm-eval v0.4 configs popped)."""
+    from .lm_eval_tasks import pop_configs
+
+    records = read_source(src, chosen)
+    ResultRows = _read_types()[3]
+    configs = (pop_configs(records) if isinstance(records, list)
+               else pop_configs(records.task_metadata()) if records.__class__ is ResultRows and records.has_configs
+               else None)
+    return records, configs
+
+
+def _skip_reason(exc: BaseException) -> str:
+    """The reason a file is reported skipped, for the errors the ingest loop reports per file."""
+    if isinstance(exc, IngestError):
+        return exc.reason
+    if isinstance(exc, MemoryError):
+        return "too large to read in memory"
+    return f"cannot read: {exc}"
 
 
 #: What a SourceFile keeps of a file it read (see SourceFile and the lm-eval adapter's version sniff).
