@@ -43,6 +43,7 @@ import numpy as np
 import _common
 from _common import OPEN_LLM_V2, PYTHIA, PeakMemory, emit_json, print_rows, row
 from harness_ext.store import ingest as ingest_mod
+from harness_ext.store import ingest_parallel
 from harness_ext.benchmarks import MMLU_SUBJECTS
 from harness_ext.store.ingest import ingest_paths
 from harness_ext.store.db import Store
@@ -129,7 +130,8 @@ def real_rows(tmp: Path, quick: bool) -> list:
         files = sorted(_walk_json(root))
         paths = [Path(f) for f in files[:limit]] if quick else [root]
         n_files = len(files[:limit]) if quick else len(files)
-        ours, ref = [], []
+        ours, ref, serial, with_worker = [], [], [], []
+        load0 = os.getloadavg()[0]
         for rep in range(2 if quick else 3):  # best of three, alternating: the machine is shared
             with PeakMemory() as pr:
                 t0, c0 = time.perf_counter(), _cpu()
@@ -138,16 +140,29 @@ def real_rows(tmp: Path, quick: bool) -> list:
                 t_ref, c_ref = time.perf_counter() - t0, _cpu() - c0
             ref.append((t_ref, pr.mb, c_ref))  # the peak is read when the block ends
             with PeakMemory() as po:
-                c0 = _cpu()
+                c0, w0 = _cpu(), ingest_parallel.started
                 t, report, counts = timed_ingest(tmp / f"ours{rep}_{len(out)}.duckdb", paths, False)
             ours.append((t, po.mb, _cpu() - c0))
+            with_worker.append(ingest_parallel.started > w0)
+            # The same in one process (no reader worker), for what the worker buys on this machine now.
+            os.environ["HARNESS_EXT_INGEST_WORKERS"] = "1"
+            try:
+                c0 = _cpu()
+                t1, report1, _ = timed_ingest(tmp / f"serial{rep}_{len(out)}.duckdb", paths, False)
+                serial.append((t1, _cpu() - c0))
+            finally:
+                del os.environ["HARNESS_EXT_INGEST_WORKERS"]
+            assert report1.summary() == report.summary()
         t_o, mb_o, _ = min(ours)
         t_r, mb_r, _ = min(ref)
         cpu_o, cpu_r = min(c for *_, c in ours), min(c for *_, c in ref)
         worker = _children_peak_mb()
         out.append(row("ingest", f"{name}: ingest_paths vs json.load + bulk insert", f"{n_files:,} files", t_o, t_r,
                        mb_o, note=f"{n_files / t_o:,.0f} files/s (reference {n_files / t_r:,.0f}); CPU {cpu_o:.2f} s vs "
-                                  f"{cpu_r:.2f} s (ratio {cpu_r / cpu_o:.2f}x, ours with its worker's); "
+                                  f"{cpu_r:.2f} s (ratio {cpu_r / cpu_o:.2f}x, ours with its worker's); reader worker in "
+                                  f"{sum(with_worker)} of {len(with_worker)} runs; load average {load0:.1f} -> "
+                                  f"{os.getloadavg()[0]:.1f}; in one process "
+                                  f"{min(serial)[0]:.3f} s, CPU {min(c for _, c in serial):.2f} s; "
                                   f"{report.n_results:,} results ({n_ref:,} reference rows), "
                                   f"{len(report.conflicts)} conflicts; reference peak {mb_r:,.0f} MB"
                                   + (f"; reader worker's peak RSS {worker:,.0f} MB (mostly pages shared with ours)"

@@ -288,8 +288,47 @@ def _read_walked(src: SourceFile, limit: int) -> bool:
         return False
     finally:
         os.close(fd)
-    src.__dict__["bytes"] = data
+    sd = src.__dict__
+    sd["bytes"] = data
+    if sd.get("suffix") == ".json" and _fast_json() is not None:
+        doc = _parse_fast(data)
+        if doc is not _NOT_PARSED:
+            sd["_json"] = doc  # SourceFile.json()'s cache: what json.loads would have made of the text
     return True
+
+
+@functools.lru_cache(maxsize=None)
+def _fast_json():
+    """``orjson.loads`` if orjson is installed (and $HARNESS_EXT_FAST_JSON is not 0), else None."""
+    if os.environ.get("HARNESS_EXT_FAST_JSON", "").strip() == "0":
+        return None
+    try:
+        from orjson import loads
+    except ImportError:
+        return None
+    return loads
+
+
+_NOT_PARSED = object()
+#: Every digit as "0": a run of 20 in the translation is an integer orjson would read as a float (json: an int).
+_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
+
+
+def _parse_fast(data: bytes):
+    """``json.loads(data.decode("utf-8"))`` through orjson, 3-4 times faster, or :data:`_NOT_PARSED`.
+
+    Where the two could differ, orjson is not used: it refuses what json reads differently (NaN and
+    Infinity, lone surrogates, a byte-order mark, invalid UTF-8: left to json, which raises or reads
+    them as before), reads an integer above 2**64 as a float (a file with 20 digits in a row is left to
+    json) and nests deeper than json's recursion limit (a file with 512 brackets or more is left to json).
+    """
+    if (data.count(b"{") + data.count(b"[") >= 512
+            or b"00000000000000000000" in data.translate(_DIGITS_AS_ZERO)):
+        return _NOT_PARSED
+    try:
+        return _fast_json()(data)
+    except Exception:  # noqa: BLE001 - orjson.JSONDecodeError, RecursionError: json.loads says what is wrong
+        return _NOT_PARSED
 
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)

@@ -12,7 +12,9 @@ The outcome is the serial one, file by file: :meth:`Ahead.take` hands a prepared
 loop only when the serial loop would have read it the same way, and otherwise (an ambiguous format,
 a file the serial detection would have offered to another adapter first, anything unusual, a worker
 that failed) the loop reads the file itself. Content already in the store when the worker started is
-hashed but not read again. Linux only (``fork``); ``HARNESS_EXT_INGEST_WORKERS=1`` turns it off.
+hashed but not read again. Linux only (``fork``), and only when a core is free (the one-minute load
+average at most the cores less one); ``HARNESS_EXT_INGEST_WORKERS=1`` turns it off, ``=2`` on whatever
+the load.
 """
 
 from __future__ import annotations
@@ -28,20 +30,26 @@ from ..errors import IngestError
 #: Fewer JSON files than this are read in this process alone (a fork and the pickles cost more).
 MIN_FILES = 512
 
+#: Workers started by this process (benchmarks report whether an ingest had one).
+started = 0
+
 #: How the worker chose a file's adapter: the walk's established one, full detection, or ``--adapter``.
 _PREV, _FULL, _FORCED, _SKIP = range(4)
 
 
 def _enabled(n_json: int) -> bool:
-    workers = os.environ.get("HARNESS_EXT_INGEST_WORKERS")
-    if workers is not None and workers.strip() in ("0", "1"):
+    workers = (os.environ.get("HARNESS_EXT_INGEST_WORKERS") or "").strip()
+    if workers in ("0", "1"):
         return False
     if not sys.platform.startswith("linux") or n_json < MIN_FILES:
         return False
     try:
-        return len(os.sched_getaffinity(0)) >= 2
+        cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return (os.cpu_count() or 1) >= 2
+        cores = os.cpu_count() or 1
+    # A second core that is busy anyway buys nothing: measured at a load of 7 on 2 cores, the worker
+    # made the ingest slower (its pickles and copy-on-write faults cost CPU that no idle core absorbs).
+    return cores >= 2 and (bool(workers) or os.getloadavg()[0] <= cores - 1)
 
 
 def _eligible(src) -> bool:
@@ -76,6 +84,8 @@ def start(sources: list, adapters: dict, forced, known_shas, limit: int) -> Opti
         finally:
             os._exit(code)
     os.close(w)
+    global started
+    started += 1
     return Ahead(pid, r, share)
 
 
