@@ -23,7 +23,7 @@ Second column, as before:
    ingest against one transaction per file (``BATCH_FILES = 1``), and a re-ingest of
    everything unchanged (the content-hash check only).
 
-Usage::
+Usage (``HARNESS_EXT_INGEST_WORKERS=2``: the reader worker whatever the load; ``=1``: never)::
 
     python benchmarks/bench_ingest.py            # all real files; 10,000 synthetic files (per-file on 1,000)
     python benchmarks/bench_ingest.py --quick    # 400 leaderboard + 200 pythia files; 1,000 synthetic
@@ -145,13 +145,17 @@ def real_rows(tmp: Path, quick: bool) -> list:
             ours.append((t, po.mb, _cpu() - c0))
             with_worker.append(ingest_parallel.started > w0)
             # The same in one process (no reader worker), for what the worker buys on this machine now.
+            before = os.environ.get("HARNESS_EXT_INGEST_WORKERS")
             os.environ["HARNESS_EXT_INGEST_WORKERS"] = "1"
             try:
                 c0 = _cpu()
                 t1, report1, _ = timed_ingest(tmp / f"serial{rep}_{len(out)}.duckdb", paths, False)
                 serial.append((t1, _cpu() - c0))
             finally:
-                del os.environ["HARNESS_EXT_INGEST_WORKERS"]
+                if before is None:
+                    del os.environ["HARNESS_EXT_INGEST_WORKERS"]
+                else:
+                    os.environ["HARNESS_EXT_INGEST_WORKERS"] = before
             assert report1.summary() == report.summary()
         t_o, mb_o, _ = min(ours)
         t_r, mb_r, _ = min(ref)
