@@ -46,6 +46,15 @@ after the last greedy design step follow that step's gains. No real matrix of
 the repository's data reaches any of them (their orders are pinned by
 tests/test_subset_cv_wide.py); 1,000 x 2,000 reaches all three.
 
+With a size ``size`` (``reduce``'s count or fraction budget) or ``n_select``, and when
+every ``size``-subset can be scored within :data:`EXHAUSTIVE_FLOPS_BUDGET` flops
+(small matrices: HELM Classic's 91 pairs of 14 datasets), the first ``size`` datasets of
+the order are the best subset of that size by the same objective, found by scoring all of
+them, instead of the greedy path to it: greedy commits to the best single dataset and
+on a matrix of strongly correlated datasets the best pair often does not contain it. The
+subset's own datasets are ordered greedily among themselves and the order continues
+greedily from the subset.
+
 With ``costs`` (one positive number per dataset, e.g. the number of samples
 it takes to run) each step maximises error reduction per unit of cost, and
 ``cost_budget`` stops the order when the next dataset no longer fits.
@@ -73,6 +82,11 @@ EXPLAINED = 0.95
 #: :func:`harness_ext.methods.subset_cv.score_flops`); past it, fewer candidates per step and fewer exact steps.
 #: About a minute of one core; no matrix of the repository's real data comes near it.
 EXACT_FLOPS_BUDGET = 1e11
+#: Flops an exhaustive search of every ``k``-subset may spend (``C(d, k)`` subsets at
+#: :func:`harness_ext.methods.subset_cv.score_flops` each). About ten seconds of one core.
+EXHAUSTIVE_FLOPS_BUDGET = 1e10
+#: Subsets an exhaustive search may score at most (each has a per-subset overhead the flops do not count).
+EXHAUSTIVE_MAX_SUBSETS = 2000
 #: Flops of the greedy design steps (about ``3 d^2`` each: the gains and the rank-one update); past it, the
 #: remaining datasets follow in the order of their design gains after the last greedy step.
 DESIGN_FLOPS_BUDGET = 3e9
@@ -143,6 +157,11 @@ class PredictionGreedy(BaseSelector):
         Stop before the total cost would exceed this.
     n_select : int, optional
         Stop after this many datasets (default: order all, or until the cost budget).
+    size : int, optional
+        The subset size the order is for (``reduce`` passes its count budget; ``n_select``
+        counts as one): its first ``size`` datasets are the exhaustive optimum when enumerable.
+    exhaustive : bool
+        Allow that exhaustive search (within :data:`EXHAUSTIVE_FLOPS_BUDGET`).
     coverage_aware : bool
         Multiply the design gains by each dataset's observed share of models (see the module docstring).
     random_state : int
@@ -166,7 +185,8 @@ class PredictionGreedy(BaseSelector):
     def __init__(self, predictor: str = "ridge", predictor_params: Optional[dict] = None, aggregate_weight: float = 1.0,
                  weights=None, method: str = "auto", n_candidates: int = 12, max_exact: int = 20, n_splits: int = 5,
                  costs=None, cost_budget: Optional[float] = None, n_select: Optional[int] = None,
-                 coverage_aware: bool = False, random_state: int = 0):
+                 size: Optional[int] = None, exhaustive: bool = True, coverage_aware: bool = False,
+                 random_state: int = 0):
         self.predictor = predictor
         self.predictor_params = predictor_params
         self.aggregate_weight = aggregate_weight
@@ -178,6 +198,8 @@ class PredictionGreedy(BaseSelector):
         self.costs = costs
         self.cost_budget = cost_budget
         self.n_select = n_select
+        self.size = size
+        self.exhaustive = exhaustive
         self.coverage_aware = coverage_aware
         self.random_state = random_state
 
@@ -260,6 +282,7 @@ class PredictionGreedy(BaseSelector):
         empty = float(np.trace(Sigma) / d + self.aggregate_weight * w @ Sigma @ w)
         cache = shared_cache(X, est, folds)
         fast = hasattr(est, "predict_subsets") or hasattr(est, "predict_new_models")
+        forced = self._exhaustive(X, est, folds, w, cache, n, d, k_max, fast)
         chosen = np.zeros(d, bool)
         order, objective, how = [], [], []
         current = None  # objective of the current subset (exact steps)
@@ -268,6 +291,8 @@ class PredictionGreedy(BaseSelector):
         frozen = None  # design gains after the last greedy step (past the design budget)
         for step in range(k_max):
             fits = ~chosen & (True if self.cost_budget is None else spent + cost <= float(self.cost_budget) + 1e-12)
+            if forced is not None and step < forced.sum():  # the exhaustive optimum's datasets come first
+                fits &= forced
             if not fits.any():
                 break
             if frozen is None and not exact_all and step >= budget["greedy_steps"]:
@@ -310,3 +335,34 @@ class PredictionGreedy(BaseSelector):
         self.budget_ = budget
         self.scoring_rule_ = scoring_folds(folds, d)[1] if any(m == "exact" for m in how) else None
         return self
+
+    def _exhaustive(self, X, est, folds, w, cache, n, d, k_max, fast):
+        """The best ``size``-subset by the objective as a mask over datasets, or None when not searched.
+
+        Searched when ``exhaustive``, a size is known (``size`` or ``n_select``), there are no costs,
+        the predictor folds in without refits, and every subset fits the budgets
+        (:data:`EXHAUSTIVE_FLOPS_BUDGET`, :data:`EXHAUSTIVE_MAX_SUBSETS`). Ties go to the first
+        subset in lexicographic order. ``exhaustive_`` records what was done.
+        """
+        import itertools
+        import math
+
+        from harness_ext.methods.subset_cv import score_flops
+
+        self.exhaustive_ = None
+        size = self.size if self.size is not None else self.n_select
+        if size is None or not self.exhaustive or self.costs is not None or self.method == "design" or not fast:
+            return None
+        size = min(int(size), k_max, d)
+        n_sub = math.comb(d, size) if 2 <= size < d else 0
+        if not n_sub or n_sub > EXHAUSTIVE_MAX_SUBSETS or n_sub * score_flops(n, d) > EXHAUSTIVE_FLOPS_BUDGET:
+            return None
+        subsets = [list(c) for c in itertools.combinations(range(d), size)]
+        obj = np.concatenate([self._objective(X, subsets[a:a + 256], est, folds, w, cache)
+                              for a in range(0, n_sub, 256)])
+        obj = np.where(np.isfinite(obj), obj, np.inf)
+        best = int(np.argmin(obj))
+        mask = np.zeros(d, bool)
+        mask[subsets[best]] = True
+        self.exhaustive_ = {"size": size, "subsets": n_sub, "objective": float(obj[best])}
+        return mask

@@ -33,7 +33,7 @@ def test_exact_greedy_against_brute_force(missing, seed):
     stays within 15% of it at k = 2, 3 (among the best tenth of all subsets)."""
     X = matrix(missing=missing, seed=seed)
     d = X.shape[1]
-    sel = PredictionGreedy(method="exact", n_select=3, random_state=0)
+    sel = PredictionGreedy(method="exact", n_select=3, exhaustive=False, random_state=0)
     folds = model_folds(X.shape[0], 5, 0)
     w = np.full(d, 1 / d)
     order = sel.fit(X).order_
@@ -46,6 +46,50 @@ def test_exact_greedy_against_brute_force(missing, seed):
             assert mine == pytest.approx(obj.min())
         # Greedy is not optimal in general: within 15% of the optimum and in the best tenth of all k-subsets.
         assert mine <= 1.15 * obj.min() and (obj < mine - 1e-12).mean() <= 0.1
+
+
+@pytest.mark.parametrize("missing, seed, k", [(0.0, 0, 2), (0.15, 1, 3), (0.0, 4, 2)])
+def test_exhaustive_search_finds_the_brute_force_optimum_and_continues_greedily(missing, seed, k):
+    """With a size and every subset within the budget, the first ``size`` datasets are the brute-force optimum
+    of the objective (never worse than greedy's), ordered greedily among themselves; the order goes on greedily."""
+    X = matrix(missing=missing, seed=seed)
+    d = X.shape[1]
+    folds = model_folds(X.shape[0], 5, 0)
+    w = np.full(d, 1 / d)
+    sel = PredictionGreedy(method="exact", size=k, random_state=0).fit(X)
+    subsets = [list(c) for c in itertools.combinations(range(d), k)]
+    obj = sel._objective(X, subsets, RidgePredictor(), folds, w)
+    assert sorted(sel.order_[:k].tolist()) == subsets[int(np.argmin(obj))]
+    assert sel.objective_[k - 1] == pytest.approx(obj.min()) == pytest.approx(sel.exhaustive_["objective"])
+    assert sel.exhaustive_ == {"size": k, "subsets": len(subsets), "objective": sel.exhaustive_["objective"]}
+    assert sorted(sel.order_.tolist()) == list(range(d))  # size does not stop the order
+    greedy = PredictionGreedy(method="exact", n_select=k, exhaustive=False, random_state=0).fit(X)
+    assert sel.objective_[k - 1] <= greedy.objective_[k - 1] + 1e-12
+    # The subset's first dataset is the best single one among the subset's (greedy inside the subset).
+    first = sel._objective(X, [[c] for c in sel.order_[:k]], RidgePredictor(), folds, w)
+    assert sel.order_[0] == sel.order_[:k][int(np.argmin(first))]
+    # n_select is a size too; after the subset the order is greedy on the objective.
+    same = PredictionGreedy(method="exact", n_select=k, random_state=0).fit(X)
+    assert same.order_.tolist() == sel.order_[:k].tolist()
+    nxt = sel._objective(X, [sel.order_[:k].tolist() + [c] for c in range(d) if c not in sel.order_[:k]],
+                         RidgePredictor(), folds, w)
+    assert sel.objective_[k] == pytest.approx(nxt.min())
+
+
+def test_exhaustive_search_stays_within_its_budget(monkeypatch):
+    """Past the subset cap (or with costs, or the design method) the order is greedy's, and says so."""
+    import harness_ext.plugins.selectors_predictive as sp
+
+    X = matrix(seed=2)
+    greedy = PredictionGreedy(method="exact", n_select=3, exhaustive=False).fit(X)
+    monkeypatch.setattr(sp, "EXHAUSTIVE_MAX_SUBSETS", 10)  # C(8, 3) = 56 subsets
+    capped = PredictionGreedy(method="exact", n_select=3).fit(X)
+    assert capped.order_.tolist() == greedy.order_.tolist() and capped.exhaustive_ is None
+    monkeypatch.setattr(sp, "EXHAUSTIVE_FLOPS_BUDGET", 1.0)
+    monkeypatch.setattr(sp, "EXHAUSTIVE_MAX_SUBSETS", 10_000)
+    assert PredictionGreedy(method="exact", n_select=3).fit(X).exhaustive_ is None
+    costed = PredictionGreedy(method="exact", size=3, costs=np.ones(8), exhaustive=True).fit(X)
+    assert costed.exhaustive_ is None
 
 
 def test_auto_shortlist_matches_exact_on_small_matrices():
@@ -145,6 +189,8 @@ def test_reduce_default_selector_is_prediction_greedy_and_the_manifest_says_why(
     m = build_manifest(frame(matrix(m=40, d=8, seed=9)), budget="2", n_random=10, n_random_subsets=10)
     assert m["selection"]["selector"]["name"] == "prediction_greedy"
     assert "held-out models" in m["evidence"]["default_reason"]
+    # A count budget is the size the order is built for (the exhaustive optimum of 28 pairs comes first).
+    assert m["selection"]["selector"]["params"]["size"] == 2 and m["selection"]["subset_size"] == 2
 
 
 def test_stacked_fold_in_survives_a_memo_that_overflows(monkeypatch):

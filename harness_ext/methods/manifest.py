@@ -323,6 +323,8 @@ def build_manifest(
         sel_params.update(predictor=pred_reg.name, weights=[_num(v) for v in w])
         if cost_vec is not None and kind == "cost":
             sel_params["costs"] = [float(c) for c in cost_vec]
+    if kind in ("count", "fraction") and "size" in sel_defaults:  # the order is for this size (exhaustive if small)
+        sel_params["size"] = subset_size(kind, value, d, None)
     bar.update()
     bar.set_postfix_str("selecting the subset")
     # Many models: selection and its evidence on a seeded sample (rows in store order), said in the manifest.
