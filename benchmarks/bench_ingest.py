@@ -4,8 +4,7 @@ Headline (issue 17 item 3), on the real files in ``../shared/data`` and in the s
 
 1. Open LLM Leaderboard v2 (4,574 Every Eval Ever files) and pythia-evals (889 lm-eval v0.3
    files): ``ingest_paths`` (format detection, validation, content hashing, conflict tracking,
-   batched transactions; above ``ingest_parallel.MIN_FILES`` files a forked worker reads half of them)
-   into a fresh store, against the reference script
+   batched transactions) into a fresh store, against the reference script
    :func:`reference_json` -- ``os.walk`` + ``json.load`` of every file, one row per score,
    one ``INSERT`` of a pandas frame into a fresh DuckDB file. Target: within 1.5x
    (ratio = reference / ours >= 0.67x).
@@ -23,7 +22,7 @@ Second column, as before:
    ingest against one transaction per file (``BATCH_FILES = 1``), and a re-ingest of
    everything unchanged (the content-hash check only).
 
-Usage (``HARNESS_EXT_INGEST_WORKERS=2``: the reader worker whatever the load; ``=1``: never)::
+Usage::
 
     python benchmarks/bench_ingest.py            # all real files; 10,000 synthetic files (per-file on 1,000)
     python benchmarks/bench_ingest.py --quick    # 400 leaderboard + 200 pythia files; 1,000 synthetic
@@ -43,7 +42,6 @@ import numpy as np
 import _common
 from _common import OPEN_LLM_V2, PYTHIA, PeakMemory, emit_json, print_rows, row
 from harness_ext.store import ingest as ingest_mod
-from harness_ext.store import ingest_parallel
 from harness_ext.benchmarks import MMLU_SUBJECTS
 from harness_ext.store.ingest import ingest_paths
 from harness_ext.store.db import Store
@@ -130,63 +128,29 @@ def real_rows(tmp: Path, quick: bool) -> list:
         files = sorted(_walk_json(root))
         paths = [Path(f) for f in files[:limit]] if quick else [root]
         n_files = len(files[:limit]) if quick else len(files)
-        ours, ref, serial, with_worker = [], [], [], []
+        ours, ref = [], []
         load0 = os.getloadavg()[0]
         for rep in range(2 if quick else 3):  # best of three, alternating: the machine is shared
             with PeakMemory() as pr:
-                t0, c0 = time.perf_counter(), _cpu()
+                t0, c0 = time.perf_counter(), time.process_time()
                 # The whole script: its own os.walk of the directory (the quick run: the listed subset).
                 n_ref = reference_json(files[:limit] if quick else root, tmp / f"ref{rep}_{len(out)}.duckdb")
-                t_ref, c_ref = time.perf_counter() - t0, _cpu() - c0
+                t_ref, c_ref = time.perf_counter() - t0, time.process_time() - c0
             ref.append((t_ref, pr.mb, c_ref))  # the peak is read when the block ends
             with PeakMemory() as po:
-                c0, w0 = _cpu(), ingest_parallel.started
+                c0 = time.process_time()
                 t, report, counts = timed_ingest(tmp / f"ours{rep}_{len(out)}.duckdb", paths, False)
-            ours.append((t, po.mb, _cpu() - c0))
-            with_worker.append(ingest_parallel.started > w0)
-            # The same in one process (no reader worker), for what the worker buys on this machine now.
-            before = os.environ.get("HARNESS_EXT_INGEST_WORKERS")
-            os.environ["HARNESS_EXT_INGEST_WORKERS"] = "1"
-            try:
-                c0 = _cpu()
-                t1, report1, _ = timed_ingest(tmp / f"serial{rep}_{len(out)}.duckdb", paths, False)
-                serial.append((t1, _cpu() - c0))
-            finally:
-                if before is None:
-                    del os.environ["HARNESS_EXT_INGEST_WORKERS"]
-                else:
-                    os.environ["HARNESS_EXT_INGEST_WORKERS"] = before
-            assert report1.summary() == report.summary()
+            ours.append((t, po.mb, time.process_time() - c0))
         t_o, mb_o, _ = min(ours)
         t_r, mb_r, _ = min(ref)
         cpu_o, cpu_r = min(c for *_, c in ours), min(c for *_, c in ref)
-        worker = _children_peak_mb()
         out.append(row("ingest", f"{name}: ingest_paths vs json.load + bulk insert", f"{n_files:,} files", t_o, t_r,
                        mb_o, note=f"{n_files / t_o:,.0f} files/s (reference {n_files / t_r:,.0f}); CPU {cpu_o:.2f} s vs "
-                                  f"{cpu_r:.2f} s (ratio {cpu_r / cpu_o:.2f}x, ours with its worker's); reader worker in "
-                                  f"{sum(with_worker)} of {len(with_worker)} runs; load average {load0:.1f} -> "
-                                  f"{os.getloadavg()[0]:.1f}; in one process "
-                                  f"{min(serial)[0]:.3f} s, CPU {min(c for _, c in serial):.2f} s; "
+                                  f"{cpu_r:.2f} s (ratio {cpu_r / cpu_o:.2f}x); load average {load0:.1f} -> "
+                                  f"{os.getloadavg()[0]:.1f}; "
                                   f"{report.n_results:,} results ({n_ref:,} reference rows), "
-                                  f"{len(report.conflicts)} conflicts; reference peak {mb_r:,.0f} MB"
-                                  + (f"; reader worker's peak RSS {worker:,.0f} MB (mostly pages shared with ours)"
-                                     if worker else "") + "; target >= 0.67x"))
+                                  f"{len(report.conflicts)} conflicts; reference peak {mb_r:,.0f} MB; target >= 0.67x"))
     return out
-
-
-def _cpu() -> float:
-    """CPU seconds of this process and of its reaped children (ingest's forked reader worker)."""
-    import resource
-
-    ch = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + ch.ru_utime + ch.ru_stime
-
-
-def _children_peak_mb() -> float:
-    """The largest peak resident set of a reaped child so far, MB (0: none)."""
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
 def write_wide_csv(path: Path, m: int, d: int, missing: float = 0.05, seed: int = 0) -> np.ndarray:

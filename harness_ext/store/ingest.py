@@ -125,7 +125,7 @@ def detect_adapter(src: SourceFile, adapters: dict):
     IngestError
         If no adapter or several adapters claim it.
     """
-    claims = _claims(src, adapters)
+    claims = [a for a in adapters.values() if a.directory == src.is_dir and _safe_can_handle(a, src)]
     if not claims:
         kind = "directory" if src.is_dir else "file"
         raise IngestError(src.path, f"not a recognised result {kind} (no adapter claims it; tried {', '.join(adapters)})")
@@ -133,10 +133,6 @@ def detect_adapter(src: SourceFile, adapters: dict):
         names = ", ".join(a.name for a in claims)
         raise IngestError(src.path, f"ambiguous format: adapters {names} all claim it; choose one with --adapter")
     return claims[0]
-
-
-def _claims(src: SourceFile, adapters: dict) -> list:
-    return [a for a in adapters.values() if a.directory == src.is_dir and _safe_can_handle(a, src)]
 
 
 def _detect(src: SourceFile, root, adapters: dict, established: dict):
@@ -506,7 +502,6 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     from ..errors import StoreLockedError
     from .columnar import write_columnar
     from .db import SourceOutcome
-    from .ingest_parallel import start as start_worker
     from .samples import ingest_samples, is_samples_file  # samples imports this module
 
     adapters = get_registrations("adapters")
@@ -553,38 +548,27 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     logs = []  # (report index, path) of lm-eval per-sample logs: they go to the samples table, not to adapters
     limit = min(SMALL_FILE_BYTES, _max_file_bytes())  # what _read_walked reads (larger: checked and read as before)
     store.release()
-    # A large walk's JSON files: the second half read, parsed and hashed by a forked worker meanwhile.
-    ahead = start_worker(sources, adapters, forced, getattr(store, "_shas", frozenset()), limit)
     try:
-        for i, (src, explicit, root) in enumerate(progress(sources, total=len(sources), desc="ingest",
-                                                           disable=None if show_progress else True)):
+        for src, explicit, root in progress(sources, total=len(sources), desc="ingest", disable=None if show_progress else True):
             try:
-                got = ahead.take(i, src, root, adapters, forced, established) if ahead is not None else None
-                if got is not None:
-                    chosen, sha, records, configs, reason = got
-                else:
-                    # A small regular file the walk listed is checked and read in one go (_read_walked).
-                    if not ("_regular" in src.__dict__ and ".jsonl" not in src.pathname and _read_walked(src, limit)):
-                        why, size = _check(src.pathname)
-                        if why is not None:
-                            raise IngestError(src.path, why)
-                        if (forced is None and ".jsonl" in src.pathname and not src.is_dir
-                                and is_samples_file(src.pathname)):
-                            report.files.append(None)
-                            logs.append((len(report.files) - 1, src.path))
-                            continue
-                        if size is not None and size <= SMALL_FILE_BYTES:
-                            src.bytes  # one read of a small regular file (checked above): sniffing, parsing, hashing
-                    chosen = forced if forced is not None else _detect(src, root, adapters, established)
-                    sha = sha256_of(src, chosen)
+                # A small regular file the walk listed is checked and read in one go (_read_walked).
+                if not ("_regular" in src.__dict__ and ".jsonl" not in src.pathname and _read_walked(src, limit)):
+                    why, size = _check(src.pathname)
+                    if why is not None:
+                        raise IngestError(src.path, why)
+                    if forced is None and ".jsonl" in src.pathname and not src.is_dir and is_samples_file(src.pathname):
+                        report.files.append(None)
+                        logs.append((len(report.files) - 1, src.path))
+                        continue
+                    if size is not None and size <= SMALL_FILE_BYTES:
+                        src.bytes  # one read of a small regular file (checked above) serves sniffing, parsing, hashing
+                chosen = forced if forced is not None else _detect(src, root, adapters, established)
+                sha = sha256_of(src, chosen)
                 group_shas.append(sha)
                 if store.has_source(sha) or sha in batch_sha:
                     report.files.append(FileReport(src.pathname, "unchanged", chosen.name))
                     continue
-                if got is not None and reason is not None:
-                    raise IngestError(src.path, reason)
-                if got is None or records is None:  # (the worker does not read content stored before it started)
-                    records, configs = _records_of(src, chosen)
+                records, configs = _records_of(src, chosen)
                 if configs:
                     task_configs[src.pathname] = configs
                 report.files.append(None)
@@ -612,9 +596,6 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
         err = StoreLockedError(f"{exc}. Not ingested ({len(left)}; run again, stored files are recognised): {shown}")
         err.files_listed = True
         raise err from None
-    finally:
-        if ahead is not None:
-            ahead.close()
     if logs:
         # After the results, so a log's model is named from its sibling results_*.json as stored.
         done = ingest_samples(store, [p for _, p in logs], show_progress=False)
