@@ -70,6 +70,7 @@ from harness_ext.plugins.similarity_distances import (  # noqa: F401  (public na
     wasserstein_distance_matrix,
     wasserstein_similarity,
 )
+from harness_ext.plugins.similarity_kendall import kendall_similarity  # noqa: F401
 from harness_ext.plugins.similarity_kernels import (  # noqa: F401
     _blas_libraries,
     _OneBlasThread,
@@ -77,7 +78,6 @@ from harness_ext.plugins.similarity_kernels import (  # noqa: F401
     _symmetrise,
     cosine_similarity,
     cross_pearson,
-    kendall_similarity,
     spearman_similarity,
 )
 

@@ -1,9 +1,11 @@
-"""Vectorised kernels of the correlation-type similarities (Pearson, Spearman, Kendall, cosine).
+"""Vectorised kernels of the correlation-type similarities (Pearson, Spearman, cosine).
 
 The measures themselves, their conventions (pairwise-complete rows, NaN for
 undefined entries, unit diagonal) and their registration live in
 :mod:`harness_ext.plugins.similarity`; the distance kernels in
-:mod:`harness_ext.plugins.similarity_distances`. This module holds the shared
+:mod:`harness_ext.plugins.similarity_distances`, Kendall's in
+:mod:`harness_ext.plugins.similarity_kendall`, the thread helpers in
+:mod:`harness_ext.plugins.similarity_threads`. This module holds the shared
 helpers (input checks, symmetrising, the per-column sorted order with tie
 groups) and the correlation kernels.
 
@@ -27,6 +29,13 @@ import numpy as np
 
 from harness_ext.base import check_matrix
 from harness_ext.errors import MethodError
+from harness_ext.plugins.similarity_threads import (  # noqa: F401  (tests and the distance kernels use them here)
+    _blas_libraries,
+    _cores,
+    _each_task,
+    _idle_core,
+    _OneBlasThread,
+)
 
 _EPS = np.finfo(float).eps
 # Broadcast intermediates are materialised per chunk; this caps one at ~32 MB of float64.
@@ -34,10 +43,6 @@ _CHUNK_ELEMENTS = 4_000_000
 # Above this many elementwise terms (n q (q - 1) / 2: 1,000 x 100 columns), Minkowski and Jensen-Shannon
 # work in float32 (float32 log is 2-6x faster; tests/test_similarity.py holds the result to 1e-5).
 _FLOAT32_TERMS = 5_000_000
-# Kendall: all row pairs while n_pairs * p**2 stays under this many multiply-adds (or n_pairs <= max_pairs).
-_KENDALL_EXACT_OPS = 1e10
-# ... and on two threads from this many (838 x 57 has 2e9).
-_KENDALL_THREAD_OPS = 2e8
 
 
 def _prepare(X) -> tuple:
@@ -117,127 +122,6 @@ _THREAD_CELLS = 2_000_000
 def _each_column(q: int, fn, cells: int) -> None:
     """``fn(i)`` for every column ``i``, on two threads for large matrices (``cells >= _THREAD_CELLS``)."""
     _each_task(q, fn, cells >= _THREAD_CELLS)
-
-
-_POOL = None
-_POOL_LOCK = None
-
-
-def _each_task(k: int, fn, threaded: bool) -> None:
-    """``fn(t)`` for ``t`` in ``range(k)``, with the module's worker thread helping when ``threaded``.
-
-    The calling thread and one worker pull tasks in order from a shared
-    counter until none is left. The caller never just waits: on a busy
-    machine, where the worker may not be scheduled for milliseconds, the
-    caller runs every task itself, and then only waits for the one task the
-    worker has started, if any (a worker that has not started is cancelled).
-    On an idle machine both cores work. Each task writes its own part of the
-    result, so the schedule cannot change the answer. Exceptions propagate
-    (the other thread stops pulling). The worker is created once per process
-    (a fresh pool per call costs about 0.5 ms, as much as a whole 838 x 57 L1
-    matrix) and again after a fork, whose child has no worker threads.
-    """
-    import os
-    import threading
-
-    if not threaded or _cores() < 2 or k < 2:
-        for t in range(k):
-            fn(t)
-        return
-    global _POOL, _POOL_LOCK
-    if _POOL_LOCK is None:
-        _POOL_LOCK = threading.Lock()
-    with _POOL_LOCK:
-        if _POOL is None or _POOL[0] != os.getpid():
-            from concurrent.futures import ThreadPoolExecutor
-
-            _POOL = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="harness-ext-similarity"))
-        pool = _POOL[1]
-    lock = threading.Lock()
-    nxt = [0]
-
-    def drain() -> None:
-        while True:
-            with lock:
-                t = nxt[0]
-                nxt[0] = t + 1
-            if t >= k:
-                return
-            fn(t)
-
-    helper = pool.submit(drain)
-    try:
-        drain()
-    finally:
-        with lock:
-            nxt[0] = k  # after an error here: the worker takes nothing more
-        if not helper.cancel():
-            helper.result()
-
-
-@functools.lru_cache(maxsize=None)
-def _cores() -> int:
-    """``os.cpu_count()``, looked up once (a call costs about 25 us, a tenth of an 838 x 57 Pearson matrix)."""
-    import os
-
-    return os.cpu_count() or 1
-
-
-def _idle_core() -> bool:
-    """Whether the machine seems to have a core to spare: 1-minute load average below ``cores - 0.5``.
-
-    For kernels of a few milliseconds, a second thread pays only when it is
-    scheduled at once: at load 7 on the 2-core machine, splitting a 1,000 x 200
-    Gram matrix over two threads took 2.9 ms (best of 40) against 1.6 ms on
-    one, as the hand-offs wait for a time slice. Long kernels thread
-    regardless (two runnable threads also get two shares of a busy
-    machine). Only the schedule depends on this, never the result.
-    """
-    import os
-
-    cores = _cores()
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # no load average (Windows): assume a busy machine, one thread
-        return False
-    return cores >= 2 and load < cores - 0.5
-
-
-_BLAS_LIBRARIES = None
-
-
-def _blas_libraries() -> list:
-    """threadpoolctl's controllers of the BLAS libraries loaded in this process (looked up once: about 5 ms)."""
-    global _BLAS_LIBRARIES
-    if _BLAS_LIBRARIES is None:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS_LIBRARIES = ThreadpoolController().select(user_api="blas").lib_controllers
-    return _BLAS_LIBRARIES
-
-
-class _OneBlasThread:
-    """Context manager: the BLAS libraries on one thread, their thread counts restored on exit (even on error).
-
-    Setting the libraries' counts directly costs about 10 us a call where
-    :func:`harness_ext.base.limit_threads` (threadpoolctl's limiter object) costs 20-50 us, a quarter of an
-    838 x 57 Pearson matrix. Used around small products and around BLAS calls made from the worker threads
-    of :func:`_each_task` (two BLAS threads under each of two workers would oversubscribe the two cores).
-    """
-
-    def __enter__(self):
-        self.libs = _blas_libraries()
-        self.before = [lib.get_num_threads() for lib in self.libs]
-        for lib, k in zip(self.libs, self.before):
-            if k != 1:
-                lib.set_num_threads(1)
-        return self
-
-    def __exit__(self, *exc):
-        for lib, k in zip(self.libs, self.before):
-            if k != 1:
-                lib.set_num_threads(k)
-        return False
 
 
 # --------------------------------------------------------------------------- Pearson
@@ -681,251 +565,3 @@ def cosine_similarity(X) -> np.ndarray:
     C = np.where(prod > 0, np.clip(_symmetrise(C), -1.0, 1.0), np.nan)
     np.fill_diagonal(C, np.where(np.diag(prod) > 0, 1.0, np.nan))
     return C
-
-
-# --------------------------------------------------------------------------- Kendall
-
-
-def _row_pairs(n: int, cap: int):
-    """Every unordered row pair ``(a, b)``, ``a < b``, in chunks of about ``cap`` pairs."""
-    counts = np.arange(n - 1, -1, -1)  # partners after row i
-    ends = np.cumsum(counts)
-    start = 0
-    while start < n - 1:
-        done = ends[start - 1] if start else 0
-        stop = int(min(n - 1, max(start + 1, np.searchsorted(ends, done + cap, side="right"))))
-        rows = np.arange(start, stop)
-        k = counts[rows]
-        a = np.repeat(rows, k)
-        # b runs over i+1..n-1 for each row i of the chunk.
-        b = np.arange(a.size) - np.repeat(np.cumsum(k) - k, k) + a + 1
-        yield a, b
-        start = stop
-
-
-def _sampled_row_pairs(n: int, n_pairs: int, cap: int, random_state):
-    """``n_pairs`` row pairs drawn uniformly (with replacement) among unordered pairs of distinct rows."""
-    rng = np.random.default_rng(random_state)
-    a = rng.integers(0, n, n_pairs)
-    b = rng.integers(0, n - 1, n_pairs)
-    b = b + (b >= a)  # uniform over the other n - 1 rows
-    for start in range(0, n_pairs, cap):
-        yield a[start : start + cap], b[start : start + cap]
-
-
-def _kendall_per_column_pair_is_cheaper(n: int, p: int) -> bool:
-    """Cost model (nanoseconds, measured on one core): scipy per column pair vs the sign product over row pairs."""
-    per_column_pair = p * (p - 1) / 2 * (5e4 + 150.0 * n * np.log2(max(n, 2)))
-    sign_product = n * (n - 1) / 2 * (0.05 * p * p + 20.0 * p)
-    return per_column_pair < sign_product and per_column_pair < 2e9  # at most a few seconds
-
-
-def _kendall_per_column_pair(X: np.ndarray, M: np.ndarray) -> np.ndarray:
-    """tau-b for each pair of columns with ``scipy.stats.kendalltau`` on the pairwise-complete rows.
-
-    Only chosen for few columns (a loop over column pairs, each ``O(n log n)``).
-    NaN where a column is constant on the shared rows or fewer than two rows
-    are shared; the diagonal is 1 where the column has two distinct values.
-    """
-    from scipy.stats import kendalltau
-
-    p = X.shape[1]
-    tau = np.full((p, p), np.nan)
-    for i in range(p):
-        for j in range(i + 1, p):
-            rows = M[:, i] & M[:, j]
-            a, b = X[rows, i], X[rows, j]
-            if rows.sum() >= 2 and np.ptp(a) > 0 and np.ptp(b) > 0:
-                tau[i, j] = tau[j, i] = np.clip(kendalltau(a, b).statistic, -1.0, 1.0)
-        col = X[M[:, i], i]
-        tau[i, i] = 1.0 if col.size >= 2 and np.ptp(col) > 0 else np.nan
-    return tau
-
-
-def kendall_similarity(X, max_pairs: int = 200_000, random_state: int = 0, min_periods: int = 1) -> np.ndarray:
-    """Kendall's tau-b between columns (pairwise-complete), as ``scipy.stats.kendalltau``.
-
-    With ``s_i(k, l) = sign(x_ki - x_li)``, tau-b is
-    ``sum s_i s_j / sqrt(N_i(j) N_j(i))`` where ``N_i(j)`` counts the pairs of
-    rows not tied in column ``i`` among those observed in both columns. So the
-    whole matrix is a masked product of sign matrices, accumulated over chunks
-    of row pairs (each unordered pair once).
-
-    Few columns and many rows (e.g. the Open LLM Leaderboard's 4,500 x 6)
-    are cheaper column pair by column pair with ``scipy.stats.kendalltau``
-    (``O(n log n)`` per pair, against ``O(n^2)`` row pairs here); a rough
-    cost model picks that path (:func:`_kendall_per_column_pair_is_cheaper`).
-    Otherwise the product is exact (every row pair) when there are at most
-    ``max_pairs`` row pairs or
-    the product costs at most ``_KENDALL_EXACT_OPS`` (1e10) multiply-adds
-    (``n_pairs * p**2``). Otherwise both sums run over ``max_pairs`` row pairs
-    drawn uniformly with replacement (seeded by ``random_state``, so the same
-    input gives the same matrix): tau-b is a ratio of U-statistics over row
-    pairs and this is its incomplete-U-statistic estimate. Each sampled pair
-    adds a term in {-1, 0, 1}, so the standard error of an entry is at most
-    ``1 / (f * sqrt(max_pairs))`` with ``f`` the fraction of sampled pairs not
-    tied in either column (0.0022 for 200,000 untied pairs); entries are
-    biased by less than that (ratio estimator). The sampled cost is
-    ``max_pairs * p**2`` instead of ``n**2 p**2 / 2``: a 10,000 x 1,000 matrix
-    in seconds instead of hours.
-
-    Parameters
-    ----------
-    X : array-like, shape (n, p)
-    max_pairs : int, default 200_000
-        Row pairs sampled when the exact product is too expensive.
-    random_state : int, default 0
-        Seed of the pair sample (unused on the exact path).
-    min_periods : int, default 1
-        Pairs sharing fewer rows are NaN (as ``pandas.DataFrame.corr``).
-
-    References
-    ----------
-    SimBA, Appendix A, eq. 11. Eq. 11 is ``(C - D) / (C + D)``; we use tau-b,
-    which equals it without ties and is what scipy (and so, we assume, the
-    SimBA code) computes with ties. Incomplete U-statistics: Blom (1976),
-    Biometrika 63(3), 573-580.
-    """
-    X, M = _prepare(X)
-    n, p = X.shape
-    complete = bool(M.all())
-    n_pairs = n * (n - 1) // 2
-    if _kendall_per_column_pair_is_cheaper(n, p):
-        tau = _kendall_per_column_pair(X, M)
-    elif n_pairs <= max_pairs or n_pairs * float(p) * p <= _KENDALL_EXACT_OPS:
-        tau = _kendall_exact(X, M)
-    else:
-        tau = _kendall_sampled(X, M, int(max_pairs), random_state)
-    few = _min_periods_mask(M, min_periods)
-    return tau if few is None else np.where(few, np.nan, tau)
-
-
-def _tau_from_sums(num: np.ndarray, prod: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tau = num / np.sqrt(prod)
-    tau = np.where(prod > 0, np.clip(tau, -1.0, 1.0), np.nan)
-    tau = _symmetrise(tau)
-    np.fill_diagonal(tau, np.where(np.diag(prod) > 0, 1.0, np.nan))
-    return tau
-
-
-def _kendall_exact(X: np.ndarray, M: np.ndarray) -> np.ndarray:
-    """tau-b over every row pair: the sign product on blocks of rows, untied-pair counts from tie groups.
-
-    Signs come from float32 dense ranks (exact) by broadcasting a block of
-    rows against every later row, so no row-pair index is gathered. The
-    denominators ``N_i(j)`` (pairs shared with ``j`` not tied in ``i``) need
-    no product: ``C(n_ij, 2)`` minus, over each tie group of column ``i``,
-    ``C(g_j, 2)`` with ``g_j`` the group's rows that ``j`` observes
-    (:func:`_kendall_untied_pairs`).
-    """
-    n, p = X.shape
-    has_nan = not M.all()
-    R = _column_ranks(X, dense=True).astype(np.float32)
-    rows = max(1, _CHUNK_ELEMENTS // max(1, n * p))
-    starts = np.arange(0, n - 1, rows)
-    # Two halves of the row blocks with about as many row pairs each, on two threads when the products are
-    # large and BLAS itself runs on one (the registry limits it below _THREAD_CELLS cells): the elementwise
-    # passes and BLAS release the GIL. Each half sums integers exactly, so the schedule cannot change the result.
-    pairs = np.cumsum((n - starts) * np.minimum(rows, n - starts))
-    halves = np.split(starts, [int(np.searchsorted(pairs, pairs[-1] / 2))])
-    nums = [np.zeros((p, p)), np.zeros((p, p))]
-
-    def half(t: int) -> None:
-        num = nums[t]
-        for k0 in halves[t]:
-            k1 = min(n, k0 + rows)
-            a, b = R[k0:k1, None, :], R[None, k0:, :]
-            # sign(a - b) as (a > b) - (a < b): two byte-wide comparisons, and a missing cell (NaN) compares
-            # False both ways, so a pair missing in either row adds nothing without a masking pass.
-            D = np.subtract(np.greater(a, b), np.less(a, b), dtype=np.float32)
-            # Counts per block are integers below 2**24: exact in float32, summed in float64.
-            S = D.reshape(-1, p)
-            num += S.T @ S
-            # Pairs inside the block appear in both orders (same product): count them once.
-            W = np.ascontiguousarray(D[:, : k1 - k0]).reshape(-1, p)
-            num -= 0.5 * (W.T @ W)
-
-    _each_task(2, half, n * p < _THREAD_CELLS and pairs[-1] * float(p) * p > _KENDALL_THREAD_OPS)
-    num = nums[0] + nums[1]
-    if not has_nan:
-        d = np.diag(num).copy()
-        return _tau_from_sums(num, np.outer(d, d))
-    den = _kendall_untied_pairs(X, M)
-    if den is None:  # too many tie groups for the counting route: one masked product instead
-        den = np.zeros((p, p))
-        for a, b in _row_pairs(n, max(1, _CHUNK_ELEMENTS // max(1, p))):
-            with np.errstate(invalid="ignore"):
-                A = np.abs(np.sign(X[a] - X[b])).astype(np.float32)
-            np.copyto(A, 0.0, where=np.isnan(A))
-            den += A.T @ (M[a] & M[b]).astype(np.float32)
-    return _tau_from_sums(num, den * den.T)
-
-
-def _kendall_untied_pairs(X: np.ndarray, M: np.ndarray, max_cells: float = 2e7):
-    """``N[i, j]``: row pairs observed in both ``i`` and ``j`` and not tied in ``i`` (``None`` if too many ties).
-
-    ``C(n_ij, 2)`` minus the tied pairs: for a tie group of column ``i`` (rows
-    sharing one value), ``C(g_j, 2)`` with ``g_j`` the group's rows observed
-    in ``j``, i.e. a sparse group-indicator product ``G.T @ M``. Returns
-    ``None`` when ``groups x q`` would exceed ``max_cells``.
-    """
-    from scipy import sparse
-
-    n, q = X.shape
-    m = M.astype(float)
-    c = m.T @ m
-    N = c * (c - 1.0) / 2.0
-    order = np.argsort(X, axis=0, kind="stable")
-    v = np.take_along_axis(X, order, axis=0)
-    same = np.zeros((n, q), dtype=bool)
-    same[1:] = v[1:] == v[:-1]  # NaN never equals: missing cells are never tied
-    start = np.zeros((n, q), dtype=bool)
-    start[:-1] = same[1:] & ~same[:-1]  # first row of a tie group of size >= 2
-    in_group = same | start
-    if not in_group.any():
-        return N
-    gid = np.cumsum(start.T.ravel()).reshape(q, n).T - 1  # global group id, column by column
-    r, j = np.nonzero(in_group)
-    g = gid[r, j]
-    n_groups = int(g.max()) + 1
-    if n_groups * q > max_cells:
-        return None
-    G = sparse.csr_matrix((np.ones(r.size), (order[r, j], g)), shape=(n, n_groups))
-    counts = np.asarray((G.T @ m))  # (groups, q): rows of each group observed in each column
-    col = np.zeros(n_groups, dtype=np.intp)
-    col[g] = j
-    tied = np.zeros((q, q))
-    np.add.at(tied, col, counts * (counts - 1.0) / 2.0)
-    return N - tied
-
-
-def _kendall_sampled(X: np.ndarray, M: np.ndarray, max_pairs: int, random_state) -> np.ndarray:
-    """tau-b estimated from ``max_pairs`` row pairs drawn uniformly (the ratio of the two sampled sums)."""
-    from scipy import sparse
-
-    n, p = X.shape
-    complete = bool(M.all())
-    cap = max(1, _CHUNK_ELEMENTS // max(1, p))
-    num = np.zeros((p, p))
-    den = np.zeros((p, p))
-    for a, b in _sampled_row_pairs(n, max_pairs, cap, random_state):
-        Xa, Xb = X[a], X[b]
-        S = np.subtract(np.greater(Xa, Xb), np.less(Xa, Xb), dtype=np.float32)  # NaN compares False: 0
-        # Counts per chunk are integers below 2**24: exact in float32, summed in float64.
-        num += S.T @ S
-        if not complete:
-            # |S_i| = P_i - T_i (pairs observed in column i, minus those tied in it; NaN never equals), so
-            # |S|.T @ P is the symmetric P.T @ P (half a product) minus T.T @ P, sparse while ties are rare.
-            P = (M[a] & M[b]).astype(np.float32)
-            den += P.T @ P
-            T = Xa == Xb
-            n_tied = np.count_nonzero(T)
-            if n_tied > 0.05 * T.size:
-                den -= T.astype(np.float32).T @ P
-            elif n_tied:
-                den -= sparse.csr_matrix(T, dtype=np.float32).T @ P
-    if complete:
-        d = np.diag(num).copy()
-        return _tau_from_sums(num, np.outer(d, d))
-    return _tau_from_sums(num, den * den.T)

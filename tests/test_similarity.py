@@ -12,6 +12,7 @@ from scipy.spatial import distance
 from harness_ext import get_registrations
 from harness_ext.errors import MethodError
 from harness_ext.plugins import similarity as S
+from harness_ext.plugins import similarity_kendall as SKD
 from harness_ext.plugins import similarity_kernels as SK
 
 PAPER = S.PAPER_MEASURES
@@ -246,7 +247,7 @@ def test_similarity_matrix_lookup_by_name():
 def test_row_pairs_enumerate_each_unordered_pair_once():
     for n in (2, 3, 7, 50):
         for cap in (1, 3, 10, 10_000):
-            got = np.concatenate([np.stack(ab, 1) for ab in SK._row_pairs(n, cap)])
+            got = np.concatenate([np.stack(ab, 1) for ab in SKD._row_pairs(n, cap)])
             np.testing.assert_array_equal(got, np.stack(np.triu_indices(n, 1), 1))
 
 
@@ -257,8 +258,8 @@ def test_sampled_kendall_within_its_standard_error_on_real_data(pythia_mmlu_matr
     if holes:
         X = _with_holes(X, 0.05, 21)
     exact = S.kendall_similarity(X)  # 350k pairs * 57^2 is under the exact budget
-    monkeypatch.setattr(SK, "_KENDALL_EXACT_OPS", 0)
-    monkeypatch.setattr(SK, "_kendall_per_column_pair_is_cheaper", lambda n, p: False)
+    monkeypatch.setattr(SKD, "_KENDALL_EXACT_OPS", 0)
+    monkeypatch.setattr(SKD, "_kendall_per_column_pair_is_cheaper", lambda n, p: False)
     B = 20_000
     est = S.kendall_similarity(X, max_pairs=B, random_state=1)
     np.testing.assert_array_equal(est, S.kendall_similarity(X, max_pairs=B, random_state=1))  # seeded
@@ -278,8 +279,8 @@ def test_sampled_kendall_standard_error_is_calibrated(monkeypatch):
     # Independent untied columns: tau ~ 0 and each sampled term is +-1, so the documented 1 / sqrt(B) is the SE itself.
     X = np.random.default_rng(30).random((2000, 20))
     exact = S.kendall_similarity(X)
-    monkeypatch.setattr(SK, "_KENDALL_EXACT_OPS", 0)
-    monkeypatch.setattr(SK, "_kendall_per_column_pair_is_cheaper", lambda n, p: False)
+    monkeypatch.setattr(SKD, "_KENDALL_EXACT_OPS", 0)
+    monkeypatch.setattr(SKD, "_kendall_per_column_pair_is_cheaper", lambda n, p: False)
     B = 20_000
     z = (S.kendall_similarity(X, max_pairs=B, random_state=0) - exact) * np.sqrt(B)
     z = np.abs(z[np.triu_indices(20, 1)])
@@ -333,12 +334,12 @@ def test_cross_pearson_complete_path_equals_masked_path(pythia_mmlu_matrix):
 def test_kendall_per_column_pair_path_equals_sign_product(real_slices, monkeypatch):
     # Few columns x many rows go column pair by column pair through scipy; both exact paths must agree,
     # with holes and with a column constant on every row.
-    assert SK._kendall_per_column_pair_is_cheaper(4496, 6) and not SK._kendall_per_column_pair_is_cheaper(10_000, 1_000)
+    assert SKD._kendall_per_column_pair_is_cheaper(4496, 6) and not SKD._kendall_per_column_pair_is_cheaper(10_000, 1_000)
     for key, X in real_slices.items():
         X = X.copy()
         X[:, 0] = 0.0
         sign = S.kendall_similarity(X)
-        monkeypatch.setattr(SK, "_kendall_per_column_pair_is_cheaper", lambda n, p: True)
+        monkeypatch.setattr(SKD, "_kendall_per_column_pair_is_cheaper", lambda n, p: True)
         per_pair = S.kendall_similarity(X)
         monkeypatch.undo()
         np.testing.assert_allclose(per_pair, sign, atol=1e-12, equal_nan=True, err_msg=key)

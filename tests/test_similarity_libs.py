@@ -17,6 +17,7 @@ from scipy import stats
 from scipy.spatial import distance
 
 from harness_ext.plugins import similarity as S
+from harness_ext.plugins import similarity_kendall as SKD
 
 CASES = ["complete", "missing", "constant", "constant_missing"]
 
@@ -352,12 +353,12 @@ def test_sampled_kendall_denominators_equal_the_direct_product(ties):
     X[rng.random(X.shape) < 0.2] = np.nan
     M = ~np.isnan(X)
     num, den = np.zeros((9, 9)), np.zeros((9, 9))
-    for a, b in SK._sampled_row_pairs(300, 5000, 700, 4):
+    for a, b in SKD._sampled_row_pairs(300, 5000, 700, 4):
         S = np.sign(X[a] - X[b])
         S[np.isnan(S)] = 0.0
         num += S.T @ S
         den += np.abs(S).T @ (M[a] & M[b])
-    np.testing.assert_array_equal(SK._kendall_sampled(X, M, 5000, 4), SK._tau_from_sums(num, den * den.T))
+    np.testing.assert_array_equal(SKD._kendall_sampled(X, M, 5000, 4), SKD._tau_from_sums(num, den * den.T))
 
 
 @pytest.mark.parametrize("case", ["complete", "constant_missing"])
@@ -365,10 +366,10 @@ def test_two_thread_exact_kendall_matches_one_thread_and_pandas(monkeypatch, cas
     from harness_ext.plugins import similarity_kernels as SK
 
     X = _matrix(case, n=80, q=9)
-    monkeypatch.setattr(SK, "_KENDALL_THREAD_OPS", float("inf"))
-    single = SK._kendall_exact(X, ~np.isnan(X))
-    monkeypatch.setattr(SK, "_KENDALL_THREAD_OPS", 0.0)
-    threaded = SK._kendall_exact(X, ~np.isnan(X))
+    monkeypatch.setattr(SKD, "_KENDALL_THREAD_OPS", float("inf"))
+    single = SKD._kendall_exact(X, ~np.isnan(X))
+    monkeypatch.setattr(SKD, "_KENDALL_THREAD_OPS", 0.0)
+    threaded = SKD._kendall_exact(X, ~np.isnan(X))
     np.testing.assert_array_equal(threaded, single)
     ref = pd.DataFrame(X).corr(method="kendall").to_numpy()
     _offdiag(threaded, ref, 1e-10)

@@ -1,0 +1,131 @@
+"""The worker thread and BLAS thread control shared by the similarity kernels.
+
+Kernels split their work into tasks that write disjoint parts of the result, so
+the schedule (one thread or two, which thread runs which task) never changes an
+answer; these helpers decide the schedule and keep BLAS from oversubscribing
+the cores beneath two Python threads.
+"""
+
+from __future__ import annotations
+
+import functools
+
+_POOL = None
+_POOL_LOCK = None
+
+
+def _each_task(k: int, fn, threaded: bool) -> None:
+    """``fn(t)`` for ``t`` in ``range(k)``, with the module's worker thread helping when ``threaded``.
+
+    The calling thread and one worker pull tasks in order from a shared
+    counter until none is left. The caller never just waits: on a busy
+    machine, where the worker may not be scheduled for milliseconds, the
+    caller runs every task itself, and then only waits for the one task the
+    worker has started, if any (a worker that has not started is cancelled).
+    On an idle machine both cores work. Each task writes its own part of the
+    result, so the schedule cannot change the answer. Exceptions propagate
+    (the other thread stops pulling). The worker is created once per process
+    (a fresh pool per call costs about 0.5 ms, as much as a whole 838 x 57 L1
+    matrix) and again after a fork, whose child has no worker threads.
+    """
+    import os
+    import threading
+
+    if not threaded or _cores() < 2 or k < 2:
+        for t in range(k):
+            fn(t)
+        return
+    global _POOL, _POOL_LOCK
+    if _POOL_LOCK is None:
+        _POOL_LOCK = threading.Lock()
+    with _POOL_LOCK:
+        if _POOL is None or _POOL[0] != os.getpid():
+            from concurrent.futures import ThreadPoolExecutor
+
+            _POOL = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="harness-ext-similarity"))
+        pool = _POOL[1]
+    lock = threading.Lock()
+    nxt = [0]
+
+    def drain() -> None:
+        while True:
+            with lock:
+                t = nxt[0]
+                nxt[0] = t + 1
+            if t >= k:
+                return
+            fn(t)
+
+    helper = pool.submit(drain)
+    try:
+        drain()
+    finally:
+        with lock:
+            nxt[0] = k  # after an error here: the worker takes nothing more
+        if not helper.cancel():
+            helper.result()
+
+
+@functools.lru_cache(maxsize=None)
+def _cores() -> int:
+    """``os.cpu_count()``, looked up once (a call costs about 25 us, a tenth of an 838 x 57 Pearson matrix)."""
+    import os
+
+    return os.cpu_count() or 1
+
+
+def _idle_core() -> bool:
+    """Whether the machine seems to have a core to spare: 1-minute load average below ``cores - 0.5``.
+
+    For kernels of a few milliseconds, a second thread pays only when it is
+    scheduled at once: at load 7 on the 2-core machine, splitting a 1,000 x 200
+    Gram matrix over two threads took 2.9 ms (best of 40) against 1.6 ms on
+    one, as the hand-offs wait for a time slice. Long kernels thread
+    regardless (two runnable threads also get two shares of a busy
+    machine). Only the schedule depends on this, never the result.
+    """
+    import os
+
+    cores = _cores()
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average (Windows): assume a busy machine, one thread
+        return False
+    return cores >= 2 and load < cores - 0.5
+
+
+_BLAS_LIBRARIES = None
+
+
+def _blas_libraries() -> list:
+    """threadpoolctl's controllers of the BLAS libraries loaded in this process (looked up once: about 5 ms)."""
+    global _BLAS_LIBRARIES
+    if _BLAS_LIBRARIES is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS_LIBRARIES = ThreadpoolController().select(user_api="blas").lib_controllers
+    return _BLAS_LIBRARIES
+
+
+class _OneBlasThread:
+    """Context manager: the BLAS libraries on one thread, their thread counts restored on exit (even on error).
+
+    Setting the libraries' counts directly costs about 10 us a call where
+    :func:`harness_ext.base.limit_threads` (threadpoolctl's limiter object) costs 20-50 us, a quarter of an
+    838 x 57 Pearson matrix. Used around small products and around BLAS calls made from the worker threads
+    of :func:`_each_task` (two BLAS threads under each of two workers would oversubscribe the two cores).
+    """
+
+    def __enter__(self):
+        self.libs = _blas_libraries()
+        self.before = [lib.get_num_threads() for lib in self.libs]
+        for lib, k in zip(self.libs, self.before):
+            if k != 1:
+                lib.set_num_threads(1)
+        return self
+
+    def __exit__(self, *exc):
+        for lib, k in zip(self.libs, self.before):
+            if k != 1:
+                lib.set_num_threads(k)
+        return False
