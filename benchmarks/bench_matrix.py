@@ -336,6 +336,19 @@ def _budget_rules(manifest) -> str:
     if rows:
         parts.append(f"subsets scored on {rows['rows']} of {rows['of']} held-out models (flops {rows['flops']:.3g} > "
                      f"budget {rows['budget']:.3g})")
+    runs = ((m.get("selection") or {}).get("random_baseline") or {}).get("budget_rule")
+    if runs:
+        parts.append(f"coverage baseline: {runs['n_runs']} of {runs['of']} random orders (cells {runs['cells']:.3g} > "
+                     f"budget {runs['budget']:.3g})")
+    settings = (m.get("prediction") or {}).get("settings_rule")
+    if settings:
+        parts.append(f"rank/penalty searched once on {settings['rows']} of {settings['of']} models (flops "
+                     f"{settings['flops']:.3g} > budget {settings['budget']:.3g})")
+    counts = (m.get("evidence") or {}).get("subset_counts")
+    if counts:
+        parts.append(f"evidence: {counts['n_draws']} of {counts['of_draws']} random subsets, "
+                     f"{counts['n_random_per_size']} of {counts['of_random_per_size']} per budget-curve size (flops "
+                     f"{counts['flops']:.3g} > budget {counts['budget']:.3g})")
     k = (m.get("selection") or {}).get("subset_size")
     return "; ".join(([f"subset of {k} datasets"] if k else []) + parts)
 

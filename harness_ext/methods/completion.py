@@ -44,7 +44,7 @@ from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, fit_als, fit_gibb
 from .direct_ridge import CELL_FLOPS_BUDGET, cell_regression_flops, direct_ridge_predict, ridge_design
 from .transforms import DEFAULT_EPS, as_transform
 
-__all__ = ["LowRankCompleter", "IntervalPrediction", "direct_predict"]
+__all__ = ["LowRankCompleter", "IntervalPrediction", "direct_predict", "settings_search_flops"]
 
 #: Weights of the direct regression tried next to the fold-in (0: fold-in only).
 BLEND_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -52,6 +52,15 @@ BLEND_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 BLEND_UNCALIBRATED = 0.5
 #: Transforms compared by ``scales="cv"``: the detected ones (logit for bounded scores) and a z-score of every column.
 SCALE_CANDIDATES = ("auto", "standardise")
+#: Flops the rank/penalty search may spend (:func:`settings_search_flops`: every transform, fold, rank and penalty,
+#: counted at the search's sweep limit). Past it (wide matrices: a 1,000 x 2,000 sample takes 9e11) the grid is
+#: searched once, for the first transform, on a seeded sample of models. About half a minute of one core; no real
+#: matrix of the repository's data comes near it (the largest, Pythia MMLU's 838 x 57, takes 2e10).
+SETTINGS_FLOPS_BUDGET = 1e11
+#: Models the rank/penalty and transform cross-validation keeps past :data:`SETTINGS_FLOPS_BUDGET`, at least.
+MIN_SETTINGS_ROWS = 200
+#: ALS sweep limit of :func:`~harness_ext.methods.lowrank.select_rank_lam` (the flops estimate counts it).
+SEARCH_SWEEPS = 60
 
 
 def direct_predict(fit, Z_train, z_new, design=None) -> np.ndarray:
@@ -230,6 +239,8 @@ class LowRankCompleter(BasePredictor):
                 est.set_params(blend=0.0)
             if cv is not None:
                 est.set_params(rank=int(cv["rank"]), lam=float(cv["lam"]))
+            # What the flops budget cut from the search, for the manifest (None: nothing).
+            est.settings_rule_ = info.get("settings_rule")
         return est
 
     def _transform_for(self, spec, X):
@@ -256,9 +267,17 @@ class LowRankCompleter(BasePredictor):
         the cell blend is 0 (low-rank only) and ``info["cell_blend_rule"]`` says so;
         so is the uncalibrated new-model blend of selection (:meth:`_uncalibrated_blend`).
         The calibrated new-model blend (``predict_new_models``) is still chosen by CV.
+
+        When the rank/penalty search would exceed :data:`SETTINGS_FLOPS_BUDGET`
+        flops (:func:`settings_search_flops`), the grid is searched once, for
+        the first candidate transform, and every later candidate is compared at
+        its rank and penalty; that search and the transform's held-out cells use
+        a seeded sample of models (as many as the budget pays for, at least
+        :data:`MIN_SETTINGS_ROWS`); ``info["settings_rule"]`` says so.
         """
         auto = self.rank == "auto" or self.lam == "auto"
         specs = SCALE_CANDIDATES if self.scales == "cv" else (self.scales,)
+        rows, settings_rule = self._settings_rows(X.shape, len(specs)) if auto else (None, None)
         blends = BLEND_GRID if self.cell_blend == "auto" else (self._fixed_blend(self.cell_blend),)
         rule = None
         if self.cell_blend == "auto":
@@ -275,18 +294,42 @@ class LowRankCompleter(BasePredictor):
                 continue
             seen.add(kinds)
             Z = tt.transform(X)
-            cvs[spec] = self._select(Z) if auto else {"rank": int(self.rank), "lam": float(self.lam)}
+            Xs, Zs = (X, Z) if rows is None else (X[rows], Z[rows])
+            if not auto:
+                cvs[spec] = {"rank": int(self.rank), "lam": float(self.lam)}
+            else:  # past the budget, later transforms take the first one's search
+                cvs[spec] = cvs[next(iter(cvs))] if settings_rule and cvs else self._select(Zs)
             if len(specs) == 1 and len(blends) == 1:
                 err[(spec, blends[0])] = float("nan")
                 break
-            e = _cell_cv_error(X, Z, tt, int(cvs[spec]["rank"]), float(cvs[spec]["lam"]), self, blends)
+            e = _cell_cv_error(Xs, Zs, tt, int(cvs[spec]["rank"]), float(cvs[spec]["lam"]), self, blends)
             err.update({(spec, a): v for a, v in e.items()})
         best = min(err, key=lambda k: (round(err[k], 12), specs.index(k[0]), k[1]))
         info = {"chosen": best[0], "cell_blend": float(best[1]), "n_folds": int(self.cv_folds),
                 "error": [{"scales": sp, "cell_blend": a, "error": round(float(v), 8)} for (sp, a), v in err.items()]}
         if rule is not None:
             info["cell_blend_rule"] = rule
+        if settings_rule is not None:
+            info["settings_rule"] = settings_rule
         return best[0], info, (cvs[best[0]] if auto else None)
+
+    def _settings_rows(self, shape, n_specs: int):
+        """``(rows, rule)``: the seeded sample of models the settings search uses and why (``(None, None)``: all of
+        them, within :data:`SETTINGS_FLOPS_BUDGET`; see :meth:`_choose_scales`)."""
+        m, d = shape
+        ranks = self.ranks if self.rank == "auto" else (int(self.rank),)
+        n_lams = len(self.lams) if self.lam == "auto" else 1
+        n = min(m, MAX_CV_ROWS)
+        flops = settings_search_flops(n, d, ranks, n_lams, int(self.cv_folds), n_specs)
+        if flops <= SETTINGS_FLOPS_BUDGET:
+            return None, None
+        per_row = settings_search_flops(1, d, ranks, n_lams, int(self.cv_folds), 1)
+        keep = int(min(n, max(MIN_SETTINGS_ROWS, SETTINGS_FLOPS_BUDGET // per_row)))
+        rows = np.sort(np.random.default_rng(self.random_state + 101).choice(m, keep, replace=False))
+        return rows, {"reason": "rank/penalty search over the flops budget: one grid search (the first transform's) "
+                                "on a seeded sample of models",
+                      "rows": keep, "of": int(m), "transforms_searched": 1, "flops": float(f"{flops:.3g}"),
+                      "budget": float(SETTINGS_FLOPS_BUDGET)}
 
     def _select(self, Z) -> dict:
         ranks = self.ranks if self.rank == "auto" else (int(self.rank),)
@@ -587,6 +630,14 @@ class _ColumnScaled:
 
     def to_dict(self):
         return {**self.inner.to_dict(), "column_mean": self.mu.tolist(), "column_sd": self.sd.tolist()}
+
+
+def settings_search_flops(m: int, d: int, ranks, n_lams: int, n_folds: int, n_specs: int,
+                          sweeps: int = SEARCH_SWEEPS) -> float:
+    """Flops of the rank/penalty search on ``m`` x ``d``, every sweep run: an ALS sweep at rank ``r`` costs about
+    ``(4 (r+1)^2 + 14) m d`` (two batched Gram products of ``(r+1)^2`` columns, right-hand sides and residuals)."""
+    per_sweep = sum(4.0 * (int(r) + 1) ** 2 + 14.0 for r in ranks)
+    return float(n_specs) * n_folds * n_lams * sweeps * per_sweep * m * d
 
 
 def _cell_cv_error(X, Z, transform, rank, lam, est, blends) -> dict:

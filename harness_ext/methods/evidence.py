@@ -17,10 +17,23 @@ from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from .subset_cv import aggregate_rmse, fold_predictions, normalised_weights, scoring_folds, subset_errors
+from .subset_cv import aggregate_rmse, fold_predictions, normalised_weights, score_flops, scoring_folds, subset_errors
 
 #: Two-sided 90% normal quantile (interval half-width = Z90 * RMSE).
 Z90 = 1.6448536269514722
+#: Flops the evidence may spend scoring subsets (the random draws and the error-against-budget curve,
+#: :func:`~harness_ext.methods.subset_cv.score_flops` each); past it both take fewer random subsets
+#: (:func:`evidence_counts`). About ten seconds of one core; no real matrix of the repository's data comes near it
+#: (the largest, Pythia MMLU's 838 x 57, takes 1.5e9 for 274 subsets).
+EVIDENCE_FLOPS_BUDGET = 5e10
+#: Random subsets compared with the chosen one at least, whatever the budget (and random orders of
+#: :func:`random_baseline_runs`).
+MIN_RANDOM_DRAWS = 20
+#: Cells (models x datasets, summed over runs) the selection's SimBA random baseline may gather
+#: (:func:`harness_ext.methods.prowl.baseline.random_baseline`: a gather, two cumulative sums and a correlation per
+#: cell); past it fewer random orders (:func:`random_baseline_runs`). About ten seconds of one core; the largest
+#: real matrix of the repository's data (Pythia MMLU, 838 x 57) takes 1e7 for 200 runs.
+RANDOM_BASELINE_CELLS = 1e8
 
 
 def random_subsets(d: int, k: int, n: int, rng: np.random.Generator, costs=None, budget=None) -> list:
@@ -34,6 +47,40 @@ def random_subsets(d: int, k: int, n: int, rng: np.random.Generator, costs=None,
         keep = np.cumsum(np.asarray(costs, dtype=float)[perm]) <= float(budget) + 1e-9
         out.append(np.sort(perm[: max(1, int(keep.sum()))]))
     return out
+
+
+def evidence_counts(n: int, d: int, n_draws: int, n_sizes: int, n_random: int):
+    """``(n_draws, n_random, rule)``: random subsets for :func:`compare_with_random` and per size of
+    :func:`budget_curve`, within :data:`EVIDENCE_FLOPS_BUDGET`.
+
+    The evidence scores ``1 + n_draws + n_sizes (1 + n_random)`` subsets on ``n``
+    held-out models of ``d`` datasets. Past the budget both random counts shrink
+    by the same factor (at least :data:`MIN_RANDOM_DRAWS` draws and one random
+    subset per size); ``rule`` says what was cut and why (None: nothing).
+    """
+    per = score_flops(n, d)
+    flops = (1 + n_draws + n_sizes * (1 + n_random)) * per
+    if flops <= EVIDENCE_FLOPS_BUDGET:
+        return n_draws, n_random, None
+    # Subsets the budget pays for beyond the chosen one and the curve's own prefixes, shared in proportion.
+    share = max(EVIDENCE_FLOPS_BUDGET / per - 1 - n_sizes, 0.0) / max(n_draws + n_sizes * n_random, 1)
+    draws = int(min(n_draws, max(MIN_RANDOM_DRAWS, share * n_draws)))
+    rand = int(min(n_random, max(1, share * n_random))) if n_random else 0
+    return draws, rand, {"reason": "scoring every random subset over the flops budget: fewer random subsets",
+                         "n_draws": draws, "of_draws": int(n_draws), "n_random_per_size": rand,
+                         "of_random_per_size": int(n_random), "flops": float(f"{flops:.3g}"),
+                         "budget": float(EVIDENCE_FLOPS_BUDGET)}
+
+
+def random_baseline_runs(m: int, d: int, n_runs: int):
+    """``(n_runs, rule)``: the random orders of the selection's coverage baseline on ``m`` x ``d`` within
+    :data:`RANDOM_BASELINE_CELLS` (at least :data:`MIN_RANDOM_DRAWS`); ``rule`` says what was cut (None: nothing)."""
+    cells = float(m) * d * n_runs
+    if cells <= RANDOM_BASELINE_CELLS:
+        return int(n_runs), None
+    runs = int(min(n_runs, max(MIN_RANDOM_DRAWS, RANDOM_BASELINE_CELLS // (float(m) * d))))
+    return runs, {"reason": "coverage curves of every random order over the cell budget: fewer random orders",
+                  "n_runs": runs, "of": int(n_runs), "cells": float(f"{cells:.3g}"), "budget": float(RANDOM_BASELINE_CELLS)}
 
 
 class RandomComparison(NamedTuple):

@@ -264,7 +264,9 @@ def build_manifest(
     n_random_subsets : int, optional
         Random subsets of the chosen size compared with the chosen one (same
         predictor, same folds); default 200 for predictors that fold a new model
-        in without refitting, 20 otherwise.
+        in without refitting, 20 otherwise, fewer past
+        :data:`~harness_ext.methods.evidence.EVIDENCE_FLOPS_BUDGET` (``evidence.subset_counts``;
+        likewise the ``n_random`` coverage baseline orders past ``RANDOM_BASELINE_CELLS``).
     max_models : int, optional
         With more models than this, selection and cross-validation use a sample
         of this many, drawn with ``random_state`` (default
@@ -281,7 +283,8 @@ def build_manifest(
     SimBA (000) §3 (prowl: coverage, |S*|), §4 (pounce); Ailem et al. (003) §3.3 (weighting);
     issue 14 items 1, 5, 7 (sparse matrices, selection for prediction, evidence).
     """
-    from .evidence import budget_curve, budget_sizes, compare_with_random, nested_subset_error
+    from .evidence import (budget_curve, budget_sizes, compare_with_random, evidence_counts, nested_subset_error,
+                           random_baseline_runs)
     from .newmodel_intervals import FOLD_RESELECTION, fold_labels, fold_selector, select_fold_subsets
     from .subset_cv import scoring_folds, shared_cache, subset_errors
     from ..plugin_manager import get_registration
@@ -336,7 +339,8 @@ def build_manifest(
     else:
         df_sel = df
     m_sel = X.shape[0]
-    prowl = run_prowl(df_sel, similarity=similarity, selector=selector, random_state=random_state, n_random=n_random,
+    n_runs, runs_rule = random_baseline_runs(m_sel, d, int(n_random))  # past its cell budget: fewer random orders
+    prowl = run_prowl(df_sel, similarity=similarity, selector=selector, random_state=random_state, n_random=n_runs,
                       target=value if kind == "coverage" else 0.95, selector_params=sel_params)
     index_of = {c: i for i, c in enumerate(columns)}
     order_idx = np.array([index_of[c] for c in prowl.order])
@@ -367,7 +371,10 @@ def build_manifest(
           "aggregate_rmse": cv_err.aggregate}
     rmse_d = np.asarray(cv_err.per_dataset, dtype=float)
     fast = hasattr(est, "predict_subsets")
+    sizes, n_rand, ev_rule = budget_sizes(d, k, 12 if fast else 8), 5 if fast else 3, None
     n_draws = n_random_subsets if n_random_subsets is not None else (200 if fast else 20)
+    if n_random_subsets is None:  # default counts: fewer random subsets past the evidence's flops budget
+        n_draws, n_rand, ev_rule = evidence_counts(m_sel, d, n_draws, len(sizes), n_rand)
     bar.update()
     bar.set_postfix_str(f"{n_draws} random subsets")
     vs_random = compare_with_random(X, subset_idx, est, n_draws=n_draws, folds=folds, weights=w,
@@ -375,8 +382,8 @@ def build_manifest(
                                     costs=cost_vec if kind == "cost" else None, cost_budget=value if kind == "cost" else None)
     bar.update()
     bar.set_postfix_str("error against budget")
-    curve = budget_curve(X, order_idx, est, sizes=budget_sizes(d, k, 12 if fast else 8), folds=folds, weights=w,
-                         n_random=5 if fast else 3, random_state=random_state, costs=cost_vec, cache=cache)
+    curve = budget_curve(X, order_idx, est, sizes=sizes, folds=folds, weights=w, n_random=n_rand,
+                         random_state=random_state, costs=cost_vec, cache=cache)
     bar.update()
     bar.set_postfix_str(f"selection without each of {len(folds)} folds")
     fold_subs = select_fold_subsets(labels, fold_selector(
@@ -447,7 +454,8 @@ def build_manifest(
             "n_star": int(prowl.n_star),
             "target": prowl.target,
             "scauc": _num(prowl.scauc),
-            "random_baseline": {"n_runs": int(n_random), "auc_matched_or_beaten": _num(prowl.auc_vs_random),
+            "random_baseline": {"n_runs": int(n_runs), **({"budget_rule": runs_rule} if runs_rule else {}),
+                                "auc_matched_or_beaten": _num(prowl.auc_vs_random),
                                 "mean_coverage_at_k": _num(prowl.random.mean_curve[k - 1]) if prowl.random else None},
             # Past a flops budget (wide matrices) the selector takes fewer exact or greedy steps: what it cut, and why.
             **({"budget_rules": jsonable(details["budget_rules"])} if (details := prowl.selector_details or {}).get(
@@ -459,6 +467,8 @@ def build_manifest(
         "subset": subset,
         "prediction": {
             "predictor": {"name": pred_reg.name, "params": jsonable(est.get_params())},
+            # Past completion.SETTINGS_FLOPS_BUDGET: what the rank/penalty search cut, and why.
+            **({"settings_rule": rule} if (rule := getattr(cache.get("settings"), "settings_rule_", None)) else {}),
             "cross_validation": {"n_splits": cv["n_splits"], "random_state": cv["random_state"],
                                  "rmse": _num(cv["rmse"]), "aggregate_rmse": _num(cv["aggregate_rmse"])},
             "expected_error": {"aggregate_rmse": _num(exp_agg), "aggregate_interval_90": _num(Z90 * exp_agg),
@@ -481,6 +491,7 @@ def build_manifest(
             "budget_curve": [{k2: (_num(v) if isinstance(v, float) else v) for k2, v in row.items()} for row in curve],
             # Past subset_cv.SCORE_FLOPS_BUDGET every subset is scored on a seeded sample of held-out models.
             **({"scoring_rows": jsonable(scoring_rule)} if (scoring_rule := scoring_folds(folds, d)[1]) else {}),
+            **({"subset_counts": ev_rule} if ev_rule else {}),  # past evidence.EVIDENCE_FLOPS_BUDGET
             "default_reason": " ".join(r for r, used in (
                 (DEFAULT_SELECTOR_REASON + ".", prowl.selector == DEFAULT_SELECTOR),
                 (DEFAULT_PREDICTOR_REASON + ".", pred_reg.name == DEFAULT_PREDICTOR)) if used) or None,
