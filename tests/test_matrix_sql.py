@@ -337,12 +337,13 @@ def _small_batches(monkeypatch, rows: int):
     monkeypatch.setattr(pivot, "_batches", split)
 
 
-@pytest.mark.parametrize("order", ["models", "datasets", "late", "sparse", "unused_model"])
+@pytest.mark.parametrize("order", ["models", "datasets", "late", "gap", "sparse", "unused_model"])
 def test_one_scan_fingerprint_while_reading(tmp_path, monkeypatch, order):
     """The fingerprint hashed while the store is read (pivot's RowHasher) is the finished matrix's, whatever the
-    order the results come in: model by model (hashed beside the scan), dataset by dataset (hashed after it),
-    model by model with a late result for an early model (started again), sparse, or with a model whose results
-    are all outside the selection (a row dropped: the cut matrix is hashed)."""
+    order the results come in: model by model (runs of cells copied, hashed beside the scan), dataset by dataset
+    (hashed after it), model by model with a late result for an early model (started again), with one result
+    stored last (runs, then scattered), sparse, or with a model whose results are all outside the selection (a
+    row dropped: the cut matrix is hashed)."""
     from harness_ext.store import digest, pivot
     from harness_ext.store.matrix import fingerprint
 
@@ -352,6 +353,8 @@ def test_one_scan_fingerprint_while_reading(tmp_path, monkeypatch, order):
         cells.sort(key=lambda c: (c[1], c[0]))
     if order == "late":
         cells.append(cells.pop(3))
+    if order == "gap":
+        cells.append(cells.pop(62))
     if order == "sparse":
         cells = [c for c in cells if rng.random() > 0.3]
     recs = [ResultRecord(model=f"m{i:03d}", benchmark="b1", dataset=f"d{j}", metric="acc",
@@ -374,15 +377,22 @@ def test_one_scan_fingerprint_while_reading(tmp_path, monkeypatch, order):
             super().advance(rows)
 
     monkeypatch.setattr(pivot, "RowHasher", Spy)
+    runs = []
+    real_is_run = pivot._is_run
+    monkeypatch.setattr(pivot, "_is_run", lambda *a: runs.append(real_is_run(*a)) or runs[-1])
     _small_batches(monkeypatch, 25)
     with Store.open(tmp_path / "order.duckdb", read_only=True) as store:
         q = MatrixQuery(normalise="none", benchmarks=("b1",))
         assert _fast_taken(store, q)
         made.clear()
+        runs.clear()
         df = load_matrix(store, q)
         assert df.attrs["fingerprint"] == fingerprint(df)
         _identical(df, _general(store, q))
     # Model by model: rows hashed during the scan. Dataset by dataset: all of them after it. A late result
     # for a row already hashed: a second hasher after the scan.
-    assert len(made) == (2 if order == "late" else 1)
+    assert len(made) == (2 if order in ("late", "gap") else 1)
     assert (made[0].bounds[0] < 40) == (order != "datasets")
+    # Runs of consecutive cells are copied while they last; the first batch that is not one ends them.
+    assert runs.count(False) <= 1 and (runs and runs[0]) == (order in ("models", "gap", "unused_model"))
+    assert all(runs) == (order == "models")

@@ -399,9 +399,17 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
         lut_c[ds_ids] = np.arange(n_cols)
     # Which models had results, for the merged-names report: only when aliases can merge names.
     seen = np.zeros(len(lut_r), dtype=bool) if aliased and np.asarray(tab["aliased"]).any() else None
-    X = np.full((n_rows, n_cols), np.nan)
+    # Results stored model by model with every cell (a dense leaderboard ingested a model at a time) come as
+    # runs of consecutive cells: a run is checked against the layout (the model id each row's cells carry,
+    # the dataset id each column's carry) and copied, with no flat index computed or scattered. The matrix
+    # is then filled with NaN only where no run wrote (``filled``: cells before it are final).
+    row_id = np.full(n_rows, -1, dtype=np.int64)
+    one = np.bincount(code, minlength=n_rows)[code] == 1  # a row of one model id (no merged names)
+    row_id[code[one]] = model_id[one]
+    runs, col_id = seen is None, ds_ids
+    X = np.empty((n_rows, n_cols)) if runs else np.full((n_rows, n_cols), np.nan)
     flat_X = X.reshape(-1)
-    n_fetched = 0
+    n_fetched = filled = 0
     # The fingerprint of the whole layout (every row and column with a result), fed the rows below the
     # current batch's while the scan stays in row order.
     whole = [whole[int(d)] for d in ds_ids]
@@ -409,19 +417,36 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     extra["fingerprint"] = hasher
     in_order = hasher is not None
     for batch in batches:
-        mid = batch["model_id"]
+        mid, did, value = batch["model_id"], batch["dataset_id"], batch["value"]
+        if not len(mid):
+            continue
+        n_fetched += len(mid)
+        if runs:
+            if row_id.dtype != mid.dtype:  # compared in the scan's integer type (no cast per batch)
+                row_id, col_id = row_id.astype(mid.dtype), ds_ids.astype(did.dtype)
+            f0 = int(lut_r[mid[0]]) + int(did[0] if lut_c is None else lut_c[did[0]])
+            if f0 >= filled and _is_run(mid, did, f0, row_id, col_id, n_cols):
+                flat_X[filled:f0] = np.nan
+                flat_X[f0:f0 + len(mid)] = value
+                filled = f0 + len(mid)
+                if in_order:  # the runs go forward: the rows before this one are final
+                    hasher.advance(filled // n_cols)
+                continue
+            runs = False  # scattered from here on: the cells no run wrote are missing so far
+            flat_X[filled:] = np.nan
         flat = lut_r[mid]
-        flat += batch["dataset_id"] if lut_c is None else lut_c[batch["dataset_id"]]
-        flat_X[flat] = batch["value"]
-        n_fetched += len(flat)
+        flat += did if lut_c is None else lut_c[did]
+        flat_X[flat] = value
         if seen is not None:
             seen[mid] = True
-        if in_order and len(flat):
+        if in_order:
             lo, hi = int(flat.min()), int(flat.max())
             if lo < hasher.done * n_cols:  # a row already hashed changed: start again after the scan
                 in_order = False
             elif hi - lo <= 4 * len(flat) + n_cols:  # a batch spread over the matrix says nothing of the order
                 hasher.advance(hi // n_cols)
+    if runs:
+        flat_X[filled:] = np.nan
     del flat_X
     if hasher is not None and not in_order:
         hasher.cancel()
@@ -470,6 +495,26 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     meta["num_fewshot"] = pd.array([pd.NA if k_lo == UNKNOWN_SHOTS else int(k_lo)] * len(columns), dtype="Int64")
     meta["n_samples"] = pd.array(n_samples, dtype="Float64")
     return X, index, columns, meta
+
+
+def _is_run(mid: np.ndarray, did: np.ndarray, f0: int, row_id: np.ndarray, ds_ids: np.ndarray, n_cols: int) -> bool:
+    """Whether results ``(mid, did)`` are the consecutive cells from flat position ``f0`` of a layout whose row
+    ``r`` holds model id ``row_id[r]`` (-1: several) and column ``c`` dataset id ``ds_ids[c]``: a partial row,
+    whole rows (compared as a 2-D block), a partial row."""
+    r, c = divmod(f0, n_cols)
+    m = len(mid)
+    if f0 + m > len(row_id) * n_cols:
+        return False
+    head = min(m, (n_cols - c) % n_cols)
+    if head and not ((mid[:head] == row_id[r]).all() and (did[:head] == ds_ids[c:c + head]).all()):
+        return False
+    r += bool(head)
+    k, tail = divmod(m - head, n_cols)
+    body = slice(head, head + k * n_cols)
+    if k and not ((mid[body].reshape(k, n_cols) == row_id[r:r + k, None]).all()
+                  and (did[body].reshape(k, n_cols) == ds_ids).all()):
+        return False
+    return not tail or bool((mid[m - tail:] == row_id[r + k]).all() and (did[m - tail:] == ds_ids[:tail]).all())
 
 
 def _column_labels(ds) -> dict:
