@@ -60,6 +60,37 @@ def test_stored_folds_replace_the_seeded_ones():
             Xn, weights=w, reselect=FoldSubsets(fold_labels(59, 3, 0), [[0]] * 3))
 
 
+def test_partial_models_are_observed_on_the_same_positions_of_each_fold_subset():
+    labels = np.array([0, 1, 0, 1, 0, 1])
+    fs = FoldSubsets(labels, [[5, 2, 7], [1, 3, 0]])
+    rows0 = np.flatnonzero(labels != 0)
+    full = fs.patterns(rows0, 2, 8)
+    assert full.shape == (2, 8) and (np.flatnonzero(full[0]) == [2, 5, 7]).all() and (full[0] == full[1]).all()
+    part = fs.restrict([[True, False, True], [False, True, False]])  # two partial models: positions 0 and 2; 1
+    p0 = part.patterns(rows0, 3, 8)
+    assert [list(np.flatnonzero(r)) for r in p0] == [[5, 7], [2], [5, 7]]  # cycles through the parts
+    assert [list(np.flatnonzero(r)) for r in part.patterns(np.flatnonzero(labels != 1), 2, 8)] == [[0, 1], [3]]
+    with pytest.raises(MethodError, match="not the complement"):
+        part.patterns(np.array([0, 1]), 2, 8)
+
+
+def test_partial_model_calibration_is_nested():
+    X = _low_rank_proportions(60, 12, 1)
+    fast = dict(ranks=(2,), lams=(1.0,), scales="auto", blend=0.0, cell_blend=0.0, calibration_folds=3)
+    labels = fold_labels(60, 3, 0)
+    fs = FoldSubsets(labels, [[0, 1, 2], [3, 4, 5], [6, 7, 8]])
+    Xn = np.where(np.arange(12) < 2, X[:4], np.nan)  # ran positions 0 and 1 of the subset [0, 1, 2]
+    w = np.full(12, 1 / 12)
+    est = LowRankCompleter(random_state=0, **fast).fit(X)
+    nested = est.predict_new_models(Xn, weights=w, reselect=fs.restrict([[True, True, False]]))
+    plain_like = LowRankCompleter(random_state=0, **fast).fit(X).predict_new_models(
+        Xn, weights=w, reselect=FoldSubsets(labels, [[0, 1], [0, 1], [0, 1]]))
+    other = LowRankCompleter(random_state=0, **fast).fit(X).predict_new_models(
+        Xn, weights=w, reselect=FoldSubsets(labels, [[0, 1], [3, 4], [6, 7]]))
+    assert not np.allclose(nested.aggregate_upper, plain_like.aggregate_upper)
+    assert np.allclose(nested.aggregate_upper, other.aggregate_upper) and np.allclose(nested.lower, other.lower)
+
+
 @pytest.fixture(scope="module")
 def nested_manifest():
     rng = np.random.default_rng(0)
@@ -111,9 +142,9 @@ def test_predict_calibrates_on_the_stored_fold_subsets(nested_manifest, monkeypa
     subset = [s["name"] for s in manifest["subset"]]
     cols = [d["name"] for d in manifest["datasets"]]
     raw = pd.DataFrame(np.where(np.isin(cols, subset), X_new[:6], np.nan), columns=cols, index=[f"n{i}" for i in range(6)])
-    raw.iloc[0, cols.index(subset[0])] = np.nan  # one model ran part of the subset: calibrated plainly
+    raw.iloc[0, cols.index(subset[0])] = np.nan  # one model ran part of the subset: its own call, same fold subsets
     res = predict_scores(manifest, raw)
-    assert sorted(calls) == sorted(cal["subsets"])  # one call per fold, the stored subsets
+    assert sorted(calls) == sorted(cal["subsets"] * 2)  # per fold: the stored subset, for each of the two calls
     assert not any("fold subsets" in w or "older reduce" in w for w in res.warnings)
     agg = res.aggregate.set_index("model")
     assert (agg["lower"] < agg["aggregate"]).all() and (agg["aggregate"] < agg["upper"]).all()

@@ -103,16 +103,23 @@ class FoldSubsets:
 
     ``labels`` gives the calibration fold of every training model (the fitted
     matrix's rows), ``subsets[f]`` the subset the selection chose without fold
-    ``f``'s models (``reduce`` stores both in the manifest,
+    ``f``'s models, in the selection's order (``reduce`` stores both in the manifest,
     ``prediction.calibration``). The calibration then uses these folds instead
     of its own seeded ones, and each call ``reselect(rows)`` must ask for the
     complement of one fold: anything else is a :class:`~harness_ext.errors.MethodError`
     (the rows are not the ones the subsets were chosen on).
+
+    ``parts`` (p, k) bool, optional: new models that ran only part of their subset,
+    one row per pattern of the positions they ran in the subset's order
+    (:meth:`restrict`). Each fold's models are then observed on the same positions
+    of the fold's own subset (:meth:`patterns`), cycling through the parts as the
+    plain calibration cycles through new models' patterns.
     """
 
-    def __init__(self, labels, subsets):
+    def __init__(self, labels, subsets, parts=None):
         self.labels = np.asarray(labels, dtype=int)
         self.subsets = [np.asarray(s, dtype=int) for s in subsets]
+        self.parts = None if parts is None else np.atleast_2d(np.asarray(parts, dtype=bool))
 
     def __call__(self, rows):
         from ..errors import MethodError
@@ -125,6 +132,23 @@ class FoldSubsets:
             raise MethodError("the calibration rows are not the complement of one stored fold: the stored fold "
                               "subsets do not belong to this training matrix")
         return self.subsets[int(held[0])]
+
+    def restrict(self, parts) -> "FoldSubsets":
+        """The same folds for new models that ran only the positions ``parts`` (p, k) of the subset's order."""
+        return FoldSubsets(self.labels, self.subsets, parts)
+
+    def patterns(self, rows, n: int, d: int) -> np.ndarray:
+        """``(n, d)`` observed cells of ``n`` held-out models of the fold whose complement is ``rows``."""
+        sub = self(rows)
+        if self.parts is None:
+            pat = np.zeros((1, d), bool)
+            pat[0, sub] = True
+        else:
+            pat = np.zeros((len(self.parts), d), bool)
+            k = min(sub.size, self.parts.shape[1])
+            for i, part in enumerate(self.parts):
+                pat[i, sub[:k][part[:k]]] = True
+        return pat[np.arange(n) % len(pat)]
 
 
 #: With a ``reselect``, choose the rank and blend weight on the new models' own pattern of cells (the subset they
@@ -195,8 +219,9 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
         if reselect is None:
             pat = pat_new
         else:
-            pat = np.zeros((test.size, d), bool)
-            pat[:, np.asarray(reselect(rows), dtype=int)] = True
+            pat = reselect.patterns(rows, test.size, d) if hasattr(reselect, "patterns") else np.zeros((test.size, d), bool)
+            if not hasattr(reselect, "patterns"):
+                pat[:, np.asarray(reselect(rows), dtype=int)] = True
         Zt = Z[test]
         have = ~np.isnan(Zt)
         z_in = np.where(pat, Zt, np.nan)

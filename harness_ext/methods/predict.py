@@ -387,7 +387,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
             reselect, why = stored_reselect(manifest, train, est)
             if why:
                 warnings.append(why)
-            p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have.all(axis=1))
+            p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have)
             mean, lower, upper = p.mean, p.lower, p.upper
         else:
             mean, std = predict_new_models(est, train_X, Z_new, subset=subset_idx)
@@ -483,18 +483,21 @@ def stored_reselect(manifest: dict, train: pd.DataFrame, est) -> tuple:
     return FoldSubsets(cal["fold"], [[index[n] for n in sub] for sub in cal["subsets"]]), None
 
 
-def _conformal(est, Z_in, weights, reselect, full):
-    """``est.predict_new_models`` with the stored fold subsets for the models that ran the whole subset.
+def _conformal(est, Z_in, weights, reselect, have):
+    """``est.predict_new_models`` with the stored fold subsets (``have``: (n, k) subset cells each new model ran).
 
-    The fold subsets stand for the whole subset; a model that ran part of it is
-    calibrated on training models observed on that part (no reselection), in its own call.
+    The models that ran the whole subset are calibrated on each fold's models observed on
+    the fold's subset; a model that ran part of it, in its own call, on the same positions
+    of each fold's subset (:meth:`~harness_ext.methods.newmodel_intervals.FoldSubsets.restrict`).
     """
+    full = have.all(axis=1)
     if reselect is None or full.all():
         return est.predict_new_models(Z_in, weights=weights, reselect=reselect)
+    part = reselect.restrict(np.unique(have[~full], axis=0))
     if not full.any():
-        return est.predict_new_models(Z_in, weights=weights)
+        return est.predict_new_models(Z_in, weights=weights, reselect=part)
     a = est.predict_new_models(Z_in[full], weights=weights, reselect=reselect)
-    b = est.predict_new_models(Z_in[~full], weights=weights)
+    b = est.predict_new_models(Z_in[~full], weights=weights, reselect=part)
     out = {}
     for name in ("mean", "lower", "upper", "sd", "observed", "aggregate", "aggregate_lower", "aggregate_upper"):
         va, vb = getattr(a, name), getattr(b, name)
