@@ -436,7 +436,8 @@ class LowRankCompleter(BasePredictor):
             New models' scores on the fitted datasets' own scales, NaN where not run.
         weights : array-like, (d,) or (n, d), optional
             Dataset weights of the aggregate ``sum_j w_j x_j`` (one row per new model
-            for per-model weights; calibration then uses their mean); None skips the aggregate.
+            for per-model weights; calibration then uses ``newmodel_intervals.calibration_weights``);
+            None skips the aggregate.
         calibrate : bool
             Conformalise by K-fold over the training models (each held out with
             a new model's pattern of observed cells). False uses the predictive
@@ -469,8 +470,10 @@ class LowRankCompleter(BasePredictor):
         fit = self.fit_
         alpha = self._uncalibrated_blend()
         if calibrate and int(self.calibration_folds) >= 2:
+            from .newmodel_intervals import calibration_weights
+
             q_cell, q_agg, n_cal, rank, alpha, q_by, cal = self._calibrate_new(
-                O, None if w is None else (w if w.ndim == 1 else w.mean(0)), reselect)
+                O, None if w is None else (w if w.ndim == 1 else calibration_weights(w)), reselect)
             self.rank_new_, self.blend_new_ = rank, alpha
             if rank != self.rank_:
                 fits = self.__dict__.setdefault("_fits_by_rank", {})

@@ -26,8 +26,34 @@ import numpy as np
 from .conformal import MIN_GROUP_SCORES, conformal_quantile, cv_plus_bounds, mondrian_quantiles, normalised_scores
 from .lowrank import fold_in
 
-__all__ = ["FOLD_RESELECTION", "FoldSubsets", "calibrate_model_folds", "cv_plus_new_models", "fold_labels", "fold_selector",
+__all__ = ["FOLD_RESELECTION", "FoldSubsets", "calibrate_model_folds", "calibration_weights", "cv_plus_new_models", "fold_labels", "fold_selector",
            "select_fold_subsets"]
+
+
+def calibration_weights(W, n_iter: int = 50) -> np.ndarray:
+    """``(d,)`` dataset weights that calibrate the aggregates of new models with weights ``W`` (n, d) of their own.
+
+    The calibration renormalises one weight vector over each held-out model's datasets.
+    Per-model weights are usually a base weight renormalised over each model's own datasets
+    (an aggregate over what the model ran): ``W[t, j] = c_t a_j`` where model ``t`` weighs
+    dataset ``j``. Their column mean would weigh every dataset by how many new models ran it
+    as well, so on a sparse matrix the calibration aggregates would lean on the common
+    datasets, which a new model's own aggregate does not. The base weights are recovered
+    instead: ``log |W| = log c_t + log a_j`` fitted by least squares over the nonzero entries
+    (alternating means), each dataset keeping the sign of its weights; exact (up to a
+    constant) when ``W`` has that form, ``W``'s common row when its rows are equal, and 0 for
+    a dataset no model weighs.
+    """
+    W = np.atleast_2d(np.asarray(W, dtype=float))
+    on = W != 0
+    L = np.log(np.where(on, np.abs(W), 1.0))
+    n_row, n_col = np.maximum(on.sum(1), 1), np.maximum(on.sum(0), 1)
+    col = np.zeros(W.shape[1])
+    for _ in range(int(n_iter)):
+        row = np.where(on, L - col, 0.0).sum(1) / n_row
+        col = np.where(on, L - row[:, None], 0.0).sum(0) / n_col
+    sign = np.sign(np.where(on, W, 0.0).sum(0))
+    return np.where(on.any(0), sign * np.exp(col - col[on.any(0)].max(initial=0.0)), 0.0)
 
 
 def fold_labels(n: int, n_splits: int, random_state: int) -> np.ndarray:

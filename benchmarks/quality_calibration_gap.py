@@ -1,0 +1,90 @@
+"""Why nested new-model intervals over- or under-cover: calibration modes on the same splits (issue 14 item 4).
+
+Run::
+
+    python benchmarks/quality_calibration_gap.py --matrices crosspred --splits 5 --modes plain,design,same
+
+Protocol (a) of ``quality_holdout.py`` (seeded 80/20 model splits, the subset
+chosen as ``reduce`` chooses it, test models predicted from their subset cells),
+with only the default predictor, calibrated in every ``--modes`` on the same
+split and subset: ``plain`` (calibration models observed on the subset they chose),
+``design`` / ``same`` (nested: each fold's models observed on the subset re-selected
+without them, by ``prediction_greedy``'s design criterion or by the exact greedy).
+Per mode: pooled cell and aggregate coverage, the aggregate conformal multiplier
+``q_agg`` (the 90% quantile of the calibration's normalised aggregate scores), the
+CPU seconds of the fold reselection, and how many of the fold subsets' datasets are
+in the subset the test models ran (the overlap).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+import quality_holdout as Q  # noqa: E402 - shares the protocol's matrices, subsets and reselection
+
+
+def run(raw, meta, n_splits, modes):
+    from harness_ext.methods.pounce import make_predictor, split_models
+
+    X = raw.to_numpy(dtype=float)
+    m, d = X.shape
+    k = max(2, int(round(0.1 * d)))
+    a_sc, c_sc = Q.aggregate_scale(X, meta)
+    res = {v: {"cell": [], "agg": [], "q_agg": [], "cpu": [], "overlap": []} for v in modes}
+    for s in range(n_splits):
+        tr, te = split_models(m, 0.2, random_state=s)
+        Xtr, Xte = X[tr], X[te]
+        subset, _ = Q.choose_subset(Xtr, k, s, Q.DEFAULT_SELECTOR, "lowrank", a_sc, c_sc)
+        keep = np.zeros(d, bool)
+        keep[subset] = True
+        Xin = np.where(keep, Xte, np.nan)
+        have = ~np.isnan(Xte)
+        usable = (~np.isnan(Xin)).any(1) & (have & ~keep).any(1)
+        target = have & ~keep & usable[:, None]
+        n_have = np.maximum(have.sum(1), 1)
+        W = np.where(have, a_sc / n_have[:, None], 0.0)
+        C = np.where(have, c_sc / n_have[:, None], 0.0).sum(1)
+        agg_true = (np.where(have, Xte, 0.0) * W).sum(1) + C
+        for v in modes:
+            t0 = time.process_time()
+            rs = None if v == "plain" else Q.product_reselect(Xtr, k, s, Q.DEFAULT_SELECTOR, "lowrank", a_sc, c_sc, v)
+            r = res[v]
+            r["cpu"].append(time.process_time() - t0)
+            if rs is not None:
+                r["overlap"].append(np.mean([len(set(sub) & set(subset)) / k for sub in rs.subsets]))
+            p = make_predictor("lowrank", random_state=s).fit(Xtr).predict_new_models(Xin, weights=W, reselect=rs)
+            r["cell"].append(float(((Xte >= p.lower) & (Xte <= p.upper))[target].mean()))
+            r["agg"].append(float(((agg_true >= p.aggregate_lower + C) & (agg_true <= p.aggregate_upper + C))[usable].mean()))
+            r["q_agg"].append(float(p.q_aggregate))
+    return res
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--matrices", default="crosspred")
+    ap.add_argument("--splits", type=int, default=5)
+    ap.add_argument("--modes", default="plain,design,same")
+    ap.add_argument("--db", default=None, help="reuse DuckDB stores (as quality_holdout.py --db)")
+    args = ap.parse_args(argv)
+    modes = args.modes.split(",")
+    print(f"{'matrix':<14}{'mode':<8}{'cell cov':>9}{'agg cov':>9}{'p05':>6}{'q_agg':>7}{'overlap':>9}{'cpu s':>7}")
+    for name, (raw, meta) in Q.load_matrices(args.matrices.split(","), db=args.db).items():
+        res = run(raw, meta, args.splits, modes)
+        for v, r in res.items():
+            ov = f"{np.mean(r['overlap']):.2f}" if r["overlap"] else "-"
+            print(f"{name:<14}{v:<8}{np.mean(r['cell']):>9.3f}{np.mean(r['agg']):>9.3f}{np.percentile(r['agg'], 5):>6.2f}"
+                  f"{np.mean(r['q_agg']):>7.3f}{ov:>9}{np.mean(r['cpu']):>7.1f}", flush=True)
+    print(f"\n{args.splits} splits (a), default predictor only")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
