@@ -43,16 +43,7 @@ def run(raw, meta, n_splits, modes):
         tr, te = split_models(m, 0.2, random_state=s)
         Xtr, Xte = X[tr], X[te]
         subset, _ = Q.choose_subset(Xtr, k, s, Q.DEFAULT_SELECTOR, "lowrank", a_sc, c_sc)
-        keep = np.zeros(d, bool)
-        keep[subset] = True
-        Xin = np.where(keep, Xte, np.nan)
-        have = ~np.isnan(Xte)
-        usable = (~np.isnan(Xin)).any(1) & (have & ~keep).any(1)
-        target = have & ~keep & usable[:, None]
-        n_have = np.maximum(have.sum(1), 1)
-        W = np.where(have, a_sc / n_have[:, None], 0.0)
-        C = np.where(have, c_sc / n_have[:, None], 0.0).sum(1)
-        agg_true = (np.where(have, Xte, 0.0) * W).sum(1) + C
+        _, Xin, _, usable, target, W, C, agg_true = Q.test_targets(Xte, subset, a_sc, c_sc)
         for v in modes:
             t0 = time.process_time()
             rs = None if v == "plain" else Q.product_reselect(Xtr, k, s, Q.DEFAULT_SELECTOR, "lowrank", a_sc, c_sc, v)

@@ -260,6 +260,26 @@ def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode):
     return FoldSubsets(labels, select_fold_subsets(labels, select))
 
 
+def test_targets(Xte, subset, a_sc, c_sc):
+    """Protocol (a)'s view of the test models: ``(keep, Xin, have, usable, target, W, C, agg_true)``.
+
+    ``Xin``: the test models' subset cells only; ``usable``: models with a subset cell and a cell to
+    predict; ``target``: their cells to predict; ``W``, ``C``: each model's aggregate weights (raw units)
+    and offset, the mean over what it has of the chance-normalised points; ``agg_true``: that aggregate.
+    """
+    keep = np.zeros(Xte.shape[1], bool)
+    keep[subset] = True
+    Xin = np.where(keep, Xte, np.nan)
+    have = ~np.isnan(Xte)
+    usable = (~np.isnan(Xin)).any(1) & (have & ~keep).any(1)
+    target = have & ~keep & usable[:, None]
+    n_have = np.maximum(have.sum(1), 1)
+    W = np.where(have, a_sc / n_have[:, None], 0.0)  # aggregate weights per test model, raw units
+    C = np.where(have, c_sc / n_have[:, None], 0.0).sum(1)
+    agg_true = (np.where(have, Xte, 0.0) * W).sum(1) + C
+    return keep, Xin, have, usable, target, W, C, agg_true
+
+
 def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, extras=(), calibration="design"):
     from harness_ext.methods.pounce import make_predictor, split_models
 
@@ -274,16 +294,7 @@ def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, ex
         tr, te = split_models(m, 0.2, random_state=s)
         Xtr, Xte = X[tr], X[te]
         subset, _ = choose_subset(Xtr, k, s, selector, default, a_sc, c_sc)
-        keep = np.zeros(d, bool)
-        keep[subset] = True
-        Xin = np.where(keep, Xte, np.nan)
-        have = ~np.isnan(Xte)
-        usable = (~np.isnan(Xin)).any(1) & (have & ~keep).any(1)
-        target = have & ~keep & usable[:, None]
-        n_have = np.maximum(have.sum(1), 1)
-        W = np.where(have, a_sc / n_have[:, None], 0.0)  # aggregate weights per test model, raw units
-        C = np.where(have, c_sc / n_have[:, None], 0.0).sum(1)
-        agg_true = (np.where(have, Xte, 0.0) * W).sum(1) + C
+        keep, Xin, have, usable, target, W, C, agg_true = test_targets(Xte, subset, a_sc, c_sc)
 
         def record(key, pred, lower=None, upper=None, agg_lo=None, agg_hi=None):
             pred = np.where(keep & have, Xte, pred)
