@@ -163,3 +163,20 @@ def test_one_row_per_model_across_shot_counts_v03():
     assert one.loc["llama-7B", "bigbench_causal_judgement"] == split.loc["llama-7B [3-shot]", "bigbench_causal_judgement"]
     assert one.loc["llama-7B", "arc_easy"] == split.loc["llama-7B [0-shot]", "arc_easy"]
     assert one.attrs["shots"]["dropped_cells"] == 1 and one.attrs["shots"]["mixed_dataset_ids"] > 0
+
+
+def test_cooccurring_pairs_come_from_one_source_and_one_key(tmp_path):
+    """_cooccurring (refresh_aliases' pairs): names sharing a key listed by one source, not names of two sources."""
+    from harness_ext.store.db import Store
+    from harness_ext.store.identity import _cooccurring, model_key
+    from harness_ext.store.ingest import ingest_paths
+
+    (tmp_path / "a.csv").write_text("model,dataset,value\nClaude 2.1,d1,0.5\nclaude-2.1,d1,0.6\nCLAUDE 2.1,d2,0.1\n"
+                                    "gpt-4,d1,0.7\n")
+    (tmp_path / "b.csv").write_text("model,dataset,value\nClaude-2.1,d1,0.5\ngpt-4,d2,0.2\nGPT 4,d2,0.3\n")
+    assert model_key("Claude 2.1") == model_key("claude-2.1") == model_key("Claude-2.1")
+    with Store.open(tmp_path / "s.duckdb") as store:
+        ingest_paths(store, [tmp_path / "a.csv", tmp_path / "b.csv"], show_progress=False)
+        pairs = _cooccurring(store)
+    assert pairs == {frozenset(("Claude 2.1", "claude-2.1")), frozenset(("Claude 2.1", "CLAUDE 2.1")),
+                     frozenset(("CLAUDE 2.1", "claude-2.1")), frozenset(("GPT 4", "gpt-4"))}

@@ -176,3 +176,47 @@ def test_batch_cells_and_counts_match_pandas():
                                                                                                   fill_value=0).tolist()
     ints, none = _int_column([3, None, 2**62 + 1])
     assert ints.tolist() == [3, 0, 2**62 + 1] and none.tolist() == [False, True, False]
+
+
+def test_metadata_encodings_are_json_dumps():
+    """The write path's metadata JSON (a C encoder made once, strings encoded straight away) is json.dumps's."""
+    import datetime
+    import math
+
+    from harness_ext.store.batch import _dumps, _dumps_dict, _dumps_values, _encode
+
+    class S(str):
+        pass
+
+    values = [{"precision": "bfloat16", "params_billions": 10.159, "n": None, "b": True, "i": 2**70,
+               "nan": float("nan"), "inf": -math.inf}, [1, "é", {"x": [1.5e-300]}], datetime.date(2020, 1, 2),
+              {1: 2, 2.5: "x", None: 1, True: 0}, S("x"), {"s": S("é"), "\ud800": "\udfff"}, (1, 2), 3, 1.0, None,
+              {"k": {1, 2}}]
+    for v in values:
+        assert _encode(v) == _dumps(v) == json.dumps(v, default=str)
+        if isinstance(v, dict):
+            assert _dumps_dict(v, _dumps_values(v)) == json.dumps(v, default=str)
+    loop: list = []
+    loop.append(loop)
+    for _ in range(2):  # json's error, and nothing left behind for the next encoding
+        with pytest.raises(ValueError, match="Circular reference"):
+            _encode(loop)
+    assert _encode({"a": [1]}) == '{"a": [1]}'
+
+
+def test_a_short_ingest_keeps_the_store_open_and_a_long_read_releases_it(tmp_path, monkeypatch):
+    """The store is released for readers only once reading has taken READ_HOLD_SECONDS (not around every read)."""
+    import harness_ext.store.ingest as ingest_mod
+
+    for i in range(3):
+        _write(tmp_path / "d" / f"{i}.json", _eee(f"org/m{i}", {"a": 0.5, "b": 0.25}))
+    released = []
+    for hold, name in ((60.0, "a"), (0.0, "b")):
+        monkeypatch.setattr(ingest_mod, "READ_HOLD_SECONDS", hold)
+        with Store.open(tmp_path / f"{name}.duckdb") as store:
+            monkeypatch.setattr(store, "release", lambda s=store, f=Store.release: (released.append(name), f(s)))
+            report = ingest_paths(store, [tmp_path / "d"], show_progress=False)
+            assert store.con is not None and len(report.by_status("ingested")) == 3
+        with Store.open(tmp_path / f"{name}.duckdb", read_only=True) as store:
+            assert store.counts()["results"] == 6
+    assert released == ["b"]

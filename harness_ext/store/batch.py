@@ -168,15 +168,23 @@ def _int_column(col: list, missing: int = 0) -> tuple:
 
 def _dumps_dict(d: dict, values: list) -> str:
     """``_dumps(d)`` from its values' encodings (``values``): the encoder's own layout, for string keys."""
-    if set(map(type, d)) != {str}:
+    try:
+        keys = list(map(_ENCODE_STR, d))
+    except TypeError:  # a key that is not a string: the encoder's own rules
         return _dumps(d)
-    return "{" + ", ".join(map("{}: {}".format, map(_dumps, d), values)) + "}"
+    return "{" + ", ".join(map("{}: {}".format, keys, values)) + "}"
+
+
+def _dumps_values(d: dict) -> list:
+    """``[_dumps(v) for v in d.values()]``, a string value (most metadata) encoded straight away."""
+    enc, dumps = _ENCODE_STR, _dumps
+    return [enc(v) if v.__class__ is str else dumps(v) for v in d.values()]
 
 
 def _dumps(v) -> str:
     """``json.dumps(v, default=str)``, remembered for strings: metadata values repeat across thousands of files."""
     if v.__class__ is not str:
-        return _ENCODE(v)
+        return _encode(v)
     try:
         return _DUMPED[v]
     except KeyError:
@@ -188,3 +196,24 @@ def _dumps(v) -> str:
 
 #: ``json.dumps(v, default=str)`` without building an encoder per call (what json.dumps does with ``default``).
 _ENCODE = json.JSONEncoder(default=str).encode
+#: The C encoder ``_ENCODE`` makes on each call (with the checks json.dumps makes: circular references, NaN as
+#: NaN, ``default=str``), made once: building it is most of encoding a small dict. None without the C accelerator.
+_MARKERS: dict = {}
+_C_ENCODER = (json.encoder.c_make_encoder(_MARKERS, str, json.encoder.encode_basestring_ascii, None, ": ", ", ",
+                                          False, False, True)
+              if json.encoder.c_make_encoder is not None else None)
+
+
+def _encode(v) -> str:
+    """``_ENCODE(v)`` through :data:`_C_ENCODER`; anything it cannot encode goes to ``_ENCODE`` (and its error)."""
+    if _C_ENCODER is None:
+        return _ENCODE(v)
+    try:
+        return "".join(_C_ENCODER(v, 0))
+    except Exception:  # noqa: BLE001 - a circular structure, a failing default: json's own message, from _ENCODE
+        _MARKERS.clear()  # what an interrupted encoding left in its circular-reference markers
+        return _ENCODE(v)
+
+
+#: What ``_ENCODE`` does with a string (JSONEncoder.encode with ensure_ascii); raises TypeError for anything else.
+_ENCODE_STR = json.encoder.encode_basestring_ascii

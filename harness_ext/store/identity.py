@@ -385,21 +385,28 @@ BUILTIN = "builtin"
 
 def _cooccurring(store) -> set:
     """Pairs of model names that one source file lists side by side, among names sharing a key."""
-    models = store.con.execute("SELECT model_id, name FROM models").df()
-    if models.empty:
+    import pyarrow as pa
+
+    models = store.con.execute("SELECT model_id, name FROM models").fetchall()
+    if not models:
         return set()
-    models["key"] = [model_key(n) for n in models["name"]]
-    multi = models[models.duplicated("key", keep=False)]
-    if multi.empty:
+    keys = [model_key(n) for _, n in models]
+    per_key = Counter(keys)
+    multi = {mid: (key, n) for (mid, n), key in zip(models, keys) if per_key[key] > 1}
+    if not multi:
         return set()
-    with store.registered(_multi=multi[["model_id"]]) as con:
+    with store.registered(_multi=pa.table({"model_id": pa.array(list(multi), pa.int64())})) as con:
         pairs = con.execute(
-            "SELECT DISTINCT source_id, model_id FROM results WHERE model_id IN (SELECT model_id FROM _multi)").df()
-    pairs = pairs.merge(multi, on="model_id")
+            "SELECT DISTINCT source_id, model_id FROM results WHERE model_id IN (SELECT model_id FROM _multi)").fetchall()
+    names: dict = {}  # (source, key) -> the names of that key the source lists
+    for sid, mid in pairs:
+        key, name = multi[mid]
+        names.setdefault((sid, key), set()).add(name)
     out = set()
-    for _, g in pairs.groupby(["source_id", "key"]):
-        ns = sorted(set(g["name"]))
-        out.update(frozenset((a, b)) for i, a in enumerate(ns) for b in ns[i + 1:])
+    for group in names.values():
+        if len(group) > 1:
+            ns = sorted(group)
+            out.update(frozenset((a, b)) for i, a in enumerate(ns) for b in ns[i + 1:])
     return out
 
 
