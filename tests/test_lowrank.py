@@ -200,20 +200,20 @@ def test_scales_and_cell_blend_chosen_by_cv_and_recorded():
 
 def test_transform_and_cell_blend_chosen_by_the_median_held_out_error(monkeypatch):
     """The choice follows the median normalised held-out error: a few huge errors (broken runs) do not decide it."""
-    from harness_ext.methods import completion
+    from harness_ext.methods import cell_cv, completion  # noqa: F401
 
     X = _proportions(4, m=40, d=10)
     Xo, _ = hide(X, 0.2)
     typical = np.full(200, 0.5)
 
-    def errors(X, Z, transform, rank, lam, est, blends):
+    def errors(X, Z, transform, rank, lam, est, blends, ensemble=None):
         kinds = set(getattr(transform, "inner", transform).kinds_())
         # standardise: larger typical errors, no outliers; logit: smaller typical errors, a few of 50 sds
         if "standardise" in kinds:
             return {a: typical * (1.2 + a) for a in blends}
         return {a: np.r_[typical * (1.0 + abs(a - 0.5)), np.full(5, 50.0)] for a in blends}
 
-    monkeypatch.setattr(completion, "_cell_cv_errors", errors)
+    monkeypatch.setattr(cell_cv, "_cell_cv_errors", errors)
     est = LowRankCompleter(calibration_folds=0, ranks=(1,), lams=(1.0,)).fit(Xo)
     assert est.scales_ == "auto" and est.cell_blend_ == 0.5  # the means would pick standardise, blend 0
     rows = {(e["scales"], e["cell_blend"]): e["error"] for e in est.describe()["scales_cross_validation"]["error"]}
@@ -231,3 +231,51 @@ def test_cell_cv_error_is_the_median_of_the_held_out_errors():
     errs = _cell_cv_errors(Xo, Z, tt, 2, 1.0, est, (0.0, 1.0))
     assert all(e.size == (~np.isnan(Xo)).sum() for e in errs.values())  # every observed cell held out once
     assert _cell_cv_error(Xo, Z, tt, 2, 1.0, est, (0.0, 1.0)) == {a: float(np.median(e)) for a, e in errs.items()}
+
+
+def test_rank_ensemble_is_a_cell_cv_candidate_and_completes_the_cells_when_chosen(monkeypatch):
+    """The average of every rank's fit at the chosen penalty competes with the single setting in the same held-out
+    cell folds; chosen, it gives the fitted matrix's mean (new models still fold into the single fit)."""
+    from harness_ext.methods import cell_cv, completion  # noqa: F401
+    from harness_ext.methods.completion import _cell_cv_errors
+    from harness_ext.methods.lowrank import RankEnsemble
+
+    X = _proportions(6, m=40, d=10)
+    Xo, _ = hide(X, 0.2)
+    est = LowRankCompleter(scales="auto", rank=2, lam=1.0)
+    t, tt = est._transform_for("auto", Xo)
+    Z = tt.transform(Xo)
+    ens = {"ranks": [1, 2, 3], "lam": 1.0}
+    errs = _cell_cv_errors(Xo, Z, tt, 2, 1.0, est, (0.0, 1.0), ens)
+    assert set(errs) == {0.0, 1.0, ("ensemble", 0.0), ("ensemble", 1.0)}
+    assert all(e.size == (~np.isnan(Xo)).sum() for e in errs.values())
+    plain = _cell_cv_errors(Xo, Z, tt, 2, 1.0, est, (0.0, 1.0))
+    np.testing.assert_array_equal(plain[0.0], errs[0.0])  # the single setting's errors do not change
+    fits = [fit_als(Z, rank=r, lam=1.0) for r in (1, 2, 3)]
+    np.testing.assert_allclose(RankEnsemble(fits).mean(), np.mean([f.mean() for f in fits], 0))
+
+    # Chosen when its median held-out error is lower: recorded, and the cells are completed by the average.
+    def favour(flag):
+        def errors(X, Z, transform, rank, lam, est, blends, ensemble=None):
+            out = {a: np.full(50, 1.0) for a in blends}
+            out.update({("ensemble", a): np.full(50, 0.5 if flag else 2.0) for a in (blends if ensemble else ())})
+            return out
+        return errors
+
+    monkeypatch.setattr(cell_cv, "_cell_cv_errors", favour(True))
+    on = LowRankCompleter(calibration_folds=0, scales="auto", ranks=(1, 2, 3), lams=(1.0,), cell_blend=0.0).fit(Xo)
+    info = on.describe()["scales_cross_validation"]
+    assert info["ensemble"] == {"ranks": [1, 2, 3], "lam": 1.0}
+    assert {e.get("ensemble", False) for e in info["error"]} == {True, False}
+    Zo = on.Z_
+    avg = RankEnsemble(fit_als(Zo, rank=r, lam=1.0, lam_bias=on.lam_bias, max_iter=on.max_iter) for r in (1, 2, 3))
+    miss = np.isnan(Xo)
+    np.testing.assert_allclose(on.mean_[miss], on.transform_.inverse_transform(avg.mean())[miss])
+    assert on.fit_.rank == on.rank_  # new models: the single fit
+    monkeypatch.setattr(cell_cv, "_cell_cv_errors", favour(False))
+    off = LowRankCompleter(calibration_folds=0, scales="auto", ranks=(1, 2, 3), lams=(1.0,), cell_blend=0.0).fit(Xo)
+    assert off.describe()["scales_cross_validation"]["ensemble"] is None
+    np.testing.assert_allclose(off.mean_[miss], off.transform_.inverse_transform(off.fit_.mean())[miss])
+    # A given rank has nothing to average.
+    fixed = LowRankCompleter(calibration_folds=0, scales="auto", rank=2, lam=1.0, cell_blend=0.0).fit(Xo)
+    assert fixed.describe()["scales_cross_validation"]["ensemble"] is None

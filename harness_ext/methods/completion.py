@@ -40,9 +40,10 @@ import numpy as np
 from ..base import BasePredictor, check_matrix, limit_threads
 from ..errors import MethodError
 from .conformal import Z90, conformal_quantile, mondrian_quantiles, normalised_scores
-from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, fit_als, fit_gibbs, fold_in, select_rank_lam
+from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, RankEnsemble, fit_als, fit_gibbs, fold_in, select_rank_lam
 from .direct_ridge import CELL_FLOPS_BUDGET, cell_regression_flops, direct_ridge_predict, ridge_design
 from .transforms import DEFAULT_EPS, as_transform
+from .cell_cv import _cell_cv_error, _cell_cv_errors  # noqa: F401 - the cell CV behind transform, blend, ensemble
 
 __all__ = ["LowRankCompleter", "IntervalPrediction", "direct_predict", "settings_search_flops"]
 
@@ -219,6 +220,19 @@ class LowRankCompleter(BasePredictor):
         return fit_gibbs(Z, rank=rank, n_burnin=self.n_burnin, n_samples=self.n_samples, thin=self.thin,
                          lam_bias=self.lam_bias, random_state=self.random_state + seed_offset, init=als)
 
+    def _cell_fit(self, Z, seed_offset: int = 0):
+        """``(fit, mean, sd)`` of the fitted matrix's cells: the single fit's sd; its mean, or the rank
+        ensemble's when the cell cross-validation chose one (ALS). New models, and the direct regression's
+        completed training matrix, use the single ``fit``."""
+        fit = self._fit_z(Z, seed_offset)
+        mean, sd = fit.predictive()
+        ens = self.scales_cv_.get("ensemble")
+        if not ens:
+            return fit, mean, sd, fit
+        avg = RankEnsemble(fit_als(Z, rank=r, lam=ens["lam"], lam_bias=self.lam_bias, max_iter=self.max_iter,
+                                   random_state=self.random_state + seed_offset) for r in ens["ranks"])
+        return fit, avg.mean(), sd, avg
+
     def with_fixed_settings(self, X) -> "LowRankCompleter":
         """A copy with rank and penalty fixed to what cross-validation chooses on ``X``.
 
@@ -257,7 +271,11 @@ class LowRankCompleter(BasePredictor):
         column's sd, so scales weigh alike and a few broken runs do not decide;
         :func:`_cell_cv_error`) for every cell blend weight (``BLEND_GRID``
         with ``cell_blend="auto"``). Candidates giving the same transform are tried
-        once. ``rank_cv`` is None when rank and penalty are given.
+        once. ``rank_cv`` is None when rank and penalty are given. The transform is
+        the single setting's best; at that transform, with ALS and a searched rank, the
+        average of every rank's fit (:class:`~harness_ext.methods.lowrank.RankEnsemble`)
+        competes with the single fit for the cells (``info["ensemble"]``; new models
+        still fold into the single fit).
 
         With ``cell_blend="auto"``, when one direct regression of every row's
         cells (the calibration's: all rows, a ``1/calibration_folds`` fold held
@@ -286,7 +304,7 @@ class LowRankCompleter(BasePredictor):
                 blends = (0.0,)
                 rule = {"reason": "direct regression of every row's cells over the flops budget: low-rank only",
                         "flops": float(f"{flops:.3g}"), "budget": float(CELL_FLOPS_BUDGET)}
-        seen, err, cvs = set(), {}, {}
+        seen, err, cvs, members = set(), {}, {}, {}
         for spec in specs:
             t, tt = self._transform_for(spec, X)
             kinds = tuple(t.kinds_())
@@ -299,14 +317,22 @@ class LowRankCompleter(BasePredictor):
                 cvs[spec] = {"rank": int(self.rank), "lam": float(self.lam)}
             else:  # past the budget, later transforms take the first one's search
                 cvs[spec] = cvs[next(iter(cvs))] if settings_rule and cvs else self._select(Zs)
-            if len(specs) == 1 and len(blends) == 1:
-                err[(spec, blends[0])] = float("nan")
+            # ALS with a searched rank: the average of every rank's fit at the chosen penalty is a candidate too.
+            ens = ([r for r in sorted({int(r) for r in self.ranks}) if r < min(Z.shape)]
+                   if self.method == "als" and self.rank == "auto" else [])
+            members[spec] = {"ranks": ens, "lam": float(cvs[spec]["lam"])} if len(ens) > 1 else None
+            if len(specs) == 1 and len(blends) == 1 and members[spec] is None:
+                err[(spec, blends[0], False)] = float("nan")
                 break
-            e = _cell_cv_error(Xs, Zs, tt, int(cvs[spec]["rank"]), float(cvs[spec]["lam"]), self, blends)
-            err.update({(spec, a): v for a, v in e.items()})
-        best = min(err, key=lambda k: (round(err[k], 12), specs.index(k[0]), k[1]))
+            e = _cell_cv_error(Xs, Zs, tt, int(cvs[spec]["rank"]), float(cvs[spec]["lam"]), self, blends, members[spec])
+            err.update({(spec, a[1], True) if isinstance(a, tuple) else (spec, a, False): v for a, v in e.items()})
+        # The transform by the single setting (new models fold into it), then blend and ensemble at that transform.
+        spec = min((k for k in err if not k[2]), key=lambda k: (round(err[k], 12), specs.index(k[0]), k[1]))[0]
+        best = min((k for k in err if k[0] == spec), key=lambda k: (round(err[k], 12), k[1], k[2]))
         info = {"chosen": best[0], "cell_blend": float(best[1]), "n_folds": int(self.cv_folds),
-                "error": [{"scales": sp, "cell_blend": a, "error": round(float(v), 8)} for (sp, a), v in err.items()]}
+                "ensemble": members.get(best[0]) if best[2] else None,
+                "error": [{"scales": sp, "cell_blend": a, **({"ensemble": True} if en else {}), "error": round(float(v), 8)}
+                          for (sp, a, en), v in err.items()]}
         if rule is not None:
             info["cell_blend_rule"] = rule
         if settings_rule is not None:
@@ -363,10 +389,9 @@ class LowRankCompleter(BasePredictor):
         self.__dict__.pop("_intervals", None)
         self.__dict__.pop("_cal_cache", None)
         self.__dict__.pop("_fits_by_rank", None)
-        self.fit_ = self._fit_z(Z)
-        self._mean_z, self._sd_z = self.fit_.predictive()
+        self.fit_, self._mean_z, self._sd_z, cells = self._cell_fit(Z)
         if self.cell_blend_ > 0:
-            self._mean_z = self._blend(self._mean_z, self.fit_, Z, Z, self.cell_blend_)
+            self._mean_z = self._blend(self._mean_z, cells, Z, Z, self.cell_blend_)
         self.mean_ = np.where(obs, X, self.transform_.inverse_transform(self._mean_z))
         return self
 
@@ -415,9 +440,8 @@ class LowRankCompleter(BasePredictor):
             Zt = Z.ravel().copy()
             Zt[hide] = np.nan
             Zt = Zt.reshape(Z.shape)
-            fit = self._fit_z(Zt, seed_offset=f + 1)
-            mean, sd = fit.predictive()
-            mean = self._blend(mean, fit, Zt, Zt, self.cell_blend_)
+            _, mean, sd, cells = self._cell_fit(Zt, seed_offset=f + 1)
+            mean = self._blend(mean, cells, Zt, Zt, self.cell_blend_)
             # every hidden cell has finite truth, mean and sd, so scores and columns stay aligned
             scores.append(normalised_scores(Z.ravel()[hide], mean.ravel()[hide], sd.ravel()[hide]))
             cols.append(hide % d)
@@ -641,49 +665,6 @@ def settings_search_flops(m: int, d: int, ranks, n_lams: int, n_folds: int, n_sp
     ``(4 (r+1)^2 + 14) m d`` (two batched Gram products of ``(r+1)^2`` columns, right-hand sides and residuals)."""
     per_sweep = sum(4.0 * (int(r) + 1) ** 2 + 14.0 for r in ranks)
     return float(n_specs) * n_folds * n_lams * sweeps * per_sweep * m * d
-
-
-def _cell_cv_error(X, Z, transform, rank, lam, est, blends) -> dict:
-    """Held-out cell error on the datasets' own scales per blend weight: K seeded folds, median |error| / column sd.
-
-    The median, not the mean: a few broken runs (near-zero scores at the logit
-    clip, a collapsed model) make errors of tens of column sds that decide a
-    mean, and with it the transform and blend for every other cell; the median
-    scores the typical cell, which is what a completion is asked for.
-    A matrix with more than ``MAX_CV_ROWS`` models is scored on a seeded sample of them,
-    as :func:`~harness_ext.methods.lowrank.select_rank_lam` does.
-    """
-    errors = _cell_cv_errors(X, Z, transform, rank, lam, est, blends)
-    return {a: (float(np.median(e)) if e.size else 0.0) for a, e in errors.items()}
-
-
-def _cell_cv_errors(X, Z, transform, rank, lam, est, blends) -> dict:
-    """``{blend: |error| / column sd of every held-out cell}`` over ``est.cv_folds`` seeded folds (see :func:`_cell_cv_error`)."""
-    rng = np.random.default_rng(est.random_state + 31)
-    if X.shape[0] > MAX_CV_ROWS:
-        rows = np.sort(rng.choice(X.shape[0], MAX_CV_ROWS, replace=False))
-        X, Z = X[rows], Z[rows]
-    idx = np.flatnonzero(~np.isnan(Z).ravel())
-    K = int(est.cv_folds)
-    if K < 2 or idx.size < 2 * K:
-        return {a: np.zeros(0) for a in blends}
-    fold = rng.permutation(idx.size) % K
-    sd = np.sqrt(np.nanvar(X, axis=0))
-    inv_sd = np.broadcast_to(1.0 / np.where(sd > 1e-12, sd, 1.0), X.shape).ravel()
-    out = {a: [] for a in blends}
-    for f in range(K):
-        hide = idx[fold == f]
-        Zt = Z.ravel().copy()
-        Zt[hide] = np.nan
-        Zt = Zt.reshape(Z.shape)
-        fit = fit_als(Zt, rank=rank, lam=lam, lam_bias=est.lam_bias, max_iter=60, tol=1e-4,
-                      random_state=est.random_state)
-        mz = fit.mean()
-        direct = direct_predict(fit, Zt, Zt) if any(a > 0 for a in blends) else mz
-        for a in blends:
-            pred = transform.inverse_transform((1.0 - a) * mz + a * direct).ravel()[hide]
-            out[a].append(np.abs(pred - X.ravel()[hide]) * inv_sd[hide])
-    return {a: np.concatenate(v) for a, v in out.items()}
 
 
 def _normal_quantile(level: float) -> float:
