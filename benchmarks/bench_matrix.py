@@ -192,7 +192,7 @@ def hash_row(m: int, d: int, repeat: int) -> dict:
     ``repeat``): SHA-256 of the values rounded to 12 digits is the fingerprint's definition."""
     import hashlib
 
-    from harness_ext.store.matrix import _fingerprint
+    from harness_ext.store.digest import fingerprint_arrays
 
     X = np.random.default_rng(1).random((m, d))
     data = X.tobytes()
@@ -207,7 +207,7 @@ def hash_row(m: int, d: int, repeat: int) -> dict:
     best = float("inf")
     for _ in range(repeat):
         c0 = time.process_time()
-        _fingerprint(X, [], [])
+        fingerprint_arrays(X, [], [])
         best = min(best, time.process_time() - c0)
     return row("matrix", "  fingerprint (SHA-256 of the values rounded to 12 digits) vs hashlib digests of the bytes",
                fmt_size((m, d)), best, None,

@@ -287,7 +287,7 @@ def test_fingerprint_hashes_np_round_bytes(shape):
     """The blocked, buffered rounding hashes exactly the bytes of np.round(X, 12), awkward values included."""
     import hashlib
 
-    from harness_ext.store.matrix import _fingerprint
+    from harness_ext.store.digest import fingerprint_arrays
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal(shape) * 10.0 ** rng.integers(-14, 14, shape)
@@ -298,8 +298,8 @@ def test_fingerprint_hashes_np_round_bytes(shape):
     h.update("\x1f".join(index).encode() + b"\x1e" + "\x1f".join(columns).encode() + b"\x1e")
     with np.errstate(over="ignore"):
         h.update(np.round(X, 12).tobytes())
-    assert _fingerprint(X, index, columns) == h.hexdigest()
-    assert _fingerprint(X, index, columns, block_bytes=64) == h.hexdigest()
+    assert fingerprint_arrays(X, index, columns) == h.hexdigest()
+    assert fingerprint_arrays(X, index, columns, block_bytes=64) == h.hexdigest()
 
 
 def test_one_scan_path_inside_an_open_transaction_sees_its_writes(tmp_path):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from harness_ext.store.matrix import _column_range, _fingerprint, apply_normalisation, fingerprint, params_frame
+from harness_ext.store.digest import fingerprint_arrays
+from harness_ext.store.matrix import _column_range, apply_normalisation, fingerprint, params_frame
 
 
 def _params(d, rng):
@@ -47,7 +48,7 @@ def test_blocked_fingerprint_is_the_whole_matrix_hash():
     h = hashlib.sha256()
     h.update("\x1f".join(index).encode() + b"\x1e" + "\x1f".join(columns).encode() + b"\x1e")
     h.update(np.round(X, 12).tobytes())
-    assert _fingerprint(X, index, columns) == h.hexdigest()
+    assert fingerprint_arrays(X, index, columns) == h.hexdigest()
     shuffled = pd.DataFrame(X, index=index, columns=columns).iloc[::-1, ::-1]
     assert fingerprint(shuffled) == h.hexdigest()
 

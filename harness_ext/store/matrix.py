@@ -174,7 +174,7 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
 
     with ThreadPoolExecutor(1) as pool:
         # Started while the store was read, where the layout allowed (harness_ext.store.pivot).
-        hashed = extra.get("fingerprint") or pool.submit(_fingerprint, X, index, columns)
+        hashed = extra.get("fingerprint") or pool.submit(fingerprint_arrays, X, index, columns)
         params = normalisation_params(X, meta, method=query.normalise, chance_levels=user_chance)
         labels, cols = pd.Index(index, name="model"), pd.Index(columns, name="dataset")
         p = {k: params[k].tolist() for k in ("how", "lo", "span", "flip", "chance", "clip", "transform", "ref",
@@ -513,10 +513,6 @@ def fingerprint(raw: pd.DataFrame) -> str:
     """SHA-256 of the matrix's labels and values (rounded to 12 digits), order-independent."""
     index, columns = raw.index.tolist(), raw.columns.tolist()
     if index == sorted(index) and columns == sorted(columns):  # a store matrix is sorted: no copy
-        return _fingerprint(raw.to_numpy(dtype=float), index, columns)
+        return fingerprint_arrays(raw.to_numpy(dtype=float), index, columns)
     df = raw.loc[sorted(index), sorted(columns)]
-    return _fingerprint(df.to_numpy(dtype=float), df.index.tolist(), df.columns.tolist())
-
-
-#: :func:`fingerprint` of a matrix whose labels are sorted already (no copy).
-_fingerprint = fingerprint_arrays
+    return fingerprint_arrays(df.to_numpy(dtype=float), df.index.tolist(), df.columns.tolist())
