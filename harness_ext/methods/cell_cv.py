@@ -58,7 +58,10 @@ def _cell_cv_errors(X, Z, transform, rank, lam, est, blends, ensemble=None) -> d
         direct = _direct(fit, Zt, Zt) if any(a > 0 for a in blends) else mz
         fits = [(a, mz, direct) for a in blends]
         if ensemble:
-            avg = RankEnsemble(fit_als(Zt, rank=r, lam=ensemble["lam"], lam_bias=est.lam_bias, max_iter=60, tol=1e-4,
+            # The chosen rank's member is the fold's single fit (the same call): not fitted twice.
+            same = ensemble["lam"] == lam
+            avg = RankEnsemble(fit if same and r == rank else
+                               fit_als(Zt, rank=r, lam=ensemble["lam"], lam_bias=est.lam_bias, max_iter=60, tol=1e-4,
                                        random_state=est.random_state) for r in ensemble["ranks"])
             me = avg.mean()
             de = _direct(avg, Zt, Zt) if any(a > 0 for a in blends) else me

@@ -221,15 +221,18 @@ class LowRankCompleter(BasePredictor):
                          lam_bias=self.lam_bias, random_state=self.random_state + seed_offset, init=als)
 
     def _cell_fit(self, Z, seed_offset: int = 0):
-        """``(fit, mean, sd)`` of the fitted matrix's cells: the single fit's sd; its mean, or the rank
-        ensemble's when the cell cross-validation chose one (ALS). New models, and the direct regression's
-        completed training matrix, use the single ``fit``."""
+        """``(fit, mean, sd, cells)`` of the fitted matrix's cells: the single ``fit`` and its sd; its mean, or the
+        rank ensemble's when the cell cross-validation chose one (ALS); ``cells``, the fit the cells' direct
+        regression uses (that ensemble, else ``fit``). New models use the single ``fit``."""
         fit = self._fit_z(Z, seed_offset)
         mean, sd = fit.predictive()
         ens = self.scales_cv_.get("ensemble")
         if not ens:
             return fit, mean, sd, fit
-        avg = RankEnsemble(fit_als(Z, rank=r, lam=ens["lam"], lam_bias=self.lam_bias, max_iter=self.max_iter,
+        # The chosen rank's member is the single fit (the same fit_als call in _fit_z): not fitted twice.
+        same = self.method == "als" and ens["lam"] == self.lam_
+        avg = RankEnsemble(fit if same and r == self.rank_ else
+                           fit_als(Z, rank=r, lam=ens["lam"], lam_bias=self.lam_bias, max_iter=self.max_iter,
                                    random_state=self.random_state + seed_offset) for r in ens["ranks"])
         return fit, avg.mean(), sd, avg
 
