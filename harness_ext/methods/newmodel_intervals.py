@@ -244,10 +244,11 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
         split_choice = reselect is not None and CHOOSE_ON_NEW_PATTERN
         if reselect is None:
             pat = pat_new
+        elif hasattr(reselect, "patterns"):  # stored fold subsets (FoldSubsets), partial patterns included
+            pat = reselect.patterns(rows, test.size, d)
         else:
-            pat = reselect.patterns(rows, test.size, d) if hasattr(reselect, "patterns") else np.zeros((test.size, d), bool)
-            if not hasattr(reselect, "patterns"):
-                pat[:, np.asarray(reselect(rows), dtype=int)] = True
+            pat = np.zeros((test.size, d), bool)
+            pat[:, np.asarray(reselect(rows), dtype=int)] = True
         Zt = Z[test]
         have = ~np.isnan(Zt)
         z_in = np.where(pat, Zt, np.nan)

@@ -29,7 +29,6 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Iterable, Iterator, Optional
 
-
 from ..errors import IngestError
 from ..plugin_manager import get_registration, get_registrations
 from ..types import _NAMES_OK, SourceFile
