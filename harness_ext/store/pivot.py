@@ -326,9 +326,12 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
     so the first-ingested rule has one implementation. Layouts much larger than the selection take the
     general path too (memory stays close to the matrix).
     """
+    # Whether any sample count is stored: EXISTS stops at the first one, and a column of NULLs is skipped
+    # on its statistics (count(n_samples) read the whole column).
     n, k_lo, k_hi, n_counted = con.execute(
-        f"SELECT count(*), min(r.num_fewshot), max(r.num_fewshot), count(r.n_samples) FROM results r WHERE {where}",
-        rparams).fetchone()
+        f"""SELECT count(*), min(r.num_fewshot), max(r.num_fewshot),
+                   EXISTS (SELECT 1 FROM results r WHERE {where} AND r.n_samples IS NOT NULL)
+            FROM results r WHERE {where}""", rparams + rparams).fetchone()
     if not n or k_lo != k_hi:
         return None
     ds = con.execute(f"SELECT {_DS_SELECT} FROM datasets WHERE {' AND '.join(dwhere) or 'TRUE'} ORDER BY dataset_id",
@@ -336,28 +339,19 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
     n_models = con.execute("SELECT count(*) FROM models").fetchone()[0]
     if not len(ds) or not n_models or n_models * len(ds) > 4 * n + (1 << 22):
         return None
-    # The scan starts now, on a cursor of its own: DuckDB reads the results while the labels and lookup
-    # tables are built (the caller's connection runs those queries meanwhile).
-    cursor = con.cursor()
-    batches = _batches(cursor, f"SELECT r.model_id, r.dataset_id, r.value FROM results r WHERE {where}", rparams,
-                       start=True)
     done = None
     try:
-        next(batches)
-        done = _scatter_one_setting(con, query, where, rparams, ds, aliased, extra, batches, n, k_lo, n_counted,
-                                    fingerprint)
+        done = _scatter_one_setting(con, query, where, rparams, ds, aliased, extra, n, k_lo, n_counted, fingerprint)
         return done
     finally:
-        batches.close()
-        cursor.close()
         if done is None and extra.get("fingerprint") is not None:  # the general path decides: no hash of this
             extra.pop("fingerprint").cancel()
 
 
-def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliased: bool, extra: dict, batches,
+def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliased: bool, extra: dict,
                          n: int, k_lo: int, n_counted: int, fingerprint: bool = False) -> Optional[tuple]:
     """:func:`_one_setting_arrays` once its aggregate and the layout's size said the case applies: ``ds``
-    are the filtered datasets rows, ``batches`` yields the ``(model_id, dataset_id, value)`` scan, started.
+    are the filtered datasets rows; the ``(model_id, dataset_id, value)`` scan of ``where`` is read here.
 
     With ``fingerprint``, the fingerprint assumes the layout stays whole (every row and column has a result,
     as in most stores) and hashes rows as soon as the scan has left them behind: while results come in row
@@ -416,7 +410,11 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     hasher = RowHasher(X, uniq.tolist(), whole) if fingerprint and whole_order else None
     extra["fingerprint"] = hasher
     in_order = hasher is not None
-    for batch in batches:
+    # Read in this thread: DuckDB's own threads run the scan ahead of it (a fetching thread cost more CPU
+    # than it overlapped). A NaN stored as a value would be a missing cell: runs track whether one came.
+    nan_free = True
+    for batch in _batches(con, f"SELECT r.model_id, r.dataset_id, r.value FROM results r WHERE {where}", rparams,
+                          thread=False):
         mid, did, value = batch["model_id"], batch["dataset_id"], batch["value"]
         if not len(mid):
             continue
@@ -429,6 +427,9 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
                 flat_X[filled:f0] = np.nan
                 flat_X[f0:f0 + len(mid)] = value
                 filled = f0 + len(mid)
+                if nan_free:  # one pass while the batch is in cache (+inf and -inf also sum to NaN: the pass decides)
+                    with np.errstate(invalid="ignore"):
+                        nan_free = not np.isnan(np.add.reduce(value))
                 if in_order:  # the runs go forward: the rows before this one are final
                     hasher.advance(filled // n_cols)
                 continue
@@ -453,14 +454,16 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
         hasher = extra["fingerprint"] = RowHasher(X, uniq.tolist(), whole)
     if hasher is not None:
         hasher.advance(n_rows)  # the rest now, beside the missing-cell count below
-    if n_fetched != n:  # the cursor saw other results than the connection (its open transaction): general path
+    if n_fetched != n:  # the scan saw other results than the count (a write in between): general path
         return None
     # Missing cells per column and rows without a result, a cache-sized block at a time: a block without a
-    # missing cell (most of a dense matrix) costs one isnan and one any.
+    # missing cell (most of a dense matrix) costs one isnan and one any. Runs that wrote every cell once
+    # with no NaN leave none: no pass.
     row_seen, col_missing = np.ones(n_rows, dtype=bool), np.zeros(n_cols, dtype=np.int64)
     step = max(1, _BLOCK_CELLS // n_cols)
     missing = np.empty((min(step, n_rows), n_cols), dtype=bool)
-    for s in range(0, n_rows, step):
+    full = runs and nan_free and filled == n_fetched == n_rows * n_cols
+    for s in range(0, 0 if full else n_rows, step):
         block = np.isnan(X[s:s + step], out=missing[:min(step, n_rows - s)])
         if block.any():
             row_seen[s:s + step] = ~block.all(axis=1)
@@ -545,15 +548,13 @@ def _meta_frame(infos: list, columns: list) -> pd.DataFrame:
     return meta.rename(columns={"scale": "scale_kind"})  # the stored kind; engine's transforms read "scale" as theirs
 
 
-def _batches(con, sql: str, params: list, rows: int = 1 << 20, start: bool = False):
+def _batches(con, sql: str, params: list, rows: int = 1 << 20, thread: bool = True):
     """Column arrays of a query's result, at most ``rows`` rows at a time when pyarrow is there (bounded memory).
 
-    ``start``: the first item is None, yielded as soon as the query runs (the caller's first ``next`` starts
-    it without waiting for a batch); close the generator if it is not read to the end.
-
-    With pyarrow a thread fetches the next batches while the caller scatters this one (DuckDB and numpy's
-    indexing release the GIL, so the two overlap). DuckDB hands over a row group (122,880 rows) at a
-    time; eight may wait, about 16 MB for three columns.
+    With pyarrow and ``thread``, a thread fetches the next batches while the caller scatters this one (DuckDB
+    and numpy's indexing release the GIL, so the two overlap): worth it where the caller's work per batch is
+    heavy (a ranked scatter); a copy is not. DuckDB hands over a row group (122,880 rows) at a time; eight may
+    wait, about 16 MB for three columns.
     """
     try:
         import pyarrow  # noqa: F401
@@ -562,9 +563,15 @@ def _batches(con, sql: str, params: list, rows: int = 1 << 20, start: bool = Fal
         # DuckDB >= 1.4 names it to_arrow_reader; before, fetch_record_batch.
         reader = rel.to_arrow_reader(rows) if hasattr(rel, "to_arrow_reader") else rel.fetch_record_batch(rows)
     except ImportError:  # one batch of numpy arrays
-        if start:
-            yield None
         yield {k: np.asarray(v) for k, v in con.execute(sql, params).fetchnumpy().items()}
+        return
+    if not thread:
+        try:
+            for b in reader:
+                yield {name: b.column(i).to_numpy(zero_copy_only=False) for i, name in enumerate(b.schema.names)}
+        finally:  # read to the end, or the caller stopped: the connection is free again either way
+            if hasattr(reader, "close"):
+                reader.close()
         return
     import queue
     import threading
@@ -588,8 +595,6 @@ def _batches(con, sql: str, params: list, rows: int = 1 << 20, start: bool = Fal
     thread = threading.Thread(target=fetch, name="harness-ext-fetch", daemon=True)
     thread.start()
     try:
-        if start:
-            yield None
         while (item := ahead.get()) is not None:
             if isinstance(item, BaseException):
                 raise item
