@@ -29,6 +29,7 @@ def _same(a, b) -> bool:
 
 @pytest.mark.parametrize("text", [
     b"[123456789012345678901234567890]",  # orjson: a float; json: an int
+    b"[-9223372036854775809]",  # below -2**63 in 19 digits: orjson a float, json an int
     b"[NaN, Infinity]",
     b'{"a": "\\ud800"}',  # a lone surrogate
     b"\xef\xbb\xbf{}",  # a byte-order mark
@@ -37,6 +38,12 @@ def _same(a, b) -> bool:
 ])
 def test_what_json_reads_differently_is_left_to_json(text):
     assert _parse_fast(text) is _NOT_PARSED
+
+
+def test_integers_orjson_reads_exactly_are_parsed_by_it():
+    for text in (b"[9223372036854775807, -922337203685477580, 1234567890123456789]", b'{"a": [0.5, -1]}'):
+        got = _parse_fast(text)
+        assert got is not _NOT_PARSED and _same(got, json.loads(text))
 
 
 def test_real_files_parse_to_the_same_documents():

@@ -26,13 +26,13 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from stat import S_ISREG
 from typing import Iterable, Iterator, Optional
 
 from ..errors import IngestError
 from ..plugin_manager import get_registration, get_registrations
 from ..types import _NAMES_OK, SourceFile
 from .ingest_checks import _all_plain, _plain
+from .ingest_read import _NOT_PARSED, SMALL_FILE_BYTES, _fast_json, _parse_fast, _read_walked  # noqa: F401
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
@@ -95,7 +95,7 @@ def sha256_of(src: SourceFile, adapter) -> str:
     if "bytes" in d and not src.options and ("_no_sidecars" in d or src._siblings is not None and not src.sidecars()):
         # The common case, on the bytes read once for sniffing and parsing (ingest reads small files whole).
         h = hashlib.sha256(d["bytes"])
-        h.update(f"\0adapter={adapter.name}".encode())
+        h.update(_adapter_tag(adapter.name))
         return h.hexdigest()
     h = hashlib.sha256()
     if src.is_dir:
@@ -117,8 +117,14 @@ def sha256_of(src: SourceFile, adapter) -> str:
         h.update(b"\0options=" + json.dumps(src.options, sort_keys=True, default=str).encode())
         if src.options.get("column_meta"):
             h.update(Path(src.options["column_meta"]).read_bytes())
-    h.update(f"\0adapter={adapter.name}".encode())
+    h.update(_adapter_tag(adapter.name))
     return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=256)
+def _adapter_tag(name: str) -> bytes:
+    """What ends every content hash: the adapter that read the source."""
+    return f"\0adapter={name}".encode()
 
 
 def detect_adapter(src: SourceFile, adapters: dict):
@@ -260,80 +266,6 @@ def _walk(paths: Iterable, adapters: dict) -> Iterator[tuple]:
 _is_sidecar_name = operator.methodcaller("endswith", (".meta.yaml", ".meta.yml"))
 
 
-def _read_walked(src: SourceFile, limit: int) -> bool:
-    """Read a small regular file the walk listed into ``src.bytes`` (open, fstat, read: no stat by name).
-
-    Returns False when it is not one (anything unusual: a changed file type, a name that is not UTF-8,
-    a file over :data:`SMALL_FILE_BYTES`, an error): :func:`_check` and the ordinary read then say why
-    or read it. The checks are those of :func:`_check` on the open file.
-    """
-    p = src.pathname
-    try:
-        p.encode("utf-8")
-        fd = os.open(p, _OPEN_FLAGS)
-    except (UnicodeError, OSError):
-        return False
-    try:
-        st = os.fstat(fd)
-        size = st.st_size
-        if size > limit or not S_ISREG(st.st_mode):
-            return False
-        data = os.read(fd, size + 1)  # a regular file reads short only at its end
-        if len(data) > size:  # it grew since: to the end, as a plain read() does
-            parts = [data]
-            while parts[-1]:
-                parts.append(os.read(fd, 1 << 20))
-            data = b"".join(parts)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    sd = src.__dict__
-    sd["bytes"] = data
-    if sd.get("suffix") == ".json" and _fast_json() is not None:
-        doc = _parse_fast(data)
-        if doc is not _NOT_PARSED:
-            sd["_json"] = doc  # SourceFile.json()'s cache: what json.loads would have made of the text
-    return True
-
-
-@functools.lru_cache(maxsize=None)
-def _fast_json():
-    """``orjson.loads`` if orjson is installed (and $HARNESS_EXT_FAST_JSON is not 0), else None."""
-    if os.environ.get("HARNESS_EXT_FAST_JSON", "").strip() == "0":
-        return None
-    try:
-        from orjson import loads
-    except ImportError:
-        return None
-    return loads
-
-
-_NOT_PARSED = object()
-#: Every digit as "0": a run of 20 in the translation is an integer orjson would read as a float (json: an int).
-_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
-
-
-def _parse_fast(data: bytes):
-    """``json.loads(data.decode("utf-8"))`` through orjson, 3-4 times faster, or :data:`_NOT_PARSED`.
-
-    Where the two could differ, orjson is not used: it refuses what json reads differently (NaN and
-    Infinity, lone surrogates, a byte-order mark, invalid UTF-8: left to json, which raises or reads
-    them as before), reads an integer above 2**64 as a float (a file with 20 digits in a row is left to
-    json) and nests deeper than json's recursion limit (a file with 512 brackets or more is left to json).
-    """
-    if (data.count(b"{") + data.count(b"[") >= 512
-            or b"00000000000000000000" in data.translate(_DIGITS_AS_ZERO)):
-        return _NOT_PARSED
-    try:
-        return _fast_json()(data)
-    except Exception:  # noqa: BLE001 - orjson.JSONDecodeError, RecursionError: json.loads says what is wrong
-        return _NOT_PARSED
-
-
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-
-
 def read_source(src: SourceFile, adapter) -> list:
     """Read and validate every record of one source; raise IngestError on any problem.
 
@@ -341,11 +273,10 @@ def read_source(src: SourceFile, adapter) -> list:
     ResultRecord, runs out of memory) fails only this source, with the adapter named.
     """
     ColumnarResults, ResultRecord, ColumnarCells, ResultRows = _read_types()
-    where = f"{adapter.name} [{adapter.source}]" if getattr(adapter, "source", None) else adapter.name
     try:
         records = adapter.read(src)
         if records.__class__ is ResultRows:  # columns with shared kinds (store.rows): checked a column at a time
-            if not len(records):
+            if not records.values:
                 raise IngestError(src.path, f"no results found (read as {adapter.name})")
             rows = records.validate(src.pathname)
             if rows is None:
@@ -367,7 +298,7 @@ def read_source(src: SourceFile, adapter) -> list:
     except MemoryError:
         raise IngestError(src.path, f"too large to read in memory (adapter {adapter.name})") from None
     except Exception as exc:  # noqa: BLE001 - a faulty adapter plugin fails its own file only
-        raise IngestError(src.path, f"adapter {where} failed: {type(exc).__name__}: {exc}") from exc
+        raise IngestError(src.path, f"adapter {_where(adapter)} failed: {type(exc).__name__}: {exc}") from exc
     if not records:
         raise IngestError(src.path, f"no results found (read as {adapter.name})")
     if len(records) >= 64 and _all_plain(records):  # below that, the per-record loop costs less
@@ -376,7 +307,7 @@ def read_source(src: SourceFile, adapter) -> list:
     for rec in records:
         if rec.__class__ is not ResultRecord:
             if not isinstance(rec, ResultRecord):
-                raise IngestError(src.path, f"adapter {where} yielded {type(rec).__name__}, not ResultRecord")
+                raise IngestError(src.path, f"adapter {_where(adapter)} yielded {type(rec).__name__}, not ResultRecord")
         # What ResultRecord.validate accepts without a change, tested in one expression: names checked
         # before, a finite float score, plain optional numbers. Anything else gets the full check.
         elif ((m := rec.model).__class__ is str and m in ok and (b := rec.benchmark).__class__ is str and b in ok
@@ -391,6 +322,11 @@ def read_source(src: SourceFile, adapter) -> list:
             continue
         rec.validate(src.path)
     return records
+
+
+def _where(adapter) -> str:
+    """An adapter as error messages name it: its name, and the plugin it came from."""
+    return f"{adapter.name} [{adapter.source}]" if getattr(adapter, "source", None) else adapter.name
 
 
 @functools.lru_cache(maxsize=None)
@@ -548,6 +484,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                 store.release()
 
     established: dict = {}  # (walk root, suffix) -> the adapter that claimed a file there (see _detect)
+    rows_type = _read_types()[3]
     batch_sha = set()
     n_pending = 0
     group_shas: list = []
@@ -584,7 +521,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                 report.files.append(None)
                 pending.append((len(report.files) - 1, src.pathname, sha, chosen.name, records))
                 batch_sha.add(sha)
-                n_pending += len(records)
+                n_pending += len(records.values if records.__class__ is rows_type else records)  # no __len__ call
                 if len(pending) >= BATCH_FILES or n_pending >= BATCH_RECORDS:
                     flush()
                     batch_sha.clear()
@@ -643,8 +580,6 @@ def _skip_reason(exc: BaseException) -> str:
 
 #: What a SourceFile keeps of a file it read (see SourceFile and the lm-eval adapter's version sniff).
 _READ_CACHE = ("bytes", "text", "head", "_json", "_lm_eval_version")
-#: Files up to this size are read once into memory (sniffing, parsing and hashing share the bytes).
-SMALL_FILE_BYTES = 16 << 20
 
 
 def _batched(records) -> bool:
