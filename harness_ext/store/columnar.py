@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IngestError
-from .db import AGGREGATE, CONFLICT_TOLERANCE, DATASET, UNKNOWN_SHOTS, SourceOutcome, _f
+from .db import AGGREGATE, CONFLICT_TOLERANCE, DATASET, UNKNOWN_SHOTS, SourceOutcome, _f, _meta_table
 
 #: Cells sent to DuckDB per insert (bounded memory: a few arrays of this length).
 CHUNK_CELLS = 4_000_000
@@ -140,7 +140,7 @@ def write_columnar(store, path: str, sha: str, adapter: str, table) -> SourceOut
 
 
 def _model_ids(store, models: list, metadata: list, source_id: int) -> tuple:
-    """``(store id per row, new models, model metadata rows)``: new names numbered after the store's."""
+    """``(store id per row, new models, model metadata columns)``: new names numbered after the store's."""
     new_models: dict = {}
     next_model = max(store._model_ids.values(), default=0) + 1
     row_mid = np.empty(len(models), dtype=np.int64)
@@ -154,7 +154,7 @@ def _model_ids(store, models: list, metadata: list, source_id: int) -> tuple:
         row_mid[i] = mid
         for k, v in (md or {}).items():
             meta_rows.setdefault((mid, source_id, str(k)), json.dumps(v, default=str))
-    return row_mid, new_models, meta_rows
+    return row_mid, new_models, _meta_table(meta_rows)
 
 
 def _dataset_ids(store, columns: list) -> tuple:

@@ -381,17 +381,21 @@ class Store:
                     new_mds[code] = md
             m_ids[code] = mid
         model_id = m_ids[c.model_codes]
-        meta_rows: dict = {}  # (model_id, source_id, key) -> JSON value; the first record's value wins
         # Adapters share one metadata dict per model: each (model, source, dict) is serialised once, and a new
         # model's metadata (its first row's dict) from the same values.
+        mids, sids, keys, vals = [], [], [], []  # per (model, source, key): the model_metadata rows
+        m_list = m_ids.tolist()
         for k, code, md in c.source_metas:
-            mid, sid = int(m_ids[code]), first_source + k
             values = _dumps_values(md)
-            for key, v in zip(md, values):
-                meta_rows.setdefault((mid, sid, str(key)), v)
+            n = len(values)
+            mids += [m_list[code]] * n
+            sids += [first_source + k] * n
+            keys += md
+            vals += values
             if new_mds.get(code) is md:
                 new_models[c.models[code]][1] = _dumps_dict(md, values)
                 del new_mds[code]
+        meta_rows = _first_per_key(mids, sids, keys, vals)
         for code, md in new_mds.items():
             new_models[c.models[code]][1] = _dumps(md)
         # Datasets by (benchmark, name, metric) of each distinct description, numbered in order of first appearance.
@@ -447,7 +451,8 @@ class Store:
         self._shas.update(shas)
 
     def _append_new(self, sources: list, new_models: dict, new_datasets: dict, meta_rows: dict) -> None:
-        """Insert a batch's source rows, new models and datasets and model metadata (inside its transaction)."""
+        """Insert a batch's source rows, new models and datasets and model metadata (columns: ``model_id, source_id,
+        key, value``; see :func:`_first_per_key`), inside its transaction."""
         cols = dict(zip(["source_id", "path", "sha256", "adapter", "ingested_at", "n_results"], zip(*sources)))
         times = cols["ingested_at"]
         if times.count(times[0]) == len(times) and times[0].tzinfo is None:
@@ -461,10 +466,8 @@ class Store:
             self._append("datasets", pd.DataFrame(list(new_datasets.values()), columns=[
                 "dataset_id", "benchmark", "name", "metric", "higher_is_better", "random_baseline", "baseline_source",
                 "min_score", "max_score", "is_primary", "task", "metadata", "kind", "scale"]))
-        if meta_rows:
-            m, sid, k = zip(*meta_rows)
-            self._append_columns("model_metadata", {"model_id": m, "source_id": sid, "key": k,
-                                                    "value": list(meta_rows.values())})
+        if meta_rows["key"]:
+            self._append_columns("model_metadata", meta_rows)
 
     def _append_columns(self, table: str, columns: dict) -> None:
         """Insert columns of plain values (ints, strings, datetimes) through Arrow: converted a column at a
@@ -626,6 +629,26 @@ class Store:
                JOIN models m USING (model_id) JOIN datasets d USING (dataset_id) JOIN sources s USING (source_id)
                ORDER BY model, dataset, r.source_id, r.rep"""
         ).df()
+
+
+def _first_per_key(mids: list, sids: list, keys: list, vals: list) -> dict:
+    """The model_metadata columns, keys as strings, the first value of each (model, source, key) kept.
+
+    A source usually gives each model one metadata dict, so the rows are distinct as they come: checked in C (a
+    set of the keys, string keys), else a dict keeps the first value of each.
+    """
+    if set(map(type, keys)) <= {str} and len(set(zip(mids, sids, keys))) == len(keys):
+        return {"model_id": mids, "source_id": sids, "key": keys, "value": vals}
+    first: dict = {}
+    for row in zip(mids, sids, map(str, keys), vals):
+        first.setdefault(row[:3], row[3])
+    return _meta_table(first)
+
+
+def _meta_table(rows: dict) -> dict:
+    """The model_metadata columns of ``{(model_id, source_id, key): JSON value}``."""
+    m, s, k = zip(*rows) if rows else ((), (), ())
+    return {"model_id": list(m), "source_id": list(s), "key": list(k), "value": list(rows.values())}
 
 
 def _f(v) -> Optional[float]:
