@@ -375,10 +375,10 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     # Columns in label order from the start (datasets are numbered as they are first ingested, not by name),
     # so a matrix whose every column has a result needs no reordering copy, and its fingerprint can start
     # before the scan ends.
-    whole = _column_labels(ds)
-    whole_order = len(set(whole.values())) == len(ds)
+    label_of = _column_labels(ds)  # dataset id -> column label, for the layout's every dataset
+    whole_order = len(set(label_of.values())) == len(ds)
     if whole_order:
-        ds = sorted(ds, key=lambda row: whole[row[0]])
+        ds = sorted(ds, key=lambda row: label_of[row[0]])
     ds_ids = np.array([row[0] for row in ds], dtype=np.int64)
     n_rows, n_cols = len(uniq), len(ds)
     # A cell's flat position is lut_r[model_id] + lut_c[dataset_id]; when the dataset ids are one ascending
@@ -406,8 +406,8 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     n_fetched = filled = 0
     # The fingerprint of the whole layout (every row and column with a result), fed the rows below the
     # current batch's while the scan stays in row order.
-    whole = [whole[int(d)] for d in ds_ids]
-    hasher = RowHasher(X, uniq.tolist(), whole) if fingerprint and whole_order else None
+    layout_columns = [label_of[int(d)] for d in ds_ids]
+    hasher = RowHasher(X, uniq.tolist(), layout_columns) if fingerprint and whole_order else None
     extra["fingerprint"] = hasher
     in_order = hasher is not None
     # Read in this thread: DuckDB's own threads run the scan ahead of it (a fetching thread cost more CPU
@@ -451,7 +451,7 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     del flat_X
     if hasher is not None and not in_order:
         hasher.cancel()
-        hasher = extra["fingerprint"] = RowHasher(X, uniq.tolist(), whole)
+        hasher = extra["fingerprint"] = RowHasher(X, uniq.tolist(), layout_columns)
     if hasher is not None:
         hasher.advance(n_rows)  # the rest now, beside the missing-cell count below
     if n_fetched != n:  # the scan saw other results than the count (a write in between): general path
