@@ -358,15 +358,19 @@ def _small_batches(monkeypatch, rows: int):
     monkeypatch.setattr(pivot, "_batches", split)
 
 
+@pytest.mark.parametrize("keyed", [True, False])
 @pytest.mark.parametrize("order", ["models", "datasets", "late", "gap", "sparse", "unused_model"])
-def test_one_scan_fingerprint_while_reading(tmp_path, monkeypatch, order):
+def test_one_scan_fingerprint_while_reading(tmp_path, monkeypatch, order, keyed):
     """The fingerprint hashed while the store is read (pivot's RowHasher) is the finished matrix's, whatever the
     order the results come in: model by model (runs of cells copied, hashed beside the scan), dataset by dataset
     (hashed after it), model by model with a late result for an early model (started again), with one result
     stored last (runs, then scattered), sparse, or with a model whose results are all outside the selection (a
-    row dropped: the cut matrix is hashed)."""
+    row dropped: the cut matrix is hashed). Ids come as one cell key, or (keys too large) as two columns."""
     from harness_ext.store import digest, pivot
     from harness_ext.store.matrix import fingerprint
+
+    if not keyed:
+        monkeypatch.setattr(pivot, "_KEY_MAX", 0)
 
     rng = np.random.default_rng(5)
     cells = [(i, j) for i in range(40) for j in range(6)]
@@ -401,6 +405,9 @@ def test_one_scan_fingerprint_while_reading(tmp_path, monkeypatch, order):
     runs = []
     real_is_run = pivot._is_run
     monkeypatch.setattr(pivot, "_is_run", lambda *a: runs.append(real_is_run(*a)) or runs[-1])
+    sql = []
+    real_batches = pivot._batches
+    monkeypatch.setattr(pivot, "_batches", lambda con, q, *a, **k: sql.append(q) or real_batches(con, q, *a, **k))
     _small_batches(monkeypatch, 25)
     with Store.open(tmp_path / "order.duckdb", read_only=True) as store:
         q = MatrixQuery(normalise="none", benchmarks=("b1",))
@@ -417,3 +424,4 @@ def test_one_scan_fingerprint_while_reading(tmp_path, monkeypatch, order):
     # Runs of consecutive cells are copied while they last; the first batch that is not one ends them.
     assert runs.count(False) <= 1 and (runs and runs[0]) == (order in ("models", "gap", "unused_model"))
     assert all(runs) == (order == "models")
+    assert ("AS key" in sql[0]) == keyed

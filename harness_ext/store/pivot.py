@@ -56,6 +56,8 @@ def dataset_filter(store, query, metrics: bool = True):
     return where, params
 
 
+#: The largest cell key (model_id * K + dataset_id) the one-scan path has DuckDB compute: an INTEGER.
+_KEY_MAX = 2**31 - 1
 #: Cells per block of the one-scan path's missing-cell count (a 128 KB boolean block stays in cache).
 _BLOCK_CELLS = 1 << 17
 #: A datasets row as the matrix reads it: the id, then _DATASET_COLUMNS.
@@ -400,7 +402,14 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     row_id = np.full(n_rows, -1, dtype=np.int64)
     one = np.bincount(code, minlength=n_rows)[code] == 1  # a row of one model id (no merged names)
     row_id[code[one]] = model_id[one]
-    runs, col_id = seen is None, ds_ids
+    runs = seen is None
+    # A cell's ids travel as one integer, model_id * K + dataset_id, where that fits in 32 bits: half the id
+    # bytes to read and one comparison per result in a run (DuckDB computes it for less than it costs to
+    # hand over a second column). Otherwise the two id columns.
+    K = int(ds_ids.max()) + 1
+    keyed = min(int(model_id.min()), int(ds_ids.min())) >= 0 and int(model_id.max()) * K + K - 1 <= _KEY_MAX
+    ids = f"r.model_id * {K} + r.dataset_id AS key" if keyed else "r.model_id, r.dataset_id"
+    row_key, col_key = (row_id * K if keyed else row_id), ds_ids  # row -1 (several ids): below every key
     X = _matrix((n_rows, n_cols), None if runs else np.nan)
     flat_X = X.reshape(-1)
     n_fetched = filled = 0
@@ -413,20 +422,24 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     # Read in this thread: DuckDB's own threads run the scan ahead of it (a fetching thread cost more CPU
     # than it overlapped). A NaN stored as a value would be a missing cell: runs track whether one came.
     nan_free = True
-    for batch in _batches(con, f"SELECT r.model_id, r.dataset_id, r.value FROM results r WHERE {where}", rparams,
-                          thread=False):
-        mid, did, value = batch["model_id"], batch["dataset_id"], batch["value"]
-        if not len(mid):
+    for batch in _batches(con, f"SELECT {ids}, r.value FROM results r WHERE {where}", rparams, thread=False):
+        value = batch["value"]
+        if not len(value):
             continue
-        n_fetched += len(mid)
+        n_fetched += len(value)
+        key = batch["key"] if keyed else None
         if runs:
-            if row_id.dtype != mid.dtype:  # compared in the scan's integer type (no cast per batch)
-                row_id, col_id = row_id.astype(mid.dtype), ds_ids.astype(did.dtype)
-            f0 = int(lut_r[mid[0]]) + int(did[0] if lut_c is None else lut_c[did[0]])
-            if f0 >= filled and _is_run(mid, did, f0, row_id, col_id, n_cols):
+            first = divmod(int(key[0]), K) if keyed else (int(batch["model_id"][0]), int(batch["dataset_id"][0]))
+            f0 = int(lut_r[first[0]]) + (first[1] if lut_c is None else int(lut_c[first[1]]))
+            scan_type = (key if keyed else batch["model_id"]).dtype
+            if row_key.dtype != scan_type:  # compared in the scan's integer type (no cast per batch)
+                row_key, col_key = row_key.astype(scan_type), ds_ids.astype(scan_type)
+            if f0 >= filled and (_is_run(key, f0, row_key, col_key, n_cols) if keyed else (
+                    _is_run(batch["model_id"], f0, row_key, None, n_cols)
+                    and _is_run(batch["dataset_id"], f0, None, col_key, n_cols))):
                 flat_X[filled:f0] = np.nan
-                flat_X[f0:f0 + len(mid)] = value
-                filled = f0 + len(mid)
+                flat_X[f0:f0 + len(value)] = value
+                filled = f0 + len(value)
                 if nan_free:  # one pass while the batch is in cache (+inf and -inf also sum to NaN: the pass decides)
                     with np.errstate(invalid="ignore"):
                         nan_free = not np.isnan(np.add.reduce(value))
@@ -435,6 +448,7 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
                 continue
             runs = False  # scattered from here on: the cells no run wrote are missing so far
             flat_X[filled:] = np.nan
+        mid, did = np.divmod(key, K) if keyed else (batch["model_id"], batch["dataset_id"])
         flat = lut_r[mid]
         flat += did if lut_c is None else lut_c[did]
         flat_X[flat] = value
@@ -513,24 +527,29 @@ def _matrix(shape: tuple, fill: Optional[float] = None) -> np.ndarray:
     return X
 
 
-def _is_run(mid: np.ndarray, did: np.ndarray, f0: int, row_id: np.ndarray, ds_ids: np.ndarray, n_cols: int) -> bool:
-    """Whether results ``(mid, did)`` are the consecutive cells from flat position ``f0`` of a layout whose row
-    ``r`` holds model id ``row_id[r]`` (-1: several) and column ``c`` dataset id ``ds_ids[c]``: a partial row,
-    whole rows (compared as a 2-D block), a partial row."""
+def _is_run(v: np.ndarray, f0: int, by_row: Optional[np.ndarray], by_col: Optional[np.ndarray], n_cols: int) -> bool:
+    """Whether ``v`` holds, for the consecutive cells ``(r, c)`` from flat position ``f0`` of a layout with
+    ``n_cols`` columns, ``by_row[r] + by_col[c]`` (a None part counts 0): a partial row, whole rows (compared
+    as a 2-D block), a partial row. Model ids are ``by_row`` alone (-1 where a row has several), dataset ids
+    ``by_col`` alone, a cell key both."""
     r, c = divmod(f0, n_cols)
-    m = len(mid)
-    if f0 + m > len(row_id) * n_cols:
+    m = len(v)
+    if by_row is not None and f0 + m > len(by_row) * n_cols:
         return False
+
+    def part(rows, cols):  # the expected values: ``rows`` an index or a (k, 1) block, ``cols`` a slice
+        if by_row is None:
+            return by_col[cols]
+        return by_row[rows] if by_col is None else by_row[rows] + by_col[cols]
+
     head = min(m, (n_cols - c) % n_cols)
-    if head and not ((mid[:head] == row_id[r]).all() and (did[:head] == ds_ids[c:c + head]).all()):
+    if head and not (v[:head] == part(r, slice(c, c + head))).all():
         return False
     r += bool(head)
     k, tail = divmod(m - head, n_cols)
-    body = slice(head, head + k * n_cols)
-    if k and not ((mid[body].reshape(k, n_cols) == row_id[r:r + k, None]).all()
-                  and (did[body].reshape(k, n_cols) == ds_ids).all()):
+    if k and not (v[head:head + k * n_cols].reshape(k, n_cols) == part(np.s_[r:r + k, None], slice(None))).all():
         return False
-    return not tail or bool((mid[m - tail:] == row_id[r + k]).all() and (did[m - tail:] == ds_ids[:tail]).all())
+    return not tail or bool((v[m - tail:] == part(r + k, slice(0, tail))).all())
 
 
 def _column_labels(ds) -> dict:
