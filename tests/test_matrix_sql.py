@@ -284,9 +284,9 @@ def test_one_scan_path_counts_missing_cells_across_blocks(tmp_path, monkeypatch)
 
 @pytest.mark.parametrize("stored", ["nan", "inf_pair"])
 def test_one_scan_complete_runs_with_nan_stored(tmp_path, stored):
-    """A complete store read as runs skips the missing-cell pass only when no stored value is NaN: a NaN makes
-    a missing cell, and the matrix is the general path's; +inf and -inf in one batch (their sum is NaN, no
-    cell missing) take the pass, and the one-scan path still answers."""
+    """A complete store read as runs skips the missing-cell pass only when no stored value is NaN (asked of
+    DuckDB before the scan): a NaN makes a missing cell, and the matrix is the general path's; +inf and -inf
+    are values like others (no cell missing), and the one-scan path answers."""
     recs = [ResultRecord(model=f"m{i}", benchmark="b", dataset=f"d{j}", metric="acc", value=0.1 * j + 0.01 * i,
                          num_fewshot=0) for i in range(6) for j in range(4)]
     cell = ("model_id = (SELECT model_id FROM models WHERE name = 'm2') AND "

@@ -328,12 +328,14 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
     so the first-ingested rule has one implementation. Layouts much larger than the selection take the
     general path too (memory stays close to the matrix).
     """
-    # Whether any sample count is stored: EXISTS stops at the first one, and a column of NULLs is skipped
-    # on its statistics (count(n_samples) read the whole column).
-    n, k_lo, k_hi, n_counted = con.execute(
+    # Whether any sample count is stored, and any value is NaN (a missing cell): EXISTS stops at the first
+    # one, and DuckDB skips row groups on their statistics (a column of NULLs, values without NaN), where
+    # count(n_samples) read the whole column and a NaN test per batch read every value.
+    n, k_lo, k_hi, n_counted, has_nan = con.execute(
         f"""SELECT count(*), min(r.num_fewshot), max(r.num_fewshot),
-                   EXISTS (SELECT 1 FROM results r WHERE {where} AND r.n_samples IS NOT NULL)
-            FROM results r WHERE {where}""", rparams + rparams).fetchone()
+                   EXISTS (SELECT 1 FROM results r WHERE {where} AND r.n_samples IS NOT NULL),
+                   EXISTS (SELECT 1 FROM results r WHERE {where} AND isnan(r.value))
+            FROM results r WHERE {where}""", rparams * 3).fetchone()
     if not n or k_lo != k_hi:
         return None
     ds = con.execute(f"SELECT {_DS_SELECT} FROM datasets WHERE {' AND '.join(dwhere) or 'TRUE'} ORDER BY dataset_id",
@@ -343,7 +345,8 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
         return None
     done = None
     try:
-        done = _scatter_one_setting(con, query, where, rparams, ds, aliased, extra, n, k_lo, n_counted, fingerprint)
+        done = _scatter_one_setting(con, query, where, rparams, ds, aliased, extra, n, k_lo, n_counted, has_nan,
+                                    fingerprint)
         return done
     finally:
         if done is None and extra.get("fingerprint") is not None:  # the general path decides: no hash of this
@@ -351,7 +354,7 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
 
 
 def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliased: bool, extra: dict,
-                         n: int, k_lo: int, n_counted: int, fingerprint: bool = False) -> Optional[tuple]:
+                         n: int, k_lo: int, n_counted: int, has_nan: bool, fingerprint: bool = False) -> Optional[tuple]:
     """:func:`_one_setting_arrays` once its aggregate and the layout's size said the case applies: ``ds``
     are the filtered datasets rows; the ``(model_id, dataset_id, value)`` scan of ``where`` is read here.
 
@@ -420,8 +423,7 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     extra["fingerprint"] = hasher
     in_order = hasher is not None
     # Read in this thread: DuckDB's own threads run the scan ahead of it (a fetching thread cost more CPU
-    # than it overlapped). A NaN stored as a value would be a missing cell: runs track whether one came.
-    nan_free = True
+    # than it overlapped).
     for batch in _batches(con, f"SELECT {ids}, r.value FROM results r WHERE {where}", rparams, thread=False):
         value = batch["value"]
         if not len(value):
@@ -440,9 +442,6 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
                 flat_X[filled:f0] = np.nan
                 flat_X[f0:f0 + len(value)] = value
                 filled = f0 + len(value)
-                if nan_free:  # one pass while the batch is in cache (+inf and -inf also sum to NaN: the pass decides)
-                    with np.errstate(invalid="ignore"):
-                        nan_free = not np.isnan(np.add.reduce(value))
                 if in_order:  # the runs go forward: the rows before this one are final
                     hasher.advance(filled // n_cols)
                 continue
@@ -471,12 +470,12 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     if n_fetched != n:  # the scan saw other results than the count (a write in between): general path
         return None
     # Missing cells per column and rows without a result, a cache-sized block at a time: a block without a
-    # missing cell (most of a dense matrix) costs one isnan and one any. Runs that wrote every cell once
-    # with no NaN leave none: no pass.
+    # missing cell (most of a dense matrix) costs one isnan and one any. Runs that wrote every cell once,
+    # no value NaN, leave none: no pass.
     row_seen, col_missing = np.ones(n_rows, dtype=bool), np.zeros(n_cols, dtype=np.int64)
     step = max(1, _BLOCK_CELLS // n_cols)
     missing = np.empty((min(step, n_rows), n_cols), dtype=bool)
-    full = runs and nan_free and filled == n_fetched == n_rows * n_cols
+    full = runs and not has_nan and filled == n_fetched == n_rows * n_cols
     for s in range(0, 0 if full else n_rows, step):
         block = np.isnan(X[s:s + step], out=missing[:min(step, n_rows - s)])
         if block.any():
