@@ -408,8 +408,10 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     runs = seen is None
     # A cell's ids travel as one integer, model_id * K + dataset_id, where that fits in 32 bits: half the id
     # bytes to read and one comparison per result in a run (DuckDB computes it for less than it costs to
-    # hand over a second column). Otherwise the two id columns.
-    K = int(ds_ids.max()) + 1
+    # hand over a second column). Otherwise the two id columns. K is a power of two, so a scattered batch
+    # splits its keys with a shift and a mask (an integer division cost more than the column saved).
+    shift = int(ds_ids.max()).bit_length()
+    K = 1 << shift
     keyed = min(int(model_id.min()), int(ds_ids.min())) >= 0 and int(model_id.max()) * K + K - 1 <= _KEY_MAX
     ids = f"r.model_id * {K} + r.dataset_id AS key" if keyed else "r.model_id, r.dataset_id"
     row_key, col_key = (row_id * K if keyed else row_id), ds_ids  # row -1 (several ids): below every key
@@ -447,7 +449,7 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
                 continue
             runs = False  # scattered from here on: the cells no run wrote are missing so far
             flat_X[filled:] = np.nan
-        mid, did = np.divmod(key, K) if keyed else (batch["model_id"], batch["dataset_id"])
+        mid, did = (key >> shift, key & (K - 1)) if keyed else (batch["model_id"], batch["dataset_id"])
         flat = lut_r[mid]
         flat += did if lut_c is None else lut_c[did]
         flat_X[flat] = value
