@@ -26,6 +26,7 @@ Usage::
 
     python benchmarks/bench_ingest.py            # all real files; 10,000 synthetic files (per-file on 1,000)
     python benchmarks/bench_ingest.py --quick    # 400 leaderboard + 200 pythia files; 1,000 synthetic
+    python benchmarks/bench_ingest.py --phases 5 # where ingest_paths spends its time on Open LLM v2
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -87,18 +89,22 @@ def _walk_json(root: Path) -> list:
     return [os.path.join(dp, f) for dp, _, fs in os.walk(root) for f in fs if f.endswith(".json")]
 
 
-def reference_json(files, db: Path) -> int:
+def reference_json(files, db: Path, times: Optional[dict] = None) -> int:
     """The plain script: os.walk (``files`` a directory) or a list of files, json.load each file, one row per
     score, one DuckDB bulk insert.
 
     Understands the two layouts measured here (Every Eval Ever, lm-eval v0.3); no validation,
-    no hashing, no conflict tracking. Returns the number of rows inserted.
+    no hashing, no conflict tracking. Returns the number of rows inserted. ``times``, if given, gets the
+    seconds of its listing (``walk``), of reading, parsing and making rows (``read``) and of the rest (``write``).
     """
     import duckdb
     import pandas as pd
 
     rows = []
-    for p in sorted(_walk_json(files)) if isinstance(files, Path) else files:
+    t0 = time.perf_counter()
+    paths = sorted(_walk_json(files)) if isinstance(files, Path) else files
+    t1 = time.perf_counter()
+    for p in paths:
         with open(p, "rb") as fh:
             doc = json.load(fh)
         if "evaluation_results" in doc:
@@ -111,10 +117,13 @@ def reference_json(files, db: Path) -> int:
                 for metric, v in block.items():
                     if not metric.endswith("_stderr"):
                         rows.append((model, task, metric, float(v), block.get(metric + "_stderr"), p))
+    t2 = time.perf_counter()
     frame = pd.DataFrame(rows, columns=["model", "dataset", "metric", "value", "stderr", "source"])
     con = duckdb.connect(str(db))
     con.execute("CREATE TABLE results AS SELECT * FROM frame")
     con.close()
+    if times is not None:
+        times.update(walk=t1 - t0, read=t2 - t1, write=time.perf_counter() - t2)
     return len(rows)
 
 
@@ -151,6 +160,81 @@ def real_rows(tmp: Path, quick: bool) -> list:
                                   f"{report.n_results:,} results ({n_ref:,} reference rows), "
                                   f"{len(report.conflicts)} conflicts; reference peak {mb_r:,.0f} MB; target >= 0.67x"))
     return out
+
+
+#: The phases of ingest_paths timed by --phases: (label, module, attribute) of the function each one is.
+PHASES = (
+    ("walk: listing (scandir), one SourceFile per candidate", "harness_ext.store.ingest", "_walk"),
+    ("read: open/fstat/read, orjson parse and its gate", "harness_ext.store.ingest", "_read_walked"),
+    ("format detection", "harness_ext.store.ingest", "_detect"),
+    ("content hash (sha256)", "harness_ext.store.ingest", "sha256_of"),
+    ("records: adapter read + validation", "harness_ext.store.ingest", "_records_of"),
+    ("write: batch columns, inserts, conflicts, commit", "harness_ext.store.db", "Store.ingest_batch"),
+    ("committed counts", "harness_ext.store.db", "Store.committed_results"),
+    ("model aliases", "harness_ext.store.identity", "refresh_aliases"),
+    ("store open (connect, schema)", "harness_ext.store.db", "Store.open"),
+    ("store close (checkpoint)", "harness_ext.store.db", "Store.close"),
+)
+
+
+def phase_rows(tmp: Path, root: Path, repeat: int) -> None:
+    """Print where ``ingest_paths`` spends its time on ``root``: each phase's wall time summed over the run (the run
+    with the least total of ``repeat``), the rest (the loop between them) and the reference script's total."""
+    import importlib
+    from collections import Counter
+
+    acc: Counter = Counter()
+    saved = []
+
+    def timed(label, f):
+        def wrapper(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return f(*args, **kwargs)
+            finally:
+                acc[label] += time.perf_counter() - t0
+        return wrapper
+
+    def walk(label, f):  # a generator: timed while it runs, listed whole as ingest_paths does
+        def wrapper(*args, **kwargs):
+            t0 = time.perf_counter()
+            out = list(f(*args, **kwargs))
+            acc[label] += time.perf_counter() - t0
+            return iter(out)
+        return wrapper
+
+    for label, mod, attr in PHASES:
+        owner = importlib.import_module(mod)
+        if "." in attr:
+            cls, attr = attr.split(".")
+            owner = getattr(owner, cls)
+        f = owner.__dict__[attr]
+        saved.append((owner, attr, f))
+        fn = f.__func__ if isinstance(f, classmethod) else f
+        wrapped = (walk if attr == "_walk" else timed)(label, fn)
+        setattr(owner, attr, classmethod(wrapped) if isinstance(f, classmethod) else wrapped)
+    try:
+        runs = []
+        for rep in range(repeat):
+            acc.clear()
+            t_ref = {}
+            reference_json(root, tmp / f"phase_ref{rep}.duckdb", t_ref)
+            t0 = time.perf_counter()  # as timed_ingest, without its read-only open for the counts
+            with Store.open(tmp / f"phase{rep}.duckdb") as store:
+                ingest_paths(store, [root], show_progress=False)
+            runs.append((time.perf_counter() - t0, t_ref, dict(acc)))
+    finally:
+        for owner, attr, f in saved:
+            setattr(owner, attr, f)
+    t, t_ref, phases = min(runs, key=lambda r: r[0])
+    print(f"ingest_paths on {root} in phases (the fastest of {repeat} runs, load average {os.getloadavg()[0]:.1f}):")
+    for label, _, _ in PHASES:
+        print(f"  {label:52s} {phases.get(label, 0.0) * 1000:7.1f} ms")
+    print(f"  {'rest: the loop between the phases':52s} {(t - sum(phases.values())) * 1000:7.1f} ms")
+    print(f"  {'total':52s} {t * 1000:7.1f} ms")
+    print(f"the reference script in the same run: {sum(t_ref.values()) * 1000:.1f} ms (listing {t_ref['walk'] * 1000:.1f}, "
+          f"open + json.load + rows {t_ref['read'] * 1000:.1f}, frame + connect + insert + close "
+          f"{t_ref['write'] * 1000:.1f})")
 
 
 def write_wide_csv(path: Path, m: int, d: int, missing: float = 0.05, seed: int = 0) -> np.ndarray:
@@ -257,7 +341,13 @@ def main(argv=None) -> int:
     ap.add_argument("--real-only", action="store_true", help="only the rows against the plain scripts")
     ap.add_argument("--no-csv", action="store_true", help="leave out the CSV rows")
     ap.add_argument("--csv-only", action="store_true", help="only the CSV rows (with --real-only: nothing else)")
+    ap.add_argument("--phases", type=int, default=0, metavar="N",
+                    help="only: where ingest_paths spends its time on Open LLM v2, the fastest of N runs")
     args = ap.parse_args(argv)
+    if args.phases:
+        with tempfile.TemporaryDirectory() as tmp:
+            phase_rows(Path(tmp), OPEN_LLM_V2, args.phases)
+        return 0
     n = args.files or (1000 if args.quick else 10_000)
     n_ref = min(n, args.reference_files or max(250, n // 10))
     with tempfile.TemporaryDirectory() as tmp:
