@@ -127,12 +127,20 @@ def pearson_similarity(X, min_periods: int = 1) -> np.ndarray:
     ----------
     SimBA, Appendix A, eq. 9.
     """
-    from harness_ext.plugins.similarity_kernels import _min_periods_mask
+    from harness_ext.plugins.similarity_kernels import _complete_pearson, _min_periods_mask
 
-    from harness_ext.plugins.similarity_kernels import _complete_pearson
-
+    X = np.asarray(X, dtype=float)
+    if X.ndim == 2 and X.size:
+        # The column sums (needed for the means) are finite exactly when no cell is NaN or infinite (or the
+        # sum overflows, which the checked path below handles): no separate pass to find missing cells.
+        sums = np.ones(X.shape[0]) @ X
+        if np.isfinite(sums).all():
+            C = _complete_pearson(X, sums)
+            if min_periods > X.shape[0]:
+                C[:] = np.nan
+            return C
     X, M = _prepare(X)
-    C = _complete_pearson(X) if M.all() else cross_pearson(X)
+    C = cross_pearson(X)
     few = _min_periods_mask(M, min_periods)
     return C if few is None else np.where(few, np.nan, C)
 

@@ -100,11 +100,11 @@ def _cityblock(T: np.ndarray, extra=None) -> np.ndarray:
     the pairs), and the two threads pull tasks in turn (:func:`K._each_task`),
     so one that the machine stalls delays one task, not half the work. Below
     ``_L1_FOUR_BLOCK_TERMS`` there are blocks only with ``extra`` (complete
-    data: one ``pdist``), run on two threads only when a core is idle, else
-    in the calling thread; the blocks depend on the shape alone,
-    so the result does not depend on the load (and ``cdist`` and ``pdist``
-    sum each pair in the same order: blocks give scipy's result to the last
-    bit, tests/test_similarity_libs.py). ``extra``, a callable, runs as the
+    data: one ``pdist``) and only when a core is idle (else one ``pdist`` in
+    the calling thread); the blocks' boundaries depend on the shape alone,
+    and ``cdist`` and ``pdist`` sum each pair in the same order, so blocks or
+    none give scipy's result to the last bit and the result does not depend
+    on the load (tests/test_similarity_libs.py). ``extra``, a callable, runs as the
     first task (the masked correction's BLAS products, on one BLAS thread
     beside the other thread's distances), or after ``pdist`` when there are
     no blocks.
@@ -113,12 +113,14 @@ def _cityblock(T: np.ndarray, extra=None) -> np.ndarray:
     q, n = T.shape
     terms = n * q * (q - 1) / 2
     big = terms >= _L1_FOUR_BLOCK_TERMS
-    if q < 4 or terms < _L1_THREAD_TERMS or (extra is None and not big):
-        # Complete data below the four-block size: one call (blocks run in the calling thread on a busy machine
-        # cost about 10% more at 838 x 57, with no correction to overlap).
+    if q < 4 or terms < _L1_THREAD_TERMS or not (big or (extra is not None and K._idle_core())):
+        # One call when the blocks would run in the calling thread anyway (complete data below the four-block
+        # size, or a busy machine): three calls there cost about 25% more at 838 x 57. The distances are the
+        # same to the last bit either way, so this choice, unlike the blocks' boundaries, may follow the load.
         D = _square(pdist(T))
         if extra is not None:
-            extra()
+            with K._OneBlasThread():  # as in the blocks below: the products' rounding never follows the load
+                extra()
         return D
     k = 4 if big else 2
     edges = [q * a // k for a in range(k + 1)]
@@ -142,7 +144,7 @@ def _cityblock(T: np.ndarray, extra=None) -> np.ndarray:
             D[J, I] = D[I, J].T
 
     with K._OneBlasThread():  # the products beside the other thread's distances: one BLAS thread
-        K._each_task(len(pairs) + (extra is not None), task, big or K._idle_core())
+        K._each_task(len(pairs) + (extra is not None), task, True)
     return D
 
 
@@ -244,7 +246,8 @@ def _masked_lp_sums(X: np.ndarray, M: np.ndarray, p: float) -> tuple:
         U = _power_sums(Xf, p)
         products()
     C = out["C"]
-    return np.maximum(U - C - C.T, 0.0), out["counts"]
+    U -= C + C.T  # C + C.T is exactly symmetric, so U stays so
+    return np.maximum(U, 0.0, out=U), out["counts"]
 
 
 def lp_distance(X, p: float) -> np.ndarray:
@@ -278,9 +281,12 @@ def lp_distance(X, p: float) -> np.ndarray:
         s = np.maximum(sq + sq.T - 2.0 * (X0.T @ X0), 0.0)
     else:
         s, cnt = _masked_lp_sums(X, M, p)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        D = np.where(cnt > 0, (s * n / np.maximum(cnt, 1)) ** (1.0 / p), np.nan)
-    D = _symmetrise(D)
+    # s and cnt are exactly symmetric (sums of a matrix and its transpose, symmetric products), so D is.
+    D = s * n
+    D /= np.maximum(cnt, 1)
+    if p != 1:
+        D **= 1.0 / p
+    np.copyto(D, np.nan, where=cnt == 0)
     np.fill_diagonal(D, np.where(M.any(axis=0), 0.0, np.nan))
     return D
 

@@ -48,10 +48,15 @@ _FLOAT32_TERMS = 5_000_000
 def _prepare(X) -> tuple:
     """``X`` as a float matrix (checked as :func:`check_matrix` does) and its observed-cell mask."""
     X = np.asarray(X, dtype=float)
-    if X.ndim == 2 and X.size and np.isfinite(X).all():  # complete: one pass instead of isinf and isnan
-        return X, np.ones(X.shape, dtype=bool)
-    X = check_matrix(X, min_rows=1, min_cols=1)
-    return X, ~np.isnan(X)
+    if X.ndim != 2 or not X.size:
+        X = check_matrix(X, min_rows=1, min_cols=1)  # raises
+    finite = np.isfinite(X)
+    if finite.all():  # complete: the finite mask is the observed one
+        return X, finite
+    M = ~np.isnan(X)
+    if not np.array_equal(finite, M):  # an infinite cell: check_matrix names it
+        check_matrix(X, min_rows=1, min_cols=1)
+    return X, M
 
 
 def _symmetrise(C: np.ndarray) -> np.ndarray:
@@ -208,18 +213,59 @@ def cross_pearson(X, Y=None) -> np.ndarray:
     return r
 
 
-def _complete_pearson(X: np.ndarray) -> np.ndarray:
-    """Correlation matrix of the columns of a complete ``X``: one centred product, as ``np.corrcoef``.
+#: A column whose raw sum of squares is at most this many times its centred one (``1 + n mu^2 / ss``: mean
+#: small against the spread) takes its complete-data Pearson products from the uncentred Gram matrix; the
+#: others are centred exactly (:func:`_complete_pearson`). The uncentred route loses about
+#: ``log10(_ONE_PASS_RATIO) / 2`` digits per column of the pair: 1.5 at 1,024, so ~1e-13 where centring gives ~1e-15.
+_ONE_PASS_RATIO = 1024.0
+
+
+def _complete_pearson(X: np.ndarray, sums=None) -> np.ndarray:
+    """Correlation matrix of the columns of a complete ``X`` with one symmetric product, as ``np.corrcoef``.
+
+    ``np.corrcoef`` copies ``X``, centres the copy and multiplies it by
+    itself. Here the product is of ``X`` itself (no copy), centred afterwards
+    by the rank-one term ``n mu mu^T``. Subtracting after the product cancels
+    digits when a column's mean is large against its spread; that loss is
+    bounded per column by its raw-to-centred ratio of sums of squares, so a
+    column whose ratio exceeds ``_ONE_PASS_RATIO`` (near-constant or far from
+    zero) gets its row and column of products again from its centred values
+    (``Xc_b^T (X - mu)``, exact centring on its side, the partner's
+    cancellation bounded by the partner's ratio), and when over half the
+    columns do, the whole product is made from the centred copy as
+    ``np.corrcoef`` does. Which columns take which route depends on the data
+    alone. ``sums``: the column sums, when the caller has them.
+
+    One product on BLAS's own threads, not split in row halves as
+    :func:`_gram` does: in a process that has just run another BLAS product
+    (the benchmark's reference, any earlier step), OpenBLAS's idle threads
+    keep spinning for a while and steal the core from a second Python thread.
 
     A column is constant when its centred sum of squares is below ``16 n eps``
     times its raw sum of squares (rounding noise): NaN row and column.
     """
-    n = X.shape[0]
-    mu = np.ones(n) @ X / n  # column means by one BLAS product: a quarter of the whole call at 838 x 57 by X.mean
-    Xc = X - mu
-    C = _gram(Xc)
-    d = np.diag(C).copy()
-    ok = (n >= 2) & (d > 16.0 * _EPS * n * (d + n * mu * mu))  # d + n mu^2: the raw sum of squares
+    n, q = X.shape
+    mu = (np.ones(n) @ X if sums is None else sums) / n
+    C = X.T @ X  # one symmetric rank-k update (numpy calls syrk for a matrix times its own transpose)
+    raw = np.diag(C).copy()
+    a = np.sqrt(float(n)) * mu
+    C -= np.outer(a, a)  # a_i a_j == a_j a_i: C stays exactly symmetric
+    d = raw - a * a  # its diagonal, bit for bit
+    bad = ~(d * _ONE_PASS_RATIO >= raw)  # NaN-safe: a column the test cannot vouch for is centred
+    if bad.any():
+        b = np.flatnonzero(bad)
+        if 2 * b.size > q:
+            Xc = X - mu
+            C = Xc.T @ Xc
+        else:
+            Xb = X[:, b] - mu[b]
+            Cb = Xb.T @ X
+            Cb -= np.outer(Xb.sum(axis=0), mu)  # = Xb^T (X - mu): the sum of Xb is rounding noise
+            Cb[:, b] = Xb.T @ Xb
+            C[b, :] = Cb
+            C[:, b] = Cb.T
+        d = np.diag(C).copy()
+    ok = (n >= 2) & (d > 16.0 * _EPS * n * raw)
     s = 1.0 / np.sqrt(np.where(ok, d, 1.0))
     C *= np.outer(s, s)  # s_i s_j == s_j s_i, so C stays exactly symmetric
     return _unit_gram(C, ok, symmetric=True)
@@ -528,8 +574,7 @@ def cosine_similarity(X) -> np.ndarray:
     Complete data: columns scaled to unit norm, one product (as sklearn's
     ``cosine_similarity``). With missing cells: two masked products, the
     cross products and each column's squared norm on the rows its partner
-    observes, in two row halves on two threads when large (as
-    :func:`_gram`). NaN when either column is all zero on the shared rows
+    observes. NaN when either column is all zero on the shared rows
     (no direction).
 
     The reference a user could call on data with missing cells is sklearn's
@@ -550,18 +595,18 @@ def cosine_similarity(X) -> np.ndarray:
         Xn = X / np.where(ok, norm, 1.0)
         return _unit_gram(_gram(Xn), ok, symmetric=True)
     X0 = np.where(M, X, 0.0)
-
-    def products(P: list) -> np.ndarray:
-        x0, m = P
-        # Cross products (a symmetric update: half the work) and sq[i, j], the squared norm of column i over
-        # the rows where j is observed (a general product, twice the work of the first).
-        return np.stack([x0.T @ x0, np.square(x0).T @ m.astype(np.float64)])
-
-    n, q = X.shape
-    num, sq = _split_rows([X0, M], products, 3.0 * n * q * q)
-    prod = sq * sq.T
+    # Cross products (a symmetric update: half the work) and sq[i, j], the squared norm of column i over the
+    # rows where j is observed (a general product, twice the work of the first). One call each on BLAS's own
+    # threads (as _complete_pearson, not in row halves).
+    C = X0.T @ X0
+    np.multiply(X0, X0, out=X0)
+    sq = X0.T @ M.astype(np.float64)
+    prod = sq * sq.T  # exactly symmetric, as C: so is their quotient
+    ok = prod > 0
+    np.sqrt(prod, out=prod)
     with np.errstate(invalid="ignore", divide="ignore"):
-        C = num / np.sqrt(prod)
-    C = np.where(prod > 0, np.clip(_symmetrise(C), -1.0, 1.0), np.nan)
-    np.fill_diagonal(C, np.where(np.diag(prod) > 0, 1.0, np.nan))
+        np.divide(C, prod, out=C)
+    np.clip(C, -1.0, 1.0, out=C)
+    np.copyto(C, np.nan, where=~ok)
+    np.fill_diagonal(C, np.where(np.diag(ok), 1.0, np.nan))
     return C

@@ -240,12 +240,13 @@ def test_two_thread_distance_kernels_match_one_thread(monkeypatch, case):
 
 
 @pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("schedule", ["2 blocks, one thread", "2 blocks, two threads", "4 blocks, two threads"])
+@pytest.mark.parametrize("schedule", ["busy: one call", "2 blocks, two threads", "4 blocks, two threads"])
 def test_blocked_l1_is_pdist_to_the_last_bit_and_matches_the_pairwise_loop(monkeypatch, case, schedule):
     # From _L1_THREAD_TERMS the L1 kernel runs blocks of column pairs (cdist across two blocks, pdist within
     # one) and, with missing cells, the correction's BLAS products as one more task, on two threads when a core
-    # is idle. The blocks depend on the shape alone and scipy sums each pair in the same order either way, so
-    # the distances are one pdist call's to the last bit whatever the schedule or the load.
+    # is idle (one pdist call when busy). The blocks depend on the shape alone and scipy sums each pair in the
+    # same order either way, so the distances are one pdist call's to the last bit whatever the schedule or
+    # the load.
     from scipy.spatial.distance import pdist, squareform
 
     from harness_ext.plugins import similarity_distances as SD
@@ -268,9 +269,9 @@ def test_blocked_l1_is_pdist_to_the_last_bit_and_matches_the_pairwise_loop(monke
 
 @pytest.mark.parametrize("case", ["complete", "constant"])
 def test_split_gram_matches_the_libraries_and_does_not_depend_on_the_schedule(monkeypatch, case):
-    # From _GRAM_SPLIT_FLOPS the complete Gram products (Pearson, Spearman, cosine) run as a cross block and two
-    # diagonal blocks, on two threads when a core is idle: exactly symmetric, equal to the libraries, and the
-    # same to the last bit on one thread or two. Odd column count: unequal halves.
+    # From _GRAM_SPLIT_FLOPS complete cosine's Gram product runs in two row halves, on two threads when a core is
+    # idle: exactly symmetric, equal to the library, and the same to the last bit on one thread or two (Pearson
+    # and Spearman make one product, unsplit: checked alongside). Odd column count: unequal halves.
     from sklearn.metrics.pairwise import cosine_similarity
 
     from harness_ext.plugins import similarity_kernels as SK
@@ -399,3 +400,46 @@ def test_registered_measures_restore_blas_threads_and_match_their_kernels(case):
     with pytest.raises(Exception):
         S._FUNCS["jensen_shannon"][0](X - 2.0)  # negative scores: an error inside the one-thread section
     assert [lib.get_num_threads() for lib in libs] == before
+
+
+@pytest.mark.parametrize("shift", ["none", "few columns", "most columns", "near-constant"])
+def test_complete_pearson_one_pass_and_centred_columns_match_corrcoef(shift):
+    # Complete Pearson multiplies X by itself and centres afterwards; a column whose mean is large against its
+    # spread (raw / centred sum of squares over _ONE_PASS_RATIO) gets its products from centred values, and over
+    # half such columns centre the whole matrix: every route agrees with np.corrcoef and is exactly symmetric.
+    from harness_ext.plugins import similarity_kernels as SK
+
+    rng = np.random.default_rng(3)
+    X = _matrix("complete", n=400, q=30)
+    if shift == "few columns":
+        X[:, [3, 17]] = X[:, [3, 17]] * 0.1 + 100.0
+    elif shift == "most columns":
+        X = X * 0.1 + 100.0
+    elif shift == "near-constant":
+        X[:, 4] = 0.25 + 1e-5 * rng.standard_normal(400)
+    d = (X - X.mean(axis=0)).var(axis=0) * 400
+    assert ((X * X).sum(axis=0) > SK._ONE_PASS_RATIO * d).any() == (shift != "none")
+    C = S.pearson_similarity(X)
+    np.testing.assert_array_equal(C, C.T)
+    np.testing.assert_allclose(C, np.corrcoef(X, rowvar=False), atol=1e-12, rtol=0)
+    assert np.all(np.diag(C) == 1.0)
+
+
+@pytest.mark.parametrize("name", ["cosine", "manhattan", "euclidean", "minkowski"])
+def test_masked_product_paths_are_exactly_symmetric(name):
+    # With missing cells these kernels skip averaging the result with its transpose: every term they combine is
+    # a symmetric product or a matrix plus its transpose.
+    X = _matrix("constant_missing", n=300, q=40)
+    C = S._FUNCS[name][0](X)
+    assert np.array_equal(C, C.T, equal_nan=True)
+
+
+@pytest.mark.parametrize("case", ["complete", "missing"])
+@pytest.mark.parametrize("name", ["pearson", "cosine", "manhattan"])
+def test_infinite_cells_are_refused(case, name):
+    from harness_ext.errors import MethodError
+
+    X = _matrix(case)
+    X[3, 4] = np.inf
+    with pytest.raises(MethodError, match="infinite"):
+        S._FUNCS[name][0](X)
