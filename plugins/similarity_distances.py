@@ -217,33 +217,38 @@ def _masked_lp_sums(X: np.ndarray, M: np.ndarray, p: float) -> tuple:
     in ``j`` add ``|x_ki - f_k|^p``; the latter, summed, is the masked product
     ``G.T @ (1 - M)`` with ``G = |X - f|^p`` on observed cells. So the masked
     sums are the complete kernel on the filled matrix minus that product and
-    its transpose. ``f_k`` is the row's observed mean, so the removed terms are
-    of the size of typical differences (no cancellation of large offsets).
+    its transpose. ``f_k`` is the row's observed mean, and each row is
+    shifted by it (differences do not change), so the filled cells are zeros,
+    ``G`` is ``|shifted|^p`` as it stands, and the removed terms are of the
+    size of typical differences (no cancellation of large offsets; one
+    constant for the whole matrix would leave offsets between rows, which
+    p = 3 cubes: 2e-11 relative error with row offsets 50 times the spread).
     The counts are one float32 symmetric product of the mask (exact integers
     below 2**24 rows). For p = 1 both products run beside scipy's distances
     on the worker threads (:func:`_cityblock`).
 
     Returns ``(S, counts)``, both ``(q, q)`` float64.
     """
-    n, q = X.shape
-    Xf = np.where(M, X, 0.0)
-    miss = ~M
-    f = Xf.sum(axis=1) / np.maximum(q - np.count_nonzero(miss, axis=1), 1)
-    Xf += miss * f[:, None]  # x where observed, f where missing (a product: faster than a second where)
-    G = np.subtract(Xf, f[:, None])  # 0 on missing cells
-    G = np.abs(G, out=G) if p == 1 else np.abs(G, out=G) ** p
+    # Missing cells to 0 in two fast passes (fmax drops NaN for the most negative float, times the mask gives
+    # -0.0; np.where with a scalar is several times slower), then rows shifted by their observed mean and the
+    # missing cells zeroed again.
+    Z = np.fmax(X, -np.finfo(float).max)
+    Z *= M
+    Z -= (Z.sum(axis=1) / np.maximum(np.count_nonzero(M, axis=1), 1))[:, None]
+    Z *= M
+    T = np.ascontiguousarray(Z.T)  # columns as contiguous rows, for scipy and the tiles
+    G = np.abs(T) if p == 1 else np.abs(T) ** p  # (q, n): 0 on missing cells
     out = {}
 
     def products() -> None:
         m = M.astype(np.float32)
         out["counts"] = (m.T @ m).astype(np.float64)
-        out["C"] = G.T @ miss.astype(np.float64)
+        out["C"] = G @ (~M).astype(np.float64)
 
     if p == 1:
-        # The filled matrix transposed for scipy (columns as contiguous rows).
-        U = _cityblock(np.ascontiguousarray(Xf.T), extra=products)
+        U = _cityblock(T, extra=products)
     else:
-        U = _power_sums(Xf, p)
+        U = _power_sums(T.T, p)  # T.T: the transpose _power_sums makes contiguous again, without a copy
         products()
     C = out["C"]
     U -= C + C.T  # C + C.T is exactly symmetric, so U stays so
