@@ -229,11 +229,8 @@ def _masked_lp_sums(X: np.ndarray, M: np.ndarray, p: float) -> tuple:
 
     Returns ``(S, counts)``, both ``(q, q)`` float64.
     """
-    # Missing cells to 0 in two fast passes (fmax drops NaN for the most negative float, times the mask gives
-    # -0.0; np.where with a scalar is several times slower), then rows shifted by their observed mean and the
-    # missing cells zeroed again.
-    Z = np.fmax(X, -np.finfo(float).max)
-    Z *= M
+    # Rows shifted by their observed mean, and the missing cells zeroed again.
+    Z = K._zero_filled(X, M)
     Z -= (Z.sum(axis=1) / np.maximum(np.count_nonzero(M, axis=1), 1))[:, None]
     Z *= M
     T = np.ascontiguousarray(Z.T)  # columns as contiguous rows, for scipy and the tiles
