@@ -53,6 +53,7 @@ total against the 3-minute target. Usage::
     python benchmarks/bench_similarity_libs.py --quick            # 838 x 57 (seconds)
     python benchmarks/bench_similarity_libs.py                    # adds 1,000 x 200 and 10,000 x 1,000
     python benchmarks/bench_similarity_libs.py --nine 10000x1000  # the nine measures end to end
+    python benchmarks/bench_similarity_libs.py --floors 10000x1000  # products the kernels cannot avoid, beside them
 """
 
 from __future__ import annotations
@@ -299,6 +300,55 @@ def nine_total(n: int, q: int, missing: float = 0.2) -> list:
     return rows
 
 
+def floors(n: int, q: int, runs: int = 5) -> list:
+    """The products each kernel cannot avoid, timed beside it and its reference (interleaved, best of ``runs``).
+
+    Masked cosine needs the cross products (one symmetric update, ``n q^2 / 2``
+    multiply-adds) and the per-pair norms ``(X0^2)^T M`` (a general product,
+    ``n q^2``); its zero-filled reference needs the first alone. Masked
+    Manhattan needs scipy's L1 kernel on the whole matrix (what the reference
+    runs) plus the correction's products. Complete Pearson needs one
+    symmetric update, as ``np.corrcoef``. Prints each and returns result rows
+    (``time_s`` = the part; no reference, so run.py's ratio checks skip them).
+    """
+    from harness_ext.plugins.similarity import _FUNCS, _ONE_THREAD_CELLS, _OneBlasThread
+    from harness_ext.plugins.similarity_distances import _l1_kernels
+
+    def as_ours(g):
+        # The parts on the BLAS threads our kernels use: one below _ONE_THREAD_CELLS (the registry's wrapper).
+        if n * q >= _ONE_THREAD_CELLS:
+            return g
+
+        def one():
+            with _OneBlasThread():
+                return g()
+        return one
+
+    Xm, Xc = matrix(n, q, 0.2), matrix(n, q, 0.0)
+    M = ~np.isnan(Xm)
+    X0 = np.where(M, Xm, 0.0)
+    X2, Mf, T0 = X0 * X0, M.astype(float), np.ascontiguousarray(X0.T)
+    parts = {
+        "cosine, 20% missing": {"ours": lambda: _FUNCS["cosine"][0](Xm), "reference": lambda: REFERENCES["cosine"][1][0](Xm),
+                                "X0.T @ X0 (syrk)": as_ours(lambda: X0.T @ X0),
+                                "(X0^2).T @ M (gemm)": as_ours(lambda: X2.T @ Mf)},
+        "manhattan, 20% missing": {"ours": lambda: _FUNCS["manhattan"][0](Xm),
+                                   "reference": lambda: REFERENCES["manhattan"][1][0](Xm),
+                                   "L1 kernel alone": lambda: _l1_kernels()[0](T0),
+                                   "correction (a gemm)": as_ours(lambda: X2.T @ Mf)},
+        "pearson, complete": {"ours": lambda: _FUNCS["pearson"][0](Xc), "reference": lambda: REFERENCES["pearson"][0][0](Xc),
+                              "X.T @ X (syrk)": as_ours(lambda: Xc.T @ Xc)},
+    }
+    rows = []
+    print(f"unavoidable parts, {fmt_size((n, q))} ({_load()}), best of {runs}, interleaved:", flush=True)
+    for case, fs in parts.items():
+        best, _, _ = _time_both([lambda _, g=g: g() for g in fs.values()], None, budget=0.0, min_runs=runs)
+        for (name, _), t in zip(fs.items(), best):
+            print(f"  {case:24s} {name:22s} {t * 1e3:9.2f} ms", flush=True)
+            rows.append(row("similarity_floor", f"{case}: {name}", fmt_size((n, q)), t))
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
@@ -314,7 +364,14 @@ def main(argv=None) -> int:
                          "takes over --budget (default 1); more runs steady the mean at large sizes")
     ap.add_argument("--nine", default=None, metavar="NxQ",
                     help="only time the nine measures end to end at this size (20%% missing and complete)")
+    ap.add_argument("--floors", default=None, metavar="NxQ",
+                    help="only time, at this size, the products masked cosine, masked Manhattan and complete Pearson "
+                         "cannot avoid, beside each kernel and its reference")
     args = ap.parse_args(argv)
+    if args.floors:
+        n, q = (int(v) for v in args.floors.split("x"))
+        emit_json(floors(n, q, max(args.min_runs, 5)))
+        return 0
     if args.nine:
         n, q = (int(v) for v in args.nine.split("x"))
         emit_json(nine_total(n, q))
