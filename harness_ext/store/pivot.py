@@ -424,9 +424,8 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     hasher = RowHasher(X, uniq.tolist(), layout_columns) if fingerprint and whole_order else None
     extra["fingerprint"] = hasher
     in_order = hasher is not None
-    # Read in this thread: DuckDB's own threads run the scan ahead of it (a fetching thread cost more CPU
-    # than it overlapped).
-    for batch in _batches(con, f"SELECT {ids}, r.value FROM results r WHERE {where}", rparams, thread=False):
+    # The scan runs on the caller's connection (inside a transaction it sees that transaction's writes).
+    for batch in _batches(con, f"SELECT {ids}, r.value FROM results r WHERE {where}", rparams):
         value = batch["value"]
         if not len(value):
             continue
@@ -581,13 +580,14 @@ def _meta_frame(infos: list, columns: list) -> pd.DataFrame:
     return meta.rename(columns={"scale": "scale_kind"})  # the stored kind; engine's transforms read "scale" as theirs
 
 
-def _batches(con, sql: str, params: list, rows: int = 1 << 20, thread: bool = True):
+def _batches(con, sql: str, params: list, rows: int = 1 << 20):
     """Column arrays of a query's result, at most ``rows`` rows at a time when pyarrow is there (bounded memory).
 
-    With pyarrow and ``thread``, a thread fetches the next batches while the caller scatters this one (DuckDB
-    and numpy's indexing release the GIL, so the two overlap): worth it where the caller's work per batch is
-    heavy (a ranked scatter); a copy is not. DuckDB hands over a row group (122,880 rows) at a time; eight may
-    wait, about 16 MB for three columns.
+    With pyarrow a thread fetches the next batches while the caller scatters this one (DuckDB and numpy's
+    indexing release the GIL, so the two overlap). DuckDB hands over a row group (122,880 rows) at a
+    time; eight may wait, about 16 MB for three columns. Reading in the caller's thread costs a little less
+    CPU, but on a loaded machine more wall time: the fetching thread keeps the scan going while the caller
+    waits for a core.
     """
     try:
         import pyarrow  # noqa: F401
@@ -597,14 +597,6 @@ def _batches(con, sql: str, params: list, rows: int = 1 << 20, thread: bool = Tr
         reader = rel.to_arrow_reader(rows) if hasattr(rel, "to_arrow_reader") else rel.fetch_record_batch(rows)
     except ImportError:  # one batch of numpy arrays
         yield {k: np.asarray(v) for k, v in con.execute(sql, params).fetchnumpy().items()}
-        return
-    if not thread:
-        try:
-            for b in reader:
-                yield {name: b.column(i).to_numpy(zero_copy_only=False) for i, name in enumerate(b.schema.names)}
-        finally:  # read to the end, or the caller stopped: the connection is free again either way
-            if hasattr(reader, "close"):
-                reader.close()
         return
     import queue
     import threading
