@@ -237,3 +237,22 @@ def test_conflicts_within_one_batch_and_within_one_file(store, tmp_path):
     df = load_matrix(store, MatrixQuery(benchmarks=("x",), normalise="none"))
     assert df.loc["m1", "d1"] == 0.5 and df.loc["m2", "d1"] == 0.2
     assert store.counts()["sources"] == 3
+
+
+def test_conflicts_listed_in_a_total_order(store, tmp_path):
+    """Two metrics of one dataset conflicting in the same files: the rows come in the same order every time."""
+    require(PYTHIA)
+    ingest_paths(store, [PYTHIA / PYTHIA_FILE], show_progress=False)
+    doc = json.loads((PYTHIA / PYTHIA_FILE).read_text())
+    for metric in doc["results"]["arc_easy"]:
+        if not metric.endswith("_stderr"):
+            doc["results"]["arc_easy"][metric] = 0.999
+    other = tmp_path / "rerun.json"
+    other.write_text(json.dumps(doc))
+    ingest_paths(store, [other], show_progress=False)
+    first = store.conflicts()
+    assert first["metric"].nunique() >= 2
+    keys = ["model", "benchmark", "dataset", "metric", "num_fewshot"]  # then sources in ingest order
+    assert first[keys].astype(str).values.tolist() == sorted(first[keys].astype(str).values.tolist())
+    for _ in range(3):
+        assert store.conflicts().equals(first)

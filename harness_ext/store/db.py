@@ -612,7 +612,11 @@ class Store:
         return 0 if c.empty else len(c.drop_duplicates(["model", "benchmark", "dataset", "metric", "num_fewshot"]))
 
     def conflicts(self) -> pd.DataFrame:
-        """Cells with more than one distinct value across source files (first-ingested is used)."""
+        """Cells with more than one distinct value across source files (first-ingested is used).
+
+        Rows are in a total order (model, benchmark, dataset, metric, shots, source, repeat, value), so the
+        same store always lists them the same way.
+        """
         # Values a file repeats with a different value (result_repeats) count like values from other files.
         has_repeats = bool(self.con.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = 'result_repeats'").fetchone()[0])
@@ -627,7 +631,7 @@ class Store:
                       nullif(r.num_fewshot, {UNKNOWN_SHOTS}) AS num_fewshot, r.value, s.path AS source
                FROM {every} r JOIN k USING (model_id, dataset_id, num_fewshot)
                JOIN models m USING (model_id) JOIN datasets d USING (dataset_id) JOIN sources s USING (source_id)
-               ORDER BY model, dataset, r.source_id, r.rep"""
+               ORDER BY model, d.benchmark, dataset, d.metric, r.num_fewshot, r.source_id, r.rep, r.value"""
         ).df()
 
 
