@@ -319,10 +319,10 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
     """:func:`raw_arrays` in one scan of the results, for rows of models when the whole selection has one shot
     setting (then ``rows="model_shots"`` is ``rows="model"``), or None for the general path.
 
-    One aggregate says whether the case applies (one shot count; any sample counts). Rows are laid out
-    for every model name in the store (sorted by DuckDB and checked in Python's order), columns for
-    every dataset the filter selects; one scan of ``(model_id, dataset_id, value)`` is scattered
-    through integer lookup tables. If as many cells are filled as values were fetched (no cell came
+    One aggregate says whether the case applies (one shot count; any sample counts; any NaN value). Rows
+    are laid out for every model name in the store (sorted by DuckDB and checked in Python's order),
+    columns for every dataset the filter selects; one scan of ``(model_id, dataset_id, value)`` (the ids
+    as one cell key where it fits in 32 bits) is copied as runs or scattered through integer lookup tables. If as many cells are filled as values were fetched (no cell came
     twice, no stored NaN), the result is the general path's; rows and columns without a result are then
     dropped. Otherwise (a conflict to rank, two datasets in one column) None: the general path decides,
     so the first-ingested rule has one implementation. Layouts much larger than the selection take the
