@@ -237,14 +237,15 @@ def _spearman(a, b):
     return float(spearmanr(a[ok], b[ok])[0]) if ok.sum() >= 3 else np.nan
 
 
-def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode):
+def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, extra=None):
     """The nested calibration ``reduce`` stores and ``predict`` uses, for a subset chosen by :func:`choose_subset`.
 
     The training models get ``reduce``'s fold labels (its cross-validation folds, seeded
     by the selection's seed); the selection is re-run without each fold as ``reduce`` re-runs
     it (:func:`harness_ext.methods.newmodel_intervals.fold_selector`, ``mode`` its reselection);
     the result is the :class:`~harness_ext.methods.newmodel_intervals.FoldSubsets` that
-    ``predict`` builds from the manifest.
+    ``predict`` builds from the manifest. ``extra``: selector parameters for the in-fold run only
+    (experiments: ``quality_calibration_gap.py``'s ``same:n_candidates=4``).
     """
     from harness_ext.methods.newmodel_intervals import FoldSubsets, fold_labels, fold_selector, select_fold_subsets
     from harness_ext.methods.pounce import make_predictor
@@ -254,6 +255,7 @@ def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode):
     N = (X_train * a_sc + c_sc) / 100.0
     labels = fold_labels(len(N), 5, seed)
     params = {"predictor": predictor} if "predictor" in get_registration("selectors", selector).cls().get_params() else {}
+    params.update(extra or {})
     # the predictor settings the main selection chose on every training model (its per-fold cache), as in reduce
     fixed = shared_cache(N, make_predictor(predictor), model_folds(len(N), 5, seed)).get("settings")
     select = fold_selector(N, selector, k=k, sel_params=params, random_state=seed, fixed=fixed, mode=mode)

@@ -52,3 +52,24 @@ def test_benchbench_rows_are_the_stores_canonical_models(tmp_path):
     assert not set(raw.index) & {a for a, c in canon.items() if a != c}  # no row under a merged-away spelling
     assert set(raw.index) & merged  # rows that join names the leaderboards spell differently
     assert raw.shape[0] >= 30 and (raw.notna().sum(axis=1) >= 3).all()
+
+
+def test_calibration_gap_reports_score_ranks(capsys):
+    """benchmarks/quality_calibration_gap.py: a mode with in-fold selector parameters runs, and the rank columns
+    (mean u of test scores among the calibration's, the calibration's and the test's 90% quantiles) are printed."""
+    require(HELM_CLASSIC)
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import quality_calibration_gap as gap
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    assert gap.parse_mode("same:n_candidates=4,max_exact=2") == ("same", {"n_candidates": 4, "max_exact": 2})
+    assert gap.parse_mode("plain") == ("plain", {})
+    assert gap.main(["--matrices", "helm_classic", "--splits", "1", "--modes", "plain;design"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "mean u" in lines[0] and "cal q90" in lines[0] and "test q90" in lines[0]
+    rows = [line.split() for line in lines if line.startswith("helm_classic")]
+    assert [r[1] for r in rows] == ["plain", "design"]
+    for r in rows:
+        cov, mean_u = float(r[3]), float(r[6])
+        assert 0.0 <= cov <= 1.0 and 0.0 < mean_u < 1.0
