@@ -12,6 +12,8 @@ split and subset: ``plain`` (calibration models observed on the subset they chos
 without them, by ``prediction_greedy``'s design criterion or by the exact greedy).
 ``same:n_candidates=4`` (any ``name=int`` pairs after the colon) passes selector
 parameters to the in-fold run only: a cheaper exact greedy, for experiments.
+``--folds K``: K calibration folds instead of ``reduce``'s 5 (each fold's selection
+then runs on a larger share of the training models).
 
 Per mode: cell and aggregate coverage (mean over splits, as ``quality_holdout.py``
 reports it), the aggregate conformal multiplier ``q_agg``, and a less noisy view of
@@ -60,7 +62,7 @@ def test_scores(est, Xin, W, agg_true_raw):
     return np.median(np.abs(agg_true_raw - agg) / agg_sd, 0), cal["agg_scores"]
 
 
-def run(raw, meta, n_splits, modes):
+def run(raw, meta, n_splits, modes, n_folds=5):
     from harness_ext.methods.pounce import make_predictor, split_models
 
     X = raw.to_numpy(dtype=float)
@@ -78,7 +80,7 @@ def run(raw, meta, n_splits, modes):
             name, extra = parse_mode(v)
             t0 = time.process_time()
             rs = None if name == "plain" else Q.product_reselect(Xtr, k, s, Q.DEFAULT_SELECTOR, "lowrank", a_sc, c_sc,
-                                                                  name, extra)
+                                                                  name, extra, n_folds)
             r = res[v]
             r["cpu"].append(time.process_time() - t0)
             if rs is not None:
@@ -101,19 +103,20 @@ def main(argv=None) -> int:
     ap.add_argument("--matrices", default="crosspred")
     ap.add_argument("--splits", type=int, default=5)
     ap.add_argument("--modes", default="plain,design,same", help="';'-separated when a mode has parameters")
+    ap.add_argument("--folds", type=int, default=5, help="calibration folds of the nested modes (reduce: 5)")
     ap.add_argument("--db", default=None, help="reuse DuckDB stores (as quality_holdout.py --db)")
     args = ap.parse_args(argv)
     modes = args.modes.split(";") if ";" in args.modes or ":" in args.modes else args.modes.split(",")
     print(f"{'matrix':<14}{'mode':<22}{'cell cov':>9}{'agg cov':>9}{'p05':>6}{'q_agg':>7}{'mean u':>8}{'cal q90':>8}"
           f"{'test q90':>9}{'overlap':>9}{'cpu s':>7}")
     for name, (raw, meta) in Q.load_matrices(args.matrices.split(","), db=args.db).items():
-        res = run(raw, meta, args.splits, modes)
+        res = run(raw, meta, args.splits, modes, args.folds)
         for v, r in res.items():
             ov = f"{np.mean(r['overlap']):.2f}" if r["overlap"] else "-"
             print(f"{name:<14}{v:<22}{np.mean(r['cell']):>9.3f}{np.mean(r['agg']):>9.3f}{np.percentile(r['agg'], 5):>6.2f}"
                   f"{np.mean(r['q_agg']):>7.3f}{np.mean(r['u']):>8.3f}{np.mean(r['cal_q90']):>8.3f}"
                   f"{np.quantile(r['t'], 0.9):>9.3f}{ov:>9}{np.mean(r['cpu']):>7.1f}", flush=True)
-    print(f"\n{args.splits} splits (a), default predictor only")
+    print(f"\n{args.splits} splits (a), {args.folds} calibration folds, default predictor only")
     return 0
 
 

@@ -237,7 +237,7 @@ def _spearman(a, b):
     return float(spearmanr(a[ok], b[ok])[0]) if ok.sum() >= 3 else np.nan
 
 
-def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, extra=None):
+def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, extra=None, n_folds=5):
     """The nested calibration ``reduce`` stores and ``predict`` uses, for a subset chosen by :func:`choose_subset`.
 
     The training models get ``reduce``'s fold labels (its cross-validation folds, seeded
@@ -245,7 +245,8 @@ def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, ex
     it (:func:`harness_ext.methods.newmodel_intervals.fold_selector`, ``mode`` its reselection);
     the result is the :class:`~harness_ext.methods.newmodel_intervals.FoldSubsets` that
     ``predict`` builds from the manifest. ``extra``: selector parameters for the in-fold run only
-    (experiments: ``quality_calibration_gap.py``'s ``same:n_candidates=4``).
+    (experiments: ``quality_calibration_gap.py``'s ``same:n_candidates=4``); ``n_folds``: calibration
+    folds (``reduce``'s cross-validation has 5; more, for experiments, re-select on more models per fold).
     """
     from harness_ext.methods.newmodel_intervals import FoldSubsets, fold_labels, fold_selector, select_fold_subsets
     from harness_ext.methods.pounce import make_predictor
@@ -253,7 +254,7 @@ def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, ex
     from harness_ext.plugin_manager import get_registration
 
     N = (X_train * a_sc + c_sc) / 100.0
-    labels = fold_labels(len(N), 5, seed)
+    labels = fold_labels(len(N), n_folds, seed)
     params = {"predictor": predictor} if "predictor" in get_registration("selectors", selector).cls().get_params() else {}
     params.update(extra or {})
     # the predictor settings the main selection chose on every training model (its per-fold cache), as in reduce
