@@ -31,6 +31,7 @@ import os
 import resource
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
@@ -224,3 +225,64 @@ def print_rows(rows: list, title: str = "") -> None:
 
 def now() -> float:
     return time.perf_counter()
+
+
+@contextmanager
+def phase_timers(phases, listed=(), on_call=None):
+    """Time the product's own functions while a benchmark runs: each call adds its wall time to its phase.
+
+    ``phases``: ``(label, module, attribute)`` triples; ``attribute`` may be ``"Class.method"`` (class
+    methods included). ``listed``: attributes that are generators, timed while they are listed whole
+    (as their callers list them). A phase called inside another counts for the outer one only, so the
+    phases never overlap and the total minus their sum is the rest. ``on_call(label, args, kwargs,
+    seconds)``, if given, sees every outermost call. A phase whose function is gone (renamed by its owner)
+    is skipped and its time counted in the rest.
+
+    Yields ``(times, captured)``: seconds per label and the last return value per label. The original
+    functions are restored on exit.
+    """
+    import importlib
+
+    times = {label: 0.0 for label, _, _ in phases}
+    captured = {}
+    active = []
+    saved = []
+
+    def wrap(label, f, listed_whole):
+        def wrapper(*a, **kw):
+            if active:
+                return f(*a, **kw)
+            t = time.perf_counter()
+            active.append(label)
+            try:
+                out = f(*a, **kw)
+                if listed_whole:
+                    out = iter(list(out))
+            finally:
+                active.pop()
+                dt = time.perf_counter() - t
+                times[label] += dt
+                if on_call is not None:
+                    on_call(label, a, kw, dt)
+            captured[label] = out
+            return out
+        return wrapper
+
+    for label, mod, attr in phases:
+        owner = importlib.import_module(mod)
+        name = attr
+        if "." in attr:
+            cls, name = attr.split(".")
+            owner = getattr(owner, cls)
+        f = owner.__dict__.get(name)
+        if f is None:
+            continue
+        fn = f.__func__ if isinstance(f, classmethod) else f
+        w = wrap(label, fn, name in listed)
+        setattr(owner, name, classmethod(w) if isinstance(f, classmethod) else w)
+        saved.append((owner, name, f))
+    try:
+        yield times, captured
+    finally:
+        for owner, name, f in saved:
+            setattr(owner, name, f)

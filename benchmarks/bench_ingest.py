@@ -180,52 +180,15 @@ PHASES = (
 def phase_rows(tmp: Path, root: Path, repeat: int) -> None:
     """Print where ``ingest_paths`` spends its time on ``root``: each phase's wall time summed over the run (the run
     with the least total of ``repeat``), the rest (the loop between them) and the reference script's total."""
-    import importlib
-    from collections import Counter
-
-    acc: Counter = Counter()
-    saved = []
-
-    def timed(label, f):
-        def wrapper(*args, **kwargs):
-            t0 = time.perf_counter()
-            try:
-                return f(*args, **kwargs)
-            finally:
-                acc[label] += time.perf_counter() - t0
-        return wrapper
-
-    def walk(label, f):  # a generator: timed while it runs, listed whole as ingest_paths does
-        def wrapper(*args, **kwargs):
-            t0 = time.perf_counter()
-            out = list(f(*args, **kwargs))
-            acc[label] += time.perf_counter() - t0
-            return iter(out)
-        return wrapper
-
-    for label, mod, attr in PHASES:
-        owner = importlib.import_module(mod)
-        if "." in attr:
-            cls, attr = attr.split(".")
-            owner = getattr(owner, cls)
-        f = owner.__dict__[attr]
-        saved.append((owner, attr, f))
-        fn = f.__func__ if isinstance(f, classmethod) else f
-        wrapped = (walk if attr == "_walk" else timed)(label, fn)
-        setattr(owner, attr, classmethod(wrapped) if isinstance(f, classmethod) else wrapped)
-    try:
-        runs = []
-        for rep in range(repeat):
-            acc.clear()
-            t_ref = {}
-            reference_json(root, tmp / f"phase_ref{rep}.duckdb", t_ref)
+    runs = []
+    for rep in range(repeat):
+        t_ref = {}
+        reference_json(root, tmp / f"phase_ref{rep}.duckdb", t_ref)
+        with _common.phase_timers(PHASES, listed=("_walk",)) as (acc, _):
             t0 = time.perf_counter()  # as timed_ingest, without its read-only open for the counts
             with Store.open(tmp / f"phase{rep}.duckdb") as store:
                 ingest_paths(store, [root], show_progress=False)
             runs.append((time.perf_counter() - t0, t_ref, dict(acc)))
-    finally:
-        for owner, attr, f in saved:
-            setattr(owner, attr, f)
     t, t_ref, phases = min(runs, key=lambda r: r[0])
     print(f"ingest_paths on {root} in phases (the fastest of {repeat} runs, load average {os.getloadavg()[0]:.1f}):")
     for label, _, _ in PHASES:

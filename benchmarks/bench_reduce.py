@@ -74,7 +74,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import subprocess
@@ -109,47 +108,23 @@ TARGETS = {"100 x 60": (2.0, None), "10,000 x 1,000": (120.0, 4096.0)}
 
 @contextmanager
 def phase_timers():
-    """Wrap the product's phase functions so each call adds its wall time to a phase total.
+    """The product's phase functions timed (:func:`_common.phase_timers` on :data:`PHASES`).
 
     Yields ``(times, captured)``: seconds per phase and the last return value per phase;
     ``times["by measure"]`` holds the similarity seconds per measure.
     """
-    times = {name: 0.0 for name, _, _ in PHASES}
     by_measure = {}
-    captured = {}
-    saved = []
-    active = []  # phases running now: a phase called inside another counts for the outer one only
-    for name, mod_name, attr in PHASES:
-        mod = importlib.import_module(mod_name)
-        orig = getattr(mod, attr, None)
-        if orig is None:  # renamed by its owner: that phase is then counted in "other"
-            continue
 
-        def wrapper(*a, _orig=orig, _name=name, **kw):
-            if active:
-                return _orig(*a, **kw)
-            t = time.perf_counter()
-            active.append(_name)
-            try:
-                out = _orig(*a, **kw)
-            finally:
-                active.pop()
-                dt = time.perf_counter() - t
-                times[_name] += dt
-                if _name == "similarity":
-                    key = kw.get("similarity", a[1] if len(a) > 1 else "?")
-                    by_measure[key] = by_measure.get(key, 0.0) + dt
-            captured[_name] = out
-            return out
+    def on_call(label, a, kw, dt):
+        if label == "similarity":
+            key = kw.get("similarity", a[1] if len(a) > 1 else "?")
+            by_measure[key] = by_measure.get(key, 0.0) + dt
 
-        setattr(mod, attr, wrapper)
-        saved.append((mod, attr, orig))
-    try:
-        yield times, captured
-    finally:
-        times["by measure"] = by_measure
-        for mod, attr, orig in saved:
-            setattr(mod, attr, orig)
+    with C.phase_timers(PHASES, on_call=on_call) as (times, captured):
+        try:
+            yield times, captured
+        finally:
+            times["by measure"] = by_measure
 
 
 def full_reduce(df, n_random: int = 1000, random_state: int = 0):
