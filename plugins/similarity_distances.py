@@ -34,6 +34,9 @@ from harness_ext.errors import MethodError
 from harness_ext.plugins import similarity_kernels as K
 from harness_ext.plugins.similarity_kernels import _prepare, _symmetrise
 
+#: Rows below which the pair counts are one float32 product of the mask: every partial sum of ones is an exact
+#: float32 integer below 2**24.
+_EXACT_FLOAT32_COUNT = 1 << 24
 # Tiles of _upper_pair_sums hold about this many elements (~1 MB of float32): small enough
 # to stay in cache, which makes the elementwise passes 2-3x faster than 32 MB chunks.
 _TILE_ELEMENTS = 250_000
@@ -224,7 +227,7 @@ def _masked_lp_sums(X: np.ndarray, M: np.ndarray, p: float) -> tuple:
     constant for the whole matrix would leave offsets between rows, which
     p = 3 cubes: 2e-11 relative error with row offsets 50 times the spread).
     The counts are one float32 symmetric product of the mask (exact integers
-    below 2**24 rows). For p = 1 both products run beside scipy's distances
+    below 2**24 rows; float64 from there on). For p = 1 both products run beside scipy's distances
     on the worker threads (:func:`_cityblock`).
 
     Returns ``(S, counts)``, both ``(q, q)`` float64.
@@ -238,7 +241,8 @@ def _masked_lp_sums(X: np.ndarray, M: np.ndarray, p: float) -> tuple:
     out = {}
 
     def products() -> None:
-        m = M.astype(np.float32)
+        # float32 sums of ones are exact integers only below 2**24 rows
+        m = M.astype(np.float32 if M.shape[0] < _EXACT_FLOAT32_COUNT else np.float64)
         out["counts"] = (m.T @ m).astype(np.float64)
         out["C"] = G @ (~M).astype(np.float64)
 

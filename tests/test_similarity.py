@@ -393,3 +393,16 @@ def test_masked_lp_matches_pairwise_loop(p):
             s = M[:, i] & M[:, j]
             ref = (np.sum(np.abs(X[s, i] - X[s, j]) ** p) * n / s.sum()) ** (1 / p)
             assert D[i, j] == pytest.approx(ref, rel=1e-10, abs=1e-12)
+
+
+@pytest.mark.parametrize("p", [1.0, 3.0])
+def test_masked_lp_counts_in_float64_for_tall_matrices(monkeypatch, p):
+    """At 2**24 rows and beyond, float32 sums of ones are no longer exact, so the pair counts go to float64: the
+    same distances either way where both are exact (the threshold lowered here to exercise that path)."""
+    from harness_ext.plugins import similarity_distances as SD
+    from harness_ext.plugins.similarity import lp_distance
+
+    X = _with_holes_and_constant(n=120, q=15)
+    before = lp_distance(X, p)
+    monkeypatch.setattr(SD, "_EXACT_FLOAT32_COUNT", 0)
+    np.testing.assert_array_equal(lp_distance(X, p), before)
