@@ -8,9 +8,10 @@ import math
 import pytest
 
 from conftest import LM_EVAL, PYTHIA, require
-from harness_ext.store import ingest as ingest_mod
+from harness_ext.store import ingest_read
 from harness_ext.store.db import Store
-from harness_ext.store.ingest import _NOT_PARSED, _parse_fast, ingest_paths
+from harness_ext.store.ingest import ingest_paths
+from harness_ext.store.ingest_read import _NOT_PARSED, _parse_fast
 
 orjson = pytest.importorskip("orjson")
 
@@ -71,11 +72,11 @@ def test_ingest_with_and_without_orjson_is_the_same(tmp_path, monkeypatch):
     out = []
     for fast in ("1", "0"):
         monkeypatch.setenv("HARNESS_EXT_FAST_JSON", fast)
-        ingest_mod._fast_json.cache_clear()
+        ingest_read._fast_json.cache_clear()
         with Store.open(tmp_path / f"{fast}.duckdb") as st:
             rep = ingest_paths(st, [d], show_progress=False)
             rows = st.con.execute("SELECT model_id, dataset_id, value, stderr FROM results ORDER BY ALL").fetchall()
         out.append(([(f.status, f.reason, f.n_results) for f in rep.files], rows))
-    ingest_mod._fast_json.cache_clear()
+    ingest_read._fast_json.cache_clear()
     assert out[0] == out[1]
     assert out[0][0][2][0] == "ingested" and any(math.isclose(r[2], 0.5) for r in out[0][1])

@@ -32,7 +32,7 @@ from ..errors import IngestError
 from ..plugin_manager import get_registration, get_registrations
 from ..types import _NAMES_OK, SourceFile
 from .ingest_checks import _all_plain, _plain
-from .ingest_read import _NOT_PARSED, SMALL_FILE_BYTES, _fast_json, _parse_fast, _read_walked  # noqa: F401
+from .ingest_read import SMALL_FILE_BYTES, _read_walked
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
