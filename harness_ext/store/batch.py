@@ -47,7 +47,7 @@ def _columns(items: list) -> _Columns:
     descs: list = []
     for k, (*_, recs) in enumerate(items):
         if recs.__class__ is ResultRows:
-            n = len(recs.values)
+            n = len(recs)
             if not n:
                 continue
             code = model_code.get(recs.model)

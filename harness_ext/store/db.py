@@ -32,7 +32,6 @@ import pandas as pd
 
 from ..errors import StoreError
 from .batch import _KIND_NAMES, _Cells, _columns, _dumps, _dumps_dict, _dumps_values, _Frame, _int_column
-from .rows import ResultRows
 # Re-exported: the command line sets the lock wait and listener here.
 from .locking import (  # noqa: F401
     DEFAULT_LOCK_TIMEOUT, LOCK_TIMEOUT_ENV, NOT_A_STORE, _connect, lock_timeout_default, set_lock_listener,
@@ -361,7 +360,7 @@ class Store:
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         first_source = self._next_source
         sources = [(first_source + k, str(path), sha, adapter, now, 0) for k, (path, sha, adapter, _) in enumerate(items)]
-        lens = [len(r.values if r.__class__ is ResultRows else r) for *_, r in items]  # no __len__ call per source
+        lens = [len(it[3]) for it in items]
         source_id = np.repeat(np.arange(first_source, first_source + len(items)), lens)
         # The rows' fields as columns, models and descriptions as codes in order of first appearance: a
         # ResultRows source costs a few C-level passes, its model and its kinds (shared descriptions) named once.

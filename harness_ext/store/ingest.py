@@ -276,7 +276,7 @@ def read_source(src: SourceFile, adapter) -> list:
     try:
         records = adapter.read(src)
         if records.__class__ is ResultRows:  # columns with shared kinds (store.rows): checked a column at a time
-            if not records.values:
+            if not len(records):
                 raise IngestError(src.path, f"no results found (read as {adapter.name})")
             rows = records.validate(src.pathname)
             if rows is None:
@@ -484,7 +484,6 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                 store.release()
 
     established: dict = {}  # (walk root, suffix) -> the adapter that claimed a file there (see _detect)
-    rows_type = _read_types()[3]
     batch_sha = set()
     n_pending = 0
     group_shas: list = []
@@ -521,7 +520,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                 report.files.append(None)
                 pending.append((len(report.files) - 1, src.pathname, sha, chosen.name, records))
                 batch_sha.add(sha)
-                n_pending += len(records.values if records.__class__ is rows_type else records)  # no __len__ call
+                n_pending += len(records)
                 if len(pending) >= BATCH_FILES or n_pending >= BATCH_RECORDS:
                     flush()
                     batch_sha.clear()
