@@ -277,7 +277,7 @@ def _complete_pearson(X: np.ndarray, sums=None) -> np.ndarray:
     ok = (n >= 2) & (d > 16.0 * _EPS * n * raw)
     s = 1.0 / np.sqrt(np.where(ok, d, 1.0))
     C *= np.outer(s, s)  # s_i s_j == s_j s_i, so C stays exactly symmetric
-    return _unit_gram(C, ok, symmetric=True)
+    return _unit_gram(C, ok)
 
 
 #: Multiply-adds (``n q^2``) from which :func:`_gram` computes the product in two row halves (1,000 x 200 has 4e7,
@@ -303,35 +303,27 @@ def _gram(A: np.ndarray) -> np.ndarray:
     when the worker is not scheduled. The halves depend on the shape alone,
     so the result does not depend on the schedule.
     """
-    return _split_rows([A], lambda P: P[0].T @ P[0], A.shape[0] * float(A.shape[1]) ** 2)
-
-
-def _split_rows(arrays: list, product, flops: float) -> np.ndarray:
-    """``product(arrays)`` for a sum over rows (a product ``A.T @ B`` of same-row arrays), as the sum of its
-    two row halves' when ``flops >= _GRAM_SPLIT_FLOPS``, on two threads as :func:`_gram` describes."""
-    n = arrays[0].shape[0]
+    n = A.shape[0]
+    flops = n * float(A.shape[1]) ** 2
     if flops < _GRAM_SPLIT_FLOPS or n < 2:
-        return product(arrays)
+        return A.T @ A
     h = n // 2
     halves = [None, None]
 
     def task(t: int) -> None:
-        rows = slice(0, h) if t == 0 else slice(h, n)
-        halves[t] = product([a[rows] for a in arrays])
+        P = A[:h] if t == 0 else A[h:]
+        halves[t] = P.T @ P
 
     with _OneBlasThread():
         _each_task(2, task, flops >= _GRAM_THREAD_FLOPS or _idle_core())
     return np.add(halves[0], halves[1], out=halves[0])
 
 
-def _unit_gram(C: np.ndarray, ok: np.ndarray, symmetric: bool = False) -> np.ndarray:
-    """A Gram matrix of unit-scaled columns as a similarity: clipped to [-1, 1], exactly symmetric, NaN rows
-    and columns where ``ok`` is False (undefined), 1 on the diagonal where defined. ``symmetric``: ``C`` is
-    exactly symmetric already (from ``A.T @ A``, scaled by an outer product), so it is not averaged with
-    its transpose."""
+def _unit_gram(C: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """A Gram matrix of unit-scaled columns as a similarity: clipped to [-1, 1], NaN rows and columns where
+    ``ok`` is False (undefined), 1 on the diagonal where defined. ``C`` must be exactly symmetric already
+    (from ``A.T @ A``, scaled by an outer product), as both callers' are: it is not averaged with its transpose."""
     np.clip(C, -1.0, 1.0, out=C)
-    if not symmetric:
-        C = _symmetrise(C)
     if not ok.all():
         C[~ok, :] = np.nan
         C[:, ~ok] = np.nan
@@ -602,7 +594,7 @@ def cosine_similarity(X) -> np.ndarray:
         norm = np.sqrt(np.einsum("ij,ij->j", X, X))
         ok = norm > 0
         Xn = X / np.where(ok, norm, 1.0)
-        return _unit_gram(_gram(Xn), ok, symmetric=True)
+        return _unit_gram(_gram(Xn), ok)
     X0 = _zero_filled(X, M)
     # Cross products (a symmetric update: half the work) and sq[i, j], the squared norm of column i over the
     # rows where j is observed (a general product, twice the work of the first). One call each on BLAS's own
