@@ -139,3 +139,19 @@ def test_anchor_estimated_observed_cells_keep_their_interval_in_both_exports():
     ci = rec["anchor"]["uncertainty"]["confidence_interval"]
     assert (ci["lower"], ci["upper"]) == (0.55, 0.65) and rec["anchor"]["details"]["estimated"] == "true"
     assert "uncertainty" in rec["pred"]
+
+
+def test_models_sharing_a_folder_each_get_their_own_file(reduced, tmp_path, capsys):
+    """Two models' results in one folder (as in a leaderboard CSV): the second model's prediction file
+    used to overwrite the first's under the group's name."""
+    _, out, _ = reduced
+    pop = _write_population(tmp_path / "two", n_models=2, seed=11)
+    both = tmp_path / "both"
+    both.mkdir()
+    for i, f in enumerate(sorted(pop.rglob("results_*.json"))):
+        f.rename(both / f"results_2025-01-0{i + 1}T00-00-00.000000.json")
+    assert main(["predict", "-m", str(out), str(both)]) == 0
+    written = sorted(both.glob("harness_ext_prediction_*.json"))
+    assert [p.name for p in written] == ["harness_ext_prediction_org__m0.json", "harness_ext_prediction_org__m1.json"]
+    assert [json.loads(p.read_text())["model_name"] for p in written] == ["org/m0", "org/m1"]
+    assert not (both / "harness_ext_prediction_harness_ext_reduced.json").exists()

@@ -117,19 +117,31 @@ def write_lm_eval_results(pred, manifest: dict, manifest_path) -> list:
     """``harness_ext_prediction_<group>.json`` beside each model's lm-eval results file; returns the paths.
 
     Models not read from a file (or read from a directory, such as a HELM run) get no file.
+    Where a folder holds more than one model's results (a leaderboard CSV, several runs side by
+    side) or a model's results span folders, each of those models gets
+    ``harness_ext_prediction_<model>.json`` instead, so no model's file overwrites another's.
     A folder that cannot be written is skipped with a warning.
     """
     import logging
+    from collections import Counter
 
     written = []
     stem = f"harness_ext_prediction_{_safe(manifest.get('group_name') or 'harness_ext_reduced')}.json"
+    folders = {}
     for model in pred.aggregate["model"]:
         files = [Path(p) for p in (pred.sources or {}).get(model, []) if Path(p).is_file()]
-        if not files:
-            continue
-        path = files[0].parent / stem
-        if len({f.parent for f in files}) > 1 or any(p.parent == path.parent and p != path for p in written):
-            path = files[0].parent / f"harness_ext_prediction_{_safe(model)}.json"
+        if files:
+            folders[model] = (files[0].parent, len({f.parent for f in files}) > 1)
+    shared = Counter(folder for folder, _ in folders.values())
+    names = Counter()
+    for model, (folder, spans) in folders.items():
+        path = folder / stem
+        if spans or shared[folder] > 1:
+            name = _safe(model)
+            names[(folder, name)] += 1
+            # Two model names can map to one safe file name: later ones are numbered, never overwritten.
+            suffix = f"_{names[(folder, name)]}" if names[(folder, name)] > 1 else ""
+            path = folder / f"harness_ext_prediction_{name}{suffix}.json"
         try:
             path.write_text(json.dumps(lm_eval_results_doc(pred, manifest, model, manifest_path), indent=2) + "\n")
         except OSError as exc:
