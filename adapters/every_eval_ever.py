@@ -191,27 +191,38 @@ def _rows_seen(out: ResultRows, bench: str, results: list) -> bool:
 
     Plain: every field present, float scores within float bounds, string names; described before: each
     row's (name, description, direction, bounds) is in :data:`_ROW_KINDS`. Anything else (False) takes the
-    row-by-row loop of :func:`read`, which reads, skips or refuses it and says why.
+    row-by-row loop of :func:`read`, which reads, skips or refuses it and says why. A file's rows are looked
+    up as one key (:data:`_FILE_ROWS`): a leaderboard's files repeat one list of descriptions.
     """
     try:
         configs = list(map(_CONFIG, results))
         scores = list(map(_SCORE, map(_DETAILS, results)))
-        names = list(map(_NAME, results))
-        lows, highs = list(map(_MIN, configs)), list(map(_MAX, configs))
+        names = tuple(map(_NAME, results))
+        lows, highs = tuple(map(_MIN, configs)), tuple(map(_MAX, configs))
         if not (set(map(type, scores)) == set(map(type, lows)) == set(map(type, highs)) == {float}
                 and set(map(type, names)) == {str} and all(map(le, lows, scores)) and all(map(le, scores, highs))):
             return False
-        hits = list(map(_ROW_KINDS.get, zip(repeat(bench), names, map(_DESC, configs), map(_LOWER, configs),
-                                            lows, highs)))
+        key = (bench, names, tuple(map(_DESC, configs)), tuple(map(_LOWER, configs)), lows, highs)
+        hit = _FILE_ROWS.get(key)
+        if hit is None:
+            hits = list(map(_ROW_KINDS.get, zip(repeat(bench), *key[1:])))
+            if None in hits:
+                return False
+            if len(_FILE_ROWS) > 10_000:
+                _FILE_ROWS.clear()
+            hit = _FILE_ROWS[key] = (tuple(map(_FIRST, hits)), tuple(map(_SECOND, hits)))
     except (KeyError, TypeError, IndexError):  # a missing field, a row that is not an object, an unhashable value
         return False
-    if None in hits:
-        return False
-    n = len(hits)
-    out.kinds, out.values, out.dataset_metadata = list(map(_FIRST, hits)), scores, list(map(_SECOND, hits))
+    n = len(scores)
+    out.kinds, out.values, out.dataset_metadata = list(hit[0]), scores, list(hit[1])
     out.stderrs, out.num_fewshot, out.n_samples = [None] * n, [None] * n, [None] * n
     out.has_configs = False
     return True
+
+
+#: ``(kinds, dataset metadata)`` of a file's rows by (benchmark, names, descriptions, directions, lower and upper
+#: bounds), each a tuple over the rows (see :func:`_rows_seen`).
+_FILE_ROWS: dict = {}
 
 
 def _row_kind(bench: str, name: str, ev: dict, desc, lower, lo, hi, helm_mmlu: bool) -> tuple:

@@ -558,14 +558,19 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
 
 def _records_of(src: SourceFile, chosen) -> tuple:
     """``(records, task configurations or None)`` of a source (:func:`read_source`; lm-eval v0.4 configs popped)."""
+    records = read_source(src, chosen)
+    if records.__class__ is _read_types()[3]:  # ResultRows
+        return records, (_pop_configs()(records.task_metadata()) if records.has_configs else None)
+    return records, (_pop_configs()(records) if isinstance(records, list) else None)
+
+
+@functools.lru_cache(maxsize=None)
+def _pop_configs():
+    """:func:`harness_ext.store.lm_eval_tasks.pop_configs`, imported on first use (an import statement costs a
+    microsecond per file)."""
     from .lm_eval_tasks import pop_configs
 
-    records = read_source(src, chosen)
-    ResultRows = _read_types()[3]
-    configs = (pop_configs(records) if isinstance(records, list)
-               else pop_configs(records.task_metadata()) if records.__class__ is ResultRows and records.has_configs
-               else None)
-    return records, configs
+    return pop_configs
 
 
 def _skip_reason(exc: BaseException) -> str:

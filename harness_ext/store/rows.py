@@ -132,7 +132,12 @@ class ResultRows:
         # every term is (an overflowing sum of finite terms just takes the per-record checks).
         if set(map(type, self.values)) != {float} or not isfinite(sum(self.values)):
             return self.records()
+        n = len(self.values)
         for col, hi in ((self.num_fewshot, 2**31), (self.n_samples, 2**63)):
+            # A column the adapter does not give: one C pass, no set. (count compares by ==, and no JSON value
+            # but None equals None.)
+            if col.count(None) == n:
+                continue
             kinds = set(map(type, col))
             if not kinds <= {int, _NONE}:
                 return self.records()
@@ -140,6 +145,8 @@ class ResultRows:
                 ints = [x for x in set(col) if x is not None]
                 if min(ints) < 0 or max(ints) >= hi:
                     return self.records()
+        if self.stderrs.count(None) == n:
+            return None
         kinds = set(map(type, self.stderrs))
         if not kinds <= {float, _NONE}:
             return self.records()
