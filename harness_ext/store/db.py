@@ -120,6 +120,18 @@ def check_store_file(p: Path) -> None:
                          "exist yet)")
 
 
+#: The size of a DuckDB file that holds nothing yet (its header blocks); any table makes it larger or writes a WAL.
+_EMPTY_DB_BYTES = 12288
+
+
+def _empty_database(path: str) -> bool:
+    """Whether the DuckDB file at ``path`` can hold no table: no larger than an empty one's header, and no WAL."""
+    try:
+        return os.stat(path).st_size <= _EMPTY_DB_BYTES and not os.path.lexists(path + ".wal")
+    except OSError:
+        return False
+
+
 def default_db_path() -> str:
     return os.environ.get(DB_ENV) or DEFAULT_DB_NAME
 
@@ -227,6 +239,7 @@ class Store:
             not a harness-ext store (or is corrupt), or a read-only open finds no store.
         """
         path = str(path) if path is not None else default_db_path()
+        created = False
         if path != ":memory:":
             p = Path(path)
             if read_only and not os.path.lexists(p):
@@ -235,9 +248,12 @@ class Store:
                 check_store_file(p)
             elif not read_only:
                 p.parent.mkdir(parents=True, exist_ok=True)
+                created = True
         con = _connect(path, read_only and path != ":memory:", lock_timeout)
         try:
-            if path != ":memory:":
+            # A file this call created holds no tables: the catalog query (a new connection's first costs about
+            # 10 ms of CPU) is left out when the file is still only DuckDB's header, with no WAL.
+            if path != ":memory:" and not (created and _empty_database(path)):
                 tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
                 if tables and not {"meta", "results", "sources"} <= tables:
                     # A DuckDB file of something else: never add our tables to it.

@@ -203,6 +203,8 @@ def resolve(names: Iterable[str], cooccur: Optional[set] = None, user: Optional[
     keys = {n: model_key(n) for n in names}
     builtin: dict = {}
     for key, members in groups.items():
+        if len(members) < 2:  # most names: nothing to merge (cheaper than filtering them first)
+            continue
         members = [n for n in members if n not in separate]
         if len(members) < 2:
             continue
@@ -383,11 +385,15 @@ def read_alias_file(path) -> tuple:
 BUILTIN = "builtin"
 
 
-def _cooccurring(store) -> set:
-    """Pairs of model names that one source file lists side by side, among names sharing a key."""
+def _cooccurring(store, models: Optional[list] = None) -> set:
+    """Pairs of model names that one source file lists side by side, among names sharing a key.
+
+    ``models``: the store's ``(model_id, name)`` rows, if the caller has them.
+    """
     import pyarrow as pa
 
-    models = store.con.execute("SELECT model_id, name FROM models").fetchall()
+    if models is None:
+        models = store.con.execute("SELECT model_id, name FROM models").fetchall()
     if not models:
         return set()
     keys = [model_key(n) for _, n in models]
@@ -412,9 +418,14 @@ def _cooccurring(store) -> set:
 
 def user_aliases(store) -> tuple:
     """``({alias: canonical}, [separate])`` stored from user alias files."""
-    rows = store.con.execute(f"SELECT alias, canonical FROM model_aliases WHERE origin <> '{BUILTIN}'").fetchall()
-    aliases = {a: c for a, c in rows if a != c}
-    return aliases, [a for a, c in rows if a == c]
+    return _split_user(store.con.execute(
+        f"SELECT alias, canonical FROM model_aliases WHERE origin <> '{BUILTIN}'").fetchall())
+
+
+def _split_user(rows: list) -> tuple:
+    """``({alias: canonical}, [separate])`` of user alias rows ``(alias, canonical, ...)``: a row naming itself
+    keeps that name apart from the built-in merges."""
+    return {r[0]: r[1] for r in rows if r[0] != r[1]}, [r[0] for r in rows if r[0] == r[1]]
 
 
 def refresh_aliases(store) -> dict:
@@ -422,15 +433,17 @@ def refresh_aliases(store) -> dict:
 
     Idempotent: the same store gives the same table. Returns ``{name: canonical}``.
     """
-    names = [r[0] for r in store.con.execute("SELECT name FROM models").fetchall()]
-    aliases, separate = user_aliases(store)
-    mapping = resolve(names, _cooccurring(store), aliases, separate)
-    rows = pd.DataFrame([(a, c, BUILTIN) for a, c in sorted(mapping.items()) if a not in aliases],
-                        columns=["alias", "canonical", "origin"])
-    user_rows = store.con.execute(f"SELECT alias, canonical, origin FROM model_aliases WHERE origin <> '{BUILTIN}'").df()
+    models = store.con.execute("SELECT model_id, name FROM models").fetchall()
+    stored = store.con.execute("SELECT alias, canonical, origin FROM model_aliases").fetchall()
+    user_rows = [r for r in stored if r[2] != BUILTIN]
+    aliases, separate = _split_user(user_rows)
+    mapping = resolve([n for _, n in models], _cooccurring(store, models), aliases, separate)
+    rows = [(a, c, BUILTIN) for a, c in sorted(mapping.items()) if a not in aliases]
     # User canonicals that are names in a built-in group follow the group's id.
-    user_rows["canonical"] = [mapping.get(a, c) if a != c else c for a, c in zip(user_rows["alias"], user_rows["canonical"])]
-    _replace(store, pd.concat([rows, user_rows], ignore_index=True))
+    rows += [(a, mapping.get(a, c) if a != c else c, o) for a, c, o in user_rows]
+    if set({r[0]: r for r in rows}.values()) == set(stored):  # as _replace keeps them (the last row of an alias)
+        return mapping  # the table holds these rows already: no write
+    _replace(store, pd.DataFrame(rows, columns=["alias", "canonical", "origin"]))
     return mapping
 
 
