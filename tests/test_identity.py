@@ -131,6 +131,24 @@ def test_aliases_are_stored_idempotently_and_user_file_wins(bb_store, tmp_path):
         add_alias_file(s, bad)
 
 
+def test_refresh_aliases_writes_only_a_changed_table(bb_store, tmp_path, monkeypatch):
+    """An unchanged alias table is not rewritten; a changed one is written back to what the names resolve to."""
+    from harness_ext.store import identity
+
+    db = tmp_path / "copy.duckdb"
+    db.write_bytes(bb_store.read_bytes())
+    writes, real = [], identity._replace
+    monkeypatch.setattr(identity, "_replace", lambda store, frame: writes.append(len(frame)) or real(store, frame))
+    with Store.open(db) as s:
+        before = s.con.execute("SELECT * FROM model_aliases ORDER BY alias").fetchall()
+        identity.refresh_aliases(s)
+        assert writes == []
+        s.con.execute("DELETE FROM model_aliases WHERE alias = ?", [before[0][0]])
+        identity.refresh_aliases(s)
+        assert writes == [len(before)]
+        assert s.con.execute("SELECT * FROM model_aliases ORDER BY alias").fetchall() == before
+
+
 def test_unmatched_lists_likely_duplicates_for_review(bb_store, capsys):
     with Store.open(bb_store, read_only=True) as s:
         t = model_table(s)

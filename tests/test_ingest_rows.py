@@ -141,6 +141,37 @@ def test_eee_rows_seen_before_read_a_field_at_a_time_as_the_row_loop_reads_them(
         read_source(SourceFile(_write(tmp_path / "d.json", doc)), adapter)
 
 
+def test_eee_file_key_gives_what_the_row_loop_gives(tmp_path, monkeypatch):
+    """A file's rows are looked up as one key (_FILE_ROWS): a file repeating a board's rows gets the columns the row
+    loop gives it, and one whose bounds are ints (equal to the floats, 0 == 0.0) takes the row loop."""
+    every_eval_ever.read(SourceFile(_write(tmp_path / "a.json", _eee("org/k1", {"A": 0.5, "B": 0.25}))))
+    b = _write(tmp_path / "b.json", _eee("org/k2", {"A": 0.75, "B": 1.0}))
+    doc = _eee("org/k3", {"A": 0.5, "B": 0.25})
+    for ev in doc["evaluation_results"]:
+        ev["metric_config"]["min_score"], ev["metric_config"]["max_score"] = 0, 1
+    c = _write(tmp_path / "c.json", doc)
+    taken, real = [], every_eval_ever._rows_seen
+    monkeypatch.setattr(every_eval_ever, "_rows_seen", lambda *a: taken.append(real(*a)) or taken[-1])
+    fast = [_columns_of(every_eval_ever.read(SourceFile(p))) for p in (b, b, c)]
+    assert taken == [True, True, False]
+    monkeypatch.setattr(every_eval_ever, "_rows_seen", lambda *a: False)
+    assert fast == [_columns_of(every_eval_ever.read(SourceFile(p))) for p in (b, b, c)]
+
+
+def test_rows_validate_checks_a_column_that_is_not_all_none():
+    """validate passes an all-None column in one count, and still sends a bad value in a partly filled one to the
+    per-record checks (which drop a malformed stderr and refuse a negative shot count)."""
+    rows = ResultRows("org/v", None)
+    kind = every_eval_ever.kind(benchmark="b", dataset="d", metric="acc")
+    rows.kinds, rows.values, rows.dataset_metadata = [kind, kind], [0.5, 0.25], [None, None]
+    rows.stderrs, rows.num_fewshot, rows.n_samples = [None, None], [None, None], [None, None]
+    assert rows.validate("x.json") is None
+    rows.stderrs = [None, "0.1"]
+    assert isinstance(rows.validate("x.json"), list)
+    rows.stderrs, rows.num_fewshot = [None, None], [None, -1]
+    assert isinstance(rows.validate("x.json"), list)
+
+
 def test_v03_file_template_gives_the_general_path_columns():
     """A v0.3 file read through its shape's template has the columns the general row builder gives it."""
     require(PYTHIA)

@@ -230,6 +230,29 @@ def test_a_duckdb_file_of_something_else_is_not_written_to(tmp_path):
     con.close()
 
 
+def test_only_a_bare_duckdb_header_skips_the_table_check(tmp_path, monkeypatch):
+    """Store.open leaves out its catalog query only for a file it created that is still an empty database: a file
+    with a table (checkpointed, or only in its WAL) is never taken for one, so it is refused as above."""
+    import duckdb
+
+    from harness_ext.store import db
+
+    p = tmp_path / "other.duckdb"
+    con = duckdb.connect(str(p))
+    assert db._empty_database(str(p))
+    con.execute("CREATE TABLE mine AS SELECT 1 AS x")
+    assert not db._empty_database(str(p))  # in the WAL
+    con.close()
+    assert not db._empty_database(str(p))  # checkpointed
+    # A foreign file appearing between the existence check and the connect still gets the catalog query.
+    monkeypatch.setattr(db.os.path, "lexists", lambda q: False)
+    with pytest.raises(HarnessExtError, match="not a harness-ext store"):
+        Store.open(p)
+    monkeypatch.undo()
+    with Store.open(tmp_path / "new.duckdb") as s:
+        assert s.counts()["results"] == 0
+
+
 def test_ingest_counts_come_from_the_committed_store(tmp_path, monkeypatch):
     """A store that silently drops a source: ingest must not report its rows."""
     from harness_ext.store.ingest import ingest_paths
