@@ -313,6 +313,7 @@ def floors(n: int, q: int, runs: int = 5) -> list:
     """
     from harness_ext.plugins.similarity import _FUNCS, _ONE_THREAD_CELLS, _OneBlasThread
     from harness_ext.plugins.similarity_distances import _l1_kernels
+    from harness_ext.plugins.similarity_kernels import _syrk
 
     def as_ours(g):
         # The parts on the BLAS threads our kernels use: one below _ONE_THREAD_CELLS (the registry's wrapper).
@@ -337,7 +338,7 @@ def floors(n: int, q: int, runs: int = 5) -> list:
                                    "L1 kernel alone": lambda: _l1_kernels()[0](T0),
                                    "correction (a gemm)": as_ours(lambda: X2.T @ Mf)},
         "pearson, complete": {"ours": lambda: _FUNCS["pearson"][0](Xc), "reference": lambda: REFERENCES["pearson"][0][0](Xc),
-                              "X.T @ X (syrk)": as_ours(lambda: Xc.T @ Xc)},
+                              "X.T @ X (syrk)": as_ours(lambda: _syrk(Xc))},
     }
     rows = []
     print(f"unavoidable parts, {fmt_size((n, q))} ({_load()}), best of {runs}, interleaved:", flush=True)

@@ -147,7 +147,8 @@ def pearson_similarity(X, min_periods: int = 1) -> np.ndarray:
 
 def _lp_similarity(p: float):
     def func(X) -> np.ndarray:
-        return np.exp(-lp_distance(X, p))
+        D = lp_distance(X, p)
+        return np.exp(np.negative(D, out=D), out=D)
 
     func.__name__ = f"l{p:g}_similarity"
     func.__doc__ = f"exp(-L{p:g} distance) between columns; see :func:`lp_distance`.\n\nReferences\n----------\nSimBA, Appendix A, eq. 13."
@@ -213,7 +214,8 @@ def hamming_similarity(X) -> np.ndarray:
 
 #: Below this many cells a measure runs its products on one BLAS thread: on a shared 2-core machine the
 #: threads of a small product spin against other processes (838 x 57 masked Pearson: 0.7 s on two
-#: threads, 3 ms on one).
+#: threads, 3 ms on one). A symmetric update gets BLAS's threads back when a core is idle
+#: (:func:`similarity_kernels._syrk`: the same sums in the same order on any thread count).
 _ONE_THREAD_CELLS = 2_000_000
 
 

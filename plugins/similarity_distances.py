@@ -232,10 +232,13 @@ def _masked_lp_sums(X: np.ndarray, M: np.ndarray, p: float) -> tuple:
 
     Returns ``(S, counts)``, both ``(q, q)`` float64.
     """
-    # Rows shifted by their observed mean, and the missing cells zeroed again.
-    Z = K._zero_filled(X, M)
-    Z -= (Z.sum(axis=1) / np.maximum(np.count_nonzero(M, axis=1), 1))[:, None]
-    Z *= M
+    # Rows shifted by their observed mean, and the missing cells zeroed again. The mask as float64: multiplying
+    # by it is faster than by the bool mask (14 against 23 us at 838 x 57), its row sums are the exact counts,
+    # and it then becomes the missing-cell mask of the correction in place.
+    Mf = M.astype(np.float64)
+    Z = K._zero_filled(X, Mf)
+    Z -= (Z.sum(axis=1) / np.maximum(Mf @ np.ones(X.shape[1]), 1.0))[:, None]
+    Z *= Mf
     T = np.ascontiguousarray(Z.T)  # columns as contiguous rows, for scipy and the tiles
     G = np.abs(T) if p == 1 else np.abs(T) ** p  # (q, n): 0 on missing cells
     out = {}
@@ -244,7 +247,7 @@ def _masked_lp_sums(X: np.ndarray, M: np.ndarray, p: float) -> tuple:
         # float32 sums of ones are exact integers only below 2**24 rows
         m = M.astype(np.float32 if M.shape[0] < _EXACT_FLOAT32_COUNT else np.float64)
         out["counts"] = (m.T @ m).astype(np.float64)
-        out["C"] = G @ (~M).astype(np.float64)
+        out["C"] = G @ np.subtract(1.0, Mf, out=Mf)
 
     if p == 1:
         U = _cityblock(T, extra=products)
@@ -275,7 +278,8 @@ def lp_distance(X, p: float) -> np.ndarray:
     if M.all():
         if p == 2:
             return _euclidean_complete(X)
-        return _power_sums(X, p) ** (1.0 / p)
+        S = _power_sums(X, p)
+        return S if p == 1 else S ** (1.0 / p)
     if p == 2:
         m = M.astype(float)
         cnt = m.T @ m  # rows shared by each pair
@@ -288,12 +292,13 @@ def lp_distance(X, p: float) -> np.ndarray:
     else:
         s, cnt = _masked_lp_sums(X, M, p)
     # s and cnt are exactly symmetric (sums of a matrix and its transpose, symmetric products), so D is.
-    D = s * n
+    D = s  # a fresh array of the kernel's: scaled in place
+    D *= n
     D /= np.maximum(cnt, 1)
     if p != 1:
         D **= 1.0 / p
     np.copyto(D, np.nan, where=cnt == 0)
-    np.fill_diagonal(D, np.where(M.any(axis=0), 0.0, np.nan))
+    np.fill_diagonal(D, np.where(np.diagonal(cnt) > 0, 0.0, np.nan))  # a column's count: its observed rows
     return D
 
 

@@ -35,6 +35,7 @@ from harness_ext.plugins.similarity_threads import (  # noqa: F401  (tests and t
     _each_task,
     _idle_core,
     _OneBlasThread,
+    _outer_blas_threads,
 )
 
 _EPS = np.finfo(float).eps
@@ -61,7 +62,7 @@ def _prepare(X) -> tuple:
 
 def _zero_filled(X: np.ndarray, M: np.ndarray) -> np.ndarray:
     """A copy of ``X`` with its missing cells (``~M``) set to zero (-0.0), in two fast passes: ``fmax`` replaces
-    NaN by the most negative float, and the mask multiplies it to zero. ``np.where(M, X, 0.0)`` is 3-4 times
+    NaN by the most negative float, and the mask (bool, or 0/1 floats: faster to multiply by) multiplies it to zero. ``np.where(M, X, 0.0)`` is 3-4 times
     slower (0.1 ms against 0.03 at 838 x 57)."""
     Z = np.fmax(X, -np.finfo(float).max)
     Z *= M
@@ -245,17 +246,18 @@ def _complete_pearson(X: np.ndarray, sums=None) -> np.ndarray:
     ``np.corrcoef`` does. Which columns take which route depends on the data
     alone. ``sums``: the column sums, when the caller has them.
 
-    One product on BLAS's own threads, not split in row halves as
-    :func:`_gram` does: in a process that has just run another BLAS product
-    (the benchmark's reference, any earlier step), OpenBLAS's idle threads
-    keep spinning for a while and steal the core from a second Python thread.
+    One product on BLAS's own threads (:func:`_syrk`), not split in row
+    halves as :func:`_gram` does: in a process that has just run another BLAS
+    product (the benchmark's reference, any earlier step), OpenBLAS's idle
+    threads keep spinning for a while and steal the core from a second Python
+    thread, while BLAS's own spinning threads take the work at once.
 
     A column is constant when its centred sum of squares is below ``16 n eps``
     times its raw sum of squares (rounding noise): NaN row and column.
     """
     n, q = X.shape
     mu = (np.ones(n) @ X if sums is None else sums) / n
-    C = X.T @ X  # one symmetric rank-k update (numpy calls syrk for a matrix times its own transpose)
+    C = _syrk(X)
     raw = np.diag(C).copy()
     a = np.sqrt(float(n)) * mu
     C -= np.outer(a, a)  # a_i a_j == a_j a_i: C stays exactly symmetric
@@ -264,8 +266,7 @@ def _complete_pearson(X: np.ndarray, sums=None) -> np.ndarray:
     if bad.any():
         b = np.flatnonzero(bad)
         if 2 * b.size > q:
-            Xc = X - mu
-            C = Xc.T @ Xc
+            C = _syrk(X - mu)
         else:
             Xb = X[:, b] - mu[b]
             Cb = Xb.T @ X
@@ -278,6 +279,24 @@ def _complete_pearson(X: np.ndarray, sums=None) -> np.ndarray:
     s = 1.0 / np.sqrt(np.where(ok, d, 1.0))
     C *= np.outer(s, s)  # s_i s_j == s_j s_i, so C stays exactly symmetric
     return _unit_gram(C, ok)
+
+
+def _syrk(A: np.ndarray) -> np.ndarray:
+    """``A.T @ A``, one symmetric rank-k update (numpy calls syrk for a matrix times its own transpose), on
+    BLAS's own threads when a core is idle (:func:`_idle_core`), even inside a one-thread section (matrices
+    under ``similarity._ONE_THREAD_CELLS``); else on the threads the caller set.
+
+    OpenBLAS sums each entry of a symmetric update in the same order on one thread or two (bit-identical at
+    every shape tried; tests/test_similarity_libs.py checks it for the BLAS in use), so the thread count may
+    follow the load without changing the answer. Matrix-vector and general products do not have that
+    property (their sums split differently on two threads at some shapes, e.g. ``ones @ X`` at 10,000 x 57),
+    so they stay on one thread. At 1,000 x 200 the update takes about 1.0 ms on one thread and 0.7 ms on two,
+    as ``np.corrcoef``'s (on two threads).
+    """
+    if _OneBlasThread.outer is None or not _idle_core():
+        return A.T @ A
+    with _outer_blas_threads():
+        return A.T @ A
 
 
 #: Multiply-adds (``n q^2``) from which :func:`_gram` computes the product in two row halves (1,000 x 200 has 4e7,

@@ -8,6 +8,7 @@ the cores beneath two Python threads.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 _POOL = None
@@ -116,9 +117,16 @@ class _OneBlasThread:
     of :func:`_each_task` (two BLAS threads under each of two workers would oversubscribe the two cores).
     """
 
+    #: The libraries' thread counts outside the outermost active section (``None`` outside any): what
+    #: :func:`_outer_blas_threads` gives back to one call inside it.
+    outer = None
+
     def __enter__(self):
         self.libs = _blas_libraries()
         self.before = [lib.get_num_threads() for lib in self.libs]
+        self.outermost = _OneBlasThread.outer is None
+        if self.outermost:
+            _OneBlasThread.outer = self.before
         for lib, k in zip(self.libs, self.before):
             if k != 1:
                 lib.set_num_threads(1)
@@ -128,4 +136,26 @@ class _OneBlasThread:
         for lib, k in zip(self.libs, self.before):
             if k != 1:
                 lib.set_num_threads(k)
+        if self.outermost:
+            _OneBlasThread.outer = None
         return False
+
+
+@contextlib.contextmanager
+def _outer_blas_threads():
+    """Inside a :class:`_OneBlasThread` section, the BLAS libraries back on the thread counts they had outside
+    it until the block ends (then one thread again); outside any section, nothing changes."""
+    outer = _OneBlasThread.outer
+    if outer is None:
+        yield
+        return
+    libs = _blas_libraries()
+    for lib, k in zip(libs, outer):
+        if k != 1:
+            lib.set_num_threads(k)
+    try:
+        yield
+    finally:
+        for lib, k in zip(libs, outer):
+            if k != 1:
+                lib.set_num_threads(1)

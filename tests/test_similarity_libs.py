@@ -443,3 +443,42 @@ def test_infinite_cells_are_refused(case, name):
     X[3, 4] = np.inf
     with pytest.raises(MethodError, match="infinite"):
         S._FUNCS[name][0](X)
+
+
+def test_symmetric_update_on_two_blas_threads_is_the_one_thread_one():
+    # _syrk lifts a one-thread section for complete Pearson's product when a core is idle: that is only sound if
+    # the BLAS in use sums each entry of A.T @ A in the same order on one thread and on two (OpenBLAS does; a
+    # matrix-vector product does not, so it stays on one thread). Then the answer does not follow the load, and
+    # the section is on one thread again afterwards.
+    from harness_ext.plugins import similarity_kernels as SK
+
+    libs = S._blas_libraries()
+    rng = np.random.default_rng(5)
+    for n, q in [(838, 57), (1000, 200), (777, 333), (150, 13)]:
+        A = rng.random((n, q)) * 10 - 3
+        with SK._OneBlasThread():
+            one = A.T @ A
+            with SK._outer_blas_threads():
+                two = A.T @ A
+            assert all(lib.get_num_threads() == 1 for lib in libs)
+        np.testing.assert_array_equal(one, two, err_msg=f"{n} x {q}")
+
+
+def test_complete_pearson_on_blas_threads_when_idle_is_bit_identical(monkeypatch):
+    # 1,000 x 200 is under the one-thread size: the product gets BLAS's threads back only when a core is idle.
+    from harness_ext.plugins import similarity_kernels as SK
+
+    X = _matrix("constant", n=1000, q=200)
+    libs = S._blas_libraries()
+    before = [lib.get_num_threads() for lib in libs]
+    runs = []
+    for idle in (False, True):
+        monkeypatch.setattr(SK, "_idle_core", lambda: idle)
+        runs.append(S._FUNCS["pearson"][0](X))
+        assert [lib.get_num_threads() for lib in libs] == before
+    np.testing.assert_array_equal(runs[0], runs[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = np.corrcoef(X, rowvar=False)
+    ref[5, :] = ref[:, 5] = np.nan
+    np.testing.assert_allclose(runs[0], ref, atol=1e-12, equal_nan=True)
