@@ -235,12 +235,18 @@ def _masked_lp_sums(X: np.ndarray, M: np.ndarray, p: float) -> tuple:
     # Rows shifted by their observed mean, and the missing cells zeroed again. The mask as float64: multiplying
     # by it is faster than by the bool mask (14 against 23 us at 838 x 57), its row sums are the exact counts,
     # and it then becomes the missing-cell mask of the correction in place.
-    Mf = M.astype(np.float64)
-    Z = K._zero_filled(X, Mf)
-    Z -= (Z.sum(axis=1) / np.maximum(Mf @ np.ones(X.shape[1]), 1.0))[:, None]
+    # The large temporaries come from the pool (K._pooled), and G takes Z's memory once T has its values.
+    n, q = X.shape
+    Mf = K._pooled((n, q))
+    np.copyto(Mf, M)
+    Z = K._zero_filled(X, Mf, out=K._pooled((n, q)))
+    Z -= (Z.sum(axis=1) / np.maximum(Mf @ np.ones(q), 1.0))[:, None]
     Z *= Mf
-    T = np.ascontiguousarray(Z.T)  # columns as contiguous rows, for scipy and the tiles
-    G = np.abs(T) if p == 1 else np.abs(T) ** p  # (q, n): 0 on missing cells
+    T = K._pooled((q, n))  # columns as contiguous rows, for scipy and the tiles
+    np.copyto(T, Z.T)
+    G = np.abs(T, out=Z.reshape(q, n))  # (q, n): 0 on missing cells
+    if p != 1:
+        G **= p
     out = {}
 
     def products() -> None:
