@@ -425,3 +425,51 @@ def test_one_scan_fingerprint_while_reading(tmp_path, monkeypatch, order, keyed)
     assert runs.count(False) <= 1 and (runs and runs[0]) == (order in ("models", "gap", "unused_model"))
     assert all(runs) == (order == "models")
     assert ("AS key" in sql[0]) == keyed
+
+
+def test_one_scan_row_labels_in_python_order_under_any_collation(one_setting_store):
+    """The row labels come from DuckDB in Arrow, sorted by its ORDER BY; under a collation that orders them
+    otherwise (NOCASE: 'Alpha' and 'alpha' tie, accents fold) they are sorted again in Python's order. The index
+    and the fingerprint are those of the general path either way."""
+    from unittest import mock
+
+    from harness_ext.store import pivot
+
+    with Store.open(one_setting_store) as store:
+        # 'Beta' sorts before 'alpha' in Python (upper case first), after it without case
+        store.ingest_source("b/run.json", "s2", "csv", [ResultRecord(
+            model="Beta", benchmark="b1", dataset="d1", metric="acc", value=0.42, num_fewshot=5)])
+        q = MatrixQuery(normalise="none")
+        with mock.patch.object(np, "unique", wraps=np.unique) as unique:
+            plain = load_matrix(store, q)
+        calls = unique.call_count  # DuckDB's binary order is Python's: the labels are taken as they come
+        assert list(plain.index[:3]) == ["Alpha", "Beta", "alpha"]
+        store.con.execute("SET default_collation = 'nocase'")
+        assert _fast_taken(store, q)
+        with mock.patch.object(np, "unique", wraps=np.unique) as unique:
+            df = load_matrix(store, q)
+        assert unique.call_count == calls + 1  # DuckDB's order was not Python's: the labels sorted again
+        _identical(df, plain)
+        _identical(df, _general(store, q))
+        store.con.execute("RESET default_collation")
+
+
+def test_sorted_labels_and_joined_header_match_python():
+    """pivot._sorted_labels is np.unique(..., return_inverse=True) on Arrow strings (sorted or not, repeats,
+    non-ASCII); digest._joined gives the bytes of '\\x1f'.join for lists, Arrow arrays and an Index over one."""
+    import pyarrow as pa
+
+    from harness_ext.store.digest import _joined
+    from harness_ext.store.pivot import _label_index, _sorted_labels
+
+    for names in (["a", "a", "b", "é", "é", "z"], ["zeta", "Alpha", "alpha", "émile", "Alpha"], ["x"], []):
+        arr = pa.array(names, type=pa.string())
+        uniq, code = _sorted_labels(pa.chunked_array([arr], type=pa.string()))
+        want_uniq, want_code = np.unique(np.array(names, dtype=object), return_inverse=True)
+        assert uniq.to_pylist() == list(want_uniq) and list(code) == list(want_code)
+        index = _label_index(uniq)
+        assert list(index) == list(want_uniq) and index.name == "model"
+        assert index.dtype == pd.Index(list(want_uniq) or ["x"]).dtype
+        joined = "\x1f".join(want_uniq).encode()
+        for labels in (list(want_uniq), uniq, index, pa.array(list(want_uniq), type=pa.large_string())):
+            assert bytes(_joined(labels)) == joined

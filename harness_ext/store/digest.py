@@ -21,15 +21,47 @@ import numpy as np
 BLOCK_BYTES = 1 << 19
 
 
-def _header(index: list, columns: list):
+def _header(index, columns):
     h = hashlib.sha256()
     for labels in (index, columns):
-        try:  # str labels (a store's) join as they are: 5x faster than through str()
-            h.update("\x1f".join(labels).encode())
-        except TypeError:
-            h.update("\x1f".join(map(str, labels)).encode())
+        h.update(_joined(labels))
         h.update(b"\x1e")
     return h
+
+
+def _joined(labels):
+    """``"\x1f".join(labels)`` in UTF-8: a pyarrow string array (or an Index over one), as the store's row labels
+    come, joined in Arrow (the same bytes, no Python string per label)."""
+    if not isinstance(labels, list):
+        arr = _arrow_strings(labels)
+        if arr is not None:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            whole = pa.ListArray.from_arrays(pa.array([0, len(arr)], type=pa.int32()), arr)
+            return pc.binary_join(whole, pa.scalar("\x1f", type=arr.type))[0].as_buffer() or b""
+    try:  # str labels join as they are: 5x faster than through str()
+        return "\x1f".join(labels).encode()
+    except TypeError:
+        return "\x1f".join(map(str, labels)).encode()
+
+
+def _arrow_strings(labels):
+    """``labels`` as a pyarrow string array without nulls, or None (not Arrow-backed strings)."""
+    import sys
+
+    pa = sys.modules.get("pyarrow")  # labels can only be Arrow's if pyarrow is loaded
+    if pa is None:
+        return None
+    if not isinstance(labels, (pa.Array, pa.ChunkedArray)):
+        if str(getattr(getattr(labels, "dtype", None), "storage", "")) != "pyarrow":
+            return None
+        labels = pa.array(labels)  # an Index over an Arrow string array: no copy
+    if isinstance(labels, pa.ChunkedArray):
+        labels = labels.combine_chunks()
+    if labels.null_count or not (pa.types.is_string(labels.type) or pa.types.is_large_string(labels.type)):
+        return None
+    return labels
 
 
 def _update(h, X: np.ndarray, start: int, stop: int, buf: np.ndarray) -> None:

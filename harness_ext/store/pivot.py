@@ -71,7 +71,8 @@ _DATASET_COLUMNS = ["benchmark", "dataset", "metric", "task", "higher_is_better"
 def raw_arrays(store, query, extra: Optional[dict] = None, fingerprint: bool = False) -> tuple:
     """Raw matrix (a float64 array the caller owns), its row and column labels (sorted) and per-column metadata.
 
-    Returns ``(X, index, columns, meta)``. Labels are built for the few distinct models, shot counts, sources and
+    Returns ``(X, index, columns, meta)``: ``index`` a list of str, or (the one-scan path) the ``model``
+    ``pandas.Index`` over the store's Arrow strings; ``columns`` a list of str. Labels are built for the few distinct models, shot counts, sources and
     datasets only. DuckDB selects the results and joins each to integer row
     and column codes; the codes, values and a rank (source, then benchmark,
     dataset name and metric, then shot count within a run) come back a
@@ -340,7 +341,8 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
         return None
     ds = con.execute(f"SELECT {_DS_SELECT} FROM datasets WHERE {' AND '.join(dwhere) or 'TRUE'} ORDER BY dataset_id",
                      dparams).fetchall()
-    n_models = con.execute("SELECT count(*) FROM models").fetchone()[0]
+    # fetchall, not fetchone: a result left unfinished would refuse the relation (con.sql) that reads the models
+    n_models = con.execute("SELECT count(*) FROM models").fetchall()[0][0]
     if not len(ds) or not n_models or n_models * len(ds) > 4 * n + (1 << 22):
         return None
     done = None
@@ -363,20 +365,16 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     order (a store filled model by model), the hash runs beside the scan; otherwise it restarts once the
     scatter is done, beside the rest. If the layout is then cut, it is dropped (load_matrix hashes the cut
     matrix)."""
-    aliased = aliased and con.execute("SELECT count(*) FROM model_aliases").fetchone()[0] > 0  # none: no join
-    tab = con.execute("""SELECT m.model_id, coalesce(a.canonical, m.name) AS label, a.canonical IS NOT NULL AS aliased,
-                                 m.name FROM models m LEFT JOIN model_aliases a ON a.alias = m.name ORDER BY label"""
-                      if aliased else "SELECT model_id, name AS label FROM models ORDER BY label").fetchnumpy()
-    label = np.asarray(tab["label"], dtype=object)
-    if not len(label) or len(label) * len(ds) > 4 * n + (1 << 22):  # the models changed since they were counted
+    aliased = aliased and con.execute("SELECT count(*) FROM model_aliases").fetchall()[0][0] > 0  # none: no join
+    # The names come as Arrow strings: the row labels are checked, de-duplicated and made the matrix's index
+    # (and its fingerprint's header) in Arrow, with no Python string per model.
+    tab = con.sql("""SELECT m.model_id, coalesce(a.canonical, m.name) AS label, a.canonical IS NOT NULL AS aliased,
+                             m.name FROM models m LEFT JOIN model_aliases a ON a.alias = m.name ORDER BY label"""
+                  if aliased else "SELECT model_id, name AS label FROM models ORDER BY label").to_arrow_table()
+    if not tab.num_rows or tab.num_rows * len(ds) > 4 * n + (1 << 22):  # the models changed since they were counted
         return None
-    if len(label) > 1 and not (label[:-1] <= label[1:]).all():  # DuckDB's string order is not Python's here
-        uniq, code = np.unique(label, return_inverse=True)
-    else:
-        first = np.ones(len(label), dtype=bool)
-        first[1:] = label[1:] != label[:-1]
-        code, uniq = np.cumsum(first) - 1, label[first]
-    model_id = np.asarray(tab["model_id"], dtype=np.int64)
+    uniq, code = _sorted_labels(tab.column("label"))
+    model_id = tab.column("model_id").to_numpy().astype(np.int64, copy=False)
     # Columns in label order from the start (datasets are numbered as they are first ingested, not by name),
     # so a matrix whose every column has a result needs no reordering copy, and its fingerprint can start
     # before the scan ends.
@@ -421,7 +419,7 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     # The fingerprint of the whole layout (every row and column with a result), fed the rows below the
     # current batch's while the scan stays in row order.
     layout_columns = [label_of[int(d)] for d in ds_ids]
-    hasher = RowHasher(X, uniq.tolist(), layout_columns) if fingerprint and whole_order else None
+    hasher = RowHasher(X, uniq, layout_columns) if fingerprint and whole_order else None
     extra["fingerprint"] = hasher
     in_order = hasher is not None
     # The scan runs on the caller's connection (inside a transaction it sees that transaction's writes).
@@ -465,7 +463,7 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     del flat_X
     if hasher is not None and not in_order:
         hasher.cancel()
-        hasher = extra["fingerprint"] = RowHasher(X, uniq.tolist(), layout_columns)
+        hasher = extra["fingerprint"] = RowHasher(X, uniq, layout_columns)
     if hasher is not None:
         hasher.advance(n_rows)  # the rest now, beside the missing-cell count below
     if n_fetched != n:  # the scan saw other results than the count (a write in between): general path
@@ -496,10 +494,10 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
         X = X[np.ix_(rows, cols)]
         if extra.get("fingerprint") is not None:  # not the layout hashed
             extra.pop("fingerprint").cancel()
-    index, columns = uniq[rows].tolist(), [labels[i] for i in order]
+    index, columns = _label_index(uniq if len(rows) == n_rows else uniq.take(rows)), [labels[i] for i in order]
     if aliased:  # the names results were stored under, where several meet in one row
         canon = dict(con.execute("SELECT alias, canonical FROM model_aliases").fetchall()) if seen is not None else {}
-        names = np.asarray(tab["name"], dtype=object)[seen[model_id]] if seen is not None else []
+        names = tab.column("name").to_numpy()[seen[model_id]] if seen is not None else []
         extra["merged"] = _merged(list(names), canon)
     if query.rows == "model":
         extra["shots"] = {"rule": _SHOTS_RULE, "dropped_cells": 0, "mixed_dataset_ids": 0}
@@ -552,6 +550,38 @@ def _is_run(v: np.ndarray, f0: int, by_row: Optional[np.ndarray], by_col: Option
     return not tail or bool((v[m - tail:] == part(r + k, slice(0, tail))).all())
 
 
+def _sorted_labels(label) -> tuple:
+    """``(uniq, code)`` for a pyarrow string array: its distinct values in Python's order (a pyarrow array) and
+    each value's position among them, as ``np.unique(..., return_inverse=True)`` gives. Values already in
+    order (DuckDB's ORDER BY, unless a collation orders them otherwise) are checked and de-duplicated in
+    Arrow; otherwise sorted in Python."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    label = label.combine_chunks() if isinstance(label, pa.ChunkedArray) else label
+    # UTF-8's byte order, Arrow's for strings, is Python's code-point order.
+    if len(label) > 1 and not pc.all(pc.less_equal(label[:-1], label[1:])).as_py():
+        uniq, code = np.unique(label.to_numpy(zero_copy_only=False), return_inverse=True)
+        return pa.array(uniq, type=label.type), code
+    first = np.ones(len(label), dtype=bool)
+    if len(label) > 1:
+        first[1:] = pc.not_equal(label[1:], label[:-1]).to_numpy(zero_copy_only=False)
+    return label.filter(pa.array(first)), np.cumsum(first) - 1
+
+
+def _label_index(labels) -> pd.Index:
+    """The ``model`` index over a pyarrow string array, in the dtype ``pd.Index`` of the same Python strings has
+    (pandas 3's default ``str``: then wrapped, not converted a string at a time)."""
+    want = pd.Index(["model"]).dtype
+    try:
+        index = pd.Index(pd.array(labels, dtype=want), name="model", copy=False)
+    except (TypeError, ValueError):
+        index = None
+    if index is None or index.dtype != want:
+        index = pd.Index(labels.to_pylist(), name="model")
+    return index
+
+
 def _column_labels(ds) -> dict:
     """``{dataset_id: column label}`` for rows ``(dataset_id, benchmark, name, ...)``: the dataset's name, qualified
     by its benchmark where two of these rows' benchmarks share the name."""
@@ -570,7 +600,8 @@ def _merged(names, canon: dict) -> dict:
         for n in set(names):
             if n in canon or n in targets:
                 groups.setdefault(canon.get(n, n), set()).add(n)
-    return {c: sorted(ns) for c, ns in groups.items() if len(ns) > 1}
+    # In canonical order: the groups come from a set, whose order changes with the process's string hashing.
+    return {c: sorted(ns) for c, ns in sorted(groups.items()) if len(ns) > 1}
 
 
 def _meta_frame(infos: list, columns: list) -> pd.DataFrame:
