@@ -59,6 +59,8 @@ def _arrow_strings(labels):
         labels = pa.array(labels)  # an Index over an Arrow string array: no copy
     if isinstance(labels, pa.ChunkedArray):
         labels = labels.combine_chunks()
+    if getattr(pa.types, "is_string_view", lambda t: False)(labels.type):
+        labels = labels.cast(pa.large_string())
     if labels.null_count or not (pa.types.is_string(labels.type) or pa.types.is_large_string(labels.type)):
         return None
     return labels
