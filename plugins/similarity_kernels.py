@@ -52,10 +52,11 @@ def _prepare(X) -> tuple:
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or not X.size:
         X = check_matrix(X, min_rows=1, min_cols=1)  # raises
-    finite = np.isfinite(X)
+    finite = np.isfinite(X, out=_pooled(X.shape, bool))
     if finite.all():  # complete: the finite mask is the observed one
         return X, finite
-    M = ~np.isnan(X)
+    M = np.isnan(X, out=_pooled(X.shape, bool))
+    np.logical_not(M, out=M)
     if not np.array_equal(finite, M):  # an infinite cell: check_matrix names it
         check_matrix(X, min_rows=1, min_cols=1)
     return X, M
@@ -282,7 +283,7 @@ def _complete_pearson(X: np.ndarray, sums=None) -> np.ndarray:
     return _unit_gram(C, ok)
 
 
-def _syrk(A: np.ndarray) -> np.ndarray:
+def _syrk(A: np.ndarray, out=None) -> np.ndarray:
     """``A.T @ A``, one symmetric rank-k update (numpy calls syrk for a matrix times its own transpose), on
     BLAS's own threads when a core is idle (:func:`_idle_core`), even inside a one-thread section (matrices
     under ``similarity._ONE_THREAD_CELLS``); else on the threads the caller set.
@@ -292,12 +293,12 @@ def _syrk(A: np.ndarray) -> np.ndarray:
     follow the load without changing the answer. Matrix-vector and general products do not have that
     property (their sums split differently on two threads at some shapes, e.g. ``ones @ X`` at 10,000 x 57),
     so they stay on one thread. At 1,000 x 200 the update takes about 1.0 ms on one thread and 0.7 ms on two,
-    as ``np.corrcoef``'s (on two threads).
+    as ``np.corrcoef``'s (on two threads). ``out``: where to write it (default a new array).
     """
     if _OneBlasThread.outer is None or not _idle_core():
-        return A.T @ A
+        return np.matmul(A.T, A, out=out)
     with _outer_blas_threads():
-        return A.T @ A
+        return np.matmul(A.T, A, out=out)
 
 
 #: Multiply-adds (``n q^2``) from which :func:`_gram` computes the product in two row halves (1,000 x 200 has 4e7,
@@ -618,9 +619,10 @@ def cosine_similarity(X) -> np.ndarray:
     X0 = _zero_filled(X, M, out=_pooled(X.shape))
     # Cross products (a symmetric update: half the work) and sq[i, j], the squared norm of column i over the
     # rows where j is observed (a general product, twice the work of the first). One call each on BLAS's own
-    # threads (as _complete_pearson, not in row halves).
+    # threads (as _complete_pearson, not in row halves); below the one-thread size the symmetric one gets them
+    # back when a core is idle (_syrk), the general one stays on one (its sums would follow the thread count).
     q = X.shape[1]
-    C = np.matmul(X0.T, X0, out=_pooled((q, q)))
+    C = _syrk(X0, out=_pooled((q, q)))
     np.multiply(X0, X0, out=X0)
     Mf = _pooled(X.shape)
     np.copyto(Mf, M)

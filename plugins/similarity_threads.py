@@ -166,7 +166,7 @@ def _outer_blas_threads():
 
 
 #: Scratch arrays of at least this many bytes come from Arrow's memory pool (:func:`_pooled`).
-_POOL_BYTES = 1 << 18
+_POOL_BYTES = 1 << 17
 
 
 def _pooled(shape, dtype=float):

@@ -482,3 +482,20 @@ def test_complete_pearson_on_blas_threads_when_idle_is_bit_identical(monkeypatch
         ref = np.corrcoef(X, rowvar=False)
     ref[5, :] = ref[:, 5] = np.nan
     np.testing.assert_allclose(runs[0], ref, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("case", ["complete", "missing", "constant_missing"])
+def test_pooled_scratch_changes_no_value(monkeypatch, case):
+    # The kernels' large temporaries come from Arrow's pool from _POOL_BYTES on: every array pooled or none,
+    # the answers are the same to the last bit.
+    from harness_ext.plugins import similarity_threads as ST
+
+    X = _matrix(case, n=300, q=40)
+    runs = []
+    for limit in (0, 1 << 60):
+        monkeypatch.setattr(ST, "_POOL_BYTES", limit)
+        runs.append({name: S._FUNCS[name][0](X) for name in ("pearson", "cosine", "manhattan", "minkowski")})
+    for name, C in runs[0].items():
+        np.testing.assert_array_equal(C, runs[1][name], err_msg=name)
+    A = ST._pooled((3, 5), bool)
+    assert A.shape == (3, 5) and A.dtype == bool and A.flags.writeable and A.flags.c_contiguous
