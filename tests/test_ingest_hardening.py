@@ -304,6 +304,22 @@ def test_a_file_the_store_refuses_is_skipped_and_the_rest_of_the_batch_is_kept(m
         assert len(ingest_paths(s, [FIX / "open_llm_leaderboard"], show_progress=False).by_status("ingested")) == 2
 
 
+def test_a_value_arrow_cannot_store_is_refused_for_its_own_source_only():
+    """A column of values Arrow cannot convert (an adapter's own higher_is_better object) is refused by the store
+    like a database error: that source is skipped with the reason, the batch's others are written."""
+    from harness_ext.types import ResultRecord
+
+    def rec(model, hib):
+        return ResultRecord(model=model, benchmark="b", dataset=f"d-{model}", metric="acc", value=0.5,
+                            higher_is_better=hib)
+
+    with Store.open(":memory:") as s:
+        good, bad = s.ingest_batch([("good.json", "1" * 64, "x", [rec("m1", True)]),
+                                    ("bad.json", "2" * 64, "x", [rec("m2", object())])])
+        assert good.status == "ingested" and bad.status == "skipped" and "the store refused it" in bad.reason
+        assert s.con.execute("SELECT path FROM sources").fetchall() == [("good.json",)]
+
+
 @pytest.mark.parametrize("doc_patch, match", [
     ({"results": {"t": {"acc,none": 10**400}}}, "too large"),
     ({"n-shot": {"t": 3_000_000_000}}, "num_fewshot"),

@@ -135,7 +135,7 @@ def write_columnar(store, path: str, sha: str, adapter: str, table) -> SourceOut
     if differs:
         cols = ["model_id", "dataset_id", "num_fewshot", "value", "value_stored", "source_id_stored"]
         frame = pd.concat([d[cols] for d in differs], ignore_index=True).assign(source_id=source_id)
-        conflicts = store._describe_conflicts(frame)
+        conflicts = store._describe_conflicts({k: frame[k].tolist() for k in frame.columns})
     return SourceOutcome("ingested", n_new=n_kept, conflicts=conflicts)
 
 

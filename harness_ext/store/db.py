@@ -87,6 +87,15 @@ AGGREGATE = "aggregate"
 # values (the first is in ``results``): kept and reported like a conflict between files.
 
 
+#: The columns of a new ``datasets`` row, in the order _write_batch makes them.
+_DATASET_COLUMNS = ("dataset_id", "benchmark", "name", "metric", "higher_is_better", "random_baseline",
+                    "baseline_source", "min_score", "max_score", "is_primary", "task", "metadata", "kind", "scale")
+
+
+#: The columns of an (incoming row, stored value) pair that _insert_results compares.
+_PAIR_COLUMNS = ("model_id", "dataset_id", "num_fewshot", "source_id", "value", "value_stored", "source_id_stored")
+
+
 #: DuckDB's file magic, after an 8-byte checksum.
 _DUCKDB_MAGIC = b"DUCK"
 
@@ -478,9 +487,7 @@ class Store:
             ids, mds = zip(*new_models.values())
             self._append_columns("models", {"model_id": ids, "name": list(new_models), "metadata": mds})
         if new_datasets:
-            self._append("datasets", pd.DataFrame(list(new_datasets.values()), columns=[
-                "dataset_id", "benchmark", "name", "metric", "higher_is_better", "random_baseline", "baseline_source",
-                "min_score", "max_score", "is_primary", "task", "metadata", "kind", "scale"]))
+            self._append_columns("datasets", dict(zip(_DATASET_COLUMNS, map(list, zip(*new_datasets.values())))))
         if meta_rows["key"]:
             self._append_columns("model_metadata", meta_rows)
 
@@ -489,7 +496,13 @@ class Store:
         time in C, where a pandas frame of row tuples cost more than the insert on a 4,574-file batch."""
         import pyarrow as pa
 
-        self._append(table, pa.table({name: pa.array(col) for name, col in columns.items()}))
+        try:
+            frame = pa.table({name: pa.array(col) for name, col in columns.items()})
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            # Values of mixed or unstorable types (an adapter's own higher_is_better, say): the store refuses them
+            # as DuckDB would, so ingest_batch retries the batch a source at a time and reports the one at fault.
+            raise duckdb.ConversionException(f"{table}: {exc}") from exc
+        self._append(table, frame)
 
     def _append(self, table: str, frame) -> None:
         with self.registered(_frame=frame) as con:
@@ -497,46 +510,47 @@ class Store:
 
     def _insert_results(self, frame: "_Frame", items: list, cells: "_Cells") -> list:
         n_items = len(items)
-        key = ["model_id", "dataset_id", "num_fewshot"]
+        key = ("model_id", "dataset_id", "num_fewshot")
         first_id = self._next_source  # _write_batch numbered the batch's sources from here
         # A file repeating a key: keep its first value; disagreement is a conflict like any other.
         dup = cells.repeat
         rows = frame.arrow(np.flatnonzero(~dup) if dup.any() else None)
         with self.registered(_incoming=rows):
-            # Against what was stored before this batch ...
+            # Against what was stored before this batch ... (columns as numpy arrays: no frame for a few rows)
             clash = self.con.execute(
                 """SELECT i.model_id, i.dataset_id, i.num_fewshot, i.source_id, i.value, r.value AS value_stored,
                           r.source_id AS source_id_stored
                    FROM _incoming i JOIN results r USING (model_id, dataset_id, num_fewshot)
                    QUALIFY row_number() OVER (PARTITION BY i.model_id, i.dataset_id, i.num_fewshot, i.source_id
                                               ORDER BY r.source_id) = 1"""
-            ).df()
+            ).fetchnumpy()
             self.con.execute("INSERT INTO results BY NAME SELECT * FROM _incoming")
         # ... and against earlier files of this batch (the earliest source is the stored value): rows of a cell
         # after its first, in row order (sources are numbered in row order).
         value, source = frame.cols["value"], frame.cols["source_id"]
         later = np.flatnonzero(~dup & ~cells.first)
-        if len(clash) and len(later):
-            stored = pd.MultiIndex.from_frame(clash[key])
+        n_clash = len(clash["value"])
+        if n_clash and len(later):
+            stored = pd.MultiIndex.from_arrays([np.asarray(clash[k]) for k in key])
             later = later[~pd.MultiIndex.from_arrays([frame.cols[k][later] for k in key]).isin(stored)]
         within = np.flatnonzero(dup)
-        parts = [clash[["model_id", "dataset_id", "num_fewshot", "source_id", "value", "value_stored",
-                        "source_id_stored"]]] if len(clash) else []
+        parts = [{k: np.asarray(clash[k]) for k in _PAIR_COLUMNS}] if n_clash else []
         for idx, first in ((later, cells.first_of_cell), (within, cells.first_of_key)):
             if len(idx):
                 ref = first[idx]
-                part = {k: frame.cols[k][idx] for k in ("model_id", "dataset_id", "num_fewshot", "source_id", "value")}
-                parts.append(pd.DataFrame({**part, "value_stored": value[ref], "source_id_stored": source[ref]}))
+                part = {k: frame.cols[k][idx] for k in _PAIR_COLUMNS[:5]}
+                parts.append({**part, "value_stored": value[ref], "source_id_stored": source[ref]})
         if len(within):
             differ = np.abs(value[within] - value[cells.first_of_key[within]]) > CONFLICT_TOLERANCE
             if differ.any():
                 self._append("result_repeats", frame.arrow(within[differ]))
-        allc = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(clash.columns))
-        same = ((allc["value"] - allc["value_stored"]).abs() <= CONFLICT_TOLERANCE).to_numpy()
-        differs = allc[~same]
-        other = (allc["source_id"] != allc["source_id_stored"]).to_numpy()
-        n_dup = np.bincount(allc["source_id"].to_numpy(np.int64)[same & other] - first_id, minlength=n_items)
-        described = self._describe_conflicts(differs) if len(differs) else []
+        # Every (incoming row, stored value) pair, as columns: the same value is a duplicate, another a conflict.
+        pairs = {k: np.concatenate([p[k] for p in parts]) if parts else np.empty(0) for k in _PAIR_COLUMNS}
+        same = np.abs(pairs["value"] - pairs["value_stored"]) <= CONFLICT_TOLERANCE
+        other = pairs["source_id"] != pairs["source_id_stored"]
+        n_dup = np.bincount(pairs["source_id"].astype(np.int64)[same & other] - first_id, minlength=n_items)
+        differs = {k: v[~same].tolist() for k, v in pairs.items()}
+        described = self._describe_conflicts(differs) if differs["value"] else []
         by_source: dict = {}
         for sid, c in zip(differs["source_id"], described):
             by_source.setdefault(int(sid), []).append(c)
@@ -544,18 +558,24 @@ class Store:
                               conflicts=by_source.get(first_id + k, []))
                 for k in range(n_items)]
 
-    def _describe_conflicts(self, differs: pd.DataFrame) -> list:
-        names = {i: n for n, i in self._model_ids.items()}
-        names.update(dict(self.con.execute("SELECT model_id, name FROM models").fetchall()))
-        dsets = dict((r[0], (r[1], r[2])) for r in self.con.execute("SELECT dataset_id, name, metric FROM datasets").fetchall())
-        paths = dict(self.con.execute("SELECT source_id, path FROM sources").fetchall())
+    def _describe_conflicts(self, differs: dict) -> list:
+        """Conflict objects of pairs given as lists (columns :data:`_PAIR_COLUMNS`), the names of only the models,
+        datasets and sources they involve read from the store (inside the write's transaction)."""
+        def named(sql: str, ids: list) -> dict:
+            return {r[0]: r[1:] for r in self.con.execute(sql, [sorted(set(ids))]).fetchall()}
+
+        names = named("SELECT model_id, name FROM models WHERE list_contains(?, model_id)", differs["model_id"])
+        dsets = named("SELECT dataset_id, name, metric FROM datasets WHERE list_contains(?, dataset_id)",
+                      differs["dataset_id"])
+        paths = named("SELECT source_id, path FROM sources WHERE list_contains(?, source_id)",
+                      differs["source_id_stored"])
         out = []
-        for r in differs.itertuples():
-            dname, metric = dsets[int(r.dataset_id)]
-            out.append(
-                Conflict(names[int(r.model_id)], dname, metric, None if r.num_fewshot == UNKNOWN_SHOTS else int(r.num_fewshot),
-                         float(r.value_stored), float(r.value), paths.get(int(r.source_id_stored), "?"))
-            )
+        for mid, did, shots, value, stored, sid_stored in zip(
+                differs["model_id"], differs["dataset_id"], differs["num_fewshot"], differs["value"],
+                differs["value_stored"], differs["source_id_stored"]):
+            dname, metric = dsets[int(did)]
+            out.append(Conflict(names[int(mid)][0], dname, metric, None if shots == UNKNOWN_SHOTS else int(shots),
+                                float(stored), float(value), paths.get(int(sid_stored), ("?",))[0]))
         return out
 
     # -- reading --------------------------------------------------------------------------
