@@ -256,3 +256,19 @@ def test_conflicts_listed_in_a_total_order(store, tmp_path):
     assert first[keys].astype(str).values.tolist() == sorted(first[keys].astype(str).values.tolist())
     for _ in range(3):
         assert store.conflicts().equals(first)
+
+
+def test_model_metadata_is_one_row_per_model_source_and_key(tmp_path):
+    """model_metadata has no index-backed key (new stores): its rows are unique by construction, whatever the
+    adapters give (every fixture format, a file listing models more than once, and a re-ingest)."""
+    from pathlib import Path
+
+    fixtures = Path(__file__).parent / "fixtures"
+    with Store.open(tmp_path / "s.duckdb") as s:
+        for _ in range(2):
+            ingest_paths(s, [fixtures], show_progress=False)
+        n, distinct = s.con.execute(
+            "SELECT count(*), count(DISTINCT (model_id, source_id, key)) FROM model_metadata").fetchone()
+        assert n == distinct > 0
+        assert "PRIMARY KEY" not in s.con.execute(
+            "SELECT sql FROM duckdb_tables() WHERE table_name = 'model_metadata'").fetchone()[0]
