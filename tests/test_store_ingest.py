@@ -272,3 +272,21 @@ def test_model_metadata_is_one_row_per_model_source_and_key(tmp_path):
         assert n == distinct > 0
         assert "PRIMARY KEY" not in s.con.execute(
             "SELECT sql FROM duckdb_tables() WHERE table_name = 'model_metadata'").fetchone()[0]
+
+
+def test_a_large_batch_is_checkpointed_at_its_commit_not_written_to_the_wal(tmp_path, monkeypatch):
+    """A commit past CHECKPOINT_THRESHOLD goes into the database file at once: no WAL is left to replay, and the
+    store reads back the same after closing."""
+    import os
+    from pathlib import Path
+
+    from harness_ext.store import db
+
+    monkeypatch.setattr(db, "CHECKPOINT_THRESHOLD", "1KB")
+    path = str(tmp_path / "s.duckdb")
+    with Store.open(path) as s:
+        report = ingest_paths(s, [Path(__file__).parent / "fixtures" / "open_llm_leaderboard"], show_progress=False)
+        assert report.n_results > 0 and not os.path.exists(path + ".wal")
+        n = s.counts()["results"]
+    with Store.open(path, read_only=True) as s:
+        assert s.counts()["results"] == n == report.n_results

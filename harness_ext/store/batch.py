@@ -95,6 +95,26 @@ def _columns(items: list) -> _Columns:
     return c
 
 
+def _first_per_key(mids: list, sids: list, keys: list, vals: list) -> dict:
+    """The model_metadata columns, keys as strings, the first value of each (model, source, key) kept.
+
+    A source usually gives each model one metadata dict, so the rows are distinct as they come: checked in C (a
+    set of the keys, string keys), else a dict keeps the first value of each.
+    """
+    if set(map(type, keys)) <= {str} and len(set(zip(mids, sids, keys))) == len(keys):
+        return {"model_id": mids, "source_id": sids, "key": keys, "value": vals}
+    first: dict = {}
+    for row in zip(mids, sids, map(str, keys), vals):
+        first.setdefault(row[:3], row[3])
+    return _meta_table(first)
+
+
+def _meta_table(rows: dict) -> dict:
+    """The model_metadata columns of ``{(model_id, source_id, key): JSON value}``."""
+    m, s, k = zip(*rows) if rows else ((), (), ())
+    return {"model_id": list(m), "source_id": list(s), "key": list(k), "value": list(rows.values())}
+
+
 class _Frame:
     """A batch's result rows as numpy columns (``cols``), with the rows where a column is NULL (``nulls``)."""
 

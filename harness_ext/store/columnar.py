@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IngestError
-from .db import AGGREGATE, CONFLICT_TOLERANCE, DATASET, UNKNOWN_SHOTS, SourceOutcome, _f, _meta_table
+from .batch import _meta_table
+from .db import AGGREGATE, CONFLICT_TOLERANCE, DATASET, UNKNOWN_SHOTS, SourceOutcome, _f
 
 #: Cells sent to DuckDB per insert (bounded memory: a few arrays of this length).
 CHUNK_CELLS = 4_000_000

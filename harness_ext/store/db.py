@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StoreError
-from .batch import _KIND_NAMES, _Cells, _columns, _dumps, _dumps_dict, _dumps_values, _Frame, _int_column
+from .batch import (_KIND_NAMES, _Cells, _columns, _dumps, _dumps_dict, _dumps_values, _first_per_key, _Frame,
+                    _int_column)
 # Re-exported: the command line sets the lock wait and listener here.
 from .locking import (  # noqa: F401
     DEFAULT_LOCK_TIMEOUT, LOCK_TIMEOUT_ENV, NOT_A_STORE, _connect, lock_timeout_default, set_lock_listener,
@@ -44,6 +45,8 @@ DB_ENV = "HARNESS_EXT_DB"
 SCHEMA_VERSION = "1"
 #: Stored instead of NULL in the results key when the shot count is unknown.
 UNKNOWN_SHOTS = -1
+#: DuckDB's checkpoint_threshold for a writing connection (its default: 16 MB); see Store._set_checkpoint_threshold.
+CHECKPOINT_THRESHOLD = "1MB"
 #: Values closer than this are the same result (re-exports round differently).
 CONFLICT_TOLERANCE = 1e-9
 
@@ -183,6 +186,7 @@ class Store:
         self.path = path
         self.read_only = read_only
         if not read_only:
+            self._set_checkpoint_threshold()
             # One transaction: a process killed while creating a store leaves all tables or none.
             with self.transaction() as con:
                 con.execute(_SCHEMA)
@@ -294,7 +298,16 @@ class Store:
         """Reopen after :meth:`release` (waiting for the lock) and reload what others wrote meanwhile."""
         if self.con is None:
             self.con = _connect(self.path, self.read_only, lock_timeout)
+            if not self.read_only:
+                self._set_checkpoint_threshold()
             self._load_caches()
+
+    def _set_checkpoint_threshold(self) -> None:
+        """A commit whose WAL would pass :data:`CHECKPOINT_THRESHOLD` goes into the database file at once
+        (DuckDB checkpoints instead of writing the WAL), so an ingest batch is written once, not to the WAL
+        and again by the checkpoint when the connection closes (a 4,574-file batch: a 4.4 MB WAL)."""
+        if self.path != ":memory:":
+            self.con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
 
     def __enter__(self):
         return self
@@ -669,26 +682,6 @@ class Store:
                JOIN models m USING (model_id) JOIN datasets d USING (dataset_id) JOIN sources s USING (source_id)
                ORDER BY model, d.benchmark, dataset, d.metric, r.num_fewshot, r.source_id, r.rep, r.value"""
         ).df()
-
-
-def _first_per_key(mids: list, sids: list, keys: list, vals: list) -> dict:
-    """The model_metadata columns, keys as strings, the first value of each (model, source, key) kept.
-
-    A source usually gives each model one metadata dict, so the rows are distinct as they come: checked in C (a
-    set of the keys, string keys), else a dict keeps the first value of each.
-    """
-    if set(map(type, keys)) <= {str} and len(set(zip(mids, sids, keys))) == len(keys):
-        return {"model_id": mids, "source_id": sids, "key": keys, "value": vals}
-    first: dict = {}
-    for row in zip(mids, sids, map(str, keys), vals):
-        first.setdefault(row[:3], row[3])
-    return _meta_table(first)
-
-
-def _meta_table(rows: dict) -> dict:
-    """The model_metadata columns of ``{(model_id, source_id, key): JSON value}``."""
-    m, s, k = zip(*rows) if rows else ((), (), ())
-    return {"model_id": list(m), "source_id": list(s), "key": list(k), "value": list(rows.values())}
 
 
 def _f(v) -> Optional[float]:

@@ -460,11 +460,11 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
         if pending:
             # The lock is held only while a batch is written, so `info` and `matrix` get in between batches.
             store.acquire()
-            rows = [item[1:] for item in pending if _batched(item[4])]
+            batched = [_batched(item[4]) for item in pending]
+            rows = [item[1:] for item, b in zip(pending, batched) if b]
             done = iter(store.ingest_batch(rows) if rows else [])
             # Sources given as arrays are written one per transaction (harness_ext.store.columnar).
-            outcomes = [next(done) if _batched(item[4]) else write_columnar(store, *item[1:])
-                        for item in pending]
+            outcomes = [next(done) if b else write_columnar(store, *item[1:]) for item, b in zip(pending, batched)]
             kept = []
             # Counts come from the committed store, never from what was handed to it.
             committed = store.committed_results([item[2] for item in pending])
