@@ -170,12 +170,17 @@ def _loop_estimate(fn, X, budget: float = 0.3, seed: int = 0) -> float:
 
 
 def _run(f, X) -> tuple:
-    """(wall, CPU) seconds of one call; CPU counts every thread of the process (BLAS's, ours)."""
+    """(wall, CPU) seconds and minor page faults of one call; CPU and faults count every thread of the
+    process (BLAS's, ours). A fault is a fresh page the kernel zeroes (about 2 us each on the 2-core VM)."""
+    import resource
+
+    f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     t0, c0 = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         f(X)
-    return time.perf_counter() - t0, time.process_time() - c0
+    dt, dc = time.perf_counter() - t0, time.process_time() - c0
+    return dt, dc, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
 
 
 def _time(f, X, budget: float = 1.0) -> float:
@@ -185,8 +190,9 @@ def _time(f, X, budget: float = 1.0) -> float:
 
 
 def _time_both(fs, X, budget: float = 1.0, min_runs: int = 1) -> tuple:
-    """Best-of-N wall, best-of-N CPU and mean wall seconds of each function in ``fs`` (three lists),
-    interleaved (ours, reference, ours, ...) so that the load swings of the shared machine hit both alike.
+    """Best-of-N wall, best-of-N CPU and mean wall seconds, and the fewest page faults of one run, of each
+    function in ``fs`` (four lists), interleaved (ours, reference, ours, ...) so that the load swings of the
+    shared machine hit both alike.
 
     At least three rounds, up to 30 while a round takes under 0.1 s; a function whose best run is over
     ``budget`` seconds is not run again once it has run ``min_runs`` times. CPU seconds are steadier than
@@ -194,7 +200,7 @@ def _time_both(fs, X, budget: float = 1.0, min_runs: int = 1) -> tuple:
     speed-up in wall time only). The best run favours a routine whose threads sometimes stall (its best run
     is one where they did not); the mean counts the stalls too.
     """
-    best, cpu = [float("inf")] * len(fs), [float("inf")] * len(fs)
+    best, cpu, faults = [float("inf")] * len(fs), [float("inf")] * len(fs), [float("inf")] * len(fs)
     total, runs = [0.0] * len(fs), [0] * len(fs)
 
     def done(k: int) -> bool:
@@ -205,20 +211,20 @@ def _time_both(fs, X, budget: float = 1.0, min_runs: int = 1) -> tuple:
         for k, f in enumerate(fs):
             if done(k):
                 continue
-            dt, dc = _run(f, X)
-            best[k], cpu[k], spent = min(best[k], dt), min(cpu[k], dc), spent + dt
+            dt, dc, df = _run(f, X)
+            best[k], cpu[k], faults[k], spent = min(best[k], dt), min(cpu[k], dc), min(faults[k], df), spent + dt
             total[k], runs[k] = total[k] + dt, runs[k] + 1
         rounds += 1
         if all(done(k) for k in range(len(fs))):
             break
-    return best, cpu, [t / r for t, r in zip(total, runs)]
+    return best, cpu, [t / r for t, r in zip(total, runs)], faults
 
 
 def _reference_time(f, X, max_ref: float, per_pair: bool, ours=None, budget: float = 1.0, cpu: dict = None,
                     min_runs: int = 1) -> tuple:
     """(reference seconds, estimated?, our seconds or None); ``cpu``, when given, receives ``cpu_s`` and
-    ``ref_cpu_s`` (best CPU seconds) and ``mean_s`` and ``ref_mean_s`` (mean wall seconds) when both ran in
-    full. A per-pair routine (pandas' rank correlations,
+    ``ref_cpu_s`` (best CPU seconds), ``mean_s`` and ``ref_mean_s`` (mean wall seconds) and ``faults`` and
+    ``ref_faults`` (fewest page faults of a run) when both ran in full. A per-pair routine (pandas' rank correlations,
     scipy loops, pdist) is timed on 100 columns first and, if that predicts over ``max_ref``, scaled by the
     number of column pairs instead of run; vectorised routines (BLAS products) always run in full. A
     reference run in full is interleaved with ``ours`` when given."""
@@ -231,9 +237,9 @@ def _reference_time(f, X, max_ref: float, per_pair: bool, ours=None, budget: flo
             return est, True, None
     if ours is None:
         return _time(f, X, budget), False, None
-    (t_ours, t_ref), (c_ours, c_ref), (m_ours, m_ref) = _time_both([ours, f], X, budget, min_runs)
+    (t_ours, t_ref), (c_ours, c_ref), (m_ours, m_ref), (f_ours, f_ref) = _time_both([ours, f], X, budget, min_runs)
     if cpu is not None:
-        cpu.update(cpu_s=c_ours, ref_cpu_s=c_ref, mean_s=m_ours, ref_mean_s=m_ref)
+        cpu.update(cpu_s=c_ours, ref_cpu_s=c_ref, mean_s=m_ours, ref_mean_s=m_ref, faults=f_ours, ref_faults=f_ref)
     return t_ref, False, t_ours
 
 
@@ -256,6 +262,7 @@ def _print(rows) -> None:
         "ratio": "" if r["ratio"] is None else f"{r['ratio']:,.1f}x",
         "mean ratio": f"{r['ref_mean_s'] / r['mean_s']:,.1f}x" if r.get("mean_s") else "",
         "cpu ratio": f"{r['ref_cpu_s'] / r['cpu_s']:,.1f}x" if r.get("cpu_s") else "",
+        "faults": f"{r['faults']:,} / {r['ref_faults']:,}" if "faults" in r else "",
         "loop s": r["loop_s"], "loop ratio": f"{r['loop_s'] / r['time_s']:,.0f}x",
         "note": r["note"],
     } for r in rows])
@@ -343,7 +350,7 @@ def floors(n: int, q: int, runs: int = 5) -> list:
     rows = []
     print(f"unavoidable parts, {fmt_size((n, q))} ({_load()}), best of {runs}, interleaved:", flush=True)
     for case, fs in parts.items():
-        best, _, _ = _time_both([lambda _, g=g: g() for g in fs.values()], None, budget=0.0, min_runs=runs)
+        best = _time_both([lambda _, g=g: g() for g in fs.values()], None, budget=0.0, min_runs=runs)[0]
         for (name, _), t in zip(fs.items(), best):
             print(f"  {case:24s} {name:22s} {t * 1e3:9.2f} ms", flush=True)
             rows.append(row("similarity_floor", f"{case}: {name}", fmt_size((n, q)), t))
@@ -410,8 +417,9 @@ def main(argv=None) -> int:
                       flush=True)
     print("similarity measures vs the library routine (ratio = library wall time / ours, best run of each, the "
           "headline; mean ratio = the same with mean wall times, which count the runs where a two-thread routine "
-          "stalled on the shared machine; cpu ratio = best CPU seconds of all threads; blank where the reference "
-          "was estimated; loop = scipy per pair, sampled and scaled):")
+          "stalled on the shared machine; cpu ratio = best CPU seconds of all threads; faults = fewest page faults "
+          "of a call, ours / reference (fresh pages the kernel zeroes); blank where the reference was estimated; "
+          "loop = scipy per pair, sampled and scaled):")
     print(_load(), flush=True)
     _print(rows)
     for size, total in totals.items():
