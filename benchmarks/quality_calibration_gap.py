@@ -15,8 +15,13 @@ parameters to the in-fold run only: a cheaper exact greedy, for experiments.
 ``--folds K``: K calibration folds instead of ``reduce``'s 5 (each fold's selection
 then runs on a larger share of the training models).
 
+A nested mode may end in ``-nested`` (its scores only) or ``-pooled`` (each fold's models scored
+on the test models' subset as well, both kept: ``newmodel_intervals.POOL_PLAIN_SCORES``, off by
+default); bare, the library's default decides.
+
 Per mode: cell and aggregate coverage (mean over splits, as ``quality_holdout.py``
-reports it), the aggregate conformal multiplier ``q_agg``, and a less noisy view of
+reports it) with the aggregate's bootstrap standard error over the splits (``se``,
+``quality_holdout.split_bootstrap``), the aggregate conformal multiplier ``q_agg``, and a less noisy view of
 the same question than coverage, which moves in steps of one test model: each test
 model's normalised aggregate score (``|truth - prediction| / sd``, the median over the
 CV+ fold fits) and its rank ``u`` among the calibration's scores. Calibrated
@@ -30,6 +35,7 @@ the test models ran (the overlap).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -105,18 +111,26 @@ def main(argv=None) -> int:
     ap.add_argument("--modes", default="plain,design,same", help="';'-separated when a mode has parameters")
     ap.add_argument("--folds", type=int, default=5, help="calibration folds of the nested modes (reduce: 5)")
     ap.add_argument("--db", default=None, help="reuse DuckDB stores (as quality_holdout.py --db)")
+    ap.add_argument("--json", default=None, help="write every mode's per-split coverages to this JSON file")
     args = ap.parse_args(argv)
     modes = args.modes.split(";") if ";" in args.modes or ":" in args.modes else args.modes.split(",")
-    print(f"{'matrix':<14}{'mode':<22}{'cell cov':>9}{'agg cov':>9}{'p05':>6}{'q_agg':>7}{'mean u':>8}{'cal q90':>8}"
-          f"{'test q90':>9}{'overlap':>9}{'cpu s':>7}")
+    print(f"{'matrix':<14}{'mode':<22}{'cell cov':>9}{'agg cov':>9}{'se':>7}{'p05':>6}{'q_agg':>7}{'mean u':>8}"
+          f"{'cal q90':>8}{'test q90':>9}{'overlap':>9}{'cpu s':>7}")
+    out = {}
     for name, (raw, meta) in Q.load_matrices(args.matrices.split(","), db=args.db).items():
         res = run(raw, meta, args.splits, modes, args.folds)
         for v, r in res.items():
             ov = f"{np.mean(r['overlap']):.2f}" if r["overlap"] else "-"
-            print(f"{name:<14}{v:<22}{np.mean(r['cell']):>9.3f}{np.mean(r['agg']):>9.3f}{np.percentile(r['agg'], 5):>6.2f}"
-                  f"{np.mean(r['q_agg']):>7.3f}{np.mean(r['u']):>8.3f}{np.mean(r['cal_q90']):>8.3f}"
-                  f"{np.quantile(r['t'], 0.9):>9.3f}{ov:>9}{np.mean(r['cpu']):>7.1f}", flush=True)
-    print(f"\n{args.splits} splits (a), {args.folds} calibration folds, default predictor only")
+            se = Q.split_bootstrap(r["agg"])[0]
+            print(f"{name:<14}{v:<22}{np.mean(r['cell']):>9.3f}{np.mean(r['agg']):>9.3f}{se:>7.3f}"
+                  f"{np.percentile(r['agg'], 5):>6.2f}{np.mean(r['q_agg']):>7.3f}{np.mean(r['u']):>8.3f}"
+                  f"{np.mean(r['cal_q90']):>8.3f}{np.quantile(r['t'], 0.9):>9.3f}{ov:>9}{np.mean(r['cpu']):>7.1f}", flush=True)
+        out[name] = {v: {key: [float(x) for x in r[key]] for key in ("cell", "agg", "cal_q90", "u", "t")}
+                     for v, r in res.items()}
+        if args.json:  # partial results survive an interrupted long run
+            Path(args.json).write_text(json.dumps(out) + "\n")
+    print(f"\n{args.splits} splits (a), {args.folds} calibration folds, default predictor only; se: bootstrap "
+          f"standard error over the splits of the aggregate coverage")
     return 0
 
 

@@ -28,7 +28,8 @@ the predictor being tested) on the training models' chance-normalised scores
 (``--selector`` for another); test models are predicted from their subset
 cells only. Reported: Spearman of the aggregate ranking of test models,
 aggregate MAE in points, per-cell MAE in points, 90% coverage of cells pooled
-and its 5th percentile over splits, aggregate coverage. The aggregate of a
+and its 5th percentile over splits, aggregate coverage with its 5th percentile and its
+bootstrap standard error over the splits (:func:`split_bootstrap`). The aggregate of a
 model is the mean over the datasets it has of the chance-normalised score
 x100 (linear normalisation of :mod:`harness_ext.store.matrix`, without clipping).
 "Points" are the dataset's own units, x100 for scores in [0, 1].
@@ -48,8 +49,10 @@ intervals as ``reduce`` -> ``predict`` do: ``reduce``'s model folds, the
 selection re-run without each fold (``newmodel_intervals.fold_selector``), each fold's
 models observed on its own subset (``predict_new_models(reselect=FoldSubsets)``),
 so the calibration models did not choose the subset they are scored on.
-``--calibration plain`` scores the models that chose the subset instead;
-``--calibration design|same`` picks the reselection.
+``--calibration plain`` scores only the models that chose the subset, on it; ``--calibration
+design|same`` picks the reselection; ``-pooled`` after it scores each fold's models on the test
+models' subset as well and keeps both (``newmodel_intervals.POOL_PLAIN_SCORES``, off by default),
+``-nested`` only on the subset chosen without them.
 """
 
 from __future__ import annotations
@@ -72,6 +75,8 @@ from _common import SHARED_DATA as SHARED  # noqa: E402 - one definition of wher
 EEE = SHARED / "every_eval_ever" / "data"
 BENCHBENCH = SHARED / "benchbench" / "leaderboards"
 MIN_MODELS = 30
+#: --calibration: plain, or the in-fold reselection, bare (POOL_PLAIN_SCORES decides) or -nested / -pooled.
+CALIBRATIONS = ("plain", *(f"{r}{how}" for r in ("design", "same") for how in ("", "-nested", "-pooled")))
 #: reduce's default selector (harness_ext.methods.manifest.DEFAULT_SELECTOR), fed the predictor under test.
 DEFAULT_SELECTOR = "prediction_greedy"
 
@@ -237,7 +242,7 @@ def _spearman(a, b):
     return float(spearmanr(a[ok], b[ok])[0]) if ok.sum() >= 3 else np.nan
 
 
-def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, extra=None, n_folds=5):
+def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, extra=None, n_folds=5, pool=None):
     """The nested calibration ``reduce`` stores and ``predict`` uses, for a subset chosen by :func:`choose_subset`.
 
     The training models get ``reduce``'s fold labels (its cross-validation folds, seeded
@@ -246,13 +251,17 @@ def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, ex
     the result is the :class:`~harness_ext.methods.newmodel_intervals.FoldSubsets` that
     ``predict`` builds from the manifest. ``extra``: selector parameters for the in-fold run only
     (experiments: ``quality_calibration_gap.py``'s ``same:n_candidates=4``); ``n_folds``: calibration
-    folds (``reduce``'s cross-validation has 5; more, for experiments, re-select on more models per fold).
+    folds (``reduce``'s cross-validation has 5; more, for experiments, re-select on more models per fold);
+    ``pool``: ``FoldSubsets``' (None: ``newmodel_intervals.POOL_PLAIN_SCORES``). ``mode`` may end in
+    ``-nested`` (pool False) or ``-pooled`` (pool True).
     """
     from harness_ext.methods.newmodel_intervals import FoldSubsets, fold_labels, fold_selector, select_fold_subsets
     from harness_ext.methods.pounce import make_predictor
     from harness_ext.methods.subset_cv import model_folds, shared_cache
     from harness_ext.plugin_manager import get_registration
 
+    mode, _, how = mode.partition("-")
+    pool = {"nested": False, "pooled": True}[how] if how else pool
     N = (X_train * a_sc + c_sc) / 100.0
     labels = fold_labels(len(N), n_folds, seed)
     params = {"predictor": predictor} if "predictor" in get_registration("selectors", selector).cls().get_params() else {}
@@ -260,7 +269,7 @@ def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, ex
     # the predictor settings the main selection chose on every training model (its per-fold cache), as in reduce
     fixed = shared_cache(N, make_predictor(predictor), model_folds(len(N), 5, seed)).get("settings")
     select = fold_selector(N, selector, k=k, sel_params=params, random_state=seed, fixed=fixed, mode=mode)
-    return FoldSubsets(labels, select_fold_subsets(labels, select))
+    return FoldSubsets(labels, select_fold_subsets(labels, select), pool=pool)
 
 
 def test_targets(Xte, subset, a_sc, c_sc):
@@ -388,6 +397,21 @@ def _m(v):
     return float(np.mean(v)) if v else float("nan")
 
 
+def split_bootstrap(per_split, n_boot: int = 4000, seed: int = 0):
+    """``(se, lo, hi)``: bootstrap over splits of the mean of ``per_split`` (e.g. each split's coverage).
+
+    The splits are resampled with replacement, so the spread holds both the test models' draw and the
+    calibration's (a conformal interval's coverage varies with its calibration set as well). The splits
+    share models, so this is a lower bound on the uncertainty about the matrix's own coverage, not an
+    upper one. ``lo``, ``hi``: the 5th and 95th percentiles of the bootstrap means (a 90% interval).
+    """
+    v = np.asarray([x for x in per_split if x is not None and np.isfinite(x)], dtype=float)
+    if v.size < 2:
+        return float("nan"), float("nan"), float("nan")
+    means = v[np.random.default_rng(seed).integers(0, v.size, (n_boot, v.size))].mean(1)
+    return float(means.std(ddof=1)), float(np.percentile(means, 5)), float(np.percentile(means, 95))
+
+
 def summarise(name, shape, k, ra, rb, default, extras=()):
     D = default
     row = {"matrix": name, "shape": f"{shape[0]} x {shape[1]}", "k": k}
@@ -408,6 +432,8 @@ def summarise(name, shape, k, ra, rb, default, extras=()):
             "a_cov": _m(ra[D]["cell_cov"]), "a_cov_p05": float(np.percentile(ra[D]["cell_cov"], 5)),
             "a_agg_cov": _m(ra[D]["agg_cov"]),
             "a_agg_cov_p05": float(np.percentile(ra[D]["agg_cov"], 5)) if ra[D]["agg_cov"] else float("nan"),
+            "a_agg_cov_se": split_bootstrap(ra[D]["agg_cov"])[0], "a_cov_se": split_bootstrap(ra[D]["cell_cov"])[0],
+            "a_agg_cov_splits": [float(x) for x in ra[D]["agg_cov"]],
             "a_ridge_agg_mae": _m(ra["random_ridge"]["agg_mae"]), "a_ridge_spearman": _m(ra["random_ridge"]["spearman"]),
             "a_bp_agg_mae": _m(ra["benchpress"]["agg_mae"]), "a_bp_cell_mae": _m(ra["benchpress"]["cell_mae"]),
             "a_bp_cov": _m(ra["benchpress"]["cell_cov"]),
@@ -447,14 +473,16 @@ def print_table(rows, default, file=sys.stdout):
     print(f"\n(a) held-out models: default predictor '{default}' vs baselines (aggregate MAE ratios = baseline / default)",
           file=file)
     print(f"{'matrix':<14}{'shape':>12}{'k':>4}{'rho':>7}{'aggMAE':>8}{'cellMAE':>8}{'cov90':>7}{'p05':>6}"
-          f"{'aggCov':>7}{'p05':>6}{'xRidge':>8}{'xBP':>6}{'xSubM':>7}{'xColM':>7}", file=file)
+          f"{'aggCov':>7}{'p05':>6}{'se':>6}{'xRidge':>8}{'xBP':>6}{'xSubM':>7}{'xColM':>7}", file=file)
     for r in rows:
         if "a_agg_mae" not in r:
             continue
         print(f"{r['matrix']:<14}{r['shape']:>12}{r['k']:>4}{r['a_spearman']:>7.3f}{r['a_agg_mae']:>8.2f}"
               f"{r['a_cell_mae']:>8.2f}{r['a_cov']:>7.3f}{r['a_cov_p05']:>6.2f}{r['a_agg_cov']:>7.3f}"
-              f"{r.get('a_agg_cov_p05', float('nan')):>6.2f}{r['a_ratio_ridge']:>8.2f}{r['a_ratio_bp']:>6.2f}{r['a_ratio_subset_mean']:>7.2f}"
+              f"{r.get('a_agg_cov_p05', float('nan')):>6.2f}{r.get('a_agg_cov_se', float('nan')):>6.3f}{r['a_ratio_ridge']:>8.2f}{r['a_ratio_bp']:>6.2f}{r['a_ratio_subset_mean']:>7.2f}"
               f"{r['a_ratio_colmeans']:>7.2f}", file=file)
+    if any("a_agg_mae" in r for r in rows):
+        print("se: bootstrap standard error over the splits of the aggregate coverage (mean over splits)", file=file)
     print(f"\n(b) cell completion (3 folds x seeds): median |error| in points, coverage, median 90% width", file=file)
     print(f"{'matrix':<14}{'medAE':>8}{'cov90':>7}{'min':>6}{'width':>8}{'BP medAE':>9}{'BP cov':>7}{'BP width':>9}"
           f"{'xBP':>6}{'xColM':>7}", file=file)
@@ -479,11 +507,12 @@ def main(argv=None) -> int:
     ap.add_argument("--extra-predictors", default=None,
                     help="other predictors measured on the same splits and subsets (default lowrank_bayes; quick: none)")
     ap.add_argument("--protocols", default="a,b")
-    ap.add_argument("--calibration", default=None, choices=("design", "same", "plain"),
+    ap.add_argument("--calibration", default=None, choices=CALIBRATIONS,
                     help="(a): how new-model intervals are calibrated. Default: as reduce -> predict do (nested: each "
                          "calibration fold observed on the subset the selection chose without it, re-run as reduce's "
-                         "FOLD_RESELECTION says). design / same: nested with that reselection; plain: the "
-                         "calibration models are the ones the subset was chosen on (before the nested default)")
+                         "FOLD_RESELECTION says; POOL_PLAIN_SCORES). design / same: nested with that reselection "
+                         "(-nested: its scores only; -pooled: with the plain ones as well); plain: the "
+                         "calibration models are the ones the subset was chosen on")
     ap.add_argument("--nested", action="store_true",
                     help="old name of --calibration same (the folds are now reduce's, so figures differ from runs "
                          "made before the nested default)")

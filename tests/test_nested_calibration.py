@@ -182,3 +182,35 @@ def test_nested_aggregate_intervals_cover_new_models(nested_manifest):
     truth = X_new @ w
     cover = float(((agg["lower"].to_numpy() <= truth) & (truth <= agg["upper"].to_numpy())).mean())
     assert 0.8 <= cover <= 1.0, cover  # 60 models: a binomial sd of 0.04 around 0.9
+
+
+def test_pooled_calibration_keeps_the_nested_and_the_plain_scores():
+    """POOL_PLAIN_SCORES: each fold's models are scored on the subset chosen without them and on the new models'
+    subset, from the same fold fit, and CV+ keeps both (the union of the two calibrations in the same folds);
+    its aggregate interval lies between theirs."""
+    X = _low_rank_proportions(60, 12, 2)
+    fast = dict(ranks=(2,), lams=(1.0,), scales="auto", blend=0.0, cell_blend=0.0, calibration_folds=3)
+    Xn = np.where(np.arange(12) < 3, X[:5], np.nan)
+    w = np.full(12, 1 / 12)
+    labels = fold_labels(60, 3, 0)
+    other = [[3, 4, 5], [0, 6, 7], [8, 9, 1]]
+
+    def run(subsets, pool):
+        est = LowRankCompleter(random_state=0, **fast).fit(X)
+        p = est.predict_new_models(Xn, weights=w, reselect=FoldSubsets(labels, subsets, pool=pool))
+        return p, est._cal_cache[1][6]
+
+    p_nested, nested = run(other, False)
+    p_plain, plain = run([[0, 1, 2]] * 3, False)
+    p_pool, pooled = run(other, True)
+    for key in ("cell", "agg"):
+        got = sorted(zip(pooled[f"{key}_scores"], pooled[f"{key}_folds"]))
+        want = sorted(zip(np.r_[nested[f"{key}_scores"], plain[f"{key}_scores"]],
+                          np.r_[nested[f"{key}_folds"], plain[f"{key}_folds"]]))
+        assert np.allclose(np.array(got), np.array(want))
+    assert np.array_equal(np.sort(pooled["cell_cols"]), np.sort(np.r_[nested["cell_cols"], plain["cell_cols"]]))
+    width = {k: p.aggregate_upper - p.aggregate_lower for k, p in (("n", p_nested), ("p", p_plain), ("x", p_pool))}
+    assert np.all(width["x"] <= np.maximum(width["n"], width["p"]) + 1e-9)
+    assert np.all(width["x"] >= np.minimum(width["n"], width["p"]) - 1e-9)
+    assert np.allclose(p_pool.mean, p_nested.mean)  # only the intervals change
+    assert FoldSubsets(labels, other, pool=True).restrict(np.ones((1, 3), bool)).pool

@@ -54,7 +54,7 @@ def test_benchbench_rows_are_the_stores_canonical_models(tmp_path):
     assert raw.shape[0] >= 30 and (raw.notna().sum(axis=1) >= 3).all()
 
 
-def test_calibration_gap_reports_score_ranks(capsys):
+def test_calibration_gap_reports_score_ranks(tmp_path, capsys):
     """benchmarks/quality_calibration_gap.py: a mode with in-fold selector parameters runs, and the rank columns
     (mean u of test scores among the calibration's, the calibration's and the test's 90% quantiles) are printed."""
     require(HELM_CLASSIC)
@@ -65,11 +65,33 @@ def test_calibration_gap_reports_score_ranks(capsys):
         sys.path.remove(str(REPO / "benchmarks"))
     assert gap.parse_mode("same:n_candidates=4,max_exact=2") == ("same", {"n_candidates": 4, "max_exact": 2})
     assert gap.parse_mode("plain") == ("plain", {})
-    assert gap.main(["--matrices", "helm_classic", "--splits", "1", "--modes", "plain;design"]) == 0
+    out = tmp_path / "gap.json"
+    modes = ["plain", "design-nested", "design-pooled"]
+    assert gap.main(["--matrices", "helm_classic", "--splits", "2", "--modes", ";".join(modes), "--json", str(out)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert "mean u" in lines[0] and "cal q90" in lines[0] and "test q90" in lines[0]
+    assert "mean u" in lines[0] and "cal q90" in lines[0] and "test q90" in lines[0] and " se " in lines[0]
     rows = [line.split() for line in lines if line.startswith("helm_classic")]
-    assert [r[1] for r in rows] == ["plain", "design"]
+    assert [r[1] for r in rows] == modes
     for r in rows:
-        cov, mean_u = float(r[3]), float(r[6])
-        assert 0.0 <= cov <= 1.0 and 0.0 < mean_u < 1.0
+        cov, se, mean_u = float(r[3]), float(r[4]), float(r[7])
+        assert 0.0 <= cov <= 1.0 and 0.0 <= se < 0.2 and 0.0 < mean_u < 1.0
+    per_split = json.loads(out.read_text())["helm_classic"]
+    assert set(per_split) == set(modes) and len(per_split["design-pooled"]["agg"]) == 2
+
+
+def test_split_bootstrap_standard_error():
+    """quality_holdout.split_bootstrap: the bootstrap over splits of a mean is about its standard error
+    (sd / sqrt(n) for independent splits), its 90% interval holds the mean, and one split gives NaN."""
+    import numpy as np
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import quality_holdout as qh
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    v = np.random.default_rng(3).normal(0.9, 0.05, 200)
+    se, lo, hi = qh.split_bootstrap(v)
+    assert abs(se - v.std(ddof=1) / np.sqrt(v.size)) < 0.1 * se
+    assert lo < v.mean() < hi
+    assert qh.split_bootstrap(v) == (se, lo, hi)  # seeded
+    assert all(x != x for x in qh.split_bootstrap([0.9]))
