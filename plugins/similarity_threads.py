@@ -15,6 +15,8 @@ import math
 
 import numpy as np
 
+from harness_ext.arrays import pooled_array
+
 _POOL = None
 _POOL_LOCK = None
 
@@ -176,12 +178,9 @@ def _pooled(shape, dtype=float):
     system on free, and the kernel zeroes every page on first touch: about 2 us a 4 kB page on the 2-core
     VM, 0.9 ms for one 1,000 x 200 float64 array, as long as the product it feeds (masked cosine at
     1,000 x 200 took 974 page faults a call). Arrow's pool (mimalloc; pyarrow is a dependency, and pandas
-    has imported it) keeps freed pages mapped, as the store's matrices do (``store.pivot._matrix``). Only the
-    memory's origin differs: the values are the same.
+    has imported it) keeps freed pages mapped, as the store's matrices do: both come from
+    :func:`harness_ext.arrays.pooled_array`. Only the memory's origin differs: the values are the same.
     """
-    size = math.prod(shape) * np.dtype(dtype).itemsize
-    if size < _POOL_BYTES:
+    if math.prod(shape) * np.dtype(dtype).itemsize < _POOL_BYTES:
         return np.empty(shape, dtype)
-    import pyarrow as pa
-
-    return np.frombuffer(pa.allocate_buffer(size), dtype=dtype).reshape(shape)
+    return pooled_array(shape, dtype)

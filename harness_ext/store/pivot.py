@@ -18,6 +18,7 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from ..arrays import pooled_array
 from ..errors import StoreError
 from .db import UNKNOWN_SHOTS
 from .digest import RowHasher
@@ -245,7 +246,7 @@ def raw_arrays(store, query, extra: Optional[dict] = None, fingerprint: bool = F
             sql = f"""SELECT w.r, c.c, r.value, (r.source_id::BIGINT * {nd} + c.p) * {ns} AS f, r.num_fewshot AS k
                       FROM results r JOIN _hx_cols c USING (dataset_id)
                       JOIN _hx_rows w ON r.model_id = w.model_id AND {second} = w.k WHERE {where}"""
-        X = _matrix((len(index), len(columns)), np.nan)
+        X = pooled_array((len(index), len(columns)), fill=np.nan)
         P = None
         simple = query.rows == "model" and ns == 1 and len(np.unique(ds_tab["c"])) == nd
         if simple:
@@ -413,7 +414,7 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     keyed = min(int(model_id.min()), int(ds_ids.min())) >= 0 and int(model_id.max()) * K + K - 1 <= _KEY_MAX
     ids = f"r.model_id * {K} + r.dataset_id AS key" if keyed else "r.model_id, r.dataset_id"
     row_key, col_key = (row_id * K if keyed else row_id), ds_ids  # row -1 (several ids): below every key
-    X = _matrix((n_rows, n_cols), None if runs else np.nan)
+    X = pooled_array((n_rows, n_cols), fill=None if runs else np.nan)
     flat_X = X.reshape(-1)
     n_fetched = filled = 0
     # The fingerprint of the whole layout (every row and column with a result), fed the rows below the
@@ -510,19 +511,6 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     meta["num_fewshot"] = pd.array([pd.NA if k_lo == UNKNOWN_SHOTS else int(k_lo)] * len(columns), dtype="Int64")
     meta["n_samples"] = pd.array(n_samples, dtype="Float64")
     return X, index, columns, meta
-
-
-def _matrix(shape: tuple, fill: Optional[float] = None) -> np.ndarray:
-    """A float64 matrix (uninitialised, or filled with ``fill``) in Arrow's memory pool, as the matrix
-    ``pandas.read_parquet`` returns is: the pool keeps freed pages mapped, so a process that loads matrices
-    again does not pay the kernel for zeroing fresh ones (numpy's large arrays are mapped anew each time)."""
-    import pyarrow as pa
-
-    n = int(np.prod(shape))
-    X = np.frombuffer(pa.allocate_buffer(8 * n), dtype=np.float64, count=n).reshape(shape)
-    if fill is not None:
-        X.fill(fill)
-    return X
 
 
 def _is_run(v: np.ndarray, f0: int, by_row: Optional[np.ndarray], by_col: Optional[np.ndarray], n_cols: int) -> bool:
