@@ -86,3 +86,30 @@ def test_monotone_inverse_maps_intervals_to_intervals():
     x = t.inverse_transform(z)
     assert (np.diff(x, axis=0) > 0).all()
     assert (x[:, 0] > 0).all() and (x[:, 0] < 1).all() and (x[:, 1] < 100).all()
+
+
+def test_a_flat_standardised_column_takes_the_other_columns_spread():
+    # Every model at one score (all clipped to chance) used to get sd 1: one predicted z was a score of 100%.
+    X = np.column_stack([np.full(8, 0.0), np.linspace(0.0, 0.1, 8), np.linspace(0.0, 0.3, 8)])
+    t = ScaleTransform(kinds=STANDARDISE).fit(X)
+    sds = [c["sd"] for c in t.columns_]
+    assert sds[0] == pytest.approx(np.median(sds[1:]))
+    assert t.inverse_transform(np.array([[2.0, 0.0, 0.0]]))[0, 0] < 0.3
+
+
+def test_flat_mmlu_subject_is_not_predicted_at_100_percent(tmp_path):
+    """lm-eval v0.3 master results: all 8 OPT models (0-shot) are below chance on college_mathematics, so
+    its normalised column is all 0; LLaMA-7B held out was predicted 1.000 there with a zero-width interval."""
+    import harness_ext as hx
+    from conftest import LM_EVAL_V03, require
+
+    llama = require(LM_EVAL_V03 / "llama" / "llama-7B" / "llama-7B_mmlu_5-shot.json")
+    db = tmp_path / "s.duckdb"
+    hx.ingest([require(LM_EVAL_V03 / "opt"), llama], store=db)
+    m = hx.load_matrix(db, "mmlu", num_fewshot=0)
+    assert m.shape == (8, 57) and (m["college_mathematics"] == 0).all()
+    reduced = hx.reduce(m, budget=8, seed=0, n_random_subsets=20, n_random=20)
+    raw = hx.load_matrix(db, "mmlu", num_fewshot=5, normalise="none")
+    p = hx.predict(reduced, raw.loc[["llama-7B"], reduced.subset]).to_frame().set_index("dataset")
+    row = p.loc["college_mathematics"]
+    assert row["score"] < 0.5 and row["upper"] > row["lower"]

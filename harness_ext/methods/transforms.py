@@ -186,8 +186,13 @@ class ScaleTransform:
             mu = np.where(n > 0, np.nansum(X, 0) / np.maximum(n, 1), 0.0)
             var = np.where(n > 1, np.nansum((X - mu) ** 2, 0) / np.maximum(n - 1, 1), 0.0)
         sd = np.sqrt(var)
+        # A standardised column with no spread (every model at the same score, e.g. all clipped to chance, or a
+        # single model) takes the median spread of the other standardised columns, not 1: its z-scores are
+        # predicted like any column's, and on a unit sd one z of a 0-1 score was a prediction of 100%.
+        spread = sd[(sd > 0) & np.array([c["kind"] == STANDARDISE for c in cols], dtype=bool)]
+        flat_sd = float(np.median(spread)) if spread.size else 1.0
         for j, c in enumerate(cols):
-            c["mu"], c["sd"] = float(mu[j]), float(sd[j]) if sd[j] > 0 else 1.0
+            c["mu"], c["sd"] = float(mu[j]), float(sd[j]) if sd[j] > 0 else flat_sd
             if c["kind"] == LOGIT and c["chance"] is not None:
                 c["floor"] = float(np.clip((c["chance"] - c["lo"]) / (c["hi"] - c["lo"]), 0.0, 1.0 - 2 * self.eps))
             else:
