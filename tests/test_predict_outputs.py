@@ -155,3 +155,25 @@ def test_models_sharing_a_folder_each_get_their_own_file(reduced, tmp_path, caps
     assert [p.name for p in written] == ["harness_ext_prediction_org__m0.json", "harness_ext_prediction_org__m1.json"]
     assert [json.loads(p.read_text())["model_name"] for p in written] == ["org/m0", "org/m1"]
     assert not (both / "harness_ext_prediction_harness_ext_reduced.json").exists()
+
+
+def test_sparse_training_matrix_predicts_without_numpy_warnings(tmp_path):
+    """lm-eval v0.4 pull-request results (lm_eval benchmark, 85% missing): most training models have no
+    subset cell, and the edge-of-range check printed numpy's 'Mean of empty slice' RuntimeWarning."""
+    import warnings
+
+    import harness_ext as hx
+    from conftest import LM_EVAL_V04, require
+
+    held = "Qwen__Qwen2.5-3B"
+    paths = [p for p in sorted(require(LM_EVAL_V04).iterdir()) if p.name != held]
+    db = tmp_path / "s.duckdb"
+    hx.ingest(paths, store=db)
+    m = hx.load_matrix(db, "lm_eval")
+    assert m.isna().mean().mean() > 0.5
+    reduced = hx.reduce(m, budget=1, seed=0, n_random_subsets=20, n_random=20)
+    assert m[reduced.subset].isna().all(axis=1).any()  # training models without a subset cell
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        p = hx.predict(reduced, LM_EVAL_V04 / held)
+    assert len(p.aggregate) == 1

@@ -358,7 +358,10 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     # The intervals come from held-out models like the training ones; a model outside their range is extrapolated.
     # The interval is one cross-validated RMSE averaged over all models; errors are larger at the edges
     # of the range (held-out largest Pythia models: 40-73% inside the 90% interval, benchmarks/quality_round_trip.py).
-    tr_mean = np.nanmean(train.to_numpy(dtype=float)[:, subset_idx], axis=1)
+    # Only models with a subset cell have a subset mean (on sparse matrices many have none: nanmean warned).
+    tr_sub = train.to_numpy(dtype=float)[:, subset_idx]
+    tr_sub = tr_sub[~np.isnan(tr_sub).all(axis=1)]
+    tr_mean = np.nanmean(tr_sub, axis=1)
     lo, p05, p95, hi = np.nanquantile(tr_mean, [0.0, EDGE_QUANTILE, 1 - EDGE_QUANTILE, 1.0])
     new_mean = np.nanmean(Z_new[:, subset_idx], axis=1)
     for model, v in zip(raw_new.index, new_mean):
