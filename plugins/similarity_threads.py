@@ -114,6 +114,15 @@ def _blas_libraries() -> list:
     return _BLAS_LIBRARIES
 
 
+def _set_blas_threads(libs: list, counts: list, to=None) -> None:
+    """Each library of ``libs`` whose count in ``counts`` is not 1 set to ``to`` threads (``None``: back to its
+    count). Libraries already on one thread are left alone, both ways: one ``set_num_threads`` call costs a
+    few microseconds, and a library on one thread needs none."""
+    for lib, k in zip(libs, counts):
+        if k != 1:
+            lib.set_num_threads(k if to is None else to)
+
+
 class _OneBlasThread:
     """Context manager: the BLAS libraries on one thread, their thread counts restored on exit (even on error).
 
@@ -133,15 +142,11 @@ class _OneBlasThread:
         self.outermost = _OneBlasThread.outer is None
         if self.outermost:
             _OneBlasThread.outer = self.before
-        for lib, k in zip(self.libs, self.before):
-            if k != 1:
-                lib.set_num_threads(1)
+        _set_blas_threads(self.libs, self.before, 1)
         return self
 
     def __exit__(self, *exc):
-        for lib, k in zip(self.libs, self.before):
-            if k != 1:
-                lib.set_num_threads(k)
+        _set_blas_threads(self.libs, self.before)
         if self.outermost:
             _OneBlasThread.outer = None
         return False
@@ -156,15 +161,11 @@ def _outer_blas_threads():
         yield
         return
     libs = _blas_libraries()
-    for lib, k in zip(libs, outer):
-        if k != 1:
-            lib.set_num_threads(k)
+    _set_blas_threads(libs, outer)
     try:
         yield
     finally:
-        for lib, k in zip(libs, outer):
-            if k != 1:
-                lib.set_num_threads(1)
+        _set_blas_threads(libs, outer, 1)
 
 
 #: Scratch arrays of at least this many bytes come from Arrow's memory pool (:func:`_pooled`).
