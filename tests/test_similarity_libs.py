@@ -296,6 +296,27 @@ def test_split_gram_matches_the_libraries_and_does_not_depend_on_the_schedule(mo
         np.testing.assert_allclose(C, R, atol=1e-12, equal_nan=True, err_msg=name)
 
 
+@pytest.mark.parametrize("case", ["missing", "constant_missing"])
+def test_split_masked_cosine_matches_the_pairs_and_does_not_depend_on_the_schedule(monkeypatch, case):
+    # From _COSINE_SPLIT_FLOPS masked cosine's general product runs in two column blocks beside the symmetric
+    # update, on two threads when a core is idle: exactly symmetric, the per-pair cosine on the shared rows, and
+    # the same to the last bit on one thread or two. Odd column count: the blocks are 4/5 and 1/5, unequal.
+    from harness_ext.plugins import similarity_kernels as SK
+
+    X = _matrix(case, n=150, q=13)
+    ref = _pairs(X, lambda a, b, k: 1 - distance.cosine(a, b))
+    monkeypatch.setattr(SK, "_COSINE_SPLIT_FLOPS", 0)
+    runs = []
+    for idle in (False, True):
+        monkeypatch.setattr(SK, "_idle_core", lambda: idle)
+        runs.append(S._FUNCS["cosine"][0](X))
+    np.testing.assert_array_equal(runs[0], runs[0].T)
+    np.testing.assert_array_equal(runs[0], runs[1])
+    _offdiag(runs[0], ref, 1e-12)
+    monkeypatch.setattr(SK, "_COSINE_SPLIT_FLOPS", float("inf"))  # unsplit: the same to rounding
+    np.testing.assert_allclose(S._FUNCS["cosine"][0](X), runs[0], rtol=1e-13, atol=1e-15, equal_nan=True)
+
+
 def test_each_task_runs_every_task_once_and_raises_the_first_error():
     # The caller and the worker thread pull tasks from one counter: each task runs once, and an error stops both.
     import threading
