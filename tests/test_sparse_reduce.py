@@ -71,3 +71,22 @@ def test_reduce_cli_on_sparse_helm_classic_uses_every_model_and_dense_names_what
     [w] = [w for w in md["warnings"] if w.startswith("--dense dropped")]
     n_dropped = df.shape[0] - md["source"]["n_models"]
     assert n_dropped > 0 and f"{n_dropped} models" in w
+
+
+def test_pairwise_error_moments_from_different_models_never_give_a_zero_aggregate(tmp_path):
+    """benchbench's four HELM leaderboards as one group: every pair of the 20 datasets is observed together, by 1
+    to 21 models, and those pairwise moments were used unprojected; w'Mw fell below zero and the subset of one
+    AIR-Bench category was reported (and chosen) with a cross-validated aggregate RMSE of 0.0000."""
+    import harness_ext as hx
+    from conftest import SHARED_DATA, require
+
+    boards = require(SHARED_DATA / "benchbench" / "leaderboards")
+    db = tmp_path / "s.duckdb"
+    hx.ingest(sorted(boards.glob("helm_*.csv")), store=db, group="helm")
+    m = hx.load_matrix(db, "helm")
+    assert m.shape == (142, 20) and m.notna().sum().min() == 21
+    subset = [list(m.columns).index("HELM_AIRBENCH_Political_Usage")]
+    e = subset_errors(m.to_numpy(), [subset], RidgePredictor(), n_splits=5)[0]
+    assert e.aggregate > 0.01
+    reduced = hx.reduce(m, budget=1, seed=0, n_random_subsets=20, n_random=20)
+    assert reduced.manifest["prediction"]["cross_validation"]["aggregate_rmse"] > 0.01

@@ -309,7 +309,8 @@ def _score(X, subsets, preds, folds, w, pooled: bool = False) -> list:
     datasets is observed together by some held-out model, the folds' errors are
     pooled into one product and the aggregate is ``u' (P / N) u`` directly
     (the same quantity as :func:`aggregate_rmse`, which then fills nothing in,
-    summed in another order).
+    summed in another order, as long as the moments are positive definite: this
+    path does not project them, to spare a factorisation per subset on wide matrices).
     """
     d = X.shape[1]
     haves = [~np.isnan(X[f_te]) for _, f_te in folds]
@@ -395,7 +396,8 @@ def aggregate_rmse(P: np.ndarray, N: np.ndarray, w: np.ndarray) -> float:
     ``P[j, k]`` sums ``e_ij e_ik`` over the ``N[j, k]`` held-out models observing
     both; ``w`` is zero on datasets that are not predicted (the subset's).
     Datasets with no scored cell take the mean RMSE of the others. When some pair is
-    unobserved the matrix of moments is projected onto the positive semi-definite cone
+    unobserved, or the moments (each over the models observing its pair) are not
+    positive definite, the matrix of moments is projected onto the positive semi-definite cone
     (Higham 1988), as :func:`harness_ext.plugins.predictors.pairwise_gram` does.
     """
     on = w > 0
@@ -411,9 +413,13 @@ def aggregate_rmse(P: np.ndarray, N: np.ndarray, w: np.ndarray) -> float:
     sd = np.sqrt(np.clip(var, 0.0, None))
     unseen = ~(Nw > 0)
     np.fill_diagonal(unseen, False)
-    if not unseen.any():  # every pair observed together: nothing to fill in, already positive semi-definite
+    if not unseen.any():  # every pair observed together: nothing to fill in
         np.fill_diagonal(M, var)
-        return float(np.sqrt(max(float(ww @ M @ ww), 0.0)))
+        # Moments over one set of models are a Gram matrix, positive semi-definite. Over different sets (pairs
+        # observed by 1 to 21 models: the HELM leaderboards as a group) they need not be, and w'Mw fell below
+        # zero: an aggregate RMSE of 0 that the selector then chose. Such M is projected as below.
+        if (Nw == Nw.flat[0]).all() or _is_positive_definite(M):
+            return float(np.sqrt(max(float(ww @ M @ ww), 0.0)))
     off = ~np.eye(len(ww), dtype=bool)
     seen = off & (Nw > 0)
     denom = np.outer(sd, sd)
@@ -427,3 +433,12 @@ def aggregate_rmse(P: np.ndarray, N: np.ndarray, w: np.ndarray) -> float:
     vals, vecs = np.linalg.eigh((M + M.T) / 2)
     M = (vecs * np.clip(vals, 0.0, None)) @ vecs.T
     return float(np.sqrt(max(float(ww @ M @ ww), 0.0)))
+
+
+def _is_positive_definite(M: np.ndarray) -> bool:
+    """Whether the symmetric ``M`` has a Cholesky factor (a third of an eigendecomposition's cost)."""
+    try:
+        np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        return False
+    return True
