@@ -132,3 +132,15 @@ def test_generated_run_entries_expand_with_helm(helm_classic_matrix, tmp_path):
     specs = helm_run.run_entries_to_run_specs(entries, max_eval_instances=10, num_train_trials=1,
                                               models_to_run=["openai/gpt2"])
     assert len(specs) >= len(entries)
+
+
+def test_datasets_no_harness_runs_get_one_warning_not_two():
+    """A leaderboard subset (benchbench's LiveBench columns) has neither an lm-eval task nor a HELM run entry:
+    reduce printed the same list twice, once per harness file, on nearly every leaderboard or TSC reduction."""
+    subset = [{"step": 1, "name": "LB_Mathematics", "benchmark": "livebench_240829_holistic", "task": None},
+              {"step": 2, "name": "LB_Reasoning", "benchmark": "livebench_240829_holistic", "task": None},
+              {"step": 3, "name": "RAFT", "benchmark": "helm_classic", "task": None}]
+    both, lm_only = no_equivalent_warnings(subset)
+    assert both.startswith("no lm-eval task or HELM run entry is known for 2 of the 3 subset datasets "
+                           "(LB_Mathematics, LB_Reasoning)") and "the lm-eval YAML and the HELM conf list them" in both
+    assert lm_only.startswith("no lm-eval task is known for 1 of the 3") and "RAFT" in lm_only

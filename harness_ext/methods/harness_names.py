@@ -229,10 +229,16 @@ def no_equivalent_warnings(subset: list) -> list:
     out = []
     no_lm = [e["name"] for e in subset if not lm_eval_task_list(e)]
     no_helm = [e["name"] for e in subset if not helm_description_list(e)]
-    for missing, harness, fname in ((no_lm, "lm-eval task", "lm-eval YAML"), (no_helm, "HELM run entry", "HELM conf")):
+    # Leaderboard columns, time-series or vision datasets have neither: one warning, not the same list twice.
+    neither = set(no_lm) & set(no_helm)
+    both_missing = [n for n in no_lm if n in neither]
+    no_lm, no_helm = [n for n in no_lm if n not in neither], [n for n in no_helm if n not in neither]
+    for missing, harness, fname in ((both_missing, "lm-eval task or HELM run entry", "lm-eval YAML and the HELM conf list"),
+                                    (no_lm, "lm-eval task", "lm-eval YAML lists"),
+                                    (no_helm, "HELM run entry", "HELM conf lists")):
         if missing:
             notes = [equivalent(n).note for n in missing if equivalent(n) and equivalent(n).note]
             out.append(f"no {harness} is known for {len(missing)} of the {len(subset)} subset datasets "
-                       f"({', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''}): the {fname} lists them as "
+                       f"({', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''}): the {fname} them as "
                        "comments; run them in their own harness" + (f" ({'; '.join(notes[:2])})" if notes else ""))
     return out
