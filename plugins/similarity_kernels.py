@@ -636,8 +636,9 @@ def _masked_cosine(X: np.ndarray, M: np.ndarray) -> np.ndarray:
     with a core idle one thread takes the large block while the other takes the rest, and both finish
     together (1,000 x 200: 1.05 ms and 0.83 + 0.29 ms against 2.2 ms on one thread; the two blocks together
     cost what the whole product does). On two threads when a core is idle or the products are large
-    (``_GRAM_THREAD_FLOPS``), else all in the calling thread. Each task writes its own columns and the blocks
-    depend on the shape alone, so the answer does not depend on the schedule.
+    (``_GRAM_THREAD_FLOPS``), else one after the other in the calling thread, squaring ``X0`` in place once
+    the update is done (on a busy machine: one large temporary fewer). Each task writes its own columns and
+    the blocks depend on the shape alone, so the answer does not depend on the schedule.
 
     References
     ----------
@@ -647,24 +648,31 @@ def _masked_cosine(X: np.ndarray, M: np.ndarray) -> np.ndarray:
     Mf = _pooled(X.shape)
     np.copyto(Mf, M)
     X0 = _zero_filled(X, Mf, out=_pooled(X.shape))  # multiplied by the float mask: faster than by the bool one
-    X2 = np.multiply(X0, X0, out=_pooled(X.shape))
     C = _pooled((q, q))
     sq = _pooled((q, q))
     flops = n * float(q) * q
     if flops < _COSINE_SPLIT_FLOPS:
         _syrk(X0, out=C)
-        np.matmul(X2.T, Mf, out=sq)
+        np.matmul(np.multiply(X0, X0, out=X0).T, Mf, out=sq)
     else:
-        h = q * 4 // 5
-
-        def task(t: int) -> None:
-            if t == 1:
-                np.matmul(X0.T, X0, out=C)
-            J = slice(0, h) if t == 0 else slice(h, q)
-            np.matmul(X2.T, Mf[:, J], out=sq[:, J])
-
+        blocks = (slice(0, q * 4 // 5), slice(q * 4 // 5, q))
         with _OneBlasThread():
-            _each_task(2, task, flops >= _GRAM_THREAD_FLOPS or _idle_core())
+            if _cores() >= 2 and (flops >= _GRAM_THREAD_FLOPS or _idle_core()):
+                # The squares in their own array: the update may still be reading X0.
+                X2 = np.multiply(X0, X0, out=_pooled(X.shape))
+
+                def task(t: int) -> None:
+                    if t == 1:
+                        np.matmul(X0.T, X0, out=C)
+                    np.matmul(X2.T, Mf[:, blocks[t]], out=sq[:, blocks[t]])
+
+                _each_task(2, task, True)
+            else:
+                # The same products one after the other (the same values), the squares in place: one array fewer.
+                np.matmul(X0.T, X0, out=C)
+                X2 = np.multiply(X0, X0, out=X0)
+                for J in blocks:
+                    np.matmul(X2.T, Mf[:, J], out=sq[:, J])
     prod = np.multiply(sq, sq.T, out=_pooled((q, q)))  # exactly symmetric, as C: so is their quotient
     ok = prod > 0
     np.sqrt(prod, out=prod)
