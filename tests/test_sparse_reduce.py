@@ -90,3 +90,18 @@ def test_pairwise_error_moments_from_different_models_never_give_a_zero_aggregat
     assert e.aggregate > 0.01
     reduced = hx.reduce(m, budget=1, seed=0, n_random_subsets=20, n_random=20)
     assert reduced.manifest["prediction"]["cross_validation"]["aggregate_rmse"] > 0.01
+
+
+def test_reduce_says_which_cells_the_shot_rule_left_out(tmp_path):
+    """lm-eval v0.3 master: the 8 OPT models ran MMLU 0-shot, LLaMA-7B 5-shot; the matrix keeps each subject at
+    0 shots, so LLaMA-7B's 57 cells (and the model) are left out. 'matrix' said so; 'reduce' did not."""
+    import harness_ext as hx
+    from conftest import LM_EVAL_V03, require
+
+    db = tmp_path / "s.duckdb"
+    hx.ingest([require(LM_EVAL_V03 / "opt"), require(LM_EVAL_V03 / "llama" / "llama-7B" / "llama-7B_mmlu_5-shot.json")],
+              store=db)
+    m = hx.load_matrix(db, "mmlu")
+    assert m.shape == (8, 57) and "llama-7B" not in m.index
+    warnings = hx.reduce(m, budget=3, seed=0, n_random_subsets=20, n_random=20).manifest["warnings"]
+    assert "57 cells measured only at another shot setting than their dataset's are left out" in " ".join(warnings)

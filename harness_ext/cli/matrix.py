@@ -69,10 +69,10 @@ class PerformanceMatrix(Result):
             if names:
                 out.append(f"{len(names)} of {df.shape[1]} datasets have {what}: {', '.join(names[:8])}"
                            + (" ..." if len(names) > 8 else ""))
-        shots = df.attrs.get("shots") or {}
-        if shots.get("dropped_cells"):
-            out.append(f"{shots['dropped_cells']} cells measured only at another shot setting than their dataset's are "
-                       "left out (--num-fewshot K or --rows model_shots to see them)")
+        from ..store.pivot import shots_left_out_note
+
+        if shots_left_out_note(df.attrs):
+            out.append(shots_left_out_note(df.attrs))
         if df.attrs.get("model_aliases"):
             out.append(f"{len(df.attrs['model_aliases'])} rows merge several names of one model ('harness-ext models "
                        "--merged'; --no-aliases keeps names apart)")

@@ -397,6 +397,10 @@ def build_manifest(
     dropped = df.attrs.get("dropped") or {}
     if dropped.get("models") or dropped.get("datasets"):
         warnings.append(dense_cut_message(dropped))
+    from ..store.pivot import shots_left_out_note
+
+    if shots_left_out_note(df.attrs):  # said by 'matrix' only: models run only at other settings vanished silently
+        warnings.append(shots_left_out_note(df.attrs))
     if thin:
         warnings.append(f"{len(thin)} datasets have a result from fewer than two models and are predicted from "
                         f"column-level information only: {', '.join(thin[:5])}" + (" ..." if len(thin) > 5 else ""))

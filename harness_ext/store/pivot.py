@@ -65,6 +65,13 @@ _BLOCK_CELLS = 1 << 17
 _DS_SELECT = ("dataset_id, benchmark, name, metric, task, higher_is_better, random_baseline, baseline_source, "
               "min_score, max_score, kind, scale")
 _SHOTS_RULE = "per dataset, the shot setting most models were run at (ties: fewest shots)"
+
+
+def shots_left_out_note(attrs: dict) -> Optional[str]:
+    """The line ``matrix`` and ``reduce`` print when the shot rule left cells out of a matrix (``attrs["shots"]``), or None."""
+    n = ((attrs or {}).get("shots") or {}).get("dropped_cells")
+    return (f"{n} cells measured only at another shot setting than their dataset's are left out "
+            "(--num-fewshot K or --rows model_shots to see them)") if n else None
 _DATASET_COLUMNS = ["benchmark", "dataset", "metric", "task", "higher_is_better", "random_baseline", "baseline_source",
                     "min_score", "max_score", "kind", "scale"]
 
