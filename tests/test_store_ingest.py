@@ -290,3 +290,18 @@ def test_a_large_batch_is_checkpointed_at_its_commit_not_written_to_the_wal(tmp_
         n = s.counts()["results"]
     with Store.open(path, read_only=True) as s:
         assert s.counts()["results"] == n == report.n_results
+
+
+def test_cli_conflict_warning_names_both_files(tmp_path, capsys):
+    """The TSC bake-off has H-InceptionTime's accuracies in best/ and deeplearning/, two cells differing; ingesting
+    the folder warned 'stored ... from best/..., this file says ...' without saying which file that was."""
+    from conftest import SHARED_DATA
+    from harness_ext.cli import main
+
+    results = require(SHARED_DATA / "tsml-eval-tsc-bakeoff" / "tsml_eval" / "publications" / "y2023" / "tsc_bakeoff"
+                      / "results")
+    files = [str(results / d / "H-InceptionTime_accuracy.csv") for d in ("best", "deeplearning")]
+    assert main(["ingest", "--db", str(tmp_path / "s.duckdb"), *files]) == 0
+    lines = [x for x in capsys.readouterr().err.splitlines() if "conflict" in x]
+    assert len(lines) == 2 and all(f"conflict in {files[1]}: H-InceptionTime on " in x and files[0] in x
+                                   for x in lines)

@@ -43,8 +43,9 @@ def run(args) -> int:
     if not args.quiet:
         for f in report.by_status("skipped"):
             log.warning(f"skipped {f.path}: {f.reason}")
-        for c in report.conflicts:
-            log.warning(f"conflict: {c}")
+        for f in report.files:  # a conflict says "this file": name it (a folder's files all print here)
+            for c in f.conflicts:
+                log.warning(f"conflict in {f.path}: {c}")
     print(report.summary())
     args.json_payload = {"summary": report.summary(), "n_results": report.n_results,
                          "files": [{"path": f.path, "status": f.status, "adapter": f.adapter, "n_results": f.n_results,
