@@ -397,9 +397,9 @@ def test_one_scan_fingerprint_while_reading(tmp_path, monkeypatch, order, keyed)
             self.bounds = []
             made.append(self)
 
-        def advance(self, rows):
+        def advance(self, rows, **k):
             self.bounds.append(rows)
-            super().advance(rows)
+            super().advance(rows, **k)
 
     monkeypatch.setattr(pivot, "RowHasher", Spy)
     runs = []

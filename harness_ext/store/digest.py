@@ -12,17 +12,21 @@ Issue 17 item 2 (store to matrix within 2x of reading the same matrix from Parqu
 from __future__ import annotations
 
 import hashlib
+import queue
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
 import numpy as np
 
+from ..arrays import pooled_array
+
 #: Bytes of values rounded per block (a block and its buffer stay in cache).
 BLOCK_BYTES = 1 << 19
 
 
-def _header(index, columns):
-    h = hashlib.sha256()
+def _header(index, columns, h=None):
+    """``h`` (default a new SHA-256) fed the labels: each list joined by ``\x1f``, ended by ``\x1e``."""
+    h = hashlib.sha256() if h is None else h
     for labels in (index, columns):
         h.update(_joined(labels))
         h.update(b"\x1e")
@@ -66,18 +70,21 @@ def _arrow_strings(labels):
     return labels
 
 
+def _round(B: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``np.round(B, 12)`` into ``out`` by the operations it performs (multiply by 1e12, rint, divide): its bytes."""
+    np.multiply(B, 1e12, out=out)
+    np.rint(out, out=out)
+    return np.divide(out, 1e12, out=out)
+
+
 def _update(h, X: np.ndarray, start: int, stop: int, buf: np.ndarray) -> None:
-    """Feed rows ``[start, stop)`` of ``X`` to ``h``, rounded a block of ``len(buf)`` rows at a time into ``buf``
-    by the operations ``np.round(B, 12)`` performs (multiply by 1e12, rint, divide): ``np.round``'s bytes."""
+    """Feed rows ``[start, stop)`` of ``X`` to ``h``, rounded (:func:`_round`) a block of ``len(buf)`` rows at a
+    time into ``buf``."""
     step = max(1, len(buf))  # an empty matrix has an empty buffer
     with np.errstate(over="ignore"):  # |x| > 1.8e296 rounds to inf, as np.round does (without its warning)
         for s in range(start, stop, step):
             B = X[s:min(s + step, stop)]
-            out = buf[:len(B)]
-            np.multiply(B, 1e12, out=out)
-            np.rint(out, out=out)
-            np.divide(out, 1e12, out=out)
-            h.update(out)
+            h.update(_round(B, buf[:len(B)]))
 
 
 def _buffer(X: np.ndarray, block_bytes: int) -> np.ndarray:
@@ -98,8 +105,14 @@ class RowHasher:
     """:func:`fingerprint_arrays` of ``X`` (C-contiguous float64) computed in a thread of its own while ``X`` is
     still being filled: :meth:`advance` hands over the rows below a bound once the caller will write them no more.
 
-    The digest is the same bytes whatever the ranges handed over. A caller that finds it wrote a row already
-    handed over calls :meth:`cancel` (the digest would be of stale values).
+    The digest is the same bytes whatever the ranges handed over, and wherever they are rounded. A caller that
+    finds it wrote a row already handed over calls :meth:`cancel` (the digest would be of stale values).
+
+    SHA-256 is one sequential stream, so the hash thread is the critical path of a store -> matrix read:
+    :meth:`advance` with ``here=True`` rounds the rows in the caller's thread (which is waiting on the store
+    most of the time) into a few reused buffers, and the hash thread only hashes them. The caller then waits
+    while every buffer is still to hash: it can never run more than a few blocks ahead, so the read it does
+    (and the store's threads) leave the hash a core.
 
     Example
     -------
@@ -108,28 +121,69 @@ class RowHasher:
     >>> h.result()             # the remaining rows, then the hex digest
     """
 
+    #: Rounding buffers of ``advance(here=True)``: how far (in blocks) the caller may run ahead of the hash.
+    BUFFERS = 4
+
     def __init__(self, X: np.ndarray, index: list, columns: list, block_bytes: int = BLOCK_BYTES):
         self.X, self.done = X, 0
-        self._h = _header(index, columns)
+        self._h = hashlib.sha256()
         self._buf = _buffer(X, block_bytes)
+        self._block = max(1, block_bytes // 8)
+        self._free: Optional[queue.SimpleQueue] = None  # the rounding buffers not being hashed (made when first used)
+        self._error: Optional[BaseException] = None
         self._pool: Optional[ThreadPoolExecutor] = ThreadPoolExecutor(1, thread_name_prefix="harness-ext-hash")
-        self._last = None
+        # The labels' bytes in the hash thread too: joining tens of thousands of them is a millisecond the
+        # caller spends preparing the read instead.
+        self._pool.submit(self._run, _header, index, columns, self._h)
 
-    def advance(self, rows: int) -> None:
-        """Rows below ``rows`` are final: hash them (in order, after the rows handed over before)."""
+    def _run(self, fn, *args) -> None:
+        """``fn(*args)`` in the hash thread, unless an earlier task failed (its error is kept for :meth:`result`)."""
+        if self._error is None:
+            try:
+                fn(*args)
+            except BaseException as e:  # re-raised by result()
+                self._error = e
+
+    def _hash_block(self, buf: np.ndarray, n: int) -> None:
+        try:
+            self._run(self._h.update, buf[:n])
+        finally:  # the buffer is free again whatever happened (the caller may be waiting for it)
+            self._free.put(buf)
+
+    def advance(self, rows: int, here: bool = False) -> None:
+        """Rows below ``rows`` are final: hash them (in order, after the rows handed over before).
+
+        ``here``: round them in this thread, a block at a time, waiting while every rounding buffer is still
+        to hash; otherwise the hash thread rounds them (the caller goes on at once).
+        """
         rows = min(int(rows), self.X.shape[0])
-        if self._pool is not None and rows > self.done:
-            # One worker runs its queue in order, so the ranges reach the hash in row order.
-            self._last = self._pool.submit(_update, self._h, self.X, self.done, rows, self._buf)
-            self.done = rows
+        if self._pool is None or rows <= self.done:
+            return
+        # One worker runs its queue in order, so the ranges reach the hash in row order.
+        if not here:
+            self._pool.submit(self._run, _update, self._h, self.X, self.done, rows, self._buf)
+        else:
+            if self._free is None:
+                self._free = queue.SimpleQueue()
+                for _ in range(self.BUFFERS):
+                    self._free.put(pooled_array((self._block,)))
+            flat, n_cols = self.X.reshape(-1), self.X.shape[1]
+            stop = rows * n_cols
+            with np.errstate(over="ignore"):  # as in _update
+                for s in range(self.done * n_cols, stop, self._block):
+                    buf = self._free.get()
+                    B = flat[s:min(s + self._block, stop)]
+                    _round(B, buf[:len(B)])
+                    self._pool.submit(self._hash_block, buf, len(B))
+        self.done = rows
 
     def result(self) -> str:
         """The digest, once every row is hashed (waits for the worker)."""
         self.advance(self.X.shape[0])
         self._pool.shutdown(wait=True)
         self._pool = None
-        if self._last is not None:
-            self._last.result()  # re-raises the worker's error, if any
+        if self._error is not None:
+            raise self._error
         return self._h.hexdigest()
 
     def cancel(self) -> None:

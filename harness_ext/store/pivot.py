@@ -449,8 +449,8 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
                 flat_X[filled:f0] = np.nan
                 flat_X[f0:f0 + len(value)] = value
                 filled = f0 + len(value)
-                if in_order:  # the runs go forward: the rows before this one are final
-                    hasher.advance(filled // n_cols)
+                if in_order:  # the runs go forward: the rows before this one are final (rounded here: see RowHasher)
+                    hasher.advance(filled // n_cols, here=True)
                 continue
             runs = False  # scattered from here on: the cells no run wrote are missing so far
             flat_X[filled:] = np.nan
@@ -465,7 +465,7 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
             if lo < hasher.done * n_cols:  # a row already hashed changed: start again after the scan
                 in_order = False
             elif hi - lo <= 4 * len(flat) + n_cols:  # a batch spread over the matrix says nothing of the order
-                hasher.advance(hi // n_cols)
+                hasher.advance(hi // n_cols, here=True)
     if runs:
         flat_X[filled:] = np.nan
     del flat_X
