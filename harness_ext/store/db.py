@@ -652,7 +652,9 @@ class Store:
                FROM benchmark_groups GROUP BY name ORDER BY name""").df()
 
     def _has_table(self, table: str) -> bool:
-        return bool(self.con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+        # duckdb_tables(), not information_schema.tables (a view over it and more): half the time, about 0.4 ms
+        # of every matrix read.
+        return bool(self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?",
                                      [table]).fetchone()[0])
 
     def n_conflicting_cells(self) -> int:
