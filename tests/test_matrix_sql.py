@@ -326,6 +326,25 @@ def test_fingerprint_hashes_np_round_bytes(shape):
     assert fingerprint_arrays(X, index, columns, block_bytes=64) == h.hexdigest()
 
 
+def test_row_hasher_rounding_here_or_in_its_thread_is_one_digest():
+    """RowHasher hands rows over rounded in the caller's thread (advance(here=True), a few reused buffers) or in
+    its own, in any mix of ranges, blocks not aligned to rows and buffers reused many times: the digest is
+    fingerprint_arrays'."""
+    from harness_ext.store.digest import RowHasher, fingerprint_arrays
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((103, 7)) * 10.0 ** rng.integers(-14, 14, (103, 7))
+    X.reshape(-1)[:6] = [np.nan, np.inf, -0.0, 2.5e-12, 1e300, 5e-324]
+    index, columns = [f"r{i:03d}" for i in range(103)], [f"c{j}" for j in range(7)]
+    want = fingerprint_arrays(X, index, columns)
+    for bounds in ([(103, True)], [(1, True), (2, False), (50, True), (51, True), (90, False), (103, True)],
+                   [(40, True), (30, True)], []):
+        h = RowHasher(X, index, columns, block_bytes=40)  # 5 cells a block: 145 blocks through 4 buffers
+        for rows, here in bounds:
+            h.advance(rows, here=here)
+        assert h.result() == want
+
+
 def test_one_scan_path_inside_an_open_transaction_sees_its_writes(tmp_path):
     """Inside a transaction that has written results, the matrix has them: every query of the one-scan path
     runs on the caller's connection (a scan on a cursor of its own would miss them)."""
