@@ -214,7 +214,9 @@ def test_metadata_encodings_are_json_dumps():
     import datetime
     import math
 
-    from harness_ext.store.batch import _dumps, _dumps_dict, _dumps_values, _encode
+    import numpy as np
+
+    from harness_ext.store.batch import _dumps, _encode, _metadata
 
     class S(str):
         pass
@@ -225,8 +227,17 @@ def test_metadata_encodings_are_json_dumps():
               {"k": {1, 2}}]
     for v in values:
         assert _encode(v) == _dumps(v) == json.dumps(v, default=str)
-        if isinstance(v, dict):
-            assert _dumps_dict(v, _dumps_values(v)) == json.dumps(v, default=str)
+    # A batch's metadata: each value encoded once, a new model's dict laid out from them (string keys) or encoded
+    # whole (a key of another type in the batch); the dict of a model that is not new is not encoded.
+    dicts = [v for v in values if isinstance(v, dict)]
+    for batch in (dicts[:1] + dicts[2:], dicts):
+        entries = [(k, k, d) for k, d in enumerate(batch)]
+        rows, model_json = _metadata(entries, np.arange(len(batch)) + 100, 7, {k: d for k, d in enumerate(batch) if k})
+        assert model_json == {k: json.dumps(d, default=str) for k, d in enumerate(batch) if k}
+        assert rows["value"] == [json.dumps(x, default=str) for d in batch for x in d.values()]
+        assert rows["model_id"] == [100 + k for k, d in enumerate(batch) for _ in d]
+        assert rows["source_id"] == [7 + k for k, d in enumerate(batch) for _ in d]
+        assert rows["key"] == [str(x) for d in batch for x in d]
     loop: list = []
     loop.append(loop)
     for _ in range(2):  # json's error, and nothing left behind for the next encoding

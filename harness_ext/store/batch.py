@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import operator
+from itertools import accumulate, chain
 from typing import Optional
 
 import numpy as np
@@ -95,6 +96,44 @@ def _columns(items: list) -> _Columns:
     return c
 
 
+def _metadata(source_metas: list, m_ids: np.ndarray, first_source: int, new_mds: dict) -> tuple:
+    """``(model_metadata columns, {model code: JSON of its metadata})`` of a batch's ``(item index, model code,
+    metadata dict)`` entries (:attr:`_Columns.source_metas`); the JSON for the new models of ``new_mds`` (code ->
+    the dict on the model's first row).
+
+    Each value is serialised once (``json.dumps(v, default=str)``), in one pass over the batch, and a new model's
+    dict is laid out from its values' encodings as json.dumps lays it out: per source, a function call and four
+    list extensions cost as much as the encoding (4,574 leaderboard files).
+    """
+    if not source_metas:
+        return _first_per_key([], [], [], []), {code: _dumps(md) for code, md in new_mds.items()}
+    ks, codes, mds = zip(*source_metas)
+    lens = list(map(len, mds))
+    keys = list(chain.from_iterable(mds))
+    enc, dumps = _ENCODE_STR, _dumps
+    vals = [enc(v) if v.__class__ is str else dumps(v) for v in chain.from_iterable(map(_VALUES, mds))]
+    mids = np.repeat(m_ids[np.array(codes, dtype=np.int64)], lens).tolist()
+    sids = np.repeat(np.array(ks, dtype=np.int64) + first_source, lens).tolist()
+    out: dict = {}
+    if new_mds:
+        try:
+            pairs = list(map("{}: {}".format, map(enc, keys), vals))
+        except TypeError:  # a key that is not a string: the encoder's own rules (_dumps_dict)
+            pairs = None
+        start = 0
+        for code, md, end in zip(codes, mds, accumulate(lens)):
+            if new_mds.get(code) is md and code not in out:  # the model's first dict, at its first source
+                out[code] = "{" + ", ".join(pairs[start:end]) + "}" if pairs is not None else dumps(md)
+            start = end
+        for code, md in new_mds.items():  # a dict no source lists (not expected: the first row's is listed)
+            if code not in out:
+                out[code] = dumps(md)
+    return _first_per_key(mids, sids, keys, vals), out
+
+
+_VALUES = operator.methodcaller("values")
+
+
 def _first_per_key(mids: list, sids: list, keys: list, vals: list) -> dict:
     """The model_metadata columns, keys as strings, the first value of each (model, source, key) kept.
 
@@ -178,6 +217,8 @@ def _first_rows(codes: np.ndarray) -> np.ndarray:
 def _int_column(col: list, missing: int = 0) -> tuple:
     """``(int64 array, where None)`` of a column of validated ints or None (None -> ``missing``), converted in C
     (through float when every value is below 2**53, exact there)."""
+    if col.count(None) == len(col):  # a column the adapter does not give (see _float_column)
+        return np.full(len(col), missing, dtype=np.int64), np.ones(len(col), dtype=bool)
     a = np.array(col, dtype=float)  # None -> NaN
     nan = np.isnan(a)
     if not len(a) or np.nanmax(np.abs(a), initial=0.0) < 2.0**53:
@@ -186,19 +227,13 @@ def _int_column(col: list, missing: int = 0) -> tuple:
     return arr.fillna(missing).to_numpy(np.int64), arr.isna()
 
 
-def _dumps_dict(d: dict, values: list) -> str:
-    """``_dumps(d)`` from its values' encodings (``values``): the encoder's own layout, for string keys."""
-    try:
-        keys = list(map(_ENCODE_STR, d))
-    except TypeError:  # a key that is not a string: the encoder's own rules
-        return _dumps(d)
-    return "{" + ", ".join(map("{}: {}".format, keys, values)) + "}"
-
-
-def _dumps_values(d: dict) -> list:
-    """``[_dumps(v) for v in d.values()]``, a string value (most metadata) encoded straight away."""
-    enc, dumps = _ENCODE_STR, _dumps
-    return [enc(v) if v.__class__ is str else dumps(v) for v in d.values()]
+def _float_column(col: list) -> np.ndarray:
+    """A column of validated floats or None as float64, None -> NaN. A column that is all None (stderrs, shot counts
+    and sample counts an adapter does not give) is told by one ``list.count`` and made by ``np.full``: numpy
+    converts None to NaN one object at a time (2.3 ms for Open LLM v2's 27,444 rows, against 20 us)."""
+    if col.count(None) == len(col):  # count compares by identity first: no JSON value but None equals None
+        return np.full(len(col), np.nan)
+    return np.array(col, dtype=float)
 
 
 def _dumps(v) -> str:

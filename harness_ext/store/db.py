@@ -31,8 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StoreError
-from .batch import (_KIND_NAMES, _Cells, _columns, _dumps, _dumps_dict, _dumps_values, _first_per_key, _Frame,
-                    _int_column)
+from .batch import _KIND_NAMES, _Cells, _columns, _float_column, _Frame, _int_column, _metadata
 # Re-exported: the command line sets the lock wait and listener here.
 from .locking import (  # noqa: F401
     DEFAULT_LOCK_TIMEOUT, LOCK_TIMEOUT_ENV, NOT_A_STORE, _connect, lock_timeout_default, set_lock_listener,
@@ -76,6 +75,8 @@ CREATE TABLE IF NOT EXISTS model_aliases (
 CREATE TABLE IF NOT EXISTS benchmark_groups (
     name VARCHAR NOT NULL, benchmark VARCHAR NOT NULL, PRIMARY KEY (name, benchmark));
 """
+#: The schema, then the version row (a constant: no parameter), run as one ``execute``.
+_SCHEMA_AND_VERSION = _SCHEMA + f"INSERT OR IGNORE INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');\n"
 # ``results`` has no PRIMARY KEY index: (model_id, dataset_id, num_fewshot, source_id) is unique by
 # construction (a source is written once, by content hash, with each key it repeats kept once, the later
 # values in result_repeats), and DuckDB's index costs more than the rows: 10M results insert in 2 s of CPU
@@ -189,8 +190,7 @@ class Store:
             self._set_checkpoint_threshold()
             # One transaction: a process killed while creating a store leaves all tables or none.
             with self.transaction() as con:
-                con.execute(_SCHEMA)
-                con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
+                con.execute(_SCHEMA_AND_VERSION)  # one statement list: each execute costs about a millisecond
         self._load_caches()
 
     # -- transactions and registered frames ------------------------------------------------
@@ -406,36 +406,20 @@ class Store:
         # ``descs[k]`` describes code k's rows: the record itself, or a ResultRows kind.
         c = _columns(items)
         n = len(c.values)
-        m_ids = np.empty(len(c.models), dtype=np.int64)
-        new_mds: dict = {}  # code -> metadata of a new model, serialised below
-        for code, name in enumerate(c.models):  # in order of first appearance, as ids are given
-            mid = self._model_ids.get(name)
-            if mid is None:
-                mid = next_model
-                next_model += 1
-                md = c.model_metas[code]
-                new_models[name] = [mid, "{}"]
-                if md:
-                    new_mds[code] = md
-            m_ids[code] = mid
+        # Model ids in order of first appearance, as ids are given: the known ones looked up in one C-level pass.
+        found = list(map(self._model_ids.get, c.models))
+        new_codes = [code for code, mid in enumerate(found) if mid is None]
+        for code, mid in zip(new_codes, range(next_model, next_model + len(new_codes))):
+            found[code] = mid
+            new_models[c.models[code]] = [mid, "{}"]
+        m_ids = np.array(found, dtype=np.int64)
         model_id = m_ids[c.model_codes]
         # Adapters share one metadata dict per model: each (model, source, dict) is serialised once, and a new
         # model's metadata (its first row's dict) from the same values.
-        mids, sids, keys, vals = [], [], [], []  # per (model, source, key): the model_metadata rows
-        m_list = m_ids.tolist()
-        for k, code, md in c.source_metas:
-            values = _dumps_values(md)
-            n = len(values)
-            mids += [m_list[code]] * n
-            sids += [first_source + k] * n
-            keys += md
-            vals += values
-            if new_mds.get(code) is md:
-                new_models[c.models[code]][1] = _dumps_dict(md, values)
-                del new_mds[code]
-        meta_rows = _first_per_key(mids, sids, keys, vals)
-        for code, md in new_mds.items():
-            new_models[c.models[code]][1] = _dumps(md)
+        new_mds = {code: c.model_metas[code] for code in new_codes if c.model_metas[code]}
+        meta_rows, model_json = _metadata(c.source_metas, m_ids, first_source, new_mds)
+        for code, text in model_json.items():
+            new_models[c.models[code]][1] = text
         # Datasets by (benchmark, name, metric) of each distinct description, numbered in order of first appearance.
         d_of: dict = {}
         d_first = []
@@ -466,10 +450,11 @@ class Store:
                     AGGREGATE if rec.aggregate else DATASET, rec.scale,
                 )
             d_ids[code] = did
-        stderr = np.array(c.stderrs, dtype=float)  # None -> NaN
+        stderr = _float_column(c.stderrs)  # None -> NaN
         n_samples, no_samples = _int_column(c.n_samples)
+        value = np.fromiter(c.values, float, len(c.values))  # validated floats: no None to look for
         frame = _Frame({"model_id": model_id, "dataset_id": d_ids[desc_d][c.desc_codes],
-                        "num_fewshot": _int_column(c.shots, UNKNOWN_SHOTS)[0], "value": np.array(c.values, dtype=float),
+                        "num_fewshot": _int_column(c.shots, UNKNOWN_SHOTS)[0], "value": value,
                         "stderr": stderr, "n_samples": n_samples, "source_id": source_id},
                        {"stderr": np.isnan(stderr), "n_samples": no_samples})
         cells = _Cells(frame, first_source, len(items))

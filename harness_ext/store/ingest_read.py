@@ -65,9 +65,12 @@ def _fast_json():
 
 
 _NOT_PARSED = object()
-#: Every digit as "0" and "[" as "{": in the translation a run of 20 zeros (or "-" and 19) may be an integer orjson
-#: would read as a float (json: an int), and the count of "{" bounds the nesting depth.
-_SHAPE = bytes.maketrans(b"0123456789[", b"0" * 10 + b"{")
+#: Every digit and "-" as "0" and "[" as "{": in the translation a run of 20 zeros may be an integer orjson would
+#: read as a float (json: an int): 20 digits, or a minus sign and 19 (or a run of digits and dashes that is
+#: neither, looked at again through :data:`_DIGITS`); the count of "{" bounds the nesting depth.
+_SHAPE = bytes.maketrans(b"0123456789-[", b"0" * 11 + b"{")
+#: Every digit as "0": the exact test, for the few files where :data:`_SHAPE` finds a run.
+_DIGITS = bytes.maketrans(b"0123456789", b"0" * 10)
 
 
 def _parse_fast(data: bytes):
@@ -79,9 +82,13 @@ def _parse_fast(data: bytes):
     or a minus sign and 19, is left to json) and nests deeper than json's recursion limit (a file with 512
     brackets or more is left to json).
     """
-    t = data.translate(_SHAPE)  # one pass for both checks: digits as "0", "[" as "{"
-    if t.count(b"{") >= 512 or b"00000000000000000000" in t or b"-0000000000000000000" in t:
+    t = data.translate(_SHAPE)  # one pass for both checks: digits and "-" as "0", "[" as "{"
+    if t.count(b"{") >= 512:
         return _NOT_PARSED
+    if b"00000000000000000000" in t:  # one search for both kinds of long integer (most files have neither)
+        t = data.translate(_DIGITS)
+        if b"00000000000000000000" in t or b"-0000000000000000000" in t:
+            return _NOT_PARSED
     try:
         return _fast_json()(data)
     except Exception:  # noqa: BLE001 - orjson.JSONDecodeError, RecursionError: json.loads says what is wrong
