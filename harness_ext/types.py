@@ -379,6 +379,22 @@ class SourceFile:
         #: listed), so a directory adapter can look for its marker files without a stat each.
         self.children = children
 
+    @classmethod
+    def listed(cls, pathname: str, suffix: Optional[str] = None, siblings: Optional[frozenset] = None,
+               children: Optional[frozenset] = None) -> "SourceFile":
+        """What a directory walk lists, with the attributes it knows set as one dict (the walk makes one per file
+        and per directory, and __init__'s conversions cost about a microsecond each): a file, as ``SourceFile(
+        pathname, is_dir=False, siblings=siblings)`` with its lower-cased ``suffix``; or, given ``children``, a
+        directory, as ``SourceFile(pathname, is_dir=True, children=children)``."""
+        src = object.__new__(cls)
+        if children is None:
+            src.__dict__ = {"pathname": pathname, "options": {}, "is_dir": False, "_siblings": siblings,
+                            "children": None, "suffix": suffix}
+        else:
+            src.__dict__ = {"pathname": pathname, "options": {}, "is_dir": True, "_siblings": None,
+                            "children": children}
+        return src
+
     def __getattr__(self, name: str):
         # Only called for an attribute not set yet: compute a lazy one and keep it as a plain attribute.
         # (functools.cached_property takes a lock on every access in Python 3.11, about 1 us each, and an

@@ -23,6 +23,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from itertools import repeat
 from pathlib import Path
 from typing import Optional
 
@@ -182,7 +183,7 @@ class SourceOutcome:
 class Store:
     """A DuckDB-backed result store. Use :meth:`open` as a context manager."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, path: str, read_only: bool):
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: str, read_only: bool, fresh: bool = False):
         self.con = con
         self.path = path
         self.read_only = read_only
@@ -191,7 +192,7 @@ class Store:
             # One transaction: a process killed while creating a store leaves all tables or none.
             with self.transaction() as con:
                 con.execute(_SCHEMA_AND_VERSION)  # one statement list: each execute costs about a millisecond
-        self._load_caches()
+        self._load_caches(empty=fresh)
 
     # -- transactions and registered frames ------------------------------------------------
     @contextmanager
@@ -267,14 +268,15 @@ class Store:
         try:
             # A file this call created holds no tables: the catalog query (a new connection's first costs about
             # 10 ms of CPU) is left out when the file is still only DuckDB's header, with no WAL.
-            if path != ":memory:" and not (created and _empty_database(path)):
+            fresh = created and path != ":memory:" and _empty_database(path)
+            if path != ":memory:" and not fresh:
                 tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
                 if tables and not {"meta", "results", "sources"} <= tables:
                     # A DuckDB file of something else: never add our tables to it.
                     raise StoreError(f"{NOT_A_STORE}: {path} (a DuckDB database without harness-ext tables)")
                 if read_only and "results" not in tables:
                     raise StoreError(f"{NOT_A_STORE}: {path} (no results table)")
-            return cls(con, path, read_only)
+            return cls(con, path, read_only, fresh=fresh)
         except StoreError:
             con.close()
             raise
@@ -316,7 +318,12 @@ class Store:
         self.close()
 
     # -- caches of ids, so a 10,000-file ingest does not query per record ------------------
-    def _load_caches(self):
+    def _load_caches(self, empty: bool = False):
+        """Read the id caches from the store; ``empty``: a store whose tables were made just now (a file
+        :meth:`open` created), the caches made without its five queries."""
+        if empty:
+            self._model_ids, self._dataset_ids, self._primary, self._next_source, self._shas = {}, {}, set(), 1, set()
+            return
         self._model_ids = dict(self.con.execute("SELECT name, model_id FROM models").fetchall())
         self._dataset_ids = {
             (b, n, m): i for b, n, m, i in self.con.execute("SELECT benchmark, name, metric, dataset_id FROM datasets").fetchall()
@@ -325,18 +332,15 @@ class Store:
         self._next_source = (self.con.execute("SELECT coalesce(max(source_id), 0) FROM sources").fetchall()[0][0]) + 1
         self._shas = {r[0] for r in self.con.execute("SELECT sha256 FROM sources").fetchall()}
 
-    def committed_results(self, shas: list) -> dict:
-        """``sha256 -> n_results`` as committed in the store, for the given content hashes.
+    def committed_results(self, since: int) -> dict:
+        """``sha256 -> n_results`` as committed in the store, for the sources numbered from ``since`` on (a write
+        numbers its sources from :attr:`_next_source`: pass it as it was before the write).
 
-        Ingest reports its counts from here, so it never reports a row that was not persisted.
+        Ingest reports its counts from here, so it never reports a row that was not persisted. One range scan
+        by source id (no table of hashes to register and join).
         """
-        if not shas:
-            return {}
-        import pyarrow as pa
-
-        with self.registered(_shas=pa.table({"sha256": pa.array(list(shas), pa.string())})) as con:
-            rows = con.execute("SELECT s.sha256, s.n_results FROM sources s JOIN _shas USING (sha256)").fetchall()
-        return {sha: int(n) for sha, n in rows}
+        rows = self.con.execute("SELECT sha256, n_results FROM sources WHERE source_id >= ?", [since]).fetchnumpy()
+        return dict(zip(rows["sha256"].tolist(), rows["n_results"].tolist()))
 
     def has_source(self, sha256: str) -> bool:
         """Whether content with this hash was ingested already (under any path)."""
@@ -398,8 +402,8 @@ class Store:
         next_dataset = max(self._dataset_ids.values(), default=0) + 1
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         first_source = self._next_source
-        sources = [(first_source + k, str(path), sha, adapter, now, 0) for k, (path, sha, adapter, _) in enumerate(items)]
-        lens = [len(it[3]) for it in items]
+        paths, shas, adapters, recs = zip(*items)
+        lens = list(map(len, recs))
         source_id = np.repeat(np.arange(first_source, first_source + len(items)), lens)
         # The rows' fields as columns, models and descriptions as codes in order of first appearance: a
         # ResultRows source costs a few C-level passes, its model and its kinds (shared descriptions) named once.
@@ -452,17 +456,19 @@ class Store:
             d_ids[code] = did
         stderr = _float_column(c.stderrs)  # None -> NaN
         n_samples, no_samples = _int_column(c.n_samples)
-        value = np.fromiter(c.values, float, len(c.values))  # validated floats: no None to look for
+        value = np.fromiter(c.values, float, n)  # validated floats: no None to look for
         frame = _Frame({"model_id": model_id, "dataset_id": d_ids[desc_d][c.desc_codes],
                         "num_fewshot": _int_column(c.shots, UNKNOWN_SHOTS)[0], "value": value,
                         "stderr": stderr, "n_samples": n_samples, "source_id": source_id},
                        {"stderr": np.isnan(stderr), "n_samples": no_samples})
         cells = _Cells(frame, first_source, len(items))
-        sources = [row[:5] + (int(n),) for row, n in zip(sources, cells.n_kept)]
+        # The source rows, built by C-level passes (a tuple per source made in Python cost a microsecond each).
+        sources = list(zip(range(first_source, first_source + len(items)), map(str, paths), shas, adapters,
+                           repeat(now), cells.n_kept.tolist()))
         with self.transaction():
             self._append_new(sources, new_models, new_datasets, meta_rows)
             outcomes = self._insert_results(frame, items, cells)
-        self._remember(new_models, new_datasets, new_primary, [sha for _, sha, _, _ in items])
+        self._remember(new_models, new_datasets, new_primary, list(shas))
         return outcomes
 
     def _remember(self, new_models: dict, new_datasets: dict, new_primary: set, shas: list) -> None:
@@ -481,27 +487,33 @@ class Store:
         if times.count(times[0]) == len(times) and times[0].tzinfo is None:
             # A batch's one time as a numpy column: Arrow converts datetime objects one by one (50 ms a 5,000).
             cols["ingested_at"] = np.full(len(times), np.datetime64(times[0], "us"))
-        self._append_columns("sources", cols)
+        tables = {"sources": cols}
         if new_models:
             ids, mds = zip(*new_models.values())
-            self._append_columns("models", {"model_id": ids, "name": list(new_models), "metadata": mds})
+            tables["models"] = {"model_id": ids, "name": list(new_models), "metadata": mds}
         if new_datasets:
-            self._append_columns("datasets", dict(zip(_DATASET_COLUMNS, map(list, zip(*new_datasets.values())))))
+            tables["datasets"] = dict(zip(_DATASET_COLUMNS, map(list, zip(*new_datasets.values()))))
         if meta_rows["key"]:
-            self._append_columns("model_metadata", meta_rows)
+            tables["model_metadata"] = meta_rows
+        self._append_columns(tables)
 
-    def _append_columns(self, table: str, columns: dict) -> None:
-        """Insert columns of plain values (ints, strings, datetimes) through Arrow: converted a column at a
-        time in C, where a pandas frame of row tuples cost more than the insert on a 4,574-file batch."""
+    def _append_columns(self, tables: dict) -> None:
+        """Insert columns of plain values (ints, strings, datetimes) into each table of ``{table: {column:
+        values}}`` through Arrow, in one ``execute``: converted a column at a time in C, where a pandas frame of row
+        tuples cost more than the insert on a 4,574-file batch."""
         import pyarrow as pa
 
-        try:
-            frame = pa.table({name: pa.array(col) for name, col in columns.items()})
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            # Values of mixed or unstorable types (an adapter's own higher_is_better, say): the store refuses them
-            # as DuckDB would, so ingest_batch retries the batch a source at a time and reports the one at fault.
-            raise duckdb.ConversionException(f"{table}: {exc}") from exc
-        self._append(table, frame)
+        frames = {}
+        for table, columns in tables.items():
+            try:
+                frames["_" + table] = pa.table({name: pa.array(col) for name, col in columns.items()})
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+                # Values of mixed or unstorable types (an adapter's own higher_is_better, say): the store refuses
+                # them as DuckDB would, so ingest_batch retries the batch a source at a time and reports the one at
+                # fault.
+                raise duckdb.ConversionException(f"{table}: {exc}") from exc
+        with self.registered(**frames) as con:
+            con.execute(";".join(f"INSERT INTO {table} BY NAME SELECT * FROM _{table}" for table in tables))
 
     def _append(self, table: str, frame) -> None:
         with self.registered(_frame=frame) as con:
@@ -553,21 +565,28 @@ class Store:
         by_source: dict = {}
         for sid, c in zip(differs["source_id"], described):
             by_source.setdefault(int(sid), []).append(c)
-        return [SourceOutcome("ingested", n_new=int(cells.n_kept[k]), n_duplicate=int(n_dup[k]),
+        kept, dups = cells.n_kept.tolist(), n_dup.tolist()  # Python ints, no numpy scalar per source
+        return [SourceOutcome("ingested", n_new=kept[k], n_duplicate=dups[k],
                               conflicts=by_source.get(first_id + k, []))
                 for k in range(n_items)]
 
     def _describe_conflicts(self, differs: dict) -> list:
         """Conflict objects of pairs given as lists (columns :data:`_PAIR_COLUMNS`), the names of only the models,
         datasets and sources they involve read from the store (inside the write's transaction)."""
-        def named(sql: str, ids: list) -> dict:
-            return {r[0]: r[1:] for r in self.con.execute(sql, [sorted(set(ids))]).fetchall()}
-
-        names = named("SELECT model_id, name FROM models WHERE list_contains(?, model_id)", differs["model_id"])
-        dsets = named("SELECT dataset_id, name, metric FROM datasets WHERE list_contains(?, dataset_id)",
-                      differs["dataset_id"])
-        paths = named("SELECT source_id, path FROM sources WHERE list_contains(?, source_id)",
-                      differs["source_id_stored"])
+        # One query for the three look-ups (a statement costs about half a millisecond whatever it reads).
+        rows = self.con.execute(
+            """SELECT 0, model_id, name, NULL FROM models WHERE list_contains(?, model_id) UNION ALL
+               SELECT 1, dataset_id, name, metric FROM datasets WHERE list_contains(?, dataset_id) UNION ALL
+               SELECT 2, source_id, path, NULL FROM sources WHERE list_contains(?, source_id)""",
+            [sorted(set(differs[k])) for k in ("model_id", "dataset_id", "source_id_stored")]).fetchall()
+        names, dsets, paths = {}, {}, {}
+        for kind, i, name, metric in rows:
+            if kind == 0:
+                names[i] = (name,)
+            elif kind == 1:
+                dsets[i] = (name, metric)
+            else:
+                paths[i] = (name,)
         out = []
         for mid, did, shots, value, stored, sid_stored in zip(
                 differs["model_id"], differs["dataset_id"], differs["num_fewshot"], differs["value"],

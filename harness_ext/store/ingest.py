@@ -229,7 +229,7 @@ def _walk(paths: Iterable, adapters: dict) -> Iterator[tuple]:
                     regular.append(False)
             names = frozenset(map(_entry_name, entries))
             if dir_adapters:
-                src = SourceFile(d, is_dir=True, children=frozenset(map(_entry_name, files)))
+                src = SourceFile.listed(d, children=frozenset(map(_entry_name, files)))
                 claimed = False
                 for a in dir_adapters:
                     if _safe_can_handle(a, src):
@@ -252,9 +252,8 @@ def _walk(paths: Iterable, adapters: dict) -> Iterator[tuple]:
                 if suffix in CANDIDATE_SUFFIXES:
                     # Files, and also FIFOs, sockets and broken links with a result-file name: those
                     # are reported as skipped with their reason rather than passed over in silence.
-                    src = SourceFile(e.path, is_dir=False, siblings=names)
+                    src = SourceFile.listed(e.path, suffix, names)  # suffix: pathlib's, lower-cased (SourceFile.suffix)
                     sd = src.__dict__
-                    sd["suffix"] = suffix  # pathlib's suffix, lower-cased (SourceFile.suffix), for these names
                     if no_sidecars:
                         sd["_no_sidecars"] = True
                     if reg:
@@ -460,6 +459,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
         if pending:
             # The lock is held only while a batch is written, so `info` and `matrix` get in between batches.
             store.acquire()
+            first_id = store._next_source  # this flush's sources are numbered from here (committed_results)
             batched = [_batched(item[4]) for item in pending]
             rows = [item[1:] for item, b in zip(pending, batched) if b]
             done = iter(store.ingest_batch(rows) if rows else [])
@@ -467,7 +467,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
             outcomes = [next(done) if b else write_columnar(store, *item[1:]) for item, b in zip(pending, batched)]
             kept = []
             # Counts come from the committed store, never from what was handed to it.
-            committed = store.committed_results([item[2] for item in pending])
+            committed = store.committed_results(first_id)
             for (idx, path, sha, name, _recs), outcome in zip(pending, outcomes):
                 if outcome.status == "ingested" and sha not in committed:
                     outcome = SourceOutcome("skipped", reason="the store did not keep it (not found after the commit)")
