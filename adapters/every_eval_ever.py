@@ -127,7 +127,8 @@ def read(src: SourceFile):
     results = doc.get("evaluation_results")
     if not isinstance(results, list):
         raise IngestError(src.path, "evaluation_results is not a list")
-    model_meta = {k: v for k, v in info.items() if k not in ("id",)}
+    model_meta = dict(info)  # all of model_info but its id (copied in C; the key order kept)
+    model_meta.pop("id", None)
     out = ResultRows(model, model_meta)
     helm_mmlu = bench == "helm_mmlu"
     if not helm_mmlu and _rows_seen(out, bench, results):

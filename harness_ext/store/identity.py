@@ -443,7 +443,7 @@ def refresh_aliases(store) -> dict:
     rows += [(a, mapping.get(a, c) if a != c else c, o) for a, c, o in user_rows]
     if set({r[0]: r for r in rows}.values()) == set(stored):  # as _replace keeps them (the last row of an alias)
         return mapping  # the table holds these rows already: no write
-    _replace(store, pd.DataFrame(rows, columns=["alias", "canonical", "origin"]))
+    _replace(store, rows)
     return mapping
 
 
@@ -456,13 +456,22 @@ def add_alias_file(store, path) -> int:
     new = pd.DataFrame([(a, c, origin) for a, c in aliases.items()] + [(n, n, origin) for n in separate],
                        columns=["alias", "canonical", "origin"])
     keep = keep[~keep["alias"].isin(new["alias"])]
-    _replace(store, pd.concat([keep, new], ignore_index=True))
+    _replace(store, list(pd.concat([keep, new], ignore_index=True).itertuples(index=False, name=None)))
     refresh_aliases(store)  # the built-in rows, resolved around the user's
     return len(new)
 
 
-def _replace(store, frame: pd.DataFrame) -> None:
-    frame = frame.drop_duplicates("alias", keep="last")
+def _replace(store, rows: list) -> None:
+    """Make the alias table these ``(alias, canonical, origin)`` rows, the last row of each alias kept (where it
+    stands, as ``DataFrame.drop_duplicates(keep="last")`` keeps it), as Arrow columns: no frame for a few rows."""
+    import pyarrow as pa
+
+    last: dict = {}
+    for r in rows:
+        last.pop(r[0], None)  # re-inserted: the alias moves to its last row's place
+        last[r[0]] = r
+    cols = list(zip(*last.values())) or [(), (), ()]
+    frame = pa.table({k: pa.array(list(v), pa.string()) for k, v in zip(("alias", "canonical", "origin"), cols)})
     with store.transaction(_aliases=frame) as con:
         con.execute("DELETE FROM model_aliases")
         con.execute("INSERT INTO model_aliases BY NAME SELECT * FROM _aliases")
