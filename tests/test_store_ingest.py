@@ -305,3 +305,22 @@ def test_cli_conflict_warning_names_both_files(tmp_path, capsys):
     lines = [x for x in capsys.readouterr().err.splitlines() if "conflict" in x]
     assert len(lines) == 2 and all(f"conflict in {files[1]}: H-InceptionTime on " in x and files[0] in x
                                    for x in lines)
+
+
+def test_a_store_object_with_stale_caches_is_refused_whole(tmp_path):
+    """Two Store objects on one file in one process: the one whose caches predate the other's write numbers its
+    sources (and models) from stale ids; sources' primary key refuses its batch whole, for a new file and for the
+    file the other stored (new stores have no index on hashes or model names: see db._SCHEMA)."""
+    files = sorted(require(HELM_CLASSIC).rglob("*.json"))[:2]
+    db = tmp_path / "s.duckdb"
+    with Store.open(db), Store.open(db) as a, Store.open(db) as b:
+        assert ingest_paths(b, [files[0]], show_progress=False).by_status("ingested")
+        before = counts(b)
+        for f in files:  # a's caches know nothing of b's write
+            report = ingest_paths(a, [f], show_progress=False)
+            assert [x.status for x in report.files] == ["skipped"], report.summary()
+            assert "the store refused it" in report.files[0].reason
+        assert counts(b) == before
+        assert a.con.execute("SELECT count(*), count(DISTINCT sha256) FROM sources").fetchone() == (1, 1)
+        assert a.con.execute("SELECT count(*), count(DISTINCT name), count(DISTINCT model_id) FROM models"
+                             ).fetchone() == (1, 1, 1)
