@@ -118,7 +118,7 @@ def _metadata(source_metas: list, m_ids: np.ndarray, first_source: int, new_mds:
     if new_mds:
         try:
             pairs = list(map("{}: {}".format, map(enc, keys), vals))
-        except TypeError:  # a key that is not a string: the encoder's own rules (_dumps_dict)
+        except TypeError:  # a key that is not a string: the whole dict by the encoder's own rules
             pairs = None
         start = 0
         for code, md, end in zip(codes, mds, accumulate(lens)):
