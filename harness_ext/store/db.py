@@ -212,9 +212,17 @@ class Store:
                 con.register(name, frame)
                 done.append(name)
             yield con
-        finally:
+        except BaseException:
+            # In a transaction the failed statement aborted, unregistering fails too ("Current transaction is
+            # aborted"): that error would replace the one to report, and the rollback drops the views anyway.
             for name in done:
-                con.unregister(name)
+                try:
+                    con.unregister(name)
+                except duckdb.Error:
+                    pass
+            raise
+        for name in done:
+            con.unregister(name)
 
     @contextmanager
     def transaction(self, **frames):
