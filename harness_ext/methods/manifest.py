@@ -299,7 +299,8 @@ def build_manifest(
     X = df.to_numpy(dtype=float)
     m, d = X.shape
     if m < MIN_MODELS:
-        raise MethodError(f"the matrix has {m} models; at least {MIN_MODELS} are needed to select a subset and predict")
+        raise MethodError(f"the matrix has {m} model{'' if m == 1 else 's'}; at least {MIN_MODELS} are needed to select "
+                          "a subset and predict")
     if d < 2:
         raise MethodError(f"the matrix has {d} dataset; nothing to reduce")
     missing = float(np.isnan(X).mean())
