@@ -339,7 +339,7 @@ def test_row_hasher_rounding_here_or_in_its_thread_is_one_digest():
     want = fingerprint_arrays(X, index, columns)
     for bounds in ([(103, True)], [(1, True), (2, False), (50, True), (51, True), (90, False), (103, True)],
                    [(40, True), (30, True)], []):
-        h = RowHasher(X, index, columns, block_bytes=40)  # 5 cells a block: 145 blocks through 4 buffers
+        h = RowHasher(X, index, columns, block_bytes=40)  # 10 cells a block rounded here: 73 through 4 buffers
         for rows, here in bounds:
             h.advance(rows, here=here)
         assert h.result() == want
