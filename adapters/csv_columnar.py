@@ -144,6 +144,10 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
 #: Long-table columns read as text and as numbers by :func:`_read_long_columnar`.
 _LONG_TEXT = ("model", "dataset", "benchmark", "metric", "higher_is_better", "scale", "kind")
 _LONG_NUMBERS = ("value", "stderr", "n_samples", "num_fewshot", "random_baseline", "min_score", "max_score")
+#: Bytes of a long CSV that pyarrow parses per block. Its threads read ahead several blocks, and a long
+#: table's text blocks are the large part of the read: at 64 MB, 10M results (50,000 x 200) peaked at 1.0-1.6 GB
+#: from run to run (as the read-ahead fell), at 16 MB at 1.2-1.3 GB, in the same time (issue 17 item 3: < 1.5 GB).
+LONG_BLOCK_BYTES = 16 << 20
 
 
 def _read_long_columnar(src: SourceFile, header, lower, stem, delim):
@@ -170,7 +174,7 @@ def _read_long_columnar(src: SourceFile, header, lower, stem, delim):
     types = {names[j]: pa.dictionary(pa.int32(), pa.string()) if c in _LONG_TEXT else pa.float64() for c, j in idx.items()}
     try:
         table = pcsv.read_csv(
-            src.path, read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, block_size=64 << 20),
+            src.path, read_options=pcsv.ReadOptions(column_names=names, skip_rows=1, block_size=LONG_BLOCK_BYTES),
             parse_options=pcsv.ParseOptions(delimiter=delim, newlines_in_values=False),
             convert_options=pcsv.ConvertOptions(column_types=types, include_columns=[names[j] for j in idx.values()],
                                                 null_values=[""], strings_can_be_null=False,
