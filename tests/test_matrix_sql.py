@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from harness_ext.store.matrix import MatrixQuery, _raw_matrix, load_matrix, query_results
-from harness_ext.store.db import UNKNOWN_SHOTS, Store
+from harness_ext.store.db import Store
+from harness_ext.store.tables import UNKNOWN_SHOTS
 from harness_ext.types import ResultRecord
 
 

@@ -310,7 +310,7 @@ def test_cli_conflict_warning_names_both_files(tmp_path, capsys):
 def test_a_store_object_with_stale_caches_is_refused_whole(tmp_path):
     """Two Store objects on one file in one process: the one whose caches predate the other's write numbers its
     sources (and models) from stale ids; sources' primary key refuses its batch whole, for a new file and for the
-    file the other stored (new stores have no index on hashes or model names: see db._SCHEMA)."""
+    file the other stored (new stores have no index on hashes or model names: see tables._SCHEMA)."""
     files = sorted(require(HELM_CLASSIC).rglob("*.json"))[:2]
     db = tmp_path / "s.duckdb"
     with Store.open(db), Store.open(db) as a, Store.open(db) as b:

@@ -20,8 +20,8 @@ import pandas as pd
 
 from ..arrays import pooled_array
 from ..errors import StoreError
-from .db import UNKNOWN_SHOTS
 from .digest import RowHasher
+from .tables import UNKNOWN_SHOTS
 
 def benchmark_filter(store, query, column: str):
     """SQL conditions and parameters selecting ``query.benchmarks`` in ``column``.

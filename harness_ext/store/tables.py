@@ -1,0 +1,70 @@
+"""The store's tables: its schema, its version and the constants its rows use.
+
+:mod:`harness_ext.store.db` creates and writes them; the modules that read or fill rows
+(:mod:`~harness_ext.store.columnar`, :mod:`~harness_ext.store.pivot`) take the constants from here.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = "1"
+#: Stored instead of NULL in the results key when the shot count is unknown.
+UNKNOWN_SHOTS = -1
+#: Values closer than this are the same result (re-exports round differently).
+CONFLICT_TOLERANCE = 1e-9
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE IF NOT EXISTS sources (
+    source_id INTEGER PRIMARY KEY, path VARCHAR NOT NULL, sha256 VARCHAR NOT NULL,
+    adapter VARCHAR NOT NULL, ingested_at TIMESTAMP NOT NULL, n_results INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS models (
+    model_id INTEGER NOT NULL, name VARCHAR NOT NULL, metadata JSON);
+CREATE TABLE IF NOT EXISTS datasets (
+    dataset_id INTEGER PRIMARY KEY, benchmark VARCHAR NOT NULL, name VARCHAR NOT NULL, metric VARCHAR NOT NULL,
+    higher_is_better BOOLEAN, random_baseline DOUBLE, baseline_source VARCHAR, min_score DOUBLE, max_score DOUBLE,
+    is_primary BOOLEAN NOT NULL, task VARCHAR, metadata JSON, UNIQUE (benchmark, name, metric));
+CREATE TABLE IF NOT EXISTS results (
+    model_id INTEGER NOT NULL, dataset_id INTEGER NOT NULL, num_fewshot INTEGER NOT NULL,
+    value DOUBLE NOT NULL, stderr DOUBLE, n_samples BIGINT, source_id INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS model_metadata (
+    model_id INTEGER NOT NULL, source_id INTEGER NOT NULL, key VARCHAR NOT NULL, value JSON);
+ALTER TABLE datasets ADD COLUMN IF NOT EXISTS kind VARCHAR DEFAULT 'dataset';
+ALTER TABLE datasets ADD COLUMN IF NOT EXISTS scale VARCHAR;
+CREATE TABLE IF NOT EXISTS result_repeats (
+    model_id INTEGER NOT NULL, dataset_id INTEGER NOT NULL, num_fewshot INTEGER NOT NULL,
+    value DOUBLE NOT NULL, stderr DOUBLE, n_samples BIGINT, source_id INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS model_aliases (
+    alias VARCHAR PRIMARY KEY, canonical VARCHAR NOT NULL, origin VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS benchmark_groups (
+    name VARCHAR NOT NULL, benchmark VARCHAR NOT NULL, PRIMARY KEY (name, benchmark));
+"""
+#: The schema, then the version row (a constant: no parameter), run as one ``execute``.
+_SCHEMA_AND_VERSION = _SCHEMA + f"INSERT OR IGNORE INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');\n"
+# ``results`` has no PRIMARY KEY index: (model_id, dataset_id, num_fewshot, source_id) is unique by
+# construction (a source is written once, by content hash, with each key it repeats kept once, the later
+# values in result_repeats), and DuckDB's index costs more than the rows: 10M results insert in 2 s of CPU
+# without it, 28 s with it. Stores created before keep theirs. ``model_metadata`` likewise: (model_id, source_id,
+# key) is unique by construction (a source's rows are written once, each key's first value kept: _first_per_key,
+# store.columnar), and its index was most of the table's insert (about 10 ms of a 4,574-file ingest's write).
+# ``sources.sha256`` and ``models`` (model_id, name) have no index either: a write checks hashes and names against
+# the store's caches, and numbers its new sources from the cache's next source id. ``sources.source_id`` keeps its
+# PRIMARY KEY, and it is what refuses a write whose caches are stale (another Store object wrote since, or writes
+# at the same time): models and sources are only ever added together, so such a batch repeats a source id and
+# is refused whole, as the unique hash and name refused it. The three indexes cost about 15 ms of a 4,574-file
+# ingest's write (4,574 hashes, 4,496 names). Stores created before keep theirs.
+#: ``datasets.kind``: a score of the benchmark's own (``dataset``) or one computed from others
+#: (``aggregate``: HELM's mean win rate, lm-eval groups, a CSV's "average" column). Matrices leave
+#: aggregates out unless asked (:class:`harness_ext.store.matrix.MatrixQuery` ``aggregates``).
+DATASET = "dataset"
+AGGREGATE = "aggregate"
+# ``result_repeats`` holds the later values of a key one file gives more than once with different
+# values (the first is in ``results``): kept and reported like a conflict between files.
+
+
+#: The columns of a new ``datasets`` row, in the order _write_batch makes them.
+_DATASET_COLUMNS = ("dataset_id", "benchmark", "name", "metric", "higher_is_better", "random_baseline",
+                    "baseline_source", "min_score", "max_score", "is_primary", "task", "metadata", "kind", "scale")
+
+
+#: The columns of an (incoming row, stored value) pair that _insert_results compares.
+_PAIR_COLUMNS = ("model_id", "dataset_id", "num_fewshot", "source_id", "value", "value_stored", "source_id_stored")
