@@ -634,6 +634,71 @@ def test_cli_weights_on_real_helm_classic(real_store, tmp_path, capsys):
     assert s["silhouette"]["observed"] > s["silhouette"]["permuted"]
 
 
+@pytest.fixture(scope="module")
+def helm_classic_store(tmp_path_factory):
+    """HELM Classic (Every Eval Ever) alone in a store (about 0.5 s): 67 models x 14 scenarios, 159 cells missing."""
+    from harness_ext.store.db import Store
+    from harness_ext.store.ingest import ingest_paths
+
+    from conftest import HELM_CLASSIC, require
+
+    db = tmp_path_factory.mktemp("helm") / "helm.duckdb"
+    with Store.open(db) as store:
+        ingest_paths(store, [require(HELM_CLASSIC)], show_progress=False)
+    return db
+
+
+def test_cli_weights_completes_a_sparse_real_matrix(helm_classic_store, tmp_path, capsys):
+    # Missing cells are predicted by reduce's default predictor and every analysis runs; --no-complete keeps
+    # the old skips; the same seed gives the same summary.json
+    from harness_ext.cli import main
+    from harness_ext.methods.manifest import DEFAULT_PREDICTOR
+
+    common = ["weights", "--db", str(helm_classic_store), "--benchmark", "helm_classic", "--draws", "2000",
+              "--permutations", "19", "--silhouette-permutations", "2", "--max-clusters", "6"]
+    assert main([*common, "--out", str(tmp_path / "a")]) == 0
+    text = capsys.readouterr().out
+    assert "67 models x 14 columns, 159 missing cells" in text
+    assert f"159 of 938 cells predicted by {DEFAULT_PREDICTOR} (seed 0)" in text and "skipped" not in text
+    a = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert a["completion"] == {"predictor": DEFAULT_PREDICTOR, "n_predicted": 159, "n_cells": 938, "notes": []}
+    assert {"schemes", "random_weights", "size_curves", "permutation_test", "silhouette"} <= set(a)
+    # a model with a few scores no longer tops the uniform ranking by their mean: its predicted cells count
+    scores = pd.read_csv(tmp_path / "a" / "scheme_scores.csv", index_col=0)
+    assert scores["uniform"].notna().all() and len(scores) == 67
+    assert main([*common, "--out", str(tmp_path / "b")]) == 0
+    capsys.readouterr()
+    assert (tmp_path / "b" / "summary.json").read_bytes() == (tmp_path / "a" / "summary.json").read_bytes()
+
+    assert main([*common, "--no-complete", "--out", str(tmp_path / "c")]) == 0
+    text = capsys.readouterr().out
+    assert "159 missing cells kept (--no-complete)" in text and "predicted by" not in text
+    for heading in ("weighting schemes", "increasing benchmark size", "permutation test", "silhouette"):
+        assert f"== {heading}: skipped (" in text, heading
+    c = json.loads((tmp_path / "c" / "summary.json").read_text())
+    assert c["completion"] is None and set(c) & {"schemes", "size_curves", "permutation_test", "silhouette"} == set()
+    assert c["random_weights"]["n_models"] == 67
+
+
+def test_complete_matrix_follows_reduces_rules():
+    from harness_ext.methods.weighting import complete_matrix
+
+    df = three_direction_matrix()
+    assert complete_matrix(df).n_predicted == 0 and complete_matrix(df).frame is df
+    sparse = df.copy()
+    sparse.iloc[0, 0] = sparse.iloc[1, 1] = np.nan
+    sparse.iloc[1:, 5] = np.nan  # one model's result only: kept, predicted and said
+    done = complete_matrix(sparse, random_state=3)
+    assert done.message == f"{2 + 5} of 72 cells predicted by lowrank"
+    assert "1 columns have a result from fewer than two models" in done.notes[0] and "c5" in done.notes[0]
+    observed = sparse.notna().to_numpy()
+    assert not done.frame.isna().any().any()
+    assert np.array_equal(done.frame.to_numpy()[observed], sparse.to_numpy()[observed])
+    assert done.frame.equals(complete_matrix(sparse, random_state=3).frame)
+    with pytest.raises(MethodError, match="at least 4 models"):
+        complete_matrix(sparse.iloc[:3])
+
+
 @pytest.mark.slow
 def test_real_weights_flow_into_a_manifest(real_store, tmp_path):
     # harness-ext weights --emit-weights -> reduce --weights: the manifest's aggregate uses exactly those weights

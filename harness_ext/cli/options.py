@@ -389,6 +389,10 @@ def weights_options(parser: argparse.ArgumentParser) -> None:
     a.add_argument("--similarity", action=CommaJoin, default=",".join(WEIGHTS_SIMILARITIES), help="measures for the permutation test")
     a.add_argument("--max-clusters", type=int, default=20, help="largest number of clusters tried (default 20)")
     a.add_argument("--top", type=int, default=20, help="models shown in printed tables and plots (default 20)")
+    a.add_argument("--no-complete", dest="complete", action="store_false",
+                   help="keep missing cells missing: analyses that need a complete matrix are skipped (default: "
+                        "missing cells are predicted by reduce's default predictor, lowrank, seeded by --seed, "
+                        "and the output says how many)")
     add_seed_option(a, dest="random_state")
     add_out_option(a, "weights", "folder for PNG plots, CSV tables and summary.json")
 

@@ -1,5 +1,6 @@
 """The ``weights`` command: options are in :mod:`harness_ext.cli.options`; this module loads the
-matrix, runs the analyses of :mod:`harness_ext.methods.weighting`, shows each result as it is done
+matrix, predicts its missing cells (:func:`~harness_ext.methods.weighting.complete_matrix`; not with
+``--no-complete``), runs the analyses of :mod:`harness_ext.methods.weighting`, shows each result as it is done
 (the results render themselves) and writes their CSV tables and plots, ``summary.json`` and the
 ``--emit-weights`` file. ``--json`` gets the whole :class:`WeightsReport`.
 """
@@ -85,6 +86,10 @@ class WeightsReport(Result):
     def __init__(self, label: str, shape, n_missing: int, binary: bool, random_state: int, top: int):
         self.label, self.shape, self.n_missing, self.binary = label, tuple(shape), n_missing, binary
         self.random_state, self.top = random_state, top
+        #: The :class:`~harness_ext.methods.weighting.complete.Completion` the analyses ran on (None: the matrix as read).
+        self.completion = None
+        #: Lines said under the title: what was completed or dropped, and why not.
+        self.notes: list = []
         #: (analysis, result or the reason it was skipped, plot paths)
         self.analyses: list = []
         self.weights = None
@@ -95,6 +100,10 @@ class WeightsReport(Result):
     def title(self) -> str:
         return (f"{self.label}: {self.shape[0]} models x {self.shape[1]} columns, {self.n_missing} missing cells"
                 f"{', 0/1 values' if self.binary else ''}")
+
+    def header(self) -> str:
+        """The title and the notes on what the analyses run on."""
+        return "\n".join([self.title] + self.notes)
 
     def block(self, name: str, result, plots=()) -> str:
         """The text of one analysis: its own rendering (or why it was skipped), then the plots drawn."""
@@ -114,12 +123,14 @@ class WeightsReport(Result):
         return "\n".join(lines)
 
     def render(self) -> str:
-        parts = [self.title] + [self.block(*a) for a in self.analyses]
+        parts = [self.header()] + [self.block(*a) for a in self.analyses]
         return "\n".join(parts + ([self.footer()] if self.footer() else []))
 
     def summary(self) -> dict:
         """The ``summary.json`` document."""
-        doc = {"input": self.label, "shape": list(self.shape), "random_state": self.random_state}
+        doc = {"input": self.label, "shape": list(self.shape), "n_missing": self.n_missing,
+               "random_state": self.random_state,
+               "completion": None if self.completion is None else self.completion.summary(), "notes": list(self.notes)}
         for name, result, _ in self.analyses:
             if not isinstance(result, str):
                 doc[ANALYSIS_OUTPUTS[name][0]] = result.summary()
@@ -179,7 +190,10 @@ def run(args) -> int:
     from ..methods.weighting import ANALYSES, compute_weights, emit_weights, is_binary
 
     df, label = _load(args)
+    shape = df.shape
     df = df.dropna(axis=1, how="all").dropna(axis=0, how="all")
+    empty = [f"{n} {what} with no result" for n, what in ((shape[0] - df.shape[0], "models"),
+                                                           (shape[1] - df.shape[1], "columns")) if n]
     if df.shape[0] < 2 or df.shape[1] < 2:
         raise MethodError(f"need at least 2 models and 2 columns, got {df.shape}")
     out = Path(args.out)
@@ -189,7 +203,24 @@ def run(args) -> int:
         if a not in ANALYSES:
             raise HarnessExtError(f"unknown analysis {a!r}; choose from {', '.join(ANALYSES)}")
     report = WeightsReport(label, df.shape, int(df.isna().sum().sum()), is_binary(df.to_numpy()), args.random_state, args.top)
-    print(report.title)
+    if empty:
+        report.notes.append(f"dropped {' and '.join(empty)}")
+    if report.n_missing and not getattr(args, "complete", True):
+        report.notes.append(f"{report.n_missing} missing cells kept (--no-complete): analyses that need every cell "
+                            "are skipped, weighted scores are means over each model's observed columns")
+    elif report.n_missing:
+        from ..methods.weighting import complete_matrix
+
+        try:
+            report.completion = complete_matrix(df, random_state=args.random_state)
+        except MethodError as exc:  # said, and the analyses that need every cell say they are skipped
+            report.notes.append(f"missing cells not predicted: {exc}")
+        else:
+            df = report.completion.frame
+            report.notes += [f"{report.completion.message} (seed {args.random_state}); every analysis below runs on "
+                             "the completed matrix (--no-complete: on the observed cells only)",
+                             *report.completion.notes]
+    print(report.header())
     scheme_params = {args.scheme: _parse_params(args.param)}
     for name in ANALYSES:  # always in this order, whatever the order of --analyses
         if name not in analyses:

@@ -22,7 +22,8 @@ models on that column.
 The weighting plugins themselves live in :mod:`harness_ext.plugins.weighting` and
 use the numerics defined here; the ``weights`` command is :mod:`harness_ext.cli.weights`.
 
-Modules: :mod:`.common` (constants, unit vectors, weighted scores, ranks), :mod:`.sampling`
+Modules: :mod:`.common` (constants, unit vectors, weighted scores, ranks), :mod:`.complete` (missing
+cells predicted by reduce's default predictor), :mod:`.sampling`
 (uniform simplex draws), :mod:`.clustering` (spherical k-means, cluster weights),
 :mod:`.schemes` (registered schemes, weights files, rank changes per scheme),
 :mod:`.random_weights` (robustness under random weights), :mod:`.size` (increasing benchmark
@@ -46,6 +47,7 @@ from .common import (
     unit_columns,
     weighted_scores,
 )
+from .complete import Completion, complete_matrix
 from .permutation import (
     PermutationTestResult,
     SilhouetteTestResult,
@@ -80,10 +82,10 @@ from .size import SizeCurves, cumulative_scores, most_informative_order, size_cu
 __all__ = [
     "ANALYSES", "BINARY_MEASURES", "CHUNK_FLOATS", "MAX_CODE_TABLE", "SCHEME_NAMES_DEFAULT", "SIMILARITY_MEASURES",
     "STAT_NAMES", "ZERO_DISTANCE", "ZERO_NORM",
-    "ColumnClustering", "PermutationTestResult", "RandomWeightsResult", "SchemeComparison", "SilhouetteTestResult",
+    "ColumnClustering", "Completion", "PermutationTestResult", "RandomWeightsResult", "SchemeComparison", "SilhouetteTestResult",
     "SizeCurves",
     "binary_beat_probability", "cluster_columns", "cluster_weights", "column_similarities", "column_similarity",
-    "compare_schemes", "compute_weights", "cumulative_scores", "default_chunk_size", "emit_weights",
+    "compare_schemes", "complete_matrix", "compute_weights", "cumulative_scores", "default_chunk_size", "emit_weights",
     "expected_score_std", "is_binary", "make_scheme", "most_informative_order", "permutation_test",
     "permute_within_models", "plot_pairwise", "plot_rank_changes", "plot_score_distribution", "plot_size_curves",
     "random_weight_analysis", "random_weight_analysis_loop", "ranks_desc", "read_prompt_matrix", "sample_simplex",

@@ -45,7 +45,8 @@ def _require_complete(X: np.ndarray, what: str) -> None:
     if np.isnan(X).any():
         raise MethodError(
             f"{what} needs a complete matrix but {int(np.isnan(X).sum())} cells are missing; "
-            "select a dense matrix (--dense) or fewer models/datasets"
+            "predict them first (complete_matrix; harness-ext weights does unless --no-complete) or select a dense "
+            "matrix (--dense)"
         )
 
 

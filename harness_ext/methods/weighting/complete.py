@@ -1,0 +1,103 @@
+"""A sparse matrix completed by the product's default predictor, so that every weighting analysis runs on it.
+
+Clustering, the permutation and silhouette tests, the most-informative order and the per-draw reference
+need every cell; a renormalised mean over whatever each model ran ranks a model with one good score
+first. Rather than cut the matrix to a dense block, ``harness-ext weights`` fills the missing cells with
+the predictor ``reduce`` and ``predict`` use (:data:`~harness_ext.methods.manifest.DEFAULT_PREDICTOR`),
+under the same rules: at least :data:`~harness_ext.methods.manifest.MIN_MODELS` models, at least one
+dataset with results from two models, and datasets with fewer are kept and predicted (said in ``notes``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+import numpy as np
+import pandas as pd
+
+from ...errors import MethodError
+
+
+class Completion(NamedTuple):
+    """A completed matrix and what was predicted in it."""
+
+    #: models x columns, observed cells unchanged, missing cells predicted.
+    frame: pd.DataFrame
+    #: Registered name of the predictor that filled the cells.
+    predictor: str
+    n_predicted: int
+    n_cells: int
+    #: What the caller should say besides the count (thin datasets).
+    notes: tuple
+
+    @property
+    def message(self) -> str:
+        """``"N of M cells predicted by <predictor>"``."""
+        return f"{self.n_predicted} of {self.n_cells} cells predicted by {self.predictor}"
+
+    def summary(self) -> dict:
+        """The ``completion`` entry of ``summary.json``."""
+        return {"predictor": self.predictor, "n_predicted": self.n_predicted, "n_cells": self.n_cells,
+                "notes": list(self.notes)}
+
+
+def complete_matrix(df: pd.DataFrame, predictor: Optional[str] = None, random_state: int = 0) -> Completion:
+    """Fill the missing cells of ``df`` with a registered predictor (default: ``reduce``'s).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        models x columns with NaN for cells not run.
+    predictor : str, optional
+        Registered predictor name; ``None`` is :data:`~harness_ext.methods.manifest.DEFAULT_PREDICTOR`.
+    random_state : int
+        Seed of the predictor (its cross-validation folds and sampler), so the same matrix and
+        seed give the same completed matrix.
+
+    Returns
+    -------
+    Completion
+        With ``n_predicted == 0`` (and ``df`` itself) when nothing is missing.
+
+    Raises
+    ------
+    MethodError
+        Fewer models than ``reduce`` needs to predict, or no dataset with results from two models.
+
+    References
+    ----------
+    Issue 14 item 1 (sparse matrices: never cut silently to a dense block); Ailem et al. (003) §3.3,
+    §5 (the analyses that need every cell).
+    """
+    from ...plugin_manager import get_registration
+    from ..manifest import DEFAULT_PREDICTOR, MIN_MODELS
+    from ..pounce import make_predictor
+
+    name = get_registration("predictors", predictor or DEFAULT_PREDICTOR).name
+    X = df.to_numpy(dtype=float)
+    missing = np.isnan(X)
+    n_missing = int(missing.sum())
+    if not n_missing:
+        return Completion(df, name, 0, X.size, ())
+    m = X.shape[0]
+    if m < MIN_MODELS:
+        raise MethodError(f"the matrix has {m} model{'' if m == 1 else 's'} and {n_missing} missing cells; "
+                          f"at least {MIN_MODELS} models are needed to predict them")
+    counts = (~missing).sum(axis=0)
+    thin = [str(c) for c, n in zip(df.columns, counts) if n < 2]
+    if len(thin) == X.shape[1]:
+        raise MethodError("no column has results from two models: its missing cells cannot be predicted")
+    est = make_predictor(name)
+    if "random_state" in est.get_params():
+        est.set_params(random_state=int(random_state))
+    filled = np.asarray(est.fit(X).mean_, dtype=float)
+    if np.isnan(filled[missing]).any():
+        raise MethodError(f"{name} left {int(np.isnan(filled[missing]).sum())} missing cells unpredicted")
+    # Observed cells keep their exact values whatever the predictor passes through.
+    frame = pd.DataFrame(np.where(missing, filled, X), index=df.index, columns=df.columns)
+    frame.attrs = dict(df.attrs)
+    notes = ()
+    if thin:  # reduce's rule: kept and predicted, and said
+        notes = (f"{len(thin)} columns have a result from fewer than two models and are predicted from "
+                 f"column-level information only: {', '.join(thin[:5])}" + (" ..." if len(thin) > 5 else ""),)
+    return Completion(frame, name, n_missing, int(X.size), notes)
