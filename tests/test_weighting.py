@@ -680,6 +680,22 @@ def test_cli_weights_completes_a_sparse_real_matrix(helm_classic_store, tmp_path
     assert c["random_weights"]["n_models"] == 67
 
 
+def test_cli_weights_names_what_it_drops_and_completes_prompt_csvs(tmp_path, capsys):
+    # a model or column with no result at all is dropped and named; the rest is completed
+    from harness_ext.cli import main
+
+    df = synthetic_prompt_matrix(n_models=6, n_prompts=12)
+    df.iloc[0, :] = np.nan
+    df.iloc[:, 3] = np.nan
+    df.iloc[2, 1] = np.nan
+    df.to_csv(tmp_path / "q.csv")
+    assert main(["weights", "--prompts", str(tmp_path / "q.csv"), "--prompts-layout", "model-rows", "--draws", "200",
+                 "--analyses", "random", "--out", str(tmp_path / "o")]) == 0
+    text = capsys.readouterr().out
+    assert "dropped 1 models with no result (model-0) and 1 columns with no result (p0003)" in text
+    assert "1 of 55 cells predicted by lowrank" in text
+
+
 def test_complete_matrix_follows_reduces_rules():
     from harness_ext.methods.weighting import complete_matrix
 

@@ -190,10 +190,12 @@ def run(args) -> int:
     from ..methods.weighting import ANALYSES, compute_weights, emit_weights, is_binary
 
     df, label = _load(args)
-    shape = df.shape
+    before = df
     df = df.dropna(axis=1, how="all").dropna(axis=0, how="all")
-    empty = [f"{n} {what} with no result" for n, what in ((shape[0] - df.shape[0], "models"),
-                                                           (shape[1] - df.shape[1], "columns")) if n]
+    gone = ((before.index.difference(df.index, sort=False), "models"),
+            (before.columns.difference(df.columns, sort=False), "columns"))
+    empty = [f"{len(names)} {what} with no result ({', '.join(map(str, names[:5]))}{' ...' if len(names) > 5 else ''})"
+             for names, what in gone if len(names)]
     if df.shape[0] < 2 or df.shape[1] < 2:
         raise MethodError(f"need at least 2 models and 2 columns, got {df.shape}")
     out = Path(args.out)
