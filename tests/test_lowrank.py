@@ -279,3 +279,17 @@ def test_rank_ensemble_is_a_cell_cv_candidate_and_completes_the_cells_when_chose
     # A given rank has nothing to average.
     fixed = LowRankCompleter(calibration_folds=0, scales="auto", rank=2, lam=1.0, cell_blend=0.0).fit(Xo)
     assert fixed.describe()["scales_cross_validation"]["ensemble"] is None
+
+
+def test_a_column_with_no_observed_cell_fits_without_numpy_warnings(helm_classic_matrix):
+    """A sparse matrix can hold a column nobody ran (a leaderboard's, once cross-validation hides cells or samples
+    rows): the cell cross-validation's per-column sd took numpy's nanvar of it, and its 'Degrees of freedom <= 0'
+    RuntimeWarning reached the user. HELM Classic with one scenario blanked and 20% of the other cells hidden."""
+    import warnings
+
+    X, _ = hide(helm_classic_matrix.to_numpy(dtype=float), 0.2)
+    X[:, 3] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = LowRankCompleter(random_state=0).fit(X)
+    assert np.isfinite(est.mean_).all()

@@ -43,7 +43,11 @@ def _cell_cv_errors(X, Z, transform, rank, lam, est, blends, ensemble=None) -> d
     if K < 2 or idx.size < 2 * K:
         return {a: np.zeros(0) for a in blends}
     fold = rng.permutation(idx.size) % K
-    sd = np.sqrt(np.nanvar(X, axis=0))
+    # A column with no observed cell (a sparse leaderboard's, once rows are sampled) keeps sd 1, as NaN did,
+    # without numpy's empty-slice warning reaching the user.
+    has = ~np.isnan(X).all(axis=0)
+    sd = np.ones(X.shape[1])
+    sd[has] = np.sqrt(np.nanvar(X[:, has], axis=0))
     inv_sd = np.broadcast_to(1.0 / np.where(sd > 1e-12, sd, 1.0), X.shape).ravel()
     out = {a: [] for a in blends}
     out.update({("ensemble", a): [] for a in (blends if ensemble else ())})
