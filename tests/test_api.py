@@ -73,6 +73,9 @@ def test_readme_example_predicts_the_held_out_model(example_run):
     assert again.aggregate["aggregate"].iloc[0] == pytest.approx(agg["aggregate"])
     doc = json.loads(again.to_json())
     assert doc["aggregate"][0]["model"] == "new_model" and "full-benchmark aggregate" in str(again)
+    assert doc["manifest"] == str(folder / "reduced")
+    # A manifest given as a dict has no file: JSON null, not the string "None".
+    assert json.loads(hx.predict(manifest, scores).to_json())["manifest"] is None
     with pytest.raises(HarnessExtError, match="match no single dataset"):
         hx.predict(folder / "reduced", {"not_a_subject": 0.3})
     # Result files, as 'harness-ext predict' reads them: the same prediction from the model's own run.
@@ -102,10 +105,24 @@ def test_api_reduce_gives_the_cli_manifest_byte_for_byte(example_run, tmp_path):
 
 
 def test_api_refusals_are_clear(tmp_path):
+    scores = pd.DataFrame({"anatomy": [0.3, 0.4]}, index=["a", "b"])
+    # Was: ingest read each column name as a missing file, load_matrix printed the frame as a store path.
+    with pytest.raises(HarnessExtError, match=r"ingest\(\) takes a path, not a DataFrame.*harness_ext.reduce"):
+        hx.ingest(scores, store=tmp_path / "s.duckdb")
+    with pytest.raises(HarnessExtError, match=r"load_matrix\(\) takes a path, not a DataFrame"):
+        hx.load_matrix(scores)
     with pytest.raises(HarnessExtError, match="no harness-ext store"):
         hx.load_matrix(tmp_path / "missing.duckdb")
     with pytest.raises(HarnessExtError, match="no harness-ext store"):
         hx.reduce(tmp_path / "missing.duckdb")
+
+
+def test_ingest_report_prints_its_summary(tmp_path):
+    """print(hx.ingest(...)) is the line 'harness-ext ingest' prints, not a repr of every file."""
+    run = hx.bundled_data_path() / "pythia-2.8b" / "2.8b-5shot_step143000.json"
+    report = hx.ingest(run, store=tmp_path / "s.duckdb")
+    assert str(report) == report.summary() and str(report).startswith("1 files ingested (")
+    assert str(hx.ingest(run, store=tmp_path / "s.duckdb")).startswith("0 files ingested (0 results), 1 unchanged")
 
 
 def test_the_api_is_listed_and_lazy():

@@ -35,9 +35,19 @@ __all__ = ["ingest", "load_matrix", "predict", "reduce"]
 PathLike = Union[str, os.PathLike]
 
 
+def _not_a_frame(value, func: str) -> None:
+    # A DataFrame is iterable (its column names) and has a str(): without this check ingest read
+    # each column name as a file path and load_matrix printed the frame as a missing store's path.
+    if isinstance(value, (pd.DataFrame, pd.Series)):
+        raise HarnessExtError(f"{func}() takes a path, not a {type(value).__name__}: a DataFrame of scores "
+                              "(models x datasets) goes straight to harness_ext.reduce(), and a new model's scores "
+                              "to harness_ext.predict()")
+
+
 def _existing_store(store: Optional[PathLike]) -> str:
     from ..store.db import default_db_path
 
+    _not_a_frame(store, "load_matrix")
     path = str(store) if store is not None else default_db_path()
     if path != ":memory:" and not Path(path).exists():
         raise HarnessExtError(f"no harness-ext store at {path}: ingest result files into it first "
@@ -80,6 +90,7 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
     from ..store.db import Store, default_db_path
     from ..store.ingest import ingest_paths
 
+    _not_a_frame(paths, "ingest")
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     with Store.open(str(store) if store is not None else default_db_path()) as s:

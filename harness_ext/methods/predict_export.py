@@ -51,7 +51,7 @@ def interval_method(manifest: dict) -> str:
 
 def prediction_json(pred, manifest: dict, manifest_path) -> dict:
     """The predictions as one JSON document (what ``predict --json`` writes)."""
-    return {"manifest": str(manifest_path), "method": interval_method(manifest), "interval_level": LEVEL,
+    return {"manifest": None if manifest_path is None else str(manifest_path), "method": interval_method(manifest), "interval_level": LEVEL,
             "warnings": list(pred.warnings),
             "aggregate": json.loads(pred.aggregate.to_json(orient="records")),
             "datasets": json.loads(pred.table.to_json(orient="records"))}
@@ -102,7 +102,7 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
         "versions": {group: 1.0},
         "config": {"model": "harness-ext-prediction", "model_args": {"pretrained": model}},
         "model_name": model,
-        PREDICTION_KEY: {"manifest": str(manifest_path), "tool_version": __version__,
+        PREDICTION_KEY: {"manifest": None if manifest_path is None else str(manifest_path), "tool_version": __version__,
                          "method": interval_method(manifest), "interval_level": LEVEL,
                          "observed": [t for t, r in results.items() if r["observed"]],
                          "warnings": [w for w in pred.warnings if w.startswith(f"{model}:") or ":" not in w[:200]]},

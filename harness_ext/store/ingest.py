@@ -88,6 +88,10 @@ class IngestReport:
             f"{skip} skipped, {len(self.conflicts)} conflicting values"
         )
 
+    def __str__(self) -> str:
+        # print(report) in a notebook: the line 'harness-ext ingest' prints, not the dataclass repr of every file.
+        return self.summary()
+
 
 def sha256_of(src: SourceFile, adapter) -> str:
     """Content hash of a source; for directory adapters, of its files' names and bytes."""
