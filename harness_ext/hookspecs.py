@@ -31,7 +31,9 @@ class HarnessExtSpecs:
 
             @hookimpl
             def harness_ext_similarity_measures():
-                yield SimilarityMeasure(name="my-corr", func=lambda X: np.corrcoef(X, rowvar=False))
+                # pairwise-complete, NaN for a constant column, as the contract asks (np.corrcoef is NaN
+                # wherever a column has a missing cell)
+                yield SimilarityMeasure(name="my-corr", func=lambda X: pd.DataFrame(X).corr(min_periods=2).to_numpy())
 
         Returns
         -------
@@ -82,7 +84,7 @@ class HarnessExtSpecs:
 
             @hookimpl
             def harness_ext_weighting_schemes():
-                yield WeightingScheme(name="uniform", cls=Uniform)
+                yield WeightingScheme(name="my-uniform", cls=MyUniform)  # "uniform" is built in: a clash
 
         Returns
         -------
@@ -116,7 +118,7 @@ class HarnessExtSpecs:
 
             @hookimpl
             def harness_ext_manifest_writers():
-                yield ManifestWriter(name="task-list", write=write_task_list, suffix=".txt")
+                yield ManifestWriter(name="names", write=write_names, suffix=".txt")  # "task-list" is built in
 
         Returns
         -------

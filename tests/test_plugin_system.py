@@ -144,6 +144,37 @@ def test_every_hook_is_prefixed_and_documented():
         assert "Example" in doc and "Returns" in doc
 
 
+def test_hook_examples_register_cleanly():
+    """Each hook docstring's Example, copied into a plugin, neither clashes with a built-in name nor fails the
+    contract.
+
+    Was: the weighting and manifest-writer examples registered "uniform" and "task-list" (built-in names, so a
+    PluginError), and the similarity example used np.corrcoef, which fails the missing-cell check.
+    """
+    import re
+
+    import numpy as np
+    import pandas as pd
+
+    from harness_ext import hookimpl
+    from harness_ext.hookspecs import HarnessExtSpecs
+    from harness_ext.testing import check_similarity_missing_and_constant, check_similarity_shape_symmetry
+
+    pm = get_plugin_manager(load_entry_points=False)
+    for hook in [n for n in vars(HarnessExtSpecs) if n.startswith("harness_ext_")]:
+        doc = getattr(HarnessExtSpecs, hook).__doc__
+        kind = hook[len("harness_ext_"):]
+        names = re.findall(r'name="([^"]+)"', doc)
+        assert names and not {normalise_name(n) for n in names} & set(get_registrations(kind, pm)), hook
+    code = HarnessExtSpecs.harness_ext_similarity_measures.__doc__.split(".. code-block:: python")[1]
+    code = textwrap.dedent(code.split("Returns")[0])
+    scope = {"np": np, "pd": pd, "hookimpl": hookimpl, "SimilarityMeasure": SimilarityMeasure}
+    exec(code, scope)
+    for reg in scope["harness_ext_similarity_measures"]():
+        check_similarity_shape_symmetry(reg)
+        check_similarity_missing_and_constant(reg)
+
+
 LAZY = """
     from harness_ext import hookimpl, Selector
 
