@@ -204,7 +204,10 @@ class Result:
         raise HarnessExtError(f"{type(self).__name__} has no plot")
 
     def __str__(self) -> str:
-        return self.render()
+        # The command line logs a result's warnings after render(); print(result) in a notebook must show them too
+        # ("the choice may be no better than chance", a model's missing subset results).
+        warnings = getattr(self, "warnings", None) or []
+        return self.render() + "".join(f"\nwarning: {w}" for w in warnings)
 
     def _repr_html_(self) -> str:  # notebooks show the main table
         frame = self.to_frame()

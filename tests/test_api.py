@@ -76,6 +76,8 @@ def test_readme_example_predicts_the_held_out_model(example_run):
     assert doc["manifest"] == str(folder / "reduced")
     # A manifest given as a dict has no file: JSON null, not the string "None".
     assert json.loads(hx.predict(manifest, scores).to_json())["manifest"] is None
+    partial = hx.predict(folder / "reduced", dict(list(scores.items())[:4]))
+    assert partial.warnings and all(f"warning: {w}" in str(partial) for w in partial.warnings)
     with pytest.raises(HarnessExtError, match="match no single dataset"):
         hx.predict(folder / "reduced", {"not_a_subject": 0.3})
     # Result files, as 'harness-ext predict' reads them: the same prediction from the model's own run.
@@ -102,6 +104,29 @@ def test_api_reduce_gives_the_cli_manifest_byte_for_byte(example_run, tmp_path):
     assert isinstance(res.budget_curve(), pd.DataFrame) and res.budget_curve()["chosen"].sum() == 1
     assert json.loads(res.to_json())["manifest"]["subset"][0]["name"] == res.subset[0]
     assert res.to_frame().index.name == "step"
+
+
+@pytest.mark.slow  # the example ingests 269 files (~30 s); this reduce is ~3 s on 9 columns
+def test_reduce_warns_when_a_hand_built_matrix_mixes_scales(example_run):
+    """Chatbot Arena's real Elo ratings beside MMLU accuracies: the manifest says the scales are mixed.
+
+    Was: no word; the uniform aggregate followed the Elo column and the subset took it first.
+    """
+    from conftest import SHARED_DATA, require
+
+    arena = require(SHARED_DATA / "benchbench" / "leaderboards" / "chatbot_arena_241104_holistic.csv")
+    folder, _ = example_run
+    raw = hx.load_matrix(folder / "pythia.duckdb", benchmark="mmlu", normalise="none")
+    elo = pd.read_csv(arena)["arena_elo"].to_numpy()
+    frame = pd.DataFrame(raw.iloc[:, :8].to_numpy(), index=raw.index, columns=raw.columns[:8])
+    frame["arena_elo"] = np.resize(elo, len(frame))  # real ratings, paired with models only for the shape
+    res = hx.reduce(frame, budget=3, seed=0, n_random=20, n_random_subsets=10)
+    [note] = [w for w in res.warnings if "mixes scales" in w]
+    # print(res) shows the warnings the command line logs (was: render() only, warnings lost in a notebook).
+    assert "8 columns proportion; unbounded: arena_elo" in note and f"warning: {note}" in str(res)
+    # The same accuracies alone, or the store's normalised matrix: no such warning.
+    assert not [w for w in hx.reduce(frame.iloc[:, :8], budget=3, seed=0, n_random=20,
+                                     n_random_subsets=10).warnings if "mixes scales" in w]
 
 
 def test_api_refusals_are_clear(tmp_path):

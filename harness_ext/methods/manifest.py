@@ -399,7 +399,10 @@ def build_manifest(
     if dropped.get("models") or dropped.get("datasets"):
         warnings.append(dense_cut_message(dropped))
     from ..store.pivot import shots_left_out_note
+    from ..store.scales import mixed_scales_note
 
+    if mixed_scales_note(df):  # a hand-built DataFrame: an Elo column beside accuracies dominates the aggregate
+        warnings.append(mixed_scales_note(df))
     if shots_left_out_note(df.attrs):  # said by 'matrix' only: models run only at other settings vanished silently
         warnings.append(shots_left_out_note(df.attrs))
     if thin:

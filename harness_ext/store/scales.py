@@ -211,6 +211,32 @@ def _per_column(X, transform, ref, which: int) -> np.ndarray:
     return X
 
 
+def mixed_scales_note(df) -> Optional[str]:
+    """A warning when a matrix's columns are on different scales (an Elo rating beside accuracies), else None.
+
+    A matrix from the store is on [0, 1] (or on one harness's own scale); a DataFrame built by hand
+    may not be, and then the uniform full-benchmark mean, and a subset chosen to predict it, follow
+    the widest column. Only the categorical :func:`infer_scale` of each column is used.
+
+    References
+    ----------
+    Issue 14 item 1 (matrices from any source); Elo (1978) for the rating scale.
+    """
+    kinds: dict = {}
+    for col in df.columns:
+        v = df[col].to_numpy(dtype=float)
+        if np.isfinite(v).any():  # by the values only: a name's known bounds say nothing of a normalised column
+            kinds.setdefault(infer_scale(v)[0], []).append(str(col))
+    if len(kinds) < 2:
+        return None
+    # The commonest kind is the benchmark's; the others are named (up to five of each).
+    main = max(kinds, key=lambda k: len(kinds[k]))
+    odd = "; ".join(f"{k}: {', '.join(v[:5])}{' ...' if len(v) > 5 else ''}" for k, v in kinds.items() if k != main)
+    return (f"the matrix mixes scales ({len(kinds[main])} columns {main}; {odd}): the full-benchmark mean and the "
+            "subset chosen to predict it follow the widest column. Put the columns on one scale first (ingest the "
+            "scores and use load_matrix, which normalises each column, or rescale them)")
+
+
 # -- chance levels ----------------------------------------------------------------------------
 def _choices(n: int, what: str = "answer choices") -> tuple:
     return (1.0 / n, f"{n} {what}")
