@@ -78,6 +78,8 @@ def test_readme_example_predicts_the_held_out_model(example_run):
     assert json.loads(hx.predict(manifest, scores).to_json())["manifest"] is None
     partial = hx.predict(folder / "reduced", dict(list(scores.items())[:4]))
     assert partial.warnings and all(f"warning: {w}" in str(partial) for w in partial.warnings)
+    with pytest.raises(HarnessExtError, match="the scores: 1 column.* not numbers: "):
+        hx.predict(folder / "reduced", {subset[0]: "n/a"})
     with pytest.raises(HarnessExtError, match="match no single dataset"):
         hx.predict(folder / "reduced", {"not_a_subject": 0.3})
     # Result files, as 'harness-ext predict' reads them: the same prediction from the model's own run.
@@ -136,6 +138,14 @@ def test_api_refusals_are_clear(tmp_path):
         hx.ingest(scores, store=tmp_path / "s.duckdb")
     with pytest.raises(HarnessExtError, match=r"load_matrix\(\) takes a path, not a DataFrame"):
         hx.load_matrix(scores)
+    # Was: numpy's "could not convert string to float: 'pythia'", "File name too long" on an array, and a
+    # model named twice taken as two models. Each refusal names what is wrong.
+    with pytest.raises(HarnessExtError, match="the matrix: 1 column.* not numbers: family; keep only score columns"):
+        hx.reduce(scores.assign(family="pythia"))
+    with pytest.raises(HarnessExtError, match="the matrix: a model named more than once: a"):
+        hx.reduce(scores.set_axis(["a", "a"]))
+    with pytest.raises(HarnessExtError, match=r"reduce\(\) takes a DataFrame .* not ndarray"):
+        hx.reduce(scores.to_numpy())
     with pytest.raises(HarnessExtError, match="no harness-ext store"):
         hx.load_matrix(tmp_path / "missing.duckdb")
     with pytest.raises(HarnessExtError, match="no harness-ext store"):

@@ -44,6 +44,24 @@ def _not_a_frame(value, func: str) -> None:
                               "to harness_ext.predict()")
 
 
+def _as_float(frame: pd.DataFrame, what: str) -> pd.DataFrame:
+    """``frame`` as floats, or an error naming its text columns and its repeated model or dataset names."""
+    try:
+        out = frame.astype(float)
+    except (TypeError, ValueError):
+        # Which columns: a value that is there but is no number (a model family, a date left in the frame).
+        bad = [str(c) for c in frame.columns
+               if (pd.to_numeric(frame[c], errors="coerce").isna() & frame[c].notna()).any()]
+        raise HarnessExtError(f"{what}: {len(bad)} column(s) hold values that are not numbers: {', '.join(bad[:5])}"
+                              f"{' ...' if len(bad) > 5 else ''}; keep only score columns (models x datasets)") from None
+    for axis, label in ((frame.index, "model"), (frame.columns, "dataset")):
+        if not axis.is_unique:
+            twice = sorted({str(v) for v in axis[axis.duplicated()]})
+            raise HarnessExtError(f"{what}: a {label} named more than once: {', '.join(twice[:5])}"
+                                  f"{' ...' if len(twice) > 5 else ''}; one row per model, one column per dataset")
+    return out
+
+
 def _existing_store(store: Optional[PathLike]) -> str:
     from ..store.db import default_db_path
 
@@ -186,7 +204,11 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     from .reduce import reduce_matrix
 
     if isinstance(matrix, pd.DataFrame):
-        df, db = matrix, None if store is None else str(store)
+        # attrs (scales, dataset metadata) kept: astype copies them.
+        df, db = _as_float(matrix, "the matrix"), None if store is None else str(store)
+    elif not isinstance(matrix, (str, os.PathLike)):
+        raise HarnessExtError(f"reduce() takes a DataFrame (models x datasets, named rows and columns) or a store "
+                              f"path, not {type(matrix).__name__}")
     else:
         db = _existing_store(matrix)
         if not _names(benchmark):
@@ -252,7 +274,7 @@ def _score_frame(scores, manifest: dict) -> pd.DataFrame:
         raise HarnessExtError(f"{len(unknown)} score columns match no single dataset of the manifest: "
                               f"{', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}; its datasets are "
                               f"{', '.join(names[:8])}{' ...' if len(names) > 8 else ''} (or their lm-eval task names)")
-    frame = scores.rename(columns=rename).astype(float)
+    frame = _as_float(scores, "the scores").rename(columns=rename)
     frame.index = [str(i) for i in frame.index]
     return frame.T.groupby(level=0).first().T  # a dataset named twice (name and task) keeps its first score
 
