@@ -78,6 +78,11 @@ def test_readme_example_predicts_the_held_out_model(example_run):
     assert json.loads(hx.predict(manifest, scores).to_json())["manifest"] is None
     partial = hx.predict(folder / "reduced", dict(list(scores.items())[:4]))
     assert partial.warnings and all(f"warning: {w}" in str(partial) for w in partial.warnings)
+    # A model the manifest was built from is predicted in-sample, and says so; the held-out one does not.
+    trained = manifest["source"]["models"][0]
+    insample = hx.predict(folder / "reduced", raw.loc[[trained], subset])
+    assert any(trained in w and "in-sample" in w for w in insample.warnings)
+    assert not any("in-sample" in w for w in pred.warnings)
     with pytest.raises(HarnessExtError, match="the scores: 1 column.* not numbers: "):
         hx.predict(folder / "reduced", {subset[0]: "n/a"})
     with pytest.raises(HarnessExtError, match="match no single dataset"):

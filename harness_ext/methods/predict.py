@@ -338,6 +338,13 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
             warnings.append(f"{model}: no result for {', '.join(missing)}; predicted from the other "
                             f"{len(subset_names) - len(missing)} subset datasets, with intervals cross-validated "
                             "for that part of the subset (wider than the manifest's)")
+    # A model the manifest was built from is no new model: its predictions are in-sample and say so.
+    known = set(map(str, train.index))
+    seen = [str(m) for m in raw_new.index if str(m) in known]
+    if seen:
+        warnings.append(f"{', '.join(seen[:5])}{' ...' if len(seen) > 5 else ''}: among the manifest's training models "
+                        "(their full results chose the subset and fitted the predictor): the predictions are in-sample, "
+                        "and their errors and intervals are not those of a new model")
     anchored = set(map(tuple, raw_new.attrs.get("anchored", [])))
     item_sets = {b["dataset"]: t for t, b in ((manifest.get("items") or {}).get("tasks") or {}).items()}
     for i, model in enumerate(raw_new.index):
