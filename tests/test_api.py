@@ -111,6 +111,8 @@ def test_api_reduce_gives_the_cli_manifest_byte_for_byte(example_run, tmp_path):
     assert isinstance(res.budget_curve(), pd.DataFrame) and res.budget_curve()["chosen"].sum() == 1
     assert json.loads(res.to_json())["manifest"]["subset"][0]["name"] == res.subset[0]
     assert res.to_frame().index.name == "step"
+    # Subset datasets have no cross-validated error: NaN in a float column (was None in an object column).
+    assert res.to_frame()["cv_rmse"].dtype == float and res.to_frame()["cv_rmse"].isna().all()
 
 
 @pytest.mark.slow  # the example ingests 269 files (~30 s); this reduce is ~3 s on 9 columns

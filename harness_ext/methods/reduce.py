@@ -93,6 +93,8 @@ class ReduceResult(Result):
         cv = {d["name"]: d.get("cv_rmse") for d in self.manifest["datasets"]}
         subset = pd.DataFrame([{"step": s["step"], "dataset": s["name"], "coverage": s.get("coverage"),
                                 "cv_rmse": cv.get(s["name"])} for s in self.manifest["subset"]]).set_index("step")
+        # A subset dataset is observed, not predicted: no cross-validated error (None), a float NaN in the frame.
+        subset = subset.astype({"coverage": "float64", "cv_rmse": "float64"})
         return {"subset": subset, "budget_curve": self.budget_curve()}
 
     def summary(self) -> dict:
