@@ -262,3 +262,15 @@ def test_a_short_ingest_keeps_the_store_open_and_a_long_read_releases_it(tmp_pat
         with Store.open(tmp_path / f"{name}.duckdb", read_only=True) as store:
             assert store.counts()["results"] == 6
     assert released == ["b"]
+
+
+def test_a_listed_source_file_is_the_one_init_makes():
+    """SourceFile.listed (the directory walk's fast constructor) lays out the attributes __init__ sets, for a file
+    (with its suffix, as __getattr__ computes it) and for a directory: a field added to one must reach the other."""
+    f, d = PYTHIA / PYTHIA_FILE, PYTHIA
+    names, kids = frozenset({PYTHIA_FILE}), frozenset({"a.json"})
+    made, walked = SourceFile(str(f), is_dir=False, siblings=names), SourceFile.listed(str(f), f.suffix.lower(), names)
+    made.suffix  # computed on first use and kept
+    assert made.__dict__ == walked.__dict__
+    made, walked = SourceFile(str(d), is_dir=True, children=kids), SourceFile.listed(str(d), children=kids)
+    assert made.__dict__ == walked.__dict__

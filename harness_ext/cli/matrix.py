@@ -71,8 +71,9 @@ class PerformanceMatrix(Result):
                            + (" ..." if len(names) > 8 else ""))
         from ..store.pivot import shots_left_out_note
 
-        if shots_left_out_note(df.attrs):
-            out.append(shots_left_out_note(df.attrs))
+        note = shots_left_out_note(df.attrs)
+        if note:
+            out.append(note)
         if df.attrs.get("model_aliases"):
             out.append(f"{len(df.attrs['model_aliases'])} rows merge several names of one model ('harness-ext models "
                        "--merged'; --no-aliases keeps names apart)")

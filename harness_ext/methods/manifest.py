@@ -401,10 +401,9 @@ def build_manifest(
     from ..store.pivot import shots_left_out_note
     from ..store.scales import mixed_scales_note
 
-    if mixed_scales_note(df):  # a hand-built DataFrame: an Elo column beside accuracies dominates the aggregate
-        warnings.append(mixed_scales_note(df))
-    if shots_left_out_note(df.attrs):  # said by 'matrix' only: models run only at other settings vanished silently
-        warnings.append(shots_left_out_note(df.attrs))
+    # A hand-built DataFrame: an Elo column beside accuracies dominates the aggregate. And the cells the shot rule
+    # left out, said by 'matrix' only before: models run only at other settings vanished silently.
+    warnings += [n for n in (mixed_scales_note(df), shots_left_out_note(df.attrs)) if n]
     if thin:
         warnings.append(f"{len(thin)} datasets have a result from fewer than two models and are predicted from "
                         f"column-level information only: {', '.join(thin[:5])}" + (" ..." if len(thin) > 5 else ""))

@@ -72,6 +72,8 @@ def shots_left_out_note(attrs: dict) -> Optional[str]:
     n = ((attrs or {}).get("shots") or {}).get("dropped_cells")
     return (f"{n} cells measured only at another shot setting than their dataset's are left out "
             "(--num-fewshot K or --rows model_shots to see them)") if n else None
+
+
 _DATASET_COLUMNS = ["benchmark", "dataset", "metric", "task", "higher_is_better", "random_baseline", "baseline_source",
                     "min_score", "max_score", "kind", "scale"]
 
