@@ -225,35 +225,43 @@ def _masked_lp_sums(X: np.ndarray, M: np.ndarray, p: float) -> tuple:
     ``G`` is ``|shifted|^p`` as it stands, and the removed terms are of the
     size of typical differences (no cancellation of large offsets; one
     constant for the whole matrix would leave offsets between rows, which
-    p = 3 cubes: 2e-11 relative error with row offsets 50 times the spread).
+    p = 3 cubes: 2e-11 relative error with row offsets 50 times the spread;
+    the row's largest value, which needs no mask to zero the filled cells
+    again, had about 1,000 times the error at p = 3 with one outlying column).
     The counts are one float32 symmetric product of the mask (exact integers
-    below 2**24 rows; float64 from there on). For p = 1 both products run beside scipy's distances
-    on the worker threads (:func:`_cityblock`).
+    below 2**24 rows; float64 from there on). For p = 1 both products run
+    beside scipy's distances on the worker threads (:func:`_cityblock`).
 
     Returns ``(S, counts)``, both ``(q, q)`` float64.
     """
-    # Rows shifted by their observed mean, and the missing cells zeroed again. The mask as float64: multiplying
-    # by it is faster than by the bool mask (14 against 23 us at 838 x 57), its row sums are the exact counts,
-    # and it then becomes the missing-cell mask of the correction in place.
-    # The large temporaries come from the pool (K._pooled), and G takes Z's memory once T has its values.
+    # Everything is built in the transposed layout scipy and the tiles read: one transposing copy, then passes
+    # along contiguous memory, where the row sums are a reduction over the first axis (one vectorised pass;
+    # along the short rows of X it is several times slower) and the row counts one product. The mask as
+    # float64: multiplying by it is faster than by a bool mask, and it then becomes the correction's
+    # missing-cell mask in place. The large temporaries come from the pool (K._pooled).
+    # 838 x 57: 0.10 ms to G and N, against 0.13 ms in X's layout.
     n, q = X.shape
-    Mf = K._pooled((n, q))
-    np.copyto(Mf, M)
-    Z = K._zero_filled(X, Mf, out=K._pooled((n, q)))
-    Z -= (Z.sum(axis=1) / np.maximum(Mf @ np.ones(q), 1.0))[:, None]
-    Z *= Mf
     T = K._pooled((q, n))  # columns as contiguous rows, for scipy and the tiles
-    np.copyto(T, Z.T)
-    G = np.abs(T, out=Z.reshape(q, n))  # (q, n): 0 on missing cells
+    np.copyto(T, X.T)
+    Mq = K._pooled((q, n))
+    np.isnan(T, out=Mq)
+    np.subtract(1.0, Mq, out=Mq)  # 1.0 on observed cells
+    K._zero_filled(T, Mq, out=T)
+    mean = T.sum(axis=0)
+    mean /= np.maximum(np.ones(q) @ Mq, 1.0)
+    T -= mean
+    T *= Mq  # shifted, the filled cells zeros again
+    G = np.abs(T, out=K._pooled((q, n)))  # (q, n): 0 on missing cells
     if p != 1:
         G **= p
+    N = np.subtract(1.0, Mq, out=Mq)  # 1.0 on missing cells: the correction's right-hand side, (q, n)
     out = {}
 
     def products() -> None:
         # float32 sums of ones are exact integers only below 2**24 rows
         m = M.astype(np.float32 if M.shape[0] < _EXACT_FLOAT32_COUNT else np.float64)
         out["counts"] = (m.T @ m).astype(np.float64)
-        out["C"] = G @ np.subtract(1.0, Mf, out=Mf)
+        out["C"] = G @ N.T
 
     if p == 1:
         U = _cityblock(T, extra=products)

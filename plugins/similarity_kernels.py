@@ -64,9 +64,12 @@ def _prepare(X) -> tuple:
 
 def _zero_filled(X: np.ndarray, M: np.ndarray, out=None) -> np.ndarray:
     """A copy of ``X`` with its missing cells (``~M``) set to zero (-0.0), in two fast passes: ``fmax`` replaces
-    NaN by the most negative float, and the mask (bool, or 0/1 floats: faster to multiply by) multiplies it to zero. ``np.where(M, X, 0.0)`` is 3-4 times
-    slower (0.1 ms against 0.03 at 838 x 57). ``out``: where to write it (default a new array)."""
-    Z = np.fmax(X, -np.finfo(float).max, out=out)
+    NaN by the most negative float, and the mask (bool, or 0/1 floats: faster to multiply by) multiplies it to
+    zero. ``np.where(M, X, 0.0)`` is 3-4 times slower (0.1 ms against 0.03 at 838 x 57). The most negative float
+    is given as a row that broadcasts, not as a scalar: numpy's fmax runs its vectorised loop only on array
+    operands and takes a scalar at about a third of the speed (838 x 57: 23 against 10 us). ``out``: where to
+    write it (default a new array; ``X`` itself works)."""
+    Z = np.fmax(X, np.full(X.shape[-1], -np.finfo(float).max), out=out)
     Z *= M
     return Z
 
