@@ -499,3 +499,93 @@ def test_sorted_labels_and_joined_header_match_python():
         joined = "\x1f".join(want_uniq).encode()
         for labels in (list(want_uniq), uniq, index, pa.array(list(want_uniq), type=pa.large_string())):
             assert bytes(_joined(labels)) == joined
+
+
+RULE_QUERIES = [MatrixQuery(), MatrixQuery(rows="model_shots"), MatrixQuery(rows="run", normalise="minmax"),
+                MatrixQuery(dense=True), MatrixQuery(num_fewshot=5, normalise="none")]
+
+
+@pytest.mark.parametrize("which", ["one_setting", "rules"])
+def test_load_matrix_without_fingerprint_is_the_same_matrix(one_setting_store, rule_store, which):
+    """fingerprint=False (the commands that write and check no manifest) gives the matrix and attrs of the
+    default load but for attrs["fingerprint"], None; the default's is fingerprint() of the raw matrix it
+    normalised, on the one-scan path (hashed while the store is read) and the general path, dense or not."""
+    from dataclasses import replace
+
+    from harness_ext.store.matrix import fingerprint
+
+    db, queries = (one_setting_store, ONE_SETTING_QUERIES) if which == "one_setting" else (rule_store, RULE_QUERIES)
+    with Store.open(db, read_only=True) as store:
+        for q in queries:
+            full, plain = load_matrix(store, q), load_matrix(store, q, fingerprint=False)
+            assert plain.attrs["fingerprint"] is None
+            assert full.attrs["fingerprint"] == fingerprint(load_matrix(store, replace(q, normalise="none"),
+                                                                        fingerprint=False)), q
+            plain.attrs["fingerprint"] = full.attrs["fingerprint"]
+            _identical(plain, full)
+
+
+class _LoggedConnection:
+    """A DuckDB connection whose ``execute`` statements are logged (the rest passes through)."""
+
+    def __init__(self, con):
+        self._con, self.log = con, []
+
+    def execute(self, sql, *a, **k):
+        self.log.append(" ".join(str(sql).split()))
+        return self._con.execute(sql, *a, **k)
+
+    def __getattr__(self, name):
+        return getattr(self._con, name)
+
+
+@pytest.mark.parametrize("how", ["done", "failed", "transaction"])
+def test_one_thread_scan_puts_the_thread_setting_back(one_setting_store, monkeypatch, how):
+    """The one-scan path reads the results in one DuckDB thread (SET threads = 1 for the scan) and puts the
+    database's setting back after it: when the scan ends, when the scatter fails mid-scan, inside a transaction."""
+    from harness_ext.store import pivot
+
+    q = MatrixQuery(aliases=False)  # runs of cells are checked (pivot._is_run) from the first batch
+    with Store.open(one_setting_store) as store:
+        store.con.execute("SET threads = 3")
+        assert _fast_taken(store, q)
+        want = load_matrix(store, q)
+        real = store.con
+        store.con = logged = _LoggedConnection(real)
+        try:
+            if how == "failed":
+                def boom(*a):
+                    raise RuntimeError("scatter failed")
+                monkeypatch.setattr(pivot, "_is_run", boom)
+                with pytest.raises(RuntimeError, match="scatter failed"):
+                    load_matrix(store, q)
+            elif how == "transaction":
+                real.execute("BEGIN TRANSACTION")
+                _identical(load_matrix(store, q), want)
+                real.execute("ROLLBACK")
+            else:
+                _identical(load_matrix(store, q), want)
+        finally:
+            store.con = real
+        assert [s for s in logged.log if s.startswith("SET threads")] == ["SET threads = 1", "SET threads = 3"]
+        assert real.execute("SELECT current_setting('threads')").fetchall()[0][0] == 3
+        real.execute("RESET threads")
+
+
+def test_matrix_command_fingerprints_only_what_it_writes_to_parquet(one_setting_store, tmp_path, monkeypatch):
+    """``matrix`` computes the fingerprint only for a Parquet file (which keeps the attrs: a matrix read back
+    from it can go to reduce()); printed or written as CSV it skips it. Analyses that write no manifest skip it,
+    reduce computes it."""
+    from harness_ext.cli import main
+    from harness_ext.store import matrix
+
+    asked = []
+    real = matrix.load_matrix
+    monkeypatch.setattr(matrix, "load_matrix", lambda *a, **k: asked.append(k.get("fingerprint", True)) or real(*a, **k))
+    db = str(one_setting_store)
+    assert main(["matrix", "--db", db, "-o", str(tmp_path / "m.csv")]) == 0
+    assert main(["matrix", "--db", db, "-o", str(tmp_path / "m.parquet")]) == 0
+    assert asked == [False, True]
+    back = pd.read_parquet(tmp_path / "m.parquet")
+    with Store.open(one_setting_store, read_only=True) as store:
+        assert back.attrs["fingerprint"] == real(store, MatrixQuery()).attrs["fingerprint"]

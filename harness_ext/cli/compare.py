@@ -50,7 +50,7 @@ def run(args) -> int:
     from .options import matrix_from_args
     from .output import emit
 
-    df = matrix_from_args(args)
+    df = matrix_from_args(args, fingerprint=False)
     if df.isna().any().any():
         n = int(df.isna().sum().sum())
         raise HarnessExtError(f"the matrix has {n} missing cells; the protocol needs a complete matrix (add --dense)")

@@ -85,7 +85,10 @@ def run(args) -> int:
     from .options import matrix_from_args
     from .output import emit
 
-    result = PerformanceMatrix(matrix_from_args(args, require_benchmark=False))
+    # The fingerprint only for a Parquet file: it keeps the matrix's attrs, so a matrix read back from it can go
+    # to the Python API's reduce(), whose manifest records the fingerprint (CSV and the printed table keep none).
+    parquet = bool(args.output) and str(args.output).endswith(".parquet")
+    result = PerformanceMatrix(matrix_from_args(args, require_benchmark=False, fingerprint=parquet))
     df = result.frame
     if args.output:
         out = str(args.output)

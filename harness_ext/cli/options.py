@@ -163,10 +163,13 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def matrix_from_args(args, require_benchmark: bool = True) -> "pandas.DataFrame":  # noqa: F821
+def matrix_from_args(args, require_benchmark: bool = True,
+                     fingerprint: bool = True) -> "pandas.DataFrame":  # noqa: F821
     """Build the performance matrix the matrix-selection options describe.
 
     With ``require_benchmark`` (analyses, reduce) a store of several benchmarks needs ``--benchmark``.
+    ``fingerprint``: compute ``attrs["fingerprint"]`` (:func:`harness_ext.store.matrix.load_matrix`); commands
+    that write and check no manifest pass False and skip its cost.
     """
     from ..store.matrix import load_matrix
     from ..store.db import Store
@@ -175,7 +178,7 @@ def matrix_from_args(args, require_benchmark: bool = True) -> "pandas.DataFrame"
     with Store.open(args.db, read_only=True) as store:
         if require_benchmark:
             require_single_benchmark(store, args)
-        return load_matrix(store, query)
+        return load_matrix(store, query, fingerprint=fingerprint)
 
 
 def query_from_args(args) -> "MatrixQuery":  # noqa: F821

@@ -64,7 +64,7 @@ def run(args) -> int:
     bad = analyses - set(ANALYSES)
     if bad:
         raise HarnessExtError(f"unknown analysis {', '.join(sorted(bad))}; choose from {', '.join(ANALYSES)} or all")
-    df = matrix_from_args(args)
+    df = matrix_from_args(args, fingerprint=False)
     dropped = df.attrs.get("dropped") or {}
     if dropped.get("models") or dropped.get("datasets"):
         from ..methods.manifest import dense_cut_message

@@ -19,7 +19,7 @@ def prowl_matrix(args):
     else:
         from .options import matrix_from_args
 
-        df = matrix_from_args(args)
+        df = matrix_from_args(args, fingerprint=False)
     if df.shape[0] < 2 or df.shape[1] < 2:
         raise HarnessExtError(f"prowl needs at least 2 models and 2 datasets; the matrix is {df.shape[0]} x {df.shape[1]}")
     return df

@@ -16,7 +16,7 @@ def run(args) -> int:
     from .options import matrix_from_args
     from .output import emit
 
-    df = matrix_from_args(args)
+    df = matrix_from_args(args, fingerprint=False)
     axes = ("datasets", "models") if args.axis == "both" else (args.axis,)
     for axis in axes:
         if (df.shape[1] if axis == "datasets" else df.shape[0]) < 2:

@@ -72,7 +72,7 @@ def _load(args) -> tuple:
         return read_prompt_matrix(args.prompts, args.prompts_layout), f"prompt-level CSV {args.prompts}"
     from .options import matrix_from_args
 
-    df = matrix_from_args(args)
+    df = matrix_from_args(args, fingerprint=False)
     return df, f"store matrix ({', '.join(args.benchmark or ['all benchmarks'])})"
 
 

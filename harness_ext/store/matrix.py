@@ -125,8 +125,21 @@ def query_results(store, query: MatrixQuery, all_metrics: bool = False) -> pd.Da
     return store.con.execute(sql, params).df()
 
 
-def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
+def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = True) -> pd.DataFrame:
     """Build the performance matrix for ``query``.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    query : MatrixQuery
+        Which results, and how they are normalised.
+    fingerprint : bool
+        Compute ``attrs["fingerprint"]``: SHA-256 of the raw values, what ``reduce`` records in
+        its manifest and ``predict`` checks against the store. Default True. ``False`` leaves it
+        None: for callers that write and check no manifest (``matrix``, ``stalk``, ``prowl``,
+        ``weights``), which then do not pay for it (about half of a dense store read's time: one
+        sequential SHA-256 stream over the values, computed beside the scan).
 
     Returns
     -------
@@ -135,7 +148,7 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
         ``df.attrs`` holds ``query`` (as a dict), ``datasets`` (per-column
         metadata: benchmark, metric, task, baseline, how the column was
         normalised, as the dict :func:`params_frame` reads),
-        ``fingerprint`` (of the raw values) and ``dropped`` (the models,
+        ``fingerprint`` (of the raw values; None without ``fingerprint``) and ``dropped`` (the models,
         datasets and count of observed cells ``query.dense`` removed; empty
         without it -- missing cells are otherwise kept as missing). Query again with
         ``normalise="none"`` for raw scores.
@@ -149,7 +162,7 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
         raise StoreError(f"rows must be 'model', 'model_shots' or 'run', not {query.rows!r}")
     extra: dict = {}
     # One float matrix all the way: the raw values are fingerprinted, then normalised in place.
-    X, index, columns, meta = raw_arrays(store, query, extra, fingerprint=not query.dense)
+    X, index, columns, meta = raw_arrays(store, query, extra, fingerprint=fingerprint and not query.dense)
     dropped = {"models": [], "datasets": []}
     if query.dense:
         before = pd.DataFrame(X, index=index, columns=columns, copy=False)
@@ -171,10 +184,13 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
     # The fingerprint of the raw values (rounding and hashing release the GIL) runs beside the read-only
     # normalisation parameters and labels; the in-place normalisation waits for it.
     from concurrent.futures import ThreadPoolExecutor
+    from contextlib import nullcontext
 
-    with ThreadPoolExecutor(1) as pool:
+    with ThreadPoolExecutor(1) if fingerprint else nullcontext() as pool:
         # Started while the store was read, where the layout allowed (harness_ext.store.pivot).
-        hashed = extra.get("fingerprint") or pool.submit(fingerprint_arrays, X, index, columns)
+        hashed = None
+        if fingerprint:
+            hashed = extra.get("fingerprint") or pool.submit(fingerprint_arrays, X, index, columns)
         params = normalisation_params(X, meta, method=query.normalise, chance_levels=user_chance)
         labels, cols = pd.Index(index, name="model"), pd.Index(columns, name="dataset")
         p = {k: params[k].tolist() for k in ("how", "lo", "span", "flip", "chance", "clip", "transform", "ref",
@@ -189,7 +205,7 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery()) -> pd.DataFrame:
         fields = {k: [_plain(v) for v in meta[k].tolist()] for k in meta.columns}
         fields["normalisation"] = normalisation
         datasets = {c: dict(zip(fields, row)) for c, row in zip(meta.index.tolist(), zip(*fields.values()))}
-        raw_fingerprint = hashed.result()
+        raw_fingerprint = hashed.result() if fingerprint else None
     X = apply_normalisation(X, params, out=X)
     norm = pd.DataFrame(X, index=labels, columns=cols, copy=False)
     chance_known = params["chance_source"].notna().to_numpy()

@@ -59,6 +59,8 @@ def dataset_filter(store, query, metrics: bool = True):
 
 #: The largest cell key (model_id * K + dataset_id) the one-scan path has DuckDB compute: an INTEGER.
 _KEY_MAX = 2**31 - 1
+#: DuckDB's row group: the one-scan path's batch.
+_ROW_GROUP = 122_880
 #: Cells per block of the one-scan path's missing-cell count (a 128 KB boolean block stays in cache).
 _BLOCK_CELLS = 1 << 17
 #: A datasets row as the matrix reads it: the id, then _DATASET_COLUMNS.
@@ -342,13 +344,14 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
     # Whether any sample count is stored, and any value is NaN (a missing cell): EXISTS stops at the first
     # one, and DuckDB skips row groups on their statistics (a column of NULLs, values without NaN), where
     # count(n_samples) read the whole column and a NaN test per batch read every value.
-    # The models are counted in the same statement (a statement costs DuckDB about 0.3 ms however small).
+    # The models are counted, and the thread setting read (the scan runs in one thread: _batches), in the same
+    # statement (a statement costs DuckDB about 0.3 ms however small).
     # fetchall, not fetchone: a result left unfinished would refuse the relation (con.sql) that reads the models.
-    (n, k_lo, k_hi, n_counted, has_nan, n_models), = con.execute(
+    (n, k_lo, k_hi, n_counted, has_nan, n_models, threads), = con.execute(
         f"""SELECT count(*), min(r.num_fewshot), max(r.num_fewshot),
                    EXISTS (SELECT 1 FROM results r WHERE {where} AND r.n_samples IS NOT NULL),
                    EXISTS (SELECT 1 FROM results r WHERE {where} AND isnan(r.value)),
-                   (SELECT count(*) FROM models)
+                   (SELECT count(*) FROM models), current_setting('threads')
             FROM results r WHERE {where}""", rparams * 3).fetchall()
     if not n or k_lo != k_hi:
         return None
@@ -359,7 +362,7 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
     done = None
     try:
         done = _scatter_one_setting(con, query, where, rparams, ds, aliased, extra, n, k_lo, n_counted, has_nan,
-                                    fingerprint)
+                                    fingerprint, threads)
         return done
     finally:
         if done is None and extra.get("fingerprint") is not None:  # the general path decides: no hash of this
@@ -367,7 +370,8 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
 
 
 def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliased: bool, extra: dict,
-                         n: int, k_lo: int, n_counted: int, has_nan: bool, fingerprint: bool = False) -> Optional[tuple]:
+                         n: int, k_lo: int, n_counted: int, has_nan: bool, fingerprint: bool = False,
+                         threads: Optional[int] = None) -> Optional[tuple]:
     """:func:`_one_setting_arrays` once its aggregate and the layout's size said the case applies: ``ds``
     are the filtered datasets rows; the ``(model_id, dataset_id, value)`` scan of ``where`` is read here.
 
@@ -375,7 +379,7 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     as in most stores) and hashes rows as soon as the scan has left them behind: while results come in row
     order (a store filled model by model), the hash runs beside the scan; otherwise it restarts once the
     scatter is done, beside the rest. If the layout is then cut, it is dropped (load_matrix hashes the cut
-    matrix)."""
+    matrix). ``threads``: the connection's thread setting, restored after the one-thread scan (:func:`_batches`)."""
     aliased = aliased and con.execute("SELECT count(*) FROM model_aliases").fetchall()[0][0] > 0  # none: no join
     # The names come as Arrow strings: the row labels are sorted (when not stored in order), de-duplicated and
     # made the matrix's index (and its fingerprint's header) in Arrow, with no Python string per model. No ORDER
@@ -436,7 +440,10 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     extra["fingerprint"] = hasher
     in_order = hasher is not None
     # The scan runs on the caller's connection (inside a transaction it sees that transaction's writes).
-    for batch in _batches(con, f"SELECT {ids}, r.value FROM results r WHERE {where}", rparams):
+    # A row group at a time, in one DuckDB thread (see _batches; larger batches cost more: DuckDB then copies
+    # row groups into fresh buffers).
+    for batch in _batches(con, f"SELECT {ids}, r.value FROM results r WHERE {where}", rparams, rows=_ROW_GROUP,
+                          threads=threads):
         value = batch["value"]
         if not len(value):
             continue
@@ -616,7 +623,7 @@ def _meta_frame(infos: list, columns: list) -> pd.DataFrame:
     return meta.rename(columns={"scale": "scale_kind"})  # the stored kind; engine's transforms read "scale" as theirs
 
 
-def _batches(con, sql: str, params: list, rows: int = 1 << 20):
+def _batches(con, sql: str, params: list, rows: int = 1 << 20, threads: Optional[int] = None):
     """Column arrays of a query's result, at most ``rows`` rows at a time when pyarrow is there (bounded memory).
 
     With pyarrow a thread fetches the next batches while the caller scatters this one (DuckDB and numpy's
@@ -624,16 +631,31 @@ def _batches(con, sql: str, params: list, rows: int = 1 << 20):
     time; eight may wait, about 16 MB for three columns. Reading in the caller's thread costs a little less
     CPU, but on a loaded machine more wall time: the fetching thread keeps the scan going while the caller
     waits for a core.
+
+    ``threads``: the connection's thread count (``current_setting('threads')``), given to run the scan in
+    DuckDB's calling thread alone (``SET threads = 1`` for the scan, then back to ``threads``; a setting of
+    the database, so other connections to it in this process scan with one thread meanwhile). For a plain
+    scan of a few columns DuckDB's parallel streaming costs more CPU than it saves: 10M results, same
+    process, interleaved: 31 ms CPU in one thread with ``rows`` a row group, 50 ms with two (ordering the
+    batches of two threads, their locks), and the caller and the fingerprint's hash thread want the other core.
     """
     try:
         import pyarrow  # noqa: F401
 
+        if threads is not None and threads != 1:
+            con.execute("SET threads = 1")
+        else:
+            threads = None  # nothing to restore
         rel = con.sql(sql, params=params)
         # DuckDB >= 1.4 names it to_arrow_reader; before, fetch_record_batch.
         reader = rel.to_arrow_reader(rows) if hasattr(rel, "to_arrow_reader") else rel.fetch_record_batch(rows)
     except ImportError:  # one batch of numpy arrays
         yield {k: np.asarray(v) for k, v in con.execute(sql, params).fetchnumpy().items()}
         return
+    except BaseException:
+        if threads is not None:
+            con.execute(f"SET threads = {int(threads)}")
+        raise
     import queue
     import threading
 
@@ -668,6 +690,8 @@ def _batches(con, sql: str, params: list, rows: int = 1 << 20):
             except queue.Empty:
                 pass
         thread.join()
+        if threads is not None:
+            con.execute(f"SET threads = {int(threads)}")
 
 
 def describe(query) -> str:
