@@ -230,7 +230,11 @@ def _masked_lp_sums(X: np.ndarray, M: np.ndarray, p: float) -> tuple:
     again, had about 1,000 times the error at p = 3 with one outlying column).
     The counts are one float32 symmetric product of the mask (exact integers
     below 2**24 rows; float64 from there on). For p = 1 both products run
-    beside scipy's distances on the worker threads (:func:`_cityblock`).
+    beside scipy's distances on the worker threads (:func:`_cityblock`). On
+    one core they add to scipy's L1 kernel, the bulk of what ``pdist`` of
+    ``np.nan_to_num(X).T`` costs: at 838 x 57 about 0.34 ms for the kernel,
+    0.11 ms for the correction and 0.04 ms for the counts, against about
+    0.5 ms for that ``pdist`` call with its filling and transposing copy.
 
     Returns ``(S, counts)``, both ``(q, q)`` float64.
     """

@@ -606,9 +606,11 @@ def cosine_similarity(X) -> np.ndarray:
     ``cosine_similarity`` of the zero-filled matrix: the cross products alone,
     ``n q^2`` multiply-adds as one symmetric update. The per-pair norms are
     a general product of the squared values with the mask (``2 n q^2``), which
-    no rearrangement avoids: the pairwise-complete cosine costs about three
-    times the zero-filled one in BLAS work. With a core idle the two share
-    it between two threads (:func:`_masked_cosine`).
+    no rearrangement avoids (``sq[i, j]`` and ``sq[j, i]`` differ, and a
+    symmetric update yields only symmetric sums such as ``sq + sq.T``): the
+    pairwise-complete cosine costs about three times the zero-filled one in
+    BLAS work. With a core idle the two share it between two threads
+    (:func:`_masked_cosine`).
 
     References
     ----------
