@@ -255,13 +255,14 @@ def _masked_lp_sums(X: np.ndarray, M: np.ndarray, p: float) -> tuple:
     mean /= np.maximum(np.ones(q) @ Mq, 1.0)
     T -= mean
     T *= Mq  # shifted, the filled cells zeros again
-    G = np.abs(T, out=K._pooled((q, n)))  # (q, n): 0 on missing cells
-    if p != 1:
-        G **= p
-    N = np.subtract(1.0, Mq, out=Mq)  # 1.0 on missing cells: the correction's right-hand side, (q, n)
     out = {}
 
     def products() -> None:
+        # G and N are built here, not before: for p = 1 this task runs beside scipy's kernel when a core is idle.
+        G = np.abs(T, out=K._pooled((q, n)))  # (q, n): 0 on missing cells
+        if p != 1:
+            G **= p
+        N = np.subtract(1.0, Mq, out=Mq)  # 1.0 on missing cells: the correction's right-hand side, (q, n)
         # float32 sums of ones are exact integers only below 2**24 rows
         m = M.astype(np.float32 if M.shape[0] < _EXACT_FLOAT32_COUNT else np.float64)
         out["counts"] = (m.T @ m).astype(np.float64)
