@@ -21,7 +21,8 @@ cells stay missing, nothing is cut to a dense block):
   percentages, 0-10 judge scores).
 
 Protocol (a), held-out models: 20 seeded 80/20 model splits; a subset of
-``k = max(2, round(0.1 d))`` datasets is chosen on the training models as
+``k = max(2, round(0.1 d))`` datasets (``reduce``'s default budget,
+``budget.default_subset_size``) is chosen on the training models as
 ``reduce`` chooses it: its default selector (``prediction_greedy``: greedy
 forward on the cross-validated error of the profile and the aggregate under
 the predictor being tested) on the training models' chance-normalised scores
@@ -293,11 +294,12 @@ def test_targets(Xte, subset, a_sc, c_sc):
 
 
 def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, extras=(), calibration="design"):
+    from harness_ext.methods.budget import default_subset_size
     from harness_ext.methods.pounce import make_predictor, split_models
 
     X = raw.to_numpy(dtype=float)
     m, d = X.shape
-    k = max(2, int(round(0.1 * d)))
+    k = default_subset_size(d)  # reduce's default budget: the one these tables validate
     a_sc, c_sc = aggregate_scale(X, meta)
     P = points_factor(X)
     res = {key: {"agg_mae": [], "spearman": [], "cell_mae": [], "cell_cov": [], "agg_cov": []}
@@ -530,6 +532,7 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(REPO))
     from tqdm import tqdm
 
+    from harness_ext.methods.budget import default_subset_size
     from harness_ext.methods.newmodel_intervals import FOLD_RESELECTION
 
     calibration = args.calibration or ("same" if args.nested else FOLD_RESELECTION)
@@ -545,7 +548,7 @@ def main(argv=None) -> int:
             bar.update(1)
 
         ra = rb = None
-        k = max(2, int(round(0.1 * raw.shape[1])))
+        k = default_subset_size(raw.shape[1])
         if "a" in protos:
             ra, k = protocol_a(raw, meta, n_splits, draws, args.selector, args.predictor, progress, extras, calibration)
         if "b" in protos:

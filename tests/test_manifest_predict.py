@@ -13,7 +13,8 @@ import yaml
 from harness_ext.cli import main
 from harness_ext.errors import HarnessExtError, MethodError
 from harness_ext.store.ingest import bundled_data_path, ingest_paths
-from harness_ext.methods.manifest import build_manifest, load_manifest, parse_budget, validate_manifest
+from harness_ext.methods.budget import default_subset_size, parse_budget
+from harness_ext.methods.manifest import build_manifest, load_manifest, validate_manifest
 from harness_ext.store.matrix import MatrixQuery, load_matrix
 from harness_ext.methods.predict import predict_from_manifest
 from harness_ext.store.db import Store
@@ -264,10 +265,16 @@ def test_predict_with_only_part_of_the_subset_warns(split_store, reduced, tmp_pa
 
 
 @pytest.mark.parametrize("budget, expected", [("0.2", ("fraction", 0.2)), ("5", ("count", 5)),
-                                              ("coverage=0.9", ("coverage", 0.9)), (None, ("coverage", 0.95)),
+                                              ("coverage=0.9", ("coverage", 0.9)), (None, ("count", 6)),
                                               ("10%", ("fraction", 0.1))])
 def test_parse_budget(budget, expected):
     assert parse_budget(budget, 57) == expected
+
+
+def test_default_budget_is_the_validated_ten_percent():
+    # quality_holdout's k = max(2, round(0.1 d)), never the whole matrix: 1 of 2 is the only way to save anything.
+    sizes = {d: default_subset_size(d) for d in (2, 3, 6, 25, 26, 35, 57, 176)}
+    assert sizes == {2: 1, 3: 2, 6: 2, 25: 2, 26: 3, 35: 4, 57: 6, 176: 18}
 
 
 @pytest.mark.parametrize("budget, msg", [("60", "larger than the benchmark"), ("57", "whole benchmark"),

@@ -407,8 +407,10 @@ def reduce_options(parser):
                         help="keep every model and dataset (the default: missing cells are used as missing, never "
                              "cut to a complete block; --dense cuts and names what it drops)")
     parser.add_argument("--budget", default=None,
-                        help="subset size: a fraction (0.2), a count (5), a coverage target (coverage=0.95, default) "
-                             "or a total cost (cost=50000, in the units of the dataset costs)")
+                        help="subset size: a fraction (0.2), a count (5), SimBA's coverage target (coverage=0.95) "
+                             "or a total cost (cost=50000, in the units of the dataset costs); default: 10%% of the "
+                             "datasets, at least 2 and fewer than all (the budget benchmarks/quality_holdout.py "
+                             "validates)")
     parser.add_argument("--costs", default=None, metavar="FILE",
                         help="cost of running each dataset (JSON name -> cost, or CSV dataset,cost); default: the "
                              "sample counts the result files recorded, when every dataset has one")

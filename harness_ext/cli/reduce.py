@@ -14,7 +14,7 @@ log = logging.getLogger("harness_ext.reduce")
 
 
 def run(args) -> int:
-    from ..methods.manifest import read_costs
+    from ..methods.budget import read_costs
     from ..methods.reduce import DEFAULT_FORMATS, reduce_matrix
     from ..plugin_manager import get_registration
     from ..safe_output import check_group_name

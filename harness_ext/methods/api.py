@@ -165,7 +165,9 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
         A matrix from :func:`load_matrix`, or a store path (then ``benchmark`` is required when
         the store holds several).
     budget : str, int or float, optional
-        ``8`` (datasets), ``0.15`` (fraction), ``"coverage=0.95"`` (default) or ``"cost=50000"``.
+        ``8`` (datasets), ``0.15`` (fraction), ``"coverage=0.95"`` (SimBA's coverage target) or
+        ``"cost=50000"``. Default: 10% of the datasets, at least 2 and fewer than all
+        (:func:`harness_ext.methods.budget.default_subset_size`), recorded in the manifest.
     seed : int
         Seed of the selector, the random baselines and the cross-validation folds.
     selector, similarity, predictor, weighting : str
@@ -200,7 +202,7 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     SimBA (000) §3 (coverage, |S*|), §4 (prediction); Ailem et al. (003) §3.3 (weighting);
     issue 14 items 1, 5, 7 (sparse matrices, selection for prediction, evidence).
     """
-    from .manifest import read_costs
+    from .budget import read_costs
     from .reduce import reduce_matrix
 
     if isinstance(matrix, pd.DataFrame):

@@ -28,6 +28,7 @@ import pandas as pd
 from .. import __version__
 from ..errors import HarnessExtError, MethodError
 from ..report import jsonable, progress
+from .budget import DEFAULT_BUDGET_REASON, dataset_costs, parse_budget, subset_size
 
 log = logging.getLogger("harness_ext.reduce")
 
@@ -97,111 +98,6 @@ def validate_manifest(manifest: dict, path="manifest") -> None:
     check_consistency(manifest, path)
 
 
-def parse_budget(budget: Optional[str], n_datasets: int) -> tuple:
-    """``(kind, value)`` from a budget: ``"0.2"`` a fraction, ``"5"`` a count, ``"coverage=0.95"`` a target,
-    ``"cost=50000"`` a total cost (in the units of the dataset costs, e.g. samples to run).
-
-    Raises
-    ------
-    MethodError
-        If the budget is malformed or larger than the benchmark.
-    """
-    if budget is None:
-        return "coverage", 0.95
-    text = str(budget).strip().lower()
-    try:
-        if text.startswith("cost="):
-            v = float(text.split("=", 1)[1])
-            if not (np.isfinite(v) and v > 0):
-                raise MethodError(f"cost budget must be a positive number, got {budget!r}")
-            return "cost", v
-        if text.startswith("coverage="):
-            v = float(text.split("=", 1)[1])
-            if not 0 < v <= 1:
-                raise MethodError(f"coverage target must be in (0, 1], got {v}")
-            return "coverage", v
-        # A decimal point or a percent sign makes it a fraction, so "1.0" is the whole benchmark, not one dataset.
-        is_fraction = "." in text or text.endswith("%")
-        v = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        raise MethodError(f"budget {budget!r} is not a fraction (0.2), a count (5), a target (coverage=0.95) "
-                          "or a cost (cost=50000)") from None
-    if not np.isfinite(v) or v <= 0:
-        raise MethodError(f"budget must be positive, got {budget!r}")
-    if is_fraction:
-        if v >= 1:
-            raise MethodError(f"budget {budget!r} is a fraction of 1 or more: nothing would be saved "
-                              "(a count is a whole number such as 5)")
-        return "fraction", v
-    if v != int(v):
-        raise MethodError(f"budget {budget!r}: a count must be a whole number")
-    if v > n_datasets:
-        raise MethodError(f"budget of {int(v)} datasets is larger than the benchmark ({n_datasets} datasets)")
-    if v == n_datasets:
-        raise MethodError(f"budget of {int(v)} datasets is the whole benchmark: nothing would be saved")
-    return "count", int(v)
-
-
-def subset_size(kind: str, value, n_datasets: int, curve: np.ndarray, order_costs=None) -> int:
-    """Number of datasets to keep for a parsed budget (at least 1, fewer than all when possible).
-
-    A cost budget keeps the longest prefix of the order whose costs (``order_costs``, in order) fit.
-    """
-    if kind == "cost":
-        fits = np.cumsum(np.asarray(order_costs, dtype=float)) <= float(value) * (1 + 1e-12)
-        return int(max(1, fits.sum()))
-    if kind == "count":
-        return int(value)
-    if kind == "fraction":
-        return int(min(max(1, round(value * n_datasets)), n_datasets))
-    reached = np.flatnonzero(np.asarray(curve) >= value)
-    return int(reached[0] + 1) if reached.size else n_datasets
-
-
-def dataset_costs(costs, columns, meta: dict) -> tuple:
-    """``(cost per column or None, where the costs came from)``.
-
-    ``costs``: a mapping name -> cost or a sequence aligned with ``columns``;
-    without it, the median ``n_samples`` the store recorded per dataset
-    (lm-eval ``n-samples``, HELM instance counts), when every dataset has one.
-    """
-    if costs is not None:
-        if isinstance(costs, dict):
-            missing = [c for c in columns if c not in costs]
-            if missing:
-                raise MethodError(f"the cost file has no cost for {len(missing)} datasets: {', '.join(missing[:5])}"
-                                  + (" ..." if len(missing) > 5 else ""))
-            vec = np.array([float(costs[c]) for c in columns])
-        else:
-            vec = np.asarray(costs, dtype=float)
-        if vec.shape != (len(columns),) or not (np.isfinite(vec) & (vec > 0)).all():
-            raise MethodError(f"costs must be {len(columns)} positive numbers, one per dataset")
-        return vec, "user"
-    ns = [(meta.get(c) or {}).get("n_samples") for c in columns]
-    if all(isinstance(v, (int, float)) and v and v > 0 for v in ns):
-        return np.array(ns, dtype=float), "n_samples from the result files (median over models)"
-    return None, None
-
-
-def read_costs(path) -> dict:
-    """Dataset costs from a JSON object (name -> cost) or a CSV with columns ``dataset,cost``."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise HarnessExtError(f"cannot read the cost file {path}: {exc}") from None
-    try:
-        if path.suffix.lower() == ".json":
-            raw = json.loads(text)
-            return {str(k): float(v) for k, v in raw.items()}
-        import csv
-
-        rows = list(csv.DictReader(text.splitlines()))
-        return {r["dataset"]: float(r["cost"]) for r in rows}
-    except (ValueError, KeyError, AttributeError, TypeError) as exc:
-        raise HarnessExtError(f"{path}: not a cost file (JSON name -> cost, or CSV with columns dataset,cost): {exc}") from None
-
-
 def dense_cut_message(dropped: dict) -> str:
     """One line naming what ``--dense`` removed (it is never done silently)."""
     ms, ds = dropped.get("models") or [], dropped.get("datasets") or []
@@ -251,7 +147,10 @@ def build_manifest(
         Normalised models x datasets matrix from :func:`harness_ext.store.matrix.load_matrix`
         (its ``attrs`` carry the query, dataset metadata and fingerprint).
     budget : str, optional
-        ``"0.2"`` (fraction), ``"5"`` (count) or ``"coverage=0.95"`` (default).
+        ``"0.2"`` (fraction), ``"5"`` (count), ``"coverage=0.95"`` (SimBA's coverage target) or
+        ``"cost=50000"``. Default: 10% of the datasets, at least 2 and fewer than all
+        (:func:`default_subset_size`, the budget ``benchmarks/quality_holdout.py`` validates);
+        the manifest's ``selection.budget.default`` then says so.
     selector, similarity, predictor, weighting : str
         Registered plugin names.
     random_state : int
@@ -348,7 +247,7 @@ def build_manifest(
     k = subset_size(kind, value, d, prowl.coverage, None if cost_vec is None else cost_vec[order_idx])
     if k >= d:
         raise MethodError(
-            f"the budget {budget or 'coverage=0.95'} is reached only with all {d} datasets; choose a lower target "
+            f"the budget {budget} is reached only with all {d} datasets; choose a lower target "
             "or a count/fraction budget"
         )
     subset_idx = order_idx[:k]
@@ -454,7 +353,8 @@ def build_manifest(
             "selector": {"name": prowl.selector, "params": jsonable(prowl.params)},
             "similarity": prowl.similarity,
             "random_state": int(random_state),
-            "budget": {"kind": kind, "value": value, "given": budget},
+            "budget": {"kind": kind, "value": value, "given": budget,
+                       **({"default": DEFAULT_BUDGET_REASON} if budget is None else {})},
             "subset_size": int(k),
             "coverage": _num(prowl.coverage[k - 1]),
             "coverage_curve": [_num(v) for v in prowl.coverage],

@@ -97,7 +97,7 @@ def fold_selector(X, selector: str, *, k: int, sel_params=None, similarity=None,
     """
     from ..errors import MethodError
     from ..plugin_manager import get_registration
-    from .manifest import subset_size
+    from .budget import subset_size
     from .pounce import selector_order
 
     if mode not in ("design", "same"):

@@ -113,7 +113,10 @@ class ReduceResult(Result):
         names = ", ".join(s["name"] for s in manifest["subset"])
         lines = [
             f"reduced {src['n_datasets']} datasets to {sel['subset_size']} ({sel['subset_size'] / src['n_datasets']:.0%}) "
-            f"using {src['n_models']} models",
+            f"using {src['n_models']} models"
+            # A defaulted budget is said where the size is, so a user knows it was chosen for them and how to change it.
+            + ("; default budget: 10% of the datasets, at least 2 (--budget, or budget= in Python, to choose)"
+               if sel["budget"].get("default") else ""),
             f"subset: {names}",
             f"coverage (Pearson of mean win rates, full vs subset): {sel['coverage']:.3f}"
             + (f"; random subsets of that size: {sel['random_baseline']['mean_coverage_at_k']:.3f} on average"

@@ -1,0 +1,171 @@
+"""Subset budgets for ``reduce``: the default, parsing ``--budget``, the subset size, dataset costs.
+
+A budget is a fraction of the datasets, a count, SimBA's coverage target on the
+selector's order (``coverage=0.95``) or a total cost; without one, ``reduce``
+keeps 10% of the datasets, at least 2 (:func:`default_subset_size`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from ..errors import HarnessExtError, MethodError
+
+#: reduce's default budget without ``--budget``: ``max(DEFAULT_BUDGET_MIN, round(DEFAULT_BUDGET_FRACTION * d))``
+#: datasets, fewer than all (:func:`default_subset_size`). The budget the defaults were validated at, so the
+#: default is what the quality tables measured; SimBA's coverage target (``coverage=0.95``) stays a choice.
+DEFAULT_BUDGET_FRACTION = 0.1
+DEFAULT_BUDGET_MIN = 2
+DEFAULT_BUDGET_REASON = (
+    "no --budget given: 10% of the datasets, at least 2 and fewer than all, the budget at which "
+    "benchmarks/quality_holdout.py validates the default selector and predictor (README 'Prediction quality'); "
+    "SimBA's coverage target (--budget coverage=0.95) can keep a single dataset (lm-eval MMLU: 1 of 57 subjects)")
+
+
+def default_subset_size(n_datasets: int) -> int:
+    """Datasets ``reduce`` keeps without a budget: 10% of ``n_datasets``, at least 2, fewer than all.
+
+    Parameters
+    ----------
+    n_datasets : int
+        Datasets in the matrix (at least 2).
+
+    Returns
+    -------
+    int
+        ``min(max(2, round(0.1 * n_datasets)), n_datasets - 1)``: 1 of 2, 2 of 3-25, 6 of 57.
+
+    References
+    ----------
+    Issue 14 item 6: benchmarks/quality_holdout.py protocol (a) runs ``reduce`` at this budget
+    (``k = max(2, round(0.1 d))``), so the default is the setting its quality tables validate.
+    """
+    # Python's round (half to even) as quality_holdout always used it: 25 datasets -> 2, 35 -> 4.
+    k = max(DEFAULT_BUDGET_MIN, int(round(DEFAULT_BUDGET_FRACTION * n_datasets)))
+    return int(max(1, min(k, n_datasets - 1)))
+
+
+def parse_budget(budget: Optional[str], n_datasets: int) -> tuple:
+    """``(kind, value)`` from a budget: ``"0.2"`` a fraction, ``"5"`` a count, ``"coverage=0.95"`` a target,
+    ``"cost=50000"`` a total cost (in the units of the dataset costs, e.g. samples to run).
+
+    Parameters
+    ----------
+    budget : str or None
+        The budget as the user wrote it; ``None`` is the default, a count of
+        :func:`default_subset_size` datasets.
+    n_datasets : int
+        Datasets in the matrix.
+
+    Returns
+    -------
+    tuple
+        ``(kind, value)``, kind one of ``"fraction"``, ``"count"``, ``"coverage"``, ``"cost"``.
+
+    Raises
+    ------
+    MethodError
+        If the budget is malformed or larger than the benchmark.
+
+    References
+    ----------
+    SimBA (000) §3 (coverage target, |S*|); issue 14 items 5-6 (cost budgets, the validated 10% budget).
+    """
+    if budget is None:
+        return "count", default_subset_size(n_datasets)
+    text = str(budget).strip().lower()
+    try:
+        if text.startswith("cost="):
+            v = float(text.split("=", 1)[1])
+            if not (np.isfinite(v) and v > 0):
+                raise MethodError(f"cost budget must be a positive number, got {budget!r}")
+            return "cost", v
+        if text.startswith("coverage="):
+            v = float(text.split("=", 1)[1])
+            if not 0 < v <= 1:
+                raise MethodError(f"coverage target must be in (0, 1], got {v}")
+            return "coverage", v
+        # A decimal point or a percent sign makes it a fraction, so "1.0" is the whole benchmark, not one dataset.
+        is_fraction = "." in text or text.endswith("%")
+        v = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise MethodError(f"budget {budget!r} is not a fraction (0.2), a count (5), a target (coverage=0.95) "
+                          "or a cost (cost=50000)") from None
+    if not np.isfinite(v) or v <= 0:
+        raise MethodError(f"budget must be positive, got {budget!r}")
+    if is_fraction:
+        if v >= 1:
+            raise MethodError(f"budget {budget!r} is a fraction of 1 or more: nothing would be saved "
+                              "(a count is a whole number such as 5)")
+        return "fraction", v
+    if v != int(v):
+        raise MethodError(f"budget {budget!r}: a count must be a whole number")
+    if v > n_datasets:
+        raise MethodError(f"budget of {int(v)} datasets is larger than the benchmark ({n_datasets} datasets)")
+    if v == n_datasets:
+        raise MethodError(f"budget of {int(v)} datasets is the whole benchmark: nothing would be saved")
+    return "count", int(v)
+
+
+def subset_size(kind: str, value, n_datasets: int, curve: np.ndarray, order_costs=None) -> int:
+    """Number of datasets to keep for a parsed budget (at least 1, fewer than all when possible).
+
+    A cost budget keeps the longest prefix of the order whose costs (``order_costs``, in order) fit.
+    """
+    if kind == "cost":
+        fits = np.cumsum(np.asarray(order_costs, dtype=float)) <= float(value) * (1 + 1e-12)
+        return int(max(1, fits.sum()))
+    if kind == "count":
+        return int(value)
+    if kind == "fraction":
+        return int(min(max(1, round(value * n_datasets)), n_datasets))
+    reached = np.flatnonzero(np.asarray(curve) >= value)
+    return int(reached[0] + 1) if reached.size else n_datasets
+
+
+def dataset_costs(costs, columns, meta: dict) -> tuple:
+    """``(cost per column or None, where the costs came from)``.
+
+    ``costs``: a mapping name -> cost or a sequence aligned with ``columns``;
+    without it, the median ``n_samples`` the store recorded per dataset
+    (lm-eval ``n-samples``, HELM instance counts), when every dataset has one.
+    """
+    if costs is not None:
+        if isinstance(costs, dict):
+            missing = [c for c in columns if c not in costs]
+            if missing:
+                raise MethodError(f"the cost file has no cost for {len(missing)} datasets: {', '.join(missing[:5])}"
+                                  + (" ..." if len(missing) > 5 else ""))
+            vec = np.array([float(costs[c]) for c in columns])
+        else:
+            vec = np.asarray(costs, dtype=float)
+        if vec.shape != (len(columns),) or not (np.isfinite(vec) & (vec > 0)).all():
+            raise MethodError(f"costs must be {len(columns)} positive numbers, one per dataset")
+        return vec, "user"
+    ns = [(meta.get(c) or {}).get("n_samples") for c in columns]
+    if all(isinstance(v, (int, float)) and v and v > 0 for v in ns):
+        return np.array(ns, dtype=float), "n_samples from the result files (median over models)"
+    return None, None
+
+
+def read_costs(path) -> dict:
+    """Dataset costs from a JSON object (name -> cost) or a CSV with columns ``dataset,cost``."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise HarnessExtError(f"cannot read the cost file {path}: {exc}") from None
+    try:
+        if path.suffix.lower() == ".json":
+            raw = json.loads(text)
+            return {str(k): float(v) for k, v in raw.items()}
+        import csv
+
+        rows = list(csv.DictReader(text.splitlines()))
+        return {r["dataset"]: float(r["cost"]) for r in rows}
+    except (ValueError, KeyError, AttributeError, TypeError) as exc:
+        raise HarnessExtError(f"{path}: not a cost file (JSON name -> cost, or CSV with columns dataset,cost): {exc}") from None
