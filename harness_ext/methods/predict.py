@@ -520,17 +520,42 @@ def _conformal(est, Z_in, weights, reselect, have):
 
 
 def chance_warnings(manifest: dict) -> list:
-    """A warning naming the datasets of a chance-normalised manifest whose chance level is unknown.
+    """A warning when a chance-normalised manifest's aggregate mixes chance-corrected datasets with datasets
+    whose chance level is unknown, naming the latter; else nothing.
 
-    Their scores were not chance-corrected (chance taken as the bottom of the scale), so a
-    model at chance looks better on them than on the others and the aggregate mixes scales.
+    A dataset with an unknown chance level is not chance-corrected (0 is taken as chance). When
+    no dataset of the manifest is corrected (most leaderboards: free-form or judged tasks the
+    built-in table does not list), every score is the same fraction of its scale and the
+    aggregate is consistent, so nothing is said (the manifest's datasets record it, and
+    ``harness-ext matrix`` lists them). When some are corrected, the aggregate adds corrected
+    and uncorrected scores, and a model near chance looks better on the uncorrected ones: then
+    the warning, once per prediction. Only bounded, higher-is-better datasets can lack one
+    (:func:`harness_ext.store.scales.lacks_chance_level`).
+
+    Parameters
+    ----------
+    manifest : dict
+        A validated manifest.
+
+    Returns
+    -------
+    list of str
+        Zero or one warning.
+
+    References
+    ----------
+    SimBA (000) §2 (chance-level normalisation of the aggregate).
     """
+    from ..store.scales import lacks_chance_level
+
     if (manifest.get("source", {}).get("query") or {}).get("normalise", "chance") != "chance":
         return []
-    unknown = [d["name"] for d in manifest["datasets"]
-               if "chance" not in str((d.get("normalisation") or {}).get("description") or "")]
-    if not unknown:
+    norms = [(d["name"], d.get("normalisation") or {}) for d in manifest["datasets"]]
+    unknown = [name for name, n in norms if lacks_chance_level(n)]
+    corrected = sum(1 for _, n in norms if float(n.get("chance") or 0.0) > 0)
+    if not unknown or not corrected:
         return []
     return [f"no known chance level for {len(unknown)} of {len(manifest['datasets'])} datasets "
-            f"({', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}): their scores are not chance-corrected "
-            "(0 is taken as chance), so normalised scores and the aggregate overstate performance near chance on them"]
+            f"({', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}) while {corrected} are chance-corrected: "
+            "the aggregate adds uncorrected scores (0 taken as chance) to corrected ones, so it overstates a model "
+            "near chance on them (give their chance levels with --chance-file when reducing)"]

@@ -211,6 +211,37 @@ def _per_column(X, transform, ref, which: int) -> np.ndarray:
     return X
 
 
+#: Scales on which a chance level corrects a score (``max(0, (x - chance) / (1 - chance))``, higher is better):
+#: the bounded ones. An Elo rating, a perplexity or a min-max column never gets one, so none is missing there.
+CHANCE_SCALES = ("proportion", "percent", "bounded")
+
+
+def lacks_chance_level(normalisation: dict) -> bool:
+    """Whether a dataset's chance correction would apply but its chance level is unknown.
+
+    Parameters
+    ----------
+    normalisation : dict
+        A dataset's normalisation as a matrix's ``attrs`` or a manifest records it
+        (``scale``, ``flip``, ``chance_source``, ``description``).
+
+    Returns
+    -------
+    bool
+        True for a bounded, higher-is-better dataset with no chance source. Manifests
+        written before ``scale`` was recorded are judged by their description, as before.
+
+    References
+    ----------
+    SimBA (000) §2 (chance-level normalisation).
+    """
+    if "chance" in str(normalisation.get("description") or "") or normalisation.get("chance_source"):
+        return False
+    if "scale" not in normalisation:
+        return True
+    return normalisation.get("scale") in CHANCE_SCALES and not normalisation.get("flip")
+
+
 def mixed_scales_note(df) -> Optional[str]:
     """A warning when a matrix's columns are on different scales (an Elo rating beside accuracies), else None.
 
