@@ -10,7 +10,8 @@ from __future__ import annotations
 import csv
 
 from harness_ext.adapters.csv_table import (
-    _BOOL, _MISSING, AGGREGATE_NAME, LOWER_NAME, _candidate_columns, _chance, _dataset_metrics, _is_score_column, _parse, _wide_column_meta)
+    _BOOL, _MISSING, LOWER_NAME, _candidate_columns, _chance, _dataset_metrics, _is_score_column, _named_aggregates, _parse,
+    _wide_column_meta)
 from harness_ext.errors import IngestError
 from harness_ext.store.scales import infer_scale
 from harness_ext.types import SourceFile
@@ -276,10 +277,15 @@ def _aggregate_columns_array(header, score_cols, values, specs) -> set:
     import numpy as np
 
     out = {j for j in score_cols if specs.get(header[j], {}).get("kind") == "aggregate"}
-    named = [j for j in score_cols if specs.get(header[j], {}).get("kind") is None
-             and AGGREGATE_NAME.search(header[j].replace("_", " "))]
-    if len(named) == 1 and len(score_cols) >= 3:
-        out.update(named)
+    named, scored = _named_aggregates(header, score_cols, specs)
+    out.update(named)
+    if scored is not None:  # within the others' range on every complete row, as a weighted mean of them is
+        pos = {j: k for k, j in enumerate(score_cols)}
+        v = values[:, pos[scored]]
+        O = values[:, [pos[k] for k in score_cols if k != scored and k not in out]]
+        rows = ~np.isnan(v) & ~np.isnan(O).any(axis=1)
+        if rows.sum() >= 3 and ((O[rows].min(axis=1) <= v[rows]) & (v[rows] <= O[rows].max(axis=1))).all():
+            out.add(scored)
     cand = [k for k, j in enumerate(score_cols) if j not in out]
     if len(cand) < 3:
         return out

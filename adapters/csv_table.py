@@ -81,6 +81,9 @@ META_NAME = re.compile(
     r"\bversion\b|\bhub\b|likes|downloads|\blink\b|\burl\b|\bid\b|\bseed\b|\bnum_|\bn_)", re.I)
 #: Column names of aggregates of the other columns.
 AGGREGATE_NAME = re.compile(r"(^|[^a-z])(overall|average|avg|mean|total|aggregate|score[ _-]of[ _-]scores|all)($|[^a-z])", re.I)
+#: A column named "... score" among other score columns: the leaderboard's own score (HELM AIR-Bench's
+#: "AIR_Score", RewardBench's "Score") when it is the only one so named and lies within the others' range.
+SCORE_NAME = re.compile(r"(^|[^a-z])score($|[^a-z])", re.I)
 #: Column names of lower-is-better scores.
 LOWER_NAME = re.compile(r"(error|\bloss\b|perplexity|\bppl\b|latency|\bwer\b|\bcer\b|bits[ _]per)", re.I)
 #: Metric suffixes of wide column names: ``<task>_<metric>`` columns sharing a task are one dataset.
@@ -429,14 +432,42 @@ def _decimals(vals) -> int:
     return max((len(repr(float(v)).split(".")[1].rstrip("0")) for v in vals if v is not None), default=0)
 
 
+def _named_aggregates(header, score_cols, specs) -> tuple:
+    """``(columns named as aggregates, the column to check as the leaderboard's own score or None)``.
+
+    Named (average, overall, ...) only when one column is so named: LiveBench calls all six
+    categories "*_Average". Failing that, the one column named "... score" is a candidate that
+    :func:`_aggregate_columns` keeps only if every complete row has it within the range of the
+    other columns, as any weighted mean of them is: a lone "MT-bench score" on 0-10 beside
+    percentages, or an Elo "Arena score", falls outside it and stays a dataset.
+    """
+    if len(score_cols) < 3:
+        return [], None
+    free = [j for j in score_cols if specs.get(header[j], {}).get("kind") is None]
+    named = [j for j in free if AGGREGATE_NAME.search(header[j].replace("_", " "))]
+    if len(named) == 1:
+        return named, None
+    scored = [j for j in free if SCORE_NAME.search(header[j].replace("_", " "))]
+    return [], (scored[0] if len(scored) == 1 and not named else None)
+
+
 def _aggregate_columns(header, score_cols, parsed, specs, body) -> set:
-    """Score columns that aggregate the others: declared, named so, or the row mean of the rest."""
+    """Score columns that aggregate the others: declared, named so, or the row mean of the rest.
+
+    References
+    ----------
+    Issue 14 item 1 (leaderboards as published); :func:`_named_aggregates` for the name rules.
+    """
     out = {j for j in score_cols if specs.get(header[j], {}).get("kind") == "aggregate"}
-    # By name only when one column is so named: LiveBench calls all six categories "*_Average".
-    named = [j for j in score_cols if specs.get(header[j], {}).get("kind") is None
-             and AGGREGATE_NAME.search(header[j].replace("_", " "))]
-    if len(named) == 1 and len(score_cols) >= 3:
-        out.update(named)
+    named, scored = _named_aggregates(header, score_cols, specs)
+    out.update(named)
+    if scored is not None:
+        others = [k for k in score_cols if k != scored and k not in out]
+        rows = [i for i in range(len(body)) if parsed[scored][0][i] is not None
+                and all(parsed[k][0][i] is not None for k in others)]
+        if len(rows) >= 3 and all(min(parsed[k][0][i] for k in others) <= parsed[scored][0][i]
+                                  <= max(parsed[k][0][i] for k in others) for i in rows):
+            out.add(scored)
     if len(score_cols) - len(out) >= 3:
         for j in score_cols:
             if j in out or specs.get(header[j], {}).get("kind"):

@@ -153,14 +153,35 @@ def test_benchbench_leaderboards_percent_elo_and_aggregates():
         assert d.loc[("opencompass_arena_240829_holistic", "OC_arena"), "scale"] == "elo"
         assert d.loc[("arena_hard_240829_holistic", "arena_hard"), "scale"] == "percent"
         assert d.loc[("mmlu_pro_240829_knowledge", "mmlu_pro"), "scale"] == "proportion"
-        # aggregates: by name (lvbench "average", hydrox "overall"), by value (LiveBench's total is the row mean)
+        # aggregates: by name (lvbench "average", hydrox "overall"), by value (LiveBench's total is the row mean),
+        # and AIR-Bench's "AIR_Score" (the one "... score" column, inside the other 16 columns' range on every row;
+        # not their row mean: AIR weights its categories). Nothing else of the 40 files.
         agg = set(d.index[d["kind"] == "aggregate"])
         assert agg == {("lvbench_241189_longcontext", "average"), ("hydrox_safety_241001_safety", "hydrox_overall_score"),
-                       ("livebench_240701_holistic", "livebench_240624"), ("livebench_240829_holistic", "livebench_240725")}
+                       ("livebench_240701_holistic", "livebench_240624"), ("livebench_240829_holistic", "livebench_240725"),
+                       ("helm_airbench_240916_safety", "HELM_AIRBENCH_AIR_Score")}
         # a leaderboard's only column is its score, whatever its name
         assert d.loc[("tablebench_241002_tables", "tablebench_overall_dp"), "kind"] == "dataset"
         lb = load_matrix(s, MatrixQuery(benchmarks=("livebench_240829_holistic",), normalise="none"))
         assert list(lb.columns) == ["LB_Coding", "LB_Data_Analysis", "LB_IF", "LB_Language", "LB_Mathematics", "LB_Reasoning"]
+
+
+@pytest.mark.parametrize("threshold", [0, 1 << 40], ids=["columnar", "records"])
+def test_air_score_is_an_aggregate_on_both_paths_and_a_lone_score_column_is_not(tmp_path, monkeypatch, threshold):
+    """A new-user sweep: HELM AIR-Bench's AIR_Score (its overall score) was stored as a 17th dataset, so reduce could
+    pick it. A column named "... score" on another scale than the others (MT-bench 0-10 beside proportions) stays one."""
+    import harness_ext.adapters.csv_table as csv_table
+
+    air = require(BENCHBENCH / "helm_airbench_240916_safety.csv")
+    monkeypatch.setattr(csv_table, "COLUMNAR_MIN_BYTES", threshold)
+    mt = tmp_path / "mixed.csv"
+    mt.write_text("model,MMLU,GSM8K,ARC,MT-bench score\na,0.5,0.4,0.6,7.1\nb,0.6,0.5,0.7,8.0\nc,0.7,0.6,0.8,8.9\n")
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [air, mt], show_progress=False)
+        d = _datasets(s).set_index("name")
+        assert d.loc["HELM_AIRBENCH_AIR_Score", "kind"] == "aggregate"
+        assert (d.loc[d.index.str.startswith("HELM_AIRBENCH_"), "kind"] == "dataset").sum() == 16
+        assert d.loc["MT-bench score", "kind"] == "dataset"
 
 
 def test_llm_model_header_is_a_model_column():
