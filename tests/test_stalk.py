@@ -231,3 +231,19 @@ def test_cli_big_pair_table_is_gzipped_at_the_fastest_level(tmp_path, capsys):
     pairs = pd.read_csv(gz)
     n = int((1 + (1 + 8 * len(pairs)) ** 0.5) / 2)
     assert len(pairs) == n * (n - 1) // 2 > 100_000
+
+
+def test_pair_names_are_categorical_codes_and_an_empty_name_still_works():
+    """Open LLM v2's 10M model pairs as numpy string arrays were 4 GB per name column (stalk peaked above 20 GB);
+    as categoricals they are codes, and every value, the CSV and the classes are the same."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.random((5, 40)), columns=[f"model-{i}" for i in range(40)]).T
+    pairs = stalk(df, axes=("models",))["models"].pairs
+    assert all(pairs[c].dtype == "category" for c in ("a", "b", "predictor", "target", "relationship"))
+    none = pairs.relationship == "NONE"
+    assert (pairs.predictor[none] == "").all() and (pairs.predictor[~none] != "").all()
+    assert ((pairs.predictor == pairs.a) | (pairs.predictor == pairs.b))[~none].all()
+    renamed = df.rename(index={"model-0": ""})  # "" also marks "no predictor": plain strings then
+    other = stalk(renamed, axes=("models",))["models"]
+    assert other.pairs["a"].dtype != "category" and other.pairs.relationship.tolist() == pairs.relationship.tolist()
+    assert other.classes.iloc[1:, 1:].equals(stalk(df, axes=("models",))["models"].classes.iloc[1:, 1:])

@@ -174,31 +174,49 @@ def classify_pairs(X, names=None, threshold: float = 0.5, min_points: int = 3, a
     has = np.isfinite(stack).any(axis=1)
     best_idx = np.argmax(np.where(np.isfinite(stack), stack, -np.inf), axis=1)
     best = np.where(has, stack[np.arange(len(ia)), best_idx], np.nan)
-    rel_names = np.array([r for r, _ in REGRESSORS])
-    rel = np.where(has & (best >= threshold), rel_names[best_idx], "NONE")
-    a_names, b_names = np.array(names)[ia], np.array(names)[ib]
+    # Names and classes as codes into categoricals, not string arrays: a numpy string array of model pairs is
+    # pairs x the longest name x 4 bytes (Open LLM v2: 10M pairs x 102 characters, 4 GB each for a, b, predictor
+    # and target; stalk peaked above 20 GB), and a categorical writes the same CSV.
+    rel_code = np.array([RELATIONSHIPS.index(r) for r, _ in REGRESSORS])[best_idx]
+    rel_code = np.where(has & (best >= threshold), rel_code, RELATIONSHIPS.index("NONE"))
     forward = np.array([d == "ab" for _, d in REGRESSORS])[best_idx]
-    is_rel = rel != "NONE"
+    is_rel = rel_code != RELATIONSHIPS.index("NONE")
+    labels = pd.Index(names + [""]) if "" not in names else None
+    if labels is None or labels.has_duplicates:  # "" cannot mark "no predictor" among these names: plain strings
+        named = np.array(names, dtype=object)
+        pred_idx = np.where(forward, ia, ib)
+        text = {"a": named[ia], "b": named[ib], "predictor": np.where(is_rel, named[pred_idx], ""),
+                "target": np.where(is_rel, named[ia + ib - pred_idx], "")}
+    else:
+        empty = len(names)  # the code of "" (NONE has no predictor or target)
+        pred_idx = np.where(is_rel, np.where(forward, ia, ib), empty)
+        text = {k: pd.Categorical.from_codes(v, categories=labels)
+                for k, v in (("a", ia), ("b", ib), ("predictor", pred_idx),
+                             ("target", np.where(is_rel, ia + ib - pred_idx, empty)))}
     pairs = pd.DataFrame({
-        "a": a_names,
-        "b": b_names,
+        "a": text["a"],
+        "b": text["b"],
         **{f"r2_{_COLUMN[r]}_{d}": stack[:, i] for i, (r, d) in enumerate(REGRESSORS)},
         "best_r2": best,
-        "relationship": rel,
-        "predictor": np.where(is_rel, np.where(forward, a_names, b_names), ""),
-        "target": np.where(is_rel, np.where(forward, b_names, a_names), ""),
+        "relationship": pd.Categorical.from_codes(rel_code, categories=list(RELATIONSHIPS)),
+        "predictor": text["predictor"],
+        "target": text["target"],
         "n_linear": n["linear"][ia, ib].astype(int),
         "n_exponential_ab": n["exponential"][ia, ib].astype(int),
         "n_exponential_ba": n["exponential"][ib, ia].astype(int),
         "n_power": n["power"][ia, ib].astype(int),
     })
-    counts = pairs["relationship"].value_counts().reindex(list(RELATIONSHIPS), fill_value=0)
+    counts = pd.Series(np.bincount(rel_code, minlength=len(RELATIONSHIPS)),
+                       index=pd.Index(list(RELATIONSHIPS), name="relationship"), name=axis)
     counts["Total"] = len(pairs)
-    counts.name = axis
-    classes = np.full((p, p), "", dtype=object)
-    classes[ia, ib] = rel
-    classes[ib, ia] = rel
-    return StalkResult(pairs=pairs, counts=counts, classes=pd.DataFrame(classes, index=names, columns=names),
+    # The square table as codes, then one gather into the names; object dtype: inferring a string dtype for each
+    # of 4,494 columns took most of the table's time.
+    codes = np.full((p, p), len(RELATIONSHIPS), dtype=np.int8)
+    codes[ia, ib] = rel_code
+    codes[ib, ia] = rel_code
+    classes = np.array(list(RELATIONSHIPS) + [""], dtype=object)[codes]
+    return StalkResult(pairs=pairs, counts=counts,
+                       classes=pd.DataFrame(classes, index=names, columns=names, dtype=object),
                        axis=axis, threshold=float(threshold), min_fraction=float(min_fraction))
 
 
@@ -276,10 +294,11 @@ class StalkReport(Result):
         # Constrained layout keeps long model names of one panel from running into the next.
         fig, axes = plt.subplots(1, len(self.results), figsize=(7.5 * len(self.results), 7.5), squeeze=False,
                                  layout="constrained")
-        code = {r: i for i, r in enumerate(RELATIONSHIPS)}
         cmap = ListedColormap([_COLOURS[r] for r in RELATIONSHIPS]).with_extremes(bad="white")
         for ax, (axis, res) in zip(axes[0], self.results.items()):
-            img = res.classes.apply(lambda col: col.map(code)).to_numpy(dtype=float)  # "" (diagonal) -> NaN
+            # One vectorised lookup ("" on the diagonal -> NaN), not a map per column (4,494 of them on Open LLM v2).
+            found = pd.Categorical(res.classes.to_numpy().ravel(), categories=list(RELATIONSHIPS) + [""]).codes
+            img = np.where(found == len(RELATIONSHIPS), np.nan, found).reshape(res.classes.shape)
             ax.imshow(np.ma.masked_invalid(img), cmap=cmap, vmin=-0.5, vmax=len(RELATIONSHIPS) - 0.5,
                       interpolation="nearest")
             names = list(res.classes.index)
