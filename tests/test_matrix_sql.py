@@ -581,7 +581,8 @@ def test_matrix_command_fingerprints_only_what_it_writes_to_parquet(one_setting_
 
     asked = []
     real = matrix.load_matrix
-    monkeypatch.setattr(matrix, "load_matrix", lambda *a, **k: asked.append(k.get("fingerprint", True)) or real(*a, **k))
+    monkeypatch.setattr(matrix, "load_matrix",
+                        lambda *a, **k: asked.append(k.get("fingerprint", True)) or real(*a, **k))
     db = str(one_setting_store)
     assert main(["matrix", "--db", db, "-o", str(tmp_path / "m.csv")]) == 0
     assert main(["matrix", "--db", db, "-o", str(tmp_path / "m.parquet")]) == 0
@@ -589,3 +590,21 @@ def test_matrix_command_fingerprints_only_what_it_writes_to_parquet(one_setting_
     back = pd.read_parquet(tmp_path / "m.parquet")
     with Store.open(one_setting_store, read_only=True) as store:
         assert back.attrs["fingerprint"] == real(store, MatrixQuery()).attrs["fingerprint"]
+
+
+def test_batches_put_the_thread_setting_back_when_the_query_fails():
+    """scan.batches with ``threads``: the setting goes back after the scan, and when DuckDB refuses the
+    query before a batch is read."""
+    import duckdb
+
+    from harness_ext.store.scan import batches
+
+    con = duckdb.connect()
+    con.execute("SET threads = 3")
+    got = list(batches(con, "SELECT range AS x FROM range(300000)", [], rows=122_880, threads=3))
+    assert [len(b["x"]) for b in got] == [122_880, 122_880, 54_240]
+    assert con.execute("SELECT current_setting('threads')").fetchall()[0][0] == 3
+    with pytest.raises(duckdb.CatalogException):
+        list(batches(con, "SELECT * FROM no_such_table", [], threads=3))
+    assert con.execute("SELECT current_setting('threads')").fetchall()[0][0] == 3
+    con.close()

@@ -21,6 +21,7 @@ import pandas as pd
 from ..arrays import pooled_array
 from ..errors import StoreError
 from .digest import RowHasher
+from .scan import batches as _batches
 from .tables import UNKNOWN_SHOTS
 
 def benchmark_filter(store, query, column: str):
@@ -344,8 +345,8 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
     # Whether any sample count is stored, and any value is NaN (a missing cell): EXISTS stops at the first
     # one, and DuckDB skips row groups on their statistics (a column of NULLs, values without NaN), where
     # count(n_samples) read the whole column and a NaN test per batch read every value.
-    # The models are counted, and the thread setting read (the scan runs in one thread: _batches), in the same
-    # statement (a statement costs DuckDB about 0.3 ms however small).
+    # The models are counted, and the thread setting read (the scan runs in one thread: scan.batches), in the
+    # same statement (a statement costs DuckDB about 0.3 ms however small).
     # fetchall, not fetchone: a result left unfinished would refuse the relation (con.sql) that reads the models.
     (n, k_lo, k_hi, n_counted, has_nan, n_models, threads), = con.execute(
         f"""SELECT count(*), min(r.num_fewshot), max(r.num_fewshot),
@@ -379,7 +380,8 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     as in most stores) and hashes rows as soon as the scan has left them behind: while results come in row
     order (a store filled model by model), the hash runs beside the scan; otherwise it restarts once the
     scatter is done, beside the rest. If the layout is then cut, it is dropped (load_matrix hashes the cut
-    matrix). ``threads``: the connection's thread setting, restored after the one-thread scan (:func:`_batches`)."""
+    matrix). ``threads``: the connection's thread setting, restored after the one-thread scan
+    (:func:`harness_ext.store.scan.batches`)."""
     aliased = aliased and con.execute("SELECT count(*) FROM model_aliases").fetchall()[0][0] > 0  # none: no join
     # The names come as Arrow strings: the row labels are sorted (when not stored in order), de-duplicated and
     # made the matrix's index (and its fingerprint's header) in Arrow, with no Python string per model. No ORDER
@@ -440,7 +442,7 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     extra["fingerprint"] = hasher
     in_order = hasher is not None
     # The scan runs on the caller's connection (inside a transaction it sees that transaction's writes).
-    # A row group at a time, in one DuckDB thread (see _batches; larger batches cost more: DuckDB then copies
+    # A row group at a time, in one DuckDB thread (see scan.batches; larger batches cost more: DuckDB then copies
     # row groups into fresh buffers).
     for batch in _batches(con, f"SELECT {ids}, r.value FROM results r WHERE {where}", rparams, rows=_ROW_GROUP,
                           threads=threads):
@@ -621,77 +623,6 @@ def _meta_frame(infos: list, columns: list) -> pd.DataFrame:
     meta = pd.DataFrame(infos, columns=_DATASET_COLUMNS, index=pd.Index(columns, name="dataset"))
     meta["higher_is_better"] = meta["higher_is_better"].astype("boolean")  # NULL: unknown, as DuckDB's .df() gives
     return meta.rename(columns={"scale": "scale_kind"})  # the stored kind; engine's transforms read "scale" as theirs
-
-
-def _batches(con, sql: str, params: list, rows: int = 1 << 20, threads: Optional[int] = None):
-    """Column arrays of a query's result, at most ``rows`` rows at a time when pyarrow is there (bounded memory).
-
-    With pyarrow a thread fetches the next batches while the caller scatters this one (DuckDB and numpy's
-    indexing release the GIL, so the two overlap). DuckDB hands over a row group (122,880 rows) at a
-    time; eight may wait, about 16 MB for three columns. Reading in the caller's thread costs a little less
-    CPU, but on a loaded machine more wall time: the fetching thread keeps the scan going while the caller
-    waits for a core.
-
-    ``threads``: the connection's thread count (``current_setting('threads')``), given to run the scan in
-    DuckDB's calling thread alone (``SET threads = 1`` for the scan, then back to ``threads``; a setting of
-    the database, so other connections to it in this process scan with one thread meanwhile). For a plain
-    scan of a few columns DuckDB's parallel streaming costs more CPU than it saves: 10M results, same
-    process, interleaved: 31 ms CPU in one thread with ``rows`` a row group, 50 ms with two (ordering the
-    batches of two threads, their locks), and the caller and the fingerprint's hash thread want the other core.
-    """
-    try:
-        import pyarrow  # noqa: F401
-
-        if threads is not None and threads != 1:
-            con.execute("SET threads = 1")
-        else:
-            threads = None  # nothing to restore
-        rel = con.sql(sql, params=params)
-        # DuckDB >= 1.4 names it to_arrow_reader; before, fetch_record_batch.
-        reader = rel.to_arrow_reader(rows) if hasattr(rel, "to_arrow_reader") else rel.fetch_record_batch(rows)
-    except ImportError:  # one batch of numpy arrays
-        yield {k: np.asarray(v) for k, v in con.execute(sql, params).fetchnumpy().items()}
-        return
-    except BaseException:
-        if threads is not None:
-            con.execute(f"SET threads = {int(threads)}")
-        raise
-    import queue
-    import threading
-
-    ahead: queue.Queue = queue.Queue(maxsize=8)
-    stop = threading.Event()
-
-    def fetch():
-        try:
-            for b in reader:
-                if stop.is_set():
-                    break
-                ahead.put({name: b.column(i).to_numpy(zero_copy_only=False) for i, name in enumerate(b.schema.names)})
-            ahead.put(None)
-        except BaseException as e:  # re-raised in the caller's thread
-            ahead.put(e)
-        finally:
-            if stop.is_set() and hasattr(reader, "close"):
-                reader.close()
-
-    thread = threading.Thread(target=fetch, name="harness-ext-fetch", daemon=True)
-    thread.start()
-    try:
-        while (item := ahead.get()) is not None:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:  # the caller stopped early or failed: let the fetcher see stop (it may wait on a full queue) and end
-        stop.set()
-        while thread.is_alive():
-            try:
-                ahead.get(timeout=0.05)
-            except queue.Empty:
-                pass
-        thread.join()
-        if threads is not None:
-            con.execute(f"SET threads = {int(threads)}")
 
 
 def describe(query) -> str:
