@@ -12,8 +12,8 @@ split and subset: ``plain`` (calibration models observed on the subset they chos
 without them, by ``prediction_greedy``'s design criterion or by the exact greedy).
 ``same:n_candidates=4`` (any ``name=int`` pairs after the colon) passes selector
 parameters to the in-fold run only: a cheaper exact greedy, for experiments.
-``--folds K``: K calibration folds instead of ``reduce``'s 5 (each fold's selection
-then runs on a larger share of the training models).
+``--folds K``: K calibration folds instead of ``reduce``'s (``newmodel_intervals.CALIBRATION_FOLDS``;
+more folds: each fold's selection runs on a larger share of the training models).
 
 A nested mode may end in ``-nested`` (its scores only) or ``-pooled`` (each fold's models scored
 on the test models' subset as well, both kept: ``newmodel_intervals.POOL_PLAIN_SCORES``, off by
@@ -68,7 +68,7 @@ def test_scores(est, Xin, W, agg_true_raw):
     return np.median(np.abs(agg_true_raw - agg) / agg_sd, 0), cal["agg_scores"]
 
 
-def run(raw, meta, n_splits, modes, n_folds=5):
+def run(raw, meta, n_splits, modes, n_folds=None):
     from harness_ext.methods.pounce import make_predictor, split_models
 
     X = raw.to_numpy(dtype=float)
@@ -109,7 +109,8 @@ def main(argv=None) -> int:
     ap.add_argument("--matrices", default="crosspred")
     ap.add_argument("--splits", type=int, default=5)
     ap.add_argument("--modes", default="plain,design,same", help="';'-separated when a mode has parameters")
-    ap.add_argument("--folds", type=int, default=5, help="calibration folds of the nested modes (reduce: 5)")
+    ap.add_argument("--folds", type=int, default=None,
+                    help="calibration folds of the nested modes (default reduce's, newmodel_intervals.CALIBRATION_FOLDS)")
     ap.add_argument("--db", default=None, help="reuse DuckDB stores (as quality_holdout.py --db)")
     ap.add_argument("--json", default=None, help="write every mode's per-split coverages to this JSON file")
     args = ap.parse_args(argv)
@@ -129,8 +130,10 @@ def main(argv=None) -> int:
                      for v, r in res.items()}
         if args.json:  # partial results survive an interrupted long run
             Path(args.json).write_text(json.dumps(out) + "\n")
-    print(f"\n{args.splits} splits (a), {args.folds} calibration folds, default predictor only; se: bootstrap "
-          f"standard error over the splits of the aggregate coverage")
+    from harness_ext.methods.newmodel_intervals import CALIBRATION_FOLDS
+
+    print(f"\n{args.splits} splits (a), {args.folds or CALIBRATION_FOLDS} calibration folds, default predictor only; "
+          f"se: bootstrap standard error over the splits of the aggregate coverage")
     return 0
 
 

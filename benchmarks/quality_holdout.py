@@ -243,7 +243,7 @@ def _spearman(a, b):
     return float(spearmanr(a[ok], b[ok])[0]) if ok.sum() >= 3 else np.nan
 
 
-def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, extra=None, n_folds=5, pool=None):
+def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, extra=None, n_folds=None, pool=None):
     """The nested calibration ``reduce`` stores and ``predict`` uses, for a subset chosen by :func:`choose_subset`.
 
     The training models get ``reduce``'s fold labels (its cross-validation folds, seeded
@@ -252,11 +252,12 @@ def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, ex
     the result is the :class:`~harness_ext.methods.newmodel_intervals.FoldSubsets` that
     ``predict`` builds from the manifest. ``extra``: selector parameters for the in-fold run only
     (experiments: ``quality_calibration_gap.py``'s ``same:n_candidates=4``); ``n_folds``: calibration
-    folds (``reduce``'s cross-validation has 5; more, for experiments, re-select on more models per fold);
+    folds (default ``reduce``'s, ``newmodel_intervals.CALIBRATION_FOLDS``; its cross-validation keeps 5);
     ``pool``: ``FoldSubsets``' (None: ``newmodel_intervals.POOL_PLAIN_SCORES``). ``mode`` may end in
     ``-nested`` (pool False) or ``-pooled`` (pool True).
     """
-    from harness_ext.methods.newmodel_intervals import FoldSubsets, fold_labels, fold_selector, select_fold_subsets
+    from harness_ext.methods.newmodel_intervals import (CALIBRATION_FOLDS, FoldSubsets, fold_labels, fold_selector,
+                                                        select_fold_subsets)
     from harness_ext.methods.pounce import make_predictor
     from harness_ext.methods.subset_cv import model_folds, shared_cache
     from harness_ext.plugin_manager import get_registration
@@ -264,7 +265,7 @@ def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, ex
     mode, _, how = mode.partition("-")
     pool = {"nested": False, "pooled": True}[how] if how else pool
     N = (X_train * a_sc + c_sc) / 100.0
-    labels = fold_labels(len(N), n_folds, seed)
+    labels = fold_labels(len(N), CALIBRATION_FOLDS if n_folds is None else n_folds, seed)
     params = {"predictor": predictor} if "predictor" in get_registration("selectors", selector).cls().get_params() else {}
     params.update(extra or {})
     # the predictor settings the main selection chose on every training model (its per-fold cache), as in reduce

@@ -13,7 +13,8 @@ import pytest
 from harness_ext.errors import HarnessExtError, MethodError
 from harness_ext.methods.completion import LowRankCompleter
 from harness_ext.methods.manifest import build_manifest, validate_manifest
-from harness_ext.methods.newmodel_intervals import FoldSubsets, fold_labels, select_fold_subsets
+from harness_ext.methods.newmodel_intervals import (CALIBRATION_FOLDS, FOLD_RESELECTION, FoldSubsets, fold_labels,
+                                                    label_folds, select_fold_subsets)
 from harness_ext.methods.predict import predict_scores
 from harness_ext.methods.subset_cv import model_folds
 
@@ -28,6 +29,8 @@ def test_fold_labels_are_reduces_cross_validation_folds():
     labels = fold_labels(23, 5, 3)
     for f, (tr, te) in enumerate(model_folds(23, 5, 3)):
         assert np.array_equal(np.flatnonzero(labels == f), te) and np.array_equal(np.flatnonzero(labels != f), tr)
+    assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+               for a, b in zip(label_folds(labels), model_folds(23, 5, 3)))  # and back
 
 
 def test_fold_subsets_answer_only_a_fold_complement():
@@ -103,9 +106,11 @@ def nested_manifest():
 def test_manifest_stores_a_subset_per_fold_and_round_trips(nested_manifest):
     manifest, _, df = nested_manifest
     cal = manifest["prediction"]["calibration"]
-    assert cal["n_folds"] == 5 and len(cal["fold"]) == 40 and sorted(set(cal["fold"])) == list(range(5))
-    assert cal["fold"] == fold_labels(40, 5, 0).tolist()  # the cross-validation's folds
-    assert len(cal["subsets"]) == 5 and all(len(s) == 3 for s in cal["subsets"])
+    K = CALIBRATION_FOLDS
+    assert cal["n_folds"] == K and len(cal["fold"]) == 40 and sorted(set(cal["fold"])) == list(range(K))
+    assert cal["fold"] == fold_labels(40, K, 0).tolist()  # the calibration's folds, seeded as the CV's
+    assert manifest["prediction"]["cross_validation"]["n_splits"] == 5  # the evidence keeps 5 folds
+    assert cal["reselection"] == FOLD_RESELECTION and len(cal["subsets"]) == K and all(len(s) == 3 for s in cal["subsets"])
     assert manifest["prediction"]["expected_error"]["nested"] is True
     back = json.loads(json.dumps(manifest))
     validate_manifest(back)
@@ -118,7 +123,7 @@ def test_manifest_stores_a_subset_per_fold_and_round_trips(nested_manifest):
     (lambda c: c["fold"].pop(), "labels 39 models"),
     (lambda c: c["subsets"].pop(), "one subset per fold"),
     (lambda c: c["subsets"][0].append("nope"), "subset of fold 0"),
-    (lambda c: c["fold"].__setitem__(0, 7), "one subset per fold"),
+    (lambda c: c["fold"].__setitem__(0, CALIBRATION_FOLDS + 2), "one subset per fold"),
 ])
 def test_validation_rejects_broken_fold_subsets(nested_manifest, edit, msg):
     bad = copy.deepcopy(nested_manifest[0])
@@ -163,7 +168,7 @@ def test_model_sample_gets_fold_labels_for_every_model(nested_manifest):
     _, X_new, df = nested_manifest
     manifest = build_manifest(df, budget="3", n_random_subsets=5, max_models=31)
     cal = manifest["prediction"]["calibration"]
-    assert len(cal["fold"]) == 40 and sorted(set(cal["fold"])) == list(range(5)) and "selected_on" in cal
+    assert len(cal["fold"]) == 40 and sorted(set(cal["fold"])) == list(range(CALIBRATION_FOLDS)) and "selected_on" in cal
     validate_manifest(json.loads(json.dumps(manifest)))
     cols = [d["name"] for d in manifest["datasets"]]
     subset = [s["name"] for s in manifest["subset"]]
@@ -214,3 +219,16 @@ def test_pooled_calibration_keeps_the_nested_and_the_plain_scores():
     assert np.all(width["x"] >= np.minimum(width["n"], width["p"]) - 1e-9)
     assert np.allclose(p_pool.mean, p_nested.mean)  # only the intervals change
     assert FoldSubsets(labels, other, pool=True).restrict(np.ones((1, 3), bool)).pool
+
+
+def test_reselection_falls_back_to_the_design_criterion_past_its_budget(monkeypatch):
+    import harness_ext.methods.newmodel_intervals as N
+
+    assert N.reselection_mode(N.SAME_RESELECTION_CELLS) == (N.FOLD_RESELECTION, None)
+    mode, rule = N.reselection_mode(N.SAME_RESELECTION_CELLS + 1)
+    assert mode == "design" and rule["cells"] == N.SAME_RESELECTION_CELLS + 1 and "design criterion" in rule["reason"]
+    monkeypatch.setattr(N, "SAME_RESELECTION_CELLS", 100)  # the manifest says which it used, and why
+    df = pd.DataFrame(_low_rank_proportions(30, 8, 2), index=[f"m{i}" for i in range(30)],
+                      columns=[f"d{j}" for j in range(8)])
+    cal = build_manifest(df, budget="2", n_random_subsets=5)["prediction"]["calibration"]
+    assert cal["reselection"] == "design" and cal["reselection_rule"]["budget"] == 100

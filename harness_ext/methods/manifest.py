@@ -184,7 +184,8 @@ def build_manifest(
     """
     from .evidence import (budget_curve, budget_sizes, compare_with_random, evidence_counts, nested_subset_error,
                            random_baseline_runs)
-    from .newmodel_intervals import FOLD_RESELECTION, fold_labels, fold_selector, select_fold_subsets
+    from .newmodel_intervals import (CALIBRATION_FOLDS, fold_labels, fold_selector, label_folds, reselection_mode,
+                                     select_fold_subsets)
     from .subset_cv import scoring_folds, shared_cache, subset_errors
     from ..plugin_manager import get_registration
     from .pounce import make_predictor
@@ -255,14 +256,17 @@ def build_manifest(
     # One fold label per model: the cross-validation's folds on the rows selection used, the same rule on the rest.
     # predict calibrates its intervals on these folds, each observed on the subset chosen without it.
     labels = fold_labels(m_sel, n_splits, random_state)
+    # The calibration's folds: more than the cross-validation's, so that each fold's re-run selection sees nearly
+    # as many models as the manifest's did (newmodel_intervals.CALIBRATION_FOLDS says why).
+    cal_labels = fold_labels(m_sel, CALIBRATION_FOLDS, random_state) if CALIBRATION_FOLDS != n_splits else labels
     if sample is not None:
         rest = np.setdiff1d(np.arange(m), sample)
         labels_all = np.empty(m, dtype=int)
-        labels_all[sample] = labels
-        labels_all[rest] = fold_labels(rest.size, n_splits, random_state) if rest.size >= 2 else 0
+        labels_all[sample] = cal_labels
+        labels_all[rest] = fold_labels(rest.size, min(int(cal_labels.max()) + 1, rest.size), random_state) if rest.size >= 2 else 0
     else:
-        labels_all = labels
-    folds = [(np.flatnonzero(labels != f), np.flatnonzero(labels == f)) for f in range(int(labels.max()) + 1)]
+        labels_all = cal_labels
+    folds = label_folds(labels)
     cache = shared_cache(X, est, folds)  # per-fold fits shared by every cross-validation below (and the selector's)
     bar.update()
     bar.set_postfix_str("cross-validating")
@@ -285,11 +289,17 @@ def build_manifest(
     curve = budget_curve(X, order_idx, est, sizes=sizes, folds=folds, weights=w, n_random=n_rand,
                          random_state=random_state, costs=cost_vec, cache=cache)
     bar.update()
-    bar.set_postfix_str(f"selection without each of {len(folds)} folds")
-    fold_subs = select_fold_subsets(labels, fold_selector(
+    n_cal = int(cal_labels.max()) + 1
+    bar.set_postfix_str(f"selection without each of {n_cal} folds")
+    reselection, reselection_rule = reselection_mode(X.size)
+    fold_subs = select_fold_subsets(cal_labels, fold_selector(
         X, selector, k=k, sel_params=sel_params, similarity=similarity, random_state=random_state, kind=kind,
-        value=value, cost_vec=cost_vec, fixed=cache.get("settings")))
-    nested = nested_subset_error(X, fold_subs, est, folds=folds, weights=w, cache=cache)
+        value=value, cost_vec=cost_vec, fixed=cache.get("settings"), mode=reselection))
+    cal_folds = folds if cal_labels is labels else label_folds(cal_labels)
+    cal_cache = cache if cal_labels is labels else shared_cache(X, est, cal_folds)
+    if cache.get("settings") is not None:  # the rank/penalty chosen on every model, not searched again
+        cal_cache.setdefault("settings", cache["settings"])
+    nested = nested_subset_error(X, fold_subs, est, folds=cal_folds, weights=w, cache=cal_cache)
     exp_agg = nested.aggregate_rmse if np.isfinite(nested.aggregate_rmse) else cv_err.aggregate
     bar.update()
     bar.close()
@@ -386,7 +396,7 @@ def build_manifest(
                 "description": "nested: the selection re-run without each fold's models (same selector, parameters "
                                "and seed); predict observes each fold's models on the subset chosen without them to "
                                "calibrate its intervals, and expected_error is cross-validated the same way",
-                "reselection": FOLD_RESELECTION,
+                "reselection": reselection, **({"reselection_rule": reselection_rule} if reselection_rule else {}),
                 "n_folds": len(fold_subs), "random_state": int(random_state), "fold": labels_all.tolist(),
                 "subsets": [[columns[j] for j in s] for s in fold_subs],
                 **({"selected_on": "each fold's complement within selection.model_sample"} if sample is not None else {})},
