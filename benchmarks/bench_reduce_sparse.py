@@ -175,7 +175,7 @@ def main(argv=None) -> int:
 
     build_manifest(pd.DataFrame(warm, columns=[f"d{j}" for j in range(6)]), budget="2", selector=selector, predictor=predictor, n_random=10,
                    n_random_subsets=5)
-    print(f"reduce defaults: selector {selector}, predictor {predictor}, budget {defaults.budget or 'coverage=0.95'}, "
+    print(f"reduce defaults: selector {selector}, predictor {predictor}, budget {defaults.budget or 'default (10% of the datasets, at least 2)'}, "
           f"n_random {defaults.n_random}")
     print(f"{'matrix':<30} {'shape':>11} {'missing':>8} {'reduce s':>9} {'target':>7} {'k':>4} "
           f"{'cpu s':>7} {'agg RMSE':>9} {'vs random':>10} {'RidgeCV s':>10} {'complete rows':>14}")

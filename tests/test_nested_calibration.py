@@ -232,3 +232,4 @@ def test_reselection_falls_back_to_the_design_criterion_past_its_budget(monkeypa
                       columns=[f"d{j}" for j in range(8)])
     cal = build_manifest(df, budget="2", n_random_subsets=5)["prediction"]["calibration"]
     assert cal["reselection"] == "design" and cal["reselection_rule"]["budget"] == 100
+    assert cal["n_folds"] == 5  # the cross-validation's folds, whose fits are already made

@@ -90,8 +90,9 @@ def select_fold_subsets(labels, select) -> list:
 #: the values chosen on every model). Chosen by held-out coverage and cost (README, runs P, P', K and X;
 #: benchmarks/quality_calibration_gap.py, benchmarks/quality_holdout.py --calibration design|same|plain).
 FOLD_RESELECTION = "same"
-#: Calibration folds of ``reduce`` (its cross-validation keeps 5). A fold's selection, made without the fold's
-#: models, predicts them worse than the manifest's selection, made on every training model, predicts new models
+#: Calibration folds of ``reduce`` when the folds re-run its own selection (its cross-validation keeps 5, and so
+#: does the calibration when they re-select on the design criterion, past :data:`SAME_RESELECTION_CELLS`). A fold's
+#: selection, made without the fold's models, predicts them worse than the manifest's selection, made on every training model, predicts new models
 #: (K-fold pessimism of an unstable procedure): the nested scores were too large and the intervals over-covered
 #: (aggregate 0.93-0.95 at 90% on HELM Classic and CrossPred with 5 folds). With 10 folds each selection sees
 #: 90% of the models instead of 80%.
@@ -110,7 +111,10 @@ def reselection_mode(n_cells: int):
     if FOLD_RESELECTION != "same" or n_cells <= SAME_RESELECTION_CELLS:
         return FOLD_RESELECTION, None
     return "design", {"reason": "the exact selection once per calibration fold over its budget: each fold re-runs it "
-                                "on the design criterion", "cells": int(n_cells), "budget": SAME_RESELECTION_CELLS}
+                                "on the design criterion, in the cross-validation's folds", "cells": int(n_cells),
+                      "budget": SAME_RESELECTION_CELLS}
+
+
 #: Parameters that make a selector's in-fold run cheap (``FOLD_RESELECTION = "design"``).
 CHEAP_SELECTION = {"prediction_greedy": {"method": "design"}}
 
