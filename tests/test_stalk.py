@@ -247,3 +247,30 @@ def test_pair_names_are_categorical_codes_and_an_empty_name_still_works():
     other = stalk(renamed, axes=("models",))["models"]
     assert other.pairs["a"].dtype != "category" and other.pairs.relationship.tolist() == pairs.relationship.tolist()
     assert other.classes.iloc[1:, 1:].equals(stalk(df, axes=("models",))["models"].classes.iloc[1:, 1:])
+
+
+def test_cli_default_leaves_out_model_pairs_past_the_cap(tmp_path, capsys, monkeypatch, caplog):
+    """Open LLM v2's 4,494 models gave 10M model pairs by default (minutes, a gigabyte-scale table): past
+    DEFAULT_MAX_MODEL_PAIRS_MODELS the default classifies dataset pairs only and says so; --axis both still does both."""
+    import harness_ext.methods.stalk as S
+    from harness_ext.store.db import Store
+    from harness_ext.store.ingest import ingest_paths
+    from test_compare import _write_tsml
+
+    data = tmp_path / "results"
+    data.mkdir()
+    _write_tsml(data)
+    db = tmp_path / "t.duckdb"
+    with Store.open(db) as store:
+        ingest_paths(store, [data], show_progress=False)
+    monkeypatch.setattr(S, "DEFAULT_MAX_MODEL_PAIRS_MODELS", 3)
+    out = tmp_path / "o"
+    with caplog.at_level("WARNING"):
+        assert main(["stalk", "--db", str(db), "--metric", "accuracy", "--out", str(out)]) == 0
+    assert (out / "stalk_dataset_pairs.csv").exists()
+    assert not list(out.glob("stalk_model_pairs*"))
+    assert "model pairs are not classified by default" in caplog.text + capsys.readouterr().err
+    out2 = tmp_path / "o2"
+    assert main(["stalk", "--db", str(db), "--metric", "accuracy", "--axis", "both", "--out", str(out2)]) == 0
+    assert list(out2.glob("stalk_model_pairs*"))
+    assert S.default_axes(3) == (("datasets", "models"), None)

@@ -259,7 +259,8 @@ def stalk_options(parser) -> None:
     g.add_argument("--min-fraction", type=float, default=0.5,
                    help="smallest share of a pair's observations a log fit may keep after dropping scores <= 0 "
                         "(default 0.5; 0 keeps any fit with --min-points)")
-    g.add_argument("--axis", choices=["datasets", "models", "both"], default="both", help="which pairs to classify")
+    g.add_argument("--axis", choices=["datasets", "models", "both"], default=None,
+                   help="which pairs to classify (default both, datasets only past 1,000 models)")
     add_out_option(g, "stalk", "output folder for the pair tables, counts and heatmap")
 
 

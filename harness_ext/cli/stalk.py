@@ -7,17 +7,25 @@ and writes its tables and heatmap to ``--out``.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 
 def run(args) -> int:
     from ..errors import HarnessExtError
-    from ..methods.stalk import stalk
+    from ..methods.stalk import default_axes, stalk
     from .options import matrix_from_args
     from .output import emit
 
     df = matrix_from_args(args, fingerprint=False)
-    axes = ("datasets", "models") if args.axis == "both" else (args.axis,)
+    if args.axis is None:
+        axes, note = default_axes(df.shape[0])
+        if note:
+            log.warning(note)
+    else:
+        axes = ("datasets", "models") if args.axis == "both" else (args.axis,)
     for axis in axes:
         if (df.shape[1] if axis == "datasets" else df.shape[0]) < 2:
             raise HarnessExtError(f"stalk needs at least 2 {axis}; the matrix is {df.shape[0]} models x {df.shape[1]} datasets")

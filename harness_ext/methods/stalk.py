@@ -60,6 +60,20 @@ REGRESSORS = (
     ("POWER-LAW", "ba"),
 )
 _COLUMN = {"LINEAR": "linear", "EXPONENTIAL": "exponential", "POWER-LAW": "power"}
+#: Models up to which ``stalk`` classifies model pairs by default (about 500,000 pairs; Pythia's 838 runs: 350,000).
+#: Past it the pairs grow to millions (Open LLM v2's 4,494 models: 10M pairs, minutes and a gigabyte-scale table),
+#: so only dataset pairs are classified unless model pairs are asked for.
+DEFAULT_MAX_MODEL_PAIRS_MODELS = 1_000
+
+
+def default_axes(n_models: int) -> tuple:
+    """``(axes, note)``: the axes ``stalk`` classifies when none is asked for, and why model pairs were left out
+    (None when they were not): both, up to :data:`DEFAULT_MAX_MODEL_PAIRS_MODELS` models."""
+    if n_models <= DEFAULT_MAX_MODEL_PAIRS_MODELS:
+        return ("datasets", "models"), None
+    pairs = n_models * (n_models - 1) // 2
+    return ("datasets",), (f"{n_models:,} models: their {pairs:,} model pairs are not classified by default (over "
+                           f"{DEFAULT_MAX_MODEL_PAIRS_MODELS:,} models); --axis models or --axis both classifies them")
 
 
 def regressor_r2(X, min_points: int = 3, min_fraction: float = 0.5) -> tuple:
