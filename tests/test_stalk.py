@@ -151,7 +151,8 @@ def test_stalk_returns_a_result_that_renders_plots_and_serialises(tmp_path):
             stalk(df, **bad)
 
 
-def test_cli_stalk_json(tmp_path, capsys):
+def _tsml_store(tmp_path):
+    """A store of the TSC-style result files test_compare writes (14 datasets)."""
     from harness_ext.store.db import Store
     from harness_ext.store.ingest import ingest_paths
     from test_compare import _write_tsml
@@ -162,6 +163,11 @@ def test_cli_stalk_json(tmp_path, capsys):
     db = tmp_path / "t.duckdb"
     with Store.open(db) as store:
         ingest_paths(store, [data], show_progress=False)
+    return db
+
+
+def test_cli_stalk_json(tmp_path, capsys):
+    db = _tsml_store(tmp_path)
     out = tmp_path / "o"
     assert main(["stalk", "--db", str(db), "--metric", "accuracy", "--out", str(out), "--json", "-"]) == 0
     cap = capsys.readouterr()
@@ -253,16 +259,8 @@ def test_cli_default_leaves_out_model_pairs_past_the_cap(tmp_path, capsys, monke
     """Open LLM v2's 4,494 models gave 10M model pairs by default (minutes, a gigabyte-scale table): past
     DEFAULT_MAX_MODEL_PAIRS_MODELS the default classifies dataset pairs only and says so; --axis both still does both."""
     import harness_ext.methods.stalk as S
-    from harness_ext.store.db import Store
-    from harness_ext.store.ingest import ingest_paths
-    from test_compare import _write_tsml
 
-    data = tmp_path / "results"
-    data.mkdir()
-    _write_tsml(data)
-    db = tmp_path / "t.duckdb"
-    with Store.open(db) as store:
-        ingest_paths(store, [data], show_progress=False)
+    db = _tsml_store(tmp_path)
     monkeypatch.setattr(S, "DEFAULT_MAX_MODEL_PAIRS_MODELS", 3)
     out = tmp_path / "o"
     with caplog.at_level("WARNING"):
