@@ -263,11 +263,12 @@ def build_manifest(
     reselection, reselection_rule = reselection_mode(m_sel * d)
     n_cal = CALIBRATION_FOLDS if reselection == "same" else n_splits
     cal_labels = fold_labels(m_sel, n_cal, random_state) if n_cal != n_splits else labels
+    n_cal = int(cal_labels.max()) + 1  # fewer with fewer models (one per model)
     if sample is not None:
         rest = np.setdiff1d(np.arange(m), sample)
         labels_all = np.empty(m, dtype=int)
         labels_all[sample] = cal_labels
-        labels_all[rest] = fold_labels(rest.size, min(int(cal_labels.max()) + 1, rest.size), random_state) if rest.size >= 2 else 0
+        labels_all[rest] = fold_labels(rest.size, min(n_cal, rest.size), random_state) if rest.size >= 2 else 0
     else:
         labels_all = cal_labels
     folds = label_folds(labels)
@@ -293,7 +294,7 @@ def build_manifest(
     curve = budget_curve(X, order_idx, est, sizes=sizes, folds=folds, weights=w, n_random=n_rand,
                          random_state=random_state, costs=cost_vec, cache=cache)
     bar.update()
-    bar.set_postfix_str(f"selection without each of {int(cal_labels.max()) + 1} folds")
+    bar.set_postfix_str(f"selection without each of {n_cal} folds")
     fold_subs = select_fold_subsets(cal_labels, fold_selector(
         X, selector, k=k, sel_params=sel_params, similarity=similarity, random_state=random_state, kind=kind,
         value=value, cost_vec=cost_vec, fixed=cache.get("settings"), mode=reselection))

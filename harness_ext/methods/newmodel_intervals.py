@@ -92,10 +92,10 @@ def select_fold_subsets(labels, select) -> list:
 FOLD_RESELECTION = "same"
 #: Calibration folds of ``reduce`` when the folds re-run its own selection (its cross-validation keeps 5, and so
 #: does the calibration when they re-select on the design criterion, past :data:`SAME_RESELECTION_CELLS`). A fold's
-#: selection, made without the fold's models, predicts them worse than the manifest's selection, made on every training model, predicts new models
-#: (K-fold pessimism of an unstable procedure): the nested scores were too large and the intervals over-covered
-#: (aggregate 0.93-0.95 at 90% on HELM Classic and CrossPred with 5 folds). With 10 folds each selection sees
-#: 90% of the models instead of 80%.
+#: selection, made without the fold's models, predicts them worse than the manifest's selection, made on every
+#: training model, predicts new models (K-fold pessimism of an unstable procedure): the nested scores were too
+#: large and the intervals over-covered (aggregate 0.93-0.95 at 90% on HELM Classic and CrossPred with 5 folds).
+#: With 10 folds each selection sees 90% of the models instead of 80%.
 CALIBRATION_FOLDS = 10
 #: Cells of the selection's matrix (models x datasets, after ``reduce``'s model sample) up to which the folds re-run
 #: the selection as :data:`FOLD_RESELECTION` says; past them, on the design criterion: the exact greedy once per
@@ -103,6 +103,8 @@ CALIBRATION_FOLDS = 10
 #: would take five minutes more), and wide matrices are the ones whose selection already cut its exact steps.
 #: Every real matrix of the repository's data is under it (the largest, Pythia MMLU: 838 x 57 = 48,000 cells).
 SAME_RESELECTION_CELLS = 100_000
+#: Parameters that make a selector's in-fold run cheap (``FOLD_RESELECTION = "design"``).
+CHEAP_SELECTION = {"prediction_greedy": {"method": "design"}}
 
 
 def reselection_mode(n_cells: int):
@@ -113,10 +115,6 @@ def reselection_mode(n_cells: int):
     return "design", {"reason": "the exact selection once per calibration fold over its budget: each fold re-runs it "
                                 "on the design criterion, in the cross-validation's folds", "cells": int(n_cells),
                       "budget": SAME_RESELECTION_CELLS}
-
-
-#: Parameters that make a selector's in-fold run cheap (``FOLD_RESELECTION = "design"``).
-CHEAP_SELECTION = {"prediction_greedy": {"method": "design"}}
 
 
 def fold_selector(X, selector: str, *, k: int, sel_params=None, similarity=None, random_state: int = 0,
