@@ -208,9 +208,8 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
         raw_fingerprint = hashed.result() if fingerprint else None
     X = apply_normalisation(X, params, out=X)
     norm = pd.DataFrame(X, index=labels, columns=cols, copy=False)
-    from .scales import CHANCE_SCALES
+    from .scales import lacks_chance_level
 
-    chance_known = params["chance_source"].notna().to_numpy()
     merged = extra.get("merged") or {}
     if merged:  # only the rows kept (a set of tens of thousands of labels costs milliseconds: only when needed)
         rows = set(index)
@@ -227,8 +226,7 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
         # datasets whose scale is unknown (min-max over these models, so it moves with the model set).
         # Only where a chance level would apply (bounded, higher is better): an Elo column has none to miss.
         "no_chance": [] if query.normalise == "none" else [
-            str(c) for c in cols[~chance_known & params["scale"].isin(CHANCE_SCALES).to_numpy()
-                                 & ~params["flip"].to_numpy(dtype=bool)]],
+            str(c) for c, n in zip(cols, normalisation) if lacks_chance_level(n)],
         "training_dependent": [str(c) for c in cols[(params["scale"] == "unbounded").to_numpy()]]
         if query.normalise != "none" else [],
     }
