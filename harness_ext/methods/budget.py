@@ -20,8 +20,10 @@ from ..errors import HarnessExtError, MethodError
 #: default is what the quality tables measured; SimBA's coverage target (``coverage=0.95``) stays a choice.
 DEFAULT_BUDGET_FRACTION = 0.1
 DEFAULT_BUDGET_MIN = 2
+#: The default budget in words, for the manifest and the printed summary.
+DEFAULT_BUDGET_TEXT = f"{DEFAULT_BUDGET_FRACTION:.0%} of the datasets, at least {DEFAULT_BUDGET_MIN}"
 DEFAULT_BUDGET_REASON = (
-    "no --budget given: 10% of the datasets, at least 2 and fewer than all, the budget at which "
+    f"no --budget given: {DEFAULT_BUDGET_TEXT} and fewer than all, the budget at which "
     "benchmarks/quality_holdout.py validates the default selector and predictor (README 'Prediction quality'); "
     "SimBA's coverage target (--budget coverage=0.95) can keep a single dataset (lm-eval MMLU: 1 of 57 subjects)")
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..report import Result
+from .budget import DEFAULT_BUDGET_TEXT
 from .manifest import DEFAULT_SELECTOR, attach_lm_eval_tasks, build_manifest, write_outputs
 
 __all__ = ["DEFAULT_FORMATS", "ReduceResult", "reduce_matrix"]
@@ -115,7 +116,7 @@ class ReduceResult(Result):
             f"reduced {src['n_datasets']} datasets to {sel['subset_size']} ({sel['subset_size'] / src['n_datasets']:.0%}) "
             f"using {src['n_models']} models"
             # A defaulted budget is said where the size is, so a user knows it was chosen for them and how to change it.
-            + ("; default budget: 10% of the datasets, at least 2 (--budget, or budget= in Python, to choose)"
+            + (f"; default budget: {DEFAULT_BUDGET_TEXT} (--budget, or budget= in Python, to choose)"
                if sel["budget"].get("default") else ""),
             f"subset: {names}",
             f"coverage (Pearson of mean win rates, full vs subset): {sel['coverage']:.3f}"
