@@ -233,3 +233,19 @@ def test_reselection_falls_back_to_the_design_criterion_past_its_budget(monkeypa
     cal = build_manifest(df, budget="2", n_random_subsets=5)["prediction"]["calibration"]
     assert cal["reselection"] == "design" and cal["reselection_rule"]["budget"] == 100
     assert cal["n_folds"] == 5  # the cross-validation's folds, whose fits are already made
+
+
+def test_thin_datasets_are_kept_and_said_by_reduce_as_by_weights():
+    """A dataset one model ran is kept and predicted from column-level information; the manifest says so in the
+    words harness-ext weights' completion uses (manifest.thin_columns, one rule for both)."""
+    from harness_ext.methods.weighting.complete import complete_matrix
+
+    X = _low_rank_proportions(30, 8, 3)
+    X[1:, 5] = np.nan  # d5: one model only
+    df = pd.DataFrame(X, index=[f"m{i}" for i in range(30)], columns=[f"d{j}" for j in range(8)])
+    manifest = build_manifest(df, budget="2", n_random_subsets=5)
+    said = [w for w in manifest["warnings"] if "fewer than two models" in w]
+    assert said == ["1 datasets have a result from fewer than two models and are predicted from column-level "
+                    "information only: d5"]
+    assert "d5" in [d["name"] for d in manifest["datasets"]]
+    assert complete_matrix(df).notes == (said[0].replace("datasets", "columns", 1),)

@@ -98,6 +98,19 @@ def validate_manifest(manifest: dict, path="manifest") -> None:
     check_consistency(manifest, path)
 
 
+def thin_columns(columns, counts, noun: str = "datasets") -> tuple:
+    """``(names, note)``: the ``columns`` with a result from fewer than two models (``counts``: observed cells per
+    column), and the note that says they are kept and predicted from column-level information only (None when
+    there are none; ``noun`` names the columns in it): ``reduce``'s rule, which ``harness-ext weights``'
+    completion follows."""
+    thin = [str(c) for c, n in zip(columns, counts) if n < 2]
+    note = None
+    if thin:
+        note = (f"{len(thin)} {noun} have a result from fewer than two models and are predicted from column-level "
+                f"information only: {', '.join(thin[:5])}" + (" ..." if len(thin) > 5 else ""))
+    return thin, note
+
+
 def dense_cut_message(dropped: dict) -> str:
     """One line naming what ``--dense`` removed (it is never done silently)."""
     ms, ds = dropped.get("models") or [], dropped.get("datasets") or []
@@ -204,7 +217,7 @@ def build_manifest(
     if d < 2:
         raise MethodError(f"the matrix has {d} dataset; nothing to reduce")
     missing = float(np.isnan(X).mean())
-    thin = [str(c) for c, n in zip(df.columns, (~np.isnan(X)).sum(axis=0)) if n < 2]
+    thin, thin_note = thin_columns(df.columns, (~np.isnan(X)).sum(axis=0))
     if len(thin) == d:
         raise MethodError("no dataset has results from two models: nothing can be learned about how datasets relate")
     kind, value = parse_budget(budget, d)
@@ -316,9 +329,8 @@ def build_manifest(
     # A hand-built DataFrame: an Elo column beside accuracies dominates the aggregate. And the cells the shot rule
     # left out, said by 'matrix' only before: models run only at other settings vanished silently.
     warnings += [n for n in (mixed_scales_note(df), shots_left_out_note(df.attrs)) if n]
-    if thin:
-        warnings.append(f"{len(thin)} datasets have a result from fewer than two models and are predicted from "
-                        f"column-level information only: {', '.join(thin[:5])}" + (" ..." if len(thin) > 5 else ""))
+    if thin_note:
+        warnings.append(thin_note)
     if m < FEW_MODELS:
         warnings.append(f"only {m} models: the subset and predictions rest on few rankings")
     if np.isfinite(vs_random.beats) and vs_random.beats < 0.9:

@@ -70,7 +70,7 @@ def complete_matrix(df: pd.DataFrame, predictor: Optional[str] = None, random_st
     §5 (the analyses that need every cell).
     """
     from ...plugin_manager import get_registration
-    from ..manifest import DEFAULT_PREDICTOR, MIN_MODELS
+    from ..manifest import DEFAULT_PREDICTOR, MIN_MODELS, thin_columns
     from ..pounce import make_predictor
 
     name = get_registration("predictors", predictor or DEFAULT_PREDICTOR).name
@@ -83,8 +83,7 @@ def complete_matrix(df: pd.DataFrame, predictor: Optional[str] = None, random_st
     if m < MIN_MODELS:
         raise MethodError(f"the matrix has {m} model{'' if m == 1 else 's'} and {n_missing} missing cells; "
                           f"at least {MIN_MODELS} models are needed to predict them")
-    counts = (~missing).sum(axis=0)
-    thin = [str(c) for c, n in zip(df.columns, counts) if n < 2]
+    thin, thin_note = thin_columns(df.columns, (~missing).sum(axis=0), "columns")
     if len(thin) == X.shape[1]:
         raise MethodError("no column has results from two models: its missing cells cannot be predicted")
     est = make_predictor(name)
@@ -96,8 +95,5 @@ def complete_matrix(df: pd.DataFrame, predictor: Optional[str] = None, random_st
     # Observed cells keep their exact values whatever the predictor passes through.
     frame = pd.DataFrame(np.where(missing, filled, X), index=df.index, columns=df.columns)
     frame.attrs = dict(df.attrs)
-    notes = ()
-    if thin:  # reduce's rule: kept and predicted, and said
-        notes = (f"{len(thin)} columns have a result from fewer than two models and are predicted from "
-                 f"column-level information only: {', '.join(thin[:5])}" + (" ..." if len(thin) > 5 else ""),)
+    notes = (thin_note,) if thin_note else ()  # reduce's rule: kept and predicted, and said
     return Completion(frame, name, n_missing, int(X.size), notes)
