@@ -345,7 +345,8 @@ def run_cli(args: list, env: dict, timeout: Optional[float] = None) -> dict:
     stages = []
     ends = [t for _, t in marks[1:]] + [t0 + wall]
     for (name, start), end in zip(marks, ends):
-        inside = [mb for t, mb in samples if start <= t <= end]
+        # A stage shorter than the sampling step has no sample of its own: the last one before it ends stands in.
+        inside = [mb for t, mb in samples if start <= t <= end] or [mb for t, mb in samples if t <= end][-1:]
         stages.append({"stage": name, "seconds": end - start, "peak_mb": max(inside) if inside else float("nan")})
     if not finished:
         stages[-1]["stage"] += " (stopped: unfinished)"
