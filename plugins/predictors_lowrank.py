@@ -104,10 +104,10 @@ class BenchPress(BasePredictor):
                 Zt[hide] = np.nan
                 pred = self._als(Zt.reshape(Z.shape), seed=f + 1).mean().ravel()[hide]
                 res.append(np.abs(pred - Z.ravel()[hide]))
-            self.q_ = conformal_quantile(np.concatenate(res), self.level)
+            self.q_ = conformal_quantile(np.concatenate(res), self.level, conservative=True)
         else:
             resid = np.abs(zhat - Z)[obs]
-            self.q_ = conformal_quantile(resid, self.level) if resid.size else 1.0
+            self.q_ = conformal_quantile(resid, self.level, conservative=True) if resid.size else 1.0
         lo_x, hi_x = self.transform_.inverse_interval(zhat - self.q_, zhat + self.q_)
         self.mean_ = np.where(obs, X, self.transform_.inverse_transform(zhat))
         self.lower_ = np.where(obs, X, lo_x)

@@ -69,9 +69,11 @@ def test_fold_in_widens_with_fewer_cells(method):
 
 
 def test_conformal_quantile_finite_sample_rule():
-    s = np.arange(1, 20, dtype=float)  # n = 19: ceil(20 * 0.9) = 18th smallest
+    s = np.arange(1, 20, dtype=float)  # n = 19: rank 0.9 x 20 = 18 exactly, the 18th smallest
     assert conformal_quantile(s, 0.9) == 18.0
     assert conformal_quantile([1.0, 2.0], 0.9) == 2.0
+    s = np.arange(1, 21, dtype=float)  # n = 20: rank 18.9, interpolated; the conservative rule takes the 19th
+    assert np.isclose(conformal_quantile(s, 0.9), 18.9) and conformal_quantile(s, 0.9, conservative=True) == 19.0
 
 
 def _proportions(seed, m=120, d=24, noise=0.15):

@@ -18,13 +18,12 @@ inference with the jackknife+", Ann. Statist. 2021, §3-4 (jackknife+, CV+).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..errors import MethodError
 
-__all__ = ["conformal_quantile", "cv_plus_bounds", "mondrian_quantiles", "normalised_scores", "coverage", "Z90"]
+__all__ = ["conformal_quantile", "cv_plus_bounds", "mondrian_quantiles", "normalised_scores", "coverage", "rank_position",
+           "Z90"]
 
 #: Fewest calibration scores a group needs for its own quantile in :func:`mondrian_quantiles`.
 MIN_GROUP_SCORES = 20
@@ -33,17 +32,42 @@ MIN_GROUP_SCORES = 20
 Z90 = 1.6448536269514722
 
 
-def conformal_quantile(scores, level: float = 0.9) -> float:
-    """The split-conformal quantile: the ``ceil((n + 1) level)``-th smallest score.
+def conformal_quantile(scores, level: float = 0.9, conservative: bool = False) -> float:
+    """The split-conformal quantile: the score at rank ``level (n + 1)`` among the ``n`` sorted scores.
 
-    With too few scores for the level (``ceil((n + 1) level) > n``) the largest
+    A fractional rank is interpolated linearly between the two order
+    statistics around it (:func:`rank_position`). The usual conservative rule
+    takes the ``ceil(level (n + 1))``-th smallest, which covers with
+    probability ``ceil(level (n + 1)) / (n + 1)``: up to ``1 / (n + 1)``
+    above the level. Calibrated per dataset on 30-50 held-out models, that is
+    up to 2-3 points of over-coverage, as much as the 88-92% promise for a
+    90% interval allows by itself. The interpolated rank covers with
+    probability about ``level`` on exchangeable data (exactly, when
+    ``level (n + 1)`` is an integer): nominal, not a lower bound.
+
+    With too few scores for the level (``level (n + 1) >= n``) the largest
     score is returned (the interval is then as wide as the data allow, and
     callers should say the calibration is thin).
+
+    Parameters
+    ----------
+    scores : array-like
+        Calibration scores; non-finite ones are ignored.
+    level : float
+        Nominal coverage, in (0, 1).
+    conservative : bool
+        Take the ``ceil(level (n + 1))``-th smallest instead (coverage at
+        least ``level``): the rule of the methods reproduced as baselines.
 
     Raises
     ------
     MethodError
         If there are no finite scores or ``level`` is not in (0, 1).
+
+    References
+    ----------
+    Lei et al. (JASA 2018), §2.2 and Theorem 2.2 (coverage of the k-th order statistic is k / (n + 1));
+    Vovk et al. (2005) §2.4 (smoothed conformal predictors: exact coverage by randomising between ranks).
     """
     if not 0 < level < 1:
         raise MethodError(f"level must be in (0, 1), got {level!r}")
@@ -52,8 +76,35 @@ def conformal_quantile(scores, level: float = 0.9) -> float:
     n = s.size
     if n == 0:
         raise MethodError("no calibration scores: too few held-out cells to calibrate intervals")
-    k = math.ceil((n + 1) * level)
-    return float(s[min(k, n) - 1])
+    rank = level * (n + 1)
+    j, f = rank_position(np.ceil(rank) if conservative else rank, n)
+    return float(_between(s, int(j), float(f)))
+
+
+def rank_position(rank, n):
+    """0-based index and fraction of a (fractional, 1-based) rank among ``n`` sorted values.
+
+    ``rank`` at or below 1 gives the smallest value, at or above ``n`` the
+    largest; between, the value is ``v[j] + f (v[j + 1] - v[j])``. Vectorised
+    over ``rank`` and ``n`` (arrays of one shape).
+
+    Returns
+    -------
+    (j, f) : int and float, or numpy arrays of them
+    """
+    rank, n = np.asarray(rank, dtype=float), np.asarray(n)
+    low = np.clip(np.floor(rank), 1, np.maximum(n, 1)).astype(int)
+    f = np.where((rank > 1) & (rank < n), rank - low, 0.0)
+    return low - 1, f
+
+
+def _between(v, j, f: float, axis: int = 0):
+    """``v``'s ``j``-th smallest along ``axis``, moved a fraction ``f`` toward the next (one partition)."""
+    if f == 0.0:
+        return np.take(np.partition(v, j, axis=axis), j, axis=axis)
+    part = np.partition(v, [j, j + 1], axis=axis)
+    a, b = np.take(part, j, axis=axis), np.take(part, j + 1, axis=axis)
+    return a + f * (b - a)
 
 
 def mondrian_quantiles(scores, groups, n_groups: int, level: float = 0.9, min_count: int = MIN_GROUP_SCORES):
@@ -82,10 +133,11 @@ def mondrian_quantiles(scores, groups, n_groups: int, level: float = 0.9, min_co
     s, g = s[order], g[order]
     counts = np.bincount(g, minlength=int(n_groups))
     starts = np.r_[0, np.cumsum(counts)[:-1]]
-    k = np.ceil((counts + 1) * level).astype(int)
     big = counts >= int(min_count)
-    idx = starts + np.minimum(k, counts) - 1
-    out[big] = s[idx[big]]
+    j, f = rank_position(level * (counts[big] + 1), counts[big])
+    lo = starts[big] + j
+    hi = np.where(f > 0, lo + 1, lo)  # f > 0 only where the rank is below the group's count
+    out[big] = s[lo] + f * (s[hi] - s[lo])
     return out
 
 
@@ -98,9 +150,10 @@ def cv_plus_bounds(centres, scales, scores, folds, level: float = 0.9):
 
     Calibration point ``i`` was held out of fold fit ``k(i)`` and has the
     normalised score ``R_i = |y_i - mu_k(i)(x_i)| / s_k(i)(x_i)``. For a test
-    point with fold-fit predictions ``mu_k``, ``s_k`` the bounds are the
-    ``floor((1 - level)(n + 1))``-th smallest of ``mu_k(i) - R_i s_k(i)`` and the
-    ``ceil(level (n + 1))``-th smallest of ``mu_k(i) + R_i s_k(i)``: every score
+    point with fold-fit predictions ``mu_k``, ``s_k`` the bounds are the values at
+    rank ``(1 - level)(n + 1)`` of ``mu_k(i) - R_i s_k(i)`` and at rank
+    ``level (n + 1)`` of ``mu_k(i) + R_i s_k(i)`` (fractional ranks interpolated,
+    as :func:`conformal_quantile` says why): every score
     is applied to the prediction of the fit it was held out of, so the
     calibration and the prediction come from fits of the same size and neither
     saw the point. Too few scores for the level give the extreme ones.
@@ -131,14 +184,13 @@ def cv_plus_bounds(centres, scales, scores, folds, level: float = 0.9):
     n_cal, n = r.size, centres.shape[1]
     if n_cal == 0:
         raise MethodError("no calibration scores: too few held-out models to calibrate intervals")
-    i_lo = max(math.floor((1 - level) * (n_cal + 1)), 1) - 1
-    i_hi = min(math.ceil(level * (n_cal + 1)), n_cal) - 1
+    (j_lo, f_lo), (j_hi, f_hi) = (rank_position(p * (n_cal + 1), n_cal) for p in (1 - level, level))
     lower, upper = np.empty(n), np.empty(n)
     step = max(1, CV_PLUS_BLOCK // n_cal)
     for a in range(0, n, step):  # blocks of test points bound the (N, block) temporaries
         c, s = centres[k, a:a + step], r[:, None] * scales[k, a:a + step]
-        lower[a:a + step] = np.partition(c - s, i_lo, axis=0)[i_lo]
-        upper[a:a + step] = np.partition(c + s, i_hi, axis=0)[i_hi]
+        lower[a:a + step] = _between(c - s, int(j_lo), float(f_lo))
+        upper[a:a + step] = _between(c + s, int(j_hi), float(f_hi))
     return lower, upper
 
 
