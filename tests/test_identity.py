@@ -198,3 +198,24 @@ def test_cooccurring_pairs_come_from_one_source_and_one_key(tmp_path):
         pairs = _cooccurring(store)
     assert pairs == {frozenset(("Claude 2.1", "claude-2.1")), frozenset(("Claude 2.1", "CLAUDE 2.1")),
                      frozenset(("CLAUDE 2.1", "claude-2.1")), frozenset(("GPT 4", "gpt-4"))}
+
+
+def test_ingest_refreshes_aliases_inside_its_last_batch(tmp_path, monkeypatch):
+    """The alias table is re-resolved inside the last batch's transaction (one commit and checkpoint, not two):
+    the rows are those a refresh afterwards would write, and it writes nothing."""
+    from harness_ext.store import identity
+
+    (tmp_path / "a.csv").write_text("model,dataset,value\nGPT-4o (2024-05-13),d1,0.5\nclaude-2,d1,0.6\n")
+    (tmp_path / "b.csv").write_text("model,dataset,value\ngpt-4o-2024-05-13,d2,0.7\n")
+    inside, writes = [], []
+    real_refresh, real_replace = identity.refresh_aliases, identity._replace
+    monkeypatch.setattr(identity, "refresh_aliases", lambda s: inside.append(s._in_transaction) or real_refresh(s))
+    monkeypatch.setattr(identity, "_replace", lambda s, rows: writes.append(len(rows)) or real_replace(s, rows))
+    with Store.open(tmp_path / "s.duckdb") as s:
+        ingest_paths(s, [tmp_path], show_progress=False)
+        assert inside == [True] and writes == [1]
+        real_refresh(s)
+        assert writes == [1]  # already the table a refresh makes
+    with Store.open(tmp_path / "s.duckdb", read_only=True) as s:  # committed
+        assert s.con.execute("SELECT alias, canonical FROM model_aliases").fetchall() == [
+            ("GPT-4o (2024-05-13)", "gpt-4o-2024-05-13")]

@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -318,6 +319,44 @@ def test_a_value_arrow_cannot_store_is_refused_for_its_own_source_only():
                                     ("bad.json", "2" * 64, "x", [rec("m2", object())])])
         assert good.status == "ingested" and bad.status == "skipped" and "the store refused it" in bad.reason
         assert s.con.execute("SELECT path FROM sources").fetchall() == [("good.json",)]
+
+
+def test_before_commit_writes_with_the_batch_and_once_after_a_refused_one():
+    """ingest_batch's before_commit runs inside the batch's transaction after its rows (a nested
+    Store.transaction joins it); when the batch is refused and its sources are written one at a time, what it
+    wrote is rolled back with the batch and it runs again after them, so its writes are committed once."""
+    from harness_ext.types import ResultRecord
+
+    def rec(model, hib=True):
+        return ResultRecord(model=model, benchmark="b", dataset=f"d-{model}", metric="acc", value=0.5,
+                            higher_is_better=hib)
+
+    with Store.open(":memory:") as s:
+        seen = []
+
+        def hook():
+            with s.transaction(_a=pd.DataFrame({"alias": ["x"], "canonical": ["y"], "origin": ["test"]})) as con:
+                seen.append(con.execute("SELECT count(*) FROM results").fetchone()[0])
+                con.execute("DELETE FROM model_aliases")
+                con.execute("INSERT INTO model_aliases SELECT * FROM _a")
+
+        s.ingest_batch([("a.json", "1" * 64, "x", [rec("m1")])], before_commit=hook)
+        assert seen == [1]
+        s.con.execute("DELETE FROM model_aliases")
+        good, bad = s.ingest_batch([("good.json", "2" * 64, "x", [rec("m2")]),
+                                    ("bad.json", "3" * 64, "x", [rec("m3", object())])], before_commit=hook)
+        assert good.status == "ingested" and bad.status == "skipped"
+        assert seen == [1, 2]  # the batch failed before reaching it; run once, after the one-at-a-time writes
+        assert s.con.execute("SELECT count(*) FROM results").fetchone()[0] == 2
+        assert s.con.execute("SELECT alias FROM model_aliases").fetchall() == [("x",)]
+
+        def failing():
+            raise RuntimeError("hook failed")
+
+        with pytest.raises(RuntimeError, match="hook failed"):  # all or nothing: the batch goes with it
+            s.ingest_batch([("c.json", "4" * 64, "x", [rec("m4")])], before_commit=failing)
+        assert s.con.execute("SELECT count(*) FROM sources WHERE path = 'c.json'").fetchone()[0] == 0
+        assert not s.has_source("4" * 64)
 
 
 @pytest.mark.parametrize("doc_patch, match", [

@@ -260,8 +260,8 @@ def test_ingest_counts_come_from_the_committed_store(tmp_path, monkeypatch):
     fix = Path(__file__).parent / "fixtures" / "open_llm_leaderboard"
     real = Store._write_batch
 
-    def lose(self, items):
-        outcomes = real(self, items)
+    def lose(self, items, *rest):
+        outcomes = real(self, items, *rest)
         self.con.execute("DELETE FROM results WHERE source_id IN (SELECT source_id FROM sources WHERE path LIKE '%aerdincdal%')")
         self.con.execute("DELETE FROM sources WHERE path LIKE '%aerdincdal%'")
         return outcomes

@@ -459,14 +459,18 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     task_configs: dict = {}  # path -> {task: (config, config_source)}, kept once the file's results are stored
 
     def flush(final=False):
-        nonlocal release_at
+        nonlocal release_at, aliases_done
         if pending:
             # The lock is held only while a batch is written, so `info` and `matrix` get in between batches.
             store.acquire()
             first_id = store._next_source  # this flush's sources are numbered from here (committed_results)
             batched = [_batched(item[4]) for item in pending]
             rows = [item[1:] for item, b in zip(pending, batched) if b]
-            done = iter(store.ingest_batch(rows) if rows else [])
+            # The last batch refreshes the alias table inside its own transaction (one commit and checkpoint,
+            # not two) unless sources written after it (as arrays, each in its own transaction) add models.
+            hook = _refresh_aliases(store) if final and rows and len(rows) == len(pending) else None
+            done = iter(store.ingest_batch(rows, before_commit=hook) if rows else [])
+            aliases_done = hook is not None
             # Sources given as arrays are written one per transaction (harness_ext.store.columnar).
             outcomes = [next(done) if b else write_columnar(store, *item[1:]) for item, b in zip(pending, batched)]
             kept = []
@@ -487,6 +491,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
             if not final:  # the last batch keeps the connection for what follows (aliases, samples)
                 store.release()
 
+    aliases_done = False  # the alias table was refreshed with the last batch (see flush)
     established: dict = {}  # (walk root, suffix) -> the adapter that claimed a file there (see _detect)
     batch_sha = set()
     n_pending = 0
@@ -551,13 +556,18 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
         done = ingest_samples(store, [p for _, p in logs], show_progress=False)
         for (idx, _), f in zip(logs, done.files):
             report.files[idx] = FileReport(f.path, f.status, SAMPLES_ADAPTER, reason=f.reason, n_samples=f.n_rows)
-    if report.by_status("ingested"):
-        from .identity import refresh_aliases
-
-        refresh_aliases(store)
+    if not aliases_done and report.by_status("ingested"):
+        _refresh_aliases(store)()
     if group:
         report.group = (group, store.add_benchmark_group(group, group_shas))
     return report
+
+
+def _refresh_aliases(store):
+    """:func:`harness_ext.store.identity.refresh_aliases` of ``store``, to call (after the results are written)."""
+    from .identity import refresh_aliases
+
+    return functools.partial(refresh_aliases, store)
 
 
 def _records_of(src: SourceFile, chosen) -> tuple:
