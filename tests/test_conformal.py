@@ -7,7 +7,8 @@ import pytest
 
 from harness_ext.errors import MethodError
 from harness_ext.methods.completion import LowRankCompleter
-from harness_ext.methods.conformal import conformal_quantile, coverage, cv_plus_bounds, mondrian_quantiles, rank_position
+from harness_ext.methods.conformal import (conformal_quantile, coverage, cv_plus_bounds, mondrian_groups, mondrian_quantiles,
+                                          rank_position)
 
 
 def test_cv_plus_with_one_fit_is_split_conformal():
@@ -46,6 +47,21 @@ def test_mondrian_and_cv_plus_use_the_same_interpolated_rank():
                            conformal_quantile(s, 0.9), conformal_quantile(s, 0.9)])
     lo, hi = cv_plus_bounds(np.zeros((1, 1)), np.ones((1, 1)), s[:60], np.zeros(60, int), 0.9)
     assert np.isclose(hi[0], q[0]) and np.isclose(lo[0], -q[0])
+
+
+def test_thin_datasets_are_calibrated_with_datasets_of_similar_evidence():
+    # counts 30 and 25: their own groups; the thin ones sorted by count (3, 4, 5, 8 | 9, 12) in runs of >= 20
+    labels = mondrian_groups([30, 5, 8, 0, 12, 3, 25, 9, 4], min_count=20)
+    assert labels[0] == 0 and labels[6] == 6 and labels[3] == -1
+    assert len({labels[i] for i in (5, 8, 1, 2)}) == 1 and labels[7] == labels[4] != labels[1]
+    assert (mondrian_groups([30, 5, 8]) == [0, -1, -1]).all()  # 13 thin scores: the pool of every score
+    assert len(set(mondrian_groups([5] * 7))) == 1  # a short last run joins the one before
+    # The thin group's quantile comes from its own scores: large errors there, small in the well-observed dataset
+    rng = np.random.default_rng(5)
+    g = np.r_[np.zeros(200, int), np.repeat([1, 2, 3, 4], 6)]
+    s = np.r_[rng.exponential(size=200), 10 * rng.exponential(size=24)]
+    q = mondrian_quantiles(s, g, 5, 0.9, min_count=20)
+    assert np.allclose(q[1:], conformal_quantile(s[200:], 0.9)) and q[1] > 3 * conformal_quantile(s, 0.9)
 
 
 def _low_rank_proportions(m, d, seed, noise=0.3):

@@ -22,8 +22,8 @@ import numpy as np
 
 from ..errors import MethodError
 
-__all__ = ["conformal_quantile", "cv_plus_bounds", "mondrian_quantiles", "normalised_scores", "coverage", "rank_position",
-           "Z90"]
+__all__ = ["conformal_quantile", "cv_plus_bounds", "mondrian_groups", "mondrian_quantiles", "normalised_scores", "coverage",
+           "rank_position", "Z90"]
 
 #: Fewest calibration scores a group needs for its own quantile in :func:`mondrian_quantiles`.
 MIN_GROUP_SCORES = 20
@@ -107,13 +107,57 @@ def _between(v, j, f: float, axis: int = 0):
     return a + f * (b - a)
 
 
-def mondrian_quantiles(scores, groups, n_groups: int, level: float = 0.9, min_count: int = MIN_GROUP_SCORES):
-    """Per-group (Mondrian) conformal quantiles; groups with fewer than ``min_count`` scores get the pooled one.
+def mondrian_groups(counts, min_count: int = MIN_GROUP_SCORES) -> np.ndarray:
+    """The calibration group of each dataset, from its number of calibration scores.
 
-    Conditioning on the group (here: the dataset) gives each group its nominal
-    coverage when the scores of different datasets are not exchangeable (one
-    dataset's normalised errors systematically larger than another's), which a
-    pooled quantile averages away. Small groups fall back to the pooled quantile.
+    A dataset with at least ``min_count`` scores is its own group. Thinner
+    ones are pooled with the datasets nearest to them in number of scores
+    (sorted by count, cut into consecutive runs of at least ``min_count``
+    scores; a short last run joins the one before), so a dataset observed on
+    five models is calibrated with other thinly observed ones, not with a pool
+    dominated by well-observed datasets whose normalised errors are smaller.
+    If the thin datasets have fewer than ``min_count`` scores in all, they share
+    the pool of every score (group ``-1``), as do datasets without any.
+
+    Parameters
+    ----------
+    counts : array-like of int, (n_groups,)
+        Calibration scores per dataset.
+    min_count : int
+        Fewest scores a group is calibrated on.
+
+    Returns
+    -------
+    numpy.ndarray of int, (n_groups,)
+        Group labels; ``-1``: the pool of every score.
+
+    References
+    ----------
+    Vovk et al. (2005) §4.5 (Mondrian taxonomies: any partition fixed before the scores are seen, here by
+    the amount of evidence); Lei et al. (JASA 2018) §5.2 (locally weighted scores).
+    """
+    counts = np.asarray(counts, dtype=int)
+    labels = np.where(counts >= int(min_count), np.arange(counts.size), -1)
+    thin = np.flatnonzero((counts > 0) & (counts < int(min_count)))
+    if counts[thin].sum() < int(min_count):
+        return labels
+    thin = thin[np.argsort(counts[thin], kind="stable")]
+    # Cut the sorted thin datasets where the running total of scores first reaches min_count.
+    run = np.cumsum(counts[thin]) // int(min_count)
+    ids = np.r_[0, run[:-1]]
+    ids = np.minimum(ids, run[-1] - 1)  # the short last run (its total under min_count) joins the one before
+    labels[thin] = counts.size + ids
+    return labels
+
+
+def mondrian_quantiles(scores, groups, n_groups: int, level: float = 0.9, min_count: int = MIN_GROUP_SCORES):
+    """Per-dataset (Mondrian) conformal quantiles, datasets with fewer than ``min_count`` scores grouped.
+
+    Conditioning on the dataset gives each its nominal coverage when the
+    scores of different datasets are not exchangeable (one dataset's
+    normalised errors systematically larger than another's), which a pooled
+    quantile averages away. Datasets too thin to calibrate alone share a group
+    with datasets of similar evidence (:func:`mondrian_groups`).
 
     Returns
     -------
@@ -127,17 +171,25 @@ def mondrian_quantiles(scores, groups, n_groups: int, level: float = 0.9, min_co
     g = np.asarray(groups, dtype=int)
     ok = np.isfinite(s)
     s, g = s[ok], g[ok]
-    pooled = conformal_quantile(s, level)
-    out = np.full(int(n_groups), pooled)
-    order = np.lexsort((s, g))
-    s, g = s[order], g[order]
-    counts = np.bincount(g, minlength=int(n_groups))
+    out = np.full(int(n_groups), conformal_quantile(s, level))
+    labels = mondrian_groups(np.bincount(g, minlength=int(n_groups)), min_count)
+    own = labels >= 0
+    if not own.any():
+        return out
+    # Quantiles per label, vectorised: scores sorted within their group's label.
+    lab = labels[g]
+    keep = lab >= 0
+    s, lab = s[keep], lab[keep]
+    uniq, lab = np.unique(lab, return_inverse=True)
+    order = np.lexsort((s, lab))
+    s, lab = s[order], lab[order]
+    counts = np.bincount(lab, minlength=uniq.size)
     starts = np.r_[0, np.cumsum(counts)[:-1]]
-    big = counts >= int(min_count)
-    j, f = rank_position(level * (counts[big] + 1), counts[big])
-    lo = starts[big] + j
+    j, f = rank_position(level * (counts + 1), counts)
+    lo = starts + j
     hi = np.where(f > 0, lo + 1, lo)  # f > 0 only where the rank is below the group's count
-    out[big] = s[lo] + f * (s[hi] - s[lo])
+    q = s[lo] + f * (s[hi] - s[lo])
+    out[own] = q[np.searchsorted(uniq, labels[own])]
     return out
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .conformal import MIN_GROUP_SCORES, conformal_quantile, cv_plus_bounds, mondrian_quantiles, normalised_scores
+from .conformal import conformal_quantile, cv_plus_bounds, mondrian_groups, mondrian_quantiles, normalised_scores
 from .lowrank import fold_in
 
 __all__ = ["CALIBRATION_FOLDS", "FOLD_RESELECTION", "POOL_PLAIN_SCORES", "SAME_RESELECTION_CELLS", "FoldSubsets",
@@ -415,17 +415,14 @@ def cv_plus_new_models(est, cal, X_new, z, O, W=None, mondrian=True):
     n, d = z.shape
     lo_z, hi_z = mz.mean(0).copy(), mz.mean(0).copy()
     scores, cols, folds = cal["cell_scores"], cal["cell_cols"], cal["cell_folds"]
-    counts = np.bincount(cols, minlength=d)
     need = (~O).any(0)
-    own = need & (counts >= MIN_GROUP_SCORES) if mondrian else np.zeros(d, bool)
-    for j in np.flatnonzero(own):  # one loop over datasets (Mondrian groups), vectorised over models and scores
-        sel = cols == j
-        lo_z[:, j], hi_z[:, j] = cv_plus_bounds(mz[:, :, j], sd[:, :, j], scores[sel], folds[sel], level)
-    pooled = np.flatnonzero(need & ~own)
-    if pooled.size:
-        K = mz.shape[0]
-        lo, hi = cv_plus_bounds(mz[:, :, pooled].reshape(K, -1), sd[:, :, pooled].reshape(K, -1), scores, folds, level)
-        lo_z[:, pooled], hi_z[:, pooled] = lo.reshape(n, -1), hi.reshape(n, -1)
+    labels = mondrian_groups(np.bincount(cols, minlength=d)) if mondrian else np.full(d, -1)
+    K = mz.shape[0]
+    for lab in np.unique(labels[need]):  # one loop over Mondrian groups, vectorised over models, datasets, scores
+        js = np.flatnonzero(need & (labels == lab))
+        sel = labels[cols] == lab if lab >= 0 else slice(None)  # -1: the pool of every score
+        lo, hi = cv_plus_bounds(mz[:, :, js].reshape(K, -1), sd[:, :, js].reshape(K, -1), scores[sel], folds[sel], level)
+        lo_z[:, js], hi_z[:, js] = lo.reshape(n, -1), hi.reshape(n, -1)
     lo_x, hi_x = est.transform_.inverse_interval(lo_z, hi_z)
     lower, upper = np.where(O, X_new, lo_x), np.where(O, X_new, hi_x)
     agg_lo = agg_hi = None
