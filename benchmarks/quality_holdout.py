@@ -243,7 +243,8 @@ def _spearman(a, b):
     return float(spearmanr(a[ok], b[ok])[0]) if ok.sum() >= 3 else np.nan
 
 
-def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, extra=None, n_folds=None, pool=None):
+def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, extra=None, n_folds=None, pool=None,
+                     groups=None):
     """The nested calibration ``reduce`` stores and ``predict`` uses, for a subset chosen by :func:`choose_subset`.
 
     The training models get ``reduce``'s fold labels (its cross-validation folds, seeded
@@ -254,7 +255,8 @@ def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, ex
     (experiments: ``quality_calibration_gap.py``'s ``same:n_candidates=4``); ``n_folds``: calibration
     folds (default ``reduce``'s, ``newmodel_intervals.CALIBRATION_FOLDS``; its cross-validation keeps 5);
     ``pool``: ``FoldSubsets``' (None: ``newmodel_intervals.POOL_PLAIN_SCORES``). ``mode`` may end in
-    ``-nested`` (pool False) or ``-pooled`` (pool True).
+    ``-nested`` (pool False) or ``-pooled`` (pool True). ``groups``: the training models' runs
+    (``newmodel_intervals.run_groups``), held out whole by the calibration's folds as ``reduce`` does.
     """
     from harness_ext.methods.newmodel_intervals import (CALIBRATION_FOLDS, FoldSubsets, fold_labels, fold_selector,
                                                         select_fold_subsets)
@@ -265,7 +267,7 @@ def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, ex
     mode, _, how = mode.partition("-")
     pool = {"nested": False, "pooled": True}[how] if how else pool
     N = (X_train * a_sc + c_sc) / 100.0
-    labels = fold_labels(len(N), CALIBRATION_FOLDS if n_folds is None else n_folds, seed)
+    labels = fold_labels(len(N), CALIBRATION_FOLDS if n_folds is None else n_folds, seed, groups)
     params = {"predictor": predictor} if "predictor" in get_registration("selectors", selector).cls().get_params() else {}
     params.update(extra or {})
     # the predictor settings the main selection chose on every training model (its per-fold cache), as in reduce
@@ -294,8 +296,17 @@ def test_targets(Xte, subset, a_sc, c_sc):
     return keep, Xin, have, usable, target, W, C, agg_true
 
 
+def split_runs(runs, test_size: float, seed: int):
+    """80/20 split of whole training runs (checkpoints of one run on one side): ``(train_idx, test_idx)``."""
+    uniq = np.unique(runs)
+    test = np.random.default_rng(seed).permutation(uniq.size)[:max(1, int(round(test_size * uniq.size)))]
+    is_test = np.isin(runs, uniq[test])
+    return np.flatnonzero(~is_test), np.flatnonzero(is_test)
+
+
 def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, extras=(), calibration="design"):
     from harness_ext.methods.budget import default_subset_size
+    from harness_ext.methods.newmodel_intervals import run_groups
     from harness_ext.methods.pounce import make_predictor, split_models
 
     X = raw.to_numpy(dtype=float)
@@ -305,8 +316,9 @@ def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, ex
     P = points_factor(X)
     res = {key: {"agg_mae": [], "spearman": [], "cell_mae": [], "cell_cov": [], "agg_cov": []}
            for key in (default, *extras, "benchpress", "random_ridge", "subset_mean", "column_means")}
+    runs = run_groups(raw.index)
     for s in range(n_splits):
-        tr, te = split_models(m, 0.2, random_state=s)
+        tr, te = split_models(m, 0.2, random_state=s) if runs is None else split_runs(runs, 0.2, s)
         Xtr, Xte = X[tr], X[te]
         subset, _ = choose_subset(Xtr, k, s, selector, default, a_sc, c_sc)
         keep, Xin, have, usable, target, W, C, agg_true = test_targets(Xte, subset, a_sc, c_sc)
@@ -328,7 +340,8 @@ def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, ex
         # chosen without them; --calibration plain: from the subset all training models chose.
         reselect = None
         if calibration != "plain":
-            reselect = product_reselect(Xtr, k, s, selector, default, a_sc, c_sc, calibration)
+            reselect = product_reselect(Xtr, k, s, selector, default, a_sc, c_sc, calibration,
+                                        groups=None if runs is None else runs[tr])
         est = make_predictor(default, random_state=s).fit(Xtr)
         p = est.predict_new_models(Xin, weights=W, reselect=reselect)
         record(default, p.mean, p.lower, p.upper, p.aggregate_lower, p.aggregate_upper)

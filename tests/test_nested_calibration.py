@@ -14,7 +14,7 @@ from harness_ext.errors import HarnessExtError, MethodError
 from harness_ext.methods.completion import LowRankCompleter
 from harness_ext.methods.manifest import build_manifest, validate_manifest
 from harness_ext.methods.newmodel_intervals import (CALIBRATION_FOLDS, FOLD_RESELECTION, FoldSubsets, fold_labels,
-                                                    label_folds, select_fold_subsets)
+                                                    label_folds, run_groups, select_fold_subsets)
 from harness_ext.methods.predict import predict_scores
 from harness_ext.methods.subset_cv import model_folds
 
@@ -117,6 +117,25 @@ def test_manifest_stores_a_subset_per_fold_and_round_trips(nested_manifest):
     assert back == manifest
     again = build_manifest(df.copy(), budget="3", n_random_subsets=10)
     assert json.dumps(again, sort_keys=True) == json.dumps(manifest, sort_keys=True)  # same inputs and seed
+
+
+def test_checkpoints_of_one_run_share_a_calibration_fold():
+    # 8 training runs x 5 checkpoints (lm-eval's "<model>@<revision>" names): each run is held out whole
+    assert run_groups(["a@s1", "a@s2", "b"]).tolist() == ["a", "a", "b"]
+    assert run_groups(["a", "b", "c@s1"]) is None and run_groups(["a@s1", "a@s2"]) is None  # no siblings; one run
+    runs = np.repeat([f"org/run{r}" for r in range(8)], 5)
+    labels = fold_labels(40, 10, 0, runs)
+    assert all(len(set(labels[runs == r])) == 1 for r in set(runs)) and sorted(set(labels)) == list(range(8))
+    X = _low_rank_proportions(40, 12, 1)
+    df = pd.DataFrame(X, index=[f"{r}@step{i % 5}" for i, r in enumerate(runs)], columns=[f"d{j}" for j in range(12)])
+    manifest = build_manifest(df, budget="3", n_random_subsets=10)
+    cal = manifest["prediction"]["calibration"]
+    fold = np.array(cal["fold"])
+    assert all(len(set(fold[runs == r])) == 1 for r in set(runs)) and cal["n_folds"] == 8
+    assert cal["grouped_by"].startswith("training run") and "8 runs" in cal["grouped_by"]
+    validate_manifest(json.loads(json.dumps(manifest)))
+    assert "grouped_by" not in build_manifest(df.set_axis([f"m{i}" for i in range(40)]), budget="3",
+                                              n_random_subsets=10)["prediction"]["calibration"]
 
 
 @pytest.mark.parametrize("edit, msg", [

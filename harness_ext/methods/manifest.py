@@ -198,7 +198,7 @@ def build_manifest(
     from .evidence import (budget_curve, budget_sizes, compare_with_random, evidence_counts, nested_subset_error,
                            random_baseline_runs)
     from .newmodel_intervals import (CALIBRATION_FOLDS, fold_labels, fold_selector, label_folds, reselection_mode,
-                                     select_fold_subsets)
+                                     run_groups, select_fold_subsets)
     from .subset_cv import scoring_folds, shared_cache, subset_errors
     from ..plugin_manager import get_registration
     from .pounce import make_predictor
@@ -269,19 +269,25 @@ def build_manifest(
     # One fold label per model: the cross-validation's folds on the rows selection used, the same rule on the rest.
     # predict calibrates its intervals on these folds, each observed on the subset chosen without it.
     labels = fold_labels(m_sel, n_splits, random_state)
+    # The calibration's folds hold out checkpoints of one training run together (newmodel_intervals.run_groups
+    # says why; None: no checkpoints, plain folds). The cross-validation's stay the selector's, whose fits it shares.
+    runs = run_groups(df.index)
+    runs_sel = None if runs is None else runs[sample] if sample is not None else runs
     # The calibration's folds: more than the cross-validation's, so that each fold's re-run selection sees nearly
     # as many models as the manifest's did (newmodel_intervals.CALIBRATION_FOLDS says why).
     # Past SAME_RESELECTION_CELLS the folds re-select on the design criterion: then the cross-validation's folds,
     # whose fits are already made (10 more ALS fits took 100 s and 2 GB more on the 20,000 x 2,000 benchmark).
     reselection, reselection_rule = reselection_mode(m_sel * d)
     n_cal = CALIBRATION_FOLDS if reselection == "same" else n_splits
-    cal_labels = fold_labels(m_sel, n_cal, random_state) if n_cal != n_splits else labels
+    cal_labels = (fold_labels(m_sel, n_cal, random_state, runs_sel) if n_cal != n_splits or runs_sel is not None
+                  else labels)
     n_cal = int(cal_labels.max()) + 1  # fewer with fewer models (one per model)
     if sample is not None:
         rest = np.setdiff1d(np.arange(m), sample)
         labels_all = np.empty(m, dtype=int)
         labels_all[sample] = cal_labels
-        labels_all[rest] = fold_labels(rest.size, min(n_cal, rest.size), random_state) if rest.size >= 2 else 0
+        labels_all[rest] = (fold_labels(rest.size, min(n_cal, rest.size), random_state,
+                                        None if runs is None else runs[rest]) if rest.size >= 2 else 0)
     else:
         labels_all = cal_labels
     folds = label_folds(labels)
@@ -413,6 +419,8 @@ def build_manifest(
                                "calibrate its intervals, and expected_error is cross-validated the same way",
                 "reselection": reselection, **({"reselection_rule": reselection_rule} if reselection_rule else {}),
                 "n_folds": len(fold_subs), "random_state": int(random_state), "fold": labels_all.tolist(),
+                **({"grouped_by": f"training run (the model name before '@'): {len(set(runs))} runs, each "
+                                  "held out whole"} if runs is not None else {}),
                 "subsets": [[columns[j] for j in s] for s in fold_subs],
                 **({"selected_on": "each fold's complement within selection.model_sample"} if sample is not None else {})},
         },

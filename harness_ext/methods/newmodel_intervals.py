@@ -31,7 +31,7 @@ from .conformal import conformal_quantile, cv_plus_bounds, mondrian_groups, mond
 from .lowrank import fold_in
 
 __all__ = ["CALIBRATION_FOLDS", "FOLD_RESELECTION", "POOL_PLAIN_SCORES", "SAME_RESELECTION_CELLS", "FoldSubsets",
-           "calibrate_model_folds", "calibration_weights", "cv_plus_new_models", "fold_labels", "fold_selector",
+           "calibrate_model_folds", "calibration_weights", "cv_plus_new_models", "fold_labels", "fold_selector", "run_groups",
            "label_folds", "reselection_mode", "select_fold_subsets"]
 
 
@@ -61,15 +61,51 @@ def calibration_weights(W, n_iter: int = 50) -> np.ndarray:
     return np.where(on.any(0), sign * np.exp(col - col[on.any(0)].max(initial=0.0)), 0.0)
 
 
-def fold_labels(n: int, n_splits: int, random_state: int) -> np.ndarray:
+def fold_labels(n: int, n_splits: int, random_state: int, groups=None) -> np.ndarray:
     """Fold of each of ``n`` model rows: shuffled K-fold, the folds of
-    :func:`~harness_ext.methods.subset_cv.model_folds` (``reduce``'s cross-validation) as one label per row."""
+    :func:`~harness_ext.methods.subset_cv.model_folds` (``reduce``'s cross-validation) as one label per row.
+
+    With ``groups`` (one label per row, :func:`run_groups`), every group's rows share a fold: the
+    groups are shuffled, then dealt largest first to the fold with the fewest rows so far (at most
+    as many folds as groups).
+    """
     from .subset_cv import model_folds
 
+    if groups is not None:
+        uniq, inv, counts = np.unique(np.asarray(groups), return_inverse=True, return_counts=True)
+        k = min(int(n_splits), uniq.size)
+        order = np.random.default_rng(random_state).permutation(uniq.size)
+        order = order[np.argsort(-counts[order], kind="stable")]
+        load, of_group = np.zeros(k), np.empty(uniq.size, dtype=int)
+        for g in order:  # one step per training run, not per model
+            of_group[g] = int(np.argmin(load))
+            load[of_group[g]] += counts[g]
+        return of_group[inv]
     labels = np.empty(n, dtype=int)
     for f, (_, te) in enumerate(model_folds(n, n_splits, random_state)):
         labels[te] = f
     return labels
+
+
+def run_groups(names):
+    """The training run of each model name, or None when no two names share one.
+
+    A checkpoint is stored as ``<model>@<revision>`` (the lm-eval adapter's names); its run is the
+    part before ``@``. Checkpoints of one run are near-copies of each other: a calibration fold that
+    holds out one checkpoint but keeps its siblings is far easier than a new run, whose checkpoints
+    the reduce never saw (the routine loop: reduce once, then each new checkpoint of one's own
+    training). So the folds hold out whole runs. Without checkpoints (no name with ``@``, or every
+    run once), or with a single run, the folds are the plain ones.
+
+    Returns
+    -------
+    numpy.ndarray of str, or None
+    """
+    runs = np.array([str(x).split("@", 1)[0] for x in names], dtype=object)
+    n_runs = np.unique(runs).size if runs.size else 0
+    if n_runs == runs.size or n_runs < 2:  # no checkpoints; or one run only, which no fold can hold out
+        return None
+    return runs
 
 
 def label_folds(labels) -> list:
