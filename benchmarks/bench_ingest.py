@@ -158,7 +158,9 @@ def real_rows(tmp: Path, quick: bool) -> list:
                                   f"{cpu_r:.2f} s (ratio {cpu_r / cpu_o:.2f}x); load average {load0:.1f} -> "
                                   f"{os.getloadavg()[0]:.1f}; "
                                   f"{report.n_results:,} results ({n_ref:,} reference rows), "
-                                  f"{len(report.conflicts)} conflicts; reference peak {mb_r:,.0f} MB; target >= 0.67x"))
+                                  f"{len(report.conflicts)} conflicts; reference peak {mb_r:,.0f} MB; target >= 0.67x"
+                                  + (" (on the whole set; this is a quick subset)" if quick else ""),
+                       subset=quick))
     return out
 
 

@@ -286,8 +286,12 @@ def _ingest(results, name):
     rows = _rows(results, "ingest", name)
     if not rows:
         return None
-    r = rows[0]
-    return (f"{r['ratio']:.2f}x ({r['time_s']:.1f} s vs {r['ref_s']:.1f} s; {r['size']})", r["ratio"] >= 0.67)
+    whole = [r for r in rows if not r.get("subset")]
+    r = (whole or rows)[0]
+    text = f"{r['ratio']:.2f}x ({r['time_s']:.1f} s vs {r['ref_s']:.1f} s; {r['size']})"
+    if not whole:  # --quick's first files: the store's fixed costs weigh more there, so the target is not judged
+        return text + ", a quick subset: the target is for the whole set", None
+    return text, r["ratio"] >= 0.67
 
 
 def _csv(results, layout):

@@ -112,6 +112,11 @@ def test_targets_table_passes_fails_and_says_what_was_not_measured():
     assert next(t for k, t in table.items() if k.startswith("BPMF vs PyMC"))["pass"] == "PASS"
     ingest = table["ingest Open LLM v2 >= 0.67x json.load + bulk insert"]
     assert ingest["pass"] == "n/a" and ingest["measured"] == "not run"
+    quick = run.targets_rows(results + [_res("bench_ingest", [_row("ingest", "Open LLM v2 (EEE): ingest_paths vs json.load "
+                                                                   "+ bulk insert", "400 files", 0.1, 0.03, subset=True)])],
+                             {"bench_ingest"})
+    row = next(t for t in quick if t["target"].startswith("ingest Open LLM v2"))
+    assert row["pass"] == "n/a" and "quick subset" in row["measured"]  # the whole-set target is not judged on 400 files
     assert table["full reduce: synthetic (100 x 60)"]["pass"] == "FAIL"  # a row's own target_met is listed too
     forty = table["40M results (20,000 x 2,000): CSV ingest + CLI reduce < 5 min and < 4 GB"]
     assert forty["pass"] == "FAIL" and forty["measured"].startswith("350 s")  # the total, not the reduce stage
