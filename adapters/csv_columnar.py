@@ -11,7 +11,7 @@ import csv
 
 from harness_ext.adapters.csv_table import (
     _BOOL, _MISSING, LOWER_NAME, _candidate_columns, _chance, _dataset_metrics, _is_score_column, _named_aggregates, _parse,
-    _wide_column_meta)
+    _wide_column_meta, _within_others)
 from harness_ext.errors import IngestError
 from harness_ext.store.scales import infer_scale
 from harness_ext.types import SourceFile
@@ -279,12 +279,9 @@ def _aggregate_columns_array(header, score_cols, values, specs) -> set:
     out = {j for j in score_cols if specs.get(header[j], {}).get("kind") == "aggregate"}
     named, scored = _named_aggregates(header, score_cols, specs)
     out.update(named)
-    if scored is not None:  # within the others' range on every complete row, as a weighted mean of them is
+    if scored is not None:
         pos = {j: k for k, j in enumerate(score_cols)}
-        v = values[:, pos[scored]]
-        O = values[:, [pos[k] for k in score_cols if k != scored and k not in out]]
-        rows = ~np.isnan(v) & ~np.isnan(O).any(axis=1)
-        if rows.sum() >= 3 and ((O[rows].min(axis=1) <= v[rows]) & (v[rows] <= O[rows].max(axis=1))).all():
+        if _within_others(values[:, pos[scored]], values[:, [pos[k] for k in score_cols if k != scored and k not in out]].T):
             out.add(scored)
     cand = [k for k, j in enumerate(score_cols) if j not in out]
     if len(cand) < 3:

@@ -451,6 +451,22 @@ def _named_aggregates(header, score_cols, specs) -> tuple:
     return [], (scored[0] if len(scored) == 1 and not named else None)
 
 
+def _within_others(scored, others) -> bool:
+    """Whether a column lies within the range of the other columns on every complete row, at least 3 of them,
+    as any weighted mean of them does (:func:`_named_aggregates`' rule for a lone "... score" column).
+
+    ``scored``: the column's values (n,); ``others``: the other columns, each (n,) (k of them); NaN is missing.
+    """
+    import numpy as np
+
+    v = np.asarray(scored, dtype=float)
+    O = np.asarray(others, dtype=float).reshape(-1, v.size).T  # (n, k)
+    if O.shape[1] == 0:
+        return False
+    rows = ~np.isnan(v) & ~np.isnan(O).any(axis=1)
+    return bool(rows.sum() >= 3 and ((O[rows].min(axis=1) <= v[rows]) & (v[rows] <= O[rows].max(axis=1))).all())
+
+
 def _aggregate_columns(header, score_cols, parsed, specs, body) -> set:
     """Score columns that aggregate the others: declared, named so, or the row mean of the rest.
 
@@ -462,11 +478,11 @@ def _aggregate_columns(header, score_cols, parsed, specs, body) -> set:
     named, scored = _named_aggregates(header, score_cols, specs)
     out.update(named)
     if scored is not None:
-        others = [k for k in score_cols if k != scored and k not in out]
-        rows = [i for i in range(len(body)) if parsed[scored][0][i] is not None
-                and all(parsed[k][0][i] is not None for k in others)]
-        if len(rows) >= 3 and all(min(parsed[k][0][i] for k in others) <= parsed[scored][0][i]
-                                  <= max(parsed[k][0][i] for k in others) for i in rows):
+        def column(k):
+            return [math.nan if v is None else v for v in parsed[k][0]]
+
+        others = [column(k) for k in score_cols if k != scored and k not in out]
+        if _within_others(column(scored), others):
             out.add(scored)
     if len(score_cols) - len(out) >= 3:
         for j in score_cols:
