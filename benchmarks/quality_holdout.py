@@ -20,7 +20,8 @@ cells stay missing, nothing is cut to a dense block):
   leaderboard columns with >= 10 models are kept (sparse, mixed scales: Elo,
   percentages, 0-10 judge scores).
 
-Protocol (a), held-out models: 20 seeded 80/20 model splits; a subset of
+Protocol (a), held-out models: 20 seeded 80/20 model splits (of whole training runs where a
+matrix's models are checkpoints, ``<model>@<revision>``: Pythia MMLU); a subset of
 ``k = max(2, round(0.1 d))`` datasets (``reduce``'s default budget,
 ``budget.default_subset_size``) is chosen on the training models as
 ``reduce`` chooses it: its default selector (``prediction_greedy``: greedy

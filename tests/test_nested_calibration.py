@@ -126,6 +126,7 @@ def test_checkpoints_of_one_run_share_a_calibration_fold():
     runs = np.repeat([f"org/run{r}" for r in range(8)], 5)
     labels = fold_labels(40, 10, 0, runs)
     assert all(len(set(labels[runs == r])) == 1 for r in set(runs)) and sorted(set(labels)) == list(range(8))
+    assert (fold_labels(40, 10, 0, np.full(40, "org/run0")) == fold_labels(40, 10, 0)).all()  # one run: plain folds
     X = _low_rank_proportions(40, 12, 1)
     df = pd.DataFrame(X, index=[f"{r}@step{i % 5}" for i, r in enumerate(runs)], columns=[f"d{j}" for j in range(12)])
     manifest = build_manifest(df, budget="3", n_random_subsets=10)

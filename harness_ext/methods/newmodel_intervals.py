@@ -67,20 +67,21 @@ def fold_labels(n: int, n_splits: int, random_state: int, groups=None) -> np.nda
 
     With ``groups`` (one label per row, :func:`run_groups`), every group's rows share a fold: the
     groups are shuffled, then dealt largest first to the fold with the fewest rows so far (at most
-    as many folds as groups).
+    as many folds as groups). A single group cannot be held out from itself: plain folds then.
     """
     from .subset_cv import model_folds
 
     if groups is not None:
         uniq, inv, counts = np.unique(np.asarray(groups), return_inverse=True, return_counts=True)
-        k = min(int(n_splits), uniq.size)
-        order = np.random.default_rng(random_state).permutation(uniq.size)
-        order = order[np.argsort(-counts[order], kind="stable")]
-        load, of_group = np.zeros(k), np.empty(uniq.size, dtype=int)
-        for g in order:  # one step per training run, not per model
-            of_group[g] = int(np.argmin(load))
-            load[of_group[g]] += counts[g]
-        return of_group[inv]
+        if uniq.size >= 2:
+            k = min(int(n_splits), uniq.size)
+            order = np.random.default_rng(random_state).permutation(uniq.size)
+            order = order[np.argsort(-counts[order], kind="stable")]
+            load, of_group = np.zeros(k), np.empty(uniq.size, dtype=int)
+            for g in order:  # one step per training run, not per model
+                of_group[g] = int(np.argmin(load))
+                load[of_group[g]] += counts[g]
+            return of_group[inv]
     labels = np.empty(n, dtype=int)
     for f, (_, te) in enumerate(model_folds(n, n_splits, random_state)):
         labels[te] = f
