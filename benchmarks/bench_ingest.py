@@ -42,7 +42,7 @@ from typing import Optional
 import numpy as np
 
 import _common
-from _common import OPEN_LLM_V2, PYTHIA, PeakMemory, emit_json, print_rows, row
+from _common import OPEN_LLM_V2, PYTHIA, PeakMemory, emit_json, print_rows, row, run_cli
 from harness_ext.store import ingest as ingest_mod
 from harness_ext.benchmarks import MMLU_SUBJECTS
 from harness_ext.store.ingest import ingest_paths
@@ -268,10 +268,18 @@ def csv_rows(tmp: Path, shapes) -> list:
                 n_ref = reference_csv(path, tmp / f"csvref_{layout}_{m}.duckdb")
                 t_r = time.perf_counter() - t0
             assert report.n_results == n_ref == n_cells, (report.summary(), n_ref, n_cells)
-            out.append(row("ingest", f"{layout} CSV: ingest_paths (columnar) vs pandas.read_csv + bulk insert",
-                           f"{m:,} x {d:,}", t_o, t_r, po.mb,
-                           note=f"{n_cells:,} results; {cpu:.1f} s CPU; reference peak {pr.mb:,.0f} MB; "
-                                f"target: 10M results < 20 s and 1.5 GB"))
+            # The target is for what a user runs: `harness-ext ingest` in a process of its own. The peaks above
+            # are this process's, which also holds what the earlier cases left resident (run AB: 1,479 MB here
+            # for the long CSV against 1,174 MB for the command alone).
+            cli = run_cli(["ingest", "--db", str(tmp / f"csvcli_{layout}_{m}.duckdb"), "-q", str(path)],
+                          dict(os.environ))
+            r = row("ingest", f"{layout} CSV: ingest_paths (columnar) vs pandas.read_csv + bulk insert",
+                    f"{m:,} x {d:,}", t_o, t_r, po.mb,
+                    note=f"{n_cells:,} results; {cpu:.1f} s CPU; reference peak {pr.mb:,.0f} MB; "
+                         f"`harness-ext ingest` in its own process {cli['seconds']:.2f} s, peak "
+                         f"{cli['peak_mb']:,.0f} MB; target: 10M results < 20 s and 1.5 GB (the command's figures)")
+            r.update(cli_s=cli["seconds"], cli_peak_mb=cli["peak_mb"])
+            out.append(r)
             path.unlink()
     return out
 

@@ -26,10 +26,10 @@ Two targets of issue 17 item 2, in one run:
    and reduced through the CLI with default settings, each command in its own
    process: ``harness-ext ingest --db STORE FILE`` then ``harness-ext reduce
    -vv --db STORE --out DIR``. Wall time and peak resident memory per command
-   (``wait4``'s ``ru_maxrss``), and per reduce stage: the command logs each
-   stage's start at ``-vv``, and this script samples the child's resident set
-   every 50 ms. Target: both commands together under 5 minutes and each under
-   4 GB on 2 cores.
+   (the child's own ``VmHWM``, read every 50 ms: see ``_common.run_cli``), and
+   per reduce stage: the command logs each stage's start at ``-vv``, and this
+   script samples the child's resident set every 50 ms. Target: both commands
+   together under 5 minutes and each under 4 GB on 2 cores.
 
 The machine is often shared: the ratios come from the same run, and the
 load average is printed with them. Usage::
@@ -48,11 +48,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Optional
@@ -60,7 +56,7 @@ from typing import Optional
 import numpy as np
 
 import _common
-from _common import PeakMemory, emit_json, fmt_size, print_rows, row
+from _common import PeakMemory, emit_json, fmt_size, print_rows, row, run_cli
 
 #: The pipeline's targets (issue 17 item 2).
 PIPELINE_SECONDS = 300.0
@@ -283,77 +279,6 @@ def write_wide_csv(path: Path, m: int, d: int, missing: float = 0.05, seed: int 
     return n_cells
 
 
-_STAGE = re.compile(r"reduce stage: (?P<name>.+)$")
-
-
-def run_cli(args: list, env: dict, timeout: Optional[float] = None) -> dict:
-    """Run ``python -m harness_ext ARGS``: wall time, peak RSS (``ru_maxrss``) and per-stage time and peak RSS.
-
-    Stages are the ``reduce stage: NAME`` lines the command logs at ``-vv``; each
-    stage's peak is the largest resident set sampled (every 50 ms) while it ran.
-    After ``timeout`` seconds the command is stopped and reported unfinished
-    (``finished`` False), with the stages it reached.
-    """
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "harness_ext", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
-    marks, samples, tail = [("start", t0)], [], []
-
-    def read_stderr():
-        for line in proc.stderr:
-            hit = _STAGE.search(line.rstrip())
-            if hit:
-                marks.append((hit["name"], time.perf_counter()))
-            else:
-                tail.append(line)
-
-    done = threading.Event()
-
-    def sample():
-        # Not proc.poll(): it reaps the child, and the os.wait4 below (for its rusage) then fails with
-        # ChildProcessError when this thread got there first (an intermittent failure of the quick suite).
-        status = f"/proc/{proc.pid}/status"
-        while not done.is_set():
-            try:
-                with open(status) as fh:
-                    kb = next((int(x.split()[1]) for x in fh if x.startswith("VmRSS:")), None)
-                if kb is not None:
-                    samples.append((time.perf_counter(), kb / 1024))
-            except (OSError, ValueError, StopIteration):
-                pass
-            time.sleep(0.05)
-
-    threads = [threading.Thread(target=read_stderr, daemon=True), threading.Thread(target=sample, daemon=True)]
-    for th in threads:
-        th.start()
-    watchdog = threading.Timer(timeout, proc.kill) if timeout else None
-    if watchdog:
-        watchdog.start()
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    done.set()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - t0
-    finished = not (watchdog and not watchdog.is_alive() and proc.returncode < 0)
-    if watchdog:
-        watchdog.cancel()
-    for th in threads:
-        th.join(timeout=5)
-    if proc.returncode and finished:
-        raise RuntimeError(f"harness-ext {' '.join(args)} failed ({proc.returncode}):\n{''.join(tail[-30:])}\n{out}")
-    peak = usage.ru_maxrss / 1024.0
-    stages = []
-    ends = [t for _, t in marks[1:]] + [t0 + wall]
-    for (name, start), end in zip(marks, ends):
-        # A stage shorter than the sampling step has no sample of its own: the last one before it ends stands in.
-        inside = [mb for t, mb in samples if start <= t <= end] or [mb for t, mb in samples if t <= end][-1:]
-        stages.append({"stage": name, "seconds": end - start, "peak_mb": max(inside) if inside else float("nan")})
-    if not finished:
-        stages[-1]["stage"] += " (stopped: unfinished)"
-    return {"seconds": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_mb": peak, "stages": stages, "stdout": out,
-            "finished": finished}
-
-
 def _budget_rules(manifest) -> str:
     """What the selection's flops budgets cut on this matrix, from the manifest (empty when nothing was)."""
     import json
@@ -429,7 +354,7 @@ def pipeline_rows(tmp: Path, m: int, d: int, timeout: Optional[float] = None, re
     size = f"{fmt_size((m, d))} ({n_cells:,} results)" if n_cells >= 0 else f"{fmt_size((m, d))} (reused store)"
     return [
         row("matrix", "pipeline: harness-ext ingest (wide CSV)", size, ing["seconds"], None, ing["peak_mb"],
-            note=f"own process; ru_maxrss; {ing['cpu_s']:.1f} s CPU (user + system); {load_average()}"),
+            note=f"own process; its VmHWM; {ing['cpu_s']:.1f} s CPU (user + system); {load_average()}"),
         row("matrix", "pipeline: harness-ext reduce (defaults)" + ("" if red["finished"] else " STOPPED unfinished"),
             size, red["seconds"], None, red["peak_mb"],
             note="; ".join([f"{s['stage']} {s['seconds']:.0f} s {s['peak_mb']:,.0f} MB" for s in red["stages"]]
