@@ -17,7 +17,7 @@ followed by every other row that carries its own ``target_met``.
 Usage::
 
     python benchmarks/run.py --quick          # every benchmark in quick mode (a few minutes on 2 busy cores)
-    python benchmarks/run.py                  # full runs, 10,000 x 1,000 reduce included (an hour or more)
+    python benchmarks/run.py                  # full runs, 10,000 x 1,000 reduce included (about 20 minutes on 2 quiet cores)
     python benchmarks/run.py --quick --full cli,matrix,bpmf_pymc   # quick, but these in full mode
     python benchmarks/run.py --quick --full ingest --args ingest=--real-only   # extra arguments for one benchmark
     python benchmarks/run.py --only reduce,scale --markdown speed.md
