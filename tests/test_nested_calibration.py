@@ -14,7 +14,7 @@ from harness_ext.errors import HarnessExtError, MethodError
 from harness_ext.methods.completion import LowRankCompleter
 from harness_ext.methods.manifest import build_manifest, validate_manifest
 from harness_ext.methods.newmodel_intervals import (CALIBRATION_FOLDS, FOLD_RESELECTION, FoldSubsets, fold_labels,
-                                                    label_folds, run_groups, select_fold_subsets)
+                                                    label_folds, run_groups, run_of, select_fold_subsets)
 from harness_ext.methods.predict import predict_scores
 from harness_ext.methods.subset_cv import model_folds
 
@@ -123,6 +123,17 @@ def test_checkpoints_of_one_run_share_a_calibration_fold():
     # 8 training runs x 5 checkpoints (lm-eval's "<model>@<revision>" names): each run is held out whole
     assert run_groups(["a@s1", "a@s2", "b"]).tolist() == ["a", "a", "b"]
     assert run_groups(["a", "b", "c@s1"]) is None and run_groups(["a@s1", "a@s2"]) is None  # no siblings; one run
+    # Checkpoints named with a step suffix are runs too (real names from Open LLM v2 and lm-eval users)
+    names = ["EleutherAI/pythia-160m@step1000", "pythia-160m-step1000", "pythia-160m_step_2000", "m/checkpoint-26000",
+             "m-ckpt80", "UCLA-AGI/Gemma-2-9B-It-SPPO-Iter3", "t-step-1431k-3T", "olmo-step1000-tokens4B", "m-epoch2",
+             "m-global_step500", "m-iter-3"]
+    assert [run_of(n) for n in names] == ["EleutherAI/pythia-160m", "pythia-160m", "pythia-160m", "m", "m",
+                                          "UCLA-AGI/Gemma-2-9B-It-SPPO", "t", "olmo", "m", "m", "m"]
+    # ... and only at the end of the name: a variant, a date, a version or a bare step is its own model
+    for n in ["xkp24/Llama-3-8B-Instruct-SPPO-Iter2_bt_2b-table", "gpt-3.5-turbo-0613", "mistral-7b-v0.1", "step1000",
+              "Qwen2.5-7B"]:
+        assert run_of(n) == n
+    assert run_groups(["r-step1", "r-step2", "s-step1"]).tolist() == ["r", "r", "s"]
     runs = np.repeat([f"org/run{r}" for r in range(8)], 5)
     labels = fold_labels(40, 10, 0, runs)
     assert all(len(set(labels[runs == r])) == 1 for r in set(runs)) and sorted(set(labels)) == list(range(8))

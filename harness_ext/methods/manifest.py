@@ -419,8 +419,8 @@ def build_manifest(
                                "calibrate its intervals, and expected_error is cross-validated the same way",
                 "reselection": reselection, **({"reselection_rule": reselection_rule} if reselection_rule else {}),
                 "n_folds": len(fold_subs), "random_state": int(random_state), "fold": labels_all.tolist(),
-                **({"grouped_by": f"training run (the model name before '@'): {len(set(runs))} runs, each "
-                                  "held out whole"} if runs is not None else {}),
+                **({"grouped_by": f"training run (the model name without its '@' revision or step suffix): "
+                                  f"{len(set(runs))} runs, each held out whole"} if runs is not None else {}),
                 "subsets": [[columns[j] for j in s] for s in fold_subs],
                 **({"selected_on": "each fold's complement within selection.model_sample"} if sample is not None else {})},
         },

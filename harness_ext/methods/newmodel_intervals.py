@@ -25,6 +25,8 @@ jackknife+", Ann. Statist. 2021, §4 (CV+); Vovk et al. (2005) §4.5 (Mondrian).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .conformal import conformal_quantile, cv_plus_bounds, mondrian_groups, mondrian_quantiles, normalised_scores
@@ -32,7 +34,7 @@ from .lowrank import fold_in
 
 __all__ = ["CALIBRATION_FOLDS", "FOLD_RESELECTION", "POOL_PLAIN_SCORES", "SAME_RESELECTION_CELLS", "FoldSubsets",
            "calibrate_model_folds", "calibration_weights", "cv_plus_new_models", "fold_labels", "fold_selector", "run_groups",
-           "label_folds", "reselection_mode", "select_fold_subsets"]
+           "run_of", "label_folds", "reselection_mode", "select_fold_subsets"]
 
 
 def calibration_weights(W, n_iter: int = 50) -> np.ndarray:
@@ -88,21 +90,39 @@ def fold_labels(n: int, n_splits: int, random_state: int, groups=None) -> np.nda
     return labels
 
 
+#: A checkpoint's suffix: the name ends in a training step, iteration or epoch after '-', '_', '/', '.' or
+#: ':' (pythia-160m-step1000, .../checkpoint-26000, -ckpt80, -SPPO-Iter3, -epoch2, -step-1431k-3T,
+#: -step1000-tokens4B). Only at the very end: '...-SPPO-Iter2_bt_2b-table' is a variant, not a checkpoint.
+_CHECKPOINT = re.compile(r"[-_/.:](?:global[-_]?step|step|ckpt|checkpoint|iter(?:ation)?|epoch)[-_]?\d+(?:\.\d+)?"
+                         r"[kmbt]?(?:[-_](?:tokens?[-_]?)?\d+(?:\.\d+)?[kmbt]?)?$", re.IGNORECASE)
+
+
+def run_of(name) -> str:
+    """The training run a model name belongs to: the name without its revision or checkpoint suffix.
+
+    ``EleutherAI/pythia-160m@step1000`` (lm-eval's adapter stores a revision after ``@``) and
+    ``pythia-160m-step1000`` are both checkpoints of ``pythia-160m``; a name without either is its own run.
+    """
+    base = str(name).split("@", 1)[0]
+    return _CHECKPOINT.sub("", base) or base
+
+
 def run_groups(names):
     """The training run of each model name, or None when no two names share one.
 
-    A checkpoint is stored as ``<model>@<revision>`` (the lm-eval adapter's names); its run is the
-    part before ``@``. Checkpoints of one run are near-copies of each other: a calibration fold that
-    holds out one checkpoint but keeps its siblings is far easier than a new run, whose checkpoints
-    the reduce never saw (the routine loop: reduce once, then each new checkpoint of one's own
-    training). So the folds hold out whole runs. Without checkpoints (no name with ``@``, or every
-    run once), or with a single run, the folds are the plain ones.
+    A checkpoint is stored as ``<model>@<revision>`` (the lm-eval adapter's names) or named with a step
+    suffix (``<model>-step1000``, ``<model>/checkpoint-500``, ``<model>-iter3``: :func:`run_of`).
+    Checkpoints of one run are near-copies of each other: a calibration fold that holds out one
+    checkpoint but keeps its siblings is far easier than a new run, whose checkpoints the reduce never
+    saw (the routine loop: reduce once, then each new checkpoint of one's own training). So the folds
+    hold out whole runs. Without checkpoints (every run once), or with a single run, the folds are the
+    plain ones.
 
     Returns
     -------
     numpy.ndarray of str, or None
     """
-    runs = np.array([str(x).split("@", 1)[0] for x in names], dtype=object)
+    runs = np.array([run_of(x) for x in names], dtype=object)
     n_runs = np.unique(runs).size if runs.size else 0
     if n_runs == runs.size or n_runs < 2:  # no checkpoints; or one run only, which no fold can hold out
         return None
