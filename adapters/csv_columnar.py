@@ -11,17 +11,24 @@ import csv
 
 from harness_ext.adapters.csv_table import (
     _BOOL, _MISSING, LOWER_NAME, _candidate_columns, _chance, _dataset_metrics, _is_score_column, _named_aggregates, _parse,
-    _wide_column_meta, _within_others)
+    _wide_column_meta, _within_others, clean_header)
 from harness_ext.errors import IngestError
 from harness_ext.store.scales import infer_scale
 from harness_ext.types import SourceFile
 
 
-def _first_row(src: SourceFile, delim: str) -> list:
+def _first_row(src: SourceFile, delim: str):
+    """The header's column names (:func:`csv_table.clean_header`), or None when a quoted header cell spans lines.
+
+    pyarrow is handed these names and told to skip one line, so a header over several lines goes to the
+    record path, which reads it whole.
+    """
     with open(src.path, "rb") as fh:
         line = fh.readline()
     text = line.decode("utf-8").lstrip("\ufeff").rstrip("\r\n")
-    return [h.strip() for h in next(csv.reader([text], delimiter=delim), [])]
+    if text.count('"') % 2:
+        return None
+    return [clean_header(h) for h in next(csv.reader([text], delimiter=delim), [])]
 
 
 def _check_nul(src: SourceFile) -> None:

@@ -78,7 +78,9 @@ _MISSING = frozenset({"", "nan", "na", "n/a", "-", "--", "\u2014", "\u2013", "no
 META_NAME = re.compile(
     r"(\bsize\b|param|#\s*p|\bflops?\b|\bdate\b|release|\byear\b|\bmonth\b|context|\btokens?\b|price|cost|\$|"
     r"latency|throughput|speed|\bvotes?\b|\brank|\bci\b|confidence|\bstderr\b|\bstd\b|license|licence|"
-    r"\bversion\b|\bhub\b|likes|downloads|\blink\b|\burl\b|\bid\b|\bseed\b|\bnum_|\bn_)", re.I)
+    r"\bversion\b|\bhub\b|likes|downloads|\blink\b|\burl\b|\bid\b|\bseed\b|\bnum_|\bn_|"
+    # a model's answer length (AlpacaEval's "Output Length", "avg_length"), not a length-controlled score
+    r"(?<![a-z])(?:(?:avg|average|mean|output|response|answer)[ _-]?)?length(?![ _-]*controlled)(?![a-z]))", re.I)
 #: Column names of aggregates of the other columns.
 AGGREGATE_NAME = re.compile(r"(^|[^a-z])(overall|average|avg|mean|total|aggregate|score[ _-]of[ _-]scores|all)($|[^a-z])", re.I)
 #: A column named "... score" among other score columns: the leaderboard's own score (HELM AIR-Bench's
@@ -91,6 +93,20 @@ METRIC_SUFFIXES = ("exact_match", "acc_norm", "acc", "accuracy", "bleu", "f1", "
                    "rouge2", "mcc", "pass@1", "pass_at_1", "chrf", "brier_score")
 #: Share of numeric cells above which a column is a score column with a typo, not a text column.
 MOSTLY_NUMERIC = 0.8
+
+
+#: A line break, tab or other control character inside a header cell, with the spaces around it.
+_HEADER_BREAK = re.compile(r"\s*[\x00-\x1f\x7f]+\s*")
+
+
+def clean_header(name: str) -> str:
+    """A column name as stored: surrounding spaces dropped, and a line break or tab inside it one space.
+
+    Spreadsheet exports wrap long headers (``"Arena Elo\\n[Feb 2, 2024]"``, AlpacaEval's benchmark
+    table); a stored name may hold no line break (configs are written from them), so the header cell
+    is read as the text it shows. Names without such characters are kept exactly.
+    """
+    return _HEADER_BREAK.sub(" ", name).strip()
 
 
 def _split_header(src: SourceFile):
@@ -167,8 +183,8 @@ def read_sidecar(path) -> dict:
     meta = doc.get("meta_columns") or []
     if isinstance(meta, str):
         meta = [m.strip() for m in meta.split(",") if m.strip()]
-    return {"benchmark": doc.get("benchmark"), "meta_columns": [str(m) for m in meta],
-            "columns": {str(k): v for k, v in cols.items()}, "path": str(p)}
+    return {"benchmark": doc.get("benchmark"), "meta_columns": [clean_header(str(m)) for m in meta],
+            "columns": {clean_header(str(k)): v for k, v in cols.items()}, "path": str(p)}
 
 
 def column_meta(src: SourceFile) -> dict:
@@ -210,17 +226,18 @@ def read(src: SourceFile):
         from harness_ext.adapters.csv_columnar import _first_row, _read_long_columnar, _read_wide_columnar
 
         header = _first_row(src, delim)
-        lower = [h.lower() for h in header]
-        stem = re.sub(r"[^a-z0-9]+", "_", src.path.stem.lower()).strip("_") or "csv"
-        if not all(c in lower for c in LONG_REQUIRED):
-            return _read_wide_columnar(src, header, lower, stem, delim)
-        cells = _read_long_columnar(src, header, lower, stem, delim)
-        if cells is not None:
-            return cells
+        if header is not None:  # None: a header cell spans lines, which the record path below reads
+            lower = [h.lower() for h in header]
+            stem = re.sub(r"[^a-z0-9]+", "_", src.path.stem.lower()).strip("_") or "csv"
+            if not all(c in lower for c in LONG_REQUIRED):
+                return _read_wide_columnar(src, header, lower, stem, delim)
+            cells = _read_long_columnar(src, header, lower, stem, delim)
+            if cells is not None:
+                return cells
     rows = list(csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim))
     if len(rows) < 2:
         raise IngestError(src.path, "no data rows")
-    header = [h.strip() for h in rows[0]]
+    header = [clean_header(h) for h in rows[0]]
     lower = [h.lower() for h in header]
     stem = re.sub(r"[^a-z0-9]+", "_", src.path.stem.lower()).strip("_") or "csv"
     if all(c in lower for c in LONG_REQUIRED):

@@ -19,6 +19,7 @@ from harness_ext.store.db import Store
 
 FIX = Path(__file__).parent / "fixtures" / "csv"
 OBS = FIX / "obsscaling_base_llm_benchmark_eval.csv"
+ALPACA = FIX / "alpaca_eval_benchmarks.csv"
 EMERGENT = FIX / "obsscaling_base_llm_emergent_capability_eval.csv"
 BENCHBENCH = SHARED_DATA / "benchbench" / "leaderboards"
 
@@ -191,3 +192,47 @@ def test_llm_model_header_is_a_model_column():
         assert len(rep.by_status("ingested")) == 1
         df = load_matrix(s, MatrixQuery(normalise="none"))
         assert df.shape == (10, 11) and "ChatGLM3-6B" in df.index
+
+
+@pytest.mark.parametrize("threshold", [0, 1 << 40], ids=["columnar", "records"])
+def test_spreadsheet_export_with_wrapped_headers_and_mixed_scales(tmp_path, monkeypatch, threshold):
+    """AlpacaEval's benchmark table (fixtures/csv/README.md), a leaderboard never tuned on: it was refused whole
+    ("dataset 'Arena Elo\\n[Feb 2, 2024]' contains a control character or line break")."""
+    import harness_ext.adapters.csv_table as csv_table
+
+    monkeypatch.setattr(csv_table, "COLUMNAR_MIN_BYTES", threshold)  # a wrapped header goes to the record path
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [ALPACA], show_progress=False)
+        assert len(rep.by_status("ingested")) == 1
+        d = _datasets(s).set_index("name")
+        # wrapped header cells are read as the text they show; nothing else about a name changes
+        assert "Arena Elo [Feb 2, 2024]" in d.index and "AGI Eval (en)" in d.index and "BBH, cot (3-shot)" in d.index
+        assert "Output Length" not in d.index  # an answer length describes a model: metadata, not a score
+        assert len(d) == 21
+        assert d.loc["Arena Elo [Feb 2, 2024]", "scale"] == "elo"
+        assert tuple(d.loc["MT-bench (multi-turn)", ["scale", "min_score", "max_score"]]) == ("bounded", 1.0, 10.0)
+        assert d.loc["HELM Lite", "scale"] == "proportion" and d.loc["WildBench", "scale"] == "unbounded"
+        df = load_matrix(s, MatrixQuery(normalise="none"))
+        assert df.shape == (53, 21) and df.loc["gpt4_0314", "MT-bench (multi-turn)"] == pytest.approx(8.96)
+        # normalised: the shot count in a header does not hide the task's answer choices (chance-corrected)
+        norm = load_matrix(s, MatrixQuery())
+        assert norm.loc["gpt4_0314", "MMLU (5-shot)"] == pytest.approx((0.864 - 0.25) / 0.75)
+        assert norm.loc["gpt4_0314", "MT-bench (multi-turn)"] == pytest.approx((8.96 - 1) / 9)
+        assert s.model_metadata(["gpt4_0314"]).set_index("key")["value"]["Output Length"] == pytest.approx(1371.0)
+
+
+def test_clean_header_and_known_scale_prefix():
+    from harness_ext.adapters.csv_table import META_NAME, clean_header
+    from harness_ext.store.scales import chance_level, infer_scale
+
+    assert clean_header("Arena Elo\n[Feb 2, 2024]") == "Arena Elo [Feb 2, 2024]"
+    assert clean_header(" MMLU  (5-shot)\t") == "MMLU  (5-shot)"  # only breaks and tabs change; spaces stay
+    for meta in ("Output Length", "avg_length", "Length", "mean length"):
+        assert META_NAME.search(meta), meta
+    for score in ("length_controlled_winrate", "Length-controlled Win Rate", "LC AlpacaEval 2.0", "LongBench"):
+        assert not META_NAME.search(score), score
+    assert infer_scale([4.3, 9.3], name="MT-bench (multi-turn)")[0] == "bounded"
+    assert infer_scale([40.0, 93.0], name="MT-bench win rate")[0] == "percent"  # outside 1-10: not the judge score
+    assert chance_level("HellaSwag (10-shot)", "score")[0] == pytest.approx(0.25)
+    assert chance_level("mmlu_5shot", "acc")[0] == pytest.approx(0.25)
+    assert chance_level("TruthfulQA (0-shot)", "score") == (None, None)

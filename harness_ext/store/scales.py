@@ -156,15 +156,15 @@ def infer_scale(values=None, *, name: str = "", metric: str = "", declared_lo=No
     if hint in ("elo", "perplexity", "log_likelihood", "unbounded"):
         return (hint, None, None)
     m, n = key(metric), key(name)
-    known = KNOWN_SCALES.get(n)
+    v = np.asarray([] if values is None else values, dtype=float)
+    v = v[np.isfinite(v)]
+    known = KNOWN_SCALES.get(n) or _known_prefix(n, v)
     if known and hint is None:
         return ("bounded", known[0], known[1])
     if _PERPLEXITY.search(m) or m in ("bits_per_byte", "bpb"):
         return ("perplexity", None, None) if "bits" not in m and m != "bpb" else ("unbounded", None, None)
     if _LOGLIK.search(m):
         return ("log_likelihood", None, None)
-    v = np.asarray([] if values is None else values, dtype=float)
-    v = v[np.isfinite(v)]
     if _ELO.search(n.replace("_", " ")) or _ELO.search(m.replace("_", " ")):
         if v.size == 0 or v.max() > 100:
             return ("elo", None, None)
@@ -173,6 +173,16 @@ def infer_scale(values=None, *, name: str = "", metric: str = "", declared_lo=No
     if percent_ok and v.size and v.min() >= 0 and v.max() <= 100:
         return ("percent", 0.0, 100.0)
     return ("unbounded", None, None)
+
+
+def _known_prefix(n: str, v: np.ndarray):
+    """A :data:`KNOWN_SCALES` entry whose key starts the name (``mt_bench_multi_turn``, ``mt_bench_score``),
+    when every observed value lies within its bounds; else None. A qualified name may be another
+    quantity, so the values must agree with the scale before it is trusted."""
+    for k, spec in KNOWN_SCALES.items():
+        if n.startswith(k + "_") and v.size and spec[0] <= v.min() and v.max() <= spec[1]:
+            return spec
+    return None
 
 
 def _finite(v) -> Optional[float]:
@@ -335,7 +345,7 @@ for _task, _n in {
 # HELM Lite's "LegalBench" is the mean over those five subsets.
 CHANCE_TABLE["legalbench"] = ((1 / 5 + 1 / 2 + 1 / 7 + 1 / 2 + 1 / 2) / 5,
                               "mean of HELM Lite's LegalBench subsets (1/5, 1/2, 1/7, 1/2, 1/2 labels)")
-_add("gsm8k|gsm|math|math_regular|math level 5|math_lvl_5|minerva_math|omni_math|omni-math|narrativeqa|narrative_qa|"
+_add("gsm8k|gsm-8k|gsm 8k|gsm|math|math_regular|math level 5|math_lvl_5|minerva_math|omni_math|omni-math|narrativeqa|narrative_qa|"
      "naturalquestions|natural_qa|naturalquestions (open-book)|naturalquestions (closed-book)|"
      "natural_qa_closedbook|natural_qa_openbook_longans|quac|triviaqa|squad|squadv2|drop|"
      "lambada|lambada_openai|lambada_standard|wmt 2014|wmt_14|cnn/dailymail|xsum|summarization_cnndm|"
@@ -344,12 +354,23 @@ _PREFIXES = ("leaderboard_", "bbh_cot_fewshot_", "bbh_cot_zeroshot_", "bbh_fewsh
              "harness_", "helm_", "lm_eval_")
 
 
+#: A leaderboard header's trailing qualifier ("MMLU (5-shot)", "ARC-C (25-shot)") and a shot-count suffix.
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
+_SHOTS = re.compile(r"_(?:\d+|zero|one|few)_?shots?$")
+
+
 def _candidates(name: str):
     k = key(name)
     yield k
     # HELM run names ("legalbench:subset=abercrombie", "mmlu:subject=anatomy") and prefixed task names.
     k2 = key(re.sub(r"[:,]\s*(subset|subject|task)=", "_", str(name).lower()))
     yield k2
+    # The task without the setting a leaderboard adds to its header: the shot count does not change the choices.
+    bare = key(_QUALIFIER.sub("", str(name)))
+    if bare and bare != k:
+        yield bare
+    if _SHOTS.search(k2):
+        yield _SHOTS.sub("", k2)
     for p in _PREFIXES:
         if k2.startswith(p):
             rest = k2[len(p):]
