@@ -11,7 +11,7 @@ import csv
 
 from harness_ext.adapters.csv_table import (
     _BOOL, _MISSING, LOWER_NAME, _candidate_columns, _chance, _dataset_metrics, _is_score_column, _named_aggregates, _parse,
-    _wide_column_meta, _within_others, clean_header)
+    _wide_column_meta, _within_others, check_model_column, clean_header, model_column)
 from harness_ext.errors import IngestError
 from harness_ext.store.scales import infer_scale
 from harness_ext.types import SourceFile
@@ -84,11 +84,12 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
             convert_options=pcsv.ConvertOptions(column_types={c: pa.string() for c in names}, strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise IngestError(src.path, f"cannot read as a CSV table: {str(exc).splitlines()[0]}") from None
-    models = [m.strip() for m in table.column(0).to_pylist()]
+    mc = model_column(lower)
+    models = [m.strip() for m in table.column(mc).to_pylist()]
     keep = [i for i, m in enumerate(models) if m]
     if len(keep) < len(models):  # a row without a model name: empty lines are passed over, others are errors
         blank = [i for i, m in enumerate(models) if not m]
-        row_text = [any(str(table.column(j)[i]).strip() for j in range(1, len(names))) for i in blank[:50]]
+        row_text = [any(str(table.column(j)[i]).strip() for j in range(len(names)) if j != mc) for i in blank[:50]]
         if any(row_text):
             raise IngestError(src.path, f"row {blank[row_text.index(True)] + 2} has no model name")
         table = table.take(pa.array(keep))
@@ -96,9 +97,10 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
     n = len(models)
     if not n:
         raise IngestError(src.path, "no data rows")
+    check_model_column(src, header, mc, models)
     bench_col = lower.index("benchmark") if "benchmark" in lower else None
     meta_cols, score_cols, parsed = [], [], {}
-    for j, name, spec in _candidate_columns(header, bench_col, specs, declared_meta, meta_cols):
+    for j, name, spec in _candidate_columns(header, mc, bench_col, specs, declared_meta, meta_cols):
         vals, pct, bad = _parse_column(table.column(j), n)
         if np.isinf(vals).any():
             row = int(np.nonzero(np.isinf(vals))[0][0])

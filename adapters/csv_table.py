@@ -72,12 +72,16 @@ from harness_ext.types import Adapter, ResultRecord, SourceFile
 
 LONG_REQUIRED = ("model", "dataset", "value")
 MODEL_HEADERS = ("model", "models", "model name", "model_name", "llm_model", "llm", "model id", "model_id")
+#: Headers of a model column read only when no :data:`MODEL_HEADERS` column is present (AlpacaEval's ``name``).
+NAME_HEADERS = ("name", "model_display_name", "display name")
 _BOOL = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 _MISSING = frozenset({"", "nan", "na", "n/a", "-", "--", "\u2014", "\u2013", "none", "null", "?", "x"})
 #: Numeric columns that describe a model instead of scoring it.
 META_NAME = re.compile(
     r"(\bsize\b|param|#\s*p|\bflops?\b|\bdate\b|release|\byear\b|\bmonth\b|context|\btokens?\b|price|cost|\$|"
     r"latency|throughput|speed|\bvotes?\b|\brank|\bci\b|confidence|\bstderr\b|\bstd\b|license|licence|"
+    # a score's spread (AlpacaEval's "standard_error", "lc_standard_error"): LOWER_NAME's "error" would store it as a score
+    r"standard[ _-]?(?:error|deviation)|std[ _-]?(?:err|dev)|"
     r"\bversion\b|\bhub\b|likes|downloads|\blink\b|\burl\b|\bid\b|\bseed\b|\bnum_|\bn_|"
     # a model's answer length (AlpacaEval's "Output Length", "avg_length"), not a length-controlled score
     r"(?<![a-z])(?:(?:avg|average|mean|output|response|answer)[ _-]?)?length(?![ _-]*controlled)(?![a-z]))", re.I)
@@ -119,18 +123,47 @@ def _split_header(src: SourceFile):
         return []
 
 
+def model_column(lower) -> int | None:
+    """Index of the model column of a header (lower-cased cells), or None when it has none.
+
+    Leaderboards do not all lead with the model: Chatbot Arena's tables start with the model
+    ``key`` before ``Model``, others with ``Rank`` or ``#``. The first column named as a model
+    (:data:`MODEL_HEADERS`) wins wherever it stands; failing that a ``name`` column
+    (:data:`NAME_HEADERS`, AlpacaEval's leaderboards); failing that an unnamed first column,
+    which is how pandas writes a table indexed by model (``df.to_csv()``: AlpacaEval's
+    ``src/alpaca_eval/leaderboards`` files); :func:`_read_wide` refuses it when it holds only row numbers.
+    """
+    for names in (MODEL_HEADERS, NAME_HEADERS):
+        j = next((j for j, h in enumerate(lower) if h in names), None)
+        if j is not None:
+            return j
+    return 0 if lower and lower[0] == "" and any(lower[1:]) else None
+
+
 def can_handle(src: SourceFile) -> bool:
     if src.suffix not in (".csv", ".tsv"):
         return False
     header = _split_header(src)
-    return bool(header) and header[0] in MODEL_HEADERS and len(header) >= 2
+    return len(header) >= 2 and model_column(header) is not None
+
+
+#: A score's spread written after it: ``85.2 ± 1.1``, ``85.2 (±1.1)``, ``85.2 +/- 1.1``, ``52.1 (-1.5, +1.7)``,
+#: ``45.3 (0.8)``; the value before it is the score.
+_SPREAD = re.compile(r"(?<=[\d.%])\s*(?:(?:\u00b1|\+/-|\+-)\s*\d[\d.]*\s*%?|\(\s*[\u00b1+\-]?\s*\d[\d.\s%,/+\-\u00b1]*\))$")
 
 
 def _parse(cell: str):
-    """``(value, percent)`` of a cell: ``None`` value when missing; raises ValueError when not a number."""
+    """``(value, percent)`` of a cell: ``None`` value when missing; raises ValueError when not a number.
+
+    A spread after the value (:data:`_SPREAD`) is dropped: papers and leaderboards print scores as
+    ``85.2 ± 1.1``, and a column of them read as text would be stored as model metadata, its scores
+    lost. The spread is not kept as a standard error: a table rarely says whether it is one, a standard
+    deviation or a confidence interval.
+    """
     c = cell.strip().replace("\u2212", "-")
     if c.lower() in _MISSING:
         return None, False
+    c = _SPREAD.sub("", c)
     pct = c.endswith("%")
     if pct:
         c = c[:-1].strip()
@@ -308,10 +341,14 @@ def _wide_column_meta(src, header, lower) -> tuple:
     return cm, specs, declared_meta
 
 
-def _candidate_columns(header, bench_col, specs, declared_meta, meta_cols):
-    """``(index, name, sidecar spec)`` of the columns that may hold scores; declared metadata go to ``meta_cols``."""
+def _candidate_columns(header, model_col, bench_col, specs, declared_meta, meta_cols):
+    """``(index, name, sidecar spec)`` of the columns that may hold scores; declared metadata go to ``meta_cols``.
+
+    A column without a name (a row index beside the model column, the empty column a trailing delimiter
+    makes) is passed over: a score needs a dataset name, metadata a key.
+    """
     for j, name in enumerate(header):
-        if j == 0 or j == bench_col:
+        if j == model_col or j == bench_col or not name:
             continue
         spec = specs.get(name, {})
         if spec.get("kind") == "metadata" or name.lower() in declared_meta:
@@ -324,19 +361,21 @@ def _read_wide(src, rows, header, lower, stem):
     from harness_ext.store.scales import infer_scale  # numpy: not imported to register the adapter
 
     cm, specs, declared_meta = _wide_column_meta(src, header, lower)
+    mc = model_column(lower)
     bench_col = lower.index("benchmark") if "benchmark" in lower else None
     body = []
     for n, row in _body_rows(src, rows, header):
-        if not row[0].strip():
+        if not row[mc].strip():
             raise IngestError(src.path, f"row {n} has no model name")
         body.append((n, row))
     if not body:
         raise IngestError(src.path, "no data rows")
+    check_model_column(src, header, mc, [row[mc] for _, row in body])
 
     # Classify every column from its cells and name: metadata, score (scale, percent), aggregate.
     meta_cols, score_cols = [], []
     parsed = {}
-    for j, name, spec in _candidate_columns(header, bench_col, specs, declared_meta, meta_cols):
+    for j, name, spec in _candidate_columns(header, mc, bench_col, specs, declared_meta, meta_cols):
         vals, pcts, bad = [], [], []
         for n, row in body:
             try:
@@ -361,7 +400,6 @@ def _read_wide(src, rows, header, lower, stem):
     out = []
     metas = []
     for i, (n, row) in enumerate(body):
-        model = row[0].strip()
         md = {}
         for j in meta_cols:
             try:
@@ -386,13 +424,22 @@ def _read_wide(src, rows, header, lower, stem):
             if vals[i] is None:
                 continue
             out.append(ResultRecord(
-                model=row[0].strip(), benchmark=row[bench_col].strip() if bench_col is not None else (cm["benchmark"] or stem),
+                model=row[mc].strip(), benchmark=row[bench_col].strip() if bench_col is not None else (cm["benchmark"] or stem),
                 dataset=names[j][0], metric=names[j][1], primary=names[j][2], value=vals[i],
                 higher_is_better=None if hib is None else bool(hib), random_baseline=rb, baseline_source=rb_src,
                 min_score=lo, max_score=hi, scale=scale, aggregate=j in aggregates, model_metadata=metas[i],
                 dataset_metadata={"column": name, "scale_detected": scale},
             ))
     return out
+
+
+def check_model_column(src, header, mc, models) -> None:
+    """Refuse an unnamed first column that holds only row numbers (``df.to_csv()`` of a table not indexed by
+    model): its numbers are no model names, and the file names no model column."""
+    if header[mc] or not all(re.fullmatch(r"\s*\d+\s*", m) for m in models):
+        return
+    raise IngestError(src.path, "no model column: the unnamed first column holds row numbers; name the model column "
+                                f"one of {', '.join(MODEL_HEADERS + NAME_HEADERS)}")
 
 
 def _dataset_metrics(header, score_cols, specs) -> dict:

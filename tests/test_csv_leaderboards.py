@@ -21,6 +21,9 @@ FIX = Path(__file__).parent / "fixtures" / "csv"
 OBS = FIX / "obsscaling_base_llm_benchmark_eval.csv"
 ALPACA = FIX / "alpaca_eval_benchmarks.csv"
 EMERGENT = FIX / "obsscaling_base_llm_emergent_capability_eval.csv"
+ARENA = FIX / "arena_leaderboard_table_20240118.csv"
+ALPACA_RANKING = FIX / "alpaca_eval_claude_3_opus_ranking_leaderboard.csv"
+ALPACA_NAME = FIX / "alpaca_eval_gpt4_turbo_fn_leaderboard.csv"
 BENCHBENCH = SHARED_DATA / "benchbench" / "leaderboards"
 
 
@@ -236,3 +239,69 @@ def test_clean_header_and_known_scale_prefix():
     assert chance_level("HellaSwag (10-shot)", "score")[0] == pytest.approx(0.25)
     assert chance_level("mmlu_5shot", "acc")[0] == pytest.approx(0.25)
     assert chance_level("TruthfulQA (0-shot)", "score") == (None, None)
+
+
+@pytest.mark.parametrize("threshold", [0, 1 << 40], ids=["columnar", "records"])
+def test_model_column_not_first_named_name_or_an_unnamed_index(tmp_path, monkeypatch, threshold):
+    """Three real leaderboards (fixtures/csv/README.md) that were skipped as "not a recognised result file": Chatbot
+    Arena's table leads with the model key before "Model", AlpacaEval's docs name the model column "name", and its
+    package's leaderboards are pandas dumps indexed by model (an unnamed first column). AlpacaEval's
+    "standard_error" was stored as a lower-is-better score ("error")."""
+    import harness_ext.adapters.csv_table as csv_table
+
+    monkeypatch.setattr(csv_table, "COLUMNAR_MIN_BYTES", threshold)
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [ARENA], show_progress=False)
+        assert len(rep.by_status("ingested")) == 1, [f.reason for f in rep.files]
+        d = _datasets(s).set_index("name")
+        assert sorted(d.index) == ["MMLU", "MT-bench (score)"]
+        assert tuple(d.loc["MT-bench (score)", ["scale", "min_score", "max_score"]]) == ("bounded", 1.0, 10.0)
+        assert d.loc["MMLU", "scale"] == "proportion"
+        df = load_matrix(s, MatrixQuery(normalise="none", aliases=False))
+        # 14 rows; pplx-70b-online has "-" in both columns, so no score
+        assert df.shape == (13, 2) and df.loc["GPT-4-Turbo", "MT-bench (score)"] == pytest.approx(9.32)
+        assert df.loc["GPT-4-Turbo", "MMLU"] != df.loc["GPT-4-Turbo", "MMLU"]  # "-": missing
+        md = s.model_metadata(["Yi-34B-Chat"]).set_index("key")["value"]
+        assert md["key"] == "yi-34b-chat" and md["Organization"] == "01 AI"
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [ALPACA_RANKING], show_progress=False)
+        assert len(rep.by_status("ingested")) == 1, [f.reason for f in rep.files]
+        d = _datasets(s).set_index("name")
+        assert sorted(d.index) == ["discrete_win_rate", "length_controlled_winrate", "win_rate"]
+        assert set(d["scale"]) == {"percent"} and set(d["kind"]) == {"dataset"}
+        df = load_matrix(s, MatrixQuery(normalise="none", aliases=False))
+        assert df.shape == (6, 3)
+        assert df.loc["claude-3-opus-20240229", "length_controlled_winrate"] == pytest.approx(43.25056335573304)
+        md = s.model_metadata(["claude-3-opus-20240229"]).set_index("key")["value"]
+        assert md["standard_error"] == pytest.approx(1.5714493961428302) and md["n_total"] == 805
+        assert md["mode"] == "minimal" and "" not in set(md.index)
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [ALPACA_NAME], show_progress=False)
+        assert len(rep.by_status("ingested")) == 1, [f.reason for f in rep.files]
+        assert list(_datasets(s)["name"]) == ["win_rate"]
+        df = load_matrix(s, MatrixQuery(normalise="none", aliases=False))
+        assert df.shape == (11, 1) and df.loc["Yi 34B Chat", "win_rate"] == pytest.approx(35.9375)
+        assert s.model_metadata(["ChatGPT"]).set_index("key")["value"]["avg_length"] == 832
+
+
+def test_unnamed_first_column_of_row_numbers_is_refused_with_the_reason(tmp_path):
+    f = tmp_path / "scores.csv"
+    f.write_text(",MMLU,GSM8K\n0,0.5,0.3\n1,0.6,0.2\n")
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [f], show_progress=False)
+        assert not rep.by_status("ingested")
+        assert "unnamed first column holds row numbers" in rep.files[0].reason
+
+
+def test_spread_after_a_score_is_dropped_not_the_column():
+    """Scores printed with their spread ("85.2 \u00b1 1.1") made a column text: model metadata, its scores lost."""
+    from harness_ext.adapters.csv_table import META_NAME, _parse
+
+    for cell in ("85.2 \u00b1 1.1", "85.2\u00b11.1", "85.2 (\u00b11.1)", "85.2 +/- 1.1", "85.2 (1.1)", "85.2 (-1.5, +1.7)"):
+        assert _parse(cell) == (85.2, False), cell
+    assert _parse("85.2% \u00b1 1.1%") == (85.2, True)
+    for text in ("Llama (7B)", "(3)", "7B"):
+        with pytest.raises(ValueError):
+            _parse(text)
+    for spread in ("standard_error", "lc_standard_error", "Std Dev", "standard deviation"):
+        assert META_NAME.search(spread), spread
