@@ -16,6 +16,12 @@ the canonical ``mmlu`` benchmark: subject from the record's generation_config
 (else its title, without schema 0.0.x's " - EM" suffix), metric ``acc`` as for
 every MMLU source (:data:`harness_ext.benchmarks.MMLU_METRIC`), chance 1/4.
 
+Evaluation runs (``source_metadata.source_type: evaluation_run``, e.g. converted Inspect AI
+logs) name the scorer in ``evaluation_name`` and the dataset in ``source_data.dataset_name``:
+dataset = that dataset name, metric = the metric the description names (see
+:func:`_run_rows`). Schema 0.0.1 records without ``source_metadata.source_name`` take the
+benchmark from ``evaluation_source.evaluation_source_name``.
+
 A score outside the record's own declared ``[min_score, max_score]`` is a
 placeholder, not a result: HELM Classic writes ``-1`` for scenarios a model
 was not run on (HellaSwag, OpenbookQA, MS MARCO for about 35 models). Those
@@ -33,7 +39,7 @@ from harness_ext.benchmarks import MMLU_BENCHMARK, MMLU_METRIC, MMLU_SUBJECTS, c
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.store.rows import ResultRows, kind
-from harness_ext.types import Adapter, SourceFile
+from harness_ext.types import Adapter, ResultRecord, SourceFile
 
 AGGREGATE_NAMES = frozenset({"mean win rate", "mean score", "score", "mmlu all subjects"})
 _SUBJECT_BY_TITLE = {s.replace("_", " "): s for s in MMLU_SUBJECTS}
@@ -123,10 +129,17 @@ def read(src: SourceFile):
     source_meta = doc.get("source_metadata") or {}
     if str((source_meta.get("additional_details") or {}).get("harness_ext_prediction")).lower() == "true":
         raise IngestError(src.path, "a harness-ext prediction (harness-ext predict --eee wrote it), not a measured result")
-    bench = benchmark_name(str(source_meta.get("source_name") or "every_eval_ever"))
+    # Schema 0.0.1 leaderboard records may name their source only in evaluation_source
+    # (Kaggle's Global MMLU Lite): without it their "English", "Arabic" columns would meet
+    # other leaderboards' columns of the same name under one benchmark.
+    legacy_source = doc.get("evaluation_source") if isinstance(doc.get("evaluation_source"), dict) else {}
+    bench = benchmark_name(str(source_meta.get("source_name") or legacy_source.get("evaluation_source_name")
+                               or "every_eval_ever"))
     results = doc.get("evaluation_results")
     if not isinstance(results, list):
         raise IngestError(src.path, "evaluation_results is not a list")
+    if source_meta.get("source_type") == "evaluation_run" and any(_run_dataset(ev) for ev in results):
+        return _run_rows(src, model, info, bench, results)
     model_meta = dict(info)  # all of model_info but its id (copied in C; the key order kept)
     model_meta.pop("id", None)
     out = ResultRows(model, model_meta)
@@ -176,6 +189,55 @@ def read(src: SourceFile):
     out.stderrs += [None] * n
     out.num_fewshot += [None] * n
     out.n_samples += [None] * n
+    return out
+
+
+def _run_dataset(ev):
+    """The dataset a result of an evaluation run names in its own ``source_data``, or None."""
+    sd = ev.get("source_data") if isinstance(ev, dict) else None
+    name = sd.get("dataset_name") if isinstance(sd, dict) else None
+    return name.strip() if isinstance(name, str) and name.strip() else None
+
+
+def _run_rows(src, model: str, info: dict, bench: str, results: list) -> list:
+    """The results of an evaluation-run record (``source_type: evaluation_run``, e.g. converted Inspect AI logs).
+
+    Such a record names its scorer in ``evaluation_name`` ("choice", "gaia_scorer") and the
+    dataset in ``source_data.dataset_name`` ("ai2_arc", "GAIA"); read as leaderboard columns,
+    every multiple-choice task of one source would land in one "choice" cell. Dataset = the
+    dataset name; metric = the metric the description names ("accuracy"), prefixed with the
+    scorer when a dataset has several results, as the inspect-ai adapter does; the first
+    result of each dataset is its primary metric.
+    """
+    per_dataset: dict = {}
+    for ev in results:
+        d = _run_dataset(ev)
+        per_dataset[d] = per_dataset.get(d, 0) + 1
+    model_meta = {k: v for k, v in info.items() if k != "id"}
+    out, seen = [], set()
+    for i, ev in enumerate(results):
+        if not isinstance(ev, dict) or not isinstance(ev.get("evaluation_name"), str):
+            raise IngestError(src.path, f"evaluation_results[{i}] is not an object with an evaluation_name")
+        name, dataset = ev["evaluation_name"], _run_dataset(ev) or ev["evaluation_name"]
+        cfg = ev.get("metric_config") if isinstance(ev.get("metric_config"), dict) else {}
+        score = (ev.get("score_details") or {}).get("score")
+        if isinstance(score, bool) or not isinstance(score, (int, float)):
+            raise IngestError(src.path, f"evaluation_results[{i}] ({name}) has no numeric score_details.score")
+        lo = cfg.get("min_score") if isinstance(cfg.get("min_score"), (int, float)) else None
+        hi = cfg.get("max_score") if isinstance(cfg.get("max_score"), (int, float)) else None
+        if (lo is not None and score < lo) or (hi is not None and score > hi):
+            continue  # a placeholder outside the declared bounds, as in read()
+        desc = cfg.get("evaluation_description")
+        metric = desc.strip() if isinstance(desc, str) and 0 < len(desc.strip()) <= 40 else "score"
+        if per_dataset[_run_dataset(ev)] > 1:
+            metric = f"{name}/{metric}"
+        lower = cfg.get("lower_is_better")
+        out.append(ResultRecord(
+            model=model, benchmark=bench, dataset=dataset, metric=metric, value=float(score),
+            higher_is_better=None if lower is None else not bool(lower), min_score=lo, max_score=hi,
+            primary=dataset not in seen, task=name, model_metadata=model_meta,
+            dataset_metadata={"source": bench, "description": desc, "scorer": name}))
+        seen.add(dataset)
     return out
 
 

@@ -33,7 +33,9 @@ Split: the given one, else the first of ``test``, ``dev``, ``validation`` the fi
 (MSMARCO reports ``dev``). Subsets: those whose name or language codes match
 ``--mteb-languages`` (``en``, ``eng``, ``eng-Latn``, ``de-en``), averaged; without the
 option, the ``default`` subset, else the English one (``en``, ``en-en``, ``eng-Latn``:
-the MTEB(eng) leaderboard's choice), else the mean over all subsets. The subsets used
+the MTEB(eng) leaderboard's choice; a subset counts as English when its name is, or all
+its languages are: BUCC's ``fr-en``, ``de-en``, ... pairs each hold English, and are
+averaged), else the mean over all subsets. The subsets used
 are recorded in the dataset's metadata.
 
 References
@@ -44,6 +46,7 @@ per task type).
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import PurePosixPath
 from typing import Optional
@@ -115,7 +118,9 @@ def _flat(block: dict, prefix: str = "") -> dict:
     for k, v in block.items():
         if isinstance(v, dict):
             out.update(_flat(v, f"{prefix}{k}."))
-        elif isinstance(v, (int, float)) and not isinstance(v, bool) and not _SKIP.search(k):
+        # mteb >= 1.12 writes NaN for undefined diagnostics (nauc_*_at_1000 when every query is
+        # answered at rank 1): such a secondary metric has no value, it does not void the file.
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and not _SKIP.search(k) and math.isfinite(v):
             out[prefix + k] = v
     return out
 
@@ -151,8 +156,11 @@ def _choose(subsets: dict, languages) -> list:
         return hit
     if len(subsets) == 1:
         return list(subsets)
+    # Only a subset wholly in English stands for the task: a pair such as BUCC's fr-en
+    # (languages fra-Latn, eng-Latn) is one of several equal pairs, and every pair holds English.
     for pref in _ENGLISH:
-        hit = [s for s, (langs, _) in subsets.items() if s.lower() == pref or pref in [l.lower() for l in langs]]
+        hit = [s for s, (langs, _) in subsets.items()
+               if s.lower() == pref or (langs and all(l.lower() == pref for l in langs))]
         if hit:
             return hit[:1]
     return list(subsets)

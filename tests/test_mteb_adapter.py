@@ -26,7 +26,7 @@ def _store(paths, **options):
 
 def test_both_layouts_ingest_with_each_task_types_main_score():
     s, rep = _store([FIX])
-    assert len(rep.by_status("ingested")) == 10 and not rep.by_status("skipped")
+    assert len(rep.by_status("ingested")) == 14 and not rep.by_status("skipped")
     assert {f.adapter for f in rep.files} == {"mteb"}
     df = load_matrix(s, MatrixQuery(normalise="none"))
     mini = df.loc["all-MiniLM-L6-v2"]
@@ -72,3 +72,32 @@ def test_cli_options(tmp_path):
     with Store.open(db, read_only=True) as s:
         assert load_matrix(s, MatrixQuery(normalise="none")).iloc[0, 0] == pytest.approx(0.48796536527431683)
     assert main(["ingest", str(path), "--db", db, "-q", "--mteb-split", "dev"]) == 1  # no such split: reported
+
+
+def test_language_pairs_that_each_hold_english_are_averaged():
+    """BUCC's fr-en, zh-en, ru-en, de-en all list eng-Latn: none of them is "the English subset"
+    (the first one, fr-en, was taken alone); the MTEB leaderboard averages the four."""
+    s, _ = _store([FIX / "current"])
+    df = load_matrix(s, MatrixQuery(normalise="none"))
+    grit = (0.9880218651405092 + 0.9908723889766543 + 0.9740561136127468 + 0.9949895615866389) / 4
+    e5 = (0.9442443135896548 + 0.9396727566219092 + 0.9873869171885873 + 0.9404598911707917) / 4
+    assert df.loc["GritLM/GritLM-7B", "BUCC.v2"] == pytest.approx(grit)
+    assert df.loc["intfloat/multilingual-e5-small", "BUCC.v2"] == pytest.approx(e5)
+    # a subset wholly in English is still chosen alone
+    assert df.loc["all-MiniLM-L6-v2", "MassiveIntentClassification"] == pytest.approx(0.6740416946872899)
+    # mteb 2.x: validation split only, cosine_spearman as main score
+    assert df.loc["intfloat/multilingual-e5-small", "JSTS"] == pytest.approx(0.789213)
+
+
+def test_nan_diagnostics_do_not_void_the_file():
+    """mteb 1.12 retrieval files carry NaN nauc_* diagnostics: the file was skipped whole ("is nan, not finite")."""
+    path = (FIX / "current" / "GritLM__GritLM-7B" / "13f00a0e36500c80ce12870ea513846a066004af"
+            / "CrossLingualSemanticDiscriminationWMT21.json")
+    s, rep = _store([path])
+    assert len(rep.by_status("ingested")) == 1
+    df = load_matrix(s, MatrixQuery(normalise="none"))
+    assert df.iloc[0, 0] == pytest.approx(0.94513)  # no English subset: both directions averaged
+    assert load_matrix(s, MatrixQuery(normalise="none", metric="ndcg_at_10")).iloc[0, 0] == pytest.approx(
+        (0.97757 + 0.97716) / 2)
+    stored = {r[0] for r in s.con.execute("SELECT metric FROM datasets").fetchall()}
+    assert not any(m.startswith("nauc_precision_at_1000") or m.startswith("nauc_recall_at_1000") for m in stored)

@@ -1,0 +1,43 @@
+"""Every Eval Ever records other than the shared data's schema-0.2.0 leaderboards: inspect_ai
+evaluation runs and a schema-0.0.1 leaderboard without ``source_metadata.source_name``.
+Real records in fixtures/every_eval_ever (see its PROVENANCE.md).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness_ext.store.db import Store
+from harness_ext.store.ingest import ingest_paths
+from harness_ext.store.matrix import MatrixQuery, load_matrix
+
+FIX = Path(__file__).parent / "fixtures" / "every_eval_ever"
+
+
+def _rows(paths):
+    s = Store.open(":memory:")
+    rep = ingest_paths(s, paths, show_progress=False)
+    assert not rep.by_status("skipped")
+    rows = s.con.execute("SELECT d.benchmark, d.name, d.metric, d.is_primary, r.value FROM results r "
+                         "JOIN datasets d USING (dataset_id) ORDER BY d.benchmark, d.name").fetchall()
+    return s, rows
+
+
+def test_inspect_runs_are_keyed_by_their_dataset_not_their_scorer():
+    """ai2_arc's scorer is "choice", as is every multiple-choice task's: the dataset was "choice"."""
+    s, rows = _rows([FIX / "ai2_arc", FIX / "GAIA"])
+    assert rows == [("inspect_ai", "GAIA", "accuracy", True, 0.0),
+                    ("inspect_ai", "ai2_arc", "accuracy", True, pytest.approx(1 / 3))]
+    meta = s.con.execute("SELECT metadata FROM datasets WHERE name = 'ai2_arc'").fetchone()[0]
+    assert '"scorer": "choice"' in meta
+
+
+def test_schema_001_leaderboard_is_its_own_benchmark():
+    """Global MMLU Lite's "English" column was stored under the catch-all benchmark every_eval_ever."""
+    s, rows = _rows([FIX / "global-mmlu-lite"])
+    assert {r[0] for r in rows} == {"kaggle_global_mmlu_lite_leaderboard"}
+    df = load_matrix(s, MatrixQuery(normalise="none"))
+    assert df.loc["anthropic/claude-35-haiku", "English"] == pytest.approx(0.485)
+    assert df.loc["anthropic/claude-35-haiku", "Global MMLU Lite"] == pytest.approx(0.6114062499999999)
