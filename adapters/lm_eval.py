@@ -19,6 +19,11 @@ benchmark ``lm_eval``. Group rows (v0.4 ``groups`` / ``group_subtasks`` keys) ar
 aggregates of their subtasks: stored with ``kind='aggregate'`` (a prediction target
 that never enters a subset), ``mmlu`` and its four categories under benchmark ``mmlu``.
 
+Chance level: a multiple-choice task whose ``configs`` entry lists its answer
+choices literally (``doc_to_choice: ["(A)", "(B)", "(C)", "(D)"]``) has chance
+1 / choices for ``acc`` and ``acc_norm``, from the file itself; other tasks take
+:func:`harness_ext.benchmarks.chance_baseline` (and the matrix's table).
+
 Primary metric (one per dataset): the first of :data:`PRIMARY_ORDER` the task
 reports (``acc`` before ``acc_norm``, as lm-eval's own tables lead with it), else
 the first metric the task's ``higher_is_better`` block lists (its ``metric_list``
@@ -136,11 +141,37 @@ def _task_configs(doc: dict, model_args) -> dict:
     return out
 
 
+#: Metrics a multiple-choice chance level applies to (lm-eval's loglikelihood accuracy, raw and length-normalised).
+_CHOICE_METRICS = frozenset({"acc", "acc_norm"})
+
+
+def _task_choices(doc: dict) -> dict:
+    """``{task: number of answer choices}`` of the multiple-choice tasks whose ``configs`` entry lists them.
+
+    Only a literal ``doc_to_choice`` list counts: a template (``"{{choices.text}}"``) or a
+    function gives each question its own choices, so no single chance level follows from it.
+    The file's own list is what was run, so it is trusted over a table keyed by task name
+    (the Open LLM Leaderboard's BBH variants do not always have the original's options).
+    """
+    configs = doc.get("configs")
+    if not isinstance(configs, dict):
+        return {}
+    out = {}
+    for task, cfg in configs.items():
+        if not isinstance(cfg, dict) or cfg.get("output_type") != "multiple_choice":
+            continue
+        choices = cfg.get("doc_to_choice")
+        if isinstance(choices, list) and len(choices) >= 2 and all(isinstance(c, (str, int, float)) for c in choices):
+            out[task] = len(choices)
+    return out
+
+
 def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, default_shots, doc: dict,
-          configs: Optional[dict] = None) -> ResultRows:
+          configs: Optional[dict] = None, choices: Optional[dict] = None) -> ResultRows:
     from harness_ext.store.lm_eval_tasks import CONFIG_KEY
 
     configs = configs or {}
+    choices = choices or {}
     n_shot = doc.get("n-shot") or {}
     n_samples = doc.get("n-samples") or {}
     hib = doc.get("higher_is_better") or {}
@@ -160,7 +191,8 @@ def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, defau
             if not isinstance(block, dict):
                 raise IngestError(path, f"results[{task!r}] is {type(block).__name__}, expected an object of metrics")
         listed = hib.get(task) if hib else None
-        value_keys, stderr_keys, pair = _template(task, tuple(block), v04, listed if isinstance(listed, dict) else {})
+        value_keys, stderr_keys, pair = _template(task, tuple(block), v04, listed if isinstance(listed, dict) else {},
+                                                  choices.get(task))
         n = len(value_keys)
         if not n:
             continue
@@ -195,16 +227,16 @@ _TEMPLATES: dict = {}
 _NONE = type(None)
 
 
-def _template(task: str, keys: tuple, v04: bool, listed: dict) -> tuple:
+def _template(task: str, keys: tuple, v04: bool, listed: dict, n_choices: Optional[int] = None) -> tuple:
     """``(value keys, stderr keys (None: no stderr), (kinds, kinds as aggregates))`` of a task block with these
     keys, one per metric (:func:`harness_ext.store.rows.kind`: benchmark, dataset, metric, direction, chance
-    baseline, primary).
+    baseline, primary). ``n_choices``: the task's answer choices as its file lists them (:func:`_task_choices`).
 
     Everything about a block but its numbers follows from its task and keys, and a 900-file ingest
     sees the same few hundred (task, keys) 130,000 times: worked out once each.
     """
     try:
-        key = (task, keys, v04, tuple(listed.items()))
+        key = (task, keys, v04, tuple(listed.items()), n_choices)
         return _TEMPLATES[key]
     except KeyError:
         pass
@@ -232,7 +264,10 @@ def _template(task: str, keys: tuple, v04: bool, listed: dict) -> tuple:
         higher = listed.get(base_metric)
         if higher is None:
             higher = base_metric not in LOWER_IS_BETTER
-        rb, rb_src = chance_baseline(task, base_metric)
+        if n_choices and base_metric in _CHOICE_METRICS:
+            rb, rb_src = 1.0 / n_choices, f"{n_choices} answer choices (the file's doc_to_choice)"
+        else:
+            rb, rb_src = chance_baseline(task, base_metric)
         fields = dict(benchmark=benchmark, dataset=dataset, metric=metric, higher_is_better=bool(higher),
                       random_baseline=rb, baseline_source=rb_src, primary=metric == primary, task=task)
         metrics.append((value_key, stderrs.get(mf), kind(**fields, aggregate=False), kind(**fields, aggregate=True)))
@@ -386,7 +421,8 @@ def read_v04(src: SourceFile):
     config = doc["config"]
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
     return _rows(src.path, doc["results"], v04=True, model=model, model_meta=meta,
-                 default_shots=config.get("num_fewshot"), doc=doc, configs=_task_configs(doc, config.get("model_args")))
+                 default_shots=config.get("num_fewshot"), doc=doc, configs=_task_configs(doc, config.get("model_args")),
+                 choices=_task_choices(doc))
 
 
 @hookimpl

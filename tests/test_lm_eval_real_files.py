@@ -1,0 +1,53 @@
+"""lm-eval v0.4 results files written by other people's runs (tests/fixtures/lm_eval_v04, provenance in its README)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness_ext.store.db import Store
+from harness_ext.store.ingest import ingest_paths
+from harness_ext.store.matrix import MatrixQuery, load_matrix, query_results
+
+FIX = Path(__file__).parent / "fixtures" / "lm_eval_v04"
+QWEN_GPQA = FIX / "Qwen__Qwen3.5-9B" / "results_2026-04-12T11-15-28.837033.json"
+
+
+def test_chance_level_from_the_files_own_answer_choices():
+    """gpqa_diamond_zeroshot lists its four choices in ``configs``: chance 1/4 for acc and acc_norm, stored."""
+    with Store.open(":memory:") as s:
+        report = ingest_paths(s, [QWEN_GPQA], show_progress=False)
+        assert [f.adapter for f in report.files] == ["lm_eval_v04"]
+        long = query_results(s, MatrixQuery(benchmarks=("lm_eval",)), all_metrics=True).set_index("metric")
+        assert set(long.index) == {"acc", "acc_norm"}
+        assert long.random_baseline.tolist() == [0.25, 0.25]
+        assert long.baseline_source["acc"] == "4 answer choices (the file's doc_to_choice)"
+        assert long.value["acc"] == 0.51 and long.stderr["acc"] == pytest.approx(0.05024183937956913)
+        assert long.n_samples["acc"] == 100  # --limit 100: n-samples' effective count, not the original 198
+        assert long.num_fewshot["acc"] == 0
+        m = load_matrix(s, MatrixQuery(benchmarks=("lm_eval",)))
+        assert m.index.tolist() == ["Qwen/Qwen3.5-9B"]  # model_args given as a JSON object
+        assert m.loc["Qwen/Qwen3.5-9B", "gpqa_diamond_zeroshot"] == pytest.approx((0.51 - 0.25) / 0.75)
+
+
+@pytest.mark.parametrize("choices, expected", [
+    ("{{choices}}", None),  # a template: each question has its own choices, no single chance level
+    (["yes"], None),  # one choice is not a multiple-choice question
+    (["no", "yes"], 0.5),
+])
+def test_only_a_literal_choice_list_sets_the_chance_level(tmp_path, choices, expected):
+    doc = json.loads(QWEN_GPQA.read_text())
+    cfg = doc["configs"]["gpqa_diamond_zeroshot"]
+    cfg["doc_to_choice"] = choices
+    task = "my_private_task"  # a name no chance table knows
+    for block in ("results", "group_subtasks", "configs", "versions", "n-shot", "higher_is_better", "n-samples"):
+        doc[block] = {task: doc[block]["gpqa_diamond_zeroshot"]}
+    (tmp_path / "results_x.json").write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [tmp_path / "results_x.json"], show_progress=False)
+        long = query_results(s, MatrixQuery(benchmarks=("lm_eval",)), all_metrics=True)
+        got = long.random_baseline.dropna().unique().tolist()
+        assert got == ([] if expected is None else [expected])
