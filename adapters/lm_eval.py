@@ -247,7 +247,9 @@ def _template(task: str, keys: tuple, v04: bool, listed: dict, n_choices: Option
     # "metric,filter" keys, a key without a comma is bookkeeping, not a metric.
     comma_keys = v04 and any("," in k for k in keys)
     for k in keys:
-        if k in _BLOCK_META_KEYS or (comma_keys and "," not in k):
+        # A group without an aggregate is written {" ": " ", "alias": ...} (lm-eval's
+        # consolidate_group_results): a table spacer, not a metric, and no reason to refuse the file.
+        if k in _BLOCK_META_KEYS or (comma_keys and "," not in k) or not k.strip():
             continue
         metric, _, filt = k.partition(",") if v04 else (k, "", "")
         if metric.endswith("_stderr"):

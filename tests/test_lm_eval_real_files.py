@@ -51,3 +51,19 @@ def test_only_a_literal_choice_list_sets_the_chance_level(tmp_path, choices, exp
         long = query_results(s, MatrixQuery(benchmarks=("lm_eval",)), all_metrics=True)
         got = long.random_baseline.dropna().unique().tolist()
         assert got == ([] if expected is None else [expected])
+
+
+def test_a_group_without_an_aggregate_is_skipped_not_the_file(tmp_path):
+    """lm-eval (evaluator_utils.consolidate_group_results, 0.4.3 on) writes a group with no
+    ``aggregate_metric_list`` as ``{" ": " ", "alias": name}``: the file was refused whole
+    ("metric must be a non-empty string, got ' '"); now the group is left out and the tasks kept."""
+    doc = json.loads(QWEN_GPQA.read_text())
+    doc["results"] = {"gpqa": {" ": " ", "alias": "gpqa"}, **doc["results"]}
+    doc["group_subtasks"] = {"gpqa": ["gpqa_diamond_zeroshot"], **doc["group_subtasks"]}
+    (tmp_path / "results_x.json").write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        report = ingest_paths(s, [tmp_path / "results_x.json"], show_progress=False)
+        assert len(report.by_status("ingested")) == 1
+        long = query_results(s, MatrixQuery(benchmarks=("lm_eval",)), all_metrics=True)
+        assert sorted(zip(long.dataset, long.metric)) == [("gpqa_diamond_zeroshot", "acc"),
+                                                          ("gpqa_diamond_zeroshot", "acc_norm")]
