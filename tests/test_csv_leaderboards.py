@@ -24,6 +24,7 @@ EMERGENT = FIX / "obsscaling_base_llm_emergent_capability_eval.csv"
 ARENA = FIX / "arena_leaderboard_table_20240118.csv"
 ALPACA_RANKING = FIX / "alpaca_eval_claude_3_opus_ranking_leaderboard.csv"
 ALPACA_NAME = FIX / "alpaca_eval_gpt4_turbo_fn_leaderboard.csv"
+ARENA_HARD = FIX / "arena_hard_auto_leaderboard_v0.1.csv"
 BENCHBENCH = SHARED_DATA / "benchbench" / "leaderboards"
 
 
@@ -282,6 +283,29 @@ def test_model_column_not_first_named_name_or_an_unnamed_index(tmp_path, monkeyp
         df = load_matrix(s, MatrixQuery(normalise="none", aliases=False))
         assert df.shape == (11, 1) and df.loc["Yi 34B Chat", "win_rate"] == pytest.approx(35.9375)
         assert s.model_metadata(["ChatGPT"]).set_index("key")["value"]["avg_length"] == 832
+
+
+@pytest.mark.parametrize("threshold", [0, 1 << 40], ids=["columnar", "records"])
+def test_interval_bounds_and_token_counts_are_metadata(monkeypatch, threshold):
+    """Arena-Hard-Auto's leaderboard (fixtures/csv/README.md): its score's interval bounds (rating_q025,
+    rating_q975) were stored as two more datasets, and avg_tokens (named "avg") as the aggregate."""
+    import harness_ext.adapters.csv_table as csv_table
+
+    monkeypatch.setattr(csv_table, "COLUMNAR_MIN_BYTES", threshold)
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [ARENA_HARD], show_progress=False)
+        assert len(rep.by_status("ingested")) == 1, [f.reason for f in rep.files]
+        d = _datasets(s)
+        assert list(d["name"]) == ["score"] and list(d["kind"]) == ["dataset"] and list(d["scale"]) == ["percent"]
+        md = s.model_metadata(["gemma-2b-it"]).set_index("key")["value"]
+        assert md["rating_q025"] == pytest.approx(2.33) and md["rating_q975"] == pytest.approx(3.67)
+        assert md["avg_tokens"] == 369.0 and md["CI"] == "(0.7, 0.7)"
+    from harness_ext.adapters.csv_table import META_NAME
+
+    for meta in ("ci_low", "CI high", "rating_upper", "95% CI (lower)", "num_tokens"):
+        assert META_NAME.search(meta), meta
+    for score in ("date_understanding", "uppercase_eval", "q2_accuracy", "tokenizer_eval", "score"):
+        assert not META_NAME.search(score), score
 
 
 def test_unnamed_first_column_of_row_numbers_is_refused_with_the_reason(tmp_path):
