@@ -26,6 +26,7 @@ choices literally (``doc_to_choice: ["(A)", "(B)", "(C)", "(D)"]``) has chance
 
 Primary metric (one per dataset): the first of :data:`PRIMARY_ORDER` the task
 reports (``acc`` before ``acc_norm``, as lm-eval's own tables lead with it), else
+an ``X_acc`` reported beside ``X_max`` (TruthfulQA generation's ``bleu_acc``), else
 the first metric the task's ``higher_is_better`` block lists (its ``metric_list``
 order), else the first in the results block. ``--metric`` selects the others.
 """
@@ -117,6 +118,14 @@ def _dataset_for_uncached(task: str) -> tuple:
 def _primary_metric(metrics, listed=()) -> Optional[str]:
     for m in PRIMARY_ORDER:
         if m in metrics:
+            return m
+    # TruthfulQA's generation task reports each similarity as X_max (the raw score, BLEU and ROUGE on
+    # 0-100), X_diff (true minus false reference, signed) and X_acc (share of answers closer to a
+    # true reference): its metric_list leads with bleu_max, a score of no fixed scale; X_acc is the
+    # accuracy the TruthfulQA paper reports for these metrics.
+    for m in metrics:
+        base, comma, filt = m.partition(",")
+        if base.endswith("_acc") and f"{base[:-4]}_max{comma}{filt}" in metrics:
             return m
     for m in listed:  # the task's higher_is_better block, in its metric_list order
         hit = next((x for x in metrics if x.split(",")[0] == m), None)

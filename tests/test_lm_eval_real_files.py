@@ -67,3 +67,18 @@ def test_a_group_without_an_aggregate_is_skipped_not_the_file(tmp_path):
         long = query_results(s, MatrixQuery(benchmarks=("lm_eval",)), all_metrics=True)
         assert sorted(zip(long.dataset, long.metric)) == [("gpqa_diamond_zeroshot", "acc"),
                                                           ("gpqa_diamond_zeroshot", "acc_norm")]
+
+
+def test_truthfulqa_generation_is_ranked_by_its_accuracy_not_raw_bleu():
+    """truthfulqa_gen's block leads with bleu_max (0-100, min-max scaled in a matrix: 0.0 with one model);
+    bleu_acc, a proportion, is its primary metric. The other tasks and the group keep acc."""
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [FIX / "meta-llama__Meta-Llama-3-8B-Instruct" / "truthfulqa.json"], show_progress=False)
+        board = query_results(s, MatrixQuery(benchmarks=("lm_eval",), aggregates="include"))
+        assert dict(zip(board.dataset, board.metric)) == {
+            "truthfulqa": "acc", "truthfulqa_gen": "bleu_acc", "truthfulqa_mc1": "acc", "truthfulqa_mc2": "acc"}
+        assert board.set_index("dataset").value["truthfulqa_gen"] == pytest.approx(0.47368421052631576)
+        long = query_results(s, MatrixQuery(benchmarks=("lm_eval",), datasets="truthfulqa_gen"), all_metrics=True)
+        assert len(long) == 12 and long.set_index("metric").value["bleu_max"] == pytest.approx(20.290257321258544)
+        m = load_matrix(s, MatrixQuery(benchmarks=("lm_eval",)))
+        assert m.loc["meta-llama/Meta-Llama-3-8B-Instruct", "truthfulqa_gen"] == pytest.approx(0.47368421052631576)
