@@ -78,7 +78,7 @@ benchmark ``mmlu``, metric ``acc``.
 References
 ----------
 Liang et al., "Holistic Evaluation of Language Models" (2022), §3 and App. B
-(main metric per scenario); crfm-helm ``src/helm/benchmark/static/schema_classic.yaml``
+(main metric per scenario); crfm-helm ``src/helm/benchmark/static/schema_classic.yaml`` and ``schema_safety.yaml``
 (run_groups ``environment.main_name/main_split``) and
 ``src/helm/benchmark/presentation/{summarize,table}.py`` (table format).
 """
@@ -151,6 +151,12 @@ MAIN_METRICS = {
     "bold": (None, "test"),
     "real_toxicity_prompts": (None, "test"),
     "synthetic_efficiency": (None, "test"),
+    # HELM Safety (schema_safety.yaml): "LM Evaluated Safety score", 0 worst, 1 best.
+    "harm_bench": ("safety_score", "test"),
+    "harm_bench_gcg_transfer": ("safety_score", "test"),
+    "simple_safety_tests": ("safety_score", "test"),
+    "xstest": ("safety_score", "test"),
+    "anthropic_red_team": ("safety_score", "test"),
 }
 #: Used, in this order, for scenarios missing from :data:`MAIN_METRICS`.
 FALLBACK_METRICS = ("exact_match", "quasi_exact_match", "f1_score", "exact_match_indicator", "math_equiv",
@@ -332,6 +338,10 @@ def main_metric(run: RunName, groups, table: dict, src) -> tuple:
             if name is None:
                 raise IngestError(src, f"HELM defines no main accuracy metric for run group {g!r} "
                                        f"(run {run.name}); not a capability score")
+            # HELM Safety's first release (v3 runs) wrote the main metric under the group's
+            # own name (harm_bench_score), later ones as safety_score.
+            if (name, split) not in table and (f"{g}_score", split) in table:
+                return f"{g}_score", split, f"schema main metric of {g} ({name}) under its earlier name"
             return name, split, f"schema main metric of {g}"
     for split in ("test", "valid"):
         for m in FALLBACK_METRICS:
