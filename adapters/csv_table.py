@@ -36,6 +36,14 @@ present; metric is ``score``. Column by column:
 * **Direction.** Higher is better unless the name says error/loss/perplexity/
   latency/rank (:data:`LOWER_NAME`) or the sidecar says otherwise.
 
+OpenCompass summaries
+---------------------
+``summary/summary_<timestamp>.csv`` as OpenCompass's summarizer writes it, transposed: columns
+``dataset, version, metric, mode``, then one column per model; ``-`` for a missing score. A row is
+one dataset's metric (the first metric a dataset has is its primary one), scores are on 0-100; a
+summary group's row (version ``-``, metric ``naive_average``/``weighted_average``...) is an aggregate.
+Benchmark ``opencompass`` (or the sidecar's), so summaries of several runs meet in one benchmark.
+
 Sidecar
 -------
 A YAML file beside the CSV named ``<file>.csv.meta.yaml`` (or
@@ -143,11 +151,19 @@ def model_column(lower) -> int | None:
     return 0 if lower and lower[0] == "" and any(lower[1:]) else None
 
 
+#: The first columns of an OpenCompass summary CSV; the models follow.
+SUMMARY_HEADER = ("dataset", "version", "metric", "mode")
+
+
+def _is_summary(lower) -> bool:
+    return len(lower) > len(SUMMARY_HEADER) and tuple(lower[:len(SUMMARY_HEADER)]) == SUMMARY_HEADER
+
+
 def can_handle(src: SourceFile) -> bool:
     if src.suffix not in (".csv", ".tsv"):
         return False
     header = _split_header(src)
-    return len(header) >= 2 and model_column(header) is not None
+    return len(header) >= 2 and (model_column(header) is not None or _is_summary(header))
 
 
 #: A score's spread written after it: ``85.2 ± 1.1``, ``85.2 (±1.1)``, ``85.2 +/- 1.1``, ``52.1 (-1.5, +1.7)``,
@@ -258,6 +274,8 @@ COLUMNAR_MIN_BYTES = int(os.environ.get("HARNESS_EXT_COLUMNAR_CSV_BYTES") or 1 <
 
 def read(src: SourceFile):
     delim = "\t" if src.suffix == ".tsv" else ","
+    if _is_summary(_split_header(src)):  # one row per dataset: small, read as records
+        return _read_summary(src, list(csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim)))
     if src.path.stat().st_size >= COLUMNAR_MIN_BYTES and _has_pyarrow():
         from harness_ext.adapters.csv_columnar import _first_row, _read_long_columnar, _read_wide_columnar
 
@@ -316,6 +334,63 @@ def _read_long(src, rows, header, lower, stem):
             max_score=_num(src.path, get("max_score"), "max_score", n) if get("max_score") else None,
             scale=get("scale"), aggregate=kind == "aggregate", primary=primary,
         ))
+    return out
+
+
+#: Summary columns after ``mode`` that count items rather than name a model (AISBench's ``total_count``).
+_COUNT_COLUMN = re.compile(r"(^|[\W_])count($|[\W_])|^(num|n)_", re.I)
+#: OpenCompass metrics on 0-100 (its evaluators report accuracy x 100); others (a judge's 1-10 ``score``,
+#: ``bpb``) are inferred from the values.
+_SUMMARY_PERCENT = re.compile(r"^(accuracy|acc|acc_norm|exact_match|em|f1|rouge\w*|bleu|pass@\d+|\w+_pass@\d+|"
+                              r"\w*_?average)$", re.I)
+
+
+def _read_summary(src, rows):
+    """An OpenCompass summary CSV (module docstring): one record per (dataset row, model column).
+
+    References
+    ----------
+    OpenCompass ``docs/en/user_guides/summarizer.md`` (the table's columns, ``-`` for a missing score, summary
+    groups); ``opencompass/summarizers/default.py`` writes it.
+    """
+    from harness_ext.store.scales import infer_scale  # numpy: not imported to register the adapter
+
+    header = [clean_header(h) for h in rows[0]]
+    cm = column_meta(src)
+    bench = cm["benchmark"] or "opencompass"
+    models = [(j, h) for j, h in enumerate(header) if j >= len(SUMMARY_HEADER) and h and not _COUNT_COLUMN.search(h)]
+    if not models:
+        raise IngestError(src.path, "OpenCompass summary without a model column after dataset, version, metric, mode")
+    out, first_metric = [], {}
+    for n, row in _body_rows(src, rows, header):
+        dataset, version, metric, mode = (c.strip() for c in row[:len(SUMMARY_HEADER)])
+        if not dataset or not metric or metric == "-":  # a section divider ("--------- Exam ---------,-,-,-")
+            continue
+        vals = []
+        for j, model in models:
+            try:
+                v, _ = _parse(row[j])
+            except ValueError:
+                raise IngestError(src.path, f"row {n}: {model!r} score {row[j]!r} for {dataset} is not a number") from None
+            if v is not None and not math.isfinite(v):
+                raise IngestError(src.path, f"row {n}: {model!r} score for {dataset} is {row[j]!r}, not finite")
+            vals.append(v)
+        present = [v for v in vals if v is not None]
+        if not present:
+            continue
+        hint = "percent" if _SUMMARY_PERCENT.match(metric) and 0 <= min(present) and max(present) <= 100 else None
+        scale, lo, hi = infer_scale(present, name=dataset, metric=metric, hint=hint)
+        primary = first_metric.setdefault(dataset, metric) == metric
+        for (j, model), v in zip(models, vals):
+            if v is None:
+                continue
+            out.append(ResultRecord(
+                model=model, benchmark=bench, dataset=dataset, metric=metric, primary=primary, value=v,
+                min_score=lo, max_score=hi, scale=scale, aggregate=version == "-" and "average" in metric.lower(),
+                higher_is_better=False if LOWER_NAME.search(metric) else None,
+                dataset_metadata={"version": version, "mode": mode, "scale_detected": scale}))
+    if not out:
+        raise IngestError(src.path, "OpenCompass summary without a score (every cell is '-')")
     return out
 
 

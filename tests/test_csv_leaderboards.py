@@ -25,6 +25,7 @@ ARENA = FIX / "arena_leaderboard_table_20240118.csv"
 ALPACA_RANKING = FIX / "alpaca_eval_claude_3_opus_ranking_leaderboard.csv"
 ALPACA_NAME = FIX / "alpaca_eval_gpt4_turbo_fn_leaderboard.csv"
 ARENA_HARD = FIX / "arena_hard_auto_leaderboard_v0.1.csv"
+OPENCOMPASS = FIX / "opencompass_summary_race.csv"
 BENCHBENCH = SHARED_DATA / "benchbench" / "leaderboards"
 
 
@@ -306,6 +307,28 @@ def test_interval_bounds_and_token_counts_are_metadata(monkeypatch, threshold):
         assert META_NAME.search(meta), meta
     for score in ("date_understanding", "uppercase_eval", "q2_accuracy", "tokenizer_eval", "score"):
         assert not META_NAME.search(score), score
+
+
+def test_opencompass_summary_csv(tmp_path):
+    """OpenCompass's summary CSV (datasets as rows, one column per model) was skipped as not a result file."""
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [OPENCOMPASS], show_progress=False)
+        assert len(rep.by_status("ingested")) == 1, [f.reason for f in rep.files]
+        d = _datasets(s).set_index("name")
+        assert set(d["benchmark"]) == {"opencompass"} and set(d["scale"]) == {"percent"}
+        assert d.loc["race", "kind"] == "aggregate" and d.loc["race", "metric"] == "naive_average"
+        assert tuple(d.loc[["race-high", "race-middle"], "kind"]) == ("dataset", "dataset")
+        df = load_matrix(s, MatrixQuery(normalise="none"))
+        assert df.loc["internlm-7b-hf", "race-high"] == pytest.approx(74.53) and "race" not in df.columns
+    # AISBench, OpenCompass's fork, adds a count column and writes "82.00 (7/8)"; "-" is missing, a divider row skipped
+    f = tmp_path / "summary_20260809.csv"
+    f.write_text("dataset,version,metric,mode,total_count,vllm\ngsm8k,1,accuracy,gen,8,82.00 (7/8)\n"
+                 "math,1,accuracy,gen,8,-\n--------- Exam ---------,-,-,-,-,-\n")
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [f], show_progress=False)
+        assert len(rep.by_status("ingested")) == 1, [f.reason for f in rep.files]
+        df = load_matrix(s, MatrixQuery(normalise="none"))
+        assert df.shape == (1, 1) and df.loc["vllm", "gsm8k"] == pytest.approx(82.0)
 
 
 def test_unnamed_first_column_of_row_numbers_is_refused_with_the_reason(tmp_path):
