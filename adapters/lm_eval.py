@@ -29,18 +29,24 @@ reports (``acc`` before ``acc_norm``, as lm-eval's own tables lead with it), els
 an ``X_acc`` reported beside ``X_max`` (TruthfulQA generation's ``bleu_acc``), else
 the first metric the task's ``higher_is_better`` block lists (its ``metric_list``
 order), else the first in the results block. ``--metric`` selects the others.
+
+Missing values: a metric whose value is null or a string that is no number (``"N/A"``: lm-eval
+could not compute it) is not a result and is left out, the file's other metrics kept (a task whose
+every metric is null is left out); a number written as a string (``"0.53"``) is read as that number
+(:func:`_drop_missing`). When a task's primary metric is left out, its next metric is primary.
 """
 
 from __future__ import annotations
 
 from itertools import chain
+from math import isfinite
 from pathlib import PurePosixPath
 from typing import Optional
 
 from harness_ext.benchmarks import MMLU_BENCHMARK, chance_baseline, mmlu_subject
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
-from harness_ext.store.rows import ResultRows, kind
+from harness_ext.store.rows import KIND_FIELDS, ResultRows, kind
 from harness_ext.types import Adapter, SourceFile
 
 LM_EVAL_BENCHMARK = "lm_eval"
@@ -349,10 +355,10 @@ def read_v03(src: SourceFile):
     model, meta = model_name(config, src.pathname)
     versions = doc.get("versions")
     out = _rows_v03(doc["results"], model, meta, config.get("num_fewshot"), versions)
-    if out is not None:
-        return out
-    return _rows(src.path, doc["results"], v04=False, model=model, model_meta=meta,
-                 default_shots=config.get("num_fewshot"), doc={"versions": versions})
+    if out is None:
+        out = _rows(src.path, doc["results"], v04=False, model=model, model_meta=meta,
+                    default_shots=config.get("num_fewshot"), doc={"versions": versions})
+    return _drop_missing(out)
 
 
 #: v0.3 files by the shape of their results (tasks and each block's keys): row layout and kinds, worked out once.
@@ -425,15 +431,66 @@ def _file_template(tasks: tuple, blocks: tuple) -> tuple:
     return get, tuple(values), tuple(stderrs), tuple(kinds)
 
 
+_PLAIN_NUMBERS = frozenset({float, int})
+
+
+def _as_number(v):
+    """``v`` as a score: a number as is, a number-like string as its float, None for a value that is no result
+    (null, ``"N/A"``, a non-finite string); anything else (a list, a bool) as is, for the record checks to refuse."""
+    if v is None:
+        return None
+    if isinstance(v, str):
+        try:
+            f = float(v.strip())
+        except ValueError:
+            return None
+        return f if isfinite(f) else None
+    return v
+
+
+def _drop_missing(out: ResultRows) -> ResultRows:
+    """``out`` without the rows whose value is no result (:func:`_as_number`), number-like strings read.
+
+    lm-eval writes ``null`` (or ``"N/A"``) for a metric it could not compute on one task; the file's
+    other scores are real results, so only that metric is left out (as Every Eval Ever's placeholders
+    are left missing), not the whole file. A task left without its primary metric gets the next one
+    as primary, so it still has a column in the matrix.
+    """
+    values = out.values
+    if set(map(type, values)) <= _PLAIN_NUMBERS:  # the common case: one C-level pass
+        return out
+    clean = list(map(_as_number, values))
+    keep = [i for i, v in enumerate(clean) if v is not None]
+    if len(keep) == len(values):
+        out.values = clean
+        return out
+    had_primary = {(k.benchmark, k.dataset, k.task) for k in out.kinds if k.primary}
+    kept_kinds = [out.kinds[i] for i in keep]
+    with_primary = {(k.benchmark, k.dataset, k.task) for k in kept_kinds if k.primary}
+    for j, k in enumerate(kept_kinds):
+        key = (k.benchmark, k.dataset, k.task)
+        if key in had_primary and key not in with_primary:
+            fields = {f: k.__dict__[f] for f in KIND_FIELDS}
+            fields["primary"] = True
+            kept_kinds[j] = kind(**fields)
+            with_primary.add(key)
+    out.kinds = kept_kinds
+    out.values = [clean[i] for i in keep]
+    for col in ("stderrs", "num_fewshot", "n_samples", "dataset_metadata"):
+        setattr(out, col, [getattr(out, col)[i] for i in keep])
+    out._records = None
+    return out
+
+
 def read_v04(src: SourceFile):
     doc = src.json()
     if "harness_ext_prediction" in doc:
         raise IngestError(src.path, "a harness-ext prediction (harness-ext predict wrote it), not a measured result")
     config = doc["config"]
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
-    return _rows(src.path, doc["results"], v04=True, model=model, model_meta=meta,
-                 default_shots=config.get("num_fewshot"), doc=doc, configs=_task_configs(doc, config.get("model_args")),
-                 choices=_task_choices(doc))
+    return _drop_missing(_rows(src.path, doc["results"], v04=True, model=model, model_meta=meta,
+                               default_shots=config.get("num_fewshot"), doc=doc,
+                               configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc)))
 
 
 @hookimpl

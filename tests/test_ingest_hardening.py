@@ -251,7 +251,8 @@ def _v04(tasks: dict) -> dict:
 
 def test_a_file_failing_late_while_reading_writes_nothing(tmp_path):
     good = {f"task{i}": {"acc,none": i / 20} for i in range(10)}
-    bad = dict(good, task9={"acc,none": "n/a"})  # nine good tasks, then a bad one
+    # nine good tasks, then a bad one (a list: "n/a" or null is a metric not computed, left out, not refused)
+    bad = dict(good, task9={"acc,none": [0.5]})
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     (tmp_path / "a" / "results.json").write_text(json.dumps(_v04(good)))

@@ -82,3 +82,23 @@ def test_truthfulqa_generation_is_ranked_by_its_accuracy_not_raw_bleu():
         assert len(long) == 12 and long.set_index("metric").value["bleu_max"] == pytest.approx(20.290257321258544)
         m = load_matrix(s, MatrixQuery(benchmarks=("lm_eval",)))
         assert m.loc["meta-llama/Meta-Llama-3-8B-Instruct", "truthfulqa_gen"] == pytest.approx(0.47368421052631576)
+
+
+@pytest.mark.parametrize("missing", [None, "N/A"])
+def test_a_metric_not_computed_is_left_out_not_the_file(tmp_path, missing):
+    """A null (or "N/A") metric refused the whole file ("score ... is not a number"), losing every other
+    task in it. Now that metric is left out; a task with no metric left is left out; "0.53" is 0.53."""
+    doc = json.loads(QWEN_GPQA.read_text())
+    gpqa = doc["results"]["gpqa_diamond_zeroshot"]
+    doc["results"]["other_task"] = dict(gpqa, **{"acc,none": missing, "acc_norm,none": "0.53"})
+    doc["results"]["empty_task"] = dict(gpqa, **{"acc,none": missing, "acc_norm,none": missing})
+    gpqa["acc,none"] = missing  # the primary metric: acc_norm becomes primary
+    (tmp_path / "results_x.json").write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        report = ingest_paths(s, [tmp_path / "results_x.json"], show_progress=False)
+        assert [f.status for f in report.files] == ["ingested"] and report.files[0].n_results == 2
+        long = query_results(s, MatrixQuery(benchmarks=("lm_eval",)), all_metrics=True)
+        assert sorted(zip(long.dataset, long.metric, long.value)) == [
+            ("gpqa_diamond_zeroshot", "acc_norm", 0.51), ("other_task", "acc_norm", 0.53)]
+        board = query_results(s, MatrixQuery(benchmarks=("lm_eval",)))
+        assert sorted(board.dataset) == ["gpqa_diamond_zeroshot", "other_task"]  # each still has a primary metric
