@@ -38,6 +38,15 @@ its languages are: BUCC's ``fr-en``, ``de-en``, ... pairs each hold English, and
 averaged), else the mean over all subsets. The subsets used
 are recorded in the dataset's metadata.
 
+Model metadata (``model_meta.json``)
+------------------------------------
+embeddings-benchmark/results keeps a ``model_meta.json`` (mteb's ModelMeta: ``name``, ``revision``,
+``n_parameters``, ``embed_dim``, ``max_tokens``, ``release_date``, ``open_weights``, ...) beside each
+revision's task files. Its non-null fields that are a plain value or a list of plain values become the
+model metadata of every result read from that folder (:func:`model_meta`; the nested
+``training_datasets`` is left out). The file itself holds no results: it is reported skipped
+without a warning (:class:`~harness_ext.errors.NotResults`), and creates no dataset.
+
 References
 ----------
 Muennighoff et al. (2023), "MTEB: Massive Text Embedding Benchmark", EACL, §3.2 (metrics
@@ -46,12 +55,14 @@ per task type).
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import re
 from pathlib import PurePosixPath
 from typing import Optional
 
-from harness_ext.errors import IngestError
+from harness_ext.errors import IngestError, NotResults
 from harness_ext.hookspecs import hookimpl
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
@@ -68,8 +79,23 @@ _SKIP = re.compile(r"(_stderr|_std|_threshold)$|^(evaluation_time|hf_subset|lang
 _ENGLISH = ("default", "en", "en-en", "eng", "eng-latn", "eng_latn")
 
 
+#: The model metadata file mteb writes beside a revision's task files.
+MODEL_META = "model_meta.json"
+_PLAIN = (str, int, float, bool)
+
+
+def _is_model_meta(src: SourceFile, doc) -> bool:
+    return (os.path.basename(src.pathname) == MODEL_META and isinstance(doc.get("name"), str)
+            and "revision" in doc and ("embed_dim" in doc or "n_parameters" in doc))
+
+
 def can_handle(src: SourceFile) -> bool:
-    if src.suffix != ".json" or (b"mteb" not in src.head and b"task_name" not in src.head):
+    if src.suffix != ".json":
+        return False
+    if src.pathname.endswith(MODEL_META):
+        doc = src.try_json()
+        return isinstance(doc, dict) and _is_model_meta(src, doc)
+    if b"mteb" not in src.head and b"task_name" not in src.head:
         return False
     doc = src.try_json()
     if not isinstance(doc, dict):
@@ -87,6 +113,45 @@ def model_of(path) -> tuple:
     if len(parts) >= 2:
         return parts[-2].replace("__", "/", 1), None
     raise IngestError(path, "cannot name the model: the file is not in a model folder")
+
+
+_META_CACHE: dict = {}
+
+
+def model_meta(folder: str, siblings=None) -> dict:
+    """The model metadata of ``folder``'s ``model_meta.json`` (empty without one or when unreadable).
+
+    Kept: the non-null fields whose value is a plain value or a list of plain values (``languages``,
+    ``framework``); a nested mapping (``training_datasets``, tens of entries) is not model metadata to
+    compare models by. Read once per folder: a revision folder holds hundreds of task files.
+    """
+    if siblings is not None and MODEL_META not in siblings:
+        return {}
+    path = os.path.join(folder, MODEL_META)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {}
+    key = (path, st.st_mtime_ns, st.st_size)  # a file rewritten in a long session is read again
+    try:
+        return _META_CACHE[key]
+    except KeyError:
+        pass
+    try:
+        with open(path, "rb") as fh:
+            doc = json.loads(fh.read())
+    except (OSError, ValueError, RecursionError):
+        doc = None
+    out = {}
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            if isinstance(v, _PLAIN) or (isinstance(v, list) and v and all(isinstance(x, _PLAIN) for x in v)):
+                if not (isinstance(v, float) and not math.isfinite(v)):
+                    out[str(k)] = v
+    if len(_META_CACHE) > 10_000:
+        _META_CACHE.clear()
+    _META_CACHE[key] = out
+    return out
 
 
 def _main_of(block: dict) -> tuple:
@@ -168,6 +233,9 @@ def _choose(subsets: dict, languages) -> list:
 
 def read(src: SourceFile):
     doc = src.json()
+    if isinstance(doc, dict) and _is_model_meta(src, doc):
+        raise NotResults(src.path, f"MTEB model metadata ({MODEL_META}): read into the model's metadata with "
+                                   "the task files beside it, no results of its own")
     opts = getattr(src, "options", None) or {}
     task = doc.get("task_name") or doc.get("mteb_dataset_name") or src.path.stem
     model, revision = model_of(src.path)
@@ -196,15 +264,18 @@ def read(src: SourceFile):
     value = sum(mains) / len(mains)
     meta = {"harness": "mteb", "split": split, "subsets": chosen, "main_metric": main_name,
             "mteb_version": doc.get("mteb_version"), "dataset_revision": doc.get("dataset_revision")}
-    model_meta = {"revision": revision} if revision else {}
+    meta_file = model_meta(os.path.dirname(src.pathname), getattr(src, "_siblings", None))
+    mmeta = dict(meta_file)
+    if revision:  # the folder's revision names the results (model_meta.json says the same)
+        mmeta["revision"] = revision
     out = [ResultRecord(model=model, benchmark=MTEB_BENCHMARK, dataset=str(task), metric="main_score", value=value,
-                        higher_is_better=True, task=str(task), primary=True, model_metadata=model_meta,
+                        higher_is_better=True, task=str(task), primary=True, model_metadata=mmeta,
                         dataset_metadata=meta)]
     for k, vals in metrics.items():
         if len(vals) == len(chosen) and k != "main_score":
             out.append(ResultRecord(model=model, benchmark=MTEB_BENCHMARK, dataset=str(task), metric=k,
                                     value=sum(vals) / len(vals), higher_is_better=True, task=str(task), primary=False,
-                                    model_metadata=model_meta, dataset_metadata=meta))
+                                    model_metadata=mmeta, dataset_metadata=meta))
     return out
 
 

@@ -24,6 +24,11 @@ class IngestError(HarnessExtError):
         super().__init__(f"{self.path}: {reason}")
 
 
+class NotResults(IngestError):
+    """A file its format's adapter knows but which holds no results (MTEB's ``model_meta.json``, read with
+    the task files beside it): reported skipped with ``quiet`` set, so ingest does not warn about it."""
+
+
 class StoreError(HarnessExtError):
     """The store cannot answer (empty, locked, or the query selects nothing)."""
 

@@ -26,8 +26,9 @@ def _store(paths, **options):
 
 def test_both_layouts_ingest_with_each_task_types_main_score():
     s, rep = _store([FIX])
-    assert len(rep.by_status("ingested")) == 14 and not rep.by_status("skipped")
-    assert {f.adapter for f in rep.files} == {"mteb"}
+    # GritLM's model_meta.json: model metadata, skipped quietly (test_model_meta_json_is_model_metadata...)
+    assert len(rep.by_status("ingested")) == 14 and [f.quiet for f in rep.by_status("skipped")] == [True]
+    assert {f.adapter for f in rep.by_status("ingested")} == {"mteb"}
     df = load_matrix(s, MatrixQuery(normalise="none"))
     mini = df.loc["all-MiniLM-L6-v2"]
     # the documented task-type mapping on legacy files without main_score
@@ -101,3 +102,33 @@ def test_nan_diagnostics_do_not_void_the_file():
         (0.97757 + 0.97716) / 2)
     stored = {r[0] for r in s.con.execute("SELECT metric FROM datasets").fetchall()}
     assert not any(m.startswith("nauc_precision_at_1000") or m.startswith("nauc_recall_at_1000") for m in stored)
+
+
+GRIT = FIX / "current" / "GritLM__GritLM-7B" / "13f00a0e36500c80ce12870ea513846a066004af"
+
+
+def test_model_meta_json_is_model_metadata_not_a_result_file(caplog):
+    """Every model folder of embeddings-benchmark/results holds a model_meta.json: it printed "skipped: not a
+    recognised result file" once per model. Its fields are now the model's metadata, it creates no dataset,
+    and it is counted as skipped without a warning."""
+    s, rep = _store([GRIT])
+    (meta_file,) = rep.by_status("skipped")
+    assert meta_file.path.endswith("model_meta.json") and meta_file.quiet and "model metadata" in meta_file.reason
+    assert len(rep.by_status("ingested")) == 4
+    assert "1 skipped (1 of them metadata files with no results)" in rep.summary()
+    assert "model_meta" not in {d for (d,) in s.con.execute("SELECT name FROM datasets").fetchall()}
+    meta = s.model_metadata(["GritLM/GritLM-7B"])
+    got = dict(zip(meta.key, meta.value))
+    assert {k: got[k] for k in ("n_parameters", "embed_dim", "max_tokens", "release_date", "open_weights")} == {
+        "n_parameters": 7240000000, "embed_dim": 4096, "max_tokens": 4096.0, "release_date": "2024-02-15",
+        "open_weights": True}
+    assert got["revision"] == "13f00a0e36500c80ce12870ea513846a066004af" and got["name"] == "GritLM/GritLM-7B"
+    assert "training_datasets" not in got and "public_training_data" not in got  # nested / null: left out
+
+
+def test_ingest_command_does_not_warn_about_model_meta_json(tmp_path, capsys, caplog):
+    db = tmp_path / "s.duckdb"
+    with caplog.at_level("WARNING"):
+        assert main(["ingest", "--db", str(db), str(GRIT)]) in (0, None)
+    assert "model_meta.json" not in caplog.text
+    assert "metadata files with no results" in capsys.readouterr().out

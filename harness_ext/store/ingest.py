@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
-from ..errors import IngestError
+from ..errors import IngestError, NotResults
 from ..plugin_manager import get_registration, get_registrations
 from ..types import _NAMES_OK, SourceFile
 from .ingest_checks import _all_plain, _plain
@@ -60,6 +60,8 @@ class FileReport:
     reason: str = ""
     conflicts: list = field(default_factory=list)
     n_samples: int = 0  # per-sample scores, for an lm-eval samples_<task>_<date>.jsonl log
+    #: A skipped file its adapter knows holds no results (:class:`~harness_ext.errors.NotResults`): no warning.
+    quiet: bool = False
 
 
 @dataclass
@@ -83,9 +85,11 @@ class IngestReport:
         ing, unch, skip = (len(self.by_status(s)) for s in ("ingested", "unchanged", "skipped"))
         logs = [f for f in self.by_status("ingested") if f.adapter == SAMPLES_ADAPTER]
         samples = f", {sum(f.n_samples for f in logs)} per-sample scores from {len(logs)} sample logs" if logs else ""
+        quiet = sum(f.quiet for f in self.by_status("skipped"))
+        known = f" ({quiet} of them metadata files with no results)" if quiet else ""
         return (
             f"{ing} files ingested ({self.n_results} results{samples}), {unch} unchanged (already in the store), "
-            f"{skip} skipped, {len(self.conflicts)} conflicting values"
+            f"{skip} skipped{known}, {len(self.conflicts)} conflicting values"
         )
 
     def __str__(self) -> str:
@@ -535,7 +539,8 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                     batch_sha.clear()
                     n_pending = 0
             except (IngestError, OSError, MemoryError) as exc:
-                report.files.append(FileReport(_shown(src.path), "skipped", reason=_skip_reason(exc)))
+                report.files.append(FileReport(_shown(src.path), "skipped", reason=_skip_reason(exc),
+                                               quiet=isinstance(exc, NotResults)))
             finally:
                 # The file's bytes and parsed document are not needed once its records are made: freed now,
                 # their memory serves the next file (instead of a batch's worth of documents held to the end).
