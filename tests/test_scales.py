@@ -109,3 +109,35 @@ def test_leaderboard_scales_do_not_depend_on_the_models(tmp_path):
 def test_old_manifest_normalisation_without_transform_is_linear():
     params = params_frame({"a": {"lo": 0.0, "span": 100.0, "flip": False, "chance": 0.25, "clip": True}}, ["a"])
     assert apply_normalisation(np.array([[62.5]]), params)[0, 0] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("task, expected", [
+    ("bigbench_date_understanding", 1 / 6), ("bigbench_causal_judgement", 0.5),
+    ("bigbench_formal_fallacies_syllogisms_negation", 0.5),  # BBH's formal_fallacies, v0.3's spelling
+    ("bigbench_logical_deduction_seven_objects", 1 / 7),
+    ("bigbench_dyck_languages", None),  # free-form in BBH; BIG-bench's multiple-choice version: options unknown
+    ("bigbench_geometric_shapes", None),  # not in the table
+])
+def test_lm_eval_v03_bigbench_tasks_take_the_bbh_chance(task, expected):
+    """lm-eval v0.3 scores its bigbench_<task> runs by multiple_choice_grade: no chance level was found
+    (the table knows bbh_<task>, and multiple_choice_grade was not an accuracy metric)."""
+    got = chance_level(task, "multiple_choice_grade")[0]
+    assert got == (None if expected is None else pytest.approx(expected))
+
+
+def test_lm_eval_v03_bbh_file_is_chance_corrected():
+    """A real v0.3 BBH run (LLaMA-7B, 3-shot, lm-eval's v0.3 results folder): its tasks get BBH's chance."""
+    from harness_ext.store.db import Store
+
+    f = require(SHARED_DATA / "lm-eval-harness" / "v03_results_master_2023-07-31" / "results" / "llama" / "llama-7B"
+                / "llama-7B_bbh_3-shot.json")
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [f], show_progress=False)
+        df = load_matrix(s, MatrixQuery(benchmarks=("lm_eval",)))
+    md = df.attrs["datasets"]
+    assert md["bigbench_date_understanding"]["normalisation"]["chance"] == pytest.approx(1 / 6)
+    assert md["bigbench_formal_fallacies_syllogisms_negation"]["normalisation"]["chance"] == 0.5
+    assert md["bigbench_causal_judgement"]["normalisation"]["chance_source"] == "2 options (BIG-Bench Hard task)"
+    # BBH's free-form dyck_languages and the two tasks the table lacks: no chance level, and said so
+    assert df.attrs["no_chance"] == ["bigbench_dyck_languages", "bigbench_geometric_shapes",
+                                     "bigbench_reasoning_about_colored_objects"]

@@ -87,6 +87,7 @@ PERCENT_METRICS = frozenset({"bleu", "bleu_4", "chrf", "f1", "rouge", "rouge_1",
 ACCURACY_METRICS = frozenset({
     "acc", "acc_norm", "accuracy", "exact_match", "em", "quasi_exact_match", "qem", "pem", "prefix_exact_match",
     "quasi_prefix_exact_match", "exact_match_indicator", "score", "main_score", "balanced_accuracy",
+    "multiple_choice_grade",  # BIG-bench's (and lm-eval v0.3's bigbench_* tasks') multiple-choice accuracy
 })
 
 
@@ -333,6 +334,8 @@ for _task, _n in {
     CHANCE_TABLE[f"bbh_{_task}"] = _choices(_n, "options (BIG-Bench Hard task)")
 for _task in ("dyck_languages", "multistep_arithmetic_two", "object_counting", "word_sorting"):
     CHANCE_TABLE[f"bbh_{_task}"] = _FREE
+#: lm-eval v0.3's bigbench_<task> spellings of BIG-Bench Hard tasks that differ from BBH's own name.
+_BIGBENCH_AS_BBH = {"formal_fallacies_syllogisms_negation": "formal_fallacies"}
 # LegalBench (Guha et al. 2023): HELM Lite's five subsets and other classification tasks.
 for _task, _n in {
     "abercrombie": 5, "function_of_decision_section": 7, "corporate_lobbying": 2,
@@ -377,6 +380,8 @@ def _candidates(name: str):
             yield rest
             if p.startswith("bbh"):
                 yield f"bbh_{rest}"
+            elif p == "bigbench_":  # lm-eval v0.3's BIG-bench tasks: the BBH task of that name has its options
+                yield f"bbh_{_BIGBENCH_AS_BBH.get(rest, rest)}"
     if k2.startswith("bbh_") and k2.endswith("_cot"):
         yield k2[: -len("_cot")]
     if k2.startswith("legalbench_") or "legalbench" in k2:
@@ -421,7 +426,11 @@ def chance_level(name: str, metric: str = "score", task: Optional[str] = None, u
             if hit[0] is None:
                 return (None, None)
             if hit is _FREE or hit[0] == 0.0:
-                return hit if m not in _LOWER_BETTER_METRICS else (None, None)
+                # BIG-bench's multiple-choice version of a task BBH asks free-form (bigbench_dyck_languages):
+                # its options are unknown here, and a random pick among them does not score 0.
+                if m in _LOWER_BETTER_METRICS or m == "multiple_choice_grade":
+                    return (None, None)
+                return hit
             return hit if m in ACCURACY_METRICS or m.startswith(("acc", "exact_match", "quasi_exact")) else (None, None)
     return (None, None)
 
