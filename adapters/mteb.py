@@ -118,16 +118,16 @@ def model_of(path) -> tuple:
 _META_CACHE: dict = {}
 
 
-def model_meta(folder: str, siblings=None) -> dict:
-    """The model metadata of ``folder``'s ``model_meta.json`` (empty without one or when unreadable).
+def model_meta(src: SourceFile) -> dict:
+    """The model metadata of the ``model_meta.json`` beside ``src`` (empty without one or when unreadable).
 
     Kept: the non-null fields whose value is a plain value or a list of plain values (``languages``,
     ``framework``); a nested mapping (``training_datasets``, tens of entries) is not model metadata to
     compare models by. Read once per folder: a revision folder holds hundreds of task files.
     """
-    if siblings is not None and MODEL_META not in siblings:
+    path = src.sibling(MODEL_META)
+    if path is None:
         return {}
-    path = os.path.join(folder, MODEL_META)
     try:
         st = os.stat(path)
     except OSError:
@@ -264,7 +264,7 @@ def read(src: SourceFile):
     value = sum(mains) / len(mains)
     meta = {"harness": "mteb", "split": split, "subsets": chosen, "main_metric": main_name,
             "mteb_version": doc.get("mteb_version"), "dataset_revision": doc.get("dataset_revision")}
-    meta_file = model_meta(os.path.dirname(src.pathname), getattr(src, "_siblings", None))
+    meta_file = model_meta(src)
     mmeta = dict(meta_file)
     if revision:  # the folder's revision names the results (model_meta.json says the same)
         mmeta["revision"] = revision

@@ -439,17 +439,23 @@ class SourceFile:
         except Exception:
             return None
 
+    def sibling(self, name: str) -> Optional[Path]:
+        """The file ``name`` beside this one, or None when there is none.
+
+        When the walk listed the directory, a name not in the listing is answered without a stat
+        (hundreds of files of one folder each ask); a listed one is still checked to be a file.
+        """
+        if self._siblings is not None and name not in self._siblings:
+            return None
+        path = self.path.with_name(name)
+        return path if path.is_file() else None
+
     def sidecars(self) -> list:
         """Existing column-metadata sidecars of this file: ``<name>.meta.yaml`` (or ``.yml``), then ``<stem>.meta.yaml``."""
         name = os.path.basename(self.pathname.rstrip("/"))
         stem = name[: -len(self.suffix)] if self.suffix else name
         names = (name + ".meta.yaml", name + ".meta.yml", stem + ".meta.yaml", stem + ".meta.yml")
-        if self._siblings is not None:  # the walk listed the directory: no stat per candidate
-            names = [n for n in names if n in self._siblings]
-            if not names:
-                return []
-        cands = [self.path.with_name(n) for n in names]
-        return [c for c in cands if c.is_file()]
+        return [p for p in map(self.sibling, names) if p is not None]
 
     def __repr__(self):
         return f"SourceFile({str(self.path)!r})"
