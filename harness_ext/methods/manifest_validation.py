@@ -15,7 +15,6 @@ of the types it expects.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -29,65 +28,25 @@ MAX_DEPTH = 32
 READS_MAJOR = "1"
 
 
-def _reject_constant(name):
-    raise ValueError(f"{name} is not a number JSON allows (use null for a missing value)")
-
-
 def load_json(path: Path) -> dict:
-    """Parse a manifest file within the size and depth limits, refusing NaN/Infinity literals."""
+    """Parse a manifest file within the size and depth limits, refusing NaN/Infinity literals.
+
+    Read through :func:`harness_ext.safe_input.load_document` (a regular UTF-8 file of at most
+    :data:`MAX_MANIFEST_BYTES`, its nesting measured before it is parsed); then the top level must be an object.
+    """
+    from ..errors import SideFileError
+    from ..safe_input import load_document
+
     try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise HarnessExtError(f"no manifest at {path}") from None
-    except OSError as exc:
-        raise HarnessExtError(f"cannot read manifest {path}: {exc.strerror or exc}") from None
-    if not path.is_file():
-        raise HarnessExtError(f"{path} is not a manifest file")
-    if size > MAX_MANIFEST_BYTES:
-        raise HarnessExtError(f"{path} is {size:,} bytes; a manifest is at most {MAX_MANIFEST_BYTES:,}")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise HarnessExtError(f"{path} is not a manifest: not UTF-8 text") from None
-    except OSError as exc:
-        raise HarnessExtError(f"cannot read manifest {path}: {exc.strerror or exc}") from None
-    if _max_depth_of_text(text) > MAX_DEPTH:
-        raise HarnessExtError(f"{path} is not a valid harness-ext manifest: nested more than {MAX_DEPTH} levels deep")
-    try:
-        doc = json.loads(text, parse_constant=_reject_constant)
-    except RecursionError:
-        raise HarnessExtError(f"{path} is not a valid harness-ext manifest: nested too deeply") from None
-    except ValueError as exc:
-        raise HarnessExtError(f"{path} is not JSON: {exc}") from None
+        doc = load_document(path, "manifest", "json", limit=MAX_MANIFEST_BYTES, max_depth=MAX_DEPTH)
+    except SideFileError as exc:
+        if exc.reason == "no such manifest":
+            raise HarnessExtError(f"no manifest at {path}") from None
+        raise
     if not isinstance(doc, dict):
         raise HarnessExtError(f"{path} is not a valid harness-ext manifest: the top level is a {type(doc).__name__}, "
                               "not an object")
     return doc
-
-
-def _max_depth_of_text(text: str) -> int:
-    """Bracket depth of JSON text, ignoring brackets inside strings (no recursion, no parse)."""
-    depth = best = 0
-    in_str = esc = False
-    for ch in text:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            depth += 1
-            if depth > best:
-                best = depth
-                if best > MAX_DEPTH:
-                    return best
-        elif ch in "]}":
-            depth -= 1
-    return best
 
 
 def check_version(manifest: dict, path) -> None:

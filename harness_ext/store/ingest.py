@@ -120,13 +120,24 @@ def sha256_of(src: SourceFile, adapter) -> str:
     if not src.is_dir:
         # A sidecar describing the file's columns and the reading options change what the file means.
         for side in src.sidecars():
-            h.update(b"\0sidecar\0" + side.read_bytes())
+            h.update(b"\0sidecar\0" + _side_bytes(side))
     if src.options:
         h.update(b"\0options=" + json.dumps(src.options, sort_keys=True, default=str).encode())
         if src.options.get("column_meta"):
-            h.update(Path(src.options["column_meta"]).read_bytes())
+            h.update(_side_bytes(src.options["column_meta"]))
     h.update(_adapter_tag(adapter.name))
     return h.hexdigest()
+
+
+def _side_bytes(path) -> bytes:
+    """A column-metadata file's bytes (:func:`harness_ext.safe_input.read_bytes`); an IngestError fails the file it describes."""
+    from ..errors import SideFileError
+    from ..safe_input import read_bytes
+
+    try:
+        return read_bytes(path, "column metadata")
+    except SideFileError as exc:
+        raise IngestError(exc.path, exc.reason) from None
 
 
 @functools.lru_cache(maxsize=256)
@@ -386,9 +397,9 @@ def _check(path) -> tuple:
         return None, st.st_size
     if stat.S_ISDIR(mode):
         return None, None
-    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
-            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a special file")
-    return f"not a regular file ({kind}): not read", None
+    from ..safe_input import file_kind
+
+    return f"not a regular file ({file_kind(mode)}): not read", None
 
 
 def _max_file_bytes() -> int:
