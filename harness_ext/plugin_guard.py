@@ -28,6 +28,7 @@ where the writers are run).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import signal
@@ -106,17 +107,23 @@ class Guard:
                           "(the call failed as if it had raised an error)", RuntimeWarning, stacklevel=3)
         return PluginError(f"plugin {self.plugin} ({self.source}): {reason}")
 
-    def call(self, what: str, fn, *args, **kwargs):
-        """``fn(*args, **kwargs)``, a plugin's exit or own interrupt raised as a PluginError."""
+    @contextlib.contextmanager
+    def containing(self, what: str):
+        """Inside, a plugin's exit or own interrupt is raised as a PluginError (:func:`user_interrupt` decides)."""
         watched, seen = start()
         try:
-            return fn(*args, **kwargs)
+            yield
         except Exception:
             raise
         except BaseException as exc:
             if user_interrupt(exc, watched, seen):
                 raise
             raise self.failed(what, exc) from exc
+
+    def call(self, what: str, fn, *args, **kwargs):
+        """``fn(*args, **kwargs)``, a plugin's exit or own interrupt raised as a PluginError."""
+        with self.containing(what):
+            return fn(*args, **kwargs)
 
     def wrap(self, field: str, value):
         """``value`` (a registration field: a function or a class) with its calls guarded."""
@@ -141,15 +148,8 @@ class Guard:
         return guarded
 
     def _iterate(self, it, what: str):
-        watched, seen = start()
-        try:
+        with self.containing(what):
             yield from it
-        except Exception:
-            raise
-        except BaseException as exc:
-            if user_interrupt(exc, watched, seen):
-                raise
-            raise self.failed(what, exc) from exc
 
     def _wrap_class(self, cls):
         """Guard, in place, the methods the plugin's own classes define (``__init__`` included).
