@@ -174,7 +174,13 @@ def read_weight_file(path) -> tuple:
     one row per column with the name in the first field and the weight in the
     second. ``source`` is ``{"scheme", "params"}`` of a file written by
     ``--emit-weights`` (so a manifest can say which scheme made the weights),
-    else None.
+    else None. Read through :mod:`harness_ext.safe_input`; every weight is a
+    finite number >= 0.
+
+    Raises
+    ------
+    SideFileError
+        Naming the file and the reason.
     """
     from harness_ext.safe_input import finite_number, load_document, read_rows, suffix_format, wrong_shape
 

@@ -455,8 +455,9 @@ def load_chance_file(path) -> dict:
 
     Raises
     ------
-    HarnessExtError
-        Naming the file and the entry that is not a chance level in [0, 1).
+    SideFileError
+        Naming the file and the reason (:mod:`harness_ext.safe_input` reads it); HarnessExtError naming
+        the file and the entry that is not a chance level in [0, 1).
     """
     from ..errors import SideFileError
     from ..safe_input import load_document, read_rows, suffix_format, wrong_shape
