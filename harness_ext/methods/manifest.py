@@ -526,27 +526,35 @@ def example_manifest() -> dict:
             "group_name": "harness_ext_example", "subset": subset, "datasets": [], "warnings": []}
 
 
-def attach_lm_eval_tasks(manifest: dict, db=None) -> dict:
+def attach_lm_eval_tasks(manifest: dict, db=None, local_data=()) -> dict:
     """Record in ``manifest["lm_eval_tasks"]`` where each lm-eval task of the subset is defined.
 
     Built into the installed lm-eval, kept from an ingested results file's ``configs`` block
-    (the ``lm_eval_yaml`` writer then writes it beside the group), or unknown: a warning
-    then names the task and says the reduced folder is not self-contained.
+    (the ``lm_eval_yaml`` writer then writes it beside the group, its code and paths outside
+    the folder left out and counted in a warning), or unknown: a warning then names the task
+    and says the reduced folder is not self-contained. ``local_data``: folders of the user's
+    own task data, whose absolute paths may be written
+    (:func:`harness_ext.store.task_yaml_safety.safe_task_config`).
     """
     from harness_ext.plugins.manifest_writers import lm_eval_task
 
     from ..store.lm_eval_tasks import resolve_tasks
     from ..store.db import Store
+    from ..store.task_yaml_safety import dropped_summary
 
     names = [n for n in (lm_eval_task(e) for e in manifest["subset"]) if n]
     if not names:
         return manifest
+    local_data = [str(Path(d).resolve()) for d in local_data or ()]
     if db in (None, ":memory:") or not Path(db).exists():
-        found = resolve_tasks(names, None)
+        found = resolve_tasks(names, None, local_data)
     else:
         with Store.open(db, read_only=True) as store:
-            found = resolve_tasks(names, store)
+            found = resolve_tasks(names, store, local_data)
     manifest["lm_eval_tasks"] = found
+    note = dropped_summary({t: e["dropped"] for t, e in found.items() if e.get("dropped")})
+    if note:
+        manifest["warnings"].append(note)
     unknown = [t for t, e in found.items() if e["origin"] == "unknown"]
     if unknown:
         manifest["warnings"].append(
