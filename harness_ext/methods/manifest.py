@@ -82,13 +82,17 @@ def validate_manifest(manifest: dict, path="manifest") -> None:
     """
     import jsonschema
 
-    from .manifest_validation import check_consistency, check_version
+    from ..safe_output import check_group_name
+    from .manifest_validation import check_consistency, check_numbers, check_structure, check_version, schema_view
 
     if not isinstance(manifest, dict):
         raise HarnessExtError(f"{path} is not a valid harness-ext manifest: not a JSON object")
     check_version(manifest, path)
+    # Cheap checks first: the schema walks every cell of an embedded matrix (seconds per million).
+    check_structure(manifest, path)
+    check_numbers(manifest, path)
     try:
-        jsonschema.validate(manifest, schema())
+        jsonschema.validate(schema_view(manifest), schema())
     except jsonschema.ValidationError as exc:
         where = "/".join(map(str, exc.absolute_path)) or "(top level)"
         msg = exc.message if len(exc.message) <= 300 else exc.message[:297] + "..."
@@ -96,6 +100,10 @@ def validate_manifest(manifest: dict, path="manifest") -> None:
     except RecursionError:
         raise HarnessExtError(f"{path} is not a valid harness-ext manifest: nested too deeply") from None
     check_consistency(manifest, path)
+    try:
+        check_group_name(manifest["group_name"])  # it names the files predict writes
+    except HarnessExtError as exc:
+        raise HarnessExtError(f"{path} is not a valid harness-ext manifest: {exc}") from None
 
 
 def thin_columns(columns, counts, noun: str = "datasets") -> tuple:
