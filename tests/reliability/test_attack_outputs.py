@@ -243,3 +243,112 @@ def test_benign_config_is_kept_whole():
            "filter_list": [{"name": "strict", "filter": [{"function": "regex", "regex_pattern": "(\\d+)"}]}],
            "fewshot_config": {"sampler": "first_n"}, "metadata": {"version": 1.0}}
     assert safe_task_config(cfg) == (cfg, [])
+
+
+# -- manifests are range-checked before any work ---------------------------------------------
+def _cli(*args):
+    import contextlib
+    import io
+    import types
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main([str(a) for a in args])
+    return types.SimpleNamespace(returncode=rc, stdout=out.getvalue(), stderr=err.getvalue())
+
+
+def _write_csv(path, models, datasets, seed):
+    rng = np.random.default_rng(seed)
+    lines = ["model,benchmark,dataset,metric,value"]
+    for m in models:
+        a = rng.random()
+        lines += [f"{m},synth,{d},acc,{np.clip(0.3 + 0.5 * a - 0.02 * j + 0.03 * rng.standard_normal(), 0, 1):.4f}"
+                  for j, d in enumerate(datasets)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture(scope="module")
+def reduced(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("attack_manifest")
+    datasets = [f"d{j}" for j in range(8)]
+    _write_csv(tmp / "train.csv", [f"m{i}" for i in range(16)], datasets, 0)
+    long_names = ["x" * 399 + "a", "x" * 399 + "b"]  # one prefix: the file names must still differ
+    _write_csv(tmp / "new.csv", ["newmodel", *long_names], datasets, 1)
+    db = tmp / "s.duckdb"
+    assert _cli("ingest", "--db", db, tmp / "train.csv").returncode == 0
+    r = _cli("reduce", "--db", db, "--budget", "3", "--n-random", "20", "--out", tmp / "out", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    return tmp / "out" / "manifest.json", tmp / "new.csv"
+
+
+def _tampered(reduced, tmp_path, change) -> Path:
+    m = json.loads(reduced[0].read_text())
+    change(m)
+    folder = tmp_path / "m"
+    folder.mkdir()
+    path = folder / "manifest.json"
+    path.write_text(json.dumps(m).replace('"__HUGE__"', "1" * 400).replace('"__INF__"', "1e400"))
+    return path
+
+
+@pytest.mark.parametrize("case, change, match", [
+    ("negative span", lambda m: m["datasets"][0]["normalisation"].__setitem__("span", -0.5),
+     "normalisation span is -0.5; it must be above 0"),
+    ("chance 1", lambda m: m["datasets"][0]["normalisation"].__setitem__("chance", 1.0), "chance is 1.0"),
+    ("400-digit weight", lambda m: m["datasets"][0].__setitem__("weight", "__HUGE__"),
+     "datasets[0].weight is an integer of 400 digits, not a finite number"),
+    ("1e400 lo", lambda m: m["datasets"][1]["normalisation"].__setitem__("lo", "__INF__"),
+     "datasets[1].normalisation.lo is inf, not a finite number"),
+    ("1e400 cell", lambda m: m["training_matrix"]["values"][2].__setitem__(1, "__INF__"),
+     "training_matrix.values row 2, dataset 1: inf is not a finite number"),
+    ("400-digit cell", lambda m: m["training_matrix"]["values"][2].__setitem__(1, "__HUGE__"),
+     "a number too large for a float"),
+    ("long group name", lambda m: m.__setitem__("group_name", "g" * 400), "group_name"),
+])
+def test_predict_refuses_a_bad_number_before_the_work(reduced, tmp_path, case, change, match):
+    path = _tampered(reduced, tmp_path, change)
+    r = _cli("predict", "--manifest", path, reduced[1], "--eee", tmp_path / "eee")
+    assert r.returncode == 1, (case, r.stdout)
+    assert match in r.stderr and str(path) in r.stderr, (case, r.stderr)
+    assert "unexpected" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    assert r.stdout == "" and not (tmp_path / "eee").exists()  # refused before predicting anything
+
+
+def test_long_model_names_with_eee_are_safe_file_names(reduced, tmp_path):
+    r = _cli("predict", "--manifest", reduced[0], reduced[1], "--eee", tmp_path / "eee")
+    assert r.returncode == 0, r.stderr
+    files = sorted(p.name for p in (tmp_path / "eee").iterdir())
+    assert len(files) == 3 and "newmodel.json" in files
+    assert all(len(f) <= 130 for f in files)
+    names = {json.loads((tmp_path / "eee" / f).read_text())["model_info"]["name"] for f in files}
+    assert names == {"newmodel", "x" * 399 + "a", "x" * 399 + "b"}
+
+
+def test_eee_target_that_is_a_file_is_refused_first(reduced, tmp_path):
+    (tmp_path / "taken").write_text("")
+    r = _cli("predict", "--manifest", reduced[0], reduced[1], "--eee", tmp_path / "taken")
+    assert r.returncode == 1 and "exists and is not a folder" in r.stderr and r.stdout == "", r.stderr
+
+
+def test_wrong_shaped_large_training_matrix_fails_fast(reduced, tmp_path):
+    """4 million cells in the wrong shape: refused by the cheap checks before the JSON Schema walks them."""
+    import time
+
+    from harness_ext.errors import HarnessExtError
+    from harness_ext.methods.manifest import load_manifest, validate_manifest
+
+    m = json.loads(reduced[0].read_text())
+    n = len(m["datasets"])
+    rows = 4_000_000 // (n + 1)
+    m["training_matrix"] = {"models": [f"m{i}" for i in range(rows)], "datasets": [d["name"] for d in m["datasets"]],
+                            "values": [[0.25] * (n + 1)] * rows}
+    start = time.process_time()
+    with pytest.raises(HarnessExtError, match="not rectangular: row 0 has 9 values for 8 datasets"):
+        validate_manifest(m, "big.json")
+    assert time.process_time() - start < 0.5
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(m))
+    start = time.process_time()
+    with pytest.raises(HarnessExtError, match="not rectangular"):
+        load_manifest(path)  # mostly JSON parsing
+    assert time.process_time() - start < 5
