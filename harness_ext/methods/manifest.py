@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..errors import HarnessExtError, MethodError
+from ..errors import HarnessExtError, MethodError, PluginError
 from ..report import jsonable, progress
 from .budget import DEFAULT_BUDGET_REASON, dataset_costs, parse_budget, subset_size
 
@@ -578,31 +578,47 @@ def write_outputs(manifest: dict, out_dir, formats) -> list:
     Validate first, then write: every writer runs in a staging folder and every file it
     returns is checked (:func:`harness_ext.safe_output.checked_outputs`) before any file is
     moved into ``out_dir``. A refusal (an unknown writer, an unsafe group or file name, a name
-    a format cannot hold) leaves ``out_dir`` as it was, not half-written.
+    a format cannot hold, a writer that raises or writes outside its folder:
+    :class:`harness_ext.safe_output.WriterWatch`) leaves ``out_dir`` as it was, not half-written.
     """
+    import os
     import shutil
     import tempfile
 
     from ..plugin_manager import get_registration
-
-    from ..safe_output import OutputDir, check_group_name, checked_outputs
+    from ..safe_output import OutputDir, WriterWatch, check_group_name, checked_outputs
 
     out_dir = Path(out_dir)
     check_group_name(manifest.get("group_name") or "harness_ext_reduced")
     regs = [get_registration("manifest_writers", name) for name in formats]
     # Stage beside the folder when its parent exists (the final moves are then renames), else in the temp dir.
     parent = out_dir.parent if out_dir.parent.is_dir() else None
+    # Writers write into stage/files: a write to '../x' lands in the private stage, where it is seen.
     stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name or 'out'}.staging-", dir=parent))
+    files = stage / "files"
+    files.mkdir()
     try:
         staged = []
         for reg in regs:
             where = f"{reg.name!r} ({reg.source})"
-            returned = reg.write(manifest, OutputDir(stage, where, shown=out_dir))
-            staged.extend(checked_outputs(returned, stage, where))
+            watch = WriterWatch(stage, out_dir)
+            try:
+                returned = reg.write(manifest, OutputDir(files, where, shown=out_dir))
+            except HarnessExtError:
+                raise
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - a plugin's failure, named, not "unexpected"
+                raise PluginError(f"manifest writer {where} failed: {type(exc).__name__}: {exc}") from None
+            escaped = watch.escapes()
+            if escaped:
+                shown = ", ".join(os.path.relpath(p, files) if stage in p.parents else str(p) for p in escaped[:5])
+                shown += " ..." if len(escaped) > 5 else ""
+                raise PluginError(f"manifest writer {where} wrote outside its folder: {shown} "
+                                  "(a writer writes only the files it returns, inside the folder it is given)")
+            staged.extend(checked_outputs(returned, files, where))
         out_dir.mkdir(parents=True, exist_ok=True)
         written = []
         for p in staged:
-            dest = out_dir / p.relative_to(stage)
+            dest = out_dir / p.relative_to(files)
             if dest not in written:
                 shutil.move(str(p), str(dest))  # a rename on one file system
                 written.append(dest)

@@ -278,7 +278,7 @@ def reduced(tmp_path_factory):
     assert _cli("ingest", "--db", db, tmp / "train.csv").returncode == 0
     r = _cli("reduce", "--db", db, "--budget", "3", "--n-random", "20", "--out", tmp / "out", "--format", "json")
     assert r.returncode == 0, r.stderr
-    return tmp / "out" / "manifest.json", tmp / "new.csv"
+    return tmp / "out" / "manifest.json", tmp / "new.csv", db
 
 
 def _tampered(reduced, tmp_path, change) -> Path:
@@ -352,3 +352,58 @@ def test_wrong_shaped_large_training_matrix_fails_fast(reduced, tmp_path):
     with pytest.raises(HarnessExtError, match="not rectangular"):
         load_manifest(path)  # mostly JSON parsing
     assert time.process_time() - start < 5
+
+
+# -- manifest writers: a failure is named, and so is a write outside the folder -------------------
+def _evil_writer(monkeypatch, write):
+    import harness_ext.plugin_manager as pm
+    from harness_ext.types import ManifestWriter
+
+    reg = ManifestWriter(name="evil", write=write)
+    reg.source = "evil (harness-ext-evil)"
+    real = pm.get_registration
+    monkeypatch.setattr(pm, "get_registration",
+                        lambda kind, name, p=None: reg if (kind, name) == ("manifest_writers", "evil") else real(kind, name, p))
+
+
+def _raises(exc):
+    def write(manifest, out):
+        raise exc
+    return write
+
+
+def _escape(rel):
+    def write(manifest, out):
+        (Path(out) / rel).write_text("escaped")
+        return [Path(out).joinpath("inside.txt").write_text("ok") and "inside.txt"]
+    return write
+
+
+@pytest.mark.parametrize("case, write, match", [
+    ("raises", _raises(RuntimeError("disk on fire")), "failed: RuntimeError: disk on fire"),
+    ("exits", _raises(SystemExit(3)), "failed: SystemExit: 3"),
+    ("writes ../x", _escape("../x.txt"), "wrote outside its folder"),
+    ("writes ../../x", None, "wrote outside its folder"),
+    ("writes into --out", None, "wrote outside its folder"),
+])
+def test_a_writer_that_fails_or_escapes_is_named(reduced, tmp_path, monkeypatch, case, write, match):
+    out = tmp_path / "work" / "reduced"
+    out.parent.mkdir()
+    if case == "writes ../../x":
+        write = _escape("../../x.txt")
+    elif case == "writes into --out":
+        def write(manifest, o):
+            out.mkdir()
+            (out / "sneaky.txt").write_text("x")
+            return [Path(o).joinpath("inside.txt").write_text("ok") and "inside.txt"]
+    _evil_writer(monkeypatch, write)
+    r = _cli("reduce", "--db", reduced[2], "--budget", "3", "--n-random", "20", "--out", out, "--format", "json,evil",
+             "--no-plot")
+    assert r.returncode == 1, r.stdout
+    assert "manifest writer 'evil' (evil (harness-ext-evil))" in r.stderr and match in r.stderr, r.stderr
+    assert "unexpected" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    if "outside" in match:
+        assert ("x.txt" in r.stderr) or ("sneaky.txt" in r.stderr), r.stderr
+    # Nothing of the run reached the folder, and no staging folder is left behind.
+    assert not (out / "manifest.json").exists() and not (out / "inside.txt").exists()
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]
