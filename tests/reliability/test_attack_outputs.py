@@ -246,25 +246,8 @@ def test_benign_config_is_kept_whole():
 
 
 # -- manifests are range-checked before any work ---------------------------------------------
-def _cli(*args):
-    import contextlib
-    import io
-    import types
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main([str(a) for a in args])
-    return types.SimpleNamespace(returncode=rc, stdout=out.getvalue(), stderr=err.getvalue())
-
-
-def _write_csv(path, models, datasets, seed):
-    rng = np.random.default_rng(seed)
-    lines = ["model,benchmark,dataset,metric,value"]
-    for m in models:
-        a = rng.random()
-        lines += [f"{m},synth,{d},acc,{np.clip(0.3 + 0.5 * a - 0.02 * j + 0.03 * rng.standard_normal(), 0, 1):.4f}"
-                  for j, d in enumerate(datasets)]
-    path.write_text("\n".join(lines) + "\n")
+# The CLI runner and the synthetic CSV of the tampered-manifest tests (tests/ is on the path through its conftest).
+from test_manifest_validation import _cli, _write_csv  # noqa: E402
 
 
 @pytest.fixture(scope="module")
