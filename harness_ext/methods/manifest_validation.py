@@ -30,6 +30,8 @@ from ..errors import HarnessExtError
 MAX_MANIFEST_BYTES = 256 * 1024**2
 #: Deepest nesting of JSON arrays/objects accepted (a manifest needs 5).
 MAX_DEPTH = 32
+#: Largest training matrix read (the schema's limits; :func:`schema_view` shows the schema one row).
+MAX_MATRIX_ROWS, MAX_MATRIX_COLUMNS = 10_000_000, 1_000_000
 #: The manifest major version this tool reads.
 READS_MAJOR = "1"
 
@@ -127,6 +129,9 @@ def check_structure(manifest: dict, path) -> None:
             _bad(path, f"training_matrix.{key} is {'missing' if v is None else 'a ' + type(v).__name__}, not a list")
     if len(values) != len(models):
         _bad(path, f"training_matrix has {len(values)} rows for {len(models)} models")
+    if len(values) > MAX_MATRIX_ROWS or len(names) > MAX_MATRIX_COLUMNS:
+        _bad(path, f"training_matrix is {len(values):,} x {len(names):,}; at most {MAX_MATRIX_ROWS:,} models x "
+                   f"{MAX_MATRIX_COLUMNS:,} datasets are read")
     for i, row in enumerate(values):
         if type(row) is not list or len(row) != len(names):
             what = f"{len(row)} values" if isinstance(row, list) else f"a {type(row).__name__}"

@@ -238,7 +238,8 @@ def task_yaml_text(task: str, entry: dict, out_dir) -> str:
     head = [comment(f"Task {quoted(task)}, rebuilt by harness-ext from the configuration lm-eval recorded in"),
             comment(source)]
     if dropped:
-        head.append(f"# Not written: {len(dropped)} value(s) that are code or name files outside this folder:")
+        head.append(f"# Not written: {len(dropped)} value(s) that are code, name files outside this folder or are not "
+                    "lm-eval task keys:")
         head += [comment(f"  {d.get('key')}: {d.get('reason')}") for d in dropped]
         if any(d.get("key") in _DATA_KEYS for d in dropped):
             head.append("# NOT SELF-CONTAINED: this task's data location was not written; set dataset_path or "
