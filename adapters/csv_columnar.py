@@ -129,7 +129,7 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
         values[:, k] = parsed.pop(j)[0]  # one copy of the scores at a time
     aggregates = classify_wide(src, header, score_cols, empty, guessed, specs, stem, cm, values,
                                n_missing, markers)
-    dnames = _dataset_metrics(header, score_cols, specs)
+    dnames = _dataset_metrics(header, score_cols, specs, empty)
     metas = [{} for _ in range(n)]
     for j in meta_cols:
         for i, cell in enumerate(table.column(j).to_pylist()):

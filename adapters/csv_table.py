@@ -22,12 +22,19 @@ present; metric is ``score``. Column by column:
   sidecar's ``meta_columns``. Metadata is stored per model and source
   (:meth:`harness_ext.store.db.Store.model_metadata`). A mostly numeric column
   with a stray text cell is an error naming the cell, never silently dropped.
-* **Aggregates.** When a file has at least two other score columns, the one
-  column named overall / average / avg / mean / total / aggregate / "score of
-  scores" (:data:`AGGREGATE_NAME`; when several are, as LiveBench's six
-  "*_Average" categories, none is by name), or one whose every row equals the mean of the other
-  score columns to the file's rounding (LiveBench's unnamed total), is stored as
-  an aggregate (``kind='aggregate'``): a prediction target, never a subset member.
+* **Aggregates.** Decided from the header and the sidecar, never from the rows' values (the same
+  file restricted to some of its models stores the same datasets). When a file has at least three
+  score columns: a column named overall / average / avg / mean / total / aggregate / "score of
+  scores" (:data:`AGGREGATE_NAME`) with nothing before that word, or with words other score
+  columns' names start with (``hydrox_overall_score`` beside ``hydrox_safety``); LiveBench's
+  ``LB_Reasoning_Average``, averaging tasks the file does not hold, stays a dataset. Failing those,
+  the one column named as the leaderboard's own score (LiveBench's ``livebench_240624``, AIR-Bench's
+  ``HELM_AIRBENCH_AIR_Score``). Stored as an aggregate (``kind='aggregate'``): a prediction target,
+  never a subset member. A column that equals the mean of the other columns on every complete row
+  is reported as a hint and stays a dataset.
+* **Reported.** Every column stored as an aggregate or as model metadata by these rules, every
+  column without a value and every cell marked missing (``-``, ``n/a``) is listed in the ingest
+  notes (:meth:`harness_ext.types.SourceFile.note`) with the way to override it.
 * **Scale, per column.** Cells or a header with ``%`` are percentages; else all
   values in [0, 1] is a proportion, values in [0, 100] with one above 1 a
   percentage, a name with Elo/arena/rating and values above 100 an Elo rating
@@ -490,7 +497,7 @@ def _read_wide(src, rows, header, lower, stem):
 
     values = np.array([[math.nan if v is None else v for v in parsed[j][0]] for j in score_cols]).T
     aggregates = classify_wide(src, header, score_cols, empty, guessed, specs, stem, cm, values, n_missing, markers)
-    names = _dataset_metrics(header, score_cols, specs)
+    names = _dataset_metrics(header, score_cols, specs, empty)
 
     out = []
     metas = []
@@ -537,15 +544,19 @@ def check_model_column(src, header, mc, models) -> None:
                                 f"one of {', '.join(MODEL_HEADERS + NAME_HEADERS)}")
 
 
-def _dataset_metrics(header, score_cols, specs) -> dict:
+def _dataset_metrics(header, score_cols, specs, empty=()) -> dict:
     """column -> (dataset, metric, primary).
 
     ``ipa_transliterate_2_exact_match`` and ``ipa_transliterate_2_bleu`` are two
     metrics of one task, not two datasets (a task reported with four metrics would
     otherwise weigh four times): columns ``<task>_<metric>`` (:data:`METRIC_SUFFIXES`)
     sharing a ``<task>`` with another column are that dataset's metrics, and the
-    first in file order is its primary one. A sidecar's ``dataset``/``metric`` win.
+    first in file order with a value is its primary one. A sidecar's ``dataset``/``metric`` win.
+    The ``empty`` columns (no value in any row) count for the pairing, so a file's dataset names do not
+    depend on which rows it has.
     """
+    empty = set(empty)
+    score_cols = sorted(set(score_cols) | empty)
     split = {}
     for j in score_cols:
         low = header[j].lower()
@@ -563,6 +574,8 @@ def _dataset_metrics(header, score_cols, specs) -> dict:
         else:
             dataset, metric = header[j], "score"
         dataset, metric = str(spec.get("dataset") or dataset), str(spec.get("metric") or metric)
+        if j in empty:
+            continue
         out[j] = (dataset, metric, dataset not in seen)
         seen.add(dataset)
     return out
@@ -640,11 +653,11 @@ def _own_score(name: str, board: list, common: list) -> bool:
     return all(len(w) >= 2 and any(b.startswith(w) for b in board + common) for w in rest)
 
 
-def _aggregate_columns(header, score_cols, specs, stem, cm, n_scores: int) -> dict:
+def _aggregate_columns(header, score_cols, specs, stem, cm) -> dict:
     """Score columns that aggregate the others: ``{column: why}``, from the header and the sidecar only.
 
-    Declared in the sidecar (``kind: aggregate``); or, among at least three score columns (``n_scores``:
-    the columns that hold numbers, with or without a value in the rows present), a column named an
+    Declared in the sidecar (``kind: aggregate``); or, among at least three score columns (the columns
+    that hold numbers, with or without a value in the rows present), a column named an
     average/overall/total (:data:`AGGREGATE_NAME`) of the whole table or of columns beside it: nothing
     before that word (``Average``, ``overall_f1``), or words another score column's name starts with
     (``hydrox_overall_score`` beside ``hydrox_safety``). LiveBench's six ``LB_Reasoning_Average``, ...
@@ -655,7 +668,7 @@ def _aggregate_columns(header, score_cols, specs, stem, cm, n_scores: int) -> di
     """
     out = {j: "declared in the column metadata" for j in score_cols
            if specs.get(header[j], {}).get("kind") == "aggregate"}
-    if n_scores < 3:
+    if len(score_cols) < 3:
         return out
     free = [j for j in score_cols if specs.get(header[j], {}).get("kind") is None]
     words = {j: _words(header[j]) for j in score_cols}
@@ -709,7 +722,9 @@ def row_mean_hints(names, values) -> list:
 def classify_wide(src, header, score_cols, empty, guessed, specs, stem, cm, values, n_missing, markers) -> dict:
     """The aggregates of a wide table (:func:`_aggregate_columns`), with the notes on every column it did not store
     as a dataset (:func:`report_columns`); both reading paths call it. ``values``: models x ``score_cols``."""
-    aggregates = _aggregate_columns(header, score_cols, specs, stem, cm, len(score_cols) + len(empty))
+    # The empty columns (no value in the rows present) take part: the rules see the header, not the rows.
+    aggregates = _aggregate_columns(header, sorted(score_cols + empty), specs, stem, cm)
+    aggregates = {j: why for j, why in aggregates.items() if j in score_cols}
     rest = [k for k, j in enumerate(score_cols) if j not in aggregates and not specs.get(header[j], {}).get("kind")]
     hints = row_mean_hints([header[score_cols[k]] for k in rest], values[:, rest]) if len(rest) >= 3 else []
     report_columns(src, header, aggregates, guessed, [header[j] for j in empty], hints, n_missing, markers)
