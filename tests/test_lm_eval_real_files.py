@@ -102,3 +102,7 @@ def test_a_metric_not_computed_is_left_out_not_the_file(tmp_path, missing):
             ("gpqa_diamond_zeroshot", "acc_norm", 0.51), ("other_task", "acc_norm", 0.53)]
         board = query_results(s, MatrixQuery(benchmarks=("lm_eval",)))
         assert sorted(board.dataset) == ["gpqa_diamond_zeroshot", "other_task"]  # each still has a primary metric
+    # and it is reported, with counts and names (the ingest notes)
+    (note,) = report.files[0].notes
+    assert note.startswith("4 metrics written as null or not a number (not computed) left out: ")
+    assert "empty_task acc" in note and note.endswith("; 1 task with no metric left")
