@@ -63,3 +63,27 @@ def test_global_mmlu_lite_aggregates_and_per_language_chance(record):
     assert note.startswith("3 evaluations stored as aggregates: Global MMLU Lite, ")
     norm = load_matrix(s, MatrixQuery())  # chance-corrected by the stored level
     assert norm.attrs["datasets"]["English"]["normalisation"]["chance"] == pytest.approx(0.25)
+
+
+def test_cot_correct_gets_the_multiple_choice_chance_level(tmp_path):
+    """HELM Capabilities reports GPQA and MMLU-Pro as "COT correct on ..."; the metric was not an accuracy
+    spelling, so neither got a chance level (4 and 10 answer choices)."""
+    import json
+
+    from harness_ext.store.scales import chance_level, is_accuracy_metric
+
+    assert is_accuracy_metric("COT correct") and is_accuracy_metric("mean_accuracy") and not is_accuracy_metric("BLEU-4")
+    for i, model in enumerate(["org/a", "org/b", "org/c"]):
+        results = [{"evaluation_name": name, "metric_config": {
+            "evaluation_description": f"COT correct on {name}", "lower_is_better": False,
+            "min_score": 0.0, "max_score": 1.0}, "score_details": {"score": 0.3 + 0.1 * i + 0.01 * k}}
+            for k, name in enumerate(["GPQA", "MMLU-Pro"])]
+        doc = {"schema_version": "0.2.0", "source_metadata": {"source_name": "helm_capabilities"},
+               "model_info": {"id": model}, "evaluation_results": results}
+        (tmp_path / f"{i}.json").write_text(json.dumps(doc))
+    s = Store.open(":memory:")
+    ingest_paths(s, [tmp_path], show_progress=False)
+    norm = load_matrix(s, MatrixQuery())
+    chance = {c: norm.attrs["datasets"][c]["normalisation"]["chance"] for c in norm.columns}
+    assert chance == {"GPQA": pytest.approx(0.25), "MMLU-Pro": pytest.approx(0.1)}
+    assert chance_level("gpqa_diamond", "cot_correct")[0] == pytest.approx(0.25)
