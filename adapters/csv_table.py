@@ -83,7 +83,7 @@ from pathlib import Path
 
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
-from harness_ext.types import Adapter, ResultRecord, SourceFile
+from harness_ext.types import SUBSET_OPTION, Adapter, ResultRecord, SourceFile
 
 LONG_REQUIRED = ("model", "dataset", "value")
 MODEL_HEADERS = ("model", "models", "model name", "model_name", "llm_model", "llm", "model id", "model_id")
@@ -417,16 +417,27 @@ def _column_role(src, name: str, spec: dict, n_num: int, bad: list):
 
 
 def _wide_column_meta(src, header, lower) -> tuple:
-    """``(column meta, per-column specs, declared metadata columns)``; errors for names not in the file."""
+    """``(column meta, per-column specs, declared metadata columns)``.
+
+    Column metadata naming a column the file lacks is an error (a typo would silently not apply), unless the
+    file is read as a subset of the columns its sidecar describes (:data:`SUBSET_OPTION`): then the names it
+    lacks are noted, not refused.
+    """
     cm = column_meta(src)
     specs = cm["columns"]
+    subset = bool((getattr(src, "options", None) or {}).get(SUBSET_OPTION))
     unknown = [c for c in specs if c not in header]
-    if unknown:
-        raise IngestError(cm["path"] or src.path, f"column metadata names columns not in {src.path.name}: {unknown}")
-    declared_meta = {m.strip().lower() for m in cm["meta_columns"]}
     missing_meta = [m for m in cm["meta_columns"] if m.strip().lower() not in set(lower)]
-    if missing_meta:
+    if unknown and not subset:
+        raise IngestError(cm["path"] or src.path, f"column metadata names columns not in {src.path.name}: {unknown}")
+    if missing_meta and not subset:
         raise IngestError(src.path, f"--meta-columns names columns not in the file: {missing_meta}")
+    absent = unknown + [m for m in missing_meta if m not in unknown]
+    if absent:
+        shown = ", ".join(absent[:12]) + (f" and {len(absent) - 12} more" if len(absent) > 12 else "")
+        src.note(f"column metadata describes {len(absent)} column{'s' * (len(absent) != 1)} this file does not have "
+                 f"(read as a subset of its columns): {shown}")
+    declared_meta = {m.strip().lower() for m in cm["meta_columns"]}
     return cm, specs, declared_meta
 
 

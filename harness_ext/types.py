@@ -351,6 +351,12 @@ def _utf8(s: str) -> bool:
     return True
 
 
+#: Reading option (``SourceFile.options``): the file holds some of the columns its column metadata describes (a new
+#: model's scores on a leaderboard's subset, read by ``predict`` with the leaderboard's sidecar beside it), so a
+#: described column the file lacks is noted, not refused.
+SUBSET_OPTION = "columns_subset"
+
+
 class SourceFile:
     """A file (or directory) offered to adapters, with cached lazy reads.
 

@@ -208,3 +208,39 @@ def test_removing_rows_never_changes_what_a_column_is_stored_as(tmp_path_factory
             assert "no score columns" in exc.reason  # the rows kept have no value in any score column
             return
     assert {c: whole[c] for c in some} == some
+
+
+def test_predict_reads_a_new_models_subset_csv_with_the_leaderboards_sidecar(tmp_path):
+    """The leaderboard's sidecar (benchmark name, chance levels of all its columns) copied beside a new model's CSV
+    of the subset's columns was refused: "column metadata names columns not in ...". Ingest still refuses a sidecar
+    naming a column its file lacks (a typo would silently not apply); predict reads the new file as a subset."""
+    from harness_ext.cli import main
+    from harness_ext.methods.manifest import load_manifest
+    from harness_ext.methods.predict import predict_from_manifest
+
+    rng = np.random.default_rng(0)
+    n, d = 41, 8
+    X = np.clip(0.3 + 0.5 * rng.random((n, 1)) @ rng.uniform(0.5, 1.0, (1, d)) + 0.03 * rng.standard_normal((n, d)), 0, 1)
+    names = [f"task{j}" for j in range(d)]
+    sidecar = "benchmark: board\ncolumns:\n" + "".join(f"  {c}: {{choices: 4}}\n" for c in names)
+    (tmp_path / "train").mkdir()
+    (tmp_path / "new").mkdir()
+    _write(tmp_path / "train" / "board.csv", ["model", *names], [[f"m{i:02d}", *np.round(X[i], 4)] for i in range(n - 1)])
+    (tmp_path / "train" / "board.meta.yaml").write_text(sidecar)
+    db = str(tmp_path / "s.duckdb")
+    assert main(["ingest", str(tmp_path / "train"), "--db", db, "-q"]) == 0
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", db, "--budget", "3", "--n-random", "20", "--selector", "greedy_coverage",
+                 "--out", str(out), "--format", "json"]) == 0
+    manifest = load_manifest(out / "manifest.json")
+    subset = [s["name"].split("/", 1)[-1] for s in manifest["subset"]]
+    new = _write(tmp_path / "new" / "my_model.csv", ["model", *subset],
+                 [["new-model", *np.round(X[-1, [names.index(c) for c in subset]], 4)]])
+    (tmp_path / "new" / "my_model.meta.yaml").write_text(sidecar)  # the leaderboard's sidecar, reused as is
+    with Store.open(":memory:") as s:  # ingest keeps refusing it: a sidecar naming absent columns may be a typo
+        (f,) = ingest_paths(s, [new], show_progress=False).by_status("skipped")
+        assert "column metadata names columns not in my_model.csv" in f.reason
+    pred = predict_from_manifest(manifest, [new])
+    assert set(pred.table["model"]) == {"new-model"} and len(pred.table) == d
+    (w,) = [w for w in pred.warnings if w.startswith("reading the new results:")]
+    assert f"column metadata describes {d - len(subset)} columns this file does not have" in w
