@@ -10,8 +10,9 @@ from __future__ import annotations
 import csv
 
 from harness_ext.adapters.csv_table import (
-    _BOOL, _MISSING, LOWER_NAME, _candidate_columns, _chance, _column_role, _dataset_metrics, _parse, _wide_column_meta,
-    check_model_column, classify_wide, clean_header, model_column)
+    _BOOL, _MISSING, LOWER_NAME, _candidate_columns, _chance, _dataset_metrics, _parse, _wide_column_meta,
+    check_model_column, clean_header, model_column)
+from harness_ext.adapters.csv_columns import WideColumns, classify_wide
 from harness_ext.errors import IngestError
 from harness_ext.store.scales import infer_scale
 from harness_ext.types import SourceFile
@@ -102,33 +103,22 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
         raise IngestError(src.path, "no data rows")
     check_model_column(src, header, mc, models)
     bench_col = lower.index("benchmark") if "benchmark" in lower else None
-    meta_cols, score_cols, parsed, empty, guessed = [], [], {}, [], []
-    n_missing, markers = 0, set()
-    for j, name, spec in _candidate_columns(header, mc, bench_col, specs, declared_meta, meta_cols):
+    cols, parsed = WideColumns(), {}
+    for j, name, spec in _candidate_columns(header, mc, bench_col, specs, declared_meta, cols.meta):
         vals, pct, bad, marked = _parse_column(table.column(j), n)
         if np.isinf(vals).any():
             row = int(np.nonzero(np.isinf(vals))[0][0])
             raise IngestError(src.path, f"row {row + 2}: {name!r} score is {table.column(j)[row]}, not finite")
-        role = _column_role(src, name, spec, int(np.count_nonzero(~np.isnan(vals))), bad)
-        if role == "empty":
-            empty.append(j)
-            continue
-        if role is not None:
-            meta_cols.append(j)
-            guessed.append((name, role))
-            continue
-        parsed[j] = (vals, pct)
-        score_cols.append(j)
-        n_missing += len(marked)
-        markers.update(marked)
+        if cols.add(src, j, name, spec, int(np.count_nonzero(~np.isnan(vals))), bad, marked):
+            parsed[j] = (vals, pct)
+    meta_cols, score_cols, empty = cols.meta, cols.scores, cols.empty
     if not score_cols:
         raise IngestError(src.path, "wide CSV has no score columns (every column is model metadata)")
     values = np.empty((n, len(score_cols)))
     pct_of = {j: parsed[j][1] for j in score_cols}
     for k, j in enumerate(score_cols):
         values[:, k] = parsed.pop(j)[0]  # one copy of the scores at a time
-    aggregates = classify_wide(src, header, score_cols, empty, guessed, specs, stem, cm, values,
-                               n_missing, markers)
+    aggregates = classify_wide(src, header, cols, specs, stem, cm, values)
     dnames = _dataset_metrics(header, score_cols, specs, empty)
     metas = [{} for _ in range(n)]
     for j in meta_cols:

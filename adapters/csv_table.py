@@ -105,9 +105,6 @@ META_NAME = re.compile(
     r"(?<![a-z])(?:(?:avg|average|mean|output|response|answer)[ _-]?)?length(?![ _-]*controlled)(?![a-z]))", re.I)
 #: Column names of aggregates of the other columns.
 AGGREGATE_NAME = re.compile(r"(^|[^a-z])(overall|average|avg|mean|total|aggregate|score[ _-]of[ _-]scores|all)($|[^a-z])", re.I)
-#: A column named "... score" among other score columns: the leaderboard's own score (HELM AIR-Bench's
-#: "AIR_Score", RewardBench's "Score") when it is the only one so named and lies within the others' range.
-SCORE_NAME = re.compile(r"(^|[^a-z])score($|[^a-z])", re.I)
 #: Column names of lower-is-better scores.
 LOWER_NAME = re.compile(r"(error|\bloss\b|perplexity|\bppl\b|latency|\bwer\b|\bcer\b|bits[ _]per)", re.I)
 #: Metric suffixes of wide column names: ``<task>_<metric>`` columns sharing a task are one dataset.
@@ -473,41 +470,20 @@ def _read_wide(src, rows, header, lower, stem):
     check_model_column(src, header, mc, [row[mc] for _, row in body])
 
     # Classify every column from its cells' types and its name: metadata, score (scale, percent), aggregate.
-    meta_cols, score_cols, empty, guessed = [], [], [], []
-    parsed = {}
-    n_missing, markers = 0, set()
-    for j, name, spec in _candidate_columns(header, mc, bench_col, specs, declared_meta, meta_cols):
-        vals, pcts, bad, marked = [], [], [], []
-        for n, row in body:
-            try:
-                v, pct = _parse(row[j])
-            except ValueError:
-                bad.append((n, row[j]))
-                v, pct = None, False
-            if v is None and row[j].strip():
-                marked.append(row[j].strip())
-            elif v is not None and not math.isfinite(v):
-                raise IngestError(src.path, f"row {n}: {name!r} score is {row[j]!r}, not finite")
-            vals.append(v)
-            pcts.append(pct)
-        role = _column_role(src, name, spec, sum(v is not None for v in vals), bad)
-        if role == "empty":
-            empty.append(j)
-            continue
-        if role is not None:
-            meta_cols.append(j)
-            guessed.append((name, role))
-            continue
-        parsed[j] = (vals, any(pcts))
-        score_cols.append(j)
-        n_missing += len(marked)
-        markers.update(marked)
+    from harness_ext.adapters.csv_columns import WideColumns, classify_wide
+
+    cols, parsed = WideColumns(), {}
+    for j, name, spec in _candidate_columns(header, mc, bench_col, specs, declared_meta, cols.meta):
+        vals, pct, bad, marked = _parse_cells(src, name, [(n, row[j]) for n, row in body])
+        if cols.add(src, j, name, spec, sum(v is not None for v in vals), bad, marked):
+            parsed[j] = (vals, pct)
+    meta_cols, score_cols, empty = cols.meta, cols.scores, cols.empty
     if not score_cols:
         raise IngestError(src.path, "wide CSV has no score columns (every column is model metadata)")
     import numpy as np
 
     values = np.array([[math.nan if v is None else v for v in parsed[j][0]] for j in score_cols]).T
-    aggregates = classify_wide(src, header, score_cols, empty, guessed, specs, stem, cm, values, n_missing, markers)
+    aggregates = classify_wide(src, header, cols, specs, stem, cm, values)
     names = _dataset_metrics(header, score_cols, specs, empty)
 
     out = []
@@ -544,6 +520,26 @@ def _read_wide(src, rows, header, lower, stem):
                 dataset_metadata={"column": name, "scale_detected": scale},
             ))
     return out
+
+
+def _parse_cells(src, name, cells) -> tuple:
+    """``(values with None for missing, any percent, bad (row, cell), cells marked missing)`` of one column's
+    ``(row number, cell)`` pairs; a non-finite number is an error naming the row."""
+    vals, pct, bad, marked = [], False, [], []
+    for n, cell in cells:
+        try:
+            v, p = _parse(cell)
+        except ValueError:
+            bad.append((n, cell))
+            vals.append(None)
+            continue
+        if v is None and cell.strip():
+            marked.append(cell.strip())
+        elif v is not None and not math.isfinite(v):
+            raise IngestError(src.path, f"row {n}: {name!r} score is {cell!r}, not finite")
+        vals.append(v)
+        pct = pct or p
+    return vals, pct, bad, marked
 
 
 def check_model_column(src, header, mc, models) -> None:
@@ -609,167 +605,6 @@ def _chance(src, cm, name, spec, lo, hi):
     except (TypeError, ValueError):
         raise IngestError(cm["path"] or src.path, f"column {name!r}: chance {spec['chance']!r} is not a number") from None
     return v, str(spec.get("source") or "csv sidecar")
-
-
-def _decimals(col) -> int:
-    """Decimal places of the most precise value in ``col`` (an array; NaN: missing)."""
-    import numpy as np
-
-    col = np.asarray(col, dtype=float)
-    col = col[np.isfinite(col)]
-    for d in range(18):
-        if np.all(np.round(col, d) == col):
-            return d
-    return 17
-
-
-#: Words of a column name that say nothing about which scores it holds (a date, a version, "score").
-_FILLER = re.compile(r"^(\d+|v\d+|score)$")
-
-
-def _words(name: str) -> list:
-    return [w for w in re.split(r"[^a-z0-9]+", str(name).lower()) if w]
-
-
-def _leaderboard_words(header, score_cols, stem, cm) -> tuple:
-    """``(the leaderboard's own name words, the words every score column's name starts with)``.
-
-    The leaderboard's name: the file name's words (``livebench_240701_holistic`` -> livebench, holistic) and
-    the sidecar's ``benchmark``; digits (dates, versions) are no name.
-    """
-    board = [w for w in _words(stem) + _words(cm.get("benchmark") or "") if not w.isdigit()]
-    names = [_words(header[j]) for j in score_cols]
-    common = []
-    for ws in zip(*names):
-        if len(set(ws)) != 1:
-            break
-        common.append(ws[0])
-    return board, common
-
-
-def _own_score(name: str, board: list, common: list) -> bool:
-    """Whether a column is named as the leaderboard's own score, from its name alone.
-
-    Either its name is the leaderboard's name (the file name's first word) and a date or version
-    (LiveBench's ``livebench_240624`` in ``livebench_240701_holistic.csv``), or it is a "... score" whose
-    other words are all the leaderboard's name or the prefix every column shares (HELM AIR-Bench's
-    ``HELM_AIRBENCH_AIR_Score``: "AIR" of "airbench"; RewardBench's plain ``Score``). A "... score" naming
-    anything else (``MT-bench score`` beside MMLU, ``Coding score``) is a score of that, not the leaderboard's.
-    """
-    words = _words(name)
-    rest = [w for w in words if not _FILLER.match(w)]
-    if "score" not in words:
-        return bool(board) and rest == board[:1] and len(words) > 1
-    rest = [w for w in rest if w not in common]
-    return all(len(w) >= 2 and any(b.startswith(w) for b in board + common) for w in rest)
-
-
-def _aggregate_columns(header, score_cols, specs, stem, cm) -> dict:
-    """Score columns that aggregate the others: ``{column: why}``, from the header and the sidecar only.
-
-    Declared in the sidecar (``kind: aggregate``); or, among at least three score columns (the columns
-    that hold numbers, with or without a value in the rows present), a column named an
-    average/overall/total (:data:`AGGREGATE_NAME`) of the whole table or of columns beside it: nothing
-    before that word (``Average``, ``overall_f1``), or words another score column's name starts with
-    (``hydrox_overall_score`` beside ``hydrox_safety``). LiveBench's six ``LB_Reasoning_Average``, ...
-    average tasks the file does not hold: they are its datasets. Failing those, the one column named as the
-    leaderboard's own score (:func:`_own_score`). Never the values: a column that happens to equal the mean
-    of the others on the rows present stays a dataset (reported by :func:`row_mean_hints`), so the same
-    file restricted to some of its models stores the same datasets.
-    """
-    out = {j: "declared in the column metadata" for j in score_cols
-           if specs.get(header[j], {}).get("kind") == "aggregate"}
-    if len(score_cols) < 3:
-        return out
-    free = [j for j in score_cols if specs.get(header[j], {}).get("kind") is None]
-    words = {j: _words(header[j]) for j in score_cols}
-    declared = len(out)
-    for j in free:
-        m = AGGREGATE_NAME.search(header[j].replace("_", " "))
-        if m is None:
-            continue
-        before = _words(header[j].replace("_", " ")[:m.start() + len(m.group(1))])
-        if not before or any(k != j and words[k][:len(before)] == before for k in score_cols):
-            out[j] = "named as an average or overall of the other columns"
-    if len(out) == declared:
-        board, common = _leaderboard_words(header, score_cols, stem, cm)
-        own = [j for j in free if _own_score(header[j], board, common)]
-        if len(own) == 1:
-            out[own[0]] = "named as the leaderboard's own score"
-    return out
-
-
-def row_mean_hints(names, values) -> list:
-    """Columns that equal the mean of the other columns on every complete row, to their own rounding: hints only.
-
-    ``values``: models x columns (NaN: missing). Such a column is likely an unnamed aggregate, but the
-    rule never reclassifies (:func:`_aggregate_columns`): the hint is reported so the user can declare it.
-    Conservative: at least five complete rows, the column not constant and written with at least one
-    decimal, the tolerance half a unit of its last decimal (a 0-decimal column, or zeros, is no evidence).
-    """
-    import numpy as np
-
-    X = np.asarray(values, dtype=float)
-    if X.ndim != 2 or X.shape[1] < 3:
-        return []
-    rows = ~np.isnan(X).any(axis=1)
-    if rows.sum() < 5:
-        return []
-    D = X[rows]
-    others = (D.sum(axis=1, keepdims=True) - D) / (D.shape[1] - 1)  # each column's row mean of the rest
-    out = []
-    for k in range(D.shape[1]):
-        col = D[:, k]
-        if np.ptp(col) == 0:
-            continue
-        d = _decimals(col)
-        if d == 0:
-            continue
-        if (np.abs(col - others[:, k]) <= 0.505 * 10.0 ** -d).all():
-            out.append(names[k])
-    return out
-
-
-def classify_wide(src, header, score_cols, empty, guessed, specs, stem, cm, values, n_missing, markers) -> dict:
-    """The aggregates of a wide table (:func:`_aggregate_columns`), with the notes on every column it did not store
-    as a dataset (:func:`report_columns`); both reading paths call it. ``values``: models x ``score_cols``."""
-    # The empty columns (no value in the rows present) take part: the rules see the header, not the rows.
-    aggregates = _aggregate_columns(header, sorted(score_cols + empty), specs, stem, cm)
-    aggregates = {j: why for j, why in aggregates.items() if j in score_cols}
-    rest = [k for k, j in enumerate(score_cols) if j not in aggregates and not specs.get(header[j], {}).get("kind")]
-    hints = row_mean_hints([header[score_cols[k]] for k in rest], values[:, rest]) if len(rest) >= 3 else []
-    report_columns(src, header, aggregates, guessed, [header[j] for j in empty], hints, n_missing, markers)
-    return aggregates
-
-
-def report_columns(src, header, aggregates: dict, guessed_meta: list, empty: list, hints: list, n_missing: int,
-                   markers: set) -> None:
-    """The notes of a wide table (:meth:`harness_ext.types.SourceFile.note`): what its heuristics stored how."""
-    def listed(cols):
-        return ", ".join(cols[:12]) + (f" and {len(cols) - 12} more" if len(cols) > 12 else "")
-
-    by_why: dict = {}
-    for j, why in aggregates.items():
-        if why != "declared in the column metadata":
-            by_why.setdefault(why, []).append(header[j])
-    for why, cols in by_why.items():
-        src.note(f"{len(cols)} column{'s' * (len(cols) != 1)} stored as aggregate{'s' * (len(cols) != 1)}: "
-                 f"{listed(cols)} ({why}); declare kind: dataset with --column-meta to override")
-    for why in ("text", "name"):
-        cols = [c for c, w in guessed_meta if w == why]
-        if cols:
-            how = ("its cells are text" if len(cols) == 1 else "their cells are text") if why == "text" else \
-                "the name describes the model (size, date, rank, ...)"
-            src.note(f"{len(cols)} column{'s' * (len(cols) != 1)} stored as model metadata, not scores: {listed(cols)} "
-                     f"({how}); declare kind: dataset with --column-meta to override")
-    if empty:
-        src.note(f"{len(empty)} column{'s' * (len(empty) != 1)} with no value in any row: {listed(empty)} (nothing stored)")
-    if n_missing:
-        shown = ", ".join(repr(m) for m in sorted(markers)[:5])
-        src.note(f"{n_missing} cell{'s' * (n_missing != 1)} marked as missing ({shown}) left out")
-    if hints:
-        src.note(f"{listed(hints)} equal{'s' * (len(hints) == 1)} the mean of the other score columns on every complete "
-                 "row: stored as a dataset; declare kind: aggregate with --column-meta if it is an aggregate")
 
 
 @hookimpl
