@@ -365,7 +365,7 @@ def _read_summary(src, rows):
     models = [(j, h) for j, h in enumerate(header) if j >= len(SUMMARY_HEADER) and h and not _COUNT_COLUMN.search(h)]
     if not models:
         raise IngestError(src.path, "OpenCompass summary without a model column after dataset, version, metric, mode")
-    out, first_metric = [], {}
+    out, first_metric, no_score, groups = [], {}, [], []
     for n, row in _body_rows(src, rows, header):
         dataset, version, metric, mode = (c.strip() for c in row[:len(SUMMARY_HEADER)])
         if not dataset or not metric or metric == "-":  # a section divider ("--------- Exam ---------,-,-,-")
@@ -381,7 +381,11 @@ def _read_summary(src, rows):
             vals.append(v)
         present = [v for v in vals if v is not None]
         if not present:
+            no_score.append(f"{dataset} {metric}")
             continue
+        aggregate = version == "-" and "average" in metric.lower()
+        if aggregate:
+            groups.append(dataset)
         hint = "percent" if _SUMMARY_PERCENT.match(metric) and 0 <= min(present) and max(present) <= 100 else None
         scale, lo, hi = infer_scale(present, name=dataset, metric=metric, hint=hint)
         primary = first_metric.setdefault(dataset, metric) == metric
@@ -390,11 +394,19 @@ def _read_summary(src, rows):
                 continue
             out.append(ResultRecord(
                 model=model, benchmark=bench, dataset=dataset, metric=metric, primary=primary, value=v,
-                min_score=lo, max_score=hi, scale=scale, aggregate=version == "-" and "average" in metric.lower(),
+                min_score=lo, max_score=hi, scale=scale, aggregate=aggregate,
                 higher_is_better=False if LOWER_NAME.search(metric) else None,
                 dataset_metadata={"version": version, "mode": mode, "scale_detected": scale}))
     if not out:
         raise IngestError(src.path, "OpenCompass summary without a score (every cell is '-')")
+    counts = [h for j, h in enumerate(header) if j >= len(SUMMARY_HEADER) and h and _COUNT_COLUMN.search(h)]
+    for what, names in (("summary group row{s} stored as aggregate{s} (version '-', an average metric)", groups),
+                        ("row{s} without a score in any model column left out", no_score),
+                        ("column{s} that count{v} items, not a model, left out", counts)):
+        if names:
+            shown = ", ".join(list(dict.fromkeys(names))[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
+            many = len(names) != 1
+            src.note(f"{len(names)} {what.format(s='s' if many else '', v='' if many else 's')}: {shown}")
     return out
 
 
