@@ -187,7 +187,7 @@ def _tables(draw):
 
 
 @pytest.mark.parametrize("threshold", PATHS, ids=PATH_IDS)
-@hypothesis.settings(max_examples=150, deadline=None)
+@hypothesis.settings(max_examples=100, deadline=None)
 @hypothesis.given(table=_tables())
 def test_removing_rows_never_changes_what_a_column_is_stored_as(tmp_path_factory, threshold, table):
     header, rows, keep = table
