@@ -455,8 +455,12 @@ def _drop_missing(out: ResultRows, src: Optional[SourceFile] = None) -> ResultRo
     other scores are real results, so only that metric is left out (as Every Eval Ever's placeholders
     are left missing), not the whole file. A task left without its primary metric gets the next one
     as primary, so it still has a column in the matrix. What is left out is noted on ``src``
-    (:meth:`~harness_ext.types.SourceFile.note`), with counts and names.
+    (:meth:`~harness_ext.types.SourceFile.note`), with counts and names, as are the groups stored as aggregates.
     """
+    groups = list(dict.fromkeys(k.dataset for k in out.kinds if k.aggregate and k.primary))
+    if src is not None and groups:
+        src.note(f"{len(groups)} group{'s' * (len(groups) != 1)} stored as aggregate{'s' * (len(groups) != 1)} "
+                 f"(lm-eval's scores over their tasks): {', '.join(groups[:12])}" + (" ..." if len(groups) > 12 else ""))
     values = out.values
     if set(map(type, values)) <= _PLAIN_NUMBERS:  # the common case: one C-level pass
         return out
