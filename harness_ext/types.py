@@ -351,6 +351,12 @@ def _utf8(s: str) -> bool:
     return True
 
 
+#: Reading option (``SourceFile.options``): the file holds some of the columns its column metadata describes (a new
+#: model's scores on a leaderboard's subset, read by ``predict`` with the leaderboard's sidecar beside it), so a
+#: described column the file lacks is noted, not refused.
+SUBSET_OPTION = "columns_subset"
+
+
 class SourceFile:
     """A file (or directory) offered to adapters, with cached lazy reads.
 
@@ -456,6 +462,21 @@ class SourceFile:
         stem = name[: -len(self.suffix)] if self.suffix else name
         names = (name + ".meta.yaml", name + ".meta.yml", stem + ".meta.yaml", stem + ".meta.yml")
         return [p for p in map(self.sibling, names) if p is not None]
+
+    def note(self, text: str) -> None:
+        """Report what reading this file did to its data that the results alone do not show.
+
+        An adapter calls this for every heuristic that changed how a column or cell is stored
+        (a column stored as an aggregate or as model metadata, cells left out as placeholders or
+        as not computed), with counts and the names involved; ``harness-ext ingest`` prints each
+        note under the file's name and :class:`~harness_ext.store.ingest.FileReport` keeps them.
+        Nothing a heuristic does to the data goes unreported.
+        """
+        self.__dict__.setdefault("notes", []).append(str(text))
+
+    def take_notes(self) -> list:
+        """The notes made while reading (:meth:`note`), removed from the file (the ingest loop takes them once)."""
+        return self.__dict__.pop("notes", None) or []
 
     def __repr__(self):
         return f"SourceFile({str(self.path)!r})"

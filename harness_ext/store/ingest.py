@@ -62,6 +62,9 @@ class FileReport:
     n_samples: int = 0  # per-sample scores, for an lm-eval samples_<task>_<date>.jsonl log
     #: A skipped file its adapter knows holds no results (:class:`~harness_ext.errors.NotResults`): no warning.
     quiet: bool = False
+    #: What the adapter's heuristics did to the file's data (:meth:`harness_ext.types.SourceFile.note`): columns
+    #: stored as aggregates or model metadata, cells left out, each with counts and names.
+    notes: list = field(default_factory=list)
 
 
 @dataclass
@@ -87,14 +90,33 @@ class IngestReport:
         samples = f", {sum(f.n_samples for f in logs)} per-sample scores from {len(logs)} sample logs" if logs else ""
         quiet = sum(f.quiet for f in self.by_status("skipped"))
         known = f" ({quiet} of them metadata files with no results)" if quiet else ""
+        n_notes = sum(len(f.notes) for f in self.files)
+        notes = f"; {n_notes} notes on how files were read" if n_notes else ""
         return (
             f"{ing} files ingested ({self.n_results} results{samples}), {unch} unchanged (already in the store), "
-            f"{skip} skipped{known}, {len(self.conflicts)} conflicting values"
+            f"{skip} skipped{known}, {len(self.conflicts)} conflicting values{notes}"
         )
 
+    def note_lines(self, limit: int = 50) -> list:
+        """The files' notes as lines ``path: note``; a note several files share is one line naming how many.
+
+        A folder of thousands of leaderboard records repeats one note ("2 scores outside [0, 1] left out")
+        per file: one line each would bury the rest. At most ``limit`` lines, then how many were left out.
+        """
+        by_text: dict = {}
+        for f in self.files:
+            for text in f.notes:
+                by_text.setdefault(text, []).append(f.path)
+        lines = [f"{paths[0]}: {text}" if len(paths) == 1 else f"{text} ({len(paths)} files, e.g. {paths[0]})"
+                 for text, paths in by_text.items()]
+        if len(lines) > limit:
+            lines = lines[:limit] + [f"... and {len(lines) - limit} more notes (harness-ext ingest --json lists them all)"]
+        return lines
+
     def __str__(self) -> str:
-        # print(report) in a notebook: the line 'harness-ext ingest' prints, not the dataclass repr of every file.
-        return self.summary()
+        # print(report) in a notebook: the line 'harness-ext ingest' prints, not the dataclass repr of every file;
+        # with the notes under it, as the command prints them.
+        return "\n".join([self.summary()] + [f"note: {line}" for line in self.note_lines()])
 
 
 def sha256_of(src: SourceFile, adapter) -> str:
@@ -461,6 +483,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     pending: list = []  # (report index, path, sha, adapter name, records), written in one transaction per batch
 
     task_configs: dict = {}  # path -> {task: (config, config_source)}, kept once the file's results are stored
+    notes_of: dict = {}  # report index -> the notes its adapter made while reading (SourceFile.note)
 
     def flush(final=False):
         nonlocal release_at, aliases_done
@@ -485,7 +508,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                     outcome = SourceOutcome("skipped", reason="the store did not keep it (not found after the commit)")
                 n = committed.get(sha, 0) if outcome.status == "ingested" else 0
                 report.files[idx] = FileReport(str(path), outcome.status, name, n, reason=outcome.reason,
-                                               conflicts=outcome.conflicts)
+                                               conflicts=outcome.conflicts, notes=notes_of.pop(idx, []))
                 configs = task_configs.pop(path, None)
                 if configs and outcome.status == "ingested":
                     kept.append((path, configs))
@@ -531,6 +554,9 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                 if configs:
                     task_configs[src.pathname] = configs
                 report.files.append(None)
+                notes = src.take_notes()
+                if notes:
+                    notes_of[len(report.files) - 1] = notes
                 pending.append((len(report.files) - 1, src.pathname, sha, chosen.name, records))
                 batch_sha.add(sha)
                 n_pending += len(records)
@@ -547,6 +573,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                 sd = src.__dict__
                 for k in _READ_CACHE:
                     sd.pop(k, None)
+                sd.pop("notes", None)  # a skipped file's notes: its reason says what matters
         flush(final=True)
         store.acquire()
     except StoreLockedError as exc:
