@@ -25,12 +25,13 @@ import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
 from ..errors import IngestError, NotResults
 from ..plugin_manager import get_registration, get_registrations
-from ..types import _NAMES_OK, SourceFile
+from ..types import _NAMES_OK, SourceFile, check_storable
 from .ingest_checks import _all_plain, _plain
 from .ingest_read import SMALL_FILE_BYTES, _read_walked
 
@@ -100,7 +101,7 @@ class IngestReport:
 def sha256_of(src: SourceFile, adapter) -> str:
     """Content hash of a source; for directory adapters, of its files' names and bytes."""
     d = src.__dict__
-    if "bytes" in d and not src.options and ("_no_sidecars" in d or src._siblings is not None and not src.sidecars()):
+    if _bytes_alone(src):
         # The common case, on the bytes read once for sniffing and parsing (ingest reads small files whole).
         h = hashlib.sha256(d["bytes"])
         h.update(_adapter_tag(adapter.name))
@@ -127,6 +128,13 @@ def sha256_of(src: SourceFile, adapter) -> str:
             h.update(Path(src.options["column_meta"]).read_bytes())
     h.update(_adapter_tag(adapter.name))
     return h.hexdigest()
+
+
+def _bytes_alone(src: SourceFile) -> bool:
+    """Whether what a source means is its bytes, read already: no reading options and no sidecar beside it."""
+    d = src.__dict__
+    return "bytes" in d and not src.options and ("_no_sidecars" in d or src._siblings is not None
+                                                  and not src.sidecars())
 
 
 @functools.lru_cache(maxsize=256)
@@ -277,8 +285,55 @@ def read_source(src: SourceFile, adapter) -> list:
     """Read and validate every record of one source; raise IngestError on any problem.
 
     Whatever an adapter does wrong (raises any exception, yields something that is not a
-    ResultRecord, runs out of memory) fails only this source, with the adapter named.
+    ResultRecord, runs out of memory) fails only this source, with the adapter named. Text the
+    store cannot keep (a lone surrogate from a ``"\\ud800"`` escape) in any name, metadata value
+    or task configuration fails it too, before anything of it is written (:func:`_check_text_of`).
     """
+    records = _read_validated(src, adapter)
+    _check_text_of(src, records)
+    return records
+
+
+def _check_text_of(src: SourceFile, records) -> None:
+    """Refuse a source whose metadata (model and dataset metadata, task configurations, scale names) holds text the
+    store cannot keep (:func:`harness_ext.types.check_storable`); names are checked by the validation.
+
+    A lone surrogate in a parsed string comes from a ``\\ud800``-``\\udfff`` escape in the text (strict UTF-8
+    decoding never makes one): a source whose meaning is its bytes alone (:func:`_bytes_alone`) and whose bytes
+    hold no ``\\ud`` (two C-level searches) is not walked. Any other (a directory, a large file, sidecars, an
+    escape that may be a paired surrogate) is checked in one encoding of its metadata. An adapter that reads
+    other files as well (MTEB's ``model_meta.json``) is covered by the store, which writes each source of a
+    refused batch alone and skips the one it refuses.
+    """
+    data = src.__dict__.get("bytes")
+    if data is not None and b"\\ud" not in data and b"\\uD" not in data and _bytes_alone(src):
+        return
+    ColumnarResults, ResultRecord, ColumnarCells, ResultRows = _read_types()
+    if isinstance(records, (ColumnarResults, ColumnarCells)):
+        parts = [("model metadata", records.model_metadata), ("columns", records.columns)]
+    else:
+        if records.__class__ is ResultRows:
+            rows = zip(repeat(records.model), records.kinds, repeat(records.model_metadata), records.dataset_metadata)
+        else:
+            rows = ((r.model, r, r.model_metadata, r.dataset_metadata) for r in records)
+        # Each distinct dict once (adapters share one per model or task), named by its first row.
+        first: dict = {}
+        for model, rec, mmd, dmd in rows:
+            first.setdefault(id(mmd), (f"model metadata of {model!r}", mmd))
+            first.setdefault(id(dmd), (f"dataset metadata of {rec.dataset!r}", dmd))
+            if rec.scale is not None:
+                first.setdefault(id(rec.scale), (f"scale of {rec.dataset!r}", rec.scale))
+        parts = list(first.values())
+    try:  # all at once; one at a time only to name the one at fault
+        check_storable(src.path, "metadata", [v for _, v in parts])
+    except IngestError:
+        for what, value in parts:
+            check_storable(src.path, what, value)
+        raise
+
+
+def _read_validated(src: SourceFile, adapter):
+    """:func:`read_source` but the metadata text check."""
     ColumnarResults, ResultRecord, ColumnarCells, ResultRows = _read_types()
     try:
         records = adapter.read(src)
@@ -528,25 +583,27 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                     report.files.append(FileReport(src.pathname, "unchanged", chosen.name))
                     continue
                 records, configs = _records_of(src, chosen)
-                if configs:
-                    task_configs[src.pathname] = configs
-                report.files.append(None)
-                pending.append((len(report.files) - 1, src.pathname, sha, chosen.name, records))
-                batch_sha.add(sha)
-                n_pending += len(records)
-                if len(pending) >= BATCH_FILES or n_pending >= BATCH_RECORDS:
-                    flush()
-                    batch_sha.clear()
-                    n_pending = 0
-            except (IngestError, OSError, MemoryError) as exc:
+            except Exception as exc:  # noqa: BLE001 - whatever reading one file raises fails that file only
                 report.files.append(FileReport(_shown(src.path), "skipped", reason=_skip_reason(exc),
                                                quiet=isinstance(exc, NotResults)))
+                continue
             finally:
                 # The file's bytes and parsed document are not needed once its records are made: freed now,
                 # their memory serves the next file (instead of a batch's worth of documents held to the end).
                 sd = src.__dict__
                 for k in _READ_CACHE:
                     sd.pop(k, None)
+            if configs:
+                task_configs[src.pathname] = configs
+            report.files.append(None)
+            pending.append((len(report.files) - 1, src.pathname, sha, chosen.name, records))
+            batch_sha.add(sha)
+            n_pending += len(records)
+            # Outside the file's own errors: a batch that cannot be written (the store locked) is not this file's.
+            if len(pending) >= BATCH_FILES or n_pending >= BATCH_RECORDS:
+                flush()
+                batch_sha.clear()
+                n_pending = 0
         flush(final=True)
         store.acquire()
     except StoreLockedError as exc:
@@ -598,7 +655,11 @@ def _skip_reason(exc: BaseException) -> str:
         return exc.reason
     if isinstance(exc, MemoryError):
         return "too large to read in memory"
-    return f"cannot read: {exc}"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to read"
+    if isinstance(exc, OSError):
+        return f"cannot read: {exc.strerror or exc}"
+    return f"cannot read: {type(exc).__name__}: {exc}"
 
 
 #: What a SourceFile keeps of a file it read (see SourceFile and the lm-eval adapter's version sniff).
