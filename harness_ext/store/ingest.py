@@ -25,15 +25,14 @@ import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import repeat
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
 from ..errors import IngestError, NotResults
 from ..plugin_manager import get_registration, get_registrations
-from ..types import _NAMES_OK, SourceFile, check_storable
-from .ingest_checks import _all_plain, _plain
-from .ingest_read import SMALL_FILE_BYTES, _read_walked
+from ..types import _NAMES_OK, SourceFile
+from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _plain
+from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
@@ -128,13 +127,6 @@ def sha256_of(src: SourceFile, adapter) -> str:
             h.update(Path(src.options["column_meta"]).read_bytes())
     h.update(_adapter_tag(adapter.name))
     return h.hexdigest()
-
-
-def _bytes_alone(src: SourceFile) -> bool:
-    """Whether what a source means is its bytes, read already: no reading options and no sidecar beside it."""
-    d = src.__dict__
-    return "bytes" in d and not src.options and ("_no_sidecars" in d or src._siblings is not None
-                                                  and not src.sidecars())
 
 
 @functools.lru_cache(maxsize=256)
@@ -287,49 +279,14 @@ def read_source(src: SourceFile, adapter) -> list:
     Whatever an adapter does wrong (raises any exception, yields something that is not a
     ResultRecord, runs out of memory) fails only this source, with the adapter named. Text the
     store cannot keep (a lone surrogate from a ``"\\ud800"`` escape) in any name, metadata value
-    or task configuration fails it too, before anything of it is written (:func:`_check_text_of`).
+    or task configuration fails it too, before anything of it is written
+    (:func:`harness_ext.store.ingest_checks._check_text_of`).
     """
     records = _read_validated(src, adapter)
-    _check_text_of(src, records)
-    return records
-
-
-def _check_text_of(src: SourceFile, records) -> None:
-    """Refuse a source whose metadata (model and dataset metadata, task configurations, scale names) holds text the
-    store cannot keep (:func:`harness_ext.types.check_storable`); names are checked by the validation.
-
-    A lone surrogate in a parsed string comes from a ``\\ud800``-``\\udfff`` escape in the text (strict UTF-8
-    decoding never makes one): a source whose meaning is its bytes alone (:func:`_bytes_alone`) and whose bytes
-    hold no ``\\ud`` (two C-level searches) is not walked. Any other (a directory, a large file, sidecars, an
-    escape that may be a paired surrogate) is checked in one encoding of its metadata. An adapter that reads
-    other files as well (MTEB's ``model_meta.json``) is covered by the store, which writes each source of a
-    refused batch alone and skips the one it refuses.
-    """
     data = src.__dict__.get("bytes")
-    if data is not None and b"\\ud" not in data and b"\\uD" not in data and _bytes_alone(src):
-        return
-    ColumnarResults, ResultRecord, ColumnarCells, ResultRows = _read_types()
-    if isinstance(records, (ColumnarResults, ColumnarCells)):
-        parts = [("model metadata", records.model_metadata), ("columns", records.columns)]
-    else:
-        if records.__class__ is ResultRows:
-            rows = zip(repeat(records.model), records.kinds, repeat(records.model_metadata), records.dataset_metadata)
-        else:
-            rows = ((r.model, r, r.model_metadata, r.dataset_metadata) for r in records)
-        # Each distinct dict once (adapters share one per model or task), named by its first row.
-        first: dict = {}
-        for model, rec, mmd, dmd in rows:
-            first.setdefault(id(mmd), (f"model metadata of {model!r}", mmd))
-            first.setdefault(id(dmd), (f"dataset metadata of {rec.dataset!r}", dmd))
-            if rec.scale is not None:
-                first.setdefault(id(rec.scale), (f"scale of {rec.dataset!r}", rec.scale))
-        parts = list(first.values())
-    try:  # all at once; one at a time only to name the one at fault
-        check_storable(src.path, "metadata", [v for _, v in parts])
-    except IngestError:
-        for what, value in parts:
-            check_storable(src.path, what, value)
-        raise
+    if data is None or _may_hold_surrogates(data) or not _bytes_alone(src):  # see _check_text_of
+        _check_text_of(src, records)
+    return records
 
 
 def _read_validated(src: SourceFile, adapter):

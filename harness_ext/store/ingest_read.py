@@ -125,3 +125,10 @@ def _parse_fast(data: bytes):
 
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def _bytes_alone(src: SourceFile) -> bool:
+    """Whether what a source means is its bytes, read already: no reading options and no sidecar beside it."""
+    d = src.__dict__
+    return "bytes" in d and not src.options and ("_no_sidecars" in d or src._siblings is not None
+                                                  and not src.sidecars())
