@@ -115,7 +115,7 @@ def _check_writable(p: Path) -> None:
     StoreError
         If the folder or the existing file is not writable (a read-only file system, permissions).
     """
-    folder = p.parent if str(p.parent) else Path(".")
+    folder = p.parent
     if not os.access(folder, os.W_OK | os.X_OK):
         raise StoreError(f"cannot write the store at {p}: read-only folder ({folder}); pass --db a path in a "
                          "writable folder")
