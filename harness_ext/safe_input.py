@@ -144,7 +144,7 @@ def load_document(path, what: str, fmt: Optional[str] = None, limit: int = MAX_S
     text = read_text(path, what, limit)
     try:
         if fmt == "json":
-            if max_depth_of_json(text, max_depth) > max_depth:
+            if max_depth_of_json(text) > max_depth:
                 raise SideFileError(path, f"{what} is nested more than {max_depth} levels deep")
             doc = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
         else:
@@ -279,22 +279,20 @@ def _path(where: tuple) -> str:
     return "the top level" if not where else "'" + ".".join(map(str, where))[:120] + "'"
 
 
-#: A JSON string (escapes included), and a bracket: the depth scan drops the strings, then counts the brackets.
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_BRACKET = re.compile(r"[\[\]{}]")
+#: An escape pair (only inside strings in JSON), anything but brackets and quotes, a string left with brackets only.
+_ESCAPE, _OTHER, _STRING = re.compile(r"\\.", re.S), re.compile(r'[^\[\]{}"]+'), re.compile(r'"[^"]*"')
 
 
-def max_depth_of_json(text: str, stop: int = 1 << 30) -> int:
-    """Bracket depth of JSON text, ignoring brackets inside strings (no recursion, no parse: a regular
-    expression drops the strings, a second finds the brackets); the scan ends once the depth passes ``stop``."""
-    depth = best = 0
-    for m in _BRACKET.finditer(_JSON_STRING.sub("", text)):
-        if m.group() in "[{":
-            depth += 1
-            if depth > best:
-                best = depth
-                if best > stop:
-                    return best
-        else:
-            depth -= 1
-    return best
+def max_depth_of_json(text: str) -> int:
+    """Bracket depth of JSON text, ignoring brackets inside strings (no recursion, no parse).
+
+    Regular expressions and a cumulative sum instead of a loop over characters: a 30 MB
+    manifest takes a fraction of a second.
+    """
+    import numpy as np
+
+    brackets = _STRING.sub("", _OTHER.sub("", _ESCAPE.sub("", text)))
+    if not brackets:
+        return 0
+    codes = np.frombuffer(brackets.encode("ascii"), dtype=np.uint8)
+    return int(np.cumsum(np.where((codes == ord("[")) | (codes == ord("{")), 1, -1)).max())
