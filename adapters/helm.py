@@ -430,6 +430,89 @@ def read_run(src: SourceFile):
     return records_for_run(run_spec, stats, src.path, suite=suite)
 
 
+# -- per-instance scores (per_instance_stats.json) -------------------------------------------------
+#: The file of a run directory with one block of stats per (instance, train trial).
+PER_INSTANCE_FILE = "per_instance_stats.json"
+
+
+def read_run_instances(run_dir):
+    """The per-instance scores of a run's main metric, as an item table for the samples table.
+
+    ``per_instance_stats.json`` is a list of ``{"instance_id", "train_trial_index", "perturbation"?,
+    "stats": [{"name": {"name", "split", ...}, "mean", "count", ...}, ...]}`` (HELM's ``PerInstanceStats``).
+    The stat read is the run's main metric on its split, unperturbed (as :func:`records_for_run` picks
+    it for ``stats.json``); an instance's score is its mean over train trials, so the mean over instances
+    is the run's score when every instance ran in every trial. The item id is the instance id
+    (``id1295`` -> 1295); ids that ``instances.json`` (when present) does not list are counted in a note.
+    Model, benchmark, task and metric are those of the run's primary result.
+
+    Returns
+    -------
+    harness_ext.store.item_tables.ItemTable
+
+    Raises
+    ------
+    IngestError
+        Naming the file and the reason.
+    """
+    import hashlib
+
+    import numpy as np
+    import pandas as pd
+
+    from harness_ext.store.item_tables import ItemTable
+    from harness_ext.store.samples import _doc_id
+
+    run_dir = Path(run_dir)
+    path = run_dir / PER_INSTANCE_FILE
+    run_spec = _load_json(run_dir / "run_spec.json", path)
+    stats = _load_json(run_dir / "stats.json", path)
+    primary = next(r for r in records_for_run(run_spec, stats, path) if r.primary)
+    run = parse_run_name(run_spec["name"])
+    groups = run_spec.get("groups") if isinstance(run_spec.get("groups"), list) else []
+    metric, split, _ = main_metric(run, groups, _stat_table(stats, path), path)
+    raw = path.read_bytes()
+    doc = _load_json(path, path)
+    if not isinstance(doc, list):
+        raise IngestError(path, f"holds {type(doc).__name__}, expected a list of per-instance stats")
+    ids, values, notes = [], [], []
+    n_perturbed = 0
+    for i, block in enumerate(doc):
+        if not isinstance(block, dict) or not isinstance(block.get("stats"), list) or "instance_id" not in block:
+            raise IngestError(path, f"entry {i} has no instance_id and stats list")
+        if block.get("perturbation") is not None:
+            n_perturbed += 1
+            continue
+        for st in block["stats"]:
+            nm = st.get("name") if isinstance(st, dict) else None
+            if not isinstance(nm, dict) or nm.get("name") != metric or nm.get("split") != split:
+                continue
+            if nm.get("perturbation") is not None or nm.get("sub_split") is not None:
+                continue
+            v = _mean(st)
+            if v is not None:
+                ids.append(str(block["instance_id"]))
+                values.append(v)
+    if not values:
+        raise IngestError(path, f"no per-instance {metric} on split {split!r}")
+    if n_perturbed:
+        notes.append(f"{n_perturbed} perturbed instance blocks left out (robustness and fairness variants)")
+    per = pd.DataFrame({"id": ids, "value": values}).groupby("id", sort=True)["value"].mean()
+    if os.path.isfile(run_dir / "instances.json"):
+        inst = _load_json(run_dir / "instances.json", path)
+        known = {str(x.get("id")) for x in inst if isinstance(x, dict)} if isinstance(inst, list) else set()
+        unknown = int((~per.index.isin(list(known))).sum())
+        if unknown:
+            notes.append(f"{unknown} instance ids not listed in instances.json")
+    doc_ids = np.fromiter((_doc_id(i) for i in per.index), dtype=np.int64, count=len(per))
+    if len(set(doc_ids.tolist())) < len(doc_ids):
+        raise IngestError(path, "two instance ids map to the same item number")
+    frame = pd.DataFrame({"model": primary.model, "task": primary.dataset, "doc_id": doc_ids,
+                          "metric": primary.metric, "value": per.to_numpy(dtype=float)})
+    sha = hashlib.sha256(raw + f"\0helm-run={run_spec['name']}".encode()).hexdigest()
+    return ItemTable(path, primary.benchmark, frame, sha, notes)
+
+
 # -- leaderboard tables (helm-summarize groups/*.json) ------------------------------------------
 def _is_table(t) -> bool:
     return isinstance(t, dict) and isinstance(t.get("header"), list) and isinstance(t.get("rows"), list)

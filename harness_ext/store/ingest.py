@@ -10,7 +10,10 @@ batches, one transaction per batch, each file all-or-nothing
 lm-eval per-sample logs (``samples_<task>_<date>.jsonl``, written by
 ``--log_samples`` beside ``results_<date>.json``) are not result files: they go
 to the samples table (:func:`harness_ext.store.samples.ingest_samples`) and are
-reported with adapter ``lm_eval_samples``.
+reported with adapter ``lm_eval_samples``. Item-response tables (one score per
+model and item: long by their header, wide by their sidecar's ``items:`` block) go
+there too (:func:`harness_ext.store.item_tables.ingest_item_tables`), reported
+with adapter ``item_table``.
 """
 
 from __future__ import annotations
@@ -36,9 +39,15 @@ from .ingest_read import SMALL_FILE_BYTES, _read_walked
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
-CANDIDATE_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".eval")
+CANDIDATE_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".eval", ".parquet")
 #: Adapter name reported for lm-eval per-sample logs (stored by :func:`harness_ext.store.samples.ingest_samples`).
 SAMPLES_ADAPTER = "lm_eval_samples"
+#: Adapter name reported for item-response tables (:mod:`harness_ext.store.item_tables`).
+ITEMS_ADAPTER = "item_table"
+#: HELM run directories' per-instance stats (adapter ``helm-run``) go to the samples table as item scores.
+HELM_RUN_ADAPTER, HELM_INSTANCES = "helm-run", "per_instance_stats.json"
+#: Suffixes an item-response table may have.
+_ITEM_SUFFIXES = (".parquet", ".csv", ".tsv")
 #: Sources written per DuckDB transaction (each source stays all-or-nothing; see Store.ingest_batch).
 #: Each batch costs a connect, a commit and a checkpoint (about 0.1 s), so batches are large; the lock is
 #: held only while one is written (a second or two: files are read and parsed before), so readers still
@@ -59,7 +68,7 @@ class FileReport:
     n_results: int = 0
     reason: str = ""
     conflicts: list = field(default_factory=list)
-    n_samples: int = 0  # per-sample scores, for an lm-eval samples_<task>_<date>.jsonl log
+    n_samples: int = 0  # per-sample scores, for an lm-eval samples_<task>_<date>.jsonl log or an item table
     #: A skipped file its adapter knows holds no results (:class:`~harness_ext.errors.NotResults`): no warning.
     quiet: bool = False
     #: What the adapter's heuristics did to the file's data (:meth:`harness_ext.types.SourceFile.note`): columns
@@ -88,6 +97,9 @@ class IngestReport:
         ing, unch, skip = (len(self.by_status(s)) for s in ("ingested", "unchanged", "skipped"))
         logs = [f for f in self.by_status("ingested") if f.adapter == SAMPLES_ADAPTER]
         samples = f", {sum(f.n_samples for f in logs)} per-sample scores from {len(logs)} sample logs" if logs else ""
+        tables = [f for f in self.by_status("ingested") if f.adapter == ITEMS_ADAPTER]
+        if tables:
+            samples += f", {sum(f.n_samples for f in tables)} item scores from {len(tables)} item files"
         quiet = sum(f.quiet for f in self.by_status("skipped"))
         known = f" ({quiet} of them metadata files with no results)" if quiet else ""
         n_notes = sum(len(f.notes) for f in self.files)
@@ -524,6 +536,8 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     n_pending = 0
     group_shas: list = []
     logs = []  # (report index, path) of lm-eval per-sample logs: they go to the samples table, not to adapters
+    tables = []  # (report index, path, sidecar items block) of item-response tables: to the samples table too
+    runs = []  # (report index, run directory) of HELM runs with per-instance stats: their items, after the results
     limit = min(SMALL_FILE_BYTES, _max_file_bytes())  # what _read_walked reads (larger: checked and read as before)
     # Held until the first batch is written, or released once reading has taken READ_HOLD_SECONDS.
     release_at = time.perf_counter() + READ_HOLD_SECONDS
@@ -544,7 +558,15 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                         continue
                     if size is not None and size <= SMALL_FILE_BYTES:
                         src.bytes  # one read of a small regular file (checked above) serves sniffing, parsing, hashing
+                if forced is None and src.suffix in _ITEM_SUFFIXES and not src.is_dir:
+                    spec = _items()[0](src)
+                    if _items()[1](src.path, spec):  # an item-response table: to the samples table, after the results
+                        report.files.append(None)
+                        tables.append((len(report.files) - 1, src.path, spec))
+                        continue
                 chosen = forced if forced is not None else _detect(src, root, adapters, established)
+                if chosen.name == HELM_RUN_ADAPTER and os.path.isfile(os.path.join(src.pathname, HELM_INSTANCES)):
+                    runs.append((len(report.files), src.path))  # the run's entry is the next one appended
                 sha = sha256_of(src, chosen)
                 group_shas.append(sha)
                 if store.has_source(sha) or sha in batch_sha:
@@ -588,11 +610,28 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
         done = ingest_samples(store, [p for _, p in logs], show_progress=False)
         for (idx, _), f in zip(logs, done.files):
             report.files[idx] = FileReport(f.path, f.status, SAMPLES_ADAPTER, reason=f.reason, n_samples=f.n_rows)
+    if tables:
+        done = _items()[2](store, [(p, spec) for _, p, spec in tables])
+        for (idx, _, _), f in zip(tables, done):
+            report.files[idx] = f
+    runs = [d for idx, d in runs if report.files[idx].status != "skipped"]  # a skipped run's reason says it all
+    if runs:
+        from harness_ext.adapters.helm import read_run_instances
+
+        report.files += _items()[2](store, [(d, None) for d in runs], read=lambda d, _: read_run_instances(d))
     if not aliases_done and report.by_status("ingested"):
         _refresh_aliases(store)()
     if group:
         report.group = (group, store.add_benchmark_group(group, group_shas))
     return report
+
+
+@functools.lru_cache(maxsize=None)
+def _items() -> tuple:
+    """``(item_spec, is_item_table, ingest_item_tables)`` of :mod:`harness_ext.store.item_tables` (pandas: on first use)."""
+    from .item_tables import ingest_item_tables, is_item_table, item_spec
+
+    return item_spec, is_item_table, ingest_item_tables
 
 
 def _refresh_aliases(store):

@@ -21,6 +21,13 @@ Layouts (Parquet, CSV or TSV):
         metric: exact_match         # default: acc for 0/1 scores, else score
         benchmark: helm_lite        # default: the folder's name
 
+``harness-ext ingest`` routes a long table by its header and a wide one by its sidecar here
+(:func:`ingest_item_tables`): each file is one transaction and is stored once (by content hash, the
+sidecar's ``items:`` block included). ``sample_sources`` gets one row per (file, model, task), so a table
+of 429 models is 429 source rows sharing the file's path; the benchmark is kept there, in the column
+``benchmark`` (added to existing stores when they are next written), not repeated on every item row.
+:func:`item_rows` gives the item table with it: model, benchmark, task, item, metric, score, source file.
+
 Item ids that are whole numbers are kept as numbers; any other id is mapped to a stable 63-bit number
 (:func:`harness_ext.store.samples._doc_id`). A missing score (empty, NaN) is no row and is counted;
 the same (model, task, item) twice with the same score is kept once and counted; with two different
@@ -38,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IngestError
+from .ingest import ITEMS_ADAPTER
 
 MODEL_COLUMNS = ("model", "model_name", "model_id")
 ITEM_COLUMNS = ("item", "item_id", "doc_id", "question_id", "sample_id", "instance_id")
@@ -225,3 +233,162 @@ def _dedupe(frame: pd.DataFrame, path: Path, notes: list) -> pd.DataFrame:
     notes.append(f"{n} repeated (model, item) rows with the same score kept once")
     return frame.drop_duplicates(key)
 
+
+
+ITEMS_KEYS = ("layout", "task", "metric", "benchmark")
+
+
+def items_block(block, path) -> dict:
+    """A sidecar's ``items:`` block, checked: a mapping of ``layout``, ``task``, ``metric``, ``benchmark``."""
+    if not isinstance(block, dict):
+        raise IngestError(path, "'items' must be a mapping (layout, task, metric, benchmark)")
+    bad = set(block) - set(ITEMS_KEYS)
+    if bad:
+        raise IngestError(path, f"items: unknown keys {sorted(map(str, bad))}; expected {', '.join(ITEMS_KEYS)}")
+    if block.get("layout", "long") not in LAYOUTS:
+        raise IngestError(path, f"items layout {block.get('layout')!r} is not one of {', '.join(LAYOUTS)}")
+    return {k: str(v) for k, v in block.items() if v is not None}
+
+
+def item_spec(src) -> Optional[dict]:
+    """The ``items:`` block of a source file's own sidecar (``<file>.meta.yaml``), or None if it has none."""
+    own = src.sidecars()
+    if not own:
+        return None
+    from harness_ext.adapters.csv_table import read_sidecar
+
+    return read_sidecar(own[0]).get("items")
+
+
+def ingest_item_tables(store, tables: list, read=read_item_table) -> list:
+    """Store item-response tables in ``store``'s samples table, one transaction per file.
+
+    Parameters
+    ----------
+    store : harness_ext.store.db.Store
+        Opened for writing.
+    tables : list of (path, spec)
+        ``spec`` is the sidecar's ``items:`` block or None (a long table).
+    read : callable
+        ``read(path, spec) -> ItemTable``; default :func:`read_item_table` (other item files, such as a
+        HELM run's per-instance stats, bring their own reader).
+
+    Returns
+    -------
+    list of harness_ext.store.ingest.FileReport
+        One per file: ingested (``n_samples`` item scores, notes), unchanged (already stored, by content
+        hash) or skipped (with the reason; nothing of it written).
+    """
+    from .ingest import FileReport
+    from .samples import ensure_schema
+
+    ensure_schema(store)
+    con = store.con
+    shas = {r[0] for r in con.execute("SELECT sha256 FROM sample_sources").fetchall()}
+    out = []
+    for path, spec in tables:
+        try:
+            table = read(path, spec)
+        except (IngestError, MemoryError) as exc:
+            reason = exc.reason if isinstance(exc, IngestError) else "too large to read in memory"
+            out.append(FileReport(str(path), "skipped", ITEMS_ADAPTER, reason=reason))
+            continue
+        out.append(_store_table(store, table, shas))
+    return out
+
+
+def _group_sha(file_sha: str, model: str, task: str) -> str:
+    return hashlib.sha256(f"{file_sha}\0model={model}\0task={task}".encode()).hexdigest()
+
+
+def _store_table(store, table: ItemTable, shas: set):
+    """Write one read table: a ``sample_sources`` row per (model, task) and its item rows, in one transaction."""
+    from datetime import datetime, timezone
+
+    from .ingest import FileReport
+
+    frame = table.frame
+    gid = frame.groupby(["model", "task"], sort=True).ngroup().to_numpy()
+    groups = frame[["model", "task"]].drop_duplicates().sort_values(["model", "task"]).reset_index(drop=True)
+    groups["sha256"] = [_group_sha(table.sha256, m, t) for m, t in zip(groups["model"], groups["task"])]
+    stored = groups["sha256"].isin(shas).to_numpy()
+    if stored.all():
+        return FileReport(str(table.path), "unchanged", ITEMS_ADAPTER)
+    notes = list(table.notes)
+    if stored.any():  # another file with the same bytes and description: only its new groups are added
+        notes.append(f"{int(stored.sum())} of {len(groups)} (model, task) groups already stored from an identical file")
+        frame = frame[~stored[gid]]
+        gid = gid[~stored[gid]]
+    con = store.con
+    next_id = con.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sample_sources").fetchall()[0][0]
+    counts = np.bincount(gid, minlength=len(groups))
+    new = np.flatnonzero(~stored)
+    ids = np.full(len(groups), -1, dtype=np.int64)
+    ids[new] = next_id + np.arange(len(new))
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    sources = pd.DataFrame({"source_id": ids[new], "path": str(table.path), "sha256": groups["sha256"].to_numpy()[new],
+                            "model": groups["model"].to_numpy()[new], "task": groups["task"].to_numpy()[new],
+                            "n_rows": counts[new], "ingested_at": now, "benchmark": table.benchmark})
+    rows = frame.assign(source_id=ids[gid])
+    notes += _overlap_notes(con, rows)
+    with store.transaction(_item_sources=sources, _item_rows=rows) as tx:
+        tx.execute("INSERT INTO sample_sources BY NAME SELECT * FROM _item_sources")
+        tx.execute("INSERT INTO samples (model, task, doc_id, metric, value, source, source_id) "
+                   "SELECT model, task, doc_id, metric, value, ?, source_id FROM _item_rows", [str(table.path)])
+    shas.update(sources["sha256"])
+    n = con.execute("SELECT count(*) FROM samples WHERE source_id BETWEEN ? AND ?",
+                    [int(ids[new].min()), int(ids[new].max())]).fetchall()[0][0]  # counted from the committed store
+    return FileReport(str(table.path), "ingested", ITEMS_ADAPTER, n_samples=int(n), notes=notes)
+
+
+def _overlap_notes(con, rows: pd.DataFrame) -> list:
+    """Notes on items this file scores that another stored file already scores: how many, and how many differ.
+
+    Both rows are kept (as for per-sample logs); the first stored is the one the prompt-level analyses use.
+    """
+    pairs = rows[["model", "task"]].drop_duplicates()
+    con.register("_item_pairs", pairs)
+    try:
+        seen = con.execute("SELECT count(*) FROM (SELECT DISTINCT model, task FROM samples) s "
+                           "JOIN _item_pairs USING (model, task)").fetchall()[0][0]
+        if not seen:
+            return []
+        con.register("_item_new", rows)
+        try:
+            same, differ = con.execute(
+                """SELECT count(*) FILTER (WHERE s.value = n.value), count(*) FILTER (WHERE s.value <> n.value)
+                   FROM _item_new n JOIN samples s USING (model, task, doc_id, metric)""").fetchall()[0]
+        finally:
+            con.unregister("_item_new")
+    finally:
+        con.unregister("_item_pairs")
+    out = []
+    if same:
+        out.append(f"{same} item scores already stored from another file with the same value (both kept)")
+    if differ:
+        out.append(f"{differ} item scores already stored from another file with a different value "
+                   "(both kept; the first stored is used)")
+    return out
+
+
+def item_rows(store, task: Optional[str] = None, benchmark: Optional[str] = None) -> pd.DataFrame:
+    """The stored item scores with their benchmark: model, benchmark, task, doc_id, metric, value, source.
+
+    Per-sample logs carry no benchmark (None); item-response tables carry their sidecar's or folder's.
+    """
+    cols = {r[0] for r in store.con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'sample_sources'").fetchall()}
+    if not cols:
+        return pd.DataFrame(columns=["model", "benchmark", "task", "doc_id", "metric", "value", "source"])
+    bench = "src.benchmark" if "benchmark" in cols else "NULL::VARCHAR"
+    where, args = [], []
+    if task is not None:
+        where.append("s.task = ?")
+        args.append(task)
+    if benchmark is not None:
+        where.append(f"{bench} = ?")
+        args.append(benchmark)
+    sql = (f"SELECT s.model, {bench} AS benchmark, s.task, s.doc_id, s.metric, s.value, s.source "
+           "FROM samples s JOIN sample_sources src USING (source_id)"
+           + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY s.source_id, s.doc_id, s.metric")
+    return store.con.execute(sql, args).df()
