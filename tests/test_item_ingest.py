@@ -152,3 +152,51 @@ def test_shared_item_tables_ingest_whole(tmp_path):
                                       [str(path)]).fetchall()
             assert bench == [(path.parent.name,)]
     assert {f.status for f in _ingest(db, ITEMS).files if f.adapter == "item_table"} == {"unchanged"}
+
+
+HELM_RUN = Path(__file__).parent / "fixtures" / "helm_instances" / "babi_qa_task15"
+
+
+def _stats_mean(run_dir, split="test", metric="quasi_exact_match"):
+    stats = json.loads((run_dir / "stats.json").read_text())
+    return next(s["mean"] for s in stats if s["name"] == {"name": metric, "split": split})
+
+
+def test_helm_run_per_instance_stats_give_the_run_score(tmp_path):
+    db = tmp_path / "s.duckdb"
+    rep = _ingest(db, HELM_RUN)
+    by_adapter = {f.adapter: f for f in rep.files}
+    assert by_adapter["helm_run"].status == "ingested"
+    items = by_adapter["item_table"]
+    assert items.status == "ingested" and items.n_samples == 40  # the 40 test instances; valid ones noted
+    assert any("other splits than test" in n for n in items.notes)
+    rows = _rows(db)
+    assert set(rows["benchmark"]) == {"helm"} and set(rows["task"]) == {"babi_qa:task=15"}
+    assert rows["value"].mean() == pytest.approx(_stats_mean(HELM_RUN), abs=1e-12)
+    assert set(rows["model"]) == {"AlephAlpha/luminous-base"}
+    again = _ingest(db, HELM_RUN)
+    assert {f.status for f in again.files} == {"unchanged"}
+
+
+def test_helm_run_with_display_predictions_only(tmp_path):
+    from conftest import require
+
+    run = require(SHARED_DATA / "helm-raw-example" / "examples" / "run")
+    d = tmp_path / "run"
+    shutil.copytree(run, d)
+    db = tmp_path / "s.duckdb"
+    rep = _ingest(db, d)
+    items = next(f for f in rep.files if f.adapter == "item_table")
+    assert items.status == "ingested" and items.n_samples == 909
+    rows = _rows(db)
+    assert rows["value"].mean() == pytest.approx(_stats_mean(d), abs=1e-12)  # HELM's score, from its instances
+
+
+def test_helm_per_instance_file_that_is_broken_is_one_error(tmp_path):
+    d = tmp_path / "run"
+    shutil.copytree(HELM_RUN, d)
+    (d / "per_instance_stats.json").write_text('{"not": "a list"}')
+    rep = _ingest(tmp_path / "s.duckdb", d)
+    st = {f.adapter: f for f in rep.files}
+    assert st["helm_run"].status == "ingested"
+    assert st["item_table"].status == "skipped" and "expected a list" in st["item_table"].reason

@@ -45,7 +45,7 @@ SAMPLES_ADAPTER = "lm_eval_samples"
 #: Adapter name reported for item-response tables (:mod:`harness_ext.store.item_tables`).
 ITEMS_ADAPTER = "item_table"
 #: HELM run directories' per-instance stats (adapter ``helm-run``) go to the samples table as item scores.
-HELM_RUN_ADAPTER, HELM_INSTANCES = "helm-run", "per_instance_stats.json"
+HELM_RUN_ADAPTER, HELM_INSTANCE_FILES = "helm_run", ("per_instance_stats.json", "display_predictions.json")
 #: Suffixes an item-response table may have.
 _ITEM_SUFFIXES = (".parquet", ".csv", ".tsv")
 #: Sources written per DuckDB transaction (each source stays all-or-nothing; see Store.ingest_batch).
@@ -565,7 +565,8 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                         tables.append((len(report.files) - 1, src.path, spec))
                         continue
                 chosen = forced if forced is not None else _detect(src, root, adapters, established)
-                if chosen.name == HELM_RUN_ADAPTER and os.path.isfile(os.path.join(src.pathname, HELM_INSTANCES)):
+                if chosen.name == HELM_RUN_ADAPTER and any(os.path.isfile(os.path.join(src.pathname, n))
+                                                           for n in HELM_INSTANCE_FILES):
                     runs.append((len(report.files), src.path))  # the run's entry is the next one appended
                 sha = sha256_of(src, chosen)
                 group_shas.append(sha)
