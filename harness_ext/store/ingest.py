@@ -34,8 +34,8 @@ from typing import Iterable, Iterator, Optional
 from ..errors import IngestError, NotResults
 from ..plugin_manager import get_registration, get_registrations
 from ..types import _NAMES_OK, SourceFile
-from .ingest_checks import _all_plain, _plain
-from .ingest_read import SMALL_FILE_BYTES, _read_walked
+from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _plain
+from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
@@ -134,7 +134,7 @@ class IngestReport:
 def sha256_of(src: SourceFile, adapter) -> str:
     """Content hash of a source; for directory adapters, of its files' names and bytes."""
     d = src.__dict__
-    if "bytes" in d and not src.options and ("_no_sidecars" in d or src._siblings is not None and not src.sidecars()):
+    if _bytes_alone(src):
         # The common case, on the bytes read once for sniffing and parsing (ingest reads small files whole).
         h = hashlib.sha256(d["bytes"])
         h.update(_adapter_tag(adapter.name))
@@ -311,8 +311,20 @@ def read_source(src: SourceFile, adapter) -> list:
     """Read and validate every record of one source; raise IngestError on any problem.
 
     Whatever an adapter does wrong (raises any exception, yields something that is not a
-    ResultRecord, runs out of memory) fails only this source, with the adapter named.
+    ResultRecord, runs out of memory) fails only this source, with the adapter named. Text the
+    store cannot keep (a lone surrogate from a ``"\\ud800"`` escape) in any name, metadata value
+    or task configuration fails it too, before anything of it is written
+    (:func:`harness_ext.store.ingest_checks._check_text_of`).
     """
+    records = _read_validated(src, adapter)
+    data = src.__dict__.get("bytes")
+    if data is None or _may_hold_surrogates(data) or not _bytes_alone(src):  # see _check_text_of
+        _check_text_of(src, records)
+    return records
+
+
+def _read_validated(src: SourceFile, adapter):
+    """:func:`read_source` but the metadata text check."""
     ColumnarResults, ResultRecord, ColumnarCells, ResultRows = _read_types()
     try:
         records = adapter.read(src)
@@ -574,22 +586,11 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                     report.files.append(FileReport(src.pathname, "unchanged", chosen.name))
                     continue
                 records, configs = _records_of(src, chosen)
-                if configs:
-                    task_configs[src.pathname] = configs
-                report.files.append(None)
                 notes = src.take_notes()
-                if notes:
-                    notes_of[len(report.files) - 1] = notes
-                pending.append((len(report.files) - 1, src.pathname, sha, chosen.name, records))
-                batch_sha.add(sha)
-                n_pending += len(records)
-                if len(pending) >= BATCH_FILES or n_pending >= BATCH_RECORDS:
-                    flush()
-                    batch_sha.clear()
-                    n_pending = 0
-            except (IngestError, OSError, MemoryError) as exc:
+            except Exception as exc:  # noqa: BLE001 - whatever reading one file raises fails that file only
                 report.files.append(FileReport(_shown(src.path), "skipped", reason=_skip_reason(exc),
                                                quiet=isinstance(exc, NotResults)))
+                continue
             finally:
                 # The file's bytes and parsed document are not needed once its records are made: freed now,
                 # their memory serves the next file (instead of a batch's worth of documents held to the end).
@@ -597,6 +598,19 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                 for k in _READ_CACHE:
                     sd.pop(k, None)
                 sd.pop("notes", None)  # a skipped file's notes: its reason says what matters
+            if configs:
+                task_configs[src.pathname] = configs
+            report.files.append(None)
+            if notes:
+                notes_of[len(report.files) - 1] = notes
+            pending.append((len(report.files) - 1, src.pathname, sha, chosen.name, records))
+            batch_sha.add(sha)
+            n_pending += len(records)
+            # Outside the file's own errors: a batch that cannot be written (the store locked) is not this file's.
+            if len(pending) >= BATCH_FILES or n_pending >= BATCH_RECORDS:
+                flush()
+                batch_sha.clear()
+                n_pending = 0
         flush(final=True)
         store.acquire()
     except StoreLockedError as exc:
@@ -665,7 +679,11 @@ def _skip_reason(exc: BaseException) -> str:
         return exc.reason
     if isinstance(exc, MemoryError):
         return "too large to read in memory"
-    return f"cannot read: {exc}"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to read"
+    if isinstance(exc, OSError):
+        return f"cannot read: {exc.strerror or exc}"
+    return f"cannot read: {type(exc).__name__}: {exc}"
 
 
 #: What a SourceFile keeps of a file it read (see SourceFile and the lm-eval adapter's version sniff).
