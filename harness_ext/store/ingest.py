@@ -10,10 +10,8 @@ batches, one transaction per batch, each file all-or-nothing
 lm-eval per-sample logs (``samples_<task>_<date>.jsonl``, written by
 ``--log_samples`` beside ``results_<date>.json``) are not result files: they go
 to the samples table (:func:`harness_ext.store.samples.ingest_samples`) and are
-reported with adapter ``lm_eval_samples``. Item-response tables (one score per
-model and item: long by their header, wide by their sidecar's ``items:`` block) go
-there too (:func:`harness_ext.store.item_tables.ingest_item_tables`), reported
-with adapter ``item_table``.
+reported with adapter ``lm_eval_samples``; item-response tables and HELM runs'
+per-instance scores too (:mod:`harness_ext.store.item_tables`, adapter ``item_table``).
 """
 
 from __future__ import annotations
@@ -42,12 +40,8 @@ from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked
 CANDIDATE_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".eval", ".parquet")
 #: Adapter name reported for lm-eval per-sample logs (stored by :func:`harness_ext.store.samples.ingest_samples`).
 SAMPLES_ADAPTER = "lm_eval_samples"
-#: Adapter name reported for item-response tables (:mod:`harness_ext.store.item_tables`).
-ITEMS_ADAPTER = "item_table"
-#: HELM run directories' per-instance stats (adapter ``helm-run``) go to the samples table as item scores.
-HELM_RUN_ADAPTER, HELM_INSTANCE_FILES = "helm_run", ("per_instance_stats.json", "display_predictions.json")
-#: Suffixes an item-response table may have.
-_ITEM_SUFFIXES = (".parquet", ".csv", ".tsv")
+#: Adapter name reported for item-response tables and HELM runs' per-instance scores (:mod:`.item_tables`).
+ITEMS_ADAPTER, _ITEM_SUFFIXES = "item_table", (".parquet", ".csv", ".tsv")
 #: Sources written per DuckDB transaction (each source stays all-or-nothing; see Store.ingest_batch).
 #: Each batch costs a connect, a commit and a checkpoint (about 0.1 s), so batches are large; the lock is
 #: held only while one is written (a second or two: files are read and parsed before), so readers still
@@ -97,9 +91,8 @@ class IngestReport:
         ing, unch, skip = (len(self.by_status(s)) for s in ("ingested", "unchanged", "skipped"))
         logs = [f for f in self.by_status("ingested") if f.adapter == SAMPLES_ADAPTER]
         samples = f", {sum(f.n_samples for f in logs)} per-sample scores from {len(logs)} sample logs" if logs else ""
-        tables = [f for f in self.by_status("ingested") if f.adapter == ITEMS_ADAPTER]
-        if tables:
-            samples += f", {sum(f.n_samples for f in tables)} item scores from {len(tables)} item files"
+        items = [f for f in self.by_status("ingested") if f.adapter == ITEMS_ADAPTER]
+        samples += f", {sum(f.n_samples for f in items)} item scores from {len(items)} item files" if items else ""
         quiet = sum(f.quiet for f in self.by_status("skipped"))
         known = f" ({quiet} of them metadata files with no results)" if quiet else ""
         n_notes = sum(len(f.notes) for f in self.files)
@@ -496,6 +489,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     from .columnar import write_columnar
     from .db import SourceOutcome
     from .samples import ingest_samples, is_samples_file  # samples imports this module
+    from .item_tables import ingest_walked, item_table_spec  # so does item_tables
 
     adapters = get_registrations("adapters")
     forced = get_registration("adapters", adapter) if adapter else None
@@ -571,14 +565,12 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                     if size is not None and size <= SMALL_FILE_BYTES:
                         src.bytes  # one read of a small regular file (checked above) serves sniffing, parsing, hashing
                 if forced is None and src.suffix in _ITEM_SUFFIXES and not src.is_dir:
-                    spec = _items()[0](src)
-                    if _items()[1](src.path, spec):  # an item-response table: to the samples table, after the results
+                    if (spec := item_table_spec(src)) is not None:  # an item-response table: stored after the results
                         report.files.append(None)
-                        tables.append((len(report.files) - 1, src.path, spec))
+                        tables.append((len(report.files) - 1, src.path, spec or None))
                         continue
                 chosen = forced if forced is not None else _detect(src, root, adapters, established)
-                if chosen.name == HELM_RUN_ADAPTER and any(os.path.isfile(os.path.join(src.pathname, n))
-                                                           for n in HELM_INSTANCE_FILES):
+                if chosen.name == "helm_run":  # its per-instance scores, if it has them, after the results
                     runs.append((len(report.files), src.path))  # the run's entry is the next one appended
                 sha = sha256_of(src, chosen)
                 group_shas.append(sha)
@@ -625,28 +617,13 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
         done = ingest_samples(store, [p for _, p in logs], show_progress=False)
         for (idx, _), f in zip(logs, done.files):
             report.files[idx] = FileReport(f.path, f.status, SAMPLES_ADAPTER, reason=f.reason, n_samples=f.n_rows)
-    if tables:
-        done = _items()[2](store, [(p, spec) for _, p, spec in tables])
-        for (idx, _, _), f in zip(tables, done):
-            report.files[idx] = f
-    runs = [d for idx, d in runs if report.files[idx].status != "skipped"]  # a skipped run's reason says it all
-    if runs:
-        from harness_ext.adapters.helm import read_run_instances
-
-        report.files += _items()[2](store, [(d, None) for d in runs], read=lambda d, _: read_run_instances(d))
+    if tables or runs:
+        ingest_walked(store, report.files, tables, runs)
     if not aliases_done and report.by_status("ingested"):
         _refresh_aliases(store)()
     if group:
         report.group = (group, store.add_benchmark_group(group, group_shas))
     return report
-
-
-@functools.lru_cache(maxsize=None)
-def _items() -> tuple:
-    """``(item_spec, is_item_table, ingest_item_tables)`` of :mod:`harness_ext.store.item_tables` (pandas: on first use)."""
-    from .item_tables import ingest_item_tables, is_item_table, item_spec
-
-    return item_spec, is_item_table, ingest_item_tables
 
 
 def _refresh_aliases(store):

@@ -260,6 +260,31 @@ def item_spec(src) -> Optional[dict]:
     return read_sidecar(own[0]).get("items")
 
 
+def item_table_spec(src) -> Optional[dict]:
+    """For a walked file: its sidecar's ``items:`` block ({} for a long table without one) if it is an
+    item-response table, else None. A bad sidecar raises :class:`IngestError` (the file is skipped)."""
+    spec = item_spec(src)
+    return (spec or {}) if is_item_table(src.path, spec) else None
+
+
+def ingest_walked(store, files: list, tables: list, runs: list) -> None:
+    """Store what an ingest walk found besides results, filling its report ``files``.
+
+    ``tables``: ``(report index, path, items block or None)`` of item-response tables (their entries are
+    placeholders). ``runs``: ``(report index, run directory)`` of HELM runs; one with per-instance scores
+    (:data:`harness_ext.adapters.helm.PER_INSTANCE_FILES`) whose results were not skipped adds an entry.
+    """
+    if tables:
+        for (idx, _, _), f in zip(tables, ingest_item_tables(store, [(p, spec) for _, p, spec in tables])):
+            files[idx] = f
+    if runs:
+        from harness_ext.adapters.helm import PER_INSTANCE_FILES, read_run_instances
+
+        runs = [d for idx, d in runs if files[idx].status != "skipped"  # a skipped run's reason says it all
+                and any((Path(d) / n).is_file() for n in PER_INSTANCE_FILES)]
+        files += ingest_item_tables(store, [(d, None) for d in runs], read=lambda d, _: read_run_instances(d))
+
+
 def ingest_item_tables(store, tables: list, read=read_item_table) -> list:
     """Store item-response tables in ``store``'s samples table, one transaction per file.
 
