@@ -200,3 +200,10 @@ def test_helm_per_instance_file_that_is_broken_is_one_error(tmp_path):
     st = {f.adapter: f for f in rep.files}
     assert st["helm_run"].status == "ingested"
     assert st["item_table"].status == "skipped" and "expected a list" in st["item_table"].reason
+
+
+def test_api_ingest_takes_item_tables(tmp_path):
+    import harness_ext as hx
+
+    rep = hx.ingest(FIXTURES, tmp_path / "s.duckdb")
+    assert [f.status for f in rep.files] == ["ingested", "ingested"] and rep.n_results == 0

@@ -356,10 +356,16 @@ def _store_table(store, table: ItemTable, shas: set):
                             "n_rows": counts[new], "ingested_at": now, "benchmark": table.benchmark})
     rows = frame.assign(source_id=ids[gid])
     notes += _overlap_notes(con, rows)
-    with store.transaction(_item_sources=sources, _item_rows=rows) as tx:
-        tx.execute("INSERT INTO sample_sources BY NAME SELECT * FROM _item_sources")
-        tx.execute("INSERT INTO samples (model, task, doc_id, metric, value, source, source_id) "
-                   "SELECT model, task, doc_id, metric, value, ?, source_id FROM _item_rows", [str(table.path)])
+    import duckdb
+
+    try:
+        with store.transaction(_item_sources=sources, _item_rows=rows) as tx:  # rolled back whole on any error
+            tx.execute("INSERT INTO sample_sources BY NAME SELECT * FROM _item_sources")
+            tx.execute("INSERT INTO samples (model, task, doc_id, metric, value, source, source_id) "
+                       "SELECT model, task, doc_id, metric, value, ?, source_id FROM _item_rows", [str(table.path)])
+    except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.ConstraintException) as exc:
+        return FileReport(str(table.path), "skipped", ITEMS_ADAPTER,
+                          reason=f"the store refused it: {str(exc).splitlines()[0]}")
     shas.update(sources["sha256"])
     n = con.execute("SELECT count(*) FROM samples WHERE source_id BETWEEN ? AND ?",
                     [int(ids[new].min()), int(ids[new].max())]).fetchall()[0][0]  # counted from the committed store
