@@ -112,7 +112,10 @@ def is_item_table(path, spec: Optional[dict] = None) -> bool:
 
 def _read_frame(path: Path) -> pd.DataFrame:
     if path.suffix == ".parquet":
-        return pd.read_parquet(path)
+        import pyarrow.parquet as pq
+
+        # Text columns as categories: a model name repeated on 30,000 rows is one string, not 30,000.
+        return pq.read_table(path).to_pandas(strings_to_categorical=True)
     return pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
 
 
@@ -140,10 +143,25 @@ def _item_ids(values) -> np.ndarray:
     from .samples import _doc_id
 
     s = pd.Series(values)
+    if isinstance(s.dtype, pd.CategoricalDtype):  # each distinct id once, then by code
+        return _item_ids(s.cat.categories.to_numpy())[s.cat.codes.to_numpy()]
     num = pd.to_numeric(s, errors="coerce")
     if num.notna().all() and (num == np.floor(num)).all() and (num.abs() < 2 ** 63).all():
         return num.to_numpy(dtype=np.int64)
     return np.fromiter((_doc_id(v) for v in s.astype(str)), dtype=np.int64, count=len(s))
+
+
+def _labels(values) -> pd.Categorical:
+    """Text labels (model, task, metric names) as a categorical: stripped, sorted categories, NaN as ''."""
+    codes, uniques = pd.factorize(pd.Series(values), use_na_sentinel=False)
+    names = pd.Index(uniques).astype(str).str.strip().to_numpy()
+    names[pd.isna(uniques)] = ""
+    cats, inverse = np.unique(names.astype(str), return_inverse=True)
+    return pd.Categorical.from_codes(inverse.reshape(-1)[codes], categories=cats)
+
+
+def _constant(n: int, label: str) -> pd.Categorical:
+    return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[label])
 
 
 def _melt(df: pd.DataFrame, layout: str) -> pd.DataFrame:
@@ -199,16 +217,16 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
     keep = ~np.isnan(score)
     if (~keep).any():
         notes.append(f"{int((~keep).sum())} missing scores (no row stored)")
-    models = df[mcol].astype(str).str.strip().to_numpy()
-    if (models == "").any():
+    models = _labels(df[mcol])
+    if "" in models.categories:
         raise IngestError(path, "a row has an empty model name")
     tcol = _pick(header, ("task",))
-    task = df[tcol].astype(str).to_numpy() if tcol else np.full(len(df), str(spec.get("task") or path.stem), dtype=object)
+    task = _labels(df[tcol]) if tcol else _constant(len(df), str(spec.get("task") or path.stem))
     binary = bool(np.isin(score[keep], (0.0, 1.0)).all())
     metric_default = str(spec.get("metric") or ("acc" if binary else "score"))
     mtcol = _pick(header, ("metric",))
-    metric = df[mtcol].astype(str).to_numpy() if mtcol else np.full(len(df), metric_default, dtype=object)
-    frame = pd.DataFrame({"model": models, "task": task, "doc_id": _item_ids(df[icol].to_numpy()),
+    metric = _labels(df[mtcol]) if mtcol else _constant(len(df), metric_default)
+    frame = pd.DataFrame({"model": models, "task": task, "doc_id": _item_ids(df[icol]),
                           "metric": metric, "value": score})[keep]
     frame = _dedupe(frame, path, notes)
     bcol = _pick(header, ("benchmark",))
@@ -224,7 +242,7 @@ def _dedupe(frame: pd.DataFrame, path: Path, notes: list) -> pd.DataFrame:
     dup = frame.duplicated(key, keep=False)
     if not dup.any():
         return frame
-    spread = frame[dup].groupby(key)["value"].agg(lambda v: v.max() - v.min())
+    spread = frame[dup].groupby(key, observed=True)["value"].agg(lambda v: v.max() - v.min())
     clash = spread[spread > 0]
     if len(clash):
         m, t, d, mt = clash.index[0]
@@ -333,8 +351,9 @@ def _store_table(store, table: ItemTable, shas: set):
     from .ingest import FileReport
 
     frame = table.frame
-    gid = frame.groupby(["model", "task"], sort=True).ngroup().to_numpy()
-    groups = frame[["model", "task"]].drop_duplicates().sort_values(["model", "task"]).reset_index(drop=True)
+    by = frame.groupby(["model", "task"], sort=True, observed=True)
+    gid = by.ngroup().to_numpy()
+    groups = by.size().index.to_frame(index=False).astype(str)
     groups["sha256"] = [_group_sha(table.sha256, m, t) for m, t in zip(groups["model"], groups["task"])]
     stored = groups["sha256"].isin(shas).to_numpy()
     if stored.all():
@@ -377,7 +396,7 @@ def _overlap_notes(con, rows: pd.DataFrame) -> list:
 
     Both rows are kept (as for per-sample logs); the first stored is the one the prompt-level analyses use.
     """
-    pairs = rows[["model", "task"]].drop_duplicates()
+    pairs = rows[["model", "task"]].drop_duplicates().astype(str)
     con.register("_item_pairs", pairs)
     try:
         seen = con.execute("SELECT count(*) FROM (SELECT DISTINCT model, task FROM samples) s "
