@@ -43,7 +43,7 @@ def run(args) -> int:
         df, budget=args.budget, selector=args.selector, similarity=args.similarity, predictor=args.predictor,
         weighting=args.weighting, weighting_params=weighting_params, random_state=args.seed, n_random=args.n_random,
         group_name=args.group_name, db=db, costs=costs, n_random_subsets=getattr(args, "n_random_subsets", None),
-        items=getattr(args, "items", None),
+        items=getattr(args, "items", None), min_availability=getattr(args, "min_availability", None),
     )
     log.debug("reduce stage: harness files and plot")
     paths = result.write(args.out, formats)
