@@ -105,17 +105,22 @@ class BenchPress(BasePredictor):
         self.std_ = np.where(obs, 0.0, (self.upper_ - self.lower_) / (2 * Z90))
         return self
 
-    def _complete(self, P, rows_out):
-        """Complete ``P`` (points) and return raw-unit ``(mean, lower, upper)`` of rows ``rows_out``, every cell."""
+    def _complete(self, P, rows_out, calibrate: bool = True):
+        """Complete ``P`` (points) and return raw-unit ``(mean, lower, upper)`` of rows ``rows_out``, every cell.
+
+        ``calibrate=False``: the predictions only (zero-width bounds), without the risk features.
+        """
         pred = bp.complete(P, **self._als())[rows_out]
-        sub = P[rows_out]
-        r, c = np.nonzero(np.isnan(sub))
         lo, hi = pred.copy(), pred.copy()
-        lo[r, c], hi[r, c] = bp.intervals(self.calibration_, P, pred[r, c], rows_out[r], c)
+        if calibrate:
+            r, c = np.nonzero(np.isnan(P[rows_out]))
+            lo[r, c], hi[r, c] = bp.intervals(self.calibration_, P, pred[r, c], rows_out[r], c)
         return pred / self.factor_, lo / self.factor_, hi / self.factor_
 
     def predict_new_models(self, X_new, weights=None, calibrate: bool = True) -> IntervalPrediction:
         """Add the new models as rows, complete the matrix again, and give their cells' conformal intervals.
+
+        ``calibrate=False`` skips the intervals (the bounds equal the predictions).
 
         The aggregate (with ``weights``) is the weighted sum of the
         predictions; BenchPress defines no aggregate interval, so its bounds
@@ -129,7 +134,7 @@ class BenchPress(BasePredictor):
         O = ~np.isnan(X_new)
         P = np.vstack([self.X_, X_new]) * self.factor_
         with limit_threads():
-            m, lo, hi = self._complete(P, self.X_.shape[0] + np.arange(X_new.shape[0]))
+            m, lo, hi = self._complete(P, self.X_.shape[0] + np.arange(X_new.shape[0]), calibrate)
         mean = np.where(O, X_new, m)
         lower = np.where(O, X_new, lo)
         upper = np.where(O, X_new, hi)
