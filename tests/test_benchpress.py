@@ -131,3 +131,11 @@ def test_plugin_completes_calibrates_and_adds_new_models():
     p = est.predict_new_models(new, weights=np.full(12, 1 / 12))
     assert p.mean.shape == (3, 12) and p.aggregate.shape == (3,)
     assert np.array_equal(p.mean[:, :4], X[:3, :4]) and (p.upper[:, 4:] > p.lower[:, 4:]).all()
+
+
+def test_paper_evaluation_covers_about_ninety_percent():
+    X = _matrix(5, m=40, d=14, missing=0.2) * 100
+    F = bp.holdout_folds(~np.isnan(X), n_seeds=2)
+    out = bp.paper_evaluation(X, F)
+    assert out["n_cells"] == int(F.sum()) and len(out["fold_medae"]) == 6
+    assert 0.85 <= out["coverage"] <= 0.95 and out["width"] > 0
