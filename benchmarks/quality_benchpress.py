@@ -27,7 +27,7 @@ Reported per matrix and method, in points (x100 for scores in [0, 1]):
 BenchPress's MedAE (the median absolute error of every held-out cell pooled),
 the median over folds of each fold's MedAE, 90% coverage and its worst fold,
 median interval width; then ``ratio`` = BenchPress MedAE / default MedAE
-(above 1: the default is better; the issue's bar is 1.05 on every matrix).
+(above 1: the default is better; the bar is 1.05 on every matrix).
 
 ``--csv`` reads a models x benchmarks table (first column the model id, NaN
 or empty where not run, scores as published: percentages 0-100, Elo as is);
