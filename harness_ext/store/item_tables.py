@@ -227,7 +227,9 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
     mtcol = _pick(header, ("metric",))
     metric = _labels(df[mtcol]) if mtcol else _constant(len(df), metric_default)
     frame = pd.DataFrame({"model": models, "task": task, "doc_id": _item_ids(df[icol]),
-                          "metric": metric, "value": score})[keep]
+                          "metric": metric, "value": score})
+    if not keep.all():
+        frame = frame[keep]
     frame = _dedupe(frame, path, notes)
     bcol = _pick(header, ("benchmark",))
     bench = spec.get("benchmark") or (str(df[bcol].iloc[0]) if bcol and len(df) else path.parent.name or path.stem)
@@ -373,7 +375,8 @@ def _store_table(store, table: ItemTable, shas: set):
     sources = pd.DataFrame({"source_id": ids[new], "path": str(table.path), "sha256": groups["sha256"].to_numpy()[new],
                             "model": groups["model"].to_numpy()[new], "task": groups["task"].to_numpy()[new],
                             "n_rows": counts[new], "ingested_at": now, "benchmark": table.benchmark})
-    rows = frame.assign(source_id=ids[gid])
+    rows = frame if frame is not table.frame else frame.copy(deep=False)  # the table's own frame stays as read
+    rows["source_id"] = ids[gid]
     notes += _overlap_notes(con, rows)
     import duckdb
 
