@@ -13,7 +13,7 @@ def run(args) -> int:
     from ..methods.predict_export import write_eee_records, write_lm_eval_results
 
     manifest = load_manifest(args.manifest)
-    pred = predict_from_manifest(manifest, args.results, manifest_path=args.manifest)
+    pred = predict_from_manifest(manifest, args.results, manifest_path=args.manifest, level=getattr(args, "level", 0.9))
     for w in pred.warnings:
         log.warning(w)
     # With --json - the command line sends stdout to stderr and keeps the real stdout for the JSON.
