@@ -72,7 +72,7 @@ def test_readme_example_predicts_the_held_out_model(example_run):
     again = hx.predict(folder / "reduced", scores)
     assert again.aggregate["aggregate"].iloc[0] == pytest.approx(agg["aggregate"])
     doc = json.loads(again.to_json())
-    assert doc["aggregate"][0]["model"] == "new_model" and "full-benchmark aggregate" in str(again)
+    assert doc["aggregate"][0]["model"] == "new_model" and "full-benchmark estimate" in str(again)
     assert doc["manifest"] == str(folder / "reduced")
     # A manifest given as a dict has no file: JSON null, not the string "None".
     assert json.loads(hx.predict(manifest, scores).to_json())["manifest"] is None

@@ -77,8 +77,9 @@ def _lm_eval_name(manifest: dict, dataset: str) -> str:
 
 def estimate_row_name(pred, manifest: dict) -> tuple:
     """``(row name, alias)`` of the full-benchmark score: the benchmark's name, ``mmlu (estimated from 8 of 57)``."""
-    name = (pred.score or {}).get("benchmark") or manifest.get("group_name") or "harness_ext_reduced"
-    return name, f"{name} (estimated from {len(manifest['subset'])} of {len(manifest['datasets'])})"
+    name = (getattr(pred, "score", None) or {}).get("benchmark") or manifest.get("group_name") or "harness_ext_reduced"
+    k = len(manifest.get("subset") or [d for d in manifest["datasets"] if d.get("in_subset")])
+    return name, f"{name} (estimated from {k} of {len(manifest['datasets'])})"
 
 
 def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict:
@@ -86,7 +87,8 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
     by_name = {d["name"]: d for d in manifest["datasets"]}
     rows = pred.table[pred.table["model"] == model]
     agg = pred.aggregate[pred.aggregate["model"] == model].iloc[0]
-    z = z_of(pred.level)
+    level = getattr(pred, "level", 0.9)
+    z = z_of(level)
     group, alias = estimate_row_name(pred, manifest)
     results, n_shot, hib, tasks = {}, {}, {}, []
     for r in rows.itertuples(index=False):
@@ -103,7 +105,8 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
         n_shot[task] = d.get("num_fewshot") if isinstance(d.get("num_fewshot"), int) else 0
         hib[task] = {metric: not bool((d.get("normalisation") or {}).get("flip", False))}
         tasks.append(task)
-    metric = agg["metric"] if agg["metric"] != "normalised" else "score"
+    metric = agg.get("metric", "normalised")
+    metric = metric if metric != "normalised" else "score"
     full = {"alias": alias + ("" if metric != "score" else ", normalised 0-1"),
             f"{metric},predicted": _f(agg["aggregate"]), f"{metric}_stderr,predicted": _f((agg["upper"] - agg["lower"]) / (2 * z)),
             f"{metric}_lower,predicted": _f(agg["lower"]), f"{metric}_upper,predicted": _f(agg["upper"])}
@@ -122,8 +125,8 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
         "config": {"model": "harness-ext-prediction", "model_args": {"pretrained": model}},
         "model_name": model,
         PREDICTION_KEY: {"manifest": None if manifest_path is None else str(manifest_path), "tool_version": __version__,
-                         "method": interval_method(manifest, pred.level), "interval_level": pred.level,
-                         "score": pred.score,
+                         "method": interval_method(manifest, level), "interval_level": level,
+                         "score": getattr(pred, "score", None),
                          "observed": [t for t, r in results.items() if r["observed"]],
                          "warnings": [w for w in pred.warnings if w.startswith(f"{model}:") or ":" not in w[:200]]},
     }
@@ -182,8 +185,8 @@ def eee_record(pred, manifest: dict, model: str, timestamp: str = None) -> dict:
     by_name = {d["name"]: d for d in manifest["datasets"]}
     rows = pred.table[pred.table["model"] == model]
     agg = pred.aggregate[pred.aggregate["model"] == model].iloc[0]
-    method = interval_method(manifest, pred.level)
-    level = pred.level
+    level = getattr(pred, "level", 0.9)
+    method = interval_method(manifest, level)
     timestamp = timestamp or str(int(time.time()))
     results = []
     for r in rows.itertuples(index=False):
@@ -210,24 +213,25 @@ def eee_record(pred, manifest: dict, model: str, timestamp: str = None) -> dict:
                         "source_data": {"dataset_name": str(r.dataset), "source_type": "other"},
                         "metric_config": cfg, "score_details": score})
     group, alias = estimate_row_name(pred, manifest)
-    if agg["metric"] == "normalised":
+    if agg.get("metric", "normalised") == "normalised":
         how = "weighted mean of normalised scores (0 = chance, 1 = best)"
         bounds = {"min_score": 0.0, "max_score": 1.0}
     else:
-        how = f"{agg['metric']}: {(pred.score or {}).get('weighting', '')}"
+        how = f"{agg['metric']}: {(getattr(pred, 'score', None) or {}).get('weighting', '')}"
         norms = [by_name[c].get("normalisation") or {} for c in by_name]
         bounds = ({"min_score": float(min(n["lo"] for n in norms)), "max_score": float(max(n["lo"] + n["span"] for n in norms))}
                   if all("lo" in n and "span" in n for n in norms) else {})
     results.append({
         "evaluation_name": f"{alias} (predicted)",
         "source_data": {"dataset_name": f"{group} full benchmark", "source_type": "other",
-                        "additional_details": {"datasets": str(len(by_name)), "subset": str(len(manifest["subset"]))}},
+                        "additional_details": {"datasets": str(len(by_name))}},
         "metric_config": {"evaluation_description": f"{how}, predicted by harness-ext from a reduced subset",
                           "lower_is_better": False, "score_type": "continuous", **bounds},
         "score_details": {"score": float(agg["aggregate"]),
-                          "details": {"n_observed": str(int(agg["n_observed"])), "metric": str(agg["metric"]),
-                                      "normalised_score": f"{agg['normalised']:.10g}",
-                                      "normalised_interval": f"[{agg['normalised_lower']:.10g}, {agg['normalised_upper']:.10g}]"},
+                          "details": {"n_observed": str(int(agg["n_observed"])), "metric": str(agg.get("metric", "normalised")),
+                                      **({} if "normalised" not in agg else {
+                                          "normalised_score": f"{agg['normalised']:.10g}",
+                                          "normalised_interval": f"[{agg['normalised_lower']:.10g}, {agg['normalised_upper']:.10g}]"})},
                           "uncertainty": {"confidence_interval": {"lower": float(agg["lower"]), "upper": float(agg["upper"]),
                                                                   "confidence_level": level, "method": method}}},
     })
