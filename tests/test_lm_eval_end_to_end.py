@@ -142,9 +142,14 @@ def test_lm_eval_cli_runs_the_reduced_group_and_predict_matches_the_full_run(loo
     assert "acc,none" not in group_row  # the subset's plain mean is not shown as the benchmark's score
     assert group_row["acc,estimate"] == pytest.approx(agg["aggregate"], abs=1e-6)
     assert (group_row["acc_lower,estimate"], group_row["acc_upper,estimate"]) == pytest.approx((agg["lower"], agg["upper"]), abs=1e-6)
-    table = [line for line in loop["cli"].stdout.splitlines() if line.startswith(f"|{bench} (estimated")]
-    assert len(table) == 1 and "|estimate|" in table[0].replace(" ", "") and f"{agg['aggregate']:.4f}" in table[0], \
-        loop["cli"].stdout[-3000:]
+    lines = loop["cli"].stdout.splitlines()
+    at = [i for i, line in enumerate(lines) if line.startswith(f"|{bench} (estimated from {len(subset)} of 12)")]
+    assert at, loop["cli"].stdout[-3000:]  # in the tasks table (and again in the groups table)
+    cells = [[c.strip() for c in lines[i].strip("|").split("|")] for i in (at[0], at[0] + 1, at[0] + 2)]
+    assert [c[2] for c in cells] == ["estimate"] * 3, loop["cli"].stdout[-3000:]
+    assert [(c[4], c[6]) for c in cells] == [("acc", f"{agg['aggregate']:.4f}"), ("acc_lower", f"{agg['lower']:.4f}"),
+                                             ("acc_upper", f"{agg['upper']:.4f}")], loop["cli"].stdout[-3000:]
+    assert cells[0][7] == "±" and float(cells[0][8]) > 0
     with capsys.disabled():
         print("\nlm_eval's table:\n" + "\n".join(l for l in loop["cli"].stdout.splitlines() if l.startswith("|")))
 

@@ -132,8 +132,9 @@ def benchmark_score(manifest: dict, columns=None) -> tuple:
     by_name = {d["name"]: d for d in manifest["datasets"]}
     columns = list(columns) if columns is not None else list(by_name)
     entries = [by_name[c] for c in columns]
-    metrics = sorted({str(e.get("metric")) for e in entries})
-    if len(metrics) != 1 or metrics == ["None"]:
+    # A matrix given as a DataFrame names no metric: its values are the one "score".
+    metrics = sorted({str(e.get("metric") or "score") for e in entries})
+    if len(metrics) != 1:
         return None, (f"the datasets are scored with {len(metrics)} different metrics ({', '.join(metrics[:4])}): "
                       "their mean is on no one harness metric")
     maps = [_affine(e.get("normalisation") or {}) for e in entries]
@@ -141,8 +142,8 @@ def benchmark_score(manifest: dict, columns=None) -> tuple:
         bent = [c for c, m in zip(columns, maps) if m is None]
         return None, (f"{len(bent)} datasets ({', '.join(bent[:3])}) are normalised by a non-linear transform "
                       "(Elo, perplexity): their mean on the harness's scale is not what the normalised mean predicts")
-    benchmarks = {str(e.get("benchmark")) for e in entries}
-    name = benchmarks.pop() if len(benchmarks) == 1 else (manifest.get("group_name") or "benchmark")
+    benchmarks = {e.get("benchmark") for e in entries}
+    name = benchmarks.pop() if len(benchmarks) == 1 and None not in benchmarks else (manifest.get("group_name") or "benchmark")
     names = [c.split("/", 1)[1] if c.startswith(f"{name}/") else c for c in columns]
     v, how = _weights(names, name)
     offset, slope = (np.array(a, dtype=float) for a in zip(*maps))
