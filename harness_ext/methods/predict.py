@@ -542,26 +542,37 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     # A flipped (lower-is-better) column inverts the order of its bounds.
     lo_hi = np.sort(table[["raw_lower", "raw_upper"]].to_numpy(), axis=1)
     table["raw_lower"], table["raw_upper"] = lo_hi[:, 0], lo_hi[:, 1]
-    norm = {"normalised": agg, "normalised_lower": np.clip(agg_lo, 0, 1) if bounded.all() else agg_lo,
-            "normalised_upper": np.clip(agg_hi, 0, 1) if bounded.all() else agg_hi, "normalised_actual": agg_actual}
-    if bench is None:
-        head = {"metric": "normalised", "aggregate": norm["normalised"], "lower": norm["normalised_lower"],
-                "upper": norm["normalised_upper"], "actual": agg_actual}
-    else:
-        raw_cells = table["raw"].to_numpy().reshape(n_new, d)
-        point = raw_cells @ bench.weights
-        lo_b = bench.weights @ np.minimum(bench.offset, bench.offset + bench.slope)  # the score's range on its scale
-        hi_b = bench.weights @ np.maximum(bench.offset, bench.offset + bench.slope)
-        clip = (lambda x: np.clip(x, lo_b, hi_b)) if bounded.all() else (lambda x: x)
-        head = {"metric": bench.metric, "aggregate": point, "lower": clip(point - r_lo), "upper": clip(point + r_hi),
-                "actual": np.where(np.isnan(raw_obs).any(axis=1), np.nan, np.nan_to_num(raw_obs) @ bench.weights)}
-    aggregate = pd.DataFrame({"model": raw_new.index, **head, **{k: v for k, v in norm.items() if k != "normalised_actual"},
-                              "n_observed": observed.sum(axis=1), "actual": head["actual"],
-                              "normalised_actual": norm["normalised_actual"]})
+    aggregate = _aggregate_frame(raw_new.index, bench, table["raw"].to_numpy().reshape(n_new, d), raw_obs, observed,
+                                 bounded.all(), (agg, agg_lo, agg_hi, agg_actual), (r_lo, r_hi))
     return PredictionResult(table=table, aggregate=aggregate, warnings=warnings, sources=raw_new.attrs.get("sources", {}),
                             manifest=manifest, manifest_path=None if manifest_path is None else str(manifest_path),
                             level=level, score=bench.describe() if bench is not None else {"metric": "normalised",
                                                                                               "reason": bench_why})
+
+
+def _aggregate_frame(models, bench, raw_cells, raw_obs, observed, bounded: bool, normalised: tuple, half: tuple):
+    """The ``aggregate`` table: the benchmark's own score (``bench``; None: the normalised one) and the normalised.
+
+    ``normalised``: ``(aggregate, lower, upper, actual)``; ``half``: the benchmark score's ``(below, above)``
+    half-widths. Its point is the benchmark's weighted mean of the raw cells (observed cells at their
+    measured value, also below chance); its bounds stay inside the score's range on a bounded scale.
+    """
+    agg, agg_lo, agg_hi, agg_actual = normalised
+    norm = {"normalised": agg, "normalised_lower": np.clip(agg_lo, 0, 1) if bounded else agg_lo,
+            "normalised_upper": np.clip(agg_hi, 0, 1) if bounded else agg_hi}
+    if bench is None:
+        head = {"metric": "normalised", "aggregate": agg, "lower": norm["normalised_lower"],
+                "upper": norm["normalised_upper"], "actual": agg_actual}
+    else:
+        point = raw_cells @ bench.weights
+        lo_b = bench.weights @ np.minimum(bench.offset, bench.offset + bench.slope)  # the score's range on its scale
+        hi_b = bench.weights @ np.maximum(bench.offset, bench.offset + bench.slope)
+        clip = (lambda x: np.clip(x, lo_b, hi_b)) if bounded else (lambda x: x)
+        head = {"metric": bench.metric, "aggregate": point, "lower": clip(point - half[0]),
+                "upper": clip(point + half[1]),
+                "actual": np.where(np.isnan(raw_obs).any(axis=1), np.nan, np.nan_to_num(raw_obs) @ bench.weights)}
+    return pd.DataFrame({"model": models, **head, **norm, "n_observed": observed.sum(axis=1),
+                         "normalised_actual": agg_actual})
 
 
 def stored_reselect(manifest: dict, train: pd.DataFrame, est) -> tuple:
