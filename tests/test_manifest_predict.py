@@ -399,8 +399,11 @@ def test_lm_eval_builds_the_group_with_the_selected_tasks_and_shots(reduced, lm_
         cfg = loaded["tasks"][f"mmlu_{s['name']}"].config
         assert cfg.num_fewshot == s["num_fewshot"] == 5
         assert (cfg.dataset_path, cfg.dataset_name) == ("cais/mmlu", s["name"])
-    [agg] = loaded["groups"]["harness_ext_reduced"].aggregate_metric_list
-    assert (agg.metric, agg.aggregation, agg.weight_by_size) == ("acc", "mean", False)
+    group = loaded["groups"]["harness_ext_reduced"]
+    [agg] = group.aggregate_metric_list
+    # lm-eval resolved the shipped estimate (harness_ext_estimate.py in the folder) as the aggregation.
+    assert (agg.metric, agg.aggregation.__name__, agg.weight_by_size) == ("acc", "estimate", False)
+    assert agg.aggregation.harness_ext_group_estimate and group.alias == "mmlu (estimated from 8 of 57)"
 
 
 def test_helm_conf_parses_as_helm_run_entries(reduced):
