@@ -481,10 +481,8 @@ class LowRankCompleter(BasePredictor):
             them, so the intervals hold for select-then-predict (models that chose a
             subset predict it better than new models do).
         extra_weights : array-like, (k, d), optional
-            Weights of ``k`` further aggregates (with ``weights``), calibrated on the same
-            held-out folds as the first: e.g. the benchmark's own score on the harness's
-            scale beside the normalised aggregate. In ``extra_aggregate``/``extra_lower``/
-            ``extra_upper`` (n, k).
+            ``k`` further aggregates (with ``weights``; e.g. the benchmark's own score), calibrated
+            on the same held-out folds: ``extra_aggregate``/``extra_lower``/``extra_upper`` (n, k).
 
         Returns
         -------
