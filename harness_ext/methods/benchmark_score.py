@@ -31,11 +31,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from ..benchmarks import MMLU_TEST_SIZES, mmlu_subject
 from ..errors import MethodError
 
-__all__ = ["BenchmarkScore", "DEFAULT_LEVEL", "benchmark_score", "check_level", "z_of"]
+__all__ = ["BenchmarkScore", "DEFAULT_LEVEL", "aggregate_frame", "benchmark_score", "check_level", "floor_warnings",
+           "raw_aggregate_rmse", "z_of"]
 
 #: The interval level used unless ``predict --level`` (the API's ``level=``) asks for another.
 DEFAULT_LEVEL = 0.9
@@ -148,3 +150,69 @@ def benchmark_score(manifest: dict, columns=None) -> tuple:
     v, how = _weights(names, name)
     offset, slope = (np.array(a, dtype=float) for a in zip(*maps))
     return BenchmarkScore(name=name, metric=metrics[0], weights=v, weighting=how, offset=offset, slope=slope), None
+
+
+def raw_aggregate_rmse(manifest: dict, train: np.ndarray, est, subset_idx, have, weights, agg_rmse, u) -> np.ndarray:
+    """Cross-validated RMSE of the benchmark's own score ``c + u . z`` per new model (predictors without conformal intervals).
+
+    When ``u`` is proportional to the manifest's ``weights`` it is the normalised aggregate's RMSE
+    ``agg_rmse`` times the ratio of their sums; otherwise the predictor is cross-validated again on
+    the training matrix, held-out models revealing each new model's part of the subset, the aggregate
+    taken with ``|u|`` (:func:`harness_ext.methods.subset_cv.subset_errors`).
+    """
+    from .subset_cv import subset_errors
+
+    scale = float(np.abs(u).sum())
+    if np.allclose(np.abs(u) / scale, weights / weights.sum(), rtol=1e-9, atol=1e-12):
+        return np.asarray(agg_rmse, dtype=float) * scale / float(weights.sum())
+    cv = manifest["prediction"]["cross_validation"]
+    patterns, inverse = np.unique(have, axis=0, return_inverse=True)
+    errs = subset_errors(train, [np.asarray(subset_idx)[p] for p in patterns], est, n_splits=cv["n_splits"],
+                         random_state=cv.get("random_state", 0), weights=np.abs(u) / scale)
+    return np.array([errs[g].aggregate for g in np.asarray(inverse).reshape(-1)], dtype=float) * scale
+
+
+def floor_warnings(models, bench, params, observed, Z_new, lower) -> list:
+    """A warning per model whose benchmark score rests on datasets at their chance floor.
+
+    Normalisation floors scores below chance at chance, and the manifest's training matrix holds
+    normalised scores, so the calibration of the benchmark score never sees a score below chance.
+    A model near chance scores below it on some datasets: its score on the harness's scale can be
+    lower than the estimate and the interval too narrow (on held-out Pythia checkpoints, far fewer
+    of the acc intervals than of the normalised ones held the truth: docs/benchmark-score.md).
+    """
+    floor = (params["chance"].to_numpy(dtype=float) > 0) & params["clip"].to_numpy(dtype=bool)
+    at = (floor & ~observed & (lower <= 0)) | (floor & observed & (Z_new <= 0))
+    out = []
+    for model, row in zip(models, at):
+        if row.any():
+            out.append(f"{model}: {int(row.sum())} datasets are at their chance level (observed, or their interval "
+                       f"reaches it); scores below chance count as chance in the manifest, so the {bench.name} "
+                       f"{bench.metric} estimate may be high and its interval too narrow (the normalised aggregate's "
+                       "interval does not have this problem)")
+    return out
+
+
+def aggregate_frame(models, bench, raw_cells, raw_obs, observed, bounded: bool, normalised: tuple, half: tuple):
+    """The ``aggregate`` table: the benchmark's own score (``bench``; None: the normalised one) and the normalised.
+
+    ``normalised``: ``(aggregate, lower, upper, actual)``; ``half``: the benchmark score's ``(below, above)``
+    half-widths. Its point is the benchmark's weighted mean of the raw cells (observed cells at their
+    measured value, also below chance); its bounds stay inside the score's range on a bounded scale.
+    """
+    agg, agg_lo, agg_hi, agg_actual = normalised
+    norm = {"normalised": agg, "normalised_lower": np.clip(agg_lo, 0, 1) if bounded else agg_lo,
+            "normalised_upper": np.clip(agg_hi, 0, 1) if bounded else agg_hi}
+    if bench is None:
+        head = {"metric": "normalised", "aggregate": agg, "lower": norm["normalised_lower"],
+                "upper": norm["normalised_upper"], "actual": agg_actual}
+    else:
+        point = raw_cells @ bench.weights
+        lo_b = bench.weights @ np.minimum(bench.offset, bench.offset + bench.slope)  # the score's range on its scale
+        hi_b = bench.weights @ np.maximum(bench.offset, bench.offset + bench.slope)
+        clip = (lambda x: np.clip(x, lo_b, hi_b)) if bounded else (lambda x: x)
+        head = {"metric": bench.metric, "aggregate": point, "lower": clip(point - half[0]),
+                "upper": clip(point + half[1]),
+                "actual": np.where(np.isnan(raw_obs).any(axis=1), np.nan, np.nan_to_num(raw_obs) @ bench.weights)}
+    return pd.DataFrame({"model": models, **head, **norm, "n_observed": observed.sum(axis=1),
+                         "normalised_actual": agg_actual})

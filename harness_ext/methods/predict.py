@@ -39,7 +39,8 @@ import pandas as pd
 
 from ..errors import HarnessExtError
 from ..report import Result, format_table
-from .benchmark_score import DEFAULT_LEVEL, benchmark_score, check_level, z_of
+from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, check_level, floor_warnings,
+                              raw_aggregate_rmse, z_of)
 from ..store.matrix import apply_normalisation, invert_normalisation, params_frame
 
 __all__ = ["Prediction", "PredictionResult", "predict_from_manifest", "predict_scores", "training_matrix"]
@@ -343,26 +344,6 @@ def partial_subset_errors(manifest: dict, train: np.ndarray, est, subset_idx, ha
     return per_cell, agg
 
 
-def raw_aggregate_rmse(manifest: dict, train: np.ndarray, est, subset_idx, have, weights, agg_rmse, u) -> np.ndarray:
-    """Cross-validated RMSE of the benchmark's own score ``c + u . z`` per new model (predictors without conformal intervals).
-
-    When ``u`` is proportional to the manifest's ``weights`` it is the normalised aggregate's RMSE
-    ``agg_rmse`` times the ratio of their sums; otherwise the predictor is cross-validated again on
-    the training matrix, held-out models revealing each new model's part of the subset, the aggregate
-    taken with ``|u|`` (:func:`harness_ext.methods.subset_cv.subset_errors`).
-    """
-    from .subset_cv import subset_errors
-
-    scale = float(np.abs(u).sum())
-    if np.allclose(np.abs(u) / scale, weights / weights.sum(), rtol=1e-9, atol=1e-12):
-        return np.asarray(agg_rmse, dtype=float) * scale / float(weights.sum())
-    cv = manifest["prediction"]["cross_validation"]
-    patterns, inverse = np.unique(have, axis=0, return_inverse=True)
-    errs = subset_errors(train, [np.asarray(subset_idx)[p] for p in patterns], est, n_splits=cv["n_splits"],
-                         random_state=cv.get("random_state", 0), weights=np.abs(u) / scale)
-    return np.array([errs[g].aggregate for g in np.asarray(inverse).reshape(-1)], dtype=float) * scale
-
-
 #: Fraction of the manifest's models at each edge of their subset-score range where predict warns.
 EDGE_QUANTILE = 0.05
 
@@ -542,37 +523,14 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     # A flipped (lower-is-better) column inverts the order of its bounds.
     lo_hi = np.sort(table[["raw_lower", "raw_upper"]].to_numpy(), axis=1)
     table["raw_lower"], table["raw_upper"] = lo_hi[:, 0], lo_hi[:, 1]
-    aggregate = _aggregate_frame(raw_new.index, bench, table["raw"].to_numpy().reshape(n_new, d), raw_obs, observed,
+    if bench is not None:
+        warnings += floor_warnings(raw_new.index, bench, params, observed, Z_new, lower)
+    aggregate = aggregate_frame(raw_new.index, bench, table["raw"].to_numpy().reshape(n_new, d), raw_obs, observed,
                                  bounded.all(), (agg, agg_lo, agg_hi, agg_actual), (r_lo, r_hi))
     return PredictionResult(table=table, aggregate=aggregate, warnings=warnings, sources=raw_new.attrs.get("sources", {}),
                             manifest=manifest, manifest_path=None if manifest_path is None else str(manifest_path),
                             level=level, score=bench.describe() if bench is not None else {"metric": "normalised",
                                                                                               "reason": bench_why})
-
-
-def _aggregate_frame(models, bench, raw_cells, raw_obs, observed, bounded: bool, normalised: tuple, half: tuple):
-    """The ``aggregate`` table: the benchmark's own score (``bench``; None: the normalised one) and the normalised.
-
-    ``normalised``: ``(aggregate, lower, upper, actual)``; ``half``: the benchmark score's ``(below, above)``
-    half-widths. Its point is the benchmark's weighted mean of the raw cells (observed cells at their
-    measured value, also below chance); its bounds stay inside the score's range on a bounded scale.
-    """
-    agg, agg_lo, agg_hi, agg_actual = normalised
-    norm = {"normalised": agg, "normalised_lower": np.clip(agg_lo, 0, 1) if bounded else agg_lo,
-            "normalised_upper": np.clip(agg_hi, 0, 1) if bounded else agg_hi}
-    if bench is None:
-        head = {"metric": "normalised", "aggregate": agg, "lower": norm["normalised_lower"],
-                "upper": norm["normalised_upper"], "actual": agg_actual}
-    else:
-        point = raw_cells @ bench.weights
-        lo_b = bench.weights @ np.minimum(bench.offset, bench.offset + bench.slope)  # the score's range on its scale
-        hi_b = bench.weights @ np.maximum(bench.offset, bench.offset + bench.slope)
-        clip = (lambda x: np.clip(x, lo_b, hi_b)) if bounded else (lambda x: x)
-        head = {"metric": bench.metric, "aggregate": point, "lower": clip(point - half[0]),
-                "upper": clip(point + half[1]),
-                "actual": np.where(np.isnan(raw_obs).any(axis=1), np.nan, np.nan_to_num(raw_obs) @ bench.weights)}
-    return pd.DataFrame({"model": models, **head, **norm, "n_observed": observed.sum(axis=1),
-                         "normalised_actual": agg_actual})
 
 
 def stored_reselect(manifest: dict, train: pd.DataFrame, est) -> tuple:
