@@ -118,7 +118,8 @@ def store_configs(store, items: Iterable) -> int:
             rows.append((task, hashlib.sha256(canonical.encode()).hexdigest(), json.dumps(cfg, default=str), str(path),
                          origin, now))
     if rows:
-        store.con.executemany("INSERT OR IGNORE INTO task_configs VALUES (?, ?, ?, ?, ?, ?)", rows)
+        with store.transaction() as con:  # all of them or none (ingest checked their text: harness_ext.types.check_storable)
+            con.executemany("INSERT OR IGNORE INTO task_configs VALUES (?, ?, ?, ?, ?, ?)", rows)
     return len(rows)
 
 
