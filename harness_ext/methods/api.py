@@ -292,8 +292,8 @@ def _score_frame(scores, manifest: dict) -> pd.DataFrame:
     return frame.T.groupby(level=0).first().T  # a dataset named twice (name and task) keeps its first score
 
 
-def predict(manifest, results):
-    """Predict a new model's full benchmark, with 90% intervals, from its results on the subset.
+def predict(manifest, results, *, level: float = 0.9):
+    """Predict a new model's full benchmark, with intervals (90% by default), from its results on the subset.
 
     Parameters
     ----------
@@ -304,13 +304,17 @@ def predict(manifest, results):
         throw-away store), or raw scores on the harness's own scale: a DataFrame (one row per
         model, columns named by the manifest's datasets or their lm-eval tasks), a Series or a
         dict for one model. Missing subset datasets widen the intervals.
+    level : float
+        The intervals' level, in (0, 1). Conformal intervals (the default ``lowrank``
+        predictor) are calibrated again at this level from the manifest's training matrix.
 
     Returns
     -------
     PredictionResult
-        ``.to_frame()`` (every dataset: observed or predicted score, 90% interval, on the
-        normalised and the harness's own scale), ``.aggregate`` (the full-benchmark score and
-        its interval), ``.warnings``, ``.plot()``, ``.to_json()``. No file is written
+        ``.to_frame()`` (every dataset: observed or predicted score and interval, on the
+        normalised and the harness's own scale), ``.aggregate`` (the full-benchmark score on the
+        harness's metric, e.g. MMLU ``acc`` weighted as lm-eval's mmlu group, with its interval,
+        and the normalised aggregate beside it), ``.warnings``, ``.plot()``, ``.to_json()``. No file is written
         (``harness-ext predict`` also writes lm-eval-schema results next to the run).
 
     References
@@ -321,7 +325,7 @@ def predict(manifest, results):
 
     doc, where = _manifest_of(manifest)
     if isinstance(results, (pd.DataFrame, pd.Series, dict)):
-        return predict_scores(doc, _score_frame(results, doc), manifest_path=where)
+        return predict_scores(doc, _score_frame(results, doc), manifest_path=where, level=level)
     if isinstance(results, (str, os.PathLike)):
         results = [results]
-    return predict_from_manifest(doc, [str(p) for p in results], manifest_path=where)
+    return predict_from_manifest(doc, [str(p) for p in results], manifest_path=where, level=level)
