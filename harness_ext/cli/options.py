@@ -21,7 +21,8 @@ from collections import namedtuple
 DEFAULT_DB_HELP = "store file (default: $HARNESS_EXT_DB or ./harness-ext.duckdb); ':memory:' for a throw-away store"
 
 #: The plugin kinds (``harness_ext.types.REGISTRATION_TYPES``).
-PLUGIN_KINDS = ("adapters", "manifest_writers", "predictors", "selectors", "similarity_measures", "weighting_schemes")
+PLUGIN_KINDS = ("adapters", "item_estimators", "manifest_writers", "predictors", "selectors", "similarity_measures",
+                "weighting_schemes")
 #: ``harness_ext.methods.prowl.TIES``
 PROWL_TIES = ("half", "strict")
 #: ``harness_ext.methods.compare.DEFAULT_SELECTORS``

@@ -88,7 +88,8 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
     ----------
     paths : path-like or sequence of path-like
         Result files or directories (walked recursively): lm-eval, HELM, BIG-bench, Every Eval
-        Ever, MTEB, leaderboard CSVs and any format an adapter plugin reads.
+        Ever, MTEB, leaderboard CSVs and any format an adapter plugin reads; per-sample logs and
+        item-response tables (Parquet or CSV, one score per model and item) go to the samples table.
     store : path-like, optional
         The DuckDB store; default ``$HARNESS_EXT_DB`` or ``./harness-ext.duckdb``.
     adapter : str, optional
