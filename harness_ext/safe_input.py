@@ -49,7 +49,7 @@ def file_kind(mode: int) -> str:
     return "a special file"
 
 
-def read_bytes(path, what: str, limit: int = MAX_SIDE_FILE_BYTES) -> bytes:
+def read_bytes(path, what: str, limit: int = MAX_SIDE_FILE_BYTES, error=SideFileError) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes.
 
     Parameters
@@ -60,6 +60,9 @@ def read_bytes(path, what: str, limit: int = MAX_SIDE_FILE_BYTES) -> bytes:
         What the file is, for errors ("chance-level file", "alias file", ...).
     limit : int
         Largest size read.
+    error : type
+        What is raised, ``error(path, reason)``: a :class:`~harness_ext.errors.SideFileError`, or an
+        :class:`~harness_ext.errors.IngestError` where the file belongs to one source of an ingest.
 
     Raises
     ------
@@ -71,15 +74,15 @@ def read_bytes(path, what: str, limit: int = MAX_SIDE_FILE_BYTES) -> bytes:
     try:
         fd = os.open(os.fspath(path), _OPEN_FLAGS)
     except FileNotFoundError:
-        raise SideFileError(path, f"no such {what}") from None
+        raise error(path, f"no such {what}") from None
     except OSError as exc:
-        raise SideFileError(path, f"cannot read {what}: {exc.strerror or exc}") from None
+        raise error(path, f"cannot read {what}: {exc.strerror or exc}") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise SideFileError(path, f"{what} is {file_kind(st.st_mode)}, not a regular file: not read")
+            raise error(path, f"{what} is {file_kind(st.st_mode)}, not a regular file: not read")
         if st.st_size > limit:
-            raise SideFileError(path, f"{what} is {st.st_size:,} bytes; at most {limit:,} are read")
+            raise error(path, f"{what} is {st.st_size:,} bytes; at most {limit:,} are read")
         parts, n = [], 0
         while True:  # to the end, not to st_size: the file may change while read
             block = os.read(fd, max(1 << 16, min(st.st_size - n + 1, limit + 1 - n)))
@@ -88,9 +91,9 @@ def read_bytes(path, what: str, limit: int = MAX_SIDE_FILE_BYTES) -> bytes:
             parts.append(block)
             n += len(block)
             if n > limit:
-                raise SideFileError(path, f"{what} grew beyond {limit:,} bytes while read")
+                raise error(path, f"{what} grew beyond {limit:,} bytes while read")
     except OSError as exc:
-        raise SideFileError(path, f"cannot read {what}: {exc.strerror or exc}") from None
+        raise error(path, f"cannot read {what}: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
     return b"".join(parts)
