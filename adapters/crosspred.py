@@ -31,7 +31,6 @@ CrossPred-LVLM repository (``data/``).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
@@ -87,9 +86,12 @@ def _sibling_json(src: SourceFile, name: str) -> dict:
     p = src.path.with_name(name)
     if not p.is_file():
         return {}
+    from harness_ext.errors import SideFileError
+    from harness_ext.safe_input import load_document
+
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = load_document(p, "CrossPred profiles", "json")
+    except SideFileError:
         return {}  # profiles are optional decoration; a broken one must not block the scores
     return doc if isinstance(doc, dict) else {}
 
@@ -157,11 +159,12 @@ def load_profiles(directory, models: Sequence[str], datasets: Sequence[str], dat
     d = Path(directory)
     if d.is_file():
         d = d.parent
-    try:
-        mp = json.loads((d / "model_profiles.json").read_text(encoding="utf-8"))
-        dp = json.loads((d / "dataset_profiles.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise IngestError(d, f"cannot read CrossPred profiles: {exc}") from exc
+    from harness_ext.safe_input import load_document, wrong_shape
+
+    mp, dp = (load_document(d / name, "CrossPred profiles", "json") for name in ("model_profiles.json", "dataset_profiles.json"))
+    for name, doc in (("model_profiles.json", mp), ("dataset_profiles.json", dp)):
+        if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
+            raise wrong_shape(d / name, "CrossPred profiles", "the top level", "a mapping of name -> profile mapping", doc)
     encoders = sorted({e for v in mp.values() for e in (v.get("vision_encoder") or [])})
     families = sorted({str(v.get("model_family")) for v in mp.values() if v.get("model_family")})
     K = 1 + len(encoders) + len(families)

@@ -213,21 +213,20 @@ def _num(path, raw, what, row):
 # -- sidecar ------------------------------------------------------------------------------------
 def read_sidecar(path) -> dict:
     """Parse a column-metadata sidecar (format in the module docstring); errors name the file."""
-    import yaml
+    from harness_ext.errors import SideFileError
+    from harness_ext.safe_input import load_document
 
     p = Path(path)
     try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise IngestError(p, f"cannot read column metadata: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise IngestError(p, f"column metadata is not valid YAML: {exc}") from exc
+        doc = load_document(p, "column metadata", "yaml")
+    except SideFileError as exc:  # an IngestError fails the CSV it describes, with the sidecar named
+        raise IngestError(p, exc.reason) from None
     doc = doc or {}
     if not isinstance(doc, dict):
         raise IngestError(p, "column metadata must be a mapping (benchmark, meta_columns, columns)")
     unknown = set(doc) - {"benchmark", "meta_columns", "columns", "items"}
     if unknown:
-        raise IngestError(p, f"unknown keys {sorted(unknown)}; expected benchmark, meta_columns, columns, items")
+        raise IngestError(p, f"unknown keys {sorted(map(str, unknown))}; expected benchmark, meta_columns, columns, items")
     cols = doc.get("columns") or {}
     if not isinstance(cols, dict) or not all(isinstance(v, dict) for v in cols.values()):
         raise IngestError(p, "'columns' must map each column name to a mapping of its properties")
@@ -235,14 +234,18 @@ def read_sidecar(path) -> dict:
     for name, spec in cols.items():
         bad = set(spec) - allowed
         if bad:
-            raise IngestError(p, f"column {name!r}: unknown properties {sorted(bad)}; allowed: {sorted(allowed)}")
+            raise IngestError(p, f"column {name!r}: unknown properties {sorted(map(str, bad))}; allowed: {sorted(allowed)}")
         if spec.get("kind") not in (None, "dataset", "aggregate", "metadata"):
             raise IngestError(p, f"column {name!r}: kind must be dataset, aggregate or metadata")
         if spec.get("scale") not in (None, "proportion", "percent", "bounded", "elo", "perplexity", "log_likelihood", "unbounded"):
             raise IngestError(p, f"column {name!r}: unknown scale {spec.get('scale')!r}")
+    if doc.get("benchmark") is not None and not isinstance(doc["benchmark"], str):
+        raise IngestError(p, f"'benchmark' must be a name, got {type(doc['benchmark']).__name__}")
     meta = doc.get("meta_columns") or []
     if isinstance(meta, str):
         meta = [m.strip() for m in meta.split(",") if m.strip()]
+    if not isinstance(meta, list) or not all(isinstance(m, (str, int, float)) for m in meta):
+        raise IngestError(p, "'meta_columns' must be a list of column names (or one comma-separated string)")
     items = None
     if doc.get("items") is not None:  # the file is an item-response table (harness_ext.store.item_tables)
         from harness_ext.store.item_tables import items_block

@@ -29,6 +29,16 @@ class NotResults(IngestError):
     the task files beside it): reported skipped with ``quiet`` set, so ingest does not warn about it."""
 
 
+class SideFileError(HarnessExtError):
+    """A side file (chance levels, aliases, costs, weights, column metadata, a manifest) could not be read;
+    the message names the file and the reason (:mod:`harness_ext.safe_input`)."""
+
+    def __init__(self, path, reason: str):
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
+
+
 class StoreError(HarnessExtError):
     """The store cannot answer (empty, locked, or the query selects nothing)."""
 

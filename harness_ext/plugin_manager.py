@@ -18,9 +18,10 @@ from typing import Optional
 
 import pluggy
 
+from . import plugin_guard
 from .errors import PluginError
 from .hookspecs import PROJECT_NAME, HarnessExtSpecs
-from .types import REGISTRATION_TYPES, normalise_name
+from .types import REGISTRATION_TYPES, Lazy, normalise_name
 
 ENTRY_POINT_GROUP = "harness_ext"
 LOAD_PLUGINS_ENV = "HARNESS_EXT_LOAD_PLUGINS"
@@ -224,9 +225,12 @@ def get_plugin_manager(load_entry_points: bool = True) -> pluggy.PluginManager:
                 continue
             if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
                 continue
+            watched, seen = plugin_guard.start()
             try:
                 plugin = ep.load()
-            except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken plugin must never break the tool
+            except BaseException as exc:  # noqa: BLE001 - a broken plugin must never break the tool (sys.exit included)
+                if plugin_guard.user_interrupt(exc, watched, seen):
+                    raise
                 reason = f"failed to load: {type(exc).__name__}: {exc}"
                 broken.append(BrokenPlugin(ep.name, dist_name, reason))
                 _warn(f"harness-ext plugin {ep.name!r} from {dist_name!r} {reason}; skipped")
@@ -259,9 +263,20 @@ def reset_default_plugin_manager() -> None:
     _DEFAULT_PM = None
 
 
+#: Kinds whose third-party registrations are called through a :class:`~harness_ext.plugin_guard.Guard`
+#: (manifest writers are guarded where ``reduce`` runs them).
+GUARDED_KINDS = ("similarity_measures", "selectors", "predictors", "weighting_schemes", "adapters")
+
+
 def _collect(kind: str, pm: pluggy.PluginManager) -> tuple:
     """``(found, clashes)`` for one kind; a hook that raises or yields the wrong type is recorded
-    in ``pm.harness_ext_broken`` and its registrations of this kind are left out."""
+    in ``pm.harness_ext_broken`` and its registrations of this kind are left out.
+
+    ``clashes``: ``(name, kept source or None, left-out source)`` per registration left out for its name: a
+    third-party registration named like a built-in one is left out (the built-in is kept); of two
+    third-party registrations of one name, both are (kept source None), since which was installed
+    last says nothing about which one is meant.
+    """
     expected = REGISTRATION_TYPES[kind]
     hook = getattr(pm.hook, f"harness_ext_{kind}")
     sources = getattr(pm, "harness_ext_sources", {})
@@ -270,18 +285,23 @@ def _collect(kind: str, pm: pluggy.PluginManager) -> tuple:
     broken = pm.harness_ext_broken
     found: dict = {}
     clashes: list = []
+    ambiguous: set = set()
     for impl in hook.get_hookimpls():
         plugin_name = impl.plugin_name
         info = sources.get(plugin_name)
         where = f"{plugin_name} ({info.source})" if info else plugin_name
+        builtin = info is None or info.source == BUILTIN_SOURCE
+        watched, seen = plugin_guard.start()
         try:
             result = impl.function()
             regs = list(result or ())
             bad = next((r for r in regs if not isinstance(r, expected)), None)
             if bad is not None:
                 raise PluginError(f"yielded {type(bad).__name__} from harness_ext_{kind}; expected {expected.__name__}")
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - one faulty plugin must not break the others
-            if info is None or info.source == BUILTIN_SOURCE:
+        except BaseException as exc:  # noqa: BLE001 - one faulty plugin must not break the others (sys.exit included)
+            if plugin_guard.user_interrupt(exc, watched, seen):
+                raise
+            if builtin:
                 raise PluginError(f"plugin {where}: {exc}") from exc
             reason = str(exc) if isinstance(exc, PluginError) else f"harness_ext_{kind} raised {type(exc).__name__}: {exc}"
             if not any(b.name == plugin_name and b.kind == kind for b in broken):
@@ -290,13 +310,51 @@ def _collect(kind: str, pm: pluggy.PluginManager) -> tuple:
             continue
         for reg in regs:
             reg.source = where
-            reg.distribution = info.source if info and info.source != BUILTIN_SOURCE else "harness-ext"
+            reg.distribution = info.source if not builtin else "harness-ext"
             reg.version = info.version if info else ""
-            if reg.name in found:
-                clashes.append((reg.name, found[reg.name].source, where))
-                continue
-            found[reg.name] = reg
+            if not builtin and kind in GUARDED_KINDS:
+                _guard(reg, plugin_guard.Guard(pm, plugin_name, info.source, kind, BrokenPlugin))
+            reg._builtin = builtin
+            prev = found.get(reg.name)
+            if reg.name in ambiguous and not builtin:
+                clashes.append((reg.name, None, where))
+            elif prev is None:
+                found[reg.name] = reg
+            elif prev._builtin and not builtin:
+                clashes.append((reg.name, prev.source, where))
+            elif builtin and not prev._builtin:
+                clashes.append((reg.name, where, prev.source))
+                found[reg.name] = reg
+            elif builtin:  # two built-ins of one name: a bug of harness-ext itself
+                raise PluginError(f"duplicate built-in {expected.__name__} name {reg.name!r}: {prev.source} and {where}")
+            else:
+                ambiguous.add(reg.name)
+                clashes += [(reg.name, None, prev.source), (reg.name, None, where)]
+                del found[reg.name]
     return dict(sorted(found.items())), clashes
+
+
+def _guard(reg, guard) -> None:
+    """Wrap a third-party registration's callables (given directly, or on import for references)."""
+    reg.__dict__["_guard"] = guard
+    for cls in type(reg).__mro__:
+        for key, attr in vars(cls).items():
+            if isinstance(attr, Lazy) and key in reg.__dict__:
+                reg.__dict__[key] = guard.wrap(key, reg.__dict__[key])
+
+
+def _report_clashes(kind: str, clashes: list, pm) -> None:
+    """Warn once per process manager about each registration left out for its name."""
+    told = pm.__dict__.setdefault("harness_ext_clashes_told", set())
+    label = REGISTRATION_TYPES[kind].__name__
+    for name, kept, left in clashes:
+        if (kind, name, left) in told:
+            continue
+        told.add((kind, name, left))
+        why = (f"has the same name as a built-in one ({kept}) and is disabled; the built-in is used" if kept else
+               "has the same name as another plugin's; both are disabled")
+        _warn(f"harness-ext plugin {left}: its {label} {name!r} {why} (--disable-plugin NAME or "
+              f"${DISABLE_PLUGINS_ENV} switches a plugin off)")
 
 
 def get_registrations(kind: str, pm: Optional[pluggy.PluginManager] = None) -> dict:
@@ -313,33 +371,33 @@ def get_registrations(kind: str, pm: Optional[pluggy.PluginManager] = None) -> d
     dict
         ``name -> registration``; each registration gets ``source`` (the plugin and
         its distribution), ``distribution`` and ``version`` attributes. A third-party
-        hook that raises or yields the wrong type is skipped with a warning.
-
-    Raises
-    ------
-    PluginError
-        If two plugins register the same name, naming both sources: only the
-        commands that use this kind fail (``harness-ext plugins`` lists the clash).
+        hook that raises or yields the wrong type is skipped with a warning. A name clash
+        disables only the clashing registration, with a warning (``harness-ext plugins``
+        lists it as ``clash``): a third-party one named like a built-in is left out and
+        the built-in used; two third-party ones of one name are both left out.
+        Third-party callables are guarded (:mod:`harness_ext.plugin_guard`).
     """
     if kind not in REGISTRATION_TYPES:
         raise PluginError(f"unknown plugin kind {kind!r}; expected one of {sorted(REGISTRATION_TYPES)}")
     pm = pm or default_plugin_manager()
     found, clashes = _collect(kind, pm)
     if clashes:
-        name, first, second = clashes[0]
-        raise PluginError(
-            f"duplicate {REGISTRATION_TYPES[kind].__name__} name {name!r}: registered by {first} and by {second}; "
-            f"uninstall one, or switch one off with --disable-plugin NAME or ${DISABLE_PLUGINS_ENV}"
-        )
+        _report_clashes(kind, clashes, pm)
     return found
 
 
 def get_registration(kind: str, name: str, pm: Optional[pluggy.PluginManager] = None):
-    """Look one registration up by (un-normalised) name, with a helpful error."""
+    """Look one registration up by (un-normalised) name, with a helpful error (a name two third-party
+    plugins register says so)."""
+    pm = pm or default_plugin_manager()
     regs = get_registrations(kind, pm)
     key = normalise_name(name)
     if key not in regs:
         label = REGISTRATION_TYPES[kind].__name__
+        both = [left for n, kept, left in _collect(kind, pm)[1] if n == key and kept is None]
+        if both:
+            raise PluginError(f"duplicate {label} name {key!r}: registered by {' and by '.join(both)}; neither is "
+                              f"used: uninstall one, or switch one off with --disable-plugin NAME or ${DISABLE_PLUGINS_ENV}")
         raise PluginError(f"unknown {label} {name!r}; available: {', '.join(regs) or 'none'}")
     return regs[key]
 
@@ -347,9 +405,8 @@ def get_registration(kind: str, name: str, pm: Optional[pluggy.PluginManager] = 
 def plugin_rows(kind: Optional[str] = None, pm: Optional[pluggy.PluginManager] = None) -> list:
     """Every registration, clash and broken plugin as rows (what ``harness-ext plugins`` lists).
 
-    Unlike :func:`get_registrations`, a name clash is not an error here: both registrations are
-    listed with status ``clash``, so the one command that shows plugins works while a clash breaks
-    the commands of its kind.
+    A registration left out for its name (:func:`get_registrations`) is listed with status ``clash``
+    and what it clashed with; the registration kept is listed ``ok``.
 
     Parameters
     ----------
@@ -368,13 +425,16 @@ def plugin_rows(kind: Optional[str] = None, pm: Optional[pluggy.PluginManager] =
     rows = []
     for k in [kind] if kind else REGISTRATION_TYPES:
         found, clashes = _collect(k, pm)
-        clashed = {name for name, _, _ in clashes}
+        if clashes:
+            _report_clashes(k, clashes, pm)
         for name, reg in found.items():
-            rows.append({"kind": k, "name": name, "status": "clash" if name in clashed else "ok",
-                         "source": str(reg.source), "description": str(reg.description)})
-        for name, first, second in clashes:
-            rows.append({"kind": k, "name": name, "status": "clash", "source": str(second),
-                         "description": f"same name as {first}: {k} commands fail until one is disabled"})
+            rows.append({"kind": k, "name": name, "status": "ok", "source": str(reg.source),
+                         "description": str(reg.description)})
+        for name, kept, left in clashes:
+            why = (f"same name as the built-in of {kept}, which is used" if kept else
+                   "same name as another plugin's; neither is used")
+            rows.append({"kind": k, "name": name, "status": "clash", "source": str(left),
+                         "description": f"disabled: {why} (--disable-plugin NAME switches one off)"})
     for b in getattr(pm, "harness_ext_broken", []):
         if kind and b.kind and b.kind != kind:
             continue

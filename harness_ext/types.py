@@ -70,7 +70,12 @@ class Lazy:
         ref = obj.__dict__.get("_references", {}).get(self.name)
         if ref is None:
             raise AttributeError(self.name)
-        value = obj.__dict__[self.name] = _load_reference(obj, self.name, ref)
+        guard = obj.__dict__.get("_guard")  # a third-party registration (harness_ext.plugin_guard)
+        if guard is None:
+            value = _load_reference(obj, self.name, ref)
+        else:
+            value = guard.wrap(self.name, guard.call(f"importing {ref}", _load_reference, obj, self.name, ref))
+        obj.__dict__[self.name] = value
         return value
 
 

@@ -266,6 +266,16 @@ def similarity_matrix(X, name: str) -> np.ndarray:
     q = np.shape(X)[1]
     if C.shape != (q, q):
         raise MethodError(f"similarity {reg.name!r} returned shape {C.shape}, expected {(q, q)}")
+    if np.isinf(C).any():
+        raise MethodError(f"similarity {reg.name!r} ({reg.source}) returned infinite values for {int(np.isinf(C).sum())} "
+                          f"of the {q * q} pairs: a similarity is finite, or NaN where undefined")
+    off = ~np.eye(q, dtype=bool)
+    if q > 1 and np.isnan(C[off]).all():
+        # NaN is "no evidence" for one pair; for every pair it leaves a coverage selector nothing to choose by
+        # and its subset would be arbitrary.
+        raise MethodError(f"similarity {reg.name!r} ({reg.source}) is undefined (NaN) for every pair of the {q} datasets: "
+                          "a faulty plugin, or columns that are constant or share fewer than two models; "
+                          "choose another --similarity or another matrix")
     return C
 
 

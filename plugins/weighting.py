@@ -20,7 +20,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from harness_ext.base import BaseWeighting, check_matrix
-from harness_ext.errors import MethodError
+from harness_ext.errors import MethodError, SideFileError
 
 
 class Uniform(BaseWeighting):
@@ -174,47 +174,45 @@ def read_weight_file(path) -> tuple:
     one row per column with the name in the first field and the weight in the
     second. ``source`` is ``{"scheme", "params"}`` of a file written by
     ``--emit-weights`` (so a manifest can say which scheme made the weights),
-    else None.
+    else None. Read through :mod:`harness_ext.safe_input`; every weight is a
+    finite number >= 0.
+
+    Raises
+    ------
+    SideFileError
+        Naming the file and the reason.
     """
+    from harness_ext.safe_input import finite_number, load_document, read_rows, suffix_format, wrong_shape
+
     path = Path(path)
-    if not path.is_file():
-        raise MethodError(f"weights file {path} does not exist")
+    what = "weights file"
     source = None
-    if path.suffix.lower() == ".json":
-        try:
-            doc = json.loads(path.read_text())
-        except ValueError as exc:
-            raise MethodError(f"{path}: invalid JSON: {exc}") from exc
+    fmt = suffix_format(path, default="")
+    if fmt == "json":
+        doc = load_document(path, what, "json")
         if isinstance(doc, dict) and isinstance(doc.get("weights"), dict):
             if doc.get("scheme"):
                 source = {"scheme": str(doc["scheme"]), "params": doc.get("params") or {}}
             doc = doc["weights"]
         if not isinstance(doc, dict):
-            raise MethodError(f"{path}: expected a JSON object mapping column -> weight")
+            raise wrong_shape(path, what, "the top level", "a JSON object mapping column -> weight", doc)
         items = doc.items()
-    elif path.suffix.lower() in (".csv", ".tsv"):
-        import pandas as pd
-
-        try:
-            t = pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",")
-        except Exception as exc:  # noqa: BLE001 - a malformed file is the user's input
-            raise MethodError(f"{path}: cannot read: {exc}") from exc
-        if t.shape[1] < 2:
-            raise MethodError(f"{path}: need two columns (column name, weight)")
-        items = zip(t.iloc[:, 0].astype(str), t.iloc[:, 1])
+    elif fmt in ("csv", "tsv"):
+        rows = [r for r in read_rows(path, what) if any(c.strip() for c in r)]
+        if not rows or len(rows[0]) < 2:
+            raise SideFileError(path, f"{what}: need a header row, then two columns (column name, weight)")
+        short = next((i for i, r in enumerate(rows[1:], start=2) if len(r) < 2), None)
+        if short is not None:
+            raise SideFileError(path, f"{what}: row {short} needs a column name and a weight")
+        items = [(r[0].strip(), r[1]) for r in rows[1:]]
     else:
-        raise MethodError(f"{path}: weights file must be .json or .csv")
+        raise SideFileError(path, f"{what} must be .json or .csv")
     out = {}
     for k, v in items:
-        try:
-            v = float(v)
-        except (TypeError, ValueError):
-            raise MethodError(f"{path}: weight of {k!r} is not a number: {v!r}") from None
-        if not np.isfinite(v) or v < 0:
-            raise MethodError(f"{path}: weight of {k!r} must be finite and non-negative, got {v}")
         if str(k) in out:
-            raise MethodError(f"{path}: column {k!r} listed twice")
-        out[str(k)] = v
+            raise SideFileError(path, f"{what}: column {k!r} listed twice")
+        out[str(k)] = finite_number(v, path, what, f"the weight of {k!r}", low=0.0)
+    return out, source
     return out, source
 
 

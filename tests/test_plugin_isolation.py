@@ -92,22 +92,21 @@ def test_a_broken_plugin_is_reported_with_its_distribution_and_skipped(site, cas
     assert "fake_corr" in r.stdout and "Traceback" not in r.stderr
 
 
-def test_a_clash_breaks_only_its_kind_and_plugins_still_lists_everything(site, tmp_path):
+def test_a_clash_disables_only_the_clashing_registration_and_plugins_lists_it(site, tmp_path):
     _install(site, "harness-ext-dup", "fake_dup", HEADER + CLASH)
     pm = get_plugin_manager()
     assert get_registrations("adapters", pm)  # other kinds work
-    with pytest.raises(PluginError, match="duplicate SimilarityMeasure name 'pearson'.*harness-ext-dup.*--disable-plugin"):
-        get_registrations("similarity_measures", pm)
+    with pytest.warns(RuntimeWarning, match="harness-ext-dup.*SimilarityMeasure 'pearson'.*built-in.*disabled"):
+        sims = get_registrations("similarity_measures", pm)
+    assert sims["pearson"].source.endswith("(built-in)")
     r = _cli("plugins")
     assert r.returncode == 0, r.stderr
     clash = [ln for ln in r.stdout.splitlines() if "clash" in ln]
-    assert any("harness-ext-dup" in ln for ln in clash) and any("harness_ext.plugins.registry" in ln for ln in clash)
+    assert len(clash) == 1 and "harness-ext-dup" in clash[0] and "harness_ext.plugins.registry" in clash[0]
     csv = tmp_path / "x.csv"
     csv.write_text("model,dataset,value\nm,d,0.5\n")
-    r = _cli("ingest", "--db", tmp_path / "s.duckdb", csv)  # ingest uses adapters only
+    r = _cli("ingest", "--db", tmp_path / "s.duckdb", csv)
     assert r.returncode == 0, r.stderr
-    r = _cli("reduce", "--db", tmp_path / "s.duckdb", "--out", tmp_path / "o")  # uses similarities: fails, one line
-    assert r.returncode == 1 and "duplicate SimilarityMeasure" in r.stderr and "Traceback" not in r.stderr
 
 
 @pytest.mark.parametrize("how", ["env", "flag", "module"])
@@ -181,3 +180,133 @@ def test_manifest_records_plugin_distributions_and_is_byte_identical(tmp_path):
     assert set(plugins) == {"selectors", "similarity_measures", "predictors", "weighting_schemes"}
     assert plugins["predictors"] == {"kind": "predictors", "name": "lowrank", "distribution": "harness-ext",
                                      "version": a["tool"]["version"]}
+
+
+# -- sys.exit and a plugin's own KeyboardInterrupt inside a call are contained; a real Ctrl-C is not --------
+ADAPTER = '''
+import os, signal
+from harness_ext import hookimpl, Adapter, ResultRecord
+
+def can_handle(src):
+    if src.path.name.startswith("{trigger}"):
+        {action}
+    return src.path.suffix == ".fake"
+
+def read(src):
+    yield ResultRecord(model="m", benchmark="fakebench", dataset="d", metric="acc", value=0.5)
+    {read_action}
+
+@hookimpl
+def harness_ext_adapters():
+    yield Adapter(name="{name}", can_handle=can_handle, read=read, description="a fake adapter")
+'''
+
+
+def _adapter(site, name="fake", trigger="exit", action="pass", read_action="pass"):
+    _install(site, "harness-ext-fake-adapter", "fake_adapter",
+             ADAPTER.format(name=name, trigger=trigger, action=action, read_action=read_action))
+
+
+@pytest.mark.parametrize("where", ["can_handle", "read"])
+@pytest.mark.parametrize("action", ["raise SystemExit(3)", "raise KeyboardInterrupt"])
+def test_an_adapters_exit_or_interrupt_fails_one_file_and_the_ingest_goes_on(site, tmp_path, where, action):
+    if where == "can_handle":
+        _adapter(site, trigger="boom", action=action)
+    else:
+        _adapter(site, trigger="never", read_action=action)
+    (tmp_path / "boom.fake").write_text("x")
+    (tmp_path / "ok.csv").write_text("model,dataset,value\nm,d,0.5\n")
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = _cli("ingest", "--db", tmp_path / "s.duckdb", tmp_path / "boom.fake", tmp_path / "ok.csv")
+    said = r.stderr + " ".join(str(w.message) for w in caught)
+    assert r.returncode == 0, r.stderr
+    assert "1 files ingested" in r.stdout and "Traceback" not in r.stderr
+    name = "SystemExit" if "SystemExit" in action else "KeyboardInterrupt"
+    assert "harness-ext-fake-adapter" in said and name in said and where in said
+
+
+def test_a_real_ctrl_c_during_a_plugin_call_still_stops(site, tmp_path):
+    """The plugin's can_handle is interrupted by a SIGINT (as Ctrl-C sends): the KeyboardInterrupt propagates."""
+    _adapter(site, trigger="boom", action="os.kill(os.getpid(), signal.SIGINT); import time; time.sleep(1)")
+    (tmp_path / "boom.fake").write_text("x")
+    from harness_ext.store.db import Store
+    from harness_ext.store.ingest import ingest_paths
+
+    with Store.open(tmp_path / "s.duckdb") as store, pytest.raises(KeyboardInterrupt):
+        ingest_paths(store, [tmp_path / "boom.fake"], show_progress=False)
+
+
+SIMILARITY = '''
+import sys
+import numpy as np
+from harness_ext import hookimpl, SimilarityMeasure, Selector
+
+def exits(X):
+    sys.exit(4)
+
+def all_nan(X):
+    return np.full((X.shape[1], X.shape[1]), np.nan)
+
+class ExitingSelector:
+    def __init__(self, random_state=None):
+        self.random_state = random_state
+    def get_params(self, deep=True):
+        return {"random_state": self.random_state}
+    def fit(self, X, features=None):
+        raise KeyboardInterrupt
+
+@hookimpl
+def harness_ext_similarity_measures():
+    yield SimilarityMeasure(name="exits", func=exits)
+    yield SimilarityMeasure(name="all-nan", func=all_nan)
+
+@hookimpl
+def harness_ext_selectors():
+    yield Selector(name="exiting", cls=ExitingSelector)
+'''
+
+
+def test_a_similaritys_exit_and_a_selectors_interrupt_are_plugin_errors(site):
+    import numpy as np
+
+    from harness_ext.plugins.similarity import similarity_matrix
+    from harness_ext.plugin_manager import get_registration
+
+    _install(site, "harness-ext-fake-methods", "fake_methods", SIMILARITY)
+    X = np.random.default_rng(0).random((8, 4))
+    with pytest.warns(RuntimeWarning, match="harness-ext-fake-methods.*SystemExit"), \
+            pytest.raises(PluginError, match="harness-ext-fake-methods.*raised SystemExit: 4"):
+        similarity_matrix(X, "exits")
+    est = get_registration("selectors", "exiting").cls(random_state=0)
+    with pytest.warns(RuntimeWarning), pytest.raises(PluginError, match="ExitingSelector.fit raised KeyboardInterrupt"):
+        est.fit(X)
+
+
+def test_a_similarity_undefined_for_every_pair_is_an_error_naming_it(site):
+    import numpy as np
+
+    from harness_ext.errors import MethodError
+    from harness_ext.plugins.similarity import similarity_matrix
+
+    _install(site, "harness-ext-fake-methods", "fake_methods", SIMILARITY)
+    with pytest.raises(MethodError, match="'all_nan' .*harness-ext-fake-methods.*NaN.* every pair"):
+        similarity_matrix(np.random.default_rng(0).random((8, 4)), "all-nan")
+
+
+def test_an_adapter_named_like_a_built_in_disables_only_itself(site, tmp_path):
+    _adapter(site, name="csv", trigger="never")
+    (tmp_path / "ok.csv").write_text("model,dataset,value\nm,d,0.5\n")
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = _cli("ingest", "--db", tmp_path / "s.duckdb", tmp_path / "ok.csv")
+        p = _cli("plugins", "--kind", "adapters")
+    assert r.returncode == 0 and "1 files ingested" in r.stdout, r.stderr
+    said = r.stderr + p.stderr + " ".join(str(w.message) for w in caught)
+    assert "harness-ext-fake-adapter" in said and "'csv'" in said and "disabled" in said
+    line = next(ln for ln in p.stdout.splitlines() if "harness-ext-fake-adapter" in ln)
+    assert "clash" in line and "csv" in line

@@ -7,13 +7,11 @@ keeps 10% of the datasets, at least 2 (:func:`default_subset_size`).
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
-from ..errors import HarnessExtError, MethodError
+from ..errors import MethodError, SideFileError
 
 #: reduce's default budget without ``--budget``: ``max(DEFAULT_BUDGET_MIN, round(DEFAULT_BUDGET_FRACTION * d))``
 #: datasets, fewer than all (:func:`default_subset_size`). The budget the defaults were validated at, so the
@@ -155,22 +153,36 @@ def dataset_costs(costs, columns, meta: dict) -> tuple:
 
 
 def read_costs(path) -> dict:
-    """Dataset costs from a JSON object (name -> cost) or a CSV with columns ``dataset,cost``."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise HarnessExtError(f"cannot read the cost file {path}: {exc}") from None
-    try:
-        if path.suffix.lower() == ".json":
-            raw = json.loads(text)
-            return {str(k): float(v) for k, v in raw.items()}
-        import csv
+    """Dataset costs from a JSON object (name -> cost) or a CSV with columns ``dataset,cost``.
 
-        rows = list(csv.DictReader(text.splitlines()))
-        return {r["dataset"]: float(r["cost"]) for r in rows}
-    except (ValueError, KeyError, AttributeError, TypeError) as exc:
-        raise HarnessExtError(f"{path}: not a cost file (JSON name -> cost, or CSV with columns dataset,cost): {exc}") from None
+    Read through :mod:`harness_ext.safe_input` (a regular UTF-8 file within its size limit); every cost
+    must be a finite number above 0.
+
+    Raises
+    ------
+    SideFileError
+        Naming the file and the reason.
+    """
+    from ..safe_input import finite_number, load_document, read_rows, suffix_format, wrong_shape
+
+    what = "cost file"
+    if suffix_format(path, default="csv") == "json":
+        raw = load_document(path, what, "json")
+        if not isinstance(raw, dict):
+            raise wrong_shape(path, what, "the top level", "a JSON object of dataset name -> cost", raw)
+        items = raw.items()
+    else:
+        rows = read_rows(path, what)
+        header = [c.strip().lower() for c in rows[0]] if rows else []
+        if "dataset" not in header or "cost" not in header:
+            raise SideFileError(path, f"{what}: the first line must be a header with the columns dataset and cost "
+                                      "(or give a JSON object of dataset name -> cost)")
+        i, j = header.index("dataset"), header.index("cost")
+        items = [(r[i] if i < len(r) else "", r[j] if j < len(r) else None) for r in rows[1:] if any(c.strip() for c in r)]
+    out = {}
+    for k, v in items:
+        out[str(k)] = finite_number(v, path, what, f"the cost of {k!r}", low=0.0, low_open=True)
+    return out
 
 
 #: ``reduce`` does not choose, by default, a dataset that fewer than this share of the matrix's models ran: a new

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from itertools import chain
 from pathlib import Path
 
@@ -36,59 +35,25 @@ MAX_MATRIX_ROWS, MAX_MATRIX_COLUMNS = 10_000_000, 1_000_000
 READS_MAJOR = "1"
 
 
-def _reject_constant(name):
-    raise ValueError(f"{name} is not a number JSON allows (use null for a missing value)")
-
-
 def load_json(path: Path) -> dict:
-    """Parse a manifest file within the size and depth limits, refusing NaN/Infinity literals."""
+    """Parse a manifest file within the size and depth limits, refusing NaN/Infinity literals.
+
+    Read through :func:`harness_ext.safe_input.load_document` (a regular UTF-8 file of at most
+    :data:`MAX_MANIFEST_BYTES`, its nesting measured before it is parsed); then the top level must be an object.
+    """
+    from ..errors import SideFileError
+    from ..safe_input import load_document
+
     try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise HarnessExtError(f"no manifest at {path}") from None
-    except OSError as exc:
-        raise HarnessExtError(f"cannot read manifest {path}: {exc.strerror or exc}") from None
-    if not path.is_file():
-        raise HarnessExtError(f"{path} is not a manifest file")
-    if size > MAX_MANIFEST_BYTES:
-        raise HarnessExtError(f"{path} is {size:,} bytes; a manifest is at most {MAX_MANIFEST_BYTES:,}")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise HarnessExtError(f"{path} is not a manifest: not UTF-8 text") from None
-    except OSError as exc:
-        raise HarnessExtError(f"cannot read manifest {path}: {exc.strerror or exc}") from None
-    if _max_depth_of_text(text) > MAX_DEPTH:
-        raise HarnessExtError(f"{path} is not a valid harness-ext manifest: nested more than {MAX_DEPTH} levels deep")
-    try:
-        doc = json.loads(text, parse_constant=_reject_constant)
-    except RecursionError:
-        raise HarnessExtError(f"{path} is not a valid harness-ext manifest: nested too deeply") from None
-    except ValueError as exc:
-        raise HarnessExtError(f"{path} is not JSON: {exc}") from None
+        doc = load_document(path, "manifest", "json", limit=MAX_MANIFEST_BYTES, max_depth=MAX_DEPTH)
+    except SideFileError as exc:
+        if exc.reason == "no such manifest":
+            raise HarnessExtError(f"no manifest at {path}") from None
+        raise
     if not isinstance(doc, dict):
         raise HarnessExtError(f"{path} is not a valid harness-ext manifest: the top level is a {type(doc).__name__}, "
                               "not an object")
     return doc
-
-
-#: An escape pair (only inside strings in JSON), anything but brackets and quotes, a string left with brackets only.
-_ESCAPE, _OTHER, _STRING = re.compile(r"\\.", re.S), re.compile(r'[^\[\]{}"]+'), re.compile(r'"[^"]*"')
-
-
-def _max_depth_of_text(text: str) -> int:
-    """Bracket depth of JSON text, ignoring brackets inside strings (no recursion, no parse).
-
-    Regular expressions and a cumulative sum instead of a loop over characters: a 30 MB
-    manifest takes a fraction of a second.
-    """
-    import numpy as np
-
-    brackets = _STRING.sub("", _OTHER.sub("", _ESCAPE.sub("", text)))
-    if not brackets:
-        return 0
-    codes = np.frombuffer(brackets.encode("ascii"), dtype=np.uint8)
-    return int(np.cumsum(np.where((codes == ord("[")) | (codes == ord("{")), 1, -1)).max())
 
 
 def check_version(manifest: dict, path) -> None:

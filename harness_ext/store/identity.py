@@ -57,10 +57,7 @@ model into an alias file.
 
 from __future__ import annotations
 
-import csv
-import io
 import functools
-import json
 import re
 from collections import Counter
 from difflib import SequenceMatcher
@@ -69,7 +66,7 @@ from typing import Iterable, Optional
 
 import pandas as pd
 
-from ..errors import HarnessExtError
+from ..errors import SideFileError
 
 #: Organisation prefixes that name a model's original developer (lower case); dropped from keys.
 KNOWN_ORGS = frozenset({
@@ -335,50 +332,54 @@ def read_alias_file(path) -> tuple:
 
     Raises
     ------
-    HarnessExtError
-        Naming the file and what is wrong with it.
+    SideFileError
+        Naming the file and what is wrong with it (:mod:`harness_ext.safe_input` reads it).
     """
+    from ..safe_input import load_document, read_rows, suffix_format, wrong_shape
+
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise HarnessExtError(f"cannot read alias file {path}: {exc.strerror or exc}") from None
+    what = "alias file"
     aliases: dict = {}
     separate: list = []
-    if path.suffix.lower() in (".csv", ".tsv"):
-        rows = list(csv.reader(io.StringIO(text), delimiter="\t" if path.suffix.lower() == ".tsv" else ","))
+    fmt = suffix_format(path)
+    if fmt in ("csv", "tsv"):
+        rows = read_rows(path, what)
         if not rows or [c.strip().lower() for c in rows[0][:2]] != ["alias", "canonical"]:
-            raise HarnessExtError(f"alias file {path}: the first line must be the header 'alias,canonical'")
+            raise SideFileError(path, f"{what}: the first line must be the header 'alias,canonical'")
         for i, row in enumerate(rows[1:], start=2):
             if not any(c.strip() for c in row):
                 continue
             if len(row) < 2 or not row[0].strip() or not row[1].strip():
-                raise HarnessExtError(f"alias file {path}: line {i} needs an alias and a canonical id")
+                raise SideFileError(path, f"{what}: line {i} needs an alias and a canonical id")
             aliases[row[0].strip()] = row[1].strip()
         return aliases, separate
-    try:
-        if path.suffix.lower() == ".json":
-            doc = json.loads(text)
-        else:
-            import yaml
-
-            doc = yaml.safe_load(text)
-    except Exception as exc:  # noqa: BLE001 - yaml and json raise many kinds
-        raise HarnessExtError(f"alias file {path} is not valid YAML/JSON: {str(exc).splitlines()[0]}") from None
-    if not isinstance(doc, dict) or not set(doc) <= {"aliases", "separate"} or not doc:
-        raise HarnessExtError(f"alias file {path}: expected a mapping with 'aliases' and/or 'separate'")
-    for canonical, names in (doc.get("aliases") or {}).items():
+    doc = load_document(path, what, fmt)
+    if not isinstance(doc, dict) or not doc:
+        raise wrong_shape(path, what, "the top level", "a mapping with 'aliases' and/or 'separate'", doc)
+    unknown = sorted(map(str, set(doc) - {"aliases", "separate"}))
+    if unknown:
+        raise SideFileError(path, f"{what}: unknown keys {', '.join(map(repr, unknown[:5]))}; expected 'aliases' "
+                                  "and/or 'separate'")
+    given = doc.get("aliases") or {}
+    if not isinstance(given, dict):
+        raise wrong_shape(path, what, "'aliases'", "a mapping of canonical id -> list of names", given)
+    for canonical, names in given.items():
         if isinstance(names, str):
             names = [names]
-        if not isinstance(names, list) or not all(isinstance(n, (str, int, float)) for n in names):
-            raise HarnessExtError(f"alias file {path}: aliases of {canonical!r} must be a list of names")
+        if not _names(canonical) or not isinstance(names, list) or not all(map(_names, names)):
+            raise wrong_shape(path, what, f"'aliases' of {canonical!r}", "a list of names", names)
         for n in names:
             aliases[str(n).strip()] = str(canonical).strip()
     sep = doc.get("separate") or []
-    if not isinstance(sep, list):
-        raise HarnessExtError(f"alias file {path}: 'separate' must be a list of names")
+    if not isinstance(sep, list) or not all(map(_names, sep)):
+        raise wrong_shape(path, what, "'separate'", "a list of names", sep)
     separate = [str(n).strip() for n in sep]
     return aliases, separate
+
+
+def _names(value) -> bool:
+    """Whether a value of an alias file can be a model name (a string, or a number spelled as one)."""
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool) and bool(str(value).strip())
 
 
 # -- the store's alias table ------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from typing import Iterable, Iterator, Optional
 
 from ..errors import IngestError, NotResults
 from ..plugin_manager import get_registration, get_registrations
+from ..safe_input import file_kind, read_bytes
 from ..types import _NAMES_OK, SourceFile
 from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _plain
 from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked
@@ -147,11 +148,11 @@ def sha256_of(src: SourceFile, adapter) -> str:
     if not src.is_dir:
         # A sidecar describing the file's columns and the reading options change what the file means.
         for side in src.sidecars():
-            h.update(b"\0sidecar\0" + side.read_bytes())
+            h.update(b"\0sidecar\0" + read_bytes(side, "column metadata", error=IngestError))
     if src.options:
         h.update(b"\0options=" + json.dumps(src.options, sort_keys=True, default=str).encode())
         if src.options.get("column_meta"):
-            h.update(Path(src.options["column_meta"]).read_bytes())
+            h.update(read_bytes(src.options["column_meta"], "column metadata", error=IngestError))
     h.update(_adapter_tag(adapter.name))
     return h.hexdigest()
 
@@ -425,9 +426,7 @@ def _check(path) -> tuple:
         return None, st.st_size
     if stat.S_ISDIR(mode):
         return None, None
-    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
-            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a special file")
-    return f"not a regular file ({kind}): not read", None
+    return f"not a regular file ({file_kind(mode)}): not read", None
 
 
 def _max_file_bytes() -> int:

@@ -210,7 +210,7 @@ def _known_prefix(n: str, v: np.ndarray):
 def _finite(v) -> Optional[float]:
     try:
         f = float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return f if math.isfinite(f) else None
 
@@ -476,44 +476,40 @@ def load_chance_file(path) -> dict:
 
     Raises
     ------
-    HarnessExtError
-        Naming the file and the entry that is not a chance level in [0, 1).
+    SideFileError
+        Naming the file and the reason (:mod:`harness_ext.safe_input` reads it); HarnessExtError naming
+        the file and the entry that is not a chance level in [0, 1).
     """
-    import json
-
-    from ..errors import HarnessExtError
+    from ..errors import SideFileError
+    from ..safe_input import load_document, read_rows, suffix_format, wrong_shape
 
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise HarnessExtError(f"cannot read chance-level file {p}: {exc.strerror or exc}") from exc
-    if p.suffix.lower() in (".csv", ".tsv"):
-        import csv
-        import io
-
-        rows = list(csv.DictReader(io.StringIO(text), delimiter="\t" if p.suffix.lower() == ".tsv" else ","))
-        doc = {r.get("dataset") or r.get("name") or "": {k: v for k, v in r.items() if k in ("chance", "choices", "source")}
-               for r in rows}
+    what = "chance-level file"
+    fmt = suffix_format(p)
+    if fmt in ("csv", "tsv"):
+        rows = read_rows(p, what)
+        header = [c.strip().lower() for c in rows[0]] if rows else []
+        if not ({"dataset", "name"} & set(header) and {"chance", "choices"} & set(header)):
+            raise SideFileError(p, f"{what}: the first line must be a header with dataset (or name) and chance "
+                                   f"(or choices) columns, got {','.join(header)[:80]!r}")
+        doc = {}
+        for i, row in enumerate(rows[1:], start=2):
+            r = dict(zip(header, row))
+            if any(c.strip() for c in row):
+                doc[r.get("dataset") or r.get("name") or ""] = {k: v for k, v in r.items() if k in ("chance", "choices", "source")}
     else:
-        try:
-            if p.suffix.lower() == ".json":
-                doc = json.loads(text)
-            else:
-                import yaml
-
-                doc = yaml.safe_load(text)
-        except Exception as exc:  # noqa: BLE001 - any parse error is the file's fault
-            raise HarnessExtError(f"chance-level file {p} is not valid {p.suffix.lstrip('.') or 'YAML'}: {exc}") from exc
+        doc = load_document(p, what, fmt)
     if isinstance(doc, dict) and isinstance(doc.get("chance"), dict):
         doc = doc["chance"]
     if not isinstance(doc, dict):
-        raise HarnessExtError(f"chance-level file {p}: expected a mapping of dataset -> chance level")
+        raise wrong_shape(p, what, "the top level", "a mapping of dataset -> chance level", doc)
     out = {}
     for name, v in doc.items():
         if not str(name).strip():
-            raise HarnessExtError(f"chance-level file {p}: an entry has no dataset name")
-        out[_pattern_key(name)] = parse_chance(v, where=f"chance-level file {p}, entry {name!r}", default_source=f"user file {p.name}")
+            raise SideFileError(p, f"{what}: an entry has no dataset name")
+        if not isinstance(v, (dict, int, float, str)) or isinstance(v, bool):
+            raise wrong_shape(p, what, f"entry {name!r}", "a chance level (0.25, {chance: 0.25} or {choices: 4})", v)
+        out[_pattern_key(name)] = parse_chance(v, where=f"{p}: {what}, entry {name!r}", default_source=f"user file {p.name}")
     return out
 
 
@@ -534,7 +530,7 @@ def parse_chance(v, where: str, default_source: str) -> tuple:
         if v.get("choices") not in (None, ""):
             try:
                 n = int(float(v["choices"]))
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # OverflowError: "1e400" choices
                 n = 0
             if n < 2:
                 raise HarnessExtError(f"{where}: choices must be an integer >= 2, got {v['choices']!r}")

@@ -10,7 +10,8 @@
 - ``concurrency``: N ``ingest`` writers and ``info``/``matrix`` readers at once: every process succeeds
   and the store ends equal to a sequential ingest.
 - ``cli``: every command against a corpus of hostile inputs: the expected exit code per case (1 with a one-line
-  error; 2 only for a malformed command line), never a traceback.
+  error; 2 only for a malformed command line), never a traceback and never the guard's "unexpected" line
+  (an exception no check anticipated); a side file given to any option is refused with its name.
 
 Each family returns a :class:`Family` (tried, passed, failed, first failures); ``report.py`` prints them.
 Seeds are explicit, so a failing case is reproduced by its label.
@@ -167,8 +168,19 @@ def mutate(data: bytes, kind: str, rng: random.Random) -> bytes:
             lines[i] = lines[i].replace(",", ',"[1,2]",', 1)
         elif kind == "deep_nesting":
             lines[i] = "[" * 5000 + lines[i]
+        elif kind == "surrogate":
+            lines[i] = lines[i].replace(",", ",x\ud800y", 1)
+        elif kind == "big_int":
+            lines[i] = lines[i].replace(",", ",1" + "0" * 400 + ",", 1)
         return "".join(lines).encode("utf-8", "surrogatepass")
     paths = list(_json_paths(doc))
+    if kind == "surrogate":  # a lone surrogate, as JSON allows writing it (\\ud800) and Python reads it
+        strs = [p for p in paths if p and isinstance(_get(doc, p), str)] or paths
+        return json.dumps(_set(doc, rng.choice(strs), "@@")).replace('"@@"', '"x\\ud800y"').encode()
+    if kind == "big_int":  # integers no int64 column (2**63, 10**30) or float (401 digits) holds
+        nums = _numeric_paths(doc) or paths
+        big = rng.choice([str(2**63), str(10**30), "4" * 401])
+        return json.dumps(_set(doc, rng.choice(nums), "@@")).replace('"@@"', big).encode()
     if kind == "type_swap":
         p = rng.choice(paths)
         doc = _set(doc, p, rng.choice(["text", [1, 2], {"a": 1}, None, True, 3]))
@@ -199,7 +211,7 @@ def mutate(data: bytes, kind: str, rng: random.Random) -> bytes:
 
 
 MUTATIONS = ("truncate", "byte_flip", "type_swap", "huge_numbers", "nan_literals", "duplicate_keys", "deep_nesting",
-             "bom", "invalid_utf8", "odd_filename")
+             "bom", "invalid_utf8", "odd_filename", "surrogate", "big_int")
 ODD_NAMES = ["sp ace {}", "ünï {}", "-dash{}", "q'uote\"{}", "a;rm -rf{}", "#hash{}", "new\nline{}", "%s%n{}"]
 
 
@@ -486,6 +498,7 @@ def hostile_cli_cases(tmp: Path) -> list:
         cases.append((f"predict {name}", ["predict", "--manifest", tmp / name, FIX / "bigbench"], 1))
     for dbk, db in dbs.items():
         cases.append((f"ingest into {dbk}", ["ingest", "--db", db, FIX / "bigbench"], 1 if dbk in ("json", "truncated", "dir") else 0))
+    cases += side_file_cases(tmp, good, fifo)
     cases += [("plugins", ["plugins"], 0), ("plugins --json", ["plugins", "--json", tmp / "plugins.json"], 0),
               ("plugins --json DIR", ["plugins", "--json", tmp / "adir"], 1),
               ("info --json in a missing folder", ["info", "--db", good, "--json", tmp / "nope" / "i.json"], 1),
@@ -496,6 +509,35 @@ def hostile_cli_cases(tmp: Path) -> list:
               ("unknown command", ["explode"], USAGE_ERROR),
               ("unknown option", ["info", "--nope"], USAGE_ERROR),
               ("bad number", ["stalk", "--threshold", "high"], USAGE_ERROR)]  # argparse type check
+    return cases
+
+
+def side_file_cases(tmp: Path, good: Path, fifo: Path) -> list:
+    """``(label, argv, 1, file)``: every side-file option given a FIFO, ``/dev/zero``, bytes that are not UTF-8,
+    ``1e400``, or a list where a mapping belongs; each must be one error line naming ``file``."""
+    bad = {"fifo": fifo, "dev_zero": Path("/dev/zero")}
+    for suffix in (".json", ".yaml", ".csv"):
+        (tmp / f"side_utf8{suffix}").write_bytes(b"\xff\xfe bad: 1\n")
+        bad[f"not_utf8{suffix}"] = tmp / f"side_utf8{suffix}"
+    (tmp / "side_inf.json").write_text('{"aliases": {"a": ["b"]}, "arc": 1e400, "x": [1e400]}')
+    (tmp / "side_inf.csv").write_text("dataset,cost,chance,alias,canonical\narc,1e400,1e400,a,b\n")
+    (tmp / "side_list.yaml").write_text("aliases: [a, b]\nbenchmark: [x]\n")
+    (tmp / "side_list.json").write_text('{"aliases": ["a", "b"], "weights": [1, 2]}')
+    bad.update({"inf.json": tmp / "side_inf.json", "inf.csv": tmp / "side_inf.csv", "list.yaml": tmp / "side_list.yaml",
+                "list.json": tmp / "side_list.json"})
+    board = FIX / "csv" / f"{BIG}.csv"
+    commands = {
+        "--chance-file": lambda f: ["matrix", "--db", good, "--benchmark", BIG, "--chance-file", f],
+        "models --aliases": lambda f: ["models", "--db", good, "--aliases", f],
+        "--costs": lambda f: ["reduce", "--db", good, "--benchmark", BIG, "--out", tmp / "out", "--costs", f],
+        "--weights": lambda f: ["reduce", "--db", good, "--benchmark", BIG, "--out", tmp / "out", "--weights", f],
+        "--column-meta": lambda f: ["ingest", "--db", tmp / "side.duckdb", "--column-meta", f, board],
+        "--manifest": lambda f: ["predict", "--manifest", f, FIX / "bigbench"],
+    }
+    cases = []
+    for option, argv in commands.items():
+        for what, f in bad.items():
+            cases.append((f"side file {option} {what}", argv(f), 1, str(f)))
     return cases
 
 
@@ -529,9 +571,14 @@ def run_cli_corpus() -> Family:
     fam = Family("cli")
     fam.guarded = []
     with tempfile.TemporaryDirectory() as tmp:
-        for label, argv, expected in hostile_cli_cases(Path(tmp)):
+        for label, argv, expected, *named in hostile_cli_cases(Path(tmp)):
             rc, out, err = _cli(argv)
+            problem = _problem(rc, expected, out, err)
             if "error: unexpected" in err:
+                # the guard caught an exception no check anticipated: no traceback, but the command was aborted
                 fam.guarded.append(f"{label}: {err.strip()[:200]}")
-            fam.record(label, _problem(rc, expected, out, err))
+                problem = problem or "an unanticipated error (the guard's 'unexpected' line): " + err.strip()[-300:]
+            if problem is None and named and named[0] not in err:
+                problem = f"the error does not name {named[0]}: " + err.strip()[-300:]
+            fam.record(label, problem)
     return fam

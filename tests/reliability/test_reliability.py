@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from reliability_lib import SHARED, run_cli_corpus, run_concurrency, run_fuzz, run_kills
+from reliability_surfaces import SIDE_SEEDS, SPECIAL, run_archives, run_samples, run_sidefiles
 
 
 def _check(fam):
@@ -35,6 +36,22 @@ def test_cli_corpus_no_traceback():
     _check(run_cli_corpus())
 
 
+def test_samples_quick():
+    fam = run_samples(n_per_kind=1, seed=0)
+    _check(fam)
+    assert fam.tried >= 3 * 12  # lm-eval and Every Eval Ever samples files, every mutation kind
+
+
+def test_archives_quick():
+    _check(run_archives(n_per_kind=1, seed=0))
+
+
+def test_sidefiles_quick():
+    fam = run_sidefiles(n_per_kind=1, seed=0)
+    _check(fam)
+    assert fam.tried >= len(SIDE_SEEDS) * len(SPECIAL)  # every side-file kind, every special file
+
+
 @pytest.mark.slow
 def test_fuzz_full():
     _check(run_fuzz(n_per_kind=5, per_adapter=2, seed=1))
@@ -48,3 +65,9 @@ def test_kill_full():
 @pytest.mark.slow
 def test_concurrency_full():
     _check(run_concurrency(n_writers=6, n_readers=3, seed=1))
+
+
+@pytest.mark.slow
+def test_new_surfaces_full():
+    for fam in (run_samples(5, seed=1), run_archives(5, seed=1), run_sidefiles(5, seed=1)):
+        _check(fam)

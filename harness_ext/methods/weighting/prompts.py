@@ -29,13 +29,16 @@ def read_prompt_matrix(path, layout: str = "prompt-rows") -> pd.DataFrame:
     For matrices made by other tools; lm-eval per-sample logs are read
     directly (:func:`samples_matrix`, ``harness-ext weights --samples-task``).
     """
+    import io
+
+    from ...safe_input import read_text
+
     path = Path(path)
-    if not path.is_file():
-        raise HarnessExtError(f"{path}: no such prompt-level CSV")
     if layout not in ("prompt-rows", "model-rows"):
         raise HarnessExtError(f"--prompts-layout must be prompt-rows or model-rows, got {layout!r}")
+    text = read_text(path, "prompt-level CSV")
     try:
-        raw = pd.read_csv(path, index_col=0)
+        raw = pd.read_csv(io.StringIO(text), index_col=0)
     except Exception as exc:  # noqa: BLE001 - any parse failure is the user's file
         raise HarnessExtError(f"{path}: cannot read CSV: {exc}") from exc
     try:
