@@ -451,14 +451,16 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
         Also make this a benchmark group of every benchmark these files hold
         (ingested now or before), so ``--benchmark GROUP`` queries them as one.
 
-    After ingesting, the model alias table is re-resolved
-    (:func:`harness_ext.store.identity.refresh_aliases`).
-
     Returns
     -------
     IngestReport
         One entry per candidate file: ingested, unchanged or skipped (with the reason).
         Per-sample logs are stored in the samples table unless ``adapter`` is forced.
+
+    Notes
+    -----
+    After ingesting, the model alias table is re-resolved
+    (:func:`harness_ext.store.identity.refresh_aliases`).
     """
     with _gc_paused():
         return _ingest_paths(store, paths, adapter, show_progress, options, group)
