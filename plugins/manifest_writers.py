@@ -20,7 +20,7 @@ from typing import Optional
 import yaml
 
 from harness_ext.methods.harness_names import (  # noqa: F401 - lm_eval_task/helm_description are this module's API too
-    HELM_CLASSIC_DESCRIPTIONS, helm_description, helm_description_list, lm_eval_task, lm_eval_task_list)
+    HELM_CLASSIC_DESCRIPTIONS, helm_description, helm_description_list, lm_eval_metric, lm_eval_task, lm_eval_task_list)
 from harness_ext.safe_output import check_group_name, comment, hocon_string, list_line, quoted, yaml_text
 
 def _stem(manifest) -> str:
@@ -76,10 +76,14 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
             elif src.get("origin") == "unknown":
                 unknown.append((name, src))
     doc = {"group": group, "task": tasks}
-    metrics = {e.get("metric") for e in manifest["subset"] if lm_eval_task_list(e)}
+    # lm-eval's metric, also for a subset chosen from HELM results (HELM's EM on MMLU is lm-eval's acc).
+    metrics = {lm_eval_metric(e) for e in manifest["subset"] if lm_eval_task_list(e)}
     if len(metrics) == 1 and None not in metrics:
-        # lm-eval can only aggregate a metric every subtask reports.
-        doc["aggregate_metric_list"] = [{"metric": metrics.pop(), "aggregation": "mean", "weight_by_size": False}]
+        # lm-eval can only aggregate a metric every subtask reports; a filtered one ("exact_match,strict-match")
+        # names its filter.
+        metric, _, filt = metrics.pop().partition(",")
+        doc["aggregate_metric_list"] = [{"metric": metric, "aggregation": "mean", "weight_by_size": False,
+                                         **({"filter_list": filt} if filt else {})}]
     doc["metadata"] = {"version": 1.0}
     # Names come from result files: comments escape them, the document goes through yaml.safe_dump.
     header = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
