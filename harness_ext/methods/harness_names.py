@@ -146,6 +146,11 @@ EQUIVALENTS = (
     Equivalent(("arc_challenge",), ("arc_challenge",), note="HELM has no ARC scenario", helm_metric=None),
 )
 _BY_NAME = {n: e for e in EQUIVALENTS for n in e.names}
+# An entry's one lm-eval task names it too (gpqa_main_cot_n_shot); a task of a several-task entry (one MATH
+# subject) is not the whole scenario.
+for _e in EQUIVALENTS:
+    if len(_e.lm_eval) == 1:
+        _BY_NAME.setdefault(_e.lm_eval[0], _e)
 #: Benchmarks whose datasets are HELM scenarios named by their display titles.
 HELM_BENCHMARKS_LITE = frozenset({"helm_lite", "helm_capabilities"})
 
