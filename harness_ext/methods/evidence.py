@@ -126,16 +126,9 @@ def _beats(value: float, others: np.ndarray) -> float:
     return float(np.mean((value < others) + 0.5 * (value == others)))
 
 
-class SubsetErrorLike(NamedTuple):
-    """The two figures :func:`_versus` reads of a random subset's error."""
-
-    aggregate: float
-    overall: float
-
-
-def _versus(chosen_aggregate: float, chosen_rmse: float, errs: Sequence, n_draws: int) -> RandomComparison:
-    agg = np.array([e.aggregate for e in errs], dtype=float)
-    cell = np.array([e.overall for e in errs], dtype=float)
+def _versus(chosen_aggregate: float, chosen_rmse: float, agg, cell, n_draws: int) -> RandomComparison:
+    """The comparison of a chosen subset's aggregate and per-cell RMSE with the random subsets' (``agg``, ``cell``)."""
+    agg, cell = np.asarray(agg, dtype=float), np.asarray(cell, dtype=float)
     mean_agg = float(np.nanmean(agg)) if np.isfinite(agg).any() else float("nan")
     mean_cell = float(np.nanmean(cell)) if np.isfinite(cell).any() else float("nan")
     return RandomComparison(
@@ -161,7 +154,8 @@ def compare_with_random(X, subset, predictor, *, n_draws: int = 200, folds, weig
     X = np.asarray(X, dtype=float)
     draws = random_subsets(X.shape[1], len(subset), int(n_draws), np.random.default_rng(random_state), costs, cost_budget)
     errs = subset_errors(X, [np.asarray(subset)] + draws, predictor, weights=weights, folds=folds, cache=cache)
-    return _versus(errs[0].aggregate, errs[0].overall, errs[1:], n_draws)
+    return _versus(errs[0].aggregate, errs[0].overall, [e.aggregate for e in errs[1:]], [e.overall for e in errs[1:]],
+                   n_draws)
 
 
 def compare_nested_with_random(X, fold_subsets: Sequence, predictor, *, k: int, n_draws: int = 200, folds,
@@ -215,11 +209,12 @@ def compare_nested_with_random(X, fold_subsets: Sequence, predictor, *, k: int, 
             preds = fold_predictions(predictor, X, part, folds_s, cache)
             for i, sub in enumerate(part):
                 e = pooled_error(X, [sub] * len(folds_s), [p[i] for p in preds], folds_s, w)
-                errs.append(SubsetErrorLike(e.aggregate_rmse, e.rmse))
+                errs.append((e.aggregate_rmse, e.rmse))
                 random_sq += e.model_sq
     random_sq /= max(len(draws), 1)
     fold_of = np.repeat(np.arange(len(folds_s)), [len(te) for _, te in folds_s])
-    return (_versus(nested.aggregate_rmse, nested.rmse, errs, n_draws),
+    agg, cell = zip(*errs) if errs else ((), ())
+    return (_versus(nested.aggregate_rmse, nested.rmse, agg, cell, n_draws),
             paired_test(nested.model_sq, random_sq, fold_of))
 
 

@@ -29,7 +29,6 @@ from .. import __version__
 from ..errors import HarnessExtError, MethodError
 from ..report import Stages, jsonable, progress
 from .budget import DEFAULT_BUDGET_REASON, dataset_costs, parse_budget, subset_size
-from .evidence import LARGE_ERROR  # noqa: F401 - where it was defined before
 
 log = logging.getLogger("harness_ext.reduce")
 
