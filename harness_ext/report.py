@@ -171,16 +171,16 @@ def envelope(command: str, payload: Any, warnings: Iterable[str] = ()) -> dict:
     then any fields of the command's own (``reduce``: ``manifest``, ``out``, ``written``; ``predict``: the
     prediction's ``aggregate`` and ``datasets``).
 
-    ``payload``: a :class:`Result` (or its ``to_dict()``), or anything else, which becomes
-    ``tables["result"]``. ``warnings``: those logged while the command ran, after the result's own
+    ``payload``: a :class:`Result` (or its ``to_dict()``, or a dict with some of its keys), or anything
+    else, which becomes ``tables["result"]``. ``warnings``: those logged while the command ran, after the result's own
     (each once).
     """
     doc = jsonable(payload)
-    if not isinstance(doc, dict) or "tables" not in doc:
+    if not isinstance(doc, dict) or not {"title", "summary", "tables"} & set(doc):
         doc = {"tables": {"result": doc}}
     doc = dict(doc)
     out = {"command": command, "title": doc.pop("title", None) or command, "summary": doc.pop("summary", None) or {},
-           "tables": doc.pop("tables") or {}}
+           "tables": doc.pop("tables", None) or {}}
     own = doc.pop("warnings", None) or []
     out["warnings"] = list(dict.fromkeys([str(w) for w in own] + [str(w) for w in warnings]))
     out.update(doc)

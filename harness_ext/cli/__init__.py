@@ -89,8 +89,8 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
                        help="only errors on stderr, no progress bars; with --json, no text either")
     if "--json" not in have:
         g.add_argument("--json", dest="json_out", nargs="?", const="-", default=None, metavar="FILE",
-                       help="also write the result as JSON to FILE ('-' or no FILE: stdout, with the text on stderr): "
-                            '{"command", "title", "summary", "tables", "warnings"}')
+                       help="also write the result as JSON to FILE ('-' or no FILE: stdout, with the text on stderr), "
+                            "with the warnings logged")
     for action in list(parser._actions):
         for opt in list(action.option_strings):
             alias = opt.replace("-", "_")

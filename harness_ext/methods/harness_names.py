@@ -356,7 +356,8 @@ def population_task_warnings(subset: list) -> list:
     v03 = any(p.lower().startswith("hendryckstest") for p in pairs)
     return out + [f"{len(pairs)} subset datasets were scored with other lm-eval tasks than the group runs"
             + (" (lm-eval v0.3 tasks; the group runs their v0.4 versions)" if v03 else "")
-            + f": {'; '.join(pairs[:4])}{' ...' if len(pairs) > 4 else ''}. The prompts and scoring changed, so a "
+            + f": {'; '.join(pairs[:4])}{f' and {len(pairs) - 4} more' if len(pairs) > 4 else ''}. The prompts and "
+            "scoring changed, so a "
             "new model's scores on the group may sit apart from the population's: run the population's tasks, or "
             "check the predictions against a full run"]
 

@@ -138,9 +138,9 @@ class ReduceResult(Result):
                if sel["budget"].get("default") else ""),
             f"subset: {', '.join(s['name'] for s in manifest['subset'])}",
             f"expected error for a new model (out of sample: the selection re-run without each fold's models), "
-            f"{pred['predictor']['name']} predictor: RMSE {_pts(agg)} on the full-benchmark score, 90% interval "
-            f"+/- {_pts(half)} ({unit})"
-            + (f"; per dataset {_pts(pts['rmse'])}" if pts and pts.get("rmse") is not None else ""),
+            f"{pred['predictor']['name']} predictor: RMSE {_pts(agg)} {unit} on the full-benchmark score (90% "
+            f"interval +/- {_pts(half)})" + (f"; per dataset {_pts(pts['rmse'])}" if pts and pts.get("rmse") is not None
+                                             else ""),
         ]
         ev = manifest.get("evidence") or {}
         r = ev.get("random_subsets") or {}
