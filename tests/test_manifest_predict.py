@@ -300,7 +300,7 @@ def test_cli_bad_input_is_one_line_and_non_zero(tmp_path, capsys, split_store):
         (["reduce", "--db", str(db), "--weighting", "nope"], "unknown WeightingScheme 'nope'"),
         (["reduce", "--db", str(db), "--format", "nope"], "unknown ManifestWriter 'nope'"),
         (["reduce", "--db", str(db), "--benchmark", "mmlu", "--budget", "1.0"], "fraction of 1 or more"),
-        (["reduce", "--db", str(db), "--benchmark", "nope"], "no results match"),
+        (["reduce", "--db", str(db), "--benchmark", "nope"], "no benchmark 'nope' in the store"),
         (["reduce", "--db", str(db), "--benchmark", "mmlu", "--models", "*pythia-v1.1-70m@step1[34]3000"],
          "at least 4 are needed"),
         (["predict", "-m", str(tmp_path / "none.json"), str(tmp_path)], "no manifest at"),
