@@ -47,12 +47,17 @@ def run(args) -> int:
         for f in report.files:  # a conflict says "this file": name it (a folder's files all print here)
             for c in f.conflicts:
                 log.warning(f"conflict in {f.path}: {c}")
+        from .logs import NOTE
+
+        for line in report.note_lines():  # what the adapters' heuristics did: never silent
+            log.log(NOTE, line)
     print(report.summary())
     counts = {status: len(report.by_status(status)) for status in ("ingested", "unchanged", "skipped")}
     args.json_payload = {"title": "ingest", "summary": {"text": report.summary(), "n_results": report.n_results,
                                                         "files": counts},
                          "tables": {"files": [{"path": f.path, "status": f.status, "adapter": f.adapter,
                                                "n_results": f.n_results, "n_samples": f.n_samples, "reason": f.reason,
+                                               "notes": list(f.notes),
                                                "conflicts": [str(c) for c in f.conflicts]} for f in report.files]}}
     if report.group:
         name, added = report.group

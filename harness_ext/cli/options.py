@@ -419,10 +419,18 @@ def reduce_options(parser):
     parser.add_argument("--n-random-subsets", type=int, default=None,
                         help="random subsets of the chosen size compared with it, same predictor and folds "
                              "(default 200, or 20 for predictors that refit per subset)")
+    parser.add_argument("--min-availability", type=float, default=None, metavar="SHARE",
+                        help="datasets run by fewer than this share of the models are chosen only after every other "
+                             "(a new model most likely lacks them too); default 0.5, 0 turns it off; the summary and "
+                             "the manifest (selection.availability) list them with their model counts")
     parser.add_argument("--items", type=int, default=None, metavar="N",
                         help="run only N anchor items of each subset task with per-sample logs in the store "
                              "(lm_eval --log_samples); the reduced folder then holds <group>_samples.json for "
                              "lm_eval --samples, and predict weights the anchors")
+    parser.add_argument("--local-data", action="append", default=None, metavar="DIR",
+                        help="a folder of your own task data (repeatable): absolute data paths that the ingested "
+                             "lm-eval task configurations name inside it are written into the task YAMLs; any other "
+                             "local path is left out, with a note")
     parser.add_argument("--no-plot", action="store_true", help="do not write error_vs_budget.png")
     parser.add_argument("--selector", default="prediction_greedy",
                         help="selector plugin (default prediction_greedy: the subset that best predicts the rest "

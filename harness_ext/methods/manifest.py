@@ -26,9 +26,10 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..errors import HarnessExtError, MethodError
+from ..errors import HarnessExtError, MethodError, PluginError
 from ..report import Stages, jsonable, progress
-from .budget import DEFAULT_BUDGET_REASON, dataset_costs, parse_budget, subset_size
+from .budget import (DEFAULT_BUDGET_REASON, MIN_AVAILABILITY, availability_note, availability_rule, dataset_costs,
+                     parse_budget, subset_size)
 
 log = logging.getLogger("harness_ext.reduce")
 
@@ -80,13 +81,17 @@ def validate_manifest(manifest: dict, path="manifest") -> None:
     """
     import jsonschema
 
-    from .manifest_validation import check_consistency, check_version
+    from ..safe_output import check_group_name
+    from .manifest_validation import check_consistency, check_numbers, check_structure, check_version, schema_view
 
     if not isinstance(manifest, dict):
         raise HarnessExtError(f"{path} is not a valid harness-ext manifest: not a JSON object")
     check_version(manifest, path)
+    # Cheap checks first: the schema walks every cell of an embedded matrix (seconds per million).
+    check_structure(manifest, path)
+    check_numbers(manifest, path)
     try:
-        jsonschema.validate(manifest, schema())
+        jsonschema.validate(schema_view(manifest), schema())
     except jsonschema.ValidationError as exc:
         where = "/".join(map(str, exc.absolute_path)) or "(top level)"
         msg = exc.message if len(exc.message) <= 300 else exc.message[:297] + "..."
@@ -94,6 +99,10 @@ def validate_manifest(manifest: dict, path="manifest") -> None:
     except RecursionError:
         raise HarnessExtError(f"{path} is not a valid harness-ext manifest: nested too deeply") from None
     check_consistency(manifest, path)
+    try:
+        check_group_name(manifest["group_name"])  # it names the files predict writes
+    except HarnessExtError as exc:
+        raise HarnessExtError(f"{path} is not a valid harness-ext manifest: {exc}") from None
 
 
 def thin_columns(columns, counts, noun: str = "datasets") -> tuple:
@@ -154,6 +163,7 @@ def build_manifest(
     costs=None,
     n_random_subsets: Optional[int] = None,
     max_models: Optional[int] = None,
+    min_availability: float = MIN_AVAILABILITY,
 ) -> dict:
     """Select a subset of ``df``'s datasets and describe it as a manifest.
 
@@ -187,6 +197,11 @@ def build_manifest(
         of this many, drawn with ``random_state`` (default
         :data:`MAX_SELECTION_MODELS`; ``None`` in the call means that default,
         0 means every model).
+    min_availability : float
+        Datasets run by fewer than this share of the models are chosen only after
+        every other (:func:`~harness_ext.methods.budget.availability_rule`; default
+        :data:`~harness_ext.methods.budget.MIN_AVAILABILITY`, 0 turns it off); the
+        manifest's ``selection.availability`` lists them with their model counts.
 
     Returns
     -------
@@ -226,6 +241,8 @@ def build_manifest(
         raise MethodError("no dataset has results from two models: nothing can be learned about how datasets relate")
     kind, value = parse_budget(budget, d)
     columns = [str(c) for c in df.columns]
+    # Counted on every model (not the selection's sample): what a new model is likely to be able to run.
+    demoted, availability = availability_rule(columns, (~np.isnan(X)).sum(axis=0), m, min_availability)
     meta = df.attrs.get("datasets", {})
     cost_vec, cost_source = dataset_costs(costs, columns, meta)
     if kind == "cost" and cost_vec is None:
@@ -259,7 +276,7 @@ def build_manifest(
     m_sel = X.shape[0]
     n_runs, runs_rule = random_baseline_runs(m_sel, d, int(n_random))  # past its cell budget: fewer random orders
     prowl = run_prowl(df_sel, similarity=similarity, selector=selector, random_state=random_state, n_random=n_runs,
-                      target=value if kind == "coverage" else 0.95, selector_params=sel_params)
+                      target=value if kind == "coverage" else 0.95, selector_params=sel_params, demoted=demoted)
     index_of = {c: i for i, c in enumerate(columns)}
     order_idx = np.array([index_of[c] for c in prowl.order])
     k = subset_size(kind, value, d, prowl.coverage, None if cost_vec is None else cost_vec[order_idx])
@@ -320,7 +337,7 @@ def build_manifest(
     bar.set_postfix_str(f"selection without each of {n_cal} folds")
     fold_subs = select_fold_subsets(cal_labels, fold_selector(
         X, selector, k=k, sel_params=sel_params, similarity=similarity, random_state=random_state, kind=kind,
-        value=value, cost_vec=cost_vec, fixed=cache.get("settings"), mode=reselection))
+        value=value, cost_vec=cost_vec, fixed=cache.get("settings"), mode=reselection, demoted=demoted))
     cal_folds = folds if cal_labels is labels else label_folds(cal_labels)
     cal_cache = cache if cal_labels is labels else shared_cache(X, est, cal_folds)
     if cache.get("settings") is not None:  # the rank/penalty chosen on every model, not searched again
@@ -346,6 +363,9 @@ def build_manifest(
     warnings += [n for n in (mixed_scales_note(df), shots_left_out_note(df.attrs)) if n]
     if thin_note:
         warnings.append(thin_note)
+    if availability:
+        availability["n_in_subset"] = int(np.isin(subset_idx, demoted).sum())
+        warnings.append(availability_note(availability, [columns[j] for j in subset_idx]))
     if m < FEW_MODELS:
         warnings.append(f"only {m} models: the subset and predictions rest on few rankings")
     vs_new = honest["random_subsets"]
@@ -403,6 +423,7 @@ def build_manifest(
             # Past a flops budget (wide matrices) the selector takes fewer exact or greedy steps: what it cut, and why.
             **({"budget_rules": jsonable(details["budget_rules"])} if (details := prowl.selector_details or {}).get(
                 "budget_rules") else {}),
+            **({"availability": availability} if availability else {}),
             **({"model_sample": {"n_models": int(m_sel), "of": int(m), "random_state": int(random_state),
                                  "used_for": "selection, cross-validation, random subsets, error against budget"}}
                if sample is not None else {}),
@@ -500,27 +521,35 @@ def example_manifest() -> dict:
             "group_name": "harness_ext_example", "subset": subset, "datasets": [], "warnings": []}
 
 
-def attach_lm_eval_tasks(manifest: dict, db=None) -> dict:
+def attach_lm_eval_tasks(manifest: dict, db=None, local_data=()) -> dict:
     """Record in ``manifest["lm_eval_tasks"]`` where each lm-eval task of the subset is defined.
 
     Built into the installed lm-eval, kept from an ingested results file's ``configs`` block
-    (the ``lm_eval_yaml`` writer then writes it beside the group), or unknown: a warning
-    then names the task and says the reduced folder is not self-contained.
+    (the ``lm_eval_yaml`` writer then writes it beside the group, its code and paths outside
+    the folder left out and counted in a warning), or unknown: a warning then names the task
+    and says the reduced folder is not self-contained. ``local_data``: folders of the user's
+    own task data, whose absolute paths may be written
+    (:func:`harness_ext.store.task_yaml_safety.safe_task_config`).
     """
     from harness_ext.plugins.manifest_writers import lm_eval_task
 
     from ..store.lm_eval_tasks import resolve_tasks
     from ..store.db import Store
+    from ..store.task_yaml_safety import dropped_summary
 
     names = [n for n in (lm_eval_task(e) for e in manifest["subset"]) if n]
     if not names:
         return manifest
+    local_data = [str(Path(d).resolve()) for d in local_data or ()]
     if db in (None, ":memory:") or not Path(db).exists():
-        found = resolve_tasks(names, None)
+        found = resolve_tasks(names, None, local_data)
     else:
         with Store.open(db, read_only=True) as store:
-            found = resolve_tasks(names, store)
+            found = resolve_tasks(names, store, local_data)
     manifest["lm_eval_tasks"] = found
+    note = dropped_summary({t: e["dropped"] for t, e in found.items() if e.get("dropped")})
+    if note:
+        manifest["warnings"].append(note)
     unknown = [t for t, e in found.items() if e["origin"] == "unknown"]
     if unknown:
         manifest["warnings"].append(
@@ -536,31 +565,47 @@ def write_outputs(manifest: dict, out_dir, formats) -> list:
     Validate first, then write: every writer runs in a staging folder and every file it
     returns is checked (:func:`harness_ext.safe_output.checked_outputs`) before any file is
     moved into ``out_dir``. A refusal (an unknown writer, an unsafe group or file name, a name
-    a format cannot hold) leaves ``out_dir`` as it was, not half-written.
+    a format cannot hold, a writer that raises or writes outside its folder:
+    :class:`harness_ext.safe_output.WriterWatch`) leaves ``out_dir`` as it was, not half-written.
     """
+    import os
     import shutil
     import tempfile
 
     from ..plugin_manager import get_registration
-
-    from ..safe_output import OutputDir, check_group_name, checked_outputs
+    from ..safe_output import OutputDir, WriterWatch, check_group_name, checked_outputs
 
     out_dir = Path(out_dir)
     check_group_name(manifest.get("group_name") or "harness_ext_reduced")
     regs = [get_registration("manifest_writers", name) for name in formats]
     # Stage beside the folder when its parent exists (the final moves are then renames), else in the temp dir.
     parent = out_dir.parent if out_dir.parent.is_dir() else None
+    # Writers write into stage/files: a write to '../x' lands in the private stage, where it is seen.
     stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name or 'out'}.staging-", dir=parent))
+    files = stage / "files"
+    files.mkdir()
     try:
         staged = []
         for reg in regs:
             where = f"{reg.name!r} ({reg.source})"
-            returned = reg.write(manifest, OutputDir(stage, where, shown=out_dir))
-            staged.extend(checked_outputs(returned, stage, where))
+            watch = WriterWatch(stage, out_dir)
+            try:
+                returned = reg.write(manifest, OutputDir(files, where, shown=out_dir))
+            except HarnessExtError:
+                raise
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - a plugin's failure, named, not "unexpected"
+                raise PluginError(f"manifest writer {where} failed: {type(exc).__name__}: {exc}") from None
+            escaped = watch.escapes()
+            if escaped:
+                shown = ", ".join(os.path.relpath(p, files) if stage in p.parents else str(p) for p in escaped[:5])
+                shown += " ..." if len(escaped) > 5 else ""
+                raise PluginError(f"manifest writer {where} wrote outside its folder: {shown} "
+                                  "(a writer writes only the files it returns, inside the folder it is given)")
+            staged.extend(checked_outputs(returned, files, where))
         out_dir.mkdir(parents=True, exist_ok=True)
         written = []
         for p in staged:
-            dest = out_dir / p.relative_to(stage)
+            dest = out_dir / p.relative_to(files)
             if dest not in written:
                 shutil.move(str(p), str(dest))  # a rename on one file system
                 written.append(dest)

@@ -175,16 +175,18 @@ def reselection_mode(n_cells: int):
 
 
 def fold_selector(X, selector: str, *, k: int, sel_params=None, similarity=None, random_state: int = 0,
-                  kind: str = "count", value=None, cost_vec=None, fixed=None, mode: str = FOLD_RESELECTION):
+                  kind: str = "count", value=None, cost_vec=None, fixed=None, mode: str = FOLD_RESELECTION,
+                  demoted=()):
     """``rows -> subset``: the manifest's selection (selector, parameters, seed, budget) run on rows ``rows`` of ``X``.
 
     Only the subset is needed, not a coverage curve: selectors that can stop do so at
     ``k`` datasets (or at the cost budget). ``mode`` as :data:`FOLD_RESELECTION`;
-    ``fixed``: the predictor with its settings chosen on every model (``"same"``).
+    ``fixed``: the predictor with its settings chosen on every model (``"same"``);
+    ``demoted``: the manifest's availability rule (datasets chosen last, :func:`~harness_ext.methods.budget.demote`).
     """
     from ..errors import MethodError
     from ..plugin_manager import get_registration
-    from .budget import subset_size
+    from .budget import demote, subset_size
     from .pounce import selector_order
 
     if mode not in ("design", "same"):
@@ -200,7 +202,8 @@ def fold_selector(X, selector: str, *, k: int, sel_params=None, similarity=None,
     if kind == "cost" and "cost_budget" in defaults:
         params["cost_budget"] = float(value)
     elif "n_select" in defaults and kind != "cost":
-        params["n_select"] = int(k)
+        # with demoted datasets, enough steps that k others are in the order before they are moved to its end
+        params["n_select"] = int(min(d, k + len(demoted)))
     if mode == "design":
         params.update(CHEAP_SELECTION.get(reg.name, {}))
     elif fixed is not None and "predictor_params" in defaults:
@@ -208,7 +211,7 @@ def fold_selector(X, selector: str, *, k: int, sel_params=None, similarity=None,
                                       if p in fixed.get_params()}
 
     def select(rows):
-        order = selector_order(X[rows], selector, random_state=random_state, **params)
+        order = demote(selector_order(X[rows], selector, random_state=random_state, **params), demoted)
         n = subset_size("cost", value, d, None, cost_vec[order]) if kind == "cost" else int(k)
         return order[:n]
 
