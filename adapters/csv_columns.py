@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from harness_ext.adapters.csv_table import AGGREGATE_NAME, _column_role
+from harness_ext.adapters.csv_table import AGGREGATE_NAME, META_NAME, _column_role
 
 
 class WideColumns:
@@ -161,8 +161,10 @@ def classify_wide(src, header, cols: WideColumns, specs, stem, cm, values) -> di
     """The aggregates of a wide table (:func:`aggregate_columns`), with the notes on every column it did not store
     as a dataset (:func:`report_columns`); both reading paths call it. ``values``: models x ``cols.scores``."""
     score_cols, empty = cols.scores, cols.empty
-    # The empty columns (no value in the rows present) take part: the rules see the header, not the rows.
-    aggregates = aggregate_columns(header, sorted(score_cols + empty), specs, stem, cm)
+    # The empty columns (no value in the rows present) take part: the rules see the header, not the rows. One
+    # whose name describes the model would be metadata with a value in other rows, so it does not.
+    empty_scores = [j for j in empty if specs.get(header[j], {}).get("kind") or not META_NAME.search(header[j])]
+    aggregates = aggregate_columns(header, sorted(score_cols + empty_scores), specs, stem, cm)
     aggregates = {j: why for j, why in aggregates.items() if j in score_cols}
     rest = [k for k, j in enumerate(score_cols) if j not in aggregates and not specs.get(header[j], {}).get("kind")]
     hints = row_mean_hints([header[score_cols[k]] for k in rest], values[:, rest]) if len(rest) >= 3 else []

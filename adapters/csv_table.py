@@ -70,6 +70,10 @@ A YAML file beside the CSV named ``<file>.csv.meta.yaml`` (or
 
 The sidecar is part of the source's content hash, so editing it and ingesting
 again re-reads the file.
+
+A sidecar with an ``items:`` block (``layout``, ``task``, ``metric``, ``benchmark``) declares the file
+an item-response table (one score per model and item, :mod:`harness_ext.store.item_tables`):
+``harness-ext ingest`` stores it in the samples table instead of reading it here.
 """
 
 from __future__ import annotations
@@ -221,9 +225,9 @@ def read_sidecar(path) -> dict:
     doc = doc or {}
     if not isinstance(doc, dict):
         raise IngestError(p, "column metadata must be a mapping (benchmark, meta_columns, columns)")
-    unknown = set(doc) - {"benchmark", "meta_columns", "columns"}
+    unknown = set(doc) - {"benchmark", "meta_columns", "columns", "items"}
     if unknown:
-        raise IngestError(p, f"unknown keys {sorted(unknown)}; expected benchmark, meta_columns, columns")
+        raise IngestError(p, f"unknown keys {sorted(unknown)}; expected benchmark, meta_columns, columns, items")
     cols = doc.get("columns") or {}
     if not isinstance(cols, dict) or not all(isinstance(v, dict) for v in cols.values()):
         raise IngestError(p, "'columns' must map each column name to a mapping of its properties")
@@ -239,8 +243,15 @@ def read_sidecar(path) -> dict:
     meta = doc.get("meta_columns") or []
     if isinstance(meta, str):
         meta = [m.strip() for m in meta.split(",") if m.strip()]
+    items = None
+    if doc.get("items") is not None:  # the file is an item-response table (harness_ext.store.item_tables)
+        from harness_ext.store.item_tables import items_block
+
+        items = items_block(doc["items"], p)
+        if doc.get("benchmark"):
+            items.setdefault("benchmark", str(doc["benchmark"]))
     return {"benchmark": doc.get("benchmark"), "meta_columns": [clean_header(str(m)) for m in meta],
-            "columns": {clean_header(str(k)): v for k, v in cols.items()}, "path": str(p)}
+            "columns": {clean_header(str(k)): v for k, v in cols.items()}, "path": str(p), "items": items}
 
 
 def column_meta(src: SourceFile) -> dict:

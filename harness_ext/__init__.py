@@ -22,7 +22,7 @@ _LAZY = {
     "hookimpl": "hookspecs", "hookspec": "hookspecs",
     "get_plugin_manager": "plugin_manager", "get_registration": "plugin_manager",
     "get_registrations": "plugin_manager",
-    "Adapter": "types", "ManifestWriter": "types", "Predictor": "types", "ResultRecord": "types",
+    "Adapter": "types", "ItemEstimator": "types", "ManifestWriter": "types", "Predictor": "types", "ResultRecord": "types",
     "Selector": "types", "SimilarityMeasure": "types", "SourceFile": "types", "WeightingScheme": "types",
     # The Python API of the routine loop (harness_ext.methods.api): ingest -> load_matrix -> reduce -> predict.
     "ingest": "methods.api", "load_matrix": "methods.api", "reduce": "methods.api", "predict": "methods.api",
@@ -32,7 +32,7 @@ _LAZY = {
 
 __all__ = [
     "ingest", "load_matrix", "reduce", "predict", "ReduceResult", "PredictionResult", "Result", "bundled_data_path",
-    "Adapter", "HarnessExtError", "IngestError", "ManifestWriter", "MethodError", "PluginError",
+    "Adapter", "HarnessExtError", "IngestError", "ItemEstimator", "ManifestWriter", "MethodError", "PluginError",
     "Predictor", "ResultRecord", "Selector", "SimilarityMeasure", "SourceFile", "StoreError",
     "WeightingScheme", "get_plugin_manager", "get_registration", "get_registrations", "hookimpl",
     "hookspec", "__version__",

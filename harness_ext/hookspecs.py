@@ -1,4 +1,4 @@
-"""Hook specifications: the six kinds of harness-ext plugin.
+"""Hook specifications: the seven kinds of harness-ext plugin.
 
 Every hook takes no arguments and returns (or yields) registration objects
 from :mod:`harness_ext.types`. Built-in plugins use exactly these hooks.
@@ -10,7 +10,7 @@ from typing import Iterable
 
 import pluggy
 
-from .types import Adapter, ManifestWriter, Predictor, Selector, SimilarityMeasure, WeightingScheme
+from .types import Adapter, ItemEstimator, ManifestWriter, Predictor, Selector, SimilarityMeasure, WeightingScheme
 
 PROJECT_NAME = "harness_ext"
 
@@ -123,4 +123,21 @@ class HarnessExtSpecs:
         Returns
         -------
         Iterable[ManifestWriter]
+        """
+
+    @hookspec
+    def harness_ext_item_estimators(self) -> Iterable[ItemEstimator]:
+        """Register item-level estimators: a full-task score and its interval from a few items.
+
+        Example
+        -------
+        .. code-block:: python
+
+            @hookimpl
+            def harness_ext_item_estimators():
+                yield ItemEstimator(name="my-mean", cls=MyMean)  # "sample_mean" is built in: a clash
+
+        Returns
+        -------
+        Iterable[ItemEstimator]
         """

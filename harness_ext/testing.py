@@ -170,6 +170,37 @@ def check_manifest_writer(reg):
             assert Path(p).is_file() and Path(p).stat().st_size > 0, f"{reg.name}: {p} missing or empty"
 
 
+# -- item estimators -----------------------------------------------------------------------
+def _item_population(seed=6):
+    """0/1 answers of 40 source and 6 target models on 300 items (a 1-parameter logistic model), 40 items sampled."""
+    rng = np.random.default_rng(seed)
+    ability, difficulty = rng.normal(size=46), rng.normal(size=300)
+    P = (rng.random((46, 300)) < 1 / (1 + np.exp(difficulty[None, :] - ability[:, None]))).astype(float)
+    items = np.sort(rng.choice(300, 40, replace=False))
+    return P[:40], P[40:], items
+
+
+def check_item_estimator_params(reg):
+    est = _make(reg)
+    json.dumps(est.get_params(), default=str)
+    clone(est)
+
+
+def check_item_estimator_interval(reg):
+    source, targets, items = _item_population()
+    est = _make(reg)
+    if hasattr(est, "select"):  # it picks its own items
+        items = np.asarray(est.select(source, len(items), random_state=0))
+    out = est.fit(source, items).predict(targets[:, items])
+    est, lo, hi = (np.asarray(a, dtype=float) for a in (out.estimate, out.lower, out.upper))
+    assert est.shape == lo.shape == hi.shape == (len(targets),), f"{reg.name}: one estimate and interval per target"
+    assert np.isfinite(est).all(), f"{reg.name}: estimates not finite"
+    if reg.interval:
+        assert np.isfinite(lo).all() and np.isfinite(hi).all(), f"{reg.name}: interval not finite"
+        assert np.all(lo <= est + 1e-12) and np.all(est <= hi + 1e-12), f"{reg.name}: estimate outside its interval"
+    assert np.all(np.abs(est - targets.mean(axis=1)) < 0.35), f"{reg.name}: estimate far from the full-task mean"
+
+
 CHECKS = {
     "similarity_measures": (check_similarity_shape_symmetry, check_similarity_missing_and_constant),
     "selectors": (check_selector_params, check_selector_order, check_selector_deterministic),
@@ -177,6 +208,7 @@ CHECKS = {
     "weighting_schemes": (check_weighting,),
     "adapters": (check_adapter_sniffing,),
     "manifest_writers": (check_manifest_writer,),
+    "item_estimators": (check_item_estimator_params, check_item_estimator_interval),
 }
 
 

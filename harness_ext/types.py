@@ -178,6 +178,23 @@ class ManifestWriter(_Registration):
     suffix: str = ""
 
 
+@dataclass
+class ItemEstimator(_Registration):
+    """A full-task score from a few items: ``cls(**params).fit(source, items).predict(Y)``.
+
+    ``source`` is the population's ``(n_models, n_items)`` item scores (every item answered), ``items`` the
+    indices of the sampled items and ``Y`` the target models' ``(n_targets, len(items))`` scores on them.
+    ``predict`` returns an :class:`~harness_ext.methods.item_estimators.ItemEstimate`: per target, the
+    estimated mean over all ``n_items`` items and a two-sided interval at ``level``. An estimator that
+    picks its own items has ``select(source, n_items, random_state)``; one with no interval of its own
+    (anchor points) registers ``interval=False`` and returns NaN bounds.
+    """
+
+    cls: type = Lazy()
+    #: False for a method with no interval of its own (its bounds are NaN).
+    interval: bool = True
+
+
 REGISTRATION_TYPES = {
     "similarity_measures": SimilarityMeasure,
     "selectors": Selector,
@@ -185,6 +202,7 @@ REGISTRATION_TYPES = {
     "weighting_schemes": WeightingScheme,
     "adapters": Adapter,
     "manifest_writers": ManifestWriter,
+    "item_estimators": ItemEstimator,
 }
 
 

@@ -1,4 +1,5 @@
-"""Registration of the built-in methods: similarity measures, selectors, predictors, weighting schemes, manifest writers.
+"""Registration of the built-in methods: similarity measures, selectors, predictors, weighting schemes, manifest
+writers, item estimators.
 
 A plugin module like any third-party one (the hooks of :mod:`harness_ext.hookspecs`), registered by
 :func:`harness_ext.plugin_manager.get_plugin_manager`. Each registration names its implementation by
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from harness_ext.hookspecs import hookimpl
 from harness_ext.plugin_manager import disabled_plugins, is_disabled
-from harness_ext.types import ManifestWriter, Predictor, Selector, SimilarityMeasure, WeightingScheme
+from harness_ext.types import ItemEstimator, ManifestWriter, Predictor, Selector, SimilarityMeasure, WeightingScheme
 
 _P = "harness_ext.plugins."
 
@@ -96,6 +97,19 @@ MANIFEST_WRITERS = {
 }
 
 
+#: name -> (implementation in harness_ext.methods.item_estimators, description); the same names as its ESTIMATORS
+ITEM_ESTIMATORS = {
+    "sample_mean": ("SampleMean", "mean of a simple random sample of items, finite-population interval (Cochran 1977)"),
+    "random_learn": ("RandomLearn", "random sampling + learn: ridge from sampled to full scores, conformal interval "
+                                    "(Zhang, Dorner and Hardt 2025)"),
+    "aipw_paper": ("AIPWPaper", "AIPW as the authors' code computes it, ridge penalty 10 (Zhang, Dorner and Hardt 2025)"),
+    "aipw": ("AIPW", "AIPW with a cross-fitted working model and its design variance (Zhang, Dorner and Hardt 2025)"),
+    "anchor_weighted": ("AnchorWeighted", "anchor points: k-medoids items weighted by their clusters (Vivek et al. 2024)"),
+    "composite": ("Composite", "Fay-Herriot-type combination of random_learn and aipw (Fay and Herriot 1979)"),
+}
+_ITEMS = "harness_ext.methods.item_estimators:"
+
+
 def _enabled(table: dict, ref=lambda v: v[0]) -> dict:
     """``table`` without the entries whose implementation module is switched off.
 
@@ -140,3 +154,9 @@ def harness_ext_weighting_schemes():
 def harness_ext_manifest_writers():
     for name, (ref, suffix, description) in _enabled(MANIFEST_WRITERS).items():
         yield ManifestWriter(name=name, write=_P + ref, suffix=suffix, description=description)
+
+
+@hookimpl
+def harness_ext_item_estimators():
+    for name, (attr, description) in _enabled(ITEM_ESTIMATORS, lambda v: "item_estimators:").items():
+        yield ItemEstimator(name=name, cls=_ITEMS + attr, description=description, interval=name != "anchor_weighted")

@@ -91,7 +91,7 @@ def test_bad_run_names_raise(bad):
 def test_real_run_directory(store):
     run = require(HELM_RAW / "run")
     report = ingest_paths(store, [run], show_progress=False)
-    assert [f.adapter for f in report.files] == ["helm_run"]
+    assert [f.adapter for f in report.files] == ["helm_run", "item_table"]  # and its per-instance scores
     long = query_results(store, MatrixQuery(benchmarks=("helm",)))
     assert len(long) == 1
     row = long.iloc[0]

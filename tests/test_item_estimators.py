@@ -69,3 +69,12 @@ def test_anchor_weights_sum_to_one_and_are_deterministic():
     i1, i2 = a1.select(S, 25, 0), a2.select(S, 25, 0)
     assert list(i1) == list(i2)
     assert a1.weights_.sum() == pytest.approx(1.0)
+
+
+def test_registered_item_estimators_are_the_module_table():
+    from harness_ext.methods.item_estimators import ESTIMATORS
+    from harness_ext.plugin_manager import get_registrations
+
+    regs = get_registrations("item_estimators")
+    assert set(regs) == set(ESTIMATORS)
+    assert all(regs[n].cls is ESTIMATORS[n] for n in regs)

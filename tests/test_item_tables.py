@@ -9,7 +9,9 @@ import pytest
 from harness_ext.errors import IngestError
 from harness_ext.store.item_tables import is_item_table, read_item_table
 
-ITEMS = Path(__file__).resolve().parents[2] / "shared" / "data" / "items"
+from conftest import SHARED_DATA
+
+ITEMS = SHARED_DATA / "items"
 
 
 def test_long_csv_is_recognised_and_read(tmp_path):

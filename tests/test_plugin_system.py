@@ -130,14 +130,15 @@ def test_names_are_normalised():
     with pytest.raises(ValueError):
         normalise_name("3bad")
     assert set(REGISTRATION_TYPES) == {
-        "similarity_measures", "selectors", "predictors", "weighting_schemes", "adapters", "manifest_writers"}
+        "similarity_measures", "selectors", "predictors", "weighting_schemes", "adapters", "manifest_writers",
+        "item_estimators"}
 
 
 def test_every_hook_is_prefixed_and_documented():
     from harness_ext.hookspecs import HarnessExtSpecs
 
     hooks = [n for n in vars(HarnessExtSpecs) if not n.startswith("_")]
-    assert len(hooks) == 6
+    assert len(hooks) == 7
     for name in hooks:
         assert name.startswith("harness_ext_")
         doc = getattr(HarnessExtSpecs, name).__doc__

@@ -50,7 +50,8 @@ SOURCES = {
     "every_eval_ever/data/helm_classic": (67, {}, {"helm_classic": ((67, 14), 159)}),
     # PROVENANCE: 331 models x 11 evaluations; RewardBench 1 and 2 are separate benchmarks here
     "every_eval_ever/data/reward-bench": (384, {}, {"rewardbench": ((179, 5), 81), "rewardbench_2": ((197, 6), 6)}),
-    "helm-raw-example": (1, {"runs_to_runsuites.json": 1}, {"helm": ((1, 1), 0)}),
+    # the run, and its display_predictions.json as per-instance scores (harness_ext.store.item_tables)
+    "helm-raw-example": (2, {"runs_to_runsuites.json": 1}, {"helm": ((1, 1), 0)}),
     # result_summary.json (108 x 176) and all_result_summary.json (2 more ScienceQA sub-sets)
     "crosspred-lvlm": (2, {"model_profiles.json": 1, "dataset_profiles.json": 1}, {"crosspred": ((108, 178), 12)}),
     "tsml-eval-tsc-bakeoff": (192, {"table_c4.csv": 1}, {"tsc_bakeoff": ((40, 142), 960)}),

@@ -21,7 +21,8 @@ from collections import namedtuple
 DEFAULT_DB_HELP = "store file (default: $HARNESS_EXT_DB or ./harness-ext.duckdb); ':memory:' for a throw-away store"
 
 #: The plugin kinds (``harness_ext.types.REGISTRATION_TYPES``).
-PLUGIN_KINDS = ("adapters", "manifest_writers", "predictors", "selectors", "similarity_measures", "weighting_schemes")
+PLUGIN_KINDS = ("adapters", "item_estimators", "manifest_writers", "predictors", "selectors", "similarity_measures",
+                "weighting_schemes")
 #: ``harness_ext.methods.prowl.TIES``
 PROWL_TIES = ("half", "strict")
 #: ``harness_ext.methods.compare.DEFAULT_SELECTORS``
@@ -459,8 +460,10 @@ def predict_options(parser):
                         help="also write the predictions as JSON to FILE; '-' (or no FILE) writes them to stdout "
                              "and the tables to stderr")
     parser.add_argument("--all", action="store_true", help="list observed datasets too, not only predicted ones")
+    parser.add_argument("--level", type=float, default=0.9, metavar="P",
+                        help="interval level in (0, 1) (default 0.9); conformal intervals are calibrated at it")
     parser.add_argument("--eee", default=None, metavar="DIR",
-                        help="also write one Every Eval Ever record (schema 0.2.1) per model to DIR, with the 90%% "
+                        help="also write one Every Eval Ever record (schema 0.2.1) per model to DIR, with the "
                              "interval in score_details.uncertainty.confidence_interval")
     parser.add_argument("--no-lm-eval-results", dest="lm_eval_results", action="store_false",
                         help="do not write harness_ext_prediction_<group>.json (lm-eval's results layout) next to "

@@ -88,7 +88,8 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
     ----------
     paths : path-like or sequence of path-like
         Result files or directories (walked recursively): lm-eval, HELM, BIG-bench, Every Eval
-        Ever, MTEB, leaderboard CSVs and any format an adapter plugin reads.
+        Ever, MTEB, leaderboard CSVs and any format an adapter plugin reads; per-sample logs and
+        item-response tables (Parquet or CSV, one score per model and item) go to the samples table.
     store : path-like, optional
         The DuckDB store; default ``$HARNESS_EXT_DB`` or ``./harness-ext.duckdb``.
     adapter : str, optional
@@ -288,11 +289,21 @@ def _score_frame(scores, manifest: dict) -> pd.DataFrame:
                               f"{', '.join(names[:8])}{' ...' if len(names) > 8 else ''} (or their lm-eval task names)")
     frame = _as_float(scores, "the scores").rename(columns=rename)
     frame.index = [str(i) for i in frame.index]
-    return frame.T.groupby(level=0).first().T  # a dataset named twice (name and task) keeps its first score
+    # A HELM dataset given as the lm-eval tasks it runs as (HELM Classic's MMLU: 5 mmlu_<subject> scores) is their
+    # mean, as HELM scores it, and said (the prompts differ); a dataset named twice (name and task) keeps its first.
+    by_name = {d["name"]: d for d in manifest["datasets"]}
+    several = {c for c in set(frame.columns) if len(tasks := lm_eval_task_list(by_name[c])) > 1
+               and {str(k) for k, v in rename.items() if v == c} <= set(tasks)}
+    grouped = frame.T.groupby(level=0)
+    out = grouped.first().T
+    for c in several:
+        out[c] = grouped.mean().T[c]
+    out.attrs["cross_harness"] = sorted(several)
+    return out
 
 
-def predict(manifest, results):
-    """Predict a new model's full benchmark, with 90% intervals, from its results on the subset.
+def predict(manifest, results, *, level: float = 0.9):
+    """Predict a new model's full benchmark, with intervals (90% by default), from its results on the subset.
 
     Parameters
     ----------
@@ -303,13 +314,17 @@ def predict(manifest, results):
         throw-away store), or raw scores on the harness's own scale: a DataFrame (one row per
         model, columns named by the manifest's datasets or their lm-eval tasks), a Series or a
         dict for one model. Missing subset datasets widen the intervals.
+    level : float
+        The intervals' level, in (0, 1). Conformal intervals (the default ``lowrank``
+        predictor) are calibrated again at this level from the manifest's training matrix.
 
     Returns
     -------
     PredictionResult
-        ``.to_frame()`` (every dataset: observed or predicted score, 90% interval, on the
-        normalised and the harness's own scale), ``.aggregate`` (the full-benchmark score and
-        its interval), ``.warnings``, ``.plot()``, ``.to_json()``. No file is written
+        ``.to_frame()`` (every dataset: observed or predicted score and interval, on the
+        normalised and the harness's own scale), ``.aggregate`` (the full-benchmark score on the
+        harness's metric, e.g. MMLU ``acc`` weighted as lm-eval's mmlu group, with its interval,
+        and the normalised aggregate beside it), ``.warnings``, ``.plot()``, ``.to_json()``. No file is written
         (``harness-ext predict`` also writes lm-eval-schema results next to the run).
 
     References
@@ -320,7 +335,7 @@ def predict(manifest, results):
 
     doc, where = _manifest_of(manifest)
     if isinstance(results, (pd.DataFrame, pd.Series, dict)):
-        return predict_scores(doc, _score_frame(results, doc), manifest_path=where)
+        return predict_scores(doc, _score_frame(results, doc), manifest_path=where, level=level)
     if isinstance(results, (str, os.PathLike)):
         results = [results]
-    return predict_from_manifest(doc, [str(p) for p in results], manifest_path=where)
+    return predict_from_manifest(doc, [str(p) for p in results], manifest_path=where, level=level)

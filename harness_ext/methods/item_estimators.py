@@ -109,7 +109,7 @@ class _ItemEstimator:
     def __init__(self, *, level: float = 0.90):
         self.level = level
 
-    def get_params(self) -> dict:
+    def get_params(self, deep: bool = True) -> dict:
         return {k: v for k, v in vars(self).items() if not k.endswith("_")}
 
     def fit(self, source: np.ndarray, items: np.ndarray):

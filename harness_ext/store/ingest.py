@@ -10,7 +10,8 @@ batches, one transaction per batch, each file all-or-nothing
 lm-eval per-sample logs (``samples_<task>_<date>.jsonl``, written by
 ``--log_samples`` beside ``results_<date>.json``) are not result files: they go
 to the samples table (:func:`harness_ext.store.samples.ingest_samples`) and are
-reported with adapter ``lm_eval_samples``.
+reported with adapter ``lm_eval_samples``; item-response tables and HELM runs'
+per-instance scores too (:mod:`harness_ext.store.item_tables`, adapter ``item_table``).
 """
 
 from __future__ import annotations
@@ -36,9 +37,11 @@ from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
-CANDIDATE_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".eval")
+CANDIDATE_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".eval", ".parquet")
 #: Adapter name reported for lm-eval per-sample logs (stored by :func:`harness_ext.store.samples.ingest_samples`).
 SAMPLES_ADAPTER = "lm_eval_samples"
+#: Adapter name reported for item-response tables and HELM runs' per-instance scores (:mod:`.item_tables`).
+ITEMS_ADAPTER, _ITEM_SUFFIXES = "item_table", (".parquet", ".csv", ".tsv")
 #: Sources written per DuckDB transaction (each source stays all-or-nothing; see Store.ingest_batch).
 #: Each batch costs a connect, a commit and a checkpoint (about 0.1 s), so batches are large; the lock is
 #: held only while one is written (a second or two: files are read and parsed before), so readers still
@@ -59,7 +62,7 @@ class FileReport:
     n_results: int = 0
     reason: str = ""
     conflicts: list = field(default_factory=list)
-    n_samples: int = 0  # per-sample scores, for an lm-eval samples_<task>_<date>.jsonl log
+    n_samples: int = 0  # per-sample scores, for an lm-eval samples_<task>_<date>.jsonl log or an item table
     #: A skipped file its adapter knows holds no results (:class:`~harness_ext.errors.NotResults`): no warning.
     quiet: bool = False
     #: What the adapter's heuristics did to the file's data (:meth:`harness_ext.types.SourceFile.note`): columns
@@ -88,6 +91,8 @@ class IngestReport:
         ing, unch, skip = (len(self.by_status(s)) for s in ("ingested", "unchanged", "skipped"))
         logs = [f for f in self.by_status("ingested") if f.adapter == SAMPLES_ADAPTER]
         samples = f", {sum(f.n_samples for f in logs)} per-sample scores from {len(logs)} sample logs" if logs else ""
+        items = [f for f in self.by_status("ingested") if f.adapter == ITEMS_ADAPTER]
+        samples += f", {sum(f.n_samples for f in items)} item scores from {len(items)} item files" if items else ""
         quiet = sum(f.quiet for f in self.by_status("skipped"))
         known = f" ({quiet} of them metadata files with no results)" if quiet else ""
         n_notes = sum(len(f.notes) for f in self.files)
@@ -484,6 +489,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     from .columnar import write_columnar
     from .db import SourceOutcome
     from .samples import ingest_samples, is_samples_file  # samples imports this module
+    from .item_tables import ingest_walked, item_table_spec  # so does item_tables
 
     adapters = get_registrations("adapters")
     forced = get_registration("adapters", adapter) if adapter else None
@@ -536,6 +542,8 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     n_pending = 0
     group_shas: list = []
     logs = []  # (report index, path) of lm-eval per-sample logs: they go to the samples table, not to adapters
+    tables = []  # (report index, path, sidecar items block) of item-response tables: to the samples table too
+    runs = []  # (report index, run directory) of HELM runs with per-instance stats: their items, after the results
     limit = min(SMALL_FILE_BYTES, _max_file_bytes())  # what _read_walked reads (larger: checked and read as before)
     # Held until the first batch is written, or released once reading has taken READ_HOLD_SECONDS.
     release_at = time.perf_counter() + READ_HOLD_SECONDS
@@ -556,7 +564,14 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                         continue
                     if size is not None and size <= SMALL_FILE_BYTES:
                         src.bytes  # one read of a small regular file (checked above) serves sniffing, parsing, hashing
+                if forced is None and src.suffix in _ITEM_SUFFIXES and not src.is_dir:
+                    if (spec := item_table_spec(src)) is not None:  # an item-response table: stored after the results
+                        report.files.append(None)
+                        tables.append((len(report.files) - 1, src.path, spec or None))
+                        continue
                 chosen = forced if forced is not None else _detect(src, root, adapters, established)
+                if chosen.name == "helm_run":  # its per-instance scores, if it has them, after the results
+                    runs.append((len(report.files), src.path))  # the run's entry is the next one appended
                 sha = sha256_of(src, chosen)
                 group_shas.append(sha)
                 if store.has_source(sha) or sha in batch_sha:
@@ -602,6 +617,8 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
         done = ingest_samples(store, [p for _, p in logs], show_progress=False)
         for (idx, _), f in zip(logs, done.files):
             report.files[idx] = FileReport(f.path, f.status, SAMPLES_ADAPTER, reason=f.reason, n_samples=f.n_rows)
+    if tables or runs:
+        ingest_walked(store, report.files, tables, runs)
     if not aliases_done and report.by_status("ingested"):
         _refresh_aliases(store)()
     if group:

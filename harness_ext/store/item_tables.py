@@ -21,6 +21,13 @@ Layouts (Parquet, CSV or TSV):
         metric: exact_match         # default: acc for 0/1 scores, else score
         benchmark: helm_lite        # default: the folder's name
 
+``harness-ext ingest`` routes a long table by its header and a wide one by its sidecar here
+(:func:`ingest_item_tables`): each file is one transaction and is stored once (by content hash, the
+sidecar's ``items:`` block included). ``sample_sources`` gets one row per (file, model, task), so a table
+of 429 models is 429 source rows sharing the file's path; the benchmark is kept there, in the column
+``benchmark`` (added to existing stores when they are next written), not repeated on every item row.
+:func:`item_rows` gives the item table with it: model, benchmark, task, item, metric, score, source file.
+
 Item ids that are whole numbers are kept as numbers; any other id is mapped to a stable 63-bit number
 (:func:`harness_ext.store.samples._doc_id`). A missing score (empty, NaN) is no row and is counted;
 the same (model, task, item) twice with the same score is kept once and counted; with two different
@@ -38,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IngestError
+from .ingest import ITEMS_ADAPTER
 
 MODEL_COLUMNS = ("model", "model_name", "model_id")
 ITEM_COLUMNS = ("item", "item_id", "doc_id", "question_id", "sample_id", "instance_id")
@@ -104,7 +112,10 @@ def is_item_table(path, spec: Optional[dict] = None) -> bool:
 
 def _read_frame(path: Path) -> pd.DataFrame:
     if path.suffix == ".parquet":
-        return pd.read_parquet(path)
+        import pyarrow.parquet as pq
+
+        # Text columns as categories: a model name repeated on 30,000 rows is one string, not 30,000.
+        return pq.read_table(path).to_pandas(strings_to_categorical=True)
     return pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
 
 
@@ -132,10 +143,25 @@ def _item_ids(values) -> np.ndarray:
     from .samples import _doc_id
 
     s = pd.Series(values)
+    if isinstance(s.dtype, pd.CategoricalDtype):  # each distinct id once, then by code
+        return _item_ids(s.cat.categories.to_numpy())[s.cat.codes.to_numpy()]
     num = pd.to_numeric(s, errors="coerce")
     if num.notna().all() and (num == np.floor(num)).all() and (num.abs() < 2 ** 63).all():
         return num.to_numpy(dtype=np.int64)
     return np.fromiter((_doc_id(v) for v in s.astype(str)), dtype=np.int64, count=len(s))
+
+
+def _labels(values) -> pd.Categorical:
+    """Text labels (model, task, metric names) as a categorical: stripped, sorted categories, NaN as ''."""
+    codes, uniques = pd.factorize(pd.Series(values), use_na_sentinel=False)
+    names = pd.Index(uniques).astype(str).str.strip().to_numpy()
+    names[pd.isna(uniques)] = ""
+    cats, inverse = np.unique(names.astype(str), return_inverse=True)
+    return pd.Categorical.from_codes(inverse.reshape(-1)[codes], categories=cats)
+
+
+def _constant(n: int, label: str) -> pd.Categorical:
+    return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[label])
 
 
 def _melt(df: pd.DataFrame, layout: str) -> pd.DataFrame:
@@ -191,17 +217,19 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
     keep = ~np.isnan(score)
     if (~keep).any():
         notes.append(f"{int((~keep).sum())} missing scores (no row stored)")
-    models = df[mcol].astype(str).str.strip().to_numpy()
-    if (models == "").any():
+    models = _labels(df[mcol])
+    if "" in models.categories:
         raise IngestError(path, "a row has an empty model name")
     tcol = _pick(header, ("task",))
-    task = df[tcol].astype(str).to_numpy() if tcol else np.full(len(df), str(spec.get("task") or path.stem), dtype=object)
+    task = _labels(df[tcol]) if tcol else _constant(len(df), str(spec.get("task") or path.stem))
     binary = bool(np.isin(score[keep], (0.0, 1.0)).all())
     metric_default = str(spec.get("metric") or ("acc" if binary else "score"))
     mtcol = _pick(header, ("metric",))
-    metric = df[mtcol].astype(str).to_numpy() if mtcol else np.full(len(df), metric_default, dtype=object)
-    frame = pd.DataFrame({"model": models, "task": task, "doc_id": _item_ids(df[icol].to_numpy()),
-                          "metric": metric, "value": score})[keep]
+    metric = _labels(df[mtcol]) if mtcol else _constant(len(df), metric_default)
+    frame = pd.DataFrame({"model": models, "task": task, "doc_id": _item_ids(df[icol]),
+                          "metric": metric, "value": score})
+    if not keep.all():
+        frame = frame[keep]
     frame = _dedupe(frame, path, notes)
     bcol = _pick(header, ("benchmark",))
     bench = spec.get("benchmark") or (str(df[bcol].iloc[0]) if bcol and len(df) else path.parent.name or path.stem)
@@ -216,7 +244,7 @@ def _dedupe(frame: pd.DataFrame, path: Path, notes: list) -> pd.DataFrame:
     dup = frame.duplicated(key, keep=False)
     if not dup.any():
         return frame
-    spread = frame[dup].groupby(key)["value"].agg(lambda v: v.max() - v.min())
+    spread = frame[dup].groupby(key, observed=True)["value"].agg(lambda v: v.max() - v.min())
     clash = spread[spread > 0]
     if len(clash):
         m, t, d, mt = clash.index[0]
@@ -225,3 +253,195 @@ def _dedupe(frame: pd.DataFrame, path: Path, notes: list) -> pd.DataFrame:
     notes.append(f"{n} repeated (model, item) rows with the same score kept once")
     return frame.drop_duplicates(key)
 
+
+
+ITEMS_KEYS = ("layout", "task", "metric", "benchmark")
+
+
+def items_block(block, path) -> dict:
+    """A sidecar's ``items:`` block, checked: a mapping of ``layout``, ``task``, ``metric``, ``benchmark``."""
+    if not isinstance(block, dict):
+        raise IngestError(path, "'items' must be a mapping (layout, task, metric, benchmark)")
+    bad = set(block) - set(ITEMS_KEYS)
+    if bad:
+        raise IngestError(path, f"items: unknown keys {sorted(map(str, bad))}; expected {', '.join(ITEMS_KEYS)}")
+    if block.get("layout", "long") not in LAYOUTS:
+        raise IngestError(path, f"items layout {block.get('layout')!r} is not one of {', '.join(LAYOUTS)}")
+    return {k: str(v) for k, v in block.items() if v is not None}
+
+
+def item_spec(src) -> Optional[dict]:
+    """The ``items:`` block of a source file's own sidecar (``<file>.meta.yaml``), or None if it has none."""
+    own = src.sidecars()
+    if not own:
+        return None
+    from harness_ext.adapters.csv_table import read_sidecar
+
+    return read_sidecar(own[0]).get("items")
+
+
+def item_table_spec(src) -> Optional[dict]:
+    """For a walked file: its sidecar's ``items:`` block ({} for a long table without one) if it is an
+    item-response table, else None. A bad sidecar raises :class:`IngestError` (the file is skipped)."""
+    spec = item_spec(src)
+    return (spec or {}) if is_item_table(src.path, spec) else None
+
+
+def ingest_walked(store, files: list, tables: list, runs: list) -> None:
+    """Store what an ingest walk found besides results, filling its report ``files``.
+
+    ``tables``: ``(report index, path, items block or None)`` of item-response tables (their entries are
+    placeholders). ``runs``: ``(report index, run directory)`` of HELM runs; one with per-instance scores
+    (:data:`harness_ext.adapters.helm.PER_INSTANCE_FILES`) whose results were not skipped adds an entry.
+    """
+    if tables:
+        for (idx, _, _), f in zip(tables, ingest_item_tables(store, [(p, spec) for _, p, spec in tables])):
+            files[idx] = f
+    if runs:
+        from harness_ext.adapters.helm import PER_INSTANCE_FILES, read_run_instances
+
+        runs = [d for idx, d in runs if files[idx].status != "skipped"  # a skipped run's reason says it all
+                and any((Path(d) / n).is_file() for n in PER_INSTANCE_FILES)]
+        files += ingest_item_tables(store, [(d, None) for d in runs], read=lambda d, _: read_run_instances(d))
+
+
+def ingest_item_tables(store, tables: list, read=read_item_table) -> list:
+    """Store item-response tables in ``store``'s samples table, one transaction per file.
+
+    Parameters
+    ----------
+    store : harness_ext.store.db.Store
+        Opened for writing.
+    tables : list of (path, spec)
+        ``spec`` is the sidecar's ``items:`` block or None (a long table).
+    read : callable
+        ``read(path, spec) -> ItemTable``; default :func:`read_item_table` (other item files, such as a
+        HELM run's per-instance stats, bring their own reader).
+
+    Returns
+    -------
+    list of harness_ext.store.ingest.FileReport
+        One per file: ingested (``n_samples`` item scores, notes), unchanged (already stored, by content
+        hash) or skipped (with the reason; nothing of it written).
+    """
+    from .ingest import FileReport
+    from .samples import ensure_schema
+
+    ensure_schema(store)
+    con = store.con
+    shas = {r[0] for r in con.execute("SELECT sha256 FROM sample_sources").fetchall()}
+    out = []
+    for path, spec in tables:
+        try:
+            table = read(path, spec)
+        except (IngestError, MemoryError) as exc:
+            reason = exc.reason if isinstance(exc, IngestError) else "too large to read in memory"
+            out.append(FileReport(str(path), "skipped", ITEMS_ADAPTER, reason=reason))
+            continue
+        out.append(_store_table(store, table, shas))
+    return out
+
+
+def _group_sha(file_sha: str, model: str, task: str) -> str:
+    return hashlib.sha256(f"{file_sha}\0model={model}\0task={task}".encode()).hexdigest()
+
+
+def _store_table(store, table: ItemTable, shas: set):
+    """Write one read table: a ``sample_sources`` row per (model, task) and its item rows, in one transaction."""
+    from datetime import datetime, timezone
+
+    from .ingest import FileReport
+
+    frame = table.frame
+    by = frame.groupby(["model", "task"], sort=True, observed=True)
+    gid = by.ngroup().to_numpy()
+    groups = by.size().index.to_frame(index=False).astype(str)
+    groups["sha256"] = [_group_sha(table.sha256, m, t) for m, t in zip(groups["model"], groups["task"])]
+    stored = groups["sha256"].isin(shas).to_numpy()
+    if stored.all():
+        return FileReport(str(table.path), "unchanged", ITEMS_ADAPTER)
+    notes = list(table.notes)
+    if stored.any():  # another file with the same bytes and description: only its new groups are added
+        notes.append(f"{int(stored.sum())} of {len(groups)} (model, task) groups already stored from an identical file")
+        frame = frame[~stored[gid]]
+        gid = gid[~stored[gid]]
+    con = store.con
+    next_id = con.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sample_sources").fetchall()[0][0]
+    counts = np.bincount(gid, minlength=len(groups))
+    new = np.flatnonzero(~stored)
+    ids = np.full(len(groups), -1, dtype=np.int64)
+    ids[new] = next_id + np.arange(len(new))
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    sources = pd.DataFrame({"source_id": ids[new], "path": str(table.path), "sha256": groups["sha256"].to_numpy()[new],
+                            "model": groups["model"].to_numpy()[new], "task": groups["task"].to_numpy()[new],
+                            "n_rows": counts[new], "ingested_at": now, "benchmark": table.benchmark})
+    rows = frame if frame is not table.frame else frame.copy(deep=False)  # the table's own frame stays as read
+    rows["source_id"] = ids[gid]
+    notes += _overlap_notes(con, rows)
+    import duckdb
+
+    try:
+        with store.transaction(_item_sources=sources, _item_rows=rows) as tx:  # rolled back whole on any error
+            tx.execute("INSERT INTO sample_sources BY NAME SELECT * FROM _item_sources")
+            tx.execute("INSERT INTO samples (model, task, doc_id, metric, value, source, source_id) "
+                       "SELECT model, task, doc_id, metric, value, ?, source_id FROM _item_rows", [str(table.path)])
+    except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.ConstraintException) as exc:
+        return FileReport(str(table.path), "skipped", ITEMS_ADAPTER,
+                          reason=f"the store refused it: {str(exc).splitlines()[0]}")
+    shas.update(sources["sha256"])
+    n = con.execute("SELECT count(*) FROM samples WHERE source_id BETWEEN ? AND ?",
+                    [int(ids[new].min()), int(ids[new].max())]).fetchall()[0][0]  # counted from the committed store
+    return FileReport(str(table.path), "ingested", ITEMS_ADAPTER, n_samples=int(n), notes=notes)
+
+
+def _overlap_notes(con, rows: pd.DataFrame) -> list:
+    """Notes on items this file scores that another stored file already scores: how many, and how many differ.
+
+    Both rows are kept (as for per-sample logs); the first stored is the one the prompt-level analyses use.
+    """
+    pairs = rows[["model", "task"]].drop_duplicates().astype(str)
+    con.register("_item_pairs", pairs)
+    try:
+        seen = con.execute("SELECT count(*) FROM (SELECT DISTINCT model, task FROM samples) s "
+                           "JOIN _item_pairs USING (model, task)").fetchall()[0][0]
+        if not seen:
+            return []
+        con.register("_item_new", rows)
+        try:
+            same, differ = con.execute(
+                """SELECT count(*) FILTER (WHERE s.value = n.value), count(*) FILTER (WHERE s.value <> n.value)
+                   FROM _item_new n JOIN samples s USING (model, task, doc_id, metric)""").fetchall()[0]
+        finally:
+            con.unregister("_item_new")
+    finally:
+        con.unregister("_item_pairs")
+    out = []
+    if same:
+        out.append(f"{same} item scores already stored from another file with the same value (both kept)")
+    if differ:
+        out.append(f"{differ} item scores already stored from another file with a different value "
+                   "(both kept; the first stored is used)")
+    return out
+
+
+def item_rows(store, task: Optional[str] = None, benchmark: Optional[str] = None) -> pd.DataFrame:
+    """The stored item scores with their benchmark: model, benchmark, task, doc_id, metric, value, source.
+
+    Per-sample logs carry no benchmark (None); item-response tables carry their sidecar's or folder's.
+    """
+    cols = {r[0] for r in store.con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'sample_sources'").fetchall()}
+    if not cols:
+        return pd.DataFrame(columns=["model", "benchmark", "task", "doc_id", "metric", "value", "source"])
+    bench = "src.benchmark" if "benchmark" in cols else "NULL::VARCHAR"
+    where, args = [], []
+    if task is not None:
+        where.append("s.task = ?")
+        args.append(task)
+    if benchmark is not None:
+        where.append(f"{bench} = ?")
+        args.append(benchmark)
+    sql = (f"SELECT s.model, {bench} AS benchmark, s.task, s.doc_id, s.metric, s.value, s.source "
+           "FROM samples s JOIN sample_sources src USING (source_id)"
+           + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY s.source_id, s.doc_id, s.metric")
+    return store.con.execute(sql, args).df()

@@ -23,8 +23,10 @@ NOT EXISTS``, so the results schema in :mod:`harness_ext.store.db` is untouched)
     ``exact_match,strict-match`` for a named one, as in the results adapter;
     booleans become 0/1; non-scalar metric values (perplexity's
     ``[loglikelihood, n_words]`` pairs) are not per-sample scores and are skipped.
-``sample_sources(source_id, path, sha256, model, task, n_rows, ingested_at)``
-    one row per ingested file. Ingestion is idempotent by content hash and each
+``sample_sources(source_id, path, sha256, model, task, n_rows, ingested_at, benchmark)``
+    one row per ingested file (per model and task of an item-response table,
+    :mod:`harness_ext.store.item_tables`; ``benchmark`` is added to stores made
+    before it and is empty for per-sample logs). Ingestion is idempotent by content hash and each
     file is one transaction (all rows or none).
 
 :func:`prompt_matrix` turns one task and metric into a prompts x models frame
@@ -63,7 +65,8 @@ from .ingest_read import read_inflated
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sample_sources (
     source_id INTEGER PRIMARY KEY, path VARCHAR NOT NULL, sha256 VARCHAR NOT NULL UNIQUE, model VARCHAR NOT NULL,
-    task VARCHAR NOT NULL, n_rows BIGINT NOT NULL, ingested_at TIMESTAMP NOT NULL);
+    task VARCHAR NOT NULL, n_rows BIGINT NOT NULL, ingested_at TIMESTAMP NOT NULL, benchmark VARCHAR);
+ALTER TABLE sample_sources ADD COLUMN IF NOT EXISTS benchmark VARCHAR;
 CREATE TABLE IF NOT EXISTS samples (
     model VARCHAR NOT NULL, task VARCHAR NOT NULL, doc_id BIGINT NOT NULL, metric VARCHAR NOT NULL,
     value DOUBLE NOT NULL, source VARCHAR NOT NULL, source_id INTEGER NOT NULL, doc_hash VARCHAR, prompt_hash VARCHAR);
@@ -424,7 +427,8 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         try:
             with store.transaction(_samples_frame=frame) as con:  # rolled back whole on any error
-                con.execute("INSERT INTO sample_sources VALUES (?, ?, ?, ?, ?, ?, ?)",
+                con.execute("INSERT INTO sample_sources (source_id, path, sha256, model, task, n_rows, ingested_at) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?)",
                             [next_id, str(path), sha, mdl, task, len(frame), now])
                 con.execute("INSERT INTO samples BY NAME SELECT * FROM _samples_frame")
         except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.ConstraintException) as exc:

@@ -1,0 +1,77 @@
+"""Ingest of a large item-response table: a 429-model x 30,000-item long Parquet table.
+
+The table is synthetic, drawn from the shared Open LLM Leaderboard v2 marginals
+(``../shared/data/items/open_llm_v2/*.parquet``): a Rasch model whose model abilities and item
+difficulties are the logits of the real per-model and per-item means (items resampled to 30,000), so
+the 0/1 answers have the real spread of models and items. ``harness-ext ingest`` runs in a child
+process; reported: wall and CPU seconds (on a shared machine the wall time includes waiting for a
+core), the child's peak resident memory, and the per-model means read back against the table's.
+
+Usage::
+
+    python benchmarks/bench_ingest_items.py               # 429 x 30,000 (12.9M item scores)
+    python benchmarks/bench_ingest_items.py --items 3000  # smaller
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ITEMS = Path(os.environ.get("HARNESS_EXT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")) / "items"
+
+
+def synthetic_table(n_items: int, seed: int = 0) -> pd.DataFrame:
+    """429 models x ``n_items`` 0/1 answers from the shared Open LLM Leaderboard v2 marginals (Rasch model)."""
+    frames = [pd.read_parquet(p) for p in sorted((ITEMS / "open_llm_v2").glob("*.parquet"))]
+    long = pd.concat(frames)
+    model_p = long.groupby("model")["score"].mean().clip(0.01, 0.99)
+    item_p = pd.concat([f.groupby("item")["score"].mean() for f in frames]).clip(0.01, 0.99).to_numpy()
+    rng = np.random.default_rng(seed)
+    ability = np.log(model_p.to_numpy() / (1 - model_p.to_numpy()))
+    ease = np.log(item_p / (1 - item_p))[rng.integers(0, len(item_p), n_items)]
+    p = 1 / (1 + np.exp(-(ability[:, None] + ease[None, :] - np.log(model_p.mean() / (1 - model_p.mean())))))
+    answers = (rng.random(p.shape) < p).astype(np.float32)
+    return pd.DataFrame({"model": np.repeat(model_p.index.to_numpy(), n_items),
+                         "item": np.tile(np.arange(n_items, dtype=np.int32), len(model_p)),
+                         "score": answers.ravel()})
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--items", type=int, default=30_000)
+    args = ap.parse_args(argv)
+    if not ITEMS.is_dir():
+        print(f"needs {ITEMS}", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory() as tmp:
+        table = synthetic_table(args.items)
+        path = Path(tmp) / "synthetic_items.parquet"
+        table.to_parquet(path, index=False)
+        db = Path(tmp) / "store.duckdb"
+        t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-m", "harness_ext", "ingest", "--db", str(db), "-q", str(path)], check=True)
+        wall, c1 = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
+        import duckdb
+
+        con = duckdb.connect(str(db), read_only=True)
+        got = con.execute("SELECT model, avg(value) FROM samples GROUP BY model").df().set_index("model").iloc[:, 0]
+        want = table.groupby("model")["score"].mean()
+        err = float(np.abs(got.loc[want.index].to_numpy() - want.to_numpy()).max())
+        print(f"{table['model'].nunique()} models x {args.items} items = {len(table):,} item scores: "
+              f"{wall:.1f} s wall, {c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime:.1f} s CPU, "
+              f"peak {c1.ru_maxrss / 1024 ** 2:.2f} GB; per-model means read back, max |difference| {err:.2g}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
