@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-import yaml
 
 import harness_ext as hx
 from harness_ext.methods.harness_names import (EQUIVALENTS, cross_harness_rows, helm_metric, lm_eval_metric,
                                                lm_eval_task_list, population_task_warnings)
 
-from conftest import HELM_CLASSIC, LM_EVAL_V04, PYTHIA, require
+from conftest import HELM_CLASSIC, LM_EVAL_V04, PYTHIA, load_group_yaml, require
 
 
 def test_every_table_entry_maps_its_metric_both_ways():
@@ -65,8 +64,7 @@ def test_helm_subset_written_for_lm_eval_round_trips(tmp_path):
     assert res.subset == ["MMLU"]
     assert any("come from HELM results" in w and "EM -> acc" in w for w in res.warnings)
     res.write(tmp_path / "reduced", formats=["json", "lm_eval_yaml"])
-    text = (tmp_path / "reduced" / "harness_ext_reduced.yaml").read_text()
-    group = yaml.safe_load(text)
+    group = load_group_yaml(tmp_path / "reduced" / "harness_ext_reduced.yaml")
     assert [t for t in group["task"]] == ["mmlu_abstract_algebra", "mmlu_college_chemistry", "mmlu_computer_security",
                                           "mmlu_econometrics", "mmlu_us_foreign_policy"]
     [agg] = group["aggregate_metric_list"]
