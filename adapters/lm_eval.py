@@ -14,7 +14,9 @@ that folder's name ends with the path's last component (``llama-7B`` for
 ``.../LLaMA/7B``), else after the last component.
 
 Benchmarks: MMLU subject tasks become benchmark ``mmlu`` with the canonical
-subject name (:mod:`harness_ext.benchmarks`); every other task is a dataset of
+subject name (:mod:`harness_ext.benchmarks`); the tasks of a group of the user's own
+(a v0.4 ``group_subtasks`` group that is not one of lm-eval's, :func:`own_groups`)
+become datasets of a benchmark named after the group; every other task is a dataset of
 benchmark ``lm_eval``. Group rows (v0.4 ``groups`` / ``group_subtasks`` keys) are
 aggregates of their subtasks: stored with ``kind='aggregate'`` (a prediction target
 that never enters a subset), ``mmlu`` and its four categories under benchmark ``mmlu``.
@@ -38,6 +40,7 @@ every metric is null is left out); a number written as a string (``"0.53"``) is 
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import chain
 from math import isfinite
 from pathlib import PurePosixPath
@@ -193,6 +196,7 @@ def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, defau
     versions = doc.get("versions") if isinstance(doc.get("versions"), dict) else {}
     # group_subtasks lists leaf tasks with an empty list too; only keys with subtasks are groups.
     groups = set(doc.get("groups") or {}) | {k for k, v in (doc.get("group_subtasks") or {}).items() if v}
+    own = own_groups(doc.get("group_subtasks")) if groups else {}
     blocks = dict(results)
     for g, block in (doc.get("groups") or {}).items():
         blocks.setdefault(g, block)
@@ -207,7 +211,7 @@ def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, defau
                 raise IngestError(path, f"results[{task!r}] is {type(block).__name__}, expected an object of metrics")
         listed = hib.get(task) if hib else None
         value_keys, stderr_keys, pair = _template(task, tuple(block), v04, listed if isinstance(listed, dict) else {},
-                                                  choices.get(task))
+                                                  choices.get(task), own.get(task) if own else None)
         n = len(value_keys)
         if not n:
             continue
@@ -242,7 +246,42 @@ _TEMPLATES: dict = {}
 _NONE = type(None)
 
 
-def _template(task: str, keys: tuple, v04: bool, listed: dict, n_choices: Optional[int] = None) -> tuple:
+@lru_cache(maxsize=1)
+def builtin_groups() -> frozenset:
+    """lm-eval's own group and tag names (``harness_ext/data/lm_eval_groups.txt``, from lm-eval 0.4.13)."""
+    from importlib.resources import files
+
+    text = (files("harness_ext") / "data" / "lm_eval_groups.txt").read_text(encoding="utf-8")
+    return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+def own_groups(group_subtasks) -> dict:
+    """``{task: group}`` for the tasks (and subgroups) of each top-level group that is not one of lm-eval's own
+    (:func:`builtin_groups`): the user's group, whose results are stored under a benchmark of its name
+    (``toybench``), so ``--benchmark toybench`` finds them. lm-eval's groups keep benchmark ``lm_eval``."""
+    if not isinstance(group_subtasks, dict):
+        return {}
+    subs = {g: [t for t in v if isinstance(t, str)] for g, v in group_subtasks.items()
+            if isinstance(g, str) and isinstance(v, list) and v}
+    inner = {t for v in subs.values() for t in v}
+    known = builtin_groups()
+    out: dict = {}
+    for top in subs:
+        if top in inner or top in known:
+            continue
+        todo, seen = [top], set()
+        while todo:
+            g = todo.pop()
+            if g in seen:
+                continue
+            seen.add(g)
+            out.setdefault(g, top)
+            todo.extend(subs.get(g, ()))
+    return out
+
+
+def _template(task: str, keys: tuple, v04: bool, listed: dict, n_choices: Optional[int] = None,
+              group: Optional[str] = None) -> tuple:
     """``(value keys, stderr keys (None: no stderr), (kinds, kinds as aggregates))`` of a task block with these
     keys, one per metric (:func:`harness_ext.store.rows.kind`: benchmark, dataset, metric, direction, chance
     baseline, primary). ``n_choices``: the task's answer choices as its file lists them (:func:`_task_choices`).
@@ -251,7 +290,7 @@ def _template(task: str, keys: tuple, v04: bool, listed: dict, n_choices: Option
     sees the same few hundred (task, keys) 130,000 times: worked out once each.
     """
     try:
-        key = (task, keys, v04, tuple(listed.items()), n_choices)
+        key = (task, keys, v04, tuple(listed.items()), n_choices, group)
         return _TEMPLATES[key]
     except KeyError:
         pass
@@ -275,6 +314,8 @@ def _template(task: str, keys: tuple, v04: bool, listed: dict, n_choices: Option
     names = {mf: mf[0] if mf[1] in ("", "none") else f"{mf[0]},{mf[1]}" for mf in values}
     primary = _primary_metric(list(names.values()), listed)
     benchmark, dataset = _dataset_for(task)
+    if group and benchmark == LM_EVAL_BENCHMARK:  # a task of the user's own group: that group is its benchmark
+        benchmark = group
     metrics = []
     for mf, value_key in values.items():
         metric, base_metric = names[mf], mf[0]

@@ -59,13 +59,58 @@ def save_figure(fig, path) -> Path:
 
 
 def progress(iterable: Iterable, total: Optional[int] = None, desc: str = "", disable: Optional[bool] = None):
-    """A tqdm progress bar on stderr, silenced when stderr is not a terminal or
-    ``HARNESS_EXT_NO_PROGRESS`` is set (CI logs stay readable)."""
+    """A tqdm progress bar on stderr, silenced when stderr is not a terminal,
+    ``HARNESS_EXT_NO_PROGRESS`` is set (CI logs stay readable) or the command runs with ``-q``."""
     from tqdm.auto import tqdm
 
     if disable is None:
-        disable = bool(os.environ.get("HARNESS_EXT_NO_PROGRESS")) or not sys.stderr.isatty()
+        import logging
+
+        # -q (the harness_ext loggers at ERROR) silences the bars too.
+        disable = (bool(os.environ.get("HARNESS_EXT_NO_PROGRESS")) or not sys.stderr.isatty()
+                   or logging.getLogger("harness_ext").getEffectiveLevel() >= logging.ERROR)
     return tqdm(iterable, total=total, desc=desc, disable=disable, file=sys.stderr, leave=False)
+
+
+class Stages:
+    """A progress bar of named stages (a command's few long steps), each stage's start and end also logged at
+    debug level (``-vv``: where the time and memory go; ``benchmarks/bench_matrix.py`` times ``reduce`` from
+    these lines). ``bar``: a :func:`progress` bar with ``total`` the number of stages."""
+
+    def __init__(self, bar, log, what: str):
+        import time
+
+        self.bar, self.log, self.what = bar, log, what
+        self.clock, self.t0, self.name = time.perf_counter, time.perf_counter(), None
+
+    def set_postfix_str(self, name: str) -> None:
+        self._done()
+        self.name, self.t0 = name, self.clock()
+        self.log.debug("%s stage: %s", self.what, name)
+        self.bar.set_postfix_str(name)
+
+    def _done(self) -> None:
+        if self.name is not None:
+            self.log.debug("%s stage done: %s, %.1f s, peak memory so far %s", self.what, self.name,
+                           self.clock() - self.t0, peak_rss() or "unknown")
+
+    def update(self) -> None:
+        self.bar.update()
+
+    def close(self) -> None:
+        self._done()
+        self.name = None
+        self.bar.close()
+
+
+def peak_rss() -> Optional[str]:
+    """The process's peak resident memory so far (Linux ``VmHWM``), e.g. ``"1,234 MB"``; None elsewhere."""
+    try:
+        with open("/proc/self/status") as fh:
+            kb = next((int(line.split()[1]) for line in fh if line.startswith("VmHWM:")), None)
+    except OSError:
+        return None
+    return None if kb is None else f"{kb / 1024:,.0f} MB"
 
 
 def jsonable(obj: Any) -> Any:
@@ -119,6 +164,27 @@ def jsonable(obj: Any) -> Any:
         if isinstance(obj, pd.Timestamp):
             return obj.isoformat()
     return str(obj)
+
+
+def envelope(command: str, payload: Any, warnings: Iterable[str] = ()) -> dict:
+    """The one ``--json`` document of every command: ``{"command", "title", "summary", "tables", "warnings"}``,
+    then any fields of the command's own (``reduce``: ``manifest``, ``out``, ``written``; ``predict``: the
+    prediction's ``aggregate`` and ``datasets``).
+
+    ``payload``: a :class:`Result` (or its ``to_dict()``, or a dict with some of its keys), or anything
+    else, which becomes ``tables["result"]``. ``warnings``: those logged while the command ran, after the result's own
+    (each once).
+    """
+    doc = jsonable(payload)
+    if not isinstance(doc, dict) or not {"title", "summary", "tables"} & set(doc):
+        doc = {"tables": {"result": doc}}
+    doc = dict(doc)
+    out = {"command": command, "title": doc.pop("title", None) or command, "summary": doc.pop("summary", None) or {},
+           "tables": doc.pop("tables", None) or {}}
+    own = doc.pop("warnings", None) or []
+    out["warnings"] = list(dict.fromkeys([str(w) for w in own] + [str(w) for w in warnings]))
+    out.update(doc)
+    return out
 
 
 def dumps(obj: Any, indent: Optional[int] = 2) -> str:

@@ -19,7 +19,7 @@ from typing import Optional
 
 
 from harness_ext.methods.harness_names import (  # noqa: F401 - lm_eval_task/helm_description are this module's API too
-    HELM_CLASSIC_DESCRIPTIONS, helm_description, helm_description_list, lm_eval_task, lm_eval_task_list)
+    HELM_CLASSIC_DESCRIPTIONS, helm_description, helm_description_list, lm_eval_metric, lm_eval_task, lm_eval_task_list)
 from harness_ext.safe_output import check_group_name, comment, hocon_string, list_line, quoted, yaml_text
 
 #: The file, copied into the reduced folder, that makes the group's row the estimate (plugins/lm_eval_group_estimate.py).
@@ -77,13 +77,17 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
             elif src.get("origin") == "unknown":
                 unknown.append((name, src))
     doc = {"group": group, "group_alias": group_alias(manifest), "task": tasks}
-    metrics = {e.get("metric") for e in manifest["subset"] if lm_eval_task_list(e)}
+    # lm-eval's metric, also for a subset chosen from HELM results (HELM's EM on MMLU is lm-eval's acc).
+    metrics = {lm_eval_metric(e) for e in manifest["subset"] if lm_eval_task_list(e)}
     estimated = len(metrics) == 1 and None not in metrics
     item_files = []
     if estimated:
         # lm-eval can only aggregate a metric every subtask reports. The aggregation is the shipped estimate
         # (a !function tag, added to the dumped text below: yaml.safe_dump writes no tags).
-        doc["aggregate_metric_list"] = [{"metric": metrics.pop(), "aggregation": ESTIMATE_REF, "weight_by_size": False}]
+        # A filtered metric ("exact_match,strict-match") names its filter.
+        metric, _, filt = metrics.pop().partition(",")
+        doc["aggregate_metric_list"] = [{"metric": metric, "aggregation": ESTIMATE_REF, "weight_by_size": False,
+                                         **({"filter_list": filt} if filt else {})}]
         estimate = out_dir / f"{ESTIMATE_MODULE}.py"
         estimate.write_text((Path(__file__).parent / "lm_eval_group_estimate.py").read_text(encoding="utf-8"),
                             encoding="utf-8")

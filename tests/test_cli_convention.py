@@ -125,7 +125,7 @@ def test_usage_errors_on_counts():
 
 
 def test_json_is_the_typed_result_on_plugins_info_matrix_stalk(tmp_path, capsys):
-    """--json returns the command's Result (title, summary, tables) for every command of this part."""
+    """--json returns the command's Result (title, summary, tables) in the one envelope (command, warnings)."""
     from test_reduced_folder import _write_population
 
     db = tmp_path / "s.duckdb"
@@ -137,7 +137,8 @@ def test_json_is_the_typed_result_on_plugins_info_matrix_stalk(tmp_path, capsys)
                  ["stalk", "--db", str(db), "--out", str(tmp_path / "st")]):
         assert main(argv + ["--json", "-"]) == 0, argv
         docs[argv[0]] = json.loads(capsys.readouterr().out)
-        assert set(docs[argv[0]]) == {"title", "summary", "tables"}, argv
+        assert set(docs[argv[0]]) == {"command", "title", "summary", "tables", "warnings"}, argv
+        assert docs[argv[0]]["command"] == argv[0], argv
     assert {r["kind"] for r in docs["plugins"]["tables"]["plugins"]} == {"selectors"}
     assert docs["matrix"]["summary"]["models"] == 8 and len(docs["matrix"]["tables"]["matrix"]) == 8
     assert docs["stalk"]["summary"]["models"] == 8 and "counts" in docs["stalk"]["tables"]
@@ -211,7 +212,7 @@ def test_json_on_info_and_plugins(tmp_path, capsys):
 
     _write_population(tmp_path / "pop")
     assert main(["ingest", "--db", str(db), str(tmp_path / "pop"), "--json", str(tmp_path / "ingest.json")]) == 0
-    assert json.loads((tmp_path / "ingest.json").read_text())["n_results"] > 0
+    assert json.loads((tmp_path / "ingest.json").read_text())["summary"]["n_results"] > 0
     capsys.readouterr()
     assert main(["info", "--db", str(db), "--json", "-"]) == 0
     cap = capsys.readouterr()

@@ -119,7 +119,7 @@ def test_sql_path_matches_pandas_path_on_every_rule(rule_store, rows):
 def test_empty_selection_errors(rule_store):
     from harness_ext.errors import StoreError
 
-    with Store.open(rule_store, read_only=True) as store, pytest.raises(StoreError, match="no results match"):
+    with Store.open(rule_store, read_only=True) as store, pytest.raises(StoreError, match="no benchmark 'nope'"):
         load_matrix(store, MatrixQuery(benchmarks=("nope",)))
 
 

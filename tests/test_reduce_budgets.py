@@ -38,7 +38,8 @@ def test_evidence_counts_shrink_together_with_floors(monkeypatch):
     assert evidence_counts(100, 50, 200, 10, 5)[:2] == (evidence.MIN_RANDOM_DRAWS, 1)
     assert evidence_counts(100, 50, 200, 10, 0)[:2] == (evidence.MIN_RANDOM_DRAWS, 0)
     per = evidence.score_flops(100, 50)
-    monkeypatch.setattr(evidence, "EVIDENCE_FLOPS_BUDGET", per * (1 + 10 + 150.5))  # pays for half the random subsets
+    # Pays for half the random subsets (the draws are scored twice: in sample and out of sample).
+    monkeypatch.setattr(evidence, "EVIDENCE_FLOPS_BUDGET", per * (1 + 10 + 250.5))
     draws, rand, rule = evidence_counts(100, 50, 200, 10, 10)
     assert (draws, rand) == (100, 5) and rule["of_random_per_size"] == 10
 

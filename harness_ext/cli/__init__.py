@@ -62,8 +62,10 @@ def build_parser(only=None) -> argparse.ArgumentParser:
                              "comma-separated); "
                              "also $HARNESS_EXT_DISABLE_PLUGINS=a,b")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.commands = {}  # name -> its parser: a bad option is reported with the command's own usage (main)
     for name, command in COMMANDS.items():
         p = sub.add_parser(name, help=command.help, description=command.help, formatter_class=_Formatter)
+        parser.commands[name] = p
         p.set_defaults(_run=command.run)
         if only is not None and name not in only:
             continue
@@ -83,10 +85,12 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     if "-v" not in have:
         g.add_argument("-v", "--verbose", action="count", default=0, help="more messages on stderr (-vv: debug)")
     if "-q" not in have:
-        g.add_argument("-q", "--quiet", action="count", default=0, help="only errors on stderr")
+        g.add_argument("-q", "--quiet", action="count", default=0,
+                       help="only errors on stderr, no progress bars; with --json, no text either")
     if "--json" not in have:
         g.add_argument("--json", dest="json_out", nargs="?", const="-", default=None, metavar="FILE",
-                       help="also write the result as JSON to FILE ('-' or no FILE: stdout, with the text on stderr)")
+                       help="also write the result as JSON to FILE ('-' or no FILE: stdout, with the text on stderr), "
+                            "with the warnings logged")
     for action in list(parser._actions):
         for opt in list(action.option_strings):
             alias = opt.replace("-", "_")
@@ -138,7 +142,10 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser(only=set(argv))
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # argparse would print the top-level usage: the command's own, with the options it meant
+            where = parser.commands.get(getattr(args, "command", None) or "", parser)
+            where.error(unrecognized_message(extra, where))
     except HarnessExtError as exc:
         print(f"harness-ext: error: {exc}", file=sys.stderr)
         return 1
@@ -179,6 +186,20 @@ def main(argv=None) -> int:
         verbose = bool(getattr(args, "verbose", 0)) or any(a == "--verbose" or (a[:2] == "-v" and set(a[1:]) == {"v"})
                                                            for a in argv)
         return _unexpected(f"harness-ext {args.command}", argv, exc, verbose)
+
+
+def unrecognized_message(extra: list, parser: argparse.ArgumentParser) -> str:
+    """argparse's "unrecognized arguments" message, with the closest options of ``parser`` for each unknown one
+    (``--budgt``: did you mean --budget?)."""
+    import difflib
+
+    options = [o for o in parser._option_string_actions if o.startswith("--")]
+    parts = []
+    for a in extra:
+        name = a.split("=", 1)[0]
+        close = difflib.get_close_matches(name, options, n=2, cutoff=0.7) if name.startswith("-") else []
+        parts.append(a + (f" (did you mean {' or '.join(close)}?)" if close else ""))
+    return "unrecognized arguments: " + " ".join(parts)
 
 
 #: Longest rendering of the command's input in the guard's one line.
@@ -222,6 +243,9 @@ def _run_with_json(args) -> int:
     run = resolve_run(args._run)
     if target is None:
         return int(run(args) or 0)
+    import logging
+
+    from ..report import envelope
     if target != "-":
         # refused before the command runs, not after a long computation
         where = Path(target)
@@ -230,12 +254,25 @@ def _run_with_json(args) -> int:
         if not where.parent.is_dir():
             raise HarnessExtError(f"--json {target}: the folder {where.parent} does not exist")
     real_stdout = sys.stdout
-    with contextlib.redirect_stdout(sys.stderr) if target == "-" else contextlib.nullcontext():
-        rc = int(run(args) or 0)
+    quiet = bool(getattr(args, "quiet", 0))
+    # The warnings logged while the command runs go into the document too (they are also on stderr, unless -q).
+    caught = _Collect()
+    logging.getLogger("harness_ext").addHandler(caught)
+    logging.getLogger("py.warnings").addHandler(caught)
+    import io
+
+    # -q with --json: the JSON is the output; the text goes nowhere (with '-' it would go to stderr).
+    sink = io.StringIO() if quiet else sys.stderr if target == "-" else None
+    try:
+        with contextlib.redirect_stdout(sink) if sink is not None else contextlib.nullcontext():
+            rc = int(run(args) or 0)
+    finally:
+        logging.getLogger("harness_ext").removeHandler(caught)
+        logging.getLogger("py.warnings").removeHandler(caught)
     payload = getattr(args, "json_payload", None)
     if payload is None:
         payload = _tables_json(args)
-    text = dumps(payload)
+    text = dumps(envelope(args.command, payload, caught.messages))
     if target == "-":
         real_stdout.write(text)
         real_stdout.flush()
@@ -244,8 +281,23 @@ def _run_with_json(args) -> int:
             Path(target).write_text(text, encoding="utf-8")
         except OSError as exc:
             raise HarnessExtError(f"cannot write --json {target}: {exc.strerror or exc}") from exc
-        print(f"wrote {target}")
+        if not quiet:
+            print(f"wrote {target}")
     return rc
+
+
+class _Collect:
+    """A logging handler keeping the messages of the warnings a command logs, for its ``--json`` document."""
+
+    level = 30  # logging.WARNING, without importing logging at start-up
+
+    def __init__(self):
+        self.messages = []
+
+    def handle(self, record) -> bool:
+        if record.levelno >= self.level:
+            self.messages.append(record.getMessage())
+        return True
 
 
 def _tables_json(args) -> dict:
@@ -253,7 +305,7 @@ def _tables_json(args) -> dict:
     from pathlib import Path
 
     out = getattr(args, "out", None)
-    doc = {"command": args.command, "out": out, "tables": {}}
+    doc = {"title": args.command, "summary": {"out": out}, "tables": {}}
     if out and Path(out).is_dir():
         import pandas as pd
 

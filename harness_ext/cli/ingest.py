@@ -53,10 +53,13 @@ def run(args) -> int:
         for line in report.note_lines():  # what the adapters' heuristics did: never silent
             log.log(NOTE, line)
     print(report.summary())
-    args.json_payload = {"summary": report.summary(), "n_results": report.n_results,
-                         "files": [{"path": f.path, "status": f.status, "adapter": f.adapter, "n_results": f.n_results,
-                                    "n_samples": f.n_samples, "reason": f.reason, "notes": list(f.notes),
-                                    "conflicts": [str(c) for c in f.conflicts]} for f in report.files]}
+    counts = {status: len(report.by_status(status)) for status in ("ingested", "unchanged", "skipped")}
+    args.json_payload = {"title": "ingest", "summary": {"text": report.summary(), "n_results": report.n_results,
+                                                        "files": counts},
+                         "tables": {"files": [{"path": f.path, "status": f.status, "adapter": f.adapter,
+                                               "n_results": f.n_results, "n_samples": f.n_samples, "reason": f.reason,
+                                               "notes": list(f.notes),
+                                               "conflicts": [str(c) for c in f.conflicts]} for f in report.files]}}
     if report.group:
         name, added = report.group
         print(f"benchmark group {name}: {len(added)} benchmarks added" + (f" ({', '.join(added[:8])}"

@@ -24,11 +24,12 @@ def run(args) -> int:
         else:
             sizes = table.groupby("canonical")["name"].transform("size")
             out = table[sizes > 1] if args.merged else table
-    args.json_payload = json.loads(out.to_json(orient="records"))
+    n_ids = table["canonical"].nunique()
+    args.json_payload = {"title": "models", "summary": {"names": len(table), "models": n_ids},
+                         "tables": {"pairs" if args.unmatched else "models": json.loads(out.to_json(orient="records"))}}
     if args.unmatched:
         print(f"{len(out)} pairs of models that may be the same (review; put the true ones in an alias file):")
     else:
-        n_ids = table["canonical"].nunique()
         print(f"{len(table)} model names, {n_ids} models; {len(table) - n_ids} names merged into another's id")
     if len(out):
         print(format_table(out, index=False))

@@ -160,7 +160,8 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
         "--normalise",
         choices=["chance", "minmax", "none"],
         default="chance",
-        help="per-dataset normalisation (METHODS.md): chance-corrected (default), min-max, or raw",
+        help="per-dataset normalisation (README, 'The matrix'): chance-corrected on each dataset's fixed scale "
+             "(default), min-max, or raw",
     )
 
 

@@ -57,6 +57,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from ..methods.pounce import ANALYSES, PounceReport
+    from ..report import Stages, progress
     from .options import matrix_from_args
     from .output import emit
 
@@ -76,14 +77,20 @@ def run(args) -> int:
                           missing=float(df.isna().to_numpy().mean()))
     steps = {"regression": _regression, "completion": _completion, "active": _active, "tensor": _tensor}
     written = []
-    for name in ANALYSES:
-        if name in analyses:
-            try:
-                report.analyses[name], files = steps[name](args, df, out)
-            except _Skipped as exc:
-                report.skipped[name] = str(exc)
-                continue
-            written += files
+    chosen = [name for name in ANALYSES if name in analyses]
+    # Each analysis has its own bar; this one says which of them runs (the regression alone takes minutes).
+    bar = Stages(progress(None, total=len(chosen), desc="pounce"), logger, "pounce")
+    for name in chosen:
+        bar.set_postfix_str(name)
+        try:
+            report.analyses[name], files = steps[name](args, df, out)
+        except _Skipped as exc:
+            report.skipped[name] = str(exc)
+            continue
+        finally:
+            bar.update()
+        written += files
+    bar.close()
     emit(args, report)
     print(f"\nwrote {', '.join(map(str, written))}")
     return 0

@@ -289,7 +289,17 @@ def _score_frame(scores, manifest: dict) -> pd.DataFrame:
                               f"{', '.join(names[:8])}{' ...' if len(names) > 8 else ''} (or their lm-eval task names)")
     frame = _as_float(scores, "the scores").rename(columns=rename)
     frame.index = [str(i) for i in frame.index]
-    return frame.T.groupby(level=0).first().T  # a dataset named twice (name and task) keeps its first score
+    # A HELM dataset given as the lm-eval tasks it runs as (HELM Classic's MMLU: 5 mmlu_<subject> scores) is their
+    # mean, as HELM scores it, and said (the prompts differ); a dataset named twice (name and task) keeps its first.
+    by_name = {d["name"]: d for d in manifest["datasets"]}
+    several = {c for c in set(frame.columns) if len(tasks := lm_eval_task_list(by_name[c])) > 1
+               and {str(k) for k, v in rename.items() if v == c} <= set(tasks)}
+    grouped = frame.T.groupby(level=0)
+    out = grouped.first().T
+    for c in several:
+        out[c] = grouped.mean().T[c]
+    out.attrs["cross_harness"] = sorted(several)
+    return out
 
 
 def predict(manifest, results, *, level: float = 0.9):

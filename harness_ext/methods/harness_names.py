@@ -50,6 +50,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+import numpy as np
+
 from ..benchmarks import MMLU_BENCHMARK
 
 #: The MMLU subjects HELM Classic and HELM Lite run (their "MMLU" column is the mean of these).
@@ -76,6 +78,10 @@ class Equivalent:
     helm_lite: tuple = ()  # run-entry descriptions in HELM Lite's style
     note: str = ""
     extra: dict = field(default_factory=dict)
+    #: The metric each harness reports for it (lm-eval's ``metric,filter`` when the filter is not ``none``);
+    #: None: not known, so results are not carried across.
+    lm_eval_metric: Optional[str] = "acc"
+    helm_metric: Optional[str] = "EM"
 
 
 _CANON = ",data_augmentation=canonical"
@@ -84,33 +90,41 @@ EQUIVALENTS = (
                tuple(f"mmlu:subject={s},model=text{_CANON}" for s in HELM_MMLU_SUBJECTS),
                tuple(f"mmlu:subject={s},method=multiple_choice_joint,model=text_code" for s in HELM_MMLU_SUBJECTS),
                "HELM's MMLU is the mean of 5 subjects; the same 5 are run"),
-    Equivalent(("gsm8k", "gsm"), ("gsm8k",), (), ("gsm:model=text_code",)),
+    Equivalent(("gsm8k", "gsm"), ("gsm8k",), (), ("gsm:model=text_code",), lm_eval_metric="exact_match,strict-match"),
     Equivalent(("math", "math (chain of thought)"), tuple(f"minerva_math_{v}" for v in MATH_SUBJECTS.values()), (),
                tuple(f"math:subject={s},level=1,use_official_examples=False,use_chain_of_thought=True,model=text_code"
                      for s in MATH_SUBJECTS),
-               "lm-eval's Minerva prompt (4-shot CoT, all levels) vs HELM's level-1 CoT: same problems, other prompt"),
+               "lm-eval's Minerva prompt (4-shot CoT, all levels) vs HELM's level-1 CoT: same problems, other prompt",
+               lm_eval_metric="exact_match", helm_metric="Equivalent (CoT)"),
     Equivalent(("hellaswag",), ("hellaswag",), (
-        "commonsense:model=full_functionality_text,dataset=hellaswag,method=multiple_choice_separate_original" + _CANON,)),
+        "commonsense:model=full_functionality_text,dataset=hellaswag,method=multiple_choice_separate_original" + _CANON,),
+        note="HELM scores each ending by its probability, as lm-eval's acc"),
     Equivalent(("openbookqa",), ("openbookqa",), (
         "commonsense:model=full_functionality_text,dataset=openbookqa,method=multiple_choice_separate_calibrated"
-        + _CANON,), ("commonsense:dataset=openbookqa,method=multiple_choice_joint,model=text_code",)),
+        + _CANON,), ("commonsense:dataset=openbookqa,method=multiple_choice_joint,model=text_code",),
+        note="HELM Classic calibrates each answer's probability; lm-eval's acc_norm normalises it by length",
+        lm_eval_metric="acc_norm"),
     Equivalent(("boolq",), ("boolq",), (f"boolq:model=text{_CANON}",)),
     Equivalent(("truthfulqa", "truthful_qa", "truthfulqa_mc1"), ("truthfulqa_mc1",),
                (f"truthful_qa:model=text,task=mc_single{_CANON}",)),
     Equivalent(("naturalquestions (closed-book)", "natural_qa_closedbook", "nq_open"), ("nq_open",),
-               (f"natural_qa:model=text,mode=closedbook{_CANON}",), ("natural_qa:mode=closedbook,model=text_code",)),
+               (f"natural_qa:model=text,mode=closedbook{_CANON}",), ("natural_qa:mode=closedbook,model=text_code",),
+               "HELM reports F1, lm-eval exact match: another metric on the same questions",
+               lm_eval_metric="exact_match", helm_metric="F1"),
     Equivalent(("naturalquestions (open-book)", "natural_qa_openbook_longans"), (),
                (f"natural_qa:model=text,mode=openbook_longans{_CANON}",),
                ("natural_qa:mode=openbook_longans,model=text_code",), "lm-eval's nq_open is closed-book only"),
     Equivalent(("wmt 2014", "wmt_14", "wmt14-fr-en"), ("wmt14-fr-en",), (),
                tuple(f"wmt_14:language_pair={p}-en,model=text_code" for p in WMT_PAIRS),
-               "lm-eval has WMT14 fr->en only; HELM averages cs/de/fr/hi/ru->en"),
+               "lm-eval has WMT14 fr->en only; HELM averages cs/de/fr/hi/ru->en",
+               lm_eval_metric="bleu", helm_metric="BLEU-4"),
     Equivalent(("medqa", "med_qa", "medqa_4options"), ("medqa_4options",), (), ("med_qa:model=text_code",)),
     Equivalent(("legalbench",), tuple(f"legalbench_{s}" for s in LEGALBENCH_SUBSETS), (),
                tuple(f"legalbench:subset={s},model=text_code" for s in LEGALBENCH_SUBSETS),
-               "HELM Lite's 5 LegalBench subsets"),
+               "HELM Lite's 5 LegalBench subsets", lm_eval_metric=None),
     Equivalent(("cnn/dailymail", "summarization_cnndm", "cnn_dailymail_abisee"), ("cnn_dailymail_abisee",),
-               ("summarization_cnndm:model=text,temperature=0.3,device=cpu",)),
+               ("summarization_cnndm:model=text,temperature=0.3,device=cpu",),
+               lm_eval_metric="rouge2", helm_metric="ROUGE-2"),
     Equivalent(("narrativeqa", "narrative_qa"), (), (f"narrative_qa:model=text{_CANON}",),
                ("narrative_qa:model=text_code",),
                "lm-eval's scrolls_narrativeqa reads the whole book, HELM the summary: not the same task"),
@@ -123,13 +137,20 @@ EQUIVALENTS = (
     Equivalent(("civilcomments", "civil_comments"), (), (f"civil_comments:model=text,demographic=all{_CANON}",)),
     Equivalent(("raft",), (), tuple(f"raft:subset={s},model=text{_CANON}" for s in RAFT_SUBSETS),
                note="all 11 RAFT subsets: HELM's RAFT score is their mean"),
-    Equivalent(("mmlu-pro", "mmlu_pro"), ("mmlu_pro",)),
-    Equivalent(("gpqa",), ("gpqa_main_cot_n_shot",), note="HELM Capabilities' GPQA is CoT on the main set"),
-    Equivalent(("ifeval",), ("ifeval",)),
-    Equivalent(("arc_easy",), ("arc_easy",), note="HELM has no ARC scenario"),
-    Equivalent(("arc_challenge",), ("arc_challenge",), note="HELM has no ARC scenario"),
+    Equivalent(("mmlu-pro", "mmlu_pro"), ("mmlu_pro",), lm_eval_metric="exact_match,custom-extract",
+               helm_metric="COT correct"),
+    Equivalent(("gpqa",), ("gpqa_main_cot_n_shot",), note="HELM Capabilities' GPQA is CoT on the main set",
+               lm_eval_metric="exact_match,flexible-extract", helm_metric="COT correct"),
+    Equivalent(("ifeval",), ("ifeval",), lm_eval_metric="prompt_level_strict_acc", helm_metric="IFEval Strict Acc"),
+    Equivalent(("arc_easy",), ("arc_easy",), note="HELM has no ARC scenario", helm_metric=None),
+    Equivalent(("arc_challenge",), ("arc_challenge",), note="HELM has no ARC scenario", helm_metric=None),
 )
 _BY_NAME = {n: e for e in EQUIVALENTS for n in e.names}
+# An entry's one lm-eval task names it too (gpqa_main_cot_n_shot); a task of a several-task entry (one MATH
+# subject) is not the whole scenario.
+for _e in EQUIVALENTS:
+    if len(_e.lm_eval) == 1:
+        _BY_NAME.setdefault(_e.lm_eval[0], _e)
 #: Benchmarks whose datasets are HELM scenarios named by their display titles.
 HELM_BENCHMARKS_LITE = frozenset({"helm_lite", "helm_capabilities"})
 
@@ -201,8 +222,144 @@ def lm_eval_task_list(entry: dict) -> list:
     if entry.get("benchmark") == "lm_eval":
         return [entry.get("task") or entry["name"]]
     if entry.get("benchmark") == "helm" and ":" in entry["name"]:
+        subject = _helm_run_subject(entry["name"])
+        if subject is not None:  # one MMLU subject's run: that subject's task, not lm-eval's 57-subject group
+            return [f"mmlu_{subject}"]
         return list(_table_lm_eval({"name": entry["name"].split(":", 1)[0]}))
     return list(_table_lm_eval(entry))
+
+
+def _helm_run_subject(run: str) -> Optional[str]:
+    """The subject of a HELM MMLU run name (``mmlu:subject=anatomy,method=...``), else None."""
+    scenario, _, args = str(run).partition(":")
+    if scenario.strip().lower() != "mmlu":
+        return None
+    for part in args.split(","):
+        k, _, v = part.partition("=")
+        if k.strip() == "subject" and v.strip():
+            return v.strip()
+    return None
+
+
+def _equivalent_of(entry: dict) -> Optional[Equivalent]:
+    if entry.get("benchmark") == "helm" and ":" in str(entry.get("name")):
+        return equivalent(str(entry["name"]).split(":", 1)[0])
+    if entry.get("benchmark") == MMLU_BENCHMARK:
+        return equivalent("mmlu")
+    return equivalent(entry.get("name", ""), entry.get("task"))
+
+
+def lm_eval_metric(entry: dict) -> Optional[str]:
+    """The lm-eval metric that scores a manifest dataset's lm-eval tasks (``metric,filter`` when the filter is
+    not ``none``): its own metric for lm-eval results, the table's for a HELM scenario (HELM's EM on MMLU is
+    lm-eval's ``acc``); None when the table does not know it."""
+    if not _is_helm(entry):
+        return entry.get("metric")
+    eq = _equivalent_of(entry)
+    return eq.lm_eval_metric if eq is not None and eq.lm_eval else None
+
+
+def helm_metric(entry: dict) -> Optional[str]:
+    """The HELM metric of a manifest dataset's HELM run entries: its own for HELM results, the table's for an
+    lm-eval task (lm-eval's ``acc`` on BoolQ is HELM's EM); None when not known."""
+    if _is_helm(entry):
+        return entry.get("metric")
+    eq = _equivalent_of(entry)
+    return eq.helm_metric if eq is not None else None
+
+
+def _v04_task(benchmark, name, task) -> Optional[str]:
+    tasks = lm_eval_task_list({"benchmark": benchmark, "name": name, "task": task})
+    return tasks[0] if len(tasks) == 1 else None
+
+
+def cross_harness_rows(datasets: list, long):
+    """A new model's results from the other harness, mapped onto a manifest's datasets.
+
+    A manifest built from HELM results has datasets such as ``helm_classic/MMLU`` (EM, the mean of
+    5 subjects); a model run with the lm-eval group ``reduce`` wrote for it has ``mmlu_<subject>``
+    results on ``acc``. For each dataset with an entry in the table: from lm-eval results, the mean
+    of its lm-eval tasks' :func:`lm_eval_metric` (every task needed); from HELM results, the
+    scenario's :func:`helm_metric` (an MMLU subject: its HELM run). The prompts differ between the
+    harnesses (and for some datasets the metric, see each entry's note): the scores are used as the
+    same measurement, and the caller says so.
+
+    Parameters
+    ----------
+    datasets : list of dict
+        The manifest's datasets.
+    long : pandas.DataFrame
+        Results in long form (``model``, ``benchmark``, ``dataset``, ``metric``, ``task``, ``num_fewshot``,
+        ``value``), those not already matched.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model``, ``column``, ``value``, ``num_fewshot`` (one row per model and dataset found).
+    """
+    import pandas as pd
+
+    rows = []
+    if long.empty:
+        return pd.DataFrame(columns=["model", "column", "value", "num_fewshot"])
+    helm = long["benchmark"].astype(str).str.startswith("helm")
+    lm = long[~helm]
+    lm_key = pd.Series([_v04_task(b, n, t if isinstance(t, str) else None)
+                        for b, n, t in zip(lm["benchmark"], lm["dataset"], lm["task"])], index=lm.index, dtype=object)
+    hm = long[helm]
+    hm_eq = [(_equivalent_of({"benchmark": b, "name": n}), _helm_run_subject(n)) for b, n in zip(hm["benchmark"], hm["dataset"])]
+    for d in datasets:
+        if _is_helm(d):
+            tasks, metric = lm_eval_task_list(d), lm_eval_metric(d)
+            if not tasks or not metric:
+                continue
+            part = lm[lm_key.isin(tasks).to_numpy() & (lm["metric"] == metric).to_numpy()]
+            part = part.assign(_task=lm_key[part.index])
+            for model, g in part.groupby("model", sort=False):
+                g = g.drop_duplicates("_task")
+                if set(g["_task"]) == set(tasks):  # every task: HELM's score is their mean
+                    rows.append((model, d["name"], float(g["value"].mean()), g["num_fewshot"].iloc[0]))
+        else:
+            eq, metric = _equivalent_of(d), helm_metric(d)
+            if eq is None or not metric or hm.empty:
+                continue
+            subject = d["name"] if d.get("benchmark") == MMLU_BENCHMARK else None
+            if subject is None and list(eq.lm_eval) != lm_eval_task_list(d):
+                continue  # HELM's scenario covers several lm-eval tasks: one task is not it
+            ok = [(e is eq and (sub == subject if subject else sub is None)) for e, sub in hm_eq]
+            part = hm[np.asarray(ok, dtype=bool) & (hm["metric"] == metric).to_numpy()]
+            for model, g in part.groupby("model", sort=False):
+                rows.append((model, d["name"], float(g["value"].iloc[0]), g["num_fewshot"].iloc[0]))
+    return pd.DataFrame(rows, columns=["model", "column", "value", "num_fewshot"])
+
+
+def population_task_warnings(subset: list) -> list:
+    """``reduce`` warnings for subset datasets whose scores come from another harness than the lm-eval group
+    runs (HELM), or from other lm-eval tasks than it runs (lm-eval v0.3's ``hendrycksTest-<subject>`` scores, the group's v0.4 ``mmlu_<subject>``: prompts and
+    scoring changed between the versions)."""
+    out, helm = [], [e for e in subset if _is_helm(e) and lm_eval_task_list(e)]
+    if helm:
+        maps = sorted({f"{e.get('metric')} -> {lm_eval_metric(e)}" for e in helm if lm_eval_metric(e)})
+        out.append(f"{len(helm)} subset datasets come from HELM results and the lm-eval group runs their lm-eval "
+                   f"equivalents ({', '.join(e['name'] for e in helm[:4])}{' ...' if len(helm) > 4 else ''}; metric "
+                   f"{', '.join(maps) or 'not known'}): the prompts differ between the harnesses, so 'predict' takes "
+                   "the lm-eval scores as HELM's and the estimate carries that difference")
+    pairs = []
+    for e in subset:
+        task = e.get("task")
+        run = lm_eval_task_list(e)
+        if _is_helm(e) or not isinstance(task, str) or not run or task in run:
+            continue
+        pairs.append(f"{task} -> {', '.join(run)}")
+    if not pairs:
+        return out
+    v03 = any(p.lower().startswith("hendryckstest") for p in pairs)
+    return out + [f"{len(pairs)} subset datasets were scored with other lm-eval tasks than the group runs"
+            + (" (lm-eval v0.3 tasks; the group runs their v0.4 versions)" if v03 else "")
+            + f": {'; '.join(pairs[:4])}{f' and {len(pairs) - 4} more' if len(pairs) > 4 else ''}. The prompts and "
+            "scoring changed, so a "
+            "new model's scores on the group may sit apart from the population's: run the population's tasks, or "
+            "check the predictions against a full run"]
 
 
 def helm_description(entry: dict) -> Optional[str]:

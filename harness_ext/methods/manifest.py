@@ -27,7 +27,7 @@ import pandas as pd
 
 from .. import __version__
 from ..errors import HarnessExtError, MethodError, PluginError
-from ..report import jsonable, progress
+from ..report import Stages, jsonable, progress
 from .budget import (DEFAULT_BUDGET_REASON, MIN_AVAILABILITY, availability_note, availability_rule, dataset_costs,
                      parse_budget, subset_size)
 
@@ -57,8 +57,6 @@ DEFAULT_PREDICTOR_REASON = (
 MIN_MODELS = 4
 #: Below this many models the manifest carries a warning.
 FEW_MODELS = 10
-#: Aggregate RMSE (normalised units) above which the manifest warns.
-LARGE_ERROR = 0.05
 #: Embed the training matrix when it has at most this many cells, so predict needs no store.
 EMBED_MAX_CELLS = 2_000_000
 #: Above this many models, selection and its cross-validated evidence run on a seeded sample of this many
@@ -139,6 +137,11 @@ def _num(v):
     return None if not np.isfinite(v) else round(v, 10)
 
 
+def raw_normalisation() -> dict:
+    """The normalisation record of a column given as is (a DataFrame built by hand): its own scale, unclipped."""
+    return {"description": "raw", "lo": 0.0, "span": 1.0, "flip": False, "chance": 0.0, "clip": False}
+
+
 def _task_fields(meta: dict) -> dict:
     return {k: meta.get(k) for k in ("benchmark", "metric", "task", "num_fewshot")}
 
@@ -212,12 +215,13 @@ def build_manifest(
     """
     from .evidence import (budget_curve, budget_sizes, compare_with_random, evidence_counts, nested_subset_error,
                            random_baseline_runs)
+    from .evidence import beats_random, large_error_warnings, new_model_evidence
     from .newmodel_intervals import (CALIBRATION_FOLDS, fold_labels, fold_selector, label_folds, reselection_mode,
                                      run_groups, select_fold_subsets)
     from .subset_cv import scoring_folds, shared_cache, subset_errors
     from ..plugin_manager import get_registration
     from .pounce import make_predictor
-    from .harness_names import no_equivalent_warnings
+    from .harness_names import no_equivalent_warnings, population_task_warnings
     from .prowl import run_prowl
     from .weighting import compute_weights
 
@@ -245,7 +249,7 @@ def build_manifest(
         raise MethodError("a cost budget needs a cost per dataset: the store has no sample counts for every dataset, "
                           "so give them with --costs FILE (CSV or JSON: dataset name -> cost)")
     # Stages of a few seconds each on real benchmarks: a bar (stderr, only on a terminal) says which one runs.
-    bar = _Stages(progress(None, total=6, desc="reduce"))
+    bar = Stages(progress(None, total=6, desc="reduce"), log, "reduce")
     bar.set_postfix_str("weights")
     weights = compute_weights(df, scheme=weighting, random_state=random_state, **(weighting_params or {}))
     w = weights.reindex(columns).to_numpy(dtype=float)
@@ -340,6 +344,11 @@ def build_manifest(
         cal_cache.setdefault("settings", cache["settings"])
     nested = nested_subset_error(X, fold_subs, est, folds=cal_folds, weights=w, cache=cal_cache)
     exp_agg = nested.aggregate_rmse if np.isfinite(nested.aggregate_rmse) else cv_err.aggregate
+    # For a new model, in the benchmark's points: the nested error, and random subsets on the same held-out models.
+    norms = [meta.get(c, {}).get("normalisation") or raw_normalisation() for c in columns]
+    honest = new_model_evidence(X, df.to_numpy(dtype=float), norms, fold_subs, est, nested, k=k, n_draws=n_draws,
+                                folds=cal_folds, weights=w, random_state=random_state, cache=cal_cache,
+                                costs=cost_vec if kind == "cost" else None, cost_budget=value if kind == "cost" else None)
     bar.update()
     bar.close()
     warnings = []
@@ -359,18 +368,15 @@ def build_manifest(
         warnings.append(availability_note(availability, [columns[j] for j in subset_idx]))
     if m < FEW_MODELS:
         warnings.append(f"only {m} models: the subset and predictions rest on few rankings")
-    if np.isfinite(vs_random.beats) and vs_random.beats < 0.9:
+    vs_new = honest["random_subsets"]
+    if vs_new.get("ratio") is not None and not beats_random(vs_new):
+        p = (vs_new.get("paired_test") or {}).get("p_value")
         warnings.append(
-            f"the chosen {k} datasets predict the full-benchmark score better than only {vs_random.beats:.0%} of "
-            f"{n_draws} random {k}-dataset subsets with the same predictor (aggregate RMSE ratio "
-            f"{vs_random.ratio:.2f}): the choice may be no better than chance")
-    if cv["aggregate_rmse"] > LARGE_ERROR:
-        warnings.append(f"the predicted full-benchmark score has a cross-validated RMSE of {cv['aggregate_rmse']:.3f} "
-                        f"(normalised units), above {LARGE_ERROR}")
-    large = [columns[j] for j in np.setdiff1d(np.arange(d), subset_idx) if rmse_d[j] > 2 * LARGE_ERROR]
-    if large:
-        warnings.append(f"{len(large)} datasets are predicted with RMSE above {2 * LARGE_ERROR}: {', '.join(large[:5])}"
-                        + (" ..." if len(large) > 5 else ""))
+            f"for a new model the chosen {k} datasets are not shown to predict the full-benchmark score better than "
+            f"random {k}-dataset subsets with the same predictor (out of sample: aggregate RMSE ratio "
+            f"{vs_new['ratio']:.2f}, better than {vs_new['beats']:.0%} of {n_draws} draws"
+            + (f", paired test p = {p:.2g}" if p is not None else "") + "): the choice may be no better than chance")
+    warnings += large_error_warnings(exp_agg, rmse_d, w, honest["widths"], columns, subset_idx)
 
     datasets = []
     for j, c in enumerate(columns):
@@ -379,8 +385,7 @@ def build_manifest(
             "name": c, **_task_fields(md), "weight": _num(w[j]), "in_subset": bool(j in set(subset_idx.tolist())),
             "cv_rmse": _num(rmse_d[j]),
             **({"cost": _num(float(cost_vec[j]))} if cost_vec is not None else {}),
-            "normalisation": md.get("normalisation") or {"description": "raw", "lo": 0.0, "span": 1.0, "flip": False,
-                                                         "chance": 0.0, "clip": False},
+            "normalisation": md.get("normalisation") or raw_normalisation(),
         })
     subset = [{"step": i + 1, "name": columns[j], **_task_fields(meta.get(columns[j], {})),
                "coverage": _num(prowl.coverage[i])} for i, j in enumerate(subset_idx)]
@@ -433,7 +438,8 @@ def build_manifest(
             "expected_error": {"aggregate_rmse": _num(exp_agg), "aggregate_interval_90": _num(Z90 * exp_agg),
                                "aggregate_interval_width_90": _num(2 * Z90 * exp_agg),
                                "rmse": _num(nested.rmse), "n_aggregate_models": int(nested.n_aggregate),
-                               "nested": True},
+                               "nested": True,
+                               **({"points": honest["points"]} if honest["points"] else {})},
             "calibration": {
                 "description": "nested: the selection re-run without each fold's models (same selector, parameters "
                                "and seed); predict observes each fold's models on the subset chosen without them to "
@@ -446,9 +452,15 @@ def build_manifest(
                 **({"selected_on": "each fold's complement within selection.model_sample"} if sample is not None else {})},
         },
         "evidence": {
-            "held_out": "cross-validated over models (the folds of prediction.cross_validation): held-out models "
-                        "reveal their subset cells and are scored on their other observed cells",
-            "random_subsets": {k2: (_num(v) if isinstance(v, float) else v) for k2, v in vs_random._asdict().items()},
+            "held_out": "cross-validated over models: held-out models reveal their subset cells and are scored on "
+                        "their other observed cells. random_subsets: out of sample (the folds of prediction.calibration, "
+                        "each revealing the subset chosen without it, against random subsets on the same folds), in "
+                        "random_subsets.unit; random_subsets_in_sample and budget_curve: in-sample (the folds of "
+                        "prediction.cross_validation, scoring the subset their own models helped choose), normalised "
+                        "units",
+            "random_subsets": vs_new,
+            "random_subsets_in_sample": {k2: (_num(v) if isinstance(v, float) else v)
+                                         for k2, v in vs_random._asdict().items()},
             "budget_curve": [{k2: (_num(v) if isinstance(v, float) else v) for k2, v in row.items()} for row in curve],
             # Past subset_cv.SCORE_FLOPS_BUDGET every subset is scored on a seeded sample of held-out models.
             **({"scoring_rows": jsonable(scoring_rule)} if (scoring_rule := scoring_folds(folds, d)[1]) else {}),
@@ -465,50 +477,12 @@ def build_manifest(
                                     **({"source": weights.attrs["source"]} if weights.attrs.get("source") else {})},
                       "formula": "sum_j weight_j * normalised_score_j"},
         # Subset datasets that the lm-eval YAML or the HELM conf cannot run (listed there as comments).
-        "warnings": warnings + no_equivalent_warnings(subset),
+        "warnings": warnings + no_equivalent_warnings(subset) + population_task_warnings(subset),
     }
     if m * d <= EMBED_MAX_CELLS:
         manifest["training_matrix"] = {"models": [str(i) for i in df.index], "datasets": columns,
                                        "values": [[_num(v) for v in row] for row in df.to_numpy(dtype=float)]}
     return manifest
-
-
-class _Stages:
-    """The reduce progress bar, also logging each stage's start (``-vv``: where the time and memory go)."""
-
-    def __init__(self, bar):
-        import time
-
-        self.bar, self.clock, self.t0, self.name = bar, time.perf_counter, time.perf_counter(), None
-
-    def set_postfix_str(self, name: str) -> None:
-        self._done()
-        self.name, self.t0 = name, self.clock()
-        log.debug("reduce stage: %s", name)
-        self.bar.set_postfix_str(name)
-
-    def _done(self) -> None:
-        if self.name is not None:
-            log.debug("reduce stage done: %s, %.1f s, peak memory so far %s", self.name, self.clock() - self.t0,
-                      _peak_rss() or "unknown")
-
-    def update(self) -> None:
-        self.bar.update()
-
-    def close(self) -> None:
-        self._done()
-        self.name = None
-        self.bar.close()
-
-
-def _peak_rss() -> Optional[str]:
-    """The process's peak resident memory so far (Linux ``VmHWM``), e.g. ``"1,234 MB"``; None elsewhere."""
-    try:
-        with open("/proc/self/status") as fh:
-            kb = next((int(line.split()[1]) for line in fh if line.startswith("VmHWM:")), None)
-    except OSError:
-        return None
-    return None if kb is None else f"{kb / 1024:,.0f} MB"
 
 
 def _plugin_versions(used) -> list:

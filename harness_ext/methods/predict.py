@@ -31,6 +31,7 @@ SimBA (000) §4 (pounce); Zhao et al. (004) §3 (predictive uncertainty).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,10 +39,12 @@ import numpy as np
 import pandas as pd
 
 from ..errors import HarnessExtError
-from ..report import Result, format_table
+from ..report import Result, Stages, format_table, progress
 from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, check_level, floor_warnings,
                               raw_aggregate_rmse, z_of)
 from ..store.matrix import apply_normalisation, invert_normalisation, params_frame
+
+log = logging.getLogger("harness_ext.predict")
 
 __all__ = ["Prediction", "PredictionResult", "predict_from_manifest", "predict_scores", "training_matrix"]
 
@@ -240,6 +243,7 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
     from ..store.ingest import ingest_paths
     from ..store.matrix import query_results, MatrixQuery
     from ..store.db import Store
+    from .harness_names import cross_harness_rows
     from ..types import SUBSET_OPTION
 
     with Store.open(":memory:") as store:
@@ -260,6 +264,13 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
             anchored = weighted_scores(store, manifest["items"])
     col = match_datasets(manifest["datasets"], long["benchmark"], long["dataset"], long["metric"])
     matched = long.assign(column=col).dropna(subset=["column"])
+    # The other harness's results (lm-eval runs of a group chosen from HELM, or the reverse) for the datasets
+    # nothing matched: mapped by the harness-name table, and said (the prompts differ).
+    have = set(matched["column"])
+    crossed = cross_harness_rows([d for d in manifest["datasets"] if d["name"] not in have],
+                                 long[pd.isna(pd.Series(col, index=long.index, dtype=object))])
+    if not crossed.empty:
+        matched = pd.concat([matched, crossed], ignore_index=True)
     if matched.empty:
         raise HarnessExtError(mismatch_message(long, manifest))
     shots = {d["name"]: d.get("num_fewshot") for d in manifest["datasets"]}
@@ -280,6 +291,7 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
         if model in raw.index:
             raw.loc[model, c] = v
     raw.attrs["anchored"] = sorted(k for k in anchored if k[0] in raw.index)
+    raw.attrs["cross_harness"] = sorted(set(crossed["column"]))
     raw.attrs["ingest_notes"] = report.note_lines()  # what reading the files did to them: reported with the prediction
     return raw, report, other_shots
 
@@ -377,6 +389,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     columns = list(train.columns)
     raw_new = raw_new.reindex(columns=columns)
     by_name = {d["name"]: d for d in manifest["datasets"]}
+    check_scales(raw_new, train, by_name)
     params = params_frame({c: by_name[c]["normalisation"] for c in columns}, columns)
 
     Z_new = apply_normalisation(raw_new.to_numpy(dtype=float), params)
@@ -399,6 +412,12 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
         warnings.append(f"{', '.join(seen[:5])}{' ...' if len(seen) > 5 else ''}: among the manifest's training models "
                         "(their full results chose the subset and fitted the predictor): the predictions are in-sample, "
                         "and their errors and intervals are not those of a new model")
+    crossed = raw_new.attrs.get("cross_harness") or []
+    if crossed:
+        warnings.append(f"{len(crossed)} dataset(s) were read from the other harness's results, mapped by the "
+                        f"harness-name table ({', '.join(crossed[:5])}{' ...' if len(crossed) > 5 else ''}): the "
+                        "prompts (and for some datasets the metric) differ between lm-eval and HELM, so these scores "
+                        "are not the measurement the manifest's models had; the prediction takes them as if they were")
     anchored = set(map(tuple, raw_new.attrs.get("anchored", [])))
     item_sets = {b["dataset"]: t for t, b in ((manifest.get("items") or {}).get("tasks") or {}).items()}
     for i, model in enumerate(raw_new.index):
@@ -436,6 +455,9 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     from .manifest_validation import check_predictor_params
 
     pred_cfg = manifest["prediction"]["predictor"]
+    # The fit and the calibration on the manifest's folds take most of a minute on large benchmarks: a bar says so.
+    bar = Stages(progress(None, total=2, desc="predict"), log, "predict")
+    bar.set_postfix_str(f"fitting {pred_cfg['name']} on {train.shape[0]} models and calibrating its intervals")
     reg = get_registration("predictors", pred_cfg["name"])
     check_predictor_params(reg.name, pred_cfg.get("params", {}), reg.cls)
     est = reg.cls(**pred_cfg.get("params", {}))
@@ -461,8 +483,11 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
         else:
             mean, std = predict_new_models(est, train_X, Z_new, subset=subset_idx)
     except (ValueError, TypeError) as exc:  # parameters of the right type but a value the predictor refuses
+        bar.close()
         raise HarnessExtError(f"predictor {reg.name!r} with the manifest's parameters {pred_cfg.get('params', {})} "
                               f"failed: {type(exc).__name__}: {exc}") from None
+    bar.update()
+    bar.set_postfix_str("scores on the harness's scale")
 
     # Subset scores that are anchor-item estimates carry their own error into every cell and the aggregate.
     from .items import item_noise
@@ -530,10 +555,39 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
         warnings += floor_warnings(raw_new.index, bench, params, observed, Z_new, lower)
     aggregate = aggregate_frame(raw_new.index, bench, table["raw"].to_numpy().reshape(n_new, d), raw_obs, observed,
                                  bounded.all(), (agg, agg_lo, agg_hi, agg_actual), (r_lo, r_hi))
+    bar.update()
+    bar.close()
     return PredictionResult(table=table, aggregate=aggregate, warnings=warnings, sources=raw_new.attrs.get("sources", {}),
                             manifest=manifest, manifest_path=None if manifest_path is None else str(manifest_path),
                             level=level, score=bench.describe() if bench is not None else {"metric": "normalised",
                                                                                               "reason": bench_why})
+
+
+def check_scales(raw_new: pd.DataFrame, train: pd.DataFrame, by_name: dict) -> None:
+    """Refuse scores outside a dataset's fixed scale (percentages for a 0-1 dataset), which normalisation would
+    otherwise clip to the scale's end and predict from as a perfect score.
+
+    Each dataset's scale is its manifest record's (:func:`harness_ext.store.scales.raw_scale`; a column given as
+    is, by its training values).
+    """
+    from ..store.scales import FIXED_BOUNDS, out_of_scale_message, raw_scale
+
+    problems = []
+    for c in raw_new.columns:
+        v = raw_new[c].to_numpy(dtype=float)
+        if not np.isfinite(v).any():
+            continue
+        kind, lo, hi = raw_scale(by_name[c]["normalisation"], train[c].to_numpy(dtype=float))
+        if kind not in FIXED_BOUNDS or lo is None or hi is None:
+            continue
+        tol = 1e-9 * max(hi - lo, 1.0)
+        bad = (v > hi + tol) | (v < lo - tol)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[np.argmax(np.abs(v[bad]))])
+            problems.append(out_of_scale_message(str(c), kind, lo, hi, v[bad], who=str(raw_new.index[i])))
+    if problems:
+        raise HarnessExtError(f"{len(problems)} dataset(s) have scores outside their scale, refused rather than "
+                              f"clipped: {'; '.join(problems[:3])}" + (" ..." if len(problems) > 3 else ""))
 
 
 def stored_reselect(manifest: dict, train: pd.DataFrame, est) -> tuple:

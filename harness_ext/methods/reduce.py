@@ -22,8 +22,9 @@ __all__ = ["DEFAULT_FORMATS", "ReduceResult", "reduce_matrix"]
 DEFAULT_FORMATS = ("json", "lm_eval_yaml", "helm_conf", "task_list")
 
 
-def _fmt(v) -> str:
-    return "-" if v is None else f"{v:.4f}"
+def _pts(v) -> str:
+    """An error for the summary: 3 significant digits (2.07 points, 0.0371 normalised units)."""
+    return "-" if v is None else f"{v:.3g}"
 
 
 class ReduceResult(Result):
@@ -36,11 +37,14 @@ class ReduceResult(Result):
     subset : list of str
         The chosen datasets, in selection order.
     expected_error : dict
-        Cross-validated error of the predicted full-benchmark score (``aggregate_rmse``, the
-        90% half-width ``aggregate_interval_90``) and per cell (``rmse``), nested (``nested``: each
-        fold's models reveal the subset chosen without them, as ``predict`` calibrates).
+        Cross-validated error of the predicted full-benchmark score for a new model (``aggregate_rmse``,
+        the 90% half-width ``aggregate_interval_90``) and per cell (``rmse``), nested (``nested``: each
+        fold's models reveal the subset chosen without them, as ``predict`` calibrates), in normalised
+        units; ``points``: the same in the benchmark's points (``unit``), where its scale allows.
     random_subsets : dict
-        The chosen subset against random subsets of its size (same predictor and folds).
+        The selection against random subsets of its size, out of sample (same predictor and held-out
+        models; aggregate errors in its ``unit``). ``manifest["evidence"]["random_subsets_in_sample"]``
+        is the in-sample comparison (optimistic).
     out, written
         The folder and files of the last :meth:`write` (``None`` and ``[]`` before).
 
@@ -99,57 +103,90 @@ class ReduceResult(Result):
         return {"subset": subset, "budget_curve": self.budget_curve()}
 
     def summary(self) -> dict:
+        """The figures for a new model first (out of sample, in the benchmark's points where its scale allows);
+        the in-sample ones are named so."""
         sel, src, err = self.manifest["selection"], self.manifest["source"], self.expected_error
-        r = self.random_subsets
+        r, pts = self.random_subsets, err.get("points") or {}
+        ins = dict((self.manifest.get("evidence") or {}).get("random_subsets_in_sample") or {})
         return {"n_models": src["n_models"], "n_datasets": src["n_datasets"], "subset_size": sel["subset_size"],
-                "coverage": sel["coverage"], "predictor": self.manifest["prediction"]["predictor"]["name"],
+                "predictor": self.manifest["prediction"]["predictor"]["name"],
+                "unit": pts.get("unit", "normalised units"),
+                "expected_aggregate_rmse": pts.get("aggregate_rmse", err["aggregate_rmse"]),
+                "expected_aggregate_interval_90": pts.get("aggregate_interval_90", err["aggregate_interval_90"]),
+                "random_aggregate_rmse": r.get("random_aggregate_rmse_mean"), "random_ratio": r.get("ratio"),
+                "beats_random": r.get("beats"),
                 "aggregate_rmse": err["aggregate_rmse"], "aggregate_interval_90": err["aggregate_interval_90"],
-                "rmse": err["rmse"], "random_ratio": r.get("ratio"), "beats_random": r.get("beats")}
+                "rmse": err["rmse"], "coverage_in_sample": sel["coverage"],
+                "random_ratio_in_sample": ins.get("ratio"), "beats_random_in_sample": ins.get("beats")}
 
     def render(self) -> str:
-        """The summary ``harness-ext reduce`` prints."""
+        """The summary ``harness-ext reduce`` prints: the error for a new model first, in benchmark points."""
+        from .evidence import beats_random
+
         manifest = self.manifest
         sel, pred = manifest["selection"], manifest["prediction"]
-        src = manifest["source"]
-        names = ", ".join(s["name"] for s in manifest["subset"])
+        src, err = manifest["source"], manifest["prediction"]["expected_error"]
+        pts = err.get("points")
+        unit = pts["unit"] if pts else "normalised units"
+        agg, half = (pts["aggregate_rmse"], pts["aggregate_interval_90"]) if pts else (
+            err["aggregate_rmse"], err["aggregate_interval_90"])
+        k = sel["subset_size"]
         lines = [
-            f"reduced {src['n_datasets']} datasets to {sel['subset_size']} ({sel['subset_size'] / src['n_datasets']:.0%}) "
-            f"using {src['n_models']} models"
+            f"reduced {src['n_datasets']} datasets to {k} ({k / src['n_datasets']:.0%}) using {src['n_models']} models"
             # A defaulted budget is said where the size is, so a user knows it was chosen for them and how to change it.
             + (f"; default budget: {DEFAULT_BUDGET_TEXT} (--budget, or budget= in Python, to choose)"
                if sel["budget"].get("default") else ""),
-            f"subset: {names}",
+            f"subset: {', '.join(s['name'] for s in manifest['subset'])}",
             *([f"availability: {av['rule']}; {len(av['demoted'])} such datasets, {av['n_in_subset']} in the subset"]
               if (av := sel.get("availability")) else []),
-            f"coverage (Pearson of mean win rates, full vs subset): {sel['coverage']:.3f}"
-            + (f"; random subsets of that size: {sel['random_baseline']['mean_coverage_at_k']:.3f} on average"
-               if sel["random_baseline"]["mean_coverage_at_k"] is not None else ""),
-            f"predictor {pred['predictor']['name']}: cross-validated RMSE {pred['cross_validation']['rmse']:.4f} per dataset, "
-            f"{pred['cross_validation']['aggregate_rmse']:.4f} on the full-benchmark score"
-            + (f"; for a new model (the selection re-run without each fold's models): "
-               f"{pred['expected_error']['aggregate_rmse']:.4f}" if pred['expected_error'].get('nested') else "")
-            + f" (90% interval +/- {pred['expected_error']['aggregate_interval_90']:.4f})",
+            f"expected error for a new model (out of sample: the selection re-run without each fold's models), "
+            f"{pred['predictor']['name']} predictor: RMSE {_pts(agg)} {unit} on the full-benchmark score (90% "
+            f"interval +/- {_pts(half)})" + (f"; per dataset {_pts(pts['rmse'])}" if pts and pts.get("rmse") is not None
+                                             else ""),
         ]
-        ev = manifest.get("evidence")
-        if ev:
-            r = ev["random_subsets"]
-            if r.get("ratio") is not None:
-                lines.append(
-                    f"against {r['n_draws']} random {sel['subset_size']}-dataset subsets with the same predictor (held-out "
-                    f"models): aggregate RMSE {r['chosen_aggregate_rmse']:.4f} vs {r['random_aggregate_rmse_mean']:.4f} "
-                    f"on average (ratio {r['ratio']:.2f}); better than {r['beats']:.0%} of them "
-                    f"(per dataset: ratio {r['cell_ratio']:.2f}, better than {r['cell_beats']:.0%})")
-            if ev.get("costs"):
-                c = ev["costs"]
-                lines.append(f"cost of the subset: {c['subset']:g} of {c['total']:g} ({c['share']:.1%}; {c['source']})")
-            lines.append("error against budget (cross-validated, held-out models; 90% interval width = 3.29 x RMSE):")
-            lines.append(f"  {'k':>4} {'cost':>10} {'aggregate':>10} {'width 90%':>10} {'per dataset':>11} {'random agg':>10}")
-            for row in ev["budget_curve"]:
-                ra = row.get("random_aggregate_rmse")
-                mark = " <- chosen" if row["k"] == sel["subset_size"] else ""
-                lines.append(f"  {row['k']:>4} {row['cost']:>10g} {_fmt(row['aggregate_rmse']):>10} "
-                             f"{_fmt(row['interval_width_90']):>10} {_fmt(row['rmse']):>11} {_fmt(ra):>10}{mark}")
+        ev = manifest.get("evidence") or {}
+        r = ev.get("random_subsets") or {}
+        if r.get("ratio") is not None:
+            test = r.get("paired_test") or {}
+            p = (f"paired test over {test['n_folds']} folds of held-out models: p = {test['p_value']:.2g}"
+                 if test.get("p_value") is not None else "too few held-out models with every cell for a paired test")
+            verdict = (f"better than {r['beats']:.0%} of them ({p})" if beats_random(r) else
+                       f"better than {r['beats']:.0%} of them ({p}): not shown to beat random subsets of that size")
+            lines.append(
+                f"against {r['n_draws']} random {k}-dataset subsets, out of sample (same predictor, same held-out "
+                f"models): RMSE {_pts(r['chosen_aggregate_rmse'])} vs {_pts(r['random_aggregate_rmse_mean'])} on "
+                f"average (ratio {r['ratio']:.2f}); {verdict}")
+        ins = ev.get("random_subsets_in_sample") or {}
+        cov = f"coverage (Pearson of mean win rates, full vs subset) {sel['coverage']:.3f}" + (
+            f" vs {sel['random_baseline']['mean_coverage_at_k']:.3f} for random subsets"
+            if sel["random_baseline"]["mean_coverage_at_k"] is not None else "")
+        lines.append(f"in-sample (scored on the models that chose the subset, so optimistic): {cov}"
+                     + (f"; RMSE ratio to random subsets {ins['ratio']:.2f}" if ins.get("ratio") is not None else ""))
+        if ev.get("costs"):
+            c = ev["costs"]
+            lines.append(f"cost of the subset: {c['subset']:g} of {c['total']:g} ({c['share']:.1%}; {c['source']})")
+        if ev.get("budget_curve"):
+            lines += self._curve_lines(ev["budget_curve"], k)
         return "\n".join(lines)
+
+    def _curve_lines(self, curve: list, k: int) -> list:
+        """The error-against-budget table, in points when one factor converts every dataset (in-sample)."""
+        pts = self.expected_error.get("points") or {}
+        err = self.expected_error
+        # One factor for the whole curve: the points aggregate over the normalised one (both for the same weights).
+        f = (pts["aggregate_rmse"] / err["aggregate_rmse"]) if pts.get("rmse") is not None and err["aggregate_rmse"] else None
+        unit = pts["unit"] if f else "normalised units"
+        f = f or 1.0
+        show = (lambda v: "-" if v is None else _pts(v * f))
+        lines = [f"error against budget (in-sample: prefixes of the order chosen on every model; RMSE in {unit}; "
+                 "90% interval width = 3.29 x RMSE):",
+                 f"  {'k':>4} {'cost':>10} {'aggregate':>10} {'width 90%':>10} {'per dataset':>11} {'random agg':>10}"]
+        for row in curve:
+            mark = " <- chosen" if row["k"] == k else ""
+            lines.append(f"  {row['k']:>4} {row['cost']:>10g} {show(row['aggregate_rmse']):>10} "
+                         f"{show(row['interval_width_90']):>10} {show(row['rmse']):>11} "
+                         f"{show(row.get('random_aggregate_rmse')):>10}{mark}")
+        return lines
 
     def to_dict(self) -> dict:
         """``{"title", "summary", "tables", "out", "written", "manifest"}`` (what ``reduce --json`` writes)."""

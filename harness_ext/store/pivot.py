@@ -184,8 +184,7 @@ def raw_arrays(store, query, extra: Optional[dict] = None, fingerprint: bool = F
         n = store.counts()["results"]
         if n == 0:
             raise StoreError("the store is empty: run 'harness-ext ingest PATH' first")
-        avail = ", ".join(store.benchmarks()["benchmark"])
-        raise StoreError(f"no results match {describe(query)}; benchmarks in the store: {avail}")
+        raise StoreError(no_match_message(store, query))
 
     # Columns: dataset names, qualified by benchmark where a name is shared by two selected benchmarks.
     ds = con.execute(
@@ -626,5 +625,32 @@ def _meta_frame(infos: list, columns: list) -> pd.DataFrame:
 
 
 def describe(query) -> str:
-    parts = [f"{k}={v!r}" for k, v in query.to_dict().items() if v not in (None, (), [], False) and k not in ("rows", "normalise")]
+    """The query's choices as the user made them (``benchmarks=['mmlu'], metric='acc'``): fields at their
+    defaults, and the internal ones (row layout, normalisation, alias merging), are not shown."""
+    parts = [f"{k}={v!r}" for k, v in query.to_dict().items()
+             if v not in (None, (), [], False) and k not in ("rows", "normalise", "aliases")]
     return ", ".join(parts) or "the query"
+
+
+def no_match_message(store, query) -> str:
+    """Why a query selects nothing: a benchmark name the store does not hold, with the closest names and how a
+    group of one's own is named (``ingest --group``); else the query and the store's benchmarks."""
+    import difflib
+
+    benchmarks = list(store.benchmarks()["benchmark"])
+    groups = list(store.benchmark_groups()["group"]) if hasattr(store, "benchmark_groups") else []
+    known = benchmarks + [g for g in groups if g not in benchmarks]
+    missing = [b for b in (query.benchmarks or ()) if b not in known]
+    avail = ", ".join(benchmarks[:20]) + (" ..." if len(benchmarks) > 20 else "")
+    if not missing:
+        return f"no results match {describe(query)}; benchmarks in the store: {avail}"
+    lowered = {k.lower(): k for k in known}
+    parts = []
+    for b in missing:
+        close = difflib.get_close_matches(b.lower(), list(lowered), n=3, cutoff=0.6)
+        parts.append(repr(b) + (f" (did you mean {' or '.join(repr(lowered[c]) for c in close)}?)" if close else ""))
+    return (f"no benchmark {', '.join(parts)} in the store. Benchmarks in the store: {avail}"
+            + (f"; groups: {', '.join(groups[:10])}" if groups else "")
+            + ". Results of an lm-eval group of your own are stored under the group's name; files ingested "
+            "without it (or a set of benchmarks to query as one) can be named with 'harness-ext ingest --group NAME "
+            "FILES', then '--benchmark NAME'")

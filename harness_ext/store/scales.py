@@ -540,3 +540,74 @@ def parse_chance(v, where: str, default_source: str) -> tuple:
     if c is None or not 0 <= c < 1:
         raise HarnessExtError(f"{where}: chance must be a number in [0, 1) (a fraction of the scale), got {v!r}")
     return (c, source)
+
+
+# -- a dataset's own scale, from its normalisation record -------------------------------------
+def raw_scale(normalisation: dict, values=None) -> tuple:
+    """``(kind, lo, hi)``: the harness's own scale of a dataset, from its normalisation record.
+
+    A normalised dataset's record carries its scale (``scale``, ``lo``, ``span``; manifests
+    written before ``scale`` was recorded are read from the description). A ``raw`` record
+    (a DataFrame built by hand, ``--normalise none``) says nothing of the scale: it is
+    :func:`infer_scale` of the column's ``values`` (all in [0, 1]: a proportion; in [0, 100]: a
+    percentage). ``lo``/``hi`` are None for the non-linear kinds.
+
+    References
+    ----------
+    SimBA (000) §2 (the normalisation of the performance matrix).
+    """
+    kind = normalisation.get("scale")
+    desc = str(normalisation.get("description") or "")
+    if (normalisation.get("transform") or "linear") != "linear":
+        return (kind or "unbounded", None, None)
+    if kind in (None, "raw") and desc.startswith("raw"):
+        return infer_scale(values, percent_ok=True)[:3]
+    lo, span = float(normalisation.get("lo") or 0.0), float(normalisation.get("span") or 1.0)
+    if kind is None:
+        kind = ("proportion" if desc.startswith("[0,1]") else "percent" if desc.startswith("[0,100]")
+                else "unbounded" if desc.startswith("min-max") else "bounded")
+    return (kind, lo, lo + span)
+
+
+#: Scale kinds whose bounds are fixed facts of the metric (a value outside them is on another scale).
+FIXED_BOUNDS = ("proportion", "percent", "bounded")
+
+
+def points_per_unit(normalisation: dict, values=None) -> Optional[float]:
+    """Benchmark points per unit of the matrix a dataset enters: ``span * (1 - chance)`` on its own scale, times
+    100 on a 0-1 scale (accuracy points, 0-100). None for a non-linear scale (Elo, perplexity), where no one
+    factor holds. ``values``: the column, for a ``raw`` record (:func:`raw_scale`)."""
+    kind, lo, hi = raw_scale(normalisation, values)
+    if lo is None:
+        return None
+    if str(normalisation.get("description") or "").startswith("raw"):
+        per = 1.0  # the matrix holds the harness's own values
+    else:
+        per = float(normalisation.get("span") or 1.0) * (1.0 - float(normalisation.get("chance") or 0.0))
+    return per * (100.0 if kind == "proportion" else 1.0)
+
+
+def scale_width(normalisation: dict, values=None) -> float:
+    """Width of the scale a dataset's matrix values live on: 1 when normalised, else its own (100 for a
+    percentage): error thresholds stated as a share of the scale are multiplied by it."""
+    if not str(normalisation.get("description") or "").startswith("raw"):
+        return 1.0
+    _, lo, hi = raw_scale(normalisation, values)
+    if lo is None or hi is None or not hi > lo:
+        v = np.asarray([] if values is None else values, dtype=float)
+        v = v[np.isfinite(v)]
+        return float(v.max() - v.min()) if v.size and v.max() > v.min() else 1.0
+    return float(hi - lo)
+
+
+def out_of_scale_message(name: str, kind: str, lo: float, hi: float, bad: np.ndarray, who=None) -> str:
+    """Why values outside a dataset's fixed scale are refused, with the likely cause (percentages given for a
+    0-1 scale)."""
+    side = "above" if np.nanmax(bad) > hi else "below"
+    edge = hi if side == "above" else lo
+    example = float(bad[np.nanargmax(np.abs(bad))])
+    hint = ""
+    if kind == "proportion" and side == "above" and np.nanmax(bad) <= 100:
+        hint = ": percentages? The dataset's scores are fractions (0.62 for 62%); divide by 100"
+    return (f"{name}: values {side} {edge:g} for a {lo:g}-{hi:g} dataset (e.g. {example:g}"
+            + (f", {who}" if who is not None else "") + f"){hint}")

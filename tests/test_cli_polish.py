@@ -1,0 +1,114 @@
+"""The command line as a new user meets it: their own lm-eval group named as a benchmark, a suggestion for a name
+or flag not found, one --json shape, -q silent, progress on the long commands."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+from harness_ext.cli import main
+
+
+def _toybench(folder, n=6, group="toybench"):
+    """lm-eval v0.4 results of a group of the user's own: three subtasks and the group row."""
+    for i in range(n):
+        tasks = {"toy_a": 0.4 + i / 20, "toy_b": 0.6 + i / 25 - (i % 2) / 30, "toy_c": 0.3 + i / 30 + (i % 3) / 40}
+        results = {t: {"acc,none": v, "acc_stderr,none": 0.01, "alias": f" - {t}"} for t, v in tasks.items()}
+        results[group] = {"acc,none": sum(tasks.values()) / 3, "alias": group}
+        doc = {"results": results, "groups": {group: results[group]},
+               "group_subtasks": {group: list(tasks), **{t: [] for t in tasks}},
+               "n-shot": {t: 0 for t in tasks}, "higher_is_better": {t: {"acc": True} for t in tasks},
+               "versions": {t: 1.0 for t in tasks}, "config": {"model": "hf", "model_args": f"pretrained=org/m{i}"},
+               "model_name": f"org/m{i}"}
+        d = folder / f"m{i}"
+        d.mkdir(parents=True)
+        (d / "results_2025-01-01T00-00-00.json").write_text(json.dumps(doc))
+    return folder
+
+
+def test_a_users_own_group_is_its_benchmark_and_a_typo_gets_a_suggestion(tmp_path, capsys):
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), str(_toybench(tmp_path / "toy")), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["info", "--db", str(db), "--json", "-"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert [r["benchmark"] for r in info["tables"]["benchmarks"]] == ["toybench"]
+    assert main(["matrix", "--db", str(db), "--benchmark", "toybench"]) == 0
+    assert "model,toy_a,toy_b,toy_c" in capsys.readouterr().out
+    assert main(["matrix", "--db", str(db), "--benchmark", "toybnch"]) == 1
+    err = capsys.readouterr().err
+    assert "no benchmark 'toybnch' (did you mean 'toybench'?)" in err and "ingest --group" in err
+    assert "aliases" not in err
+
+
+def test_lm_evals_own_groups_keep_their_names():
+    from harness_ext.adapters.lm_eval import own_groups
+
+    assert own_groups({"glue": ["cola", "mnli"], "cola": [], "mnli": []}) == {}
+    assert own_groups({"mmlu": ["mmlu_stem"], "mmlu_stem": ["mmlu_anatomy"]}) == {}
+    nested = own_groups({"mine": ["part", "arc_easy"], "part": ["t1", "t2"], "t1": [], "t2": []})
+    assert nested == {"mine": "mine", "part": "mine", "arc_easy": "mine", "t1": "mine", "t2": "mine"}
+
+
+def test_a_bad_flag_gets_the_commands_usage_and_a_suggestion(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["reduce", "--budgt", "2"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: harness-ext reduce") and "--budgt (did you mean --budget?)" in err
+
+
+def test_one_json_shape_and_quiet(tmp_path, capsys):
+    db = tmp_path / "s.duckdb"
+    docs = {}
+    runs = {"ingest": ["ingest", "--db", str(db), str(_toybench(tmp_path / "toy"))],
+            "models --merged": ["models", "--db", str(db), "--merged"],
+            "models --unmatched": ["models", "--db", str(db), "--unmatched"],
+            "plugins": ["plugins", "--kind", "selectors"], "matrix": ["matrix", "--db", str(db)]}
+    for name, argv in runs.items():
+        assert main(argv + ["--json", "-", "-q"]) == 0, argv
+        cap = capsys.readouterr()
+        assert cap.err == "", argv  # -q: the JSON is the output, no text on stderr
+        doc = json.loads(cap.out)
+        assert list(doc)[:5] == ["command", "title", "summary", "tables", "warnings"], argv
+        docs[name] = doc
+    assert docs["ingest"]["summary"]["files"]["ingested"] == 6 and len(docs["ingest"]["tables"]["files"]) == 6
+    assert docs["models --merged"]["summary"] == {"names": 6, "models": 6}
+
+
+def test_json_carries_the_warnings_logged(tmp_path, capsys):
+    db = tmp_path / "s.duckdb"
+    bad = tmp_path / "in"
+    bad.mkdir()
+    (bad / "notes.json").write_text('{"hello": 1}')
+    _toybench(bad / "toy", n=2)
+    assert main(["ingest", "--db", str(db), str(bad), "--json", "-"]) == 0
+    cap = capsys.readouterr()
+    doc = json.loads(cap.out)
+    assert any("notes.json" in w for w in doc["warnings"]) and "notes.json" in cap.err
+
+
+def test_normalise_help_points_to_an_existing_section():
+    from harness_ext.cli import build_parser
+
+    text = build_parser().commands["matrix"].format_help()
+    assert "METHODS.md" not in text and "The matrix" in text
+
+
+def test_predict_and_pounce_show_their_stages(tmp_path, capsys, caplog):
+    """Progress: predict (most of a minute on large benchmarks) and pounce name the stage that runs (a bar on a
+    terminal; -vv logs each stage)."""
+    import harness_ext as hx
+    from harness_ext.report import Stages
+
+    assert Stages.__init__  # the bar every long command shares
+    db = tmp_path / "s.duckdb"
+    hx.ingest(_toybench(tmp_path / "toy", n=8), db)
+    caplog.set_level(logging.DEBUG, logger="harness_ext")
+    res = hx.reduce(hx.load_matrix(db, "toybench"), budget=1, n_random=10, n_random_subsets=10,
+                    selector="greedy_coverage")
+    res.write(tmp_path / "reduced", formats=["json"])
+    hx.predict(tmp_path / "reduced", [tmp_path / "toy" / "m0"])
+    assert any(r.getMessage().startswith("predict stage: fitting") for r in caplog.records)

@@ -1,0 +1,116 @@
+"""reduce's evidence for a new model: out of sample, in benchmark points, and never "better than random" on noise.
+
+A pure-noise matrix has no subset better than another, yet the in-sample comparison (the chosen subset scored on
+the models that chose it) put it ahead of 96-100% of random subsets. The figures reduce leads with are nested
+(each fold's models reveal the subset chosen without them) and in the benchmark's points.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import harness_ext as hx
+from harness_ext.errors import HarnessExtError
+from harness_ext.methods.evidence import beats_random, paired_test, points_scale
+
+from conftest import HELM_CLASSIC, require
+
+
+#: A quick selection and predictor, fewer random orders and subsets than reduce's defaults: the scale handling is
+#: tested here, not the default selection (the noise test runs that).
+FAST = {"n_random": 20, "n_random_subsets": 40, "selector": "greedy_coverage"}
+
+
+def _noise(seed, scale=1.0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(rng.uniform(0.3, 0.7, (40, 20)) * scale, index=[f"m{i}" for i in range(40)],
+                        columns=[f"d{j}" for j in range(20)])
+
+
+def _structured(scale=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    ability = rng.normal(0, 1, 40)
+    X = 0.6 + 0.1 * ability[:, None] * rng.uniform(0.5, 1.5, 12) + rng.normal(0, 0.03, (40, 12))
+    return pd.DataFrame(X.clip(0, 1) * scale, index=[f"m{i}" for i in range(40)], columns=[f"d{j}" for j in range(12)])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_pure_noise_is_not_called_better_than_random(seed):
+    res = hx.reduce(_noise(seed), budget=4, seed=seed, n_random_subsets=60, n_random=20)
+    out, ins = res.random_subsets, res.manifest["evidence"]["random_subsets_in_sample"]
+    assert not beats_random(out)
+    text = res.render()
+    # The lead line is the error for a new model, in points; the comparison says the subset is not shown better.
+    lines = text.splitlines()
+    lead = next(i for i, line in enumerate(lines) if line.startswith("expected error for a new model (out of sample"))
+    assert lead == 2 and "points (0-100)" in lines[lead]  # right under the subset
+    assert "out of sample" in lines[lead + 1] and "not shown to beat random subsets" in lines[lead + 1]
+    assert "in-sample" in text and "error against budget (in-sample" in text
+    assert any("no better than chance" in w for w in res.warnings)
+    # The in-sample comparison is still recorded, labelled, and is what over-claimed.
+    assert ins["ratio"] < out["ratio"]
+
+
+def test_noise_claims_stay_rare_over_seeds():
+    """The rule (ahead of 95% of random subsets and a paired test over folds at 1%) is a statistical claim: on noise
+    it may still fire by chance, so it is checked on the noise draws of a fixed set of held-out folds."""
+    rng = np.random.default_rng(0)
+    fold_of = np.repeat(np.arange(10), 4)
+    p = [paired_test(rng.normal(1, 0.3, 40), rng.normal(1, 0.3, 40), fold_of)["p_value"] for _ in range(400)]
+    assert np.mean(np.asarray(p) < 0.01) < 0.03  # about 1% when the folds are independent
+    assert paired_test([1.0] * 8, [2.0] * 8, np.arange(8) // 2)["p_value"] is None  # 4 folds: too few to say
+
+
+def test_a_0_100_frame_gets_the_same_points_and_no_false_warnings():
+    """A 0-100 DataFrame was judged against thresholds for normalised units ("RMSE above 0.05")."""
+    pct, prop = (hx.reduce(_structured(scale), budget=3, **FAST) for scale in (100.0, 1.0))
+    assert not any("RMSE" in w and "above" in w for w in pct.warnings), pct.warnings
+    assert [w for w in pct.warnings if "above" in w] == [w for w in prop.warnings if "above" in w] == []
+    a, b = pct.expected_error["points"], prop.expected_error["points"]
+    assert a["unit"] == b["unit"] == "points (0-100)"
+    assert a["aggregate_rmse"] == pytest.approx(b["aggregate_rmse"], rel=1e-6)
+    assert pct.expected_error["aggregate_rmse"] == pytest.approx(100 * prop.expected_error["aggregate_rmse"], rel=1e-6)
+    # A real error on the percentage scale is still reported, against 5% of that scale.
+    noisy = _structured(100.0) + np.random.default_rng(1).normal(0, 12, (40, 12))
+    warned = hx.reduce(noisy.clip(0, 100), budget=2, **FAST).warnings
+    assert any("of the scale" in w for w in warned), warned
+
+
+def test_percentages_for_a_0_1_manifest_are_refused():
+    """Percentages given to a 0-1 manifest were clipped to 1.0 with only an extrapolation warning."""
+    res = hx.reduce(_structured(1.0), budget=3, **FAST)
+    row = _structured(1.0).iloc[0]
+    with pytest.raises(HarnessExtError, match=r"values above 1 for a 0-1 dataset .*percentages\?"):
+        hx.predict(res, {c: 100 * row[c] for c in res.subset})
+    ok = hx.predict(res, {c: row[c] for c in res.subset})
+    assert ok.aggregate["aggregate"].between(0, 1).all()
+
+
+def test_points_of_each_scale():
+    chance = {"description": "[0,1], chance 0.25", "lo": 0.0, "span": 1.0, "chance": 0.25, "scale": "proportion"}
+    free = {"description": "[0,100]", "lo": 0.0, "span": 100.0, "chance": 0.0, "scale": "percent"}
+    X = np.full((3, 2), 0.5)
+    f, unit = points_scale([chance, free], X)
+    assert f.tolist() == [75.0, 100.0] and unit == "points (0-100)"
+    elo = {"description": "Elo win probability", "lo": 0.0, "span": 1.0, "chance": 0.0, "transform": "elo"}
+    assert points_scale([chance, elo], X) == (None, "normalised units")
+
+
+@pytest.mark.slow
+def test_helm_classic_evidence_in_points(tmp_path):
+    """Real data: HELM Classic's scenarios have different chance levels, so the points are a second scoring pass
+    (weights times each scenario's points per normalised unit), not one factor."""
+    require(HELM_CLASSIC)
+    db = tmp_path / "helm.duckdb"
+    hx.ingest(HELM_CLASSIC, db)
+    res = hx.reduce(hx.load_matrix(db, "helm_classic"), budget=3, store=db, n_random_subsets=40)
+    pts = res.expected_error["points"]
+    assert pts["unit"] == "points (0-100)" and 0 < pts["aggregate_rmse"] < 20
+    assert "rmse" not in pts  # per-cell points need one factor for every scenario
+    r = res.random_subsets
+    assert r["unit"] == "points (0-100)" and r["chosen_aggregate_rmse"] == pts["aggregate_rmse"]
+    assert r["paired_test"]["n_folds"] == 10 and r["cell_unit"] == "normalised units"
+    [lead] = [line for line in res.render().splitlines() if line.startswith("expected error for a new model")]
+    assert f"{pts['aggregate_rmse']:.3g} points (0-100)" in lead
