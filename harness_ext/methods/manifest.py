@@ -323,6 +323,9 @@ def build_manifest(
         cal_cache.setdefault("settings", cache["settings"])
     nested = nested_subset_error(X, fold_subs, est, folds=cal_folds, weights=w, cache=cal_cache)
     exp_agg = nested.aggregate_rmse if np.isfinite(nested.aggregate_rmse) else cv_err.aggregate
+    from .frontier import frontier_expectation
+
+    frontier = frontier_expectation(est, X, subset_idx, w)  # a new model beyond the training models' range
     bar.update()
     bar.close()
     warnings = []
@@ -412,7 +415,9 @@ def build_manifest(
             "expected_error": {"aggregate_rmse": _num(exp_agg), "aggregate_interval_90": _num(Z90 * exp_agg),
                                "aggregate_interval_width_90": _num(2 * Z90 * exp_agg),
                                "rmse": _num(nested.rmse), "n_aggregate_models": int(nested.n_aggregate),
-                               "nested": True},
+                               "nested": True,
+                               **({"frontier": {k2: (_num(v) if isinstance(v, float) else v) for k2, v in frontier.items()}}
+                                  if frontier else {})},
             "calibration": {
                 "description": "nested: the selection re-run without each fold's models (same selector, parameters "
                                "and seed); predict observes each fold's models on the subset chosen without them to "
