@@ -482,7 +482,7 @@ def protocol_f(raw, meta, ridge_draws, selector, default, progress, extras=(), c
         res = new_results(default, extras)
         flags = evaluate_split(X, tr, te, 0, k, selector, default, a_sc, c_sc, P, runs, res, ridge_draws, extras,
                                calibration)
-        flagged = float(np.mean(flags)) if flags is not None else float("nan")
+        flagged = float(np.mean(flags != 0)) if flags is not None else float("nan")
         out[variant] = (res, len(tr), len(te), flagged)
     progress("(f)")
     return out

@@ -23,7 +23,8 @@ Hardt 2025 find every benchmark-prediction method degrades there).
 * **Intervals.** Signed scores ``(truth - prediction) / (sd (1 + distance))`` from the folds (``sd`` the
   fold-in's predictive sd of the cell or aggregate) give a lower and an upper split-conformal quantile at
   ``(1 - level) / 2`` each: a flagged model's interval grows with its distance and follows the estimator's
-  bias at the frontier. Models inside the range keep the model-fold (CV+) intervals.
+  bias at the frontier, joined with the model-fold (CV+) interval (a flagged model's interval is never narrower
+  than it would be unflagged). Models inside the range keep the model-fold intervals.
 
 References
 ----------
@@ -301,8 +302,10 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out):
         lo_x, hi_x = est.transform_.inverse_interval(m_eng + cal.q_cell[0] * sd, m_eng + cal.q_cell[1] * sd)
         xr = X_new[rows]
         out["mean"][rows] = np.where(o, xr, est.transform_.inverse_transform(m_eng))
-        out["lower"][rows] = np.where(o, xr, lo_x)
-        out["upper"][rows] = np.where(o, xr, hi_x)
+        # Widen, never narrow: the frontier interval joined with the model folds' (frontier folds inside the training
+        # models see smaller extrapolations than a model far beyond them: their quantiles alone under-covered).
+        out["lower"][rows] = np.where(o, xr, np.minimum(lo_x, out["lower"][rows]))
+        out["upper"][rows] = np.where(o, xr, np.maximum(hi_x, out["upper"][rows]))
         if W is not None and cal.q_aggregate is not None:
             Wr = W[rows]
             agg = (out["mean"][rows] * Wr).sum(1)
@@ -310,8 +313,8 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out):
             J[rows] = np.where(o, 0.0, Wr * est.transform_.derivative(m_eng))
             a_sd = fi.linear_sd(J)[rows] * scale[:, 0]
             out["agg"][rows] = agg
-            out["agg_lo"][rows] = agg + cal.q_aggregate[0] * a_sd
-            out["agg_hi"][rows] = agg + cal.q_aggregate[1] * a_sd
+            out["agg_lo"][rows] = np.minimum(agg + cal.q_aggregate[0] * a_sd, out["agg_lo"][rows])
+            out["agg_hi"][rows] = np.maximum(agg + cal.q_aggregate[1] * a_sd, out["agg_hi"][rows])
     return dist, cals
 
 

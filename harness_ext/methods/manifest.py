@@ -325,7 +325,9 @@ def build_manifest(
     exp_agg = nested.aggregate_rmse if np.isfinite(nested.aggregate_rmse) else cv_err.aggregate
     from .frontier import frontier_expectation
 
-    frontier = frontier_expectation(est, X, subset_idx, w)  # a new model beyond the training models' range
+    # a new model beyond the training models' range; the rank/penalty chosen on every model (no search again)
+    fixed = cache.get("settings")
+    frontier = frontier_expectation(est if fixed is None else fixed, X, subset_idx, w)
     bar.update()
     bar.close()
     warnings = []
