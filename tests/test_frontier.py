@@ -50,7 +50,8 @@ def test_stronger_population_is_flagged_and_covered():
     assert 0.85 <= cell_cov <= 0.95, cell_cov
     assert 0.85 <= cov <= 0.97, cov
     # a model inside the population is not flagged and keeps the model-fold intervals
-    mid = order[[100]]
+    pos = positions(est.Z_, keep)
+    mid = train[[int(np.argmin(np.abs(pos - np.median(pos))))]]  # the training models' median subset position
     q = est.predict_new_models(np.where(keep, X[mid], np.nan), weights=w)
     assert q.frontier[0] == 0
 
