@@ -10,8 +10,9 @@ from __future__ import annotations
 import csv
 
 from harness_ext.adapters.csv_table import (
-    _BOOL, _MISSING, LOWER_NAME, _candidate_columns, _chance, _dataset_metrics, _is_score_column, _named_aggregates, _parse,
-    _wide_column_meta, _within_others, check_model_column, clean_header, model_column)
+    _BOOL, _MISSING, LOWER_NAME, _candidate_columns, _chance, _dataset_metrics, _parse, _wide_column_meta,
+    check_model_column, clean_header, model_column)
+from harness_ext.adapters.csv_columns import WideColumns, classify_wide
 from harness_ext.errors import IngestError
 from harness_ext.store.scales import infer_scale
 from harness_ext.types import SourceFile
@@ -39,17 +40,20 @@ def _check_nul(src: SourceFile) -> None:
 
 
 def _parse_column(arr, n_rows: int):
-    """``(values float64 with NaN for missing, percent, bad)`` of one string column; bad lists (row, cell)."""
+    """``(values float64 with NaN for missing, percent, bad, marked)`` of one string column; bad lists (row, cell),
+    marked the non-empty cells read as missing ("-", "n/a")."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     stripped = pc.utf8_trim_whitespace(arr)
     missing = pc.is_in(pc.utf8_lower(stripped), value_set=pa.array(sorted(_MISSING)))
+    marked = pc.filter(stripped, pc.and_(missing, pc.not_equal(stripped, ""))).to_pylist()
     try:
         vals = pc.cast(pc.if_else(missing, pa.scalar(None, pa.string()), stripped), pa.float64())
         out = vals.to_numpy(zero_copy_only=False)
-        return np.where(np.isnan(out) & ~missing.to_numpy(zero_copy_only=False), np.nan, out).astype(float), False, []
+        return (np.where(np.isnan(out) & ~missing.to_numpy(zero_copy_only=False), np.nan, out).astype(float), False, [],
+                marked)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
     out = np.full(n_rows, np.nan)
@@ -63,7 +67,7 @@ def _parse_column(arr, n_rows: int):
         if v is not None:
             out[i] = v
             pct_any = pct_any or pct
-    return out, pct_any, bad
+    return out, pct_any, bad, marked
 
 
 def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
@@ -99,25 +103,23 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
         raise IngestError(src.path, "no data rows")
     check_model_column(src, header, mc, models)
     bench_col = lower.index("benchmark") if "benchmark" in lower else None
-    meta_cols, score_cols, parsed = [], [], {}
-    for j, name, spec in _candidate_columns(header, mc, bench_col, specs, declared_meta, meta_cols):
-        vals, pct, bad = _parse_column(table.column(j), n)
+    cols, parsed = WideColumns(), {}
+    for j, name, spec in _candidate_columns(header, mc, bench_col, specs, declared_meta, cols.meta):
+        vals, pct, bad, marked = _parse_column(table.column(j), n)
         if np.isinf(vals).any():
             row = int(np.nonzero(np.isinf(vals))[0][0])
             raise IngestError(src.path, f"row {row + 2}: {name!r} score is {table.column(j)[row]}, not finite")
-        if not _is_score_column(src, name, spec, int(np.count_nonzero(~np.isnan(vals))), bad):
-            meta_cols.append(j)
-            continue
-        parsed[j] = (vals, pct)
-        score_cols.append(j)
+        if cols.add(src, j, name, spec, int(np.count_nonzero(~np.isnan(vals))), bad, marked):
+            parsed[j] = (vals, pct)
+    meta_cols, score_cols, empty = cols.meta, cols.scores, cols.empty
     if not score_cols:
         raise IngestError(src.path, "wide CSV has no score columns (every column is model metadata)")
     values = np.empty((n, len(score_cols)))
     pct_of = {j: parsed[j][1] for j in score_cols}
     for k, j in enumerate(score_cols):
         values[:, k] = parsed.pop(j)[0]  # one copy of the scores at a time
-    aggregates = _aggregate_columns_array(header, score_cols, values, specs)
-    dnames = _dataset_metrics(header, score_cols, specs)
+    aggregates = classify_wide(src, header, cols, specs, stem, cm, values)
+    dnames = _dataset_metrics(header, score_cols, specs, empty)
     metas = [{} for _ in range(n)]
     for j in meta_cols:
         for i, cell in enumerate(table.column(j).to_pylist()):
@@ -279,44 +281,3 @@ def _split_by_benchmark(models, metas, columns, values, benches):
         block[rows[b]] = values[rows[b]]
         blocks.append(block)
     return ColumnarResults(models=models, model_metadata=metas, columns=out_cols, values=np.hstack(blocks))
-
-
-def _aggregate_columns_array(header, score_cols, values, specs) -> set:
-    """:func:`_aggregate_columns` on a models x score-columns array (NaN: missing), vectorised."""
-    import numpy as np
-
-    out = {j for j in score_cols if specs.get(header[j], {}).get("kind") == "aggregate"}
-    named, scored = _named_aggregates(header, score_cols, specs)
-    out.update(named)
-    if scored is not None:
-        pos = {j: k for k, j in enumerate(score_cols)}
-        if _within_others(values[:, pos[scored]], values[:, [pos[k] for k in score_cols if k != scored and k not in out]].T):
-            out.add(scored)
-    cand = [k for k, j in enumerate(score_cols) if j not in out]
-    if len(cand) < 3:
-        return out
-    sub = values[:, cand]
-    rows = ~np.isnan(sub).any(axis=1)
-    if rows.sum() < 3:
-        return out
-    D = sub[rows]
-    tol = 1.01 * 10.0 ** -min(_decimals_array(D[:, i]) for i in range(D.shape[1]))
-    others = (D.sum(axis=1, keepdims=True) - D) / (D.shape[1] - 1)
-    hit = (np.abs(D - others) <= tol).all(axis=0)
-    for i in np.nonzero(hit)[0]:
-        j = score_cols[cand[i]]
-        if not specs.get(header[j], {}).get("kind"):
-            out.add(j)
-    return out
-
-
-def _decimals_array(col) -> int:
-    """Decimal places of the most precise value in ``col`` (as :func:`_decimals` for a list)."""
-    import numpy as np
-
-    for d in range(18):
-        if np.all(np.round(col, d) == col):
-            return d
-    return 17
-
-

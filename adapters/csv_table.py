@@ -22,12 +22,19 @@ present; metric is ``score``. Column by column:
   sidecar's ``meta_columns``. Metadata is stored per model and source
   (:meth:`harness_ext.store.db.Store.model_metadata`). A mostly numeric column
   with a stray text cell is an error naming the cell, never silently dropped.
-* **Aggregates.** When a file has at least two other score columns, the one
-  column named overall / average / avg / mean / total / aggregate / "score of
-  scores" (:data:`AGGREGATE_NAME`; when several are, as LiveBench's six
-  "*_Average" categories, none is by name), or one whose every row equals the mean of the other
-  score columns to the file's rounding (LiveBench's unnamed total), is stored as
-  an aggregate (``kind='aggregate'``): a prediction target, never a subset member.
+* **Aggregates.** Decided from the header and the sidecar, never from the rows' values (the same
+  file restricted to some of its models stores the same datasets). When a file has at least three
+  score columns: a column named overall / average / avg / mean / total / aggregate / "score of
+  scores" (:data:`AGGREGATE_NAME`) with nothing before that word, or with words other score
+  columns' names start with (``hydrox_overall_score`` beside ``hydrox_safety``); LiveBench's
+  ``LB_Reasoning_Average``, averaging tasks the file does not hold, stays a dataset. Failing those,
+  the one column named as the leaderboard's own score (LiveBench's ``livebench_240624``, AIR-Bench's
+  ``HELM_AIRBENCH_AIR_Score``). Stored as an aggregate (``kind='aggregate'``): a prediction target,
+  never a subset member. A column that equals the mean of the other columns on every complete row
+  is reported as a hint and stays a dataset.
+* **Reported.** Every column stored as an aggregate or as model metadata by these rules, every
+  column without a value and every cell marked missing (``-``, ``n/a``) is listed in the ingest
+  notes (:meth:`harness_ext.types.SourceFile.note`) with the way to override it.
 * **Scale, per column.** Cells or a header with ``%`` are percentages; else all
   values in [0, 1] is a proportion, values in [0, 100] with one above 1 a
   percentage, a name with Elo/arena/rating and values above 100 an Elo rating
@@ -76,7 +83,7 @@ from pathlib import Path
 
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
-from harness_ext.types import Adapter, ResultRecord, SourceFile
+from harness_ext.types import SUBSET_OPTION, Adapter, ResultRecord, SourceFile
 
 LONG_REQUIRED = ("model", "dataset", "value")
 MODEL_HEADERS = ("model", "models", "model name", "model_name", "llm_model", "llm", "model id", "model_id")
@@ -98,9 +105,6 @@ META_NAME = re.compile(
     r"(?<![a-z])(?:(?:avg|average|mean|output|response|answer)[ _-]?)?length(?![ _-]*controlled)(?![a-z]))", re.I)
 #: Column names of aggregates of the other columns.
 AGGREGATE_NAME = re.compile(r"(^|[^a-z])(overall|average|avg|mean|total|aggregate|score[ _-]of[ _-]scores|all)($|[^a-z])", re.I)
-#: A column named "... score" among other score columns: the leaderboard's own score (HELM AIR-Bench's
-#: "AIR_Score", RewardBench's "Score") when it is the only one so named and lies within the others' range.
-SCORE_NAME = re.compile(r"(^|[^a-z])score($|[^a-z])", re.I)
 #: Column names of lower-is-better scores.
 LOWER_NAME = re.compile(r"(error|\bloss\b|perplexity|\bppl\b|latency|\bwer\b|\bcer\b|bits[ _]per)", re.I)
 #: Metric suffixes of wide column names: ``<task>_<metric>`` columns sharing a task are one dataset.
@@ -361,7 +365,7 @@ def _read_summary(src, rows):
     models = [(j, h) for j, h in enumerate(header) if j >= len(SUMMARY_HEADER) and h and not _COUNT_COLUMN.search(h)]
     if not models:
         raise IngestError(src.path, "OpenCompass summary without a model column after dataset, version, metric, mode")
-    out, first_metric = [], {}
+    out, first_metric, no_score, groups = [], {}, [], []
     for n, row in _body_rows(src, rows, header):
         dataset, version, metric, mode = (c.strip() for c in row[:len(SUMMARY_HEADER)])
         if not dataset or not metric or metric == "-":  # a section divider ("--------- Exam ---------,-,-,-")
@@ -377,7 +381,11 @@ def _read_summary(src, rows):
             vals.append(v)
         present = [v for v in vals if v is not None]
         if not present:
+            no_score.append(f"{dataset} {metric}")
             continue
+        aggregate = version == "-" and "average" in metric.lower()
+        if aggregate:
+            groups.append(dataset)
         hint = "percent" if _SUMMARY_PERCENT.match(metric) and 0 <= min(present) and max(present) <= 100 else None
         scale, lo, hi = infer_scale(present, name=dataset, metric=metric, hint=hint)
         primary = first_metric.setdefault(dataset, metric) == metric
@@ -386,36 +394,59 @@ def _read_summary(src, rows):
                 continue
             out.append(ResultRecord(
                 model=model, benchmark=bench, dataset=dataset, metric=metric, primary=primary, value=v,
-                min_score=lo, max_score=hi, scale=scale, aggregate=version == "-" and "average" in metric.lower(),
+                min_score=lo, max_score=hi, scale=scale, aggregate=aggregate,
                 higher_is_better=False if LOWER_NAME.search(metric) else None,
                 dataset_metadata={"version": version, "mode": mode, "scale_detected": scale}))
     if not out:
         raise IngestError(src.path, "OpenCompass summary without a score (every cell is '-')")
+    counts = [h for j, h in enumerate(header) if j >= len(SUMMARY_HEADER) and h and _COUNT_COLUMN.search(h)]
+    for what, names in (("summary group row{s} stored as aggregate{s} (version '-', an average metric)", groups),
+                        ("row{s} without a score in any model column left out", no_score),
+                        ("column{s} that count{v} items, not a model, left out", counts)):
+        if names:
+            shown = ", ".join(list(dict.fromkeys(names))[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
+            many = len(names) != 1
+            src.note(f"{len(names)} {what.format(s='s' if many else '', v='' if many else 's')}: {shown}")
     return out
 
 
-def _is_score_column(src, name: str, spec: dict, n_num: int, bad: list) -> bool:
-    """Whether a parsed column holds scores (else model metadata); a stray text cell in a numeric column is an error."""
+def _column_role(src, name: str, spec: dict, n_num: int, bad: list):
+    """What a parsed column is: None (scores), ``"empty"`` (no value at all), or model metadata because its cells
+    are ``"text"`` or its ``"name"`` describes the model (:data:`META_NAME`). A stray text cell in a numeric
+    column is an error."""
     if bad and (spec.get("kind") in ("dataset", "aggregate") or n_num / (n_num + len(bad)) >= MOSTLY_NUMERIC):
         row, cell = bad[0]
         raise IngestError(src.path, f"row {row}: {name!r} score {cell!r} is not a number (the column is otherwise "
                                     "numeric; fix the cell, or declare the column with --meta-columns)")
-    if bad or n_num == 0:  # a text column ("Model Family"), or a column with no values at all
-        return False
-    return not (spec.get("kind") is None and META_NAME.search(name))
+    if bad:  # a text column ("Model Family")
+        return "text"
+    if n_num == 0:  # no value in any row: no dataset, and no metadata either
+        return "empty"
+    return "name" if spec.get("kind") is None and META_NAME.search(name) else None
 
 
 def _wide_column_meta(src, header, lower) -> tuple:
-    """``(column meta, per-column specs, declared metadata columns)``; errors for names not in the file."""
+    """``(column meta, per-column specs, declared metadata columns)``.
+
+    Column metadata naming a column the file lacks is an error (a typo would silently not apply), unless the
+    file is read as a subset of the columns its sidecar describes (:data:`SUBSET_OPTION`): then the names it
+    lacks are noted, not refused.
+    """
     cm = column_meta(src)
     specs = cm["columns"]
+    subset = bool((getattr(src, "options", None) or {}).get(SUBSET_OPTION))
     unknown = [c for c in specs if c not in header]
-    if unknown:
-        raise IngestError(cm["path"] or src.path, f"column metadata names columns not in {src.path.name}: {unknown}")
-    declared_meta = {m.strip().lower() for m in cm["meta_columns"]}
     missing_meta = [m for m in cm["meta_columns"] if m.strip().lower() not in set(lower)]
-    if missing_meta:
+    if unknown and not subset:
+        raise IngestError(cm["path"] or src.path, f"column metadata names columns not in {src.path.name}: {unknown}")
+    if missing_meta and not subset:
         raise IngestError(src.path, f"--meta-columns names columns not in the file: {missing_meta}")
+    absent = unknown + [m for m in missing_meta if m not in unknown]
+    if absent:
+        shown = ", ".join(absent[:12]) + (f" and {len(absent) - 12} more" if len(absent) > 12 else "")
+        src.note(f"column metadata describes {len(absent)} column{'s' * (len(absent) != 1)} this file does not have "
+                 f"(read as a subset of its columns): {shown}")
+    declared_meta = {m.strip().lower() for m in cm["meta_columns"]}
     return cm, specs, declared_meta
 
 
@@ -450,30 +481,22 @@ def _read_wide(src, rows, header, lower, stem):
         raise IngestError(src.path, "no data rows")
     check_model_column(src, header, mc, [row[mc] for _, row in body])
 
-    # Classify every column from its cells and name: metadata, score (scale, percent), aggregate.
-    meta_cols, score_cols = [], []
-    parsed = {}
-    for j, name, spec in _candidate_columns(header, mc, bench_col, specs, declared_meta, meta_cols):
-        vals, pcts, bad = [], [], []
-        for n, row in body:
-            try:
-                v, pct = _parse(row[j])
-            except ValueError:
-                bad.append((n, row[j]))
-                v, pct = None, False
-            if v is not None and not math.isfinite(v):
-                raise IngestError(src.path, f"row {n}: {name!r} score is {row[j]!r}, not finite")
-            vals.append(v)
-            pcts.append(pct)
-        if not _is_score_column(src, name, spec, sum(v is not None for v in vals), bad):
-            meta_cols.append(j)
-            continue
-        parsed[j] = (vals, any(pcts))
-        score_cols.append(j)
+    # Classify every column from its cells' types and its name: metadata, score (scale, percent), aggregate.
+    from harness_ext.adapters.csv_columns import WideColumns, classify_wide
+
+    cols, parsed = WideColumns(), {}
+    for j, name, spec in _candidate_columns(header, mc, bench_col, specs, declared_meta, cols.meta):
+        vals, pct, bad, marked = _parse_cells(src, name, [(n, row[j]) for n, row in body])
+        if cols.add(src, j, name, spec, sum(v is not None for v in vals), bad, marked):
+            parsed[j] = (vals, pct)
+    meta_cols, score_cols, empty = cols.meta, cols.scores, cols.empty
     if not score_cols:
         raise IngestError(src.path, "wide CSV has no score columns (every column is model metadata)")
-    aggregates = _aggregate_columns(header, score_cols, parsed, specs, body)
-    names = _dataset_metrics(header, score_cols, specs)
+    import numpy as np
+
+    values = np.array([[math.nan if v is None else v for v in parsed[j][0]] for j in score_cols]).T
+    aggregates = classify_wide(src, header, cols, specs, stem, cm, values)
+    names = _dataset_metrics(header, score_cols, specs, empty)
 
     out = []
     metas = []
@@ -511,6 +534,26 @@ def _read_wide(src, rows, header, lower, stem):
     return out
 
 
+def _parse_cells(src, name, cells) -> tuple:
+    """``(values with None for missing, any percent, bad (row, cell), cells marked missing)`` of one column's
+    ``(row number, cell)`` pairs; a non-finite number is an error naming the row."""
+    vals, pct, bad, marked = [], False, [], []
+    for n, cell in cells:
+        try:
+            v, p = _parse(cell)
+        except ValueError:
+            bad.append((n, cell))
+            vals.append(None)
+            continue
+        if v is None and cell.strip():
+            marked.append(cell.strip())
+        elif v is not None and not math.isfinite(v):
+            raise IngestError(src.path, f"row {n}: {name!r} score is {cell!r}, not finite")
+        vals.append(v)
+        pct = pct or p
+    return vals, pct, bad, marked
+
+
 def check_model_column(src, header, mc, models) -> None:
     """Refuse an unnamed first column that holds only row numbers (``df.to_csv()`` of a table not indexed by
     model): its numbers are no model names, and the file names no model column."""
@@ -520,15 +563,19 @@ def check_model_column(src, header, mc, models) -> None:
                                 f"one of {', '.join(MODEL_HEADERS + NAME_HEADERS)}")
 
 
-def _dataset_metrics(header, score_cols, specs) -> dict:
+def _dataset_metrics(header, score_cols, specs, empty=()) -> dict:
     """column -> (dataset, metric, primary).
 
     ``ipa_transliterate_2_exact_match`` and ``ipa_transliterate_2_bleu`` are two
     metrics of one task, not two datasets (a task reported with four metrics would
     otherwise weigh four times): columns ``<task>_<metric>`` (:data:`METRIC_SUFFIXES`)
     sharing a ``<task>`` with another column are that dataset's metrics, and the
-    first in file order is its primary one. A sidecar's ``dataset``/``metric`` win.
+    first in file order with a value is its primary one. A sidecar's ``dataset``/``metric`` win.
+    The ``empty`` columns (no value in any row) count for the pairing, so a file's dataset names do not
+    depend on which rows it has.
     """
+    empty = set(empty)
+    score_cols = sorted(set(score_cols) | empty)
     split = {}
     for j in score_cols:
         low = header[j].lower()
@@ -546,6 +593,8 @@ def _dataset_metrics(header, score_cols, specs) -> dict:
         else:
             dataset, metric = header[j], "score"
         dataset, metric = str(spec.get("dataset") or dataset), str(spec.get("metric") or metric)
+        if j in empty:
+            continue
         out[j] = (dataset, metric, dataset not in seen)
         seen.add(dataset)
     return out
@@ -568,77 +617,6 @@ def _chance(src, cm, name, spec, lo, hi):
     except (TypeError, ValueError):
         raise IngestError(cm["path"] or src.path, f"column {name!r}: chance {spec['chance']!r} is not a number") from None
     return v, str(spec.get("source") or "csv sidecar")
-
-
-def _decimals(vals) -> int:
-    return max((len(repr(float(v)).split(".")[1].rstrip("0")) for v in vals if v is not None), default=0)
-
-
-def _named_aggregates(header, score_cols, specs) -> tuple:
-    """``(columns named as aggregates, the column to check as the leaderboard's own score or None)``.
-
-    Named (average, overall, ...) only when one column is so named: LiveBench calls all six
-    categories "*_Average". Failing that, the one column named "... score" is a candidate that
-    :func:`_aggregate_columns` keeps only if every complete row has it within the range of the
-    other columns, as any weighted mean of them is: a lone "MT-bench score" on 0-10 beside
-    percentages, or an Elo "Arena score", falls outside it and stays a dataset.
-    """
-    if len(score_cols) < 3:
-        return [], None
-    free = [j for j in score_cols if specs.get(header[j], {}).get("kind") is None]
-    named = [j for j in free if AGGREGATE_NAME.search(header[j].replace("_", " "))]
-    if len(named) == 1:
-        return named, None
-    scored = [j for j in free if SCORE_NAME.search(header[j].replace("_", " "))]
-    return [], (scored[0] if len(scored) == 1 and not named else None)
-
-
-def _within_others(scored, others) -> bool:
-    """Whether a column lies within the range of the other columns on every complete row, at least 3 of them,
-    as any weighted mean of them does (:func:`_named_aggregates`' rule for a lone "... score" column).
-
-    ``scored``: the column's values (n,); ``others``: the other columns, each (n,) (k of them); NaN is missing.
-    """
-    import numpy as np
-
-    v = np.asarray(scored, dtype=float)
-    O = np.asarray(others, dtype=float).reshape(-1, v.size).T  # (n, k)
-    if O.shape[1] == 0:
-        return False
-    rows = ~np.isnan(v) & ~np.isnan(O).any(axis=1)
-    return bool(rows.sum() >= 3 and ((O[rows].min(axis=1) <= v[rows]) & (v[rows] <= O[rows].max(axis=1))).all())
-
-
-def _aggregate_columns(header, score_cols, parsed, specs, body) -> set:
-    """Score columns that aggregate the others: declared, named so, or the row mean of the rest.
-
-    References
-    ----------
-    Issue 14 item 1 (leaderboards as published); :func:`_named_aggregates` for the name rules.
-    """
-    out = {j for j in score_cols if specs.get(header[j], {}).get("kind") == "aggregate"}
-    named, scored = _named_aggregates(header, score_cols, specs)
-    out.update(named)
-    if scored is not None:
-        def column(k):
-            return [math.nan if v is None else v for v in parsed[k][0]]
-
-        others = [column(k) for k in score_cols if k != scored and k not in out]
-        if _within_others(column(scored), others):
-            out.add(scored)
-    if len(score_cols) - len(out) >= 3:
-        for j in score_cols:
-            if j in out or specs.get(header[j], {}).get("kind"):
-                continue
-            others = [k for k in score_cols if k != j and k not in out]
-            rows = [i for i in range(len(body)) if parsed[j][0][i] is not None
-                    and all(parsed[k][0][i] is not None for k in others)]
-            if len(rows) < 3:
-                continue
-            tol = 1.01 * 10.0 ** -min(_decimals(parsed[k][0]) for k in [j] + others)
-            if all(abs(parsed[j][0][i] - sum(parsed[k][0][i] for k in others) / len(others)) <= tol for i in rows):
-                out.add(j)
-    return out
 
 
 @hookimpl

@@ -42,6 +42,23 @@ from harness_ext.store.rows import ResultRows, kind
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
 AGGREGATE_NAMES = frozenset({"mean win rate", "mean score", "score", "mmlu all subjects"})
+#: Aggregate evaluations of a leaderboard, by :func:`_board` of its benchmark: Global MMLU Lite's culturally
+#: sensitive and culturally agnostic splits, each over the same questions as its per-language columns (Singh
+#: et al. 2024, "Global MMLU", section 3). An evaluation named as its leaderboard is that leaderboard's overall
+#: score wherever it appears (:func:`_is_aggregate`).
+BOARD_AGGREGATES = {"global_mmlu_lite": frozenset({"culturally_sensitive", "culturally_agnostic"})}
+#: Words around a leaderboard's name in its source name ("Kaggle Global MMLU Lite Leaderboard").
+_BOARD_NOISE = re.compile(r"^(?:kaggle|hf|huggingface)_|_(?:leaderboard|board|results)$")
+#: Evaluation names that are a language: a multilingual leaderboard's per-language columns. On a leaderboard of a
+#: known multiple-choice benchmark (Global MMLU Lite: MMLU's 4 choices) each gets that benchmark's chance level.
+LANGUAGES = frozenset(
+    "afrikaans amharic arabic armenian azerbaijani basque belarusian bengali bosnian bulgarian burmese catalan "
+    "chichewa chinese croatian czech danish dutch english estonian filipino finnish french galician georgian "
+    "german greek gujarati hausa hebrew hindi hungarian icelandic igbo indonesian irish italian japanese javanese "
+    "kannada kazakh khmer korean kyrgyz lao latvian lithuanian macedonian malagasy malay malayalam maltese marathi "
+    "mongolian nepali norwegian pashto persian polish portuguese punjabi romanian russian serbian sesotho shona "
+    "sindhi sinhala slovak slovenian somali spanish sundanese swahili swedish tagalog tajik tamil telugu thai "
+    "turkish ukrainian urdu uzbek vietnamese welsh xhosa yoruba zulu".split())
 _SUBJECT_BY_TITLE = {s.replace("_", " "): s for s in MMLU_SUBJECTS}
 _MMLU_SET = frozenset(MMLU_SUBJECTS)
 
@@ -67,16 +84,57 @@ def _mmlu_subject(name: str, ev: dict):
 _AGGREGATE_SEEN: dict = {}
 
 
-def _is_aggregate(name: str) -> bool:
+def _is_aggregate(name: str, bench: str = "") -> bool:
+    """Whether an evaluation is its leaderboard's aggregate: a name of :data:`AGGREGATE_NAMES`, the leaderboard's
+    own name (:func:`_board_part` empty), or one of :data:`BOARD_AGGREGATES` of its leaderboard."""
     try:  # memoised: 4,574 leaderboard files repeat six names
-        return _AGGREGATE_SEEN[name]
+        return _AGGREGATE_SEEN[(name, bench)]
     except KeyError:
         pass
     n = name.strip().lower()
     out = n in AGGREGATE_NAMES or re.sub(r"\s+-\s+[^-]+$", "", n) in AGGREGATE_NAMES
+    if not out and bench:
+        board = _board(bench)
+        part = _board_part(name, board)
+        out = part == "" or part in BOARD_AGGREGATES.get(board, ())
     if len(_AGGREGATE_SEEN) < 100_000:
-        _AGGREGATE_SEEN[name] = out
+        _AGGREGATE_SEEN[(name, bench)] = out
     return out
+
+
+def _board(bench: str) -> str:
+    """A leaderboard's own name from its benchmark: ``kaggle_global_mmlu_lite_leaderboard`` -> ``global_mmlu_lite``."""
+    prev = None
+    while prev != bench:
+        prev, bench = bench, _BOARD_NOISE.sub("", bench)
+    return bench
+
+
+def _board_part(name: str, board: str) -> str:
+    """An evaluation's name without its leaderboard's name before it (``Global MMLU Lite Culturally Sensitive`` ->
+    ``culturally_sensitive``; ``Global MMLU Lite`` -> empty), normalised as :func:`benchmark_name`."""
+    n = benchmark_name(name)
+    if n == board:
+        return ""
+    return n[len(board) + 1:] if n.startswith(board + "_") else n
+
+
+def _board_chance(bench: str, name: str, metric: str, lo, hi) -> tuple:
+    """``(chance in the score's units, source)`` of a per-language (or aggregate) column of a leaderboard whose own
+    name is a benchmark with a known multiple-choice chance level (Global MMLU Lite: MMLU's 1/4), else
+    ``(None, None)``."""
+    board = _board(bench)
+    part = _board_part(name, board)
+    if part != "" and part not in LANGUAGES and part not in BOARD_AGGREGATES.get(board, ()):
+        return None, None
+    from harness_ext.store.scales import chance_level  # numpy: not imported to register the adapter
+
+    c, source = chance_level(board, metric)
+    if not c:
+        return None, None
+    lo = 0.0 if lo is None else float(lo)
+    hi = 1.0 if hi is None else float(hi)
+    return lo + c * (hi - lo), f"{source} ({board.replace('_', ' ')})"
 
 
 @functools.lru_cache(maxsize=4096)  # one name per leaderboard, asked once per file
@@ -145,7 +203,9 @@ def read(src: SourceFile):
     out = ResultRows(model, model_meta)
     helm_mmlu = bench == "helm_mmlu"
     if not helm_mmlu and _rows_seen(out, bench, results):
+        _note_aggregates(src, out.kinds)
         return out
+    placeholders = []
     for i, ev in enumerate(results):
         if ev.__class__ is not dict and not isinstance(ev, dict):
             raise IngestError(src.path, f"evaluation_results[{i}] is not an object")
@@ -168,6 +228,7 @@ def read(src: SourceFile):
         if (score.__class__ is float or isinstance(score, (int, float)) and not isinstance(score, bool)) and (
             (lo is not None and score < lo) or (hi is not None and score > hi)
         ):
+            placeholders.append(f"{name} {score:g}")
             continue
         if helm_mmlu:  # the subject comes from the record's generation_config: worked out per row
             k, dmeta = _row_kind(bench, name, ev, desc, lower, lo, hi, True)
@@ -189,7 +250,26 @@ def read(src: SourceFile):
     out.stderrs += [None] * n
     out.num_fewshot += [None] * n
     out.n_samples += [None] * n
+    _note_placeholders(src, placeholders)
+    _note_aggregates(src, out.kinds)
     return out
+
+
+def _note_placeholders(src: SourceFile, placeholders: list) -> None:
+    if placeholders:
+        n = len(placeholders)
+        src.note(f"{n} score{'s' * (n != 1)} outside {'their' if n != 1 else 'its'} declared [min_score, max_score] "
+                 f"left out as placeholder{'s' * (n != 1)} (not run): {', '.join(placeholders[:8])}"
+                 + (f" and {n - 8} more" if n > 8 else ""))
+
+
+def _note_aggregates(src: SourceFile, kinds) -> None:
+    """Note the evaluations stored as aggregates (:func:`_is_aggregate`): a prediction target, never a subset member."""
+    names = list(dict.fromkeys(k.dataset for k in kinds if k.aggregate))
+    if names:
+        n = len(names)
+        src.note(f"{n} evaluation{'s' * (n != 1)} stored as aggregate{'s' * (n != 1)}: {', '.join(names)} "
+                 "(named as the leaderboard's overall score or one of its known aggregates)")
 
 
 def _run_dataset(ev):
@@ -214,7 +294,7 @@ def _run_rows(src, model: str, info: dict, bench: str, results: list) -> list:
         d = _run_dataset(ev)
         per_dataset[d] = per_dataset.get(d, 0) + 1
     model_meta = {k: v for k, v in info.items() if k != "id"}
-    out, seen = [], set()
+    out, seen, placeholders = [], set(), []
     for i, ev in enumerate(results):
         if not isinstance(ev, dict) or not isinstance(ev.get("evaluation_name"), str):
             raise IngestError(src.path, f"evaluation_results[{i}] is not an object with an evaluation_name")
@@ -226,6 +306,7 @@ def _run_rows(src, model: str, info: dict, bench: str, results: list) -> list:
         lo = cfg.get("min_score") if isinstance(cfg.get("min_score"), (int, float)) else None
         hi = cfg.get("max_score") if isinstance(cfg.get("max_score"), (int, float)) else None
         if (lo is not None and score < lo) or (hi is not None and score > hi):
+            placeholders.append(f"{name} {score:g}")
             continue  # a placeholder outside the declared bounds, as in read()
         desc = cfg.get("evaluation_description")
         metric = desc.strip() if isinstance(desc, str) and 0 < len(desc.strip()) <= 40 else "score"
@@ -238,6 +319,7 @@ def _run_rows(src, model: str, info: dict, bench: str, results: list) -> list:
             primary=dataset not in seen, task=name, model_metadata=model_meta,
             dataset_metadata={"source": bench, "description": desc, "scorer": name}))
         seen.add(dataset)
+    _note_placeholders(src, placeholders)
     return out
 
 
@@ -290,8 +372,10 @@ _FILE_ROWS: dict = {}
 
 def _row_kind(bench: str, name: str, ev: dict, desc, lower, lo, hi, helm_mmlu: bool) -> tuple:
     """The shared kind (store.rows.kind) and dataset metadata of one evaluation result."""
-    aggregate = _is_aggregate(name)
+    aggregate = _is_aggregate(name, bench)
     benchmark, dataset, metric, rb, rb_src = bench, name, _metric(desc), None, None
+    if not helm_mmlu:
+        rb, rb_src = _board_chance(bench, name, metric, lo, hi)
     if helm_mmlu:
         subject = _mmlu_subject(name, ev) if not aggregate else None
         if subject:

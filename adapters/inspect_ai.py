@@ -32,16 +32,30 @@ BENCHMARK = "inspect"
 _SPREAD = ("stderr", "std", "var")
 
 
+#: The most an archive's ``header.json`` may inflate to (Inspect writes a few kilobytes to a few megabytes: the
+#: samples are other members, which are not read).
+MAX_HEADER_BYTES = 64 << 20
+
+
 def _header(src: SourceFile) -> dict:
     if src.suffix == ".eval":
         import zipfile  # only for .eval archives: registering the adapter does not import it (or bz2, lzma)
 
+        from harness_ext.store.ingest_read import read_inflated
+
         try:
             with zipfile.ZipFile(src.path) as z:
-                return json.loads(z.read("header.json").decode("utf-8"))
+                info = z.getinfo("header.json")
+                if info.file_size > MAX_HEADER_BYTES:  # as the archive declares it: refused before inflating
+                    raise IngestError(src.path, f"member header.json is {info.file_size:,} bytes inflated, above "
+                                                f"the {MAX_HEADER_BYTES:,}-byte limit: not read")
+                # Bounded as it inflates too, by size and by its ratio to the compressed size.
+                with z.open(info) as fh:
+                    data = read_inflated(fh, src.path, "member header.json", info.compress_size, MAX_HEADER_BYTES)
+            return json.loads(data.decode("utf-8"))
         except KeyError:
             raise IngestError(src.path, "an .eval archive without header.json") from None
-        except zipfile.BadZipFile as exc:
+        except (zipfile.BadZipFile, NotImplementedError, EOFError) as exc:  # a corrupt or unsupported member
             raise IngestError(src.path, f"not a valid .eval archive: {exc}") from None
     return src.json()
 

@@ -358,7 +358,7 @@ def read_v03(src: SourceFile):
     if out is None:
         out = _rows(src.path, doc["results"], v04=False, model=model, model_meta=meta,
                     default_shots=config.get("num_fewshot"), doc={"versions": versions})
-    return _drop_missing(out)
+    return _drop_missing(out, src)
 
 
 #: v0.3 files by the shape of their results (tasks and each block's keys): row layout and kinds, worked out once.
@@ -448,14 +448,19 @@ def _as_number(v):
     return v
 
 
-def _drop_missing(out: ResultRows) -> ResultRows:
+def _drop_missing(out: ResultRows, src: Optional[SourceFile] = None) -> ResultRows:
     """``out`` without the rows whose value is no result (:func:`_as_number`), number-like strings read.
 
     lm-eval writes ``null`` (or ``"N/A"``) for a metric it could not compute on one task; the file's
     other scores are real results, so only that metric is left out (as Every Eval Ever's placeholders
     are left missing), not the whole file. A task left without its primary metric gets the next one
-    as primary, so it still has a column in the matrix.
+    as primary, so it still has a column in the matrix. What is left out is noted on ``src``
+    (:meth:`~harness_ext.types.SourceFile.note`), with counts and names, as are the groups stored as aggregates.
     """
+    groups = list(dict.fromkeys(k.dataset for k in out.kinds if k.aggregate and k.primary))
+    if src is not None and groups:
+        src.note(f"{len(groups)} group{'s' * (len(groups) != 1)} stored as aggregate{'s' * (len(groups) != 1)} "
+                 f"(lm-eval's scores over their tasks): {', '.join(groups[:12])}" + (" ..." if len(groups) > 12 else ""))
     values = out.values
     if set(map(type, values)) <= _PLAIN_NUMBERS:  # the common case: one C-level pass
         return out
@@ -474,6 +479,13 @@ def _drop_missing(out: ResultRows) -> ResultRows:
             fields["primary"] = True
             kept_kinds[j] = kind(**fields)
             with_primary.add(key)
+    if src is not None:
+        gone = [out.kinds[i] for i in range(len(values)) if clean[i] is None]
+        shown = ", ".join(f"{k.dataset} {k.metric}" for k in gone[:8]) + (f" and {len(gone) - 8} more" if len(gone) > 8 else "")
+        left = {(k.benchmark, k.dataset, k.task) for k in kept_kinds}
+        tasks = len({(k.benchmark, k.dataset, k.task) for k in gone} - left)
+        src.note(f"{len(gone)} metric{'s' * (len(gone) != 1)} written as null or not a number (not computed) left out: "
+                 f"{shown}" + (f"; {tasks} task{'s' * (tasks != 1)} with no metric left" if tasks else ""))
     out.kinds = kept_kinds
     out.values = [clean[i] for i in keep]
     for col in ("stderrs", "num_fewshot", "n_samples", "dataset_metadata"):
@@ -490,7 +502,7 @@ def read_v04(src: SourceFile):
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
     return _drop_missing(_rows(src.path, doc["results"], v04=True, model=model, model_meta=meta,
                                default_shots=config.get("num_fewshot"), doc=doc,
-                               configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc)))
+                               configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc)), src)
 
 
 @hookimpl

@@ -38,6 +38,12 @@ its languages are: BUCC's ``fr-en``, ``de-en``, ... pairs each hold English, and
 averaged), else the mean over all subsets. The subsets used
 are recorded in the dataset's metadata.
 
+Aggregate tasks
+---------------
+A task mteb defines as the mean of other tasks (:data:`AGGREGATE_TASKS`: CQADupstackRetrieval over its
+12 forum sub-tasks, ...) is stored as an aggregate (a prediction target, never a subset member), and
+noted in the ingest report.
+
 Model metadata (``model_meta.json``)
 ------------------------------------
 embeddings-benchmark/results keeps a ``model_meta.json`` (mteb's ModelMeta: ``name``, ``revision``,
@@ -74,6 +80,17 @@ MAIN_METRIC = {
     "Retrieval": "ndcg_at_10", "STS": "cos_sim.spearman", "Summarization": "cos_sim.spearman",
 }
 SPLIT_ORDER = ("test", "dev", "validation")
+#: Tasks mteb defines as aggregates of other tasks (``AbsTaskAggregate``: the main score is the mean of the
+#: sub-tasks' main scores): CQADupStack's 12 forum retrieval tasks in English, Polish, Persian and Dutch, the
+#: visual STS aggregates, and the benchmark-level aggregates. Stored as aggregates beside their parts.
+#: Reference: mteb ``mteb/tasks/aggregated_tasks`` (Enevoldsen et al. 2025, MMTEB).
+AGGREGATE_TASKS = frozenset({
+    "CQADupstackRetrieval", "CQADupstackRetrieval-PL", "CQADupstackRetrievalFa", "CQADupstackNLRetrieval",
+    "STS17MultilingualVisualSTSEng", "STS17MultilingualVisualSTSMultilingual", "STSBenchmarkMultilingualVisualSTSEng",
+    "STSBenchmarkMultilingualVisualSTSMultilingual", "SynPerChatbotConvSAClassification",
+    "MTEB(eng, v2)", "MTEB(Multilingual, v1)", "MTEB(Multilingual, v2)", "MTEB(Europe, v1)", "MTEB(Indic, v1)",
+    "MTEB(Code, v1)", "MTEB(Law, v1)", "MTEB(Medical, v1)", "FollowIR", "LongEmbed", "MIEB(eng)",
+})
 _REVISION = re.compile(r"^([0-9a-f]{40}|no_revision_available|external)$")
 _SKIP = re.compile(r"(_stderr|_std|_threshold)$|^(evaluation_time|hf_subset|languages|main_score|scores_per_experiment)$")
 _ENGLISH = ("default", "en", "en-en", "eng", "eng-latn", "eng_latn")
@@ -89,20 +106,42 @@ def _is_model_meta(src: SourceFile, doc) -> bool:
             and "revision" in doc and ("embed_dim" in doc or "n_parameters" in doc))
 
 
+#: JSON files up to this size are parsed to decide whether they are MTEB results when their first bytes do not say.
+SNIFF_PARSE_BYTES = 16 << 20
+
+
 def can_handle(src: SourceFile) -> bool:
+    """Whether ``src`` is an MTEB task result (or ``model_meta.json``), by the document's keys.
+
+    The first bytes usually say (``mteb_version``, ``task_name``); when they do not -- a multilingual
+    legacy file writes its ``test`` block of per-language metrics first, putting ``mteb_version``
+    past byte 4,800 -- a JSON object of ordinary size is parsed (ingest has usually parsed it already)
+    and its top-level keys decide.
+    """
     if src.suffix != ".json":
         return False
     if src.pathname.endswith(MODEL_META):
         doc = src.try_json()
         return isinstance(doc, dict) and _is_model_meta(src, doc)
-    if b"mteb" not in src.head and b"task_name" not in src.head:
-        return False
+    head = src.head
+    if b"mteb" not in head and b"task_name" not in head:
+        if head.lstrip()[:1] != b"{" or not _small(src):
+            return False
     doc = src.try_json()
     if not isinstance(doc, dict):
         return False
     if isinstance(doc.get("scores"), dict) and "task_name" in doc:
         return True
     return "mteb_dataset_name" in doc or (isinstance(doc.get("mteb_version"), str) and any(s in doc for s in SPLIT_ORDER))
+
+
+def _small(src: SourceFile) -> bool:
+    if "bytes" in src.__dict__ or "_json" in src.__dict__:
+        return True
+    try:
+        return os.path.getsize(src.pathname) <= SNIFF_PARSE_BYTES
+    except OSError:
+        return False
 
 
 def model_of(path) -> tuple:
@@ -268,14 +307,17 @@ def read(src: SourceFile):
     mmeta = dict(meta_file)
     if revision:  # the folder's revision names the results (model_meta.json says the same)
         mmeta["revision"] = revision
+    aggregate = str(task) in AGGREGATE_TASKS
+    if aggregate:
+        src.note(f"task {task} stored as an aggregate (mteb defines it as the mean of its sub-tasks)")
     out = [ResultRecord(model=model, benchmark=MTEB_BENCHMARK, dataset=str(task), metric="main_score", value=value,
                         higher_is_better=True, task=str(task), primary=True, model_metadata=mmeta,
-                        dataset_metadata=meta)]
+                        dataset_metadata=meta, aggregate=aggregate)]
     for k, vals in metrics.items():
         if len(vals) == len(chosen) and k != "main_score":
             out.append(ResultRecord(model=model, benchmark=MTEB_BENCHMARK, dataset=str(task), metric=k,
                                     value=sum(vals) / len(vals), higher_is_better=True, task=str(task), primary=False,
-                                    model_metadata=mmeta, dataset_metadata=meta))
+                                    model_metadata=mmeta, dataset_metadata=meta, aggregate=aggregate))
     return out
 
 

@@ -203,3 +203,45 @@ def checked_outputs(returned, out_dir, writer: str) -> list:
             raise PluginError(f"manifest writer {writer} returned {str(item)!r}, which is not a file it wrote")
         paths.append(out_dir / rel)
     return paths
+
+
+def listing(folder) -> dict:
+    """``{name: (size, mtime_ns)}`` of the entries of ``folder`` (empty when it does not exist)."""
+    out = {}
+    try:
+        with os.scandir(folder) as entries:
+            for e in entries:
+                try:
+                    st = e.stat(follow_symlinks=False)
+                    out[e.name] = (st.st_size, st.st_mtime_ns)
+                except OSError:
+                    out[e.name] = None
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    return out
+
+
+class WriterWatch:
+    """What a manifest writer changed outside its folder: the folder's parent, the final folder and its parent.
+
+    Writers run in ``stage / "files"`` inside a private folder ``stage``, so a write to
+    ``../x`` lands in ``stage`` (no other process writes there); the final folder and its
+    parent are listed when the watch is made and compared by :meth:`escapes`, so a writer
+    going around the staging (writing into ``--out`` itself or beside it) is named too.
+    """
+
+    def __init__(self, stage, out_dir):
+        self.stage, self.out_dir = Path(stage), Path(out_dir)
+        self.watched = [self.out_dir, self.out_dir.parent]
+        self.before = [listing(f) for f in self.watched]
+
+    def escapes(self) -> list:
+        """Paths created, changed or removed outside the writer's folder since ``__enter__``."""
+        out = [self.stage / n for n in sorted(listing(self.stage)) if n != "files"]
+        for folder, before in zip(self.watched, self.before):
+            after = listing(folder)
+            ignore = {self.stage.name}
+            if folder == self.out_dir.parent and before.get(self.out_dir.name) is not None:
+                ignore.add(self.out_dir.name)  # the folder's own entries are compared one by one
+            out += [folder / n for n in sorted(set(before) | set(after)) if n not in ignore and before.get(n) != after.get(n)]
+        return out

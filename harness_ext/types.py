@@ -330,6 +330,73 @@ def _check_text(path, attr: str, v: str) -> None:
         _NAMES_OK.add(v)
 
 
+def check_storable(path, what: str, value) -> None:
+    """Raise IngestError if ``value`` holds something the store cannot keep as JSON text.
+
+    ``value`` is a string or any JSON-like structure (dicts, lists, numbers; dict keys are checked too).
+    Refused: a string that is not valid UTF-8 (a lone UTF-16 surrogate, which JSON's and YAML's ``"\\ud800"``
+    escapes produce), nesting deeper than the encoder's recursion limit, a circular structure, a key that is
+    not a string or number. The store serialises metadata and task configurations as
+    ``json.dumps(value, default=str)``; this is that encoding, once and in C, with the text kept as it is (no
+    ``\\u`` escapes) so one ``str.isascii`` (or one UTF-8 encode) checks every string. The walk naming the bad
+    field runs only when the check fails.
+
+    Parameters
+    ----------
+    path : path-like
+        The source named in the error.
+    what : str
+        What ``value`` is, for the message ("model metadata", "task configuration of arc_easy").
+    value : object
+        The value to check.
+
+    Raises
+    ------
+    IngestError
+        With the offending field and a reason.
+    """
+    try:
+        text = _ENCODE_AS_IS(value)
+    except RecursionError:
+        raise IngestError(path, f"{what} is nested too deeply to store") from None
+    except (TypeError, ValueError) as exc:  # a key json cannot write, a circular structure
+        raise IngestError(path, f"{what} cannot be stored as JSON: {exc}") from None
+    if text.isascii() or _utf8(text):
+        return
+    where, bad = _first_unstorable(value)
+    at = f" at {where}" if where else ""
+    raise IngestError(path, f"{what}{at} is not valid UTF-8 text: {bad[:80]!r} holds a lone surrogate (a JSON or "
+                            "YAML escape such as \\ud800 without its pair)")
+
+
+#: ``json.dumps(v, default=str, ensure_ascii=False)``: the store's encoding with every string left as it is.
+_ENCODE_AS_IS = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
+def _first_unstorable(value) -> tuple:
+    """``(where, string)`` of the first string in ``value`` (a key or a value, at any depth) that is not valid
+    UTF-8; ``where`` names it by its keys (``config/description``; list positions as ``[i]``)."""
+    stack = [("", value)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, str):
+            if not _utf8(v):
+                return where, v
+        elif isinstance(v, dict):
+            for k, x in reversed(list(v.items())):
+                key = k if isinstance(k, str) else str(k)
+                if not _utf8(key):
+                    return (f"{where}/" if where else "") + "(a key)", key
+                stack.append(((f"{where}/" if where else "") + key, x))
+        elif isinstance(v, (list, tuple)):
+            stack.extend((f"{where}[{i}]", x) for i, x in reversed(list(enumerate(v))))
+        else:
+            s = str(v)  # json's default=str: what the store would write
+            if not _utf8(s):
+                return where, s
+    return "", ""
+
+
 def _number(v) -> Optional[float]:
     """``float(v)`` for a finite int/float (not bool), else None; never raises."""
     if type(v) is float:  # the common case, first
@@ -349,6 +416,12 @@ def _utf8(s: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+#: Reading option (``SourceFile.options``): the file holds some of the columns its column metadata describes (a new
+#: model's scores on a leaderboard's subset, read by ``predict`` with the leaderboard's sidecar beside it), so a
+#: described column the file lacks is noted, not refused.
+SUBSET_OPTION = "columns_subset"
 
 
 class SourceFile:
@@ -456,6 +529,21 @@ class SourceFile:
         stem = name[: -len(self.suffix)] if self.suffix else name
         names = (name + ".meta.yaml", name + ".meta.yml", stem + ".meta.yaml", stem + ".meta.yml")
         return [p for p in map(self.sibling, names) if p is not None]
+
+    def note(self, text: str) -> None:
+        """Report what reading this file did to its data that the results alone do not show.
+
+        An adapter calls this for every heuristic that changed how a column or cell is stored
+        (a column stored as an aggregate or as model metadata, cells left out as placeholders or
+        as not computed), with counts and the names involved; ``harness-ext ingest`` prints each
+        note under the file's name and :class:`~harness_ext.store.ingest.FileReport` keeps them.
+        Nothing a heuristic does to the data goes unreported.
+        """
+        self.__dict__.setdefault("notes", []).append(str(text))
+
+    def take_notes(self) -> list:
+        """The notes made while reading (:meth:`note`), removed from the file (the ingest loop takes them once)."""
+        return self.__dict__.pop("notes", None) or []
 
     def __repr__(self):
         return f"SourceFile({str(self.path)!r})"

@@ -17,7 +17,6 @@ import re
 from pathlib import Path
 from typing import Optional
 
-import yaml
 
 from harness_ext.methods.harness_names import (  # noqa: F401 - lm_eval_task/helm_description are this module's API too
     HELM_CLASSIC_DESCRIPTIONS, helm_description, helm_description_list, lm_eval_task, lm_eval_task_list)
@@ -48,7 +47,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     ``reduce`` kept from the ingested results files is written as ``<task>.yaml`` beside the group
     (``manifest["lm_eval_tasks"]``); any other is listed in the group's header with what the folder still needs.
     """
-    from harness_ext.store.lm_eval_tasks import task_yaml_doc
+    from harness_ext.store.task_yaml_safety import task_yaml_text
 
     shown = getattr(out_dir, "shown", out_dir)  # the final folder, when the core stages the files first
     out_dir = Path(out_dir)
@@ -68,10 +67,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
             src = sources.get(name) or {}
             if src.get("origin") == "results":
                 path = out_dir / f"{_task_file_stem(name, taken)}.yaml"
-                head = (comment(f"Task {quoted(name)}, rebuilt by harness-ext from the configuration lm-eval recorded in") + "\n"
-                        + comment(f"{src.get('source')}" + (f" (defined in {src['config_source']})" if src.get("config_source") else ""))
-                        + "\n")
-                path.write_text(head + yaml.safe_dump(task_yaml_doc(name, src["config"]), sort_keys=False, allow_unicode=True))
+                path.write_text(task_yaml_text(name, src, shown), encoding="utf-8")
                 written.append(path)
             elif src.get("origin") == "unknown":
                 unknown.append((name, src))

@@ -66,7 +66,8 @@ def test_every_command_with_a_seed_takes_all_its_spellings():
 
 #: List options that stay repeat-only, and why: their values may themselves hold commas.
 REPEAT_ONLY = {("weights", "--samples"): "paths (a path may contain a comma)",
-               ("weights", "--param"): "KEY=VALUE, a value may be a comma list"}
+               ("weights", "--param"): "KEY=VALUE, a value may be a comma list",
+               ("reduce", "--local-data"): "folders (a path may contain a comma)"}
 
 
 def test_every_list_option_is_repeatable_and_comma_separated_alike():

@@ -329,6 +329,9 @@ def test_opencompass_summary_csv(tmp_path):
         assert len(rep.by_status("ingested")) == 1, [f.reason for f in rep.files]
         df = load_matrix(s, MatrixQuery(normalise="none"))
         assert df.shape == (1, 1) and df.loc["vllm", "gsm8k"] == pytest.approx(82.0)
+    # what was left out is noted: the row without a score and the count column
+    assert rep.files[0].notes == ["1 row without a score in any model column left out: math accuracy",
+                                  "1 column that counts items, not a model, left out: total_count"]
 
 
 def test_unnamed_first_column_of_row_numbers_is_refused_with_the_reason(tmp_path):

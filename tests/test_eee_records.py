@@ -36,8 +36,54 @@ def test_inspect_runs_are_keyed_by_their_dataset_not_their_scorer():
 
 def test_schema_001_leaderboard_is_its_own_benchmark():
     """Global MMLU Lite's "English" column was stored under the catch-all benchmark every_eval_ever."""
-    s, rows = _rows([FIX / "global-mmlu-lite"])
+    s, rows = _rows([FIX / "global-mmlu-lite" / "Anthropic"])
     assert {r[0] for r in rows} == {"kaggle_global_mmlu_lite_leaderboard"}
-    df = load_matrix(s, MatrixQuery(normalise="none"))
+    df = load_matrix(s, MatrixQuery(normalise="none", aggregates=True))
     assert df.loc["anthropic/claude-35-haiku", "English"] == pytest.approx(0.485)
     assert df.loc["anthropic/claude-35-haiku", "Global MMLU Lite"] == pytest.approx(0.6114062499999999)
+
+
+@pytest.mark.parametrize("record", ["Anthropic", "google"], ids=["schema-0.0.1", "schema-0.2.0"])
+def test_global_mmlu_lite_aggregates_and_per_language_chance(record):
+    """Global MMLU Lite's overall score and its culturally sensitive/agnostic splits were stored as datasets beside
+    the languages they average, and only the overall column got MMLU's chance level (by its name)."""
+    s = Store.open(":memory:")
+    rep = ingest_paths(s, [FIX / "global-mmlu-lite" / record], show_progress=False)
+    (f,) = rep.by_status("ingested")
+    d = {name: (kind, rb, src) for name, kind, rb, src in s.con.execute(
+        "SELECT name, kind, random_baseline, baseline_source FROM datasets").fetchall()}
+    aggregates = {n for n, v in d.items() if v[0] == "aggregate"}
+    assert len(aggregates) == 3 and "Global MMLU Lite" in aggregates
+    assert all("Culturally" in n for n in aggregates - {"Global MMLU Lite"})
+    languages = set(d) - aggregates
+    assert "English" in languages and "Arabic" in languages and len(languages) == 3
+    for name, (_, rb, src) in d.items():  # a proportion: chance 1/4 of [0, 1]
+        assert rb == pytest.approx(0.25) and src == "4 answer choices (global mmlu lite)", name
+    (note,) = f.notes
+    assert note.startswith("3 evaluations stored as aggregates: Global MMLU Lite, ")
+    norm = load_matrix(s, MatrixQuery())  # chance-corrected by the stored level
+    assert norm.attrs["datasets"]["English"]["normalisation"]["chance"] == pytest.approx(0.25)
+
+
+def test_cot_correct_gets_the_multiple_choice_chance_level(tmp_path):
+    """HELM Capabilities reports GPQA and MMLU-Pro as "COT correct on ..."; the metric was not an accuracy
+    spelling, so neither got a chance level (4 and 10 answer choices)."""
+    import json
+
+    from harness_ext.store.scales import chance_level, is_accuracy_metric
+
+    assert is_accuracy_metric("COT correct") and is_accuracy_metric("mean_accuracy") and not is_accuracy_metric("BLEU-4")
+    for i, model in enumerate(["org/a", "org/b", "org/c"]):
+        results = [{"evaluation_name": name, "metric_config": {
+            "evaluation_description": f"COT correct on {name}", "lower_is_better": False,
+            "min_score": 0.0, "max_score": 1.0}, "score_details": {"score": 0.3 + 0.1 * i + 0.01 * k}}
+            for k, name in enumerate(["GPQA", "MMLU-Pro"])]
+        doc = {"schema_version": "0.2.0", "source_metadata": {"source_name": "helm_capabilities"},
+               "model_info": {"id": model}, "evaluation_results": results}
+        (tmp_path / f"{i}.json").write_text(json.dumps(doc))
+    s = Store.open(":memory:")
+    ingest_paths(s, [tmp_path], show_progress=False)
+    norm = load_matrix(s, MatrixQuery())
+    chance = {c: norm.attrs["datasets"][c]["normalisation"]["chance"] for c in norm.columns}
+    assert chance == {"GPQA": pytest.approx(0.25), "MMLU-Pro": pytest.approx(0.1)}
+    assert chance_level("gpqa_diamond", "cot_correct")[0] == pytest.approx(0.25)

@@ -65,11 +65,13 @@ def loop(tmp_path_factory):
     db = root / "store.duckdb"
     assert main(["ingest", "--db", str(db), str(root / "population")]) == 0
     reduced = root / "reduced"
-    assert main(["reduce", "--db", str(db), "--budget", BUDGET, "--n-random", "200", "--out", str(reduced)]) == 0
+    # The task data are the user's own: --local-data lets their absolute paths into the task YAMLs.
+    local = ["--local-data", str(root / "tasks")]
+    assert main(["reduce", "--db", str(db), "--budget", BUDGET, "--n-random", "200", "--out", str(reduced), *local]) == 0
     # The same reduction with item subsets: ITEMS anchor items of each subset task (from the population's sample logs).
     reduced_items = root / "reduced_items"
     assert main(["reduce", "--db", str(db), "--budget", BUDGET, "--n-random", "200", "--items", str(ITEMS),
-                 "--out", str(reduced_items)]) == 0
+                 "--out", str(reduced_items), *local]) == 0
     # The user's tasks folder is gone by the time the reduced benchmark runs: only the data files remain.
     for f in (root / "tasks").glob("*.yaml"):
         f.unlink()

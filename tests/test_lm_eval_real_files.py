@@ -102,3 +102,19 @@ def test_a_metric_not_computed_is_left_out_not_the_file(tmp_path, missing):
             ("gpqa_diamond_zeroshot", "acc_norm", 0.51), ("other_task", "acc_norm", 0.53)]
         board = query_results(s, MatrixQuery(benchmarks=("lm_eval",)))
         assert sorted(board.dataset) == ["gpqa_diamond_zeroshot", "other_task"]  # each still has a primary metric
+    # and it is reported, with counts and names (the ingest notes)
+    (note,) = report.files[0].notes
+    assert note.startswith("4 metrics written as null or not a number (not computed) left out: ")
+    assert "empty_task acc" in note and note.endswith("; 1 task with no metric left")
+
+
+def test_groups_stored_as_aggregates_are_noted():
+    """lm-eval's group scores (mmlu over its 57 subjects) are stored as aggregates: the ingest notes say which."""
+    from conftest import LM_EVAL, require
+
+    path = require(LM_EVAL / "v04_results_from_pull_refs" / "results" / "Qwen__Qwen2.5-1.5B"
+                   / "results_2025-03-03T00-05-12.300060.json")
+    with Store.open(":memory:") as s:
+        (f,) = ingest_paths(s, [path], show_progress=False).by_status("ingested")
+    assert f.notes == ["5 groups stored as aggregates (lm-eval's scores over their tasks): mmlu, mmlu_humanities, "
+                       "mmlu_other, mmlu_social_sciences, mmlu_stem"]

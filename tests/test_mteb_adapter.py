@@ -27,7 +27,7 @@ def _store(paths, **options):
 def test_both_layouts_ingest_with_each_task_types_main_score():
     s, rep = _store([FIX])
     # GritLM's model_meta.json: model metadata, skipped quietly (test_model_meta_json_is_model_metadata...)
-    assert len(rep.by_status("ingested")) == 14 and [f.quiet for f in rep.by_status("skipped")] == [True]
+    assert len(rep.by_status("ingested")) == 15 and [f.quiet for f in rep.by_status("skipped")] == [True]
     assert {f.adapter for f in rep.by_status("ingested")} == {"mteb"}
     df = load_matrix(s, MatrixQuery(normalise="none"))
     mini = df.loc["all-MiniLM-L6-v2"]
@@ -114,7 +114,7 @@ def test_model_meta_json_is_model_metadata_not_a_result_file(caplog):
     s, rep = _store([GRIT])
     (meta_file,) = rep.by_status("skipped")
     assert meta_file.path.endswith("model_meta.json") and meta_file.quiet and "model metadata" in meta_file.reason
-    assert len(rep.by_status("ingested")) == 4
+    assert len(rep.by_status("ingested")) == 5
     assert "1 skipped (1 of them metadata files with no results)" in rep.summary()
     assert "model_meta" not in {d for (d,) in s.con.execute("SELECT name FROM datasets").fetchall()}
     meta = s.model_metadata(["GritLM/GritLM-7B"])
@@ -132,3 +132,36 @@ def test_ingest_command_does_not_warn_about_model_meta_json(tmp_path, capsys, ca
         assert main(["ingest", "--db", str(db), str(GRIT)]) in (0, None)
     assert "model_meta.json" not in caplog.text
     assert "metadata files with no results" in capsys.readouterr().out
+
+
+def test_aggregate_task_is_stored_as_an_aggregate_and_noted():
+    """CQADupstackRetrieval, mteb's mean of its 12 forum sub-tasks, was stored as a dataset beside its parts."""
+    s, rep = _store([GRIT])
+    kinds = dict(s.con.execute("SELECT name, kind FROM datasets WHERE is_primary").fetchall())
+    assert kinds["CQADupstackRetrieval"] == "aggregate"
+    assert {k for n, k in kinds.items() if n != "CQADupstackRetrieval"} == {"dataset"}
+    (f,) = [f for f in rep.by_status("ingested") if f.path.endswith("CQADupstackRetrieval.json")]
+    assert f.notes == ["task CQADupstackRetrieval stored as an aggregate (mteb defines it as the mean of its sub-tasks)"]
+    df = load_matrix(s, MatrixQuery(normalise="none", aggregates="only"))
+    assert df.loc["GritLM/GritLM-7B", "CQADupstackRetrieval"] == pytest.approx(0.46394)
+
+
+def test_mteb_version_past_the_first_bytes_is_still_recognised(tmp_path):
+    """A multilingual file that writes its test block first (mteb 1.0.x; MassiveIntentClassification's layout, with
+    per-language blocks) put mteb_version past byte 4,800 and was skipped as "not a recognised result file"."""
+    import json
+
+    real = FIX / "current" / "all-MiniLM-L6-v2" / "no_revision_available" / "MassiveIntentClassification.json"
+    doc = json.loads(real.read_text())
+    block = doc["test"]["da"]
+    for lang in ("af", "am", "ar", "az", "bn", "cy", "de", "el", "es", "fa", "fi", "fr", "he", "hi", "hu"):
+        doc["test"][lang] = dict(block)  # more languages before the file's metadata, as a 51-language run writes
+    text = json.dumps(doc, indent=4)
+    assert text.index("mteb_version") > 4800
+    (tmp_path / "m").mkdir()
+    path = tmp_path / "m" / "MassiveIntentClassification.json"
+    path.write_text(text)
+    s, rep = _store([path])
+    (f,) = rep.files
+    assert (f.status, f.adapter) == ("ingested", "mteb"), f.reason
+    assert load_matrix(s, MatrixQuery(normalise="none")).iloc[0, 0] == pytest.approx(0.6740416946872899)

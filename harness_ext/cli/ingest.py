@@ -47,10 +47,14 @@ def run(args) -> int:
         for f in report.files:  # a conflict says "this file": name it (a folder's files all print here)
             for c in f.conflicts:
                 log.warning(f"conflict in {f.path}: {c}")
+        import sys
+
+        for line in report.note_lines():  # what the adapters' heuristics did: never silent
+            print(f"note: {line}", file=sys.stderr)
     print(report.summary())
     args.json_payload = {"summary": report.summary(), "n_results": report.n_results,
                          "files": [{"path": f.path, "status": f.status, "adapter": f.adapter, "n_results": f.n_results,
-                                    "n_samples": f.n_samples, "reason": f.reason,
+                                    "n_samples": f.n_samples, "reason": f.reason, "notes": list(f.notes),
                                     "conflicts": [str(c) for c in f.conflicts]} for f in report.files]}
     if report.group:
         name, added = report.group

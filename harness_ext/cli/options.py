@@ -422,6 +422,10 @@ def reduce_options(parser):
                         help="run only N anchor items of each subset task with per-sample logs in the store "
                              "(lm_eval --log_samples); the reduced folder then holds <group>_samples.json for "
                              "lm_eval --samples, and predict weights the anchors")
+    parser.add_argument("--local-data", action="append", default=None, metavar="DIR",
+                        help="a folder of your own task data (repeatable): absolute data paths that the ingested "
+                             "lm-eval task configurations name inside it are written into the task YAMLs; any other "
+                             "local path is left out, with a note")
     parser.add_argument("--no-plot", action="store_true", help="do not write error_vs_budget.png")
     parser.add_argument("--selector", default="prediction_greedy",
                         help="selector plugin (default prediction_greedy: the subset that best predicts the rest "

@@ -10,8 +10,11 @@ log = logging.getLogger("harness_ext.methods.predict")
 def run(args) -> int:
     from ..methods.manifest import load_manifest
     from ..methods.predict import predict_from_manifest
-    from ..methods.predict_export import write_eee_records, write_lm_eval_results
+    from ..methods.predict_export import check_eee_folder, write_eee_records, write_lm_eval_results
 
+    # Everything the command was given is checked before the work: the manifest, where records go.
+    if getattr(args, "eee", None):
+        check_eee_folder(args.eee)
     manifest = load_manifest(args.manifest)
     pred = predict_from_manifest(manifest, args.results, manifest_path=args.manifest)
     for w in pred.warnings:

@@ -13,6 +13,16 @@ from pathlib import Path
 log = logging.getLogger("harness_ext.reduce")
 
 
+def local_data_dirs(dirs) -> list:
+    """The ``--local-data`` folders, each checked to be a folder before any work."""
+    from ..errors import HarnessExtError
+
+    for d in dirs or ():
+        if not Path(d).is_dir():
+            raise HarnessExtError(f"--local-data {d}: not a folder")
+    return list(dirs or ())
+
+
 def run(args) -> int:
     from ..methods.budget import read_costs
     from ..methods.reduce import DEFAULT_FORMATS, reduce_matrix
@@ -35,6 +45,7 @@ def run(args) -> int:
     for f in formats:
         get_registration("manifest_writers", f)
     costs = read_costs(args.costs) if getattr(args, "costs", None) else None
+    local_data = local_data_dirs(getattr(args, "local_data", None))
     # -vv names each stage as it starts (benchmarks/bench_matrix.py times them from these lines).
     log.debug("reduce stage: matrix from the store")
     df = matrix_from_args(args)
@@ -43,7 +54,7 @@ def run(args) -> int:
         df, budget=args.budget, selector=args.selector, similarity=args.similarity, predictor=args.predictor,
         weighting=args.weighting, weighting_params=weighting_params, random_state=args.seed, n_random=args.n_random,
         group_name=args.group_name, db=db, costs=costs, n_random_subsets=getattr(args, "n_random_subsets", None),
-        items=getattr(args, "items", None),
+        items=getattr(args, "items", None), local_data=local_data,
     )
     log.debug("reduce stage: harness files and plot")
     paths = result.write(args.out, formats)

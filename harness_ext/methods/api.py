@@ -156,7 +156,7 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
            selector: str = DEFAULT_SELECTOR, similarity: str = "pearson", predictor: str = "lowrank",
            weighting: str = "uniform", weights: Optional[PathLike] = None, costs=None, n_random: int = 200,
            n_random_subsets: Optional[int] = None, group_name: str = "harness_ext_reduced",
-           store: Optional[PathLike] = None, items: Optional[int] = None):
+           store: Optional[PathLike] = None, items: Optional[int] = None, local_data=()):
     """Choose a small subset of datasets that predicts the rest, with the evidence, as ``harness-ext reduce``.
 
     Parameters
@@ -189,6 +189,10 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
         Run only this many anchor items of each subset task whose per-sample logs are in the
         store (:mod:`harness_ext.methods.items`): ``.write()`` then also writes
         ``<group>_samples.json`` for ``lm_eval --samples``, and :func:`predict` weights the anchors.
+    local_data : sequence of path-like
+        Folders of your own task data: absolute data paths that the kept lm-eval task
+        configurations name inside them are written into the task YAMLs; any other local path
+        is left out, with a note (:mod:`harness_ext.store.task_yaml_safety`).
 
     Returns
     -------
@@ -230,7 +234,7 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     return reduce_matrix(df, budget=None if budget is None else str(budget), selector=selector, similarity=similarity,
                          predictor=predictor, weighting=weighting, weighting_params=weighting_params,
                          random_state=int(seed), n_random=n_random, group_name=group_name, db=db, costs=costs,
-                         n_random_subsets=n_random_subsets, items=items)
+                         n_random_subsets=n_random_subsets, items=items, local_data=local_data)
 
 
 def _manifest_of(manifest) -> tuple:

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..errors import HarnessExtError, MethodError
+from ..errors import HarnessExtError, MethodError, PluginError
 from ..report import jsonable, progress
 from .budget import DEFAULT_BUDGET_REASON, dataset_costs, parse_budget, subset_size
 
@@ -82,13 +82,17 @@ def validate_manifest(manifest: dict, path="manifest") -> None:
     """
     import jsonschema
 
-    from .manifest_validation import check_consistency, check_version
+    from ..safe_output import check_group_name
+    from .manifest_validation import check_consistency, check_numbers, check_structure, check_version, schema_view
 
     if not isinstance(manifest, dict):
         raise HarnessExtError(f"{path} is not a valid harness-ext manifest: not a JSON object")
     check_version(manifest, path)
+    # Cheap checks first: the schema walks every cell of an embedded matrix (seconds per million).
+    check_structure(manifest, path)
+    check_numbers(manifest, path)
     try:
-        jsonschema.validate(manifest, schema())
+        jsonschema.validate(schema_view(manifest), schema())
     except jsonschema.ValidationError as exc:
         where = "/".join(map(str, exc.absolute_path)) or "(top level)"
         msg = exc.message if len(exc.message) <= 300 else exc.message[:297] + "..."
@@ -96,6 +100,10 @@ def validate_manifest(manifest: dict, path="manifest") -> None:
     except RecursionError:
         raise HarnessExtError(f"{path} is not a valid harness-ext manifest: nested too deeply") from None
     check_consistency(manifest, path)
+    try:
+        check_group_name(manifest["group_name"])  # it names the files predict writes
+    except HarnessExtError as exc:
+        raise HarnessExtError(f"{path} is not a valid harness-ext manifest: {exc}") from None
 
 
 def thin_columns(columns, counts, noun: str = "datasets") -> tuple:
@@ -533,27 +541,35 @@ def example_manifest() -> dict:
             "group_name": "harness_ext_example", "subset": subset, "datasets": [], "warnings": []}
 
 
-def attach_lm_eval_tasks(manifest: dict, db=None) -> dict:
+def attach_lm_eval_tasks(manifest: dict, db=None, local_data=()) -> dict:
     """Record in ``manifest["lm_eval_tasks"]`` where each lm-eval task of the subset is defined.
 
     Built into the installed lm-eval, kept from an ingested results file's ``configs`` block
-    (the ``lm_eval_yaml`` writer then writes it beside the group), or unknown: a warning
-    then names the task and says the reduced folder is not self-contained.
+    (the ``lm_eval_yaml`` writer then writes it beside the group, its code and paths outside
+    the folder left out and counted in a warning), or unknown: a warning then names the task
+    and says the reduced folder is not self-contained. ``local_data``: folders of the user's
+    own task data, whose absolute paths may be written
+    (:func:`harness_ext.store.task_yaml_safety.safe_task_config`).
     """
     from harness_ext.plugins.manifest_writers import lm_eval_task
 
     from ..store.lm_eval_tasks import resolve_tasks
     from ..store.db import Store
+    from ..store.task_yaml_safety import dropped_summary
 
     names = [n for n in (lm_eval_task(e) for e in manifest["subset"]) if n]
     if not names:
         return manifest
+    local_data = [str(Path(d).resolve()) for d in local_data or ()]
     if db in (None, ":memory:") or not Path(db).exists():
-        found = resolve_tasks(names, None)
+        found = resolve_tasks(names, None, local_data)
     else:
         with Store.open(db, read_only=True) as store:
-            found = resolve_tasks(names, store)
+            found = resolve_tasks(names, store, local_data)
     manifest["lm_eval_tasks"] = found
+    note = dropped_summary({t: e["dropped"] for t, e in found.items() if e.get("dropped")})
+    if note:
+        manifest["warnings"].append(note)
     unknown = [t for t, e in found.items() if e["origin"] == "unknown"]
     if unknown:
         manifest["warnings"].append(
@@ -569,31 +585,47 @@ def write_outputs(manifest: dict, out_dir, formats) -> list:
     Validate first, then write: every writer runs in a staging folder and every file it
     returns is checked (:func:`harness_ext.safe_output.checked_outputs`) before any file is
     moved into ``out_dir``. A refusal (an unknown writer, an unsafe group or file name, a name
-    a format cannot hold) leaves ``out_dir`` as it was, not half-written.
+    a format cannot hold, a writer that raises or writes outside its folder:
+    :class:`harness_ext.safe_output.WriterWatch`) leaves ``out_dir`` as it was, not half-written.
     """
+    import os
     import shutil
     import tempfile
 
     from ..plugin_manager import get_registration
-
-    from ..safe_output import OutputDir, check_group_name, checked_outputs
+    from ..safe_output import OutputDir, WriterWatch, check_group_name, checked_outputs
 
     out_dir = Path(out_dir)
     check_group_name(manifest.get("group_name") or "harness_ext_reduced")
     regs = [get_registration("manifest_writers", name) for name in formats]
     # Stage beside the folder when its parent exists (the final moves are then renames), else in the temp dir.
     parent = out_dir.parent if out_dir.parent.is_dir() else None
+    # Writers write into stage/files: a write to '../x' lands in the private stage, where it is seen.
     stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name or 'out'}.staging-", dir=parent))
+    files = stage / "files"
+    files.mkdir()
     try:
         staged = []
         for reg in regs:
             where = f"{reg.name!r} ({reg.source})"
-            returned = reg.write(manifest, OutputDir(stage, where, shown=out_dir))
-            staged.extend(checked_outputs(returned, stage, where))
+            watch = WriterWatch(stage, out_dir)
+            try:
+                returned = reg.write(manifest, OutputDir(files, where, shown=out_dir))
+            except HarnessExtError:
+                raise
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - a plugin's failure, named, not "unexpected"
+                raise PluginError(f"manifest writer {where} failed: {type(exc).__name__}: {exc}") from None
+            escaped = watch.escapes()
+            if escaped:
+                shown = ", ".join(os.path.relpath(p, files) if stage in p.parents else str(p) for p in escaped[:5])
+                shown += " ..." if len(escaped) > 5 else ""
+                raise PluginError(f"manifest writer {where} wrote outside its folder: {shown} "
+                                  "(a writer writes only the files it returns, inside the folder it is given)")
+            staged.extend(checked_outputs(returned, files, where))
         out_dir.mkdir(parents=True, exist_ok=True)
         written = []
         for p in staged:
-            dest = out_dir / p.relative_to(stage)
+            dest = out_dir / p.relative_to(files)
             if dest not in written:
                 shutil.move(str(p), str(dest))  # a rename on one file system
                 written.append(dest)

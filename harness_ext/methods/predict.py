@@ -195,9 +195,11 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
     from ..store.ingest import ingest_paths
     from ..store.matrix import query_results, MatrixQuery
     from ..store.db import Store
+    from ..types import SUBSET_OPTION
 
     with Store.open(":memory:") as store:
-        report = ingest_paths(store, paths)  # a bar on a terminal: a folder of runs takes a while
+        # A new model's file holds the subset's columns: a leaderboard's sidecar beside it may describe them all.
+        report = ingest_paths(store, paths, options={SUBSET_OPTION: True})  # a bar on a terminal: a folder takes a while
         if not report.by_status("ingested"):
             reasons = "; ".join(f"{f.path}: {f.reason}" for f in report.by_status("skipped")[:3])
             raise HarnessExtError(f"no results could be read from {', '.join(map(str, paths))}" + (f" ({reasons})" if reasons else ""))
@@ -233,6 +235,7 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
         if model in raw.index:
             raw.loc[model, c] = v
     raw.attrs["anchored"] = sorted(k for k in anchored if k[0] in raw.index)
+    raw.attrs["ingest_notes"] = report.note_lines()  # what reading the files did to them: reported with the prediction
     return raw, report, other_shots
 
 
@@ -328,7 +331,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     Z_new = apply_normalisation(raw_new.to_numpy(dtype=float), params)
     subset_names = [s["name"] for s in manifest["subset"]]
     subset_idx = np.array([columns.index(n) for n in subset_names])
-    warnings = chance_warnings(manifest)
+    warnings = chance_warnings(manifest) + [f"reading the new results: {n}" for n in raw_new.attrs.get("ingest_notes", ())]
     have = ~np.isnan(Z_new[:, subset_idx])
     for i, model in enumerate(raw_new.index):
         missing = [subset_names[j] for j in np.flatnonzero(~have[i])]

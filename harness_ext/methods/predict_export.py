@@ -109,8 +109,42 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
     }
 
 
+#: Longest file stem made from a model or group name (file systems allow 255 bytes per name).
+MAX_STEM = 120
+
+
 def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "__", name).strip("._") or "model"
+    """A file stem from ``name``: safe characters only, and a long name cut with a hash of the whole
+    so that two long names stay apart."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "__", name).strip("._") or "model"
+    if len(stem) > MAX_STEM:
+        import hashlib
+
+        stem = f"{stem[:MAX_STEM - 17]}_{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
+    return stem
+
+
+def check_eee_folder(out_dir) -> Path:
+    """``out_dir`` as a folder ``predict --eee`` can write records into, checked before any work.
+
+    Raises
+    ------
+    HarnessExtError
+        If it is an existing file, or the nearest existing folder above it cannot be written.
+    """
+    import os
+
+    from ..errors import HarnessExtError
+
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise HarnessExtError(f"--eee {out_dir}: exists and is not a folder")
+    parent = out_dir
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise HarnessExtError(f"--eee {out_dir}: {parent} is not a folder this user can write")
+    return out_dir
 
 
 def write_lm_eval_results(pred, manifest: dict, manifest_path) -> list:
@@ -216,13 +250,22 @@ def eee_record(pred, manifest: dict, model: str, timestamp: str = None) -> dict:
 
 
 def write_eee_records(pred, manifest: dict, out_dir) -> list:
-    """One ``<model>.json`` Every Eval Ever record per model in ``out_dir``; returns the paths."""
-    out_dir = Path(out_dir)
+    """One ``<model>.json`` Every Eval Ever record per model in ``out_dir``; returns the paths.
+
+    Two models whose names make one file name get numbered files, never one overwriting the other.
+    """
+    out_dir = check_eee_folder(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = str(int(time.time()))
-    written = []
+    written, taken = [], set()
     for model in pred.aggregate["model"]:
-        path = out_dir / f"{_safe(model)}.json"
+        stem = name = _safe(model)
+        n = 1
+        while stem in taken:
+            n += 1
+            stem = f"{name}_{n}"
+        taken.add(stem)
+        path = out_dir / f"{stem}.json"
         path.write_text(json.dumps(eee_record(pred, manifest, model, stamp), indent=2) + "\n")
         written.append(path)
     return written

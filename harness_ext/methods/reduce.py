@@ -187,13 +187,15 @@ def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_S
                   predictor: str = "lowrank", weighting: str = "uniform", weighting_params: Optional[dict] = None,
                   random_state: int = 0, n_random: int = 200, group_name: str = "harness_ext_reduced",
                   db: Optional[str] = None, costs=None, n_random_subsets: Optional[int] = None,
-                  items: Optional[int] = None) -> ReduceResult:
+                  items: Optional[int] = None, local_data=()) -> ReduceResult:
     """Select a subset of ``df``'s datasets, build its manifest and find where its lm-eval tasks are defined.
 
     Parameters are those of :func:`harness_ext.methods.manifest.build_manifest`; ``db`` is also
     where the lm-eval task configurations recorded at ingest are looked up. ``items``: run only
     this many anchor items of each subset task that has per-sample logs in ``db``
     (:mod:`harness_ext.methods.items`); the lm-eval files then carry ``--samples``.
+    ``local_data``: folders of the user's own task data; absolute data paths the kept task
+    configurations name inside them are written into the task YAMLs (others are left out).
 
     Returns
     -------
@@ -207,7 +209,7 @@ def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_S
         df, budget=budget, selector=selector, similarity=similarity, predictor=predictor, weighting=weighting,
         weighting_params=weighting_params, random_state=random_state, n_random=n_random, group_name=group_name,
         db=db, costs=costs, n_random_subsets=n_random_subsets)
-    attach_lm_eval_tasks(manifest, db)
+    attach_lm_eval_tasks(manifest, db, local_data)
     if items:
         from .items import attach_items
 

@@ -35,10 +35,11 @@ from ..errors import StoreError
 from .batch import _KIND_NAMES, _Cells, _columns, _float_column, _Frame, _int_column, _metadata
 # Re-exported: the command line sets the lock wait and listener here.
 from .locking import (  # noqa: F401
-    DEFAULT_LOCK_TIMEOUT, LOCK_TIMEOUT_ENV, NOT_A_STORE, _connect, lock_timeout_default, set_lock_listener,
-    set_lock_timeout)
+    DEFAULT_LOCK_TIMEOUT, LOCK_TIMEOUT_ENV, NOT_A_STORE, _check_writable, _connect, lock_timeout_default,
+    set_lock_listener, set_lock_timeout)
 from .tables import (
-    _DATASET_COLUMNS, _PAIR_COLUMNS, _SCHEMA_AND_VERSION, AGGREGATE, CONFLICT_TOLERANCE, DATASET, UNKNOWN_SHOTS)
+    _DATASET_COLUMNS, _PAIR_COLUMNS, _SCHEMA_AND_VERSION, AGGREGATE, CONFLICT_TOLERANCE, DATASET, UNKNOWN_SHOTS,
+    _check_schema_version)
 
 log = logging.getLogger(__name__)
 
@@ -224,8 +225,14 @@ class Store:
             if os.path.lexists(p):
                 check_store_file(p)
             elif not read_only:
-                p.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    p.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise StoreError(f"cannot write the store at {path}: cannot create its folder "
+                                     f"({exc.strerror or exc})") from None
                 created = True
+            if not read_only:
+                _check_writable(p)
         con = _connect(path, read_only and path != ":memory:", lock_timeout)
         try:
             # A file this call created holds no tables: the catalog query (a new connection's first costs about
@@ -238,6 +245,8 @@ class Store:
                     raise StoreError(f"{NOT_A_STORE}: {path} (a DuckDB database without harness-ext tables)")
                 if read_only and "results" not in tables:
                     raise StoreError(f"{NOT_A_STORE}: {path} (no results table)")
+                if "meta" in tables:
+                    _check_schema_version(con, path)
             return cls(con, path, read_only, fresh=fresh)
         except StoreError:
             con.close()

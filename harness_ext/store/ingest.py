@@ -31,8 +31,8 @@ from typing import Iterable, Iterator, Optional
 from ..errors import IngestError, NotResults
 from ..plugin_manager import get_registration, get_registrations
 from ..types import _NAMES_OK, SourceFile
-from .ingest_checks import _all_plain, _plain
-from .ingest_read import SMALL_FILE_BYTES, _read_walked
+from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _plain
+from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
@@ -62,6 +62,9 @@ class FileReport:
     n_samples: int = 0  # per-sample scores, for an lm-eval samples_<task>_<date>.jsonl log
     #: A skipped file its adapter knows holds no results (:class:`~harness_ext.errors.NotResults`): no warning.
     quiet: bool = False
+    #: What the adapter's heuristics did to the file's data (:meth:`harness_ext.types.SourceFile.note`): columns
+    #: stored as aggregates or model metadata, cells left out, each with counts and names.
+    notes: list = field(default_factory=list)
 
 
 @dataclass
@@ -87,20 +90,39 @@ class IngestReport:
         samples = f", {sum(f.n_samples for f in logs)} per-sample scores from {len(logs)} sample logs" if logs else ""
         quiet = sum(f.quiet for f in self.by_status("skipped"))
         known = f" ({quiet} of them metadata files with no results)" if quiet else ""
+        n_notes = sum(len(f.notes) for f in self.files)
+        notes = f"; {n_notes} notes on how files were read" if n_notes else ""
         return (
             f"{ing} files ingested ({self.n_results} results{samples}), {unch} unchanged (already in the store), "
-            f"{skip} skipped{known}, {len(self.conflicts)} conflicting values"
+            f"{skip} skipped{known}, {len(self.conflicts)} conflicting values{notes}"
         )
 
+    def note_lines(self, limit: int = 50) -> list:
+        """The files' notes as lines ``path: note``; a note several files share is one line naming how many.
+
+        A folder of thousands of leaderboard records repeats one note ("2 scores outside [0, 1] left out")
+        per file: one line each would bury the rest. At most ``limit`` lines, then how many were left out.
+        """
+        by_text: dict = {}
+        for f in self.files:
+            for text in f.notes:
+                by_text.setdefault(text, []).append(f.path)
+        lines = [f"{paths[0]}: {text}" if len(paths) == 1 else f"{text} ({len(paths)} files, e.g. {paths[0]})"
+                 for text, paths in by_text.items()]
+        if len(lines) > limit:
+            lines = lines[:limit] + [f"... and {len(lines) - limit} more notes (harness-ext ingest --json lists them all)"]
+        return lines
+
     def __str__(self) -> str:
-        # print(report) in a notebook: the line 'harness-ext ingest' prints, not the dataclass repr of every file.
-        return self.summary()
+        # print(report) in a notebook: the line 'harness-ext ingest' prints, not the dataclass repr of every file;
+        # with the notes under it, as the command prints them.
+        return "\n".join([self.summary()] + [f"note: {line}" for line in self.note_lines()])
 
 
 def sha256_of(src: SourceFile, adapter) -> str:
     """Content hash of a source; for directory adapters, of its files' names and bytes."""
     d = src.__dict__
-    if "bytes" in d and not src.options and ("_no_sidecars" in d or src._siblings is not None and not src.sidecars()):
+    if _bytes_alone(src):
         # The common case, on the bytes read once for sniffing and parsing (ingest reads small files whole).
         h = hashlib.sha256(d["bytes"])
         h.update(_adapter_tag(adapter.name))
@@ -277,8 +299,20 @@ def read_source(src: SourceFile, adapter) -> list:
     """Read and validate every record of one source; raise IngestError on any problem.
 
     Whatever an adapter does wrong (raises any exception, yields something that is not a
-    ResultRecord, runs out of memory) fails only this source, with the adapter named.
+    ResultRecord, runs out of memory) fails only this source, with the adapter named. Text the
+    store cannot keep (a lone surrogate from a ``"\\ud800"`` escape) in any name, metadata value
+    or task configuration fails it too, before anything of it is written
+    (:func:`harness_ext.store.ingest_checks._check_text_of`).
     """
+    records = _read_validated(src, adapter)
+    data = src.__dict__.get("bytes")
+    if data is None or _may_hold_surrogates(data) or not _bytes_alone(src):  # see _check_text_of
+        _check_text_of(src, records)
+    return records
+
+
+def _read_validated(src: SourceFile, adapter):
+    """:func:`read_source` but the metadata text check."""
     ColumnarResults, ResultRecord, ColumnarCells, ResultRows = _read_types()
     try:
         records = adapter.read(src)
@@ -461,6 +495,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     pending: list = []  # (report index, path, sha, adapter name, records), written in one transaction per batch
 
     task_configs: dict = {}  # path -> {task: (config, config_source)}, kept once the file's results are stored
+    notes_of: dict = {}  # report index -> the notes its adapter made while reading (SourceFile.note)
 
     def flush(final=False):
         nonlocal release_at, aliases_done
@@ -485,7 +520,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                     outcome = SourceOutcome("skipped", reason="the store did not keep it (not found after the commit)")
                 n = committed.get(sha, 0) if outcome.status == "ingested" else 0
                 report.files[idx] = FileReport(str(path), outcome.status, name, n, reason=outcome.reason,
-                                               conflicts=outcome.conflicts)
+                                               conflicts=outcome.conflicts, notes=notes_of.pop(idx, []))
                 configs = task_configs.pop(path, None)
                 if configs and outcome.status == "ingested":
                     kept.append((path, configs))
@@ -528,25 +563,31 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
                     report.files.append(FileReport(src.pathname, "unchanged", chosen.name))
                     continue
                 records, configs = _records_of(src, chosen)
-                if configs:
-                    task_configs[src.pathname] = configs
-                report.files.append(None)
-                pending.append((len(report.files) - 1, src.pathname, sha, chosen.name, records))
-                batch_sha.add(sha)
-                n_pending += len(records)
-                if len(pending) >= BATCH_FILES or n_pending >= BATCH_RECORDS:
-                    flush()
-                    batch_sha.clear()
-                    n_pending = 0
-            except (IngestError, OSError, MemoryError) as exc:
+                notes = src.take_notes()
+            except Exception as exc:  # noqa: BLE001 - whatever reading one file raises fails that file only
                 report.files.append(FileReport(_shown(src.path), "skipped", reason=_skip_reason(exc),
                                                quiet=isinstance(exc, NotResults)))
+                continue
             finally:
                 # The file's bytes and parsed document are not needed once its records are made: freed now,
                 # their memory serves the next file (instead of a batch's worth of documents held to the end).
                 sd = src.__dict__
                 for k in _READ_CACHE:
                     sd.pop(k, None)
+                sd.pop("notes", None)  # a skipped file's notes: its reason says what matters
+            if configs:
+                task_configs[src.pathname] = configs
+            report.files.append(None)
+            if notes:
+                notes_of[len(report.files) - 1] = notes
+            pending.append((len(report.files) - 1, src.pathname, sha, chosen.name, records))
+            batch_sha.add(sha)
+            n_pending += len(records)
+            # Outside the file's own errors: a batch that cannot be written (the store locked) is not this file's.
+            if len(pending) >= BATCH_FILES or n_pending >= BATCH_RECORDS:
+                flush()
+                batch_sha.clear()
+                n_pending = 0
         flush(final=True)
         store.acquire()
     except StoreLockedError as exc:
@@ -598,7 +639,11 @@ def _skip_reason(exc: BaseException) -> str:
         return exc.reason
     if isinstance(exc, MemoryError):
         return "too large to read in memory"
-    return f"cannot read: {exc}"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to read"
+    if isinstance(exc, OSError):
+        return f"cannot read: {exc.strerror or exc}"
+    return f"cannot read: {type(exc).__name__}: {exc}"
 
 
 #: What a SourceFile keeps of a file it read (see SourceFile and the lm-eval adapter's version sniff).

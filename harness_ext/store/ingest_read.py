@@ -9,10 +9,39 @@ import functools
 import os
 from stat import S_ISREG
 
+from ..errors import IngestError
 from ..types import SourceFile
 
 #: Files up to this size are read once into memory (sniffing, parsing and hashing share the bytes).
 SMALL_FILE_BYTES = 16 << 20
+#: A compressed stream (an archive member, a ``.gz`` file) may inflate to this many times its compressed size
+#: beyond :data:`INFLATION_FREE_BYTES`: text compresses 5 to 50 times, a decompression bomb about 1,000 times.
+MAX_INFLATION = 200
+#: What any compressed stream may inflate to, whatever its ratio.
+INFLATION_FREE_BYTES = 1 << 20
+
+
+def read_inflated(fh, path, what: str, compressed_size: int, limit: int) -> bytes:
+    """Read a decompressing stream ``fh`` (``zipfile.ZipFile.open``, ``gzip.open``) to its end, a block at a time.
+
+    Refused, with an IngestError naming ``path`` and ``what`` (``"member header.json"``), as soon as the
+    output passes ``limit`` bytes or :data:`MAX_INFLATION` times ``compressed_size`` (beyond
+    :data:`INFLATION_FREE_BYTES`): a few hundred kilobytes that inflate to gigabytes are never held in memory.
+    """
+    by_ratio = max(INFLATION_FREE_BYTES, MAX_INFLATION * max(int(compressed_size), 0))
+    cap = min(limit, by_ratio)
+    parts, n = [], 0
+    while True:
+        block = fh.read(min(1 << 20, cap + 1 - n))
+        if not block:
+            return b"".join(parts)
+        n += len(block)
+        if n > cap:
+            if cap == limit:
+                raise IngestError(path, f"{what} inflates past the {limit:,}-byte limit: not read")
+            raise IngestError(path, f"{what} inflates to more than {MAX_INFLATION} times its {compressed_size:,} "
+                                    "compressed bytes (a decompression bomb?): not read")
+        parts.append(block)
 
 
 def _read_walked(src: SourceFile, limit: int) -> bool:
@@ -96,3 +125,10 @@ def _parse_fast(data: bytes):
 
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def _bytes_alone(src: SourceFile) -> bool:
+    """Whether what a source means is its bytes, read already: no reading options and no sidecar beside it."""
+    d = src.__dict__
+    return "bytes" in d and not src.options and ("_no_sidecars" in d or src._siblings is not None
+                                                  and not src.sidecars())

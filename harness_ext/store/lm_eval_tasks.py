@@ -33,6 +33,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional
 
+from .task_yaml_safety import safe_task_config
+
 #: Key of ``ResultRecord.dataset_metadata`` that carries a task's configuration from the adapter to ingest.
 CONFIG_KEY = "task_config"
 #: Configuration keys lm-eval fills at run time; they are not part of a task's definition.
@@ -118,7 +120,8 @@ def store_configs(store, items: Iterable) -> int:
             rows.append((task, hashlib.sha256(canonical.encode()).hexdigest(), json.dumps(cfg, default=str), str(path),
                          origin, now))
     if rows:
-        store.con.executemany("INSERT OR IGNORE INTO task_configs VALUES (?, ?, ?, ?, ?, ?)", rows)
+        with store.transaction() as con:  # all of them or none (ingest checked their text: harness_ext.types.check_storable)
+            con.executemany("INSERT OR IGNORE INTO task_configs VALUES (?, ?, ?, ?, ?, ?)", rows)
     return len(rows)
 
 
@@ -170,7 +173,7 @@ def builtin_task_index(root: Optional[Path] = None) -> dict:
     return names
 
 
-def resolve_tasks(tasks: Iterable[str], store=None) -> dict:
+def resolve_tasks(tasks: Iterable[str], store=None, local_data: Iterable = ()) -> dict:
     """Where each lm-eval task's definition comes from, for the manifest.
 
     Returns
@@ -178,8 +181,12 @@ def resolve_tasks(tasks: Iterable[str], store=None) -> dict:
     dict
         ``{task: entry}``; ``entry["origin"]`` is ``"lm_eval"`` (built into the installed
         lm-eval; ``path`` relative to its task folder), ``"results"`` (``config`` kept from
-        the ingested results file ``source``) or ``"unknown"`` (``reason`` says why and
+        the ingested results file ``source``, only its data: what
+        :func:`~harness_ext.store.task_yaml_safety.safe_task_config` dropped is listed in
+        ``dropped``) or ``"unknown"`` (``reason`` says why and
         ``config_source`` names the YAML the runs used, when lm-eval recorded it).
+        ``local_data`` (folders of the user's own data) lets absolute data paths inside them
+        through, and is recorded in each ``"results"`` entry for the writer's own check.
     """
     tasks = list(dict.fromkeys(tasks))
     root = lm_eval_tasks_dir()
@@ -204,16 +211,13 @@ def resolve_tasks(tasks: Iterable[str], store=None) -> dict:
                                 + ("" if root else "; lm-eval is not installed, so it was not looked up among "
                                                    "lm-eval's built-in tasks")}
             continue
-        out[t] = {"origin": "results", "source": k["source"], "config_source": k["config_source"],
-                  "config": k["config"]}
+        config, dropped = safe_task_config(k["config"], None, local_data)
+        out[t] = {"origin": "results", "source": k["source"], "config_source": k["config_source"], "config": config}
+        if dropped:
+            out[t]["dropped"] = dropped
+        if local_data:
+            out[t]["local_data"] = list(local_data)
     return out
-
-
-def task_yaml_doc(task: str, config: dict) -> dict:
-    """The YAML document that defines ``task`` from a kept configuration."""
-    doc = {"task": task}
-    doc.update({k: v for k, v in config.items() if k != "task"})
-    return doc
 
 
 def missing_data_files(config: dict) -> list:

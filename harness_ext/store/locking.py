@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 from typing import Callable, Optional
 
 import duckdb
@@ -80,6 +81,10 @@ def _connect(path: str, read_only: bool, lock_timeout: Optional[float]) -> duckd
         except duckdb.IOException as exc:
             msg = str(exc)
             if "lock" not in msg.lower():
+                if any(w in msg.lower() for w in ("read-only file system", "permission denied")):
+                    # The file or its folder cannot be opened as asked: not a corrupt store.
+                    what = "read" if read_only else "write"
+                    raise StoreError(f"cannot {what} the store at {path}: {msg.splitlines()[0]}") from exc
                 raise StoreError(f"{NOT_A_STORE}: {path} ({msg.splitlines()[0]})") from exc
             waited = time.monotonic() - start
             if waited >= timeout:
@@ -99,3 +104,20 @@ def _connect(path: str, read_only: bool, lock_timeout: Optional[float]) -> duckd
             delay = min(delay * 2, 1.0)
         except duckdb.Error as exc:
             raise StoreError(f"{NOT_A_STORE}: {path} ({str(exc).splitlines()[0]})") from exc
+
+
+def _check_writable(p: Path) -> None:
+    """Refuse, before DuckDB opens it, a store that could not be written: DuckDB would open it and fail at the first
+    commit (its write-ahead log goes beside the file) with an error that invalidates the connection.
+
+    Raises
+    ------
+    StoreError
+        If the folder or the existing file is not writable (a read-only file system, permissions).
+    """
+    folder = p.parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise StoreError(f"cannot write the store at {p}: read-only folder ({folder}); pass --db a path in a "
+                         "writable folder")
+    if os.path.lexists(p) and not os.access(p, os.W_OK):
+        raise StoreError(f"cannot write the store at {p}: the file is read-only")

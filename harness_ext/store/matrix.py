@@ -352,7 +352,7 @@ def normalisation_params(raw, meta: pd.DataFrame, method: str = "chance",
     as the training matrix was, and turn predictions back into raw scores.
     ``raw`` is a DataFrame, or an array whose columns are ``meta``'s rows.
     """
-    from .scales import ACCURACY_METRICS, PERCENT_METRICS, chance_level, infer_scale, key, pre_transform, transform_of
+    from .scales import PERCENT_METRICS, chance_level, infer_scale, is_accuracy_metric, key, pre_transform, transform_of
 
     labels = raw.columns if isinstance(raw, pd.DataFrame) else meta.index
     X = raw.to_numpy(dtype=float) if isinstance(raw, pd.DataFrame) else np.asarray(raw, dtype=float)
@@ -380,7 +380,7 @@ def normalisation_params(raw, meta: pd.DataFrame, method: str = "chance",
             kinds[j], lo[j], hi[j] = [np.nan if v is None else v for v in infer_scale(
                 finite, name=str(names[j] if names[j] is not None else labels[j]), metric=str(metrics[j] or ""),
                 declared_lo=declared_lo[j], declared_hi=declared_hi[j], hint=hint,
-                percent_ok=m in ACCURACY_METRICS or m in PERCENT_METRICS or m.startswith(("acc", "exact_match")))]
+                percent_ok=m in PERCENT_METRICS or is_accuracy_metric(m))]
     transform = np.array([transform_of(k)[0] for k in kinds], dtype=object)
     ref = np.array([transform_of(k)[1] for k in kinds], dtype=float)
     linear = transform == "linear"

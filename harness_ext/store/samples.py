@@ -51,11 +51,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Optional
 
+import duckdb
 import numpy as np
 import pandas as pd
 
 from ..errors import IngestError, StoreError
-from .ingest import is_hidden
+from ..types import _check_text, check_storable
+from .ingest import _max_file_bytes, _skip_reason, check_path, is_hidden
+from .ingest_read import read_inflated
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sample_sources (
@@ -90,15 +93,61 @@ def is_samples_file(path) -> bool:
     return bool(SAMPLES_FILE_RE.match(name) or EEE_SAMPLES_RE.match(name))
 
 
-def _doc_id(sample_id) -> int:
-    """An integer id for an Every Eval Ever ``sample_id`` (``"id147"`` -> 147; other strings -> a stable hash)."""
+def _doc_id(sample_id, path=None, lineno: int = 0) -> int:
+    """An integer id for an Every Eval Ever ``sample_id`` (``"id147"`` -> 147; other strings -> a stable hash).
+
+    Raises
+    ------
+    IngestError
+        For an integer the store cannot keep (outside the 64-bit range of ``doc_id``).
+    """
     if isinstance(sample_id, int) and not isinstance(sample_id, bool):
+        if not -2**63 <= sample_id < 2**63:
+            raise IngestError(path, f"line {lineno}: sample_id {_int_text(sample_id)} is outside the 64-bit integer "
+                                    "range")
         return sample_id
     text = str(sample_id)
     m = re.fullmatch(r"[A-Za-z_-]*(\d{1,18})", text)
     if m:
         return int(m.group(1))
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little") & (2**63 - 1)
+
+
+def _int_text(v: int) -> str:
+    """An integer for a message: itself, or its digit count when it is long."""
+    if -10**30 <= v <= 10**30:
+        return str(v)
+    try:
+        return f"of {len(str(abs(v))):,} digits"
+    except ValueError:  # beyond Python's integer-to-text limit
+        return "of over 4,300 digits"
+
+
+def _finite(path, lineno: int, name: str, v) -> float:
+    """A score as a float; IngestError for one too large for a float or not finite (NaN, Infinity)."""
+    try:
+        f = float(v)
+    except OverflowError:
+        raise IngestError(path, f"line {lineno}: {name} {_int_text(v)} is too large for a float") from None
+    if not math.isfinite(f):
+        raise IngestError(path, f"line {lineno}: {name} {f!r} is not finite")
+    return f
+
+
+def _check_stored_text(path, text: str, names: dict, strings: dict) -> None:
+    """Refuse a samples file whose stored strings the store cannot keep.
+
+    ``names`` (``{what: str or list of str}``: model, task, metrics) get the results' name check
+    (:func:`harness_ext.types._check_text`: UTF-8, no control character or line break); ``strings`` (``{what:
+    list}``: the hashes) the UTF-8 check of :func:`harness_ext.types.check_storable`, which a text without a
+    ``\\ud`` escape passes (a lone surrogate comes only from one).
+    """
+    for what, v in names.items():
+        for name in ([v] if isinstance(v, str) else v):
+            _check_text(path, what, name)
+    if "\\ud" in text or "\\uD" in text:
+        for what, v in strings.items():
+            check_storable(path, what, v)
 
 
 def read_eee_samples(path) -> tuple:
@@ -131,20 +180,22 @@ def read_eee_samples(path) -> tuple:
         models.add(str(s.get("model_id")))
         tasks.add(str(s.get("evaluation_name")))
         ev = s["evaluation"]
-        did = _doc_id(s["sample_id"])
+        did = _doc_id(s["sample_id"], path, lineno)
         for name, v in (("score", ev.get("score")), ("acc", ev.get("is_correct"))):
             if isinstance(v, bool):
                 v = float(v)
-            if isinstance(v, (int, float)) and math.isfinite(float(v)):
+            if isinstance(v, (int, float)):
+                v = _finite(path, lineno, name, v)
                 doc_ids.append(did)
                 metrics.append(name)
-                values.append(float(v))
+                values.append(v)
                 hashes.append(s.get("sample_hash") if isinstance(s.get("sample_hash"), str) else None)
     if not values:
         raise IngestError(path, "no per-sample scores found")
     if len(models) != 1 or len(tasks) != 1:
         raise IngestError(path, f"lines name {len(models)} models and {len(tasks)} evaluations; expected one of each")
     model, task = models.pop(), tasks.pop()
+    _check_stored_text(path, text, {"model_id": model, "evaluation_name": task}, {"sample_hash": hashes})
     sha = hashlib.sha256(raw + f"\0model={model}\0task={task}".encode()).hexdigest()
     frame = pd.DataFrame({"doc_id": np.asarray(doc_ids, dtype=np.int64), "metric": metrics, "value": values,
                           "doc_hash": hashes, "prompt_hash": [None] * len(values)})
@@ -219,7 +270,7 @@ def model_for_samples(path, model: Optional[str] = None) -> str:
             cfg = doc.get("config") if isinstance(doc, dict) else None
             if isinstance(cfg, dict):
                 names.add(model_name(cfg, c, fallback=doc.get("model_name"))[0])
-        except (OSError, ValueError, IngestError, AttributeError, TypeError):
+        except (OSError, ValueError, IngestError, AttributeError, TypeError, RecursionError):
             continue
     if len(names) == 1:
         return names.pop()
@@ -234,16 +285,21 @@ def _json_lines(path, text: str):
         if not line.strip():
             continue
         try:
-            yield lineno, json.loads(line)
-        except ValueError as exc:
+            doc = json.loads(line)
+        except ValueError as exc:  # also an integer beyond Python's 4,300-digit conversion limit
             raise IngestError(path, f"line {lineno} is not JSON: {exc}") from None
+        except RecursionError:
+            raise IngestError(path, f"line {lineno} is nested too deeply to read") from None
+        yield lineno, doc
 
 
 def _open_text(path: Path):
-    raw = path.read_bytes()
-    if path.suffix == ".gz":
-        raw = gzip.decompress(raw)
-    return raw
+    """The bytes of a samples file; a ``.gz`` one inflated, within the limits of
+    :func:`harness_ext.store.ingest_read.read_inflated` (the size limit of a file read whole)."""
+    if path.suffix != ".gz":
+        return path.read_bytes()
+    with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw) as fh:
+        return read_inflated(fh, path, "the decompressed file", os.fstat(raw.fileno()).st_size, _max_file_bytes())
 
 
 def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) -> tuple:
@@ -308,6 +364,8 @@ def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) 
             prompt_hashes.append(ph if isinstance(ph, str) else None)
     if not values:
         raise IngestError(path, "no per-sample metric values found")
+    _check_stored_text(path, text, {"model": model, "task": task, "metric": list(dict.fromkeys(metrics))},
+                       {"doc_hash": doc_hashes, "prompt_hash": prompt_hashes})
     frame = pd.DataFrame({"doc_id": np.asarray(doc_ids, dtype=np.int64), "metric": metrics, "value": values,
                           "doc_hash": doc_hashes, "prompt_hash": prompt_hashes})
     return model, task, frame, sha
@@ -349,24 +407,31 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
     files = _iter_sample_files(paths)
     for path in progress(files, total=len(files), desc="samples", disable=None if show_progress else True):
         try:
-            if not path.exists():
-                raise IngestError(path, "no such file or directory")
+            why = check_path(path, True)  # a FIFO, a device, a broken link, an oversized file: not read
+            if why is not None:
+                raise IngestError(path, why)
             if EEE_SAMPLES_RE.match(path.name):
                 mdl, task, frame, sha = read_eee_samples(path)
             else:
                 mdl, task, frame, sha = read_samples(path, model=model)
-        except IngestError as exc:
-            report.files.append(SamplesFileReport(str(path), "skipped", reason=exc.reason))
+        except Exception as exc:  # noqa: BLE001 - whatever reading one file raises fails that file only
+            report.files.append(SamplesFileReport(str(path), "skipped", reason=_skip_reason(exc)))
             continue
         if sha in shas:
             report.files.append(SamplesFileReport(str(path), "unchanged", mdl, task))
             continue
         frame = frame.assign(model=mdl, task=task, source=str(path), source_id=next_id)
         now = datetime.now(timezone.utc).replace(tzinfo=None)
-        with store.transaction(_samples_frame=frame) as con:
-            con.execute("INSERT INTO sample_sources VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [next_id, str(path), sha, mdl, task, len(frame), now])
-            con.execute("INSERT INTO samples BY NAME SELECT * FROM _samples_frame")
+        try:
+            with store.transaction(_samples_frame=frame) as con:  # rolled back whole on any error
+                con.execute("INSERT INTO sample_sources VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            [next_id, str(path), sha, mdl, task, len(frame), now])
+                con.execute("INSERT INTO samples BY NAME SELECT * FROM _samples_frame")
+        except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.ConstraintException) as exc:
+            # What the checks above did not foresee in one file's values: that file is not stored, the rest are.
+            report.files.append(SamplesFileReport(str(path), "skipped",
+                                                  reason=f"the store refused it: {str(exc).splitlines()[0]}"))
+            continue
         shas.add(sha)
         next_id += 1
         report.files.append(SamplesFileReport(str(path), "ingested", mdl, task, len(frame)))

@@ -91,6 +91,27 @@ ACCURACY_METRICS = frozenset({
 })
 
 
+#: Words of a metric name that say it counts correct answers ("COT correct", HELM's chain-of-thought accuracy on
+#: GPQA and MMLU-Pro; "mean_accuracy"; "pct_correct").
+_ACCURACY_WORDS = frozenset({"acc", "accuracy", "correct", "em"})
+
+
+def is_accuracy_metric(metric) -> bool:
+    """Whether a metric counts correct answers, so a multiple-choice chance level applies to it.
+
+    :data:`ACCURACY_METRICS`, a name starting with ``acc``/``exact_match``/``quasi_exact``, or one with a word of
+    :data:`_ACCURACY_WORDS` (``cot_correct``, ``mean_accuracy``), in any spelling (:func:`key`).
+
+    Examples
+    --------
+    >>> is_accuracy_metric("COT correct"), is_accuracy_metric("acc_norm"), is_accuracy_metric("bleu")
+    (True, True, False)
+    """
+    m = key(str(metric).split(",")[0])
+    return (m in ACCURACY_METRICS or m.startswith(("acc", "exact_match", "quasi_exact"))
+            or not _ACCURACY_WORDS.isdisjoint(m.split("_")))
+
+
 def key(name) -> str:
     """The lookup key of a dataset/task/metric name: lower case, runs of non-alphanumerics -> ``_``."""
     return re.sub(r"[^a-z0-9]+", "_", str(name).lower()).strip("_")
@@ -394,7 +415,7 @@ def chance_level(name: str, metric: str = "score", task: Optional[str] = None, u
     Looks in the user's table (:func:`load_chance_file`) first, then
     :data:`CHANCE_TABLE`, by the dataset name and then the task name; MMLU subjects
     in any harness's spelling are 4-choice. Multiple-choice levels apply only to
-    accuracy-like metrics (:data:`ACCURACY_METRICS`); free-form tasks are 0 under
+    accuracy-like metrics (:func:`is_accuracy_metric`: ``acc``, ``COT correct``, ...); free-form tasks are 0 under
     any metric that is 0 for an empty answer.
 
     Examples
@@ -431,7 +452,7 @@ def chance_level(name: str, metric: str = "score", task: Optional[str] = None, u
                 if m in _LOWER_BETTER_METRICS or m == "multiple_choice_grade":
                     return (None, None)
                 return hit
-            return hit if m in ACCURACY_METRICS or m.startswith(("acc", "exact_match", "quasi_exact")) else (None, None)
+            return hit if is_accuracy_metric(m) else (None, None)
     return (None, None)
 
 

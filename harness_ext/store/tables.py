@@ -6,6 +6,9 @@
 
 from __future__ import annotations
 
+from ..errors import StoreError
+from .locking import NOT_A_STORE
+
 SCHEMA_VERSION = "1"
 #: Stored instead of NULL in the results key when the shot count is unknown.
 UNKNOWN_SHOTS = -1
@@ -72,3 +75,25 @@ _DATASET_COLUMNS = ("dataset_id", "benchmark", "name", "metric", "higher_is_bett
 
 #: The columns of an (incoming row, stored value) pair that _insert_results compares.
 _PAIR_COLUMNS = ("model_id", "dataset_id", "num_fewshot", "source_id", "value", "value_stored", "source_id_stored")
+
+
+def _check_schema_version(con, path: str) -> None:
+    """Refuse a store written by a newer harness-ext (a higher schema version), without changing it.
+
+    Raises
+    ------
+    StoreError
+        If the store's ``schema_version`` is not this version's or an older one.
+    """
+    row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+    if not row:
+        return  # a store being created (its version is written with its tables)
+    stored = row[0][0]
+    try:
+        newer = int(stored) > int(SCHEMA_VERSION)
+    except (TypeError, ValueError):
+        raise StoreError(f"{NOT_A_STORE}: {path} (schema version {stored!r} is not a number)") from None
+    if newer:
+        raise StoreError(f"the store at {path} has schema version {stored}, newer than this harness-ext reads "
+                         f"({SCHEMA_VERSION}): it was written by a newer harness-ext; upgrade harness-ext "
+                         "(the store was not changed)")

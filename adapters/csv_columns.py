@@ -1,0 +1,201 @@
+"""Which columns of a wide CSV are aggregates, and the notes on what the column rules did (both reading paths).
+
+The rules read the header and the sidecar only, never the rows' values, so the same file restricted to
+some of its models stores the same datasets (:func:`aggregate_columns`); a column that equals the row
+mean of the others is reported as a hint (:func:`row_mean_hints`); every column stored as an aggregate or
+as model metadata, every column without a value and every cell marked missing is noted
+(:func:`report_columns`, :meth:`harness_ext.types.SourceFile.note`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from harness_ext.adapters.csv_table import AGGREGATE_NAME, _column_role
+
+
+class WideColumns:
+    """A wide table's columns as a reading path sorts them (:meth:`add`): model metadata, scores, empty; with the
+    metadata columns guessed from cells or name and the cells marked missing, for the notes."""
+
+    def __init__(self):
+        self.meta, self.scores, self.empty, self.guessed = [], [], [], []
+        self.n_missing, self.markers = 0, set()
+
+    def add(self, src, j, name, spec, n_num, bad, marked) -> bool:
+        """File column ``j`` by its role (:func:`~harness_ext.adapters.csv_table._column_role`); True when it holds
+        scores. ``n_num``: cells that are numbers; ``bad``: cells that are not; ``marked``: cells marked missing."""
+        role = _column_role(src, name, spec, n_num, bad)
+        if role == "empty":
+            self.empty.append(j)
+        elif role is not None:
+            self.meta.append(j)
+            self.guessed.append((name, role))
+        else:
+            self.scores.append(j)
+            self.n_missing += len(marked)
+            self.markers.update(marked)
+        return role is None
+
+
+def _decimals(col) -> int:
+    """Decimal places of the most precise value in ``col`` (an array; NaN: missing)."""
+    import numpy as np
+
+    col = np.asarray(col, dtype=float)
+    col = col[np.isfinite(col)]
+    for d in range(18):
+        if np.all(np.round(col, d) == col):
+            return d
+    return 17
+
+
+#: Words of a column name that say nothing about which scores it holds (a date, a version, "score").
+_FILLER = re.compile(r"^(\d+|v\d+|score)$")
+
+
+def _words(name: str) -> list:
+    return [w for w in re.split(r"[^a-z0-9]+", str(name).lower()) if w]
+
+
+def _leaderboard_words(header, score_cols, stem, cm) -> tuple:
+    """``(the leaderboard's own name words, the words every score column's name starts with)``.
+
+    The leaderboard's name: the file name's words (``livebench_240701_holistic`` -> livebench, holistic) and
+    the sidecar's ``benchmark``; digits (dates, versions) are no name.
+    """
+    board = [w for w in _words(stem) + _words(cm.get("benchmark") or "") if not w.isdigit()]
+    names = [_words(header[j]) for j in score_cols]
+    common = []
+    for ws in zip(*names):
+        if len(set(ws)) != 1:
+            break
+        common.append(ws[0])
+    return board, common
+
+
+def _own_score(name: str, board: list, common: list) -> bool:
+    """Whether a column is named as the leaderboard's own score, from its name alone.
+
+    Either its name is the leaderboard's name (the file name's first word) and a date or version
+    (LiveBench's ``livebench_240624`` in ``livebench_240701_holistic.csv``), or it is a "... score" whose
+    other words are all the leaderboard's name or the prefix every column shares (HELM AIR-Bench's
+    ``HELM_AIRBENCH_AIR_Score``: "AIR" of "airbench"; RewardBench's plain ``Score``). A "... score" naming
+    anything else (``MT-bench score`` beside MMLU, ``Coding score``) is a score of that, not the leaderboard's.
+    """
+    words = _words(name)
+    rest = [w for w in words if not _FILLER.match(w)]
+    if "score" not in words:
+        return bool(board) and rest == board[:1] and len(words) > 1
+    rest = [w for w in rest if w not in common]
+    return all(len(w) >= 2 and any(b.startswith(w) for b in board + common) for w in rest)
+
+
+def aggregate_columns(header, score_cols, specs, stem, cm) -> dict:
+    """Score columns that aggregate the others: ``{column: why}``, from the header and the sidecar only.
+
+    Declared in the sidecar (``kind: aggregate``); or, among at least three score columns (the columns
+    that hold numbers, with or without a value in the rows present), a column named an
+    average/overall/total (:data:`AGGREGATE_NAME`) of the whole table or of columns beside it: nothing
+    before that word (``Average``, ``overall_f1``), or words another score column's name starts with
+    (``hydrox_overall_score`` beside ``hydrox_safety``). LiveBench's six ``LB_Reasoning_Average``, ...
+    average tasks the file does not hold: they are its datasets. Failing those, the one column named as the
+    leaderboard's own score (:func:`_own_score`). Never the values: a column that happens to equal the mean
+    of the others on the rows present stays a dataset (reported by :func:`row_mean_hints`), so the same
+    file restricted to some of its models stores the same datasets.
+    """
+    out = {j: "declared in the column metadata" for j in score_cols
+           if specs.get(header[j], {}).get("kind") == "aggregate"}
+    if len(score_cols) < 3:
+        return out
+    free = [j for j in score_cols if specs.get(header[j], {}).get("kind") is None]
+    words = {j: _words(header[j]) for j in score_cols}
+    declared = len(out)
+    for j in free:
+        m = AGGREGATE_NAME.search(header[j].replace("_", " "))
+        if m is None:
+            continue
+        before = _words(header[j].replace("_", " ")[:m.start() + len(m.group(1))])
+        if not before or any(k != j and words[k][:len(before)] == before for k in score_cols):
+            out[j] = "named as an average or overall of the other columns"
+    if len(out) == declared:
+        board, common = _leaderboard_words(header, score_cols, stem, cm)
+        own = [j for j in free if _own_score(header[j], board, common)]
+        if len(own) == 1:
+            out[own[0]] = "named as the leaderboard's own score"
+    return out
+
+
+def row_mean_hints(names, values) -> list:
+    """Columns that equal the mean of the other columns on every complete row, to their own rounding: hints only.
+
+    ``values``: models x columns (NaN: missing). Such a column is likely an unnamed aggregate, but the
+    rule never reclassifies (:func:`aggregate_columns`): the hint is reported so the user can declare it.
+    Conservative: at least five complete rows, the column not constant and written with at least one
+    decimal, the tolerance half a unit of its last decimal (a 0-decimal column, or zeros, is no evidence).
+    """
+    import numpy as np
+
+    X = np.asarray(values, dtype=float)
+    if X.ndim != 2 or X.shape[1] < 3:
+        return []
+    rows = ~np.isnan(X).any(axis=1)
+    if rows.sum() < 5:
+        return []
+    D = X[rows]
+    others = (D.sum(axis=1, keepdims=True) - D) / (D.shape[1] - 1)  # each column's row mean of the rest
+    out = []
+    for k in range(D.shape[1]):
+        col = D[:, k]
+        if np.ptp(col) == 0:
+            continue
+        d = _decimals(col)
+        if d == 0:
+            continue
+        if (np.abs(col - others[:, k]) <= 0.505 * 10.0 ** -d).all():
+            out.append(names[k])
+    return out
+
+
+def classify_wide(src, header, cols: WideColumns, specs, stem, cm, values) -> dict:
+    """The aggregates of a wide table (:func:`aggregate_columns`), with the notes on every column it did not store
+    as a dataset (:func:`report_columns`); both reading paths call it. ``values``: models x ``cols.scores``."""
+    score_cols, empty = cols.scores, cols.empty
+    # The empty columns (no value in the rows present) take part: the rules see the header, not the rows.
+    aggregates = aggregate_columns(header, sorted(score_cols + empty), specs, stem, cm)
+    aggregates = {j: why for j, why in aggregates.items() if j in score_cols}
+    rest = [k for k, j in enumerate(score_cols) if j not in aggregates and not specs.get(header[j], {}).get("kind")]
+    hints = row_mean_hints([header[score_cols[k]] for k in rest], values[:, rest]) if len(rest) >= 3 else []
+    report_columns(src, header, aggregates, cols.guessed, [header[j] for j in empty], hints, cols.n_missing,
+                   cols.markers)
+    return aggregates
+
+
+def report_columns(src, header, aggregates: dict, guessed_meta: list, empty: list, hints: list, n_missing: int,
+                   markers: set) -> None:
+    """The notes of a wide table (:meth:`harness_ext.types.SourceFile.note`): what its heuristics stored how."""
+    def listed(cols):
+        return ", ".join(cols[:12]) + (f" and {len(cols) - 12} more" if len(cols) > 12 else "")
+
+    by_why: dict = {}
+    for j, why in aggregates.items():
+        if why != "declared in the column metadata":
+            by_why.setdefault(why, []).append(header[j])
+    for why, cols in by_why.items():
+        src.note(f"{len(cols)} column{'s' * (len(cols) != 1)} stored as aggregate{'s' * (len(cols) != 1)}: "
+                 f"{listed(cols)} ({why}); declare kind: dataset with --column-meta to override")
+    for why in ("text", "name"):
+        cols = [c for c, w in guessed_meta if w == why]
+        if cols:
+            how = ("its cells are text" if len(cols) == 1 else "their cells are text") if why == "text" else \
+                "the name describes the model (size, date, rank, ...)"
+            src.note(f"{len(cols)} column{'s' * (len(cols) != 1)} stored as model metadata, not scores: {listed(cols)} "
+                     f"({how}); declare kind: dataset with --column-meta to override")
+    if empty:
+        src.note(f"{len(empty)} column{'s' * (len(empty) != 1)} with no value in any row: {listed(empty)} (nothing stored)")
+    if n_missing:
+        shown = ", ".join(repr(m) for m in sorted(markers)[:5])
+        src.note(f"{n_missing} cell{'s' * (n_missing != 1)} marked as missing ({shown}) left out")
+    if hints:
+        src.note(f"{listed(hints)} equal{'s' * (len(hints) == 1)} the mean of the other score columns on every complete "
+                 "row: stored as a dataset; declare kind: aggregate with --column-meta if it is an aggregate")

@@ -1,0 +1,252 @@
+"""Task configurations from results files, made into data a reduced folder can hold safely.
+
+lm-eval v0.4 records each task's configuration in its results file, and ``reduce``
+writes it back as ``<task>.yaml`` beside the group. lm-eval's YAML loader follows
+``include:`` to any file, imports the Python module a ``!function`` names next to the
+YAML that names it, and hands ``dataset_path`` / ``dataset_kwargs`` to ``datasets``,
+which reads local paths and can run a dataset's own loading code. A results file is
+written by whoever ran the evaluation, so its configuration is treated as data:
+
+* only lm-eval 0.4's task keys (the fields of ``lm_eval.api.task.TaskConfig``) are
+  kept, minus the two that only hold functions (``custom_dataset``, ``process_docs``);
+  ``include``, ``class``, ``group`` and any other key are dropped;
+* a value holding a ``!function`` reference, or a template that reaches Python
+  internals (lm-eval renders Jinja templates without a sandbox), is dropped;
+* a value naming a local file must stay inside the reduced folder: an absolute path
+  (the ingesting machine's, not portable), a home-folder path or one climbing out with
+  ``..`` is dropped, as are ``cache_dir`` and ``trust_remote_code`` of ``dataset_kwargs``;
+  only an absolute path inside a folder the user names as their own data
+  (``reduce --local-data DIR``) is kept.
+
+Nothing is dropped silently: :func:`safe_task_config` returns every dropped key with
+its reason, ``reduce`` counts them in the manifest's warnings and the task YAML's
+header names them.
+"""
+
+from __future__ import annotations
+
+import ntpath
+import posixpath
+import re
+from pathlib import Path
+from typing import Optional
+
+#: The fields of lm-eval 0.4's ``TaskConfig`` (``lm_eval.api.task``): the keys a task YAML may hold.
+LM_EVAL_TASK_FIELDS = frozenset({
+    "task", "task_alias", "tag", "custom_dataset", "dataset_path", "dataset_name", "dataset_kwargs",
+    "training_split", "validation_split", "test_split", "fewshot_split", "process_docs", "doc_to_text",
+    "doc_to_target", "doc_to_image", "doc_to_audio", "unsafe_code", "doc_to_choice", "process_results",
+    "use_prompt", "description", "target_delimiter", "fewshot_delimiter", "fewshot_config", "num_fewshot",
+    "metric_list", "output_type", "generation_kwargs", "repeats", "filter_list", "should_decontaminate",
+    "doc_to_decontamination_query", "gen_prefix", "metadata"})
+#: Fields that only ever hold a function: a results file keeps at most its source text.
+FUNCTION_FIELDS = frozenset({"custom_dataset", "process_docs"})
+#: The keys written into a task YAML.
+TASK_KEYS = LM_EVAL_TASK_FIELDS - FUNCTION_FIELDS
+#: Why some keys outside :data:`TASK_KEYS` are dangerous, for the warning.
+_KNOWN_REASONS = {
+    "include": "it makes lm-eval read another YAML file (and the Python beside it)",
+    "class": "it names a Python class lm-eval would import",
+    "custom_dataset": "it holds a function (lm-eval would import code)",
+    "process_docs": "it holds a function (lm-eval would import code)",
+}
+_NOT_A_KEY = "it is not a key of an lm-eval task configuration"
+#: The reason an absolute local path is dropped.
+ABSOLUTE = ("it is an absolute path on the machine that ran the evaluation, outside the folder (reduce --local-data "
+            "DIR writes the paths inside DIR, a folder of your own data)")
+#: ``dataset_kwargs`` entries that describe the ingesting machine or run code, never written.
+_DATASET_KWARGS_DROPPED = {
+    "cache_dir": "a cache folder of the machine that ran the evaluation",
+    "trust_remote_code": "it lets the dataset run its own loading code",
+}
+#: A ``!function`` reference written as text (PyYAML never turns a string back into a tag, but lm-eval users
+#: copying the value would).
+_FUNCTION_REF = re.compile(r"^\s*!function\b|^\s*!!python/")
+#: A Jinja template reaching Python internals: a dunder, an underscore attribute, the ``attr`` filter.
+_UNSAFE_TEMPLATE = re.compile(r"__|\.\s*_|\[\s*['\"]_|\|\s*attr\b|\battr\s*\(")
+#: The expression parts of a Jinja template (text outside them is printed as it is, "____" blanks included).
+_TEMPLATE_CODE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
+#: A URL scheme that names a remote location (``file://`` is local and checked as a path).
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def _walk(value, where: str):
+    """``(where, string)`` for every string inside ``value`` (dict keys included)."""
+    stack = [(value, where)]
+    while stack:
+        v, w = stack.pop()
+        if isinstance(v, str):
+            yield w, v
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                if isinstance(k, str):
+                    yield f"{w} (a key)", k
+                stack.append((x, f"{w}.{k}"))
+        elif isinstance(v, (list, tuple)):
+            stack.extend((x, f"{w}[{i}]") for i, x in enumerate(v))
+
+
+def code_reference(value, where: str) -> Optional[str]:
+    """Why ``value`` (anywhere inside it) is code rather than data, or None."""
+    for w, s in _walk(value, where):
+        if _FUNCTION_REF.match(s):
+            return f"{w} is a function reference ({s.strip()[:60]!r}), not data"
+        if any(_UNSAFE_TEMPLATE.search(part) for part in _TEMPLATE_CODE.findall(s)):
+            return f"{w} is a template reaching Python internals (lm-eval renders templates without a sandbox)"
+    return None
+
+
+def local_path_problem(value: str) -> Optional[str]:
+    """Why the path ``value`` would reach outside the reduced folder, or None if it stays inside (or is remote).
+
+    A remote location (``hf://``, ``https://``, ``s3://``...) and a relative path without ``..``
+    (a Hugging Face hub id such as ``cais/mmlu`` looks like one) are kept; an absolute path,
+    a Windows drive or share, a home-folder path, ``..`` and ``file://`` are not.
+    """
+    m = _URL.match(value)
+    if m:
+        if m.group(1).lower() != "file":
+            return None
+        value = value[m.end():] or "/"
+    if "\x00" in value:
+        return "it holds a NUL character"
+    if value.startswith("~"):
+        return "it is a home-folder path of the machine that ran the evaluation"
+    if posixpath.isabs(value) or ntpath.isabs(value) or ntpath.splitdrive(value)[0]:
+        return ABSOLUTE
+    if ".." in re.split(r"[\\/]", value):
+        return "it climbs out of the folder with '..'"
+    return None
+
+
+def _paths_of(key: str, value) -> list:
+    """The strings of ``value`` that lm-eval hands to ``datasets`` as local paths."""
+    if key == "dataset_path":
+        return [value] if isinstance(value, str) else []
+    if isinstance(value, str):
+        return [value]
+    return [s for _, s in _walk(value, key)]
+
+
+def safe_task_config(config: dict, out_dir=None, local_data=()) -> tuple:
+    """``(kept, dropped)``: the keys of ``config`` a task YAML may hold, and why each other one was dropped.
+
+    Parameters
+    ----------
+    config : dict
+        One ``configs[task]`` block of an lm-eval v0.4 results file (as kept at ingest).
+    out_dir : path, optional
+        The reduced folder: a relative path that remains must resolve inside it (symbolic
+        links included). Without it the check is on the path's text alone.
+    local_data : sequence of paths
+        Folders of the user's own data (``reduce --local-data``): an absolute path inside
+        one of them (after resolving symbolic links) is kept.
+
+    Returns
+    -------
+    tuple
+        ``kept`` (a new dict, the input untouched) and ``dropped``: a list of
+        ``{"key", "reason"}`` in the order met, ``key`` a dotted path such as
+        ``dataset_kwargs.data_files``.
+    """
+    kept, dropped = {}, []
+    if not isinstance(config, dict):
+        return kept, [{"key": "(configuration)", "reason": f"it is a {type(config).__name__}, not a mapping"}]
+    for key, value in config.items():
+        if not isinstance(key, str) or key not in TASK_KEYS:
+            why = _KNOWN_REASONS.get(key, _NOT_A_KEY)
+            dropped.append({"key": str(key), "reason": why})
+            continue
+        why = code_reference(value, key)
+        if why is None and key == "dataset_kwargs" and isinstance(value, dict):
+            value = dict(value)
+            for sub, reason in _DATASET_KWARGS_DROPPED.items():
+                if sub in value:
+                    del value[sub]
+                    dropped.append({"key": f"{key}.{sub}", "reason": reason})
+            for sub in list(value):
+                problem = next(filter(None, (_path_check(p, out_dir, local_data)
+                                             for p in _paths_of(sub, value[sub]))), None)
+                if problem:
+                    del value[sub]
+                    dropped.append({"key": f"{key}.{sub}", "reason": problem})
+            if not value:
+                continue
+        elif why is None and key == "dataset_path":
+            why = next(filter(None, (_path_check(p, out_dir, local_data) for p in _paths_of(key, value))), None)
+        if why is not None:
+            dropped.append({"key": key, "reason": why})
+            continue
+        kept[key] = value
+    return kept, dropped
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _path_check(value: str, out_dir, local_data=()) -> Optional[str]:
+    problem = local_path_problem(value)
+    if problem == ABSOLUTE and local_data and not _URL.match(value):
+        full = Path(value).resolve()
+        if any(_inside(full, Path(d).resolve()) for d in local_data):
+            return None
+    if problem or out_dir is None or _URL.match(value):
+        return problem
+    root = Path(out_dir).resolve()
+    if not _inside((root / value).resolve(), root):
+        return "it resolves outside the folder"
+    return None
+
+
+def dropped_summary(dropped_by_task: dict, limit: int = 5) -> Optional[str]:
+    """One warning line counting what :func:`safe_task_config` dropped, per key, naming the first tasks."""
+    items = [(t, d["key"]) for t, ds in dropped_by_task.items() for d in ds]
+    if not items:
+        return None
+    counts: dict = {}
+    for _, k in items:
+        counts[k] = counts.get(k, 0) + 1
+    keys = ", ".join(f"{k} x{n}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    tasks = list(dict.fromkeys(t for t, _ in items))
+    return (f"task YAMLs written from results files: {len(items)} value(s) of {len(tasks)} task(s) not written because "
+            f"they are code, name files outside the folder or are not lm-eval task keys ({keys}); first tasks: "
+            f"{', '.join(tasks[:limit])}{' ...' if len(tasks) > limit else ''} (each task YAML's header says why)")
+
+
+#: Dropped keys without which the task cannot load its data.
+_DATA_KEYS = ("dataset_path", "dataset_kwargs.data_files", "dataset_kwargs.data_dir")
+#: Dropped keys that do not change what the task computes.
+_NOT_PART_OF_TASK = ("dataset_kwargs.cache_dir", "dataset_kwargs.trust_remote_code")
+
+
+def task_yaml_text(task: str, entry: dict, out_dir) -> str:
+    """The text of ``<task>.yaml``: a header saying where it came from and what was left out, then the task.
+
+    The configuration goes through :func:`safe_task_config` again, with the paths checked
+    against the final folder ``out_dir``, so a manifest's ``config`` is written as data
+    whoever built it.
+    """
+    import yaml
+
+    from ..safe_output import comment, quoted
+
+    config, dropped = safe_task_config(entry.get("config") or {}, out_dir, entry.get("local_data") or ())
+    seen = {(d["key"], d["reason"]) for d in dropped}
+    dropped += [d for d in entry.get("dropped") or [] if isinstance(d, dict) and (d.get("key"), d.get("reason")) not in seen]
+    source = f"{entry.get('source')}" + (f" (defined in {entry['config_source']})" if entry.get("config_source") else "")
+    head = [comment(f"Task {quoted(task)}, rebuilt by harness-ext from the configuration lm-eval recorded in"),
+            comment(source)]
+    if dropped:
+        head.append(f"# Not written: {len(dropped)} value(s) that are code, name files outside this folder or are not "
+                    "lm-eval task keys:")
+        head += [comment(f"  {d.get('key')}: {d.get('reason')}") for d in dropped]
+        if any(d.get("key") in _DATA_KEYS for d in dropped):
+            head.append("# NOT SELF-CONTAINED: this task's data location was not written; set dataset_path or "
+                        "dataset_kwargs.data_files to a copy of its data before running it.")
+        if any(d.get("key") not in _DATA_KEYS + _NOT_PART_OF_TASK and d.get("reason") != _NOT_A_KEY for d in dropped):
+            head.append("# INCOMPLETE: values above defined how this task reads and scores its data; review them "
+                        "and add safe equivalents before comparing its scores with the original runs.")
+    doc = {"task": task}
+    doc.update({k: v for k, v in config.items() if k != "task"})
+    return "\n".join(head) + "\n" + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
