@@ -45,10 +45,9 @@ def test_stronger_population_is_flagged_and_covered():
     cov = float(((truth >= p.aggregate_lower) & (truth <= p.aggregate_upper)).mean())
     target = ~keep[None, :] & np.ones_like(X_new, bool)
     cell_cov = float(((X[test] >= p.lower) & (X[test] <= p.upper))[target].mean())
-    # The 85-95% band for cells; the aggregate measured 62 of 65 (0.954), one model over the band's top: a
-    # flagged model's interval joins the model folds' one, so it over-covers where the frontier folds are narrow.
+    # The 85-95% band: measured 61 of 65 aggregates (0.938) and 0.944 of the cells.
     assert 0.85 <= cell_cov <= 0.95, cell_cov
-    assert 0.85 <= cov <= 0.97, cov
+    assert 0.85 <= cov <= 0.95, cov
     # a model inside the population is not flagged and keeps the model-fold intervals
     pos = positions(est.Z_, keep)
     mid = train[[int(np.argmin(np.abs(pos - np.median(pos))))]]  # the training models' median subset position
