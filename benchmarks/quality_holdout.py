@@ -201,8 +201,11 @@ def choose_subset(X_train, k, seed, selector, predictor, a_sc, c_sc):
 
     The selector sees the chance-normalised scores (``reduce``'s input, here
     ``(a x + c) / 100``) with uniform weights (the aggregate); a selector for
-    prediction (``prediction_greedy``) is given the predictor under test.
+    prediction (``prediction_greedy``) is given the predictor under test. Datasets
+    most training models never ran go last, as ``reduce``'s default availability
+    rule puts them (:func:`availability_demoted`).
     """
+    from harness_ext.methods.budget import demote
     from harness_ext.methods.pounce import selector_order
     from harness_ext.plugin_manager import get_registration
 
@@ -211,11 +214,19 @@ def choose_subset(X_train, k, seed, selector, predictor, a_sc, c_sc):
     if "predictor" in get_registration("selectors", selector).cls().get_params():
         params["predictor"] = predictor
     try:
-        order = selector_order(N, selector, random_state=seed, **params)
+        order = demote(selector_order(N, selector, random_state=seed, **params), availability_demoted(X_train))
         return np.asarray(order[:k], dtype=int), selector
     except Exception as exc:  # noqa: BLE001 - report and fall back, never silently
         print(f"    selector {selector} failed ({type(exc).__name__}: {exc}); random subset used", file=sys.stderr)
         return np.random.default_rng(seed).permutation(X_train.shape[1])[:k], "random"
+
+
+def availability_demoted(X_train):
+    """The datasets ``reduce``'s default availability rule chooses last on this training matrix."""
+    from harness_ext.methods.budget import availability_rule
+
+    counts = (~np.isnan(X_train)).sum(0)
+    return availability_rule(list(range(X_train.shape[1])), counts, X_train.shape[0])[0]
 
 
 def ridge_predict(X_train, X_test, subset, seed):
@@ -284,7 +295,8 @@ def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, ex
     params.update(extra or {})
     # the predictor settings the main selection chose on every training model (its per-fold cache), as in reduce
     fixed = shared_cache(N, make_predictor(predictor), model_folds(len(N), 5, seed)).get("settings")
-    select = fold_selector(N, selector, k=k, sel_params=params, random_state=seed, fixed=fixed, mode=mode)
+    select = fold_selector(N, selector, k=k, sel_params=params, random_state=seed, fixed=fixed, mode=mode,
+                           demoted=availability_demoted(X_train))
     return FoldSubsets(labels, select_fold_subsets(labels, select), pool=pool)
 
 

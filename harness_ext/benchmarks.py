@@ -34,6 +34,26 @@ MMLU_SUBJECTS = (
 )
 _MMLU_SET = frozenset(MMLU_SUBJECTS)
 
+#: Test questions per MMLU subject (Hendrycks et al., 2021; 14,042 in all), as lm-eval v0.4 counts them
+#: (``n-samples``): its ``mmlu`` group score is the mean of the subjects' accuracies weighted by these.
+MMLU_TEST_SIZES = {
+    "abstract_algebra": 100, "anatomy": 135, "astronomy": 152, "business_ethics": 100, "clinical_knowledge": 265,
+    "college_biology": 144, "college_chemistry": 100, "college_computer_science": 100, "college_mathematics": 100,
+    "college_medicine": 173, "college_physics": 102, "computer_security": 100, "conceptual_physics": 235,
+    "econometrics": 114, "electrical_engineering": 145, "elementary_mathematics": 378, "formal_logic": 126,
+    "global_facts": 100, "high_school_biology": 310, "high_school_chemistry": 203,
+    "high_school_computer_science": 100, "high_school_european_history": 165, "high_school_geography": 198,
+    "high_school_government_and_politics": 193, "high_school_macroeconomics": 390, "high_school_mathematics": 270,
+    "high_school_microeconomics": 238, "high_school_physics": 151, "high_school_psychology": 545,
+    "high_school_statistics": 216, "high_school_us_history": 204, "high_school_world_history": 237,
+    "human_aging": 223, "human_sexuality": 131, "international_law": 121, "jurisprudence": 108,
+    "logical_fallacies": 163, "machine_learning": 112, "management": 103, "marketing": 234, "medical_genetics": 100,
+    "miscellaneous": 783, "moral_disputes": 346, "moral_scenarios": 895, "nutrition": 306, "philosophy": 311,
+    "prehistory": 324, "professional_accounting": 282, "professional_law": 1534, "professional_medicine": 272,
+    "professional_psychology": 612, "public_relations": 110, "security_studies": 245, "sociology": 201,
+    "us_foreign_policy": 100, "virology": 166, "world_religions": 171,
+}
+
 _MMLU_PATTERNS = (
     re.compile(r"^hendrycksTest-(?P<s>[a-z_]+)$"),
     re.compile(r"^harness\|hendrycksTest-(?P<s>[a-z_]+)\|\d+$"),

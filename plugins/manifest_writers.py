@@ -22,6 +22,11 @@ from harness_ext.methods.harness_names import (  # noqa: F401 - lm_eval_task/hel
     HELM_CLASSIC_DESCRIPTIONS, helm_description, helm_description_list, lm_eval_task, lm_eval_task_list)
 from harness_ext.safe_output import check_group_name, comment, hocon_string, list_line, quoted, yaml_text
 
+#: The file, copied into the reduced folder, that makes the group's row the estimate (plugins/lm_eval_group_estimate.py).
+ESTIMATE_MODULE = "harness_ext_estimate"
+ESTIMATE_REF = f"{ESTIMATE_MODULE}.estimate"
+
+
 def _stem(manifest) -> str:
     return check_group_name(manifest.get("group_name") or "harness_ext_reduced")
 
@@ -71,18 +76,27 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
                 written.append(path)
             elif src.get("origin") == "unknown":
                 unknown.append((name, src))
-    doc = {"group": group, "task": tasks}
+    doc = {"group": group, "group_alias": group_alias(manifest), "task": tasks}
     metrics = {e.get("metric") for e in manifest["subset"] if lm_eval_task_list(e)}
-    if len(metrics) == 1 and None not in metrics:
-        # lm-eval can only aggregate a metric every subtask reports.
-        doc["aggregate_metric_list"] = [{"metric": metrics.pop(), "aggregation": "mean", "weight_by_size": False}]
+    estimated = len(metrics) == 1 and None not in metrics
+    item_files = []
+    if estimated:
+        # lm-eval can only aggregate a metric every subtask reports. The aggregation is the shipped estimate
+        # (a !function tag, added to the dumped text below: yaml.safe_dump writes no tags).
+        doc["aggregate_metric_list"] = [{"metric": metrics.pop(), "aggregation": ESTIMATE_REF, "weight_by_size": False}]
+        estimate = out_dir / f"{ESTIMATE_MODULE}.py"
+        estimate.write_text((Path(__file__).parent / "lm_eval_group_estimate.py").read_text(encoding="utf-8"),
+                            encoding="utf-8")
+        item_files.append(estimate)
     doc["metadata"] = {"version": 1.0}
     # Names come from result files: comments escape them, the document goes through yaml.safe_dump.
     header = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
               comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {shown} --tasks {group} --log_samples --output_path results/"),
-              "# The group's plain mean is not the full-benchmark estimate: use 'harness-ext predict'."]
+              ("# The group's row in lm-eval's table is the full-benchmark estimate with its 90% interval, made by\n"
+               f"# {ESTIMATE_MODULE}.py from the subset's scores and manifest.json (it needs harness-ext installed;"
+               "\n# without it the row is the subset's plain mean, labelled so). 'harness-ext predict' gives every dataset."
+               if estimated else "# The group's plain mean is not the full-benchmark estimate: use 'harness-ext predict'.")]
     items = (manifest.get("items") or {}).get("tasks") or {}
-    item_files = []
     if items:
         samples = out_dir / f"{group}_samples.json"
         samples.write_text(json.dumps({t: b["doc_ids"] for t, b in items.items()}) + "\n", encoding="utf-8")
@@ -104,8 +118,16 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         header.append("# No dataset of this subset has an lm-eval task, so there is no group to run.")
         path.write_text("\n".join(header) + "\n", encoding="utf-8")
         return [path] + written + item_files
-    path.write_text("\n".join(header) + "\n" + yaml_text(doc), encoding="utf-8")
+    text = yaml_text(doc).replace(f"aggregation: {ESTIMATE_REF}\n", f"aggregation: !function {ESTIMATE_REF}\n")
+    path.write_text("\n".join(header) + "\n" + text, encoding="utf-8")
     return [path] + written + item_files
+
+
+def group_alias(manifest: dict) -> str:
+    """The name lm-eval's table shows for the reduced group: the benchmark's, ``mmlu (estimated from 8 of 57)``."""
+    benchmarks = {d.get("benchmark") for d in manifest["datasets"]} - {None}
+    name = benchmarks.pop() if len(benchmarks) == 1 else _stem(manifest)
+    return f"{name} (estimated from {len(manifest['subset'])} of {len(manifest['datasets'])})"
 
 
 def write_helm_conf(manifest: dict, out_dir: Path) -> list:

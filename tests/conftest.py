@@ -62,3 +62,14 @@ def pythia_mmlu_matrix(real_store):
 
     with Store.open(real_store, read_only=True) as store:
         return load_matrix(store, MatrixQuery(benchmarks=("mmlu",), rows="run"))
+
+
+def load_group_yaml(path):
+    """A reduced folder's group YAML as lm-eval reads it, its ``!function module.name`` tags as strings."""
+    import yaml
+
+    class TagLoader(yaml.SafeLoader):
+        pass
+
+    TagLoader.add_constructor("!function", lambda loader, node: "!function " + loader.construct_scalar(node))
+    return yaml.load(Path(path).read_text(), Loader=TagLoader)

@@ -64,7 +64,23 @@ def test_readme_example_predicts_the_held_out_model(example_run):
     w = np.array([d["weight"] for d in manifest["datasets"]])
     truth = float(matrix.loc[new, [d["name"] for d in manifest["datasets"]]].to_numpy() @ w)
     agg = pred.aggregate.iloc[0]
-    assert agg["lower"] <= agg["aggregate"] <= agg["upper"] and abs(agg["aggregate"] - truth) < 0.03
+    assert agg["normalised_lower"] <= agg["normalised"] <= agg["normalised_upper"] and abs(agg["normalised"] - truth) < 0.03
+    # The full-benchmark score is MMLU's acc (about 0.28 for this model), not the normalised 0.05 it once was,
+    # weighted as lm-eval's mmlu group weights its subjects.
+    from harness_ext.benchmarks import MMLU_TEST_SIZES
+
+    names = [d["name"] for d in manifest["datasets"]]
+    sizes = np.array([MMLU_TEST_SIZES[n] for n in names], dtype=float)
+    acc = float(raw.loc[new, names].to_numpy() @ sizes / sizes.sum())
+    assert agg["metric"] == "acc" and 0.25 < agg["aggregate"] < 0.35
+    assert agg["lower"] <= agg["aggregate"] <= agg["upper"] and abs(agg["aggregate"] - acc) < 0.02
+    assert pred.score["weighting"].startswith("subjects weighted by their test questions")
+    # level=: narrower at 50%, the same point estimates (issue: predict --level).
+    half = hx.predict(folder / "reduced", raw.loc[[new], subset], level=0.5)
+    h = half.aggregate.iloc[0]
+    assert h["aggregate"] == pytest.approx(agg["aggregate"]) and h["normalised"] == pytest.approx(agg["normalised"])
+    assert h["upper"] - h["lower"] < agg["upper"] - agg["lower"] and half.summary()["interval_level"] == 0.5
+    assert ((half.table["upper"] - half.table["lower"]) <= (pred.table["upper"] - pred.table["lower"]) + 1e-12).all()
     frame = pred.to_frame()
     assert len(frame) == 57 and frame["observed"].sum() == 8
     # A dict keyed by lm-eval task names is one model's scores; JSON and text render.
@@ -72,7 +88,7 @@ def test_readme_example_predicts_the_held_out_model(example_run):
     again = hx.predict(folder / "reduced", scores)
     assert again.aggregate["aggregate"].iloc[0] == pytest.approx(agg["aggregate"])
     doc = json.loads(again.to_json())
-    assert doc["aggregate"][0]["model"] == "new_model" and "full-benchmark aggregate" in str(again)
+    assert doc["aggregate"][0]["model"] == "new_model" and "full-benchmark estimate" in str(again)
     assert doc["manifest"] == str(folder / "reduced")
     # A manifest given as a dict has no file: JSON null, not the string "None".
     assert json.loads(hx.predict(manifest, scores).to_json())["manifest"] is None

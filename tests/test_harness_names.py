@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import load_group_yaml
 
 from harness_ext.methods.harness_names import (EQUIVALENTS, HELM_MMLU_SUBJECTS, RAFT_SUBSETS, helm_description_list,
                                        lm_eval_task_list, no_equivalent_warnings)
@@ -39,8 +40,8 @@ def test_helm_classic_subset_keeps_mmlu_and_all_raft_subsets(helm_classic_matrix
         f"raft:subset={s},model=text,data_augmentation=canonical" for s in RAFT_SUBSETS]
     assert "narrative_qa:model=text,data_augmentation=canonical" in entries and len(entries) == 5 + 11 + 2
     assert "No HELM run entry" not in conf.read_text()
-    [yml] = write_lm_eval_yaml(m, tmp_path)
-    doc = yaml.safe_load(yml.read_text())
+    yml = write_lm_eval_yaml(m, tmp_path)[0]  # the group (then the estimate's file, with one metric)
+    doc = load_group_yaml(yml)
     listed = [t["task"] if isinstance(t, dict) else t for t in doc["task"]]
     assert listed == [f"mmlu_{s}" for s in HELM_MMLU_SUBJECTS] + ["hellaswag"]
     text = yml.read_text()
@@ -54,8 +55,8 @@ def test_helm_lite_subset_mmlu_narrativeqa_is_never_an_empty_task_list(tmp_path)
     m = {"group_name": "lite", "tool": {"version": "x"}, "datasets": [], "warnings": [], "subset": [
         {"step": 1, "name": "MMLU", "benchmark": "helm_lite", "metric": "EM", "task": None, "num_fewshot": None},
         {"step": 2, "name": "NarrativeQA", "benchmark": "helm_lite", "metric": "F1", "task": None, "num_fewshot": None}]}
-    [yml] = write_lm_eval_yaml(m, tmp_path)
-    doc = yaml.safe_load(yml.read_text())
+    yml = write_lm_eval_yaml(m, tmp_path)[0]  # the group (then the estimate's file, with one metric)
+    doc = load_group_yaml(yml)
     assert doc["task"] == [f"mmlu_{s}" for s in HELM_MMLU_SUBJECTS] and "NarrativeQA (helm_lite)" in yml.read_text()
     entries = _entries(write_helm_conf(m, tmp_path)[0])
     assert entries == [f"mmlu:subject={s},method=multiple_choice_joint,model=text_code" for s in HELM_MMLU_SUBJECTS] \
@@ -64,7 +65,7 @@ def test_helm_lite_subset_mmlu_narrativeqa_is_never_an_empty_task_list(tmp_path)
     assert "NarrativeQA" in w and "MMLU" not in w.split("(")[1].split(")")[0] and "summary" in w
     # Only datasets without an lm-eval task: a comment saying so, never 'task: []'.
     m["subset"] = m["subset"][1:]
-    [yml] = write_lm_eval_yaml(m, tmp_path)
+    [yml] = [p for p in write_lm_eval_yaml(m, tmp_path) if p.suffix == ".yaml"]
     assert yaml.safe_load(yml.read_text()) is None and "no group to run" in yml.read_text()
 
 

@@ -92,7 +92,13 @@ def test_reduced_folder_is_self_contained(loop):
     m = json.loads((loop["reduced"] / "manifest.json").read_text())
     subset = [s["name"] for s in m["subset"]]
     assert len(subset) == int(BUDGET)
-    group = yaml.safe_load((loop["reduced"] / "harness_ext_reduced.yaml").read_text())
+    from conftest import load_group_yaml
+
+    group = load_group_yaml(loop["reduced"] / "harness_ext_reduced.yaml")
+    assert group["group_alias"] == f"{m['subset'][0]['benchmark']} (estimated from {len(subset)} of 12)"
+    assert group["aggregate_metric_list"] == [{"metric": "acc", "aggregation": "!function harness_ext_estimate.estimate",
+                                               "weight_by_size": False}]
+    assert (loop["reduced"] / "harness_ext_estimate.py").is_file()
     assert [t["task"] for t in group["task"]] == subset
     for name in subset:
         assert m["lm_eval_tasks"][name]["origin"] == "results"
@@ -122,10 +128,32 @@ def test_lm_eval_cli_runs_the_reduced_group_and_predict_matches_the_full_run(loo
     [agg] = pred["aggregate"]
     # The estimate also lands next to the run, in lm-eval's own results layout.
     lm = json.loads((results.parent / "harness_ext_prediction_harness_ext_reduced.json").read_text())
-    full_row = lm["results"]["harness_ext_reduced_full"]
-    assert full_row["score,predicted"] == pytest.approx(agg["aggregate"])
-    assert (full_row["score_lower,predicted"], full_row["score_upper,predicted"]) == pytest.approx((agg["lower"], agg["upper"]))
-    assert agg["n_observed"] == len(subset)
+    bench = pred["score"]["benchmark"]
+    full_row = lm["results"][bench]  # named after the benchmark, on its metric
+    assert full_row["alias"] == f"{bench} (estimated from {len(subset)} of 12)"
+    assert full_row["acc,predicted"] == pytest.approx(agg["aggregate"])
+    assert (full_row["acc_lower,predicted"], full_row["acc_upper,predicted"]) == pytest.approx((agg["lower"], agg["upper"]))
+    assert full_row["normalised,predicted"] == pytest.approx(agg["normalised"])
+    assert agg["metric"] == "acc" and agg["n_observed"] == len(subset)
+    # The benchmark's score is on acc: the mean of the twelve tasks' accuracies (observed or predicted).
+    assert agg["aggregate"] == pytest.approx(np.mean([r["raw"] for r in pred["datasets"]]))
+
+    # lm-eval's own table and results file: the reduced group's row is that estimate, with its interval.
+    group_row = doc["results"]["harness_ext_reduced"]
+    assert group_row["alias"] == f"{bench} (estimated from {len(subset)} of 12)"
+    assert "acc,none" not in group_row  # the subset's plain mean is not shown as the benchmark's score
+    assert group_row["acc,estimate"] == pytest.approx(agg["aggregate"], abs=1e-6)
+    assert (group_row["acc_lower,estimate"], group_row["acc_upper,estimate"]) == pytest.approx((agg["lower"], agg["upper"]), abs=1e-6)
+    lines = loop["cli"].stdout.splitlines()
+    at = [i for i, line in enumerate(lines) if line.startswith(f"|{bench} (estimated from {len(subset)} of 12)")]
+    assert at, loop["cli"].stdout[-3000:]  # in the tasks table (and again in the groups table)
+    cells = [[c.strip() for c in lines[i].strip("|").split("|")] for i in (at[0], at[0] + 1, at[0] + 2)]
+    assert [c[2] for c in cells] == ["estimate"] * 3, loop["cli"].stdout[-3000:]
+    assert [(c[4], c[6]) for c in cells] == [("acc", f"{agg['aggregate']:.4f}"), ("acc_lower", f"{agg['lower']:.4f}"),
+                                             ("acc_upper", f"{agg['upper']:.4f}")], loop["cli"].stdout[-3000:]
+    assert cells[0][7] == "±" and float(cells[0][8]) > 0
+    with capsys.disabled():
+        print("\nlm_eval's table:\n" + "\n".join(l for l in loop["cli"].stdout.splitlines() if l.startswith("|")))
 
     # Truth: the new model's full run of all twelve tasks.
     from harness_ext.methods.manifest import load_manifest

@@ -51,8 +51,10 @@ def test_reduce_writes_valid_manifest_and_harness_files(reduced):
     assert m["source"]["n_datasets"] == 57 and m["selection"]["selector"]["params"]["similarity"] == "pearson"
     assert m["prediction"]["predictor"]["name"] == "lowrank" and m["prediction"]["cross_validation"]["aggregate_rmse"] > 0
     assert abs(sum(d["weight"] for d in m["datasets"]) - 1) < 1e-8
-    group = yaml.safe_load((reduced / "harness_ext_reduced.yaml").read_text())
-    assert group["group"] == "harness_ext_reduced"
+    from conftest import load_group_yaml
+
+    group = load_group_yaml(reduced / "harness_ext_reduced.yaml")
+    assert group["group"] == "harness_ext_reduced" and group["group_alias"] == "mmlu (estimated from 8 of 57)"
     assert [t["task"] for t in group["task"]] == [f"mmlu_{s['name']}" for s in m["subset"]]
     assert all(t["num_fewshot"] == 5 for t in group["task"])
     conf = (reduced / "run_entries_harness_ext_reduced.conf").read_text()
@@ -65,7 +67,7 @@ def test_same_inputs_and_seed_give_the_same_files(split_store, reduced, tmp_path
     db, _ = split_store
     first = {p.name: p.read_bytes() for p in reduced.iterdir()}
     assert set(first) == {"manifest.json", "harness_ext_reduced.yaml", "run_entries_harness_ext_reduced.conf",
-                          "harness_ext_reduced_tasks.txt", "error_vs_budget.png"}
+                          "harness_ext_reduced_tasks.txt", "error_vs_budget.png", "harness_ext_estimate.py"}
     assert main(["reduce", "--db", str(db), "--benchmark", "mmlu", "--budget", "8", "--n-random", "200", "--selector", "greedy_coverage",
                  "--out", str(reduced)]) == 0
     assert {p.name: p.read_bytes() for p in reduced.iterdir()} == first
@@ -98,7 +100,7 @@ def test_round_trip_held_out_model(split_store, reduced, capsys):
     one = sorted(new_dir.iterdir())[0]
     assert main(["predict", "-m", str(reduced), str(one), "--no-lm-eval-results"]) == 0
     out = capsys.readouterr().out
-    assert "full-benchmark aggregate" in out and "EleutherAI/pythia-v1.1-2.8b" in out
+    assert "full-benchmark estimate: mmlu acc" in out and "EleutherAI/pythia-v1.1-2.8b" in out
 
 
 def _subset_only_files(new_dir, manifest, out_dir):
@@ -138,8 +140,9 @@ def test_round_trip_from_subset_only_files_through_the_cli(split_store, reduced,
     assert sorted(agg.index) == sorted(truth.index) and len(agg) >= 10
     w = np.array([d["weight"] for d in m["datasets"]])
     true_agg = truth.to_numpy() @ w
-    err = agg.loc[truth.index, "aggregate"].to_numpy() - true_agg
-    inside = (agg.loc[truth.index, "lower"].to_numpy() <= true_agg) & (true_agg <= agg.loc[truth.index, "upper"].to_numpy())
+    err = agg.loc[truth.index, "normalised"].to_numpy() - true_agg
+    inside = ((agg.loc[truth.index, "normalised_lower"].to_numpy() <= true_agg)
+              & (true_agg <= agg.loc[truth.index, "normalised_upper"].to_numpy()))
     hidden = table[~table["observed"]]
     cells = truth.stack().rename("true").reset_index().set_axis(["model", "dataset", "true"], axis=1)
     hidden = hidden.merge(cells, on=["model", "dataset"], validate="one_to_one")
@@ -369,7 +372,9 @@ def test_lm_eval_task_manager_resolves_group(reduced, lm_eval_task_manager):
     info = tm.task_index["harness_ext_reduced"]
     yaml_path = info["yaml_path"] if isinstance(info, dict) else info.yaml_path
     assert str(yaml_path).startswith(str(reduced))
-    cfg = yaml.safe_load(open(yaml_path))
+    from conftest import load_group_yaml
+
+    cfg = load_group_yaml(yaml_path)
     listed = [t["task"] if isinstance(t, dict) else t for t in cfg["task"]]
     assert listed == [f"mmlu_{s['name']}" for s in m["subset"]]
     assert set(listed) <= set(tm.all_tasks)
@@ -399,8 +404,11 @@ def test_lm_eval_builds_the_group_with_the_selected_tasks_and_shots(reduced, lm_
         cfg = loaded["tasks"][f"mmlu_{s['name']}"].config
         assert cfg.num_fewshot == s["num_fewshot"] == 5
         assert (cfg.dataset_path, cfg.dataset_name) == ("cais/mmlu", s["name"])
-    [agg] = loaded["groups"]["harness_ext_reduced"].aggregate_metric_list
-    assert (agg.metric, agg.aggregation, agg.weight_by_size) == ("acc", "mean", False)
+    group = loaded["groups"]["harness_ext_reduced"]
+    [agg] = group.aggregate_metric_list
+    # lm-eval resolved the shipped estimate (harness_ext_estimate.py in the folder) as the aggregation.
+    assert (agg.metric, agg.aggregation.__name__, agg.weight_by_size) == ("acc", "estimate", False)
+    assert agg.aggregation.harness_ext_group_estimate and group.alias == "mmlu (estimated from 8 of 57)"
 
 
 def test_helm_conf_parses_as_helm_run_entries(reduced):
@@ -435,7 +443,12 @@ def test_user_weights_reach_the_manifest_and_the_aggregate(split_store, tmp_path
     assert w["high_school_biology"] == pytest.approx(3 / total) and w["anatomy"] == pytest.approx(1 / total)
     pred = predict_from_manifest(m, [sorted(new_dir.iterdir())[-1]])
     t = pred.table
-    assert pred.aggregate["aggregate"].iloc[0] == pytest.approx((t["score"] * t["dataset"].map(w)).sum())
+    assert pred.aggregate["normalised"].iloc[0] == pytest.approx((t["score"] * t["dataset"].map(w)).sum())
+    # The benchmark's own score keeps MMLU's definition (acc, subjects weighted by test questions).
+    from harness_ext.benchmarks import MMLU_TEST_SIZES
+
+    sizes = t["dataset"].map(MMLU_TEST_SIZES)
+    assert pred.aggregate["aggregate"].iloc[0] == pytest.approx((t["raw"] * sizes).sum() / sizes.sum())
 
 
 def test_predict_warns_near_the_edge_of_the_training_range(split_store, reduced):

@@ -28,7 +28,7 @@ def test_json_dash_writes_json_to_stdout_only(reduced, capsys):
     assert main(["predict", "-m", str(out), str(new), "--json", "-", "--no-lm-eval-results"]) == 0
     cap = capsys.readouterr()
     doc = json.loads(cap.out)
-    assert doc["aggregate"][0]["model"] == "org/m0" and "full-benchmark aggregate" in cap.err
+    assert doc["aggregate"][0]["model"] == "org/m0" and "full-benchmark estimate" in cap.err
     assert not (root / "-").exists() and not (new.parent / "-").exists()
 
 
@@ -68,16 +68,20 @@ def test_lm_eval_schema_results_file_next_to_the_run(reduced, capsys):
     written = f.parent / "harness_ext_prediction_harness_ext_reduced.json"
     assert written.exists() and f"wrote {written}" in capsys.readouterr().out
     doc = json.loads(written.read_text())
-    full = doc["results"]["harness_ext_reduced_full"]
-    assert full["score_lower,predicted"] <= full["score,predicted"] <= full["score_upper,predicted"]
-    assert doc["group_subtasks"]["harness_ext_reduced_full"] == TASKS
+    # The full-benchmark row is named after the benchmark and is on its metric, the normalised aggregate beside it.
+    bench = doc["harness_ext_prediction"]["score"]["benchmark"]
+    full = doc["results"][bench]
+    assert full["alias"] == f"{bench} (estimated from 2 of {len(TASKS)})"
+    assert full["acc_lower,predicted"] <= full["acc,predicted"] <= full["acc_upper,predicted"]
+    assert full["normalised_lower,predicted"] <= full["normalised,predicted"] <= full["normalised_upper,predicted"]
+    assert doc["group_subtasks"][bench] == TASKS
     assert sum(r.get("observed", False) for r in doc["results"].values()) == 2
-    assert "1.645" in doc["harness_ext_prediction"]["method"]
+    assert "90%" in doc["harness_ext_prediction"]["method"] and doc["harness_ext_prediction"]["interval_level"] == 0.9
     # Predicting again from the same folder: the prediction file is refused, never read as a measured result.
     capsys.readouterr()
     assert main(["predict", "-m", str(out), str(new), "--json", "-"]) == 0
     again = json.loads(capsys.readouterr().out)
-    assert again["aggregate"][0]["aggregate"] == pytest.approx(full["score,predicted"])
+    assert again["aggregate"][0]["aggregate"] == pytest.approx(full["acc,predicted"])
     from harness_ext.store.ingest import ingest_paths
     from harness_ext.store.db import Store
 
@@ -99,7 +103,7 @@ def test_every_eval_ever_export(reduced, tmp_path, capsys):
     full = rec["evaluation_results"][-1]
     ci = full["score_details"]["uncertainty"]["confidence_interval"]
     assert ci["lower"] <= full["score_details"]["score"] <= ci["upper"] and ci["confidence_level"] == 0.9
-    assert "cross-validated RMSE" in ci["method"]
+    assert "conformal (CV+)" in ci["method"]  # the default lowrank predictor's intervals
     for r in rec["evaluation_results"]:
         assert {"evaluation_name", "source_data", "metric_config", "score_details"} <= set(r)
         assert "lower_is_better" in r["metric_config"]

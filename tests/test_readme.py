@@ -3,6 +3,8 @@ Analyses block runs as written: its ingest provides every benchmark its analyses
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import re
 import shlex
@@ -81,3 +83,33 @@ def test_analyses_block_ingests_what_its_commands_use(tmp_path, monkeypatch, cap
     capsys.readouterr()
     assert (tmp_path / "harness-ext-out" / "helm_classic" / "prowl").is_dir()
     assert os.environ["HARNESS_EXT_DB"] == str(db)
+
+
+@pytest.mark.slow  # ingests 269 files, reduces 57 datasets and predicts (~1 min of CPU)
+def test_quickstart_runs_the_loop_as_written(tmp_path, monkeypatch, capsys):
+    """The Quickstart once stopped at reduce, and its full-benchmark figure was chance-normalised (0.05 where
+    lm-eval prints acc 0.28). Its harness-ext commands run as written (the pip install aside), from a folder of
+    their own: ingest, reduce, predict a run reduce never saw, whose estimate is MMLU's acc with its interval."""
+    import shutil
+
+    cmds = [c for c in section_block("## Quickstart") if c.startswith("harness-ext ")]
+    assert [shlex.split(c)[1] for c in cmds] == ["ingest", "reduce", "predict"]
+    assert "lmeval" in section_block("## Quickstart")[0]  # the install: the reduced folder needs lm-eval's task index
+    run = shlex.split(cmds[-1])[-1]
+    assert (README.parent / run).is_file(), run
+    shutil.copy(README.parent / run, tmp_path / "run.json")  # predict writes its lm-eval-layout file beside the run
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HARNESS_EXT_DB", raising=False)
+    for c in cmds:
+        argv = [str(tmp_path / "run.json") if a == run else a for a in shlex.split(c)[1:]]
+        assert main(argv) == 0, c
+    out = capsys.readouterr().out
+    assert "full-benchmark estimate: mmlu acc" in out
+    doc = json.loads((tmp_path / "harness_ext_prediction_harness_ext_reduced.json").read_text())
+    row = doc["results"]["mmlu"]
+    assert row["alias"] == "mmlu (estimated from 8 of 57)"
+    assert 0.25 < row["acc_lower,predicted"] <= row["acc,predicted"] <= row["acc_upper,predicted"] < 0.32
+    assert abs(row["acc,predicted"] - 0.278) < 0.01  # Pythia-2.8B's size-weighted MMLU acc is 0.278
+    assert (tmp_path / "reduced" / "harness_ext_estimate.py").is_file()
+    if importlib.util.find_spec("lm_eval") is not None:  # as the Quickstart installs it
+        assert "NOT SELF-CONTAINED" not in (tmp_path / "reduced" / "harness_ext_reduced.yaml").read_text()

@@ -62,7 +62,8 @@ def _check_outputs(out: Path, group: str, names: list, skipped=(), with_list=Tru
     cfg = load_yaml(out / f"{group}.yaml")
     listed = [t["task"] if isinstance(t, dict) else t for t in cfg["task"]]
     assert listed == [f"mmlu_{n}" for n in names]
-    assert cfg["group"] == group and set(cfg) == {"group", "task", "aggregate_metric_list", "metadata"}
+    assert cfg["group"] == group and set(cfg) == {"group", "group_alias", "task", "aggregate_metric_list", "metadata"}
+    assert " (estimated from " in cfg["group_alias"]
     conf = pyhocon.ConfigFactory.parse_file(str(out / f"run_entries_{group}.conf"))
     assert set(conf) == {"entries"}
     descs = [e["description"] for e in conf["entries"]]
@@ -156,7 +157,7 @@ def test_reduce_with_hostile_dataset_names_writes_parsable_configs_of_exactly_th
     _check_outputs(out, "harness_ext_reduced", subset)
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["manifest.json", "harness_ext_reduced.yaml", "run_entries_harness_ext_reduced.conf", "harness_ext_reduced_tasks.txt",
-         "error_vs_budget.png"])
+         "error_vs_budget.png", "harness_ext_estimate.py"])
 
 
 def test_names_with_line_breaks_or_nul_are_refused_at_ingest_naming_the_file(tmp_path):

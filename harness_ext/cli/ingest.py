@@ -47,10 +47,10 @@ def run(args) -> int:
         for f in report.files:  # a conflict says "this file": name it (a folder's files all print here)
             for c in f.conflicts:
                 log.warning(f"conflict in {f.path}: {c}")
-        import sys
+        from .logs import NOTE
 
         for line in report.note_lines():  # what the adapters' heuristics did: never silent
-            print(f"note: {line}", file=sys.stderr)
+            log.log(NOTE, line)
     print(report.summary())
     args.json_payload = {"summary": report.summary(), "n_results": report.n_results,
                          "files": [{"path": f.path, "status": f.status, "adapter": f.adapter, "n_results": f.n_results,

@@ -16,3 +16,9 @@ class StderrHandler(logging.StreamHandler):
     @stream.setter
     def stream(self, value):
         pass
+
+
+#: Level of the ingest notes (what an adapter's heuristics did to a file): shown like warnings, as
+#: ``note: ...`` lines, and silenced by ``-q`` with them.
+NOTE = logging.WARNING + 1
+logging.addLevelName(NOTE, "NOTE")

@@ -418,6 +418,10 @@ def reduce_options(parser):
     parser.add_argument("--n-random-subsets", type=int, default=None,
                         help="random subsets of the chosen size compared with it, same predictor and folds "
                              "(default 200, or 20 for predictors that refit per subset)")
+    parser.add_argument("--min-availability", type=float, default=None, metavar="SHARE",
+                        help="datasets run by fewer than this share of the models are chosen only after every other "
+                             "(a new model most likely lacks them too); default 0.5, 0 turns it off; the summary and "
+                             "the manifest (selection.availability) list them with their model counts")
     parser.add_argument("--items", type=int, default=None, metavar="N",
                         help="run only N anchor items of each subset task with per-sample logs in the store "
                              "(lm_eval --log_samples); the reduced folder then holds <group>_samples.json for "
@@ -454,8 +458,10 @@ def predict_options(parser):
                         help="also write the predictions as JSON to FILE; '-' (or no FILE) writes them to stdout "
                              "and the tables to stderr")
     parser.add_argument("--all", action="store_true", help="list observed datasets too, not only predicted ones")
+    parser.add_argument("--level", type=float, default=0.9, metavar="P",
+                        help="interval level in (0, 1) (default 0.9); conformal intervals are calibrated at it")
     parser.add_argument("--eee", default=None, metavar="DIR",
-                        help="also write one Every Eval Ever record (schema 0.2.1) per model to DIR, with the 90%% "
+                        help="also write one Every Eval Ever record (schema 0.2.1) per model to DIR, with the "
                              "interval in score_details.uncertainty.confidence_interval")
     parser.add_argument("--no-lm-eval-results", dest="lm_eval_results", action="store_false",
                         help="do not write harness_ext_prediction_<group>.json (lm-eval's results layout) next to "

@@ -55,6 +55,7 @@ def run(args) -> int:
         weighting=args.weighting, weighting_params=weighting_params, random_state=args.seed, n_random=args.n_random,
         group_name=args.group_name, db=db, costs=costs, n_random_subsets=getattr(args, "n_random_subsets", None),
         items=getattr(args, "items", None), local_data=local_data,
+        min_availability=getattr(args, "min_availability", None),
     )
     log.debug("reduce stage: harness files and plot")
     paths = result.write(args.out, formats)

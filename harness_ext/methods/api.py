@@ -156,7 +156,8 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
            selector: str = DEFAULT_SELECTOR, similarity: str = "pearson", predictor: str = "lowrank",
            weighting: str = "uniform", weights: Optional[PathLike] = None, costs=None, n_random: int = 200,
            n_random_subsets: Optional[int] = None, group_name: str = "harness_ext_reduced",
-           store: Optional[PathLike] = None, items: Optional[int] = None, local_data=()):
+           store: Optional[PathLike] = None, items: Optional[int] = None, local_data=(),
+           min_availability: Optional[float] = None):
     """Choose a small subset of datasets that predicts the rest, with the evidence, as ``harness-ext reduce``.
 
     Parameters
@@ -193,6 +194,10 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
         Folders of your own task data: absolute data paths that the kept lm-eval task
         configurations name inside them are written into the task YAMLs; any other local path
         is left out, with a note (:mod:`harness_ext.store.task_yaml_safety`).
+    min_availability : float, optional
+        Datasets run by fewer than this share of the models are chosen only after every other, so
+        the subset is one a new model can run (default 0.5; 0 turns it off); the manifest's
+        ``selection.availability`` lists them with their model counts.
 
     Returns
     -------
@@ -234,7 +239,8 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     return reduce_matrix(df, budget=None if budget is None else str(budget), selector=selector, similarity=similarity,
                          predictor=predictor, weighting=weighting, weighting_params=weighting_params,
                          random_state=int(seed), n_random=n_random, group_name=group_name, db=db, costs=costs,
-                         n_random_subsets=n_random_subsets, items=items, local_data=local_data)
+                         n_random_subsets=n_random_subsets, items=items, local_data=local_data,
+                         min_availability=min_availability)
 
 
 def _manifest_of(manifest) -> tuple:
@@ -285,8 +291,8 @@ def _score_frame(scores, manifest: dict) -> pd.DataFrame:
     return frame.T.groupby(level=0).first().T  # a dataset named twice (name and task) keeps its first score
 
 
-def predict(manifest, results):
-    """Predict a new model's full benchmark, with 90% intervals, from its results on the subset.
+def predict(manifest, results, *, level: float = 0.9):
+    """Predict a new model's full benchmark, with intervals (90% by default), from its results on the subset.
 
     Parameters
     ----------
@@ -297,13 +303,17 @@ def predict(manifest, results):
         throw-away store), or raw scores on the harness's own scale: a DataFrame (one row per
         model, columns named by the manifest's datasets or their lm-eval tasks), a Series or a
         dict for one model. Missing subset datasets widen the intervals.
+    level : float
+        The intervals' level, in (0, 1). Conformal intervals (the default ``lowrank``
+        predictor) are calibrated again at this level from the manifest's training matrix.
 
     Returns
     -------
     PredictionResult
-        ``.to_frame()`` (every dataset: observed or predicted score, 90% interval, on the
-        normalised and the harness's own scale), ``.aggregate`` (the full-benchmark score and
-        its interval), ``.warnings``, ``.plot()``, ``.to_json()``. No file is written
+        ``.to_frame()`` (every dataset: observed or predicted score and interval, on the
+        normalised and the harness's own scale), ``.aggregate`` (the full-benchmark score on the
+        harness's metric, e.g. MMLU ``acc`` weighted as lm-eval's mmlu group, with its interval,
+        and the normalised aggregate beside it), ``.warnings``, ``.plot()``, ``.to_json()``. No file is written
         (``harness-ext predict`` also writes lm-eval-schema results next to the run).
 
     References
@@ -314,7 +324,7 @@ def predict(manifest, results):
 
     doc, where = _manifest_of(manifest)
     if isinstance(results, (pd.DataFrame, pd.Series, dict)):
-        return predict_scores(doc, _score_frame(results, doc), manifest_path=where)
+        return predict_scores(doc, _score_frame(results, doc), manifest_path=where, level=level)
     if isinstance(results, (str, os.PathLike)):
         results = [results]
-    return predict_from_manifest(doc, [str(p) for p in results], manifest_path=where)
+    return predict_from_manifest(doc, [str(p) for p in results], manifest_path=where, level=level)

@@ -171,3 +171,57 @@ def read_costs(path) -> dict:
         return {r["dataset"]: float(r["cost"]) for r in rows}
     except (ValueError, KeyError, AttributeError, TypeError) as exc:
         raise HarnessExtError(f"{path}: not a cost file (JSON name -> cost, or CSV with columns dataset,cost): {exc}") from None
+
+
+#: ``reduce`` does not choose, by default, a dataset that fewer than this share of the matrix's models ran: a new
+#: model most likely lacks it too, and a subset it cannot run is no subset (``--min-availability`` to change; 0: off).
+MIN_AVAILABILITY = 0.5
+
+
+def availability_rule(columns, counts, n_models: int, min_share: float = MIN_AVAILABILITY):
+    """``(demoted, record)``: the datasets run by fewer than ``min_share`` of the models, and what the manifest says.
+
+    ``counts`` are the models with a result per column. The demoted datasets stay in the
+    matrix (they are predicted like every other) but go to the end of the selector's order
+    (:func:`demote`), so the subset takes them only when too few other datasets remain.
+    ``record`` is None when no dataset is demoted (a complete matrix: nothing changes).
+
+    Raises
+    ------
+    MethodError
+        ``min_share`` outside [0, 1].
+    """
+    share = float(min_share)
+    if not 0.0 <= share <= 1.0:
+        raise MethodError(f"--min-availability must be a share of the models in [0, 1], got {min_share!r}")
+    counts = np.asarray(counts, dtype=int)
+    demoted = np.flatnonzero(counts < share * n_models)
+    if demoted.size == 0:
+        return demoted, None
+    record = {
+        "min_share": share, "n_models": int(n_models),
+        "rule": (f"datasets run by fewer than {share:.0%} of the {n_models} models are chosen only after every other "
+                 "dataset (--min-availability to change, 0 to turn off)"),
+        "demoted": [{"name": str(columns[j]), "n_models": int(counts[j])} for j in demoted],
+    }
+    return demoted, record
+
+
+def demote(order, demoted) -> np.ndarray:
+    """``order`` with the ``demoted`` indices moved to its end, each part in its own order (stable)."""
+    order = np.asarray(order, dtype=int)
+    if len(demoted) == 0:
+        return order
+    late = np.isin(order, np.asarray(demoted, dtype=int))
+    return np.concatenate([order[~late], order[late]])
+
+
+def availability_note(record: dict, subset_names) -> str:
+    """The warning ``reduce`` prints for :func:`availability_rule`'s record, with counts."""
+    items = record["demoted"]
+    names = ", ".join(f"{d['name']} ({d['n_models']})" for d in items[:5]) + (" ..." if len(items) > 5 else "")
+    taken = [d["name"] for d in items if d["name"] in set(subset_names)]
+    return (f"{len(items)} datasets run by fewer than {record['min_share']:.0%} of the {record['n_models']} models "
+            f"are chosen only after the others (models that ran them): {names}"
+            + (f"; too few others remain, so the subset still has {len(taken)} of them: {', '.join(taken)}" if taken
+               else "") + "; --min-availability to change")

@@ -102,6 +102,10 @@ class IntervalPrediction(NamedTuple):
     q_cells: float
     q_aggregate: Optional[float]
     n_calibration: tuple
+    #: ``(n, k)``: the aggregates of ``extra_weights`` (k, d) with their calibrated bounds (None without).
+    extra_aggregate: Optional[np.ndarray] = None
+    extra_lower: Optional[np.ndarray] = None
+    extra_upper: Optional[np.ndarray] = None
     frontier: Optional[np.ndarray] = None
 
 
@@ -461,7 +465,8 @@ class LowRankCompleter(BasePredictor):
         return q, by, int(scores.size)
 
     # -- new models ----------------------------------------------------------------------
-    def predict_new_models(self, X_new, weights=None, calibrate: bool = True, reselect=None) -> IntervalPrediction:
+    def predict_new_models(self, X_new, weights=None, calibrate: bool = True, reselect=None,
+                           extra_weights=None) -> IntervalPrediction:
         """Fold in new models observed on any subset of cells; calibrated cell and aggregate intervals.
 
         Parameters
@@ -482,15 +487,18 @@ class LowRankCompleter(BasePredictor):
             calibration fold's models are then observed on the subset chosen without
             them, so the intervals hold for select-then-predict (models that chose a
             subset predict it better than new models do).
+        extra_weights : array-like, (k, d), optional
+            ``k`` further aggregates (with ``weights``; e.g. the benchmark's own score), calibrated
+            on the same held-out folds: ``extra_aggregate``/``extra_lower``/``extra_upper`` (n, k).
 
         Returns
         -------
         IntervalPrediction
         """
         with limit_threads():
-            return self._predict_new(X_new, weights, calibrate, reselect)
+            return self._predict_new(X_new, weights, calibrate, reselect, extra_weights)
 
-    def _predict_new(self, X_new, weights, calibrate, reselect=None):
+    def _predict_new(self, X_new, weights, calibrate, reselect=None, extra_weights=None):
         self._check_fitted()
         X_new = np.atleast_2d(np.asarray(X_new, dtype=float))
         d = self.Z_.shape[1]
@@ -499,6 +507,9 @@ class LowRankCompleter(BasePredictor):
         w = None if weights is None else np.asarray(weights, dtype=float)
         if w is not None and w.shape not in ((d,), (X_new.shape[0], d)):
             raise MethodError(f"weights must have one entry per dataset ({d}) or one row per new model, got shape {w.shape}")
+        W_extra = None if extra_weights is None else np.atleast_2d(np.asarray(extra_weights, dtype=float))
+        if W_extra is not None and (w is None or W_extra.shape[1] != d):
+            raise MethodError(f"extra_weights need weights and one entry per dataset ({d}), got shape {W_extra.shape}")
         O = ~np.isnan(X_new)
         z = self.transform_.transform(X_new)
         fit = self.fit_
@@ -506,8 +517,10 @@ class LowRankCompleter(BasePredictor):
         if calibrate and int(self.calibration_folds) >= 2:
             from .newmodel_intervals import calibration_weights
 
-            q_cell, q_agg, n_cal, rank, alpha, q_by, cal = self._calibrate_new(
-                O, None if w is None else (w if w.ndim == 1 else calibration_weights(w)), reselect)
+            w_cal = None if w is None else (w if w.ndim == 1 else calibration_weights(w))
+            if W_extra is not None:
+                w_cal = np.vstack([w_cal, W_extra])
+            q_cell, q_agg, n_cal, rank, alpha, q_by, cal = self._calibrate_new(O, w_cal, reselect)
             self.rank_new_, self.blend_new_ = rank, alpha
             if rank != self.rank_:
                 fits = self.__dict__.setdefault("_fits_by_rank", {})
@@ -531,23 +544,38 @@ class LowRankCompleter(BasePredictor):
             J = np.where(O, 0.0, W * self.transform_.derivative(mz))
             half = q_agg * fi.linear_sd(J)
             agg_lo, agg_hi = agg - half, agg + half
+        ex = ex_lo = ex_hi = None
+        if W_extra is not None:
+            ex = mean @ W_extra.T
+            qs = [c["q"] for c in cal["extra"]] if cal is not None else [q_agg] * len(W_extra)
+            half = np.stack([q * fi.linear_sd(np.where(O, 0.0, row * self.transform_.derivative(mz)))
+                             for q, row in zip(qs, W_extra)], axis=1)
+            ex_lo, ex_hi = ex - half, ex + half
         if calibrate and int(self.calibration_folds) >= 2 and self.new_intervals == "cv+":
             from .newmodel_intervals import cv_plus_new_models
 
             lower, upper, agg_lo, agg_hi = cv_plus_new_models(self, cal, X_new, z, O, None if w is None else W,
                                                               self.mondrian)
+            if W_extra is not None:
+                from .newmodel_intervals import cv_plus_extra_aggregates
+
+                ex_lo, ex_hi = cv_plus_extra_aggregates(self, cal, X_new, z, O, W_extra)
         dist = None
         if calibrate and int(self.calibration_folds) >= 2 and getattr(self, "frontier", True):  # beyond the range
             from .frontier import apply_frontier
             from .newmodel_intervals import calibration_weights
 
+            before = mean.copy()
             out = {"mean": mean, "lower": lower, "upper": upper, "agg": agg, "agg_lo": agg_lo, "agg_hi": agg_hi}
             w_cal = None if w is None else (w if w.ndim == 1 else calibration_weights(w))
             dist, self.frontier_ = apply_frontier(self, fit, fi, mz, z, X_new, O, None if w is None else W, w_cal, out)
             mean, lower, upper, agg, agg_lo, agg_hi = (out[k] for k in ("mean", "lower", "upper", "agg", "agg_lo",
                                                                           "agg_hi"))
+            if ex is not None:  # the extra aggregates follow a frontier model's new cells (their widths kept)
+                shift = (mean - before) @ W_extra.T
+                ex, ex_lo, ex_hi = ex + shift, ex_lo + shift, ex_hi + shift
         return IntervalPrediction(mean, lower, upper, sd, O, agg, agg_lo, agg_hi, float(self.level), float(q_cell),
-                                  None if w is None else float(q_agg), n_cal, dist)
+                                  None if w is None else float(q_agg), n_cal, ex, ex_lo, ex_hi, dist)
 
     def predict_new_means(self, X_new) -> np.ndarray:
         """``predict_new_models(X_new, calibrate=False).mean`` without the intervals (selection's inner loop)."""

@@ -161,6 +161,8 @@ def item_noise(manifest: dict, columns: list, subset_idx, have, Z_new, predict_f
     reaches every predicted cell through the predictor, whose sensitivity to that input is
     taken by a finite difference. Errors of different tasks are treated as independent.
 
+    ``weights``: ``(d,)``, or ``(d, k)`` for ``k`` aggregates (then ``agg_var`` is ``(n_new, k)``).
+
     Returns
     -------
     (cell_var, agg_var) : ``(n_new, d)`` and ``(n_new,)`` arrays, or ``(None, None)`` without item subsets.
@@ -174,7 +176,8 @@ def item_noise(manifest: dict, columns: list, subset_idx, have, Z_new, predict_f
             err[columns.index(b["dataset"])] = b["cv_rmse_normalised"]
     base = predict_fn(Z_new)
     cell_var = np.zeros_like(base)
-    agg_var = np.zeros(base.shape[0])
+    agg_var = np.zeros((base.shape[0],) + np.shape(weights)[1:])
+    per_agg = (-1,) + (1,) * (np.ndim(weights) - 1)
     h = 0.01
     for jj, j in enumerate(np.asarray(subset_idx)):
         e = err[j] * have[:, jj]
@@ -184,5 +187,5 @@ def item_noise(manifest: dict, columns: list, subset_idx, have, Z_new, predict_f
         Zp[:, j] = Zp[:, j] + h
         g = (predict_fn(Zp) - base) / h
         cell_var += (g * e[:, None]) ** 2
-        agg_var += ((g @ weights) * e) ** 2
+        agg_var += ((g @ weights) * e.reshape(per_agg)) ** 2
     return cell_var, agg_var

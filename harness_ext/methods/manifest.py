@@ -28,7 +28,8 @@ import pandas as pd
 from .. import __version__
 from ..errors import HarnessExtError, MethodError, PluginError
 from ..report import jsonable, progress
-from .budget import DEFAULT_BUDGET_REASON, dataset_costs, parse_budget, subset_size
+from .budget import (DEFAULT_BUDGET_REASON, MIN_AVAILABILITY, availability_note, availability_rule, dataset_costs,
+                     parse_budget, subset_size)
 
 log = logging.getLogger("harness_ext.reduce")
 
@@ -159,6 +160,7 @@ def build_manifest(
     costs=None,
     n_random_subsets: Optional[int] = None,
     max_models: Optional[int] = None,
+    min_availability: float = MIN_AVAILABILITY,
 ) -> dict:
     """Select a subset of ``df``'s datasets and describe it as a manifest.
 
@@ -192,6 +194,11 @@ def build_manifest(
         of this many, drawn with ``random_state`` (default
         :data:`MAX_SELECTION_MODELS`; ``None`` in the call means that default,
         0 means every model).
+    min_availability : float
+        Datasets run by fewer than this share of the models are chosen only after
+        every other (:func:`~harness_ext.methods.budget.availability_rule`; default
+        :data:`~harness_ext.methods.budget.MIN_AVAILABILITY`, 0 turns it off); the
+        manifest's ``selection.availability`` lists them with their model counts.
 
     Returns
     -------
@@ -230,6 +237,8 @@ def build_manifest(
         raise MethodError("no dataset has results from two models: nothing can be learned about how datasets relate")
     kind, value = parse_budget(budget, d)
     columns = [str(c) for c in df.columns]
+    # Counted on every model (not the selection's sample): what a new model is likely to be able to run.
+    demoted, availability = availability_rule(columns, (~np.isnan(X)).sum(axis=0), m, min_availability)
     meta = df.attrs.get("datasets", {})
     cost_vec, cost_source = dataset_costs(costs, columns, meta)
     if kind == "cost" and cost_vec is None:
@@ -263,7 +272,7 @@ def build_manifest(
     m_sel = X.shape[0]
     n_runs, runs_rule = random_baseline_runs(m_sel, d, int(n_random))  # past its cell budget: fewer random orders
     prowl = run_prowl(df_sel, similarity=similarity, selector=selector, random_state=random_state, n_random=n_runs,
-                      target=value if kind == "coverage" else 0.95, selector_params=sel_params)
+                      target=value if kind == "coverage" else 0.95, selector_params=sel_params, demoted=demoted)
     index_of = {c: i for i, c in enumerate(columns)}
     order_idx = np.array([index_of[c] for c in prowl.order])
     k = subset_size(kind, value, d, prowl.coverage, None if cost_vec is None else cost_vec[order_idx])
@@ -324,7 +333,7 @@ def build_manifest(
     bar.set_postfix_str(f"selection without each of {n_cal} folds")
     fold_subs = select_fold_subsets(cal_labels, fold_selector(
         X, selector, k=k, sel_params=sel_params, similarity=similarity, random_state=random_state, kind=kind,
-        value=value, cost_vec=cost_vec, fixed=cache.get("settings"), mode=reselection))
+        value=value, cost_vec=cost_vec, fixed=cache.get("settings"), mode=reselection, demoted=demoted))
     cal_folds = folds if cal_labels is labels else label_folds(cal_labels)
     cal_cache = cache if cal_labels is labels else shared_cache(X, est, cal_folds)
     if cache.get("settings") is not None:  # the rank/penalty chosen on every model, not searched again
@@ -350,6 +359,9 @@ def build_manifest(
     warnings += [n for n in (mixed_scales_note(df), shots_left_out_note(df.attrs)) if n]
     if thin_note:
         warnings.append(thin_note)
+    if availability:
+        availability["n_in_subset"] = int(np.isin(subset_idx, demoted).sum())
+        warnings.append(availability_note(availability, [columns[j] for j in subset_idx]))
     if m < FEW_MODELS:
         warnings.append(f"only {m} models: the subset and predictions rest on few rankings")
     if np.isfinite(vs_random.beats) and vs_random.beats < 0.9:
@@ -411,6 +423,7 @@ def build_manifest(
             # Past a flops budget (wide matrices) the selector takes fewer exact or greedy steps: what it cut, and why.
             **({"budget_rules": jsonable(details["budget_rules"])} if (details := prowl.selector_details or {}).get(
                 "budget_rules") else {}),
+            **({"availability": availability} if availability else {}),
             **({"model_sample": {"n_models": int(m_sel), "of": int(m), "random_state": int(random_state),
                                  "used_for": "selection, cross-validation, random subsets, error against budget"}}
                if sample is not None else {}),

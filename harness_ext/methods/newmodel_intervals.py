@@ -33,7 +33,7 @@ from .conformal import conformal_quantile, cv_plus_bounds, mondrian_groups, mond
 from .lowrank import fold_in
 
 __all__ = ["CALIBRATION_FOLDS", "FOLD_RESELECTION", "POOL_PLAIN_SCORES", "SAME_RESELECTION_CELLS", "FoldSubsets",
-           "calibrate_model_folds", "calibration_weights", "cv_plus_new_models", "fold_labels", "fold_selector", "run_groups",
+           "calibrate_model_folds", "calibration_weights", "cv_plus_extra_aggregates", "cv_plus_new_models", "fold_labels", "fold_selector", "run_groups",
            "run_of", "label_folds", "reselection_mode", "select_fold_subsets"]
 
 
@@ -175,16 +175,18 @@ def reselection_mode(n_cells: int):
 
 
 def fold_selector(X, selector: str, *, k: int, sel_params=None, similarity=None, random_state: int = 0,
-                  kind: str = "count", value=None, cost_vec=None, fixed=None, mode: str = FOLD_RESELECTION):
+                  kind: str = "count", value=None, cost_vec=None, fixed=None, mode: str = FOLD_RESELECTION,
+                  demoted=()):
     """``rows -> subset``: the manifest's selection (selector, parameters, seed, budget) run on rows ``rows`` of ``X``.
 
     Only the subset is needed, not a coverage curve: selectors that can stop do so at
     ``k`` datasets (or at the cost budget). ``mode`` as :data:`FOLD_RESELECTION`;
-    ``fixed``: the predictor with its settings chosen on every model (``"same"``).
+    ``fixed``: the predictor with its settings chosen on every model (``"same"``);
+    ``demoted``: the manifest's availability rule (datasets chosen last, :func:`~harness_ext.methods.budget.demote`).
     """
     from ..errors import MethodError
     from ..plugin_manager import get_registration
-    from .budget import subset_size
+    from .budget import demote, subset_size
     from .pounce import selector_order
 
     if mode not in ("design", "same"):
@@ -200,7 +202,8 @@ def fold_selector(X, selector: str, *, k: int, sel_params=None, similarity=None,
     if kind == "cost" and "cost_budget" in defaults:
         params["cost_budget"] = float(value)
     elif "n_select" in defaults and kind != "cost":
-        params["n_select"] = int(k)
+        # with demoted datasets, enough steps that k others are in the order before they are moved to its end
+        params["n_select"] = int(min(d, k + len(demoted)))
     if mode == "design":
         params.update(CHEAP_SELECTION.get(reg.name, {}))
     elif fixed is not None and "predictor_params" in defaults:
@@ -208,7 +211,7 @@ def fold_selector(X, selector: str, *, k: int, sel_params=None, similarity=None,
                                       if p in fixed.get_params()}
 
     def select(rows):
-        order = selector_order(X[rows], selector, random_state=random_state, **params)
+        order = demote(selector_order(X[rows], selector, random_state=random_state, **params), demoted)
         n = subset_size("cost", value, d, None, cost_vec[order]) if kind == "cost" else int(k)
         return order[:n]
 
@@ -341,8 +344,11 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
     cell_scores = {g: [] for g in grid}
     cell_cols = {g: [] for g in grid}
     cell_folds = {g: [] for g in grid}
-    agg_scores = {g: [] for g in grid}
-    agg_folds = {g: [] for g in grid}
+    # w: (d,), or (k, d) for k aggregates calibrated on the same folds (the first is the returned q_agg;
+    # the others are in cal["extra"]), e.g. the normalised aggregate and the benchmark's own score.
+    W_all = None if w is None else np.atleast_2d(np.asarray(w, dtype=float))
+    agg_scores = {g: [[] for _ in range(0 if w is None else len(W_all))] for g in grid}
+    agg_folds = {g: [[] for _ in range(0 if w is None else len(W_all))] for g in grid}
     sq = {g: 0.0 for g in grid}
     fits = {r: [] for r in ranks}
     pool = reselect is not None and getattr(reselect, "pool", POOL_PLAIN_SCORES)
@@ -365,11 +371,11 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
         have = ~np.isnan(Zt)
         z_in = np.where(pat, Zt, np.nan)
         X_true = est.X_[test]  # raw values: the transform clips at chance and at eps
-        if w is not None:
-            wt = np.where(have, w[None, :], 0.0)
-            tot = wt.sum(1, keepdims=True)
+        if w is not None:  # one weight vector per aggregate: (k, t, d) renormalised weights, (k, t) true aggregates
+            wt = np.where(have[None], W_all[:, None, :], 0.0)
+            tot = wt.sum(2, keepdims=True)
             wt = wt / np.where(tot != 0, tot, 1.0)
-            a_true = np.nansum(np.where(have, X_true, 0.0) * wt, 1)
+            a_true = np.nansum(np.where(have, X_true, 0.0)[None] * wt, 2)
 
         def score(g, mz, fi, seen):
             """The fold's cell and aggregate scores, its models observed on ``seen``, into grid point ``g``'s lists."""
@@ -378,12 +384,14 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
             cell_cols[g].append(np.nonzero(target)[1])
             cell_folds[g].append(np.full(cell_scores[g][-1].size, len(fits[g[0]]) - 1))
             if w is not None:
-                ok = (tot[:, 0] != 0) & target.any(1) & (seen & have).any(1)
                 x_pred = np.where(seen & have, X_true, est.transform_.inverse_transform(mz))
-                a_pred = (np.where(have, x_pred, 0.0) * wt).sum(1)
-                J = np.where(target, wt * est.transform_.derivative(mz), 0.0)
-                agg_scores[g].append(normalised_scores(a_true[ok], a_pred[ok], fi.linear_sd(J)[ok]))
-                agg_folds[g].append(np.full(agg_scores[g][-1].size, len(fits[g[0]]) - 1))
+                deriv = est.transform_.derivative(mz)
+                for a in range(len(W_all)):
+                    ok = (tot[a, :, 0] != 0) & target.any(1) & (seen & have).any(1)
+                    a_pred = (np.where(have, x_pred, 0.0) * wt[a]).sum(1)
+                    J = np.where(target, wt[a] * deriv, 0.0)
+                    agg_scores[g][a].append(normalised_scores(a_true[a][ok], a_pred[ok], fi.linear_sd(J)[ok]))
+                    agg_folds[g][a].append(np.full(agg_scores[g][a][-1].size, len(fits[g[0]]) - 1))
 
         for r in ranks:
             ft = est._fit_z(Z[rows], seed_offset=f + 101, rank=r)
@@ -410,14 +418,18 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
     q_by = np.full(d, q_cell)
     if est.mondrian and cells.size:
         q_by = mondrian_quantiles(cells, cols, d, est.level)
-    q_agg, n_agg, aggs = None, 0, np.array([])
-    if w is not None:
-        aggs = _cat(agg_scores[best])
-        q_agg = conformal_quantile(aggs, est.level) if aggs.size else _normal_quantile(est.level)
-        n_agg = int(aggs.size)
+    q_agg, n_agg, aggs, extra = None, 0, np.array([]), []
+    for a in range(0 if w is None else len(W_all)):
+        s_a = _cat(agg_scores[best][a])
+        q_a = conformal_quantile(s_a, est.level) if s_a.size else _normal_quantile(est.level)
+        if a == 0:
+            q_agg, n_agg, aggs = q_a, int(s_a.size), s_a
+        else:
+            extra.append({"q": q_a, "agg_scores": s_a, "agg_folds": _cat(agg_folds[best][a], int)})
     est.calibration_sq_ = {f"rank={r},blend={a}": v for (r, a), v in sq.items()}
     cal = {"fits": fits[best[0]], "blend": float(best[1]), "cell_scores": cells, "cell_cols": cols,
-           "cell_folds": c_folds, "agg_scores": aggs, "agg_folds": _cat(agg_folds[best], int)}
+           "cell_folds": c_folds, "agg_scores": aggs,
+           "agg_folds": _cat(agg_folds[best][0], int) if w is not None else np.array([], dtype=int), "extra": extra}
     return q_cell, q_agg, (int(cells.size), n_agg), int(best[0]), float(best[1]), q_by, cal
 
 
@@ -486,3 +498,23 @@ def cv_plus_new_models(est, cal, X_new, z, O, W=None, mondrian=True):
     if aggs is not None:
         agg_lo, agg_hi = cv_plus_bounds(aggs[0], aggs[1], cal["agg_scores"], cal["agg_folds"], level)
     return lower, upper, agg_lo, agg_hi
+
+
+def cv_plus_extra_aggregates(est, cal, X_new, z, O, W_extra):
+    """CV+ bounds ``(lower, upper)``, each ``(n, k)``, of the ``k`` further aggregates ``W_extra`` (k, d).
+
+    Their held-out scores were taken on the same folds as the first aggregate's
+    (:func:`calibrate_model_folds` with a stack of weight vectors, ``cal["extra"]``).
+
+    References
+    ----------
+    Barber et al., Ann. Statist. 2021, eq. (9).
+    """
+    level = float(est.level)
+    lows, highs = [], []
+    for row, ex in zip(np.atleast_2d(W_extra), cal["extra"]):
+        _, _, aggs = _fold_predictions(est, cal, z, X_new, O, np.broadcast_to(row, X_new.shape))
+        lo, hi = cv_plus_bounds(aggs[0], aggs[1], ex["agg_scores"], ex["agg_folds"], level)
+        lows.append(lo)
+        highs.append(hi)
+    return np.stack(lows, axis=1), np.stack(highs, axis=1)

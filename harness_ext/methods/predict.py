@@ -6,7 +6,14 @@ same adapters as ``ingest`` (into a throw-away in-memory store, so the main
 store is untouched), normalised exactly as the training matrix was, and
 completed by the manifest's predictor trained on the manifest's models.
 
-Intervals are 90%. A completer (``lowrank``, ``lowrank_bayes``,
+The full-benchmark score is given on the harness's own metric and scale (MMLU ``acc``
+with the subjects weighted as lm-eval's ``mmlu`` group weights them,
+:mod:`harness_ext.methods.benchmark_score`), its interval calibrated for that
+weighted sum itself, with the manifest's normalised aggregate beside it.
+
+Intervals are 90% unless ``level`` (``predict --level``) asks for another; the
+conformal ones are calibrated at predict time from the manifest's training
+matrix, so any level is a quantile of the same held-out scores. A completer (``lowrank``, ``lowrank_bayes``,
 ``benchpress``) gives its own conformal intervals: calibrated on held-out
 training models observed on the same cells as each new model, adaptive per
 cell (scaled by the fold-in's predictive sd), for the cells and for the
@@ -32,7 +39,8 @@ import pandas as pd
 
 from ..errors import HarnessExtError
 from ..report import Result, format_table
-from .manifest import Z90
+from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, check_level, floor_warnings,
+                              raw_aggregate_rmse, z_of)
 from ..store.matrix import apply_normalisation, invert_normalisation, params_frame
 
 __all__ = ["Prediction", "PredictionResult", "predict_from_manifest", "predict_scores", "training_matrix"]
@@ -67,13 +75,18 @@ def training_matrix(manifest: dict) -> pd.DataFrame:
 
 @dataclass
 class PredictionResult(Result):
-    """Predictions for the new models: per dataset with 90% intervals, and the full-benchmark aggregate.
+    """Predictions for the new models: per dataset with intervals, and the full-benchmark score.
 
     ``table`` (also :meth:`to_frame`): one row per (model, dataset) with ``observed`` (bool),
-    ``score`` (normalised, observed or predicted), ``lower``/``upper`` (90%), ``raw`` (the
+    ``score`` (normalised, observed or predicted), ``lower``/``upper``, ``raw`` (the
     harness's own scale) with ``raw_lower``/``raw_upper``, and ``actual`` (normalised) where the
     results happen to contain a dataset outside the subset. ``aggregate``: one row per model with
-    the weighted full-benchmark score and its interval.
+    the full-benchmark score on the harness's metric and scale (``metric``, e.g. MMLU's ``acc``
+    weighted as lm-eval's mmlu group weights its subjects): ``aggregate``, ``lower``, ``upper``,
+    ``actual``; and the manifest's weighted mean of normalised scores (``normalised``,
+    ``normalised_lower``, ``normalised_upper``, ``normalised_actual``). Where the datasets make no
+    score on one harness metric, ``metric`` is ``"normalised"`` and both agree (``score`` says why).
+    Intervals are at ``level`` (0.90 unless asked otherwise).
     """
 
     table: pd.DataFrame
@@ -84,6 +97,10 @@ class PredictionResult(Result):
     #: the manifest the predictions come from, and where it was read (for the JSON and the exports)
     manifest: dict = field(default=None, repr=False)
     manifest_path: str = None
+    #: the intervals' level
+    level: float = DEFAULT_LEVEL
+    #: how the full-benchmark score is made (:meth:`harness_ext.methods.benchmark_score.BenchmarkScore.describe`)
+    score: dict = None
 
     title = "predict"
 
@@ -91,23 +108,39 @@ class PredictionResult(Result):
         return {"predictions": self.table, "aggregate": self.aggregate}
 
     def summary(self) -> dict:
-        return {"models": len(self.aggregate), "interval_level": 0.9}
+        return {"models": len(self.aggregate), "interval_level": self.level, "score": self.score}
+
+    def score_heading(self) -> str:
+        """What the aggregate's first columns are, in words (the table's heading, the plot's label)."""
+        score = self.score or {}
+        weighting = ((self.manifest or {}).get("aggregate") or {}).get("weighting", {}).get("name", "manifest")
+        pct = f"{self.level:.0%}".replace(".0%", "%")
+        norm = f"normalised: weighted mean of normalised scores, {weighting} weights"
+        if score.get("metric", "normalised") == "normalised":
+            why = f" (no score on the harness's metric: {score['reason']})" if score.get("reason") else ""
+            return f"full-benchmark estimate ({norm}), {pct} interval{why}"
+        return (f"full-benchmark estimate: {score['benchmark']} {score['metric']} ({score['weighting']}), "
+                f"{pct} interval; {norm}")
 
     def render(self, all: bool = False) -> str:
         """Per model its predicted datasets (``all``: observed ones too), then the aggregate: what the command prints."""
         parts = []
+        pct = f"{self.level:.0%}".replace(".0%", "%")
         for model, rows in self.table.groupby("model", sort=False):
             shown = rows if all else rows[~rows["observed"]]
             shown = shown.drop(columns=["model"]).set_index("dataset")
             if shown["actual"].isna().all():
                 shown = shown.drop(columns=["actual"])
-            parts.append(f"\n{model}: predicted scores (normalised 0-1, and on the harness's own scale), 90% intervals")
+            parts.append(f"\n{model}: predicted scores (normalised 0-1, and on the harness's own scale), {pct} intervals")
             parts.append(format_table(shown))
-        weighting = ((self.manifest or {}).get("aggregate") or {}).get("weighting", {}).get("name", "manifest")
-        parts.append(f"\nfull-benchmark aggregate (weighted mean of normalised scores, {weighting} weights), 90% interval:")
+        parts.append(f"\n{self.score_heading()}:")
         agg = self.aggregate.set_index("model")
-        if agg["actual"].isna().all():
-            agg = agg.drop(columns=["actual"])
+        for col in ("actual", "normalised_actual"):
+            if agg[col].isna().all():
+                agg = agg.drop(columns=[col])
+        if agg["metric"].eq("normalised").all():
+            agg = agg.drop(columns=["normalised", "normalised_lower", "normalised_upper"]
+                           + (["normalised_actual"] if "normalised_actual" in agg else []))
         parts.append(format_table(agg))
         return "\n".join(parts)
 
@@ -119,38 +152,50 @@ class PredictionResult(Result):
                 **prediction_json(self, self.manifest, self.manifest_path)}
 
     def plot(self, path=None, model=None):
-        """Each predicted dataset with its 90% interval (normalised), observed ones marked, and the aggregate.
+        """Each predicted dataset with its interval (normalised), observed ones marked; the full-benchmark score.
 
-        One panel per model (``model``: only that one). Returns the path written, or the figure
-        when ``path`` is None.
+        One row of panels per model (``model``: only that one): the datasets on the normalised
+        scale, and beside them the full-benchmark score on the harness's metric with its interval
+        (its actual value where known). Returns the path written, or the figure when ``path`` is None.
         """
         from ..report import get_pyplot, save_figure
 
         plt = get_pyplot()
         models = [model] if model is not None else list(dict.fromkeys(self.table["model"]))
         n_rows = self.table["dataset"].nunique() + 1
-        fig, axes = plt.subplots(1, len(models), figsize=(4.8 * len(models), 1.2 + 0.22 * n_rows), squeeze=False,
-                                 sharey=True)
-        for ax, name in zip(axes[0], models):
+        pct = f"{self.level:.0%}".replace(".0%", "%")
+        fig, axes = plt.subplots(len(models), 2, figsize=(8.4, (1.2 + 0.22 * n_rows) * len(models)), squeeze=False,
+                                 gridspec_kw={"width_ratios": [3, 1]})
+        metric = (self.score or {}).get("metric", "normalised")
+        label = "normalised score" if metric == "normalised" else f"{(self.score or {}).get('benchmark', '')} {metric}"
+        for (ax, ax_agg), name in zip(axes, models):
             rows = self.table[self.table["model"] == name]
             agg = self.aggregate[self.aggregate["model"] == name].iloc[0]
             y = np.arange(len(rows))
             pred = ~rows["observed"].to_numpy()
             score = rows["score"].to_numpy()
             err = np.vstack([score - rows["lower"].to_numpy(), rows["upper"].to_numpy() - score])
-            ax.errorbar(score[pred], y[pred], xerr=err[:, pred], fmt="o", ms=3, capsize=2, label="predicted, 90%")
+            ax.errorbar(score[pred], y[pred], xerr=err[:, pred], fmt="o", ms=3, capsize=2, label=f"predicted, {pct}")
             ax.plot(score[~pred], y[~pred], "k^", ms=4, label="observed (subset)")
             if rows["actual"].notna().any():
                 ax.plot(rows["actual"], y, "rx", ms=4, label="actual")
-            ya = len(rows) + 0.5
-            ax.errorbar([agg["aggregate"]], [ya], xerr=[[agg["aggregate"] - agg["lower"]], [agg["upper"] - agg["aggregate"]]],
-                        fmt="D", color="C3", capsize=3, label="full-benchmark aggregate")
-            ax.set_yticks(list(y) + [ya])
-            ax.set_yticklabels(list(rows["dataset"]) + ["aggregate"], fontsize=7)
+            ax.set_yticks(list(y))
+            ax.set_yticklabels(list(rows["dataset"]), fontsize=7)
             ax.set_xlabel("normalised score")
             ax.set_title(str(name), fontsize=9)
             ax.grid(alpha=0.3, axis="x")
+            ax_agg.errorbar([0], [agg["aggregate"]], yerr=[[agg["aggregate"] - agg["lower"]], [agg["upper"] - agg["aggregate"]]],
+                            fmt="D", color="C3", capsize=4, label=f"estimate, {pct}")
+            if np.isfinite(agg["actual"]):
+                ax_agg.plot([0], [agg["actual"]], "rx", ms=6, label="actual")
+            ax_agg.set_xticks([0])
+            ax_agg.set_xticklabels(["full benchmark"], fontsize=8)
+            ax_agg.set_ylabel(label)
+            ax_agg.set_title(f"{agg['aggregate']:.3f} [{agg['lower']:.3f}, {agg['upper']:.3f}]", fontsize=8)
+            ax_agg.grid(alpha=0.3, axis="y")
+            ax_agg.legend(fontsize=7, loc="best")
         axes[0][0].legend(fontsize=7, loc="lower right")
+        fig.tight_layout()
         return fig if path is None else save_figure(fig, path)
 
 
@@ -306,21 +351,27 @@ def partial_subset_errors(manifest: dict, train: np.ndarray, est, subset_idx, ha
 EDGE_QUANTILE = 0.05
 
 
-def predict_from_manifest(manifest: dict, paths, manifest_path=None) -> PredictionResult:
+def predict_from_manifest(manifest: dict, paths, manifest_path=None, level: float = DEFAULT_LEVEL) -> PredictionResult:
     """Predict every dataset of the manifest for each model found in the result files ``paths``."""
+    level = check_level(level)
     raw_new, _, other_shots = new_model_matrix(manifest, paths)
-    return predict_scores(manifest, raw_new, other_shots, manifest_path=manifest_path)
+    return predict_scores(manifest, raw_new, other_shots, manifest_path=manifest_path, level=level)
 
 
-def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, manifest_path=None) -> PredictionResult:
+def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, manifest_path=None,
+                   level: float = DEFAULT_LEVEL) -> PredictionResult:
     """Predict every dataset of the manifest from raw scores (models x the manifest's dataset names, NaN where not run).
 
     ``other_shots`` maps ``(model, dataset)`` to the shot count of a score measured at another
-    setting than the manifest's (:func:`new_model_matrix`).
+    setting than the manifest's (:func:`new_model_matrix`). ``level``: the intervals' level
+    (default 0.90); conformal intervals take their quantile at it, the others ``z`` standard
+    deviations with ``z`` the normal quantile of ``level``.
     """
     from ..plugin_manager import get_registration
     from .pounce import predict_new_models
 
+    level = check_level(level)
+    Z = z_of(level)
     other_shots = other_shots or {}
     train = training_matrix(manifest)
     columns = list(train.columns)
@@ -388,6 +439,11 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     reg = get_registration("predictors", pred_cfg["name"])
     check_predictor_params(reg.name, pred_cfg.get("params", {}), reg.cls)
     est = reg.cls(**pred_cfg.get("params", {}))
+    if hasattr(est, "level"):  # conformal predictors calibrate at predict time: their quantile is at the asked level
+        est.level = level
+    # The benchmark's own score (MMLU acc, size-weighted) is linear in the normalised scores: c + u . z.
+    bench, bench_why = benchmark_score(manifest, columns)
+    u = None if bench is None else bench.normalised_weights
     train_X = train.to_numpy(dtype=float)
     observed = np.zeros(Z_new.shape, dtype=bool)
     observed[:, subset_idx] = have
@@ -400,7 +456,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
             reselect, why = stored_reselect(manifest, train, est)
             if why:
                 warnings.append(why)
-            p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have)
+            p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have, u)
             mean, lower, upper = p.mean, p.lower, p.upper
             frontier = p.frontier
             warnings += frontier_warnings(raw_new.index, frontier, getattr(est, "frontier_", {}))
@@ -420,24 +476,36 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
             return est.predict_new_models(np.where(observed, Z, np.nan), calibrate=False).mean
         return predict_new_models(est, train_X, Z, subset=subset_idx)[0]
 
-    item_cell_var, item_agg_var = item_noise(manifest, columns, subset_idx, have, Z_new, _predict_means, weights)
+    item_cell_var, item_agg_var = item_noise(manifest, columns, subset_idx, have, Z_new, _predict_means,
+                                             weights if u is None else np.column_stack([weights, u]))
+    item_raw_var = None
+    if item_agg_var is not None and u is not None:
+        item_agg_var, item_raw_var = item_agg_var[:, 0], item_agg_var[:, 1]
     # Only normalised columns live on [0, 1]; raw ones (--normalise none, e.g. CrossPred's
     # negative BARTScores) must keep their own scale or the interval would exclude the score.
     bounded = params["clip"].to_numpy(dtype=bool)
     # A regression can step outside [0, 1] on a normalised column; the score, like its interval, stays inside.
     mean = np.where(bounded & ~observed, np.clip(mean, 0.0, 1.0), mean)
     agg = mean @ weights
+    r_lo = r_hi = None
     if conformal:
         h_lo, h_hi = np.maximum(mean - lower, 0.0), np.maximum(upper - mean, 0.0)
         a_lo, a_hi = p.aggregate - p.aggregate_lower, p.aggregate_upper - p.aggregate
+        if u is not None:
+            r_lo = np.maximum(p.extra_aggregate[:, 0] - p.extra_lower[:, 0], 0.0)
+            r_hi = np.maximum(p.extra_upper[:, 0] - p.extra_aggregate[:, 0], 0.0)
     else:
         cv_rmse, agg_rmse = partial_subset_errors(manifest, train_X, est, subset_idx, have, weights)
-        h_lo = h_hi = np.where(observed, 0.0, Z90 * (std if std is not None else cv_rmse))
-        a_lo = a_hi = Z90 * agg_rmse
+        h_lo = h_hi = np.where(observed, 0.0, Z * (std if std is not None else cv_rmse))
+        a_lo = a_hi = Z * agg_rmse
+        if u is not None:
+            r_lo = r_hi = Z * raw_aggregate_rmse(manifest, train_X, est, subset_idx, have, weights, agg_rmse, u)
     if item_cell_var is not None:
-        h_lo, h_hi = (np.sqrt(h ** 2 + Z90 ** 2 * item_cell_var) for h in (h_lo, h_hi))
+        h_lo, h_hi = (np.sqrt(h ** 2 + Z ** 2 * item_cell_var) for h in (h_lo, h_hi))
     if item_agg_var is not None:
-        a_lo, a_hi = (np.sqrt(h ** 2 + Z90 ** 2 * item_agg_var) for h in (a_lo, a_hi))
+        a_lo, a_hi = (np.sqrt(h ** 2 + Z ** 2 * item_agg_var) for h in (a_lo, a_hi))
+    if item_raw_var is not None:
+        r_lo, r_hi = (np.sqrt(h ** 2 + Z ** 2 * item_raw_var) for h in (r_lo, r_hi))
     lower = np.where(bounded, np.clip(mean - h_lo, 0, 1), mean - h_lo)
     upper = np.where(bounded, np.clip(mean + h_hi, 0, 1), mean + h_hi)
     agg_lo, agg_hi = agg - a_lo, agg + a_hi
@@ -462,16 +530,16 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     # A flipped (lower-is-better) column inverts the order of its bounds.
     lo_hi = np.sort(table[["raw_lower", "raw_upper"]].to_numpy(), axis=1)
     table["raw_lower"], table["raw_upper"] = lo_hi[:, 0], lo_hi[:, 1]
-    aggregate = pd.DataFrame({
-        "model": raw_new.index, "aggregate": agg,
-        "lower": np.clip(agg_lo, 0, 1) if bounded.all() else agg_lo,
-        "upper": np.clip(agg_hi, 0, 1) if bounded.all() else agg_hi,
-        "n_observed": observed.sum(axis=1), "actual": agg_actual,
-    })
+    if bench is not None:
+        warnings += floor_warnings(raw_new.index, bench, params, observed, Z_new, lower)
+    aggregate = aggregate_frame(raw_new.index, bench, table["raw"].to_numpy().reshape(n_new, d), raw_obs, observed,
+                                 bounded.all(), (agg, agg_lo, agg_hi, agg_actual), (r_lo, r_hi))
     if frontier is not None:  # signed distance beyond the training models' edge (0 inside; methods.frontier)
         aggregate["frontier"] = np.asarray(frontier, dtype=float)
     return PredictionResult(table=table, aggregate=aggregate, warnings=warnings, sources=raw_new.attrs.get("sources", {}),
-                            manifest=manifest, manifest_path=None if manifest_path is None else str(manifest_path))
+                            manifest=manifest, manifest_path=None if manifest_path is None else str(manifest_path),
+                            level=level, score=bench.describe() if bench is not None else {"metric": "normalised",
+                                                                                              "reason": bench_why})
 
 
 def stored_reselect(manifest: dict, train: pd.DataFrame, est) -> tuple:
@@ -502,24 +570,40 @@ def stored_reselect(manifest: dict, train: pd.DataFrame, est) -> tuple:
     return FoldSubsets(cal["fold"], [[index[n] for n in sub] for sub in cal["subsets"]]), None
 
 
-def _conformal(est, Z_in, weights, reselect, have):
+def _conformal(est, Z_in, weights, reselect, have, extra=None):
     """``est.predict_new_models`` with the stored fold subsets (``have``: (n, k) subset cells each new model ran).
 
     The models that ran the whole subset are calibrated on each fold's models observed on
     the fold's subset; a model that ran part of it, in its own call, on the same positions
     of each fold's subset (:meth:`~harness_ext.methods.newmodel_intervals.FoldSubsets.restrict`).
+    ``extra``: the weights ``u`` of the benchmark's own score (``extra_*`` of the result, one column).
     """
+    import inspect
+
+    params = inspect.signature(est.predict_new_models).parameters
+
+    def call(Z, sel):
+        args = dict(weights=weights) if "reselect" not in params else dict(weights=weights, reselect=sel)
+        if extra is None:
+            return est.predict_new_models(Z, **args)
+        if "extra_weights" in params:
+            return est.predict_new_models(Z, extra_weights=extra[None, :], **args)
+        # A predictor without extra aggregates: a second call, its aggregate computed with the score's weights.
+        p, q = est.predict_new_models(Z, **args), est.predict_new_models(Z, **{**args, "weights": extra})
+        return p._replace(extra_aggregate=q.aggregate[:, None], extra_lower=q.aggregate_lower[:, None],
+                          extra_upper=q.aggregate_upper[:, None])
+
     full = have.all(axis=1)
     if reselect is None or full.all():
-        return est.predict_new_models(Z_in, weights=weights, reselect=reselect)
+        return call(Z_in, reselect)
     part = reselect.restrict(np.unique(have[~full], axis=0))
     if not full.any():
-        return est.predict_new_models(Z_in, weights=weights, reselect=part)
-    a = est.predict_new_models(Z_in[full], weights=weights, reselect=reselect)
-    b = est.predict_new_models(Z_in[~full], weights=weights, reselect=part)
+        return call(Z_in, part)
+    a = call(Z_in[full], reselect)
+    b = call(Z_in[~full], part)
     out = {}
     for name in ("mean", "lower", "upper", "sd", "observed", "aggregate", "aggregate_lower", "aggregate_upper",
-                 "frontier"):
+                 "extra_aggregate", "extra_lower", "extra_upper", "frontier"):
         va, vb = getattr(a, name), getattr(b, name)
         if va is None:
             continue

@@ -9,8 +9,10 @@ where they already look:
   ``higher_is_better``, ``config``, ``model_name``): one row per dataset with the
   metric under the filter name ``predicted`` (``acc,predicted``,
   ``acc_lower,predicted``, ``acc_upper,predicted``, ``acc_stderr,predicted``) and
-  a group row ``<group>_full`` with the full-benchmark score. Observed rows carry
-  the measured value with a zero-width interval. A top-level
+  a group row named after the benchmark (``mmlu``, alias ``mmlu (estimated from 8
+  of 57)``) with the full-benchmark score on the harness's metric (``acc,predicted``
+  and its bounds) and the normalised aggregate beside it (``normalised,predicted``).
+  Observed rows carry the measured value with a zero-width interval. A top-level
   ``harness_ext_prediction`` block names the manifest, method and interval level.
 * :func:`write_eee_records` writes one Every Eval Ever record (schema 0.2.1) per
   model with the interval in ``score_details.uncertainty.confidence_interval``
@@ -30,28 +32,33 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
-from .manifest import Z90
+from .benchmark_score import z_of
 
 #: Top-level key marking an lm-eval-schema file as a harness-ext prediction (adapters refuse such files).
 PREDICTION_KEY = "harness_ext_prediction"
 #: ``source_metadata.additional_details`` key marking an Every Eval Ever record as a prediction.
 EEE_PREDICTION_DETAIL = "harness_ext_prediction"
 EEE_SCHEMA_VERSION = "0.2.1"
-LEVEL = 0.9
 
 
-def interval_method(manifest: dict) -> str:
+def interval_method(manifest: dict, level: float = 0.9) -> str:
     """How the intervals were made, in words, for the records that carry them."""
     pred = manifest["prediction"]["predictor"]["name"]
     n = manifest["source"]["n_models"]
-    return (f"harness-ext predict: {pred} trained on {n} models of the manifest, 90% interval = predicted value "
-            "+/- 1.645 x cross-validated RMSE on held-out models (per dataset; the full-benchmark score uses the "
-            "RMSE of the aggregate), or the predictor's own predictive standard deviation where it has one")
+    pct = f"{level:.0%}".replace(".0%", "%")
+    if pred in ("lowrank", "lowrank_bayes"):
+        return (f"harness-ext predict: {pred} trained on {n} models of the manifest, {pct} conformal (CV+) intervals "
+                "calibrated on held-out training models observed on the subset chosen without them, per dataset and "
+                "for the full-benchmark score itself (Barber et al., 2021)")
+    return (f"harness-ext predict: {pred} trained on {n} models of the manifest, {pct} interval = predicted value "
+            f"+/- {z_of(level):.3f} x cross-validated RMSE on held-out models (per dataset; the full-benchmark score uses "
+            "the RMSE of the aggregate), or the predictor's own predictive standard deviation where it has one")
 
 
 def prediction_json(pred, manifest: dict, manifest_path) -> dict:
     """The predictions as one JSON document (what ``predict --json`` writes)."""
-    return {"manifest": None if manifest_path is None else str(manifest_path), "method": interval_method(manifest), "interval_level": LEVEL,
+    return {"manifest": None if manifest_path is None else str(manifest_path),
+            "method": interval_method(manifest, pred.level), "interval_level": pred.level, "score": pred.score,
             "warnings": list(pred.warnings),
             "aggregate": json.loads(pred.aggregate.to_json(orient="records")),
             "datasets": json.loads(pred.table.to_json(orient="records"))}
@@ -68,12 +75,21 @@ def _lm_eval_name(manifest: dict, dataset: str) -> str:
     return lm_eval_task(entry) or entry.get("task") or dataset
 
 
+def estimate_row_name(pred, manifest: dict) -> tuple:
+    """``(row name, alias)`` of the full-benchmark score: the benchmark's name, ``mmlu (estimated from 8 of 57)``."""
+    name = (getattr(pred, "score", None) or {}).get("benchmark") or manifest.get("group_name") or "harness_ext_reduced"
+    k = len(manifest.get("subset") or [d for d in manifest["datasets"] if d.get("in_subset")])
+    return name, f"{name} (estimated from {k} of {len(manifest['datasets'])})"
+
+
 def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict:
     """One model's predictions in lm-eval v0.4's results layout."""
     by_name = {d["name"]: d for d in manifest["datasets"]}
     rows = pred.table[pred.table["model"] == model]
     agg = pred.aggregate[pred.aggregate["model"] == model].iloc[0]
-    group = f"{manifest.get('group_name') or 'harness_ext_reduced'}_full"
+    level = getattr(pred, "level", 0.9)
+    z = z_of(level)
+    group, alias = estimate_row_name(pred, manifest)
     results, n_shot, hib, tasks = {}, {}, {}, []
     for r in rows.itertuples(index=False):
         d = by_name[r.dataset]
@@ -83,27 +99,34 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
         # An observed cell that is an anchor-item estimate has an interval of its own: its stderr says so.
         results[task] = {"alias": f" - {task}" + ("" if r.observed else " (predicted)"),
                          f"{metric},predicted": _f(r.raw), f"{metric}_stderr,predicted":
-                             0.0 if lo is None or hi is None else _f((hi - lo) / (2 * Z90)),
+                             0.0 if lo is None or hi is None else _f((hi - lo) / (2 * z)),
                          f"{metric}_lower,predicted": lo, f"{metric}_upper,predicted": hi,
                          "observed": bool(r.observed)}
         n_shot[task] = d.get("num_fewshot") if isinstance(d.get("num_fewshot"), int) else 0
         hib[task] = {metric: not bool((d.get("normalisation") or {}).get("flip", False))}
         tasks.append(task)
-    full = {"alias": f"{group} (predicted full benchmark, normalised 0-1)",
-            "score,predicted": _f(agg["aggregate"]), "score_stderr,predicted": _f((agg["upper"] - agg["lower"]) / (2 * Z90)),
-            "score_lower,predicted": _f(agg["lower"]), "score_upper,predicted": _f(agg["upper"]),
-            "n_observed": int(agg["n_observed"])}
+    metric = agg.get("metric", "normalised")
+    metric = metric if metric != "normalised" else "score"
+    full = {"alias": alias + ("" if metric != "score" else ", normalised 0-1"),
+            f"{metric},predicted": _f(agg["aggregate"]), f"{metric}_stderr,predicted": _f((agg["upper"] - agg["lower"]) / (2 * z)),
+            f"{metric}_lower,predicted": _f(agg["lower"]), f"{metric}_upper,predicted": _f(agg["upper"])}
+    if metric != "score":
+        full.update({"normalised,predicted": _f(agg["normalised"]),
+                     "normalised_lower,predicted": _f(agg["normalised_lower"]),
+                     "normalised_upper,predicted": _f(agg["normalised_upper"])})
+    full["n_observed"] = int(agg["n_observed"])
     return {
         "results": {group: full, **results},
         "groups": {group: full},
         "group_subtasks": {group: tasks, **{t: [] for t in tasks}},
         "n-shot": n_shot,
-        "higher_is_better": {group: {"score": True}, **hib},
+        "higher_is_better": {group: {metric: True, "normalised": True}, **hib},
         "versions": {group: 1.0},
         "config": {"model": "harness-ext-prediction", "model_args": {"pretrained": model}},
         "model_name": model,
         PREDICTION_KEY: {"manifest": None if manifest_path is None else str(manifest_path), "tool_version": __version__,
-                         "method": interval_method(manifest), "interval_level": LEVEL,
+                         "method": interval_method(manifest, level), "interval_level": level,
+                         "score": getattr(pred, "score", None),
                          "observed": [t for t, r in results.items() if r["observed"]],
                          "warnings": [w for w in pred.warnings if w.startswith(f"{model}:") or ":" not in w[:200]]},
     }
@@ -196,7 +219,8 @@ def eee_record(pred, manifest: dict, model: str, timestamp: str = None) -> dict:
     by_name = {d["name"]: d for d in manifest["datasets"]}
     rows = pred.table[pred.table["model"] == model]
     agg = pred.aggregate[pred.aggregate["model"] == model].iloc[0]
-    method = interval_method(manifest)
+    level = getattr(pred, "level", 0.9)
+    method = interval_method(manifest, level)
     timestamp = timestamp or str(int(time.time()))
     results = []
     for r in rows.itertuples(index=False):
@@ -218,21 +242,32 @@ def eee_record(pred, manifest: dict, model: str, timestamp: str = None) -> dict:
             details["estimated"] = "true"  # an anchor-item estimate: observed, with an interval of its own
         if not r.observed or estimated:
             score["uncertainty"] = {"confidence_interval": {"lower": float(r.raw_lower), "upper": float(r.raw_upper),
-                                                            "confidence_level": LEVEL, "method": method}}
+                                                            "confidence_level": level, "method": method}}
         results.append({"evaluation_name": str(r.dataset),
                         "source_data": {"dataset_name": str(r.dataset), "source_type": "other"},
                         "metric_config": cfg, "score_details": score})
-    group = manifest.get("group_name") or "harness_ext_reduced"
+    group, alias = estimate_row_name(pred, manifest)
+    if agg.get("metric", "normalised") == "normalised":
+        how = "weighted mean of normalised scores (0 = chance, 1 = best)"
+        bounds = {"min_score": 0.0, "max_score": 1.0}
+    else:
+        how = f"{agg['metric']}: {(getattr(pred, 'score', None) or {}).get('weighting', '')}"
+        norms = [by_name[c].get("normalisation") or {} for c in by_name]
+        bounds = ({"min_score": float(min(n["lo"] for n in norms)), "max_score": float(max(n["lo"] + n["span"] for n in norms))}
+                  if all("lo" in n and "span" in n for n in norms) else {})
     results.append({
-        "evaluation_name": f"{group} full benchmark (predicted)",
+        "evaluation_name": f"{alias} (predicted)",
         "source_data": {"dataset_name": f"{group} full benchmark", "source_type": "other",
                         "additional_details": {"datasets": str(len(by_name))}},
-        "metric_config": {"evaluation_description": "weighted mean of normalised scores (0 = chance, 1 = best), "
-                                                    "predicted by harness-ext from a reduced subset",
-                          "lower_is_better": False, "score_type": "continuous", "min_score": 0.0, "max_score": 1.0},
-        "score_details": {"score": float(agg["aggregate"]), "details": {"n_observed": str(int(agg["n_observed"]))},
+        "metric_config": {"evaluation_description": f"{how}, predicted by harness-ext from a reduced subset",
+                          "lower_is_better": False, "score_type": "continuous", **bounds},
+        "score_details": {"score": float(agg["aggregate"]),
+                          "details": {"n_observed": str(int(agg["n_observed"])), "metric": str(agg.get("metric", "normalised")),
+                                      **({} if "normalised" not in agg else {
+                                          "normalised_score": f"{agg['normalised']:.10g}",
+                                          "normalised_interval": f"[{agg['normalised_lower']:.10g}, {agg['normalised_upper']:.10g}]"})},
                           "uncertainty": {"confidence_interval": {"lower": float(agg["lower"]), "upper": float(agg["upper"]),
-                                                                  "confidence_level": LEVEL, "method": method}}},
+                                                                  "confidence_level": level, "method": method}}},
     })
     return {
         "schema_version": EEE_SCHEMA_VERSION,

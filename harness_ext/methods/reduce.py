@@ -119,6 +119,8 @@ class ReduceResult(Result):
             + (f"; default budget: {DEFAULT_BUDGET_TEXT} (--budget, or budget= in Python, to choose)"
                if sel["budget"].get("default") else ""),
             f"subset: {names}",
+            *([f"availability: {av['rule']}; {len(av['demoted'])} such datasets, {av['n_in_subset']} in the subset"]
+              if (av := sel.get("availability")) else []),
             f"coverage (Pearson of mean win rates, full vs subset): {sel['coverage']:.3f}"
             + (f"; random subsets of that size: {sel['random_baseline']['mean_coverage_at_k']:.3f} on average"
                if sel["random_baseline"]["mean_coverage_at_k"] is not None else ""),
@@ -187,7 +189,7 @@ def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_S
                   predictor: str = "lowrank", weighting: str = "uniform", weighting_params: Optional[dict] = None,
                   random_state: int = 0, n_random: int = 200, group_name: str = "harness_ext_reduced",
                   db: Optional[str] = None, costs=None, n_random_subsets: Optional[int] = None,
-                  items: Optional[int] = None, local_data=()) -> ReduceResult:
+                  items: Optional[int] = None, local_data=(), min_availability: Optional[float] = None) -> ReduceResult:
     """Select a subset of ``df``'s datasets, build its manifest and find where its lm-eval tasks are defined.
 
     Parameters are those of :func:`harness_ext.methods.manifest.build_manifest`; ``db`` is also
@@ -196,6 +198,8 @@ def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_S
     (:mod:`harness_ext.methods.items`); the lm-eval files then carry ``--samples``.
     ``local_data``: folders of the user's own task data; absolute data paths the kept task
     configurations name inside them are written into the task YAMLs (others are left out).
+    ``min_availability``: datasets run by fewer than this share of the models are chosen
+    last (None: :data:`~harness_ext.methods.budget.MIN_AVAILABILITY`).
 
     Returns
     -------
@@ -208,7 +212,8 @@ def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_S
     manifest = build_manifest(
         df, budget=budget, selector=selector, similarity=similarity, predictor=predictor, weighting=weighting,
         weighting_params=weighting_params, random_state=random_state, n_random=n_random, group_name=group_name,
-        db=db, costs=costs, n_random_subsets=n_random_subsets)
+        db=db, costs=costs, n_random_subsets=n_random_subsets,
+        **({} if min_availability is None else {"min_availability": min_availability}))
     attach_lm_eval_tasks(manifest, db, local_data)
     if items:
         from .items import attach_items

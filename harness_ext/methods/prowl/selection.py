@@ -119,6 +119,7 @@ def run_prowl(
     baseline: Optional[RandomBaseline] = None,
     ties: str = "half",
     wr: Optional[np.ndarray] = None,
+    demoted=None,
 ) -> ProwlResult:
     """Order the datasets with a selector and evaluate the order's coverage (SimBA prowl).
 
@@ -151,6 +152,9 @@ def run_prowl(
     wr : numpy.ndarray, optional
         ``win_rates(X, ties)`` of this matrix when already computed (several
         selectors or similarities on one matrix compute it once).
+    demoted : sequence of int, optional
+        Datasets moved to the end of the selector's order before its coverage
+        is evaluated (``reduce``'s availability rule, :func:`harness_ext.methods.budget.availability_rule`).
 
     Returns
     -------
@@ -176,9 +180,11 @@ def run_prowl(
     est.fit(X)
     if baseline is None and n_random:
         baseline = random_baseline(X, n_runs=n_random, random_state=random_state, target=target, wr=wr, ties=ties)
+    from ..budget import demote
+
     res = evaluate_order(
         X,
-        est.order_,
+        demote(est.order_, () if demoted is None else demoted),
         datasets=names,
         selector=name,
         params=est.get_params(),

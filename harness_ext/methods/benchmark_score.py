@@ -1,0 +1,218 @@
+"""The full-benchmark score on the harness's own metric and scale, and the interval level.
+
+A manifest's aggregate is a weighted mean of normalised scores (0 = chance, 1 = best
+for chance-normalised manifests): what selection and prediction optimise. The number a
+user compares with is the benchmark's own score on the harness's metric: for MMLU,
+lm-eval's ``mmlu`` group ``acc``, the mean of the 57 subjects' accuracies weighted by
+their numbers of test questions. :func:`benchmark_score` says how that score is made
+from a manifest's datasets: the metric, the benchmark's weights ``v`` (summing to 1)
+and, per dataset, the affine map ``raw_j = offset_j + slope_j * z_j`` from normalised
+to raw scores. The benchmark score is then ``R = sum_j v_j raw_j = c + sum_j u_j z_j``
+with ``c = sum_j v_j offset_j`` and ``u_j = v_j slope_j``: linear in the normalised
+scores, so its interval is calibrated like the normalised aggregate's, with weights
+``u`` (:func:`harness_ext.methods.predict.predict_scores`). Mapping the normalised
+aggregate's interval through an inverse transform would be exact only when ``u`` is
+proportional to the manifest's weights; MMLU's size weights are not uniform ones.
+
+No such score exists when the datasets are scored with different metrics (HELM's EM
+beside F1: a mean of the two means nothing) or when a normalisation is not affine
+(Elo ratings, perplexities): then :func:`benchmark_score` returns None with the reason,
+and the aggregate stays on the normalised scale, labelled so.
+
+References
+----------
+Hendrycks et al. (2021), "Measuring Massive Multitask Language Understanding", §3 (the
+test set: 14,042 questions in 57 subjects); Gao et al., lm-evaluation-harness v0.4
+(group scores: ``aggregate_metric_list``, ``weight_by_size``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..benchmarks import MMLU_TEST_SIZES, mmlu_subject
+from ..errors import MethodError
+
+__all__ = ["BenchmarkScore", "DEFAULT_LEVEL", "aggregate_frame", "benchmark_score", "check_level", "floor_warnings",
+           "raw_aggregate_rmse", "z_of"]
+
+#: The interval level used unless ``predict --level`` (the API's ``level=``) asks for another.
+DEFAULT_LEVEL = 0.9
+
+
+def check_level(level) -> float:
+    """``level`` as a float in (0, 1), or a clear error (``--level 90`` is a percentage)."""
+    try:
+        v = float(level)
+    except (TypeError, ValueError):
+        raise MethodError(f"the interval level must be a number in (0, 1), got {level!r}") from None
+    if not 0.0 < v < 1.0:
+        hint = f" (a percentage? use {v / 100:g})" if 1.0 < v < 100.0 else ""
+        raise MethodError(f"the interval level must be in (0, 1), got {level!r}{hint}")
+    return v
+
+
+def z_of(level: float) -> float:
+    """The two-sided normal quantile of ``level`` (1.6449 for 0.90): a width of ``z`` standard deviations."""
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(0.5 + check_level(level) / 2.0)
+
+
+@dataclass(frozen=True)
+class BenchmarkScore:
+    """How a manifest's datasets make the benchmark's own score (see the module docstring).
+
+    ``weights`` (``v``), ``offset`` and ``slope`` are aligned with the manifest's datasets.
+    """
+
+    name: str
+    metric: str
+    weights: np.ndarray
+    weighting: str
+    offset: np.ndarray
+    slope: np.ndarray
+
+    @property
+    def normalised_weights(self) -> np.ndarray:
+        """``u``: the benchmark score is ``constant + u . z`` on normalised scores ``z``."""
+        return self.weights * self.slope
+
+    @property
+    def constant(self) -> float:
+        return float(self.weights @ self.offset)
+
+    def describe(self) -> dict:
+        """What the JSON and the exports record about the score."""
+        return {"benchmark": self.name, "metric": self.metric, "weighting": self.weighting,
+                "weights": {"min": float(self.weights.min()), "max": float(self.weights.max())}}
+
+
+def _affine(norm: dict) -> tuple:
+    """``(offset, slope)`` with ``raw = offset + slope * z`` (the inverse of the store's normalisation), or None."""
+    if (norm.get("transform") or "linear") != "linear":
+        return None
+    if not norm.get("clip", True):
+        return 0.0, 1.0  # not normalised: the column is on its own scale already
+    lo, span, chance = float(norm["lo"]), float(norm["span"]), float(norm.get("chance") or 0.0)
+    if norm.get("flip"):
+        return lo + span * (1.0 - chance), -span * (1.0 - chance)
+    return lo + span * chance, span * (1.0 - chance)
+
+
+def _weights(names: list, benchmark: str) -> tuple:
+    """The benchmark's weights over ``names`` (summing to 1) and how they were chosen, in words."""
+    subjects = [mmlu_subject(n) or (n if n in MMLU_TEST_SIZES else None) for n in names]
+    if benchmark == "mmlu" and all(subjects):
+        sizes = np.array([MMLU_TEST_SIZES[s] for s in subjects], dtype=float)
+        return sizes / sizes.sum(), "subjects weighted by their test questions, as lm-eval's mmlu group"
+    return np.full(len(names), 1.0 / len(names)), "unweighted mean over the datasets"
+
+
+def benchmark_score(manifest: dict, columns=None) -> tuple:
+    """``(BenchmarkScore, None)``, or ``(None, reason)`` when the datasets make no one score on a harness metric.
+
+    Parameters
+    ----------
+    manifest : dict
+        A validated manifest.
+    columns : list of str, optional
+        Dataset names in the order the arrays should follow (default the manifest's).
+
+    Returns
+    -------
+    tuple
+        The score's definition, or None and why not (for the output to say).
+
+    References
+    ----------
+    Hendrycks et al. (2021), §3; lm-evaluation-harness v0.4 group aggregation (``weight_by_size``).
+    """
+    by_name = {d["name"]: d for d in manifest["datasets"]}
+    columns = list(columns) if columns is not None else list(by_name)
+    entries = [by_name[c] for c in columns]
+    # A matrix given as a DataFrame names no metric: its values are the one "score".
+    metrics = sorted({str(e.get("metric") or "score") for e in entries})
+    if len(metrics) != 1:
+        return None, (f"the datasets are scored with {len(metrics)} different metrics ({', '.join(metrics[:4])}): "
+                      "their mean is on no one harness metric")
+    maps = [_affine(e.get("normalisation") or {}) for e in entries]
+    if any(m is None for m in maps):
+        bent = [c for c, m in zip(columns, maps) if m is None]
+        return None, (f"{len(bent)} datasets ({', '.join(bent[:3])}) are normalised by a non-linear transform "
+                      "(Elo, perplexity): their mean on the harness's scale is not what the normalised mean predicts")
+    benchmarks = {e.get("benchmark") for e in entries}
+    name = benchmarks.pop() if len(benchmarks) == 1 and None not in benchmarks else (manifest.get("group_name") or "benchmark")
+    names = [c.split("/", 1)[1] if c.startswith(f"{name}/") else c for c in columns]
+    v, how = _weights(names, name)
+    offset, slope = (np.array(a, dtype=float) for a in zip(*maps))
+    return BenchmarkScore(name=name, metric=metrics[0], weights=v, weighting=how, offset=offset, slope=slope), None
+
+
+def raw_aggregate_rmse(manifest: dict, train: np.ndarray, est, subset_idx, have, weights, agg_rmse, u) -> np.ndarray:
+    """Cross-validated RMSE of the benchmark's own score ``c + u . z`` per new model (predictors without conformal intervals).
+
+    When ``u`` is proportional to the manifest's ``weights`` it is the normalised aggregate's RMSE
+    ``agg_rmse`` times the ratio of their sums; otherwise the predictor is cross-validated again on
+    the training matrix, held-out models revealing each new model's part of the subset, the aggregate
+    taken with ``|u|`` (:func:`harness_ext.methods.subset_cv.subset_errors`).
+    """
+    from .subset_cv import subset_errors
+
+    scale = float(np.abs(u).sum())
+    if np.allclose(np.abs(u) / scale, weights / weights.sum(), rtol=1e-9, atol=1e-12):
+        return np.asarray(agg_rmse, dtype=float) * scale / float(weights.sum())
+    cv = manifest["prediction"]["cross_validation"]
+    patterns, inverse = np.unique(have, axis=0, return_inverse=True)
+    errs = subset_errors(train, [np.asarray(subset_idx)[p] for p in patterns], est, n_splits=cv["n_splits"],
+                         random_state=cv.get("random_state", 0), weights=np.abs(u) / scale)
+    return np.array([errs[g].aggregate for g in np.asarray(inverse).reshape(-1)], dtype=float) * scale
+
+
+def floor_warnings(models, bench, params, observed, Z_new, lower) -> list:
+    """A warning per model whose benchmark score rests on datasets at their chance floor.
+
+    Normalisation floors scores below chance at chance, and the manifest's training matrix holds
+    normalised scores, so the calibration of the benchmark score never sees a score below chance.
+    A model near chance scores below it on some datasets: its score on the harness's scale can be
+    lower than the estimate and the interval too narrow (on held-out Pythia checkpoints, far fewer
+    of the acc intervals than of the normalised ones held the truth: docs/benchmark-score.md).
+    """
+    floor = (params["chance"].to_numpy(dtype=float) > 0) & params["clip"].to_numpy(dtype=bool)
+    at = (floor & ~observed & (lower <= 0)) | (floor & observed & (Z_new <= 0))
+    out = []
+    for model, row in zip(models, at):
+        if row.any():
+            out.append(f"{model}: {int(row.sum())} datasets are at their chance level (observed, or their interval "
+                       f"reaches it); scores below chance count as chance in the manifest, so the {bench.name} "
+                       f"{bench.metric} estimate may be high and its interval too narrow (the normalised aggregate's "
+                       "interval does not have this problem)")
+    return out
+
+
+def aggregate_frame(models, bench, raw_cells, raw_obs, observed, bounded: bool, normalised: tuple, half: tuple):
+    """The ``aggregate`` table: the benchmark's own score (``bench``; None: the normalised one) and the normalised.
+
+    ``normalised``: ``(aggregate, lower, upper, actual)``; ``half``: the benchmark score's ``(below, above)``
+    half-widths. Its point is the benchmark's weighted mean of the raw cells (observed cells at their
+    measured value, also below chance); its bounds stay inside the score's range on a bounded scale.
+    """
+    agg, agg_lo, agg_hi, agg_actual = normalised
+    norm = {"normalised": agg, "normalised_lower": np.clip(agg_lo, 0, 1) if bounded else agg_lo,
+            "normalised_upper": np.clip(agg_hi, 0, 1) if bounded else agg_hi}
+    if bench is None:
+        head = {"metric": "normalised", "aggregate": agg, "lower": norm["normalised_lower"],
+                "upper": norm["normalised_upper"], "actual": agg_actual}
+    else:
+        point = raw_cells @ bench.weights
+        lo_b = bench.weights @ np.minimum(bench.offset, bench.offset + bench.slope)  # the score's range on its scale
+        hi_b = bench.weights @ np.maximum(bench.offset, bench.offset + bench.slope)
+        clip = (lambda x: np.clip(x, lo_b, hi_b)) if bounded else (lambda x: x)
+        head = {"metric": bench.metric, "aggregate": point, "lower": clip(point - half[0]),
+                "upper": clip(point + half[1]),
+                "actual": np.where(np.isnan(raw_obs).any(axis=1), np.nan, np.nan_to_num(raw_obs) @ bench.weights)}
+    return pd.DataFrame({"model": models, **head, **norm, "n_observed": observed.sum(axis=1),
+                         "normalised_actual": agg_actual})

@@ -1,0 +1,125 @@
+"""The full-benchmark estimate as the reduced group's row in lm-eval's own results table.
+
+``reduce`` copies this file, as ``harness_ext_estimate.py``, into the folder of a reduced
+benchmark, and the group YAML names :func:`estimate` as its aggregation::
+
+    aggregate_metric_list:
+    - metric: acc
+      aggregation: !function harness_ext_estimate.estimate
+      weight_by_size: false
+
+lm-eval (0.4.13) accepts a callable there but still prints the group's plain mean of the
+subset. Loading this file (lm-eval imports it when it reads the group YAML) therefore wraps
+``lm_eval.api.group.Group.aggregate`` once: for a group whose aggregation is this function,
+the row becomes the estimate ``harness-ext predict`` gives from the subset tasks' scores,
+on the harness's metric (``acc,estimate``, its standard error ``(upper - lower) / (2 z)``,
+and the 90% bounds ``acc_lower,estimate`` / ``acc_upper,estimate``); every other group is
+aggregated as before. The prediction needs harness-ext installed where lm-eval runs
+(``pip install harness-ext``); the only file read is ``manifest.json`` beside this one (its
+embedded training matrix), nothing is downloaded. Without harness-ext, or when the
+prediction fails, the group keeps lm-eval's plain mean and its alias says that it is not
+the estimate.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MANIFEST = os.path.join(HERE, "manifest.json")
+FILTER = "estimate"
+LEVEL = 0.9
+
+log = logging.getLogger("harness_ext_estimate")
+
+
+def _scores(metric: str, task_metrics: dict, tasks: list) -> dict:
+    """``{task: value}`` of ``metric`` under the filter ``none`` (else the first filter lm-eval wrote)."""
+    out = {}
+    for task in tasks:
+        block = task_metrics.get(task) or {}
+        keys = [k for k in block if k.startswith(metric + ",") and "_stderr" not in k]
+        key = f"{metric},none" if f"{metric},none" in keys else (sorted(keys) or [None])[0]
+        if key is not None and isinstance(block[key], (int, float)):
+            out[task] = float(block[key])
+    return out
+
+
+def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str) -> dict:
+    """The group's row with the full-benchmark estimate of ``metric`` from the subset tasks' scores.
+
+    Parameters
+    ----------
+    group_metrics : dict
+        The row lm-eval computed (its plain mean of the subset).
+    task_metrics : dict
+        Every task's metrics, ``{task: {"acc,none": ..., ...}}``.
+    tasks : list of str
+        The group's leaf tasks.
+    metric : str
+        The metric the group aggregates (``acc``).
+
+    Returns
+    -------
+    dict
+        The row: the estimate and its interval, or lm-eval's plain mean with an alias saying why not.
+    """
+    import json
+
+    row = dict(group_metrics)
+    alias = row.get("alias") or row.get("name") or "reduced"
+    try:
+        with open(MANIFEST, encoding="utf-8") as fh:
+            manifest = json.load(fh)
+        if "training_matrix" not in manifest:
+            raise ValueError("the manifest embeds no training matrix (reduce --no-embed?): use 'harness-ext predict'")
+        import harness_ext as hx
+
+        pred = hx.predict(manifest, _scores(metric, task_metrics, tasks), level=LEVEL)
+    except ImportError:
+        row["alias"] = f"{alias}: subset mean, not the estimate (pip install harness-ext)"
+        return row
+    except Exception as exc:  # lm-eval's run must finish: the plain mean stays, labelled
+        log.warning("harness-ext could not estimate the full benchmark: %s: %s", type(exc).__name__, exc)
+        row["alias"] = f"{alias}: subset mean, not the estimate ({type(exc).__name__})"
+        return row
+    for w in pred.warnings:
+        log.warning("harness-ext: %s", w)
+    agg = pred.aggregate.iloc[0]
+    name = metric if agg["metric"] != "normalised" else "normalised"
+    for key in [k for k in row if k.startswith(f"{metric},") or k.startswith(f"{metric}_stderr,")]:
+        del row[key]  # the plain mean of the subset is not the benchmark's score
+    z = 1.6448536269514722 if LEVEL == 0.9 else __import__("statistics").NormalDist().inv_cdf(0.5 + LEVEL / 2)
+    row.update({f"{name},{FILTER}": float(agg["aggregate"]),
+                f"{name}_stderr,{FILTER}": float((agg["upper"] - agg["lower"]) / (2 * z)),
+                f"{name}_lower,{FILTER}": float(agg["lower"]), f"{name}_upper,{FILTER}": float(agg["upper"])})
+    return row
+
+
+estimate.harness_ext_group_estimate = True
+
+
+def _install() -> None:
+    """Wrap ``Group.aggregate`` (once per process) so a group whose aggregation is :func:`estimate` shows it."""
+    try:
+        from lm_eval.api.group import Group
+    except ImportError:  # an lm-eval without Group (before 0.4.10): its table keeps the plain mean
+        return
+    if getattr(Group.aggregate, "harness_ext_wrapped", False):
+        return
+    plain = Group.aggregate
+
+    def aggregate(self, task_metrics):
+        row = plain(self, task_metrics)
+        for cfg in self.aggregate_metric_list or []:
+            fn = getattr(cfg, "aggregation", None)
+            if callable(fn) and getattr(fn, "harness_ext_group_estimate", False):
+                row = fn(row, task_metrics, [t.task_name for t in self.get_all_tasks()], cfg.metric)
+        return row
+
+    aggregate.harness_ext_wrapped = True
+    Group.aggregate = aggregate
+
+
+_install()
