@@ -4,6 +4,7 @@ Run::
 
     python benchmarks/quality_holdout.py            # full: 20 splits (a), 3 folds x 10 seeds (b); minutes
     python benchmarks/quality_holdout.py --quick    # 2 splits, 1 seed, small matrices; CI smoke test
+    python benchmarks/quality_holdout.py --protocols f   # the frontier protocol alone (seconds per matrix)
 
 Matrices (raw scores through the store, as the product ingests them; missing
 cells stay missing, nothing is cut to a dense block):
@@ -40,6 +41,15 @@ Protocol (b), cell completion: observed cells split in 3 folds, for 10 seeds;
 each fold hidden in turn. Reported: median absolute error in points, 90%
 coverage, median interval width.
 
+Protocol (f), the frontier (Zhang, Dorner & Hardt, "How Benchmark Prediction from Fewer Data Misses
+the Mark", NeurIPS 2025, section 4): the subset is chosen and the predictor fitted on the weakest 50% of
+the models by their full aggregate, and the strongest 30% are predicted from their subset cells (one
+split, seed 0); where the models are checkpoints with training steps (Pythia MMLU), also ``newest``: each
+run's first 50% of checkpoints by step fit, its last 30% are predicted. Reported as (a), plus the mean
+signed aggregate error (bias: prediction minus truth), the median aggregate and cell interval widths in
+points, the share of test models the engine flags as outside its training population, and the
+baselines' aggregate MAE and bias (the plain subset mean's included).
+
 Baselines, same splits: k random datasets + sklearn RidgeCV (expected over
 ``--ridge-draws`` draws), the mean of the subset (aggregate only), column
 means, and the BenchPress re-implementation (``benchpress`` plugin). Ratios
@@ -62,6 +72,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -317,79 +328,176 @@ def split_runs(runs, test_size: float, seed: int):
     return np.flatnonzero(~is_test), np.flatnonzero(is_test)
 
 
+RESULT_KEYS = ("agg_mae", "agg_bias", "spearman", "cell_mae", "cell_cov", "agg_cov", "agg_width", "cell_width")
+
+
+def new_results(default, extras=()):
+    """Per-estimator lists of per-split figures (:data:`RESULT_KEYS`)."""
+    return {key: {x: [] for x in RESULT_KEYS}
+            for key in (default, *extras, "benchpress", "random_ridge", "subset_mean", "column_means")}
+
+
+def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res, ridge_draws, extras=(),
+                   calibration="design"):
+    """One split: choose the subset on rows ``tr`` as ``reduce`` does, predict rows ``te`` from their subset cells.
+
+    Appends each estimator's figures to ``res`` (:func:`new_results`): aggregate MAE and mean signed
+    error (bias, prediction minus truth) in points, Spearman of the test models' aggregates, cell MAE,
+    cell and aggregate 90% coverage, median aggregate and cell interval width in points.
+    Returns the frontier flags of the default predictor's prediction (or None).
+    """
+    from harness_ext.methods.pounce import make_predictor
+
+    d = X.shape[1]
+    Xtr, Xte = X[tr], X[te]
+    subset, _ = choose_subset(Xtr, k, s, selector, default, a_sc, c_sc)
+    keep, Xin, have, usable, target, W, C, agg_true = test_targets(Xte, subset, a_sc, c_sc)
+
+    def record(key, pred, lower=None, upper=None, agg_lo=None, agg_hi=None):
+        pred = np.where(keep & have, Xte, pred)
+        agg = (np.where(have, pred, 0.0) * W).sum(1) + C
+        r = res[key]
+        r["agg_mae"].append(float(np.abs(agg - agg_true)[usable].mean()))
+        r["agg_bias"].append(float((agg - agg_true)[usable].mean()))
+        r["spearman"].append(_spearman(agg[usable], agg_true[usable]))
+        err = np.abs(pred - Xte) * P
+        r["cell_mae"].append(float(err[target].mean()))
+        if lower is not None:
+            r["cell_cov"].append(float(((Xte >= lower) & (Xte <= upper))[target].mean()))
+            r["cell_width"].append(float(np.median(((upper - lower) * P)[target])))
+        if agg_lo is not None:
+            r["agg_cov"].append(float(((agg_true >= agg_lo + C) & (agg_true <= agg_hi + C))[usable].mean()))
+            r["agg_width"].append(float(np.median((agg_hi - agg_lo)[usable])))
+
+    # The product path (reduce -> predict): each calibration fold's models are predicted from the subset
+    # chosen without them; --calibration plain: from the subset all training models chose.
+    reselect = None
+    if calibration != "plain":
+        reselect = product_reselect(Xtr, k, s, selector, default, a_sc, c_sc, calibration,
+                                    groups=None if runs is None else runs[tr])
+    est = make_predictor(default, random_state=s).fit(Xtr)
+    p = est.predict_new_models(Xin, weights=W, reselect=reselect)
+    record(default, p.mean, p.lower, p.upper, p.aggregate_lower, p.aggregate_upper)
+    for key in extras:  # other predictors on the same subset
+        q = make_predictor(key, random_state=s).fit(Xtr).predict_new_models(Xin, weights=W, reselect=reselect)
+        record(key, q.mean, q.lower, q.upper, q.aggregate_lower, q.aggregate_upper)
+    bp = make_predictor("benchpress", random_state=s).fit(Xtr)
+    pb = bp.predict_new_models(Xin)
+    record("benchpress", pb.mean, pb.lower, pb.upper)
+    col = np.tile(np.nanmean(Xtr, 0), (len(te), 1))
+    record("column_means", col)
+    # subset mean: every unobserved dataset predicted at the model's mean subset points (a model
+    # with none of the subset's cells gets the column means, as no subset points exist for it)
+    seen = keep & ~np.isnan(Xte)
+    sub_pts = np.where(seen, Xte * a_sc + c_sc, 0.0).sum(1) / np.maximum(seen.sum(1), 1)
+    sub_pred = np.where(seen.any(1)[:, None], (sub_pts[:, None] - c_sc) / a_sc, col)
+    record("subset_mean", np.where(keep, Xte, sub_pred))
+    rng = np.random.default_rng(10_000 + s)
+    tmp = {x: [] for x in ("agg_mae", "agg_bias", "spearman", "cell_mae")}
+    for _ in range(ridge_draws):
+        rs = rng.permutation(d)[:k]
+        rk = np.zeros(d, bool)
+        rk[rs] = True
+        pr = np.where(rk, Xte, ridge_predict(Xtr, np.where(rk, Xte, np.nan), rs, s))
+        rhave = rk & have
+        ragg = (np.where(have, pr, 0.0) * W).sum(1) + C
+        ruse = rhave.any(1) & (have & ~rk).any(1)
+        rt = have & ~rk & ruse[:, None]
+        tmp["agg_mae"].append(float(np.abs(ragg - agg_true)[ruse].mean()))
+        tmp["agg_bias"].append(float((ragg - agg_true)[ruse].mean()))
+        tmp["spearman"].append(_spearman(ragg[ruse], agg_true[ruse]))
+        tmp["cell_mae"].append(float((np.abs(pr - Xte) * P)[rt].mean()))
+    for x in tmp:
+        res["random_ridge"][x].append(float(np.nanmean(tmp[x])))
+    return getattr(p, "frontier", None)
+
+
 def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, extras=(), calibration="design"):
     from harness_ext.methods.budget import default_subset_size
     from harness_ext.methods.newmodel_intervals import run_groups
-    from harness_ext.methods.pounce import make_predictor, split_models
+    from harness_ext.methods.pounce import split_models
 
     X = raw.to_numpy(dtype=float)
     m, d = X.shape
     k = default_subset_size(d)  # reduce's default budget: the one these tables validate
     a_sc, c_sc = aggregate_scale(X, meta)
     P = points_factor(X)
-    res = {key: {"agg_mae": [], "spearman": [], "cell_mae": [], "cell_cov": [], "agg_cov": []}
-           for key in (default, *extras, "benchpress", "random_ridge", "subset_mean", "column_means")}
+    res = new_results(default, extras)
     runs = run_groups(raw.index)
     for s in range(n_splits):
         tr, te = split_models(m, 0.2, random_state=s) if runs is None else split_runs(runs, 0.2, s)
-        Xtr, Xte = X[tr], X[te]
-        subset, _ = choose_subset(Xtr, k, s, selector, default, a_sc, c_sc)
-        keep, Xin, have, usable, target, W, C, agg_true = test_targets(Xte, subset, a_sc, c_sc)
-
-        def record(key, pred, lower=None, upper=None, agg_lo=None, agg_hi=None):
-            pred = np.where(keep & have, Xte, pred)
-            agg = (np.where(have, pred, 0.0) * W).sum(1) + C
-            r = res[key]
-            r["agg_mae"].append(float(np.abs(agg - agg_true)[usable].mean()))
-            r["spearman"].append(_spearman(agg[usable], agg_true[usable]))
-            err = np.abs(pred - Xte) * P
-            r["cell_mae"].append(float(err[target].mean()))
-            if lower is not None:
-                r["cell_cov"].append(float(((Xte >= lower) & (Xte <= upper))[target].mean()))
-            if agg_lo is not None:
-                r["agg_cov"].append(float(((agg_true >= agg_lo + C) & (agg_true <= agg_hi + C))[usable].mean()))
-
-        # The product path (reduce -> predict): each calibration fold's models are predicted from the subset
-        # chosen without them; --calibration plain: from the subset all training models chose.
-        reselect = None
-        if calibration != "plain":
-            reselect = product_reselect(Xtr, k, s, selector, default, a_sc, c_sc, calibration,
-                                        groups=None if runs is None else runs[tr])
-        est = make_predictor(default, random_state=s).fit(Xtr)
-        p = est.predict_new_models(Xin, weights=W, reselect=reselect)
-        record(default, p.mean, p.lower, p.upper, p.aggregate_lower, p.aggregate_upper)
-        for key in extras:  # other predictors on the same subset
-            p = make_predictor(key, random_state=s).fit(Xtr).predict_new_models(Xin, weights=W, reselect=reselect)
-            record(key, p.mean, p.lower, p.upper, p.aggregate_lower, p.aggregate_upper)
-        bp = make_predictor("benchpress", random_state=s).fit(Xtr)
-        pb = bp.predict_new_models(Xin)
-        record("benchpress", pb.mean, pb.lower, pb.upper)
-        col = np.tile(np.nanmean(Xtr, 0), (len(te), 1))
-        record("column_means", col)
-        # subset mean: every unobserved dataset predicted at the model's mean subset points (a model
-        # with none of the subset's cells gets the column means, as no subset points exist for it)
-        seen = keep & ~np.isnan(Xte)
-        sub_pts = np.where(seen, Xte * a_sc + c_sc, 0.0).sum(1) / np.maximum(seen.sum(1), 1)
-        sub_pred = np.where(seen.any(1)[:, None], (sub_pts[:, None] - c_sc) / a_sc, col)
-        record("subset_mean", np.where(keep, Xte, sub_pred))
-        rng = np.random.default_rng(10_000 + s)
-        tmp = {x: [] for x in res["random_ridge"]}
-        for _ in range(ridge_draws):
-            rs = rng.permutation(d)[:k]
-            rk = np.zeros(d, bool)
-            rk[rs] = True
-            pr = np.where(rk, Xte, ridge_predict(Xtr, np.where(rk, Xte, np.nan), rs, s))
-            rhave = rk & have
-            ragg = (np.where(have, pr, 0.0) * W).sum(1) + C
-            ruse = rhave.any(1) & (have & ~rk).any(1)
-            rt = have & ~rk & ruse[:, None]
-            tmp["agg_mae"].append(float(np.abs(ragg - agg_true)[ruse].mean()))
-            tmp["spearman"].append(_spearman(ragg[ruse], agg_true[ruse]))
-            tmp["cell_mae"].append(float((np.abs(pr - Xte) * P)[rt].mean()))
-        for x in ("agg_mae", "spearman", "cell_mae"):
-            res["random_ridge"][x].append(float(np.nanmean(tmp[x])))
+        evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res, ridge_draws, extras, calibration)
         progress(f"(a) split {s + 1}/{n_splits}")
     return res, k
+
+
+#: Frontier protocol: fit on the weakest FRONTIER_TRAIN of the models by their full aggregate, predict the
+#: strongest FRONTIER_TEST (Zhang, Dorner & Hardt 2025, section 4's "extrapolation" split).
+FRONTIER_TRAIN, FRONTIER_TEST = 0.5, 0.3
+_STEP = re.compile(r"(?:step|ckpt|checkpoint|iter(?:ation)?|epoch)[-_]?(\d+(?:\.\d+)?)([kmbt]?)", re.IGNORECASE)
+
+
+def full_aggregate(X, a_sc, c_sc):
+    """Each model's aggregate over every dataset it has: the mean of its chance-normalised points."""
+    pts = X * a_sc + c_sc
+    return np.nanmean(pts, 1)
+
+
+def checkpoint_step(name):
+    """The training step (iteration, epoch) a checkpoint name ends in, or NaN (``@step1000``, ``-ckpt80``)."""
+    hits = _STEP.findall(str(name))
+    if not hits:
+        return float("nan")
+    v, unit = hits[-1]
+    return float(v) * {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}[unit.lower()]
+
+
+def frontier_splits(raw, X, a_sc, c_sc):
+    """``{variant: (train rows, test rows)}``: ``frontier`` (weakest 50% -> strongest 30% by full aggregate)
+    and, where the models are checkpoints of runs with steps, ``newest`` (each run's first 50% of its
+    checkpoints by step -> its last 30%)."""
+    from harness_ext.methods.newmodel_intervals import run_groups
+
+    m = X.shape[0]
+    agg = full_aggregate(X, a_sc, c_sc)
+    order = np.argsort(agg, kind="stable")
+    out = {"frontier": (np.sort(order[:int(round(FRONTIER_TRAIN * m))]),
+                        np.sort(order[m - int(round(FRONTIER_TEST * m)):]))}
+    runs = run_groups(raw.index)
+    steps = np.array([checkpoint_step(n) for n in raw.index])
+    if runs is not None and np.isfinite(steps).mean() > 0.5:
+        tr, te = [], []
+        for run in np.unique(runs):
+            rows = np.flatnonzero((runs == run) & np.isfinite(steps))
+            if rows.size < 3:
+                continue
+            rows = rows[np.argsort(steps[rows], kind="stable")]
+            n = rows.size
+            tr.extend(rows[:int(round(FRONTIER_TRAIN * n))])
+            te.extend(rows[n - max(1, int(round(FRONTIER_TEST * n))):])
+        out["newest"] = (np.sort(tr), np.sort(te))
+    return out
+
+
+def protocol_f(raw, meta, ridge_draws, selector, default, progress, extras=(), calibration="design"):
+    """The frontier protocol: ``{variant: (results, n_train, n_test, flagged fraction)}`` (one split each)."""
+    from harness_ext.methods.budget import default_subset_size
+    from harness_ext.methods.newmodel_intervals import run_groups
+
+    X = raw.to_numpy(dtype=float)
+    k = default_subset_size(X.shape[1])
+    a_sc, c_sc = aggregate_scale(X, meta)
+    P = points_factor(X)
+    runs = run_groups(raw.index)
+    out = {}
+    for variant, (tr, te) in frontier_splits(raw, X, a_sc, c_sc).items():
+        res = new_results(default, extras)
+        flags = evaluate_split(X, tr, te, 0, k, selector, default, a_sc, c_sc, P, runs, res, ridge_draws, extras,
+                               calibration)
+        flagged = float(np.mean(flags != 0)) if flags is not None else float("nan")
+        out[variant] = (res, len(tr), len(te), flagged)
+    progress("(f)")
+    return out
 
 
 def protocol_b(raw, n_seeds, default, progress, n_folds=3, extras=()):
@@ -463,6 +571,9 @@ def summarise(name, shape, k, ra, rb, default, extras=()):
             "a_agg_cov_p05": float(np.percentile(ra[D]["agg_cov"], 5)) if ra[D]["agg_cov"] else float("nan"),
             "a_agg_cov_se": split_bootstrap(ra[D]["agg_cov"])[0], "a_cov_se": split_bootstrap(ra[D]["cell_cov"])[0],
             "a_agg_cov_splits": [float(x) for x in ra[D]["agg_cov"]],
+            "a_cov_splits": [float(x) for x in ra[D]["cell_cov"]],
+            "a_agg_bias": _m(ra[D]["agg_bias"]), "a_agg_width": _m(ra[D]["agg_width"]),
+            "a_cell_width": _m(ra[D]["cell_width"]),
             "a_ridge_agg_mae": _m(ra["random_ridge"]["agg_mae"]), "a_ridge_spearman": _m(ra["random_ridge"]["spearman"]),
             "a_bp_agg_mae": _m(ra["benchpress"]["agg_mae"]), "a_bp_cell_mae": _m(ra["benchpress"]["cell_mae"]),
             "a_bp_cov": _m(ra["benchpress"]["cell_cov"]),
@@ -481,6 +592,42 @@ def summarise(name, shape, k, ra, rb, default, extras=()):
         row["b_ratio_bp"] = row["b_bp_med_ae"] / row["b_med_ae"]
         row["b_ratio_colmeans"] = row["b_colmeans_med_ae"] / row["b_med_ae"]
     return row
+
+
+def summarise_frontier(row, rf, default):
+    """Add protocol (f)'s figures to ``row``: ``f_<variant>_<estimator>_<figure>`` (one split per variant)."""
+    for variant, (res, n_train, n_test, flagged) in rf.items():
+        row[f"f_{variant}_n"] = [n_train, n_test]
+        row[f"f_{variant}_flagged"] = flagged
+        for key in (default, "random_ridge", "subset_mean", "column_means", "benchpress"):
+            for x, v in res[key].items():
+                if v:
+                    row[f"f_{variant}_{key}_{x}"] = _m(v)
+    return row
+
+
+def print_frontier(rows, default, file=sys.stdout):
+    """Protocol (f): one row per matrix and variant, the default predictor then the baselines' aggregate MAE and bias."""
+    print(f"\n(f) frontier: fit on the weakest {FRONTIER_TRAIN:.0%} of models by full aggregate, predict the strongest "
+          f"{FRONTIER_TEST:.0%} (newest: each run's first {FRONTIER_TRAIN:.0%} of checkpoints -> its last "
+          f"{FRONTIER_TEST:.0%}); aggregate MAE / bias in points, Spearman among the test models, 90% coverage of cells and "
+          "aggregates, median widths in points, flagged: share of test models marked frontier", file=file)
+    print(f"{'matrix':<14}{'variant':<10}{'train':>6}{'test':>5}{'aggMAE':>8}{'bias':>7}{'rho':>7}{'cellCov':>8}"
+          f"{'aggCov':>7}{'aggW':>7}{'cellW':>7}{'flag':>6} | {'SubM MAE':>8}{'bias':>7} | {'Ridge':>6}{'bias':>7} | "
+          f"{'ColM':>6} | {'BP':>6}", file=file)
+    nan = float("nan")
+    for r in rows:
+        for variant in ("frontier", "newest"):
+            if f"f_{variant}_n" not in r:
+                continue
+            g = lambda key, x: r.get(f"f_{variant}_{key}_{x}", nan)  # noqa: E731
+            n_tr, n_te = r[f"f_{variant}_n"]
+            print(f"{r['matrix']:<14}{variant:<10}{n_tr:>6}{n_te:>5}{g(default, 'agg_mae'):>8.2f}"
+                  f"{g(default, 'agg_bias'):>7.2f}{g(default, 'spearman'):>7.3f}{g(default, 'cell_cov'):>8.3f}"
+                  f"{g(default, 'agg_cov'):>7.3f}{g(default, 'agg_width'):>7.2f}{g(default, 'cell_width'):>7.2f}"
+                  f"{r[f'f_{variant}_flagged']:>6.2f} | {g('subset_mean', 'agg_mae'):>8.2f}{g('subset_mean', 'agg_bias'):>7.2f} | "
+                  f"{g('random_ridge', 'agg_mae'):>6.2f}{g('random_ridge', 'agg_bias'):>7.2f} | "
+                  f"{g('column_means', 'agg_mae'):>6.2f} | {g('benchpress', 'agg_mae'):>6.2f}", file=file)
 
 
 def print_extras(rows, extras, file=sys.stdout):
@@ -537,7 +684,8 @@ def main(argv=None) -> int:
                     help=f"selector choosing the subset (default {DEFAULT_SELECTOR}, reduce's default, under --predictor)")
     ap.add_argument("--extra-predictors", default=None,
                     help="other predictors measured on the same splits and subsets (default lowrank_bayes; quick: none)")
-    ap.add_argument("--protocols", default="a,b")
+    ap.add_argument("--protocols", default="a,b,f",
+                    help="a: random held-out models; b: cell completion; f: frontier (strongest models, and the newest checkpoints where the models are checkpoints of runs)")
     ap.add_argument("--calibration", default=None, choices=CALIBRATIONS,
                     help="(a): how new-model intervals are calibrated. Default: as reduce -> predict do (nested: each "
                          "calibration fold observed on the subset the selection chose without it, re-run as reduce's "
@@ -569,7 +717,8 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     mats = load_matrices(names, db=args.db)
     rows = []
-    total = len(mats) * ((n_splits if "a" in protos else 0) + (3 * n_seeds if "b" in protos else 0))
+    total = len(mats) * ((n_splits if "a" in protos else 0) + (3 * n_seeds if "b" in protos else 0)
+                         + (1 if "f" in protos else 0))
     bar = tqdm(total=total, desc="quality_holdout", file=sys.stderr, disable=total == 0)
     for name, (raw, meta) in mats.items():
         def progress(msg, name=name):
@@ -582,12 +731,18 @@ def main(argv=None) -> int:
             ra, k = protocol_a(raw, meta, n_splits, draws, args.selector, args.predictor, progress, extras, calibration)
         if "b" in protos:
             rb = protocol_b(raw, n_seeds, args.predictor, progress, extras=extras)
-        rows.append(summarise(name, raw.shape, k, ra, rb, args.predictor, extras))
+        row = summarise(name, raw.shape, k, ra, rb, args.predictor, extras)
+        if "f" in protos:
+            summarise_frontier(row, protocol_f(raw, meta, draws, args.selector, args.predictor, progress, (),
+                                               calibration), args.predictor)
+        rows.append(row)
         if args.json:  # partial results survive an interrupted long run
             Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
     bar.close()
     print_table(rows, args.predictor)
     print_extras(rows, extras)
+    if "f" in protos:
+        print_frontier(rows, args.predictor)
     print(f"\n{n_splits} splits (a), {n_seeds} x 3 folds (b), random+Ridge over {draws} draws, selector {args.selector}, "
           f"calibration {calibration}{' (nested)' if calibration != 'plain' else ''}; "
           f"{time.perf_counter() - t0:.0f} s", flush=True)

@@ -85,7 +85,9 @@ class IntervalPrediction(NamedTuple):
     through with zero width. ``aggregate*`` are ``(n,)`` for the weighted sum
     ``sum_j w_j x_j`` (None without weights). ``q_cells``/``q_aggregate`` are
     the conformal multipliers and ``n_calibration`` the number of held-out
-    scores behind each.
+    scores behind each. ``frontier`` (n,): each model's signed distance beyond the
+    training models' range of subset positions (0 inside; :mod:`.frontier`), None when
+    not calibrated.
     """
 
     mean: np.ndarray
@@ -104,6 +106,7 @@ class IntervalPrediction(NamedTuple):
     extra_aggregate: Optional[np.ndarray] = None
     extra_lower: Optional[np.ndarray] = None
     extra_upper: Optional[np.ndarray] = None
+    frontier: Optional[np.ndarray] = None
 
 
 class LowRankCompleter(BasePredictor):
@@ -167,6 +170,9 @@ class LowRankCompleter(BasePredictor):
         New models' calibrated intervals: CV+ over the model folds (each score applied
         to the fold fit it was held out of, :mod:`~harness_ext.methods.newmodel_intervals`),
         or the split-conformal multiplier around the fit on all training models.
+    frontier : bool
+        Flag new models whose subset lies beyond the training models' range and give them a
+        prediction and intervals calibrated on frontier folds (:mod:`~harness_ext.methods.frontier`).
     random_state : int
         Seeds the CV folds, the calibration folds and the sampler.
 
@@ -190,7 +196,7 @@ class LowRankCompleter(BasePredictor):
                  lams=DEFAULT_LAMS, cv_folds: int = 3, scales="cv", scale_meta=None, eps: float = DEFAULT_EPS,
                  level: float = 0.9, calibration_folds: int = 5, n_burnin: int = 150, n_samples: int = 150,
                  thin: int = 3, max_iter: int = 100, column_scale: bool = True, blend="auto", cell_blend="auto",
-                 mondrian: bool = True, new_intervals: str = "cv+", random_state: int = 0):
+                 mondrian: bool = True, new_intervals: str = "cv+", frontier: bool = True, random_state: int = 0):
         self.method = method
         self.rank = rank
         self.lam = lam
@@ -212,6 +218,7 @@ class LowRankCompleter(BasePredictor):
         self.cell_blend = cell_blend
         self.mondrian = mondrian
         self.new_intervals = new_intervals
+        self.frontier = frontier
         self.random_state = random_state
 
     # -- fitting -------------------------------------------------------------------------
@@ -553,8 +560,22 @@ class LowRankCompleter(BasePredictor):
                 from .newmodel_intervals import cv_plus_extra_aggregates
 
                 ex_lo, ex_hi = cv_plus_extra_aggregates(self, cal, X_new, z, O, W_extra)
+        dist = None
+        if calibrate and int(self.calibration_folds) >= 2 and getattr(self, "frontier", True):  # beyond the range
+            from .frontier import apply_frontier
+            from .newmodel_intervals import calibration_weights
+
+            before = mean.copy()
+            out = {"mean": mean, "lower": lower, "upper": upper, "agg": agg, "agg_lo": agg_lo, "agg_hi": agg_hi}
+            w_cal = None if w is None else (w if w.ndim == 1 else calibration_weights(w))
+            dist, self.frontier_ = apply_frontier(self, fit, fi, mz, z, X_new, O, None if w is None else W, w_cal, out)
+            mean, lower, upper, agg, agg_lo, agg_hi = (out[k] for k in ("mean", "lower", "upper", "agg", "agg_lo",
+                                                                          "agg_hi"))
+            if ex is not None:  # the extra aggregates follow a frontier model's new cells (their widths kept)
+                shift = (mean - before) @ W_extra.T
+                ex, ex_lo, ex_hi = ex + shift, ex_lo + shift, ex_hi + shift
         return IntervalPrediction(mean, lower, upper, sd, O, agg, agg_lo, agg_hi, float(self.level), float(q_cell),
-                                  None if w is None else float(q_agg), n_cal, ex, ex_lo, ex_hi)
+                                  None if w is None else float(q_agg), n_cal, ex, ex_lo, ex_hi, dist)
 
     def predict_new_means(self, X_new) -> np.ndarray:
         """``predict_new_models(X_new, calibrate=False).mean`` without the intervals (selection's inner loop)."""

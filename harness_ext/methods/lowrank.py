@@ -356,7 +356,7 @@ class FoldIn:
         return np.sqrt(var.mean(0) + lin.var(0) + (J * J * self._col).sum(1))
 
 
-def fold_in(fit: LowRankFit, z_new) -> FoldIn:
+def fold_in(fit: LowRankFit, z_new, level_scale: float = 1.0) -> FoldIn:
     """Predict new models (rows) from whatever cells they have, with the fitted columns held fixed.
 
     Under each draw (one for ALS), ``[u, a]`` has the Gaussian conditional
@@ -373,6 +373,10 @@ def fold_in(fit: LowRankFit, z_new) -> FoldIn:
     ----------
     z_new : array-like, (n, d) or (d,)
         Transformed scores of the new models, NaN where not run.
+    level_scale : float
+        Multiplies the prior sd of the model's offset ``a`` (1: the fitted models' spread). A large
+        value leaves a new model's overall level to its own cells, unshrunk toward the population
+        (:mod:`~harness_ext.methods.frontier`'s estimator for models beyond the training range).
 
     Returns
     -------
@@ -394,6 +398,9 @@ def fold_in(fit: LowRankFit, z_new) -> FoldIn:
     dW = Wt - w0[:, None]
     C = np.einsum("smk,sml->skl", dW, dW) / max(Wt.shape[1] - 1, 1)
     C[:, np.arange(r1), np.arange(r1)] += 1e-6 + 1.0 / fit.prior_prec / max(Wt.shape[1], 1)
+    if level_scale != 1.0:  # D C D with D = diag(1, ..., 1, level_scale): the offset's prior widened alone
+        g = np.r_[np.ones(r), float(level_scale)]
+        C = C * g[None, :, None] * g[None, None, :]
     Cinv = np.linalg.inv(C)  # (S, r+1, r+1)
     n = z.shape[0]
     XX = (Xd[..., :, None] * Xd[..., None, :]).reshape(S, d, r1 * r1)

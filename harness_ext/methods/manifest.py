@@ -349,6 +349,11 @@ def build_manifest(
     honest = new_model_evidence(X, df.to_numpy(dtype=float), norms, fold_subs, est, nested, k=k, n_draws=n_draws,
                                 folds=cal_folds, weights=w, random_state=random_state, cache=cal_cache,
                                 costs=cost_vec if kind == "cost" else None, cost_budget=value if kind == "cost" else None)
+    from .frontier import frontier_expectation
+
+    # a new model beyond the training models' range; the rank/penalty chosen on every model (no search again)
+    fixed = cache.get("settings")
+    frontier = frontier_expectation(est if fixed is None else fixed, X, subset_idx, w)
     bar.update()
     bar.close()
     warnings = []
@@ -439,7 +444,9 @@ def build_manifest(
                                "aggregate_interval_width_90": _num(2 * Z90 * exp_agg),
                                "rmse": _num(nested.rmse), "n_aggregate_models": int(nested.n_aggregate),
                                "nested": True,
-                               **({"points": honest["points"]} if honest["points"] else {})},
+                               **({"points": honest["points"]} if honest["points"] else {}),
+                               **({"frontier": {k2: (_num(v) if isinstance(v, float) else v) for k2, v in frontier.items()}}
+                                  if frontier else {})},
             "calibration": {
                 "description": "nested: the selection re-run without each fold's models (same selector, parameters "
                                "and seed); predict observes each fold's models on the subset chosen without them to "

@@ -480,6 +480,8 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
                 warnings.append(why)
             p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have, u)
             mean, lower, upper = p.mean, p.lower, p.upper
+            frontier = p.frontier
+            warnings += frontier_warnings(raw_new.index, frontier, getattr(est, "frontier_", {}))
         else:
             mean, std = predict_new_models(est, train_X, Z_new, subset=subset_idx)
     except (ValueError, TypeError) as exc:  # parameters of the right type but a value the predictor refuses
@@ -489,6 +491,8 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     bar.update()
     bar.set_postfix_str("scores on the harness's scale")
 
+    if not conformal:
+        frontier = None
     # Subset scores that are anchor-item estimates carry their own error into every cell and the aggregate.
     from .items import item_noise
 
@@ -555,6 +559,8 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
         warnings += floor_warnings(raw_new.index, bench, params, observed, Z_new, lower)
     aggregate = aggregate_frame(raw_new.index, bench, table["raw"].to_numpy().reshape(n_new, d), raw_obs, observed,
                                  bounded.all(), (agg, agg_lo, agg_hi, agg_actual), (r_lo, r_hi))
+    if frontier is not None:  # signed distance beyond the training models' edge (0 inside; methods.frontier)
+        aggregate["frontier"] = np.asarray(frontier, dtype=float)
     bar.update()
     bar.close()
     return PredictionResult(table=table, aggregate=aggregate, warnings=warnings, sources=raw_new.attrs.get("sources", {}),
@@ -651,7 +657,7 @@ def _conformal(est, Z_in, weights, reselect, have, extra=None):
     b = call(Z_in[~full], part)
     out = {}
     for name in ("mean", "lower", "upper", "sd", "observed", "aggregate", "aggregate_lower", "aggregate_upper",
-                 "extra_aggregate", "extra_lower", "extra_upper"):
+                 "extra_aggregate", "extra_lower", "extra_upper", "frontier"):
         va, vb = getattr(a, name), getattr(b, name)
         if va is None:
             continue
@@ -659,6 +665,27 @@ def _conformal(est, Z_in, weights, reselect, have, extra=None):
         v[full], v[~full] = va, vb
         out[name] = v
     return a._replace(**out)
+
+
+def frontier_warnings(models, distance, calibrations) -> list:
+    """One warning per new model beyond the training models' edge (``distance`` != 0), with its distance and how
+    its prediction and intervals were made (:mod:`~harness_ext.methods.frontier`)."""
+    if distance is None:
+        return []
+    out = []
+    for model, dist in zip(models, distance):
+        if not dist:
+            continue
+        cal = calibrations.get(1 if dist > 0 else -1)
+        side = "above" if dist > 0 else "below"
+        how = ("too few training models for frontier folds: the interval is the model folds' and may be too narrow"
+               if cal is None else
+               f"predicted by {'the engine' if cal.candidate is None else f'{cal.weight:g} x {cal.candidate}'} and "
+               f"with intervals widened on frontier folds (expected aggregate coverage there "
+               f"{cal.aggregate_coverage if cal.aggregate_coverage is not None else float('nan'):.2f})")
+        out.append(f"{model}: at the frontier, {abs(dist):.2f} sd {side} the manifest's models' "
+                   f"{'upper' if dist > 0 else 'lower'} edge of subset scores: {how}")
+    return out
 
 
 def chance_warnings(manifest: dict) -> list:

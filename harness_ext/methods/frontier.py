@@ -1,0 +1,348 @@
+"""New models outside the population a predictor was fitted on: detection, point prediction, intervals.
+
+A routine new model (a new checkpoint, the next release) is usually stronger than every model a reduction
+saw. The low-rank fold-in places it with an empirical prior (the fitted models' factors), so its predictions
+shrink toward the population, and the model-fold calibration only ever holds out models drawn like the
+training ones: at the frontier the predictions are too low and the intervals too narrow (Zhang, Dorner &
+Hardt 2025 find every benchmark-prediction method degrades there).
+
+* **Detection.** A new model's *position* is the mean of its transformed (per-dataset z-scored) subset
+  cells; its *distance* is how far that position lies beyond the training models' range of the same
+  quantity, in units of its spread over the training models (0 inside the range). The position is what a
+  new model reveals and what orders the models at the frontier: on the shared matrices' frontier splits
+  (``benchmarks/quality_holdout.py --protocols f``) it ranks the held-out models' aggregate errors as well
+  as a leverage in the loading space, and needs no fit.
+* **Frontier folds.** The training models are ordered by their position on the new models' pattern of
+  cells; for each geometry of :data:`FRONTIER_FOLDS` the predictor is refitted on the lowest fraction and
+  the highest held out (and the mirror image for models below the range), so the held-out models are
+  outside their fit's population as a frontier model is outside the manifest's.
+* **Point prediction.** On those folds, the engine's prediction is blended with estimators that do not
+  shrink to the population (:data:`CANDIDATES`): a per-dataset least-squares line on the position (the
+  subset mapped through a monotone per-dataset relation) and the subset mean on the input scale. The blend
+  with the lowest held-out aggregate error (cells without weights) is used for flagged models beyond the
+  training models' range (between the edge and the range the engine's own prediction is kept: blended
+  there too, HELM Classic's random splits lost 7% in cell error).
+* **Intervals.** Signed scores ``(truth - prediction) / (sd (1 + distance))`` from the folds (``sd`` the
+  fold-in's predictive sd of the cell or aggregate) give a lower and an upper split-conformal quantile at
+  ``(1 - level) / 2`` each: a flagged model's interval grows with its distance and follows the estimator's
+  bias at the frontier, joined with the model-fold (CV+) interval (a flagged model's interval is never narrower
+  than it would be unflagged). Models inside the range keep the model-fold intervals.
+
+References
+----------
+Zhang, Dorner & Hardt, "How Benchmark Prediction from Fewer Data Misses the Mark", NeurIPS 2025, §4
+(extrapolation to stronger models); Lei et al. (JASA 2018) §5.2 (locally weighted split conformal: the
+score divided by a scale); Romano, Patterson & Candes (NeurIPS 2019) §3 (two one-sided quantiles).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+from .conformal import conformal_quantile
+from .lowrank import fold_in
+
+__all__ = ["CANDIDATES", "FRONTIER_FOLDS", "FRONTIER_WEIGHTS", "FRONTIER_QUANTILE", "MIN_FRONTIER_MODELS", "FrontierCalibration",
+           "apply_frontier", "calibrate_frontier", "frontier_distance", "frontier_expectation", "positions"]
+
+#: ``(fit fraction, held-out fraction)`` of the training models ordered by position: the 50/30 geometry of the
+#: frontier protocol and two nearer ones, so the scores span distances from just outside the range to far.
+FRONTIER_FOLDS = ((0.4, 0.3), (0.5, 0.3), (0.6, 0.25), (0.7, 0.2))
+#: Powers ``p`` of the distance scale ``(1 + distance) ** p`` tried: the smallest whose quantiles, calibrated on the
+#: nearer half of :data:`FRONTIER_FOLDS`, cover the farther half at the level (an extrapolation check) is used.
+DISTANCE_POWERS = (1.0, 2.0, 3.0, 4.0)
+#: Weights of a non-shrinking candidate blended with the engine's prediction.
+FRONTIER_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+#: Non-shrinking estimators: the fold-in with its offset's prior widened (:data:`LEVEL_SCALE`), a per-dataset line on
+#: the position, and the subset mean on the input scale.
+CANDIDATES = ("unshrunk_level", "position_line", "subset_mean")
+#: Prior sd multiplier of a new model's offset in the ``unshrunk_level`` fold-in (``lowrank.fold_in``'s ``level_scale``).
+LEVEL_SCALE = 10.0
+#: Quantile of the training models' positions past which a new model is at the frontier (and its mirror below).
+FRONTIER_QUANTILE = 0.75
+#: Fewest training models for frontier folds (each fold's fit keeps at least half of them).
+MIN_FRONTIER_MODELS = 20
+
+
+class FrontierCalibration(NamedTuple):
+    """What the frontier folds chose for one direction (``+1``: above the range, ``-1``: below)."""
+
+    direction: int
+    candidate: Optional[str]
+    weight: float
+    power: float
+    q_cell: tuple
+    q_aggregate: Optional[tuple]
+    n_models: int
+    aggregate_mae: Optional[float]
+    aggregate_bias: Optional[float]
+    engine_aggregate_mae: Optional[float]
+    aggregate_coverage: Optional[float]
+    cell_coverage: float
+
+
+def positions(Z, pattern) -> np.ndarray:
+    """Each row's mean transformed score over the columns ``pattern`` (bool, d) it has (NaN without any)."""
+    V = np.where(pattern[None, :], Z, np.nan)
+    n = (~np.isnan(V)).sum(1)
+    return np.where(n > 0, np.nansum(V, 1) / np.maximum(n, 1), np.nan)
+
+
+def frontier_distance(pos_new, pos_train, edge: Optional[float] = None) -> np.ndarray:
+    """Signed distance beyond the training models' edge, in units of the training positions' sd (0 inside).
+
+    The edges are the ``edge`` and ``1 - edge`` quantiles of the training positions
+    (:data:`FRONTIER_QUANTILE`): positive above the upper edge, negative below the lower one.
+    """
+    edge = FRONTIER_QUANTILE if edge is None else float(edge)
+    ok = pos_train[np.isfinite(pos_train)]
+    if ok.size < 2:
+        return np.zeros_like(pos_new)
+    sd = max(float(ok.std()), 1e-9)
+    hi, lo = (float(v) for v in np.quantile(ok, [edge, 1.0 - edge]))
+    pos = np.nan_to_num(pos_new, nan=float(np.median(ok)))
+    return np.where(pos > hi, (pos - hi) / sd, np.where(pos < lo, (pos - lo) / sd, 0.0))
+
+
+def _line(Z_fit, pos_fit, pos_new):
+    """Per-dataset least-squares line of the transformed score on the position, evaluated at ``pos_new``."""
+    ok = ~np.isnan(Z_fit) & np.isfinite(pos_fit)[:, None]
+    n = np.maximum(ok.sum(0), 1)
+    p = np.where(ok, pos_fit[:, None], 0.0)
+    y = np.where(ok, Z_fit, 0.0)
+    pm, ym = p.sum(0) / n, y.sum(0) / n
+    var = (np.where(ok, p - pm, 0.0) ** 2).sum(0)
+    slope = np.where(var > 1e-12, (np.where(ok, (p - pm) * (y - ym), 0.0)).sum(0) / np.maximum(var, 1e-12), 0.0)
+    return ym + slope * (np.nan_to_num(pos_new)[:, None] - pm)
+
+
+def _candidate(est, name, fit, Z_fit, pos_fit, z_in, X_in, O):
+    """A non-shrinking candidate's transformed prediction for rows observed as ``O`` (transformed ``z_in``, raw ``X_in``)."""
+    if name == "unshrunk_level":
+        return fold_in(fit, z_in, level_scale=LEVEL_SCALE).mean
+    if name == "position_line":
+        return _line(Z_fit, pos_fit, positions(z_in, O.any(0)))
+    n = np.maximum(O.sum(1), 1)
+    xbar = np.where(O, X_in, 0.0).sum(1) / n  # the subset mean on the input scale
+    return est.transform_.transform(np.repeat(xbar[:, None], X_in.shape[1], axis=1))
+
+
+def strength_distance(z_pred, strength_fit) -> np.ndarray:
+    """How far a predicted row's mean transformed score lies beyond the fitted models' strongest (or weakest),
+    in units of the fitted models' sd of the same mean: the scale of the frontier scores (0 inside)."""
+    s = np.nanmean(z_pred, 1)
+    sd = max(float(np.std(strength_fit)), 1e-9)
+    hi, lo = float(np.max(strength_fit)), float(np.min(strength_fit))
+    return np.where(s > hi, (s - hi) / sd, np.where(s < lo, (lo - s) / sd, 0.0))
+
+
+def _aggregate(est, X_true, have, seen, mz, w):
+    """Held-out aggregates: ``(truth, prediction, weights renormalised over each row's datasets, ok rows)``."""
+    wt = np.where(have, w[None, :], 0.0)
+    tot = wt.sum(1, keepdims=True)
+    wt = wt / np.where(tot != 0, tot, 1.0)
+    x_pred = np.where(seen & have, X_true, est.transform_.inverse_transform(mz))
+    ok = (tot[:, 0] != 0) & (have & ~seen).any(1) & (seen & have).any(1)
+    return (np.where(have, X_true, 0.0) * wt).sum(1), (np.where(have, x_pred, 0.0) * wt).sum(1), wt, ok
+
+
+def _fold_records(est, pattern, w, direction, rank, alpha):
+    """Frontier folds of one direction: per fold, the held-out models' truths, predictions, sds and distances."""
+    from .completion import direct_predict
+
+    Z, X = est.Z_, est.X_
+    m = Z.shape[0]
+    pos = positions(Z, pattern)
+    # The strongest models by every cell they have (the mean transformed score), not by the subset alone: a model
+    # at the frontier is stronger on the datasets it did not run as well, which a subset position cannot show.
+    strength = np.nan_to_num(positions(Z, np.ones(Z.shape[1], bool)), nan=0.0)
+    order = np.argsort(direction * strength, kind="stable")
+    records = []
+    for f, (a, b) in enumerate(FRONTIER_FOLDS):
+        rows, held = np.sort(order[:int(round(a * m))]), order[m - max(1, int(round(b * m))):]
+        dist = frontier_distance(positions(np.where(pattern, Z[held], np.nan), pattern), pos[rows])
+        held = np.sort(held[direction * dist > 0])  # the held-out models a new model at this edge is like
+        if held.size == 0:
+            continue
+        ft = est._fit_z(Z[rows], seed_offset=211 + f, rank=rank)
+        Zt, Xt = Z[held], X[held]
+        have = ~np.isnan(Zt)
+        seen = pattern[None, :] & have
+        z_in = np.where(seen, Zt, np.nan)
+        fi = fold_in(ft, z_in)
+        eng = fi.mean if alpha <= 0 else (1 - alpha) * fi.mean + alpha * direct_predict(ft, Z[rows], z_in)
+        cands = {c: _candidate(est, c, ft, Z[rows], pos[rows], z_in, np.where(seen, Xt, np.nan), seen)
+                 for c in CANDIDATES}
+        records.append(dict(Zt=Zt, Xt=Xt, have=have, seen=seen, fi=fi, eng=eng, cands=cands,
+                            strength=strength[rows]))
+    return records
+
+
+def _blend(rec, cand, weight):
+    return rec["eng"] if cand is None or weight <= 0 else (1 - weight) * rec["eng"] + weight * rec["cands"][cand]
+
+
+def _scores(est, rec, mz, w, power=1.0):
+    """Signed normalised cell and aggregate scores, and aggregate errors, of one fold's held-out models."""
+    target = rec["have"] & ~rec["seen"]
+    dist = strength_distance(np.where(rec["seen"], rec["Zt"], mz), rec["strength"])
+    scale = (1.0 + dist[:, None]) ** power
+    cells = ((rec["Zt"] - mz) / (rec["fi"].sd * scale))[target]
+    if w is None:
+        return cells, np.array([]), np.array([])
+    a_true, a_pred, wt, ok = _aggregate(est, rec["Xt"], rec["have"], rec["seen"], mz, w)
+    J = np.where(target, wt * est.transform_.derivative(mz), 0.0)
+    sd = np.maximum(rec["fi"].linear_sd(J), 1e-12)
+    err = (a_pred - a_true)[ok]
+    return cells, ((a_true - a_pred) / (sd * scale[:, 0]))[ok], err
+
+
+def _two_sided(scores, level):
+    """``(lower, upper)`` multipliers: one-sided conformal quantiles at ``(1 - level) / 2`` each (0 inside)."""
+    if scores.size == 0:
+        return None
+    tail = 1.0 - (1.0 - level) / 2.0
+    return (min(-conformal_quantile(-scores, tail), 0.0), max(conformal_quantile(scores, tail), 0.0))
+
+
+def calibrate_frontier(est, pattern, w, direction: int = 1) -> Optional[FrontierCalibration]:
+    """Frontier folds for new models observed on ``pattern`` (bool, d), aggregate weights ``w`` (d,) or None.
+
+    Chooses the candidate and weight with the lowest held-out aggregate absolute error (squared cell
+    error in the transformed space without weights), then the two-sided multipliers from every fold's
+    scores. ``aggregate_coverage``/``cell_coverage``: each fold's held-out models covered by the multipliers
+    of the other folds (leave one geometry out), the expected coverage at the frontier. None with fewer than
+    :data:`MIN_FRONTIER_MODELS` training models.
+    """
+    m = est.Z_.shape[0]
+    if m < MIN_FRONTIER_MODELS or not pattern.any():
+        return None
+    rank = int(getattr(est, "rank_new_", est.rank_))
+    alpha = float(getattr(est, "blend_new_", est._uncalibrated_blend()))
+    records = _fold_records(est, pattern, w, direction, rank, alpha)
+    if not records:
+        return None
+    options = [(None, 0.0)] + [(c, a) for c in CANDIDATES for a in FRONTIER_WEIGHTS if a > 0]
+
+    def loss(opt):
+        tot = 0.0
+        for rec in records:
+            mz = _blend(rec, *opt)
+            if w is not None:
+                a_true, a_pred, _, ok = _aggregate(est, rec["Xt"], rec["have"], rec["seen"], mz, w)
+                tot += float(np.abs(a_pred - a_true)[ok].sum())
+            else:
+                tot += float(((mz - rec["Zt"])[rec["have"] & ~rec["seen"]] ** 2).sum())
+        return round(tot, 10)
+
+    cand, weight = min(options, key=lambda o: (loss(o), o[1]))
+    level = float(est.level)
+    i = 1 if w is not None else 0  # the aggregate's scores decide where there is an aggregate
+
+    def covers(power):  # nearer folds calibrate, farther ones (the first half of FRONTIER_FOLDS) are covered?
+        sc = [_scores(est, rec, _blend(rec, cand, weight), w, power)[i] for rec in records]
+        half = len(records) // 2
+        q = _two_sided(np.concatenate(sc[half:]) if sc[half:] else np.array([]), level)
+        far = np.concatenate(sc[:half]) if sc[:half] else np.array([])
+        return q is None or far.size == 0 or float(((far >= q[0]) & (far <= q[1])).mean()) >= level
+
+    power = next((p for p in DISTANCE_POWERS if covers(p)), DISTANCE_POWERS[-1])
+    per_fold = [_scores(est, rec, _blend(rec, cand, weight), w, power) for rec in records]
+    eng_err = np.concatenate([_scores(est, rec, rec["eng"], w)[2] for rec in records])
+    cells = np.concatenate([p[0] for p in per_fold])
+    aggs = np.concatenate([p[1] for p in per_fold])
+    errs = np.concatenate([p[2] for p in per_fold])
+
+    def held_out_coverage(i):  # scores of the other folds calibrate fold i
+        out = []
+        for f, p in enumerate(per_fold):
+            rest = np.concatenate([q[i] for g, q in enumerate(per_fold) if g != f])
+            q = _two_sided(rest, level)
+            if q is not None and p[i].size:
+                out.append((p[i] >= q[0]) & (p[i] <= q[1]))
+        return float(np.concatenate(out).mean()) if out else None
+
+    return FrontierCalibration(
+        direction=int(direction), candidate=cand, weight=float(weight), power=float(power),
+        q_cell=_two_sided(cells, level),
+        q_aggregate=_two_sided(aggs, level), n_models=int(sum(r["Zt"].shape[0] for r in records)),
+        aggregate_mae=float(np.abs(errs).mean()) if errs.size else None,
+        aggregate_bias=float(errs.mean()) if errs.size else None,
+        engine_aggregate_mae=float(np.abs(eng_err).mean()) if eng_err.size else None,
+        aggregate_coverage=held_out_coverage(1) if w is not None else None, cell_coverage=held_out_coverage(0))
+
+
+def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out):
+    """Flag new models beyond the training range and replace their prediction and intervals.
+
+    ``out``: dict with ``mean``, ``lower``, ``upper``, ``agg``, ``agg_lo``, ``agg_hi`` (own scale), updated
+    in place for flagged rows. Returns ``(distance (n,), {direction: FrontierCalibration})``.
+    """
+    pattern = O.any(0)
+    pos_train = positions(est.Z_, pattern)
+    pos_new = positions(z, pattern)
+    dist = frontier_distance(pos_new, pos_train)
+    cals = {}
+    for direction in (1, -1):
+        rows = np.flatnonzero(direction * dist > 0)
+        if rows.size == 0:
+            continue
+        cal = calibrate_frontier(est, pattern, w_cal, direction)
+        cals[direction] = cal
+        if cal is None or cal.q_cell is None:
+            continue
+        o = O[rows]
+        m_eng = mz[rows]
+        if cal.candidate is not None and cal.weight > 0:
+            c = _candidate(est, cal.candidate, fit, est.Z_, pos_train, z[rows], np.where(o, X_new[rows], np.nan), o)
+            # the blend only beyond the training models' range: inside it the engine predicts cells better
+            beyond = (frontier_distance(pos_new[rows], pos_train, edge=1.0) != 0)[:, None]
+            m_eng = np.where(beyond, (1 - cal.weight) * m_eng + cal.weight * c, m_eng)
+        strength = np.nan_to_num(positions(est.Z_, np.ones(est.Z_.shape[1], bool)), nan=0.0)
+        scale = (1.0 + strength_distance(np.where(o, z[rows], m_eng), strength)[:, None]) ** cal.power
+        sd = fi.sd[rows] * scale
+        lo_x, hi_x = est.transform_.inverse_interval(m_eng + cal.q_cell[0] * sd, m_eng + cal.q_cell[1] * sd)
+        xr = X_new[rows]
+        out["mean"][rows] = np.where(o, xr, est.transform_.inverse_transform(m_eng))
+        # Widen, never narrow: the frontier interval joined with the model folds' (frontier folds inside the training
+        # models see smaller extrapolations than a model far beyond them: their quantiles alone under-covered).
+        out["lower"][rows] = np.where(o, xr, np.minimum(lo_x, out["lower"][rows]))
+        out["upper"][rows] = np.where(o, xr, np.maximum(hi_x, out["upper"][rows]))
+        if W is not None and cal.q_aggregate is not None:
+            Wr = W[rows]
+            agg = (out["mean"][rows] * Wr).sum(1)
+            J = np.zeros(O.shape)
+            J[rows] = np.where(o, 0.0, Wr * est.transform_.derivative(m_eng))
+            a_sd = fi.linear_sd(J)[rows] * scale[:, 0]
+            out["agg"][rows] = agg
+            out["agg_lo"][rows] = np.minimum(agg + cal.q_aggregate[0] * a_sd, out["agg_lo"][rows])
+            out["agg_hi"][rows] = np.maximum(agg + cal.q_aggregate[1] * a_sd, out["agg_hi"][rows])
+    return dist, cals
+
+
+def frontier_expectation(est, X, subset, w) -> Optional[dict]:
+    """What ``reduce`` records of the frontier: the folds' expected error and coverage for a model beyond the range.
+
+    ``est``: an unfitted predictor with a ``frontier`` parameter (else None); ``X`` the training matrix, ``subset``
+    the chosen column indices, ``w`` the aggregate weights (d,). The estimator and weight are chosen and the
+    multipliers calibrated on the same folds that give the error; the coverage is leave one geometry out
+    (each fold covered by the other folds' multipliers).
+    """
+    params = est.get_params()
+    if not params.get("frontier", False):
+        return None
+    fitted = type(est)(**params).fit(X)
+    pattern = np.zeros(X.shape[1], bool)
+    pattern[np.asarray(subset, dtype=int)] = True
+    cal = calibrate_frontier(fitted, pattern, None if w is None else np.asarray(w, dtype=float), 1)
+    if cal is None:
+        return {"edge_quantile": FRONTIER_QUANTILE, "calibrated": False,
+                "reason": f"fewer than {MIN_FRONTIER_MODELS} training models: frontier models are flagged, "
+                          "their intervals are the model folds' (not widened)"}
+    return {"edge_quantile": FRONTIER_QUANTILE, "calibrated": True, "n_models": cal.n_models,
+            "folds": [list(f) for f in FRONTIER_FOLDS], "estimator": cal.candidate or "engine",
+            "weight": cal.weight, "distance_power": cal.power, "aggregate_mae": cal.aggregate_mae,
+            "aggregate_bias": cal.aggregate_bias, "engine_aggregate_mae": cal.engine_aggregate_mae,
+            "aggregate_coverage_90": cal.aggregate_coverage, "cell_coverage_90": cal.cell_coverage}
