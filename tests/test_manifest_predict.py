@@ -173,13 +173,13 @@ def test_predict_warns_on_other_shots_and_extrapolation(reduced):
     m = load_manifest(reduced / "manifest.json")
     pred = predict_from_manifest(m, [f])
     # Besides these two: the ingest notes on the file (its mmlu groups stored as aggregates) and the chance-floor
-    # warning of the benchmark score (a 1B model near chance on several subjects).
+    # warning of the benchmark score (a 1B model near chance on several subjects), and the frontier warning.
     shots = [w for w in pred.warnings if "0 shots, manifest 5" in w]
     outside = [w for w in pred.warnings if "outside the manifest's models' range" in w]
     assert len(shots) == 1 and "and 3 more" in shots[0], pred.warnings
     assert len(outside) == 1, pred.warnings
     assert all(w in shots + outside or w.startswith("reading the new results") or "chance level" in w
-               for w in pred.warnings), pred.warnings
+               or "at the frontier" in w for w in pred.warnings), pred.warnings
     assert pred.aggregate["n_observed"].item() == 8
 
 

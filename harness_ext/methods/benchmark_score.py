@@ -216,3 +216,45 @@ def aggregate_frame(models, bench, raw_cells, raw_obs, observed, bounded: bool, 
                 "actual": np.where(np.isnan(raw_obs).any(axis=1), np.nan, np.nan_to_num(raw_obs) @ bench.weights)}
     return pd.DataFrame({"model": models, **head, **norm, "n_observed": observed.sum(axis=1),
                          "normalised_actual": agg_actual})
+
+
+def chance_warnings(manifest: dict) -> list:
+    """A warning when a chance-normalised manifest's aggregate mixes chance-corrected datasets with datasets
+    whose chance level is unknown, naming the latter; else nothing.
+
+    A dataset with an unknown chance level is not chance-corrected (0 is taken as chance). When
+    no dataset of the manifest is corrected (most leaderboards: free-form or judged tasks the
+    built-in table does not list), every score is the same fraction of its scale and the
+    aggregate is consistent, so nothing is said (the manifest's datasets record it, and
+    ``harness-ext matrix`` lists them). When some are corrected, the aggregate adds corrected
+    and uncorrected scores, and a model near chance looks better on the uncorrected ones: then
+    the warning, once per prediction. Only bounded, higher-is-better datasets can lack one
+    (:func:`harness_ext.store.scales.lacks_chance_level`).
+
+    Parameters
+    ----------
+    manifest : dict
+        A validated manifest.
+
+    Returns
+    -------
+    list of str
+        Zero or one warning.
+
+    References
+    ----------
+    Subramani, Gomez and Diab, SimBA, §2 (chance-level normalisation of the aggregate).
+    """
+    from ..store.scales import lacks_chance_level
+
+    if (manifest.get("source", {}).get("query") or {}).get("normalise", "chance") != "chance":
+        return []
+    norms = [(d["name"], d.get("normalisation") or {}) for d in manifest["datasets"]]
+    unknown = [name for name, n in norms if lacks_chance_level(n)]
+    corrected = sum(1 for _, n in norms if float(n.get("chance") or 0.0) > 0)
+    if not unknown or not corrected:
+        return []
+    return [f"no known chance level for {len(unknown)} of {len(manifest['datasets'])} datasets "
+            f"({', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}) while {corrected} are chance-corrected: "
+            "the aggregate adds uncorrected scores (0 taken as chance) to corrected ones, so it overstates a model "
+            "near chance on them (give their chance levels with --chance-file when reducing)"]

@@ -42,7 +42,7 @@ from ..errors import MethodError
 from .conformal import Z90, conformal_quantile, mondrian_quantiles, normalised_scores
 from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, RankEnsemble, fit_als, fit_gibbs, fold_in, select_rank_lam
 from .direct_ridge import CELL_FLOPS_BUDGET, cell_regression_flops, direct_ridge_predict, ridge_design
-from .transforms import DEFAULT_EPS, as_transform
+from .transforms import DEFAULT_EPS, ColumnScaled, as_transform
 from .cell_cv import _cell_cv_error, _cell_cv_errors  # noqa: F401 - the cell CV behind transform, blend, ensemble
 
 __all__ = ["LowRankCompleter", "IntervalPrediction", "direct_predict", "settings_search_flops"]
@@ -273,7 +273,7 @@ class LowRankCompleter(BasePredictor):
 
     def _transform_for(self, spec, X):
         t = as_transform(spec, X, self.scale_meta, self.eps)
-        return t, (_ColumnScaled(t, X) if self.column_scale else t)
+        return t, (ColumnScaled(t, X) if self.column_scale else t)
 
     def _choose_scales(self, X):
         """``(spec, info, rank_cv)``: the transform spec, the CV behind it and the cell blend, the rank/lam CV.
@@ -674,37 +674,6 @@ class LowRankCompleter(BasePredictor):
                 "scales": self.scale_transform_.to_dict(), "scales_cross_validation": self.scales_cv_,
                 "cell_blend": float(self.cell_blend_), "column_scale": bool(self.column_scale), "level": float(self.level),
                 "q_cells": float(self.q_cells_), "n_calibration_cells": int(self.n_cal_cells_)}
-
-
-class _ColumnScaled:
-    """A fitted transform followed by a per-column z-score of its output (same interface)."""
-
-    def __init__(self, inner, X):
-        self.inner = inner
-        Z = inner.transform(X)
-        obs = ~np.isnan(Z)
-        n = np.maximum(obs.sum(0), 1)
-        self.mu = np.where(obs.any(0), np.nansum(Z, 0) / n, 0.0)
-        sd = np.sqrt(np.nansum((Z - self.mu) ** 2, 0) / n)
-        self.sd = np.where(sd > 1e-8, sd, 1.0)
-
-    def transform(self, X):
-        return (self.inner.transform(X) - self.mu) / self.sd
-
-    def inverse_transform(self, Z):
-        return self.inner.inverse_transform(np.asarray(Z) * self.sd + self.mu)
-
-    def derivative(self, Z):
-        return self.inner.derivative(np.asarray(Z) * self.sd + self.mu) * self.sd
-
-    def inverse_interval(self, Z_lo, Z_hi):
-        return self.inner.inverse_interval(np.asarray(Z_lo) * self.sd + self.mu, np.asarray(Z_hi) * self.sd + self.mu)
-
-    def points(self):
-        return self.inner.points()
-
-    def to_dict(self):
-        return {**self.inner.to_dict(), "column_mean": self.mu.tolist(), "column_sd": self.sd.tolist()}
 
 
 def settings_search_flops(m: int, d: int, ranks, n_lams: int, n_folds: int, n_specs: int,

@@ -346,3 +346,24 @@ def frontier_expectation(est, X, subset, w) -> Optional[dict]:
             "weight": cal.weight, "distance_power": cal.power, "aggregate_mae": cal.aggregate_mae,
             "aggregate_bias": cal.aggregate_bias, "engine_aggregate_mae": cal.engine_aggregate_mae,
             "aggregate_coverage_90": cal.aggregate_coverage, "cell_coverage_90": cal.cell_coverage}
+
+
+def frontier_warnings(models, distance, calibrations) -> list:
+    """One warning per new model beyond the training models' edge (``distance`` != 0), with its distance and how
+    its prediction and intervals were made (:mod:`~harness_ext.methods.frontier`)."""
+    if distance is None:
+        return []
+    out = []
+    for model, dist in zip(models, distance):
+        if not dist:
+            continue
+        cal = calibrations.get(1 if dist > 0 else -1)
+        side = "above" if dist > 0 else "below"
+        how = ("too few training models for frontier folds: the interval is the model folds' and may be too narrow"
+               if cal is None else
+               f"predicted by {'the engine' if cal.candidate is None else f'{cal.weight:g} x {cal.candidate}'} and "
+               f"with intervals widened on frontier folds (expected aggregate coverage there "
+               f"{cal.aggregate_coverage if cal.aggregate_coverage is not None else float('nan'):.2f})")
+        out.append(f"{model}: at the frontier, {abs(dist):.2f} sd {side} the manifest's models' "
+                   f"{'upper' if dist > 0 else 'lower'} edge of subset scores: {how}")
+    return out

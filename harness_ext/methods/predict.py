@@ -40,8 +40,8 @@ import pandas as pd
 
 from ..errors import HarnessExtError
 from ..report import Result, Stages, format_table, progress
-from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, check_level, floor_warnings,
-                              raw_aggregate_rmse, z_of)
+from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings, check_level,
+                              floor_warnings, raw_aggregate_rmse, z_of)
 from ..store.matrix import apply_normalisation, invert_normalisation, params_frame
 
 log = logging.getLogger("harness_ext.predict")
@@ -481,6 +481,8 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
             p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have, u)
             mean, lower, upper = p.mean, p.lower, p.upper
             frontier = p.frontier
+            from .frontier import frontier_warnings
+
             warnings += frontier_warnings(raw_new.index, frontier, getattr(est, "frontier_", {}))
         else:
             mean, std = predict_new_models(est, train_X, Z_new, subset=subset_idx)
@@ -665,66 +667,3 @@ def _conformal(est, Z_in, weights, reselect, have, extra=None):
         v[full], v[~full] = va, vb
         out[name] = v
     return a._replace(**out)
-
-
-def frontier_warnings(models, distance, calibrations) -> list:
-    """One warning per new model beyond the training models' edge (``distance`` != 0), with its distance and how
-    its prediction and intervals were made (:mod:`~harness_ext.methods.frontier`)."""
-    if distance is None:
-        return []
-    out = []
-    for model, dist in zip(models, distance):
-        if not dist:
-            continue
-        cal = calibrations.get(1 if dist > 0 else -1)
-        side = "above" if dist > 0 else "below"
-        how = ("too few training models for frontier folds: the interval is the model folds' and may be too narrow"
-               if cal is None else
-               f"predicted by {'the engine' if cal.candidate is None else f'{cal.weight:g} x {cal.candidate}'} and "
-               f"with intervals widened on frontier folds (expected aggregate coverage there "
-               f"{cal.aggregate_coverage if cal.aggregate_coverage is not None else float('nan'):.2f})")
-        out.append(f"{model}: at the frontier, {abs(dist):.2f} sd {side} the manifest's models' "
-                   f"{'upper' if dist > 0 else 'lower'} edge of subset scores: {how}")
-    return out
-
-
-def chance_warnings(manifest: dict) -> list:
-    """A warning when a chance-normalised manifest's aggregate mixes chance-corrected datasets with datasets
-    whose chance level is unknown, naming the latter; else nothing.
-
-    A dataset with an unknown chance level is not chance-corrected (0 is taken as chance). When
-    no dataset of the manifest is corrected (most leaderboards: free-form or judged tasks the
-    built-in table does not list), every score is the same fraction of its scale and the
-    aggregate is consistent, so nothing is said (the manifest's datasets record it, and
-    ``harness-ext matrix`` lists them). When some are corrected, the aggregate adds corrected
-    and uncorrected scores, and a model near chance looks better on the uncorrected ones: then
-    the warning, once per prediction. Only bounded, higher-is-better datasets can lack one
-    (:func:`harness_ext.store.scales.lacks_chance_level`).
-
-    Parameters
-    ----------
-    manifest : dict
-        A validated manifest.
-
-    Returns
-    -------
-    list of str
-        Zero or one warning.
-
-    References
-    ----------
-    SimBA (000) §2 (chance-level normalisation of the aggregate).
-    """
-    from ..store.scales import lacks_chance_level
-
-    if (manifest.get("source", {}).get("query") or {}).get("normalise", "chance") != "chance":
-        return []
-    norms = [(d["name"], d.get("normalisation") or {}) for d in manifest["datasets"]]
-    unknown = [name for name, n in norms if lacks_chance_level(n)]
-    corrected = sum(1 for _, n in norms if float(n.get("chance") or 0.0) > 0)
-    if not unknown or not corrected:
-        return []
-    return [f"no known chance level for {len(unknown)} of {len(manifest['datasets'])} datasets "
-            f"({', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}) while {corrected} are chance-corrected: "
-            "the aggregate adds uncorrected scores (0 taken as chance) to corrected ones, so it overstates a model "
-            "near chance on them (give their chance levels with --chance-file when reducing)"]

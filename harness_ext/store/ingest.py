@@ -459,8 +459,7 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
 
     Notes
     -----
-    After ingesting, the model alias table is re-resolved
-    (:func:`harness_ext.store.identity.refresh_aliases`).
+    After ingesting, the model alias table is re-resolved (:func:`harness_ext.store.identity.refresh_aliases`).
     """
     with _gc_paused():
         return _ingest_paths(store, paths, adapter, show_progress, options, group)
