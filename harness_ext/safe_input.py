@@ -161,6 +161,10 @@ def load_document(path, what: str, fmt: Optional[str] = None, limit: int = MAX_S
     except Exception as exc:  # noqa: BLE001 - yaml.YAMLError and the constructors' errors (a bad timestamp...)
         first = " ".join(str(exc).split())
         raise SideFileError(path, f"{what} is not valid YAML: {first[:300]}") from None
+    # JSON's parse already refused non-finite floats and measured the nesting: what is left to find is an integer
+    # beyond a float, which needs a run of digits longer than any float has (the walk is Python, the search is not).
+    if fmt == "json" and not _LONG_DIGITS.search(text):
+        return doc
     problem = _value_problem(doc, max_depth)
     if problem:
         raise SideFileError(path, f"{what}: {problem}")
@@ -268,6 +272,10 @@ def _value_problem(doc, max_depth: int) -> Optional[str]:
             if bad:
                 return f"{_path(where)} is {bad}"
     return None
+
+
+#: More digits in a row than a float's largest integer has (about 1.8e308): only an integer beyond a float.
+_LONG_DIGITS = re.compile(r"\d{309}")
 
 
 def _number_problem(value) -> Optional[str]:

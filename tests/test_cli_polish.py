@@ -107,8 +107,15 @@ def test_predict_and_pounce_show_their_stages(tmp_path, capsys, caplog):
     db = tmp_path / "s.duckdb"
     hx.ingest(_toybench(tmp_path / "toy", n=8), db)
     caplog.set_level(logging.DEBUG, logger="harness_ext")
-    res = hx.reduce(hx.load_matrix(db, "toybench"), budget=1, n_random=10, n_random_subsets=10,
-                    selector="greedy_coverage")
-    res.write(tmp_path / "reduced", formats=["json"])
-    hx.predict(tmp_path / "reduced", [tmp_path / "toy" / "m0"])
+    # An earlier CLI test in the same process may have set propagate=False on the package logger (configure_logging):
+    # listen on it directly.
+    logger = logging.getLogger("harness_ext")
+    logger.addHandler(caplog.handler)
+    try:
+        res = hx.reduce(hx.load_matrix(db, "toybench"), budget=1, n_random=10, n_random_subsets=10,
+                        selector="greedy_coverage")
+        res.write(tmp_path / "reduced", formats=["json"])
+        hx.predict(tmp_path / "reduced", [tmp_path / "toy" / "m0"])
+    finally:
+        logger.removeHandler(caplog.handler)
     assert any(r.getMessage().startswith("predict stage: fitting") for r in caplog.records)

@@ -143,7 +143,7 @@ def test_ingest_command_prints_the_notes_and_lists_them_in_json(tmp_path, capsys
     assert main(["ingest", "--db", str(tmp_path / "s.duckdb"), str(p), "--json", str(out)]) == 0
     err = capsys.readouterr().err
     assert "note: " in err and "2 columns stored as aggregates: suite_overall_mc, suite_overall_gen" in err
-    (f,) = json.loads(out.read_text())["files"]
+    (f,) = json.loads(out.read_text())["tables"]["files"]
     assert any("aggregates" in n for n in f["notes"])
 
 

@@ -127,7 +127,7 @@ def test_cli_ingest_reports_item_tables(tmp_path, capsys):
     db, out = tmp_path / "s.duckdb", tmp_path / "report.json"
     assert main(["ingest", "--db", str(db), str(FIXTURES), "--json", str(out)]) == 0
     assert "item scores from 2 item files" in capsys.readouterr().out
-    files = json.loads(out.read_text())["files"]
+    files = json.loads(out.read_text())["tables"]["files"]
     assert {f["adapter"] for f in files} == {"item_table"} and all(f["n_samples"] > 0 for f in files)
 
 

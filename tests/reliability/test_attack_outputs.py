@@ -279,13 +279,13 @@ def _tampered(reduced, tmp_path, change) -> Path:
      "normalisation span is -0.5; it must be above 0"),
     ("chance 1", lambda m: m["datasets"][0]["normalisation"].__setitem__("chance", 1.0), "chance is 1.0"),
     ("400-digit weight", lambda m: m["datasets"][0].__setitem__("weight", "__HUGE__"),
-     "datasets[0].weight is an integer of 400 digits, not a finite number"),
+     "'datasets.0.weight' is an integer of 400 digits, beyond the range of a number"),
     ("1e400 lo", lambda m: m["datasets"][1]["normalisation"].__setitem__("lo", "__INF__"),
-     "datasets[1].normalisation.lo is inf, not a finite number"),
+     "manifest is not JSON: 1e400 is beyond the range of a float"),
     ("1e400 cell", lambda m: m["training_matrix"]["values"][2].__setitem__(1, "__INF__"),
-     "training_matrix.values row 2, dataset 1: inf is not a finite number"),
+     "manifest is not JSON: 1e400 is beyond the range of a float"),
     ("400-digit cell", lambda m: m["training_matrix"]["values"][2].__setitem__(1, "__HUGE__"),
-     "a number too large for a float"),
+     "'training_matrix.values.2.1' is an integer of 400 digits, beyond the range of a number"),
     ("long group name", lambda m: m.__setitem__("group_name", "g" * 400), "group_name"),
 ])
 def test_predict_refuses_a_bad_number_before_the_work(reduced, tmp_path, case, change, match):
