@@ -33,14 +33,21 @@ def commands(block: str) -> list:
     return out
 
 
+#: The user guide the README links to: its commands are checked the same way.
+GUIDE = sorted((README.parent / "docs").rglob("*.md"))
+
+
 def section_block(title: str) -> list:
-    text = README.read_text()
-    start = text.index(title)
-    return commands(bash_blocks(text[start:])[0])
+    """The first bash block after ``title`` in the README or a user-guide page (whichever has the title)."""
+    for path in [README, *GUIDE]:
+        text = path.read_text()
+        if title in text:
+            return commands(bash_blocks(text[text.index(title):])[0])
+    raise AssertionError(f"no section {title!r} in the README or docs/")
 
 
 def harness_commands() -> list:
-    return [shlex.split(c)[1:] for b in bash_blocks(README.read_text()) for c in commands(b)
+    return [shlex.split(c)[1:] for path in [README, *GUIDE] for b in bash_blocks(path.read_text()) for c in commands(b)
             if c.startswith("harness-ext ")]
 
 
@@ -61,7 +68,7 @@ def test_analyses_block_ingests_what_its_commands_use(tmp_path, monkeypatch, cap
     require(SHARED_DATA)
     if not (README.parent.parent / "shared" / "data").exists():
         pytest.skip("../shared/data does not resolve from this checkout")
-    cmds = [shlex.split(c) for c in section_block("### Analyses")]
+    cmds = [shlex.split(c) for c in section_block("# Analyses")]
     assert all(c[0] == "harness-ext" for c in cmds)
     db = tmp_path / "readme.duckdb"
     monkeypatch.setenv("HARNESS_EXT_DB", str(db))
