@@ -49,10 +49,13 @@ def synthetic_table(n_items: int, seed: int = 0) -> pd.DataFrame:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--items", type=int, default=30_000)
+    ap.add_argument("--quick", action="store_true", help="2,000 items (benchmarks/run.py --quick)")
     args = ap.parse_args(argv)
-    if not ITEMS.is_dir():
-        print(f"needs {ITEMS}", file=sys.stderr)
-        return 1
+    if args.quick:
+        args.items = min(args.items, 2_000)
+    if not ITEMS.is_dir():  # a checkout without the shared data: nothing to measure, not a failure
+        print(f"skipped: the synthetic table is drawn from {ITEMS}, which is missing")
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         table = synthetic_table(args.items)
         path = Path(tmp) / "synthetic_items.parquet"

@@ -37,6 +37,7 @@ from harness_ext.plugins.similarity_threads import (  # noqa: F401  (tests and t
     _OneBlasThread,
     _outer_blas_threads,
     _pooled,
+    _syrk_thread_invariant,
 )
 
 _EPS = np.finfo(float).eps
@@ -298,7 +299,7 @@ def _syrk(A: np.ndarray, out=None) -> np.ndarray:
     so they stay on one thread. At 1,000 x 200 the update takes about 1.0 ms on one thread and 0.7 ms on two,
     as ``np.corrcoef``'s (on two threads). ``out``: where to write it (default a new array).
     """
-    if _OneBlasThread.outer is None or not _idle_core():
+    if _OneBlasThread.outer is None or not _idle_core() or not _syrk_thread_invariant():
         return np.matmul(A.T, A, out=out)
     with _outer_blas_threads():
         return np.matmul(A.T, A, out=out)

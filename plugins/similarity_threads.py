@@ -185,3 +185,24 @@ def _pooled(shape, dtype=float):
     if math.prod(shape) * np.dtype(dtype).itemsize < _POOL_BYTES:
         return np.empty(shape, dtype)
     return pooled_array(shape, dtype)
+
+
+_SYRK_INVARIANT = []
+
+
+def _syrk_thread_invariant() -> bool:
+    """Whether the BLAS in use sums a symmetric update the same way on one thread and on its own threads, checked
+    once per process on the shapes where it differed elsewhere: if not, :func:`_syrk` stays on one thread, so the
+    answer never follows the load (some OpenBLAS builds split the sum differently on two threads)."""
+    if not _SYRK_INVARIANT:
+        rng = np.random.default_rng(5)
+        same = True
+        with _OneBlasThread():
+            for n, q in ((838, 57), (1000, 200), (777, 333), (150, 13)):
+                A = rng.random((n, q)) * 10 - 3
+                one = A.T @ A
+                with _outer_blas_threads():
+                    two = A.T @ A
+                same = same and bool(np.array_equal(one, two))
+        _SYRK_INVARIANT.append(same)
+    return _SYRK_INVARIANT[0]

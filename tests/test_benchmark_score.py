@@ -73,14 +73,39 @@ def test_extra_aggregate_is_calibrated_as_its_own_aggregate():
     new[:, 4:] = np.nan
     w = np.full(9, 1 / 9)
     u = np.linspace(0.02, 0.2, 9)
-    est = LowRankCompleter(random_state=0).fit(X[3:])
+    # Exact without the frontier step: there the cells' prediction is chosen on the first aggregate's folds, so a
+    # separate call with other weights may predict other cells (tested below: the bounds only widen).
+    est = LowRankCompleter(random_state=0, frontier=False).fit(X[3:])
     both = est.predict_new_models(new, weights=w, extra_weights=u[None, :])
-    alone = LowRankCompleter(random_state=0).fit(X[3:]).predict_new_models(new, weights=u)
+    alone = LowRankCompleter(random_state=0, frontier=False).fit(X[3:]).predict_new_models(new, weights=u)
     np.testing.assert_allclose(both.extra_aggregate[:, 0], alone.aggregate)
     np.testing.assert_allclose(both.extra_lower[:, 0], alone.aggregate_lower)
     np.testing.assert_allclose(both.extra_upper[:, 0], alone.aggregate_upper)
-    plain = LowRankCompleter(random_state=0).fit(X[3:]).predict_new_models(new, weights=w)
+    plain = LowRankCompleter(random_state=0, frontier=False).fit(X[3:]).predict_new_models(new, weights=w)
     np.testing.assert_allclose(both.aggregate_lower, plain.aggregate_lower)  # the first aggregate is unchanged
+
+
+def test_extra_aggregate_is_widened_at_the_frontier_like_the_first():
+    """A new model beyond the training models: the benchmark score's interval is widened on frontier folds
+    calibrated with its own weights, around the cells the frontier step predicts; never narrower than the model
+    folds' interval around those cells."""
+    from harness_ext.methods.completion import LowRankCompleter
+
+    rng = np.random.default_rng(0)
+    X = np.clip(rng.random((40, 2)) @ rng.random((2, 9)) / 2 + 0.03 * rng.standard_normal((40, 9)), 0, 1)
+    new = np.clip(X[:3] + 0.3, 0, 1)  # stronger than every training model
+    new[:, 4:] = np.nan
+    w = np.full(9, 1 / 9)
+    u = np.linspace(0.02, 0.2, 9)
+    on = LowRankCompleter(random_state=0).fit(X[3:]).predict_new_models(new, weights=w, extra_weights=u[None, :])
+    off = LowRankCompleter(random_state=0, frontier=False).fit(X[3:]).predict_new_models(
+        new, weights=w, extra_weights=u[None, :])
+    flagged = on.frontier != 0
+    assert flagged.any()
+    np.testing.assert_allclose(on.extra_aggregate[:, 0], on.mean @ u)  # centred on the cells it predicts
+    half_on = on.extra_upper[:, 0] - on.extra_lower[:, 0]
+    half_off = off.extra_upper[:, 0] - off.extra_lower[:, 0]
+    assert (half_on[flagged] >= half_off[flagged] - 1e-12).all()
 
 
 @pytest.fixture(scope="module")

@@ -565,15 +565,13 @@ class LowRankCompleter(BasePredictor):
             from .frontier import apply_frontier
             from .newmodel_intervals import calibration_weights
 
-            before = mean.copy()
-            out = {"mean": mean, "lower": lower, "upper": upper, "agg": agg, "agg_lo": agg_lo, "agg_hi": agg_hi}
+            out = {"mean": mean, "lower": lower, "upper": upper, "agg": agg, "agg_lo": agg_lo, "agg_hi": agg_hi,
+                   "ex": ex, "ex_lo": ex_lo, "ex_hi": ex_hi}
             w_cal = None if w is None else (w if w.ndim == 1 else calibration_weights(w))
-            dist, self.frontier_ = apply_frontier(self, fit, fi, mz, z, X_new, O, None if w is None else W, w_cal, out)
-            mean, lower, upper, agg, agg_lo, agg_hi = (out[k] for k in ("mean", "lower", "upper", "agg", "agg_lo",
-                                                                          "agg_hi"))
-            if ex is not None:  # the extra aggregates follow a frontier model's new cells (their widths kept)
-                shift = (mean - before) @ W_extra.T
-                ex, ex_lo, ex_hi = ex + shift, ex_lo + shift, ex_hi + shift
+            dist, self.frontier_ = apply_frontier(self, fit, fi, mz, z, X_new, O, None if w is None else W, w_cal, out,
+                                                  W_extra=W_extra)
+            mean, lower, upper, agg, agg_lo, agg_hi, ex, ex_lo, ex_hi = (
+                out[k] for k in ("mean", "lower", "upper", "agg", "agg_lo", "agg_hi", "ex", "ex_lo", "ex_hi"))
         return IntervalPrediction(mean, lower, upper, sd, O, agg, agg_lo, agg_hi, float(self.level), float(q_cell),
                                   None if w is None else float(q_agg), n_cal, ex, ex_lo, ex_hi, dist)
 

@@ -274,11 +274,14 @@ def calibrate_frontier(est, pattern, w, direction: int = 1) -> Optional[Frontier
         aggregate_coverage=held_out_coverage(1) if w is not None else None, cell_coverage=held_out_coverage(0))
 
 
-def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out):
+def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None):
     """Flag new models beyond the training range and replace their prediction and intervals.
 
     ``out``: dict with ``mean``, ``lower``, ``upper``, ``agg``, ``agg_lo``, ``agg_hi`` (own scale), updated
-    in place for flagged rows. Returns ``(distance (n,), {direction: FrontierCalibration})``.
+    in place for flagged rows; with ``W_extra`` (k, d), also ``ex``, ``ex_lo``, ``ex_hi`` (n, k): each further
+    aggregate (the benchmark's own score) is re-centred on the new cells and widened on frontier folds
+    calibrated with its own weights, as if it were the only aggregate. Returns
+    ``(distance (n,), {direction: FrontierCalibration})``.
     """
     pattern = O.any(0)
     pos_train = positions(est.Z_, pattern)
@@ -319,7 +322,29 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out):
             out["agg"][rows] = agg
             out["agg_lo"][rows] = np.minimum(agg + cal.q_aggregate[0] * a_sd, out["agg_lo"][rows])
             out["agg_hi"][rows] = np.maximum(agg + cal.q_aggregate[1] * a_sd, out["agg_hi"][rows])
+        if W_extra is not None:
+            _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, W_extra)
     return dist, cals
+
+
+def _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, W_extra):
+    """The further aggregates of the flagged ``rows``: re-centred on their new cells, widened (never narrowed) by
+    multipliers from frontier folds calibrated with each aggregate's own weights."""
+    for k, u in enumerate(np.atleast_2d(W_extra)):
+        new = (out["mean"][rows] * u).sum(1)
+        shift = new - out["ex"][rows, k]
+        out["ex"][rows, k] = new
+        out["ex_lo"][rows, k] += shift
+        out["ex_hi"][rows, k] += shift
+        cal = calibrate_frontier(est, pattern, u, direction)
+        if cal is None or cal.q_aggregate is None:
+            continue
+        scale = (1.0 + strength_distance(np.where(o, z[rows], m_eng), strength)) ** cal.power
+        J = np.zeros(fi.sd.shape)
+        J[rows] = np.where(o, 0.0, u * est.transform_.derivative(m_eng))
+        a_sd = fi.linear_sd(J)[rows] * scale
+        out["ex_lo"][rows, k] = np.minimum(new + cal.q_aggregate[0] * a_sd, out["ex_lo"][rows, k])
+        out["ex_hi"][rows, k] = np.maximum(new + cal.q_aggregate[1] * a_sd, out["ex_hi"][rows, k])
 
 
 def frontier_expectation(est, X, subset, w) -> Optional[dict]:
