@@ -76,6 +76,11 @@ def _design_variance(residual_var: np.ndarray, n: int, n_total: int) -> np.ndarr
     return (1.0 - n / n_total) * residual_var / n
 
 
+def _is_binary(Y: np.ndarray) -> bool:
+    """Whether every score is 0 or 1 (correctness), so the binary variance rules apply."""
+    return bool(np.isin(Y, (0.0, 1.0)).all())
+
+
 def _binary_variance(Y: np.ndarray) -> np.ndarray:
     """Per-row variance of sampled scores; for 0/1 scores the Agresti-Coull-adjusted p(1-p).
 
@@ -83,7 +88,7 @@ def _binary_variance(Y: np.ndarray) -> np.ndarray:
     proportion (successes + 2) / (n + 4) keeps it honest (Agresti and Coull 1998).
     """
     n = Y.shape[1]
-    if np.isin(Y, (0.0, 1.0)).all():
+    if _is_binary(Y):
         p = (Y.sum(axis=1) + 2.0) / (n + 4.0)
         return p * (1.0 - p) * n / (n - 1.0)
     return Y.var(axis=1, ddof=1)
@@ -218,11 +223,12 @@ class AIPW(_ItemEstimator):
         n, N = Y.shape[1], self.n_total_
         X_all = self.source_.T
         fold = self._folds(n)
+        binary = _is_binary(Y)
         thetas, resid = [], np.empty_like(Y)
         for k in np.unique(fold):
             tr, te = self.items_[fold != k], self.items_[fold == k]
             coef, b = _ridge_dual(X_all[tr], Y[:, fold != k].T, self.alpha)
-            f = np.clip(X_all @ coef + b, 0.0, 1.0) if self._binary(Y) else X_all @ coef + b
+            f = np.clip(X_all @ coef + b, 0.0, 1.0) if binary else X_all @ coef + b
             unseen = np.ones(N, dtype=bool)
             unseen[tr] = False
             r = Y[:, fold == k].T - f[te]
@@ -232,17 +238,13 @@ class AIPW(_ItemEstimator):
             thetas.append(theta)
         est = np.mean(thetas, axis=0)
         s2 = resid.var(axis=1, ddof=1)
-        if self._binary(Y):
+        if binary:
             # A sample whose residuals are all (near) zero says little about the items not drawn: floor the
             # per-item variance at that of a proportion with no observed misses (Agresti and Coull 1998).
             p0 = 2.0 / (n + 4.0)
             s2 = np.maximum(s2, p0 * (1.0 - p0))
         var = _design_variance(s2, n, N)
         return self._interval(est, var, df=n - 1)
-
-    @staticmethod
-    def _binary(Y) -> bool:
-        return bool(np.isin(Y, (0.0, 1.0)).all())
 
 
 class AnchorWeighted(_ItemEstimator):
