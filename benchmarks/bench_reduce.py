@@ -2,7 +2,7 @@
 
 "Full reduce" is the SimBA pipeline of ``harness-ext reduce --selector
 greedy_coverage --predictor ridge`` with every SimBA similarity evaluated:
-:func:`harness_ext.methods.manifest.build_manifest` (greedy coverage with
+:func:`harness_ext.methods.reduction.manifest.build_manifest` (greedy coverage with
 Pearson, the 1000-run RANDOM baseline, ridge with cross-validation, the
 evidence against random subsets, weights, the manifest) plus
 :func:`harness_ext.methods.prowl.run_prowl` with greedy coverage for the other
@@ -95,9 +95,9 @@ PHASES = (
     ("similarity", "harness_ext.plugins.selectors", "coverage_matrix"),
     ("selection", "harness_ext.plugins.selectors", "greedy_coverage_order"),
     ("random baseline", "harness_ext.methods.prowl.selection", "random_baseline"),
-    ("prediction/CV", "harness_ext.methods.subset_cv", "subset_errors"),
-    ("evidence", "harness_ext.methods.evidence", "compare_with_random"),
-    ("evidence", "harness_ext.methods.evidence", "budget_curve"),
+    ("prediction/CV", "harness_ext.methods.engine.subset_cv", "subset_errors"),
+    ("evidence", "harness_ext.methods.reduction.evidence", "compare_with_random"),
+    ("evidence", "harness_ext.methods.reduction.evidence", "budget_curve"),
 )
 NAMES = ("similarity", "selection", "random baseline", "prediction/CV", "evidence", "other")
 TARGETS = {"100 x 60": (2.0, None), "10,000 x 1,000": (120.0, 4096.0)}
@@ -130,7 +130,7 @@ def phase_timers():
 def full_reduce(df, n_random: int = 1000, random_state: int = 0):
     """The full reduce; returns (total seconds, phase seconds, manifest, prowl results, baseline)."""
     from harness_ext.errors import MethodError
-    from harness_ext.methods.manifest import build_manifest
+    from harness_ext.methods.reduction.manifest import build_manifest
     from harness_ext.plugins.similarity import PAPER_MEASURES
     from harness_ext.methods.prowl import run_prowl, win_rates
 

@@ -6,7 +6,7 @@ cross-leaderboard matrix of ``benchmarks/quality_holdout.py`` (models joined by
 normalised name across the 40 leaderboards, models with >= 3 cells, columns
 with >= 10 models; min-max scaled per column here because its columns mix
 Elo ratings and percentages). Each case times
-:func:`harness_ext.methods.manifest.build_manifest` with the defaults ``reduce`` uses
+:func:`harness_ext.methods.reduction.manifest.build_manifest` with the defaults ``reduce`` uses
 (budget, selector, predictor, cross-validation, the random-subset comparison
 and the error-vs-budget curve), after one untimed warm-up on a small matrix so
 imports are not counted; ``cpu s`` is the process CPU time of the same call
@@ -95,7 +95,7 @@ def ridge_reference(X, subset, n_splits=5, seed=0):
     """sklearn RidgeCV on complete rows, same folds: the time a user's own loop takes (and how many rows it keeps)."""
     from sklearn.linear_model import RidgeCV
 
-    from harness_ext.methods.subset_cv import model_folds
+    from harness_ext.methods.engine.subset_cv import model_folds
 
     t = time.perf_counter()
     rest = np.setdiff1d(np.arange(X.shape[1]), subset)
@@ -114,7 +114,7 @@ def holdout_ratios(X, ks, selector, predictor, n_splits=5, n_draws=20, seed=0):
     the splits (mean chosen RMSE / mean random RMSE).
     """
     from harness_ext.methods.pounce import make_predictor, selector_order, split_models
-    from harness_ext.methods.subset_cv import subset_errors
+    from harness_ext.methods.engine.subset_cv import subset_errors
     from harness_ext.plugin_manager import get_registration
 
     m, d = X.shape
@@ -163,7 +163,7 @@ def main(argv=None) -> int:
     ap.add_argument("--draws", type=int, default=20, help="random subsets per split for --holdout (default 20)")
     ap.add_argument("--only", default=None, help="run only the matrices whose name contains this")
     args = ap.parse_args(argv)
-    from harness_ext.methods.manifest import build_manifest
+    from harness_ext.methods.reduction.manifest import build_manifest
     from harness_ext.cli import build_parser
 
     defaults = build_parser().parse_args(["reduce"])

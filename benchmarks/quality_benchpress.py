@@ -7,7 +7,7 @@ Run::
     python benchmarks/quality_benchpress.py --csv scores.csv [--folds folds.json]   # BenchPress's own matrix
 
 Protocol (Zeng & Papailiopoulos, 2026, §4.2): per-model 3-fold holdout for
-seeds 42-51 (:func:`harness_ext.methods.benchpress.holdout_folds`): each
+seeds 42-51 (:func:`harness_ext.methods.engine.benchpress.holdout_folds`): each
 model's observed cells are shuffled and cut in three, and fold ``k`` hides
 block ``k`` of every model. Every fold is completed by
 
@@ -19,7 +19,7 @@ block ``k`` of every model. Every fold is completed by
 
 BenchPress's intervals are scored twice: as the predictor gives them (its
 interval layer calibrated inside each fold's training matrix, as a user gets
-them), and as the paper scores them (:func:`harness_ext.methods.benchpress.paper_evaluation`:
+them), and as the paper scores them (:func:`harness_ext.methods.engine.benchpress.paper_evaluation`:
 the risk model cross-fitted over the evaluation folds and each fold's
 multiplier from the other folds' cells).
 
@@ -67,7 +67,7 @@ def read_folds(path, shape):
 
 def evaluate(X, folds, names, progress=None):
     """``{method: {"err": pooled |errors| (points), "fold_medae", "fold_cov", "width": pooled widths}}``."""
-    from harness_ext.methods import benchpress as bp
+    from harness_ext.methods.engine import benchpress as bp
     from harness_ext.methods.pounce import make_predictor
 
     P = bp.points_factor(X)
@@ -143,7 +143,7 @@ def main(argv=None) -> int:
     from tqdm import tqdm
 
     import quality_holdout as qh
-    from harness_ext.methods import benchpress as bp
+    from harness_ext.methods.engine import benchpress as bp
 
     mats = {}
     if args.csv:

@@ -60,7 +60,7 @@ def parse_mode(mode: str):
 
 def test_scores(est, Xin, W, agg_true_raw):
     """Each test model's normalised aggregate score: median over the CV+ fold fits of ``|truth - pred| / sd``."""
-    from harness_ext.methods.newmodel_intervals import _fold_predictions
+    from harness_ext.methods.engine.newmodel_intervals import _fold_predictions
 
     cal = est._cal_cache[1][6]  # the calibration predict_new_models just ran (its per-pattern cache)
     O = ~np.isnan(Xin)
@@ -130,7 +130,7 @@ def main(argv=None) -> int:
                      for v, r in res.items()}
         if args.json:  # partial results survive an interrupted long run
             Path(args.json).write_text(json.dumps(out) + "\n")
-    from harness_ext.methods.newmodel_intervals import CALIBRATION_FOLDS
+    from harness_ext.methods.engine.newmodel_intervals import CALIBRATION_FOLDS
 
     print(f"\n{args.splits} splits (a), {args.folds or CALIBRATION_FOLDS} calibration folds, default predictor only; "
           f"se: bootstrap standard error over the splits of the aggregate coverage")

@@ -90,7 +90,7 @@ BENCHBENCH = SHARED / "benchbench" / "leaderboards"
 MIN_MODELS = 30
 #: --calibration: plain, or the in-fold reselection, bare (POOL_PLAIN_SCORES decides) or -nested / -pooled.
 CALIBRATIONS = ("plain", *(f"{r}{how}" for r in ("design", "same") for how in ("", "-nested", "-pooled")))
-#: reduce's default selector (harness_ext.methods.manifest.DEFAULT_SELECTOR), fed the predictor under test.
+#: reduce's default selector (harness_ext.methods.reduction.manifest.DEFAULT_SELECTOR), fed the predictor under test.
 DEFAULT_SELECTOR = "prediction_greedy"
 
 #: name -> (path to ingest, MatrixQuery kwargs)
@@ -205,7 +205,7 @@ def choose_subset(X_train, k, seed, selector, predictor, a_sc, c_sc):
     most training models never ran go last, as ``reduce``'s default availability
     rule puts them (:func:`availability_demoted`).
     """
-    from harness_ext.methods.budget import demote
+    from harness_ext.methods.reduction.budget import demote
     from harness_ext.methods.pounce import selector_order
     from harness_ext.plugin_manager import get_registration
 
@@ -223,7 +223,7 @@ def choose_subset(X_train, k, seed, selector, predictor, a_sc, c_sc):
 
 def availability_demoted(X_train):
     """The datasets ``reduce``'s default availability rule chooses last on this training matrix."""
-    from harness_ext.methods.budget import availability_rule
+    from harness_ext.methods.reduction.budget import availability_rule
 
     counts = (~np.isnan(X_train)).sum(0)
     return availability_rule(list(range(X_train.shape[1])), counts, X_train.shape[0])[0]
@@ -272,8 +272,8 @@ def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, ex
 
     The training models get ``reduce``'s fold labels (its cross-validation folds, seeded
     by the selection's seed); the selection is re-run without each fold as ``reduce`` re-runs
-    it (:func:`harness_ext.methods.newmodel_intervals.fold_selector`, ``mode`` its reselection);
-    the result is the :class:`~harness_ext.methods.newmodel_intervals.FoldSubsets` that
+    it (:func:`harness_ext.methods.engine.newmodel_intervals.fold_selector`, ``mode`` its reselection);
+    the result is the :class:`~harness_ext.methods.engine.newmodel_intervals.FoldSubsets` that
     ``predict`` builds from the manifest. ``extra``: selector parameters for the in-fold run only
     (experiments: ``quality_calibration_gap.py``'s ``same:n_candidates=4``); ``n_folds``: calibration
     folds (default ``reduce``'s, ``newmodel_intervals.CALIBRATION_FOLDS``; its cross-validation keeps 5);
@@ -281,10 +281,10 @@ def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, ex
     ``-nested`` (pool False) or ``-pooled`` (pool True). ``groups``: the training models' runs
     (``newmodel_intervals.run_groups``), held out whole by the calibration's folds as ``reduce`` does.
     """
-    from harness_ext.methods.newmodel_intervals import (CALIBRATION_FOLDS, FoldSubsets, fold_labels, fold_selector,
+    from harness_ext.methods.engine.newmodel_intervals import (CALIBRATION_FOLDS, FoldSubsets, fold_labels, fold_selector,
                                                         select_fold_subsets)
     from harness_ext.methods.pounce import make_predictor
-    from harness_ext.methods.subset_cv import model_folds, shared_cache
+    from harness_ext.methods.engine.subset_cv import model_folds, shared_cache
     from harness_ext.plugin_manager import get_registration
 
     mode, _, how = mode.partition("-")
@@ -413,8 +413,8 @@ def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res,
 
 
 def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, extras=(), calibration="design"):
-    from harness_ext.methods.budget import default_subset_size
-    from harness_ext.methods.newmodel_intervals import run_groups
+    from harness_ext.methods.reduction.budget import default_subset_size
+    from harness_ext.methods.engine.newmodel_intervals import run_groups
     from harness_ext.methods.pounce import split_models
 
     X = raw.to_numpy(dtype=float)
@@ -456,7 +456,7 @@ def frontier_splits(raw, X, a_sc, c_sc):
     """``{variant: (train rows, test rows)}``: ``frontier`` (weakest 50% -> strongest 30% by full aggregate)
     and, where the models are checkpoints of runs with steps, ``newest`` (each run's first 50% of its
     checkpoints by step -> its last 30%)."""
-    from harness_ext.methods.newmodel_intervals import run_groups
+    from harness_ext.methods.engine.newmodel_intervals import run_groups
 
     m = X.shape[0]
     agg = full_aggregate(X, a_sc, c_sc)
@@ -481,8 +481,8 @@ def frontier_splits(raw, X, a_sc, c_sc):
 
 def protocol_f(raw, meta, ridge_draws, selector, default, progress, extras=(), calibration="design"):
     """The frontier protocol: ``{variant: (results, n_train, n_test, flagged fraction)}`` (one split each)."""
-    from harness_ext.methods.budget import default_subset_size
-    from harness_ext.methods.newmodel_intervals import run_groups
+    from harness_ext.methods.reduction.budget import default_subset_size
+    from harness_ext.methods.engine.newmodel_intervals import run_groups
 
     X = raw.to_numpy(dtype=float)
     k = default_subset_size(X.shape[1])
@@ -709,8 +709,8 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(REPO))
     from tqdm import tqdm
 
-    from harness_ext.methods.budget import default_subset_size
-    from harness_ext.methods.newmodel_intervals import FOLD_RESELECTION
+    from harness_ext.methods.reduction.budget import default_subset_size
+    from harness_ext.methods.engine.newmodel_intervals import FOLD_RESELECTION
 
     calibration = args.calibration or ("same" if args.nested else FOLD_RESELECTION)
 

@@ -62,7 +62,7 @@ def split(scores: np.ndarray, protocol: str, seed: int):
 
 
 def run_one(scores, protocol, n_items, seed, names):
-    from harness_ext.methods.item_estimators import ESTIMATORS, random_items
+    from harness_ext.methods.engine.item_estimators import ESTIMATORS, random_items
 
     sources, targets = split(scores, protocol, seed)
     S, T = scores[sources], scores[targets]
@@ -80,7 +80,7 @@ def run_one(scores, protocol, n_items, seed, names):
 
 
 def main(argv=None) -> int:
-    from harness_ext.methods.item_estimators import ESTIMATORS
+    from harness_ext.methods.engine.item_estimators import ESTIMATORS
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="two tables, 50 items, 3 seeds")

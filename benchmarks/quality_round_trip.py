@@ -55,9 +55,9 @@ os.environ.setdefault("HARNESS_EXT_NO_PROGRESS", "1")
 os.environ.setdefault("HARNESS_EXT_LOAD_PLUGINS", "")
 
 from harness_ext.store.ingest import bundled_data_path, ingest_paths  # noqa: E402
-from harness_ext.methods.manifest import build_manifest  # noqa: E402
+from harness_ext.methods.reduction.manifest import build_manifest  # noqa: E402
 from harness_ext.store.matrix import MatrixQuery, load_matrix  # noqa: E402
-from harness_ext.methods.predict import predict_from_manifest  # noqa: E402
+from harness_ext.methods.reduction.predict import predict_from_manifest  # noqa: E402
 from harness_ext.store.db import Store  # noqa: E402
 
 QUICK = ("pythia-160m", "pythia-2.8b", "pythia-12b")

@@ -161,7 +161,7 @@ def check_adapter_sniffing(reg):
 
 # -- manifest writers ------------------------------------------------------------------
 def check_manifest_writer(reg):
-    from .methods.manifest import example_manifest
+    from .methods.reduction.manifest import example_manifest
 
     with tempfile.TemporaryDirectory() as tmp:
         paths = reg.write(example_manifest(), Path(tmp))

@@ -189,7 +189,7 @@ class ItemEstimator(_Registration):
 
     ``source`` is the population's ``(n_models, n_items)`` item scores (every item answered), ``items`` the
     indices of the sampled items and ``Y`` the target models' ``(n_targets, len(items))`` scores on them.
-    ``predict`` returns an :class:`~harness_ext.methods.item_estimators.ItemEstimate`: per target, the
+    ``predict`` returns an :class:`~harness_ext.methods.engine.item_estimators.ItemEstimate`: per target, the
     estimated mean over all ``n_items`` items and a two-sided interval at ``level``. An estimator that
     picks its own items has ``select(source, n_items, random_state)``; one with no interval of its own
     (anchor points) registers ``interval=False`` and returns NaN bounds.

@@ -5,7 +5,7 @@ as ``mmlu_<subject>``, whatever harness produced the scores); HELM files use
 run-entry descriptions (``mmlu:subject=<s>,model=text`` and the HELM Classic
 core-scenario descriptions below). A HELM scenario with an lm-eval equivalent
 becomes those lm-eval tasks and an lm-eval task with a HELM equivalent those
-run entries (:mod:`harness_ext.methods.harness_names`). A dataset a format cannot
+run entries (:mod:`harness_ext.methods.reduction.harness_names`). A dataset a format cannot
 express is listed in a comment naming it, never silently dropped, and a file
 never holds an empty task list.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 
-from harness_ext.methods.harness_names import (  # noqa: F401 - lm_eval_task/helm_description are this module's API too
+from harness_ext.methods.reduction.harness_names import (  # noqa: F401 - lm_eval_task/helm_description are this module's API too
     HELM_CLASSIC_DESCRIPTIONS, helm_description, helm_description_list, lm_eval_metric, lm_eval_task, lm_eval_task_list)
 from harness_ext.safe_output import check_group_name, comment, hocon_string, list_line, quoted, yaml_text
 
@@ -114,7 +114,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         header.append(comment(f"NOT SELF-CONTAINED: task {quoted(name)} is not defined here ({src.get('reason', 'unknown')}).{where}"))
         header.append(f"#   Copy its YAML (and any files it includes) into this folder: lm-eval takes one --include_path.")
     if skipped:
-        header.append("# No lm-eval equivalent (run these in their own harness; see harness_ext.methods.harness_names):")
+        header.append("# No lm-eval equivalent (run these in their own harness; see harness_ext.methods.reduction.harness_names):")
         header += [comment(f"  {s}") for s in skipped]
     path = out_dir / f"{group}.yaml"
     if not tasks:

@@ -1,11 +1,11 @@
 """Low-rank predictors in a per-dataset transformed space: the engine's own and the BenchPress baseline.
 
-* ``lowrank``: :class:`harness_ext.methods.completion.LowRankCompleter` with
+* ``lowrank``: :class:`harness_ext.methods.engine.completion.LowRankCompleter` with
   ALS (MAP); rank and regularisation by cross-validation over held-out cells;
   adaptive conformal intervals; fold-in of new models from any cells.
 * ``lowrank_bayes``: the same model by Gibbs sampling (Bayesian).
 * ``benchpress``: :class:`BenchPress`, Zeng & Papailiopoulos's (2026) published
-  recipe re-implemented as the external baseline (:mod:`harness_ext.methods.benchpress`).
+  recipe re-implemented as the external baseline (:mod:`harness_ext.methods.engine.benchpress`).
 
 References
 ----------
@@ -18,9 +18,9 @@ import numpy as np
 
 from harness_ext.base import BasePredictor, check_matrix, limit_threads
 from harness_ext.errors import MethodError
-from harness_ext.methods import benchpress as bp
-from harness_ext.methods.completion import IntervalPrediction, LowRankCompleter
-from harness_ext.methods.conformal import Z90
+from harness_ext.methods.engine import benchpress as bp
+from harness_ext.methods.engine.completion import IntervalPrediction, LowRankCompleter
+from harness_ext.methods.engine.conformal import Z90
 
 
 class LowRankBayes(LowRankCompleter):
@@ -39,7 +39,7 @@ class LowRankBayes(LowRankCompleter):
 class BenchPress(BasePredictor):
     """BenchPress (Zeng & Papailiopoulos, 2026) as published: logit bias ALS, rank 2, lambda 0.1, conformal 90% intervals.
 
-    The completion is BenchPress's own recipe (:mod:`harness_ext.methods.benchpress`):
+    The completion is BenchPress's own recipe (:mod:`harness_ext.methods.engine.benchpress`):
     per-column logit of percentage columns, z-scores, the bias-decomposed
     rank-2 model ``mu + a_i + c_j + U_i . V_j`` fitted by 40 sweeps of
     alternating ridge regressions (penalty 0.1 on biases and factors) from 10

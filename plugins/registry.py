@@ -97,7 +97,7 @@ MANIFEST_WRITERS = {
 }
 
 
-#: name -> (implementation in harness_ext.methods.item_estimators, description); the same names as its ESTIMATORS
+#: name -> (implementation in harness_ext.methods.engine.item_estimators, description); the same names as its ESTIMATORS
 ITEM_ESTIMATORS = {
     "sample_mean": ("SampleMean", "mean of a simple random sample of items, finite-population interval (Cochran 1977)"),
     "random_learn": ("RandomLearn", "random sampling + learn: ridge from sampled to full scores, conformal interval "
@@ -107,7 +107,7 @@ ITEM_ESTIMATORS = {
     "anchor_weighted": ("AnchorWeighted", "anchor points: k-medoids items weighted by their clusters (Vivek et al. 2024)"),
     "composite": ("Composite", "Fay-Herriot-type combination of random_learn and aipw (Fay and Herriot 1979)"),
 }
-_ITEMS = "harness_ext.methods.item_estimators:"
+_ITEMS = "harness_ext.methods.engine.item_estimators:"
 
 
 def _enabled(table: dict, ref=lambda v: v[0]) -> dict:

@@ -7,7 +7,7 @@ the predictor trained on the other models predicts the rest, and
 
     objective(S) = profile MSE + aggregate_weight * aggregate MSE
 
-(:func:`harness_ext.methods.subset_cv.subset_errors`; profile MSE averages over
+(:func:`harness_ext.methods.engine.subset_cv.subset_errors`; profile MSE averages over
 all ``d`` cells of a profile with the subset's own cells exact). The selector
 adds datasets greedily, each step taking the candidate with the lowest
 objective.
@@ -29,7 +29,7 @@ against brute force and small benchmarks).
 ``coverage_aware=True`` multiplies each design gain by the dataset's observed
 share of models ``p_c`` (a dataset few models have informs the fit of few).
 It is off by default: with the objective's per-dataset error estimate
-(:mod:`harness_ext.methods.subset_cv`), which counts a rarely observed
+(:mod:`harness_ext.methods.engine.subset_cv`), which counts a rarely observed
 dataset's own large error, the shortlist without it chose better subsets on
 the benchbench cross-leaderboard matrix in a one-off comparison that is not a
 benchmark of the repository (so the option stays off, unmeasured). Exact steps reuse every fold's fit and every (model, observed
@@ -39,7 +39,7 @@ models that have the candidate.
 Wide matrices (thousands of datasets) stay within flops budgets, each a
 module constant, each recorded by :meth:`PredictionGreedy.describe` and in the
 manifest when it cuts anything: every subset is scored on a seeded sample of
-held-out models past :data:`harness_ext.methods.subset_cv.SCORE_FLOPS_BUDGET`;
+held-out models past :data:`harness_ext.methods.engine.subset_cv.SCORE_FLOPS_BUDGET`;
 ``n_candidates`` and ``max_exact`` shrink together past
 :data:`EXACT_FLOPS_BUDGET`; and past :data:`DESIGN_FLOPS_BUDGET` the datasets
 after the last greedy design step follow that step's gains. No real matrix of
@@ -79,11 +79,11 @@ from harness_ext.errors import MethodError
 #: Share of the (pairwise) covariance the probabilistic-PCA loadings keep.
 EXPLAINED = 0.95
 #: Flops ``method="auto"`` may spend scoring candidates exactly (each costs
-#: :func:`harness_ext.methods.subset_cv.score_flops`); past it, fewer candidates per step and fewer exact steps.
+#: :func:`harness_ext.methods.engine.subset_cv.score_flops`); past it, fewer candidates per step and fewer exact steps.
 #: About a minute of one core; no matrix of the repository's real data comes near it.
 EXACT_FLOPS_BUDGET = 1e11
 #: Flops an exhaustive search of every ``k``-subset may spend (``C(d, k)`` subsets at
-#: :func:`harness_ext.methods.subset_cv.score_flops` each). About ten seconds of one core.
+#: :func:`harness_ext.methods.engine.subset_cv.score_flops` each). About ten seconds of one core.
 EXHAUSTIVE_FLOPS_BUDGET = 1e10
 #: Subsets an exhaustive search may score at most (each has a per-subset overhead the flops do not count).
 EXHAUSTIVE_MAX_SUBSETS = 2000
@@ -204,7 +204,7 @@ class PredictionGreedy(BaseSelector):
         self.random_state = random_state
 
     def _objective(self, X, subsets, est, folds, w, cache=None):
-        from harness_ext.methods.subset_cv import subset_errors
+        from harness_ext.methods.engine.subset_cv import subset_errors
 
         errs = subset_errors(X, subsets, est, weights=w, folds=folds, cache=cache)
         return np.array([e.profile_mse + self.aggregate_weight * (e.aggregate ** 2 if np.isfinite(e.aggregate) else 0.0)
@@ -214,14 +214,14 @@ class PredictionGreedy(BaseSelector):
         """The exact and design steps ``fit`` takes on ``n`` models x ``d`` datasets, within the flops budgets.
 
         ``n_candidates`` x ``max_exact`` exact evaluations cost
-        :func:`~harness_ext.methods.subset_cv.score_flops` each; past
+        :func:`~harness_ext.methods.engine.subset_cv.score_flops` each; past
         :data:`EXACT_FLOPS_BUDGET` both shrink by the same factor (at least 2
         candidates, 1 exact step). Greedy steps cost about ``3 d^2``; past
         :data:`DESIGN_FLOPS_BUDGET` the steps after the last greedy one follow
         the design gains of that step. ``rule`` entries say what was cut, for
         the record (absent when nothing was).
         """
-        from harness_ext.methods.subset_cv import score_flops
+        from harness_ext.methods.engine.subset_cv import score_flops
 
         n_cand, n_exact = max(1, int(self.n_candidates)), int(self.max_exact)
         out = {"n_candidates": n_cand, "max_exact": n_exact, "greedy_steps": int(k_max), "rule": {}}
@@ -258,7 +258,7 @@ class PredictionGreedy(BaseSelector):
                 "scoring_rows": self.scoring_rule_}
 
     def fit(self, X, features=None):
-        from harness_ext.methods.subset_cv import model_folds, normalised_weights, scoring_folds, shared_cache
+        from harness_ext.methods.engine.subset_cv import model_folds, normalised_weights, scoring_folds, shared_cache
         from harness_ext.methods.pounce import make_predictor
 
         X = check_matrix(X, min_rows=3, min_cols=2)
@@ -347,7 +347,7 @@ class PredictionGreedy(BaseSelector):
         import itertools
         import math
 
-        from harness_ext.methods.subset_cv import score_flops
+        from harness_ext.methods.engine.subset_cv import score_flops
 
         self.exhaustive_ = None
         size = self.size if self.size is not None else self.n_select

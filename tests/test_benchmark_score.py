@@ -15,7 +15,7 @@ import pytest
 import harness_ext as hx
 from harness_ext.benchmarks import MMLU_SUBJECTS, MMLU_TEST_SIZES
 from harness_ext.errors import HarnessExtError, MethodError
-from harness_ext.methods.benchmark_score import benchmark_score, check_level, z_of
+from harness_ext.methods.reduction.benchmark_score import benchmark_score, check_level, z_of
 
 
 def _entry(name, metric="acc", chance=0.25, benchmark="mmlu", transform="linear", flip=False):
@@ -65,7 +65,7 @@ def test_level_is_checked_and_a_percentage_is_named():
 
 def test_extra_aggregate_is_calibrated_as_its_own_aggregate():
     """A second weight vector rides on the same calibration folds: its bounds equal a separate call's."""
-    from harness_ext.methods.completion import LowRankCompleter
+    from harness_ext.methods.engine.completion import LowRankCompleter
 
     rng = np.random.default_rng(0)
     X = np.clip(rng.random((40, 2)) @ rng.random((2, 9)) / 2 + 0.03 * rng.standard_normal((40, 9)), 0, 1)
@@ -89,7 +89,7 @@ def test_extra_aggregate_is_widened_at_the_frontier_like_the_first():
     """A new model beyond the training models: the benchmark score's interval is widened on frontier folds
     calibrated with its own weights, around the cells the frontier step predicts; never narrower than the model
     folds' interval around those cells."""
-    from harness_ext.methods.completion import LowRankCompleter
+    from harness_ext.methods.engine.completion import LowRankCompleter
 
     rng = np.random.default_rng(0)
     X = np.clip(rng.random((40, 2)) @ rng.random((2, 9)) / 2 + 0.03 * rng.standard_normal((40, 9)), 0, 1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness_ext.methods import benchpress as bp
+from harness_ext.methods.engine import benchpress as bp
 from harness_ext.plugins.predictors_lowrank import BenchPress
 
 

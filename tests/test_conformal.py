@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from harness_ext.errors import MethodError
-from harness_ext.methods.completion import LowRankCompleter
-from harness_ext.methods.conformal import (conformal_quantile, coverage, cv_plus_bounds, mondrian_groups, mondrian_quantiles,
+from harness_ext.methods.engine.completion import LowRankCompleter
+from harness_ext.methods.engine.conformal import (conformal_quantile, coverage, cv_plus_bounds, mondrian_groups, mondrian_quantiles,
                                           rank_position)
 
 
@@ -108,7 +108,7 @@ def test_reselect_calibrates_each_fold_on_its_own_subset():
 
 
 def test_calibration_weights_recover_the_base_weights_of_per_model_aggregates():
-    from harness_ext.methods.newmodel_intervals import calibration_weights
+    from harness_ext.methods.engine.newmodel_intervals import calibration_weights
 
     base = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
     have = np.array([[1, 1, 0, 1, 0], [0, 1, 1, 1, 0], [1, 0, 0, 1, 0]], bool)  # dataset 4: no model ran it

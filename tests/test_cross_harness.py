@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import harness_ext as hx
-from harness_ext.methods.harness_names import (EQUIVALENTS, cross_harness_rows, helm_metric, lm_eval_metric,
+from harness_ext.methods.reduction.harness_names import (EQUIVALENTS, cross_harness_rows, helm_metric, lm_eval_metric,
                                                lm_eval_task_list, population_task_warnings)
 
 from conftest import HELM_CLASSIC, LM_EVAL_V04, PYTHIA, load_group_yaml, require

@@ -1,10 +1,10 @@
-"""The direct regression's Gram-matrix fast path against a plain per-pattern reference (harness_ext.methods.direct_ridge)."""
+"""The direct regression's Gram-matrix fast path against a plain per-pattern reference (harness_ext.methods.engine.direct_ridge)."""
 
 import numpy as np
 import pytest
 
-from harness_ext.methods import direct_ridge
-from harness_ext.methods.direct_ridge import RIDGE_ALPHAS, direct_ridge_predict, ridge_design
+from harness_ext.methods.engine import direct_ridge
+from harness_ext.methods.engine.direct_ridge import RIDGE_ALPHAS, direct_ridge_predict, ridge_design
 
 
 @pytest.fixture
@@ -95,7 +95,7 @@ def test_batches_do_not_change_the_result(monkeypatch, exact):
 
 
 def test_both_gcv_paths_agree(gcv):
-    from harness_ext.methods.direct_ridge import _complement_coefs, _eigen_coefs
+    from harness_ext.methods.engine.direct_ridge import _complement_coefs, _eigen_coefs
 
     Zc, rng = _matrix(90, 10, 2)
     design = ridge_design(Zc)
@@ -106,7 +106,7 @@ def test_both_gcv_paths_agree(gcv):
 
 
 def _describe(X, **kw):
-    from harness_ext.methods.completion import LowRankCompleter
+    from harness_ext.methods.engine.completion import LowRankCompleter
 
     est = LowRankCompleter(ranks=(1, 2), lams=(0.1, 1.0), calibration_folds=3, **kw).fit(X)
     return est, est.describe()
@@ -114,7 +114,7 @@ def _describe(X, **kw):
 
 def test_cell_blend_budget_leaves_small_matrices_unchanged(monkeypatch):
     """Below the flops budget (every matrix of hundreds of datasets) the rule changes nothing, byte for byte."""
-    from harness_ext.methods import completion
+    from harness_ext.methods.engine import completion
     from harness_ext.report import dumps
 
     X = np.clip(_matrix(60, 12, 3)[0] / 6 + 0.5, 0.01, 0.99)
@@ -132,7 +132,7 @@ def test_cell_blend_budget_leaves_small_matrices_unchanged(monkeypatch):
 
 def test_cell_blend_off_over_the_budget_is_recorded(monkeypatch):
     """Over the budget (wide matrices) the cell blend is 0 (low-rank only), with the rule in describe()."""
-    from harness_ext.methods import completion
+    from harness_ext.methods.engine import completion
 
     X = np.clip(_matrix(60, 12, 3)[0] / 6 + 0.5, 0.01, 0.99)
     monkeypatch.setattr(completion, "CELL_FLOPS_BUDGET", 1.0)

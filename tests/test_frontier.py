@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from harness_ext.methods.completion import LowRankCompleter
-from harness_ext.methods.frontier import frontier_distance, positions
+from harness_ext.methods.engine.completion import LowRankCompleter
+from harness_ext.methods.engine.frontier import frontier_distance, positions
 
 
 def _population(m=260, d=16, seed=0):

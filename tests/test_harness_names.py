@@ -12,9 +12,9 @@ import pytest
 import yaml
 from conftest import load_group_yaml
 
-from harness_ext.methods.harness_names import (EQUIVALENTS, HELM_MMLU_SUBJECTS, RAFT_SUBSETS, helm_description_list,
+from harness_ext.methods.reduction.harness_names import (EQUIVALENTS, HELM_MMLU_SUBJECTS, RAFT_SUBSETS, helm_description_list,
                                        lm_eval_task_list, no_equivalent_warnings)
-from harness_ext.methods.manifest import build_manifest
+from harness_ext.methods.reduction.manifest import build_manifest
 from harness_ext.plugins.manifest_writers import write_helm_conf, write_lm_eval_yaml
 
 

@@ -13,7 +13,7 @@ import pytest
 
 import harness_ext as hx
 from harness_ext.errors import HarnessExtError
-from harness_ext.methods.evidence import beats_random, paired_test, points_scale
+from harness_ext.methods.reduction.evidence import beats_random, paired_test, points_scale
 
 from conftest import HELM_CLASSIC, require
 

@@ -220,8 +220,8 @@ def test_predict_reads_a_new_models_subset_csv_with_the_leaderboards_sidecar(tmp
     of the subset's columns was refused: "column metadata names columns not in ...". Ingest still refuses a sidecar
     naming a column its file lacks (a typo would silently not apply); predict reads the new file as a subset."""
     from harness_ext.cli import main
-    from harness_ext.methods.manifest import load_manifest
-    from harness_ext.methods.predict import predict_from_manifest
+    from harness_ext.methods.reduction.manifest import load_manifest
+    from harness_ext.methods.reduction.predict import predict_from_manifest
 
     rng = np.random.default_rng(0)
     n, d = 41, 8

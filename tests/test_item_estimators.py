@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from harness_ext.methods.item_estimators import AIPW, AIPWPaper, AnchorWeighted, RandomLearn, SampleMean, random_items
+from harness_ext.methods.engine.item_estimators import AIPW, AIPWPaper, AnchorWeighted, RandomLearn, SampleMean, random_items
 
 
 def _population(n_models=160, n_items=800, seed=0, shift=0.0):
@@ -72,7 +72,7 @@ def test_anchor_weights_sum_to_one_and_are_deterministic():
 
 
 def test_registered_item_estimators_are_the_module_table():
-    from harness_ext.methods.item_estimators import ESTIMATORS
+    from harness_ext.methods.engine.item_estimators import ESTIMATORS
     from harness_ext.plugin_manager import get_registrations
 
     regs = get_registrations("item_estimators")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from harness_ext.errors import HarnessExtError
-from harness_ext.methods.items import anchor_error, anchor_items
-from harness_ext.methods.manifest import validate_manifest
+from harness_ext.methods.reduction.items import anchor_error, anchor_items
+from harness_ext.methods.reduction.manifest import validate_manifest
 
 
 def _responses(n_items=200, n_models=30, seed=0):

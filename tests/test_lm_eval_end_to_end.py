@@ -156,8 +156,8 @@ def test_lm_eval_cli_runs_the_reduced_group_and_predict_matches_the_full_run(loo
         print("\nlm_eval's table:\n" + "\n".join(l for l in loop["cli"].stdout.splitlines() if l.startswith("|")))
 
     # Truth: the new model's full run of all twelve tasks.
-    from harness_ext.methods.manifest import load_manifest
-    from harness_ext.methods.predict import predict_from_manifest
+    from harness_ext.methods.reduction.manifest import load_manifest
+    from harness_ext.methods.reduction.predict import predict_from_manifest
 
     full = predict_from_manifest(load_manifest(loop["reduced"]), [loop["truth"]]).aggregate.iloc[0]
     actual = float(full["actual"])
@@ -207,8 +207,8 @@ def test_item_subsets_run_through_lm_eval_samples_and_predict(loop, capsys):
         ids = sorted(json.loads(line)["doc_id"] for line in f.read_text().splitlines() if line.strip())
         assert ids == sorted(wanted[task]), task
 
-    from harness_ext.methods.manifest import load_manifest
-    from harness_ext.methods.predict import predict_from_manifest
+    from harness_ext.methods.reduction.manifest import load_manifest
+    from harness_ext.methods.reduction.predict import predict_from_manifest
 
     pred = predict_from_manifest(load_manifest(loop["reduced_items"]), [loop["run_items"]])
     agg = pred.aggregate.iloc[0]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness_ext.methods.completion import LowRankCompleter
-from harness_ext.methods.conformal import conformal_quantile, coverage
-from harness_ext.methods.lowrank import fit_als, fit_gibbs, fold_in, select_rank_lam
+from harness_ext.methods.engine.completion import LowRankCompleter
+from harness_ext.methods.engine.conformal import conformal_quantile, coverage
+from harness_ext.methods.engine.lowrank import fit_als, fit_gibbs, fold_in, select_rank_lam
 from harness_ext.plugin_manager import get_registrations
 from harness_ext.plugins.predictors_lowrank import BenchPress
 
@@ -149,7 +149,7 @@ def test_predict_subsets_matches_fold_in_and_exposes_factors():
 
 
 def test_blend_endpoints_and_auto_choice():
-    from harness_ext.methods.completion import BLEND_GRID, direct_predict
+    from harness_ext.methods.engine.completion import BLEND_GRID, direct_predict
 
     X = _proportions(5, m=80, d=12)
     Xn = np.where(np.arange(12) < 3, X[60:], np.nan)
@@ -178,7 +178,7 @@ def test_with_fixed_settings_chooses_once():
 
 
 def test_mondrian_quantiles_per_group_with_pooled_fallback():
-    from harness_ext.methods.conformal import mondrian_quantiles
+    from harness_ext.methods.engine.conformal import mondrian_quantiles
 
     rng = np.random.default_rng(0)
     s = np.r_[rng.random(50), 3 * rng.random(50), rng.random(5)]
@@ -202,7 +202,7 @@ def test_scales_and_cell_blend_chosen_by_cv_and_recorded():
 
 def test_transform_and_cell_blend_chosen_by_the_median_held_out_error(monkeypatch):
     """The choice follows the median normalised held-out error: a few huge errors (broken runs) do not decide it."""
-    from harness_ext.methods import cell_cv, completion  # noqa: F401
+    from harness_ext.methods.engine import cell_cv, completion  # noqa: F401
 
     X = _proportions(4, m=40, d=10)
     Xo, _ = hide(X, 0.2)
@@ -223,7 +223,7 @@ def test_transform_and_cell_blend_chosen_by_the_median_held_out_error(monkeypatc
 
 
 def test_cell_cv_error_is_the_median_of_the_held_out_errors():
-    from harness_ext.methods.completion import _cell_cv_error, _cell_cv_errors
+    from harness_ext.methods.engine.completion import _cell_cv_error, _cell_cv_errors
 
     X = _proportions(5, m=40, d=10)
     Xo, _ = hide(X, 0.2)
@@ -238,9 +238,9 @@ def test_cell_cv_error_is_the_median_of_the_held_out_errors():
 def test_rank_ensemble_is_a_cell_cv_candidate_and_completes_the_cells_when_chosen(monkeypatch):
     """The average of every rank's fit at the chosen penalty competes with the single setting in the same held-out
     cell folds; chosen, it gives the fitted matrix's mean (new models still fold into the single fit)."""
-    from harness_ext.methods import cell_cv, completion  # noqa: F401
-    from harness_ext.methods.completion import _cell_cv_errors
-    from harness_ext.methods.lowrank import RankEnsemble
+    from harness_ext.methods.engine import cell_cv, completion  # noqa: F401
+    from harness_ext.methods.engine.completion import _cell_cv_errors
+    from harness_ext.methods.engine.lowrank import RankEnsemble
 
     X = _proportions(6, m=40, d=10)
     Xo, _ = hide(X, 0.2)

@@ -13,11 +13,11 @@ import yaml
 from harness_ext.cli import main
 from harness_ext.errors import HarnessExtError, MethodError
 from harness_ext.store.ingest import bundled_data_path, ingest_paths
-from harness_ext.methods.evidence import beats_random
-from harness_ext.methods.budget import default_subset_size, parse_budget
-from harness_ext.methods.manifest import build_manifest, load_manifest, validate_manifest
+from harness_ext.methods.reduction.evidence import beats_random
+from harness_ext.methods.reduction.budget import default_subset_size, parse_budget
+from harness_ext.methods.reduction.manifest import build_manifest, load_manifest, validate_manifest
 from harness_ext.store.matrix import MatrixQuery, load_matrix
-from harness_ext.methods.predict import predict_from_manifest
+from harness_ext.methods.reduction.predict import predict_from_manifest
 from harness_ext.store.db import Store
 
 HELD_OUT = "pythia-2.8b"  # every checkpoint of one model family member is held out
@@ -460,7 +460,7 @@ def test_user_weights_reach_the_manifest_and_the_aggregate(split_store, tmp_path
 def test_predict_warns_near_the_edge_of_the_training_range(split_store, reduced):
     """A training model with the highest mean subset score is inside the range (no extrapolation warning) but above
     95% of the manifest's models, where cross-validated errors understate the error: predict says so."""
-    from harness_ext.methods.predict import training_matrix
+    from harness_ext.methods.reduction.predict import training_matrix
 
     db, _ = split_store
     m = load_manifest(reduced / "manifest.json")

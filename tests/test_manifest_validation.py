@@ -16,7 +16,7 @@ import pytest
 
 from harness_ext.cli import main
 from harness_ext.errors import HarnessExtError
-from harness_ext.methods.manifest import load_manifest, schema
+from harness_ext.methods.reduction.manifest import load_manifest, schema
 
 
 def _cli(*args):
@@ -149,7 +149,7 @@ def test_malformed_files(reduced, tmp_path, text, match):
 
 
 def test_oversized_manifest(monkeypatch, tmp_path):
-    import harness_ext.methods.manifest_validation as mv
+    import harness_ext.methods.reduction.manifest_validation as mv
 
     monkeypatch.setattr(mv, "MAX_MANIFEST_BYTES", 10)
     p = tmp_path / "m.json"

@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 
 from harness_ext.errors import HarnessExtError, MethodError
-from harness_ext.methods.completion import LowRankCompleter
-from harness_ext.methods.manifest import build_manifest, validate_manifest
-from harness_ext.methods.newmodel_intervals import (CALIBRATION_FOLDS, FOLD_RESELECTION, FoldSubsets, fold_labels,
+from harness_ext.methods.engine.completion import LowRankCompleter
+from harness_ext.methods.reduction.manifest import build_manifest, validate_manifest
+from harness_ext.methods.engine.newmodel_intervals import (CALIBRATION_FOLDS, FOLD_RESELECTION, FoldSubsets, fold_labels,
                                                     label_folds, run_groups, run_of, select_fold_subsets)
-from harness_ext.methods.predict import predict_scores
-from harness_ext.methods.subset_cv import model_folds
+from harness_ext.methods.reduction.predict import predict_scores
+from harness_ext.methods.engine.subset_cv import model_folds
 
 
 def _low_rank_proportions(m, d, seed, noise=0.3):
@@ -253,7 +253,7 @@ def test_pooled_calibration_keeps_the_nested_and_the_plain_scores():
 
 
 def test_reselection_falls_back_to_the_design_criterion_past_its_budget(monkeypatch):
-    import harness_ext.methods.newmodel_intervals as N
+    import harness_ext.methods.engine.newmodel_intervals as N
 
     assert N.reselection_mode(N.SAME_RESELECTION_CELLS) == (N.FOLD_RESELECTION, None)
     mode, rule = N.reselection_mode(N.SAME_RESELECTION_CELLS + 1)

@@ -69,7 +69,7 @@ def test_no_chance_warning_on_a_leaderboard_without_corrected_datasets(tmp_path)
 def test_chance_warning_where_the_aggregate_mixes_corrected_and_uncorrected(real_store):
     """HELM Classic: BoolQ, MMLU, HellaSwag ... are chance-corrected; MS MARCO, RAFT and TruthfulQA have no known
     chance level, so the aggregate adds uncorrected scores to corrected ones: one warning naming them."""
-    from harness_ext.methods.benchmark_score import chance_warnings
+    from harness_ext.methods.reduction.benchmark_score import chance_warnings
     from harness_ext.store.db import Store
     from harness_ext.store.matrix import MatrixQuery, load_matrix
 

@@ -167,7 +167,7 @@ def test_manifest_records_plugin_distributions_and_is_byte_identical(tmp_path):
     import numpy as np
     import pandas as pd
 
-    from harness_ext.methods.manifest import build_manifest
+    from harness_ext.methods.reduction.manifest import build_manifest
 
     rng = np.random.default_rng(0)
     df = pd.DataFrame(rng.random((12, 6)), index=[f"m{i}" for i in range(12)], columns=[f"d{j}" for j in range(6)])

@@ -12,9 +12,9 @@ import pytest
 
 from conftest import SHARED_DATA, require
 from harness_ext.store.ingest import ingest_paths
-from harness_ext.methods.manifest import build_manifest
+from harness_ext.methods.reduction.manifest import build_manifest
 from harness_ext.store.matrix import MatrixQuery, load_matrix
-from harness_ext.methods.predict import match_datasets, predict_from_manifest
+from harness_ext.methods.reduction.predict import match_datasets, predict_from_manifest
 from harness_ext.store.db import Store
 
 LEADERBOARDS = SHARED_DATA / "benchbench" / "leaderboards"

@@ -124,7 +124,7 @@ def test_anchor_estimated_observed_cells_keep_their_interval_in_both_exports():
 
     import pandas as pd
 
-    from harness_ext.methods.predict_export import eee_record, lm_eval_results_doc
+    from harness_ext.methods.reduction.predict_export import eee_record, lm_eval_results_doc
 
     norm = {"description": "raw", "lo": 0.0, "span": 1.0, "flip": False, "chance": 0.0, "clip": False}
     manifest = {"group_name": "g", "source": {"n_models": 10},

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from harness_ext.cli import main
-from harness_ext.methods.manifest import load_manifest
-from harness_ext.methods.predict import predict_from_manifest
+from harness_ext.methods.reduction.manifest import load_manifest
+from harness_ext.methods.reduction.predict import predict_from_manifest
 
 
 def _write_wide_csv(path, X, names, models):

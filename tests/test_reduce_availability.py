@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from harness_ext.errors import MethodError
-from harness_ext.methods.budget import availability_rule, demote
-from harness_ext.methods.manifest import build_manifest
-from harness_ext.methods.reduce import ReduceResult
+from harness_ext.methods.reduction.budget import availability_rule, demote
+from harness_ext.methods.reduction.manifest import build_manifest
+from harness_ext.methods.reduction.reduce import ReduceResult
 
 
 def two_sparse_datasets(seed=0, m=37, d=12):

@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness_ext.methods import completion, evidence, lowrank
-from harness_ext.methods.completion import LowRankCompleter, settings_search_flops
-from harness_ext.methods.evidence import evidence_counts
+from harness_ext.methods.engine import completion, lowrank
+from harness_ext.methods.reduction import evidence
+from harness_ext.methods.engine.completion import LowRankCompleter, settings_search_flops
+from harness_ext.methods.reduction.evidence import evidence_counts
 
 
 def _matrix(m, d, missing=0.1, seed=0):
@@ -80,7 +81,7 @@ def test_past_the_settings_budget_one_search_on_a_sample_recorded(monkeypatch):
 
 
 def test_manifest_records_both_rules_only_past_the_budgets(monkeypatch):
-    from harness_ext.methods.manifest import build_manifest, validate_manifest
+    from harness_ext.methods.reduction.manifest import build_manifest, validate_manifest
 
     X = _matrix(40, 10, seed=1)
     df = pd.DataFrame(X, index=[f"m{i}" for i in range(40)], columns=[f"d{j}" for j in range(10)])
@@ -105,7 +106,7 @@ def test_manifest_records_both_rules_only_past_the_budgets(monkeypatch):
 
 
 def test_random_baseline_runs_within_the_cell_budget():
-    from harness_ext.methods.evidence import random_baseline_runs
+    from harness_ext.methods.reduction.evidence import random_baseline_runs
 
     for m, d in ((838, 57), (2000, 6), (257, 78), (2000, 100)):  # the real matrices and the 2,000 x 100 synthetic
         assert random_baseline_runs(m, d, 200) == (200, None)

@@ -112,7 +112,7 @@ def test_builtin_tasks_are_named_not_copied(tmp_path):
 
 
 def _mmlu_manifest(names):
-    from harness_ext.methods.manifest import example_manifest
+    from harness_ext.methods.reduction.manifest import example_manifest
 
     m = example_manifest()
     m["subset"] = [{"step": i + 1, "name": n, "benchmark": "mmlu", "metric": "acc", "task": None, "num_fewshot": 5,
@@ -127,7 +127,7 @@ def test_a_refused_output_writes_nothing(tmp_path, bad, refusal, existing):
     """Issue 19: reduce wrote manifest.json and the lm-eval YAML, then refused the HOCON conf (or the task list):
     a half-written folder. Every writer's output is now checked before any file reaches --out."""
     from harness_ext.errors import HarnessExtError
-    from harness_ext.methods.manifest import write_outputs
+    from harness_ext.methods.reduction.manifest import write_outputs
 
     out = tmp_path / "reduced"
     before = {}
@@ -145,7 +145,7 @@ def test_a_refused_output_writes_nothing(tmp_path, bad, refusal, existing):
 
 def test_an_unknown_writer_or_unsafe_group_writes_nothing(tmp_path):
     from harness_ext.errors import HarnessExtError, PluginError
-    from harness_ext.methods.manifest import write_outputs
+    from harness_ext.methods.reduction.manifest import write_outputs
 
     with pytest.raises(PluginError):
         write_outputs(_mmlu_manifest(["anatomy"]), tmp_path / "a", ["json", "no_such_writer"])

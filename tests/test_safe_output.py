@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from harness_ext.errors import HarnessExtError, PluginError
-from harness_ext.methods.manifest import example_manifest, write_outputs
+from harness_ext.methods.reduction.manifest import example_manifest, write_outputs
 from harness_ext.safe_output import check_group_name, hocon_string, list_line, yaml_text
 from harness_ext.store.db import Store
 

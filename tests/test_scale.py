@@ -54,7 +54,7 @@ def test_blocked_fingerprint_is_the_whole_matrix_hash():
 
 
 def test_reduce_selects_on_a_seeded_model_sample_and_says_so():
-    from harness_ext.methods.manifest import build_manifest
+    from harness_ext.methods.reduction.manifest import build_manifest
 
     rng = np.random.default_rng(0)
     m, d = 60, 8

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from harness_ext.errors import MethodError
-from harness_ext.methods.manifest import build_manifest, parse_budget, validate_manifest
-from harness_ext.methods.evidence import beats_random, budget_curve, compare_with_random
-from harness_ext.methods.subset_cv import model_folds
+from harness_ext.methods.reduction.manifest import build_manifest, parse_budget, validate_manifest
+from harness_ext.methods.reduction.evidence import beats_random, budget_curve, compare_with_random
+from harness_ext.methods.engine.subset_cv import model_folds
 from harness_ext.plugins.predictors import RidgePredictor
 from harness_ext.plugins.selectors_predictive import PredictionGreedy, design_gains, ppca_loadings
 
@@ -206,8 +206,8 @@ def test_stacked_fold_in_survives_a_memo_that_overflows(monkeypatch):
     (A 2,000 x 100 matrix with 5% of cells missing overflowed it inside one call: reduce died
     with a KeyError.)
     """
-    from harness_ext.methods import subset_cv
-    from harness_ext.methods.completion import LowRankCompleter
+    from harness_ext.methods.engine import subset_cv
+    from harness_ext.methods.engine.completion import LowRankCompleter
 
     rng = np.random.default_rng(0)
     X = rng.random((40, 3)) @ rng.random((3, 8)) / 3 + 0.05 * rng.standard_normal((40, 8))

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from harness_ext.cli import main
-from harness_ext.methods.manifest import build_manifest, load_manifest
+from harness_ext.methods.reduction.manifest import build_manifest, load_manifest
 from harness_ext.store.matrix import MatrixQuery, load_matrix
-from harness_ext.methods.subset_cv import subset_errors
+from harness_ext.methods.engine.subset_cv import subset_errors
 from harness_ext.plugins.predictors import RidgePredictor
 from harness_ext.store.db import Store
 

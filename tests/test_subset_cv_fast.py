@@ -1,10 +1,10 @@
-"""The selection's fast paths give the numbers of the slow ones they replace (harness_ext.methods.subset_cv, completion)."""
+"""The selection's fast paths give the numbers of the slow ones they replace (harness_ext.methods.engine.subset_cv, completion)."""
 
 import numpy as np
 
-from harness_ext.methods import subset_cv
-from harness_ext.methods.completion import LowRankCompleter, direct_predict
-from harness_ext.methods.direct_ridge import ridge_design
+from harness_ext.methods.engine import subset_cv
+from harness_ext.methods.engine.completion import LowRankCompleter, direct_predict
+from harness_ext.methods.engine.direct_ridge import ridge_design
 
 
 def _matrix(m=60, d=10, missing=0.15, seed=0):

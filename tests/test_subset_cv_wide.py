@@ -7,7 +7,7 @@ past them, fewer exact/greedy steps and a seeded sample of held-out rows, each r
 import numpy as np
 import pytest
 
-from harness_ext.methods import subset_cv
+from harness_ext.methods.engine import subset_cv
 from harness_ext.plugins import selectors_predictive as sp
 from harness_ext.plugins.predictors import RidgePredictor
 from harness_ext.plugins.selectors_predictive import PredictionGreedy
@@ -216,7 +216,7 @@ def test_manifest_past_the_budgets_records_them_and_is_byte_identical(monkeypatc
 
     import pandas as pd
 
-    from harness_ext.methods.manifest import build_manifest, validate_manifest
+    from harness_ext.methods.reduction.manifest import build_manifest, validate_manifest
 
     X = _matrix(120, 24, 0.1, 11)
     df = pd.DataFrame(X, index=[f"m{i:03d}" for i in range(120)], columns=[f"d{j:02d}" for j in range(24)])

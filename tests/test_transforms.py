@@ -1,4 +1,4 @@
-"""Per-dataset predictor-space transforms (harness_ext.methods.transforms)."""
+"""Per-dataset predictor-space transforms (harness_ext.methods.engine.transforms)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from harness_ext.errors import MethodError
-from harness_ext.methods.transforms import LOGIT, STANDARDISE, ScaleTransform, as_transform, detect_scales
+from harness_ext.methods.engine.transforms import LOGIT, STANDARDISE, ScaleTransform, as_transform, detect_scales
 
 
 def mixed_matrix(seed=0, m=40):

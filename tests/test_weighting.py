@@ -652,7 +652,7 @@ def test_cli_weights_completes_a_sparse_real_matrix(helm_classic_store, tmp_path
     # Missing cells are predicted by reduce's default predictor and every analysis runs; --no-complete keeps
     # the old skips; the same seed gives the same summary.json
     from harness_ext.cli import main
-    from harness_ext.methods.manifest import DEFAULT_PREDICTOR
+    from harness_ext.methods.reduction.manifest import DEFAULT_PREDICTOR
 
     common = ["weights", "--db", str(helm_classic_store), "--benchmark", "helm_classic", "--draws", "2000",
               "--permutations", "19", "--silhouette-permutations", "2", "--max-clusters", "6"]

@@ -68,7 +68,7 @@ def run(args) -> int:
     df = matrix_from_args(args, fingerprint=False)
     dropped = df.attrs.get("dropped") or {}
     if dropped.get("models") or dropped.get("datasets"):
-        from ..methods.manifest import dense_cut_message
+        from ..methods.reduction.manifest import dense_cut_message
 
         logger.warning(dense_cut_message(dropped))
     out = Path(args.out)

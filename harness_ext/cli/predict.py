@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import logging
 
-log = logging.getLogger("harness_ext.methods.predict")
+log = logging.getLogger("harness_ext.methods.reduction.predict")
 
 
 def run(args) -> int:
-    from ..methods.manifest import load_manifest
-    from ..methods.predict import predict_from_manifest
-    from ..methods.predict_export import check_eee_folder, write_eee_records, write_lm_eval_results
+    from ..methods.reduction.manifest import load_manifest
+    from ..methods.reduction.predict import predict_from_manifest
+    from ..methods.reduction.predict_export import check_eee_folder, write_eee_records, write_lm_eval_results
 
     # Everything the command was given is checked before the work: the manifest, where records go.
     if getattr(args, "eee", None):

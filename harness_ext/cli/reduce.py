@@ -2,7 +2,7 @@
 
 Order matters: every name the command was given (plugins, group name, writers) is checked
 before any work, and every output is checked before any file is written
-(:func:`harness_ext.methods.manifest.write_outputs`).
+(:func:`harness_ext.methods.reduction.manifest.write_outputs`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ def local_data_dirs(dirs) -> list:
 
 
 def run(args) -> int:
-    from ..methods.budget import read_costs
-    from ..methods.reduce import DEFAULT_FORMATS, reduce_matrix
+    from ..methods.reduction.budget import read_costs
+    from ..methods.reduction.reduce import DEFAULT_FORMATS, reduce_matrix
     from ..plugin_manager import get_registration
     from ..safe_output import check_group_name
     from ..store.db import default_db_path

@@ -4,8 +4,8 @@
 ``harness_ext.predict`` (imported lazily from :mod:`harness_ext`) are thin
 functions over the store and the methods; they take a DataFrame or a store
 path and return the typed results the commands print
-(:class:`~harness_ext.methods.reduce.ReduceResult`,
-:class:`~harness_ext.methods.predict.PredictionResult`), which render
+(:class:`~harness_ext.methods.reduction.reduce.ReduceResult`,
+:class:`~harness_ext.methods.reduction.predict.PredictionResult`), which render
 themselves (``print(result)``, ``.to_frame()``, ``.to_json()``, ``.plot()``).
 The same inputs and seed give the same manifest as ``harness-ext reduce``.
 
@@ -28,7 +28,7 @@ from typing import Optional, Sequence, Union
 import pandas as pd
 
 from ..errors import HarnessExtError
-from .manifest import DEFAULT_SELECTOR
+from .reduction.manifest import DEFAULT_SELECTOR
 
 __all__ = ["ingest", "load_matrix", "predict", "reduce"]
 
@@ -169,7 +169,7 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     budget : str, int or float, optional
         ``8`` (datasets), ``0.15`` (fraction), ``"coverage=0.95"`` (SimBA's coverage target) or
         ``"cost=50000"``. Default: 10% of the datasets, at least 2 and fewer than all
-        (:func:`harness_ext.methods.budget.default_subset_size`), recorded in the manifest.
+        (:func:`harness_ext.methods.reduction.budget.default_subset_size`), recorded in the manifest.
     seed : int
         Seed of the selector, the random baselines and the cross-validation folds.
     selector, similarity, predictor, weighting : str
@@ -189,7 +189,7 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
         for the lm-eval task configurations the reduced folder needs.
     items : int, optional
         Run only this many anchor items of each subset task whose per-sample logs are in the
-        store (:mod:`harness_ext.methods.items`): ``.write()`` then also writes
+        store (:mod:`harness_ext.methods.reduction.items`): ``.write()`` then also writes
         ``<group>_samples.json`` for ``lm_eval --samples``, and :func:`predict` weights the anchors.
     local_data : sequence of path-like
         Folders of your own task data: absolute data paths that the kept lm-eval task
@@ -212,8 +212,8 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     SimBA (000) §3 (coverage, |S*|), §4 (prediction); Ailem et al. (003) §3.3 (weighting);
     issue 14 items 1, 5, 7 (sparse matrices, selection for prediction, evidence).
     """
-    from .budget import read_costs
-    from .reduce import reduce_matrix
+    from .reduction.budget import read_costs
+    from .reduction.reduce import reduce_matrix
 
     if isinstance(matrix, pd.DataFrame):
         # attrs (scales, dataset metadata) kept: astype copies them.
@@ -246,8 +246,8 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
 
 def _manifest_of(manifest) -> tuple:
     """``(manifest dict, where it came from)`` from a ReduceResult, a dict or a manifest file/folder."""
-    from .manifest import load_manifest, validate_manifest
-    from .reduce import ReduceResult
+    from .reduction.manifest import load_manifest, validate_manifest
+    from .reduction.reduce import ReduceResult
 
     if isinstance(manifest, ReduceResult):
         # As predict reads it from manifest.json: plain JSON types.
@@ -331,7 +331,7 @@ def predict(manifest, results, *, level: float = 0.9):
     ----------
     SimBA (000) §4 (prediction from the subset); Zhao et al. (004) §3 (predictive uncertainty).
     """
-    from .predict import predict_from_manifest, predict_scores
+    from .reduction.predict import predict_from_manifest, predict_scores
 
     doc, where = _manifest_of(manifest)
     if isinstance(results, (pd.DataFrame, pd.Series, dict)):

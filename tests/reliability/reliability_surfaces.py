@@ -227,7 +227,7 @@ def run_archives(n_per_kind: int = 1, seed: int = 0) -> Family:
 
 # -- side files -----------------------------------------------------------------------------------------
 def _manifest_text() -> str:
-    from harness_ext.methods.manifest import example_manifest
+    from harness_ext.methods.reduction.manifest import example_manifest
 
     return json.dumps(example_manifest())
 
@@ -263,7 +263,7 @@ def _reader(kind: str):
         from harness_ext.store.identity import read_alias_file
         return read_alias_file
     if kind.startswith("costs"):
-        from harness_ext.methods.budget import read_costs
+        from harness_ext.methods.reduction.budget import read_costs
         return read_costs
     if kind.startswith("weights"):
         from harness_ext.plugins.weighting import read_weight_file
@@ -272,7 +272,7 @@ def _reader(kind: str):
         from harness_ext.adapters.csv_table import read_sidecar
         return read_sidecar
     if kind == "manifest":
-        from harness_ext.methods.manifest import load_manifest
+        from harness_ext.methods.reduction.manifest import load_manifest
         return load_manifest
     if kind == "prompts":
         from harness_ext.methods.weighting import read_prompt_matrix

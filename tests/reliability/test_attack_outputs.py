@@ -318,7 +318,7 @@ def test_wrong_shaped_large_training_matrix_fails_fast(reduced, tmp_path):
     import time
 
     from harness_ext.errors import HarnessExtError
-    from harness_ext.methods.manifest import load_manifest, validate_manifest
+    from harness_ext.methods.reduction.manifest import load_manifest, validate_manifest
 
     m = json.loads(reduced[0].read_text())
     n = len(m["datasets"])

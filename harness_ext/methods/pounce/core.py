@@ -173,7 +173,7 @@ def cross_validated_error(X, subset, predictor: BasePredictor, n_splits: int = 5
     models (only ``subset`` observed, :func:`predict_new_models`) for a
     predictor fitted with the other folds' rows. Missing cells are the normal
     case: held-out models reveal the subset cells they have and are scored on
-    the others they have (:mod:`harness_ext.methods.subset_cv`, which also
+    the others they have (:mod:`harness_ext.methods.engine.subset_cv`, which also
     says how the aggregate error of an incomplete row is estimated).
 
     Parameters
@@ -199,7 +199,7 @@ def cross_validated_error(X, subset, predictor: BasePredictor, n_splits: int = 5
     ----------
     SimBA §7.2 (k-fold over models); the error bar ``predict`` reports.
     """
-    from ..subset_cv import subset_errors
+    from ..engine.subset_cv import subset_errors
 
     columns = X.columns if isinstance(X, pd.DataFrame) else None
     if columns is not None:

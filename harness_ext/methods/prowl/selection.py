@@ -154,7 +154,7 @@ def run_prowl(
         selectors or similarities on one matrix compute it once).
     demoted : sequence of int, optional
         Datasets moved to the end of the selector's order before its coverage
-        is evaluated (``reduce``'s availability rule, :func:`harness_ext.methods.budget.availability_rule`).
+        is evaluated (``reduce``'s availability rule, :func:`harness_ext.methods.reduction.budget.availability_rule`).
 
     Returns
     -------
@@ -180,7 +180,7 @@ def run_prowl(
     est.fit(X)
     if baseline is None and n_random:
         baseline = random_baseline(X, n_runs=n_random, random_state=random_state, target=target, wr=wr, ties=ties)
-    from ..budget import demote
+    from ..reduction.budget import demote
 
     res = evaluate_order(
         X,

@@ -1,4 +1,4 @@
-"""CV+ intervals for new models folded into a :class:`~harness_ext.methods.completion.LowRankCompleter`.
+"""CV+ intervals for new models folded into a :class:`~harness_ext.methods.engine.completion.LowRankCompleter`.
 
 The calibration of :meth:`LowRankCompleter.predict_new_models` holds out K
 folds of training models, refits without each and scores the held-out models
@@ -7,7 +7,7 @@ scores, applied around the fit on all training models, is optimistic: the
 full fit has seen more models than any fold fit (its predictive sd is not the
 one the scores were normalised by) and, in ``reduce``, the same models chose
 the subset. CV+ applies each score to the prediction of the fold fit it was
-held out of (:func:`~harness_ext.methods.conformal.cv_plus_bounds`), so every
+held out of (:func:`~harness_ext.methods.engine.conformal.cv_plus_bounds`), so every
 score is compared with a prediction from a fit that never saw its model; the
 fold fits are the ones the calibration already made, so it costs K fold-ins
 of the new models. Cells keep a per-dataset (Mondrian) set of scores where a
@@ -65,7 +65,7 @@ def calibration_weights(W, n_iter: int = 50) -> np.ndarray:
 
 def fold_labels(n: int, n_splits: int, random_state: int, groups=None) -> np.ndarray:
     """Fold of each of ``n`` model rows: shuffled K-fold, the folds of
-    :func:`~harness_ext.methods.subset_cv.model_folds` (``reduce``'s cross-validation) as one label per row.
+    :func:`~harness_ext.methods.engine.subset_cv.model_folds` (``reduce``'s cross-validation) as one label per row.
 
     With ``groups`` (one label per row, :func:`run_groups`), every group's rows share a fold: the
     groups are shuffled, then dealt largest first to the fold with the fewest rows so far (at most
@@ -182,12 +182,12 @@ def fold_selector(X, selector: str, *, k: int, sel_params=None, similarity=None,
     Only the subset is needed, not a coverage curve: selectors that can stop do so at
     ``k`` datasets (or at the cost budget). ``mode`` as :data:`FOLD_RESELECTION`;
     ``fixed``: the predictor with its settings chosen on every model (``"same"``);
-    ``demoted``: the manifest's availability rule (datasets chosen last, :func:`~harness_ext.methods.budget.demote`).
+    ``demoted``: the manifest's availability rule (datasets chosen last, :func:`~harness_ext.methods.reduction.budget.demote`).
     """
-    from ..errors import MethodError
-    from ..plugin_manager import get_registration
-    from .budget import demote, subset_size
-    from .pounce import selector_order
+    from ...errors import MethodError
+    from ...plugin_manager import get_registration
+    from ..reduction.budget import demote, subset_size
+    from ..pounce import selector_order
 
     if mode not in ("design", "same"):
         raise MethodError(f"fold reselection must be 'design' or 'same', got {mode!r}")
@@ -246,7 +246,7 @@ class FoldSubsets:
         self.pool = POOL_PLAIN_SCORES if pool is None else bool(pool)
 
     def __call__(self, rows):
-        from ..errors import MethodError
+        from ...errors import MethodError
 
         rows = np.sort(np.asarray(rows, dtype=int))
         out = np.ones(self.labels.size, bool)
@@ -329,7 +329,7 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
         K = int(min(est.calibration_folds, m))
         fold = np.random.default_rng(est.random_state + 104729).permutation(m) % K
     elif fold.shape != (m,):
-        from ..errors import MethodError
+        from ...errors import MethodError
 
         raise MethodError(f"the stored calibration folds label {fold.size} models, the predictor was fitted on {m}")
     else:

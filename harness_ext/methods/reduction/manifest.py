@@ -25,9 +25,9 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-from .. import __version__
-from ..errors import HarnessExtError, MethodError, PluginError
-from ..report import Stages, jsonable, progress
+from ... import __version__
+from ...errors import HarnessExtError, MethodError, PluginError
+from ...report import Stages, jsonable, progress
 from .budget import (DEFAULT_BUDGET_REASON, MIN_AVAILABILITY, availability_note, availability_rule, dataset_costs,
                      parse_budget, subset_size)
 
@@ -77,11 +77,11 @@ def validate_manifest(manifest: dict, path="manifest") -> None:
     """Raise HarnessExtError if ``manifest`` is not one ``predict`` can use.
 
     Checks the version, the JSON Schema, and what a schema cannot express
-    (:mod:`harness_ext.methods.manifest_validation`).
+    (:mod:`harness_ext.methods.reduction.manifest_validation`).
     """
     import jsonschema
 
-    from ..safe_output import check_group_name
+    from ...safe_output import check_group_name
     from .manifest_validation import check_consistency, check_numbers, check_structure, check_version, schema_view
 
     if not isinstance(manifest, dict):
@@ -190,7 +190,7 @@ def build_manifest(
         Random subsets of the chosen size compared with the chosen one (same
         predictor, same folds); default 200 for predictors that fold a new model
         in without refitting, 20 otherwise, fewer past
-        :data:`~harness_ext.methods.evidence.EVIDENCE_FLOPS_BUDGET` (``evidence.subset_counts``;
+        :data:`~harness_ext.methods.reduction.evidence.EVIDENCE_FLOPS_BUDGET` (``evidence.subset_counts``;
         likewise the ``n_random`` coverage baseline orders past ``RANDOM_BASELINE_CELLS``).
     max_models : int, optional
         With more models than this, selection and cross-validation use a sample
@@ -199,8 +199,8 @@ def build_manifest(
         0 means every model).
     min_availability : float
         Datasets run by fewer than this share of the models are chosen only after
-        every other (:func:`~harness_ext.methods.budget.availability_rule`; default
-        :data:`~harness_ext.methods.budget.MIN_AVAILABILITY`, 0 turns it off); the
+        every other (:func:`~harness_ext.methods.reduction.budget.availability_rule`; default
+        :data:`~harness_ext.methods.reduction.budget.MIN_AVAILABILITY`, 0 turns it off); the
         manifest's ``selection.availability`` lists them with their model counts.
 
     Returns
@@ -216,16 +216,16 @@ def build_manifest(
     from .evidence import (budget_curve, budget_sizes, compare_with_random, evidence_counts, nested_subset_error,
                            random_baseline_runs)
     from .evidence import beats_random, large_error_warnings, new_model_evidence
-    from .newmodel_intervals import (CALIBRATION_FOLDS, fold_labels, fold_selector, label_folds, reselection_mode,
+    from ..engine.newmodel_intervals import (CALIBRATION_FOLDS, fold_labels, fold_selector, label_folds, reselection_mode,
                                      run_groups, select_fold_subsets)
-    from .subset_cv import scoring_folds, shared_cache, subset_errors
-    from ..plugin_manager import get_registration
-    from .pounce import make_predictor
+    from ..engine.subset_cv import scoring_folds, shared_cache, subset_errors
+    from ...plugin_manager import get_registration
+    from ..pounce import make_predictor
     from .harness_names import no_equivalent_warnings, population_task_warnings
-    from .prowl import run_prowl
-    from .weighting import compute_weights
+    from ..prowl import run_prowl
+    from ..weighting import compute_weights
 
-    from ..safe_output import check_group_name
+    from ...safe_output import check_group_name
 
     check_group_name(group_name)
     X = df.to_numpy(dtype=float)
@@ -349,7 +349,7 @@ def build_manifest(
     honest = new_model_evidence(X, df.to_numpy(dtype=float), norms, fold_subs, est, nested, k=k, n_draws=n_draws,
                                 folds=cal_folds, weights=w, random_state=random_state, cache=cal_cache,
                                 costs=cost_vec if kind == "cost" else None, cost_budget=value if kind == "cost" else None)
-    from .frontier import frontier_expectation
+    from ..engine.frontier import frontier_expectation
 
     # a new model beyond the training models' range; the rank/penalty chosen on every model (no search again)
     fixed = cache.get("settings")
@@ -360,8 +360,8 @@ def build_manifest(
     dropped = df.attrs.get("dropped") or {}
     if dropped.get("models") or dropped.get("datasets"):
         warnings.append(dense_cut_message(dropped))
-    from ..store.pivot import shots_left_out_note
-    from ..store.scales import mixed_scales_note
+    from ...store.pivot import shots_left_out_note
+    from ...store.scales import mixed_scales_note
 
     # A hand-built DataFrame: an Elo column beside accuracies dominates the aggregate. And the cells the shot rule
     # left out, said by 'matrix' only before: models run only at other settings vanished silently.
@@ -494,7 +494,7 @@ def build_manifest(
 
 def _plugin_versions(used) -> list:
     """Which distribution (and version) provided each plugin a manifest used, so a result can be traced."""
-    from ..plugin_manager import get_registration
+    from ...plugin_manager import get_registration
 
     out = []
     for kind, name in used:
@@ -540,9 +540,9 @@ def attach_lm_eval_tasks(manifest: dict, db=None, local_data=()) -> dict:
     """
     from harness_ext.plugins.manifest_writers import lm_eval_task
 
-    from ..store.lm_eval_tasks import resolve_tasks
-    from ..store.db import Store
-    from ..store.task_yaml_safety import dropped_summary
+    from ...store.lm_eval_tasks import resolve_tasks
+    from ...store.db import Store
+    from ...store.task_yaml_safety import dropped_summary
 
     names = [n for n in (lm_eval_task(e) for e in manifest["subset"]) if n]
     if not names:
@@ -579,8 +579,8 @@ def write_outputs(manifest: dict, out_dir, formats) -> list:
     import shutil
     import tempfile
 
-    from ..plugin_manager import get_registration
-    from ..safe_output import OutputDir, WriterWatch, check_group_name, checked_outputs
+    from ...plugin_manager import get_registration
+    from ...safe_output import OutputDir, WriterWatch, check_group_name, checked_outputs
 
     out_dir = Path(out_dir)
     check_group_name(manifest.get("group_name") or "harness_ext_reduced")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import MethodError
+from ...errors import MethodError
 
 __all__ = ["conformal_quantile", "cv_plus_bounds", "mondrian_groups", "mondrian_quantiles", "normalised_scores", "coverage",
            "rank_position", "Z90"]

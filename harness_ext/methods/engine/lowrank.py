@@ -1,6 +1,6 @@
 """Low-rank model with model and dataset biases, fitted by ALS (MAP) or Gibbs sampling.
 
-In the transformed space of :mod:`harness_ext.methods.transforms`::
+In the transformed space of :mod:`harness_ext.methods.engine.transforms`::
 
     z_ij = mu + a_i + b_j + u_i . v_j + e_ij,    e_ij ~ N(0, sigma_j^2)
 
@@ -41,7 +41,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..errors import MethodError
+from ...errors import MethodError
 
 #: Grid searched by :func:`select_rank_lam` unless given.
 DEFAULT_RANKS = (1, 2, 3, 5)
@@ -376,7 +376,7 @@ def fold_in(fit: LowRankFit, z_new, level_scale: float = 1.0) -> FoldIn:
     level_scale : float
         Multiplies the prior sd of the model's offset ``a`` (1: the fitted models' spread). A large
         value leaves a new model's overall level to its own cells, unshrunk toward the population
-        (:mod:`~harness_ext.methods.frontier`'s estimator for models beyond the training range).
+        (:mod:`~harness_ext.methods.engine.frontier`'s estimator for models beyond the training range).
 
     Returns
     -------

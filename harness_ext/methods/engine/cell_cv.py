@@ -1,5 +1,5 @@
 """Cross-validation over held-out observed cells on the datasets' own scales: how
-:class:`~harness_ext.methods.completion.LowRankCompleter` chooses its transform, cell blend and rank ensemble.
+:class:`~harness_ext.methods.engine.completion.LowRankCompleter` chooses its transform, cell blend and rank ensemble.
 
 References
 ----------
@@ -22,7 +22,7 @@ def _cell_cv_error(X, Z, transform, rank, lam, est, blends, ensemble=None) -> di
     mean, and with it the transform and blend for every other cell; the median
     scores the typical cell, which is what a completion is asked for.
     A matrix with more than ``MAX_CV_ROWS`` models is scored on a seeded sample of them,
-    as :func:`~harness_ext.methods.lowrank.select_rank_lam` does.
+    as :func:`~harness_ext.methods.engine.lowrank.select_rank_lam` does.
     """
     errors = _cell_cv_errors(X, Z, transform, rank, lam, est, blends, ensemble)
     return {a: (float(np.median(e)) if e.size else 0.0) for a, e in errors.items()}
@@ -32,7 +32,7 @@ def _cell_cv_errors(X, Z, transform, rank, lam, est, blends, ensemble=None) -> d
     """``{blend: |error| / column sd of every held-out cell}`` over ``est.cv_folds`` seeded folds (see :func:`_cell_cv_error`).
 
     ``ensemble`` (``{"ranks", "lam"}``): also ``{("ensemble", blend): ...}`` for the average of those ranks' fits
-    (:class:`~harness_ext.methods.lowrank.RankEnsemble`) in the same folds.
+    (:class:`~harness_ext.methods.engine.lowrank.RankEnsemble`) in the same folds.
     """
     rng = np.random.default_rng(est.random_state + 31)
     if X.shape[0] > MAX_CV_ROWS:

@@ -8,7 +8,7 @@ completed by the manifest's predictor trained on the manifest's models.
 
 The full-benchmark score is given on the harness's own metric and scale (MMLU ``acc``
 with the subjects weighted as lm-eval's ``mmlu`` group weights them,
-:mod:`harness_ext.methods.benchmark_score`), its interval calibrated for that
+:mod:`harness_ext.methods.reduction.benchmark_score`), its interval calibrated for that
 weighted sum itself, with the manifest's normalised aggregate beside it.
 
 Intervals are 90% unless ``level`` (``predict --level``) asks for another; the
@@ -38,11 +38,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import HarnessExtError
-from ..report import Result, Stages, format_table, progress
+from ...errors import HarnessExtError
+from ...report import Result, Stages, format_table, progress
 from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings, check_level,
                               floor_warnings, raw_aggregate_rmse, z_of)
-from ..store.matrix import apply_normalisation, invert_normalisation, params_frame
+from ...store.matrix import apply_normalisation, invert_normalisation, params_frame
 
 log = logging.getLogger("harness_ext.predict")
 
@@ -55,8 +55,8 @@ def training_matrix(manifest: dict) -> pd.DataFrame:
     if tm is not None:
         values = np.array([[np.nan if v is None else v for v in row] for row in tm["values"]], dtype=float)
         return pd.DataFrame(values, index=tm["models"], columns=tm["datasets"])
-    from ..store.matrix import MatrixQuery, load_matrix
-    from ..store.db import Store
+    from ...store.matrix import MatrixQuery, load_matrix
+    from ...store.db import Store
 
     src = manifest["source"]
     if not src.get("store"):
@@ -102,7 +102,7 @@ class PredictionResult(Result):
     manifest_path: str = None
     #: the intervals' level
     level: float = DEFAULT_LEVEL
-    #: how the full-benchmark score is made (:meth:`harness_ext.methods.benchmark_score.BenchmarkScore.describe`)
+    #: how the full-benchmark score is made (:meth:`harness_ext.methods.reduction.benchmark_score.BenchmarkScore.describe`)
     score: dict = None
 
     title = "predict"
@@ -161,7 +161,7 @@ class PredictionResult(Result):
         scale, and beside them the full-benchmark score on the harness's metric with its interval
         (its actual value where known). Returns the path written, or the figure when ``path`` is None.
         """
-        from ..report import get_pyplot, save_figure
+        from ...report import get_pyplot, save_figure
 
         plt = get_pyplot()
         models = [model] if model is not None else list(dict.fromkeys(self.table["model"]))
@@ -240,11 +240,11 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
     Where a model has the dataset at the manifest's shot count and at others, the manifest's is used;
     ``other_shots`` maps ``(model, dataset)`` to the shot count used when only another one was there.
     """
-    from ..store.ingest import ingest_paths
-    from ..store.matrix import query_results, MatrixQuery
-    from ..store.db import Store
+    from ...store.ingest import ingest_paths
+    from ...store.matrix import query_results, MatrixQuery
+    from ...store.db import Store
     from .harness_names import cross_harness_rows
-    from ..types import SUBSET_OPTION
+    from ...types import SUBSET_OPTION
 
     with Store.open(":memory:") as store:
         # A new model's file holds the subset's columns: a leaderboard's sidecar beside it may describe them all.
@@ -336,7 +336,7 @@ def partial_subset_errors(manifest: dict, train: np.ndarray, est, subset_idx, ha
     (per_cell, aggregate)
         ``(n_new, d)`` and ``(n_new,)`` RMSE arrays.
     """
-    from .subset_cv import subset_errors
+    from ..engine.subset_cv import subset_errors
 
     cols = manifest["datasets"]
     d = len(cols)
@@ -379,8 +379,8 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     (default 0.90); conformal intervals take their quantile at it, the others ``z`` standard
     deviations with ``z`` the normal quantile of ``level``.
     """
-    from ..plugin_manager import get_registration
-    from .pounce import predict_new_models
+    from ...plugin_manager import get_registration
+    from ..pounce import predict_new_models
 
     level = check_level(level)
     Z = z_of(level)
@@ -481,7 +481,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
             p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have, u)
             mean, lower, upper = p.mean, p.lower, p.upper
             frontier = p.frontier
-            from .frontier import frontier_warnings
+            from ..engine.frontier import frontier_warnings
 
             warnings += frontier_warnings(raw_new.index, frontier, getattr(est, "frontier_", {}))
         else:
@@ -578,7 +578,7 @@ def check_scales(raw_new: pd.DataFrame, train: pd.DataFrame, by_name: dict) -> N
     Each dataset's scale is its manifest record's (:func:`harness_ext.store.scales.raw_scale`; a column given as
     is, by its training values).
     """
-    from ..store.scales import FIXED_BOUNDS, out_of_scale_message, raw_scale
+    from ...store.scales import FIXED_BOUNDS, out_of_scale_message, raw_scale
 
     problems = []
     for c in raw_new.columns:
@@ -610,7 +610,7 @@ def stored_reselect(manifest: dict, train: pd.DataFrame, est) -> tuple:
     """
     import inspect
 
-    from .newmodel_intervals import FoldSubsets
+    from ..engine.newmodel_intervals import FoldSubsets
 
     if "reselect" not in inspect.signature(est.predict_new_models).parameters:
         return None, None
@@ -631,7 +631,7 @@ def _conformal(est, Z_in, weights, reselect, have, extra=None):
 
     The models that ran the whole subset are calibrated on each fold's models observed on
     the fold's subset; a model that ran part of it, in its own call, on the same positions
-    of each fold's subset (:meth:`~harness_ext.methods.newmodel_intervals.FoldSubsets.restrict`).
+    of each fold's subset (:meth:`~harness_ext.methods.engine.newmodel_intervals.FoldSubsets.restrict`).
     ``extra``: the weights ``u`` of the benchmark's own score (``extra_*`` of the result, one column).
     """
     import inspect

@@ -33,8 +33,8 @@ from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from ..base import limit_threads
-from ..errors import MethodError
+from ...base import limit_threads
+from ...errors import MethodError
 
 
 class SubsetError(NamedTuple):
@@ -163,7 +163,7 @@ def fold_predictions(predictor, X: np.ndarray, subsets: Sequence, folds, cache: 
     """Per fold, the held-out models' predicted rows for each subset: ``[[mean per subset] per fold]``.
 
     A predictor with ``predict_new_models`` (the low-rank completers of
-    :mod:`harness_ext.methods.completion`) is fitted once per fold and every
+    :mod:`harness_ext.methods.engine.completion`) is fitted once per fold and every
     subset folded in together (:func:`stacked_fold_in`, ``calibrate=False``);
     ``cache``, a dict kept by the caller (or :func:`shared_cache`), holds
     those per-fold fits across calls on the same matrix and folds. Its
@@ -174,8 +174,8 @@ def fold_predictions(predictor, X: np.ndarray, subsets: Sequence, folds, cache: 
     used when the predictor has it, else one fit of the stacked matrix per
     (fold, subset) through :func:`harness_ext.methods.pounce.predict_new_models`.
     """
-    from ..base import clone
-    from .pounce import predict_new_models
+    from ...base import clone
+    from ..pounce import predict_new_models
 
     if hasattr(predictor, "with_fixed_settings"):
         fixed = cache.get("settings") if cache is not None else None

@@ -51,7 +51,7 @@ from typing import Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from ..errors import MethodError
+from ...errors import MethodError
 
 LOGIT = "logit"
 STANDARDISE = "standardise"

@@ -1,7 +1,7 @@
 """``reduce`` as a function: a matrix in, a :class:`ReduceResult` (manifest + evidence) out.
 
 The manifest itself (its fields, schema, budgets, costs, writers) is
-:mod:`harness_ext.methods.manifest`; this module runs a reduction end to end
+:mod:`harness_ext.methods.reduction.manifest`; this module runs a reduction end to end
 and wraps the manifest in a typed result that renders itself (the summary the
 command prints), exports its tables (subset, error-vs-budget curve), draws the
 error-vs-budget figure and writes the harness files.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..report import Result
+from ...report import Result
 from .budget import DEFAULT_BUDGET_TEXT
 from .manifest import DEFAULT_SELECTOR, attach_lm_eval_tasks, build_manifest, write_outputs
 
@@ -200,7 +200,7 @@ class ReduceResult(Result):
         """Write the manifest with each named manifest writer into folder ``out``; returns the paths.
 
         Every writer runs, and every file it returns is checked, before anything appears in
-        ``out`` (:func:`harness_ext.methods.manifest.write_outputs`): a refused name leaves the
+        ``out`` (:func:`harness_ext.methods.reduction.manifest.write_outputs`): a refused name leaves the
         folder as it was.
         """
         paths = write_outputs(self.manifest, out, formats)
@@ -229,14 +229,14 @@ def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_S
                   items: Optional[int] = None, local_data=(), min_availability: Optional[float] = None) -> ReduceResult:
     """Select a subset of ``df``'s datasets, build its manifest and find where its lm-eval tasks are defined.
 
-    Parameters are those of :func:`harness_ext.methods.manifest.build_manifest`; ``db`` is also
+    Parameters are those of :func:`harness_ext.methods.reduction.manifest.build_manifest`; ``db`` is also
     where the lm-eval task configurations recorded at ingest are looked up. ``items``: run only
     this many anchor items of each subset task that has per-sample logs in ``db``
-    (:mod:`harness_ext.methods.items`); the lm-eval files then carry ``--samples``.
+    (:mod:`harness_ext.methods.reduction.items`); the lm-eval files then carry ``--samples``.
     ``local_data``: folders of the user's own task data; absolute data paths the kept task
     configurations name inside them are written into the task YAMLs (others are left out).
     ``min_availability``: datasets run by fewer than this share of the models are chosen
-    last (None: :data:`~harness_ext.methods.budget.MIN_AVAILABILITY`).
+    last (None: :data:`~harness_ext.methods.reduction.budget.MIN_AVAILABILITY`).
 
     Returns
     -------

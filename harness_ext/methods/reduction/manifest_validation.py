@@ -23,7 +23,7 @@ import math
 from itertools import chain
 from pathlib import Path
 
-from ..errors import HarnessExtError
+from ...errors import HarnessExtError
 
 #: Largest manifest file read (an embedded 2,000,000-cell training matrix is ~40 MB).
 MAX_MANIFEST_BYTES = 256 * 1024**2
@@ -41,8 +41,8 @@ def load_json(path: Path) -> dict:
     Read through :func:`harness_ext.safe_input.load_document` (a regular UTF-8 file of at most
     :data:`MAX_MANIFEST_BYTES`, its nesting measured before it is parsed); then the top level must be an object.
     """
-    from ..errors import SideFileError
-    from ..safe_input import load_document
+    from ...errors import SideFileError
+    from ...safe_input import load_document
 
     try:
         doc = load_document(path, "manifest", "json", limit=MAX_MANIFEST_BYTES, max_depth=MAX_DEPTH)
@@ -66,7 +66,7 @@ def check_version(manifest: dict, path) -> None:
     if not isinstance(version, str):
         raise HarnessExtError(f"{path} is not a harness-ext manifest: no manifest_version")
     if version.split(".")[0] != READS_MAJOR:
-        from .. import __version__
+        from ... import __version__
 
         raise HarnessExtError(f"{path} is manifest version {version} (written by {by}); this harness-ext {__version__} "
                               f"reads version {READS_MAJOR}.x: use the matching harness-ext or run 'reduce' again")
@@ -209,7 +209,7 @@ def check_consistency(manifest: dict, path) -> None:
         bad("it embeds no training matrix and names no store to rebuild it from")
     from dataclasses import fields
 
-    from ..store.matrix import MatrixQuery
+    from ...store.matrix import MatrixQuery
 
     allowed = {f.name for f in fields(MatrixQuery)}
     unknown = sorted(set(manifest["source"]["query"]) - allowed)

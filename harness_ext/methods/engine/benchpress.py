@@ -61,7 +61,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..errors import MethodError
+from ...errors import MethodError
 
 #: BenchPress's published settings (``predict_benchpress_scores``).
 RANK, LAM, N_ITER, N_ENSEMBLE, BASE_SEED = 2, 0.1, 40, 10, 42

@@ -52,7 +52,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..benchmarks import MMLU_BENCHMARK
+from ...benchmarks import MMLU_BENCHMARK
 
 #: The MMLU subjects HELM Classic and HELM Lite run (their "MMLU" column is the mean of these).
 HELM_MMLU_SUBJECTS = ("abstract_algebra", "college_chemistry", "computer_security", "econometrics", "us_foreign_policy")
@@ -173,7 +173,7 @@ def _table_helm(entry: dict) -> tuple:
     if eq is None:
         return ()
     if eq.names == ("mmlu",) and not _is_helm(entry):  # a leaderboard's "MMLU" is all 57 subjects
-        from ..benchmarks import MMLU_SUBJECTS
+        from ...benchmarks import MMLU_SUBJECTS
 
         return tuple(f"mmlu:subject={s},model=text{_CANON}" for s in MMLU_SUBJECTS)
     lite = entry.get("benchmark") in HELM_BENCHMARKS_LITE

@@ -11,7 +11,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..errors import MethodError, SideFileError
+from ...errors import MethodError, SideFileError
 
 #: reduce's default budget without ``--budget``: ``max(DEFAULT_BUDGET_MIN, round(DEFAULT_BUDGET_FRACTION * d))``
 #: datasets, fewer than all (:func:`default_subset_size`). The budget the defaults were validated at, so the
@@ -163,7 +163,7 @@ def read_costs(path) -> dict:
     SideFileError
         Naming the file and the reason.
     """
-    from ..safe_input import finite_number, load_document, read_rows, suffix_format, wrong_shape
+    from ...safe_input import finite_number, load_document, read_rows, suffix_format, wrong_shape
 
     what = "cost file"
     if suffix_format(path, default="csv") == "json":

@@ -10,7 +10,7 @@ and, per dataset, the affine map ``raw_j = offset_j + slope_j * z_j`` from norma
 to raw scores. The benchmark score is then ``R = sum_j v_j raw_j = c + sum_j u_j z_j``
 with ``c = sum_j v_j offset_j`` and ``u_j = v_j slope_j``: linear in the normalised
 scores, so its interval is calibrated like the normalised aggregate's, with weights
-``u`` (:func:`harness_ext.methods.predict.predict_scores`). Mapping the normalised
+``u`` (:func:`harness_ext.methods.reduction.predict.predict_scores`). Mapping the normalised
 aggregate's interval through an inverse transform would be exact only when ``u`` is
 proportional to the manifest's weights; MMLU's size weights are not uniform ones.
 
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..benchmarks import MMLU_TEST_SIZES, mmlu_subject
-from ..errors import MethodError
+from ...benchmarks import MMLU_TEST_SIZES, mmlu_subject
+from ...errors import MethodError
 
 __all__ = ["BenchmarkScore", "DEFAULT_LEVEL", "aggregate_frame", "benchmark_score", "check_level", "floor_warnings",
            "raw_aggregate_rmse", "z_of"]
@@ -158,9 +158,9 @@ def raw_aggregate_rmse(manifest: dict, train: np.ndarray, est, subset_idx, have,
     When ``u`` is proportional to the manifest's ``weights`` it is the normalised aggregate's RMSE
     ``agg_rmse`` times the ratio of their sums; otherwise the predictor is cross-validated again on
     the training matrix, held-out models revealing each new model's part of the subset, the aggregate
-    taken with ``|u|`` (:func:`harness_ext.methods.subset_cv.subset_errors`).
+    taken with ``|u|`` (:func:`harness_ext.methods.engine.subset_cv.subset_errors`).
     """
-    from .subset_cv import subset_errors
+    from ..engine.subset_cv import subset_errors
 
     scale = float(np.abs(u).sum())
     if np.allclose(np.abs(u) / scale, weights / weights.sum(), rtol=1e-9, atol=1e-12):
@@ -245,7 +245,7 @@ def chance_warnings(manifest: dict) -> list:
     ----------
     Subramani, Gomez and Diab, SimBA, §2 (chance-level normalisation of the aggregate).
     """
-    from ..store.scales import lacks_chance_level
+    from ...store.scales import lacks_chance_level
 
     if (manifest.get("source", {}).get("query") or {}).get("normalise", "chance") != "chance":
         return []

@@ -37,8 +37,8 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from ..base import BasePredictor, check_matrix, limit_threads
-from ..errors import MethodError
+from ...base import BasePredictor, check_matrix, limit_threads
+from ...errors import MethodError
 from .conformal import Z90, conformal_quantile, mondrian_quantiles, normalised_scores
 from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, RankEnsemble, fit_als, fit_gibbs, fold_in, select_rank_lam
 from .direct_ridge import CELL_FLOPS_BUDGET, cell_regression_flops, direct_ridge_predict, ridge_design
@@ -60,7 +60,7 @@ SCALE_CANDIDATES = ("auto", "standardise")
 SETTINGS_FLOPS_BUDGET = 1e11
 #: Models the rank/penalty and transform cross-validation keeps past :data:`SETTINGS_FLOPS_BUDGET`, at least.
 MIN_SETTINGS_ROWS = 200
-#: ALS sweep limit of :func:`~harness_ext.methods.lowrank.select_rank_lam` (the flops estimate counts it).
+#: ALS sweep limit of :func:`~harness_ext.methods.engine.lowrank.select_rank_lam` (the flops estimate counts it).
 SEARCH_SWEEPS = 60
 
 
@@ -68,9 +68,9 @@ def direct_predict(fit, Z_train, z_new, design=None) -> np.ndarray:
     """Direct regression of each new row's missing cells (transformed space) from the cells it has.
 
     The training matrix is completed by the low-rank fit (its observed cells kept)
-    and summarised once (:func:`~harness_ext.methods.direct_ridge.ridge_design`);
+    and summarised once (:func:`~harness_ext.methods.engine.direct_ridge.ridge_design`);
     every distinct pattern of observed cells then gets its ridge regression with
-    penalties by leave-one-out or GCV (:func:`~harness_ext.methods.direct_ridge.direct_ridge_predict`).
+    penalties by leave-one-out or GCV (:func:`~harness_ext.methods.engine.direct_ridge.direct_ridge_predict`).
     ``design`` may be passed when the caller has it. Observed cells are returned as given.
     """
     if design is None:
@@ -124,7 +124,7 @@ class LowRankCompleter(BasePredictor):
     lam_bias : float
         Penalty on the model and dataset biases.
     scales : "cv", None, "auto", str, list, dict
-        Per-dataset transforms (:func:`harness_ext.methods.transforms.as_transform`):
+        Per-dataset transforms (:func:`harness_ext.methods.engine.transforms.as_transform`):
         detected (``"auto"``), a kind for all, per-column overrides, or a stored
         ``ScaleTransform.to_dict()``. ``"cv"`` (default) chooses between the
         candidates of ``SCALE_CANDIDATES`` (detected, i.e. logit for bounded
@@ -168,11 +168,11 @@ class LowRankCompleter(BasePredictor):
         on the shared matrices: lower held-out error on HELM Classic and CrossPred.
     new_intervals : {"cv+", "split"}
         New models' calibrated intervals: CV+ over the model folds (each score applied
-        to the fold fit it was held out of, :mod:`~harness_ext.methods.newmodel_intervals`),
+        to the fold fit it was held out of, :mod:`~harness_ext.methods.engine.newmodel_intervals`),
         or the split-conformal multiplier around the fit on all training models.
     frontier : bool
         Flag new models whose subset lies beyond the training models' range and give them a
-        prediction and intervals calibrated on frontier folds (:mod:`~harness_ext.methods.frontier`).
+        prediction and intervals calibrated on frontier folds (:mod:`~harness_ext.methods.engine.frontier`).
     random_state : int
         Seeds the CV folds, the calibration folds and the sampler.
 
@@ -255,7 +255,7 @@ class LowRankCompleter(BasePredictor):
         every fold, instead of repeating the rank/penalty search inside each fold.
         The copy's ``get_params()`` record the chosen values.
         """
-        from ..base import clone
+        from ...base import clone
 
         est = clone(self)
         if self.rank == "auto" or self.lam == "auto" or self.scales == "cv" or self.cell_blend == "auto":
@@ -287,14 +287,14 @@ class LowRankCompleter(BasePredictor):
         with ``cell_blend="auto"``). Candidates giving the same transform are tried
         once. ``rank_cv`` is None when rank and penalty are given. The transform is
         the single setting's best; at that transform, with ALS and a searched rank, the
-        average of every rank's fit (:class:`~harness_ext.methods.lowrank.RankEnsemble`)
+        average of every rank's fit (:class:`~harness_ext.methods.engine.lowrank.RankEnsemble`)
         competes with the single fit for the cells (``info["ensemble"]``; new models
         still fold into the single fit).
 
         With ``cell_blend="auto"``, when one direct regression of every row's
         cells (the calibration's: all rows, a ``1/calibration_folds`` fold held
-        out; :func:`~harness_ext.methods.direct_ridge.cell_regression_flops`)
-        would exceed :data:`~harness_ext.methods.direct_ridge.CELL_FLOPS_BUDGET`
+        out; :func:`~harness_ext.methods.engine.direct_ridge.cell_regression_flops`)
+        would exceed :data:`~harness_ext.methods.engine.direct_ridge.CELL_FLOPS_BUDGET`
         flops (wide matrices: a pattern costs ``O(k^3)`` in its observed cells),
         the cell blend is 0 (low-rank only) and ``info["cell_blend_rule"]`` says so;
         so is the uncalibrated new-model blend of selection (:meth:`_uncalibrated_blend`).
@@ -438,7 +438,7 @@ class LowRankCompleter(BasePredictor):
         """Conformal multipliers from K folds of held-out observed cells (refits with the chosen rank/lam).
 
         Returns ``(pooled q, per-dataset q (d,), n_scores)``; per dataset with
-        ``mondrian`` (:func:`~harness_ext.methods.conformal.mondrian_quantiles`), else the pooled one.
+        ``mondrian`` (:func:`~harness_ext.methods.engine.conformal.mondrian_quantiles`), else the pooled one.
         """
         K = int(self.calibration_folds)
         d = Z.shape[1]
@@ -615,7 +615,7 @@ class LowRankCompleter(BasePredictor):
         return self._ridge_design
 
     def _calibrate_new(self, O_new, w, reselect=None):
-        """See :func:`~harness_ext.methods.newmodel_intervals.calibrate_model_folds` (cached per pattern and weights)."""
+        """See :func:`~harness_ext.methods.engine.newmodel_intervals.calibrate_model_folds` (cached per pattern and weights)."""
         key = (np.packbits(O_new, axis=1).tobytes(), O_new.shape, None if w is None else w.tobytes(), id(reselect))
         cache = getattr(self, "_cal_cache", None)
         if cache is None or cache[0] != key:

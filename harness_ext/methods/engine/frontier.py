@@ -375,7 +375,7 @@ def frontier_expectation(est, X, subset, w) -> Optional[dict]:
 
 def frontier_warnings(models, distance, calibrations) -> list:
     """One warning per new model beyond the training models' edge (``distance`` != 0), with its distance and how
-    its prediction and intervals were made (:mod:`~harness_ext.methods.frontier`)."""
+    its prediction and intervals were made (:mod:`~harness_ext.methods.engine.frontier`)."""
     if distance is None:
         return []
     out = []

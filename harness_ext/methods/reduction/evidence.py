@@ -1,7 +1,7 @@
 """Evidence for a reduction: error against budget, and the chosen subset against random subsets of its size.
 
 Both use the same cross-validation as the manifest's expected error
-(:func:`harness_ext.methods.subset_cv.subset_errors`: model folds, held-out
+(:func:`harness_ext.methods.engine.subset_cv.subset_errors`: model folds, held-out
 models revealing their subset cells, missing cells as missing), the same
 predictor and the same folds, so the numbers compare like with like.
 
@@ -22,7 +22,7 @@ from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from .subset_cv import aggregate_rmse, fold_predictions, normalised_weights, score_flops, scoring_folds, subset_errors
+from ..engine.subset_cv import aggregate_rmse, fold_predictions, normalised_weights, score_flops, scoring_folds, subset_errors
 
 #: Aggregate RMSE above which a manifest warns, as a share of each dataset's scale (normalised units: 0.05;
 #: 5 points on a 0-100 column given as is).
@@ -36,7 +36,7 @@ PAIRED_ALPHA = 0.01
 #: Two-sided 90% normal quantile (interval half-width = Z90 * RMSE).
 Z90 = 1.6448536269514722
 #: Flops the evidence may spend scoring subsets (the random draws and the error-against-budget curve,
-#: :func:`~harness_ext.methods.subset_cv.score_flops` each); past it both take fewer random subsets
+#: :func:`~harness_ext.methods.engine.subset_cv.score_flops` each); past it both take fewer random subsets
 #: (:func:`evidence_counts`). About ten seconds of one core; no real matrix of the repository's data comes near it
 #: (the largest, Pythia MMLU's 838 x 57, takes 1.5e9 for 274 subsets).
 EVIDENCE_FLOPS_BUDGET = 5e10
@@ -189,9 +189,9 @@ def compare_nested_with_random(X, fold_subsets: Sequence, predictor, *, k: int, 
     Varma & Simon (2006), nested cross-validation; Student (1908), the paired t-test; the "k random
     datasets + a regressor" baseline of the developers' guide.
     """
-    from .subset_cv import STACK_CELLS
+    from ..engine.subset_cv import STACK_CELLS
 
-    from ..base import limit_threads
+    from ...base import limit_threads
 
     X = np.asarray(X, dtype=float)
     d = X.shape[1]
@@ -252,7 +252,7 @@ def points_scale(normalisations: Sequence[dict], X) -> tuple:
     """``(factors, unit)``: benchmark points per normalised unit of each dataset
     (:func:`harness_ext.store.scales.points_per_unit`) and the unit's name; ``(None, "normalised units")`` when a
     dataset's scale is not linear (Elo, perplexity: no one factor holds)."""
-    from ..store.scales import points_per_unit, raw_scale
+    from ...store.scales import points_per_unit, raw_scale
 
     X = np.asarray(X, dtype=float)
     factors = [points_per_unit(n, X[:, j]) for j, n in enumerate(normalisations)]
@@ -284,7 +284,7 @@ class NestedError(NamedTuple):
     aggregate_rmse: float
     n_aggregate: int
     #: Squared error of each scored held-out model's full-benchmark score over its observed cells (:func:`_model_sq`),
-    #: in the order of :func:`~harness_ext.methods.subset_cv.scoring_folds`' held-out rows.
+    #: in the order of :func:`~harness_ext.methods.engine.subset_cv.scoring_folds`' held-out rows.
     model_sq: Optional[np.ndarray] = None
 
 
@@ -297,8 +297,8 @@ def nested_subset_error(X, fold_subsets: Sequence, predictor, *, folds, weights=
     optimistic (they predict it better than a new model would); here no held-out
     model took part in choosing what it reveals, as for the new models ``predict``
     sees. ``folds`` are the model folds the subsets were chosen on (``cache`` as in
-    :func:`~harness_ext.methods.subset_cv.subset_errors`, shared with the other evidence); past its
-    flops budget the held-out rows are the sample :func:`~harness_ext.methods.subset_cv.scoring_folds` keeps.
+    :func:`~harness_ext.methods.engine.subset_cv.subset_errors`, shared with the other evidence); past its
+    flops budget the held-out rows are the sample :func:`~harness_ext.methods.engine.subset_cv.scoring_folds` keeps.
 
     Returns
     -------
@@ -327,7 +327,7 @@ def pooled_error(X: np.ndarray, subsets: Sequence, preds: Sequence, folds, w: np
 
     A revealed cell is exact (error 0), so folds revealing different subsets pool like
     any other; with one subset for every fold this is the aggregate of
-    :func:`~harness_ext.methods.subset_cv.subset_errors`, so the selection and random
+    :func:`~harness_ext.methods.engine.subset_cv.subset_errors`, so the selection and random
     subsets are scored alike (:func:`compare_nested_with_random`). On a complete
     matrix it equals the per-fold moments pooled by the folds' sizes.
     """
@@ -426,7 +426,7 @@ def plot_budget_curve(rows: list, path, title: str = "", chosen_k: Optional[int]
 
     Returns the path written, or the figure when ``path`` is None (a notebook shows it).
     """
-    from ..report import get_pyplot, save_figure
+    from ...report import get_pyplot, save_figure
 
     plt = get_pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
@@ -475,7 +475,7 @@ def new_model_evidence(X, X_all, normalisations: Sequence[dict], fold_subsets: S
         (:func:`compare_nested_with_random` as a dict, aggregate errors in its ``unit``) and ``widths``
         (each dataset's scale width, :func:`harness_ext.store.scales.scale_width`).
     """
-    from ..store.scales import scale_width
+    from ...store.scales import scale_width
 
     factors, unit = points_scale(normalisations, X_all)
     widths = np.array([scale_width(n, X_all[:, j]) for j, n in enumerate(normalisations)], dtype=float)

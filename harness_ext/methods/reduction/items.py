@@ -78,9 +78,9 @@ def select_items(store, tasks: dict, n_items: int, random_state: int = 0) -> tup
     tasks : dict
         lm-eval task name -> (manifest dataset name, per-sample metric, normalisation dict).
     """
-    from ..store.matrix import invert_normalisation, params_frame
-    from ..errors import StoreError
-    from ..store.samples import prompt_matrix
+    from ...store.matrix import invert_normalisation, params_frame
+    from ...errors import StoreError
+    from ...store.samples import prompt_matrix
 
     out, warnings = {}, []
     for task, (dataset, metric, norm) in tasks.items():
@@ -107,8 +107,8 @@ def select_items(store, tasks: dict, n_items: int, random_state: int = 0) -> tup
 
 def weighted_scores(store, items: dict, models: Optional[list] = None) -> dict:
     """``{(model, dataset): weighted anchor score}`` from the per-sample logs in ``store`` (e.g. a new model's run)."""
-    from ..errors import StoreError
-    from ..store.samples import prompt_matrix
+    from ...errors import StoreError
+    from ...store.samples import prompt_matrix
 
     out = {}
     for task, block in (items.get("tasks") or {}).items():
@@ -135,7 +135,7 @@ def attach_items(manifest: dict, db, n_items: int, random_state: int = 0) -> dic
 
     from harness_ext.plugins.manifest_writers import lm_eval_task_list
 
-    from ..store.db import Store
+    from ...store.db import Store
 
     norms = {d["name"]: d.get("normalisation") or {} for d in manifest["datasets"]}
     tasks = {}

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
+from ... import __version__
 from .benchmark_score import z_of
 
 #: Top-level key marking an lm-eval-schema file as a harness-ext prediction (adapters refuse such files).
@@ -157,7 +157,7 @@ def check_eee_folder(out_dir) -> Path:
     """
     import os
 
-    from ..errors import HarnessExtError
+    from ...errors import HarnessExtError
 
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
@@ -202,7 +202,7 @@ def write_lm_eval_results(pred, manifest: dict, manifest_path) -> list:
         try:
             path.write_text(json.dumps(lm_eval_results_doc(pred, manifest, model, manifest_path), indent=2) + "\n")
         except OSError as exc:
-            logging.getLogger("harness_ext.methods.predict").warning(f"could not write {path}: {exc.strerror or exc}")
+            logging.getLogger("harness_ext.methods.reduction.predict").warning(f"could not write {path}: {exc.strerror or exc}")
             continue
         written.append(path)
     return written
