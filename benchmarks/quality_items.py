@@ -20,14 +20,24 @@ predicts each target's mean over all items from its answers to the chosen ones. 
 protocol, ``n`` and estimator: mean |error| in points (x100) with its standard error over seeds, 90%
 interval coverage over targets x seeds and the median interval width in points. Baselines from the
 paper, re-implemented: random sampling (``sample_mean``), random sampling + learn (``random_learn``),
-AIPW as the authors compute it (``aipw_paper``) and anchor points (``anchor_weighted``).
+AIPW as the authors compute it (``aipw_paper``) and anchor points (``anchor_weighted``). The IRT family
+of tinyBenchmarks (``irt``, ``pirt``, ``gpirt``) and AIPW with an IRT working model (``aipw_irt``; across
+the benchmark's tasks, ``aipw_crosstask``, which also sees each target's sampled items of the other tasks
+in the same folder, rows matched by model name) run in the same loop. A closing table gives each
+estimator's error over the best baseline's and over ``aipw_paper``'s, per table and averaged.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
+
+# The IRT fits are many small matrix products: one BLAS thread each is faster than contended threads on a
+# shared machine (set before numpy is imported; an explicit setting wins).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 import numpy as np
 
@@ -39,14 +49,28 @@ ITEMS = SHARED_DATA / "items"
 QUICK_TABLES = ("helm_lite/gsm", "open_llm_v2/musr")
 
 
-def load_table(path: Path) -> np.ndarray:
-    """Models x items matrix of a long ``model, item, score`` Parquet table, models in file order."""
+def load_table(path: Path, models=None) -> np.ndarray:
+    """Models x items matrix of a long ``model, item, score`` Parquet table, models in file order.
+
+    With ``models``, the rows follow that list instead, NaN for a model the table lacks.
+    """
+    return load_named(path, models)[0]
+
+
+def load_named(path: Path, models=None):
+    """``(matrix, models)``: :func:`load_table` with the row names."""
     import pandas as pd
 
     df = pd.read_parquet(path)
-    models = pd.unique(df["model"])
-    wide = df.pivot(index="model", columns="item", values="score").reindex(models)
-    return wide.to_numpy(dtype=float)
+    names = pd.unique(df["model"]) if models is None else models
+    wide = df.pivot(index="model", columns="item", values="score").reindex(names)
+    return wide.to_numpy(dtype=float), list(names)
+
+
+def sibling_tables(table: str, models) -> list:
+    """The other tasks of ``table``'s benchmark (same folder), rows aligned to ``models``."""
+    folder = (ITEMS / table).parent
+    return [load_table(p, models) for p in sorted(folder.glob("*.parquet")) if p.stem != Path(table).name]
 
 
 def split(scores: np.ndarray, protocol: str, seed: int):
@@ -61,22 +85,60 @@ def split(scores: np.ndarray, protocol: str, seed: int):
     return sources, targets
 
 
-def run_one(scores, protocol, n_items, seed, names):
+def run_one(scores, protocol, n_items, seed, names, others=()):
     from harness_ext.methods.engine.item_estimators import ESTIMATORS, random_items
 
     sources, targets = split(scores, protocol, seed)
     S, T = scores[sources], scores[targets]
     truth = T.mean(axis=1)
+    # Other tasks' samples are drawn independently of this task's (their own seeds).
+    other_items = [random_items(o.shape[1], n_items, 10_000 * (k + 1) + seed) for k, o in enumerate(others)]
     out = {}
     for name in names:
         est = ESTIMATORS[name]()
         items = (est.select(S, n_items, seed) if hasattr(est, "select")
                  else random_items(scores.shape[1], n_items, seed))
-        res = est.fit(S, items).predict(T[:, items])
+        if getattr(est, "uses_other_tasks", False):
+            fit_o = [(o[sources], it) for o, it in zip(others, other_items)]
+            pred_o = [o[targets][:, it] for o, it in zip(others, other_items)]
+            res = est.fit(S, items, others=fit_o).predict(T[:, items], others=pred_o)
+        else:
+            res = est.fit(S, items).predict(T[:, items])
         err = np.abs(res.estimate - truth) * 100
         cover = (res.lower <= truth) & (truth <= res.upper)
         out[name] = (err, np.where(np.isnan(res.lower), np.nan, cover), res.width * 100)
     return out
+
+
+BASELINES = ("sample_mean", "random_learn", "aipw_paper", "anchor_weighted")
+
+
+def summarise(rows: list) -> None:
+    """Each estimator's mean |error| over the best baseline's and over the paper's AIPW, per table and on average."""
+    from collections import defaultdict
+
+    by = defaultdict(dict)
+    for t, protocol, n, k, mae, cov in rows:
+        by[(t, protocol, n)][k] = (mae, cov)
+    print("\nratios: table | protocol | n | estimator | mean |err| | / best baseline (which) | / aipw_paper | 90% coverage")
+    avg = defaultdict(list)
+    for (t, protocol, n), d in by.items():
+        base = {k: d[k][0] for k in BASELINES if k in d}
+        if not base:
+            continue
+        best = min(base, key=base.get)
+        for k, (mae, cov) in d.items():
+            r_best = mae / base[best]
+            r_aipw = mae / d["aipw_paper"][0] if "aipw_paper" in d else np.nan
+            avg[(protocol, n, k)].append((r_best, r_aipw, cov))
+            print(f"{t} | {protocol} | {n} | {k} | {mae:.2f} | {r_best:.3f} ({best}) | {r_aipw:.3f} | {cov}")
+    print("\naverage over tables: protocol | n | estimator | / best baseline | / aipw_paper | worst / best baseline | "
+          "coverage range")
+    for (protocol, n, k), v in avg.items():
+        a = np.array([(x, y) for x, y, _ in v])
+        covs = [float(c) for _, _, c in v if c != "n/a"]
+        rng = f"{min(covs):.3f}-{max(covs):.3f}" if covs else "n/a"
+        print(f"{protocol} | {n} | {k} | {a[:, 0].mean():.3f} | {a[:, 1].mean():.3f} | {a[:, 0].max():.3f} | {rng}")
 
 
 def main(argv=None) -> int:
@@ -98,13 +160,16 @@ def main(argv=None) -> int:
     if args.quick:
         tables, n_list, seeds = list(args.tables or QUICK_TABLES), [50], 3
     print("table | protocol | n | estimator | mean |err| (pts) | se | 90% coverage | median width (pts)")
+    rows = []
+    cross = any(getattr(ESTIMATORS[k], "uses_other_tasks", False) for k in args.estimators)
     for t in tables:
-        scores = load_table(ITEMS / f"{t}.parquet")
+        scores, models = load_named(ITEMS / f"{t}.parquet")
+        others = sibling_tables(t, models) if cross else ()
         for protocol in args.protocols:
             for n in n_list:
                 acc = {k: ([], [], [], []) for k in args.estimators}
                 for seed in range(seeds):
-                    for k, (e, c, w) in run_one(scores, protocol, n, seed, args.estimators).items():
+                    for k, (e, c, w) in run_one(scores, protocol, n, seed, args.estimators, others).items():
                         acc[k][0].append(e.mean())
                         acc[k][1].append(c)
                         acc[k][2].append(w)
@@ -116,6 +181,8 @@ def main(argv=None) -> int:
                     wid_s = "n/a" if np.isnan(wid).all() else f"{np.nanmedian(wid):.2f}"
                     print(f"{t} | {protocol} | {n} | {k} | {m.mean():.2f} | {m.std(ddof=1) / np.sqrt(len(m)):.2f} | "
                           f"{cov_s} | {wid_s}", flush=True)
+                    rows.append((t, protocol, n, k, m.mean(), cov_s))
+    summarise(rows)
     return 0
 
 

@@ -106,6 +106,13 @@ ITEM_ESTIMATORS = {
     "aipw": ("AIPW", "AIPW with a cross-fitted working model and its design variance (Zhang, Dorner and Hardt 2025)"),
     "anchor_weighted": ("AnchorWeighted", "anchor points: k-medoids items weighted by their clusters (Vivek et al. 2024)"),
     "composite": ("Composite", "Fay-Herriot-type combination of random_learn and aipw (Fay and Herriot 1979)"),
+    "irt": ("IRT", "IRT: mean of the 2PL model's predictions, ability from the sampled items (Polo et al. 2024)"),
+    "pirt": ("PIRT", "p-IRT: sampled answers plus 2PL predictions for the rest (Polo et al. 2024)"),
+    "gpirt": ("GPIRT", "gp-IRT: p-IRT combined with the sample mean by the tinyBenchmarks lambda (Polo et al. 2024)"),
+    "aipw_irt": ("AIPWIRT", "AIPW with the 2PL prediction as working model, design-based interval "
+                            "(Zhang, Dorner and Hardt 2025; Polo et al. 2024)"),
+    "aipw_crosstask": ("CrossTaskAIPW", "AIPW with one 2PL model across a benchmark's tasks, design-based interval "
+                                        "(Kipnis et al. 2025; Zhang, Dorner and Hardt 2025)"),
 }
 _ITEMS = "harness_ext.methods.engine.item_estimators:"
 
