@@ -78,7 +78,7 @@ def _newton_rows(X, Wt, Rt, P, prior, V, step_max=1.5):
     return V - step * np.minimum(1.0, step_max / np.maximum(norm, 1e-12))
 
 
-def fit_2pl(R: np.ndarray, *, dims: int = 1, item_prior: float = 1.0, max_iter: int = 60, tol: float = 1e-4):
+def fit_2pl(R: np.ndarray, *, dims: int = 1, item_prior: float = 1.0, max_iter: int = 40, tol: float = 1e-3):
     """Item parameters and abilities of the multidimensional 2PL model by joint regularised likelihood.
 
     Block coordinate ascent on the joint log-posterior: alternately one Newton step for every item's
