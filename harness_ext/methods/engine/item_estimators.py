@@ -21,8 +21,9 @@ mean score over all ``N`` items with a two-sided interval at ``level``.
   (Polo et al. 2024) on a random sample, with the multidimensional 2PL model of :mod:`.item_irt`
   (dimensions cross-validated over the source models). Their intervals are model-based: the estimate's
   standard deviation (Bernoulli variance of the unanswered items plus the delta-method variance of the
-  ability) times the conformal quantile of held-out source models' standardised errors, so calibrated
-  for models like the sources and not guaranteed beyond them.
+  ability) times a conformal quantile of held-out source models' standardised errors: the larger of
+  the cross-validated one and, with ``frontier_calibration``, the one of the strongest third of the
+  sources estimated from a fit on the rest. No guarantee holds for a model far beyond the sources.
 * :class:`AIPWIRT`: :class:`AIPW` with the 2PL prediction ``p_i(theta)`` as its working model.
 * :class:`CrossTaskAIPW`: the same with one 2PL model across a benchmark's tasks (shared abilities, as
   in metabench), so the sampled items of the other tasks inform the working model; each task's own
@@ -52,7 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness_ext.methods.engine.item_irt import (abilities, conformal_quantile, cross_validate_irt, fit_2pl,
-                                                 model_folds, pirt_estimates)
+                                                 frontier_split_estimates, model_folds, pirt_estimates)
 
 @dataclass
 class ItemEstimate:
@@ -363,8 +364,9 @@ class _IRTFamily(_ItemEstimator):
     """Shared fit: cross-validated dimensions, item parameters, conformal multiplier from held-out models."""
 
     def __init__(self, *, level: float = 0.90, dims=(1, 2, 4, 8), item_prior: float = 1.0,
-                 ability_prior: float = 2.0, model_folds: int = 5):
+                 ability_prior: float = 2.0, model_folds: int = 5, frontier_calibration: bool = True):
         super().__init__(level=level)
+        self.frontier_calibration = frontier_calibration
         self.dims = dims
         self.item_prior = item_prior
         self.ability_prior = ability_prior
@@ -379,13 +381,20 @@ class _IRTFamily(_ItemEstimator):
         self.dims_ = self.cv_["dims"]
         self.A_, self.b_, _ = fit_2pl(self.source_, dims=self.dims_, item_prior=self.item_prior)
         self._fit_extra()
-        cv = self.cv_
-        n = len(self.items_)
-        var_mean = _design_variance(_binary_variance(self.source_[:, self.items_]), n, self.n_total_)
-        est, sd = self._combine(cv["irt"], cv["pirt"], cv["sd_irt"], cv["sd_pirt"], cv["mean"], var_mean)
-        self.cv_errors_ = est - cv["truth"]
-        self.radius_ = conformal_quantile(np.abs(self.cv_errors_) / sd, self.level)
+        self.radius_ = self._calibrate(self.cv_, np.ones(len(self.source_), dtype=bool))
+        if self.frontier_calibration:
+            fr = frontier_split_estimates(self.source_, self.items_, dims=self.dims_, item_prior=self.item_prior,
+                                          prior_sd=self.ability_prior)
+            self.frontier_radius_ = self._calibrate(fr, fr["held"])
+            self.radius_ = max(self.radius_, self.frontier_radius_)
         return self
+
+    def _calibrate(self, cv: dict, rows: np.ndarray) -> float:
+        """Conformal quantile of held-out population models' standardised errors."""
+        var_mean = _design_variance(_binary_variance(self.source_[rows][:, self.items_]), len(self.items_),
+                                    self.n_total_)
+        est, sd = self._combine(cv["irt"], cv["pirt"], cv["sd_irt"], cv["sd_pirt"], cv["mean"], var_mean)
+        return conformal_quantile(np.abs(est - cv["truth"]) / sd, self.level)
 
     def _fit_extra(self):
         pass

@@ -245,3 +245,24 @@ def cross_validate_irt(S, obs, *, task=None, dims_grid=(1, 2, 4, 8), n_folds: in
     best = min(errors, key=errors.get)
     in_task = np.asarray(obs)[np.isin(obs, task)]
     return dict(runs[best], dims=best, errors=errors, truth=truth, mean=np.nanmean(S[:, in_task], axis=1))
+
+
+def frontier_split_estimates(S, obs, *, dims: int, task=None, share: float = 1 / 3, item_prior: float = 1.0,
+                             prior_sd: float = 2.0) -> dict:
+    """Held-out estimates for the strongest ``share`` of the population, fitted on the rest.
+
+    The population's own frontier: the item parameters are fitted on its weaker models only and its
+    strongest models are estimated from their answers to ``obs``, as a model beyond the population would
+    be. Returns the same keys as :func:`cross_validate_irt` (for those models only).
+    """
+    S = np.asarray(S, dtype=float)
+    task = np.arange(S.shape[1]) if task is None else np.asarray(task)
+    truth = np.nanmean(S[:, task], axis=1)
+    order = np.argsort(truth, kind="stable")
+    held = np.zeros(S.shape[0], dtype=bool)
+    held[order[len(order) - max(2, int(round(share * len(order)))):]] = True
+    A, b, _ = fit_2pl(S[~held], dims=dims, item_prior=item_prior)
+    irt, pirt, sdi, sdp, _ = pirt_estimates(S[held][:, obs], obs, A, b, task=task, prior_sd=prior_sd)
+    in_task = np.asarray(obs)[np.isin(obs, task)]
+    return dict(irt=irt, pirt=pirt, sd_irt=sdi, sd_pirt=sdp, truth=truth[held],
+                mean=np.nanmean(S[held][:, in_task], axis=1), held=held)
