@@ -52,8 +52,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness_ext.methods.engine.item_irt import (abilities, conformal_quantile, cross_validate_irt, fit_2pl,
-                                                 frontier_split_estimates, model_folds, pirt_estimates)
+from harness_ext.methods.engine.conformal import conformal_quantile
+from harness_ext.methods.engine.item_irt import (abilities, cross_validate_irt, fit_2pl, frontier_split_estimates,
+                                                 model_folds, pirt_estimates)
 
 @dataclass
 class ItemEstimate:

@@ -26,7 +26,6 @@ Polo, Weber, Choshen, Sun, Xu and Yurochkin (2024), "tinyBenchmarks: evaluating 
 examples", ICML, §3 (IRT, p-IRT eq. 3.2, gp-IRT eq. 3.3 and its lambda). Reckase (2009),
 Multidimensional Item Response Theory, ch. 4 (the M2PL model). Zhang, Dorner and Hardt (2025), "How
 Benchmark Prediction from Fewer Data Misses the Mark", NeurIPS (the adapted code's validation split).
-Vovk, Gammerman and Shafer (2005), Algorithmic Learning in a Random World (split-conformal quantile).
 """
 
 from __future__ import annotations
@@ -206,13 +205,6 @@ def pirt_estimates(Y, obs, A, b, *, task=None, prior_sd: float = 2.0):
 def model_folds(n_models: int, n_folds: int = 5) -> np.ndarray:
     """Interleaved fold of each population model: fold 0 is every fifth model, the adapted code's validation set."""
     return np.arange(n_models) % n_folds
-
-
-def conformal_quantile(scores: np.ndarray, level: float) -> float:
-    """The split-conformal quantile: the ``ceil(level (m + 1))``-th smallest of ``m`` scores (the largest if beyond)."""
-    s = np.sort(np.asarray(scores, dtype=float))
-    k = min(len(s) - 1, int(np.ceil(level * (len(s) + 1))) - 1)
-    return float(s[max(k, 0)])
 
 
 def cross_validate_irt(S, obs, *, task=None, dims_grid=(1, 2, 4, 8), n_folds: int = 5,
