@@ -410,21 +410,21 @@ class _IRTFamily(_ItemEstimator):
 
 
 class IRT(_IRTFamily):
-    """IRT estimate: the mean of ``p_i(theta)`` over every item, ``theta`` from the sampled items (Polo et al. 2024, §3.1)."""
+    """IRT estimate: the mean of ``p_i(theta)`` over every item, ``theta`` from the sampled items (Polo et al. 2024, §3)."""
 
     def _combine(self, irt, pirt, sd_irt, sd_pirt, mean, var_mean):
         return irt, sd_irt
 
 
 class PIRT(_IRTFamily):
-    """p-IRT: the sampled answers plus ``p_i(theta)`` for the rest (Polo et al. 2024, eq. 3.2)."""
+    """p-IRT: the sampled answers plus ``p_i(theta)`` for the rest (Polo et al. 2024, §3)."""
 
     def _combine(self, irt, pirt, sd_irt, sd_pirt, mean, var_mean):
         return pirt, sd_pirt
 
 
 class GPIRT(_IRTFamily):
-    """gp-IRT: ``lambda * sample mean + (1 - lambda) * p-IRT`` (Polo et al. 2024, eq. 3.3).
+    """gp-IRT: ``lambda * sample mean + (1 - lambda) * p-IRT`` (Polo et al. 2024, §3).
 
     ``lambda = b^2 / (v + b^2)`` as the tinyBenchmarks code sets it (in the version Zhang, Dorner and
     Hardt 2025 run): ``b`` the mean |error| of p-IRT on every fifth population model, with the item

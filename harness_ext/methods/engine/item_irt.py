@@ -16,14 +16,14 @@ all targets), and its full-task score follows from the predicted ``p_i`` of the 
 
 Settings (the number of dimensions) are chosen by cross-validation over the population's models, with the
 sampled items, never by the target. Intervals: each estimate has a model-based standard deviation (the
-Bernoulli variance of the unanswered items plus the delta-method variance of ``theta``); the interval's
-multiplier is the conformal quantile of the standardised errors of held-out population models, so it is
-calibrated on models like the population's, and says nothing about models beyond it (the frontier).
+Bernoulli variance of the unanswered items plus the delta-method variance of ``theta``); the estimators
+multiply it by a conformal quantile of held-out population models' standardised errors, from
+:func:`cross_validate_irt` and from the population's own frontier (:func:`frontier_split_estimates`).
 
 References
 ----------
 Polo, Weber, Choshen, Sun, Xu and Yurochkin (2024), "tinyBenchmarks: evaluating LLMs with fewer
-examples", ICML, §3 (IRT, p-IRT eq. 3.2, gp-IRT eq. 3.3 and its lambda). Reckase (2009),
+examples", ICML, §3 (IRT, p-IRT, gp-IRT and its lambda). Reckase (2009),
 Multidimensional Item Response Theory, ch. 4 (the M2PL model). Zhang, Dorner and Hardt (2025), "How
 Benchmark Prediction from Fewer Data Misses the Mark", NeurIPS (the adapted code's validation split).
 """
@@ -179,7 +179,7 @@ def pirt_estimates(Y, obs, A, b, *, task=None, prior_sd: float = 2.0):
     irt, pirt, sd_irt, sd_pirt, P : the estimates, their standard deviations, and ``p`` on the task's items.
         The p-IRT variance is that of the unanswered items' Bernoulli outcomes given ``p`` plus the
         delta-method variance of their mean through ``theta``; the IRT variance counts every item
-        (Polo et al. 2024, eq. 3.2).
+        (Polo et al. 2024, §3).
     """
     Y = np.atleast_2d(np.asarray(Y, dtype=float))
     obs = np.asarray(obs)
