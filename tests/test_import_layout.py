@@ -127,3 +127,132 @@ def test_every_package_is_installed():
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {".".join(p.relative_to(ROOT).parent.parts) for p in (ROOT / "harness_ext").rglob("__init__.py")}
     assert found - listed == set(), f"add these to [tool.setuptools] packages in pyproject.toml: {sorted(found - listed)}"
+
+
+# --- the module import graph (no circles) -------------------------------------------------------------
+
+def module_path(dotted: str) -> Path | None:
+    """The file of module ``dotted`` (a package's ``__init__.py``), across the package-dir mapping of
+    pyproject.toml (``harness_ext.plugins`` is plugins/, ``harness_ext.adapters`` is adapters/)."""
+    package = max((p for p in SOURCES if dotted == p or dotted.startswith(p + ".")), key=len, default=None)
+    if package is None:
+        return None
+    base = SOURCES[package].joinpath(*dotted[len(package):].split(".")[1:])
+    for path in (base / "__init__.py", base.with_suffix(".py")):
+        if path.exists():
+            return path
+    return None
+
+
+def owning_module(dotted: str) -> str:
+    """The longest prefix of ``dotted`` that is a module: ``import pkg.mod.name`` where name is a function
+    or a class imports ``pkg.mod``."""
+    parts = dotted.split(".")
+    while parts and module_path(".".join(parts)) is None:
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_edges(name: str, path: Path, is_pkg: bool):
+    """Every module ``name`` imports inside harness_ext, module-level and lazy (inside functions) alike.
+
+    ``from pkg import sub`` imports ``pkg.sub`` when sub is a module and ``pkg`` (its ``__init__``) when
+    sub is a name defined there; ``import pkg.mod.name`` imports the module that defines name. Importing
+    ``pkg.mod`` also runs ``pkg/__init__`` first, but that is not counted as an edge to ``pkg``: a
+    package's ``__init__`` has always run before its children, so a child reaches its parent's
+    ``__init__`` only by importing a name from it (``from . import x`` with x not a module), and that
+    is what makes a circle with an ``__init__`` that re-exports the child.
+    """
+    package = name if is_pkg else name.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                target = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith("harness_ext"):
+                continue
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                yield sub if module_path(sub) is not None else owning_module(target)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("harness_ext"):
+                    yield owning_module(alias.name)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the modules it imports. The facade ``harness_ext/__init__.py`` resolves its public names
+    from a table of strings on first attribute access (PEP 562), after the package has been imported;
+    those strings are not imports, its own import statements are."""
+    graph = {}
+    for name, path, is_pkg in modules():
+        graph[name] = {t for t in import_edges(name, path, is_pkg) if t and t != name}
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan 1972), each sorted, and a
+    module importing itself."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+
+    def visit(v):  # recursion depth is bounded by the package's ~300 modules
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def circle_path(graph: dict[str, set[str]], component: list[str]) -> list[str]:
+    """One closed walk through the component's edges from its first module, for the failure message."""
+    members, start = set(component), component[0]
+    walk, seen = [start], {start}
+    while True:
+        nxt = sorted(t for t in graph[walk[-1]] if t in members)
+        fresh = [t for t in nxt if t not in seen]
+        if start in nxt and len(walk) > 1 or not fresh:
+            return walk + [start if start in nxt else nxt[0]]
+        walk.append(fresh[0])
+        seen.add(fresh[0])
+
+
+def test_no_import_circles():
+    graph = import_graph()
+    circles = import_circles(graph)
+    lines = []
+    for component in circles:
+        lines.append(f"  {len(component)} modules: " + ", ".join(component))
+        lines.append("    e.g. " + " -> ".join(circle_path(graph, component)))
+    assert not circles, ("import circles inside harness_ext (move the shared piece down into a module both "
+                         "import, or into a new small one):\n" + "\n".join(lines))
+
+
+def test_circle_finder_sees_lazy_imports_and_init_reexports(tmp_path):
+    """The finder itself: a lazy import closes a circle; an ``__init__`` importing its child is no circle
+    unless the child imports a name back from the ``__init__``."""
+    graph = {"p": {"p.a"}, "p.a": {"p.b"}, "p.b": set(), "q": {"q.a"}, "q.a": {"q"}}
+    assert import_circles(graph) == [["q", "q.a"]]
+    graph["p.b"] = {"p.a"}
+    assert import_circles(graph) == [["p.a", "p.b"], ["q", "q.a"]]
+    assert circle_path(graph, ["p.a", "p.b"]) == ["p.a", "p.b", "p.a"]

@@ -29,7 +29,9 @@ import re
 
 import numpy as np
 
-from .conformal import conformal_quantile, cv_plus_bounds, mondrian_groups, mondrian_quantiles, normalised_scores
+from .conformal import (_normal_quantile, conformal_quantile, cv_plus_bounds, mondrian_groups, mondrian_quantiles,
+                        normalised_scores)
+from .direct_ridge import BLEND_GRID, direct_predict
 from .lowrank import fold_in
 
 __all__ = ["CALIBRATION_FOLDS", "FOLD_RESELECTION", "POOL_PLAIN_SCORES", "SAME_RESELECTION_CELLS", "FoldSubsets",
@@ -320,8 +322,6 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
         The split-conformal multipliers, and ``cal`` for :func:`cv_plus_new_models`
         (the chosen rank's fold fits, the scores and the fold each came from).
     """
-    from .completion import BLEND_GRID, _normal_quantile, direct_predict
-
     Z = est.Z_
     m, d = Z.shape
     fold = getattr(reselect, "labels", None)
@@ -439,8 +439,6 @@ def _cat(parts, dtype=float) -> np.ndarray:
 
 def _fold_predictions(est, cal, z, X_new, O, W):
     """Per fold fit: transformed means and sds of the cells, aggregate and its linear sd (own scale)."""
-    from .completion import direct_predict
-
     alpha = cal["blend"]
     mz, sd, agg, agg_sd = [], [], [], []
     for fit, rows in cal["fits"]:
