@@ -172,10 +172,10 @@ def fold_predictions(predictor, X: np.ndarray, subsets: Sequence, folds, cache: 
     every fold, so the folds do not each repeat that search. Otherwise
     ``predictor.predict_subsets`` (fit once per fold, fold each subset in) is
     used when the predictor has it, else one fit of the stacked matrix per
-    (fold, subset) through :func:`harness_ext.methods.pounce.predict_new_models`.
+    (fold, subset) through :func:`harness_ext.methods.engine.from_subset.predict_new_models`.
     """
     from ...base import clone
-    from ..pounce import predict_new_models
+    from .from_subset import predict_new_models
 
     if hasattr(predictor, "with_fixed_settings"):
         fixed = cache.get("settings") if cache is not None else None

@@ -47,8 +47,8 @@ from .masked import (
     masked_rmse,
     masked_rmse_tensor,
 )
-from .regression import PAPER_AUC_MSE, add_noise, auc_mse, default_n_splits, evaluate_regression, mse_curve
-from .results import ActiveResult, CompletionResult, PounceReport, RegressionEvaluation, TensorResult
+from .regression import add_noise, auc_mse, default_n_splits, evaluate_regression, mse_curve
+from .results import PAPER_AUC_MSE, ActiveResult, CompletionResult, PounceReport, RegressionEvaluation, TensorResult
 
 #: The analyses of the ``pounce`` command, in the order it runs them.
 ANALYSES = ("regression", "completion", "active", "tensor")

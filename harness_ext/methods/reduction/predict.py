@@ -380,7 +380,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     deviations with ``z`` the normal quantile of ``level``.
     """
     from ...plugin_manager import get_registration
-    from ..pounce import predict_new_models
+    from ..engine.from_subset import predict_new_models
 
     level = check_level(level)
     Z = z_of(level)

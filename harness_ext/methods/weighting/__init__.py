@@ -27,8 +27,9 @@ cells predicted by reduce's default predictor), :mod:`.sampling`
 (uniform simplex draws), :mod:`.clustering` (spherical k-means, cluster weights),
 :mod:`.schemes` (registered schemes, weights files, rank changes per scheme),
 :mod:`.random_weights` (robustness under random weights), :mod:`.size` (increasing benchmark
-size), :mod:`.similarity` and :mod:`.permutation` (permutation and silhouette tests),
-:mod:`.prompts` (prompt-level matrices) and :mod:`.plots` (the figures).
+size), :mod:`.similarity` and :mod:`.permutation` (permutation and silhouette tests) and
+:mod:`.prompts` (prompt-level matrices). Each figure is drawn by the module of the result it shows
+(matplotlib imported only then).
 """
 
 from __future__ import annotations
@@ -55,18 +56,19 @@ from .permutation import (
     permute_within_models,
     silhouette_test,
 )
-from .plots import plot_pairwise, plot_rank_changes, plot_score_distribution, plot_size_curves
 from .prompts import read_prompt_matrix, samples_matrix
 from .random_weights import (
     RandomWeightsResult,
     binary_beat_probability,
     default_chunk_size,
     expected_score_std,
+    plot_pairwise,
+    plot_score_distribution,
     random_weight_analysis,
     random_weight_analysis_loop,
 )
 from .sampling import sample_simplex, sample_simplex_spacings
-from .schemes import SchemeComparison, compare_schemes, compute_weights, emit_weights, make_scheme
+from .schemes import SchemeComparison, compare_schemes, compute_weights, emit_weights, make_scheme, plot_rank_changes
 from .similarity import (
     MAX_CODE_TABLE,
     STAT_NAMES,
@@ -77,7 +79,7 @@ from .similarity import (
     column_similarities,
     column_similarity,
 )
-from .size import SizeCurves, cumulative_scores, most_informative_order, size_curves
+from .size import SizeCurves, cumulative_scores, most_informative_order, plot_size_curves, size_curves
 
 __all__ = [
     "ANALYSES", "BINARY_MEASURES", "CHUNK_FLOATS", "MAX_CODE_TABLE", "SCHEME_NAMES_DEFAULT", "SIMILARITY_MEASURES",

@@ -158,8 +158,6 @@ class RandomWeightsResult(Result):
     def plot(self, path, kind: str = "pairwise", top: int = 20):
         """Draw 003 Figure 4 (``kind="pairwise"``: how often the row model beats the column model) or
         Figure 12 (``kind="distribution"``: the ``top`` models' weighted-score distributions); returns the PNG path."""
-        from .plots import plot_pairwise, plot_score_distribution
-
         if kind == "pairwise":
             return plot_pairwise(self, path)
         if kind == "distribution":
@@ -415,3 +413,45 @@ def random_weight_analysis_loop(df: pd.DataFrame, n_draws: int, random_state: in
         wins += st[:, None] > st[None, :]
         swaps += s[b] > s[a]
     return {"score_min": smin, "score_max": smax, "pairwise": wins / n_draws, "top_two_swap_rate": swaps / n_draws}
+
+
+def plot_pairwise(res: RandomWeightsResult, path):
+    """Heatmap like 003 Figure 4: percentage of draws where the row model beats the column model."""
+    from ...report import get_pyplot, save_figure
+
+    plt = get_pyplot()
+    P = res.pairwise.to_numpy() * 100
+    k = len(P)
+    fig, ax = plt.subplots(figsize=(0.5 * k + 3, 0.5 * k + 2.5))
+    im = ax.imshow(P, cmap="viridis", vmin=0, vmax=100)
+    names = [short_name(x) for x in res.pairwise.index]
+    ax.set_xticks(range(k), names, rotation=70, ha="right", fontsize=7)
+    ax.set_yticks(range(k), names, fontsize=7)
+    if k <= 25:
+        for (i, j), v in np.ndenumerate(P):
+            if i != j:
+                ax.text(j, i, f"{v:.0f}", ha="center", va="center", fontsize=6, color="w" if v < 60 else "k")
+    ax.set_title(f"% of {res.n_draws:,} random weightings where row beats column", fontsize=9)
+    fig.colorbar(im, ax=ax, shrink=0.8, label="proportion where row > column (%)")
+    return save_figure(fig, path)
+
+
+def plot_score_distribution(res: RandomWeightsResult, path, top: int = 20):
+    """Like 003 Figure 12 (left): weighted-score distributions; black dot = uniform weights."""
+    from ...report import get_pyplot, save_figure
+
+    plt = get_pyplot()
+    order = np.argsort(-res.uniform, kind="stable")[:top]
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(order) + 1.5))
+    y = np.arange(len(order))[::-1]
+    if len(res.sample):
+        parts = ax.violinplot([res.sample[:, i] for i in order], positions=y, orientation="horizontal", showextrema=False, widths=0.8)
+        for body in parts["bodies"]:
+            body.set_alpha(0.5)
+    ax.hlines(y, res.score_min[order], res.score_max[order], color="0.5", lw=1, label=f"range over {res.n_draws:,} draws")
+    ax.plot(res.uniform[order], y, "ko", ms=4, label="uniform weights")
+    ax.set_yticks(y, [short_name(res.models[i], 36) for i in order], fontsize=7)
+    ax.set_xlabel("weighted score")
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title("Weighted score under random simplex weights", fontsize=9)
+    return save_figure(fig, path)

@@ -10,7 +10,7 @@ import pandas as pd
 from ...base import check_matrix
 from ...errors import MethodError
 from ...report import Result, format_table
-from .common import _require_complete, section, unit_columns
+from .common import _require_complete, section, short_name, unit_columns
 
 
 def most_informative_order(X, start: int) -> np.ndarray:
@@ -102,8 +102,6 @@ class SizeCurves(Result):
 
     def plot(self, path, top: int = 10):
         """Average score against benchmark size for the ``top`` models, both orders (003 Figures 3, 10, 11)."""
-        from .plots import plot_size_curves
-
         return plot_size_curves(self, path, top=top)
 
 
@@ -164,3 +162,22 @@ def _spearman(a, b) -> float:
     from scipy.stats import spearmanr
 
     return float(spearmanr(a, b)[0])
+
+
+def plot_size_curves(curves: SizeCurves, path, top: int = 10):
+    """Like 003 Figures 3/10/11: average score vs benchmark size, two panels."""
+    from ...report import get_pyplot, save_figure
+
+    plt = get_pyplot()
+    models = curves.full.sort_values(ascending=False, kind="stable").index[:top]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+    sizes = curves.informative.columns.to_numpy()
+    for ax, C, title in ((axes[0], curves.informative, "most informative"), (axes[1], curves.random, "random order")):
+        for mname in models:
+            (line,) = ax.plot(sizes, C.loc[mname].to_numpy(), lw=1.2, label=short_name(mname, 32))
+            ax.axhline(curves.full[mname], color=line.get_color(), ls=":", lw=0.8)
+        ax.set_title(f"Average score as benchmark size increases: {title}", fontsize=9)
+        ax.set_xlabel("benchmark size (columns)")
+    axes[0].set_ylabel("average score (dotted: full benchmark)")
+    axes[1].legend(fontsize=6, loc="best")
+    return save_figure(fig, path)
