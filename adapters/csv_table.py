@@ -248,7 +248,7 @@ def read_sidecar(path) -> dict:
         raise IngestError(p, "'meta_columns' must be a list of column names (or one comma-separated string)")
     items = None
     if doc.get("items") is not None:  # the file is an item-response table (harness_ext.store.item_tables)
-        from harness_ext.store.item_tables import items_block
+        from harness_ext.store.item_format import items_block
 
         items = items_block(doc["items"], p)
         if doc.get("benchmark"):

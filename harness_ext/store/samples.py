@@ -59,7 +59,7 @@ import pandas as pd
 
 from ..errors import IngestError, StoreError
 from ..types import _check_text, check_storable
-from .ingest import _max_file_bytes, _skip_reason, check_path, is_hidden
+from .ingest_files import _max_file_bytes, _skip_reason, check_path, is_hidden
 from .ingest_read import read_inflated
 
 _SCHEMA = """
