@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 
-from harness_ext.adapters.csv_table import (
+from harness_ext.adapters.csv_rules import (
     _BOOL, _MISSING, LOWER_NAME, _candidate_columns, _chance, _dataset_metrics, _parse, _wide_column_meta,
     check_model_column, clean_header, model_column)
 from harness_ext.adapters.csv_columns import WideColumns, classify_wide

@@ -248,7 +248,7 @@ def item_spec(src) -> Optional[dict]:
     own = src.sidecars()
     if not own:
         return None
-    from harness_ext.adapters.csv_table import read_sidecar
+    from harness_ext.adapters.csv_rules import read_sidecar
 
     return read_sidecar(own[0]).get("items")
 
