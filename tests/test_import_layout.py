@@ -11,6 +11,14 @@ Floors, lowest first:
 A module may import its own floor and the floors below, never one above; every import counts,
 including the lazy ones inside functions. ``harness_ext/__init__.py`` is the public API's facade
 and resolves its names lazily, so it is not on a floor.
+
+No circles either, on any floor (:func:`test_no_import_circles`): the graph has an edge for every import
+statement, lazy ones included, resolved to the module it loads (``from pkg import sub`` is ``pkg.sub`` when
+sub is a module, else ``pkg``'s ``__init__``; ``import pkg.mod.name`` is ``pkg.mod``). A package's
+``__init__`` re-exporting its own children is no circle: Python runs it before any child, so a child reaches
+it only by importing a name defined there (``from . import x`` where x is not a module), and that, with the
+re-export, is a circle. Two modules that need the same piece get it from a third below both, never by
+hiding an import.
 """
 
 from __future__ import annotations
@@ -225,16 +233,25 @@ def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def circle_path(graph: dict[str, set[str]], component: list[str]) -> list[str]:
-    """One closed walk through the component's edges from its first module, for the failure message."""
+    """The shortest circle through the component's first module (breadth-first over the component's edges),
+    closed: ``[a, b, ..., a]``. Every module of a strongly connected component lies on one."""
     members, start = set(component), component[0]
-    walk, seen = [start], {start}
-    while True:
-        nxt = sorted(t for t in graph[walk[-1]] if t in members)
-        fresh = [t for t in nxt if t not in seen]
-        if start in nxt and len(walk) > 1 or not fresh:
-            return walk + [start if start in nxt else nxt[0]]
-        walk.append(fresh[0])
-        seen.add(fresh[0])
+    parent, queue = {}, [start]
+    while queue:
+        nxt = []
+        for v in queue:
+            for w in sorted(graph.get(v, ())):
+                if w not in members or w in parent:
+                    continue
+                parent[w] = v
+                if w == start:
+                    walk = [start]
+                    while walk[-1] != start or len(walk) == 1:
+                        walk.append(parent[walk[-1]])
+                    return walk[::-1]
+                nxt.append(w)
+        queue = nxt
+    return [start, start]
 
 
 def test_no_import_circles():
@@ -242,8 +259,10 @@ def test_no_import_circles():
     circles = import_circles(graph)
     lines = []
     for component in circles:
+        inside = sorted((a, b) for a in component for b in graph[a] if b in component)
         lines.append(f"  {len(component)} modules: " + ", ".join(component))
-        lines.append("    e.g. " + " -> ".join(circle_path(graph, component)))
+        lines.append("    circle: " + " -> ".join(circle_path(graph, component)))
+        lines += [f"    {a} imports {b}" for a, b in inside]
     assert not circles, ("import circles inside harness_ext (move the shared piece down into a module both "
                          "import, or into a new small one):\n" + "\n".join(lines))
 
@@ -256,3 +275,5 @@ def test_circle_finder_sees_lazy_imports_and_init_reexports(tmp_path):
     graph["p.b"] = {"p.a"}
     assert import_circles(graph) == [["p.a", "p.b"], ["q", "q.a"]]
     assert circle_path(graph, ["p.a", "p.b"]) == ["p.a", "p.b", "p.a"]
+    ring = {"a": {"b", "x"}, "b": {"c"}, "c": {"a"}, "x": {"c"}}
+    assert circle_path(ring, ["a", "b", "c", "x"]) in (["a", "b", "c", "a"], ["a", "x", "c", "a"])
