@@ -7,7 +7,7 @@ cells outside the subset masked; a predictor that can fold new rows in without r
 
 References
 ----------
-Subramani, Gomez and Diab, SimBA, §4 (regression from the subset S to the rest of the benchmark, D \\ S).
+Subramani, Gomez and Diab (2025), SimBA, §4 (regression from the subset S to the rest of the benchmark, D \\ S).
 """
 
 from __future__ import annotations

@@ -146,7 +146,7 @@ def select_fold_subsets(labels, select) -> list:
 #: How ``reduce`` re-runs the selection without each calibration fold: ``"design"`` (a selector's cheap
 #: criterion where it has one: ``prediction_greedy`` on the design criterion of the fitted loadings, no refits)
 #: or ``"same"`` (the manifest's selector and parameters, the predictor's rank, penalty and scales held at
-#: the values chosen on every model). Chosen by held-out coverage and cost (README, runs P, P', K and X;
+#: the values chosen on every model). Chosen by held-out coverage and cost (benchmarks/HISTORY.md;
 #: benchmarks/quality_calibration_gap.py, benchmarks/quality_holdout.py --calibration design|same|plain).
 FOLD_RESELECTION = "same"
 #: Calibration folds of ``reduce`` when the folds re-run its own selection (its cross-validation keeps 5, and so
@@ -290,7 +290,7 @@ CHOOSE_ON_NEW_PATTERN = True
 #: the same score. Off: on protocol (a) of benchmarks/quality_holdout.py (six matrices, 20 splits,
 #: ``--calibration design-pooled``) the pooled aggregate coverage is nearer 90% than the nested one on HELM
 #: Classic, CrossPred and Pythia MMLU but falls under the band on the TSC bake-off (0.875 against 0.912) and is
-#: no nearer on benchbench (0.925 against 0.921); README, issue 14. ``FoldSubsets(pool=...)`` per call.
+#: no nearer on benchbench (0.925 against 0.921) (docs/quality.md). ``FoldSubsets(pool=...)`` per call.
 POOL_PLAIN_SCORES = False
 
 

@@ -24,7 +24,8 @@ sample of held-out models (:func:`scoring_folds`; the manifest records it).
 
 References
 ----------
-SimBA (000) §7.2 (k-fold over models); issue 14 items 1, 5 and 7.
+SimBA §7.2 (k-fold over models); Hastie, Tibshirani & Friedman, *Elements of Statistical Learning* (2009),
+§7.10 (K-fold cross-validation; here over models, each held-out model observed on the subset only).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ and the cross-validated error of a predictor for one subset (what ``reduce`` and
 
 References
 ----------
-SimBA (../shared/seeds/000_*) §4 (regression from S to D \\ S), §5 (80/20 split), §7.2 (k-fold over models).
+SimBA (Subramani, Gomez and Diab 2025) §4 (regression from S to D \\ S), §5 (80/20 split), §7.2 (k-fold over models).
 """
 
 from __future__ import annotations

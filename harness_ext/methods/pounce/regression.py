@@ -8,7 +8,7 @@ whose normalised area is AUC-MSE (Table 4); the same with Gaussian noise on the 
 
 References
 ----------
-SimBA (../shared/seeds/000_*) §4, §6.3, §7, Tables 4-5.
+SimBA (Subramani, Gomez and Diab 2025) §4, §6.3, §7, Tables 4-5.
 """
 
 from __future__ import annotations

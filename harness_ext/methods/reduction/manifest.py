@@ -185,8 +185,8 @@ def build_manifest(
 
     References
     ----------
-    SimBA (000) §3 (prowl: coverage, |S*|), §4 (pounce); Ailem et al. (003) §3.3 (weighting);
-    issue 14 items 1, 5, 7 (sparse matrices, selection for prediction, evidence).
+    SimBA §3 (prowl: coverage, |S*|), §4 (pounce); Ailem et al. §3.3 (weighting);
+    Hastie, Tibshirani & Friedman (2009) §7.10 (the cross-validated evidence, over held-out models).
     """
     from .evidence import (budget_curve, budget_sizes, compare_with_random, evidence_counts, nested_subset_error,
                            random_baseline_runs)

@@ -26,7 +26,7 @@ per dataset; their aggregate uses the cross-validated RMSE of the aggregate.
 
 References
 ----------
-SimBA (000) §4 (pounce); Zhao et al. (004) §3 (predictive uncertainty).
+SimBA §4 (pounce); Zhao et al. §3 (predictive uncertainty).
 """
 
 from __future__ import annotations

@@ -1,18 +1,18 @@
 """Weighting schemes and ranking-robustness analyses (``harness-ext weights``).
 
 Everything here follows Ailem et al., "Examining the robustness of LLM evaluation
-to the distributional assumptions of benchmarks" (paper 003 in ``../shared/seeds``):
+to the distributional assumptions of benchmarks":
 
-* cluster-based weights (medoids only, distance-based, inverse-distance; 003 §3.3)
+* cluster-based weights (medoids only, distance-based, inverse-distance; Ailem et al. §3.3)
   on a spherical k-means clustering of the column performance vectors whose
-  number of clusters maximises the cosine silhouette (003 §5.1);
-* weights drawn uniformly from the probability simplex (003 §3.3, §5.2.3): each
-  model's score range, the pairwise "row beats column" matrix (003 Fig. 4), the
+  number of clusters maximises the cosine silhouette (Ailem et al. §5.1);
+* weights drawn uniformly from the probability simplex (Ailem et al. §3.3, §5.2.3): each
+  model's score range, the pairwise "row beats column" matrix (Ailem et al. Fig. 4), the
   top-two swap rate and the largest score shift;
-* "increasing benchmark size" curves, most informative vs random (003 §3.3, §5.2.2);
+* "increasing benchmark size" curves, most informative vs random (Ailem et al. §3.3, §5.2.2);
 * permutation tests that column performance vectors are more similar than chance
-  (mean, 75th, 95th percentile, KS test; 003 §3.2, Table 2) and the silhouette of
-  observed vs permuted data (003 Table 3).
+  (mean, 75th, 95th percentile, KS test; Ailem et al. §3.2, Table 2) and the silhouette of
+  observed vs permuted data (Ailem et al. Table 3).
 
 Orientation. A matrix here is ``models x columns`` (the store's orientation), where
 columns are datasets or prompts. The paper's ``Q`` is ``prompts x models``, i.e.

@@ -66,8 +66,8 @@ def complete_matrix(df: pd.DataFrame, predictor: Optional[str] = None, random_st
 
     References
     ----------
-    Issue 14 item 1 (sparse matrices: never cut silently to a dense block); Ailem et al. (003) §3.3,
-    §5 (the analyses that need every cell).
+    Ailem et al. §3.3, §5 (the analyses that need every cell); the completion is ``reduce``'s own
+    (:mod:`harness_ext.methods.engine.completion`), so a sparse matrix is never cut silently to a dense block.
     """
     from ...plugin_manager import get_registration
     from ..reduction.rules import DEFAULT_PREDICTOR, MIN_MODELS, thin_columns

@@ -1,4 +1,4 @@
-"""Rankings under weights drawn uniformly from the simplex: score ranges, pairwise wins, top-two swaps (003 §3.3, §5.2.3, Fig. 4, 12)."""
+"""Rankings under weights drawn uniformly from the simplex: score ranges, pairwise wins, top-two swaps (Ailem et al. §3.3, §5.2.3, Fig. 4, 12)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ class RandomWeightsResult(Result):
     pairwise : DataFrame
         Fraction of draws in which the row model scores strictly higher than the
         column model, over the ``pairwise_top`` best models under uniform weights
-        (003 Figure 4).
+        (Ailem et al. Figure 4).
     top_two : tuple
         (first, second) model under uniform weights.
     top_two_swap_rate : float
@@ -48,7 +48,7 @@ class RandomWeightsResult(Result):
     largest_abs_score_shift_model : str
     largest_range : float
         max over models of ``max - min`` weighted score over the draws (score
-        units): the spread of 003 Figure 12, which §5.2.3 reports as "the
+        units): the spread of Ailem et al. Figure 12, which §5.2.3 reports as "the
         performance of a model can change up to 10%" (accuracy points).
     largest_range_model : str
     sample : ndarray (n_keep, n_models)
@@ -156,7 +156,7 @@ class RandomWeightsResult(Result):
         return "\n\n".join(parts)
 
     def plot(self, path, kind: str = "pairwise", top: int = 20):
-        """Draw 003 Figure 4 (``kind="pairwise"``: how often the row model beats the column model) or
+        """Draw Ailem et al. Figure 4 (``kind="pairwise"``: how often the row model beats the column model) or
         Figure 12 (``kind="distribution"``: the ``top`` models' weighted-score distributions); returns the PNG path."""
         if kind == "pairwise":
             return plot_pairwise(self, path)
@@ -218,7 +218,7 @@ def random_weight_analysis(
 
     References
     ----------
-    003 §3.3 "Random distributions of weights", §5.2.3, Figures 4 and 12.
+    Ailem et al. §3.3 "Random distributions of weights", §5.2.3, Figures 4 and 12.
     """
     from ...report import progress
 
@@ -339,7 +339,7 @@ def binary_beat_probability(X) -> np.ndarray:
 
     References
     ----------
-    003 §3.3 "Random distributions of weights", §5.2.3, Figure 4 (the matrix
+    Ailem et al. §3.3 "Random distributions of weights", §5.2.3, Figure 4 (the matrix
     it estimates by sampling).
     """
     from scipy.special import betainc
@@ -378,7 +378,7 @@ def expected_score_std(X) -> np.ndarray:
 
     References
     ----------
-    003 §3.3, §5.2.3 (the score ranges this predicts).
+    Ailem et al. §3.3, §5.2.3 (the score ranges this predicts).
     """
     X = check_matrix(X, allow_nan=False)
     return np.sqrt(X.var(axis=1) / (X.shape[1] + 1))
@@ -416,7 +416,7 @@ def random_weight_analysis_loop(df: pd.DataFrame, n_draws: int, random_state: in
 
 
 def plot_pairwise(res: RandomWeightsResult, path):
-    """Heatmap like 003 Figure 4: percentage of draws where the row model beats the column model."""
+    """Heatmap like Ailem et al. Figure 4: percentage of draws where the row model beats the column model."""
     from ...report import get_pyplot, save_figure
 
     plt = get_pyplot()
@@ -437,7 +437,7 @@ def plot_pairwise(res: RandomWeightsResult, path):
 
 
 def plot_score_distribution(res: RandomWeightsResult, path, top: int = 20):
-    """Like 003 Figure 12 (left): weighted-score distributions; black dot = uniform weights."""
+    """Like Ailem et al. Figure 12 (left): weighted-score distributions; black dot = uniform weights."""
     from ...report import get_pyplot, save_figure
 
     plt = get_pyplot()

@@ -1,4 +1,4 @@
-"""Weighting schemes through the plugin registry, the weights file, and the per-scheme rank changes (003 §3.3, §5.2.1, Fig. 2)."""
+"""Weighting schemes through the plugin registry, the weights file, and the per-scheme rank changes (Ailem et al. §3.3, §5.2.1, Fig. 2)."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def compute_weights(df: pd.DataFrame, scheme: str = "uniform", random_state: int
 
     References
     ----------
-    003 §3.3.
+    Ailem et al. §3.3.
     """
     if not isinstance(df, pd.DataFrame):
         raise MethodError("compute_weights needs a pandas DataFrame (models x columns)")
@@ -110,7 +110,7 @@ class SchemeComparison(Result):
 
     ``scores`` and ``ranks`` are ``models x schemes``; ``rank_change`` is the
     uniform rank minus the scheme's rank (positive: the model moved up), as in
-    003 Figure 2. ``weights`` is ``columns x schemes``. ``str()`` shows the best
+    Ailem et al. Figure 2. ``weights`` is ``columns x schemes``. ``str()`` shows the best
     models' scores and rank changes; :meth:`plot` draws Figure 2.
     """
 
@@ -141,7 +141,7 @@ class SchemeComparison(Result):
                        format_table(table, self.floatfmt))
 
     def plot(self, path, top: int = 20):
-        """Rank changes against uniform weights as a heatmap (003 Figure 2); returns the PNG path."""
+        """Rank changes against uniform weights as a heatmap (Ailem et al. Figure 2); returns the PNG path."""
         return plot_rank_changes(self, path, top=top)
 
 
@@ -165,7 +165,7 @@ def compare_schemes(
 
     References
     ----------
-    003 §3.3 and §5.2.1, Figure 2.
+    Ailem et al. §3.3 and §5.2.1, Figure 2.
     """
     scheme_params = scheme_params or {}
     names = ["uniform"] + [s for s in schemes if s != "uniform"]
@@ -184,7 +184,7 @@ def compare_schemes(
 
 
 def plot_rank_changes(comp: SchemeComparison, path, top: int = 20):
-    """Heatmap like 003 Figure 2: rows schemes, columns models by increasing uniform score."""
+    """Heatmap like Ailem et al. Figure 2: rows schemes, columns models by increasing uniform score."""
     from ...report import get_pyplot, save_figure
 
     plt = get_pyplot()

@@ -1,4 +1,4 @@
-"""Increasing benchmark size: average scores along the most informative and random column orders (003 §3.3, §5.2.2, Fig. 3, 10, 11)."""
+"""Increasing benchmark size: average scores along the most informative and random column orders (Ailem et al. §3.3, §5.2.2, Fig. 3, 10, 11)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def most_informative_order(X, start: int) -> np.ndarray:
 
     References
     ----------
-    003 §3.3 "Increasing benchmark size", §5.2.2.
+    Ailem et al. §3.3 "Increasing benchmark size", §5.2.2.
     """
     V, _ = unit_columns(X)
     d = V.shape[0]
@@ -101,7 +101,7 @@ class SizeCurves(Result):
         return section(self.title, format_table(self.by_size.loc[sizes], self.floatfmt))
 
     def plot(self, path, top: int = 10):
-        """Average score against benchmark size for the ``top`` models, both orders (003 Figures 3, 10, 11)."""
+        """Average score against benchmark size for the ``top`` models, both orders (Ailem et al. Figures 3, 10, 11)."""
         return plot_size_curves(self, path, top=top)
 
 
@@ -109,14 +109,14 @@ def size_curves(df: pd.DataFrame, random_state: int = 0, n_random_orders: int = 
     """Average performance as the benchmark grows, most informative vs random order.
 
     Both start from the same random column. The curves plotted are for one
-    random order (as in 003 Fig. 11); the ``by_size`` table (per size: mean
+    random order (as in Ailem et al. Fig. 11); the ``by_size`` table (per size: mean
     absolute deviation of models' scores from the full-benchmark score and the
     Spearman correlation of the induced ranking with the full ranking) averages
     the random method over ``n_random_orders`` orders, each with its own start.
 
     References
     ----------
-    003 §3.3 "Increasing benchmark size", §5.2.2, Figures 3, 10, 11.
+    Ailem et al. §3.3 "Increasing benchmark size", §5.2.2, Figures 3, 10, 11.
     """
     X = check_matrix(df.to_numpy(dtype=float), min_rows=2)
     _require_complete(X, "the most-informative order")
@@ -165,7 +165,7 @@ def _spearman(a, b) -> float:
 
 
 def plot_size_curves(curves: SizeCurves, path, top: int = 10):
-    """Like 003 Figures 3/10/11: average score vs benchmark size, two panels."""
+    """Like Ailem et al. Figures 3/10/11: average score vs benchmark size, two panels."""
     from ...report import get_pyplot, save_figure
 
     plt = get_pyplot()
