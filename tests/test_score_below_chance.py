@@ -134,3 +134,17 @@ def test_a_malformed_record_is_refused(near_chance, tamper, message):
     tamper(m["training_matrix"]["unclipped"])
     with pytest.raises(HarnessExtError, match=message):
         validate_manifest(m)
+
+
+def test_predictors_without_conformal_intervals_score_the_values_below_chance_too(near_chance):
+    """Ridge's acc interval is z times the cross-validated RMSE of the score, scored against the values below
+    chance (the normalised aggregate's RMSE, rescaled, only when nothing was clipped)."""
+    df, raw, _ = near_chance
+    red = hx.reduce(df.iloc[:-3], predictor="ridge", **FAST)
+    new = raw.iloc[-3:][red.subset]
+    old_manifest = json.loads(json.dumps(red.manifest))
+    del old_manifest["training_matrix"]["unclipped"]
+    a, b = hx.predict(red, new).aggregate, hx.predict(old_manifest, new).aggregate
+    np.testing.assert_allclose(a["aggregate"], b["aggregate"])
+    np.testing.assert_allclose(a["normalised_upper"], b["normalised_upper"])
+    assert ((a["upper"] - a["lower"]) > (b["upper"] - b["lower"]) + 1e-9).all()
