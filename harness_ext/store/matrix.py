@@ -150,8 +150,8 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
         normalised, as the dict :func:`params_frame` reads),
         ``fingerprint`` (of the raw values; None without ``fingerprint``) and ``dropped`` (the models,
         datasets and count of observed cells ``query.dense`` removed; empty
-        without it -- missing cells are otherwise kept as missing); ``clipped`` (:class:`ClippedCells`)
-        where normalisation clipped a score below chance or above the scale. Query again with
+        without it -- missing cells are otherwise kept as missing); ``clipped`` (:func:`pack_clipped`'s
+        text) where normalisation clipped a score below chance or above the scale. Query again with
         ``normalise="none"`` for raw scores.
 
     Raises
@@ -521,47 +521,42 @@ def apply_normalisation(X, params: pd.DataFrame, out: Optional[np.ndarray] = Non
     return out
 
 
-@dataclass(frozen=True)
-class ClippedCells:
-    """The cells whose normalised score was clipped (below chance: floored at 0; above the scale: at 1), with
-    their normalised values before clipping, as :func:`load_matrix` puts them in ``attrs["clipped"]``.
+def pack_clipped(index, columns, rows, cols, values) -> str:
+    """The clipped cells of a matrix (positions in ``index`` x ``columns``, values before clipping) as JSON text:
+    what :func:`load_matrix` puts in ``attrs["clipped"]`` (:func:`clipped_cells`; read by :func:`unpack_clipped`).
 
-    Packed (labels as JSON text, positions and values as bytes) because pandas deep-copies
-    ``attrs`` on most operations: text and bytes are copied for free, a list of cells is not
-    (seconds for a large leaderboard). :meth:`cells` aligns them with any frame of these labels.
+    Text because pandas deep-copies ``attrs`` on most operations (text is copied for free, a list of cells is not:
+    seconds for a large leaderboard) and writes them to Parquet as JSON. The positions and values are little-endian
+    arrays in base64, the labels a list, so the cells follow their labels into any frame of these models and datasets.
     """
+    import base64
+    import json
 
-    models: str
-    datasets: str
-    rows: bytes
-    cols: bytes
-    values: bytes
+    def b64(a, dtype):
+        return base64.b64encode(np.ascontiguousarray(a, dtype=dtype).tobytes()).decode("ascii")
 
-    @classmethod
-    def pack(cls, index, columns, rows, cols, values) -> "ClippedCells":
-        import json
-
-        return cls(json.dumps([str(i) for i in index]), json.dumps([str(c) for c in columns]),
-                   np.asarray(rows, dtype="<i8").tobytes(), np.asarray(cols, dtype="<i8").tobytes(),
-                   np.asarray(values, dtype="<f8").tobytes())
-
-    def cells(self, index, columns) -> tuple:
-        """``(rows, cols, values)``: positions in a frame with labels ``index`` x ``columns`` (cells of models or
-        datasets it does not hold are left out) and the values before clipping."""
-        import json
-
-        rows = np.frombuffer(self.rows, dtype="<i8")
-        cols = np.frombuffer(self.cols, dtype="<i8")
-        values = np.frombuffer(self.values, dtype="<f8")
-        r = pd.Index([str(i) for i in index]).get_indexer(np.asarray(json.loads(self.models), dtype=object)[rows])
-        c = pd.Index([str(j) for j in columns]).get_indexer(np.asarray(json.loads(self.datasets), dtype=object)[cols])
-        keep = (r >= 0) & (c >= 0)
-        return r[keep], c[keep], values[keep].copy()
+    return json.dumps({"models": [str(i) for i in index], "datasets": [str(c) for c in columns],
+                       "rows": b64(rows, "<i8"), "cols": b64(cols, "<i8"), "values": b64(values, "<f8")})
 
 
-def clipped_cells(X, params: pd.DataFrame, index, columns, block: int = 4096) -> Optional[ClippedCells]:
-    """The cells :func:`apply_normalisation` clips in raw ``X`` (n x d), with their values before clipping; None
-    when it clips none.
+def unpack_clipped(text: str, index, columns) -> tuple:
+    """``(rows, cols, values)`` of :func:`pack_clipped`'s text, as positions in a frame with labels ``index`` x
+    ``columns`` (cells of models or datasets it does not hold are left out) and the values before clipping."""
+    import base64
+    import json
+
+    doc = json.loads(text)
+    rows, cols = (np.frombuffer(base64.b64decode(doc[k]), dtype="<i8") for k in ("rows", "cols"))
+    values = np.frombuffer(base64.b64decode(doc["values"]), dtype="<f8")
+    r = pd.Index([str(i) for i in index]).get_indexer(np.asarray(doc["models"], dtype=object)[rows])
+    c = pd.Index([str(j) for j in columns]).get_indexer(np.asarray(doc["datasets"], dtype=object)[cols])
+    keep = (r >= 0) & (c >= 0)
+    return r[keep], c[keep], values[keep].copy()
+
+
+def clipped_cells(X, params: pd.DataFrame, index, columns, block: int = 4096) -> Optional[str]:
+    """The cells :func:`apply_normalisation` clips in raw ``X`` (n x d), with their values before clipping
+    (:func:`pack_clipped`'s text); None when it clips none.
 
     Normalisation floors a score below chance at chance: what selection and prediction model.
     The benchmark's own score (MMLU's accuracy) counts a below-chance score as it is, so its
@@ -581,7 +576,7 @@ def clipped_cells(X, params: pd.DataFrame, index, columns, block: int = 4096) ->
     rows = np.concatenate(rows)
     if rows.size == 0:
         return None
-    return ClippedCells.pack(index, columns, rows, np.concatenate(cols), np.concatenate(vals))
+    return pack_clipped(index, columns, rows, np.concatenate(cols), np.concatenate(vals))
 
 
 def invert_normalisation(Z, params: pd.DataFrame) -> np.ndarray:

@@ -162,10 +162,12 @@ def unclipped_record(df: pd.DataFrame) -> dict:
     calibrated on these values (:func:`score_truth`): calibrated on the floored ones, the acc
     intervals of models near chance held the truth far less often than the normalised ones.
     """
+    from ...store.matrix import unpack_clipped
+
     clipped = df.attrs.get("clipped")
-    if clipped is None:
+    if not clipped:
         return {}
-    rows, cols, values = clipped.cells(df.index, df.columns)
+    rows, cols, values = unpack_clipped(clipped, df.index, df.columns)
     if rows.size == 0:
         return {}
     order = np.lexsort((cols, rows))  # row-major, whatever order the store gave: the same bytes every time
@@ -190,8 +192,10 @@ def score_truth(manifest: dict, train: pd.DataFrame):
         if not rec:
             return None
         rows, cols, values = (np.asarray(rec[k]) for k in ("rows", "columns", "values"))
-    elif train.attrs.get("clipped") is not None:
-        rows, cols, values = train.attrs["clipped"].cells(train.index, train.columns)
+    elif train.attrs.get("clipped"):
+        from ...store.matrix import unpack_clipped
+
+        rows, cols, values = unpack_clipped(train.attrs["clipped"], train.index, train.columns)
     else:
         return None
     truth = train.to_numpy(dtype=float, copy=True)
