@@ -54,6 +54,10 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     """
     from harness_ext.store.task_yaml_safety import task_yaml_text
 
+    if manifest.get("kind") == "items":  # an item-level reduction: every task, with --samples
+        from .manifest_writers_items import write_items_lm_eval_yaml
+
+        return write_items_lm_eval_yaml(manifest, out_dir)
     shown = getattr(out_dir, "shown", out_dir)  # the final folder, when the core stages the files first
     out_dir = Path(out_dir)
     sources = manifest.get("lm_eval_tasks") or {}
@@ -136,6 +140,10 @@ def group_alias(manifest: dict) -> str:
 
 def write_helm_conf(manifest: dict, out_dir: Path) -> list:
     """``run_entries_<group>.conf`` for ``helm-run --conf-paths``."""
+    if manifest.get("kind") == "items":
+        from .manifest_writers_items import write_items_helm_conf
+
+        return write_items_helm_conf(manifest, out_dir)
     lines, skipped = [], []
     for entry in manifest["subset"]:
         descs = helm_description_list(entry)

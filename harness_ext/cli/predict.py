@@ -16,7 +16,8 @@ def run(args) -> int:
     if getattr(args, "eee", None):
         check_eee_folder(args.eee)
     manifest = load_manifest(args.manifest)
-    pred = predict_from_manifest(manifest, args.results, manifest_path=args.manifest, level=getattr(args, "level", 0.9))
+    pred = predict_from_manifest(manifest, args.results, manifest_path=args.manifest, level=getattr(args, "level", 0.9),
+                                 estimator=getattr(args, "item_estimator", None))
     for w in pred.warnings:
         log.warning(w)
     # With --json - the command line sends stdout to stderr and keeps the real stdout for the JSON.

@@ -46,10 +46,12 @@ def run(args) -> int:
         get_registration("manifest_writers", f)
     costs = read_costs(args.costs) if getattr(args, "costs", None) else None
     local_data = local_data_dirs(getattr(args, "local_data", None))
+    db = args.db or default_db_path()
+    if getattr(args, "items", None) and getattr(args, "item_design", "random") == "random":
+        return _run_items(args, db, formats)
     # -vv names each stage as it starts (benchmarks/bench_matrix.py times them from these lines).
     log.debug("reduce stage: matrix from the store")
     df = matrix_from_args(args)
-    db = args.db or default_db_path()
     result = reduce_matrix(
         df, budget=args.budget, selector=args.selector, similarity=args.similarity, predictor=args.predictor,
         weighting=args.weighting, weighting_params=weighting_params, random_state=args.seed, n_random=args.n_random,
@@ -62,6 +64,23 @@ def run(args) -> int:
     if not getattr(args, "no_plot", False):
         paths.append(result.plot(Path(args.out) / "error_vs_budget.png"))
         result.written = list(paths)
+    emit(args, result)
+    for w in result.warnings:
+        log.warning(w)
+    for p in paths:
+        print(f"wrote {p}")
+    return 0
+
+
+def _run_items(args, db, formats) -> int:
+    """``reduce --items N``: random items of every task with item-level results (no dataset subset)."""
+    from ..methods.reduction.item_reduce import reduce_items
+    from .output import emit
+
+    result = reduce_items(db, args.items, benchmarks=args.benchmark, datasets=args.datasets, models=args.models,
+                          metric=args.metric, estimator=args.item_estimator, random_state=args.seed,
+                          group_name=args.group_name)
+    paths = result.write(args.out, formats)
     emit(args, result)
     for w in result.warnings:
         log.warning(w)

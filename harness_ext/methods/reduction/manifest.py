@@ -512,7 +512,9 @@ def load_manifest(path) -> dict:
     if path.is_dir():
         path = path / "manifest.json"
     manifest = load_json(path)
-    validate_manifest(manifest, path)
+    from .item_manifest import is_item_manifest, validate_item_manifest
+
+    (validate_item_manifest if is_item_manifest(manifest) else validate_manifest)(manifest, path)
     return manifest
 
 
