@@ -22,9 +22,11 @@ from harness_ext.methods.reduction.item_manifest import decode_ids, decode_score
 from harness_ext.methods.reduction.manifest import load_manifest
 from harness_ext.methods.reduction.predict import predict_from_manifest
 
+from conftest import SHARED_DATA
+
 HERE = Path(__file__).resolve().parent
 LOGS = HERE / "fixtures" / "samples" / "lm_eval_output"
-SHARED_ITEMS = HERE.parents[2] / "shared" / "data" / "items"
+SHARED_ITEMS = SHARED_DATA / "items"
 DATE = "2026-01-01T00-00-00.000000"
 
 
