@@ -102,27 +102,44 @@ def pick_metrics(cat: pd.DataFrame, metric: Optional[str]) -> tuple:
 
 
 def population_answers(store, task: str, metric: str, models: Optional[str] = None) -> tuple:
-    """``(items x models frame without gaps, notes)`` of one task.
+    """``(item ids, model names, models x items answers without gaps, notes)`` of one task.
 
-    A model missing more than :data:`MAX_MISSING_SHARE` of the items is left out; the remaining
-    gaps are filled with the item's mean over the models that answered it. Both are counted.
+    Read as integer positions and values (never one string per score), so a 429-model x
+    30,000-item task costs its matrix, not a frame of 12.9 million rows. Where a model's item
+    comes from two files, the first stored is used (as everywhere the samples are read). A model
+    missing more than :data:`MAX_MISSING_SHARE` of the items is left out; the remaining gaps are
+    filled with the item's mean over the models that answered it. Both are counted.
     """
-    from ...store.samples import prompt_matrix
-
-    P = prompt_matrix(store, task, metric)
+    con = store.con
+    where = "task = ? AND metric = ?"
+    names = [r[0] for r in con.execute(f"SELECT DISTINCT model FROM samples WHERE {where} ORDER BY model",
+                                       [task, metric]).fetchall()]
     if models:
-        P = P[[m for m in P.columns if fnmatch.fnmatchcase(str(m), models)]]
+        names = [m for m in names if fnmatch.fnmatchcase(str(m), models)]
+    ids = con.execute(f"SELECT DISTINCT doc_id FROM samples WHERE {where} ORDER BY doc_id",
+                      [task, metric]).fetchnumpy()["doc_id"].astype(np.int64)
+    twice = con.execute("SELECT count(*) FROM (SELECT model FROM sample_sources WHERE task = ? GROUP BY model "
+                        "HAVING count(*) > 1)", [task]).fetchall()[0][0]
+    rows = ("SELECT model, doc_id, value FROM samples WHERE " + where
+            + (" QUALIFY row_number() OVER (PARTITION BY model, doc_id ORDER BY source_id) = 1" if twice else ""))
+    with store.registered(_item_models=pd.DataFrame({"model": names, "mi": np.arange(len(names), dtype=np.int32)}),
+                          _item_ids=pd.DataFrame({"doc_id": ids, "di": np.arange(len(ids), dtype=np.int32)})) as c:
+        got = c.execute(f"SELECT mi, di, value FROM ({rows}) JOIN _item_models USING (model) "
+                        "JOIN _item_ids USING (doc_id)", [task, metric]).fetchnumpy()
+    M = np.full((len(names), len(ids)), np.nan)
+    M[got["mi"], got["di"]] = got["value"]
+    del got
     notes = []
-    share = P.isna().mean(axis=0)
-    thin = share > MAX_MISSING_SHARE
+    thin = np.isnan(M).mean(axis=1) > MAX_MISSING_SHARE
     if thin.any():
         notes.append(f"{int(thin.sum())} models with scores on fewer than half of the items left out")
-        P = P.loc[:, ~thin]
-    gaps = int(P.isna().to_numpy().sum())
-    if gaps:
-        P = P.apply(lambda row: row.fillna(row.mean()), axis=1)
-        notes.append(f"{gaps} missing item scores filled with the item's mean over the other models")
-    return P, notes
+        M, names = M[~thin], [m for m, t in zip(names, thin) if not t]
+    gaps = np.isnan(M)
+    if gaps.any():
+        fill = np.nanmean(np.where(gaps.all(axis=0), 0.0, M), axis=0)
+        M = np.where(gaps, fill[None, :], M)
+        notes.append(f"{int(gaps.sum())} missing item scores filled with the item's mean over the other models")
+    return ids, names, M, notes
 
 
 def _truth_and_estimates(reg, M: np.ndarray, S: np.ndarray, train: np.ndarray, test: np.ndarray, level: float):
@@ -258,15 +275,12 @@ def build_item_manifest(store, n_items: int, *, benchmarks=None, datasets: Optio
     names, tasks, pops, samples, weights = [], {}, {}, {}, {}
     index = {}
     for bench, task, met in chosen:
-        P, notes = population_answers(store, task, met, models)
-        if P.shape[1] < 2:
-            warnings.append(f"{task}: {P.shape[1]} population model(s) with its items; left out (2 or more needed)")
+        ids, cols, M, notes = population_answers(store, task, met, models)
+        if len(cols) < 2:
+            warnings.append(f"{task}: {len(cols)} population model(s) with its items; left out (2 or more needed)")
             continue
-        ids = P.index.to_numpy(dtype=np.int64)
         N = len(ids)
         S = np.sort(random_items(N, min(int(n_items), N), task_seed(random_state, task)))
-        M = P.to_numpy(dtype=float).T
-        cols = [str(m) for m in P.columns]
         for m in cols:
             if m not in index:
                 index[m] = len(names)
