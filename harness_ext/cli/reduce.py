@@ -77,9 +77,13 @@ def _run_items(args, db, formats) -> int:
     from ..methods.reduction.item_reduce import reduce_items
     from .output import emit
 
+    unused = [o for o, v in (("--budget", args.budget), ("--costs", args.costs)) if v]
+    # Options of the dataset subset: said, not silently dropped.
+    notes = [f"{', '.join(unused)} ignored: --items N runs N random items of every task (--item-design anchors "
+             "keeps a dataset subset)"] if unused else []
     result = reduce_items(db, args.items, benchmarks=args.benchmark, datasets=args.datasets, models=args.models,
                           metric=args.metric, estimator=args.item_estimator, random_state=args.seed,
-                          group_name=args.group_name)
+                          group_name=args.group_name, warnings=notes)
     paths = result.write(args.out, formats)
     emit(args, result)
     for w in result.warnings:

@@ -253,7 +253,9 @@ def _manifest_of(manifest) -> tuple:
         # As predict reads it from manifest.json: plain JSON types.
         return json.loads(json.dumps(manifest.manifest)), None if manifest.out is None else manifest.out / "manifest.json"
     if isinstance(manifest, dict):
-        validate_manifest(manifest)
+        from .reduction.item_manifest import is_item_manifest, validate_item_manifest
+
+        (validate_item_manifest if is_item_manifest(manifest) else validate_manifest)(manifest)
         return manifest, None
     return load_manifest(manifest), Path(manifest)
 

@@ -231,7 +231,8 @@ def _benchmark_figures(cells: dict, weights: dict, common: list, level: float, n
 
 def build_item_manifest(store, n_items: int, *, benchmarks=None, datasets: Optional[str] = None,
                         models: Optional[str] = None, metric: Optional[str] = None, estimator: str = DEFAULT_ESTIMATOR,
-                        random_state: int = 0, group_name: str = "harness_ext_reduced", level: float = 0.9) -> dict:
+                        random_state: int = 0, group_name: str = "harness_ext_reduced", level: float = 0.9,
+                        warnings=()) -> dict:
     """The item-level manifest: ``n_items`` random items of every task with item-level results in ``store``.
 
     Parameters
@@ -245,6 +246,8 @@ def build_item_manifest(store, n_items: int, *, benchmarks=None, datasets: Optio
         per-item metric (default: per task, see :func:`pick_metrics`).
     estimator : str
         The item estimator plugin ``predict`` uses by default and the expected error is measured with.
+    warnings : sequence of str
+        Notes from the caller (options it ignored), recorded first.
 
     Returns
     -------
@@ -271,7 +274,8 @@ def build_item_manifest(store, n_items: int, *, benchmarks=None, datasets: Optio
     if not benchmarks and cat["benchmark"].nunique() > 1:
         raise HarnessExtError("the store's item-level results span several benchmarks "
                               f"({', '.join(sorted(cat['benchmark'].unique()))}): choose with --benchmark")
-    chosen, warnings = pick_metrics(cat, metric)
+    chosen, picked = pick_metrics(cat, metric)
+    warnings = list(warnings) + picked
     names, tasks, pops, samples, weights = [], {}, {}, {}, {}
     index = {}
     for bench, task, met in chosen:
