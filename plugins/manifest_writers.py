@@ -140,10 +140,7 @@ def group_alias(manifest: dict) -> str:
 
 def write_helm_conf(manifest: dict, out_dir: Path) -> list:
     """``run_entries_<group>.conf`` for ``helm-run --conf-paths``."""
-    if manifest.get("kind") == "items":
-        from .manifest_writers_items import write_items_helm_conf
-
-        return write_items_helm_conf(manifest, out_dir)
+    items = manifest.get("kind") == "items"  # an item-level reduction: HELM runs its own draw of instances
     lines, skipped = [], []
     for entry in manifest["subset"]:
         descs = helm_description_list(entry)
@@ -152,7 +149,12 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
             continue
         lines.extend(f"  {{description: {hocon_string(desc)}, priority: 1}}" for desc in descs)
     head = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
-            f"# Run: helm-run --conf-paths run_entries_{_stem(manifest)}.conf --suite SUITE --max-eval-instances 1000 --models-to-run MODEL"]
+            f"# Run: helm-run --conf-paths run_entries_{_stem(manifest)}.conf --suite SUITE --max-eval-instances "
+            f"{int(manifest['design']['n_per_task']) if items else 1000} --models-to-run MODEL"]
+    if items:
+        from .manifest_writers_items import HELM_ITEMS_NOTE
+
+        head += HELM_ITEMS_NOTE
     if skipped:
         head.append(comment(f"No HELM run entry known for: {', '.join(map(quoted, skipped))}"))
     body = "entries: [\n" + ",\n".join(lines) + ("\n" if lines else "") + "]\n"

@@ -15,10 +15,14 @@ import json
 from pathlib import Path
 
 from harness_ext.methods.reduction.item_manifest import decode_ids
-from harness_ext.methods.reduction.harness_names import helm_description_list
-from harness_ext.safe_output import comment, hocon_string, quoted, yaml_text
+from harness_ext.safe_output import comment, quoted, yaml_text
 
 from .manifest_writers import _stem
+
+
+#: What the HELM conf of an item-level reduction says about the items (:func:`write_helm_conf` adds it).
+HELM_ITEMS_NOTE = ["# HELM cannot run a list of items: --max-eval-instances runs HELM's own seeded draw of that many",
+                   "# instances, not the manifest's. Use the lm-eval group and its --samples file to run the drawn items."]
 
 
 def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
@@ -47,26 +51,3 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     path = out_dir / f"{group}.yaml"
     path.write_text("\n".join(header) + "\n" + yaml_text(doc), encoding="utf-8")
     return [path, samples]
-
-
-def write_items_helm_conf(manifest: dict, out_dir) -> list:
-    """``run_entries_<group>.conf``: the tasks' HELM run entries, with what HELM can and cannot run of the items."""
-    lines, skipped = [], []
-    for entry in manifest["subset"]:
-        descs = helm_description_list(entry)
-        if not descs:
-            skipped.append(entry["name"])
-            continue
-        lines.extend(f"  {{description: {hocon_string(desc)}, priority: 1}}" for desc in descs)
-    n = int(manifest["design"]["n_per_task"])
-    head = [comment(f"Reduced benchmark (items) written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
-            f"# Run: helm-run --conf-paths run_entries_{_stem(manifest)}.conf --suite SUITE --max-eval-instances {n} "
-            "--models-to-run MODEL",
-            "# HELM cannot run a list of items: --max-eval-instances runs HELM's own seeded draw of that many",
-            "# instances, not the manifest's. Use the lm-eval group and its --samples file to run the drawn items."]
-    if skipped:
-        head.append(comment(f"No HELM run entry known for: {', '.join(map(quoted, skipped))}"))
-    body = "entries: [\n" + ",\n".join(lines) + ("\n" if lines else "") + "]\n"
-    path = Path(out_dir) / f"run_entries_{_stem(manifest)}.conf"
-    path.write_text("\n".join(head) + "\n" + body, encoding="utf-8")
-    return [path]

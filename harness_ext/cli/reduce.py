@@ -30,7 +30,6 @@ def run(args) -> int:
     from ..safe_output import check_group_name
     from ..store.db import default_db_path
     from .options import matrix_from_args
-    from .output import emit
 
     # Unknown plugin names and unsafe output names fail before any work is done.
     check_group_name(args.group_name)
@@ -64,6 +63,13 @@ def run(args) -> int:
     if not getattr(args, "no_plot", False):
         paths.append(result.plot(Path(args.out) / "error_vs_budget.png"))
         result.written = list(paths)
+    return _show(args, result, paths)
+
+
+def _show(args, result, paths) -> int:
+    """The result (table or --json), its warnings, and the files written."""
+    from .output import emit
+
     emit(args, result)
     for w in result.warnings:
         log.warning(w)
@@ -75,7 +81,6 @@ def run(args) -> int:
 def _run_items(args, db, formats) -> int:
     """``reduce --items N``: random items of every task with item-level results (no dataset subset)."""
     from ..methods.reduction.item_reduce import reduce_items
-    from .output import emit
 
     unused = [o for o, v in (("--budget", args.budget), ("--costs", args.costs)) if v]
     # Options of the dataset subset: said, not silently dropped.
@@ -84,10 +89,4 @@ def _run_items(args, db, formats) -> int:
     result = reduce_items(db, args.items, benchmarks=args.benchmark, datasets=args.datasets, models=args.models,
                           metric=args.metric, estimator=args.item_estimator, random_state=args.seed,
                           group_name=args.group_name, warnings=notes)
-    paths = result.write(args.out, formats)
-    emit(args, result)
-    for w in result.warnings:
-        log.warning(w)
-    for p in paths:
-        print(f"wrote {p}")
-    return 0
+    return _show(args, result, result.write(args.out, formats))
