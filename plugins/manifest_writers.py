@@ -45,6 +45,32 @@ def _task_file_stem(task: str, taken: set) -> str:
     return stem
 
 
+def write_task_file(name: str, sources: dict, out_dir: Path, shown, taken: set, written: list, unknown: list) -> None:
+    """``<task>.yaml`` beside the group for a task whose configuration came from the ingested results
+    (appended to ``written``); a task with no known definition is appended to ``unknown``."""
+    from harness_ext.store.task_yaml_safety import task_yaml_text
+
+    src = sources.get(name) or {}
+    if src.get("origin") == "results":
+        path = out_dir / f"{_task_file_stem(name, taken)}.yaml"
+        path.write_text(task_yaml_text(name, src, shown), encoding="utf-8")
+        written.append(path)
+    elif src.get("origin") == "unknown":
+        unknown.append((name, src))
+
+
+def task_file_notes(written: list, unknown: list) -> list:
+    """The group header's lines on the task files written beside it and the tasks still missing."""
+    header = []
+    if written:
+        header.append(comment(f"Task definitions in this folder (from the ingested results): {', '.join(p.name for p in written)}"))
+    for name, src in unknown:
+        where = f" It was defined in {src['config_source']}." if src.get("config_source") else ""
+        header.append(comment(f"NOT SELF-CONTAINED: task {quoted(name)} is not defined here ({src.get('reason', 'unknown')}).{where}"))
+        header.append("#   Copy its YAML (and any files it includes) into this folder: lm-eval takes one --include_path.")
+    return header
+
+
 def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     """``<group>.yaml``, a group config ``lm_eval --include_path DIR --tasks <group>`` runs, and the task YAMLs it needs.
 
@@ -52,8 +78,6 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     ``reduce`` kept from the ingested results files is written as ``<task>.yaml`` beside the group
     (``manifest["lm_eval_tasks"]``); any other is listed in the group's header with what the folder still needs.
     """
-    from harness_ext.store.task_yaml_safety import task_yaml_text
-
     if manifest.get("kind") == "items":  # an item-level reduction: every task, with --samples
         from .manifest_writers_items import write_items_lm_eval_yaml
 
@@ -73,13 +97,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         # A shot count read from another harness (HELM's in-context examples) is kept: the same setting.
         for name in names:
             tasks.append({"task": name, "num_fewshot": int(shots)} if isinstance(shots, int) and shots >= 0 else name)
-            src = sources.get(name) or {}
-            if src.get("origin") == "results":
-                path = out_dir / f"{_task_file_stem(name, taken)}.yaml"
-                path.write_text(task_yaml_text(name, src, shown), encoding="utf-8")
-                written.append(path)
-            elif src.get("origin") == "unknown":
-                unknown.append((name, src))
+            write_task_file(name, sources, out_dir, shown, taken, written, unknown)
     doc = {"group": group, "group_alias": group_alias(manifest), "task": tasks}
     # lm-eval's metric, also for a subset chosen from HELM results (HELM's EM on MMLU is lm-eval's acc).
     metrics = {lm_eval_metric(e) for e in manifest["subset"] if lm_eval_task_list(e)}
@@ -111,12 +129,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         item_files.append(samples)
         header.append(comment(f"Item subset: add --samples {shown}/{samples.name} to run only the anchor items of "
                               f"{', '.join(map(quoted, items))} (then 'harness-ext predict' weights them; use --log_samples)"))
-    if written:
-        header.append(comment(f"Task definitions in this folder (from the ingested results): {', '.join(p.name for p in written)}"))
-    for name, src in unknown:
-        where = f" It was defined in {src['config_source']}." if src.get("config_source") else ""
-        header.append(comment(f"NOT SELF-CONTAINED: task {quoted(name)} is not defined here ({src.get('reason', 'unknown')}).{where}"))
-        header.append(f"#   Copy its YAML (and any files it includes) into this folder: lm-eval takes one --include_path.")
+    header += task_file_notes(written, unknown)
     if skipped:
         header.append("# No lm-eval equivalent (run these in their own harness; see harness_ext.methods.reduction.harness_names):")
         header += [comment(f"  {s}") for s in skipped]

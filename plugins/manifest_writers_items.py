@@ -17,7 +17,7 @@ from pathlib import Path
 from harness_ext.methods.reduction.item_manifest import decode_ids
 from harness_ext.safe_output import comment, quoted, yaml_text
 
-from .manifest_writers import _stem
+from .manifest_writers import _stem, task_file_notes, write_task_file
 
 
 #: What the HELM conf of an item-level reduction says about the items (:func:`write_helm_conf` adds it).
@@ -45,9 +45,14 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
         header.append(comment(f"Item ids of {', '.join(map(quoted, foreign[:10]))} are positions in the order of the "
                               "source they were ingested from, not necessarily lm-eval document indices: run these "
                               "tasks only with a task definition whose documents are in that order"))
+    # Task definitions kept from the ingested results are written beside the group (lm-eval takes one --include_path).
+    written, unknown, taken = [], [], {group}
+    for t in tasks:
+        write_task_file(t, manifest.get("lm_eval_tasks") or {}, out_dir, shown, taken, written, unknown)
+    header += task_file_notes(written, unknown)
     doc = {"group": group, "group_alias": f"{manifest.get('benchmark') or group} ({cost['items_run']} of "
                                           f"{cost['items_full']} items)",
            "task": list(tasks), "metadata": {"version": 1.0}}
     path = out_dir / f"{group}.yaml"
     path.write_text("\n".join(header) + "\n" + yaml_text(doc), encoding="utf-8")
-    return [path, samples]
+    return [path, samples] + written

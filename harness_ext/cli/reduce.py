@@ -88,5 +88,6 @@ def _run_items(args, db, formats) -> int:
              "keeps a dataset subset)"] if unused else []
     result = reduce_items(db, args.items, benchmarks=args.benchmark, datasets=args.datasets, models=args.models,
                           metric=args.metric, estimator=args.item_estimator, random_state=args.seed,
-                          group_name=args.group_name, warnings=notes)
+                          group_name=args.group_name, warnings=notes,
+                          local_data=local_data_dirs(getattr(args, "local_data", None)))
     return _show(args, result, result.write(args.out, formats))

@@ -389,13 +389,27 @@ class ItemReduceResult(Result):
         return paths
 
 
-def reduce_items(db, n_items: int, **kwargs) -> ItemReduceResult:
-    """Open the store ``db`` read-only and build the item-level reduction (:func:`build_item_manifest`)."""
+def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
+    """Open the store ``db`` read-only and build the item-level reduction (:func:`build_item_manifest`).
+
+    Tasks whose items came from lm-eval logs get their definitions looked up as ``reduce`` does for a
+    dataset subset (:func:`harness_ext.methods.reduction.manifest.attach_lm_eval_tasks`), so the
+    lm-eval folder is self-contained; ``local_data``: folders of the user's own task data.
+    """
     from pathlib import Path
 
     from ...store.db import Store
+    from .manifest import attach_lm_eval_tasks
 
     if db in (None, ":memory:") or not Path(db).exists():
         raise HarnessExtError(f"--items needs a store with item-level results; {db} does not exist")
     with Store.open(db, read_only=True) as store:
-        return ItemReduceResult(build_item_manifest(store, n_items, **kwargs))
+        manifest = build_item_manifest(store, n_items, **kwargs)
+    # Item ids of other sources are positions in their own order, not lm-eval documents: no definition looked up.
+    view = {"subset": [e for e in manifest["subset"] if e["benchmark"] == "lm_eval"], "warnings": []}
+    if view["subset"]:
+        attach_lm_eval_tasks(view, db, local_data)
+        manifest["lm_eval_tasks"] = view.get("lm_eval_tasks", {})
+        manifest["warnings"] += view["warnings"]
+        manifest["sizes"]["manifest_bytes"] = len(json.dumps(manifest, indent=2)) + 1
+    return ItemReduceResult(manifest)
