@@ -190,3 +190,51 @@ def test_the_whole_loop_on_the_shared_item_tables(tmp_path, capsys, bench, split
     assert len(agg) == len(held_out)
     assert err.mean() < 0.06 and b_err.mean() < 0.03
     assert cover >= 0.8 and b_cover >= 0.75
+
+
+# -- through lm-eval's own command line ---------------------------------------------------------------------
+@pytest.mark.slow
+def test_lm_eval_runs_the_drawn_items_and_predict_reads_its_logs(tmp_path, capsys):
+    """Stand-in models in real lm-eval: the population's logs, reduce --items, lm_eval --samples, predict.
+
+    With every item listed, predict gives lm-eval's own task scores exactly; with 25 of 100 items it
+    gives an estimate with an interval from the logs of exactly those items.
+    """
+    pytest.importorskip("lm_eval", reason="lm-eval not installed (pip install 'harness-ext[lmeval]')")
+    import sys
+
+    sys.path.insert(0, str(HERE))
+    import lm_eval_standin
+    from test_lm_eval_end_to_end import _run
+
+    population = list(range(1, 13))
+    new = lm_eval_standin.typical_seed(population)
+    tasks = lm_eval_standin.write_tasks(tmp_path / "tasks", n_tasks=3)
+    _run(["population", json.dumps({"tasks_dir": str(tmp_path / "tasks"), "out": str(tmp_path / "population"),
+                                    "seeds": population, "tasks": tasks})], tmp_path)
+    db = tmp_path / "store.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(tmp_path / "population")]) == 0
+    local = ["--local-data", str(tmp_path / "tasks")]
+    runs = {}
+    for n in (100, 25):
+        out = tmp_path / f"reduced_{n}"
+        assert main(["reduce", "--db", str(db), "--items", str(n), "--out", str(out), *local]) == 0
+        runs[n] = tmp_path / f"run_{n}"
+        _run(["cli", "--model", "standin", "--model_args", f"pretrained=standin/m{new},seed={new}",
+              "--include_path", str(out), "--tasks", "harness_ext_reduced", "--output_path", str(runs[n]),
+              "--samples", str(out / "harness_ext_reduced_samples.json"), "--log_samples"], tmp_path)
+    capsys.readouterr()
+    [results] = runs[100].rglob("results_*.json")
+    want = {t: json.loads(results.read_text())["results"][t]["acc,none"] for t in tasks}
+    full = predict_from_manifest(load_manifest(tmp_path / "reduced_100"), [runs[100]])
+    got = dict(zip(full.table["dataset"], full.table["raw"]))
+    assert got == want and full.table["observed"].all()
+    part = predict_from_manifest(load_manifest(tmp_path / "reduced_25"), [runs[25]])
+    assert (part.table["n_used"] == 25).all() and not part.table["observed"].any()
+    assert ((part.table["raw_lower"] < part.table["raw"]) & (part.table["raw"] < part.table["raw_upper"])).all()
+    agg = part.aggregate.iloc[0]
+    truth = float(np.mean(list(want.values())))
+    with capsys.disabled():
+        print(f"\nlm-eval items: 25 of 100 items x 3 tasks: {agg['aggregate']:.4f} [{agg['lower']:.4f}, "
+              f"{agg['upper']:.4f}] (90%), lm-eval's full score {truth:.4f}")
+    assert abs(agg["aggregate"] - truth) < 0.1

@@ -229,6 +229,35 @@ def _benchmark_figures(cells: dict, weights: dict, common: list, level: float, n
     return _figures(np.array(err), np.array(width), np.array(cover), len(err))
 
 
+def draw_items(store, chosen: list, n_items: int, models: Optional[str], random_state: int, warnings: list) -> tuple:
+    """Per (benchmark, task, metric) of ``chosen``: the population's answers and ``n_items`` random items.
+
+    Returns ``(model names, task blocks for the manifest, task -> (answers, models), task -> sampled
+    columns)``; a task with fewer than 2 population models is left out, said in ``warnings``.
+    """
+    from ..engine.item_estimators import random_items
+
+    names, index, tasks, pops, samples = [], {}, {}, {}, {}
+    for bench, task, met in chosen:
+        ids, cols, M, notes = population_answers(store, task, met, models)
+        if len(cols) < 2:
+            warnings.append(f"{task}: {len(cols)} population model(s) with its items; left out (2 or more needed)")
+            continue
+        N = len(ids)
+        S = np.sort(random_items(N, min(int(n_items), N), task_seed(random_state, task)))
+        for m in cols:
+            if m not in index:
+                index[m] = len(names)
+                names.append(m)
+        pops[task], samples[task] = (M, cols), S
+        tasks[task] = {"benchmark": bench, "metric": met, "n_items": N, "n_run": int(len(S)),
+                       "items": encode_ids(ids), "sample": encode_ids(ids[S]),
+                       "population": {"models": [index[m] for m in cols], "scores": encode_scores(M)},
+                       "notes": notes}
+        warnings += [f"{task}: {n}" for n in notes]
+    return names, tasks, pops, samples
+
+
 def build_item_manifest(store, n_items: int, *, benchmarks=None, datasets: Optional[str] = None,
                         models: Optional[str] = None, metric: Optional[str] = None, estimator: str = DEFAULT_ESTIMATOR,
                         random_state: int = 0, group_name: str = "harness_ext_reduced", level: float = 0.9,
@@ -261,7 +290,6 @@ def build_item_manifest(store, n_items: int, *, benchmarks=None, datasets: Optio
     """
     from ... import __version__
     from ...plugin_manager import get_registration
-    from ..engine.item_estimators import random_items
     from .manifest import MANIFEST_VERSION
 
     if int(n_items) < 2:
@@ -276,25 +304,8 @@ def build_item_manifest(store, n_items: int, *, benchmarks=None, datasets: Optio
                               f"({', '.join(sorted(cat['benchmark'].unique()))}): choose with --benchmark")
     chosen, picked = pick_metrics(cat, metric)
     warnings = list(warnings) + picked
-    names, tasks, pops, samples, weights = [], {}, {}, {}, {}
-    index = {}
-    for bench, task, met in chosen:
-        ids, cols, M, notes = population_answers(store, task, met, models)
-        if len(cols) < 2:
-            warnings.append(f"{task}: {len(cols)} population model(s) with its items; left out (2 or more needed)")
-            continue
-        N = len(ids)
-        S = np.sort(random_items(N, min(int(n_items), N), task_seed(random_state, task)))
-        for m in cols:
-            if m not in index:
-                index[m] = len(names)
-                names.append(m)
-        pops[task], samples[task], weights[task] = (M, cols), S, 1.0
-        tasks[task] = {"benchmark": bench, "metric": met, "n_items": N, "n_run": int(len(S)),
-                       "items": encode_ids(ids), "sample": encode_ids(ids[S]),
-                       "population": {"models": [index[m] for m in cols], "scores": encode_scores(M)},
-                       "notes": notes}
-        warnings += [f"{task}: {n}" for n in notes]
+    names, tasks, pops, samples = draw_items(store, chosen, n_items, models, random_state, warnings)
+    weights = {t: 1.0 for t in tasks}
     if not tasks:
         raise HarnessExtError("no task has item-level results from 2 or more models; nothing to reduce")
     expected = expected_errors(pops, samples, weights, estimator, level, random_state)
