@@ -95,6 +95,12 @@ def test_random_items_give_an_estimate_with_an_interval(tmp_path, capsys):
         [row] = json.loads(pj.read_text())["datasets"]
         assert not row["observed"] and row["n_used"] == 8
         assert 0 <= row["raw_lower"] < row["raw"] < row["raw_upper"] <= 1
+    # An Every Eval Ever record carries the benchmark estimate with its interval and how it was made.
+    assert main(["predict", "-m", str(out), str(run), "--eee", str(tmp_path / "eee")]) == 0
+    [rec] = (tmp_path / "eee").glob("*.json")
+    bench = json.loads(rec.read_text())["evaluation_results"][-1]
+    assert "8 of 18 items" in bench["evaluation_name"]
+    assert "item estimator aipw" in bench["score_details"]["uncertainty"]["confidence_interval"]["method"]
     # The estimator that picks its own items is refused with a reason.
     capsys.readouterr()
     assert main(["predict", "-m", str(out), str(run), "--item-estimator", "anchor_weighted"]) != 0
