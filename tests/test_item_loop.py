@@ -125,6 +125,12 @@ def test_encodings_round_trip_and_bad_manifests_are_refused(tmp_path):
     bad.write_text(json.dumps(m))
     with pytest.raises(HarnessExtError, match="bad.json.*toy_arith_mc"):
         load_manifest(bad)
+    # What predict is given: one clear error each.
+    manifest = load_manifest(out)
+    for given, reason in ((tmp_path / "missing", "no such file"), (bad, "not a per-item log"),
+                          (tmp_path / "reduced", "no per-item logs")):
+        with pytest.raises(HarnessExtError, match=reason):
+            predict_from_manifest(manifest, [given])
 
 
 # -- the whole loop on the shared item tables ---------------------------------------------------------------

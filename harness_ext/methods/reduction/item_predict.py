@@ -17,6 +17,7 @@ Zhang, Dorner and Hardt (2025), "How Benchmark Prediction from Fewer Data Misses
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -66,7 +67,15 @@ def read_item_logs(paths) -> tuple:
     from ...errors import IngestError
     from ...store.samples import EEE_SAMPLES_RE, _iter_sample_files, read_eee_samples, read_samples
 
+    from ...store.samples import is_samples_file
+
     frames, sources, notes = [], {}, []
+    for p in paths:
+        if not Path(p).exists():
+            raise HarnessExtError(f"{p}: no such file or folder")
+        if Path(p).is_file() and not is_samples_file(p):
+            raise HarnessExtError(f"{p}: not a per-item log (lm-eval's samples_<task>_<date>.jsonl, written with "
+                                  "--log_samples, or an Every Eval Ever <evaluation>_samples.jsonl)")
     files = _iter_sample_files(paths)
     for path in files:
         try:
