@@ -8,6 +8,11 @@ becomes those lm-eval tasks and an lm-eval task with a HELM equivalent those
 run entries (:mod:`harness_ext.methods.reduction.harness_names`). A dataset a format cannot
 express is listed in a comment naming it, never silently dropped, and a file
 never holds an empty task list.
+
+An item-level manifest (``reduce --items N``) gets a group of every task and lm-eval's ``--samples``
+file (a JSON object, task name -> list of document indices; incompatible with ``--limit``). HELM
+cannot run a list of instances (``--max-eval-instances N`` runs HELM's own seeded draw of ``N``), and
+its conf says so.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Optional
 
 from harness_ext.methods.reduction.harness_names import (  # noqa: F401 - lm_eval_task/helm_description are this module's API too
     HELM_CLASSIC_DESCRIPTIONS, helm_description, helm_description_list, lm_eval_metric, lm_eval_task, lm_eval_task_list)
+from harness_ext.methods.reduction.item_manifest import decode_ids
 from harness_ext.safe_output import check_group_name, comment, hocon_string, list_line, quoted, yaml_text
 
 #: The file, copied into the reduced folder, that makes the group's row the estimate (plugins/lm_eval_group_estimate.py).
@@ -79,8 +85,6 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     (``manifest["lm_eval_tasks"]``); any other is listed in the group's header with what the folder still needs.
     """
     if manifest.get("kind") == "items":  # an item-level reduction: every task, with --samples
-        from .manifest_writers_items import write_items_lm_eval_yaml
-
         return write_items_lm_eval_yaml(manifest, out_dir)
     shown = getattr(out_dir, "shown", out_dir)  # the final folder, when the core stages the files first
     out_dir = Path(out_dir)
@@ -144,6 +148,44 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     return [path] + written + item_files
 
 
+#: What the HELM conf of an item-level reduction says about the items (:func:`write_helm_conf` adds it).
+HELM_ITEMS_NOTE = ["# HELM cannot run a list of items: --max-eval-instances runs HELM's own seeded draw of that many",
+                   "# instances, not the manifest's. Use the lm-eval group and its --samples file to run the drawn items."]
+
+
+def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
+    """``<group>.yaml`` (every task of the manifest) and ``<group>_samples.json`` (the drawn items per task)."""
+    shown = getattr(out_dir, "shown", out_dir)
+    out_dir = Path(out_dir)
+    group = _stem(manifest)
+    tasks = manifest["tasks"]
+    samples = out_dir / f"{group}_samples.json"
+    samples.write_text(json.dumps({t: decode_ids(b["sample"]).tolist() for t, b in tasks.items()}) + "\n",
+                       encoding="utf-8")
+    cost = manifest["cost"]
+    foreign = sorted(t for t, b in tasks.items() if b.get("benchmark") not in (None, "", "lm_eval"))
+    header = [comment(f"Reduced benchmark (items) written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
+              comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {shown} --tasks {group} "
+                      f"--samples {shown}/{samples.name} --log_samples --output_path results/"),
+              comment(f"then: harness-ext predict -m {shown} results/  ({cost['items_run']:,} of {cost['items_full']:,} "
+                      f"items, drawn at random; the group's own row is the plain mean of the items run, not the estimate)")]
+    if foreign:
+        header.append(comment(f"Item ids of {', '.join(map(quoted, foreign[:10]))} are positions in the order of the "
+                              "source they were ingested from, not necessarily lm-eval document indices: run these "
+                              "tasks only with a task definition whose documents are in that order"))
+    # Task definitions kept from the ingested results are written beside the group (lm-eval takes one --include_path).
+    written, unknown, taken = [], [], {group}
+    for t in tasks:
+        write_task_file(t, manifest.get("lm_eval_tasks") or {}, out_dir, shown, taken, written, unknown)
+    header += task_file_notes(written, unknown)
+    doc = {"group": group, "group_alias": f"{manifest.get('benchmark') or group} ({cost['items_run']} of "
+                                          f"{cost['items_full']} items)",
+           "task": list(tasks), "metadata": {"version": 1.0}}
+    path = out_dir / f"{group}.yaml"
+    path.write_text("\n".join(header) + "\n" + yaml_text(doc), encoding="utf-8")
+    return [path, samples] + written
+
+
 def group_alias(manifest: dict) -> str:
     """The name lm-eval's table shows for the reduced group: the benchmark's, ``mmlu (estimated from 8 of 57)``."""
     benchmarks = {d.get("benchmark") for d in manifest["datasets"]} - {None}
@@ -165,8 +207,6 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
             f"# Run: helm-run --conf-paths run_entries_{_stem(manifest)}.conf --suite SUITE --max-eval-instances "
             f"{int(manifest['design']['n_per_task']) if items else 1000} --models-to-run MODEL"]
     if items:
-        from .manifest_writers_items import HELM_ITEMS_NOTE
-
         head += HELM_ITEMS_NOTE
     if skipped:
         head.append(comment(f"No HELM run entry known for: {', '.join(map(quoted, skipped))}"))

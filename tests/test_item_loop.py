@@ -20,7 +20,7 @@ from harness_ext.cli import main
 from harness_ext.errors import HarnessExtError
 from harness_ext.methods.reduction.item_manifest import decode_ids, decode_scores, encode_ids, encode_scores
 from harness_ext.methods.reduction.manifest import load_manifest
-from harness_ext.methods.reduction.predict import predict_from_manifest
+from harness_ext.methods.reduction.item_predict import predict_items
 
 from conftest import SHARED_DATA
 
@@ -53,7 +53,7 @@ def test_every_item_gives_the_harness_score_exactly(tmp_path, capsys, metric, ta
     [results] = run.glob("results_*.json")
     want = json.loads(results.read_text())["results"][task][metric if "," in metric else f"{metric},none"]
     # The estimate is the harness's float exactly; the JSON outputs round to 10 digits.
-    pred = predict_from_manifest(load_manifest(out), [run])
+    pred = predict_items(load_manifest(out), [run])
     [row] = pred.table.to_dict("records")
     assert row["observed"] and row["raw"] == want and row["raw_lower"] == row["raw_upper"] == want
     [agg] = pred.aggregate.to_dict("records")
@@ -130,7 +130,7 @@ def test_encodings_round_trip_and_bad_manifests_are_refused(tmp_path):
     for given, reason in ((tmp_path / "missing", "no such file"), (bad, "not a per-item log"),
                           (tmp_path / "reduced", "no per-item logs")):
         with pytest.raises(HarnessExtError, match=reason):
-            predict_from_manifest(manifest, [given])
+            predict_items(manifest, [given])
 
 
 # -- the whole loop on the shared item tables ---------------------------------------------------------------
@@ -238,10 +238,10 @@ def test_lm_eval_runs_the_drawn_items_and_predict_reads_its_logs(tmp_path, capsy
     capsys.readouterr()
     [results] = runs[100].rglob("results_*.json")
     want = {t: json.loads(results.read_text())["results"][t]["acc,none"] for t in tasks}
-    full = predict_from_manifest(load_manifest(tmp_path / "reduced_100"), [runs[100]])
+    full = predict_items(load_manifest(tmp_path / "reduced_100"), [runs[100]])
     got = dict(zip(full.table["dataset"], full.table["raw"]))
     assert got == want and full.table["observed"].all()
-    part = predict_from_manifest(load_manifest(tmp_path / "reduced_25"), [runs[25]])
+    part = predict_items(load_manifest(tmp_path / "reduced_25"), [runs[25]])
     assert (part.table["n_used"] == 25).all() and not part.table["observed"].any()
     assert ((part.table["raw_lower"] < part.table["raw"]) & (part.table["raw"] < part.table["raw_upper"])).all()
     agg = part.aggregate.iloc[0]

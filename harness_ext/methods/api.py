@@ -340,4 +340,8 @@ def predict(manifest, results, *, level: float = 0.9):
         return predict_scores(doc, _score_frame(results, doc), manifest_path=where, level=level)
     if isinstance(results, (str, os.PathLike)):
         results = [results]
+    if doc.get("kind") == "items":  # reduce --items: from the new model's per-item logs
+        from .reduction.item_predict import predict_items
+
+        return predict_items(doc, [str(p) for p in results], manifest_path=where, level=level)
     return predict_from_manifest(doc, [str(p) for p in results], manifest_path=where, level=level)

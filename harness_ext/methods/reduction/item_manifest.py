@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import math
+from typing import Optional
 
 import numpy as np
 
@@ -153,3 +154,12 @@ def task_population(manifest: dict, task: str) -> tuple:
     M = decode_scores(b["population"]["scores"])
     names = [manifest["models"][i] for i in b["population"]["models"]]
     return ids, sample, M, names
+
+
+def interval_text(manifest: dict, level: float, estimator: Optional[str] = None) -> str:
+    """How an item-level prediction's intervals were made, in words."""
+    pct = f"{level:.0%}".replace(".0%", "%")
+    name = estimator or manifest["design"]["estimator"]
+    return (f"harness-ext predict: each task's score over all its items estimated from a random sample of them by the "
+            f"item estimator {name} with its {pct} interval (population: {len(manifest['models'])} models); the "
+            "benchmark's is the weighted mean of the task scores, their variances added (Zhang, Dorner and Hardt 2025)")

@@ -208,13 +208,3 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
 def _metric_label(tasks: dict) -> str:
     metrics = {b["metric"] for b in tasks.values()}
     return metrics.pop() if len(metrics) == 1 else "mean score"
-
-
-def interval_text(manifest: dict, level: float, estimator: Optional[str] = None) -> str:
-    """How an item-level prediction's intervals were made, in words."""
-    pct = f"{level:.0%}".replace(".0%", "%")
-    name = estimator or manifest["design"]["estimator"]
-    return (f"harness-ext predict: each task's score over all its items estimated from a random sample of them by the "
-            f"item estimator {name} with its {pct} interval (population: {len(manifest['models'])} models); the "
-            "benchmark's is the weighted mean of the task scores, their variances added (Zhang, Dorner and Hardt 2025)")
-

@@ -363,17 +363,12 @@ def partial_subset_errors(manifest: dict, train: np.ndarray, est, subset_idx, ha
 EDGE_QUANTILE = 0.05
 
 
-def predict_from_manifest(manifest: dict, paths, manifest_path=None, level: float = DEFAULT_LEVEL,
-                          estimator=None) -> PredictionResult:
+def predict_from_manifest(manifest: dict, paths, manifest_path=None, level: float = DEFAULT_LEVEL) -> PredictionResult:
     """Predict every dataset of the manifest for each model found in the result files ``paths``.
 
-    An item-level manifest (``reduce --items N``) reads per-item logs instead
-    (:func:`harness_ext.methods.reduction.item_predict.predict_items`)."""
+    An item-level manifest (``reduce --items N``) is predicted from per-item logs by
+    :func:`harness_ext.methods.reduction.item_predict.predict_items` instead."""
     level = check_level(level)
-    if manifest.get("kind") == "items":
-        from .item_predict import predict_items
-
-        return predict_items(manifest, paths, manifest_path=manifest_path, level=level, estimator=estimator)
     raw_new, _, other_shots = new_model_matrix(manifest, paths)
     return predict_scores(manifest, raw_new, other_shots, manifest_path=manifest_path, level=level)
 

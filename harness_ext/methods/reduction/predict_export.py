@@ -44,7 +44,7 @@ EEE_SCHEMA_VERSION = "0.2.1"
 def interval_method(manifest: dict, level: float = 0.9) -> str:
     """How the intervals were made, in words, for the records that carry them."""
     if manifest.get("kind") == "items":
-        from .item_predict import interval_text
+        from .item_manifest import interval_text
 
         return interval_text(manifest, level)
     pred = manifest["prediction"]["predictor"]["name"]
