@@ -28,6 +28,7 @@ import pandas as pd
 from ... import __version__
 from ...errors import HarnessExtError, MethodError, PluginError
 from ...report import Stages, jsonable, progress
+from .benchmark_score import unclipped_record
 from .budget import (DEFAULT_BUDGET_REASON, MIN_AVAILABILITY, availability_note, availability_rule, dataset_costs,
                      parse_budget, subset_size)
 from .rules import DEFAULT_PREDICTOR, DEFAULT_PREDICTOR_REASON, MIN_MODELS, thin_columns
@@ -463,7 +464,8 @@ def build_manifest(
     }
     if m * d <= EMBED_MAX_CELLS:
         manifest["training_matrix"] = {"models": [str(i) for i in df.index], "datasets": columns,
-                                       "values": [[_num(v) for v in row] for row in df.to_numpy(dtype=float)]}
+                                       "values": [[_num(v) for v in row] for row in df.to_numpy(dtype=float)],
+                                       **unclipped_record(df)}  # the benchmark score's calibration needs them
     return manifest
 
 
