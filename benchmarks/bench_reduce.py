@@ -131,7 +131,7 @@ def full_reduce(df, n_random: int = 1000, random_state: int = 0):
     """The full reduce; returns (total seconds, phase seconds, manifest, prowl results, baseline)."""
     from harness_ext.errors import MethodError
     from harness_ext.methods.reduction.manifest import build_manifest
-    from harness_ext.plugins.similarity import PAPER_MEASURES
+    from harness_ext.methods.similarity.measures import PAPER_MEASURES
     from harness_ext.methods.prowl import run_prowl, win_rates
 
     results, notes = {}, []
@@ -181,7 +181,7 @@ def _ref_similarity_one(X, name, budget):
 
 def ref_similarities(X, budget: float) -> dict:
     """Per measure: ``(reference seconds, extrapolated?, max |diff| vs ours on the columns compared)``."""
-    from harness_ext.plugins import similarity as sim
+    from harness_ext.methods.similarity import measures as sim
 
     out = {}
     for name in sim.PAPER_MEASURES:
@@ -278,7 +278,7 @@ def lib_similarities(X, budget: float):
         from bench_similarity_libs import REFERENCES as LIB, VECTORISED, _reference_time
     except ImportError:  # its owner renamed something: no library row rather than a wrong one
         return None
-    from harness_ext.plugins import similarity as sim
+    from harness_ext.methods.similarity import measures as sim
 
     missing = bool(np.isnan(X).any())
     out = {}

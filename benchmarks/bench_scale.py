@@ -68,7 +68,7 @@ FIT_POINTS = 3
 def time_phases(X, n_runs: int, repeat_small: bool = True) -> dict:
     """Seconds per phase (and per similarity measure) on one matrix."""
     from harness_ext.plugins.selectors import coverage_matrix, greedy_coverage_order
-    from harness_ext.plugins.similarity import PAPER_MEASURES
+    from harness_ext.methods.similarity.measures import PAPER_MEASURES
     from harness_ext.methods.pounce import cross_validated_error, make_predictor
     from harness_ext.methods.prowl import random_baseline
 

@@ -53,7 +53,7 @@ def coverage_matrix(X, similarity: str) -> np.ndarray:
     ----------
     SimBA §3.1 (C_SIM) and eq. 4 (lambda_i = 1 for chosen datasets).
     """
-    from harness_ext.plugins.similarity import similarity_matrix
+    from harness_ext.methods.similarity.measures import similarity_matrix
 
     C = np.nan_to_num(similarity_matrix(X, similarity), nan=0.0)
     np.fill_diagonal(C, 1.0)

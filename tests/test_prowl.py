@@ -419,7 +419,7 @@ def tiny_real(helm_classic_matrix):
 @pytest.mark.parametrize("sim", ["pearson", "spearman", "kendall_tau", "cosine", "manhattan", "euclidean",
                                  "minkowski", "wasserstein", "jensen_shannon"])
 def test_greedy_against_brute_force_on_tiny_real_matrices(tiny_real, sim):
-    from harness_ext.plugins.similarity import similarity_matrix
+    from harness_ext.methods.similarity.measures import similarity_matrix
 
     for X in tiny_real:
         d = X.shape[1]
