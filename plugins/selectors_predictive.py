@@ -96,13 +96,13 @@ def ppca_loadings(X: np.ndarray, max_rank: Optional[int] = None, return_gram: bo
     """Loadings ``V`` (d x r) and noise variance ``s2`` of a probabilistic PCA of ``X`` (NaN allowed).
 
     The covariance is estimated from every observed cell (pairwise-complete,
-    :func:`harness_ext.plugins.predictors.pairwise_gram`); ``r`` is the
+    :func:`harness_ext.methods.engine.subset_regression.pairwise_gram`); ``r`` is the
     smallest rank explaining :data:`EXPLAINED` of it (at most ``max_rank``,
     at most ``d - 1``) and ``s2`` the mean of the discarded eigenvalues (the
     maximum-likelihood noise of Tipping & Bishop 1999, eq. 8). ``return_gram``:
     also the pairwise-complete Gram matrix behind them (``(V, s2, G)``).
     """
-    from harness_ext.plugins.predictors import pairwise_gram
+    from harness_ext.methods.engine.subset_regression import pairwise_gram
 
     n, d = X.shape
     _, G = pairwise_gram(X)
