@@ -42,16 +42,16 @@ SELECTORS = {
     "random": ("selectors:RandomOrder", "SimBA RANDOM baseline: one uniformly random order"),
     "greedy_minimum": ("selectors:GreedyMinimum", "SimBA GREEDY MINIMUM baseline: lowest mean score first"),
     "greedy_maximum": ("selectors:GreedyMaximum", "SimBA GREEDY MAXIMUM baseline: highest mean score first"),
-    "random-subset": ("selectors_002:RandomSubset", "uniform random k-subset drawn afresh for each k (Gusev & Zaytsev "
+    "random-subset": ("selectors_representation:RandomSubset", "uniform random k-subset drawn afresh for each k (Gusev & Zaytsev "
                                                     "§4 Random sampling; compare's baseline)"),
-    "kmeans": ("selectors_002:KMeansRepresentatives", "k-means on dataset representations, one representative per "
+    "kmeans": ("selectors_representation:KMeansRepresentatives", "k-means on dataset representations, one representative per "
                                                       "cluster (Gusev & Zaytsev Alg. 1)"),
-    "farthest-first-cosine": ("selectors_002:CosineFarthestFirst", "greedy farthest-first traversal, cosine distance "
+    "farthest-first-cosine": ("selectors_representation:CosineFarthestFirst", "greedy farthest-first traversal, cosine distance "
                                                                    "(Gusev & Zaytsev Alg. 2, C-FAFI)"),
-    "farthest-first-euclidean": ("selectors_002:FarthestFirst", "greedy farthest-first traversal, Euclidean distance "
+    "farthest-first-euclidean": ("selectors_representation:FarthestFirst", "greedy farthest-first traversal, Euclidean distance "
                                                                 "(Gusev & Zaytsev Alg. 2, E-FAFI)"),
-    "a-optimal": ("selectors_002:AOptimal", "greedy A-optimal design with a swap pass (Gusev & Zaytsev §4, eq. 4)"),
-    "d-optimal": ("selectors_002:DOptimal", "greedy D-optimal design with a swap pass (Gusev & Zaytsev §4, eq. 4)"),
+    "a-optimal": ("selectors_representation:AOptimal", "greedy A-optimal design with a swap pass (Gusev & Zaytsev §4, eq. 4)"),
+    "d-optimal": ("selectors_representation:DOptimal", "greedy D-optimal design with a swap pass (Gusev & Zaytsev §4, eq. 4)"),
     "prediction_greedy": ("selectors_predictive:PredictionGreedy",
                           "greedy forward on the cross-validated error of the profile and aggregate under a predictor, "
                           "shortlisted by A-optimal design on PPCA loadings; cost-aware (issue 14)"),

@@ -17,7 +17,7 @@ Conventions (shared by every measure here)
 * Undefined entries are NaN: a correlation involving a column that is constant
   on the shared rows (or fewer than two shared rows); cosine or Jensen-Shannon
   with an all-zero column (no direction / no distribution); any pair with no
-  shared row. Selectors in :mod:`harness_ext.plugins.selectors` read NaN as
+  shared row. The coverage selectors (:mod:`harness_ext.methods.prowl.coverage_search`) read NaN as
   similarity 0, i.e. "covers nothing".
 * Diagonal: 1 wherever the column's self-similarity is defined (a constant
   column has NaN on the diagonal under the correlations).
