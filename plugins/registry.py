@@ -50,8 +50,8 @@ SELECTORS = {
                                                                    "(Gusev & Zaytsev Alg. 2, C-FAFI)"),
     "farthest-first-euclidean": ("selectors_representation:FarthestFirst", "greedy farthest-first traversal, Euclidean distance "
                                                                 "(Gusev & Zaytsev Alg. 2, E-FAFI)"),
-    "a-optimal": ("selectors_representation:AOptimal", "greedy A-optimal design with a swap pass (Gusev & Zaytsev §4, eq. 4)"),
-    "d-optimal": ("selectors_representation:DOptimal", "greedy D-optimal design with a swap pass (Gusev & Zaytsev §4, eq. 4)"),
+    "a-optimal": ("selectors_design:AOptimal", "greedy A-optimal design with a swap pass (Gusev & Zaytsev §4, eq. 4)"),
+    "d-optimal": ("selectors_design:DOptimal", "greedy D-optimal design with a swap pass (Gusev & Zaytsev §4, eq. 4)"),
     "prediction_greedy": ("selectors_predictive:PredictionGreedy",
                           "greedy forward on the cross-validated error of the profile and aggregate under a predictor, "
                           "shortlisted by A-optimal design on PPCA loadings; cost-aware (issue 14)"),
@@ -84,7 +84,7 @@ WEIGHTING_SCHEMES = {
     "inverse_distance": ("weighting:InverseDistanceWeights",
                          "weight grows with closeness to the cluster medoid (003 §3.3-2ii)"),
     "random_simplex": ("weighting:RandomSimplex", "one draw uniform on the simplex, seeded (003 §3.3)"),
-    "user": ("weighting:UserWeights", "weights from a JSON/CSV file (path=...), renormalised"),
+    "user": ("weighting_user:UserWeights", "weights from a JSON/CSV file (path=...), renormalised"),
 }
 
 #: name -> (implementation, suffix, description)

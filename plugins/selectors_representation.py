@@ -1,11 +1,11 @@
 """Dataset-selection strategies of Gusev & Zaytsev (KDD 2026, §4): the Random baseline (a fresh uniform
-k-subset per k), k-means representatives, greedy farthest-first (cosine and Euclidean) and greedy A-/D-optimal
-design with a swap pass, on a representation of the datasets
+k-subset per k), k-means representatives and greedy farthest-first (cosine and Euclidean), on a
+representation of the datasets
 (:func:`harness_ext.methods.prowl.representation.dataset_representation`: a-priori features, or the models'
 scores on each dataset), where the algorithms live.
 
 Farthest-first is nested: its size-k subset is the first k of one ordering, so the protocol fits it once.
-k-means and the swap pass of A-/D-optimality solve a fixed size ``n_select``: their ``order_`` is the
+k-means (and the A-/D-optimal designs of :mod:`harness_ext.plugins.selectors_design`) solve a fixed size ``n_select``: their ``order_`` is the
 size-``n_select`` subset and ``subset(j)`` for ``j < n_select`` is *not* their size-j solution. The class
 attribute ``nested`` tells :mod:`harness_ext.methods.compare` which kind it has.
 
@@ -27,7 +27,6 @@ from harness_ext.methods.prowl.representation import (
     farthest_first_order,
     kmeans_order,
     kmeans_representatives,
-    optimal_design_order,
 )
 
 
@@ -186,72 +185,3 @@ class RandomSubset(BaseSelector):
         k = check_n_select(self.n_select, n)
         self.order_ = np.random.default_rng(self.random_state).choice(n, size=k, replace=False)
         return self
-
-
-class _OptimalDesign(BaseSelector):
-    """Greedy A-/D-optimal design over datasets, with a best-improvement swap pass.
-
-    The criterion and the search (greedy, then swaps) are
-    :func:`harness_ext.methods.prowl.representation.optimal_design_order`.
-
-    Parameters
-    ----------
-    n_select : int or None
-        Subset size. None orders all datasets by the plain greedy order (no
-        swaps: a swap is defined for a fixed size).
-    lam : float
-        Ridge ``lambda`` of eq. 4. The paper only says "small"; on standardised
-        features each dataset contributes about p to ``tr I(S)``, and
-        ``lam = 1`` keeps A-optimality out of the regime where every new
-        direction is worth ~1/lam and candidates become numerically
-        indistinguishable.
-    swaps : bool
-        Run the swap pass (the paper reports the swap variant).
-    max_swap_passes : int
-        Cap on accepted swaps.
-    standardize : bool
-        z-score features first (§4).
-
-    Attributes
-    ----------
-    order_ : numpy.ndarray of int
-        Greedy order, with swapped-in datasets taking the place of the ones they
-        replaced.
-    criterion_ : float
-        Final ``log det G`` (D) or ``tr G^{-1}`` (A).
-    n_swaps_ : int
-        Swaps accepted.
-
-    References
-    ----------
-    Gusev & Zaytsev (2026), §4 "A-/D-optimality", eq. (4).
-    """
-
-    nested = False
-    criterion = "D"
-
-    def __init__(self, n_select=None, lam: float = 1.0, swaps: bool = True, max_swap_passes: int = 100, standardize: bool = True):
-        self.n_select = n_select
-        self.lam = lam
-        self.swaps = swaps
-        self.max_swap_passes = max_swap_passes
-        self.standardize = standardize
-
-    def fit(self, X, features=None):
-        F = dataset_representation(X, features, self.standardize)
-        k = check_n_select(self.n_select, F.shape[0])
-        self.order_, self.criterion_, self.n_swaps_ = optimal_design_order(
-            F, k, self.lam, self.criterion, self.swaps and self.n_select is not None, self.max_swap_passes)
-        return self
-
-
-class AOptimal(_OptimalDesign):
-    """Greedy A-optimal design (minimise tr I(S)^{-1}) with swaps; see :class:`_OptimalDesign`."""
-
-    criterion = "A"
-
-
-class DOptimal(_OptimalDesign):
-    """Greedy D-optimal design (maximise log det I(S)) with swaps; see :class:`_OptimalDesign`."""
-
-    criterion = "D"

@@ -7,10 +7,9 @@ import pytest
 
 from harness_ext.errors import MethodError
 from harness_ext.plugin_manager import get_registration
+from harness_ext.plugins.selectors_design import AOptimal, DOptimal
 from harness_ext.plugins.selectors_representation import (
-    AOptimal,
     CosineFarthestFirst,
-    DOptimal,
     FarthestFirst,
     KMeansRepresentatives,
     RandomSubset,
