@@ -69,7 +69,7 @@ def _f(v):
 
 
 def _lm_eval_name(manifest: dict, dataset: str) -> str:
-    from harness_ext.plugins.manifest_writers import lm_eval_task
+    from harness_ext.methods.reduction.harness_names import lm_eval_task
 
     entry = next(d for d in manifest["datasets"] if d["name"] == dataset)
     return lm_eval_task(entry) or entry.get("task") or dataset
