@@ -1,8 +1,8 @@
 """Probabilistic matrix factorisation predictors: PMF (MAP) and Bayesian PMF by Gibbs sampling, with their
 constrained variants (model and dataset profiles).
 
-The factorisation is :func:`harness_ext.methods.engine.pmf.factorise`; the multi-metric tensor variant
-(PTF, unregistered) is :class:`harness_ext.methods.engine.pmf.ProbabilisticTensorFactorization`.
+The factorisation is :func:`harness_ext.methods.engine.pmf.factorise`; the multi-metric tensor variant (PTF,
+unregistered) is :class:`harness_ext.methods.engine.pmf.ProbabilisticTensorFactorization`.
 
 References
 ----------
@@ -25,15 +25,12 @@ from harness_ext.methods.engine.pmf import factorise
 class PMF(BasePredictor):
     """Probabilistic matrix factorisation, MAP estimate (alternating least squares).
 
-    ``R_mn ~ N(U_m . V_n, 1/alpha)``, ``U_m, V_n ~ N(0, I)`` on the matrix
-    standardised per dataset (as 004 does; ``standardize=False`` fits raw
-    values). With ``model_profiles`` ``H`` (models x K) and/or
-    ``dataset_profiles`` ``G`` (datasets x J) this is constrained PMF:
-    ``U' = U + H Y``, ``V' = V + G X`` with ``Y, X ~ N(0, profile_std^2)``.
-    Profiles are used as given: scale continuous features beforehand.
+    ``R_mn ~ N(U_m . V_n, 1/alpha)``, ``U_m, V_n ~ N(0, I)`` on the matrix standardised per dataset (as 004 does;
+    ``standardize=False`` fits raw values). With ``model_profiles`` ``H`` (models x K) and/or ``dataset_profiles``
+    ``G`` (datasets x J) this is constrained PMF: ``U' = U + H Y``, ``V' = V + G X`` with
+    ``Y, X ~ N(0, profile_std^2)``. Profiles are used as given: scale continuous features beforehand.
 
-    ``std_`` is ``None``: a point estimate carries no uncertainty; use
-    :class:`BayesianPMF` for intervals.
+    ``std_`` is ``None``: a point estimate carries no uncertainty; use :class:`BayesianPMF` for intervals.
 
     Parameters
     ----------
@@ -89,37 +86,33 @@ class PMF(BasePredictor):
 class BayesianPMF(BasePredictor):
     """Bayesian PMF by Gibbs sampling, with a predictive standard deviation per cell.
 
-    The model of :class:`PMF` with Normal-Wishart hyperpriors on the latent
-    means and precisions (``hyperprior="wishart"``, Salakhutdinov & Mnih 2008)
-    or the fixed N(0, I) priors of plain PMF (``hyperprior="fixed"``: the
-    posterior 004 samples with NUTS). ``mean_`` is the average of
-    ``U V^T`` over the kept draws (004's reconstruction), ``std_`` their
-    spread plus the noise standard deviation (``include_noise=True``; set it
-    False for 004's uncertainty of the estimate alone). ``centre_error=True``
-    adds the error of each dataset's estimated centre (:func:`~harness_ext.methods.engine.baselines.centring_variance`,
-    whose notes say why it is off by default). Constrained (profile)
-    variants as in :class:`PMF`; the profile effects are sampled too.
+    The model of :class:`PMF` with Normal-Wishart hyperpriors on the latent means and precisions
+    (``hyperprior="wishart"``, Salakhutdinov & Mnih 2008) or the fixed N(0, I) priors of plain PMF
+    (``hyperprior="fixed"``: the posterior 004 samples with NUTS). ``mean_`` is the average of ``U V^T`` over the
+    kept draws (004's reconstruction), ``std_`` their spread plus the noise standard deviation
+    (``include_noise=True``; set it False for 004's uncertainty of the estimate alone). ``centre_error=True`` adds
+    the error of each dataset's estimated centre (:func:`~harness_ext.methods.engine.baselines.centring_variance`,
+    whose notes say why it is off by default). Constrained (profile) variants as in :class:`PMF`; the profile
+    effects are sampled too.
 
     Parameters
     ----------
     n_components : int
         Latent dimension (004: 10).
     alpha : float or None
-        Noise precision; ``None`` (default) samples it under a vague Gamma
-        prior (a documented departure from S&M 2008, which fixes 2), which is
-        what calibrates the intervals.
+        Noise precision; ``None`` (default) samples it under a vague Gamma prior (a documented departure from S&M
+        2008, which fixes 2), which is what calibrates the intervals.
     noise : {"global", "dataset"}
-        One noise precision for the whole matrix (default; best calibrated in
-        our checks) or one per dataset under a shared hierarchical prior.
+        One noise precision for the whole matrix (default; best calibrated in our checks) or one per dataset under a
+        shared hierarchical prior.
     hyperprior : {"wishart", "fixed"}
     n_burnin, n_samples : int
-        Gibbs sweeps discarded and kept. Sweeps are cheap (one batched Cholesky
-        per side); 300 + 300 on the 108 x 176 CrossPred matrix takes a few seconds.
+        Gibbs sweeps discarded and kept. Sweeps are cheap (one batched Cholesky per side); 300 + 300 on the 108 x
+        176 CrossPred matrix takes a few seconds.
     include_noise : bool
     centre_error : bool
-        Add the centring variance to the predictive variance (only with
-        ``standardize=True``). Off by default: it double-counts on matrices the
-        factorisation explains well (see that function's notes).
+        Add the centring variance to the predictive variance (only with ``standardize=True``). Off by default: it
+        double-counts on matrices the factorisation explains well (see that function's notes).
     standardize, min_count, model_profiles, dataset_profiles, profile_std
         As in :class:`PMF`.
     random_state : int

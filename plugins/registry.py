@@ -5,9 +5,9 @@ A plugin module like any third-party one (the hooks of :mod:`harness_ext.hookspe
 :func:`harness_ext.plugin_manager.get_plugin_manager`. Each registration names its implementation by
 reference (``"package.module:attribute"``, see :class:`harness_ext.types.Lazy`), imported when a
 command first uses it: registering, and listing with ``harness-ext plugins``, import no numerics, and
-a command imports only the methods it runs. The implementations live in the modules named below
-(similarity measures in :mod:`harness_ext.plugins.similarity`, predictors in
-:mod:`harness_ext.plugins.predictors` and ``predictors_lowrank``, ...).
+a command imports only the methods it runs. The references name the plugin modules beside this one
+(similarity measures in :mod:`harness_ext.plugins.similarity`, predictors in ``predictors_*``, ...), whose
+classes take the methods' parameters and call the numerics in :mod:`harness_ext.methods`.
 
 Nothing here may import numpy: tests/test_cli_speed.py checks what ``harness-ext plugins`` imports.
 """

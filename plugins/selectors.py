@@ -1,8 +1,8 @@
 """SimBA dataset selectors: greedy coverage (Algorithm 1), its beam variant, and the baselines.
 
-All selectors order the columns (datasets) of a performance matrix; the first ``k`` entries of ``order_``
-are the size-``k`` subset, so one fit gives the whole coverage curve of :mod:`harness_ext.methods.prowl`.
-Proxy coverage, the searches and the choices where the paper is silent are documented in
+All selectors order the columns (datasets) of a performance matrix; the first ``k`` entries of ``order_`` are the
+size-``k`` subset, so one fit gives the whole coverage curve of :mod:`harness_ext.methods.prowl`. Proxy coverage,
+the searches and the choices where the paper is silent are documented in
 :mod:`harness_ext.methods.prowl.coverage_search`.
 
 References
@@ -34,9 +34,8 @@ class GreedyCoverage(BaseSelector):
     similarity : str
         Registered similarity measure used for ``C_SIM`` (default Pearson).
     gamma : float, optional
-        Proxy-coverage threshold: stop once ``delta(S) >= gamma``
-        (Algorithm 1). ``None`` (default) orders every dataset, which is what
-        coverage curves need.
+        Proxy-coverage threshold: stop once ``delta(S) >= gamma`` (Algorithm 1). ``None`` (default) orders every
+        dataset, which is what coverage curves need.
     n_select : int, optional
         Stop after this many datasets.
     random_state : int
@@ -113,8 +112,8 @@ class BeamCoverage(GreedyCoverage):
 class RandomOrder(BaseSelector):
     """SimBA's RANDOM baseline: datasets added in a uniformly random order.
 
-    ``harness_ext.methods.prowl`` averages 1000 such orders in a vectorised pass; this
-    class is one draw, for use as an ordinary selector.
+    ``harness_ext.methods.prowl`` averages 1000 such orders in a vectorised pass; this class is one draw, for use as
+    an ordinary selector.
 
     References
     ----------

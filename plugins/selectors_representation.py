@@ -1,18 +1,17 @@
 """Dataset-selection strategies of Gusev & Zaytsev (KDD 2026, §4): the Random baseline (a fresh uniform
-k-subset per k), k-means representatives and greedy farthest-first (cosine and Euclidean), on a
-representation of the datasets
-(:func:`harness_ext.methods.prowl.representation.dataset_representation`: a-priori features, or the models'
-scores on each dataset), where the algorithms live.
+k-subset per k), k-means representatives and greedy farthest-first (cosine and Euclidean), on a representation of
+the datasets (:func:`harness_ext.methods.prowl.representation.dataset_representation`: a-priori features, or the
+models' scores on each dataset), where the algorithms live.
 
-Farthest-first is nested: its size-k subset is the first k of one ordering, so the protocol fits it once.
-k-means (and the A-/D-optimal designs of :mod:`harness_ext.plugins.selectors_design`) solve a fixed size ``n_select``: their ``order_`` is the
-size-``n_select`` subset and ``subset(j)`` for ``j < n_select`` is *not* their size-j solution. The class
-attribute ``nested`` tells :mod:`harness_ext.methods.compare` which kind it has.
+Farthest-first is nested: its size-k subset is the first k of one ordering, so the protocol fits it once. k-means
+(and the A-/D-optimal designs of :mod:`harness_ext.plugins.selectors_design`) solve a fixed size ``n_select``: their
+``order_`` is the size-``n_select`` subset and ``subset(j)`` for ``j < n_select`` is *not* their size-j solution.
+The class attribute ``nested`` tells :mod:`harness_ext.methods.compare` which kind it has.
 
 References
 ----------
-Gusev & Zaytsev, "Benchmarking on Tasks That Matter: Dataset Selection for Preserving Model Rankings",
-KDD 2026, §4 (Algorithms 1-2, eq. 4) and §4.1.
+Gusev & Zaytsev, "Benchmarking on Tasks That Matter: Dataset Selection for Preserving Model Rankings", KDD 2026, §4
+(Algorithms 1-2, eq. 4) and §4.1.
 """
 
 from __future__ import annotations
@@ -36,16 +35,14 @@ class FarthestFirst(BaseSelector):
     Parameters
     ----------
     metric : {"euclidean", "cosine"}
-        Distance between dataset representations; cosine distance is
-        ``1 - cos`` (monotone in the paper's ``d_k = 2 (1 - k)``, eq. 5, so the
-        greedy choices are identical). A zero vector is at cosine distance 1
-        from everything.
+        Distance between dataset representations; cosine distance is ``1 - cos`` (monotone in the paper's
+        ``d_k = 2 (1 - k)``, eq. 5, so the greedy choices are identical). A zero vector is at cosine distance 1 from
+        everything.
     start : {"auto", "centroid", "mean-distance"}
-        First dataset. "centroid": the one farthest from the mean vector
-        (Algorithm 2, line 2). "mean-distance": the one with the largest mean
-        distance to all datasets (§4.1). "auto" uses "centroid" for Euclidean
-        and "mean-distance" for cosine, because after standardising the
-        centroid is the origin, where cosine distance is undefined.
+        First dataset. "centroid": the one farthest from the mean vector (Algorithm 2, line 2). "mean-distance": the
+        one with the largest mean distance to all datasets (§4.1). "auto" uses "centroid" for Euclidean and
+        "mean-distance" for cosine, because after standardising the centroid is the origin, where cosine distance is
+        undefined.
     standardize : bool
         z-score features over the pool first (§4).
     n_select : int or None
@@ -56,13 +53,12 @@ class FarthestFirst(BaseSelector):
     order_ : numpy.ndarray of int
         Selection order; ``order_[:k]`` is the size-k farthest-first subset.
     min_dist_ : numpy.ndarray
-        Covering radius after each step: the largest distance from an
-        unselected dataset to the selected set (``r_t``, App. A.1).
+        Covering radius after each step: the largest distance from an unselected dataset to the selected set
+        (``r_t``, App. A.1).
 
     References
     ----------
-    Gusev & Zaytsev (2026), §4 Algorithm 2 and §4.1 eq. (5)-(6). Ties go to the
-    lowest column index.
+    Gusev & Zaytsev (2026), §4 Algorithm 2 and §4.1 eq. (5)-(6). Ties go to the lowest column index.
     """
 
     nested = True
@@ -94,11 +90,9 @@ class KMeansRepresentatives(BaseSelector):
     Parameters
     ----------
     n_select : int or None
-        Number of clusters k. With None the selector orders all datasets by
-        *first appearance* among the representatives of the k-means solutions for
-        k = 1, 2, ..., n (so prefixes are a nested approximation for coverage
-        curves; n k-means fits). :mod:`harness_ext.methods.compare` always fits with
-        ``n_select=k``.
+        Number of clusters k. With None the selector orders all datasets by *first appearance* among the
+        representatives of the k-means solutions for k = 1, 2, ..., n (so prefixes are a nested approximation for
+        coverage curves; n k-means fits). :mod:`harness_ext.methods.compare` always fits with ``n_select=k``.
     standardize : bool
         z-score features first (Algorithm 1, line 1).
     n_init : int
@@ -115,9 +109,8 @@ class KMeansRepresentatives(BaseSelector):
 
     Notes
     -----
-    If the data have fewer distinct points than k, k-means leaves clusters
-    empty; the missing picks are then filled farthest-first from the chosen
-    representatives, so exactly k distinct datasets are returned.
+    If the data have fewer distinct points than k, k-means leaves clusters empty; the missing picks are then filled
+    farthest-first from the chosen representatives, so exactly k distinct datasets are returned.
 
     References
     ----------
@@ -160,14 +153,12 @@ class RandomSubset(BaseSelector):
 
     Notes
     -----
-    ``nested = False``, so :mod:`harness_ext.methods.compare` fits it once per k with its
-    own seed and the sizes of one trial are independent draws, as in the paper
-    ("from a dataset pool ... we select the subset S_k of size k uniformly at
-    random"). Prefixes of one random order (the SimBA ``random`` selector) have
-    the same per-k mean but correlate the sizes within a trial: on the TSC
-    bake-off (T = 100) that triples the spread of the per-trial AUC (std of
-    AUC(MAE) 6.3 vs 2.1, AUC(rho) 0.59 vs 0.20; the paper's Random has 1.73
-    and 0.19) and weakens the paired tests against it.
+    ``nested = False``, so :mod:`harness_ext.methods.compare` fits it once per k with its own seed and the sizes of
+    one trial are independent draws, as in the paper ("from a dataset pool ... we select the subset S_k of size k
+    uniformly at random"). Prefixes of one random order (the SimBA ``random`` selector) have the same per-k mean but
+    correlate the sizes within a trial: on the TSC bake-off (T = 100) that triples the spread of the per-trial AUC
+    (std of AUC(MAE) 6.3 vs 2.1, AUC(rho) 0.59 vs 0.20; the paper's Random has 1.73 and 0.19) and weakens the paired
+    tests against it.
 
     References
     ----------

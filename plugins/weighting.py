@@ -1,15 +1,13 @@
 """Built-in weighting schemes (003 §3.3).
 
-Each scheme is a :class:`~harness_ext.base.BaseWeighting`: ``fit(X)`` takes a
-``models x columns`` matrix (columns are datasets or prompts) and sets
-``weights_``, a non-negative vector over the columns summing to 1. Every
-``fit`` here also accepts an optional ``columns`` argument (the column names);
-only ``user`` needs it, and :func:`harness_ext.methods.weighting.compute_weights` passes
-it automatically.
+Each scheme is a :class:`~harness_ext.base.BaseWeighting`: ``fit(X)`` takes a ``models x columns`` matrix (columns
+are datasets or prompts) and sets ``weights_``, a non-negative vector over the columns summing to 1. Every ``fit``
+here also accepts an optional ``columns`` argument (the column names); only ``user`` needs it, and
+:func:`harness_ext.methods.weighting.compute_weights` passes it automatically.
 
-Registered names: ``uniform``, ``medoids``, ``distance``, ``inverse_distance``,
-``random_simplex``; ``user`` is :mod:`harness_ext.plugins.weighting_user`. The clustering and the
-weights are computed by :mod:`harness_ext.methods.weighting`.
+Registered names: ``uniform``, ``medoids``, ``distance``, ``inverse_distance``, ``random_simplex``; ``user`` is
+:mod:`harness_ext.plugins.weighting_user`. The clustering and the weights are computed by
+:mod:`harness_ext.methods.weighting`.
 """
 
 from __future__ import annotations
@@ -53,8 +51,7 @@ class _ClusterScheme(BaseWeighting):
     ----------
     weights_ : ndarray
     labels_, medoids_, distances_ : ndarray
-        Cluster of each column, medoid column of each cluster, cosine distance of
-        each column to its medoid.
+        Cluster of each column, medoid column of each cluster, cosine distance of each column to its medoid.
     n_clusters_ : int
     silhouette_ : float
     """
@@ -83,9 +80,8 @@ class _ClusterScheme(BaseWeighting):
 class Medoids(_ClusterScheme):
     """Only the cluster representatives (medoids) count, equally: ``1 / n_clusters`` each.
 
-    The paper's variant 1 ("only include prompts that are cluster
-    representatives"), i.e. the plain average over the medoids; cluster sizes
-    are not used.
+    The paper's variant 1 ("only include prompts that are cluster representatives"), i.e. the plain average over the
+    medoids; cluster sizes are not used.
 
     References
     ----------
@@ -103,9 +99,8 @@ class Medoids(_ClusterScheme):
 class DistanceWeights(_ClusterScheme):
     """Distance-based weights: farther from the cluster's medoid weighs more.
 
-    ``w_i = d(i, r_j) / sum_{k in C_j} d(k, r_j) * |C_j| / n`` with cosine
-    distance; see :func:`harness_ext.methods.weighting.cluster_weights` for the
-    degenerate cases (the medoid itself gets 0).
+    ``w_i = d(i, r_j) / sum_{k in C_j} d(k, r_j) * |C_j| / n`` with cosine distance; see
+    :func:`harness_ext.methods.weighting.cluster_weights` for the degenerate cases (the medoid itself gets 0).
 
     References
     ----------
@@ -123,9 +118,8 @@ class DistanceWeights(_ClusterScheme):
 class InverseDistanceWeights(_ClusterScheme):
     """Inverse-distance weights: closer to the cluster's medoid weighs more.
 
-    ``w_i = d(i, r_j)^-1 / sum_{k in C_j} d(k, r_j)^-1 * |C_j| / n``; the
-    medoid's zero distance is raised to the smallest positive distance in its
-    cluster (see :func:`harness_ext.methods.weighting.cluster_weights`).
+    ``w_i = d(i, r_j)^-1 / sum_{k in C_j} d(k, r_j)^-1 * |C_j| / n``; the medoid's zero distance is raised to the
+    smallest positive distance in its cluster (see :func:`harness_ext.methods.weighting.cluster_weights`).
 
     References
     ----------
