@@ -301,14 +301,15 @@ class ProbabilisticTensorFactorization(BasePredictor):
     Each (dataset, metric) slice is standardised over models as in 004's
     ``load_data_for_ptf`` (fewer than ``min_count`` values: the metric's pooled
     mean and std). ``inference="gibbs"`` is Bayesian PTF (BPTF); profiles give
-    the constrained variants (CPTF, BCPTF).
+    the constrained variants (CPTF, BCPTF). Parameters not listed below are
+    those of :class:`harness_ext.plugins.predictors_pmf.BayesianPMF`.
 
     Parameters
     ----------
     inference : {"map", "gibbs"}
     alpha : float or None
-        Noise precision; ``None`` samples it (Gibbs only); MAP then uses 0.5, as :class:`harness_ext.plugins.predictors_pmf.PMF`.
-    Others as in :class:`harness_ext.plugins.predictors_pmf.BayesianPMF`.
+        Noise precision; ``None`` samples it (Gibbs only); MAP then uses 0.5, as
+        :class:`harness_ext.plugins.predictors_pmf.PMF`.
 
     References
     ----------
