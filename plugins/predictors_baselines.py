@@ -5,7 +5,7 @@ their predictions back to each dataset's units.
 
 References
 ----------
-Zhao et al. (../shared/seeds/004_*) §4.2 (standardisation; the two baselines, Table 11).
+Zhao et al. §4.2 (standardisation; the two baselines, Table 11).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class _StandardisedBaseline(BasePredictor):
 class GlobalMean(_StandardisedBaseline):
     """Predict the global mean of the observed cells for every unobserved cell.
 
-    As in 004, the mean is taken on the matrix standardised per dataset with its
+    As in Zhao et al., the mean is taken on the matrix standardised per dataset with its
     observed cells (``standardize=True``, see
     :func:`~harness_ext.methods.engine.baselines.standardise_columns`) and
     mapped back to each dataset's units; because every column has mean 0 after
@@ -48,7 +48,7 @@ class GlobalMean(_StandardisedBaseline):
 
     References
     ----------
-    Zhao et al. (004) §4.2 baseline (1); its code ``GlobalMeanBaseline`` applied
+    Zhao et al. §4.2 baseline (1); its code ``GlobalMeanBaseline`` applied
     after ``normalize_data``.
     """
 
@@ -62,11 +62,11 @@ class MeanOfMeans(_StandardisedBaseline):
     ``(g + u_i + v_j) / 3`` for cell (i, j); a model with no observed cell uses
     ``(g + v_j) / 2``, a dataset with none ``(g + u_i) / 2``, and both missing
     ``g``. Means are taken on the per-dataset standardised matrix when
-    ``standardize=True`` (as 004 does), then mapped back to the dataset's units.
+    ``standardize=True`` (as Zhao et al. do), then mapped back to the dataset's units.
 
     References
     ----------
-    Zhao et al. (004) §4.2 baseline (2); its code ``MeanOfMeansBaseline``.
+    Zhao et al. §4.2 baseline (2); its code ``MeanOfMeansBaseline``.
     """
 
     def fit(self, X):

@@ -6,7 +6,7 @@ unregistered) is :class:`harness_ext.methods.engine.pmf.ProbabilisticTensorFacto
 
 References
 ----------
-Zhao et al. (../shared/seeds/004_*) §3.1-3.5 and §4.2; Salakhutdinov & Mnih, "Bayesian Probabilistic Matrix
+Zhao et al. §3.1-3.5 and §4.2; Salakhutdinov & Mnih, "Bayesian Probabilistic Matrix
 Factorization using MCMC", ICML 2008; Mnih & Salakhutdinov, "Probabilistic Matrix Factorization", NIPS 2007
 (constrained PMF).
 """
@@ -25,7 +25,7 @@ from harness_ext.methods.engine.pmf import factorise
 class PMF(BasePredictor):
     """Probabilistic matrix factorisation, MAP estimate (alternating least squares).
 
-    ``R_mn ~ N(U_m . V_n, 1/alpha)``, ``U_m, V_n ~ N(0, I)`` on the matrix standardised per dataset (as 004 does;
+    ``R_mn ~ N(U_m . V_n, 1/alpha)``, ``U_m, V_n ~ N(0, I)`` on the matrix standardised per dataset (as Zhao et al. do;
     ``standardize=False`` fits raw values). With ``model_profiles`` ``H`` (models x K) and/or ``dataset_profiles``
     ``G`` (datasets x J) this is constrained PMF: ``U' = U + H Y``, ``V' = V + G X`` with
     ``Y, X ~ N(0, profile_std^2)``. Profiles are used as given: scale continuous features beforehand.
@@ -35,9 +35,9 @@ class PMF(BasePredictor):
     Parameters
     ----------
     n_components : int
-        Latent dimension ``D`` (004 uses 10).
+        Latent dimension ``D`` (Zhao et al. use 10).
     alpha : float
-        Noise precision (004 uses 2).
+        Noise precision (Zhao et al. use 2).
     max_iter, tol : int, float
         ALS stops when the relative change of the objective is below ``tol``.
     standardize, min_count : bool, int
@@ -51,7 +51,7 @@ class PMF(BasePredictor):
 
     References
     ----------
-    Zhao et al. (004) §3.1 eq. 1-3 and §3.5 eq. 10-12; Mnih & Salakhutdinov (2007).
+    Zhao et al. §3.1 eq. 1-3 and §3.5 eq. 10-12; Mnih & Salakhutdinov (2007).
     """
 
     row_params: tuple = ("model_profiles",)
@@ -88,9 +88,9 @@ class BayesianPMF(BasePredictor):
 
     The model of :class:`PMF` with Normal-Wishart hyperpriors on the latent means and precisions
     (``hyperprior="wishart"``, Salakhutdinov & Mnih 2008) or the fixed N(0, I) priors of plain PMF
-    (``hyperprior="fixed"``: the posterior 004 samples with NUTS). ``mean_`` is the average of ``U V^T`` over the
-    kept draws (004's reconstruction), ``std_`` their spread plus the noise standard deviation
-    (``include_noise=True``; set it False for 004's uncertainty of the estimate alone). ``centre_error=True`` adds
+    (``hyperprior="fixed"``: the posterior Zhao et al. sample with NUTS). ``mean_`` is the average of ``U V^T`` over the
+    kept draws (Zhao et al.'s reconstruction), ``std_`` their spread plus the noise standard deviation
+    (``include_noise=True``; set it False for Zhao et al.'s uncertainty of the estimate alone). ``centre_error=True`` adds
     the error of each dataset's estimated centre (:func:`~harness_ext.methods.engine.baselines.centring_variance`,
     whose notes say why it is off by default). Constrained (profile) variants as in :class:`PMF`; the profile
     effects are sampled too.
@@ -98,7 +98,7 @@ class BayesianPMF(BasePredictor):
     Parameters
     ----------
     n_components : int
-        Latent dimension (004: 10).
+        Latent dimension (Zhao et al.: 10).
     alpha : float or None
         Noise precision; ``None`` (default) samples it under a vague Gamma prior (a documented departure from S&M
         2008, which fixes 2), which is what calibrates the intervals.
@@ -120,7 +120,7 @@ class BayesianPMF(BasePredictor):
 
     References
     ----------
-    Zhao et al. (004) §3.1-3.2, §3.4-3.5, §4.2; Salakhutdinov & Mnih (2008) §3.
+    Zhao et al. §3.1-3.2, §3.4-3.5, §4.2; Salakhutdinov & Mnih (2008) §3.
     """
 
     row_params: tuple = ("model_profiles",)

@@ -6,7 +6,7 @@ with only its subset observed) is predicted from its own observed columns, one f
 
 References
 ----------
-SimBA (../shared/seeds/000_*) §4 and §6.3.
+SimBA (Subramani, Gomez and Diab 2025) §4 and §6.3.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class RidgePredictor(RidgeRegression):
 
     References
     ----------
-    SimBA (000) §4, "Regularized Linear Regression"; Hoerl & Kennard (1970).
+    SimBA §4, "Regularized Linear Regression"; Hoerl & Kennard (1970).
     """
 
     def __init__(self, alpha: float = 1.0):
@@ -62,7 +62,7 @@ class KNNPredictor(SubsetRegressor):
 
     References
     ----------
-    SimBA (000) §4, eq. 8.
+    SimBA §4, eq. 8.
     """
 
     def __init__(self, n_neighbors: int = 5):
@@ -88,7 +88,7 @@ class MLPPredictor(SubsetRegressor):
 
     References
     ----------
-    SimBA (000) §4, "MLP Regression".
+    SimBA §4, "MLP Regression".
     """
 
     def __init__(self, hidden_layer_sizes: tuple = (12,), max_iter: int = 200, random_state: int = 0):
@@ -105,7 +105,7 @@ class MLP2Predictor(MLPPredictor):
 
     References
     ----------
-    SimBA (000) §4, "MLP Regression" (the two-layer architecture).
+    SimBA §4, "MLP Regression" (the two-layer architecture).
     """
 
     def __init__(self, hidden_layer_sizes: tuple = (12, 12), max_iter: int = 200, random_state: int = 0):

@@ -4,7 +4,7 @@ The file is read by :func:`harness_ext.methods.weighting.schemes.read_weight_fil
 
 References
 ----------
-Ailem et al. (003) §3.3 (weighting the columns of a benchmark).
+Ailem et al. §3.3 (weighting the columns of a benchmark).
 """
 
 from __future__ import annotations

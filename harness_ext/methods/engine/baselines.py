@@ -7,7 +7,7 @@ classes are :class:`harness_ext.plugins.predictors_baselines.GlobalMean` and ``M
 
 References
 ----------
-Zhao et al. (../shared/seeds/004_*) §4.2 (standardisation; the two baselines, Table 11).
+Zhao et al. §4.2 (standardisation; the two baselines, Table 11).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def standardise_columns(X: np.ndarray, min_count: int = 5, groups=None) -> Tuple
 
     Columns with fewer than ``min_count`` observations (or zero spread) use the
     mean and standard deviation pooled over every observed cell of their group
-    instead, as the reference implementation of 004 does (its
+    instead, as the reference implementation of Zhao et al. does (its
     ``normalize_data`` pools accuracy columns and BARTScore columns
     separately). ``groups`` labels each column (e.g. its metric); ``None`` puts
     all columns in one group, which is right when every column is on the same
@@ -57,7 +57,7 @@ def standardise_columns(X: np.ndarray, min_count: int = 5, groups=None) -> Tuple
 
     References
     ----------
-    Zhao et al. (004) §4.2: "use the observed portion to normalize R".
+    Zhao et al. §4.2: "use the observed portion to normalize R".
     """
     obs = ~np.isnan(X)
     if not obs.any():
@@ -154,7 +154,7 @@ def global_mean_prediction(Z: np.ndarray) -> np.ndarray:
 
     References
     ----------
-    Zhao et al. (004) §4.2 baseline (1); its code ``GlobalMeanBaseline`` applied after ``normalize_data``.
+    Zhao et al. §4.2 baseline (1); its code ``GlobalMeanBaseline`` applied after ``normalize_data``.
     """
     if np.isnan(Z).all():
         raise MethodError("the matrix has no observed cells")
@@ -169,7 +169,7 @@ def mean_of_means_prediction(Z: np.ndarray) -> np.ndarray:
 
     References
     ----------
-    Zhao et al. (004) §4.2 baseline (2); its code ``MeanOfMeansBaseline``.
+    Zhao et al. §4.2 baseline (2); its code ``MeanOfMeansBaseline``.
     """
     obs = ~np.isnan(Z)
     if not obs.any():

@@ -29,7 +29,9 @@ import re
 
 import numpy as np
 
-from .conformal import conformal_quantile, cv_plus_bounds, mondrian_groups, mondrian_quantiles, normalised_scores
+from .conformal import (_normal_quantile, conformal_quantile, cv_plus_bounds, mondrian_groups, mondrian_quantiles,
+                        normalised_scores)
+from .direct_ridge import BLEND_GRID, direct_predict
 from .lowrank import fold_in
 
 __all__ = ["CALIBRATION_FOLDS", "FOLD_RESELECTION", "POOL_PLAIN_SCORES", "SAME_RESELECTION_CELLS", "FoldSubsets",
@@ -144,7 +146,7 @@ def select_fold_subsets(labels, select) -> list:
 #: How ``reduce`` re-runs the selection without each calibration fold: ``"design"`` (a selector's cheap
 #: criterion where it has one: ``prediction_greedy`` on the design criterion of the fitted loadings, no refits)
 #: or ``"same"`` (the manifest's selector and parameters, the predictor's rank, penalty and scales held at
-#: the values chosen on every model). Chosen by held-out coverage and cost (README, runs P, P', K and X;
+#: the values chosen on every model). Chosen by held-out coverage and cost (benchmarks/HISTORY.md;
 #: benchmarks/quality_calibration_gap.py, benchmarks/quality_holdout.py --calibration design|same|plain).
 FOLD_RESELECTION = "same"
 #: Calibration folds of ``reduce`` when the folds re-run its own selection (its cross-validation keeps 5, and so
@@ -288,11 +290,11 @@ CHOOSE_ON_NEW_PATTERN = True
 #: the same score. Off: on protocol (a) of benchmarks/quality_holdout.py (six matrices, 20 splits,
 #: ``--calibration design-pooled``) the pooled aggregate coverage is nearer 90% than the nested one on HELM
 #: Classic, CrossPred and Pythia MMLU but falls under the band on the TSC bake-off (0.875 against 0.912) and is
-#: no nearer on benchbench (0.925 against 0.921); README, issue 14. ``FoldSubsets(pool=...)`` per call.
+#: no nearer on benchbench (0.925 against 0.921) (docs/quality.md). ``FoldSubsets(pool=...)`` per call.
 POOL_PLAIN_SCORES = False
 
 
-def calibrate_model_folds(est, O_new, w, reselect=None):
+def calibrate_model_folds(est, O_new, w, reselect=None, extra_truth=None):
     """Rank, blend weight and conformal scores (cells, aggregate) for new models observed as in ``O_new``.
 
     The training models are split into K seeded folds; each fold is refitted
@@ -312,7 +314,9 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
     and with :data:`POOL_PLAIN_SCORES` (or ``reselect.pool``) each fold's models are
     scored on the new models' pattern as well, both scores kept (CV+ over the pool). A
     ``reselect`` with fold ``labels`` (:class:`FoldSubsets`) brings its folds:
-    they replace the seeded ones.
+    they replace the seeded ones. ``extra_truth`` (m, d): the values the further aggregates
+    (rows of ``w`` after the first) are scored against, observed cells included (default the
+    fitted matrix; the benchmark's own score counts scores below chance as they are).
 
     Returns
     -------
@@ -320,8 +324,6 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
         The split-conformal multipliers, and ``cal`` for :func:`cv_plus_new_models`
         (the chosen rank's fold fits, the scores and the fold each came from).
     """
-    from .completion import BLEND_GRID, _normal_quantile, direct_predict
-
     Z = est.Z_
     m, d = Z.shape
     fold = getattr(reselect, "labels", None)
@@ -376,6 +378,9 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
             tot = wt.sum(2, keepdims=True)
             wt = wt / np.where(tot != 0, tot, 1.0)
             a_true = np.nansum(np.where(have, X_true, 0.0)[None] * wt, 2)
+            T_true = X_true if extra_truth is None else extra_truth[test]
+            if extra_truth is not None:
+                a_true[1:] = np.nansum(np.where(have, T_true, 0.0)[None] * wt[1:], 2)
 
         def score(g, mz, fi, seen):
             """The fold's cell and aggregate scores, its models observed on ``seen``, into grid point ``g``'s lists."""
@@ -385,10 +390,12 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
             cell_folds[g].append(np.full(cell_scores[g][-1].size, len(fits[g[0]]) - 1))
             if w is not None:
                 x_pred = np.where(seen & have, X_true, est.transform_.inverse_transform(mz))
+                # the further aggregates count their observed cells as extra_truth has them
+                x_extra = x_pred if extra_truth is None else np.where(seen & have, T_true, x_pred)
                 deriv = est.transform_.derivative(mz)
                 for a in range(len(W_all)):
                     ok = (tot[a, :, 0] != 0) & target.any(1) & (seen & have).any(1)
-                    a_pred = (np.where(have, x_pred, 0.0) * wt[a]).sum(1)
+                    a_pred = (np.where(have, x_pred if a == 0 else x_extra, 0.0) * wt[a]).sum(1)
                     J = np.where(target, wt[a] * deriv, 0.0)
                     agg_scores[g][a].append(normalised_scores(a_true[a][ok], a_pred[ok], fi.linear_sd(J)[ok]))
                     agg_folds[g][a].append(np.full(agg_scores[g][a][-1].size, len(fits[g[0]]) - 1))
@@ -439,8 +446,6 @@ def _cat(parts, dtype=float) -> np.ndarray:
 
 def _fold_predictions(est, cal, z, X_new, O, W):
     """Per fold fit: transformed means and sds of the cells, aggregate and its linear sd (own scale)."""
-    from .completion import direct_predict
-
     alpha = cal["blend"]
     mz, sd, agg, agg_sd = [], [], [], []
     for fit, rows in cal["fits"]:

@@ -8,7 +8,7 @@ prediction.
 
 References
 ----------
-Zhao et al. (../shared/seeds/004_*) §3.1-3.5 and §4.2; Salakhutdinov & Mnih, "Bayesian Probabilistic Matrix
+Zhao et al. §3.1-3.5 and §4.2; Salakhutdinov & Mnih, "Bayesian Probabilistic Matrix
 Factorization using MCMC", ICML 2008; Mnih & Salakhutdinov, "Probabilistic Matrix Factorization", NIPS 2007
 (constrained PMF).
 """
@@ -54,7 +54,7 @@ def _sample_normal_wishart(E: np.ndarray, rng: np.random.Generator, beta0: float
     """Draw ``(mu, Lambda)`` from the Normal-Wishart posterior given latent rows ``E``.
 
     Hyperprior ``mu0 = 0``, ``beta0 = 2``, ``nu0 = D``, ``W0 = I`` as in
-    Salakhutdinov & Mnih (2008) §3.3 (004 uses an LKJ prior in PyMC instead;
+    Salakhutdinov & Mnih (2008) §3.3 (Zhao et al. use an LKJ prior in PyMC instead;
     the Wishart keeps the sampler conjugate and fast).
     """
     n, D = E.shape
@@ -85,7 +85,7 @@ def _profile_coefficients(H: np.ndarray, E: np.ndarray, Lam: np.ndarray, prior_v
 
     References
     ----------
-    Zhao et al. (004) §3.5, eq. 10-12; Mnih & Salakhutdinov (2007) §4.
+    Zhao et al. §3.5, eq. 10-12; Mnih & Salakhutdinov (2007) §4.
     """
     K, D = H.shape[1], E.shape[1]
     P = np.kron(H.T @ H, Lam) + np.eye(K * D) / prior_var
@@ -124,7 +124,7 @@ def factorise(Z: np.ndarray, **kwargs):
 
     References
     ----------
-    Zhao et al. (004) §3.1-3.5; Salakhutdinov & Mnih (2008) §3.
+    Zhao et al. §3.1-3.5; Salakhutdinov & Mnih (2008) §3.
     """
     with limit_threads():
         return _factorise_impl(Z, **kwargs)
@@ -140,20 +140,20 @@ def _factorise_impl(Z: np.ndarray, *, n_components: int, inference: str, alpha: 
     PMF); ``w = 1, b = 0`` are fixed unless ``metric_weights`` (PTF). Returns
     ``(mean, std, info)`` of the reconstruction, with ``std=None`` for MAP.
 
-    Choices (documented because 004 and S&M 2008 differ):
+    Choices (documented because Zhao et al. and S&M 2008 differ):
 
-    * MAP uses ``alpha`` (fixed) and N(0, I) priors (004 §3.1, ``sigma_U =
+    * MAP uses ``alpha`` (fixed) and N(0, I) priors (Zhao et al. §3.1, ``sigma_U =
       sigma_V = 1``); it is block coordinate ascent, each block an exact ridge solve.
     * Gibbs with ``hyperprior="wishart"`` is BPMF (S&M 2008): Normal-Wishart
       hyperpriors on each side; ``hyperprior="fixed"`` samples the plain PMF
-      posterior (N(0, I) priors), which is what 004 calls PMF with MCMC.
+      posterior (N(0, I) priors), which is what Zhao et al. call PMF with MCMC.
     * ``alpha=None`` puts a vague Gamma(1e-3, 1e-3) prior on the noise
-      precision and samples it (S&M and 004 fix alpha = 2); a sampled noise
+      precision and samples it (S&M and Zhao et al. fix alpha = 2); a sampled noise
       level is what makes the predictive intervals calibrated. With
       ``noise="dataset"`` each dataset (and metric) has its own precision,
       ``a_n ~ Gamma(2, beta)`` with a shared, sampled rate ``beta`` (vague
       Gamma prior), so datasets with few cells borrow strength.
-    * The predictive std is the spread of ``U V^T`` across draws (004's
+    * The predictive std is the spread of ``U V^T`` across draws (Zhao et al.'s
       uncertainty) plus, with ``include_noise``, the noise variance ``1/alpha``
       (the predictive distribution of a fresh measurement).
     """
@@ -238,7 +238,7 @@ def _factorise_impl(Z: np.ndarray, *, n_components: int, inference: str, alpha: 
         if G is not None:
             X = _profile_coefficients(G, V - mu_V, lam_V, profile_std ** 2, sample_rng)
         F = U @ V.T  # (M, N)
-        # --- per-metric scale and offset (PTF, 004 eq. 4-6, sigma_w = sigma_b = 1)
+        # --- per-metric scale and offset (PTF, Zhao et al. eq. 4-6, sigma_w = sigma_b = 1)
         if metric_weights:
             OA = Of * A
             Fw = F[:, :, None] * OA
@@ -298,7 +298,7 @@ class ProbabilisticTensorFactorization(BasePredictor):
     directly. ``fit(T)`` sets ``mean_`` and ``std_`` of shape ``T.shape``
     (``std_`` is ``None`` for ``inference="map"``); observed cells pass through.
 
-    Each (dataset, metric) slice is standardised over models as in 004's
+    Each (dataset, metric) slice is standardised over models as in Zhao et al.'s
     ``load_data_for_ptf`` (fewer than ``min_count`` values: the metric's pooled
     mean and std). ``inference="gibbs"`` is Bayesian PTF (BPTF); profiles give
     the constrained variants (CPTF, BCPTF). Parameters not listed below are
@@ -313,7 +313,7 @@ class ProbabilisticTensorFactorization(BasePredictor):
 
     References
     ----------
-    Zhao et al. (004) §3.3 eq. 4-6, §4.4 (Table 1, Table 12).
+    Zhao et al. §3.3 eq. 4-6, §4.4 (Table 1, Table 12).
     """
 
     row_params: tuple = ("model_profiles",)

@@ -10,7 +10,7 @@ grouped by missingness pattern, so all new models that ran the same subset share
 
 References
 ----------
-SimBA (../shared/seeds/000_*) §4 and §6.3.
+SimBA (Subramani, Gomez and Diab 2025) §4 and §6.3.
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ class RidgeRegression(SubsetRegressor):
 
     References
     ----------
-    Hoerl & Kennard (1970); SimBA (000) §4, "Regularized Linear Regression".
+    Hoerl & Kennard (1970); SimBA §4, "Regularized Linear Regression".
     """
 
     def _training_rows(self, X, every_row: bool = False):
@@ -218,7 +218,7 @@ def knn_fit_predict(T, cols, mis, Q, n_neighbors: int) -> np.ndarray:
 
     References
     ----------
-    SimBA (000) §4, eq. 8.
+    SimBA §4, eq. 8.
     """
     from sklearn.neighbors import KNeighborsRegressor
 
@@ -237,7 +237,7 @@ def mlp_fit_predict(T, cols, mis, Q, hidden_layer_sizes, max_iter: int, random_s
 
     References
     ----------
-    SimBA (000) §4, "MLP Regression".
+    SimBA §4, "MLP Regression".
     """
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPRegressor
