@@ -262,7 +262,7 @@ def _manifest_of(manifest) -> tuple:
 
 def _score_frame(scores, manifest: dict) -> pd.DataFrame:
     """Raw scores (models x manifest dataset names) from a DataFrame, Series or mapping keyed by dataset or task."""
-    from harness_ext.plugins.manifest_writers import lm_eval_task_list
+    from harness_ext.methods.reduction.harness_names import lm_eval_task_list
 
     if isinstance(scores, dict):
         scores = pd.Series(scores, name="new_model")

@@ -73,7 +73,7 @@ def _f(v):
 
 
 def _lm_eval_name(manifest: dict, dataset: str) -> str:
-    from harness_ext.plugins.manifest_writers import lm_eval_task
+    from harness_ext.methods.reduction.harness_names import lm_eval_task
 
     entry = next(d for d in manifest["datasets"] if d["name"] == dataset)
     if manifest.get("kind") == "items":  # the task as the per-item logs name it
