@@ -234,6 +234,12 @@ def complete(P, **als) -> np.ndarray:
     return tr.inverse(bias_als(tr.transform(P), **als))
 
 
+def complete_units(X, **als) -> np.ndarray:
+    """:func:`complete` of a matrix in this project's units (proportions stay proportions): every cell, observed too."""
+    factor = points_factor(X)
+    return complete(np.asarray(X, dtype=float) * factor, **als) / factor
+
+
 # ----------------------------------------------------------------------------- holdout
 def holdout_folds(observed, n_seeds: int = N_SEEDS, n_folds: int = N_FOLDS, base_seed: int = BASE_SEED):
     """The paper's per-model K-fold holdout: ``(n_seeds * n_folds, m, d)`` boolean masks of hidden cells.

@@ -41,9 +41,11 @@ from ...base import BasePredictor, check_matrix, limit_threads
 from ...errors import MethodError
 from .conformal import Z90, conformal_quantile, mondrian_quantiles, normalised_scores
 from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, RankEnsemble, fit_als, fit_gibbs, fold_in, select_rank_lam
+from . import benchpress as bp
 from .direct_ridge import CELL_FLOPS_BUDGET, cell_regression_flops, direct_ridge_predict, ridge_design
 from .transforms import DEFAULT_EPS, ColumnScaled, as_transform
 from .cell_cv import _cell_cv_error, _cell_cv_errors  # noqa: F401 - the cell CV behind transform, blend, ensemble
+from .completion_mix import choose_mix, mix
 
 __all__ = ["LowRankCompleter", "IntervalPrediction", "direct_predict", "settings_search_flops"]
 
@@ -173,6 +175,13 @@ class LowRankCompleter(BasePredictor):
     frontier : bool
         Flag new models whose subset lies beyond the training models' range and give them a
         prediction and intervals calibrated on frontier folds (:mod:`~harness_ext.methods.engine.frontier`).
+    bp_mix : "auto" or float
+        Weight of BenchPress's logit bias ALS completion (Zeng & Papailiopoulos, 2026) averaged
+        into the fitted matrix's missing cells (``mean_`` and the cell intervals; new models are
+        not affected). ``"auto"`` chooses it from
+        :data:`~harness_ext.methods.engine.completion_mix.MIX_GRID` by ``cv_folds``-fold
+        cross-validation over held-out cells (:func:`~harness_ext.methods.engine.completion_mix.choose_mix`),
+        on first use of ``mean_``/the intervals; 0 keeps the engine's completion alone.
     random_state : int
         Seeds the CV folds, the calibration folds and the sampler.
 
@@ -190,13 +199,16 @@ class LowRankCompleter(BasePredictor):
         The cross-validation behind ``rank_``/``lam_`` (``None`` when given).
     q_cells_ : float
         Conformal multiplier of the predictive sd for held-out cells.
+    bp_mix_ : float
+        The weight of BenchPress's completion in ``mean_`` (chosen on first use of ``mean_``).
     """
 
     def __init__(self, method: str = "als", rank="auto", lam="auto", lam_bias: float = 0.1, ranks=DEFAULT_RANKS,
                  lams=DEFAULT_LAMS, cv_folds: int = 3, scales="cv", scale_meta=None, eps: float = DEFAULT_EPS,
                  level: float = 0.9, calibration_folds: int = 5, n_burnin: int = 150, n_samples: int = 150,
                  thin: int = 3, max_iter: int = 100, column_scale: bool = True, blend="auto", cell_blend="auto",
-                 mondrian: bool = True, new_intervals: str = "cv+", frontier: bool = True, random_state: int = 0):
+                 mondrian: bool = True, new_intervals: str = "cv+", frontier: bool = True, bp_mix="auto",
+                 random_state: int = 0):
         self.method = method
         self.rank = rank
         self.lam = lam
@@ -219,6 +231,7 @@ class LowRankCompleter(BasePredictor):
         self.mondrian = mondrian
         self.new_intervals = new_intervals
         self.frontier = frontier
+        self.bp_mix = bp_mix
         self.random_state = random_state
 
     # -- fitting -------------------------------------------------------------------------
@@ -403,20 +416,57 @@ class LowRankCompleter(BasePredictor):
         self.__dict__.pop("_intervals", None)
         self.__dict__.pop("_cal_cache", None)
         self.__dict__.pop("_fits_by_rank", None)
+        self.__dict__.pop("_mix_cache", None)
         self.fit_, self._mean_z, self._sd_z, cells = self._cell_fit(Z)
         if self.cell_blend_ > 0:
             self._mean_z = self._blend(self._mean_z, cells, Z, Z, self.cell_blend_)
-        self.mean_ = np.where(obs, X, self.transform_.inverse_transform(self._mean_z))
+        self._own_mean = np.where(obs, X, self.transform_.inverse_transform(self._mean_z))
         return self
+
+    def _fold_fit(self, Zt, seed_offset: int):
+        """``(mean, sd)`` of a fold's training matrix ``Zt`` at the chosen settings (cell blend included; transformed space)."""
+        _, mean, sd, cells = self._cell_fit(Zt, seed_offset=seed_offset)
+        return self._blend(mean, cells, Zt, Zt, self.cell_blend_), sd
+
+    # The mix with BenchPress's completion costs cv_folds fits to choose: computed on first use of mean_, so a
+    # caller that only predicts new models (reduce's folds) does not pay for it.
+    def _mixed(self):
+        """``(mean, mean_z, weight, cv)``: the fitted matrix's cells with BenchPress's completion mixed in (``bp_mix``)."""
+        if "_mix_cache" not in self.__dict__:
+            with limit_threads():
+                X, own = self.X_, self._own_mean
+                w, cv = choose_mix(self, X) if self.bp_mix == "auto" else (self._fixed_blend(self.bp_mix), None)
+                w = float(w)
+                obs = ~np.isnan(X)
+                if w > 0:
+                    mean = np.where(obs, X, mix(own, bp.complete_units(X), w))
+                    self._mix_cache = (mean, np.where(obs, self._mean_z, self.transform_.transform(mean)), w, cv)
+                else:
+                    self._mix_cache = (own, self._mean_z, w, cv)
+        return self._mix_cache
+
+    @property
+    def mean_(self):
+        return self._mixed()[0]
+
+    @property
+    def bp_mix_(self) -> float:
+        return self._mixed()[2]
+
+    @property
+    def bp_mix_cv_(self):
+        """The cross-validation behind ``bp_mix_`` (None when ``bp_mix`` is given)."""
+        return self._mixed()[3]
 
     # Cell intervals need K calibration refits: computed on first use, so a caller that only
     # predicts new models (predict_new_models calibrates its own way) does not pay for them.
     def _cell_intervals(self):
         if "_intervals" not in self.__dict__:
             with limit_threads():
+                mean_z = self._mixed()[1]
                 self.q_cells_, self.q_by_dataset_, self.n_cal_cells_ = self._calibrate_cells(self.Z_)
             q = self.q_by_dataset_[None, :]
-            lo_x, hi_x = self.transform_.inverse_interval(self._mean_z - q * self._sd_z, self._mean_z + q * self._sd_z)
+            lo_x, hi_x = self.transform_.inverse_interval(mean_z - q * self._sd_z, mean_z + q * self._sd_z)
             obs = ~np.isnan(self.X_)
             lower, upper = np.where(obs, self.X_, lo_x), np.where(obs, self.X_, hi_x)
             self._intervals = (lower, upper, np.where(obs, 0.0, (upper - lower) / (2 * Z90)))
@@ -454,8 +504,11 @@ class LowRankCompleter(BasePredictor):
             Zt = Z.ravel().copy()
             Zt[hide] = np.nan
             Zt = Zt.reshape(Z.shape)
-            _, mean, sd, cells = self._cell_fit(Zt, seed_offset=f + 1)
-            mean = self._blend(mean, cells, Zt, Zt, self.cell_blend_)
+            mean, sd = self._fold_fit(Zt, seed_offset=f + 1)
+            if self.bp_mix_ > 0:  # the cells' centre is the mix: calibrate the mix
+                Xt = np.where(np.isnan(Zt), np.nan, self.X_)
+                mean = self.transform_.transform(mix(self.transform_.inverse_transform(mean), bp.complete_units(Xt),
+                                                     self.bp_mix_))
             # every hidden cell has finite truth, mean and sd, so scores and columns stay aligned
             scores.append(normalised_scores(Z.ravel()[hide], mean.ravel()[hide], sd.ravel()[hide]))
             cols.append(hide % d)
@@ -670,7 +723,8 @@ class LowRankCompleter(BasePredictor):
         self._cell_intervals()
         return {"method": self.method, "rank": self.rank_, "lam": self.lam_, "cross_validation": cv,
                 "scales": self.scale_transform_.to_dict(), "scales_cross_validation": self.scales_cv_,
-                "cell_blend": float(self.cell_blend_), "column_scale": bool(self.column_scale), "level": float(self.level),
+                "cell_blend": float(self.cell_blend_), "bp_mix": self.bp_mix_, "bp_mix_cross_validation": self.bp_mix_cv_,
+                "column_scale": bool(self.column_scale), "level": float(self.level),
                 "q_cells": float(self.q_cells_), "n_calibration_cells": int(self.n_cal_cells_)}
 
 
