@@ -7,14 +7,11 @@ import numpy as np
 from harness_ext.methods.engine import benchpress as bp
 from harness_ext.methods.engine.completion import LowRankCompleter
 from harness_ext.methods.engine.completion_mix import MIX_GRID, choose_mix, mix
+from test_benchpress import _matrix as _proportions
 
 
-def _matrix(seed=0, m=24, d=8, missing=0.3):
-    rng = np.random.default_rng(seed)
-    Z = rng.normal(size=(m, 2)) @ rng.normal(size=(2, d)) + 0.3 * rng.normal(size=(m, d))
-    X = 1 / (1 + np.exp(-Z))
-    X[rng.random((m, d)) < missing] = np.nan
-    return X
+def _matrix(seed=0):
+    return _proportions(seed, m=24, d=8, missing=0.3)  # two factors + noise through a logistic
 
 
 def test_weight_zero_is_the_engine_alone_and_one_is_benchpress():

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import benchpress as bp
+from .cell_cv import inverse_column_sd
 
 #: Weights of BenchPress's completion tried: the engine's alone, the equal-weight average, BenchPress's alone.
 #: Equal weights, not a finer grid: a weight fitted on a few hundred held-out cells is noisy enough to lose what the
@@ -63,10 +64,7 @@ def choose_mix(est, X, grid=MIX_GRID):
         return grid[0], None
     rng = np.random.default_rng(est.random_state + 53)
     fold = rng.permutation(idx.size) % K
-    has = ~np.isnan(X).all(axis=0)
-    sd = np.ones(X.shape[1])
-    sd[has] = np.sqrt(np.nanvar(X[:, has], axis=0))
-    inv_sd = np.broadcast_to(1.0 / np.where(sd > 1e-12, sd, 1.0), X.shape).ravel()
+    inv_sd = inverse_column_sd(X)
     errs = {w: [] for w in grid}
     for f in range(K):
         hide = idx[fold == f]
