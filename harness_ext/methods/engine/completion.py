@@ -41,11 +41,10 @@ from ...base import BasePredictor, check_matrix, limit_threads
 from ...errors import MethodError
 from .conformal import Z90, _normal_quantile, conformal_quantile, mondrian_quantiles, normalised_scores
 from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, RankEnsemble, fit_als, fit_gibbs, fold_in, select_rank_lam
-from . import benchpress as bp
 from .direct_ridge import BLEND_GRID, CELL_FLOPS_BUDGET, cell_regression_flops, direct_predict, ridge_design
 from .transforms import DEFAULT_EPS, ColumnScaled, as_transform
 from .cell_cv import _cell_cv_error, _cell_cv_errors  # noqa: F401 - the cell CV behind transform, blend, ensemble
-from .completion_mix import choose_mix, mix
+from .completion_mix import mixed_cells, mixed_fold
 
 __all__ = ["LowRankCompleter", "IntervalPrediction", "direct_predict", "settings_search_flops"]
 
@@ -160,12 +159,9 @@ class LowRankCompleter(BasePredictor):
         Flag new models whose subset lies beyond the training models' range and give them a
         prediction and intervals calibrated on frontier folds (:mod:`~harness_ext.methods.engine.frontier`).
     bp_mix : "auto" or float
-        Weight of BenchPress's logit bias ALS completion (Zeng & Papailiopoulos, 2026) averaged
-        into the fitted matrix's missing cells (``mean_`` and the cell intervals; new models are
-        not affected). ``"auto"`` chooses it from
-        :data:`~harness_ext.methods.engine.completion_mix.MIX_GRID` by ``cv_folds``-fold
-        cross-validation over held-out cells (:func:`~harness_ext.methods.engine.completion_mix.choose_mix`),
-        on first use of ``mean_``/the intervals; 0 keeps the engine's completion alone.
+        Weight of BenchPress's completion (Zeng & Papailiopoulos, 2026) in the fitted matrix's
+        missing cells (``mean_``, cell intervals; not new models); ``"auto"``: by nested CV on first
+        use (:mod:`~harness_ext.methods.engine.completion_mix`); 0: the engine's completion alone.
     random_state : int
         Seeds the CV folds, the calibration folds and the sampler.
 
@@ -412,35 +408,16 @@ class LowRankCompleter(BasePredictor):
         _, mean, sd, cells = self._cell_fit(Zt, seed_offset=seed_offset)
         return self._blend(mean, cells, Zt, Zt, self.cell_blend_), sd
 
-    # The mix with BenchPress's completion costs cv_folds fits to choose: computed on first use of mean_, so a
-    # caller that only predicts new models (reduce's folds) does not pay for it.
+    # The mix costs cv_folds fits to choose: on first use of mean_, so reduce's folds (new models only) skip it.
     def _mixed(self):
-        """``(mean, mean_z, weight, cv)``: the fitted matrix's cells with BenchPress's completion mixed in (``bp_mix``)."""
         if "_mix_cache" not in self.__dict__:
             with limit_threads():
-                X, own = self.X_, self._own_mean
-                w, cv = choose_mix(self, X) if self.bp_mix == "auto" else (self._fixed_blend(self.bp_mix), None)
-                w = float(w)
-                obs = ~np.isnan(X)
-                if w > 0:
-                    mean = np.where(obs, X, mix(own, bp.complete_units(X), w))
-                    self._mix_cache = (mean, np.where(obs, self._mean_z, self.transform_.transform(mean)), w, cv)
-                else:
-                    self._mix_cache = (own, self._mean_z, w, cv)
+                self._mix_cache = mixed_cells(self)
         return self._mix_cache
 
-    @property
-    def mean_(self):
-        return self._mixed()[0]
-
-    @property
-    def bp_mix_(self) -> float:
-        return self._mixed()[2]
-
-    @property
-    def bp_mix_cv_(self):
-        """The cross-validation behind ``bp_mix_`` (None when ``bp_mix`` is given)."""
-        return self._mixed()[3]
+    mean_ = property(lambda self: self._mixed()[0])
+    bp_mix_ = property(lambda self: self._mixed()[2])
+    bp_mix_cv_ = property(lambda self: self._mixed()[3], doc="The CV behind ``bp_mix_`` (None when ``bp_mix`` is given).")
 
     # Cell intervals need K calibration refits: computed on first use, so a caller that only
     # predicts new models (predict_new_models calibrates its own way) does not pay for them.
@@ -489,10 +466,7 @@ class LowRankCompleter(BasePredictor):
             Zt[hide] = np.nan
             Zt = Zt.reshape(Z.shape)
             mean, sd = self._fold_fit(Zt, seed_offset=f + 1)
-            if self.bp_mix_ > 0:  # the cells' centre is the mix: calibrate the mix
-                Xt = np.where(np.isnan(Zt), np.nan, self.X_)
-                mean = self.transform_.transform(mix(self.transform_.inverse_transform(mean), bp.complete_units(Xt),
-                                                     self.bp_mix_))
+            mean = mixed_fold(self, Zt, mean)  # the cells' centre is the mix: calibrate the mix
             # every hidden cell has finite truth, mean and sd, so scores and columns stay aligned
             scores.append(normalised_scores(Z.ravel()[hide], mean.ravel()[hide], sd.ravel()[hide]))
             cols.append(hide % d)

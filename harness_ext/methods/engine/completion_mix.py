@@ -78,3 +78,25 @@ def choose_mix(est, X, grid=MIX_GRID):
     err = {w: float(np.median(np.concatenate(e))) for w, e in errs.items()}
     best = min(grid, key=lambda w: (round(err[w], 12), w))
     return best, {"n_folds": K, "weight": best, "error": [{"weight": w, "error": round(v, 8)} for w, v in err.items()]}
+
+
+def mixed_cells(est):
+    """``(mean, mean_z, weight, cv)`` of a fitted engine: its cells with BenchPress's completion mixed in (``bp_mix``)."""
+    X, own = est.X_, est._own_mean
+    w, cv = choose_mix(est, X) if est.bp_mix == "auto" else (est._fixed_blend(est.bp_mix), None)
+    w = float(w)
+    if w <= 0:
+        return own, est._mean_z, w, cv
+    obs = ~np.isnan(X)
+    mean = np.where(obs, X, mix(own, bp.complete_units(X), w))
+    return mean, np.where(obs, est._mean_z, est.transform_.transform(mean)), w, cv
+
+
+def mixed_fold(est, Zt, mean_z):
+    """A calibration fold's centre (transformed space): the engine's ``mean_z`` on training matrix ``Zt`` mixed
+    with BenchPress's completion of the same cells at the fitted weight."""
+    w = est.bp_mix_
+    if w <= 0:
+        return mean_z
+    other = bp.complete_units(np.where(np.isnan(Zt), np.nan, est.X_))
+    return est.transform_.transform(mix(est.transform_.inverse_transform(mean_z), other, w))
