@@ -8,6 +8,11 @@ becomes those lm-eval tasks and an lm-eval task with a HELM equivalent those
 run entries (:mod:`harness_ext.methods.reduction.harness_names`). A dataset a format cannot
 express is listed in a comment naming it, never silently dropped, and a file
 never holds an empty task list.
+
+An item-level manifest (``reduce --items N``) gets a group of every task and lm-eval's ``--samples``
+file (a JSON object, task name -> list of document indices; incompatible with ``--limit``). HELM
+cannot run a list of instances (``--max-eval-instances N`` runs HELM's own seeded draw of ``N``), and
+its conf says so.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Optional
 
 from harness_ext.methods.reduction.harness_names import (  # noqa: F401 - lm_eval_task/helm_description are this module's API too
     HELM_CLASSIC_DESCRIPTIONS, helm_description, helm_description_list, lm_eval_metric, lm_eval_task, lm_eval_task_list)
+from harness_ext.methods.reduction.item_manifest import decode_ids
 from harness_ext.safe_output import check_group_name, comment, hocon_string, list_line, quoted, yaml_text
 
 #: The file, copied into the reduced folder, that makes the group's row the estimate (plugins/lm_eval_group_estimate.py).
@@ -45,6 +51,32 @@ def _task_file_stem(task: str, taken: set) -> str:
     return stem
 
 
+def write_task_file(name: str, sources: dict, out_dir: Path, shown, taken: set, written: list, unknown: list) -> None:
+    """``<task>.yaml`` beside the group for a task whose configuration came from the ingested results
+    (appended to ``written``); a task with no known definition is appended to ``unknown``."""
+    from harness_ext.store.task_yaml_safety import task_yaml_text
+
+    src = sources.get(name) or {}
+    if src.get("origin") == "results":
+        path = out_dir / f"{_task_file_stem(name, taken)}.yaml"
+        path.write_text(task_yaml_text(name, src, shown), encoding="utf-8")
+        written.append(path)
+    elif src.get("origin") == "unknown":
+        unknown.append((name, src))
+
+
+def task_file_notes(written: list, unknown: list) -> list:
+    """The group header's lines on the task files written beside it and the tasks still missing."""
+    header = []
+    if written:
+        header.append(comment(f"Task definitions in this folder (from the ingested results): {', '.join(p.name for p in written)}"))
+    for name, src in unknown:
+        where = f" It was defined in {src['config_source']}." if src.get("config_source") else ""
+        header.append(comment(f"NOT SELF-CONTAINED: task {quoted(name)} is not defined here ({src.get('reason', 'unknown')}).{where}"))
+        header.append("#   Copy its YAML (and any files it includes) into this folder: lm-eval takes one --include_path.")
+    return header
+
+
 def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     """``<group>.yaml``, a group config ``lm_eval --include_path DIR --tasks <group>`` runs, and the task YAMLs it needs.
 
@@ -52,8 +84,8 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     ``reduce`` kept from the ingested results files is written as ``<task>.yaml`` beside the group
     (``manifest["lm_eval_tasks"]``); any other is listed in the group's header with what the folder still needs.
     """
-    from harness_ext.store.task_yaml_safety import task_yaml_text
-
+    if manifest.get("kind") == "items":  # an item-level reduction: every task, with --samples
+        return write_items_lm_eval_yaml(manifest, out_dir)
     shown = getattr(out_dir, "shown", out_dir)  # the final folder, when the core stages the files first
     out_dir = Path(out_dir)
     sources = manifest.get("lm_eval_tasks") or {}
@@ -69,13 +101,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         # A shot count read from another harness (HELM's in-context examples) is kept: the same setting.
         for name in names:
             tasks.append({"task": name, "num_fewshot": int(shots)} if isinstance(shots, int) and shots >= 0 else name)
-            src = sources.get(name) or {}
-            if src.get("origin") == "results":
-                path = out_dir / f"{_task_file_stem(name, taken)}.yaml"
-                path.write_text(task_yaml_text(name, src, shown), encoding="utf-8")
-                written.append(path)
-            elif src.get("origin") == "unknown":
-                unknown.append((name, src))
+            write_task_file(name, sources, out_dir, shown, taken, written, unknown)
     doc = {"group": group, "group_alias": group_alias(manifest), "task": tasks}
     # lm-eval's metric, also for a subset chosen from HELM results (HELM's EM on MMLU is lm-eval's acc).
     metrics = {lm_eval_metric(e) for e in manifest["subset"] if lm_eval_task_list(e)}
@@ -107,12 +133,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         item_files.append(samples)
         header.append(comment(f"Item subset: add --samples {shown}/{samples.name} to run only the anchor items of "
                               f"{', '.join(map(quoted, items))} (then 'harness-ext predict' weights them; use --log_samples)"))
-    if written:
-        header.append(comment(f"Task definitions in this folder (from the ingested results): {', '.join(p.name for p in written)}"))
-    for name, src in unknown:
-        where = f" It was defined in {src['config_source']}." if src.get("config_source") else ""
-        header.append(comment(f"NOT SELF-CONTAINED: task {quoted(name)} is not defined here ({src.get('reason', 'unknown')}).{where}"))
-        header.append(f"#   Copy its YAML (and any files it includes) into this folder: lm-eval takes one --include_path.")
+    header += task_file_notes(written, unknown)
     if skipped:
         header.append("# No lm-eval equivalent (run these in their own harness; see harness_ext.methods.reduction.harness_names):")
         header += [comment(f"  {s}") for s in skipped]
@@ -127,6 +148,44 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     return [path] + written + item_files
 
 
+#: What the HELM conf of an item-level reduction says about the items (:func:`write_helm_conf` adds it).
+HELM_ITEMS_NOTE = ["# HELM cannot run a list of items: --max-eval-instances runs HELM's own seeded draw of that many",
+                   "# instances, not the manifest's. Use the lm-eval group and its --samples file to run the drawn items."]
+
+
+def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
+    """``<group>.yaml`` (every task of the manifest) and ``<group>_samples.json`` (the drawn items per task)."""
+    shown = getattr(out_dir, "shown", out_dir)
+    out_dir = Path(out_dir)
+    group = _stem(manifest)
+    tasks = manifest["tasks"]
+    samples = out_dir / f"{group}_samples.json"
+    samples.write_text(json.dumps({t: decode_ids(b["sample"]).tolist() for t, b in tasks.items()}) + "\n",
+                       encoding="utf-8")
+    cost = manifest["cost"]
+    foreign = sorted(t for t, b in tasks.items() if b.get("benchmark") not in (None, "", "lm_eval"))
+    header = [comment(f"Reduced benchmark (items) written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
+              comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {shown} --tasks {group} "
+                      f"--samples {shown}/{samples.name} --log_samples --output_path results/"),
+              comment(f"then: harness-ext predict -m {shown} results/  ({cost['items_run']:,} of {cost['items_full']:,} "
+                      f"items, drawn at random; the group's own row is the plain mean of the items run, not the estimate)")]
+    if foreign:
+        header.append(comment(f"Item ids of {', '.join(map(quoted, foreign[:10]))} are positions in the order of the "
+                              "source they were ingested from, not necessarily lm-eval document indices: run these "
+                              "tasks only with a task definition whose documents are in that order"))
+    # Task definitions kept from the ingested results are written beside the group (lm-eval takes one --include_path).
+    written, unknown, taken = [], [], {group}
+    for t in tasks:
+        write_task_file(t, manifest.get("lm_eval_tasks") or {}, out_dir, shown, taken, written, unknown)
+    header += task_file_notes(written, unknown)
+    doc = {"group": group, "group_alias": f"{manifest.get('benchmark') or group} ({cost['items_run']} of "
+                                          f"{cost['items_full']} items)",
+           "task": list(tasks), "metadata": {"version": 1.0}}
+    path = out_dir / f"{group}.yaml"
+    path.write_text("\n".join(header) + "\n" + yaml_text(doc), encoding="utf-8")
+    return [path, samples] + written
+
+
 def group_alias(manifest: dict) -> str:
     """The name lm-eval's table shows for the reduced group: the benchmark's, ``mmlu (estimated from 8 of 57)``."""
     benchmarks = {d.get("benchmark") for d in manifest["datasets"]} - {None}
@@ -136,6 +195,7 @@ def group_alias(manifest: dict) -> str:
 
 def write_helm_conf(manifest: dict, out_dir: Path) -> list:
     """``run_entries_<group>.conf`` for ``helm-run --conf-paths``."""
+    items = manifest.get("kind") == "items"  # an item-level reduction: HELM runs its own draw of instances
     lines, skipped = [], []
     for entry in manifest["subset"]:
         descs = helm_description_list(entry)
@@ -144,7 +204,10 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
             continue
         lines.extend(f"  {{description: {hocon_string(desc)}, priority: 1}}" for desc in descs)
     head = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
-            f"# Run: helm-run --conf-paths run_entries_{_stem(manifest)}.conf --suite SUITE --max-eval-instances 1000 --models-to-run MODEL"]
+            f"# Run: helm-run --conf-paths run_entries_{_stem(manifest)}.conf --suite SUITE --max-eval-instances "
+            f"{int(manifest['design']['n_per_task']) if items else 1000} --models-to-run MODEL"]
+    if items:
+        head += HELM_ITEMS_NOTE
     if skipped:
         head.append(comment(f"No HELM run entry known for: {', '.join(map(quoted, skipped))}"))
     body = "entries: [\n" + ",\n".join(lines) + ("\n" if lines else "") + "]\n"

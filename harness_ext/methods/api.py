@@ -253,7 +253,9 @@ def _manifest_of(manifest) -> tuple:
         # As predict reads it from manifest.json: plain JSON types.
         return json.loads(json.dumps(manifest.manifest)), None if manifest.out is None else manifest.out / "manifest.json"
     if isinstance(manifest, dict):
-        validate_manifest(manifest)
+        from .reduction.item_manifest import is_item_manifest, validate_item_manifest
+
+        (validate_item_manifest if is_item_manifest(manifest) else validate_manifest)(manifest)
         return manifest, None
     return load_manifest(manifest), Path(manifest)
 
@@ -338,4 +340,8 @@ def predict(manifest, results, *, level: float = 0.9):
         return predict_scores(doc, _score_frame(results, doc), manifest_path=where, level=level)
     if isinstance(results, (str, os.PathLike)):
         results = [results]
+    if doc.get("kind") == "items":  # reduce --items: from the new model's per-item logs
+        from .reduction.item_predict import predict_items
+
+        return predict_items(doc, [str(p) for p in results], manifest_path=where, level=level)
     return predict_from_manifest(doc, [str(p) for p in results], manifest_path=where, level=level)
