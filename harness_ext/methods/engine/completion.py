@@ -159,9 +159,8 @@ class LowRankCompleter(BasePredictor):
         Flag new models whose subset lies beyond the training models' range and give them a
         prediction and intervals calibrated on frontier folds (:mod:`~harness_ext.methods.engine.frontier`).
     bp_mix : "auto" or float
-        Weight of BenchPress's completion (Zeng & Papailiopoulos, 2026) in the fitted matrix's
-        missing cells (``mean_``, cell intervals; not new models); ``"auto"``: by nested CV on first
-        use (:mod:`~harness_ext.methods.engine.completion_mix`); 0: the engine's completion alone.
+        Weight of BenchPress's completion (Zeng & Papailiopoulos, 2026) in the fitted matrix's missing cells
+        (``mean_``, cell intervals; not new models); ``"auto"``: by nested CV (:mod:`.completion_mix`).
     random_state : int
         Seeds the CV folds, the calibration folds and the sampler.
 
@@ -180,7 +179,7 @@ class LowRankCompleter(BasePredictor):
     q_cells_ : float
         Conformal multiplier of the predictive sd for held-out cells.
     bp_mix_ : float
-        The weight of BenchPress's completion in ``mean_`` (chosen on first use of ``mean_``).
+        The weight of BenchPress's completion in ``mean_`` (chosen on first use).
     """
 
     def __init__(self, method: str = "als", rank="auto", lam="auto", lam_bias: float = 0.1, ranks=DEFAULT_RANKS,
@@ -408,8 +407,7 @@ class LowRankCompleter(BasePredictor):
         _, mean, sd, cells = self._cell_fit(Zt, seed_offset=seed_offset)
         return self._blend(mean, cells, Zt, Zt, self.cell_blend_), sd
 
-    # The mix costs cv_folds fits to choose: on first use of mean_, so reduce's folds (new models only) skip it.
-    def _mixed(self):
+    def _mixed(self):  # on first use of mean_: reduce's folds (new models only) skip the mix's cv_folds fits
         if "_mix_cache" not in self.__dict__:
             with limit_threads():
                 self._mix_cache = mixed_cells(self)
