@@ -579,10 +579,9 @@ def predict_added_models(X, X_new, factor, cal: Calibration, level: float, weigh
 
     Returns
     -------
-    harness_ext.methods.engine.completion.IntervalPrediction
+    harness_ext.methods.engine.conformal.IntervalPrediction
     """
-    from .completion import IntervalPrediction
-    from .conformal import Z90
+    from .conformal import Z90, IntervalPrediction
 
     O = ~np.isnan(X_new)
     P = np.vstack([X, X_new]) * factor

@@ -33,13 +33,13 @@ with conformal intervals); Salakhutdinov & Mnih (ICML 2008).
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import Optional
 
 import numpy as np
 
 from ...base import BasePredictor, check_matrix, limit_threads
 from ...errors import MethodError
-from .conformal import Z90, _normal_quantile, conformal_quantile, mondrian_quantiles, normalised_scores
+from .conformal import Z90, IntervalPrediction, _normal_quantile, conformal_quantile, mondrian_quantiles, normalised_scores
 from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, RankEnsemble, fit_als, fit_gibbs, fold_in, select_rank_lam
 from .direct_ridge import BLEND_GRID, CELL_FLOPS_BUDGET, cell_regression_flops, direct_predict, ridge_design
 from .transforms import DEFAULT_EPS, ColumnScaled, as_transform
@@ -61,37 +61,6 @@ SETTINGS_FLOPS_BUDGET = 1e11
 MIN_SETTINGS_ROWS = 200
 #: ALS sweep limit of :func:`~harness_ext.methods.engine.lowrank.select_rank_lam` (the flops estimate counts it).
 SEARCH_SWEEPS = 60
-
-
-class IntervalPrediction(NamedTuple):
-    """Predictions for new models, every array on each dataset's own scale.
-
-    ``mean``, ``lower``, ``upper``, ``sd`` are ``(n, d)``; observed cells pass
-    through with zero width. ``aggregate*`` are ``(n,)`` for the weighted sum
-    ``sum_j w_j x_j`` (None without weights). ``q_cells``/``q_aggregate`` are
-    the conformal multipliers and ``n_calibration`` the number of held-out
-    scores behind each. ``frontier`` (n,): each model's signed distance beyond the
-    training models' range of subset positions (0 inside; :mod:`.frontier`), None when
-    not calibrated.
-    """
-
-    mean: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    sd: np.ndarray
-    observed: np.ndarray
-    aggregate: Optional[np.ndarray]
-    aggregate_lower: Optional[np.ndarray]
-    aggregate_upper: Optional[np.ndarray]
-    level: float
-    q_cells: float
-    q_aggregate: Optional[float]
-    n_calibration: tuple
-    #: ``(n, k)``: the aggregates of ``extra_weights`` (k, d) with their calibrated bounds (None without).
-    extra_aggregate: Optional[np.ndarray] = None
-    extra_lower: Optional[np.ndarray] = None
-    extra_upper: Optional[np.ndarray] = None
-    frontier: Optional[np.ndarray] = None
 
 
 class LowRankCompleter(BasePredictor):
