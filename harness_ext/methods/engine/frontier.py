@@ -207,6 +207,15 @@ def _two_sided(scores, level):
     return (min(-conformal_quantile(-scores, tail), 0.0), max(conformal_quantile(scores, tail), 0.0))
 
 
+def _fold_loss(est, rec, w, cand, weight) -> float:
+    """One fold's held-out aggregate absolute error of a blend (squared transformed cell error without weights)."""
+    mz = _blend(rec, cand, weight)
+    if w is not None:
+        a_true, a_pred, _, ok = _aggregate(est, rec["Xt"], rec["have"], rec["seen"], mz, w)
+        return float(np.abs(a_pred - a_true)[ok].sum())
+    return float(((mz - rec["Zt"])[rec["have"] & ~rec["seen"]] ** 2).sum())
+
+
 def calibrate_frontier(est, pattern, w, direction: int = 1) -> Optional[FrontierCalibration]:
     """Frontier folds for new models observed on ``pattern`` (bool, d), aggregate weights ``w`` (d,) or None.
 
@@ -225,31 +234,30 @@ def calibrate_frontier(est, pattern, w, direction: int = 1) -> Optional[Frontier
     if not records:
         return None
     options = [(None, 0.0)] + [(c, a) for c in CANDIDATES for a in FRONTIER_WEIGHTS if a > 0]
+    losses = np.array([[_fold_loss(est, rec, w, *opt) for rec in records] for opt in options])  # (options, folds)
 
-    def loss(opt):
-        tot = 0.0
-        for rec in records:
-            mz = _blend(rec, *opt)
-            if w is not None:
-                a_true, a_pred, _, ok = _aggregate(est, rec["Xt"], rec["have"], rec["seen"], mz, w)
-                tot += float(np.abs(a_pred - a_true)[ok].sum())
-            else:
-                tot += float(((mz - rec["Zt"])[rec["have"] & ~rec["seen"]] ** 2).sum())
-        return round(tot, 10)
+    def choose(folds):  # the lowest held-out error over ``folds``; ties go to the smaller weight
+        tot = np.round(losses[:, folds].sum(1), 10)
+        return options[min(range(len(options)), key=lambda o: (tot[o], options[o][1]))]
 
-    cand, weight = min(options, key=lambda o: (loss(o), o[1]))
+    cand, weight = choose(np.arange(len(records)))
+    # Each fold's scores come from the estimator chosen on the other folds: scores of the estimator chosen on
+    # the same folds were optimistic (the blend that fitted them best; HELM Classic's frontier multipliers fell to
+    # a third of the engine's), and a frontier model meets the choice as an out-of-sample fold does.
+    mz_fold = [_blend(rec, *choose(np.array([g for g in range(len(records)) if g != f]))) if len(records) > 1
+               else _blend(rec, cand, weight) for f, rec in enumerate(records)]
     level = float(est.level)
     i = 1 if w is not None else 0  # the aggregate's scores decide where there is an aggregate
 
     def covers(power):  # nearer folds calibrate, farther ones (the first half of FRONTIER_FOLDS) are covered?
-        sc = [_scores(est, rec, _blend(rec, cand, weight), w, power)[i] for rec in records]
+        sc = [_scores(est, rec, mz, w, power)[i] for rec, mz in zip(records, mz_fold)]
         half = len(records) // 2
         q = _two_sided(np.concatenate(sc[half:]) if sc[half:] else np.array([]), level)
         far = np.concatenate(sc[:half]) if sc[:half] else np.array([])
         return q is None or far.size == 0 or float(((far >= q[0]) & (far <= q[1])).mean()) >= level
 
     power = next((p for p in DISTANCE_POWERS if covers(p)), DISTANCE_POWERS[-1])
-    per_fold = [_scores(est, rec, _blend(rec, cand, weight), w, power) for rec in records]
+    per_fold = [_scores(est, rec, mz, w, power) for rec, mz in zip(records, mz_fold)]
     eng_err = np.concatenate([_scores(est, rec, rec["eng"], w)[2] for rec in records])
     cells = np.concatenate([p[0] for p in per_fold])
     aggs = np.concatenate([p[1] for p in per_fold])
