@@ -81,6 +81,10 @@ class FrontierCalibration(NamedTuple):
     engine_aggregate_mae: Optional[float]
     aggregate_coverage: Optional[float]
     cell_coverage: float
+    #: The multipliers of the engine's own prediction (kept between the edge and the range, where the blend is not
+    #: used): its scores at the frontier are shifted (too low a prediction), the blend's are not.
+    q_cell_engine: Optional[tuple] = None
+    q_aggregate_engine: Optional[tuple] = None
 
 
 def positions(Z, pattern) -> np.ndarray:
@@ -138,6 +142,28 @@ def strength_distance(z_pred, strength_fit) -> np.ndarray:
     return np.where(s > hi, (s - hi) / sd, np.where(s < lo, (lo - s) / sd, 0.0))
 
 
+def fit_residual(z, fi_mean, fi_sd, O) -> np.ndarray:
+    """Root mean square of a new model's standardised fold-in residuals on the cells it has (0 without any).
+
+    The empirical prior pulls the fold-in of a model unlike the fitted population away from its own cells, so
+    the residual is a leverage-like distance in the loading space that needs no truth.
+    """
+    r = np.where(O, (np.nan_to_num(z) - fi_mean) / np.maximum(fi_sd, 1e-12), 0.0)
+    return np.sqrt((r * r).sum(1) / np.maximum(O.sum(1), 1))
+
+
+#: The distance that scales a frontier score: ``"fit_residual"`` (:func:`fit_residual`) or ``"strength"``
+#: (:func:`strength_distance` of the predicted row).
+SCALE_DISTANCE = "fit_residual"
+
+
+def scale_distance(z_obs, fi_mean, fi_sd, O, mz, strength) -> np.ndarray:
+    """The distance of :data:`SCALE_DISTANCE` for rows observed on ``O`` with prediction ``mz``."""
+    if SCALE_DISTANCE == "fit_residual":
+        return fit_residual(z_obs, fi_mean, fi_sd, O)
+    return strength_distance(np.where(O, z_obs, mz), strength)
+
+
 def _aggregate(est, X_true, have, seen, mz, w):
     """Held-out aggregates: ``(truth, prediction, weights renormalised over each row's datasets, ok rows)``."""
     wt = np.where(have, w[None, :], 0.0)
@@ -187,7 +213,7 @@ def _blend(rec, cand, weight):
 def _scores(est, rec, mz, w, power=1.0):
     """Signed normalised cell and aggregate scores, and aggregate errors, of one fold's held-out models."""
     target = rec["have"] & ~rec["seen"]
-    dist = strength_distance(np.where(rec["seen"], rec["Zt"], mz), rec["strength"])
+    dist = scale_distance(rec["Zt"], rec["fi"].mean, rec["fi"].sd, rec["seen"], mz, rec["strength"])
     scale = (1.0 + dist[:, None]) ** power
     cells = ((rec["Zt"] - mz) / (rec["fi"].sd * scale))[target]
     if w is None:
@@ -258,7 +284,8 @@ def calibrate_frontier(est, pattern, w, direction: int = 1) -> Optional[Frontier
 
     power = next((p for p in DISTANCE_POWERS if covers(p)), DISTANCE_POWERS[-1])
     per_fold = [_scores(est, rec, mz, w, power) for rec, mz in zip(records, mz_fold)]
-    eng_err = np.concatenate([_scores(est, rec, rec["eng"], w)[2] for rec in records])
+    eng_fold = [_scores(est, rec, rec["eng"], w, power) for rec in records]
+    eng_err = np.concatenate([p[2] for p in eng_fold])
     cells = np.concatenate([p[0] for p in per_fold])
     aggs = np.concatenate([p[1] for p in per_fold])
     errs = np.concatenate([p[2] for p in per_fold])
@@ -279,7 +306,9 @@ def calibrate_frontier(est, pattern, w, direction: int = 1) -> Optional[Frontier
         aggregate_mae=float(np.abs(errs).mean()) if errs.size else None,
         aggregate_bias=float(errs.mean()) if errs.size else None,
         engine_aggregate_mae=float(np.abs(eng_err).mean()) if eng_err.size else None,
-        aggregate_coverage=held_out_coverage(1) if w is not None else None, cell_coverage=held_out_coverage(0))
+        aggregate_coverage=held_out_coverage(1) if w is not None else None, cell_coverage=held_out_coverage(0),
+        q_cell_engine=_two_sided(np.concatenate([p[0] for p in eng_fold]), level),
+        q_aggregate_engine=_two_sided(np.concatenate([p[1] for p in eng_fold]), level))
 
 
 def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None):
@@ -306,15 +335,17 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None):
             continue
         o = O[rows]
         m_eng = mz[rows]
+        beyond = np.zeros(rows.size, bool)
         if cal.candidate is not None and cal.weight > 0:
             c = _candidate(est, cal.candidate, fit, est.Z_, pos_train, z[rows], np.where(o, X_new[rows], np.nan), o)
             # the blend only beyond the training models' range: inside it the engine predicts cells better
-            beyond = (frontier_distance(pos_new[rows], pos_train, edge=1.0) != 0)[:, None]
-            m_eng = np.where(beyond, (1 - cal.weight) * m_eng + cal.weight * c, m_eng)
+            beyond = frontier_distance(pos_new[rows], pos_train, edge=1.0) != 0
+            m_eng = np.where(beyond[:, None], (1 - cal.weight) * m_eng + cal.weight * c, m_eng)
         strength = np.nan_to_num(positions(est.Z_, np.ones(est.Z_.shape[1], bool)), nan=0.0)
-        scale = (1.0 + strength_distance(np.where(o, z[rows], m_eng), strength)[:, None]) ** cal.power
+        scale = (1.0 + scale_distance(z[rows], fi.mean[rows], fi.sd[rows], o, m_eng, strength)[:, None]) ** cal.power
         sd = fi.sd[rows] * scale
-        lo_x, hi_x = est.transform_.inverse_interval(m_eng + cal.q_cell[0] * sd, m_eng + cal.q_cell[1] * sd)
+        q_lo, q_hi = _row_multipliers(cal.q_cell, cal.q_cell_engine, beyond)
+        lo_x, hi_x = est.transform_.inverse_interval(m_eng + q_lo[:, None] * sd, m_eng + q_hi[:, None] * sd)
         xr = X_new[rows]
         out["mean"][rows] = np.where(o, xr, est.transform_.inverse_transform(m_eng))
         # Widen, never narrow: the frontier interval joined with the model folds' (frontier folds inside the training
@@ -327,15 +358,23 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None):
             J = np.zeros(O.shape)
             J[rows] = np.where(o, 0.0, Wr * est.transform_.derivative(m_eng))
             a_sd = fi.linear_sd(J)[rows] * scale[:, 0]
+            q_lo, q_hi = _row_multipliers(cal.q_aggregate, cal.q_aggregate_engine, beyond)
             out["agg"][rows] = agg
-            out["agg_lo"][rows] = np.minimum(agg + cal.q_aggregate[0] * a_sd, out["agg_lo"][rows])
-            out["agg_hi"][rows] = np.maximum(agg + cal.q_aggregate[1] * a_sd, out["agg_hi"][rows])
+            out["agg_lo"][rows] = np.minimum(agg + q_lo * a_sd, out["agg_lo"][rows])
+            out["agg_hi"][rows] = np.maximum(agg + q_hi * a_sd, out["agg_hi"][rows])
         if W_extra is not None:
-            _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, W_extra)
+            _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, W_extra, beyond)
     return dist, cals
 
 
-def _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, W_extra):
+def _row_multipliers(q_blend, q_engine, beyond):
+    """Per-row ``(lower, upper)`` multipliers: the blend's for rows ``beyond`` the range, the engine's elsewhere."""
+    q_engine = q_blend if q_engine is None else q_engine
+    return (np.where(beyond, q_blend[0], q_engine[0]).astype(float),
+            np.where(beyond, q_blend[1], q_engine[1]).astype(float))
+
+
+def _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, W_extra, beyond):
     """The further aggregates of the flagged ``rows``: re-centred on their new cells, widened (never narrowed) by
     multipliers from frontier folds calibrated with each aggregate's own weights."""
     for k, u in enumerate(np.atleast_2d(W_extra)):
@@ -347,12 +386,13 @@ def _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, 
         cal = calibrate_frontier(est, pattern, u, direction)
         if cal is None or cal.q_aggregate is None:
             continue
-        scale = (1.0 + strength_distance(np.where(o, z[rows], m_eng), strength)) ** cal.power
+        scale = (1.0 + scale_distance(z[rows], fi.mean[rows], fi.sd[rows], o, m_eng, strength)) ** cal.power
         J = np.zeros(fi.sd.shape)
         J[rows] = np.where(o, 0.0, u * est.transform_.derivative(m_eng))
         a_sd = fi.linear_sd(J)[rows] * scale
-        out["ex_lo"][rows, k] = np.minimum(new + cal.q_aggregate[0] * a_sd, out["ex_lo"][rows, k])
-        out["ex_hi"][rows, k] = np.maximum(new + cal.q_aggregate[1] * a_sd, out["ex_hi"][rows, k])
+        q_lo, q_hi = _row_multipliers(cal.q_aggregate, cal.q_aggregate_engine, beyond)
+        out["ex_lo"][rows, k] = np.minimum(new + q_lo * a_sd, out["ex_lo"][rows, k])
+        out["ex_hi"][rows, k] = np.maximum(new + q_hi * a_sd, out["ex_hi"][rows, k])
 
 
 def frontier_expectation(est, X, subset, w) -> Optional[dict]:
