@@ -22,11 +22,15 @@ Hardt 2025 find every benchmark-prediction method degrades there).
   with the lowest held-out aggregate error (cells without weights) is used for flagged models beyond the
   training models' range (between the edge and the range the engine's own prediction is kept: blended
   there too, HELM Classic's random splits lost 7% in cell error).
-* **Intervals.** Signed scores ``(truth - prediction) / (sd (1 + distance))`` from the folds (``sd`` the
-  fold-in's predictive sd of the cell or aggregate) give a lower and an upper split-conformal quantile at
-  ``(1 - level) / 2`` each: a flagged model's interval grows with its distance and follows the estimator's
-  bias at the frontier, joined with the model-fold (CV+) interval (a flagged model's interval is never narrower
-  than it would be unflagged). Models inside the range keep the model-fold intervals.
+* **Intervals.** Signed scores ``(truth - prediction) / (sd (1 + r) ** p)`` from the folds (``sd`` the fold-in's
+  predictive sd of the cell or aggregate, ``r`` the model's :func:`fit_residual` on its subset cells, which
+  tracks the size of the frontier error where the position's distance does not) give a lower and an upper
+  split-conformal quantile at ``(1 - level) / 2`` each. Each fold's scores are those of the estimator chosen on
+  the other folds (the choice's own error included). The blend's quantiles serve models beyond the training
+  models' range, the engine's own (shifted: its frontier predictions are too low) the flagged models between
+  the edge and the range, where the engine's prediction is kept. Joined with the model-fold (CV+) interval: a
+  flagged model's interval is never narrower than it would be unflagged. Models inside the edges keep the
+  model-fold intervals.
 
 References
 ----------
