@@ -137,15 +137,6 @@ def _candidate(est, name, fit, Z_fit, pos_fit, z_in, X_in, O):
     return est.transform_.transform(np.repeat(xbar[:, None], X_in.shape[1], axis=1))
 
 
-def strength_distance(z_pred, strength_fit) -> np.ndarray:
-    """How far a predicted row's mean transformed score lies beyond the fitted models' strongest (or weakest),
-    in units of the fitted models' sd of the same mean: the scale of the frontier scores (0 inside)."""
-    s = np.nanmean(z_pred, 1)
-    sd = max(float(np.std(strength_fit)), 1e-9)
-    hi, lo = float(np.max(strength_fit)), float(np.min(strength_fit))
-    return np.where(s > hi, (s - hi) / sd, np.where(s < lo, (lo - s) / sd, 0.0))
-
-
 def fit_residual(z, fi_mean, fi_sd, O) -> np.ndarray:
     """Root mean square of a new model's standardised fold-in residuals on the cells it has (0 without any).
 
@@ -154,18 +145,6 @@ def fit_residual(z, fi_mean, fi_sd, O) -> np.ndarray:
     """
     r = np.where(O, (np.nan_to_num(z) - fi_mean) / np.maximum(fi_sd, 1e-12), 0.0)
     return np.sqrt((r * r).sum(1) / np.maximum(O.sum(1), 1))
-
-
-#: The distance that scales a frontier score: ``"fit_residual"`` (:func:`fit_residual`) or ``"strength"``
-#: (:func:`strength_distance` of the predicted row).
-SCALE_DISTANCE = "fit_residual"
-
-
-def scale_distance(z_obs, fi_mean, fi_sd, O, mz, strength) -> np.ndarray:
-    """The distance of :data:`SCALE_DISTANCE` for rows observed on ``O`` with prediction ``mz``."""
-    if SCALE_DISTANCE == "fit_residual":
-        return fit_residual(z_obs, fi_mean, fi_sd, O)
-    return strength_distance(np.where(O, z_obs, mz), strength)
 
 
 def _aggregate(est, X_true, have, seen, mz, w):
@@ -205,8 +184,7 @@ def _fold_records(est, pattern, w, direction, rank, alpha):
         eng = fi.mean if alpha <= 0 else (1 - alpha) * fi.mean + alpha * direct_predict(ft, Z[rows], z_in)
         cands = {c: _candidate(est, c, ft, Z[rows], pos[rows], z_in, np.where(seen, Xt, np.nan), seen)
                  for c in CANDIDATES}
-        records.append(dict(Zt=Zt, Xt=Xt, have=have, seen=seen, fi=fi, eng=eng, cands=cands,
-                            strength=strength[rows]))
+        records.append(dict(Zt=Zt, Xt=Xt, have=have, seen=seen, fi=fi, eng=eng, cands=cands))
     return records
 
 
@@ -217,7 +195,7 @@ def _blend(rec, cand, weight):
 def _scores(est, rec, mz, w, power=1.0):
     """Signed normalised cell and aggregate scores, and aggregate errors, of one fold's held-out models."""
     target = rec["have"] & ~rec["seen"]
-    dist = scale_distance(rec["Zt"], rec["fi"].mean, rec["fi"].sd, rec["seen"], mz, rec["strength"])
+    dist = fit_residual(rec["Zt"], rec["fi"].mean, rec["fi"].sd, rec["seen"])
     scale = (1.0 + dist[:, None]) ** power
     cells = ((rec["Zt"] - mz) / (rec["fi"].sd * scale))[target]
     if w is None:
@@ -345,8 +323,7 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None):
             # the blend only beyond the training models' range: inside it the engine predicts cells better
             beyond = frontier_distance(pos_new[rows], pos_train, edge=1.0) != 0
             m_eng = np.where(beyond[:, None], (1 - cal.weight) * m_eng + cal.weight * c, m_eng)
-        strength = np.nan_to_num(positions(est.Z_, np.ones(est.Z_.shape[1], bool)), nan=0.0)
-        scale = (1.0 + scale_distance(z[rows], fi.mean[rows], fi.sd[rows], o, m_eng, strength)[:, None]) ** cal.power
+        scale = (1.0 + fit_residual(z[rows], fi.mean[rows], fi.sd[rows], o)[:, None]) ** cal.power
         sd = fi.sd[rows] * scale
         q_lo, q_hi = _row_multipliers(cal.q_cell, cal.q_cell_engine, beyond)
         lo_x, hi_x = est.transform_.inverse_interval(m_eng + q_lo[:, None] * sd, m_eng + q_hi[:, None] * sd)
@@ -367,7 +344,7 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None):
             out["agg_lo"][rows] = np.minimum(agg + q_lo * a_sd, out["agg_lo"][rows])
             out["agg_hi"][rows] = np.maximum(agg + q_hi * a_sd, out["agg_hi"][rows])
         if W_extra is not None:
-            _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, W_extra, beyond)
+            _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, out, W_extra, beyond)
     return dist, cals
 
 
@@ -378,7 +355,7 @@ def _row_multipliers(q_blend, q_engine, beyond):
             np.where(beyond, q_blend[1], q_engine[1]).astype(float))
 
 
-def _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, W_extra, beyond):
+def _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, out, W_extra, beyond):
     """The further aggregates of the flagged ``rows``: re-centred on their new cells, widened (never narrowed) by
     multipliers from frontier folds calibrated with each aggregate's own weights."""
     for k, u in enumerate(np.atleast_2d(W_extra)):
@@ -390,7 +367,7 @@ def _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, 
         cal = calibrate_frontier(est, pattern, u, direction)
         if cal is None or cal.q_aggregate is None:
             continue
-        scale = (1.0 + scale_distance(z[rows], fi.mean[rows], fi.sd[rows], o, m_eng, strength)) ** cal.power
+        scale = (1.0 + fit_residual(z[rows], fi.mean[rows], fi.sd[rows], o)) ** cal.power
         J = np.zeros(fi.sd.shape)
         J[rows] = np.where(o, 0.0, u * est.transform_.derivative(m_eng))
         a_sd = fi.linear_sd(J)[rows] * scale
