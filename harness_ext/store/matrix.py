@@ -2,7 +2,7 @@
 
 References
 ----------
-SimBA (../shared/seeds/000_*), §2: B is m models x d datasets; scores are
+SimBA (Subramani, Gomez and Diab 2025), §2: B is m models x d datasets; scores are
 normalised per dataset by x' = max(0, (x - x_random) / (1 - x_random)).
 """
 
@@ -245,7 +245,7 @@ def load_metric_tensor(store, query: MatrixQuery, models, datasets) -> tuple:
 
     References
     ----------
-    Zhao et al. (004) §3.3 (the models x datasets x metrics tensor).
+    Zhao et al. §3.3 (the models x datasets x metrics tensor).
     """
     from dataclasses import replace
 
@@ -327,7 +327,7 @@ def normalise_matrix(raw: pd.DataFrame, meta: pd.DataFrame, method: str = "chanc
 
     References
     ----------
-    SimBA (000) §2, the normalisation of B.
+    SimBA §2, the normalisation of B.
     """
     params = normalisation_params(raw, meta, method)
     Z = apply_normalisation(raw.to_numpy(dtype=float), params)

@@ -39,16 +39,14 @@ import numpy as np
 
 from ...base import BasePredictor, check_matrix, limit_threads
 from ...errors import MethodError
-from .conformal import Z90, conformal_quantile, mondrian_quantiles, normalised_scores
+from .conformal import Z90, _normal_quantile, conformal_quantile, mondrian_quantiles, normalised_scores
 from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, RankEnsemble, fit_als, fit_gibbs, fold_in, select_rank_lam
-from .direct_ridge import CELL_FLOPS_BUDGET, cell_regression_flops, direct_ridge_predict, ridge_design
+from .direct_ridge import BLEND_GRID, CELL_FLOPS_BUDGET, cell_regression_flops, direct_predict, ridge_design
 from .transforms import DEFAULT_EPS, ColumnScaled, as_transform
 from .cell_cv import _cell_cv_error, _cell_cv_errors  # noqa: F401 - the cell CV behind transform, blend, ensemble
 
 __all__ = ["LowRankCompleter", "IntervalPrediction", "direct_predict", "settings_search_flops"]
 
-#: Weights of the direct regression tried next to the fold-in (0: fold-in only).
-BLEND_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: Weight used where no held-out-model calibration chose one (selection's inner CV).
 BLEND_UNCALIBRATED = 0.5
 #: Transforms compared by ``scales="cv"``: the detected ones (logit for bounded scores) and a z-score of every column.
@@ -62,20 +60,6 @@ SETTINGS_FLOPS_BUDGET = 1e11
 MIN_SETTINGS_ROWS = 200
 #: ALS sweep limit of :func:`~harness_ext.methods.engine.lowrank.select_rank_lam` (the flops estimate counts it).
 SEARCH_SWEEPS = 60
-
-
-def direct_predict(fit, Z_train, z_new, design=None) -> np.ndarray:
-    """Direct regression of each new row's missing cells (transformed space) from the cells it has.
-
-    The training matrix is completed by the low-rank fit (its observed cells kept)
-    and summarised once (:func:`~harness_ext.methods.engine.direct_ridge.ridge_design`);
-    every distinct pattern of observed cells then gets its ridge regression with
-    penalties by leave-one-out or GCV (:func:`~harness_ext.methods.engine.direct_ridge.direct_ridge_predict`).
-    ``design`` may be passed when the caller has it. Observed cells are returned as given.
-    """
-    if design is None:
-        design = ridge_design(np.where(np.isnan(Z_train), fit.mean(), Z_train))
-    return direct_ridge_predict(design, z_new)
 
 
 class IntervalPrediction(NamedTuple):
@@ -680,9 +664,3 @@ def settings_search_flops(m: int, d: int, ranks, n_lams: int, n_folds: int, n_sp
     ``(4 (r+1)^2 + 14) m d`` (two batched Gram products of ``(r+1)^2`` columns, right-hand sides and residuals)."""
     per_sweep = sum(4.0 * (int(r) + 1) ** 2 + 14.0 for r in ranks)
     return float(n_specs) * n_folds * n_lams * sweeps * per_sweep * m * d
-
-
-def _normal_quantile(level: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.ppf(0.5 + level / 2))

@@ -46,6 +46,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from .conformal import conformal_quantile
+from .direct_ridge import direct_predict
 from .lowrank import fold_in
 
 __all__ = ["CANDIDATES", "FRONTIER_FOLDS", "FRONTIER_WEIGHTS", "FRONTIER_QUANTILE", "MIN_FRONTIER_MODELS", "FrontierCalibration",
@@ -159,8 +160,6 @@ def _aggregate(est, X_true, have, seen, mz, w):
 
 def _fold_records(est, pattern, w, direction, rank, alpha):
     """Frontier folds of one direction: per fold, the held-out models' truths, predictions, sds and distances."""
-    from .completion import direct_predict
-
     Z, X = est.Z_, est.X_
     m = Z.shape[0]
     pos = positions(Z, pattern)

@@ -29,7 +29,9 @@ import re
 
 import numpy as np
 
-from .conformal import conformal_quantile, cv_plus_bounds, mondrian_groups, mondrian_quantiles, normalised_scores
+from .conformal import (_normal_quantile, conformal_quantile, cv_plus_bounds, mondrian_groups, mondrian_quantiles,
+                        normalised_scores)
+from .direct_ridge import BLEND_GRID, direct_predict
 from .lowrank import fold_in
 
 __all__ = ["CALIBRATION_FOLDS", "FOLD_RESELECTION", "POOL_PLAIN_SCORES", "SAME_RESELECTION_CELLS", "FoldSubsets",
@@ -144,7 +146,7 @@ def select_fold_subsets(labels, select) -> list:
 #: How ``reduce`` re-runs the selection without each calibration fold: ``"design"`` (a selector's cheap
 #: criterion where it has one: ``prediction_greedy`` on the design criterion of the fitted loadings, no refits)
 #: or ``"same"`` (the manifest's selector and parameters, the predictor's rank, penalty and scales held at
-#: the values chosen on every model). Chosen by held-out coverage and cost (README, runs P, P', K and X;
+#: the values chosen on every model). Chosen by held-out coverage and cost (benchmarks/HISTORY.md;
 #: benchmarks/quality_calibration_gap.py, benchmarks/quality_holdout.py --calibration design|same|plain).
 FOLD_RESELECTION = "same"
 #: Calibration folds of ``reduce`` when the folds re-run its own selection (its cross-validation keeps 5, and so
@@ -288,7 +290,7 @@ CHOOSE_ON_NEW_PATTERN = True
 #: the same score. Off: on protocol (a) of benchmarks/quality_holdout.py (six matrices, 20 splits,
 #: ``--calibration design-pooled``) the pooled aggregate coverage is nearer 90% than the nested one on HELM
 #: Classic, CrossPred and Pythia MMLU but falls under the band on the TSC bake-off (0.875 against 0.912) and is
-#: no nearer on benchbench (0.925 against 0.921); README, issue 14. ``FoldSubsets(pool=...)`` per call.
+#: no nearer on benchbench (0.925 against 0.921) (docs/quality.md). ``FoldSubsets(pool=...)`` per call.
 POOL_PLAIN_SCORES = False
 
 
@@ -320,8 +322,6 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
         The split-conformal multipliers, and ``cal`` for :func:`cv_plus_new_models`
         (the chosen rank's fold fits, the scores and the fold each came from).
     """
-    from .completion import BLEND_GRID, _normal_quantile, direct_predict
-
     Z = est.Z_
     m, d = Z.shape
     fold = getattr(reselect, "labels", None)
@@ -439,8 +439,6 @@ def _cat(parts, dtype=float) -> np.ndarray:
 
 def _fold_predictions(est, cal, z, X_new, O, W):
     """Per fold fit: transformed means and sds of the cells, aggregate and its linear sd (own scale)."""
-    from .completion import direct_predict
-
     alpha = cal["blend"]
     mz, sd, agg, agg_sd = [], [], [], []
     for fit, rows in cal["fits"]:

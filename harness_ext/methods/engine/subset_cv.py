@@ -24,7 +24,8 @@ sample of held-out models (:func:`scoring_folds`; the manifest records it).
 
 References
 ----------
-SimBA (000) §7.2 (k-fold over models); issue 14 items 1, 5 and 7.
+SimBA §7.2 (k-fold over models); Hastie, Tibshirani & Friedman, *Elements of Statistical Learning* (2009),
+§7.10 (K-fold cross-validation; here over models, each held-out model observed on the subset only).
 """
 
 from __future__ import annotations
@@ -172,10 +173,10 @@ def fold_predictions(predictor, X: np.ndarray, subsets: Sequence, folds, cache: 
     every fold, so the folds do not each repeat that search. Otherwise
     ``predictor.predict_subsets`` (fit once per fold, fold each subset in) is
     used when the predictor has it, else one fit of the stacked matrix per
-    (fold, subset) through :func:`harness_ext.methods.pounce.predict_new_models`.
+    (fold, subset) through :func:`harness_ext.methods.engine.from_subset.predict_new_models`.
     """
     from ...base import clone
-    from ..pounce import predict_new_models
+    from .from_subset import predict_new_models
 
     if hasattr(predictor, "with_fixed_settings"):
         fixed = cache.get("settings") if cache is not None else None

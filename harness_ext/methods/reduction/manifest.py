@@ -30,6 +30,7 @@ from ...errors import HarnessExtError, MethodError, PluginError
 from ...report import Stages, jsonable, progress
 from .budget import (DEFAULT_BUDGET_REASON, MIN_AVAILABILITY, availability_note, availability_rule, dataset_costs,
                      parse_budget, subset_size)
+from .rules import DEFAULT_PREDICTOR, DEFAULT_PREDICTOR_REASON, MIN_MODELS, thin_columns
 
 log = logging.getLogger("harness_ext.reduce")
 
@@ -42,19 +43,6 @@ DEFAULT_SELECTOR_REASON = (
     "quality_holdout.py --quick --protocols a (2 seeded 80/20 model splits, 10% budget, predictor lowrank) gave "
     "aggregate MAE 2.48 vs 3.27 points and Spearman 0.940 vs 0.912 on HELM Classic, 1.19 vs 1.48 points and 0.952 vs "
     "0.869 on the TSC bake-off")
-#: reduce's default predictor, and why (recorded with the selector's reason when both are the defaults).
-DEFAULT_PREDICTOR = "lowrank"
-DEFAULT_PREDICTOR_REASON = (
-    "lowrank is the default predictor because it uses every observed cell of a sparse matrix (a new model is folded "
-    "in from whatever subset cells it has), gives conformal 90% intervals calibrated on held-out training models "
-    "observed like the new one (cells and aggregate), and predicted held-out models best in "
-    "benchmarks/quality_holdout.py protocol (a) (10 seeded 80/20 model splits, 10% budget, prediction_greedy under "
-    "lowrank): aggregate MAE 2.48 points vs 3.28 for k random datasets + Ridge and 2.67 for BenchPress on HELM "
-    "Classic, 0.79 vs 2.33 and 1.56 on the TSC bake-off (README 'Prediction quality' has the table); its mean blends "
-    "the low-rank fold-in with a direct ridge regression, the weight chosen on held-out training models. "
-    "lowrank_bayes (Gibbs) fits 30-40 times slower")
-#: Below this many models selection and prediction rest on too few rankings to run at all.
-MIN_MODELS = 4
 #: Below this many models the manifest carries a warning.
 FEW_MODELS = 10
 #: Embed the training matrix when it has at most this many cells, so predict needs no store.
@@ -103,19 +91,6 @@ def validate_manifest(manifest: dict, path="manifest") -> None:
         check_group_name(manifest["group_name"])  # it names the files predict writes
     except HarnessExtError as exc:
         raise HarnessExtError(f"{path} is not a valid harness-ext manifest: {exc}") from None
-
-
-def thin_columns(columns, counts, noun: str = "datasets") -> tuple:
-    """``(names, note)``: the ``columns`` with a result from fewer than two models (``counts``: observed cells per
-    column), and the note that says they are kept and predicted from column-level information only (None when
-    there are none; ``noun`` names the columns in it): ``reduce``'s rule, which ``harness-ext weights``'
-    completion follows."""
-    thin = [str(c) for c, n in zip(columns, counts) if n < 2]
-    note = None
-    if thin:
-        note = (f"{len(thin)} {noun} have a result from fewer than two models and are predicted from column-level "
-                f"information only: {', '.join(thin[:5])}" + (" ..." if len(thin) > 5 else ""))
-    return thin, note
 
 
 def dense_cut_message(dropped: dict) -> str:
@@ -210,8 +185,8 @@ def build_manifest(
 
     References
     ----------
-    SimBA (000) §3 (prowl: coverage, |S*|), §4 (pounce); Ailem et al. (003) §3.3 (weighting);
-    issue 14 items 1, 5, 7 (sparse matrices, selection for prediction, evidence).
+    SimBA §3 (prowl: coverage, |S*|), §4 (pounce); Ailem et al. §3.3 (weighting);
+    Hastie, Tibshirani & Friedman (2009) §7.10 (the cross-validated evidence, over held-out models).
     """
     from .evidence import (budget_curve, budget_sizes, compare_with_random, evidence_counts, nested_subset_error,
                            random_baseline_runs)

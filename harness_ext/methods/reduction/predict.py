@@ -26,7 +26,7 @@ per dataset; their aggregate uses the cross-validated RMSE of the aggregate.
 
 References
 ----------
-SimBA (000) §4 (pounce); Zhao et al. (004) §3 (predictive uncertainty).
+SimBA §4 (pounce); Zhao et al. §3 (predictive uncertainty).
 """
 
 from __future__ import annotations
@@ -380,7 +380,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     deviations with ``z`` the normal quantile of ``level``.
     """
     from ...plugin_manager import get_registration
-    from ..pounce import predict_new_models
+    from ..engine.from_subset import predict_new_models
 
     level = check_level(level)
     Z = z_of(level)

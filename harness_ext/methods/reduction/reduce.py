@@ -244,7 +244,8 @@ def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_S
 
     References
     ----------
-    SimBA (000) §3-4 (coverage subset, prediction); issue 14 items 1, 5, 7.
+    SimBA §3-4 (coverage subset, prediction); Hastie, Tibshirani & Friedman (2009) §7.10 (the cross-validated
+    evidence, over held-out models).
     """
     manifest = build_manifest(
         df, budget=budget, selector=selector, similarity=similarity, predictor=predictor, weighting=weighting,
