@@ -158,7 +158,7 @@ def _aggregate(est, X_true, have, seen, mz, w):
     return (np.where(have, X_true, 0.0) * wt).sum(1), (np.where(have, x_pred, 0.0) * wt).sum(1), wt, ok
 
 
-def _fold_records(est, pattern, w, direction, rank, alpha):
+def _fold_records(est, pattern, w, direction, rank, alpha, truth=None):
     """Frontier folds of one direction: per fold, the held-out models' truths, predictions, sds and distances."""
     Z, X = est.Z_, est.X_
     m = Z.shape[0]
@@ -183,7 +183,8 @@ def _fold_records(est, pattern, w, direction, rank, alpha):
         eng = fi.mean if alpha <= 0 else (1 - alpha) * fi.mean + alpha * direct_predict(ft, Z[rows], z_in)
         cands = {c: _candidate(est, c, ft, Z[rows], pos[rows], z_in, np.where(seen, Xt, np.nan), seen)
                  for c in CANDIDATES}
-        records.append(dict(Zt=Zt, Xt=Xt, have=have, seen=seen, fi=fi, eng=eng, cands=cands))
+        records.append(dict(Zt=Zt, Xt=Xt, have=have, seen=seen, fi=fi, eng=eng, cands=cands,
+                            Tt=Xt if truth is None else truth[held]))
     return records
 
 
@@ -199,7 +200,7 @@ def _scores(est, rec, mz, w, power=1.0):
     cells = ((rec["Zt"] - mz) / (rec["fi"].sd * scale))[target]
     if w is None:
         return cells, np.array([]), np.array([])
-    a_true, a_pred, wt, ok = _aggregate(est, rec["Xt"], rec["have"], rec["seen"], mz, w)
+    a_true, a_pred, wt, ok = _aggregate(est, rec["Tt"], rec["have"], rec["seen"], mz, w)
     J = np.where(target, wt * est.transform_.derivative(mz), 0.0)
     sd = np.maximum(rec["fi"].linear_sd(J), 1e-12)
     err = (a_pred - a_true)[ok]
@@ -218,26 +219,27 @@ def _fold_loss(est, rec, w, cand, weight) -> float:
     """One fold's held-out aggregate absolute error of a blend (squared transformed cell error without weights)."""
     mz = _blend(rec, cand, weight)
     if w is not None:
-        a_true, a_pred, _, ok = _aggregate(est, rec["Xt"], rec["have"], rec["seen"], mz, w)
+        a_true, a_pred, _, ok = _aggregate(est, rec["Tt"], rec["have"], rec["seen"], mz, w)
         return float(np.abs(a_pred - a_true)[ok].sum())
     return float(((mz - rec["Zt"])[rec["have"] & ~rec["seen"]] ** 2).sum())
 
 
-def calibrate_frontier(est, pattern, w, direction: int = 1) -> Optional[FrontierCalibration]:
+def calibrate_frontier(est, pattern, w, direction: int = 1, truth=None) -> Optional[FrontierCalibration]:
     """Frontier folds for new models observed on ``pattern`` (bool, d), aggregate weights ``w`` (d,) or None.
 
     Chooses the candidate and weight with the lowest held-out aggregate absolute error (squared cell
     error in the transformed space without weights), then the two-sided multipliers from every fold's
     scores. ``aggregate_coverage``/``cell_coverage``: each fold's held-out models covered by the multipliers
     of the other folds (leave one geometry out), the expected coverage at the frontier. None with fewer than
-    :data:`MIN_FRONTIER_MODELS` training models.
+    :data:`MIN_FRONTIER_MODELS` training models. ``truth`` (m, d): the values the aggregate is scored against
+    (default the fitted matrix).
     """
     m = est.Z_.shape[0]
     if m < MIN_FRONTIER_MODELS or not pattern.any():
         return None
     rank = int(getattr(est, "rank_new_", est.rank_))
     alpha = float(getattr(est, "blend_new_", est._uncalibrated_blend()))
-    records = _fold_records(est, pattern, w, direction, rank, alpha)
+    records = _fold_records(est, pattern, w, direction, rank, alpha, truth)
     if not records:
         return None
     options = [(None, 0.0)] + [(c, a) for c in CANDIDATES for a in FRONTIER_WEIGHTS if a > 0]
@@ -292,13 +294,14 @@ def calibrate_frontier(est, pattern, w, direction: int = 1) -> Optional[Frontier
         q_aggregate_engine=_two_sided(np.concatenate([p[1] for p in eng_fold]), level))
 
 
-def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None):
+def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None, extra_truth=None):
     """Flag new models beyond the training range and replace their prediction and intervals.
 
     ``out``: dict with ``mean``, ``lower``, ``upper``, ``agg``, ``agg_lo``, ``agg_hi`` (own scale), updated
     in place for flagged rows; with ``W_extra`` (k, d), also ``ex``, ``ex_lo``, ``ex_hi`` (n, k): each further
     aggregate (the benchmark's own score) is re-centred on the new cells and widened on frontier folds
-    calibrated with its own weights, as if it were the only aggregate. Returns
+    calibrated with its own weights (scored against ``extra_truth``, default the fitted matrix), as if it were the
+    only aggregate. Returns
     ``(distance (n,), {direction: FrontierCalibration})``.
     """
     pattern = O.any(0)
@@ -343,7 +346,7 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None):
             out["agg_lo"][rows] = np.minimum(agg + q_lo * a_sd, out["agg_lo"][rows])
             out["agg_hi"][rows] = np.maximum(agg + q_hi * a_sd, out["agg_hi"][rows])
         if W_extra is not None:
-            _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, out, W_extra, beyond)
+            _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, out, W_extra, beyond, extra_truth)
     return dist, cals
 
 
@@ -354,7 +357,7 @@ def _row_multipliers(q_blend, q_engine, beyond):
             np.where(beyond, q_blend[1], q_engine[1]).astype(float))
 
 
-def _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, out, W_extra, beyond):
+def _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, out, W_extra, beyond, truth=None):
     """The further aggregates of the flagged ``rows``: re-centred on their new cells, widened (never narrowed) by
     multipliers from frontier folds calibrated with each aggregate's own weights."""
     for k, u in enumerate(np.atleast_2d(W_extra)):
@@ -363,7 +366,7 @@ def _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, out, W_extra, b
         out["ex"][rows, k] = new
         out["ex_lo"][rows, k] += shift
         out["ex_hi"][rows, k] += shift
-        cal = calibrate_frontier(est, pattern, u, direction)
+        cal = calibrate_frontier(est, pattern, u, direction, truth=truth)
         if cal is None or cal.q_aggregate is None:
             continue
         scale = (1.0 + fit_residual(z[rows], fi.mean[rows], fi.sd[rows], o)) ** cal.power

@@ -294,7 +294,7 @@ CHOOSE_ON_NEW_PATTERN = True
 POOL_PLAIN_SCORES = False
 
 
-def calibrate_model_folds(est, O_new, w, reselect=None):
+def calibrate_model_folds(est, O_new, w, reselect=None, extra_truth=None):
     """Rank, blend weight and conformal scores (cells, aggregate) for new models observed as in ``O_new``.
 
     The training models are split into K seeded folds; each fold is refitted
@@ -314,7 +314,9 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
     and with :data:`POOL_PLAIN_SCORES` (or ``reselect.pool``) each fold's models are
     scored on the new models' pattern as well, both scores kept (CV+ over the pool). A
     ``reselect`` with fold ``labels`` (:class:`FoldSubsets`) brings its folds:
-    they replace the seeded ones.
+    they replace the seeded ones. ``extra_truth`` (m, d): the values the further aggregates
+    (rows of ``w`` after the first) are scored against, observed cells included (default the
+    fitted matrix; the benchmark's own score counts scores below chance as they are).
 
     Returns
     -------
@@ -376,6 +378,9 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
             tot = wt.sum(2, keepdims=True)
             wt = wt / np.where(tot != 0, tot, 1.0)
             a_true = np.nansum(np.where(have, X_true, 0.0)[None] * wt, 2)
+            T_true = X_true if extra_truth is None else extra_truth[test]
+            if extra_truth is not None:
+                a_true[1:] = np.nansum(np.where(have, T_true, 0.0)[None] * wt[1:], 2)
 
         def score(g, mz, fi, seen):
             """The fold's cell and aggregate scores, its models observed on ``seen``, into grid point ``g``'s lists."""
@@ -385,10 +390,12 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
             cell_folds[g].append(np.full(cell_scores[g][-1].size, len(fits[g[0]]) - 1))
             if w is not None:
                 x_pred = np.where(seen & have, X_true, est.transform_.inverse_transform(mz))
+                # the further aggregates count their observed cells as extra_truth has them
+                x_extra = x_pred if extra_truth is None else np.where(seen & have, T_true, x_pred)
                 deriv = est.transform_.derivative(mz)
                 for a in range(len(W_all)):
                     ok = (tot[a, :, 0] != 0) & target.any(1) & (seen & have).any(1)
-                    a_pred = (np.where(have, x_pred, 0.0) * wt[a]).sum(1)
+                    a_pred = (np.where(have, x_pred if a == 0 else x_extra, 0.0) * wt[a]).sum(1)
                     J = np.where(target, wt[a] * deriv, 0.0)
                     agg_scores[g][a].append(normalised_scores(a_true[a][ok], a_pred[ok], fi.linear_sd(J)[ok]))
                     agg_folds[g][a].append(np.full(agg_scores[g][a][-1].size, len(fits[g[0]]) - 1))

@@ -257,7 +257,7 @@ def score_flops(n: int, d: int) -> float:
 
 
 def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_state: int = 0, weights=None,
-                  folds=None, cache: Optional[dict] = None) -> list:
+                  folds=None, cache: Optional[dict] = None, truth=None) -> list:
     """:class:`SubsetError` of each subset under ``predictor``, all on the same model folds.
 
     Parameters
@@ -274,6 +274,9 @@ def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_sta
         Precomputed folds (overrides ``n_splits``/``random_state``).
     cache : dict, optional
         Per-fold fitted predictors reused across calls (see :func:`fold_predictions`).
+    truth : array-like, optional
+        The values the predictions are scored against (``X``'s shape and missing cells; default
+        ``X``): e.g. scores below chance as they are, where ``X`` floors them at chance.
 
     Returns
     -------
@@ -294,11 +297,14 @@ def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_sta
     # Past the budget (wide matrices) the stacked fold-ins go in parts of at most STACK_CELLS predicted cells.
     per_call = len(subsets) if rule is None else max(1, int(STACK_CELLS // max(1, held * d)))
     out = []
+    T = X if truth is None else np.asarray(truth, dtype=float)
+    if T.shape != X.shape:
+        raise MethodError(f"truth must have the matrix's shape {X.shape}, got {T.shape}")
     # Many small products per subset and fold: extra BLAS threads only contend (15x slower on a busy machine).
     with limit_threads():
         for a in range(0, len(subsets), per_call):
             part = subsets[a:a + per_call]
-            out += _score(X, part, fold_predictions(predictor, X, part, folds, cache), folds, w, pooled=rule is not None)
+            out += _score(T, part, fold_predictions(predictor, X, part, folds, cache), folds, w, pooled=rule is not None)
     return out
 
 
@@ -399,7 +405,7 @@ def aggregate_rmse(P: np.ndarray, N: np.ndarray, w: np.ndarray) -> float:
     Datasets with no scored cell take the mean RMSE of the others. When some pair is
     unobserved, or the moments (each over the models observing its pair) are not
     positive definite, the matrix of moments is projected onto the positive semi-definite cone
-    (Higham 1988), as :func:`harness_ext.plugins.predictors.pairwise_gram` does.
+    (Higham 1988), as :func:`harness_ext.methods.engine.subset_regression.pairwise_gram` does.
     """
     on = w > 0
     if not on.any():

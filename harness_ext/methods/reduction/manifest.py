@@ -28,6 +28,7 @@ import pandas as pd
 from ... import __version__
 from ...errors import HarnessExtError, MethodError, PluginError
 from ...report import Stages, jsonable, progress
+from .benchmark_score import unclipped_record
 from .budget import (DEFAULT_BUDGET_REASON, MIN_AVAILABILITY, availability_note, availability_rule, dataset_costs,
                      parse_budget, subset_size)
 from .rules import DEFAULT_PREDICTOR, DEFAULT_PREDICTOR_REASON, MIN_MODELS, thin_columns
@@ -463,7 +464,8 @@ def build_manifest(
     }
     if m * d <= EMBED_MAX_CELLS:
         manifest["training_matrix"] = {"models": [str(i) for i in df.index], "datasets": columns,
-                                       "values": [[_num(v) for v in row] for row in df.to_numpy(dtype=float)]}
+                                       "values": [[_num(v) for v in row] for row in df.to_numpy(dtype=float)],
+                                       **unclipped_record(df)}  # the benchmark score's calibration needs them
     return manifest
 
 
@@ -487,7 +489,9 @@ def load_manifest(path) -> dict:
     if path.is_dir():
         path = path / "manifest.json"
     manifest = load_json(path)
-    validate_manifest(manifest, path)
+    from .item_manifest import is_item_manifest, validate_item_manifest
+
+    (validate_item_manifest if is_item_manifest(manifest) else validate_manifest)(manifest, path)
     return manifest
 
 
@@ -513,7 +517,7 @@ def attach_lm_eval_tasks(manifest: dict, db=None, local_data=()) -> dict:
     own task data, whose absolute paths may be written
     (:func:`harness_ext.store.task_yaml_safety.safe_task_config`).
     """
-    from harness_ext.plugins.manifest_writers import lm_eval_task
+    from harness_ext.methods.reduction.harness_names import lm_eval_task
 
     from ...store.lm_eval_tasks import resolve_tasks
     from ...store.db import Store

@@ -41,7 +41,7 @@ import pandas as pd
 from ...errors import HarnessExtError
 from ...report import Result, Stages, format_table, progress
 from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings, check_level,
-                              floor_warnings, raw_aggregate_rmse, z_of)
+                              floor_warnings, raw_aggregate_rmse, score_truth, z_of)
 from ...store.matrix import apply_normalisation, invert_normalisation, params_frame
 
 log = logging.getLogger("harness_ext.predict")
@@ -364,7 +364,10 @@ EDGE_QUANTILE = 0.05
 
 
 def predict_from_manifest(manifest: dict, paths, manifest_path=None, level: float = DEFAULT_LEVEL) -> PredictionResult:
-    """Predict every dataset of the manifest for each model found in the result files ``paths``."""
+    """Predict every dataset of the manifest for each model found in the result files ``paths``.
+
+    An item-level manifest (``reduce --items N``) is predicted from per-item logs by
+    :func:`harness_ext.methods.reduction.item_predict.predict_items` instead."""
     level = check_level(level)
     raw_new, _, other_shots = new_model_matrix(manifest, paths)
     return predict_scores(manifest, raw_new, other_shots, manifest_path=manifest_path, level=level)
@@ -466,6 +469,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     # The benchmark's own score (MMLU acc, size-weighted) is linear in the normalised scores: c + u . z.
     bench, bench_why = benchmark_score(manifest, columns)
     u = None if bench is None else bench.normalised_weights
+    truth = None if bench is None else score_truth(manifest, train)  # scores below chance, as the score counts them
     train_X = train.to_numpy(dtype=float)
     observed = np.zeros(Z_new.shape, dtype=bool)
     observed[:, subset_idx] = have
@@ -478,7 +482,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
             reselect, why = stored_reselect(manifest, train, est)
             if why:
                 warnings.append(why)
-            p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have, u)
+            p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have, u, truth)
             mean, lower, upper = p.mean, p.lower, p.upper
             frontier = p.frontier
             from ..engine.frontier import frontier_warnings
@@ -526,7 +530,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
         h_lo = h_hi = np.where(observed, 0.0, Z * (std if std is not None else cv_rmse))
         a_lo = a_hi = Z * agg_rmse
         if u is not None:
-            r_lo = r_hi = Z * raw_aggregate_rmse(manifest, train_X, est, subset_idx, have, weights, agg_rmse, u)
+            r_lo = r_hi = Z * raw_aggregate_rmse(manifest, train_X, est, subset_idx, have, weights, agg_rmse, u, truth)
     if item_cell_var is not None:
         h_lo, h_hi = (np.sqrt(h ** 2 + Z ** 2 * item_cell_var) for h in (h_lo, h_hi))
     if item_agg_var is not None:
@@ -558,7 +562,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     lo_hi = np.sort(table[["raw_lower", "raw_upper"]].to_numpy(), axis=1)
     table["raw_lower"], table["raw_upper"] = lo_hi[:, 0], lo_hi[:, 1]
     if bench is not None:
-        warnings += floor_warnings(raw_new.index, bench, params, observed, Z_new, lower)
+        warnings += floor_warnings(raw_new.index, bench, params, observed, Z_new, lower, truth is not None)
     aggregate = aggregate_frame(raw_new.index, bench, table["raw"].to_numpy().reshape(n_new, d), raw_obs, observed,
                                  bounded.all(), (agg, agg_lo, agg_hi, agg_actual), (r_lo, r_hi))
     if frontier is not None:  # signed distance beyond the training models' edge (0 inside; methods.frontier)
@@ -626,13 +630,15 @@ def stored_reselect(manifest: dict, train: pd.DataFrame, est) -> tuple:
     return FoldSubsets(cal["fold"], [[index[n] for n in sub] for sub in cal["subsets"]]), None
 
 
-def _conformal(est, Z_in, weights, reselect, have, extra=None):
+def _conformal(est, Z_in, weights, reselect, have, extra=None, extra_truth=None):
     """``est.predict_new_models`` with the stored fold subsets (``have``: (n, k) subset cells each new model ran).
 
     The models that ran the whole subset are calibrated on each fold's models observed on
     the fold's subset; a model that ran part of it, in its own call, on the same positions
     of each fold's subset (:meth:`~harness_ext.methods.engine.newmodel_intervals.FoldSubsets.restrict`).
-    ``extra``: the weights ``u`` of the benchmark's own score (``extra_*`` of the result, one column).
+    ``extra``: the weights ``u`` of the benchmark's own score (``extra_*`` of the result, one column), calibrated
+    against ``extra_truth`` (the training scores below chance as they are, :func:`score_truth`) where the
+    predictor takes it.
     """
     import inspect
 
@@ -643,6 +649,8 @@ def _conformal(est, Z_in, weights, reselect, have, extra=None):
         if extra is None:
             return est.predict_new_models(Z, **args)
         if "extra_weights" in params:
+            if extra_truth is not None and "extra_truth" in params:
+                args["extra_truth"] = extra_truth
             return est.predict_new_models(Z, extra_weights=extra[None, :], **args)
         # A predictor without extra aggregates: a second call, its aggregate computed with the score's weights.
         p, q = est.predict_new_models(Z, **args), est.predict_new_models(Z, **{**args, "weights": extra})
