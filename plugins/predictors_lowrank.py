@@ -28,11 +28,11 @@ class LowRankBayes(LowRankCompleter):
     def __init__(self, method: str = "gibbs", rank="auto", lam="auto", lam_bias: float = 0.1,
                  ranks=(1, 2, 3, 5), lams=(0.3, 1.0, 3.0, 10.0), cv_folds: int = 3, scales="cv", scale_meta=None,
                  eps: float = 0.01, level: float = 0.9, calibration_folds: int = 5, n_burnin: int = 150,
-                 n_samples: int = 150, thin: int = 3, max_iter: int = 100, random_state: int = 0):
+                 n_samples: int = 150, thin: int = 3, max_iter: int = 100, bp_mix="auto", random_state: int = 0):
         super().__init__(method=method, rank=rank, lam=lam, lam_bias=lam_bias, ranks=ranks, lams=lams,
                          cv_folds=cv_folds, scales=scales, scale_meta=scale_meta, eps=eps, level=level,
                          calibration_folds=calibration_folds, n_burnin=n_burnin, n_samples=n_samples, thin=thin,
-                         max_iter=max_iter, random_state=random_state)
+                         max_iter=max_iter, bp_mix=bp_mix, random_state=random_state)
 
 
 class BenchPress(BasePredictor):
