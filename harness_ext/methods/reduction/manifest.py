@@ -27,8 +27,10 @@ from ... import __version__
 from ...errors import HarnessExtError, PluginError
 from ...report import jsonable
 from .budget import DEFAULT_BUDGET_REASON, MIN_AVAILABILITY, availability_note
-# The steps' rules and number format, used by the manifest's sections too (and named here, where they were first).
-from .manifest_steps import MAX_SELECTION_MODELS, MIN_MODELS, _num, raw_normalisation, thin_columns  # noqa: F401
+# The steps of a reduction; their rules and number format, used by the manifest's sections too (and named here,
+# where they were first).
+from .manifest_steps import (MAX_SELECTION_MODELS, MIN_MODELS, _num, raw_normalisation, run_steps,  # noqa: F401
+                             thin_columns)
 
 MANIFEST_VERSION = "1.0"
 #: reduce's default selector, and why (recorded in every manifest that uses it).
@@ -132,6 +134,9 @@ def build_manifest(
 ) -> dict:
     """Select a subset of ``df``'s datasets and describe it as a manifest.
 
+    The steps of :mod:`~harness_ext.methods.reduction.manifest_steps` each return a record, and
+    :func:`assemble_manifest` writes the manifest's sections from them.
+
     Parameters
     ----------
     df : pandas.DataFrame
@@ -179,7 +184,6 @@ def build_manifest(
     issue 14 items 1, 5, 7 (sparse matrices, selection for prediction, evidence).
     """
     from ...safe_output import check_group_name
-    from .manifest_steps import run_steps
 
     check_group_name(group_name)
     r = run_steps(df, budget=budget, selector=selector, similarity=similarity, predictor=predictor, weighting=weighting,
