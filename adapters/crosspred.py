@@ -25,7 +25,7 @@ matrices constrained PMF takes.
 
 References
 ----------
-Zhao et al. (../shared/seeds/004_*) §4.1, Table 6-9; data from the
+Zhao et al. §4.1, Table 6-9; data from the
 CrossPred-LVLM repository (``data/``).
 """
 
@@ -137,7 +137,7 @@ def read(src: SourceFile):
 def load_profiles(directory, models: Sequence[str], datasets: Sequence[str], dataset_profile: str = "des_cluster"):
     """Model and dataset profile matrices for constrained PMF, aligned with ``models`` / ``datasets``.
 
-    Model profile (004 §3.5 "custom profiles", Table 8): log number of LLM
+    Model profile (Zhao et al. §3.5 "custom profiles", Table 8): log number of LLM
     parameters (z-scored; unknown -> 0, the mean), multi-hot vision encoders,
     one-hot model family. Dataset profile: the one-hot cluster vector named by
     ``dataset_profile`` -- ``des_cluster`` (MPNet on descriptions, D1),
@@ -152,7 +152,7 @@ def load_profiles(directory, models: Sequence[str], datasets: Sequence[str], dat
 
     References
     ----------
-    Zhao et al. (004) §3.5, §4.4 (Fig. 5).
+    Zhao et al. §3.5, §4.4 (Fig. 5).
     """
     import numpy as np  # only here: registering the adapter (harness-ext plugins) imports no numpy
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 
-from harness_ext.adapters.csv_table import (
+from harness_ext.adapters.csv_rules import (
     _BOOL, _MISSING, LOWER_NAME, _candidate_columns, _chance, _dataset_metrics, _parse, _wide_column_meta,
     check_model_column, clean_header, model_column)
 from harness_ext.adapters.csv_columns import WideColumns, classify_wide
@@ -158,7 +158,7 @@ _LONG_TEXT = ("model", "dataset", "benchmark", "metric", "higher_is_better", "sc
 _LONG_NUMBERS = ("value", "stderr", "n_samples", "num_fewshot", "random_baseline", "min_score", "max_score")
 #: Bytes of a long CSV that pyarrow parses per block. Its threads read ahead several blocks, and a long
 #: table's text blocks are the large part of the read: at 64 MB, 10M results (50,000 x 200) peaked at 1.0-1.6 GB
-#: from run to run (as the read-ahead fell), at 16 MB at 1.2-1.3 GB, in the same time (issue 17 item 3: < 1.5 GB).
+#: from run to run (as the read-ahead fell), at 16 MB at 1.2-1.3 GB, in the same time (the target: under 1.5 GB).
 LONG_BLOCK_BYTES = 16 << 20
 
 

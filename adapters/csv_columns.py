@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from harness_ext.adapters.csv_table import AGGREGATE_NAME, META_NAME, _column_role
+from harness_ext.adapters.csv_rules import AGGREGATE_NAME, META_NAME, _column_role
 
 
 class WideColumns:

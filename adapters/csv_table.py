@@ -83,53 +83,15 @@ import io
 import math
 import os
 import re
-from pathlib import Path
 
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
-from harness_ext.types import SUBSET_OPTION, Adapter, ResultRecord, SourceFile
+from harness_ext.types import Adapter, ResultRecord, SourceFile
+from harness_ext.adapters.csv_rules import (  # noqa: F401 - AGGREGATE_NAME, META_NAME, read_sidecar: named above and by callers
+    _BOOL, AGGREGATE_NAME, LOWER_NAME, META_NAME, _candidate_columns, _chance, _dataset_metrics, _parse, _wide_column_meta,
+    check_model_column, clean_header, column_meta, model_column, read_sidecar)
 
 LONG_REQUIRED = ("model", "dataset", "value")
-MODEL_HEADERS = ("model", "models", "model name", "model_name", "llm_model", "llm", "model id", "model_id")
-#: Headers of a model column read only when no :data:`MODEL_HEADERS` column is present (AlpacaEval's ``name``).
-NAME_HEADERS = ("name", "model_display_name", "display name")
-_BOOL = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
-_MISSING = frozenset({"", "nan", "na", "n/a", "-", "--", "\u2014", "\u2013", "none", "null", "?", "x"})
-#: Numeric columns that describe a model instead of scoring it.
-META_NAME = re.compile(
-    r"(\bsize\b|param|#\s*p|\bflops?\b|\bdate\b|release|\byear\b|\bmonth\b|context|\btokens?\b|price|cost|\$|"
-    r"latency|throughput|speed|\bvotes?\b|\brank|\bci\b|confidence|\bstderr\b|\bstd\b|license|licence|"
-    # a score's spread (AlpacaEval's "standard_error", "lc_standard_error"): LOWER_NAME's "error" would store it as a score
-    r"standard[ _-]?(?:error|deviation)|std[ _-]?(?:err|dev)|"
-    # bounds of a score's interval (Arena-Hard-Auto's "rating_q025"/"rating_q975", "ci_low", "upper"), and token
-    # counts in snake_case ("avg_tokens": the \b above does not split on "_")
-    r"(?:^|[\W_])(?:q\d{2,3}|lower|upper|ci[ _-]?(?:low|high|lo|hi)|(?:avg|mean|num|n)?[ _-]?tokens?)(?:$|[\W_])|"
-    r"\bversion\b|\bhub\b|likes|downloads|\blink\b|\burl\b|\bid\b|\bseed\b|\bnum_|\bn_|"
-    # a model's answer length (AlpacaEval's "Output Length", "avg_length"), not a length-controlled score
-    r"(?<![a-z])(?:(?:avg|average|mean|output|response|answer)[ _-]?)?length(?![ _-]*controlled)(?![a-z]))", re.I)
-#: Column names of aggregates of the other columns.
-AGGREGATE_NAME = re.compile(r"(^|[^a-z])(overall|average|avg|mean|total|aggregate|score[ _-]of[ _-]scores|all)($|[^a-z])", re.I)
-#: Column names of lower-is-better scores.
-LOWER_NAME = re.compile(r"(error|\bloss\b|perplexity|\bppl\b|latency|\bwer\b|\bcer\b|bits[ _]per)", re.I)
-#: Metric suffixes of wide column names: ``<task>_<metric>`` columns sharing a task are one dataset.
-METRIC_SUFFIXES = ("exact_match", "acc_norm", "acc", "accuracy", "bleu", "f1", "em", "rouge_l", "rougel", "rouge1",
-                   "rouge2", "mcc", "pass@1", "pass_at_1", "chrf", "brier_score")
-#: Share of numeric cells above which a column is a score column with a typo, not a text column.
-MOSTLY_NUMERIC = 0.8
-
-
-#: A line break, tab or other control character inside a header cell, with the spaces around it.
-_HEADER_BREAK = re.compile(r"\s*[\x00-\x1f\x7f]+\s*")
-
-
-def clean_header(name: str) -> str:
-    """A column name as stored: surrounding spaces dropped, and a line break or tab inside it one space.
-
-    Spreadsheet exports wrap long headers (``"Arena Elo\\n[Feb 2, 2024]"``, AlpacaEval's benchmark
-    table); a stored name may hold no line break (configs are written from them), so the header cell
-    is read as the text it shows. Names without such characters are kept exactly.
-    """
-    return _HEADER_BREAK.sub(" ", name).strip()
 
 
 def _split_header(src: SourceFile):
@@ -140,23 +102,6 @@ def _split_header(src: SourceFile):
         return [c.strip().lower() for c in next(csv.reader([line]), [])]
     except csv.Error:  # a bare carriage return or NUL inside the first line: not a CSV table (can_handle never raises)
         return []
-
-
-def model_column(lower) -> int | None:
-    """Index of the model column of a header (lower-cased cells), or None when it has none.
-
-    Leaderboards do not all lead with the model: Chatbot Arena's tables start with the model
-    ``key`` before ``Model``, others with ``Rank`` or ``#``. The first column named as a model
-    (:data:`MODEL_HEADERS`) wins wherever it stands; failing that a ``name`` column
-    (:data:`NAME_HEADERS`, AlpacaEval's leaderboards); failing that an unnamed first column,
-    which is how pandas writes a table indexed by model (``df.to_csv()``: AlpacaEval's
-    ``src/alpaca_eval/leaderboards`` files); :func:`_read_wide` refuses it when it holds only row numbers.
-    """
-    for names in (MODEL_HEADERS, NAME_HEADERS):
-        j = next((j for j, h in enumerate(lower) if h in names), None)
-        if j is not None:
-            return j
-    return 0 if lower and lower[0] == "" and any(lower[1:]) else None
 
 
 #: The first columns of an OpenCompass summary CSV; the models follow.
@@ -174,32 +119,6 @@ def can_handle(src: SourceFile) -> bool:
     return len(header) >= 2 and (model_column(header) is not None or _is_summary(header))
 
 
-#: A score's spread written after it: ``85.2 ± 1.1``, ``85.2 (±1.1)``, ``85.2 +/- 1.1``, ``52.1 (-1.5, +1.7)``,
-#: ``45.3 (0.8)``; the value before it is the score.
-_SPREAD = re.compile(r"(?<=[\d.%])\s*(?:(?:\u00b1|\+/-|\+-)\s*\d[\d.]*\s*%?|\(\s*[\u00b1+\-]?\s*\d[\d.\s%,/+\-\u00b1]*\))$")
-
-
-def _parse(cell: str):
-    """``(value, percent)`` of a cell: ``None`` value when missing; raises ValueError when not a number.
-
-    A spread after the value (:data:`_SPREAD`) is dropped: papers and leaderboards print scores as
-    ``85.2 ± 1.1``, and a column of them read as text would be stored as model metadata, its scores
-    lost. The spread is not kept as a standard error: a table rarely says whether it is one, a standard
-    deviation or a confidence interval.
-    """
-    c = cell.strip().replace("\u2212", "-")
-    if c.lower() in _MISSING:
-        return None, False
-    c = _SPREAD.sub("", c)
-    pct = c.endswith("%")
-    if pct:
-        c = c[:-1].strip()
-    if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?", c):
-        c = c.replace(",", "")
-    v = float(c)
-    return v, pct
-
-
 def _num(path, raw, what, row):
     try:
         v = float(raw)
@@ -210,72 +129,6 @@ def _num(path, raw, what, row):
     return v
 
 
-# -- sidecar ------------------------------------------------------------------------------------
-def read_sidecar(path) -> dict:
-    """Parse a column-metadata sidecar (format in the module docstring); errors name the file."""
-    from harness_ext.errors import SideFileError
-    from harness_ext.safe_input import load_document
-
-    p = Path(path)
-    try:
-        doc = load_document(p, "column metadata", "yaml")
-    except SideFileError as exc:  # an IngestError fails the CSV it describes, with the sidecar named
-        raise IngestError(p, exc.reason) from None
-    doc = doc or {}
-    if not isinstance(doc, dict):
-        raise IngestError(p, "column metadata must be a mapping (benchmark, meta_columns, columns)")
-    unknown = set(doc) - {"benchmark", "meta_columns", "columns", "items"}
-    if unknown:
-        raise IngestError(p, f"unknown keys {sorted(map(str, unknown))}; expected benchmark, meta_columns, columns, items")
-    cols = doc.get("columns") or {}
-    if not isinstance(cols, dict) or not all(isinstance(v, dict) for v in cols.values()):
-        raise IngestError(p, "'columns' must map each column name to a mapping of its properties")
-    allowed = {"chance", "choices", "source", "higher_is_better", "scale", "min", "max", "metric", "dataset", "kind"}
-    for name, spec in cols.items():
-        bad = set(spec) - allowed
-        if bad:
-            raise IngestError(p, f"column {name!r}: unknown properties {sorted(map(str, bad))}; allowed: {sorted(allowed)}")
-        if spec.get("kind") not in (None, "dataset", "aggregate", "metadata"):
-            raise IngestError(p, f"column {name!r}: kind must be dataset, aggregate or metadata")
-        if spec.get("scale") not in (None, "proportion", "percent", "bounded", "elo", "perplexity", "log_likelihood", "unbounded"):
-            raise IngestError(p, f"column {name!r}: unknown scale {spec.get('scale')!r}")
-    if doc.get("benchmark") is not None and not isinstance(doc["benchmark"], str):
-        raise IngestError(p, f"'benchmark' must be a name, got {type(doc['benchmark']).__name__}")
-    meta = doc.get("meta_columns") or []
-    if isinstance(meta, str):
-        meta = [m.strip() for m in meta.split(",") if m.strip()]
-    if not isinstance(meta, list) or not all(isinstance(m, (str, int, float)) for m in meta):
-        raise IngestError(p, "'meta_columns' must be a list of column names (or one comma-separated string)")
-    items = None
-    if doc.get("items") is not None:  # the file is an item-response table (harness_ext.store.item_tables)
-        from harness_ext.store.item_tables import items_block
-
-        items = items_block(doc["items"], p)
-        if doc.get("benchmark"):
-            items.setdefault("benchmark", str(doc["benchmark"]))
-    return {"benchmark": doc.get("benchmark"), "meta_columns": [clean_header(str(m)) for m in meta],
-            "columns": {clean_header(str(k)): v for k, v in cols.items()}, "path": str(p), "items": items}
-
-
-def column_meta(src: SourceFile) -> dict:
-    """The sidecar for ``src`` merged over ``--column-meta`` and ``--meta-columns`` (the file's own wins)."""
-    opts = getattr(src, "options", None) or {}
-    merged = {"benchmark": None, "meta_columns": list(opts.get("meta_columns") or ()), "columns": {}, "path": None}
-    layers = []
-    if opts.get("column_meta"):
-        layers.append(read_sidecar(opts["column_meta"]))
-    own = src.sidecars()
-    if own:
-        layers.append(read_sidecar(own[0]))
-    for layer in layers:
-        merged["benchmark"] = layer["benchmark"] or merged["benchmark"]
-        merged["meta_columns"] += layer["meta_columns"]
-        for c, spec in layer["columns"].items():
-            merged["columns"].setdefault(c, {}).update(spec)
-        merged["path"] = layer["path"]
-    return merged
-
-
 # -- reading ------------------------------------------------------------------------------------
 def _has_pyarrow() -> bool:
     try:
@@ -283,7 +136,6 @@ def _has_pyarrow() -> bool:
     except ImportError:
         return False
     return True
-
 
 
 #: Wide CSVs above this size are read column by column (pyarrow) into arrays, not one record per cell.
@@ -424,62 +276,6 @@ def _read_summary(src, rows):
     return out
 
 
-def _column_role(src, name: str, spec: dict, n_num: int, bad: list):
-    """What a parsed column is: None (scores), ``"empty"`` (no value at all), or model metadata because its cells
-    are ``"text"`` or its ``"name"`` describes the model (:data:`META_NAME`). A stray text cell in a numeric
-    column is an error."""
-    if bad and (spec.get("kind") in ("dataset", "aggregate") or n_num / (n_num + len(bad)) >= MOSTLY_NUMERIC):
-        row, cell = bad[0]
-        raise IngestError(src.path, f"row {row}: {name!r} score {cell!r} is not a number (the column is otherwise "
-                                    "numeric; fix the cell, or declare the column with --meta-columns)")
-    if bad:  # a text column ("Model Family")
-        return "text"
-    if n_num == 0:  # no value in any row: no dataset, and no metadata either
-        return "empty"
-    return "name" if spec.get("kind") is None and META_NAME.search(name) else None
-
-
-def _wide_column_meta(src, header, lower) -> tuple:
-    """``(column meta, per-column specs, declared metadata columns)``.
-
-    Column metadata naming a column the file lacks is an error (a typo would silently not apply), unless the
-    file is read as a subset of the columns its sidecar describes (:data:`SUBSET_OPTION`): then the names it
-    lacks are noted, not refused.
-    """
-    cm = column_meta(src)
-    specs = cm["columns"]
-    subset = bool((getattr(src, "options", None) or {}).get(SUBSET_OPTION))
-    unknown = [c for c in specs if c not in header]
-    missing_meta = [m for m in cm["meta_columns"] if m.strip().lower() not in set(lower)]
-    if unknown and not subset:
-        raise IngestError(cm["path"] or src.path, f"column metadata names columns not in {src.path.name}: {unknown}")
-    if missing_meta and not subset:
-        raise IngestError(src.path, f"--meta-columns names columns not in the file: {missing_meta}")
-    absent = unknown + [m for m in missing_meta if m not in unknown]
-    if absent:
-        shown = ", ".join(absent[:12]) + (f" and {len(absent) - 12} more" if len(absent) > 12 else "")
-        src.note(f"column metadata describes {len(absent)} column{'s' * (len(absent) != 1)} this file does not have "
-                 f"(read as a subset of its columns): {shown}")
-    declared_meta = {m.strip().lower() for m in cm["meta_columns"]}
-    return cm, specs, declared_meta
-
-
-def _candidate_columns(header, model_col, bench_col, specs, declared_meta, meta_cols):
-    """``(index, name, sidecar spec)`` of the columns that may hold scores; declared metadata go to ``meta_cols``.
-
-    A column without a name (a row index beside the model column, the empty column a trailing delimiter
-    makes) is passed over: a score needs a dataset name, metadata a key.
-    """
-    for j, name in enumerate(header):
-        if j == model_col or j == bench_col or not name:
-            continue
-        spec = specs.get(name, {})
-        if spec.get("kind") == "metadata" or name.lower() in declared_meta:
-            meta_cols.append(j)
-            continue
-        yield j, name, spec
-
-
 def _read_wide(src, rows, header, lower, stem):
     from harness_ext.store.scales import infer_scale  # numpy: not imported to register the adapter
 
@@ -566,71 +362,6 @@ def _parse_cells(src, name, cells) -> tuple:
         vals.append(v)
         pct = pct or p
     return vals, pct, bad, marked
-
-
-def check_model_column(src, header, mc, models) -> None:
-    """Refuse an unnamed first column that holds only row numbers (``df.to_csv()`` of a table not indexed by
-    model): its numbers are no model names, and the file names no model column."""
-    if header[mc] or not all(re.fullmatch(r"\s*\d+\s*", m) for m in models):
-        return
-    raise IngestError(src.path, "no model column: the unnamed first column holds row numbers; name the model column "
-                                f"one of {', '.join(MODEL_HEADERS + NAME_HEADERS)}")
-
-
-def _dataset_metrics(header, score_cols, specs, empty=()) -> dict:
-    """column -> (dataset, metric, primary).
-
-    ``ipa_transliterate_2_exact_match`` and ``ipa_transliterate_2_bleu`` are two
-    metrics of one task, not two datasets (a task reported with four metrics would
-    otherwise weigh four times): columns ``<task>_<metric>`` (:data:`METRIC_SUFFIXES`)
-    sharing a ``<task>`` with another column are that dataset's metrics, and the
-    first in file order with a value is its primary one. A sidecar's ``dataset``/``metric`` win.
-    The ``empty`` columns (no value in any row) count for the pairing, so a file's dataset names do not
-    depend on which rows it has.
-    """
-    empty = set(empty)
-    score_cols = sorted(set(score_cols) | empty)
-    split = {}
-    for j in score_cols:
-        low = header[j].lower()
-        suf = next((m for m in METRIC_SUFFIXES if low.endswith("_" + m) and len(low) > len(m) + 1), None)
-        if suf:
-            split[j] = (header[j][: -len(suf) - 1], header[j][-len(suf):])
-    tasks: dict = {}
-    for j, (task, _) in split.items():
-        tasks.setdefault(task, []).append(j)
-    out, seen = {}, set()
-    for j in score_cols:
-        spec = specs.get(header[j], {})
-        if j in split and len(tasks[split[j][0]]) > 1:
-            dataset, metric = split[j]
-        else:
-            dataset, metric = header[j], "score"
-        dataset, metric = str(spec.get("dataset") or dataset), str(spec.get("metric") or metric)
-        if j in empty:
-            continue
-        out[j] = (dataset, metric, dataset not in seen)
-        seen.add(dataset)
-    return out
-
-
-def _chance(src, cm, name, spec, lo, hi):
-    """Chance in the column's own units from the sidecar (``chance``) or a number of ``choices``."""
-    if "chance" not in spec and "choices" not in spec:
-        return None, None
-    from harness_ext.store.scales import parse_chance
-
-    where = f"column metadata for {name!r} ({cm['path'] or src.path})"
-    if "choices" in spec:
-        c, source = parse_chance({"choices": spec["choices"], "source": spec.get("source")}, where, "sidecar")
-        if lo is None or hi is None:
-            raise IngestError(cm["path"] or src.path, f"column {name!r}: 'choices' needs a bounded scale (give min/max or scale)")
-        return lo + c * (hi - lo), source
-    try:
-        v = float(spec["chance"])
-    except (TypeError, ValueError):
-        raise IngestError(cm["path"] or src.path, f"column {name!r}: chance {spec['chance']!r} is not a number") from None
-    return v, str(spec.get("source") or "csv sidecar")
 
 
 @hookimpl

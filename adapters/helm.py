@@ -462,7 +462,7 @@ def read_run_instances(run_dir):
     import numpy as np
     import pandas as pd
 
-    from harness_ext.store.item_tables import ItemTable
+    from harness_ext.store.item_format import ItemTable
     from harness_ext.store.samples import _doc_id
 
     run_dir = Path(run_dir)

@@ -8,14 +8,14 @@ when the method has no uncertainty of its own).
 
 Two families live here:
 
-* **Regression from S to D \\ S** (SimBA 000 §4): ridge, KNN, MLP (12) and
+* **Regression from S to D \\ S** (SimBA §4): ridge, KNN, MLP (12) and
   MLP (12, 12). They are *inductive*: complete rows of ``X`` are the training
   models, and every incomplete row (a new model with only its subset observed)
   is predicted from its own observed columns. Rows are grouped by missingness
   pattern, so all new models that ran the same subset share one fit. This is
   the shape of the ``predict`` use case: training models' full rows plus the
   new model's row with only the subset observed.
-* **Matrix completion** (Zhao et al. 004): global mean and mean of means
+* **Matrix completion** (Zhao et al.): global mean and mean of means
   baselines, PMF (MAP), Bayesian PMF by Gibbs sampling with predictive standard
   deviations, and their constrained variants with model and dataset profiles.
   They are *transductive*: every observed cell informs every prediction.
@@ -32,7 +32,7 @@ them (see :func:`harness_ext.methods.pounce.reindex_rows`).
 
 References
 ----------
-SimBA (../shared/seeds/000_*) §4 and §6.3; Zhao et al. (../shared/seeds/004_*)
+SimBA (Subramani, Gomez and Diab 2025) §4 and §6.3; Zhao et al.
 §3.1-3.5 and §4.2; Salakhutdinov & Mnih, "Bayesian Probabilistic Matrix
 Factorization using MCMC", ICML 2008; Mnih & Salakhutdinov, "Probabilistic
 Matrix Factorization", NIPS 2007 (constrained PMF).

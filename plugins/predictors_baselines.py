@@ -6,7 +6,7 @@ global-mean and mean-of-means baselines are the floor every predictor has to bea
 
 References
 ----------
-Zhao et al. (../shared/seeds/004_*) §4.2 (standardisation; the two baselines, Table 11).
+Zhao et al. §4.2 (standardisation; the two baselines, Table 11).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def standardise_columns(X: np.ndarray, min_count: int = 5, groups=None) -> Tuple
 
     Columns with fewer than ``min_count`` observations (or zero spread) use the
     mean and standard deviation pooled over every observed cell of their group
-    instead, as the reference implementation of 004 does (its
+    instead, as the reference implementation of Zhao et al. does (its
     ``normalize_data`` pools accuracy columns and BARTScore columns
     separately). ``groups`` labels each column (e.g. its metric); ``None`` puts
     all columns in one group, which is right when every column is on the same
@@ -56,7 +56,7 @@ def standardise_columns(X: np.ndarray, min_count: int = 5, groups=None) -> Tuple
 
     References
     ----------
-    Zhao et al. (004) §4.2: "use the observed portion to normalize R".
+    Zhao et al. §4.2: "use the observed portion to normalize R".
     """
     obs = ~np.isnan(X)
     if not obs.any():
@@ -162,7 +162,7 @@ class _StandardisedBaseline(BasePredictor):
 class GlobalMean(_StandardisedBaseline):
     """Predict the global mean of the observed cells for every unobserved cell.
 
-    As in 004, the mean is taken on the matrix standardised per dataset with its
+    As in Zhao et al., the mean is taken on the matrix standardised per dataset with its
     observed cells (``standardize=True``, see :func:`standardise_columns`) and
     mapped back to each dataset's units; because every column has mean 0 after
     standardisation, this predicts each dataset's observed mean (pooled mean for
@@ -171,7 +171,7 @@ class GlobalMean(_StandardisedBaseline):
 
     References
     ----------
-    Zhao et al. (004) §4.2 baseline (1); its code ``GlobalMeanBaseline`` applied
+    Zhao et al. §4.2 baseline (1); its code ``GlobalMeanBaseline`` applied
     after ``normalize_data``.
     """
 
@@ -190,11 +190,11 @@ class MeanOfMeans(_StandardisedBaseline):
     ``(g + u_i + v_j) / 3`` for cell (i, j); a model with no observed cell uses
     ``(g + v_j) / 2``, a dataset with none ``(g + u_i) / 2``, and both missing
     ``g``. Means are taken on the per-dataset standardised matrix when
-    ``standardize=True`` (as 004 does), then mapped back to the dataset's units.
+    ``standardize=True`` (as Zhao et al. do), then mapped back to the dataset's units.
 
     References
     ----------
-    Zhao et al. (004) §4.2 baseline (2); its code ``MeanOfMeansBaseline``.
+    Zhao et al. §4.2 baseline (2); its code ``MeanOfMeansBaseline``.
     """
 
     def fit(self, X):

@@ -6,7 +6,7 @@ They are *transductive*: every observed cell informs every prediction.
 
 References
 ----------
-Zhao et al. (../shared/seeds/004_*) §3.1-3.5 and §4.2; Salakhutdinov & Mnih, "Bayesian Probabilistic Matrix
+Zhao et al. §3.1-3.5 and §4.2; Salakhutdinov & Mnih, "Bayesian Probabilistic Matrix
 Factorization using MCMC", ICML 2008; Mnih & Salakhutdinov, "Probabilistic Matrix Factorization", NIPS 2007
 (constrained PMF).
 """
@@ -52,7 +52,7 @@ def _sample_normal_wishart(E: np.ndarray, rng: np.random.Generator, beta0: float
     """Draw ``(mu, Lambda)`` from the Normal-Wishart posterior given latent rows ``E``.
 
     Hyperprior ``mu0 = 0``, ``beta0 = 2``, ``nu0 = D``, ``W0 = I`` as in
-    Salakhutdinov & Mnih (2008) §3.3 (004 uses an LKJ prior in PyMC instead;
+    Salakhutdinov & Mnih (2008) §3.3 (Zhao et al. use an LKJ prior in PyMC instead;
     the Wishart keeps the sampler conjugate and fast).
     """
     n, D = E.shape
@@ -83,7 +83,7 @@ def _profile_coefficients(H: np.ndarray, E: np.ndarray, Lam: np.ndarray, prior_v
 
     References
     ----------
-    Zhao et al. (004) §3.5, eq. 10-12; Mnih & Salakhutdinov (2007) §4.
+    Zhao et al. §3.5, eq. 10-12; Mnih & Salakhutdinov (2007) §4.
     """
     K, D = H.shape[1], E.shape[1]
     P = np.kron(H.T @ H, Lam) + np.eye(K * D) / prior_var
@@ -130,20 +130,20 @@ def _factorise_impl(Z: np.ndarray, *, n_components: int, inference: str, alpha: 
     PMF); ``w = 1, b = 0`` are fixed unless ``metric_weights`` (PTF). Returns
     ``(mean, std, info)`` of the reconstruction, with ``std=None`` for MAP.
 
-    Choices (documented because 004 and S&M 2008 differ):
+    Choices (documented because Zhao et al. and S&M 2008 differ):
 
-    * MAP uses ``alpha`` (fixed) and N(0, I) priors (004 §3.1, ``sigma_U =
+    * MAP uses ``alpha`` (fixed) and N(0, I) priors (Zhao et al. §3.1, ``sigma_U =
       sigma_V = 1``); it is block coordinate ascent, each block an exact ridge solve.
     * Gibbs with ``hyperprior="wishart"`` is BPMF (S&M 2008): Normal-Wishart
       hyperpriors on each side; ``hyperprior="fixed"`` samples the plain PMF
-      posterior (N(0, I) priors), which is what 004 calls PMF with MCMC.
+      posterior (N(0, I) priors), which is what Zhao et al. call PMF with MCMC.
     * ``alpha=None`` puts a vague Gamma(1e-3, 1e-3) prior on the noise
-      precision and samples it (S&M and 004 fix alpha = 2); a sampled noise
+      precision and samples it (S&M and Zhao et al. fix alpha = 2); a sampled noise
       level is what makes the predictive intervals calibrated. With
       ``noise="dataset"`` each dataset (and metric) has its own precision,
       ``a_n ~ Gamma(2, beta)`` with a shared, sampled rate ``beta`` (vague
       Gamma prior), so datasets with few cells borrow strength.
-    * The predictive std is the spread of ``U V^T`` across draws (004's
+    * The predictive std is the spread of ``U V^T`` across draws (Zhao et al.'s
       uncertainty) plus, with ``include_noise``, the noise variance ``1/alpha``
       (the predictive distribution of a fresh measurement).
     """
@@ -228,7 +228,7 @@ def _factorise_impl(Z: np.ndarray, *, n_components: int, inference: str, alpha: 
         if G is not None:
             X = _profile_coefficients(G, V - mu_V, lam_V, profile_std ** 2, sample_rng)
         F = U @ V.T  # (M, N)
-        # --- per-metric scale and offset (PTF, 004 eq. 4-6, sigma_w = sigma_b = 1)
+        # --- per-metric scale and offset (PTF, Zhao et al. eq. 4-6, sigma_w = sigma_b = 1)
         if metric_weights:
             OA = Of * A
             Fw = F[:, :, None] * OA
@@ -283,7 +283,7 @@ class PMF(BasePredictor):
     """Probabilistic matrix factorisation, MAP estimate (alternating least squares).
 
     ``R_mn ~ N(U_m . V_n, 1/alpha)``, ``U_m, V_n ~ N(0, I)`` on the matrix
-    standardised per dataset (as 004 does; ``standardize=False`` fits raw
+    standardised per dataset (as Zhao et al. do; ``standardize=False`` fits raw
     values). With ``model_profiles`` ``H`` (models x K) and/or
     ``dataset_profiles`` ``G`` (datasets x J) this is constrained PMF:
     ``U' = U + H Y``, ``V' = V + G X`` with ``Y, X ~ N(0, profile_std^2)``.
@@ -295,9 +295,9 @@ class PMF(BasePredictor):
     Parameters
     ----------
     n_components : int
-        Latent dimension ``D`` (004 uses 10).
+        Latent dimension ``D`` (Zhao et al. use 10).
     alpha : float
-        Noise precision (004 uses 2).
+        Noise precision (Zhao et al. use 2).
     max_iter, tol : int, float
         ALS stops when the relative change of the objective is below ``tol``.
     standardize, min_count : bool, int
@@ -311,7 +311,7 @@ class PMF(BasePredictor):
 
     References
     ----------
-    Zhao et al. (004) §3.1 eq. 1-3 and §3.5 eq. 10-12; Mnih & Salakhutdinov (2007).
+    Zhao et al. §3.1 eq. 1-3 and §3.5 eq. 10-12; Mnih & Salakhutdinov (2007).
     """
 
     row_params: tuple = ("model_profiles",)
@@ -349,10 +349,10 @@ class BayesianPMF(BasePredictor):
     The model of :class:`PMF` with Normal-Wishart hyperpriors on the latent
     means and precisions (``hyperprior="wishart"``, Salakhutdinov & Mnih 2008)
     or the fixed N(0, I) priors of plain PMF (``hyperprior="fixed"``: the
-    posterior 004 samples with NUTS). ``mean_`` is the average of
-    ``U V^T`` over the kept draws (004's reconstruction), ``std_`` their
+    posterior Zhao et al. sample with NUTS). ``mean_`` is the average of
+    ``U V^T`` over the kept draws (Zhao et al.'s reconstruction), ``std_`` their
     spread plus the noise standard deviation (``include_noise=True``; set it
-    False for 004's uncertainty of the estimate alone). ``centre_error=True``
+    False for Zhao et al.'s uncertainty of the estimate alone). ``centre_error=True``
     adds the error of each dataset's estimated centre (:func:`centring_variance`,
     whose notes say why it is off by default). Constrained (profile)
     variants as in :class:`PMF`; the profile effects are sampled too.
@@ -360,7 +360,7 @@ class BayesianPMF(BasePredictor):
     Parameters
     ----------
     n_components : int
-        Latent dimension (004: 10).
+        Latent dimension (Zhao et al.: 10).
     alpha : float or None
         Noise precision; ``None`` (default) samples it under a vague Gamma
         prior (a documented departure from S&M 2008, which fixes 2), which is
@@ -384,7 +384,7 @@ class BayesianPMF(BasePredictor):
 
     References
     ----------
-    Zhao et al. (004) §3.1-3.2, §3.4-3.5, §4.2; Salakhutdinov & Mnih (2008) §3.
+    Zhao et al. §3.1-3.2, §3.4-3.5, §4.2; Salakhutdinov & Mnih (2008) §3.
     """
 
     row_params: tuple = ("model_profiles",)
@@ -436,7 +436,7 @@ class ProbabilisticTensorFactorization(BasePredictor):
     directly. ``fit(T)`` sets ``mean_`` and ``std_`` of shape ``T.shape``
     (``std_`` is ``None`` for ``inference="map"``); observed cells pass through.
 
-    Each (dataset, metric) slice is standardised over models as in 004's
+    Each (dataset, metric) slice is standardised over models as in Zhao et al.'s
     ``load_data_for_ptf`` (fewer than ``min_count`` values: the metric's pooled
     mean and std). ``inference="gibbs"`` is Bayesian PTF (BPTF); profiles give
     the constrained variants (CPTF, BCPTF).
@@ -450,7 +450,7 @@ class ProbabilisticTensorFactorization(BasePredictor):
 
     References
     ----------
-    Zhao et al. (004) §3.3 eq. 4-6, §4.4 (Table 1, Table 12).
+    Zhao et al. §3.3 eq. 4-6, §4.4 (Table 1, Table 12).
     """
 
     row_params: tuple = ("model_profiles",)

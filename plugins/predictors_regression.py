@@ -6,7 +6,7 @@ grouped by missingness pattern, so all new models that ran the same subset share
 
 References
 ----------
-SimBA (../shared/seeds/000_*) §4 and §6.3.
+SimBA (Subramani, Gomez and Diab 2025) §4 and §6.3.
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ class RidgePredictor(_SubsetRegressor):
 
     References
     ----------
-    SimBA (000) §4, "Regularized Linear Regression"; Hoerl & Kennard (1970).
+    SimBA §4, "Regularized Linear Regression"; Hoerl & Kennard (1970).
     """
 
     def __init__(self, alpha: float = 1.0):
@@ -237,7 +237,7 @@ class KNNPredictor(_SubsetRegressor):
 
     References
     ----------
-    SimBA (000) §4, eq. 8.
+    SimBA §4, eq. 8.
     """
 
     def __init__(self, n_neighbors: int = 5):
@@ -269,7 +269,7 @@ class MLPPredictor(_SubsetRegressor):
 
     References
     ----------
-    SimBA (000) §4, "MLP Regression".
+    SimBA §4, "MLP Regression".
     """
 
     def __init__(self, hidden_layer_sizes: tuple = (12,), max_iter: int = 200, random_state: int = 0):
@@ -294,7 +294,7 @@ class MLP2Predictor(MLPPredictor):
 
     References
     ----------
-    SimBA (000) §4, "MLP Regression" (the two-layer architecture).
+    SimBA §4, "MLP Regression" (the two-layer architecture).
     """
 
     def __init__(self, hidden_layer_sizes: tuple = (12, 12), max_iter: int = 200, random_state: int = 0):

@@ -54,7 +54,7 @@ SELECTORS = {
     "d-optimal": ("selectors_002:DOptimal", "greedy D-optimal design with a swap pass (Gusev & Zaytsev §4, eq. 4)"),
     "prediction_greedy": ("selectors_predictive:PredictionGreedy",
                           "greedy forward on the cross-validated error of the profile and aggregate under a predictor, "
-                          "shortlisted by A-optimal design on PPCA loadings; cost-aware (issue 14)"),
+                          "shortlisted by A-optimal design on PPCA loadings; cost-aware"),
 }
 
 PREDICTORS = {
@@ -62,11 +62,11 @@ PREDICTORS = {
     "knn": ("predictors_regression:KNNPredictor", "k-nearest-neighbour regression, k = 5 or the training size (SimBA §4)"),
     "mlp_12": ("predictors_regression:MLPPredictor", "MLP regression, one hidden layer of 12 (SimBA §4)"),
     "mlp_12_12": ("predictors_regression:MLP2Predictor", "MLP regression, two hidden layers of 12 (SimBA §4)"),
-    "global_mean": ("predictors_baselines:GlobalMean", "global mean of the dataset-standardised matrix (004 baseline)"),
-    "mean_of_means": ("predictors_baselines:MeanOfMeans", "average of model, dataset and global means (004 baseline)"),
+    "global_mean": ("predictors_baselines:GlobalMean", "global mean of the dataset-standardised matrix (Zhao et al. baseline)"),
+    "mean_of_means": ("predictors_baselines:MeanOfMeans", "average of model, dataset and global means (Zhao et al. baseline)"),
     "pmf": ("predictors_pmf:PMF", "probabilistic matrix factorisation, MAP; profiles give constrained PMF "
-                                  "(004 §3.1, §3.5)"),
-    "bpmf": ("predictors_pmf:BayesianPMF", "Bayesian PMF by Gibbs sampling with predictive std (004 §3.4; S&M 2008)"),
+                                  "(Zhao et al. §3.1, §3.5)"),
+    "bpmf": ("predictors_pmf:BayesianPMF", "Bayesian PMF by Gibbs sampling with predictive std (Zhao et al. §3.4; S&M 2008)"),
     "lowrank": ("predictors_lowrank:LowRankCompleter",
                 "biased low-rank model in per-dataset logit/standardised space, ALS (MAP), rank and penalty by CV, "
                 "fold-in of new models, adaptive conformal intervals"),
@@ -78,12 +78,12 @@ PREDICTORS = {
 }
 
 WEIGHTING_SCHEMES = {
-    "uniform": ("weighting:Uniform", "equal weight per column (003 §3.3)"),
-    "medoids": ("weighting:Medoids", "cluster medoids only, spherical k-means with k by silhouette (003 §3.3-1)"),
-    "distance": ("weighting:DistanceWeights", "weight grows with cosine distance to the cluster medoid (003 §3.3-2i)"),
+    "uniform": ("weighting:Uniform", "equal weight per column (Ailem et al. §3.3)"),
+    "medoids": ("weighting:Medoids", "cluster medoids only, spherical k-means with k by silhouette (Ailem et al. §3.3-1)"),
+    "distance": ("weighting:DistanceWeights", "weight grows with cosine distance to the cluster medoid (Ailem et al. §3.3-2i)"),
     "inverse_distance": ("weighting:InverseDistanceWeights",
-                         "weight grows with closeness to the cluster medoid (003 §3.3-2ii)"),
-    "random_simplex": ("weighting:RandomSimplex", "one draw uniform on the simplex, seeded (003 §3.3)"),
+                         "weight grows with closeness to the cluster medoid (Ailem et al. §3.3-2ii)"),
+    "random_simplex": ("weighting:RandomSimplex", "one draw uniform on the simplex, seeded (Ailem et al. §3.3)"),
     "user": ("weighting:UserWeights", "weights from a JSON/CSV file (path=...), renormalised"),
 }
 

@@ -61,7 +61,7 @@ it takes to run) each step maximises error reduction per unit of cost, and
 
 References
 ----------
-Issue 14 item 5. Tipping & Bishop (1999), probabilistic PCA (loadings and
+Tipping & Bishop (1999), probabilistic PCA (loadings and
 noise from the eigen-decomposition); Pukelsheim, *Optimal Design of
 Experiments* (1993), A- and c-optimality; Krause & Golovin (2014) for the
 cost-benefit greedy rule.
@@ -179,7 +179,7 @@ class PredictionGreedy(BaseSelector):
 
     References
     ----------
-    Issue 14 item 5; see the module docstring.
+    See the module docstring.
     """
 
     def __init__(self, predictor: str = "ridge", predictor_params: Optional[dict] = None, aggregate_weight: float = 1.0,

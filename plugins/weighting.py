@@ -1,4 +1,4 @@
-"""Built-in weighting schemes (003 §3.3).
+"""Built-in weighting schemes (Ailem et al. §3.3).
 
 Each scheme is a :class:`~harness_ext.base.BaseWeighting`: ``fit(X)`` takes a
 ``models x columns`` matrix (columns are datasets or prompts) and sets
@@ -28,7 +28,7 @@ class Uniform(BaseWeighting):
 
     References
     ----------
-    003 §3.3 (the i.i.d. assumption being relaxed).
+    Ailem et al. §3.3 (the i.i.d. assumption being relaxed).
     """
 
     def fit(self, X, columns: Optional[Sequence[str]] = None):
@@ -91,7 +91,7 @@ class Medoids(_ClusterScheme):
 
     References
     ----------
-    003 §3.3 "Cluster-based", item 1; §5.2.1.
+    Ailem et al. §3.3 "Cluster-based", item 1; §5.2.1.
     """
 
     def fit(self, X, columns: Optional[Sequence[str]] = None):
@@ -111,7 +111,7 @@ class DistanceWeights(_ClusterScheme):
 
     References
     ----------
-    003 §3.3 "Cluster-based", item 2(i).
+    Ailem et al. §3.3 "Cluster-based", item 2(i).
     """
 
     def fit(self, X, columns: Optional[Sequence[str]] = None):
@@ -131,7 +131,7 @@ class InverseDistanceWeights(_ClusterScheme):
 
     References
     ----------
-    003 §3.3 "Cluster-based", item 2(ii).
+    Ailem et al. §3.3 "Cluster-based", item 2(ii).
     """
 
     def fit(self, X, columns: Optional[Sequence[str]] = None):
@@ -152,7 +152,7 @@ class RandomSimplex(BaseWeighting):
 
     References
     ----------
-    003 §3.3 "Random distributions of weights" (Smith and Tromble 2004).
+    Ailem et al. §3.3 "Random distributions of weights" (Smith and Tromble 2004).
     """
 
     def __init__(self, random_state: int = 0):

@@ -143,6 +143,18 @@ def test_api_aggregate_is_on_the_harness_scale_with_the_normalised_beside(toy_re
         hx.predict(red, new, level=90)
 
 
+def test_plot_shows_the_score_on_the_harness_metric(toy_reduction):
+    """The plot once showed only the normalised aggregate: its full-benchmark panel is the score on the harness's
+    metric, with its interval, labelled with the metric."""
+    frame, red = toy_reduction
+    pred = hx.predict(red, frame.iloc[[-1]][red.subset])
+    agg = pred.aggregate.iloc[0]
+    fig = pred.plot()
+    panel = fig.axes[1]
+    assert panel.get_ylabel() == f"{pred.score['benchmark']} {agg['metric']}"
+    assert panel.get_title() == f"{agg['aggregate']:.3f} [{agg['lower']:.3f}, {agg['upper']:.3f}]"
+
+
 def test_cli_predict_level(tmp_path, capsys):
     from harness_ext.cli import main
     from test_reduced_folder import _write_population
@@ -155,7 +167,10 @@ def test_cli_predict_level(tmp_path, capsys):
     capsys.readouterr()
     out = tmp_path / "p.json"
     assert main(["predict", "-m", str(red), str(new), "--level", "0.8", "--json", str(out), "--no-lm-eval-results"]) == 0
-    assert "80% interval" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "80% interval" in printed
+    # The printed table leads with the score on the harness's metric (lm-eval's acc here), the normalised beside it.
+    assert "full-benchmark estimate: " in printed and " acc (unweighted mean over the datasets)" in printed
     doc = json.loads(out.read_text())
     assert doc["interval_level"] == 0.8 and "80% conformal" in doc["method"]
     assert main(["predict", "-m", str(red), str(new), "--level", "80", "--no-lm-eval-results"]) == 1

@@ -111,7 +111,7 @@ def test_predict_cells_half_widths_and_table(manifests, predictor):
 
 def test_predict_cells_names_a_refused_parameter(manifests, monkeypatch):
     """A predictor that refuses the manifest's values: a named error, and the progress bar closed."""
-    import harness_ext.methods.pounce as pounce
+    import harness_ext.methods.engine.from_subset as from_subset
 
     df, docs = manifests
     doc = docs["ridge"]
@@ -120,7 +120,7 @@ def test_predict_cells_names_a_refused_parameter(manifests, monkeypatch):
     def refuse(*args, **kwargs):
         raise ValueError("alpha out of range")
 
-    monkeypatch.setattr(pounce, "predict_new_models", refuse)
+    monkeypatch.setattr(from_subset, "predict_new_models", refuse)
     bar = _Bar()
     with pytest.raises(HarnessExtError, match="predictor 'ridge' with the manifest's parameters .* alpha out of range"):
         P.predict_cells(doc, df, df.to_numpy(), Z_new, observed, idx, w, None, 0.9, ["a", "b"], bar)

@@ -622,7 +622,7 @@ def test_cli_weights_on_real_helm_classic(real_store, tmp_path, capsys):
     text = capsys.readouterr().out
     assert "30 models x 14 columns, 0 missing cells" in text
     for heading in ("rank change per scheme", "random simplex weightings", "pairwise", "top_two_swap_rate",
-                    "increasing benchmark size", "003 Table 2", "003 Table 3"):
+                    "increasing benchmark size", "Ailem et al. Table 2", "Ailem et al. Table 3"):
         assert heading in text, heading
     for f in ("rank_changes.png", "pairwise.png", "score_distribution.png", "size_curves.png", "pairwise.csv",
               "scheme_rank_change.csv", "permutation_pvalues.csv"):
@@ -769,6 +769,6 @@ def test_results_render_and_serialise_themselves():
     res = random_weight_analysis(df, n_draws=200, random_state=0, show_progress=False)
     assert res.to_frame().equals(res.table()) and "named outputs" in str(res)
     pt = permutation_test(df.to_numpy(), ("cosine",), n_permutations=9, show_progress=False)
-    assert "003 Table 2" in str(pt) and json.loads(pt.to_json())["summary"]["n_permutations"] == 9
+    assert "Ailem et al. Table 2" in str(pt) and json.loads(pt.to_json())["summary"]["n_permutations"] == 9
     clusters = cluster_columns(df.to_numpy(), max_clusters=4)
     assert clusters.to_frame()["medoid"].sum() == clusters.n_clusters

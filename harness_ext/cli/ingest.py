@@ -24,7 +24,7 @@ def run(args) -> int:
     if getattr(args, "mteb_languages", None):
         options["mteb_languages"] = [c.strip() for c in args.mteb_languages.split(",") if c.strip()]
     if args.column_meta:
-        from ..adapters.csv_table import read_sidecar
+        from ..adapters.csv_rules import read_sidecar
 
         read_sidecar(args.column_meta)  # a bad file is refused once, before any CSV is read
         options["column_meta"] = str(Path(args.column_meta).resolve())

@@ -327,7 +327,7 @@ def pounce_options(parser):
     g.add_argument("--folds", type=int, default=None,
                    help="k for the k-fold stability check (default: 5 up to 20 datasets, else 10; 0 skips)")
     g.add_argument("--completion-predictors", action=CommaJoin, default="global_mean,mean_of_means,pmf,bpmf",
-                   help="matrix-completion predictors for the 004 protocol (default: global_mean,mean_of_means,pmf,bpmf)")
+                   help="matrix-completion predictors for the Zhao et al. protocol (default: global_mean,mean_of_means,pmf,bpmf)")
     g.add_argument("--hidden-ratios", action=CommaJoin, default="0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9",
                    help="shares of observed cells hidden (default 0.1..0.9)")
     g.add_argument("--repeats", type=int, default=1, help="masks per hidden ratio (default 1)")

@@ -104,7 +104,7 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
 
     References
     ----------
-    Issue 19 (transactional ingest, per-file reasons).
+    Each file is one transaction, stored whole or not at all; a skipped file is reported with its reason.
     """
     from ..store.db import Store, default_db_path
     from ..store.ingest import ingest_paths
@@ -141,7 +141,7 @@ def load_matrix(store: Optional[PathLike] = None, benchmark=None, *, metric: Opt
 
     References
     ----------
-    SimBA (000) §2 (the performance matrix); issue 14 item 1 (sparse matrices).
+    SimBA §2 (the performance matrix); missing cells are kept as missing, never cut to a dense block.
     """
     from ..store.db import Store
     from ..store.matrix import MatrixQuery, load_matrix as _load
@@ -209,8 +209,8 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
 
     References
     ----------
-    SimBA (000) §3 (coverage, |S*|), §4 (prediction); Ailem et al. (003) §3.3 (weighting);
-    issue 14 items 1, 5, 7 (sparse matrices, selection for prediction, evidence).
+    SimBA §3 (coverage, |S*|), §4 (prediction); Ailem et al. §3.3 (weighting); Hastie, Tibshirani &
+    Friedman (2009) §7.10 (the cross-validated evidence, over held-out models).
     """
     from .reduction.budget import read_costs
     from .reduction.reduce import reduce_matrix
@@ -334,7 +334,7 @@ def predict(manifest, results, *, level: float = 0.9):
 
     References
     ----------
-    SimBA (000) §4 (prediction from the subset); Zhao et al. (004) §3 (predictive uncertainty).
+    SimBA §4 (prediction from the subset); Zhao et al. §3 (predictive uncertainty).
     """
     from .reduction.predict import predict_from_manifest, predict_scores
 

@@ -1,7 +1,7 @@
 """Mean-rank aggregation and the rank-preservation metrics of Gusev & Zaytsev.
 
 A benchmark ranks models on each dataset (rank 1 = best), averages those ranks
-over datasets, and orders models by the average (002 §3). A subset of datasets
+over datasets, and orders models by the average (Gusev & Zaytsev §3). A subset of datasets
 induces its own mean-rank vector ``R_S``; the metrics here say how well ``R_S``
 reproduces the full-benchmark vector ``R_D``.
 

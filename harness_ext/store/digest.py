@@ -4,9 +4,7 @@
 range at a time in a thread of its own, so that :mod:`harness_ext.store.pivot` can hash the rows of a
 matrix already filled while the store is still being read (hashlib and numpy's rounding release the GIL).
 
-References
-----------
-Issue 17 item 2 (store to matrix within 2x of reading the same matrix from Parquet).
+Target: store to matrix within 2x of reading the same matrix from Parquet (``benchmarks/bench_matrix.py`` measures it).
 """
 
 from __future__ import annotations

@@ -31,9 +31,11 @@ from typing import Iterable, Iterator, Optional
 
 from ..errors import IngestError, NotResults
 from ..plugin_manager import get_registration, get_registrations
-from ..safe_input import file_kind, read_bytes
+from ..safe_input import read_bytes
 from ..types import _NAMES_OK, SourceFile
 from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _plain
+from .ingest_files import (ITEMS_ADAPTER, MAX_FILE_BYTES, FileReport, _check, _max_file_bytes,  # noqa: F401
+                           _skip_reason, check_path, is_hidden)
 from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked
 
 #: Files with these suffixes are offered to adapters when walking a directory;
@@ -41,8 +43,8 @@ from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked
 CANDIDATE_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".eval", ".parquet")
 #: Adapter name reported for lm-eval per-sample logs (stored by :func:`harness_ext.store.samples.ingest_samples`).
 SAMPLES_ADAPTER = "lm_eval_samples"
-#: Adapter name reported for item-response tables and HELM runs' per-instance scores (:mod:`.item_tables`).
-ITEMS_ADAPTER, _ITEM_SUFFIXES = "item_table", (".parquet", ".csv", ".tsv")
+#: Suffixes of the files an item-response table may be (:mod:`.item_tables`).
+_ITEM_SUFFIXES = (".parquet", ".csv", ".tsv")
 #: Sources written per DuckDB transaction (each source stays all-or-nothing; see Store.ingest_batch).
 #: Each batch costs a connect, a commit and a checkpoint (about 0.1 s), so batches are large; the lock is
 #: held only while one is written (a second or two: files are read and parsed before), so readers still
@@ -53,22 +55,6 @@ BATCH_RECORDS = 500_000
 #: keeps the connection: closing and reopening it (a checkpoint and a connect, about 0.05-0.1 s of CPU) cost a
 #: 5,000-file ingest a tenth of its time, and a reader arriving meanwhile waits at most this long plus the write.
 READ_HOLD_SECONDS = 5.0
-
-
-@dataclass
-class FileReport:
-    path: str
-    status: str  # ingested | unchanged | skipped
-    adapter: Optional[str] = None
-    n_results: int = 0
-    reason: str = ""
-    conflicts: list = field(default_factory=list)
-    n_samples: int = 0  # per-sample scores, for an lm-eval samples_<task>_<date>.jsonl log or an item table
-    #: A skipped file its adapter knows holds no results (:class:`~harness_ext.errors.NotResults`): no warning.
-    quiet: bool = False
-    #: What the adapter's heuristics did to the file's data (:meth:`harness_ext.types.SourceFile.note`): columns
-    #: stored as aggregates or model metadata, cells left out, each with counts and names.
-    notes: list = field(default_factory=list)
 
 
 @dataclass
@@ -205,15 +191,6 @@ def _safe_can_handle(adapter, src) -> bool:
         return bool(adapter.can_handle(src))
     except Exception:  # noqa: BLE001 - can_handle must not raise; a faulty sniff means "not mine"
         return False
-
-
-def is_hidden(name: str) -> bool:
-    """Whether a directory walk passes over this entry (``.git``, ``.ipynb_checkpoints``, ...).
-
-    Names starting with ``..`` are not hidden: lm-eval writes a run of ``--model_args
-    pretrained=../ckpt`` to a directory named ``..__ckpt`` (its sanitised model path).
-    """
-    return name.startswith(".") and not name.startswith("..")
 
 
 def iter_sources(paths: Iterable, adapters: dict) -> Iterator[tuple]:
@@ -386,53 +363,6 @@ def _read_types() -> tuple:
     return ColumnarResults, ResultRecord, ColumnarCells, ResultRows
 
 
-#: Files larger than this are not read (override with $HARNESS_EXT_MAX_FILE_BYTES).
-MAX_FILE_BYTES = 2 * 1024**3
-
-
-def check_path(path: Path, explicit: bool) -> Optional[str]:
-    """Why ``path`` cannot be read as a source (None if it can): checked before any read.
-
-    Special files (FIFOs, devices, sockets) would block or never end, even when named
-    explicitly; symlink loops and dangling links have no content; a name that is not
-    valid UTF-8 cannot be recorded as the source; an oversized file would not fit in memory.
-    """
-    return _check(path)[0]
-
-
-def _check(path) -> tuple:
-    """``(check_path's reason or None, size in bytes or None)`` from one stat."""
-    import errno
-    import stat
-
-    p = os.fspath(path)
-    try:
-        (os.fsdecode(p) if isinstance(p, bytes) else p).encode("utf-8")  # str paths carry bad bytes as surrogates
-    except UnicodeError:
-        return "file name is not valid UTF-8", None
-    try:
-        st = os.stat(p)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return "symlink loop", None
-        if exc.errno == errno.ENOENT:
-            return ("broken symlink" if os.path.islink(p) else "no such file or directory"), None
-        return f"cannot read: {exc.strerror or exc}", None
-    mode = st.st_mode
-    if stat.S_ISREG(mode):
-        limit = _max_file_bytes()
-        if st.st_size > limit:
-            return f"file is {st.st_size:,} bytes, above the {limit:,}-byte limit ($HARNESS_EXT_MAX_FILE_BYTES)", None
-        return None, st.st_size
-    if stat.S_ISDIR(mode):
-        return None, None
-    return f"not a regular file ({file_kind(mode)}): not read", None
-
-
-def _max_file_bytes() -> int:
-    return int(os.environ.get("HARNESS_EXT_MAX_FILE_BYTES") or MAX_FILE_BYTES)
-
-
 def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_progress: bool = True,
                  options: Optional[dict] = None, group: Optional[str] = None) -> IngestReport:
     """Ingest files and directories into ``store``.
@@ -488,8 +418,8 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     from ..errors import StoreLockedError
     from .columnar import write_columnar
     from .db import SourceOutcome
-    from .samples import ingest_samples, is_samples_file  # samples imports this module
-    from .item_tables import ingest_walked, item_table_spec  # so does item_tables
+    from .samples import ingest_samples, is_samples_file
+    from .item_tables import ingest_walked, item_table_spec
 
     adapters = get_registrations("adapters")
     forced = get_registration("adapters", adapter) if adapter else None
@@ -648,19 +578,6 @@ def _pop_configs():
     from .lm_eval_tasks import pop_configs
 
     return pop_configs
-
-
-def _skip_reason(exc: BaseException) -> str:
-    """The reason a file is reported skipped, for the errors the ingest loop reports per file."""
-    if isinstance(exc, IngestError):
-        return exc.reason
-    if isinstance(exc, MemoryError):
-        return "too large to read in memory"
-    if isinstance(exc, RecursionError):
-        return "nested too deeply to read"
-    if isinstance(exc, OSError):
-        return f"cannot read: {exc.strerror or exc}"
-    return f"cannot read: {type(exc).__name__}: {exc}"
 
 
 #: What a SourceFile keeps of a file it read (see SourceFile and the lm-eval adapter's version sniff).

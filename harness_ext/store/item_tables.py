@@ -37,7 +37,6 @@ scores the file is refused, naming the first such item.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -45,27 +44,16 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IngestError
-from .ingest import ITEMS_ADAPTER
+from .ingest_files import ITEMS_ADAPTER, FileReport
+from .item_format import LAYOUTS, ItemTable
 
 MODEL_COLUMNS = ("model", "model_name", "model_id")
 ITEM_COLUMNS = ("item", "item_id", "doc_id", "question_id", "sample_id", "instance_id")
 SCORE_COLUMNS = ("score", "correct", "is_correct", "value")
 OPTIONAL_COLUMNS = ("task", "metric", "benchmark")
-LAYOUTS = ("long", "items_x_models", "models_x_items")
 SUFFIXES = (".parquet", ".csv", ".tsv")
 #: Largest item table read (bytes on disk); a longer one is refused rather than read into memory.
 MAX_BYTES = 2 * 1024 ** 3
-
-
-@dataclass
-class ItemTable:
-    """What one file holds: ``frame`` has columns model, task, doc_id, metric, value; notes count what was left."""
-
-    path: Path
-    benchmark: str
-    frame: pd.DataFrame
-    sha256: str
-    notes: list = field(default_factory=list)
 
 
 def _pick(header: list, names: tuple) -> Optional[str]:
@@ -255,27 +243,12 @@ def _dedupe(frame: pd.DataFrame, path: Path, notes: list) -> pd.DataFrame:
 
 
 
-ITEMS_KEYS = ("layout", "task", "metric", "benchmark")
-
-
-def items_block(block, path) -> dict:
-    """A sidecar's ``items:`` block, checked: a mapping of ``layout``, ``task``, ``metric``, ``benchmark``."""
-    if not isinstance(block, dict):
-        raise IngestError(path, "'items' must be a mapping (layout, task, metric, benchmark)")
-    bad = set(block) - set(ITEMS_KEYS)
-    if bad:
-        raise IngestError(path, f"items: unknown keys {sorted(map(str, bad))}; expected {', '.join(ITEMS_KEYS)}")
-    if block.get("layout", "long") not in LAYOUTS:
-        raise IngestError(path, f"items layout {block.get('layout')!r} is not one of {', '.join(LAYOUTS)}")
-    return {k: str(v) for k, v in block.items() if v is not None}
-
-
 def item_spec(src) -> Optional[dict]:
     """The ``items:`` block of a source file's own sidecar (``<file>.meta.yaml``), or None if it has none."""
     own = src.sidecars()
     if not own:
         return None
-    from harness_ext.adapters.csv_table import read_sidecar
+    from harness_ext.adapters.csv_rules import read_sidecar
 
     return read_sidecar(own[0]).get("items")
 
@@ -324,7 +297,6 @@ def ingest_item_tables(store, tables: list, read=read_item_table) -> list:
         One per file: ingested (``n_samples`` item scores, notes), unchanged (already stored, by content
         hash) or skipped (with the reason; nothing of it written).
     """
-    from .ingest import FileReport
     from .samples import ensure_schema
 
     ensure_schema(store)
@@ -349,8 +321,6 @@ def _group_sha(file_sha: str, model: str, task: str) -> str:
 def _store_table(store, table: ItemTable, shas: set):
     """Write one read table: a ``sample_sources`` row per (model, task) and its item rows, in one transaction."""
     from datetime import datetime, timezone
-
-    from .ingest import FileReport
 
     frame = table.frame
     by = frame.groupby(["model", "task"], sort=True, observed=True)

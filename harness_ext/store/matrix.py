@@ -2,7 +2,7 @@
 
 References
 ----------
-SimBA (../shared/seeds/000_*), §2: B is m models x d datasets; scores are
+SimBA (Subramani, Gomez and Diab 2025), §2: B is m models x d datasets; scores are
 normalised per dataset by x' = max(0, (x - x_random) / (1 - x_random)).
 """
 
@@ -150,7 +150,8 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
         normalised, as the dict :func:`params_frame` reads),
         ``fingerprint`` (of the raw values; None without ``fingerprint``) and ``dropped`` (the models,
         datasets and count of observed cells ``query.dense`` removed; empty
-        without it -- missing cells are otherwise kept as missing). Query again with
+        without it -- missing cells are otherwise kept as missing); ``clipped`` (:func:`pack_clipped`'s
+        text) where normalisation clipped a score below chance or above the scale. Query again with
         ``normalise="none"`` for raw scores.
 
     Raises
@@ -166,11 +167,7 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
     dropped = {"models": [], "datasets": []}
     if query.dense:
         X, index, columns, meta, dropped = _dense_block(X, index, columns, meta, query)
-    user_chance = None
-    if query.chance_file:
-        from .scales import load_chance_file
-
-        user_chance = load_chance_file(query.chance_file)
+    user_chance = _user_chance_levels(query)
     # The fingerprint of the raw values (rounding and hashing release the GIL) runs beside the read-only
     # normalisation parameters and labels; the in-place normalisation waits for it.
     from concurrent.futures import ThreadPoolExecutor
@@ -185,6 +182,7 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
         labels, cols = pd.Index(index, name="model"), pd.Index(columns, name="dataset")
         normalisation, datasets = _dataset_records(params, meta)
         raw_fingerprint = hashed.result() if fingerprint else None
+    clipped = clipped_cells(X, params, index, columns)  # before the in-place normalisation clips them
     X = apply_normalisation(X, params, out=X)
     norm = pd.DataFrame(X, index=labels, columns=cols, copy=False)
     merged = extra.get("merged") or {}
@@ -203,7 +201,18 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
     }
     if shots_info is not None:
         norm.attrs["shots"] = shots_info
+    if clipped is not None:
+        norm.attrs["clipped"] = clipped
     return norm
+
+
+def _user_chance_levels(query) -> Optional[dict]:
+    """The chance levels of ``query.chance_file`` (:func:`harness_ext.store.scales.load_chance_file`), or None."""
+    if not query.chance_file:
+        return None
+    from .scales import load_chance_file
+
+    return load_chance_file(query.chance_file)
 
 
 def _dense_block(X, index, columns, meta, query) -> tuple:
@@ -263,7 +272,7 @@ def load_metric_tensor(store, query: MatrixQuery, models, datasets) -> tuple:
 
     References
     ----------
-    Zhao et al. (004) §3.3 (the models x datasets x metrics tensor).
+    Zhao et al. §3.3 (the models x datasets x metrics tensor).
     """
     from dataclasses import replace
 
@@ -345,7 +354,7 @@ def normalise_matrix(raw: pd.DataFrame, meta: pd.DataFrame, method: str = "chanc
 
     References
     ----------
-    SimBA (000) §2, the normalisation of B.
+    SimBA §2, the normalisation of B.
     """
     params = normalisation_params(raw, meta, method)
     Z = apply_normalisation(raw.to_numpy(dtype=float), params)
@@ -515,11 +524,14 @@ def _transforms(params: pd.DataFrame) -> tuple:
     return t, params["ref"].to_numpy(dtype=float)
 
 
-def apply_normalisation(X, params: pd.DataFrame, out: Optional[np.ndarray] = None, block: int = 4096) -> np.ndarray:
+def apply_normalisation(X, params: pd.DataFrame, out: Optional[np.ndarray] = None, block: int = 4096,
+                        clip: bool = True) -> np.ndarray:
     """Normalise raw scores ``X`` (n x d, columns in ``params`` order); NaN stays NaN.
 
     ``out``: write the result there (may be ``X`` itself, a float64 array: normalised in
     place, no second matrix); default a new array. Row blocks keep the temporaries small.
+    ``clip=False``: the same map without the floor at chance and the ceiling at 1 (a score
+    below chance is negative), what :func:`clipped_cells` records.
     """
     from .scales import pre_transform
 
@@ -549,9 +561,68 @@ def apply_normalisation(X, params: pd.DataFrame, out: Optional[np.ndarray] = Non
             Z[:, fl] = 1.0 - Z[:, fl]
         np.subtract(Z, r, out=Z)
         np.divide(Z, 1.0 - r, out=Z)
-        np.maximum(0.0, Z, out=Z)
-        np.clip(Z, 0.0, 1.0, out=Z)
+        if clip:
+            np.maximum(0.0, Z, out=Z)
+            np.clip(Z, 0.0, 1.0, out=Z)
     return out
+
+
+def pack_clipped(index, columns, rows, cols, values) -> str:
+    """The clipped cells of a matrix (positions in ``index`` x ``columns``, values before clipping) as JSON text:
+    what :func:`load_matrix` puts in ``attrs["clipped"]`` (:func:`clipped_cells`; read by :func:`unpack_clipped`).
+
+    Text because pandas deep-copies ``attrs`` on most operations (text is copied for free, a list of cells is not:
+    seconds for a large leaderboard) and writes them to Parquet as JSON. The positions and values are little-endian
+    arrays in base64, the labels a list, so the cells follow their labels into any frame of these models and datasets.
+    """
+    import base64
+    import json
+
+    def b64(a, dtype):
+        return base64.b64encode(np.ascontiguousarray(a, dtype=dtype).tobytes()).decode("ascii")
+
+    return json.dumps({"models": [str(i) for i in index], "datasets": [str(c) for c in columns],
+                       "rows": b64(rows, "<i8"), "cols": b64(cols, "<i8"), "values": b64(values, "<f8")})
+
+
+def unpack_clipped(text: str, index, columns) -> tuple:
+    """``(rows, cols, values)`` of :func:`pack_clipped`'s text, as positions in a frame with labels ``index`` x
+    ``columns`` (cells of models or datasets it does not hold are left out) and the values before clipping."""
+    import base64
+    import json
+
+    doc = json.loads(text)
+    rows, cols = (np.frombuffer(base64.b64decode(doc[k]), dtype="<i8") for k in ("rows", "cols"))
+    values = np.frombuffer(base64.b64decode(doc["values"]), dtype="<f8")
+    r = pd.Index([str(i) for i in index]).get_indexer(np.asarray(doc["models"], dtype=object)[rows])
+    c = pd.Index([str(j) for j in columns]).get_indexer(np.asarray(doc["datasets"], dtype=object)[cols])
+    keep = (r >= 0) & (c >= 0)
+    return r[keep], c[keep], values[keep].copy()
+
+
+def clipped_cells(X, params: pd.DataFrame, index, columns, block: int = 4096) -> Optional[str]:
+    """The cells :func:`apply_normalisation` clips in raw ``X`` (n x d), with their values before clipping
+    (:func:`pack_clipped`'s text); None when it clips none.
+
+    Normalisation floors a score below chance at chance: what selection and prediction model.
+    The benchmark's own score (MMLU's accuracy) counts a below-chance score as it is, so its
+    intervals are calibrated on these values (:mod:`harness_ext.methods.reduction.benchmark_score`).
+    """
+    on = np.flatnonzero(params["clip"].to_numpy(dtype=bool))
+    if on.size == 0 or X.shape[0] == 0:
+        return None
+    sub = params.iloc[on]
+    rows, cols, vals = [], [], []
+    for s in range(0, X.shape[0], block):
+        Z = apply_normalisation(X[s:s + block][:, on], sub, clip=False)
+        i, j = np.nonzero((Z < 0.0) | (Z > 1.0))
+        rows.append(i + s)
+        cols.append(on[j])
+        vals.append(Z[i, j])
+    rows = np.concatenate(rows)
+    if rows.size == 0:
+        return None
+    return pack_clipped(index, columns, rows, np.concatenate(cols), np.concatenate(vals))
 
 
 def invert_normalisation(Z, params: pd.DataFrame) -> np.ndarray:

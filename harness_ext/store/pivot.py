@@ -6,9 +6,7 @@ come back as integer codes and values (Arrow batches of about a million rows),
 scattered straight into the float matrix. :func:`harness_ext.store.matrix.load_matrix`
 adds normalisation, fingerprint and metadata.
 
-References
-----------
-Issue 17 item 2 (store to matrix within 2x of reading the same matrix from Parquet).
+Target: store to matrix within 2x of reading the same matrix from Parquet (``benchmarks/bench_matrix.py`` measures it).
 """
 
 from __future__ import annotations

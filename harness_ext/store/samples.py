@@ -31,11 +31,11 @@ NOT EXISTS``, so the results schema in :mod:`harness_ext.store.db` is untouched)
 
 :func:`prompt_matrix` turns one task and metric into a prompts x models frame
 (0/1 for accuracy-type metrics) for the weighting analyses of Ailem et al.
-(003 §3, prompt-level 0/1 matrices) and the binary similarity measures.
+(Ailem et al. §3, prompt-level 0/1 matrices) and the binary similarity measures.
 
 References
 ----------
-Ailem et al. (../shared/seeds/003_*), §3.1-3.3: prompt-level 0/1 performance
+Ailem et al. §3.1-3.3: prompt-level 0/1 performance
 vectors, Jaccard/Hamming similarity, weighting of prompts.
 """
 
@@ -59,7 +59,7 @@ import pandas as pd
 
 from ..errors import IngestError, StoreError
 from ..types import _check_text, check_storable
-from .ingest import _max_file_bytes, _skip_reason, check_path, is_hidden
+from .ingest_files import _max_file_bytes, _skip_reason, check_path, is_hidden
 from .ingest_read import read_inflated
 
 _SCHEMA = """

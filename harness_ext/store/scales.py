@@ -42,7 +42,7 @@ References
 ----------
 Elo, A. (1978), *The Rating of Chessplayers*, the logistic expected score.
 Chiang et al. (2024), Chatbot Arena, §4 (Bradley-Terry ratings on the Elo scale).
-SimBA (000) §2: chance-normalised scores ``max(0, (x - x_random) / (1 - x_random))``.
+SimBA §2: chance-normalised scores ``max(0, (x - x_random) / (1 - x_random))``.
 """
 
 from __future__ import annotations
@@ -265,7 +265,7 @@ def lacks_chance_level(normalisation: dict) -> bool:
 
     References
     ----------
-    SimBA (000) §2 (chance-level normalisation).
+    SimBA §2 (chance-level normalisation).
     """
     if "chance" in str(normalisation.get("description") or "") or normalisation.get("chance_source"):
         return False
@@ -283,7 +283,7 @@ def mixed_scales_note(df) -> Optional[str]:
 
     References
     ----------
-    Issue 14 item 1 (matrices from any source); Elo (1978) for the rating scale.
+    Elo (1978) for the rating scale.
     """
     kinds: dict = {}
     for col in df.columns:
@@ -554,7 +554,7 @@ def raw_scale(normalisation: dict, values=None) -> tuple:
 
     References
     ----------
-    SimBA (000) §2 (the normalisation of the performance matrix).
+    SimBA §2 (the normalisation of the performance matrix).
     """
     kind = normalisation.get("scale")
     desc = str(normalisation.get("description") or "")

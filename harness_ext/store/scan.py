@@ -3,9 +3,7 @@
 :func:`batches` feeds :mod:`harness_ext.store.pivot`'s scatter into the matrix: DuckDB's Arrow batches,
 each column a numpy array, read ahead in a thread while the caller scatters the one before.
 
-References
-----------
-Issue 17 item 2 (store to matrix within 2x of reading the same matrix from Parquet).
+Target: store to matrix within 2x of reading the same matrix from Parquet (``benchmarks/bench_matrix.py`` measures it).
 """
 
 from __future__ import annotations

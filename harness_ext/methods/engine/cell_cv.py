@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .direct_ridge import direct_predict
 from .lowrank import MAX_CV_ROWS, RankEnsemble, fit_als
 
 
@@ -59,7 +60,7 @@ def _cell_cv_errors(X, Z, transform, rank, lam, est, blends, ensemble=None) -> d
         fit = fit_als(Zt, rank=rank, lam=lam, lam_bias=est.lam_bias, max_iter=60, tol=1e-4,
                       random_state=est.random_state)
         mz = fit.mean()
-        direct = _direct(fit, Zt, Zt) if any(a > 0 for a in blends) else mz
+        direct = direct_predict(fit, Zt, Zt) if any(a > 0 for a in blends) else mz
         fits = [(a, mz, direct) for a in blends]
         if ensemble:
             # The chosen rank's member is the fold's single fit (the same call): not fitted twice.
@@ -68,16 +69,10 @@ def _cell_cv_errors(X, Z, transform, rank, lam, est, blends, ensemble=None) -> d
                                fit_als(Zt, rank=r, lam=ensemble["lam"], lam_bias=est.lam_bias, max_iter=60, tol=1e-4,
                                        random_state=est.random_state) for r in ensemble["ranks"])
             me = avg.mean()
-            de = _direct(avg, Zt, Zt) if any(a > 0 for a in blends) else me
+            de = direct_predict(avg, Zt, Zt) if any(a > 0 for a in blends) else me
             fits += [(("ensemble", a), me, de) for a in blends]
         for key, mean_z, dir_z in fits:
             a = key[1] if isinstance(key, tuple) else key
             pred = transform.inverse_transform((1.0 - a) * mean_z + a * dir_z).ravel()[hide]
             out[key].append(np.abs(pred - X.ravel()[hide]) * inv_sd[hide])
     return {a: np.concatenate(v) for a, v in out.items()}
-
-
-def _direct(fit, Z_train, z_new):
-    from .completion import direct_predict  # completion imports this module
-
-    return direct_predict(fit, Z_train, z_new)

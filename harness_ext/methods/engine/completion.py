@@ -39,16 +39,14 @@ import numpy as np
 
 from ...base import BasePredictor, check_matrix, limit_threads
 from ...errors import MethodError
-from .conformal import Z90, conformal_quantile, mondrian_quantiles, normalised_scores
+from .conformal import Z90, _normal_quantile, conformal_quantile, mondrian_quantiles, normalised_scores
 from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, RankEnsemble, fit_als, fit_gibbs, fold_in, select_rank_lam
-from .direct_ridge import CELL_FLOPS_BUDGET, cell_regression_flops, direct_ridge_predict, ridge_design
+from .direct_ridge import BLEND_GRID, CELL_FLOPS_BUDGET, cell_regression_flops, direct_predict, ridge_design
 from .transforms import DEFAULT_EPS, ColumnScaled, as_transform
 from .cell_cv import _cell_cv_error, _cell_cv_errors  # noqa: F401 - the cell CV behind transform, blend, ensemble
 
 __all__ = ["LowRankCompleter", "IntervalPrediction", "direct_predict", "settings_search_flops"]
 
-#: Weights of the direct regression tried next to the fold-in (0: fold-in only).
-BLEND_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: Weight used where no held-out-model calibration chose one (selection's inner CV).
 BLEND_UNCALIBRATED = 0.5
 #: Transforms compared by ``scales="cv"``: the detected ones (logit for bounded scores) and a z-score of every column.
@@ -62,20 +60,6 @@ SETTINGS_FLOPS_BUDGET = 1e11
 MIN_SETTINGS_ROWS = 200
 #: ALS sweep limit of :func:`~harness_ext.methods.engine.lowrank.select_rank_lam` (the flops estimate counts it).
 SEARCH_SWEEPS = 60
-
-
-def direct_predict(fit, Z_train, z_new, design=None) -> np.ndarray:
-    """Direct regression of each new row's missing cells (transformed space) from the cells it has.
-
-    The training matrix is completed by the low-rank fit (its observed cells kept)
-    and summarised once (:func:`~harness_ext.methods.engine.direct_ridge.ridge_design`);
-    every distinct pattern of observed cells then gets its ridge regression with
-    penalties by leave-one-out or GCV (:func:`~harness_ext.methods.engine.direct_ridge.direct_ridge_predict`).
-    ``design`` may be passed when the caller has it. Observed cells are returned as given.
-    """
-    if design is None:
-        design = ridge_design(np.where(np.isnan(Z_train), fit.mean(), Z_train))
-    return direct_ridge_predict(design, z_new)
 
 
 class IntervalPrediction(NamedTuple):
@@ -466,7 +450,7 @@ class LowRankCompleter(BasePredictor):
 
     # -- new models ----------------------------------------------------------------------
     def predict_new_models(self, X_new, weights=None, calibrate: bool = True, reselect=None,
-                           extra_weights=None) -> IntervalPrediction:
+                           extra_weights=None, extra_truth=None) -> IntervalPrediction:
         """Fold in new models observed on any subset of cells; calibrated cell and aggregate intervals.
 
         Parameters
@@ -490,15 +474,19 @@ class LowRankCompleter(BasePredictor):
         extra_weights : array-like, (k, d), optional
             ``k`` further aggregates (with ``weights``; e.g. the benchmark's own score), calibrated
             on the same held-out folds: ``extra_aggregate``/``extra_lower``/``extra_upper`` (n, k).
+        extra_truth : array-like, (m, d), optional
+            The training models' values the ``extra_weights`` aggregates are scored against in the
+            calibration (default the fitted matrix): e.g. scores below chance as they are, where the
+            fitted matrix floors them at chance and the further aggregate (MMLU's accuracy) does not.
 
         Returns
         -------
         IntervalPrediction
         """
         with limit_threads():
-            return self._predict_new(X_new, weights, calibrate, reselect, extra_weights)
+            return self._predict_new(X_new, weights, calibrate, reselect, extra_weights, extra_truth)
 
-    def _predict_new(self, X_new, weights, calibrate, reselect=None, extra_weights=None):
+    def _predict_new(self, X_new, weights, calibrate, reselect=None, extra_weights=None, extra_truth=None):
         self._check_fitted()
         X_new = np.atleast_2d(np.asarray(X_new, dtype=float))
         d = self.Z_.shape[1]
@@ -510,6 +498,9 @@ class LowRankCompleter(BasePredictor):
         W_extra = None if extra_weights is None else np.atleast_2d(np.asarray(extra_weights, dtype=float))
         if W_extra is not None and (w is None or W_extra.shape[1] != d):
             raise MethodError(f"extra_weights need weights and one entry per dataset ({d}), got shape {W_extra.shape}")
+        T_extra = None if extra_truth is None or W_extra is None else np.asarray(extra_truth, dtype=float)
+        if T_extra is not None and T_extra.shape != self.X_.shape:
+            raise MethodError(f"extra_truth must have the fitted matrix's shape {self.X_.shape}, got {T_extra.shape}")
         O = ~np.isnan(X_new)
         z = self.transform_.transform(X_new)
         fit = self.fit_
@@ -520,7 +511,7 @@ class LowRankCompleter(BasePredictor):
             w_cal = None if w is None else (w if w.ndim == 1 else calibration_weights(w))
             if W_extra is not None:
                 w_cal = np.vstack([w_cal, W_extra])
-            q_cell, q_agg, n_cal, rank, alpha, q_by, cal = self._calibrate_new(O, w_cal, reselect)
+            q_cell, q_agg, n_cal, rank, alpha, q_by, cal = self._calibrate_new(O, w_cal, reselect, T_extra)
             self.rank_new_, self.blend_new_ = rank, alpha
             if rank != self.rank_:
                 fits = self.__dict__.setdefault("_fits_by_rank", {})
@@ -569,7 +560,7 @@ class LowRankCompleter(BasePredictor):
                    "ex": ex, "ex_lo": ex_lo, "ex_hi": ex_hi}
             w_cal = None if w is None else (w if w.ndim == 1 else calibration_weights(w))
             dist, self.frontier_ = apply_frontier(self, fit, fi, mz, z, X_new, O, None if w is None else W, w_cal, out,
-                                                  W_extra=W_extra)
+                                                  W_extra=W_extra, extra_truth=T_extra)
             mean, lower, upper, agg, agg_lo, agg_hi, ex, ex_lo, ex_hi = (
                 out[k] for k in ("mean", "lower", "upper", "agg", "agg_lo", "agg_hi", "ex", "ex_lo", "ex_hi"))
         return IntervalPrediction(mean, lower, upper, sd, O, agg, agg_lo, agg_hi, float(self.level), float(q_cell),
@@ -614,14 +605,15 @@ class LowRankCompleter(BasePredictor):
             self._ridge_design, self._design_for = ridge_design(Zc), self.fit_
         return self._ridge_design
 
-    def _calibrate_new(self, O_new, w, reselect=None):
+    def _calibrate_new(self, O_new, w, reselect=None, extra_truth=None):
         """See :func:`~harness_ext.methods.engine.newmodel_intervals.calibrate_model_folds` (cached per pattern and weights)."""
-        key = (np.packbits(O_new, axis=1).tobytes(), O_new.shape, None if w is None else w.tobytes(), id(reselect))
+        key = (np.packbits(O_new, axis=1).tobytes(), O_new.shape, None if w is None else w.tobytes(), id(reselect),
+               None if extra_truth is None else extra_truth.tobytes())
         cache = getattr(self, "_cal_cache", None)
         if cache is None or cache[0] != key:
             from .newmodel_intervals import calibrate_model_folds
 
-            self._cal_cache = (key, calibrate_model_folds(self, O_new, w, reselect))
+            self._cal_cache = (key, calibrate_model_folds(self, O_new, w, reselect, extra_truth=extra_truth))
         return self._cal_cache[1]
 
     def predict_subsets(self, X_train, X_new, subsets) -> list:
@@ -680,9 +672,3 @@ def settings_search_flops(m: int, d: int, ranks, n_lams: int, n_folds: int, n_sp
     ``(4 (r+1)^2 + 14) m d`` (two batched Gram products of ``(r+1)^2`` columns, right-hand sides and residuals)."""
     per_sweep = sum(4.0 * (int(r) + 1) ** 2 + 14.0 for r in ranks)
     return float(n_specs) * n_folds * n_lams * sweeps * per_sweep * m * d
-
-
-def _normal_quantile(level: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.ppf(0.5 + level / 2))

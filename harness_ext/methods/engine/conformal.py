@@ -32,6 +32,13 @@ MIN_GROUP_SCORES = 20
 Z90 = 1.6448536269514722
 
 
+def _normal_quantile(level: float) -> float:
+    """The two-sided normal quantile of ``level`` (1.645 at 0.9): the interval where no calibration score exists."""
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + level / 2))
+
+
 def conformal_quantile(scores, level: float = 0.9, conservative: bool = False) -> float:
     """The split-conformal quantile: the score at rank ``level (n + 1)`` among the ``n`` sorted scores.
 

@@ -40,7 +40,10 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 __all__ = ["RIDGE_ALPHAS", "EXACT_LOO_ROWS", "CELL_FLOPS_BUDGET", "RidgeDesign", "ridge_design", "ridge_coefs",
-           "direct_ridge_predict", "cell_regression_flops"]
+           "direct_ridge_predict", "direct_predict", "cell_regression_flops", "BLEND_GRID"]
+
+#: Weights of the direct regression tried next to the low-rank fold-in (0: fold-in only).
+BLEND_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 #: Penalties searched (per target, by GCV) by the direct regression.
 RIDGE_ALPHAS = np.logspace(-3, 3, 13)
@@ -287,3 +290,18 @@ def _by_patterns(design, z_new, O, rows_in, alphas, out):
             pid = np.repeat(np.arange(len(g)), starts[g + 1] - starts[g])
             _scatter(out, z_new, design.mean, order[starts[g[0]]:starts[g[-1] + 1]], pid, P, C,
                      ridge_coefs(design, P, C, alphas))
+
+
+def direct_predict(fit, Z_train, z_new, design=None) -> np.ndarray:
+    """Direct regression of each new row's missing cells (transformed space) from the cells it has.
+
+    The training matrix is completed by the low-rank fit (its observed cells kept)
+    and summarised once (:func:`ridge_design`); every distinct pattern of observed
+    cells then gets its ridge regression with penalties by leave-one-out or GCV
+    (:func:`direct_ridge_predict`). ``design`` may be passed when the caller has it.
+    Observed cells are returned as given. The low-rank completer, its cell
+    cross-validation, its new-model calibration and the frontier all blend with it.
+    """
+    if design is None:
+        design = ridge_design(np.where(np.isnan(Z_train), fit.mean(), Z_train))
+    return direct_ridge_predict(design, z_new)

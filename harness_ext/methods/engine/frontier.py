@@ -42,6 +42,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from .conformal import conformal_quantile
+from .direct_ridge import direct_predict
 from .lowrank import fold_in
 
 __all__ = ["CANDIDATES", "FRONTIER_FOLDS", "FRONTIER_WEIGHTS", "FRONTIER_QUANTILE", "MIN_FRONTIER_MODELS", "FrontierCalibration",
@@ -148,10 +149,8 @@ def _aggregate(est, X_true, have, seen, mz, w):
     return (np.where(have, X_true, 0.0) * wt).sum(1), (np.where(have, x_pred, 0.0) * wt).sum(1), wt, ok
 
 
-def _fold_records(est, pattern, w, direction, rank, alpha):
+def _fold_records(est, pattern, w, direction, rank, alpha, truth=None):
     """Frontier folds of one direction: per fold, the held-out models' truths, predictions, sds and distances."""
-    from .completion import direct_predict
-
     Z, X = est.Z_, est.X_
     m = Z.shape[0]
     pos = positions(Z, pattern)
@@ -176,7 +175,7 @@ def _fold_records(est, pattern, w, direction, rank, alpha):
         cands = {c: _candidate(est, c, ft, Z[rows], pos[rows], z_in, np.where(seen, Xt, np.nan), seen)
                  for c in CANDIDATES}
         records.append(dict(Zt=Zt, Xt=Xt, have=have, seen=seen, fi=fi, eng=eng, cands=cands,
-                            strength=strength[rows]))
+                            strength=strength[rows], Tt=Xt if truth is None else truth[held]))
     return records
 
 
@@ -192,7 +191,7 @@ def _scores(est, rec, mz, w, power=1.0):
     cells = ((rec["Zt"] - mz) / (rec["fi"].sd * scale))[target]
     if w is None:
         return cells, np.array([]), np.array([])
-    a_true, a_pred, wt, ok = _aggregate(est, rec["Xt"], rec["have"], rec["seen"], mz, w)
+    a_true, a_pred, wt, ok = _aggregate(est, rec["Tt"], rec["have"], rec["seen"], mz, w)
     J = np.where(target, wt * est.transform_.derivative(mz), 0.0)
     sd = np.maximum(rec["fi"].linear_sd(J), 1e-12)
     err = (a_pred - a_true)[ok]
@@ -207,21 +206,22 @@ def _two_sided(scores, level):
     return (min(-conformal_quantile(-scores, tail), 0.0), max(conformal_quantile(scores, tail), 0.0))
 
 
-def calibrate_frontier(est, pattern, w, direction: int = 1) -> Optional[FrontierCalibration]:
+def calibrate_frontier(est, pattern, w, direction: int = 1, truth=None) -> Optional[FrontierCalibration]:
     """Frontier folds for new models observed on ``pattern`` (bool, d), aggregate weights ``w`` (d,) or None.
 
     Chooses the candidate and weight with the lowest held-out aggregate absolute error (squared cell
     error in the transformed space without weights), then the two-sided multipliers from every fold's
     scores. ``aggregate_coverage``/``cell_coverage``: each fold's held-out models covered by the multipliers
     of the other folds (leave one geometry out), the expected coverage at the frontier. None with fewer than
-    :data:`MIN_FRONTIER_MODELS` training models.
+    :data:`MIN_FRONTIER_MODELS` training models. ``truth`` (m, d): the values the aggregate is scored against
+    (default the fitted matrix).
     """
     m = est.Z_.shape[0]
     if m < MIN_FRONTIER_MODELS or not pattern.any():
         return None
     rank = int(getattr(est, "rank_new_", est.rank_))
     alpha = float(getattr(est, "blend_new_", est._uncalibrated_blend()))
-    records = _fold_records(est, pattern, w, direction, rank, alpha)
+    records = _fold_records(est, pattern, w, direction, rank, alpha, truth)
     if not records:
         return None
     options = [(None, 0.0)] + [(c, a) for c in CANDIDATES for a in FRONTIER_WEIGHTS if a > 0]
@@ -231,7 +231,7 @@ def calibrate_frontier(est, pattern, w, direction: int = 1) -> Optional[Frontier
         for rec in records:
             mz = _blend(rec, *opt)
             if w is not None:
-                a_true, a_pred, _, ok = _aggregate(est, rec["Xt"], rec["have"], rec["seen"], mz, w)
+                a_true, a_pred, _, ok = _aggregate(est, rec["Tt"], rec["have"], rec["seen"], mz, w)
                 tot += float(np.abs(a_pred - a_true)[ok].sum())
             else:
                 tot += float(((mz - rec["Zt"])[rec["have"] & ~rec["seen"]] ** 2).sum())
@@ -274,13 +274,14 @@ def calibrate_frontier(est, pattern, w, direction: int = 1) -> Optional[Frontier
         aggregate_coverage=held_out_coverage(1) if w is not None else None, cell_coverage=held_out_coverage(0))
 
 
-def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None):
+def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None, extra_truth=None):
     """Flag new models beyond the training range and replace their prediction and intervals.
 
     ``out``: dict with ``mean``, ``lower``, ``upper``, ``agg``, ``agg_lo``, ``agg_hi`` (own scale), updated
     in place for flagged rows; with ``W_extra`` (k, d), also ``ex``, ``ex_lo``, ``ex_hi`` (n, k): each further
     aggregate (the benchmark's own score) is re-centred on the new cells and widened on frontier folds
-    calibrated with its own weights, as if it were the only aggregate. Returns
+    calibrated with its own weights (scored against ``extra_truth``, default the fitted matrix), as if it were the
+    only aggregate. Returns
     ``(distance (n,), {direction: FrontierCalibration})``.
     """
     pattern = O.any(0)
@@ -323,11 +324,11 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None):
             out["agg_lo"][rows] = np.minimum(agg + cal.q_aggregate[0] * a_sd, out["agg_lo"][rows])
             out["agg_hi"][rows] = np.maximum(agg + cal.q_aggregate[1] * a_sd, out["agg_hi"][rows])
         if W_extra is not None:
-            _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, W_extra)
+            _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, W_extra, extra_truth)
     return dist, cals
 
 
-def _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, W_extra):
+def _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, W_extra, truth=None):
     """The further aggregates of the flagged ``rows``: re-centred on their new cells, widened (never narrowed) by
     multipliers from frontier folds calibrated with each aggregate's own weights."""
     for k, u in enumerate(np.atleast_2d(W_extra)):
@@ -336,7 +337,7 @@ def _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, 
         out["ex"][rows, k] = new
         out["ex_lo"][rows, k] += shift
         out["ex_hi"][rows, k] += shift
-        cal = calibrate_frontier(est, pattern, u, direction)
+        cal = calibrate_frontier(est, pattern, u, direction, truth=truth)
         if cal is None or cal.q_aggregate is None:
             continue
         scale = (1.0 + strength_distance(np.where(o, z[rows], m_eng), strength)) ** cal.power

@@ -29,7 +29,9 @@ import re
 
 import numpy as np
 
-from .conformal import conformal_quantile, cv_plus_bounds, mondrian_groups, mondrian_quantiles, normalised_scores
+from .conformal import (_normal_quantile, conformal_quantile, cv_plus_bounds, mondrian_groups, mondrian_quantiles,
+                        normalised_scores)
+from .direct_ridge import BLEND_GRID, direct_predict
 from .lowrank import fold_in
 
 __all__ = ["CALIBRATION_FOLDS", "FOLD_RESELECTION", "POOL_PLAIN_SCORES", "SAME_RESELECTION_CELLS", "FoldSubsets",
@@ -144,7 +146,7 @@ def select_fold_subsets(labels, select) -> list:
 #: How ``reduce`` re-runs the selection without each calibration fold: ``"design"`` (a selector's cheap
 #: criterion where it has one: ``prediction_greedy`` on the design criterion of the fitted loadings, no refits)
 #: or ``"same"`` (the manifest's selector and parameters, the predictor's rank, penalty and scales held at
-#: the values chosen on every model). Chosen by held-out coverage and cost (README, runs P, P', K and X;
+#: the values chosen on every model). Chosen by held-out coverage and cost (benchmarks/HISTORY.md;
 #: benchmarks/quality_calibration_gap.py, benchmarks/quality_holdout.py --calibration design|same|plain).
 FOLD_RESELECTION = "same"
 #: Calibration folds of ``reduce`` when the folds re-run its own selection (its cross-validation keeps 5, and so
@@ -288,11 +290,11 @@ CHOOSE_ON_NEW_PATTERN = True
 #: the same score. Off: on protocol (a) of benchmarks/quality_holdout.py (six matrices, 20 splits,
 #: ``--calibration design-pooled``) the pooled aggregate coverage is nearer 90% than the nested one on HELM
 #: Classic, CrossPred and Pythia MMLU but falls under the band on the TSC bake-off (0.875 against 0.912) and is
-#: no nearer on benchbench (0.925 against 0.921); README, issue 14. ``FoldSubsets(pool=...)`` per call.
+#: no nearer on benchbench (0.925 against 0.921) (docs/quality.md). ``FoldSubsets(pool=...)`` per call.
 POOL_PLAIN_SCORES = False
 
 
-def calibrate_model_folds(est, O_new, w, reselect=None):
+def calibrate_model_folds(est, O_new, w, reselect=None, extra_truth=None):
     """Rank, blend weight and conformal scores (cells, aggregate) for new models observed as in ``O_new``.
 
     The training models are split into K seeded folds; each fold is refitted
@@ -312,7 +314,9 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
     and with :data:`POOL_PLAIN_SCORES` (or ``reselect.pool``) each fold's models are
     scored on the new models' pattern as well, both scores kept (CV+ over the pool). A
     ``reselect`` with fold ``labels`` (:class:`FoldSubsets`) brings its folds:
-    they replace the seeded ones.
+    they replace the seeded ones. ``extra_truth`` (m, d): the values the further aggregates
+    (rows of ``w`` after the first) are scored against, observed cells included (default the
+    fitted matrix; the benchmark's own score counts scores below chance as they are).
 
     Returns
     -------
@@ -343,7 +347,7 @@ def calibrate_model_folds(est, O_new, w, reselect=None):
         else:
             pat = np.zeros((test.size, d), bool)
             pat[:, np.asarray(reselect(rows), dtype=int)] = True
-        _score_fold(est, book, _FoldTargets.of(est, test, W_all), f, rows, pat, pat_new,
+        _score_fold(est, book, _FoldTargets.of(est, test, W_all, extra_truth), f, rows, pat, pat_new,
                     split_choice=reselect is not None and CHOOSE_ON_NEW_PATTERN, pool=pool)
     return _calibration_result(est, book, d, W_all)
 
@@ -364,8 +368,6 @@ def _calibration_folds(est, reselect, m: int) -> tuple:
 def _calibration_grid(est, m: int, d: int, K: int) -> tuple:
     """``(ranks, blend weights)`` tried in the calibration's folds: every rank a fold fit can hold (ALS with
     ``rank="auto"``) and every weight of ``BLEND_GRID`` (``blend="auto"``), else the fitted ones."""
-    from .completion import BLEND_GRID
-
     if est.method == "als" and est.rank == "auto":
         ranks = sorted({int(r) for r in est.ranks if int(r) < min(m - m // K, d)} | {est.rank_})
     else:
@@ -399,10 +401,12 @@ class _ScoreBook:
         if t.W_all is None:
             return
         x_pred = np.where(seen & t.have, t.X_true, est.transform_.inverse_transform(mz))
+        # the further aggregates count their observed cells as extra_truth has them
+        x_extra = x_pred if t.T_true is None else np.where(seen & t.have, t.T_true, x_pred)
         deriv = est.transform_.derivative(mz)
         for a in range(len(t.W_all)):
             ok = (t.tot[a, :, 0] != 0) & target.any(1) & (seen & t.have).any(1)
-            a_pred = (np.where(t.have, x_pred, 0.0) * t.wt[a]).sum(1)
+            a_pred = (np.where(t.have, x_pred if a == 0 else x_extra, 0.0) * t.wt[a]).sum(1)
             J = np.where(target, t.wt[a] * deriv, 0.0)
             self.agg_scores[g][a].append(normalised_scores(t.a_true[a][ok], a_pred[ok], fi.linear_sd(J)[ok]))
             self.agg_folds[g][a].append(np.full(self.agg_scores[g][a][-1].size, fit_index))
@@ -411,19 +415,23 @@ class _ScoreBook:
 class _FoldTargets:
     """A held-out fold's true values: normalised (``Zt``), raw (``X_true``), which are observed (``have``), and
     per aggregate the renormalised weights ``wt`` (k, t, d), their totals ``tot`` and the true aggregates
-    ``a_true`` (k, t)."""
+    ``a_true`` (k, t); ``T_true``: the values the further aggregates are scored against (``extra_truth``'s rows,
+    None without it)."""
 
     @classmethod
-    def of(cls, est, test, W_all):
+    def of(cls, est, test, W_all, extra_truth=None):
         t = cls()
         t.Zt, t.W_all = est.Z_[test], W_all
         t.have = ~np.isnan(t.Zt)
         t.X_true = est.X_[test]  # raw values: the transform clips at chance and at eps
+        t.T_true = None if extra_truth is None else extra_truth[test]
         if W_all is not None:  # one weight vector per aggregate
             wt = np.where(t.have[None], W_all[:, None, :], 0.0)
             t.tot = wt.sum(2, keepdims=True)
             t.wt = wt / np.where(t.tot != 0, t.tot, 1.0)
             t.a_true = np.nansum(np.where(t.have, t.X_true, 0.0)[None] * t.wt, 2)
+            if t.T_true is not None:
+                t.a_true[1:] = np.nansum(np.where(t.have, t.T_true, 0.0)[None] * t.wt[1:], 2)
         return t
 
 
@@ -432,8 +440,6 @@ def _score_fold(est, book: _ScoreBook, t: _FoldTargets, f: int, rows, pat, pat_n
     """Fit each rank without fold ``f``, fold its models in on ``pat`` and score every blend weight into ``book``
     (and on the new models' pattern ``pat_new``: the squared error that chooses rank and blend when
     ``split_choice``, the pooled plain scores when ``pool``)."""
-    from .completion import direct_predict
-
     Z, alphas = est.Z_, book.alphas
     need_new = split_choice or pool
     z_in = np.where(pat, t.Zt, np.nan)
@@ -460,8 +466,6 @@ def _score_fold(est, book: _ScoreBook, t: _FoldTargets, f: int, rows, pat, pat_n
 
 def _calibration_result(est, book: _ScoreBook, d: int, W_all) -> tuple:
     """:func:`calibrate_model_folds`'s result from the grid point with the lowest held-out squared error."""
-    from .completion import _normal_quantile
-
     grid, sq = book.grid, book.sq
     best = min(grid, key=lambda g: (round(sq[g], 10), g[0], g[1]))
     cells, cols = _cat(book.cell_scores[best]), _cat(book.cell_cols[best], int)
@@ -491,8 +495,6 @@ def _cat(parts, dtype=float) -> np.ndarray:
 
 def _fold_predictions(est, cal, z, X_new, O, W):
     """Per fold fit: transformed means and sds of the cells, aggregate and its linear sd (own scale)."""
-    from .completion import direct_predict
-
     alpha = cal["blend"]
     mz, sd, agg, agg_sd = [], [], [], []
     for fit, rows in cal["fits"]:

@@ -24,7 +24,8 @@ sample of held-out models (:func:`scoring_folds`; the manifest records it).
 
 References
 ----------
-SimBA (000) §7.2 (k-fold over models); issue 14 items 1, 5 and 7.
+SimBA §7.2 (k-fold over models); Hastie, Tibshirani & Friedman, *Elements of Statistical Learning* (2009),
+§7.10 (K-fold cross-validation; here over models, each held-out model observed on the subset only).
 """
 
 from __future__ import annotations
@@ -172,10 +173,10 @@ def fold_predictions(predictor, X: np.ndarray, subsets: Sequence, folds, cache: 
     every fold, so the folds do not each repeat that search. Otherwise
     ``predictor.predict_subsets`` (fit once per fold, fold each subset in) is
     used when the predictor has it, else one fit of the stacked matrix per
-    (fold, subset) through :func:`harness_ext.methods.pounce.predict_new_models`.
+    (fold, subset) through :func:`harness_ext.methods.engine.from_subset.predict_new_models`.
     """
     from ...base import clone
-    from ..pounce import predict_new_models
+    from .from_subset import predict_new_models
 
     if hasattr(predictor, "with_fixed_settings"):
         fixed = cache.get("settings") if cache is not None else None
@@ -256,7 +257,7 @@ def score_flops(n: int, d: int) -> float:
 
 
 def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_state: int = 0, weights=None,
-                  folds=None, cache: Optional[dict] = None) -> list:
+                  folds=None, cache: Optional[dict] = None, truth=None) -> list:
     """:class:`SubsetError` of each subset under ``predictor``, all on the same model folds.
 
     Parameters
@@ -273,6 +274,9 @@ def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_sta
         Precomputed folds (overrides ``n_splits``/``random_state``).
     cache : dict, optional
         Per-fold fitted predictors reused across calls (see :func:`fold_predictions`).
+    truth : array-like, optional
+        The values the predictions are scored against (``X``'s shape and missing cells; default
+        ``X``): e.g. scores below chance as they are, where ``X`` floors them at chance.
 
     Returns
     -------
@@ -293,11 +297,14 @@ def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_sta
     # Past the budget (wide matrices) the stacked fold-ins go in parts of at most STACK_CELLS predicted cells.
     per_call = len(subsets) if rule is None else max(1, int(STACK_CELLS // max(1, held * d)))
     out = []
+    T = X if truth is None else np.asarray(truth, dtype=float)
+    if T.shape != X.shape:
+        raise MethodError(f"truth must have the matrix's shape {X.shape}, got {T.shape}")
     # Many small products per subset and fold: extra BLAS threads only contend (15x slower on a busy machine).
     with limit_threads():
         for a in range(0, len(subsets), per_call):
             part = subsets[a:a + per_call]
-            out += _score(X, part, fold_predictions(predictor, X, part, folds, cache), folds, w, pooled=rule is not None)
+            out += _score(T, part, fold_predictions(predictor, X, part, folds, cache), folds, w, pooled=rule is not None)
     return out
 
 

@@ -42,7 +42,7 @@ run-to-run noise of most benchmarks, and it bounds ``|z|`` by 4.6 so a single
 References
 ----------
 Zeng & Papailiopoulos, "You Don't Need to Run Every Eval" (arXiv 2606.24020),
-§3: completion in logit space; SimBA (000) §2 for chance-level normalisation.
+§3: completion in logit space; SimBA §2 for chance-level normalisation.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Two protocols:
   80/20, a selector orders the datasets on the training models, and for ``|S| = 1 .. d-1`` a
   predictor predicts the test models' other datasets; the MSE curve's normalised area is
   AUC-MSE (Table 4), also with noise on the training matrix (Table 5) and k-fold (§7.2).
-* **Zhao et al. (004) §4.2-4.4** (matrix completion, :mod:`.masked`): hide a share of the
+* **Zhao et al. §4.2-4.4** (matrix completion, :mod:`.masked`): hide a share of the
   observed cells, complete the matrix, compare RMSE with the global-mean and mean-of-means
   baselines, check calibration, evaluate actively, and do the same on a metrics tensor.
 
@@ -17,8 +17,8 @@ Each analysis returns a result from :mod:`.results` that renders itself and plot
 
 References
 ----------
-SimBA (../shared/seeds/000_*) §4, §6.3, §7, Tables 4-5; Zhao et al.
-(../shared/seeds/004_*) §3.2, §4.2-4.4, Table 11, Fig. 3-4.
+SimBA (Subramani, Gomez and Diab 2025) §4, §6.3, §7, Tables 4-5; Zhao et al.
+§3.2, §4.2-4.4, Table 11, Fig. 3-4.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ from .masked import (
     masked_rmse,
     masked_rmse_tensor,
 )
-from .regression import PAPER_AUC_MSE, add_noise, auc_mse, default_n_splits, evaluate_regression, mse_curve
-from .results import ActiveResult, CompletionResult, PounceReport, RegressionEvaluation, TensorResult
+from .regression import add_noise, auc_mse, default_n_splits, evaluate_regression, mse_curve
+from .results import PAPER_AUC_MSE, ActiveResult, CompletionResult, PounceReport, RegressionEvaluation, TensorResult
 
 #: The analyses of the ``pounce`` command, in the order it runs them.
 ANALYSES = ("regression", "completion", "active", "tensor")

@@ -3,7 +3,7 @@ and the cross-validated error of a predictor for one subset (what ``reduce`` and
 
 References
 ----------
-SimBA (../shared/seeds/000_*) §4 (regression from S to D \\ S), §5 (80/20 split), §7.2 (k-fold over models).
+SimBA (Subramani, Gomez and Diab 2025) §4 (regression from S to D \\ S), §5 (80/20 split), §7.2 (k-fold over models).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from typing import Callable, NamedTuple, Sequence, Union
 import numpy as np
 import pandas as pd
 
-from ...base import BasePredictor, check_matrix, clone
+from ...base import BasePredictor, check_matrix
 from ...errors import MethodError, PluginError
+from ..engine.from_subset import predict_new_models, reindex_rows  # noqa: F401 - pounce's building blocks
 
 OrderSpec = Union[None, Sequence[int], Callable[[np.ndarray], Sequence[int]]]
 
@@ -25,66 +26,6 @@ def make_predictor(name: str, **params) -> BasePredictor:
 
     reg = get_registration("predictors", name)
     return reg.cls(**params)
-
-
-def reindex_rows(predictor: BasePredictor, rows) -> BasePredictor:
-    """An unfitted clone whose row-aligned parameters follow ``rows``.
-
-    Predictors that take per-model side information (``model_profiles`` of
-    constrained PMF) list those parameters in ``row_params``; evaluation code
-    that subsets or reorders models must reindex them the same way.
-    """
-    est = clone(predictor)
-    for p in getattr(est, "row_params", ()):
-        value = est.get_params().get(p)
-        if value is not None:
-            est.set_params(**{p: np.asarray(value)[np.asarray(rows)]})
-    return est
-
-
-def predict_new_models(predictor: BasePredictor, X_train, X_new, subset=None, rows=None):
-    """Predict new models' scores from their results on a subset.
-
-    Parameters
-    ----------
-    predictor : BasePredictor
-        Unfitted; it is cloned, never modified.
-    X_train : array-like, (n_train, d)
-        The reference models' rows (full rows for the regression predictors).
-    X_new : array-like, (n_new, d) or (d,)
-        New models' scores; NaN where not run. Cells outside ``subset`` are
-        masked when ``subset`` is given, so full rows can be passed in
-        evaluation.
-    subset : sequence of int, optional
-        Column indices the new models were run on.
-    rows : sequence of int, optional
-        Original row indices of ``[X_train; X_new]`` for reindexing
-        row-aligned parameters (:func:`reindex_rows`); ``None`` leaves them as
-        given (they must then align with the stacked matrix).
-
-    Returns
-    -------
-    (mean, std)
-        ``(n_new, d)`` arrays; observed cells pass through; ``std`` is None for
-        predictors without uncertainty.
-    """
-    X_train = check_matrix(X_train, name="X_train")
-    X_new = np.atleast_2d(np.asarray(X_new, dtype=float)).copy()
-    if X_new.shape[1] != X_train.shape[1]:
-        raise MethodError(f"X_new has {X_new.shape[1]} datasets, X_train {X_train.shape[1]}")
-    if subset is not None:
-        keep = np.zeros(X_new.shape[1], bool)
-        keep[np.asarray(subset, dtype=int)] = True
-        X_new[:, ~keep] = np.nan
-    if subset is not None and hasattr(predictor, "predict_subsets"):
-        # Same predictions as fitting the stacked matrix, without copying the training rows
-        # (most of a ridge CV fold's time at 10,000 x 1,000).
-        return clone(predictor).predict_subsets(X_train, X_new, [subset])[0], None
-    est = reindex_rows(predictor, rows) if rows is not None else clone(predictor)
-    est.fit(np.vstack([X_train, X_new]))
-    n = X_train.shape[0]
-    std = None if est.std_ is None else np.asarray(est.std_)[n:]
-    return np.asarray(est.mean_)[n:], std
 
 
 def split_models(n_models: int, test_size: float = 0.2, random_state: int = 0):

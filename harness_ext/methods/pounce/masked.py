@@ -8,7 +8,7 @@ tensor and compares tensor factorisation with one matrix per metric.
 
 References
 ----------
-Zhao et al. (../shared/seeds/004_*) §3.2-3.3, §4.2-4.4, Tables 1, 11-12, Fig. 3-4.
+Zhao et al. §3.2-3.3, §4.2-4.4, Tables 1, 11-12, Fig. 3-4.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ PAPER_PMF_RMSE = {
 
 
 def hide_cells(X, ratio: float, rng: np.random.Generator) -> np.ndarray:
-    """Boolean mask of ``int(ratio * n_observed)`` observed cells chosen uniformly (004 ``mask_randomly``)."""
+    """Boolean mask of ``int(ratio * n_observed)`` observed cells chosen uniformly (Zhao et al. ``mask_randomly``)."""
     X = np.asarray(X, dtype=float)
     if not 0 < ratio < 1:
         raise MethodError(f"hidden ratio must be in (0, 1), got {ratio!r}")
@@ -62,7 +62,7 @@ def masked_rmse(
     random_state: int = 0,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """RMSE on randomly hidden cells, for each predictor and hidden ratio (004 §4.2, Fig. 3, Table 11).
+    """RMSE on randomly hidden cells, for each predictor and hidden ratio (Zhao et al. §4.2, Fig. 3, Table 11).
 
     Every predictor sees the same masks (repeat ``r`` uses seed
     ``random_state + r``). Errors are in the units of ``X``.
@@ -108,7 +108,7 @@ def active_evaluation(
     random_state: int = 0,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """Active evaluation: which cells to evaluate next (004 §3.2, §4.3, Fig. 4).
+    """Active evaluation: which cells to evaluate next (Zhao et al. §3.2, §4.3, Fig. 4).
 
     Observed cells are split into ``initial`` (known), ``pool`` (may be
     evaluated) and the rest (test). Each step reveals ``step`` x (all observed
@@ -192,12 +192,12 @@ def masked_rmse_tensor(
     random_state: int = 0,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """RMSE on hidden cells of a models x datasets x metrics tensor (004 §3.3, §4.4, Table 1 / Table 12).
+    """RMSE on hidden cells of a models x datasets x metrics tensor (Zhao et al. §3.3, §4.4, Table 1 / Table 12).
 
     ``tensor_predictors`` (e.g. :class:`ProbabilisticTensorFactorization`)
     see the whole masked tensor; ``matrix_predictors`` are fitted to each
-    metric's slice separately (004's "PMF (Sep)"), on the datasets that have
-    the metric. Masks hide ``ratio`` of all observed entries uniformly (004
+    metric's slice separately (Zhao et al.'s "PMF (Sep)"), on the datasets that have
+    the metric. Masks hide ``ratio`` of all observed entries uniformly (Zhao et al.
     ``split_train_test_3d``).
 
     Returns
@@ -268,7 +268,7 @@ def evaluate_completion(
     raw_units: bool = False,
     progress: bool = False,
 ) -> CompletionResult:
-    """Masked-cell RMSE and calibration of completion predictors against the baselines (004 Fig. 3, Table 11).
+    """Masked-cell RMSE and calibration of completion predictors against the baselines (Zhao et al. Fig. 3, Table 11).
 
     Parameters
     ----------
@@ -277,7 +277,7 @@ def evaluate_completion(
     groups : sequence of str, optional
         The metric labels the predictors standardise within (:func:`column_groups`), to report.
     raw_units : bool
-        The matrix is in raw units, as 004's: show Table 11 next to the result.
+        The matrix is in raw units, as Zhao et al.'s: show Table 11 next to the result.
 
     Returns
     -------
@@ -287,7 +287,7 @@ def evaluate_completion(
 
     References
     ----------
-    Zhao et al. (004) §4.2, Fig. 3, Table 11.
+    Zhao et al. §4.2, Fig. 3, Table 11.
     """
     long = masked_rmse(X, predictors, hidden_ratios, n_repeats=n_repeats, level=level,
                        random_state=random_state, progress=progress)
@@ -298,7 +298,7 @@ def evaluate_completion(
 
 def evaluate_active(X, predictor: BasePredictor, name: str = "", step: float = 0.05, n_steps: int = 6,
                     n_repeats: int = 1, random_state: int = 0, progress: bool = False) -> ActiveResult:
-    """Active evaluation (uncertainty vs random vs oracle) as a result (004 §4.3, Fig. 4).
+    """Active evaluation (uncertainty vs random vs oracle) as a result (Zhao et al. §4.3, Fig. 4).
 
     Parameters are those of :func:`active_evaluation`; ``name`` labels the predictor.
 
@@ -309,7 +309,7 @@ def evaluate_active(X, predictor: BasePredictor, name: str = "", step: float = 0
 
     References
     ----------
-    Zhao et al. (004) §3.2, §4.3, Fig. 4.
+    Zhao et al. §3.2, §4.3, Fig. 4.
     """
     long = active_evaluation(X, predictor, step=step, n_steps=n_steps, n_repeats=n_repeats,
                              random_state=random_state, progress=progress)
@@ -342,7 +342,7 @@ def evaluate_tensor(T, metrics: Sequence[str], hidden_ratios: Sequence[float] = 
 
     References
     ----------
-    Zhao et al. (004) §3.3, §4.4, Table 1, Table 12.
+    Zhao et al. §3.3, §4.4, Table 1, Table 12.
     """
     from ...plugins.predictors import ProbabilisticTensorFactorization
     from .core import make_predictor

@@ -8,7 +8,7 @@ whose normalised area is AUC-MSE (Table 4); the same with Gaussian noise on the 
 
 References
 ----------
-SimBA (../shared/seeds/000_*) §4, §6.3, §7, Tables 4-5.
+SimBA (Subramani, Gomez and Diab 2025) §4, §6.3, §7, Tables 4-5.
 """
 
 from __future__ import annotations
@@ -22,28 +22,6 @@ from ...base import BasePredictor, check_matrix, clone
 from ...errors import MethodError
 from .core import OrderSpec, predict_new_models, resolve_order, split_models
 from .results import RegressionEvaluation
-
-#: SimBA Table 4 (clean) and Table 5 (noisy) AUC-MSE, Minkowski (p=3) subsets.
-PAPER_AUC_MSE = {
-    "helm": {
-        "clean": {"ridge": 0.005, "knn": 0.004, "mlp_12": 0.081, "mlp_12_12": 0.031},
-        "sigma=0.05": {"ridge": 0.010, "knn": 0.017, "mlp_12": 0.081, "mlp_12_12": 0.031},
-        "sigma=0.1": {"ridge": 0.013, "knn": 0.027, "mlp_12": 0.087, "mlp_12_12": 0.033},
-    },
-    "mmlu": {
-        "clean": {"ridge": 0.002, "knn": 0.002, "mlp_12": 0.110, "mlp_12_12": 0.081},
-        "sigma=0.05": {"ridge": 0.004, "knn": 0.012, "mlp_12": 0.079, "mlp_12_12": 0.068},
-        "sigma=0.1": {"ridge": 0.007, "knn": 0.021, "mlp_12": 0.078, "mlp_12_12": 0.067},
-    },
-    "bigbench_lite": {
-        "clean": {"ridge": 0.002, "knn": 0.002, "mlp_12": 0.006, "mlp_12_12": 0.006},
-        "sigma=0.05": {"ridge": 0.004, "knn": 0.013, "mlp_12": 0.007, "mlp_12_12": 0.007},
-        "sigma=0.1": {"ridge": 0.006, "knn": 0.013, "mlp_12": 0.009, "mlp_12_12": 0.008},
-    },
-}
-
-#: Zhao et al. Table 11, overall RMSE on the CrossPred matrix (raw units), by hidden ratio.
-
 
 def mse_curve(X_train, X_test, order, predictor: BasePredictor, sizes=None, rows=None) -> np.ndarray:
     """MSE on the test models' ``D \\ S`` cells for ``S = order[:k]``, per ``k`` in ``sizes``.

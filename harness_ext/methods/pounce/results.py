@@ -18,6 +18,25 @@ from ...report import Result, format_table, get_pyplot, save_figure
 #: Rows of the MSE curve shown in the text (the CSV and JSON have every row).
 SHOWN_CURVE_ROWS = 12
 
+#: SimBA Table 4 (clean) and Table 5 (noisy) AUC-MSE, Minkowski (p=3) subsets.
+PAPER_AUC_MSE = {
+    "helm": {
+        "clean": {"ridge": 0.005, "knn": 0.004, "mlp_12": 0.081, "mlp_12_12": 0.031},
+        "sigma=0.05": {"ridge": 0.010, "knn": 0.017, "mlp_12": 0.081, "mlp_12_12": 0.031},
+        "sigma=0.1": {"ridge": 0.013, "knn": 0.027, "mlp_12": 0.087, "mlp_12_12": 0.033},
+    },
+    "mmlu": {
+        "clean": {"ridge": 0.002, "knn": 0.002, "mlp_12": 0.110, "mlp_12_12": 0.081},
+        "sigma=0.05": {"ridge": 0.004, "knn": 0.012, "mlp_12": 0.079, "mlp_12_12": 0.068},
+        "sigma=0.1": {"ridge": 0.007, "knn": 0.021, "mlp_12": 0.078, "mlp_12_12": 0.067},
+    },
+    "bigbench_lite": {
+        "clean": {"ridge": 0.002, "knn": 0.002, "mlp_12": 0.006, "mlp_12_12": 0.006},
+        "sigma=0.05": {"ridge": 0.004, "knn": 0.013, "mlp_12": 0.007, "mlp_12_12": 0.007},
+        "sigma=0.1": {"ridge": 0.006, "knn": 0.013, "mlp_12": 0.009, "mlp_12_12": 0.008},
+    },
+}
+
 
 class _Captioned(Result):
     """A result whose text shows each table under a caption (the JSON keeps the short table names)."""
@@ -96,8 +115,6 @@ class RegressionEvaluation(_Captioned):
 
     def auc_table(self) -> pd.DataFrame:
         """AUC-MSE, with SimBA's published values beside when :attr:`paper` names a benchmark."""
-        from .regression import PAPER_AUC_MSE
-
         auc = self.auc.copy()
         if self.paper:
             ref = PAPER_AUC_MSE[self.paper]
@@ -153,7 +170,7 @@ class RegressionEvaluation(_Captioned):
         return _finish(fig, path)
 
 
-#: The baselines a completion predictor has to beat (004 Table 11).
+#: The baselines a completion predictor has to beat (Zhao et al. Table 11).
 BASELINES = ("global_mean", "mean_of_means")
 
 
@@ -163,7 +180,7 @@ class CompletionResult(_Captioned):
 
     ``long`` is :func:`~harness_ext.methods.pounce.masked_rmse`'s table (one row per ratio,
     repeat and predictor); ``groups`` the metrics the predictors standardise within;
-    ``paper`` 004's Table 11 when the matrix is in raw units, as 004's.
+    ``paper`` Zhao et al.'s Table 11 when the matrix is in raw units, as Zhao et al.'s.
     """
 
     long: pd.DataFrame
@@ -207,18 +224,18 @@ class CompletionResult(_Captioned):
 
     def shown(self) -> dict:
         captions = {
-            "rmse": f"masked-cell RMSE by hidden ratio (004 Fig. 3 / Table 11; mean of {self.n_repeats} mask(s), "
+            "rmse": f"masked-cell RMSE by hidden ratio (Zhao et al. Fig. 3 / Table 11; mean of {self.n_repeats} mask(s), "
                     "units of the matrix)",
             "calibration": f"calibration: share of hidden cells inside the {self.level:.0%} predictive interval",
-            "paper_table11": "for reference, 004 Table 11 on the CrossPred matrix (raw units, overall RMSE)",
+            "paper_table11": "for reference, Zhao et al. Table 11 on the CrossPred matrix (raw units, overall RMSE)",
         }
         return {captions[k]: v for k, v in self.tables().items()}
 
     def plot(self, path=None):
-        """RMSE on hidden cells against the hidden share, per predictor (004 Fig. 3)."""
+        """RMSE on hidden cells against the hidden share, per predictor (Zhao et al. Fig. 3)."""
         means = self.long.pivot_table(index="ratio", columns="predictor", values="rmse", aggfunc="mean")
         return _percent_lines(means[self.predictors], "hidden cells (%)", "RMSE on hidden cells",
-                              "pounce: matrix completion (004 Fig. 3)", path)
+                              "pounce: matrix completion (Zhao et al. Fig. 3)", path)
 
 
 @dataclass(eq=False)
@@ -236,13 +253,13 @@ class ActiveResult(_Captioned):
 
     def shown(self) -> dict:
         return {f"active evaluation with {self.predictor}: test RMSE after revealing extra cells "
-                "(004 Fig. 4; start 20% known, 60% pool, 20% test)": self.tables()["rmse"]}
+                "(Zhao et al. Fig. 4; start 20% known, 60% pool, 20% test)": self.tables()["rmse"]}
 
     def plot(self, path=None):
-        """RMSE improvement on the test cells against the share of extra cells evaluated (004 Fig. 4)."""
+        """RMSE improvement on the test cells against the share of extra cells evaluated (Zhao et al. Fig. 4)."""
         imp = self.long.pivot_table(index="extra", columns="strategy", values="improvement", aggfunc="mean")
         return _percent_lines(imp, "extra cells evaluated (% of observed)", "RMSE improvement on test cells",
-                              f"pounce: active evaluation with {self.predictor} (004 Fig. 4)", path)
+                              f"pounce: active evaluation with {self.predictor} (Zhao et al. Fig. 4)", path)
 
 
 @dataclass(eq=False)
@@ -264,7 +281,7 @@ class TensorResult(_Captioned):
         return out
 
     def shown(self) -> dict:
-        return {f"multi-metric RMSE at {float(k[5:]):.0%} hidden ({len(self.metrics)} metrics; 004 Table 1 / 12; "
+        return {f"multi-metric RMSE at {float(k[5:]):.0%} hidden ({len(self.metrics)} metrics; Zhao et al. Table 1 / 12; "
                 "(sep) = one matrix per metric)": v for k, v in self.tables().items()}
 
 

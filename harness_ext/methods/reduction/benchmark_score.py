@@ -37,7 +37,7 @@ from ...benchmarks import MMLU_TEST_SIZES, mmlu_subject
 from ...errors import MethodError
 
 __all__ = ["BenchmarkScore", "DEFAULT_LEVEL", "aggregate_frame", "benchmark_score", "check_level", "floor_warnings",
-           "raw_aggregate_rmse", "z_of"]
+           "raw_aggregate_rmse", "score_truth", "unclipped_record", "z_of"]
 
 #: The interval level used unless ``predict --level`` (the API's ``level=``) asks for another.
 DEFAULT_LEVEL = 0.9
@@ -152,44 +152,101 @@ def benchmark_score(manifest: dict, columns=None) -> tuple:
     return BenchmarkScore(name=name, metric=metrics[0], weights=v, weighting=how, offset=offset, slope=slope), None
 
 
-def raw_aggregate_rmse(manifest: dict, train: np.ndarray, est, subset_idx, have, weights, agg_rmse, u) -> np.ndarray:
+def unclipped_record(df: pd.DataFrame) -> dict:
+    """``{"unclipped": ...}`` for a manifest's ``training_matrix``: the cells of ``df`` that normalisation clipped
+    (``df.attrs["clipped"]``, :func:`harness_ext.store.matrix.clipped_cells`) with their values before clipping;
+    ``{}`` when none was clipped.
+
+    The training matrix holds normalised scores floored at chance, what selection and prediction
+    model. The benchmark's own score counts a score below chance as it is, so its interval is
+    calibrated on these values (:func:`score_truth`): calibrated on the floored ones, the acc
+    intervals of models near chance held the truth far less often than the normalised ones.
+    """
+    from ...store.matrix import unpack_clipped
+
+    clipped = df.attrs.get("clipped")
+    if not clipped:
+        return {}
+    rows, cols, values = unpack_clipped(clipped, df.index, df.columns)
+    if rows.size == 0:
+        return {}
+    order = np.lexsort((cols, rows))  # row-major, whatever order the store gave: the same bytes every time
+    return {"unclipped": {
+        "description": "normalised scores before the floor at chance (negative: below chance) and the ceiling at 1, "
+                       "by row and column of values; the benchmark score's interval is calibrated on them",
+        "rows": rows[order].tolist(), "columns": cols[order].tolist(),
+        "values": [round(float(v), 10) for v in values[order]]}}
+
+
+def score_truth(manifest: dict, train: pd.DataFrame):
+    """The training matrix as the benchmark's own score counts it (scores below chance as they are), or None.
+
+    From the manifest's ``training_matrix.unclipped`` (:func:`unclipped_record`), or, for a
+    matrix rebuilt from the store, its ``attrs["clipped"]``. None when neither records a
+    clipped cell (a manifest written before they were recorded: its benchmark score is then
+    calibrated on the floored scores, as it was).
+    """
+    tm = manifest.get("training_matrix")
+    if tm is not None:
+        rec = tm.get("unclipped")
+        if not rec:
+            return None
+        rows, cols, values = (np.asarray(rec[k]) for k in ("rows", "columns", "values"))
+    elif train.attrs.get("clipped"):
+        from ...store.matrix import unpack_clipped
+
+        rows, cols, values = unpack_clipped(train.attrs["clipped"], train.index, train.columns)
+    else:
+        return None
+    truth = train.to_numpy(dtype=float, copy=True)
+    truth[rows.astype(int), cols.astype(int)] = values.astype(float)
+    return truth
+
+
+def raw_aggregate_rmse(manifest: dict, train: np.ndarray, est, subset_idx, have, weights, agg_rmse, u,
+                       truth=None) -> np.ndarray:
     """Cross-validated RMSE of the benchmark's own score ``c + u . z`` per new model (predictors without conformal intervals).
 
-    When ``u`` is proportional to the manifest's ``weights`` it is the normalised aggregate's RMSE
-    ``agg_rmse`` times the ratio of their sums; otherwise the predictor is cross-validated again on
-    the training matrix, held-out models revealing each new model's part of the subset, the aggregate
-    taken with ``|u|`` (:func:`harness_ext.methods.engine.subset_cv.subset_errors`).
+    When ``u`` is proportional to the manifest's ``weights`` and nothing was clipped (``truth`` None,
+    :func:`score_truth`) it is the normalised aggregate's RMSE ``agg_rmse`` times the ratio of their sums;
+    otherwise the predictor is cross-validated again on the training matrix, held-out models revealing
+    each new model's part of the subset, the aggregate taken with ``|u|`` and scored against ``truth``
+    (:func:`harness_ext.methods.engine.subset_cv.subset_errors`).
     """
     from ..engine.subset_cv import subset_errors
 
     scale = float(np.abs(u).sum())
-    if np.allclose(np.abs(u) / scale, weights / weights.sum(), rtol=1e-9, atol=1e-12):
+    if truth is None and np.allclose(np.abs(u) / scale, weights / weights.sum(), rtol=1e-9, atol=1e-12):
         return np.asarray(agg_rmse, dtype=float) * scale / float(weights.sum())
     cv = manifest["prediction"]["cross_validation"]
     patterns, inverse = np.unique(have, axis=0, return_inverse=True)
     errs = subset_errors(train, [np.asarray(subset_idx)[p] for p in patterns], est, n_splits=cv["n_splits"],
-                         random_state=cv.get("random_state", 0), weights=np.abs(u) / scale)
+                         random_state=cv.get("random_state", 0), weights=np.abs(u) / scale, truth=truth)
     return np.array([errs[g].aggregate for g in np.asarray(inverse).reshape(-1)], dtype=float) * scale
 
 
-def floor_warnings(models, bench, params, observed, Z_new, lower) -> list:
+def floor_warnings(models, bench, params, observed, Z_new, lower, calibrated: bool = False) -> list:
     """A warning per model whose benchmark score rests on datasets at their chance floor.
 
-    Normalisation floors scores below chance at chance, and the manifest's training matrix holds
-    normalised scores, so the calibration of the benchmark score never sees a score below chance.
-    A model near chance scores below it on some datasets: its score on the harness's scale can be
-    lower than the estimate and the interval too narrow (on held-out Pythia checkpoints, far fewer
-    of the acc intervals than of the normalised ones held the truth: docs/benchmark-score.md).
+    Normalisation floors scores below chance at chance, and the predictor models those floored
+    scores, so a predicted score is never below chance: for a model near chance, which scores below
+    it on some datasets, the estimate on the harness's scale can be high. ``calibrated``: the
+    interval is calibrated on the training scores below chance as they are (:func:`score_truth`), so
+    it allows for that; otherwise (a manifest that does not record them) it was calibrated on floored
+    scores and may also be too narrow (on held-out Pythia runs, far fewer of those acc intervals than
+    of the normalised ones held the truth: docs/benchmark-score.md).
     """
     floor = (params["chance"].to_numpy(dtype=float) > 0) & params["clip"].to_numpy(dtype=bool)
     at = (floor & ~observed & (lower <= 0)) | (floor & observed & (Z_new <= 0))
+    tail = ("its interval is calibrated on the training models' scores below chance" if calibrated else
+            "its interval too narrow (this manifest does not record the training scores below chance: run reduce "
+            "again; the normalised aggregate's interval does not have this problem)")
     out = []
     for model, row in zip(models, at):
         if row.any():
             out.append(f"{model}: {int(row.sum())} datasets are at their chance level (observed, or their interval "
-                       f"reaches it); scores below chance count as chance in the manifest, so the {bench.name} "
-                       f"{bench.metric} estimate may be high and its interval too narrow (the normalised aggregate's "
-                       "interval does not have this problem)")
+                       f"reaches it); predicted scores are never below chance, so the {bench.name} {bench.metric} "
+                       f"estimate may be high; {tail}")
     return out
 
 

@@ -41,7 +41,7 @@ def default_subset_size(n_datasets: int) -> int:
 
     References
     ----------
-    Issue 14 item 6: benchmarks/quality_holdout.py protocol (a) runs ``reduce`` at this budget
+    benchmarks/quality_holdout.py protocol (a) runs ``reduce`` at this budget
     (``k = max(2, round(0.1 d))``), so the default is the setting its quality tables validate.
     """
     # Python's round (half to even) as quality_holdout always used it: 25 datasets -> 2, 35 -> 4.
@@ -73,7 +73,8 @@ def parse_budget(budget: Optional[str], n_datasets: int) -> tuple:
 
     References
     ----------
-    SimBA (000) §3 (coverage target, |S*|); issue 14 items 5-6 (cost budgets, the validated 10% budget).
+    SimBA §3 (coverage target, |S*|); the 10% default is the budget the quality tables of
+    benchmarks/quality_holdout.py validate (:func:`default_subset_size`).
     """
     if budget is None:
         return "count", default_subset_size(n_datasets)

@@ -1,4 +1,4 @@
-"""Item subsets: a few anchor items per subset task instead of the whole task (issue 16, item 2).
+"""Item subsets: a few anchor items per subset task instead of the whole task (the anchor points of Polo et al. 2024).
 
 For each lm-eval task of a reduction whose per-sample logs are in the store, the
 items are clustered by how the population's models answered them (k-means on

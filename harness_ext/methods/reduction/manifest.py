@@ -26,11 +26,12 @@ import pandas as pd
 from ... import __version__
 from ...errors import HarnessExtError, PluginError
 from ...report import jsonable
+from .benchmark_score import unclipped_record
 from .budget import DEFAULT_BUDGET_REASON, MIN_AVAILABILITY, availability_note
-# The steps of a reduction; their rules and number format, used by the manifest's sections too (and named here,
-# where they were first).
-from .manifest_steps import (MAX_SELECTION_MODELS, MIN_MODELS, _num, raw_normalisation, run_steps,  # noqa: F401
-                             thin_columns)
+# The steps of a reduction; their number format, used by the manifest's sections too (and named here, where it was
+# first).
+from .manifest_steps import MAX_SELECTION_MODELS, _num, raw_normalisation, run_steps  # noqa: F401
+from .rules import DEFAULT_PREDICTOR, DEFAULT_PREDICTOR_REASON, MIN_MODELS, thin_columns  # noqa: F401
 
 MANIFEST_VERSION = "1.0"
 #: reduce's default selector, and why (recorded in every manifest that uses it).
@@ -41,17 +42,6 @@ DEFAULT_SELECTOR_REASON = (
     "quality_holdout.py --quick --protocols a (2 seeded 80/20 model splits, 10% budget, predictor lowrank) gave "
     "aggregate MAE 2.48 vs 3.27 points and Spearman 0.940 vs 0.912 on HELM Classic, 1.19 vs 1.48 points and 0.952 vs "
     "0.869 on the TSC bake-off")
-#: reduce's default predictor, and why (recorded with the selector's reason when both are the defaults).
-DEFAULT_PREDICTOR = "lowrank"
-DEFAULT_PREDICTOR_REASON = (
-    "lowrank is the default predictor because it uses every observed cell of a sparse matrix (a new model is folded "
-    "in from whatever subset cells it has), gives conformal 90% intervals calibrated on held-out training models "
-    "observed like the new one (cells and aggregate), and predicted held-out models best in "
-    "benchmarks/quality_holdout.py protocol (a) (10 seeded 80/20 model splits, 10% budget, prediction_greedy under "
-    "lowrank): aggregate MAE 2.48 points vs 3.28 for k random datasets + Ridge and 2.67 for BenchPress on HELM "
-    "Classic, 0.79 vs 2.33 and 1.56 on the TSC bake-off (README 'Prediction quality' has the table); its mean blends "
-    "the low-rank fold-in with a direct ridge regression, the weight chosen on held-out training models. "
-    "lowrank_bayes (Gibbs) fits 30-40 times slower")
 #: Below this many models the manifest carries a warning.
 FEW_MODELS = 10
 #: Embed the training matrix when it has at most this many cells, so predict needs no store.
@@ -180,8 +170,8 @@ def build_manifest(
 
     References
     ----------
-    SimBA (000) §3 (prowl: coverage, |S*|), §4 (pounce); Ailem et al. (003) §3.3 (weighting);
-    issue 14 items 1, 5, 7 (sparse matrices, selection for prediction, evidence).
+    SimBA §3 (prowl: coverage, |S*|), §4 (pounce); Ailem et al. §3.3 (weighting);
+    Hastie, Tibshirani & Friedman (2009) §7.10 (the cross-validated evidence, over held-out models).
     """
     from ...safe_output import check_group_name
 
@@ -218,7 +208,8 @@ def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state
     m, d = r.facts.X.shape
     if m * d <= EMBED_MAX_CELLS:
         manifest["training_matrix"] = {"models": [str(i) for i in df.index], "datasets": r.facts.columns,
-                                       "values": [[_num(v) for v in row] for row in df.to_numpy(dtype=float)]}
+                                       "values": [[_num(v) for v in row] for row in df.to_numpy(dtype=float)],
+                                       **unclipped_record(df)}  # the benchmark score's calibration needs them
     return manifest
 
 

@@ -37,11 +37,10 @@ import pandas as pd
 
 from ...errors import MethodError
 from .budget import availability_rule, dataset_costs, parse_budget, subset_size
+from .rules import MIN_MODELS, thin_columns
 
 log = logging.getLogger("harness_ext.reduce")
 
-#: Below this many models selection and prediction rest on too few rankings to run at all.
-MIN_MODELS = 4
 #: Above this many models, selection and its cross-validated evidence run on a seeded sample of this many
 #: (recorded as ``selection.model_sample``): each fold and candidate refits the predictor on the training
 #: models, and 2,000 held-out models already pin an RMSE to a few percent of itself; the matrix's own
@@ -60,19 +59,6 @@ def _num(v):
 def raw_normalisation() -> dict:
     """The normalisation record of a column given as is (a DataFrame built by hand): its own scale, unclipped."""
     return {"description": "raw", "lo": 0.0, "span": 1.0, "flip": False, "chance": 0.0, "clip": False}
-
-
-def thin_columns(columns, counts, noun: str = "datasets") -> tuple:
-    """``(names, note)``: the ``columns`` with a result from fewer than two models (``counts``: observed cells per
-    column), and the note that says they are kept and predicted from column-level information only (None when
-    there are none; ``noun`` names the columns in it): ``reduce``'s rule, which ``harness-ext weights``'
-    completion follows."""
-    thin = [str(c) for c, n in zip(columns, counts) if n < 2]
-    note = None
-    if thin:
-        note = (f"{len(thin)} {noun} have a result from fewer than two models and are predicted from column-level "
-                f"information only: {', '.join(thin[:5])}" + (" ..." if len(thin) > 5 else ""))
-    return thin, note
 
 
 # -- 1. the matrix ------------------------------------------------------------------------------------------

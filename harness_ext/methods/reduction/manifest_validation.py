@@ -115,6 +115,33 @@ def check_structure(manifest: dict, path) -> None:
     if np.isinf(cells).any():
         i, j = np.argwhere(np.isinf(cells))[0]
         _bad(path, f"training_matrix.values row {i}, dataset {j}: {cells[i, j]} is not a finite number")
+    if tm.get("unclipped") is not None:
+        _check_unclipped(tm["unclipped"], cells, path)
+
+
+def _check_unclipped(rec, cells, path) -> None:
+    """``training_matrix.unclipped``: three equally long lists naming observed cells of the matrix, finite values."""
+    import numpy as np
+
+    if not isinstance(rec, dict):
+        _bad(path, f"training_matrix.unclipped is a {type(rec).__name__}, not an object")
+    parts = [rec.get(k) for k in ("rows", "columns", "values")]
+    if not all(isinstance(p, list) for p in parts) or len({len(p) for p in parts}) != 1:
+        _bad(path, "training_matrix.unclipped needs rows, columns and values: lists of one length")
+    if not all(type(v) is int for v in chain(parts[0], parts[1])) or not all(
+            type(v) in (int, float) for v in parts[2]):
+        _bad(path, "training_matrix.unclipped rows and columns must be integers, its values numbers")
+    rows, cols = np.asarray(parts[0], dtype=np.int64), np.asarray(parts[1], dtype=np.int64)
+    if rows.size and (rows.min() < 0 or rows.max() >= cells.shape[0] or cols.min() < 0 or cols.max() >= cells.shape[1]):
+        _bad(path, f"training_matrix.unclipped names a cell outside the {cells.shape[0]} x {cells.shape[1]} matrix")
+    try:
+        values = np.asarray(parts[2], dtype=float)
+    except OverflowError:
+        _bad(path, "training_matrix.unclipped.values holds a number too large for a float")
+    if not np.isfinite(values).all():
+        _bad(path, "training_matrix.unclipped.values holds a number that is not finite")
+    if rows.size and np.isnan(cells[rows, cols]).any():
+        _bad(path, "training_matrix.unclipped names a cell that is missing (null) in training_matrix.values")
 
 
 def schema_view(manifest: dict) -> dict:
@@ -126,7 +153,11 @@ def schema_view(manifest: dict) -> dict:
     tm = manifest.get("training_matrix")
     if not isinstance(tm, dict) or not isinstance(tm.get("values"), list) or len(tm["values"]) <= 1:
         return manifest
-    return {**manifest, "training_matrix": {**tm, "values": tm["values"][:1]}}
+    cut = {"values": tm["values"][:1]}
+    rec = tm.get("unclipped")
+    if isinstance(rec, dict):  # checked cell by cell in check_structure
+        cut["unclipped"] = {k: (v[:1] if isinstance(v, list) else v) for k, v in rec.items()}
+    return {**manifest, "training_matrix": {**tm, **cut}}
 
 
 def check_numbers(doc, path, where: str = "") -> None:
@@ -140,7 +171,7 @@ def check_numbers(doc, path, where: str = "") -> None:
         v, w = stack.pop()
         if isinstance(v, dict):
             for k, x in v.items():
-                if w == "training_matrix" and k == "values":
+                if (w == "training_matrix" and k == "values") or (w == "training_matrix.unclipped" and k != "description"):
                     continue  # check_structure
                 stack.append((x, f"{w}.{k}" if w else str(k)))
         elif isinstance(v, list):

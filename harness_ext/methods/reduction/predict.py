@@ -26,7 +26,7 @@ per dataset; their aggregate uses the cross-validated RMSE of the aggregate.
 
 References
 ----------
-SimBA (000) §4 (pounce); Zhao et al. (004) §3 (predictive uncertainty).
+SimBA §4 (pounce); Zhao et al. §3 (predictive uncertainty).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import pandas as pd
 from ...errors import HarnessExtError
 from ...report import Result, Stages, format_table, progress
 from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings, check_level,
-                              floor_warnings, z_of)
+                              floor_warnings, score_truth, z_of)
 from ...store.matrix import apply_normalisation, params_frame
 
 log = logging.getLogger("harness_ext.predict")
@@ -355,13 +355,15 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     # The benchmark's own score (MMLU acc, size-weighted) is linear in the normalised scores: c + u . z.
     bench, bench_why = benchmark_score(manifest, columns)
     u = None if bench is None else bench.normalised_weights
+    truth = None if bench is None else score_truth(manifest, train)  # scores below chance, as the score counts them
     train_X = train.to_numpy(dtype=float)
     observed = np.zeros(Z_new.shape, dtype=bool)
     observed[:, subset_idx] = have
     weights = np.array([by_name[c]["weight"] for c in columns], dtype=float)
     # The fit and the calibration on the manifest's folds take most of a minute on large benchmarks: a bar says so.
     bar = Stages(progress(None, total=2, desc="predict"), log, "predict")
-    cells = predict_cells(manifest, train, train_X, Z_new, observed, subset_idx, weights, u, level, raw_new.index, bar)
+    cells = predict_cells(manifest, train, train_X, Z_new, observed, subset_idx, weights, u, level, raw_new.index, bar,
+                          truth)
     warnings += cells.warnings
     bar.update()
     bar.set_postfix_str("scores on the harness's scale")
@@ -374,14 +376,14 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     mean = np.where(bounded & ~observed, np.clip(cells.mean, 0.0, 1.0), cells.mean)
     agg = mean @ weights
     h_lo, h_hi, a_lo, a_hi, r_lo, r_hi = half_widths(manifest, cells, mean, train_X, observed, subset_idx, weights, u,
-                                                     z_of(level), item_vars)
+                                                     z_of(level), item_vars, truth)
     lower = np.where(bounded, np.clip(mean - h_lo, 0, 1), mean - h_lo)
     upper = np.where(bounded, np.clip(mean + h_hi, 0, 1), mean + h_hi)
     agg_actual = np.where(np.isnan(Z_new).any(axis=1), np.nan, Z_new @ weights)
     # An observed anchor-item estimate keeps its interval on the raw scale too.
     table = prediction_table(raw_new, params, observed, Z_new, mean, lower, upper, observed & (h_lo == 0) & (h_hi == 0))
     if bench is not None:
-        warnings += floor_warnings(raw_new.index, bench, params, observed, Z_new, lower)
+        warnings += floor_warnings(raw_new.index, bench, params, observed, Z_new, lower, truth is not None)
     n_new, d = mean.shape
     aggregate = aggregate_frame(raw_new.index, bench, table["raw"].to_numpy().reshape(n_new, d),
                                 raw_new.to_numpy(dtype=float), observed, bounded.all(),

@@ -13,8 +13,8 @@
 
 References
 ----------
-Subramani, Gomez and Diab, SimBA (2025) §4 (predicting a model from the subset); Zhao et al. (2024) §3
-(predictive uncertainty).
+SimBA (Subramani, Gomez and Diab 2025) §4 (predicting a model from the subset); Zhao et al. §3 (predictive
+uncertainty).
 """
 
 from __future__ import annotations
@@ -143,11 +143,11 @@ class CellPredictions:
 
 
 def predict_cells(manifest: dict, train: pd.DataFrame, train_X: np.ndarray, Z_new: np.ndarray, observed: np.ndarray,
-                  subset_idx, weights: np.ndarray, u: Optional[np.ndarray], level: float, models,
-                  bar) -> CellPredictions:
+                  subset_idx, weights: np.ndarray, u: Optional[np.ndarray], level: float, models, bar,
+                  truth: Optional[np.ndarray] = None) -> CellPredictions:
     """Fit the manifest's predictor on its training matrix and predict every cell of the new models (``observed``:
-    the subset cells each ran; ``u``: the weights of the benchmark's own score, or None; ``bar``: the progress
-    stages).
+    the subset cells each ran; ``u``: the weights of the benchmark's own score, or None, calibrated against
+    ``truth``, :func:`~harness_ext.methods.reduction.benchmark_score.score_truth`; ``bar``: the progress stages).
 
     Raises
     ------
@@ -155,7 +155,7 @@ def predict_cells(manifest: dict, train: pd.DataFrame, train_X: np.ndarray, Z_ne
         When the predictor refuses the manifest's parameters.
     """
     from ...plugin_manager import get_registration
-    from ..pounce import predict_new_models
+    from ..engine.from_subset import predict_new_models
     from .manifest_validation import check_predictor_params
 
     pred_cfg = manifest["prediction"]["predictor"]
@@ -175,7 +175,7 @@ def predict_cells(manifest: dict, train: pd.DataFrame, train_X: np.ndarray, Z_ne
             reselect, why = stored_reselect(manifest, train, est)
             if why:
                 warnings.append(why)
-            p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have, u)
+            p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have, u, truth)
             mean, lower, upper = p.mean, p.lower, p.upper
             frontier = p.frontier
             from ..engine.frontier import frontier_warnings
@@ -196,7 +196,7 @@ def anchor_item_variance(manifest: dict, cells: CellPredictions, train_X: np.nda
     """``(cell_var, agg_var, raw_var)``: extra variance from subset scores that are anchor-item estimates, per cell,
     of the normalised aggregate and of the benchmark's own score (each None where it does not apply;
     :func:`~harness_ext.methods.reduction.items.item_noise`)."""
-    from ..pounce import predict_new_models
+    from ..engine.from_subset import predict_new_models
     from .items import item_noise
 
     est, have = cells.est, observed[:, subset_idx]
@@ -215,10 +215,12 @@ def anchor_item_variance(manifest: dict, cells: CellPredictions, train_X: np.nda
 
 
 def half_widths(manifest: dict, cells: CellPredictions, mean: np.ndarray, train_X: np.ndarray, observed: np.ndarray,
-                subset_idx, weights: np.ndarray, u: Optional[np.ndarray], Z: float, item_vars: tuple) -> tuple:
+                subset_idx, weights: np.ndarray, u: Optional[np.ndarray], Z: float, item_vars: tuple,
+                truth: Optional[np.ndarray] = None) -> tuple:
     """``(h_lo, h_hi, a_lo, a_hi, r_lo, r_hi)``: the intervals' lower and upper half-widths for the cells (around
-    ``mean``, clipped), the normalised aggregate and the benchmark's own score (None without one), widened by the
-    anchor items' variance ``item_vars``; ``Z``: the normal quantile of the level (non-conformal predictors)."""
+    ``mean``, clipped), the normalised aggregate and the benchmark's own score (None without one; its error
+    against ``truth``), widened by the anchor items' variance ``item_vars``; ``Z``: the normal quantile of the
+    level (non-conformal predictors)."""
     from .benchmark_score import raw_aggregate_rmse
 
     have = observed[:, subset_idx]
@@ -236,7 +238,7 @@ def half_widths(manifest: dict, cells: CellPredictions, mean: np.ndarray, train_
         h_lo = h_hi = np.where(observed, 0.0, Z * (std if std is not None else cv_rmse))
         a_lo = a_hi = Z * agg_rmse
         if u is not None:
-            r_lo = r_hi = Z * raw_aggregate_rmse(manifest, train_X, est, subset_idx, have, weights, agg_rmse, u)
+            r_lo = r_hi = Z * raw_aggregate_rmse(manifest, train_X, est, subset_idx, have, weights, agg_rmse, u, truth)
     item_cell_var, item_agg_var, item_raw_var = item_vars
     if item_cell_var is not None:
         h_lo, h_hi = (np.sqrt(h ** 2 + Z ** 2 * item_cell_var) for h in (h_lo, h_hi))
@@ -339,13 +341,15 @@ def stored_reselect(manifest: dict, train: pd.DataFrame, est) -> tuple:
     return FoldSubsets(cal["fold"], [[index[n] for n in sub] for sub in cal["subsets"]]), None
 
 
-def _conformal(est, Z_in, weights, reselect, have, extra=None):
+def _conformal(est, Z_in, weights, reselect, have, extra=None, extra_truth=None):
     """``est.predict_new_models`` with the stored fold subsets (``have``: (n, k) subset cells each new model ran).
 
     The models that ran the whole subset are calibrated on each fold's models observed on
     the fold's subset; a model that ran part of it, in its own call, on the same positions
     of each fold's subset (:meth:`~harness_ext.methods.engine.newmodel_intervals.FoldSubsets.restrict`).
-    ``extra``: the weights ``u`` of the benchmark's own score (``extra_*`` of the result, one column).
+    ``extra``: the weights ``u`` of the benchmark's own score (``extra_*`` of the result, one column), calibrated
+    against ``extra_truth`` (the training scores below chance as they are,
+    :func:`~harness_ext.methods.reduction.benchmark_score.score_truth`) where the predictor takes it.
     """
     import inspect
 
@@ -356,6 +360,8 @@ def _conformal(est, Z_in, weights, reselect, have, extra=None):
         if extra is None:
             return est.predict_new_models(Z, **args)
         if "extra_weights" in params:
+            if extra_truth is not None and "extra_truth" in params:
+                args["extra_truth"] = extra_truth
             return est.predict_new_models(Z, extra_weights=extra[None, :], **args)
         # A predictor without extra aggregates: a second call, its aggregate computed with the score's weights.
         p, q = est.predict_new_models(Z, **args), est.predict_new_models(Z, **{**args, "weights": extra})

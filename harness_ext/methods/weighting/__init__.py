@@ -1,18 +1,18 @@
 """Weighting schemes and ranking-robustness analyses (``harness-ext weights``).
 
 Everything here follows Ailem et al., "Examining the robustness of LLM evaluation
-to the distributional assumptions of benchmarks" (paper 003 in ``../shared/seeds``):
+to the distributional assumptions of benchmarks":
 
-* cluster-based weights (medoids only, distance-based, inverse-distance; 003 §3.3)
+* cluster-based weights (medoids only, distance-based, inverse-distance; Ailem et al. §3.3)
   on a spherical k-means clustering of the column performance vectors whose
-  number of clusters maximises the cosine silhouette (003 §5.1);
-* weights drawn uniformly from the probability simplex (003 §3.3, §5.2.3): each
-  model's score range, the pairwise "row beats column" matrix (003 Fig. 4), the
+  number of clusters maximises the cosine silhouette (Ailem et al. §5.1);
+* weights drawn uniformly from the probability simplex (Ailem et al. §3.3, §5.2.3): each
+  model's score range, the pairwise "row beats column" matrix (Ailem et al. Fig. 4), the
   top-two swap rate and the largest score shift;
-* "increasing benchmark size" curves, most informative vs random (003 §3.3, §5.2.2);
+* "increasing benchmark size" curves, most informative vs random (Ailem et al. §3.3, §5.2.2);
 * permutation tests that column performance vectors are more similar than chance
-  (mean, 75th, 95th percentile, KS test; 003 §3.2, Table 2) and the silhouette of
-  observed vs permuted data (003 Table 3).
+  (mean, 75th, 95th percentile, KS test; Ailem et al. §3.2, Table 2) and the silhouette of
+  observed vs permuted data (Ailem et al. Table 3).
 
 Orientation. A matrix here is ``models x columns`` (the store's orientation), where
 columns are datasets or prompts. The paper's ``Q`` is ``prompts x models``, i.e.
@@ -27,8 +27,9 @@ cells predicted by reduce's default predictor), :mod:`.sampling`
 (uniform simplex draws), :mod:`.clustering` (spherical k-means, cluster weights),
 :mod:`.schemes` (registered schemes, weights files, rank changes per scheme),
 :mod:`.random_weights` (robustness under random weights), :mod:`.size` (increasing benchmark
-size), :mod:`.similarity` and :mod:`.permutation` (permutation and silhouette tests),
-:mod:`.prompts` (prompt-level matrices) and :mod:`.plots` (the figures).
+size), :mod:`.similarity` and :mod:`.permutation` (permutation and silhouette tests) and
+:mod:`.prompts` (prompt-level matrices). Each figure is drawn by the module of the result it shows
+(matplotlib imported only then).
 """
 
 from __future__ import annotations
@@ -55,18 +56,19 @@ from .permutation import (
     permute_within_models,
     silhouette_test,
 )
-from .plots import plot_pairwise, plot_rank_changes, plot_score_distribution, plot_size_curves
 from .prompts import read_prompt_matrix, samples_matrix
 from .random_weights import (
     RandomWeightsResult,
     binary_beat_probability,
     default_chunk_size,
     expected_score_std,
+    plot_pairwise,
+    plot_score_distribution,
     random_weight_analysis,
     random_weight_analysis_loop,
 )
 from .sampling import sample_simplex, sample_simplex_spacings
-from .schemes import SchemeComparison, compare_schemes, compute_weights, emit_weights, make_scheme
+from .schemes import SchemeComparison, compare_schemes, compute_weights, emit_weights, make_scheme, plot_rank_changes
 from .similarity import (
     MAX_CODE_TABLE,
     STAT_NAMES,
@@ -77,7 +79,7 @@ from .similarity import (
     column_similarities,
     column_similarity,
 )
-from .size import SizeCurves, cumulative_scores, most_informative_order, size_curves
+from .size import SizeCurves, cumulative_scores, most_informative_order, plot_size_curves, size_curves
 
 __all__ = [
     "ANALYSES", "BINARY_MEASURES", "CHUNK_FLOATS", "MAX_CODE_TABLE", "SCHEME_NAMES_DEFAULT", "SIMILARITY_MEASURES",

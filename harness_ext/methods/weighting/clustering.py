@@ -1,4 +1,4 @@
-"""Spherical k-means of column performance vectors, k chosen by cosine silhouette, and the cluster-based weights (003 §3.2-3.3, §5.1)."""
+"""Spherical k-means of column performance vectors, k chosen by cosine silhouette, and the cluster-based weights (Ailem et al. §3.2-3.3, §5.1)."""
 
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ def cluster_columns(
 
     References
     ----------
-    003 §3.2 (clustering performance vectors) and §5.1 (spherical k-means,
+    Ailem et al. §3.2 (clustering performance vectors) and §5.1 (spherical k-means,
     number of clusters maximising the cosine silhouette; Dhillon and Modha 2001).
     """
     X = check_matrix(X, allow_nan=True)
@@ -174,7 +174,7 @@ def spherical_kmeans(V, n_clusters: int, random_state: int = 0, n_init: int = 10
 
     References
     ----------
-    003 §5.1 (spherical k-means); Dhillon and Modha (2001), "Concept
+    Ailem et al. §5.1 (spherical k-means); Dhillon and Modha (2001), "Concept
     decompositions for large sparse text data using clustering", §3.
     """
     V = np.asarray(V, dtype=float)
@@ -311,7 +311,7 @@ def cluster_weights(labels, distances, kind: str) -> np.ndarray:
 
     References
     ----------
-    003 §3.3, "Cluster-based", items 2(i) and 2(ii).
+    Ailem et al. §3.3, "Cluster-based", items 2(i) and 2(ii).
     """
     labels = np.asarray(labels, dtype=int)
     d = np.asarray(distances, dtype=float).copy()

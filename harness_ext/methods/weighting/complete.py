@@ -3,8 +3,8 @@
 Clustering, the permutation and silhouette tests, the most-informative order and the per-draw reference
 need every cell; a renormalised mean over whatever each model ran ranks a model with one good score
 first. Rather than cut the matrix to a dense block, ``harness-ext weights`` fills the missing cells with
-the predictor ``reduce`` and ``predict`` use (:data:`~harness_ext.methods.reduction.manifest.DEFAULT_PREDICTOR`),
-under the same rules: at least :data:`~harness_ext.methods.reduction.manifest.MIN_MODELS` models, at least one
+the predictor ``reduce`` and ``predict`` use (:data:`~harness_ext.methods.reduction.rules.DEFAULT_PREDICTOR`),
+under the same rules: at least :data:`~harness_ext.methods.reduction.rules.MIN_MODELS` models, at least one
 dataset with results from two models, and datasets with fewer are kept and predicted (said in ``notes``).
 """
 
@@ -49,7 +49,7 @@ def complete_matrix(df: pd.DataFrame, predictor: Optional[str] = None, random_st
     df : pandas.DataFrame
         models x columns with NaN for cells not run.
     predictor : str, optional
-        Registered predictor name; ``None`` is :data:`~harness_ext.methods.reduction.manifest.DEFAULT_PREDICTOR`.
+        Registered predictor name; ``None`` is :data:`~harness_ext.methods.reduction.rules.DEFAULT_PREDICTOR`.
     random_state : int
         Seed of the predictor (its cross-validation folds and sampler), so the same matrix and
         seed give the same completed matrix.
@@ -66,11 +66,11 @@ def complete_matrix(df: pd.DataFrame, predictor: Optional[str] = None, random_st
 
     References
     ----------
-    Issue 14 item 1 (sparse matrices: never cut silently to a dense block); Ailem et al. (003) §3.3,
-    §5 (the analyses that need every cell).
+    Ailem et al. §3.3, §5 (the analyses that need every cell); the completion is ``reduce``'s own
+    (:mod:`harness_ext.methods.engine.completion`), so a sparse matrix is never cut silently to a dense block.
     """
     from ...plugin_manager import get_registration
-    from ..reduction.manifest import DEFAULT_PREDICTOR, MIN_MODELS, thin_columns
+    from ..reduction.rules import DEFAULT_PREDICTOR, MIN_MODELS, thin_columns
     from ..pounce import make_predictor
 
     name = get_registration("predictors", predictor or DEFAULT_PREDICTOR).name

@@ -1,4 +1,4 @@
-"""Permutation tests: are column performance vectors more similar, and more clustered, than chance? (003 §3.2, §5.1, Tables 2 and 3)."""
+"""Permutation tests: are column performance vectors more similar, and more clustered, than chance? (Ailem et al. §3.2, §5.1, Tables 2 and 3)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def permute_within_models(X: np.ndarray, rng) -> np.ndarray:
 
     References
     ----------
-    003 §3.2: "randomly shuffling the cells of each column" of Q (prompts x models).
+    Ailem et al. §3.2: "randomly shuffling the cells of each column" of Q (prompts x models).
     """
     keys = rng.random(X.shape)
     return np.take_along_axis(X, np.argsort(keys, axis=1), axis=1)
@@ -37,7 +37,7 @@ class PermutationTestResult(Result):
     ks_statistic: pd.Series
     n_permutations: int
 
-    title = "permutation test p-values (003 Table 2)"
+    title = "permutation test p-values (Ailem et al. Table 2)"
 
     def tables(self) -> dict:
         return {"pvalues": self.pvalues, "observed": self.observed, "permuted_mean": self.permuted_mean,
@@ -50,7 +50,7 @@ class PermutationTestResult(Result):
     def render(self) -> str:
         """The p-values, then each observed statistic with its mean over the permutations in brackets."""
         both = self.observed.round(4).astype(str) + " (" + self.permuted_mean.round(4).astype(str) + ")"
-        return (section(f"permutation test p-values ({self.n_permutations} permutations; 003 Table 2)",
+        return (section(f"permutation test p-values ({self.n_permutations} permutations; Ailem et al. Table 2)",
                         format_table(self.pvalues, "{:.4g}"))
                 + "\n\n" + section("observed statistic (permuted mean)", format_table(both, self.floatfmt)))
 
@@ -105,7 +105,7 @@ def permutation_test(
 
     References
     ----------
-    003 §3.2, §5.1, Table 2.
+    Ailem et al. §3.2, §5.1, Table 2.
     """
     X = check_matrix(X, min_rows=2, min_cols=3)
     _require_complete(X, "the permutation test")
@@ -174,7 +174,7 @@ def permutation_test(
 
 @dataclass
 class SilhouetteTestResult(Result):
-    """Observed vs permuted silhouette (003 Table 3)."""
+    """Observed vs permuted silhouette (Ailem et al. Table 3)."""
 
     observed: float
     observed_k: int
@@ -193,7 +193,7 @@ class SilhouetteTestResult(Result):
             }
         )
 
-    title = "silhouette of spherical k-means, observed vs permuted (003 Table 3)"
+    title = "silhouette of spherical k-means, observed vs permuted (Ailem et al. Table 3)"
 
     def tables(self) -> dict:
         return {"silhouette": self.table()}
@@ -215,7 +215,7 @@ def silhouette_test(
 
     References
     ----------
-    003 §3.2 (last paragraph), §5.1, Table 3.
+    Ailem et al. §3.2 (last paragraph), §5.1, Table 3.
     """
     from ...report import progress
 

@@ -1,4 +1,4 @@
-"""Prompt-level matrices (models x prompts): from a CSV of another tool or from the store's lm-eval per-sample scores (003 §3.1)."""
+"""Prompt-level matrices (models x prompts): from a CSV of another tool or from the store's lm-eval per-sample scores (Ailem et al. §3.1)."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def samples_matrix(store, task: str, metric: str = "acc", models: Optional[str] 
 
     References
     ----------
-    003 §3.1: the prompt x model performance matrix Q (here ``Q.T``).
+    Ailem et al. §3.1: the prompt x model performance matrix Q (here ``Q.T``).
     """
     import fnmatch
 

@@ -1,4 +1,4 @@
-"""Rankings under weights drawn uniformly from the simplex: score ranges, pairwise wins, top-two swaps (003 §3.3, §5.2.3, Fig. 4, 12)."""
+"""Rankings under weights drawn uniformly from the simplex: score ranges, pairwise wins, top-two swaps (Ailem et al. §3.3, §5.2.3, Fig. 4, 12)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ class RandomWeightsResult(Result):
     pairwise : DataFrame
         Fraction of draws in which the row model scores strictly higher than the
         column model, over the ``pairwise_top`` best models under uniform weights
-        (003 Figure 4).
+        (Ailem et al. Figure 4).
     top_two : tuple
         (first, second) model under uniform weights.
     top_two_swap_rate : float
@@ -48,7 +48,7 @@ class RandomWeightsResult(Result):
     largest_abs_score_shift_model : str
     largest_range : float
         max over models of ``max - min`` weighted score over the draws (score
-        units): the spread of 003 Figure 12, which §5.2.3 reports as "the
+        units): the spread of Ailem et al. Figure 12, which §5.2.3 reports as "the
         performance of a model can change up to 10%" (accuracy points).
     largest_range_model : str
     sample : ndarray (n_keep, n_models)
@@ -156,10 +156,8 @@ class RandomWeightsResult(Result):
         return "\n\n".join(parts)
 
     def plot(self, path, kind: str = "pairwise", top: int = 20):
-        """Draw 003 Figure 4 (``kind="pairwise"``: how often the row model beats the column model) or
+        """Draw Ailem et al. Figure 4 (``kind="pairwise"``: how often the row model beats the column model) or
         Figure 12 (``kind="distribution"``: the ``top`` models' weighted-score distributions); returns the PNG path."""
-        from .plots import plot_pairwise, plot_score_distribution
-
         if kind == "pairwise":
             return plot_pairwise(self, path)
         if kind == "distribution":
@@ -220,7 +218,7 @@ def random_weight_analysis(
 
     References
     ----------
-    003 §3.3 "Random distributions of weights", §5.2.3, Figures 4 and 12.
+    Ailem et al. §3.3 "Random distributions of weights", §5.2.3, Figures 4 and 12.
     """
     from ...report import progress
 
@@ -341,7 +339,7 @@ def binary_beat_probability(X) -> np.ndarray:
 
     References
     ----------
-    003 §3.3 "Random distributions of weights", §5.2.3, Figure 4 (the matrix
+    Ailem et al. §3.3 "Random distributions of weights", §5.2.3, Figure 4 (the matrix
     it estimates by sampling).
     """
     from scipy.special import betainc
@@ -380,7 +378,7 @@ def expected_score_std(X) -> np.ndarray:
 
     References
     ----------
-    003 §3.3, §5.2.3 (the score ranges this predicts).
+    Ailem et al. §3.3, §5.2.3 (the score ranges this predicts).
     """
     X = check_matrix(X, allow_nan=False)
     return np.sqrt(X.var(axis=1) / (X.shape[1] + 1))
@@ -415,3 +413,45 @@ def random_weight_analysis_loop(df: pd.DataFrame, n_draws: int, random_state: in
         wins += st[:, None] > st[None, :]
         swaps += s[b] > s[a]
     return {"score_min": smin, "score_max": smax, "pairwise": wins / n_draws, "top_two_swap_rate": swaps / n_draws}
+
+
+def plot_pairwise(res: RandomWeightsResult, path):
+    """Heatmap like Ailem et al. Figure 4: percentage of draws where the row model beats the column model."""
+    from ...report import get_pyplot, save_figure
+
+    plt = get_pyplot()
+    P = res.pairwise.to_numpy() * 100
+    k = len(P)
+    fig, ax = plt.subplots(figsize=(0.5 * k + 3, 0.5 * k + 2.5))
+    im = ax.imshow(P, cmap="viridis", vmin=0, vmax=100)
+    names = [short_name(x) for x in res.pairwise.index]
+    ax.set_xticks(range(k), names, rotation=70, ha="right", fontsize=7)
+    ax.set_yticks(range(k), names, fontsize=7)
+    if k <= 25:
+        for (i, j), v in np.ndenumerate(P):
+            if i != j:
+                ax.text(j, i, f"{v:.0f}", ha="center", va="center", fontsize=6, color="w" if v < 60 else "k")
+    ax.set_title(f"% of {res.n_draws:,} random weightings where row beats column", fontsize=9)
+    fig.colorbar(im, ax=ax, shrink=0.8, label="proportion where row > column (%)")
+    return save_figure(fig, path)
+
+
+def plot_score_distribution(res: RandomWeightsResult, path, top: int = 20):
+    """Like Ailem et al. Figure 12 (left): weighted-score distributions; black dot = uniform weights."""
+    from ...report import get_pyplot, save_figure
+
+    plt = get_pyplot()
+    order = np.argsort(-res.uniform, kind="stable")[:top]
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(order) + 1.5))
+    y = np.arange(len(order))[::-1]
+    if len(res.sample):
+        parts = ax.violinplot([res.sample[:, i] for i in order], positions=y, orientation="horizontal", showextrema=False, widths=0.8)
+        for body in parts["bodies"]:
+            body.set_alpha(0.5)
+    ax.hlines(y, res.score_min[order], res.score_max[order], color="0.5", lw=1, label=f"range over {res.n_draws:,} draws")
+    ax.plot(res.uniform[order], y, "ko", ms=4, label="uniform weights")
+    ax.set_yticks(y, [short_name(res.models[i], 36) for i in order], fontsize=7)
+    ax.set_xlabel("weighted score")
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title("Weighted score under random simplex weights", fontsize=9)
+    return save_figure(fig, path)

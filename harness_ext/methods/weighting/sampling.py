@@ -1,4 +1,4 @@
-"""Sampling weight vectors uniformly from the probability simplex (003 §3.3)."""
+"""Sampling weight vectors uniformly from the probability simplex (Ailem et al. §3.3)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def sample_simplex(n: int, d: int, rng) -> np.ndarray:
 
     References
     ----------
-    003 §3.3 "Random distributions of weights" (Smith and Tromble 2004).
+    Ailem et al. §3.3 "Random distributions of weights" (Smith and Tromble 2004).
     """
     rng = np.random.default_rng(rng)
     if d < 1 or n < 0:
@@ -49,7 +49,7 @@ def sample_simplex_spacings(d: int, rng) -> np.ndarray:
 
     References
     ----------
-    003 §3.3; Smith and Tromble (2004), "Sampling uniformly from the unit simplex".
+    Ailem et al. §3.3; Smith and Tromble (2004), "Sampling uniformly from the unit simplex".
     """
     rng = np.random.default_rng(rng)
     u = np.sort(rng.random(d - 1))

@@ -1,4 +1,4 @@
-"""Weighting schemes through the plugin registry, the weights file, and the per-scheme rank changes (003 §3.3, §5.2.1, Fig. 2)."""
+"""Weighting schemes through the plugin registry, the weights file, and the per-scheme rank changes (Ailem et al. §3.3, §5.2.1, Fig. 2)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pandas as pd
 
 from ...errors import MethodError
 from ...report import Result, dumps, format_table, jsonable
-from .common import SCHEME_NAMES_DEFAULT, ranks_desc, section, weighted_scores
+from .common import SCHEME_NAMES_DEFAULT, ranks_desc, section, short_name, weighted_scores
 
 
 def _fit_accepts_columns(cls) -> bool:
@@ -71,7 +71,7 @@ def compute_weights(df: pd.DataFrame, scheme: str = "uniform", random_state: int
 
     References
     ----------
-    003 §3.3.
+    Ailem et al. §3.3.
     """
     if not isinstance(df, pd.DataFrame):
         raise MethodError("compute_weights needs a pandas DataFrame (models x columns)")
@@ -110,7 +110,7 @@ class SchemeComparison(Result):
 
     ``scores`` and ``ranks`` are ``models x schemes``; ``rank_change`` is the
     uniform rank minus the scheme's rank (positive: the model moved up), as in
-    003 Figure 2. ``weights`` is ``columns x schemes``. ``str()`` shows the best
+    Ailem et al. Figure 2. ``weights`` is ``columns x schemes``. ``str()`` shows the best
     models' scores and rank changes; :meth:`plot` draws Figure 2.
     """
 
@@ -141,9 +141,7 @@ class SchemeComparison(Result):
                        format_table(table, self.floatfmt))
 
     def plot(self, path, top: int = 20):
-        """Rank changes against uniform weights as a heatmap (003 Figure 2); returns the PNG path."""
-        from .plots import plot_rank_changes
-
+        """Rank changes against uniform weights as a heatmap (Ailem et al. Figure 2); returns the PNG path."""
         return plot_rank_changes(self, path, top=top)
 
 
@@ -167,7 +165,7 @@ def compare_schemes(
 
     References
     ----------
-    003 §3.3 and §5.2.1, Figure 2.
+    Ailem et al. §3.3 and §5.2.1, Figure 2.
     """
     scheme_params = scheme_params or {}
     names = ["uniform"] + [s for s in schemes if s != "uniform"]
@@ -183,3 +181,28 @@ def compare_schemes(
     ranks = scores.apply(lambda c: pd.Series(ranks_desc(c.to_numpy()), index=c.index))
     change = ranks.rsub(ranks["uniform"], axis=0)
     return SchemeComparison(scores=scores, ranks=ranks, rank_change=change, weights=Wdf, params=params)
+
+
+def plot_rank_changes(comp: SchemeComparison, path, top: int = 20):
+    """Heatmap like Ailem et al. Figure 2: rows schemes, columns models by increasing uniform score."""
+    from ...report import get_pyplot, save_figure
+
+    plt = get_pyplot()
+    order = comp.scores["uniform"].sort_values(kind="stable").index
+    models = list(order[-top:]) if top else list(order)
+    schemes = [s for s in comp.rank_change.columns if s != "uniform"]
+    M = comp.rank_change.loc[models, schemes].to_numpy().T.astype(float)
+    fig, ax = plt.subplots(figsize=(max(6, 0.45 * len(models) + 2), 0.6 * len(schemes) + 2.5))
+    lim = max(1.0, np.abs(M).max())
+    im = ax.imshow(M, cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto")
+    ax.set_xticks(range(len(models)), [short_name(m) for m in models], rotation=70, ha="right", fontsize=7)
+    ax.set_yticks(range(len(schemes)), schemes)
+    if len(models) <= 40:
+        for (i, j), v in np.ndenumerate(M):
+            ax.text(j, i, f"{int(v)}", ha="center", va="center", fontsize=7, color="w" if abs(v) > 0.6 * lim else "k")
+    title = "Rank change vs uniform weights (original rank - new rank)"
+    if top and len(order) > top:
+        title += f"; top {top} of {len(order)} models"
+    ax.set_title(title, fontsize=9)
+    fig.colorbar(im, ax=ax, shrink=0.8)
+    return save_figure(fig, path)

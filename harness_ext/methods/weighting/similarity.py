@@ -1,4 +1,4 @@
-"""Similarity of column performance vectors (cosine, Jaccard, Hamming) and the order statistics the permutation test summarises them by (003 §3.1-3.2)."""
+"""Similarity of column performance vectors (cosine, Jaccard, Hamming) and the order statistics the permutation test summarises them by (Ailem et al. §3.1-3.2)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def column_similarities(Q, measures: Sequence[str]) -> dict:
 
     References
     ----------
-    003 §3.1 (cosine, Jaccard and Hamming similarity of performance vectors).
+    Ailem et al. §3.1 (cosine, Jaccard and Hamming similarity of performance vectors).
     """
     Q = np.asarray(Q, dtype=float)
     out = {}

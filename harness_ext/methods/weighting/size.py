@@ -1,4 +1,4 @@
-"""Increasing benchmark size: average scores along the most informative and random column orders (003 §3.3, §5.2.2, Fig. 3, 10, 11)."""
+"""Increasing benchmark size: average scores along the most informative and random column orders (Ailem et al. §3.3, §5.2.2, Fig. 3, 10, 11)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 from ...base import check_matrix
 from ...errors import MethodError
 from ...report import Result, format_table
-from .common import _require_complete, section, unit_columns
+from .common import _require_complete, section, short_name, unit_columns
 
 
 def most_informative_order(X, start: int) -> np.ndarray:
@@ -36,7 +36,7 @@ def most_informative_order(X, start: int) -> np.ndarray:
 
     References
     ----------
-    003 §3.3 "Increasing benchmark size", §5.2.2.
+    Ailem et al. §3.3 "Increasing benchmark size", §5.2.2.
     """
     V, _ = unit_columns(X)
     d = V.shape[0]
@@ -101,9 +101,7 @@ class SizeCurves(Result):
         return section(self.title, format_table(self.by_size.loc[sizes], self.floatfmt))
 
     def plot(self, path, top: int = 10):
-        """Average score against benchmark size for the ``top`` models, both orders (003 Figures 3, 10, 11)."""
-        from .plots import plot_size_curves
-
+        """Average score against benchmark size for the ``top`` models, both orders (Ailem et al. Figures 3, 10, 11)."""
         return plot_size_curves(self, path, top=top)
 
 
@@ -111,14 +109,14 @@ def size_curves(df: pd.DataFrame, random_state: int = 0, n_random_orders: int = 
     """Average performance as the benchmark grows, most informative vs random order.
 
     Both start from the same random column. The curves plotted are for one
-    random order (as in 003 Fig. 11); the ``by_size`` table (per size: mean
+    random order (as in Ailem et al. Fig. 11); the ``by_size`` table (per size: mean
     absolute deviation of models' scores from the full-benchmark score and the
     Spearman correlation of the induced ranking with the full ranking) averages
     the random method over ``n_random_orders`` orders, each with its own start.
 
     References
     ----------
-    003 §3.3 "Increasing benchmark size", §5.2.2, Figures 3, 10, 11.
+    Ailem et al. §3.3 "Increasing benchmark size", §5.2.2, Figures 3, 10, 11.
     """
     X = check_matrix(df.to_numpy(dtype=float), min_rows=2)
     _require_complete(X, "the most-informative order")
@@ -164,3 +162,22 @@ def _spearman(a, b) -> float:
     from scipy.stats import spearmanr
 
     return float(spearmanr(a, b)[0])
+
+
+def plot_size_curves(curves: SizeCurves, path, top: int = 10):
+    """Like Ailem et al. Figures 3/10/11: average score vs benchmark size, two panels."""
+    from ...report import get_pyplot, save_figure
+
+    plt = get_pyplot()
+    models = curves.full.sort_values(ascending=False, kind="stable").index[:top]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+    sizes = curves.informative.columns.to_numpy()
+    for ax, C, title in ((axes[0], curves.informative, "most informative"), (axes[1], curves.random, "random order")):
+        for mname in models:
+            (line,) = ax.plot(sizes, C.loc[mname].to_numpy(), lw=1.2, label=short_name(mname, 32))
+            ax.axhline(curves.full[mname], color=line.get_color(), ls=":", lw=0.8)
+        ax.set_title(f"Average score as benchmark size increases: {title}", fontsize=9)
+        ax.set_xlabel("benchmark size (columns)")
+    axes[0].set_ylabel("average score (dotted: full benchmark)")
+    axes[1].legend(fontsize=6, loc="best")
+    return save_figure(fig, path)

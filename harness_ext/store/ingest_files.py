@@ -1,0 +1,105 @@
+"""What every ingest path shares about one file: the report of what happened to it, the checks made before it is
+read (special files, broken links, names that are not UTF-8, the size limit), hidden names a walk passes over,
+and the reason a file is reported skipped.
+
+Results (:mod:`.ingest`), per-sample logs (:mod:`.samples`) and item-response tables (:mod:`.item_tables`)
+are ingested by their own loops; they report and refuse files the same way from here.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ..errors import IngestError
+from ..safe_input import file_kind
+
+#: Adapter name reported for item-response tables and HELM runs' per-instance scores (:mod:`.item_tables`).
+ITEMS_ADAPTER = "item_table"
+
+
+@dataclass
+class FileReport:
+    path: str
+    status: str  # ingested | unchanged | skipped
+    adapter: Optional[str] = None
+    n_results: int = 0
+    reason: str = ""
+    conflicts: list = field(default_factory=list)
+    n_samples: int = 0  # per-sample scores, for an lm-eval samples_<task>_<date>.jsonl log or an item table
+    #: A skipped file its adapter knows holds no results (:class:`~harness_ext.errors.NotResults`): no warning.
+    quiet: bool = False
+    #: What the adapter's heuristics did to the file's data (:meth:`harness_ext.types.SourceFile.note`): columns
+    #: stored as aggregates or model metadata, cells left out, each with counts and names.
+    notes: list = field(default_factory=list)
+
+
+def is_hidden(name: str) -> bool:
+    """Whether a directory walk passes over this entry (``.git``, ``.ipynb_checkpoints``, ...).
+
+    Names starting with ``..`` are not hidden: lm-eval writes a run of ``--model_args
+    pretrained=../ckpt`` to a directory named ``..__ckpt`` (its sanitised model path).
+    """
+    return name.startswith(".") and not name.startswith("..")
+
+
+#: Files larger than this are not read (override with $HARNESS_EXT_MAX_FILE_BYTES).
+MAX_FILE_BYTES = 2 * 1024**3
+
+
+def check_path(path: Path, explicit: bool) -> Optional[str]:
+    """Why ``path`` cannot be read as a source (None if it can): checked before any read.
+
+    Special files (FIFOs, devices, sockets) would block or never end, even when named
+    explicitly; symlink loops and dangling links have no content; a name that is not
+    valid UTF-8 cannot be recorded as the source; an oversized file would not fit in memory.
+    """
+    return _check(path)[0]
+
+
+def _check(path) -> tuple:
+    """``(check_path's reason or None, size in bytes or None)`` from one stat."""
+    import errno
+    import stat
+
+    p = os.fspath(path)
+    try:
+        (os.fsdecode(p) if isinstance(p, bytes) else p).encode("utf-8")  # str paths carry bad bytes as surrogates
+    except UnicodeError:
+        return "file name is not valid UTF-8", None
+    try:
+        st = os.stat(p)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symlink loop", None
+        if exc.errno == errno.ENOENT:
+            return ("broken symlink" if os.path.islink(p) else "no such file or directory"), None
+        return f"cannot read: {exc.strerror or exc}", None
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        limit = _max_file_bytes()
+        if st.st_size > limit:
+            return f"file is {st.st_size:,} bytes, above the {limit:,}-byte limit ($HARNESS_EXT_MAX_FILE_BYTES)", None
+        return None, st.st_size
+    if stat.S_ISDIR(mode):
+        return None, None
+    return f"not a regular file ({file_kind(mode)}): not read", None
+
+
+def _max_file_bytes() -> int:
+    return int(os.environ.get("HARNESS_EXT_MAX_FILE_BYTES") or MAX_FILE_BYTES)
+
+
+def _skip_reason(exc: BaseException) -> str:
+    """The reason a file is reported skipped, for the errors the ingest loop reports per file."""
+    if isinstance(exc, IngestError):
+        return exc.reason
+    if isinstance(exc, MemoryError):
+        return "too large to read in memory"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to read"
+    if isinstance(exc, OSError):
+        return f"cannot read: {exc.strerror or exc}"
+    return f"cannot read: {type(exc).__name__}: {exc}"
