@@ -258,14 +258,16 @@ def _manifest_of(manifest) -> tuple:
         # As predict reads it from manifest.json: plain JSON types.
         return json.loads(json.dumps(manifest.manifest)), None if manifest.out is None else manifest.out / "manifest.json"
     if isinstance(manifest, dict):
-        validate_manifest(manifest)
+        from .reduction.item_manifest import is_item_manifest, validate_item_manifest
+
+        (validate_item_manifest if is_item_manifest(manifest) else validate_manifest)(manifest)
         return manifest, None
     return load_manifest(manifest), Path(manifest)
 
 
 def _score_frame(scores, manifest: dict) -> pd.DataFrame:
     """Raw scores (models x manifest dataset names) from a DataFrame, Series or mapping keyed by dataset or task."""
-    from harness_ext.plugins.manifest_writers import lm_eval_task_list
+    from harness_ext.methods.reduction.harness_names import lm_eval_task_list
 
     if isinstance(scores, dict):
         scores = pd.Series(scores, name="new_model")
@@ -343,4 +345,8 @@ def predict(manifest, results, *, level: float = 0.9):
         return predict_scores(doc, _score_frame(results, doc), manifest_path=where, level=level)
     if isinstance(results, (str, os.PathLike)):
         results = [results]
+    if doc.get("kind") == "items":  # reduce --items: from the new model's per-item logs
+        from .reduction.item_predict import predict_items
+
+        return predict_items(doc, [str(p) for p in results], manifest_path=where, level=level)
     return predict_from_manifest(doc, [str(p) for p in results], manifest_path=where, level=level)

@@ -406,7 +406,9 @@ def load_manifest(path) -> dict:
     if path.is_dir():
         path = path / "manifest.json"
     manifest = load_json(path)
-    validate_manifest(manifest, path)
+    from .item_manifest import is_item_manifest, validate_item_manifest
+
+    (validate_item_manifest if is_item_manifest(manifest) else validate_manifest)(manifest, path)
     return manifest
 
 
@@ -432,7 +434,7 @@ def attach_lm_eval_tasks(manifest: dict, db=None, local_data=()) -> dict:
     own task data, whose absolute paths may be written
     (:func:`harness_ext.store.task_yaml_safety.safe_task_config`).
     """
-    from harness_ext.plugins.manifest_writers import lm_eval_task
+    from harness_ext.methods.reduction.harness_names import lm_eval_task
 
     from ...store.lm_eval_tasks import resolve_tasks
     from ...store.db import Store

@@ -323,7 +323,10 @@ def mismatch_message(long: pd.DataFrame, manifest: dict, limit: int = 6) -> str:
 
 
 def predict_from_manifest(manifest: dict, paths, manifest_path=None, level: float = DEFAULT_LEVEL) -> PredictionResult:
-    """Predict every dataset of the manifest for each model found in the result files ``paths``."""
+    """Predict every dataset of the manifest for each model found in the result files ``paths``.
+
+    An item-level manifest (``reduce --items N``) is predicted from per-item logs by
+    :func:`harness_ext.methods.reduction.item_predict.predict_items` instead."""
     level = check_level(level)
     raw_new, _, other_shots = new_model_matrix(manifest, paths)
     return predict_scores(manifest, raw_new, other_shots, manifest_path=manifest_path, level=level)
