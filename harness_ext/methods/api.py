@@ -215,23 +215,7 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     from .reduction.budget import read_costs
     from .reduction.reduce import reduce_matrix
 
-    if isinstance(matrix, pd.DataFrame):
-        # attrs (scales, dataset metadata) kept: astype copies them.
-        df, db = _as_float(matrix, "the matrix"), None if store is None else str(store)
-    elif not isinstance(matrix, (str, os.PathLike)):
-        raise HarnessExtError(f"reduce() takes a DataFrame (models x datasets, named rows and columns) or a store "
-                              f"path, not {type(matrix).__name__}")
-    else:
-        db = _existing_store(matrix)
-        if not _names(benchmark):
-            from ..store.db import Store
-
-            with Store.open(db, read_only=True) as s:
-                names = list(s.benchmarks()["benchmark"])
-            if len(names) > 1:
-                raise HarnessExtError(f"the store holds {len(names)} benchmarks ({', '.join(names[:8])}"
-                                      f"{' ...' if len(names) > 8 else ''}): name one or more with benchmark=")
-        df = load_matrix(db, benchmark)
+    df, db = _reduce_input(matrix, benchmark, store)
     weighting_params = {}
     if weights is not None:
         weighting, weighting_params = "user", {"path": str(weights)}
@@ -243,6 +227,27 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
                          n_random_subsets=n_random_subsets, items=items, local_data=local_data,
                          min_availability=min_availability)
 
+
+
+def _reduce_input(matrix, benchmark, store) -> tuple:
+    """``(matrix, store path or None)`` for :func:`reduce`: a DataFrame as float (its ``attrs`` kept), or the
+    matrix of a store path's ``benchmark`` (required when the store holds several)."""
+    if isinstance(matrix, pd.DataFrame):
+        # attrs (scales, dataset metadata) kept: astype copies them.
+        return _as_float(matrix, "the matrix"), None if store is None else str(store)
+    if not isinstance(matrix, (str, os.PathLike)):
+        raise HarnessExtError(f"reduce() takes a DataFrame (models x datasets, named rows and columns) or a store "
+                              f"path, not {type(matrix).__name__}")
+    db = _existing_store(matrix)
+    if not _names(benchmark):
+        from ..store.db import Store
+
+        with Store.open(db, read_only=True) as s:
+            names = list(s.benchmarks()["benchmark"])
+        if len(names) > 1:
+            raise HarnessExtError(f"the store holds {len(names)} benchmarks ({', '.join(names[:8])}"
+                                  f"{' ...' if len(names) > 8 else ''}): name one or more with benchmark=")
+    return load_matrix(db, benchmark), db
 
 def _manifest_of(manifest) -> tuple:
     """``(manifest dict, where it came from)`` from a ReduceResult, a dict or a manifest file/folder."""
