@@ -35,7 +35,7 @@ from .direct_ridge import BLEND_GRID, direct_predict
 from .lowrank import fold_in
 
 __all__ = ["CALIBRATION_FOLDS", "FOLD_RESELECTION", "POOL_PLAIN_SCORES", "SAME_RESELECTION_CELLS", "FoldSubsets",
-           "calibrate_model_folds", "calibration_weights", "cv_plus_extra_aggregates", "cv_plus_new_models", "fold_labels", "fold_selector", "run_groups",
+           "calibrate_model_folds", "calibration_weights", "cv_plus_extra_aggregates", "cv_plus_new_models", "fold_labels", "run_groups",
            "run_of", "label_folds", "reselection_mode", "select_fold_subsets"]
 
 
@@ -174,50 +174,6 @@ def reselection_mode(n_cells: int):
     return "design", {"reason": "the exact selection once per calibration fold over its budget: each fold re-runs it "
                                 "on the design criterion, in the cross-validation's folds", "cells": int(n_cells),
                       "budget": SAME_RESELECTION_CELLS}
-
-
-def fold_selector(X, selector: str, *, k: int, sel_params=None, similarity=None, random_state: int = 0,
-                  kind: str = "count", value=None, cost_vec=None, fixed=None, mode: str = FOLD_RESELECTION,
-                  demoted=()):
-    """``rows -> subset``: the manifest's selection (selector, parameters, seed, budget) run on rows ``rows`` of ``X``.
-
-    Only the subset is needed, not a coverage curve: selectors that can stop do so at
-    ``k`` datasets (or at the cost budget). ``mode`` as :data:`FOLD_RESELECTION`;
-    ``fixed``: the predictor with its settings chosen on every model (``"same"``);
-    ``demoted``: the manifest's availability rule (datasets chosen last, :func:`~harness_ext.methods.reduction.budget.demote`).
-    """
-    from ...errors import MethodError
-    from ...plugin_manager import get_registration
-    from ..reduction.budget import demote, subset_size
-    from ..pounce import selector_order
-
-    if mode not in ("design", "same"):
-        raise MethodError(f"fold reselection must be 'design' or 'same', got {mode!r}")
-    d = X.shape[1]
-    reg = get_registration("selectors", selector)
-    defaults = reg.cls().get_params()
-    params = dict(sel_params or {})
-    if "similarity" in defaults and similarity is not None:
-        params["similarity"] = similarity
-    if "gamma" in defaults:
-        params["gamma"] = None
-    if kind == "cost" and "cost_budget" in defaults:
-        params["cost_budget"] = float(value)
-    elif "n_select" in defaults and kind != "cost":
-        # with demoted datasets, enough steps that k others are in the order before they are moved to its end
-        params["n_select"] = int(min(d, k + len(demoted)))
-    if mode == "design":
-        params.update(CHEAP_SELECTION.get(reg.name, {}))
-    elif fixed is not None and "predictor_params" in defaults:
-        params["predictor_params"] = {p: fixed.get_params()[p] for p in ("rank", "lam", "scales", "cell_blend", "blend")
-                                      if p in fixed.get_params()}
-
-    def select(rows):
-        order = demote(selector_order(X[rows], selector, random_state=random_state, **params), demoted)
-        n = subset_size("cost", value, d, None, cost_vec[order]) if kind == "cost" else int(k)
-        return order[:n]
-
-    return select
 
 
 class FoldSubsets:

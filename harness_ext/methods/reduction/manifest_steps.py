@@ -342,7 +342,8 @@ def calibrate(df: pd.DataFrame, facts: MatrixFacts, plan: ModelPlan, sel: Select
     them (the nested error ``predict`` calibrates on), compare with random subsets on the same folds in the
     benchmark's points, and measure the frontier."""
     from ..engine.frontier import frontier_expectation
-    from ..engine.newmodel_intervals import fold_selector, label_folds, select_fold_subsets
+    from ..engine.newmodel_intervals import label_folds, select_fold_subsets
+    from .fold_selection import fold_selector
     from ..engine.subset_cv import shared_cache
     from .evidence import nested_subset_error, new_model_evidence
 
