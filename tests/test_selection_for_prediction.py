@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from harness_ext.errors import MethodError
-from harness_ext.methods.reduction.manifest import build_manifest, parse_budget, validate_manifest
+from harness_ext.methods.reduction.budget import parse_budget
+from harness_ext.methods.reduction.manifest import build_manifest, validate_manifest
 from harness_ext.methods.reduction.evidence import beats_random, budget_curve, compare_with_random
 from harness_ext.methods.engine.subset_cv import model_folds
 from harness_ext.plugins.predictors import RidgePredictor
