@@ -98,7 +98,8 @@ def main(argv=None) -> int:
         print("bench_bpmf_pymc: skipped, PyMC is not installed (pip install pymc to run it)")
         return 0
     from harness_ext.methods.pounce import hide_cells
-    from harness_ext.plugins.predictors import BayesianPMF, standardise_columns
+    from harness_ext.methods.engine.baselines import standardise_columns
+    from harness_ext.plugins.predictors import BayesianPMF
 
     X, metric, source = load(args.matrix)
     mask = hide_cells(X, 0.2, np.random.default_rng(args.seed))

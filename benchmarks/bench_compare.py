@@ -28,7 +28,9 @@ from sklearn.metrics import ndcg_score
 
 from harness_ext.methods import ranking
 from harness_ext.methods.compare import holm
-from harness_ext.plugins.selectors_002 import DOptimal, FarthestFirst, dataset_representation
+from harness_ext.methods.prowl.representation import dataset_representation
+from harness_ext.plugins.selectors_design import DOptimal
+from harness_ext.plugins.selectors_representation import FarthestFirst
 
 
 def _time(fn, reps):

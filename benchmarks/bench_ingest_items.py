@@ -1,11 +1,12 @@
-"""Ingest of a large item-response table: a 429-model x 30,000-item long Parquet table.
+"""Ingest and item-level reduce of a large item-response table: a 429-model x 30,000-item long Parquet table.
 
 The table is synthetic, drawn from the shared Open LLM Leaderboard v2 marginals
 (``../shared/data/items/open_llm_v2/*.parquet``): a Rasch model whose model abilities and item
 difficulties are the logits of the real per-model and per-item means (items resampled to 30,000), so
 the 0/1 answers have the real spread of models and items. ``harness-ext ingest`` runs in a child
 process; reported: wall and CPU seconds (on a shared machine the wall time includes waiting for a
-core), the child's peak resident memory, and the per-model means read back against the table's.
+core), the child's peak resident memory, and the per-model means read back against the table's; then the
+same for ``harness-ext reduce --items 50`` on the store (the item-level reduction), with its manifest's size.
 
 Usage::
 
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -61,19 +61,34 @@ def main(argv=None) -> int:
         path = Path(tmp) / "synthetic_items.parquet"
         table.to_parquet(path, index=False)
         db = Path(tmp) / "store.duckdb"
-        t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([sys.executable, "-m", "harness_ext", "ingest", "--db", str(db), "-q", str(path)], check=True)
-        wall, c1 = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
+        wall, cpu, peak = _child([sys.executable, "-m", "harness_ext", "ingest", "--db", str(db), "-q", str(path)])
         import duckdb
 
         con = duckdb.connect(str(db), read_only=True)
         got = con.execute("SELECT model, avg(value) FROM samples GROUP BY model").df().set_index("model").iloc[:, 0]
         want = table.groupby("model")["score"].mean()
         err = float(np.abs(got.loc[want.index].to_numpy() - want.to_numpy()).max())
+        con.close()
         print(f"{table['model'].nunique()} models x {args.items} items = {len(table):,} item scores: "
-              f"{wall:.1f} s wall, {c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime:.1f} s CPU, "
-              f"peak {c1.ru_maxrss / 1024 ** 2:.2f} GB; per-model means read back, max |difference| {err:.2g}")
+              f"ingest {wall:.1f} s wall, {cpu:.1f} s CPU, "
+              f"peak {peak:.2f} GB; per-model means read back, max |difference| {err:.2g}")
+        del table
+        wall, cpu, peak = _child([sys.executable, "-m", "harness_ext", "reduce", "--db", str(db), "--items", "50",
+                                  "--out", str(Path(tmp) / "reduced"), "-q"])
+        size = (Path(tmp) / "reduced" / "manifest.json").stat().st_size
+        print(f"reduce --items 50: {wall:.1f} s wall, {cpu:.1f} s CPU, peak {peak:.2f} GB; manifest {size / 1e6:.2f} MB")
     return 0
+
+
+def _child(cmd) -> tuple:
+    """``(wall s, CPU s, peak resident GB)`` of one child process (its own rusage, not the children's maximum)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, ru = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(map(str, cmd[2:4]))} failed with exit code {proc.returncode}")
+    return time.perf_counter() - t0, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024 ** 2
 
 
 if __name__ == "__main__":

@@ -35,7 +35,8 @@ import numpy as np
 import _common  # noqa: F401  (sys.path and environment set-up)
 from _common import emit_json, row
 from harness_ext.base import limit_threads
-from harness_ext.plugins.predictors import BayesianPMF, RidgePredictor, _row_posterior
+from harness_ext.methods.engine.pmf import _row_posterior
+from harness_ext.plugins.predictors import BayesianPMF, RidgePredictor
 from harness_ext.methods.pounce import hide_cells, interval_coverage, mse_curve, split_models
 
 CROSSPRED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "crosspred-lvlm" / "data" / "result_summary.json"

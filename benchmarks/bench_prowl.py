@@ -2,7 +2,7 @@
 
 Times, in one process on the same data:
 
-* the nine SimBA similarity matrices (``harness_ext.plugins.similarity``) against
+* the nine SimBA similarity matrices (``harness_ext.methods.similarity``) against
   a double loop over column pairs calling scipy.stats / scipy.spatial.distance
   on the pairwise-complete rows;
 * the RANDOM baseline (1000 random orders, coverage at every prefix,
@@ -42,7 +42,7 @@ import numpy as np
 from scipy import stats
 from scipy.spatial import distance
 
-from harness_ext.plugins import similarity as sim
+from harness_ext.methods.similarity import measures as sim
 from harness_ext.methods.prowl import random_baseline
 
 

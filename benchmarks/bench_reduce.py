@@ -13,8 +13,8 @@ per-phase reference; bench_reduce_sparse.py times them. Each phase is timed
 by wrapping the module functions the product calls (an inner phase call
 counts for the outer phase only):
 
-* similarity: ``plugins.selectors.coverage_matrix`` (nine measures)
-* selection: ``plugins.selectors.greedy_coverage_order`` (nine orders)
+* similarity: ``methods.prowl.coverage_search.coverage_matrix`` (nine measures)
+* selection: ``methods.prowl.coverage_search.greedy_coverage_order`` (nine orders)
 * random baseline: ``prowl.selection.random_baseline`` (1000 runs)
 * prediction/CV: ``subset_cv.subset_errors`` (ridge, 5 folds)
 * evidence: ``evidence.compare_with_random`` and ``evidence.budget_curve``
@@ -92,8 +92,8 @@ from bench_prowl import REFERENCES, ref_curve, ref_mean_win_rate  # noqa: E402
 
 BENCH = "reduce"
 PHASES = (
-    ("similarity", "harness_ext.plugins.selectors", "coverage_matrix"),
-    ("selection", "harness_ext.plugins.selectors", "greedy_coverage_order"),
+    ("similarity", "harness_ext.methods.prowl.coverage_search", "coverage_matrix"),
+    ("selection", "harness_ext.methods.prowl.coverage_search", "greedy_coverage_order"),
     ("random baseline", "harness_ext.methods.prowl.selection", "random_baseline"),
     ("prediction/CV", "harness_ext.methods.engine.subset_cv", "subset_errors"),
     ("evidence", "harness_ext.methods.reduction.evidence", "compare_with_random"),
@@ -131,7 +131,7 @@ def full_reduce(df, n_random: int = 1000, random_state: int = 0):
     """The full reduce; returns (total seconds, phase seconds, manifest, prowl results, baseline)."""
     from harness_ext.errors import MethodError
     from harness_ext.methods.reduction.manifest import build_manifest
-    from harness_ext.plugins.similarity import PAPER_MEASURES
+    from harness_ext.methods.similarity.measures import PAPER_MEASURES
     from harness_ext.methods.prowl import run_prowl, win_rates
 
     results, notes = {}, []
@@ -181,7 +181,7 @@ def _ref_similarity_one(X, name, budget):
 
 def ref_similarities(X, budget: float) -> dict:
     """Per measure: ``(reference seconds, extrapolated?, max |diff| vs ours on the columns compared)``."""
-    from harness_ext.plugins import similarity as sim
+    from harness_ext.methods.similarity import measures as sim
 
     out = {}
     for name in sim.PAPER_MEASURES:
@@ -230,7 +230,7 @@ def ref_greedy(C, priority, max_candidates=None):
 
 def ref_selection(X, budget: float, random_state: int = 0):
     """Reference greedy on the Pearson coverage matrix; seconds for nine measures, extrapolated?, orders agree?"""
-    from harness_ext.plugins.selectors import coverage_matrix, greedy_coverage_order
+    from harness_ext.methods.prowl.coverage_search import coverage_matrix, greedy_coverage_order
 
     d = X.shape[1]
     Cm = coverage_matrix(X, "pearson")
@@ -278,7 +278,7 @@ def lib_similarities(X, budget: float):
         from bench_similarity_libs import REFERENCES as LIB, VECTORISED, _reference_time
     except ImportError:  # its owner renamed something: no library row rather than a wrong one
         return None
-    from harness_ext.plugins import similarity as sim
+    from harness_ext.methods.similarity import measures as sim
 
     missing = bool(np.isnan(X).any())
     out = {}
@@ -310,7 +310,7 @@ def numpy_greedy(C, priority, max_steps=None):
 
 def lib_selection(X, budget: float, random_state: int = 0):
     """numpy greedy on the Pearson coverage matrix; seconds for nine measures, extrapolated?, orders agree?"""
-    from harness_ext.plugins.selectors import coverage_matrix, greedy_coverage_order
+    from harness_ext.methods.prowl.coverage_search import coverage_matrix, greedy_coverage_order
 
     d = X.shape[1]
     Cm = coverage_matrix(X, "pearson")

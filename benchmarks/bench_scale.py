@@ -4,10 +4,10 @@ Each phase is timed over a geometric grid of ``m`` (models, ``d`` fixed) and
 of ``d`` (datasets, ``m`` fixed) on seeded low-rank synthetic matrices, and
 the growth exponent ``b`` is the slope of ``log(time) = a + b log(size)``:
 
-* similarity: ``plugins.selectors.coverage_matrix`` for each of the nine SimBA
+* similarity: ``methods.prowl.coverage_search.coverage_matrix`` for each of the nine SimBA
   measures (also reported one by one: Kendall's tau is the one quadratic in
   models);
-* selection: ``plugins.selectors.greedy_coverage_order`` on the nine matrices;
+* selection: ``methods.prowl.coverage_search.greedy_coverage_order`` on the nine matrices;
 * random baseline: ``prowl.random_baseline`` (``--runs`` runs; the cost is
   linear in runs, so fewer runs do not change the exponents);
 * prediction/CV: ``pounce.cross_validated_error`` with ridge, 10 folds, a
@@ -67,8 +67,8 @@ FIT_POINTS = 3
 
 def time_phases(X, n_runs: int, repeat_small: bool = True) -> dict:
     """Seconds per phase (and per similarity measure) on one matrix."""
-    from harness_ext.plugins.selectors import coverage_matrix, greedy_coverage_order
-    from harness_ext.plugins.similarity import PAPER_MEASURES
+    from harness_ext.methods.prowl.coverage_search import coverage_matrix, greedy_coverage_order
+    from harness_ext.methods.similarity.measures import PAPER_MEASURES
     from harness_ext.methods.pounce import cross_validated_error, make_predictor
     from harness_ext.methods.prowl import random_baseline
 

@@ -1,7 +1,7 @@
 """Similarity measures against the library routine a user would call instead, in the same run.
 
 For every built-in measure and size, complete and with 20% of cells missing,
-times ``harness_ext.plugins.similarity`` against the fastest library routine a
+times ``harness_ext.methods.similarity`` against the fastest library routine a
 user could call for it (headline ``ratio`` = library time / ours; above 1x we
 are faster) and, as a second column, against scipy's per-pair function on
 the pairwise-complete rows (``loop ratio``, the earlier naive reference):
@@ -281,7 +281,7 @@ def nine_total(n: int, q: int, missing: float = 0.2) -> list:
     checks skip them and its nine-measure total reads them) and prints the
     totals against the 3-minute target.
     """
-    from harness_ext.plugins.similarity import _FUNCS, PAPER_MEASURES
+    from harness_ext.methods.similarity.measures import _FUNCS, PAPER_MEASURES
 
     rows, totals = [], {}
     print(f"nine measures end to end, {fmt_size((n, q))} ({_load()} at start):", flush=True)
@@ -318,9 +318,9 @@ def floors(n: int, q: int, runs: int = 5) -> list:
     symmetric update, as ``np.corrcoef``. Prints each and returns result rows
     (``time_s`` = the part; no reference, so run.py's ratio checks skip them).
     """
-    from harness_ext.plugins.similarity import _FUNCS, _ONE_THREAD_CELLS, _OneBlasThread
-    from harness_ext.plugins.similarity_distances import _l1_kernels
-    from harness_ext.plugins.similarity_kernels import _syrk
+    from harness_ext.methods.similarity.measures import _FUNCS, _ONE_THREAD_CELLS, _OneBlasThread
+    from harness_ext.methods.similarity.distances import _l1_kernels
+    from harness_ext.methods.similarity.kernels import _syrk
 
     def as_ours(g):
         # The parts on the BLAS threads our kernels use: one below _ONE_THREAD_CELLS (the registry's wrapper).
@@ -384,7 +384,7 @@ def main(argv=None) -> int:
         n, q = (int(v) for v in args.nine.split("x"))
         emit_json(nine_total(n, q))
         return 0
-    from harness_ext.plugins.similarity import _FUNCS, PAPER_MEASURES
+    from harness_ext.methods.similarity.measures import _FUNCS, PAPER_MEASURES
 
     print(_load(), flush=True)
 

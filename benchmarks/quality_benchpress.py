@@ -3,8 +3,8 @@
 Run::
 
     python benchmarks/quality_benchpress.py                       # every shared matrix, 10 seeds x 3 folds
-    python benchmarks/quality_benchpress.py --matrices helm_classic --seeds 2
-    python benchmarks/quality_benchpress.py --csv scores.csv [--folds folds.json]   # BenchPress's own matrix
+    python benchmarks/quality_benchpress.py --seeds 1             # quick: 1 seed x 3 folds
+    python benchmarks/quality_benchpress.py --csv tests/fixtures/benchpress/scores.csv  # BenchPress's own matrix
 
 Protocol (Zeng & Papailiopoulos, 2026, §4.2): per-model 3-fold holdout for
 seeds 42-51 (:func:`harness_ext.methods.engine.benchpress.holdout_folds`): each
@@ -15,7 +15,9 @@ block ``k`` of every model. Every fold is completed by
   ALS, rank 2, lambda 0.1, 10 starts x 40 sweeps; matrix-support risk model
   with leave-fold-out conformal 90% intervals, calibrated inside the fold's
   training matrix on its own 30 folds);
-* the default predictor (``lowrank``, or ``--predictor``).
+* the default predictor (``lowrank``, or ``--predictor``), whose completion of
+  a matrix's cells averages in BenchPress's completion with a weight chosen by
+  nested cross-validation (:mod:`harness_ext.methods.engine.completion_mix`).
 
 BenchPress's intervals are scored twice: as the predictor gives them (its
 interval layer calibrated inside each fold's training matrix, as a user gets

@@ -58,7 +58,7 @@ Nothing is tuned on the test cells: the default chooses rank and penalty by
 CV inside each training matrix, and its conformal quantile from held-out
 training cells or training models. Protocol (a) calibrates the held-out-model
 intervals as ``reduce`` -> ``predict`` do: ``reduce``'s model folds, the
-selection re-run without each fold (``newmodel_intervals.fold_selector``), each fold's
+selection re-run without each fold (``reduction.fold_selection.fold_selector``), each fold's
 models observed on its own subset (``predict_new_models(reselect=FoldSubsets)``),
 so the calibration models did not choose the subset they are scored on.
 ``--calibration plain`` scores only the models that chose the subset, on it; ``--calibration
@@ -272,7 +272,7 @@ def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, ex
 
     The training models get ``reduce``'s fold labels (its cross-validation folds, seeded
     by the selection's seed); the selection is re-run without each fold as ``reduce`` re-runs
-    it (:func:`harness_ext.methods.engine.newmodel_intervals.fold_selector`, ``mode`` its reselection);
+    it (:func:`harness_ext.methods.reduction.fold_selection.fold_selector`, ``mode`` its reselection);
     the result is the :class:`~harness_ext.methods.engine.newmodel_intervals.FoldSubsets` that
     ``predict`` builds from the manifest. ``extra``: selector parameters for the in-fold run only
     (experiments: ``quality_calibration_gap.py``'s ``same:n_candidates=4``); ``n_folds``: calibration
@@ -281,7 +281,8 @@ def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, ex
     ``-nested`` (pool False) or ``-pooled`` (pool True). ``groups``: the training models' runs
     (``newmodel_intervals.run_groups``), held out whole by the calibration's folds as ``reduce`` does.
     """
-    from harness_ext.methods.engine.newmodel_intervals import (CALIBRATION_FOLDS, FoldSubsets, fold_labels, fold_selector,
+    from harness_ext.methods.reduction.fold_selection import fold_selector
+    from harness_ext.methods.engine.newmodel_intervals import (CALIBRATION_FOLDS, FoldSubsets, fold_labels,
                                                         select_fold_subsets)
     from harness_ext.methods.pounce import make_predictor
     from harness_ext.methods.engine.subset_cv import model_folds, shared_cache

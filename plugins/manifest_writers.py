@@ -3,32 +3,24 @@
 Task naming: lm-eval files use the harness's own v0.4 task names (MMLU subjects
 as ``mmlu_<subject>``, whatever harness produced the scores); HELM files use
 run-entry descriptions (``mmlu:subject=<s>,model=text`` and the HELM Classic
-core-scenario descriptions below). A HELM scenario with an lm-eval equivalent
+core-scenario descriptions). The lm-eval group and the estimate shipped with it are
+:mod:`harness_ext.methods.reduction.lm_eval_group`. A HELM scenario with an lm-eval equivalent
 becomes those lm-eval tasks and an lm-eval task with a HELM equivalent those
 run entries (:mod:`harness_ext.methods.reduction.harness_names`). A dataset a format cannot
 express is listed in a comment naming it, never silently dropped, and a file
-never holds an empty task list.
+never holds an empty task list. HELM cannot run a list of instances
+(``--max-eval-instances N`` runs HELM's own seeded draw of ``N``): the conf of an item-level
+manifest says so.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
-from typing import Optional
 
-
-from harness_ext.methods.reduction.harness_names import (  # noqa: F401 - lm_eval_task/helm_description are this module's API too
-    HELM_CLASSIC_DESCRIPTIONS, helm_description, helm_description_list, lm_eval_metric, lm_eval_task, lm_eval_task_list)
-from harness_ext.safe_output import check_group_name, comment, hocon_string, list_line, quoted, yaml_text
-
-#: The file, copied into the reduced folder, that makes the group's row the estimate (plugins/lm_eval_group_estimate.py).
-ESTIMATE_MODULE = "harness_ext_estimate"
-ESTIMATE_REF = f"{ESTIMATE_MODULE}.estimate"
-
-
-def _stem(manifest) -> str:
-    return check_group_name(manifest.get("group_name") or "harness_ext_reduced")
+from harness_ext.methods.reduction.harness_names import helm_description_list, lm_eval_task_list
+from harness_ext.methods.reduction.lm_eval_group import group_stem, write_lm_eval_yaml  # noqa: F401 - registered here
+from harness_ext.safe_output import comment, hocon_string, list_line, quoted
 
 
 def write_json(manifest: dict, out_dir: Path) -> list:
@@ -37,105 +29,14 @@ def write_json(manifest: dict, out_dir: Path) -> list:
     return [path]
 
 
-def _task_file_stem(task: str, taken: set) -> str:
-    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", task).lstrip(".-")[:150] or "task"  # a safe file name (safe_output)
-    while stem in taken:
-        stem += "_"
-    taken.add(stem)
-    return stem
-
-
-def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
-    """``<group>.yaml``, a group config ``lm_eval --include_path DIR --tasks <group>`` runs, and the task YAMLs it needs.
-
-    A subset task built into lm-eval is named and lm-eval resolves it; one whose configuration
-    ``reduce`` kept from the ingested results files is written as ``<task>.yaml`` beside the group
-    (``manifest["lm_eval_tasks"]``); any other is listed in the group's header with what the folder still needs.
-    """
-    from harness_ext.store.task_yaml_safety import task_yaml_text
-
-    shown = getattr(out_dir, "shown", out_dir)  # the final folder, when the core stages the files first
-    out_dir = Path(out_dir)
-    sources = manifest.get("lm_eval_tasks") or {}
-    group = _stem(manifest)
-    tasks, skipped, written, unknown = [], [], [], []
-    taken = {group}
-    for entry in manifest["subset"]:
-        names = lm_eval_task_list(entry)
-        if not names:
-            skipped.append(f"{entry['name']} ({entry.get('benchmark')})")
-            continue
-        shots = entry.get("num_fewshot")
-        # A shot count read from another harness (HELM's in-context examples) is kept: the same setting.
-        for name in names:
-            tasks.append({"task": name, "num_fewshot": int(shots)} if isinstance(shots, int) and shots >= 0 else name)
-            src = sources.get(name) or {}
-            if src.get("origin") == "results":
-                path = out_dir / f"{_task_file_stem(name, taken)}.yaml"
-                path.write_text(task_yaml_text(name, src, shown), encoding="utf-8")
-                written.append(path)
-            elif src.get("origin") == "unknown":
-                unknown.append((name, src))
-    doc = {"group": group, "group_alias": group_alias(manifest), "task": tasks}
-    # lm-eval's metric, also for a subset chosen from HELM results (HELM's EM on MMLU is lm-eval's acc).
-    metrics = {lm_eval_metric(e) for e in manifest["subset"] if lm_eval_task_list(e)}
-    estimated = len(metrics) == 1 and None not in metrics
-    item_files = []
-    if estimated:
-        # lm-eval can only aggregate a metric every subtask reports. The aggregation is the shipped estimate
-        # (a !function tag, added to the dumped text below: yaml.safe_dump writes no tags).
-        # A filtered metric ("exact_match,strict-match") names its filter.
-        metric, _, filt = metrics.pop().partition(",")
-        doc["aggregate_metric_list"] = [{"metric": metric, "aggregation": ESTIMATE_REF, "weight_by_size": False,
-                                         **({"filter_list": filt} if filt else {})}]
-        estimate = out_dir / f"{ESTIMATE_MODULE}.py"
-        estimate.write_text((Path(__file__).parent / "lm_eval_group_estimate.py").read_text(encoding="utf-8"),
-                            encoding="utf-8")
-        item_files.append(estimate)
-    doc["metadata"] = {"version": 1.0}
-    # Names come from result files: comments escape them, the document goes through yaml.safe_dump.
-    header = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
-              comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {shown} --tasks {group} --log_samples --output_path results/"),
-              ("# The group's row in lm-eval's table is the full-benchmark estimate with its 90% interval, made by\n"
-               f"# {ESTIMATE_MODULE}.py from the subset's scores and manifest.json (it needs harness-ext installed;"
-               "\n# without it the row is the subset's plain mean, labelled so). 'harness-ext predict' gives every dataset."
-               if estimated else "# The group's plain mean is not the full-benchmark estimate: use 'harness-ext predict'.")]
-    items = (manifest.get("items") or {}).get("tasks") or {}
-    if items:
-        samples = out_dir / f"{group}_samples.json"
-        samples.write_text(json.dumps({t: b["doc_ids"] for t, b in items.items()}) + "\n", encoding="utf-8")
-        item_files.append(samples)
-        header.append(comment(f"Item subset: add --samples {shown}/{samples.name} to run only the anchor items of "
-                              f"{', '.join(map(quoted, items))} (then 'harness-ext predict' weights them; use --log_samples)"))
-    if written:
-        header.append(comment(f"Task definitions in this folder (from the ingested results): {', '.join(p.name for p in written)}"))
-    for name, src in unknown:
-        where = f" It was defined in {src['config_source']}." if src.get("config_source") else ""
-        header.append(comment(f"NOT SELF-CONTAINED: task {quoted(name)} is not defined here ({src.get('reason', 'unknown')}).{where}"))
-        header.append(f"#   Copy its YAML (and any files it includes) into this folder: lm-eval takes one --include_path.")
-    if skipped:
-        header.append("# No lm-eval equivalent (run these in their own harness; see harness_ext.methods.reduction.harness_names):")
-        header += [comment(f"  {s}") for s in skipped]
-    path = out_dir / f"{group}.yaml"
-    if not tasks:
-        # An empty task list is not a group lm-eval can run: say so instead of writing one.
-        header.append("# No dataset of this subset has an lm-eval task, so there is no group to run.")
-        path.write_text("\n".join(header) + "\n", encoding="utf-8")
-        return [path] + written + item_files
-    text = yaml_text(doc).replace(f"aggregation: {ESTIMATE_REF}\n", f"aggregation: !function {ESTIMATE_REF}\n")
-    path.write_text("\n".join(header) + "\n" + text, encoding="utf-8")
-    return [path] + written + item_files
-
-
-def group_alias(manifest: dict) -> str:
-    """The name lm-eval's table shows for the reduced group: the benchmark's, ``mmlu (estimated from 8 of 57)``."""
-    benchmarks = {d.get("benchmark") for d in manifest["datasets"]} - {None}
-    name = benchmarks.pop() if len(benchmarks) == 1 else _stem(manifest)
-    return f"{name} (estimated from {len(manifest['subset'])} of {len(manifest['datasets'])})"
+#: What the HELM conf of an item-level reduction says about the items (:func:`write_helm_conf` adds it).
+HELM_ITEMS_NOTE = ["# HELM cannot run a list of items: --max-eval-instances runs HELM's own seeded draw of that many",
+                   "# instances, not the manifest's. Use the lm-eval group and its --samples file to run the drawn items."]
 
 
 def write_helm_conf(manifest: dict, out_dir: Path) -> list:
     """``run_entries_<group>.conf`` for ``helm-run --conf-paths``."""
+    items = manifest.get("kind") == "items"  # an item-level reduction: HELM runs its own draw of instances
     lines, skipped = [], []
     for entry in manifest["subset"]:
         descs = helm_description_list(entry)
@@ -144,11 +45,14 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
             continue
         lines.extend(f"  {{description: {hocon_string(desc)}, priority: 1}}" for desc in descs)
     head = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
-            f"# Run: helm-run --conf-paths run_entries_{_stem(manifest)}.conf --suite SUITE --max-eval-instances 1000 --models-to-run MODEL"]
+            f"# Run: helm-run --conf-paths run_entries_{group_stem(manifest)}.conf --suite SUITE --max-eval-instances "
+            f"{int(manifest['design']['n_per_task']) if items else 1000} --models-to-run MODEL"]
+    if items:
+        head += HELM_ITEMS_NOTE
     if skipped:
         head.append(comment(f"No HELM run entry known for: {', '.join(map(quoted, skipped))}"))
     body = "entries: [\n" + ",\n".join(lines) + ("\n" if lines else "") + "]\n"
-    path = Path(out_dir) / f"run_entries_{_stem(manifest)}.conf"
+    path = Path(out_dir) / f"run_entries_{group_stem(manifest)}.conf"
     path.write_text("\n".join(head) + "\n" + body, encoding="utf-8")
     return [path]
 
@@ -156,6 +60,6 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
 def write_task_list(manifest: dict, out_dir: Path) -> list:
     """``<group>_tasks.txt``: one line per selected dataset, in selection order (harness task name when known)."""
     names = [list_line(",".join(lm_eval_task_list(e)) or e.get("task") or e["name"], "task name") for e in manifest["subset"]]
-    path = Path(out_dir) / f"{_stem(manifest)}_tasks.txt"
+    path = Path(out_dir) / f"{group_stem(manifest)}_tasks.txt"
     path.write_text("\n".join(names) + "\n", encoding="utf-8")
     return [path]

@@ -20,7 +20,8 @@ Two families live here:
   deviations, and their constrained variants with model and dataset profiles.
   They are *transductive*: every observed cell informs every prediction.
   The multi-metric tensor variant (PTF) takes a 3-D tensor and is therefore a
-  separate, unregistered class, :class:`ProbabilisticTensorFactorization`
+  separate, unregistered class,
+  :class:`harness_ext.methods.engine.pmf.ProbabilisticTensorFactorization`
   (the registration interface is 2-D).
 
 Row-aligned parameters
@@ -40,25 +41,6 @@ Matrix Factorization", NIPS 2007 (constrained PMF).
 
 from __future__ import annotations
 
-
-from .predictors_baselines import (  # noqa: F401  (the public names of the predictors live here)
-    GlobalMean,
-    MeanOfMeans,
-    _missingness_groups,
-    centring_variance,
-    standardise_columns,
-)
-from .predictors_pmf import (  # noqa: F401
-    PMF,
-    BayesianPMF,
-    ProbabilisticTensorFactorization,
-    _row_posterior,
-)
-from .predictors_regression import (  # noqa: F401
-    PAIRWISE_SHRINK,
-    KNNPredictor,
-    MLP2Predictor,
-    MLPPredictor,
-    RidgePredictor,
-    pairwise_gram,
-)
+from .predictors_baselines import GlobalMean, MeanOfMeans  # noqa: F401  (the public names of the predictors live here)
+from .predictors_pmf import PMF, BayesianPMF  # noqa: F401
+from .predictors_regression import KNNPredictor, MLP2Predictor, MLPPredictor, RidgePredictor  # noqa: F401

@@ -20,7 +20,6 @@ from harness_ext.base import BasePredictor, check_matrix, limit_threads
 from harness_ext.errors import MethodError
 from harness_ext.methods.engine import benchpress as bp
 from harness_ext.methods.engine.completion import IntervalPrediction, LowRankCompleter
-from harness_ext.methods.engine.conformal import Z90
 
 
 class LowRankBayes(LowRankCompleter):
@@ -29,11 +28,11 @@ class LowRankBayes(LowRankCompleter):
     def __init__(self, method: str = "gibbs", rank="auto", lam="auto", lam_bias: float = 0.1,
                  ranks=(1, 2, 3, 5), lams=(0.3, 1.0, 3.0, 10.0), cv_folds: int = 3, scales="cv", scale_meta=None,
                  eps: float = 0.01, level: float = 0.9, calibration_folds: int = 5, n_burnin: int = 150,
-                 n_samples: int = 150, thin: int = 3, max_iter: int = 100, random_state: int = 0):
+                 n_samples: int = 150, thin: int = 3, max_iter: int = 100, bp_mix="auto", random_state: int = 0):
         super().__init__(method=method, rank=rank, lam=lam, lam_bias=lam_bias, ranks=ranks, lams=lams,
                          cv_folds=cv_folds, scales=scales, scale_meta=scale_meta, eps=eps, level=level,
                          calibration_folds=calibration_folds, n_burnin=n_burnin, n_samples=n_samples, thin=thin,
-                         max_iter=max_iter, random_state=random_state)
+                         max_iter=max_iter, bp_mix=bp_mix, random_state=random_state)
 
 
 class BenchPress(BasePredictor):
@@ -86,62 +85,29 @@ class BenchPress(BasePredictor):
                     n_ensemble=int(self.n_ensemble), base_seed=int(self.base_seed))
 
     def fit(self, X):
-        with limit_threads():
-            return self._fit(check_matrix(X))
-
-    def _fit(self, X):
         kinds = bp.check_kinds(self.risk_models)
-        obs = ~np.isnan(X)
-        self.factor_ = bp.points_factor(X)
-        P = X * self.factor_
-        self.X_ = X
-        self.calibration_ = bp.calibrate(P, kinds=kinds, level=float(self.level), seed=int(self.base_seed),
-                                         **self._als())
-        self.q_ = self.calibration_.scale
-        mean, lower, upper = self._complete(P, np.arange(X.shape[0]))
-        self.mean_ = np.where(obs, X, mean)
-        self.lower_ = np.where(obs, X, lower)
-        self.upper_ = np.where(obs, X, upper)
-        self.std_ = np.where(obs, 0.0, (self.upper_ - self.lower_) / (2 * Z90))
+        with limit_threads():
+            X = check_matrix(X)
+            self.factor_ = bp.points_factor(X)
+            self.X_ = X
+            self.calibration_ = bp.calibrate(X * self.factor_, kinds=kinds, level=float(self.level),
+                                             seed=int(self.base_seed), **self._als())
+            self.q_ = self.calibration_.scale
+            self.mean_, self.lower_, self.upper_, self.std_ = bp.completed_matrix(X, self.factor_, self.calibration_,
+                                                                                 **self._als())
         return self
-
-    def _complete(self, P, rows_out, calibrate: bool = True):
-        """Complete ``P`` (points) and return raw-unit ``(mean, lower, upper)`` of rows ``rows_out``, every cell.
-
-        ``calibrate=False``: the predictions only (zero-width bounds), without the risk features.
-        """
-        pred = bp.complete(P, **self._als())[rows_out]
-        lo, hi = pred.copy(), pred.copy()
-        if calibrate:
-            r, c = np.nonzero(np.isnan(P[rows_out]))
-            lo[r, c], hi[r, c] = bp.intervals(self.calibration_, P, pred[r, c], rows_out[r], c)
-        return pred / self.factor_, lo / self.factor_, hi / self.factor_
 
     def predict_new_models(self, X_new, weights=None, calibrate: bool = True) -> IntervalPrediction:
         """Add the new models as rows, complete the matrix again, and give their cells' conformal intervals.
 
-        ``calibrate=False`` skips the intervals (the bounds equal the predictions).
-
-        The aggregate (with ``weights``) is the weighted sum of the
-        predictions; BenchPress defines no aggregate interval, so its bounds
-        are the weighted sums of the cell bounds (conservative).
+        ``calibrate=False`` skips the intervals (the bounds equal the predictions). See
+        :func:`harness_ext.methods.engine.benchpress.predict_added_models`.
         """
         if not hasattr(self, "calibration_"):
             raise MethodError("BenchPress is not fitted: call fit(X) first")
         X_new = np.atleast_2d(np.asarray(X_new, dtype=float))
         if X_new.shape[1] != self.X_.shape[1]:
             raise MethodError(f"new models have {X_new.shape[1]} datasets, the fit has {self.X_.shape[1]}")
-        O = ~np.isnan(X_new)
-        P = np.vstack([self.X_, X_new]) * self.factor_
         with limit_threads():
-            m, lo, hi = self._complete(P, self.X_.shape[0] + np.arange(X_new.shape[0]), calibrate)
-        mean = np.where(O, X_new, m)
-        lower = np.where(O, X_new, lo)
-        upper = np.where(O, X_new, hi)
-        sd = np.where(O, 0.0, (upper - lower) / (2 * Z90))
-        agg = alo = ahi = None
-        if weights is not None:
-            wt = np.asarray(weights, dtype=float)
-            agg, alo, ahi = mean @ wt, lower @ wt, upper @ wt
-        return IntervalPrediction(mean, lower, upper, sd, O, agg, alo, ahi, float(self.level), float(self.q_), None,
-                                  (self.calibration_.n_cells, 0))
+            return bp.predict_added_models(self.X_, X_new, self.factor_, self.calibration_, self.level, weights,
+                                           calibrate, **self._als())

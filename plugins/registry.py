@@ -5,9 +5,9 @@ A plugin module like any third-party one (the hooks of :mod:`harness_ext.hookspe
 :func:`harness_ext.plugin_manager.get_plugin_manager`. Each registration names its implementation by
 reference (``"package.module:attribute"``, see :class:`harness_ext.types.Lazy`), imported when a
 command first uses it: registering, and listing with ``harness-ext plugins``, import no numerics, and
-a command imports only the methods it runs. The implementations live in the modules named below
-(similarity measures in :mod:`harness_ext.plugins.similarity`, predictors in
-:mod:`harness_ext.plugins.predictors` and ``predictors_lowrank``, ...).
+a command imports only the methods it runs. The references name the plugin modules beside this one
+(similarity measures in :mod:`harness_ext.plugins.similarity`, predictors in ``predictors_*``, ...), whose
+classes take the methods' parameters and call the numerics in :mod:`harness_ext.methods`.
 
 Nothing here may import numpy: tests/test_cli_speed.py checks what ``harness-ext plugins`` imports.
 """
@@ -42,16 +42,16 @@ SELECTORS = {
     "random": ("selectors:RandomOrder", "SimBA RANDOM baseline: one uniformly random order"),
     "greedy_minimum": ("selectors:GreedyMinimum", "SimBA GREEDY MINIMUM baseline: lowest mean score first"),
     "greedy_maximum": ("selectors:GreedyMaximum", "SimBA GREEDY MAXIMUM baseline: highest mean score first"),
-    "random-subset": ("selectors_002:RandomSubset", "uniform random k-subset drawn afresh for each k (Gusev & Zaytsev "
+    "random-subset": ("selectors_representation:RandomSubset", "uniform random k-subset drawn afresh for each k (Gusev & Zaytsev "
                                                     "§4 Random sampling; compare's baseline)"),
-    "kmeans": ("selectors_002:KMeansRepresentatives", "k-means on dataset representations, one representative per "
+    "kmeans": ("selectors_representation:KMeansRepresentatives", "k-means on dataset representations, one representative per "
                                                       "cluster (Gusev & Zaytsev Alg. 1)"),
-    "farthest-first-cosine": ("selectors_002:CosineFarthestFirst", "greedy farthest-first traversal, cosine distance "
+    "farthest-first-cosine": ("selectors_representation:CosineFarthestFirst", "greedy farthest-first traversal, cosine distance "
                                                                    "(Gusev & Zaytsev Alg. 2, C-FAFI)"),
-    "farthest-first-euclidean": ("selectors_002:FarthestFirst", "greedy farthest-first traversal, Euclidean distance "
+    "farthest-first-euclidean": ("selectors_representation:FarthestFirst", "greedy farthest-first traversal, Euclidean distance "
                                                                 "(Gusev & Zaytsev Alg. 2, E-FAFI)"),
-    "a-optimal": ("selectors_002:AOptimal", "greedy A-optimal design with a swap pass (Gusev & Zaytsev §4, eq. 4)"),
-    "d-optimal": ("selectors_002:DOptimal", "greedy D-optimal design with a swap pass (Gusev & Zaytsev §4, eq. 4)"),
+    "a-optimal": ("selectors_design:AOptimal", "greedy A-optimal design with a swap pass (Gusev & Zaytsev §4, eq. 4)"),
+    "d-optimal": ("selectors_design:DOptimal", "greedy D-optimal design with a swap pass (Gusev & Zaytsev §4, eq. 4)"),
     "prediction_greedy": ("selectors_predictive:PredictionGreedy",
                           "greedy forward on the cross-validated error of the profile and aggregate under a predictor, "
                           "shortlisted by A-optimal design on PPCA loadings; cost-aware"),
@@ -84,7 +84,7 @@ WEIGHTING_SCHEMES = {
     "inverse_distance": ("weighting:InverseDistanceWeights",
                          "weight grows with closeness to the cluster medoid (Ailem et al. §3.3-2ii)"),
     "random_simplex": ("weighting:RandomSimplex", "one draw uniform on the simplex, seeded (Ailem et al. §3.3)"),
-    "user": ("weighting:UserWeights", "weights from a JSON/CSV file (path=...), renormalised"),
+    "user": ("weighting_user:UserWeights", "weights from a JSON/CSV file (path=...), renormalised"),
 }
 
 #: name -> (implementation, suffix, description)

@@ -1,70 +1,13 @@
-"""Selection for prediction: choose the datasets from which the rest of a new model's profile is best predicted.
+"""Selection for prediction: the datasets from which the rest of a new model's profile is best predicted.
 
-The objective of a subset ``S`` is the cross-validated prediction error of the
-full profile and of the full-benchmark aggregate under the chosen predictor:
-held-out models reveal their cells in ``S`` (whatever part of ``S`` they have),
-the predictor trained on the other models predicts the rest, and
-
-    objective(S) = profile MSE + aggregate_weight * aggregate MSE
-
-(:func:`harness_ext.methods.engine.subset_cv.subset_errors`; profile MSE averages over
-all ``d`` cells of a profile with the subset's own cells exact). The selector
-adds datasets greedily, each step taking the candidate with the lowest
-objective.
-
-Exact greedy costs one cross-validation per candidate and step. It is made
-fast by a design criterion on fitted dataset loadings: a probabilistic PCA of
-the training matrix (every observed cell, pairwise covariances) gives loadings
-``V`` (d x r) and noise ``s2``; observing ``S`` leaves the model factors with
-posterior covariance ``P = (I + V_S' V_S / s2)^-1`` and the profile with
-expected error ``trace(V P V') + aggregate_weight * w' V P V' w`` (A-optimal
-on the loadings, plus the c-optimal term of the aggregate). Its greedy gains
-for all candidates come from one ``d x d`` matrix per step (rank-one updates).
-In ``method="auto"`` each exact step evaluates only the ``n_candidates`` best
-candidates by that criterion and exact steps stop after ``max_exact``; the
-rest of the order follows the design criterion alone. ``method="design"`` uses
-the criterion only, ``method="exact"`` evaluates every candidate (for tests
-against brute force and small benchmarks).
-
-``coverage_aware=True`` multiplies each design gain by the dataset's observed
-share of models ``p_c`` (a dataset few models have informs the fit of few).
-It is off by default: with the objective's per-dataset error estimate
-(:mod:`harness_ext.methods.engine.subset_cv`), which counts a rarely observed
-dataset's own large error, the shortlist without it chose better subsets on
-the benchbench cross-leaderboard matrix in a one-off comparison that is not a
-benchmark of the repository (so the option stays off, unmeasured). Exact steps reuse every fold's fit and every (model, observed
-subset cells) fold-in across steps, so a step costs only the fold-ins of the
-models that have the candidate.
-
-Wide matrices (thousands of datasets) stay within flops budgets, each a
-module constant, each recorded by :meth:`PredictionGreedy.describe` and in the
-manifest when it cuts anything: every subset is scored on a seeded sample of
-held-out models past :data:`harness_ext.methods.engine.subset_cv.SCORE_FLOPS_BUDGET`;
-``n_candidates`` and ``max_exact`` shrink together past
-:data:`EXACT_FLOPS_BUDGET`; and past :data:`DESIGN_FLOPS_BUDGET` the datasets
-after the last greedy design step follow that step's gains. No real matrix of
-the repository's data reaches any of them (their orders are pinned by
-tests/test_subset_cv_wide.py); 1,000 x 2,000 reaches all three.
-
-With a size ``size`` (``reduce``'s count or fraction budget) or ``n_select``, and when
-every ``size``-subset can be scored within :data:`EXHAUSTIVE_FLOPS_BUDGET` flops
-(small matrices: HELM Classic's 91 pairs of 14 datasets), the first ``size`` datasets of
-the order are the best subset of that size by the same objective, found by scoring all of
-them, instead of the greedy path to it: greedy commits to the best single dataset and
-on a matrix of strongly correlated datasets the best pair often does not contain it. The
-subset's own datasets are ordered greedily among themselves and the order continues
-greedily from the subset.
-
-With ``costs`` (one positive number per dataset, e.g. the number of samples
-it takes to run) each step maximises error reduction per unit of cost, and
-``cost_budget`` stops the order when the next dataset no longer fits.
+The search (greedy forward selection on the cross-validated error of the profile and the aggregate,
+shortlisted by an A-optimal design criterion on probabilistic-PCA loadings; cost-aware) is
+:func:`harness_ext.methods.prowl.predictive.prediction_greedy_order`.
 
 References
 ----------
-Tipping & Bishop (1999), probabilistic PCA (loadings and
-noise from the eigen-decomposition); Pukelsheim, *Optimal Design of
-Experiments* (1993), A- and c-optimality; Krause & Golovin (2014) for the
-cost-benefit greedy rule.
+Tipping & Bishop (1999), probabilistic PCA; Pukelsheim, *Optimal Design of Experiments* (1993), A- and
+c-optimality; Krause & Golovin (2014) for the cost-benefit greedy rule.
 """
 
 from __future__ import annotations
@@ -73,60 +16,9 @@ from typing import Optional
 
 import numpy as np
 
-from harness_ext.base import BaseSelector, check_matrix, limit_threads
+from harness_ext.base import BaseSelector, check_matrix
 from harness_ext.errors import MethodError
-
-#: Share of the (pairwise) covariance the probabilistic-PCA loadings keep.
-EXPLAINED = 0.95
-#: Flops ``method="auto"`` may spend scoring candidates exactly (each costs
-#: :func:`harness_ext.methods.engine.subset_cv.score_flops`); past it, fewer candidates per step and fewer exact steps.
-#: About a minute of one core; no matrix of the repository's real data comes near it.
-EXACT_FLOPS_BUDGET = 1e11
-#: Flops an exhaustive search of every ``k``-subset may spend (``C(d, k)`` subsets at
-#: :func:`harness_ext.methods.engine.subset_cv.score_flops` each). About ten seconds of one core.
-EXHAUSTIVE_FLOPS_BUDGET = 1e10
-#: Subsets an exhaustive search may score at most (each has a per-subset overhead the flops do not count).
-EXHAUSTIVE_MAX_SUBSETS = 2000
-#: Flops of the greedy design steps (about ``3 d^2`` each: the gains and the rank-one update); past it, the
-#: remaining datasets follow in the order of their design gains after the last greedy step.
-DESIGN_FLOPS_BUDGET = 3e9
-
-
-def ppca_loadings(X: np.ndarray, max_rank: Optional[int] = None, return_gram: bool = False):
-    """Loadings ``V`` (d x r) and noise variance ``s2`` of a probabilistic PCA of ``X`` (NaN allowed).
-
-    The covariance is estimated from every observed cell (pairwise-complete,
-    :func:`harness_ext.plugins.predictors.pairwise_gram`); ``r`` is the
-    smallest rank explaining :data:`EXPLAINED` of it (at most ``max_rank``,
-    at most ``d - 1``) and ``s2`` the mean of the discarded eigenvalues (the
-    maximum-likelihood noise of Tipping & Bishop 1999, eq. 8). ``return_gram``:
-    also the pairwise-complete Gram matrix behind them (``(V, s2, G)``).
-    """
-    from harness_ext.plugins.predictors import pairwise_gram
-
-    n, d = X.shape
-    _, G = pairwise_gram(X)
-    vals, vecs = np.linalg.eigh(G / max(n, 1))
-    vals, vecs = np.clip(vals[::-1], 0.0, None), vecs[:, ::-1]
-    total = vals.sum()
-    if not total > 0:
-        return (np.zeros((d, 1)), 1.0) + ((G,) if return_gram else ())
-    cum = np.cumsum(vals) / total
-    r = int(np.searchsorted(cum, EXPLAINED) + 1)
-    r = max(1, min(r, d - 1 if d > 1 else 1, max_rank or d))
-    s2 = float(vals[r:].mean()) if r < d else float(vals[-1])
-    s2 = max(s2, 1e-6 * total / d)
-    V = vecs[:, :r] * np.sqrt(np.clip(vals[:r] - s2, 0.0, None))
-    return (V, s2) + ((G,) if return_gram else ())
-
-
-def design_gains(K: np.ndarray, s2: float, w: np.ndarray, aggregate_weight: float) -> np.ndarray:
-    """Reduction of ``trace(K) + a * w'Kw`` from observing each dataset, ``K`` the current error covariance.
-
-    Observing dataset ``c`` with noise ``s2`` updates ``K -> K - K[:, c] K[c, :] / (K[c, c] + s2)``.
-    """
-    num = (K ** 2).sum(axis=0) + aggregate_weight * (w @ K) ** 2
-    return num / (np.diag(K) + s2)
+from harness_ext.methods.prowl.predictive import prediction_greedy_order
 
 
 class PredictionGreedy(BaseSelector):
@@ -144,7 +36,7 @@ class PredictionGreedy(BaseSelector):
     weights : array-like, optional
         Dataset weights of the aggregate; default uniform.
     method : {"auto", "exact", "design"}
-        See the module docstring.
+        See :mod:`harness_ext.methods.prowl.predictive`.
     n_candidates : int
         Candidates evaluated exactly per step in ``auto`` (the best by the design criterion).
     max_exact : int
@@ -163,7 +55,7 @@ class PredictionGreedy(BaseSelector):
     exhaustive : bool
         Allow that exhaustive search (within :data:`EXHAUSTIVE_FLOPS_BUDGET`).
     coverage_aware : bool
-        Multiply the design gains by each dataset's observed share of models (see the module docstring).
+        Multiply the design gains by each dataset's observed share of models (see :mod:`harness_ext.methods.prowl.predictive`).
     random_state : int
         Seeds the folds.
 
@@ -179,7 +71,7 @@ class PredictionGreedy(BaseSelector):
 
     References
     ----------
-    See the module docstring.
+    See :mod:`harness_ext.methods.prowl.predictive`.
     """
 
     def __init__(self, predictor: str = "ridge", predictor_params: Optional[dict] = None, aggregate_weight: float = 1.0,
@@ -203,51 +95,6 @@ class PredictionGreedy(BaseSelector):
         self.coverage_aware = coverage_aware
         self.random_state = random_state
 
-    def _objective(self, X, subsets, est, folds, w, cache=None):
-        from harness_ext.methods.engine.subset_cv import subset_errors
-
-        errs = subset_errors(X, subsets, est, weights=w, folds=folds, cache=cache)
-        return np.array([e.profile_mse + self.aggregate_weight * (e.aggregate ** 2 if np.isfinite(e.aggregate) else 0.0)
-                         for e in errs])
-
-    def budgets(self, n: int, d: int, k_max: int) -> dict:
-        """The exact and design steps ``fit`` takes on ``n`` models x ``d`` datasets, within the flops budgets.
-
-        ``n_candidates`` x ``max_exact`` exact evaluations cost
-        :func:`~harness_ext.methods.engine.subset_cv.score_flops` each; past
-        :data:`EXACT_FLOPS_BUDGET` both shrink by the same factor (at least 2
-        candidates, 1 exact step). Greedy steps cost about ``3 d^2``; past
-        :data:`DESIGN_FLOPS_BUDGET` the steps after the last greedy one follow
-        the design gains of that step. ``rule`` entries say what was cut, for
-        the record (absent when nothing was).
-        """
-        from harness_ext.methods.engine.subset_cv import score_flops
-
-        n_cand, n_exact = max(1, int(self.n_candidates)), int(self.max_exact)
-        out = {"n_candidates": n_cand, "max_exact": n_exact, "greedy_steps": int(k_max), "rule": {}}
-        if self.method == "auto":
-            per = score_flops(n, d)
-            allowed = EXACT_FLOPS_BUDGET / per
-            if n_cand * n_exact > allowed:
-                f = np.sqrt(allowed / (n_cand * n_exact))
-                out["n_candidates"] = max(2, min(n_cand, int(n_cand * f)))
-                out["max_exact"] = max(1, min(n_exact, int(allowed // out["n_candidates"])))
-                out["rule"]["exact"] = {
-                    "reason": "exact scoring of every shortlisted candidate over the flops budget: fewer candidates "
-                              "per step and fewer exact steps", "flops_per_candidate": float(f"{per:.3g}"),
-                    "flops": float(f"{n_cand * n_exact * per:.3g}"), "budget": float(EXACT_FLOPS_BUDGET),
-                    "n_candidates": out["n_candidates"], "max_exact": out["max_exact"]}
-        if self.method != "exact":
-            per_step = 3.0 * d * d
-            steps = max(int(DESIGN_FLOPS_BUDGET // per_step), out["max_exact"] if self.method == "auto" else 0, 1)
-            if steps < k_max:
-                out["greedy_steps"] = steps
-                out["rule"]["design"] = {
-                    "reason": "greedy design steps over the flops budget: later datasets follow the design gains of "
-                              "the last greedy step", "flops": float(f"{k_max * per_step:.3g}"),
-                    "budget": float(DESIGN_FLOPS_BUDGET), "greedy_steps": steps}
-        return out
-
     def describe(self) -> dict:
         """What ``fit`` did and why, for the record: steps by kind, the budgets that cut them, scoring rows."""
         if not hasattr(self, "order_"):
@@ -258,7 +105,7 @@ class PredictionGreedy(BaseSelector):
                 "scoring_rows": self.scoring_rule_}
 
     def fit(self, X, features=None):
-        from harness_ext.methods.engine.subset_cv import model_folds, normalised_weights, scoring_folds, shared_cache
+        from harness_ext.methods.engine.subset_cv import model_folds, normalised_weights
         from harness_ext.methods.pounce import make_predictor
 
         X = check_matrix(X, min_rows=3, min_cols=2)
@@ -269,100 +116,14 @@ class PredictionGreedy(BaseSelector):
         cost = np.ones(d) if self.costs is None else np.asarray(self.costs, dtype=float)
         if cost.shape != (d,) or not (cost > 0).all():
             raise MethodError(f"costs must be {d} positive numbers")
-        k_max = d if self.n_select is None else min(int(self.n_select), d)
         est = make_predictor(self.predictor, **(self.predictor_params or {}))
         folds = model_folds(n, self.n_splits, self.random_state)
-        budget = self.budgets(n, d, k_max)
-        with limit_threads():
-            V, s2, G = ppca_loadings(X, return_gram=True)
-        Sigma = G / n
-        K = V @ V.T
-        share = (~np.isnan(X)).mean(axis=0) if self.coverage_aware else np.ones(d)
-        # Objective of the empty subset (column means predicted): the reference for error reduction per unit cost.
-        empty = float(np.trace(Sigma) / d + self.aggregate_weight * w @ Sigma @ w)
-        cache = shared_cache(X, est, folds)
-        fast = hasattr(est, "predict_subsets") or hasattr(est, "predict_new_models")
-        forced = self._exhaustive(X, est, folds, w, cache, n, d, k_max, fast)
-        chosen = np.zeros(d, bool)
-        order, objective, how = [], [], []
-        current = None  # objective of the current subset (exact steps)
-        spent = 0.0
-        exact_all = self.method == "exact"
-        frozen = None  # design gains after the last greedy step (past the design budget)
-        for step in range(k_max):
-            fits = ~chosen & (True if self.cost_budget is None else spent + cost <= float(self.cost_budget) + 1e-12)
-            if forced is not None and step < forced.sum():  # the exhaustive optimum's datasets come first
-                fits &= forced
-            if not fits.any():
-                break
-            if frozen is None and not exact_all and step >= budget["greedy_steps"]:
-                frozen = design_gains(K, s2, w, self.aggregate_weight) * share / cost
-            gains = np.where(fits, frozen if frozen is not None else
-                             design_gains(K, s2, w, self.aggregate_weight) * share / cost, -np.inf)
-            ranked = np.argsort(-gains, kind="stable")[: int(fits.sum())]
-            # auto: exact steps only for predictors that fold a new model in without refitting per subset.
-            use_exact = exact_all or (self.method == "auto" and fast and step < budget["max_exact"])
-            if use_exact:
-                cand = ranked if exact_all else ranked[: budget["n_candidates"]]
-                obj = self._objective(X, [order + [int(c)] for c in cand], est, folds, w, cache)
-                # Error reduction per unit cost; with equal costs this is the lowest objective.
-                ref = current if current is not None else empty
-                score = (ref - obj) / cost[cand] if self.costs is not None else -obj
-                score = np.where(np.isfinite(score), score, -np.inf)
-                best = int(np.argmax(score))
-                c = int(cand[best])
-                current = float(obj[best])
-                objective.append(current)
-                how.append("exact")
-            else:
-                c = int(ranked[0])
-                objective.append(np.nan)
-                how.append("design" if frozen is None else "design (frozen)")
-            order.append(c)
-            chosen[c] = True
-            spent += cost[c]
-            if frozen is None:  # rank-one update in place (the same numbers as K - outer / (K_cc + s2))
-                upd = np.outer(K[:, c], K[c, :])
-                upd /= K[c, c] + s2
-                K -= upd
-        self.order_ = np.asarray(order, dtype=int)
-        self.objective_ = np.asarray(objective, dtype=float)
-        self.method_ = how
-        self.loadings_ = V
-        self.noise_ = s2
-        self.cost_ = float(cost[self.order_].sum())
-        self.coverage_ = None
-        self.budget_ = budget
-        self.scoring_rule_ = scoring_folds(folds, d)[1] if any(m == "exact" for m in how) else None
+        fitted = prediction_greedy_order(
+            X, est, folds, w, cost, aggregate_weight=self.aggregate_weight, method=self.method,
+            n_candidates=self.n_candidates, max_exact=self.max_exact, has_costs=self.costs is not None,
+            cost_budget=self.cost_budget, n_select=self.n_select,
+            size=self.size if self.size is not None else self.n_select, exhaustive=self.exhaustive,
+            coverage_aware=self.coverage_aware)
+        for name, value in fitted.items():
+            setattr(self, name, value)
         return self
-
-    def _exhaustive(self, X, est, folds, w, cache, n, d, k_max, fast):
-        """The best ``size``-subset by the objective as a mask over datasets, or None when not searched.
-
-        Searched when ``exhaustive``, a size is known (``size`` or ``n_select``), there are no costs,
-        the predictor folds in without refits, and every subset fits the budgets
-        (:data:`EXHAUSTIVE_FLOPS_BUDGET`, :data:`EXHAUSTIVE_MAX_SUBSETS`). Ties go to the first
-        subset in lexicographic order. ``exhaustive_`` records what was done.
-        """
-        import itertools
-        import math
-
-        from harness_ext.methods.engine.subset_cv import score_flops
-
-        self.exhaustive_ = None
-        size = self.size if self.size is not None else self.n_select
-        if size is None or not self.exhaustive or self.costs is not None or self.method == "design" or not fast:
-            return None
-        size = min(int(size), k_max, d)
-        n_sub = math.comb(d, size) if 2 <= size < d else 0
-        if not n_sub or n_sub > EXHAUSTIVE_MAX_SUBSETS or n_sub * score_flops(n, d) > EXHAUSTIVE_FLOPS_BUDGET:
-            return None
-        subsets = [list(c) for c in itertools.combinations(range(d), size)]
-        obj = np.concatenate([self._objective(X, subsets[a:a + 256], est, folds, w, cache)
-                              for a in range(0, n_sub, 256)])
-        obj = np.where(np.isfinite(obj), obj, np.inf)
-        best = int(np.argmin(obj))
-        mask = np.zeros(d, bool)
-        mask[subsets[best]] = True
-        self.exhaustive_ = {"size": size, "subsets": n_sub, "objective": float(obj[best])}
-        return mask

@@ -60,7 +60,7 @@ def test_plugins_imports_no_numerics():
 def test_every_builtin_reference_loads():
     """Each built-in registration's reference imports to the object it names (a typo would fail only on use)."""
     from harness_ext.plugin_manager import get_registrations
-    from harness_ext.plugins import similarity
+    from harness_ext.methods.similarity import measures as similarity
 
     from dataclasses import fields
 

@@ -10,7 +10,7 @@ from scipy.stats import wilcoxon
 from harness_ext.methods import compare
 from harness_ext.methods.compare import protocol
 from harness_ext.errors import MethodError
-from harness_ext.plugins.selectors_002 import FarthestFirst
+from harness_ext.plugins.selectors_representation import FarthestFirst
 
 SMALL = ["random-subset", "kmeans", "farthest-first-euclidean", "d-optimal"]
 
@@ -146,7 +146,7 @@ def test_trials_go_through_the_configured_joblib_backend():
 def test_fixed_size_selectors_draw_afresh_for_each_k():
     """The Random baseline draws a new k-subset per k (§4); SimBA's random order gives prefixes."""
     from harness_ext.plugins.selectors import RandomOrder
-    from harness_ext.plugins.selectors_002 import RandomSubset
+    from harness_ext.plugins.selectors_representation import RandomSubset
 
     X = _matrix(n_datasets=40)
     ks = np.arange(2, 12)

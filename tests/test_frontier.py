@@ -45,7 +45,7 @@ def test_stronger_population_is_flagged_and_covered():
     cov = float(((truth >= p.aggregate_lower) & (truth <= p.aggregate_upper)).mean())
     target = ~keep[None, :] & np.ones_like(X_new, bool)
     cell_cov = float(((X[test] >= p.lower) & (X[test] <= p.upper))[target].mean())
-    # The 85-95% band: measured 61 of 65 aggregates (0.938) and 0.944 of the cells.
+    # The 85-95% band: measured 61 of 65 aggregates (0.938) and 0.928 of the cells.
     assert 0.85 <= cell_cov <= 0.95, cell_cov
     assert 0.85 <= cov <= 0.95, cov
     # a model inside the population is not flagged and keeps the model-fold intervals
@@ -74,3 +74,23 @@ def test_predict_marks_a_frontier_model():
     assert agg.loc["strong", "frontier"] > 0 and agg.loc["typical", "frontier"] == 0
     assert any(w.startswith("strong: at the frontier") and " sd above" in w for w in res.warnings)
     assert not any(w.startswith("typical: at the frontier") for w in res.warnings)
+
+
+def test_fit_residual_grows_with_an_atypical_pattern():
+    """The fold-in residual on the subset cells: small for a model like the training ones, large for a pattern the
+    loadings cannot produce (strong on one dataset, weak on a dataset that moves with it)."""
+    from harness_ext.methods.engine.frontier import fit_residual
+    from harness_ext.methods.engine.lowrank import fold_in
+
+    X, _ = _population(m=120, d=10, seed=2)
+    est = LowRankCompleter(random_state=0).fit(X)
+    keep = np.zeros(X.shape[1], bool)
+    keep[[0, 1, 2]] = True
+    Z = np.where(keep, est.Z_, np.nan)
+    odd = Z[:1].copy()
+    odd[0, 0], odd[0, 1] = 3.0, -3.0  # the first factor loads positively on every dataset
+    z = np.vstack([Z, odd])
+    fi = fold_in(est.fit_, z)
+    r = fit_residual(z, fi.mean, fi.sd, ~np.isnan(z))
+    assert np.all(r >= 0) and r[-1] > np.quantile(r[:-1], 0.95)
+    assert fit_residual(z[:1], z[:1], np.ones((1, z.shape[1])), np.zeros((1, z.shape[1]), bool))[0] == 0

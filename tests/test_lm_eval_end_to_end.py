@@ -70,7 +70,7 @@ def loop(tmp_path_factory):
     assert main(["reduce", "--db", str(db), "--budget", BUDGET, "--n-random", "200", "--out", str(reduced), *local]) == 0
     # The same reduction with item subsets: ITEMS anchor items of each subset task (from the population's sample logs).
     reduced_items = root / "reduced_items"
-    assert main(["reduce", "--db", str(db), "--budget", BUDGET, "--n-random", "200", "--items", str(ITEMS),
+    assert main(["reduce", "--db", str(db), "--budget", BUDGET, "--n-random", "200", "--items", str(ITEMS), "--item-design", "anchors",
                  "--out", str(reduced_items), *local]) == 0
     # The user's tasks folder is gone by the time the reduced benchmark runs: only the data files remain.
     for f in (root / "tasks").glob("*.yaml"):

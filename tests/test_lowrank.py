@@ -265,7 +265,8 @@ def test_rank_ensemble_is_a_cell_cv_candidate_and_completes_the_cells_when_chose
         return errors
 
     monkeypatch.setattr(cell_cv, "_cell_cv_errors", favour(True))
-    on = LowRankCompleter(calibration_folds=0, scales="auto", ranks=(1, 2, 3), lams=(1.0,), cell_blend=0.0).fit(Xo)
+    on = LowRankCompleter(calibration_folds=0, scales="auto", ranks=(1, 2, 3), lams=(1.0,), cell_blend=0.0,
+                          bp_mix=0.0).fit(Xo)  # the engine's cells alone
     info = on.describe()["scales_cross_validation"]
     assert info["ensemble"] == {"ranks": [1, 2, 3], "lam": 1.0}
     assert {e.get("ensemble", False) for e in info["error"]} == {True, False}
@@ -275,7 +276,8 @@ def test_rank_ensemble_is_a_cell_cv_candidate_and_completes_the_cells_when_chose
     np.testing.assert_allclose(on.mean_[miss], on.transform_.inverse_transform(avg.mean())[miss])
     assert on.fit_.rank == on.rank_  # new models: the single fit
     monkeypatch.setattr(cell_cv, "_cell_cv_errors", favour(False))
-    off = LowRankCompleter(calibration_folds=0, scales="auto", ranks=(1, 2, 3), lams=(1.0,), cell_blend=0.0).fit(Xo)
+    off = LowRankCompleter(calibration_folds=0, scales="auto", ranks=(1, 2, 3), lams=(1.0,), cell_blend=0.0,
+                           bp_mix=0.0).fit(Xo)
     assert off.describe()["scales_cross_validation"]["ensemble"] is None
     np.testing.assert_allclose(off.mean_[miss], off.transform_.inverse_transform(off.fit_.mean())[miss])
     # A given rank has nothing to average.

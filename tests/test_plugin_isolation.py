@@ -272,7 +272,7 @@ def harness_ext_selectors():
 def test_a_similaritys_exit_and_a_selectors_interrupt_are_plugin_errors(site):
     import numpy as np
 
-    from harness_ext.plugins.similarity import similarity_matrix
+    from harness_ext.methods.similarity.measures import similarity_matrix
     from harness_ext.plugin_manager import get_registration
 
     _install(site, "harness-ext-fake-methods", "fake_methods", SIMILARITY)
@@ -289,7 +289,7 @@ def test_a_similarity_undefined_for_every_pair_is_an_error_naming_it(site):
     import numpy as np
 
     from harness_ext.errors import MethodError
-    from harness_ext.plugins.similarity import similarity_matrix
+    from harness_ext.methods.similarity.measures import similarity_matrix
 
     _install(site, "harness-ext-fake-methods", "fake_methods", SIMILARITY)
     with pytest.raises(MethodError, match="'all_nan' .*harness-ext-fake-methods.*NaN.* every pair"):

@@ -273,7 +273,7 @@ def test_helm_classic_ridge_knn_auc_mse(helm_classic_matrix):
 
 
 def test_masked_rmse_tensor_sep_and_ptf():
-    from harness_ext.plugins.predictors import ProbabilisticTensorFactorization
+    from harness_ext.methods.engine.pmf import ProbabilisticTensorFactorization
 
     X = low_rank01(30, 12, noise=0.01)
     T = np.stack([X, 0.5 * X + 0.2, np.where(np.arange(12) < 6, 1 - X, np.nan)], axis=2)

@@ -18,11 +18,10 @@ from harness_ext.plugins.predictors import (
     MeanOfMeans,
     MLP2Predictor,
     MLPPredictor,
-    ProbabilisticTensorFactorization,
     RidgePredictor,
-    centring_variance,
-    standardise_columns,
 )
+from harness_ext.methods.engine.baselines import centring_variance, standardise_columns
+from harness_ext.methods.engine.pmf import ProbabilisticTensorFactorization
 
 FAST_BPMF = dict(n_burnin=60, n_samples=80)
 
@@ -378,7 +377,7 @@ def test_predict_subsets_equals_fit_on_stacked_matrix(est):
 
 
 def test_missingness_groups_one_pattern_and_many():
-    from harness_ext.plugins.predictors import _missingness_groups
+    from harness_ext.methods.engine.baselines import missingness_groups as _missingness_groups
 
     rng = np.random.default_rng(0)
     obs = rng.random((200, 19)) < 0.7

@@ -19,10 +19,8 @@ from harness_ext.plugins.selectors import (
     GreedyMaximum,
     GreedyMinimum,
     RandomOrder,
-    coverage_matrix,
-    greedy_coverage_order,
-    proxy_coverage,
 )
+from harness_ext.methods.prowl.coverage_search import coverage_matrix, greedy_coverage_order, proxy_coverage
 from harness_ext.methods.prowl import (
     coverage,
     coverage_curve,
@@ -419,7 +417,7 @@ def tiny_real(helm_classic_matrix):
 @pytest.mark.parametrize("sim", ["pearson", "spearman", "kendall_tau", "cosine", "manhattan", "euclidean",
                                  "minkowski", "wasserstein", "jensen_shannon"])
 def test_greedy_against_brute_force_on_tiny_real_matrices(tiny_real, sim):
-    from harness_ext.plugins.similarity import similarity_matrix
+    from harness_ext.methods.similarity.measures import similarity_matrix
 
     for X in tiny_real:
         d = X.shape[1]
@@ -541,7 +539,7 @@ def test_run_prowl_reuses_given_win_rates():
 @pytest.mark.parametrize("sim", ["pearson", "spearman", "kendall_tau", "cosine", "manhattan", "euclidean",
                                  "minkowski", "wasserstein", "jensen_shannon"])
 def test_lazy_greedy_equals_full_evaluation_on_real_matrices(helm_classic_matrix, pythia_mmlu_matrix, monkeypatch, sim):
-    import harness_ext.plugins.selectors as sel
+    import harness_ext.methods.prowl.coverage_search as sel
 
     for frame in (helm_classic_matrix, pythia_mmlu_matrix):
         C = coverage_matrix(frame.to_numpy(dtype=float), sim)
@@ -555,7 +553,7 @@ def test_lazy_greedy_equals_full_evaluation_on_real_matrices(helm_classic_matrix
 
 
 def test_lazy_greedy_breaks_ties_like_full_evaluation(monkeypatch):
-    import harness_ext.plugins.selectors as sel
+    import harness_ext.methods.prowl.coverage_search as sel
 
     rng = np.random.default_rng(4)
     for trial in range(5):

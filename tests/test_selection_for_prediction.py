@@ -9,11 +9,13 @@ import pandas as pd
 import pytest
 
 from harness_ext.errors import MethodError
-from harness_ext.methods.reduction.manifest import build_manifest, parse_budget, validate_manifest
+from harness_ext.methods.reduction.budget import parse_budget
+from harness_ext.methods.reduction.manifest import build_manifest, validate_manifest
 from harness_ext.methods.reduction.evidence import beats_random, budget_curve, compare_with_random
 from harness_ext.methods.engine.subset_cv import model_folds
 from harness_ext.plugins.predictors import RidgePredictor
-from harness_ext.plugins.selectors_predictive import PredictionGreedy, design_gains, ppca_loadings
+from harness_ext.methods.prowl.predictive import design_gains, ppca_loadings, selection_objective
+from harness_ext.plugins.selectors_predictive import PredictionGreedy
 
 
 def matrix(m=50, d=8, missing=0.0, noise=0.3, seed=0, noisy_cols=0):
@@ -39,8 +41,8 @@ def test_exact_greedy_against_brute_force(missing, seed):
     order = sel.fit(X).order_
     for k in (1, 2, 3):
         subsets = [list(c) for c in itertools.combinations(range(d), k)]
-        obj = sel._objective(X, subsets, RidgePredictor(), folds, w)
-        mine = sel._objective(X, [list(order[:k])], RidgePredictor(), folds, w)[0]
+        obj = selection_objective(X, subsets, RidgePredictor(), folds, w, sel.aggregate_weight)
+        mine = selection_objective(X, [list(order[:k])], RidgePredictor(), folds, w, sel.aggregate_weight)[0]
         assert mine == pytest.approx(sel.objective_[k - 1])
         if k == 1:
             assert mine == pytest.approx(obj.min())
@@ -58,7 +60,7 @@ def test_exhaustive_search_finds_the_brute_force_optimum_and_continues_greedily(
     w = np.full(d, 1 / d)
     sel = PredictionGreedy(method="exact", size=k, random_state=0).fit(X)
     subsets = [list(c) for c in itertools.combinations(range(d), k)]
-    obj = sel._objective(X, subsets, RidgePredictor(), folds, w)
+    obj = selection_objective(X, subsets, RidgePredictor(), folds, w, sel.aggregate_weight)
     assert sorted(sel.order_[:k].tolist()) == subsets[int(np.argmin(obj))]
     assert sel.objective_[k - 1] == pytest.approx(obj.min()) == pytest.approx(sel.exhaustive_["objective"])
     assert sel.exhaustive_ == {"size": k, "subsets": len(subsets), "objective": sel.exhaustive_["objective"]}
@@ -66,19 +68,19 @@ def test_exhaustive_search_finds_the_brute_force_optimum_and_continues_greedily(
     greedy = PredictionGreedy(method="exact", n_select=k, exhaustive=False, random_state=0).fit(X)
     assert sel.objective_[k - 1] <= greedy.objective_[k - 1] + 1e-12
     # The subset's first dataset is the best single one among the subset's (greedy inside the subset).
-    first = sel._objective(X, [[c] for c in sel.order_[:k]], RidgePredictor(), folds, w)
+    first = selection_objective(X, [[c] for c in sel.order_[:k]], RidgePredictor(), folds, w, sel.aggregate_weight)
     assert sel.order_[0] == sel.order_[:k][int(np.argmin(first))]
     # n_select is a size too; after the subset the order is greedy on the objective.
     same = PredictionGreedy(method="exact", n_select=k, random_state=0).fit(X)
     assert same.order_.tolist() == sel.order_[:k].tolist()
-    nxt = sel._objective(X, [sel.order_[:k].tolist() + [c] for c in range(d) if c not in sel.order_[:k]],
-                         RidgePredictor(), folds, w)
+    nxt = selection_objective(X, [sel.order_[:k].tolist() + [c] for c in range(d) if c not in sel.order_[:k]],
+                         RidgePredictor(), folds, w, sel.aggregate_weight)
     assert sel.objective_[k] == pytest.approx(nxt.min())
 
 
 def test_exhaustive_search_stays_within_its_budget(monkeypatch):
     """Past the subset cap (or with costs, or the design method) the order is greedy's, and says so."""
-    import harness_ext.plugins.selectors_predictive as sp
+    import harness_ext.methods.prowl.predictive as sp
 
     X = matrix(seed=2)
     greedy = PredictionGreedy(method="exact", n_select=3, exhaustive=False).fit(X)

@@ -11,9 +11,9 @@ from scipy.spatial import distance
 
 from harness_ext import get_registrations
 from harness_ext.errors import MethodError
-from harness_ext.plugins import similarity as S
-from harness_ext.plugins import similarity_kendall as SKD
-from harness_ext.plugins import similarity_kernels as SK
+from harness_ext.methods.similarity import measures as S
+from harness_ext.methods.similarity import kendall as SKD
+from harness_ext.methods.similarity import kernels as SK
 
 PAPER = S.PAPER_MEASURES
 
@@ -360,7 +360,7 @@ def _with_holes_and_constant(n=300, q=40, missing=0.2, seed=3):
 def test_pearson_matches_numpy_and_pandas(missing):
     import pandas as pd
 
-    from harness_ext.plugins.similarity import pearson_similarity
+    from harness_ext.methods.similarity.measures import pearson_similarity
 
     X = _with_holes_and_constant(missing=missing)
     C = pearson_similarity(X)
@@ -374,7 +374,7 @@ def test_pearson_matches_numpy_and_pandas(missing):
 def test_euclidean_matches_sklearn_nan_euclidean(missing):
     from sklearn.metrics.pairwise import nan_euclidean_distances
 
-    from harness_ext.plugins.similarity import lp_distance
+    from harness_ext.methods.similarity.measures import lp_distance
 
     X = _with_holes_and_constant(missing=missing)
     np.testing.assert_allclose(lp_distance(X, 2), nan_euclidean_distances(X.T), atol=1e-10)
@@ -382,7 +382,7 @@ def test_euclidean_matches_sklearn_nan_euclidean(missing):
 
 @pytest.mark.parametrize("p", [1.0, 3.0, 2.5])
 def test_masked_lp_matches_pairwise_loop(p):
-    from harness_ext.plugins.similarity import lp_distance
+    from harness_ext.methods.similarity.measures import lp_distance
 
     X = _with_holes_and_constant(n=120, q=15)
     n, q = X.shape
@@ -399,8 +399,8 @@ def test_masked_lp_matches_pairwise_loop(p):
 def test_masked_lp_counts_in_float64_for_tall_matrices(monkeypatch, p):
     """At 2**24 rows and beyond, float32 sums of ones are no longer exact, so the pair counts go to float64: the
     same distances either way where both are exact (the threshold lowered here to exercise that path)."""
-    from harness_ext.plugins import similarity_distances as SD
-    from harness_ext.plugins.similarity import lp_distance
+    from harness_ext.methods.similarity import distances as SD
+    from harness_ext.methods.similarity.measures import lp_distance
 
     X = _with_holes_and_constant(n=120, q=15)
     before = lp_distance(X, p)
@@ -416,7 +416,7 @@ def test_masked_lp_keeps_precision_with_row_offsets_and_an_outlying_constant_col
     largest value, the cheaper one, measured 4e-10 at p = 3 here)."""
     import math
 
-    from harness_ext.plugins.similarity import lp_distance
+    from harness_ext.methods.similarity.measures import lp_distance
 
     rng = np.random.default_rng(1)
     n, q = 300, 20

@@ -16,8 +16,8 @@ import pytest
 from scipy import stats
 from scipy.spatial import distance
 
-from harness_ext.plugins import similarity as S
-from harness_ext.plugins import similarity_kendall as SKD
+from harness_ext.methods.similarity import measures as S
+from harness_ext.methods.similarity import kendall as SKD
 
 CASES = ["complete", "missing", "constant", "constant_missing"]
 
@@ -172,7 +172,7 @@ def test_masked_blocked_kernels_on_real_data(pythia_mmlu_matrix, name):
 
 def test_two_thread_column_loops_give_identical_results(monkeypatch):
     # Large matrices run the Spearman and Wasserstein column loops on two threads; the result must not change.
-    from harness_ext.plugins import similarity_kernels as SK
+    from harness_ext.methods.similarity import kernels as SK
 
     X = _matrix("constant_missing", n=120, q=30)
     single = (S.spearman_similarity(X), S.wasserstein_distance_matrix(X))
@@ -186,8 +186,8 @@ def test_two_thread_column_loops_give_identical_results(monkeypatch):
 def test_small_tiles_and_blocks_match_the_libraries(monkeypatch, case):
     # Large matrices cut the masked Spearman into tiles of column pairs and the masked Wasserstein into blocks of
     # partners, on two threads; force several uneven tiles and blocks (and the threads) on a small matrix.
-    from harness_ext.plugins import similarity_distances as SD
-    from harness_ext.plugins import similarity_kernels as SK
+    from harness_ext.methods.similarity import distances as SD
+    from harness_ext.methods.similarity import kernels as SK
 
     X = _matrix(case, n=60, q=13)
     X[:, 9] = np.nan
@@ -206,7 +206,7 @@ def test_small_tiles_and_blocks_match_the_libraries(monkeypatch, case):
 def test_masked_spearman_empty_and_one_row_columns_and_integer_ties(monkeypatch, threads):
     # The masked Spearman kernel runs each column's running counts over its observed rows only: a column with no
     # observed row, one with a single row, and integer scores (large tie groups) in uneven small tiles.
-    from harness_ext.plugins import similarity_kernels as SK
+    from harness_ext.methods.similarity import kernels as SK
 
     rng = np.random.default_rng(3)
     X = rng.integers(0, 4, (80, 11)).astype(float)
@@ -226,8 +226,8 @@ def test_masked_spearman_empty_and_one_row_columns_and_integer_ties(monkeypatch,
 def test_two_thread_distance_kernels_match_one_thread(monkeypatch, case):
     # Large matrices split the L1 kernel into blocks of column pairs, and the tile loops of Minkowski and
     # Jensen-Shannon over two threads.
-    from harness_ext.plugins import similarity_distances as SD
-    from harness_ext.plugins import similarity_kernels as SK
+    from harness_ext.methods.similarity import distances as SD
+    from harness_ext.methods.similarity import kernels as SK
 
     X = _matrix(case, n=90, q=23)
     names = ["manhattan", "minkowski", "jensen_shannon", "wasserstein"]
@@ -249,8 +249,8 @@ def test_blocked_l1_is_pdist_to_the_last_bit_and_matches_the_pairwise_loop(monke
     # the load.
     from scipy.spatial.distance import pdist, squareform
 
-    from harness_ext.plugins import similarity_distances as SD
-    from harness_ext.plugins import similarity_kernels as SK
+    from harness_ext.methods.similarity import distances as SD
+    from harness_ext.methods.similarity import kernels as SK
 
     X = _matrix(case, n=97, q=23)
     n = X.shape[0]
@@ -274,7 +274,7 @@ def test_split_gram_matches_the_libraries_and_does_not_depend_on_the_schedule(mo
     # and Spearman make one product, unsplit: checked alongside). Odd column count: unequal halves.
     from sklearn.metrics.pairwise import cosine_similarity
 
-    from harness_ext.plugins import similarity_kernels as SK
+    from harness_ext.methods.similarity import kernels as SK
 
     X = _matrix(case, n=150, q=13)
     with warnings.catch_warnings():
@@ -301,7 +301,7 @@ def test_split_masked_cosine_matches_the_pairs_and_does_not_depend_on_the_schedu
     # From _COSINE_SPLIT_FLOPS masked cosine's general product runs in two column blocks beside the symmetric
     # update, on two threads when a core is idle: exactly symmetric, the per-pair cosine on the shared rows, and
     # the same to the last bit on one thread or two. Odd column count: the blocks are 4/5 and 1/5, unequal.
-    from harness_ext.plugins import similarity_kernels as SK
+    from harness_ext.methods.similarity import kernels as SK
 
     X = _matrix(case, n=150, q=13)
     ref = _pairs(X, lambda a, b, k: 1 - distance.cosine(a, b))
@@ -321,7 +321,7 @@ def test_each_task_runs_every_task_once_and_raises_the_first_error():
     # The caller and the worker thread pull tasks from one counter: each task runs once, and an error stops both.
     import threading
 
-    from harness_ext.plugins import similarity_kernels as SK
+    from harness_ext.methods.similarity import kernels as SK
 
     seen, lock = [], threading.Lock()
 
@@ -342,7 +342,7 @@ def test_each_task_runs_every_task_once_and_raises_the_first_error():
 
 @pytest.mark.parametrize("case", CASES)
 def test_column_ranks_match_scipy_rankdata(case):
-    from harness_ext.plugins.similarity_kernels import _column_ranks
+    from harness_ext.methods.similarity.kernels import _column_ranks
 
     X = _matrix(case)
     for dense, method in ((False, "average"), (True, "dense")):
@@ -351,7 +351,7 @@ def test_column_ranks_match_scipy_rankdata(case):
 
 
 def test_column_ranks_tie_groups_at_row_ends_and_binary_data():
-    from harness_ext.plugins.similarity_kernels import _column_ranks
+    from harness_ext.methods.similarity.kernels import _column_ranks
 
     rng = np.random.default_rng(3)
     X = (rng.random((50, 6)) < 0.5).astype(float)  # two tie groups per column, one ending the row
@@ -367,7 +367,7 @@ def test_column_ranks_tie_groups_at_row_ends_and_binary_data():
 def test_sampled_kendall_denominators_equal_the_direct_product(ties):
     # The sampled tau-b's denominators are P.T @ P minus the tied pairs' product (sparse while ties are rare,
     # dense for 0/1 data); they must equal |S|.T @ P over the same sampled row pairs exactly.
-    from harness_ext.plugins import similarity_kernels as SK
+    from harness_ext.methods.similarity import kernels as SK
 
     rng = np.random.default_rng(11)
     X = rng.random((300, 9)) if ties == "rare" else (rng.random((300, 9)) < 0.4).astype(float)
@@ -385,7 +385,7 @@ def test_sampled_kendall_denominators_equal_the_direct_product(ties):
 
 @pytest.mark.parametrize("case", ["complete", "constant_missing"])
 def test_two_thread_exact_kendall_matches_one_thread_and_pandas(monkeypatch, case):
-    from harness_ext.plugins import similarity_kernels as SK
+    from harness_ext.methods.similarity import kernels as SK
 
     X = _matrix(case, n=80, q=9)
     monkeypatch.setattr(SKD, "_KENDALL_THREAD_OPS", float("inf"))
@@ -428,7 +428,7 @@ def test_complete_pearson_one_pass_and_centred_columns_match_corrcoef(shift):
     # Complete Pearson multiplies X by itself and centres afterwards; a column whose mean is large against its
     # spread (raw / centred sum of squares over _ONE_PASS_RATIO) gets its products from centred values, and over
     # half such columns centre the whole matrix: every route agrees with np.corrcoef and is exactly symmetric.
-    from harness_ext.plugins import similarity_kernels as SK
+    from harness_ext.methods.similarity import kernels as SK
 
     rng = np.random.default_rng(3)
     X = _matrix("complete", n=400, q=30)
@@ -472,7 +472,7 @@ def test_symmetric_update_on_two_blas_threads_is_the_one_thread_one():
     # matrix-vector product does not, so it stays on one thread). Then the answer does not follow the load, and
     # the section is on one thread again afterwards.
     # Where the BLAS in use lacks the property, _syrk must know it and stay on one thread.
-    from harness_ext.plugins import similarity_kernels as SK
+    from harness_ext.methods.similarity import kernels as SK
 
     libs = S._blas_libraries()
     rng = np.random.default_rng(5)
@@ -492,7 +492,7 @@ def test_symmetric_update_on_two_blas_threads_is_the_one_thread_one():
 
 def test_complete_pearson_on_blas_threads_when_idle_is_bit_identical(monkeypatch):
     # 1,000 x 200 is under the one-thread size: the product gets BLAS's threads back only when a core is idle.
-    from harness_ext.plugins import similarity_kernels as SK
+    from harness_ext.methods.similarity import kernels as SK
 
     X = _matrix("constant", n=1000, q=200)
     libs = S._blas_libraries()
@@ -514,7 +514,7 @@ def test_complete_pearson_on_blas_threads_when_idle_is_bit_identical(monkeypatch
 def test_pooled_scratch_changes_no_value(monkeypatch, case):
     # The kernels' large temporaries come from Arrow's pool from _POOL_BYTES on: every array pooled or none,
     # the answers are the same to the last bit.
-    from harness_ext.plugins import similarity_threads as ST
+    from harness_ext.methods.similarity import threads as ST
 
     X = _matrix(case, n=300, q=40)
     runs = []

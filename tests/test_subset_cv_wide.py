@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from harness_ext.methods.engine import subset_cv
-from harness_ext.plugins import selectors_predictive as sp
+from harness_ext.methods.prowl import predictive as sp
 from harness_ext.plugins.predictors import RidgePredictor
 from harness_ext.plugins.selectors_predictive import PredictionGreedy
 

@@ -288,7 +288,7 @@ def test_user_weights_json_csv_and_roundtrip(tmp_path):
     with pytest.raises(MethodError, match="no weight"):
         compute_weights(df, "user", path=str(tmp_path / "short.json"))
     # the estimator also takes column names as a parameter
-    from harness_ext.plugins.weighting import UserWeights
+    from harness_ext.plugins.weighting_user import UserWeights
 
     est = UserWeights(path=str(tmp_path / "w.json"), columns=list(df.columns)).fit(df.to_numpy())
     assert np.allclose(est.weights_, w.to_numpy()) and est.ignored_ == ["not-a-column"]

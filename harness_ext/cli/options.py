@@ -425,9 +425,17 @@ def reduce_options(parser):
                              "(a new model most likely lacks them too); default 0.5, 0 turns it off; the summary and "
                              "the manifest (selection.availability) list them with their model counts")
     parser.add_argument("--items", type=int, default=None, metavar="N",
-                        help="run only N anchor items of each subset task with per-sample logs in the store "
-                             "(lm_eval --log_samples); the reduced folder then holds <group>_samples.json for "
-                             "lm_eval --samples, and predict weights the anchors")
+                        help="reduce at the item level: N random items of every task with item-level results in the "
+                             "store (lm-eval per-sample logs, item-response tables, HELM per-instance scores); the "
+                             "reduced folder holds <group>_samples.json for lm_eval --samples, and predict estimates "
+                             "each task and the benchmark from the new model's --log_samples output")
+    parser.add_argument("--item-design", choices=("random", "anchors"), default="random",
+                        help="with --items: 'random' (default) draws items at random in every task, which the "
+                             "design-based estimators need; 'anchors' keeps the dataset subset and runs only N anchor "
+                             "items (tinyBenchmarks) of each subset task")
+    parser.add_argument("--item-estimator", default="aipw", metavar="NAME",
+                        help="with --items (random design): the item estimator predict uses by default and the "
+                             "expected error is measured with (default aipw; harness-ext plugins --kind item_estimators)")
     parser.add_argument("--local-data", action="append", default=None, metavar="DIR",
                         help="a folder of your own task data (repeatable): absolute data paths that the ingested "
                              "lm-eval task configurations name inside it are written into the task YAMLs; any other "
@@ -462,6 +470,9 @@ def predict_options(parser):
     parser.add_argument("--all", action="store_true", help="list observed datasets too, not only predicted ones")
     parser.add_argument("--level", type=float, default=0.9, metavar="P",
                         help="interval level in (0, 1) (default 0.9); conformal intervals are calibrated at it")
+    parser.add_argument("--item-estimator", default=None, metavar="NAME",
+                        help="for an item-level manifest (reduce --items): the item estimator to use instead of the "
+                             "manifest's (harness-ext plugins --kind item_estimators)")
     parser.add_argument("--eee", default=None, metavar="DIR",
                         help="also write one Every Eval Ever record (schema 0.2.1) per model to DIR, with the "
                              "interval in score_details.uncertainty.confidence_interval")

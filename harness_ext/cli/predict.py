@@ -16,7 +16,14 @@ def run(args) -> int:
     if getattr(args, "eee", None):
         check_eee_folder(args.eee)
     manifest = load_manifest(args.manifest)
-    pred = predict_from_manifest(manifest, args.results, manifest_path=args.manifest, level=getattr(args, "level", 0.9))
+    if manifest.get("kind") == "items":  # reduce --items: estimated from the new model's per-item logs
+        from ..methods.reduction.item_predict import predict_items
+
+        pred = predict_items(manifest, args.results, manifest_path=args.manifest, level=getattr(args, "level", 0.9),
+                             estimator=getattr(args, "item_estimator", None))
+    else:
+        pred = predict_from_manifest(manifest, args.results, manifest_path=args.manifest,
+                                     level=getattr(args, "level", 0.9))
     for w in pred.warnings:
         log.warning(w)
     # With --json - the command line sends stdout to stderr and keeps the real stdout for the JSON.

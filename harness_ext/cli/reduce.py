@@ -30,7 +30,6 @@ def run(args) -> int:
     from ..safe_output import check_group_name
     from ..store.db import default_db_path
     from .options import matrix_from_args
-    from .output import emit
 
     # Unknown plugin names and unsafe output names fail before any work is done.
     check_group_name(args.group_name)
@@ -46,10 +45,12 @@ def run(args) -> int:
         get_registration("manifest_writers", f)
     costs = read_costs(args.costs) if getattr(args, "costs", None) else None
     local_data = local_data_dirs(getattr(args, "local_data", None))
+    db = args.db or default_db_path()
+    if getattr(args, "items", None) and getattr(args, "item_design", "random") == "random":
+        return _run_items(args, db, formats)
     # -vv names each stage as it starts (benchmarks/bench_matrix.py times them from these lines).
     log.debug("reduce stage: matrix from the store")
     df = matrix_from_args(args)
-    db = args.db or default_db_path()
     result = reduce_matrix(
         df, budget=args.budget, selector=args.selector, similarity=args.similarity, predictor=args.predictor,
         weighting=args.weighting, weighting_params=weighting_params, random_state=args.seed, n_random=args.n_random,
@@ -62,9 +63,31 @@ def run(args) -> int:
     if not getattr(args, "no_plot", False):
         paths.append(result.plot(Path(args.out) / "error_vs_budget.png"))
         result.written = list(paths)
+    return _show(args, result, paths)
+
+
+def _show(args, result, paths) -> int:
+    """The result (table or --json), its warnings, and the files written."""
+    from .output import emit
+
     emit(args, result)
     for w in result.warnings:
         log.warning(w)
     for p in paths:
         print(f"wrote {p}")
     return 0
+
+
+def _run_items(args, db, formats) -> int:
+    """``reduce --items N``: random items of every task with item-level results (no dataset subset)."""
+    from ..methods.reduction.item_reduce import reduce_items
+
+    unused = [o for o, v in (("--budget", args.budget), ("--costs", args.costs)) if v]
+    # Options of the dataset subset: said, not silently dropped.
+    notes = [f"{', '.join(unused)} ignored: --items N runs N random items of every task (--item-design anchors "
+             "keeps a dataset subset)"] if unused else []
+    result = reduce_items(db, args.items, benchmarks=args.benchmark, datasets=args.datasets, models=args.models,
+                          metric=args.metric, estimator=args.item_estimator, random_state=args.seed,
+                          group_name=args.group_name, warnings=notes,
+                          local_data=local_data_dirs(getattr(args, "local_data", None)))
+    return _show(args, result, result.write(args.out, formats))

@@ -215,23 +215,7 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     from .reduction.budget import read_costs
     from .reduction.reduce import reduce_matrix
 
-    if isinstance(matrix, pd.DataFrame):
-        # attrs (scales, dataset metadata) kept: astype copies them.
-        df, db = _as_float(matrix, "the matrix"), None if store is None else str(store)
-    elif not isinstance(matrix, (str, os.PathLike)):
-        raise HarnessExtError(f"reduce() takes a DataFrame (models x datasets, named rows and columns) or a store "
-                              f"path, not {type(matrix).__name__}")
-    else:
-        db = _existing_store(matrix)
-        if not _names(benchmark):
-            from ..store.db import Store
-
-            with Store.open(db, read_only=True) as s:
-                names = list(s.benchmarks()["benchmark"])
-            if len(names) > 1:
-                raise HarnessExtError(f"the store holds {len(names)} benchmarks ({', '.join(names[:8])}"
-                                      f"{' ...' if len(names) > 8 else ''}): name one or more with benchmark=")
-        df = load_matrix(db, benchmark)
+    df, db = _reduce_input(matrix, benchmark, store)
     weighting_params = {}
     if weights is not None:
         weighting, weighting_params = "user", {"path": str(weights)}
@@ -244,6 +228,27 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
                          min_availability=min_availability)
 
 
+
+def _reduce_input(matrix, benchmark, store) -> tuple:
+    """``(matrix, store path or None)`` for :func:`reduce`: a DataFrame as float (its ``attrs`` kept), or the
+    matrix of a store path's ``benchmark`` (required when the store holds several)."""
+    if isinstance(matrix, pd.DataFrame):
+        # attrs (scales, dataset metadata) kept: astype copies them.
+        return _as_float(matrix, "the matrix"), None if store is None else str(store)
+    if not isinstance(matrix, (str, os.PathLike)):
+        raise HarnessExtError(f"reduce() takes a DataFrame (models x datasets, named rows and columns) or a store "
+                              f"path, not {type(matrix).__name__}")
+    db = _existing_store(matrix)
+    if not _names(benchmark):
+        from ..store.db import Store
+
+        with Store.open(db, read_only=True) as s:
+            names = list(s.benchmarks()["benchmark"])
+        if len(names) > 1:
+            raise HarnessExtError(f"the store holds {len(names)} benchmarks ({', '.join(names[:8])}"
+                                  f"{' ...' if len(names) > 8 else ''}): name one or more with benchmark=")
+    return load_matrix(db, benchmark), db
+
 def _manifest_of(manifest) -> tuple:
     """``(manifest dict, where it came from)`` from a ReduceResult, a dict or a manifest file/folder."""
     from .reduction.manifest import load_manifest, validate_manifest
@@ -253,14 +258,16 @@ def _manifest_of(manifest) -> tuple:
         # As predict reads it from manifest.json: plain JSON types.
         return json.loads(json.dumps(manifest.manifest)), None if manifest.out is None else manifest.out / "manifest.json"
     if isinstance(manifest, dict):
-        validate_manifest(manifest)
+        from .reduction.item_manifest import is_item_manifest, validate_item_manifest
+
+        (validate_item_manifest if is_item_manifest(manifest) else validate_manifest)(manifest)
         return manifest, None
     return load_manifest(manifest), Path(manifest)
 
 
 def _score_frame(scores, manifest: dict) -> pd.DataFrame:
     """Raw scores (models x manifest dataset names) from a DataFrame, Series or mapping keyed by dataset or task."""
-    from harness_ext.plugins.manifest_writers import lm_eval_task_list
+    from harness_ext.methods.reduction.harness_names import lm_eval_task_list
 
     if isinstance(scores, dict):
         scores = pd.Series(scores, name="new_model")
@@ -338,4 +345,8 @@ def predict(manifest, results, *, level: float = 0.9):
         return predict_scores(doc, _score_frame(results, doc), manifest_path=where, level=level)
     if isinstance(results, (str, os.PathLike)):
         results = [results]
+    if doc.get("kind") == "items":  # reduce --items: from the new model's per-item logs
+        from .reduction.item_predict import predict_items
+
+        return predict_items(doc, [str(p) for p in results], manifest_path=where, level=level)
     return predict_from_manifest(doc, [str(p) for p in results], manifest_path=where, level=level)

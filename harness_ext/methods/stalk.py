@@ -102,7 +102,7 @@ def regressor_r2(X, min_points: int = 3, min_fraction: float = 0.5) -> tuple:
     ----------
     SimBA §2.1, eq. 2 and the transformed variants.
     """
-    from harness_ext.plugins.similarity import cross_pearson
+    from harness_ext.methods.similarity.kernels import cross_pearson
 
     X = check_matrix(X)
     M = ~np.isnan(X)

@@ -166,22 +166,8 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
     X, index, columns, meta = raw_arrays(store, query, extra, fingerprint=fingerprint and not query.dense)
     dropped = {"models": [], "datasets": []}
     if query.dense:
-        before = pd.DataFrame(X, index=index, columns=columns, copy=False)
-        raw = densify(before, drop="auto" if query.dense is True else query.dense)
-        # --dense is a cut the user asked for: what it removed travels with the matrix so commands can name it.
-        dropped = {"models": [str(i) for i in before.index.difference(raw.index)],
-                   "datasets": [str(c) for c in before.columns.difference(raw.columns)],
-                   "observed_cells": int(before.notna().to_numpy().sum() - raw.notna().to_numpy().sum())}
-        meta = meta.loc[raw.columns]
-        if raw.empty:
-            raise StoreError(f"no complete block of models x datasets exists for {_describe(query)}")
-        X, index, columns = raw.to_numpy(dtype=float, copy=True), list(raw.index), list(raw.columns)
-        del before, raw
-    user_chance = None
-    if query.chance_file:
-        from .scales import load_chance_file
-
-        user_chance = load_chance_file(query.chance_file)
+        X, index, columns, meta, dropped = _dense_block(X, index, columns, meta, query)
+    user_chance = _user_chance_levels(query)
     # The fingerprint of the raw values (rounding and hashing release the GIL) runs beside the read-only
     # normalisation parameters and labels; the in-place normalisation waits for it.
     from concurrent.futures import ThreadPoolExecutor
@@ -194,24 +180,11 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
             hashed = extra.get("fingerprint") or pool.submit(fingerprint_arrays, X, index, columns)
         params = normalisation_params(X, meta, method=query.normalise, chance_levels=user_chance)
         labels, cols = pd.Index(index, name="model"), pd.Index(columns, name="dataset")
-        p = {k: params[k].tolist() for k in ("how", "lo", "span", "flip", "chance", "clip", "transform", "ref",
-                                              "scale", "chance_source")}
-        normalisation = [
-            {"description": how, "lo": float(lo), "span": float(span), "flip": bool(flip), "chance": float(r),
-             "clip": bool(clip), "transform": t, "ref": float(ref), "scale": k,
-             "chance_source": src if isinstance(src, str) else None}
-            for how, lo, span, flip, r, clip, t, ref, k, src in zip(*p.values())]
-        # attrs hold plain types only: pandas compares and deep-copies attrs on many operations. Built a
-        # column at a time (the per-row dicts of DataFrame.to_dict cost a Python call per cell).
-        fields = {k: [_plain(v) for v in meta[k].tolist()] for k in meta.columns}
-        fields["normalisation"] = normalisation
-        datasets = {c: dict(zip(fields, row)) for c, row in zip(meta.index.tolist(), zip(*fields.values()))}
+        normalisation, datasets = _dataset_records(params, meta)
         raw_fingerprint = hashed.result() if fingerprint else None
     clipped = clipped_cells(X, params, index, columns)  # before the in-place normalisation clips them
     X = apply_normalisation(X, params, out=X)
     norm = pd.DataFrame(X, index=labels, columns=cols, copy=False)
-    from .scales import lacks_chance_level
-
     merged = extra.get("merged") or {}
     if merged:  # only the rows kept (a set of tens of thousands of labels costs milliseconds: only when needed)
         rows = set(index)
@@ -224,19 +197,69 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
         "datasets": datasets,
         "fingerprint": raw_fingerprint,
         "dropped": dropped,
-        # Said, not silently assumed: datasets with no known chance level (no correction applied) and
-        # datasets whose scale is unknown (min-max over these models, so it moves with the model set).
-        # Only where a chance level would apply (bounded, higher is better): an Elo column has none to miss.
-        "no_chance": [] if query.normalise == "none" else [
-            str(c) for c, n in zip(cols, normalisation) if lacks_chance_level(n)],
-        "training_dependent": [str(c) for c in cols[(params["scale"] == "unbounded").to_numpy()]]
-        if query.normalise != "none" else [],
+        **_scale_notes(query, cols, normalisation, params),
     }
     if shots_info is not None:
         norm.attrs["shots"] = shots_info
     if clipped is not None:
         norm.attrs["clipped"] = clipped
     return norm
+
+
+def _user_chance_levels(query) -> Optional[dict]:
+    """The chance levels of ``query.chance_file`` (:func:`harness_ext.store.scales.load_chance_file`), or None."""
+    if not query.chance_file:
+        return None
+    from .scales import load_chance_file
+
+    return load_chance_file(query.chance_file)
+
+
+def _dense_block(X, index, columns, meta, query) -> tuple:
+    """``(X, index, columns, meta, dropped)`` cut to a complete block (``query.dense``), with what the cut removed."""
+    before = pd.DataFrame(X, index=index, columns=columns, copy=False)
+    raw = densify(before, drop="auto" if query.dense is True else query.dense)
+    # --dense is a cut the user asked for: what it removed travels with the matrix so commands can name it.
+    dropped = {"models": [str(i) for i in before.index.difference(raw.index)],
+               "datasets": [str(c) for c in before.columns.difference(raw.columns)],
+               "observed_cells": int(before.notna().to_numpy().sum() - raw.notna().to_numpy().sum())}
+    meta = meta.loc[raw.columns]
+    if raw.empty:
+        raise StoreError(f"no complete block of models x datasets exists for {_describe(query)}")
+    return raw.to_numpy(dtype=float, copy=True), list(raw.index), list(raw.columns), meta, dropped
+
+
+def _dataset_records(params: pd.DataFrame, meta: pd.DataFrame) -> tuple:
+    """``(normalisation, datasets)``: each column's normalisation record (the dict :func:`params_frame` reads)
+    and its metadata with that record, as plain types."""
+    p = {k: params[k].tolist() for k in ("how", "lo", "span", "flip", "chance", "clip", "transform", "ref",
+                                          "scale", "chance_source")}
+    normalisation = [
+        {"description": how, "lo": float(lo), "span": float(span), "flip": bool(flip), "chance": float(r),
+         "clip": bool(clip), "transform": t, "ref": float(ref), "scale": k,
+         "chance_source": src if isinstance(src, str) else None}
+        for how, lo, span, flip, r, clip, t, ref, k, src in zip(*p.values())]
+    # attrs hold plain types only: pandas compares and deep-copies attrs on many operations. Built a
+    # column at a time (the per-row dicts of DataFrame.to_dict cost a Python call per cell).
+    fields = {k: [_plain(v) for v in meta[k].tolist()] for k in meta.columns}
+    fields["normalisation"] = normalisation
+    datasets = {c: dict(zip(fields, row)) for c, row in zip(meta.index.tolist(), zip(*fields.values()))}
+    return normalisation, datasets
+
+
+def _scale_notes(query, cols, normalisation: list, params: pd.DataFrame) -> dict:
+    """``no_chance`` and ``training_dependent``: the columns :func:`load_matrix` lists in its ``attrs``."""
+    from .scales import lacks_chance_level
+
+    # Said, not silently assumed: datasets with no known chance level (no correction applied) and
+    # datasets whose scale is unknown (min-max over these models, so it moves with the model set).
+    # Only where a chance level would apply (bounded, higher is better): an Elo column has none to miss.
+    return {
+        "no_chance": [] if query.normalise == "none" else [
+            str(c) for c, n in zip(cols, normalisation) if lacks_chance_level(n)],
+        "training_dependent": [str(c) for c in cols[(params["scale"] == "unbounded").to_numpy()]]
+        if query.normalise != "none" else [],
+    }
 
 
 def load_metric_tensor(store, query: MatrixQuery, models, datasets) -> tuple:
@@ -356,7 +379,7 @@ def normalisation_params(raw, meta: pd.DataFrame, method: str = "chance",
     as the training matrix was, and turn predictions back into raw scores.
     ``raw`` is a DataFrame, or an array whose columns are ``meta``'s rows.
     """
-    from .scales import PERCENT_METRICS, chance_level, infer_scale, is_accuracy_metric, key, pre_transform, transform_of
+    from .scales import pre_transform, transform_of
 
     labels = raw.columns if isinstance(raw, pd.DataFrame) else meta.index
     X = raw.to_numpy(dtype=float) if isinstance(raw, pd.DataFrame) else np.asarray(raw, dtype=float)
@@ -371,20 +394,10 @@ def normalisation_params(raw, meta: pd.DataFrame, method: str = "chance",
     lower_better = meta["higher_is_better"].astype(object).eq(False).to_numpy(dtype=bool)
     col = lambda name: meta[name].to_numpy(dtype=object) if name in meta else np.full(d, None, dtype=object)  # noqa: E731
     metrics, hints, names, tasks = col("metric"), col("scale_kind"), col("dataset"), col("task")
-    declared_lo = meta["min_score"].to_numpy(dtype=float)
-    declared_hi = meta["max_score"].to_numpy(dtype=float)
     kinds = np.full(d, "unbounded", dtype=object)
     lo, hi = np.full(d, np.nan), np.full(d, np.nan)
-    raw_min, raw_max = _column_range(X)
     if method == "chance":
-        for j in range(d):  # per column (its metadata), not per cell; the scale needs only the column's finite range
-            m = key(metrics[j] or "").split("_none")[0]
-            hint = hints[j] if isinstance(hints[j], str) and hints[j] else None
-            finite = [v for v in (raw_min[j], raw_max[j]) if np.isfinite(v)]
-            kinds[j], lo[j], hi[j] = [np.nan if v is None else v for v in infer_scale(
-                finite, name=str(names[j] if names[j] is not None else labels[j]), metric=str(metrics[j] or ""),
-                declared_lo=declared_lo[j], declared_hi=declared_hi[j], hint=hint,
-                percent_ok=m in PERCENT_METRICS or is_accuracy_metric(m))]
+        kinds, lo, hi = _scale_kinds(X, labels, metrics, hints, names, meta)
     transform = np.array([transform_of(k)[0] for k in kinds], dtype=object)
     ref = np.array([transform_of(k)[1] for k in kinds], dtype=float)
     linear = transform == "linear"
@@ -406,18 +419,8 @@ def normalisation_params(raw, meta: pd.DataFrame, method: str = "chance",
     r = np.zeros(d)
     sources = np.full(d, None, dtype=object)
     if method == "chance":
-        rb = meta["random_baseline"].to_numpy(dtype=float)
-        r = np.where(linear, (rb - lo) / span, np.nan)
-        r = np.where(flip, 1.0 - r, r)
-        stored = np.isfinite(r)
-        sources = np.where(stored, meta["baseline_source"].fillna("stored").to_numpy(dtype=object), None)
-        for j in np.flatnonzero(~stored & linear & ~flip & ~minmax):
-            c, src = chance_level(str(names[j] if names[j] is not None else labels[j]), str(metrics[j] or "score"),
-                                  task=tasks[j] if isinstance(tasks[j], str) else None, user=chance_levels)
-            if c is not None:
-                r[j], sources[j] = c, src
-        # Unknown chance (sources None): no correction, reported by load_matrix -- never a silent 0.
-        r = np.clip(np.nan_to_num(r, nan=0.0), 0.0, 0.999)
+        r, sources = _chance_levels(meta, labels, names, metrics, tasks, lo, span, flip, linear, minmax,
+                                    chance_levels)
         how = np.array([h + (f", chance {rr:.3g} ({src})" if src is not None and rr > 0 else "")
                         for h, rr, src in zip(how, r, sources)], dtype=object)
     else:
@@ -430,6 +433,49 @@ def normalisation_params(raw, meta: pd.DataFrame, method: str = "chance",
                          "transform": transform, "ref": ref, "scale": kinds, "chance_source": sources},
                         index=labels)
 
+
+
+def _scale_kinds(X: np.ndarray, labels, metrics, hints, names, meta: pd.DataFrame) -> tuple:
+    """``(kinds, lo, hi)``: each column's scale (:func:`harness_ext.store.scales.infer_scale`) and its bounds
+    (NaN where it has none), from its metadata and its finite range."""
+    from .scales import PERCENT_METRICS, infer_scale, is_accuracy_metric, key
+
+    d = X.shape[1]
+    declared_lo = meta["min_score"].to_numpy(dtype=float)
+    declared_hi = meta["max_score"].to_numpy(dtype=float)
+    kinds = np.full(d, "unbounded", dtype=object)
+    lo, hi = np.full(d, np.nan), np.full(d, np.nan)
+    raw_min, raw_max = _column_range(X)
+    for j in range(d):  # per column (its metadata), not per cell; the scale needs only the column's finite range
+        m = key(metrics[j] or "").split("_none")[0]
+        hint = hints[j] if isinstance(hints[j], str) and hints[j] else None
+        finite = [v for v in (raw_min[j], raw_max[j]) if np.isfinite(v)]
+        kinds[j], lo[j], hi[j] = [np.nan if v is None else v for v in infer_scale(
+            finite, name=str(names[j] if names[j] is not None else labels[j]), metric=str(metrics[j] or ""),
+            declared_lo=declared_lo[j], declared_hi=declared_hi[j], hint=hint,
+            percent_ok=m in PERCENT_METRICS or is_accuracy_metric(m))]
+    return kinds, lo, hi
+
+
+def _chance_levels(meta: pd.DataFrame, labels, names, metrics, tasks, lo, span, flip, linear, minmax,
+                   chance_levels: Optional[dict]) -> tuple:
+    """``(chance, source)`` per column on the normalised scale: the stored random baseline, else the known chance
+    level of a linear, unflipped, fixed-scale column (:func:`harness_ext.store.scales.chance_level`); 0 with
+    source None where none is known."""
+    from .scales import chance_level
+
+    rb = meta["random_baseline"].to_numpy(dtype=float)
+    r = np.where(linear, (rb - lo) / span, np.nan)
+    r = np.where(flip, 1.0 - r, r)
+    stored = np.isfinite(r)
+    sources = np.where(stored, meta["baseline_source"].fillna("stored").to_numpy(dtype=object), None)
+    for j in np.flatnonzero(~stored & linear & ~flip & ~minmax):
+        c, src = chance_level(str(names[j] if names[j] is not None else labels[j]), str(metrics[j] or "score"),
+                              task=tasks[j] if isinstance(tasks[j], str) else None, user=chance_levels)
+        if c is not None:
+            r[j], sources[j] = c, src
+    # Unknown chance (sources None): no correction, reported by load_matrix -- never a silent 0.
+    return np.clip(np.nan_to_num(r, nan=0.0), 0.0, 0.999), sources
 
 def _column_range(X: np.ndarray, finite_only: bool = True, block: int = 4096) -> tuple:
     """Per-column minimum and maximum, missing cells ignored, in row blocks (no full-size temporary).

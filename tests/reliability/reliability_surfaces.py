@@ -266,7 +266,7 @@ def _reader(kind: str):
         from harness_ext.methods.reduction.budget import read_costs
         return read_costs
     if kind.startswith("weights"):
-        from harness_ext.plugins.weighting import read_weight_file
+        from harness_ext.methods.weighting.schemes import read_weight_file
         return read_weight_file
     if kind == "column_meta":
         from harness_ext.adapters.csv_table import read_sidecar

@@ -46,6 +46,14 @@ the features are the matrix-support set only, not the paper's hybrid that
 adds the disagreement of 14 other completers (the paper's hybrid covers 0.899
 at width 27.2 on its matrix, matrix support alone 0.900 at 29.3).
 
+On the paper's own matrix (84 models x 133 benchmarks, 2,604 cells;
+``tests/fixtures/benchpress``) the holdout reproduces BenchPress's published
+folds file and :func:`paper_evaluation` gives a MedAE of 4.60 over the 26,040
+held-out cells pooled (4.63 as the median of the 30 folds' MedAEs; the paper:
+4.58), and ridge-risk intervals covering 0.897 at a median width of 32.0
+(the paper's matrix-support intervals: 0.900 at 29.3, from the best of its
+four risk models; its hybrid: 0.899 at 27.2).
+
 References
 ----------
 Zeng & Papailiopoulos, "You Don't Need to Run Every Eval", arXiv 2606.24020
@@ -232,6 +240,12 @@ def complete(P, **als) -> np.ndarray:
     """BenchPress's prediction of every cell of ``P`` (points, NaN unobserved), observed cells included."""
     tr = Transform.fit(P)
     return tr.inverse(bias_als(tr.transform(P), **als))
+
+
+def complete_units(X, **als) -> np.ndarray:
+    """:func:`complete` of a matrix in this project's units (proportions stay proportions): every cell, observed too."""
+    factor = points_factor(X)
+    return complete(np.asarray(X, dtype=float) * factor, **als) / factor
 
 
 # ----------------------------------------------------------------------------- holdout
@@ -521,3 +535,64 @@ def prediction_error(actual, predicted) -> Optional[float]:
     a, p = np.asarray(actual, float), np.asarray(predicted, float)
     ok = np.isfinite(a) & np.isfinite(p)
     return float(np.median(np.abs(p[ok] - a[ok]))) if ok.any() else None
+
+
+def complete_rows(cal: Calibration, P, rows_out, factor, calibrate: bool = True, **als):
+    """Complete ``P`` (points) and return raw-unit ``(mean, lower, upper)`` of rows ``rows_out``, every cell.
+
+    ``calibrate=False``: the predictions only (zero-width bounds), without the risk features.
+
+    References
+    ----------
+    Zeng & Papailiopoulos (2026) §4.2 (completion), §4.4 (intervals).
+    """
+    pred = complete(P, **als)[rows_out]
+    lo, hi = pred.copy(), pred.copy()
+    if calibrate:
+        r, c = np.nonzero(np.isnan(P[rows_out]))
+        lo[r, c], hi[r, c] = intervals(cal, P, pred[r, c], rows_out[r], c)
+    return pred / factor, lo / factor, hi / factor
+
+
+def completed_matrix(X, factor, cal: Calibration, **als):
+    """``(mean, lower, upper, std)`` of every cell of ``X``: observed cells passed through with zero std.
+
+    ``std`` is the half-width of the 90% interval over the normal 90% quantile (a 90% interval's std).
+    """
+    from .conformal import Z90
+
+    obs = ~np.isnan(X)
+    mean, lower, upper = complete_rows(cal, X * factor, np.arange(X.shape[0]), factor, **als)
+    mean = np.where(obs, X, mean)
+    lower = np.where(obs, X, lower)
+    upper = np.where(obs, X, upper)
+    return mean, lower, upper, np.where(obs, 0.0, (upper - lower) / (2 * Z90))
+
+
+def predict_added_models(X, X_new, factor, cal: Calibration, level: float, weights=None, calibrate: bool = True,
+                         **als):
+    """Add the rows ``X_new`` to ``X``, complete the matrix again, and give their cells' conformal intervals.
+
+    As BenchPress's ``predict.py --add-model``. The aggregate (with ``weights``) is the weighted sum of the
+    predictions; BenchPress defines no aggregate interval, so its bounds are the weighted sums of the cell
+    bounds (conservative).
+
+    Returns
+    -------
+    harness_ext.methods.engine.conformal.IntervalPrediction
+    """
+    from .conformal import Z90, IntervalPrediction
+
+    O = ~np.isnan(X_new)
+    P = np.vstack([X, X_new]) * factor
+    m, lo, hi = complete_rows(cal, P, X.shape[0] + np.arange(X_new.shape[0]), factor, calibrate, **als)
+    mean = np.where(O, X_new, m)
+    lower = np.where(O, X_new, lo)
+    upper = np.where(O, X_new, hi)
+    sd = np.where(O, 0.0, (upper - lower) / (2 * Z90))
+    agg = alo = ahi = None
+    if weights is not None:
+        wt = np.asarray(weights, dtype=float)
+        agg, alo, ahi = mean @ wt, lower @ wt, upper @ wt
+    return IntervalPrediction(mean, lower, upper, sd, O, agg, alo, ahi, float(level), float(cal.scale), None,
+                              (cal.n_cells, 0))

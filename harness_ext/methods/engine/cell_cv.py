@@ -44,12 +44,7 @@ def _cell_cv_errors(X, Z, transform, rank, lam, est, blends, ensemble=None) -> d
     if K < 2 or idx.size < 2 * K:
         return {a: np.zeros(0) for a in blends}
     fold = rng.permutation(idx.size) % K
-    # A column with no observed cell (a sparse leaderboard's, once rows are sampled) keeps sd 1, as NaN did,
-    # without numpy's empty-slice warning reaching the user.
-    has = ~np.isnan(X).all(axis=0)
-    sd = np.ones(X.shape[1])
-    sd[has] = np.sqrt(np.nanvar(X[:, has], axis=0))
-    inv_sd = np.broadcast_to(1.0 / np.where(sd > 1e-12, sd, 1.0), X.shape).ravel()
+    inv_sd = inverse_column_sd(X)
     out = {a: [] for a in blends}
     out.update({("ensemble", a): [] for a in (blends if ensemble else ())})
     for f in range(K):
@@ -76,3 +71,14 @@ def _cell_cv_errors(X, Z, transform, rank, lam, est, blends, ensemble=None) -> d
             pred = transform.inverse_transform((1.0 - a) * mean_z + a * dir_z).ravel()[hide]
             out[key].append(np.abs(pred - X.ravel()[hide]) * inv_sd[hide])
     return {a: np.concatenate(v) for a, v in out.items()}
+
+
+def inverse_column_sd(X) -> np.ndarray:
+    """``1 / sd`` of each column's observed cells, for every cell of ``X`` (flattened): the cell CV's error scale."""
+    # A column with no observed cell (a sparse leaderboard's, once rows are sampled) keeps sd 1, as NaN did,
+    # without numpy's empty-slice warning reaching the user; so does a constant one.
+    has = ~np.isnan(X).all(axis=0)
+    sd = np.ones(X.shape[1])
+    sd[has] = np.sqrt(np.nanvar(X[:, has], axis=0))
+    return np.broadcast_to(1.0 / np.where(sd > 1e-12, sd, 1.0), X.shape).ravel()
+

@@ -33,17 +33,18 @@ with conformal intervals); Salakhutdinov & Mnih (ICML 2008).
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import Optional
 
 import numpy as np
 
 from ...base import BasePredictor, check_matrix, limit_threads
 from ...errors import MethodError
-from .conformal import Z90, _normal_quantile, conformal_quantile, mondrian_quantiles, normalised_scores
+from .conformal import Z90, IntervalPrediction, _normal_quantile, conformal_quantile, mondrian_quantiles, normalised_scores
 from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, RankEnsemble, fit_als, fit_gibbs, fold_in, select_rank_lam
 from .direct_ridge import BLEND_GRID, CELL_FLOPS_BUDGET, cell_regression_flops, direct_predict, ridge_design
 from .transforms import DEFAULT_EPS, ColumnScaled, as_transform
 from .cell_cv import _cell_cv_error, _cell_cv_errors  # noqa: F401 - the cell CV behind transform, blend, ensemble
+from .completion_mix import mixed_cells, mixed_fold
 
 __all__ = ["LowRankCompleter", "IntervalPrediction", "direct_predict", "settings_search_flops"]
 
@@ -60,37 +61,6 @@ SETTINGS_FLOPS_BUDGET = 1e11
 MIN_SETTINGS_ROWS = 200
 #: ALS sweep limit of :func:`~harness_ext.methods.engine.lowrank.select_rank_lam` (the flops estimate counts it).
 SEARCH_SWEEPS = 60
-
-
-class IntervalPrediction(NamedTuple):
-    """Predictions for new models, every array on each dataset's own scale.
-
-    ``mean``, ``lower``, ``upper``, ``sd`` are ``(n, d)``; observed cells pass
-    through with zero width. ``aggregate*`` are ``(n,)`` for the weighted sum
-    ``sum_j w_j x_j`` (None without weights). ``q_cells``/``q_aggregate`` are
-    the conformal multipliers and ``n_calibration`` the number of held-out
-    scores behind each. ``frontier`` (n,): each model's signed distance beyond the
-    training models' range of subset positions (0 inside; :mod:`.frontier`), None when
-    not calibrated.
-    """
-
-    mean: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    sd: np.ndarray
-    observed: np.ndarray
-    aggregate: Optional[np.ndarray]
-    aggregate_lower: Optional[np.ndarray]
-    aggregate_upper: Optional[np.ndarray]
-    level: float
-    q_cells: float
-    q_aggregate: Optional[float]
-    n_calibration: tuple
-    #: ``(n, k)``: the aggregates of ``extra_weights`` (k, d) with their calibrated bounds (None without).
-    extra_aggregate: Optional[np.ndarray] = None
-    extra_lower: Optional[np.ndarray] = None
-    extra_upper: Optional[np.ndarray] = None
-    frontier: Optional[np.ndarray] = None
 
 
 class LowRankCompleter(BasePredictor):
@@ -157,6 +127,9 @@ class LowRankCompleter(BasePredictor):
     frontier : bool
         Flag new models whose subset lies beyond the training models' range and give them a
         prediction and intervals calibrated on frontier folds (:mod:`~harness_ext.methods.engine.frontier`).
+    bp_mix : "auto" or float
+        Weight of BenchPress's completion (Zeng & Papailiopoulos, 2026) in the fitted matrix's missing cells
+        (``mean_``, cell intervals; not new models); ``"auto"``: by nested CV (:mod:`.completion_mix`).
     random_state : int
         Seeds the CV folds, the calibration folds and the sampler.
 
@@ -174,13 +147,16 @@ class LowRankCompleter(BasePredictor):
         The cross-validation behind ``rank_``/``lam_`` (``None`` when given).
     q_cells_ : float
         Conformal multiplier of the predictive sd for held-out cells.
+    bp_mix_ : float
+        The weight of BenchPress's completion in ``mean_`` (chosen on first use).
     """
 
     def __init__(self, method: str = "als", rank="auto", lam="auto", lam_bias: float = 0.1, ranks=DEFAULT_RANKS,
                  lams=DEFAULT_LAMS, cv_folds: int = 3, scales="cv", scale_meta=None, eps: float = DEFAULT_EPS,
                  level: float = 0.9, calibration_folds: int = 5, n_burnin: int = 150, n_samples: int = 150,
                  thin: int = 3, max_iter: int = 100, column_scale: bool = True, blend="auto", cell_blend="auto",
-                 mondrian: bool = True, new_intervals: str = "cv+", frontier: bool = True, random_state: int = 0):
+                 mondrian: bool = True, new_intervals: str = "cv+", frontier: bool = True, bp_mix="auto",
+                 random_state: int = 0):
         self.method = method
         self.rank = rank
         self.lam = lam
@@ -203,6 +179,7 @@ class LowRankCompleter(BasePredictor):
         self.mondrian = mondrian
         self.new_intervals = new_intervals
         self.frontier = frontier
+        self.bp_mix = bp_mix
         self.random_state = random_state
 
     # -- fitting -------------------------------------------------------------------------
@@ -387,20 +364,37 @@ class LowRankCompleter(BasePredictor):
         self.__dict__.pop("_intervals", None)
         self.__dict__.pop("_cal_cache", None)
         self.__dict__.pop("_fits_by_rank", None)
+        self.__dict__.pop("_mix_cache", None)
         self.fit_, self._mean_z, self._sd_z, cells = self._cell_fit(Z)
         if self.cell_blend_ > 0:
             self._mean_z = self._blend(self._mean_z, cells, Z, Z, self.cell_blend_)
-        self.mean_ = np.where(obs, X, self.transform_.inverse_transform(self._mean_z))
+        self._own_mean = np.where(obs, X, self.transform_.inverse_transform(self._mean_z))
         return self
+
+    def _fold_fit(self, Zt, seed_offset: int):
+        """``(mean, sd)`` of a fold's training matrix ``Zt`` at the chosen settings (cell blend included; transformed space)."""
+        _, mean, sd, cells = self._cell_fit(Zt, seed_offset=seed_offset)
+        return self._blend(mean, cells, Zt, Zt, self.cell_blend_), sd
+
+    def _mixed(self):  # on first use of mean_: reduce's folds (new models only) skip the mix's cv_folds fits
+        if "_mix_cache" not in self.__dict__:
+            with limit_threads():
+                self._mix_cache = mixed_cells(self)
+        return self._mix_cache
+
+    mean_ = property(lambda self: self._mixed()[0])
+    bp_mix_ = property(lambda self: self._mixed()[2])
+    bp_mix_cv_ = property(lambda self: self._mixed()[3], doc="The CV behind ``bp_mix_`` (None when ``bp_mix`` is given).")
 
     # Cell intervals need K calibration refits: computed on first use, so a caller that only
     # predicts new models (predict_new_models calibrates its own way) does not pay for them.
     def _cell_intervals(self):
         if "_intervals" not in self.__dict__:
             with limit_threads():
+                mean_z = self._mixed()[1]
                 self.q_cells_, self.q_by_dataset_, self.n_cal_cells_ = self._calibrate_cells(self.Z_)
             q = self.q_by_dataset_[None, :]
-            lo_x, hi_x = self.transform_.inverse_interval(self._mean_z - q * self._sd_z, self._mean_z + q * self._sd_z)
+            lo_x, hi_x = self.transform_.inverse_interval(mean_z - q * self._sd_z, mean_z + q * self._sd_z)
             obs = ~np.isnan(self.X_)
             lower, upper = np.where(obs, self.X_, lo_x), np.where(obs, self.X_, hi_x)
             self._intervals = (lower, upper, np.where(obs, 0.0, (upper - lower) / (2 * Z90)))
@@ -438,8 +432,8 @@ class LowRankCompleter(BasePredictor):
             Zt = Z.ravel().copy()
             Zt[hide] = np.nan
             Zt = Zt.reshape(Z.shape)
-            _, mean, sd, cells = self._cell_fit(Zt, seed_offset=f + 1)
-            mean = self._blend(mean, cells, Zt, Zt, self.cell_blend_)
+            mean, sd = self._fold_fit(Zt, seed_offset=f + 1)
+            mean = mixed_fold(self, Zt, mean)  # the cells' centre is the mix: calibrate the mix
             # every hidden cell has finite truth, mean and sd, so scores and columns stay aligned
             scores.append(normalised_scores(Z.ravel()[hide], mean.ravel()[hide], sd.ravel()[hide]))
             cols.append(hide % d)
@@ -662,7 +656,8 @@ class LowRankCompleter(BasePredictor):
         self._cell_intervals()
         return {"method": self.method, "rank": self.rank_, "lam": self.lam_, "cross_validation": cv,
                 "scales": self.scale_transform_.to_dict(), "scales_cross_validation": self.scales_cv_,
-                "cell_blend": float(self.cell_blend_), "column_scale": bool(self.column_scale), "level": float(self.level),
+                "cell_blend": float(self.cell_blend_), "bp_mix": self.bp_mix_, "bp_mix_cross_validation": self.bp_mix_cv_,
+                "column_scale": bool(self.column_scale), "level": float(self.level),
                 "q_cells": float(self.q_cells_), "n_calibration_cells": int(self.n_cal_cells_)}
 
 

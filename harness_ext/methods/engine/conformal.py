@@ -18,6 +18,8 @@ inference with the jackknife+", Ann. Statist. 2021, §3-4 (jackknife+, CV+).
 
 from __future__ import annotations
 
+from typing import NamedTuple, Optional
+
 import numpy as np
 
 from ...errors import MethodError
@@ -267,3 +269,34 @@ def coverage(truth, lower, upper) -> float:
     if not ok.any():
         return float("nan")
     return float(((truth[ok] >= lower[ok]) & (truth[ok] <= upper[ok])).mean())
+
+
+class IntervalPrediction(NamedTuple):
+    """Predictions for new models, every array on each dataset's own scale.
+
+    ``mean``, ``lower``, ``upper``, ``sd`` are ``(n, d)``; observed cells pass
+    through with zero width. ``aggregate*`` are ``(n,)`` for the weighted sum
+    ``sum_j w_j x_j`` (None without weights). ``q_cells``/``q_aggregate`` are
+    the conformal multipliers and ``n_calibration`` the number of held-out
+    scores behind each. ``frontier`` (n,): each model's signed distance beyond the
+    training models' range of subset positions (0 inside; :mod:`.frontier`), None when
+    not calibrated.
+    """
+
+    mean: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    sd: np.ndarray
+    observed: np.ndarray
+    aggregate: Optional[np.ndarray]
+    aggregate_lower: Optional[np.ndarray]
+    aggregate_upper: Optional[np.ndarray]
+    level: float
+    q_cells: float
+    q_aggregate: Optional[float]
+    n_calibration: tuple
+    #: ``(n, k)``: the aggregates of ``extra_weights`` (k, d) with their calibrated bounds (None without).
+    extra_aggregate: Optional[np.ndarray] = None
+    extra_lower: Optional[np.ndarray] = None
+    extra_upper: Optional[np.ndarray] = None
+    frontier: Optional[np.ndarray] = None

@@ -22,11 +22,15 @@ Hardt 2025 find every benchmark-prediction method degrades there).
   with the lowest held-out aggregate error (cells without weights) is used for flagged models beyond the
   training models' range (between the edge and the range the engine's own prediction is kept: blended
   there too, HELM Classic's random splits lost 7% in cell error).
-* **Intervals.** Signed scores ``(truth - prediction) / (sd (1 + distance))`` from the folds (``sd`` the
-  fold-in's predictive sd of the cell or aggregate) give a lower and an upper split-conformal quantile at
-  ``(1 - level) / 2`` each: a flagged model's interval grows with its distance and follows the estimator's
-  bias at the frontier, joined with the model-fold (CV+) interval (a flagged model's interval is never narrower
-  than it would be unflagged). Models inside the range keep the model-fold intervals.
+* **Intervals.** Signed scores ``(truth - prediction) / (sd (1 + r) ** p)`` from the folds (``sd`` the fold-in's
+  predictive sd of the cell or aggregate, ``r`` the model's :func:`fit_residual` on its subset cells, which
+  tracks the size of the frontier error where the position's distance does not) give a lower and an upper
+  split-conformal quantile at ``(1 - level) / 2`` each. Each fold's scores are those of the estimator chosen on
+  the other folds (the choice's own error included). The blend's quantiles serve models beyond the training
+  models' range, the engine's own (shifted: its frontier predictions are too low) the flagged models between
+  the edge and the range, where the engine's prediction is kept. Joined with the model-fold (CV+) interval: a
+  flagged model's interval is never narrower than it would be unflagged. Models inside the edges keep the
+  model-fold intervals.
 
 References
 ----------
@@ -82,6 +86,10 @@ class FrontierCalibration(NamedTuple):
     engine_aggregate_mae: Optional[float]
     aggregate_coverage: Optional[float]
     cell_coverage: float
+    #: The multipliers of the engine's own prediction (kept between the edge and the range, where the blend is not
+    #: used): its scores at the frontier are shifted (too low a prediction), the blend's are not.
+    q_cell_engine: Optional[tuple] = None
+    q_aggregate_engine: Optional[tuple] = None
 
 
 def positions(Z, pattern) -> np.ndarray:
@@ -130,13 +138,14 @@ def _candidate(est, name, fit, Z_fit, pos_fit, z_in, X_in, O):
     return est.transform_.transform(np.repeat(xbar[:, None], X_in.shape[1], axis=1))
 
 
-def strength_distance(z_pred, strength_fit) -> np.ndarray:
-    """How far a predicted row's mean transformed score lies beyond the fitted models' strongest (or weakest),
-    in units of the fitted models' sd of the same mean: the scale of the frontier scores (0 inside)."""
-    s = np.nanmean(z_pred, 1)
-    sd = max(float(np.std(strength_fit)), 1e-9)
-    hi, lo = float(np.max(strength_fit)), float(np.min(strength_fit))
-    return np.where(s > hi, (s - hi) / sd, np.where(s < lo, (lo - s) / sd, 0.0))
+def fit_residual(z, fi_mean, fi_sd, O) -> np.ndarray:
+    """Root mean square of a new model's standardised fold-in residuals on the cells it has (0 without any).
+
+    The empirical prior pulls the fold-in of a model unlike the fitted population away from its own cells, so
+    the residual is a leverage-like distance in the loading space that needs no truth.
+    """
+    r = np.where(O, (np.nan_to_num(z) - fi_mean) / np.maximum(fi_sd, 1e-12), 0.0)
+    return np.sqrt((r * r).sum(1) / np.maximum(O.sum(1), 1))
 
 
 def _aggregate(est, X_true, have, seen, mz, w):
@@ -175,7 +184,7 @@ def _fold_records(est, pattern, w, direction, rank, alpha, truth=None):
         cands = {c: _candidate(est, c, ft, Z[rows], pos[rows], z_in, np.where(seen, Xt, np.nan), seen)
                  for c in CANDIDATES}
         records.append(dict(Zt=Zt, Xt=Xt, have=have, seen=seen, fi=fi, eng=eng, cands=cands,
-                            strength=strength[rows], Tt=Xt if truth is None else truth[held]))
+                            Tt=Xt if truth is None else truth[held]))
     return records
 
 
@@ -186,7 +195,7 @@ def _blend(rec, cand, weight):
 def _scores(est, rec, mz, w, power=1.0):
     """Signed normalised cell and aggregate scores, and aggregate errors, of one fold's held-out models."""
     target = rec["have"] & ~rec["seen"]
-    dist = strength_distance(np.where(rec["seen"], rec["Zt"], mz), rec["strength"])
+    dist = fit_residual(rec["Zt"], rec["fi"].mean, rec["fi"].sd, rec["seen"])
     scale = (1.0 + dist[:, None]) ** power
     cells = ((rec["Zt"] - mz) / (rec["fi"].sd * scale))[target]
     if w is None:
@@ -204,6 +213,15 @@ def _two_sided(scores, level):
         return None
     tail = 1.0 - (1.0 - level) / 2.0
     return (min(-conformal_quantile(-scores, tail), 0.0), max(conformal_quantile(scores, tail), 0.0))
+
+
+def _fold_loss(est, rec, w, cand, weight) -> float:
+    """One fold's held-out aggregate absolute error of a blend (squared transformed cell error without weights)."""
+    mz = _blend(rec, cand, weight)
+    if w is not None:
+        a_true, a_pred, _, ok = _aggregate(est, rec["Tt"], rec["have"], rec["seen"], mz, w)
+        return float(np.abs(a_pred - a_true)[ok].sum())
+    return float(((mz - rec["Zt"])[rec["have"] & ~rec["seen"]] ** 2).sum())
 
 
 def calibrate_frontier(est, pattern, w, direction: int = 1, truth=None) -> Optional[FrontierCalibration]:
@@ -225,32 +243,32 @@ def calibrate_frontier(est, pattern, w, direction: int = 1, truth=None) -> Optio
     if not records:
         return None
     options = [(None, 0.0)] + [(c, a) for c in CANDIDATES for a in FRONTIER_WEIGHTS if a > 0]
+    losses = np.array([[_fold_loss(est, rec, w, *opt) for rec in records] for opt in options])  # (options, folds)
 
-    def loss(opt):
-        tot = 0.0
-        for rec in records:
-            mz = _blend(rec, *opt)
-            if w is not None:
-                a_true, a_pred, _, ok = _aggregate(est, rec["Tt"], rec["have"], rec["seen"], mz, w)
-                tot += float(np.abs(a_pred - a_true)[ok].sum())
-            else:
-                tot += float(((mz - rec["Zt"])[rec["have"] & ~rec["seen"]] ** 2).sum())
-        return round(tot, 10)
+    def choose(folds):  # the lowest held-out error over ``folds``; ties go to the smaller weight
+        tot = np.round(losses[:, folds].sum(1), 10)
+        return options[min(range(len(options)), key=lambda o: (tot[o], options[o][1]))]
 
-    cand, weight = min(options, key=lambda o: (loss(o), o[1]))
+    cand, weight = choose(np.arange(len(records)))
+    # Each fold's scores come from the estimator chosen on the other folds: scores of the estimator chosen on
+    # the same folds were optimistic (the blend that fitted them best; HELM Classic's frontier multipliers fell to
+    # a third of the engine's), and a frontier model meets the choice as an out-of-sample fold does.
+    mz_fold = [_blend(rec, *choose(np.array([g for g in range(len(records)) if g != f]))) if len(records) > 1
+               else _blend(rec, cand, weight) for f, rec in enumerate(records)]
     level = float(est.level)
     i = 1 if w is not None else 0  # the aggregate's scores decide where there is an aggregate
 
     def covers(power):  # nearer folds calibrate, farther ones (the first half of FRONTIER_FOLDS) are covered?
-        sc = [_scores(est, rec, _blend(rec, cand, weight), w, power)[i] for rec in records]
+        sc = [_scores(est, rec, mz, w, power)[i] for rec, mz in zip(records, mz_fold)]
         half = len(records) // 2
         q = _two_sided(np.concatenate(sc[half:]) if sc[half:] else np.array([]), level)
         far = np.concatenate(sc[:half]) if sc[:half] else np.array([])
         return q is None or far.size == 0 or float(((far >= q[0]) & (far <= q[1])).mean()) >= level
 
     power = next((p for p in DISTANCE_POWERS if covers(p)), DISTANCE_POWERS[-1])
-    per_fold = [_scores(est, rec, _blend(rec, cand, weight), w, power) for rec in records]
-    eng_err = np.concatenate([_scores(est, rec, rec["eng"], w)[2] for rec in records])
+    per_fold = [_scores(est, rec, mz, w, power) for rec, mz in zip(records, mz_fold)]
+    eng_fold = [_scores(est, rec, rec["eng"], w, power) for rec in records]
+    eng_err = np.concatenate([p[2] for p in eng_fold])
     cells = np.concatenate([p[0] for p in per_fold])
     aggs = np.concatenate([p[1] for p in per_fold])
     errs = np.concatenate([p[2] for p in per_fold])
@@ -271,7 +289,9 @@ def calibrate_frontier(est, pattern, w, direction: int = 1, truth=None) -> Optio
         aggregate_mae=float(np.abs(errs).mean()) if errs.size else None,
         aggregate_bias=float(errs.mean()) if errs.size else None,
         engine_aggregate_mae=float(np.abs(eng_err).mean()) if eng_err.size else None,
-        aggregate_coverage=held_out_coverage(1) if w is not None else None, cell_coverage=held_out_coverage(0))
+        aggregate_coverage=held_out_coverage(1) if w is not None else None, cell_coverage=held_out_coverage(0),
+        q_cell_engine=_two_sided(np.concatenate([p[0] for p in eng_fold]), level),
+        q_aggregate_engine=_two_sided(np.concatenate([p[1] for p in eng_fold]), level))
 
 
 def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None, extra_truth=None):
@@ -299,15 +319,16 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None, e
             continue
         o = O[rows]
         m_eng = mz[rows]
+        beyond = np.zeros(rows.size, bool)
         if cal.candidate is not None and cal.weight > 0:
             c = _candidate(est, cal.candidate, fit, est.Z_, pos_train, z[rows], np.where(o, X_new[rows], np.nan), o)
             # the blend only beyond the training models' range: inside it the engine predicts cells better
-            beyond = (frontier_distance(pos_new[rows], pos_train, edge=1.0) != 0)[:, None]
-            m_eng = np.where(beyond, (1 - cal.weight) * m_eng + cal.weight * c, m_eng)
-        strength = np.nan_to_num(positions(est.Z_, np.ones(est.Z_.shape[1], bool)), nan=0.0)
-        scale = (1.0 + strength_distance(np.where(o, z[rows], m_eng), strength)[:, None]) ** cal.power
+            beyond = frontier_distance(pos_new[rows], pos_train, edge=1.0) != 0
+            m_eng = np.where(beyond[:, None], (1 - cal.weight) * m_eng + cal.weight * c, m_eng)
+        scale = (1.0 + fit_residual(z[rows], fi.mean[rows], fi.sd[rows], o)[:, None]) ** cal.power
         sd = fi.sd[rows] * scale
-        lo_x, hi_x = est.transform_.inverse_interval(m_eng + cal.q_cell[0] * sd, m_eng + cal.q_cell[1] * sd)
+        q_lo, q_hi = _row_multipliers(cal.q_cell, cal.q_cell_engine, beyond)
+        lo_x, hi_x = est.transform_.inverse_interval(m_eng + q_lo[:, None] * sd, m_eng + q_hi[:, None] * sd)
         xr = X_new[rows]
         out["mean"][rows] = np.where(o, xr, est.transform_.inverse_transform(m_eng))
         # Widen, never narrow: the frontier interval joined with the model folds' (frontier folds inside the training
@@ -320,15 +341,23 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None, e
             J = np.zeros(O.shape)
             J[rows] = np.where(o, 0.0, Wr * est.transform_.derivative(m_eng))
             a_sd = fi.linear_sd(J)[rows] * scale[:, 0]
+            q_lo, q_hi = _row_multipliers(cal.q_aggregate, cal.q_aggregate_engine, beyond)
             out["agg"][rows] = agg
-            out["agg_lo"][rows] = np.minimum(agg + cal.q_aggregate[0] * a_sd, out["agg_lo"][rows])
-            out["agg_hi"][rows] = np.maximum(agg + cal.q_aggregate[1] * a_sd, out["agg_hi"][rows])
+            out["agg_lo"][rows] = np.minimum(agg + q_lo * a_sd, out["agg_lo"][rows])
+            out["agg_hi"][rows] = np.maximum(agg + q_hi * a_sd, out["agg_hi"][rows])
         if W_extra is not None:
-            _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, W_extra, extra_truth)
+            _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, out, W_extra, beyond, extra_truth)
     return dist, cals
 
 
-def _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, W_extra, truth=None):
+def _row_multipliers(q_blend, q_engine, beyond):
+    """Per-row ``(lower, upper)`` multipliers: the blend's for rows ``beyond`` the range, the engine's elsewhere."""
+    q_engine = q_blend if q_engine is None else q_engine
+    return (np.where(beyond, q_blend[0], q_engine[0]).astype(float),
+            np.where(beyond, q_blend[1], q_engine[1]).astype(float))
+
+
+def _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, out, W_extra, beyond, truth=None):
     """The further aggregates of the flagged ``rows``: re-centred on their new cells, widened (never narrowed) by
     multipliers from frontier folds calibrated with each aggregate's own weights."""
     for k, u in enumerate(np.atleast_2d(W_extra)):
@@ -340,12 +369,13 @@ def _widen_extra(est, fi, pattern, direction, rows, o, m_eng, z, strength, out, 
         cal = calibrate_frontier(est, pattern, u, direction, truth=truth)
         if cal is None or cal.q_aggregate is None:
             continue
-        scale = (1.0 + strength_distance(np.where(o, z[rows], m_eng), strength)) ** cal.power
+        scale = (1.0 + fit_residual(z[rows], fi.mean[rows], fi.sd[rows], o)) ** cal.power
         J = np.zeros(fi.sd.shape)
         J[rows] = np.where(o, 0.0, u * est.transform_.derivative(m_eng))
         a_sd = fi.linear_sd(J)[rows] * scale
-        out["ex_lo"][rows, k] = np.minimum(new + cal.q_aggregate[0] * a_sd, out["ex_lo"][rows, k])
-        out["ex_hi"][rows, k] = np.maximum(new + cal.q_aggregate[1] * a_sd, out["ex_hi"][rows, k])
+        q_lo, q_hi = _row_multipliers(cal.q_aggregate, cal.q_aggregate_engine, beyond)
+        out["ex_lo"][rows, k] = np.minimum(new + q_lo * a_sd, out["ex_lo"][rows, k])
+        out["ex_hi"][rows, k] = np.maximum(new + q_hi * a_sd, out["ex_hi"][rows, k])
 
 
 def frontier_expectation(est, X, subset, w) -> Optional[dict]:

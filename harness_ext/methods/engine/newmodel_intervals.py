@@ -35,7 +35,7 @@ from .direct_ridge import BLEND_GRID, direct_predict
 from .lowrank import fold_in
 
 __all__ = ["CALIBRATION_FOLDS", "FOLD_RESELECTION", "POOL_PLAIN_SCORES", "SAME_RESELECTION_CELLS", "FoldSubsets",
-           "calibrate_model_folds", "calibration_weights", "cv_plus_extra_aggregates", "cv_plus_new_models", "fold_labels", "fold_selector", "run_groups",
+           "calibrate_model_folds", "calibration_weights", "cv_plus_extra_aggregates", "cv_plus_new_models", "fold_labels", "run_groups",
            "run_of", "label_folds", "reselection_mode", "select_fold_subsets"]
 
 
@@ -176,50 +176,6 @@ def reselection_mode(n_cells: int):
                       "budget": SAME_RESELECTION_CELLS}
 
 
-def fold_selector(X, selector: str, *, k: int, sel_params=None, similarity=None, random_state: int = 0,
-                  kind: str = "count", value=None, cost_vec=None, fixed=None, mode: str = FOLD_RESELECTION,
-                  demoted=()):
-    """``rows -> subset``: the manifest's selection (selector, parameters, seed, budget) run on rows ``rows`` of ``X``.
-
-    Only the subset is needed, not a coverage curve: selectors that can stop do so at
-    ``k`` datasets (or at the cost budget). ``mode`` as :data:`FOLD_RESELECTION`;
-    ``fixed``: the predictor with its settings chosen on every model (``"same"``);
-    ``demoted``: the manifest's availability rule (datasets chosen last, :func:`~harness_ext.methods.reduction.budget.demote`).
-    """
-    from ...errors import MethodError
-    from ...plugin_manager import get_registration
-    from ..reduction.budget import demote, subset_size
-    from ..pounce import selector_order
-
-    if mode not in ("design", "same"):
-        raise MethodError(f"fold reselection must be 'design' or 'same', got {mode!r}")
-    d = X.shape[1]
-    reg = get_registration("selectors", selector)
-    defaults = reg.cls().get_params()
-    params = dict(sel_params or {})
-    if "similarity" in defaults and similarity is not None:
-        params["similarity"] = similarity
-    if "gamma" in defaults:
-        params["gamma"] = None
-    if kind == "cost" and "cost_budget" in defaults:
-        params["cost_budget"] = float(value)
-    elif "n_select" in defaults and kind != "cost":
-        # with demoted datasets, enough steps that k others are in the order before they are moved to its end
-        params["n_select"] = int(min(d, k + len(demoted)))
-    if mode == "design":
-        params.update(CHEAP_SELECTION.get(reg.name, {}))
-    elif fixed is not None and "predictor_params" in defaults:
-        params["predictor_params"] = {p: fixed.get_params()[p] for p in ("rank", "lam", "scales", "cell_blend", "blend")
-                                      if p in fixed.get_params()}
-
-    def select(rows):
-        order = demote(selector_order(X[rows], selector, random_state=random_state, **params), demoted)
-        n = subset_size("cost", value, d, None, cost_vec[order]) if kind == "cost" else int(k)
-        return order[:n]
-
-    return select
-
-
 class FoldSubsets:
     """A ``reselect`` for :meth:`LowRankCompleter.predict_new_models` from stored fold subsets (no selection run).
 
@@ -326,33 +282,13 @@ def calibrate_model_folds(est, O_new, w, reselect=None, extra_truth=None):
     """
     Z = est.Z_
     m, d = Z.shape
-    fold = getattr(reselect, "labels", None)
-    if fold is None:
-        K = int(min(est.calibration_folds, m))
-        fold = np.random.default_rng(est.random_state + 104729).permutation(m) % K
-    elif fold.shape != (m,):
-        from ...errors import MethodError
-
-        raise MethodError(f"the stored calibration folds label {fold.size} models, the predictor was fitted on {m}")
-    else:
-        K = int(fold.max()) + 1
+    fold, K = _calibration_folds(est, reselect, m)
     patterns = np.unique(O_new, axis=0)
-    if est.method == "als" and est.rank == "auto":
-        ranks = sorted({int(r) for r in est.ranks if int(r) < min(m - m // K, d)} | {est.rank_})
-    else:
-        ranks = [est.rank_]
-    alphas = BLEND_GRID if est.blend == "auto" else (est._uncalibrated_blend(),)
-    grid = [(r, a) for r in ranks for a in alphas]
-    cell_scores = {g: [] for g in grid}
-    cell_cols = {g: [] for g in grid}
-    cell_folds = {g: [] for g in grid}
+    ranks, alphas = _calibration_grid(est, m, d, K)
     # w: (d,), or (k, d) for k aggregates calibrated on the same folds (the first is the returned q_agg;
     # the others are in cal["extra"]), e.g. the normalised aggregate and the benchmark's own score.
     W_all = None if w is None else np.atleast_2d(np.asarray(w, dtype=float))
-    agg_scores = {g: [[] for _ in range(0 if w is None else len(W_all))] for g in grid}
-    agg_folds = {g: [[] for _ in range(0 if w is None else len(W_all))] for g in grid}
-    sq = {g: 0.0 for g in grid}
-    fits = {r: [] for r in ranks}
+    book = _ScoreBook(ranks, alphas, 0 if w is None else len(W_all))
     pool = reselect is not None and getattr(reselect, "pool", POOL_PLAIN_SCORES)
     for f in range(K):
         test = np.flatnonzero(fold == f)
@@ -360,8 +296,6 @@ def calibrate_model_folds(est, O_new, w, reselect=None, extra_truth=None):
             continue
         rows = np.flatnonzero(fold != f)
         pat_new = patterns[np.arange(test.size) % len(patterns)]
-        split_choice = reselect is not None and CHOOSE_ON_NEW_PATTERN
-        need_new = split_choice or pool
         if reselect is None:
             pat = pat_new
         elif hasattr(reselect, "patterns"):  # stored fold subsets (FoldSubsets), partial patterns included
@@ -369,76 +303,147 @@ def calibrate_model_folds(est, O_new, w, reselect=None, extra_truth=None):
         else:
             pat = np.zeros((test.size, d), bool)
             pat[:, np.asarray(reselect(rows), dtype=int)] = True
-        Zt = Z[test]
-        have = ~np.isnan(Zt)
-        z_in = np.where(pat, Zt, np.nan)
-        X_true = est.X_[test]  # raw values: the transform clips at chance and at eps
-        if w is not None:  # one weight vector per aggregate: (k, t, d) renormalised weights, (k, t) true aggregates
-            wt = np.where(have[None], W_all[:, None, :], 0.0)
-            tot = wt.sum(2, keepdims=True)
-            wt = wt / np.where(tot != 0, tot, 1.0)
-            a_true = np.nansum(np.where(have, X_true, 0.0)[None] * wt, 2)
-            T_true = X_true if extra_truth is None else extra_truth[test]
-            if extra_truth is not None:
-                a_true[1:] = np.nansum(np.where(have, T_true, 0.0)[None] * wt[1:], 2)
+        _score_fold(est, book, _FoldTargets.of(est, test, W_all, extra_truth), f, rows, pat, pat_new,
+                    split_choice=reselect is not None and CHOOSE_ON_NEW_PATTERN, pool=pool)
+    return _calibration_result(est, book, d, W_all)
 
-        def score(g, mz, fi, seen):
-            """The fold's cell and aggregate scores, its models observed on ``seen``, into grid point ``g``'s lists."""
-            target = have & ~seen
-            cell_scores[g].append(normalised_scores(Zt[target], mz[target], fi.sd[target]))
-            cell_cols[g].append(np.nonzero(target)[1])
-            cell_folds[g].append(np.full(cell_scores[g][-1].size, len(fits[g[0]]) - 1))
-            if w is not None:
-                x_pred = np.where(seen & have, X_true, est.transform_.inverse_transform(mz))
-                # the further aggregates count their observed cells as extra_truth has them
-                x_extra = x_pred if extra_truth is None else np.where(seen & have, T_true, x_pred)
-                deriv = est.transform_.derivative(mz)
-                for a in range(len(W_all)):
-                    ok = (tot[a, :, 0] != 0) & target.any(1) & (seen & have).any(1)
-                    a_pred = (np.where(have, x_pred if a == 0 else x_extra, 0.0) * wt[a]).sum(1)
-                    J = np.where(target, wt[a] * deriv, 0.0)
-                    agg_scores[g][a].append(normalised_scores(a_true[a][ok], a_pred[ok], fi.linear_sd(J)[ok]))
-                    agg_folds[g][a].append(np.full(agg_scores[g][a][-1].size, len(fits[g[0]]) - 1))
 
-        for r in ranks:
-            ft = est._fit_z(Z[rows], seed_offset=f + 101, rank=r)
-            fits[r].append((ft, rows))
-            fi = fold_in(ft, z_in)
-            direct = direct_predict(ft, Z[rows], z_in) if any(a > 0 for a in alphas) else fi.mean
-            if need_new:  # the new models' own pattern: rank and blend judged there, plain scores pooled
-                z_new = np.where(pat_new, Zt, np.nan)
-                fi_new = fold_in(ft, z_new)
-                direct_new = direct_predict(ft, Z[rows], z_new) if any(a > 0 for a in alphas) else fi_new.mean
-            for a in alphas:
-                mz = (1.0 - a) * fi.mean + a * direct if a > 0 else fi.mean
-                m_new = ((1.0 - a) * fi_new.mean + a * direct_new if a > 0 else fi_new.mean) if need_new else None
-                if split_choice:
-                    sq[(r, a)] += float(((m_new - Zt)[have & ~pat_new] ** 2).sum())
-                else:
-                    sq[(r, a)] += float(((mz - Zt)[have & ~pat] ** 2).sum())
-                score((r, a), mz, fi, pat)
-                if pool:
-                    score((r, a), m_new, fi_new, pat_new)
+def _calibration_folds(est, reselect, m: int) -> tuple:
+    """``(fold label per training model, K)``: the ``reselect``'s stored folds, else K seeded ones."""
+    fold = getattr(reselect, "labels", None)
+    if fold is None:
+        K = int(min(est.calibration_folds, m))
+        return np.random.default_rng(est.random_state + 104729).permutation(m) % K, K
+    if fold.shape != (m,):
+        from ...errors import MethodError
+
+        raise MethodError(f"the stored calibration folds label {fold.size} models, the predictor was fitted on {m}")
+    return fold, int(fold.max()) + 1
+
+
+def _calibration_grid(est, m: int, d: int, K: int) -> tuple:
+    """``(ranks, blend weights)`` tried in the calibration's folds: every rank a fold fit can hold (ALS with
+    ``rank="auto"``) and every weight of ``BLEND_GRID`` (``blend="auto"``), else the fitted ones."""
+    if est.method == "als" and est.rank == "auto":
+        ranks = sorted({int(r) for r in est.ranks if int(r) < min(m - m // K, d)} | {est.rank_})
+    else:
+        ranks = [est.rank_]
+    alphas = BLEND_GRID if est.blend == "auto" else (est._uncalibrated_blend(),)
+    return ranks, alphas
+
+
+class _ScoreBook:
+    """The held-out scores of each (rank, blend) grid point, with the fold fit each came from, and the squared
+    errors that choose the grid point."""
+
+    def __init__(self, ranks, alphas, n_agg: int):
+        self.ranks, self.alphas = ranks, alphas
+        self.grid = [(r, a) for r in ranks for a in alphas]
+        self.cell_scores = {g: [] for g in self.grid}
+        self.cell_cols = {g: [] for g in self.grid}
+        self.cell_folds = {g: [] for g in self.grid}
+        self.agg_scores = {g: [[] for _ in range(n_agg)] for g in self.grid}
+        self.agg_folds = {g: [[] for _ in range(n_agg)] for g in self.grid}
+        self.sq = {g: 0.0 for g in self.grid}
+        self.fits = {r: [] for r in ranks}
+
+    def add(self, est, t: "_FoldTargets", g, mz, fi, seen) -> None:
+        """The fold's cell and aggregate scores, its models observed on ``seen``, into grid point ``g``'s lists."""
+        target = t.have & ~seen
+        fit_index = len(self.fits[g[0]]) - 1
+        self.cell_scores[g].append(normalised_scores(t.Zt[target], mz[target], fi.sd[target]))
+        self.cell_cols[g].append(np.nonzero(target)[1])
+        self.cell_folds[g].append(np.full(self.cell_scores[g][-1].size, fit_index))
+        if t.W_all is None:
+            return
+        x_pred = np.where(seen & t.have, t.X_true, est.transform_.inverse_transform(mz))
+        # the further aggregates count their observed cells as extra_truth has them
+        x_extra = x_pred if t.T_true is None else np.where(seen & t.have, t.T_true, x_pred)
+        deriv = est.transform_.derivative(mz)
+        for a in range(len(t.W_all)):
+            ok = (t.tot[a, :, 0] != 0) & target.any(1) & (seen & t.have).any(1)
+            a_pred = (np.where(t.have, x_pred if a == 0 else x_extra, 0.0) * t.wt[a]).sum(1)
+            J = np.where(target, t.wt[a] * deriv, 0.0)
+            self.agg_scores[g][a].append(normalised_scores(t.a_true[a][ok], a_pred[ok], fi.linear_sd(J)[ok]))
+            self.agg_folds[g][a].append(np.full(self.agg_scores[g][a][-1].size, fit_index))
+
+
+class _FoldTargets:
+    """A held-out fold's true values: normalised (``Zt``), raw (``X_true``), which are observed (``have``), and
+    per aggregate the renormalised weights ``wt`` (k, t, d), their totals ``tot`` and the true aggregates
+    ``a_true`` (k, t); ``T_true``: the values the further aggregates are scored against (``extra_truth``'s rows,
+    None without it)."""
+
+    @classmethod
+    def of(cls, est, test, W_all, extra_truth=None):
+        t = cls()
+        t.Zt, t.W_all = est.Z_[test], W_all
+        t.have = ~np.isnan(t.Zt)
+        t.X_true = est.X_[test]  # raw values: the transform clips at chance and at eps
+        t.T_true = None if extra_truth is None else extra_truth[test]
+        if W_all is not None:  # one weight vector per aggregate
+            wt = np.where(t.have[None], W_all[:, None, :], 0.0)
+            t.tot = wt.sum(2, keepdims=True)
+            t.wt = wt / np.where(t.tot != 0, t.tot, 1.0)
+            t.a_true = np.nansum(np.where(t.have, t.X_true, 0.0)[None] * t.wt, 2)
+            if t.T_true is not None:
+                t.a_true[1:] = np.nansum(np.where(t.have, t.T_true, 0.0)[None] * t.wt[1:], 2)
+        return t
+
+
+def _score_fold(est, book: _ScoreBook, t: _FoldTargets, f: int, rows, pat, pat_new, *, split_choice: bool,
+                pool: bool) -> None:
+    """Fit each rank without fold ``f``, fold its models in on ``pat`` and score every blend weight into ``book``
+    (and on the new models' pattern ``pat_new``: the squared error that chooses rank and blend when
+    ``split_choice``, the pooled plain scores when ``pool``)."""
+    Z, alphas = est.Z_, book.alphas
+    need_new = split_choice or pool
+    z_in = np.where(pat, t.Zt, np.nan)
+    for r in book.ranks:
+        ft = est._fit_z(Z[rows], seed_offset=f + 101, rank=r)
+        book.fits[r].append((ft, rows))
+        fi = fold_in(ft, z_in)
+        direct = direct_predict(ft, Z[rows], z_in) if any(a > 0 for a in alphas) else fi.mean
+        if need_new:  # the new models' own pattern: rank and blend judged there, plain scores pooled
+            z_new = np.where(pat_new, t.Zt, np.nan)
+            fi_new = fold_in(ft, z_new)
+            direct_new = direct_predict(ft, Z[rows], z_new) if any(a > 0 for a in alphas) else fi_new.mean
+        for a in alphas:
+            mz = (1.0 - a) * fi.mean + a * direct if a > 0 else fi.mean
+            m_new = ((1.0 - a) * fi_new.mean + a * direct_new if a > 0 else fi_new.mean) if need_new else None
+            if split_choice:
+                book.sq[(r, a)] += float(((m_new - t.Zt)[t.have & ~pat_new] ** 2).sum())
+            else:
+                book.sq[(r, a)] += float(((mz - t.Zt)[t.have & ~pat] ** 2).sum())
+            book.add(est, t, (r, a), mz, fi, pat)
+            if pool:
+                book.add(est, t, (r, a), m_new, fi_new, pat_new)
+
+
+def _calibration_result(est, book: _ScoreBook, d: int, W_all) -> tuple:
+    """:func:`calibrate_model_folds`'s result from the grid point with the lowest held-out squared error."""
+    grid, sq = book.grid, book.sq
     best = min(grid, key=lambda g: (round(sq[g], 10), g[0], g[1]))
-    cells, cols, c_folds = _cat(cell_scores[best]), _cat(cell_cols[best], int), _cat(cell_folds[best], int)
+    cells, cols = _cat(book.cell_scores[best]), _cat(book.cell_cols[best], int)
+    c_folds = _cat(book.cell_folds[best], int)
     q_cell = conformal_quantile(cells, est.level) if cells.size else _normal_quantile(est.level)
     q_by = np.full(d, q_cell)
     if est.mondrian and cells.size:
         q_by = mondrian_quantiles(cells, cols, d, est.level)
     q_agg, n_agg, aggs, extra = None, 0, np.array([]), []
-    for a in range(0 if w is None else len(W_all)):
-        s_a = _cat(agg_scores[best][a])
+    for a in range(0 if W_all is None else len(W_all)):
+        s_a = _cat(book.agg_scores[best][a])
         q_a = conformal_quantile(s_a, est.level) if s_a.size else _normal_quantile(est.level)
         if a == 0:
             q_agg, n_agg, aggs = q_a, int(s_a.size), s_a
         else:
-            extra.append({"q": q_a, "agg_scores": s_a, "agg_folds": _cat(agg_folds[best][a], int)})
+            extra.append({"q": q_a, "agg_scores": s_a, "agg_folds": _cat(book.agg_folds[best][a], int)})
     est.calibration_sq_ = {f"rank={r},blend={a}": v for (r, a), v in sq.items()}
-    cal = {"fits": fits[best[0]], "blend": float(best[1]), "cell_scores": cells, "cell_cols": cols,
+    cal = {"fits": book.fits[best[0]], "blend": float(best[1]), "cell_scores": cells, "cell_cols": cols,
            "cell_folds": c_folds, "agg_scores": aggs,
-           "agg_folds": _cat(agg_folds[best][0], int) if w is not None else np.array([], dtype=int), "extra": extra}
+           "agg_folds": _cat(book.agg_folds[best][0], int) if W_all is not None else np.array([], dtype=int),
+           "extra": extra}
     return q_cell, q_agg, (int(cells.size), n_agg), int(best[0]), float(best[1]), q_by, cal
-
 
 def _cat(parts, dtype=float) -> np.ndarray:
     return np.concatenate(parts) if parts else np.array([], dtype=dtype)

@@ -405,7 +405,7 @@ def aggregate_rmse(P: np.ndarray, N: np.ndarray, w: np.ndarray) -> float:
     Datasets with no scored cell take the mean RMSE of the others. When some pair is
     unobserved, or the moments (each over the models observing its pair) are not
     positive definite, the matrix of moments is projected onto the positive semi-definite cone
-    (Higham 1988), as :func:`harness_ext.plugins.predictors.pairwise_gram` does.
+    (Higham 1988), as :func:`harness_ext.methods.engine.subset_regression.pairwise_gram` does.
     """
     on = w > 0
     if not on.any():

@@ -344,7 +344,7 @@ def evaluate_tensor(T, metrics: Sequence[str], hidden_ratios: Sequence[float] = 
     ----------
     Zhao et al. §3.3, §4.4, Table 1, Table 12.
     """
-    from ...plugins.predictors import ProbabilisticTensorFactorization
+    from ..engine.pmf import ProbabilisticTensorFactorization
     from .core import make_predictor
 
     if len(metrics) < 2:

@@ -106,7 +106,7 @@ def prefix_mean_win_rates(wr: np.ndarray, orders) -> np.ndarray:
 
 def _coverage_of(full: np.ndarray, P: np.ndarray) -> np.ndarray:
     """eta for each column of P (m, K) against full MWR (m,)."""
-    from harness_ext.plugins.similarity import cross_pearson
+    from harness_ext.methods.similarity.kernels import cross_pearson
 
     return cross_pearson(full[:, None], P)[0]
 

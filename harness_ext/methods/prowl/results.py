@@ -75,7 +75,7 @@ class ProwlResult(Result):
 
     @property
     def label(self) -> str:
-        from harness_ext.plugins.similarity import LABELS
+        from harness_ext.methods.similarity.measures import LABELS
 
         if self.similarity is not None and self.selector in ("greedy_coverage", "beam_coverage"):
             name = LABELS.get(self.similarity, self.similarity.upper())

@@ -206,7 +206,7 @@ def default_measures(X) -> tuple:
     ----------
     SimBA §3.1 (the nine); Ailem et al. §3.1 (Jaccard, Hamming for 0/1 prompt vectors).
     """
-    from harness_ext.plugins.similarity import PAPER_MEASURES
+    from harness_ext.methods.similarity.measures import PAPER_MEASURES
 
     from ...plugin_manager import get_registrations
 
@@ -242,7 +242,7 @@ def prowl_table(
     ----------
     SimBA §6.2 (Table 3), Appendix B (Table 6).
     """
-    from harness_ext.plugins.similarity import LABELS
+    from harness_ext.methods.similarity.measures import LABELS
 
     X, names = _as_matrix(df)
     wr = win_rates(X, ties)

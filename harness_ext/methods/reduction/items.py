@@ -133,7 +133,7 @@ def attach_items(manifest: dict, db, n_items: int, random_state: int = 0) -> dic
     """Record anchor items for the subset's lm-eval tasks in ``manifest["items"]`` (from the store's sample logs)."""
     from pathlib import Path
 
-    from harness_ext.plugins.manifest_writers import lm_eval_task_list
+    from harness_ext.methods.reduction.harness_names import lm_eval_task_list
 
     from ...store.db import Store
 

@@ -17,23 +17,21 @@ The JSON Schema is ``harness_ext/schema/manifest-v1.schema.json``.
 from __future__ import annotations
 
 import json
-import logging
 from importlib.resources import files
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
 import pandas as pd
 
 from ... import __version__
-from ...errors import HarnessExtError, MethodError, PluginError
-from ...report import Stages, jsonable, progress
+from ...errors import HarnessExtError, PluginError
+from ...report import jsonable
 from .benchmark_score import unclipped_record
-from .budget import (DEFAULT_BUDGET_REASON, MIN_AVAILABILITY, availability_note, availability_rule, dataset_costs,
-                     parse_budget, subset_size)
-from .rules import DEFAULT_PREDICTOR, DEFAULT_PREDICTOR_REASON, MIN_MODELS, thin_columns
-
-log = logging.getLogger("harness_ext.reduce")
+from .budget import DEFAULT_BUDGET_REASON, MIN_AVAILABILITY, availability_note
+# The steps of a reduction; their number format, used by the manifest's sections too (and named here, where it was
+# first).
+from .manifest_steps import MAX_SELECTION_MODELS, _num, raw_normalisation, run_steps  # noqa: F401
+from .rules import DEFAULT_PREDICTOR, DEFAULT_PREDICTOR_REASON, MIN_MODELS, thin_columns  # noqa: F401
 
 MANIFEST_VERSION = "1.0"
 #: reduce's default selector, and why (recorded in every manifest that uses it).
@@ -48,11 +46,6 @@ DEFAULT_SELECTOR_REASON = (
 FEW_MODELS = 10
 #: Embed the training matrix when it has at most this many cells, so predict needs no store.
 EMBED_MAX_CELLS = 2_000_000
-#: Above this many models, selection and its cross-validated evidence run on a seeded sample of this many
-#: (recorded as ``selection.model_sample``): each fold and candidate refits the predictor on the training
-#: models, and 2,000 held-out models already pin an RMSE to a few percent of itself; the matrix's own
-#: normalisation, weights and the manifest's model list keep every model.
-MAX_SELECTION_MODELS = 2_000
 #: Two-sided 90% normal quantile, for intervals from a cross-validated RMSE.
 Z90 = 1.6448536269514722
 
@@ -106,18 +99,6 @@ def dense_cut_message(dropped: dict) -> str:
             "complete block; without --dense every observed cell is used")
 
 
-def _num(v):
-    if v is None:
-        return None
-    v = float(v)
-    return None if not np.isfinite(v) else round(v, 10)
-
-
-def raw_normalisation() -> dict:
-    """The normalisation record of a column given as is (a DataFrame built by hand): its own scale, unclipped."""
-    return {"description": "raw", "lo": 0.0, "span": 1.0, "flip": False, "chance": 0.0, "clip": False}
-
-
 def _task_fields(meta: dict) -> dict:
     return {k: meta.get(k) for k in ("benchmark", "metric", "task", "num_fewshot")}
 
@@ -142,6 +123,9 @@ def build_manifest(
     min_availability: float = MIN_AVAILABILITY,
 ) -> dict:
     """Select a subset of ``df``'s datasets and describe it as a manifest.
+
+    The steps of :mod:`~harness_ext.methods.reduction.manifest_steps` each return a record, and
+    :func:`assemble_manifest` writes the manifest's sections from them.
 
     Parameters
     ----------
@@ -189,284 +173,217 @@ def build_manifest(
     SimBA §3 (prowl: coverage, |S*|), §4 (pounce); Ailem et al. §3.3 (weighting);
     Hastie, Tibshirani & Friedman (2009) §7.10 (the cross-validated evidence, over held-out models).
     """
-    from .evidence import (budget_curve, budget_sizes, compare_with_random, evidence_counts, nested_subset_error,
-                           random_baseline_runs)
-    from .evidence import beats_random, large_error_warnings, new_model_evidence
-    from ..engine.newmodel_intervals import (CALIBRATION_FOLDS, fold_labels, fold_selector, label_folds, reselection_mode,
-                                     run_groups, select_fold_subsets)
-    from ..engine.subset_cv import scoring_folds, shared_cache, subset_errors
-    from ...plugin_manager import get_registration
-    from ..pounce import make_predictor
-    from .harness_names import no_equivalent_warnings, population_task_warnings
-    from ..prowl import run_prowl
-    from ..weighting import compute_weights
-
     from ...safe_output import check_group_name
 
     check_group_name(group_name)
-    X = df.to_numpy(dtype=float)
-    m, d = X.shape
-    if m < MIN_MODELS:
-        raise MethodError(f"the matrix has {m} model{'' if m == 1 else 's'}; at least {MIN_MODELS} are needed to select "
-                          "a subset and predict")
-    if d < 2:
-        raise MethodError(f"the matrix has {d} dataset; nothing to reduce")
-    missing = float(np.isnan(X).mean())
-    thin, thin_note = thin_columns(df.columns, (~np.isnan(X)).sum(axis=0))
-    if len(thin) == d:
-        raise MethodError("no dataset has results from two models: nothing can be learned about how datasets relate")
-    kind, value = parse_budget(budget, d)
-    columns = [str(c) for c in df.columns]
-    # Counted on every model (not the selection's sample): what a new model is likely to be able to run.
-    demoted, availability = availability_rule(columns, (~np.isnan(X)).sum(axis=0), m, min_availability)
-    meta = df.attrs.get("datasets", {})
-    cost_vec, cost_source = dataset_costs(costs, columns, meta)
-    if kind == "cost" and cost_vec is None:
-        raise MethodError("a cost budget needs a cost per dataset: the store has no sample counts for every dataset, "
-                          "so give them with --costs FILE (CSV or JSON: dataset name -> cost)")
-    # Stages of a few seconds each on real benchmarks: a bar (stderr, only on a terminal) says which one runs.
-    bar = Stages(progress(None, total=6, desc="reduce"), log, "reduce")
-    bar.set_postfix_str("weights")
-    weights = compute_weights(df, scheme=weighting, random_state=random_state, **(weighting_params or {}))
-    w = weights.reindex(columns).to_numpy(dtype=float)
-    pred_reg = get_registration("predictors", predictor)
-    est = make_predictor(pred_reg.name)
-    sel_params = {}
-    sel_defaults = get_registration("selectors", selector).cls().get_params()
-    if "predictor" in sel_defaults:  # selection for prediction: the manifest's predictor, weights and costs
-        sel_params.update(predictor=pred_reg.name, weights=[_num(v) for v in w])
-        if cost_vec is not None and kind == "cost":
-            sel_params["costs"] = [float(c) for c in cost_vec]
-    if kind in ("count", "fraction") and "size" in sel_defaults:  # the order is for this size (exhaustive if small)
-        sel_params["size"] = subset_size(kind, value, d, None)
-    bar.update()
-    bar.set_postfix_str("selecting the subset")
-    # Many models: selection and its evidence on a seeded sample (rows in store order), said in the manifest.
-    cap = MAX_SELECTION_MODELS if max_models is None else int(max_models)
-    sample = None
-    if 0 < cap < m:
-        sample = np.sort(np.random.default_rng(random_state).choice(m, cap, replace=False))
-        df_sel, X = df.iloc[sample], X[sample]
-    else:
-        df_sel = df
-    m_sel = X.shape[0]
-    n_runs, runs_rule = random_baseline_runs(m_sel, d, int(n_random))  # past its cell budget: fewer random orders
-    prowl = run_prowl(df_sel, similarity=similarity, selector=selector, random_state=random_state, n_random=n_runs,
-                      target=value if kind == "coverage" else 0.95, selector_params=sel_params, demoted=demoted)
-    index_of = {c: i for i, c in enumerate(columns)}
-    order_idx = np.array([index_of[c] for c in prowl.order])
-    k = subset_size(kind, value, d, prowl.coverage, None if cost_vec is None else cost_vec[order_idx])
-    if k >= d:
-        raise MethodError(
-            f"the budget {budget} is reached only with all {d} datasets; choose a lower target "
-            "or a count/fraction budget"
-        )
-    subset_idx = order_idx[:k]
-    n_splits = n_splits or 5
-    # One fold label per model: the cross-validation's folds on the rows selection used, the same rule on the rest.
-    # predict calibrates its intervals on these folds, each observed on the subset chosen without it.
-    labels = fold_labels(m_sel, n_splits, random_state)
-    # The calibration's folds hold out checkpoints of one training run together (newmodel_intervals.run_groups
-    # says why; None: no checkpoints, plain folds). The cross-validation's stay the selector's, whose fits it shares.
-    runs = run_groups(df.index)
-    runs_sel = None if runs is None else runs[sample] if sample is not None else runs
-    # The calibration's folds: more than the cross-validation's, so that each fold's re-run selection sees nearly
-    # as many models as the manifest's did (newmodel_intervals.CALIBRATION_FOLDS says why).
-    # Past SAME_RESELECTION_CELLS the folds re-select on the design criterion: then the cross-validation's folds,
-    # whose fits are already made (10 more ALS fits took 100 s and 2 GB more on the 20,000 x 2,000 benchmark).
-    reselection, reselection_rule = reselection_mode(m_sel * d)
-    n_cal = CALIBRATION_FOLDS if reselection == "same" else n_splits
-    cal_labels = (fold_labels(m_sel, n_cal, random_state, runs_sel) if n_cal != n_splits or runs_sel is not None
-                  else labels)
-    n_cal = int(cal_labels.max()) + 1  # fewer with fewer models (one per model)
-    if sample is not None:
-        rest = np.setdiff1d(np.arange(m), sample)
-        labels_all = np.empty(m, dtype=int)
-        labels_all[sample] = cal_labels
-        labels_all[rest] = (fold_labels(rest.size, min(n_cal, rest.size), random_state,
-                                        None if runs is None else runs[rest]) if rest.size >= 2 else 0)
-    else:
-        labels_all = cal_labels
-    folds = label_folds(labels)
-    cache = shared_cache(X, est, folds)  # per-fold fits shared by every cross-validation below (and the selector's)
-    bar.update()
-    bar.set_postfix_str("cross-validating")
-    [cv_err] = subset_errors(X, [subset_idx], est, weights=w, folds=folds, cache=cache)
-    cv = {"n_splits": len(folds), "random_state": int(random_state), "rmse": cv_err.overall,
-          "aggregate_rmse": cv_err.aggregate}
-    rmse_d = np.asarray(cv_err.per_dataset, dtype=float)
-    fast = hasattr(est, "predict_subsets")
-    sizes, n_rand, ev_rule = budget_sizes(d, k, 12 if fast else 8), 5 if fast else 3, None
-    n_draws = n_random_subsets if n_random_subsets is not None else (200 if fast else 20)
-    if n_random_subsets is None:  # default counts: fewer random subsets past the evidence's flops budget
-        n_draws, n_rand, ev_rule = evidence_counts(m_sel, d, n_draws, len(sizes), n_rand)
-    bar.update()
-    bar.set_postfix_str(f"{n_draws} random subsets")
-    vs_random = compare_with_random(X, subset_idx, est, n_draws=n_draws, folds=folds, weights=w,
-                                    random_state=random_state, cache=cache,
-                                    costs=cost_vec if kind == "cost" else None, cost_budget=value if kind == "cost" else None)
-    bar.update()
-    bar.set_postfix_str("error against budget")
-    curve = budget_curve(X, order_idx, est, sizes=sizes, folds=folds, weights=w, n_random=n_rand,
-                         random_state=random_state, costs=cost_vec, cache=cache)
-    bar.update()
-    bar.set_postfix_str(f"selection without each of {n_cal} folds")
-    fold_subs = select_fold_subsets(cal_labels, fold_selector(
-        X, selector, k=k, sel_params=sel_params, similarity=similarity, random_state=random_state, kind=kind,
-        value=value, cost_vec=cost_vec, fixed=cache.get("settings"), mode=reselection, demoted=demoted))
-    cal_folds = folds if cal_labels is labels else label_folds(cal_labels)
-    cal_cache = cache if cal_labels is labels else shared_cache(X, est, cal_folds)
-    if cache.get("settings") is not None:  # the rank/penalty chosen on every model, not searched again
-        cal_cache.setdefault("settings", cache["settings"])
-    nested = nested_subset_error(X, fold_subs, est, folds=cal_folds, weights=w, cache=cal_cache)
-    exp_agg = nested.aggregate_rmse if np.isfinite(nested.aggregate_rmse) else cv_err.aggregate
-    # For a new model, in the benchmark's points: the nested error, and random subsets on the same held-out models.
-    norms = [meta.get(c, {}).get("normalisation") or raw_normalisation() for c in columns]
-    honest = new_model_evidence(X, df.to_numpy(dtype=float), norms, fold_subs, est, nested, k=k, n_draws=n_draws,
-                                folds=cal_folds, weights=w, random_state=random_state, cache=cal_cache,
-                                costs=cost_vec if kind == "cost" else None, cost_budget=value if kind == "cost" else None)
-    from ..engine.frontier import frontier_expectation
+    r = run_steps(df, budget=budget, selector=selector, similarity=similarity, predictor=predictor, weighting=weighting,
+                  weighting_params=weighting_params, random_state=random_state, n_random=n_random, n_splits=n_splits,
+                  costs=costs, n_random_subsets=n_random_subsets, max_models=max_models,
+                  min_availability=min_availability)
+    return assemble_manifest(df, r, budget=budget, names=(selector, similarity, predictor, weighting),
+                             random_state=random_state, group_name=group_name, db=db)
 
-    # a new model beyond the training models' range; the rank/penalty chosen on every model (no search again)
-    fixed = cache.get("settings")
-    frontier = frontier_expectation(est if fixed is None else fixed, X, subset_idx, w)
-    bar.update()
-    bar.close()
+
+def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state: int, group_name: str, db) -> dict:
+    """The manifest of the reduction ``r`` (:class:`~harness_ext.methods.reduction.manifest_steps.Reduction`), its
+    sections in the schema's order; ``names``: the selector, similarity, predictor and weighting asked for."""
+    from .harness_names import no_equivalent_warnings, population_task_warnings
+
+    subset = subset_section(r)
+    manifest = {
+        "manifest_version": MANIFEST_VERSION,
+        "tool": {"name": "harness-ext", "version": __version__, "plugins": _plugin_versions(
+            list(zip(("selectors", "similarity_measures", "predictors", "weighting_schemes"), names)))},
+        "group_name": group_name,
+        "source": source_section(df, r, db),
+        "datasets": datasets_section(r),
+        "selection": selection_section(r, budget, random_state),
+        "subset": subset,
+        "prediction": prediction_section(r, random_state),
+        "evidence": evidence_section(r),
+        "aggregate": aggregate_section(r.plan.weights, names[3]),
+        # Subset datasets that the lm-eval YAML or the HELM conf cannot run (listed there as comments).
+        "warnings": reduction_warnings(df, r) + no_equivalent_warnings(subset) + population_task_warnings(subset),
+    }
+    m, d = r.facts.X.shape
+    if m * d <= EMBED_MAX_CELLS:
+        manifest["training_matrix"] = {"models": [str(i) for i in df.index], "datasets": r.facts.columns,
+                                       "values": [[_num(v) for v in row] for row in df.to_numpy(dtype=float)],
+                                       **unclipped_record(df)}  # the benchmark score's calibration needs them
+    return manifest
+
+
+def reduction_warnings(df: pd.DataFrame, r) -> list:
+    """What the manifest warns about: cuts made before it, thin and rarely run datasets, few models, a subset not
+    shown to beat random ones, large errors."""
+    from ...store.pivot import shots_left_out_note
+    from ...store.scales import mixed_scales_note
+    from .evidence import beats_random, large_error_warnings
+
+    facts, k, m = r.facts, r.sel.k, r.facts.m
     warnings = []
     dropped = df.attrs.get("dropped") or {}
     if dropped.get("models") or dropped.get("datasets"):
         warnings.append(dense_cut_message(dropped))
-    from ...store.pivot import shots_left_out_note
-    from ...store.scales import mixed_scales_note
-
     # A hand-built DataFrame: an Elo column beside accuracies dominates the aggregate. And the cells the shot rule
     # left out, said by 'matrix' only before: models run only at other settings vanished silently.
     warnings += [n for n in (mixed_scales_note(df), shots_left_out_note(df.attrs)) if n]
-    if thin_note:
-        warnings.append(thin_note)
-    if availability:
-        availability["n_in_subset"] = int(np.isin(subset_idx, demoted).sum())
-        warnings.append(availability_note(availability, [columns[j] for j in subset_idx]))
+    if facts.thin_note:
+        warnings.append(facts.thin_note)
+    if facts.availability:
+        warnings.append(availability_note(facts.availability, [facts.columns[j] for j in r.sel.subset_idx]))
     if m < FEW_MODELS:
         warnings.append(f"only {m} models: the subset and predictions rest on few rankings")
-    vs_new = honest["random_subsets"]
+    vs_new = r.cal.honest["random_subsets"]
     if vs_new.get("ratio") is not None and not beats_random(vs_new):
         p = (vs_new.get("paired_test") or {}).get("p_value")
         warnings.append(
             f"for a new model the chosen {k} datasets are not shown to predict the full-benchmark score better than "
             f"random {k}-dataset subsets with the same predictor (out of sample: aggregate RMSE ratio "
-            f"{vs_new['ratio']:.2f}, better than {vs_new['beats']:.0%} of {n_draws} draws"
+            f"{vs_new['ratio']:.2f}, better than {vs_new['beats']:.0%} of {r.cv.n_draws} draws"
             + (f", paired test p = {p:.2g}" if p is not None else "") + "): the choice may be no better than chance")
-    warnings += large_error_warnings(exp_agg, rmse_d, w, honest["widths"], columns, subset_idx)
+    warnings += large_error_warnings(r.cal.exp_agg, r.cv.rmse_d, r.plan.w, r.cal.honest["widths"], facts.columns,
+                                     r.sel.subset_idx)
+    return warnings
 
+
+def datasets_section(r) -> list:
+    """``datasets``: each column's task fields, weight, place in the subset, cross-validated error, cost and
+    normalisation."""
+    facts = r.facts
+    in_subset = set(r.sel.subset_idx.tolist())
     datasets = []
-    for j, c in enumerate(columns):
-        md = meta.get(c, {})
+    for j, c in enumerate(facts.columns):
+        md = facts.meta.get(c, {})
         datasets.append({
-            "name": c, **_task_fields(md), "weight": _num(w[j]), "in_subset": bool(j in set(subset_idx.tolist())),
-            "cv_rmse": _num(rmse_d[j]),
-            **({"cost": _num(float(cost_vec[j]))} if cost_vec is not None else {}),
+            "name": c, **_task_fields(md), "weight": _num(r.plan.w[j]), "in_subset": bool(j in in_subset),
+            "cv_rmse": _num(r.cv.rmse_d[j]),
+            **({"cost": _num(float(facts.cost_vec[j]))} if facts.cost_vec is not None else {}),
             "normalisation": md.get("normalisation") or raw_normalisation(),
         })
-    subset = [{"step": i + 1, "name": columns[j], **_task_fields(meta.get(columns[j], {})),
-               "coverage": _num(prowl.coverage[i])} for i, j in enumerate(subset_idx)]
-    manifest = {
-        "manifest_version": MANIFEST_VERSION,
-        "tool": {"name": "harness-ext", "version": __version__, "plugins": _plugin_versions(
-            [("selectors", selector), ("similarity_measures", similarity), ("predictors", predictor),
-             ("weighting_schemes", weighting)])},
-        "group_name": group_name,
-        "source": {
-            "fingerprint": df.attrs.get("fingerprint"),
-            "store": None if db in (None, ":memory:") else str(db),
-            "query": df.attrs.get("query", {}),
-            "n_models": m,
-            "n_datasets": d,
-            "missing_share": _num(missing),
-            "models": [str(i) for i in df.index],
-        },
-        "datasets": datasets,
-        "selection": {
-            "selector": {"name": prowl.selector, "params": jsonable(prowl.params)},
-            "similarity": prowl.similarity,
-            "random_state": int(random_state),
-            "budget": {"kind": kind, "value": value, "given": budget,
-                       **({"default": DEFAULT_BUDGET_REASON} if budget is None else {})},
-            "subset_size": int(k),
-            "coverage": _num(prowl.coverage[k - 1]),
-            "coverage_curve": [_num(v) for v in prowl.coverage],
-            "n_star": int(prowl.n_star),
-            "target": prowl.target,
-            "scauc": _num(prowl.scauc),
-            "random_baseline": {"n_runs": int(n_runs), **({"budget_rule": runs_rule} if runs_rule else {}),
-                                "auc_matched_or_beaten": _num(prowl.auc_vs_random),
-                                "mean_coverage_at_k": _num(prowl.random.mean_curve[k - 1]) if prowl.random else None},
-            # Past a flops budget (wide matrices) the selector takes fewer exact or greedy steps: what it cut, and why.
-            **({"budget_rules": jsonable(details["budget_rules"])} if (details := prowl.selector_details or {}).get(
-                "budget_rules") else {}),
-            **({"availability": availability} if availability else {}),
-            **({"model_sample": {"n_models": int(m_sel), "of": int(m), "random_state": int(random_state),
-                                 "used_for": "selection, cross-validation, random subsets, error against budget"}}
-               if sample is not None else {}),
-        },
-        "subset": subset,
-        "prediction": {
-            "predictor": {"name": pred_reg.name, "params": jsonable(est.get_params())},
-            # Past completion.SETTINGS_FLOPS_BUDGET: what the rank/penalty search cut, and why.
-            **({"settings_rule": rule} if (rule := getattr(cache.get("settings"), "settings_rule_", None)) else {}),
-            "cross_validation": {"n_splits": cv["n_splits"], "random_state": cv["random_state"],
-                                 "rmse": _num(cv["rmse"]), "aggregate_rmse": _num(cv["aggregate_rmse"])},
-            "expected_error": {"aggregate_rmse": _num(exp_agg), "aggregate_interval_90": _num(Z90 * exp_agg),
-                               "aggregate_interval_width_90": _num(2 * Z90 * exp_agg),
-                               "rmse": _num(nested.rmse), "n_aggregate_models": int(nested.n_aggregate),
-                               "nested": True,
-                               **({"points": honest["points"]} if honest["points"] else {}),
-                               **({"frontier": {k2: (_num(v) if isinstance(v, float) else v) for k2, v in frontier.items()}}
-                                  if frontier else {})},
-            "calibration": {
-                "description": "nested: the selection re-run without each fold's models (same selector, parameters "
-                               "and seed); predict observes each fold's models on the subset chosen without them to "
-                               "calibrate its intervals, and expected_error is cross-validated the same way",
-                "reselection": reselection, **({"reselection_rule": reselection_rule} if reselection_rule else {}),
-                "n_folds": len(fold_subs), "random_state": int(random_state), "fold": labels_all.tolist(),
-                **({"grouped_by": f"training run (the model name without its '@' revision or step suffix): "
-                                  f"{len(set(runs))} runs, each held out whole"} if runs is not None else {}),
-                "subsets": [[columns[j] for j in s] for s in fold_subs],
-                **({"selected_on": "each fold's complement within selection.model_sample"} if sample is not None else {})},
-        },
-        "evidence": {
-            "held_out": "cross-validated over models: held-out models reveal their subset cells and are scored on "
-                        "their other observed cells. random_subsets: out of sample (the folds of prediction.calibration, "
-                        "each revealing the subset chosen without it, against random subsets on the same folds), in "
-                        "random_subsets.unit; random_subsets_in_sample and budget_curve: in-sample (the folds of "
-                        "prediction.cross_validation, scoring the subset their own models helped choose), normalised "
-                        "units",
-            "random_subsets": vs_new,
-            "random_subsets_in_sample": {k2: (_num(v) if isinstance(v, float) else v)
-                                         for k2, v in vs_random._asdict().items()},
-            "budget_curve": [{k2: (_num(v) if isinstance(v, float) else v) for k2, v in row.items()} for row in curve],
-            # Past subset_cv.SCORE_FLOPS_BUDGET every subset is scored on a seeded sample of held-out models.
-            **({"scoring_rows": jsonable(scoring_rule)} if (scoring_rule := scoring_folds(folds, d)[1]) else {}),
-            **({"subset_counts": ev_rule} if ev_rule else {}),  # past evidence.EVIDENCE_FLOPS_BUDGET
-            "default_reason": " ".join(r for r, used in (
-                (DEFAULT_SELECTOR_REASON + ".", prowl.selector == DEFAULT_SELECTOR),
-                (DEFAULT_PREDICTOR_REASON + ".", pred_reg.name == DEFAULT_PREDICTOR)) if used) or None,
-            "costs": None if cost_vec is None else {
-                "source": cost_source, "subset": _num(float(cost_vec[subset_idx].sum())),
-                "total": _num(float(cost_vec.sum())), "share": _num(float(cost_vec[subset_idx].sum() / cost_vec.sum()))},
-        },
-        "aggregate": {"weighting": {"name": weighting, "params": jsonable(weights.attrs.get("params", {})),
-                                    # user weights emitted by `harness-ext weights`: which scheme made them
-                                    **({"source": weights.attrs["source"]} if weights.attrs.get("source") else {})},
-                      "formula": "sum_j weight_j * normalised_score_j"},
-        # Subset datasets that the lm-eval YAML or the HELM conf cannot run (listed there as comments).
-        "warnings": warnings + no_equivalent_warnings(subset) + population_task_warnings(subset),
+    return datasets
+
+
+def subset_section(r) -> list:
+    """``subset``: the chosen datasets in selection order, with the coverage after each step."""
+    columns, meta, coverage = r.facts.columns, r.facts.meta, r.sel.prowl.coverage
+    return [{"step": i + 1, "name": columns[j], **_task_fields(meta.get(columns[j], {})),
+             "coverage": _num(coverage[i])} for i, j in enumerate(r.sel.subset_idx)]
+
+
+def source_section(df: pd.DataFrame, r, db) -> dict:
+    """``source``: the matrix's fingerprint, store, query, shape and models."""
+    m, d = r.facts.X.shape
+    return {
+        "fingerprint": df.attrs.get("fingerprint"),
+        "store": None if db in (None, ":memory:") else str(db),
+        "query": df.attrs.get("query", {}),
+        "n_models": m,
+        "n_datasets": d,
+        "missing_share": _num(r.facts.missing),
+        "models": [str(i) for i in df.index],
     }
-    if m * d <= EMBED_MAX_CELLS:
-        manifest["training_matrix"] = {"models": [str(i) for i in df.index], "datasets": columns,
-                                       "values": [[_num(v) for v in row] for row in df.to_numpy(dtype=float)],
-                                       **unclipped_record(df)}  # the benchmark score's calibration needs them
-    return manifest
+
+
+def selection_section(r, budget, random_state: int) -> dict:
+    """``selection``: the selector and its parameters, the budget, the coverage curve against random orders, and
+    the rules that cut its work (flops budgets, availability, a sample of the models)."""
+    facts, sel = r.facts, r.sel
+    prowl, k, kind, value = sel.prowl, sel.k, facts.kind, facts.value
+    return {
+        "selector": {"name": prowl.selector, "params": jsonable(prowl.params)},
+        "similarity": prowl.similarity,
+        "random_state": int(random_state),
+        "budget": {"kind": kind, "value": value, "given": budget,
+                   **({"default": DEFAULT_BUDGET_REASON} if budget is None else {})},
+        "subset_size": int(k),
+        "coverage": _num(prowl.coverage[k - 1]),
+        "coverage_curve": [_num(v) for v in prowl.coverage],
+        "n_star": int(prowl.n_star),
+        "target": prowl.target,
+        "scauc": _num(prowl.scauc),
+        "random_baseline": {"n_runs": int(sel.n_runs), **({"budget_rule": sel.runs_rule} if sel.runs_rule else {}),
+                            "auc_matched_or_beaten": _num(prowl.auc_vs_random),
+                            "mean_coverage_at_k": _num(prowl.random.mean_curve[k - 1]) if prowl.random else None},
+        # Past a flops budget (wide matrices) the selector takes fewer exact or greedy steps: what it cut, and why.
+        **({"budget_rules": jsonable(details["budget_rules"])} if (details := prowl.selector_details or {}).get(
+            "budget_rules") else {}),
+        **({"availability": facts.availability} if facts.availability else {}),
+        **({"model_sample": {"n_models": int(sel.m_sel), "of": int(facts.m), "random_state": int(random_state),
+                             "used_for": "selection, cross-validation, random subsets, error against budget"}}
+           if sel.sample is not None else {}),
+    }
+
+
+def prediction_section(r, random_state: int) -> dict:
+    """``prediction``: the predictor, its cross-validated and nested (expected) errors, and the calibration's
+    folds with the subset chosen without each."""
+    cv, cal, fp = r.cv.cv, r.cal, r.folds
+    nested, exp_agg, frontier = cal.nested, cal.exp_agg, cal.frontier
+    columns = r.facts.columns
+    return {
+        "predictor": {"name": r.plan.pred_reg.name, "params": jsonable(r.plan.est.get_params())},
+        # Past completion.SETTINGS_FLOPS_BUDGET: what the rank/penalty search cut, and why.
+        **({"settings_rule": rule} if (rule := getattr(r.cv.cache.get("settings"), "settings_rule_", None)) else {}),
+        "cross_validation": {"n_splits": cv["n_splits"], "random_state": cv["random_state"],
+                             "rmse": _num(cv["rmse"]), "aggregate_rmse": _num(cv["aggregate_rmse"])},
+        "expected_error": {"aggregate_rmse": _num(exp_agg), "aggregate_interval_90": _num(Z90 * exp_agg),
+                           "aggregate_interval_width_90": _num(2 * Z90 * exp_agg),
+                           "rmse": _num(nested.rmse), "n_aggregate_models": int(nested.n_aggregate),
+                           "nested": True,
+                           **({"points": cal.honest["points"]} if cal.honest["points"] else {}),
+                           **({"frontier": {k2: (_num(v) if isinstance(v, float) else v) for k2, v in frontier.items()}}
+                              if frontier else {})},
+        "calibration": {
+            "description": "nested: the selection re-run without each fold's models (same selector, parameters "
+                           "and seed); predict observes each fold's models on the subset chosen without them to "
+                           "calibrate its intervals, and expected_error is cross-validated the same way",
+            "reselection": fp.reselection, **({"reselection_rule": fp.reselection_rule} if fp.reselection_rule else {}),
+            "n_folds": len(cal.fold_subs), "random_state": int(random_state), "fold": fp.labels_all.tolist(),
+            **({"grouped_by": f"training run (the model name without its '@' revision or step suffix): "
+                              f"{len(set(fp.runs))} runs, each held out whole"} if fp.runs is not None else {}),
+            "subsets": [[columns[j] for j in s] for s in cal.fold_subs],
+            **({"selected_on": "each fold's complement within selection.model_sample"}
+               if r.sel.sample is not None else {})},
+    }
+
+
+def evidence_section(r) -> dict:
+    """``evidence``: the subset against random subsets (out of sample and in-sample), the error against budget,
+    the rules that cut the evidence's work, why the defaults were chosen, and the subset's cost."""
+    from ..engine.subset_cv import scoring_folds
+
+    facts, sel, cv = r.facts, r.sel, r.cv
+    cost_vec, subset_idx = facts.cost_vec, sel.subset_idx
+    return {
+        "held_out": "cross-validated over models: held-out models reveal their subset cells and are scored on "
+                    "their other observed cells. random_subsets: out of sample (the folds of prediction.calibration, "
+                    "each revealing the subset chosen without it, against random subsets on the same folds), in "
+                    "random_subsets.unit; random_subsets_in_sample and budget_curve: in-sample (the folds of "
+                    "prediction.cross_validation, scoring the subset their own models helped choose), normalised "
+                    "units",
+        "random_subsets": r.cal.honest["random_subsets"],
+        "random_subsets_in_sample": {k2: (_num(v) if isinstance(v, float) else v)
+                                     for k2, v in cv.vs_random._asdict().items()},
+        "budget_curve": [{k2: (_num(v) if isinstance(v, float) else v) for k2, v in row.items()} for row in cv.curve],
+        # Past subset_cv.SCORE_FLOPS_BUDGET every subset is scored on a seeded sample of held-out models.
+        **({"scoring_rows": jsonable(scoring_rule)} if (scoring_rule := scoring_folds(cv.folds, facts.d)[1]) else {}),
+        **({"subset_counts": cv.ev_rule} if cv.ev_rule else {}),  # past evidence.EVIDENCE_FLOPS_BUDGET
+        "default_reason": " ".join(reason for reason, used in (
+            (DEFAULT_SELECTOR_REASON + ".", sel.prowl.selector == DEFAULT_SELECTOR),
+            (DEFAULT_PREDICTOR_REASON + ".", r.plan.pred_reg.name == DEFAULT_PREDICTOR)) if used) or None,
+        "costs": None if cost_vec is None else {
+            "source": facts.cost_source, "subset": _num(float(cost_vec[subset_idx].sum())),
+            "total": _num(float(cost_vec.sum())), "share": _num(float(cost_vec[subset_idx].sum() / cost_vec.sum()))},
+    }
+
+
+def aggregate_section(weights: pd.Series, weighting: str) -> dict:
+    """``aggregate``: the weighting scheme (its parameters, and where user weights came from) and the formula."""
+    return {"weighting": {"name": weighting, "params": jsonable(weights.attrs.get("params", {})),
+                          # user weights emitted by `harness-ext weights`: which scheme made them
+                          **({"source": weights.attrs["source"]} if weights.attrs.get("source") else {})},
+            "formula": "sum_j weight_j * normalised_score_j"}
 
 
 def _plugin_versions(used) -> list:
@@ -489,7 +406,9 @@ def load_manifest(path) -> dict:
     if path.is_dir():
         path = path / "manifest.json"
     manifest = load_json(path)
-    validate_manifest(manifest, path)
+    from .item_manifest import is_item_manifest, validate_item_manifest
+
+    (validate_item_manifest if is_item_manifest(manifest) else validate_manifest)(manifest, path)
     return manifest
 
 
@@ -515,7 +434,7 @@ def attach_lm_eval_tasks(manifest: dict, db=None, local_data=()) -> dict:
     own task data, whose absolute paths may be written
     (:func:`harness_ext.store.task_yaml_safety.safe_task_config`).
     """
-    from harness_ext.plugins.manifest_writers import lm_eval_task
+    from harness_ext.methods.reduction.harness_names import lm_eval_task
 
     from ...store.lm_eval_tasks import resolve_tasks
     from ...store.db import Store

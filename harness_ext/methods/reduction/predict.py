@@ -41,8 +41,8 @@ import pandas as pd
 from ...errors import HarnessExtError
 from ...report import Result, Stages, format_table, progress
 from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings, check_level,
-                              floor_warnings, raw_aggregate_rmse, score_truth, z_of)
-from ...store.matrix import apply_normalisation, invert_normalisation, params_frame
+                              floor_warnings, score_truth, z_of)
+from ...store.matrix import apply_normalisation, params_frame
 
 log = logging.getLogger("harness_ext.predict")
 
@@ -322,49 +322,11 @@ def mismatch_message(long: pd.DataFrame, manifest: dict, limit: int = 6) -> str:
     return msg
 
 
-def partial_subset_errors(manifest: dict, train: np.ndarray, est, subset_idx, have, weights) -> tuple:
-    """Per-cell and aggregate cross-validated RMSE for each new model, given the part of the subset it ran.
-
-    A model that ran the whole subset gets the manifest's figures. A model that
-    ran only part of it is a fold-in on fewer cells, so its error is larger:
-    the manifest's predictor is cross-validated again on the training matrix
-    with held-out models revealing exactly that part (one run per distinct
-    part, on the manifest's folds), so the interval widens with what was not run.
-
-    Returns
-    -------
-    (per_cell, aggregate)
-        ``(n_new, d)`` and ``(n_new,)`` RMSE arrays.
-    """
-    from ..engine.subset_cv import subset_errors
-
-    cols = manifest["datasets"]
-    d = len(cols)
-    full_cell = np.array([c.get("cv_rmse") or 0.0 for c in cols], dtype=float)
-    full_agg = manifest["prediction"]["expected_error"]["aggregate_rmse"]
-    per_cell = np.tile(full_cell, (len(have), 1))
-    agg = np.full(len(have), np.nan if full_agg is None else float(full_agg))
-    cv = manifest["prediction"]["cross_validation"]
-    partial = ~have.all(axis=1) & have.any(axis=1)
-    if partial.any():
-        patterns, inverse = np.unique(have[partial], axis=0, return_inverse=True)
-        parts = [np.asarray(subset_idx)[p] for p in patterns]
-        errs = subset_errors(train, parts, est, n_splits=cv["n_splits"], random_state=cv.get("random_state", 0),
-                             weights=weights)
-        rows = np.flatnonzero(partial)
-        for g, e in enumerate(errs):
-            sel = rows[np.asarray(inverse).reshape(-1) == g]
-            per_cell[sel] = np.nan_to_num(e.per_dataset, nan=0.0)
-            agg[sel] = e.aggregate
-    return per_cell, agg
-
-
-#: Fraction of the manifest's models at each edge of their subset-score range where predict warns.
-EDGE_QUANTILE = 0.05
-
-
 def predict_from_manifest(manifest: dict, paths, manifest_path=None, level: float = DEFAULT_LEVEL) -> PredictionResult:
-    """Predict every dataset of the manifest for each model found in the result files ``paths``."""
+    """Predict every dataset of the manifest for each model found in the result files ``paths``.
+
+    An item-level manifest (``reduce --items N``) is predicted from per-item logs by
+    :func:`harness_ext.methods.reduction.item_predict.predict_items` instead."""
     level = check_level(level)
     raw_new, _, other_shots = new_model_matrix(manifest, paths)
     return predict_scores(manifest, raw_new, other_shots, manifest_path=manifest_path, level=level)
@@ -379,90 +341,20 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     (default 0.90); conformal intervals take their quantile at it, the others ``z`` standard
     deviations with ``z`` the normal quantile of ``level``.
     """
-    from ...plugin_manager import get_registration
-    from ..engine.from_subset import predict_new_models
+    from .predict_steps import anchor_item_variance, half_widths, input_warnings, predict_cells, prediction_table
 
     level = check_level(level)
-    Z = z_of(level)
-    other_shots = other_shots or {}
     train = training_matrix(manifest)
     columns = list(train.columns)
     raw_new = raw_new.reindex(columns=columns)
     by_name = {d["name"]: d for d in manifest["datasets"]}
     check_scales(raw_new, train, by_name)
     params = params_frame({c: by_name[c]["normalisation"] for c in columns}, columns)
-
     Z_new = apply_normalisation(raw_new.to_numpy(dtype=float), params)
-    subset_names = [s["name"] for s in manifest["subset"]]
-    subset_idx = np.array([columns.index(n) for n in subset_names])
+    subset_idx = np.array([columns.index(s["name"]) for s in manifest["subset"]])
     warnings = chance_warnings(manifest) + [f"reading the new results: {n}" for n in raw_new.attrs.get("ingest_notes", ())]
-    have = ~np.isnan(Z_new[:, subset_idx])
-    for i, model in enumerate(raw_new.index):
-        missing = [subset_names[j] for j in np.flatnonzero(~have[i])]
-        if len(missing) == len(subset_names):
-            raise HarnessExtError(f"{model}: no result on any subset dataset ({', '.join(subset_names[:5])} ...)")
-        if missing:
-            warnings.append(f"{model}: no result for {', '.join(missing)}; predicted from the other "
-                            f"{len(subset_names) - len(missing)} subset datasets, with intervals cross-validated "
-                            "for that part of the subset (wider than the manifest's)")
-    # A model the manifest was built from is no new model: its predictions are in-sample and say so.
-    known = set(map(str, train.index))
-    seen = [str(m) for m in raw_new.index if str(m) in known]
-    if seen:
-        warnings.append(f"{', '.join(seen[:5])}{' ...' if len(seen) > 5 else ''}: among the manifest's training models "
-                        "(their full results chose the subset and fitted the predictor): the predictions are in-sample, "
-                        "and their errors and intervals are not those of a new model")
-    crossed = raw_new.attrs.get("cross_harness") or []
-    if crossed:
-        warnings.append(f"{len(crossed)} dataset(s) were read from the other harness's results, mapped by the "
-                        f"harness-name table ({', '.join(crossed[:5])}{' ...' if len(crossed) > 5 else ''}): the "
-                        "prompts (and for some datasets the metric) differ between lm-eval and HELM, so these scores "
-                        "are not the measurement the manifest's models had; the prediction takes them as if they were")
-    anchored = set(map(tuple, raw_new.attrs.get("anchored", [])))
-    item_sets = {b["dataset"]: t for t, b in ((manifest.get("items") or {}).get("tasks") or {}).items()}
-    for i, model in enumerate(raw_new.index):
-        plain = [item_sets[c] for c in subset_names if c in item_sets and (model, c) not in anchored
-                 and not np.isnan(Z_new[i, columns.index(c)])]
-        if plain:
-            warnings.append(f"{model}: no per-sample log for {', '.join(plain)}: the score used is the results file's, "
-                            "a plain mean over the items run, not the manifest's weighted anchor estimate (run lm_eval "
-                            "with --log_samples)")
-    by_model = {}
-    for (model, c), n in other_shots.items():
-        if c in subset_names:
-            by_model.setdefault(model, []).append(f"{c} ({n} shots, manifest {by_name[c].get('num_fewshot')})")
-    for model, items in by_model.items():
-        warnings.append(f"{model}: run with another shot count than the manifest's models: {', '.join(items[:5])}"
-                        + (f" and {len(items) - 5} more" if len(items) > 5 else "") + "; "
-                        "predictions assume the manifest's setting")
-    # The intervals come from held-out models like the training ones; a model outside their range is extrapolated.
-    # The interval is one cross-validated RMSE averaged over all models; errors are larger at the edges
-    # of the range (held-out largest Pythia models: 40-73% inside the 90% interval, benchmarks/quality_round_trip.py).
-    # Only models with a subset cell have a subset mean (on sparse matrices many have none: nanmean warned).
-    tr_sub = train.to_numpy(dtype=float)[:, subset_idx]
-    tr_sub = tr_sub[~np.isnan(tr_sub).all(axis=1)]
-    tr_mean = np.nanmean(tr_sub, axis=1)
-    lo, p05, p95, hi = np.nanquantile(tr_mean, [0.0, EDGE_QUANTILE, 1 - EDGE_QUANTILE, 1.0])
-    new_mean = np.nanmean(Z_new[:, subset_idx], axis=1)
-    for model, v in zip(raw_new.index, new_mean):
-        if v < lo or v > hi:
-            warnings.append(f"{model}: mean normalised subset score {v:.3f} is outside the manifest's models' range "
-                            f"[{lo:.3f}, {hi:.3f}]: the prediction extrapolates and its interval may be too narrow")
-        elif v < p05 or v > p95:
-            warnings.append(f"{model}: mean normalised subset score {v:.3f} is {'above' if v > p95 else 'below'} "
-                            f"{1 - EDGE_QUANTILE:.0%} of the manifest's models: errors near the edge of their range "
-                            "are larger than the cross-validated average, so the interval may be too narrow")
-    from .manifest_validation import check_predictor_params
-
-    pred_cfg = manifest["prediction"]["predictor"]
-    # The fit and the calibration on the manifest's folds take most of a minute on large benchmarks: a bar says so.
-    bar = Stages(progress(None, total=2, desc="predict"), log, "predict")
-    bar.set_postfix_str(f"fitting {pred_cfg['name']} on {train.shape[0]} models and calibrating its intervals")
-    reg = get_registration("predictors", pred_cfg["name"])
-    check_predictor_params(reg.name, pred_cfg.get("params", {}), reg.cls)
-    est = reg.cls(**pred_cfg.get("params", {}))
-    if hasattr(est, "level"):  # conformal predictors calibrate at predict time: their quantile is at the asked level
-        est.level = level
+    have, notes = input_warnings(manifest, raw_new, train, Z_new, subset_idx, other_shots or {})
+    warnings += notes
     # The benchmark's own score (MMLU acc, size-weighted) is linear in the normalised scores: c + u . z.
     bench, bench_why = benchmark_score(manifest, columns)
     u = None if bench is None else bench.normalised_weights
@@ -471,99 +363,36 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     observed = np.zeros(Z_new.shape, dtype=bool)
     observed[:, subset_idx] = have
     weights = np.array([by_name[c]["weight"] for c in columns], dtype=float)
-    # A completer (lowrank, lowrank_bayes, benchpress) gives its own conformal intervals, calibrated on held-out
-    # training models observed like each new model (adaptive per cell, and for the aggregate).
-    conformal = hasattr(est, "predict_new_models")
-    try:
-        if conformal:
-            reselect, why = stored_reselect(manifest, train, est)
-            if why:
-                warnings.append(why)
-            p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have, u, truth)
-            mean, lower, upper = p.mean, p.lower, p.upper
-            frontier = p.frontier
-            from ..engine.frontier import frontier_warnings
-
-            warnings += frontier_warnings(raw_new.index, frontier, getattr(est, "frontier_", {}))
-        else:
-            mean, std = predict_new_models(est, train_X, Z_new, subset=subset_idx)
-    except (ValueError, TypeError) as exc:  # parameters of the right type but a value the predictor refuses
-        bar.close()
-        raise HarnessExtError(f"predictor {reg.name!r} with the manifest's parameters {pred_cfg.get('params', {})} "
-                              f"failed: {type(exc).__name__}: {exc}") from None
+    # The fit and the calibration on the manifest's folds take most of a minute on large benchmarks: a bar says so.
+    bar = Stages(progress(None, total=2, desc="predict"), log, "predict")
+    cells = predict_cells(manifest, train, train_X, Z_new, observed, subset_idx, weights, u, level, raw_new.index, bar,
+                          truth)
+    warnings += cells.warnings
     bar.update()
     bar.set_postfix_str("scores on the harness's scale")
-
-    if not conformal:
-        frontier = None
     # Subset scores that are anchor-item estimates carry their own error into every cell and the aggregate.
-    from .items import item_noise
-
-    def _predict_means(Z):
-        if conformal:
-            return est.predict_new_models(np.where(observed, Z, np.nan), calibrate=False).mean
-        return predict_new_models(est, train_X, Z, subset=subset_idx)[0]
-
-    item_cell_var, item_agg_var = item_noise(manifest, columns, subset_idx, have, Z_new, _predict_means,
-                                             weights if u is None else np.column_stack([weights, u]))
-    item_raw_var = None
-    if item_agg_var is not None and u is not None:
-        item_agg_var, item_raw_var = item_agg_var[:, 0], item_agg_var[:, 1]
+    item_vars = anchor_item_variance(manifest, cells, train_X, Z_new, observed, subset_idx, weights, u, columns)
     # Only normalised columns live on [0, 1]; raw ones (--normalise none, e.g. CrossPred's
     # negative BARTScores) must keep their own scale or the interval would exclude the score.
     bounded = params["clip"].to_numpy(dtype=bool)
     # A regression can step outside [0, 1] on a normalised column; the score, like its interval, stays inside.
-    mean = np.where(bounded & ~observed, np.clip(mean, 0.0, 1.0), mean)
+    mean = np.where(bounded & ~observed, np.clip(cells.mean, 0.0, 1.0), cells.mean)
     agg = mean @ weights
-    r_lo = r_hi = None
-    if conformal:
-        h_lo, h_hi = np.maximum(mean - lower, 0.0), np.maximum(upper - mean, 0.0)
-        a_lo, a_hi = p.aggregate - p.aggregate_lower, p.aggregate_upper - p.aggregate
-        if u is not None:
-            r_lo = np.maximum(p.extra_aggregate[:, 0] - p.extra_lower[:, 0], 0.0)
-            r_hi = np.maximum(p.extra_upper[:, 0] - p.extra_aggregate[:, 0], 0.0)
-    else:
-        cv_rmse, agg_rmse = partial_subset_errors(manifest, train_X, est, subset_idx, have, weights)
-        h_lo = h_hi = np.where(observed, 0.0, Z * (std if std is not None else cv_rmse))
-        a_lo = a_hi = Z * agg_rmse
-        if u is not None:
-            r_lo = r_hi = Z * raw_aggregate_rmse(manifest, train_X, est, subset_idx, have, weights, agg_rmse, u, truth)
-    if item_cell_var is not None:
-        h_lo, h_hi = (np.sqrt(h ** 2 + Z ** 2 * item_cell_var) for h in (h_lo, h_hi))
-    if item_agg_var is not None:
-        a_lo, a_hi = (np.sqrt(h ** 2 + Z ** 2 * item_agg_var) for h in (a_lo, a_hi))
-    if item_raw_var is not None:
-        r_lo, r_hi = (np.sqrt(h ** 2 + Z ** 2 * item_raw_var) for h in (r_lo, r_hi))
+    h_lo, h_hi, a_lo, a_hi, r_lo, r_hi = half_widths(manifest, cells, mean, train_X, observed, subset_idx, weights, u,
+                                                     z_of(level), item_vars, truth)
     lower = np.where(bounded, np.clip(mean - h_lo, 0, 1), mean - h_lo)
     upper = np.where(bounded, np.clip(mean + h_hi, 0, 1), mean + h_hi)
-    agg_lo, agg_hi = agg - a_lo, agg + a_hi
-    actual = np.where(observed, np.nan, Z_new)
-
     agg_actual = np.where(np.isnan(Z_new).any(axis=1), np.nan, Z_new @ weights)
-
-    n_new, d = mean.shape
-    raw_obs = raw_new.to_numpy(dtype=float)
-    exact = observed & (h_lo == 0) & (h_hi == 0)  # an observed anchor-item estimate keeps its interval on the raw scale too
-    table = pd.DataFrame({
-        "model": np.repeat(raw_new.index.to_numpy(), d),
-        "dataset": np.tile(columns, n_new),
-        "observed": observed.ravel(),
-        "score": mean.ravel(), "lower": lower.ravel(), "upper": upper.ravel(),
-        # Observed cells keep the harness's own value (normalisation clips below-chance scores to chance).
-        "raw": np.where(observed, raw_obs, invert_normalisation(mean, params)).ravel(),
-        "raw_lower": np.where(exact, raw_obs, invert_normalisation(lower, params)).ravel(),
-        "raw_upper": np.where(exact, raw_obs, invert_normalisation(upper, params)).ravel(),
-        "actual": actual.ravel(),
-    })
-    # A flipped (lower-is-better) column inverts the order of its bounds.
-    lo_hi = np.sort(table[["raw_lower", "raw_upper"]].to_numpy(), axis=1)
-    table["raw_lower"], table["raw_upper"] = lo_hi[:, 0], lo_hi[:, 1]
+    # An observed anchor-item estimate keeps its interval on the raw scale too.
+    table = prediction_table(raw_new, params, observed, Z_new, mean, lower, upper, observed & (h_lo == 0) & (h_hi == 0))
     if bench is not None:
         warnings += floor_warnings(raw_new.index, bench, params, observed, Z_new, lower, truth is not None)
-    aggregate = aggregate_frame(raw_new.index, bench, table["raw"].to_numpy().reshape(n_new, d), raw_obs, observed,
-                                 bounded.all(), (agg, agg_lo, agg_hi, agg_actual), (r_lo, r_hi))
-    if frontier is not None:  # signed distance beyond the training models' edge (0 inside; methods.frontier)
-        aggregate["frontier"] = np.asarray(frontier, dtype=float)
+    n_new, d = mean.shape
+    aggregate = aggregate_frame(raw_new.index, bench, table["raw"].to_numpy().reshape(n_new, d),
+                                raw_new.to_numpy(dtype=float), observed, bounded.all(),
+                                (agg, agg - a_lo, agg + a_hi, agg_actual), (r_lo, r_hi))
+    if cells.frontier is not None:  # signed distance beyond the training models' edge (0 inside; methods.frontier)
+        aggregate["frontier"] = np.asarray(cells.frontier, dtype=float)
     bar.update()
     bar.close()
     return PredictionResult(table=table, aggregate=aggregate, warnings=warnings, sources=raw_new.attrs.get("sources", {}),
@@ -597,78 +426,3 @@ def check_scales(raw_new: pd.DataFrame, train: pd.DataFrame, by_name: dict) -> N
     if problems:
         raise HarnessExtError(f"{len(problems)} dataset(s) have scores outside their scale, refused rather than "
                               f"clipped: {'; '.join(problems[:3])}" + (" ..." if len(problems) > 3 else ""))
-
-
-def stored_reselect(manifest: dict, train: pd.DataFrame, est) -> tuple:
-    """``(reselect, warning)``: the manifest's fold subsets as a ``reselect`` for ``est.predict_new_models``.
-
-    ``reduce`` re-runs the selection without each calibration fold and stores each
-    fold's subset (``prediction.calibration``). Used only when they belong to this
-    training matrix (same models, in the same order, one fold label each);
-    otherwise ``(None, a warning)``: the calibration then scores models that chose
-    the subset, which predict it better than a new model does (intervals too narrow).
-    ``(None, None)`` for a predictor without ``reselect``.
-    """
-    import inspect
-
-    from ..engine.newmodel_intervals import FoldSubsets
-
-    if "reselect" not in inspect.signature(est.predict_new_models).parameters:
-        return None, None
-    cal = manifest["prediction"].get("calibration")
-    plain = ("intervals are calibrated on training models that chose the subset, which predict it better than a new "
-             "model does, so they may be too narrow")
-    if cal is None:
-        return None, f"the manifest stores no per-fold subsets (written by an older reduce): {plain}; run reduce again"
-    if list(map(str, train.index)) != list(manifest["source"]["models"]) or len(cal["fold"]) != len(train):
-        return None, (f"the training matrix ({len(train)} models) is not the one the manifest's fold subsets were "
-                      f"chosen on ({len(cal['fold'])} models): {plain}")
-    index = {c: j for j, c in enumerate(train.columns)}
-    return FoldSubsets(cal["fold"], [[index[n] for n in sub] for sub in cal["subsets"]]), None
-
-
-def _conformal(est, Z_in, weights, reselect, have, extra=None, extra_truth=None):
-    """``est.predict_new_models`` with the stored fold subsets (``have``: (n, k) subset cells each new model ran).
-
-    The models that ran the whole subset are calibrated on each fold's models observed on
-    the fold's subset; a model that ran part of it, in its own call, on the same positions
-    of each fold's subset (:meth:`~harness_ext.methods.engine.newmodel_intervals.FoldSubsets.restrict`).
-    ``extra``: the weights ``u`` of the benchmark's own score (``extra_*`` of the result, one column), calibrated
-    against ``extra_truth`` (the training scores below chance as they are, :func:`score_truth`) where the
-    predictor takes it.
-    """
-    import inspect
-
-    params = inspect.signature(est.predict_new_models).parameters
-
-    def call(Z, sel):
-        args = dict(weights=weights) if "reselect" not in params else dict(weights=weights, reselect=sel)
-        if extra is None:
-            return est.predict_new_models(Z, **args)
-        if "extra_weights" in params:
-            if extra_truth is not None and "extra_truth" in params:
-                args["extra_truth"] = extra_truth
-            return est.predict_new_models(Z, extra_weights=extra[None, :], **args)
-        # A predictor without extra aggregates: a second call, its aggregate computed with the score's weights.
-        p, q = est.predict_new_models(Z, **args), est.predict_new_models(Z, **{**args, "weights": extra})
-        return p._replace(extra_aggregate=q.aggregate[:, None], extra_lower=q.aggregate_lower[:, None],
-                          extra_upper=q.aggregate_upper[:, None])
-
-    full = have.all(axis=1)
-    if reselect is None or full.all():
-        return call(Z_in, reselect)
-    part = reselect.restrict(np.unique(have[~full], axis=0))
-    if not full.any():
-        return call(Z_in, part)
-    a = call(Z_in[full], reselect)
-    b = call(Z_in[~full], part)
-    out = {}
-    for name in ("mean", "lower", "upper", "sd", "observed", "aggregate", "aggregate_lower", "aggregate_upper",
-                 "extra_aggregate", "extra_lower", "extra_upper", "frontier"):
-        va, vb = getattr(a, name), getattr(b, name)
-        if va is None:
-            continue
-        v = np.empty((len(full),) + va.shape[1:], dtype=va.dtype)
-        v[full], v[~full] = va, vb
-        out[name] = v
-    return a._replace(**out)

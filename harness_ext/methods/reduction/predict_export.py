@@ -43,6 +43,10 @@ EEE_SCHEMA_VERSION = "0.2.1"
 
 def interval_method(manifest: dict, level: float = 0.9) -> str:
     """How the intervals were made, in words, for the records that carry them."""
+    if manifest.get("kind") == "items":
+        from .item_manifest import interval_text
+
+        return interval_text(manifest, level)
     pred = manifest["prediction"]["predictor"]["name"]
     n = manifest["source"]["n_models"]
     pct = f"{level:.0%}".replace(".0%", "%")
@@ -69,15 +73,20 @@ def _f(v):
 
 
 def _lm_eval_name(manifest: dict, dataset: str) -> str:
-    from harness_ext.plugins.manifest_writers import lm_eval_task
+    from harness_ext.methods.reduction.harness_names import lm_eval_task
 
     entry = next(d for d in manifest["datasets"] if d["name"] == dataset)
+    if manifest.get("kind") == "items":  # the task as the per-item logs name it
+        return dataset
     return lm_eval_task(entry) or entry.get("task") or dataset
 
 
 def estimate_row_name(pred, manifest: dict) -> tuple:
     """``(row name, alias)`` of the full-benchmark score: the benchmark's name, ``mmlu (estimated from 8 of 57)``."""
     name = (getattr(pred, "score", None) or {}).get("benchmark") or manifest.get("group_name") or "harness_ext_reduced"
+    if manifest.get("kind") == "items":
+        c = manifest["cost"]
+        return name, f"{name} (estimated from {c['items_run']} of {c['items_full']} items)"
     k = len(manifest.get("subset") or [d for d in manifest["datasets"] if d.get("in_subset")])
     return name, f"{name} (estimated from {k} of {len(manifest['datasets'])})"
 

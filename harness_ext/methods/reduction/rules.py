@@ -16,10 +16,11 @@ DEFAULT_PREDICTOR_REASON = (
     "in from whatever subset cells it has), gives conformal 90% intervals calibrated on held-out training models "
     "observed like the new one (cells and aggregate), and predicted held-out models best in "
     "benchmarks/quality_holdout.py protocol (a) (10 seeded 80/20 model splits, 10% budget, prediction_greedy under "
-    "lowrank): aggregate MAE 2.48 points vs 3.28 for k random datasets + Ridge and 2.67 for BenchPress on HELM "
-    "Classic, 0.79 vs 2.33 and 1.56 on the TSC bake-off (README 'Prediction quality' has the table); its mean blends "
-    "the low-rank fold-in with a direct ridge regression, the weight chosen on held-out training models. "
-    "lowrank_bayes (Gibbs) fits 30-40 times slower")
+    "lowrank): aggregate MAE 2.08 points on HELM Classic, 1.56 times lower than k random datasets + Ridge and 1.13 "
+    "times lower than BenchPress as published (Zeng & Papailiopoulos, 2026), and 0.62 points, 3.75 and 1.14 times "
+    "lower, on the TSC bake-off (benchmarks/HISTORY.md records the run); its mean blends the low-rank fold-in with a "
+    "direct ridge regression, the weight chosen on held-out training models. lowrank_bayes (Gibbs) fits 30-40 times "
+    "slower")
 #: Below this many models selection and prediction rest on too few rankings to run at all.
 MIN_MODELS = 4
 

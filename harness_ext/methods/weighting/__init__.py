@@ -19,7 +19,7 @@ columns are datasets or prompts. The paper's ``Q`` is ``prompts x models``, i.e.
 our ``X.T``: a "performance vector" of a column is ``X[:, j]``, the scores of all
 models on that column.
 
-The weighting plugins themselves live in :mod:`harness_ext.plugins.weighting` and
+The weighting plugins themselves are registered in :mod:`harness_ext.plugins.weighting` and
 use the numerics defined here; the ``weights`` command is :mod:`harness_ext.cli.weights`.
 
 Modules: :mod:`.common` (constants, unit vectors, weighted scores, ranks), :mod:`.complete` (missing

@@ -274,6 +274,18 @@ def _cluster_columns(X, n_clusters, max_clusters, random_state, n_init) -> Colum
     )
 
 
+def medoid_weights(n: int, medoids) -> np.ndarray:
+    """``1 / n_clusters`` on each cluster's medoid, 0 elsewhere (the plain average over the medoids).
+
+    References
+    ----------
+    Ailem et al. §3.3 "Cluster-based", item 1.
+    """
+    w = np.zeros(n)
+    w[medoids] = 1.0 / len(medoids)
+    return w
+
+
 def cluster_weights(labels, distances, kind: str) -> np.ndarray:
     """Distance-based or inverse-distance weights within clusters.
 

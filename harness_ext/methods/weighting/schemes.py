@@ -10,7 +10,7 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ...errors import MethodError
+from ...errors import MethodError, SideFileError
 from ...report import Result, dumps, format_table, jsonable
 from .common import SCHEME_NAMES_DEFAULT, ranks_desc, section, short_name, weighted_scores
 
@@ -102,6 +102,70 @@ def emit_weights(weights: pd.Series, path) -> Path:
     }
     path.write_text(dumps(doc))
     return path
+
+
+def read_weight_file(path) -> tuple:
+    """Read ``{column: weight}`` from JSON or CSV: ``(weights, source)``.
+
+    JSON: an object ``{"col": w, ...}``, or ``{"weights": {...}}`` (what
+    ``harness-ext weights --emit-weights`` writes). CSV: a header row, then
+    one row per column with the name in the first field and the weight in the
+    second. ``source`` is ``{"scheme", "params"}`` of a file written by
+    ``--emit-weights`` (so a manifest can say which scheme made the weights),
+    else None. Read through :mod:`harness_ext.safe_input`; every weight is a
+    finite number >= 0.
+
+    Raises
+    ------
+    SideFileError
+        Naming the file and the reason.
+    """
+    from ...safe_input import finite_number, load_document, read_rows, suffix_format, wrong_shape
+
+    path = Path(path)
+    what = "weights file"
+    source = None
+    fmt = suffix_format(path, default="")
+    if fmt == "json":
+        doc = load_document(path, what, "json")
+        if isinstance(doc, dict) and isinstance(doc.get("weights"), dict):
+            if doc.get("scheme"):
+                source = {"scheme": str(doc["scheme"]), "params": doc.get("params") or {}}
+            doc = doc["weights"]
+        if not isinstance(doc, dict):
+            raise wrong_shape(path, what, "the top level", "a JSON object mapping column -> weight", doc)
+        items = doc.items()
+    elif fmt in ("csv", "tsv"):
+        rows = [r for r in read_rows(path, what) if any(c.strip() for c in r)]
+        if not rows or len(rows[0]) < 2:
+            raise SideFileError(path, f"{what}: need a header row, then two columns (column name, weight)")
+        short = next((i for i, r in enumerate(rows[1:], start=2) if len(r) < 2), None)
+        if short is not None:
+            raise SideFileError(path, f"{what}: row {short} needs a column name and a weight")
+        items = [(r[0].strip(), r[1]) for r in rows[1:]]
+    else:
+        raise SideFileError(path, f"{what} must be .json or .csv")
+    out = {}
+    for k, v in items:
+        if str(k) in out:
+            raise SideFileError(path, f"{what}: column {k!r} listed twice")
+        out[str(k)] = finite_number(v, path, what, f"the weight of {k!r}", low=0.0)
+    return out, source
+
+
+def weights_for_columns(given: dict, columns: Sequence[str], path) -> tuple:
+    """``(weights, ignored)``: the weights of a file (:func:`read_weight_file`) for ``columns``, renormalised.
+
+    Every column must appear in the file (a forgotten column should not silently get weight 0; give it 0
+    explicitly); names of the file that are not columns are returned sorted in ``ignored``.
+    """
+    missing = [c for c in columns if c not in given]
+    if missing:
+        raise MethodError(f"{path}: no weight for {len(missing)} column(s): {missing[:10]}")
+    w = np.array([given[c] for c in columns])
+    if w.sum() <= 0:
+        raise MethodError(f"{path}: the weights of the matrix's columns sum to 0")
+    return w / w.sum(), sorted(set(given) - set(columns))
 
 
 @dataclass

@@ -1,11 +1,11 @@
 """Vectorised kernels of the correlation-type similarities (Pearson, Spearman, cosine).
 
-The measures themselves, their conventions (pairwise-complete rows, NaN for
-undefined entries, unit diagonal) and their registration live in
-:mod:`harness_ext.plugins.similarity`; the distance kernels in
-:mod:`harness_ext.plugins.similarity_distances`, Kendall's in
-:mod:`harness_ext.plugins.similarity_kendall`, the thread helpers in
-:mod:`harness_ext.plugins.similarity_threads`. This module holds the shared
+The measures themselves and their conventions (pairwise-complete rows, NaN for
+undefined entries, unit diagonal) live in :mod:`harness_ext.methods.similarity.measures`
+(registered by :mod:`harness_ext.plugins.similarity`); the distance kernels in
+:mod:`harness_ext.methods.similarity.distances`, Kendall's in
+:mod:`harness_ext.methods.similarity.kendall`, the thread helpers in
+:mod:`harness_ext.methods.similarity.threads`. This module holds the shared
 helpers (input checks, symmetrising, the per-column sorted order with tie
 groups) and the correlation kernels.
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from harness_ext.base import check_matrix
 from harness_ext.errors import MethodError
-from harness_ext.plugins.similarity_threads import (  # noqa: F401  (tests and the distance kernels use them here)
+from harness_ext.methods.similarity.threads import (  # noqa: F401  (tests and the distance kernels use them here)
     _blas_libraries,
     _cores,
     _each_task,

@@ -1,7 +1,7 @@
 """Vectorised kernels of the distance-type similarities (Lp, Wasserstein, Jensen-Shannon).
 
 Conventions (pairwise-complete rows, NaN where undefined) are those of
-:mod:`harness_ext.plugins.similarity`, which registers the measures.
+:mod:`harness_ext.methods.similarity.measures`, which assembles the measures.
 
 Every kernel visits each unordered column pair once, in blocks, on complete
 and on incomplete data alike:
@@ -31,8 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from harness_ext.errors import MethodError
-from harness_ext.plugins import similarity_kernels as K
-from harness_ext.plugins.similarity_kernels import _prepare, _symmetrise
+from harness_ext.methods.similarity import kernels as K
+from harness_ext.methods.similarity.kernels import _prepare, _symmetrise
 
 #: Rows below which the pair counts are one float32 product of the mask: every partial sum of ones is an exact
 #: float32 integer below 2**24.

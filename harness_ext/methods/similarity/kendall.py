@@ -1,8 +1,8 @@
 """Kendall's tau-b kernels: exact over every row pair, per column pair, or on sampled row pairs.
 
-Split from :mod:`harness_ext.plugins.similarity_kernels` (which holds the input
-checks, ranks and the other correlation kernels); the measure is registered in
-:mod:`harness_ext.plugins.similarity`.
+Split from :mod:`harness_ext.methods.similarity.kernels` (which holds the input
+checks, ranks and the other correlation kernels); the measure is
+:func:`harness_ext.methods.similarity.measures.kendall_similarity`.
 
 References
 ----------
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness_ext.plugins import similarity_kernels as K
-from harness_ext.plugins.similarity_kernels import _CHUNK_ELEMENTS, _column_ranks, _min_periods_mask, _prepare, _symmetrise
-from harness_ext.plugins.similarity_threads import _each_task
+from harness_ext.methods.similarity import kernels as K
+from harness_ext.methods.similarity.kernels import _CHUNK_ELEMENTS, _column_ranks, _min_periods_mask, _prepare, _symmetrise
+from harness_ext.methods.similarity.threads import _each_task
 
 # Kendall: all row pairs while n_pairs * p**2 stays under this many multiply-adds (or n_pairs <= max_pairs).
 _KENDALL_EXACT_OPS = 1e10

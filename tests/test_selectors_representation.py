@@ -7,15 +7,14 @@ import pytest
 
 from harness_ext.errors import MethodError
 from harness_ext.plugin_manager import get_registration
-from harness_ext.plugins.selectors_002 import (
-    AOptimal,
+from harness_ext.plugins.selectors_design import AOptimal, DOptimal
+from harness_ext.plugins.selectors_representation import (
     CosineFarthestFirst,
-    DOptimal,
     FarthestFirst,
     KMeansRepresentatives,
     RandomSubset,
-    dataset_representation,
 )
+from harness_ext.methods.prowl.representation import dataset_representation
 
 NAMES = ["random-subset", "kmeans", "farthest-first-cosine", "farthest-first-euclidean", "a-optimal", "d-optimal"]
 

@@ -1,0 +1,165 @@
+"""The item-level manifest: compact encodings of item ids and population answers, and its checks.
+
+``reduce --items N`` (:mod:`harness_ext.methods.reduction.item_reduce`) writes a manifest of kind
+``"items"``: per task, the task's whole item list, the items a new model runs, and the population's
+answers to every item, which the item estimators need at ``predict`` time (the cross-fitted AIPW
+working model is fitted to each new model's own answers, so no fitted model can stand in for them).
+
+Encodings keep the file small and exact:
+
+* item ids as runs ``[[start, stop], ...]`` (``range(start, stop)`` each): a task's ids are usually
+  ``0 .. N-1``, one run;
+* 0/1 answers as bits (``numpy.packbits``, row-major models x items, base64); any other scores as
+  little-endian float64 (base64), so every value predict uses is the stored one.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from typing import Optional
+
+import numpy as np
+
+from ...errors import HarnessExtError
+
+KIND = "items"
+#: Largest population matrix a manifest may describe (models x items), so a hostile file cannot ask for a huge array.
+MAX_CELLS = 200_000_000
+
+
+def encode_ids(ids) -> list:
+    """``[[start, stop], ...]`` runs of consecutive integer ids, in the given order."""
+    ids = np.asarray(ids, dtype=np.int64)
+    if ids.size == 0:
+        return []
+    cut = np.flatnonzero(np.diff(ids) != 1) + 1
+    starts = np.concatenate([[0], cut])
+    stops = np.concatenate([cut, [ids.size]])
+    return [[int(ids[a]), int(ids[b - 1]) + 1] for a, b in zip(starts, stops)]
+
+
+def decode_ids(runs, where: str = "item ids") -> np.ndarray:
+    """The ids ``encode_ids`` encoded; a malformed run list raises :class:`HarnessExtError`."""
+    if not isinstance(runs, list) or not all(isinstance(r, list) and len(r) == 2 and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in r) and r[0] < r[1] for r in runs):
+        raise HarnessExtError(f"{where}: not a list of [start, stop] integer runs with start < stop")
+    total = sum(b - a for a, b in runs)
+    if total > MAX_CELLS:
+        raise HarnessExtError(f"{where}: {total:,} ids, more than the {MAX_CELLS:,} a manifest may hold")
+    return np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in runs]) if runs else np.zeros(0, np.int64)
+
+
+def encode_scores(M: np.ndarray) -> dict:
+    """A models x items score matrix (no NaN) as ``{"shape", "encoding", "data"}``."""
+    M = np.asarray(M, dtype=float)
+    if np.isin(M, (0.0, 1.0)).all():
+        enc, raw = "bits", np.packbits(M.astype(bool), axis=None).tobytes()
+    else:
+        enc, raw = "float64", M.astype("<f8").tobytes()
+    return {"shape": [int(M.shape[0]), int(M.shape[1])], "encoding": enc, "data": base64.b64encode(raw).decode("ascii")}
+
+
+def decode_scores(block, where: str = "population") -> np.ndarray:
+    """The matrix :func:`encode_scores` encoded; a malformed block raises :class:`HarnessExtError`."""
+    if not isinstance(block, dict) or not isinstance(block.get("data"), str):
+        raise HarnessExtError(f"{where}: not an object with shape, encoding and data")
+    shape = block.get("shape")
+    if not (isinstance(shape, list) and len(shape) == 2 and all(isinstance(v, int) and v > 0 for v in shape)):
+        raise HarnessExtError(f"{where}: shape must be two positive integers")
+    m, n = shape
+    if m * n > MAX_CELLS:
+        raise HarnessExtError(f"{where}: {m:,} x {n:,} is more than the {MAX_CELLS:,} cells a manifest may hold")
+    try:
+        raw = base64.b64decode(block["data"], validate=True)
+    except ValueError:
+        raise HarnessExtError(f"{where}: data is not base64") from None
+    enc = block.get("encoding")
+    if enc == "bits":
+        if len(raw) != math.ceil(m * n / 8):
+            raise HarnessExtError(f"{where}: {len(raw)} bytes of bits for {m} x {n} answers")
+        return np.unpackbits(np.frombuffer(raw, dtype=np.uint8), count=m * n).reshape(m, n).astype(float)
+    if enc == "float64":
+        if len(raw) != 8 * m * n:
+            raise HarnessExtError(f"{where}: {len(raw)} bytes of float64 for {m} x {n} scores")
+        M = np.frombuffer(raw, dtype="<f8").reshape(m, n).astype(float)
+        if not np.isfinite(M).all():
+            raise HarnessExtError(f"{where}: a score is not a finite number")
+        return M
+    raise HarnessExtError(f"{where}: encoding {enc!r} is not bits or float64")
+
+
+def is_item_manifest(manifest) -> bool:
+    """Whether ``manifest`` is an item-level one (``reduce --items`` with a random design)."""
+    return isinstance(manifest, dict) and manifest.get("kind") == KIND
+
+
+def validate_item_manifest(manifest: dict, path="manifest") -> None:
+    """Raise :class:`HarnessExtError` naming ``path`` and the reason if ``predict`` cannot use ``manifest``.
+
+    Checks what predict reads: the tasks' item lists and samples, the population's answers (shape
+    against the item and model lists), the weights and the default estimator.
+    """
+    from .manifest_validation import check_version
+
+    def bad(msg):
+        raise HarnessExtError(f"{path} is not a valid harness-ext item manifest: {msg}")
+
+    check_version(manifest, path)
+    from ...safe_output import check_group_name
+
+    try:
+        check_group_name(manifest.get("group_name"))
+    except (HarnessExtError, TypeError) as exc:
+        bad(f"group_name: {exc}")
+    tasks, models = manifest.get("tasks"), manifest.get("models")
+    if not isinstance(tasks, dict) or not tasks:
+        bad("'tasks' must be a non-empty object")
+    if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+        bad("'models' must be a list of model names")
+    design = manifest.get("design")
+    if not isinstance(design, dict) or not isinstance(design.get("estimator"), str):
+        bad("'design' must be an object naming its estimator")
+    weights = manifest.get("weights")
+    if not isinstance(weights, dict) or set(weights) != set(tasks):
+        bad("'weights' must give one weight per task")
+    for task, b in tasks.items():
+        where = f"{path}: task {task!r}"
+        if not isinstance(b, dict) or not isinstance(b.get("metric"), str):
+            bad(f"task {task!r}: not an object with a metric")
+        w = weights[task]
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
+            bad(f"task {task!r}: weight {w!r} is not a number >= 0")
+        ids = decode_ids(b.get("items"), f"{where}: items")
+        sample = decode_ids(b.get("sample"), f"{where}: sample")
+        if len(np.unique(ids)) != len(ids) or not np.isin(sample, ids).all() or len(sample) == 0:
+            bad(f"task {task!r}: item ids must be distinct and the sample a non-empty part of them")
+        pop = b.get("population")
+        rows = (pop or {}).get("models") if isinstance(pop, dict) else None
+        if not isinstance(rows, list) or not all(isinstance(i, int) and 0 <= i < len(models) for i in rows):
+            bad(f"task {task!r}: population.models must index the manifest's models")
+        M = decode_scores((pop or {}).get("scores"), f"{where}: population.scores")
+        if M.shape != (len(rows), len(ids)):
+            bad(f"task {task!r}: population answers are {M.shape[0]} x {M.shape[1]}, "
+                f"for {len(rows)} models and {len(ids)} items")
+    if not sum(weights.values()) > 0:
+        bad("the task weights sum to 0")
+
+
+def task_population(manifest: dict, task: str) -> tuple:
+    """``(item ids, sampled item ids, population answers models x items, model names)`` of one task."""
+    b = manifest["tasks"][task]
+    ids = decode_ids(b["items"])
+    sample = decode_ids(b["sample"])
+    M = decode_scores(b["population"]["scores"])
+    names = [manifest["models"][i] for i in b["population"]["models"]]
+    return ids, sample, M, names
+
+
+def interval_text(manifest: dict, level: float, estimator: Optional[str] = None) -> str:
+    """How an item-level prediction's intervals were made, in words."""
+    pct = f"{level:.0%}".replace(".0%", "%")
+    name = estimator or manifest["design"]["estimator"]
+    return (f"harness-ext predict: each task's score over all its items estimated from a random sample of them by the "
+            f"item estimator {name} with its {pct} interval (population: {len(manifest['models'])} models); the "
+            "benchmark's is the weighted mean of the task scores, their variances added (Zhang, Dorner and Hardt 2025)")

@@ -1,0 +1,210 @@
+"""``predict`` for an item-level manifest: task and benchmark estimates from a new model's per-item logs.
+
+The new model ran the manifest's items (lm-eval ``--samples ... --log_samples``); its
+``samples_<task>_<date>.jsonl`` logs (or Every Eval Ever instance files) give its score on each.
+Per task, the item estimator (default: the manifest's, the cross-fitted AIPW of Zhang, Dorner and
+Hardt 2025) estimates the score over all the task's items with an interval, on the harness's own
+metric (a task's harness score is the mean of its per-item scores). A task whose log holds every
+item is measured, not estimated: its score is the mean over the items in document order, exactly the
+number the harness reports. The benchmark's score is the manifest's weighted mean of the task
+scores; the tasks' items are drawn independently, so their variances add.
+
+References
+----------
+Zhang, Dorner and Hardt (2025), "How Benchmark Prediction from Fewer Data Misses the Mark", NeurIPS, §4
+(AIPW). Cochran (1977), Sampling Techniques, §5.3 (variance of a sum over independently sampled strata).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+from ...errors import HarnessExtError
+from .item_manifest import task_population
+from .predict import PredictionResult
+
+
+class ItemPrediction(PredictionResult):
+    """Predictions of an item-level manifest (same tables as :class:`PredictionResult`).
+
+    ``table`` adds ``n_items`` (the task's) and ``n_used`` (the items the estimate used); ``observed``
+    marks a task measured whole. ``aggregate``'s ``metric`` is the tasks' metric (or ``mean score``
+    when they differ) and its ``normalised`` columns repeat the score: item scores are not normalised.
+    """
+
+    def score_heading(self) -> str:
+        s = self.score or {}
+        pct = f"{self.level:.0%}".replace(".0%", "%")
+        return (f"full-benchmark estimate: {s.get('benchmark')} {s.get('metric')} ({s.get('weighting')}; "
+                f"{s.get('estimator')}), {pct} interval")
+
+    def render(self, all: bool = False) -> str:
+        from ...report import format_table
+
+        pct = f"{self.level:.0%}".replace(".0%", "%")
+        parts = []
+        cols = ["dataset", "observed", "raw", "raw_lower", "raw_upper", "n_used", "n_items"]
+        for model, rows in self.table.groupby("model", sort=False):
+            shown = rows if all else rows[~rows["observed"]]
+            parts.append(f"\n{model}: task scores estimated from their items (the harness's metric), {pct} intervals")
+            parts.append(format_table(shown[cols].set_index("dataset")))
+        parts.append(f"\n{self.score_heading()}:")
+        agg = self.aggregate.set_index("model")[["metric", "aggregate", "lower", "upper", "n_observed"]]
+        parts.append(format_table(agg))
+        return "\n".join(parts)
+
+
+def read_item_logs(paths) -> tuple:
+    """``(frame, sources, notes)`` of the per-item logs found in ``paths`` (files or folders).
+
+    ``frame``: model, task, doc_id, metric, value (the first file read wins where two hold the same
+    item; counted in ``notes``); ``sources``: model -> the files read.
+    """
+    from ...errors import IngestError
+    from ...store.samples import EEE_SAMPLES_RE, _iter_sample_files, read_eee_samples, read_samples
+
+    from ...store.samples import is_samples_file
+
+    frames, sources, notes = [], {}, []
+    for p in paths:
+        if not Path(p).exists():
+            raise HarnessExtError(f"{p}: no such file or folder")
+        if Path(p).is_file() and not is_samples_file(p):
+            raise HarnessExtError(f"{p}: not a per-item log (lm-eval's samples_<task>_<date>.jsonl, written with "
+                                  "--log_samples, or an Every Eval Ever <evaluation>_samples.jsonl)")
+    files = _iter_sample_files(paths)
+    for path in files:
+        try:
+            if EEE_SAMPLES_RE.match(path.name):
+                model, task, frame, _ = read_eee_samples(path)
+            else:
+                model, task, frame, _ = read_samples(path)
+        except IngestError as exc:
+            raise HarnessExtError(f"cannot read the per-item log {path}: {exc.reason}") from None
+        frames.append(frame[["doc_id", "metric", "value"]].assign(model=model, task=task))
+        sources.setdefault(model, []).append(str(path))
+    if not frames:
+        raise HarnessExtError(f"no per-item logs (samples_<task>_<date>.jsonl) in {', '.join(map(str, paths))}: "
+                              "run lm_eval with --log_samples")
+    long = pd.concat(frames, ignore_index=True)
+    dup = long.duplicated(["model", "task", "doc_id", "metric"])
+    if dup.any():
+        notes.append(f"{int(dup.sum())} item scores logged twice; the first file read is used")
+        long = long[~dup]
+    return long, sources, notes
+
+
+def _estimator(name: str):
+    from ...plugin_manager import get_registration
+
+    reg = get_registration("item_estimators", name)
+    if hasattr(reg.cls, "select"):
+        raise HarnessExtError(f"item estimator {name!r} picks its own items; the manifest's items are a random "
+                              "sample: use one that estimates from it (sample_mean, aipw, random_learn, composite)")
+    return reg
+
+
+def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: float) -> tuple:
+    """``(estimate, lower, upper, n_used, note)`` of one task from one model's logged item scores.
+
+    ``logged``: doc_id -> score. Every item logged: the mean in document order (the harness's score).
+    Otherwise the estimator on the logged items of the manifest's sample (a random part of a random
+    sample is a random sample); items outside the sample are not used (said in ``note``).
+    """
+    ids, sample, M, _ = task_population(manifest, task)
+    have = logged.index.to_numpy()
+    if np.isin(ids, have).all():
+        vals = [float(logged[d]) for d in np.sort(ids)]
+        est = sum(vals) / len(vals)  # summed as lm-eval's mean aggregation sums: the same float
+        return est, est, est, len(ids), None
+    used = sample[np.isin(sample, have)]
+    extra = int(np.isin(have, sample, invert=True).sum())
+    note = f"{extra} logged items outside the manifest's sample not used" if extra else None
+    if len(used) < 2:
+        return np.nan, np.nan, np.nan, len(used), f"{len(used)} of the manifest's {len(sample)} items logged"
+    if len(used) < len(sample):
+        note = "; ".join(filter(None, [note, f"{len(used)} of the manifest's {len(sample)} items logged"]))
+    pos = np.searchsorted(ids, used) if np.all(np.diff(ids) > 0) else np.array([np.flatnonzero(ids == u)[0]
+                                                                                  for u in used])
+    Y = np.array([[float(logged[d]) for d in used]])
+    res = reg.cls(level=level).fit(M, pos).predict(Y)
+    lo, hi = float(res.lower[0]), float(res.upper[0])
+    if np.isin(M, (0.0, 1.0)).all():  # a proportion stays in [0, 1]
+        lo, hi = max(lo, 0.0), min(hi, 1.0)
+    return float(res.estimate[0]), lo, hi, len(used), note
+
+
+def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
+                  estimator: Optional[str] = None) -> ItemPrediction:
+    """Task and benchmark estimates, with intervals at ``level``, for each model whose per-item logs are in ``paths``.
+
+    Parameters
+    ----------
+    manifest : dict
+        An item-level manifest (``reduce --items N``).
+    paths : list of path-like
+        The new model's lm-eval output folders or ``samples_*.jsonl`` files (Every Eval Ever instance
+        files too).
+    estimator : str, optional
+        An item estimator plugin (``harness-ext plugins --kind item_estimators``); default: the manifest's.
+
+    References
+    ----------
+    Zhang, Dorner and Hardt (2025), §4.
+    """
+    from ..engine.item_estimators import _z
+
+    name = estimator or manifest["design"]["estimator"]
+    reg = _estimator(name)
+    # The exports describe the estimator used, which --item-estimator may have changed.
+    manifest = dict(manifest, design=dict(manifest["design"], estimator=name))
+    long, sources, warnings = read_item_logs(paths)
+    tasks = manifest["tasks"]
+    known = set(manifest["models"])
+    rows, aggs = [], []
+    z = _z(level)
+    wsum = sum(manifest["weights"].values())
+    for model, g in long.groupby("model", sort=True):
+        if model in known:
+            warnings.append(f"{model}: among the manifest's population models: its estimates are in-sample")
+        est, var, n_obs = 0.0, 0.0, 0
+        for task, b in tasks.items():
+            sel = g[(g["task"] == task) & (g["metric"] == b["metric"])]
+            if sel.empty:
+                warnings.append(f"{model}: no per-item {b['metric']} log for task {task}")
+                e = lo = hi = np.nan
+                n_used, note = 0, None
+            else:
+                e, lo, hi, n_used, note = task_estimate(reg, manifest, task, sel.set_index("doc_id")["value"], level)
+            if note:
+                warnings.append(f"{model}, {task}: {note}")
+            observed = bool(n_used == b["n_items"] and lo == hi)
+            n_obs += observed
+            rows.append({"model": model, "dataset": task, "observed": observed, "score": e, "lower": lo, "upper": hi,
+                         "raw": e, "raw_lower": lo, "raw_upper": hi, "actual": np.nan,
+                         "n_used": n_used, "n_items": b["n_items"]})
+            w = manifest["weights"][task] / wsum
+            # The interval's half-width back to a standard error with the estimator's own quantile (t, n - 1).
+            sd = 0.0 if observed else (hi - lo) / (2 * _z(level, max(n_used - 1, 1)))
+            est, var = est + w * e, var + (w * sd) ** 2
+        half = z * np.sqrt(var)
+        aggs.append({"model": model, "metric": _metric_label(tasks), "aggregate": est, "lower": est - half,
+                     "upper": est + half, "actual": np.nan, "normalised": est, "normalised_lower": est - half,
+                     "normalised_upper": est + half, "n_observed": n_obs, "normalised_actual": np.nan})
+    unknown = sorted(set(long["task"]) - set(tasks))
+    if unknown:
+        warnings.append(f"logs of tasks not in the manifest ignored: {', '.join(unknown[:10])}")
+    score = {"benchmark": manifest.get("benchmark"), "metric": _metric_label(tasks),
+             "weighting": manifest.get("weighting", "uniform over tasks"), "estimator": name}
+    return ItemPrediction(table=pd.DataFrame(rows), aggregate=pd.DataFrame(aggs), warnings=warnings, sources=sources,
+                          manifest=manifest, manifest_path=None if manifest_path is None else str(manifest_path),
+                          level=level, score=score)
+
+
+def _metric_label(tasks: dict) -> str:
+    metrics = {b["metric"] for b in tasks.values()}
+    return metrics.pop() if len(metrics) == 1 else "mean score"

@@ -1,0 +1,426 @@
+"""Item-level reduction: a few dozen random items of every task, and what predict needs to estimate from them.
+
+``reduce --items N`` on a store holding item-level results (lm-eval ``samples_*.jsonl`` logs,
+item-response tables, HELM per-instance scores) draws ``N`` items of each task of the benchmark by
+simple random sampling (seeded per task), and writes a manifest of kind ``"items"``
+(:mod:`harness_ext.methods.reduction.item_manifest`) holding, per task, the items to run and the
+population's answers to every item. A new model runs only those items (lm-eval's ``--samples``);
+``predict`` estimates each task's full score and the benchmark's from them
+(:mod:`harness_ext.methods.reduction.item_predict`).
+
+Why a random design: the design-based estimators (the sample mean and the cross-fitted AIPW of Zhang,
+Dorner and Hardt 2025) are unbiased under it whatever the new model is, so their intervals hold at the
+frontier too, where regression on the population and anchor points fail (Zhang, Dorner and Hardt
+2025, Table 2). Anchor items (tinyBenchmarks) remain available as ``--item-design anchors``.
+
+The expected error is measured on the population itself, with the items just drawn: interpolation
+(5 folds of models, each predicted by the others) and extrapolation (the weakest half of the models
+predict the strongest 30%, the protocol of Zhang, Dorner and Hardt 2025, §5).
+
+References
+----------
+Zhang, Dorner and Hardt (2025), "How Benchmark Prediction from Fewer Data Misses the Mark", NeurIPS,
+§4-5 (AIPW, interpolation and extrapolation splits). Cochran (1977), Sampling Techniques, §2.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+from ...errors import HarnessExtError, StoreError
+from ...report import Result
+from .item_manifest import KIND, encode_ids, encode_scores
+
+DESIGNS = ("random", "anchors")
+DEFAULT_ESTIMATOR = "aipw"
+#: Preferred per-item metric when a task logs several and none is asked for (lm-eval's usual primary metrics).
+PREFERRED_METRICS = ("acc", "exact_match", "acc_norm")
+#: A population model missing more than this share of a task's items is left out of that task.
+MAX_MISSING_SHARE = 0.5
+WHY = ("random items: the design-based estimators (sample mean, cross-fitted AIPW) are unbiased under a "
+       "random draw whatever the new model is, so their intervals hold at the frontier too (Zhang, Dorner "
+       "and Hardt 2025: regression and anchor points fail there)")
+
+
+def task_seed(random_state: int, task: str) -> int:
+    """A per-task seed: the same task gets the same items for the same ``random_state``, whatever else is reduced."""
+    return int.from_bytes(hashlib.sha256(f"{int(random_state)}\0{task}".encode()).digest()[:4], "little")
+
+
+def item_catalogue(store, benchmarks=None, datasets: Optional[str] = None) -> pd.DataFrame:
+    """One row per (benchmark, task, metric) with item-level scores: ``models``, ``items``.
+
+    ``benchmarks``: keep these (lm-eval logs, which carry none, count as ``lm_eval``); ``datasets``: a
+    glob on task names.
+    """
+    from ...store.samples import _has_samples
+
+    if not _has_samples(store):
+        raise StoreError("the store has no item-level results: ingest lm-eval samples_*.jsonl logs, item-response "
+                         "tables or HELM runs with per-instance stats first")
+    cols = {r[0] for r in store.con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'sample_sources'").fetchall()}
+    bench = "coalesce(nullif(src.benchmark, ''), 'lm_eval')" if "benchmark" in cols else "'lm_eval'"
+    cat = store.con.execute(
+        f"""SELECT {bench} AS benchmark, s.task, s.metric, count(DISTINCT s.model) AS models,
+                   count(DISTINCT s.doc_id) AS items
+            FROM samples s JOIN sample_sources src USING (source_id)
+            GROUP BY ALL ORDER BY benchmark, s.task, s.metric""").df()
+    if benchmarks:
+        cat = cat[cat["benchmark"].isin(list(benchmarks))]
+    if datasets:
+        cat = cat[[fnmatch.fnmatchcase(t, datasets) for t in cat["task"]]]
+    if cat.empty:
+        raise StoreError("no item-level results match --benchmark/--datasets")
+    return cat.reset_index(drop=True)
+
+
+def pick_metrics(cat: pd.DataFrame, metric: Optional[str]) -> tuple:
+    """``(rows, warnings)``: one (benchmark, task, metric) per task: ``metric`` if given, else the task's
+    only one, else the first of :data:`PREFERRED_METRICS` it logs, else its first by name (said so)."""
+    rows, warnings = [], []
+    for (bench, task), g in cat.groupby(["benchmark", "task"], sort=True):
+        have = list(g["metric"])
+        if metric is not None:
+            if metric not in have:
+                warnings.append(f"{task}: no per-item {metric!r} (it has {', '.join(have)}); left out")
+                continue
+            chosen = metric
+        elif len(have) == 1:
+            chosen = have[0]
+        else:
+            chosen = next((m for m in PREFERRED_METRICS if m in have), sorted(have)[0])
+            warnings.append(f"{task}: per-item metrics {', '.join(have)}; using {chosen} (choose with --metric)")
+        rows.append((bench, task, chosen))
+    return rows, warnings
+
+
+def population_answers(store, task: str, metric: str, models: Optional[str] = None) -> tuple:
+    """``(item ids, model names, models x items answers without gaps, notes)`` of one task.
+
+    Read as integer positions and values (never one string per score), so a 429-model x
+    30,000-item task costs its matrix, not a frame of 12.9 million rows. Where a model's item
+    comes from two files, the first stored is used (as everywhere the samples are read). A model
+    missing more than :data:`MAX_MISSING_SHARE` of the items is left out; the remaining gaps are
+    filled with the item's mean over the models that answered it. Both are counted.
+    """
+    con = store.con
+    where = "task = ? AND metric = ?"
+    names = [r[0] for r in con.execute(f"SELECT DISTINCT model FROM samples WHERE {where} ORDER BY model",
+                                       [task, metric]).fetchall()]
+    if models:
+        names = [m for m in names if fnmatch.fnmatchcase(str(m), models)]
+    ids = con.execute(f"SELECT DISTINCT doc_id FROM samples WHERE {where} ORDER BY doc_id",
+                      [task, metric]).fetchnumpy()["doc_id"].astype(np.int64)
+    twice = con.execute("SELECT count(*) FROM (SELECT model FROM sample_sources WHERE task = ? GROUP BY model "
+                        "HAVING count(*) > 1)", [task]).fetchall()[0][0]
+    rows = ("SELECT model, doc_id, value FROM samples WHERE " + where
+            + (" QUALIFY row_number() OVER (PARTITION BY model, doc_id ORDER BY source_id) = 1" if twice else ""))
+    with store.registered(_item_models=pd.DataFrame({"model": names, "mi": np.arange(len(names), dtype=np.int32)}),
+                          _item_ids=pd.DataFrame({"doc_id": ids, "di": np.arange(len(ids), dtype=np.int32)})) as c:
+        got = c.execute(f"SELECT mi, di, value FROM ({rows}) JOIN _item_models USING (model) "
+                        "JOIN _item_ids USING (doc_id)", [task, metric]).fetchnumpy()
+    M = np.full((len(names), len(ids)), np.nan)
+    M[got["mi"], got["di"]] = got["value"]
+    del got
+    notes = []
+    thin = np.isnan(M).mean(axis=1) > MAX_MISSING_SHARE
+    if thin.any():
+        notes.append(f"{int(thin.sum())} models with scores on fewer than half of the items left out")
+        M, names = M[~thin], [m for m, t in zip(names, thin) if not t]
+    gaps = np.isnan(M)
+    if gaps.any():
+        fill = np.nanmean(np.where(gaps.all(axis=0), 0.0, M), axis=0)
+        M = np.where(gaps, fill[None, :], M)
+        notes.append(f"{int(gaps.sum())} missing item scores filled with the item's mean over the other models")
+    return ids, names, M, notes
+
+
+def _truth_and_estimates(reg, M: np.ndarray, S: np.ndarray, train: np.ndarray, test: np.ndarray, level: float):
+    est = reg.cls(level=level).fit(M[train], S).predict(M[test][:, S])
+    return M[test].mean(axis=1), est
+
+
+def expected_errors(pops: dict, samples: dict, weights: dict, estimator: str, level: float = 0.9,
+                    random_state: int = 0, n_folds: int = 5) -> dict:
+    """Mean |error|, mean interval width and coverage of the estimator on the population's own models.
+
+    ``pops``: task -> (models x items answers, model names); ``samples``: task -> sampled column
+    indices. ``interpolation``: each of ``n_folds`` folds of models predicted from the others.
+    ``extrapolation``: the strongest 30% of the models (by their weighted benchmark score) predicted
+    from the weakest 50% (Zhang, Dorner and Hardt 2025, §5). Per task and for the benchmark (models
+    with every task; the tasks' variances add, the draws being independent).
+    """
+    from ...plugin_manager import get_registration
+    from ..engine.item_estimators import _z
+
+    reg = get_registration("item_estimators", estimator)
+    names = sorted({m for _, models in pops.values() for m in models})
+    rng = np.random.default_rng(random_state)
+    fold_of = dict(zip(names, rng.permutation(len(names)) % n_folds))
+    common = sorted(set.intersection(*(set(models) for _, models in pops.values())))
+    wsum = sum(weights.values())
+    strength = {m: sum(weights[t] * pops[t][0][pops[t][1].index(m)].mean() for t in pops) / wsum for m in common}
+    order = sorted(common, key=lambda m: strength[m])
+    weak, strong = set(order[: len(order) // 2]), set(order[len(order) - int(round(0.3 * len(order))):])
+    out = {}
+    for split in ("interpolation", "extrapolation"):
+        per_task, cells = {}, {}
+        for t, (M, models) in pops.items():
+            S = np.asarray(samples[t])
+            if len(S) >= M.shape[1]:  # every item runs: the task's score is measured, not estimated
+                continue
+            m_arr = np.asarray(models)
+            parts = ([(np.array([fold_of[m] != k for m in models]), np.array([fold_of[m] == k for m in models]))
+                      for k in range(n_folds)] if split == "interpolation"
+                     else [(np.isin(m_arr, list(weak)), np.isin(m_arr, list(strong)))])
+            err, width, cover = [], [], []
+            for train, test in parts:
+                if train.sum() < 2 or not test.any():
+                    continue
+                truth, e = _truth_and_estimates(reg, M, S, train, test, level)
+                err.append(e.estimate - truth)
+                width.append(e.upper - e.lower)
+                cover.append((e.lower <= truth) & (truth <= e.upper))
+                for m, v, lo, hi, tr in zip(m_arr[test], e.estimate, e.lower, e.upper, truth):
+                    cells[(m, t)] = (v, lo, hi, tr)
+            if err:
+                err, width, cover = map(np.concatenate, (err, width, cover))
+                per_task[t] = _figures(err, width, cover, len(err))
+        out[split] = {"tasks": per_task, "benchmark": _benchmark_figures(cells, weights, common, level, len(samples),
+                                                                         _z)}
+    return out
+
+
+def _figures(err, width, cover, n) -> dict:
+    ok = np.isfinite(width)
+    return {"mean_abs_error": round(float(np.mean(np.abs(err))), 6),
+            "mean_width": round(float(np.mean(width[ok])), 6) if ok.any() else None,
+            "coverage": round(float(np.mean(cover[ok])), 4) if ok.any() else None, "n_models": int(n)}
+
+
+def _benchmark_figures(cells: dict, weights: dict, common: list, level: float, n_tasks: int, z_of) -> Optional[dict]:
+    """The benchmark-level figures over models with an estimate on every estimated task."""
+    tasks = sorted({t for _, t in cells})
+    if not tasks:
+        return None
+    wsum = sum(weights.values())
+    z = z_of(level)
+    err, width, cover = [], [], []
+    for m in common:
+        if not all((m, t) in cells for t in tasks):
+            continue
+        v = np.array([cells[(m, t)] for t in tasks])
+        w = np.array([weights[t] for t in tasks]) / wsum
+        # Tasks run whole add their measured score to both sides; only the estimated ones carry error.
+        est, truth = w @ v[:, 0], w @ v[:, 3]
+        half = z * np.sqrt(np.sum((w * (v[:, 2] - v[:, 1]) / (2 * z)) ** 2))
+        err.append(est - truth)
+        width.append(2 * half)
+        cover.append(abs(est - truth) <= half)
+    if not err:
+        return None
+    return _figures(np.array(err), np.array(width), np.array(cover), len(err))
+
+
+def draw_items(store, chosen: list, n_items: int, models: Optional[str], random_state: int, warnings: list) -> tuple:
+    """Per (benchmark, task, metric) of ``chosen``: the population's answers and ``n_items`` random items.
+
+    Returns ``(model names, task blocks for the manifest, task -> (answers, models), task -> sampled
+    columns)``; a task with fewer than 2 population models is left out, said in ``warnings``.
+    """
+    from ..engine.item_estimators import random_items
+
+    names, index, tasks, pops, samples = [], {}, {}, {}, {}
+    for bench, task, met in chosen:
+        ids, cols, M, notes = population_answers(store, task, met, models)
+        if len(cols) < 2:
+            warnings.append(f"{task}: {len(cols)} population model(s) with its items; left out (2 or more needed)")
+            continue
+        N = len(ids)
+        S = np.sort(random_items(N, min(int(n_items), N), task_seed(random_state, task)))
+        for m in cols:
+            if m not in index:
+                index[m] = len(names)
+                names.append(m)
+        pops[task], samples[task] = (M, cols), S
+        tasks[task] = {"benchmark": bench, "metric": met, "n_items": N, "n_run": int(len(S)),
+                       "items": encode_ids(ids), "sample": encode_ids(ids[S]),
+                       "population": {"models": [index[m] for m in cols], "scores": encode_scores(M)},
+                       "notes": notes}
+        warnings += [f"{task}: {n}" for n in notes]
+    return names, tasks, pops, samples
+
+
+def build_item_manifest(store, n_items: int, *, benchmarks=None, datasets: Optional[str] = None,
+                        models: Optional[str] = None, metric: Optional[str] = None, estimator: str = DEFAULT_ESTIMATOR,
+                        random_state: int = 0, group_name: str = "harness_ext_reduced", level: float = 0.9,
+                        warnings=()) -> dict:
+    """The item-level manifest: ``n_items`` random items of every task with item-level results in ``store``.
+
+    Parameters
+    ----------
+    store : harness_ext.store.db.Store
+    n_items : int
+        Items per task; a task with no more items runs whole (its score is then measured, exactly the
+        harness's own).
+    benchmarks, datasets, models, metric
+        Which tasks (benchmarks; a glob on task names), which population models (a glob) and which
+        per-item metric (default: per task, see :func:`pick_metrics`).
+    estimator : str
+        The item estimator plugin ``predict`` uses by default and the expected error is measured with.
+    warnings : sequence of str
+        Notes from the caller (options it ignored), recorded first.
+
+    Returns
+    -------
+    dict
+        The manifest (kind ``"items"``), with per task its item list, sample and population answers,
+        the expected error inside the population and at its frontier, the item cost and the sizes.
+
+    References
+    ----------
+    Zhang, Dorner and Hardt (2025), §4-5.
+    """
+    from ... import __version__
+    from ...plugin_manager import get_registration
+    from .manifest import MANIFEST_VERSION
+
+    if int(n_items) < 2:
+        raise HarnessExtError(f"--items {n_items}: at least 2 items per task are needed for an interval")
+    reg = get_registration("item_estimators", estimator)
+    if hasattr(reg.cls, "select"):
+        raise HarnessExtError(f"item estimator {estimator!r} picks its own items; the random design needs one that "
+                              "estimates from a random sample (sample_mean, aipw, random_learn, composite)")
+    cat = item_catalogue(store, benchmarks, datasets)
+    if not benchmarks and cat["benchmark"].nunique() > 1:
+        raise HarnessExtError("the store's item-level results span several benchmarks "
+                              f"({', '.join(sorted(cat['benchmark'].unique()))}): choose with --benchmark")
+    chosen, picked = pick_metrics(cat, metric)
+    warnings = list(warnings) + picked
+    names, tasks, pops, samples = draw_items(store, chosen, n_items, models, random_state, warnings)
+    weights = {t: 1.0 for t in tasks}
+    if not tasks:
+        raise HarnessExtError("no task has item-level results from 2 or more models; nothing to reduce")
+    expected = expected_errors(pops, samples, weights, estimator, level, random_state)
+    benchmark = sorted({b["benchmark"] for b in tasks.values()})
+    manifest = {
+        "manifest_version": MANIFEST_VERSION, "kind": KIND,
+        "tool": {"name": "harness-ext", "version": __version__}, "group_name": group_name,
+        "benchmark": benchmark[0] if len(benchmark) == 1 else group_name,
+        "design": {"design": "random", "n_per_task": int(n_items), "random_state": int(random_state),
+                   "estimator": estimator, "level": level, "why": WHY,
+                   "seeds": "per task: sha256(random_state, task); simple random sample without replacement"},
+        "models": names, "weights": weights, "weighting": "uniform over tasks",
+        "tasks": tasks,
+        "datasets": [{"name": t, "benchmark": b["benchmark"], "metric": b["metric"], "task": t, "num_fewshot": None}
+                     for t, b in tasks.items()],
+        "cost": {"items_run": int(sum(b["n_run"] for b in tasks.values())),
+                 "items_full": int(sum(b["n_items"] for b in tasks.values())), "tasks": len(tasks)},
+        "expected_error": expected,
+        "warnings": warnings,
+        # What the exports name as the method and the population (as a dataset-level manifest's keys do).
+        "source": {"n_models": len(names), "fingerprint": hashlib.sha256("".join(
+            b["population"]["scores"]["data"] for b in tasks.values()).encode()).hexdigest()[:16]},
+        "prediction": {"predictor": {"name": f"item estimator {estimator}"}},
+    }
+    manifest["subset"] = [dict(d, step=i + 1, coverage=None) for i, d in enumerate(manifest["datasets"])]
+    manifest["sizes"] = {"population_bytes": int(sum(len(b["population"]["scores"]["data"]) for b in tasks.values())),
+                         "manifest_bytes": 0}
+    manifest["sizes"]["manifest_bytes"] = len(json.dumps(manifest, indent=2)) + 1
+    return manifest
+
+
+class ItemReduceResult(Result):
+    """An item-level reduction: the manifest, per task the items run and the expected error.
+
+    ``table``: one row per task with ``items`` (the task's), ``run`` (the sample), and for the
+    interpolation and extrapolation splits the mean |error|, mean interval width and coverage of the
+    manifest's estimator on the population's own models; a ``benchmark`` row for the full score.
+    """
+
+    title = "reduce (items)"
+    floatfmt = "{:.4f}"
+
+    def __init__(self, manifest: dict):
+        self.manifest = manifest
+        self.out, self.written = None, []
+
+    @property
+    def warnings(self) -> list:
+        return list(self.manifest.get("warnings") or [])
+
+    def tables(self) -> dict:
+        ex = self.manifest["expected_error"]
+        rows = []
+        for t, b in list(self.manifest["tasks"].items()) + [("benchmark", None)]:
+            row = {"task": t, "metric": b["metric"] if b else "",
+                   "items": b["n_items"] if b else self.manifest["cost"]["items_full"],
+                   "run": b["n_run"] if b else self.manifest["cost"]["items_run"]}
+            for split, short in (("interpolation", "in"), ("extrapolation", "frontier")):
+                f = ex[split]["benchmark"] if b is None else ex[split]["tasks"].get(t)
+                row.update({f"{short}_abs_error": (f or {}).get("mean_abs_error", 0.0 if f is None and b else None),
+                            f"{short}_width": (f or {}).get("mean_width"), f"{short}_coverage": (f or {}).get("coverage")})
+            rows.append(row)
+        return {"tasks": pd.DataFrame(rows).set_index("task")}
+
+    def summary(self) -> dict:
+        c, d = self.manifest["cost"], self.manifest["design"]
+        return {"design": d["design"], "estimator": d["estimator"], "items_run": c["items_run"],
+                "items_full": c["items_full"], "share_run": round(c["items_run"] / c["items_full"], 4),
+                "manifest_bytes": self.manifest["sizes"]["manifest_bytes"],
+                "population_bytes": self.manifest["sizes"]["population_bytes"]}
+
+    def render(self, **_) -> str:
+        s = self.summary()
+        lvl = f"{self.manifest['design']['level']:.0%}"
+        head = (f"{s['items_run']:,} of {s['items_full']:,} items ({s['share_run']:.1%}) in "
+                f"{self.manifest['cost']['tasks']} tasks, drawn at random; estimator {s['estimator']}.\n"
+                f"Expected error on the population's own models with these items (scores 0-1): 'in' = models like "
+                f"the population (5 folds), 'frontier' = its strongest 30% predicted from its weakest half; "
+                f"widths and coverage of the {lvl} intervals. Manifest {s['manifest_bytes']:,} bytes "
+                f"({s['population_bytes']:,} of them the population's answers).")
+        from ...report import format_table
+
+        return head + "\n" + format_table(self.tables()["tasks"], floatfmt=self.floatfmt)
+
+    def write(self, out, formats) -> list:
+        from .manifest import write_outputs
+
+        from pathlib import Path
+
+        paths = write_outputs(self.manifest, out, formats)
+        self.out, self.written = Path(out), list(paths)
+        return paths
+
+
+def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
+    """Open the store ``db`` read-only and build the item-level reduction (:func:`build_item_manifest`).
+
+    Tasks whose items came from lm-eval logs get their definitions looked up as ``reduce`` does for a
+    dataset subset (:func:`harness_ext.methods.reduction.manifest.attach_lm_eval_tasks`), so the
+    lm-eval folder is self-contained; ``local_data``: folders of the user's own task data.
+    """
+    from pathlib import Path
+
+    from ...store.db import Store
+    from .manifest import attach_lm_eval_tasks
+
+    if db in (None, ":memory:") or not Path(db).exists():
+        raise HarnessExtError(f"--items needs a store with item-level results; {db} does not exist")
+    with Store.open(db, read_only=True) as store:
+        manifest = build_item_manifest(store, n_items, **kwargs)
+    # Item ids of other sources are positions in their own order, not lm-eval documents: no definition looked up.
+    view = {"subset": [e for e in manifest["subset"] if e["benchmark"] == "lm_eval"], "warnings": []}
+    if view["subset"]:
+        attach_lm_eval_tasks(view, db, local_data)
+        manifest["lm_eval_tasks"] = view.get("lm_eval_tasks", {})
+        manifest["warnings"] += view["warnings"]
+        manifest["sizes"]["manifest_bytes"] = len(json.dumps(manifest, indent=2)) + 1
+    return ItemReduceResult(manifest)

@@ -1,0 +1,175 @@
+"""The lm-evaluation-harness group of a reduced benchmark: ``<group>.yaml``, the task YAMLs it needs, and the
+estimate that makes the group's row in lm-eval's table the full-benchmark estimate.
+
+Task naming uses the harness's own v0.4 task names (MMLU subjects as ``mmlu_<subject>``, whatever harness
+produced the scores, :mod:`harness_ext.methods.reduction.harness_names`). A dataset lm-eval cannot express
+is listed in a comment naming it, never silently dropped, and a file never holds an empty task list. The
+manifest writer ``lm_eval_yaml`` (:mod:`harness_ext.plugins.manifest_writers`) registers
+:func:`write_lm_eval_yaml`.
+
+An item-level manifest (``reduce --items N``) gets a group of every task and lm-eval's ``--samples``
+file (a JSON object, task name -> list of document indices; incompatible with ``--limit``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from harness_ext.methods.reduction.harness_names import lm_eval_metric, lm_eval_task_list
+from harness_ext.methods.reduction.item_manifest import decode_ids
+from harness_ext.safe_output import check_group_name, comment, quoted, yaml_text
+
+#: The file, copied into the reduced folder, that makes the group's row the estimate (lm_eval_group_estimate.py here).
+ESTIMATE_MODULE = "harness_ext_estimate"
+ESTIMATE_REF = f"{ESTIMATE_MODULE}.estimate"
+
+
+def group_stem(manifest) -> str:
+    return check_group_name(manifest.get("group_name") or "harness_ext_reduced")
+
+
+def _task_file_stem(task: str, taken: set) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", task).lstrip(".-")[:150] or "task"  # a safe file name (safe_output)
+    while stem in taken:
+        stem += "_"
+    taken.add(stem)
+    return stem
+
+
+def write_task_file(name: str, sources: dict, out_dir: Path, shown, taken: set, written: list, unknown: list) -> None:
+    """``<task>.yaml`` beside the group for a task whose configuration came from the ingested results
+    (appended to ``written``); a task with no known definition is appended to ``unknown``."""
+    from harness_ext.store.task_yaml_safety import task_yaml_text
+
+    src = sources.get(name) or {}
+    if src.get("origin") == "results":
+        path = out_dir / f"{_task_file_stem(name, taken)}.yaml"
+        path.write_text(task_yaml_text(name, src, shown), encoding="utf-8")
+        written.append(path)
+    elif src.get("origin") == "unknown":
+        unknown.append((name, src))
+
+
+def task_file_notes(written: list, unknown: list) -> list:
+    """The group header's lines on the task files written beside it and the tasks still missing."""
+    header = []
+    if written:
+        header.append(comment(f"Task definitions in this folder (from the ingested results): {', '.join(p.name for p in written)}"))
+    for name, src in unknown:
+        where = f" It was defined in {src['config_source']}." if src.get("config_source") else ""
+        header.append(comment(f"NOT SELF-CONTAINED: task {quoted(name)} is not defined here ({src.get('reason', 'unknown')}).{where}"))
+        header.append("#   Copy its YAML (and any files it includes) into this folder: lm-eval takes one --include_path.")
+    return header
+
+
+def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
+    """``<group>.yaml``, a group config ``lm_eval --include_path DIR --tasks <group>`` runs, and the task YAMLs it needs.
+
+    A subset task built into lm-eval is named and lm-eval resolves it; one whose configuration
+    ``reduce`` kept from the ingested results files is written as ``<task>.yaml`` beside the group
+    (``manifest["lm_eval_tasks"]``); any other is listed in the group's header with what the folder still needs.
+    """
+    if manifest.get("kind") == "items":  # an item-level reduction: every task, with --samples
+        return write_items_lm_eval_yaml(manifest, out_dir)
+    shown = getattr(out_dir, "shown", out_dir)  # the final folder, when the core stages the files first
+    out_dir = Path(out_dir)
+    sources = manifest.get("lm_eval_tasks") or {}
+    group = group_stem(manifest)
+    tasks, skipped, written, unknown = [], [], [], []
+    taken = {group}
+    for entry in manifest["subset"]:
+        names = lm_eval_task_list(entry)
+        if not names:
+            skipped.append(f"{entry['name']} ({entry.get('benchmark')})")
+            continue
+        shots = entry.get("num_fewshot")
+        # A shot count read from another harness (HELM's in-context examples) is kept: the same setting.
+        for name in names:
+            tasks.append({"task": name, "num_fewshot": int(shots)} if isinstance(shots, int) and shots >= 0 else name)
+            write_task_file(name, sources, out_dir, shown, taken, written, unknown)
+    doc = {"group": group, "group_alias": group_alias(manifest), "task": tasks}
+    # lm-eval's metric, also for a subset chosen from HELM results (HELM's EM on MMLU is lm-eval's acc).
+    metrics = {lm_eval_metric(e) for e in manifest["subset"] if lm_eval_task_list(e)}
+    estimated = len(metrics) == 1 and None not in metrics
+    item_files = []
+    if estimated:
+        # lm-eval can only aggregate a metric every subtask reports. The aggregation is the shipped estimate
+        # (a !function tag, added to the dumped text below: yaml.safe_dump writes no tags).
+        # A filtered metric ("exact_match,strict-match") names its filter.
+        metric, _, filt = metrics.pop().partition(",")
+        doc["aggregate_metric_list"] = [{"metric": metric, "aggregation": ESTIMATE_REF, "weight_by_size": False,
+                                         **({"filter_list": filt} if filt else {})}]
+        estimate = out_dir / f"{ESTIMATE_MODULE}.py"
+        estimate.write_text((Path(__file__).with_name("lm_eval_group_estimate.py")).read_text(encoding="utf-8"),
+                            encoding="utf-8")
+        item_files.append(estimate)
+    doc["metadata"] = {"version": 1.0}
+    # Names come from result files: comments escape them, the document goes through yaml.safe_dump.
+    header = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
+              comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {shown} --tasks {group} --log_samples --output_path results/"),
+              ("# The group's row in lm-eval's table is the full-benchmark estimate with its 90% interval, made by\n"
+               f"# {ESTIMATE_MODULE}.py from the subset's scores and manifest.json (it needs harness-ext installed;"
+               "\n# without it the row is the subset's plain mean, labelled so). 'harness-ext predict' gives every dataset."
+               if estimated else "# The group's plain mean is not the full-benchmark estimate: use 'harness-ext predict'.")]
+    items = (manifest.get("items") or {}).get("tasks") or {}
+    if items:
+        samples = out_dir / f"{group}_samples.json"
+        samples.write_text(json.dumps({t: b["doc_ids"] for t, b in items.items()}) + "\n", encoding="utf-8")
+        item_files.append(samples)
+        header.append(comment(f"Item subset: add --samples {shown}/{samples.name} to run only the anchor items of "
+                              f"{', '.join(map(quoted, items))} (then 'harness-ext predict' weights them; use --log_samples)"))
+    header += task_file_notes(written, unknown)
+    if skipped:
+        header.append("# No lm-eval equivalent (run these in their own harness; see harness_ext.methods.reduction.harness_names):")
+        header += [comment(f"  {s}") for s in skipped]
+    path = out_dir / f"{group}.yaml"
+    if not tasks:
+        # An empty task list is not a group lm-eval can run: say so instead of writing one.
+        header.append("# No dataset of this subset has an lm-eval task, so there is no group to run.")
+        path.write_text("\n".join(header) + "\n", encoding="utf-8")
+        return [path] + written + item_files
+    text = yaml_text(doc).replace(f"aggregation: {ESTIMATE_REF}\n", f"aggregation: !function {ESTIMATE_REF}\n")
+    path.write_text("\n".join(header) + "\n" + text, encoding="utf-8")
+    return [path] + written + item_files
+
+
+def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
+    """``<group>.yaml`` (every task of the manifest) and ``<group>_samples.json`` (the drawn items per task)."""
+    shown = getattr(out_dir, "shown", out_dir)
+    out_dir = Path(out_dir)
+    group = group_stem(manifest)
+    tasks = manifest["tasks"]
+    samples = out_dir / f"{group}_samples.json"
+    samples.write_text(json.dumps({t: decode_ids(b["sample"]).tolist() for t, b in tasks.items()}) + "\n",
+                       encoding="utf-8")
+    cost = manifest["cost"]
+    foreign = sorted(t for t, b in tasks.items() if b.get("benchmark") not in (None, "", "lm_eval"))
+    header = [comment(f"Reduced benchmark (items) written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
+              comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {shown} --tasks {group} "
+                      f"--samples {shown}/{samples.name} --log_samples --output_path results/"),
+              comment(f"then: harness-ext predict -m {shown} results/  ({cost['items_run']:,} of {cost['items_full']:,} "
+                      f"items, drawn at random; the group's own row is the plain mean of the items run, not the estimate)")]
+    if foreign:
+        header.append(comment(f"Item ids of {', '.join(map(quoted, foreign[:10]))} are positions in the order of the "
+                              "source they were ingested from, not necessarily lm-eval document indices: run these "
+                              "tasks only with a task definition whose documents are in that order"))
+    # Task definitions kept from the ingested results are written beside the group (lm-eval takes one --include_path).
+    written, unknown, taken = [], [], {group}
+    for t in tasks:
+        write_task_file(t, manifest.get("lm_eval_tasks") or {}, out_dir, shown, taken, written, unknown)
+    header += task_file_notes(written, unknown)
+    doc = {"group": group, "group_alias": f"{manifest.get('benchmark') or group} ({cost['items_run']} of "
+                                          f"{cost['items_full']} items)",
+           "task": list(tasks), "metadata": {"version": 1.0}}
+    path = out_dir / f"{group}.yaml"
+    path.write_text("\n".join(header) + "\n" + yaml_text(doc), encoding="utf-8")
+    return [path, samples] + written
+
+
+def group_alias(manifest: dict) -> str:
+    """The name lm-eval's table shows for the reduced group: the benchmark's, ``mmlu (estimated from 8 of 57)``."""
+    benchmarks = {d.get("benchmark") for d in manifest["datasets"]} - {None}
+    name = benchmarks.pop() if len(benchmarks) == 1 else group_stem(manifest)
+    return f"{name} (estimated from {len(manifest['subset'])} of {len(manifest['datasets'])})"

@@ -1,0 +1,42 @@
+"""No function on the reduce/predict path grows past about 80 lines: a long one becomes named steps, each
+with its own tests (the developers' guide: module > ~700 lines => split; function > ~80 lines => split)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_FUNCTION_LINES = 80
+#: The reduce/predict path: the reduction room, the Python API, the two commands, the new-model intervals
+#: and the matrix the store builds for them.
+PATH = ("harness_ext/methods/reduction", "harness_ext/methods/api.py", "harness_ext/cli/reduce.py",
+        "harness_ext/cli/predict.py", "harness_ext/methods/engine/newmodel_intervals.py", "harness_ext/store/matrix.py")
+
+
+def long_functions(paths=PATH, limit: int = MAX_FUNCTION_LINES, root: Path = ROOT) -> dict:
+    """``{"file:line name": n_lines}`` of every function (methods and nested functions included) over ``limit``
+    lines, its decorators and docstring counted."""
+    found = {}
+    for entry in paths:
+        base = root / entry
+        for path in sorted(base.rglob("*.py")) if base.is_dir() else [base]:
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                    n = node.end_lineno - first + 1
+                    if n > limit:
+                        found[f"{path.relative_to(root)}:{node.lineno} {node.name}"] = n
+    return found
+
+
+def test_no_function_on_the_reduce_predict_path_over_80_lines():
+    long = long_functions()
+    assert not long, (f"functions over {MAX_FUNCTION_LINES} lines on the reduce/predict path (split them into "
+                      f"named steps, each with a test): {long}")
+
+
+def test_the_check_sees_a_long_function(tmp_path):
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    (tmp_path / "m.py").write_text(f"def f():\n{body}\n\n\ndef g():\n    return 1\n")
+    assert long_functions(paths=("m.py",), root=tmp_path) == {"m.py:1 f": MAX_FUNCTION_LINES + 1}

@@ -1,0 +1,252 @@
+"""The item-level loop: reduce --items N on item-level results, a new model's per-item logs, predict.
+
+Fast tests use real lm-eval 0.4.13 output (tests/fixtures/samples: results and samples_*.jsonl written
+by lm-eval itself). The slow test runs the whole loop on the shared HELM Lite and Open LLM Leaderboard
+item tables (skipped without them): reduce on the training models, the held-out models' items written
+as lm-eval per-sample logs, predict, error and coverage checked, inside the population and at its frontier.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness_ext.cli import main
+from harness_ext.errors import HarnessExtError
+from harness_ext.methods.reduction.item_manifest import decode_ids, decode_scores, encode_ids, encode_scores
+from harness_ext.methods.reduction.manifest import load_manifest
+from harness_ext.methods.reduction.item_predict import predict_items
+
+from conftest import SHARED_DATA
+
+HERE = Path(__file__).resolve().parent
+LOGS = HERE / "fixtures" / "samples" / "lm_eval_output"
+SHARED_ITEMS = SHARED_DATA / "items"
+DATE = "2026-01-01T00-00-00.000000"
+
+
+def _population(tmp_path, models=("toy__lm-small", "toy__lm-medium")) -> Path:
+    db = tmp_path / "store.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", *(str(LOGS / m) for m in models)]) == 0
+    return db
+
+
+@pytest.mark.parametrize("metric,task", [("acc", "toy_arith_mc"), ("exact_match,strict-match", "toy_arith_gen")])
+def test_every_item_gives_the_harness_score_exactly(tmp_path, capsys, metric, task):
+    """--items at least the task's size lists every item; predict then returns lm-eval's own task score."""
+    db = _population(tmp_path)
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "18", "--metric", metric, "--out", str(out)]) == 0
+    m = load_manifest(out)
+    assert list(m["tasks"]) == [task] and m["tasks"][task]["n_run"] == m["tasks"][task]["n_items"] == 18
+    assert json.loads((out / "harness_ext_reduced_samples.json").read_text()) == {task: list(range(18))}
+    run = tmp_path / "run"
+    shutil.copytree(LOGS / "toy__lm-large", run)
+    pred_json = tmp_path / "pred.json"
+    assert main(["predict", "-m", str(out), str(run), "--json", str(pred_json)]) == 0
+    capsys.readouterr()
+    [results] = run.glob("results_*.json")
+    want = json.loads(results.read_text())["results"][task][metric if "," in metric else f"{metric},none"]
+    # The estimate is the harness's float exactly; the JSON outputs round to 10 digits.
+    pred = predict_items(load_manifest(out), [run])
+    [row] = pred.table.to_dict("records")
+    assert row["observed"] and row["raw"] == want and row["raw_lower"] == row["raw_upper"] == want
+    [agg] = pred.aggregate.to_dict("records")
+    assert agg["aggregate"] == want and agg["lower"] == agg["upper"] == want
+    [row] = json.loads(pred_json.read_text())["datasets"]
+    assert row["raw"] == pytest.approx(want, abs=1e-10)
+    lm = json.loads((run / "harness_ext_prediction_harness_ext_reduced.json").read_text())
+    assert lm["results"][task][f"{metric.split(',')[0]},predicted"] == pytest.approx(want, abs=1e-10)
+
+
+def test_random_items_give_an_estimate_with_an_interval(tmp_path, capsys):
+    db = _population(tmp_path)
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--metric", "acc", "--out", str(out), "--seed", "3"]) == 0
+    text = capsys.readouterr().out
+    assert "8 of 18 items" in text and "frontier" in text
+    m = load_manifest(out)
+    b = m["tasks"]["toy_arith_mc"]
+    sample = decode_ids(b["sample"])
+    assert len(sample) == 8 and m["design"]["estimator"] == "aipw" and m["cost"] == {
+        "items_run": 8, "items_full": 18, "tasks": 1}
+    assert json.loads((out / "harness_ext_reduced_samples.json").read_text()) == {"toy_arith_mc": sample.tolist()}
+    assert "--samples" in (out / "harness_ext_reduced.yaml").read_text()
+    # Same inputs and seed: the same manifest, byte for byte.
+    again = tmp_path / "again"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--metric", "acc", "--out", str(again), "--seed", "3"]) == 0
+    assert (again / "manifest.json").read_bytes() == (out / "manifest.json").read_bytes()
+    run = tmp_path / "run"
+    shutil.copytree(LOGS / "toy__lm-large", run)
+    # What lm_eval --samples runs: only the drawn items (the fixture's log has them all).
+    [log] = run.glob("samples_toy_arith_mc_*.jsonl")
+    kept = [line for line in log.read_text().splitlines() if json.loads(line)["doc_id"] in set(sample.tolist())]
+    log.write_text("\n".join(kept) + "\n")
+    # (random_learn's conformal interval needs more than two population models; only design-based ones here)
+    for estimator in (None, "sample_mean"):
+        pj = tmp_path / f"pred_{estimator}.json"
+        args = ["predict", "-m", str(out), str(run), "--json", str(pj)]
+        assert main(args + (["--item-estimator", estimator] if estimator else [])) == 0
+        [row] = json.loads(pj.read_text())["datasets"]
+        assert not row["observed"] and row["n_used"] == 8
+        assert 0 <= row["raw_lower"] < row["raw"] < row["raw_upper"] <= 1
+    # An Every Eval Ever record carries the benchmark estimate with its interval and how it was made.
+    assert main(["predict", "-m", str(out), str(run), "--eee", str(tmp_path / "eee")]) == 0
+    [rec] = (tmp_path / "eee").glob("*.json")
+    bench = json.loads(rec.read_text())["evaluation_results"][-1]
+    assert "8 of 18 items" in bench["evaluation_name"]
+    assert "item estimator aipw" in bench["score_details"]["uncertainty"]["confidence_interval"]["method"]
+    # The estimator that picks its own items is refused with a reason.
+    capsys.readouterr()
+    assert main(["predict", "-m", str(out), str(run), "--item-estimator", "anchor_weighted"]) != 0
+    assert "picks its own items" in capsys.readouterr().err
+
+
+def test_encodings_round_trip_and_bad_manifests_are_refused(tmp_path):
+    ids = np.array([0, 1, 2, 5, 6, 9])
+    assert encode_ids(ids) == [[0, 3], [5, 7], [9, 10]]
+    assert decode_ids(encode_ids(ids)).tolist() == ids.tolist()
+    rng = np.random.default_rng(0)
+    B = (rng.random((7, 13)) < 0.5).astype(float)
+    assert np.array_equal(decode_scores(encode_scores(B)), B) and encode_scores(B)["encoding"] == "bits"
+    F = rng.random((3, 4))
+    assert np.array_equal(decode_scores(encode_scores(F)), F)
+    db = _population(tmp_path)
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--metric", "acc", "--out", str(out)]) == 0
+    m = json.loads((out / "manifest.json").read_text())
+    m["tasks"]["toy_arith_mc"]["population"]["scores"]["shape"] = [3, 18]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(m))
+    with pytest.raises(HarnessExtError, match="bad.json.*toy_arith_mc"):
+        load_manifest(bad)
+    # What predict is given: one clear error each.
+    manifest = load_manifest(out)
+    for given, reason in ((tmp_path / "missing", "no such file"), (bad, "not a per-item log"),
+                          (tmp_path / "reduced", "no per-item logs")):
+        with pytest.raises(HarnessExtError, match=reason):
+            predict_items(manifest, [given])
+
+
+# -- the whole loop on the shared item tables ---------------------------------------------------------------
+def _write_logs(folder: Path, model: str, task_scores: dict, samples: dict) -> None:
+    """A held-out model's items as lm-eval writes them: samples_<task>_<date>.jsonl beside results_<date>.json."""
+    folder.mkdir(parents=True)
+    (folder / f"results_{DATE}.json").write_text(json.dumps(
+        {"config": {"model": "hf", "model_args": f"pretrained={model}"}, "model_name": model, "results": {}}))
+    for task, ids in samples.items():
+        s = task_scores[task]
+        lines = [json.dumps({"doc_id": int(d), "filter": "none", "metrics": ["acc"], "acc": float(s[d])}) for d in ids]
+        (folder / f"samples_{task}_{DATE}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def _loop(tmp_path, bench: str, held_out, n_items: int = 50):
+    tables = {p.stem: pd.read_parquet(p) for p in sorted((SHARED_ITEMS / bench).glob("*.parquet"))}
+    train_dir = tmp_path / bench
+    train_dir.mkdir()
+    for task, t in tables.items():
+        t[~t["model"].isin(held_out)].to_parquet(train_dir / f"{task}.parquet", index=False)
+    db = tmp_path / "store.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(train_dir)]) == 0
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", str(n_items), "--out", str(out), "--no-plot"]) == 0
+    samples = json.loads((out / "harness_ext_reduced_samples.json").read_text())
+    truth = {}
+    for i, model in enumerate(held_out):
+        scores = {task: t[t["model"] == model].set_index("item")["score"] for task, t in tables.items()}
+        _write_logs(tmp_path / "runs" / f"m{i}", model, scores, samples)
+        truth[model] = {task: float(s.mean()) for task, s in scores.items()}
+    pj = tmp_path / "pred.json"
+    assert main(["predict", "-m", str(out), str(tmp_path / "runs"), "--json", str(pj), "--no-lm-eval-results"]) == 0
+    pred = json.loads(pj.read_text())
+    rows = pd.DataFrame(pred["datasets"])
+    rows["truth"] = [truth[m][t] for m, t in zip(rows["model"], rows["dataset"])]
+    agg = pd.DataFrame(pred["aggregate"])
+    agg["truth"] = [np.mean(list(truth[m].values())) for m in agg["model"]]
+    return rows, agg
+
+
+def _splits(bench: str, seed: int = 0) -> dict:
+    tables = [pd.read_parquet(p) for p in sorted((SHARED_ITEMS / bench).glob("*.parquet"))]
+    common = sorted(set.intersection(*(set(t["model"]) for t in tables)))
+    strength = pd.concat([t.groupby("model")["score"].mean() for t in tables], axis=1).loc[common].mean(axis=1)
+    order = list(strength.sort_values().index)
+    rng = np.random.default_rng(seed)
+    return {"interpolation": list(rng.choice(common, size=max(8, len(common) // 4), replace=False)),
+            # The frontier: the strongest 30% held out, the rest (weaker models) train.
+            "frontier": order[len(order) - int(round(0.3 * len(order))):]}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bench", ["helm_lite", "open_llm_v2"])
+@pytest.mark.parametrize("split", ["interpolation", "frontier"])
+def test_the_whole_loop_on_the_shared_item_tables(tmp_path, capsys, bench, split):
+    if not (SHARED_ITEMS / bench).is_dir():
+        pytest.skip(f"the shared item tables are not at {SHARED_ITEMS / bench}")
+    held_out = _splits(bench)[split]
+    rows, agg = _loop(tmp_path, bench, held_out)
+    capsys.readouterr()
+    err = (rows["raw"] - rows["truth"]).abs()
+    cover = ((rows["raw_lower"] <= rows["truth"]) & (rows["truth"] <= rows["raw_upper"])).mean()
+    b_err = (agg["aggregate"] - agg["truth"]).abs()
+    b_cover = ((agg["lower"] <= agg["truth"]) & (agg["truth"] <= agg["upper"])).mean()
+    with capsys.disabled():
+        print(f"\n{bench} {split}: {len(agg)} held-out models, 50 items per task; tasks: mean |error| "
+              f"{100 * err.mean():.2f} points, 90% coverage {cover:.2f}; benchmark: mean |error| "
+              f"{100 * b_err.mean():.2f} points, coverage {b_cover:.2f}, mean width {100 * (agg['upper'] - agg['lower']).mean():.2f}")
+    assert len(agg) == len(held_out)
+    assert err.mean() < 0.06 and b_err.mean() < 0.03
+    assert cover >= 0.8 and b_cover >= 0.75
+
+
+# -- through lm-eval's own command line ---------------------------------------------------------------------
+@pytest.mark.slow
+def test_lm_eval_runs_the_drawn_items_and_predict_reads_its_logs(tmp_path, capsys):
+    """Stand-in models in real lm-eval: the population's logs, reduce --items, lm_eval --samples, predict.
+
+    With every item listed, predict gives lm-eval's own task scores exactly; with 25 of 100 items it
+    gives an estimate with an interval from the logs of exactly those items.
+    """
+    pytest.importorskip("lm_eval", reason="lm-eval not installed (pip install 'harness-ext[lmeval]')")
+    import sys
+
+    sys.path.insert(0, str(HERE))
+    import lm_eval_standin
+    from test_lm_eval_end_to_end import _run
+
+    population = list(range(1, 13))
+    new = lm_eval_standin.typical_seed(population)
+    tasks = lm_eval_standin.write_tasks(tmp_path / "tasks", n_tasks=3)
+    _run(["population", json.dumps({"tasks_dir": str(tmp_path / "tasks"), "out": str(tmp_path / "population"),
+                                    "seeds": population, "tasks": tasks})], tmp_path)
+    db = tmp_path / "store.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(tmp_path / "population")]) == 0
+    local = ["--local-data", str(tmp_path / "tasks")]
+    runs = {}
+    for n in (100, 25):
+        out = tmp_path / f"reduced_{n}"
+        assert main(["reduce", "--db", str(db), "--items", str(n), "--out", str(out), *local]) == 0
+        runs[n] = tmp_path / f"run_{n}"
+        _run(["cli", "--model", "standin", "--model_args", f"pretrained=standin/m{new},seed={new}",
+              "--include_path", str(out), "--tasks", "harness_ext_reduced", "--output_path", str(runs[n]),
+              "--samples", str(out / "harness_ext_reduced_samples.json"), "--log_samples"], tmp_path)
+    capsys.readouterr()
+    [results] = runs[100].rglob("results_*.json")
+    want = {t: json.loads(results.read_text())["results"][t]["acc,none"] for t in tasks}
+    full = predict_items(load_manifest(tmp_path / "reduced_100"), [runs[100]])
+    got = dict(zip(full.table["dataset"], full.table["raw"]))
+    assert got == want and full.table["observed"].all()
+    part = predict_items(load_manifest(tmp_path / "reduced_25"), [runs[25]])
+    assert (part.table["n_used"] == 25).all() and not part.table["observed"].any()
+    assert ((part.table["raw_lower"] < part.table["raw"]) & (part.table["raw"] < part.table["raw_upper"])).all()
+    agg = part.aggregate.iloc[0]
+    truth = float(np.mean(list(want.values())))
+    with capsys.disabled():
+        print(f"\nlm-eval items: 25 of 100 items x 3 tasks: {agg['aggregate']:.4f} [{agg['lower']:.4f}, "
+              f"{agg['upper']:.4f}] (90%), lm-eval's full score {truth:.4f}")
+    assert abs(agg["aggregate"] - truth) < 0.1
