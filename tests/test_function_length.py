@@ -8,10 +8,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_FUNCTION_LINES = 80
-#: The reduce/predict path: the reduction room, the Python API, the two commands, the new-model intervals
-#: and the matrix the store builds for them.
+#: The reduce/predict path: the reduction room, the Python API, the two commands, the new-model intervals,
+#: the matrix the store builds for them (and its scatter) and the default selector's greedy order.
 PATH = ("harness_ext/methods/reduction", "harness_ext/methods/api.py", "harness_ext/cli/reduce.py",
-        "harness_ext/cli/predict.py", "harness_ext/methods/engine/newmodel_intervals.py", "harness_ext/store/matrix.py")
+        "harness_ext/cli/predict.py", "harness_ext/methods/engine/newmodel_intervals.py", "harness_ext/store/matrix.py",
+        "harness_ext/store/pivot.py", "harness_ext/store/pivot_steps.py", "harness_ext/methods/prowl/predictive.py")
 
 
 def long_functions(paths=PATH, limit: int = MAX_FUNCTION_LINES, root: Path = ROOT) -> dict:

@@ -271,14 +271,8 @@ def prediction_greedy_order(X, est, folds, w, cost, *, aggregate_weight: float, 
         use_exact = exact_all or (method == "auto" and fast and step < budget["max_exact"])
         if use_exact:
             cand = ranked if exact_all else ranked[: budget["n_candidates"]]
-            obj = selection_objective(X, [order + [int(c)] for c in cand], est, folds, w, aggregate_weight, cache)
-            # Error reduction per unit cost; with equal costs this is the lowest objective.
-            ref = current if current is not None else empty
-            score = (ref - obj) / cost[cand] if has_costs else -obj
-            score = np.where(np.isfinite(score), score, -np.inf)
-            best = int(np.argmax(score))
-            c = int(cand[best])
-            current = float(obj[best])
+            c, current = _exact_step(X, order, cand, est, folds, w, aggregate_weight, cache,
+                                     current if current is not None else empty, cost, has_costs)
             objective.append(current)
             how.append("exact")
         else:
@@ -288,12 +282,32 @@ def prediction_greedy_order(X, est, folds, w, cost, *, aggregate_weight: float, 
         order.append(c)
         chosen[c] = True
         spent += cost[c]
-        if frozen is None:  # rank-one update in place (the same numbers as K - outer / (K_cc + s2))
-            upd = np.outer(K[:, c], K[c, :])
-            upd /= K[c, c] + s2
-            K -= upd
+        if frozen is None:
+            _condition_on(K, c, s2)
     order = np.asarray(order, dtype=int)
     return {"order_": order, "objective_": np.asarray(objective, dtype=float), "method_": how, "loadings_": V,
             "noise_": s2, "cost_": float(cost[order].sum()), "coverage_": None, "budget_": budget,
             "scoring_rule_": scoring_folds(folds, d)[1] if any(m == "exact" for m in how) else None,
             "exhaustive_": exhausted}
+
+
+def _exact_step(X, order: list, cand, est, folds, w, aggregate_weight: float, cache, ref: float, cost,
+                has_costs: bool) -> tuple:
+    """One exact step of :func:`prediction_greedy_order`: ``(dataset, objective)`` of the candidate in ``cand``
+    whose addition to ``order`` scores best on the cross-validated objective (``ref``: the current subset's
+    objective, or the empty subset's)."""
+    obj = selection_objective(X, [order + [int(c)] for c in cand], est, folds, w, aggregate_weight, cache)
+    # Error reduction per unit cost; with equal costs this is the lowest objective.
+    score = (ref - obj) / cost[cand] if has_costs else -obj
+    score = np.where(np.isfinite(score), score, -np.inf)
+    best = int(np.argmax(score))
+    return int(cand[best]), float(obj[best])
+
+
+def _condition_on(K, c: int, s2: float) -> None:
+    """Condition the design kernel ``K`` on dataset ``c`` being observed: a rank-one update in place (the same
+    numbers as ``K - outer / (K_cc + s2)``)."""
+    upd = np.outer(K[:, c], K[c, :])
+    upd /= K[c, c] + s2
+    K -= upd
+
