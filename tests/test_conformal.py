@@ -121,7 +121,7 @@ def test_calibration_weights_recover_the_base_weights_of_per_model_aggregates():
 
 
 def test_sparse_per_model_aggregate_coverage_on_synthetic_low_rank():
-    """Known noise, columns run by 15-95% of models, each new model's aggregate over what it ran: 88-92% pooled."""
+    """Known noise, columns run by 15-95% of models, each new model's aggregate over what it ran: 88-95% pooled."""
     hits = []
     for seed in range(6):
         rng = np.random.default_rng(100 + seed)
@@ -139,4 +139,7 @@ def test_sparse_per_model_aggregate_coverage_on_synthetic_low_rank():
         p = est.predict_new_models(Xn, weights=W)
         truth = (np.where(have, Xt, 0.0) * W).sum(1)
         hits.append(((truth >= p.aggregate_lower) & (truth <= p.aggregate_upper))[ok])
-    assert 0.88 <= np.concatenate(hits).mean() <= 0.92, [h.mean() for h in hits]
+    # Models at the edges of the training population (outside its quartiles of subset position) get the
+    # frontier-calibrated interval when it is wider, so a random split covers a little above nominal
+    # (docs/frontier.md, "The price inside the population"): the upper bound allows that, not more.
+    assert 0.88 <= np.concatenate(hits).mean() <= 0.95, [h.mean() for h in hits]
