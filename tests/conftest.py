@@ -6,6 +6,7 @@ Installed third-party plugins are kept out of the test run (HARNESS_EXT_LOAD_PLU
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,12 @@ def load_group_yaml(path):
 
     TagLoader.add_constructor("!function", lambda loader, node: "!function " + loader.construct_scalar(node))
     return yaml.load(Path(path).read_text(), Loader=TagLoader)
+
+
+def pytest_configure(config):
+    # A runner that starts the tests in the background without job control hands them SIGINT ignored.
+    # The plugin guard then (as documented) lets every KeyboardInterrupt through, and a test's own SIGINT
+    # is lost. Run the tests as from a terminal: Python's own handler here, and the default in the
+    # command-line subprocesses (exec resets a handled signal to its default, not an ignored one).
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
