@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness_ext.methods.engine.conformal import conformal_quantile
+from harness_ext.methods.engine.conformal import _normal_quantile, conformal_quantile
 from harness_ext.methods.engine.item_irt import (abilities, cross_validate_irt, fit_2pl, frontier_split_estimates,
                                                  model_folds, pirt_estimates)
 
@@ -80,10 +80,12 @@ def random_items(n_total: int, n_items: int, random_state: int = 0) -> np.ndarra
 
 
 def _z(level: float, df: float | None = None) -> float:
+    """The two-sided quantile of ``level``: Student's t with ``df`` degrees of freedom, else the normal's."""
+    if df is None:
+        return _normal_quantile(level)
     from scipy import stats
 
-    q = 0.5 + level / 2
-    return float(stats.t.ppf(q, df)) if df is not None else float(stats.norm.ppf(q))
+    return float(stats.t.ppf(0.5 + level / 2, df))
 
 
 def _design_variance(residual_var: np.ndarray, n: int, n_total: int) -> np.ndarray:

@@ -57,9 +57,9 @@ def check_level(level) -> float:
 
 def z_of(level: float) -> float:
     """The two-sided normal quantile of ``level`` (1.6449 for 0.90): a width of ``z`` standard deviations."""
-    from statistics import NormalDist
+    from ..engine.conformal import _normal_quantile
 
-    return NormalDist().inv_cdf(0.5 + check_level(level) / 2.0)
+    return _normal_quantile(check_level(level))
 
 
 @dataclass(frozen=True)
