@@ -109,7 +109,7 @@ def _estimator(name: str):
 
 
 def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: float) -> tuple:
-    """``(estimate, lower, upper, n_used, note)`` of one task from one model's logged item scores.
+    """``(estimate, lower, upper, n_used, note, se)`` of one task from one model's logged item scores.
 
     ``logged``: doc_id -> score. Every item logged: the mean in document order (the harness's score).
     Otherwise the estimator on the logged items of the manifest's sample (a random part of a random
@@ -120,12 +120,12 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
     if np.isin(ids, have).all():
         vals = [float(logged[d]) for d in np.sort(ids)]
         est = sum(vals) / len(vals)  # summed as lm-eval's mean aggregation sums: the same float
-        return est, est, est, len(ids), None
+        return est, est, est, len(ids), None, 0.0
     used = sample[np.isin(sample, have)]
     extra = int(np.isin(have, sample, invert=True).sum())
     note = f"{extra} logged items outside the manifest's sample not used" if extra else None
     if len(used) < 2:
-        return np.nan, np.nan, np.nan, len(used), f"{len(used)} of the manifest's {len(sample)} items logged"
+        return np.nan, np.nan, np.nan, len(used), f"{len(used)} of the manifest's {len(sample)} items logged", np.nan
     if len(used) < len(sample):
         note = "; ".join(filter(None, [note, f"{len(used)} of the manifest's {len(sample)} items logged"]))
     pos = np.searchsorted(ids, used) if np.all(np.diff(ids) > 0) else np.array([np.flatnonzero(ids == u)[0]
@@ -135,7 +135,8 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
     lo, hi = float(res.lower[0]), float(res.upper[0])
     if np.isin(M, (0.0, 1.0)).all():  # a proportion stays in [0, 1]
         lo, hi = max(lo, 0.0), min(hi, 1.0)
-    return float(res.estimate[0]), lo, hi, len(used), note
+    se = np.nan if res.se is None else float(res.se[0])
+    return float(res.estimate[0]), lo, hi, len(used), note, se
 
 
 def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
@@ -176,10 +177,10 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
             sel = g[(g["task"] == task) & (g["metric"] == b["metric"])]
             if sel.empty:
                 warnings.append(f"{model}: no per-item {b['metric']} log for task {task}")
-                e = lo = hi = np.nan
+                e = lo = hi = se = np.nan
                 n_used, note = 0, None
             else:
-                e, lo, hi, n_used, note = task_estimate(reg, manifest, task, sel.set_index("doc_id")["value"], level)
+                e, lo, hi, n_used, note, se = task_estimate(reg, manifest, task, sel.set_index("doc_id")["value"], level)
             if note:
                 warnings.append(f"{model}, {task}: {note}")
             observed = bool(n_used == b["n_items"] and lo == hi)
@@ -188,8 +189,9 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
                          "raw": e, "raw_lower": lo, "raw_upper": hi, "actual": np.nan,
                          "n_used": n_used, "n_items": b["n_items"]})
             w = manifest["weights"][task] / wsum
-            # The interval's half-width back to a standard error with the estimator's own quantile (t, n - 1).
-            sd = 0.0 if observed else (hi - lo) / (2 * _z(level, max(n_used - 1, 1)))
+            # The estimator's standard error where it gives one (a skew-corrected interval is not symmetric),
+            # else the interval's half-width back to one with the estimator's own quantile (t, n - 1).
+            sd = 0.0 if observed else se if np.isfinite(se) else (hi - lo) / (2 * _z(level, max(n_used - 1, 1)))
             est, var = est + w * e, var + (w * sd) ** 2
         half = z * np.sqrt(var)
         aggs.append({"model": model, "metric": _metric_label(tasks), "aggregate": est, "lower": est - half,
