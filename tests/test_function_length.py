@@ -41,3 +41,41 @@ def test_the_check_sees_a_long_function(tmp_path):
     body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
     (tmp_path / "m.py").write_text(f"def f():\n{body}\n\n\ndef g():\n    return 1\n")
     assert long_functions(paths=("m.py",), root=tmp_path) == {"m.py:1 f": MAX_FUNCTION_LINES + 1}
+
+
+#: Everywhere else in the package, the plugins and the adapters: a long docstring is welcome, the code is not.
+PACKAGE = ("harness_ext", "plugins", "adapters")
+
+
+def long_code(paths=PACKAGE, limit: int = MAX_FUNCTION_LINES, root: Path = ROOT) -> dict:
+    """``{"file:line name": n_lines}`` of every function whose code (decorators counted, docstring not) is over
+    ``limit`` lines."""
+    found = {}
+    for entry in paths:
+        base = root / entry
+        for path in sorted(base.rglob("*.py")) if base.is_dir() else [base]:
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                    n = node.end_lineno - first + 1
+                    doc = node.body[0] if node.body else None
+                    if isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str):
+                        n -= doc.end_lineno - doc.lineno + 1
+                    if n > limit:
+                        found[f"{path.relative_to(root)}:{node.lineno} {node.name}"] = n
+    return found
+
+
+def test_no_function_in_the_package_has_over_80_lines_of_code():
+    long = long_code()
+    assert not long, f"functions with over {MAX_FUNCTION_LINES} lines of code (split them into named steps): {long}"
+
+
+def test_the_package_check_does_not_count_the_docstring(tmp_path):
+    doc = '    """' + "\n".join(["doc"] * 50) + '"""\n'
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES - 1))  # with the def line: the limit
+    longer = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    text = f"def f():\n{doc}{body}\n\n\ndef g():\n{longer}\n"
+    (tmp_path / "m.py").write_text(text)
+    line_g = text.splitlines().index("def g():") + 1
+    assert long_code(paths=("m.py",), root=tmp_path) == {f"m.py:{line_g} g": MAX_FUNCTION_LINES + 1}
