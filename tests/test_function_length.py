@@ -15,20 +15,25 @@ PATH = ("harness_ext/methods/reduction", "harness_ext/methods/api.py", "harness_
         "harness_ext/store/pivot.py", "harness_ext/store/pivot_steps.py", "harness_ext/methods/prowl/predictive.py")
 
 
-def long_functions(paths=PATH, limit: int = MAX_FUNCTION_LINES, root: Path = ROOT) -> dict:
-    """``{"file:line name": n_lines}`` of every function (methods and nested functions included) over ``limit``
-    lines, its decorators and docstring counted."""
-    found = {}
+def _lengths(paths, root: Path, docstring: bool):
+    """``("file:line name", n_lines)`` of every function (methods and nested functions included), decorators
+    counted, the docstring only if ``docstring``."""
     for entry in paths:
         base = root / entry
         for path in sorted(base.rglob("*.py")) if base.is_dir() else [base]:
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                    n = node.end_lineno - first + 1
-                    if n > limit:
-                        found[f"{path.relative_to(root)}:{node.lineno} {node.name}"] = n
-    return found
+                    n = node.end_lineno - min([node.lineno] + [d.lineno for d in node.decorator_list]) + 1
+                    doc = node.body[0] if node.body else None
+                    if not docstring and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) \
+                            and isinstance(doc.value.value, str):
+                        n -= doc.end_lineno - doc.lineno + 1
+                    yield f"{path.relative_to(root)}:{node.lineno} {node.name}", n
+
+
+def long_functions(paths=PATH, limit: int = MAX_FUNCTION_LINES, root: Path = ROOT) -> dict:
+    """``{"file:line name": n_lines}`` of every function over ``limit`` lines, its decorators and docstring counted."""
+    return {k: n for k, n in _lengths(paths, root, docstring=True) if n > limit}
 
 
 def test_no_function_on_the_reduce_predict_path_over_80_lines():
@@ -50,20 +55,7 @@ PACKAGE = ("harness_ext", "plugins", "adapters")
 def long_code(paths=PACKAGE, limit: int = MAX_FUNCTION_LINES, root: Path = ROOT) -> dict:
     """``{"file:line name": n_lines}`` of every function whose code (decorators counted, docstring not) is over
     ``limit`` lines."""
-    found = {}
-    for entry in paths:
-        base = root / entry
-        for path in sorted(base.rglob("*.py")) if base.is_dir() else [base]:
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                    n = node.end_lineno - first + 1
-                    doc = node.body[0] if node.body else None
-                    if isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str):
-                        n -= doc.end_lineno - doc.lineno + 1
-                    if n > limit:
-                        found[f"{path.relative_to(root)}:{node.lineno} {node.name}"] = n
-    return found
+    return {k: n for k, n in _lengths(paths, root, docstring=False) if n > limit}
 
 
 def test_no_function_in_the_package_has_over_80_lines_of_code():
