@@ -84,3 +84,8 @@ def test_random_learn_with_too_few_sources_gives_the_whole_range():
 @pytest.mark.parametrize("cls", [IRT, PIRT, GPIRT])
 def test_irt_frontier_calibration_is_off_by_default(cls):
     assert cls().frontier_calibration is False
+
+
+def test_design_interval_with_constant_residuals_is_a_point():
+    lo, hi, se = design_interval(np.array([0.4]), np.full((1, 10), 0.25), 100, 0.9)
+    assert lo[0] == hi[0] == pytest.approx(0.4) and se[0] == 0.0

@@ -145,10 +145,24 @@ def design_interval(est: np.ndarray, resid: np.ndarray, n_total: int, level: flo
     quantile is the normal one: the correction is the Edgeworth term of the studentised mean, which
     already accounts for the estimated variance to this order (Hall 1992).
 
+    Parameters
+    ----------
+    est : ndarray (targets,)
+        The design-unbiased estimates.
+    resid : ndarray (targets, n)
+        Each target's residuals on the sampled items (out-of-fold for a cross-fitted working model).
+    n_total : int
+        Items in the task.
+    level : float
+        Two-sided coverage.
+    binary : bool
+        Whether the scores are 0/1 (then the residual variance is floored, :func:`_residual_variance`).
+
     References
     ----------
     Johnson (1978), "Modified t tests and confidence intervals for asymmetrical populations", JASA 73,
-    eq. 2.5; Hall (1992), The Bootstrap and Edgeworth Expansion, §3.5; Cochran (1977), §2.5, §7.7.
+    eq. 2.5; Hall (1992), "On the removal of skewness by transformation", JRSS B 54 (the Edgeworth
+    basis of Johnson's correction); Cochran (1977), §2.5, §7.7.
     """
     resid = np.atleast_2d(resid)
     n = resid.shape[1]
@@ -157,7 +171,9 @@ def design_interval(est: np.ndarray, resid: np.ndarray, n_total: int, level: flo
     z = _z(level)
     if n > 2:
         m3 = ((resid - resid.mean(axis=1, keepdims=True)) ** 3).mean(axis=1) * n * n / ((n - 1.0) * (n - 2.0))
-        shift = (1.0 - 2.0 * n / n_total) * m3 * (1.0 + 2.0 * z * z) / (6.0 * s2 * n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shift = (1.0 - 2.0 * n / n_total) * m3 * (1.0 + 2.0 * z * z) / (6.0 * s2 * n)
+        shift = np.where(s2 > 0, shift, 0.0)  # constant residuals (non-0/1 scores): no skew to correct
     else:
         shift = np.zeros_like(est)
     centre = est + shift
