@@ -61,8 +61,8 @@ FRONTIER_FOLDS = ((0.4, 0.3), (0.5, 0.3), (0.6, 0.25), (0.7, 0.2))
 #: Powers ``p`` of the fit-residual scale ``(1 + r) ** p`` tried: the smallest whose quantiles, calibrated on the
 #: nearer half of :data:`FRONTIER_FOLDS`, cover the farther half at the level (an extrapolation check) is used.
 #: Only ``p = 0`` (no residual scale): the frontier folds' held-out models have larger fit residuals than models at
-#: the real frontier (on the shared matrices' frontier splits, medians 1.1-4.3 on the folds against 0.77-0.96 for
-#: the strongest 30%), so a residual scale learnt on the folds shrank the frontier's intervals (Open LLM Leaderboard
+#: the real frontier (on the frontier splits of Open LLM v2, CrossPred and Pythia MMLU, medians 0.9-2.8 on the folds
+#: against 0.77-0.96 for the strongest 30%), so a residual scale learnt on the folds shrank the frontier's intervals (Open LLM Leaderboard
 #: v2's aggregate coverage 0.72 with it, 0.93 without; Pythia MMLU's strongest checkpoints 0.51 and 0.65).
 DISTANCE_POWERS = (0.0,)
 #: Weights of a non-shrinking candidate blended with the engine's prediction.
