@@ -19,11 +19,14 @@ its answers to that task's sample, its answers to the other tasks' samples. The 
   this task whatever the target is: the other tasks' samples are drawn independently of this one's.
 * :class:`CrossTask`: a Fay-Herriot-type composite of the two. The regression's error variance for a
   target is its leave-one-out mean squared error plus ``(gap_scale * g)**2``, ``g`` the distance of the
-  design-based estimate beyond the source models' range of full-task scores; the weight of the
-  regression is ``V_aipw / (V_aipw + V_model)``. Inside the population the regression dominates; a
+  design-based estimate beyond the source models' range of full-task scores (below it, only beyond
+  ``floor_margin`` = 1 design standard error: populations crowd at chance level); the weight of the
+  regression minimises the composite's variance given ``V_aipw``, ``V_model`` and the two parts' error
+  correlation, cross-validated over the source models. Inside the population the regression dominates; a
   target beyond every source model falls back to the design-based estimate and its interval.
-  ``gap_scale`` (5) was chosen among 2, 3 and 5 on seeds 0-4 of five shared item tables (larger is
-  safer at the frontier and costs little inside); it is a fixed constant, not fitted per table.
+  ``gap_scale`` (5) was chosen among 2, 3 and 5, and the one-sided floor margin among 0 and 1, on seeds
+  0-4 of five shared item tables (so the figures of those seeds are in-sample for these two constants);
+  they are fixed constants, not fitted per table.
 
 References
 ----------
@@ -92,8 +95,8 @@ def difficulty_features(source: np.ndarray, top: float = 0.25) -> np.ndarray:
 class CrossTaskLearn(_ItemEstimator):
     """Random sampling + learn with the other tasks' sample means as features (Zhang, Dorner and Hardt 2025, §3).
 
-    Features of a model: its answers to this task's sampled items and, per other task, its mean over
-    that task's sampled items times ``sqrt(n_k)`` (so that the ridge penalty weighs a task's mean like
+    Features of a model: its answers to this task's sampled items, their mean times ``sqrt(n)`` and, per
+    other task, its mean over that task's sampled items times ``sqrt(n_k)`` (so that the ridge penalty weighs a task's mean like
     that many items). Ridge penalty by leave-one-out over the source models among ``alphas``;
     split-conformal interval on the same residuals. Missing answers of a model to another task are
     filled with the item's mean over the population (counted in ``n_filled_``).
@@ -110,7 +113,8 @@ class CrossTaskLearn(_ItemEstimator):
         self.alphas = alphas
 
     def _features(self, Y: np.ndarray, others: list) -> tuple:
-        cols, filled = [Y], 0
+        # The sample mean as its own feature: the ridge penalty shrinks the items' weights, not this direction.
+        cols, filled = [Y, Y.mean(axis=1, keepdims=True) * np.sqrt(Y.shape[1])], 0
         for (S_k, items_k), Y_k in zip(self.others_, others):
             Y_k, c = _fill_missing(Y_k, S_k[:, items_k])
             filled += c
@@ -204,10 +208,15 @@ class CrossTask(_ItemEstimator):
     With ``V_a`` the design variance of the AIPW estimate ``a``, ``V_m`` the regression's leave-one-out
     mean squared error over the source models and ``g`` the distance of ``a`` beyond the range of the
     source models' full-task scores, the regression's error variance for the target is
-    ``V_model = V_m + (gap_scale * g)**2`` and the estimate is ``w * learn + (1 - w) * a`` with
-    ``w = V_a / (V_a + V_model)``; the interval uses ``w**2 V_model + (1 - w)**2 V_a`` with Student's t
-    quantile (``n - 1`` degrees of freedom). A target inside the population gets the regression's
-    precision; one beyond it the design-based estimate, whose interval holds whatever the model is.
+    ``V_model = V_m + (gap_scale * g)**2`` (below the range, ``g`` counts only beyond ``floor_margin``
+    design standard errors) and the estimate is ``w * learn + (1 - w) * a`` with the variance-minimising
+    ``w = (V_a - C) / (V_a + V_model - 2 C)`` (clipped to [0, 1]), ``C = rho sqrt(V_a V_m)`` and ``rho``
+    the correlation of the two parts' standardised errors on held-out source models (both read the same
+    sampled answers). The interval's variance ``w**2 V_model' + (1 - w)**2 V_a + 2 w (1 - w) C`` takes
+    ``V_model'`` with the gap of ``a`` moved ``z`` design standard errors outward (the regression's bias
+    near the population's edge may be larger than ``a`` shows), with Student's t quantile (``n - 1``
+    degrees of freedom). A target inside the population gets about the regression's precision; one
+    beyond it the design-based estimate, whose interval holds whatever the model is.
 
     References
     ----------
@@ -216,11 +225,13 @@ class CrossTask(_ItemEstimator):
 
     uses_other_tasks = True
 
-    def __init__(self, *, level: float = 0.90, alpha: float = 10.0, n_folds: int = 5, gap_scale: float = 5.0):
+    def __init__(self, *, level: float = 0.90, alpha: float = 10.0, n_folds: int = 5, gap_scale: float = 5.0,
+                 floor_margin: float = 1.0):
         super().__init__(level=level)
         self.alpha = alpha
         self.n_folds = n_folds
         self.gap_scale = gap_scale
+        self.floor_margin = floor_margin
 
     def fit(self, source, items, others=()):
         super().fit(source, items)
@@ -230,13 +241,60 @@ class CrossTask(_ItemEstimator):
             self.source_, self.items_, others=others)
         full = self.source_.mean(axis=1)
         self.range_ = (float(full.min()), float(full.max()))
+        self.error_correlation_ = self._cross_validated_correlation(others)
         return self
 
-    def _model_variance(self, a: np.ndarray, reach: np.ndarray) -> np.ndarray:
-        """The regression's error variance for targets whose design-based estimate is ``a`` (+- ``reach``)."""
+    def _cross_validated_correlation(self, others: list, n_folds: int = 5) -> float:
+        """Correlation of the two parts' standardised errors on held-out source models (0 to 0.95).
+
+        Both parts read the same sampled answers, so their errors move together; the composite's weight
+        and variance account for it. Each fold of the source models (interleaved, as
+        :func:`~.item_irt.model_folds`) is estimated by both parts fitted on the other folds.
+        """
+        from .item_irt import model_folds
+
+        S, items = self.source_, self.items_
+        fold = model_folds(S.shape[0], n_folds)
+        z_m, z_a = [], []
+        for k in range(n_folds):
+            held = fold == k
+            if held.sum() < 1 or (~held).sum() < 3:
+                continue
+            fit_o = [(S_k[~held], it) for S_k, it in others]
+            pred_o = [np.asarray(S_k, dtype=float)[held][:, it] for S_k, it in others]
+            learn = CrossTaskLearn(level=self.level).fit(S[~held], items, others=fit_o)
+            design = DifficultyAIPW(level=self.level, alpha=self.alpha, n_folds=self.n_folds).fit(
+                S[~held], items, others=fit_o)
+            truth = S[held].mean(axis=1)
+            a = design.predict(S[held][:, items], others=pred_o)
+            sd_a = (a.upper - a.lower) / (2 * _z(self.level, len(items) - 1))
+            z_a.append((a.estimate - truth) / np.maximum(sd_a, 1e-12))
+            z_m.append((learn.predict(S[held][:, items], others=pred_o).estimate - truth) / np.sqrt(learn.loo_mse_))
+        if not z_m:
+            return 0.0
+        z_m, z_a = np.concatenate(z_m), np.concatenate(z_a)
+        rho = float(np.sum(z_m * z_a) / np.sqrt(np.sum(z_m ** 2) * np.sum(z_a ** 2)))
+        return float(np.clip(rho, 0.0, 0.95))
+
+    def _model_variance(self, a: np.ndarray, sd_a: np.ndarray, reach) -> np.ndarray:
+        """The regression's error variance for targets whose design-based estimate is ``a`` (+- ``reach``).
+
+        Its leave-one-out mean squared error plus the squared gap, times ``gap_scale``, of ``a`` beyond the
+        source models' range.
+        Below the population, ``floor_margin`` design standard errors are allowed first: many
+        populations crowd at chance level, where a weak model falls below the range by noise alone.
+        """
         lo, hi = self.range_
-        gap = np.maximum(0.0, np.maximum(a + reach - hi, lo - a + reach))
-        return self.learn_.loo_mse_ + (self.gap_scale * gap) ** 2
+        above = a + reach - hi
+        below = lo - a + reach - self.floor_margin * sd_a
+        return self.learn_.loo_mse_ + (self.gap_scale * np.maximum(0.0, np.maximum(above, below))) ** 2
+
+    def _weight(self, v_a: np.ndarray, v_m: np.ndarray) -> tuple:
+        """``(w, c)``: the regression's variance-minimising share given the errors' covariance ``c``."""
+        # The covariance is that of the population's models (the regression's part of the error only).
+        c = self.error_correlation_ * np.sqrt(v_a * self.learn_.loo_mse_)
+        w = np.clip((v_a - c) / np.maximum(v_a + v_m - 2 * c, 1e-300), 0.0, 1.0)
+        return w, c
 
     def predict(self, Y, others=()) -> ItemEstimate:
         others = list(others)
@@ -244,14 +302,15 @@ class CrossTask(_ItemEstimator):
         m = self.learn_.predict(Y, others=others)
         z = _z(self.level, len(self.items_) - 1)
         v_a = ((a.upper - a.lower) / (2 * z)) ** 2
-        v_m = self._model_variance(a.estimate, 0.0)
-        w = v_a / (v_a + v_m)
+        sd_a = np.sqrt(v_a)
+        w, c = self._weight(v_a, self._model_variance(a.estimate, sd_a, 0.0))
         self.weight_ = w  # the regression's share, per target (for reports)
         est = w * m.estimate + (1 - w) * a.estimate
         # The interval allows for a target whose true score lies up to z design standard errors beyond
         # its estimate: near the population's edge the regression's bias may be larger than ``a`` shows.
-        v_int = self._model_variance(a.estimate, z * np.sqrt(v_a))
-        return self._interval(est, w ** 2 * v_int + (1 - w) ** 2 * v_a, df=len(self.items_) - 1)
+        v_int = self._model_variance(a.estimate, sd_a, z * sd_a)
+        var = w ** 2 * v_int + (1 - w) ** 2 * v_a + 2 * w * (1 - w) * c
+        return self._interval(est, var, df=len(self.items_) - 1)
 
 
 #: name -> estimator, registered as item estimator plugins next to those of :mod:`.item_estimators`.
