@@ -216,7 +216,8 @@ class CrossTask(_ItemEstimator):
     ``V_model'`` with the gap of ``a`` moved ``z`` design standard errors outward (the regression's bias
     near the population's edge may be larger than ``a`` shows), with Student's t quantile (``n - 1``
     degrees of freedom). A target inside the population gets about the regression's precision; one
-    beyond it the design-based estimate, whose interval holds whatever the model is.
+    beyond it the design-based estimate, whose interval holds whatever the model is. With fewer than
+    ``min_models`` population models there is no regression: the estimate is the design-based one.
 
     References
     ----------
@@ -226,22 +227,27 @@ class CrossTask(_ItemEstimator):
     uses_other_tasks = True
 
     def __init__(self, *, level: float = 0.90, alpha: float = 10.0, n_folds: int = 5, gap_scale: float = 5.0,
-                 floor_margin: float = 1.0):
+                 floor_margin: float = 1.0, min_models: int = 10):
         super().__init__(level=level)
         self.alpha = alpha
         self.n_folds = n_folds
         self.gap_scale = gap_scale
         self.floor_margin = floor_margin
+        self.min_models = min_models
 
     def fit(self, source, items, others=()):
         super().fit(source, items)
         others = list(others)
-        self.learn_ = CrossTaskLearn(level=self.level).fit(self.source_, self.items_, others=others)
         self.design_ = DifficultyAIPW(level=self.level, alpha=self.alpha, n_folds=self.n_folds).fit(
             self.source_, self.items_, others=others)
+        # A regression across models needs models to learn from: with fewer than ``min_models`` the
+        # estimate is the design-based one alone (``learn_`` is None).
+        self.learn_, self.error_correlation_ = None, 0.0
+        if self.source_.shape[0] >= self.min_models:
+            self.learn_ = CrossTaskLearn(level=self.level).fit(self.source_, self.items_, others=others)
+            self.error_correlation_ = self._cross_validated_correlation(others)
         full = self.source_.mean(axis=1)
         self.range_ = (float(full.min()), float(full.max()))
-        self.error_correlation_ = self._cross_validated_correlation(others)
         return self
 
     def _cross_validated_correlation(self, others: list, n_folds: int = 5) -> float:
@@ -299,6 +305,9 @@ class CrossTask(_ItemEstimator):
     def predict(self, Y, others=()) -> ItemEstimate:
         others = list(others)
         a = self.design_.predict(Y, others=others)
+        if self.learn_ is None:
+            self.weight_ = np.zeros_like(a.estimate)
+            return a
         m = self.learn_.predict(Y, others=others)
         z = _z(self.level, len(self.items_) - 1)
         v_a = ((a.upper - a.lower) / (2 * z)) ** 2
