@@ -115,14 +115,6 @@ ITEM_ESTIMATORS = {
                                         "(Kipnis et al. 2025; Zhang, Dorner and Hardt 2025)"),
 }
 _ITEMS = "harness_ext.methods.engine.item_estimators:"
-#: name -> (implementation in harness_ext.methods.engine.item_crosstask, description); the same names as its ESTIMATORS
-CROSSTASK_ITEM_ESTIMATORS = {
-    "random_learn_crosstask": ("CrossTaskLearn", "random sampling + learn, the other tasks' sample means as features"),
-    "aipw_difficulty": ("DifficultyAIPW", "AIPW, working model with a difficulty logit fitted across the tasks"),
-    "crosstask": ("CrossTask", "composite of random_learn_crosstask and aipw_difficulty: the regression inside the "
-                               "population, the design-based estimate beyond it (Fay and Herriot 1979)"),
-}
-_CROSSTASK = "harness_ext.methods.engine.item_crosstask:"
 
 
 def _enabled(table: dict, ref=lambda v: v[0]) -> dict:
@@ -175,5 +167,3 @@ def harness_ext_manifest_writers():
 def harness_ext_item_estimators():
     for name, (attr, description) in _enabled(ITEM_ESTIMATORS, lambda v: "item_estimators:").items():
         yield ItemEstimator(name=name, cls=_ITEMS + attr, description=description, interval=name != "anchor_weighted")
-    for name, (attr, description) in _enabled(CROSSTASK_ITEM_ESTIMATORS, lambda v: "item_crosstask:").items():
-        yield ItemEstimator(name=name, cls=_CROSSTASK + attr, description=description)
