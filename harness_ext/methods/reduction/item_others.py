@@ -60,12 +60,19 @@ def manifest_others(manifest: dict, task: str, logs: dict) -> tuple:
 
 
 def fit_predict(reg, level: float, source: np.ndarray, items: np.ndarray, Y: np.ndarray, others_fit=(),
-                others_pred=()):
+                others_pred=(), cache=None, key=None):
     """The estimator's :class:`~harness_ext.methods.engine.item_estimators.ItemEstimate` for ``Y``.
 
-    The other tasks go to an estimator that takes them and nowhere else.
+    The other tasks go to an estimator that takes them and nowhere else. With a ``cache`` (a dict), the
+    estimator fitted for ``key`` is reused: the fit depends on the population and the items, not on the
+    target, so many new models with the same items cost one fit.
     """
-    est = reg.cls(level=level)
-    if uses_other_tasks(reg):
-        return est.fit(source, items, others=list(others_fit)).predict(Y, others=list(others_pred))
-    return est.fit(source, items).predict(Y)
+    cross = uses_other_tasks(reg)
+    if cache is not None and key in cache:
+        est = cache[key]
+    else:
+        est = reg.cls(level=level)
+        est = est.fit(source, items, others=list(others_fit)) if cross else est.fit(source, items)
+        if cache is not None:
+            cache[key] = est
+    return est.predict(Y, others=list(others_pred)) if cross else est.predict(Y)

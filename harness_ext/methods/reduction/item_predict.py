@@ -109,14 +109,16 @@ def _estimator(name: str):
     return reg
 
 
-def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: float, other_logs=None) -> tuple:
+def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: float, other_logs=None,
+                  cache=None) -> tuple:
     """``(estimate, lower, upper, n_used, note)`` of one task from one model's logged item scores.
 
     ``logged``: doc_id -> score. Every item logged: the mean in document order (the harness's score).
     Otherwise the estimator on the logged items of the manifest's sample (a random part of a random
     sample is a random sample); items outside the sample are not used (said in ``note``). An estimator
     that borrows across tasks also gets ``other_logs`` (task -> the model's logged scores of the other
-    tasks, :func:`~harness_ext.methods.reduction.item_others.manifest_others`).
+    tasks, :func:`~harness_ext.methods.reduction.item_others.manifest_others`). ``cache``: fitted
+    estimators by task and items used, shared by the models of one call.
     """
     from .item_others import fit_predict, manifest_others, uses_other_tasks
 
@@ -137,7 +139,7 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
                                                                                   for u in used])
     Y = np.array([[float(logged[d]) for d in used]])
     others = manifest_others(manifest, task, other_logs or {}) if uses_other_tasks(reg) else ([], [])
-    res = fit_predict(reg, level, M, pos, Y, *others)
+    res = fit_predict(reg, level, M, pos, Y, *others, cache=cache, key=(task, pos.tobytes()))
     lo, hi = float(res.lower[0]), float(res.upper[0])
     if np.isin(M, (0.0, 1.0)).all():  # a proportion stays in [0, 1]
         lo, hi = max(lo, 0.0), min(hi, 1.0)
@@ -174,6 +176,7 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     rows, aggs = [], []
     z = _z(level)
     wsum = sum(manifest["weights"].values())
+    cache = {}
     for model, g in long.groupby("model", sort=True):
         if model in known:
             warnings.append(f"{model}: among the manifest's population models: its estimates are in-sample")
@@ -187,7 +190,7 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
                 e = lo = hi = np.nan
                 n_used, note = 0, None
             else:
-                e, lo, hi, n_used, note = task_estimate(reg, manifest, task, sel, level, logs)
+                e, lo, hi, n_used, note = task_estimate(reg, manifest, task, sel, level, logs, cache)
             if note:
                 warnings.append(f"{model}, {task}: {note}")
             observed = bool(n_used == b["n_items"] and lo == hi)
