@@ -76,6 +76,7 @@ def test_random_items_give_an_estimate_with_an_interval(tmp_path, capsys):
     assert len(sample) == 8 and m["design"]["estimator"] == "crosstask" and m["cost"] == {
         "items_run": 8, "items_full": 18, "tasks": 1}
     assert json.loads((out / "harness_ext_reduced_samples.json").read_text()) == {"toy_arith_mc": sample.tolist()}
+    assert m["design"]["estimator_why"].startswith("crosstask: ")  # why the default, recorded
     assert "--samples" in (out / "harness_ext_reduced.yaml").read_text()
     # Same inputs and seed: the same manifest, byte for byte.
     again = tmp_path / "again"
