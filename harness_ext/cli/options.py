@@ -433,9 +433,11 @@ def reduce_options(parser):
                         help="with --items: 'random' (default) draws items at random in every task, which the "
                              "design-based estimators need; 'anchors' keeps the dataset subset and runs only N anchor "
                              "items (tinyBenchmarks) of each subset task")
-    parser.add_argument("--item-estimator", default="aipw", metavar="NAME",
+    parser.add_argument("--item-estimator", default="crosstask", metavar="NAME",
                         help="with --items (random design): the item estimator predict uses by default and the "
-                             "expected error is measured with (default aipw; harness-ext plugins --kind item_estimators)")
+                             "expected error is measured with (default crosstask: a regression on every task's "
+                             "sampled items inside the population, design-based AIPW beyond it; harness-ext "
+                             "plugins --kind item_estimators)")
     parser.add_argument("--local-data", action="append", default=None, metavar="DIR",
                         help="a folder of your own task data (repeatable): absolute data paths that the ingested "
                              "lm-eval task configurations name inside it are written into the task YAMLs; any other "
