@@ -113,8 +113,20 @@ ITEM_ESTIMATORS = {
                             "(Zhang, Dorner and Hardt 2025; Polo et al. 2024)"),
     "aipw_crosstask": ("CrossTaskAIPW", "AIPW with one 2PL model across a benchmark's tasks, design-based interval "
                                         "(Kipnis et al. 2025; Zhang, Dorner and Hardt 2025)"),
+    "stratified_mean": ("item_designs:StratifiedMean", "stratified mean of a sample stratified by difficulty, "
+                                                       "finite-population interval (Cochran 1977)"),
+    "stratified_aipw": ("item_designs:StratifiedAIPW", "AIPW under the stratified design, stratified design variance "
+                                                       "(Cochran 1977; Zhang, Dorner and Hardt 2025)"),
+    "irt_anchors": ("item_designs:IRTAnchors", "anchor points on the 2PL item parameters, cluster-size weights, "
+                                               "conformal interval (Polo et al. 2024)"),
 }
-_ITEMS = "harness_ext.methods.engine.item_estimators:"
+_ENGINE = "harness_ext.methods.engine."
+_ITEMS = _ENGINE + "item_estimators:"
+
+
+def _item_ref(attr: str) -> str:
+    """The implementation of an item estimator: ``Class`` in item_estimators, or ``module:Class`` in the engine."""
+    return _ENGINE + attr if ":" in attr else _ITEMS + attr
 
 
 def _enabled(table: dict, ref=lambda v: v[0]) -> dict:
@@ -165,5 +177,5 @@ def harness_ext_manifest_writers():
 
 @hookimpl
 def harness_ext_item_estimators():
-    for name, (attr, description) in _enabled(ITEM_ESTIMATORS, lambda v: "item_estimators:").items():
-        yield ItemEstimator(name=name, cls=_ITEMS + attr, description=description, interval=name != "anchor_weighted")
+    for name, (attr, description) in _enabled(ITEM_ESTIMATORS, lambda v: v[0] if ":" in v[0] else "item_estimators:").items():
+        yield ItemEstimator(name=name, cls=_item_ref(attr), description=description, interval=name != "anchor_weighted")
