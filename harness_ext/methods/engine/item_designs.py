@@ -59,10 +59,11 @@ def stratum_sd(source: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return out
 
 
-def allocate(sizes, n_total: int, *, sds=None, rule: str = "neyman", min_per: int = 2) -> np.ndarray:
+def allocate(sizes, n_total: int, *, sds=None, rule: str = "neyman", min_per: int = 2, weights=None) -> np.ndarray:
     """Sample sizes summing to ``n_total`` (or to the sizes' sum, if smaller), proportional to ``sizes``
-    (``rule="proportional"``) or to ``sizes * sds`` (``"neyman"``), each between ``min(min_per, size)``
-    and its size; rounded by largest remainder, capped units handed to the others.
+    (``rule="proportional"``) or to ``weights * sds`` (``"neyman"``; ``weights`` default to the sizes, the
+    strata of one mean; for tasks of a benchmark they are the tasks' weights in its score), each between
+    ``min(min_per, size)`` and its size; rounded by largest remainder, capped units handed to the others.
 
     Raises
     ------
@@ -76,8 +77,9 @@ def allocate(sizes, n_total: int, *, sds=None, rule: str = "neyman", min_per: in
     n_total = int(min(n_total, sizes.sum()))
     if n_total < lo.sum():
         raise ValueError(f"{n_total} items cannot give each of {len(sizes)} groups its {min_per}")
-    score = sizes.astype(float) * (np.ones(len(sizes)) if rule == "proportional" or sds is None
-                                   else np.maximum(np.asarray(sds, dtype=float), 1e-6))
+    w = sizes.astype(float) if weights is None else np.asarray(weights, dtype=float)
+    score = (sizes.astype(float) if rule == "proportional" or sds is None
+             else w * np.maximum(np.asarray(sds, dtype=float), 1e-6))
     n = lo.copy()
     for _ in range(len(sizes) + 1):
         free = n < sizes
