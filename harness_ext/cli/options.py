@@ -441,11 +441,16 @@ def reduce_options(parser):
                              "k-means on the answers) of each subset task. The manifest records why the default is "
                              "the default")
     parser.add_argument("--item-allocation", choices=("neyman", "proportional"), default="neyman",
-                        help="how --items-total is spread over the tasks and a stratified task's items over its "
-                             "strata: 'neyman' (default; proportional to weight x the population's standard "
-                             "deviation, the smallest variance) or 'proportional' (to the number of items)")
+                        help="how --items-total is spread over the tasks: 'neyman' (default; proportional to the "
+                             "task's weight x the population's per-item standard deviation, the smallest variance "
+                             "of the benchmark score) or 'proportional' (to the task's number of items)")
     parser.add_argument("--item-strata", type=int, default=5, metavar="K",
                         help="with --item-design stratified: strata of difficulty per task (default 5)")
+    parser.add_argument("--stratum-allocation", choices=("proportional", "neyman"), default="proportional",
+                        help="with --item-design stratified: a task's items over its strata 'proportional' (default) "
+                             "to their sizes, or by Neyman's rule on the population's spread in each stratum, which "
+                             "starves the strata the population finds all easy or all hard (measured worse at the "
+                             "frontier by benchmarks/quality_items.py)")
     parser.add_argument("--item-estimator", default=None, metavar="NAME",
                         help="with --items: the item estimator predict uses by default and the expected error is "
                              "measured with (default: aipw for the random design, stratified_aipw for the stratified "

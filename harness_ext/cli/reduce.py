@@ -96,5 +96,6 @@ def _run_items(args, db, formats) -> int:
                           group_name=args.group_name, warnings=notes,
                           local_data=local_data_dirs(getattr(args, "local_data", None)),
                           n_total=getattr(args, "items_total", None), design=getattr(args, "item_design", "random"),
-                          allocation=getattr(args, "item_allocation", "neyman"), n_strata=getattr(args, "item_strata", 5))
+                          allocation=getattr(args, "item_allocation", "neyman"), n_strata=getattr(args, "item_strata", 5),
+                          stratum_allocation=getattr(args, "stratum_allocation", "proportional"))
     return _show(args, result, result.write(args.out, formats))

@@ -229,18 +229,44 @@ class StratifiedAIPW(StratifiedMean):
         return self._interval(np.mean(thetas, axis=0), self._variance(var_h), df=self._df())
 
 
-def _kmeans_anchors(E: np.ndarray, n_items: int, random_state: int) -> tuple:
-    """``(anchor indices sorted, weights)``: k-means on the rows of ``E``, the row nearest each centre,
-    weighted by its cluster's share of the rows."""
-    from sklearn.cluster import KMeans
+def _kmeans(E: np.ndarray, k: int, rng: np.random.RandomState, n_iter: int = 50) -> tuple:
+    """Lloyd's k-means from a k-means++ start (Arthur and Vassilvitskii 2007): ``(labels, centres, inertia)``.
 
+    In numpy: the embeddings are a few columns, and a thread pool per call costs more than the work.
+    """
+    n = len(E)
+    centres = [E[rng.randint(n)]]
+    d2 = ((E - centres[0]) ** 2).sum(axis=1)
+    for _ in range(1, k):
+        p = d2 / d2.sum() if d2.sum() > 0 else np.full(n, 1.0 / n)
+        centres.append(E[rng.choice(n, p=p)])
+        d2 = np.minimum(d2, ((E - centres[-1]) ** 2).sum(axis=1))
+    C = np.array(centres)
+    for _ in range(n_iter):
+        D = (E ** 2).sum(axis=1)[:, None] - 2 * E @ C.T + (C ** 2).sum(axis=1)[None, :]
+        labels = np.argmin(D, axis=1)
+        counts = np.bincount(labels, minlength=k)
+        sums = np.stack([np.bincount(labels, weights=E[:, j], minlength=k) for j in range(E.shape[1])], axis=1)
+        new = np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], C)
+        if np.allclose(new, C):
+            break
+        C = new
+    D = (E ** 2).sum(axis=1)[:, None] - 2 * E @ C.T + (C ** 2).sum(axis=1)[None, :]
+    labels = np.argmin(D, axis=1)
+    return labels, C, float(np.maximum(D[np.arange(n), labels], 0).sum())
+
+
+def _kmeans_anchors(E: np.ndarray, n_items: int, random_state: int, n_init: int = 5) -> tuple:
+    """``(anchor indices sorted, weights)``: k-means (best of ``n_init`` starts) on the rows of ``E``, the
+    row nearest each centre, weighted by its cluster's share of the rows."""
     k = int(min(n_items, len(E)))
-    km = KMeans(n_clusters=k, n_init=10, random_state=int(random_state) % 2**32).fit(E)
+    rng = np.random.RandomState(int(random_state) % 2**32)
+    labels, C, _ = min((_kmeans(E, k, rng) for _ in range(n_init)), key=lambda r: r[2])
     anchors, weights = [], []
     for c in range(k):
-        members = np.flatnonzero(km.labels_ == c)
+        members = np.flatnonzero(labels == c)
         if members.size:
-            dist = ((E[members] - km.cluster_centers_[c]) ** 2).sum(axis=1)
+            dist = ((E[members] - C[c]) ** 2).sum(axis=1)
             anchors.append(int(members[np.argmin(dist)]))
             weights.append(members.size / len(E))
     order = np.argsort(anchors)

@@ -95,6 +95,11 @@ def read_helm_runs(runs: list) -> tuple:
             table = read_run_instances(d)
         except IngestError as exc:
             raise HarnessExtError(f"cannot read the HELM run {d}: {exc.reason}") from None
+        except OSError as exc:  # a file the run needs is missing or unreadable (the adapter opens them itself)
+            raise HarnessExtError(f"cannot read the HELM run {d}: {exc.strerror or exc}: {exc.filename}") from None
+        except (KeyError, TypeError, ValueError, StopIteration) as exc:
+            raise HarnessExtError(f"cannot read the HELM run {d}: run_spec.json or stats.json is not HELM's "
+                                  f"({type(exc).__name__}: {exc})") from None
         f = table.frame
         frames.append(f[["model", "task", "doc_id", "metric", "value"]].assign(helm=True))
         sources.setdefault(str(f["model"].iloc[0]), []).append(str(table.path))

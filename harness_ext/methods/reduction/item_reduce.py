@@ -244,7 +244,8 @@ def read_populations(store, chosen: list, models: Optional[str], warnings: list)
 
 
 def draw_items(store, chosen: list, n_items, models: Optional[str], random_state: int, warnings: list, *,
-               n_total=None, design: str = "random", allocation: str = "neyman", n_strata: int = 5) -> tuple:
+               n_total=None, design: str = "random", allocation: str = "neyman", n_strata: int = 5,
+               stratum_allocation: str = "proportional") -> tuple:
     """Per (benchmark, task, metric) of ``chosen``: the population's answers and the items to run.
 
     ``n_items`` per task, or ``n_total`` over the tasks (:func:`~.item_design_plan.items_per_task`);
@@ -260,7 +261,7 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
     names, index, tasks, samples, infos = [], {}, {}, {}, {}
     for task, (bench, met, ids, M, cols, notes) in read.items():
         S, infos[task], fields = draw_task(design, M, n_of[task], task_seed(random_state, task), n_strata=n_strata,
-                                           allocation=allocation)
+                                           allocation=stratum_allocation)
         for m in cols:
             if m not in index:
                 index[m] = len(names)
@@ -278,7 +279,7 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
                         models: Optional[str] = None, metric: Optional[str] = None, estimator: Optional[str] = None,
                         random_state: int = 0, group_name: str = "harness_ext_reduced", level: float = 0.9,
                         warnings=(), n_total=None, design: str = "random", allocation: str = "neyman",
-                        n_strata: int = 5) -> dict:
+                        n_strata: int = 5, stratum_allocation: str = "proportional") -> dict:
     """The item-level manifest: ``n_items`` items of every task with item-level results in ``store`` (or
     ``n_total`` over the tasks), drawn under ``design`` (:mod:`.item_design_plan`).
 
@@ -294,9 +295,9 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     estimator : str, optional
         The item estimator plugin ``predict`` uses by default and the expected error is measured with
         (default: the design's, :func:`~.item_design_plan.check_design`).
-    n_total, design, allocation, n_strata
-        A total budget instead of ``n_items``; the item design; the allocation rule (of the total over the
-        tasks, and of a task's items over its strata); the strata per task of the stratified design.
+    n_total, design, allocation, n_strata, stratum_allocation
+        A total budget instead of ``n_items``; the item design; the allocation rule of the total over the
+        tasks; the stratified design's strata per task and the allocation of a task's items over them.
     warnings : sequence of str
         Notes from the caller (options it ignored), recorded first.
 
@@ -314,7 +315,8 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     from ...plugin_manager import get_registration
     from .manifest import MANIFEST_VERSION
 
-    estimator = check_design(design, estimator, n_items, n_total, allocation, n_strata, DEFAULT_ESTIMATOR)
+    estimator = check_design(design, estimator, n_items, n_total, (allocation, stratum_allocation), n_strata,
+                             DEFAULT_ESTIMATOR)
     cat = item_catalogue(store, benchmarks, datasets)
     if not benchmarks and cat["benchmark"].nunique() > 1:
         raise HarnessExtError("the store's item-level results span several benchmarks "
@@ -323,7 +325,7 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     warnings = list(warnings) + picked
     names, tasks, pops, samples, infos = draw_items(store, chosen, n_items, models, random_state, warnings,
                                                     n_total=n_total, design=design, allocation=allocation,
-                                                    n_strata=n_strata)
+                                                    n_strata=n_strata, stratum_allocation=stratum_allocation)
     weights = {t: 1.0 for t in tasks}
     if not tasks:
         raise HarnessExtError("no task has item-level results from 2 or more models; nothing to reduce")
@@ -333,7 +335,8 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
         "manifest_version": MANIFEST_VERSION, "kind": KIND,
         "tool": {"name": "harness-ext", "version": __version__}, "group_name": group_name,
         "benchmark": benchmark[0] if len(benchmark) == 1 else group_name,
-        "design": design_block(design, n_items, n_total, random_state, estimator, level, allocation, n_strata),
+        "design": design_block(design, n_items, n_total, random_state, estimator, level, allocation, n_strata,
+                               stratum_allocation),
         "models": names, "weights": weights, "weighting": "uniform over tasks",
         "tasks": tasks,
         "datasets": [{"name": t, "benchmark": b["benchmark"], "metric": b["metric"], "task": t, "num_fewshot": None}
