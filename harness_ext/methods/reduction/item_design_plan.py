@@ -34,13 +34,13 @@ DESIGN_WHY = {
                "LLM Leaderboard v2; 10 seeds, benchmarks/quality_items.py --designs), mean |error| over the best "
                "of the paper's baselines (sample mean, random sampling + learn, its AIPW), inside the population / at its frontier: AIPW on random items 1.195 / 0.996, on items "
                "stratified by difficulty 1.182 / 1.006 (proportional) and 1.139 / 1.085 (Neyman), IRT anchors "
-               "1.301 / 1.580 (frontier coverage down to 0.15): no other design is better at the frontier"),
+               "1.347 / 1.503 (frontier coverage down to 0.18): no other design is better at the frontier"),
     "stratified": ("items stratified by the population's per-item accuracy: the stratified estimators stay "
                    "design-unbiased whatever the new model is (Cochran 1977, §5); measured no better than random "
                    "items at the frontier (see the random design's reason)"),
     "irt-anchors": ("anchor points on the 2PL item parameters (Polo et al. 2024): model-based, the interval is "
                     "calibrated on the population's held-out models and its frontier, with no design guarantee; "
-                    "measured 1.58x the best baseline's error at the frontier (see the random design's reason)"),
+                    "measured 1.50x the best baseline's error at the frontier (see the random design's reason)"),
 }
 
 
