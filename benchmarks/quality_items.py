@@ -4,6 +4,8 @@ Run::
 
     python benchmarks/quality_items.py                 # every table, 50 and 100 items, 20 seeds
     python benchmarks/quality_items.py --quick         # two tables, 50 items, 3 seeds
+    python benchmarks/quality_items.py --items 50 --seeds 10 --designs stratified stratified:proportional irt-anchors
+                                                       # item designs besides random items (design/estimator)
 
 Data: ``../shared/data/items/<source>/<task>.parquet`` (long tables ``model, item, score`` of real 0/1
 correctness; HELM Lite 83 models, Open LLM Leaderboard v2 428-429 models).

@@ -241,3 +241,37 @@ def test_the_stratified_sample_is_the_one_written_for_lm_eval(tmp_path):
     m = load_manifest(out)
     b = m["tasks"]["t0"]
     assert json.loads((out / "harness_ext_reduced_samples.json").read_text())["t0"] == decode_ids(b["sample"]).tolist()
+
+
+def test_a_partial_log_that_misses_a_stratum_is_said_not_fatal(tmp_path):
+    db, new = _store(tmp_path, sizes=(200,))
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "20", "--item-design", "stratified", "--out", str(out),
+                 "--no-plot"]) == 0
+    m = load_manifest(out)
+    from harness_ext.methods.reduction.item_design_plan import design_info
+
+    b = m["tasks"]["t0"]
+    sample = decode_ids(b["sample"])
+    labels = design_info(b, b["n_items"], len(sample), "t0")["strata"]
+    kept = sample[labels[sample] != 0]  # the hardest stratum's items not logged
+    pred = predict_items(m, [_logs(tmp_path / "run", "org/new", new, {"t0": kept})])
+    assert np.isnan(pred.table["raw"].iloc[0])
+    assert any("stratum 0" in w and "no sampled item" in w for w in pred.warnings)
+
+
+def test_quality_items_measures_the_designs_by_label():
+    import importlib.util
+    import sys
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(bench))
+    spec = importlib.util.spec_from_file_location("quality_items_under_test", bench / "quality_items.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    scores = _population(n_models=40, n_items=200)
+    out = mod.run_one(scores, "extrapolation", 30, 0, ["aipw"], designs=["stratified", "stratified:proportional"])
+    assert set(out) == {"aipw", "stratified/stratified_aipw", "stratified/stratified_mean",
+                        "stratified:proportional/stratified_aipw", "stratified:proportional/stratified_mean"}
+    err, cover, width = out["stratified:proportional/stratified_aipw"]
+    assert err.shape == cover.shape == width.shape == (12,) and np.all(width > 0)

@@ -182,7 +182,13 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
     pos = np.searchsorted(ids, used) if np.all(np.diff(ids) > 0) else np.array([np.flatnonzero(ids == u)[0]
                                                                                   for u in used])
     Y = np.array([[float(logged[d]) for d in used]])
-    res = fit_for_design(design, reg.cls, level, info, M, pos, np.isin(sample, have)).predict(Y)
+    try:
+        res = fit_for_design(design, reg.cls, level, info, M, pos, np.isin(sample, have)).predict(Y)
+    except HarnessExtError as exc:
+        if len(used) == len(sample):
+            raise
+        # A partial log can leave a stratum without an item: that task has no unbiased estimate, the others do.
+        return np.nan, np.nan, np.nan, len(used), "; ".join(filter(None, [note, str(exc)]))
     lo, hi = float(res.lower[0]), float(res.upper[0])
     if np.isin(M, (0.0, 1.0)).all():  # a proportion stays in [0, 1]
         lo, hi = max(lo, 0.0), min(hi, 1.0)
