@@ -25,8 +25,15 @@ paper, re-implemented: random sampling (``sample_mean``), random sampling + lear
 AIPW as the authors compute it (``aipw_paper``) and anchor points (``anchor_weighted``). The IRT family
 of tinyBenchmarks (``irt``, ``pirt``, ``gpirt``) and AIPW with an IRT working model (``aipw_irt``; across
 the benchmark's tasks, ``aipw_crosstask``, which also sees each target's sampled items of the other tasks
-in the same folder, rows matched by model name) run in the same loop. A closing table gives each
-estimator's error over the best baseline's and over ``aipw_paper``'s, per table and averaged.
+in the same folder, rows matched by model name) run in the same loop, and so do the estimators of
+``item_crosstask`` that borrow across the benchmark's tasks (``crosstask``, the default of ``reduce --items``;
+its parts ``random_learn_crosstask`` and ``aipw_difficulty``). Every estimator that uses other tasks gets
+each target's answers to ``n`` random items of every other task of the same folder (drawn with their own
+seeds, the same sources and targets): what a new model running ``n`` items per task of the benchmark
+has. The paper's baselines stay per task, as published; ``random_learn_crosstask`` (random sampling +
+learn with the other tasks' sample means as features) is the fair cross-task baseline and gets its own
+ratio column. A closing table gives each estimator's error over the best baseline's, over
+``aipw_paper``'s and over ``random_learn_crosstask``'s, per table and averaged.
 """
 
 from __future__ import annotations
@@ -87,6 +94,13 @@ def split(scores: np.ndarray, protocol: str, seed: int):
     return sources, targets
 
 
+def estimator_table() -> dict:
+    """Every item estimator: the single-task ones and those that borrow across a benchmark's tasks."""
+    from harness_ext.methods.engine import item_crosstask, item_estimators
+
+    return {**item_estimators.ESTIMATORS, **item_crosstask.ESTIMATORS}
+
+
 def run_design(scores, protocol, n_items, seed, design: str) -> dict:
     """One seed of an item design other than simple random sampling (``--designs``): the items drawn on the
     sources' answers alone, each of the design's estimators fitted for it; labels ``design/estimator``.
@@ -110,8 +124,9 @@ def run_design(scores, protocol, n_items, seed, design: str) -> dict:
 
 
 def run_one(scores, protocol, n_items, seed, names, others=(), designs=()):
-    from harness_ext.methods.engine.item_estimators import ESTIMATORS, random_items
+    from harness_ext.methods.engine.item_estimators import random_items
 
+    ESTIMATORS = estimator_table()
     sources, targets = split(scores, protocol, seed)
     S, T = scores[sources], scores[targets]
     truth = T.mean(axis=1)
@@ -139,14 +154,21 @@ def run_one(scores, protocol, n_items, seed, names, others=(), designs=()):
 BASELINES = ("sample_mean", "random_learn", "aipw_paper", "anchor_weighted")
 
 
+#: The cross-task counterpart of random sampling + learn: the fair baseline for estimators that see the
+#: other tasks' samples (reported next to the paper's baselines, not among them).
+CROSS_BASELINE = "random_learn_crosstask"
+
+
 def summarise(rows: list) -> None:
-    """Each estimator's mean |error| over the best baseline's and over the paper's AIPW, per table and on average."""
+    """Each estimator's mean |error| over the best baseline's, over the paper's AIPW and over the cross-task
+    random sampling + learn, per table and on average."""
     from collections import defaultdict
 
     by = defaultdict(dict)
     for t, protocol, n, k, mae, cov in rows:
         by[(t, protocol, n)][k] = (mae, cov)
-    print("\nratios: table | protocol | n | estimator | mean |err| | / best baseline (which) | / aipw_paper | 90% coverage")
+    print("\nratios: table | protocol | n | estimator | mean |err| | / best baseline (which) | / aipw_paper | "
+          f"/ {CROSS_BASELINE} | 90% coverage")
     avg = defaultdict(list)
     for (t, protocol, n), d in by.items():
         base = {k: d[k][0] for k in BASELINES if k in d}
@@ -156,19 +178,21 @@ def summarise(rows: list) -> None:
         for k, (mae, cov) in d.items():
             r_best = mae / base[best]
             r_aipw = mae / d["aipw_paper"][0] if "aipw_paper" in d else np.nan
-            avg[(protocol, n, k)].append((r_best, r_aipw, cov))
-            print(f"{t} | {protocol} | {n} | {k} | {mae:.2f} | {r_best:.3f} ({best}) | {r_aipw:.3f} | {cov}")
-    print("\naverage over tables: protocol | n | estimator | / best baseline | / aipw_paper | worst / best baseline | "
-          "coverage range")
+            r_ct = mae / d[CROSS_BASELINE][0] if CROSS_BASELINE in d else np.nan
+            avg[(protocol, n, k)].append((r_best, r_aipw, r_ct, cov))
+            print(f"{t} | {protocol} | {n} | {k} | {mae:.2f} | {r_best:.3f} ({best}) | {r_aipw:.3f} | {r_ct:.3f} | {cov}")
+    print("\naverage over tables: protocol | n | estimator | / best baseline | / aipw_paper | "
+          f"/ {CROSS_BASELINE} | worst / best baseline | coverage range")
     for (protocol, n, k), v in avg.items():
-        a = np.array([(x, y) for x, y, _ in v])
-        covs = [float(c) for _, _, c in v if c != "n/a"]
+        a = np.array([(x, y, z) for x, y, z, _ in v])
+        covs = [float(c) for *_, c in v if c != "n/a"]
         rng = f"{min(covs):.3f}-{max(covs):.3f}" if covs else "n/a"
-        print(f"{protocol} | {n} | {k} | {a[:, 0].mean():.3f} | {a[:, 1].mean():.3f} | {a[:, 0].max():.3f} | {rng}")
+        print(f"{protocol} | {n} | {k} | {a[:, 0].mean():.3f} | {a[:, 1].mean():.3f} | {a[:, 2].mean():.3f} | "
+              f"{a[:, 0].max():.3f} | {rng}")
 
 
 def main(argv=None) -> int:
-    from harness_ext.methods.engine.item_estimators import ESTIMATORS
+    ESTIMATORS = estimator_table()
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="two tables, 50 items, 3 seeds")

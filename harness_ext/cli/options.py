@@ -453,8 +453,10 @@ def reduce_options(parser):
                              "frontier by benchmarks/quality_items.py)")
     parser.add_argument("--item-estimator", default=None, metavar="NAME",
                         help="with --items: the item estimator predict uses by default and the expected error is "
-                             "measured with (default: aipw for the random design, stratified_aipw for the stratified "
-                             "one, irt_anchors for IRT anchors; harness-ext plugins --kind item_estimators)")
+                             "measured with (default: crosstask for the random design, a regression on every task's "
+                             "sampled items inside the population and design-based AIPW beyond it; stratified_aipw "
+                             "for the stratified one; irt_anchors for IRT anchors; harness-ext plugins --kind "
+                             "item_estimators)")
     parser.add_argument("--local-data", action="append", default=None, metavar="DIR",
                         help="a folder of your own task data (repeatable): absolute data paths that the ingested "
                              "lm-eval task configurations name inside it are written into the task YAMLs; any other "

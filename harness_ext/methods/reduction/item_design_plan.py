@@ -28,8 +28,9 @@ ITEM_DESIGNS = ("random", "stratified", "irt-anchors")
 DEFAULT_DESIGN = "random"
 #: Why the default design is the default: measured by benchmarks/quality_items.py (see benchmarks/HISTORY.md).
 DESIGN_WHY = {
-    "random": ("random items (the default): the design-based estimators (sample mean, cross-fitted AIPW) are unbiased "
-               "under a random draw whatever the new model is, so their intervals hold at the frontier too (Zhang, "
+    "random": ("random items (the default): the design-based estimators (sample mean, cross-fitted AIPW, and the "
+               "AIPW that crosstask falls back on) are unbiased under a random draw whatever the new model is, so "
+               "their intervals hold at the frontier too (Zhang, "
                "Dorner and Hardt 2025). Measured at 50 items per task on the 8 shared item tables (HELM Lite, Open "
                "LLM Leaderboard v2; 10 seeds, benchmarks/quality_items.py --designs), mean |error| over the best "
                "of the paper's baselines (sample mean, random sampling + learn, its AIPW), inside the population / at its frontier: AIPW on random items 1.195 / 0.996, on items "
@@ -195,14 +196,18 @@ def check_design(design: str, estimator, n_items, n_total, allocations, n_strata
 
 
 def design_block(design: str, n_items, n_total, random_state: int, estimator: str, level: float,
-                 allocation: str, n_strata: int, stratum_allocation: str = "proportional") -> dict:
-    """The manifest's ``design``: the design, its budget and seed, the estimator, and why (:data:`DESIGN_WHY`)."""
+                 allocation: str, n_strata: int, stratum_allocation: str = "proportional",
+                 estimator_why=None) -> dict:
+    """The manifest's ``design``: the design, its budget and seed, the estimator, why the design
+    (:data:`DESIGN_WHY`) and why the estimator (``estimator_why``, when given)."""
     seeds = {"random": "simple random sample without replacement",
              "stratified": "simple random sample without replacement in each stratum",
              "irt-anchors": "k-means on the 2PL item parameters"}[design]
     out = {"design": design, "n_per_task": None if n_items is None else int(n_items), "random_state": int(random_state),
-           "estimator": estimator, "level": level, "why": DESIGN_WHY[design], "seeds": f"per task: sha256(random_state, "
-           f"task); {seeds}"}
+           "estimator": estimator, "level": level, "why": DESIGN_WHY[design]}
+    if estimator_why is not None:
+        out["estimator_why"] = estimator_why
+    out["seeds"] = f"per task: sha256(random_state, task); {seeds}"
     if n_total is not None:
         out["n_total"] = int(n_total)
         out["task_allocation"] = ("Neyman: items proportional to the task's weight times the population's per-item "

@@ -2,12 +2,13 @@
 
 The new model ran the manifest's items (lm-eval ``--samples ... --log_samples``); its
 ``samples_<task>_<date>.jsonl`` logs (or Every Eval Ever instance files) give its score on each.
-Per task, the item estimator (default: the manifest's, the cross-fitted AIPW of Zhang, Dorner and
-Hardt 2025) estimates the score over all the task's items with an interval, on the harness's own
-metric (a task's harness score is the mean of its per-item scores). A task whose log holds every
-item is measured, not estimated: its score is the mean over the items in document order, exactly the
-number the harness reports. The benchmark's score is the manifest's weighted mean of the task
-scores; the tasks' items are drawn independently, so their variances add.
+Per task, the item estimator (default: the manifest's; ``reduce``'s default borrows across the
+benchmark's tasks, :mod:`harness_ext.methods.engine.item_crosstask`) estimates the score over all the
+task's items with an interval, on the harness's own metric (a task's harness score is the mean of its
+per-item scores). A task whose log holds every item is measured, not estimated: its score is the mean
+over the items in document order, exactly the number the harness reports. The benchmark's score is
+the manifest's weighted mean of the task scores; the tasks' items are drawn independently, so their
+variances add.
 
 References
 ----------
@@ -148,16 +149,21 @@ def read_item_logs(paths) -> tuple:
     return long, sources, notes
 
 
-def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: float, own_draw: bool = False) -> tuple:
+def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: float, other_logs=None,
+                  cache=None, own_draw: bool = False) -> tuple:
     """``(estimate, lower, upper, n_used, note)`` of one task from one model's logged item scores.
 
     ``logged``: doc_id -> score. Every item logged: the mean in document order (the harness's score).
     Otherwise the estimator on the logged items of the manifest's sample (a random part of a random
-    sample is a random sample); items outside the sample are not used (said in ``note``). ``own_draw``
-    (a HELM run, whose ``--max-eval-instances`` is HELM's own seeded random draw, made without the
-    model's answers): under the random design every logged item of the task is the sample.
+    sample is a random sample); items outside the sample are not used (said in ``note``). An estimator
+    that borrows across tasks also gets ``other_logs`` (task -> the model's logged scores of the other
+    tasks, :func:`~harness_ext.methods.reduction.item_others.manifest_others`). ``cache``: fitted
+    estimators by task and items used, shared by the models of one call. ``own_draw`` (a HELM run, whose
+    ``--max-eval-instances`` is HELM's own seeded random draw, made without the model's answers): under
+    the random design every logged item of the task is the sample.
     """
     from .item_design_plan import design_info, fit_for_design, manifest_design
+    from .item_others import fit_predict, manifest_others, uses_other_tasks
 
     ids, sample, M, _ = task_population(manifest, task)
     have = logged.index.to_numpy()
@@ -182,13 +188,17 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
     pos = np.searchsorted(ids, used) if np.all(np.diff(ids) > 0) else np.array([np.flatnonzero(ids == u)[0]
                                                                                   for u in used])
     Y = np.array([[float(logged[d]) for d in used]])
-    try:
-        res = fit_for_design(design, reg.cls, level, info, M, pos, np.isin(sample, have)).predict(Y)
-    except HarnessExtError as exc:
-        if len(used) == len(sample):
-            raise
-        # A partial log can leave a stratum without an item: that task has no unbiased estimate, the others do.
-        return np.nan, np.nan, np.nan, len(used), "; ".join(filter(None, [note, str(exc)]))
+    if design == "random":
+        others = manifest_others(manifest, task, other_logs or {}) if uses_other_tasks(reg) else ([], [])
+        res = fit_predict(reg, level, M, pos, Y, *others, cache=cache, key=(task, pos.tobytes()))
+    else:
+        try:
+            res = fit_for_design(design, reg.cls, level, info, M, pos, np.isin(sample, have)).predict(Y)
+        except HarnessExtError as exc:
+            if len(used) == len(sample):
+                raise
+            # A partial log can leave a stratum without an item: that task has no unbiased estimate, the others do.
+            return np.nan, np.nan, np.nan, len(used), "; ".join(filter(None, [note, str(exc)]))
     lo, hi = float(res.lower[0]), float(res.upper[0])
     if np.isin(M, (0.0, 1.0)).all():  # a proportion stays in [0, 1]
         lo, hi = max(lo, 0.0), min(hi, 1.0)
@@ -227,19 +237,22 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     rows, aggs = [], []
     z = _z(level)
     wsum = sum(manifest["weights"].values())
+    cache = {}
     for model, g in long.groupby("model", sort=True):
         if model in known:
             warnings.append(f"{model}: among the manifest's population models: its estimates are in-sample")
         est, var, n_obs = 0.0, 0.0, 0
+        rows_of = {task: g[(g["task"] == task) & (g["metric"] == b["metric"])] for task, b in tasks.items()}
+        logs = {task: r.set_index("doc_id")["value"] for task, r in rows_of.items()}
+        helm = {task: bool(len(r)) and bool(r["helm"].all()) for task, r in rows_of.items()}  # HELM's own draw
         for task, b in tasks.items():
-            sel = g[(g["task"] == task) & (g["metric"] == b["metric"])]
+            sel = logs[task]
             if sel.empty:
                 warnings.append(f"{model}: no per-item {b['metric']} log for task {task}")
                 e = lo = hi = np.nan
                 n_used, note = 0, None
             else:
-                e, lo, hi, n_used, note = task_estimate(reg, manifest, task, sel.set_index("doc_id")["value"], level,
-                                                        own_draw=bool(sel["helm"].all()))
+                e, lo, hi, n_used, note = task_estimate(reg, manifest, task, sel, level, logs, cache, helm[task])
             if note:
                 warnings.append(f"{model}, {task}: {note}")
             observed = bool(n_used == b["n_items"] and lo == hi)
