@@ -205,8 +205,8 @@ def design_block(design: str, n_items, n_total, random_state: int, estimator: st
              "irt-anchors": "k-means on the 2PL item parameters"}[design]
     out = {"design": design, "n_per_task": None if n_items is None else int(n_items), "random_state": int(random_state),
            "estimator": estimator, "level": level, "why": DESIGN_WHY[design]}
-    if estimator_why is not None:
-        out["estimator_why"] = estimator_why
+    if design == "random":  # the default design's default estimator says why; another is the user's choice
+        out["estimator_why"] = estimator_why or "chosen by the user"
     out["seeds"] = f"per task: sha256(random_state, task); {seeds}"
     if n_total is not None:
         out["n_total"] = int(n_total)

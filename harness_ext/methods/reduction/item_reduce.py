@@ -355,8 +355,7 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
         "tool": {"name": "harness-ext", "version": __version__}, "group_name": group_name,
         "benchmark": benchmark[0] if len(benchmark) == 1 else group_name,
         "design": design_block(design, n_items, n_total, random_state, estimator, level, allocation, n_strata,
-                               stratum_allocation, ESTIMATOR_WHY if estimator == DEFAULT_ESTIMATOR else
-                               "chosen by the user"),
+                               stratum_allocation, ESTIMATOR_WHY if estimator == DEFAULT_ESTIMATOR else None),
         "models": names, "weights": weights, "weighting": "uniform over tasks",
         "tasks": tasks,
         "datasets": [{"name": t, "benchmark": b["benchmark"], "metric": b["metric"], "task": t, "num_fewshot": None}
