@@ -4,6 +4,8 @@ Run::
 
     python benchmarks/quality_items.py                 # every table, 50 and 100 items, 20 seeds
     python benchmarks/quality_items.py --quick         # two tables, 50 items, 3 seeds
+    python benchmarks/quality_items.py --items 50 --seeds 10 --designs stratified stratified:proportional irt-anchors
+                                                       # item designs besides random items (design/estimator)
 
 Data: ``../shared/data/items/<source>/<task>.parquet`` (long tables ``model, item, score`` of real 0/1
 correctness; HELM Lite 83 models, Open LLM Leaderboard v2 428-429 models).
@@ -101,7 +103,29 @@ def estimator_table() -> dict:
     return {**item_estimators.ESTIMATORS, **item_crosstask.ESTIMATORS}
 
 
-def run_one(scores, protocol, n_items, seed, names, others=()):
+def run_design(scores, protocol, n_items, seed, design: str) -> dict:
+    """One seed of an item design other than simple random sampling (``--designs``): the items drawn on the
+    sources' answers alone, each of the design's estimators fitted for it; labels ``design/estimator``.
+
+    ``design``: ``stratified`` (Neyman allocation), ``stratified:proportional``, ``irt-anchors``.
+    """
+    from harness_ext.methods.engine.item_designs import DESIGN_DEFAULT_ESTIMATORS, DESIGN_ESTIMATORS, design_estimator, \
+        draw_design
+
+    sources, targets = split(scores, protocol, seed)
+    S, T = scores[sources], scores[targets]
+    truth = T.mean(axis=1)
+    base, _, allocation = design.partition(":")
+    items, info = draw_design(base, S, n_items, seed, allocation=allocation or "neyman")
+    out = {}
+    for name in DESIGN_DEFAULT_ESTIMATORS[base]:
+        res = design_estimator(base, DESIGN_ESTIMATORS[name], 0.9, info, S, items).predict(T[:, items])
+        cover = (res.lower <= truth) & (truth <= res.upper)
+        out[f"{design}/{name}"] = (np.abs(res.estimate - truth) * 100, cover, res.width * 100)
+    return out
+
+
+def run_one(scores, protocol, n_items, seed, names, others=(), designs=()):
     from harness_ext.methods.engine.item_estimators import random_items
 
     ESTIMATORS = estimator_table()
@@ -124,6 +148,8 @@ def run_one(scores, protocol, n_items, seed, names, others=()):
         err = np.abs(res.estimate - truth) * 100
         cover = (res.lower <= truth) & (truth <= res.upper)
         out[name] = (err, np.where(np.isnan(res.lower), np.nan, cover), res.width * 100)
+    for design in designs:
+        out.update(run_design(scores, protocol, n_items, seed, design))
     return out
 
 
@@ -177,6 +203,10 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--estimators", nargs="*", default=list(ESTIMATORS))
     ap.add_argument("--protocols", nargs="*", default=["interpolation", "extrapolation"])
+    ap.add_argument("--designs", nargs="*", default=[],
+                    help="item designs measured besides simple random sampling, each with its estimators "
+                         "(labelled design/estimator): stratified (Neyman allocation), stratified:proportional, "
+                         "irt-anchors")
     args = ap.parse_args(argv)
     if not ITEMS.is_dir():
         print(f"skipped: no item tables at {ITEMS}")
@@ -193,9 +223,11 @@ def main(argv=None) -> int:
         others = sibling_tables(t, models) if cross else ()
         for protocol in args.protocols:
             for n in n_list:
-                acc = {k: ([], [], [], []) for k in args.estimators}
+                acc = {}
                 for seed in range(seeds):
-                    for k, (e, c, w) in run_one(scores, protocol, n, seed, args.estimators, others).items():
+                    for k, (e, c, w) in run_one(scores, protocol, n, seed, args.estimators, others,
+                                                args.designs).items():
+                        acc.setdefault(k, ([], [], [], []))
                         acc[k][0].append(e.mean())
                         acc[k][1].append(c)
                         acc[k][2].append(w)
