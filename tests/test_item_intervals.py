@@ -81,6 +81,18 @@ def test_random_learn_with_too_few_sources_gives_the_whole_range():
     assert np.isfinite(RandomLearn().fit(nine, np.arange(20)).radius_)
 
 
+def test_cross_task_learn_with_too_few_sources_gives_the_whole_range():
+    from harness_ext.methods.engine.item_crosstask import CrossTaskLearn
+
+    rng = np.random.default_rng(1)
+    S = (rng.random((3, 200)) < 0.6).astype(float)
+    other = (rng.random((3, 100)) < 0.5).astype(float)
+    items, o_items = np.arange(20), np.arange(10)
+    est = CrossTaskLearn().fit(S, items, others=[(other, o_items)])
+    res = est.predict(S[:, items], others=[other[:, o_items]])
+    assert np.all(res.lower == 0.0) and np.all(res.upper == 1.0) and np.isinf(est.radius_)
+
+
 @pytest.mark.parametrize("cls", [IRT, PIRT, GPIRT])
 def test_irt_frontier_calibration_is_off_by_default(cls):
     assert cls().frontier_calibration is False

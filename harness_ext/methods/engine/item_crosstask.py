@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .item_estimators import AIPW, ItemEstimate, _ItemEstimator, _z
+from .item_estimators import AIPW, ItemEstimate, _is_binary, _ItemEstimator, _z, conformal_radius, radius_interval
 from .item_irt import _newton_rows, _sigmoid
 
 
@@ -129,16 +129,15 @@ class CrossTaskLearn(_ItemEstimator):
         X, self.n_filled_ = self._features(self.source_[:, self.items_], [S[:, it] for S, it in self.others_])
         self.model_ = RidgeCV(alphas=self.alphas, store_cv_results=True).fit(X, self.source_.mean(axis=1))
         loo = np.sqrt(self.model_.cv_results_[:, list(self.alphas).index(self.model_.alpha_)])
-        r = np.sort(loo)
-        self.radius_ = float(r[min(len(r) - 1, int(np.ceil(self.level * (len(r) + 1))) - 1)])
+        self.radius_ = conformal_radius(loo, self.level)
         self.loo_mse_ = float(np.mean(loo ** 2))
+        self.score_range_ = (0.0, 1.0) if _is_binary(self.source_) else (-np.inf, np.inf)
         return self
 
     def predict(self, Y, others=()) -> ItemEstimate:
         Y = np.atleast_2d(np.asarray(Y, dtype=float))
         X, _ = self._features(Y, _check_targets(type(self).__name__, len(self.others_), others))
-        est = self.model_.predict(X)
-        return ItemEstimate(est, est - self.radius_, est + self.radius_, self.level)
+        return radius_interval(self.model_.predict(X), self.radius_, self.score_range_, self.level)
 
 
 class DifficultyAIPW(AIPW):

@@ -246,22 +246,37 @@ class RandomLearn(_ItemEstimator):
         # With the default scoring, RidgeCV stores each source model's leave-one-out squared error.
         sq = self.model_.cv_results_[:, list(self.alphas).index(self.model_.alpha_)]
         self.loo_residuals_ = np.sqrt(sq)
-        r = np.sort(self.loo_residuals_)
-        k = int(np.ceil(self.level * (len(r) + 1)))
-        # Split conformal needs ceil(level (m + 1)) <= m source models (9 at 90%): with fewer, no finite
-        # radius covers at the level (Vovk et al. 2005), so the interval is the whole range of scores.
-        self.radius_ = float(r[k - 1]) if k <= len(r) else np.inf
+        self.radius_ = conformal_radius(self.loo_residuals_, self.level)
         self.loo_mse_ = float(np.mean(self.loo_residuals_ ** 2))
         self.score_range_ = (0.0, 1.0) if _is_binary(self.source_) else (-np.inf, np.inf)
         return self
 
     def predict(self, Y) -> ItemEstimate:
         Y = np.atleast_2d(np.asarray(Y, dtype=float))
-        est = self.model_.predict(Y)
-        lo, hi = est - self.radius_, est + self.radius_
-        if np.isinf(self.radius_):
-            lo, hi = np.full_like(est, self.score_range_[0]), np.full_like(est, self.score_range_[1])
-        return ItemEstimate(est, lo, hi, self.level)
+        return radius_interval(self.model_.predict(Y), self.radius_, self.score_range_, self.level)
+
+
+def conformal_radius(residuals, level: float) -> float:
+    """Split-conformal radius of absolute leave-one-out ``residuals``, or ``inf`` with too few of them.
+
+    Split conformal needs ``ceil(level (m + 1)) <= m`` residuals (9 at 90%): with fewer, no finite radius
+    covers at the level, so the interval is the whole range of scores.
+
+    References
+    ----------
+    Vovk, Gammerman and Shafer (2005); Lei et al. (2018), split conformal prediction.
+    """
+    r = np.sort(np.asarray(residuals, dtype=float))
+    k = int(np.ceil(level * (len(r) + 1)))
+    return float(r[k - 1]) if k <= len(r) else np.inf
+
+
+def radius_interval(est, radius: float, score_range: tuple, level: float) -> ItemEstimate:
+    """``est +/- radius``, or the whole ``score_range`` when the radius is infinite."""
+    lo, hi = est - radius, est + radius
+    if np.isinf(radius):
+        lo, hi = np.full_like(est, score_range[0]), np.full_like(est, score_range[1])
+    return ItemEstimate(est, lo, hi, level)
 
 
 class AIPWPaper(_ItemEstimator):
