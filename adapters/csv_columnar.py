@@ -172,10 +172,46 @@ def _read_long_columnar(src: SourceFile, header, lower, stem, delim):
     """
     import numpy as np
     import pandas as pd
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
 
     from harness_ext.store.columnar import ColumnarCells
+
+    read = _read_long_arrays(src, header, lower, delim)
+    if read is None:
+        return None
+    nums, text = read
+    m_codes, m_uniq = text["model"]
+    d_codes, d_uniq = text["dataset"]
+    if (m_uniq == "").any() or (d_uniq == "").any():
+        return None
+    if "kind" in text:
+        kinds = [k.lower() or "dataset" for k in text["kind"][1]]
+        if any(k not in ("dataset", "aggregate") for k in kinds):
+            return None
+    shots = nums.get("num_fewshot")
+    if shots is not None:
+        shots = np.trunc(shots)
+        if ((shots < 0) | (shots >= 2**31)).any():  # NaN (no shot count) compares False: -1 below
+            return None
+        shots = np.where(np.isnan(shots), -1, shots).astype(np.int32)
+    n_samples = nums.get("n_samples")
+    if n_samples is not None:
+        n_samples = np.trunc(n_samples)
+        n_samples[(n_samples < 0) | (n_samples >= 2**63)] = np.nan  # dropped, as ResultRecord.validate drops it
+    # Rows in order of each model's first appearance, columns of each (benchmark, dataset, metric)'s.
+    row, first_rows = pd.factorize(m_codes)
+    col, columns = _long_column_specs(nums, text, stem)
+    models = [str(m) for m in m_uniq[first_rows]]
+    return ColumnarCells(models=models, model_metadata=[{}] * len(models), columns=columns, row=row, col=col,
+                         value=nums["value"], num_fewshot=shots, stderr=nums.get("stderr"), n_samples=n_samples)
+
+
+def _read_long_arrays(src: SourceFile, header, lower, delim):
+    """``(numbers, text)`` columns of a long CSV read by pyarrow (text as ``(codes, distinct stripped values)``),
+    or None when a row needs the record path's checks."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
 
     if len(set(lower)) != len(lower):
         return None
@@ -215,26 +251,16 @@ def _read_long_columnar(src: SourceFile, header, lower, stem, delim):
             text[c] = (codes[arr.indices.to_numpy()], uniq)
         table = table.drop_columns([names[j]])  # one column's memory at a time
     del table
-    m_codes, m_uniq = text["model"]
+    return nums, text
+
+
+def _long_column_specs(nums, text, stem):
+    """Each cell's column code and the columns' metadata, in the order of each (benchmark, dataset, metric)'s
+    first row."""
+    import numpy as np
+    import pandas as pd
+
     d_codes, d_uniq = text["dataset"]
-    if (m_uniq == "").any() or (d_uniq == "").any():
-        return None
-    if "kind" in text:
-        kinds = [k.lower() or "dataset" for k in text["kind"][1]]
-        if any(k not in ("dataset", "aggregate") for k in kinds):
-            return None
-    shots = nums.get("num_fewshot")
-    if shots is not None:
-        shots = np.trunc(shots)
-        if ((shots < 0) | (shots >= 2**31)).any():  # NaN (no shot count) compares False: -1 below
-            return None
-        shots = np.where(np.isnan(shots), -1, shots).astype(np.int32)
-    n_samples = nums.get("n_samples")
-    if n_samples is not None:
-        n_samples = np.trunc(n_samples)
-        n_samples[(n_samples < 0) | (n_samples >= 2**63)] = np.nan  # dropped, as ResultRecord.validate drops it
-    # Rows in order of each model's first appearance, columns of each (benchmark, dataset, metric)'s.
-    row, first_rows = pd.factorize(m_codes)
     key = d_codes.astype(np.int64)
     for c in ("metric", "benchmark"):
         if c in text:
@@ -261,9 +287,7 @@ def _read_long_columnar(src: SourceFile, header, lower, stem, delim):
             higher_is_better=_BOOL.get(hib.lower()) if hib else None, random_baseline=rb,
             baseline_source="csv column" if rb is not None else None, min_score=at("min_score", i),
             max_score=at("max_score", i), scale=at("scale", i), aggregate=(at("kind", i) or "").lower() == "aggregate"))
-    models = [str(m) for m in m_uniq[first_rows]]
-    return ColumnarCells(models=models, model_metadata=[{}] * len(models), columns=columns, row=row, col=col,
-                         value=nums["value"], num_fewshot=shots, stderr=nums.get("stderr"), n_samples=n_samples)
+    return col, columns
 
 
 def _split_by_benchmark(models, metas, columns, values, benches):

@@ -413,13 +413,8 @@ def _gc_paused():
 
 
 def _ingest_paths(store, paths, adapter, show_progress, options, group) -> IngestReport:
-    from .lm_eval_tasks import store_configs
-    from ..report import progress
     from ..errors import StoreLockedError
-    from .columnar import write_columnar
-    from .db import SourceOutcome
-    from .samples import ingest_samples, is_samples_file
-    from .item_tables import ingest_walked, item_table_spec
+    from ..report import progress
 
     adapters = get_registrations("adapters")
     forced = get_registration("adapters", adapter) if adapter else None
@@ -427,133 +422,180 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     options = {k: v for k, v in (options or {}).items() if v}
     for src, _, _ in sources:
         src.options = options
-    report = IngestReport()
-    pending: list = []  # (report index, path, sha, adapter name, records), written in one transaction per batch
-
-    task_configs: dict = {}  # path -> {task: (config, config_source)}, kept once the file's results are stored
-    notes_of: dict = {}  # report index -> the notes its adapter made while reading (SourceFile.note)
-
-    def flush(final=False):
-        nonlocal release_at, aliases_done
-        if pending:
-            # The lock is held only while a batch is written, so `info` and `matrix` get in between batches.
-            store.acquire()
-            first_id = store._next_source  # this flush's sources are numbered from here (committed_results)
-            batched = [_batched(item[4]) for item in pending]
-            rows = [item[1:] for item, b in zip(pending, batched) if b]
-            # The last batch refreshes the alias table inside its own transaction (one commit and checkpoint,
-            # not two) unless sources written after it (as arrays, each in its own transaction) add models.
-            hook = _refresh_aliases(store) if final and rows and len(rows) == len(pending) else None
-            done = iter(store.ingest_batch(rows, before_commit=hook) if rows else [])
-            aliases_done = hook is not None
-            # Sources given as arrays are written one per transaction (harness_ext.store.columnar).
-            outcomes = [next(done) if b else write_columnar(store, *item[1:]) for item, b in zip(pending, batched)]
-            kept = []
-            # Counts come from the committed store, never from what was handed to it.
-            committed = store.committed_results(first_id)
-            for (idx, path, sha, name, _recs), outcome in zip(pending, outcomes):
-                if outcome.status == "ingested" and sha not in committed:
-                    outcome = SourceOutcome("skipped", reason="the store did not keep it (not found after the commit)")
-                n = committed.get(sha, 0) if outcome.status == "ingested" else 0
-                report.files[idx] = FileReport(str(path), outcome.status, name, n, reason=outcome.reason,
-                                               conflicts=outcome.conflicts, notes=notes_of.pop(idx, []))
-                configs = task_configs.pop(path, None)
-                if configs and outcome.status == "ingested":
-                    kept.append((path, configs))
-            store_configs(store, kept)
-            pending.clear()
-            release_at = 0.0  # later batches' reading: released after each write, as below
-            if not final:  # the last batch keeps the connection for what follows (aliases, samples)
-                store.release()
-
-    aliases_done = False  # the alias table was refreshed with the last batch (see flush)
-    established: dict = {}  # (walk root, suffix) -> the adapter that claimed a file there (see _detect)
-    batch_sha = set()
-    n_pending = 0
-    group_shas: list = []
-    logs = []  # (report index, path) of lm-eval per-sample logs: they go to the samples table, not to adapters
-    tables = []  # (report index, path, sidecar items block) of item-response tables: to the samples table too
-    runs = []  # (report index, run directory) of HELM runs with per-instance stats: their items, after the results
-    limit = min(SMALL_FILE_BYTES, _max_file_bytes())  # what _read_walked reads (larger: checked and read as before)
-    # Held until the first batch is written, or released once reading has taken READ_HOLD_SECONDS.
-    release_at = time.perf_counter() + READ_HOLD_SECONDS
+    run = _IngestRun(store, forced, adapters)
     try:
-        for src, explicit, root in progress(sources, total=len(sources), desc="ingest", disable=None if show_progress else True):
-            if release_at and time.perf_counter() > release_at:
-                store.release()
-                release_at = 0.0
-            try:
-                # A small regular file the walk listed is checked and read in one go (_read_walked).
-                if not ("_regular" in src.__dict__ and ".jsonl" not in src.pathname and _read_walked(src, limit)):
-                    why, size = _check(src.pathname)
-                    if why is not None:
-                        raise IngestError(src.path, why)
-                    if forced is None and ".jsonl" in src.pathname and not src.is_dir and is_samples_file(src.pathname):
-                        report.files.append(None)
-                        logs.append((len(report.files) - 1, src.path))
-                        continue
-                    if size is not None and size <= SMALL_FILE_BYTES:
-                        src.bytes  # one read of a small regular file (checked above) serves sniffing, parsing, hashing
-                if forced is None and src.suffix in _ITEM_SUFFIXES and not src.is_dir:
-                    if (spec := item_table_spec(src)) is not None:  # an item-response table: stored after the results
-                        report.files.append(None)
-                        tables.append((len(report.files) - 1, src.path, spec or None))
-                        continue
-                chosen = forced if forced is not None else _detect(src, root, adapters, established)
-                if chosen.name == "helm_run":  # its per-instance scores, if it has them, after the results
-                    runs.append((len(report.files), src.path))  # the run's entry is the next one appended
-                sha = sha256_of(src, chosen)
-                group_shas.append(sha)
-                if store.has_source(sha) or sha in batch_sha:
-                    report.files.append(FileReport(src.pathname, "unchanged", chosen.name))
-                    continue
-                records, configs = _records_of(src, chosen)
-                notes = src.take_notes()
-            except Exception as exc:  # noqa: BLE001 - whatever reading one file raises fails that file only
-                report.files.append(FileReport(_shown(src.path), "skipped", reason=_skip_reason(exc),
-                                               quiet=isinstance(exc, NotResults)))
-                continue
-            finally:
-                # The file's bytes and parsed document are not needed once its records are made: freed now,
-                # their memory serves the next file (instead of a batch's worth of documents held to the end).
-                sd = src.__dict__
-                for k in _READ_CACHE:
-                    sd.pop(k, None)
-                sd.pop("notes", None)  # a skipped file's notes: its reason says what matters
-            if configs:
-                task_configs[src.pathname] = configs
-            report.files.append(None)
-            if notes:
-                notes_of[len(report.files) - 1] = notes
-            pending.append((len(report.files) - 1, src.pathname, sha, chosen.name, records))
-            batch_sha.add(sha)
-            n_pending += len(records)
-            # Outside the file's own errors: a batch that cannot be written (the store locked) is not this file's.
-            if len(pending) >= BATCH_FILES or n_pending >= BATCH_RECORDS:
-                flush()
-                batch_sha.clear()
-                n_pending = 0
-        flush(final=True)
+        for src, _explicit, root in progress(sources, total=len(sources), desc="ingest", disable=None if show_progress else True):
+            run.release_if_held_long()
+            read = run.read(src, root)
+            if read is not None:
+                run.queue(src, *read)
+        run.flush(final=True)
         store.acquire()
     except StoreLockedError as exc:
-        done = {f.path for f in report.files if f is not None and f.status != "skipped"} - {str(p[1]) for p in pending}
+        raise run.locked_error(exc, sources) from None
+    return run.finish(group)
+
+
+class _IngestRun:
+    """One ingest call: the report, the batch waiting to be written, and the files stored after the results
+    (per-sample logs, item-response tables, HELM runs' per-instance scores)."""
+
+    def __init__(self, store, forced, adapters):
+        self.store, self.forced, self.adapters = store, forced, adapters
+        self.report = IngestReport()
+        self.pending: list = []  # (report index, path, sha, adapter name, records), written in one transaction per batch
+        self.task_configs: dict = {}  # path -> {task: (config, config_source)}, kept once the file's results are stored
+        self.notes_of: dict = {}  # report index -> the notes its adapter made while reading (SourceFile.note)
+        self.aliases_done = False  # the alias table was refreshed with the last batch (see flush)
+        self.established: dict = {}  # (walk root, suffix) -> the adapter that claimed a file there (see _detect)
+        self.batch_sha: set = set()
+        self.n_pending = 0
+        self.group_shas: list = []
+        self.logs: list = []  # (report index, path) of lm-eval per-sample logs: to the samples table, not to adapters
+        self.tables: list = []  # (report index, path, sidecar items block) of item-response tables: to the samples table too
+        self.runs: list = []  # (report index, run directory) of HELM runs with per-instance stats: after the results
+        self.limit = min(SMALL_FILE_BYTES, _max_file_bytes())  # what _read_walked reads (larger: checked and read as before)
+        # Held until the first batch is written, or released once reading has taken READ_HOLD_SECONDS.
+        self.release_at = time.perf_counter() + READ_HOLD_SECONDS
+
+    def release_if_held_long(self) -> None:
+        if self.release_at and time.perf_counter() > self.release_at:
+            self.store.release()
+            self.release_at = 0.0
+
+    def read(self, src, root):
+        """``(sha, adapter, records, configs, notes)`` of a file to store, or None when the file is already
+        accounted for (unchanged, skipped, or kept for after the results)."""
+        from .item_tables import item_table_spec
+        from .samples import is_samples_file
+
+        report, forced = self.report, self.forced
+        try:
+            # A small regular file the walk listed is checked and read in one go (_read_walked).
+            if not ("_regular" in src.__dict__ and ".jsonl" not in src.pathname and _read_walked(src, self.limit)):
+                why, size = _check(src.pathname)
+                if why is not None:
+                    raise IngestError(src.path, why)
+                if forced is None and ".jsonl" in src.pathname and not src.is_dir and is_samples_file(src.pathname):
+                    report.files.append(None)
+                    self.logs.append((len(report.files) - 1, src.path))
+                    return None
+                if size is not None and size <= SMALL_FILE_BYTES:
+                    src.bytes  # one read of a small regular file (checked above) serves sniffing, parsing, hashing
+            if forced is None and src.suffix in _ITEM_SUFFIXES and not src.is_dir:
+                if (spec := item_table_spec(src)) is not None:  # an item-response table: stored after the results
+                    report.files.append(None)
+                    self.tables.append((len(report.files) - 1, src.path, spec or None))
+                    return None
+            chosen = forced if forced is not None else _detect(src, root, self.adapters, self.established)
+            if chosen.name == "helm_run":  # its per-instance scores, if it has them, after the results
+                self.runs.append((len(report.files), src.path))  # the run's entry is the next one appended
+            sha = sha256_of(src, chosen)
+            self.group_shas.append(sha)
+            if self.store.has_source(sha) or sha in self.batch_sha:
+                report.files.append(FileReport(src.pathname, "unchanged", chosen.name))
+                return None
+            records, configs = _records_of(src, chosen)
+            return sha, chosen, records, configs, src.take_notes()
+        except Exception as exc:  # noqa: BLE001 - whatever reading one file raises fails that file only
+            report.files.append(FileReport(_shown(src.path), "skipped", reason=_skip_reason(exc),
+                                           quiet=isinstance(exc, NotResults)))
+            return None
+        finally:
+            # The file's bytes and parsed document are not needed once its records are made: freed now,
+            # their memory serves the next file (instead of a batch's worth of documents held to the end).
+            sd = src.__dict__
+            for k in _READ_CACHE:
+                sd.pop(k, None)
+            sd.pop("notes", None)  # a skipped file's notes: its reason says what matters
+
+    def queue(self, src, sha, chosen, records, configs, notes) -> None:
+        if configs:
+            self.task_configs[src.pathname] = configs
+        self.report.files.append(None)
+        if notes:
+            self.notes_of[len(self.report.files) - 1] = notes
+        self.pending.append((len(self.report.files) - 1, src.pathname, sha, chosen.name, records))
+        self.batch_sha.add(sha)
+        self.n_pending += len(records)
+        # Outside the file's own errors: a batch that cannot be written (the store locked) is not this file's.
+        if len(self.pending) >= BATCH_FILES or self.n_pending >= BATCH_RECORDS:
+            self.flush()
+            self.batch_sha.clear()
+            self.n_pending = 0
+
+    def flush(self, final: bool = False) -> None:
+        from .columnar import write_columnar
+        from .lm_eval_tasks import store_configs
+
+        store, pending = self.store, self.pending
+        if not pending:
+            return
+        # The lock is held only while a batch is written, so `info` and `matrix` get in between batches.
+        store.acquire()
+        first_id = store._next_source  # this flush's sources are numbered from here (committed_results)
+        batched = [_batched(item[4]) for item in pending]
+        rows = [item[1:] for item, b in zip(pending, batched) if b]
+        # The last batch refreshes the alias table inside its own transaction (one commit and checkpoint,
+        # not two) unless sources written after it (as arrays, each in its own transaction) add models.
+        hook = _refresh_aliases(store) if final and rows and len(rows) == len(pending) else None
+        done = iter(store.ingest_batch(rows, before_commit=hook) if rows else [])
+        self.aliases_done = hook is not None
+        # Sources given as arrays are written one per transaction (harness_ext.store.columnar).
+        outcomes = [next(done) if b else write_columnar(store, *item[1:]) for item, b in zip(pending, batched)]
+        store_configs(store, self._report_written(outcomes, store.committed_results(first_id)))
+        pending.clear()
+        self.release_at = 0.0  # later batches' reading: released after each write, as below
+        if not final:  # the last batch keeps the connection for what follows (aliases, samples)
+            store.release()
+
+    def _report_written(self, outcomes, committed) -> list:
+        """Fill the batch's report entries; returns the task configs of the files stored."""
+        from .db import SourceOutcome
+
+        kept = []
+        # Counts come from the committed store, never from what was handed to it.
+        for (idx, path, sha, name, _recs), outcome in zip(self.pending, outcomes):
+            if outcome.status == "ingested" and sha not in committed:
+                outcome = SourceOutcome("skipped", reason="the store did not keep it (not found after the commit)")
+            n = committed.get(sha, 0) if outcome.status == "ingested" else 0
+            self.report.files[idx] = FileReport(str(path), outcome.status, name, n, reason=outcome.reason,
+                                                conflicts=outcome.conflicts, notes=self.notes_of.pop(idx, []))
+            configs = self.task_configs.pop(path, None)
+            if configs and outcome.status == "ingested":
+                kept.append((path, configs))
+        return kept
+
+    def locked_error(self, exc, sources):
+        from ..errors import StoreLockedError
+
+        report = self.report
+        done = {f.path for f in report.files if f is not None and f.status != "skipped"} - {str(p[1]) for p in self.pending}
         left = [src.pathname for src, _, _ in sources if src.pathname not in done]
         shown = ", ".join(left[:20]) + (f" and {len(left) - 20} more" if len(left) > 20 else "")
         err = StoreLockedError(f"{exc}. Not ingested ({len(left)}; run again, stored files are recognised): {shown}")
         err.files_listed = True
-        raise err from None
-    if logs:
-        # After the results, so a log's model is named from its sibling results_*.json as stored.
-        done = ingest_samples(store, [p for _, p in logs], show_progress=False)
-        for (idx, _), f in zip(logs, done.files):
-            report.files[idx] = FileReport(f.path, f.status, SAMPLES_ADAPTER, reason=f.reason, n_samples=f.n_rows)
-    if tables or runs:
-        ingest_walked(store, report.files, tables, runs)
-    if not aliases_done and report.by_status("ingested"):
-        _refresh_aliases(store)()
-    if group:
-        report.group = (group, store.add_benchmark_group(group, group_shas))
-    return report
+        return err
+
+    def finish(self, group) -> IngestReport:
+        """Store what comes after the results (sample logs, item tables, HELM per-instance scores), the aliases
+        and the benchmark group."""
+        from .item_tables import ingest_walked
+        from .samples import ingest_samples
+
+        store, report = self.store, self.report
+        if self.logs:
+            # After the results, so a log's model is named from its sibling results_*.json as stored.
+            done = ingest_samples(store, [p for _, p in self.logs], show_progress=False)
+            for (idx, _), f in zip(self.logs, done.files):
+                report.files[idx] = FileReport(f.path, f.status, SAMPLES_ADAPTER, reason=f.reason, n_samples=f.n_rows)
+        if self.tables or self.runs:
+            ingest_walked(store, report.files, self.tables, self.runs)
+        if not self.aliases_done and report.by_status("ingested"):
+            _refresh_aliases(store)()
+        if group:
+            report.group = (group, store.add_benchmark_group(group, self.group_shas))
+        return report
 
 
 def _refresh_aliases(store):

@@ -140,6 +140,31 @@ def _run_trial(X, ranks_all, R_full, features, specs, ks, metrics, variation, al
     return out
 
 
+def _check_protocol_args(X, features, trials, k_max, k_min, alpha, variation, representation):
+    """Refuse settings the protocol cannot run; returns ``features`` as a float array (or None)."""
+    n_models, n_datasets = X.shape
+    if representation not in ("scores", "ranks"):
+        raise MethodError(f"representation must be 'scores' or 'ranks', got {representation!r}")
+    if variation not in ("datasets", "models"):
+        raise MethodError(f"variation must be 'datasets' or 'models', got {variation!r}")
+    if not 0 < alpha <= 1:
+        raise MethodError(f"alpha must lie in (0, 1], got {alpha}")
+    if int(trials) < 1:
+        raise MethodError(f"trials must be >= 1, got {trials}")
+    pool_size = int(np.floor(alpha * n_datasets)) if variation == "datasets" else n_datasets
+    if variation == "models" and int(np.floor(alpha * n_models)) < 2:
+        raise MethodError(f"alpha={alpha} leaves fewer than 2 of {n_models} models per trial")
+    if not (1 <= k_min <= k_max):
+        raise MethodError(f"need 1 <= k_min <= k_max, got k_min={k_min}, k_max={k_max}")
+    if k_max > pool_size:
+        raise MethodError(f"k_max={k_max} exceeds the pool of {pool_size} datasets (alpha={alpha} of {n_datasets})")
+    if features is not None:
+        features = np.asarray(features, dtype=float)
+        if features.ndim != 2 or features.shape[0] != n_datasets:
+            raise MethodError(f"features must be (n_datasets={n_datasets}, p), got {features.shape}")
+    return features
+
+
 def run_protocol(
     X,
     selectors=None,
@@ -227,25 +252,7 @@ def run_protocol(
 
     X = check_matrix(X, allow_nan=False, min_rows=3, min_cols=3)
     n_models, n_datasets = X.shape
-    if representation not in ("scores", "ranks"):
-        raise MethodError(f"representation must be 'scores' or 'ranks', got {representation!r}")
-    if variation not in ("datasets", "models"):
-        raise MethodError(f"variation must be 'datasets' or 'models', got {variation!r}")
-    if not 0 < alpha <= 1:
-        raise MethodError(f"alpha must lie in (0, 1], got {alpha}")
-    if int(trials) < 1:
-        raise MethodError(f"trials must be >= 1, got {trials}")
-    pool_size = int(np.floor(alpha * n_datasets)) if variation == "datasets" else n_datasets
-    if variation == "models" and int(np.floor(alpha * n_models)) < 2:
-        raise MethodError(f"alpha={alpha} leaves fewer than 2 of {n_models} models per trial")
-    if not (1 <= k_min <= k_max):
-        raise MethodError(f"need 1 <= k_min <= k_max, got k_min={k_min}, k_max={k_max}")
-    if k_max > pool_size:
-        raise MethodError(f"k_max={k_max} exceeds the pool of {pool_size} datasets (alpha={alpha} of {n_datasets})")
-    if features is not None:
-        features = np.asarray(features, dtype=float)
-        if features.ndim != 2 or features.shape[0] != n_datasets:
-            raise MethodError(f"features must be (n_datasets={n_datasets}, p), got {features.shape}")
+    features = _check_protocol_args(X, features, trials, k_max, k_min, alpha, variation, representation)
     metrics = check_metrics(metrics)
     specs_by_name = _resolve(selectors)
     names = list(specs_by_name)

@@ -130,6 +130,107 @@ def factorise(Z: np.ndarray, **kwargs):
         return _factorise_impl(Z, **kwargs)
 
 
+def _check_pmf_args(D, n_components, inference, hyperprior, alpha, noise, n_samples, n_burnin) -> None:
+    if D < 1:
+        raise MethodError(f"n_components must be >= 1, got {n_components!r}")
+    if inference not in ("map", "gibbs"):
+        raise MethodError(f"inference must be 'map' or 'gibbs', got {inference!r}")
+    if hyperprior not in ("wishart", "fixed"):
+        raise MethodError(f"hyperprior must be 'wishart' or 'fixed', got {hyperprior!r}")
+    if inference == "map" and alpha is None:
+        raise MethodError("MAP inference needs a fixed noise precision alpha")
+    if noise not in ("global", "dataset"):
+        raise MethodError(f"noise must be 'global' or 'dataset', got {noise!r}")
+    if alpha is not None and not alpha > 0:
+        raise MethodError(f"alpha must be > 0, got {alpha!r}")
+    if inference == "gibbs" and (int(n_samples) < 1 or int(n_burnin) < 0):
+        raise MethodError(f"need n_samples >= 1 and n_burnin >= 0, got {n_samples!r}, {n_burnin!r}")
+
+
+def _svd_start(Z0, Of, D: int, rng):
+    """Factors from a truncated SVD of the zero-filled matrix, slightly jittered: deterministic and close
+    to a mode, so MAP converges fast and Gibbs needs a short burn-in."""
+    M, N = Z0.shape[:2]
+    A0 = Z0.sum(axis=2) / np.maximum(Of.sum(axis=2), 1)
+    Ua, sv, Vta = np.linalg.svd(A0, full_matrices=False)
+    k = min(D, sv.size)
+    U = np.zeros((M, D))
+    V = np.zeros((N, D))
+    U[:, :k] = Ua[:, :k] * np.sqrt(sv[:k])
+    V[:, :k] = Vta[:k].T * np.sqrt(sv[:k])
+    U += 0.01 * rng.standard_normal(U.shape)
+    V += 0.01 * rng.standard_normal(V.shape)
+    return U, V
+
+
+def _metric_scale(F, OA, Z0, rng=None):
+    """Per-metric scale ``w_s`` and offset ``b_s`` given the factors' product ``F``: their exact Gaussian
+    posterior (N(0, 1) priors), its mean, or a draw when ``rng`` is given.
+
+    References
+    ----------
+    Zhao et al., PTF, eq. 4-6 (sigma_w = sigma_b = 1).
+    """
+    S = OA.shape[2]
+    Fw = F[:, :, None] * OA
+    spp = (Fw * F[:, :, None]).sum(axis=(0, 1))
+    sp = Fw.sum(axis=(0, 1))
+    sn = OA.sum(axis=(0, 1))
+    spr = (Fw * Z0).sum(axis=(0, 1))
+    sr = (OA * Z0).sum(axis=(0, 1))
+    P2 = np.stack([np.stack([1 + spp, sp], -1), np.stack([sp, 1 + sn], -1)], -2)  # (S, 2, 2)
+    r2 = np.stack([spr, sr], -1)
+    L2 = np.linalg.cholesky(P2)
+    y2 = np.linalg.solve(L2, r2[:, :, None])
+    if rng is not None:
+        y2 = y2 + rng.standard_normal((S, 2, 1))
+    wb = np.linalg.solve(np.swapaxes(L2, 1, 2), y2)[:, :, 0]
+    return wb[:, 0], wb[:, 1]
+
+
+def _sample_noise_precision(A, sq, n_slice, n_obs: int, noise: str, rng):
+    """A Gibbs draw of the noise precision per (dataset, metric) slice, given the squared residuals ``sq``."""
+    if noise == "dataset":
+        # a_ns ~ Gamma(shape0, rate beta), beta ~ Gamma(eps, eps): the datasets share
+        # a learned scale, so a dataset with few cells borrows from the others.
+        beta = rng.gamma(_EPS + A.size * _NOISE_SHAPE, 1.0 / (_EPS + A.sum()))
+        return rng.gamma(_NOISE_SHAPE + n_slice / 2.0, 1.0 / (beta + sq.sum(axis=0) / 2.0))
+    return np.full(A.shape, rng.gamma(_EPS + n_obs / 2.0, 1.0 / (_EPS + sq.sum() / 2.0)))
+
+
+def _map_objective(A, sq, U, V, H, Y, G, X) -> float:
+    """The negative log posterior MAP descends (up to constants): weighted squared error plus the factors' N(0, I) priors."""
+    return float((A * sq).sum()) / 2 + ((U - (H @ Y if H is not None else 0)) ** 2).sum() / 2 \
+        + ((V - (G @ X if G is not None else 0)) ** 2).sum() / 2
+
+
+def _posterior_summary(acc_sum, acc_sq, noise_var_sum, kept: int, include_noise: bool, n_iter: int):
+    """``(mean, std, info)`` of the kept Gibbs draws; the std adds the noise variance when ``include_noise``."""
+    mean = acc_sum / kept
+    var = np.maximum(acc_sq / kept - mean * mean, 0.0)
+    info = {"n_iter": n_iter, "noise_std": np.sqrt(noise_var_sum / kept)}  # (N, S)
+    if include_noise:
+        var = var + noise_var_sum / kept
+    return mean, np.sqrt(var), info
+
+
+def _update_side(F, other, Tw, Wt, P, C, mu, lam, profile_var, wishart_rng, sample_rng):
+    """One side's block update (models or datasets): its Normal-Wishart hyperparameters when sampled, its
+    factors, then its profile coefficients. Returns ``(F, C, mu, lam)``.
+
+    References
+    ----------
+    Salakhutdinov & Mnih (2008), BPMF Gibbs steps; Zhao et al. §3.1 (constrained PMF, ``F' = F + P C``).
+    """
+    if wishart_rng is not None:
+        mu, lam = _sample_normal_wishart(F - (P @ C if P is not None else 0.0), wishart_rng)
+    prior = np.broadcast_to(mu + (P @ C if P is not None else 0.0), F.shape)
+    F = _row_posterior(Tw, Wt, other, 1.0, lam, prior, sample_rng)
+    if P is not None:
+        C = _profile_coefficients(P, F - mu, lam, profile_var, sample_rng)
+    return F, C, mu, lam
+
+
 def _factorise_impl(Z: np.ndarray, *, n_components: int, inference: str, alpha: Optional[float], hyperprior: str,
                n_burnin: int, n_samples: int, max_iter: int, tol: float, model_profiles, dataset_profiles,
                profile_std: float, metric_weights: bool, random_state: int, include_noise: bool = True,
@@ -159,20 +260,7 @@ def _factorise_impl(Z: np.ndarray, *, n_components: int, inference: str, alpha: 
     """
     M, N, S = Z.shape
     D = int(n_components)
-    if D < 1:
-        raise MethodError(f"n_components must be >= 1, got {n_components!r}")
-    if inference not in ("map", "gibbs"):
-        raise MethodError(f"inference must be 'map' or 'gibbs', got {inference!r}")
-    if hyperprior not in ("wishart", "fixed"):
-        raise MethodError(f"hyperprior must be 'wishart' or 'fixed', got {hyperprior!r}")
-    if inference == "map" and alpha is None:
-        raise MethodError("MAP inference needs a fixed noise precision alpha")
-    if noise not in ("global", "dataset"):
-        raise MethodError(f"noise must be 'global' or 'dataset', got {noise!r}")
-    if alpha is not None and not alpha > 0:
-        raise MethodError(f"alpha must be > 0, got {alpha!r}")
-    if inference == "gibbs" and (int(n_samples) < 1 or int(n_burnin) < 0):
-        raise MethodError(f"need n_samples >= 1 and n_burnin >= 0, got {n_samples!r}, {n_burnin!r}")
+    _check_pmf_args(D, n_components, inference, hyperprior, alpha, noise, n_samples, n_burnin)
     H = _check_profiles(model_profiles, M, "model")
     G = _check_profiles(dataset_profiles, N, "dataset")
     rng = np.random.default_rng(random_state)
@@ -183,17 +271,7 @@ def _factorise_impl(Z: np.ndarray, *, n_components: int, inference: str, alpha: 
     Z0 = np.where(O, Z, 0.0)
     n_obs = int(O.sum())
 
-    # Initialise from a truncated SVD of the zero-filled matrix: deterministic and
-    # close to a mode, so MAP converges fast and Gibbs needs a short burn-in.
-    A0 = Z0.sum(axis=2) / np.maximum(Of.sum(axis=2), 1)
-    Ua, sv, Vta = np.linalg.svd(A0, full_matrices=False)
-    k = min(D, sv.size)
-    U = np.zeros((M, D))
-    V = np.zeros((N, D))
-    U[:, :k] = Ua[:, :k] * np.sqrt(sv[:k])
-    V[:, :k] = Vta[:k].T * np.sqrt(sv[:k])
-    U += 0.01 * rng.standard_normal(U.shape)
-    V += 0.01 * rng.standard_normal(V.shape)
+    U, V = _svd_start(Z0, Of, D, rng)
     w, b = np.ones(S), np.zeros(S)
     Y = np.zeros((H.shape[1], D)) if H is not None else None
     X = np.zeros((G.shape[1], D)) if G is not None else None
@@ -219,52 +297,18 @@ def _factorise_impl(Z: np.ndarray, *, n_components: int, inference: str, alpha: 
     n_iter = 0
     for it in range(total_iter):
         n_iter = it + 1
-        # --- model side
-        if gibbs and hyperprior == "wishart":
-            E = U - (H @ Y if H is not None else 0.0)
-            mu_U, lam_U = _sample_normal_wishart(E, rng)
-        prior_U = mu_U + (H @ Y if H is not None else 0.0)
-        prior_U = np.broadcast_to(prior_U, (M, D))
+        wishart_rng = rng if gibbs and hyperprior == "wishart" else None
         Wt, Tw = weights_targets()
-        U = _row_posterior(Tw, Wt, V, 1.0, lam_U, prior_U, sample_rng)
-        if H is not None:
-            Y = _profile_coefficients(H, U - mu_U, lam_U, profile_std ** 2, sample_rng)
-        # --- dataset side
-        if gibbs and hyperprior == "wishart":
-            E = V - (G @ X if G is not None else 0.0)
-            mu_V, lam_V = _sample_normal_wishart(E, rng)
-        prior_V = np.broadcast_to(mu_V + (G @ X if G is not None else 0.0), (N, D))
-        V = _row_posterior(Tw.T, Wt.T, U, 1.0, lam_V, prior_V, sample_rng)
-        if G is not None:
-            X = _profile_coefficients(G, V - mu_V, lam_V, profile_std ** 2, sample_rng)
+        U, Y, mu_U, lam_U = _update_side(U, V, Tw, Wt, H, Y, mu_U, lam_U, profile_std ** 2, wishart_rng, sample_rng)
+        V, X, mu_V, lam_V = _update_side(V, U, Tw.T, Wt.T, G, X, mu_V, lam_V, profile_std ** 2, wishart_rng, sample_rng)
         F = U @ V.T  # (M, N)
         # --- per-metric scale and offset (PTF, Zhao et al. eq. 4-6, sigma_w = sigma_b = 1)
         if metric_weights:
-            OA = Of * A
-            Fw = F[:, :, None] * OA
-            spp = (Fw * F[:, :, None]).sum(axis=(0, 1))
-            sp = Fw.sum(axis=(0, 1))
-            sn = OA.sum(axis=(0, 1))
-            spr = (Fw * Z0).sum(axis=(0, 1))
-            sr = (OA * Z0).sum(axis=(0, 1))
-            P2 = np.stack([np.stack([1 + spp, sp], -1), np.stack([sp, 1 + sn], -1)], -2)  # (S, 2, 2)
-            r2 = np.stack([spr, sr], -1)
-            L2 = np.linalg.cholesky(P2)
-            y2 = np.linalg.solve(L2, r2[:, :, None])
-            if gibbs:
-                y2 = y2 + rng.standard_normal((S, 2, 1))
-            wb = np.linalg.solve(np.swapaxes(L2, 1, 2), y2)[:, :, 0]
-            w, b = wb[:, 0], wb[:, 1]
+            w, b = _metric_scale(F, Of * A, Z0, rng if gibbs else None)
         pred = F[:, :, None] * w + b
         sq = np.where(O, Z0 - pred, 0.0) ** 2
         if gibbs and alpha is None:
-            if noise == "dataset":
-                # a_ns ~ Gamma(shape0, rate beta), beta ~ Gamma(eps, eps): the datasets share
-                # a learned scale, so a dataset with few cells borrows from the others.
-                beta = rng.gamma(_EPS + A.size * _NOISE_SHAPE, 1.0 / (_EPS + A.sum()))
-                A = rng.gamma(_NOISE_SHAPE + n_slice / 2.0, 1.0 / (beta + sq.sum(axis=0) / 2.0))
-            else:
-                A = np.full((N, S), rng.gamma(_EPS + n_obs / 2.0, 1.0 / (_EPS + sq.sum() / 2.0)))
+            A = _sample_noise_precision(A, sq, n_slice, n_obs, noise, rng)
         if gibbs:
             if it >= int(n_burnin):
                 acc_sum += pred
@@ -272,21 +316,13 @@ def _factorise_impl(Z: np.ndarray, *, n_components: int, inference: str, alpha: 
                 noise_var_sum += 1.0 / A
                 kept += 1
         else:
-            loss = float((A * sq).sum()) / 2 + ((U - (H @ Y if H is not None else 0)) ** 2).sum() / 2 \
-                + ((V - (G @ X if G is not None else 0)) ** 2).sum() / 2
+            loss = _map_objective(A, sq, U, V, H, Y, G, X)
             if abs(prev_loss - loss) <= tol * max(1.0, abs(loss)):
                 break
             prev_loss = loss
-    info = {"n_iter": n_iter}
     if not gibbs:
-        info["converged"] = n_iter < total_iter
-        return pred, None, info
-    mean = acc_sum / kept
-    var = np.maximum(acc_sq / kept - mean * mean, 0.0)
-    info["noise_std"] = np.sqrt(noise_var_sum / kept)  # (N, S)
-    if include_noise:
-        var = var + noise_var_sum / kept
-    return mean, np.sqrt(var), info
+        return pred, None, {"n_iter": n_iter, "converged": n_iter < total_iter}
+    return _posterior_summary(acc_sum, acc_sq, noise_var_sum, kept, include_noise, n_iter)
 
 
 class ProbabilisticTensorFactorization(BasePredictor):

@@ -109,6 +109,28 @@ def permutation_test(
     """
     X = check_matrix(X, min_rows=2, min_cols=3)
     _require_complete(X, "the permutation test")
+    measures = _applicable_measures(X, measures)
+    from ...report import progress
+
+    rng = np.random.default_rng(random_state)
+    summarise = _pair_summariser(X, measures, rng)
+    per_perm = max(1, ks_max_values // max(1, n_permutations))
+    observed = summarise(X.T)
+    obs_stats = {mm: st for mm, (st, _) in observed.items()}
+    ge = {mm: np.zeros(3, dtype=np.int64) for mm in measures}
+    perm_sum = {mm: np.zeros(3) for mm in measures}
+    pooled = {mm: [] for mm in measures}
+    for _ in progress(range(n_permutations), total=n_permutations, desc="permutations", disable=None if show_progress else True):
+        Xp = permute_within_models(X, rng)
+        for mm, (st, v) in summarise(Xp.T, per_perm).items():
+            # relative tolerance: a statistic equal to the observed one up to rounding is a tie
+            ge[mm] += st >= obs_stats[mm] - 1e-12 * np.abs(obs_stats[mm])
+            perm_sum[mm] += st
+            pooled[mm].append(v)
+    return _permutation_result(measures, observed, ge, perm_sum, pooled, n_permutations)
+
+
+def _applicable_measures(X, measures) -> list:
     binary = is_binary(X)
     measures = [mm for mm in measures if binary or mm not in BINARY_MEASURES]
     if not measures:
@@ -116,20 +138,18 @@ def permutation_test(
     for mm in measures:
         if mm not in SIMILARITY_MEASURES:
             raise MethodError(f"unknown similarity {mm!r}; choose from {SIMILARITY_MEASURES}")
-    from scipy.stats import ks_2samp
+    return measures
 
-    from ...report import progress
 
-    rng = np.random.default_rng(random_state)
+def _pair_summariser(X, measures, rng):
+    """``summarise(Q, sample_size=None)``: measure -> (statistics, similarity values: all, or a random sample)."""
     d = X.shape[1]
     i0, i1 = np.triu_indices(d, k=1)
     flat = i0 * d + i1
     m = X.shape[0]
-    counting = binary and (m + 1) * (m * m + 1) <= MAX_CODE_TABLE
-    per_perm = max(1, ks_max_values // max(1, n_permutations))
+    counting = is_binary(X) and (m + 1) * (m * m + 1) <= MAX_CODE_TABLE
 
     def summarise(Q, sample_size=None):
-        """measure -> (statistics, similarity values: all, or a random sample of them)."""
         res = {}
         if counting:
             for mm, (codes, table) in _binary_pair_codes(Q, measures, flat, i0, i1).items():
@@ -141,25 +161,19 @@ def permutation_test(
                 res[mm] = (_stats(v), vals)
         return res
 
-    observed = summarise(X.T)
-    obs_stats = {mm: st for mm, (st, _) in observed.items()}
-    obs_vals = {mm: v for mm, (_, v) in observed.items()}
-    ge = {mm: np.zeros(3, dtype=np.int64) for mm in measures}
-    perm_sum = {mm: np.zeros(3) for mm in measures}
-    pooled = {mm: [] for mm in measures}
-    for _ in progress(range(n_permutations), total=n_permutations, desc="permutations", disable=None if show_progress else True):
-        Xp = permute_within_models(X, rng)
-        for mm, (st, v) in summarise(Xp.T, per_perm).items():
-            # relative tolerance: a statistic equal to the observed one up to rounding is a tie
-            ge[mm] += st >= obs_stats[mm] - 1e-12 * np.abs(obs_stats[mm])
-            perm_sum[mm] += st
-            pooled[mm].append(v)
+    return summarise
+
+
+def _permutation_result(measures, observed, ge, perm_sum, pooled, n_permutations) -> "PermutationTestResult":
+    from scipy.stats import ks_2samp
+
     pv, ob, pm, ks = {}, {}, {}, {}
     for mm in measures:
+        obs_stats, obs_vals = observed[mm]
         pv[mm] = (1 + ge[mm]) / (1 + n_permutations)
-        ob[mm] = obs_stats[mm]
+        ob[mm] = obs_stats
         pm[mm] = perm_sum[mm] / max(1, n_permutations)
-        res = ks_2samp(obs_vals[mm], np.concatenate(pooled[mm])) if n_permutations else None
+        res = ks_2samp(obs_vals, np.concatenate(pooled[mm])) if n_permutations else None
         pv[mm] = np.append(pv[mm], res.pvalue if res is not None else np.nan)
         ks[mm] = res.statistic if res is not None else np.nan
     idx = list(STAT_NAMES)

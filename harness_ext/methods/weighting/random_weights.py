@@ -240,76 +240,95 @@ def random_weight_analysis(
     chunk = int(chunk_size) if chunk_size else default_chunk_size(d, m, k)
 
     rng = np.random.default_rng(random_state)
-    smin = np.full(m, np.inf)
-    smax = np.full(m, -np.inf)
-    ssum = np.zeros(m)
-    ssq = np.zeros(m)
-    best = np.full(m, m + 1, dtype=np.int64) if track_ranks else None
-    worst = np.zeros(m, dtype=np.int64) if track_ranks else None
-    wins = np.zeros((k, k), dtype=np.int64)
-    swaps = 0
-    kept = []
-    n_kept = 0
+    acc = _DrawAccumulator.start(m, k, track_ranks)
     starts = range(0, n_draws, chunk)
     for start in progress(starts, total=len(starts), desc="random weights", disable=None if show_progress else True):
-        c = min(chunk, n_draws - start)
-        W = sample_simplex(c, d, rng)
-        S = weighted_scores(X, W)  # (c, m)
-        np.minimum(smin, S.min(axis=0), out=smin)
-        np.maximum(smax, S.max(axis=0), out=smax)
-        if track_ranks:
+        W = sample_simplex(min(chunk, n_draws - start), d, rng)
+        acc.add(weighted_scores(X, W), uniform, top, (a, b), keep)
+    return _random_weights_result(X, models, uniform, top, (a, b), n_draws, acc)
+
+
+class _DrawAccumulator:
+    """Running minima, maxima, moments, ranks, pairwise wins and kept draws over chunks of draws."""
+
+    @classmethod
+    def start(cls, m: int, k: int, track_ranks: bool) -> "_DrawAccumulator":
+        acc = cls()
+        acc.smin = np.full(m, np.inf)
+        acc.smax = np.full(m, -np.inf)
+        acc.ssum = np.zeros(m)
+        acc.ssq = np.zeros(m)
+        acc.best = np.full(m, m + 1, dtype=np.int64) if track_ranks else None
+        acc.worst = np.zeros(m, dtype=np.int64) if track_ranks else None
+        acc.wins = np.zeros((k, k), dtype=np.int64)
+        acc.swaps = 0
+        acc.kept = []
+        acc.n_kept = 0
+        return acc
+
+    def add(self, S: np.ndarray, uniform: np.ndarray, top: np.ndarray, first_two, keep: int) -> None:
+        """Fold one chunk of weighted scores ``S`` (draws x models) in; ``S`` is overwritten."""
+        m = S.shape[1]
+        np.minimum(self.smin, S.min(axis=0), out=self.smin)
+        np.maximum(self.smax, S.max(axis=0), out=self.smax)
+        if self.best is not None:
             # rank r of the model at position j of argsort(-S): ties broken arbitrarily,
             # which only matters for duplicated model rows.
             pos = np.argsort(-S, axis=1)
             R = np.empty_like(pos)
             np.put_along_axis(R, pos, np.arange(1, m + 1)[None, :], axis=1)
-            np.minimum(best, R.min(axis=0), out=best)
-            np.maximum(worst, R.max(axis=0), out=worst)
+            np.minimum(self.best, R.min(axis=0), out=self.best)
+            np.maximum(self.worst, R.max(axis=0), out=self.worst)
         St = S[:, top]
-        wins += (St[:, :, None] > St[:, None, :]).sum(axis=0)
-        swaps += int((S[:, b] > S[:, a]).sum())
-        if n_kept < keep:
-            take = S[: keep - n_kept]
-            kept.append(take.copy())
-            n_kept += len(take)
+        self.wins += (St[:, :, None] > St[:, None, :]).sum(axis=0)
+        a, b = first_two
+        self.swaps += int((S[:, b] > S[:, a]).sum())
+        if self.n_kept < keep:
+            take = S[: keep - self.n_kept]
+            self.kept.append(take.copy())
+            self.n_kept += len(take)
         # moments last, on S centred in place on the uniform score: no cancellation, and no
         # temporaries the size of the chunk (they cost as much as the product itself)
         S -= uniform
-        ssum += S.sum(axis=0)
-        ssq += np.einsum("ij,ij->j", S, S)
+        self.ssum += S.sum(axis=0)
+        self.ssq += np.einsum("ij,ij->j", S, S)
 
+
+def _random_weights_result(X, models, uniform, top, first_two, n_draws, acc) -> RandomWeightsResult:
+    m = len(models)
+    a, b = first_two
     top_names = [models[i] for i in top]
-    pairwise = pd.DataFrame(wins / n_draws, index=top_names, columns=top_names)
-    abs_shift = np.maximum(smax - uniform, uniform - smin)
+    pairwise = pd.DataFrame(acc.wins / n_draws, index=top_names, columns=top_names)
+    abs_shift = np.maximum(acc.smax - uniform, uniform - acc.smin)
     i_abs = int(np.argmax(abs_shift))
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(uniform > 0, abs_shift / np.where(uniform > 0, uniform, 1.0), -np.inf)
     i_rel = int(np.argmax(rel))
-    mean = uniform + ssum / n_draws
+    mean = uniform + acc.ssum / n_draws
     # variance about the mean from squares about the uniform score
-    var = np.maximum(ssq / n_draws - np.square(ssum / n_draws), 0.0)
-    rng_width = smax - smin
+    var = np.maximum(acc.ssq / n_draws - np.square(acc.ssum / n_draws), 0.0)
+    rng_width = acc.smax - acc.smin
     i_range = int(np.argmax(rng_width))
     return RandomWeightsResult(
         models=models,
         n_draws=int(n_draws),
         uniform=uniform,
-        score_min=smin,
-        score_max=smax,
+        score_min=acc.smin,
+        score_max=acc.smax,
         score_mean=mean,
         score_std=np.sqrt(var),
-        best_rank=best,
-        worst_rank=worst,
+        best_rank=acc.best,
+        worst_rank=acc.worst,
         pairwise=pairwise,
         top_two=(models[a], models[b]),
-        top_two_swap_rate=swaps / n_draws,
+        top_two_swap_rate=acc.swaps / n_draws,
         largest_score_shift=float(rel[i_rel]) if np.isfinite(rel[i_rel]) else float("nan"),
         largest_score_shift_model=models[i_rel],
         largest_abs_score_shift=float(abs_shift[i_abs]),
         largest_abs_score_shift_model=models[i_abs],
         largest_range=float(rng_width[i_range]),
         largest_range_model=models[i_range],
-        sample=np.concatenate(kept, axis=0) if kept else np.empty((0, m)),
+        sample=np.concatenate(acc.kept, axis=0) if acc.kept else np.empty((0, m)),
         pairwise_exact=(pd.DataFrame(binary_beat_probability(X[top]), index=top_names, columns=top_names)
                         if not np.isnan(X).any() and is_binary(X) else None),
     )
