@@ -190,7 +190,7 @@ def test_paper_matrix_reproduces_the_published_folds():
 def test_paper_matrix_reproduces_the_papers_figures():
     # The paper: MedAE 4.58 in its text, 4.60 pooled in its released results (BenchPress's own code on its 30 folds:
     # 4.63 as the median of fold MedAEs); the matrix-support intervals cover 0.900 at width 29.3 with its MLP risk
-    # models (PAPER_RISK_MODELS: 0.899 at 29.3 here, an hour of network fits); ridge alone, the default, is wider.
+    # models (PAPER_RISK_MODELS: 0.900 at 29.7 here, minutes of network fits); ridge alone, the default, is wider.
     P = _paper_matrix()
     out = bp.paper_evaluation(P, bp.holdout_folds(~np.isnan(P)))
     assert out["n_cells"] == 26040

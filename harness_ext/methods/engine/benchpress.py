@@ -55,8 +55,8 @@ folds file and :func:`paper_evaluation` gives a MedAE of 4.60 over the 26,040
 held-out cells pooled (4.63 as the median of the 30 folds' MedAEs; the paper:
 4.60 in its released results, 4.58 in its text), and ridge-risk intervals
 covering 0.897 at a median width of 32.0; with the paper's MLP risk models
-(``kinds=PAPER_RISK_MODELS``) 0.899 at 29.3, the paper's matrix-support
-figure (0.900 at 29.3; its hybrid: 0.899 at 27.2).
+(``kinds=PAPER_RISK_MODELS``) 0.900 at 29.7 (the paper's matrix-support
+intervals: 0.900 at 29.3; its hybrid: 0.899 at 27.2).
 
 References
 ----------
