@@ -189,9 +189,15 @@ def check_item_estimator_params(reg):
 def check_item_estimator_interval(reg):
     source, targets, items = _item_population()
     est = _make(reg)
-    if hasattr(est, "select"):  # it picks its own items
+    fit_kw = {}
+    if getattr(est, "uses_strata", False):  # a stratified design's estimator: its items come from the strata
+        from .methods.engine.item_designs import draw_design
+
+        items, info = draw_design("stratified", source, len(items), random_state=0)
+        fit_kw["strata"] = info["strata"]
+    elif hasattr(est, "select"):  # it picks its own items
         items = np.asarray(est.select(source, len(items), random_state=0))
-    out = est.fit(source, items).predict(targets[:, items])
+    out = est.fit(source, items, **fit_kw).predict(targets[:, items])
     est, lo, hi = (np.asarray(a, dtype=float) for a in (out.estimate, out.lower, out.upper))
     assert est.shape == lo.shape == hi.shape == (len(targets),), f"{reg.name}: one estimate and interval per target"
     assert np.isfinite(est).all(), f"{reg.name}: estimates not finite"

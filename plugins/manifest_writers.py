@@ -34,6 +34,12 @@ HELM_ITEMS_NOTE = ["# HELM cannot run a list of items: --max-eval-instances runs
                    "# instances, not the manifest's. Use the lm-eval group and its --samples file to run the drawn items."]
 
 
+def _helm_instances(manifest: dict) -> int:
+    """Instances per run of an item-level reduction: its per-task budget, else the most any task runs."""
+    n = manifest["design"].get("n_per_task")
+    return int(n) if n is not None else max(int(b["n_run"]) for b in manifest["tasks"].values())
+
+
 def write_helm_conf(manifest: dict, out_dir: Path) -> list:
     """``run_entries_<group>.conf`` for ``helm-run --conf-paths``."""
     items = manifest.get("kind") == "items"  # an item-level reduction: HELM runs its own draw of instances
@@ -46,7 +52,7 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
         lines.extend(f"  {{description: {hocon_string(desc)}, priority: 1}}" for desc in descs)
     head = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
             f"# Run: helm-run --conf-paths run_entries_{group_stem(manifest)}.conf --suite SUITE --max-eval-instances "
-            f"{int(manifest['design']['n_per_task']) if items else 1000} --models-to-run MODEL"]
+            f"{_helm_instances(manifest) if items else 1000} --models-to-run MODEL"]
     if items:
         head += HELM_ITEMS_NOTE
     if skipped:

@@ -109,10 +109,11 @@ ITEM_ESTIMATORS = {
     "irt": ("IRT", "IRT: mean of the 2PL model's predictions, ability from the sampled items (Polo et al. 2024)"),
     "pirt": ("PIRT", "p-IRT: sampled answers plus 2PL predictions for the rest (Polo et al. 2024)"),
     "gpirt": ("GPIRT", "gp-IRT: p-IRT combined with the sample mean by the tinyBenchmarks lambda (Polo et al. 2024)"),
-    "aipw_irt": ("AIPWIRT", "AIPW with the 2PL prediction as working model, design-based interval "
-                            "(Zhang, Dorner and Hardt 2025; Polo et al. 2024)"),
-    "aipw_crosstask": ("CrossTaskAIPW", "AIPW with one 2PL model across a benchmark's tasks, design-based interval "
-                                        "(Kipnis et al. 2025; Zhang, Dorner and Hardt 2025)"),
+    "aipw_irt": ("AIPWIRT", "AIPW with the 2PL prediction as working model, design-based interval (Polo et al. 2024)"),
+    "aipw_crosstask": ("CrossTaskAIPW", "AIPW with one 2PL model across a benchmark's tasks (Kipnis et al. 2025)"),
+    "stratified_mean": ("item_designs:StratifiedMean", "stratified mean, finite-population interval (Cochran 1977)"),
+    "stratified_aipw": ("item_designs:StratifiedAIPW", "AIPW under the stratified design (Cochran 1977)"),
+    "irt_anchors": ("item_designs:IRTAnchors", "anchor points on the 2PL item parameters (Polo et al. 2024)"),
 }
 _ITEMS = "harness_ext.methods.engine.item_estimators:"
 
@@ -165,5 +166,6 @@ def harness_ext_manifest_writers():
 
 @hookimpl
 def harness_ext_item_estimators():
-    for name, (attr, description) in _enabled(ITEM_ESTIMATORS, lambda v: "item_estimators:").items():
-        yield ItemEstimator(name=name, cls=_ITEMS + attr, description=description, interval=name != "anchor_weighted")
+    for name, (attr, text) in _enabled(ITEM_ESTIMATORS, lambda v: v[0] if ":" in v[0] else "item_estimators:").items():
+        yield ItemEstimator(name=name, cls=_ITEMS.rsplit(".", 1)[0] + "." + attr if ":" in attr else _ITEMS + attr,
+                            description=text, interval=name != "anchor_weighted")  # module:Class: another engine module

@@ -72,12 +72,15 @@ def test_anchor_weights_sum_to_one_and_are_deterministic():
 
 
 def test_registered_item_estimators_are_the_module_table():
-    from harness_ext.methods.engine.item_estimators import ESTIMATORS
+    from harness_ext.methods.engine import item_crosstask, item_estimators
+    from harness_ext.methods.engine.item_designs import DESIGN_ESTIMATORS
     from harness_ext.plugin_manager import get_registrations
 
+    ESTIMATORS = {**item_estimators.ESTIMATORS, **item_crosstask.ESTIMATORS}
     regs = get_registrations("item_estimators")
-    assert set(regs) == set(ESTIMATORS)
-    assert all(regs[n].cls is ESTIMATORS[n] for n in regs)
+    table = {**ESTIMATORS, **DESIGN_ESTIMATORS}
+    assert set(regs) == set(table)
+    assert all(regs[n].cls is table[n] for n in regs)
 
 
 # --- the IRT family (Polo et al. 2024) and IRT-assisted AIPW --------------------------------------------

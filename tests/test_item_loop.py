@@ -73,9 +73,10 @@ def test_random_items_give_an_estimate_with_an_interval(tmp_path, capsys):
     m = load_manifest(out)
     b = m["tasks"]["toy_arith_mc"]
     sample = decode_ids(b["sample"])
-    assert len(sample) == 8 and m["design"]["estimator"] == "aipw" and m["cost"] == {
+    assert len(sample) == 8 and m["design"]["estimator"] == "crosstask" and m["cost"] == {
         "items_run": 8, "items_full": 18, "tasks": 1}
     assert json.loads((out / "harness_ext_reduced_samples.json").read_text()) == {"toy_arith_mc": sample.tolist()}
+    assert m["design"]["estimator_why"].startswith("crosstask: ")  # why the default, recorded
     assert "--samples" in (out / "harness_ext_reduced.yaml").read_text()
     # Same inputs and seed: the same manifest, byte for byte.
     again = tmp_path / "again"
@@ -100,7 +101,7 @@ def test_random_items_give_an_estimate_with_an_interval(tmp_path, capsys):
     [rec] = (tmp_path / "eee").glob("*.json")
     bench = json.loads(rec.read_text())["evaluation_results"][-1]
     assert "8 of 18 items" in bench["evaluation_name"]
-    assert "item estimator aipw" in bench["score_details"]["uncertainty"]["confidence_interval"]["method"]
+    assert "item estimator crosstask" in bench["score_details"]["uncertainty"]["confidence_interval"]["method"]
     # The estimator that picks its own items is refused with a reason.
     capsys.readouterr()
     assert main(["predict", "-m", str(out), str(run), "--item-estimator", "anchor_weighted"]) != 0

@@ -429,13 +429,34 @@ def reduce_options(parser):
                              "store (lm-eval per-sample logs, item-response tables, HELM per-instance scores); the "
                              "reduced folder holds <group>_samples.json for lm_eval --samples, and predict estimates "
                              "each task and the benchmark from the new model's --log_samples output")
-    parser.add_argument("--item-design", choices=("random", "anchors"), default="random",
-                        help="with --items: 'random' (default) draws items at random in every task, which the "
-                             "design-based estimators need; 'anchors' keeps the dataset subset and runs only N anchor "
-                             "items (tinyBenchmarks) of each subset task")
-    parser.add_argument("--item-estimator", default="aipw", metavar="NAME",
-                        help="with --items (random design): the item estimator predict uses by default and the "
-                             "expected error is measured with (default aipw; harness-ext plugins --kind item_estimators)")
+    parser.add_argument("--items-total", type=int, default=None, metavar="N",
+                        help="reduce at the item level with N items in all, spread over the benchmark's tasks by "
+                             "--item-allocation (instead of --items N per task)")
+    parser.add_argument("--item-design", choices=("random", "stratified", "anchors", "irt-anchors"), default="random",
+                        help="with --items/--items-total: 'random' (default) draws items at random in every task, "
+                             "which the design-based estimators need; 'stratified' draws them at random within "
+                             "strata of the population's per-item accuracy (design-based too); 'irt-anchors' takes "
+                             "tinyBenchmarks' anchor points on the IRT item parameters (model-based interval); "
+                             "'anchors' keeps the dataset subset and runs only N anchor items (tinyBenchmarks, "
+                             "k-means on the answers) of each subset task. The manifest records why the default is "
+                             "the default")
+    parser.add_argument("--item-allocation", choices=("neyman", "proportional"), default="neyman",
+                        help="how --items-total is spread over the tasks: 'neyman' (default; proportional to the "
+                             "task's weight x the population's per-item standard deviation, the smallest variance "
+                             "of the benchmark score) or 'proportional' (to the task's number of items)")
+    parser.add_argument("--item-strata", type=int, default=5, metavar="K",
+                        help="with --item-design stratified: strata of difficulty per task (default 5)")
+    parser.add_argument("--stratum-allocation", choices=("proportional", "neyman"), default="proportional",
+                        help="with --item-design stratified: a task's items over its strata 'proportional' (default) "
+                             "to their sizes, or by Neyman's rule on the population's spread in each stratum, which "
+                             "starves the strata the population finds all easy or all hard (measured worse at the "
+                             "frontier by benchmarks/quality_items.py)")
+    parser.add_argument("--item-estimator", default=None, metavar="NAME",
+                        help="with --items: the item estimator predict uses by default and the expected error is "
+                             "measured with (default: crosstask for the random design, a regression on every task's "
+                             "sampled items inside the population and design-based AIPW beyond it; stratified_aipw "
+                             "for the stratified one; irt_anchors for IRT anchors; harness-ext plugins --kind "
+                             "item_estimators)")
     parser.add_argument("--local-data", action="append", default=None, metavar="DIR",
                         help="a folder of your own task data (repeatable): absolute data paths that the ingested "
                              "lm-eval task configurations name inside it are written into the task YAMLs; any other "

@@ -24,6 +24,7 @@ def local_data_dirs(dirs) -> list:
 
 
 def run(args) -> int:
+    from ..errors import HarnessExtError
     from ..methods.reduction.budget import read_costs
     from ..methods.reduction.reduce import DEFAULT_FORMATS, reduce_matrix
     from ..plugin_manager import get_registration
@@ -46,7 +47,11 @@ def run(args) -> int:
     costs = read_costs(args.costs) if getattr(args, "costs", None) else None
     local_data = local_data_dirs(getattr(args, "local_data", None))
     db = args.db or default_db_path()
-    if getattr(args, "items", None) and getattr(args, "item_design", "random") == "random":
+    design = getattr(args, "item_design", "random")
+    if getattr(args, "items_total", None) is not None and design == "anchors":
+        raise HarnessExtError("--items-total spreads items over every task of a benchmark; --item-design anchors "
+                              "keeps a dataset subset: give --items N there")
+    if (getattr(args, "items", None) or getattr(args, "items_total", None) is not None) and design != "anchors":
         return _run_items(args, db, formats)
     # -vv names each stage as it starts (benchmarks/bench_matrix.py times them from these lines).
     log.debug("reduce stage: matrix from the store")
@@ -84,10 +89,13 @@ def _run_items(args, db, formats) -> int:
 
     unused = [o for o, v in (("--budget", args.budget), ("--costs", args.costs)) if v]
     # Options of the dataset subset: said, not silently dropped.
-    notes = [f"{', '.join(unused)} ignored: --items N runs N random items of every task (--item-design anchors "
+    notes = [f"{', '.join(unused)} ignored: --items N runs N items of every task (--item-design anchors "
              "keeps a dataset subset)"] if unused else []
     result = reduce_items(db, args.items, benchmarks=args.benchmark, datasets=args.datasets, models=args.models,
                           metric=args.metric, estimator=args.item_estimator, random_state=args.seed,
                           group_name=args.group_name, warnings=notes,
-                          local_data=local_data_dirs(getattr(args, "local_data", None)))
+                          local_data=local_data_dirs(getattr(args, "local_data", None)),
+                          n_total=getattr(args, "items_total", None), design=getattr(args, "item_design", "random"),
+                          allocation=getattr(args, "item_allocation", "neyman"), n_strata=getattr(args, "item_strata", 5),
+                          stratum_allocation=getattr(args, "stratum_allocation", "proportional"))
     return _show(args, result, result.write(args.out, formats))

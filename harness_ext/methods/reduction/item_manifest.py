@@ -142,6 +142,9 @@ def validate_item_manifest(manifest: dict, path="manifest") -> None:
         if M.shape != (len(rows), len(ids)):
             bad(f"task {task!r}: population answers are {M.shape[0]} x {M.shape[1]}, "
                 f"for {len(rows)} models and {len(ids)} items")
+        from .item_design_plan import design_info
+
+        design_info(b, len(ids), len(sample), f"{path}: task {task!r}")  # strata, anchor clusters
     if not sum(weights.values()) > 0:
         bad("the task weights sum to 0")
 

@@ -2,12 +2,13 @@
 
 The new model ran the manifest's items (lm-eval ``--samples ... --log_samples``); its
 ``samples_<task>_<date>.jsonl`` logs (or Every Eval Ever instance files) give its score on each.
-Per task, the item estimator (default: the manifest's, the cross-fitted AIPW of Zhang, Dorner and
-Hardt 2025) estimates the score over all the task's items with an interval, on the harness's own
-metric (a task's harness score is the mean of its per-item scores). A task whose log holds every
-item is measured, not estimated: its score is the mean over the items in document order, exactly the
-number the harness reports. The benchmark's score is the manifest's weighted mean of the task
-scores; the tasks' items are drawn independently, so their variances add.
+Per task, the item estimator (default: the manifest's; ``reduce``'s default borrows across the
+benchmark's tasks, :mod:`harness_ext.methods.engine.item_crosstask`) estimates the score over all the
+task's items with an interval, on the harness's own metric (a task's harness score is the mean of its
+per-item scores). A task whose log holds every item is measured, not estimated: its score is the mean
+over the items in document order, exactly the number the harness reports. The benchmark's score is
+the manifest's weighted mean of the task scores; the tasks' items are drawn independently, so their
+variances add.
 
 References
 ----------
@@ -58,26 +59,76 @@ class ItemPrediction(PredictionResult):
         return "\n".join(parts)
 
 
+def helm_run_dirs(paths) -> list:
+    """HELM run directories among ``paths`` (folders walked; a run's ``per_instance_stats.json`` or
+    ``display_predictions.json`` given as a file names its folder): those with ``run_spec.json`` and
+    per-instance scores."""
+    import os
+
+    from ...store.samples import is_hidden
+    from harness_ext.adapters.helm import PER_INSTANCE_FILES
+
+    def is_run(d: Path) -> bool:
+        return (d / "run_spec.json").is_file() and any((d / n).is_file() for n in PER_INSTANCE_FILES)
+
+    out = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_file() and p.name in PER_INSTANCE_FILES:
+            out += [p.parent] if is_run(p.parent) else []
+        elif p.is_dir():
+            for root, dirs, _ in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not is_hidden(d))
+                out += [Path(root)] if is_run(Path(root)) else []
+    return sorted(set(out))
+
+
+def read_helm_runs(runs: list) -> tuple:
+    """``(frames, sources, notes)`` of HELM run directories' per-instance scores (the run's main metric,
+    :func:`harness_ext.adapters.helm.read_run_instances`); a broken run raises one clear error."""
+    from harness_ext.adapters.helm import read_run_instances
+
+    from ...errors import IngestError
+
+    frames, sources, notes = [], {}, []
+    for d in runs:
+        try:
+            table = read_run_instances(d)
+        except IngestError as exc:
+            raise HarnessExtError(f"cannot read the HELM run {d}: {exc.reason}") from None
+        except OSError as exc:  # a file the run needs is missing or unreadable (the adapter opens them itself)
+            raise HarnessExtError(f"cannot read the HELM run {d}: {exc.strerror or exc}: {exc.filename}") from None
+        except (KeyError, TypeError, ValueError, StopIteration) as exc:
+            raise HarnessExtError(f"cannot read the HELM run {d}: run_spec.json or stats.json is not HELM's "
+                                  f"({type(exc).__name__}: {exc})") from None
+        f = table.frame
+        frames.append(f[["model", "task", "doc_id", "metric", "value"]].assign(helm=True))
+        sources.setdefault(str(f["model"].iloc[0]), []).append(str(table.path))
+        notes += [f"{d}: {n}" for n in table.notes]
+    return frames, sources, notes
+
+
 def read_item_logs(paths) -> tuple:
     """``(frame, sources, notes)`` of the per-item logs found in ``paths`` (files or folders).
 
-    ``frame``: model, task, doc_id, metric, value (the first file read wins where two hold the same
-    item; counted in ``notes``); ``sources``: model -> the files read.
+    lm-eval ``samples_*.jsonl``, Every Eval Ever instance files and HELM run directories (their
+    ``per_instance_stats.json``, or ``display_predictions.json``, with ``instances.json``). ``frame``:
+    model, task, doc_id, metric, value, helm (from a HELM run); the first file read wins where two hold
+    the same item (counted in ``notes``); ``sources``: model -> the files read.
     """
     from ...errors import IngestError
-    from ...store.samples import EEE_SAMPLES_RE, _iter_sample_files, read_eee_samples, read_samples
+    from ...store.samples import EEE_SAMPLES_RE, _iter_sample_files, is_samples_file, read_eee_samples, read_samples
+    from harness_ext.adapters.helm import PER_INSTANCE_FILES
 
-    from ...store.samples import is_samples_file
-
-    frames, sources, notes = [], {}, []
     for p in paths:
         if not Path(p).exists():
             raise HarnessExtError(f"{p}: no such file or folder")
-        if Path(p).is_file() and not is_samples_file(p):
+        if Path(p).is_file() and not is_samples_file(p) and Path(p).name not in PER_INSTANCE_FILES:
             raise HarnessExtError(f"{p}: not a per-item log (lm-eval's samples_<task>_<date>.jsonl, written with "
-                                  "--log_samples, or an Every Eval Ever <evaluation>_samples.jsonl)")
-    files = _iter_sample_files(paths)
-    for path in files:
+                                  "--log_samples, an Every Eval Ever <evaluation>_samples.jsonl, or a HELM run's "
+                                  "per_instance_stats.json)")
+    frames, sources, notes = read_helm_runs(helm_run_dirs(paths))
+    for path in _iter_sample_files([p for p in paths if Path(p).name not in PER_INSTANCE_FILES]):
         try:
             if EEE_SAMPLES_RE.match(path.name):
                 model, task, frame, _ = read_eee_samples(path)
@@ -85,11 +136,11 @@ def read_item_logs(paths) -> tuple:
                 model, task, frame, _ = read_samples(path)
         except IngestError as exc:
             raise HarnessExtError(f"cannot read the per-item log {path}: {exc.reason}") from None
-        frames.append(frame[["doc_id", "metric", "value"]].assign(model=model, task=task))
+        frames.append(frame[["doc_id", "metric", "value"]].assign(model=model, task=task, helm=False))
         sources.setdefault(model, []).append(str(path))
     if not frames:
-        raise HarnessExtError(f"no per-item logs (samples_<task>_<date>.jsonl) in {', '.join(map(str, paths))}: "
-                              "run lm_eval with --log_samples")
+        raise HarnessExtError(f"no per-item logs (samples_<task>_<date>.jsonl, or a HELM run with per-instance stats) "
+                              f"in {', '.join(map(str, paths))}: run lm_eval with --log_samples")
     long = pd.concat(frames, ignore_index=True)
     dup = long.duplicated(["model", "task", "doc_id", "metric"])
     if dup.any():
@@ -98,44 +149,61 @@ def read_item_logs(paths) -> tuple:
     return long, sources, notes
 
 
-def _estimator(name: str):
-    from ...plugin_manager import get_registration
-
-    reg = get_registration("item_estimators", name)
-    if hasattr(reg.cls, "select"):
-        raise HarnessExtError(f"item estimator {name!r} picks its own items; the manifest's items are a random "
-                              "sample: use one that estimates from it (sample_mean, aipw, random_learn, composite)")
-    return reg
-
-
-def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: float) -> tuple:
-    """``(estimate, lower, upper, n_used, note)`` of one task from one model's logged item scores.
+def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: float, other_logs=None,
+                  cache=None, own_draw: bool = False) -> tuple:
+    """``(estimate, lower, upper, n_used, note, se)`` of one task from one model's logged item scores.
 
     ``logged``: doc_id -> score. Every item logged: the mean in document order (the harness's score).
     Otherwise the estimator on the logged items of the manifest's sample (a random part of a random
-    sample is a random sample); items outside the sample are not used (said in ``note``).
+    sample is a random sample); items outside the sample are not used (said in ``note``). An estimator
+    that borrows across tasks also gets ``other_logs`` (task -> the model's logged scores of the other
+    tasks, :func:`~harness_ext.methods.reduction.item_others.manifest_others`). ``cache``: fitted
+    estimators by task and items used, shared by the models of one call. ``own_draw`` (a HELM run, whose
+    ``--max-eval-instances`` is HELM's own seeded random draw, made without the model's answers): under
+    the random design every logged item of the task is the sample.
     """
+    from .item_design_plan import design_info, fit_for_design, manifest_design
+    from .item_others import fit_predict, manifest_others, uses_other_tasks
+
     ids, sample, M, _ = task_population(manifest, task)
     have = logged.index.to_numpy()
     if np.isin(ids, have).all():
         vals = [float(logged[d]) for d in np.sort(ids)]
         est = sum(vals) / len(vals)  # summed as lm-eval's mean aggregation sums: the same float
-        return est, est, est, len(ids), None
+        return est, est, est, len(ids), None, 0.0
+    design = manifest_design(manifest)
+    info = design_info(manifest["tasks"][task], len(ids), len(sample), f"task {task!r}")
+    drawn = own_draw and design == "random" and not np.isin(sample, have).all()
+    if drawn:
+        sample = np.sort(have[np.isin(have, ids)]).astype(np.int64)
     used = sample[np.isin(sample, have)]
     extra = int(np.isin(have, sample, invert=True).sum())
     note = f"{extra} logged items outside the manifest's sample not used" if extra else None
     if len(used) < 2:
-        return np.nan, np.nan, np.nan, len(used), f"{len(used)} of the manifest's {len(sample)} items logged"
-    if len(used) < len(sample):
+        return np.nan, np.nan, np.nan, len(used), f"{len(used)} of the manifest's {len(sample)} items logged", np.nan
+    if drawn:
+        note = f"HELM's own random draw of {len(used)} items used as the sample (the manifest's is not in the run)"
+    elif len(used) < len(sample):
         note = "; ".join(filter(None, [note, f"{len(used)} of the manifest's {len(sample)} items logged"]))
     pos = np.searchsorted(ids, used) if np.all(np.diff(ids) > 0) else np.array([np.flatnonzero(ids == u)[0]
                                                                                   for u in used])
     Y = np.array([[float(logged[d]) for d in used]])
-    res = reg.cls(level=level).fit(M, pos).predict(Y)
+    if design == "random":
+        others = manifest_others(manifest, task, other_logs or {}) if uses_other_tasks(reg) else ([], [])
+        res = fit_predict(reg, level, M, pos, Y, *others, cache=cache, key=(task, pos.tobytes()))
+    else:
+        try:
+            res = fit_for_design(design, reg.cls, level, info, M, pos, np.isin(sample, have)).predict(Y)
+        except HarnessExtError as exc:
+            if len(used) == len(sample):
+                raise
+            # A partial log can leave a stratum without an item: that task has no unbiased estimate, the others do.
+            return np.nan, np.nan, np.nan, len(used), "; ".join(filter(None, [note, str(exc)])), np.nan
     lo, hi = float(res.lower[0]), float(res.upper[0])
     if np.isin(M, (0.0, 1.0)).all():  # a proportion stays in [0, 1]
         lo, hi = max(lo, 0.0), min(hi, 1.0)
-    return float(res.estimate[0]), lo, hi, len(used), note
+    se = np.nan if res.se is None else float(res.se[0])
+    return float(res.estimate[0]), lo, hi, len(used), note, se
 
 
 def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
@@ -158,8 +226,10 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     """
     from ..engine.item_estimators import _z
 
+    from .item_design_plan import design_estimator_for
+
     name = estimator or manifest["design"]["estimator"]
-    reg = _estimator(name)
+    reg = design_estimator_for(manifest, name)
     # The exports describe the estimator used, which --item-estimator may have changed.
     manifest = dict(manifest, design=dict(manifest["design"], estimator=name))
     long, sources, warnings = read_item_logs(paths)
@@ -168,18 +238,22 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     rows, aggs = [], []
     z = _z(level)
     wsum = sum(manifest["weights"].values())
+    cache = {}
     for model, g in long.groupby("model", sort=True):
         if model in known:
             warnings.append(f"{model}: among the manifest's population models: its estimates are in-sample")
         est, var, n_obs = 0.0, 0.0, 0
+        rows_of = {task: g[(g["task"] == task) & (g["metric"] == b["metric"])] for task, b in tasks.items()}
+        logs = {task: r.set_index("doc_id")["value"] for task, r in rows_of.items()}
+        helm = {task: bool(len(r)) and bool(r["helm"].all()) for task, r in rows_of.items()}  # HELM's own draw
         for task, b in tasks.items():
-            sel = g[(g["task"] == task) & (g["metric"] == b["metric"])]
+            sel = logs[task]
             if sel.empty:
                 warnings.append(f"{model}: no per-item {b['metric']} log for task {task}")
-                e = lo = hi = np.nan
+                e = lo = hi = se = np.nan
                 n_used, note = 0, None
             else:
-                e, lo, hi, n_used, note = task_estimate(reg, manifest, task, sel.set_index("doc_id")["value"], level)
+                e, lo, hi, n_used, note, se = task_estimate(reg, manifest, task, sel, level, logs, cache, helm[task])
             if note:
                 warnings.append(f"{model}, {task}: {note}")
             observed = bool(n_used == b["n_items"] and lo == hi)
@@ -188,8 +262,9 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
                          "raw": e, "raw_lower": lo, "raw_upper": hi, "actual": np.nan,
                          "n_used": n_used, "n_items": b["n_items"]})
             w = manifest["weights"][task] / wsum
-            # The interval's half-width back to a standard error with the estimator's own quantile (t, n - 1).
-            sd = 0.0 if observed else (hi - lo) / (2 * _z(level, max(n_used - 1, 1)))
+            # The estimator's standard error where it gives one (a skew-corrected interval is not symmetric),
+            # else the interval's half-width back to one with the estimator's own quantile (t, n - 1).
+            sd = 0.0 if observed else se if np.isfinite(se) else (hi - lo) / (2 * _z(level, max(n_used - 1, 1)))
             est, var = est + w * e, var + (w * sd) ** 2
         half = z * np.sqrt(var)
         aggs.append({"model": model, "metric": _metric_label(tasks), "aggregate": est, "lower": est - half,

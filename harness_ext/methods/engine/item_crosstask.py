@@ -1,0 +1,330 @@
+"""Full-task scores from a few random items of every task of a benchmark: estimators that borrow across tasks.
+
+A new model answers ``n`` random items of EVERY task of its benchmark, so for one task it brings, besides
+its answers to that task's sample, its answers to the other tasks' samples. The estimators here use them
+(``fit(source, items, others=[(source_k, items_k), ...])``, ``predict(Y, others=[Y_k, ...])``, rows of
+``source_k`` the same population models as ``source``, NaN where a model lacks a task; without
+``others`` each falls back to the task alone).
+
+* :class:`CrossTaskLearn`: "random sampling + learn" (Zhang, Dorner and Hardt 2025, §3) with the other
+  tasks' sample means as extra features: ridge regression of the source models' full-task score on
+  their answers to the sampled items and their mean on each other task's sample (the low-rank idea of
+  metabench: a benchmark's tasks share a few abilities). Split-conformal interval from the source
+  models' leave-one-out residuals. Model-based: strong inside the population, biased beyond it.
+* :class:`DifficultyAIPW`: cross-fitted AIPW (:class:`~.item_estimators.AIPW`, with its design-based
+  variance) whose working model averages the paper's ridge over the source models' answers and a
+  logistic model of the target's answers on two item features from the population (the logit of the
+  item's mean over all source models and over the strongest quarter of them), with one intercept per
+  task, fitted on this task's training fold AND every other task's sampled items. Design-unbiased for
+  this task whatever the target is: the other tasks' samples are drawn independently of this one's.
+* :class:`CrossTask`: a Fay-Herriot-type composite of the two. The regression's error variance for a
+  target is its leave-one-out mean squared error plus ``(gap_scale * g)**2``, ``g`` the distance of the
+  design-based estimate beyond the source models' range of full-task scores (below it, only beyond
+  ``floor_margin`` = 1 design standard error: populations crowd at chance level); the weight of the
+  regression minimises the composite's variance given ``V_aipw``, ``V_model`` and the two parts' error
+  correlation, cross-validated over the source models. Inside the population the regression dominates; a
+  target beyond every source model falls back to the design-based estimate and its interval.
+  ``gap_scale`` (5) was chosen among 2, 3 and 5, and the one-sided floor margin among 0 and 1, on seeds
+  0-4 of five shared item tables (so the figures of those seeds are in-sample for these two constants);
+  they are fixed constants, not fitted per table.
+
+References
+----------
+Zhang, Dorner and Hardt (2025), "How Benchmark Prediction from Fewer Data Misses the Mark", NeurIPS, §3-4
+(random sampling + learn, AIPW). Kipnis et al. (2025), "metabench", ICLR (one latent ability model across a
+benchmark's tasks). Fay and Herriot (1979), JASA 74, eq. 5 (composite estimation). Cochran (1977), Sampling
+Techniques, §7.7 (difference estimator). Chernozhukov et al. (2018), Econometrics Journal 21 (cross-fitting).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .item_estimators import AIPW, ItemEstimate, _ItemEstimator, _z
+from .item_irt import _newton_rows, _sigmoid
+
+
+def _fill_missing(block: np.ndarray, reference: np.ndarray) -> tuple:
+    """``(filled, count)``: NaN cells of ``block`` replaced by the column's mean over ``reference`` (0.5 if none)."""
+    block = np.asarray(block, dtype=float)
+    gaps = np.isnan(block)
+    if not gaps.any():
+        return block, 0
+    with np.errstate(invalid="ignore"):
+        ref = np.asarray(reference, dtype=float)
+        cnt = np.isfinite(ref).sum(axis=0)
+        mean = np.where(cnt > 0, np.nansum(ref, axis=0) / np.maximum(cnt, 1), 0.5)
+    return np.where(gaps, mean[None, :], block), int(gaps.sum())
+
+
+def _other_tasks(name: str, n_models: int, others) -> list:
+    """The other tasks as ``[(source_k, items_k)]`` float arrays, their rows checked against this task's."""
+    out = []
+    for S_k, items_k in others:
+        S_k = np.asarray(S_k, dtype=float)
+        if S_k.shape[0] != n_models:
+            raise ValueError(f"{name}: another task has {S_k.shape[0]} population models, this one {n_models}; "
+                             "align the rows (NaN for a model without that task)")
+        out.append((S_k, np.asarray(items_k)))
+    return out
+
+
+def _check_targets(name: str, n_fitted: int, others) -> list:
+    if len(others) != n_fitted:
+        raise ValueError(f"{name}: fitted with {n_fitted} other tasks, given answers to {len(others)}")
+    return [np.atleast_2d(np.asarray(y, dtype=float)) for y in others]
+
+
+def difficulty_features(source: np.ndarray, top: float = 0.25) -> np.ndarray:
+    """Per item: the logit of its smoothed mean over all population models and over the strongest ``top`` share.
+
+    The smoothing (successes + 0.5) / (answers + 1) keeps items no model (or every model) solved finite.
+    """
+    S = np.asarray(source, dtype=float)
+    seen = np.isfinite(S)
+    S0 = np.where(seen, S, 0.0)
+    # A model with no answers here (NaN row) ranks weakest.
+    strength = np.where(seen.any(axis=1), S0.sum(axis=1) / np.maximum(seen.sum(axis=1), 1), -np.inf)
+    k = max(2, int(round(top * len(S))))
+    strong = np.argsort(strength, kind="stable")[-k:]
+    p_all = (S0.sum(axis=0) + 0.5) / (seen.sum(axis=0) + 1.0)
+    p_top = (S0[strong].sum(axis=0) + 0.5) / (seen[strong].sum(axis=0) + 1.0)
+    return np.column_stack([np.log(p_all / (1 - p_all)), np.log(p_top / (1 - p_top))])
+
+
+class CrossTaskLearn(_ItemEstimator):
+    """Random sampling + learn with the other tasks' sample means as features (Zhang, Dorner and Hardt 2025, §3).
+
+    Features of a model: its answers to this task's sampled items, their mean times ``sqrt(n)`` and, per
+    other task, its mean over that task's sampled items times ``sqrt(n_k)`` (so that the ridge penalty weighs a task's mean like
+    that many items). Ridge penalty by leave-one-out over the source models among ``alphas``;
+    split-conformal interval on the same residuals. Missing answers of a model to another task are
+    filled with the item's mean over the population (counted in ``n_filled_``).
+
+    References
+    ----------
+    Zhang, Dorner and Hardt (2025), §3; Kipnis et al. (2025), "metabench", ICLR (cross-task information).
+    """
+
+    uses_other_tasks = True
+
+    def __init__(self, *, level: float = 0.90, alphas: tuple = (0.1, 1.0, 10.0, 100.0)):
+        super().__init__(level=level)
+        self.alphas = alphas
+
+    def _features(self, Y: np.ndarray, others: list) -> tuple:
+        # The sample mean as its own feature: the ridge penalty shrinks the items' weights, not this direction.
+        cols, filled = [Y, Y.mean(axis=1, keepdims=True) * np.sqrt(Y.shape[1])], 0
+        for (S_k, items_k), Y_k in zip(self.others_, others):
+            Y_k, c = _fill_missing(Y_k, S_k[:, items_k])
+            filled += c
+            cols.append(Y_k.mean(axis=1, keepdims=True) * np.sqrt(len(items_k)))
+        return np.hstack(cols), filled
+
+    def fit(self, source, items, others=()):
+        from sklearn.linear_model import RidgeCV
+
+        super().fit(source, items)
+        self.others_ = _other_tasks(type(self).__name__, self.source_.shape[0], others)
+        X, self.n_filled_ = self._features(self.source_[:, self.items_], [S[:, it] for S, it in self.others_])
+        self.model_ = RidgeCV(alphas=self.alphas, store_cv_results=True).fit(X, self.source_.mean(axis=1))
+        loo = np.sqrt(self.model_.cv_results_[:, list(self.alphas).index(self.model_.alpha_)])
+        r = np.sort(loo)
+        self.radius_ = float(r[min(len(r) - 1, int(np.ceil(self.level * (len(r) + 1))) - 1)])
+        self.loo_mse_ = float(np.mean(loo ** 2))
+        return self
+
+    def predict(self, Y, others=()) -> ItemEstimate:
+        Y = np.atleast_2d(np.asarray(Y, dtype=float))
+        X, _ = self._features(Y, _check_targets(type(self).__name__, len(self.others_), others))
+        est = self.model_.predict(X)
+        return ItemEstimate(est, est - self.radius_, est + self.radius_, self.level)
+
+
+class DifficultyAIPW(AIPW):
+    """Cross-fitted AIPW whose working model averages the paper's ridge and a cross-task difficulty logit.
+
+    The logit: ``P(y_i = 1) = sigmoid(c_task + b . x_i)`` with ``x_i`` the :func:`difficulty_features` of
+    item ``i`` in its own task's population, fitted per target by penalised maximum likelihood (Gaussian
+    prior of precision ``1 / prior**2`` on ``b``, nearly flat on the intercepts) on the training fold of
+    this task and every other task's sampled items. Two slopes and an intercept per task cannot chase the
+    sample, so the working model carries over to a target stronger than every source model; the fold's
+    residuals keep the estimate design-unbiased (:class:`~.item_estimators.AIPW`).
+
+    References
+    ----------
+    Zhang, Dorner and Hardt (2025), §4; Cochran (1977), §7.7; Chernozhukov et al. (2018).
+    """
+
+    uses_other_tasks = True
+
+    def __init__(self, *, level: float = 0.90, alpha: float = 10.0, n_folds: int = 5, prior: float = 1.0,
+                 n_newton: int = 25):
+        super().__init__(level=level, alpha=alpha, n_folds=n_folds)
+        self.prior = prior
+        self.n_newton = n_newton
+
+    def fit(self, source, items, others=()):
+        super().fit(source, items)
+        self.others_ = _other_tasks(type(self).__name__, self.source_.shape[0], others)
+        k1 = len(self.others_) + 1
+        self.features_ = difficulty_features(self.source_)
+        rows = [np.hstack([difficulty_features(S_k)[it], np.eye(k1)[np.full(len(it), j + 1)]])
+                for j, (S_k, it) in enumerate(self.others_)]
+        self.other_rows_ = np.vstack(rows) if rows else np.empty((0, self.features_.shape[1] + k1))
+        return self
+
+    def predict(self, Y, others=()) -> ItemEstimate:
+        Y_other = _check_targets(type(self).__name__, len(self.others_), others)
+        Y = np.atleast_2d(np.asarray(Y, dtype=float))
+        Y_other = np.hstack(Y_other) if Y_other else np.empty((Y.shape[0], 0))
+        return super().predict(Y, Y_other=Y_other)
+
+    def _logit(self, train_items, Y_train, Y_other) -> np.ndarray:
+        k1 = len(self.others_) + 1
+        own = np.zeros((len(train_items), k1))
+        own[:, 0] = 1.0
+        X = np.vstack([np.hstack([self.features_[train_items], own]), self.other_rows_])
+        R = np.hstack([Y_train, Y_other])
+        W = np.isfinite(R).astype(float)
+        R0 = np.where(W > 0, R, 0.0)
+        q = X.shape[1]
+        prec = np.r_[np.full(self.features_.shape[1], 1.0 / self.prior ** 2), np.full(k1, 1e-2)]
+        V = np.zeros((R.shape[0], q))
+        for _ in range(self.n_newton):
+            V = _newton_rows(X, W, R0, _sigmoid(V @ X.T), prec, V)
+        every = np.zeros((self.n_total_, k1))
+        every[:, 0] = 1.0
+        return _sigmoid(np.hstack([self.features_, every]) @ V.T)
+
+    def _working(self, train_items, Y_train, context):
+        ridge = np.clip(super()._working(train_items, Y_train, context), 0.0, 1.0)
+        return 0.5 * (ridge + self._logit(train_items, Y_train, context["Y_other"]))
+
+
+class CrossTask(_ItemEstimator):
+    """Composite of :class:`CrossTaskLearn` (model-based) and :class:`DifficultyAIPW` (design-based).
+
+    With ``V_a`` the design variance of the AIPW estimate ``a``, ``V_m`` the regression's leave-one-out
+    mean squared error over the source models and ``g`` the distance of ``a`` beyond the range of the
+    source models' full-task scores, the regression's error variance for the target is
+    ``V_model = V_m + (gap_scale * g)**2`` (below the range, ``g`` counts only beyond ``floor_margin``
+    design standard errors) and the estimate is ``w * learn + (1 - w) * a`` with the variance-minimising
+    ``w = (V_a - C) / (V_a + V_model - 2 C)`` (clipped to [0, 1]), ``C = rho sqrt(V_a V_m)`` and ``rho``
+    the correlation of the two parts' standardised errors on held-out source models (both read the same
+    sampled answers). The interval's variance ``w**2 V_model' + (1 - w)**2 V_a + 2 w (1 - w) C`` takes
+    ``V_model'`` with the gap of ``a`` moved ``z`` design standard errors outward (the regression's bias
+    near the population's edge may be larger than ``a`` shows), with Student's t quantile (``n - 1``
+    degrees of freedom). A target inside the population gets about the regression's precision; one
+    beyond it the design-based estimate, whose interval holds whatever the model is. With fewer than
+    ``min_models`` population models there is no regression: the estimate is the design-based one.
+
+    References
+    ----------
+    Fay and Herriot (1979), JASA 74, eq. 5; Zhang, Dorner and Hardt (2025), §3-5; Kipnis et al. (2025).
+    """
+
+    uses_other_tasks = True
+
+    def __init__(self, *, level: float = 0.90, alpha: float = 10.0, n_folds: int = 5, gap_scale: float = 5.0,
+                 floor_margin: float = 1.0, min_models: int = 10):
+        super().__init__(level=level)
+        self.alpha = alpha
+        self.n_folds = n_folds
+        self.gap_scale = gap_scale
+        self.floor_margin = floor_margin
+        self.min_models = min_models
+
+    def fit(self, source, items, others=()):
+        super().fit(source, items)
+        others = list(others)
+        self.design_ = DifficultyAIPW(level=self.level, alpha=self.alpha, n_folds=self.n_folds).fit(
+            self.source_, self.items_, others=others)
+        # A regression across models needs models to learn from: with fewer than ``min_models`` the
+        # estimate is the design-based one alone (``learn_`` is None).
+        self.learn_, self.error_correlation_ = None, 0.0
+        if self.source_.shape[0] >= self.min_models:
+            self.learn_ = CrossTaskLearn(level=self.level).fit(self.source_, self.items_, others=others)
+            self.error_correlation_ = self._cross_validated_correlation(others)
+        full = self.source_.mean(axis=1)
+        self.range_ = (float(full.min()), float(full.max()))
+        return self
+
+    def _cross_validated_correlation(self, others: list, n_folds: int = 5) -> float:
+        """Correlation of the two parts' standardised errors on held-out source models (0 to 0.95).
+
+        Both parts read the same sampled answers, so their errors move together; the composite's weight
+        and variance account for it. Each fold of the source models (interleaved, as
+        :func:`~.item_irt.model_folds`) is estimated by both parts fitted on the other folds.
+        """
+        from .item_irt import model_folds
+
+        S, items = self.source_, self.items_
+        fold = model_folds(S.shape[0], n_folds)
+        z_m, z_a = [], []
+        for k in range(n_folds):
+            held = fold == k
+            if held.sum() < 1 or (~held).sum() < 3:
+                continue
+            fit_o = [(S_k[~held], it) for S_k, it in others]
+            pred_o = [np.asarray(S_k, dtype=float)[held][:, it] for S_k, it in others]
+            learn = CrossTaskLearn(level=self.level).fit(S[~held], items, others=fit_o)
+            design = DifficultyAIPW(level=self.level, alpha=self.alpha, n_folds=self.n_folds).fit(
+                S[~held], items, others=fit_o)
+            truth = S[held].mean(axis=1)
+            a = design.predict(S[held][:, items], others=pred_o)
+            sd_a = a.se  # the design standard error (the interval is shifted for skewness)
+            z_a.append((a.estimate - truth) / np.maximum(sd_a, 1e-12))
+            z_m.append((learn.predict(S[held][:, items], others=pred_o).estimate - truth) / np.sqrt(learn.loo_mse_))
+        if not z_m:
+            return 0.0
+        z_m, z_a = np.concatenate(z_m), np.concatenate(z_a)
+        rho = float(np.sum(z_m * z_a) / np.sqrt(np.sum(z_m ** 2) * np.sum(z_a ** 2)))
+        return float(np.clip(rho, 0.0, 0.95))
+
+    def _model_variance(self, a: np.ndarray, sd_a: np.ndarray, reach) -> np.ndarray:
+        """The regression's error variance for targets whose design-based estimate is ``a`` (+- ``reach``).
+
+        Its leave-one-out mean squared error plus the squared gap, times ``gap_scale``, of ``a`` beyond the
+        source models' range.
+        Below the population, ``floor_margin`` design standard errors are allowed first: many
+        populations crowd at chance level, where a weak model falls below the range by noise alone.
+        """
+        lo, hi = self.range_
+        above = a + reach - hi
+        below = lo - a + reach - self.floor_margin * sd_a
+        return self.learn_.loo_mse_ + (self.gap_scale * np.maximum(0.0, np.maximum(above, below))) ** 2
+
+    def _weight(self, v_a: np.ndarray, v_m: np.ndarray) -> tuple:
+        """``(w, c)``: the regression's variance-minimising share given the errors' covariance ``c``."""
+        # The covariance is that of the population's models (the regression's part of the error only).
+        c = self.error_correlation_ * np.sqrt(v_a * self.learn_.loo_mse_)
+        w = np.clip((v_a - c) / np.maximum(v_a + v_m - 2 * c, 1e-300), 0.0, 1.0)
+        return w, c
+
+    def predict(self, Y, others=()) -> ItemEstimate:
+        others = list(others)
+        a = self.design_.predict(Y, others=others)
+        if self.learn_ is None:
+            self.weight_ = np.zeros_like(a.estimate)
+            return a
+        m = self.learn_.predict(Y, others=others)
+        z = _z(self.level, len(self.items_) - 1)
+        v_a = a.se ** 2  # the design variance (the design interval is shifted for skewness)
+        sd_a = np.sqrt(v_a)
+        w, c = self._weight(v_a, self._model_variance(a.estimate, sd_a, 0.0))
+        self.weight_ = w  # the regression's share, per target (for reports)
+        est = w * m.estimate + (1 - w) * a.estimate
+        # The interval allows for a target whose true score lies up to z design standard errors beyond
+        # its estimate: near the population's edge the regression's bias may be larger than ``a`` shows.
+        v_int = self._model_variance(a.estimate, sd_a, z * sd_a)
+        var = w ** 2 * v_int + (1 - w) ** 2 * v_a + 2 * w * (1 - w) * c
+        return self._interval(est, var, df=len(self.items_) - 1)
+
+
+#: name -> estimator, registered as item estimator plugins next to those of :mod:`.item_estimators`.
+ESTIMATORS = {
+    "random_learn_crosstask": CrossTaskLearn,
+    "aipw_difficulty": DifficultyAIPW,
+    "crosstask": CrossTask,
+}

@@ -1,0 +1,78 @@
+"""The other tasks of a benchmark, for item estimators that borrow across tasks.
+
+A new model runs the sampled items of every task of the benchmark; an estimator whose class sets
+``uses_other_tasks`` (:mod:`harness_ext.methods.engine.item_crosstask`) takes, for one task, the
+population's answers to every other task (rows aligned to this task's population models, NaN for a
+model without that task) with that task's sampled columns, and the target's answers to them. These
+helpers build both from ``reduce``'s population (:func:`population_others`) and from an item-level
+manifest and a new model's logs (:func:`manifest_others`), and call the estimator either way
+(:func:`fit_predict`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .item_manifest import task_population
+
+
+def uses_other_tasks(reg) -> bool:
+    """Whether the registered item estimator takes the other tasks' samples."""
+    return bool(getattr(reg.cls, "uses_other_tasks", False))
+
+
+def align_rows(M: np.ndarray, models: list, to: list) -> np.ndarray:
+    """``M``'s rows (one per name in ``models``) in the order of ``to``; NaN rows for names it lacks."""
+    index = {m: i for i, m in enumerate(models)}
+    out = np.full((len(to), M.shape[1]), np.nan)
+    have = [(j, index[m]) for j, m in enumerate(to) if m in index]
+    if have:
+        rows, src = map(list, zip(*have))
+        out[rows] = M[src]
+    return out
+
+
+def population_others(pops: dict, samples: dict, task: str) -> list:
+    """``[(answers aligned to task's models, sampled columns)]`` of every other task of ``pops``."""
+    models = pops[task][1]
+    return [(align_rows(M, names, models), np.asarray(samples[u])) for u, (M, names) in pops.items() if u != task]
+
+
+def manifest_others(manifest: dict, task: str, logs: dict) -> tuple:
+    """``(others for fit, others for predict)`` of one task of an item-level manifest for one new model.
+
+    ``logs``: task -> the model's logged scores (a Series indexed by item id); an item it did not log
+    (or a task it did not run) is NaN, which the cross-task estimators fill or leave out.
+    """
+    names = task_population(manifest, task)[3]
+    fit, pred = [], []
+    for u in manifest["tasks"]:
+        if u == task:
+            continue
+        ids, sample, M, models = task_population(manifest, u)
+        pos = np.searchsorted(ids, sample) if np.all(np.diff(ids) > 0) else np.array(
+            [np.flatnonzero(ids == s)[0] for s in sample])
+        logged = logs.get(u, pd.Series(dtype=float))
+        fit.append((align_rows(M, models, names), pos))
+        pred.append(np.array([[float(logged[s]) if s in logged.index else np.nan for s in sample]]))
+    return fit, pred
+
+
+def fit_predict(reg, level: float, source: np.ndarray, items: np.ndarray, Y: np.ndarray, others_fit=(),
+                others_pred=(), cache=None, key=None):
+    """The estimator's :class:`~harness_ext.methods.engine.item_estimators.ItemEstimate` for ``Y``.
+
+    The other tasks go to an estimator that takes them and nowhere else. With a ``cache`` (a dict), the
+    estimator fitted for ``key`` is reused: the fit depends on the population and the items, not on the
+    target, so many new models with the same items cost one fit.
+    """
+    cross = uses_other_tasks(reg)
+    if cache is not None and key in cache:
+        est = cache[key]
+    else:
+        est = reg.cls(level=level)
+        est = est.fit(source, items, others=list(others_fit)) if cross else est.fit(source, items)
+        if cache is not None:
+            cache[key] = est
+    return est.predict(Y, others=list(others_pred)) if cross else est.predict(Y)

@@ -1,0 +1,30 @@
+"""Registration of the item estimators that borrow across a benchmark's tasks.
+
+A plugin module like :mod:`harness_ext.plugins.registry` (which has no room left under the plugin-module
+size bound): each registration names its implementation in
+:mod:`harness_ext.methods.engine.item_crosstask` by reference, imported when a command first uses it.
+``--disable-plugin items_crosstask`` leaves these out (as any built-in module). Nothing here may import numpy.
+"""
+
+from __future__ import annotations
+
+from harness_ext.hookspecs import hookimpl
+from harness_ext.types import ItemEstimator
+
+_IMPL = "harness_ext.methods.engine.item_crosstask:"
+
+#: name -> (implementation in harness_ext.methods.engine.item_crosstask, description); the same names as its ESTIMATORS
+ITEM_ESTIMATORS = {
+    "random_learn_crosstask": ("CrossTaskLearn", "random sampling + learn with the other tasks' sample means as "
+                                                 "features (Zhang, Dorner and Hardt 2025; Kipnis et al. 2025)"),
+    "aipw_difficulty": ("DifficultyAIPW", "AIPW whose working model adds a difficulty logit fitted across the "
+                                          "benchmark's tasks, design-based interval (Zhang, Dorner and Hardt 2025)"),
+    "crosstask": ("CrossTask", "composite of random_learn_crosstask and aipw_difficulty: the regression inside the "
+                               "population, the design-based estimate beyond it (Fay and Herriot 1979)"),
+}
+
+
+@hookimpl
+def harness_ext_item_estimators():
+    for name, (attr, description) in ITEM_ESTIMATORS.items():
+        yield ItemEstimator(name=name, cls=_IMPL + attr, description=description)

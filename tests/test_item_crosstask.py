@@ -1,0 +1,118 @@
+"""Item estimators that borrow across a benchmark's tasks: coverage with a known truth, the other tasks used."""
+
+import numpy as np
+import pytest
+
+from harness_ext.methods.engine.item_crosstask import CrossTask, CrossTaskLearn, DifficultyAIPW
+from harness_ext.methods.engine.item_estimators import RandomLearn, random_items
+
+
+def _benchmark(n_models, seed, shift=0.0, n_tasks=3, n_items=300):
+    """0/1 answers to ``n_tasks`` tasks from a logistic model whose one ability is shared by every task.
+
+    The items are fixed (seed 4321); ``seed`` draws the models; ``shift`` raises every ability.
+    """
+    rng_items = np.random.default_rng(4321)
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=n_models) + shift
+    tasks = []
+    for _ in range(n_tasks):
+        a, b = rng_items.gamma(4.0, 0.3, size=n_items), rng_items.normal(size=n_items)
+        p = 1 / (1 + np.exp(-(theta[:, None] * a - b)))
+        tasks.append((rng.random(p.shape) < p).astype(float))
+    return tasks
+
+
+def _run(est_cls, shift=0.0, seeds=20, n_items=30, use_others=True):
+    """Coverage of the 90% interval and mean |error| for task 0 of held-out targets, over item draws."""
+    source, target = _benchmark(120, seed=1), _benchmark(30, seed=2, shift=shift)
+    truth = target[0].mean(axis=1)
+    hits, err = [], []
+    for seed in range(seeds):
+        items = [random_items(S.shape[1], n_items, 100 * k + seed) for k, S in enumerate(source)]
+        others_fit = [(S, it) for S, it in zip(source[1:], items[1:])] if use_others else []
+        others_pred = [T[:, it] for T, it in zip(target[1:], items[1:])] if use_others else []
+        res = est_cls().fit(source[0], items[0], others=others_fit).predict(target[0][:, items[0]], others=others_pred)
+        hits.append((res.lower <= truth) & (truth <= res.upper))
+        err.append(np.abs(res.estimate - truth))
+    return float(np.mean(hits)), float(np.mean(err))
+
+
+@pytest.mark.parametrize("shift", [0.0, 1.5])
+def test_design_part_covers_whatever_the_model(shift):
+    # shift=1.5 puts every target beyond the population: the design-based interval still holds.
+    cover, _ = _run(DifficultyAIPW, shift=shift)
+    assert 0.85 <= cover <= 0.97
+
+
+@pytest.mark.parametrize("shift", [0.0, 1.5])
+def test_composite_covers_inside_and_beyond_the_population(shift):
+    cover, err = _run(CrossTask, shift=shift)
+    assert 0.85 <= cover <= 0.97
+    # Beyond the population it is no worse than its design-based part, which the regression cannot match there.
+    if shift:
+        assert err <= 1.1 * _run(DifficultyAIPW, shift=shift)[1]
+
+
+def test_the_other_tasks_sharpen_the_regression():
+    # One ability behind every task: the other tasks' sample means carry it, so the error drops.
+    _, with_others = _run(CrossTaskLearn, seeds=10)
+    _, alone = _run(CrossTaskLearn, seeds=10, use_others=False)
+    assert with_others < 0.85 * alone
+    # Alone it is random sampling + learn with the sample mean as one more feature: about the same error.
+    source, target = _benchmark(120, seed=1), _benchmark(30, seed=2)
+    errs = []
+    for seed in range(10):
+        it = random_items(300, 30, seed)
+        errs.append(np.abs(RandomLearn().fit(source[0], it).predict(target[0][:, it]).estimate
+                           - target[0].mean(axis=1)).mean())
+    assert alone < 1.15 * np.mean(errs)
+
+
+def test_the_other_tasks_answers_move_the_estimate():
+    source, target = _benchmark(120, seed=1), _benchmark(5, seed=2)
+    items = [random_items(300, 30, k) for k in range(3)]
+    est = CrossTask().fit(source[0], items[0], others=[(source[k], items[k]) for k in (1, 2)])
+    Y = target[0][:, items[0]]
+    low = est.predict(Y, others=[np.zeros((5, 30)), np.zeros((5, 30))]).estimate
+    high = est.predict(Y, others=[np.ones((5, 30)), np.ones((5, 30))]).estimate
+    assert np.all(high > low)
+
+
+def test_missing_rows_are_filled_and_bad_shapes_refused():
+    source, target = _benchmark(60, seed=1, n_tasks=2), _benchmark(4, seed=2, n_tasks=2)
+    items = [random_items(300, 20, k) for k in range(2)]
+    other = source[1].copy()
+    other[:5] = np.nan  # five population models without the other task
+    est = CrossTaskLearn().fit(source[0], items[0], others=[(other, items[1])])
+    assert est.n_filled_ == 5 * 20
+    y_other = target[1][:, items[1]].copy()
+    y_other[0, :3] = np.nan
+    assert np.isfinite(est.predict(target[0][:, items[0]], others=[y_other]).estimate).all()
+    with pytest.raises(ValueError, match="population models"):
+        CrossTask().fit(source[0], items[0], others=[(other[:10], items[1])])
+    with pytest.raises(ValueError, match="other tasks"):
+        est.predict(target[0][:, items[0]], others=[])
+
+
+def test_few_population_models_give_the_design_based_estimate():
+    source, target = _benchmark(6, seed=1), _benchmark(3, seed=2)
+    items = [random_items(300, 20, k) for k in range(3)]
+    fit_o = [(source[k], items[k]) for k in (1, 2)]
+    pred_o = [target[k][:, items[k]] for k in (1, 2)]
+    est = CrossTask().fit(source[0], items[0], others=fit_o)
+    assert est.learn_ is None
+    got = est.predict(target[0][:, items[0]], others=pred_o)
+    want = DifficultyAIPW().fit(source[0], items[0], others=fit_o).predict(target[0][:, items[0]], others=pred_o)
+    assert np.array_equal(got.estimate, want.estimate) and np.array_equal(got.upper, want.upper)
+
+
+def test_reduce_and_predict_hand_the_other_tasks_over():
+    from harness_ext.methods.reduction.item_others import align_rows, population_others
+
+    M = np.arange(6.0).reshape(3, 2)
+    got = align_rows(M, ["a", "b", "c"], ["c", "x", "a"])
+    assert np.array_equal(got[[0, 2]], M[[2, 0]]) and np.isnan(got[1]).all()
+    pops = {"t1": (np.zeros((2, 4)), ["a", "b"]), "t2": (np.ones((1, 5)), ["b"])}
+    [(aligned, cols)] = population_others(pops, {"t1": [0, 1], "t2": [3, 4]}, "t1")
+    assert np.isnan(aligned[0]).all() and (aligned[1] == 1).all() and list(cols) == [3, 4]
