@@ -31,6 +31,12 @@ the median over folds of each fold's MedAE, 90% coverage and its worst fold,
 median interval width; then ``ratio`` = BenchPress MedAE / default MedAE
 (above 1: the default is better; the bar is 1.05 on every matrix).
 
+``--risk-models`` names the risk models of the paper-style scoring (default
+``ridge``; ``paper``: the three MLPs behind the paper's §4.4 figures,
+:data:`harness_ext.methods.engine.benchpress.PAPER_RISK_MODELS`; ``published``:
+the released package's ridge and three MLPs). The MLPs cost minutes of network
+fits per matrix; the ``benchpress`` predictor's own intervals keep ridge.
+
 ``--csv`` reads a models x benchmarks table (first column the model id, NaN
 or empty where not run, scores as published: percentages 0-100, Elo as is);
 ``--folds`` a BenchPress folds file (``folds_s10_f3_bs42_ms1.json``: its
@@ -112,7 +118,8 @@ def print_paper(rows, file=sys.stdout):
         p = r.get("benchpress_paper")
         if p:
             print(f"{r['matrix']:<14}{r['shape']:>11}  MedAE {p['medae']:.3f}  cov90 {p['coverage']:.3f} "
-                  f"({min(p['fold_coverage']):.2f})  width {p['width']:.2f}", file=file)
+                  f"({min(p['fold_coverage']):.2f})  width {p['width']:.2f}  risk {','.join(p.get('risk_models', ['ridge']))}",
+                  file=file)
 
 
 def print_rows(rows, default, file=sys.stdout):
@@ -139,6 +146,9 @@ def main(argv=None) -> int:
     ap.add_argument("--predictor", default="lowrank", help="the default predictor to compare (default lowrank)")
     ap.add_argument("--db", default=None, help="reuse DuckDB store files for ingestion, as quality_holdout.py --db")
     ap.add_argument("--json", default=None, help="write the summary rows to this JSON file")
+    ap.add_argument("--risk-models", default="ridge",
+                    help="risk models of the paper-style interval scoring: comma-separated names among ridge, mlp16, "
+                         "mlp32, mlp64_32, or 'paper' (the three MLPs of the paper's figures) or 'published' (all four)")
     args = ap.parse_args(argv)
 
     import pandas as pd
@@ -147,6 +157,8 @@ def main(argv=None) -> int:
     import quality_holdout as qh
     from harness_ext.methods.engine import benchpress as bp
 
+    kinds = bp.check_kinds({"paper": bp.PAPER_RISK_MODELS, "published": tuple(bp.RISK_MODELS)}.get(
+        args.risk_models, args.risk_models.split(",")))
     mats = {}
     if args.csv:
         df = pd.read_csv(args.csv, index_col=0)
@@ -168,7 +180,8 @@ def main(argv=None) -> int:
         bar.close()
         rows.append(summarise(name, X.shape, res, args.predictor))
         # BenchPress's intervals as its paper scores them: leave-fold-out over these folds (no refit per fold)
-        rows[-1]["benchpress_paper"] = bp.paper_evaluation(X * bp.points_factor(X), folds)
+        rows[-1]["benchpress_paper"] = {**bp.paper_evaluation(X * bp.points_factor(X), folds, kinds=kinds),
+                                        "risk_models": list(kinds)}
         if args.json:
             Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
     print_rows(rows, args.predictor)

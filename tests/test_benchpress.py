@@ -143,6 +143,22 @@ def test_paper_evaluation_covers_about_ninety_percent():
     assert 0.85 <= out["coverage"] <= 0.95 and out["width"] > 0
 
 
+@pytest.mark.slow
+def test_paper_risk_models_are_the_released_mlps():
+    # The paper's §4.4 figures: hidden layers chosen from (16,), (32,), (64, 32); the released package adds ridge first.
+    assert bp.PAPER_RISK_MODELS == ("mlp16", "mlp32", "mlp64_32")
+    assert list(bp.RISK_MODELS) == ["ridge", *bp.PAPER_RISK_MODELS]
+    assert [bp.RISK_MODELS[k] for k in bp.PAPER_RISK_MODELS] == [(16,), (32,), (64, 32)]
+    X = _matrix(5, m=40, d=14, missing=0.2) * 100
+    F = bp.holdout_folds(~np.isnan(X), n_seeds=2)
+    y = np.log1p(np.abs(np.random.default_rng(0).normal(size=400)))
+    Xf = np.random.default_rng(1).normal(size=(400, 8))
+    fold = np.arange(400) % 6
+    assert bp.choose_risk_model(Xf, y, fold, np.ones(400, bool), bp.PAPER_RISK_MODELS) in bp.PAPER_RISK_MODELS
+    out = bp.paper_evaluation(X, F, kinds=bp.PAPER_RISK_MODELS)
+    assert out["n_cells"] == int(F.sum()) and 0.8 <= out["coverage"] <= 1.0 and out["width"] > 0
+
+
 # ----------------------------------------------------------------------------- the paper's own matrix
 PAPER_MATRIX = Path(__file__).parent / "fixtures" / "benchpress" / "scores.csv"
 #: Test cells of seed 42's folds in BenchPress's published folds file (folds_s10_f3_bs42_ms1.json): (fold, row) -> cols.
@@ -172,8 +188,9 @@ def test_paper_matrix_reproduces_the_published_folds():
 
 @pytest.mark.slow
 def test_paper_matrix_reproduces_the_papers_figures():
-    # The paper: MedAE 4.58 (BenchPress's own code on its 30 folds: 4.63 as the median of fold MedAEs); the
-    # matrix-support intervals cover 0.900 (its best of four risk models: width 29.3; ridge alone is wider).
+    # The paper: MedAE 4.58 in its text, 4.60 pooled in its released results (BenchPress's own code on its 30 folds:
+    # 4.63 as the median of fold MedAEs); the matrix-support intervals cover 0.900 at width 29.3 with its MLP risk
+    # models (PAPER_RISK_MODELS: 0.900 at 29.7 here, minutes of network fits); ridge alone, the default, is wider.
     P = _paper_matrix()
     out = bp.paper_evaluation(P, bp.holdout_folds(~np.isnan(P)))
     assert out["n_cells"] == 26040
