@@ -288,7 +288,8 @@ def calibrate_frontier(est, pattern, w, direction: int = 1, truth=None) -> Optio
         far = np.concatenate(sc[:half]) if sc[:half] else np.array([])
         return q is None or far.size == 0 or float(((far >= q[0]) & (far <= q[1])).mean()) >= level
 
-    power = next((p for p in DISTANCE_POWERS if covers(p)), DISTANCE_POWERS[-1])
+    # The last power is used whether or not it covers, so it is never checked (with one power: no check at all).
+    power = next((p for p in DISTANCE_POWERS[:-1] if covers(p)), DISTANCE_POWERS[-1])
     per_fold = [_scores(est, rec, mz, w, power) for rec, mz in zip(records, mz_fold)]
     eng_fold = [_scores(est, rec, rec["eng"], w, power) for rec in records]
     eng_err = np.concatenate([p[2] for p in eng_fold])

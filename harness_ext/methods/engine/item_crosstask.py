@@ -309,8 +309,8 @@ class CrossTask(_ItemEstimator):
             return a
         m = self.learn_.predict(Y, others=others)
         z = _z(self.level, len(self.items_) - 1)
-        v_a = a.se ** 2  # the design variance (the design interval is shifted for skewness)
-        sd_a = np.sqrt(v_a)
+        sd_a = a.se  # the design standard error (the design interval is shifted for skewness)
+        v_a = sd_a ** 2
         w, c = self._weight(v_a, self._model_variance(a.estimate, sd_a, 0.0))
         self.weight_ = w  # the regression's share, per target (for reports)
         est = w * m.estimate + (1 - w) * a.estimate

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness_ext.methods.engine.item_estimators import ItemEstimate, _design_variance, _is_binary, _ItemEstimator, \
-    _ridge_dual
+from harness_ext.methods.engine.item_estimators import ItemEstimate, _is_binary, _ItemEstimator, _ridge_dual, \
+    no_miss_variance
 
 #: Allocation rules of :func:`allocate`.
 ALLOCATIONS = ("neyman", "proportional")
@@ -155,8 +155,7 @@ class StratifiedMean(_ItemEstimator):
             means[:, h] = cols.mean(axis=1)
             var[:, h] = cols.var(axis=1, ddof=1) if cols.shape[1] > 1 else pooled
         if binary:
-            p0 = 2.0 / (n + 4.0)
-            var = np.maximum(var, p0 * (1.0 - p0))
+            var = np.maximum(var, no_miss_variance(n))
         return means, var
 
     def _variance(self, var_h: np.ndarray) -> np.ndarray:

@@ -122,12 +122,15 @@ def _residual_variance(resid: np.ndarray, binary: bool) -> np.ndarray:
     A sample whose residuals are all (near) zero says little about the items not drawn: for 0/1 scores the
     per-item variance is floored at that of a proportion with no observed misses (Agresti and Coull 1998).
     """
-    n = resid.shape[1]
     s2 = resid.var(axis=1, ddof=1)
-    if binary:
-        p0 = 2.0 / (n + 4.0)
-        s2 = np.maximum(s2, p0 * (1.0 - p0))
-    return s2
+    return np.maximum(s2, no_miss_variance(resid.shape[1])) if binary else s2
+
+
+def no_miss_variance(n: int) -> float:
+    """The variance floor of 0/1 scores sampled ``n`` at a time: that of the Agresti-Coull proportion of a sample
+    with no observed miss, ``p0 (1 - p0)`` with ``p0 = 2 / (n + 4)`` (Agresti and Coull 1998)."""
+    p0 = 2.0 / (n + 4.0)
+    return p0 * (1.0 - p0)
 
 
 def design_interval(est: np.ndarray, resid: np.ndarray, n_total: int, level: float, binary: bool = False):

@@ -159,6 +159,14 @@ def task_population(manifest: dict, task: str) -> tuple:
     return ids, sample, M, names
 
 
+def item_positions(ids: np.ndarray, wanted) -> np.ndarray:
+    """Positions in a task's item ids ``ids`` (as :func:`task_population` gives them) of the ids ``wanted``."""
+    wanted = np.asarray(wanted)
+    if np.all(np.diff(ids) > 0):
+        return np.searchsorted(ids, wanted)
+    return np.array([np.flatnonzero(ids == u)[0] for u in wanted], dtype=np.int64)
+
+
 def interval_text(manifest: dict, level: float, estimator: Optional[str] = None) -> str:
     """How an item-level prediction's intervals were made, in words."""
     pct = f"{level:.0%}".replace(".0%", "%")

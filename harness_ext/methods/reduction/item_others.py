@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .item_manifest import task_population
+from .item_manifest import item_positions, task_population
 
 
 def uses_other_tasks(reg) -> bool:
@@ -51,8 +51,7 @@ def manifest_others(manifest: dict, task: str, logs: dict) -> tuple:
         if u == task:
             continue
         ids, sample, M, models = task_population(manifest, u)
-        pos = np.searchsorted(ids, sample) if np.all(np.diff(ids) > 0) else np.array(
-            [np.flatnonzero(ids == s)[0] for s in sample])
+        pos = item_positions(ids, sample)
         logged = logs.get(u, pd.Series(dtype=float))
         fit.append((align_rows(M, models, names), pos))
         pred.append(np.array([[float(logged[s]) if s in logged.index else np.nan for s in sample]]))

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import HarnessExtError
-from .item_manifest import task_population
+from .item_manifest import item_positions, task_population
 from .predict import PredictionResult
 
 
@@ -185,8 +185,7 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
         note = f"HELM's own random draw of {len(used)} items used as the sample (the manifest's is not in the run)"
     elif len(used) < len(sample):
         note = "; ".join(filter(None, [note, f"{len(used)} of the manifest's {len(sample)} items logged"]))
-    pos = np.searchsorted(ids, used) if np.all(np.diff(ids) > 0) else np.array([np.flatnonzero(ids == u)[0]
-                                                                                  for u in used])
+    pos = item_positions(ids, used)
     Y = np.array([[float(logged[d]) for d in used]])
     if design == "random":
         others = manifest_others(manifest, task, other_logs or {}) if uses_other_tasks(reg) else ([], [])
