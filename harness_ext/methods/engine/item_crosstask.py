@@ -42,37 +42,7 @@ import numpy as np
 
 from .item_estimators import AIPW, ItemEstimate, _is_binary, _ItemEstimator, _z, conformal_radius, radius_interval
 from .item_irt import _newton_rows, _sigmoid
-
-
-def _fill_missing(block: np.ndarray, reference: np.ndarray) -> tuple:
-    """``(filled, count)``: NaN cells of ``block`` replaced by the column's mean over ``reference`` (0.5 if none)."""
-    block = np.asarray(block, dtype=float)
-    gaps = np.isnan(block)
-    if not gaps.any():
-        return block, 0
-    with np.errstate(invalid="ignore"):
-        ref = np.asarray(reference, dtype=float)
-        cnt = np.isfinite(ref).sum(axis=0)
-        mean = np.where(cnt > 0, np.nansum(ref, axis=0) / np.maximum(cnt, 1), 0.5)
-    return np.where(gaps, mean[None, :], block), int(gaps.sum())
-
-
-def _other_tasks(name: str, n_models: int, others) -> list:
-    """The other tasks as ``[(source_k, items_k)]`` float arrays, their rows checked against this task's."""
-    out = []
-    for S_k, items_k in others:
-        S_k = np.asarray(S_k, dtype=float)
-        if S_k.shape[0] != n_models:
-            raise ValueError(f"{name}: another task has {S_k.shape[0]} population models, this one {n_models}; "
-                             "align the rows (NaN for a model without that task)")
-        out.append((S_k, np.asarray(items_k)))
-    return out
-
-
-def _check_targets(name: str, n_fitted: int, others) -> list:
-    if len(others) != n_fitted:
-        raise ValueError(f"{name}: fitted with {n_fitted} other tasks, given answers to {len(others)}")
-    return [np.atleast_2d(np.asarray(y, dtype=float)) for y in others]
+from .item_learn import KernelLearn, _check_targets, _fill_missing, _other_tasks
 
 
 def difficulty_features(source: np.ndarray, top: float = 0.25) -> np.ndarray:
@@ -201,6 +171,15 @@ class DifficultyAIPW(AIPW):
         return 0.5 * (ridge + self._logit(train_items, Y_train, context["Y_other"]))
 
 
+def _regression_variance(learn, Y) -> np.ndarray:
+    """The regression's error variance for targets with answers ``Y``: per target where it models one
+    (:meth:`~.item_learn.KernelLearn.error_variance`), else its leave-one-out mean squared error."""
+    per_target = getattr(learn, "error_variance", None)
+    if per_target is not None:
+        return per_target(Y)
+    return np.full(np.atleast_2d(Y).shape[0], learn.loo_mse_)
+
+
 class CrossTask(_ItemEstimator):
     """Composite of :class:`CrossTaskLearn` (model-based) and :class:`DifficultyAIPW` (design-based).
 
@@ -224,14 +203,19 @@ class CrossTask(_ItemEstimator):
     """
 
     uses_other_tasks = True
+    #: The regression part: :class:`~.item_learn.KernelLearn` (kernel ridge across the benchmark's tasks).
+    learner = KernelLearn
 
     def __init__(self, *, level: float = 0.90, alpha: float = 10.0, n_folds: int = 5, gap_scale: float = 5.0,
-                 floor_margin: float = 1.0, min_models: int = 10):
+                 floor_margin: float = 1.0, ceiling_margin: float = 0.0, min_models: int = 10,
+                 variance_scales: tuple = (0.0, 1.0)):
         super().__init__(level=level)
         self.alpha = alpha
         self.n_folds = n_folds
         self.gap_scale = gap_scale
         self.floor_margin = floor_margin
+        self.ceiling_margin = ceiling_margin
+        self.variance_scales = variance_scales
         self.min_models = min_models
 
     def fit(self, source, items, others=()):
@@ -241,64 +225,109 @@ class CrossTask(_ItemEstimator):
             self.source_, self.items_, others=others)
         # A regression across models needs models to learn from: with fewer than ``min_models`` the
         # estimate is the design-based one alone (``learn_`` is None).
-        self.learn_, self.error_correlation_ = None, 0.0
+        self.learn_, self.error_correlation_, self.variance_scale_ = None, 0.0, 1.0
         if self.source_.shape[0] >= self.min_models:
-            self.learn_ = CrossTaskLearn(level=self.level).fit(self.source_, self.items_, others=others)
-            self.error_correlation_ = self._cross_validated_correlation(others)
+            self.learn_ = self.learner(level=self.level).fit(self.source_, self.items_, others=others)
+            held = self._held_out_errors(others)
+            self.error_correlation_ = self._cross_validated_correlation(held)
+            self.variance_scale_ = self._cross_validated_scale(held)
         full = self.source_.mean(axis=1)
         self.range_ = (float(full.min()), float(full.max()))
         return self
 
-    def _cross_validated_correlation(self, others: list, n_folds: int = 5) -> float:
-        """Correlation of the two parts' standardised errors on held-out source models (0 to 0.95).
+    def _held_out_errors(self, others: list, n_folds: int = 5) -> dict:
+        """Both parts fitted on all but one fold of the source models, evaluated on that fold.
 
-        Both parts read the same sampled answers, so their errors move together; the composite's weight
-        and variance account for it. Each fold of the source models (interleaved, as
-        :func:`~.item_irt.model_folds`) is estimated by both parts fitted on the other folds.
+        Per held-out source model (folds interleaved, as :func:`~.item_irt.model_folds`): the errors
+        ``e_m`` and ``e_a`` of the two parts, the design standard error ``sd_a``, the design-based
+        estimate ``a``, the regression's error variance ``v_m`` and the training folds' range of full
+        scores (``lo``, ``hi``). Empty arrays with too few models.
         """
         from .item_irt import model_folds
 
         S, items = self.source_, self.items_
         fold = model_folds(S.shape[0], n_folds)
-        z_m, z_a = [], []
+        keys = ("e_m", "e_a", "sd_a", "a", "v_m", "lo", "hi")
+        rec = {k: [] for k in keys}
         for k in range(n_folds):
             held = fold == k
             if held.sum() < 1 or (~held).sum() < 3:
                 continue
             fit_o = [(S_k[~held], it) for S_k, it in others]
             pred_o = [np.asarray(S_k, dtype=float)[held][:, it] for S_k, it in others]
-            learn = CrossTaskLearn(level=self.level).fit(S[~held], items, others=fit_o)
+            learn = self._fold_learner().fit(S[~held], items, others=fit_o)
             design = DifficultyAIPW(level=self.level, alpha=self.alpha, n_folds=self.n_folds).fit(
                 S[~held], items, others=fit_o)
-            truth = S[held].mean(axis=1)
+            truth, full = S[held].mean(axis=1), S[~held].mean(axis=1)
             a = design.predict(S[held][:, items], others=pred_o)
-            sd_a = a.se  # the design standard error (the interval is shifted for skewness)
-            z_a.append((a.estimate - truth) / np.maximum(sd_a, 1e-12))
-            z_m.append((learn.predict(S[held][:, items], others=pred_o).estimate - truth) / np.sqrt(learn.loo_mse_))
-        if not z_m:
+            rec["e_a"].append(a.estimate - truth)
+            rec["sd_a"].append(np.maximum(a.se, 1e-12))  # the design standard error (the interval is shifted for skewness)
+            rec["a"].append(a.estimate)
+            rec["v_m"].append(_regression_variance(learn, S[held][:, items]))
+            rec["e_m"].append(learn.predict(S[held][:, items], others=pred_o).estimate - truth)
+            rec["lo"].append(np.full(held.sum(), full.min()))
+            rec["hi"].append(np.full(held.sum(), full.max()))
+        return {k: np.concatenate(v) if v else np.empty(0) for k, v in rec.items()}
+
+    def _cross_validated_correlation(self, held: dict) -> float:
+        """Correlation of the two parts' standardised errors on held-out source models (0 to 0.95).
+
+        Both parts read the same sampled answers, so their errors move together; the composite's weight
+        and variance account for it.
+        """
+        if not held["e_m"].size:
             return 0.0
-        z_m, z_a = np.concatenate(z_m), np.concatenate(z_a)
+        z_m, z_a = held["e_m"] / np.sqrt(held["v_m"]), held["e_a"] / held["sd_a"]
         rho = float(np.sum(z_m * z_a) / np.sqrt(np.sum(z_m ** 2) * np.sum(z_a ** 2)))
         return float(np.clip(rho, 0.0, 0.95))
 
-    def _model_variance(self, a: np.ndarray, sd_a: np.ndarray, reach) -> np.ndarray:
+    def _cross_validated_scale(self, held: dict) -> float:
+        """The factor on the regression's error variance (among ``variance_scales``) whose composite has the
+        least mean absolute error on the held-out source models.
+
+        The regression's leave-one-out variance decides how far the composite trusts it; a few models
+        the regression misses badly can inflate that variance, and its errors and the design-based
+        ones are correlated, so the weight is checked on models it did not see (each against its
+        training folds' range).
+        """
+        if not held["e_m"].size:
+            return 1.0
+        v_a = held["sd_a"] ** 2
+        errs = []
+        for lam in self.variance_scales:
+            w = self._scaled_weight(v_a, held["a"], held["v_m"], lam, (held["lo"], held["hi"]))
+            errs.append(np.mean(np.abs(w * held["e_m"] + (1 - w) * held["e_a"])))
+        return float(self.variance_scales[int(np.argmin(errs))])
+
+    def _fold_learner(self):
+        """The regression refitted on a fold of the source models, at the setting chosen on all of them."""
+        fixed = getattr(self.learn_, "fixed_params", None)
+        return self.learner(level=self.level, **(fixed() if fixed else {}))
+
+    def _model_variance(self, a: np.ndarray, sd_a: np.ndarray, reach, v_m, bounds=None) -> np.ndarray:
         """The regression's error variance for targets whose design-based estimate is ``a`` (+- ``reach``).
 
-        Its leave-one-out mean squared error plus the squared gap, times ``gap_scale``, of ``a`` beyond the
+        Its error variance inside the population ``v_m`` (:func:`_regression_variance`) plus the squared gap, times ``gap_scale``, of ``a`` beyond the
         source models' range.
         Below the population, ``floor_margin`` design standard errors are allowed first: many
         populations crowd at chance level, where a weak model falls below the range by noise alone.
         """
-        lo, hi = self.range_
-        above = a + reach - hi
+        lo, hi = self.range_ if bounds is None else bounds
+        above = a + reach - hi - self.ceiling_margin * sd_a
         below = lo - a + reach - self.floor_margin * sd_a
-        return self.learn_.loo_mse_ + (self.gap_scale * np.maximum(0.0, np.maximum(above, below))) ** 2
+        return v_m + (self.gap_scale * np.maximum(0.0, np.maximum(above, below))) ** 2
 
-    def _weight(self, v_a: np.ndarray, v_m: np.ndarray) -> tuple:
+    def _scaled_weight(self, v_a, a, v_m, lam, bounds=None) -> np.ndarray:
+        """The regression's share with its error variance ``v_m`` taken ``lam`` times (0: the regression alone
+        inside the population, the composite only for a target beyond it)."""
+        v_m = lam * v_m
+        return self._weight(v_a, self._model_variance(a, np.sqrt(v_a), 0.0, v_m, bounds), v_m)[0]
+
+    def _weight(self, v_a: np.ndarray, v_model: np.ndarray, v_m) -> tuple:
         """``(w, c)``: the regression's variance-minimising share given the errors' covariance ``c``."""
         # The covariance is that of the population's models (the regression's part of the error only).
-        c = self.error_correlation_ * np.sqrt(v_a * self.learn_.loo_mse_)
-        w = np.clip((v_a - c) / np.maximum(v_a + v_m - 2 * c, 1e-300), 0.0, 1.0)
+        c = self.error_correlation_ * np.sqrt(v_a * v_m)
+        w = np.clip((v_a - c) / np.maximum(v_a + v_model - 2 * c, 1e-300), 0.0, 1.0)
         return w, c
 
     def predict(self, Y, others=()) -> ItemEstimate:
@@ -311,12 +340,14 @@ class CrossTask(_ItemEstimator):
         z = _z(self.level, len(self.items_) - 1)
         sd_a = a.se  # the design standard error (the design interval is shifted for skewness)
         v_a = sd_a ** 2
-        w, c = self._weight(v_a, self._model_variance(a.estimate, sd_a, 0.0))
+        v_m = _regression_variance(self.learn_, Y)
+        w = self._scaled_weight(v_a, a.estimate, v_m, self.variance_scale_)
+        c = self.error_correlation_ * np.sqrt(v_a * v_m)
         self.weight_ = w  # the regression's share, per target (for reports)
         est = w * m.estimate + (1 - w) * a.estimate
         # The interval allows for a target whose true score lies up to z design standard errors beyond
         # its estimate: near the population's edge the regression's bias may be larger than ``a`` shows.
-        v_int = self._model_variance(a.estimate, sd_a, z * sd_a)
+        v_int = self._model_variance(a.estimate, sd_a, z * sd_a, v_m)
         var = w ** 2 * v_int + (1 - w) ** 2 * v_a + 2 * w * (1 - w) * c
         return self._interval(est, var, df=len(self.items_) - 1)
 
@@ -325,5 +356,6 @@ class CrossTask(_ItemEstimator):
 ESTIMATORS = {
     "random_learn_crosstask": CrossTaskLearn,
     "aipw_difficulty": DifficultyAIPW,
+    "kernel_learn": KernelLearn,
     "crosstask": CrossTask,
 }
