@@ -17,8 +17,13 @@ its answers to that task's sample, its answers to the other tasks' samples. The 
   item's mean over all source models and over the strongest quarter of them), with one intercept per
   task, fitted on this task's training fold AND every other task's sampled items. Design-unbiased for
   this task whatever the target is: the other tasks' samples are drawn independently of this one's.
-* :class:`CrossTask`: a Fay-Herriot-type composite of the two. The regression's error variance for a
-  target is its leave-one-out mean squared error plus ``(gap_scale * g)**2``, ``g`` the distance of the
+* :class:`~.item_learn.KernelLearn` (in :mod:`.item_learn`): kernel ridge regression of the full-task
+  score on every task's sampled answers, settings by leave-one-out; the regression part of the composite.
+* :class:`CrossTask`: a Fay-Herriot-type composite of :class:`~.item_learn.KernelLearn` and
+  :class:`DifficultyAIPW`. The regression's error variance for a target is its leave-one-out error
+  variance for a model like the target (:meth:`~.item_learn.KernelLearn.error_variance`), times a factor
+  chosen on held-out source models (1, or 0: the regression alone inside the population), plus
+  ``(gap_scale * g)**2``, ``g`` the distance of the
   design-based estimate beyond the source models' range of full-task scores (below it, only beyond
   ``floor_margin`` = 1 design standard error: populations crowd at chance level); the weight of the
   regression minimises the composite's variance given ``V_aipw``, ``V_model`` and the two parts' error
@@ -181,18 +186,24 @@ def _regression_variance(learn, Y) -> np.ndarray:
 
 
 class CrossTask(_ItemEstimator):
-    """Composite of :class:`CrossTaskLearn` (model-based) and :class:`DifficultyAIPW` (design-based).
+    """Composite of :class:`~.item_learn.KernelLearn` (model-based) and :class:`DifficultyAIPW` (design-based).
 
-    With ``V_a`` the design variance of the AIPW estimate ``a``, ``V_m`` the regression's leave-one-out
-    mean squared error over the source models and ``g`` the distance of ``a`` beyond the range of the
-    source models' full-task scores, the regression's error variance for the target is
-    ``V_model = V_m + (gap_scale * g)**2`` (below the range, ``g`` counts only beyond ``floor_margin``
+    With ``V_a`` the design variance of the AIPW estimate ``a``, ``V_m`` the regression's error variance
+    for the target (:func:`_regression_variance`: fitted to the source models' leave-one-out residuals,
+    larger for a target whose sampled answers vary more) and ``g`` the distance of ``a`` beyond the range
+    of the source models' full-task scores, the regression's error variance for the target is
+    ``V_model = lam V_m + (gap_scale * g)**2`` (below the range, ``g`` counts only beyond ``floor_margin``
     design standard errors) and the estimate is ``w * learn + (1 - w) * a`` with the variance-minimising
-    ``w = (V_a - C) / (V_a + V_model - 2 C)`` (clipped to [0, 1]), ``C = rho sqrt(V_a V_m)`` and ``rho``
+    ``w = (V_a - C) / (V_a + V_model - 2 C)`` (clipped to [0, 1]), ``C = rho sqrt(V_a lam V_m)`` and ``rho``
     the correlation of the two parts' standardised errors on held-out source models (both read the same
-    sampled answers). The interval's variance ``w**2 V_model' + (1 - w)**2 V_a + 2 w (1 - w) C`` takes
-    ``V_model'`` with the gap of ``a`` moved ``z`` design standard errors outward (the regression's bias
-    near the population's edge may be larger than ``a`` shows), with Student's t quantile (``n - 1``
+    sampled answers). ``lam`` (in ``variance_scales``: 1, or 0 for the regression alone inside the
+    population) is the one whose composite errs least on the held-out source models (5 folds; each
+    judged against its training folds' range): the two parts' errors are strongly correlated and the
+    regression's variance is estimated from few models, so the variance-minimising weight is checked on
+    models the regression did not see. The interval's variance ``w**2 V_model' + (1 - w)**2 V_a + 2 w
+    (1 - w) C`` takes ``C`` and ``V_model'`` at ``lam = 1``, ``V_model'`` with the gap of ``a`` moved ``z``
+    design standard errors outward (the regression's bias near the population's edge may be larger than
+    ``a`` shows), with Student's t quantile (``n - 1``
     degrees of freedom). A target inside the population gets about the regression's precision; one
     beyond it the design-based estimate, whose interval holds whatever the model is. With fewer than
     ``min_models`` population models there is no regression: the estimate is the design-based one.
@@ -207,14 +218,13 @@ class CrossTask(_ItemEstimator):
     learner = KernelLearn
 
     def __init__(self, *, level: float = 0.90, alpha: float = 10.0, n_folds: int = 5, gap_scale: float = 5.0,
-                 floor_margin: float = 1.0, ceiling_margin: float = 0.0, min_models: int = 10,
+                 floor_margin: float = 1.0, min_models: int = 10,
                  variance_scales: tuple = (0.0, 1.0)):
         super().__init__(level=level)
         self.alpha = alpha
         self.n_folds = n_folds
         self.gap_scale = gap_scale
         self.floor_margin = floor_margin
-        self.ceiling_margin = ceiling_margin
         self.variance_scales = variance_scales
         self.min_models = min_models
 
@@ -261,7 +271,8 @@ class CrossTask(_ItemEstimator):
             truth, full = S[held].mean(axis=1), S[~held].mean(axis=1)
             a = design.predict(S[held][:, items], others=pred_o)
             rec["e_a"].append(a.estimate - truth)
-            rec["sd_a"].append(np.maximum(a.se, 1e-12))  # the design standard error (the interval is shifted for skewness)
+            # The design standard error (the interval is shifted for skewness).
+            rec["sd_a"].append(np.maximum(a.se, 1e-12))
             rec["a"].append(a.estimate)
             rec["v_m"].append(_regression_variance(learn, S[held][:, items]))
             rec["e_m"].append(learn.predict(S[held][:, items], others=pred_o).estimate - truth)
@@ -307,13 +318,13 @@ class CrossTask(_ItemEstimator):
     def _model_variance(self, a: np.ndarray, sd_a: np.ndarray, reach, v_m, bounds=None) -> np.ndarray:
         """The regression's error variance for targets whose design-based estimate is ``a`` (+- ``reach``).
 
-        Its error variance inside the population ``v_m`` (:func:`_regression_variance`) plus the squared gap, times ``gap_scale``, of ``a`` beyond the
-        source models' range.
+        Its error variance inside the population ``v_m`` (:func:`_regression_variance`) plus the squared
+        gap, times ``gap_scale``, of ``a`` beyond the source models' range (``bounds``, default theirs).
         Below the population, ``floor_margin`` design standard errors are allowed first: many
         populations crowd at chance level, where a weak model falls below the range by noise alone.
         """
         lo, hi = self.range_ if bounds is None else bounds
-        above = a + reach - hi - self.ceiling_margin * sd_a
+        above = a + reach - hi
         below = lo - a + reach - self.floor_margin * sd_a
         return v_m + (self.gap_scale * np.maximum(0.0, np.maximum(above, below))) ** 2
 

@@ -118,8 +118,8 @@ class KernelLearn(_ItemEstimator):
 
     uses_other_tasks = True
 
-    def __init__(self, *, level: float = 0.90, weights: tuple = (0.0, 0.5, 1.0), bandwidths: tuple = (0.5, 1.0, 2.0, 4.0),
-                 linear: tuple = (0.0, 10.0, 50.0, 200.0),
+    def __init__(self, *, level: float = 0.90, weights: tuple = (0.0, 0.5, 1.0),
+                 bandwidths: tuple = (0.5, 1.0, 2.0, 4.0), linear: tuple = (0.0, 10.0, 50.0, 200.0),
                  alphas: tuple = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0),
                  variance_powers: tuple = (0.0, 0.5, 1.0)):
         super().__init__(level=level)
