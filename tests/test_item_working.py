@@ -39,6 +39,7 @@ def _coverage(est_cls, shift, seeds=40, n_items=30):
     return float(np.mean(hits)), np.array(errs), np.array(ses)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shift", [0.0, 1.5])
 def test_selected_working_model_covers_at_the_nominal_rate(shift):
     # 40 item draws x 20 targets; shift=1.5 puts every target beyond the population. The choice of the
@@ -88,7 +89,7 @@ def test_composite_beyond_the_population_is_the_design_interval():
     others = [T[:, it] for T, it in zip(target[1:], items[1:])]
     res = est.predict(target[0][:, items[0]], others=others)
     a = est.design_.predict(target[0][:, items[0]], others=others)
-    far = est.weight_ == 0
+    far = est.weight_ < 1e-3
     assert far.any()
-    assert np.allclose(res.lower[far], a.lower[far]) and np.allclose(res.upper[far], a.upper[far])
-    assert np.allclose(res.estimate[far], a.estimate[far])
+    for x, y in ((res.lower, a.lower), (res.upper, a.upper), (res.estimate, a.estimate)):
+        assert np.allclose(x[far], y[far], atol=2e-3)
