@@ -23,6 +23,8 @@ ITEM_ESTIMATORS = {
                                     "settings by leave-one-out (Zhang, Dorner and Hardt 2025; Kipnis et al. 2025)"),
     "crosstask": ("CrossTask", "composite of kernel_learn and aipw_difficulty: the regression inside the "
                                "population, the design-based estimate beyond it (Fay and Herriot 1979)"),
+    "aipw_select": ("SelectedAIPW", "AIPW whose working model (ridge, difficulty logit, a logit on the items' "
+                                    "loadings, or a mean of two) is chosen per model by nested cross-fitting"),
 }
 
 

@@ -175,7 +175,8 @@ class KernelLearn(_ItemEstimator):
         self.loo_mse_, setting, sq = best
         self.setting_ = dict(zip(("weight", "bandwidth", "linear", "alpha"), setting))
         self._solve(own, other, means, y)
-        self.radius_ = conformal_radius(np.sqrt(sq), self.level)
+        self.loo_residuals_ = np.sqrt(sq)
+        self.radius_ = conformal_radius(self.loo_residuals_, self.level)
         self._fit_error_variance(sq)
         self.score_range_ = (0.0, 1.0) if _is_binary(self.source_) else (-np.inf, np.inf)
         return self
