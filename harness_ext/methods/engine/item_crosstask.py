@@ -396,8 +396,8 @@ class CrossTask(_ItemEstimator):
 
         The regression's part is its variance in :meth:`_model_variance` plus (a) the excess over its
         error variance for this target ``v_m`` (:func:`_regression_variance`) of the larger of the mean
-        squared leave-one-out error of the source models nearest the target's score (:func:`local_loo_mse`: the regression
-        errs more near the population's edge than in its middle) and the disagreement
+        squared leave-one-out error of the source models nearest the target's score (:func:`local_loo_mse`:
+        the regression errs more near the population's edge than in its middle) and the disagreement
         ``(m - a)**2 - V_a + 2 C`` (a moment estimate of this target's squared regression error, Fay and
         Herriot 1979), and (b) ``edge_slope**2`` times the expected squared distance of the target's
         score beyond the source models' range, the score drawn from the design-based estimate's
