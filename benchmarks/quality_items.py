@@ -201,6 +201,8 @@ def main(argv=None) -> int:
     ap.add_argument("--tables", nargs="*", help="tables as source/task (default: every table)")
     ap.add_argument("--items", nargs="*", type=int, default=[50, 100])
     ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="the seeds run are first-seed .. first-seed + seeds - 1 (fresh seeds for a held-out check)")
     ap.add_argument("--estimators", nargs="*", default=list(ESTIMATORS))
     ap.add_argument("--protocols", nargs="*", default=["interpolation", "extrapolation"])
     ap.add_argument("--designs", nargs="*", default=[],
@@ -224,7 +226,7 @@ def main(argv=None) -> int:
         for protocol in args.protocols:
             for n in n_list:
                 acc = {}
-                for seed in range(seeds):
+                for seed in range(args.first_seed, args.first_seed + seeds):
                     for k, (e, c, w) in run_one(scores, protocol, n, seed, args.estimators, others,
                                                 args.designs).items():
                         acc.setdefault(k, ([], [], [], []))
