@@ -50,9 +50,9 @@ from .conformal import conformal_quantile
 from .direct_ridge import direct_predict
 from .lowrank import fold_in
 
-__all__ = ["CANDIDATES", "WEIGHTED_CANDIDATES", "FRONTIER_FOLDS", "FRONTIER_WEIGHTS", "FRONTIER_QUANTILE", "MIN_FRONTIER_MODELS", "FrontierCalibration",
-           "apply_frontier", "blend_ramp", "calibrate_frontier", "frontier_distance", "frontier_expectation", "frontier_folds",
-           "positions"]
+__all__ = ["CANDIDATES", "WEIGHTED_CANDIDATES", "FRONTIER_FOLDS", "FRONTIER_WEIGHTS", "FRONTIER_QUANTILE",
+           "MIN_FRONTIER_MODELS", "FrontierCalibration", "apply_frontier", "blend_ramp", "calibrate_frontier",
+           "frontier_distance", "frontier_expectation", "frontier_folds", "positions"]
 
 #: ``(fit fraction, held-out fraction)`` of the training models ordered by position: the 50/30 geometry of the
 #: frontier protocol and two nearer ones, so the scores span distances from just outside the range to far.
@@ -60,8 +60,9 @@ FRONTIER_FOLDS = ((0.4, 0.3), (0.5, 0.3), (0.6, 0.25), (0.7, 0.2))
 #: Weights of a non-shrinking candidate blended with the engine's prediction.
 FRONTIER_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: Non-shrinking estimators: the fold-in with its offset's prior widened (:data:`LEVEL_SCALE`), a per-dataset line on
-#: the position, the subset mean on the input scale, and the subset mean on the standardised scale mapped back to each
-#: dataset (:func:`_standard_mean`: the subset mean of a matrix whose datasets have different scales).
+#: the position, the subset mean on the input scale, the subset mean on the standardised scale mapped back to each
+#: dataset (:func:`_standard_mean`: the subset mean of a matrix whose datasets have different scales), and the subset
+#: mean on the aggregate's scale as a shift from the fitted models' means (:func:`_aggregate_shift`).
 CANDIDATES = ("unshrunk_level", "position_line", "subset_mean", "standard_mean", "aggregate_shift")
 #: Candidates that need aggregate weights (left out of a calibration without them).
 WEIGHTED_CANDIDATES = ("aggregate_shift",)
@@ -512,9 +513,12 @@ def frontier_warnings(models, distance, calibrations) -> list:
             continue
         cal = calibrations.get(1 if dist > 0 else -1)
         side = "above" if dist > 0 else "below"
+        blend = ("the engine" if cal is None or cal.candidate is None else
+                 f"the engine blended with up to {cal.weight:g} x {cal.candidate} (the share growing from the edge to "
+                 "the training range)")
         how = ("too few training models for frontier folds: the interval is the model folds' and may be too narrow"
                if cal is None else
-               f"predicted by {'the engine' if cal.candidate is None else f'{cal.weight:g} x {cal.candidate}'} and "
+               f"predicted by {blend} and "
                f"with intervals widened on frontier folds (expected aggregate coverage there "
                f"{cal.aggregate_coverage if cal.aggregate_coverage is not None else float('nan'):.2f})")
         out.append(f"{model}: at the frontier, {abs(dist):.2f} sd {side} the manifest's models' "
