@@ -14,6 +14,7 @@ import numpy as np
 
 
 def _m(v):
+    """The mean of the finite values of ``v`` (NaN without any): one figure over a protocol's splits."""
     v = [x for x in v if x is not None and np.isfinite(x)]
     return float(np.mean(v)) if v else float("nan")
 
