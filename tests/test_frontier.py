@@ -76,26 +76,6 @@ def test_predict_marks_a_frontier_model():
     assert not any(w.startswith("typical: at the frontier") for w in res.warnings)
 
 
-def test_fit_residual_grows_with_an_atypical_pattern():
-    """The fold-in residual on the subset cells: small for a model like the training ones, large for a pattern the
-    loadings cannot produce (strong on one dataset, weak on a dataset that moves with it)."""
-    from harness_ext.methods.engine.frontier import fit_residual
-    from harness_ext.methods.engine.lowrank import fold_in
-
-    X, _ = _population(m=120, d=10, seed=2)
-    est = LowRankCompleter(random_state=0).fit(X)
-    keep = np.zeros(X.shape[1], bool)
-    keep[[0, 1, 2]] = True
-    Z = np.where(keep, est.Z_, np.nan)
-    odd = Z[:1].copy()
-    odd[0, 0], odd[0, 1] = 3.0, -3.0  # the first factor loads positively on every dataset
-    z = np.vstack([Z, odd])
-    fi = fold_in(est.fit_, z)
-    r = fit_residual(z, fi.mean, fi.sd, ~np.isnan(z))
-    assert np.all(r >= 0) and r[-1] > np.quantile(r[:-1], 0.95)
-    assert fit_residual(z[:1], z[:1], np.ones((1, z.shape[1])), np.zeros((1, z.shape[1]), bool))[0] == 0
-
-
 def test_standard_mean_keeps_the_subset_level():
     """The subset mean on the standardised scale: a model 3 sd above the fitted models on every subset dataset is
     predicted 3 sd above them on every dataset (no shrinkage), on each dataset's own mean and sd; a dataset no fitted
@@ -116,10 +96,9 @@ def test_standard_mean_keeps_the_subset_level():
     assert np.allclose(out[0, :3], mu + 3 * sd) and np.isclose(out[0, 3], 3.0)
 
 
-def test_frontier_scores_are_not_scaled_by_the_fit_residual():
-    """The frontier folds' held-out models fit worse than real frontier models do, so the multipliers are learnt on
-    the fold-in sd alone (power 0 of the residual scale): a scale learnt on the folds shrank the intervals of the
-    frontier's better-fitting models. The multipliers bracket 0 and the folds' held-out coverage is recorded."""
+def test_frontier_multipliers_bracket_zero_and_share_the_refits():
+    """The multipliers bracket 0 and the folds' held-out coverage is recorded; a calibration on refits computed once
+    (as every further aggregate of one prediction is calibrated) is the same as one that refits."""
     from harness_ext.methods.engine import frontier
 
     X, strength = _population(m=160, d=12, seed=3)
@@ -128,5 +107,39 @@ def test_frontier_scores_are_not_scaled_by_the_fit_residual():
     keep = np.zeros(X.shape[1], bool)
     keep[[0, 4, 8]] = True
     cal = frontier.calibrate_frontier(est, keep, np.full(X.shape[1], 1.0 / X.shape[1]), 1)
-    assert cal is not None and cal.power == 0.0 and frontier.DISTANCE_POWERS == (0.0,)
+    assert cal is not None
     assert cal.q_aggregate[0] <= 0 <= cal.q_aggregate[1] and cal.aggregate_coverage is not None
+    records = frontier.frontier_folds(est, keep, 1)
+    assert frontier.calibrate_frontier(est, keep, np.full(X.shape[1], 1.0 / X.shape[1]), 1, records=records) == cal
+
+
+def test_blend_ramp_rises_from_the_edge_to_the_range():
+    """The blend's share: 0 inside the edge, linear between the edge and the training models' extreme, 1 beyond;
+    the mirror image below."""
+    from harness_ext.methods.engine.frontier import blend_ramp
+
+    train = np.linspace(0.0, 1.0, 101)
+    up = blend_ramp(np.array([0.5, 0.75, 0.875, 1.0, 3.0]), train, 1)
+    down = blend_ramp(np.array([0.5, 0.25, 0.125, 0.0, -3.0]), train, -1)
+    assert np.allclose(up, [0, 0, 0.5, 1, 1]) and np.allclose(down, [0, 0, 0.5, 1, 1])
+
+
+def test_frontier_prediction_is_less_shrunk_than_the_engines():
+    """A stronger population predicted from 3 datasets: the frontier-aware aggregate is less biased toward the
+    training population than the engine's own (the blend chosen on frontier folds), and its error is not larger
+    (measured: bias -0.019 and MAE 0.024 for the engine, -0.006 and 0.018 frontier-aware)."""
+    X, strength = _population(m=220, d=14, seed=0)
+    order = np.argsort(strength)
+    train, test = order[:120], order[-60:]
+    keep = np.zeros(X.shape[1], bool)
+    keep[[1, 6, 11]] = True
+    X_new = np.where(keep, X[test], np.nan)
+    w = np.full(X.shape[1], 1.0 / X.shape[1])
+    truth = X[test] @ w
+    errs = {}
+    for frontier in (False, True):
+        p = LowRankCompleter(random_state=0, frontier=frontier).fit(X[train]).predict_new_models(X_new, weights=w)
+        errs[frontier] = p.aggregate - truth
+    assert errs[False].mean() < 0  # the engine alone shrinks the stronger models toward the population
+    assert abs(errs[True].mean()) < abs(errs[False].mean())
+    assert np.abs(errs[True]).mean() <= np.abs(errs[False]).mean()
