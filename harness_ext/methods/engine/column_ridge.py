@@ -5,8 +5,10 @@ factors; their errors are alike where the matrix is not low-rank. This completer
 as the filling of the predictors: the matrix is mapped to BenchPress's scale (per-column logit for percentages,
 then z-scores; :class:`~harness_ext.methods.engine.benchpress.Transform`), completed by BenchPress's bias ALS at
 ranks 1, 2 and 3 (averaged, so no single rank decides the fill), and then each dataset's observed cells are
-regressed by ridge on every other dataset's (observed or filled) cells, the penalty chosen per dataset by exact
-leave-one-out over :data:`LAMS`; the fit predicts that dataset's missing cells. One sweep, not iterated to a fixed
+regressed by ridge on other datasets' (observed or filled) cells, the penalty chosen per dataset by exact
+leave-one-out over :data:`LAMS`, and the fit predicts that dataset's missing cells; the predictors are the
+datasets observed together with the target on at least a share of its models, and the predictions of the
+shares of :data:`SHARES` are averaged. One sweep, not iterated to a fixed
 point: a second sweep regresses on the first sweep's own predictions and, on the shared matrices, loses what
 the first gained (sequential regression imputation, van Buuren & Groothuis-Oudshoorn 2011, one round from a
 low-rank start).
@@ -34,6 +36,11 @@ LAMS = tuple(float(v) for v in np.logspace(-2, 4, 13))
 FILL_RANKS = (1, 2, 3)
 #: Fewest observed cells a dataset needs to be regressed (fewer: its missing cells keep the filling).
 MIN_ROWS = 3
+#: Shares of a dataset's observed models another dataset must also be observed on to be a predictor; the
+#: predictions of the five predictor sets are averaged. On a sparse matrix a dataset seen with few of the target's
+#: models is mostly the filling, not data; no single share suits every matrix, so all of them are averaged
+#: (Breiman 1996), from every dataset (0) to those seen with most of the target's models (0.6).
+SHARES = (0.0, 0.15, 0.3, 0.45, 0.6)
 
 
 def loo_ridge(F, y, lams=LAMS):
@@ -62,25 +69,38 @@ def loo_ridge(F, y, lams=LAMS):
     return ym - float(fm @ coef), coef, lam
 
 
-def regress_columns(Z, fill, lams=LAMS, min_rows: int = MIN_ROWS) -> np.ndarray:
+def regress_columns(Z, fill, lams=LAMS, min_rows: int = MIN_ROWS, shares=SHARES) -> np.ndarray:
     """One sweep: every column of ``Z`` (NaN missing) with ``min_rows`` observed cells and a missing one is
-    predicted by ridge on the other columns of ``Z`` filled with ``fill``; every other missing cell keeps ``fill``."""
+    predicted by ridge on other columns of ``Z`` filled with ``fill``, averaged over the predictor sets of
+    ``shares`` (for share ``s``: the columns observed together with the target on at least ``s`` of the target's
+    observed rows; a share without one predicts ``fill``); every other missing cell keeps ``fill``."""
     O = ~np.isnan(Z)
+    Of = O.astype(float)
+    together = Of.T @ Of  # rows observed in both columns
     Zc = np.where(O, Z, fill)
     out = Zc.copy()
     for j in np.flatnonzero((O.sum(0) >= min_rows) & ~O.all(0)):
         rows = O[:, j]
-        F = np.delete(Zc, j, axis=1)
-        if F.shape[1] == 0:
-            continue
-        b0, coef, _ = loo_ridge(F[rows], Z[rows, j], lams)
-        out[~rows, j] = b0 + F[~rows] @ coef
+        preds, seen = [], {}
+        for share in shares:
+            keep = together[j] >= share * rows.sum()
+            keep[j] = False
+            if not keep.any():  # no predictor at this share: its prediction is the filling
+                preds.append(Zc[~rows, j])
+                continue
+            key = keep.tobytes()
+            if key not in seen:  # a set met at two shares is fitted once and counted twice
+                F = Zc[:, keep]
+                b0, coef, _ = loo_ridge(F[rows], Z[rows, j], lams)
+                seen[key] = b0 + F[~rows] @ coef
+            preds.append(seen[key])
+        out[~rows, j] = np.mean(preds, axis=0)
     return out
 
 
 def completions(X):
     """``(benchpress, ridge)``: BenchPress's completion of ``X`` (own units; :func:`~harness_ext.methods.engine.benchpress.complete_units`)
-    and this module's, sharing BenchPress's rank-2 fit. Observed cells of both are the fits', not ``X``'s.
+    and this module's, sharing BenchPress's rank-2 fit. BenchPress's observed cells are its fit's, the ridge's ``X``'s.
 
     Parameters
     ----------

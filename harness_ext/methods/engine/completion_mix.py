@@ -11,14 +11,12 @@ others, filled by BenchPress's model at ranks 1-3
 (:mod:`~harness_ext.methods.engine.column_ridge`). The average of
 completers with different errors is better than either where neither
 dominates (Breiman, 1996). The cells' completion is the equal-weight
-average of one of the seven non-empty sets of the three (:data:`MIX_GRID`),
-chosen by K-fold cross-validation over held-out observed cells, scored like
-the engine's other cell settings (median over held-out cells of the absolute
-error over the column's sd). A set whose error is within
-:data:`MIX_TOLERANCE` of the best set's counts as tied, and ties go to the
-set with more members: on a few hundred held-out cells the CV's error moves
-by 1-2% between seeds, and equal weights over more completers are the safer
-choice where the CV cannot tell them apart (Smith & Wallis, 2009).
+average of two or all three of them (:data:`MIX_GRID`), the set chosen by
+K-fold cross-validation over held-out observed cells, scored like the
+engine's other cell settings (median over held-out cells of the absolute
+error over the column's sd); ties go to the set with more members. Equal
+weights over several completers are the safe choice where a few hundred
+held-out cells cannot tell weights apart (Smith & Wallis, 2009).
 
 Only the fitted matrix's cells use the mix; new models keep the fold-in and
 direct regression of :meth:`~harness_ext.methods.engine.completion.LowRankCompleter.predict_new_models`.
@@ -42,13 +40,12 @@ from .cell_cv import inverse_column_sd
 
 #: The completers mixed, in the order of a weight triple.
 MEMBERS = ("engine", "benchpress", "ridge")
-#: Weights ``(engine, benchpress, ridge)`` tried: the equal-weight average of every non-empty set of the three.
+#: Weights ``(engine, benchpress, ridge)`` tried: the equal-weight average of every set of two or three of them.
 #: Equal weights, not a finer grid: a weight fitted on a few hundred held-out cells is noisy enough to lose what the
 #: average gains (the forecast-combination puzzle, Smith & Wallis 2009); the CV only decides which completers join.
-MIX_GRID = ((1.0, 0.0, 0.0), (0.5, 0.5, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (0.5, 0.0, 0.5), (0.0, 0.5, 0.5),
-            (1 / 3, 1 / 3, 1 / 3))
-#: Relative CV error within which sets count as tied (ties: more members, then grid order).
-MIX_TOLERANCE = 0.01
+#: No completer alone: the CV's choice of a single member, on a few hundred held-out cells, loses more where it is
+#: wrong than it gains where it is right.
+MIX_GRID = ((0.5, 0.5, 0.0), (0.5, 0.0, 0.5), (0.0, 0.5, 0.5), (1 / 3, 1 / 3, 1 / 3))
 
 
 def mix(own, other, weight: float) -> np.ndarray:
@@ -72,13 +69,11 @@ def as_weights(value) -> tuple:
     return (1.0 - w, w, 0.0)
 
 
-def choose(err: dict, tol: float = MIX_TOLERANCE):
-    """The weights of ``err`` (``{weights: cv error}``, grid order) with the lowest error, sets within ``tol``
-    of it tied; ties to more members, then the earlier set."""
+def choose(err: dict):
+    """The weights of ``err`` (``{weights: cv error}``, grid order) with the lowest error; ties to more members,
+    then the earlier set."""
     grid = list(err)
-    low = min(err.values())
-    close = [w for w in grid if err[w] <= low * (1.0 + tol) + 1e-12]
-    return min(close, key=lambda w: (-sum(v > 0 for v in w), grid.index(w)))
+    return min(grid, key=lambda w: (err[w], -sum(v > 0 for v in w), grid.index(w)))
 
 
 def choose_mix(est, X, grid=MIX_GRID):
@@ -117,7 +112,7 @@ def choose_mix(est, X, grid=MIX_GRID):
     err = {w: float(np.median(np.concatenate(e))) for w, e in errs.items()}
     best = choose({w: round(v, 12) for w, v in err.items()})
     named = lambda w: {k: round(v, 6) for k, v in zip(MEMBERS, w)}
-    return best, {"n_folds": K, "weights": named(best), "tolerance": MIX_TOLERANCE,
+    return best, {"n_folds": K, "weights": named(best),
                   "error": [{"weights": named(w), "error": round(v, 8)} for w, v in err.items()]}
 
 
