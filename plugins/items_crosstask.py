@@ -21,6 +21,8 @@ ITEM_ESTIMATORS = {
                                           "benchmark's tasks, design-based interval (Zhang, Dorner and Hardt 2025)"),
     "crosstask": ("CrossTask", "composite of random_learn_crosstask and aipw_difficulty: the regression inside the "
                                "population, the design-based estimate beyond it (Fay and Herriot 1979)"),
+    "aipw_select": ("SelectedAIPW", "AIPW whose working model (ridge, difficulty logit, a logit on the items' "
+                                    "loadings, or a mean of two) is chosen per model by nested cross-fitting"),
 }
 
 

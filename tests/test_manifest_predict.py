@@ -441,8 +441,8 @@ def test_user_weights_reach_the_manifest_and_the_aggregate(split_store, tmp_path
     wfile = tmp_path / "w.json"
     wfile.write_text(json.dumps(raw))
     out = tmp_path / "out"
-    assert main(["reduce", "--db", str(db), "--benchmark", "mmlu", "--budget", "6", "--n-random", "50",
-                 "--weights", str(wfile), "--out", str(out), "--format", "json"]) == 0
+    assert main(["reduce", "--db", str(db), "--benchmark", "mmlu", "--budget", "6", "--n-random", "10",
+                 "--selector", "greedy_coverage", "--weights", str(wfile), "--out", str(out), "--format", "json"]) == 0
     m = load_manifest(out)
     assert m["aggregate"]["weighting"]["name"] == "user"
     w = {d["name"]: d["weight"] for d in m["datasets"]}

@@ -13,6 +13,7 @@ from conftest import HELM_CLASSIC, require
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # a real matrix end to end: the slow real-data tier
 def test_quality_holdout_quick(tmp_path, capsys):
     require(HELM_CLASSIC)
     sys.path.insert(0, str(REPO / "benchmarks"))

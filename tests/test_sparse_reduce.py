@@ -52,6 +52,7 @@ def test_subset_cv_uses_incomplete_held_out_models_and_matches_complete_case():
     assert e.n_aggregate > 30 and np.isfinite(e.aggregate) and np.isfinite(e.per_dataset[3:]).all()
 
 
+@pytest.mark.slow  # a real matrix end to end: the slow real-data tier
 def test_reduce_cli_on_sparse_helm_classic_uses_every_model_and_dense_names_what_it_drops(real_store, tmp_path):
     """HELM Classic (Every Eval Ever) has -1 'not run' cells: 67 models, 17% of cells missing. The default keeps all
     67 models; --dense is a cut the user asks for, and the manifest names every model it dropped."""

@@ -648,6 +648,7 @@ def helm_classic_store(tmp_path_factory):
     return db
 
 
+@pytest.mark.slow  # a real matrix end to end: the slow real-data tier
 def test_cli_weights_completes_a_sparse_real_matrix(helm_classic_store, tmp_path, capsys):
     # Missing cells are predicted by reduce's default predictor and every analysis runs; --no-complete keeps
     # the old skips; the same seed gives the same summary.json

@@ -235,7 +235,7 @@ def _cluster_columns(X, n_clusters, max_clusters, random_state, n_init) -> Colum
     else:
         candidates = list(range(2, min(int(max_clusters), n_distinct - 1) + 1))
 
-    best_k, best_s, best_labels = 1, float("nan"), np.zeros(len(nz), dtype=int)
+    best_s, best_labels = float("nan"), np.zeros(len(nz), dtype=int)
     by_k: dict = {}
     for k in candidates:
         if k == 1:
@@ -247,7 +247,7 @@ def _cluster_columns(X, n_clusters, max_clusters, random_state, n_init) -> Colum
         s = float(silhouette_score(Vnz, labels, metric="cosine"))
         by_k[k] = s
         if not (s <= best_s):  # first finite value, or strictly better
-            best_k, best_s, best_labels = k, s, labels
+            best_s, best_labels = s, labels
     if n_clusters is not None and n_clusters > 1 and not by_k:
         raise MethodError(f"could not form {n_clusters} clusters of {len(nz)} columns")
 

@@ -1,0 +1,103 @@
+"""Working models of the design-based item estimators, and their choice per target by nested cross-fitting.
+
+A cross-fitted AIPW (difference) estimator (:class:`~.item_estimators.AIPW`) is design-unbiased whatever
+its working model predicts; the working model only sets the variance, through the residuals of the
+target's answers. Its candidates here:
+
+* :func:`logistic_working`: a penalised logistic model of the target's answers on per-item features
+  from the population (the logit of the item's mean over all and over the strongest source models,
+  optionally the item's loadings on the population's leading answer patterns, :func:`item_loadings`),
+  with one free intercept per task, fitted per target on the sampled items of this task and of every
+  other task of the benchmark. The intercepts are the target's own, so a target stronger than every
+  source model is not pulled back to their mean.
+* :func:`choose_working`: the choice, for each target, among candidate predictions by their residual
+  variance on the target's own sampled items, estimated by an inner cross-fit inside the training
+  items only. Nested this way the choice never sees the fold the estimate corrects with, so the
+  estimator stays design-unbiased (Chernozhukov et al. 2018: the working model of each fold may depend
+  on the other folds in any way).
+
+References
+----------
+Zhang, Dorner and Hardt (2025), "How Benchmark Prediction from Fewer Data Misses the Mark", NeurIPS, §4
+(AIPW for benchmark prediction). Cochran (1977), Sampling Techniques, §7.7 (difference estimator: its
+variance is that of the residuals). Chernozhukov et al. (2018), Econometrics Journal 21 (cross-fitting).
+Reckase (2009), Multidimensional Item Response Theory, ch. 4 (item loadings on latent abilities).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .item_irt import _newton_rows, _sigmoid
+
+
+def item_loadings(blocks: list, dims: int) -> list:
+    """Each item's loadings on the ``dims`` leading right singular vectors of the population's answers.
+
+    ``blocks`` are the benchmark's tasks as (models x items) arrays with the same rows (NaN where a model
+    lacks an answer, filled with the item's mean). The answers are centred per item and the loadings
+    scaled to unit standard deviation over the benchmark's items, so that one prior suits every column.
+    Returns one (items, dims) array per block.
+    """
+    filled = []
+    for B in blocks:
+        B = np.asarray(B, dtype=float)
+        seen = np.isfinite(B)
+        cnt = seen.sum(axis=0)
+        mean = np.where(cnt > 0, np.where(seen, B, 0.0).sum(axis=0) / np.maximum(cnt, 1), 0.5)
+        filled.append(np.where(seen, B, mean[None, :]) - mean[None, :])
+    J = np.hstack(filled)
+    d = max(0, min(dims, min(J.shape) - 1))
+    if d == 0:
+        return [np.zeros((B.shape[1], 0)) for B in blocks]
+    _, _, Vt = np.linalg.svd(J, full_matrices=False)
+    L = Vt[:d].T
+    L = L / np.maximum(L.std(axis=0), 1e-12)
+    ends = np.cumsum([0] + [B.shape[1] for B in blocks])
+    return [L[ends[k]:ends[k + 1]] for k in range(len(blocks))]
+
+
+def logistic_working(X_train: np.ndarray, R: np.ndarray, X_all: np.ndarray, prec: np.ndarray,
+                     n_newton: int = 25) -> np.ndarray:
+    """Per-target penalised logistic regressions; the predicted probability of every item (items, targets).
+
+    ``X_train`` (observations, q) is shared by every target, ``R`` (targets, observations) the targets'
+    0/1 answers (NaN left out), ``prec`` the diagonal prior precision of the ``q`` coefficients (nearly
+    flat on the task intercepts), ``X_all`` the design of the items to predict. Vectorised damped Newton
+    (:func:`~.item_irt._newton_rows`), from zero.
+    """
+    W = np.isfinite(R).astype(float)
+    R0 = np.where(W > 0, R, 0.0)
+    V = np.zeros((R.shape[0], X_train.shape[1]))
+    for _ in range(n_newton):
+        V = _newton_rows(X_train, W, R0, _sigmoid(V @ X_train.T), prec, V)
+    return _sigmoid(X_all @ V.T)
+
+
+def residual_spread(Y: np.ndarray, F: np.ndarray) -> np.ndarray:
+    """Per-target variance of the residuals ``Y - F`` (targets, items): the quantity AIPW's variance scales with."""
+    return (Y - F).var(axis=1)
+
+
+def choose_working(candidates, train_items: np.ndarray, Y_train: np.ndarray, n_inner: int = 4):
+    """Each target's working model: the candidate with the smallest inner cross-fitted residual variance.
+
+    ``candidates(items, Y)`` returns a list of predictions (items, targets), one per candidate, fitted on
+    the targets' answers ``Y`` to ``items``. The training items are split into ``n_inner`` interleaved
+    folds; every candidate is fitted without each inner fold and scored on it, and each target takes the
+    candidate whose pooled out-of-fold residuals vary least (ties: the first). Returns ``(F, choice)``:
+    the chosen candidates fitted on every training item (items, targets) and the index chosen per target.
+    Only the training items are read, so the outer fold the estimate corrects with plays no part.
+    """
+    n = len(train_items)
+    inner = np.arange(n) % max(2, min(n_inner, n))
+    resid = None
+    for j in np.unique(inner):
+        fits = candidates(train_items[inner != j], Y_train[:, inner != j])
+        held = train_items[inner == j]
+        r = np.stack([Y_train[:, inner == j] - f[held].T for f in fits])  # (candidates, targets, held)
+        resid = r if resid is None else np.concatenate([resid, r], axis=2)
+    spread = resid.var(axis=2)
+    choice = np.argmin(spread, axis=0)
+    fits = np.stack(candidates(train_items, Y_train))  # (candidates, items, targets)
+    return fits[choice, :, np.arange(len(choice))].T, choice
