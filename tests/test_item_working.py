@@ -89,7 +89,7 @@ def test_composite_beyond_the_population_is_the_design_interval():
     others = [T[:, it] for T, it in zip(target[1:], items[1:])]
     res = est.predict(target[0][:, items[0]], others=others)
     a = est.design_.predict(target[0][:, items[0]], others=others)
-    far = est.weight_ < 1e-3
+    far = est.weight_ < 1e-2  # w falls with the squared gap: 0.002-0.008 here
     assert far.any()
     for x, y in ((res.lower, a.lower), (res.upper, a.upper), (res.estimate, a.estimate)):
         assert np.allclose(x[far], y[far], atol=2e-3)

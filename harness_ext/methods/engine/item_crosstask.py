@@ -17,8 +17,13 @@ its answers to that task's sample, its answers to the other tasks' samples. The 
   item's mean over all source models and over the strongest quarter of them), with one intercept per
   task, fitted on this task's training fold AND every other task's sampled items. Design-unbiased for
   this task whatever the target is: the other tasks' samples are drawn independently of this one's.
-* :class:`CrossTask`: a Fay-Herriot-type composite of the two. The regression's error variance for a
-  target is its leave-one-out mean squared error plus ``(gap_scale * g)**2``, ``g`` the distance of the
+* :class:`~.item_learn.KernelLearn` (in :mod:`.item_learn`): kernel ridge regression of the full-task
+  score on every task's sampled answers, settings by leave-one-out; the regression part of the composite.
+* :class:`CrossTask`: a Fay-Herriot-type composite of :class:`~.item_learn.KernelLearn` and
+  :class:`DifficultyAIPW`. The regression's error variance for a target is its leave-one-out error
+  variance for a model like the target (:meth:`~.item_learn.KernelLearn.error_variance`), times a factor
+  chosen on held-out source models (1, or 0: the regression alone inside the population), plus
+  ``(gap_scale * g)**2``, ``g`` the distance of the
   design-based estimate beyond the source models' range of full-task scores (below it, only beyond
   ``floor_margin`` = 1 design standard error: populations crowd at chance level); the weight of the
   regression minimises the composite's variance given ``V_aipw``, ``V_model`` and the two parts' error
@@ -41,38 +46,8 @@ from __future__ import annotations
 import numpy as np
 
 from .item_estimators import AIPW, ItemEstimate, _is_binary, _ItemEstimator, _z, conformal_radius, radius_interval
+from .item_learn import KernelLearn, _check_targets, _fill_missing, _other_tasks
 from .item_working import choose_working, item_loadings, logistic_working
-
-
-def _fill_missing(block: np.ndarray, reference: np.ndarray) -> tuple:
-    """``(filled, count)``: NaN cells of ``block`` replaced by the column's mean over ``reference`` (0.5 if none)."""
-    block = np.asarray(block, dtype=float)
-    gaps = np.isnan(block)
-    if not gaps.any():
-        return block, 0
-    with np.errstate(invalid="ignore"):
-        ref = np.asarray(reference, dtype=float)
-        cnt = np.isfinite(ref).sum(axis=0)
-        mean = np.where(cnt > 0, np.nansum(ref, axis=0) / np.maximum(cnt, 1), 0.5)
-    return np.where(gaps, mean[None, :], block), int(gaps.sum())
-
-
-def _other_tasks(name: str, n_models: int, others) -> list:
-    """The other tasks as ``[(source_k, items_k)]`` float arrays, their rows checked against this task's."""
-    out = []
-    for S_k, items_k in others:
-        S_k = np.asarray(S_k, dtype=float)
-        if S_k.shape[0] != n_models:
-            raise ValueError(f"{name}: another task has {S_k.shape[0]} population models, this one {n_models}; "
-                             "align the rows (NaN for a model without that task)")
-        out.append((S_k, np.asarray(items_k)))
-    return out
-
-
-def _check_targets(name: str, n_fitted: int, others) -> list:
-    if len(others) != n_fitted:
-        raise ValueError(f"{name}: fitted with {n_fitted} other tasks, given answers to {len(others)}")
-    return [np.atleast_2d(np.asarray(y, dtype=float)) for y in others]
 
 
 def difficulty_features(source: np.ndarray, top: float = 0.25) -> np.ndarray:
@@ -232,22 +207,37 @@ class DifficultyAIPW(AIPW):
         return 0.5 * (ridge + self._logit(train_items, Y_train, context["Y_other"]))
 
 
-class CrossTask(_ItemEstimator):
-    """Composite of :class:`CrossTaskLearn` (model-based) and :class:`DifficultyAIPW` (design-based).
+def _regression_variance(learn, Y) -> np.ndarray:
+    """The regression's error variance for targets with answers ``Y``: per target where it models one
+    (:meth:`~.item_learn.KernelLearn.error_variance`), else its leave-one-out mean squared error."""
+    per_target = getattr(learn, "error_variance", None)
+    if per_target is not None:
+        return per_target(Y)
+    return np.full(np.atleast_2d(Y).shape[0], learn.loo_mse_)
 
-    With ``V_a`` the design variance of the AIPW estimate ``a``, ``V_m`` the regression's leave-one-out
-    mean squared error over the source models and ``g`` the distance of ``a`` beyond the range of the
-    source models' full-task scores, the regression's error variance for the target is
-    ``V_model = V_m + (gap_scale * g)**2`` (below the range, ``g`` counts only beyond ``floor_margin``
+
+class CrossTask(_ItemEstimator):
+    """Composite of :class:`~.item_learn.KernelLearn` (model-based) and :class:`DifficultyAIPW` (design-based).
+
+    With ``V_a`` the design variance of the AIPW estimate ``a``, ``V_m`` the regression's error variance
+    for the target (:func:`_regression_variance`: fitted to the source models' leave-one-out residuals,
+    larger for a target whose sampled answers vary more) and ``g`` the distance of ``a`` beyond the range
+    of the source models' full-task scores, the regression's error variance for the target is
+    ``V_model = lam V_m + (gap_scale * g)**2`` (below the range, ``g`` counts only beyond ``floor_margin``
     design standard errors) and the estimate is ``w * learn + (1 - w) * a`` with the variance-minimising
-    ``w = (V_a - C) / (V_a + V_model - 2 C)`` (clipped to [0, 1]), ``C = rho sqrt(V_a V_m)`` and ``rho``
+    ``w = (V_a - C) / (V_a + V_model - 2 C)`` (clipped to [0, 1]), ``C = rho sqrt(V_a lam V_m)`` and ``rho``
     the correlation of the two parts' standardised errors on held-out source models (both read the same
-    sampled answers). The interval's variance ``w**2 V_model' + (1 - w)**2 V_a + 2 w (1 - w) C`` sizes the
-    regression's error for this target (:meth:`_composite_interval`: the error of the source models of
-    about its score, and its disagreement with ``a``), keeps the design interval's skewness shift in
-    proportion ``1 - w`` and takes the normal quantile. A target inside the population gets about the
-    regression's precision; one beyond it the design-based estimate, whose interval holds whatever the model is. With fewer than
-    ``min_models`` population models there is no regression: the estimate is the design-based one.
+    sampled answers). ``lam`` (in ``variance_scales``: 1, or 0 for the regression alone inside the
+    population) is the one whose composite errs least on the held-out source models (5 folds; each
+    judged against its training folds' range): the two parts' errors are strongly correlated and the
+    regression's variance is estimated from few models, so the variance-minimising weight is checked on
+    models the regression did not see. The interval's variance ``w**2 V_model' + (1 - w)**2 V_a + 2 w
+    (1 - w) C`` (``C`` at ``lam = 1``) sizes the regression's error for this target
+    (:meth:`_composite_interval`: its error variance, the error of the source models of about its score,
+    and its disagreement with ``a``), keeps the design interval's skewness shift in proportion ``1 - w``
+    and takes the normal quantile. A target inside the population gets about the regression's
+    precision; one beyond it the design-based estimate, whose interval holds whatever the model is. With
+    fewer than ``min_models`` population models there is no regression: the estimate is the design-based one.
 
     References
     ----------
@@ -256,15 +246,19 @@ class CrossTask(_ItemEstimator):
     """
 
     uses_other_tasks = True
+    #: The regression part: :class:`~.item_learn.KernelLearn` (kernel ridge across the benchmark's tasks).
+    learner = KernelLearn
 
     def __init__(self, *, level: float = 0.90, alpha: float = 10.0, n_folds: int = 5, gap_scale: float = 5.0,
-                 floor_margin: float = 1.0, min_models: int = 10, edge_slope: float = 2.0):
+                 floor_margin: float = 1.0, min_models: int = 10, edge_slope: float = 2.0,
+                 variance_scales: tuple = (0.0, 1.0)):
         super().__init__(level=level)
         self.edge_slope = edge_slope
         self.alpha = alpha
         self.n_folds = n_folds
         self.gap_scale = gap_scale
         self.floor_margin = floor_margin
+        self.variance_scales = variance_scales
         self.min_models = min_models
 
     def fit(self, source, items, others=()):
@@ -274,64 +268,110 @@ class CrossTask(_ItemEstimator):
             self.source_, self.items_, others=others)
         # A regression across models needs models to learn from: with fewer than ``min_models`` the
         # estimate is the design-based one alone (``learn_`` is None).
-        self.learn_, self.error_correlation_ = None, 0.0
+        self.learn_, self.error_correlation_, self.variance_scale_ = None, 0.0, 1.0
         if self.source_.shape[0] >= self.min_models:
-            self.learn_ = CrossTaskLearn(level=self.level).fit(self.source_, self.items_, others=others)
-            self.error_correlation_ = self._cross_validated_correlation(others)
+            self.learn_ = self.learner(level=self.level).fit(self.source_, self.items_, others=others)
+            held = self._held_out_errors(others)
+            self.error_correlation_ = self._cross_validated_correlation(held)
+            self.variance_scale_ = self._cross_validated_scale(held)
         full = self.source_.mean(axis=1)
         self.range_ = (float(full.min()), float(full.max()))
         return self
 
-    def _cross_validated_correlation(self, others: list, n_folds: int = 5) -> float:
-        """Correlation of the two parts' standardised errors on held-out source models (0 to 0.95).
+    def _held_out_errors(self, others: list, n_folds: int = 5) -> dict:
+        """Both parts fitted on all but one fold of the source models, evaluated on that fold.
 
-        Both parts read the same sampled answers, so their errors move together; the composite's weight
-        and variance account for it. Each fold of the source models (interleaved, as
-        :func:`~.item_irt.model_folds`) is estimated by both parts fitted on the other folds.
+        Per held-out source model (folds interleaved, as :func:`~.item_irt.model_folds`): the errors
+        ``e_m`` and ``e_a`` of the two parts, the design standard error ``sd_a``, the design-based
+        estimate ``a``, the regression's error variance ``v_m`` and the training folds' range of full
+        scores (``lo``, ``hi``). Empty arrays with too few models.
         """
         from .item_irt import model_folds
 
         S, items = self.source_, self.items_
         fold = model_folds(S.shape[0], n_folds)
-        z_m, z_a = [], []
+        keys = ("e_m", "e_a", "sd_a", "a", "v_m", "lo", "hi")
+        rec = {k: [] for k in keys}
         for k in range(n_folds):
             held = fold == k
             if held.sum() < 1 or (~held).sum() < 3:
                 continue
             fit_o = [(S_k[~held], it) for S_k, it in others]
             pred_o = [np.asarray(S_k, dtype=float)[held][:, it] for S_k, it in others]
-            learn = CrossTaskLearn(level=self.level).fit(S[~held], items, others=fit_o)
+            learn = self._fold_learner().fit(S[~held], items, others=fit_o)
             design = DifficultyAIPW(level=self.level, alpha=self.alpha, n_folds=self.n_folds).fit(
                 S[~held], items, others=fit_o)
-            truth = S[held].mean(axis=1)
+            truth, full = S[held].mean(axis=1), S[~held].mean(axis=1)
             a = design.predict(S[held][:, items], others=pred_o)
-            sd_a = a.se  # the design standard error (the interval is shifted for skewness)
-            z_a.append((a.estimate - truth) / np.maximum(sd_a, 1e-12))
-            z_m.append((learn.predict(S[held][:, items], others=pred_o).estimate - truth) / np.sqrt(learn.loo_mse_))
-        if not z_m:
+            rec["e_a"].append(a.estimate - truth)
+            # The design standard error (the interval is shifted for skewness).
+            rec["sd_a"].append(np.maximum(a.se, 1e-12))
+            rec["a"].append(a.estimate)
+            rec["v_m"].append(_regression_variance(learn, S[held][:, items]))
+            rec["e_m"].append(learn.predict(S[held][:, items], others=pred_o).estimate - truth)
+            rec["lo"].append(np.full(held.sum(), full.min()))
+            rec["hi"].append(np.full(held.sum(), full.max()))
+        return {k: np.concatenate(v) if v else np.empty(0) for k, v in rec.items()}
+
+    def _cross_validated_correlation(self, held: dict) -> float:
+        """Correlation of the two parts' standardised errors on held-out source models (0 to 0.95).
+
+        Both parts read the same sampled answers, so their errors move together; the composite's weight
+        and variance account for it.
+        """
+        if not held["e_m"].size:
             return 0.0
-        z_m, z_a = np.concatenate(z_m), np.concatenate(z_a)
+        z_m, z_a = held["e_m"] / np.sqrt(held["v_m"]), held["e_a"] / held["sd_a"]
         rho = float(np.sum(z_m * z_a) / np.sqrt(np.sum(z_m ** 2) * np.sum(z_a ** 2)))
         return float(np.clip(rho, 0.0, 0.95))
 
-    def _model_variance(self, a: np.ndarray, sd_a: np.ndarray, reach) -> np.ndarray:
+    def _cross_validated_scale(self, held: dict) -> float:
+        """The factor on the regression's error variance (among ``variance_scales``) whose composite has the
+        least mean absolute error on the held-out source models.
+
+        The regression's leave-one-out variance decides how far the composite trusts it; a few models
+        the regression misses badly can inflate that variance, and its errors and the design-based
+        ones are correlated, so the weight is checked on models it did not see (each against its
+        training folds' range).
+        """
+        if not held["e_m"].size:
+            return 1.0
+        v_a = held["sd_a"] ** 2
+        errs = []
+        for lam in self.variance_scales:
+            w = self._scaled_weight(v_a, held["a"], held["v_m"], lam, (held["lo"], held["hi"]))
+            errs.append(np.mean(np.abs(w * held["e_m"] + (1 - w) * held["e_a"])))
+        return float(self.variance_scales[int(np.argmin(errs))])
+
+    def _fold_learner(self):
+        """The regression refitted on a fold of the source models, at the setting chosen on all of them."""
+        fixed = getattr(self.learn_, "fixed_params", None)
+        return self.learner(level=self.level, **(fixed() if fixed else {}))
+
+    def _model_variance(self, a: np.ndarray, sd_a: np.ndarray, reach, v_m, bounds=None) -> np.ndarray:
         """The regression's error variance for targets whose design-based estimate is ``a`` (+- ``reach``).
 
-        Its leave-one-out mean squared error plus the squared gap, times ``gap_scale``, of ``a`` beyond the
-        source models' range.
+        Its error variance inside the population ``v_m`` (:func:`_regression_variance`) plus the squared
+        gap, times ``gap_scale``, of ``a`` beyond the source models' range (``bounds``, default theirs).
         Below the population, ``floor_margin`` design standard errors are allowed first: many
         populations crowd at chance level, where a weak model falls below the range by noise alone.
         """
-        lo, hi = self.range_
+        lo, hi = self.range_ if bounds is None else bounds
         above = a + reach - hi
         below = lo - a + reach - self.floor_margin * sd_a
-        return self.learn_.loo_mse_ + (self.gap_scale * np.maximum(0.0, np.maximum(above, below))) ** 2
+        return v_m + (self.gap_scale * np.maximum(0.0, np.maximum(above, below))) ** 2
 
-    def _weight(self, v_a: np.ndarray, v_m: np.ndarray) -> tuple:
+    def _scaled_weight(self, v_a, a, v_m, lam, bounds=None) -> np.ndarray:
+        """The regression's share with its error variance ``v_m`` taken ``lam`` times (0: the regression alone
+        inside the population, the composite only for a target beyond it)."""
+        v_m = lam * v_m
+        return self._weight(v_a, self._model_variance(a, np.sqrt(v_a), 0.0, v_m, bounds), v_m)[0]
+
+    def _weight(self, v_a: np.ndarray, v_model: np.ndarray, v_m) -> tuple:
         """``(w, c)``: the regression's variance-minimising share given the errors' covariance ``c``."""
         # The covariance is that of the population's models (the regression's part of the error only).
-        c = self.error_correlation_ * np.sqrt(v_a * self.learn_.loo_mse_)
-        w = np.clip((v_a - c) / np.maximum(v_a + v_m - 2 * c, 1e-300), 0.0, 1.0)
+        c = self.error_correlation_ * np.sqrt(v_a * v_m)
+        w = np.clip((v_a - c) / np.maximum(v_a + v_model - 2 * c, 1e-300), 0.0, 1.0)
         return w, c
 
     def predict(self, Y, others=()) -> ItemEstimate:
@@ -343,19 +383,21 @@ class CrossTask(_ItemEstimator):
         m = self.learn_.predict(Y, others=others)
         sd_a = a.se  # the design standard error (the design interval is shifted for skewness)
         v_a = sd_a ** 2
-        w, c = self._weight(v_a, self._model_variance(a.estimate, sd_a, 0.0))
+        v_m = _regression_variance(self.learn_, Y)
+        w = self._scaled_weight(v_a, a.estimate, v_m, self.variance_scale_)
+        c = self.error_correlation_ * np.sqrt(v_a * v_m)
         self.weight_ = w  # the regression's share, per target (for reports)
         est = w * m.estimate + (1 - w) * a.estimate
-        return self._composite_interval(a, m.estimate, w, c, est)
+        return self._composite_interval(a, m.estimate, w, c, est, v_m)
 
     def _composite_interval(self, a: ItemEstimate, m: np.ndarray, w: np.ndarray, c: np.ndarray,
-                            est: np.ndarray) -> ItemEstimate:
+                            est: np.ndarray, v_m: np.ndarray) -> ItemEstimate:
         """The composite's interval: its error variance with the regression's error sized for this target.
 
-        The regression's part is its variance in :meth:`_model_variance` plus (a) the excess over the
-        population's mean squared leave-one-out error of the larger of the mean squared leave-one-out
-        error of the source models nearest the target's score (:func:`local_loo_mse`: the regression
-        errs more near the population's edge than in its middle) and the disagreement
+        The regression's part is its variance in :meth:`_model_variance` plus (a) the excess over its
+        error variance for this target ``v_m`` (:func:`_regression_variance`) of the larger of the mean
+        squared leave-one-out error of the source models nearest the target's score (:func:`local_loo_mse`:
+        the regression errs more near the population's edge than in its middle) and the disagreement
         ``(m - a)**2 - V_a + 2 C`` (a moment estimate of this target's squared regression error, Fay and
         Herriot 1979), and (b) ``edge_slope**2`` times the expected squared distance of the target's
         score beyond the source models' range, the score drawn from the design-based estimate's
@@ -368,11 +410,10 @@ class CrossTask(_ItemEstimator):
         """
         sd_a = a.se
         v_a = sd_a ** 2
-        mean_mse = self.learn_.loo_mse_
         local = local_loo_mse(self.learn_.loo_residuals_, self.source_.mean(axis=1), m)
-        excess = np.maximum(0.0, np.maximum(local, (m - a.estimate) ** 2 - v_a + 2 * c) - mean_mse)
+        excess = np.maximum(0.0, np.maximum(local, (m - a.estimate) ** 2 - v_a + 2 * c) - v_m)
         edge = expected_squared_gap(a.estimate, sd_a, self.range_, self.floor_margin * sd_a)
-        v_int = self._model_variance(a.estimate, sd_a, 0.0) + excess + self.edge_slope ** 2 * edge
+        v_int = self._model_variance(a.estimate, sd_a, 0.0, v_m) + excess + self.edge_slope ** 2 * edge
         var = w ** 2 * v_int + (1 - w) ** 2 * v_a + 2 * w * (1 - w) * c
         centre = est + (1 - w) * ((a.lower + a.upper) / 2 - a.estimate)
         h = _z(self.level) * np.sqrt(np.maximum(var, 0.0))
@@ -442,6 +483,7 @@ class SelectedAIPW(DifficultyAIPW):
 ESTIMATORS = {
     "random_learn_crosstask": CrossTaskLearn,
     "aipw_difficulty": DifficultyAIPW,
+    "kernel_learn": KernelLearn,
     "crosstask": CrossTask,
     "aipw_select": SelectedAIPW,
 }

@@ -1,0 +1,231 @@
+"""Random sampling + learn across a benchmark's tasks with a kernel: the regression part of ``crosstask``.
+
+A new model answers ``n`` random items of every task of its benchmark. :class:`KernelLearn` predicts its
+full score on one task from all of those answers by kernel ridge regression over the population's
+models: a Gaussian (RBF) kernel on the sampled answers (this task's, and the other tasks' weighted by
+``s``) plus a linear kernel on the sample means of every task. The RBF part lets models that answer
+alike (a family of fine-tunes) inform each other more than a linear ridge of the full score on the
+answers can ("random sampling + learn", Zhang, Dorner and Hardt 2025, §3, is that linear ridge on this
+task's answers alone); the linear part on the means carries the abilities the tasks share (metabench's
+idea). The weight ``s`` of the other tasks, the RBF bandwidth, the weight of the linear part and the
+ridge penalty are chosen together by exact leave-one-out error over the source models (the closed form
+of a linear smoother), so a benchmark whose tasks share nothing gets ``s = 0`` and a small linear part.
+
+References
+----------
+Zhang, Dorner and Hardt (2025), "How Benchmark Prediction from Fewer Data Misses the Mark", NeurIPS, §3
+(random sampling + learn). Kipnis et al. (2025), "metabench", ICLR (one ability model across a
+benchmark's tasks). Schoelkopf and Smola (2002), "Learning with Kernels", §4 (kernel ridge regression).
+Hastie, Tibshirani and Friedman (2009), The Elements of Statistical Learning, eq. 7.52 (leave-one-out
+error of a linear smoother).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .item_estimators import (ItemEstimate, _binary_variance, _design_variance, _is_binary, _ItemEstimator,
+                              conformal_radius, radius_interval)
+
+
+def _fill_missing(block: np.ndarray, reference: np.ndarray) -> tuple:
+    """``(filled, count)``: NaN cells of ``block`` replaced by the column's mean over ``reference`` (0.5 if none)."""
+    block = np.asarray(block, dtype=float)
+    gaps = np.isnan(block)
+    if not gaps.any():
+        return block, 0
+    with np.errstate(invalid="ignore"):
+        ref = np.asarray(reference, dtype=float)
+        cnt = np.isfinite(ref).sum(axis=0)
+        mean = np.where(cnt > 0, np.nansum(ref, axis=0) / np.maximum(cnt, 1), 0.5)
+    return np.where(gaps, mean[None, :], block), int(gaps.sum())
+
+
+def _other_tasks(name: str, n_models: int, others) -> list:
+    """The other tasks as ``[(source_k, items_k)]`` float arrays, their rows checked against this task's."""
+    out = []
+    for S_k, items_k in others:
+        S_k = np.asarray(S_k, dtype=float)
+        if S_k.shape[0] != n_models:
+            raise ValueError(f"{name}: another task has {S_k.shape[0]} population models, this one {n_models}; "
+                             "align the rows (NaN for a model without that task)")
+        out.append((S_k, np.asarray(items_k)))
+    return out
+
+
+def _check_targets(name: str, n_fitted: int, others) -> list:
+    if len(others) != n_fitted:
+        raise ValueError(f"{name}: fitted with {n_fitted} other tasks, given answers to {len(others)}")
+    return [np.atleast_2d(np.asarray(y, dtype=float)) for y in others]
+
+
+def _sq_dist(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Squared Euclidean distances between the rows of ``A`` and of ``B``."""
+    d = (A * A).sum(axis=1)[:, None] + (B * B).sum(axis=1)[None, :] - 2.0 * A @ B.T
+    return np.maximum(d, 0.0)
+
+
+def _centre_test(Kt: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """The test rows ``Kt`` of a kernel centred on the training rows' feature mean (as ``J K J``)."""
+    return Kt - K.mean(axis=0)[None, :] - Kt.mean(axis=1, keepdims=True) + K.mean()
+
+
+def kernel_loo(K: np.ndarray, y: np.ndarray, alphas) -> np.ndarray:
+    """Leave-one-out squared errors (alphas, observations) of kernel ridge with an unpenalised intercept.
+
+    The fitted values are ``H y`` with ``H = 11'/m + Kc (Kc + alpha I)^-1``, ``Kc = J K J`` the centred
+    kernel, so the leave-one-out residual is ``(y_i - yhat_i) / (1 - H_ii)`` exactly (Hastie, Tibshirani
+    and Friedman 2009, eq. 7.52); one eigendecomposition serves every penalty.
+    """
+    m = len(y)
+    J = np.eye(m) - 1.0 / m
+    lam, U = np.linalg.eigh(J @ K @ J)
+    lam = np.clip(lam, 0.0, None)
+    yc = y - y.mean()
+    Uy, U2 = U.T @ yc, U ** 2
+    out = []
+    for a in alphas:
+        f = lam / (lam + a)
+        h = U2 @ f + 1.0 / m
+        out.append(((yc - U @ (f * Uy)) / np.maximum(1.0 - h, 1e-12)) ** 2)
+    return np.array(out)
+
+
+class KernelLearn(_ItemEstimator):
+    """Kernel ridge regression of the full-task score on every task's sampled answers.
+
+    ``K = exp(-d2 / (bandwidth * median d2)) + lin * M M'`` over the source models, ``d2`` the squared
+    distance between two models' answers to this task's sampled items plus ``s**2`` times that over the
+    other tasks' sampled items (a missing answer is filled with the item's population mean, counted in
+    ``n_filled_``), ``M`` the centred sample means of every task. ``s`` in ``weights``, the bandwidth in
+    ``bandwidths``, ``lin`` in ``linear`` and the penalty in ``alphas`` are chosen by exact leave-one-out
+    error over the source models (:func:`kernel_loo`); the interval is split-conformal on the chosen
+    setting's leave-one-out residuals (slightly optimistic: they also chose the setting). Predictions
+    of 0/1 scores are clipped to [0, 1]. Without ``others`` it uses this task alone.
+
+    Parameters
+    ----------
+    level : float
+        Two-sided coverage of the interval.
+    weights, bandwidths, linear, alphas : tuples
+        The grids searched by leave-one-out error.
+
+    References
+    ----------
+    Zhang, Dorner and Hardt (2025), §3; Kipnis et al. (2025); Schoelkopf and Smola (2002), §4;
+    Hastie, Tibshirani and Friedman (2009), eq. 7.52.
+    """
+
+    uses_other_tasks = True
+
+    def __init__(self, *, level: float = 0.90, weights: tuple = (0.0, 0.5, 1.0),
+                 bandwidths: tuple = (0.5, 1.0, 2.0, 4.0), linear: tuple = (0.0, 10.0, 50.0, 200.0),
+                 alphas: tuple = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0),
+                 variance_powers: tuple = (0.0, 0.5, 1.0)):
+        super().__init__(level=level)
+        self.variance_powers = variance_powers
+        self.weights = weights
+        self.bandwidths = bandwidths
+        self.linear = linear
+        self.alphas = alphas
+
+    def _blocks(self, Y: np.ndarray, others: list) -> tuple:
+        """``(own answers, other tasks' answers, sample means)`` of the rows of ``Y``, gaps filled."""
+        blocks, means, filled = [], [Y.mean(axis=1)], 0
+        for (S_k, items_k), Y_k in zip(self.others_, others):
+            Y_k, c = _fill_missing(Y_k, S_k[:, items_k])
+            filled += c
+            blocks.append(Y_k)
+            means.append(Y_k.mean(axis=1))
+        other = np.hstack(blocks) if blocks else np.empty((Y.shape[0], 0))
+        return Y, other, np.column_stack(means), filled
+
+    def _kernel(self, own, other, means, setting) -> np.ndarray:
+        """The kernel between the rows given and the source models at ``setting`` = (s, bandwidth, lin)."""
+        return self._combine(_sq_dist(own, self.own_), _sq_dist(other, self.other_),
+                             (means - self.mean_centre_) @ self.means_c_.T, setting)
+
+    def _combine(self, d_own, d_other, lin_part, setting) -> np.ndarray:
+        s, bw, lin = setting
+        return np.exp(-(d_own + s * s * d_other) / (bw * self.scale_[s])) + lin * lin_part
+
+    def fit(self, source, items, others=()):
+        super().fit(source, items)
+        self.others_ = _other_tasks(type(self).__name__, self.source_.shape[0], others)
+        own, other, means, self.n_filled_ = self._blocks(self.source_[:, self.items_],
+                                                         [S[:, it] for S, it in self.others_])
+        self.own_, self.other_ = own, other
+        self.mean_centre_ = means.mean(axis=0)
+        self.means_c_ = means - self.mean_centre_
+        y = self.source_.mean(axis=1)
+        weights = self.weights if other.shape[1] else (0.0,)
+        d_own, d_other, lin_part = _sq_dist(own, own), _sq_dist(other, other), self.means_c_ @ self.means_c_.T
+        self.scale_ = {}
+        best = (np.inf, None, None)
+        for s in weights:
+            d2 = d_own + s * s * d_other
+            pos = d2[d2 > 0]
+            self.scale_[s] = float(np.median(pos)) if pos.size else 1.0
+            for bw in self.bandwidths:
+                for lin in self.linear:
+                    sq = kernel_loo(self._combine(d_own, d_other, lin_part, (s, bw, lin)), y, self.alphas)
+                    j = int(np.argmin(sq.mean(axis=1)))
+                    if sq[j].mean() < best[0]:
+                        best = (sq[j].mean(), (s, bw, lin, self.alphas[j]), sq[j])
+        self.loo_mse_, setting, sq = best
+        self.setting_ = dict(zip(("weight", "bandwidth", "linear", "alpha"), setting))
+        self._solve(own, other, means, y)
+        self.loo_residuals_ = np.sqrt(sq)
+        self.radius_ = conformal_radius(self.loo_residuals_, self.level)
+        self._fit_error_variance(sq)
+        self.score_range_ = (0.0, 1.0) if _is_binary(self.source_) else (-np.inf, np.inf)
+        return self
+
+    def _sampling_variance(self, Y: np.ndarray) -> np.ndarray:
+        """Per row: the design variance of the mean of its answers to this task's sampled items."""
+        v = _design_variance(_binary_variance(Y), Y.shape[1], self.n_total_)
+        return np.maximum(v, 1e-6 * max(float(np.mean(v)), 1e-12))
+
+    def _fit_error_variance(self, sq: np.ndarray) -> None:
+        """The regression's error variance as ``c * v**power``, ``v`` the model's :meth:`_sampling_variance`.
+
+        A regression on a sample of 0/1 answers errs less for a model near 0 or 1, whose answers vary less;
+        ``power`` (in ``variance_powers``; 0 is one variance for every model) and ``c`` maximise the Gaussian
+        likelihood of the source models' leave-one-out residuals (``c`` in closed form given ``power``).
+        """
+        v = self._sampling_variance(self.source_[:, self.items_])
+        best = (np.inf, 0.0, float(np.mean(sq)))
+        for p in self.variance_powers:
+            c = max(float(np.mean(sq / v ** p)), 1e-300)
+            nll = float(np.sum(np.log(c * v ** p)))  # + m: the residual term is m at the maximum
+            if nll < best[0]:
+                best = (nll, float(p), c)
+        _, self.variance_power_, self.variance_scale_ = best
+
+    def error_variance(self, Y) -> np.ndarray:
+        """The regression's error variance for targets with answers ``Y`` to this task's sampled items."""
+        Y = np.atleast_2d(np.asarray(Y, dtype=float))
+        return self.variance_scale_ * self._sampling_variance(Y) ** self.variance_power_
+
+    def fixed_params(self) -> dict:
+        """Constructor arguments that fix the chosen setting (a refit on other models skips the search)."""
+        st = self.setting_
+        return {"weights": (st["weight"],), "bandwidths": (st["bandwidth"],), "linear": (st["linear"],),
+                "alphas": (st["alpha"],), "variance_powers": (self.variance_power_,)}
+
+    def _solve(self, own, other, means, y) -> None:
+        st = self.setting_
+        K = self._kernel(own, other, means, (st["weight"], st["bandwidth"], st["linear"]))
+        m = len(y)
+        J = np.eye(m) - 1.0 / m
+        self.K_, self.y_mean_ = K, float(y.mean())
+        self.dual_ = np.linalg.solve(J @ K @ J + st["alpha"] * np.eye(m), y - self.y_mean_)
+
+    def predict(self, Y, others=()) -> ItemEstimate:
+        Y = np.atleast_2d(np.asarray(Y, dtype=float))
+        own, other, means, _ = self._blocks(Y, _check_targets(type(self).__name__, len(self.others_), others))
+        st = self.setting_
+        Kt = self._kernel(own, other, means, (st["weight"], st["bandwidth"], st["linear"]))
+        est = _centre_test(Kt, self.K_) @ self.dual_ + self.y_mean_
+        est = np.clip(est, *self.score_range_)
+        return radius_interval(est, self.radius_, self.score_range_, self.level)
