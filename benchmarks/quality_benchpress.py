@@ -16,8 +16,9 @@ block ``k`` of every model. Every fold is completed by
   with leave-fold-out conformal 90% intervals, calibrated inside the fold's
   training matrix on its own 30 folds);
 * the default predictor (``lowrank``, or ``--predictor``), whose completion of
-  a matrix's cells averages in BenchPress's completion with a weight chosen by
-  nested cross-validation (:mod:`harness_ext.methods.engine.completion_mix`).
+  a matrix's cells is the equal-weight average of two or three of its own
+  low-rank fit, BenchPress's completion and a column ridge regression, the set
+  chosen by nested cross-validation (:mod:`harness_ext.methods.engine.completion_mix`).
 
 BenchPress's intervals are scored twice: as the predictor gives them (its
 interval layer calibrated inside each fold's training matrix, as a user gets

@@ -58,9 +58,9 @@ def test_fold_record_replays_the_default_mix(mr):
     hide = bp.holdout_folds(~np.isnan(X), n_seeds=1)[0] & ~np.isnan(X)
     rec = mr.fold_record(X, hide, 0, bp.points_factor(X))
     assert rec["o_truth"].size == hide.sum() and rec["i_truth"].size == (~np.isnan(X) & ~hide).sum()
-    # The default grid replayed on the record is the weight the default predictor chooses on the same training matrix.
-    w = mr.rule_weights(rec, ("lr", "bp"), 0.5, "invsd")
+    # The default's rule replayed on the record gives the weights the default predictor chooses on the same matrix.
+    w = mr.default_weights(rec)
     est = LowRankCompleter(random_state=0).fit(np.where(hide, np.nan, X))
-    assert est.bp_mix_ == pytest.approx(w[1])
+    assert np.allclose(est.mix_weights_, w)
     r, c = np.nonzero(hide)
-    assert np.allclose(est.mean_[r, c], w @ np.stack([rec["o_lr"], rec["o_bp"]]))
+    assert np.allclose(est.mean_[r, c], w @ np.stack([rec["o_" + k] for k in mr.DEFAULT_KEYS]))

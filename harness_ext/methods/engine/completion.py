@@ -44,7 +44,7 @@ from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, RankEnsemble, fit
 from .direct_ridge import BLEND_GRID, CELL_FLOPS_BUDGET, cell_regression_flops, direct_predict, ridge_design
 from .transforms import DEFAULT_EPS, ColumnScaled, as_transform
 from .cell_cv import _cell_cv_error, _cell_cv_errors  # noqa: F401 - the cell CV behind transform, blend, ensemble
-from .completion_mix import mixed_cells, mixed_fold
+from .completion_mix import MEMBERS, mixed_cells, mixed_fold
 
 __all__ = ["LowRankCompleter", "IntervalPrediction", "direct_predict", "settings_search_flops"]
 
@@ -128,8 +128,10 @@ class LowRankCompleter(BasePredictor):
         Flag new models whose subset lies beyond the training models' range and give them a
         prediction and intervals calibrated on frontier folds (:mod:`~harness_ext.methods.engine.frontier`).
     bp_mix : "auto" or float
-        Weight of BenchPress's completion (Zeng & Papailiopoulos, 2026) in the fitted matrix's missing cells
-        (``mean_``, cell intervals; not new models); ``"auto"``: by nested CV (:mod:`.completion_mix`).
+        Weight of BenchPress's completion (Zeng & Papailiopoulos, 2026) against the engine's in the fitted matrix's
+        missing cells (``mean_``, cell intervals; not new models); ``"auto"``: the equal-weight average of the
+        engine's, BenchPress's and a column ridge regression's completions, or of some of them, chosen by nested
+        CV (:mod:`.completion_mix`).
     random_state : int
         Seeds the CV folds, the calibration folds and the sampler.
 
@@ -147,8 +149,10 @@ class LowRankCompleter(BasePredictor):
         The cross-validation behind ``rank_``/``lam_`` (``None`` when given).
     q_cells_ : float
         Conformal multiplier of the predictive sd for held-out cells.
+    mix_weights_ : tuple of float
+        Weights of the engine's, BenchPress's and the column ridge's completions in ``mean_`` (chosen on first use).
     bp_mix_ : float
-        The weight of BenchPress's completion in ``mean_`` (chosen on first use).
+        The weight of BenchPress's completion in ``mean_``.
     """
 
     def __init__(self, method: str = "als", rank="auto", lam="auto", lam_bias: float = 0.1, ranks=DEFAULT_RANKS,
@@ -383,8 +387,10 @@ class LowRankCompleter(BasePredictor):
         return self._mix_cache
 
     mean_ = property(lambda self: self._mixed()[0])
-    bp_mix_ = property(lambda self: self._mixed()[2])
-    bp_mix_cv_ = property(lambda self: self._mixed()[3], doc="The CV behind ``bp_mix_`` (None when ``bp_mix`` is given).")
+    mix_weights_ = property(lambda self: self._mixed()[2], doc="Weights of the engine's, BenchPress's and the column "
+                            "ridge's completion in ``mean_`` (:data:`~harness_ext.methods.engine.completion_mix.MEMBERS`).")
+    bp_mix_ = property(lambda self: self._mixed()[2][1])
+    bp_mix_cv_ = property(lambda self: self._mixed()[3], doc="The CV behind ``mix_weights_`` (None when ``bp_mix`` is given).")
 
     # Cell intervals need K calibration refits: computed on first use, so a caller that only
     # predicts new models (predict_new_models calibrates its own way) does not pay for them.
@@ -656,7 +662,8 @@ class LowRankCompleter(BasePredictor):
         self._cell_intervals()
         return {"method": self.method, "rank": self.rank_, "lam": self.lam_, "cross_validation": cv,
                 "scales": self.scale_transform_.to_dict(), "scales_cross_validation": self.scales_cv_,
-                "cell_blend": float(self.cell_blend_), "bp_mix": self.bp_mix_, "bp_mix_cross_validation": self.bp_mix_cv_,
+                "cell_blend": float(self.cell_blend_), "bp_mix": self.bp_mix_, "cell_mix": dict(zip(MEMBERS, self.mix_weights_)),
+                "bp_mix_cross_validation": self.bp_mix_cv_,
                 "column_scale": bool(self.column_scale), "level": float(self.level),
                 "q_cells": float(self.q_cells_), "n_calibration_cells": int(self.n_cal_cells_)}
 
