@@ -416,8 +416,9 @@ class CrossTask(_ItemEstimator):
         v_int = self._model_variance(a.estimate, sd_a, 0.0, v_m) + excess + self.edge_slope ** 2 * edge
         var = w ** 2 * v_int + (1 - w) ** 2 * v_a + 2 * w * (1 - w) * c
         centre = est + (1 - w) * ((a.lower + a.upper) / 2 - a.estimate)
-        h = _z(self.level) * np.sqrt(np.maximum(var, 0.0))
-        return ItemEstimate(est, centre - h, centre + h, self.level)
+        se = np.sqrt(np.maximum(var, 0.0))
+        h = _z(self.level) * se
+        return ItemEstimate(est, centre - h, centre + h, self.level, se)
 
 
 class SelectedAIPW(DifficultyAIPW):

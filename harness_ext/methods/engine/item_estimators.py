@@ -213,8 +213,9 @@ class _ItemEstimator:
         return self
 
     def _interval(self, est, var, df=None) -> ItemEstimate:
-        h = _z(self.level, df) * np.sqrt(np.maximum(var, 0.0))
-        return ItemEstimate(est, est - h, est + h, self.level)
+        se = np.sqrt(np.maximum(var, 0.0))
+        h = _z(self.level, df) * se
+        return ItemEstimate(est, est - h, est + h, self.level, se)
 
 
 class SampleMean(_ItemEstimator):
