@@ -48,11 +48,6 @@ MEMBERS = ("engine", "benchpress", "ridge")
 MIX_GRID = ((0.5, 0.5, 0.0), (0.5, 0.0, 0.5), (0.0, 0.5, 0.5), (1 / 3, 1 / 3, 1 / 3))
 
 
-def mix(own, other, weight: float) -> np.ndarray:
-    """``(1 - weight) * own + weight * other``, cell by cell (each dataset's own scale)."""
-    return own if weight <= 0.0 else (1.0 - weight) * own + weight * other
-
-
 def combine(weights, own, X):
     """``weights @ (own, BenchPress's, ridge's completion of X)`` cell by cell; completers at weight 0 are not run."""
     w = tuple(float(v) for v in weights)

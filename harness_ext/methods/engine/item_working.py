@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from .item_irt import _newton_rows, _sigmoid
+from .item_learn import _fill_missing
 
 
 def item_loadings(blocks: list, dims: int) -> list:
@@ -39,21 +40,15 @@ def item_loadings(blocks: list, dims: int) -> list:
     scaled to unit standard deviation over the benchmark's items, so that one prior suits every column.
     Returns one (items, dims) array per block.
     """
-    filled = []
-    for B in blocks:
-        B = np.asarray(B, dtype=float)
-        seen = np.isfinite(B)
-        cnt = seen.sum(axis=0)
-        mean = np.where(cnt > 0, np.where(seen, B, 0.0).sum(axis=0) / np.maximum(cnt, 1), 0.5)
-        filled.append(np.where(seen, B, mean[None, :]) - mean[None, :])
-    J = np.hstack(filled)
+    filled = [_fill_missing(B, B)[0] for B in blocks]
+    J = np.hstack([F - F.mean(axis=0) for F in filled])
     d = max(0, min(dims, min(J.shape) - 1))
     if d == 0:
-        return [np.zeros((B.shape[1], 0)) for B in blocks]
+        return [np.zeros((F.shape[1], 0)) for F in filled]
     _, _, Vt = np.linalg.svd(J, full_matrices=False)
     L = Vt[:d].T
     L = L / np.maximum(L.std(axis=0), 1e-12)
-    ends = np.cumsum([0] + [B.shape[1] for B in blocks])
+    ends = np.cumsum([0] + [F.shape[1] for F in filled])
     return [L[ends[k]:ends[k + 1]] for k in range(len(blocks))]
 
 
@@ -72,11 +67,6 @@ def logistic_working(X_train: np.ndarray, R: np.ndarray, X_all: np.ndarray, prec
     for _ in range(n_newton):
         V = _newton_rows(X_train, W, R0, _sigmoid(V @ X_train.T), prec, V)
     return _sigmoid(X_all @ V.T)
-
-
-def residual_spread(Y: np.ndarray, F: np.ndarray) -> np.ndarray:
-    """Per-target variance of the residuals ``Y - F`` (targets, items): the quantity AIPW's variance scales with."""
-    return (Y - F).var(axis=1)
 
 
 def choose_working(candidates, train_items: np.ndarray, Y_train: np.ndarray, n_inner: int = 4):
