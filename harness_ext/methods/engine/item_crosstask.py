@@ -207,20 +207,12 @@ class DifficultyAIPW(AIPW):
         return 0.5 * (ridge + self._logit(train_items, Y_train, context["Y_other"]))
 
 
-def _regression_variance(learn, Y) -> np.ndarray:
-    """The regression's error variance for targets with answers ``Y``: per target where it models one
-    (:meth:`~.item_learn.KernelLearn.error_variance`), else its leave-one-out mean squared error."""
-    per_target = getattr(learn, "error_variance", None)
-    if per_target is not None:
-        return per_target(Y)
-    return np.full(np.atleast_2d(Y).shape[0], learn.loo_mse_)
-
-
 class CrossTask(_ItemEstimator):
     """Composite of :class:`~.item_learn.KernelLearn` (model-based) and :class:`DifficultyAIPW` (design-based).
 
     With ``V_a`` the design variance of the AIPW estimate ``a``, ``V_m`` the regression's error variance
-    for the target (:func:`_regression_variance`: fitted to the source models' leave-one-out residuals,
+    for the target (:meth:`~.item_learn.KernelLearn.error_variance`: fitted to the source models' leave-one-out
+    residuals,
     larger for a target whose sampled answers vary more) and ``g`` the distance of ``a`` beyond the range
     of the source models' full-task scores, the regression's error variance for the target is
     ``V_model = lam V_m + (gap_scale * g)**2`` (below the range, ``g`` counts only beyond ``floor_margin``
@@ -246,7 +238,8 @@ class CrossTask(_ItemEstimator):
     """
 
     uses_other_tasks = True
-    #: The regression part: :class:`~.item_learn.KernelLearn` (kernel ridge across the benchmark's tasks).
+    #: The regression part: :class:`~.item_learn.KernelLearn` (kernel ridge across the benchmark's tasks; the composite
+    #: reads its per-target ``error_variance`` and refits folds at its ``fixed_params``).
     learner = KernelLearn
 
     def __init__(self, *, level: float = 0.90, alpha: float = 10.0, n_folds: int = 5, gap_scale: float = 5.0,
@@ -307,7 +300,7 @@ class CrossTask(_ItemEstimator):
             # The design standard error (the interval is shifted for skewness).
             rec["sd_a"].append(np.maximum(a.se, 1e-12))
             rec["a"].append(a.estimate)
-            rec["v_m"].append(_regression_variance(learn, S[held][:, items]))
+            rec["v_m"].append(learn.error_variance(S[held][:, items]))
             rec["e_m"].append(learn.predict(S[held][:, items], others=pred_o).estimate - truth)
             rec["lo"].append(np.full(held.sum(), full.min()))
             rec["hi"].append(np.full(held.sum(), full.max()))
@@ -345,27 +338,27 @@ class CrossTask(_ItemEstimator):
 
     def _fold_learner(self):
         """The regression refitted on a fold of the source models, at the setting chosen on all of them."""
-        fixed = getattr(self.learn_, "fixed_params", None)
-        return self.learner(level=self.level, **(fixed() if fixed else {}))
+        return self.learner(level=self.level, **self.learn_.fixed_params())
 
-    def _model_variance(self, a: np.ndarray, sd_a: np.ndarray, reach, v_m, bounds=None) -> np.ndarray:
-        """The regression's error variance for targets whose design-based estimate is ``a`` (+- ``reach``).
+    def _model_variance(self, a: np.ndarray, sd_a: np.ndarray, v_m, bounds=None) -> np.ndarray:
+        """The regression's error variance for targets whose design-based estimate is ``a``.
 
-        Its error variance inside the population ``v_m`` (:func:`_regression_variance`) plus the squared
+        Its error variance inside the population ``v_m`` (:meth:`~.item_learn.KernelLearn.error_variance`) plus the
+        squared
         gap, times ``gap_scale``, of ``a`` beyond the source models' range (``bounds``, default theirs).
         Below the population, ``floor_margin`` design standard errors are allowed first: many
         populations crowd at chance level, where a weak model falls below the range by noise alone.
         """
         lo, hi = self.range_ if bounds is None else bounds
-        above = a + reach - hi
-        below = lo - a + reach - self.floor_margin * sd_a
+        above = a - hi
+        below = lo - a - self.floor_margin * sd_a
         return v_m + (self.gap_scale * np.maximum(0.0, np.maximum(above, below))) ** 2
 
     def _scaled_weight(self, v_a, a, v_m, lam, bounds=None) -> np.ndarray:
         """The regression's share with its error variance ``v_m`` taken ``lam`` times (0: the regression alone
         inside the population, the composite only for a target beyond it)."""
         v_m = lam * v_m
-        return self._weight(v_a, self._model_variance(a, np.sqrt(v_a), 0.0, v_m, bounds), v_m)[0]
+        return self._weight(v_a, self._model_variance(a, np.sqrt(v_a), v_m, bounds), v_m)[0]
 
     def _weight(self, v_a: np.ndarray, v_model: np.ndarray, v_m) -> tuple:
         """``(w, c)``: the regression's variance-minimising share given the errors' covariance ``c``."""
@@ -383,7 +376,7 @@ class CrossTask(_ItemEstimator):
         m = self.learn_.predict(Y, others=others)
         sd_a = a.se  # the design standard error (the design interval is shifted for skewness)
         v_a = sd_a ** 2
-        v_m = _regression_variance(self.learn_, Y)
+        v_m = self.learn_.error_variance(Y)
         w = self._scaled_weight(v_a, a.estimate, v_m, self.variance_scale_)
         c = self.error_correlation_ * np.sqrt(v_a * v_m)
         self.weight_ = w  # the regression's share, per target (for reports)
@@ -395,7 +388,8 @@ class CrossTask(_ItemEstimator):
         """The composite's interval: its error variance with the regression's error sized for this target.
 
         The regression's part is its variance in :meth:`_model_variance` plus (a) the excess over its
-        error variance for this target ``v_m`` (:func:`_regression_variance`) of the larger of the mean
+        error variance for this target ``v_m`` (:meth:`~.item_learn.KernelLearn.error_variance`) of the larger of the
+        mean
         squared leave-one-out error of the source models nearest the target's score (:func:`local_loo_mse`:
         the regression errs more near the population's edge than in its middle) and the disagreement
         ``(m - a)**2 - V_a + 2 C`` (a moment estimate of this target's squared regression error, Fay and
@@ -413,7 +407,7 @@ class CrossTask(_ItemEstimator):
         local = local_loo_mse(self.learn_.loo_residuals_, self.source_.mean(axis=1), m)
         excess = np.maximum(0.0, np.maximum(local, (m - a.estimate) ** 2 - v_a + 2 * c) - v_m)
         edge = expected_squared_gap(a.estimate, sd_a, self.range_, self.floor_margin * sd_a)
-        v_int = self._model_variance(a.estimate, sd_a, 0.0, v_m) + excess + self.edge_slope ** 2 * edge
+        v_int = self._model_variance(a.estimate, sd_a, v_m) + excess + self.edge_slope ** 2 * edge
         var = w ** 2 * v_int + (1 - w) ** 2 * v_a + 2 * w * (1 - w) * c
         centre = est + (1 - w) * ((a.lower + a.upper) / 2 - a.estimate)
         se = np.sqrt(np.maximum(var, 0.0))
