@@ -191,7 +191,8 @@ def _aggregate(est, X_true, have, seen, mz, w):
 
 
 def _fold_records(est, pattern, direction, rank, alpha):
-    """Frontier folds of one direction: per fold, the held-out models' truths, predictions, sds and distances."""
+    """Frontier folds of one direction: per fold, the held-out models' cells, the refit's fold-in and engine
+    prediction, the candidates that need no aggregate weights, each model's :func:`blend_ramp`, and the fit's rows."""
     Z, X = est.Z_, est.X_
     m = Z.shape[0]
     pos = positions(Z, pattern)
@@ -402,24 +403,16 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None, e
                            X_fit=est.X_, w=w_cal)
             a = cal.weight * ramp[:, None]
             m_eng = (1 - a) * m_eng + a * c
-        sd = fi.sd[rows]
-        q_lo, q_hi = _ramped(cal.q_cell, cal.q_cell_engine, ramp)
-        lo_x, hi_x = est.transform_.inverse_interval(m_eng + q_lo[:, None] * sd, m_eng + q_hi[:, None] * sd)
-        xr = X_new[rows]
-        out["mean"][rows] = np.where(o, xr, est.transform_.inverse_transform(m_eng))
+        out["mean"][rows] = np.where(o, X_new[rows], est.transform_.inverse_transform(m_eng))
         # Widen, never narrow: the frontier interval joined with the model folds' (frontier folds inside the training
         # models see smaller extrapolations than a model far beyond them: their quantiles alone under-covered), and
         # inside the range with the engine's own prediction and frontier multipliers (the ramped blend's alone
         # lowered Pythia MMLU's strongest checkpoints' aggregate coverage from 0.65 to 0.52).
-        out["lower"][rows] = np.where(o, xr, np.minimum(lo_x, out["lower"][rows]))
-        out["upper"][rows] = np.where(o, xr, np.maximum(hi_x, out["upper"][rows]))
+        q_lo, q_hi = _ramped(cal.q_cell, cal.q_cell_engine, ramp)
+        _widen_cells(est, out, rows, X_new, O, m_eng, fi.sd[rows], q_lo[:, None], q_hi[:, None])
         inside = rows[ramp < 1] if cal.candidate is not None and cal.weight > 0 else rows[:0]
         if inside.size and cal.q_cell_engine is not None:  # inside the range: never narrower than the engine's own
-            lo_e, hi_e = est.transform_.inverse_interval(mz[inside] + cal.q_cell_engine[0] * fi.sd[inside],
-                                                         mz[inside] + cal.q_cell_engine[1] * fi.sd[inside])
-            oi = O[inside]
-            out["lower"][inside] = np.where(oi, X_new[inside], np.minimum(lo_e, out["lower"][inside]))
-            out["upper"][inside] = np.where(oi, X_new[inside], np.maximum(hi_e, out["upper"][inside]))
+            _widen_cells(est, out, inside, X_new, O, mz[inside], fi.sd[inside], *cal.q_cell_engine)
         if W is not None and cal.q_aggregate is not None:
             agg = (out["mean"][rows] * W[rows]).sum(1)
             out["agg"][rows] = agg
@@ -432,6 +425,15 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None, e
             eng = (X_new, O, mz, inside)
             _widen_extra(est, fi, pattern, direction, rows, o, m_eng, out, W_extra, ramp, records, eng, extra_truth)
     return dist, cals
+
+
+def _widen_cells(est, out, rows, X_new, O, centre, sd, q_lo, q_hi):
+    """The cell intervals of ``rows`` widened, never narrowed, to ``centre + q sd`` (transformed scale, mapped back);
+    the cells a row has keep their value."""
+    lo_x, hi_x = est.transform_.inverse_interval(centre + q_lo * sd, centre + q_hi * sd)
+    o, x = O[rows], X_new[rows]
+    out["lower"][rows] = np.where(o, x, np.minimum(lo_x, out["lower"][rows]))
+    out["upper"][rows] = np.where(o, x, np.maximum(hi_x, out["upper"][rows]))
 
 
 def _aggregate_sd(est, fi, o, rows, Wr, m_eng):
