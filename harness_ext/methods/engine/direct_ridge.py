@@ -57,6 +57,10 @@ BATCH_FLOATS = 1 << 21
 #: Every row is its own pattern there and a pattern costs ``O(k^3)`` in its ``k`` observed cells, so wide matrices
 #: (thousands of datasets) cross it and narrow ones (hundreds) stay far below.
 CELL_FLOPS_BUDGET = 1e11
+#: Gap between a target's two lowest leave-one-out errors, relative to the size of the terms they are summed from,
+#: below which the pattern is scored again residual by residual: above the worst rounding of either sum over at most
+#: :data:`EXACT_LOO_ROWS` rows (about 1e-13; measured 3e-15), so near-ties pick what the residual-by-residual sum picks.
+LOO_TIE_RTOL = 1e-11
 
 
 class RidgeDesign(NamedTuple):
@@ -161,6 +165,64 @@ def _exact_loo_coefs(design: RidgeDesign, P, C, alphas):
     Y = Yc[:, C].transpose(1, 0, 2)  # (p, m, c)
     UtY = U.transpose(0, 2, 1) @ Y
     s2 = sv * sv
+    pick = _loo_picks(U, s2, Y, UtY, alphas, m)
+    return Vt.transpose(0, 2, 1) @ ((sv[:, :, None] / (s2[:, :, None] + alphas[pick][:, None, :])) * UtY)
+
+
+def _loo_picks(U, s2, Y, UtY, alphas, m):
+    """Per pattern and target, the index of the penalty with the lowest leave-one-out error (the first of equal ones).
+
+    The errors of every penalty come from a few batched products (:func:`_loo_errors_expanded`); a pattern where a
+    target's two lowest errors lie within their rounding of each other (:data:`LOO_TIE_RTOL`), or an error is not
+    finite, is scored again residual by residual (:func:`_loo_picks_direct`), so near-ties are broken as that
+    summation order breaks them.
+    """
+    if alphas.size < 2:
+        return _loo_picks_direct(U, s2, Y, UtY, alphas, m)
+    err, scale = _loo_errors_expanded(U, s2, Y, UtY, alphas, m)
+    pick = np.argmin(err, axis=1)
+    low = np.partition(err, 1, axis=1)
+    unsure = ~(low[:, 1] - low[:, 0] > LOO_TIE_RTOL * scale.max(1)) | ~np.isfinite(err).all(1)  # (p, c)
+    redo = np.flatnonzero(unsure.any(1))
+    if redo.size:
+        pick[redo] = _loo_picks_direct(U[redo], s2[redo], Y[redo], UtY[redo], alphas, m)
+    return pick
+
+
+def _loo_errors_expanded(U, s2, Y, UtY, alphas, m):
+    """Leave-one-out mean squared errors ``(p, penalties, c)`` of every penalty, and a bound of their terms' size.
+
+    With ``B = U'Y``, ``Y_perp = Y - U B`` and ``g = alpha / (s^2 + alpha)`` the residual is
+    ``Y_perp + U (g B)``, and with the rows' weights ``w_i = 1 / (1 - h_ii)^2`` its weighted sum of squares is
+    ``sum_i w_i Y_perp^2 + 2 sum_l g_l B_l (sum_i w_i U_il Y_perp) + (gB)' (sum_i w_i U_i U_i') (gB)``: three
+    batched products over the rows for all penalties at once, instead of a residual matrix per penalty. The first
+    and last terms are non-negative; with the diagonal of the last they bound every term (Cauchy-Schwarz), and that
+    bound is returned as the size against which the rounding of the expanded square is judged.
+    """
+    p, _, r = U.shape
+    n_a, c = alphas.size, Y.shape[2]
+    Ut = np.ascontiguousarray(U.transpose(0, 2, 1))  # (p, r, m)
+    den = s2[:, None, :] + alphas[None, :, None]  # (p, penalties, r)
+    h = (s2[:, None, :] / den) @ (Ut * Ut) + 1.0 / m  # (p, penalties, m)
+    wt = 1.0 / (1.0 - np.minimum(h, 1.0 - 1e-6))
+    wt *= wt
+    R = np.matmul(U, UtY)
+    np.subtract(Y, R, out=R)  # Y_perp
+    t1 = wt @ (R * R)
+    WU = np.empty((p, n_a, r, Ut.shape[2]))  # C order, so the reshapes below are views
+    np.multiply(wt[:, :, None, :], Ut[:, None, :, :], out=WU)
+    T = (WU.reshape(p, n_a * r, -1) @ R).reshape(p, n_a, r, c)
+    Q = (WU.reshape(p, n_a * r, -1) @ U).reshape(p, n_a, r, r)  # sum_i w_i U_i U_i'
+    GB = (alphas[None, :, None] / den)[..., None] * UtY[:, None]  # (p, penalties, r, c)
+    t3 = np.einsum("parc,parc->pac", GB, Q @ GB)
+    t2 = 2.0 * np.einsum("parc,parc->pac", GB, T)
+    # |t2| <= 2 sqrt(t1 r d) and t3 <= r d, d = sum_l Q_ll (gB)_l^2 >= 0: the size every term is rounded against.
+    diag = np.einsum("parc,par->pac", GB * GB, np.diagonal(Q, axis1=2, axis2=3))
+    return (t1 + t2 + t3) / m, (t1 + r * diag) / m
+
+
+def _loo_picks_direct(U, s2, Y, UtY, alphas, m):
+    """:func:`_loo_picks` from each penalty's residual matrix, summed over the rows one penalty at a time."""
     U2 = U * U
     best = np.full(UtY.shape[::2], np.inf)  # (p, c)
     pick = np.zeros(best.shape, dtype=np.intp)
@@ -177,7 +239,7 @@ def _exact_loo_coefs(design: RidgeDesign, P, C, alphas):
         better = err < best
         best = np.where(better, err, best)
         pick[better] = i
-    return Vt.transpose(0, 2, 1) @ ((sv[:, :, None] / (s2[:, :, None] + alphas[pick][:, None, :])) * UtY)
+    return pick
 
 
 def _complement_cheaper(k: int, c: int, d: int, n_alphas: int) -> bool:
