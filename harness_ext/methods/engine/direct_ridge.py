@@ -172,12 +172,14 @@ def _exact_loo_coefs(design: RidgeDesign, P, C, alphas):
 def _loo_picks(U, s2, Y, UtY, alphas, m):
     """Per pattern and target, the index of the penalty with the lowest leave-one-out error (the first of equal ones).
 
-    The errors of every penalty come from a few batched products (:func:`_loo_errors_expanded`); a pattern where a
+    The errors of every penalty come from a few batched products (:func:`_loo_errors_expanded`) unless the
+    predictors outnumber twice the root of the targets (its ``r x r`` products then cost more); a pattern where a
     target's two lowest errors lie within their rounding of each other (:data:`LOO_TIE_RTOL`), or an error is not
     finite, is scored again residual by residual (:func:`_loo_picks_direct`), so near-ties are broken as that
     summation order breaks them.
     """
-    if alphas.size < 2:
+    # Per penalty the expanded errors take about (r c + r^2 + c) m multiply-adds, the residuals (r c + 5 c) m.
+    if alphas.size < 2 or U.shape[2] ** 2 >= 4 * Y.shape[2]:
         return _loo_picks_direct(U, s2, Y, UtY, alphas, m)
     err, scale = _loo_errors_expanded(U, s2, Y, UtY, alphas, m)
     pick = np.argmin(err, axis=1)
