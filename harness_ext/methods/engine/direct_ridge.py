@@ -61,6 +61,8 @@ CELL_FLOPS_BUDGET = 1e11
 #: below which the pattern is scored again residual by residual: above the worst rounding of either sum over at most
 #: :data:`EXACT_LOO_ROWS` rows (about 1e-13; measured 3e-15), so near-ties pick what the residual-by-residual sum picks.
 LOO_TIE_RTOL = 1e-11
+#: Most predictors (rank of the design) at which the leave-one-out errors are formed from the expanded square.
+LOO_EXPANDED_MAX_RANK = 8
 
 
 class RidgeDesign(NamedTuple):
@@ -173,13 +175,16 @@ def _loo_picks(U, s2, Y, UtY, alphas, m):
     """Per pattern and target, the index of the penalty with the lowest leave-one-out error (the first of equal ones).
 
     The errors of every penalty come from a few batched products (:func:`_loo_errors_expanded`) unless the
-    predictors outnumber twice the root of the targets (its ``r x r`` products then cost more); a pattern where a
+    pattern has more than :data:`LOO_EXPANDED_MAX_RANK` predictors or more than twice the root of its targets
+    (those products then cost more than the residuals); a pattern where a
     target's two lowest errors lie within their rounding of each other (:data:`LOO_TIE_RTOL`), or an error is not
     finite, is scored again residual by residual (:func:`_loo_picks_direct`), so near-ties are broken as that
     summation order breaks them.
     """
-    # Per penalty the expanded errors take about (r c + r^2 + c) m multiply-adds, the residuals (r c + 5 c) m.
-    if alphas.size < 2 or U.shape[2] ** 2 >= 4 * Y.shape[2]:
+    # Per penalty the expanded errors take about (r c + r^2 + c) m multiply-adds in products, the residuals r c m
+    # in products and 5 c m in passes over memory: measured (m = 97-230, c = 47-177), the expanded ones are 2-3.5x
+    # faster for r <= 4, even at r = 8 and slower above.
+    if alphas.size < 2 or U.shape[2] > LOO_EXPANDED_MAX_RANK or U.shape[2] ** 2 >= 4 * Y.shape[2]:
         return _loo_picks_direct(U, s2, Y, UtY, alphas, m)
     err, scale = _loo_errors_expanded(U, s2, Y, UtY, alphas, m)
     pick = np.argmin(err, axis=1)
@@ -211,15 +216,17 @@ def _loo_errors_expanded(U, s2, Y, UtY, alphas, m):
     R = np.matmul(U, UtY)
     np.subtract(Y, R, out=R)  # Y_perp
     t1 = wt @ (R * R)
-    WU = np.empty((p, n_a, r, Ut.shape[2]))  # C order, so the reshapes below are views
-    np.multiply(wt[:, :, None, :], Ut[:, None, :, :], out=WU)
-    T = (WU.reshape(p, n_a * r, -1) @ R).reshape(p, n_a, r, c)
-    Q = (WU.reshape(p, n_a * r, -1) @ U).reshape(p, n_a, r, r)  # sum_i w_i U_i U_i'
-    GB = (alphas[None, :, None] / den)[..., None] * UtY[:, None]  # (p, penalties, r, c)
-    t3 = np.einsum("parc,parc->pac", GB, Q @ GB)
-    t2 = 2.0 * np.einsum("parc,parc->pac", GB, T)
-    # |t2| <= 2 sqrt(t1 r d) and t3 <= r d, d = sum_l Q_ll (gB)_l^2 >= 0: the size every term is rounded against.
-    diag = np.einsum("parc,par->pac", GB * GB, np.diagonal(Q, axis1=2, axis2=3))
+    g = alphas[None, :, None] / den  # (p, penalties, r)
+    WU = np.empty((p, n_a, r, Ut.shape[2]))  # g_l w_i U_il, in C order so the reshapes below are views
+    np.multiply(g[:, :, :, None], Ut[:, None, :, :], out=WU)
+    WU *= wt[:, :, None, :]
+    TG = (WU.reshape(p, n_a * r, -1) @ R).reshape(p, n_a, r, c)  # g_l sum_i w_i U_il Y_perp,i
+    K = (WU.reshape(p, n_a * r, -1) @ U).reshape(p, n_a, r, r) * g[:, :, None, :]  # g_l g_l' sum_i w_i U_il U_il'
+    KB = (K.reshape(p, n_a * r, r) @ UtY).reshape(p, n_a, r, c)
+    t2 = 2.0 * np.einsum("parc,prc->pac", TG, UtY)
+    t3 = np.einsum("parc,prc->pac", KB, UtY)
+    # |t2| <= 2 sqrt(t1 r d) and t3 <= r d, d = sum_l K_ll B_l^2 >= 0: the size every term is rounded against.
+    diag = np.diagonal(K, axis1=2, axis2=3) @ (UtY * UtY)
     return (t1 + t2 + t3) / m, (t1 + r * diag) / m
 
 
