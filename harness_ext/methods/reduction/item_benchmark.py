@@ -209,3 +209,17 @@ def check_correlation(manifest: dict) -> Optional[str]:
             or np.abs(R).max(initial=0.0) > 1.0:
         return f"'{KEY}.matrix' must be a symmetric {k} x {k} correlation matrix (unit diagonal, entries in [-1, 1])"
     return None
+
+
+def correlation_text(manifest: dict) -> str:
+    """One sentence for ``reduce``'s summary: how the benchmark's interval combines the tasks' errors."""
+    block = manifest.get(KEY)
+    if not isinstance(block, dict) or len(block.get("tasks") or []) < 2:
+        return ""
+    R = np.asarray(block["matrix"], dtype=float)
+    off = R[~np.eye(len(R), dtype=bool)]
+    if not block.get("n_errors"):
+        return f"\nThe benchmark's interval combines the tasks' errors as independent: {block['method']}."
+    return (f"\nThe benchmark's interval combines the tasks' errors with their correlation on the population's held-out "
+            f"errors ({block['n_errors']} models; off-diagonal {off.min():+.2f} to {off.max():+.2f} after shrinking "
+            f"{block['shrinkage']:.0%} of the way to independence).")

@@ -391,15 +391,12 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
         "benchmark": benchmark[0] if len(benchmark) == 1 else group_name,
         "design": design_block(design, n_items, n_total, random_state, estimator, level, allocation, n_strata,
                                stratum_allocation, ESTIMATOR_WHY if estimator == DEFAULT_ESTIMATOR else None),
-        "models": names, "weights": weights, "weighting": "uniform over tasks",
-        "tasks": tasks,
+        "models": names, "weights": weights, "weighting": "uniform over tasks", "tasks": tasks,
         "datasets": [{"name": t, "benchmark": b["benchmark"], "metric": b["metric"], "task": t, "num_fewshot": None}
                      for t, b in tasks.items()],
         "cost": {"items_run": int(sum(b["n_run"] for b in tasks.values())),
                  "items_full": int(sum(b["n_items"] for b in tasks.values())), "tasks": len(tasks)},
-        "expected_error": expected,
-        # How predict combines the tasks' errors into the benchmark's interval (item_benchmark).
-        BENCHMARK_CORRELATION: correlation,
+        "expected_error": expected, BENCHMARK_CORRELATION: correlation,  # how predict combines the tasks' errors
         "warnings": warnings,
         # What the exports name as the method and the population (as a dataset-level manifest's keys do).
         "source": {"n_models": len(names), "fingerprint": hashlib.sha256("".join(
@@ -468,8 +465,10 @@ class ItemReduceResult(Result):
                 f"widths and coverage of the {lvl} intervals. Manifest {s['manifest_bytes']:,} bytes "
                 f"({s['population_bytes']:,} of them the population's answers).")
         from ...report import format_table
+        from .item_benchmark import correlation_text
 
-        return head + "\n" + format_table(self.tables()["tasks"], floatfmt=self.floatfmt)
+        return head + correlation_text(self.manifest) + "\n" + format_table(self.tables()["tasks"],
+                                                                            floatfmt=self.floatfmt)
 
     def write(self, out, formats) -> list:
         from .manifest import write_outputs
