@@ -179,4 +179,5 @@ def interval_text(manifest: dict, level: float, estimator: Optional[str] = None)
     return (f"harness-ext predict: each task's score over all its items estimated from a random sample of them by the "
             f"item estimator {name} with its {pct} interval (population: {len(manifest['models'])} models); the "
             "benchmark's is the weighted mean of the task scores, their errors combined with the correlation reduce "
-            "estimated on the population's held-out errors (Zhang, Dorner and Hardt 2025; Schäfer and Strimmer 2005)")
+            "estimated on the population's held-out errors, independent for a design-based estimator (Zhang, Dorner and "
+            "Hardt 2025; Schäfer and Strimmer 2005)")

@@ -7,13 +7,15 @@ benchmark's tasks, :mod:`harness_ext.methods.engine.item_crosstask`) estimates t
 task's items with an interval, on the harness's own metric (a task's harness score is the mean of its
 per-item scores). A task whose log holds every item is measured, not estimated: its score is the mean
 over the items in document order, exactly the number the harness reports. The benchmark's score is
-the manifest's weighted mean of the task scores; the tasks' items are drawn independently, so their
-variances add.
+the manifest's weighted mean of the task scores, its interval the tasks' combined with the correlation of
+their errors that ``reduce`` estimated on the population (:mod:`.item_benchmark`; independence for a
+design-based estimator, whose tasks' items are drawn independently).
 
 References
 ----------
 Zhang, Dorner and Hardt (2025), "How Benchmark Prediction from Fewer Data Misses the Mark", NeurIPS, §4
 (AIPW). Cochran (1977), Sampling Techniques, §5.3 (variance of a sum over independently sampled strata).
+Schäfer and Strimmer (2005) (the shrunk correlation).
 """
 
 from __future__ import annotations
