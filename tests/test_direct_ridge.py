@@ -151,3 +151,44 @@ def test_cell_regression_flops_grow_with_width():
     rng = np.random.default_rng(0)
     assert direct_ridge.cell_regression_flops(rng.random((2000, 100)) > 0.05, 0.2) < direct_ridge.CELL_FLOPS_BUDGET / 5
     assert direct_ridge.cell_regression_flops(rng.random((500, 2000)) > 0.05, 0.2) > direct_ridge.CELL_FLOPS_BUDGET * 10
+
+
+def _loo_inputs(Zc, P):
+    """What :func:`direct_ridge._exact_loo_coefs` passes to its penalty picks, for the patterns ``P``."""
+    design = ridge_design(Zc)
+    d = Zc.shape[1]
+    C = np.array([np.setdiff1d(np.arange(d), p) for p in P])
+    U, sv, _ = np.linalg.svd(design.centred[:, P].transpose(1, 0, 2), full_matrices=False)
+    Y = design.centred[:, C].transpose(1, 0, 2)
+    return U, sv * sv, Y, U.transpose(0, 2, 1) @ Y, RIDGE_ALPHAS, design.m
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_expanded_loo_errors_pick_as_the_residual_sums(seed):
+    # The expanded weighted square must pick every penalty the residual-by-residual sums pick, near-ties included:
+    # a collinear pair, a constant column (every penalty's error equal), a column on a 1e-8 scale (tiny s^2).
+    from harness_ext.methods.engine.direct_ridge import _loo_errors_expanded, _loo_picks, _loo_picks_direct
+
+    Zc, rng = _matrix(120, 14, seed)
+    Zc[:, 5] = 0.3
+    Zc[:, 6] *= 1e-8
+    P = np.array([np.sort(rng.permutation(14)[:k]) for k in (1, 2, 3, 5) for _ in range(6)] +
+                 [[5], [6], [1, 2], [2, 5, 6]], dtype=object)
+    for k in sorted({len(p) for p in P}):
+        Pk = np.array([p for p in P if len(p) == k], dtype=int)
+        args = _loo_inputs(Zc, Pk)
+        np.testing.assert_array_equal(_loo_picks(*args), _loo_picks_direct(*args))
+        err, scale = _loo_errors_expanded(*args)
+        assert np.all(err >= -1e-12 * scale) and np.all(scale > 0)
+
+
+def test_unsure_expanded_picks_are_rescored(monkeypatch):
+    Zc, rng = _matrix(60, 9, 3)
+    P = np.array([np.sort(rng.permutation(9)[:3]) for _ in range(8)])
+    args = _loo_inputs(Zc, P)
+    called = []
+    direct = direct_ridge._loo_picks_direct
+    monkeypatch.setattr(direct_ridge, "_loo_picks_direct", lambda U, *a: called.append(len(U)) or direct(U, *a))
+    monkeypatch.setattr(direct_ridge, "LOO_TIE_RTOL", np.inf)  # every pattern unsure
+    np.testing.assert_array_equal(direct_ridge._loo_picks(*args), direct(*args))
+    assert called == [len(P)]
