@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import benchpress as bp
+from .direct_ridge import loo_residuals
 from .neighbour_residual import regress_neighbours
 
 #: Ridge penalties tried per dataset (the predictors are z-scores, so one grid fits every matrix).
@@ -54,18 +55,14 @@ def loo_ridge(F, y, lams=LAMS):
     """
     fm, ym = F.mean(0), float(y.mean())
     U, s, Vt = np.linalg.svd(F - fm, full_matrices=False)
-    Uy = U.T @ (y - ym)
-    U2 = U ** 2
-    n = y.size
+    grid = sorted(lams, reverse=True)
+    mse = np.mean(loo_residuals(U, s ** 2, y - ym, grid) ** 2, axis=1)
     best = None
-    for lam in sorted(lams, reverse=True):
-        shrink = s ** 2 / (s ** 2 + lam)
-        resid = (y - ym) - U @ (shrink * Uy)
-        h = U2 @ shrink + 1.0 / n
-        loo = float(np.mean((resid / np.maximum(1.0 - h, 1e-6)) ** 2))
+    for loo, lam in zip(mse, grid):
         if best is None or loo < best[0] - 1e-12:
-            best = (loo, lam)
+            best = (float(loo), lam)
     lam = best[1]
+    Uy = U.T @ (y - ym)
     coef = Vt.T @ ((s / (s ** 2 + lam)) * Uy)
     return ym - float(fm @ coef), coef, lam
 

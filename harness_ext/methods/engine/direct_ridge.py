@@ -118,6 +118,41 @@ def ridge_coefs(design: RidgeDesign, P: np.ndarray, C: np.ndarray, alphas=RIDGE_
     return (_complement_coefs if _complement_cheaper(k, c, d, alphas.size) else _eigen_coefs)(design, P, C, alphas)
 
 
+def loo_residuals(U, s2, yc, alphas, floor: float = 1e-6) -> np.ndarray:
+    """Exact leave-one-out residuals ``(len(alphas), m)`` of ridge (or kernel ridge) with an unpenalised intercept.
+
+    Parameters
+    ----------
+    U : numpy.ndarray (m, r)
+        Left singular vectors of the centred design (or eigenvectors of the centred kernel).
+    s2 : numpy.ndarray (r,)
+        The matching squared singular values (kernel eigenvalues), non-negative.
+    yc : numpy.ndarray (m,)
+        The centred response.
+    alphas : sequence of float
+        Penalties.
+    floor : float
+        Smallest ``1 - H_ii`` divided by (a row the fit interpolates).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(y_i - yhat_i) / (1 - H_ii)`` for each penalty, ``H = 11'/m + U diag(s2 / (s2 + alpha)) U'``: one
+        decomposition serves every penalty. :func:`_exact_loo_coefs` is the same formula batched over patterns.
+
+    References
+    ----------
+    Hastie, Tibshirani & Friedman (2009), eq. 7.52.
+    """
+    m = len(yc)
+    Uy, U2 = U.T @ yc, U * U
+    out = np.empty((len(alphas), m))
+    for i, a in enumerate(alphas):
+        f = s2 / (s2 + a)
+        out[i] = (yc - U @ (f * Uy)) / np.maximum(1.0 - (U2 @ f + 1.0 / m), floor)
+    return out
+
+
 def _exact_loo_coefs(design: RidgeDesign, P, C, alphas):
     """:func:`ridge_coefs` by exact leave-one-out over the ``m`` rows: residuals ``(y - yhat) / (1 - h_ii)`` from one
     SVD of each pattern's centred design (as sklearn's ``RidgeCV(alpha_per_target=True)``), batched over patterns."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .direct_ridge import loo_residuals
 from .item_estimators import (ItemEstimate, _binary_variance, _design_variance, _is_binary, _ItemEstimator,
                               conformal_radius, radius_interval)
 
@@ -77,18 +78,9 @@ def kernel_loo(K: np.ndarray, y: np.ndarray, alphas) -> np.ndarray:
     kernel, so the leave-one-out residual is ``(y_i - yhat_i) / (1 - H_ii)`` exactly (Hastie, Tibshirani
     and Friedman 2009, eq. 7.52); one eigendecomposition serves every penalty.
     """
-    m = len(y)
-    J = np.eye(m) - 1.0 / m
+    J = np.eye(len(y)) - 1.0 / len(y)
     lam, U = np.linalg.eigh(J @ K @ J)
-    lam = np.clip(lam, 0.0, None)
-    yc = y - y.mean()
-    Uy, U2 = U.T @ yc, U ** 2
-    out = []
-    for a in alphas:
-        f = lam / (lam + a)
-        h = U2 @ f + 1.0 / m
-        out.append(((yc - U @ (f * Uy)) / np.maximum(1.0 - h, 1e-12)) ** 2)
-    return np.array(out)
+    return loo_residuals(U, np.clip(lam, 0.0, None), y - y.mean(), alphas, floor=1e-12) ** 2
 
 
 class KernelLearn(_ItemEstimator):

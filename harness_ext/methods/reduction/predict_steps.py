@@ -180,7 +180,7 @@ def predict_cells(manifest: dict, train: pd.DataFrame, train_X: np.ndarray, Z_ne
             frontier = p.frontier
             from ..engine.frontier import frontier_warnings
 
-            warnings += frontier_warnings(models, frontier, getattr(est, "frontier_", {}))
+            warnings += frontier_warnings(models, frontier, getattr(est, "frontier_", {}), float(getattr(est, "level", 0.9)))
         else:
             mean, std = predict_new_models(est, train_X, Z_new, subset=subset_idx)
     except (ValueError, TypeError) as exc:  # parameters of the right type but a value the predictor refuses
