@@ -135,6 +135,8 @@ class StratifiedMean(_ItemEstimator):
     so an all-correct stratum does not claim zero error."""
 
     uses_strata = True
+    #: Purely design-based: the tasks' errors are independent (:attr:`~.item_estimators.SampleMean.design_based`).
+    design_based = True
 
     def fit(self, source, items, strata=None):
         super().fit(source, items)

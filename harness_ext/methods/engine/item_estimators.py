@@ -221,6 +221,10 @@ class _ItemEstimator:
 class SampleMean(_ItemEstimator):
     """Mean of the sampled items, with the finite-population t interval (Cochran 1977, §2.5)."""
 
+    #: Purely design-based: the error comes from this task's own random draw, so the errors of a benchmark's
+    #: tasks (drawn independently) are independent and the benchmark's variance is the sum of theirs.
+    design_based = True
+
     def predict(self, Y: np.ndarray) -> ItemEstimate:
         Y = np.atleast_2d(np.asarray(Y, dtype=float))
         n = Y.shape[1]
@@ -323,6 +327,9 @@ class AIPW(_ItemEstimator):
     Zhang, Dorner and Hardt (2025), §4 (AIPW for benchmark prediction); Cochran (1977), §7.7
     (difference estimator); Chernozhukov et al. (2018), Econometrics Journal 21 (cross-fitting).
     """
+
+    #: Purely design-based (cross-fitted residuals of this task's own draw): see :attr:`SampleMean.design_based`.
+    design_based = True
 
     def __init__(self, *, level: float = 0.90, alpha: float = 10.0, n_folds: int = 5):
         super().__init__(level=level)

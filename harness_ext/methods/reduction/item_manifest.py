@@ -147,6 +147,11 @@ def validate_item_manifest(manifest: dict, path="manifest") -> None:
         design_info(b, len(ids), len(sample), f"{path}: task {task!r}")  # strata, anchor clusters
     if not sum(weights.values()) > 0:
         bad("the task weights sum to 0")
+    from .item_benchmark import check_correlation
+
+    why = check_correlation(manifest)  # absent in manifests written before it was recorded: predict says so
+    if why:
+        bad(why)
 
 
 def task_population(manifest: dict, task: str) -> tuple:
@@ -173,4 +178,6 @@ def interval_text(manifest: dict, level: float, estimator: Optional[str] = None)
     name = estimator or manifest["design"]["estimator"]
     return (f"harness-ext predict: each task's score over all its items estimated from a random sample of them by the "
             f"item estimator {name} with its {pct} interval (population: {len(manifest['models'])} models); the "
-            "benchmark's is the weighted mean of the task scores, their variances added (Zhang, Dorner and Hardt 2025)")
+            "benchmark's is the weighted mean of the task scores, their errors combined with the correlation reduce "
+            "estimated on the population's held-out errors, independent for a design-based estimator (Zhang, Dorner and "
+            "Hardt 2025; Schäfer and Strimmer 2005)")

@@ -7,13 +7,15 @@ benchmark's tasks, :mod:`harness_ext.methods.engine.item_crosstask`) estimates t
 task's items with an interval, on the harness's own metric (a task's harness score is the mean of its
 per-item scores). A task whose log holds every item is measured, not estimated: its score is the mean
 over the items in document order, exactly the number the harness reports. The benchmark's score is
-the manifest's weighted mean of the task scores; the tasks' items are drawn independently, so their
-variances add.
+the manifest's weighted mean of the task scores, its interval the tasks' combined with the correlation of
+their errors that ``reduce`` estimated on the population (:mod:`.item_benchmark`; independence for a
+design-based estimator, whose tasks' items are drawn independently).
 
 References
 ----------
 Zhang, Dorner and Hardt (2025), "How Benchmark Prediction from Fewer Data Misses the Mark", NeurIPS, §4
 (AIPW). Cochran (1977), Sampling Techniques, §5.3 (variance of a sum over independently sampled strata).
+Schäfer and Strimmer (2005) (the shrunk correlation).
 """
 
 from __future__ import annotations
@@ -162,6 +164,7 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
     ``--max-eval-instances`` is HELM's own seeded random draw, made without the model's answers): under
     the random design every logged item of the task is the sample.
     """
+    from .item_benchmark import task_standard_error
     from .item_design_plan import design_info, fit_for_design, manifest_design
     from .item_others import fit_predict, manifest_others, uses_other_tasks
 
@@ -199,9 +202,10 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
             # A partial log can leave a stratum without an item: that task has no unbiased estimate, the others do.
             return np.nan, np.nan, np.nan, len(used), "; ".join(filter(None, [note, str(exc)])), np.nan
     lo, hi = float(res.lower[0]), float(res.upper[0])
+    # The standard error before clipping: the rule reduce's expected figures use (item_benchmark).
+    se = float(task_standard_error(lo, hi, None if res.se is None else res.se[0], level))
     if np.isin(M, (0.0, 1.0)).all():  # a proportion stays in [0, 1]
         lo, hi = max(lo, 0.0), min(hi, 1.0)
-    se = np.nan if res.se is None else float(res.se[0])
     return float(res.estimate[0]), lo, hi, len(used), note, se
 
 
@@ -223,8 +227,7 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     ----------
     Zhang, Dorner and Hardt (2025), §4.
     """
-    from ..engine.item_estimators import _z
-
+    from .item_benchmark import benchmark_interval, manifest_correlation
     from .item_design_plan import design_estimator_for
 
     name = estimator or manifest["design"]["estimator"]
@@ -234,17 +237,18 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     long, sources, warnings = read_item_logs(paths)
     tasks = manifest["tasks"]
     known = set(manifest["models"])
-    rows, aggs = [], []
-    z = _z(level)
+    corr, corr_note = manifest_correlation(manifest, reg, name, list(tasks))
+    warnings += [corr_note] if corr_note else []
     wsum = sum(manifest["weights"].values())
-    cache = {}
+    weights = np.array([manifest["weights"][t] / wsum for t in tasks])
+    rows, aggs, cache = [], [], {}
     for model, g in long.groupby("model", sort=True):
         if model in known:
             warnings.append(f"{model}: among the manifest's population models: its estimates are in-sample")
-        est, var, n_obs = 0.0, 0.0, 0
         rows_of = {task: g[(g["task"] == task) & (g["metric"] == b["metric"])] for task, b in tasks.items()}
         logs = {task: r.set_index("doc_id")["value"] for task, r in rows_of.items()}
         helm = {task: bool(len(r)) and bool(r["helm"].all()) for task, r in rows_of.items()}  # HELM's own draw
+        mine = []
         for task, b in tasks.items():
             sel = logs[task]
             if sel.empty:
@@ -256,19 +260,14 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
             if note:
                 warnings.append(f"{model}, {task}: {note}")
             observed = bool(n_used == b["n_items"] and lo == hi)
-            n_obs += observed
+            mine.append((e, 0.0 if observed else se, observed))
             rows.append({"model": model, "dataset": task, "observed": observed, "score": e, "lower": lo, "upper": hi,
                          "raw": e, "raw_lower": lo, "raw_upper": hi, "actual": np.nan,
                          "n_used": n_used, "n_items": b["n_items"]})
-            w = manifest["weights"][task] / wsum
-            # The estimator's standard error where it gives one (a skew-corrected interval is not symmetric),
-            # else the interval's half-width back to one with the estimator's own quantile (t, n - 1).
-            sd = 0.0 if observed else se if np.isfinite(se) else (hi - lo) / (2 * _z(level, max(n_used - 1, 1)))
-            est, var = est + w * e, var + (w * sd) ** 2
-        half = z * np.sqrt(var)
-        aggs.append({"model": model, "metric": _metric_label(tasks), "aggregate": est, "lower": est - half,
-                     "upper": est + half, "actual": np.nan, "normalised": est, "normalised_lower": est - half,
-                     "normalised_upper": est + half, "n_observed": n_obs, "normalised_actual": np.nan})
+        est, lower, upper, _ = benchmark_interval([v[0] for v in mine], [v[1] for v in mine], weights, level, corr)
+        aggs.append({"model": model, "metric": _metric_label(tasks), "aggregate": est, "lower": lower,
+                     "upper": upper, "actual": np.nan, "normalised": est, "normalised_lower": lower,
+                     "normalised_upper": upper, "n_observed": sum(v[2] for v in mine), "normalised_actual": np.nan})
     unknown = sorted(set(long["task"]) - set(tasks))
     if unknown:
         warnings.append(f"logs of tasks not in the manifest ignored: {', '.join(unknown[:10])}")

@@ -36,6 +36,7 @@ import pandas as pd
 from ...errors import HarnessExtError, StoreError
 from ...report import Result
 from .item_design_plan import check_design, design_block
+from .item_benchmark import KEY as BENCHMARK_CORRELATION
 from .item_manifest import KIND, encode_ids, encode_scores
 
 DEFAULT_ESTIMATOR = "crosstask"
@@ -167,15 +168,30 @@ def expected_errors(pops: dict, samples: dict, weights: dict, estimator: str, le
                     random_state: int = 0, n_folds: int = 5, design: str = "random", infos=None) -> dict:
     """Mean |error|, mean interval width and coverage of the estimator on the population's own models.
 
+    The figures of :func:`expected_errors_and_correlation` (which see), without the correlation.
+    """
+    return expected_errors_and_correlation(pops, samples, weights, estimator, level, random_state, n_folds,
+                                           design, infos)[0]
+
+
+def expected_errors_and_correlation(pops: dict, samples: dict, weights: dict, estimator: str, level: float = 0.9,
+                                    random_state: int = 0, n_folds: int = 5, design: str = "random",
+                                    infos=None) -> tuple:
+    """``(figures, correlation)``: the estimator on the population's own models, and its tasks' error correlation.
+
     ``pops``: task -> (models x items answers, model names); ``samples``: task -> sampled column
     indices. ``interpolation``: each of ``n_folds`` folds of models predicted from the others.
     ``extrapolation``: the strongest 30% of the models (by their weighted benchmark score) predicted
-    from the weakest 50% (Zhang, Dorner and Hardt 2025, §5). Per task and for the benchmark (models
-    with every task; the tasks' variances add, the draws being independent). ``design`` and ``infos``
-    (task -> what its estimator needs, :func:`~.item_design_plan.draw_task`): the item design.
+    from the weakest 50% (Zhang, Dorner and Hardt 2025, §5). Per task: mean |error|, mean width,
+    coverage. For the benchmark (models with every task): the same, the tasks combined by
+    :func:`~.item_benchmark.benchmark_interval` with ``correlation``, the tasks' error correlation
+    estimated from both splits' held-out errors (:func:`~.item_benchmark.correlation_block`; independence
+    for a design-based estimator). The benchmark's coverage thus uses a correlation estimated on the
+    same models' errors: in-sample for it. ``design`` and ``infos`` (task -> what its estimator needs,
+    :func:`~.item_design_plan.draw_task`): the item design.
     """
     from ...plugin_manager import get_registration
-    from ..engine.item_estimators import _z
+    from .item_benchmark import correlation_block, is_design_based
     from .item_others import population_others, uses_other_tasks
 
     reg = get_registration("item_estimators", estimator)
@@ -188,34 +204,48 @@ def expected_errors(pops: dict, samples: dict, weights: dict, estimator: str, le
     strength = {m: sum(weights[t] * pops[t][0][pops[t][1].index(m)].mean() for t in pops) / wsum for m in common}
     order = sorted(common, key=lambda m: strength[m])
     weak, strong = set(order[: len(order) // 2]), set(order[len(order) - int(round(0.3 * len(order))):])
-    out = {}
+    out, split_cells = {}, {}
     for split in ("interpolation", "extrapolation"):
         per_task, cells = {}, {}
         for t, (M, models) in pops.items():
-            S = np.asarray(samples[t])
-            if len(S) >= M.shape[1]:  # every item runs: the task's score is measured, not estimated
-                continue
             m_arr = np.asarray(models)
             parts = ([(np.array([fold_of[m] != k for m in models]), np.array([fold_of[m] == k for m in models]))
                       for k in range(n_folds)] if split == "interpolation"
                      else [(np.isin(m_arr, list(weak)), np.isin(m_arr, list(strong)))])
-            err, width, cover = [], [], []
-            for train, test in parts:
-                if train.sum() < 2 or not test.any():
-                    continue
-                truth, e = _truth_and_estimates(reg, M, S, train, test, level, others[t], design,
-                                                (infos or {}).get(t), task_seed(random_state, t))
-                err.append(e.estimate - truth)
-                width.append(e.upper - e.lower)
-                cover.append((e.lower <= truth) & (truth <= e.upper))
-                for m, v, lo, hi, tr in zip(m_arr[test], e.estimate, e.lower, e.upper, truth):
-                    cells[(m, t)] = (v, lo, hi, tr)
-            if err:
-                err, width, cover = map(np.concatenate, (err, width, cover))
-                per_task[t] = _figures(err, width, cover, len(err))
-        out[split] = {"tasks": per_task, "benchmark": _benchmark_figures(cells, weights, common, level, len(samples),
-                                                                         _z)}
-    return out
+            got = _task_cells(reg, M, np.asarray(samples[t]), m_arr, parts, level, others[t], design,
+                              (infos or {}).get(t), task_seed(random_state, t))
+            if got:
+                per_task[t] = _figures(*_cell_arrays(got.values()), len(got))
+                cells.update({(m, t): c for m, c in got.items()})
+        out[split], split_cells[split] = {"tasks": per_task}, cells
+    tasks = sorted({t for c in split_cells.values() for _, t in c})
+    corr = correlation_block(split_cells, tasks, common, estimator, is_design_based(reg))
+    for split, cells in split_cells.items():
+        out[split]["benchmark"] = _benchmark_figures(cells, weights, common, level, corr["matrix"], tasks)
+    return out, corr
+
+
+def _task_cells(reg, M, S, m_arr, parts, level, others, design, info, seed) -> dict:
+    """model -> (estimate, lower, upper, truth, se) of one task's held-out models over the ``parts`` (train, test)."""
+    from .item_benchmark import task_standard_error
+
+    if len(S) >= M.shape[1]:  # every item runs: the task's score is measured, not estimated
+        return {}
+    cells = {}
+    for train, test in parts:
+        if train.sum() < 2 or not test.any():
+            continue
+        truth, e = _truth_and_estimates(reg, M, S, train, test, level, others, design, info, seed)
+        se = task_standard_error(e.lower, e.upper, e.se, level)
+        for m, v, lo, hi, tr, s in zip(m_arr[test], e.estimate, e.lower, e.upper, truth, se):
+            cells[m] = (float(v), float(lo), float(hi), float(tr), float(s))
+    return cells
+
+
+def _cell_arrays(cells) -> tuple:
+    """``(errors, widths, covered)`` of cells (estimate, lower, upper, truth, se)."""
+    v = np.array(list(cells), dtype=float).reshape(-1, 5)
+    return v[:, 0] - v[:, 3], v[:, 2] - v[:, 1], (v[:, 1] <= v[:, 3]) & (v[:, 3] <= v[:, 2])
 
 
 def _figures(err, width, cover, n) -> dict:
@@ -225,28 +255,32 @@ def _figures(err, width, cover, n) -> dict:
             "coverage": round(float(np.mean(cover[ok])), 4) if ok.any() else None, "n_models": int(n)}
 
 
-def _benchmark_figures(cells: dict, weights: dict, common: list, level: float, n_tasks: int, z_of) -> Optional[dict]:
-    """The benchmark-level figures over models with an estimate on every estimated task."""
-    tasks = sorted({t for _, t in cells})
-    if not tasks:
+def _benchmark_figures(cells: dict, weights: dict, common: list, level: float, corr=None,
+                       tasks=None) -> Optional[dict]:
+    """The benchmark-level figures over models with an estimate on every estimated task.
+
+    The tasks combined by :func:`~.item_benchmark.benchmark_interval` (the rule ``predict`` uses), with
+    ``corr`` (over ``tasks``, the tasks of the correlation; default independence). Tasks run whole add
+    their measured score to both sides; only the estimated ones carry error.
+    """
+    from .item_benchmark import benchmark_interval
+
+    here = sorted({t for _, t in cells})
+    if not here:
         return None
-    wsum = sum(weights.values())
-    z = z_of(level)
-    err, width, cover = [], [], []
-    for m in common:
-        if not all((m, t) in cells for t in tasks):
-            continue
-        v = np.array([cells[(m, t)] for t in tasks])
-        w = np.array([weights[t] for t in tasks]) / wsum
-        # Tasks run whole add their measured score to both sides; only the estimated ones carry error.
-        est, truth = w @ v[:, 0], w @ v[:, 3]
-        half = z * np.sqrt(np.sum((w * (v[:, 2] - v[:, 1]) / (2 * z)) ** 2))
-        err.append(est - truth)
-        width.append(2 * half)
-        cover.append(abs(est - truth) <= half)
-    if not err:
+    R = None
+    if corr is not None:
+        pos = [list(tasks).index(t) for t in here]
+        R = np.asarray(corr, dtype=float)[np.ix_(pos, pos)]
+    rows = [m for m in common if all((m, t) in cells for t in here)]
+    if not rows:
         return None
-    return _figures(np.array(err), np.array(width), np.array(cover), len(err))
+    v = np.array([[cells[(m, t)] for t in here] for m in rows])  # models x tasks x 5
+    w = np.array([weights[t] for t in here]) / sum(weights.values())
+    # Weights over all tasks (not only the estimated ones): the measured tasks' share carries no error.
+    est, lo, hi, _ = benchmark_interval(v[:, :, 0], v[:, :, 4], w, level, R)
+    truth = v[:, :, 3] @ w
+    return _figures(est - truth, hi - lo, np.abs(est - truth) <= (hi - lo) / 2, len(rows))
 
 
 def read_populations(store, chosen: list, models: Optional[str], warnings: list) -> dict:
@@ -348,7 +382,8 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     weights = {t: 1.0 for t in tasks}
     if not tasks:
         raise HarnessExtError("no task has item-level results from 2 or more models; nothing to reduce")
-    expected = expected_errors(pops, samples, weights, estimator, level, random_state, design=design, infos=infos)
+    expected, correlation = expected_errors_and_correlation(pops, samples, weights, estimator, level, random_state,
+                                                            design=design, infos=infos)
     benchmark = sorted({b["benchmark"] for b in tasks.values()})
     manifest = {
         "manifest_version": MANIFEST_VERSION, "kind": KIND,
@@ -356,13 +391,12 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
         "benchmark": benchmark[0] if len(benchmark) == 1 else group_name,
         "design": design_block(design, n_items, n_total, random_state, estimator, level, allocation, n_strata,
                                stratum_allocation, ESTIMATOR_WHY if estimator == DEFAULT_ESTIMATOR else None),
-        "models": names, "weights": weights, "weighting": "uniform over tasks",
-        "tasks": tasks,
+        "models": names, "weights": weights, "weighting": "uniform over tasks", "tasks": tasks,
         "datasets": [{"name": t, "benchmark": b["benchmark"], "metric": b["metric"], "task": t, "num_fewshot": None}
                      for t, b in tasks.items()],
         "cost": {"items_run": int(sum(b["n_run"] for b in tasks.values())),
                  "items_full": int(sum(b["n_items"] for b in tasks.values())), "tasks": len(tasks)},
-        "expected_error": expected,
+        "expected_error": expected, BENCHMARK_CORRELATION: correlation,  # how predict combines the tasks' errors
         "warnings": warnings,
         # What the exports name as the method and the population (as a dataset-level manifest's keys do).
         "source": {"n_models": len(names), "fingerprint": hashlib.sha256("".join(
@@ -431,8 +465,10 @@ class ItemReduceResult(Result):
                 f"widths and coverage of the {lvl} intervals. Manifest {s['manifest_bytes']:,} bytes "
                 f"({s['population_bytes']:,} of them the population's answers).")
         from ...report import format_table
+        from .item_benchmark import correlation_text
 
-        return head + "\n" + format_table(self.tables()["tasks"], floatfmt=self.floatfmt)
+        return head + correlation_text(self.manifest) + "\n" + format_table(self.tables()["tasks"],
+                                                                            floatfmt=self.floatfmt)
 
     def write(self, out, formats) -> list:
         from .manifest import write_outputs
