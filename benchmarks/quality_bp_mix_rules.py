@@ -7,22 +7,23 @@ Run::
 
 On BenchPress's protocol (per-model 3-fold holdout, :func:`harness_ext.methods.engine.benchpress.holdout_folds`)
 every fold's training matrix is completed by the default engine alone (``lowrank`` with ``bp_mix=0``), by
-BenchPress's logit bias ALS at its published settings and at rank 1, rank 3, penalty 1 and penalty 0.01, and by
-the column ridge (:mod:`harness_ext.methods.engine.column_ridge`). Each
+BenchPress's logit bias ALS at its published settings and at rank 1, rank 3, penalty 1 and penalty 0.01, by
+the column ridge (:mod:`harness_ext.methods.engine.column_ridge`) and by the neighbour residuals
+(:mod:`harness_ext.methods.engine.neighbour_residual`). Each
 completer also completes the fold's inner cross-validation (the 3 folds of held-out training cells that
 :func:`harness_ext.methods.engine.completion_mix.choose_mix` uses, same seeds), so a rule that chooses weights
 from the training cells only can be replayed without refitting. Printed per matrix, as the ratio of
 BenchPress's pooled MedAE (points) to the rule's (above 1: better than BenchPress):
 
 * each completer alone and equal-weight averages;
-* rules chosen by the nested CV: the default's (:func:`harness_ext.methods.engine.completion_mix.choose` over
-  its grid of averages of the engine, BenchPress and the column ridge; error over each column's sd), the
+* rules chosen by the nested CV: the default's (:func:`harness_ext.methods.engine.completion_mix.stack_weights`
+  over the engine, BenchPress, the column ridge and the neighbour residuals; error over each column's sd), the
   earlier default's grid (weight of BenchPress 0, 0.5, 1), a 0.1 grid, the same scored in points, and simplex
   weights over four completers;
 * in-sample oracles (weights chosen on the held-out cells themselves: upper bounds for any rule of that
   form): one weight, one weight per dataset, one per model.
 
-``--cache DIR`` keeps each fold's completions (``<matrix>_s<seeds>_f<fold>_v2.npz``) for reruns.
+``--cache DIR`` keeps each fold's completions (``<matrix>_s<seeds>_f<fold>_v3.npz``) for reruns.
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ BP_VARIANTS = {"bp": {}, "bp_r1": {"rank": 1}, "bp_r3": {"rank": 3}, "bp_l1": {"
 AVERAGES = {"engine+bp": ("lr", "bp"), "engine+bp+ridge": ("lr", "bp", "cr"), "engine+bp+bp_r3": ("lr", "bp", "bp_r3"),
             "engine+bp_r1..3": ("lr", "bp", "bp_r1", "bp_r3"), "bp_r1..3": ("bp", "bp_r1", "bp_r3")}
 #: Rules replayed on the inner CV: (completers, weight step, error scale).
-#: The default's completers, in the order of :data:`harness_ext.methods.engine.completion_mix.MIX_GRID`'s weights.
-DEFAULT_KEYS = ("lr", "bp", "cr")
+#: The default's completers, in the order of :data:`harness_ext.methods.engine.completion_mix.MEMBERS`.
+DEFAULT_KEYS = ("lr", "bp", "cr", "nb")
 RULES = {"earlier default grid (0, .5, 1), sd": (("lr", "bp"), 0.5, "invsd"), "grid 0.1, sd": (("lr", "bp"), 0.1, "invsd"),
          "grid 0.1, points": (("lr", "bp"), 0.1, "fac"),
          "simplex 0.1 over 4, sd": (("lr", "bp", "bp_r1", "bp_r3"), 0.1, "invsd")}
@@ -61,7 +62,7 @@ def completions(Xt, seed):
 
     out = {"lr": LowRankCompleter(random_state=seed, bp_mix=0.0).fit(Xt).mean_}
     out.update({k: bp.complete_units(Xt, **kw) for k, kw in BP_VARIANTS.items()})
-    out["cr"] = column_ridge.complete(Xt)
+    out["cr"], out["nb"] = column_ridge.completions(Xt, neighbours=True)[1:]
     return out
 
 
@@ -104,13 +105,11 @@ def rule_weights(rec, keys, step, scale):
 
 
 def default_weights(rec):
-    """The default's weights over :data:`DEFAULT_KEYS` chosen on the record's inner CV (its grid and tie rule)."""
-    from harness_ext.methods.engine.completion_mix import MIX_GRID, choose
+    """The default's weights over :data:`DEFAULT_KEYS` stacked on the record's inner CV (its rule)."""
+    from harness_ext.methods.engine.completion_mix import stack_weights
 
     P = np.stack([rec["i_" + k] for k in DEFAULT_KEYS])
-    err = {w: round(float(np.median(np.abs(np.asarray(w) @ P - rec["i_truth"]) * rec["i_invsd"])), 12)
-           for w in MIX_GRID}
-    return np.asarray(choose(err))
+    return np.asarray(stack_weights(P, rec["i_truth"], rec["i_invsd"]))
 
 
 def oracle(truth, a, b, groups, fac):
@@ -128,10 +127,10 @@ def report(name, recs):
     truth, fac = cat("o_truth"), cat("o_fac")
     medae = lambda p: float(np.median(np.abs(p - truth) * fac))
     base = medae(cat("o_bp"))
-    rows = [("completer", k, base / medae(cat("o_" + k))) for k in ("lr", *BP_VARIANTS, "cr")]
+    rows = [("completer", k, base / medae(cat("o_" + k))) for k in ("lr", *BP_VARIANTS, "cr", "nb")]
     rows += [("average", n, base / medae(np.mean([cat("o_" + k) for k in ks], 0))) for n, ks in AVERAGES.items()]
     pred = [default_weights(r) @ np.stack([r["o_" + k] for k in DEFAULT_KEYS]) for r in recs]
-    rows.append(("nested CV", "default (averages of 2-3), sd", base / medae(np.concatenate(pred))))
+    rows.append(("nested CV", "default (stacked, 4 completers), sd", base / medae(np.concatenate(pred))))
     for n, (keys, step, scale) in RULES.items():
         pred = [rule_weights(r, keys, step, scale) @ np.stack([r["o_" + k] for k in keys]) for r in recs]
         rows.append(("nested CV", n, base / medae(np.concatenate(pred))))
@@ -167,7 +166,7 @@ def main(argv=None) -> int:
         fac = bp.points_factor(X)
         recs = []
         for f, hide in enumerate(bp.holdout_folds(~np.isnan(X), n_seeds=args.seeds)):
-            path = Path(args.cache) / f"{name}_s{args.seeds}_f{f}_v2.npz" if args.cache else None
+            path = Path(args.cache) / f"{name}_s{args.seeds}_f{f}_v3.npz" if args.cache else None
             if path is not None and path.exists():
                 recs.append(dict(np.load(path)))
                 continue

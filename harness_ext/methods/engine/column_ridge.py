@@ -30,6 +30,7 @@ import numpy as np
 
 from . import benchpress as bp
 from .direct_ridge import loo_residuals
+from .neighbour_residual import regress_neighbours
 
 #: Ridge penalties tried per dataset (the predictors are z-scores, so one grid fits every matrix).
 LAMS = tuple(float(v) for v in np.logspace(-2, 4, 13))
@@ -95,9 +96,11 @@ def regress_columns(Z, fill, lams=LAMS, min_rows: int = MIN_ROWS, shares=SHARES)
     return out
 
 
-def completions(X):
+def completions(X, neighbours: bool = False):
     """``(benchpress, ridge)``: BenchPress's completion of ``X`` (own units; :func:`~harness_ext.methods.engine.benchpress.complete_units`)
     and this module's, sharing BenchPress's rank-2 fit. BenchPress's observed cells are its fit's, the ridge's ``X``'s.
+    With ``neighbours``, a third: :func:`~harness_ext.methods.engine.neighbour_residual.regress_neighbours` over the
+    same filling (observed cells ``X``'s).
 
     Parameters
     ----------
@@ -109,8 +112,11 @@ def completions(X):
     tr = bp.Transform.fit(X * factor)
     Z = tr.transform(X * factor)
     fits = {r: bp.bias_als(Z, rank=r) for r in FILL_RANKS}
-    ridge = regress_columns(Z, np.mean([fits[r] for r in FILL_RANKS], axis=0))
-    return tr.inverse(fits[bp.RANK]) / factor, np.where(np.isnan(X), tr.inverse(ridge) / factor, X)
+    fill = np.mean([fits[r] for r in FILL_RANKS], axis=0)
+    out = (tr.inverse(fits[bp.RANK]) / factor, np.where(np.isnan(X), tr.inverse(regress_columns(Z, fill)) / factor, X))
+    if not neighbours:
+        return out
+    return out + (np.where(np.isnan(X), tr.inverse(regress_neighbours(Z, fill)) / factor, X),)
 
 
 def complete(X) -> np.ndarray:
