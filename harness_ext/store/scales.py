@@ -286,8 +286,8 @@ def mixed_scales_note(df) -> Optional[str]:
     Elo (1978) for the rating scale.
     """
     kinds: dict = {}
-    for col in df.columns:
-        v = df[col].to_numpy(dtype=float)
+    # One array, not df[col] per column: pandas deep-copies the frame's attrs on every column access.
+    for col, v in zip(df.columns, df.to_numpy(dtype=float).T):
         if np.isfinite(v).any():  # by the values only: a name's known bounds say nothing of a normalised column
             kinds.setdefault(infer_scale(v)[0], []).append(str(col))
     if len(kinds) < 2:
