@@ -124,7 +124,12 @@ def test_extra_truth_moves_only_the_extra_aggregate():
     noisy = X[3:] + 0.05 * rng.standard_normal(X[3:].shape)  # scored against other values: wider
     moved = run(noisy)
     np.testing.assert_array_equal(moved.aggregate_lower, plain.aggregate_lower)
-    assert ((moved.extra_upper - moved.extra_lower) > (plain.extra_upper - plain.extra_lower)).all()
+    moved_w, plain_w = (moved.extra_upper - moved.extra_lower)[:, 0], (plain.extra_upper - plain.extra_lower)[:, 0]
+    assert (moved_w >= plain_w).all()
+    # The second new model lies beyond every training model and the frontier folds are thin (11 different held-out
+    # models), so its extra aggregate takes the design-style interval, which does not read the truth.
+    assert plain.frontier[1] < -1 and moved_w[1] == plain_w[1]
+    assert (moved_w[[0, 2]] > plain_w[[0, 2]]).all()
     with pytest.raises(Exception, match="extra_truth must have"):
         run(X[:5])
 
