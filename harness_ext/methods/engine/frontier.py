@@ -50,9 +50,9 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from .conformal import conformal_quantile
+from .conformal import _normal_quantile, conformal_quantile
 from .direct_ridge import direct_predict
-from .frontier_design import design_aggregate_sd, distinct_held_out, min_calibration_models, widen_design
+from .frontier_design import design_aggregate_sd, distinct_held_out, min_calibration_models
 from .lowrank import fold_in
 
 __all__ = ["CANDIDATES", "WEIGHTED_CANDIDATES", "FRONTIER_FOLDS", "FRONTIER_WEIGHTS", "FRONTIER_QUANTILE",
@@ -457,14 +457,14 @@ def _widen_thin(est, out, rows, O, W, W_extra):
     splits' median aggregate interval by 6% on HELM Classic and 54% on the TSC bake-off, ``docs/frontier.md``.)"""
     if rows.size == 0:
         return
-    level = float(est.level)
+    z = _normal_quantile(float(est.level))
     if W is not None and out.get("agg") is not None:
         sd = design_aggregate_sd(est.X_, O[rows], W[rows])
-        widen_design(out, "agg_lo", "agg_hi", rows, out["agg"][rows], sd, level)
+        _widen(out, "agg_lo", "agg_hi", rows, out["agg"][rows], sd, (-z, z))
     if W_extra is not None and out.get("ex") is not None:
         for k, u in enumerate(np.atleast_2d(W_extra)):
             sd = design_aggregate_sd(est.X_, O[rows], np.broadcast_to(u, O[rows].shape))
-            widen_design(out, "ex_lo", "ex_hi", rows, out["ex"][rows, k], sd, level, col=k)
+            _widen(out, "ex_lo", "ex_hi", rows, out["ex"][rows, k], sd, (-z, z), col=k)
 
 
 def _widen_cells(est, out, rows, X_new, O, centre, sd, q_lo, q_hi):

@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["design_aggregate_sd", "distinct_held_out", "min_calibration_models", "widen_design"]
+__all__ = ["design_aggregate_sd", "distinct_held_out", "min_calibration_models"]
 
 
 def min_calibration_models(level: float) -> int:
@@ -66,11 +65,3 @@ def design_aggregate_sd(X_fit, O, W) -> np.ndarray:
     level_var = np.where(O, s2[None, :], 0.0).sum(1) / k / k
     return np.sqrt((Wh ** 2 * s2[None, :]).sum(1) + Wh.sum(1) ** 2 * level_var)
 
-
-def widen_design(out, lo_key, hi_key, rows, centre, sd, level, col=None):
-    """``out[lo_key]``/``out[hi_key]`` of ``rows`` (column ``col``) widened, never narrowed, to the normal interval
-    ``centre +- z sd`` at ``level``."""
-    z = NormalDist().inv_cdf(0.5 + float(level) / 2.0)
-    idx = rows if col is None else (rows, col)
-    out[lo_key][idx] = np.minimum(centre - z * sd, out[lo_key][idx])
-    out[hi_key][idx] = np.maximum(centre + z * sd, out[hi_key][idx])
