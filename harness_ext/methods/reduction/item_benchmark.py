@@ -139,8 +139,9 @@ def correlation_block(split_cells: dict, tasks: list, models: list, estimator: s
     if design_based or len(tasks) < 2:
         return {**block, "matrix": np.eye(len(tasks)).tolist(), "method": "independence (design-based estimator)"
                 if design_based else "independence (one estimated task)", "n_errors": 0, "shrinkage": 1.0}
-    Z = np.vstack([standardised_errors(c, tasks, models) for c in split_cells.values()])
-    counts = {s: int(len(standardised_errors(c, tasks, models))) for s, c in split_cells.items()}
+    by_split = {s: standardised_errors(c, tasks, models) for s, c in split_cells.items()}
+    Z = np.vstack(list(by_split.values()))
+    counts = {s: int(len(z)) for s, z in by_split.items()}
     if len(Z) < MIN_MODELS:
         return {**block, "matrix": np.eye(len(tasks)).tolist(), "n_errors": int(len(Z)), "shrinkage": 1.0,
                 "method": f"independence (errors on every task for {len(Z)} models, {MIN_MODELS} needed)"}
@@ -168,15 +169,11 @@ def manifest_correlation(manifest: dict, reg, name: str, tasks: list) -> tuple:
     if block.get("estimator") != name:
         return None, (f"the manifest's correlation of the tasks' errors is that of {block.get('estimator')}, not "
                       f"{name}: the benchmark's interval combines the tasks as independent")
-    have = list(block.get("tasks") or [])
-    try:
-        R = np.asarray(block["matrix"], dtype=float)
-    except (KeyError, TypeError, ValueError):
-        R = None
-    R = R.reshape(0, 0) if R is not None and R.size == 0 else R
-    if R is None or R.shape != (len(have), len(have)) or not np.isfinite(R).all() or len(set(have)) != len(have):
+    if check_correlation(manifest) is not None:
         return None, ("the manifest's correlation of the tasks' errors is not a matrix over its tasks: the benchmark's "
                       "interval combines the tasks as independent")
+    have = list(block["tasks"])
+    R = np.asarray(block["matrix"], dtype=float).reshape(len(have), len(have))
     # A task not in it (run whole when reduced: measured, no error) keeps independence; its standard error is 0.
     out = np.eye(len(tasks))
     pos = [(i, have.index(t)) for i, t in enumerate(tasks) if t in have]

@@ -164,16 +164,6 @@ def _truth_and_estimates(reg, M: np.ndarray, S: np.ndarray, train: np.ndarray, t
     return M[test].mean(axis=1), est
 
 
-def expected_errors(pops: dict, samples: dict, weights: dict, estimator: str, level: float = 0.9,
-                    random_state: int = 0, n_folds: int = 5, design: str = "random", infos=None) -> dict:
-    """Mean |error|, mean interval width and coverage of the estimator on the population's own models.
-
-    The figures of :func:`expected_errors_and_correlation` (which see), without the correlation.
-    """
-    return expected_errors_and_correlation(pops, samples, weights, estimator, level, random_state, n_folds,
-                                           design, infos)[0]
-
-
 def expected_errors_and_correlation(pops: dict, samples: dict, weights: dict, estimator: str, level: float = 0.9,
                                     random_state: int = 0, n_folds: int = 5, design: str = "random",
                                     infos=None) -> tuple:
@@ -365,7 +355,6 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     Zhang, Dorner and Hardt (2025), §4-5.
     """
     from ... import __version__
-    from ...plugin_manager import get_registration
     from .manifest import MANIFEST_VERSION
 
     estimator = check_design(design, estimator, n_items, n_total, (allocation, stratum_allocation), n_strata,
