@@ -129,8 +129,8 @@ class LowRankCompleter(BasePredictor):
         prediction and intervals calibrated on frontier folds (:mod:`~harness_ext.methods.engine.frontier`).
     bp_mix : "auto" or float
         Weight of BenchPress's completion (Zeng & Papailiopoulos, 2026) against the engine's in the fitted matrix's
-        missing cells (``mean_``, cell intervals; not new models); ``"auto"``: the equal-weight average of the
-        engine's, BenchPress's and a column ridge regression's completions, or of some of them, chosen by nested
+        missing cells (``mean_``, cell intervals; not new models); ``"auto"``: the engine's, BenchPress's, a column
+        ridge regression's and a nearest-models residual correction's completions, stacked with weights from nested
         CV (:mod:`.completion_mix`).
     random_state : int
         Seeds the CV folds, the calibration folds and the sampler.
@@ -150,7 +150,8 @@ class LowRankCompleter(BasePredictor):
     q_cells_ : float
         Conformal multiplier of the predictive sd for held-out cells.
     mix_weights_ : tuple of float
-        Weights of the engine's, BenchPress's and the column ridge's completions in ``mean_`` (chosen on first use).
+        Weights of the completers of :data:`~harness_ext.methods.engine.completion_mix.MEMBERS` in ``mean_``
+        (chosen on first use).
     bp_mix_ : float
         The weight of BenchPress's completion in ``mean_``.
     """
@@ -387,8 +388,8 @@ class LowRankCompleter(BasePredictor):
         return self._mix_cache
 
     mean_ = property(lambda self: self._mixed()[0])
-    mix_weights_ = property(lambda self: self._mixed()[2], doc="Weights of the engine's, BenchPress's and the column "
-                            "ridge's completion in ``mean_`` (:data:`~harness_ext.methods.engine.completion_mix.MEMBERS`).")
+    mix_weights_ = property(lambda self: self._mixed()[2], doc="Weights of the completers in ``mean_`` "
+                            "(:data:`~harness_ext.methods.engine.completion_mix.MEMBERS`).")
     bp_mix_ = property(lambda self: self._mixed()[2][1])
     bp_mix_cv_ = property(lambda self: self._mixed()[3], doc="The CV behind ``mix_weights_`` (None when ``bp_mix`` is given).")
 
