@@ -11,10 +11,11 @@ candidate subsets), so the cost per pattern must not grow with ``m``.
   leave-one-out (one SVD of each pattern's m x k design, batched over patterns;
   ``O(m k c)`` per penalty), which is cheap there and where the rows'
   leverages are uneven (``k`` not small against ``m``) differs most from GCV.
-  For few predictors the errors of all penalties come from three batched
-  products over the rows (the weighted square expanded around the residual of
-  the projection); targets whose best two penalties come within rounding of
-  each other are scored again residual by residual, so the picks are the same.
+  For up to :data:`LOO_EXPANDED_MAX_RANK` predictors the errors of all
+  penalties come from three batched products over the rows (the weighted
+  square expanded around the residual of the projection, in cache-sized chunks
+  of patterns); targets whose best two penalties come within rounding of each
+  other are scored again residual by residual, so the picks are the same.
 * Above, by generalised cross-validation computed from the centred
   cross-product matrix ``G = Zc_c' Zc_c`` alone, formed once per training
   matrix (:func:`ridge_design`). Per pattern, the ``k x k`` block ``G_PP`` is

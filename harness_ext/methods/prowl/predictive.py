@@ -37,7 +37,11 @@ dataset's own large error, the shortlist without it chose better subsets on
 the benchbench cross-leaderboard matrix in a one-off comparison that is not a
 benchmark of the repository (so the option stays off, unmeasured). Exact steps reuse every fold's fit and every (model, observed
 subset cells) fold-in across steps, so a step costs only the fold-ins of the
-models that have the candidate.
+models that have the candidate. A candidate's aggregate error, whose pairwise
+error moments usually need projecting onto the positive semi-definite cone (an
+eigendecomposition), is bounded below by the unprojected moments; only the
+candidates whose bound could still beat the best one found are projected, so
+the step chooses what it chose with every candidate projected.
 
 Wide matrices (thousands of datasets) stay within flops budgets, each a
 module constant, each recorded by the selector's ``describe()`` and in the
