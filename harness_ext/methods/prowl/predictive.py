@@ -184,15 +184,16 @@ def _best_objectives(errs, aggregate_weight: float, gain) -> np.ndarray:
     scores = gain(obj[done], done)
     best = float(np.max(scores[np.isfinite(scores)], initial=-np.inf))
     top = gain(np.asarray(bound), pending)  # each pending subset's best possible score (NaN: unknown, scored)
-    for j in np.argsort(np.where(np.isnan(top), -np.inf, -top), kind="stable"):  # unknown bounds first
-        if top[j] < best:  # this one and every later one is strictly worse than a completed subset
-            break
-        i = int(pending[j])
-        e = errs[i]
-        obj[i] = _objective(e.profile_mse, e.aggregate.value(), aggregate_weight)
-        score = float(gain(obj[i:i + 1], pending[j:j + 1])[0])
-        if np.isfinite(score):
-            best = max(best, score)
+    with limit_threads():  # one BLAS thread, as subset_errors factorises: the same bits, no contention
+        for j in np.argsort(np.where(np.isnan(top), -np.inf, -top), kind="stable"):  # unknown bounds first
+            if top[j] < best:  # this one and every later one is strictly worse than a completed subset
+                break
+            i = int(pending[j])
+            e = errs[i]
+            obj[i] = _objective(e.profile_mse, e.aggregate.value(), aggregate_weight)
+            score = float(gain(obj[i:i + 1], pending[j:j + 1])[0])
+            if np.isfinite(score):
+                best = max(best, score)
     return obj
 
 
