@@ -210,3 +210,58 @@ def test_thin_calibration_is_said():
     assert "beyond the frontier folds' reach (1.50 sd)" in far
     [none] = frontier_warnings(["m"], np.array([0.5]), {1: None})
     assert "design-style" in none
+
+
+def _weak_subset_population(m=200, d=16, seed=0, weak=0.6, subset=(0, 5, 10)):
+    """Rank-2 logit proportions whose ``subset`` datasets load ``weak`` times as much on the strength factor: a
+    stronger model shows only part of its strength on the subset (the hidden shift of a frontier model)."""
+    rng = np.random.default_rng(seed)
+    u = np.c_[rng.normal(0, 1.0, m), rng.normal(0, 1.0, m)]
+    v = np.c_[rng.uniform(0.6, 1.2, d), rng.normal(0, 0.6, d)]
+    v[list(subset), 0] *= weak
+    logit = u @ v.T + rng.normal(0, 0.5, d) + rng.normal(0, 0.3, (m, d))
+    return 1 / (1 + np.exp(-logit))
+
+
+def test_predicted_quantile_and_symmetric_minimum():
+    from harness_ext.methods.engine.frontier_design import min_symmetric_models
+    from harness_ext.methods.engine.frontier_shift import predicted_quantile
+
+    assert [min_symmetric_models(v) for v in (0.8, 0.9, 0.95)] == [4, 9, 19]
+    assert np.allclose(predicted_quantile([0.0, 2.5, 10.0, 1.0], [1.0, 2.0, 3.0, 4.0]), [0.0, 0.5, 1.0, 0.125])
+
+
+@pytest.mark.slow
+def test_hidden_shift_widens_the_upper_bound_of_models_placed_high(monkeypatch):
+    """Fit on the weakest 50% by the full aggregate, predict the strongest 30% from 3 datasets that show only part
+    of a model's strength (4 populations of 200). The protocol folds' upper quantile raises the upper bound of the
+    models placed in the training models' top quarter by predicted strength (never the lower bound, never
+    narrower): pooled aggregate coverage 0.833 (200 of 240) without it, 0.908 (218 of 240) with it."""
+    from harness_ext.methods.engine import frontier_shift
+
+    hits, n = {}, 0
+    for seed in range(4):
+        X = _weak_subset_population(seed=seed)
+        m, d = X.shape
+        w = np.full(d, 1.0 / d)
+        order = np.argsort(X @ w)
+        train, test = order[:m // 2], order[-int(0.3 * m):]
+        keep = np.zeros(d, bool)
+        keep[[0, 5, 10]] = True
+        truth = X[test] @ w
+        X_new = np.where(keep, X[test], np.nan)
+        p = {}
+        for edge in (None, frontier_shift.SHIFT_EDGE):
+            monkeypatch.setattr(frontier_shift, "SHIFT_EDGE", edge)
+            est = LowRankCompleter(random_state=0).fit(X[train])
+            p[edge] = est.predict_new_models(X_new, weights=w)
+            hits[edge] = hits.get(edge, 0) + int(((truth >= p[edge].aggregate_lower)
+                                                  & (truth <= p[edge].aggregate_upper)).sum())
+        cal = est.frontier_["shift"]
+        assert cal.q_upper > 0 and cal.n_scores > 0
+        on, off = p[frontier_shift.SHIFT_EDGE], p[None]
+        assert np.array_equal(on.aggregate, off.aggregate) and np.array_equal(on.aggregate_lower, off.aggregate_lower)
+        assert (on.aggregate_upper >= off.aggregate_upper).all() and (on.aggregate_upper > off.aggregate_upper).any()
+        n += test.size
+    cov_off, cov_on = hits[None] / n, hits[frontier_shift.SHIFT_EDGE] / n
+    assert cov_off < 0.85 and 0.85 <= cov_on <= 0.95, (cov_off, cov_on)

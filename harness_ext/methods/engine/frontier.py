@@ -52,7 +52,10 @@ import numpy as np
 
 from .conformal import _normal_quantile, conformal_quantile
 from .direct_ridge import direct_predict
-from .frontier_design import design_aggregate_sd, distinct_held_out, min_calibration_models
+from .frontier_aggregate import aggregate_sd as _aggregate_sd
+from .frontier_aggregate import engine_aggregate as _engine_aggregate
+from .frontier_aggregate import held_out_aggregate as _aggregate
+from .frontier_design import design_aggregate_sd, distinct_held_out, min_calibration_models, min_symmetric_models
 from .lowrank import fold_in
 
 __all__ = ["CANDIDATES", "WEIGHTED_CANDIDATES", "FRONTIER_FOLDS", "FRONTIER_WEIGHTS", "FRONTIER_QUANTILE",
@@ -191,16 +194,6 @@ def _candidate(est, name, fit, Z_fit, pos_fit, z_in, X_in, O, X_fit=None, w=None
     return est.transform_.transform(np.repeat(xbar[:, None], X_in.shape[1], axis=1))
 
 
-def _aggregate(est, X_true, have, seen, mz, w):
-    """Held-out aggregates: ``(truth, prediction, weights renormalised over each row's datasets, ok rows)``."""
-    wt = np.where(have, w[None, :], 0.0)
-    tot = wt.sum(1, keepdims=True)
-    wt = wt / np.where(tot != 0, tot, 1.0)
-    x_pred = np.where(seen & have, X_true, est.transform_.inverse_transform(mz))
-    ok = (tot[:, 0] != 0) & (have & ~seen).any(1) & (seen & have).any(1)
-    return (np.where(have, X_true, 0.0) * wt).sum(1), (np.where(have, x_pred, 0.0) * wt).sum(1), wt, ok
-
-
 def _fold_records(est, pattern, direction, rank, alpha):
     """Frontier folds of one direction: per fold, the held-out models' cells, the refit's fold-in and engine
     prediction, the candidates that need no aggregate weights, each model's :func:`blend_ramp`, and the fit's rows."""
@@ -234,7 +227,8 @@ def _fold_records(est, pattern, direction, rank, alpha):
         cands = {c: _candidate(est, c, ft, Z[rows], pos[rows], z_in, x_in, seen) for c in CANDIDATES
                  if c not in WEIGHTED_CANDIDATES}
         records.append(dict(Zt=Zt, Xt=Xt, have=have, seen=seen, fi=fi, eng=eng, cands=cands, held=held, ramp=ramp, dist=d_held,
-                            X_fit=X[rows], Z_fit=Z[rows], x_in=x_in, z_in=z_in))
+                            X_fit=X[rows], Z_fit=Z[rows], x_in=x_in, z_in=z_in, fit=ft, rows=rows,
+                            held_all=np.sort(order[m - max(1, int(round(b * m))):])))
     return records
 
 
@@ -398,12 +392,14 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None, e
     pos_train = positions(est.Z_, pattern)
     pos_new = positions(z, pattern)
     dist = frontier_distance(pos_new, pos_train)
-    cals = {}
+    cals, upper_records = {}, None
     for direction in (1, -1):
         rows = np.flatnonzero(direction * dist > 0)
         if rows.size == 0:
             continue
         records = frontier_folds(est, pattern, direction)  # the refits, shared by every aggregate's calibration
+        if direction > 0:
+            upper_records = records
         cal = calibrate_frontier(est, pattern, w_cal, direction, records=records)
         cals[direction] = cal
         if cal is None or cal.q_cell is None:
@@ -439,8 +435,31 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None, e
             eng = (X_new, O, mz, inside)
             _widen_extra(est, fi, pattern, direction, rows, o, m_eng, out, W_extra, ramp, records, eng, extra_truth)
         if is_thin(est, cal):
-            _widen_thin(est, out, rows[ramp >= 1], O, W, W_extra)
+            far = rows[ramp >= 1]
+            c = _design_multiplier(est, records, w_cal, cal)
+            # within the folds' reach the folds calibrate the design-style sd; beyond it, the normal quantile
+            z_far = None if c is None else np.where(direction * dist[far] > cal.max_distance, np.nan, c)
+            _widen_thin(est, out, far, O, W, W_extra, z_far)
+    _hidden_shift(est, fit, fi, mz, z, X_new, O, W, w_cal, out, pattern, upper_records, cals)
     return dist, cals
+
+
+def _hidden_shift(est, fit, fi, mz, z, X_new, O, W, w_cal, out, pattern, records, cals):
+    """The aggregate upper bound of new models placed high by their predicted strength, raised by the protocol
+    folds' hidden-shift quantile (:mod:`~harness_ext.methods.engine.frontier_shift`); recorded in ``cals["shift"]``."""
+    from . import frontier_shift as fs
+
+    edge = fs.SHIFT_EDGE
+    if edge is None or W is None or out.get("agg") is None or est.Z_.shape[0] < MIN_FRONTIER_MODELS:
+        return
+    alpha = float(getattr(est, "blend_new_", est._uncalibrated_blend()))
+    u = fs.predicted_quantile(fs._strength(np.where(O, z, np.nan), mz), fs.reference_strength(est, fit, pattern, alpha))
+    if not (u >= edge).any():
+        return
+    records = frontier_folds(est, pattern, 1) if records is None else records
+    cal = fs.calibrate_shift(est, pattern, w_cal, records, alpha, edge, float(est.level))
+    cals["shift"] = cal
+    fs.widen_shift(est, fit, fi, mz, z, X_new, O, W, out, cal, alpha, pattern)
 
 
 def is_thin(est, cal) -> bool:
@@ -449,7 +468,32 @@ def is_thin(est, cal) -> bool:
     return cal is None or cal.n_distinct < min_calibration_models(float(est.level))
 
 
-def _widen_thin(est, out, rows, O, W, W_extra):
+#: How the thin folds' design-style interval is scaled: "normal" (the normal quantile) or "folds" (the symmetric
+#: split-conformal quantile of the folds' |error| / design sd, when they held out enough models for it).
+DESIGN_SCALE = "folds"
+
+
+def _design_multiplier(est, records, w, cal):
+    """The design-style interval's multiplier calibrated on the frontier folds ``records``: the split-conformal
+    ``level`` quantile of the held-out aggregates' absolute error (the full blend chosen, as a model beyond the
+    training range gets) over their design-style sd. A symmetric score needs fewer held-out models than the two
+    one-sided quantiles (:func:`~harness_ext.methods.engine.frontier_design.min_symmetric_models`: 9 at 90%);
+    None (the normal quantile) with fewer, or without aggregate weights."""
+    level = float(est.level)
+    if (DESIGN_SCALE != "folds" or w is None or cal is None or not records
+            or distinct_held_out(records) < min_symmetric_models(level)):
+        return None
+    scores = []
+    for rec in _weighted(est, records, w, None):
+        mz = _blend(rec, cal.candidate, cal.weight, full=True)
+        a_true, a_pred, wt, ok = _aggregate(est, rec["Tt"], rec["have"], rec["seen"], mz, w)
+        sd = design_aggregate_sd(rec["X_fit"], rec["seen"], wt)
+        scores.append((np.abs(a_pred - a_true) / np.maximum(sd, 1e-12))[ok])
+    s = np.concatenate(scores)
+    return float(conformal_quantile(s, level)) if s.size else None
+
+
+def _widen_thin(est, out, rows, O, W, W_extra, z_agg=None):
     """The aggregates of ``rows`` (the flagged models at or beyond the training models' extreme position) joined
     with the design-style interval (:mod:`~harness_ext.methods.engine.frontier_design`) around their prediction:
     the frontier folds are too thin to calibrate them, and the model folds only hold out models inside the
@@ -460,7 +504,8 @@ def _widen_thin(est, out, rows, O, W, W_extra):
     z = _normal_quantile(float(est.level))
     if W is not None and out.get("agg") is not None:
         sd = design_aggregate_sd(est.X_, O[rows], W[rows])
-        _widen(out, "agg_lo", "agg_hi", rows, out["agg"][rows], sd, (-z, z))
+        za = z if z_agg is None else np.where(np.isnan(z_agg), z, z_agg)
+        _widen(out, "agg_lo", "agg_hi", rows, out["agg"][rows], sd, (-za, za))
     if W_extra is not None and out.get("ex") is not None:
         for k, u in enumerate(np.atleast_2d(W_extra)):
             sd = design_aggregate_sd(est.X_, O[rows], np.broadcast_to(u, O[rows].shape))
@@ -474,20 +519,6 @@ def _widen_cells(est, out, rows, X_new, O, centre, sd, q_lo, q_hi):
     o, x = O[rows], X_new[rows]
     out["lower"][rows] = np.where(o, x, np.minimum(lo_x, out["lower"][rows]))
     out["upper"][rows] = np.where(o, x, np.maximum(hi_x, out["upper"][rows]))
-
-
-def _aggregate_sd(est, fi, o, rows, Wr, m_eng):
-    """The fold-in's predictive sd of the flagged ``rows``' aggregates with weights ``Wr`` over their new cells."""
-    J = np.zeros(fi.sd.shape)
-    J[rows] = np.where(o, 0.0, Wr * est.transform_.derivative(m_eng))
-    return fi.linear_sd(J)[rows]
-
-
-def _engine_aggregate(est, fi, X_new, O, mz, rows, Wr):
-    """``(aggregate, its fold-in sd)`` of ``rows`` with weights ``Wr`` from the engine's own prediction ``mz``."""
-    o = O[rows]
-    agg = (np.where(o, X_new[rows], est.transform_.inverse_transform(mz[rows])) * Wr).sum(1)
-    return agg, _aggregate_sd(est, fi, o, rows, Wr, mz[rows])
 
 
 def _widen(out, lo_key, hi_key, rows, centre, sd, q, col=None):
