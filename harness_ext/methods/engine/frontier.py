@@ -606,7 +606,8 @@ def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> lis
         if cal is not None and cal.n_distinct < min_calibration_models(level):
             how += (f"; the folds held out only {cal.n_distinct} different models (a two-sided {level:.0%} interval "
                     f"needs {min_calibration_models(level)}), so beyond every training model the aggregate's "
-                    "interval is also joined with a design-style one and is wide")
+                    "interval is also joined with a design-style one (scaled on the folds' own errors where they held "
+                    f"out at least {min_symmetric_models(level)} and saw extrapolations this far, else wide)")
         out.append(f"{model}: at the frontier, {abs(dist):.2f} sd {side} the manifest's models' "
                    f"{'upper' if dist > 0 else 'lower'} edge of subset scores: {how}")
     return out
