@@ -32,7 +32,11 @@ Hardt 2025 find every benchmark-prediction method degrades there).
   two-sided interval at the predictor's level needs (19 at 90%; the geometries overlap, so a matrix of 60 models
   has 18), the tail quantiles are not identified: the aggregate of a flagged model at or beyond the training
   models' extreme position is then also joined with a design-style interval
-  (:mod:`~harness_ext.methods.engine.frontier_design`), and the warning says so. The scores are not scaled by a distance: the folds'
+  (:mod:`~harness_ext.methods.engine.frontier_design`; its multiplier is the folds' symmetric quantile of
+  ``|error| / design sd`` when they held out at least 9 different models and the model lies within their reach, else
+  the normal quantile), and the warning says so. A model *not* flagged but placed in the training models' top
+  quarter by its predicted strength gets its aggregate's upper bound raised by the hidden-shift rule
+  (:mod:`~harness_ext.methods.engine.frontier_shift`). The scores are not scaled by a distance: the folds'
   held-out models fit worse and lie farther beyond their fit than models at the real frontier, so a scale learnt
   on them narrowed the frontier's intervals (``docs/frontier.md``).
 
@@ -455,7 +459,8 @@ def _hidden_shift(est, fit, fi, mz, z, X_new, O, W, w_cal, out, pattern, records
     if edge is None or W is None or out.get("agg") is None or est.Z_.shape[0] < MIN_FRONTIER_MODELS:
         return
     alpha = float(getattr(est, "blend_new_", est._uncalibrated_blend()))
-    u = fs.predicted_quantile(fs._strength(np.where(O, z, np.nan), mz), fs.reference_strength(est, fit, pattern, alpha))
+    strength = fs.predicted_strength(np.where(O, z, np.nan), mz)
+    u = fs.predicted_quantile(strength, fs.reference_strength(est, fit, pattern, alpha))
     if not ((u >= edge) & unflagged).any():
         return
     records = frontier_folds(est, pattern, 1) if records is None else records

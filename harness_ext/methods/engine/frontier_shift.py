@@ -37,7 +37,8 @@ from .direct_ridge import direct_predict
 from .frontier_aggregate import engine_aggregate, held_out_aggregate
 from .lowrank import fold_in
 
-__all__ = ["SHIFT_EDGE", "ShiftCalibration", "calibrate_shift", "predicted_quantile", "widen_shift"]
+__all__ = ["ONE_SIDED", "SHIFT_EDGE", "ShiftCalibration", "calibrate_shift", "predicted_quantile", "predicted_strength",
+           "reference_strength", "widen_shift"]
 
 #: The predicted-strength quantile of the training models from which a new model's upper bound is raised (the
 #: frontier flag's own quantile, :data:`~harness_ext.methods.engine.frontier.FRONTIER_QUANTILE`); None: off.
@@ -64,7 +65,7 @@ def _engine(ft, Z_fit, z_in, alpha):
     return fi, mean
 
 
-def _strength(z_in, mean):
+def predicted_strength(z_in, mean):
     """Predicted strength: the mean of each row's transformed cells, the observed ones kept."""
     return np.where(np.isnan(z_in), mean, z_in).mean(1)
 
@@ -83,7 +84,7 @@ def reference_strength(est, fit, pattern, alpha, rows=None) -> np.ndarray:
     """Predicted strengths of the fitted models (``rows`` of ``est.Z_``), each from its own cells on ``pattern``."""
     Z = est.Z_ if rows is None else est.Z_[rows]
     z_in = np.where(pattern[None, :], Z, np.nan)
-    return _strength(z_in, _engine(fit, Z, z_in, alpha)[1])
+    return predicted_strength(z_in, _engine(fit, Z, z_in, alpha)[1])
 
 
 def calibrate_shift(est, pattern, w, records, alpha, edge, level) -> Optional[ShiftCalibration]:
@@ -99,7 +100,7 @@ def calibrate_shift(est, pattern, w, records, alpha, edge, level) -> Optional[Sh
         seen = pattern[None, :] & have
         z_in = np.where(seen, Zt, np.nan)
         fi, mz = _engine(ft, Z_fit, z_in, alpha)
-        u = predicted_quantile(_strength(z_in, mz), reference_strength(est, ft, pattern, alpha, rows))
+        u = predicted_quantile(predicted_strength(z_in, mz), reference_strength(est, ft, pattern, alpha, rows))
         a_true, a_pred, wt, ok = held_out_aggregate(est, Xt, have, seen, mz, w)
         target = have & ~seen
         J = np.where(target, wt * est.transform_.derivative(mz), 0.0)
@@ -119,7 +120,7 @@ def widen_shift(est, fit, fi, mz, z, X_new, O, W, out, cal, alpha, pattern, elig
     """Raise (never lower) the aggregate upper bound of the new models placed at or above ``cal.edge`` (among the
     ``eligible`` ones, bool (n,), default all); returns each new model's predicted-strength quantile among the
     training models."""
-    u = predicted_quantile(_strength(np.where(O, z, np.nan), mz), reference_strength(est, fit, pattern, alpha))
+    u = predicted_quantile(predicted_strength(np.where(O, z, np.nan), mz), reference_strength(est, fit, pattern, alpha))
     if cal is None or cal.q_upper is None or W is None or out.get("agg") is None:
         return u
     rows = np.flatnonzero((u >= cal.edge) & (True if eligible is None else np.asarray(eligible, bool)))
