@@ -37,6 +37,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ...base import limit_threads
 from . import benchpress as bp
 from .benchpress_completers import HP_VARIANTS, STRONG_METHODS, spec_predictions
 
@@ -148,4 +149,5 @@ def paper_evaluation_hybrid(P, F, kinds: Sequence[str] = ("ridge",), level: floa
     ----------
     Zeng & Papailiopoulos (2026), §4.4: the hybrid covers 0.899 at a median width of 27.2 points on its matrix.
     """
-    return bp.paper_evaluation(P, F, kinds, level, seed, records=hybrid_fold_records, **als)
+    with limit_threads():
+        return bp.paper_evaluation(P, F, kinds, level, seed, records=hybrid_fold_records, **als)
