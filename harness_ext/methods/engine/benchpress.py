@@ -34,7 +34,11 @@ A re-implementation of the published method, used as the project's external base
   risk comes from a model trained on the other 29; the conformal multiplier
   is the 90% quantile (``numpy.quantile``, linear) of ``|error| / risk`` over
   every held-out cell, and the interval of a missing cell is ``prediction +/-
-  multiplier x risk`` from the model refitted on all folds.
+  multiplier x risk`` from the model refitted on all folds. BenchPress's
+  default, the hybrid risk model, adds to these features the disagreement of
+  15 other completions of the matrix
+  (:mod:`harness_ext.methods.engine.benchpress_risk`; :func:`calibrate`'s
+  ``records`` and ``features``).
 
 Differences from the published code, all in the interval layer: a matrix
 with more than 2,604 observed cells is calibrated on fewer seeds, as many as
@@ -44,19 +48,18 @@ others, chosen on an inner split of the folds as the published code does
 (folds ``fold % 5 == 0`` validate). The released package's grid is ridge then
 three MLPs (:data:`RISK_MODELS`); the paper's §4.4 figures were computed with
 the three MLPs alone (:data:`PAPER_RISK_MODELS`: hidden layers chosen from
-(16,), (32,), (64, 32)). The features are the matrix-support set only, not
-the paper's hybrid that adds the disagreement of 14 other completers (the
-paper's hybrid covers 0.899 at width 27.2 on its matrix, matrix support alone
-0.900 at 29.3).
+(16,), (32,), (64, 32)). A cell's risk is at most the largest held-out error
+the risk model was fitted on (:meth:`RiskModel.risk`): unbounded, ``expm1`` of
+a risk model extrapolating far outside its features overflowed to an infinite
+width.
 
 On the paper's own matrix (84 models x 133 benchmarks, 2,604 cells;
 ``tests/fixtures/benchpress``) the holdout reproduces BenchPress's published
-folds file and :func:`paper_evaluation` gives a MedAE of 4.60 over the 26,040
-held-out cells pooled (4.63 as the median of the 30 folds' MedAEs; the paper:
-4.60 in its released results, 4.58 in its text), and ridge-risk intervals
-covering 0.897 at a median width of 32.0; with the paper's MLP risk models
-(``kinds=PAPER_RISK_MODELS``) 0.900 at 29.7 (the paper's matrix-support
-intervals: 0.900 at 29.3; its hybrid: 0.899 at 27.2).
+folds file and :func:`paper_evaluation` gives a MedAE of 4.59 over the 26,040
+held-out cells pooled (the paper: 4.60 in its released results, 4.58 in its
+text), and ridge-risk matrix-support intervals covering 0.899 at a median width
+of 31.9 (the paper's, with MLP risk models: 0.900 at 29.3); the hybrid risk
+model with ridge covers 0.900 at 26.9 (the paper's hybrid: 0.899 at 27.2).
 
 References
 ----------
