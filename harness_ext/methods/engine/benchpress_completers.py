@@ -118,12 +118,7 @@ def _unprobit(T):
     return ndtr(T) * 100.0
 
 
-def _logit(P):
-    p = np.clip(P, bp.LOGIT_EPS, 100.0 - bp.LOGIT_EPS) / 100.0
-    return np.log(p / (1.0 - p))
-
-
-_FORWARD = {"identity": lambda P: P, "logit": _logit, "probit": _probit,
+_FORWARD = {"identity": lambda P: P, "logit": lambda P: bp._feature(P, True), "probit": _probit,
             "asinh": lambda P: np.arcsinh(P / ASINH_SCALE), "sqrt": lambda P: np.sqrt(np.maximum(P, 0.0))}
 _BACKWARD = {"identity": lambda T: T, "logit": lambda T: 100.0 / (1.0 + np.exp(-T)), "probit": _unprobit,
              "asinh": lambda T: np.sinh(T) * ASINH_SCALE, "sqrt": lambda T: T ** 2}
