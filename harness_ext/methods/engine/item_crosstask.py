@@ -25,10 +25,15 @@ its answers to that task's sample, its answers to the other tasks' samples. The 
   chosen on held-out source models (1, or 0: the regression alone inside the population), plus
   ``(gap_scale * g)**2``, ``g`` the distance of the
   design-based estimate beyond the source models' range of full-task scores (below it, only beyond
-  ``floor_margin`` = 1 design standard error: populations crowd at chance level); the weight of the
+  ``floor_margin`` = 1 design standard error: populations crowd at chance level), the design estimate
+  believed only up to ``clip`` of its standard errors beyond the regression's estimate
+  (:func:`~.item_composite.clipped_gap`; ``clip`` chosen on held-out source models, among them the
+  sources' own strongest share held out from a fit on the rest); the weight of the
   regression minimises the composite's variance given ``V_aipw``, ``V_model`` and the two parts' error
   correlation, cross-validated over the source models. Inside the population the regression dominates; a
-  target beyond every source model falls back to the design-based estimate and its interval.
+  target beyond every source model falls back to the design-based estimate and its interval. The
+  regression's part of the interval is scaled by a split-conformal factor from held-out source models
+  (:func:`~.item_composite.coverage_scale`).
   ``gap_scale`` (5) was chosen among 2, 3 and 5, and the one-sided floor margin among 0 and 1, on seeds
   0-4 of five shared item tables (so the figures of those seeds are in-sample for these two constants);
   they are fixed constants, not fitted per table.
@@ -224,18 +229,25 @@ class CrossTask(_ItemEstimator):
     population) is the one whose composite errs least on the held-out source models (5 folds; each
     judged against its training folds' range): the two parts' errors are strongly correlated and the
     regression's variance is estimated from few models, so the variance-minimising weight is checked on
-    models the regression did not see. The interval's variance ``w**2 V_model' + (1 - w)**2 V_a + 2 w
-    (1 - w) C`` (``C`` at ``lam = 1``) sizes the regression's error for this target
-    (:meth:`_composite_interval`: its error variance, the error of the source models of about its score,
+    models the regression did not see. The gap is :func:`~.item_composite.clipped_gap`'s: a design
+    estimate beyond the range by more than ``clip`` standard errors over the regression's estimate is
+    more likely noise than a frontier model (``clip`` in ``gap_clips``, chosen with ``lam`` by the mean
+    of the held-out errors of the interleaved folds and of the sources' own frontier, the strongest
+    ``frontier_share`` held out from a fit on the rest). The interval's variance ``w**2 V_model' + (1 -
+    w)**2 V_a + 2 w (1 - w) C`` (``C`` at ``lam = 1``) sizes the regression's error for this target
+    (:meth:`_interval_parts`: its error variance, the error of the source models of about its score,
     and its disagreement with ``a``), keeps the design interval's skewness shift in proportion ``1 - w``
-    and takes the normal quantile. A target inside the population gets about the regression's
-    precision; one beyond it the design-based estimate, whose interval holds whatever the model is. With
+    and takes the normal quantile; with ``calibrate`` the regression's error inside the population is
+    scaled by ``interval_scale_``, the split-conformal factor under which the interleaved folds'
+    held-out models are covered at ``level`` (:meth:`_calibrated_scale`). A target inside the
+    population gets about the regression's precision; one beyond it the design-based estimate, whose interval holds whatever the model is. With
     fewer than ``min_models`` population models there is no regression: the estimate is the design-based one.
 
     References
     ----------
     Fay and Herriot (1979), JASA 74, eq. 5; Zhang, Dorner and Hardt (2025), §3-5; Kipnis et al. (2025);
-    Lei et al. (2018), JASA 113, §5.2 (locally weighted errors); Johnson (1978), JASA 73 (skewness).
+    Lei et al. (2018), JASA 113, §2.2 (split conformal) and §5.2 (locally weighted errors); Johnson (1978),
+    JASA 73 (skewness); Huber (1964), Ann. Math. Statist. 35 (clipping).
     """
 
     uses_other_tasks = True
