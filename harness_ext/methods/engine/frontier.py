@@ -32,7 +32,11 @@ Hardt 2025 find every benchmark-prediction method degrades there).
   two-sided interval at the predictor's level needs (19 at 90%; the geometries overlap, so a matrix of 60 models
   has 18), the tail quantiles are not identified: the aggregate of a flagged model at or beyond the training
   models' extreme position is then also joined with a design-style interval
-  (:mod:`~harness_ext.methods.engine.frontier_design`), and the warning says so. The scores are not scaled by a distance: the folds'
+  (:mod:`~harness_ext.methods.engine.frontier_design`; its multiplier is the folds' symmetric quantile of
+  ``|error| / design sd`` when they held out at least 9 different models and the model lies within their reach, else
+  the normal quantile), and the warning says so. A model *not* flagged but placed in the training models' top
+  quarter by its predicted strength gets its aggregate's upper bound raised by the hidden-shift rule
+  (:mod:`~harness_ext.methods.engine.frontier_shift`). The scores are not scaled by a distance: the folds'
   held-out models fit worse and lie farther beyond their fit than models at the real frontier, so a scale learnt
   on them narrowed the frontier's intervals (``docs/frontier.md``).
 
@@ -52,7 +56,10 @@ import numpy as np
 
 from .conformal import _normal_quantile, conformal_quantile
 from .direct_ridge import direct_predict
-from .frontier_design import design_aggregate_sd, distinct_held_out, min_calibration_models
+from .frontier_aggregate import aggregate_sd as _aggregate_sd
+from .frontier_aggregate import engine_aggregate as _engine_aggregate
+from .frontier_aggregate import held_out_aggregate as _aggregate
+from .frontier_design import design_aggregate_sd, distinct_held_out, min_calibration_models, min_symmetric_models
 from .lowrank import fold_in
 
 __all__ = ["CANDIDATES", "WEIGHTED_CANDIDATES", "FRONTIER_FOLDS", "FRONTIER_WEIGHTS", "FRONTIER_QUANTILE",
@@ -191,16 +198,6 @@ def _candidate(est, name, fit, Z_fit, pos_fit, z_in, X_in, O, X_fit=None, w=None
     return est.transform_.transform(np.repeat(xbar[:, None], X_in.shape[1], axis=1))
 
 
-def _aggregate(est, X_true, have, seen, mz, w):
-    """Held-out aggregates: ``(truth, prediction, weights renormalised over each row's datasets, ok rows)``."""
-    wt = np.where(have, w[None, :], 0.0)
-    tot = wt.sum(1, keepdims=True)
-    wt = wt / np.where(tot != 0, tot, 1.0)
-    x_pred = np.where(seen & have, X_true, est.transform_.inverse_transform(mz))
-    ok = (tot[:, 0] != 0) & (have & ~seen).any(1) & (seen & have).any(1)
-    return (np.where(have, X_true, 0.0) * wt).sum(1), (np.where(have, x_pred, 0.0) * wt).sum(1), wt, ok
-
-
 def _fold_records(est, pattern, direction, rank, alpha):
     """Frontier folds of one direction: per fold, the held-out models' cells, the refit's fold-in and engine
     prediction, the candidates that need no aggregate weights, each model's :func:`blend_ramp`, and the fit's rows."""
@@ -234,7 +231,8 @@ def _fold_records(est, pattern, direction, rank, alpha):
         cands = {c: _candidate(est, c, ft, Z[rows], pos[rows], z_in, x_in, seen) for c in CANDIDATES
                  if c not in WEIGHTED_CANDIDATES}
         records.append(dict(Zt=Zt, Xt=Xt, have=have, seen=seen, fi=fi, eng=eng, cands=cands, held=held, ramp=ramp, dist=d_held,
-                            X_fit=X[rows], Z_fit=Z[rows], x_in=x_in, z_in=z_in))
+                            X_fit=X[rows], Z_fit=Z[rows], x_in=x_in, z_in=z_in, fit=ft, rows=rows,
+                            held_all=np.sort(order[m - max(1, int(round(b * m))):])))
     return records
 
 
@@ -398,12 +396,14 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None, e
     pos_train = positions(est.Z_, pattern)
     pos_new = positions(z, pattern)
     dist = frontier_distance(pos_new, pos_train)
-    cals = {}
+    cals, upper_records = {}, None
     for direction in (1, -1):
         rows = np.flatnonzero(direction * dist > 0)
         if rows.size == 0:
             continue
         records = frontier_folds(est, pattern, direction)  # the refits, shared by every aggregate's calibration
+        if direction > 0:
+            upper_records = records
         cal = calibrate_frontier(est, pattern, w_cal, direction, records=records)
         cals[direction] = cal
         if cal is None or cal.q_cell is None:
@@ -439,8 +439,34 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None, e
             eng = (X_new, O, mz, inside)
             _widen_extra(est, fi, pattern, direction, rows, o, m_eng, out, W_extra, ramp, records, eng, extra_truth)
         if is_thin(est, cal):
-            _widen_thin(est, out, rows[ramp >= 1], O, W, W_extra)
+            far = rows[ramp >= 1]
+            c = _design_multiplier(est, records, w_cal, cal)
+            # within the folds' reach the folds calibrate the design-style sd; beyond it, the normal quantile
+            z_far = None if c is None else np.where(direction * dist[far] > cal.max_distance, np.nan, c)
+            _widen_thin(est, out, far, O, W, W_extra, z_far)
+    _hidden_shift(est, fit, fi, mz, z, X_new, O, W, w_cal, out, pattern, upper_records, cals, dist == 0)
     return dist, cals
+
+
+def _hidden_shift(est, fit, fi, mz, z, X_new, O, W, w_cal, out, pattern, records, cals, unflagged):
+    """The aggregate upper bound of the ``unflagged`` new models placed high by their predicted strength, raised by
+    the protocol folds' hidden-shift quantile (:mod:`~harness_ext.methods.engine.frontier_shift`); recorded in
+    ``cals["shift"]``. Flagged models already have the frontier folds' interval (raised for them too, it took the
+    Open LLM Leaderboard v2's frontier coverage from 0.93 to 0.96 and CrossPred's from 0.97 to 1.00)."""
+    from . import frontier_shift as fs
+
+    edge = fs.SHIFT_EDGE
+    if edge is None or W is None or out.get("agg") is None or est.Z_.shape[0] < MIN_FRONTIER_MODELS:
+        return
+    alpha = float(getattr(est, "blend_new_", est._uncalibrated_blend()))
+    strength = fs.predicted_strength(np.where(O, z, np.nan), mz)
+    u = fs.predicted_quantile(strength, fs.reference_strength(est, fit, pattern, alpha))
+    rows = np.flatnonzero((u >= edge) & unflagged)
+    if rows.size == 0:
+        return
+    records = frontier_folds(est, pattern, 1) if records is None else records
+    cal = fs.calibrate_shift(est, pattern, w_cal, records, alpha, edge, float(est.level))
+    cals["shift"] = fs.widen_shift(est, fi, mz, X_new, O, W, out, cal, rows)
 
 
 def is_thin(est, cal) -> bool:
@@ -449,7 +475,32 @@ def is_thin(est, cal) -> bool:
     return cal is None or cal.n_distinct < min_calibration_models(float(est.level))
 
 
-def _widen_thin(est, out, rows, O, W, W_extra):
+#: How the thin folds' design-style interval is scaled: "normal" (the normal quantile) or "folds" (the symmetric
+#: split-conformal quantile of the folds' |error| / design sd, when they held out enough models for it).
+DESIGN_SCALE = "normal"
+
+
+def _design_multiplier(est, records, w, cal):
+    """The design-style interval's multiplier calibrated on the frontier folds ``records``: the split-conformal
+    ``level`` quantile of the held-out aggregates' absolute error (the full blend chosen, as a model beyond the
+    training range gets) over their design-style sd. A symmetric score needs fewer held-out models than the two
+    one-sided quantiles (:func:`~harness_ext.methods.engine.frontier_design.min_symmetric_models`: 9 at 90%);
+    None (the normal quantile) with fewer, or without aggregate weights."""
+    level = float(est.level)
+    if (DESIGN_SCALE != "folds" or w is None or cal is None or not records
+            or distinct_held_out(records) < min_symmetric_models(level)):
+        return None
+    scores = []
+    for rec in _weighted(est, records, w, None):
+        mz = _blend(rec, cal.candidate, cal.weight, full=True)
+        a_true, a_pred, wt, ok = _aggregate(est, rec["Tt"], rec["have"], rec["seen"], mz, w)
+        sd = design_aggregate_sd(rec["X_fit"], rec["seen"], wt)
+        scores.append((np.abs(a_pred - a_true) / np.maximum(sd, 1e-12))[ok])
+    s = np.concatenate(scores)
+    return float(conformal_quantile(s, level)) if s.size else None
+
+
+def _widen_thin(est, out, rows, O, W, W_extra, z_agg=None):
     """The aggregates of ``rows`` (the flagged models at or beyond the training models' extreme position) joined
     with the design-style interval (:mod:`~harness_ext.methods.engine.frontier_design`) around their prediction:
     the frontier folds are too thin to calibrate them, and the model folds only hold out models inside the
@@ -460,7 +511,8 @@ def _widen_thin(est, out, rows, O, W, W_extra):
     z = _normal_quantile(float(est.level))
     if W is not None and out.get("agg") is not None:
         sd = design_aggregate_sd(est.X_, O[rows], W[rows])
-        _widen(out, "agg_lo", "agg_hi", rows, out["agg"][rows], sd, (-z, z))
+        za = z if z_agg is None else np.where(np.isnan(z_agg), z, z_agg)
+        _widen(out, "agg_lo", "agg_hi", rows, out["agg"][rows], sd, (-za, za))
     if W_extra is not None and out.get("ex") is not None:
         for k, u in enumerate(np.atleast_2d(W_extra)):
             sd = design_aggregate_sd(est.X_, O[rows], np.broadcast_to(u, O[rows].shape))
@@ -474,20 +526,6 @@ def _widen_cells(est, out, rows, X_new, O, centre, sd, q_lo, q_hi):
     o, x = O[rows], X_new[rows]
     out["lower"][rows] = np.where(o, x, np.minimum(lo_x, out["lower"][rows]))
     out["upper"][rows] = np.where(o, x, np.maximum(hi_x, out["upper"][rows]))
-
-
-def _aggregate_sd(est, fi, o, rows, Wr, m_eng):
-    """The fold-in's predictive sd of the flagged ``rows``' aggregates with weights ``Wr`` over their new cells."""
-    J = np.zeros(fi.sd.shape)
-    J[rows] = np.where(o, 0.0, Wr * est.transform_.derivative(m_eng))
-    return fi.linear_sd(J)[rows]
-
-
-def _engine_aggregate(est, fi, X_new, O, mz, rows, Wr):
-    """``(aggregate, its fold-in sd)`` of ``rows`` with weights ``Wr`` from the engine's own prediction ``mz``."""
-    o = O[rows]
-    agg = (np.where(o, X_new[rows], est.transform_.inverse_transform(mz[rows])) * Wr).sum(1)
-    return agg, _aggregate_sd(est, fi, o, rows, Wr, mz[rows])
 
 
 def _widen(out, lo_key, hi_key, rows, centre, sd, q, col=None):
@@ -575,7 +613,22 @@ def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> lis
         if cal is not None and cal.n_distinct < min_calibration_models(level):
             how += (f"; the folds held out only {cal.n_distinct} different models (a two-sided {level:.0%} interval "
                     f"needs {min_calibration_models(level)}), so beyond every training model the aggregate's "
-                    "interval is also joined with a design-style one and is wide")
+                    "interval is also joined with a design-style one"
+                    + (" (scaled on the folds' own errors where they held out at least "
+                       f"{min_symmetric_models(level)} and saw extrapolations this far, else wide)"
+                       if DESIGN_SCALE == "folds" else " and is wide"))
         out.append(f"{model}: at the frontier, {abs(dist):.2f} sd {side} the manifest's models' "
                    f"{'upper' if dist > 0 else 'lower'} edge of subset scores: {how}")
-    return out
+    return out + _shift_warnings(models, calibrations.get("shift"))
+
+
+def _shift_warnings(models, cal) -> list:
+    """One warning per new model whose aggregate upper bound the hidden-shift rule raised
+    (:mod:`~harness_ext.methods.engine.frontier_shift`)."""
+    if cal is None or not getattr(cal, "raised", ()):
+        return []
+    models = list(models)
+    return [f"{models[r]}: its subset lies inside the manifest's models' range but its predicted strength is in their "
+            f"top {1 - cal.edge:.0%}, where a frontier model's subset can hide part of its strength: the aggregate's "
+            f"upper bound is raised by {cal.q_upper:.2f} sd (folds that held out the strongest training models; "
+            f"{cal.n_scores} scores)" for r in cal.raised]

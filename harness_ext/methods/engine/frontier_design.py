@@ -30,7 +30,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["design_aggregate_sd", "distinct_held_out", "min_calibration_models"]
+__all__ = ["design_aggregate_sd", "distinct_held_out", "min_calibration_models", "min_symmetric_models"]
 
 
 def min_calibration_models(level: float) -> int:
@@ -38,6 +38,13 @@ def min_calibration_models(level: float) -> int:
     ``ceil(2 / (1 - level)) - 1`` (19 for a 90% interval)."""
     alpha = 1.0 - float(level)
     return int(math.ceil(2.0 / alpha - 1e-9)) - 1
+
+
+def min_symmetric_models(level: float) -> int:
+    """Fewest exchangeable scores for which a symmetric (absolute-score) split-conformal quantile at ``level``
+    exists: ``ceil(1 / (1 - level)) - 1`` (9 for a 90% interval)."""
+    alpha = 1.0 - float(level)
+    return int(math.ceil(1.0 / alpha - 1e-9)) - 1
 
 
 def distinct_held_out(records) -> int:

@@ -1,0 +1,40 @@
+"""Aggregates of new or held-out models at the frontier and their fold-in sd (shared by the frontier rules).
+
+:mod:`~harness_ext.methods.engine.frontier` (the frontier folds, the flagged models' intervals) and
+:mod:`~harness_ext.methods.engine.frontier_shift` (the hidden shift of models placed high) score and widen the same
+aggregates; they are defined once here.
+
+References
+----------
+Zhang, Dorner & Hardt, "How Benchmark Prediction from Fewer Data Misses the Mark", NeurIPS 2025, §4.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["aggregate_sd", "engine_aggregate", "held_out_aggregate"]
+
+
+def held_out_aggregate(est, X_true, have, seen, mz, w):
+    """Held-out aggregates: ``(truth, prediction, weights renormalised over each row's datasets, ok rows)``."""
+    wt = np.where(have, w[None, :], 0.0)
+    tot = wt.sum(1, keepdims=True)
+    wt = wt / np.where(tot != 0, tot, 1.0)
+    x_pred = np.where(seen & have, X_true, est.transform_.inverse_transform(mz))
+    ok = (tot[:, 0] != 0) & (have & ~seen).any(1) & (seen & have).any(1)
+    return (np.where(have, X_true, 0.0) * wt).sum(1), (np.where(have, x_pred, 0.0) * wt).sum(1), wt, ok
+
+
+def aggregate_sd(est, fi, o, rows, Wr, m_eng):
+    """The fold-in's predictive sd of the ``rows``' aggregates with weights ``Wr`` over their new cells."""
+    J = np.zeros(fi.sd.shape)
+    J[rows] = np.where(o, 0.0, Wr * est.transform_.derivative(m_eng))
+    return fi.linear_sd(J)[rows]
+
+
+def engine_aggregate(est, fi, X_new, O, mz, rows, Wr):
+    """``(aggregate, its fold-in sd)`` of ``rows`` with weights ``Wr`` from the engine's own prediction ``mz``."""
+    o = O[rows]
+    agg = (np.where(o, X_new[rows], est.transform_.inverse_transform(mz[rows])) * Wr).sum(1)
+    return agg, aggregate_sd(est, fi, o, rows, Wr, mz[rows])
