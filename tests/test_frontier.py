@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from harness_ext.methods.engine.completion import LowRankCompleter
-from harness_ext.methods.engine.frontier import frontier_distance, positions
+from harness_ext.methods.engine.frontier import frontier_distance, frontier_warnings, positions
 
 
 def _population(m=260, d=16, seed=0):
@@ -168,10 +168,9 @@ def test_conformal_minimum_and_design_sd():
 def test_thin_frontier_folds_fall_back_to_a_design_interval(monkeypatch):
     """Few training models (40) and a far stronger population (the strongest 60 of 200, 3 to 4 sd beyond the edge):
     the frontier folds hold out 12 different models, fewer than the 19 a 90% interval needs, so the flagged
-    aggregates are joined with the design-style interval (its multiplier calibrated on the folds for the models within
-    their reach, the normal quantile beyond it). Pooled over 6 populations the aggregate coverage rises from 0.58 (207
-    of 360, the folds alone) to 0.80 (287 of 360; 288 with the normal quantile for every model): better, still below
-    0.85 (one population's point prediction is far off: 0.35 covered)."""
+    aggregates are joined with the design-style interval (the normal quantile times its sd). Pooled over 6 populations
+    the aggregate coverage rises from 0.58 (207 of 360, the folds alone) to 0.80 (288 of 360; 287 with the multiplier
+    calibrated on the folds within their reach): better, still below 0.85 (one population's point prediction is far off: 0.35 covered)."""
     from harness_ext.methods.engine import frontier
 
     hits = {True: 0, False: 0}
@@ -266,6 +265,10 @@ def test_hidden_shift_widens_the_upper_bound_of_unflagged_models_placed_high(mon
         raised = on.aggregate_upper > off.aggregate_upper
         assert not (raised & (on.frontier != 0)).any()  # flagged models keep the frontier folds' interval
         if raised.any():
-            assert est.frontier_["shift"].q_upper > 0
+            shift = est.frontier_["shift"]
+            assert shift.q_upper > 0 and set(shift.raised) == set(np.flatnonzero(raised).tolist())
+            names = [f"m{i}" for i in range(test.size)]
+            said = frontier_warnings(names, on.frontier, est.frontier_)
+            assert sum("upper bound is raised" in s for s in said) == raised.sum()
         n += test.size
     assert hits[0.75] >= hits[None] + 0.03 * n, (hits, n)

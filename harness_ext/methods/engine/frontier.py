@@ -461,12 +461,12 @@ def _hidden_shift(est, fit, fi, mz, z, X_new, O, W, w_cal, out, pattern, records
     alpha = float(getattr(est, "blend_new_", est._uncalibrated_blend()))
     strength = fs.predicted_strength(np.where(O, z, np.nan), mz)
     u = fs.predicted_quantile(strength, fs.reference_strength(est, fit, pattern, alpha))
-    if not ((u >= edge) & unflagged).any():
+    rows = np.flatnonzero((u >= edge) & unflagged)
+    if rows.size == 0:
         return
     records = frontier_folds(est, pattern, 1) if records is None else records
     cal = fs.calibrate_shift(est, pattern, w_cal, records, alpha, edge, float(est.level))
-    cals["shift"] = cal
-    fs.widen_shift(est, fit, fi, mz, z, X_new, O, W, out, cal, alpha, pattern, unflagged)
+    cals["shift"] = fs.widen_shift(est, fi, mz, X_new, O, W, out, cal, rows)
 
 
 def is_thin(est, cal) -> bool:
@@ -477,7 +477,7 @@ def is_thin(est, cal) -> bool:
 
 #: How the thin folds' design-style interval is scaled: "normal" (the normal quantile) or "folds" (the symmetric
 #: split-conformal quantile of the folds' |error| / design sd, when they held out enough models for it).
-DESIGN_SCALE = "folds"
+DESIGN_SCALE = "normal"
 
 
 def _design_multiplier(est, records, w, cal):
@@ -613,8 +613,22 @@ def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> lis
         if cal is not None and cal.n_distinct < min_calibration_models(level):
             how += (f"; the folds held out only {cal.n_distinct} different models (a two-sided {level:.0%} interval "
                     f"needs {min_calibration_models(level)}), so beyond every training model the aggregate's "
-                    "interval is also joined with a design-style one (scaled on the folds' own errors where they held "
-                    f"out at least {min_symmetric_models(level)} and saw extrapolations this far, else wide)")
+                    "interval is also joined with a design-style one"
+                    + (" (scaled on the folds' own errors where they held out at least "
+                       f"{min_symmetric_models(level)} and saw extrapolations this far, else wide)"
+                       if DESIGN_SCALE == "folds" else " and is wide"))
         out.append(f"{model}: at the frontier, {abs(dist):.2f} sd {side} the manifest's models' "
                    f"{'upper' if dist > 0 else 'lower'} edge of subset scores: {how}")
-    return out
+    return out + _shift_warnings(models, calibrations.get("shift"))
+
+
+def _shift_warnings(models, cal) -> list:
+    """One warning per new model whose aggregate upper bound the hidden-shift rule raised
+    (:mod:`~harness_ext.methods.engine.frontier_shift`)."""
+    if cal is None or not getattr(cal, "raised", ()):
+        return []
+    models = list(models)
+    return [f"{models[r]}: its subset lies inside the manifest's models' range but its predicted strength is in their "
+            f"top {1 - cal.edge:.0%}, where a frontier model's subset can hide part of its strength: the aggregate's "
+            f"upper bound is raised by {cal.q_upper:.2f} sd (folds that held out the strongest training models; "
+            f"{cal.n_scores} scores)" for r in cal.raised]

@@ -56,6 +56,8 @@ class ShiftCalibration(NamedTuple):
     n_scores: int
     #: The engine's mean signed aggregate error (prediction minus truth) of the held-out models scored.
     bias: Optional[float]
+    #: The new models (row indices) whose aggregate upper bound the rule raised.
+    raised: tuple = ()
 
 
 def _engine(ft, Z_fit, z_in, alpha):
@@ -116,16 +118,15 @@ def calibrate_shift(est, pattern, w, records, alpha, edge, level) -> Optional[Sh
     return ShiftCalibration(float(edge), float(q), int(s.size), float(np.concatenate(errs).mean()))
 
 
-def widen_shift(est, fit, fi, mz, z, X_new, O, W, out, cal, alpha, pattern, eligible=None) -> np.ndarray:
-    """Raise (never lower) the aggregate upper bound of the new models placed at or above ``cal.edge`` (among the
-    ``eligible`` ones, bool (n,), default all); returns each new model's predicted-strength quantile among the
-    training models."""
-    u = predicted_quantile(predicted_strength(np.where(O, z, np.nan), mz), reference_strength(est, fit, pattern, alpha))
-    if cal is None or cal.q_upper is None or W is None or out.get("agg") is None:
-        return u
-    rows = np.flatnonzero((u >= cal.edge) & (True if eligible is None else np.asarray(eligible, bool)))
-    if rows.size == 0:
-        return u
+def widen_shift(est, fi, mz, X_new, O, W, out, cal, rows) -> ShiftCalibration:
+    """Raise (never lower) the aggregate upper bound of the new models ``rows`` (placed at or above ``cal.edge`` by
+    :func:`predicted_quantile`); returns ``cal`` with the rows whose bound it raised in ``raised``, so ``predict``
+    can say so."""
+    rows = np.asarray(rows, dtype=int)
+    if cal is None or cal.q_upper is None or W is None or out.get("agg") is None or rows.size == 0:
+        return cal
     agg, sd = engine_aggregate(est, fi, X_new, O, mz, rows, W[rows])
-    out["agg_hi"][rows] = np.maximum(out["agg_hi"][rows], agg + cal.q_upper * sd)
-    return u
+    hi = agg + cal.q_upper * sd
+    raised = hi > out["agg_hi"][rows]
+    out["agg_hi"][rows] = np.maximum(out["agg_hi"][rows], hi)
+    return cal._replace(raised=tuple(int(r) for r in rows[raised]))
