@@ -131,6 +131,15 @@ def test_plugin_hybrid_and_support_intervals():
         BenchPress(intervals="wide").fit(np.where(hide, np.nan, X))
 
 
+def test_hybrid_fit_on_a_complete_matrix():
+    """A complete matrix has no hidden cell to read the hybrid's features for: it fits, with zero-width cells."""
+    X = _lowrank(5, m=30, d=10, missing=0.0) / 100
+    est = BenchPress(n_iter=10, n_ensemble=2).fit(X)
+    assert np.array_equal(est.lower_, X) and np.array_equal(est.upper_, X)
+    p = est.predict_new_models(np.where(np.arange(10) < 3, X[:2], np.nan))
+    assert (p.upper[:, 3:] > p.lower[:, 3:]).all()
+
+
 def test_risk_width_is_bounded_where_the_risk_model_extrapolates():
     # A ridge risk model extrapolating far outside its features predicted log1p |error| in the thousands, and
     # expm1 overflowed to an infinite width (RuntimeWarning); the risk is now at most the largest error it saw.

@@ -546,6 +546,9 @@ def paper_evaluation(P, F, kinds: Sequence[str] = ("ridge",), level: float = LEV
 
 def intervals(cal: Calibration, P, pred, rows, cols):
     """``(lower, upper)`` of cells ``(rows, cols)``: ``pred +/- scale x risk``, the features read on ``P`` (points)."""
+    pred = np.asarray(pred, dtype=float)
+    if pred.size == 0:  # a complete matrix: no cell to read features for (the hybrid's stacks need one)
+        return pred.copy(), pred.copy()
     X = cal.features(P, pred, rows, cols) if cal.features else cell_features(support_features(P), rows, cols)
     width = cal.scale * cal.model.risk(X)
     return pred - width, pred + width
