@@ -19,6 +19,7 @@ import numpy as np
 from harness_ext.base import BasePredictor, check_matrix, limit_threads
 from harness_ext.errors import MethodError
 from harness_ext.methods.engine import benchpress as bp
+from harness_ext.methods.engine import benchpress_risk as bpr
 from harness_ext.methods.engine.completion import IntervalPrediction, LowRankCompleter
 
 
@@ -42,9 +43,11 @@ class BenchPress(BasePredictor):
     per-column logit of percentage columns, z-scores, the bias-decomposed
     rank-2 model ``mu + a_i + c_j + U_i . V_j`` fitted by 40 sweeps of
     alternating ridge regressions (penalty 0.1 on biases and factors) from 10
-    seeded random starts, averaged. Intervals are its matrix-support risk model
-    scaled by a leave-fold-out conformal multiplier, trained on the paper's 30
-    per-model holdout folds of the matrix being completed.
+    seeded random starts, averaged. Intervals are its hybrid risk model (the
+    matrix support of a cell and the disagreement of 15 other completions of the
+    matrix there; :mod:`harness_ext.methods.engine.benchpress_risk`) scaled by a
+    leave-fold-out conformal multiplier, trained on the paper's 30 per-model
+    holdout folds of the matrix being completed.
 
     A new model is added to the matrix as a row and the whole matrix
     completed again, as BenchPress's ``predict.py --add-model`` does (several
@@ -55,6 +58,10 @@ class BenchPress(BasePredictor):
     rank, lam, n_iter, n_ensemble, base_seed : BenchPress's published values (2, 0.1, 40, 10, 42).
     level : float
         Interval level (the paper's 0.9).
+    intervals : {"hybrid", "support"}
+        The risk model's features: ``hybrid`` (BenchPress's default, matrix
+        support and the completers' disagreement) or ``support`` (the matrix
+        support alone: 15 times fewer completions to calibrate).
     risk_models : tuple of str
         Risk-model candidates, among ``ridge``, ``mlp16``, ``mlp32``, ``mlp64_32``
         (the paper's four, chosen on an inner split of the folds). The default,
@@ -70,13 +77,14 @@ class BenchPress(BasePredictor):
 
     def __init__(self, rank: int = bp.RANK, lam: float = bp.LAM, n_iter: int = bp.N_ITER,
                  n_ensemble: int = bp.N_ENSEMBLE, base_seed: int = bp.BASE_SEED, level: float = bp.LEVEL,
-                 risk_models=("ridge",), random_state: int = 0):
+                 intervals: str = "hybrid", risk_models=("ridge",), random_state: int = 0):
         self.rank = rank
         self.lam = lam
         self.n_iter = n_iter
         self.n_ensemble = n_ensemble
         self.base_seed = base_seed
         self.level = level
+        self.intervals = intervals
         self.risk_models = risk_models
         self.random_state = random_state
 
@@ -86,11 +94,14 @@ class BenchPress(BasePredictor):
 
     def fit(self, X):
         kinds = bp.check_kinds(self.risk_models)
+        if self.intervals not in ("hybrid", "support"):
+            raise MethodError(f"intervals must be 'hybrid' or 'support', got {self.intervals!r}")
+        calibrate = bpr.calibrate_hybrid if self.intervals == "hybrid" else bp.calibrate
         with limit_threads():
             X = check_matrix(X)
             self.factor_ = bp.points_factor(X)
             self.X_ = X
-            self.calibration_ = bp.calibrate(X * self.factor_, kinds=kinds, level=float(self.level),
+            self.calibration_ = calibrate(X * self.factor_, kinds=kinds, level=float(self.level),
                                              seed=int(self.base_seed), **self._als())
             self.q_ = self.calibration_.scale
             self.mean_, self.lower_, self.upper_, self.std_ = bp.completed_matrix(X, self.factor_, self.calibration_,

@@ -74,7 +74,7 @@ PREDICTORS = {
                       "the lowrank model by Gibbs sampling (Bayesian), adaptive conformal intervals"),
     "benchpress": ("predictors_lowrank:BenchPress",
                    "BenchPress as published (Zeng & Papailiopoulos 2026): logit bias ALS, rank 2, lambda 0.1, "
-                   "10 starts x 40 sweeps; matrix-support risk model with leave-fold-out conformal 90% intervals"),
+                   "10 starts x 40 sweeps; hybrid risk model, leave-fold-out conformal 90% intervals"),
 }
 
 WEIGHTING_SCHEMES = {

@@ -34,7 +34,11 @@ A re-implementation of the published method, used as the project's external base
   risk comes from a model trained on the other 29; the conformal multiplier
   is the 90% quantile (``numpy.quantile``, linear) of ``|error| / risk`` over
   every held-out cell, and the interval of a missing cell is ``prediction +/-
-  multiplier x risk`` from the model refitted on all folds.
+  multiplier x risk`` from the model refitted on all folds. BenchPress's
+  default, the hybrid risk model, adds to these features the disagreement of
+  15 other completions of the matrix
+  (:mod:`harness_ext.methods.engine.benchpress_risk`; :func:`calibrate`'s
+  ``records`` and ``features``).
 
 Differences from the published code, all in the interval layer: a matrix
 with more than 2,604 observed cells is calibrated on fewer seeds, as many as
@@ -44,19 +48,18 @@ others, chosen on an inner split of the folds as the published code does
 (folds ``fold % 5 == 0`` validate). The released package's grid is ridge then
 three MLPs (:data:`RISK_MODELS`); the paper's §4.4 figures were computed with
 the three MLPs alone (:data:`PAPER_RISK_MODELS`: hidden layers chosen from
-(16,), (32,), (64, 32)). The features are the matrix-support set only, not
-the paper's hybrid that adds the disagreement of 14 other completers (the
-paper's hybrid covers 0.899 at width 27.2 on its matrix, matrix support alone
-0.900 at 29.3).
+(16,), (32,), (64, 32)). A cell's risk is at most the largest held-out error
+the risk model was fitted on (:meth:`RiskModel.risk`): unbounded, ``expm1`` of
+a risk model extrapolating far outside its features overflowed to an infinite
+width.
 
 On the paper's own matrix (84 models x 133 benchmarks, 2,604 cells;
 ``tests/fixtures/benchpress``) the holdout reproduces BenchPress's published
-folds file and :func:`paper_evaluation` gives a MedAE of 4.60 over the 26,040
-held-out cells pooled (4.63 as the median of the 30 folds' MedAEs; the paper:
-4.60 in its released results, 4.58 in its text), and ridge-risk intervals
-covering 0.897 at a median width of 32.0; with the paper's MLP risk models
-(``kinds=PAPER_RISK_MODELS``) 0.900 at 29.7 (the paper's matrix-support
-intervals: 0.900 at 29.3; its hybrid: 0.899 at 27.2).
+folds file and :func:`paper_evaluation` gives a MedAE of 4.59 over the 26,040
+held-out cells pooled (the paper: 4.60 in its released results, 4.58 in its
+text), and ridge-risk matrix-support intervals covering 0.899 at a median width
+of 31.9 (the paper's, with MLP risk models: 0.900 at 29.3); the hybrid risk
+model with ridge covers 0.900 at 26.9 (the paper's hybrid: 0.899 at 27.2).
 
 References
 ----------
@@ -69,7 +72,7 @@ leave-fold-out conformal scaling).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -118,13 +121,7 @@ class Transform:
         lo = np.where(obs, P, np.inf).min(0)
         hi = np.where(obs, P, -np.inf).max(0)
         is_pct = obs.any(0) & (lo >= PCT_RANGE[0]) & (hi <= PCT_RANGE[1])
-        T = _feature(P, is_pct)
-        n = obs.sum(0)
-        mean = np.where(obs, T, 0.0).sum(0) / np.maximum(n, 1)
-        std = np.sqrt(np.where(obs, (T - mean) ** 2, 0.0).sum(0) / np.maximum(n, 1))
-        # A column without cells has no statistics; 0 / 1 keep its completion finite (BenchPress gives NaN).
-        std = np.where((std < 1e-8) | (n == 0), 1.0, std)
-        return cls(is_pct, mean, std)
+        return cls(is_pct, *zscore_stats(_feature(P, is_pct), obs))
 
     def transform(self, P) -> np.ndarray:
         return (_feature(P, self.is_pct) - self.mean) / self.std
@@ -134,6 +131,15 @@ class Transform:
         with np.errstate(over="ignore"):
             pct = 100.0 / (1.0 + np.exp(-T))
         return np.where(self.is_pct, np.clip(pct, 0.0, 100.0), T)
+
+
+def zscore_stats(T, obs):
+    """Per-column mean and spread (``ddof=0``) of ``T``'s observed cells; a spread under 1e-8 counts as 1."""
+    n = obs.sum(0)
+    mean = np.where(obs, T, 0.0).sum(0) / np.maximum(n, 1)
+    std = np.sqrt(np.where(obs, (T - mean) ** 2, 0.0).sum(0) / np.maximum(n, 1))
+    # A column without cells has no statistics; 0 / 1 keep its completion finite (BenchPress gives NaN).
+    return mean, np.where((std < 1e-8) | (n == 0), 1.0, std)
 
 
 def _feature(P, is_pct):
@@ -365,13 +371,19 @@ def _nanstd(P, axis):
 
 
 class RiskModel:
-    """Standardised features -> ``log1p |error|``: ridge (``alpha = 1e-3``) or one of the paper's MLPs."""
+    """Standardised features -> ``log1p |error|``: ridge (``alpha = 1e-3``) or one of the paper's MLPs.
+
+    :meth:`risk` maps a prediction back to points, bounded by the largest error the model was fitted on.
+    """
 
     def __init__(self, kind: str = "ridge", seed: int = BASE_SEED):
         self.kind, self.seed = kind, seed
 
     def fit(self, X, y) -> "RiskModel":
         self.mu_, sd = X.mean(0), X.std(0)
+        # A typical error above the largest one ever held out is extrapolation; unbounded, expm1 of a runaway
+        # prediction (ridge on features outside the training range) overflows to an infinite width.
+        self.cap_ = float(np.max(y)) if np.size(y) else 0.0
         self.sd_ = np.where(sd > 0, sd, 1.0)  # sklearn's StandardScaler: a constant feature is left unscaled
         Xs = (X - self.mu_) / self.sd_
         if self.kind == "ridge":
@@ -389,6 +401,10 @@ class RiskModel:
     def predict(self, X) -> np.ndarray:
         Xs = (X - self.mu_) / self.sd_
         return Xs @ self.w_ + self.b_ if self.kind == "ridge" else self.mlp_.predict(Xs)
+
+    def risk(self, X) -> np.ndarray:
+        """The predicted typical ``|error|``: ``expm1`` of the prediction clipped to ``[0, log1p(largest error)]``."""
+        return np.expm1(np.clip(self.predict(X), 0.0, self.cap_))
 
 
 def choose_risk_model(X, y, fold, ok, kinds: Sequence[str], seed: int = BASE_SEED) -> str:
@@ -416,6 +432,8 @@ class Calibration:
     scale: float
     n_cells: int
     n_folds: int
+    #: ``(P, pred, rows, cols) -> design`` of the risk model at a matrix's cells; None: the matrix-support features.
+    features: Optional[Callable] = None
 
 
 def calibration_seeds(n_observed: int) -> int:
@@ -453,13 +471,12 @@ def crossfit_risk(X, y, fold, ok, kinds, seed: int = BASE_SEED) -> np.ndarray:
         if train.sum() < X.shape[1] + 50:
             continue
         kind = choose_risk_model(X, y, fold, train, kinds, seed)
-        risk[test] = np.maximum(np.expm1(RiskModel(kind, seed + 1000 + int(f)).fit(X[train], y[train]).predict(X[test])),
-                                0.0)
+        risk[test] = RiskModel(kind, seed + 1000 + int(f)).fit(X[train], y[train]).risk(X[test])
     return risk
 
 
 def calibrate(P, folds=None, kinds: Sequence[str] = ("ridge",), level: float = LEVEL, seed: int = BASE_SEED,
-              **als) -> Calibration:
+              records: Optional[Callable] = None, features: Optional[Callable] = None, **als) -> Calibration:
     """Fit BenchPress's interval layer on matrix ``P`` (points): risk model and leave-fold-out conformal multiplier.
 
     Every fold of :func:`holdout_folds` (seeds: :func:`calibration_seeds`; or ``folds``) is completed; its
@@ -468,13 +485,18 @@ def calibrate(P, folds=None, kinds: Sequence[str] = ("ridge",), level: float = L
     predicted by a model fitted without it, and the multiplier is the
     ``level`` quantile of ``|error| / risk``.
 
+    ``records`` (``(P, F, **als) -> (design, |error|, fold, pred)``, default :func:`fold_records`) and
+    ``features`` (``(P, pred, rows, cols) -> design`` at deployment, default the matrix-support features)
+    swap the risk model's features, as the hybrid risk model
+    (:mod:`harness_ext.methods.engine.benchpress_risk`) does.
+
     References
     ----------
     Zeng & Papailiopoulos (2026), §4.4 (``train_default_confidence_calibrator``).
     """
     obs = ~np.isnan(P)
     F = holdout_folds(obs, calibration_seeds(obs.sum())) if folds is None else np.asarray(folds, dtype=bool)
-    X, e, fold, _ = fold_records(P, F, **als)
+    X, e, fold, _ = (records or fold_records)(P, F, **als)
     y = np.log1p(e)
     ok = np.isfinite(y) & np.isfinite(X).all(1)
     if ok.sum() < X.shape[1] + 50:
@@ -483,16 +505,17 @@ def calibrate(P, folds=None, kinds: Sequence[str] = ("ridge",), level: float = L
     use = ok & np.isfinite(risk) & (risk > 1e-8)
     scale = float(np.quantile(e[use] / risk[use], level)) if use.any() else float("nan")
     kind = choose_risk_model(X, y, fold, ok, kinds, seed)
-    return Calibration(RiskModel(kind, seed + 2000).fit(X[ok], y[ok]), kind, scale, int(use.sum()), int(F.shape[0]))
+    return Calibration(RiskModel(kind, seed + 2000).fit(X[ok], y[ok]), kind, scale, int(use.sum()), int(F.shape[0]),
+                       features)
 
 
 def paper_evaluation(P, F, kinds: Sequence[str] = ("ridge",), level: float = LEVEL, seed: int = BASE_SEED,
-                     **als) -> dict:
+                     records: Optional[Callable] = None, **als) -> dict:
     """BenchPress's own evaluation on holdout folds ``F`` of ``P`` (points): point errors and its 90% intervals.
 
     Intervals as the paper scores them: the cross-fitted risk of each fold's
     cells scaled by the ``level`` quantile of ``|error| / risk`` over the other
-    folds' cells (leave-fold-out conformal scaling).
+    folds' cells (leave-fold-out conformal scaling). ``records`` as in :func:`calibrate`.
 
     Returns
     -------
@@ -504,7 +527,7 @@ def paper_evaluation(P, F, kinds: Sequence[str] = ("ridge",), level: float = LEV
     ----------
     Zeng & Papailiopoulos (2026), §4.4 (``conformal_interval``, ``summarize_confidence_method``).
     """
-    X, e, fold, _ = fold_records(P, np.asarray(F, dtype=bool), **als)
+    X, e, fold, _ = (records or fold_records)(P, np.asarray(F, dtype=bool), **als)
     y = np.log1p(e)
     ok = np.isfinite(y) & np.isfinite(X).all(1)
     risk = crossfit_risk(X, y, fold, ok, kinds, seed)
@@ -523,8 +546,11 @@ def paper_evaluation(P, F, kinds: Sequence[str] = ("ridge",), level: float = LEV
 
 def intervals(cal: Calibration, P, pred, rows, cols):
     """``(lower, upper)`` of cells ``(rows, cols)``: ``pred +/- scale x risk``, the features read on ``P`` (points)."""
-    X = cell_features(support_features(P), rows, cols)
-    width = cal.scale * np.maximum(np.expm1(cal.model.predict(X)), 0.0)
+    pred = np.asarray(pred, dtype=float)
+    if pred.size == 0:  # a complete matrix: no cell to read features for (the hybrid's stacks need one)
+        return pred.copy(), pred.copy()
+    X = cal.features(P, pred, rows, cols) if cal.features else cell_features(support_features(P), rows, cols)
+    width = cal.scale * cal.model.risk(X)
     return pred - width, pred + width
 
 

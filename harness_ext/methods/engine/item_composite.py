@@ -1,0 +1,67 @@
+"""Pieces of ``crosstask``'s composite: where a target lies against the population, and the interval's calibration.
+
+* :func:`clipped_gap`: the distance of a target's score beyond the source models' range of full-task
+  scores, read from the design-based estimate but believed only up to ``clip`` design standard errors
+  beyond the regression's estimate. A design estimate from 50 answers has a standard error of 4-7
+  points; for a target inside the population near its edge, it lands beyond the range by noise alone
+  about a third of the time, and the composite then dropped a regression that was right. The
+  regression's estimate, which sees every task's sampled answers, says where among the population the
+  target lies; a design estimate far beyond it is more likely noise than a frontier model. A frontier
+  model just beyond the range, whose regression estimate sits at the range's edge, keeps its gap.
+* :func:`coverage_scale`: split-conformal calibration of one variance component of an interval (Lei et
+  al. 2018, §2.2, on a scale instead of a radius): per calibration model, the smallest factor ``k`` on the
+  component's standard deviation at which its interval covers the truth; the interval then takes the
+  conformal quantile of those factors. Held-out source models are the calibration set, so the scale is
+  nominal for models like the sources and leaves the other components (the design-based part, the
+  allowance for the range's edge) as they are.
+
+References
+----------
+Huber (1964), "Robust estimation of a location parameter", Ann. Math. Statist. 35 (clipping at a
+multiple of the scale). Lei et al. (2018), "Distribution-free predictive inference for regression", JASA
+113, §2.2 (split conformal). Fay and Herriot (1979), JASA 74 (composite estimation).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .conformal import conformal_quantile
+
+
+def clipped_gap(a, m, sd_a, bounds: tuple, floor_margin: float, clip: float) -> np.ndarray:
+    """Distance beyond ``bounds`` of the design estimate ``a`` clipped to ``clip`` standard errors ``sd_a`` from ``m``.
+
+    Above the range the gap is ``min(a, m + clip sd_a) - hi``; below it ``lo - max(a, m - clip sd_a) -
+    floor_margin sd_a`` (populations crowd at chance level, where a weak model falls below the range by
+    noise alone); never negative. ``clip = inf`` is the unclipped distance of ``a``.
+    """
+    lo, hi = bounds
+    a, m, sd_a = (np.asarray(v, dtype=float) for v in (a, m, sd_a))
+    reach = clip * sd_a if np.isfinite(clip) else np.inf
+    above = np.minimum(a, m + reach) - hi
+    below = lo - np.maximum(a, m - reach) - floor_margin * sd_a
+    return np.maximum(0.0, np.maximum(above, below))
+
+
+def coverage_scale(resid, scaled, cross, fixed, level: float = 0.9, z: float | None = None,
+                   cap: float = 1e3) -> float:
+    """The conformal factor ``k`` on one variance component so that intervals cover at ``level``.
+
+    A calibration model's interval is ``centre -/+ z sqrt(k**2 scaled + k cross + fixed)`` with
+    ``resid = truth - centre``; per model the smallest ``k >= 0`` that covers solves that quadratic
+    (0 when the fixed part covers; ``cap`` when no ``k`` up to it does). The result is the
+    split-conformal quantile of those factors (:func:`~.conformal.conformal_quantile`), nominal for
+    exchangeable models. ``z`` defaults to the normal quantile of ``level``.
+    """
+    from .conformal import _normal_quantile
+
+    z = _normal_quantile(level) if z is None else z
+    r2 = (np.asarray(resid, dtype=float) / z) ** 2
+    A, B, C = (np.asarray(v, dtype=float) for v in (scaled, cross, fixed))
+    C = C - r2
+    disc = np.maximum(B * B - 4.0 * A * C, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        root = np.where(A > 0, (-B + np.sqrt(disc)) / (2.0 * A), np.where(B > 0, -C / B, np.inf))
+    k = np.where(C >= 0, 0.0, np.minimum(root, cap))
+    return float(conformal_quantile(k, level))

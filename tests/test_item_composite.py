@@ -1,0 +1,74 @@
+"""crosstask's composite: the clipped gap beyond the population, and the conformal scale of its interval."""
+
+import numpy as np
+import pytest
+
+from harness_ext.methods.engine.item_composite import clipped_gap, coverage_scale
+from harness_ext.methods.engine.item_crosstask import CrossTask
+from harness_ext.methods.engine.item_estimators import random_items
+
+from test_item_crosstask import _benchmark
+
+
+def test_clipped_gap_unclipped_is_the_distance_of_the_design_estimate():
+    a = np.array([0.2, 0.5, 0.95, 0.05])
+    got = clipped_gap(a, a, np.full(4, 0.05), (0.1, 0.9), floor_margin=1.0, clip=np.inf)
+    # Above: 0.95 - 0.9; below: only beyond one standard error under the floor (0.1 - 0.05 - 0.05 = 0).
+    assert got == pytest.approx([0.0, 0.0, 0.05, 0.0])
+    assert clipped_gap(np.array([0.0]), np.array([0.5]), np.array([0.02]), (0.1, 0.9), 1.0, np.inf)[0] == \
+        pytest.approx(0.08)
+
+
+def test_clipped_gap_believes_the_design_estimate_only_near_the_regression():
+    sd = np.full(3, 0.05)
+    m = np.array([0.70, 0.88, 0.90])  # the regression: well inside, at the edge, at the edge
+    a = np.array([0.95, 0.95, 0.99])  # the design estimate beyond the top (0.9) in every case
+    got = clipped_gap(a, m, sd, (0.1, 0.9), floor_margin=1.0, clip=1.0)
+    # Well inside: min(0.95, 0.75) - 0.9 < 0 -> no gap; at the edge the gap stands, up to one sd beyond m.
+    assert got == pytest.approx([0.0, 0.03, 0.05])
+    below = clipped_gap(np.array([0.0]), np.array([0.3]), np.array([0.05]), (0.2, 0.9), 1.0, 1.0)
+    assert below[0] == 0.0  # max(0.0, 0.25) is inside the floor margin
+    assert (clipped_gap(a, m, sd, (0.1, 0.9), 1.0, 2.0) >= got).all()
+
+
+def test_coverage_scale_is_the_factor_that_covers_at_the_level():
+    # Errors with a known scale: sd = k0 * s on top of a fixed part f; the conformal factor recovers k0
+    # and covers fresh models at the nominal rate.
+    rng = np.random.default_rng(0)
+    k0, n = 0.6, 4000
+    s2, f = rng.uniform(0.5, 2.0, n), rng.uniform(0.0, 0.2, n)
+    resid = rng.normal(size=n) * np.sqrt(k0 ** 2 * s2 + f)
+    k = coverage_scale(resid, s2, np.zeros(n), f, level=0.9)
+    assert k == pytest.approx(k0, rel=0.05)
+    s2n, fn = rng.uniform(0.5, 2.0, n), rng.uniform(0.0, 0.2, n)
+    fresh = rng.normal(size=n) * np.sqrt(k0 ** 2 * s2n + fn)
+    cover = np.mean(np.abs(fresh) <= 1.6448536 * np.sqrt(k ** 2 * s2n + fn))
+    assert 0.88 <= cover <= 0.92
+
+
+def test_coverage_scale_zero_when_the_fixed_part_covers_and_capped_when_nothing_does():
+    assert coverage_scale(np.full(20, 0.1), np.ones(20), np.zeros(20), np.ones(20)) == 0.0
+    assert coverage_scale(np.full(20, 1.0), np.zeros(20), np.zeros(20), np.zeros(20), cap=7.0) == 7.0
+
+
+def test_composite_records_its_choices():
+    source = _benchmark(120, seed=1)
+    items = [random_items(S.shape[1], 30, 3 + k) for k, S in enumerate(source)]
+    est = CrossTask().fit(source[0], items[0], others=list(zip(source[1:], items[1:])))
+    assert est.gap_clip_ in est.gap_clips and est.variance_scale_ in est.variance_scales
+    assert np.isfinite(est.interval_scale_) and est.interval_scale_ >= 0
+    raw = CrossTask(calibrate=False).fit(source[0], items[0], others=list(zip(source[1:], items[1:])))
+    assert raw.interval_scale_ == 1.0
+
+
+def test_inside_the_population_a_noisy_design_estimate_keeps_the_regression():
+    source = _benchmark(120, seed=1)
+    items = [random_items(S.shape[1], 30, 3 + k) for k, S in enumerate(source)]
+    est = CrossTask(gap_clips=(1.0,)).fit(source[0], items[0], others=list(zip(source[1:], items[1:])))
+    lo, hi = est.range_
+    sd = np.array([0.08])
+    v_m = np.array([0.02 ** 2])
+    # The design estimate two sd beyond the top, the regression well inside: clipped, no gap, weight kept.
+    w_clip = est._scaled_weight(sd ** 2, np.array([hi + 2 * sd[0]]), v_m, 1.0, m=np.array([hi - 0.15]))
+    w_raw = est._scaled_weight(sd ** 2, np.array([hi + 2 * sd[0]]), v_m, 1.0)
+    assert w_clip[0] > 0.5 > w_raw[0]
