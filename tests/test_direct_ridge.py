@@ -192,3 +192,65 @@ def test_unsure_expanded_picks_are_rescored(monkeypatch):
     monkeypatch.setattr(direct_ridge, "LOO_TIE_RTOL", np.inf)  # every pattern unsure
     np.testing.assert_array_equal(direct_ridge._loo_picks(*args), direct(*args))
     assert called == [len(P)]
+
+
+def _tied_target(Zc, P, t, rng):
+    """``Zc`` with column ``t`` moved (bisection along a random direction) to where the residual sums' pick for it
+    changes under the pattern ``P``: its two lowest leave-one-out errors equal to rounding. ``(below, above)``."""
+    from harness_ext.methods.engine.direct_ridge import _loo_picks_direct
+
+    y, v = Zc[:, t].copy(), rng.normal(size=Zc.shape[0])
+
+    def pick(lam):
+        Z = Zc.copy()
+        Z[:, t] = y + lam * v
+        return Z, _loo_picks_direct(*_loo_inputs(Z, P[None]))[0, list(np.setdiff1d(np.arange(Z.shape[1]), P)).index(t)]
+
+    lo, hi = 0.0, 1.0
+    while pick(hi)[1] == pick(lo)[1]:
+        hi *= 4
+        assert hi < 1e6
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if pick(mid)[1] == pick(lo)[1] else (lo, mid)
+    return pick(lo)[0], pick(hi)[0]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_expanded_picks_up_to_the_rank_limit_in_chunks(monkeypatch, seed):
+    # 9 to LOO_EXPANDED_MAX_RANK predictors (formerly residual sums only), in chunks of a few patterns: the picks are
+    # the residual sums' picks, near-ties included (a collinear pair, a constant column, a column on a 1e-8 scale;
+    # two identical columns in the targets give equal errors), and do not depend on the chunk size.
+    from harness_ext.methods.engine.direct_ridge import LOO_EXPANDED_MAX_RANK, _loo_picks, _loo_picks_direct
+
+    Zc, rng = _matrix(90, 200, seed)
+    Zc[:, 5] = 0.3
+    Zc[:, 6] *= 1e-8
+    Zc[:, 40] = Zc[:, 41]
+    for k in (9, 12, 18, LOO_EXPANDED_MAX_RANK):
+        P = np.array([np.sort(rng.permutation(200)[:k]) for _ in range(7)] + [np.r_[1, 2, 5, 6, 7:k + 3][:k]])
+        args = _loo_inputs(Zc, P)
+        assert args[0].shape[2] ** 2 < 4 * args[2].shape[2]  # the expanded path's shapes
+        expected = _loo_picks_direct(*args)
+        np.testing.assert_array_equal(_loo_picks(*args), expected)
+        monkeypatch.setattr(direct_ridge, "LOO_CHUNK_FLOATS", 1)  # one pattern per chunk
+        np.testing.assert_array_equal(_loo_picks(*args), expected)
+        monkeypatch.undo()
+
+
+@pytest.mark.parametrize("k", [9, 16])
+def test_expanded_picks_break_near_ties_as_the_residual_sums(monkeypatch, k):
+    # A target whose two best penalties' errors are equal to rounding (found by bisection): the pattern is flagged
+    # unsure and scored again by the residual sums, on both sides of the tie.
+    Zc, rng = _matrix(80, 160, 7)
+    P = np.sort(rng.permutation(160)[:k])
+    t = int(np.setdiff1d(np.arange(160), P)[3])
+    called = []
+    direct = direct_ridge._loo_picks_direct
+    monkeypatch.setattr(direct_ridge, "_loo_picks_direct", lambda U, *a: called.append(len(U)) or direct(U, *a))
+    for Z in _tied_target(Zc, P, t, rng):
+        others = np.array([np.sort(rng.permutation(160)[:k]) for _ in range(5)])
+        args = _loo_inputs(Z, np.vstack([others, P]))
+        called.clear()
+        np.testing.assert_array_equal(direct_ridge._loo_picks(*args), direct(*args))
+        assert called == [1]  # the tied pattern, and only it, went back to the residual sums

@@ -41,3 +41,17 @@ def test_cached_design_equals_a_fresh_one():
     np.testing.assert_array_equal(direct_predict(est.fit_, est.Z_, z, est._design()), fresh)
     Zc = np.where(np.isnan(est.Z_), est.fit_.mean(), est.Z_)
     np.testing.assert_array_equal(ridge_design(Zc).gram, est._design().gram)
+
+
+def test_cells_made_on_first_use_equal_the_ones_made_at_fit():
+    """A fit that only folds new models in does not make its own cells; made later, they are what fit made before."""
+    X = _matrix(seed=3)
+    est = LowRankCompleter(rank=2, lam=1.0, scales="auto", cell_blend=0.5, bp_mix=0.0).fit(X[:45])
+    est.predict_new_means(np.where(np.arange(10) < 4, X[45:], np.nan))
+    assert "_cells_cache" not in est.__dict__
+    # What fit made at once: a second fit of the same matrix, its cell blend applied to it.
+    fit, mean_z, sd_z, cells = est._cell_fit(est.Z_)
+    mean_z = est._blend(mean_z, cells, est.Z_, est.Z_, est.cell_blend_)
+    np.testing.assert_array_equal(est._mean_z, mean_z)
+    np.testing.assert_array_equal(est._sd_z, sd_z)
+    np.testing.assert_array_equal(est.mean_, np.where(np.isnan(X[:45]), est.transform_.inverse_transform(mean_z), X[:45]))

@@ -197,11 +197,11 @@ class LowRankCompleter(BasePredictor):
         return fit_gibbs(Z, rank=rank, n_burnin=self.n_burnin, n_samples=self.n_samples, thin=self.thin,
                          lam_bias=self.lam_bias, random_state=self.random_state + seed_offset, init=als)
 
-    def _cell_fit(self, Z, seed_offset: int = 0):
+    def _cell_fit(self, Z, seed_offset: int = 0, fit=None):
         """``(fit, mean, sd, cells)`` of the fitted matrix's cells: the single ``fit`` and its sd; its mean, or the
         rank ensemble's when the cell cross-validation chose one (ALS); ``cells``, the fit the cells' direct
-        regression uses (that ensemble, else ``fit``). New models use the single ``fit``."""
-        fit = self._fit_z(Z, seed_offset)
+        regression uses (that ensemble, else ``fit``). New models use the single ``fit`` (``fit``: already made)."""
+        fit = self._fit_z(Z, seed_offset) if fit is None else fit
         mean, sd = fit.predictive()
         ens = self.scales_cv_.get("ensemble")
         if not ens:
@@ -370,11 +370,27 @@ class LowRankCompleter(BasePredictor):
         self.__dict__.pop("_cal_cache", None)
         self.__dict__.pop("_fits_by_rank", None)
         self.__dict__.pop("_mix_cache", None)
-        self.fit_, self._mean_z, self._sd_z, cells = self._cell_fit(Z)
-        if self.cell_blend_ > 0:
-            self._mean_z = self._blend(self._mean_z, cells, Z, Z, self.cell_blend_)
-        self._own_mean = np.where(obs, X, self.transform_.inverse_transform(self._mean_z))
+        self.__dict__.pop("_cells_cache", None)
+        self.fit_ = self._fit_z(Z)
         return self
+
+    def _cells(self):
+        """``(mean_z, sd_z, own_mean)`` of the fitted matrix's cells (rank ensemble and cell blend included), made on
+        first use: a fit that only folds new models in (reduce's model folds: the selection's and the calibration's,
+        about sixty per reduce) never needs them, and on sparse matrices the cell blend's regression of every row
+        from its own cells was most of such a fit."""
+        if "_cells_cache" not in self.__dict__:
+            X, Z = self.X_, self.Z_
+            with limit_threads():
+                _, mean_z, sd_z, cells = self._cell_fit(Z, fit=self.fit_)
+                if self.cell_blend_ > 0:
+                    mean_z = self._blend(mean_z, cells, Z, Z, self.cell_blend_)
+                self._cells_cache = (mean_z, sd_z, np.where(~np.isnan(X), X, self.transform_.inverse_transform(mean_z)))
+        return self._cells_cache
+
+    _mean_z = property(lambda self: self._cells()[0])
+    _sd_z = property(lambda self: self._cells()[1])
+    _own_mean = property(lambda self: self._cells()[2])
 
     def _fold_fit(self, Zt, seed_offset: int):
         """``(mean, sd)`` of a fold's training matrix ``Zt`` at the chosen settings (cell blend included; transformed space)."""

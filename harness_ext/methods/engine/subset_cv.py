@@ -257,7 +257,7 @@ def score_flops(n: int, d: int) -> float:
 
 
 def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_state: int = 0, weights=None,
-                  folds=None, cache: Optional[dict] = None, truth=None) -> list:
+                  folds=None, cache: Optional[dict] = None, truth=None, defer_aggregate: bool = False) -> list:
     """:class:`SubsetError` of each subset under ``predictor``, all on the same model folds.
 
     Parameters
@@ -277,6 +277,9 @@ def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_sta
     truth : array-like, optional
         The values the predictions are scored against (``X``'s shape and missing cells; default
         ``X``): e.g. scores below chance as they are, where ``X`` floors them at chance.
+    defer_aggregate : bool
+        Leave the aggregate's last step (:class:`PendingAggregate`) to the caller where it needs one: for a
+        search that projects the moments of only the subsets that could win.
 
     Returns
     -------
@@ -304,11 +307,12 @@ def subset_errors(X, subsets: Sequence, predictor, n_splits: int = 5, random_sta
     with limit_threads():
         for a in range(0, len(subsets), per_call):
             part = subsets[a:a + per_call]
-            out += _score(T, part, fold_predictions(predictor, X, part, folds, cache), folds, w, pooled=rule is not None)
+            out += _score(T, part, fold_predictions(predictor, X, part, folds, cache), folds, w, pooled=rule is not None,
+                          defer=defer_aggregate)
     return out
 
 
-def _score(X, subsets, preds, folds, w, pooled: bool = False) -> list:
+def _score(X, subsets, preds, folds, w, pooled: bool = False, defer: bool = False) -> list:
     """:class:`SubsetError` per subset from the folds' predictions.
 
     ``pooled`` (the sampled rows of :func:`scoring_folds`, past the budget): when
@@ -317,7 +321,8 @@ def _score(X, subsets, preds, folds, w, pooled: bool = False) -> list:
     pooled into one product and the aggregate is ``u' (P / N) u`` directly
     (the same quantity as :func:`aggregate_rmse`, which then fills nothing in,
     summed in another order, as long as the moments are positive definite: this
-    path does not project them, to spare a factorisation per subset on wide matrices).
+    path does not project them, to spare a factorisation per subset on wide matrices). ``defer``: aggregates
+    that need a factorisation are left as :class:`PendingAggregate`.
     """
     d = X.shape[1]
     haves = [~np.isnan(X[f_te]) for _, f_te in folds]
@@ -364,7 +369,10 @@ def _score(X, subsets, preds, folds, w, pooled: bool = False) -> list:
             N = n_all.copy()
             N[in_s, :] = 0.0
             N[:, in_s] = 0.0
-        aggregate = aggregate_rmse(P, N, w * ~in_s) if n_agg else (0.0 if w[~in_s].sum() == 0 else float("nan"))
+        if n_agg:
+            aggregate = (pending_aggregate if defer else aggregate_rmse)(P, N, w * ~in_s)
+        else:
+            aggregate = 0.0 if w[~in_s].sum() == 0 else float("nan")
         out.append(_subset_error(sq, cnt, in_s, aggregate, n_agg))
     return out
 
@@ -407,6 +415,49 @@ def aggregate_rmse(P: np.ndarray, N: np.ndarray, w: np.ndarray) -> float:
     positive definite, the matrix of moments is projected onto the positive semi-definite cone
     (Higham 1988), as :func:`harness_ext.methods.engine.subset_regression.pairwise_gram` does.
     """
+    parts = pending_aggregate(P, N, w)
+    return parts if isinstance(parts, float) else parts.value()
+
+
+class PendingAggregate(NamedTuple):
+    """An :func:`aggregate_rmse` whose last step (a Cholesky test, and an eigendecomposition when the moments are
+    not positive definite) is left for :meth:`value`; ``low`` bounds its square from below.
+
+    The filled moments ``M`` differ from their projection onto the positive semi-definite cone by a positive
+    semi-definite matrix (the negative eigenvalues' part), so ``w'Mw`` (``low``, the square of the value when no
+    projection is needed) is at most the projected ``w'M+w``. ``tol`` bounds the rounding of both sums against
+    each other: a selection that compares many subsets projects only those whose ``low - tol`` could still win.
+    """
+
+    M: np.ndarray  # the filled moments over the weighted datasets
+    ww: np.ndarray  # their weights
+    check_pd: bool  # every pair observed: projected only when the Cholesky factorisation fails
+    low: float  # w'Mw
+    tol: float  # rounding allowance of ``low`` against the projected square
+
+    def value(self) -> float:
+        """The aggregate RMSE, as :func:`aggregate_rmse` returns it."""
+        M, ww = self.M, self.ww
+        if self.check_pd and _is_positive_definite(M):
+            return _root(self.low)
+        # pairwise moments need not be positive semi-definite: clip negative eigenvalues
+        vals, vecs = np.linalg.eigh((M + M.T) / 2)
+        M = (vecs * np.clip(vals, 0.0, None)) @ vecs.T
+        return float(np.sqrt(max(float(ww @ M @ ww), 0.0)))
+
+
+#: Rounding allowance of :class:`PendingAggregate`, relative to ``||M||_F w'w`` (an eigendecomposition of ``n x n``
+#: moments is exact to about ``n`` units of rounding of ``||M||_2``: 1e-13 for a thousand datasets).
+PENDING_RTOL = 1e-9
+
+
+def _root(sq: float) -> float:
+    return float(np.sqrt(max(sq, 0.0)))
+
+
+def pending_aggregate(P: np.ndarray, N: np.ndarray, w: np.ndarray):
+    """:func:`aggregate_rmse` up to its last step: the value (a float) when no factorisation is needed, else a
+    :class:`PendingAggregate`. Same arithmetic as :func:`aggregate_rmse`, whose value it gives."""
     on = w > 0
     if not on.any():
         return 0.0
@@ -417,16 +468,18 @@ def aggregate_rmse(P: np.ndarray, N: np.ndarray, w: np.ndarray) -> float:
     if not np.isfinite(var).any():
         return float("nan")
     var = np.where(np.isfinite(var), var, np.nanmean(var))
-    sd = np.sqrt(np.clip(var, 0.0, None))
     unseen = ~(Nw > 0)
     np.fill_diagonal(unseen, False)
     if not unseen.any():  # every pair observed together: nothing to fill in
         np.fill_diagonal(M, var)
         # Moments over one set of models are a Gram matrix, positive semi-definite. Over different sets (pairs
         # observed by 1 to 21 models: the HELM leaderboards as a group) they need not be, and w'Mw fell below
-        # zero: an aggregate RMSE of 0 that the selector then chose. Such M is projected as below.
-        if (Nw == Nw.flat[0]).all() or _is_positive_definite(M):
-            return float(np.sqrt(max(float(ww @ M @ ww), 0.0)))
+        # zero: an aggregate RMSE of 0 that the selector then chose. Such M is projected (PendingAggregate.value).
+        low = float(ww @ M @ ww)
+        if (Nw == Nw.flat[0]).all():
+            return _root(low)
+        return PendingAggregate(M, ww, True, low, _pending_tol(M, ww))
+    sd = np.sqrt(np.clip(var, 0.0, None))
     off = ~np.eye(len(ww), dtype=bool)
     seen = off & (Nw > 0)
     denom = np.outer(sd, sd)
@@ -436,10 +489,11 @@ def aggregate_rmse(P: np.ndarray, N: np.ndarray, w: np.ndarray) -> float:
     rho = float((corr * n_seen).sum() / n_seen.sum()) if n_seen.sum() > 0 else 0.0
     M = np.where(seen, M, rho * denom)
     np.fill_diagonal(M, var)
-    # pairwise moments need not be positive semi-definite: clip negative eigenvalues
-    vals, vecs = np.linalg.eigh((M + M.T) / 2)
-    M = (vecs * np.clip(vals, 0.0, None)) @ vecs.T
-    return float(np.sqrt(max(float(ww @ M @ ww), 0.0)))
+    return PendingAggregate(M, ww, False, float(ww @ M @ ww), _pending_tol(M, ww))
+
+
+def _pending_tol(M, ww) -> float:
+    return PENDING_RTOL * float(np.sqrt((M * M).sum())) * float(ww @ ww)
 
 
 def _is_positive_definite(M: np.ndarray) -> bool:

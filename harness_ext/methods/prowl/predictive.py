@@ -37,7 +37,11 @@ dataset's own large error, the shortlist without it chose better subsets on
 the benchbench cross-leaderboard matrix in a one-off comparison that is not a
 benchmark of the repository (so the option stays off, unmeasured). Exact steps reuse every fold's fit and every (model, observed
 subset cells) fold-in across steps, so a step costs only the fold-ins of the
-models that have the candidate.
+models that have the candidate. A candidate's aggregate error, whose pairwise
+error moments usually need projecting onto the positive semi-definite cone (an
+eigendecomposition), is bounded below by the unprojected moments; only the
+candidates whose bound could still beat the best one found are projected, so
+the step chooses what it chose with every candidate projected.
 
 Wide matrices (thousands of datasets) stay within flops budgets, each a
 module constant, each recorded by the selector's ``describe()`` and in the
@@ -133,17 +137,64 @@ def design_gains(K: np.ndarray, s2: float, w: np.ndarray, aggregate_weight: floa
     return num / (np.diag(K) + s2)
 
 
-def selection_objective(X, subsets, est, folds, w, aggregate_weight: float, cache=None) -> np.ndarray:
+def selection_objective(X, subsets, est, folds, w, aggregate_weight: float, cache=None, gain=None) -> np.ndarray:
     """The objective of each subset: cross-validated profile MSE + ``aggregate_weight`` x aggregate MSE.
 
     See :func:`harness_ext.methods.engine.subset_cv.subset_errors` (an aggregate error that is not finite
-    counts 0).
+    counts 0). ``gain(objectives, positions)``: the search's score of subsets from their objectives (larger is
+    better, never larger for a larger objective); when given, only the subsets that could score best are
+    scored in full (:func:`_best_objectives`) and the others' objectives are returned as ``inf``.
     """
     from harness_ext.methods.engine.subset_cv import subset_errors
 
-    errs = subset_errors(X, subsets, est, weights=w, folds=folds, cache=cache)
-    return np.array([e.profile_mse + aggregate_weight * (e.aggregate ** 2 if np.isfinite(e.aggregate) else 0.0)
-                     for e in errs])
+    errs = subset_errors(X, subsets, est, weights=w, folds=folds, cache=cache, defer_aggregate=gain is not None)
+    if gain is not None:
+        return _best_objectives(errs, aggregate_weight, gain)
+    return np.array([_objective(e.profile_mse, e.aggregate, aggregate_weight) for e in errs])
+
+
+def _objective(profile_mse: float, aggregate: float, aggregate_weight: float) -> float:
+    return profile_mse + aggregate_weight * (aggregate ** 2 if np.isfinite(aggregate) else 0.0)
+
+
+def _best_objectives(errs, aggregate_weight: float, gain) -> np.ndarray:
+    """Objectives of the subsets whose score under ``gain`` could be the highest; ``inf`` for the others.
+
+    An aggregate whose moments need projecting (:class:`~harness_ext.methods.engine.subset_cv.PendingAggregate`)
+    is at least the root of ``low - tol``: a subset whose score from that bound is below the best score found is
+    strictly worse and is not projected. Subsets are completed from the highest bound down, so on the real
+    matrices nearly only the winner's moments are factorised. Every completed objective is the one
+    :func:`selection_objective` gives without ``gain``, so the best subset and its objective are unchanged.
+    """
+    from harness_ext.methods.engine.subset_cv import PendingAggregate
+
+    obj = np.full(len(errs), np.inf)
+    pending, bound = [], []
+    for i, e in enumerate(errs):
+        if isinstance(e.aggregate, PendingAggregate):
+            low, tol = e.aggregate.low, e.aggregate.tol
+            pending.append(i)
+            bound.append(e.profile_mse + aggregate_weight * max(low - tol, 0.0) if np.isfinite(low + tol) else np.nan)
+        else:
+            obj[i] = _objective(e.profile_mse, e.aggregate, aggregate_weight)
+    if not pending:
+        return obj
+    pending = np.asarray(pending)
+    done = np.setdiff1d(np.arange(len(errs)), pending)
+    scores = gain(obj[done], done)
+    best = float(np.max(scores[np.isfinite(scores)], initial=-np.inf))
+    top = gain(np.asarray(bound), pending)  # each pending subset's best possible score (NaN: unknown, scored)
+    with limit_threads():  # one BLAS thread, as subset_errors factorises: the same bits, no contention
+        for j in np.argsort(np.where(np.isnan(top), -np.inf, -top), kind="stable"):  # unknown bounds first
+            if top[j] < best:  # this one and every later one is strictly worse than a completed subset
+                break
+            i = int(pending[j])
+            e = errs[i]
+            obj[i] = _objective(e.profile_mse, e.aggregate.value(), aggregate_weight)
+            score = float(gain(obj[i:i + 1], pending[j:j + 1])[0])
+            if np.isfinite(score):
+                best = max(best, score)
+    return obj
 
 
 def search_budgets(n: int, d: int, k_max: int, method: str, n_candidates: int, max_exact: int) -> dict:
@@ -204,8 +255,8 @@ def exhaustive_subset(X, est, folds, w, cache, k_max: int, size, aggregate_weigh
     if not n_sub or n_sub > EXHAUSTIVE_MAX_SUBSETS or n_sub * score_flops(n, d) > EXHAUSTIVE_FLOPS_BUDGET:
         return None, None
     subsets = [list(c) for c in itertools.combinations(range(d), size)]
-    obj = np.concatenate([selection_objective(X, subsets[a:a + 256], est, folds, w, aggregate_weight, cache)
-                          for a in range(0, n_sub, 256)])
+    obj = np.concatenate([selection_objective(X, subsets[a:a + 256], est, folds, w, aggregate_weight, cache,
+                                              gain=lambda o, i: -o) for a in range(0, n_sub, 256)])
     obj = np.where(np.isfinite(obj), obj, np.inf)
     best = int(np.argmin(obj))
     mask = np.zeros(d, bool)
@@ -296,9 +347,13 @@ def _exact_step(X, order: list, cand, est, folds, w, aggregate_weight: float, ca
     """One exact step of :func:`prediction_greedy_order`: ``(dataset, objective)`` of the candidate in ``cand``
     whose addition to ``order`` scores best on the cross-validated objective (``ref``: the current subset's
     objective, or the empty subset's)."""
-    obj = selection_objective(X, [order + [int(c)] for c in cand], est, folds, w, aggregate_weight, cache)
-    # Error reduction per unit cost; with equal costs this is the lowest objective.
-    score = (ref - obj) / cost[cand] if has_costs else -obj
+    cand = np.asarray(cand)
+
+    def gain(obj, i):  # error reduction per unit cost; with equal costs this is the lowest objective
+        return (ref - obj) / cost[cand[i]] if has_costs else -obj
+
+    obj = selection_objective(X, [order + [int(c)] for c in cand], est, folds, w, aggregate_weight, cache, gain=gain)
+    score = gain(obj, np.arange(len(cand)))
     score = np.where(np.isfinite(score), score, -np.inf)
     best = int(np.argmax(score))
     return int(cand[best]), float(obj[best])
