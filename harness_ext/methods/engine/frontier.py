@@ -55,10 +55,11 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from .conformal import _normal_quantile, conformal_quantile
-from .direct_ridge import direct_predict
 from .frontier_aggregate import aggregate_sd as _aggregate_sd
 from .frontier_aggregate import engine_aggregate as _engine_aggregate
+from .frontier_aggregate import engine_prediction as _engine_prediction
 from .frontier_aggregate import held_out_aggregate as _aggregate
+from .frontier_aggregate import held_out_sd as _held_out_sd
 from .frontier_design import design_aggregate_sd, distinct_held_out, min_calibration_models, min_symmetric_models
 from .lowrank import fold_in
 
@@ -225,8 +226,7 @@ def _fold_records(est, pattern, direction, rank, alpha):
         have = ~np.isnan(Zt)
         seen = pattern[None, :] & have
         z_in = np.where(seen, Zt, np.nan)
-        fi = fold_in(ft, z_in)
-        eng = fi.mean if alpha <= 0 else (1 - alpha) * fi.mean + alpha * direct_predict(ft, Z[rows], z_in)
+        fi, eng = _engine_prediction(ft, Z[rows], z_in, alpha)
         x_in = np.where(seen, Xt, np.nan)
         cands = {c: _candidate(est, c, ft, Z[rows], pos[rows], z_in, x_in, seen) for c in CANDIDATES
                  if c not in WEIGHTED_CANDIDATES}
@@ -277,8 +277,7 @@ def _scores(est, rec, mz, w):
     if w is None:
         return cells, np.array([]), np.array([]), r_cells, np.array([])
     a_true, a_pred, wt, ok = _aggregate(est, rec["Tt"], rec["have"], rec["seen"], mz, w)
-    J = np.where(target, wt * est.transform_.derivative(mz), 0.0)
-    sd = np.maximum(rec["fi"].linear_sd(J), 1e-12)
+    sd = _held_out_sd(est, rec["fi"], wt, target, mz)
     err = (a_pred - a_true)[ok]
     return cells, ((a_true - a_pred) / sd)[ok], err, r_cells, rec["ramp"][ok]
 

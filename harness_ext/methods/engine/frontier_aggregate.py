@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["aggregate_sd", "engine_aggregate", "held_out_aggregate"]
+from .direct_ridge import direct_predict
+from .lowrank import fold_in
+
+__all__ = ["aggregate_sd", "engine_aggregate", "engine_prediction", "held_out_aggregate", "held_out_sd"]
 
 
 def held_out_aggregate(est, X_true, have, seen, mz, w):
@@ -38,3 +41,17 @@ def engine_aggregate(est, fi, X_new, O, mz, rows, Wr):
     o = O[rows]
     agg = (np.where(o, X_new[rows], est.transform_.inverse_transform(mz[rows])) * Wr).sum(1)
     return agg, aggregate_sd(est, fi, o, rows, Wr, mz[rows])
+
+
+def engine_prediction(ft, Z_fit, z_in, alpha):
+    """``(fold-in, transformed prediction)`` of rows ``z_in`` from the fit ``ft`` on ``Z_fit``: the fold-in's mean
+    blended with the direct regression at ``alpha``, as the engine predicts a new model."""
+    fi = fold_in(ft, z_in)
+    return fi, (fi.mean if alpha <= 0 else (1 - alpha) * fi.mean + alpha * direct_predict(ft, Z_fit, z_in))
+
+
+def held_out_sd(est, fi, wt, target, mz):
+    """The fold-in's predictive sd of held-out aggregates with weights ``wt`` over their ``target`` cells (floored
+    at 1e-12 so it can divide a score)."""
+    J = np.where(target, wt * est.transform_.derivative(mz), 0.0)
+    return np.maximum(fi.linear_sd(J), 1e-12)

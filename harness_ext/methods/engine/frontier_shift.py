@@ -33,9 +33,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from .conformal import conformal_quantile
-from .direct_ridge import direct_predict
-from .frontier_aggregate import engine_aggregate, held_out_aggregate
-from .lowrank import fold_in
+from .frontier_aggregate import engine_aggregate, engine_prediction, held_out_aggregate, held_out_sd
 
 __all__ = ["ONE_SIDED", "SHIFT_EDGE", "ShiftCalibration", "calibrate_shift", "predicted_quantile", "predicted_strength",
            "reference_strength", "widen_shift"]
@@ -60,13 +58,6 @@ class ShiftCalibration(NamedTuple):
     raised: tuple = ()
 
 
-def _engine(ft, Z_fit, z_in, alpha):
-    """The engine's transformed prediction (the fold-in, blended with the direct regression at ``alpha``)."""
-    fi = fold_in(ft, z_in)
-    mean = fi.mean if alpha <= 0 else (1 - alpha) * fi.mean + alpha * direct_predict(ft, Z_fit, z_in)
-    return fi, mean
-
-
 def predicted_strength(z_in, mean):
     """Predicted strength: the mean of each row's transformed cells, the observed ones kept."""
     return np.where(np.isnan(z_in), mean, z_in).mean(1)
@@ -86,7 +77,7 @@ def reference_strength(est, fit, pattern, alpha, rows=None) -> np.ndarray:
     """Predicted strengths of the fitted models (``rows`` of ``est.Z_``), each from its own cells on ``pattern``."""
     Z = est.Z_ if rows is None else est.Z_[rows]
     z_in = np.where(pattern[None, :], Z, np.nan)
-    return predicted_strength(z_in, _engine(fit, Z, z_in, alpha)[1])
+    return predicted_strength(z_in, engine_prediction(fit, Z, z_in, alpha)[1])
 
 
 def calibrate_shift(est, pattern, w, records, alpha, edge, level) -> Optional[ShiftCalibration]:
@@ -101,12 +92,11 @@ def calibrate_shift(est, pattern, w, records, alpha, edge, level) -> Optional[Sh
         have = ~np.isnan(Zt)
         seen = pattern[None, :] & have
         z_in = np.where(seen, Zt, np.nan)
-        fi, mz = _engine(ft, Z_fit, z_in, alpha)
+        fi, mz = engine_prediction(ft, Z_fit, z_in, alpha)
         u = predicted_quantile(predicted_strength(z_in, mz), reference_strength(est, ft, pattern, alpha, rows))
         a_true, a_pred, wt, ok = held_out_aggregate(est, Xt, have, seen, mz, w)
         target = have & ~seen
-        J = np.where(target, wt * est.transform_.derivative(mz), 0.0)
-        sd = np.maximum(fi.linear_sd(J), 1e-12)
+        sd = held_out_sd(est, fi, wt, target, mz)
         pick = ok & (u >= edge)
         scores.append(((a_true - a_pred) / sd)[pick])
         errs.append((a_pred - a_true)[pick])
