@@ -283,11 +283,11 @@ class CrossTask(_ItemEstimator):
         if self.source_.shape[0] >= self.min_models:
             self.learn_ = self.learner(level=self.level).fit(self.source_, self.items_, others=others)
             held = self._held_out_errors(others)
-            inside = ~held["frontier"]
-            self.error_correlation_ = self._cross_validated_correlation({k: v[inside] for k, v in held.items()})
+            inside = {k: v[~held["frontier"]] for k, v in held.items()}  # the interleaved folds' models
+            self.error_correlation_ = self._cross_validated_correlation(inside)
             self.variance_scale_, self.gap_clip_ = self._cross_validated_choice(held)
             if self.calibrate:
-                self.interval_scale_ = self._calibrated_scale({k: v[inside] for k, v in held.items()})
+                self.interval_scale_ = self._calibrated_scale(inside)
         full = self.source_.mean(axis=1)
         self.range_ = (float(full.min()), float(full.max()))
         return self
