@@ -48,8 +48,9 @@ support alone: 0.900 at 29.3).
 
 ``--points-only`` skips both methods' intervals (the ratio needs point predictions only; coverage and width
 print as nan), about a quarter of the default's cost on the large matrices. ``--save-errors DIR`` writes each
-matrix's held-out absolute errors per method to ``DIR/NAME_seedsA-B.npz``, so runs over disjoint seed ranges
-(run side by side) pool into one MedAE and ratio.
+matrix's held-out absolute errors per method to ``DIR/NAME_seedsA-B.npz`` after every fold (``n_folds``: how many
+it covers, ``fold_sizes``: their held-out cells), so runs over disjoint seed ranges (run side by side) pool into one MedAE and ratio, and a run stopped
+early keeps its finished folds.
 
 ``--csv`` reads a models x benchmarks table (first column the model id, NaN
 or empty where not run, scores as published: percentages 0-100, Elo as is);
@@ -116,8 +117,18 @@ def evaluate(X, folds, names, progress=None, intervals="hybrid", points_only=Fal
             r["fold_cov"].append(np.nan if points_only else float(((truth >= lo) & (truth <= hi)).mean()))
             r["width"].append((hi - lo) * scale)
         if progress:
-            progress(f"fold {f + 1}/{len(folds)}")
+            progress(f"fold {f + 1}/{len(folds)}", res)
     return res
+
+
+def save_errors(folder, name, first_seed, n_seeds, res):
+    """Write the held-out absolute errors so far, per method, to ``folder/NAME_seedsA-B.npz`` (``n_folds``: the
+    folds they cover, in order; a stopped run's file keeps its finished folds)."""
+    out = Path(folder) / f"{name}_seeds{first_seed}-{first_seed + n_seeds - 1}.npz"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    errs = {m: np.concatenate(r["err"]) for m, r in res.items()}
+    sizes = [e.size for e in next(iter(res.values()))["err"]]
+    np.savez_compressed(out, n_folds=len(sizes), fold_sizes=np.asarray(sizes), **errs)
 
 
 def summarise(name, shape, res, default):
@@ -214,17 +225,15 @@ def main(argv=None) -> int:
         else:
             bar = tqdm(total=len(folds), desc=name, file=sys.stderr)
 
-            def progress(msg, bar=bar):
+            def progress(msg, res, bar=bar, name=name):
                 bar.set_postfix_str(msg)
                 bar.update(1)
+                if args.save_errors:  # after every fold, so a run stopped early keeps its finished folds
+                    save_errors(args.save_errors, name, args.first_seed, args.seeds, res)
 
             res = evaluate(X, folds, ("benchpress", args.predictor), progress, args.intervals, args.points_only)
             bar.close()
             rows.append(summarise(name, X.shape, res, args.predictor))
-            if args.save_errors:
-                out = Path(args.save_errors) / f"{name}_seeds{args.first_seed}-{args.first_seed + args.seeds - 1}.npz"
-                out.parent.mkdir(parents=True, exist_ok=True)
-                np.savez_compressed(out, **{m: np.concatenate(r["err"]) for m, r in res.items()})
         # BenchPress's intervals as its paper scores them: leave-fold-out over these folds (no refit per fold)
         score = bpr.paper_evaluation_hybrid if args.intervals == "hybrid" else bp.paper_evaluation
         rows[-1]["benchpress_paper"] = {**score(X * bp.points_factor(X), folds, kinds=kinds),

@@ -40,8 +40,9 @@ def test_points_only_run_saves_the_errors_its_medae_pools(qb, tmp_path, capsys):
                     "--intervals", "support", "--save-errors", str(out), "--json", str(tmp_path / "rows.json")]) == 0
     saved = np.load(out / "scores_seeds7-7.npz")
     row = json.loads((tmp_path / "rows.json").read_text())[0]
-    assert set(saved.files) == {"benchpress", "pmf"}
-    for meth in saved.files:
+    assert set(saved.files) == {"benchpress", "pmf", "n_folds", "fold_sizes"} and int(saved["n_folds"]) == 3
+    assert saved["fold_sizes"].sum() == saved["pmf"].size
+    for meth in ("benchpress", "pmf"):
         assert saved[meth].size == row[meth]["n_cells"] and np.isclose(np.median(saved[meth]), row[meth]["medae"])
         assert np.isnan(row[meth]["cov"]) and np.isnan(row[meth]["width"])  # no intervals computed
     assert np.isclose(row["ratio"], np.median(saved["benchpress"]) / np.median(saved["pmf"]))
