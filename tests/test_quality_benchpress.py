@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 @pytest.fixture(scope="module")
 def qb():
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        import quality_benchpress as mod
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
-    return mod
+    from conftest import import_benchmark
+
+    return import_benchmark("quality_benchpress")
 
 
 def _table(path):
