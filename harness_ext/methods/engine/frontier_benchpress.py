@@ -1,0 +1,41 @@
+"""BenchPress's completion of a new model's row, as a point candidate at the frontier.
+
+BenchPress (Zeng & Papailiopoulos, 2026) predicts a new model by adding its row to the matrix and completing the
+matrix again (:func:`~harness_ext.methods.engine.benchpress.complete_units`: a per-column logit, z-scores, a rank-2
+model with a bias per model and per dataset, one small ridge penalty on every coefficient). Its model bias is
+nearly unpenalised, so a model whose subset cells lie above every fitted model's is placed above them rather than
+drawn toward their mean, and on the shared matrices' frontier splits its completion predicts the strongest models'
+aggregate better than the engine on some matrices and worse on others. The frontier folds
+(:mod:`~harness_ext.methods.engine.frontier`) decide per matrix: the completion is one of their candidates, blended
+with the engine's prediction at the weight their held-out aggregate error chooses.
+
+Only the point completion runs (one ensemble of bias ALS fits per frontier fold; no risk model, no holdout folds):
+its cost is that of one BenchPress completion of the training matrix per fold.
+
+References
+----------
+Zeng & Papailiopoulos, "You Don't Need to Run Every Eval", arXiv 2606.24020 (2026), §4.2 (logit bias ALS; a new
+model added as a row, ``predict.py --add-model``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import benchpress as bp
+
+__all__ = ["benchpress_fill"]
+
+
+def benchpress_fill(X_fit, X_in) -> np.ndarray:
+    """BenchPress's completion of the rows ``X_in`` (n, d) added to the fitted models' ``X_fit`` (m, d).
+
+    Both in the project's units (proportions stay proportions), NaN where not run. The rows are added together and
+    the whole matrix completed with BenchPress's published settings (fixed seeds: the same inputs give the same
+    completion). Returns the rows' completion (n, d), every cell, observed ones as the fit reproduces them.
+    """
+    X_fit = np.asarray(X_fit, dtype=float)
+    X_in = np.atleast_2d(np.asarray(X_in, dtype=float))
+    if X_in.shape[0] == 0:
+        return X_in.copy()
+    return bp.complete_units(np.vstack([X_fit, X_in]))[X_fit.shape[0]:]
