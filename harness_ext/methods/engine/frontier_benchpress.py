@@ -24,18 +24,29 @@ import numpy as np
 
 from . import benchpress as bp
 
-__all__ = ["benchpress_fill"]
+__all__ = ["SCALE", "benchpress_fill"]
+
+#: Whose cells standardise each dataset before the completion: ``"fit"``, the fitted models' only, or ``"all"``, the
+#: fitted and the new models' together (BenchPress's ``--add-model``, which refits its z-scores on the grown matrix).
+SCALE = "fit"
 
 
-def benchpress_fill(X_fit, X_in) -> np.ndarray:
+def benchpress_fill(X_fit, X_in, scale=None) -> np.ndarray:
     """BenchPress's completion of the rows ``X_in`` (n, d) added to the fitted models' ``X_fit`` (m, d).
 
     Both in the project's units (proportions stay proportions), NaN where not run. The rows are added together and
     the whole matrix completed with BenchPress's published settings (fixed seeds: the same inputs give the same
-    completion). Returns the rows' completion (n, d), every cell, observed ones as the fit reproduces them.
+    completion). ``scale`` (default :data:`SCALE`): ``"fit"`` z-scores each dataset on the fitted models' cells
+    alone. With ``"all"`` (BenchPress's own), frontier models' subset cells widen their datasets' spread and not the
+    others' (they have no cells there), so in z-scores their strength on the subset looks smaller than the same
+    strength on the datasets they did not run, and the completion shrinks toward the fitted models. Returns the rows'
+    completion (n, d), every cell, observed ones as the fit reproduces them.
     """
     X_fit = np.asarray(X_fit, dtype=float)
     X_in = np.atleast_2d(np.asarray(X_in, dtype=float))
     if X_in.shape[0] == 0:
         return X_in.copy()
-    return bp.complete_units(np.vstack([X_fit, X_in]))[X_fit.shape[0]:]
+    S = np.vstack([X_fit, X_in])
+    factor = bp.points_factor(S)
+    t = bp.Transform.fit((X_fit if (SCALE if scale is None else scale) == "fit" else S) * factor)
+    return (t.inverse(bp.bias_als(t.transform(S * factor))) / factor)[X_fit.shape[0]:]
