@@ -64,9 +64,9 @@ from .frontier_design import design_aggregate_sd, distinct_held_out, min_calibra
 from .frontier_benchpress import benchpress_fill
 from .lowrank import fold_in
 
-__all__ = ["CANDIDATES", "WEIGHTED_CANDIDATES", "FRONTIER_FOLDS", "FRONTIER_WEIGHTS", "FRONTIER_QUANTILE",
-           "MIN_FRONTIER_MODELS", "FrontierCalibration", "apply_frontier", "blend_ramp", "calibrate_frontier",
-           "frontier_distance", "frontier_expectation", "frontier_folds", "positions"]
+__all__ = ["CANDIDATES", "OPTIONAL_CANDIDATES", "WEIGHTED_CANDIDATES", "FRONTIER_FOLDS", "FRONTIER_WEIGHTS",
+           "FRONTIER_QUANTILE", "MIN_FRONTIER_MODELS", "FrontierCalibration", "apply_frontier", "blend_ramp",
+           "calibrate_frontier", "frontier_distance", "frontier_expectation", "frontier_folds", "positions"]
 
 #: ``(fit fraction, held-out fraction)`` of the training models ordered by position: the 50/30 geometry of the
 #: frontier protocol and two nearer ones, so the scores span distances from just outside the range to far.
@@ -76,9 +76,14 @@ FRONTIER_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: Non-shrinking estimators: the fold-in with its offset's prior widened (:data:`LEVEL_SCALE`), a per-dataset line on
 #: the position, the subset mean on the input scale, the subset mean on the standardised scale mapped back to each
 #: dataset (:func:`_standard_mean`: the subset mean of a matrix whose datasets have different scales), and the subset
-#: mean on the aggregate's scale as a shift from the fitted models' means (:func:`_aggregate_shift`), and BenchPress's
-#: completion of the new rows added to the fitted models (:func:`~.frontier_benchpress.benchpress_fill`).
-CANDIDATES = ("unshrunk_level", "position_line", "subset_mean", "standard_mean", "aggregate_shift", "benchpress")
+#: mean on the aggregate's scale as a shift from the fitted models' means (:func:`_aggregate_shift`).
+CANDIDATES = ("unshrunk_level", "position_line", "subset_mean", "standard_mean", "aggregate_shift")
+#: Candidates :func:`_candidate` computes beyond :data:`CANDIDATES`, off by default (add them to :data:`CANDIDATES`
+#: to let the folds choose them): BenchPress's completion of the new rows added to the fitted models
+#: (:func:`~harness_ext.methods.engine.frontier_benchpress.benchpress_fill`). On the shared matrices' frontier splits
+#: the folds never chose it, and it costs one BenchPress completion of the training matrix per fold
+#: (``docs/frontier.md``).
+OPTIONAL_CANDIDATES = ("benchpress",)
 #: Candidates that need aggregate weights (left out of a calibration without them).
 WEIGHTED_CANDIDATES = ("aggregate_shift",)
 #: Prior sd multiplier of a new model's offset in the ``unshrunk_level`` fold-in (``lowrank.fold_in``'s ``level_scale``).
