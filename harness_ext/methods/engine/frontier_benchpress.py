@@ -5,9 +5,11 @@ matrix again (:func:`~harness_ext.methods.engine.benchpress.complete_units`: a p
 model with a bias per model and per dataset, one small ridge penalty on every coefficient). Its model bias is
 nearly unpenalised, so a model whose subset cells lie above every fitted model's is placed above them rather than
 drawn toward their mean, and on the shared matrices' frontier splits its completion predicts the strongest models'
-aggregate better than the engine on some matrices and worse on others. The frontier folds
-(:mod:`~harness_ext.methods.engine.frontier`) decide per matrix: the completion is one of their candidates, blended
-with the engine's prediction at the weight their held-out aggregate error chooses.
+aggregate better than the engine on some matrices and worse on others. As a candidate of the frontier folds
+(:mod:`~harness_ext.methods.engine.frontier`; listed in its ``OPTIONAL_CANDIDATES``, off by default) it is blended
+with the engine's prediction at the weight their held-out aggregate error chooses, when it is the candidate they
+choose: on the shared matrices' frontier splits the folds ranked it behind another candidate on every matrix
+(``docs/frontier.md``).
 
 Only the point completion runs (one ensemble of bias ALS fits per frontier fold; no risk model, no holdout folds):
 its cost is that of one BenchPress completion of the training matrix per fold.
