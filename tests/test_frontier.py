@@ -29,8 +29,11 @@ def test_distance_is_zero_inside_and_signed_outside():
     assert p[0] == 1.0 and np.isnan(p[1])
 
 
-def test_stronger_population_is_flagged_and_covered():
-    """Fit on the weaker 60%, predict the strongest 25% from 3 datasets: flagged, and the intervals hold."""
+def test_stronger_population_is_flagged_and_covered(monkeypatch):
+    """Fit on the weaker 60%, predict the strongest 25% from 3 datasets: flagged, and the intervals hold. The frontier
+    folds' intervals are in the 85-95% band; the cross-benchmark allowance (``frontier_prior``, learnt on real
+    leaderboards whose frontier shifts are larger than this population's) raises it to 63 of 65 (0.969)."""
+    from harness_ext.methods.engine import frontier_prior
     X, strength = _population()
     order = np.argsort(strength)
     train, test = order[:156], order[-65:]
@@ -46,9 +49,14 @@ def test_stronger_population_is_flagged_and_covered():
     cov = float(((truth >= p.aggregate_lower) & (truth <= p.aggregate_upper)).mean())
     target = ~keep[None, :] & np.ones_like(X_new, bool)
     cell_cov = float(((X[test] >= p.lower) & (X[test] <= p.upper))[target].mean())
-    # The 85-95% band: measured 61 of 65 aggregates (0.938) and 0.922 of the cells.
+    # The 85-95% band: measured 61 of 65 aggregates (0.938) and 0.922 of the cells without the allowance.
     assert 0.85 <= cell_cov <= 0.95, cell_cov
-    assert 0.85 <= cov <= 0.95, cov
+    assert 0.85 <= cov <= 0.97, cov
+    monkeypatch.setattr(frontier_prior, "FRONTIER_ALLOWANCE", {lv: None for lv in frontier_prior.FRONTIER_ALLOWANCE})
+    off = LowRankCompleter(random_state=0).fit(X[train]).predict_new_models(X_new, weights=w)
+    cov_off = float(((truth >= off.aggregate_lower) & (truth <= off.aggregate_upper)).mean())
+    assert 0.85 <= cov_off <= 0.95 and cov_off <= cov, (cov_off, cov)
+    monkeypatch.undo()
     # a model inside the population is not flagged and keeps the model-fold intervals
     pos = positions(est.Z_, keep)
     mid = train[[int(np.argmin(np.abs(pos - np.median(pos))))]]  # the training models' median subset position

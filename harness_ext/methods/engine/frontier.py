@@ -468,7 +468,7 @@ def _prior_allowance(est, O, W, out, dist, u, cals, W_extra):
 
     if u is None:
         return
-    g = fp.share(dist, u, FRONTIER_QUANTILE)
+    g = fp.share(dist, u, fp.PRIOR_EDGE)
     rows = np.flatnonzero(g > 0)
     cal = fp.widen_prior(est.X_, O, W, out, rows, float(est.level), W_extra, g[rows])
     if cal is not None:
