@@ -655,7 +655,7 @@ def _prior_warnings(models, cal) -> list:
         return []
     models = list(models)
     return [f"{models[r]}: its predicted strength is in the manifest's models' top quarter: the aggregate's upper bound "
-            f"is raised toward the prediction plus {cal.multiplier:.2f} design-style sd (in full above the strongest "
+            f"is lifted toward the prediction plus {cal.multiplier:.2f} design-style sd (in full above the strongest "
             "model), the allowance learnt on other benchmarks' frontier models (their predictions there were too low "
             "by more than folds inside the training models show)" for r in cal.raised]
 
