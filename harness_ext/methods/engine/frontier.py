@@ -36,7 +36,10 @@ Hardt 2025 find every benchmark-prediction method degrades there).
   ``|error| / design sd`` when they held out at least 9 different models and the model lies within their reach, else
   the normal quantile), and the warning says so. A model *not* flagged but placed in the training models' top
   quarter by its predicted strength gets its aggregate's upper bound raised by the hidden-shift rule
-  (:mod:`~harness_ext.methods.engine.frontier_shift`). The scores are not scaled by a distance: the folds'
+  (:mod:`~harness_ext.methods.engine.frontier_shift`). Last, a model placed in that top quarter gets its share of a
+  cross-benchmark allowance on its aggregate's upper bound (:mod:`~harness_ext.methods.engine.frontier_prior`: learnt
+  on other leaderboards' frontiers, since folds inside the training models see almost none of the shift). The
+  scores are not scaled by a distance: the folds'
   held-out models fit worse and lie farther beyond their fit than models at the real frontier, so a scale learnt
   on them narrowed the frontier's intervals (``docs/frontier.md``).
 
