@@ -233,6 +233,19 @@ def _weak_subset_population(m=200, d=16, seed=0, weak=0.6, subset=(0, 5, 10)):
     return 1 / (1 + np.exp(-logit))
 
 
+def _weak_frontier_split(seed, weak):
+    """The frontier split of :func:`_weak_subset_population`: fit on the weakest 50% by the full aggregate (equal
+    weights ``w``), predict the strongest 30% from datasets 0, 5 and 10. ``(X, w, train, test, truth, X_new)``."""
+    X = _weak_subset_population(seed=seed, weak=weak)
+    m, d = X.shape
+    w = np.full(d, 1.0 / d)
+    order = np.argsort(X @ w)
+    train, test = order[:m // 2], order[-int(0.3 * m):]
+    keep = np.zeros(d, bool)
+    keep[[0, 5, 10]] = True
+    return X, w, train, test, X[test] @ w, np.where(keep, X[test], np.nan)
+
+
 def test_predicted_quantile_and_symmetric_minimum():
     from harness_ext.methods.engine.frontier_design import min_symmetric_models
     from harness_ext.methods.engine.frontier_shift import predicted_quantile
@@ -253,15 +266,7 @@ def test_hidden_shift_widens_the_upper_bound_of_unflagged_models_placed_high(mon
 
     hits, n = {}, 0
     for seed in range(4):
-        X = _weak_subset_population(seed=seed, weak=0.25)
-        m, d = X.shape
-        w = np.full(d, 1.0 / d)
-        order = np.argsort(X @ w)
-        train, test = order[:m // 2], order[-int(0.3 * m):]
-        keep = np.zeros(d, bool)
-        keep[[0, 5, 10]] = True
-        truth = X[test] @ w
-        X_new = np.where(keep, X[test], np.nan)
+        X, w, train, test, truth, X_new = _weak_frontier_split(seed, 0.25)
         p = {}
         for edge in (None, 0.75):
             monkeypatch.setattr(frontier_shift, "SHIFT_EDGE", edge)

@@ -8,7 +8,7 @@ import pytest
 from harness_ext.methods.engine import frontier_prior
 from harness_ext.methods.engine.completion import LowRankCompleter
 from harness_ext.methods.engine.frontier import frontier_warnings
-from test_frontier import _population, _weak_subset_population
+from test_frontier import _population, _weak_frontier_split
 
 
 def _off(monkeypatch):
@@ -37,15 +37,7 @@ def test_allowance_widens_a_stronger_population_it_could_not_see(monkeypatch):
     subset shows too little of the strength for a prior learnt on real leaderboards)."""
     hits, n = {}, 0
     for seed in range(4):
-        X = _weak_subset_population(seed=seed, weak=0.6)
-        m, d = X.shape
-        w = np.full(d, 1.0 / d)
-        order = np.argsort(X @ w)
-        train, test = order[:m // 2], order[-int(0.3 * m):]
-        keep = np.zeros(d, bool)
-        keep[[0, 5, 10]] = True
-        truth = X[test] @ w
-        X_new = np.where(keep, X[test], np.nan)
+        X, w, train, test, truth, X_new = _weak_frontier_split(seed, 0.6)
         p = {}
         for on in (False, True):
             monkeypatch.undo()
