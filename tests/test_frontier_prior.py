@@ -83,3 +83,33 @@ def test_allowance_leaves_models_inside_the_population_untouched(monkeypatch):
     low = np.flatnonzero((on.aggregate < np.median(X[train] @ w)) | (on.frontier < 0))
     assert low.size >= 10 and not raised & set(low.tolist())
     assert same.sum() >= 0.5 * test.size  # most of a random split is inside the population
+
+
+def test_calibration_pools_benchmarks_with_equal_weight_and_leaves_families_out():
+    """``benchmarks/quality_frontier_prior.py``: each benchmark weighs 1 whatever its number of test models, only
+    models with the full allowance are scored, and a benchmark's family is left out with it."""
+    import sys
+    from pathlib import Path
+
+    bench = str(Path(__file__).resolve().parents[1] / "benchmarks")
+    sys.path.insert(0, bench)
+    try:
+        import quality_frontier_prior as qfp
+    finally:
+        sys.path.remove(bench)
+
+    def rec(errors, share=1.0):
+        e = np.asarray(errors, dtype=float)
+        return dict(truth=e, pred=np.zeros_like(e), lo=-np.ones_like(e), hi=np.ones_like(e), sd=np.ones_like(e),
+                    share=np.full(e.size, share), usable=np.ones(e.size, bool))
+
+    records = {("big", "frontier"): rec(np.zeros(1000)), ("small", "frontier"): rec([10.0] * 10),
+               ("rewardbench", "frontier"): rec([5.0] * 10), ("rewardbench_2", "frontier"): rec([5.0] * 10),
+               ("half", "frontier"): rec([100.0] * 10, share=0.5)}
+    # big and small weigh the same: the 90% quantile lies in the top half (small's or the reward benchmarks' 5 or 10)
+    assert qfp.pooled_quantile(records, (), 0.9) == 10.0
+    assert qfp.pooled_quantile(records, ("small",), 0.3) == 0.0
+    # the share-0.5 models are never scored; leaving RewardBench out takes RewardBench 2 with it
+    assert qfp.pooled_quantile(records, {"rewardbench"} | qfp.FAMILIES["rewardbench"], 0.99) == 10.0
+    cov, width = qfp.figures(records[("small", "frontier")], 10.0)
+    assert cov == 1.0 and width == 11.0
