@@ -64,11 +64,12 @@ from .frontier_aggregate import engine_prediction as _engine_prediction
 from .frontier_aggregate import held_out_aggregate as _aggregate
 from .frontier_aggregate import held_out_sd as _held_out_sd
 from .frontier_design import design_aggregate_sd, distinct_held_out, min_calibration_models, min_symmetric_models
+from .frontier_benchpress import benchpress_fill
 from .lowrank import fold_in
 
-__all__ = ["CANDIDATES", "WEIGHTED_CANDIDATES", "FRONTIER_FOLDS", "FRONTIER_WEIGHTS", "FRONTIER_QUANTILE",
-           "MIN_FRONTIER_MODELS", "FrontierCalibration", "apply_frontier", "blend_ramp", "calibrate_frontier",
-           "frontier_distance", "frontier_expectation", "frontier_folds", "positions"]
+__all__ = ["CANDIDATES", "OPTIONAL_CANDIDATES", "WEIGHTED_CANDIDATES", "FRONTIER_FOLDS", "FRONTIER_WEIGHTS",
+           "FRONTIER_QUANTILE", "MIN_FRONTIER_MODELS", "FrontierCalibration", "apply_frontier", "blend_ramp",
+           "calibrate_frontier", "frontier_distance", "frontier_expectation", "frontier_folds", "positions"]
 
 #: ``(fit fraction, held-out fraction)`` of the training models ordered by position: the 50/30 geometry of the
 #: frontier protocol and two nearer ones, so the scores span distances from just outside the range to far.
@@ -80,6 +81,12 @@ FRONTIER_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: dataset (:func:`_standard_mean`: the subset mean of a matrix whose datasets have different scales), and the subset
 #: mean on the aggregate's scale as a shift from the fitted models' means (:func:`_aggregate_shift`).
 CANDIDATES = ("unshrunk_level", "position_line", "subset_mean", "standard_mean", "aggregate_shift")
+#: Candidates :func:`_candidate` computes beyond :data:`CANDIDATES`, off by default (add them to :data:`CANDIDATES`
+#: to let the folds choose them): BenchPress's completion of the new rows added to the fitted models
+#: (:func:`~harness_ext.methods.engine.frontier_benchpress.benchpress_fill`). On the shared matrices' frontier splits
+#: the folds never chose it, and it costs one BenchPress completion of the training matrix per fold
+#: (``docs/frontier.md``).
+OPTIONAL_CANDIDATES = ("benchpress",)
 #: Candidates that need aggregate weights (left out of a calibration without them).
 WEIGHTED_CANDIDATES = ("aggregate_shift",)
 #: Prior sd multiplier of a new model's offset in the ``unshrunk_level`` fold-in (``lowrank.fold_in``'s ``level_scale``).
@@ -192,8 +199,8 @@ def _candidate(est, name, fit, Z_fit, pos_fit, z_in, X_in, O, X_fit=None, w=None
         return fold_in(fit, z_in, level_scale=LEVEL_SCALE).mean
     if name == "position_line":
         return _line(Z_fit, pos_fit, positions(z_in, O.any(0)))
-    if name == "aggregate_shift":
-        x = _aggregate_shift(X_fit, X_in, O, w)
+    if name in ("aggregate_shift", "benchpress"):
+        x = _aggregate_shift(X_fit, X_in, O, w) if name == "aggregate_shift" else benchpress_fill(X_fit, X_in)
         # outside the aggregate (weight 0) or beyond a dataset's range: the standardised subset mean
         z = est.transform_.transform(x)
         return np.where(np.isfinite(z), z, _standard_mean(Z_fit, z_in, O))
@@ -231,7 +238,7 @@ def _fold_records(est, pattern, direction, rank, alpha):
         z_in = np.where(seen, Zt, np.nan)
         fi, eng = _engine_prediction(ft, Z[rows], z_in, alpha)
         x_in = np.where(seen, Xt, np.nan)
-        cands = {c: _candidate(est, c, ft, Z[rows], pos[rows], z_in, x_in, seen) for c in CANDIDATES
+        cands = {c: _candidate(est, c, ft, Z[rows], pos[rows], z_in, x_in, seen, X_fit=X[rows]) for c in CANDIDATES
                  if c not in WEIGHTED_CANDIDATES}
         records.append(dict(Zt=Zt, Xt=Xt, have=have, seen=seen, fi=fi, eng=eng, cands=cands, held=held, ramp=ramp, dist=d_held,
                             X_fit=X[rows], Z_fit=Z[rows], x_in=x_in, z_in=z_in, fit=ft, rows=rows,
