@@ -77,3 +77,16 @@ def test_without_other_tasks_it_is_the_kernel_alone():
     assert est.share_ == 1.0 and est.factor_ is None
     Y = source[0][:5, items]
     assert np.allclose(est.predict(Y).estimate, KernelLearn().fit(source[0], items).predict(Y).estimate)
+
+
+def test_a_large_benchmark_reads_a_bounded_share_of_its_items():
+    source = _benchmark(60, seed=1)
+    items = [random_items(300, 20, k) for k in range(3)]
+    fit_o = [(source[k], items[k]) for k in (1, 2)]
+    est = StackedLearn(kernel_shares=(0.5,), max_items=400).fit(source[0], items[0], others=fit_o)
+    X, observed = est._answers(est.source_, est.others_)
+    assert X.shape[1] == 400 and np.array_equal(observed, np.arange(60))
+    # The observed columns are the sampled answers themselves.
+    assert np.array_equal(X[:, :20], source[0][:, items[0]])
+    Y, pred_o = source[0][:5, items[0]], [source[k][:5, items[k]] for k in (1, 2)]
+    assert np.all(np.isfinite(est.predict(Y, others=pred_o).estimate))

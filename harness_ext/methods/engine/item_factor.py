@@ -171,6 +171,11 @@ class StackedLearn(KernelLearn):
         The kernel's candidate shares of the stack.
     n_folds : int
         Held-out folds of the source models that choose the share.
+    min_models : int
+        Fewer source models: the kernel alone.
+    max_items : int
+        The factor model reads at most this many items of the benchmark (the sampled ones and evenly
+        spaced others); the shared item tables have 2,200-3,500.
 
     References
     ----------
@@ -182,13 +187,15 @@ class StackedLearn(KernelLearn):
                  bandwidths: tuple = (0.5, 1.0, 2.0, 4.0), linear: tuple = (0.0, 10.0, 50.0, 200.0),
                  alphas: tuple = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0),
                  variance_powers: tuple = (0.0, 0.5, 1.0), factor: dict | None = None,
-                 kernel_shares: tuple = (1.0, 0.75, 0.5, 0.25, 0.0), n_folds: int = 5, min_models: int = 20):
+                 kernel_shares: tuple = (1.0, 0.75, 0.5, 0.25, 0.0), n_folds: int = 5, min_models: int = 20,
+                 max_items: int = 8000):
         super().__init__(level=level, weights=weights, bandwidths=bandwidths, linear=linear, alphas=alphas,
                          variance_powers=variance_powers)
         self.factor = factor
         self.kernel_shares = kernel_shares
         self.n_folds = n_folds
         self.min_models = min_models
+        self.max_items = max_items
 
     def _answers(self, S: np.ndarray, others: list) -> tuple:
         """``(X, observed)``: every answer of the models ``S`` (this task, then the others; gaps filled) and the
@@ -196,7 +203,15 @@ class StackedLearn(KernelLearn):
         blocks = [_fill_missing(S, S)[0]] + [_fill_missing(S_k, S_k)[0] for S_k, _ in others]
         ends = np.cumsum([0] + [b.shape[1] for b in blocks])
         observed = np.concatenate([self.items_] + [ends[k + 1] + np.asarray(it) for k, (_, it) in enumerate(others)])
-        return np.hstack(blocks), observed
+        X = np.hstack(blocks)
+        if X.shape[1] <= self.max_items:
+            return X, observed
+        # A very large benchmark: the loadings from the sampled items and evenly spaced others (the cost of
+        # the factor model grows with the items; a few thousand show the few abilities as well).
+        rest = np.setdiff1d(np.arange(X.shape[1]), observed)
+        keep = rest[np.linspace(0, len(rest) - 1, max(0, self.max_items - len(observed))).astype(int)]
+        cols = np.concatenate([observed, np.unique(keep)])
+        return X[:, cols], np.arange(len(observed))
 
     def _observed(self, Y: np.ndarray, others: list) -> np.ndarray:
         """The answers of the rows of ``Y`` (and of ``others``) at the factor model's observed columns, gaps filled."""
@@ -248,7 +263,8 @@ class StackedLearn(KernelLearn):
 
     def fixed_params(self) -> dict:
         """Constructor arguments that fix both members' settings and the share (a refit skips every search)."""
-        out = {**super().fixed_params(), "kernel_shares": (self.share_,), "min_models": self.min_models}
+        out = {**super().fixed_params(), "kernel_shares": (self.share_,), "min_models": self.min_models,
+               "max_items": self.max_items}
         if self.factor_ is not None:
             out["factor"] = self.factor_.fixed_params()
         return out
