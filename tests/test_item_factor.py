@@ -1,6 +1,7 @@
 """The low-rank ability model across a benchmark's items and the stacked regression of ``crosstask``."""
 
 import numpy as np
+import pytest
 
 from harness_ext.methods.engine.item_estimators import random_items
 from harness_ext.methods.engine.item_factor import FactorKernel, StackedLearn, factor_loadings, factor_scores
@@ -44,6 +45,7 @@ def test_factor_kernel_recovers_a_linear_truth_in_the_abilities():
     assert est.loo_residuals_.shape == (200,) and (est.loo_residuals_ < 0).any()
 
 
+@pytest.mark.slow
 def test_stacked_learn_covers_and_is_no_worse_than_the_kernel():
     cover, err = _run(StackedLearn, seeds=8)
     assert 0.82 <= cover <= 0.98

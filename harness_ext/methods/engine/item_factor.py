@@ -17,7 +17,10 @@ every item, so their answers show the few abilities the benchmark's items share 
 * :class:`StackedLearn`: the stack (Breiman 1996) of :class:`~.item_learn.KernelLearn` (the kernel on
   the raw answers) and :class:`FactorKernel`: the kernel's share among ``kernel_shares`` is the one whose
   stacked prediction errs least on held-out source models (``n_folds`` interleaved folds, both members
-  refitted on the other folds at the settings chosen on all of them). With share 1 it is
+  refitted on the other folds at the settings chosen on all of them). The factor kernel takes part only
+  for a model the kernel puts inside the population's central range (its estimate between the 10% and
+  90% quantiles of the source models' scores): near the edge and beyond it the kernel alone, so that
+  the composite's reading of how far beyond the population a model lies is unchanged. With share 1 it is
   :class:`~.item_learn.KernelLearn` exactly. Its leave-one-out residuals are the members' mixed in the
   same shares (both are linear smoothers at their settings), so the composite's error model reads them
   as before.
@@ -154,8 +157,9 @@ class StackedLearn(KernelLearn):
     the kernel on the models' abilities (:class:`FactorKernel`, its own settings by leave-one-out) are
     refitted at those settings on all but one of ``n_folds`` interleaved folds of the source models and
     predict the fold; the kernel's share among ``kernel_shares`` is the one with the least mean squared
-    held-out error (ties: the larger share). The estimate is ``share * kernel + (1 - share) * factor``;
-    its leave-one-out residuals, error variance and split-conformal interval are the kernel's formulas
+    held-out error (ties: the larger share). The estimate is ``share * kernel + (1 - share) * factor``
+    for a model whose kernel estimate lies between the ``inner`` quantiles of the source models' full
+    scores, the kernel's alone elsewhere; its leave-one-out residuals, error variance and split-conformal interval are the kernel's formulas
     on the mixed residuals. Without other tasks, or with fewer than ``min_models`` source models, it is
     the kernel alone.
 
@@ -173,6 +177,11 @@ class StackedLearn(KernelLearn):
         Held-out folds of the source models that choose the share.
     min_models : int
         Fewer source models: the kernel alone.
+    inner : tuple
+        Quantiles of the source models' full scores between which the factor kernel takes part: a model
+        the kernel puts near the population's edge, or beyond it, gets the kernel alone (the abilities
+        are shrunk towards the population's centre, and the composite reads the regression's estimate to
+        tell how far beyond the population a model lies).
     max_items : int
         The factor model reads at most this many items of the benchmark (the sampled ones and evenly
         spaced others); the shared item tables have 2,200-3,500.
@@ -188,7 +197,7 @@ class StackedLearn(KernelLearn):
                  alphas: tuple = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0),
                  variance_powers: tuple = (0.0, 0.5, 1.0), factor: dict | None = None,
                  kernel_shares: tuple = (1.0, 0.75, 0.5, 0.25, 0.0), n_folds: int = 5, min_models: int = 20,
-                 max_items: int = 8000):
+                 max_items: int = 8000, inner: tuple = (0.1, 0.9)):
         super().__init__(level=level, weights=weights, bandwidths=bandwidths, linear=linear, alphas=alphas,
                          variance_powers=variance_powers)
         self.factor = factor
@@ -196,6 +205,7 @@ class StackedLearn(KernelLearn):
         self.n_folds = n_folds
         self.min_models = min_models
         self.max_items = max_items
+        self.inner = inner
 
     def _answers(self, S: np.ndarray, others: list) -> tuple:
         """``(X, observed)``: every answer of the models ``S`` (this task, then the others; gaps filled) and the
@@ -225,13 +235,15 @@ class StackedLearn(KernelLearn):
         if not self.others_ or self.source_.shape[0] < self.min_models or tuple(self.kernel_shares) == (1.0,):
             return self
         y = self.source_.mean(axis=1)
+        self.inner_range_ = tuple(float(q) for q in np.quantile(y, self.inner))
         X, observed = self._answers(self.source_, self.others_)
         self.factor_ = FactorKernel(**(self.factor or {})).fit(X, observed, y)
         self.share_ = self._choose_share(X, observed, y)
         if self.share_ < 1.0:
             st = self.setting_
             r_k = _signed_loo(self.K_, y, st["alpha"])
-            res = self.share_ * r_k + (1.0 - self.share_) * self.factor_.loo_residuals_
+            # The stack's leave-one-out prediction is the mix of the members' (linear smoothers at fixed settings).
+            res = y - self._mix(y - r_k, y - self.factor_.loo_residuals_, self.share_)
             self.loo_residuals_ = np.abs(res)
             self.loo_mse_ = float(np.mean(res ** 2))
             self.radius_ = conformal_radius(self.loo_residuals_, self.level)
@@ -239,7 +251,7 @@ class StackedLearn(KernelLearn):
         return self
 
     def _choose_share(self, X: np.ndarray, observed: np.ndarray, y: np.ndarray) -> float:
-        """The kernel's share with the least mean squared error on the held-out folds (one share: that one)."""
+        """The kernel's share with the least mean squared error on the interleaved held-out folds (one share: that one)."""
         from .item_irt import model_folds
 
         shares = np.asarray(self.kernel_shares, dtype=float)
@@ -247,24 +259,32 @@ class StackedLearn(KernelLearn):
             return float(shares[0])
         fold = model_folds(len(y), self.n_folds)
         held_k, held_f = np.empty(len(y)), np.empty(len(y))
-        kernel_params, factor_params = super().fixed_params(), self.factor_.fixed_params()
         for f in np.unique(fold):
             h = fold == f
-            fit_o = [(S_k[~h], it) for S_k, it in self.others_]
-            pred_o = [S_k[h][:, it] for S_k, it in self.others_]
-            held_k[h] = KernelLearn(level=self.level, **kernel_params).fit(
-                self.source_[~h], self.items_, others=fit_o).predict(self.source_[h][:, self.items_],
-                                                                     others=pred_o).estimate
-            held_f[h] = np.clip(FactorKernel(**factor_params).fit(X[~h], observed, y[~h]).predict(X[h][:, observed]),
-                                *self.score_range_)
-        mse = [float(np.mean((s * held_k + (1 - s) * held_f - y) ** 2)) for s in shares]
+            held_k[h], held_f[h] = self._held_out(X, observed, y, h)
+        mse = np.array([np.mean((self._mix(held_k, held_f, s) - y) ** 2) for s in shares])
         order = np.argsort(-shares, kind="stable")  # ties: the larger share (the kernel alone first)
-        return float(shares[order[int(np.argmin(np.asarray(mse)[order]))]])
+        return float(shares[order[int(np.argmin(mse[order]))]])
+
+    def _mix(self, k: np.ndarray, f: np.ndarray, share: float) -> np.ndarray:
+        """The stack of the kernel's estimates ``k`` and the factor kernel's ``f``: ``share`` on the kernel where
+        ``k`` lies inside the sources' central range (``inner_range_``), the kernel alone outside it."""
+        lo, hi = self.inner_range_
+        return np.where((k >= lo) & (k <= hi), share * k + (1.0 - share) * f, k)
+
+    def _held_out(self, X: np.ndarray, observed: np.ndarray, y: np.ndarray, h: np.ndarray) -> tuple:
+        """Both members refitted at their settings without the source models ``h``, predicting them."""
+        fit_o = [(S_k[~h], it) for S_k, it in self.others_]
+        pred_o = [S_k[h][:, it] for S_k, it in self.others_]
+        k = KernelLearn(level=self.level, **KernelLearn.fixed_params(self)).fit(
+            self.source_[~h], self.items_, others=fit_o).predict(self.source_[h][:, self.items_], others=pred_o)
+        f = FactorKernel(**self.factor_.fixed_params()).fit(X[~h], observed, y[~h]).predict(X[h][:, observed])
+        return k.estimate, np.clip(f, *self.score_range_)
 
     def fixed_params(self) -> dict:
         """Constructor arguments that fix both members' settings and the share (a refit skips every search)."""
         out = {**super().fixed_params(), "kernel_shares": (self.share_,), "min_models": self.min_models,
-               "max_items": self.max_items}
+               "max_items": self.max_items, "inner": self.inner}
         if self.factor_ is not None:
             out["factor"] = self.factor_.fixed_params()
         return out
@@ -276,5 +296,5 @@ class StackedLearn(KernelLearn):
         Y = np.atleast_2d(np.asarray(Y, dtype=float))
         others = _check_targets(type(self).__name__, len(self.others_), others)
         f = self.factor_.predict(self._observed(Y, others))
-        est = np.clip(self.share_ * res.estimate + (1.0 - self.share_) * f, *self.score_range_)
+        est = np.clip(self._mix(res.estimate, f, self.share_), *self.score_range_)
         return radius_interval(est, self.radius_, self.score_range_, self.level)
