@@ -29,8 +29,11 @@ def test_distance_is_zero_inside_and_signed_outside():
     assert p[0] == 1.0 and np.isnan(p[1])
 
 
-def test_stronger_population_is_flagged_and_covered():
-    """Fit on the weaker 60%, predict the strongest 25% from 3 datasets: flagged, and the intervals hold."""
+def test_stronger_population_is_flagged_and_covered(monkeypatch):
+    """Fit on the weaker 60%, predict the strongest 25% from 3 datasets: flagged, and the intervals hold. The frontier
+    folds' intervals are in the 85-95% band; the cross-benchmark allowance (``frontier_prior``, learnt on real
+    leaderboards whose frontier shifts are larger than this population's) raises it to 63 of 65 (0.969)."""
+    from harness_ext.methods.engine import frontier_prior
     X, strength = _population()
     order = np.argsort(strength)
     train, test = order[:156], order[-65:]
@@ -46,9 +49,14 @@ def test_stronger_population_is_flagged_and_covered():
     cov = float(((truth >= p.aggregate_lower) & (truth <= p.aggregate_upper)).mean())
     target = ~keep[None, :] & np.ones_like(X_new, bool)
     cell_cov = float(((X[test] >= p.lower) & (X[test] <= p.upper))[target].mean())
-    # The 85-95% band: measured 61 of 65 aggregates (0.938) and 0.922 of the cells.
+    # The 85-95% band: measured 61 of 65 aggregates (0.938) and 0.922 of the cells without the allowance.
     assert 0.85 <= cell_cov <= 0.95, cell_cov
-    assert 0.85 <= cov <= 0.95, cov
+    assert 0.85 <= cov <= 0.97, cov
+    monkeypatch.setattr(frontier_prior, "FRONTIER_ALLOWANCE", {lv: None for lv in frontier_prior.FRONTIER_ALLOWANCE})
+    off = LowRankCompleter(random_state=0).fit(X[train]).predict_new_models(X_new, weights=w)
+    cov_off = float(((truth >= off.aggregate_lower) & (truth <= off.aggregate_upper)).mean())
+    assert 0.85 <= cov_off <= 0.95 and cov_off <= cov, (cov_off, cov)
+    monkeypatch.undo()
     # a model inside the population is not flagged and keeps the model-fold intervals
     pos = positions(est.Z_, keep)
     mid = train[[int(np.argmin(np.abs(pos - np.median(pos))))]]  # the training models' median subset position
@@ -171,7 +179,7 @@ def test_thin_frontier_folds_fall_back_to_a_design_interval(monkeypatch):
     aggregates are joined with the design-style interval (the normal quantile times its sd). Pooled over 6 populations
     the aggregate coverage rises from 0.58 (207 of 360, the folds alone) to 0.80 (288 of 360; 287 with the multiplier
     calibrated on the folds within their reach): better, still below 0.85 (one population's point prediction is far off: 0.35 covered)."""
-    from harness_ext.methods.engine import frontier
+    from harness_ext.methods.engine import frontier, frontier_prior
 
     hits = {True: 0, False: 0}
     n = 0
@@ -185,6 +193,8 @@ def test_thin_frontier_folds_fall_back_to_a_design_interval(monkeypatch):
         truth = X[test] @ w
         est = LowRankCompleter(random_state=0).fit(X[train])
         for design in (True, False):
+            # the design interval's own effect: the cross-benchmark allowance off (with it, 288 and 250 of 360)
+            monkeypatch.setattr(frontier_prior, "FRONTIER_ALLOWANCE", {lv: None for lv in frontier_prior.FRONTIER_ALLOWANCE})
             if not design:
                 monkeypatch.setattr(frontier, "is_thin", lambda est, cal: False)
             p = est.predict_new_models(np.where(keep, X[test], np.nan), weights=w)
@@ -223,6 +233,19 @@ def _weak_subset_population(m=200, d=16, seed=0, weak=0.6, subset=(0, 5, 10)):
     return 1 / (1 + np.exp(-logit))
 
 
+def _weak_frontier_split(seed, weak):
+    """The frontier split of :func:`_weak_subset_population`: fit on the weakest 50% by the full aggregate (equal
+    weights ``w``), predict the strongest 30% from datasets 0, 5 and 10. ``(X, w, train, test, truth, X_new)``."""
+    X = _weak_subset_population(seed=seed, weak=weak)
+    m, d = X.shape
+    w = np.full(d, 1.0 / d)
+    order = np.argsort(X @ w)
+    train, test = order[:m // 2], order[-int(0.3 * m):]
+    keep = np.zeros(d, bool)
+    keep[[0, 5, 10]] = True
+    return X, w, train, test, X[test] @ w, np.where(keep, X[test], np.nan)
+
+
 def test_predicted_quantile_and_symmetric_minimum():
     from harness_ext.methods.engine.frontier_design import min_symmetric_models
     from harness_ext.methods.engine.frontier_shift import predicted_quantile
@@ -243,15 +266,7 @@ def test_hidden_shift_widens_the_upper_bound_of_unflagged_models_placed_high(mon
 
     hits, n = {}, 0
     for seed in range(4):
-        X = _weak_subset_population(seed=seed, weak=0.25)
-        m, d = X.shape
-        w = np.full(d, 1.0 / d)
-        order = np.argsort(X @ w)
-        train, test = order[:m // 2], order[-int(0.3 * m):]
-        keep = np.zeros(d, bool)
-        keep[[0, 5, 10]] = True
-        truth = X[test] @ w
-        X_new = np.where(keep, X[test], np.nan)
+        X, w, train, test, truth, X_new = _weak_frontier_split(seed, 0.25)
         p = {}
         for edge in (None, 0.75):
             monkeypatch.setattr(frontier_shift, "SHIFT_EDGE", edge)

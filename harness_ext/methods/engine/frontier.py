@@ -36,7 +36,10 @@ Hardt 2025 find every benchmark-prediction method degrades there).
   ``|error| / design sd`` when they held out at least 9 different models and the model lies within their reach, else
   the normal quantile), and the warning says so. A model *not* flagged but placed in the training models' top
   quarter by its predicted strength gets its aggregate's upper bound raised by the hidden-shift rule
-  (:mod:`~harness_ext.methods.engine.frontier_shift`). The scores are not scaled by a distance: the folds'
+  (:mod:`~harness_ext.methods.engine.frontier_shift`). Last, a model placed in that top quarter gets its share of a
+  cross-benchmark allowance on its aggregate's upper bound (:mod:`~harness_ext.methods.engine.frontier_prior`: learnt
+  on other leaderboards' frontiers, since folds inside the training models see almost none of the shift). The
+  scores are not scaled by a distance: the folds'
   held-out models fit worse and lie farther beyond their fit than models at the real frontier, so a scale learnt
   on them narrowed the frontier's intervals (``docs/frontier.md``).
 
@@ -61,11 +64,12 @@ from .frontier_aggregate import engine_prediction as _engine_prediction
 from .frontier_aggregate import held_out_aggregate as _aggregate
 from .frontier_aggregate import held_out_sd as _held_out_sd
 from .frontier_design import design_aggregate_sd, distinct_held_out, min_calibration_models, min_symmetric_models
+from .frontier_benchpress import benchpress_fill
 from .lowrank import fold_in
 
-__all__ = ["CANDIDATES", "WEIGHTED_CANDIDATES", "FRONTIER_FOLDS", "FRONTIER_WEIGHTS", "FRONTIER_QUANTILE",
-           "MIN_FRONTIER_MODELS", "FrontierCalibration", "apply_frontier", "blend_ramp", "calibrate_frontier",
-           "frontier_distance", "frontier_expectation", "frontier_folds", "positions"]
+__all__ = ["CANDIDATES", "OPTIONAL_CANDIDATES", "WEIGHTED_CANDIDATES", "FRONTIER_FOLDS", "FRONTIER_WEIGHTS",
+           "FRONTIER_QUANTILE", "MIN_FRONTIER_MODELS", "FrontierCalibration", "apply_frontier", "blend_ramp",
+           "calibrate_frontier", "frontier_distance", "frontier_expectation", "frontier_folds", "positions"]
 
 #: ``(fit fraction, held-out fraction)`` of the training models ordered by position: the 50/30 geometry of the
 #: frontier protocol and two nearer ones, so the scores span distances from just outside the range to far.
@@ -77,6 +81,12 @@ FRONTIER_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: dataset (:func:`_standard_mean`: the subset mean of a matrix whose datasets have different scales), and the subset
 #: mean on the aggregate's scale as a shift from the fitted models' means (:func:`_aggregate_shift`).
 CANDIDATES = ("unshrunk_level", "position_line", "subset_mean", "standard_mean", "aggregate_shift")
+#: Candidates :func:`_candidate` computes beyond :data:`CANDIDATES`, off by default (add them to :data:`CANDIDATES`
+#: to let the folds choose them): BenchPress's completion of the new rows added to the fitted models
+#: (:func:`~harness_ext.methods.engine.frontier_benchpress.benchpress_fill`). On the shared matrices' frontier splits
+#: the folds never chose it, and it costs one BenchPress completion of the training matrix per fold
+#: (``docs/frontier.md``).
+OPTIONAL_CANDIDATES = ("benchpress",)
 #: Candidates that need aggregate weights (left out of a calibration without them).
 WEIGHTED_CANDIDATES = ("aggregate_shift",)
 #: Prior sd multiplier of a new model's offset in the ``unshrunk_level`` fold-in (``lowrank.fold_in``'s ``level_scale``).
@@ -189,8 +199,8 @@ def _candidate(est, name, fit, Z_fit, pos_fit, z_in, X_in, O, X_fit=None, w=None
         return fold_in(fit, z_in, level_scale=LEVEL_SCALE).mean
     if name == "position_line":
         return _line(Z_fit, pos_fit, positions(z_in, O.any(0)))
-    if name == "aggregate_shift":
-        x = _aggregate_shift(X_fit, X_in, O, w)
+    if name in ("aggregate_shift", "benchpress"):
+        x = _aggregate_shift(X_fit, X_in, O, w) if name == "aggregate_shift" else benchpress_fill(X_fit, X_in)
         # outside the aggregate (weight 0) or beyond a dataset's range: the standardised subset mean
         z = est.transform_.transform(x)
         return np.where(np.isfinite(z), z, _standard_mean(Z_fit, z_in, O))
@@ -228,7 +238,7 @@ def _fold_records(est, pattern, direction, rank, alpha):
         z_in = np.where(seen, Zt, np.nan)
         fi, eng = _engine_prediction(ft, Z[rows], z_in, alpha)
         x_in = np.where(seen, Xt, np.nan)
-        cands = {c: _candidate(est, c, ft, Z[rows], pos[rows], z_in, x_in, seen) for c in CANDIDATES
+        cands = {c: _candidate(est, c, ft, Z[rows], pos[rows], z_in, x_in, seen, X_fit=X[rows]) for c in CANDIDATES
                  if c not in WEIGHTED_CANDIDATES}
         records.append(dict(Zt=Zt, Xt=Xt, have=have, seen=seen, fi=fi, eng=eng, cands=cands, held=held, ramp=ramp, dist=d_held,
                             X_fit=X[rows], Z_fit=Z[rows], x_in=x_in, z_in=z_in, fit=ft, rows=rows,
@@ -443,23 +453,50 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None, e
             # within the folds' reach the folds calibrate the design-style sd; beyond it, the normal quantile
             z_far = None if c is None else np.where(direction * dist[far] > cal.max_distance, np.nan, c)
             _widen_thin(est, out, far, O, W, W_extra, z_far)
-    _hidden_shift(est, fit, fi, mz, z, X_new, O, W, w_cal, out, pattern, upper_records, cals, dist == 0)
+    u = _placement(est, fit, mz, z, O, pattern) if W is not None and out.get("agg") is not None else None
+    _hidden_shift(est, fi, mz, X_new, O, W, w_cal, out, pattern, upper_records, cals, dist == 0, u)
+    _prior_allowance(est, O, W, out, dist, u, cals, W_extra)
     return dist, cals
 
 
-def _hidden_shift(est, fit, fi, mz, z, X_new, O, W, w_cal, out, pattern, records, cals, unflagged):
-    """The aggregate upper bound of the ``unflagged`` new models placed high by their predicted strength, raised by
-    the protocol folds' hidden-shift quantile (:mod:`~harness_ext.methods.engine.frontier_shift`); recorded in
-    ``cals["shift"]``. Flagged models already have the frontier folds' interval (raised for them too, it took the
-    Open LLM Leaderboard v2's frontier coverage from 0.93 to 0.96 and CrossPred's from 0.97 to 1.00)."""
+def _placement(est, fit, mz, z, O, pattern):
+    """Each new model's predicted strength as a quantile of the training models' (each from its own cells on
+    ``pattern``): :func:`~harness_ext.methods.engine.frontier_shift.predicted_quantile`."""
+    from . import frontier_shift as fs
+
+    alpha = float(getattr(est, "blend_new_", est._uncalibrated_blend()))
+    strength = fs.predicted_strength(np.where(O, z, np.nan), mz)
+    return fs.predicted_quantile(strength, fs.reference_strength(est, fit, pattern, alpha))
+
+
+def _prior_allowance(est, O, W, out, dist, u, cals, W_extra):
+    """The aggregate upper bound of the new models placed in the training models' top quarter by predicted strength
+    ``u`` raised by their share of the cross-benchmark allowance (:mod:`~harness_ext.methods.engine.frontier_prior`):
+    the folds inside the training models see almost none of the real frontier's under-prediction. Recorded in
+    ``cals["prior"]``."""
+    from . import frontier_prior as fp
+
+    if u is None:
+        return
+    g = fp.share(dist, u, fp.PRIOR_EDGE)
+    rows = np.flatnonzero(g > 0)
+    cal = fp.widen_prior(est.X_, O, W, out, rows, float(est.level), W_extra, g[rows])
+    if cal is not None:
+        cals["prior"] = cal
+
+
+def _hidden_shift(est, fi, mz, X_new, O, W, w_cal, out, pattern, records, cals, unflagged, u):
+    """The aggregate upper bound of the ``unflagged`` new models placed high by their predicted strength ``u``
+    (:func:`_placement`), raised by the protocol folds' hidden-shift quantile
+    (:mod:`~harness_ext.methods.engine.frontier_shift`); recorded in ``cals["shift"]``. Flagged models already have the
+    frontier folds' interval (raised for them too, it took the Open LLM Leaderboard v2's frontier coverage from 0.93 to
+    0.96 and CrossPred's from 0.97 to 1.00)."""
     from . import frontier_shift as fs
 
     edge = fs.SHIFT_EDGE
-    if edge is None or W is None or out.get("agg") is None or est.Z_.shape[0] < MIN_FRONTIER_MODELS:
+    if edge is None or u is None or est.Z_.shape[0] < MIN_FRONTIER_MODELS:
         return
     alpha = float(getattr(est, "blend_new_", est._uncalibrated_blend()))
-    strength = fs.predicted_strength(np.where(O, z, np.nan), mz)
-    u = fs.predicted_quantile(strength, fs.reference_strength(est, fit, pattern, alpha))
     rows = np.flatnonzero((u >= edge) & unflagged)
     if rows.size == 0:
         return
@@ -618,7 +655,19 @@ def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> lis
                        if DESIGN_SCALE == "folds" else " and is wide"))
         out.append(f"{model}: at the frontier, {abs(dist):.2f} sd {side} the manifest's models' "
                    f"{'upper' if dist > 0 else 'lower'} edge of subset scores: {how}")
-    return out + _shift_warnings(models, calibrations.get("shift"))
+    return out + _shift_warnings(models, calibrations.get("shift")) + _prior_warnings(models, calibrations.get("prior"))
+
+
+def _prior_warnings(models, cal) -> list:
+    """One warning per new model whose aggregate upper bound the cross-benchmark allowance raised
+    (:mod:`~harness_ext.methods.engine.frontier_prior`)."""
+    if cal is None or not getattr(cal, "raised", ()):
+        return []
+    models = list(models)
+    return [f"{models[r]}: its predicted strength is in the manifest's models' top quarter: the aggregate's upper bound "
+            f"is lifted toward the prediction plus {cal.multiplier:.2f} design-style sd (in full above the strongest "
+            "model), the allowance learnt on other benchmarks' frontier models (their predictions there were too low "
+            "by more than folds inside the training models show)" for r in cal.raised]
 
 
 def _shift_warnings(models, cal) -> list:

@@ -1,0 +1,255 @@
+"""The cross-benchmark frontier allowance (``engine/frontier_prior.py``): its constant, and leave-one-benchmark-out figures.
+
+Run::
+
+    HARNESS_EXT_SHARED_DATA=/work/shared/data python benchmarks/quality_frontier_prior.py            # frontier splits
+    HARNESS_EXT_SHARED_DATA=/work/shared/data python benchmarks/quality_frontier_prior.py --random-splits 3
+
+Every real matrix with at least 30 models and at least 3 datasets in ../shared/data gets the frontier split of
+``quality_holdout.py --protocols f`` (the subset chosen and the default predictor fitted on the weakest 50% of its models
+by full aggregate, the strongest 30% predicted from their subset cells; Pythia MMLU also its newest checkpoints), run as
+protocol (f) runs it (``reduce``'s selection and nested calibration), with the allowance *off*. The six matrices of
+``quality_holdout.py`` and five more: LiveBench (2024-08-29, its six categories; the overall column left out), the
+HydroX safety leaderboard (four categories; overall left out), OpenCompass (its seven category leaderboards joined by
+model name), RewardBench and RewardBench 2 (Every Eval Ever). The other 37 benchbench leaderboards have one score
+column each (or fewer than 30 models): no subset to predict from, so no frontier split of their own; they enter through
+the merged benchbench matrix.
+
+For each test model the engine predicts stronger than every training model (the full allowance), the score
+``(truth - prediction) / design sd`` is recorded; models placed between the training models' 75th percentile of
+predicted strength and their strongest get a share of the allowance rising linearly from 0 to 1
+(``frontier_prior.share``). The shipped constant (``frontier_prior.FRONTIER_ALLOWANCE``) is the
+one-sided ``level`` quantile pooled over every benchmark, each weighing the same (**in-sample** for each of them). The
+reported coverage of each benchmark uses the constant computed *without* it and without the benchmarks that share its
+data (:data:`FAMILIES`): **leave one benchmark out**. ``--random-splits N`` adds protocol (a)'s random 80/20 splits
+with the same leave-one-benchmark-out constants: the allowance's cost inside the population.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+os.environ.setdefault("HARNESS_EXT_NO_PROGRESS", "1")
+os.environ.setdefault("HARNESS_EXT_LOAD_PLUGINS", "")
+import quality_holdout as qh  # noqa: E402 - the protocols' shared splits and subset choice
+
+LB = qh.BENCHBENCH
+EXTRA = ("livebench", "hydrox", "opencompass", "rewardbench", "rewardbench_2")
+#: Benchmarks that share data (models' scores of one leaderboard, or a leaderboard merged into another matrix): left
+#: out together. The benchbench matrix holds the LiveBench, HydroX, OpenCompass, HELM Classic and Open LLM v2
+#: leaderboards' columns; RewardBench 2 shares RewardBench's models; Pythia's two variants are one benchmark.
+FAMILIES = {"benchbench": {"livebench", "hydrox", "opencompass", "helm_classic", "open_llm_v2"},
+            "livebench": {"benchbench"}, "hydrox": {"benchbench"}, "opencompass": {"benchbench"},
+            "helm_classic": {"benchbench"}, "open_llm_v2": {"benchbench"},
+            "rewardbench": {"rewardbench_2"}, "rewardbench_2": {"rewardbench"}}
+LEVELS = (0.8, 0.9, 0.95)
+OPENCOMPASS = ("agent_240829_agent", "code_240829_code", "instruct_240829_instructionfollow", "knowledge_240829_knowledge",
+               "language_240829_language", "math_240829_math", "reasoning_240829_reasoning")
+
+
+def extra_matrices(names):
+    """``{name: (raw DataFrame, meta)}`` of the calibration matrices that are not ``quality_holdout``'s."""
+    import pandas as pd
+
+    out = {}
+    if "livebench" in names:
+        out["livebench"] = pd.read_csv(LB / "livebench_240829_holistic.csv").set_index("model").drop(
+            columns=["livebench_240725"])
+    if "hydrox" in names:
+        out["hydrox"] = pd.read_csv(LB / "hydrox_safety_241001_safety.csv").set_index("model").drop(
+            columns=["hydrox_overall_score"])
+    if "opencompass" in names:
+        d = None
+        for c in OPENCOMPASS:
+            x = pd.read_csv(LB / f"opencompass_{c}.csv").groupby("model").first()
+            d = x if d is None else d.join(x, how="outer")
+        out["opencompass"] = d.loc[d.notna().sum(axis=1) >= 3]
+    rb = [b for b in ("rewardbench", "rewardbench_2") if b in names]
+    if rb:
+        from harness_ext.store.db import Store
+        from harness_ext.store.ingest import ingest_paths
+        from harness_ext.store.matrix import MatrixQuery, load_matrix
+
+        with Store.open(":memory:") as store:
+            ingest_paths(store, [qh.EEE / "reward-bench"], show_progress=False)
+            for b in rb:
+                raw = load_matrix(store, MatrixQuery(normalise="none", benchmarks=(b,)))
+                raw = pd.DataFrame(raw.to_numpy(float), index=[str(i) for i in raw.index],
+                                   columns=[str(c) for c in raw.columns])
+                raw = raw.loc[:, raw.notna().sum(axis=0) >= 10]
+                out[b] = raw.loc[raw.notna().sum(axis=1) >= 3]
+    return {k: (v.astype(float), [{} for _ in v.columns]) for k, v in out.items()}
+
+
+class _Recorder:
+    """Stands in for ``frontier_prior.widen_prior`` during a run: records the rows with a share of the allowance, their
+    share and design sd, and raises nothing (the allowance off), so every constant can be applied afterwards with the
+    engine's own formula."""
+
+    def __init__(self):
+        self.rows, self.sd, self.share = np.array([], int), np.array([]), np.array([])
+
+    def __call__(self, X_fit, O, W, out, rows, level, W_extra=None, shares=None):
+        from harness_ext.methods.engine.frontier_design import design_aggregate_sd
+
+        self.rows = np.asarray(rows, dtype=int)
+        self.share = np.ones(self.rows.size) if shares is None else np.asarray(shares, dtype=float)
+        self.sd = design_aggregate_sd(X_fit, O[self.rows], W[self.rows]) if self.rows.size else np.array([])
+        return None
+
+
+def run_split(X, tr, te, seed, k, a_sc, c_sc, runs):
+    """One split as protocol (f)/(a) evaluates the default predictor: per test model ``truth``, ``pred``, ``lo``,
+    ``hi`` (points, allowance off), ``share`` of the allowance, ``sd`` (design sd, NaN without a share), ``usable``."""
+    from harness_ext.methods.engine import frontier_prior as fp
+    from harness_ext.methods.engine.newmodel_intervals import FOLD_RESELECTION
+    from harness_ext.methods.pounce import make_predictor
+
+    Xtr, Xte = X[tr], X[te]
+    subset, _ = qh.choose_subset(Xtr, k, seed, qh.DEFAULT_SELECTOR, "lowrank", a_sc, c_sc)
+    keep, Xin, have, usable, target, W, C, agg_true = qh.test_targets(Xte, subset, a_sc, c_sc)
+    reselect = qh.product_reselect(Xtr, k, seed, qh.DEFAULT_SELECTOR, "lowrank", a_sc, c_sc, FOLD_RESELECTION,
+                                   groups=None if runs is None else runs[tr])
+    rec, orig = _Recorder(), fp.widen_prior
+    fp.widen_prior = rec
+    try:
+        p = make_predictor("lowrank", random_state=seed).fit(Xtr).predict_new_models(Xin, weights=W, reselect=reselect)
+    finally:
+        fp.widen_prior = orig
+    sd, share = np.full(len(te), np.nan), np.zeros(len(te))
+    sd[rec.rows], share[rec.rows] = rec.sd, rec.share
+    return dict(truth=agg_true, pred=p.aggregate + C, lo=p.aggregate_lower + C, hi=p.aggregate_upper + C, sd=sd,
+                share=share, usable=usable)
+
+
+def collect(names, n_random, random_names=None, progress=print):
+    """``{(benchmark, variant): record}`` of the frontier splits (variants ``frontier``/``newest``) of every benchmark
+    in ``names`` and ``n_random`` random splits (``a0``, ``a1``, ...) of those in ``random_names`` (default all)."""
+    from harness_ext.methods.engine.newmodel_intervals import run_groups
+    from harness_ext.methods.pounce import split_models
+    from harness_ext.methods.reduction.budget import default_subset_size
+
+    mats = qh.load_matrices([n for n in names if n in qh.SOURCES])
+    mats.update(extra_matrices([n for n in names if n in EXTRA]))
+    out = {}
+    for name in names:
+        if name not in mats:
+            continue
+        raw, meta = mats[name]
+        X = raw.to_numpy(float)
+        k = default_subset_size(X.shape[1])
+        a_sc, c_sc = qh.aggregate_scale(X, meta)
+        runs = run_groups(raw.index)
+        t = time.perf_counter()
+        for variant, (tr, te) in qh.frontier_splits(raw, X, a_sc, c_sc).items():
+            out[(name, variant)] = run_split(X, tr, te, 0, k, a_sc, c_sc, runs)
+        for s in range(n_random if random_names is None or name in random_names else 0):
+            tr, te = split_models(X.shape[0], 0.2, random_state=s) if runs is None else qh.split_runs(runs, 0.2, s)
+            out[(name, f"a{s}")] = run_split(X, tr, te, s, k, a_sc, c_sc, runs)
+        progress(f"  {name} {X.shape[0]} x {X.shape[1]}: {time.perf_counter() - t:.0f} s")
+    return out
+
+
+def scores(rec):
+    """``(truth - prediction) / design sd`` of the usable test models with the full allowance (predicted stronger
+    than every training model): the allowance is learnt where it is applied in full."""
+    m = rec["usable"] & np.isfinite(rec["sd"]) & (rec["share"] >= 1.0)
+    return (rec["truth"] - rec["pred"])[m] / np.maximum(rec["sd"][m], 1e-12)
+
+
+def pooled_quantile(records, exclude, level):
+    """The ``level`` quantile of the frontier splits' scores pooled over the benchmarks not in ``exclude``, each
+    benchmark weighing 1 (its variants sharing it), or None without scores."""
+    vals, wts = [], []
+    for name in sorted({n for n, v in records if not v.startswith("a")} - set(exclude)):
+        keys = [key for key in records if key[0] == name and not key[1].startswith("a")]
+        for key in keys:
+            s = scores(records[key])
+            if s.size:
+                vals.append(s)
+                wts.append(np.full(s.size, 1.0 / s.size / len(keys)))
+    if not vals:
+        return None
+    v, w = np.concatenate(vals), np.concatenate(wts)
+    o = np.argsort(v, kind="stable")
+    cum = np.cumsum(w[o]) / w.sum()
+    return float(v[o][min(np.searchsorted(cum, level - 1e-12), v.size - 1)])
+
+
+def figures(rec, q):
+    """``(coverage, median width)`` of the usable test models' aggregates with multiplier ``q`` (None: off)."""
+    from harness_ext.methods.engine.frontier_prior import raised_upper
+
+    hi = rec["hi"].copy()
+    m = np.isfinite(rec["sd"])
+    if q is not None:
+        hi[m] = raised_upper(rec["pred"][m], hi[m], rec["sd"][m], q * rec["share"][m])
+    u = rec["usable"]
+    return float(((rec["truth"] >= rec["lo"]) & (rec["truth"] <= hi))[u].mean()), float(np.median((hi - rec["lo"])[u]))
+
+
+def report(records, level, file=sys.stdout):
+    names = sorted({n for n, _ in records})
+    q_all = pooled_quantile(records, (), level)
+    print(f"\nlevel {level:.2f}: shipped constant (pooled over all {len(names)} benchmarks, in-sample) {q_all:.3f}", file=file)
+    print(f"{'benchmark':<14}{'variant':<9}{'test':>5}{'full':>5}  {'before':>14}  {'LOBO q':>7}  {'after (LOBO)':>14}  "
+          f"{'in-sample':>14}", file=file)
+    for (name, variant), rec in records.items():
+        q = pooled_quantile(records, {name} | FAMILIES.get(name, set()), level)
+        (cb, wb), (ca, wa), (ci, wi) = figures(rec, None), figures(rec, q), figures(rec, q_all)
+        n_el = int((rec["usable"] & (rec["share"] >= 1.0)).sum())
+        print(f"{name:<14}{variant:<9}{int(rec['usable'].sum()):>5}{n_el:>5}  {cb:>6.3f} ({wb:>5.2f})  "
+              f"{q if q is not None else float('nan'):>7.3f}  {ca:>6.3f} ({wa:>5.2f})  {ci:>6.3f} ({wi:>5.2f})", file=file)
+    return q_all
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--benchmarks", default=None, help=f"comma-separated subset of {', '.join((*qh.SOURCES, *EXTRA))}")
+    ap.add_argument("--random-splits", type=int, default=0, help="protocol (a) random splits per benchmark (cost check)")
+    ap.add_argument("--random-benchmarks", default=None, help="comma-separated benchmarks given random splits (default all)")
+    ap.add_argument("--levels", default=",".join(str(v) for v in LEVELS), help="interval levels to report")
+    ap.add_argument("--json", default=None, help="write the per-model records here")
+    args = ap.parse_args(argv)
+    names = args.benchmarks.split(",") if args.benchmarks else (*qh.SOURCES, *EXTRA)
+    t0 = time.perf_counter()
+    rand = set(args.random_benchmarks.split(",")) if args.random_benchmarks else set(names)
+    records = collect(names, args.random_splits, rand, progress=lambda m: print(m, file=sys.stderr, flush=True))
+    if args.json:
+        Path(args.json).write_text(json.dumps({f"{n}/{v}": {k: np.asarray(x).tolist() for k, x in r.items()}
+                                               for (n, v), r in records.items()}))
+    for level in (float(v) for v in args.levels.split(",")):
+        report({k: r for k, r in records.items() if not k[1].startswith("a")}, level)
+        if args.random_splits:
+            _report_random(records, level)
+    print(f"\n{time.perf_counter() - t0:.0f} s", flush=True)
+    return 0
+
+
+def _report_random(records, level, file=sys.stdout):
+    """Protocol (a)'s cost: mean coverage and mean median width over the random splits, before and with each
+    benchmark's leave-one-benchmark-out constant."""
+    frontier = {k: r for k, r in records.items() if not k[1].startswith("a")}
+    print(f"  random splits, level {level:.2f}: coverage (5th percentile) / mean median width, before -> after (LOBO q)",
+          file=file)
+    for name in sorted({n for n, v in records if v.startswith("a")}):
+        recs = [r for (n, v), r in records.items() if n == name and v.startswith("a")]
+        q = pooled_quantile(frontier, {name} | FAMILIES.get(name, set()), level)
+        b = np.array([figures(r, None) for r in recs])
+        a = np.array([figures(r, q) for r in recs])
+        print(f"  {name:<14}{len(recs):>3} splits  {b[:, 0].mean():.3f} ({np.quantile(b[:, 0], 0.05):.3f}) / "
+              f"{b[:, 1].mean():6.2f} -> {a[:, 0].mean():.3f} ({np.quantile(a[:, 0], 0.05):.3f}) / {a[:, 1].mean():6.2f}"
+              f" ({a[:, 1].mean() / b[:, 1].mean() - 1:+.1%})", file=file)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
