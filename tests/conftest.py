@@ -29,6 +29,18 @@ def require(path: Path) -> Path:
     return path
 
 
+def import_benchmark(name: str):
+    """The module ``benchmarks/<name>.py`` (the folder is on ``sys.path`` only while importing)."""
+    import importlib
+    import sys
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+
+
 @pytest.fixture(scope="session")
 def real_store(tmp_path_factory):
     """A store holding HELM Classic (Every Eval Ever) and all Pythia lm-eval v0.3 results."""

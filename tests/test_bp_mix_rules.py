@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def mr():
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        import quality_bp_mix_rules as mod
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
-    return mod
+    from conftest import import_benchmark
+
+    return import_benchmark("quality_bp_mix_rules")
 
 
 def test_simplex_enumerates_every_weight_vector_on_the_grid(mr):
