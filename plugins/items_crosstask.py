@@ -21,7 +21,9 @@ ITEM_ESTIMATORS = {
                                           "benchmark's tasks, design-based interval (Zhang, Dorner and Hardt 2025)"),
     "kernel_learn": ("KernelLearn", "kernel ridge regression of the full score on every task's sampled answers, "
                                     "settings by leave-one-out (Zhang, Dorner and Hardt 2025; Kipnis et al. 2025)"),
-    "crosstask": ("CrossTask", "composite of kernel_learn and aipw_difficulty: the regression inside the "
+    "stacked_learn": ("StackedLearn", "kernel_learn stacked with kernel ridge on the models' abilities (probabilistic "
+                                      "PCA of every item), share by held-out population models (Breiman 1996)"),
+    "crosstask": ("CrossTask", "composite of stacked_learn and aipw_difficulty: the regression inside the "
                                "population, the design-based estimate beyond it (Fay and Herriot 1979)"),
     "aipw_select": ("SelectedAIPW", "AIPW whose working model (ridge, difficulty logit, a logit on the items' "
                                     "loadings, or a mean of two) is chosen per model by nested cross-fitting"),

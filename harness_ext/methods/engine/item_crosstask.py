@@ -18,8 +18,11 @@ its answers to that task's sample, its answers to the other tasks' samples. The 
   task, fitted on this task's training fold AND every other task's sampled items. Design-unbiased for
   this task whatever the target is: the other tasks' samples are drawn independently of this one's.
 * :class:`~.item_learn.KernelLearn` (in :mod:`.item_learn`): kernel ridge regression of the full-task
-  score on every task's sampled answers, settings by leave-one-out; the regression part of the composite.
-* :class:`CrossTask`: a Fay-Herriot-type composite of :class:`~.item_learn.KernelLearn` and
+  score on every task's sampled answers, settings by leave-one-out.
+* :class:`~.item_factor.StackedLearn` (in :mod:`.item_factor`): that kernel regression stacked with a kernel
+  regression on each model's abilities (probabilistic PCA of the population's answers to every item),
+  the share chosen on held-out source models; the regression part of the composite.
+* :class:`CrossTask`: a Fay-Herriot-type composite of :class:`~.item_factor.StackedLearn` and
   :class:`DifficultyAIPW`. The regression's error variance for a target is its leave-one-out error
   variance for a model like the target (:meth:`~.item_learn.KernelLearn.error_variance`), times a factor
   chosen on held-out source models (1, or 0: the regression alone inside the population), plus
@@ -52,6 +55,7 @@ import numpy as np
 
 from .item_estimators import AIPW, ItemEstimate, _is_binary, _ItemEstimator, _z, conformal_radius, radius_interval
 from .item_composite import clipped_gap, coverage_scale
+from .item_factor import StackedLearn
 from .item_learn import KernelLearn, _check_targets, _fill_missing, _other_tasks
 from .item_working import choose_working, item_loadings, logistic_working
 
@@ -214,7 +218,7 @@ class DifficultyAIPW(AIPW):
 
 
 class CrossTask(_ItemEstimator):
-    """Composite of :class:`~.item_learn.KernelLearn` (model-based) and :class:`DifficultyAIPW` (design-based).
+    """Composite of :class:`~.item_factor.StackedLearn` (model-based) and :class:`DifficultyAIPW` (design-based).
 
     With ``V_a`` the design variance of the AIPW estimate ``a``, ``V_m`` the regression's error variance
     for the target (:meth:`~.item_learn.KernelLearn.error_variance`: fitted to the source models' leave-one-out
@@ -251,9 +255,10 @@ class CrossTask(_ItemEstimator):
     """
 
     uses_other_tasks = True
-    #: The regression part: :class:`~.item_learn.KernelLearn` (kernel ridge across the benchmark's tasks; the composite
-    #: reads its per-target ``error_variance`` and refits folds at its ``fixed_params``).
-    learner = KernelLearn
+    #: The regression part: :class:`~.item_factor.StackedLearn` (kernel ridge across the benchmark's tasks on the
+    #: raw answers, stacked with one on the models' abilities; the composite reads its per-target
+    #: ``error_variance`` and refits folds at its ``fixed_params``).
+    learner = StackedLearn
 
     def __init__(self, *, level: float = 0.90, alpha: float = 10.0, n_folds: int = 5, gap_scale: float = 5.0,
                  floor_margin: float = 1.0, min_models: int = 10, edge_slope: float = 2.0,
@@ -543,6 +548,7 @@ ESTIMATORS = {
     "random_learn_crosstask": CrossTaskLearn,
     "aipw_difficulty": DifficultyAIPW,
     "kernel_learn": KernelLearn,
+    "stacked_learn": StackedLearn,
     "crosstask": CrossTask,
     "aipw_select": SelectedAIPW,
 }
