@@ -48,7 +48,21 @@ def test_coverage_scale_is_the_factor_that_covers_at_the_level():
 
 def test_coverage_scale_zero_when_the_fixed_part_covers_and_capped_when_nothing_does():
     assert coverage_scale(np.full(20, 0.1), np.ones(20), np.zeros(20), np.ones(20)) == 0.0
-    assert coverage_scale(np.full(20, 1.0), np.zeros(20), np.zeros(20), np.zeros(20), cap=7.0) == 7.0
+    assert coverage_scale(np.full(20, 1e6), np.full(20, 1e-2), np.zeros(20), np.zeros(20), cap=7.0) == 7.0
+
+
+def test_coverage_scale_ignores_models_whose_interval_is_the_design_part():
+    # Half the calibration models have no regression share (scaled 0): their design-based interval misses
+    # 20% of the time whatever k is. They used to push k to the cap (HELM Lite MATH: k 300-800, intervals
+    # +/-50 on a 0-1 score); k now comes from the models it governs.
+    rng = np.random.default_rng(1)
+    n, k0 = 400, 0.8
+    s2 = np.r_[np.zeros(n), rng.uniform(0.5, 2.0, n)]
+    f = np.r_[np.ones(n), np.zeros(n)]
+    resid = np.r_[rng.normal(size=n) * 1.3, rng.normal(size=n) * k0 * np.sqrt(s2[n:])]
+    k = coverage_scale(resid, s2, np.zeros(2 * n), f, level=0.9)
+    assert k == pytest.approx(k0, rel=0.1)
+    assert coverage_scale(resid[:n], s2[:n], np.zeros(n), f[:n]) == 1.0  # none informative
 
 
 def test_composite_records_its_choices():

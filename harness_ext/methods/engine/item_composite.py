@@ -44,6 +44,14 @@ def clipped_gap(a, m, sd_a, bounds: tuple, floor_margin: float, clip: float) -> 
     return np.maximum(0.0, np.maximum(above, below))
 
 
+#: A calibration model whose scaled component is less than this share of its interval's variance at ``k = 1``
+#: is left out of :func:`coverage_scale`: its interval is the other components' (the design-based part), so ``k``
+#: hardly moves it, and its misses (a design-based interval misses 10% of the time) would ask for an unbounded ``k``.
+MIN_SCALED_SHARE = 0.1
+#: Fewer informative calibration models than this: ``k`` is 1 (the component as estimated).
+MIN_SCALE_MODELS = 10
+
+
 def coverage_scale(resid, scaled, cross, fixed, level: float = 0.9, z: float | None = None,
                    cap: float = 1e3) -> float:
     """The conformal factor ``k`` on one variance component so that intervals cover at ``level``.
@@ -52,13 +60,20 @@ def coverage_scale(resid, scaled, cross, fixed, level: float = 0.9, z: float | N
     ``resid = truth - centre``; per model the smallest ``k >= 0`` that covers solves that quadratic
     (0 when the fixed part covers; ``cap`` when no ``k`` up to it does). The result is the
     split-conformal quantile of those factors (:func:`~.conformal.conformal_quantile`), nominal for
-    exchangeable models. ``z`` defaults to the normal quantile of ``level``.
+    exchangeable models. Only models whose scaled component is at least :data:`MIN_SCALED_SHARE` of their
+    variance at ``k = 1`` take part (``k`` governs only their intervals); with fewer than
+    :data:`MIN_SCALE_MODELS` of them ``k`` is 1. ``z`` defaults to the normal quantile of ``level``.
     """
     from .conformal import _normal_quantile
 
     z = _normal_quantile(level) if z is None else z
-    r2 = (np.asarray(resid, dtype=float) / z) ** 2
     A, B, C = (np.asarray(v, dtype=float) for v in (scaled, cross, fixed))
+    total = A + np.abs(B) + C
+    keep = A >= MIN_SCALED_SHARE * np.where(total > 0, total, np.inf)
+    if keep.sum() < MIN_SCALE_MODELS:
+        return 1.0
+    A, B, C = A[keep], B[keep], C[keep]
+    r2 = (np.asarray(resid, dtype=float)[keep] / z) ** 2
     C = C - r2
     disc = np.maximum(B * B - 4.0 * A * C, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
