@@ -38,9 +38,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .direct_ridge import loo_residuals
 from .item_estimators import ItemEstimate, conformal_radius, radius_interval
-from .item_learn import KernelLearn, _centre_test, _check_targets, _fill_missing, _sq_dist
+from .item_learn import (KernelLearn, _centre_test, _check_targets, _fill_missing, _sq_dist, kernel_dual,
+                         kernel_loo, kernel_loo_residuals)
 
 
 def factor_loadings(X: np.ndarray, observed: np.ndarray, rank: int, floor: float = 0.05) -> dict:
@@ -83,10 +83,8 @@ def _factor_kernel(Z: np.ndarray, Zs: np.ndarray, scale: float, bandwidth: float
 
 
 def _signed_loo(K: np.ndarray, y: np.ndarray, alpha: float) -> np.ndarray:
-    """Signed leave-one-out residuals of kernel ridge with an unpenalised intercept (as :func:`~.item_learn.kernel_loo`)."""
-    J = np.eye(len(y)) - 1.0 / len(y)
-    lam, U = np.linalg.eigh(J @ K @ J)
-    return loo_residuals(U, np.clip(lam, 0.0, None), y - y.mean(), [alpha], floor=1e-12)[0]
+    """Signed leave-one-out residuals of kernel ridge at one penalty (:func:`~.item_learn.kernel_loo_residuals`)."""
+    return kernel_loo_residuals(K, y, [alpha])[0]
 
 
 class FactorKernel:
@@ -108,8 +106,6 @@ class FactorKernel:
         self.floor = floor
 
     def fit(self, X: np.ndarray, observed: np.ndarray, y: np.ndarray):
-        from .item_learn import kernel_loo
-
         top = max(self.ranks)
         model = factor_loadings(X, observed, top, self.floor)
         var = (X[:, observed] - model["mu"]).var(axis=0)
@@ -130,10 +126,7 @@ class FactorKernel:
         _, setting, self.model_, self.Z_, self.scale_ = best
         self.setting_ = dict(zip(("rank", "bandwidth", "linear", "alpha"), setting))
         self.K_ = _factor_kernel(self.Z_, self.Z_, self.scale_, setting[1], setting[2])
-        m = len(y)
-        self.y_mean_ = float(y.mean())
-        self.dual_ = np.linalg.solve((np.eye(m) - 1.0 / m) @ self.K_ @ (np.eye(m) - 1.0 / m) + setting[3] * np.eye(m),
-                                     y - self.y_mean_)
+        self.y_mean_, self.dual_ = kernel_dual(self.K_, y, setting[3])
         self.loo_residuals_ = _signed_loo(self.K_, y, setting[3])
         return self
 

@@ -71,8 +71,8 @@ def _centre_test(Kt: np.ndarray, K: np.ndarray) -> np.ndarray:
     return Kt - K.mean(axis=0)[None, :] - Kt.mean(axis=1, keepdims=True) + K.mean()
 
 
-def kernel_loo(K: np.ndarray, y: np.ndarray, alphas) -> np.ndarray:
-    """Leave-one-out squared errors (alphas, observations) of kernel ridge with an unpenalised intercept.
+def kernel_loo_residuals(K: np.ndarray, y: np.ndarray, alphas) -> np.ndarray:
+    """Signed leave-one-out residuals (alphas, observations) of kernel ridge with an unpenalised intercept.
 
     The fitted values are ``H y`` with ``H = 11'/m + Kc (Kc + alpha I)^-1``, ``Kc = J K J`` the centred
     kernel, so the leave-one-out residual is ``(y_i - yhat_i) / (1 - H_ii)`` exactly (Hastie, Tibshirani
@@ -80,7 +80,21 @@ def kernel_loo(K: np.ndarray, y: np.ndarray, alphas) -> np.ndarray:
     """
     J = np.eye(len(y)) - 1.0 / len(y)
     lam, U = np.linalg.eigh(J @ K @ J)
-    return loo_residuals(U, np.clip(lam, 0.0, None), y - y.mean(), alphas, floor=1e-12) ** 2
+    return loo_residuals(U, np.clip(lam, 0.0, None), y - y.mean(), alphas, floor=1e-12)
+
+
+def kernel_dual(K: np.ndarray, y: np.ndarray, alpha: float) -> tuple:
+    """``(mean of y, dual coefficients)`` of kernel ridge with an unpenalised intercept on the centred kernel
+    (the fit :func:`kernel_loo_residuals` leaves one out of); a new row predicts ``mean + centred k' dual``."""
+    m = len(y)
+    J = np.eye(m) - 1.0 / m
+    y_mean = float(y.mean())
+    return y_mean, np.linalg.solve(J @ K @ J + alpha * np.eye(m), y - y_mean)
+
+
+def kernel_loo(K: np.ndarray, y: np.ndarray, alphas) -> np.ndarray:
+    """Leave-one-out squared errors (alphas, observations) of kernel ridge: :func:`kernel_loo_residuals` squared."""
+    return kernel_loo_residuals(K, y, alphas) ** 2
 
 
 class KernelLearn(_ItemEstimator):
@@ -207,11 +221,8 @@ class KernelLearn(_ItemEstimator):
 
     def _solve(self, own, other, means, y) -> None:
         st = self.setting_
-        K = self._kernel(own, other, means, (st["weight"], st["bandwidth"], st["linear"]))
-        m = len(y)
-        J = np.eye(m) - 1.0 / m
-        self.K_, self.y_mean_ = K, float(y.mean())
-        self.dual_ = np.linalg.solve(J @ K @ J + st["alpha"] * np.eye(m), y - self.y_mean_)
+        self.K_ = self._kernel(own, other, means, (st["weight"], st["bandwidth"], st["linear"]))
+        self.y_mean_, self.dual_ = kernel_dual(self.K_, y, st["alpha"])
 
     def predict(self, Y, others=()) -> ItemEstimate:
         Y = np.atleast_2d(np.asarray(Y, dtype=float))
