@@ -658,25 +658,29 @@ def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> lis
     return out + _shift_warnings(models, calibrations.get("shift")) + _prior_warnings(models, calibrations.get("prior"))
 
 
+def _raised_warnings(models, cal, why) -> list:
+    """One warning ``"<model>: <why(cal)>"`` per new model in ``cal.raised`` (none without ``cal``)."""
+    if cal is None or not getattr(cal, "raised", ()):
+        return []
+    models, text = list(models), why(cal)
+    return [f"{models[r]}: {text}" for r in cal.raised]
+
+
 def _prior_warnings(models, cal) -> list:
     """One warning per new model whose aggregate upper bound the cross-benchmark allowance raised
     (:mod:`~harness_ext.methods.engine.frontier_prior`)."""
-    if cal is None or not getattr(cal, "raised", ()):
-        return []
-    models = list(models)
-    return [f"{models[r]}: its predicted strength is in the manifest's models' top quarter: the aggregate's upper bound "
-            f"is lifted toward the prediction plus {cal.multiplier:.2f} design-style sd (in full above the strongest "
-            "model), the allowance learnt on other benchmarks' frontier models (their predictions there were too low "
-            "by more than folds inside the training models show)" for r in cal.raised]
+    return _raised_warnings(models, cal, lambda c: (
+        "its predicted strength is in the manifest's models' top quarter: the aggregate's upper bound is lifted "
+        f"toward the prediction plus {c.multiplier:.2f} design-style sd (in full above the strongest model), the "
+        "allowance learnt on other benchmarks' frontier models (their predictions there were too low by more than "
+        "folds inside the training models show)"))
 
 
 def _shift_warnings(models, cal) -> list:
     """One warning per new model whose aggregate upper bound the hidden-shift rule raised
     (:mod:`~harness_ext.methods.engine.frontier_shift`)."""
-    if cal is None or not getattr(cal, "raised", ()):
-        return []
-    models = list(models)
-    return [f"{models[r]}: its subset lies inside the manifest's models' range but its predicted strength is in their "
-            f"top {1 - cal.edge:.0%}, where a frontier model's subset can hide part of its strength: the aggregate's "
-            f"upper bound is raised by {cal.q_upper:.2f} sd (folds that held out the strongest training models; "
-            f"{cal.n_scores} scores)" for r in cal.raised]
+    return _raised_warnings(models, cal, lambda c: (
+        "its subset lies inside the manifest's models' range but its predicted strength is in their "
+        f"top {1 - c.edge:.0%}, where a frontier model's subset can hide part of its strength: the aggregate's "
+        f"upper bound is raised by {c.q_upper:.2f} sd (folds that held out the strongest training models; "
+        f"{c.n_scores} scores)"))
