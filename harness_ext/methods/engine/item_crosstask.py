@@ -292,7 +292,7 @@ class CrossTask(_ItemEstimator):
             self.error_correlation_ = self._cross_validated_correlation(inside)
             self.variance_scale_, self.gap_clip_ = self._cross_validated_choice(held)
             if self.calibrate:
-                self.interval_scale_ = self._calibrated_scale(inside)
+                self.interval_scale_ = self._calibrated_scale(self._reselected(inside, others))
         full = self.source_.mean(axis=1)
         self.range_ = (float(full.min()), float(full.max()))
         return self
@@ -328,6 +328,39 @@ class CrossTask(_ItemEstimator):
         keys = ("e_m", "e_a", "sd_a", "a", "al", "au", "m", "v_m", "local", "truth", "lo", "hi", "frontier")
         return {k: np.concatenate(rec[k]) if k in rec else np.empty(0, dtype=bool if k == "frontier" else float)
                 for k in keys}
+
+    def _reselected(self, inside: dict, others: list, n_folds: int = 5) -> dict:
+        """The interleaved folds' held-out parts (``inside``, from :meth:`_held_out_errors`) with the regression's
+        parts re-fitted on each fold's training models with its own choice of settings.
+
+        The regression chose its settings (penalty, bandwidth, the stack's share, the variance's power) by
+        leave-one-out over every source model, so refits at those settings predict held-out source models
+        that took part in the choice: their errors are as small as the choice made them, a new model's are
+        not (the selection's optimism; Varma and Simon 2006, Cawley and Talbot 2010). The interval's scale
+        is calibrated on models the regression did not see at any stage, as split conformal needs
+        (Lei et al. 2018, §2.2); the design-based parts do not depend on the regression and are kept. The
+        refits here feed only the interval's scale: the estimate's choices (:meth:`_cross_validated_choice`)
+        keep the refits at the chosen settings.
+        """
+        from .item_irt import model_folds
+
+        S, items = self.source_, self.items_
+        fold = model_folds(S.shape[0], n_folds)
+        rec = {"m": [], "v_m": [], "local": []}
+        for k in range(n_folds):
+            held = fold == k
+            if held.sum() < 1 or (~held).sum() < 3:
+                continue
+            fit_o = [(S_k[~held], it) for S_k, it in others]
+            pred_o = [np.asarray(S_k, dtype=float)[held][:, it] for S_k, it in others]
+            learn = self.learner(level=self.level).fit(S[~held], items, others=fit_o)
+            m = learn.predict(S[held][:, items], others=pred_o).estimate
+            rec["m"].append(m)
+            rec["v_m"].append(learn.error_variance(S[held][:, items]))
+            rec["local"].append(local_loo_mse(learn.loo_residuals_, S[~held].mean(axis=1), m))
+        out = dict(inside, **{k: np.concatenate(v) if v else np.empty(0) for k, v in rec.items()})
+        out["e_m"] = out["m"] - out["truth"]
+        return out
 
     def _split_parts(self, others: list, held: np.ndarray, frontier: bool) -> dict:
         """One held-out split's parts (see :meth:`_held_out_errors`)."""
