@@ -36,7 +36,7 @@ its answers to that task's sample, its answers to the other tasks' samples. The 
   correlation, cross-validated over the source models. Inside the population the regression dominates; a
   target beyond every source model falls back to the design-based estimate and its interval. The
   regression's part of the interval is scaled by a split-conformal factor from held-out source models
-  (:func:`~.item_composite.coverage_scale`).
+  whose fold regressions chose their own settings (:func:`~.item_composite.coverage_scale`).
   ``gap_scale`` (5) was chosen among 2, 3 and 5, and the one-sided floor margin among 0 and 1, on seeds
   0-4 of five shared item tables (so the figures of those seeds are in-sample for these two constants);
   they are fixed constants, not fitted per table.
@@ -250,7 +250,9 @@ class CrossTask(_ItemEstimator):
     References
     ----------
     Fay and Herriot (1979), JASA 74, eq. 5; Zhang, Dorner and Hardt (2025), §3-5; Kipnis et al. (2025);
-    Lei et al. (2018), JASA 113, §2.2 (split conformal) and §5.2 (locally weighted errors); Johnson (1978),
+    Lei et al. (2018), JASA 113, §2.2 (split conformal) and §5.2 (locally weighted errors); Varma and Simon
+    (2006), BMC Bioinformatics 7:91, and Cawley and Talbot (2010), JMLR 11 (the optimism of errors on models
+    that chose the settings); Johnson (1978),
     JASA 73 (skewness); Huber (1964), Ann. Math. Statist. 35 (clipping).
     """
 
@@ -506,7 +508,9 @@ class CrossTask(_ItemEstimator):
         chose its settings, and its excess terms enter through a maximum: its interval over- or
         under-covers by a factor the held-out models measure. Only that part is scaled: the design-based
         part and the allowance beyond the range stay as they are, so a target beyond the population keeps
-        the design-based interval. 1 with fewer than 10 held-out models.
+        the design-based interval. The held-out models' regression parts are :meth:`_reselected`'s (each fold's
+        regression chose its own settings), so they are as new to it as a target is. 1 with fewer than 10
+        held-out models.
         """
         if held["e_m"].size < 10:
             return 1.0
