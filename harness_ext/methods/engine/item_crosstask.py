@@ -252,8 +252,8 @@ class CrossTask(_ItemEstimator):
     Fay and Herriot (1979), JASA 74, eq. 5; Zhang, Dorner and Hardt (2025), §3-5; Kipnis et al. (2025);
     Lei et al. (2018), JASA 113, §2.2 (split conformal) and §5.2 (locally weighted errors); Varma and Simon
     (2006), BMC Bioinformatics 7:91, and Cawley and Talbot (2010), JMLR 11 (the optimism of errors on models
-    that chose the settings); Johnson (1978),
-    JASA 73 (skewness); Huber (1964), Ann. Math. Statist. 35 (clipping).
+    that chose the settings); Johnson (1978), JASA 73 (skewness); Huber (1964), Ann. Math. Statist. 35
+    (clipping).
     """
 
     uses_other_tasks = True
