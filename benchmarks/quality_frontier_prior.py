@@ -16,12 +16,14 @@ column each (or fewer than 30 models): no subset to predict from, so no frontier
 the merged benchbench matrix.
 
 For each test model the engine predicts stronger than every training model (the full allowance), the score
-``(truth - prediction) / design sd`` is recorded; models placed between the training models' 75th percentile of
-predicted strength and their strongest get a share of the allowance rising linearly from 0 to 1
-(``frontier_prior.share``). The shipped constant (``frontier_prior.FRONTIER_ALLOWANCE``) is the
-one-sided ``level`` quantile pooled over every benchmark, each weighing the same (**in-sample** for each of them). The
-reported coverage of each benchmark uses the constant computed *without* it and without the benchmarks that share its
-data (:data:`FAMILIES`): **leave one benchmark out**. ``--random-splits N`` adds protocol (a)'s random 80/20 splits
+``(truth - prediction) / design sd`` is recorded; models placed between the training models' ``PRIOR_EDGE``
+quantile of predicted strength and their strongest get a share of the allowance rising linearly from 0 to 1
+(``frontier_prior.share``). ``--json`` keeps every test model's record (its quantile ``u``, flag distance, design sd,
+predicted strength, and each split's training strengths and count), so other share rules can be replayed on them.
+The shipped constant (``frontier_prior.FRONTIER_ALLOWANCE``) is the one-sided ``level`` quantile pooled over every
+benchmark, each weighing the same (**in-sample** for each of them). The reported coverage of each benchmark uses the
+constant computed *without* it and without the benchmarks that share its data (:data:`FAMILIES`): **leave one benchmark
+out**. ``--random-splits N`` adds protocol (a)'s random 80/20 splits
 with the same leave-one-benchmark-out constants: the allowance's cost inside the population.
 """
 
