@@ -33,8 +33,9 @@ benchmark out and chosen by one criterion fixed beforehand (random-split median 
 then the most frontier splits with coverage in 85-95%, then the smallest mean distance from 90%), kept at most five of
 twelve frontier splits in the band; the linear ramp from the 90th percentile kept five with the smallest random-split
 cost (+2.4% on benchbench, 0 elsewhere). It gives up RewardBench's frontier (0.907 with the ramp from 0.75, 0.796 from
-0.9): the models it covered there are placed at 0.92-0.99, where benchbench's random-split models sit too, with the
-same flag distances, so no rule on a model's own placement separates them. A lower-side allowance (the level quantile
+0.9): the models it covered there are placed at 0.92-0.99, where benchbench's random-split models sit too (0.77-0.98),
+and their subset flag distances overlap (0.87-1.95 against 0-1.22 sd), so the quantile-based rules screened could not
+separate them. A lower-side allowance (the level quantile
 of ``(prediction - truth) / design sd``, or both sides at ``1 - (1 - level) / 2``) moved no frontier split into the
 band: the one benchmark whose frontier is over-predicted (LiveBench) misses by more than two design sd, far beyond
 what the other benchmarks' frontiers show.
