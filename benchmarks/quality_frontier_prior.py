@@ -189,14 +189,14 @@ def scores(rec):
     return (rec["truth"] - rec["pred"])[m] / np.maximum(rec["sd"][m], 1e-12)
 
 
-def pooled_quantile(records, exclude, level):
-    """The ``level`` quantile of the frontier splits' scores pooled over the benchmarks not in ``exclude``, each
-    benchmark weighing 1 (its variants sharing it), or None without scores."""
+def pooled_quantile(records, exclude, level, score=None):
+    """The ``level`` quantile of the frontier splits' scores (``score(record)``, default :func:`scores`) pooled over the
+    benchmarks not in ``exclude``, each benchmark weighing 1 (its variants sharing it), or None without scores."""
     vals, wts = [], []
     for name in sorted({n for n, v in records if not v.startswith("a")} - set(exclude)):
         keys = [key for key in records if key[0] == name and not key[1].startswith("a")]
         for key in keys:
-            s = scores(records[key])
+            s = (score or scores)(records[key])
             if s.size:
                 vals.append(s)
                 wts.append(np.full(s.size, 1.0 / s.size / len(keys)))

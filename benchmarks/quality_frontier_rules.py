@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from quality_frontier_prior import FAMILIES  # noqa: E402 - the benchmarks left out together
+from quality_frontier_prior import FAMILIES, pooled_quantile  # noqa: E402 - families left out together
 
 MAX_COST = 0.05
 BAND = (0.85, 0.95)
@@ -89,23 +89,15 @@ RULES = {
 
 
 def pooled(front, exclude, level, shares, side="up", beyond=False):
-    """The ``level`` quantile of the full-share models' scores, each benchmark not in ``exclude`` weighing 1."""
-    vals, wts = [], []
-    for name in sorted({n for n, _ in front} - set(exclude)):
-        keys = [k for k in front if k[0] == name]
-        for k in keys:
-            r, g = front[k], shares[k]
-            m = r["usable"] & np.isfinite(r["sd_all"]) & (g >= 1.0)
-            e = r["truth"] - (r["hi"] if beyond else r["pred"]) if side == "up" else r["pred"] - r["truth"]
-            s = e[m] / np.maximum(r["sd_all"][m], 1e-12)
-            if s.size:
-                vals.append(s)
-                wts.append(np.full(s.size, 1.0 / s.size / len(keys)))
-    if not vals:
-        return None
-    v, w = np.concatenate(vals), np.concatenate(wts)
-    o = np.argsort(v, kind="stable")
-    return float(v[o][min(np.searchsorted(np.cumsum(w[o]) / w.sum(), level - 1e-12), v.size - 1)])
+    """The ``level`` quantile of the full-share models' scores (``quality_frontier_prior.pooled_quantile``: each
+    benchmark not in ``exclude`` weighing 1); ``side`` "lo": of ``prediction - truth``; ``beyond``: from the upper bound."""
+
+    def score(r):
+        m = r["usable"] & np.isfinite(r["sd_all"]) & (r["_share"] >= 1.0)
+        e = r["truth"] - (r["hi"] if beyond else r["pred"]) if side == "up" else r["pred"] - r["truth"]
+        return e[m] / np.maximum(r["sd_all"][m], 1e-12)
+
+    return pooled_quantile({k: dict(r, _share=shares[k]) for k, r in front.items()}, exclude, level, score)
 
 
 def figures(r, g, q_up, q_lo=None, beyond=False):
