@@ -16,12 +16,14 @@ column each (or fewer than 30 models): no subset to predict from, so no frontier
 the merged benchbench matrix.
 
 For each test model the engine predicts stronger than every training model (the full allowance), the score
-``(truth - prediction) / design sd`` is recorded; models placed between the training models' 75th percentile of
-predicted strength and their strongest get a share of the allowance rising linearly from 0 to 1
-(``frontier_prior.share``). The shipped constant (``frontier_prior.FRONTIER_ALLOWANCE``) is the
-one-sided ``level`` quantile pooled over every benchmark, each weighing the same (**in-sample** for each of them). The
-reported coverage of each benchmark uses the constant computed *without* it and without the benchmarks that share its
-data (:data:`FAMILIES`): **leave one benchmark out**. ``--random-splits N`` adds protocol (a)'s random 80/20 splits
+``(truth - prediction) / design sd`` is recorded; models placed between the training models' ``PRIOR_EDGE``
+quantile of predicted strength and their strongest get a share of the allowance rising linearly from 0 to 1
+(``frontier_prior.share``). ``--json`` keeps every test model's record (its quantile ``u``, flag distance, design sd,
+predicted strength, and each split's training strengths and count), so other share rules can be replayed on them.
+The shipped constant (``frontier_prior.FRONTIER_ALLOWANCE``) is the one-sided ``level`` quantile pooled over every
+benchmark, each weighing the same (**in-sample** for each of them). The reported coverage of each benchmark uses the
+constant computed *without* it and without the benchmarks that share its data (:data:`FAMILIES`): **leave one benchmark
+out**. ``--random-splits N`` adds protocol (a)'s random 80/20 splits
 with the same leave-one-benchmark-out constants: the allowance's cost inside the population.
 """
 
@@ -91,26 +93,42 @@ def extra_matrices(names):
 
 
 class _Recorder:
-    """Stands in for ``frontier_prior.widen_prior`` during a run: records the rows with a share of the allowance, their
-    share and design sd, and raises nothing (the allowance off), so every constant can be applied afterwards with the
-    engine's own formula."""
+    """Stands in for the engine's allowance step (``frontier._prior_allowance``) during a run: records, for every new
+    model, its predicted-strength quantile ``u`` among the training models, its subset flag distance, its share of the
+    allowance and its design sd, the number of training models and their predicted strengths, and raises nothing (the
+    allowance off), so every rule can be applied afterwards with the engine's own formula."""
 
     def __init__(self):
         self.rows, self.sd, self.share = np.array([], int), np.array([]), np.array([])
+        self.u = self.dist = self.sd_all = self.strength = self.ref = None
+        self.m = 0
 
-    def __call__(self, X_fit, O, W, out, rows, level, W_extra=None, shares=None):
+    def placement(self, est, fit, mz, z, O, pattern):
+        from harness_ext.methods.engine import frontier_shift as fs
+
+        alpha = float(getattr(est, "blend_new_", est._uncalibrated_blend()))
+        self.strength = fs.predicted_strength(np.where(O, z, np.nan), mz)
+        self.ref = np.sort(fs.reference_strength(est, fit, pattern, alpha))
+        return fs.predicted_quantile(self.strength, self.ref)
+
+    def __call__(self, est, O, W, out, dist, u, cals, W_extra):
+        from harness_ext.methods.engine import frontier_prior as fp
         from harness_ext.methods.engine.frontier_design import design_aggregate_sd
 
-        self.rows = np.asarray(rows, dtype=int)
-        self.share = np.ones(self.rows.size) if shares is None else np.asarray(shares, dtype=float)
-        self.sd = design_aggregate_sd(X_fit, O[self.rows], W[self.rows]) if self.rows.size else np.array([])
-        return None
+        if u is None:
+            return
+        g = fp.share(dist, u, fp.PRIOR_EDGE)
+        self.rows = np.flatnonzero(g > 0)
+        self.share = g[self.rows]
+        self.u, self.dist, self.m = np.asarray(u, float), np.asarray(dist, float), int(est.X_.shape[0])
+        self.sd_all = design_aggregate_sd(est.X_, O, W)
+        self.sd = self.sd_all[self.rows]
 
 
 def run_split(X, tr, te, seed, k, a_sc, c_sc, runs):
     """One split as protocol (f)/(a) evaluates the default predictor: per test model ``truth``, ``pred``, ``lo``,
     ``hi`` (points, allowance off), ``share`` of the allowance, ``sd`` (design sd, NaN without a share), ``usable``."""
-    from harness_ext.methods.engine import frontier_prior as fp
+    from harness_ext.methods.engine import frontier as fr
     from harness_ext.methods.engine.newmodel_intervals import FOLD_RESELECTION
     from harness_ext.methods.pounce import make_predictor
 
@@ -119,16 +137,21 @@ def run_split(X, tr, te, seed, k, a_sc, c_sc, runs):
     keep, Xin, have, usable, target, W, C, agg_true = qh.test_targets(Xte, subset, a_sc, c_sc)
     reselect = qh.product_reselect(Xtr, k, seed, qh.DEFAULT_SELECTOR, "lowrank", a_sc, c_sc, FOLD_RESELECTION,
                                    groups=None if runs is None else runs[tr])
-    rec, orig = _Recorder(), fp.widen_prior
-    fp.widen_prior = rec
+    rec, orig = _Recorder(), (fr._prior_allowance, fr._placement)
+    fr._prior_allowance, fr._placement = rec, rec.placement
     try:
         p = make_predictor("lowrank", random_state=seed).fit(Xtr).predict_new_models(Xin, weights=W, reselect=reselect)
     finally:
-        fp.widen_prior = orig
+        fr._prior_allowance, fr._placement = orig
     sd, share = np.full(len(te), np.nan), np.zeros(len(te))
     sd[rec.rows], share[rec.rows] = rec.sd, rec.share
+    n = len(te)
+    extra = dict(u=np.full(n, np.nan) if rec.u is None else rec.u, dist=np.zeros(n) if rec.dist is None else rec.dist,
+                 sd_all=np.full(n, np.nan) if rec.sd_all is None else rec.sd_all,
+                 strength=np.full(n, np.nan) if rec.strength is None else rec.strength,
+                 ref=np.array([]) if rec.ref is None else rec.ref, m=np.int64(rec.m))
     return dict(truth=agg_true, pred=p.aggregate + C, lo=p.aggregate_lower + C, hi=p.aggregate_upper + C, sd=sd,
-                share=share, usable=usable)
+                share=share, usable=usable, **extra)
 
 
 def collect(names, n_random, random_names=None, progress=print):
@@ -166,14 +189,14 @@ def scores(rec):
     return (rec["truth"] - rec["pred"])[m] / np.maximum(rec["sd"][m], 1e-12)
 
 
-def pooled_quantile(records, exclude, level):
-    """The ``level`` quantile of the frontier splits' scores pooled over the benchmarks not in ``exclude``, each
-    benchmark weighing 1 (its variants sharing it), or None without scores."""
+def pooled_quantile(records, exclude, level, score=None):
+    """The ``level`` quantile of the frontier splits' scores (``score(record)``, default :func:`scores`) pooled over the
+    benchmarks not in ``exclude``, each benchmark weighing 1 (its variants sharing it), or None without scores."""
     vals, wts = [], []
     for name in sorted({n for n, v in records if not v.startswith("a")} - set(exclude)):
         keys = [key for key in records if key[0] == name and not key[1].startswith("a")]
         for key in keys:
-            s = scores(records[key])
+            s = (score or scores)(records[key])
             if s.size:
                 vals.append(s)
                 wts.append(np.full(s.size, 1.0 / s.size / len(keys)))

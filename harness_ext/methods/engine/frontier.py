@@ -36,7 +36,7 @@ Hardt 2025 find every benchmark-prediction method degrades there).
   ``|error| / design sd`` when they held out at least 9 different models and the model lies within their reach, else
   the normal quantile), and the warning says so. A model *not* flagged but placed in the training models' top
   quarter by its predicted strength gets its aggregate's upper bound raised by the hidden-shift rule
-  (:mod:`~harness_ext.methods.engine.frontier_shift`). Last, a model placed in that top quarter gets its share of a
+  (:mod:`~harness_ext.methods.engine.frontier_shift`). Last, a model placed in their top tenth gets its share of a
   cross-benchmark allowance on its aggregate's upper bound (:mod:`~harness_ext.methods.engine.frontier_prior`: learnt
   on other leaderboards' frontiers, since folds inside the training models see almost none of the shift). The
   scores are not scaled by a distance: the folds'
@@ -470,10 +470,10 @@ def _placement(est, fit, mz, z, O, pattern):
 
 
 def _prior_allowance(est, O, W, out, dist, u, cals, W_extra):
-    """The aggregate upper bound of the new models placed in the training models' top quarter by predicted strength
-    ``u`` raised by their share of the cross-benchmark allowance (:mod:`~harness_ext.methods.engine.frontier_prior`):
-    the folds inside the training models see almost none of the real frontier's under-prediction. Recorded in
-    ``cals["prior"]``."""
+    """The aggregate upper bound of the new models placed above the training models' ``PRIOR_EDGE`` quantile of
+    predicted strength ``u`` raised by their share of the cross-benchmark allowance
+    (:mod:`~harness_ext.methods.engine.frontier_prior`): the folds inside the training models see almost none of the
+    real frontier's under-prediction. Recorded in ``cals["prior"]``."""
     from . import frontier_prior as fp
 
     if u is None:
@@ -669,10 +669,12 @@ def _raised_warnings(models, cal, why) -> list:
 def _prior_warnings(models, cal) -> list:
     """One warning per new model whose aggregate upper bound the cross-benchmark allowance raised
     (:mod:`~harness_ext.methods.engine.frontier_prior`)."""
+    from .frontier_prior import PRIOR_EDGE
+
     return _raised_warnings(models, cal, lambda c: (
-        "its predicted strength is in the manifest's models' top quarter: the aggregate's upper bound is lifted "
-        f"toward the prediction plus {c.multiplier:.2f} design-style sd (in full above the strongest model), the "
-        "allowance learnt on other benchmarks' frontier models (their predictions there were too low by more than "
+        f"its predicted strength is in the manifest's models' top {1 - PRIOR_EDGE:.0%}: the aggregate's upper bound is "
+        f"lifted toward the prediction plus {c.multiplier:.2f} design-style sd (in full above the strongest model), "
+        "the allowance learnt on other benchmarks' frontier models (their predictions there were too low by more than "
         "folds inside the training models show)"))
 
 

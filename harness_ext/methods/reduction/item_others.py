@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...base import limit_threads
 from .item_manifest import item_positions, task_population
 
 
@@ -67,11 +68,14 @@ def fit_predict(reg, level: float, source: np.ndarray, items: np.ndarray, Y: np.
     target, so many new models with the same items cost one fit.
     """
     cross = uses_other_tasks(reg)
-    if cache is not None and key in cache:
-        est = cache[key]
-    else:
-        est = reg.cls(level=level)
-        est = est.fit(source, items, others=list(others_fit)) if cross else est.fit(source, items)
-        if cache is not None:
-            cache[key] = est
-    return est.predict(Y, others=list(others_pred)) if cross else est.predict(Y)
+    # One BLAS thread: the estimators make thousands of small solves and eigendecompositions (a few hundred
+    # population models), which several BLAS threads slow down by up to tenfold on a busy machine.
+    with limit_threads():
+        if cache is not None and key in cache:
+            est = cache[key]
+        else:
+            est = reg.cls(level=level)
+            est = est.fit(source, items, others=list(others_fit)) if cross else est.fit(source, items)
+            if cache is not None:
+                cache[key] = est
+        return est.predict(Y, others=list(others_pred)) if cross else est.predict(Y)
