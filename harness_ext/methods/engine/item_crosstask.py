@@ -217,6 +217,18 @@ class DifficultyAIPW(AIPW):
         return 0.5 * (ridge + self._logit(train_items, Y_train, context["Y_other"]))
 
 
+def _usable_split(held: np.ndarray) -> bool:
+    """A held-out split leaves at least one model out and at least three to fit on."""
+    return held.sum() >= 1 and (~held).sum() >= 3
+
+
+def _split_others(others: list, held: np.ndarray) -> tuple:
+    """``(fit, predict)``: the other tasks' ``(answers, items)`` of the source models outside ``held``, and the
+    held-out models' answers to those tasks' sampled items."""
+    return ([(S_k[~held], it) for S_k, it in others],
+            [np.asarray(S_k, dtype=float)[held][:, it] for S_k, it in others])
+
+
 class CrossTask(_ItemEstimator):
     """Composite of :class:`~.item_factor.StackedLearn` (model-based) and :class:`DifficultyAIPW` (design-based).
 
@@ -311,20 +323,16 @@ class CrossTask(_ItemEstimator):
         (:func:`local_loo_mse`), the truth and the training folds' range of full scores (``lo``,
         ``hi``). Empty arrays with too few models.
         """
-        from .item_irt import model_folds
-
         S = self.source_
-        fold = model_folds(S.shape[0], n_folds)
-        splits = [(fold == k, False) for k in range(n_folds)]
+        splits = [(held, False) for held in self._interleaved(n_folds)]
         n_top = int(round(self.frontier_share * S.shape[0]))
         if n_top >= 1:
             top = np.zeros(S.shape[0], dtype=bool)
             top[np.argsort(S.mean(axis=1), kind="stable")[-n_top:]] = True
-            splits.append((top, True))
+            if _usable_split(top):
+                splits.append((top, True))
         rec = {}
         for held, frontier in splits:
-            if held.sum() < 1 or (~held).sum() < 3:
-                continue
             for k, v in self._split_parts(others, held, frontier).items():
                 rec.setdefault(k, []).append(v)
         keys = ("e_m", "e_a", "sd_a", "a", "al", "au", "m", "v_m", "local", "truth", "lo", "hi", "frontier")
@@ -344,42 +352,46 @@ class CrossTask(_ItemEstimator):
         refits here feed only the interval's scale: the estimate's choices (:meth:`_cross_validated_choice`)
         keep the refits at the chosen settings.
         """
-        from .item_irt import model_folds
-
-        S, items = self.source_, self.items_
-        fold = model_folds(S.shape[0], n_folds)
         rec = {"m": [], "v_m": [], "local": []}
-        for k in range(n_folds):
-            held = fold == k
-            if held.sum() < 1 or (~held).sum() < 3:
-                continue
-            fit_o = [(S_k[~held], it) for S_k, it in others]
-            pred_o = [np.asarray(S_k, dtype=float)[held][:, it] for S_k, it in others]
-            learn = self.learner(level=self.level).fit(S[~held], items, others=fit_o)
-            m = learn.predict(S[held][:, items], others=pred_o).estimate
-            rec["m"].append(m)
-            rec["v_m"].append(learn.error_variance(S[held][:, items]))
-            rec["local"].append(local_loo_mse(learn.loo_residuals_, S[~held].mean(axis=1), m))
+        for held in self._interleaved(n_folds):
+            for k, v in self._regression_part(self.learner(level=self.level), held, others).items():
+                rec[k].append(v)
         out = dict(inside, **{k: np.concatenate(v) if v else np.empty(0) for k, v in rec.items()})
         out["e_m"] = out["m"] - out["truth"]
         return out
 
+    def _interleaved(self, n_folds: int) -> list:
+        """The held-out masks of the ``n_folds`` interleaved folds of the source models (as
+        :func:`~.item_irt.model_folds`) that leave a fit enough models; one order for every caller, so
+        their held-out parts line up."""
+        from .item_irt import model_folds
+
+        fold = model_folds(self.source_.shape[0], n_folds)
+        return [held for held in (fold == k for k in range(n_folds)) if _usable_split(held)]
+
+    def _regression_part(self, learn, held: np.ndarray, others: list) -> dict:
+        """The regression ``learn`` fitted on the source models outside ``held``, on the held-out ones: its
+        estimate ``m``, error variance ``v_m`` and local leave-one-out error ``local``."""
+        S, items = self.source_, self.items_
+        fit_o, pred_o = _split_others(others, held)
+        learn = learn.fit(S[~held], items, others=fit_o)
+        m = learn.predict(S[held][:, items], others=pred_o).estimate
+        return {"m": m, "v_m": learn.error_variance(S[held][:, items]),
+                "local": local_loo_mse(learn.loo_residuals_, S[~held].mean(axis=1), m)}
+
     def _split_parts(self, others: list, held: np.ndarray, frontier: bool) -> dict:
         """One held-out split's parts (see :meth:`_held_out_errors`)."""
         S, items = self.source_, self.items_
-        fit_o = [(S_k[~held], it) for S_k, it in others]
-        pred_o = [np.asarray(S_k, dtype=float)[held][:, it] for S_k, it in others]
-        learn = self._fold_learner().fit(S[~held], items, others=fit_o)
+        fit_o, pred_o = _split_others(others, held)
+        reg = self._regression_part(self._fold_learner(), held, others)
         design = DifficultyAIPW(level=self.level, alpha=self.alpha, n_folds=self.n_folds).fit(
             S[~held], items, others=fit_o)
         truth, full = S[held].mean(axis=1), S[~held].mean(axis=1)
         a = design.predict(S[held][:, items], others=pred_o)
-        m = learn.predict(S[held][:, items], others=pred_o).estimate
         n = int(held.sum())
         # The design standard error (the interval is shifted for skewness).
         return {"e_a": a.estimate - truth, "sd_a": np.maximum(a.se, 1e-12), "a": a.estimate, "al": a.lower,
-                "au": a.upper, "m": m, "e_m": m - truth, "v_m": learn.error_variance(S[held][:, items]),
-                "local": local_loo_mse(learn.loo_residuals_, full, m), "truth": truth,
+                "au": a.upper, **reg, "e_m": reg["m"] - truth, "truth": truth,
                 "lo": np.full(n, full.min()), "hi": np.full(n, full.max()), "frontier": np.full(n, frontier)}
 
     def _cross_validated_correlation(self, held: dict) -> float:
