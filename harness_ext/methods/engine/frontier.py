@@ -231,17 +231,18 @@ def _fold_records(est, pattern, direction, rank, alpha):
         srt = np.argsort(held)
         held, pos_held, d_held = held[srt], pos_held[srt], d_held[srt]
         ramp = blend_ramp(pos_held, pos[rows], direction)
-        ft = est._fit_z(Z[rows], seed_offset=211 + f, rank=rank)
+        Z_fit, X_fit = Z[rows], X[rows]
+        ft = est._fit_z(Z_fit, seed_offset=211 + f, rank=rank)
         Zt, Xt = Z[held], X[held]
         have = ~np.isnan(Zt)
         seen = pattern[None, :] & have
         z_in = np.where(seen, Zt, np.nan)
-        fi, eng = _engine_prediction(ft, Z[rows], z_in, alpha)
+        fi, eng = _engine_prediction(ft, Z_fit, z_in, alpha)
         x_in = np.where(seen, Xt, np.nan)
-        cands = {c: _candidate(est, c, ft, Z[rows], pos[rows], z_in, x_in, seen, X_fit=X[rows]) for c in CANDIDATES
+        cands = {c: _candidate(est, c, ft, Z_fit, pos[rows], z_in, x_in, seen, X_fit=X_fit) for c in CANDIDATES
                  if c not in WEIGHTED_CANDIDATES}
         records.append(dict(Zt=Zt, Xt=Xt, have=have, seen=seen, fi=fi, eng=eng, cands=cands, held=held, ramp=ramp, dist=d_held,
-                            X_fit=X[rows], Z_fit=Z[rows], x_in=x_in, z_in=z_in, fit=ft, rows=rows,
+                            X_fit=X_fit, Z_fit=Z_fit, x_in=x_in, z_in=z_in, fit=ft, rows=rows,
                             held_all=np.sort(order[m - max(1, int(round(b * m))):])))
     return records
 
