@@ -59,9 +59,13 @@ def factor_loadings(X: np.ndarray, observed: np.ndarray, rank: int, floor: float
     U = U[:, ::-1][:, :r] * (lam[::-1][:r] > 1e-9)
     XO = Xc[:, observed]
     W = XO.T @ U / np.sqrt(m)
-    var = XO.var(axis=0)
-    psi = np.maximum(var - (W ** 2).sum(axis=1), floor * np.maximum(var, 1e-3) + 1e-4)
-    return {"mu": X.mean(axis=0)[observed], "W": W, "psi": psi}
+    return {"mu": X.mean(axis=0)[observed], "W": W, "psi": residual_variance(XO.var(axis=0), W, floor)}
+
+
+def residual_variance(var: np.ndarray, W: np.ndarray, floor: float) -> np.ndarray:
+    """Each item's variance beyond the components ``W``: ``var - rowsum(W**2)``, at least ``floor`` times its
+    variance (plus a small constant, so an item every model answers alike keeps a positive variance)."""
+    return np.maximum(var - (W ** 2).sum(axis=1), floor * np.maximum(var, 1e-3) + 1e-4)
 
 
 def factor_scores(model: dict, Y_obs: np.ndarray, rank: int | None = None) -> np.ndarray:
@@ -112,8 +116,7 @@ class FactorKernel:
         best = (np.inf, None)
         for r in self.ranks:
             W = model["W"][:, :r]
-            sub = {"mu": model["mu"], "W": W, "psi": np.maximum(var - (W ** 2).sum(axis=1),
-                                                                 self.floor * np.maximum(var, 1e-3) + 1e-4)}
+            sub = {"mu": model["mu"], "W": W, "psi": residual_variance(var, W, self.floor)}
             Z = factor_scores(sub, X[:, observed])
             d2 = _sq_dist(Z, Z)
             scale = float(np.median(d2[d2 > 0])) if (d2 > 0).any() else 1.0
