@@ -235,6 +235,27 @@ def report(records, level, file=sys.stdout):
     return q_all
 
 
+def save_records(records, path) -> None:
+    """Write ``{(benchmark, variant): record}`` as JSON (``--json``), keys ``benchmark/variant``."""
+    Path(path).write_text(json.dumps({f"{n}/{v}": {k: np.asarray(x).tolist() for k, x in r.items()}
+                                      for (n, v), r in records.items()}))
+
+
+def load_records(paths) -> dict:
+    """``{(benchmark, variant): record}`` from :func:`save_records`'s files (a record already read from an earlier
+    file is kept): arrays, ``usable`` boolean, ``m`` (the number of training models) an int where recorded."""
+    out = {}
+    for path in paths:
+        for key, rec in json.loads(Path(path).read_text()).items():
+            name, variant = key.split("/")
+            r = {a: np.asarray(x) for a, x in rec.items()}
+            r["usable"] = r["usable"].astype(bool)
+            if "m" in r:
+                r["m"] = int(r["m"])
+            out.setdefault((name, variant), r)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--benchmarks", default=None, help=f"comma-separated subset of {', '.join((*qh.SOURCES, *EXTRA))}")
@@ -248,8 +269,7 @@ def main(argv=None) -> int:
     rand = set(args.random_benchmarks.split(",")) if args.random_benchmarks else set(names)
     records = collect(names, args.random_splits, rand, progress=lambda m: print(m, file=sys.stderr, flush=True))
     if args.json:
-        Path(args.json).write_text(json.dumps({f"{n}/{v}": {k: np.asarray(x).tolist() for k, x in r.items()}
-                                               for (n, v), r in records.items()}))
+        save_records(records, args.json)
     for level in (float(v) for v in args.levels.split(",")):
         report({k: r for k, r in records.items() if not k[1].startswith("a")}, level)
         if args.random_splits:

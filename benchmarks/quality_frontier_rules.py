@@ -22,30 +22,17 @@ mean ``|coverage - 0.90|``. Rules marked post hoc were added after the first com
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from quality_frontier_prior import FAMILIES, pooled_quantile  # noqa: E402 - families left out together
+from quality_frontier_prior import FAMILIES, load_records, pooled_quantile  # noqa: E402 - families, records
 
 MAX_COST = 0.05
 BAND = (0.85, 0.95)
 SIDES = {None: "", "level": " + lower", "split": " + lower, split"}
-
-
-def load(paths):
-    """``{(benchmark, variant): record}`` from ``quality_frontier_prior.py --json`` files (later files add records)."""
-    out = {}
-    for path in paths:
-        for key, rec in json.loads(Path(path).read_text()).items():
-            name, variant = key.split("/")
-            r = {a: np.asarray(x) for a, x in rec.items()}
-            r["usable"], r["m"] = r["usable"].astype(bool), int(r["m"])
-            out.setdefault((name, variant), r)
-    return out
 
 
 def ramp(u, dist, edge, power=1.0):
@@ -142,7 +129,7 @@ def main(argv=None) -> int:
     ap.add_argument("records", nargs="+", help="JSON files written by quality_frontier_prior.py --json")
     ap.add_argument("--level", type=float, default=0.9)
     args = ap.parse_args(argv)
-    records = load(args.records)
+    records = load_records(args.records)
     results = []
     for name, (fn, pre) in RULES.items():
         twin = None

@@ -28,7 +28,6 @@ fewer frontier rows with coverage in 0.85-0.95).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -39,13 +38,6 @@ import quality_frontier_prior as qfp  # noqa: E402 - the allowance's pooled quan
 
 LEVEL = 0.9
 VARIANTS = ("median", "half", "bmed")
-
-
-def load(path):
-    """``{(benchmark, variant): record}`` from ``quality_frontier_prior.py --json``."""
-    d = json.loads(Path(path).read_text())
-    return {tuple(k.split("/")): {f: np.asarray(v, dtype=bool if f == "usable" else float) for f, v in r.items()}
-            for k, r in d.items()}
 
 
 def centre(front, exclude, how):
@@ -140,7 +132,7 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated subset of {', '.join(VARIANTS)}")
     ap.add_argument("--full-only", action="store_true", help="shift only the models with the full share")
     args = ap.parse_args(argv)
-    records = load(args.records)
+    records = qfp.load_records([args.records])
     for how in args.variants.split(","):
         report(records, how, args.full_only)
     return 0
