@@ -88,15 +88,9 @@ def test_allowance_leaves_models_inside_the_population_untouched(monkeypatch):
 def test_calibration_pools_benchmarks_with_equal_weight_and_leaves_families_out():
     """``benchmarks/quality_frontier_prior.py``: each benchmark weighs 1 whatever its number of test models, only
     models with the full allowance are scored, and a benchmark's family is left out with it."""
-    import sys
-    from pathlib import Path
+    from conftest import import_benchmark
 
-    bench = str(Path(__file__).resolve().parents[1] / "benchmarks")
-    sys.path.insert(0, bench)
-    try:
-        import quality_frontier_prior as qfp
-    finally:
-        sys.path.remove(bench)
+    qfp = import_benchmark("quality_frontier_prior")
 
     def rec(errors, share=1.0):
         e = np.asarray(errors, dtype=float)

@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 
 @pytest.fixture(scope="module")
 def qfs():
-    bench = str(Path(__file__).resolve().parents[1] / "benchmarks")
-    sys.path.insert(0, bench)
-    try:
-        import quality_frontier_shift as mod
-    finally:
-        sys.path.remove(bench)
-    return mod
+    from conftest import import_benchmark
+
+    return import_benchmark("quality_frontier_shift")
 
 
 def _rec(errors, share=1.0, sd=1.0):
