@@ -21,7 +21,9 @@ its point prediction (no calibration):
   is a candidate only when fewer than ``k`` other datasets remain (demotions counted per split);
 * ``V2``, top fold: the objective is the mean of the default objective and the same objective on one fold holding out
   the strongest ``TOP_SHARE`` of the training models by full aggregate (fitted on the rest);
-* ``V3``: both.
+* ``V3``: both;
+* ``V4``, tie-break (added after V1-V3 were measured): the default objective, but among the subsets (or a greedy
+  step's candidates) within ``TIE_TOL`` of the best objective, the one with the fewest ``V1``-saturated datasets.
 
 Every setting is fixed before the run (nothing is tuned on the rows). The verdict applies the acceptance criterion
 written before the first run (benchmarks/HISTORY.md, 2026-11-30): random-split aggregate MAE within +5% of V0's on every
@@ -52,7 +54,9 @@ HEADROOM = 0.25
 TOP_SHARE = 0.3
 #: Top fold's weight in V2's objective (the rest: the default objective).
 TOP_WEIGHT = 0.5
-VARIANTS = ("V0", "V1", "V2", "V3")
+#: V4 (added after V1-V3 were measured): among subsets within this share of the best objective, fewest saturated.
+TIE_TOL = 0.10
+VARIANTS = ("V0", "V1", "V2", "V3", "V4")
 MATRICES = ("helm_classic", "open_llm_v2", "crosspred", "pythia_mmlu", "tsc_bakeoff", "benchbench",
             "livebench", "hydrox", "opencompass", "rewardbench", "rewardbench_2")
 #: The acceptance criterion, fixed before the first run.
@@ -79,10 +83,22 @@ def top_fold(N):
     return [(np.sort(order[:-n_top]), np.sort(order[-n_top:]))]
 
 
-def search(N, k, allowed, objective):
+def _pick(obj, n_avoid, tol):
+    """Index of the lowest objective, or with ``tol``: of the fewest avoided datasets among those within
+    ``(1 + tol)`` of the lowest (then the lowest objective)."""
+    obj = np.where(np.isfinite(obj), obj, np.inf)
+    best = int(np.argmin(obj))
+    if not tol or not np.isfinite(obj[best]):
+        return best
+    near = np.flatnonzero(obj <= (1.0 + tol) * obj[best])
+    return int(near[np.lexsort((obj[near], n_avoid[near]))[0]])
+
+
+def search(N, k, allowed, objective, avoid=None, tol=0.0):
     """The product's search (:func:`harness_ext.methods.prowl.predictive.prediction_greedy_order` with ``size=k``)
     restricted to the ``allowed`` datasets while ``k`` of them remain: every ``k``-subset when enumerable within the
-    product's budgets, else ``k`` greedy steps, each scoring the design criterion's best candidates exactly."""
+    product's budgets, else ``k`` greedy steps, each scoring the design criterion's best candidates exactly.
+    ``avoid`` and ``tol``: ``V4``'s tie-break (:func:`_pick`)."""
     from harness_ext.methods.prowl import predictive as pr
     from harness_ext.methods.engine.subset_cv import score_flops
 
@@ -93,7 +109,8 @@ def search(N, k, allowed, objective):
     if 2 <= k < d and n_sub <= pr.EXHAUSTIVE_MAX_SUBSETS and n_sub * score_flops(n, d) <= pr.EXHAUSTIVE_FLOPS_BUDGET:
         subsets = [list(c) for c in itertools.combinations(cols.tolist(), k)]
         obj = objective(subsets)
-        return np.array(subsets[int(np.argmin(np.where(np.isfinite(obj), obj, np.inf)))])
+        n_avoid = np.array([avoid[s].sum() for s in subsets]) if avoid is not None else np.zeros(len(subsets))
+        return np.array(subsets[_pick(obj, n_avoid, tol)])
     budget = pr.search_budgets(n, d, k, "auto", 12, 20)
     w = np.full(d, 1.0 / d)
     V, s2 = pr.ppca_loadings(N)
@@ -105,7 +122,7 @@ def search(N, k, allowed, objective):
         gains = np.where(fits, pr.design_gains(K, s2, w, 1.0), -np.inf)
         cand = np.argsort(-gains, kind="stable")[:min(int(fits.sum()), budget["n_candidates"])]
         obj = objective([order + [int(c)] for c in cand])
-        c = int(cand[int(np.argmin(np.where(np.isfinite(obj), obj, np.inf)))])
+        c = int(cand[_pick(obj, avoid[cand].astype(int) if avoid is not None else np.zeros(len(cand)), tol)])
         order.append(c)
         chosen[c] = True
         pr._condition_on(K, c, s2)
@@ -150,6 +167,7 @@ def run_split(X, meta, tr, te, seed, k, a_sc, c_sc):
     subs["V1"] = search(N, k, ~sat, obj["random"]) if sat.any() else subs["V0"]
     subs["V2"] = search(N, k, every, both)
     subs["V3"] = search(N, k, ~sat, both) if sat.any() else subs["V2"]
+    subs["V4"] = search(N, k, every, obj["random"], avoid=sat, tol=TIE_TOL) if sat.any() else subs["V0"]
     product, _ = qh.choose_subset(Xtr, k, seed, qh.DEFAULT_SELECTOR, "lowrank", a_sc, c_sc)
     est = make_predictor("lowrank", random_state=seed).fit(Xtr)
     out = {"n_demoted": int(sat.sum()), "n_known": int(np.isfinite(room).sum()),
@@ -241,9 +259,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--matrices", default=",".join(MATRICES))
     ap.add_argument("--random-splits", type=int, default=3)
+    ap.add_argument("--json", help="also write every split's record (subsets, MAE, demotions) to this file")
     args = ap.parse_args(argv)
     t = time.perf_counter()
     records = collect(load(args.matrices.split(",")), args.random_splits, progress=lambda m: print(m, flush=True))
+    if args.json:
+        import json
+
+        Path(args.json).write_text(json.dumps({f"{m}/{s}": r for (m, s), r in records.items()}, indent=1))
     verdict(records)
     print(f"\n{time.perf_counter() - t:.0f} s")
     return 0
