@@ -76,3 +76,26 @@ def test_split_bootstrap_standard_error():
     assert lo < v.mean() < hi
     assert qh.split_bootstrap(v) == (se, lo, hi)  # seeded
     assert all(x != x for x in qh.split_bootstrap([0.9]))
+
+
+def test_frontier_report_states_what_its_test_counts_can_resolve():
+    """Protocol (f)'s report: each coverage's Clopper-Pearson interval, the chance a calibrated interval lands in
+    85-95% with that many test models, and that chance for every row at once."""
+    import io
+
+    fr = import_benchmark("_holdout_frontier")
+    assert fr.band_chance(12) == pytest.approx(0.377, abs=1e-3)  # only 11 of 12 is inside the band
+    assert fr.band_chance(1348) > 0.999
+    lo, hi = fr.coverage_interval(1.0, 12)
+    assert hi == 1.0 and 0.77 < lo < 0.79
+    nan = float("nan")
+    row = {"matrix": "toy", "f_frontier_n": (40, 12), "f_frontier_flagged": 0.5,
+           "f_newest_n": (40, 20), "f_newest_flagged": 0.1}
+    for variant in ("frontier", "newest"):
+        for key in ("lowrank", "subset_mean", "random_ridge", "column_means", "benchpress"):
+            for x in ("agg_mae", "agg_bias", "spearman", "cell_cov", "agg_cov", "agg_width", "cell_width"):
+                row[f"f_{variant}_{key}_{x}"] = 0.9 if x == "agg_cov" else nan
+    out = io.StringIO()
+    fr.print_frontier([row], "lowrank", file=out)
+    text = out.getvalue()
+    assert f"P(band) on every row at once (independent splits): {fr.band_chance(12) * fr.band_chance(20):.2f}" in text
