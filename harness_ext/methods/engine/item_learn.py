@@ -101,8 +101,9 @@ class KernelLearn(_ItemEstimator):
     ``n_filled_``), ``M`` the centred sample means of every task. ``s`` in ``weights``, the bandwidth in
     ``bandwidths``, ``lin`` in ``linear`` and the penalty in ``alphas`` are chosen by exact leave-one-out
     error over the source models (:func:`kernel_loo_residuals`); the interval is split-conformal on the chosen
-    setting's leave-one-out residuals (slightly optimistic: they also chose the setting). Predictions
-    of 0/1 scores are clipped to [0, 1]. Without ``others`` it uses this task alone.
+    setting's leave-one-out residuals (slightly optimistic: they also chose the setting; ``loo_signed_``
+    keeps their signs, ``loo_residuals_`` their sizes). Predictions of 0/1 scores are clipped to [0, 1].
+    Without ``others`` it uses this task alone.
 
     Parameters
     ----------
