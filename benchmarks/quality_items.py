@@ -126,6 +126,7 @@ def run_design(scores, protocol, n_items, seed, design: str) -> dict:
 
 
 def run_one(scores, protocol, n_items, seed, names, others=(), designs=()):
+    from harness_ext.base import limit_threads
     from harness_ext.methods.engine.item_estimators import random_items
 
     ESTIMATORS = estimator_table()
@@ -139,12 +140,15 @@ def run_one(scores, protocol, n_items, seed, names, others=(), designs=()):
         est = ESTIMATORS[name]()
         items = (est.select(S, n_items, seed) if hasattr(est, "select")
                  else random_items(scores.shape[1], n_items, seed))
-        if getattr(est, "uses_other_tasks", False):
-            fit_o = [(o[sources], it) for o, it in zip(others, other_items)]
-            pred_o = [o[targets][:, it] for o, it in zip(others, other_items)]
-            res = est.fit(S, items, others=fit_o).predict(T[:, items], others=pred_o)
-        else:
-            res = est.fit(S, items).predict(T[:, items])
+        # One BLAS thread, as reduce --items and predict run the estimators (item_others.fit_predict): the
+        # figures are the product's, and two threads spinning on a busy machine made seeds several times slower.
+        with limit_threads():
+            if getattr(est, "uses_other_tasks", False):
+                fit_o = [(o[sources], it) for o, it in zip(others, other_items)]
+                pred_o = [o[targets][:, it] for o, it in zip(others, other_items)]
+                res = est.fit(S, items, others=fit_o).predict(T[:, items], others=pred_o)
+            else:
+                res = est.fit(S, items).predict(T[:, items])
         err = np.abs(res.estimate - truth) * 100
         cover = (res.lower <= truth) & (truth <= res.upper)
         out[name] = (err, np.where(np.isnan(res.lower), np.nan, cover), res.width * 100)

@@ -15,17 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from conftest import import_benchmark
+
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "benchmarks"
 
 
 def _load_run():
-    sys.path.insert(0, str(BENCH))
-    try:
-        import run
-    finally:
-        sys.path.remove(str(BENCH))
-    return run
+    return import_benchmark("run")
 
 
 def test_parse_ratios_reads_inline_phrases_and_ratio_columns():
@@ -124,11 +121,7 @@ def test_targets_table_passes_fails_and_says_what_was_not_measured():
 
 
 def test_fit_exponent_recovers_power_law():
-    sys.path.insert(0, str(BENCH))
-    try:
-        import _common
-    finally:
-        sys.path.remove(str(BENCH))
+    _common = import_benchmark("_common")
     sizes = [100, 200, 400, 800]
     assert _common.fit_exponent(sizes, [3e-6 * s**2 for s in sizes]) == pytest.approx(2.0)
     with _common.PeakMemory() as mem:
@@ -138,11 +131,7 @@ def test_fit_exponent_recovers_power_law():
 
 
 def test_scale_exponents_fit_the_largest_sizes_and_predict_10k():
-    sys.path.insert(0, str(BENCH))
-    try:
-        import bench_scale
-    finally:
-        sys.path.remove(str(BENCH))
+    bench_scale = import_benchmark("bench_scale")
     # time = 0.05 s overhead at the smallest size, then exactly m^1 d^2 on the largest three sizes
     law = lambda m, d: 1e-9 * m * d**2  # noqa: E731
     models = {(m, 100): {"similarity (9)": law(m, 100)} for m in (1000, 2000, 4000)}

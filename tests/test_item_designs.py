@@ -261,14 +261,9 @@ def test_a_partial_log_that_misses_a_stratum_is_said_not_fatal(tmp_path):
 
 
 def test_quality_items_measures_the_designs_by_label():
-    import importlib.util
-    import sys
+    from conftest import import_benchmark
 
-    bench = Path(__file__).resolve().parents[1] / "benchmarks"
-    sys.path.insert(0, str(bench))
-    spec = importlib.util.spec_from_file_location("quality_items_under_test", bench / "quality_items.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = import_benchmark("quality_items")
     scores = _population(n_models=40, n_items=200)
     out = mod.run_one(scores, "extrapolation", 30, 0, ["aipw"], designs=["stratified", "stratified:proportional"])
     assert set(out) == {"aipw", "stratified/stratified_aipw", "stratified/stratified_mean",

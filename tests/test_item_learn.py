@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from harness_ext.methods.engine.item_estimators import RandomLearn, random_items
-from harness_ext.methods.engine.item_learn import KernelLearn, kernel_loo
+from harness_ext.methods.engine.item_learn import KernelLearn, kernel_loo_residuals
 from test_item_crosstask import _benchmark, _run
 
 
@@ -14,7 +14,7 @@ def test_kernel_loo_is_the_refit_without_each_observation():
     y = X @ rng.normal(size=4) + rng.normal(size=15)
     K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 4.0) + X @ X.T
     alpha = 0.7
-    sq = kernel_loo(K, y, [alpha])[0]
+    sq = kernel_loo_residuals(K, y, [alpha])[0] ** 2
     for i in range(15):
         keep = np.arange(15) != i
         Kk, yk = K[np.ix_(keep, keep)], y[keep]

@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-from conftest import HELM_CLASSIC, require
-
-REPO = Path(__file__).resolve().parents[1]
+from conftest import HELM_CLASSIC, import_benchmark, require
 
 
 @pytest.mark.slow  # a real matrix end to end: the slow real-data tier
 def test_quality_holdout_quick(tmp_path, capsys):
     require(HELM_CLASSIC)
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        import quality_holdout as qh
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
+    qh = import_benchmark("quality_holdout")
     out = tmp_path / "rows.json"
     assert qh.main(["--quick", "--matrices", "helm_classic", "--splits", "2", "--seeds", "1",
                     "--json", str(out)]) == 0
@@ -37,11 +29,7 @@ def test_benchbench_rows_are_the_stores_canonical_models(tmp_path):
     from conftest import SHARED_DATA
 
     require(SHARED_DATA / "benchbench" / "leaderboards")
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        import quality_holdout as qh
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
+    qh = import_benchmark("quality_holdout")
     db = tmp_path / "bb.duckdb"
     raw, _ = qh.load_matrices(["benchbench"], db=str(db), verbose=False)["benchbench"]
     from harness_ext.store.db import Store
@@ -59,11 +47,7 @@ def test_calibration_gap_reports_score_ranks(tmp_path, capsys):
     """benchmarks/quality_calibration_gap.py: a mode with in-fold selector parameters runs, and the rank columns
     (mean u of test scores among the calibration's, the calibration's and the test's 90% quantiles) are printed."""
     require(HELM_CLASSIC)
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        import quality_calibration_gap as gap
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
+    gap = import_benchmark("quality_calibration_gap")
     assert gap.parse_mode("same:n_candidates=4,max_exact=2") == ("same", {"n_candidates": 4, "max_exact": 2})
     assert gap.parse_mode("plain") == ("plain", {})
     out = tmp_path / "gap.json"
@@ -85,14 +69,33 @@ def test_split_bootstrap_standard_error():
     (sd / sqrt(n) for independent splits), its 90% interval holds the mean, and one split gives NaN."""
     import numpy as np
 
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        import quality_holdout as qh
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
+    qh = import_benchmark("quality_holdout")
     v = np.random.default_rng(3).normal(0.9, 0.05, 200)
     se, lo, hi = qh.split_bootstrap(v)
     assert abs(se - v.std(ddof=1) / np.sqrt(v.size)) < 0.1 * se
     assert lo < v.mean() < hi
     assert qh.split_bootstrap(v) == (se, lo, hi)  # seeded
     assert all(x != x for x in qh.split_bootstrap([0.9]))
+
+
+def test_frontier_report_states_what_its_test_counts_can_resolve():
+    """Protocol (f)'s report: each coverage's Clopper-Pearson interval, the chance a calibrated interval lands in
+    85-95% with that many test models, and that chance for every row at once."""
+    import io
+
+    fr = import_benchmark("_holdout_frontier")
+    assert fr.band_chance(12) == pytest.approx(0.377, abs=1e-3)  # only 11 of 12 is inside the band
+    assert fr.band_chance(1348) > 0.999
+    lo, hi = fr.coverage_interval(1.0, 12)
+    assert hi == 1.0 and 0.77 < lo < 0.79
+    nan = float("nan")
+    row = {"matrix": "toy", "f_frontier_n": (40, 12), "f_frontier_flagged": 0.5,
+           "f_newest_n": (40, 20), "f_newest_flagged": 0.1}
+    for variant in ("frontier", "newest"):
+        for key in ("lowrank", "subset_mean", "random_ridge", "column_means", "benchpress"):
+            for x in ("agg_mae", "agg_bias", "spearman", "cell_cov", "agg_cov", "agg_width", "cell_width"):
+                row[f"f_{variant}_{key}_{x}"] = 0.9 if x == "agg_cov" else nan
+    out = io.StringIO()
+    fr.print_frontier([row], "lowrank", file=out)
+    text = out.getvalue()
+    assert f"P(band) on every row at once (independent splits): {fr.band_chance(12) * fr.band_chance(20):.2f}" in text

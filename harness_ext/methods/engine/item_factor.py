@@ -40,7 +40,7 @@ import numpy as np
 
 from .item_estimators import ItemEstimate, conformal_radius, radius_interval
 from .item_learn import (KernelLearn, _centre_test, _check_targets, _fill_missing, _sq_dist, kernel_dual,
-                         kernel_loo, kernel_loo_residuals)
+                         kernel_loo_residuals)
 
 
 def factor_loadings(X: np.ndarray, observed: np.ndarray, rank: int, floor: float = 0.05) -> dict:
@@ -86,11 +86,6 @@ def _factor_kernel(Z: np.ndarray, Zs: np.ndarray, scale: float, bandwidth: float
     return np.exp(-_sq_dist(Z, Zs) / (bandwidth * scale)) + lin * (Z @ Zs.T) / Z.shape[1]
 
 
-def _signed_loo(K: np.ndarray, y: np.ndarray, alpha: float) -> np.ndarray:
-    """Signed leave-one-out residuals of kernel ridge at one penalty (:func:`~.item_learn.kernel_loo_residuals`)."""
-    return kernel_loo_residuals(K, y, [alpha])[0]
-
-
 class FactorKernel:
     """Kernel ridge regression of the full-task score on the models' abilities (:func:`factor_scores`).
 
@@ -122,15 +117,15 @@ class FactorKernel:
             scale = float(np.median(d2[d2 > 0])) if (d2 > 0).any() else 1.0
             for bw in self.bandwidths:
                 for lin in self.linear:
-                    sq = kernel_loo(_factor_kernel(Z, Z, scale, bw, lin), y, self.alphas).mean(axis=1)
+                    res = kernel_loo_residuals(_factor_kernel(Z, Z, scale, bw, lin), y, self.alphas)
+                    sq = (res ** 2).mean(axis=1)
                     j = int(np.argmin(sq))
                     if sq[j] < best[0]:
-                        best = (sq[j], (r, bw, lin, self.alphas[j]), sub, Z, scale)
-        _, setting, self.model_, self.Z_, self.scale_ = best
+                        best = (sq[j], (r, bw, lin, self.alphas[j]), sub, Z, scale, res[j])
+        _, setting, self.model_, self.Z_, self.scale_, self.loo_residuals_ = best
         self.setting_ = dict(zip(("rank", "bandwidth", "linear", "alpha"), setting))
         self.K_ = _factor_kernel(self.Z_, self.Z_, self.scale_, setting[1], setting[2])
         self.y_mean_, self.dual_ = kernel_dual(self.K_, y, setting[3])
-        self.loo_residuals_ = _signed_loo(self.K_, y, setting[3])
         return self
 
     def fixed_params(self) -> dict:
@@ -236,10 +231,8 @@ class StackedLearn(KernelLearn):
         self.factor_ = FactorKernel(**(self.factor or {})).fit(X, observed, y)
         self.share_ = self._choose_share(X, observed, y)
         if self.share_ < 1.0:
-            st = self.setting_
-            r_k = _signed_loo(self.K_, y, st["alpha"])
             # The stack's leave-one-out prediction is the mix of the members' (linear smoothers at fixed settings).
-            res = y - self._mix(y - r_k, y - self.factor_.loo_residuals_, self.share_)
+            res = y - self._mix(y - self.loo_signed_, y - self.factor_.loo_residuals_, self.share_)
             self.loo_residuals_ = np.abs(res)
             self.loo_mse_ = float(np.mean(res ** 2))
             self.radius_ = conformal_radius(self.loo_residuals_, self.level)

@@ -92,11 +92,6 @@ def kernel_dual(K: np.ndarray, y: np.ndarray, alpha: float) -> tuple:
     return y_mean, np.linalg.solve(J @ K @ J + alpha * np.eye(m), y - y_mean)
 
 
-def kernel_loo(K: np.ndarray, y: np.ndarray, alphas) -> np.ndarray:
-    """Leave-one-out squared errors (alphas, observations) of kernel ridge: :func:`kernel_loo_residuals` squared."""
-    return kernel_loo_residuals(K, y, alphas) ** 2
-
-
 class KernelLearn(_ItemEstimator):
     """Kernel ridge regression of the full-task score on every task's sampled answers.
 
@@ -105,9 +100,10 @@ class KernelLearn(_ItemEstimator):
     other tasks' sampled items (a missing answer is filled with the item's population mean, counted in
     ``n_filled_``), ``M`` the centred sample means of every task. ``s`` in ``weights``, the bandwidth in
     ``bandwidths``, ``lin`` in ``linear`` and the penalty in ``alphas`` are chosen by exact leave-one-out
-    error over the source models (:func:`kernel_loo`); the interval is split-conformal on the chosen
-    setting's leave-one-out residuals (slightly optimistic: they also chose the setting). Predictions
-    of 0/1 scores are clipped to [0, 1]. Without ``others`` it uses this task alone.
+    error over the source models (:func:`kernel_loo_residuals`); the interval is split-conformal on the chosen
+    setting's leave-one-out residuals (slightly optimistic: they also chose the setting; ``loo_signed_``
+    keeps their signs, ``loo_residuals_`` their sizes). Predictions of 0/1 scores are clipped to [0, 1].
+    Without ``others`` it uses this task alone.
 
     Parameters
     ----------
@@ -174,16 +170,17 @@ class KernelLearn(_ItemEstimator):
             self.scale_[s] = float(np.median(pos)) if pos.size else 1.0
             for bw in self.bandwidths:
                 for lin in self.linear:
-                    sq = kernel_loo(self._combine(d_own, d_other, lin_part, (s, bw, lin)), y, self.alphas)
+                    r = kernel_loo_residuals(self._combine(d_own, d_other, lin_part, (s, bw, lin)), y, self.alphas)
+                    sq = r ** 2
                     j = int(np.argmin(sq.mean(axis=1)))
                     if sq[j].mean() < best[0]:
-                        best = (sq[j].mean(), (s, bw, lin, self.alphas[j]), sq[j])
-        self.loo_mse_, setting, sq = best
+                        best = (sq[j].mean(), (s, bw, lin, self.alphas[j]), r[j])
+        self.loo_mse_, setting, self.loo_signed_ = best
         self.setting_ = dict(zip(("weight", "bandwidth", "linear", "alpha"), setting))
         self._solve(own, other, means, y)
-        self.loo_residuals_ = np.sqrt(sq)
+        self.loo_residuals_ = np.abs(self.loo_signed_)
         self.radius_ = conformal_radius(self.loo_residuals_, self.level)
-        self._fit_error_variance(sq)
+        self._fit_error_variance(self.loo_signed_ ** 2)
         self.score_range_ = (0.0, 1.0) if _is_binary(self.source_) else (-np.inf, np.inf)
         return self
 
