@@ -19,6 +19,7 @@ import numpy as np
 from harness_ext.base import BaseSelector, check_matrix
 from harness_ext.errors import MethodError
 from harness_ext.methods.prowl.predictive import prediction_greedy_order
+from harness_ext.methods.prowl.saturation import HEADROOM, saturation_plan
 
 
 class PredictionGreedy(BaseSelector):
@@ -56,6 +57,15 @@ class PredictionGreedy(BaseSelector):
         Allow that exhaustive search (within :data:`EXHAUSTIVE_FLOPS_BUDGET`).
     coverage_aware : bool
         Multiply the design gains by each dataset's observed share of models (see :mod:`harness_ext.methods.prowl.predictive`).
+    demote_saturated : bool
+        Choose a dataset that the training models leave little headroom below its known ceiling only after
+        every other (:mod:`harness_ext.methods.prowl.saturation`): better predictions for models stronger
+        than the training models, at some cost for models like them. Off by default.
+    headroom : float
+        The saturation threshold on ``(ceiling - q90) / (q90 - q10)`` (default 0.25, fixed before it was measured).
+    ceilings : sequence of float or None, optional
+        Each dataset's ceiling on the matrix's scale (None: unknown, never demoted); default 1 for the datasets
+        whose scores all lie in [0, 1]. ``reduce`` passes the ceilings of the datasets' scales.
     random_state : int
         Seeds the folds.
 
@@ -68,6 +78,8 @@ class PredictionGreedy(BaseSelector):
         ``"exact"`` or ``"design"`` per step.
     coverage_ : None
         (No proxy coverage: the objective is prediction error.)
+    saturation_ : dict or None
+        With ``demote_saturated``: the saturated datasets, their headroom and whether they were demoted.
 
     References
     ----------
@@ -78,7 +90,7 @@ class PredictionGreedy(BaseSelector):
                  weights=None, method: str = "auto", n_candidates: int = 12, max_exact: int = 20, n_splits: int = 5,
                  costs=None, cost_budget: Optional[float] = None, n_select: Optional[int] = None,
                  size: Optional[int] = None, exhaustive: bool = True, coverage_aware: bool = False,
-                 random_state: int = 0):
+                 demote_saturated: bool = False, headroom: float = HEADROOM, ceilings=None, random_state: int = 0):
         self.predictor = predictor
         self.predictor_params = predictor_params
         self.aggregate_weight = aggregate_weight
@@ -93,6 +105,9 @@ class PredictionGreedy(BaseSelector):
         self.size = size
         self.exhaustive = exhaustive
         self.coverage_aware = coverage_aware
+        self.demote_saturated = demote_saturated
+        self.headroom = headroom
+        self.ceilings = ceilings
         self.random_state = random_state
 
     def describe(self) -> dict:
@@ -102,7 +117,8 @@ class PredictionGreedy(BaseSelector):
         return {"steps": {m: int(self.method_.count(m)) for m in ("exact", "design", "design (frozen)")},
                 "n_candidates": self.budget_["n_candidates"], "max_exact": self.budget_["max_exact"],
                 "greedy_steps": self.budget_["greedy_steps"], "budget_rules": self.budget_["rule"] or None,
-                "scoring_rows": self.scoring_rule_}
+                "scoring_rows": self.scoring_rule_,
+                **({"saturation": self.saturation_} if self.saturation_ is not None else {})}
 
     def fit(self, X, features=None):
         from harness_ext.methods.engine.subset_cv import model_folds, normalised_weights
@@ -118,12 +134,16 @@ class PredictionGreedy(BaseSelector):
             raise MethodError(f"costs must be {d} positive numbers")
         est = make_predictor(self.predictor, **(self.predictor_params or {}))
         folds = model_folds(n, self.n_splits, self.random_state)
+        allowed, self.saturation_ = None, None
+        if self.demote_saturated:
+            allowed, self.saturation_ = saturation_plan(X, self.ceilings, self.headroom,
+                                                        self.size if self.size is not None else self.n_select)
         fitted = prediction_greedy_order(
             X, est, folds, w, cost, aggregate_weight=self.aggregate_weight, method=self.method,
             n_candidates=self.n_candidates, max_exact=self.max_exact, has_costs=self.costs is not None,
             cost_budget=self.cost_budget, n_select=self.n_select,
             size=self.size if self.size is not None else self.n_select, exhaustive=self.exhaustive,
-            coverage_aware=self.coverage_aware)
+            coverage_aware=self.coverage_aware, allowed=allowed)
         for name, value in fitted.items():
             setattr(self, name, value)
         return self

@@ -62,6 +62,7 @@ def run(args) -> int:
         group_name=args.group_name, db=db, costs=costs, n_random_subsets=getattr(args, "n_random_subsets", None),
         items=getattr(args, "items", None), local_data=local_data,
         min_availability=getattr(args, "min_availability", None),
+        selector_params={"demote_saturated": True} if getattr(args, "demote_saturated", False) else None,
     )
     log.debug("reduce stage: harness files and plot")
     paths = result.write(args.out, formats)

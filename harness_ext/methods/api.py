@@ -158,7 +158,7 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
            weighting: str = "uniform", weights: Optional[PathLike] = None, costs=None, n_random: int = 200,
            n_random_subsets: Optional[int] = None, group_name: str = "harness_ext_reduced",
            store: Optional[PathLike] = None, items: Optional[int] = None, local_data=(),
-           min_availability: Optional[float] = None):
+           min_availability: Optional[float] = None, demote_saturated: bool = False):
     """Choose a small subset of datasets that predicts the rest, with the evidence, as ``harness-ext reduce``.
 
     Parameters
@@ -199,6 +199,11 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
         Datasets run by fewer than this share of the models are chosen only after every other, so
         the subset is one a new model can run (default 0.5; 0 turns it off); the manifest's
         ``selection.availability`` lists them with their model counts.
+    demote_saturated : bool
+        Choose the subset for models stronger than every model in the matrix: a dataset left little
+        headroom below its known ceiling is chosen only after every other
+        (:mod:`harness_ext.methods.prowl.saturation`; ``reduce --demote-saturated``). Better predictions
+        for models stronger than the matrix's, at some cost for models like them; off by default.
 
     Returns
     -------
@@ -225,7 +230,8 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
                          predictor=predictor, weighting=weighting, weighting_params=weighting_params,
                          random_state=int(seed), n_random=n_random, group_name=group_name, db=db, costs=costs,
                          n_random_subsets=n_random_subsets, items=items, local_data=local_data,
-                         min_availability=min_availability)
+                         min_availability=min_availability,
+                         selector_params={"demote_saturated": True} if demote_saturated else None)
 
 
 

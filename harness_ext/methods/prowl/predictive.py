@@ -236,13 +236,13 @@ def search_budgets(n: int, d: int, k_max: int, method: str, n_candidates: int, m
     return out
 
 
-def exhaustive_subset(X, est, folds, w, cache, k_max: int, size, aggregate_weight: float):
+def exhaustive_subset(X, est, folds, w, cache, k_max: int, size, aggregate_weight: float, allowed=None):
     """``(mask, record)``: the best ``size``-subset by the objective as a mask over datasets, or ``(None, None)``.
 
     Searched when every subset fits the budgets (:data:`EXHAUSTIVE_FLOPS_BUDGET`,
     :data:`EXHAUSTIVE_MAX_SUBSETS`); the caller checks the rest (a size is known, no costs, a predictor
     that folds in without refits). Ties go to the first subset in lexicographic order. ``record`` says
-    what was done.
+    what was done. ``allowed``: a mask of the datasets the subsets are drawn from (None: every dataset).
     """
     import itertools
     import math
@@ -251,10 +251,11 @@ def exhaustive_subset(X, est, folds, w, cache, k_max: int, size, aggregate_weigh
 
     n, d = X.shape
     size = min(int(size), k_max, d)
-    n_sub = math.comb(d, size) if 2 <= size < d else 0
+    cols = range(d) if allowed is None else np.flatnonzero(allowed).tolist()
+    n_sub = math.comb(len(cols), size) if 2 <= size < d else 0
     if not n_sub or n_sub > EXHAUSTIVE_MAX_SUBSETS or n_sub * score_flops(n, d) > EXHAUSTIVE_FLOPS_BUDGET:
         return None, None
-    subsets = [list(c) for c in itertools.combinations(range(d), size)]
+    subsets = [list(c) for c in itertools.combinations(cols, size)]
     obj = np.concatenate([selection_objective(X, subsets[a:a + 256], est, folds, w, aggregate_weight, cache,
                                               gain=lambda o, i: -o) for a in range(0, n_sub, 256)])
     obj = np.where(np.isfinite(obj), obj, np.inf)
@@ -266,12 +267,14 @@ def exhaustive_subset(X, est, folds, w, cache, k_max: int, size, aggregate_weigh
 
 def prediction_greedy_order(X, est, folds, w, cost, *, aggregate_weight: float, method: str, n_candidates: int,
                             max_exact: int, has_costs: bool, cost_budget: Optional[float], n_select: Optional[int],
-                            size: Optional[int], exhaustive: bool, coverage_aware: bool) -> dict:
+                            size: Optional[int], exhaustive: bool, coverage_aware: bool, allowed=None) -> dict:
     """Greedy forward selection on the design criterion and the cross-validated objective (see the module notes).
 
     ``X`` is checked (at least 3 models and 2 datasets), ``est`` the predictor, ``folds`` its model folds,
     ``w`` the aggregate's normalised weights and ``cost`` one positive cost per dataset (``has_costs``:
-    the caller gave them). The other arguments are the selector's parameters.
+    the caller gave them). ``allowed``: a mask of the datasets taken first, the others only once none of these
+    fits (:func:`harness_ext.methods.prowl.saturation.saturation_plan`; None: every dataset competes). The
+    other arguments are the selector's parameters.
 
     Returns
     -------
@@ -300,7 +303,7 @@ def prediction_greedy_order(X, est, folds, w, cost, *, aggregate_weight: float, 
     fast = hasattr(est, "predict_subsets") or hasattr(est, "predict_new_models")
     forced, exhausted = None, None
     if size is not None and exhaustive and not has_costs and method != "design" and fast:
-        forced, exhausted = exhaustive_subset(X, est, folds, w, cache, k_max, size, aggregate_weight)
+        forced, exhausted = exhaustive_subset(X, est, folds, w, cache, k_max, size, aggregate_weight, allowed)
     chosen = np.zeros(d, bool)
     order, objective, how = [], [], []
     current = None  # objective of the current subset (exact steps)
@@ -309,6 +312,8 @@ def prediction_greedy_order(X, est, folds, w, cost, *, aggregate_weight: float, 
     frozen = None  # design gains after the last greedy step (past the design budget)
     for step in range(k_max):
         fits = ~chosen & (True if cost_budget is None else spent + cost <= float(cost_budget) + 1e-12)
+        if allowed is not None and (fits & allowed).any():  # demoted datasets only once no other fits
+            fits &= allowed
         if forced is not None and step < forced.sum():  # the exhaustive optimum's datasets come first
             fits &= forced
         if not fits.any():

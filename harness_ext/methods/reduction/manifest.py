@@ -121,6 +121,7 @@ def build_manifest(
     n_random_subsets: Optional[int] = None,
     max_models: Optional[int] = None,
     min_availability: float = MIN_AVAILABILITY,
+    selector_params: Optional[dict] = None,
 ) -> dict:
     """Select a subset of ``df``'s datasets and describe it as a manifest.
 
@@ -162,6 +163,11 @@ def build_manifest(
         every other (:func:`~harness_ext.methods.reduction.budget.availability_rule`; default
         :data:`~harness_ext.methods.reduction.budget.MIN_AVAILABILITY`, 0 turns it off); the
         manifest's ``selection.availability`` lists them with their model counts.
+    selector_params : dict, optional
+        More parameters of the selector, e.g. ``{"demote_saturated": True}``
+        (:mod:`harness_ext.methods.prowl.saturation`; ``selection.saturation`` then lists what it
+        demoted); recorded with the others in ``selection.selector.params`` and used again by the
+        calibration's reselection.
 
     Returns
     -------
@@ -179,7 +185,7 @@ def build_manifest(
     r = run_steps(df, budget=budget, selector=selector, similarity=similarity, predictor=predictor, weighting=weighting,
                   weighting_params=weighting_params, random_state=random_state, n_random=n_random, n_splits=n_splits,
                   costs=costs, n_random_subsets=n_random_subsets, max_models=max_models,
-                  min_availability=min_availability)
+                  min_availability=min_availability, selector_params=selector_params)
     return assemble_manifest(df, r, budget=budget, names=(selector, similarity, predictor, weighting),
                              random_state=random_state, group_name=group_name, db=db)
 
@@ -232,6 +238,8 @@ def reduction_warnings(df: pd.DataFrame, r) -> list:
         warnings.append(facts.thin_note)
     if facts.availability:
         warnings.append(availability_note(facts.availability, [facts.columns[j] for j in r.sel.subset_idx]))
+    if (sat := (r.sel.prowl.selector_details or {}).get("saturation")) and sat.get("note"):
+        warnings.append(f"--demote-saturated: {sat['note']}")
     if m < FEW_MODELS:
         warnings.append(f"only {m} models: the subset and predictions rest on few rankings")
     vs_new = r.cal.honest["random_subsets"]
@@ -288,6 +296,8 @@ def source_section(df: pd.DataFrame, r, db) -> dict:
 def selection_section(r, budget, random_state: int) -> dict:
     """``selection``: the selector and its parameters, the budget, the coverage curve against random orders, and
     the rules that cut its work (flops budgets, availability, a sample of the models)."""
+    from ..prowl.saturation import selection_record
+
     facts, sel = r.facts, r.sel
     prowl, k, kind, value = sel.prowl, sel.k, facts.kind, facts.value
     return {
@@ -309,6 +319,9 @@ def selection_section(r, budget, random_state: int) -> dict:
         **({"budget_rules": jsonable(details["budget_rules"])} if (details := prowl.selector_details or {}).get(
             "budget_rules") else {}),
         **({"availability": facts.availability} if facts.availability else {}),
+        # --demote-saturated: each saturated dataset with its headroom, and whether it was demoted.
+        **({"saturation": rec} if (rec := selection_record(prowl.selector_details, facts.columns, sel.subset_idx))
+           else {}),
         **({"model_sample": {"n_models": int(sel.m_sel), "of": int(facts.m), "random_state": int(random_state),
                              "used_for": "selection, cross-validation, random subsets, error against budget"}}
            if sel.sample is not None else {}),

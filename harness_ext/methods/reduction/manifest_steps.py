@@ -132,10 +132,10 @@ class ModelPlan:
 
 
 def plan_models(df: pd.DataFrame, facts: MatrixFacts, *, selector: str, predictor: str, weighting: str,
-                weighting_params: Optional[dict], random_state: int) -> ModelPlan:
+                weighting_params: Optional[dict], random_state: int, selector_params: Optional[dict] = None) -> ModelPlan:
     """Weights of the aggregate, the predictor, and the selector's parameters: a selector that selects for
     prediction is given the manifest's predictor, weights and (under a cost budget) costs; one with a ``size``
-    is given the budget's size."""
+    is given the budget's size; ``selector_params``: the user's (:func:`user_selector_params`)."""
     from ...plugin_manager import get_registration
     from ..pounce import make_predictor
     from ..weighting import compute_weights
@@ -144,8 +144,8 @@ def plan_models(df: pd.DataFrame, facts: MatrixFacts, *, selector: str, predicto
     w = weights.reindex(facts.columns).to_numpy(dtype=float)
     pred_reg = get_registration("predictors", predictor)
     est = make_predictor(pred_reg.name)
-    sel_params = {}
     sel_defaults = get_registration("selectors", selector).cls().get_params()
+    sel_params = user_selector_params(selector, sel_defaults, selector_params, facts) if selector_params else {}
     if "predictor" in sel_defaults:  # selection for prediction: the manifest's predictor, weights and costs
         sel_params.update(predictor=pred_reg.name, weights=[_num(v) for v in w])
         if facts.cost_vec is not None and facts.kind == "cost":
@@ -153,6 +153,30 @@ def plan_models(df: pd.DataFrame, facts: MatrixFacts, *, selector: str, predicto
     if facts.kind in ("count", "fraction") and "size" in sel_defaults:  # the order is for this size (exhaustive if small)
         sel_params["size"] = subset_size(facts.kind, facts.value, facts.d, None)
     return ModelPlan(weights, w, pred_reg, est, sel_params)
+
+
+def user_selector_params(selector: str, defaults: dict, params: dict, facts: MatrixFacts) -> dict:
+    """The user's selector parameters (``reduce --demote-saturated``), checked against the selector's; with
+    ``demote_saturated`` and no ``ceilings``, each dataset's ceiling from its normalisation record
+    (:func:`harness_ext.methods.prowl.saturation.dataset_ceilings`).
+
+    Raises
+    ------
+    MethodError
+        A parameter the selector does not have.
+    """
+    unknown = sorted(set(params) - set(defaults))
+    if unknown:
+        raise MethodError(f"selector {selector!r} has no parameter {', '.join(map(repr, unknown))}"
+                          + ("; --demote-saturated needs the prediction_greedy selector"
+                             if "demote_saturated" in unknown else ""))
+    out = dict(params)
+    if out.get("demote_saturated") and "ceilings" in defaults and out.get("ceilings") is None:
+        from ..prowl.saturation import dataset_ceilings
+
+        norms = [facts.meta.get(c, {}).get("normalisation") or raw_normalisation() for c in facts.columns]
+        out["ceilings"] = dataset_ceilings(norms, facts.X)
+    return out
 
 
 # -- 3. the subset -------------------------------------------------------------------------------------------
@@ -388,7 +412,7 @@ class Reduction:
 def run_steps(df: pd.DataFrame, *, budget, selector: str, similarity: str, predictor: str, weighting: str,
               weighting_params: Optional[dict], random_state: int, n_random: int, n_splits: Optional[int],
               costs, n_random_subsets: Optional[int], max_models: Optional[int],
-              min_availability: float) -> Reduction:
+              min_availability: float, selector_params: Optional[dict] = None) -> Reduction:
     """Run the steps of a reduction in order (parameters as
     :func:`~harness_ext.methods.reduction.manifest.build_manifest`'s)."""
     from ...report import Stages, progress
@@ -398,7 +422,7 @@ def run_steps(df: pd.DataFrame, *, budget, selector: str, similarity: str, predi
     bar = Stages(progress(None, total=6, desc="reduce"), log, "reduce")
     bar.set_postfix_str("weights")
     plan = plan_models(df, facts, selector=selector, predictor=predictor, weighting=weighting,
-                       weighting_params=weighting_params, random_state=random_state)
+                       weighting_params=weighting_params, random_state=random_state, selector_params=selector_params)
     bar.update()
     bar.set_postfix_str("selecting the subset")
     sel = select_subset(df, facts, plan, budget=budget, selector=selector, similarity=similarity,

@@ -121,6 +121,7 @@ class ReduceResult(Result):
 
     def render(self) -> str:
         """The summary ``harness-ext reduce`` prints: the error for a new model first, in benchmark points."""
+        from ..prowl.saturation import saturation_summary
         from .evidence import beats_random
 
         manifest = self.manifest
@@ -139,6 +140,7 @@ class ReduceResult(Result):
             f"subset: {', '.join(s['name'] for s in manifest['subset'])}",
             *([f"availability: {av['rule']}; {len(av['demoted'])} such datasets, {av['n_in_subset']} in the subset"]
               if (av := sel.get("availability")) else []),
+            *([saturation_summary(sat)] if (sat := sel.get("saturation")) else []),
             f"expected error for a new model (out of sample: the selection re-run without each fold's models), "
             f"{pred['predictor']['name']} predictor: RMSE {_pts(agg)} {unit} on the full-benchmark score (90% "
             f"interval +/- {_pts(half)})" + (f"; per dataset {_pts(pts['rmse'])}" if pts and pts.get("rmse") is not None
@@ -240,7 +242,8 @@ def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_S
                   predictor: str = "lowrank", weighting: str = "uniform", weighting_params: Optional[dict] = None,
                   random_state: int = 0, n_random: int = 200, group_name: str = "harness_ext_reduced",
                   db: Optional[str] = None, costs=None, n_random_subsets: Optional[int] = None,
-                  items: Optional[int] = None, local_data=(), min_availability: Optional[float] = None) -> ReduceResult:
+                  items: Optional[int] = None, local_data=(), min_availability: Optional[float] = None,
+                  selector_params: Optional[dict] = None) -> ReduceResult:
     """Select a subset of ``df``'s datasets, build its manifest and find where its lm-eval tasks are defined.
 
     Parameters are those of :func:`harness_ext.methods.reduction.manifest.build_manifest`; ``db`` is also
@@ -250,7 +253,8 @@ def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_S
     ``local_data``: folders of the user's own task data; absolute data paths the kept task
     configurations name inside them are written into the task YAMLs (others are left out).
     ``min_availability``: datasets run by fewer than this share of the models are chosen
-    last (None: :data:`~harness_ext.methods.reduction.budget.MIN_AVAILABILITY`).
+    last (None: :data:`~harness_ext.methods.reduction.budget.MIN_AVAILABILITY`). ``selector_params``: more
+    parameters of the selector (``{"demote_saturated": True}``).
 
     Returns
     -------
@@ -264,7 +268,7 @@ def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_S
     manifest = build_manifest(
         df, budget=budget, selector=selector, similarity=similarity, predictor=predictor, weighting=weighting,
         weighting_params=weighting_params, random_state=random_state, n_random=n_random, group_name=group_name,
-        db=db, costs=costs, n_random_subsets=n_random_subsets,
+        db=db, costs=costs, n_random_subsets=n_random_subsets, selector_params=selector_params,
         **({} if min_availability is None else {"min_availability": min_availability}))
     attach_lm_eval_tasks(manifest, db, local_data)
     if items:

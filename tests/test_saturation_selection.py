@@ -1,0 +1,124 @@
+"""``prediction_greedy(demote_saturated=True)`` and ``reduce --demote-saturated``: a dataset left little headroom
+below its known ceiling is chosen only after every other, and every demotion is reported with its headroom."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness_ext.methods.prowl.saturation import (HEADROOM, dataset_ceilings, headroom, saturation_plan,
+                                                  unit_ceilings)
+from harness_ext.plugin_manager import get_registration
+
+
+def ceiling_matrix(n=40, seed=0, n_saturated=1):
+    """``n`` models x 6 datasets in [0, 1] on one ability; the first ``n_saturated`` sit at the ceiling for most
+    models (headroom ~0) and carry the ability most sharply, so the default selection wants one of them."""
+    rng = np.random.default_rng(seed)
+    a = np.sort(rng.normal(0.0, 1.0, n))
+    slope = np.array([4.0, 1.0, 1.2, 0.8, 1.5, 0.6])
+    shift = np.array([4.0, 0.0, -0.3, 0.2, -0.5, 0.4])
+    slope[1:n_saturated], shift[1:n_saturated] = 4.0, 4.0
+    X = 1.0 / (1.0 + np.exp(-(slope * a[:, None] + shift))) + rng.normal(0.0, 0.02, (n, 6))
+    return np.clip(X, 0.0, 1.0)
+
+
+def fit(X, **params):
+    return get_registration("selectors", "prediction_greedy").cls(predictor="lowrank", **params).fit(X)
+
+
+def test_headroom_rule_ceilings_and_fallback():
+    X = ceiling_matrix()
+    room = headroom(X, unit_ceilings(X))
+    assert room[0] < HEADROOM <= room[1:].min()
+    allowed, rec = saturation_plan(X, None, HEADROOM, k=2)
+    assert allowed.tolist() == [False] + [True] * 5
+    assert rec["saturated"] == [0] and rec["n_saturated"] == 1 and rec["n_known_ceiling"] == 6 and rec["applied"]
+    assert rec["saturated_headroom"][0] == pytest.approx(room[0], abs=1e-4) and rec["note"] is None
+    # a ceiling that is not known is never demoted; a column outside [0, 1] has none by default
+    assert saturation_plan(X, [None] + [1.0] * 5, HEADROOM, 2)[0] is None
+    Y = X.copy()
+    Y[:, 0] *= 100
+    assert unit_ceilings(Y)[0] is None and np.isnan(headroom(Y, unit_ceilings(Y))[0])
+    # fewer than k others: nothing demoted, and the record says so
+    allowed, rec = saturation_plan(X, None, HEADROOM, k=6)
+    assert allowed is None and not rec["applied"] and "fewer than the 6" in rec["note"]
+    with pytest.raises(Exception, match="headroom must be a positive number"):
+        saturation_plan(X, None, -1.0, 2)
+    with pytest.raises(Exception, match="one value"):
+        saturation_plan(X, [1.0], HEADROOM, 2)
+
+
+def test_ceilings_come_from_the_normalisation_records():
+    norm = {"description": "[0,1]", "lo": 0.0, "span": 1.0, "flip": False, "chance": 0.25, "clip": True,
+            "transform": "linear", "scale": "proportion"}
+    minmax = dict(norm, description="min-max", scale="unbounded")
+    elo = dict(norm, description="Elo win probability", scale="elo", transform="elo")
+    raw = {"description": "raw", "lo": 0.0, "span": 1.0, "flip": False, "chance": 0.0, "clip": False}
+    X = np.array([[0.2, 0.5, 0.3, 40.0], [0.9, 0.1, 0.7, 80.0]])
+    assert dataset_ceilings([norm, minmax, elo, raw], X) == [1.0, None, None, 100.0]
+
+
+def test_the_option_avoids_the_saturated_dataset_the_default_picks():
+    X = ceiling_matrix()
+    default = fit(X, n_select=2)
+    assert 0 in default.order_.tolist() and "saturation" not in default.describe()
+    assert default.get_params()["demote_saturated"] is False and default.get_params()["headroom"] == HEADROOM
+    opt = fit(X, n_select=2, demote_saturated=True)
+    assert 0 not in opt.order_.tolist()
+    sat = opt.describe()["saturation"]
+    assert sat["n_saturated"] == 1 and sat["saturated"] == [0] and sat["applied"] and sat["k"] == 2
+    assert 0 <= sat["saturated_headroom"][0] < HEADROOM
+    # a full order (no size): the saturated dataset comes last
+    assert fit(X, demote_saturated=True, method="design").order_[-1] == 0
+
+
+def test_too_few_unsaturated_datasets_compete_with_the_saturated_ones_and_it_is_said():
+    X = ceiling_matrix(n_saturated=5)
+    sel = fit(X, n_select=2, demote_saturated=True)
+    sat = sel.describe()["saturation"]
+    assert sat["n_saturated"] == 5 and not sat["applied"] and "nothing demoted" in sat["note"]
+    assert set(sel.order_.tolist()) & set(range(5))  # demoted ones used
+
+
+def _frame(X):
+    return pd.DataFrame(X, index=[f"m{i:02d}" for i in range(len(X))], columns=[f"d{j}" for j in range(X.shape[1])])
+
+
+def test_reduce_records_every_demotion_and_reselects_with_it():
+    from harness_ext.methods.reduction.manifest import build_manifest
+    from harness_ext.methods.reduction.reduce import ReduceResult
+
+    df = _frame(ceiling_matrix())
+    off = build_manifest(df, budget="2", n_random=10, n_random_subsets=5)
+    assert "d0" in [s["name"] for s in off["subset"]] and "saturation" not in off["selection"]
+    on = build_manifest(df, budget="2", n_random=10, n_random_subsets=5, selector_params={"demote_saturated": True})
+    params = on["selection"]["selector"]["params"]
+    assert params["demote_saturated"] is True and params["ceilings"] == [1.0] * 6
+    rec = on["selection"]["saturation"]
+    assert [s["name"] for s in rec["saturated"]] == ["d0"] and rec["n_in_subset"] == 0 and rec["applied"]
+    assert 0 <= rec["saturated"][0]["headroom"] < HEADROOM and rec["n_known_ceiling"] == 6
+    assert "d0" not in [s["name"] for s in on["subset"]]
+    # the calibration's folds reselect with the same parameters
+    assert all("d0" not in sub for sub in on["prediction"]["calibration"]["subsets"])
+    assert "saturation (--demote-saturated, headroom < 0.25): 1 of 6 datasets" in ReduceResult(on).render()
+    with pytest.raises(Exception, match="needs the prediction_greedy selector"):
+        build_manifest(df, budget="2", n_random=10, selector="greedy_coverage",
+                       selector_params={"demote_saturated": True})
+
+
+def test_cli_flag_reaches_the_manifest(tmp_path):
+    from harness_ext.cli import main
+    from harness_ext.store.ingest import bundled_data_path
+
+    db, out = tmp_path / "s.duckdb", tmp_path / "out"
+    assert main(["ingest", "--db", str(db), *map(str, sorted(bundled_data_path().glob("pythia-160m*")))]) == 0
+    assert main(["reduce", "--db", str(db), "--benchmark", "lm_eval", "--models", "*-160m*", "--budget", "3",
+                 "--n-random", "10", "--n-random-subsets", "5", "--demote-saturated", "--format", "json",
+                 "--no-plot", "--out", str(out)]) == 0
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["selection"]["selector"]["params"]["demote_saturated"] is True
+    assert "saturation" in man["selection"] and len(man["selection"]["selector"]["params"]["ceilings"]) == 8
