@@ -49,7 +49,7 @@ os.environ.setdefault("HARNESS_EXT_LOAD_PLUGINS", "")
 import quality_holdout as qh  # noqa: E402 - the protocols' matrices, splits and targets
 
 #: Saturation: a known-ceiling dataset with (100 - q90) / (q90 - q10) below this on the training models is demoted.
-HEADROOM = 0.25
+HEADROOM = 0.25  # the product's default, harness_ext.methods.prowl.saturation.HEADROOM
 #: Top fold: the strongest share of the training models by full aggregate, held out once.
 TOP_SHARE = 0.3
 #: Top fold's weight in V2's objective (the rest: the default objective).
@@ -64,15 +64,13 @@ MAX_RANDOM_COST, MAX_MEAN_RATIO, MAX_ROW_RATIO = 1.05, 0.95, 1.10
 
 
 def saturated(X_train, a_sc, c_sc, meta):
-    """Boolean mask of the datasets ``V1`` demotes, and each dataset's headroom (NaN where the ceiling is unknown)."""
-    declared = np.array([m.get("max_score") is not None for m in meta], bool)
-    lo, hi = np.nanmin(X_train, 0), np.nanmax(X_train, 0)
-    known = declared | ((lo >= 0) & (hi <= 1))
-    pts = X_train * a_sc + c_sc
-    q10, q90 = np.nanpercentile(pts, [10, 90], axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        room = np.where(known & (q90 > q10), (100.0 - q90) / (q90 - q10), np.nan)
-    return np.isfinite(room) & (room < HEADROOM), room
+    """Boolean mask of the datasets ``V1`` demotes, and each dataset's headroom (NaN where the ceiling is unknown):
+    the product's rule (:func:`harness_ext.methods.prowl.saturation.saturated`, ``prediction_greedy``'s
+    ``demote_saturated``) on the selector's scale, with the ceilings ``quality_holdout.py --selector-params``
+    gives it."""
+    from harness_ext.methods.prowl.saturation import saturated as product_saturated
+
+    return product_saturated((X_train * a_sc + c_sc) / 100.0, qh.known_ceilings(X_train, meta), HEADROOM)
 
 
 def top_fold(N):

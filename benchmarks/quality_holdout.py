@@ -87,6 +87,7 @@ from _common import SHARED_DATA as SHARED  # noqa: E402 - one definition of wher
 from _holdout_frontier import (  # noqa: E402,F401 - protocol (f)'s splits and report, re-exported
     FRONTIER_TEST, FRONTIER_TRAIN, _m, checkpoint_step, frontier_splits, full_aggregate, print_frontier,
     summarise_frontier)
+from _holdout_selection import known_ceilings, parse_selector_params, selection_params  # noqa: E402,F401
 EEE = SHARED / "every_eval_ever" / "data"
 BENCHBENCH = SHARED / "benchbench" / "leaderboards"
 MIN_MODELS = 30
@@ -198,23 +199,25 @@ def points_factor(X):
 
 
 # ----------------------------------------------------------------------------- methods
-def choose_subset(X_train, k, seed, selector, predictor, a_sc, c_sc):
+def choose_subset(X_train, k, seed, selector, predictor, a_sc, c_sc, params=None):
     """The first ``k`` datasets of the selector's order on the training models, as ``reduce`` picks them.
 
     The selector sees the chance-normalised scores (``reduce``'s input, here
     ``(a x + c) / 100``) with uniform weights (the aggregate); a selector for
     prediction (``prediction_greedy``) is given the predictor under test. Datasets
     most training models never ran go last, as ``reduce``'s default availability
-    rule puts them (:func:`availability_demoted`).
+    rule puts them (:func:`availability_demoted`). ``params``: more selector parameters
+    (``--selector-params``, :func:`selection_params`).
     """
     from harness_ext.methods.reduction.budget import demote
     from harness_ext.methods.pounce import selector_order
     from harness_ext.plugin_manager import get_registration
 
     N = (X_train * a_sc + c_sc) / 100.0
-    params = {"n_select": k}
+    extra, params = params, {"n_select": k}
     if "predictor" in get_registration("selectors", selector).cls().get_params():
         params["predictor"] = predictor
+    params.update(extra or {})
     try:
         order = demote(selector_order(N, selector, random_state=seed, **params), availability_demoted(X_train))
         return np.asarray(order[:k], dtype=int), selector
@@ -341,8 +344,11 @@ def new_results(default, extras=()):
 
 
 def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res, ridge_draws, extras=(),
-                   calibration="design"):
+                   calibration="design", selector_params=None, meta=None):
     """One split: choose the subset on rows ``tr`` as ``reduce`` does, predict rows ``te`` from their subset cells.
+
+    ``selector_params``: more selector parameters (``--selector-params``), for the selection and the
+    calibration's reselection alike (``meta``: the datasets' metadata, for their ceilings).
 
     Appends each estimator's figures to ``res`` (:func:`new_results`): aggregate MAE and mean signed
     error (bias, prediction minus truth) in points, Spearman of the test models' aggregates, cell MAE,
@@ -353,7 +359,8 @@ def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res,
 
     d = X.shape[1]
     Xtr, Xte = X[tr], X[te]
-    subset, _ = choose_subset(Xtr, k, s, selector, default, a_sc, c_sc)
+    sel_params = selection_params(selector_params, Xtr, meta) if selector_params else None
+    subset, _ = choose_subset(Xtr, k, s, selector, default, a_sc, c_sc, sel_params)
     keep, Xin, have, usable, target, W, C, agg_true = test_targets(Xte, subset, a_sc, c_sc)
 
     def record(key, pred, lower=None, upper=None, agg_lo=None, agg_hi=None):
@@ -376,7 +383,7 @@ def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res,
     # chosen without them; --calibration plain: from the subset all training models chose.
     reselect = None
     if calibration != "plain":
-        reselect = product_reselect(Xtr, k, s, selector, default, a_sc, c_sc, calibration,
+        reselect = product_reselect(Xtr, k, s, selector, default, a_sc, c_sc, calibration, extra=sel_params,
                                     groups=None if runs is None else runs[tr])
     est = make_predictor(default, random_state=s).fit(Xtr)
     p = est.predict_new_models(Xin, weights=W, reselect=reselect)
@@ -415,7 +422,8 @@ def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res,
     return getattr(p, "frontier", None)
 
 
-def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, extras=(), calibration="design"):
+def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, extras=(), calibration="design",
+               selector_params=None):
     from harness_ext.methods.reduction.budget import default_subset_size
     from harness_ext.methods.engine.newmodel_intervals import run_groups
     from harness_ext.methods.pounce import split_models
@@ -429,12 +437,14 @@ def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, ex
     runs = run_groups(raw.index)
     for s in range(n_splits):
         tr, te = split_models(m, 0.2, random_state=s) if runs is None else split_runs(runs, 0.2, s)
-        evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res, ridge_draws, extras, calibration)
+        evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res, ridge_draws, extras, calibration,
+                       selector_params, meta)
         progress(f"(a) split {s + 1}/{n_splits}")
     return res, k
 
 
-def protocol_f(raw, meta, ridge_draws, selector, default, progress, extras=(), calibration="design"):
+def protocol_f(raw, meta, ridge_draws, selector, default, progress, extras=(), calibration="design",
+               selector_params=None):
     """The frontier protocol: ``{variant: (results, n_train, n_test, flagged fraction)}`` (one split each)."""
     from harness_ext.methods.reduction.budget import default_subset_size
     from harness_ext.methods.engine.newmodel_intervals import run_groups
@@ -448,7 +458,7 @@ def protocol_f(raw, meta, ridge_draws, selector, default, progress, extras=(), c
     for variant, (tr, te) in frontier_splits(raw, X, a_sc, c_sc).items():
         res = new_results(default, extras)
         flags = evaluate_split(X, tr, te, 0, k, selector, default, a_sc, c_sc, P, runs, res, ridge_draws, extras,
-                               calibration)
+                               calibration, selector_params, meta)
         flagged = float(np.mean(flags != 0)) if flags is not None else float("nan")
         out[variant] = (res, len(tr), len(te), flagged)
     progress("(f)")
@@ -596,6 +606,9 @@ def main(argv=None) -> int:
     ap.add_argument("--predictor", default="lowrank", help="the predictor under test (default lowrank)")
     ap.add_argument("--selector", default=DEFAULT_SELECTOR,
                     help=f"selector choosing the subset (default {DEFAULT_SELECTOR}, reduce's default, under --predictor)")
+    ap.add_argument("--selector-params", default=None, metavar="KEY=VALUE,...",
+                    help="more parameters of --selector for the selection and the calibration's reselection, e.g. "
+                         "demote_saturated=true (the datasets' ceilings are then given from their metadata)")
     ap.add_argument("--extra-predictors", default=None,
                     help="other predictors measured on the same splits and subsets (default lowrank_bayes; quick: none)")
     ap.add_argument("--protocols", default="a,b,f",
@@ -627,6 +640,7 @@ def main(argv=None) -> int:
     from harness_ext.methods.engine.newmodel_intervals import FOLD_RESELECTION
 
     calibration = args.calibration or ("same" if args.nested else FOLD_RESELECTION)
+    sel_params = parse_selector_params(args.selector_params) or None
 
     t0 = time.perf_counter()
     mats = load_matrices(names, db=args.db)
@@ -642,13 +656,14 @@ def main(argv=None) -> int:
         ra = rb = None
         k = default_subset_size(raw.shape[1])
         if "a" in protos:
-            ra, k = protocol_a(raw, meta, n_splits, draws, args.selector, args.predictor, progress, extras, calibration)
+            ra, k = protocol_a(raw, meta, n_splits, draws, args.selector, args.predictor, progress, extras, calibration,
+                               sel_params)
         if "b" in protos:
             rb = protocol_b(raw, n_seeds, args.predictor, progress, extras=extras)
         row = summarise(name, raw.shape, k, ra, rb, args.predictor, extras)
         if "f" in protos:
             summarise_frontier(row, protocol_f(raw, meta, draws, args.selector, args.predictor, progress, (),
-                                               calibration), args.predictor)
+                                               calibration, sel_params), args.predictor)
         rows.append(row)
         if args.json:  # partial results survive an interrupted long run
             Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
@@ -657,7 +672,8 @@ def main(argv=None) -> int:
     print_extras(rows, extras)
     if "f" in protos:
         print_frontier(rows, args.predictor)
-    print(f"\n{n_splits} splits (a), {n_seeds} x 3 folds (b), random+Ridge over {draws} draws, selector {args.selector}, "
+    print(f"\n{n_splits} splits (a), {n_seeds} x 3 folds (b), random+Ridge over {draws} draws, selector {args.selector}"
+          f"{f' {sel_params}' if sel_params else ''}, "
           f"calibration {calibration}{' (nested)' if calibration != 'plain' else ''}; "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     if args.json:

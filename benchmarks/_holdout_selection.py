@@ -1,0 +1,52 @@
+"""More selector parameters for ``quality_holdout.py`` (``--selector-params``): parsed, and completed with each
+dataset's ceiling when ``demote_saturated`` asks for it (:mod:`harness_ext.methods.prowl.saturation`).
+
+The ceiling is known where ``quality_frontier_selection.py``'s saturation screen (benchmarks/HISTORY.md,
+2026-11-30) knew it: a declared maximum, or every score inside [0, 1] (which ``quality_holdout.aggregate_scale``
+maps to 100 points).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+
+def parse_selector_params(text):
+    """``--selector-params``: ``"demote_saturated=true,headroom=0.25"`` -> ``{"demote_saturated": True,
+    "headroom": 0.25}`` (true/false, numbers, else the text)."""
+    out = {}
+    for item in filter(None, (t.strip() for t in (text or "").split(","))):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--selector-params: {item!r} is not KEY=VALUE")
+        low = value.strip().lower()
+        if low in ("true", "false"):
+            out[key.strip()] = low == "true"
+        else:
+            try:
+                out[key.strip()] = int(low) if low.lstrip("-").isdigit() else float(low)
+            except ValueError:
+                out[key.strip()] = value.strip()
+    return out
+
+
+def known_ceilings(X, meta):
+    """Each dataset's ceiling on the selector's scale (``(a x + c) / 100``): 1 where it is known (a declared
+    maximum, or every score of ``X`` inside [0, 1]: ``quality_holdout.aggregate_scale`` maps it to 100 points), None
+    elsewhere."""
+    declared = np.array([m.get("max_score") is not None for m in meta], bool)
+    with warnings.catch_warnings(), np.errstate(invalid="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column no training model has: no known ceiling
+        unit = (np.nanmin(X, 0) >= 0) & (np.nanmax(X, 0) <= 1)
+    return [1.0 if known else None for known in declared | unit]
+
+
+def selection_params(selector_params, X_train, meta):
+    """The selector parameters of a selection on ``X_train``: ``--selector-params``, with the datasets' ceilings
+    (:func:`known_ceilings` on the training models) when ``demote_saturated`` asks for them."""
+    params = dict(selector_params or {})
+    if params.get("demote_saturated") and params.get("ceilings") is None:
+        params["ceilings"] = known_ceilings(X_train, meta)
+    return params
