@@ -404,6 +404,18 @@ def weights_options(parser: argparse.ArgumentParser) -> None:
 
 
 # -- reduce, predict -------------------------------------------------------------------------
+def add_demote_saturated_option(parser):
+    """``reduce --demote-saturated``: the subset chosen for models stronger than the store's
+    (:mod:`harness_ext.methods.prowl.saturation`)."""
+    parser.add_argument("--demote-saturated", action="store_true",
+                        help="choose the subset for models stronger than every model in the store: a dataset whose "
+                             "scores sit near its known ceiling (little headroom left above the strong models) is "
+                             "chosen only after every other, since a stronger model's gain cannot show there. Better "
+                             "predictions for models stronger than the store's, at some cost for models like them "
+                             "(docs/frontier.md); the summary and the manifest (selection.saturation) list what it "
+                             "demoted, with each dataset's headroom; off by default")
+
+
 def reduce_options(parser):
     add_matrix_arguments(parser)
     parser.add_argument("--keep-missing", dest="dense", action="store_false",
@@ -424,13 +436,7 @@ def reduce_options(parser):
                         help="datasets run by fewer than this share of the models are chosen only after every other "
                              "(a new model most likely lacks them too); default 0.5, 0 turns it off; the summary and "
                              "the manifest (selection.availability) list them with their model counts")
-    parser.add_argument("--demote-saturated", action="store_true",
-                        help="choose the subset for models stronger than every model in the store: a dataset whose "
-                             "scores sit near its known ceiling (little headroom left above the strong models) is "
-                             "chosen only after every other, since a stronger model's gain cannot show there. Better "
-                             "predictions for models stronger than the store's, at some cost for models like them "
-                             "(docs/frontier.md); the summary and the manifest (selection.saturation) list what it "
-                             "demoted, with each dataset's headroom; off by default")
+    add_demote_saturated_option(parser)
     parser.add_argument("--items", type=int, default=None, metavar="N",
                         help="reduce at the item level: N random items of every task with item-level results in the "
                              "store (lm-eval per-sample logs, item-response tables, HELM per-instance scores); the "

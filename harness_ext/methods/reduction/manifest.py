@@ -119,9 +119,7 @@ def build_manifest(
     db: Optional[str] = None,
     costs=None,
     n_random_subsets: Optional[int] = None,
-    max_models: Optional[int] = None,
-    min_availability: float = MIN_AVAILABILITY,
-    selector_params: Optional[dict] = None,
+    max_models: Optional[int] = None, min_availability: float = MIN_AVAILABILITY, selector_params: Optional[dict] = None,
 ) -> dict:
     """Select a subset of ``df``'s datasets and describe it as a manifest.
 
@@ -164,10 +162,7 @@ def build_manifest(
         :data:`~harness_ext.methods.reduction.budget.MIN_AVAILABILITY`, 0 turns it off); the
         manifest's ``selection.availability`` lists them with their model counts.
     selector_params : dict, optional
-        More parameters of the selector, e.g. ``{"demote_saturated": True}``
-        (:mod:`harness_ext.methods.prowl.saturation`; ``selection.saturation`` then lists what it
-        demoted); recorded with the others in ``selection.selector.params`` and used again by the
-        calibration's reselection.
+        More selector parameters (``{"demote_saturated": True}``), also for the calibration's reselection.
 
     Returns
     -------
