@@ -89,13 +89,14 @@ def _frame(X):
 
 
 def test_reduce_records_every_demotion_and_reselects_with_it():
+    import harness_ext
     from harness_ext.methods.reduction.manifest import build_manifest
-    from harness_ext.methods.reduction.reduce import ReduceResult
 
     df = _frame(ceiling_matrix())
     off = build_manifest(df, budget="2", n_random=10, n_random_subsets=5)
     assert "d0" in [s["name"] for s in off["subset"]] and "saturation" not in off["selection"]
-    on = build_manifest(df, budget="2", n_random=10, n_random_subsets=5, selector_params={"demote_saturated": True})
+    res = harness_ext.reduce(df, budget=2, n_random=10, n_random_subsets=5, demote_saturated=True)
+    on = res.manifest
     params = on["selection"]["selector"]["params"]
     assert params["demote_saturated"] is True and params["ceilings"] == [1.0] * 6
     rec = on["selection"]["saturation"]
@@ -104,7 +105,8 @@ def test_reduce_records_every_demotion_and_reselects_with_it():
     assert "d0" not in [s["name"] for s in on["subset"]]
     # the calibration's folds reselect with the same parameters
     assert all("d0" not in sub for sub in on["prediction"]["calibration"]["subsets"])
-    assert "saturation (--demote-saturated, headroom < 0.25): 1 of 6 datasets" in ReduceResult(on).render()
+    line = "saturation (--demote-saturated): 1 of the 6 datasets with a known ceiling has headroom below 0.25 (d0 0.00)"
+    assert line + "; it is chosen only after every other; 0 in the subset" in res.render()
     with pytest.raises(Exception, match="needs the prediction_greedy selector"):
         build_manifest(df, budget="2", n_random=10, selector="greedy_coverage",
                        selector_params={"demote_saturated": True})

@@ -157,11 +157,13 @@ def selection_record(details: Optional[dict], columns, subset_idx) -> Optional[d
 
 def saturation_summary(record: dict) -> str:
     """One line for the ``reduce`` summary: what the saturation rule demoted, with each headroom."""
-    shown = ", ".join(f"{s['name']} ({s['headroom']:.2f})" for s in record["saturated"][:8])
-    more = f" and {len(record['saturated']) - 8} more" if len(record["saturated"]) > 8 else ""
-    head = (f"saturation (--demote-saturated, headroom < {record['headroom']:g}): {len(record['saturated'])} of "
-            f"{record['n_known_ceiling']} datasets with a known ceiling")
-    if not record["saturated"]:
-        return head + " are saturated: nothing demoted"
-    what = "chosen only after every other" if record["applied"] else record.get("note") or "not demoted"
-    return f"{head} are saturated, {what}: {shown}{more}; {record['n_in_subset']} in the subset"
+    n = len(record["saturated"])
+    shown = ", ".join(f"{s['name']} {s['headroom']:.2f}" for s in record["saturated"][:8])
+    more = f" and {n - 8} more" if n > 8 else ""
+    head = (f"saturation (--demote-saturated): {n} of the {record['n_known_ceiling']} datasets with a known ceiling "
+            f"{'has' if n == 1 else 'have'} headroom below {record['headroom']:g}")
+    if not n:
+        return head + ": nothing demoted"
+    what = (f"{'it is' if n == 1 else 'they are'} chosen only after every other" if record["applied"]
+            else record.get("note") or "not demoted")
+    return f"{head} ({shown}{more}); {what}; {record['n_in_subset']} in the subset"
