@@ -52,6 +52,15 @@ def test_headroom_rule_ceilings_and_fallback():
         saturation_plan(X, [1.0], HEADROOM, 2)
 
 
+def test_a_headroom_exactly_at_the_threshold_is_not_saturated_on_any_scale():
+    # q10 = 0.6, q90 = 0.8 over 11 models: (1 - 0.8) / (0.8 - 0.6) = 1, and at ceiling 0.85 exactly 0.25
+    col = np.array([0.6] * 2 + [0.7] * 7 + [0.8] * 2)
+    for scale in (1.0, 100.0, 3.0):
+        x = (col * scale)[:, None]
+        assert headroom(x, [0.85 * scale])[0] == 0.25
+        assert not saturation_plan(np.hstack([x, x[::-1]]), [0.85 * scale, None], HEADROOM, 1)[1]["n_saturated"]
+
+
 def test_ceilings_come_from_the_normalisation_records():
     norm = {"description": "[0,1]", "lo": 0.0, "span": 1.0, "flip": False, "chance": 0.25, "clip": True,
             "transform": "linear", "scale": "proportion"}

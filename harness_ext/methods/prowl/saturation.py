@@ -81,7 +81,10 @@ def headroom(X, ceilings) -> np.ndarray:
         warnings.simplefilter("ignore", RuntimeWarning)  # an unobserved column: NaN percentiles, no headroom
         q10, q90 = np.nanpercentile(X, [10, 90], axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(np.isfinite(c) & (q90 > q10), (c - q90) / (q90 - q10), np.nan)
+        room = np.where(np.isfinite(c) & (q90 > q10), (c - q90) / (q90 - q10), np.nan)
+    # Rounded: scores are discrete, so a headroom exactly at the threshold occurs, and the rounding of the scale
+    # (points or fractions) must not decide which side it falls on.
+    return np.round(room, 9)
 
 
 def saturated(X, ceilings, threshold: float = HEADROOM) -> tuple:
