@@ -151,8 +151,9 @@ def objectives(N, seed):
     return {"random": random, "top": topf}
 
 
-def run_split(X, meta, tr, te, seed, k, a_sc, c_sc):
-    """One split: each variant's subset, its frontier/test aggregate MAE in points, and the demotion count."""
+def run_split(X, meta, tr, te, seed, k, a_sc, c_sc, n_random_subsets=0):
+    """One split: each variant's subset, its frontier/test aggregate MAE in points, and the demotion count; with
+    ``n_random_subsets``, also the MAE of that many random ``k``-subsets under the same fit (``random_mae``)."""
     from harness_ext.methods.pounce import make_predictor
 
     Xtr = X[tr]
@@ -170,13 +171,19 @@ def run_split(X, meta, tr, te, seed, k, a_sc, c_sc):
     est = make_predictor("lowrank", random_state=seed).fit(Xtr)
     out = {"n_demoted": int(sat.sum()), "n_known": int(np.isfinite(room).sum()),
            "same": bool(set(product.tolist()) == set(subs["V0"].tolist())), "subsets": {}, "mae": {}}
-    for v, s in subs.items():
-        keep, Xin, have, usable, target, W, C, agg_true = qh.test_targets(X[te], s, a_sc, c_sc)
+
+    def mae(subset):
+        keep, Xin, have, usable, target, W, C, agg_true = qh.test_targets(X[te], subset, a_sc, c_sc)
         p = est.predict_new_models(Xin, weights=W)
         pred = np.where(keep & have, X[te], p.mean)
         agg = (np.where(have, pred, 0.0) * W).sum(1) + C
-        out["mae"][v] = float(np.abs(agg - agg_true)[usable].mean())
+        return float(np.abs(agg - agg_true)[usable].mean())
+
+    for v, s in subs.items():
+        out["mae"][v] = mae(s)
         out["subsets"][v] = s.tolist()
+    rng = np.random.default_rng(1)
+    out["random_mae"] = [mae(np.sort(rng.permutation(X.shape[1])[:k])) for _ in range(n_random_subsets)]
     out["demoted_in_v0"] = int(sat[subs["V0"]].sum())
     return out
 
@@ -189,7 +196,7 @@ def load(names):
     return mats
 
 
-def collect(mats, n_random, progress=print):
+def collect(mats, n_random, progress=print, n_random_subsets=0):
     """``{(matrix, split): run_split record}``: splits ``frontier`` / ``newest`` and ``a0``, ``a1``, ..."""
     from harness_ext.methods.engine.newmodel_intervals import run_groups
     from harness_ext.methods.pounce import split_models
@@ -207,12 +214,25 @@ def collect(mats, n_random, progress=print):
         for split, (tr, te) in splits.items():
             t = time.perf_counter()
             seed = int(split[1:]) if split.startswith("a") else 0
-            rec = run_split(X, meta, tr, te, seed, k, a_sc, c_sc)
+            rec = run_split(X, meta, tr, te, seed, k, a_sc, c_sc, n_random_subsets)
             out[(name, split)] = rec
             progress(f"  {name:<14}{split:<9} k={k:<3} demoted {rec['n_demoted']}/{rec['n_known']} "
                      f"(in V0's subset {rec['demoted_in_v0']}) same={rec['same']} "
                      + " ".join(f"{v} {rec['mae'][v]:.2f}" for v in VARIANTS) + f"  ({time.perf_counter() - t:.0f} s)")
     return out
+
+
+def random_subsets(records, file=sys.stdout):
+    """Per split with random subsets measured: V0's MAE, the random subsets' median, and the share of them V0 beats."""
+    rows = [(key, r) for key, r in records.items() if r.get("random_mae")]
+    if not rows:
+        return
+    print("\nthe default's subset against random subsets of the same size (same fit): V0 MAE, random median, share of "
+          "random subsets V0 beats", file=file)
+    for (m, s), r in rows:
+        rand = np.asarray(r["random_mae"])
+        print(f"{m:<14}{s:<9}{r['mae']['V0']:>8.2f}{np.median(rand):>8.2f}{np.mean(rand > r['mae']['V0']):>7.2f}"
+              f"  ({rand.size} subsets)", file=file)
 
 
 def verdict(records, file=sys.stdout):
@@ -240,6 +260,7 @@ def verdict(records, file=sys.stdout):
             cost[v].append(mean[v] / mean["V0"] if mean["V0"] > 0 else 1.0)
         print(f"{m:<14}{len(rows):>3} splits, demoted {np.mean([r['n_demoted'] for r in rows]):.1f}"
               + "".join(f"{mean[v]:>8.2f} ({mean[v] / mean['V0']:.2f})" for v in VARIANTS), file=file)
+    random_subsets(records, file)
     print(f"\ncriterion: random cost <= {MAX_RANDOM_COST} on every matrix, mean frontier ratio <= {MAX_MEAN_RATIO}, "
           f"worst frontier ratio <= {MAX_ROW_RATIO}", file=file)
     out = {}
@@ -258,9 +279,12 @@ def main(argv=None) -> int:
     ap.add_argument("--matrices", default=",".join(MATRICES))
     ap.add_argument("--random-splits", type=int, default=3)
     ap.add_argument("--json", help="also write every split's record (subsets, MAE, demotions) to this file")
+    ap.add_argument("--random-subsets", type=int, default=0,
+                    help="also score this many random subsets of the same size per split (seeded), to place the default's")
     args = ap.parse_args(argv)
     t = time.perf_counter()
-    records = collect(load(args.matrices.split(",")), args.random_splits, progress=lambda m: print(m, flush=True))
+    records = collect(load(args.matrices.split(",")), args.random_splits, progress=lambda m: print(m, flush=True),
+                      n_random_subsets=args.random_subsets)
     if args.json:
         import json
 

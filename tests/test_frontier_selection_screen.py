@@ -55,3 +55,15 @@ def test_split_and_verdict_run_on_a_small_matrix(qfsel):
     text = io.StringIO()
     out = qfsel.verdict(records, file=text)
     assert set(out) == set(qfsel.VARIANTS[1:]) and "criterion" in text.getvalue()
+
+
+def test_random_subsets_place_the_default_among_subsets_of_its_size(qfsel):
+    X = _matrix()
+    n = len(X)
+    tr, te = np.arange(0, n, 2), np.arange(1, n, 2)
+    rec = qfsel.run_split(X, [{} for _ in range(6)], tr, te, 0, 2, np.full(6, 100.0), np.zeros(6), n_random_subsets=5)
+    assert len(rec["random_mae"]) == 5 and all(v >= 0 for v in rec["random_mae"])
+    text = io.StringIO()
+    qfsel.random_subsets({("m", "frontier"): rec}, file=text)
+    share = np.mean(np.asarray(rec["random_mae"]) > rec["mae"]["V0"])
+    assert f"{share:7.2f}  (5 subsets)" in text.getvalue()
