@@ -44,7 +44,7 @@ import numpy as np
 from ...errors import MethodError
 
 __all__ = ["HEADROOM", "dataset_ceilings", "headroom", "saturated", "saturation_plan", "saturation_summary",
-           "selection_record"]
+           "selection_record", "unit_ceilings"]
 
 #: Default headroom below which a dataset with a known ceiling is demoted; fixed before it was measured (never tuned).
 HEADROOM = 0.25
@@ -144,8 +144,8 @@ def dataset_ceilings(normalisations, X) -> list:
 
 
 def selection_record(details: Optional[dict], columns, subset_idx) -> Optional[dict]:
-    """The manifest's ``selection.saturation`` from a selector's ``describe()`` (None when it demoted nothing by
-    saturation, or was not asked to)."""
+    """The manifest's ``selection.saturation`` from a selector's ``describe()``, dataset names for its column
+    indices (None when the selector was not asked to demote saturated datasets)."""
     sat = (details or {}).get("saturation")
     if not sat:
         return None
