@@ -107,7 +107,7 @@ def _ci_text(coverage, n):
     return f"{lo:.2f}-{hi:.2f}"
 
 
-def print_frontier(rows, default, file=sys.stdout):
+def print_frontier(rows, default, file=None):
     """Protocol (f): one row per matrix and variant, the default predictor then the baselines' aggregate MAE and bias."""
     print(f"\n(f) frontier: fit on the weakest {FRONTIER_TRAIN:.0%} of models by full aggregate, predict the strongest "
           f"{FRONTIER_TEST:.0%} (newest: each run's first {FRONTIER_TRAIN:.0%} of checkpoints -> its last "

@@ -143,7 +143,7 @@ def summarise(name, shape, res, default):
     return row
 
 
-def print_paper(rows, intervals="hybrid", file=sys.stdout):
+def print_paper(rows, intervals="hybrid", file=None):
     print("\nBenchPress's intervals scored as its paper scores them (risk cross-fitted over these folds, each fold's "
           "multiplier from the others): coverage (worst fold), median width", file=file)
     for r in rows:
@@ -157,7 +157,7 @@ def print_paper(rows, intervals="hybrid", file=sys.stdout):
           f"   (Zeng & Papailiopoulos 2026, {intervals} risk model, its own matrix)", file=file)
 
 
-def print_rows(rows, default, file=sys.stdout):
+def print_rows(rows, default, file=None):
     print(f"\nBenchPress's protocol (per-model 3 folds x seeds): MedAE pooled, median of fold MedAEs, coverage "
           f"(worst fold), median 90% width; ratio = BenchPress MedAE / {default} MedAE", file=file)
     print(f"{'matrix':<14}{'shape':>11}  {'method':<11}{'MedAE':>7}{'foldMed':>8}{'cov90':>7}{'min':>6}{'width':>7}"

@@ -220,7 +220,7 @@ def figures(rec, q):
     return float(((rec["truth"] >= rec["lo"]) & (rec["truth"] <= hi))[u].mean()), float(np.median((hi - rec["lo"])[u]))
 
 
-def report(records, level, file=sys.stdout):
+def report(records, level, file=None):
     names = sorted({n for n, _ in records})
     q_all = pooled_quantile(records, (), level)
     print(f"\nlevel {level:.2f}: shipped constant (pooled over all {len(names)} benchmarks, in-sample) {q_all:.3f}", file=file)
@@ -278,7 +278,7 @@ def main(argv=None) -> int:
     return 0
 
 
-def _report_random(records, level, file=sys.stdout):
+def _report_random(records, level, file=None):
     """Protocol (a)'s cost: mean coverage and mean median width over the random splits, before and with each
     benchmark's leave-one-benchmark-out constant."""
     frontier = {k: r for k, r in records.items() if not k[1].startswith("a")}

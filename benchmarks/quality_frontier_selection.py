@@ -222,7 +222,7 @@ def collect(mats, n_random, progress=print, n_random_subsets=0):
     return out
 
 
-def random_subsets(records, file=sys.stdout):
+def random_subsets(records, file=None):
     """Per split with random subsets measured: V0's MAE, the random subsets' median, and the share of them V0 beats."""
     rows = [(key, r) for key, r in records.items() if r.get("random_mae")]
     if not rows:
@@ -235,7 +235,7 @@ def random_subsets(records, file=sys.stdout):
               f"  ({rand.size} subsets)", file=file)
 
 
-def verdict(records, file=sys.stdout):
+def verdict(records, file=None):
     """Print the per-row table and the acceptance criterion per variant; return ``{variant: accepted}``."""
     front = [(m, s) for (m, s) in records if not s.startswith("a")]
     mats = sorted({m for m, _ in records}, key=lambda m: MATRICES.index(m) if m in MATRICES else 99)

@@ -107,7 +107,7 @@ def verdict(rows, rnd):
             f"{'PASSES' if ok else 'fails'}")
 
 
-def report(records, how, full_only=False, file=sys.stdout):
+def report(records, how, full_only=False, file=None):
     rows, rnd = evaluate(records, how, full_only)
     print(f"\n### {how}{' (full share only)' if full_only else ''}\n", file=file)
     print("| benchmark | variant | test | c (LOBO) | MAE before | MAE after | bias before | bias after | coverage "

@@ -554,7 +554,7 @@ def summarise(name, shape, k, ra, rb, default, extras=()):
     return row
 
 
-def print_extras(rows, extras, file=sys.stdout):
+def print_extras(rows, extras, file=None):
     for e in extras:
         print(f"\n'{e}' on the same splits and subsets: (a) rho, aggregate MAE, cov90 (p05), aggregate coverage, "
               f"Ridge ratio; (b) medAE, cov90, width, BenchPress ratio", file=file)
@@ -569,7 +569,7 @@ def print_extras(rows, extras, file=sys.stdout):
             print(file=file)
 
 
-def print_table(rows, default, file=sys.stdout):
+def print_table(rows, default, file=None):
     print(f"\n(a) held-out models: default predictor '{default}' vs baselines (aggregate MAE ratios = baseline / default)",
           file=file)
     print(f"{'matrix':<14}{'shape':>12}{'k':>4}{'rho':>7}{'aggMAE':>8}{'cellMAE':>8}{'cov90':>7}{'p05':>6}{'se':>6}"
