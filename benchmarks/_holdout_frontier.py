@@ -8,7 +8,6 @@ checkpoints. ``quality_holdout.protocol_f`` evaluates the splits with the protoc
 from __future__ import annotations
 
 import re
-import sys
 
 import numpy as np
 
