@@ -354,7 +354,8 @@ class CrossTask(_ItemEstimator):
         """
         rec = {"m": [], "v_m": [], "local": []}
         for held in self._interleaved(n_folds):
-            for k, v in self._regression_part(self.learner(level=self.level), held, others).items():
+            part = self._regression_part(self.learner(level=self.level), held, *_split_others(others, held))
+            for k, v in part.items():
                 rec[k].append(v)
         out = dict(inside, **{k: np.concatenate(v) if v else np.empty(0) for k, v in rec.items()})
         out["e_m"] = out["m"] - out["truth"]
@@ -369,11 +370,11 @@ class CrossTask(_ItemEstimator):
         fold = model_folds(self.source_.shape[0], n_folds)
         return [held for held in (fold == k for k in range(n_folds)) if _usable_split(held)]
 
-    def _regression_part(self, learn, held: np.ndarray, others: list) -> dict:
+    def _regression_part(self, learn, held: np.ndarray, fit_o: list, pred_o: list) -> dict:
         """The regression ``learn`` fitted on the source models outside ``held``, on the held-out ones: its
-        estimate ``m``, error variance ``v_m`` and local leave-one-out error ``local``."""
+        estimate ``m``, error variance ``v_m`` and local leave-one-out error ``local``. ``fit_o``, ``pred_o``: the
+        other tasks split as :func:`_split_others` splits them."""
         S, items = self.source_, self.items_
-        fit_o, pred_o = _split_others(others, held)
         learn = learn.fit(S[~held], items, others=fit_o)
         m = learn.predict(S[held][:, items], others=pred_o).estimate
         return {"m": m, "v_m": learn.error_variance(S[held][:, items]),
@@ -383,7 +384,7 @@ class CrossTask(_ItemEstimator):
         """One held-out split's parts (see :meth:`_held_out_errors`)."""
         S, items = self.source_, self.items_
         fit_o, pred_o = _split_others(others, held)
-        reg = self._regression_part(self._fold_learner(), held, others)
+        reg = self._regression_part(self._fold_learner(), held, fit_o, pred_o)
         design = DifficultyAIPW(level=self.level, alpha=self.alpha, n_folds=self.n_folds).fit(
             S[~held], items, others=fit_o)
         truth, full = S[held].mean(axis=1), S[~held].mean(axis=1)
