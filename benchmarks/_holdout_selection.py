@@ -8,10 +8,6 @@ maps to 100 points).
 
 from __future__ import annotations
 
-import warnings
-
-import numpy as np
-
 
 def parse_selector_params(text):
     """``--selector-params``: ``"demote_saturated=true,headroom=0.25"`` -> ``{"demote_saturated": True,
@@ -36,11 +32,10 @@ def known_ceilings(X, meta):
     """Each dataset's ceiling on the selector's scale (``(a x + c) / 100``): 1 where it is known (a declared
     maximum, or every score of ``X`` inside [0, 1]: ``quality_holdout.aggregate_scale`` maps it to 100 points), None
     elsewhere."""
-    declared = np.array([m.get("max_score") is not None for m in meta], bool)
-    with warnings.catch_warnings(), np.errstate(invalid="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)  # a column no training model has: no known ceiling
-        unit = (np.nanmin(X, 0) >= 0) & (np.nanmax(X, 0) <= 1)
-    return [1.0 if known else None for known in declared | unit]
+    from harness_ext.methods.prowl.saturation import unit_ceilings
+
+    declared = [m.get("max_score") is not None for m in meta]
+    return [1.0 if known or unit is not None else None for known, unit in zip(declared, unit_ceilings(X))]
 
 
 def selection_params(selector_params, X_train, meta):
