@@ -51,11 +51,7 @@ import quality_holdout as Q  # noqa: E402 - shares the protocol's matrices, subs
 def parse_mode(mode: str):
     """``"same:n_candidates=4"`` -> ``("same", {"n_candidates": 4})``."""
     name, _, rest = mode.partition(":")
-    extra = {}
-    for item in filter(None, rest.split(",")):
-        key, _, val = item.partition("=")
-        extra[key] = int(val)
-    return name, extra
+    return name, Q.parse_selector_params(rest)
 
 
 def test_scores(est, Xin, W, agg_true_raw):
