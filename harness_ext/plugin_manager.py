@@ -31,6 +31,7 @@ LOAD_PLUGINS_ENV = "HARNESS_EXT_LOAD_PLUGINS"
 BUILTIN_MODULES = (
     "harness_ext.plugins.registry",
     "harness_ext.plugins.items_crosstask",
+    "harness_ext.plugins.items_designs",
     "harness_ext.adapters.lm_eval",
     "harness_ext.adapters.every_eval_ever",
     "harness_ext.adapters.csv_table",

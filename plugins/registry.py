@@ -111,9 +111,6 @@ ITEM_ESTIMATORS = {
     "gpirt": ("GPIRT", "gp-IRT: p-IRT combined with the sample mean by the tinyBenchmarks lambda (Polo et al. 2024)"),
     "aipw_irt": ("AIPWIRT", "AIPW with the 2PL prediction as working model, design-based interval (Polo et al. 2024)"),
     "aipw_crosstask": ("CrossTaskAIPW", "AIPW with one 2PL model across a benchmark's tasks (Kipnis et al. 2025)"),
-    "stratified_mean": ("item_designs:StratifiedMean", "stratified mean, finite-population interval (Cochran 1977)"),
-    "stratified_aipw": ("item_designs:StratifiedAIPW", "AIPW under the stratified design (Cochran 1977)"),
-    "irt_anchors": ("item_designs:IRTAnchors", "anchor points on the 2PL item parameters (Polo et al. 2024)"),
 }
 _ITEMS = "harness_ext.methods.engine.item_estimators:"
 
@@ -166,6 +163,5 @@ def harness_ext_manifest_writers():
 
 @hookimpl
 def harness_ext_item_estimators():
-    for name, (attr, text) in _enabled(ITEM_ESTIMATORS, lambda v: v[0] if ":" in v[0] else "item_estimators:").items():
-        yield ItemEstimator(name=name, cls=_ITEMS.rsplit(".", 1)[0] + "." + attr if ":" in attr else _ITEMS + attr,
-                            description=text, interval=name != "anchor_weighted")  # module:Class: another engine module
+    for name, (attr, text) in _enabled(ITEM_ESTIMATORS, lambda v: "item_estimators:").items():
+        yield ItemEstimator(name=name, cls=_ITEMS + attr, description=text, interval=name != "anchor_weighted")

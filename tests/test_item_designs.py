@@ -169,7 +169,8 @@ def test_items_total_is_spread_over_the_tasks_and_reported(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("design,estimator", [("stratified", "stratified_aipw"), ("stratified", "stratified_mean"),
-                                              pytest.param("irt-anchors", "irt_anchors", marks=pytest.mark.slow)])
+                                              pytest.param("irt-anchors", "irt_anchors", marks=pytest.mark.slow),
+                                              ("search", "search_learn")])
 def test_designs_through_reduce_and_predict(tmp_path, capsys, design, estimator):
     db, new = _store(tmp_path, sizes=(200, 300))
     out = tmp_path / "reduced"
@@ -181,15 +182,19 @@ def test_designs_through_reduce_and_predict(tmp_path, capsys, design, estimator)
         assert b["n_run"] == 30 and ("strata" in b) == (design == "stratified")
         if design == "stratified":
             assert sum(b["strata"]["n_run"]) == 30 and min(b["strata"]["n_run"]) >= 2
-        else:
+        elif design == "irt-anchors":
             assert len(b["anchor_clusters"]) == 30 and sum(b["anchor_clusters"]) == b["n_items"]
+        else:  # searched items need nothing but their ids
+            assert "anchor_clusters" not in b and "strata" not in b
     samples = json.loads((out / "harness_ext_reduced_samples.json").read_text())
     run = _logs(tmp_path / "run", "org/new", new, samples)
     pred = predict_items(m, [run])
     truth = {t: float(v.mean()) for t, v in new.items()}
     for row in pred.table.to_dict("records"):
         assert row["n_used"] == 30 and row["raw_lower"] < row["raw"] < row["raw_upper"]
-        assert abs(row["raw"] - truth[row["dataset"]]) < 0.2
+        # Model-based: a regression from 30 models may miss by more, but its interval covers.
+        tol = 0.2 if design != "search" else row["raw_upper"] - row["raw_lower"]
+        assert abs(row["raw"] - truth[row["dataset"]]) < tol, (row, truth)
     # Same inputs and seed: the same manifest bytes.
     again = tmp_path / "again"
     assert main([str(again) if a == str(out) else a for a in args] + ["--item-estimator", estimator]) == 0

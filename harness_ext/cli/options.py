@@ -445,11 +445,14 @@ def reduce_options(parser):
     parser.add_argument("--items-total", type=int, default=None, metavar="N",
                         help="reduce at the item level with N items in all, spread over the benchmark's tasks by "
                              "--item-allocation (instead of --items N per task)")
-    parser.add_argument("--item-design", choices=("random", "stratified", "anchors", "irt-anchors"), default="random",
+    parser.add_argument("--item-design", choices=("random", "stratified", "anchors", "irt-anchors", "search"),
+                        default="random",
                         help="with --items/--items-total: 'random' (default) draws items at random in every task, "
                              "which the design-based estimators need; 'stratified' draws them at random within "
                              "strata of the population's per-item accuracy (design-based too); 'irt-anchors' takes "
                              "tinyBenchmarks' anchor points on the IRT item parameters (model-based interval); "
+                             "'search' keeps the best of 2,000 random subsets by a regression's held-out error "
+                             "(random search + learn; model-based interval); "
                              "'anchors' keeps the dataset subset and runs only N anchor items (tinyBenchmarks, "
                              "k-means on the answers) of each subset task. The manifest records why the default is "
                              "the default")
@@ -468,7 +471,8 @@ def reduce_options(parser):
                         help="with --items: the item estimator predict uses by default and the expected error is "
                              "measured with (default: crosstask for the random design, a regression on every task's "
                              "sampled items inside the population and design-based AIPW beyond it; stratified_aipw "
-                             "for the stratified one; irt_anchors for IRT anchors; harness-ext plugins --kind "
+                             "for the stratified one; irt_anchors for IRT anchors; search_learn for searched items; "
+                             "harness-ext plugins --kind "
                              "item_estimators)")
     parser.add_argument("--local-data", action="append", default=None, metavar="DIR",
                         help="a folder of your own task data (repeatable): absolute data paths that the ingested "

@@ -31,6 +31,7 @@ import numpy as np
 
 from harness_ext.methods.engine.item_estimators import ItemEstimate, _is_binary, _ItemEstimator, _ridge_dual, \
     no_miss_variance
+from harness_ext.methods.engine.item_search import SearchLearn, search_items
 
 #: Allocation rules of :func:`allocate`.
 ALLOCATIONS = ("neyman", "proportional")
@@ -355,8 +356,9 @@ class IRTAnchors(_ItemEstimator):
         return ItemEstimate(est, est - self.radius_, est + self.radius_, self.level)
 
 
-#: Designs :func:`draw_design` draws: simple random, stratified by difficulty, tinyBenchmarks' IRT anchors.
-DESIGNS = ("random", "stratified", "irt-anchors")
+#: Designs :func:`draw_design` draws: simple random, stratified by difficulty, tinyBenchmarks' IRT anchors, and
+#: items chosen on cross-validated error (:mod:`.item_search`).
+DESIGNS = ("random", "stratified", "irt-anchors", "search")
 
 
 def draw_design(design: str, source: np.ndarray, n_items: int, random_state: int = 0, *, n_strata: int = 5,
@@ -364,7 +366,8 @@ def draw_design(design: str, source: np.ndarray, n_items: int, random_state: int
     """``(sorted item indices, info)``: ``n_items`` items of a task under ``design`` from the population's answers.
 
     ``info`` holds what the estimators need besides the items: ``strata`` (stratum label of every item)
-    and ``n_per_stratum`` for ``"stratified"``, ``weights`` (of the anchors) for ``"irt-anchors"``.
+    and ``n_per_stratum`` for ``"stratified"``, ``weights`` (of the anchors) for ``"irt-anchors"``, the
+    chosen subset's validation error for ``"search"`` (:func:`~.item_search.search_items`).
     ``"random"``: :func:`~harness_ext.methods.engine.item_estimators.random_items` with the same seed.
     """
     from harness_ext.methods.engine.item_estimators import random_items
@@ -381,6 +384,9 @@ def draw_design(design: str, source: np.ndarray, n_items: int, random_state: int
     if design == "irt-anchors":
         est = IRTAnchors(dims=dims, random_state=random_state)
         return est.select(S, n), {"weights": est.weights_}
+    if design == "search":
+        items, err = search_items(S, n, random_state)
+        return items, {"search_error": err}
     raise ValueError(f"item design {design!r} is not one of {', '.join(DESIGNS)}")
 
 
@@ -404,12 +410,19 @@ def design_estimator(design: str, cls, level: float, info: dict, source, items):
             raise ValueError(f"the irt-anchors design is estimated by its anchors' weights (irt_anchors), "
                              f"not {cls.__name__}")
         return cls(level=level).fit(source, items, weights=info["weights"])
+    if design == "search":
+        if not getattr(cls, "uses_search", False):
+            raise ValueError(f"the search design's items were chosen for a regression on them (search_learn), "
+                             f"not {cls.__name__}")
+        return cls(level=level).fit(source, items)
     if strat or anchors or hasattr(cls, "select"):
         raise ValueError(f"{cls.__name__} does not estimate from a simple random sample of items")
     return cls(level=level).fit(source, items)
 
 
 #: The estimators of this module, by their plugin names (registered beside the item_estimators table).
-DESIGN_ESTIMATORS = {"stratified_mean": StratifiedMean, "stratified_aipw": StratifiedAIPW, "irt_anchors": IRTAnchors}
+DESIGN_ESTIMATORS = {"stratified_mean": StratifiedMean, "stratified_aipw": StratifiedAIPW, "irt_anchors": IRTAnchors,
+                     "search_learn": SearchLearn}
 #: The estimators each design is measured with and ``reduce`` defaults to (first).
-DESIGN_DEFAULT_ESTIMATORS = {"stratified": ("stratified_aipw", "stratified_mean"), "irt-anchors": ("irt_anchors",)}
+DESIGN_DEFAULT_ESTIMATORS = {"stratified": ("stratified_aipw", "stratified_mean"), "irt-anchors": ("irt_anchors",),
+                             "search": ("search_learn",)}

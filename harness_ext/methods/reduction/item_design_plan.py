@@ -5,13 +5,15 @@ the benchmark's tasks (``--item-allocation``: Neyman's rule on the tasks' weight
 per-task standard deviation, or proportional to the tasks' sizes). ``--item-design`` chooses the items
 in each task (:mod:`harness_ext.methods.engine.item_designs`): ``random`` (simple random sampling),
 ``stratified`` (strata by the population's per-item accuracy, ``--item-strata`` of them, allocated by
-the same rule) or ``irt-anchors`` (tinyBenchmarks' anchor points on the 2PL item parameters). The
+the same rule), ``irt-anchors`` (tinyBenchmarks' anchor points on the 2PL item parameters) or ``search``
+(the best of many random subsets by a ridge regression's held-out error: random search + learn). The
 manifest records per task what the estimators need: the stratum of every item (``strata``) or the
 anchors' cluster sizes (``anchor_clusters``); :func:`design_info` reads them back, checked.
 
 References
 ----------
 Cochran (1977), Sampling Techniques, §5.5 (allocation). Polo et al. (2024), §3.1 (IRT anchor points).
+Zhang, Dorner and Hardt (2025), §3 (random search + learn).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ...errors import HarnessExtError
 
 #: Designs of the item manifest (``anchors``, the dataset-subset path of tinyBenchmarks' correctness anchors,
 #: is not one of them: it keeps a dataset-level manifest).
-ITEM_DESIGNS = ("random", "stratified", "irt-anchors")
+ITEM_DESIGNS = ("random", "stratified", "irt-anchors", "search")
 DEFAULT_DESIGN = "random"
 #: Why the default design is the default: measured by benchmarks/quality_items.py (see benchmarks/HISTORY.md).
 DESIGN_WHY = {
@@ -42,6 +44,10 @@ DESIGN_WHY = {
     "irt-anchors": ("anchor points on the 2PL item parameters (Polo et al. 2024): model-based, the interval is "
                     "calibrated on the population's held-out models and its frontier, with no design guarantee; "
                     "measured 1.50x the best baseline's error at the frontier (see the random design's reason)"),
+    "search": ("items chosen on cross-validated error (random search + learn, Zhang, Dorner and Hardt 2025): the "
+               "best of 2,000 random subsets by a ridge regression's held-out error on the population; model-based, "
+               "its interval calibrated on held-out models whose items were searched without them and on the "
+               "population's own frontier, with no design guarantee (see the random design's reason)"),
 }
 
 
@@ -147,10 +153,11 @@ def fit_for_design(design: str, cls, level: float, info: dict, M: np.ndarray, po
 def held_out_estimate(design: str, cls, level: float, info: dict, M, S, train, test, seed: int = 0):
     """The design's estimate for the ``test`` models fitted on the ``train`` ones (the expected error).
 
-    IRT anchors are chosen again on the training models, so a held-out model never picks its own
-    items; the random and stratified designs keep the manifest's sample (fixed before any answer is seen).
+    IRT anchors and searched items are chosen again on the training models, so a held-out model never picks
+    its own items; the random and stratified designs keep the manifest's sample (fixed before any answer is
+    seen).
     """
-    if design == "irt-anchors":
+    if design in ("irt-anchors", "search"):
         est = cls(level=level, random_state=seed)
         idx = est.select(M[train], len(S))
         return est.fit(M[train], idx).predict(M[test][:, idx])
@@ -186,11 +193,13 @@ def check_design(design: str, estimator, n_items, n_total, allocations, n_strata
     reg = get_registration("item_estimators", name)
     strat, anchors = getattr(reg.cls, "uses_strata", False), hasattr(reg.cls, "select")
     ok = {"random": not strat and not anchors, "stratified": strat,
-          "irt-anchors": anchors and name in DESIGN_DEFAULT_ESTIMATORS["irt-anchors"]}[design]
+          "irt-anchors": anchors and name in DESIGN_DEFAULT_ESTIMATORS["irt-anchors"],
+          "search": getattr(reg.cls, "uses_search", False)}[design]
     if not ok:
         fits = {"random": "one that estimates from a simple random sample (sample_mean, aipw, random_learn, composite)",
                 "stratified": "one that uses the strata (stratified_aipw, stratified_mean)",
-                "irt-anchors": "irt_anchors, which weights the anchors by their clusters"}[design]
+                "irt-anchors": "irt_anchors, which weights the anchors by their clusters",
+                "search": "search_learn, the regression the items were chosen for"}[design]
         raise HarnessExtError(f"item estimator {name!r} does not fit the {design} design: use {fits}")
     return name
 
@@ -202,7 +211,8 @@ def design_block(design: str, n_items, n_total, random_state: int, estimator: st
     (:data:`DESIGN_WHY`) and why the estimator (``estimator_why``, when given)."""
     seeds = {"random": "simple random sample without replacement",
              "stratified": "simple random sample without replacement in each stratum",
-             "irt-anchors": "k-means on the 2PL item parameters"}[design]
+             "irt-anchors": "k-means on the 2PL item parameters",
+             "search": "the best of 2,000 random subsets by a ridge regression's held-out error"}[design]
     out = {"design": design, "n_per_task": None if n_items is None else int(n_items), "random_state": int(random_state),
            "estimator": estimator, "level": level, "why": DESIGN_WHY[design]}
     if design == "random":  # the default design's default estimator says why; another is the user's choice
@@ -239,4 +249,7 @@ def design_estimator_for(manifest: dict, name: str):
     if design == "irt-anchors" and name not in DESIGN_DEFAULT_ESTIMATORS[design]:
         raise HarnessExtError(f"the manifest's items are IRT anchors, weighted by their clusters: use irt_anchors, "
                               f"not {name!r}")
+    if design == "search" and not getattr(reg.cls, "uses_search", False):
+        raise HarnessExtError(f"the manifest's items were chosen for a regression on them, not drawn at random: use "
+                              f"search_learn, not {name!r}")
     return reg

@@ -444,7 +444,8 @@ class ItemReduceResult(Result):
         lvl = f"{self.manifest['design']['level']:.0%}"
         d = self.manifest["design"]
         how = {"random": "drawn at random", "stratified": "drawn at random within strata of difficulty",
-               "irt-anchors": "anchor points on the IRT item parameters"}[d["design"]]
+               "irt-anchors": "anchor points on the IRT item parameters",
+               "search": "items chosen on cross-validated error"}[d["design"]]
         budget = (f"a total of {d['n_total']:,} spread over the tasks ({d['task_allocation']})" if d.get("n_total")
                   else f"{d['n_per_task']} per task")
         head = (f"{s['items_run']:,} of {s['items_full']:,} items ({s['share_run']:.1%}) in "

@@ -1,0 +1,147 @@
+"""Items chosen on cross-validated error: random search + learn.
+
+Zhang, Dorner and Hardt (2025) compare eleven ways to predict a benchmark from a few of its items; one of
+them draws many random item subsets of the budget's size, scores each by the held-out error of a ridge
+regression from the subset's answers to the full score (the source models split 75/25), and keeps the
+best ("random search + learn"). :func:`search_items` is that search, vectorised: every candidate's ridge
+(penalty by leave-one-out on the training models, as scikit-learn's ``RidgeCV``) is solved from one
+batched singular value decomposition. :class:`SearchLearn` is its estimator: the ridge on the chosen
+items, with a split-conformal interval from held-out models whose items were searched without them (each
+of ``model_folds`` folds, and the strongest third of the population from a search on the rest), so the
+interval includes the search's own optimism. Model-based: the chosen items are not a random sample, so
+no design-based estimator applies and nothing guarantees the interval for a model unlike the population.
+
+References
+----------
+Zhang, Dorner and Hardt (2025), "How Benchmark Prediction from Fewer Data Misses the Mark", NeurIPS, §3
+(random search + learn). Golub, Heath and Wahba (1979), Technometrics 21 (leave-one-out ridge from one
+decomposition). Lei et al. (2018), JASA 113, §2.2 (split conformal).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness_ext.methods.engine.item_estimators import ItemEstimate, RandomLearn, _ItemEstimator
+
+__all__ = ["SearchLearn", "search_items"]
+
+
+def _ridge_val_mae(X: np.ndarray, y: np.ndarray, train: np.ndarray, val: np.ndarray, alphas) -> np.ndarray:
+    """Per candidate (``X``: candidates x models x items): the validation models' mean |error| of a ridge fitted
+    on the training models with the penalty whose leave-one-out error there is least."""
+    Xt, yt = X[:, train], y[train]
+    xm = Xt.mean(axis=1, keepdims=True)
+    yc = yt - yt.mean()
+    U, s, Vt = np.linalg.svd(Xt - xm, full_matrices=False)
+    Uy = np.einsum("bmr,m->br", U, yc)
+    best_loo = np.full(X.shape[0], np.inf)
+    mae = np.zeros(X.shape[0])
+    for a in alphas:
+        d = s ** 2 / (s ** 2 + a)
+        h = np.einsum("bmr,br->bm", U ** 2, d) + 1.0 / len(train)
+        loo = (((yc - np.einsum("bmr,br->bm", U, d * Uy)) / (1.0 - h)) ** 2).mean(axis=1)
+        coef = np.einsum("brn,br->bn", Vt, s / (s ** 2 + a) * Uy)
+        err = np.abs(np.einsum("bvn,bn->bv", X[:, val] - xm, coef) + yt.mean() - y[val]).mean(axis=1)
+        better = loo < best_loo
+        best_loo, mae = np.where(better, loo, best_loo), np.where(better, err, mae)
+    return mae
+
+
+def search_items(source, n_items: int, random_state: int = 0, *, n_search: int = 2000, val_share: float = 0.25,
+                 alphas=(0.1, 1.0, 10.0), chunk: int = 250) -> tuple:
+    """``(sorted items, validation error)``: the best of ``n_search`` random ``n_items``-subsets of the items.
+
+    Each candidate is scored by the mean |error| on a random ``val_share`` of the source models of a ridge
+    fitted on the others (the full score on the candidate's answers; penalty among ``alphas`` by
+    leave-one-out), as the authors' code does. Seeded by ``random_state`` (the candidates and the split).
+
+    References
+    ----------
+    Zhang, Dorner and Hardt (2025), §3 (random search + learn).
+    """
+    S = np.asarray(source, dtype=float)
+    m, N = S.shape
+    n = int(min(n_items, N))
+    rng = np.random.RandomState(random_state)
+    order = rng.permutation(m)
+    n_val = int(round(val_share * m))
+    if n == N or n_val < 1 or m - n_val < 3:
+        return np.arange(N) if n == N else np.sort(rng.permutation(N)[:n]), np.nan
+    val, train = np.sort(order[:n_val]), np.sort(order[n_val:])
+    y = S.mean(axis=1)
+    cands = np.stack([rng.permutation(N)[:n] for _ in range(int(n_search))])
+    scores = np.concatenate([_ridge_val_mae(np.transpose(S[:, c], (1, 0, 2)), y, train, val, alphas)
+                             for c in np.array_split(cands, max(1, -(-len(cands) // chunk)))])
+    best = int(np.argmin(scores))
+    return np.sort(cands[best]), float(scores[best])
+
+
+class SearchLearn(_ItemEstimator):
+    """Random search + learn: ridge on items chosen by :func:`search_items`, with a held-out conformal interval.
+
+    ``select(source, n_items, random_state)`` runs the search on the population; ``fit(source, items)`` fits
+    :class:`~.item_estimators.RandomLearn` (the paper's ridge) on the chosen items and calibrates the
+    radius: items searched on all but one of ``model_folds`` folds of population models estimate the
+    held-out fold, and (``frontier_calibration``) items searched on the weaker two thirds estimate the
+    strongest third; the radius is the larger split-conformal quantile of the two sets of absolute errors.
+    The ridge's own leave-one-out residuals are not used: the search chose the items for them.
+
+    References
+    ----------
+    Zhang, Dorner and Hardt (2025), §3; Lei et al. (2018), §2.2; Varma and Simon (2006), BMC
+    Bioinformatics 7:91 (the optimism of errors on the data that chose the model).
+    """
+
+    #: Estimates from the search design's items (:func:`~.item_designs.design_estimator` checks it).
+    uses_search = True
+
+    def __init__(self, *, level: float = 0.90, n_search: int = 2000, alphas: tuple = (0.1, 1.0, 10.0),
+                 model_folds: int = 5, frontier_calibration: bool = True, random_state: int = 0):
+        super().__init__(level=level)
+        self.n_search = n_search
+        self.alphas = alphas
+        self.model_folds = model_folds
+        self.frontier_calibration = frontier_calibration
+        self.random_state = random_state
+
+    def select(self, source, n_items: int, random_state=None) -> np.ndarray:
+        rs = self.random_state if random_state is None else random_state
+        items, self.search_error_ = search_items(source, n_items, rs, n_search=self.n_search, alphas=self.alphas)
+        return items
+
+    def _held_out(self, S: np.ndarray, held: np.ndarray, n: int) -> np.ndarray:
+        """Errors on the ``held`` models of a search and ridge on the others."""
+        items, _ = search_items(S[~held], n, self.random_state, n_search=self.n_search, alphas=self.alphas)
+        ridge = RandomLearn(alphas=self.alphas).fit(S[~held], items)
+        return ridge.model_.predict(S[held][:, items]) - S[held].mean(axis=1)
+
+    def _held_out_errors(self, S: np.ndarray, n: int) -> tuple:
+        from harness_ext.methods.engine.item_irt import model_folds
+
+        folds = model_folds(S.shape[0], self.model_folds)
+        cv = [self._held_out(S, folds == k, n) for k in np.unique(folds)
+              if (folds != k).sum() >= 4 and (folds == k).any()]
+        frontier = np.zeros(0)
+        if self.frontier_calibration and S.shape[0] >= 6:
+            strong = np.zeros(S.shape[0], dtype=bool)
+            strong[np.argsort(S.mean(axis=1), kind="stable")[-max(2, S.shape[0] // 3):]] = True
+            frontier = self._held_out(S, strong, n)
+        return np.abs(np.concatenate(cv)) if cv else np.zeros(0), np.abs(frontier)
+
+    def fit(self, source, items):
+        from harness_ext.methods.engine.item_estimators import conformal_radius
+
+        super().fit(source, items)
+        self.learn_ = RandomLearn(level=self.level, alphas=self.alphas).fit(self.source_, self.items_)
+        cv, fr = self._held_out_errors(self.source_, len(self.items_))
+        self.cv_errors_, self.frontier_errors_ = cv, fr
+        radii = [conformal_radius(e, self.level) for e in (cv, fr) if len(e)]
+        self.radius_ = max(radii) if radii else np.inf
+        return self
+
+    def predict(self, Y) -> ItemEstimate:
+        from harness_ext.methods.engine.item_estimators import radius_interval
+
+        Y = np.atleast_2d(np.asarray(Y, dtype=float))
+        return radius_interval(self.learn_.model_.predict(Y), self.radius_, self.learn_.score_range_, self.level)
