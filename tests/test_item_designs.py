@@ -275,3 +275,18 @@ def test_quality_items_measures_the_designs_by_label():
                         "stratified:proportional/stratified_aipw", "stratified:proportional/stratified_mean"}
     err, cover, width = out["stratified:proportional/stratified_aipw"]
     assert err.shape == cover.shape == width.shape == (12,) and np.all(width > 0)
+
+
+def test_a_model_based_estimate_beyond_the_population_is_said(tmp_path):
+    db, new = _store(tmp_path, sizes=(200,))
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "30", "--item-design", "search", "--out", str(out),
+                 "--no-plot"]) == 0
+    m = load_manifest(out)
+    samples = json.loads((out / "harness_ext_reduced_samples.json").read_text())
+    # A model that answers every sampled item right: stronger than every population model.
+    pred = predict_items(m, [_logs(tmp_path / "run", "org/strong", {"t0": np.ones(200)}, samples)])
+    assert any("outside the population's range" in w and "design-based interval" in w for w in pred.warnings)
+    # One like the population is not flagged.
+    pred = predict_items(m, [_logs(tmp_path / "run2", "org/new", new, samples)])
+    assert not any("outside the population's range" in w for w in pred.warnings)

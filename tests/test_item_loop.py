@@ -146,7 +146,7 @@ def _write_logs(folder: Path, model: str, task_scores: dict, samples: dict) -> N
         (folder / f"samples_{task}_{DATE}.jsonl").write_text("\n".join(lines) + "\n")
 
 
-def _loop(tmp_path, bench: str, held_out, n_items: int = 50):
+def _loop(tmp_path, bench: str, held_out, n_items: int = 50, extra=()):
     tables = {p.stem: pd.read_parquet(p) for p in sorted((SHARED_ITEMS / bench).glob("*.parquet"))}
     train_dir = tmp_path / bench
     train_dir.mkdir()
@@ -155,7 +155,7 @@ def _loop(tmp_path, bench: str, held_out, n_items: int = 50):
     db = tmp_path / "store.duckdb"
     assert main(["ingest", "--db", str(db), "-q", str(train_dir)]) == 0
     out = tmp_path / "reduced"
-    assert main(["reduce", "--db", str(db), "--items", str(n_items), "--out", str(out), "--no-plot"]) == 0
+    assert main(["reduce", "--db", str(db), "--items", str(n_items), "--out", str(out), "--no-plot", *extra]) == 0
     samples = json.loads((out / "harness_ext_reduced_samples.json").read_text())
     truth = {}
     for i, model in enumerate(held_out):
@@ -203,6 +203,26 @@ def test_the_whole_loop_on_the_shared_item_tables(tmp_path, capsys, bench, split
     assert len(agg) == len(held_out)
     assert err.mean() < 0.06 and b_err.mean() < 0.03
     assert cover >= 0.8 and b_cover >= 0.75
+
+
+@pytest.mark.slow
+def test_items_chosen_on_cross_validated_error_through_the_loop(tmp_path, capsys):
+    """``--item-design search`` on the Open LLM Leaderboard v2 tables, models like the population held out."""
+    if not (SHARED_ITEMS / "open_llm_v2").is_dir():
+        pytest.skip(f"the shared item tables are not at {SHARED_ITEMS / 'open_llm_v2'}")
+    held_out = _splits("open_llm_v2")["interpolation"]
+    rows, agg = _loop(tmp_path, "open_llm_v2", held_out, extra=("--item-design", "search"))
+    text = capsys.readouterr().out
+    assert "items chosen on cross-validated error" in text and "estimator search_learn" in text
+    m = json.loads((tmp_path / "reduced" / "manifest.json").read_text())
+    assert m["design"]["design"] == "search" and "random search + learn" in m["design"]["why"]
+    err = (rows["raw"] - rows["truth"]).abs()
+    cover = ((rows["raw_lower"] <= rows["truth"]) & (rows["truth"] <= rows["raw_upper"])).mean()
+    b_err = (agg["aggregate"] - agg["truth"]).abs()
+    with capsys.disabled():
+        print(f"\nopen_llm_v2 interpolation, search design: {len(agg)} held-out models; tasks: mean |error| "
+              f"{100 * err.mean():.2f} points, 90% coverage {cover:.2f}; benchmark: mean |error| {100 * b_err.mean():.2f}")
+    assert len(agg) == len(held_out) and err.mean() < 0.06 and cover >= 0.8
 
 
 # -- through lm-eval's own command line ---------------------------------------------------------------------

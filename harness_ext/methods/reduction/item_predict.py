@@ -201,12 +201,26 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
                 raise
             # A partial log can leave a stratum without an item: that task has no unbiased estimate, the others do.
             return np.nan, np.nan, np.nan, len(used), "; ".join(filter(None, [note, str(exc)])), np.nan
+        note = "; ".join(filter(None, [note, _beyond_note(design, M, float(res.estimate[0]))]))
     lo, hi = float(res.lower[0]), float(res.upper[0])
     # The standard error before clipping: the rule reduce's expected figures use (item_benchmark).
     se = float(task_standard_error(lo, hi, None if res.se is None else res.se[0], level))
     if np.isin(M, (0.0, 1.0)).all():  # a proportion stays in [0, 1]
         lo, hi = max(lo, 0.0), min(hi, 1.0)
     return float(res.estimate[0]), lo, hi, len(used), note, se
+
+
+def _beyond_note(design: str, M: np.ndarray, estimate: float):
+    """A model-based design's estimate outside the population's range of task scores: said, since its interval was
+    calibrated on models like the population (``None`` inside it, and for the design-based designs)."""
+    if design not in ("irt-anchors", "search"):
+        return None
+    full = np.asarray(M, dtype=float).mean(axis=1)
+    if full.min() <= estimate <= full.max():
+        return None
+    return (f"estimate {estimate:.3f} outside the population's range of task scores ({full.min():.3f}-{full.max():.3f}): "
+            f"the {design} design's interval is model-based and not calibrated there; random items (the default "
+            "design) keep a design-based interval for a model beyond the population")
 
 
 def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
