@@ -195,7 +195,8 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
         res = fit_predict(reg, level, M, pos, Y, *others, cache=cache, key=(task, pos.tobytes()))
     else:
         try:
-            res = fit_for_design(design, reg.cls, level, info, M, pos, np.isin(sample, have)).predict(Y)
+            res = _design_fit(cache, (design, task, pos.tobytes()), lambda: fit_for_design(
+                design, reg.cls, level, info, M, pos, np.isin(sample, have))).predict(Y)
         except HarnessExtError as exc:
             if len(used) == len(sample):
                 raise
@@ -208,6 +209,21 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
     if np.isin(M, (0.0, 1.0)).all():  # a proportion stays in [0, 1]
         lo, hi = max(lo, 0.0), min(hi, 1.0)
     return float(res.estimate[0]), lo, hi, len(used), note, se
+
+
+def _design_fit(cache, key, fit):
+    """The estimator ``fit()`` returns, on one BLAS thread, reused from ``cache`` for ``key`` (task and items used):
+    the fit depends on the population and the items, not on the model, as in
+    :func:`~harness_ext.methods.reduction.item_others.fit_predict`."""
+    from ...base import limit_threads
+
+    if cache is not None and key in cache:
+        return cache[key]
+    with limit_threads():
+        est = fit()
+    if cache is not None:
+        cache[key] = est
+    return est
 
 
 def _beyond_note(design: str, M: np.ndarray, estimate: float):

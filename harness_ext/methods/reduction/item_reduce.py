@@ -160,7 +160,10 @@ def _truth_and_estimates(reg, M: np.ndarray, S: np.ndarray, train: np.ndarray, t
         est = fit_predict(reg, level, M[train], S, M[test][:, S], [(O[train], it) for O, it in others],
                           [O[test][:, it] for O, it in others])
     else:
-        est = held_out_estimate(design, reg.cls, level, info or {}, M, S, train, test, seed)
+        from ...base import limit_threads
+
+        with limit_threads():  # as fit_predict: many small solves, extra BLAS threads only contend
+            est = held_out_estimate(design, reg.cls, level, info or {}, M, S, train, test, seed)
     return M[test].mean(axis=1), est
 
 
