@@ -8,7 +8,8 @@ best ("random search + learn"). :func:`search_items` is that search, vectorised:
 batched singular value decomposition. :class:`SearchLearn` is its estimator: the ridge on the chosen
 items, with a split-conformal interval from held-out models whose items were searched without them (each
 of ``model_folds`` folds, and the strongest third of the population from a search on the rest), so the
-interval includes the search's own optimism. Model-based: the chosen items are not a random sample, so
+interval includes the search's own optimism; a target outside the population's range gets the radius its own
+frontier needed. Model-based: the chosen items are not a random sample, so
 no design-based estimator applies and nothing guarantees the interval for a model unlike the population.
 
 References
@@ -81,10 +82,12 @@ class SearchLearn(_ItemEstimator):
     """Random search + learn: ridge on items chosen by :func:`search_items`, with a held-out conformal interval.
 
     ``select(source, n_items, random_state)`` runs the search on the population; ``fit(source, items)`` fits
-    :class:`~.item_estimators.RandomLearn` (the paper's ridge) on the chosen items and calibrates the
-    radius: items searched on all but one of ``model_folds`` folds of population models estimate the
-    held-out fold, and (``frontier_calibration``) items searched on the weaker two thirds estimate the
-    strongest third; the radius is the larger split-conformal quantile of the two sets of absolute errors.
+    :class:`~.item_estimators.RandomLearn` (the paper's ridge) on the chosen items and calibrates two
+    radii, each a split-conformal quantile of absolute errors: inside the population, that of items
+    searched on all but one of ``model_folds`` folds of population models estimating the held-out fold;
+    beyond it (``frontier_calibration``), that of items searched on the weaker two thirds estimating the
+    strongest third. A target gets the second (if larger) when its estimate or its mean on the chosen
+    items lies outside the population's range of either: what the population's own frontier erred by.
     The ridge's own leave-one-out residuals are not used: the search chose the items for them.
 
     References
@@ -136,12 +139,26 @@ class SearchLearn(_ItemEstimator):
         self.learn_ = RandomLearn(level=self.level, alphas=self.alphas).fit(self.source_, self.items_)
         cv, fr = self._held_out_errors(self.source_, len(self.items_))
         self.cv_errors_, self.frontier_errors_ = cv, fr
-        radii = [conformal_radius(e, self.level) for e in (cv, fr) if len(e)]
-        self.radius_ = max(radii) if radii else np.inf
+        self.radius_ = conformal_radius(cv, self.level) if len(cv) else np.inf
+        self.frontier_radius_ = max(self.radius_, conformal_radius(fr, self.level) if len(fr) else 0.0)
+        full, sampled = self.source_.mean(axis=1), self.source_[:, self.items_].mean(axis=1)
+        self.range_ = (float(full.min()), float(full.max()))
+        self.sample_range_ = (float(sampled.min()), float(sampled.max()))
         return self
+
+    def beyond(self, estimate, Y) -> np.ndarray:
+        """Whether each target's ``estimate`` or its mean on the chosen items ``Y`` lies outside the population's
+        range of full scores or of means on those items."""
+        m = np.asarray(Y, dtype=float).mean(axis=1)
+        return ((estimate < self.range_[0]) | (estimate > self.range_[1])
+                | (m < self.sample_range_[0]) | (m > self.sample_range_[1]))
 
     def predict(self, Y) -> ItemEstimate:
         from harness_ext.methods.engine.item_estimators import radius_interval
 
         Y = np.atleast_2d(np.asarray(Y, dtype=float))
-        return radius_interval(self.learn_.model_.predict(Y), self.radius_, self.learn_.score_range_, self.level)
+        est = self.learn_.model_.predict(Y)
+        radius = np.where(self.beyond(est, Y), self.frontier_radius_, self.radius_)
+        if np.isinf(self.radius_):
+            return radius_interval(est, np.inf, self.learn_.score_range_, self.level)
+        return ItemEstimate(est, est - radius, est + radius, self.level)
