@@ -221,6 +221,14 @@ def test_hostile_design_options_give_one_clear_error(tmp_path, capsys):
         assert not (tmp_path / "o" / "manifest.json").exists()
 
 
+def _reduced(tmp_path, db, n_items: int, design: str) -> tuple:
+    """``(manifest, out folder)`` of ``reduce --items n_items --item-design design`` on ``db``."""
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", str(n_items), "--item-design", design, "--out", str(out),
+                 "--no-plot"]) == 0
+    return load_manifest(out), out
+
+
 def test_tampered_strata_are_refused_naming_the_file(tmp_path):
     db, _ = _store(tmp_path, sizes=(100,))
     out = tmp_path / "reduced"
@@ -240,20 +248,14 @@ def test_tampered_strata_are_refused_naming_the_file(tmp_path):
 
 def test_the_stratified_sample_is_the_one_written_for_lm_eval(tmp_path):
     db, _ = _store(tmp_path, sizes=(200,))
-    out = tmp_path / "reduced"
-    assert main(["reduce", "--db", str(db), "--items", "25", "--item-design", "stratified", "--out", str(out),
-                 "--no-plot"]) == 0
-    m = load_manifest(out)
+    m, out = _reduced(tmp_path, db, 25, "stratified")
     b = m["tasks"]["t0"]
     assert json.loads((out / "harness_ext_reduced_samples.json").read_text())["t0"] == decode_ids(b["sample"]).tolist()
 
 
 def test_a_partial_log_that_misses_a_stratum_is_said_not_fatal(tmp_path):
     db, new = _store(tmp_path, sizes=(200,))
-    out = tmp_path / "reduced"
-    assert main(["reduce", "--db", str(db), "--items", "20", "--item-design", "stratified", "--out", str(out),
-                 "--no-plot"]) == 0
-    m = load_manifest(out)
+    m, out = _reduced(tmp_path, db, 20, "stratified")
     from harness_ext.methods.reduction.item_design_plan import design_info
 
     b = m["tasks"]["t0"]
@@ -279,10 +281,7 @@ def test_quality_items_measures_the_designs_by_label():
 
 def test_a_model_based_estimate_beyond_the_population_is_said(tmp_path):
     db, new = _store(tmp_path, sizes=(200,))
-    out = tmp_path / "reduced"
-    assert main(["reduce", "--db", str(db), "--items", "30", "--item-design", "search", "--out", str(out),
-                 "--no-plot"]) == 0
-    m = load_manifest(out)
+    m, out = _reduced(tmp_path, db, 30, "search")
     samples = json.loads((out / "harness_ext_reduced_samples.json").read_text())
     # A model that answers every sampled item right: stronger than every population model.
     pred = predict_items(m, [_logs(tmp_path / "run", "org/strong", {"t0": np.ones(200)}, samples)])

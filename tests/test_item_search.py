@@ -14,19 +14,13 @@ from harness_ext.methods.engine.item_designs import design_estimator, draw_desig
 from harness_ext.methods.engine.item_estimators import AIPW
 from harness_ext.methods.engine.item_search import SearchLearn, _ridge_val_mae, search_items
 
-
-def _population(n_models=80, n_items=400, seed=0, shift=0.0):
-    items = np.random.default_rng(11)
-    a, b = items.gamma(4.0, 0.3, size=n_items), items.normal(size=n_items)
-    theta = np.random.default_rng(seed).normal(size=(n_models, 1)) + shift
-    p = 1 / (1 + np.exp(-(theta * a - b)))
-    return (np.random.default_rng(seed + 1).random(p.shape) < p).astype(float)
+from test_item_designs import _population  # 0/1 answers from a 2PL model
 
 
 def test_the_batched_score_is_a_ridge_fit_with_its_leave_one_out_penalty():
     from sklearn.linear_model import RidgeCV
 
-    S = _population()
+    S = _population(n_models=80, n_items=400)
     y = S.mean(axis=1)
     rng = np.random.default_rng(0)
     cands = np.stack([rng.permutation(S.shape[1])[:20] for _ in range(4)])
@@ -38,7 +32,7 @@ def test_the_batched_score_is_a_ridge_fit_with_its_leave_one_out_penalty():
 
 
 def test_search_is_seeded_and_keeps_the_best_candidate():
-    S = _population()
+    S = _population(n_models=80, n_items=400)
     items, err = search_items(S, 25, random_state=3, n_search=200)
     again, err2 = search_items(S, 25, random_state=3, n_search=200)
     assert np.array_equal(items, again) and err == err2
@@ -51,7 +45,7 @@ def test_search_is_seeded_and_keeps_the_best_candidate():
 
 
 def test_the_design_takes_only_its_own_estimator():
-    S = _population()
+    S = _population(n_models=80, n_items=400)
     items, info = draw_design("search", S, 20, random_state=1)
     assert np.isfinite(info["search_error"])
     with pytest.raises(ValueError, match="search_learn"):
