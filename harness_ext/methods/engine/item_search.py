@@ -37,7 +37,7 @@ def _ridge_val_mae(X: np.ndarray, y: np.ndarray, train: np.ndarray, val: np.ndar
     U, s, Vt = np.linalg.svd(Xt - xm, full_matrices=False)
     Uy = np.einsum("bmr,m->br", U, yc)
     best_loo = np.full(X.shape[0], np.inf)
-    mae = np.zeros(X.shape[0])
+    mae = np.full(X.shape[0], np.inf)  # a candidate whose leave-one-out error is undefined never wins
     for a in alphas:
         d = s ** 2 / (s ** 2 + a)
         h = np.einsum("bmr,br->bm", U ** 2, d) + 1.0 / len(train)
