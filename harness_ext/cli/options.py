@@ -472,8 +472,7 @@ def reduce_options(parser):
                              "measured with (default: crosstask for the random design, a regression on every task's "
                              "sampled items inside the population and design-based AIPW beyond it; stratified_aipw "
                              "for the stratified one; irt_anchors for IRT anchors; search_learn for searched items; "
-                             "harness-ext plugins --kind "
-                             "item_estimators)")
+                             "harness-ext plugins --kind item_estimators)")
     parser.add_argument("--local-data", action="append", default=None, metavar="DIR",
                         help="a folder of your own task data (repeatable): absolute data paths that the ingested "
                              "lm-eval task configurations name inside it are written into the task YAMLs; any other "
