@@ -114,6 +114,10 @@ def test_reduce_records_every_demotion_and_reselects_with_it():
     assert "d0" not in [s["name"] for s in on["subset"]]
     # the calibration's folds reselect with the same parameters
     assert all("d0" not in sub for sub in on["prediction"]["calibration"]["subsets"])
+    # and each fold's own demotions are recorded, one list per fold
+    cal = on["prediction"]["calibration"]
+    assert len(cal["saturated"]) == cal["n_folds"] and all(fold == ["d0"] for fold in cal["saturated"])
+    assert "saturated" not in off["prediction"]["calibration"]  # the default records nothing new
     line = "saturation (--demote-saturated): 1 of the 6 datasets with a known ceiling has headroom below 0.25 (d0 0.00)"
     assert line + "; it is chosen only after every other; 0 in the subset" in res.render()
     with pytest.raises(Exception, match="needs the prediction_greedy selector"):

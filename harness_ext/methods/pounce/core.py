@@ -45,8 +45,10 @@ def split_models(n_models: int, test_size: float = 0.2, random_state: int = 0):
     return np.sort(perm[n_test:]), np.sort(perm[:n_test])
 
 
-def selector_order(X_train, selector: str = "greedy_coverage", random_state: int = 0, **params) -> np.ndarray:
-    """Full dataset order from a registered selector fitted on the training models.
+def selector_order(X_train, selector: str = "greedy_coverage", random_state: int = 0, return_estimator: bool = False,
+                   **params):
+    """Full dataset order from a registered selector fitted on the training models (with ``return_estimator``:
+    ``(order, fitted selector)``, for its ``describe()``).
 
     ``greedy_coverage`` defaults to ``similarity="minkowski"`` (SimBA Tables 4-5
     use Minkowski p=3). Raises PluginError if the selector is not registered.
@@ -65,7 +67,8 @@ def selector_order(X_train, selector: str = "greedy_coverage", random_state: int
     est.set_params(**params)
     X_train = check_matrix(X_train)
     est.fit(X_train)
-    return np.asarray(est.order_, dtype=int)
+    order = np.asarray(est.order_, dtype=int)
+    return (order, est) if return_estimator else order
 
 
 def resolve_order(X_train, order: OrderSpec = None, selector: str = "greedy_coverage", random_state: int = 0):

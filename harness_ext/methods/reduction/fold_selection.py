@@ -26,6 +26,8 @@ def fold_selector(X, selector: str, *, k: int, sel_params=None, similarity=None,
     ``k`` datasets (or at the cost budget). ``mode`` as :data:`FOLD_RESELECTION`;
     ``fixed``: the predictor with its settings chosen on every model (``"same"``);
     ``demoted``: the manifest's availability rule (datasets chosen last, :func:`~harness_ext.methods.reduction.budget.demote`).
+    A selector that demotes saturated datasets (``demote_saturated``) leaves, per call, the columns it demoted in
+    ``select.saturated`` (one list per call, in call order).
     """
     if mode not in ("design", "same"):
         raise MethodError(f"fold reselection must be 'design' or 'same', got {mode!r}")
@@ -49,8 +51,13 @@ def fold_selector(X, selector: str, *, k: int, sel_params=None, similarity=None,
                                       if p in fixed.get_params()}
 
     def select(rows):
-        order = demote(selector_order(X[rows], selector, random_state=random_state, **params), demoted)
+        order, est = selector_order(X[rows], selector, random_state=random_state, return_estimator=True, **params)
+        sat = (est.describe() if callable(getattr(est, "describe", None)) else {}).get("saturation")
+        if sat:  # what this fold's selection demoted, for the manifest
+            select.saturated.append([int(j) for j in sat["saturated"]] if sat["applied"] else [])
+        order = demote(order, demoted)
         n = subset_size("cost", value, d, None, cost_vec[order]) if kind == "cost" else int(k)
         return order[:n]
 
+    select.saturated = []
     return select

@@ -351,6 +351,7 @@ def prediction_section(r, random_state: int) -> dict:
             **({"grouped_by": f"training run (the model name without its '@' revision or step suffix): "
                               f"{len(set(fp.runs))} runs, each held out whole"} if fp.runs is not None else {}),
             "subsets": [[columns[j] for j in s] for s in cal.fold_subs],
+            **({"saturated": [[columns[j] for j in s] for s in cal.fold_saturated]} if cal.fold_saturated else {}),
             **({"selected_on": "each fold's complement within selection.model_sample"}
                if r.sel.sample is not None else {})},
     }

@@ -29,7 +29,7 @@ datasets from the subset).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
@@ -358,6 +358,7 @@ class Calibration:
     exp_agg: float  # the expected aggregate RMSE for a new model (nested where finite)
     honest: dict  # :func:`~harness_ext.methods.reduction.evidence.new_model_evidence`
     frontier: Optional[dict]  # :func:`~harness_ext.methods.engine.frontier.frontier_expectation`
+    fold_saturated: list = field(default_factory=list)  # per fold, the columns its selection demoted as saturated
 
 
 def calibrate(df: pd.DataFrame, facts: MatrixFacts, plan: ModelPlan, sel: Selection, fp: FoldPlan,
@@ -373,10 +374,11 @@ def calibrate(df: pd.DataFrame, facts: MatrixFacts, plan: ModelPlan, sel: Select
 
     X, est, w, k, kind, value = sel.X, plan.est, plan.w, sel.k, facts.kind, facts.value
     cache = cv.cache
-    fold_subs = select_fold_subsets(fp.cal_labels, fold_selector(
+    reselect = fold_selector(
         X, selector, k=k, sel_params=plan.sel_params, similarity=similarity, random_state=random_state, kind=kind,
         value=value, cost_vec=facts.cost_vec, fixed=cache.get("settings"), mode=fp.reselection,
-        demoted=facts.demoted))
+        demoted=facts.demoted)
+    fold_subs = select_fold_subsets(fp.cal_labels, reselect)
     same = fp.cal_labels is fp.labels
     cal_folds = cv.folds if same else label_folds(fp.cal_labels)
     cal_cache = cache if same else shared_cache(X, est, cal_folds)
@@ -393,7 +395,7 @@ def calibrate(df: pd.DataFrame, facts: MatrixFacts, plan: ModelPlan, sel: Select
     # a new model beyond the training models' range; the rank/penalty chosen on every model (no search again)
     fixed = cache.get("settings")
     frontier = frontier_expectation(est if fixed is None else fixed, X, sel.subset_idx, w)
-    return Calibration(fold_subs, nested, exp_agg, honest, frontier)
+    return Calibration(fold_subs, nested, exp_agg, honest, frontier, reselect.saturated)
 
 
 # -- the pipeline -------------------------------------------------------------------------------------------
