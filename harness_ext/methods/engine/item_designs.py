@@ -317,26 +317,14 @@ class IRTAnchors(_ItemEstimator):
         return anchors
 
     def _held_out_errors(self, S: np.ndarray, n: int) -> tuple:
-        from harness_ext.methods.engine.item_irt import model_folds
+        from harness_ext.methods.engine.item_irt import held_out_errors
 
-        folds = model_folds(S.shape[0], self.model_folds)
-        errs = []
-        for k in np.unique(folds):
-            held = folds == k
-            if held.all() or (~held).sum() < 2:
-                continue
+        def errors_of(held):  # anchors chosen without the held-out models
             sub = IRTAnchors(dims=self.dims, item_prior=self.item_prior, random_state=self.random_state)
             idx = sub.select(S[~held], n)
-            errs.append(S[held][:, idx] @ sub.weights_ - S[held].mean(axis=1))
-        frontier = []
-        if self.frontier_calibration and S.shape[0] >= 6:
-            order = np.argsort(S.mean(axis=1), kind="stable")
-            strong = order[len(order) - max(2, len(order) // 3):]
-            weak = np.setdiff1d(np.arange(S.shape[0]), strong)
-            sub = IRTAnchors(dims=self.dims, item_prior=self.item_prior, random_state=self.random_state)
-            idx = sub.select(S[weak], n)
-            frontier = S[strong][:, idx] @ sub.weights_ - S[strong].mean(axis=1)
-        return np.abs(np.concatenate(errs)) if errs else np.zeros(0), np.abs(np.asarray(frontier))
+            return S[held][:, idx] @ sub.weights_ - S[held].mean(axis=1)
+
+        return held_out_errors(S, errors_of, n_folds=self.model_folds, frontier=self.frontier_calibration)
 
     def fit(self, source, items, weights=None):
         from harness_ext.methods.engine.conformal import conformal_quantile

@@ -207,6 +207,25 @@ def model_folds(n_models: int, n_folds: int = 5) -> np.ndarray:
     return np.arange(n_models) % n_folds
 
 
+def held_out_errors(S, errors_of, *, n_folds: int = 5, frontier: bool = True, min_train: int = 2) -> tuple:
+    """``(cv, frontier)``: absolute held-out errors of a method that picks its own items, for its interval.
+
+    ``errors_of(held)`` fits on the population models outside the mask ``held`` and returns its signed errors on
+    the held ones. ``cv``: over the interleaved folds of :func:`model_folds` that leave at least ``min_train``
+    models to fit on; ``frontier`` (with at least 6 models): the strongest third (at least 2) by mean score,
+    held out from a fit on the rest, what a model beyond the population meets.
+    """
+    S = np.asarray(S, dtype=float)
+    folds = model_folds(S.shape[0], n_folds)
+    cv = [errors_of(folds == k) for k in np.unique(folds) if (folds != k).sum() >= min_train]
+    front = np.zeros(0)
+    if frontier and S.shape[0] >= 6:
+        strong = np.zeros(S.shape[0], dtype=bool)
+        strong[np.argsort(S.mean(axis=1), kind="stable")[-max(2, S.shape[0] // 3):]] = True
+        front = errors_of(strong)
+    return (np.abs(np.concatenate(cv)) if cv else np.zeros(0)), np.abs(np.asarray(front))
+
+
 def cross_validate_irt(S, obs, *, task=None, dims_grid=(1, 2, 4, 8), n_folds: int = 5,
                        item_prior: float = 1.0, prior_sd: float = 2.0) -> dict:
     """Choose the number of dimensions by the p-IRT error of held-out population models.

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness_ext.methods.engine.item_estimators import ItemEstimate, RandomLearn, _ItemEstimator
+from harness_ext.methods.engine.item_estimators import ItemEstimate, RandomLearn, _ItemEstimator, conformal_radius, \
+    radius_interval
+from harness_ext.methods.engine.item_irt import held_out_errors
 
 __all__ = ["SearchLearn", "search_items"]
 
@@ -113,31 +115,19 @@ class SearchLearn(_ItemEstimator):
         items, self.search_error_ = search_items(source, n_items, rs, n_search=self.n_search, alphas=self.alphas)
         return items
 
-    def _held_out(self, S: np.ndarray, held: np.ndarray, n: int) -> np.ndarray:
-        """Errors on the ``held`` models of a search and ridge on the others."""
-        items, _ = search_items(S[~held], n, self.random_state, n_search=self.n_search, alphas=self.alphas)
+    def _held_out(self, held: np.ndarray) -> np.ndarray:
+        """Errors on the ``held`` population models of a search (of as many items) and ridge on the others."""
+        S = self.source_
+        items, _ = search_items(S[~held], len(self.items_), self.random_state, n_search=self.n_search,
+                                alphas=self.alphas)
         ridge = RandomLearn(alphas=self.alphas).fit(S[~held], items)
         return ridge.model_.predict(S[held][:, items]) - S[held].mean(axis=1)
 
-    def _held_out_errors(self, S: np.ndarray, n: int) -> tuple:
-        from harness_ext.methods.engine.item_irt import model_folds
-
-        folds = model_folds(S.shape[0], self.model_folds)
-        cv = [self._held_out(S, folds == k, n) for k in np.unique(folds)
-              if (folds != k).sum() >= 4 and (folds == k).any()]
-        frontier = np.zeros(0)
-        if self.frontier_calibration and S.shape[0] >= 6:
-            strong = np.zeros(S.shape[0], dtype=bool)
-            strong[np.argsort(S.mean(axis=1), kind="stable")[-max(2, S.shape[0] // 3):]] = True
-            frontier = self._held_out(S, strong, n)
-        return np.abs(np.concatenate(cv)) if cv else np.zeros(0), np.abs(frontier)
-
     def fit(self, source, items):
-        from harness_ext.methods.engine.item_estimators import conformal_radius
-
         super().fit(source, items)
         self.learn_ = RandomLearn(level=self.level, alphas=self.alphas).fit(self.source_, self.items_)
-        cv, fr = self._held_out_errors(self.source_, len(self.items_))
+        cv, fr = held_out_errors(self.source_, self._held_out, n_folds=self.model_folds,
+                                 frontier=self.frontier_calibration, min_train=4)
         self.cv_errors_, self.frontier_errors_ = cv, fr
         self.radius_ = conformal_radius(cv, self.level) if len(cv) else np.inf
         self.frontier_radius_ = max(self.radius_, conformal_radius(fr, self.level) if len(fr) else 0.0)
@@ -154,8 +144,6 @@ class SearchLearn(_ItemEstimator):
                 | (m < self.sample_range_[0]) | (m > self.sample_range_[1]))
 
     def predict(self, Y) -> ItemEstimate:
-        from harness_ext.methods.engine.item_estimators import radius_interval
-
         Y = np.atleast_2d(np.asarray(Y, dtype=float))
         est = self.learn_.model_.predict(Y)
         radius = np.where(self.beyond(est, Y), self.frontier_radius_, self.radius_)
