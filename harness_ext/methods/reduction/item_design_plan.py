@@ -27,6 +27,8 @@ from ...errors import HarnessExtError
 #: Designs of the item manifest (``anchors``, the dataset-subset path of tinyBenchmarks' correctness anchors,
 #: is not one of them: it keeps a dataset-level manifest).
 ITEM_DESIGNS = ("random", "stratified", "irt-anchors", "search")
+#: The designs that choose their items from the population's answers (model-based: no design guarantee).
+CHOSEN_DESIGNS = ("irt-anchors", "search")
 DEFAULT_DESIGN = "random"
 #: Why the default design is the default: measured by benchmarks/quality_items.py (see benchmarks/HISTORY.md).
 DESIGN_WHY = {
@@ -160,7 +162,7 @@ def held_out_estimate(design: str, cls, level: float, info: dict, M, S, train, t
     its own items; the random and stratified designs keep the manifest's sample (fixed before any answer is
     seen).
     """
-    if design in ("irt-anchors", "search"):
+    if design in CHOSEN_DESIGNS:
         est = cls(level=level, random_state=seed)
         idx = est.select(M[train], len(S))
         return est.fit(M[train], idx).predict(M[test][:, idx])

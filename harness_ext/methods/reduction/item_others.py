@@ -68,14 +68,25 @@ def fit_predict(reg, level: float, source: np.ndarray, items: np.ndarray, Y: np.
     target, so many new models with the same items cost one fit.
     """
     cross = uses_other_tasks(reg)
+
+    def fit():
+        est = reg.cls(level=level)
+        return est.fit(source, items, others=list(others_fit)) if cross else est.fit(source, items)
+
+    est = cached_fit(cache, key, fit)
+    with limit_threads():
+        return est.predict(Y, others=list(others_pred)) if cross else est.predict(Y)
+
+
+def cached_fit(cache, key, fit):
+    """The estimator ``fit()`` returns, reused from ``cache`` (a dict, or None) for ``key``: a fit depends on the
+    population and the items used, not on the new model, so many models with the same items cost one fit."""
+    if cache is not None and key in cache:
+        return cache[key]
     # One BLAS thread: the estimators make thousands of small solves and eigendecompositions (a few hundred
     # population models), which several BLAS threads slow down by up to tenfold on a busy machine.
     with limit_threads():
-        if cache is not None and key in cache:
-            est = cache[key]
-        else:
-            est = reg.cls(level=level)
-            est = est.fit(source, items, others=list(others_fit)) if cross else est.fit(source, items)
-            if cache is not None:
-                cache[key] = est
-        return est.predict(Y, others=list(others_pred)) if cross else est.predict(Y)
+        est = fit()
+    if cache is not None:
+        cache[key] = est
+    return est

@@ -166,7 +166,7 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
     """
     from .item_benchmark import task_standard_error
     from .item_design_plan import design_info, fit_for_design, manifest_design
-    from .item_others import fit_predict, manifest_others, uses_other_tasks
+    from .item_others import cached_fit, fit_predict, manifest_others, uses_other_tasks
 
     ids, sample, M, _ = task_population(manifest, task)
     have = logged.index.to_numpy()
@@ -195,7 +195,7 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
         res = fit_predict(reg, level, M, pos, Y, *others, cache=cache, key=(task, pos.tobytes()))
     else:
         try:
-            res = _design_fit(cache, (design, task, pos.tobytes()), lambda: fit_for_design(
+            res = cached_fit(cache, (design, task, pos.tobytes()), lambda: fit_for_design(
                 design, reg.cls, level, info, M, pos, np.isin(sample, have))).predict(Y)
         except HarnessExtError as exc:
             if len(used) == len(sample):
@@ -211,25 +211,12 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
     return float(res.estimate[0]), lo, hi, len(used), note, se
 
 
-def _design_fit(cache, key, fit):
-    """The estimator ``fit()`` returns, on one BLAS thread, reused from ``cache`` for ``key`` (task and items used):
-    the fit depends on the population and the items, not on the model, as in
-    :func:`~harness_ext.methods.reduction.item_others.fit_predict`."""
-    from ...base import limit_threads
-
-    if cache is not None and key in cache:
-        return cache[key]
-    with limit_threads():
-        est = fit()
-    if cache is not None:
-        cache[key] = est
-    return est
-
-
 def _beyond_note(design: str, M: np.ndarray, estimate: float):
     """A model-based design's estimate outside the population's range of task scores: said, since its interval was
     calibrated on models like the population (``None`` inside it, and for the design-based designs)."""
-    if design not in ("irt-anchors", "search"):
+    from .item_design_plan import CHOSEN_DESIGNS
+
+    if design not in CHOSEN_DESIGNS:
         return None
     full = np.asarray(M, dtype=float).mean(axis=1)
     if full.min() <= estimate <= full.max():
