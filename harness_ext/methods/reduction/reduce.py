@@ -117,7 +117,8 @@ class ReduceResult(Result):
                 "beats_random": r.get("beats"),
                 "aggregate_rmse": err["aggregate_rmse"], "aggregate_interval_90": err["aggregate_interval_90"],
                 "rmse": err["rmse"], "coverage_in_sample": sel["coverage"],
-                "random_ratio_in_sample": ins.get("ratio"), "beats_random_in_sample": ins.get("beats")}
+                "random_ratio_in_sample": ins.get("ratio"), "beats_random_in_sample": ins.get("beats"),
+                **_frontier_summary(err)}
 
     def render(self) -> str:
         """The summary ``harness-ext reduce`` prints: the error for a new model first, in benchmark points."""
@@ -154,6 +155,7 @@ class ReduceResult(Result):
                 f"against {r['n_draws']} random {k}-dataset subsets, out of sample (same predictor, same held-out "
                 f"models): RMSE {_pts(r['chosen_aggregate_rmse'])} vs {_pts(r['random_aggregate_rmse_mean'])} on "
                 f"average (ratio {r['ratio']:.2f}); {verdict}")
+        lines += _frontier_lines(err)
         ins = ev.get("random_subsets_in_sample") or {}
         cov = f"coverage (Pearson of mean win rates, full vs subset) {sel['coverage']:.3f}" + (
             f" vs {sel['random_baseline']['mean_coverage_at_k']:.3f} for random subsets"
@@ -218,6 +220,33 @@ class ReduceResult(Result):
                                  title=f"{self.manifest['group_name']}: error against budget (held-out models)",
                                  chosen_k=self.manifest["selection"]["subset_size"],
                                  cost_label="cost of the subset" if ev.get("costs") else "datasets run")
+
+
+def _frontier_summary(err: dict) -> dict:
+    """The frontier folds' aggregate MAE, bias (in the summary's unit) and 90% coverage, when they were calibrated."""
+    fr, pts = err.get("frontier") or {}, err.get("points") or {}
+    if not fr.get("calibrated") or fr.get("aggregate_mae") is None:
+        return {}
+    f = pts["aggregate_rmse"] / err["aggregate_rmse"] if pts.get("aggregate_rmse") and err["aggregate_rmse"] else 1.0
+    return {"frontier_aggregate_mae": fr["aggregate_mae"] * f, "frontier_aggregate_bias": fr["aggregate_bias"] * f,
+            "frontier_coverage_90": fr.get("aggregate_coverage_90"), "frontier_held_out_models": fr["held_out_models"]}
+
+
+def _frontier_lines(err: dict) -> list:
+    """The frontier folds' expected error for a model stronger than those that chose the subset, in the summary's
+    unit, with what the folds cannot see: they hold out the strongest models *of this population*, so a model beyond
+    all of them can err more than they show (docs/frontier.md measures how much on the shared matrices)."""
+    fs = _frontier_summary(err)
+    if not fs:
+        return []
+    unit = (err.get("points") or {}).get("unit", "normalised units")
+    cov = fs["frontier_coverage_90"]
+    return [f"at the frontier (folds that hold out the strongest models that chose the subset, "
+            f"{fs['frontier_held_out_models']} of them): mean |error| {_pts(fs['frontier_aggregate_mae'])} {unit} on "
+            f"the full-benchmark score, bias {fs['frontier_aggregate_bias']:+.3g}"
+            + (f", 90% coverage {cov:.2f}" if cov is not None else "")
+            + "; a model stronger than every one of these can err more than the folds show "
+              "(docs/frontier.md, Measured)"]
 
 
 def _random_verdict(r: dict, beats: bool) -> str:
