@@ -84,8 +84,12 @@ def sibling_tables(table: str, models) -> list:
     return [load_table(p, models) for p in sorted(folder.glob("*.parquet")) if p.stem != Path(table).name]
 
 
-def split(scores: np.ndarray, protocol: str, seed: int):
-    """``(sources, targets)`` model indices of one seed, as the authors' ``main.py`` draws them."""
+def split(scores: np.ndarray, protocol: str, seed: int, source_fraction: float = 1.0):
+    """``(sources, targets)`` model indices of one seed, as the authors' ``main.py`` draws them.
+
+    ``source_fraction`` < 1 keeps that share of the sources (at least 20, drawn with the seed; the targets are
+    unchanged): how the error falls as the population grows (``--source-fractions``).
+    """
     m = scores.shape[0]
     if protocol == "interpolation":
         targets = np.random.RandomState(seed).permutation(m)[: int(0.25 * m)]
@@ -93,6 +97,9 @@ def split(scores: np.ndarray, protocol: str, seed: int):
     else:
         order = np.argsort(scores.mean(axis=1), kind="stable")
         sources, targets = order[: int(0.5 * m)], order[-int(0.3 * m):]
+    if source_fraction < 1:
+        keep = max(20, int(source_fraction * len(sources)))
+        sources = np.sort(np.random.RandomState(100 + seed).permutation(sources)[:keep])
     return sources, targets
 
 
@@ -103,7 +110,7 @@ def estimator_table() -> dict:
     return {**item_estimators.ESTIMATORS, **item_crosstask.ESTIMATORS}
 
 
-def run_design(scores, protocol, n_items, seed, design: str) -> dict:
+def run_design(scores, protocol, n_items, seed, design: str, source_fraction: float = 1.0) -> dict:
     """One seed of an item design other than simple random sampling (``--designs``): the items drawn on the
     sources' answers alone, each of the design's estimators fitted for it; labels ``design/estimator``.
 
@@ -112,7 +119,7 @@ def run_design(scores, protocol, n_items, seed, design: str) -> dict:
     from harness_ext.methods.engine.item_designs import DESIGN_DEFAULT_ESTIMATORS, DESIGN_ESTIMATORS, design_estimator, \
         draw_design
 
-    sources, targets = split(scores, protocol, seed)
+    sources, targets = split(scores, protocol, seed, source_fraction)
     S, T = scores[sources], scores[targets]
     truth = T.mean(axis=1)
     base, _, allocation = design.partition(":")
@@ -125,12 +132,12 @@ def run_design(scores, protocol, n_items, seed, design: str) -> dict:
     return out
 
 
-def run_one(scores, protocol, n_items, seed, names, others=(), designs=()):
+def run_one(scores, protocol, n_items, seed, names, others=(), designs=(), source_fraction: float = 1.0):
     from harness_ext.base import limit_threads
     from harness_ext.methods.engine.item_estimators import random_items
 
     ESTIMATORS = estimator_table()
-    sources, targets = split(scores, protocol, seed)
+    sources, targets = split(scores, protocol, seed, source_fraction)
     S, T = scores[sources], scores[targets]
     truth = T.mean(axis=1)
     # Other tasks' samples are drawn independently of this task's (their own seeds).
@@ -153,7 +160,7 @@ def run_one(scores, protocol, n_items, seed, names, others=(), designs=()):
         cover = (res.lower <= truth) & (truth <= res.upper)
         out[name] = (err, np.where(np.isnan(res.lower), np.nan, cover), res.width * 100)
     for design in designs:
-        out.update(run_design(scores, protocol, n_items, seed, design))
+        out.update(run_design(scores, protocol, n_items, seed, design, source_fraction))
     return out
 
 
@@ -197,6 +204,30 @@ def summarise(rows: list) -> None:
               f"{a[:, 0].max():.3f} | {rng}")
 
 
+def measure(scores, others, t, protocol, label, n, seeds, args, frac) -> list:
+    """One table, protocol, item count and source share over ``seeds``: prints a line per estimator, returns the
+    rows :func:`summarise` reads (the protocol as ``label``)."""
+    acc, rows = {}, []
+    for seed in seeds:
+        for k, (e, c, w) in run_one(scores, protocol, n, seed, args.estimators, others, args.designs, frac).items():
+            acc.setdefault(k, ([], [], []))
+            acc[k][0].append(e.mean())
+            acc[k][1].append(c)
+            acc[k][2].append(w)
+    for k, (means, covs, widths) in acc.items():
+        m = np.asarray(means)
+        cov = np.concatenate(covs)
+        cov_s = "n/a" if np.isnan(cov).all() else f"{np.nanmean(cov):.3f}"
+        per_seed = [np.nanmean(c) for c in covs] if cov_s != "n/a" else [np.nan]
+        cov_se = "n/a" if cov_s == "n/a" else f"{np.std(per_seed, ddof=1) / np.sqrt(len(per_seed)):.3f}"
+        wid = np.concatenate(widths)
+        wid_s = "n/a" if np.isnan(wid).all() else f"{np.nanmedian(wid):.2f}"
+        print(f"{t} | {label} | {n} | {k} | {m.mean():.2f} | {m.std(ddof=1) / np.sqrt(len(m)):.2f} | "
+              f"{cov_s} | {cov_se} | {wid_s}", flush=True)
+        rows.append((t, label, n, k, m.mean(), cov_s))
+    return rows
+
+
 def main(argv=None) -> int:
     ESTIMATORS = estimator_table()
 
@@ -213,6 +244,9 @@ def main(argv=None) -> int:
                     help="item designs measured besides simple random sampling, each with its estimators "
                          "(labelled design/estimator): stratified (Neyman allocation), stratified:proportional, "
                          "irt-anchors")
+    ap.add_argument("--source-fractions", nargs="*", type=float, default=[1.0],
+                    help="shares of each seed's sources to fit on (at least 20 models; targets unchanged): the error "
+                         "against the population's size; a share below 1 is reported as its own protocol")
     args = ap.parse_args(argv)
     if not ITEMS.is_dir():
         print(f"skipped: no item tables at {ITEMS}")
@@ -229,25 +263,10 @@ def main(argv=None) -> int:
         others = sibling_tables(t, models) if cross else ()
         for protocol in args.protocols:
             for n in n_list:
-                acc = {}
-                for seed in range(args.first_seed, args.first_seed + seeds):
-                    for k, (e, c, w) in run_one(scores, protocol, n, seed, args.estimators, others,
-                                                args.designs).items():
-                        acc.setdefault(k, ([], [], [], []))
-                        acc[k][0].append(e.mean())
-                        acc[k][1].append(c)
-                        acc[k][2].append(w)
-                for k, (means, covs, widths, _) in acc.items():
-                    m = np.asarray(means)
-                    cov = np.concatenate(covs)
-                    cov_s = "n/a" if np.isnan(cov).all() else f"{np.nanmean(cov):.3f}"
-                    per_seed = [np.nanmean(c) for c in covs] if cov_s != "n/a" else [np.nan]
-                    cov_se = "n/a" if cov_s == "n/a" else f"{np.std(per_seed, ddof=1) / np.sqrt(len(per_seed)):.3f}"
-                    wid = np.concatenate(widths)
-                    wid_s = "n/a" if np.isnan(wid).all() else f"{np.nanmedian(wid):.2f}"
-                    print(f"{t} | {protocol} | {n} | {k} | {m.mean():.2f} | {m.std(ddof=1) / np.sqrt(len(m)):.2f} | "
-                          f"{cov_s} | {cov_se} | {wid_s}", flush=True)
-                    rows.append((t, protocol, n, k, m.mean(), cov_s))
+                for frac in args.source_fractions:
+                    label = protocol if frac >= 1 else f"{protocol} ({frac:g} of sources)"
+                    rows += measure(scores, others, t, protocol, label, n, range(args.first_seed, args.first_seed + seeds),
+                                    args, frac)
     summarise(rows)
     return 0
 
