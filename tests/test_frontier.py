@@ -29,35 +29,42 @@ def test_distance_is_zero_inside_and_signed_outside():
     assert p[0] == 1.0 and np.isnan(p[1])
 
 
-def test_stronger_population_is_flagged_and_covered(monkeypatch):
-    """Fit on the weaker 60%, predict the strongest 25% from 3 datasets: flagged, and the intervals hold. The frontier
-    folds' intervals are in the 85-95% band; the cross-benchmark allowance (``frontier_prior``, learnt on real
-    leaderboards whose frontier shifts are larger than this population's) raises it to 63 of 65 (0.969)."""
-    from harness_ext.methods.engine import frontier_prior
-    X, strength = _population()
+def _stronger_coverage(seed):
+    """Fit on the weaker 60% of one population, predict the strongest 25% (65 models) from 3 of 16 datasets:
+    ``(aggregate covered, cells covered, frontier flags, fitted estimator, subset mask, train rows)``."""
+    X, strength = _population(seed=seed)
     order = np.argsort(strength)
     train, test = order[:156], order[-65:]
     est = LowRankCompleter(random_state=0).fit(X[train])
-    subset = np.array([0, 5, 10])
     keep = np.zeros(X.shape[1], bool)
-    keep[subset] = True
-    X_new = np.where(keep, X[test], np.nan)
+    keep[[0, 5, 10]] = True
     w = np.full(X.shape[1], 1.0 / X.shape[1])
-    p = est.predict_new_models(X_new, weights=w)
-    assert p.frontier is not None and (p.frontier > 0).mean() > 0.8  # the stronger population is flagged
+    p = est.predict_new_models(np.where(keep, X[test], np.nan), weights=w)
     truth = X[test] @ w
-    cov = float(((truth >= p.aggregate_lower) & (truth <= p.aggregate_upper)).mean())
-    target = ~keep[None, :] & np.ones_like(X_new, bool)
-    cell_cov = float(((X[test] >= p.lower) & (X[test] <= p.upper))[target].mean())
-    # The 85-95% band: measured 61 of 65 aggregates (0.938) and 0.922 of the cells without the allowance.
+    agg = (truth >= p.aggregate_lower) & (truth <= p.aggregate_upper)
+    cells = ((X[test] >= p.lower) & (X[test] <= p.upper))[:, ~keep].ravel()
+    return agg, cells, p.frontier, est, keep, train, X
+
+
+def test_stronger_population_is_flagged_and_covered(monkeypatch):
+    """A stronger population, 8 synthetic populations pooled (520 test models: one population's 65 alone leave
+    a calibrated 90% interval anywhere in about 0.84-0.96): flagged, and the intervals hold. Measured: cells 0.908;
+    aggregates 0.935 with the frontier folds alone, 0.954 with the cross-benchmark allowance (``frontier_prior``,
+    learnt on real leaderboards whose frontier shifts are larger than these populations')."""
+    from harness_ext.methods.engine import frontier_prior
+    runs = [_stronger_coverage(seed) for seed in range(8)]
+    assert all((fl > 0).mean() > 0.8 for _, _, fl, *_ in runs)  # the stronger populations are flagged
+    cov = float(np.concatenate([a for a, *_ in runs]).mean())
+    cell_cov = float(np.concatenate([c for _, c, *_ in runs]).mean())
     assert 0.85 <= cell_cov <= 0.95, cell_cov
     assert 0.85 <= cov <= 0.97, cov
     monkeypatch.setattr(frontier_prior, "FRONTIER_ALLOWANCE", {lv: None for lv in frontier_prior.FRONTIER_ALLOWANCE})
-    off = LowRankCompleter(random_state=0).fit(X[train]).predict_new_models(X_new, weights=w)
-    cov_off = float(((truth >= off.aggregate_lower) & (truth <= off.aggregate_upper)).mean())
+    cov_off = float(np.concatenate([_stronger_coverage(seed)[0] for seed in range(8)]).mean())
     assert 0.85 <= cov_off <= 0.95 and cov_off <= cov, (cov_off, cov)
     monkeypatch.undo()
     # a model inside the population is not flagged and keeps the model-fold intervals
+    _, _, _, est, keep, train, X = runs[0]
+    w = np.full(X.shape[1], 1.0 / X.shape[1])
     pos = positions(est.Z_, keep)
     mid = train[[int(np.argmin(np.abs(pos - np.median(pos))))]]  # the training models' median subset position
     q = est.predict_new_models(np.where(keep, X[mid], np.nan), weights=w)
