@@ -17,14 +17,15 @@ from harness_ext.methods.engine.item_search import SearchLearn, _ridge_val_mae, 
 from test_item_designs import _population  # 0/1 answers from a 2PL model
 
 
-def test_the_batched_score_is_a_ridge_fit_with_its_leave_one_out_penalty():
+@pytest.mark.parametrize("n_train, n_items", [(60, 20), (30, 40)])  # more models than items, and fewer
+def test_the_batched_score_is_a_ridge_fit_with_its_leave_one_out_penalty(n_train, n_items):
     from sklearn.linear_model import RidgeCV
 
-    S = _population(n_models=80, n_items=400)
+    S = _population(n_models=n_train + 20, n_items=400)
     y = S.mean(axis=1)
     rng = np.random.default_rng(0)
-    cands = np.stack([rng.permutation(S.shape[1])[:20] for _ in range(4)])
-    train, val = np.arange(60), np.arange(60, 80)
+    cands = np.stack([rng.permutation(S.shape[1])[:n_items] for _ in range(4)])
+    train, val = np.arange(n_train), np.arange(n_train, n_train + 20)
     got = _ridge_val_mae(np.transpose(S[:, cands], (1, 0, 2)), y, train, val, (0.1, 1.0, 10.0))
     for c, g in zip(cands, got):
         ridge = RidgeCV(alphas=(0.1, 1.0, 10.0)).fit(S[train][:, c], y[train])

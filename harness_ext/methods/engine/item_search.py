@@ -5,7 +5,7 @@ them draws many random item subsets of the budget's size, scores each by the hel
 regression from the subset's answers to the full score (the source models split 75/25), and keeps the
 best ("random search + learn"). :func:`search_items` is that search, vectorised: every candidate's ridge
 (penalty by leave-one-out on the training models, as scikit-learn's ``RidgeCV``) is solved from one
-batched singular value decomposition. :class:`SearchLearn` is its estimator: the ridge on the chosen
+batched symmetric eigendecomposition. :class:`SearchLearn` is its estimator: the ridge on the chosen
 items, with a split-conformal interval from held-out models whose items were searched without them (each
 of ``model_folds`` folds, and the strongest third of the population from a search on the rest), so the
 interval includes the search's own optimism; a target outside the population's range gets the radius its own
@@ -32,20 +32,33 @@ __all__ = ["SearchLearn", "search_items"]
 
 def _ridge_val_mae(X: np.ndarray, y: np.ndarray, train: np.ndarray, val: np.ndarray, alphas) -> np.ndarray:
     """Per candidate (``X``: candidates x models x items): the validation models' mean |error| of a ridge fitted
-    on the training models with the penalty whose leave-one-out error there is least."""
+    on the training models with the penalty whose leave-one-out error there is least.
+
+    One symmetric eigendecomposition per candidate, of the smaller of the centred answers' two Gram matrices
+    (models x models when fewer models than items, else items x items): ``Q`` spans the fitted values, with
+    ``Q = U`` and weights ``lam`` in the first case, ``Q = X V`` and weights 1 in the second, so that the hat
+    matrix is ``Q diag(c / (lam + a)) Q'`` either way (half the time of the singular value decomposition).
+    """
     Xt, yt = X[:, train], y[train]
     xm = Xt.mean(axis=1, keepdims=True)
+    Xc, Xv = Xt - xm, X[:, val] - xm
     yc = yt - yt.mean()
-    U, s, Vt = np.linalg.svd(Xt - xm, full_matrices=False)
-    Uy = np.einsum("bmr,m->br", U, yc)
+    if Xc.shape[1] <= Xc.shape[2]:
+        lam, Q = np.linalg.eigh(Xc @ Xc.transpose(0, 2, 1))
+        lam = np.maximum(lam, 0.0)
+        c, P = lam, Xv @ (Xc.transpose(0, 2, 1) @ Q)
+    else:
+        lam, V = np.linalg.eigh(Xc.transpose(0, 2, 1) @ Xc)
+        lam = np.maximum(lam, 0.0)
+        Q, c, P = Xc @ V, np.ones_like(lam), Xv @ V
+    Qy = np.einsum("bmr,m->br", Q, yc)
     best_loo = np.full(X.shape[0], np.inf)
     mae = np.full(X.shape[0], np.inf)  # a candidate whose leave-one-out error is undefined never wins
     for a in alphas:
-        d = s ** 2 / (s ** 2 + a)
-        h = np.einsum("bmr,br->bm", U ** 2, d) + 1.0 / len(train)
-        loo = (((yc - np.einsum("bmr,br->bm", U, d * Uy)) / (1.0 - h)) ** 2).mean(axis=1)
-        coef = np.einsum("brn,br->bn", Vt, s / (s ** 2 + a) * Uy)
-        err = np.abs(np.einsum("bvn,bn->bv", X[:, val] - xm, coef) + yt.mean() - y[val]).mean(axis=1)
+        g = 1.0 / (lam + a)
+        h = np.einsum("bmr,br->bm", Q ** 2, c * g) + 1.0 / len(train)
+        loo = (((yc - np.einsum("bmr,br->bm", Q, c * g * Qy)) / (1.0 - h)) ** 2).mean(axis=1)
+        err = np.abs(np.einsum("bvr,br->bv", P, g * Qy) + yt.mean() - y[val]).mean(axis=1)
         better = loo < best_loo
         best_loo, mae = np.where(better, loo, best_loo), np.where(better, err, mae)
     return mae
