@@ -71,7 +71,7 @@ def summarise_frontier(row, rf, default):
     for variant, (res, n_train, n_test, flagged) in rf.items():
         row[f"f_{variant}_n"] = [n_train, n_test]
         row[f"f_{variant}_flagged"] = flagged
-        for key in (default, "random_ridge", "subset_mean", "column_means", "benchpress"):
+        for key in (default, "random_ridge", "subset_mean", "column_means", "benchpress", "claimed"):
             for x, v in res[key].items():
                 if v:
                     row[f"f_{variant}_{key}_{x}"] = _m(v)
@@ -113,10 +113,12 @@ def print_frontier(rows, default, file=None):
           f"{FRONTIER_TEST:.0%}); aggregate MAE / bias in points, Spearman among the test models, 90% coverage of cells and "
           "aggregates, median widths in points, flagged: share of test models marked frontier; aggCI: the aggregate "
           "coverage's 90% Clopper-Pearson interval over the test models; P(band): the chance that an exactly calibrated "
-          "90% interval covers 85-95% of this many test models (binomial)", file=file)
+          "90% interval covers 85-95% of this many test models (binomial); claimed: what reduce's summary tells a user "
+          "of the training models about the frontier (its frontier folds' aggregate MAE in points, nan where the "
+          "datasets' points per unit differ by row, and 90% coverage)", file=file)
     print(f"{'matrix':<14}{'variant':<10}{'train':>6}{'test':>5}{'aggMAE':>8}{'bias':>7}{'rho':>7}{'cellCov':>8}"
           f"{'aggCov':>7}{'aggCI':>12}{'P(band)':>8}{'aggW':>7}{'cellW':>7}{'flag':>6} | {'SubM MAE':>8}{'bias':>7} | {'Ridge':>6}{'bias':>7} | "
-          f"{'ColM':>6} | {'BP':>6}", file=file)
+          f"{'ColM':>6} | {'BP':>6} | {'claimed':>7}{'cov':>6}", file=file)
     nan = float("nan")
     every = 1.0
     for r in rows:
@@ -132,6 +134,7 @@ def print_frontier(rows, default, file=None):
                   f"{g(default, 'agg_width'):>7.2f}{g(default, 'cell_width'):>7.2f}"
                   f"{r[f'f_{variant}_flagged']:>6.2f} | {g('subset_mean', 'agg_mae'):>8.2f}{g('subset_mean', 'agg_bias'):>7.2f} | "
                   f"{g('random_ridge', 'agg_mae'):>6.2f}{g('random_ridge', 'agg_bias'):>7.2f} | "
-                  f"{g('column_means', 'agg_mae'):>6.2f} | {g('benchpress', 'agg_mae'):>6.2f}", file=file)
+                  f"{g('column_means', 'agg_mae'):>6.2f} | {g('benchpress', 'agg_mae'):>6.2f} | "
+                  f"{g('claimed', 'agg_mae'):>7.2f}{g('claimed', 'agg_cov'):>6.2f}", file=file)
     print(f"P(band) on every row at once (independent splits): {every:.2f}: how often an exactly calibrated 90% interval "
           "would put every row's coverage in 85-95%", file=file)

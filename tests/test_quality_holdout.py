@@ -23,6 +23,8 @@ def test_quality_holdout_quick(tmp_path, capsys):
     for key in ("a_spearman", "a_agg_mae", "a_cov", "a_ratio_ridge", "a_ratio_bp", "b_med_ae", "b_cov", "b_ratio_bp"):
         assert row[key] == row[key], key  # finite, not NaN
     assert 0.5 < row["b_cov"] <= 1.0
+    # protocol (f) also records what reduce's summary would have told a user of the training models
+    assert 0 < row["f_frontier_claimed_agg_mae"] < 50 and 0 <= row["f_frontier_claimed_agg_cov"] <= 1
 
 
 def test_benchbench_rows_are_the_stores_canonical_models(tmp_path):
@@ -95,7 +97,11 @@ def test_frontier_report_states_what_its_test_counts_can_resolve():
         for key in ("lowrank", "subset_mean", "random_ridge", "column_means", "benchpress"):
             for x in ("agg_mae", "agg_bias", "spearman", "cell_cov", "agg_cov", "agg_width", "cell_width"):
                 row[f"f_{variant}_{key}_{x}"] = 0.9 if x == "agg_cov" else nan
+    row["f_frontier_claimed_agg_mae"], row["f_frontier_claimed_agg_cov"] = 1.234, 0.93
     out = io.StringIO()
     fr.print_frontier([row], "lowrank", file=out)
     text = out.getvalue()
+    assert "claimed: what reduce's summary tells a user" in text
+    [line] = [x for x in text.splitlines() if x.startswith("toy") and "frontier" in x]
+    assert line.endswith("|    1.23  0.93")
     assert f"P(band) on every row at once (independent splits): {fr.band_chance(12) * fr.band_chance(20):.2f}" in text
