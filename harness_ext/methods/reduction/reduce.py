@@ -227,9 +227,11 @@ def _frontier_summary(err: dict) -> dict:
     fr, pts = err.get("frontier") or {}, err.get("points") or {}
     if not fr.get("calibrated") or fr.get("aggregate_mae") is None:
         return {}
-    f = pts["aggregate_rmse"] / err["aggregate_rmse"] if pts.get("aggregate_rmse") and err["aggregate_rmse"] else 1.0
+    points = bool(pts.get("aggregate_rmse") and err["aggregate_rmse"])
+    f = pts["aggregate_rmse"] / err["aggregate_rmse"] if points else 1.0
     return {"frontier_aggregate_mae": fr["aggregate_mae"] * f, "frontier_aggregate_bias": fr["aggregate_bias"] * f,
-            "frontier_coverage_90": fr.get("aggregate_coverage_90"), "frontier_held_out_models": fr["held_out_models"]}
+            "frontier_coverage_90": fr.get("aggregate_coverage_90"), "frontier_held_out_models": fr["held_out_models"],
+            "frontier_unit": pts.get("unit", "normalised units") if points else "normalised units"}
 
 
 def _frontier_lines(err: dict) -> list:
@@ -239,11 +241,11 @@ def _frontier_lines(err: dict) -> list:
     fs = _frontier_summary(err)
     if not fs:
         return []
-    unit = (err.get("points") or {}).get("unit", "normalised units")
     cov = fs["frontier_coverage_90"]
     return [f"at the frontier (folds that hold out the strongest models that chose the subset, "
-            f"{fs['frontier_held_out_models']} of them): mean |error| {_pts(fs['frontier_aggregate_mae'])} {unit} on "
-            f"the full-benchmark score, bias {fs['frontier_aggregate_bias']:+.3g}"
+            f"{fs['frontier_held_out_models']} of them): mean |error| {_pts(fs['frontier_aggregate_mae'])} "
+            f"{fs['frontier_unit']} on the full-benchmark score, bias (prediction - truth) "
+            f"{fs['frontier_aggregate_bias']:+.3g}"
             + (f", 90% coverage {cov:.2f}" if cov is not None else "")
             + "; a model stronger than every one of these can err more than the folds show "
               "(docs/frontier.md, Measured)"]
