@@ -400,7 +400,8 @@ def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res,
         have_tr = ~np.isnan(Xtr)
         f_row = np.where(have_tr, a_sc, 0.0).sum(1) / np.maximum(have_tr.sum(1), 1)
         f_pts = float(np.median(f_row)) if np.percentile(f_row, 95) <= 1.1 * np.percentile(f_row, 5) else float("nan")
-        res["claimed"]["agg_mae"].append(fe.get("aggregate_mae", float("nan")) * f_pts)
+        mae = fe.get("aggregate_mae")  # None: folds without an aggregate error, or not calibrated
+        res["claimed"]["agg_mae"].append(float("nan") if mae is None else mae * f_pts)
         res["claimed"]["agg_cov"].append(fe.get("aggregate_coverage_90", float("nan")))
     for key in extras:  # other predictors on the same subset
         q = make_predictor(key, random_state=s).fit(Xtr).predict_new_models(Xin, weights=W, reselect=reselect)
