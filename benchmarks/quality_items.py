@@ -6,6 +6,8 @@ Run::
     python benchmarks/quality_items.py --quick         # two tables, 50 items, 3 seeds
     python benchmarks/quality_items.py --items 50 --seeds 10 --designs stratified stratified:proportional irt-anchors
                                                        # item designs besides random items (design/estimator)
+    python benchmarks/quality_items.py --protocols interpolation --source-fractions 0.25 0.5 1
+                                                       # the error against the population's size
 
 Data: ``../shared/data/items/<source>/<task>.parquet`` (long tables ``model, item, score`` of real 0/1
 correctness; HELM Lite 83 models, Open LLM Leaderboard v2 428-429 models).
