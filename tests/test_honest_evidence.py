@@ -158,3 +158,19 @@ def test_summary_states_the_frontier_folds_error_and_their_limit():
     # Below the out-of-sample lead and its comparison with random subsets, above the in-sample figures.
     lines = res.render().splitlines()
     assert lines.index(line) == 4 and lines[5].startswith("in-sample")
+
+
+def test_frontier_figures_convert_to_points_only_with_one_factor_for_every_dataset():
+    """Datasets with different points per unit weigh differently in the points aggregate, so no ratio converts the
+    frontier folds' normalised error: it stays normalised, named so (as the error-against-budget curve does)."""
+    from harness_ext.methods.reduction.reduce import _frontier_summary
+
+    fr = {"calibrated": True, "aggregate_mae": 0.02, "aggregate_bias": -0.01, "aggregate_coverage_90": 0.9,
+          "held_out_models": 12}
+    one = {"aggregate_rmse": 0.04, "frontier": fr, "points": {"unit": "points (0-100)", "aggregate_rmse": 4.0,
+                                                               "rmse": 5.0}}
+    assert _frontier_summary(one)["frontier_aggregate_mae"] == pytest.approx(2.0)
+    assert _frontier_summary(one)["frontier_unit"] == "points (0-100)"
+    mixed = {**one, "points": {"unit": "points (0-100)", "aggregate_rmse": 4.0}}  # no per-dataset factor
+    assert _frontier_summary(mixed)["frontier_aggregate_mae"] == 0.02
+    assert _frontier_summary(mixed)["frontier_unit"] == "normalised units"

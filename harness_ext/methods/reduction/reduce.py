@@ -171,12 +171,7 @@ class ReduceResult(Result):
 
     def _curve_lines(self, curve: list, k: int) -> list:
         """The error-against-budget table, in points when one factor converts every dataset (in-sample)."""
-        pts = self.expected_error.get("points") or {}
-        err = self.expected_error
-        # One factor for the whole curve: the points aggregate over the normalised one (both for the same weights).
-        f = (pts["aggregate_rmse"] / err["aggregate_rmse"]) if pts.get("rmse") is not None and err["aggregate_rmse"] else None
-        unit = pts["unit"] if f else "normalised units"
-        f = f or 1.0
+        f, unit = _points_factor(self.expected_error)
         show = (lambda v: "-" if v is None else _pts(v * f))
         lines = [f"error against budget (in-sample: prefixes of the order chosen on every model; RMSE in {unit}; "
                  "90% interval width = 3.29 x RMSE):",
@@ -222,16 +217,26 @@ class ReduceResult(Result):
                                  cost_label="cost of the subset" if ev.get("costs") else "datasets run")
 
 
+def _points_factor(err: dict) -> tuple:
+    """``(points per normalised unit, unit)`` of an aggregate error computed with the manifest's weights: the points
+    aggregate over the normalised one (both for the same weights) when one factor converts every dataset (the
+    manifest then has a per-dataset points ``rmse``); else ``(1.0, "normalised units")``: with datasets of different
+    factors the points aggregate weighs them differently, so no ratio converts."""
+    pts = err.get("points") or {}
+    if pts.get("rmse") is not None and err["aggregate_rmse"]:
+        return pts["aggregate_rmse"] / err["aggregate_rmse"], pts["unit"]
+    return 1.0, "normalised units"
+
+
 def _frontier_summary(err: dict) -> dict:
-    """The frontier folds' aggregate MAE, bias (in the summary's unit) and 90% coverage, when they were calibrated."""
-    fr, pts = err.get("frontier") or {}, err.get("points") or {}
+    """The frontier folds' aggregate MAE, bias (in :func:`_points_factor`'s unit) and 90% coverage, when calibrated."""
+    fr = err.get("frontier") or {}
     if not fr.get("calibrated") or fr.get("aggregate_mae") is None:
         return {}
-    points = bool(pts.get("aggregate_rmse") and err["aggregate_rmse"])
-    f = pts["aggregate_rmse"] / err["aggregate_rmse"] if points else 1.0
+    f, unit = _points_factor(err)
     return {"frontier_aggregate_mae": fr["aggregate_mae"] * f, "frontier_aggregate_bias": fr["aggregate_bias"] * f,
             "frontier_coverage_90": fr.get("aggregate_coverage_90"), "frontier_held_out_models": fr["held_out_models"],
-            "frontier_unit": pts.get("unit", "normalised units") if points else "normalised units"}
+            "frontier_unit": unit}
 
 
 def _frontier_lines(err: dict) -> list:
