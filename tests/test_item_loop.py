@@ -108,6 +108,39 @@ def test_random_items_give_an_estimate_with_an_interval(tmp_path, capsys):
     assert "picks its own items" in capsys.readouterr().err
 
 
+def test_the_groups_row_in_lm_eval_is_the_estimate_from_the_runs_logged_items(tmp_path, capsys):
+    """The shipped aggregation, loaded as lm-eval loads it, turns the run's logged samples into predict's estimate."""
+    import importlib.util
+
+    from conftest import load_group_yaml
+
+    db = _population(tmp_path)
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--metric", "acc", "--out", str(out), "--seed", "3"]) == 0
+    capsys.readouterr()
+    group = load_group_yaml(out / "harness_ext_reduced.yaml")
+    assert group["aggregate_metric_list"] == [{"metric": "acc", "aggregation": "!function harness_ext_estimate.estimate",
+                                               "weight_by_size": False}]
+    assert group["group_alias"].endswith("(estimated from 8 of 18 items)")
+    spec = importlib.util.spec_from_file_location("harness_ext_estimate", out / "harness_ext_estimate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sample = set(decode_ids(load_manifest(out)["tasks"]["toy_arith_mc"]["sample"]).tolist())
+    run = tmp_path / "run"
+    shutil.copytree(LOGS / "toy__lm-large", run)
+    [log] = run.glob("samples_toy_arith_mc_*.jsonl")
+    logged = [r for r in map(json.loads, log.read_text().splitlines()) if r["doc_id"] in sample]
+    log.write_text("".join(json.dumps(r) + "\n" for r in logged))
+    [agg] = predict_items(load_manifest(out), [run]).aggregate.to_dict("records")
+    plain = {"alias": group["group_alias"], "acc,none": 0.5, "acc_stderr,none": 0.1}
+    row = module.estimate(dict(plain), {}, ["toy_arith_mc"], "acc", samples={"toy_arith_mc": logged})
+    assert row["acc,estimate"] == pytest.approx(agg["aggregate"], abs=1e-12) and "acc,none" not in row
+    assert (row["acc_lower,estimate"], row["acc_upper,estimate"]) == pytest.approx((agg["lower"], agg["upper"]), abs=1e-12)
+    # Without --log_samples lm-eval keeps no per-item results: the plain mean stays, and says what it is.
+    row = module.estimate(dict(plain), {}, ["toy_arith_mc"], "acc", samples={"toy_arith_mc": []})
+    assert row["acc,none"] == 0.5 and "not the estimate" in row["alias"] and "acc,estimate" not in row
+
+
 def test_encodings_round_trip_and_bad_manifests_are_refused(tmp_path):
     ids = np.array([0, 1, 2, 5, 6, 9])
     assert encode_ids(ids) == [[0, 3], [5, 7], [9, 10]]
@@ -248,14 +281,14 @@ def test_lm_eval_runs_the_drawn_items_and_predict_reads_its_logs(tmp_path, capsy
     db = tmp_path / "store.duckdb"
     assert main(["ingest", "--db", str(db), "-q", str(tmp_path / "population")]) == 0
     local = ["--local-data", str(tmp_path / "tasks")]
-    runs = {}
+    runs, shown = {}, {}
     for n in (100, 25):
         out = tmp_path / f"reduced_{n}"
         assert main(["reduce", "--db", str(db), "--items", str(n), "--out", str(out), *local]) == 0
         runs[n] = tmp_path / f"run_{n}"
-        _run(["cli", "--model", "standin", "--model_args", f"pretrained=standin/m{new},seed={new}",
-              "--include_path", str(out), "--tasks", "harness_ext_reduced", "--output_path", str(runs[n]),
-              "--samples", str(out / "harness_ext_reduced_samples.json"), "--log_samples"], tmp_path)
+        shown[n] = _run(["cli", "--model", "standin", "--model_args", f"pretrained=standin/m{new},seed={new}",
+                         "--include_path", str(out), "--tasks", "harness_ext_reduced", "--output_path", str(runs[n]),
+                         "--samples", str(out / "harness_ext_reduced_samples.json"), "--log_samples"], tmp_path).stdout
     capsys.readouterr()
     [results] = runs[100].rglob("results_*.json")
     want = {t: json.loads(results.read_text())["results"][t]["acc,none"] for t in tasks}
@@ -271,3 +304,14 @@ def test_lm_eval_runs_the_drawn_items_and_predict_reads_its_logs(tmp_path, capsy
         print(f"\nlm-eval items: 25 of 100 items x 3 tasks: {agg['aggregate']:.4f} [{agg['lower']:.4f}, "
               f"{agg['upper']:.4f}] (90%), lm-eval's full score {truth:.4f}")
     assert abs(agg["aggregate"] - truth) < 0.1
+    # lm-eval's own table and results file: the group's row is the same estimate, made from the run's logged items.
+    rows = {n: json.loads(next(runs[n].rglob("results_*.json")).read_text())["results"]["harness_ext_reduced"]
+            for n in (100, 25)}
+    assert rows[100]["acc,estimate"] == pytest.approx(truth, abs=1e-12)
+    assert rows[100]["acc_lower,estimate"] == rows[100]["acc_upper,estimate"] == rows[100]["acc,estimate"]
+    assert rows[25]["acc,estimate"] == pytest.approx(agg["aggregate"], abs=1e-9)
+    assert (rows[25]["acc_lower,estimate"], rows[25]["acc_upper,estimate"]) == pytest.approx(
+        (agg["lower"], agg["upper"]), abs=1e-9)
+    assert "acc,none" not in rows[25] and "not the estimate" not in rows[25]["alias"]
+    lines = [x.replace(" ", "") for x in shown[25].splitlines() if x.startswith(f"|{rows[25]['alias']}")]
+    assert lines and all("|estimate|" in x for x in lines), shown[25][-3000:]

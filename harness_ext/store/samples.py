@@ -137,18 +137,19 @@ def _finite(path, lineno: int, name: str, v) -> float:
     return f
 
 
-def _check_stored_text(path, text: str, names: dict, strings: dict) -> None:
+def _check_stored_text(path, text: Optional[str], names: dict, strings: dict) -> None:
     """Refuse a samples file whose stored strings the store cannot keep.
 
     ``names`` (``{what: str or list of str}``: model, task, metrics) get the results' name check
     (:func:`harness_ext.types._check_text`: UTF-8, no control character or line break); ``strings`` (``{what:
     list}``: the hashes) the UTF-8 check of :func:`harness_ext.types.check_storable`, which a text without a
-    ``\\ud`` escape passes (a lone surrogate comes only from one).
+    ``\\ud`` escape passes (a lone surrogate comes only from one); without ``text`` (samples in memory) every string
+    is checked.
     """
     for what, v in names.items():
         for name in ([v] if isinstance(v, str) else v):
             _check_text(path, what, name)
-    if "\\ud" in text or "\\uD" in text:
+    if text is None or "\\ud" in text or "\\uD" in text:
         for what, v in strings.items():
             check_storable(path, what, v)
 
@@ -333,8 +334,31 @@ def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) 
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise IngestError(path, f"not UTF-8: {exc}") from None
+    frame = sample_frame(path, _json_lines(path, text), text, {"model": model, "task": task})
+    if frame.empty:
+        raise IngestError(path, "no per-sample metric values found")
+    return model, task, frame, sha
+
+
+def sample_frame(path, records, text: Optional[str] = None, names: Optional[dict] = None) -> pd.DataFrame:
+    """The per-item scores of lm-eval's logged samples: columns ``doc_id, metric, value, doc_hash, prompt_hash``.
+
+    ``records``: ``(line number, sample)`` pairs, from a ``samples_*.jsonl`` file (its ``text``) or from
+    lm-eval's own results in memory (``path`` names them in errors). A filtered metric is named
+    ``metric,filter``; values that are not finite numbers (perplexity's pairs) are not per-item scores
+    and are skipped. The strings are checked (with ``names``, ``{what: name}``) before a frame holds them.
+    """
+    doc_ids, metrics, values, doc_hashes, prompt_hashes = _sample_columns(path, records)
+    _check_stored_text(path, text, {**(names or {}), "metric": list(dict.fromkeys(metrics))},
+                       {"doc_hash": doc_hashes, "prompt_hash": prompt_hashes})
+    return pd.DataFrame({"doc_id": np.asarray(doc_ids, dtype=np.int64), "metric": metrics, "value": values,
+                         "doc_hash": doc_hashes, "prompt_hash": prompt_hashes})
+
+
+def _sample_columns(path, records) -> tuple:
+    """``(doc ids, metrics, values, doc hashes, prompt hashes)``, one entry per (sample, metric) of :func:`sample_frame`."""
     doc_ids, metrics, values, doc_hashes, prompt_hashes = [], [], [], [], []
-    for lineno, s in _json_lines(path, text):
+    for lineno, s in records:
         if not isinstance(s, dict):
             raise IngestError(path, f"line {lineno} is {type(s).__name__}, expected an object")
         doc_id = s.get("doc_id")
@@ -365,13 +389,7 @@ def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) 
             values.append(v)
             doc_hashes.append(dh if isinstance(dh, str) else None)
             prompt_hashes.append(ph if isinstance(ph, str) else None)
-    if not values:
-        raise IngestError(path, "no per-sample metric values found")
-    _check_stored_text(path, text, {"model": model, "task": task, "metric": list(dict.fromkeys(metrics))},
-                       {"doc_hash": doc_hashes, "prompt_hash": prompt_hashes})
-    frame = pd.DataFrame({"doc_id": np.asarray(doc_ids, dtype=np.int64), "metric": metrics, "value": values,
-                          "doc_hash": doc_hashes, "prompt_hash": prompt_hashes})
-    return model, task, frame, sha
+    return doc_ids, metrics, values, doc_hashes, prompt_hashes
 
 
 def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_progress: bool = True) -> SamplesReport:

@@ -244,6 +244,15 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     ----------
     Zhang, Dorner and Hardt (2025), §4.
     """
+    long, sources, warnings = read_item_logs(paths)
+    return predict_logged_items(manifest, long, sources, warnings, manifest_path, level, estimator)
+
+
+def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warnings: list, manifest_path=None,
+                         level: float = 0.9, estimator: Optional[str] = None) -> ItemPrediction:
+    """:func:`predict_items` on per-item scores already read: ``long`` as :func:`read_item_logs` gives it
+    (model, task, doc_id, metric, value, helm); ``warnings`` are extended. lm-eval's group row
+    (``harness_ext_estimate.py``) calls it with the run's own logged samples."""
     from .item_benchmark import benchmark_interval, manifest_correlation
     from .item_design_plan import design_estimator_for
 
@@ -251,7 +260,6 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     reg = design_estimator_for(manifest, name)
     # The exports describe the estimator used, which --item-estimator may have changed.
     manifest = dict(manifest, design=dict(manifest["design"], estimator=name))
-    long, sources, warnings = read_item_logs(paths)
     tasks = manifest["tasks"]
     known = set(manifest["models"])
     corr, corr_note = manifest_correlation(manifest, reg, name, list(tasks))

@@ -98,13 +98,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         # lm-eval can only aggregate a metric every subtask reports. The aggregation is the shipped estimate
         # (a !function tag, added to the dumped text below: yaml.safe_dump writes no tags).
         # A filtered metric ("exact_match,strict-match") names its filter.
-        metric, _, filt = metrics.pop().partition(",")
-        doc["aggregate_metric_list"] = [{"metric": metric, "aggregation": ESTIMATE_REF, "weight_by_size": False,
-                                         **({"filter_list": filt} if filt else {})}]
-        estimate = out_dir / f"{ESTIMATE_MODULE}.py"
-        estimate.write_text((Path(__file__).with_name("lm_eval_group_estimate.py")).read_text(encoding="utf-8"),
-                            encoding="utf-8")
-        item_files.append(estimate)
+        item_files.append(_estimate_aggregation(doc, metrics.pop(), out_dir))
     doc["metadata"] = {"version": 1.0}
     # Names come from result files: comments escape them, the document goes through yaml.safe_dump.
     header = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
@@ -130,8 +124,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         header.append("# No dataset of this subset has an lm-eval task, so there is no group to run.")
         path.write_text("\n".join(header) + "\n", encoding="utf-8")
         return [path] + written + item_files
-    text = yaml_text(doc).replace(f"aggregation: {ESTIMATE_REF}\n", f"aggregation: !function {ESTIMATE_REF}\n")
-    path.write_text("\n".join(header) + "\n" + text, encoding="utf-8")
+    path.write_text("\n".join(header) + "\n" + _tagged(yaml_text(doc)), encoding="utf-8")
     return [path] + written + item_files
 
 
@@ -150,7 +143,13 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
               comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {shown} --tasks {group} "
                       f"--samples {shown}/{samples.name} --log_samples --output_path results/"),
               comment(f"then: harness-ext predict -m {shown} results/  ({cost['items_run']:,} of {cost['items_full']:,} "
-                      f"items, drawn at random; the group's own row is the plain mean of the items run, not the estimate)")]
+                      "items, drawn at random; it gives every task's estimate)")]
+    metrics = {b.get("metric") for b in tasks.values()}
+    estimated = len(metrics) == 1 and isinstance(next(iter(metrics)), str)
+    header.append("# The group's row in lm-eval's table is the full-benchmark estimate with its 90% interval, made by\n"
+                  f"# {ESTIMATE_MODULE}.py from the logged items and manifest.json (it needs harness-ext installed and\n"
+                  "# --log_samples; without them the row is the items' plain mean, labelled so)." if estimated else
+                  "# The tasks' metrics differ, so the group has no row: use 'harness-ext predict'.")
     if foreign:
         header.append(comment(f"Item ids of {', '.join(map(quoted, foreign[:10]))} are positions in the order of the "
                               "source they were ingested from, not necessarily lm-eval document indices: run these "
@@ -160,12 +159,32 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     for t in tasks:
         write_task_file(t, manifest.get("lm_eval_tasks") or {}, out_dir, shown, taken, written, unknown)
     header += task_file_notes(written, unknown)
-    doc = {"group": group, "group_alias": f"{manifest.get('benchmark') or group} ({cost['items_run']} of "
-                                          f"{cost['items_full']} items)",
-           "task": list(tasks), "metadata": {"version": 1.0}}
+    doc = {"group": group, "group_alias": f"{manifest.get('benchmark') or group} ({'estimated from ' * estimated}"
+                                          f"{cost['items_run']} of {cost['items_full']} items)",
+           "task": list(tasks)}
+    files = [samples]
+    if estimated:
+        files.append(_estimate_aggregation(doc, next(iter(metrics)), out_dir))
+    doc["metadata"] = {"version": 1.0}
     path = out_dir / f"{group}.yaml"
-    path.write_text("\n".join(header) + "\n" + yaml_text(doc), encoding="utf-8")
-    return [path, samples] + written
+    path.write_text("\n".join(header) + "\n" + _tagged(yaml_text(doc)), encoding="utf-8")
+    return [path, *files] + written
+
+
+def _estimate_aggregation(doc: dict, metric: str, out_dir: Path) -> Path:
+    """Make the shipped estimate ``doc``'s aggregation of ``metric`` (``acc`` or ``exact_match,strict-match``:
+    a filtered metric names its filter) and copy its module beside the group; returns the module's path."""
+    name, _, filt = metric.partition(",")
+    doc["aggregate_metric_list"] = [{"metric": name, "aggregation": ESTIMATE_REF, "weight_by_size": False,
+                                     **({"filter_list": filt} if filt else {})}]
+    module = out_dir / f"{ESTIMATE_MODULE}.py"
+    module.write_text(Path(__file__).with_name("lm_eval_group_estimate.py").read_text(encoding="utf-8"), encoding="utf-8")
+    return module
+
+
+def _tagged(text: str) -> str:
+    """The dumped group YAML with the estimate's ``!function`` tag (``yaml.safe_dump`` writes no tags)."""
+    return text.replace(f"aggregation: {ESTIMATE_REF}\n", f"aggregation: !function {ESTIMATE_REF}\n")
 
 
 def group_alias(manifest: dict) -> str:

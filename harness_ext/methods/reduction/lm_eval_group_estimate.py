@@ -19,6 +19,12 @@ aggregated as before. The prediction needs harness-ext installed where lm-eval r
 embedded training matrix), nothing is downloaded. Without harness-ext, or when the
 prediction fails, the group keeps lm-eval's plain mean and its alias says that it is not
 the estimate.
+
+An item-level reduction (``reduce --items``) estimates each task from the new model's answers
+to the drawn items, so the row needs lm-eval's per-item results: run with ``--log_samples``
+(the folder's run line has it). For that, lm-eval's ``evaluator_utils.aggregate_groups`` is
+wrapped too, only to hand the run's logged samples to the group's aggregation; without them
+the row stays the plain mean, labelled.
 """
 
 from __future__ import annotations
@@ -46,7 +52,21 @@ def _scores(metric: str, task_metrics: dict, tasks: list) -> dict:
     return out
 
 
-def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str) -> dict:
+def _item_prediction(manifest: dict, tasks: list, samples):
+    """The item-level prediction from lm-eval's logged samples of ``tasks`` (``{task: [sample, ...]}``)."""
+    if not samples or not any(samples.get(t) for t in tasks):
+        raise ValueError("lm-eval kept no per-item results: run with --log_samples")
+    import pandas as pd
+    from harness_ext.methods.reduction.item_predict import predict_logged_items
+    from harness_ext.store.samples import sample_frame
+
+    frames = [sample_frame(f"lm-eval's logged samples of {t}", enumerate(samples.get(t) or [], start=1))
+              .assign(model="this run", task=t, helm=False) for t in tasks]
+    long = pd.concat(frames, ignore_index=True)[["model", "task", "doc_id", "metric", "value", "helm"]]
+    return predict_logged_items(manifest, long, {}, [], manifest_path=MANIFEST, level=LEVEL)
+
+
+def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str, samples=None) -> dict:
     """The group's row with the full-benchmark estimate of ``metric`` from the subset tasks' scores.
 
     Parameters
@@ -59,6 +79,9 @@ def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str) 
         The group's leaf tasks.
     metric : str
         The metric the group aggregates (``acc``).
+    samples : dict, optional
+        lm-eval's logged samples, ``{task: [sample, ...]}``: the per-item answers an item-level
+        reduction estimates from.
 
     Returns
     -------
@@ -72,11 +95,14 @@ def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str) 
     try:
         with open(MANIFEST, encoding="utf-8") as fh:
             manifest = json.load(fh)
-        if "training_matrix" not in manifest:
+        if manifest.get("kind") == "items":
+            pred = _item_prediction(manifest, tasks, samples)
+        elif "training_matrix" not in manifest:
             raise ValueError("the manifest embeds no training matrix (reduce --no-embed?): use 'harness-ext predict'")
-        import harness_ext as hx
+        else:
+            import harness_ext as hx
 
-        pred = hx.predict(manifest, _scores(metric, task_metrics, tasks), level=LEVEL)
+            pred = hx.predict(manifest, _scores(metric, task_metrics, tasks), level=LEVEL)
     except ImportError:
         row["alias"] = f"{alias}: subset mean, not the estimate (pip install harness-ext)"
         return row
@@ -98,10 +124,15 @@ def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str) 
 
 
 estimate.harness_ext_group_estimate = True
+estimate.harness_ext_takes_samples = True
 
 
 def _install() -> None:
-    """Wrap ``Group.aggregate`` (once per process) so a group whose aggregation is :func:`estimate` shows it."""
+    """Wrap ``Group.aggregate`` (once per process) so a group whose aggregation is :func:`estimate` shows it.
+
+    lm-eval loads this file afresh for every YAML that names it, so the logged samples pass through
+    the wrappers' shared ``state``, not a module global.
+    """
     try:
         from lm_eval.api.group import Group
     except ImportError:  # an lm-eval without Group (before 0.4.10): its table keeps the plain mean
@@ -109,17 +140,35 @@ def _install() -> None:
     if getattr(Group.aggregate, "harness_ext_wrapped", False):
         return
     plain = Group.aggregate
+    state = {"samples": None}
 
     def aggregate(self, task_metrics):
         row = plain(self, task_metrics)
         for cfg in self.aggregate_metric_list or []:
             fn = getattr(cfg, "aggregation", None)
             if callable(fn) and getattr(fn, "harness_ext_group_estimate", False):
-                row = fn(row, task_metrics, [t.task_name for t in self.get_all_tasks()], cfg.metric)
+                extra = {"samples": state["samples"]} if getattr(fn, "harness_ext_takes_samples", False) else {}
+                row = fn(row, task_metrics, [t.task_name for t in self.get_all_tasks()], cfg.metric, **extra)
         return row
 
     aggregate.harness_ext_wrapped = True
     Group.aggregate = aggregate
+    try:
+        from lm_eval import evaluator_utils
+    except ImportError:
+        return
+    plain_groups = getattr(evaluator_utils, "aggregate_groups", None)
+    if plain_groups is None:  # another lm-eval layout: an item-level row stays the plain mean, labelled
+        return
+
+    def aggregate_groups(results, *args, **kwargs):
+        state["samples"] = getattr(results, "samples", None)
+        try:
+            return plain_groups(results, *args, **kwargs)
+        finally:
+            state["samples"] = None
+
+    evaluator_utils.aggregate_groups = aggregate_groups
 
 
 _install()
