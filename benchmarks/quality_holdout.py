@@ -392,7 +392,7 @@ def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res,
     p = est.predict_new_models(Xin, weights=W, reselect=reselect)
     record(default, p.mean, p.lower, p.upper, p.aggregate_lower, p.aggregate_upper)
     if claim:
-        from harness_ext.methods.engine.frontier import frontier_expectation
+        from harness_ext.methods.engine.frontier_report import frontier_expectation
 
         fe = frontier_expectation(make_predictor(default, random_state=s), Xtr, subset, a_sc / d) or {}
         # Its aggregate is each row's a_sc-weighted mean of raw cells: a row's points per unit is the mean of a_sc

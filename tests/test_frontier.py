@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from harness_ext.methods.engine.completion import LowRankCompleter
-from harness_ext.methods.engine.frontier import frontier_distance, frontier_warnings, positions
+from harness_ext.methods.engine.frontier import frontier_distance, positions
+from harness_ext.methods.engine.frontier_report import frontier_warnings
 
 
 def _population(m=260, d=16, seed=0):
@@ -127,6 +128,13 @@ def test_frontier_multipliers_bracket_zero_and_share_the_refits():
     assert cal.q_aggregate[0] <= 0 <= cal.q_aggregate[1] and cal.aggregate_coverage is not None
     records = frontier.frontier_folds(est, keep, 1)
     assert frontier.calibrate_frontier(est, keep, np.full(X.shape[1], 1.0 / X.shape[1]), 1, records=records) == cal
+    # The same folds' errors under other weights (a benchmark's points per unit): the same weights scaled give the
+    # same errors; weights on other datasets give others, without changing what was chosen and calibrated.
+    w = np.full(X.shape[1], 1.0 / X.shape[1])
+    same = frontier.calibrate_frontier(est, keep, w, 1, records=records, w_points=7 * w)
+    assert (same.points_mae, same.points_bias) == pytest.approx((cal.aggregate_mae, cal.aggregate_bias), rel=1e-12)
+    other = frontier.calibrate_frontier(est, keep, w, 1, records=records, w_points=np.linspace(1, 12, X.shape[1]))
+    assert other._replace(points_mae=None, points_bias=None) == cal and other.points_mae != cal.aggregate_mae
 
 
 def test_blend_ramp_rises_from_the_edge_to_the_range():
@@ -217,7 +225,7 @@ def test_thin_frontier_folds_fall_back_to_a_design_interval(monkeypatch):
 
 def test_thin_calibration_is_said():
     """The warning of a flagged model says when the folds were too thin and when it lies beyond their reach."""
-    from harness_ext.methods.engine.frontier import FrontierCalibration, frontier_warnings
+    from harness_ext.methods.engine.frontier import FrontierCalibration
 
     cal = FrontierCalibration(direction=1, candidate=None, weight=0.0, q_cell=(-1.0, 1.0), q_aggregate=(-1.0, 1.0),
                               n_models=30, aggregate_mae=1.0, aggregate_bias=0.0, engine_aggregate_mae=1.0,

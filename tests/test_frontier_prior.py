@@ -7,7 +7,7 @@ import pytest
 
 from harness_ext.methods.engine import frontier_prior
 from harness_ext.methods.engine.completion import LowRankCompleter
-from harness_ext.methods.engine.frontier import frontier_warnings
+from harness_ext.methods.engine.frontier_report import frontier_warnings
 from test_frontier import _population, _weak_frontier_split
 
 

@@ -162,7 +162,8 @@ def test_summary_states_the_frontier_folds_error_and_their_limit():
 
 def test_frontier_figures_convert_to_points_only_with_one_factor_for_every_dataset():
     """Datasets with different points per unit weigh differently in the points aggregate, so no ratio converts the
-    frontier folds' normalised error: it stays normalised, named so (as the error-against-budget curve does)."""
+    frontier folds' normalised error: the folds' own errors under the points weights are used, and without them
+    it stays normalised, named so (as the error-against-budget curve does)."""
     from harness_ext.methods.reduction.reduce import _frontier_summary
 
     fr = {"calibrated": True, "aggregate_mae": 0.02, "aggregate_bias": -0.01, "aggregate_coverage_90": 0.9,
@@ -174,3 +175,8 @@ def test_frontier_figures_convert_to_points_only_with_one_factor_for_every_datas
     mixed = {**one, "points": {"unit": "points (0-100)", "aggregate_rmse": 4.0}}  # no per-dataset factor
     assert _frontier_summary(mixed)["frontier_aggregate_mae"] == 0.02
     assert _frontier_summary(mixed)["frontier_unit"] == "normalised units"
+    exact = {**mixed, "frontier": {**fr, "points": {"unit": "points (0-100)", "aggregate_mae": 1.7,
+                                                    "aggregate_bias": -0.4}}}
+    assert _frontier_summary(exact)["frontier_aggregate_mae"] == 1.7
+    assert (_frontier_summary(exact)["frontier_aggregate_bias"], _frontier_summary(exact)["frontier_unit"]) == (
+        -0.4, "points (0-100)")

@@ -62,6 +62,7 @@ from .frontier_aggregate import aggregate_sd as _aggregate_sd
 from .frontier_aggregate import engine_aggregate as _engine_aggregate
 from .frontier_aggregate import engine_prediction as _engine_prediction
 from .frontier_aggregate import held_out_aggregate as _aggregate
+from .frontier_aggregate import held_out_errors
 from .frontier_aggregate import held_out_sd as _held_out_sd
 from .frontier_design import design_aggregate_sd, distinct_held_out, min_calibration_models, min_symmetric_models
 from .frontier_benchpress import benchpress_fill
@@ -69,7 +70,7 @@ from .lowrank import fold_in
 
 __all__ = ["CANDIDATES", "OPTIONAL_CANDIDATES", "WEIGHTED_CANDIDATES", "FRONTIER_FOLDS", "FRONTIER_WEIGHTS",
            "FRONTIER_QUANTILE", "MIN_FRONTIER_MODELS", "FrontierCalibration", "apply_frontier", "blend_ramp",
-           "calibrate_frontier", "frontier_distance", "frontier_expectation", "frontier_folds", "positions"]
+           "calibrate_frontier", "frontier_distance", "frontier_folds", "positions"]
 
 #: ``(fit fraction, held-out fraction)`` of the training models ordered by position: the 50/30 geometry of the
 #: frontier protocol and two nearer ones, so the scores span distances from just outside the range to far.
@@ -121,6 +122,9 @@ class FrontierCalibration(NamedTuple):
     #: The farthest any held-out model of the folds lay beyond its fit's edge (sd units, the folds' reach): a new
     #: model farther out is an extrapolation the folds did not see, and its warning says so.
     max_distance: float = 0.0
+    #: The same folds' aggregate errors (mean absolute, mean signed) under the weights ``w_points``, when given.
+    points_mae: Optional[float] = None
+    points_bias: Optional[float] = None
 
 
 def positions(Z, pattern) -> np.ndarray:
@@ -332,7 +336,8 @@ def _weighted(est, records, w, truth):
     return out
 
 
-def calibrate_frontier(est, pattern, w, direction: int = 1, truth=None, records=None) -> Optional[FrontierCalibration]:
+def calibrate_frontier(est, pattern, w, direction: int = 1, truth=None, records=None,
+                       w_points=None) -> Optional[FrontierCalibration]:
     """Frontier folds for new models observed on ``pattern`` (bool, d), aggregate weights ``w`` (d,) or None.
 
     Chooses the candidate and weight with the lowest held-out aggregate absolute error (squared cell
@@ -341,7 +346,8 @@ def calibrate_frontier(est, pattern, w, direction: int = 1, truth=None, records=
     of the other folds (leave one geometry out), the expected coverage at the frontier. None with fewer than
     :data:`MIN_FRONTIER_MODELS` training models. ``truth`` (m, d): the values the aggregate is scored against
     (default the fitted matrix). ``records``: the folds of :func:`frontier_folds` for ``pattern`` and
-    ``direction`` (computed when None; pass them to calibrate several aggregates on the same refits).
+    ``direction`` (computed when None; pass them to calibrate several aggregates on the same refits). ``w_points``
+    (d,): other weights (a benchmark's points per unit) under which the chosen predictions' errors are also given.
     """
     records = frontier_folds(est, pattern, direction) if records is None else records
     if not records:
@@ -367,6 +373,8 @@ def calibrate_frontier(est, pattern, w, direction: int = 1, truth=None, records=
     eng_fold = [_scores(est, rec, rec["eng"], w) for rec in records]
     eng_err = np.concatenate([p[2] for p in eng_fold])
     errs = np.concatenate([p[2] for p in per_fold])
+    pts = (np.concatenate([held_out_errors(est, rec, _blend(rec, *c), w_points) for rec, c in zip(records, chosen)])
+           if w is not None and w_points is not None else np.array([]))
 
     def quantiles(i, skip=None):  # (full blend's, engine's) multipliers from the folds other than ``skip``
         return tuple(_two_sided(np.concatenate([p[i] for g, p in enumerate(fs) if g != skip] or [np.array([])]), level)
@@ -389,7 +397,8 @@ def calibrate_frontier(est, pattern, w, direction: int = 1, truth=None, records=
         aggregate_mae=float(np.abs(errs).mean()) if errs.size else None,
         aggregate_bias=float(errs.mean()) if errs.size else None,
         engine_aggregate_mae=float(np.abs(eng_err).mean()) if eng_err.size else None,
-        aggregate_coverage=held_out_coverage(1) if w is not None else None, cell_coverage=held_out_coverage(0))
+        aggregate_coverage=held_out_coverage(1) if w is not None else None, cell_coverage=held_out_coverage(0),
+        points_mae=float(np.abs(pts).mean()) if pts.size else None, points_bias=float(pts.mean()) if pts.size else None)
 
 
 def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None, extra_truth=None):
@@ -591,99 +600,3 @@ def _widen_extra(est, fi, pattern, direction, rows, o, m_eng, out, W_extra, ramp
         if inside.size and cal.q_aggregate_engine is not None:
             _widen(out, "ex_lo", "ex_hi", inside, *_engine_aggregate(est, fi, X_new, O, mz, inside, u),
                    cal.q_aggregate_engine, col=k)
-
-
-def frontier_expectation(est, X, subset, w) -> Optional[dict]:
-    """What ``reduce`` records of the frontier: the folds' expected error and coverage for a model beyond the range.
-
-    ``est``: an unfitted predictor with a ``frontier`` parameter (else None); ``X`` the training matrix, ``subset``
-    the chosen column indices, ``w`` the aggregate weights (d,). The estimator and weight are chosen and the
-    multipliers calibrated on the same folds that give the error; the coverage is leave one geometry out
-    (each fold covered by the other folds' multipliers).
-    """
-    params = est.get_params()
-    if not params.get("frontier", False):
-        return None
-    fitted = type(est)(**params).fit(X)
-    pattern = np.zeros(X.shape[1], bool)
-    pattern[np.asarray(subset, dtype=int)] = True
-    cal = calibrate_frontier(fitted, pattern, None if w is None else np.asarray(w, dtype=float), 1)
-    if cal is None:
-        return {"edge_quantile": FRONTIER_QUANTILE, "calibrated": False,
-                "design_interval": True,
-                "reason": f"fewer than {MIN_FRONTIER_MODELS} training models: frontier models are flagged, "
-                          "their cell intervals are the model folds' (not widened), beyond every training model "
-                          "their aggregate's joined with a design-style interval"}
-    return {"edge_quantile": FRONTIER_QUANTILE, "calibrated": True, "n_models": cal.n_models,
-            "folds": [list(f) for f in FRONTIER_FOLDS], "estimator": cal.candidate or "engine",
-            "weight": cal.weight, "held_out_models": cal.n_distinct,
-            "design_interval": cal.n_distinct < min_calibration_models(float(fitted.level)),
-            "aggregate_mae": cal.aggregate_mae,
-            "aggregate_bias": cal.aggregate_bias, "engine_aggregate_mae": cal.engine_aggregate_mae,
-            "aggregate_coverage_90": cal.aggregate_coverage, "cell_coverage_90": cal.cell_coverage}
-
-
-def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> list:
-    """One warning per new model beyond the training models' edge (``distance`` != 0), with its distance and how
-    its prediction and intervals were made (:mod:`~harness_ext.methods.engine.frontier`); ``level`` the intervals'."""
-    if distance is None:
-        return []
-    out = []
-    for model, dist in zip(models, distance):
-        if not dist:
-            continue
-        cal = calibrations.get(1 if dist > 0 else -1)
-        side = "above" if dist > 0 else "below"
-        blend = ("the engine" if cal is None or cal.candidate is None else
-                 f"the engine blended with up to {cal.weight:g} x {cal.candidate} (the share growing from the edge to "
-                 "the training range)")
-        how = ("too few training models for frontier folds: the cell intervals are the model folds' and may be too "
-               "narrow; beyond every training model the aggregate's is widened to a design-style interval (the level "
-               "read from the subset, every other dataset one draw of the training models' residual spread)"
-               if cal is None else
-               f"predicted by {blend} and "
-               f"with intervals widened on frontier folds (expected aggregate coverage there "
-               f"{cal.aggregate_coverage if cal.aggregate_coverage is not None else float('nan'):.2f})")
-        if cal is not None and cal.max_distance > 0 and abs(dist) > cal.max_distance:
-            how += (f"; it lies beyond the frontier folds' reach ({cal.max_distance:.2f} sd): the calibration did not see "
-                    "an extrapolation this far")
-        if cal is not None and cal.n_distinct < min_calibration_models(level):
-            how += (f"; the folds held out only {cal.n_distinct} different models (a two-sided {level:.0%} interval "
-                    f"needs {min_calibration_models(level)}), so beyond every training model the aggregate's "
-                    "interval is also joined with a design-style one"
-                    + (" (scaled on the folds' own errors where they held out at least "
-                       f"{min_symmetric_models(level)} and saw extrapolations this far, else wide)"
-                       if DESIGN_SCALE == "folds" else " and is wide"))
-        out.append(f"{model}: at the frontier, {abs(dist):.2f} sd {side} the manifest's models' "
-                   f"{'upper' if dist > 0 else 'lower'} edge of subset scores: {how}")
-    return out + _shift_warnings(models, calibrations.get("shift")) + _prior_warnings(models, calibrations.get("prior"))
-
-
-def _raised_warnings(models, cal, why) -> list:
-    """One warning ``"<model>: <why(cal)>"`` per new model in ``cal.raised`` (none without ``cal``)."""
-    if cal is None or not getattr(cal, "raised", ()):
-        return []
-    models, text = list(models), why(cal)
-    return [f"{models[r]}: {text}" for r in cal.raised]
-
-
-def _prior_warnings(models, cal) -> list:
-    """One warning per new model whose aggregate upper bound the cross-benchmark allowance raised
-    (:mod:`~harness_ext.methods.engine.frontier_prior`)."""
-    from .frontier_prior import PRIOR_EDGE
-
-    return _raised_warnings(models, cal, lambda c: (
-        f"its predicted strength is in the manifest's models' top {1 - PRIOR_EDGE:.0%}: the aggregate's upper bound is "
-        f"lifted toward the prediction plus {c.multiplier:.2f} design-style sd (in full above the strongest model), "
-        "the allowance learnt on other benchmarks' frontier models (their predictions there were too low by more than "
-        "folds inside the training models show)"))
-
-
-def _shift_warnings(models, cal) -> list:
-    """One warning per new model whose aggregate upper bound the hidden-shift rule raised
-    (:mod:`~harness_ext.methods.engine.frontier_shift`)."""
-    return _raised_warnings(models, cal, lambda c: (
-        "its subset lies inside the manifest's models' range but its predicted strength is in their "
-        f"top {1 - c.edge:.0%}, where a frontier model's subset can hide part of its strength: the aggregate's "
-        f"upper bound is raised by {c.q_upper:.2f} sd (folds that held out the strongest training models; "
-        f"{c.n_scores} scores)"))

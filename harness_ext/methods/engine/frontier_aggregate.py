@@ -29,6 +29,12 @@ def held_out_aggregate(est, X_true, have, seen, mz, w):
     return (np.where(have, X_true, 0.0) * wt).sum(1), (np.where(have, x_pred, 0.0) * wt).sum(1), wt, ok
 
 
+def held_out_errors(est, rec, mz, w):
+    """One frontier fold's aggregate errors (prediction - truth) with weights ``w``, for its prediction ``mz``."""
+    a_true, a_pred, _, ok = held_out_aggregate(est, rec["Tt"], rec["have"], rec["seen"], mz, w)
+    return (a_pred - a_true)[ok]
+
+
 def aggregate_sd(est, fi, o, rows, Wr, m_eng):
     """The fold-in's predictive sd of the ``rows``' aggregates with weights ``Wr`` over their new cells."""
     J = np.zeros(fi.sd.shape)

@@ -357,7 +357,7 @@ class Calibration:
     nested: Any  # :func:`~harness_ext.methods.reduction.evidence.nested_subset_error`
     exp_agg: float  # the expected aggregate RMSE for a new model (nested where finite)
     honest: dict  # :func:`~harness_ext.methods.reduction.evidence.new_model_evidence`
-    frontier: Optional[dict]  # :func:`~harness_ext.methods.engine.frontier.frontier_expectation`
+    frontier: Optional[dict]  # :func:`~harness_ext.methods.engine.frontier_report.frontier_expectation`
     fold_saturated: list = field(default_factory=list)  # per fold, the columns its selection demoted as saturated
 
 
@@ -366,11 +366,11 @@ def calibrate(df: pd.DataFrame, facts: MatrixFacts, plan: ModelPlan, sel: Select
     """Re-run the selection without each calibration fold, score each fold's models on the subset chosen without
     them (the nested error ``predict`` calibrates on), compare with random subsets on the same folds in the
     benchmark's points, and measure the frontier."""
-    from ..engine.frontier import frontier_expectation
+    from ..engine.frontier_report import frontier_expectation
     from ..engine.newmodel_intervals import label_folds, select_fold_subsets
     from .fold_selection import fold_selector
     from ..engine.subset_cv import shared_cache
-    from .evidence import nested_subset_error, new_model_evidence
+    from .evidence import mixed_points_weights, nested_subset_error, new_model_evidence
 
     X, est, w, k, kind, value = sel.X, plan.est, plan.w, sel.k, facts.kind, facts.value
     cache = cv.cache
@@ -394,7 +394,8 @@ def calibrate(df: pd.DataFrame, facts: MatrixFacts, plan: ModelPlan, sel: Select
                                 cost_budget=value if kind == "cost" else None)
     # a new model beyond the training models' range; the rank/penalty chosen on every model (no search again)
     fixed = cache.get("settings")
-    frontier = frontier_expectation(est if fixed is None else fixed, X, sel.subset_idx, w)
+    frontier = frontier_expectation(est if fixed is None else fixed, X, sel.subset_idx, w,
+                                    points=mixed_points_weights(w, norms, df.to_numpy(dtype=float)))
     return Calibration(fold_subs, nested, exp_agg, honest, frontier, reselect.saturated)
 
 

@@ -178,7 +178,7 @@ def predict_cells(manifest: dict, train: pd.DataFrame, train_X: np.ndarray, Z_ne
             p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have, u, truth)
             mean, lower, upper = p.mean, p.lower, p.upper
             frontier = p.frontier
-            from ..engine.frontier import frontier_warnings
+            from ..engine.frontier_report import frontier_warnings
 
             warnings += frontier_warnings(models, frontier, getattr(est, "frontier_", {}), float(getattr(est, "level", 0.9)))
         else:

@@ -229,12 +229,16 @@ def _points_factor(err: dict) -> tuple:
 
 
 def _frontier_summary(err: dict) -> dict:
-    """The frontier folds' aggregate MAE, bias (in :func:`_points_factor`'s unit) and 90% coverage, when calibrated."""
+    """The frontier folds' aggregate MAE, bias and 90% coverage, when calibrated: in points (the folds' errors under
+    the points weights where datasets differ in points per unit; else :func:`_points_factor`'s conversion)."""
     fr = err.get("frontier") or {}
     if not fr.get("calibrated") or fr.get("aggregate_mae") is None:
         return {}
     f, unit = _points_factor(err)
-    return {"frontier_aggregate_mae": fr["aggregate_mae"] * f, "frontier_aggregate_bias": fr["aggregate_bias"] * f,
+    mae, bias = fr["aggregate_mae"] * f, fr["aggregate_bias"] * f
+    if fr.get("points"):
+        mae, bias, unit = fr["points"]["aggregate_mae"], fr["points"]["aggregate_bias"], fr["points"]["unit"]
+    return {"frontier_aggregate_mae": mae, "frontier_aggregate_bias": bias,
             "frontier_coverage_90": fr.get("aggregate_coverage_90"), "frontier_held_out_models": fr["held_out_models"],
             "frontier_unit": unit}
 

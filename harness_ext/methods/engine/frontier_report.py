@@ -1,0 +1,119 @@
+"""What the frontier folds tell a user: the manifest's record of them, and a warning per new model at the frontier.
+
+:func:`frontier_expectation` is what ``reduce`` records (the folds' expected error and coverage for a model beyond
+the training models' range); :func:`frontier_warnings` is what ``predict`` says of each flagged model and how its
+prediction and intervals were made (:mod:`~harness_ext.methods.engine.frontier`).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from . import frontier as _frontier  # its DESIGN_SCALE read at call time (an option set on that module)
+from .frontier import FRONTIER_FOLDS, FRONTIER_QUANTILE, MIN_FRONTIER_MODELS, calibrate_frontier
+from .frontier_design import min_calibration_models, min_symmetric_models
+
+__all__ = ["frontier_expectation", "frontier_warnings"]
+
+
+def frontier_expectation(est, X, subset, w, points=None) -> Optional[dict]:
+    """What ``reduce`` records of the frontier: the folds' expected error and coverage for a model beyond the range.
+
+    ``est``: an unfitted predictor with a ``frontier`` parameter (else None); ``X`` the training matrix, ``subset``
+    the chosen column indices, ``w`` the aggregate weights (d,). The estimator and weight are chosen and the
+    multipliers calibrated on the same folds that give the error; the coverage is leave one geometry out
+    (each fold covered by the other folds' multipliers). ``points``: ``(weights, multiplier, unit)`` of the
+    benchmark's own scale (:func:`~harness_ext.methods.reduction.evidence.points_weights`) when its datasets have
+    different points per unit: the folds' error is also given there (``points``).
+    """
+    params = est.get_params()
+    if not params.get("frontier", False):
+        return None
+    fitted = type(est)(**params).fit(X)
+    pattern = np.zeros(X.shape[1], bool)
+    pattern[np.asarray(subset, dtype=int)] = True
+    cal = calibrate_frontier(fitted, pattern, None if w is None else np.asarray(w, dtype=float), 1,
+                             w_points=None if points is None else np.asarray(points[0], dtype=float))
+    if cal is None:
+        return {"edge_quantile": FRONTIER_QUANTILE, "calibrated": False,
+                "design_interval": True,
+                "reason": f"fewer than {MIN_FRONTIER_MODELS} training models: frontier models are flagged, "
+                          "their cell intervals are the model folds' (not widened), beyond every training model "
+                          "their aggregate's joined with a design-style interval"}
+    return {"edge_quantile": FRONTIER_QUANTILE, "calibrated": True, "n_models": cal.n_models,
+            "folds": [list(f) for f in FRONTIER_FOLDS], "estimator": cal.candidate or "engine",
+            "weight": cal.weight, "held_out_models": cal.n_distinct,
+            "design_interval": cal.n_distinct < min_calibration_models(float(fitted.level)),
+            "aggregate_mae": cal.aggregate_mae,
+            "aggregate_bias": cal.aggregate_bias, "engine_aggregate_mae": cal.engine_aggregate_mae,
+            "aggregate_coverage_90": cal.aggregate_coverage, "cell_coverage_90": cal.cell_coverage,
+            **({"points": {"unit": points[2], "aggregate_mae": cal.points_mae * points[1],
+                           "aggregate_bias": cal.points_bias * points[1]}} if cal.points_mae is not None else {})}
+
+
+def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> list:
+    """One warning per new model beyond the training models' edge (``distance`` != 0), with its distance and how
+    its prediction and intervals were made (:mod:`~harness_ext.methods.engine.frontier`); ``level`` the intervals'."""
+    if distance is None:
+        return []
+    out = []
+    for model, dist in zip(models, distance):
+        if not dist:
+            continue
+        cal = calibrations.get(1 if dist > 0 else -1)
+        side = "above" if dist > 0 else "below"
+        blend = ("the engine" if cal is None or cal.candidate is None else
+                 f"the engine blended with up to {cal.weight:g} x {cal.candidate} (the share growing from the edge to "
+                 "the training range)")
+        how = ("too few training models for frontier folds: the cell intervals are the model folds' and may be too "
+               "narrow; beyond every training model the aggregate's is widened to a design-style interval (the level "
+               "read from the subset, every other dataset one draw of the training models' residual spread)"
+               if cal is None else
+               f"predicted by {blend} and "
+               f"with intervals widened on frontier folds (expected aggregate coverage there "
+               f"{cal.aggregate_coverage if cal.aggregate_coverage is not None else float('nan'):.2f})")
+        if cal is not None and cal.max_distance > 0 and abs(dist) > cal.max_distance:
+            how += (f"; it lies beyond the frontier folds' reach ({cal.max_distance:.2f} sd): the calibration did not see "
+                    "an extrapolation this far")
+        if cal is not None and cal.n_distinct < min_calibration_models(level):
+            how += (f"; the folds held out only {cal.n_distinct} different models (a two-sided {level:.0%} interval "
+                    f"needs {min_calibration_models(level)}), so beyond every training model the aggregate's "
+                    "interval is also joined with a design-style one"
+                    + (" (scaled on the folds' own errors where they held out at least "
+                       f"{min_symmetric_models(level)} and saw extrapolations this far, else wide)"
+                       if _frontier.DESIGN_SCALE == "folds" else " and is wide"))
+        out.append(f"{model}: at the frontier, {abs(dist):.2f} sd {side} the manifest's models' "
+                   f"{'upper' if dist > 0 else 'lower'} edge of subset scores: {how}")
+    return out + _shift_warnings(models, calibrations.get("shift")) + _prior_warnings(models, calibrations.get("prior"))
+
+
+def _raised_warnings(models, cal, why) -> list:
+    """One warning ``"<model>: <why(cal)>"`` per new model in ``cal.raised`` (none without ``cal``)."""
+    if cal is None or not getattr(cal, "raised", ()):
+        return []
+    models, text = list(models), why(cal)
+    return [f"{models[r]}: {text}" for r in cal.raised]
+
+
+def _prior_warnings(models, cal) -> list:
+    """One warning per new model whose aggregate upper bound the cross-benchmark allowance raised
+    (:mod:`~harness_ext.methods.engine.frontier_prior`)."""
+    from .frontier_prior import PRIOR_EDGE
+
+    return _raised_warnings(models, cal, lambda c: (
+        f"its predicted strength is in the manifest's models' top {1 - PRIOR_EDGE:.0%}: the aggregate's upper bound is "
+        f"lifted toward the prediction plus {c.multiplier:.2f} design-style sd (in full above the strongest model), "
+        "the allowance learnt on other benchmarks' frontier models (their predictions there were too low by more than "
+        "folds inside the training models show)"))
+
+
+def _shift_warnings(models, cal) -> list:
+    """One warning per new model whose aggregate upper bound the hidden-shift rule raised
+    (:mod:`~harness_ext.methods.engine.frontier_shift`)."""
+    return _raised_warnings(models, cal, lambda c: (
+        "its subset lies inside the manifest's models' range but its predicted strength is in their "
+        f"top {1 - c.edge:.0%}, where a frontier model's subset can hide part of its strength: the aggregate's "
+        f"upper bound is raised by {c.q_upper:.2f} sd (folds that held out the strongest training models; "
+        f"{c.n_scores} scores)"))
