@@ -97,3 +97,28 @@ def test_anchor_estimates_widen_the_intervals_they_reach(small_manifest):
     assert first["observed"] and first["lower"] < first["score"] < first["upper"] and first["raw_lower"] < first["raw_upper"]
     a_plain, a_wide = plain.aggregate.iloc[0], wide.aggregate.iloc[0]
     assert a_wide["upper"] - a_wide["lower"] > a_plain["upper"] - a_plain["lower"]
+
+
+def test_anchor_scores_from_logged_samples_in_memory(small_manifest):
+    """lm-eval's group row scores an anchored task as predict does: the anchors' weighted mean from the run's logged
+    samples (in memory, as lm-eval keeps them), the cell marked as an anchor estimate, not a plain mean."""
+    import pandas as pd
+
+    import harness_ext as hx
+    from harness_ext.methods.reduction.items import logged_anchor_scores
+
+    m = _with_items(small_manifest, n=3)
+    first = m["subset"][0]["name"]
+    m["items"]["tasks"][first]["weights"] = [0.5, 0.3, 0.2]
+    # doc 7 is not an anchor; a second filter's value is another metric
+    logged = [{"doc_id": d, "acc": v, "filter": "none", "metrics": ["acc"]} for d, v in ((0, 1.0), (1, 0.0), (2, 1.0), (7, 0.0))]
+    logged.append({"doc_id": 0, "acc": 0.0, "filter": "other", "metrics": ["acc"]})
+    scores = logged_anchor_scores(m["items"], {first: logged})
+    assert scores == {first: pytest.approx(0.7)}
+    rest = {s["name"]: 0.6 for s in m["subset"][1:]}
+    frame = pd.DataFrame([{**rest, **scores}], index=["this run"])
+    frame.attrs["anchored"] = [("this run", first)]
+    pred = hx.predict(m, frame)
+    assert not any("plain mean" in w for w in pred.warnings)
+    assert any("plain mean" in w for w in hx.predict(m, {**rest, **scores}).warnings)
+    assert pred.table.set_index("dataset").loc[first, "raw"] == pytest.approx(0.7)

@@ -224,4 +224,9 @@ def test_item_subsets_run_through_lm_eval_samples_and_predict(loop, capsys):
               f"{width_items:.4f} vs {width_full:.4f} with whole tasks")
     assert width_items > width_full
     assert agg["lower"] <= actual <= agg["upper"]
+    # lm-eval's own group row weights the anchors as predict does, from the run's logged samples.
+    [results] = list(loop["run_items"].rglob("results_*.json"))
+    row = json.loads(results.read_text())["results"]["harness_ext_reduced"]
+    assert row["acc,estimate"] == pytest.approx(agg["aggregate"], abs=1e-9)
+    assert (row["acc_lower,estimate"], row["acc_upper,estimate"]) == pytest.approx((agg["lower"], agg["upper"]), abs=1e-9)
     assert abs(agg["aggregate"] - actual) < 0.1

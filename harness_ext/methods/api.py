@@ -312,6 +312,8 @@ def _score_frame(scores, manifest: dict) -> pd.DataFrame:
     for c in several:
         out[c] = grouped.mean().T[c]
     out.attrs["cross_harness"] = sorted(several)
+    # (model, dataset) cells the caller computed as weighted anchor estimates (lm-eval's group row, from the logs)
+    out.attrs["anchored"] = [tuple(a) for a in scores.attrs.get("anchored", ())]
     return out
 
 

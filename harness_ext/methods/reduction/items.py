@@ -116,16 +116,39 @@ def weighted_scores(store, items: dict, models: Optional[list] = None) -> dict:
             P = prompt_matrix(store, task, block["metric"])
         except StoreError:
             continue
-        weights = dict(zip(block["doc_ids"], block["weights"]))
-        have = [d for d in P.index if d in weights]
-        if not have:
-            continue
-        w = np.array([weights[d] for d in have])
-        for model in P.columns:
-            v = P.loc[have, model].to_numpy(dtype=float)
-            ok = ~np.isnan(v)
-            if ok.any() and (models is None or model in models):
-                out[(model, block["dataset"])] = float(np.sum(v[ok] * w[ok]) / np.sum(w[ok]))
+        out.update(_weighted_anchors(P, block, models))
+    return out
+
+
+def logged_anchor_scores(items: dict, samples: dict) -> dict:
+    """``{dataset: weighted anchor score}`` of one run from lm-eval's logged samples in memory (``{task: [sample,
+    ...]}``, as lm-eval keeps them with ``--log_samples``): what :func:`weighted_scores` reads from a store."""
+    import pandas as pd
+
+    from ...store.samples import sample_frame
+
+    out = {}
+    for task, block in (items.get("tasks") or {}).items():
+        f = sample_frame(f"lm-eval's logged samples of {task}", enumerate(samples.get(task) or [], start=1))
+        f = f[f["metric"] == block["metric"]].drop_duplicates("doc_id")
+        P = pd.DataFrame({"run": f["value"].to_numpy(dtype=float)}, index=f["doc_id"].to_numpy())
+        out.update({c: v for (_, c), v in _weighted_anchors(P, block).items()})
+    return out
+
+
+def _weighted_anchors(P, block: dict, models: Optional[list] = None) -> dict:
+    """``{(model, dataset): weighted mean}`` of the anchors of ``block`` in the items x models frame ``P``."""
+    weights = dict(zip(block["doc_ids"], block["weights"]))
+    have = [d for d in P.index if d in weights]
+    out = {}
+    if not have:
+        return out
+    w = np.array([weights[d] for d in have])
+    for model in P.columns:
+        v = P.loc[have, model].to_numpy(dtype=float)
+        ok = ~np.isnan(v)
+        if ok.any() and (models is None or model in models):
+            out[(model, block["dataset"])] = float(np.sum(v[ok] * w[ok]) / np.sum(w[ok]))
     return out
 
 

@@ -24,7 +24,9 @@ An item-level reduction (``reduce --items``) estimates each task from the new mo
 to the drawn items, so the row needs lm-eval's per-item results: run with ``--log_samples``
 (the folder's run line has it). For that, lm-eval's ``evaluator_utils.aggregate_groups`` is
 wrapped too, only to hand the run's logged samples to the group's aggregation; without them
-the row stays the plain mean, labelled.
+the row stays the plain mean, labelled. A dataset subset run on its anchor items (``reduce
+--items N --item-design anchors``) scores each such task as the anchors' weighted mean from
+the same samples, as ``harness-ext predict`` does.
 """
 
 from __future__ import annotations
@@ -66,6 +68,26 @@ def _item_prediction(manifest: dict, tasks: list, samples):
     return predict_logged_items(manifest, long, {}, [], manifest_path=MANIFEST, level=LEVEL)
 
 
+def _subset_prediction(manifest: dict, scores: dict, samples):
+    """The prediction from the subset tasks' ``scores``; a task run on its anchor items (``reduce --items`` on a
+    dataset subset) scores as their weighted mean, from the logged samples, as ``harness-ext predict`` scores it."""
+    import pandas as pd
+
+    import harness_ext as hx
+
+    frame = pd.DataFrame([scores], index=["this run"])
+    items = manifest.get("items") or {}
+    if items.get("tasks") and samples:
+        from harness_ext.methods.reduction.items import logged_anchor_scores
+
+        anchored = logged_anchor_scores(items, samples)
+        frame = frame.drop(columns=[t for t, b in items["tasks"].items() if b["dataset"] in anchored and t in frame])
+        for dataset, v in anchored.items():
+            frame[dataset] = v
+        frame.attrs["anchored"] = [("this run", d) for d in anchored]
+    return hx.predict(manifest, frame, level=LEVEL)
+
+
 def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str, samples=None) -> dict:
     """The group's row with the full-benchmark estimate of ``metric`` from the subset tasks' scores.
 
@@ -100,9 +122,7 @@ def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str, 
         elif "training_matrix" not in manifest:
             raise ValueError("the manifest embeds no training matrix (reduce --no-embed?): use 'harness-ext predict'")
         else:
-            import harness_ext as hx
-
-            pred = hx.predict(manifest, _scores(metric, task_metrics, tasks), level=LEVEL)
+            pred = _subset_prediction(manifest, _scores(metric, task_metrics, tasks), samples)
     except ImportError:
         row["alias"] = f"{alias}: subset mean, not the estimate (pip install harness-ext)"
         return row
