@@ -139,6 +139,10 @@ def test_the_groups_row_in_lm_eval_is_the_estimate_from_the_runs_logged_items(tm
     # Without --log_samples lm-eval keeps no per-item results: the plain mean stays, and says what it is.
     row = module.estimate(dict(plain), {}, ["toy_arith_mc"], "acc", samples={"toy_arith_mc": []})
     assert row["acc,none"] == 0.5 and "not the estimate" in row["alias"] and "acc,estimate" not in row
+    # A task logged under another metric only: no estimate for it, so none for the benchmark; the plain mean stays.
+    other = [dict(r, acc_norm=r["acc"], metrics=["acc_norm"]) for r in logged]
+    row = module.estimate(dict(plain), {}, ["toy_arith_mc"], "acc", samples={"toy_arith_mc": other})
+    assert row["acc,none"] == 0.5 and "not the estimate" in row["alias"] and "acc,estimate" not in row
 
 
 def test_encodings_round_trip_and_bad_manifests_are_refused(tmp_path):

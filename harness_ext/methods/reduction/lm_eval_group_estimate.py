@@ -123,6 +123,8 @@ def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str, 
             raise ValueError("the manifest embeds no training matrix (reduce --no-embed?): use 'harness-ext predict'")
         else:
             pred = _subset_prediction(manifest, _scores(metric, task_metrics, tasks), samples)
+        if not pred.aggregate["aggregate"].notna().all():  # e.g. a task with no logged item
+            raise ValueError("no full-benchmark estimate: " + "; ".join(pred.warnings[-3:]))
     except ImportError:
         row["alias"] = f"{alias}: subset mean, not the estimate (pip install harness-ext)"
         return row
