@@ -444,6 +444,7 @@ class ItemReduceResult(Result):
 
     def render(self, **_) -> str:
         s = self.summary()
+        table, unit, floatfmt = self._shown_table()
         lvl = f"{self.manifest['design']['level']:.0%}"
         d = self.manifest["design"]
         how = {"random": "drawn at random", "stratified": "drawn at random within strata of difficulty",
@@ -453,15 +454,29 @@ class ItemReduceResult(Result):
                   else f"{d['n_per_task']} per task")
         head = (f"{s['items_run']:,} of {s['items_full']:,} items ({s['share_run']:.1%}) in "
                 f"{self.manifest['cost']['tasks']} tasks, {how}; {budget}; estimator {s['estimator']}.\n"
-                f"Expected error on the population's own models with these items (scores 0-1): 'in' = models like "
+                f"Expected error on the population's own models with these items ({unit}): 'in' = models like "
                 f"the population (5 folds), 'frontier' = its strongest 30% predicted from its weakest half; "
                 f"widths and coverage of the {lvl} intervals. Manifest {s['manifest_bytes']:,} bytes "
                 f"({s['population_bytes']:,} of them the population's answers).")
         from ...report import format_table
         from .item_benchmark import correlation_text
 
-        return head + correlation_text(self.manifest) + "\n" + format_table(self.tables()["tasks"],
-                                                                            floatfmt=self.floatfmt)
+        return head + correlation_text(self.manifest) + "\n" + format_table(table, floatfmt=floatfmt)
+
+    def _shown_table(self) -> tuple:
+        """``(table, unit, float format)`` as the summary prints it: errors and widths in points (0-100) when every
+        task's scores are proportions (the harness's accuracy as a percentage), else on the tasks' own scale."""
+        from .item_manifest import decode_scores
+
+        def proportions(scores) -> bool:  # 0/1 answers are stored as bits; others are checked
+            return scores.get("encoding") == "bits" or bool(np.all(np.abs(decode_scores(scores) - 0.5) <= 0.5))
+
+        table = self.tables()["tasks"].copy()
+        if not all(proportions(b["population"]["scores"]) for b in self.manifest["tasks"].values()):
+            return table, "scores on the tasks' own scale", self.floatfmt
+        cols = [c for c in table.columns if c.endswith(("_abs_error", "_width"))]
+        table[cols] = table[cols].astype(float) * 100.0
+        return table, "points, 0-100", "{:.2f}"
 
     def write(self, out, formats) -> list:
         from .manifest import write_outputs
