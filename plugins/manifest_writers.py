@@ -40,21 +40,36 @@ def _helm_instances(manifest: dict) -> int:
     return int(n) if n is not None else max(int(b["n_run"]) for b in manifest["tasks"].values())
 
 
+def _helm_items_cost(manifest: dict, several: dict) -> list:
+    """A comment when a task runs as several HELM run entries: each runs up to the per-run count, so HELM runs more
+    instances of it than the manifest draws (``several``: task -> its number of run entries)."""
+    if not several:
+        return []
+    n, tasks = _helm_instances(manifest), manifest["tasks"]
+    upto = {t: min(int(tasks[t]["n_items"]), n * k) for t, k in several.items() if t in tasks}
+    named = "; ".join(f"{quoted(t)}: {k} entries, up to {upto[t]:,} instances, the manifest draws {tasks[t]['n_run']:,}"
+                      for t, k in several.items() if t in upto)
+    return [comment(f"A task run as several entries takes up to {n} instances in each ({named}): the logs then hold "
+                    f"more items than the {manifest['cost']['items_run']:,} of reduce's cost, and predict uses them all")]
+
+
 def write_helm_conf(manifest: dict, out_dir: Path) -> list:
     """``run_entries_<group>.conf`` for ``helm-run --conf-paths``."""
     items = manifest.get("kind") == "items"  # an item-level reduction: HELM runs its own draw of instances
-    lines, skipped = [], []
+    lines, skipped, several = [], [], {}
     for entry in manifest["subset"]:
         descs = helm_description_list(entry)
         if not descs:
             skipped.append(entry["name"])
             continue
         lines.extend(f"  {{description: {hocon_string(desc)}, priority: 1}}" for desc in descs)
+        if len(descs) > 1:
+            several[entry["name"]] = len(descs)
     head = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
             f"# Run: helm-run --conf-paths run_entries_{group_stem(manifest)}.conf --suite SUITE --max-eval-instances "
             f"{_helm_instances(manifest) if items else 1000} --models-to-run MODEL"]
     if items:
-        head += HELM_ITEMS_NOTE
+        head += HELM_ITEMS_NOTE + _helm_items_cost(manifest, several)
     if skipped:
         head.append(comment(f"No HELM run entry known for: {', '.join(map(quoted, skipped))}"))
     body = "entries: [\n" + ",\n".join(lines) + ("\n" if lines else "") + "]\n"

@@ -144,3 +144,22 @@ def test_broken_helm_runs_give_one_clear_error(tmp_path):
     stray.write_text("{}")
     with pytest.raises(HarnessExtError, match="not a per-item log"):
         predict_items(m, [stray])
+
+
+def test_helm_conf_says_a_task_of_several_entries_runs_more_items_than_drawn(tmp_path):
+    """HELM Lite's MMLU runs as 5 subject entries: --max-eval-instances 50 takes up to 50 of each, 250 of the
+    task's items where the manifest drew 50; the conf says so (predict then uses every logged item)."""
+    from harness_ext.plugins.manifest_writers import write_helm_conf
+
+    entry = {"name": "mmlu", "benchmark": "helm_lite", "metric": "acc", "task": "mmlu", "num_fewshot": None}
+    gsm = dict(entry, name="gsm", task="gsm")
+    manifest = {"kind": "items", "subset": [entry, gsm], "design": {"n_per_task": 50},
+                "tasks": {"mmlu": {"n_items": 567, "n_run": 50}, "gsm": {"n_items": 1000, "n_run": 50}},
+                "cost": {"items_run": 100}}
+    [path] = write_helm_conf(manifest, tmp_path)
+    text = path.read_text()
+    assert "--max-eval-instances 50" in text and text.count("description:") == 6
+    assert '"mmlu": 5 entries, up to 250 instances, the manifest draws 50' in text and '"gsm":' not in text
+    # One entry per task: nothing to say.
+    [path] = write_helm_conf(dict(manifest, subset=[gsm]), tmp_path)
+    assert "several entries" not in path.read_text()
