@@ -132,7 +132,8 @@ def test_frontier_multipliers_bracket_zero_and_share_the_refits():
     # same errors; weights on other datasets give others, without changing what was chosen and calibrated.
     w = np.full(X.shape[1], 1.0 / X.shape[1])
     same = frontier.calibrate_frontier(est, keep, w, 1, records=records, w_points=7 * w)
-    assert (same.points_mae, same.points_bias) == pytest.approx((cal.aggregate_mae, cal.aggregate_bias), rel=1e-12)
+    assert (same.points_mae, same.points_bias) == pytest.approx((7 * cal.aggregate_mae, 7 * cal.aggregate_bias),
+                                                                rel=1e-12)
     other = frontier.calibrate_frontier(est, keep, w, 1, records=records, w_points=np.linspace(1, 12, X.shape[1]))
     assert other._replace(points_mae=None, points_bias=None) == cal and other.points_mae != cal.aggregate_mae
 
@@ -302,3 +303,28 @@ def test_hidden_shift_widens_the_upper_bound_of_unflagged_models_placed_high(mon
             assert sum("upper bound is raised" in s for s in said) == raised.sum()
         n += test.size
     assert hits[0.75] >= hits[None] + 0.03 * n, (hits, n)
+
+
+def test_held_out_errors_in_points_are_exact_for_rows_missing_datasets():
+    """A row's points aggregate is its weighted mean of points over the datasets it has: the folds' error in points
+    is that, also for a row without every dataset (datasets of 100, 1 and 50 points per unit)."""
+    from types import SimpleNamespace
+
+    from harness_ext.methods.engine.frontier_aggregate import held_out_errors
+
+    est = SimpleNamespace(transform_=SimpleNamespace(inverse_transform=lambda z: z))
+    truth = np.array([[0.5, 30.0, 0.2], [0.7, 40.0, 0.9]])
+    pred = truth + np.array([[0.0, 2.0, -0.1], [0.0, 5.0, 0.3]])
+    have = np.array([[True, True, True], [True, False, True]])
+    seen = np.array([[True, False, False], [True, False, False]])
+    w, factors = np.array([2.0, 1.0, 1.0]), np.array([100.0, 1.0, 50.0])
+    rec = {"Tt": truth, "have": have, "seen": seen}
+    got = held_out_errors(est, rec, pred, w, w / w.sum() * factors)
+
+    def points(X, row):
+        on = have[row]
+        return float((w[on] * factors[on] * X[row, on]).sum() / w[on].sum())
+
+    mixed = np.where(seen, truth, pred)
+    want = [points(mixed, r) - points(truth, r) for r in range(2)]
+    assert got == pytest.approx(want, rel=1e-12)

@@ -122,7 +122,8 @@ class FrontierCalibration(NamedTuple):
     #: The farthest any held-out model of the folds lay beyond its fit's edge (sd units, the folds' reach): a new
     #: model farther out is an extrapolation the folds did not see, and its warning says so.
     max_distance: float = 0.0
-    #: The same folds' aggregate errors (mean absolute, mean signed) under the weights ``w_points``, when given.
+    #: The same folds' aggregate errors (mean absolute, mean signed) in points, with ``w_points`` (each dataset's
+    #: normalised weight times its points per unit), when given.
     points_mae: Optional[float] = None
     points_bias: Optional[float] = None
 
@@ -347,7 +348,7 @@ def calibrate_frontier(est, pattern, w, direction: int = 1, truth=None, records=
     :data:`MIN_FRONTIER_MODELS` training models. ``truth`` (m, d): the values the aggregate is scored against
     (default the fitted matrix). ``records``: the folds of :func:`frontier_folds` for ``pattern`` and
     ``direction`` (computed when None; pass them to calibrate several aggregates on the same refits). ``w_points``
-    (d,): other weights (a benchmark's points per unit) under which the chosen predictions' errors are also given.
+    (d,): ``w / sum(w)`` times each dataset's points per unit: the chosen predictions' errors are also given in points.
     """
     records = frontier_folds(est, pattern, direction) if records is None else records
     if not records:
@@ -373,7 +374,7 @@ def calibrate_frontier(est, pattern, w, direction: int = 1, truth=None, records=
     eng_fold = [_scores(est, rec, rec["eng"], w) for rec in records]
     eng_err = np.concatenate([p[2] for p in eng_fold])
     errs = np.concatenate([p[2] for p in per_fold])
-    pts = (np.concatenate([held_out_errors(est, rec, _blend(rec, *c), w_points) for rec, c in zip(records, chosen)])
+    pts = (np.concatenate([held_out_errors(est, rec, _blend(rec, *c), w, w_points) for rec, c in zip(records, chosen)])
            if w is not None and w_points is not None else np.array([]))
 
     def quantiles(i, skip=None):  # (full blend's, engine's) multipliers from the folds other than ``skip``

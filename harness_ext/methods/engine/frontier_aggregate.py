@@ -29,10 +29,15 @@ def held_out_aggregate(est, X_true, have, seen, mz, w):
     return (np.where(have, X_true, 0.0) * wt).sum(1), (np.where(have, x_pred, 0.0) * wt).sum(1), wt, ok
 
 
-def held_out_errors(est, rec, mz, w):
-    """One frontier fold's aggregate errors (prediction - truth) with weights ``w``, for its prediction ``mz``."""
-    a_true, a_pred, _, ok = held_out_aggregate(est, rec["Tt"], rec["have"], rec["seen"], mz, w)
-    return (a_pred - a_true)[ok]
+def held_out_errors(est, rec, mz, w, w_points):
+    """One frontier fold's aggregate errors (prediction - truth) for its prediction ``mz``, in points: the aggregate
+    of weights ``w`` (d,) with each dataset's points per unit in ``w_points = w / sum(w) * factors``. A row's points
+    aggregate is its ``w``-weighted mean of points over its datasets, so its error is the ``w_points``-weighted one
+    times the row's mean points per unit (exact for a row missing datasets too)."""
+    a_true, a_pred, _, ok = held_out_aggregate(est, rec["Tt"], rec["have"], rec["seen"], mz, w_points)
+    have = rec["have"]
+    per_unit = (have * w_points[None, :]).sum(1) / np.maximum((have * (w / w.sum())[None, :]).sum(1), 1e-300)
+    return ((a_pred - a_true) * per_unit)[ok]
 
 
 def aggregate_sd(est, fi, o, rows, Wr, m_eng):

@@ -24,9 +24,9 @@ def frontier_expectation(est, X, subset, w, points=None) -> Optional[dict]:
     ``est``: an unfitted predictor with a ``frontier`` parameter (else None); ``X`` the training matrix, ``subset``
     the chosen column indices, ``w`` the aggregate weights (d,). The estimator and weight are chosen and the
     multipliers calibrated on the same folds that give the error; the coverage is leave one geometry out
-    (each fold covered by the other folds' multipliers). ``points``: ``(weights, multiplier, unit)`` of the
-    benchmark's own scale (:func:`~harness_ext.methods.reduction.evidence.points_weights`) when its datasets have
-    different points per unit: the folds' error is also given there (``points``).
+    (each fold covered by the other folds' multipliers). ``points``: ``(weights, unit)`` of the benchmark's own
+    scale (:func:`~harness_ext.methods.reduction.evidence.mixed_points_weights`) when its datasets have different points
+    per unit: the folds' error is also given there (``points``).
     """
     params = est.get_params()
     if not params.get("frontier", False):
@@ -49,8 +49,8 @@ def frontier_expectation(est, X, subset, w, points=None) -> Optional[dict]:
             "aggregate_mae": cal.aggregate_mae,
             "aggregate_bias": cal.aggregate_bias, "engine_aggregate_mae": cal.engine_aggregate_mae,
             "aggregate_coverage_90": cal.aggregate_coverage, "cell_coverage_90": cal.cell_coverage,
-            **({"points": {"unit": points[2], "aggregate_mae": cal.points_mae * points[1],
-                           "aggregate_bias": cal.points_bias * points[1]}} if cal.points_mae is not None else {})}
+            **({"points": {"unit": points[1], "aggregate_mae": cal.points_mae, "aggregate_bias": cal.points_bias}}
+               if cal.points_mae is not None else {})}
 
 
 def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> list:

@@ -289,12 +289,13 @@ def points_weights(weights, factors: np.ndarray) -> tuple:
 
 
 def mixed_points_weights(weights, normalisations, X_all):
-    """``(weights, multiplier, unit)`` of :func:`points_weights` when the datasets have different points per unit
-    (an error under the normalised weights then does not convert by one ratio); None otherwise."""
+    """``(weights, unit)``: the normalised weights times each dataset's points per unit, when the datasets have
+    different points per unit (an error under the normalised weights then does not convert by one ratio); None
+    otherwise."""
     factors, unit = points_scale(normalisations, X_all)
     if factors is None or not np.ptp(factors):
         return None
-    return (*points_weights(normalised_weights(weights, len(factors)), factors), unit)
+    return normalised_weights(weights, len(factors)) * factors, unit
 
 
 class NestedError(NamedTuple):
