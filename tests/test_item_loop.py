@@ -72,6 +72,7 @@ def test_random_items_give_an_estimate_with_an_interval(tmp_path, capsys):
     assert "8 of 18 items" in text and "frontier" in text
     # 0/1 answers: the expected errors and widths are printed in points, as the harness's accuracy in percent
     assert "(points, 0-100)" in text
+    assert (out / "expected_error_items.png").stat().st_size > 0  # the same figures as a plot
     m = load_manifest(out)
     b = m["tasks"]["toy_arith_mc"]
     sample = decode_ids(b["sample"])

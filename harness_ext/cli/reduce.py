@@ -99,4 +99,8 @@ def _run_items(args, db, formats) -> int:
                           n_total=getattr(args, "items_total", None), design=getattr(args, "item_design", "random"),
                           allocation=getattr(args, "item_allocation", "neyman"), n_strata=getattr(args, "item_strata", 5),
                           stratum_allocation=getattr(args, "stratum_allocation", "proportional"))
-    return _show(args, result, result.write(args.out, formats))
+    paths = result.write(args.out, formats)
+    if not getattr(args, "no_plot", False):
+        paths.append(result.plot(Path(args.out) / "expected_error_items.png"))
+        result.written = list(paths)
+    return _show(args, result, paths)

@@ -478,6 +478,34 @@ class ItemReduceResult(Result):
         table[cols] = table[cols].astype(float) * 100.0
         return table, "points, 0-100", "{:.2f}"
 
+    def plot(self, path=None):
+        """Each task's and the benchmark's expected error with these items: mean |error| and the 90% interval's
+        half-width, for models like the population and at its frontier, in the summary's unit.
+
+        Returns the path written, or the matplotlib figure when ``path`` is None.
+        """
+        from ...report import get_pyplot, save_figure
+
+        table, unit, _ = self._shown_table()
+        plt = get_pyplot()
+        fig, ax = plt.subplots(figsize=(max(6.4, 1.1 * len(table) + 2), 4.0))
+        x = np.arange(len(table))
+        for off, (short, label) in zip((-0.2, 0.2), (("in", "models like the population"),
+                                                     ("frontier", "its frontier (strongest 30% from the weakest half)"))):
+            err = table[f"{short}_abs_error"].astype(float).to_numpy()
+            bars = ax.bar(x + off, err, width=0.38, label=f"mean |error|: {label}")
+            ax.plot(x + off, table[f"{short}_width"].astype(float).to_numpy() / 2, linestyle="none", marker="_",
+                    markersize=18, markeredgewidth=2.5, color=bars.patches[0].get_facecolor() if len(bars.patches) else None,
+                    label=f"90% interval half-width: {label}")
+        ax.set_xticks(x, [str(t) for t in table.index], rotation=30, ha="right")
+        ax.set_ylabel(f"expected error ({unit})")
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: it hid the tallest marks
+        c = self.manifest["cost"]
+        ax.set_title(f"{self.manifest.get('benchmark') or 'benchmark'}: {c['items_run']:,} of {c['items_full']:,} items "
+                     f"(held-out population models)")
+        return fig if path is None else save_figure(fig, path)
+
     def write(self, out, formats) -> list:
         from .manifest import write_outputs
 
