@@ -114,8 +114,8 @@ def print_frontier(rows, default, file=None):
           "aggregates, median widths in points, flagged: share of test models marked frontier; aggCI: the aggregate "
           "coverage's 90% Clopper-Pearson interval over the test models; P(band): the chance that an exactly calibrated "
           "90% interval covers 85-95% of this many test models (binomial); claimed: what reduce's summary tells a user "
-          "of the training models about the frontier (its frontier folds' aggregate MAE in points, nan where the "
-          "datasets' points per unit differ by row, and 90% coverage)", file=file)
+          "of the training models about the frontier (its frontier folds' aggregate MAE in points, each held-out "
+          "model's error on its own datasets, and 90% coverage)", file=file)
     print(f"{'matrix':<14}{'variant':<10}{'train':>6}{'test':>5}{'aggMAE':>8}{'bias':>7}{'rho':>7}{'cellCov':>8}"
           f"{'aggCov':>7}{'aggCI':>12}{'P(band)':>8}{'aggW':>7}{'cellW':>7}{'flag':>6} | {'SubM MAE':>8}{'bias':>7} | {'Ridge':>6}{'bias':>7} | "
           f"{'ColM':>6} | {'BP':>6} | {'claimed':>7}{'cov':>6}", file=file)

@@ -394,14 +394,13 @@ def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res,
     if claim:
         from harness_ext.methods.engine.frontier_report import frontier_expectation
 
-        fe = frontier_expectation(make_predictor(default, random_state=s), Xtr, subset, a_sc / d) or {}
-        # Its aggregate is each row's a_sc-weighted mean of raw cells: a row's points per unit is the mean of a_sc
-        # over its datasets; one factor converts only where the training rows share it (not benchbench's mixed scales).
-        have_tr = ~np.isnan(Xtr)
-        f_row = np.where(have_tr, a_sc, 0.0).sum(1) / np.maximum(have_tr.sum(1), 1)
-        f_pts = float(np.median(f_row)) if np.percentile(f_row, 95) <= 1.1 * np.percentile(f_row, 5) else float("nan")
-        mae = fe.get("aggregate_mae")  # None: folds without an aggregate error, or not calibrated
-        res["claimed"]["agg_mae"].append(float("nan") if mae is None else mae * f_pts)
+        # Its aggregate is each row's a_sc-weighted mean of raw cells; the points aggregate is each row's plain mean
+        # of points, so the folds' errors are also scored in points, each row on its own datasets (as reduce does
+        # where the datasets' points per unit differ, as on benchbench).
+        fe = frontier_expectation(make_predictor(default, random_state=s), Xtr, subset, a_sc / d,
+                                  points=(a_sc / d, "points", np.full(d, 1.0 / d))) or {}
+        mae = (fe.get("points") or {}).get("aggregate_mae")  # None: folds without an aggregate error, or not calibrated
+        res["claimed"]["agg_mae"].append(float("nan") if mae is None else mae)
         res["claimed"]["agg_cov"].append(fe.get("aggregate_coverage_90", float("nan")))
     for key in extras:  # other predictors on the same subset
         q = make_predictor(key, random_state=s).fit(Xtr).predict_new_models(Xin, weights=W, reselect=reselect)

@@ -134,6 +134,7 @@ def test_frontier_multipliers_bracket_zero_and_share_the_refits():
     same = frontier.calibrate_frontier(est, keep, w, 1, records=records, w_points=7 * w)
     assert (same.points_mae, same.points_bias) == pytest.approx((7 * cal.aggregate_mae, 7 * cal.aggregate_bias),
                                                                 rel=1e-12)
+    assert frontier.calibrate_frontier(est, keep, w, 1, records=records, w_points=7 * w, w_base=3 * w) == same
     other = frontier.calibrate_frontier(est, keep, w, 1, records=records, w_points=np.linspace(1, 12, X.shape[1]))
     assert other._replace(points_mae=None, points_bias=None) == cal and other.points_mae != cal.aggregate_mae
 

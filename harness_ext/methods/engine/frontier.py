@@ -338,7 +338,7 @@ def _weighted(est, records, w, truth):
 
 
 def calibrate_frontier(est, pattern, w, direction: int = 1, truth=None, records=None,
-                       w_points=None) -> Optional[FrontierCalibration]:
+                       w_points=None, w_base=None) -> Optional[FrontierCalibration]:
     """Frontier folds for new models observed on ``pattern`` (bool, d), aggregate weights ``w`` (d,) or None.
 
     Chooses the candidate and weight with the lowest held-out aggregate absolute error (squared cell
@@ -348,7 +348,8 @@ def calibrate_frontier(est, pattern, w, direction: int = 1, truth=None, records=
     :data:`MIN_FRONTIER_MODELS` training models. ``truth`` (m, d): the values the aggregate is scored against
     (default the fitted matrix). ``records``: the folds of :func:`frontier_folds` for ``pattern`` and
     ``direction`` (computed when None; pass them to calibrate several aggregates on the same refits). ``w_points``
-    (d,): ``w / sum(w)`` times each dataset's points per unit: the chosen predictions' errors are also given in points.
+    (d,): ``w / sum(w)`` times each dataset's points per unit: the chosen predictions' errors are also given in points
+    (``w_base``: the points aggregate's own weights, when they are not ``w``).
     """
     records = frontier_folds(est, pattern, direction) if records is None else records
     if not records:
@@ -374,7 +375,7 @@ def calibrate_frontier(est, pattern, w, direction: int = 1, truth=None, records=
     eng_fold = [_scores(est, rec, rec["eng"], w) for rec in records]
     eng_err = np.concatenate([p[2] for p in eng_fold])
     errs = np.concatenate([p[2] for p in per_fold])
-    pts = (np.concatenate([held_out_errors(est, rec, _blend(rec, *c), w, w_points) for rec, c in zip(records, chosen)])
+    pts = (np.concatenate([held_out_errors(est, rec, _blend(rec, *c), w if w_base is None else w_base, w_points) for rec, c in zip(records, chosen)])
            if w is not None and w_points is not None else np.array([]))
 
     def quantiles(i, skip=None):  # (full blend's, engine's) multipliers from the folds other than ``skip``

@@ -26,7 +26,8 @@ def frontier_expectation(est, X, subset, w, points=None) -> Optional[dict]:
     multipliers calibrated on the same folds that give the error; the coverage is leave one geometry out
     (each fold covered by the other folds' multipliers). ``points``: ``(weights, unit)`` of the benchmark's own
     scale (:func:`~harness_ext.methods.reduction.evidence.mixed_points_weights`) when its datasets have different points
-    per unit: the folds' error is also given there (``points``).
+    per unit: the folds' error is also given there (``points``); a third entry gives the points aggregate's own
+    dataset weights when they are not ``w``.
     """
     params = est.get_params()
     if not params.get("frontier", False):
@@ -35,7 +36,8 @@ def frontier_expectation(est, X, subset, w, points=None) -> Optional[dict]:
     pattern = np.zeros(X.shape[1], bool)
     pattern[np.asarray(subset, dtype=int)] = True
     cal = calibrate_frontier(fitted, pattern, None if w is None else np.asarray(w, dtype=float), 1,
-                             w_points=None if points is None else np.asarray(points[0], dtype=float))
+                             w_points=None if points is None else np.asarray(points[0], dtype=float),
+                             w_base=None if points is None or len(points) < 3 else np.asarray(points[2], dtype=float))
     if cal is None:
         return {"edge_quantile": FRONTIER_QUANTILE, "calibrated": False,
                 "design_interval": True,
