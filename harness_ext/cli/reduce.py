@@ -65,11 +65,16 @@ def run(args) -> int:
         selector_params={"demote_saturated": True} if getattr(args, "demote_saturated", False) else None,
     )
     log.debug("reduce stage: harness files and plot")
+    return _show(args, result, _write(args, result, formats, "error_vs_budget.png"))
+
+
+def _write(args, result, formats, plot_name: str) -> list:
+    """The result's files in ``--out``, and its figure as ``plot_name`` there unless ``--no-plot``."""
     paths = result.write(args.out, formats)
     if not getattr(args, "no_plot", False):
-        paths.append(result.plot(Path(args.out) / "error_vs_budget.png"))
+        paths.append(result.plot(Path(args.out) / plot_name))
         result.written = list(paths)
-    return _show(args, result, paths)
+    return paths
 
 
 def _show(args, result, paths) -> int:
@@ -99,8 +104,4 @@ def _run_items(args, db, formats) -> int:
                           n_total=getattr(args, "items_total", None), design=getattr(args, "item_design", "random"),
                           allocation=getattr(args, "item_allocation", "neyman"), n_strata=getattr(args, "item_strata", 5),
                           stratum_allocation=getattr(args, "stratum_allocation", "proportional"))
-    paths = result.write(args.out, formats)
-    if not getattr(args, "no_plot", False):
-        paths.append(result.plot(Path(args.out) / "expected_error_items.png"))
-        result.written = list(paths)
-    return _show(args, result, paths)
+    return _show(args, result, _write(args, result, formats, "expected_error_items.png"))

@@ -375,8 +375,10 @@ def calibrate_frontier(est, pattern, w, direction: int = 1, truth=None, records=
     eng_fold = [_scores(est, rec, rec["eng"], w) for rec in records]
     eng_err = np.concatenate([p[2] for p in eng_fold])
     errs = np.concatenate([p[2] for p in per_fold])
-    pts = (np.concatenate([held_out_errors(est, rec, _blend(rec, *c), w if w_base is None else w_base, w_points) for rec, c in zip(records, chosen)])
-           if w is not None and w_points is not None else np.array([]))
+    pts = np.array([])
+    if w is not None and w_points is not None:
+        base = w if w_base is None else w_base
+        pts = np.concatenate([held_out_errors(est, rec, _blend(rec, *c), base, w_points) for rec, c in zip(records, chosen)])
 
     def quantiles(i, skip=None):  # (full blend's, engine's) multipliers from the folds other than ``skip``
         return tuple(_two_sided(np.concatenate([p[i] for g, p in enumerate(fs) if g != skip] or [np.array([])]), level)
