@@ -88,6 +88,16 @@ def _subset_prediction(manifest: dict, scores: dict, samples):
     return hx.predict(manifest, frame, level=LEVEL)
 
 
+def _install_hint(manifest) -> str:
+    """What to do when harness-ext is missing where lm-eval runs, or older than the one that wrote this folder."""
+    try:
+        import harness_ext
+    except ImportError:
+        return "pip install harness-ext"
+    wrote = ((manifest or {}).get("tool") or {}).get("version", "a newer version")
+    return f"upgrade harness-ext {getattr(harness_ext, '__version__', '?')}: this folder needs {wrote}"
+
+
 def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str, samples=None) -> dict:
     """The group's row with the full-benchmark estimate of ``metric`` from the subset tasks' scores.
 
@@ -114,6 +124,7 @@ def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str, 
 
     row = dict(group_metrics)
     alias = row.get("alias") or row.get("name") or "reduced"
+    manifest = None
     try:
         with open(MANIFEST, encoding="utf-8") as fh:
             manifest = json.load(fh)
@@ -126,7 +137,7 @@ def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str, 
         if not pred.aggregate["aggregate"].notna().all():  # e.g. a task with no logged item
             raise ValueError("no full-benchmark estimate: " + "; ".join(pred.warnings[-3:]))
     except ImportError:
-        row["alias"] = f"{alias}: subset mean, not the estimate (pip install harness-ext)"
+        row["alias"] = f"{alias}: subset mean, not the estimate ({_install_hint(manifest)})"
         return row
     except Exception as exc:  # lm-eval's run must finish: the plain mean stays, labelled
         log.warning("harness-ext could not estimate the full benchmark: %s: %s", type(exc).__name__, exc)
