@@ -399,3 +399,12 @@ def no_equivalent_warnings(subset: list) -> list:
                        f"({', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''}): the {fname} them as "
                        "comments; run them in their own harness" + (f" ({'; '.join(notes[:2])})" if notes else ""))
     return out
+
+
+def run_share(manifest: dict) -> str:
+    """What a reduced run covers of the full benchmark: ``8 of 57`` (datasets) or ``75 of 300 items``."""
+    if manifest.get("kind") == "items":
+        c = manifest["cost"]
+        return f"{c['items_run']} of {c['items_full']} items"
+    k = len(manifest.get("subset") or [d for d in manifest["datasets"] if d.get("in_subset")])
+    return f"{k} of {len(manifest['datasets'])}"

@@ -17,7 +17,7 @@ import json
 import re
 from pathlib import Path
 
-from harness_ext.methods.reduction.harness_names import lm_eval_metric, lm_eval_task_list
+from harness_ext.methods.reduction.harness_names import lm_eval_metric, lm_eval_task_list, run_share
 from harness_ext.methods.reduction.item_manifest import decode_ids
 from harness_ext.safe_output import check_group_name, comment, quoted, yaml_text
 
@@ -160,7 +160,7 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
         write_task_file(t, manifest.get("lm_eval_tasks") or {}, out_dir, shown, taken, written, unknown)
     header += task_file_notes(written, unknown)
     doc = {"group": group, "group_alias": f"{manifest.get('benchmark') or group} ({'estimated from ' * estimated}"
-                                          f"{cost['items_run']} of {cost['items_full']} items)",
+                                          f"{run_share(manifest)})",
            "task": list(tasks)}
     files = [samples]
     if estimated:
@@ -191,4 +191,4 @@ def group_alias(manifest: dict) -> str:
     """The name lm-eval's table shows for the reduced group: the benchmark's, ``mmlu (estimated from 8 of 57)``."""
     benchmarks = {d.get("benchmark") for d in manifest["datasets"]} - {None}
     name = benchmarks.pop() if len(benchmarks) == 1 else group_stem(manifest)
-    return f"{name} (estimated from {len(manifest['subset'])} of {len(manifest['datasets'])})"
+    return f"{name} (estimated from {run_share(manifest)})"

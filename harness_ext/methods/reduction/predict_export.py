@@ -84,11 +84,9 @@ def _lm_eval_name(manifest: dict, dataset: str) -> str:
 def estimate_row_name(pred, manifest: dict) -> tuple:
     """``(row name, alias)`` of the full-benchmark score: the benchmark's name, ``mmlu (estimated from 8 of 57)``."""
     name = (getattr(pred, "score", None) or {}).get("benchmark") or manifest.get("group_name") or "harness_ext_reduced"
-    if manifest.get("kind") == "items":
-        c = manifest["cost"]
-        return name, f"{name} (estimated from {c['items_run']} of {c['items_full']} items)"
-    k = len(manifest.get("subset") or [d for d in manifest["datasets"] if d.get("in_subset")])
-    return name, f"{name} (estimated from {k} of {len(manifest['datasets'])})"
+    from .harness_names import run_share
+
+    return name, f"{name} (estimated from {run_share(manifest)})"
 
 
 def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict:
