@@ -74,8 +74,10 @@ def typical_seed(population, start: int = 100) -> int:
     return seed
 
 
-def write_tasks(folder: Path, n_tasks: int = 12, n_items: int = 100, seed: int = 0) -> list:
-    """``n_tasks`` local JSON-lines multiple-choice tasks with their lm-eval YAMLs; returns the task names."""
+def write_tasks(folder: Path, n_tasks: int = 12, n_items: int = 100, seed: int = 0, metrics=("acc",)) -> list:
+    """``n_tasks`` local JSON-lines multiple-choice tasks with their lm-eval YAMLs; returns the task names.
+
+    Task ``t`` is scored by ``metrics[t % len(metrics)]`` (``acc`` or ``acc_norm``)."""
     import random
 
     rng = random.Random(seed)
@@ -95,7 +97,7 @@ def write_tasks(folder: Path, n_tasks: int = 12, n_items: int = 100, seed: int =
                "test_split": "test", "output_type": "multiple_choice",
                # Column names, not Jinja templates: lm-eval compiles a template per document (3 ms each).
                "doc_to_text": "question", "doc_to_choice": "choices", "doc_to_target": "answer",
-               "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
+               "metric_list": [{"metric": metrics[t % len(metrics)], "aggregation": "mean", "higher_is_better": True}],
                "metadata": {"version": 1.0}}
         import yaml
 

@@ -22,7 +22,7 @@ from harness_ext.methods.reduction.item_manifest import decode_ids, decode_score
 from harness_ext.methods.reduction.manifest import load_manifest
 from harness_ext.methods.reduction.item_predict import predict_items
 
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, load_group_yaml
 
 HERE = Path(__file__).resolve().parent
 LOGS = HERE / "fixtures" / "samples" / "lm_eval_output"
@@ -152,6 +152,37 @@ def test_the_groups_row_in_lm_eval_is_the_estimate_from_the_runs_logged_items(tm
     monkeypatch.delattr(item_predict, "predict_logged_items")
     row = module.estimate(dict(plain), {}, ["toy_arith_mc"], "acc", samples={"toy_arith_mc": logged})
     assert row["acc,none"] == 0.5 and "upgrade harness-ext" in row["alias"] and "acc,estimate" not in row
+
+
+def test_tasks_with_different_metrics_get_the_mean_score_estimate_as_their_row(tmp_path, capsys):
+    """acc and exact_match tasks: the row estimates their mean score; without the estimate it holds no score."""
+    import importlib.util
+
+    db = _population(tmp_path)
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(out), "--seed", "3", "--no-plot"]) == 0
+    capsys.readouterr()
+    manifest = load_manifest(out)
+    assert len({b["metric"] for b in manifest["tasks"].values()}) == 2
+    spec = importlib.util.spec_from_file_location("harness_ext_estimate", out / "harness_ext_estimate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    run = tmp_path / "run"
+    shutil.copytree(LOGS / "toy__lm-large", run)
+    samples = {}
+    for task, block in manifest["tasks"].items():
+        drawn = set(decode_ids(block["sample"]).tolist())
+        [log] = run.glob(f"samples_{task}_*.jsonl")
+        samples[task] = [r for r in map(json.loads, log.read_text().splitlines()) if r["doc_id"] in drawn]
+        log.write_text("".join(json.dumps(r) + "\n" for r in samples[task]))
+    [agg] = predict_items(manifest, [run]).aggregate.to_dict("records")
+    metric = load_group_yaml(out / "harness_ext_reduced.yaml")["aggregate_metric_list"][0]["metric"]
+    plain = {"alias": "lm_eval", f"{metric},none": 0.5, f"{metric}_stderr,none": 0.1}
+    row = module.estimate(dict(plain), {}, list(samples), metric, samples=samples)
+    assert agg["metric"] == "mean score" and row["mean_score,estimate"] == pytest.approx(agg["aggregate"], abs=1e-12)
+    assert f"{metric},none" not in row
+    row = module.estimate(dict(plain), {}, list(samples), metric, samples={})
+    assert row.keys() == {"alias"} and "no estimate" in row["alias"]
 
 
 def test_encodings_round_trip_and_bad_manifests_are_refused(tmp_path):
@@ -328,3 +359,39 @@ def test_lm_eval_runs_the_drawn_items_and_predict_reads_its_logs(tmp_path, capsy
     assert "acc,none" not in rows[25] and "not the estimate" not in rows[25]["alias"]
     lines = [x.replace(" ", "") for x in shown[25].splitlines() if x.startswith(f"|{rows[25]['alias']}")]
     assert lines and all("|estimate|" in x for x in lines), shown[25][-3000:]
+
+
+@pytest.mark.slow
+def test_lm_eval_shows_the_mean_score_estimate_when_the_tasks_metrics_differ(tmp_path, capsys):
+    """Tasks scored by acc and by acc_norm: lm-eval's plain group row would average the acc tasks only, so the
+    row is the estimate of the tasks' mean score (``mean_score,estimate``), equal to predict's."""
+    pytest.importorskip("lm_eval", reason="lm-eval not installed (pip install 'harness-ext[lmeval]')")
+    import sys
+
+    sys.path.insert(0, str(HERE))
+    import lm_eval_standin
+    from test_lm_eval_end_to_end import _run
+
+    population = list(range(1, 9))
+    new = lm_eval_standin.typical_seed(population)
+    tasks = lm_eval_standin.write_tasks(tmp_path / "tasks", n_tasks=2, metrics=("acc", "acc_norm"))
+    _run(["population", json.dumps({"tasks_dir": str(tmp_path / "tasks"), "out": str(tmp_path / "population"),
+                                    "seeds": population, "tasks": tasks})], tmp_path)
+    db = tmp_path / "store.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(tmp_path / "population")]) == 0
+    out, run = tmp_path / "reduced", tmp_path / "run"
+    assert main(["reduce", "--db", str(db), "--items", "25", "--out", str(out), "--no-plot",
+                 "--local-data", str(tmp_path / "tasks")]) == 0
+    manifest = load_manifest(out)
+    assert {b["metric"] for b in manifest["tasks"].values()} == {"acc", "acc_norm"}
+    _run(["cli", "--model", "standin", "--model_args", f"pretrained=standin/m{new},seed={new}",
+          "--include_path", str(out), "--tasks", "harness_ext_reduced", "--output_path", str(run),
+          "--samples", str(out / "harness_ext_reduced_samples.json"), "--log_samples"], tmp_path)
+    capsys.readouterr()
+    [agg] = predict_items(manifest, [run]).aggregate.to_dict("records")
+    assert agg["metric"] == "mean score"
+    row = json.loads(next(run.rglob("results_*.json")).read_text())["results"]["harness_ext_reduced"]
+    assert row["mean_score,estimate"] == pytest.approx(agg["aggregate"], abs=1e-9)
+    assert (row["mean_score_lower,estimate"], row["mean_score_upper,estimate"]) == pytest.approx(
+        (agg["lower"], agg["upper"]), abs=1e-9)
+    assert not [k for k in row if k.startswith("acc")] and "estimated from 50 of 200 items" in row["alias"]

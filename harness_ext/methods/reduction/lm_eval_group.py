@@ -144,12 +144,15 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
                       f"--samples {shown}/{samples.name} --log_samples --output_path results/"),
               comment(f"then: harness-ext predict -m {shown} results/  ({cost['items_run']:,} of {cost['items_full']:,} "
                       "items, drawn at random; it gives every task's estimate)")]
-    metrics = {b.get("metric") for b in tasks.values()}
-    estimated = len(metrics) == 1 and isinstance(next(iter(metrics)), str)
+    metrics = [b.get("metric") for b in tasks.values()]
+    estimated = all(isinstance(m, str) and m for m in metrics)
+    mixed = len(set(metrics)) > 1
     header.append("# The group's row in lm-eval's table is the full-benchmark estimate with its 90% interval, made by\n"
                   f"# {ESTIMATE_MODULE}.py from the logged items and manifest.json (it needs harness-ext installed and\n"
-                  "# --log_samples; without them the row is the items' plain mean, labelled so)." if estimated else
-                  "# The tasks' metrics differ, so the group has no row: use 'harness-ext predict'.")
+                  + ("# --log_samples). The tasks' metrics differ, so the row is their mean score (mean_score,estimate)\n"
+                     "# and there is no row without the estimate." if mixed else
+                     "# --log_samples; without them the row is the items' plain mean, labelled so).") if estimated else
+                  "# The tasks' metrics are not known, so the group has no row: use 'harness-ext predict'.")
     if foreign:
         header.append(comment(f"Item ids of {', '.join(map(quoted, foreign[:10]))} are positions in the order of the "
                               "source they were ingested from, not necessarily lm-eval document indices: run these "
@@ -163,8 +166,8 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
                                           f"{run_share(manifest)})",
            "task": list(tasks)}
     files = [samples]
-    if estimated:
-        files.append(_estimate_aggregation(doc, next(iter(metrics)), out_dir))
+    if estimated:  # with mixed metrics, lm-eval needs one of them to call the aggregation; the row replaces it
+        files.append(_estimate_aggregation(doc, metrics[0], out_dir))
     doc["metadata"] = {"version": 1.0}
     path = out_dir / f"{group}.yaml"
     path.write_text("\n".join(header) + "\n" + _tagged(yaml_text(doc)), encoding="utf-8")

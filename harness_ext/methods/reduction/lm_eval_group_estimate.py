@@ -88,6 +88,24 @@ def _subset_prediction(manifest: dict, scores: dict, samples):
     return hx.predict(manifest, frame, level=LEVEL)
 
 
+def _mixed(manifest) -> bool:
+    """Whether an item-level manifest's tasks are scored by different metrics (``acc`` and ``exact_match``)."""
+    tasks = (manifest or {}).get("tasks") or {}
+    return (manifest or {}).get("kind") == "items" and len({b.get("metric") for b in tasks.values()}) > 1
+
+
+def _drop(row: dict, metric: str) -> None:
+    """Remove lm-eval's plain mean of ``metric`` (every filter) and its standard error from ``row``."""
+    for key in [k for k in row if k.startswith(f"{metric},") or k.startswith(f"{metric}_stderr,")]:
+        del row[key]
+
+
+def _not_estimated(manifest) -> str:
+    """What the row holds when there is no estimate: the subset's plain mean, or nothing when the tasks'
+    metrics differ (a plain mean of one metric's tasks is no score of the benchmark)."""
+    return "no estimate; use 'harness-ext predict'" if _mixed(manifest) else "subset mean, not the estimate"
+
+
 def _install_hint(manifest) -> str:
     """What to do when harness-ext is missing where lm-eval runs, or older than the one that wrote this folder."""
     try:
@@ -128,6 +146,8 @@ def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str, 
     try:
         with open(MANIFEST, encoding="utf-8") as fh:
             manifest = json.load(fh)
+        if _mixed(manifest):  # lm-eval's plain row is the mean of the tasks scored by ``metric`` only
+            _drop(row, metric)
         if manifest.get("kind") == "items":
             pred = _item_prediction(manifest, tasks, samples)
         elif "training_matrix" not in manifest:
@@ -137,18 +157,18 @@ def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str, 
         if not pred.aggregate["aggregate"].notna().all():  # e.g. a task with no logged item
             raise ValueError("no full-benchmark estimate: " + "; ".join(pred.warnings[-3:]))
     except ImportError:
-        row["alias"] = f"{alias}: subset mean, not the estimate ({_install_hint(manifest)})"
+        row["alias"] = f"{alias}: {_not_estimated(manifest)} ({_install_hint(manifest)})"
         return row
     except Exception as exc:  # lm-eval's run must finish: the plain mean stays, labelled
         log.warning("harness-ext could not estimate the full benchmark: %s: %s", type(exc).__name__, exc)
-        row["alias"] = f"{alias}: subset mean, not the estimate ({type(exc).__name__})"
+        row["alias"] = f"{alias}: {_not_estimated(manifest)} ({type(exc).__name__})"
         return row
     for w in pred.warnings:
         log.warning("harness-ext: %s", w)
     agg = pred.aggregate.iloc[0]
-    name = metric if agg["metric"] != "normalised" else "normalised"
-    for key in [k for k in row if k.startswith(f"{metric},") or k.startswith(f"{metric}_stderr,")]:
-        del row[key]  # the plain mean of the subset is not the benchmark's score
+    # The row is named after what it estimates: the harness's metric, or the tasks' mean score when they differ.
+    name = {"normalised": "normalised", "mean score": "mean_score"}.get(agg["metric"], metric)
+    _drop(row, metric)  # the plain mean of the subset is not the benchmark's score
     z = 1.6448536269514722 if LEVEL == 0.9 else __import__("statistics").NormalDist().inv_cdf(0.5 + LEVEL / 2)
     row.update({f"{name},{FILTER}": float(agg["aggregate"]),
                 f"{name}_stderr,{FILTER}": float((agg["upper"] - agg["lower"]) / (2 * z)),
