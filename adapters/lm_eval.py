@@ -399,7 +399,7 @@ def read_v03(src: SourceFile):
     if out is None:
         out = _rows(src.path, doc["results"], v04=False, model=model, model_meta=meta,
                     default_shots=config.get("num_fewshot"), doc={"versions": versions})
-    return _drop_missing(out, src)
+    return _check_proportions(_drop_missing(out, src), src)
 
 
 #: v0.3 files by the shape of their results (tasks and each block's keys): row layout and kinds, worked out once.
@@ -535,15 +535,33 @@ def _drop_missing(out: ResultRows, src: Optional[SourceFile] = None) -> ResultRo
     return out
 
 
+@lru_cache(maxsize=None)
+def _is_proportion(metric: str) -> bool:
+    """Whether lm-eval reports ``metric`` as a proportion in [0, 1] (``acc``, ``acc_norm``, ``exact_match``)."""
+    return metric.split(",")[0].strip().lower().startswith(("acc", "exact_match"))
+
+
+def _check_proportions(out: ResultRows, src: SourceFile) -> ResultRows:
+    """Refuse a file with an ``acc`` or ``exact_match`` outside [0, 1]: lm-eval writes them as proportions,
+    so such a value is a broken or edited file, and one value above 1 would make the column read as percentages
+    for every model."""
+    for k, v in zip(out.kinds, out.values):
+        # Not finite or too large for the store: the record checks say so.
+        if v.__class__ in _PLAIN_NUMBERS and (v < 0.0 or v > 1.0) and -1e300 < v < 1e300 and _is_proportion(k.metric):
+            raise IngestError(src.path, f"task {k.dataset!r}: {k.metric} = {v!r} is outside [0, 1]; lm-eval "
+                                        "reports it as a proportion (0.62 for 62%)")
+    return out
+
+
 def read_v04(src: SourceFile):
     doc = src.json()
     if "harness_ext_prediction" in doc:
         raise IngestError(src.path, "a harness-ext prediction (harness-ext predict wrote it), not a measured result")
     config = doc["config"]
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
-    return _drop_missing(_rows(src.path, doc["results"], v04=True, model=model, model_meta=meta,
-                               default_shots=config.get("num_fewshot"), doc=doc,
-                               configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc)), src)
+    return _check_proportions(_drop_missing(_rows(
+        src.path, doc["results"], v04=True, model=model, model_meta=meta, default_shots=config.get("num_fewshot"),
+        doc=doc, configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc)), src), src)
 
 
 @hookimpl

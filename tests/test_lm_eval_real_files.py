@@ -118,3 +118,29 @@ def test_groups_stored_as_aggregates_are_noted():
         (f,) = ingest_paths(s, [path], show_progress=False).by_status("ingested")
     assert f.notes == ["5 groups stored as aggregates (lm-eval's scores over their tasks): mmlu, mmlu_humanities, "
                        "mmlu_other, mmlu_social_sciences, mmlu_stem"]
+
+
+@pytest.mark.parametrize("value", [1.7, -0.3, "62"])
+def test_an_accuracy_outside_0_1_refuses_the_file(tmp_path, value):
+    """lm-eval writes acc as a proportion: one acc of 1.7 would have made the column read as percentages for every
+    model (0.2 -> 0.002). The file is refused, named, with the reason; the store is unchanged."""
+    doc = json.loads(QWEN_GPQA.read_text())
+    doc["results"]["gpqa_diamond_zeroshot"]["acc,none"] = value
+    (tmp_path / "results_x.json").write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        report = ingest_paths(s, [tmp_path / "results_x.json"], show_progress=False)
+        [f] = report.files
+        assert f.status == "skipped" and "'gpqa_diamond_zeroshot'" in f.reason and "outside [0, 1]" in f.reason
+        assert s.con.execute("SELECT count(*) FROM results").fetchone()[0] == 0
+
+
+def test_a_truncated_results_file_says_where_it_ends(tmp_path):
+    """A .json no adapter claims because it is cut short says so, with the parser's position."""
+    text = QWEN_GPQA.read_text()
+    (tmp_path / "results_x.json").write_text(text[: len(text) // 2])
+    (tmp_path / "results_y.json").write_text("")
+    with Store.open(":memory:") as s:
+        report = ingest_paths(s, [tmp_path], show_progress=False)
+        reasons = {Path(f.path).name: f.reason for f in report.files}
+        assert "not valid JSON (" in reasons["results_x.json"] and "line " in reasons["results_x.json"]
+        assert "not a recognised result file: empty" in reasons["results_y.json"]
