@@ -97,19 +97,20 @@ def test_quickstart_runs_the_loop_as_written(tmp_path, monkeypatch, capsys):
     """The Quickstart once stopped at reduce, and its full-benchmark figure was chance-normalised (0.05 where
     lm-eval prints acc 0.28). Its harness-ext commands run as written (the pip install aside), from a folder of
     their own: ingest, reduce, predict a run reduce never saw, whose estimate is MMLU's acc with its interval."""
-    import shutil
 
     cmds = [c for c in section_block("## Quickstart") if c.startswith("harness-ext ")]
     assert [shlex.split(c)[1] for c in cmds] == ["ingest", "reduce", "predict"]
     assert "lmeval" in section_block("## Quickstart")[0]  # the install: the reduced folder needs lm-eval's task index
     run = shlex.split(cmds[-1])[-1]
     assert (README.parent / run).is_file(), run
-    shutil.copy(README.parent / run, tmp_path / "run.json")  # predict writes its lm-eval-layout file beside the run
+    # predict writes its lm-eval-layout file beside the run, but never into the package: a bundled run's goes here.
+    before = set((README.parent / run).parent.iterdir())
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("HARNESS_EXT_DB", raising=False)
     for c in cmds:
-        argv = [str(tmp_path / "run.json") if a == run else a for a in shlex.split(c)[1:]]
+        argv = [str(README.parent / run) if a == run else a for a in shlex.split(c)[1:]]
         assert main(argv) == 0, c
+    assert set((README.parent / run).parent.iterdir()) == before
     out = capsys.readouterr().out
     assert "full-benchmark estimate: mmlu acc" in out
     doc = json.loads((tmp_path / "harness_ext_prediction_harness_ext_reduced.json").read_text())

@@ -287,7 +287,7 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
             observed = bool(n_used == b["n_items"] and lo == hi)
             mine.append((e, 0.0 if observed else se, observed))
             rows.append({"model": model, "dataset": task, "observed": observed, "score": e, "lower": lo, "upper": hi,
-                         "raw": e, "raw_lower": lo, "raw_upper": hi, "actual": np.nan,
+                         "actual": np.nan, "raw": e, "raw_lower": lo, "raw_upper": hi, "raw_actual": np.nan,
                          "n_used": n_used, "n_items": b["n_items"]})
         est, lower, upper, _ = benchmark_interval([v[0] for v in mine], [v[1] for v in mine], weights, level, corr)
         aggs.append({"model": model, "metric": _metric_label(tasks), "aggregate": est, "lower": lower,

@@ -132,8 +132,7 @@ class PredictionResult(Result):
         for model, rows in self.table.groupby("model", sort=False):
             shown = rows if all else rows[~rows["observed"]]
             shown = shown.drop(columns=["model"]).set_index("dataset")
-            if shown["actual"].isna().all():
-                shown = shown.drop(columns=["actual"])
+            shown = shown.drop(columns=[c for c in ("actual", "raw_actual") if c in shown and shown[c].isna().all()])
             parts.append(f"\n{model}: predicted scores (normalised 0-1, and on the harness's own scale), {pct} intervals")
             parts.append(format_table(shown))
         parts.append(f"\n{self.score_heading()}:")

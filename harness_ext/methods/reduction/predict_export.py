@@ -180,7 +180,9 @@ def check_eee_folder(out_dir) -> Path:
 def write_lm_eval_results(pred, manifest: dict, manifest_path) -> list:
     """``harness_ext_prediction_<group>.json`` beside each model's lm-eval results file; returns the paths.
 
-    Models not read from a file (or read from a directory, such as a HELM run) get no file.
+    Models not read from a file (or read from a directory, such as a HELM run) get no file. A results file
+    inside harness-ext's own package (the bundled examples) gets its prediction in the working directory:
+    an installed package is not a place to write.
     Where a folder holds more than one model's results (a leaderboard CSV, several runs side by
     side) or a model's results span folders, each of those models gets
     ``harness_ext_prediction_<model>.json`` instead, so no model's file overwrites another's.
@@ -195,7 +197,7 @@ def write_lm_eval_results(pred, manifest: dict, manifest_path) -> list:
     for model in pred.aggregate["model"]:
         files = [Path(p) for p in (pred.sources or {}).get(model, []) if Path(p).is_file()]
         if files:
-            folders[model] = (files[0].parent, len({f.parent for f in files}) > 1)
+            folders[model] = (_writable_home(files[0].parent), len({f.parent for f in files}) > 1)
     shared = Counter(folder for folder, _ in folders.values())
     names = Counter()
     for model, (folder, spans) in folders.items():
@@ -213,6 +215,16 @@ def write_lm_eval_results(pred, manifest: dict, manifest_path) -> list:
             continue
         written.append(path)
     return written
+
+
+def _writable_home(folder: Path) -> Path:
+    """``folder``, or the working directory when ``folder`` lies inside the harness_ext package."""
+    package = Path(__file__).resolve().parents[2]
+    try:
+        folder.resolve().relative_to(package)
+    except ValueError:
+        return folder
+    return Path.cwd()
 
 
 def has_interval(row) -> bool:

@@ -252,7 +252,8 @@ def half_widths(manifest: dict, cells: CellPredictions, mean: np.ndarray, train_
 def prediction_table(raw_new: pd.DataFrame, params: pd.DataFrame, observed: np.ndarray, Z_new: np.ndarray,
                      mean: np.ndarray, lower: np.ndarray, upper: np.ndarray, exact: np.ndarray) -> pd.DataFrame:
     """One row per model and dataset: observed or predicted score and interval, normalised and on the harness's
-    own scale (``raw*``), and the actual normalised score of a cell that was given but not used (``actual``).
+    own scale (``raw*``), and the actual score of a cell that was given but not used, normalised (``actual``) and
+    on the harness's scale (``raw_actual``).
     ``exact``: observed cells whose interval is the point (their raw bounds are the raw score)."""
     from ...store.matrix import invert_normalisation
 
@@ -264,11 +265,12 @@ def prediction_table(raw_new: pd.DataFrame, params: pd.DataFrame, observed: np.n
         "dataset": np.tile(columns, n_new),
         "observed": observed.ravel(),
         "score": mean.ravel(), "lower": lower.ravel(), "upper": upper.ravel(),
+        "actual": np.where(observed, np.nan, Z_new).ravel(),
         # Observed cells keep the harness's own value (normalisation clips below-chance scores to chance).
         "raw": np.where(observed, raw_obs, invert_normalisation(mean, params)).ravel(),
         "raw_lower": np.where(exact, raw_obs, invert_normalisation(lower, params)).ravel(),
         "raw_upper": np.where(exact, raw_obs, invert_normalisation(upper, params)).ravel(),
-        "actual": np.where(observed, np.nan, Z_new).ravel(),
+        "raw_actual": np.where(observed, np.nan, raw_obs).ravel(),
     })
     # A flipped (lower-is-better) column inverts the order of its bounds.
     lo_hi = np.sort(table[["raw_lower", "raw_upper"]].to_numpy(), axis=1)
