@@ -67,7 +67,10 @@ def test_every_command_with_a_seed_takes_all_its_spellings():
 #: List options that stay repeat-only, and why: their values may themselves hold commas.
 REPEAT_ONLY = {("weights", "--samples"): "paths (a path may contain a comma)",
                ("weights", "--param"): "KEY=VALUE, a value may be a comma list",
-               ("reduce", "--local-data"): "folders (a path may contain a comma)"}
+               ("reduce", "--local-data"): "folders (a path may contain a comma)",
+               **{(cmd, opt): "globs (HELM's run names contain commas)"
+                  for cmd in ("matrix", "stalk", "prowl", "compare", "pounce", "weights", "reduce")
+                  for opt in ("--datasets", "--models")}}
 
 
 def test_every_list_option_is_repeatable_and_comma_separated_alike():
@@ -262,3 +265,27 @@ def test_compare_same_results_for_a_seed_whatever_the_jobs(tmp_path):
     a = run_protocol(X, ["random-subset", "kmeans"], trials=4, k_max=4, seed=3, n_jobs=1, show_progress=False)
     b = run_protocol(X, ["random-subset", "kmeans"], trials=4, k_max=4, seed=3, n_jobs=-1, show_progress=False)
     np.testing.assert_array_equal(a.values, b.values)
+
+
+def test_dataset_and_model_globs_repeat_and_keep_commas(tmp_path):
+    """--datasets given twice kept only the last glob; now a name passes if it matches any. A comma is part of
+    the glob (HELM run names hold commas), not a separator."""
+    csv = tmp_path / "board.csv"
+    rows = [(m, d, 0.1 * i + 0.05 * j) for i, m in enumerate(["m1", "m2", "m3"])
+            for j, d in enumerate(["MMLU", "BoolQ", "mmlu:subject=a,method=b", "GSM8K"])]
+    csv.write_text("model,dataset,value\n" + "".join(f'{m},"{d}",{v}\n' for m, d, v in rows))
+    db = str(tmp_path / "s.duckdb")
+    assert main(["ingest", "--db", db, "-q", str(csv)]) == 0
+    out = tmp_path / "m.csv"
+
+    def columns(*argv):
+        assert main(["matrix", "--db", db, "-o", str(out), *argv]) == 0
+        import pandas as pd
+
+        return sorted(pd.read_csv(out, index_col=0).columns)
+
+    assert columns("--datasets", "MMLU", "--datasets", "BoolQ") == ["BoolQ", "MMLU"]
+    assert columns("--datasets", "mmlu:subject=a,method=*") == ["mmlu:subject=a,method=b"]
+    assert parse("reduce", "--models", "a,b").models == ["a,b"]
+    assert main(["matrix", "--db", db, "-o", str(out), "--models", "m1", "--models", "m3"]) == 0
+    assert sorted(r.split(",")[0] for r in out.read_text().splitlines()[1:]) == ["m1", "m3"]

@@ -136,8 +136,11 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--benchmark", action=ListAppend, default=None,
                    help="benchmark name (repeatable or comma-separated); required when the store holds several")
     g.add_argument("--metric", default=None, help="metric to use; default: each dataset's primary metric")
-    g.add_argument("--datasets", default=None, help="glob on dataset names, e.g. 'high_school_*'")
-    g.add_argument("--models", default=None, help="glob on model names, e.g. 'EleutherAI/pythia-*'")
+    # Repeat-only (no comma split): HELM run names hold commas.
+    g.add_argument("--datasets", action="append", default=None,
+                   help="glob on dataset names, e.g. 'high_school_*' (repeatable: any of them)")
+    g.add_argument("--models", action="append", default=None,
+                   help="glob on model names, e.g. 'EleutherAI/pythia-*' (repeatable: any of them)")
     g.add_argument("--source", default=None, help="glob on source file paths, e.g. '*v04*'")
     g.add_argument("--num-fewshot", "--num_fewshot", type=non_negative_int, default=None, metavar="K",
                    help="keep only results with this many shots")
@@ -185,13 +188,14 @@ def matrix_from_args(args, require_benchmark: bool = True,
 
 def query_from_args(args) -> "MatrixQuery":  # noqa: F821
     """The :class:`harness_ext.store.matrix.MatrixQuery` the matrix-selection options describe."""
+    from ..store.globs import query_globs
     from ..store.matrix import MatrixQuery
 
     return MatrixQuery(
         benchmarks=tuple(args.benchmark or ()),
         metric=args.metric,
-        datasets=args.datasets,
-        models=args.models,
+        datasets=query_globs(args.datasets),
+        models=query_globs(args.models),
         source=args.source,
         num_fewshot=args.num_fewshot,
         dense=args.dense,

@@ -93,11 +93,14 @@ def _run_items(args, db, formats) -> int:
     """``reduce --items N``: random items of every task with item-level results (no dataset subset)."""
     from ..methods.reduction.item_reduce import reduce_items
 
+    from ..store.globs import query_globs
+
     unused = [o for o, v in (("--budget", args.budget), ("--costs", args.costs)) if v]
     # Options of the dataset subset: said, not silently dropped.
     notes = [f"{', '.join(unused)} ignored: --items N runs N items of every task (--item-design anchors "
              "keeps a dataset subset)"] if unused else []
-    result = reduce_items(db, args.items, benchmarks=args.benchmark, datasets=args.datasets, models=args.models,
+    result = reduce_items(db, args.items, benchmarks=args.benchmark, datasets=query_globs(args.datasets),
+                          models=query_globs(args.models),
                           metric=args.metric, estimator=args.item_estimator, random_state=args.seed,
                           group_name=args.group_name, warnings=notes,
                           local_data=local_data_dirs(getattr(args, "local_data", None)),

@@ -33,8 +33,9 @@ class MatrixQuery:
     metric : str, optional
         Use this metric for every dataset that has it; default: each dataset's
         primary metric (``acc`` over ``acc_norm`` for lm-eval, and so on).
-    datasets, models, source : str, optional
-        Globs on dataset names, model names and source file paths.
+    datasets, models, source : str or tuple of str, optional
+        Globs on dataset names, model names and source file paths; with several, a name matching any passes
+        (:mod:`harness_ext.store.globs`).
     num_fewshot : int, optional
         Keep only results with this shot count.
     rows : {"model", "model_shots", "run"}
@@ -104,13 +105,17 @@ def query_results(store, query: MatrixQuery, all_metrics: bool = False) -> pd.Da
         where.append("coalesce(d.kind, 'dataset') <> 'aggregate'")
     aliased = bool(query.aliases) and has("model_aliases")
     model_col = "coalesce(a.canonical, m.name)" if aliased else "m.name"
+    from .globs import glob_sql
+
     if query.models:  # a glob on either the canonical id or the name a source used
-        where.append(f"({model_col} GLOB ? OR m.name GLOB ?)")
-        params.extend([query.models, query.models])
+        cond, ps = glob_sql([model_col, "m.name"], query.models)
+        where.append(cond)
+        params.extend(ps)
     for col, glob in (("d.name", query.datasets), ("s.path", query.source)):
         if glob:
-            where.append(f"{col} GLOB ?")
-            params.append(glob)
+            cond, ps = glob_sql([col], glob)
+            where.append(cond)
+            params.extend(ps)
     if query.num_fewshot is not None:
         where.append("r.num_fewshot = ?")
         params.append(int(query.num_fewshot))

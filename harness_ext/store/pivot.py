@@ -19,6 +19,7 @@ import pandas as pd
 from ..arrays import pooled_array
 from ..errors import StoreError
 from .digest import RowHasher
+from .globs import glob_sql
 from .pivot_steps import (_cell_keys, _column_layout, _column_samples, _label_index, _one_setting_layout,  # noqa: F401
                           _one_setting_result, _ranked_meta, _row_keys, _row_labels, _shot_choice, _sorted_labels)
 from .scan import batches as _batches
@@ -52,8 +53,9 @@ def dataset_filter(store, query, metrics: bool = True):
     elif not query.aggregates:
         where.append("coalesce(kind, 'dataset') <> 'aggregate'")
     if query.datasets:
-        where.append("name GLOB ?")
-        params.append(query.datasets)
+        cond, ps = glob_sql(["name"], query.datasets)
+        where.append(cond)
+        params.extend(ps)
     return where, params
 
 
@@ -150,9 +152,10 @@ def _result_filter(store, query) -> tuple:
         rparams.extend(dparams)
     aliased = bool(query.aliases) and has("model_aliases")
     if query.models:  # a glob on the canonical id or on the name a source used
-        rwhere.append("r.model_id IN (SELECT model_id FROM models m WHERE m.name GLOB ?" + (
-            " OR (SELECT canonical FROM model_aliases a WHERE a.alias = m.name) GLOB ?)" if aliased else ")"))
-        rparams.extend([query.models] * (2 if aliased else 1))
+        cond, ps = glob_sql(["m.name"] + (["(SELECT canonical FROM model_aliases a WHERE a.alias = m.name)"]
+                                          if aliased else []), query.models)
+        rwhere.append(f"r.model_id IN (SELECT model_id FROM models m WHERE {cond})")
+        rparams.extend(ps)
     if query.source:
         rwhere.append("r.source_id IN (SELECT source_id FROM sources WHERE path GLOB ?)")
         rparams.append(query.source)

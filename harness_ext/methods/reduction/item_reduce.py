@@ -25,7 +25,6 @@ Zhang, Dorner and Hardt (2025), "How Benchmark Prediction from Fewer Data Misses
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import json
 from typing import Optional
@@ -34,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import HarnessExtError, StoreError
+from ...store.globs import matches
 from ...report import Result
 from .item_design_plan import check_design, design_block
 from .item_benchmark import KEY as BENCHMARK_CORRELATION
@@ -84,7 +84,7 @@ def item_catalogue(store, benchmarks=None, datasets: Optional[str] = None) -> pd
     if benchmarks:
         cat = cat[cat["benchmark"].isin(list(benchmarks))]
     if datasets:
-        cat = cat[[fnmatch.fnmatchcase(t, datasets) for t in cat["task"]]]
+        cat = cat[[matches(t, datasets) for t in cat["task"]]]
     if cat.empty:
         raise StoreError("no item-level results match --benchmark/--datasets")
     return cat.reset_index(drop=True)
@@ -124,7 +124,7 @@ def population_answers(store, task: str, metric: str, models: Optional[str] = No
     names = [r[0] for r in con.execute(f"SELECT DISTINCT model FROM samples WHERE {where} ORDER BY model",
                                        [task, metric]).fetchall()]
     if models:
-        names = [m for m in names if fnmatch.fnmatchcase(str(m), models)]
+        names = [m for m in names if matches(m, models)]
     ids = con.execute(f"SELECT DISTINCT doc_id FROM samples WHERE {where} ORDER BY doc_id",
                       [task, metric]).fetchnumpy()["doc_id"].astype(np.int64)
     twice = con.execute("SELECT count(*) FROM (SELECT model FROM sample_sources WHERE task = ? GROUP BY model "

@@ -88,13 +88,12 @@ def samples_matrix(store, task: str, metric: str = "acc", models: Optional[str] 
     ----------
     Ailem et al. §3.1: the prompt x model performance matrix Q (here ``Q.T``).
     """
-    import fnmatch
-
+    from ...store.globs import matches
     from ...store.samples import prompt_matrix
 
     Q = prompt_matrix(store, task, metric)
     if models:
-        Q = Q[[c for c in Q.columns if fnmatch.fnmatchcase(str(c), models)]]
+        Q = Q[[c for c in Q.columns if matches(c, models)]]
     if Q.shape[1] < 2:
         raise MethodError(f"task {task!r} ({metric}): {Q.shape[1]} model(s) match; the analyses need at least 2")
     complete = Q.dropna(axis=0, how="any")
