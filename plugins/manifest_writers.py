@@ -15,17 +15,18 @@ manifest says so.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from harness_ext.methods.reduction.harness_names import helm_description_list, lm_eval_task_list
 from harness_ext.methods.reduction.lm_eval_group import group_stem, write_lm_eval_yaml  # noqa: F401 - registered here
+from harness_ext.report import dumps
 from harness_ext.safe_output import comment, hocon_string, list_line, quoted
 
 
 def write_json(manifest: dict, out_dir: Path) -> list:
     path = Path(out_dir) / "manifest.json"
-    path.write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    # The project's one encoder: a figure that could not be computed is null, never a NaN predict would refuse.
+    path.write_text(dumps(manifest), encoding="utf-8")
     return [path]
 
 

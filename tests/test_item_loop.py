@@ -185,6 +185,23 @@ def test_tasks_with_different_metrics_get_the_mean_score_estimate_as_their_row(t
     assert row.keys() == {"alias"} and "no estimate" in row["alias"]
 
 
+def test_item_scores_outside_0_1_are_refused_by_reduce_naming_the_file(tmp_path, capsys):
+    """Scores of -1/0 ingest (a table may hold any numbers) but made every figure NaN and a manifest predict
+    refused; reduce now stops with the task, the range and the file, and writes nothing."""
+    rng = np.random.default_rng(0)
+    table = tmp_path / "bench" / "signed.csv"
+    table.parent.mkdir()
+    rows = [(f"m{m}", i, -1 if rng.random() < 0.5 else 0) for m in range(6) for i in range(20)]
+    table.write_text("model,item,score\n" + "".join(f"{m},{i},{v}\n" for m, i, v in rows))
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(table.parent)]) == 0
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "5", "--out", str(out), "--no-plot"]) != 0
+    err = capsys.readouterr().err
+    assert "signed: item scores (score) range from -1 to 0, outside [0, 1]" in err and "signed.csv" in err
+    assert not out.exists()
+
+
 def test_encodings_round_trip_and_bad_manifests_are_refused(tmp_path):
     ids = np.array([0, 1, 2, 5, 6, 9])
     assert encode_ids(ids) == [[0, 3], [5, 7], [9, 10]]

@@ -276,12 +276,25 @@ def _benchmark_figures(cells: dict, weights: dict, common: list, level: float, c
     return _figures(est - truth, hi - lo, np.abs(est - truth) <= (hi - lo) / 2, len(rows))
 
 
+def _check_unit_scores(store, task: str, metric: str, M: np.ndarray) -> None:
+    """Refuse a task whose item scores leave [0, 1], naming the files: the item estimators model correctness
+    (0/1) or a proportion, and a score of 2 or -1 would turn their figures into NaN, not an error."""
+    if not M.size or (M.min() >= 0.0 and M.max() <= 1.0):
+        return
+    files = [r[0] for r in store.con.execute("SELECT DISTINCT source FROM samples WHERE task = ? AND metric = ? AND "
+                                             "(value < 0 OR value > 1) ORDER BY source LIMIT 3", [task, metric]).fetchall()]
+    raise HarnessExtError(f"{task}: item scores ({metric}) range from {M.min() + 0.0:g} to {M.max() + 0.0:g}, outside [0, 1] "
+                          f"(in {', '.join(files)}): item-level estimates need correctness (0/1) or a proportion per "
+                          "item; rescale those scores, or leave the task out with --datasets")
+
+
 def read_populations(store, chosen: list, models: Optional[str], warnings: list) -> dict:
     """``task -> (benchmark, metric, item ids, answers, model names, notes)`` of each (benchmark, task, metric)
     of ``chosen``; a task with fewer than 2 population models is left out, said in ``warnings``."""
     out = {}
     for bench, task, met in chosen:
         ids, cols, M, notes = population_answers(store, task, met, models)
+        _check_unit_scores(store, task, met, M)
         if len(cols) < 2:
             warnings.append(f"{task}: {len(cols)} population model(s) with its items; left out (2 or more needed)")
             continue
