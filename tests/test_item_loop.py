@@ -202,6 +202,32 @@ def test_item_scores_outside_0_1_are_refused_by_reduce_naming_the_file(tmp_path,
     assert not out.exists()
 
 
+def test_predict_says_what_in_a_log_it_did_not_use(tmp_path, capsys):
+    """A log with an id the task lacks, an item logged twice with two scores, and a task logged under another
+    metric: each is said (the estimate was silently the same)."""
+    db = _population(tmp_path)
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--metric", "acc", "--out", str(out), "--seed", "3"]) == 0
+    capsys.readouterr()
+    manifest = load_manifest(out)
+    run = tmp_path / "run"
+    shutil.copytree(LOGS / "toy__lm-large", run)
+    [log] = run.glob("samples_toy_arith_mc_*.jsonl")
+    rows = [json.loads(x) for x in log.read_text().splitlines()]
+    drawn = int(decode_ids(manifest["tasks"]["toy_arith_mc"]["sample"])[0])
+    first = next(r for r in rows if r["doc_id"] == drawn)
+    rows += [dict(first, doc_id=99999), dict(first, acc=1.0 - first["acc"])]
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    warnings = predict_items(manifest, [run]).warnings
+    assert any("1 of them with a different score" in w for w in warnings), warnings
+    assert any("1 logged ids not items of the task (it has 18) not used" in w for w in warnings), warnings
+    log.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "acc"} | {"acc_x": r["acc"],
+                                                                                      "metrics": ["acc_x"]}) + "\n"
+                           for r in rows))
+    warnings = predict_items(manifest, [run]).warnings
+    assert any("no per-item acc log for task toy_arith_mc (it logged acc_x" in w for w in warnings), warnings
+
+
 def test_encodings_round_trip_and_bad_manifests_are_refused(tmp_path):
     ids = np.array([0, 1, 2, 5, 6, 9])
     assert encode_ids(ids) == [[0, 3], [5, 7], [9, 10]]

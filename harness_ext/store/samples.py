@@ -279,8 +279,10 @@ def model_for_samples(path, model: Optional[str] = None) -> str:
     if len(names) == 1:
         return names.pop()
     if not names:
-        raise IngestError(path, "no sibling results_*.json names the model; pass model=")
-    raise IngestError(path, f"sibling results files name several models ({', '.join(sorted(names))}); pass model=")
+        raise IngestError(path, "no results_*.json beside it names the model: lm-eval writes one with its samples "
+                                "files; keep them in one folder (in Python, pass model=)")
+    raise IngestError(path, f"the results files beside it name several models ({', '.join(sorted(names))}): keep each "
+                            "run in its own folder, as lm-eval writes it (in Python, pass model=)")
 
 
 def _json_lines(path, text: str):

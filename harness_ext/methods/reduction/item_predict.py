@@ -144,9 +144,13 @@ def read_item_logs(paths) -> tuple:
         raise HarnessExtError(f"no per-item logs (samples_<task>_<date>.jsonl, or a HELM run with per-instance stats) "
                               f"in {', '.join(map(str, paths))}: run lm_eval with --log_samples")
     long = pd.concat(frames, ignore_index=True)
-    dup = long.duplicated(["model", "task", "doc_id", "metric"])
+    key = ["model", "task", "doc_id", "metric"]
+    dup = long.duplicated(key)
     if dup.any():
-        notes.append(f"{int(dup.sum())} item scores logged twice; the first file read is used")
+        differ = int((long.groupby(key, sort=False)["value"].transform("nunique") > 1)[dup].sum())
+        notes.append(f"{int(dup.sum())} item scores logged twice" + (f", {differ} of them with a different score"
+                                                                     if differ else "")
+                     + "; the first read (file, then line) is used")
         long = long[~dup]
     return long, sources, notes
 
@@ -170,10 +174,13 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
 
     ids, sample, M, _ = task_population(manifest, task)
     have = logged.index.to_numpy()
+    # An id the task does not have is a log of another task or a broken one: said apart from the task's other items.
+    unknown = int(np.isin(have, ids, invert=True).sum())
     if np.isin(ids, have).all():
         vals = [float(logged[d]) for d in np.sort(ids)]
         est = sum(vals) / len(vals)  # summed as lm-eval's mean aggregation sums: the same float
-        return est, est, est, len(ids), None, 0.0
+        return est, est, est, len(ids), (f"{unknown} logged ids not items of the task (it has {len(ids):,}) not "
+                                         "used" if unknown else None), 0.0
     design = manifest_design(manifest)
     info = design_info(manifest["tasks"][task], len(ids), len(sample), f"task {task!r}")
     drawn = own_draw and design == "random" and not np.isin(sample, have).all()
@@ -181,7 +188,8 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
         sample = np.sort(have[np.isin(have, ids)]).astype(np.int64)
     used = sample[np.isin(sample, have)]
     extra = int(np.isin(have, sample, invert=True).sum())
-    note = f"{extra} logged items outside the manifest's sample not used" if extra else None
+    note = (f"{extra} logged items outside the manifest's sample not used"
+            + (f" ({unknown} of them not items of the task, which has {len(ids):,})" if unknown else "")) if extra else None
     if len(used) < 2:
         return np.nan, np.nan, np.nan, len(used), f"{len(used)} of the manifest's {len(sample)} items logged", np.nan
     if drawn:
@@ -277,7 +285,9 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
         for task, b in tasks.items():
             sel = logs[task]
             if sel.empty:
-                warnings.append(f"{model}: no per-item {b['metric']} log for task {task}")
+                other = sorted(set(g.loc[g["task"] == task, "metric"]))
+                warnings.append(f"{model}: no per-item {b['metric']} log for task {task}" + (
+                    f" (it logged {', '.join(other)}; the population was scored by {b['metric']})" if other else ""))
                 e = lo = hi = se = np.nan
                 n_used, note = 0, None
             else:
