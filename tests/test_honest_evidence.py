@@ -122,6 +122,13 @@ def test_points_of_each_scale():
     assert f.tolist() == [75.0, 100.0] and unit == "points (0-100)"
     elo = {"description": "Elo win probability", "lo": 0.0, "span": 1.0, "chance": 0.0, "transform": "elo"}
     assert points_scale([chance, elo], X) == (None, "normalised units")
+    # A likelihood difference beside an accuracy: their mean is on no scale of the benchmark's, so no points
+    # (reduce said "RMSE 13.5 points on the benchmark's own scale" where predict found no harness metric).
+    free_scale = {"description": "unbounded, min-max", "lo": 1.0, "span": 17.0, "chance": 0.0, "scale": "unbounded"}
+    assert points_scale([chance, free_scale], X, ["acc", "likelihood_difference"]) == (None, "normalised units")
+    f, unit = points_scale([free_scale, free_scale], X, ["mae", "mae"])
+    assert f.tolist() == [17.0, 17.0] and unit == "points on the benchmark's own scale"
+    assert points_scale([chance, free], X, ["acc", "exact_match"])[1] == "points (0-100)"
 
 
 @pytest.mark.slow

@@ -264,10 +264,12 @@ def paired_test(chosen_sq, random_sq, fold_of) -> dict:
     return out
 
 
-def points_scale(normalisations: Sequence[dict], X) -> tuple:
+def points_scale(normalisations: Sequence[dict], X, metrics: Optional[Sequence] = None) -> tuple:
     """``(factors, unit)``: benchmark points per normalised unit of each dataset
     (:func:`harness_ext.store.scales.points_per_unit`) and the unit's name; ``(None, "normalised units")`` when a
-    dataset's scale is not linear (Elo, perplexity: no one factor holds)."""
+    dataset's scale is not linear (Elo, perplexity: no one factor holds), or when ``metrics`` differ and not every
+    dataset is a 0-1 or 0-100 score: a mean of likelihood differences and accuracies is on no scale of the
+    benchmark's (``predict`` gives it no score on a harness metric either)."""
     from ...store.scales import points_per_unit, raw_scale
 
     X = np.asarray(X, dtype=float)
@@ -275,8 +277,11 @@ def points_scale(normalisations: Sequence[dict], X) -> tuple:
     if not factors or any(f is None for f in factors):
         return None, "normalised units"
     kinds = {raw_scale(n, X[:, j])[0] for j, n in enumerate(normalisations)}
-    unit = "points (0-100)" if kinds <= {"proportion", "percent"} else "points on the benchmark's own scale"
-    return np.asarray(factors, dtype=float), unit
+    if kinds <= {"proportion", "percent"}:
+        return np.asarray(factors, dtype=float), "points (0-100)"
+    if metrics is not None and len({str(m or "score") for m in metrics}) > 1:
+        return None, "normalised units"
+    return np.asarray(factors, dtype=float), "points on the benchmark's own scale"
 
 
 def points_weights(weights, factors: np.ndarray) -> tuple:
@@ -288,11 +293,11 @@ def points_weights(weights, factors: np.ndarray) -> tuple:
     return pw, float(pw.sum())
 
 
-def mixed_points_weights(weights, normalisations, X_all):
+def mixed_points_weights(weights, normalisations, X_all, metrics: Optional[Sequence] = None):
     """``(weights, unit)``: the normalised weights times each dataset's points per unit, when the datasets have
     different points per unit (an error under the normalised weights then does not convert by one ratio); None
-    otherwise."""
-    factors, unit = points_scale(normalisations, X_all)
+    otherwise (also when :func:`points_scale` finds no points)."""
+    factors, unit = points_scale(normalisations, X_all, metrics)
     if factors is None or not np.ptp(factors):
         return None
     return normalised_weights(weights, len(factors)) * factors, unit
@@ -487,11 +492,13 @@ def beats_random(comparison: dict) -> bool:
 
 def new_model_evidence(X, X_all, normalisations: Sequence[dict], fold_subsets: Sequence, predictor,
                        nested: NestedError, *, k: int, n_draws: int, folds, weights, random_state: int = 0,
-                       cache: Optional[dict] = None, costs=None, cost_budget=None) -> dict:
+                       cache: Optional[dict] = None, costs=None, cost_budget=None,
+                       metrics: Optional[Sequence] = None) -> dict:
     """The evidence for a new model, in the benchmark's points: what ``reduce`` leads with.
 
     ``X``: the matrix the selection ran on (a sample of ``X_all``'s models past the model cap);
-    ``X_all``: every model, whose values give the scale of a column given as is.
+    ``X_all``: every model, whose values give the scale of a column given as is; ``metrics``: each
+    dataset's metric (:func:`points_scale`).
 
     Returns
     -------
@@ -503,7 +510,7 @@ def new_model_evidence(X, X_all, normalisations: Sequence[dict], fold_subsets: S
     """
     from ...store.scales import scale_width
 
-    factors, unit = points_scale(normalisations, X_all)
+    factors, unit = points_scale(normalisations, X_all, metrics)
     widths = np.array([scale_width(n, X_all[:, j]) for j, n in enumerate(normalisations)], dtype=float)
     w, mult = normalised_weights(weights, X.shape[1]), 1.0
     uniform = factors is None or bool(np.ptp(factors) == 0)

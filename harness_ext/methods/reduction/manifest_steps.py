@@ -388,14 +388,15 @@ def calibrate(df: pd.DataFrame, facts: MatrixFacts, plan: ModelPlan, sel: Select
     exp_agg = nested.aggregate_rmse if np.isfinite(nested.aggregate_rmse) else cv.cv_err.aggregate
     # For a new model, in the benchmark's points: the nested error, and random subsets on the same held-out models.
     norms = [facts.meta.get(c, {}).get("normalisation") or raw_normalisation() for c in facts.columns]
+    metrics = [facts.meta.get(c, {}).get("metric") for c in facts.columns]
     honest = new_model_evidence(X, df.to_numpy(dtype=float), norms, fold_subs, est, nested, k=k, n_draws=cv.n_draws,
                                 folds=cal_folds, weights=w, random_state=random_state, cache=cal_cache,
                                 costs=facts.cost_vec if kind == "cost" else None,
-                                cost_budget=value if kind == "cost" else None)
+                                cost_budget=value if kind == "cost" else None, metrics=metrics)
     # a new model beyond the training models' range; the rank/penalty chosen on every model (no search again)
     fixed = cache.get("settings")
     frontier = frontier_expectation(est if fixed is None else fixed, X, sel.subset_idx, w,
-                                    points=mixed_points_weights(w, norms, df.to_numpy(dtype=float)))
+                                    points=mixed_points_weights(w, norms, df.to_numpy(dtype=float), metrics))
     return Calibration(fold_subs, nested, exp_agg, honest, frontier, reselect.saturated)
 
 
