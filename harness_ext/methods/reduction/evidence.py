@@ -452,9 +452,11 @@ def budget_curve(X, order: Sequence[int], predictor, *, sizes: Sequence[int], fo
     return rows
 
 
-def plot_budget_curve(rows: list, path, title: str = "", chosen_k: Optional[int] = None, cost_label: str = "datasets run"):
+def plot_budget_curve(rows: list, path, title: str = "", chosen_k: Optional[int] = None, cost_label: str = "datasets run",
+                      factor: float = 1.0, unit: str = "normalised units"):
     """Error-vs-budget figure (matplotlib imported here): chosen prefixes against random subsets, 90% width axis.
 
+    The errors are multiplied by ``factor`` and labelled ``unit``, as the printed table shows them.
     Returns the path written, or the figure when ``path`` is None (a notebook shows it).
     """
     from ...report import get_pyplot, save_figure
@@ -462,21 +464,21 @@ def plot_budget_curve(rows: list, path, title: str = "", chosen_k: Optional[int]
     plt = get_pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     x = [r["cost"] for r in rows]
-    ax.plot(x, [r["aggregate_rmse"] for r in rows], marker="o", label="selected subset: aggregate RMSE")
+    y = (lambda key: [np.nan if r.get(key) is None else r[key] * factor for r in rows])
+    ax.plot(x, y("aggregate_rmse"), marker="o", label="selected subset: aggregate RMSE")
     if any(r["random_aggregate_rmse"] is not None for r in rows):
-        ax.plot(x, [np.nan if r["random_aggregate_rmse"] is None else r["random_aggregate_rmse"] for r in rows],
-                marker=".", linestyle="--", label="random subsets (mean): aggregate RMSE")
-    ax.plot(x, [r["rmse"] for r in rows], marker="s", alpha=0.6, label="selected subset: per-dataset RMSE")
+        ax.plot(x, y("random_aggregate_rmse"), marker=".", linestyle="--", label="random subsets (mean): aggregate RMSE")
+    ax.plot(x, y("rmse"), marker="s", alpha=0.6, label="selected subset: per-dataset RMSE")
     if chosen_k is not None:
         for r in rows:
             if r["k"] == chosen_k:
                 ax.axvline(r["cost"], color="grey", linestyle=":", label=f"chosen budget ({chosen_k} datasets)")
     ax.set_xlabel(cost_label)
-    ax.set_ylabel("cross-validated RMSE (normalised units)\n90% interval width = 3.29 x aggregate RMSE")
+    ax.set_ylabel(f"RMSE ({unit})\n90% interval width = 3.29 x aggregate RMSE")
     ax.set_yscale("log")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    ax.set_title(title or "error against budget (held-out models)")
+    ax.set_title(title or "error against budget (in-sample: prefixes of the order chosen on every model)", fontsize=9)
     return fig if path is None else save_figure(fig, path)
 
 

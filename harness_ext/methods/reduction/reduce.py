@@ -211,10 +211,12 @@ class ReduceResult(Result):
         from .evidence import plot_budget_curve
 
         ev = self.manifest["evidence"]
+        f, unit = _points_factor(self.expected_error)  # the printed table's unit
         return plot_budget_curve(ev["budget_curve"], path,
-                                 title=f"{self.manifest['group_name']}: error against budget (held-out models)",
+                                 title=f"{self.manifest['group_name']}: error against budget\n(in-sample: prefixes of "
+                                       "the order chosen on every model)",
                                  chosen_k=self.manifest["selection"]["subset_size"],
-                                 cost_label="cost of the subset" if ev.get("costs") else "datasets run")
+                                 cost_label="cost of the subset" if ev.get("costs") else "datasets run", factor=f, unit=unit)
 
 
 def _points_factor(err: dict) -> tuple:
