@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IngestError
+from ..types import _NAMES_OK, _check_text
 from .ingest_files import ITEMS_ADAPTER, FileReport
 from .item_format import LAYOUTS, ItemTable
 
@@ -453,8 +454,42 @@ def ingest_item_tables(store, tables: list, read=read_item_table) -> list:
             reason = exc.reason if isinstance(exc, IngestError) else "too large to read in memory"
             out.append(FileReport(str(path), "skipped", ITEMS_ADAPTER, reason=reason))
             continue
+        try:
+            check_names(table)
+        except IngestError as exc:
+            out.append(FileReport(str(path), "skipped", ITEMS_ADAPTER, reason=exc.reason))
+            continue
         out.append(_store_table(store, table, shas))
     return out
+
+
+def check_names(table: ItemTable) -> None:
+    """Refuse a table whose model, task, metric or benchmark name ``reduce`` could not write, as results are refused.
+
+    The names go into task lists, YAMLs and configs one per line (:func:`harness_ext.safe_output.list_line`): a line
+    break stored at ingest (a task ``"a\\ninclude: /etc/passwd"``) failed the whole benchmark's ``reduce`` later,
+    naming no file. Each distinct name is checked once (:func:`harness_ext.types._check_text`).
+
+    Raises
+    ------
+    IngestError
+        Naming the file, the field and the name.
+    """
+    frame = table.frame
+    for what in ("model", "task", "metric"):
+        col = frame[what]
+        names = col.cat.categories if isinstance(col.dtype, pd.CategoricalDtype) else pd.unique(col)
+        for name in names:
+            _check_name(table.path, what, name)
+    _check_name(table.path, "benchmark", table.benchmark)
+
+
+def _check_name(path, what: str, name) -> None:
+    if name in _NAMES_OK:  # names repeat across files (a benchmark's tasks, its models): each is checked once
+        return
+    if not isinstance(name, str) or not name.strip():
+        raise IngestError(path, f"{what} must be a non-empty name, got {name!r}")
+    _check_text(path, what, name)
 
 
 def _group_sha(file_sha: str, model: str, task: str) -> str:
