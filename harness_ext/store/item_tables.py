@@ -525,7 +525,8 @@ def _store_table(store, table: ItemTable, shas: set):
                             "n_rows": counts[new], "ingested_at": now, "benchmark": table.benchmark})
     rows = frame if frame is not table.frame else frame.copy(deep=False)  # the table's own frame stays as read
     rows["source_id"] = ids[gid]
-    notes += _overlap_notes(con, rows)
+    overlap, n_differ = _overlap_notes(con, rows)
+    notes += overlap
     import duckdb
 
     try:
@@ -539,25 +540,31 @@ def _store_table(store, table: ItemTable, shas: set):
     shas.update(sources["sha256"])
     n = con.execute("SELECT count(*) FROM samples WHERE source_id BETWEEN ? AND ?",
                     [int(ids[new].min()), int(ids[new].max())]).fetchall()[0][0]  # counted from the committed store
-    return FileReport(str(table.path), "ingested", ITEMS_ADAPTER, n_samples=int(n), notes=notes)
+    return FileReport(str(table.path), "ingested", ITEMS_ADAPTER, n_samples=int(n), notes=notes,
+                      item_conflicts=int(n_differ))
 
 
-def _overlap_notes(con, rows: pd.DataFrame) -> list:
-    """Notes on items this file scores that another stored file already scores: how many, and how many differ.
+def _overlap_notes(con, rows: pd.DataFrame) -> tuple:
+    """``(notes, n_differ)``: notes on items this file scores that another stored file already scores (how many, and
+    how many differ, by more than :data:`~harness_ext.store.tables.CONFLICT_TOLERANCE` as result cells), and how many
+    differ (the ingest summary's conflicting item scores).
 
     Both rows are kept (as for per-sample logs); the first stored is the one the prompt-level analyses use.
     """
+    from .tables import CONFLICT_TOLERANCE
+
     pairs = rows[["model", "task"]].drop_duplicates().astype(str)
     con.register("_item_pairs", pairs)
     try:
         seen = con.execute("SELECT count(*) FROM (SELECT DISTINCT model, task FROM samples) s "
                            "JOIN _item_pairs USING (model, task)").fetchall()[0][0]
         if not seen:
-            return []
+            return [], 0
         con.register("_item_new", rows)
         try:
             same, differ = con.execute(
-                """SELECT count(*) FILTER (WHERE s.value = n.value), count(*) FILTER (WHERE s.value <> n.value)
+                f"""SELECT count(*) FILTER (WHERE abs(s.value - n.value) <= {CONFLICT_TOLERANCE}),
+                          count(*) FILTER (WHERE abs(s.value - n.value) > {CONFLICT_TOLERANCE})
                    FROM _item_new n JOIN samples s USING (model, task, doc_id, metric)""").fetchall()[0]
         finally:
             con.unregister("_item_new")
@@ -568,8 +575,8 @@ def _overlap_notes(con, rows: pd.DataFrame) -> list:
         out.append(f"{same} item scores already stored from another file with the same value (both kept)")
     if differ:
         out.append(f"{differ} item scores already stored from another file with a different value "
-                   "(both kept; the first stored is used)")
-    return out
+                   "(both kept; the first stored is used; 'harness-ext info --conflicts' lists them)")
+    return out, differ
 
 
 def item_rows(store, task: Optional[str] = None, benchmark: Optional[str] = None) -> pd.DataFrame:
