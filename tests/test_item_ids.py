@@ -80,6 +80,13 @@ def test_each_task_decides_alone_and_leading_zeros_are_not_one_item(tmp_path):
     assert len(t.notes) == 1 and "task 'A'" in t.notes[0] and "'id01' and 'id1'" in t.notes[0]
 
 
+def test_ids_apart_within_each_task_keep_their_numbers(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("model,task,item,score\na,A,01,1\na,A,02,0\na,B,1,1\na,B,2,0\n")  # 01 and 1: other tasks
+    t = read_item_table(p)
+    assert t.frame["doc_id"].tolist() == [1, 2, 1, 2] and t.notes == []
+
+
 def test_a_scored_row_without_an_id_refuses_the_file(tmp_path):
     from harness_ext.errors import IngestError
 

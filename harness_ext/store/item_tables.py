@@ -210,8 +210,9 @@ def _positions(codes: np.ndarray, task: pd.Series, ok, prefix, number, texts: pd
     pair_task, pair_id = pairs // n_ids, pairs % n_ids
     out = np.empty(len(pairs), dtype=np.int64)
     renumbered, why = [], ""
-    for t in np.unique(pair_task):
-        at = np.flatnonzero(pair_task == t)
+    starts = np.flatnonzero(np.diff(pair_task, prepend=-1))  # the pairs are sorted by task: one slice each
+    for lo, hi in zip(starts, np.append(starts[1:], len(pairs))):
+        t, at = pair_task[lo], np.arange(lo, hi)
         ids = pair_id[at]
         if _lossless(ok[ids], prefix[ids], number[ids]):
             out[at] = number[ids]
@@ -219,6 +220,8 @@ def _positions(codes: np.ndarray, task: pd.Series, ok, prefix, number, texts: pd
         out[at[np.argsort(first[at], kind="stable")]] = np.arange(len(at))
         renumbered.append((str(task.cat.categories[t]), len(at)))
         why = why or _why_renumbered(ok[ids], prefix[ids], number[ids], texts[ids])
+    if not renumbered:  # apart within each task, though not across the table (task A's 01, task B's 1)
+        return out[inverse.reshape(-1)]
     n = sum(k for _, k in renumbered)
     which = (f"task {renumbered[0][0]!r}" if len(renumbered) == 1 else f"{len(renumbered)} tasks ("
              + ", ".join(t for t, _ in renumbered[:3]) + (", ..." if len(renumbered) > 3 else "") + ")")
@@ -234,7 +237,7 @@ def _why_renumbered(ok, prefix, number, texts) -> str:
     if len(set(prefix.tolist())) > 1:
         a, b = sorted(set(prefix.tolist()))[:2]
         return f"their prefixes differ ({a!r}, {b!r}), so their numbers alone would not tell them apart"
-    _, idx, inv = np.unique(number, return_index=True, return_inverse=True)
+    _, inv = np.unique(number, return_inverse=True)
     j = int(np.flatnonzero(np.bincount(inv.reshape(-1)) > 1)[0])
     twins = texts[inv.reshape(-1) == j][:2]
     return f"{twins[0]!r} and {twins[1]!r} have the same number"
