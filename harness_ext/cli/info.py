@@ -1,4 +1,5 @@
-"""The ``info`` command: what the store holds (counts, benchmarks, benchmark groups, conflicting cells)."""
+"""The ``info`` command: what the store holds (counts, benchmarks, benchmark groups, conflicting cells), item-level
+results included."""
 
 from __future__ import annotations
 
@@ -9,26 +10,42 @@ class StoreInfo(Result):
     """A summary of a store: ``summary()`` has its path and counts; the tables are the benchmarks,
     the benchmark groups and (when asked for) the cells whose value differs between source files."""
 
-    def __init__(self, path: str, counts: dict, benchmarks, groups, conflicts=None):
+    def __init__(self, path: str, counts: dict, benchmarks, groups, conflicts=None, item_benchmarks=None,
+                 item_conflicts=None):
+        import pandas as pd
+
         self.path = str(path)
         self.counts = dict(counts)
         self.benchmarks = benchmarks
         self.groups = groups
         self.conflicts = conflicts
+        self.item_benchmarks = item_benchmarks if item_benchmarks is not None else pd.DataFrame()
+        self.item_conflicts = item_conflicts
 
     def summary(self) -> dict:
         return {"store": self.path, "counts": self.counts}
 
     def tables(self) -> dict:
         out = {"benchmarks": self.benchmarks, "benchmark_groups": self.groups}
+        if len(self.item_benchmarks):
+            out["item_benchmarks"] = self.item_benchmarks
         if self.conflicts is not None:
             out["conflicts"] = self.conflicts
+        if self.item_conflicts is not None:
+            out["item_conflicts"] = self.item_conflicts
         return out
 
     def render(self) -> str:
-        lines = [f"store: {self.path}", ", ".join(f"{v} {k}" for k, v in self.counts.items())]
+        from ..store.item_info import COUNT_KEYS
+
+        cells = {k: v for k, v in self.counts.items() if k not in COUNT_KEYS}
+        lines = [f"store: {self.path}", ", ".join(f"{v} {k}" for k, v in cells.items())]
+        if self.counts.get("item_sources"):  # a store of results alone says nothing of items
+            lines.append("item level: " + ", ".join(f"{self.counts[k]} {k.replace('_', ' ')}" for k in COUNT_KEYS))
         if len(self.benchmarks):
             lines += ["", format_table(self.benchmarks, index=False)]
+        if len(self.item_benchmarks):
+            lines += ["", "item-level results:", format_table(self.item_benchmarks, index=False)]
         if len(self.groups):
             g = self.groups.assign(members=self.groups["members"].str.slice(0, 80))
             lines += ["", "benchmark groups (query one with --benchmark GROUP):", format_table(g, index=False)]
@@ -38,14 +55,24 @@ class StoreInfo(Result):
         elif n:
             lines += ["", f"{n} cells have values that disagree between source files (the first-ingested is used); "
                           "see 'harness-ext info --conflicts'"]
+        n = self.counts.get("item_conflicts", 0)
+        if self.item_conflicts is not None and n:
+            lines += ["", "item scores that disagree between source files (the first stored is used):",
+                      format_table(self.item_conflicts, index=False)]
+        elif n:
+            lines += ["", f"{n} item scores disagree between source files (the first stored is used); "
+                          "see 'harness-ext info --conflicts'"]
         return "\n".join(lines)
 
 
 def store_info(store, conflicts: bool = False) -> StoreInfo:
     """The :class:`StoreInfo` of an open :class:`~harness_ext.store.db.Store`."""
-    counts = store.counts()
+    from ..store.item_info import item_benchmarks, item_conflicts, item_counts
+
+    counts = {**store.counts(), **item_counts(store)}
     return StoreInfo(store.path, counts, store.benchmarks(), store.benchmark_groups(),
-                     store.conflicts() if conflicts else None)
+                     store.conflicts() if conflicts else None, item_benchmarks(store),
+                     item_conflicts(store) if conflicts else None)
 
 
 def run(args) -> int:

@@ -55,10 +55,10 @@ def run(args) -> int:
     print(report.summary())
     counts = {status: len(report.by_status(status)) for status in ("ingested", "unchanged", "skipped")}
     args.json_payload = {"title": "ingest", "summary": {"text": report.summary(), "n_results": report.n_results,
-                                                        "files": counts},
+                                                        "files": counts, "n_item_conflicts": report.n_item_conflicts},
                          "tables": {"files": [{"path": f.path, "status": f.status, "adapter": f.adapter,
                                                "n_results": f.n_results, "n_samples": f.n_samples, "reason": f.reason,
-                                               "notes": list(f.notes),
+                                               "notes": list(f.notes), "item_conflicts": f.item_conflicts,
                                                "conflicts": [str(c) for c in f.conflicts]} for f in report.files]}}
     if report.group:
         name, added = report.group

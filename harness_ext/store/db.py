@@ -580,7 +580,11 @@ class Store:
 
     # -- reading --------------------------------------------------------------------------
     def counts(self) -> dict:
-        q = "SELECT (SELECT count(*) FROM sources), (SELECT count(*) FROM models), (SELECT count(*) FROM datasets), (SELECT count(*) FROM results)"
+        # Datasets as benchmarks() counts them, so its rows sum to the header: distinct (benchmark, name) with
+        # results, aggregates apart (the table's rows are (benchmark, name, metric) triples).
+        q = ("SELECT (SELECT count(*) FROM sources), (SELECT count(*) FROM models), (SELECT count(DISTINCT "
+             "(benchmark, name)) FROM datasets WHERE coalesce(kind, 'dataset') <> 'aggregate' AND dataset_id IN "
+             "(SELECT dataset_id FROM results)), (SELECT count(*) FROM results)")
         s, m, d, r = self.con.execute(q).fetchone()
         return {"sources": s, "models": m, "datasets": d, "results": r, "conflicts": self.n_conflicting_cells()}
 

@@ -74,6 +74,11 @@ class IngestReport:
     def conflicts(self) -> list:
         return [c for f in self.files for c in f.conflicts]
 
+    @property
+    def n_item_conflicts(self) -> int:
+        """Item scores that differ from another file's score of the same item (both kept; the first is used)."""
+        return sum(f.item_conflicts for f in self.files)
+
     def summary(self) -> str:
         ing, unch, skip = (len(self.by_status(s)) for s in ("ingested", "unchanged", "skipped"))
         logs = [f for f in self.by_status("ingested") if f.adapter == SAMPLES_ADAPTER]
@@ -82,11 +87,14 @@ class IngestReport:
         samples += f", {sum(f.n_samples for f in items)} item scores from {len(items)} item files" if items else ""
         quiet = sum(f.quiet for f in self.by_status("skipped"))
         known = f" ({quiet} of them metadata files with no results)" if quiet else ""
+        # Item scores are counted apart from result cells: a file's item conflicts are in its notes as well.
+        n_items = self.n_item_conflicts
+        item_conflicts = f" and {n_items} conflicting item scores" if n_items else ""
         n_notes = sum(len(f.notes) for f in self.files)
         notes = f"; {n_notes} notes on how files were read" if n_notes else ""
         return (
             f"{ing} files ingested ({self.n_results} results{samples}), {unch} unchanged (already in the store), "
-            f"{skip} skipped{known}, {len(self.conflicts)} conflicting values{notes}"
+            f"{skip} skipped{known}, {len(self.conflicts)} conflicting values{item_conflicts}{notes}"
         )
 
     def note_lines(self, limit: int = 50) -> list:

@@ -29,6 +29,8 @@ class FileReport:
     reason: str = ""
     conflicts: list = field(default_factory=list)
     n_samples: int = 0  # per-sample scores, for an lm-eval samples_<task>_<date>.jsonl log or an item table
+    #: Item scores this file gives with another value than a file stored before (both kept; the first is used).
+    item_conflicts: int = 0
     #: A skipped file its adapter knows holds no results (:class:`~harness_ext.errors.NotResults`): no warning.
     quiet: bool = False
     #: What the adapter's heuristics did to the file's data (:meth:`harness_ext.types.SourceFile.note`): columns

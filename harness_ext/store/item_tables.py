@@ -28,8 +28,9 @@ of 429 models is 429 source rows sharing the file's path; the benchmark is kept 
 ``benchmark`` (added to existing stores when they are next written), not repeated on every item row.
 :func:`item_rows` gives the item table with it: model, benchmark, task, item, metric, score, source file.
 
-Item ids that are whole numbers are kept as numbers; any other id is mapped to a stable 63-bit number
-(:func:`harness_ext.store.samples._doc_id`). A missing score (empty, NaN) is no row and is counted;
+A task's item ids keep their numbers when that keeps them apart: whole numbers, or one prefix and distinct
+numbers (``id1``, ``id2``); any other task's ids are numbered 0, 1, ... in order of first appearance, with a
+note (:func:`_item_ids`), so distinct ids are never merged. A missing score (empty, NaN) is no row and is counted;
 the same (model, task, item) twice with the same score is kept once and counted; with two different
 scores the file is refused, naming the first such item.
 """
@@ -44,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IngestError
+from ..types import _NAMES_OK, _check_text
 from .ingest_files import ITEMS_ADAPTER, FileReport
 from .item_format import LAYOUTS, ItemTable
 
@@ -133,16 +135,112 @@ def _scores(values, path: Path) -> np.ndarray:
     return out
 
 
-def _item_ids(values) -> np.ndarray:
-    from .samples import _doc_id
+#: A text id the store may keep as its number: a prefix of letters, ``_`` or ``-``, then up to 18 digits.
+_NUMBERED = r"^([A-Za-z_-]*)(\d{1,18})$"
 
+
+def _item_ids(values, task: pd.Series, path: Path, notes: list) -> np.ndarray:
+    """Item ids as the store's integer ``doc_id``: the ids' own numbers where that keeps them apart, else positions.
+
+    An id's number is the id itself for a whole number and the digits of ``<prefix><digits>`` (``id147``) else.
+    A task keeps them when its ids all have one and the same prefix and no two share a number: ``dev-0`` and
+    ``test-0``, or ``id01`` and ``id1``, would be one item, and the file's scores of one would overwrite the
+    other's. Any other task's ids are numbered 0, 1, ... in order of first appearance (a note counts them):
+    the numbers lm-eval's ``--samples`` gets, so they never carry a hash or a path's digits.
+
+    Parameters
+    ----------
+    values : array-like
+        The item column, one per row.
+    task : pandas.Series
+        Each row's task, categorical (ids are kept apart within a task).
+    path : pathlib.Path
+        The file, for the error.
+    notes : list
+        Extended with one note when a task's ids are numbered by position.
+
+    Raises
+    ------
+    IngestError
+        For a row without an item id.
+    """
     s = pd.Series(values)
+    if s.dtype.kind in "iu":  # whole numbers (the shared tables' int32): kept, as distinct as they are
+        return s.to_numpy(dtype=np.int64)
     if isinstance(s.dtype, pd.CategoricalDtype):  # each distinct id once, then by code
-        return _item_ids(s.cat.categories.to_numpy())[s.cat.codes.to_numpy()]
-    num = pd.to_numeric(s, errors="coerce")
-    if num.notna().all() and (num == np.floor(num)).all() and (num.abs() < 2 ** 63).all():
-        return num.to_numpy(dtype=np.int64)
-    return np.fromiter((_doc_id(v) for v in s.astype(str)), dtype=np.int64, count=len(s))
+        codes, uniques = s.cat.codes.to_numpy(), s.cat.categories.to_numpy()
+    else:
+        codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    texts = pd.Index(uniques).astype(str)
+    blank = np.append(np.asarray(texts.str.strip() == "", dtype=bool), True)  # code -1 (missing) reads the last
+    empty = blank[codes]
+    if empty.any():
+        raise IngestError(path, f"{int(empty.sum())} rows with a score have no item id")
+    ok, prefix, number = _id_numbers(uniques, texts)
+    used = np.bincount(codes, minlength=len(texts)) > 0
+    if _lossless(ok[used], prefix[used], number[used]):  # for the whole table, so for each of its tasks
+        return number[codes]
+    return _positions(codes, task, ok, prefix, number, texts, notes)
+
+
+def _id_numbers(uniques, texts: pd.Index) -> tuple:
+    """``(parsed, prefix, number)`` per distinct id: whole numbers with prefix ``""``, else ``<prefix><digits>``."""
+    num = pd.to_numeric(pd.Series(uniques, dtype=object), errors="coerce").to_numpy(dtype=float)
+    whole = np.isfinite(num) & (num == np.floor(num)) & (np.abs(num) < 2.0 ** 63)
+    parts = pd.Series(texts).str.extract(_NUMBERED)
+    named = parts[1].notna().to_numpy() & ~whole
+    prefix = np.where(named, parts[0].fillna("").to_numpy(dtype=object), "")
+    number = np.zeros(len(texts), dtype=np.int64)
+    number[whole] = num[whole].astype(np.int64)
+    number[named] = parts[1][named].astype(np.int64).to_numpy()
+    return whole | named, prefix, number
+
+
+def _lossless(ok: np.ndarray, prefix: np.ndarray, number: np.ndarray) -> bool:
+    """Whether these distinct ids keep apart as numbers: each has one, all one prefix, no number twice."""
+    return bool(ok.all()) and len(set(prefix.tolist())) <= 1 and len(np.unique(number)) == len(number)
+
+
+def _positions(codes: np.ndarray, task: pd.Series, ok, prefix, number, texts: pd.Index,
+               notes: list) -> np.ndarray:
+    """Per task, the ids' numbers where they keep apart (:func:`_lossless`), else positions by first appearance."""
+    n_ids = max(len(texts), 1)
+    key = task.cat.codes.to_numpy().astype(np.int64) * n_ids + codes
+    pairs, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    pair_task, pair_id = pairs // n_ids, pairs % n_ids
+    out = np.empty(len(pairs), dtype=np.int64)
+    renumbered, why = [], ""
+    starts = np.flatnonzero(np.diff(pair_task, prepend=-1))  # the pairs are sorted by task: one slice each
+    for lo, hi in zip(starts, np.append(starts[1:], len(pairs))):
+        t, at = pair_task[lo], np.arange(lo, hi)
+        ids = pair_id[at]
+        if _lossless(ok[ids], prefix[ids], number[ids]):
+            out[at] = number[ids]
+            continue
+        out[at[np.argsort(first[at], kind="stable")]] = np.arange(len(at))
+        renumbered.append((str(task.cat.categories[t]), len(at)))
+        why = why or _why_renumbered(ok[ids], prefix[ids], number[ids], texts[ids])
+    if not renumbered:  # apart within each task, though not across the table (task A's 01, task B's 1)
+        return out[inverse.reshape(-1)]
+    n = sum(k for _, k in renumbered)
+    which = (f"task {renumbered[0][0]!r}" if len(renumbered) == 1 else f"{len(renumbered)} tasks ("
+             + ", ".join(t for t, _ in renumbered[:3]) + (", ..." if len(renumbered) > 3 else "") + ")")
+    notes.append(f"{n} item ids of {which} numbered from 0 in order of first appearance (the document numbers "
+                 f"lm-eval's --samples gets): {why}")
+    return out[inverse.reshape(-1)]
+
+
+def _why_renumbered(ok, prefix, number, texts) -> str:
+    """Why a task's ids cannot keep their numbers, with an example."""
+    if not ok.all():
+        return f"{texts[int(np.flatnonzero(~ok)[0])]!r} is not a number or a prefix and a number"
+    if len(set(prefix.tolist())) > 1:
+        a, b = sorted(set(prefix.tolist()))[:2]
+        return f"their prefixes differ ({a!r}, {b!r}), so their numbers alone would not tell them apart"
+    _, inv = np.unique(number, return_inverse=True)
+    j = int(np.flatnonzero(np.bincount(inv.reshape(-1)) > 1)[0])
+    twins = texts[inv.reshape(-1) == j][:2]
+    return f"{twins[0]!r} and {twins[1]!r} have the same number"
 
 
 def _labels(values) -> pd.Categorical:
@@ -220,13 +318,15 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
     metric_default = str(spec.get("metric") or ("acc" if binary else "score"))
     mtcol = _pick(header, ("metric",))
     metric = _labels(df[mtcol]) if mtcol else _constant(len(df), metric_default)
-    frame = pd.DataFrame({"model": models, "task": task, "doc_id": _item_ids(df[icol]),
-                          "metric": metric, "value": score})
+    frame = pd.DataFrame({"model": models, "task": task, "metric": metric, "value": score})
     bcol = _pick(header, ("benchmark",))
     bench = spec.get("benchmark") or (str(df[bcol].iloc[0]) if bcol and len(df) else path.parent.name or path.stem)
+    item = df[icol] if keep.all() else df[icol][keep]
     del df, score, models, task, metric  # the frame holds what is kept: the file's own columns can go
     if not keep.all():
         frame = frame[keep]
+    frame.insert(2, "doc_id", _item_ids(item, frame["task"], path, notes))  # ids of scored rows only
+    del item
     frame = _dedupe(frame, path, notes)
     digest.update(f"\0items={sorted(spec.items())}".encode())  # the same digest as of the bytes and the block
     sha = digest.hexdigest()
@@ -357,8 +457,42 @@ def ingest_item_tables(store, tables: list, read=read_item_table) -> list:
             reason = exc.reason if isinstance(exc, IngestError) else "too large to read in memory"
             out.append(FileReport(str(path), "skipped", ITEMS_ADAPTER, reason=reason))
             continue
+        try:
+            check_names(table)
+        except IngestError as exc:
+            out.append(FileReport(str(path), "skipped", ITEMS_ADAPTER, reason=exc.reason))
+            continue
         out.append(_store_table(store, table, shas))
     return out
+
+
+def check_names(table: ItemTable) -> None:
+    """Refuse a table whose model, task, metric or benchmark name ``reduce`` could not write, as results are refused.
+
+    The names go into task lists, YAMLs and configs one per line (:func:`harness_ext.safe_output.list_line`): a line
+    break stored at ingest (a task ``"a\\ninclude: /etc/passwd"``) failed the whole benchmark's ``reduce`` later,
+    naming no file. Each distinct name is checked once (:func:`harness_ext.types._check_text`).
+
+    Raises
+    ------
+    IngestError
+        Naming the file, the field and the name.
+    """
+    frame = table.frame
+    for what in ("model", "task", "metric"):
+        col = frame[what]
+        names = col.cat.categories if isinstance(col.dtype, pd.CategoricalDtype) else pd.unique(col)
+        for name in names:
+            _check_name(table.path, what, name)
+    _check_name(table.path, "benchmark", table.benchmark)
+
+
+def _check_name(path, what: str, name) -> None:
+    if name in _NAMES_OK:  # names repeat across files (a benchmark's tasks, its models): each is checked once
+        return
+    if not isinstance(name, str) or not name.strip():
+        raise IngestError(path, f"{what} must be a non-empty name, got {name!r}")
+    _check_text(path, what, name)
 
 
 def _group_sha(file_sha: str, model: str, task: str) -> str:
@@ -394,7 +528,8 @@ def _store_table(store, table: ItemTable, shas: set):
                             "n_rows": counts[new], "ingested_at": now, "benchmark": table.benchmark})
     rows = frame if frame is not table.frame else frame.copy(deep=False)  # the table's own frame stays as read
     rows["source_id"] = ids[gid]
-    notes += _overlap_notes(con, rows)
+    overlap, n_differ = _overlap_notes(con, rows)
+    notes += overlap
     import duckdb
 
     try:
@@ -408,25 +543,31 @@ def _store_table(store, table: ItemTable, shas: set):
     shas.update(sources["sha256"])
     n = con.execute("SELECT count(*) FROM samples WHERE source_id BETWEEN ? AND ?",
                     [int(ids[new].min()), int(ids[new].max())]).fetchall()[0][0]  # counted from the committed store
-    return FileReport(str(table.path), "ingested", ITEMS_ADAPTER, n_samples=int(n), notes=notes)
+    return FileReport(str(table.path), "ingested", ITEMS_ADAPTER, n_samples=int(n), notes=notes,
+                      item_conflicts=int(n_differ))
 
 
-def _overlap_notes(con, rows: pd.DataFrame) -> list:
-    """Notes on items this file scores that another stored file already scores: how many, and how many differ.
+def _overlap_notes(con, rows: pd.DataFrame) -> tuple:
+    """``(notes, n_differ)``: notes on items this file scores that another stored file already scores (how many, and
+    how many differ, by more than :data:`~harness_ext.store.tables.CONFLICT_TOLERANCE` as result cells), and how many
+    differ (the ingest summary's conflicting item scores).
 
     Both rows are kept (as for per-sample logs); the first stored is the one the prompt-level analyses use.
     """
+    from .tables import CONFLICT_TOLERANCE
+
     pairs = rows[["model", "task"]].drop_duplicates().astype(str)
     con.register("_item_pairs", pairs)
     try:
         seen = con.execute("SELECT count(*) FROM (SELECT DISTINCT model, task FROM samples) s "
                            "JOIN _item_pairs USING (model, task)").fetchall()[0][0]
         if not seen:
-            return []
+            return [], 0
         con.register("_item_new", rows)
         try:
             same, differ = con.execute(
-                """SELECT count(*) FILTER (WHERE s.value = n.value), count(*) FILTER (WHERE s.value <> n.value)
+                f"""SELECT count(*) FILTER (WHERE abs(s.value - n.value) <= {CONFLICT_TOLERANCE}),
+                          count(*) FILTER (WHERE abs(s.value - n.value) > {CONFLICT_TOLERANCE})
                    FROM _item_new n JOIN samples s USING (model, task, doc_id, metric)""").fetchall()[0]
         finally:
             con.unregister("_item_new")
@@ -437,8 +578,8 @@ def _overlap_notes(con, rows: pd.DataFrame) -> list:
         out.append(f"{same} item scores already stored from another file with the same value (both kept)")
     if differ:
         out.append(f"{differ} item scores already stored from another file with a different value "
-                   "(both kept; the first stored is used)")
-    return out
+                   "(both kept; the first stored is used; 'harness-ext info --conflicts' lists them)")
+    return out, differ
 
 
 def item_rows(store, task: Optional[str] = None, benchmark: Optional[str] = None) -> pd.DataFrame:
