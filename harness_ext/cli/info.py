@@ -39,7 +39,10 @@ class StoreInfo(Result):
         from ..store.item_info import COUNT_KEYS
 
         cells = {k: v for k, v in self.counts.items() if k not in COUNT_KEYS}
-        lines = [f"store: {self.path}", ", ".join(f"{v} {k}" for k, v in cells.items())]
+        # Cells, not values: ingest counts each file's values that disagree with those stored, so one cell
+        # written by three files is two conflicting values there and one conflicting cell here.
+        labels = {"conflicts": "cells with conflicting values"}
+        lines = [f"store: {self.path}", ", ".join(f"{v} {labels.get(k, k)}" for k, v in cells.items())]
         if self.counts.get("item_sources"):  # a store of results alone says nothing of items
             lines.append("item level: " + ", ".join(f"{self.counts[k]} {k.replace('_', ' ')}" for k in COUNT_KEYS))
         if len(self.benchmarks):
