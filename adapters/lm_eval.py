@@ -246,13 +246,11 @@ _TEMPLATES: dict = {}
 _NONE = type(None)
 
 
-@lru_cache(maxsize=1)
 def builtin_groups() -> frozenset:
     """lm-eval's own group and tag names (``harness_ext/data/lm_eval_groups.txt``, from lm-eval 0.4.13)."""
-    from importlib.resources import files
+    from harness_ext.store.lm_eval_tasks import shipped_group_names
 
-    text = (files("harness_ext") / "data" / "lm_eval_groups.txt").read_text(encoding="utf-8")
-    return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+    return shipped_group_names()
 
 
 def own_groups(group_subtasks) -> dict:

@@ -73,7 +73,9 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
         head += HELM_ITEMS_NOTE + _helm_items_cost(manifest, several)
     if skipped:
         head.append(comment(f"No HELM run entry known for: {', '.join(map(quoted, skipped))}"))
-    body = "entries: [\n" + ",\n".join(lines) + ("\n" if lines else "") + "]\n"
+    # An empty entries list makes helm-run run nothing and say little: say so here instead of writing one.
+    body = ("entries: [\n" + ",\n".join(lines) + "\n]\n" if lines else
+            "# No dataset of this subset has a HELM run entry, so there is nothing for helm-run to run.\n")
     path = Path(out_dir) / f"run_entries_{group_stem(manifest)}.conf"
     path.write_text("\n".join(head) + "\n" + body, encoding="utf-8")
     return [path]

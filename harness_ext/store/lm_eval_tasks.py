@@ -45,7 +45,12 @@ CREATE TABLE IF NOT EXISTS task_configs (
     task VARCHAR NOT NULL, sha256 VARCHAR NOT NULL, config JSON NOT NULL, source VARCHAR NOT NULL,
     config_source VARCHAR, ingested_at TIMESTAMP NOT NULL, PRIMARY KEY (task, sha256));
 """
-_TASK_LINE = re.compile(r'^\s*["\']?task["\']?\s*:\s*["\']?([^"\'\n#\[\]{}]+?)["\']?\s*$', re.M)
+# A name lm-eval resolves: a task, a group (``group: mmlu_pro``) or a tag, one per line (``tag: x``) or as a
+# block list (``tag:`` then ``- x`` lines).
+_NAME_LINE = re.compile(r'^[ \t]*["\']?(?:task|group|tag)["\']?[ \t]*:[ \t]*["\']?([^"\'\n#\[\]{}]+?)["\']?[ \t]*$',
+                        re.M)
+_TAG_BLOCK = re.compile(r'^["\']?tag["\']?\s*:\s*\n((?:[ \t]*-[ \t]*[^\n]*\n?)+)', re.M)
+_TAG_ITEM = re.compile(r'^[ \t]*-[ \t]*["\']?([A-Za-z0-9_.\-]+)["\']?[ \t]*(?:#.*)?$', re.M)
 
 
 def clean_config(config: dict, model_args: Optional[dict] = None) -> tuple:
@@ -152,7 +157,8 @@ def lm_eval_tasks_dir() -> Optional[Path]:
 
 @lru_cache(maxsize=4)
 def builtin_task_index(root: Optional[Path] = None) -> dict:
-    """``{task name: yaml path}`` of every task defined in lm-eval's own task folder.
+    """``{name: yaml path}`` of every task, group and tag defined in lm-eval's own task folder: every name
+    ``lm_eval --tasks`` resolves by itself (``mmlu_pro`` is a group, ``mmlu_anatomy`` a task).
 
     Reads the YAML files as text (about 1 s for lm-eval 0.4's 14,000 files) rather than
     building lm-eval's TaskManager index (about 15 s), which resolves every include.
@@ -168,9 +174,73 @@ def builtin_task_index(root: Optional[Path] = None) -> dict:
             text = f.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        for m in _TASK_LINE.finditer(text):
+        for m in _NAME_LINE.finditer(text):
             names.setdefault(m.group(1).strip(), f)
+        for block in _TAG_BLOCK.finditer(text):
+            for m in _TAG_ITEM.finditer(block.group(1)):
+                names.setdefault(m.group(1), f)
     return names
+
+
+@lru_cache(maxsize=1)
+def shipped_group_names() -> frozenset:
+    """lm-eval's own group and tag names as harness-ext ships them (``harness_ext/data/lm_eval_groups.txt``, from
+    lm-eval 0.4.13), for when lm-eval is not installed."""
+    from importlib.resources import files
+
+    text = (files("harness_ext") / "data" / "lm_eval_groups.txt").read_text(encoding="utf-8")
+    return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+def foreign_tasks(tasks: dict) -> dict:
+    """Entries of the manifest's ``lm_eval_tasks`` for tasks whose items came from another source than lm-eval.
+
+    Parameters
+    ----------
+    tasks : dict
+        ``{task: benchmark}``: item tables of HELM Lite name their tasks ``commonsense``, ``gsm``, ``mmlu``.
+
+    Returns
+    -------
+    dict
+        ``{task: entry}``, each ``origin`` ``"unknown"`` with its ``reason``; ``builtin`` (the YAML in lm-eval's task
+        folder, or the release whose group names were checked) where lm-eval has a task, group or tag of that
+        name: another evaluation than these items (lm-eval's ``mmlu`` is its 57-subject group), which
+        ``lm_eval --tasks`` would run instead, whole, since ``--samples`` matches no document of it.
+    """
+    root = lm_eval_tasks_dir()
+    index = builtin_task_index(root) if root is not None else {}
+    shipped = shipped_group_names() if root is None else frozenset()
+    out = {}
+    for task, bench in tasks.items():
+        src = f"its items come from {bench or 'another source'}'s item table, not from lm-eval"
+        where = (index[task].relative_to(root).as_posix() if task in index
+                 else "lm-eval 0.4.13's group names (lm-eval is not installed)" if task in shipped else None)
+        if where is None:
+            out[task] = {"origin": "unknown", "reason": f"{src}, and lm-eval has no task of this name"}
+        else:
+            out[task] = {"origin": "unknown", "builtin": where,
+                         "reason": f"{src}; lm-eval's own task or group of this name ({where}) is another evaluation"}
+    return out
+
+
+def foreign_task_warnings(found: dict) -> list:
+    """``reduce --items`` warnings on the :func:`foreign_tasks` entries: name clashes first, they run the wrong task."""
+    clash = [t for t, e in found.items() if e.get("builtin")]
+    other = [t for t, e in found.items() if not e.get("builtin")]
+    out = []
+    if clash:
+        named = [f"{t} ({found[t]['builtin']})" for t in clash[:5]]
+        out.append(f"{len(clash)} item task(s) have the name of another lm-eval task or group: {', '.join(named)}"
+                   f"{' ...' if len(clash) > 5 else ''}; lm-eval would run its own task, all of it (--samples matches "
+                   "none of its documents), so the lm-eval group leaves them out: run their items in the harness they "
+                   "came from, or with a task definition of another name whose documents are in the source's order")
+    if other:
+        out.append(f"{len(other)} item task(s) are not lm-eval tasks: {', '.join(other[:6])}"
+                   f"{' ...' if len(other) > 6 else ''}; the lm-eval group lists them, and lm-eval runs it only with a "
+                   "task definition of each name, whose documents are in the source's order, added to the folder "
+                   "(the group YAML says which)")
+    return out
 
 
 def resolve_tasks(tasks: Iterable[str], store=None, local_data: Iterable = ()) -> dict:

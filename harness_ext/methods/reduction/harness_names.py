@@ -30,6 +30,9 @@ IFEval                 ``ifeval``
 ARC                    ``arc_easy``, ``arc_challenge``               none: HELM has no ARC scenario
 =====================  ============================================  ===========================================
 
+Names that mean a scenario in one benchmark only (:data:`BENCHMARK_EQUIVALENTS`): HELM Lite's ``commonsense`` is
+OpenbookQA; the Open LLM Leaderboard v2's titles are lm-eval's ``leaderboard_*`` tasks, which it ran.
+
 No lm-eval equivalent: NarrativeQA (lm-eval's ``scrolls_narrativeqa`` reads the
 whole book, HELM the summary), NaturalQuestions open-book, QuAC, MS MARCO,
 XSUM (HELM's sampled split), IMDB, CivilComments, RAFT, WildBench, Omni-MATH
@@ -85,6 +88,12 @@ class Equivalent:
 
 
 _CANON = ",data_augmentation=canonical"
+_OPENBOOKQA = Equivalent(
+    ("openbookqa",), ("openbookqa",),
+    ("commonsense:model=full_functionality_text,dataset=openbookqa,method=multiple_choice_separate_calibrated" + _CANON,),
+    ("commonsense:dataset=openbookqa,method=multiple_choice_joint,model=text_code",),
+    note="HELM Classic calibrates each answer's probability; lm-eval's acc_norm normalises it by length",
+    lm_eval_metric="acc_norm")
 EQUIVALENTS = (
     Equivalent(("mmlu",), tuple(f"mmlu_{s}" for s in HELM_MMLU_SUBJECTS),
                tuple(f"mmlu:subject={s},model=text{_CANON}" for s in HELM_MMLU_SUBJECTS),
@@ -99,11 +108,7 @@ EQUIVALENTS = (
     Equivalent(("hellaswag",), ("hellaswag",), (
         "commonsense:model=full_functionality_text,dataset=hellaswag,method=multiple_choice_separate_original" + _CANON,),
         note="HELM scores each ending by its probability, as lm-eval's acc"),
-    Equivalent(("openbookqa",), ("openbookqa",), (
-        "commonsense:model=full_functionality_text,dataset=openbookqa,method=multiple_choice_separate_calibrated"
-        + _CANON,), ("commonsense:dataset=openbookqa,method=multiple_choice_joint,model=text_code",),
-        note="HELM Classic calibrates each answer's probability; lm-eval's acc_norm normalises it by length",
-        lm_eval_metric="acc_norm"),
+    _OPENBOOKQA,
     Equivalent(("boolq",), ("boolq",), (f"boolq:model=text{_CANON}",)),
     Equivalent(("truthfulqa", "truthful_qa", "truthfulqa_mc1"), ("truthfulqa_mc1",),
                (f"truthful_qa:model=text,task=mc_single{_CANON}",)),
@@ -153,13 +158,44 @@ for _e in EQUIVALENTS:
         _BY_NAME.setdefault(_e.lm_eval[0], _e)
 #: Benchmarks whose datasets are HELM scenarios named by their display titles.
 HELM_BENCHMARKS_LITE = frozenset({"helm_lite", "helm_capabilities"})
+_LEADERBOARD = "the Open LLM Leaderboard v2's own lm-eval task (lm-eval's leaderboard group: its prompt and shots)"
+#: Names that mean a scenario only inside one benchmark, looked up before :data:`EQUIVALENTS`. HELM Lite's one
+#: ``commonsense`` scenario is OpenbookQA (HELM Classic's are HellaSwag and OpenbookQA). The Open LLM Leaderboard v2
+#: (Every Eval Ever's ``hf_open_llm_v2``) ran lm-eval's ``leaderboard_*`` tasks, whose prompts and scoring differ
+#: from ``mmlu_pro``, ``ifeval``, ... (lm-eval's ``tasks/leaderboard/leaderboard.yaml`` lists them; the metric is
+#: each task's or group's in its YAML). Its IFEval score sits above ``prompt_level_strict_acc`` for the same models
+#: (the leaderboard's item-level logs), so no one lm-eval metric is known to be it.
+BENCHMARK_EQUIVALENTS = {
+    "helm_lite": {"commonsense": _OPENBOOKQA},
+    "hf_open_llm_v2": {
+        "mmlu-pro": Equivalent(("mmlu-pro",), ("leaderboard_mmlu_pro",), note=_LEADERBOARD, helm_metric=None),
+        "bbh": Equivalent(("bbh",), ("leaderboard_bbh",), note=_LEADERBOARD, lm_eval_metric="acc_norm",
+                          helm_metric=None),
+        "gpqa": Equivalent(("gpqa",), ("leaderboard_gpqa",), note=_LEADERBOARD, lm_eval_metric="acc_norm",
+                           helm_metric=None),
+        "math level 5": Equivalent(("math level 5",), ("leaderboard_math_hard",), note=_LEADERBOARD,
+                                   lm_eval_metric="exact_match", helm_metric=None),
+        "musr": Equivalent(("musr",), ("leaderboard_musr",), note=_LEADERBOARD, lm_eval_metric="acc_norm",
+                           helm_metric=None),
+        "ifeval": Equivalent(("ifeval",), ("leaderboard_ifeval",), lm_eval_metric=None, helm_metric=None,
+                             note=_LEADERBOARD + "; the lm-eval metric that gives its IFEval score is not known"),
+    },
+}
+#: Benchmarks that ran lm-eval tasks of their own: a title not among their names has no equivalent (the general
+#: table's ``gpqa`` is another lm-eval task than the leaderboard's).
+OWN_TASK_BENCHMARKS = frozenset({"hf_open_llm_v2"})
+#: ``harness`` of a manifest dataset whose scores came from lm-eval result files under a benchmark named otherwise
+#: (a group of the user's own): its ``task`` is the lm-eval task.
+LM_EVAL_HARNESS = "lm-eval"
 
 
-def equivalent(name: str, task: Optional[str] = None) -> Optional[Equivalent]:
-    """The table entry for a dataset (by its name, then its task), or None."""
-    for key in (name, task):
-        if isinstance(key, str) and key.strip().lower() in _BY_NAME:
-            return _BY_NAME[key.strip().lower()]
+def equivalent(name: str, task: Optional[str] = None, benchmark: Optional[str] = None) -> Optional[Equivalent]:
+    """The table entry for a dataset (by its name, then its task; first among its benchmark's own names), or None."""
+    scoped = BENCHMARK_EQUIVALENTS.get(benchmark) or {}
+    for table in (scoped,) if benchmark in OWN_TASK_BENCHMARKS else (scoped, _BY_NAME):
+        for key in (name, task):
+            if isinstance(key, str) and key.strip().lower() in table:
+                return table[key.strip().lower()]
     return None
 
 
@@ -169,7 +205,7 @@ def _is_helm(entry: dict) -> bool:
 
 def _table_helm(entry: dict) -> tuple:
     """HELM run-entry descriptions for a manifest subset entry from the table (empty if none)."""
-    eq = equivalent(entry.get("name", ""), entry.get("task"))
+    eq = equivalent(entry.get("name", ""), entry.get("task"), entry.get("benchmark"))
     if eq is None:
         return ()
     if eq.names == ("mmlu",) and not _is_helm(entry):  # a leaderboard's "MMLU" is all 57 subjects
@@ -182,7 +218,7 @@ def _table_helm(entry: dict) -> tuple:
 
 def _table_lm_eval(entry: dict) -> tuple:
     """lm-eval tasks for a manifest subset entry from the table (empty if none)."""
-    eq = equivalent(entry.get("name", ""), entry.get("task"))
+    eq = equivalent(entry.get("name", ""), entry.get("task"), entry.get("benchmark"))
     if eq is not None and eq.names == ("mmlu",) and not _is_helm(entry):
         return ("mmlu",)  # lm-eval's group of all 57 subjects
     return eq.lm_eval if eq else ()
@@ -219,7 +255,7 @@ def lm_eval_task_list(entry: dict) -> list:
     """The lm-eval (v0.4) tasks that run a manifest subset entry (a HELM scenario may need several)."""
     if entry.get("benchmark") == MMLU_BENCHMARK:
         return [f"mmlu_{entry['name']}"]
-    if entry.get("benchmark") == "lm_eval":
+    if entry.get("benchmark") == "lm_eval" or entry.get("harness") == LM_EVAL_HARNESS:
         return [entry.get("task") or entry["name"]]
     if entry.get("benchmark") == "helm" and ":" in entry["name"]:
         subject = _helm_run_subject(entry["name"])
@@ -246,13 +282,18 @@ def _equivalent_of(entry: dict) -> Optional[Equivalent]:
         return equivalent(str(entry["name"]).split(":", 1)[0])
     if entry.get("benchmark") == MMLU_BENCHMARK:
         return equivalent("mmlu")
-    return equivalent(entry.get("name", ""), entry.get("task"))
+    return equivalent(entry.get("name", ""), entry.get("task"), entry.get("benchmark"))
 
 
 def lm_eval_metric(entry: dict) -> Optional[str]:
     """The lm-eval metric that scores a manifest dataset's lm-eval tasks (``metric,filter`` when the filter is
     not ``none``): its own metric for lm-eval results, the table's for a HELM scenario (HELM's EM on MMLU is
-    lm-eval's ``acc``); None when the table does not know it."""
+    lm-eval's ``acc``); None when the table does not know it. A benchmark that ran lm-eval under its own titles
+    (:data:`BENCHMARK_EQUIVALENTS`) takes the table's: its results name the metric otherwise (``Accuracy``)."""
+    scoped = BENCHMARK_EQUIVALENTS.get(entry.get("benchmark"))
+    if scoped and not _is_helm(entry):
+        eq = _equivalent_of(entry)
+        return eq.lm_eval_metric if eq is not None and eq.lm_eval else None
     if not _is_helm(entry):
         return entry.get("metric")
     eq = _equivalent_of(entry)
@@ -360,6 +401,20 @@ def population_task_warnings(subset: list) -> list:
             "scoring changed, so a "
             "new model's scores on the group may sit apart from the population's: run the population's tasks, or "
             "check the predictions against a full run"]
+
+
+def unknown_metric_warnings(subset: list) -> list:
+    """``reduce`` warnings for subset datasets from another harness whose lm-eval tasks are known but not the lm-eval
+    metric that gives their scores (the Open LLM Leaderboard v2's IFEval, HELM's LegalBench)."""
+    missing = [e for e in subset if lm_eval_task_list(e) and lm_eval_metric(e) is None]
+    if not missing:
+        return []
+    notes = sorted({eq.note for eq in map(_equivalent_of, missing) if eq is not None and eq.note})
+    shown = [f"{e['name']} as {', '.join(lm_eval_task_list(e))}" for e in missing[:4]]
+    return [f"the lm-eval group runs {len(missing)} subset datasets whose scores no known lm-eval metric gives "
+            f"({'; '.join(shown)}"
+            f"{' ...' if len(missing) > 4 else ''}): the group's row is their plain mean, not the estimate, and their "
+            "lm-eval results are not the population's scores" + (f" ({'; '.join(notes[:2])})" if notes else "")]
 
 
 def helm_description(entry: dict) -> Optional[str]:

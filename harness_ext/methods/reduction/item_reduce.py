@@ -539,17 +539,23 @@ def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
     from pathlib import Path
 
     from ...store.db import Store
+    from ...store.lm_eval_tasks import foreign_task_warnings, foreign_tasks
     from .manifest import attach_lm_eval_tasks
 
     if db in (None, ":memory:") or not Path(db).exists():
         raise HarnessExtError(f"--items needs a store with item-level results; {db} does not exist")
     with Store.open(db, read_only=True) as store:
         manifest = build_item_manifest(store, n_items, **kwargs)
-    # Item ids of other sources are positions in their own order, not lm-eval documents: no definition looked up.
+    # Item ids of other sources are positions in their own order, not lm-eval documents: no definition looked up,
+    # but a name lm-eval has itself (HELM Lite's "mmlu") must not make the group run lm-eval's task instead.
     view = {"subset": [e for e in manifest["subset"] if e["benchmark"] == "lm_eval"], "warnings": []}
+    foreign = {t: b.get("benchmark") for t, b in manifest["tasks"].items()
+               if b.get("benchmark") not in (None, "", "lm_eval")}
     if view["subset"]:
         attach_lm_eval_tasks(view, db, local_data)
-        manifest["lm_eval_tasks"] = view.get("lm_eval_tasks", {})
-        manifest["warnings"] += view["warnings"]
+    if view["subset"] or foreign:
+        found = foreign_tasks(foreign) if foreign else {}
+        manifest["lm_eval_tasks"] = {**view.get("lm_eval_tasks", {}), **found}
+        manifest["warnings"] += view["warnings"] + foreign_task_warnings(found)
         manifest["sizes"]["manifest_bytes"] = len(json.dumps(manifest, indent=2)) + 1
     return ItemReduceResult(manifest)

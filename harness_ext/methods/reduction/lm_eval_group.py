@@ -138,7 +138,8 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     samples.write_text(json.dumps({t: decode_ids(b["sample"]).tolist() for t, b in tasks.items()}) + "\n",
                        encoding="utf-8")
     cost = manifest["cost"]
-    foreign = sorted(t for t, b in tasks.items() if b.get("benchmark") not in (None, "", "lm_eval"))
+    foreign = sorted(t for t, b in tasks.items() if b.get("benchmark") not in (None, "", "lm_eval")
+                     and not ((manifest.get("lm_eval_tasks") or {}).get(t) or {}).get("builtin"))
     header = [comment(f"Reduced benchmark (items) written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
               comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {shown} --tasks {group} "
                       f"--samples {shown}/{samples.name} --log_samples --output_path results/"),
@@ -157,19 +158,32 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
         header.append(comment(f"Item ids of {', '.join(map(quoted, foreign[:10]))} are positions in the order of the "
                               "source they were ingested from, not necessarily lm-eval document indices: run these "
                               "tasks only with a task definition whose documents are in that order"))
+    sources = manifest.get("lm_eval_tasks") or {}
+    # A task named like one of lm-eval's own (HELM Lite's "mmlu") would run lm-eval's, whole: left out, with why.
+    clash = [t for t in tasks if (sources.get(t) or {}).get("builtin")]
+    listed = [t for t in tasks if t not in clash]
+    if clash:
+        header.append("# Left out of the group: lm-eval has a task or group of the same name that is another evaluation, "
+                      "and would run it\n# (all of it: --samples matches none of its documents). Run these items in "
+                      "their own harness:")
+        header += [comment(f"  {t}: {sources[t]['reason']}") for t in clash]
     # Task definitions kept from the ingested results are written beside the group (lm-eval takes one --include_path).
     written, unknown, taken = [], [], {group}
-    for t in tasks:
-        write_task_file(t, manifest.get("lm_eval_tasks") or {}, out_dir, shown, taken, written, unknown)
+    for t in listed:
+        write_task_file(t, sources, out_dir, shown, taken, written, unknown)
     header += task_file_notes(written, unknown)
+    path = out_dir / f"{group}.yaml"
+    if not listed:  # an empty task list is not a group lm-eval can run
+        header.append("# No task of this reduction can run under lm-eval, so there is no group to run.")
+        path.write_text("\n".join(header) + "\n", encoding="utf-8")
+        return [path, samples] + written
     doc = {"group": group, "group_alias": f"{manifest.get('benchmark') or group} ({'estimated from ' * estimated}"
                                           f"{run_share(manifest)})",
-           "task": list(tasks)}
+           "task": listed}
     files = [samples]
     if estimated:  # with mixed metrics, lm-eval needs one of them to call the aggregation; the row replaces it
         files.append(_estimate_aggregation(doc, metrics[0], out_dir))
     doc["metadata"] = {"version": 1.0}
-    path = out_dir / f"{group}.yaml"
     path.write_text("\n".join(header) + "\n" + _tagged(yaml_text(doc)), encoding="utf-8")
     return [path, *files] + written
 

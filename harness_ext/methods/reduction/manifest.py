@@ -99,8 +99,32 @@ def dense_cut_message(dropped: dict) -> str:
             "complete block; without --dense every observed cell is used")
 
 
-def _task_fields(meta: dict) -> dict:
-    return {k: meta.get(k) for k in ("benchmark", "metric", "task", "num_fewshot")}
+def _task_fields(meta: dict, lm_eval: bool = False) -> dict:
+    """A dataset's task fields; ``lm_eval``: its scores came from lm-eval results under another benchmark name than
+    lm-eval's (a group of the user's own), so its task is an lm-eval task (``harness``)."""
+    fields = {k: meta.get(k) for k in ("benchmark", "metric", "task", "num_fewshot")}
+    if lm_eval:
+        from .harness_names import LM_EVAL_HARNESS
+
+        fields["harness"] = LM_EVAL_HARNESS
+    return fields
+
+
+def lm_eval_group_columns(df: pd.DataFrame, db) -> frozenset:
+    """Columns of ``df`` whose scores the store read from lm-eval result files under a benchmark other than
+    ``lm_eval`` and ``mmlu`` (a group of the user's own is stored under the group's name): the manifest records
+    their harness, so the harness files name their lm-eval tasks. Empty without a store."""
+    from ...store.db import Store
+
+    meta = df.attrs.get("datasets") or {}
+    if db in (None, ":memory:") or not Path(db).exists() or not meta:
+        return frozenset()
+    with Store.open(db, read_only=True) as store:
+        rows = store.con.execute(
+            """SELECT DISTINCT benchmark, name FROM datasets WHERE benchmark NOT IN ('lm_eval', 'mmlu')
+               AND json_extract_string(metadata, '$.harness') = 'lm-evaluation-harness'""").fetchall()
+    found = set(rows)
+    return frozenset(c for c, md in meta.items() if (md.get("benchmark"), md.get("dataset")) in found)
 
 
 def build_manifest(
@@ -188,23 +212,25 @@ def build_manifest(
 def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state: int, group_name: str, db) -> dict:
     """The manifest of the reduction ``r`` (:class:`~harness_ext.methods.reduction.manifest_steps.Reduction`), its
     sections in the schema's order; ``names``: the selector, similarity, predictor and weighting asked for."""
-    from .harness_names import no_equivalent_warnings, population_task_warnings
+    from .harness_names import no_equivalent_warnings, population_task_warnings, unknown_metric_warnings
 
-    subset = subset_section(r)
+    lm_eval = lm_eval_group_columns(df, db)
+    subset = subset_section(r, lm_eval)
     manifest = {
         "manifest_version": MANIFEST_VERSION,
         "tool": {"name": "harness-ext", "version": __version__, "plugins": _plugin_versions(
             list(zip(("selectors", "similarity_measures", "predictors", "weighting_schemes"), names)))},
         "group_name": group_name,
         "source": source_section(df, r, db),
-        "datasets": datasets_section(r),
+        "datasets": datasets_section(r, lm_eval),
         "selection": selection_section(r, budget, random_state),
         "subset": subset,
         "prediction": prediction_section(r, random_state),
         "evidence": evidence_section(r),
         "aggregate": aggregate_section(r.plan.weights, names[3]),
         # Subset datasets that the lm-eval YAML or the HELM conf cannot run (listed there as comments).
-        "warnings": reduction_warnings(df, r) + no_equivalent_warnings(subset) + population_task_warnings(subset),
+        "warnings": reduction_warnings(df, r) + no_equivalent_warnings(subset) + population_task_warnings(subset)
+        + unknown_metric_warnings(subset),
     }
     m, d = r.facts.X.shape
     if m * d <= EMBED_MAX_CELLS:
@@ -250,16 +276,16 @@ def reduction_warnings(df: pd.DataFrame, r) -> list:
     return warnings
 
 
-def datasets_section(r) -> list:
+def datasets_section(r, lm_eval=frozenset()) -> list:
     """``datasets``: each column's task fields, weight, place in the subset, cross-validated error, cost and
-    normalisation."""
+    normalisation (``lm_eval``: the columns :func:`lm_eval_group_columns` found)."""
     facts = r.facts
     in_subset = set(r.sel.subset_idx.tolist())
     datasets = []
     for j, c in enumerate(facts.columns):
         md = facts.meta.get(c, {})
         datasets.append({
-            "name": c, **_task_fields(md), "weight": _num(r.plan.w[j]), "in_subset": bool(j in in_subset),
+            "name": c, **_task_fields(md, c in lm_eval), "weight": _num(r.plan.w[j]), "in_subset": bool(j in in_subset),
             "cv_rmse": _num(r.cv.rmse_d[j]),
             **({"cost": _num(float(facts.cost_vec[j]))} if facts.cost_vec is not None else {}),
             "normalisation": md.get("normalisation") or raw_normalisation(),
@@ -267,10 +293,10 @@ def datasets_section(r) -> list:
     return datasets
 
 
-def subset_section(r) -> list:
+def subset_section(r, lm_eval=frozenset()) -> list:
     """``subset``: the chosen datasets in selection order, with the coverage after each step."""
     columns, meta, coverage = r.facts.columns, r.facts.meta, r.sel.prowl.coverage
-    return [{"step": i + 1, "name": columns[j], **_task_fields(meta.get(columns[j], {})),
+    return [{"step": i + 1, "name": columns[j], **_task_fields(meta.get(columns[j], {}), columns[j] in lm_eval),
              "coverage": _num(coverage[i])} for i, j in enumerate(r.sel.subset_idx)]
 
 
