@@ -218,5 +218,6 @@ def correlation_text(manifest: dict) -> str:
     if not block.get("n_errors"):
         return f"\nThe benchmark's interval combines the tasks' errors as independent: {block['method']}."
     return (f"\nThe benchmark's interval combines the tasks' errors with their correlation on the population's held-out "
-            f"errors ({block['n_errors']} held-out estimates over both splits, 'in' and 'frontier'; off-diagonal {off.min():+.2f} to {off.max():+.2f} after shrinking "
+            f"errors ({block['n_errors']} held-out estimates over both splits, 'in' and 'frontier'; off-diagonal "
+            f"{off.min():+.2f} to {off.max():+.2f} after shrinking "
             f"{block['shrinkage']:.0%} of the way to independence).")
