@@ -155,9 +155,10 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
                      "# --log_samples; without them the row is the items' plain mean, labelled so).") if estimated else
                   "# The tasks' metrics are not known, so the group has no row: use 'harness-ext predict'.")
     if foreign:
-        header.append(comment(f"Item ids of {', '.join(map(quoted, foreign[:10]))} are positions in the order of the "
-                              "source they were ingested from, not necessarily lm-eval document indices: run these "
-                              "tasks only with a task definition whose documents are in that order"))
+        header.append(comment(f"Item ids of {', '.join(map(quoted, foreign[:10]))} are those of the table they were "
+                              "ingested from (its own numbers, or positions in its order), not necessarily lm-eval "
+                              "document indices: run these tasks only with a task definition whose documents are in "
+                              "that order"))
     sources = manifest.get("lm_eval_tasks") or {}
     # A task named like one of lm-eval's own (HELM Lite's "mmlu") would run lm-eval's, whole: left out, with why.
     clash = [t for t in tasks if (sources.get(t) or {}).get("builtin")]
