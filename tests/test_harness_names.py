@@ -67,6 +67,7 @@ def test_helm_lite_subset_mmlu_narrativeqa_is_never_an_empty_task_list(tmp_path)
     m["subset"] = m["subset"][1:]
     [yml] = [p for p in write_lm_eval_yaml(m, tmp_path) if p.suffix == ".yaml"]
     assert yaml.safe_load(yml.read_text()) is None and "no group to run" in yml.read_text()
+    assert "Run: lm_eval" not in yml.read_text() and "NarrativeQA (helm_lite)" in yml.read_text()
 
 
 @pytest.mark.parametrize("name,bench,lm,helm", [

@@ -120,8 +120,9 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         header += [comment(f"  {s}") for s in skipped]
     path = out_dir / f"{group}.yaml"
     if not tasks:
-        # An empty task list is not a group lm-eval can run: say so instead of writing one.
-        header.append("# No dataset of this subset has an lm-eval task, so there is no group to run.")
+        # An empty task list is not a group lm-eval can run: say so instead of writing one (and no run line).
+        header = [header[0], "# No dataset of this subset has an lm-eval task, so there is no group to run."] + [
+            h for h in header[3:] if not h.startswith("# Item subset")]
         path.write_text("\n".join(header) + "\n", encoding="utf-8")
         return [path] + written + item_files
     path.write_text("\n".join(header) + "\n" + _tagged(yaml_text(doc)), encoding="utf-8")
