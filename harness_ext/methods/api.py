@@ -117,7 +117,7 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
 
 
 def load_matrix(store: Optional[PathLike] = None, benchmark=None, *, metric: Optional[str] = None,
-                datasets: Optional[str] = None, models: Optional[str] = None, source: Optional[str] = None,
+                datasets=None, models=None, source: Optional[str] = None,
                 num_fewshot: Optional[int] = None, rows: str = "model", dense=False, normalise: str = "chance",
                 aggregates=False, chance_file: Optional[PathLike] = None, aliases: bool = True) -> pd.DataFrame:
     """The models x datasets performance matrix of a store, as ``harness-ext matrix`` builds it.
@@ -129,7 +129,8 @@ def load_matrix(store: Optional[PathLike] = None, benchmark=None, *, metric: Opt
     benchmark : str or sequence of str, optional
         Benchmark(s) or benchmark group(s); default all.
     metric, datasets, models, source, num_fewshot, rows, dense, normalise, aggregates, chance_file, aliases
-        As :class:`harness_ext.store.matrix.MatrixQuery` (globs for ``datasets``/``models``/``source``).
+        As :class:`harness_ext.store.matrix.MatrixQuery` (globs for ``datasets``/``models``/``source``; a list of
+        globs for ``datasets`` or ``models`` keeps a name that matches any).
         ``normalise="none"`` gives the harness's own scores (what :func:`predict` takes).
 
     Returns
@@ -144,9 +145,11 @@ def load_matrix(store: Optional[PathLike] = None, benchmark=None, *, metric: Opt
     SimBA §2 (the performance matrix); missing cells are kept as missing, never cut to a dense block.
     """
     from ..store.db import Store
+    from ..store.globs import query_globs
     from ..store.matrix import MatrixQuery, load_matrix as _load
 
-    query = MatrixQuery(benchmarks=_names(benchmark), metric=metric, datasets=datasets, models=models, source=source,
+    query = MatrixQuery(benchmarks=_names(benchmark), metric=metric, datasets=query_globs(datasets),
+                        models=query_globs(models), source=source,
                         num_fewshot=num_fewshot, dense=dense, rows=rows, normalise=normalise, aggregates=aggregates,
                         chance_file=None if chance_file is None else str(chance_file), aliases=aliases)
     with Store.open(_existing_store(store), read_only=True) as s:
