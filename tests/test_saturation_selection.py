@@ -137,3 +137,19 @@ def test_cli_flag_reaches_the_manifest(tmp_path):
     man = json.loads((out / "manifest.json").read_text())
     assert man["selection"]["selector"]["params"]["demote_saturated"] is True
     assert "saturation" in man["selection"] and len(man["selection"]["selector"]["params"]["ceilings"]) == 8
+
+
+def test_selector_parameters_from_the_command_line(tmp_path, capsys):
+    """reduce --selector-param KEY=VALUE reaches the selector (and the manifest); an unknown key is refused."""
+    from harness_ext.cli import main
+    from harness_ext.store.ingest import bundled_data_path
+
+    db, out = tmp_path / "s.duckdb", tmp_path / "out"
+    assert main(["ingest", "--db", str(db), *map(str, sorted(bundled_data_path().glob("pythia-160m*")))]) == 0
+    base = ["reduce", "--db", str(db), "--benchmark", "lm_eval", "--models", "*-160m*", "--budget", "3", "--n-random",
+            "10", "--n-random-subsets", "5", "--format", "json", "--no-plot", "--out", str(out)]
+    assert main(base + ["--selector-param", "demote_saturated=true", "--selector-param", "headroom=0.4"]) == 0
+    params = json.loads((out / "manifest.json").read_text())["selection"]["selector"]["params"]
+    assert params["demote_saturated"] is True and params["headroom"] == 0.4
+    assert main(base + ["--selector-param", "no_such=1"]) != 0
+    assert "has no parameter 'no_such'" in capsys.readouterr().err

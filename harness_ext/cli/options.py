@@ -407,6 +407,21 @@ def weights_options(parser: argparse.ArgumentParser) -> None:
     add_out_option(a, "weights", "folder for PNG plots, CSV tables and summary.json")
 
 
+def parse_key_values(items, option: str) -> dict:
+    """``--OPTION KEY=VALUE`` given repeatedly, as a dict; each value read as YAML (``3``, ``true``, ``[a, b]``)."""
+    import yaml
+
+    from ..errors import HarnessExtError
+
+    out = {}
+    for item in items or ():
+        if "=" not in item:
+            raise HarnessExtError(f"{option} needs KEY=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        out[k.strip()] = yaml.safe_load(v)
+    return out
+
+
 # -- reduce, predict -------------------------------------------------------------------------
 def add_demote_saturated_option(parser):
     """``reduce --demote-saturated``: the subset chosen for models stronger than the store's
@@ -418,6 +433,9 @@ def add_demote_saturated_option(parser):
                              "predictions for models stronger than the store's, at some cost for models like them "
                              "(docs/frontier.md); the summary and the manifest (selection.saturation) list what it "
                              "demoted, with each dataset's headroom; off by default")
+    parser.add_argument("--selector-param", action="append", metavar="KEY=VALUE", default=None,
+                        help="a parameter of --selector (repeatable; the value read as YAML), e.g. "
+                             "headroom=0.3; also for the calibration's reselection, and recorded in the manifest")
 
 
 def reduce_options(parser):

@@ -62,7 +62,7 @@ def run(args) -> int:
         group_name=args.group_name, db=db, costs=costs, n_random_subsets=getattr(args, "n_random_subsets", None),
         items=getattr(args, "items", None), local_data=local_data,
         min_availability=getattr(args, "min_availability", None),
-        selector_params={"demote_saturated": True} if getattr(args, "demote_saturated", False) else None,
+        selector_params=_selector_params(args),
     )
     log.debug("reduce stage: harness files and plot")
     return _show(args, result, _write(args, result, formats, "error_vs_budget.png"))
@@ -108,3 +108,13 @@ def _run_items(args, db, formats) -> int:
                           allocation=getattr(args, "item_allocation", "neyman"), n_strata=getattr(args, "item_strata", 5),
                           stratum_allocation=getattr(args, "stratum_allocation", "proportional"))
     return _show(args, result, _write(args, result, formats, "expected_error_items.png"))
+
+
+def _selector_params(args) -> dict:
+    """The selector's parameters the user gave (``--selector-param``, ``--demote-saturated``), or None."""
+    from .options import parse_key_values
+
+    params = parse_key_values(getattr(args, "selector_param", None), "--selector-param")
+    if getattr(args, "demote_saturated", False):
+        params["demote_saturated"] = True
+    return params or None

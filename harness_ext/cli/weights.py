@@ -33,15 +33,9 @@ ANALYSIS_OUTPUTS = {
 
 
 def _parse_params(items) -> dict:
-    import yaml
+    from .options import parse_key_values
 
-    out = {}
-    for item in items or ():
-        if "=" not in item:
-            raise HarnessExtError(f"--param needs KEY=VALUE, got {item!r}")
-        k, v = item.split("=", 1)
-        out[k.strip()] = yaml.safe_load(v)
-    return out
+    return parse_key_values(items, "--param")
 
 
 def _load(args) -> tuple:
