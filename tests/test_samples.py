@@ -188,3 +188,25 @@ def test_every_eval_ever_instance_level_samples(tmp_path):
     with Store.open(":memory:") as s:
         rep = ingest_paths(s, [bad], show_progress=False)
     assert rep.files[0].status == "skipped" and "instance record" in rep.files[0].reason
+
+
+def test_eee_sample_ids_of_different_parts_stay_apart(tmp_path):
+    """Every Eval Ever ids: 'id12' is item 12 (HELM's and EEE's numbering), but 'dev1' and 'test1' are two items
+    (their numbers were read alike, merging them); two ids that read as one item refuse the file."""
+    import json
+
+    from harness_ext.errors import IngestError
+    from harness_ext.store.samples import read_eee_samples
+
+    def write(ids):
+        path = tmp_path / "run_samples.jsonl"
+        path.write_text("".join(json.dumps({"sample_id": i, "model_id": "m", "evaluation_name": "t",
+                                            "evaluation": {"score": float(k % 2)}}) + "\n" for k, i in enumerate(ids)))
+        return path
+
+    _, _, frame, _ = read_eee_samples(write(["id12", "id13"]))
+    assert sorted(frame["doc_id"]) == [12, 13]
+    _, _, frame, _ = read_eee_samples(write(["dev1", "test1", "dev2"]))
+    assert frame["doc_id"].nunique() == 3
+    with pytest.raises(IngestError, match="both read as item 1"):
+        read_eee_samples(write(["id1", "1"]))

@@ -96,8 +96,16 @@ def is_samples_file(path) -> bool:
     return bool(SAMPLES_FILE_RE.match(name) or EEE_SAMPLES_RE.match(name))
 
 
+#: Prefixes of a text sample id that only number the item (``id147``, HELM's instance ids): read as the number.
+#: Any other prefix (``dev1``, ``test1``) names a part of the data, so the whole text is hashed: the same for every
+#: file, and ``dev1`` and ``test1`` stay two items.
+NUMBERING_PREFIXES = frozenset({"", "id", "id_", "id-", "doc", "doc_", "doc-", "sample", "sample_", "sample-",
+                                "item", "item_", "item-", "instance", "instance_", "instance-"})
+
+
 def _doc_id(sample_id, path=None, lineno: int = 0) -> int:
-    """An integer id for an Every Eval Ever ``sample_id`` (``"id147"`` -> 147; other strings -> a stable hash).
+    """An integer id for an Every Eval Ever ``sample_id`` (``"id147"`` -> 147; other strings, ``"dev1"`` among
+    them, -> a stable hash of the text; see :data:`NUMBERING_PREFIXES`).
 
     Raises
     ------
@@ -110,9 +118,9 @@ def _doc_id(sample_id, path=None, lineno: int = 0) -> int:
                                     "range")
         return sample_id
     text = str(sample_id)
-    m = re.fullmatch(r"[A-Za-z_-]*(\d{1,18})", text)
-    if m:
-        return int(m.group(1))
+    m = re.fullmatch(r"([A-Za-z_-]*)(\d{1,18})", text)
+    if m and m.group(1).lower() in NUMBERING_PREFIXES:
+        return int(m.group(2))
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little") & (2**63 - 1)
 
 
@@ -175,7 +183,7 @@ def read_eee_samples(path) -> tuple:
         raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
     except (EOFError, gzip.BadGzipFile, UnicodeDecodeError) as exc:
         raise IngestError(path, f"cannot read: {exc}") from None
-    models, tasks = set(), set()
+    models, tasks, seen = set(), set(), {}
     doc_ids, metrics, values, hashes = [], [], [], []
     for lineno, s in _json_lines(path, text):
         if not isinstance(s, dict) or "sample_id" not in s or not isinstance(s.get("evaluation"), dict):
@@ -185,6 +193,11 @@ def read_eee_samples(path) -> tuple:
         tasks.add(str(s.get("evaluation_name")))
         ev = s["evaluation"]
         did = _doc_id(s["sample_id"], path, lineno)
+        # Two ids read as one item ("id1" and "1") would merge two items' scores: refused, not merged.
+        first = seen.setdefault(did, s["sample_id"])
+        if first != s["sample_id"]:
+            raise IngestError(path, f"line {lineno}: sample_id {str(s['sample_id'])[:40]!r} and "
+                                    f"{str(first)[:40]!r} both read as item {did}")
         for name, v in (("score", ev.get("score")), ("acc", ev.get("is_correct"))):
             if isinstance(v, bool):
                 v = float(v)
