@@ -1,0 +1,163 @@
+"""Faulty third-party plugins, registered in-process as installed ones: manifest writers that write subfolders or
+outside their folder, plugin code that raises or returns the wrong type (named in the CLI's error), similarity
+plugins whose matrix is not one, and the warnings plugins cause (one line each, silenced by -q)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+import textwrap
+import types
+
+import pytest
+
+import harness_ext.plugin_manager as pm_mod
+from harness_ext.errors import HarnessExtError, PluginError
+
+
+def _install(site, dist, module, body):
+    """A distribution ``dist`` providing the plugin module ``module`` (``body``), as pip would install it."""
+    (site / f"{module}.py").write_text(textwrap.dedent(body))
+    info = site / f"{dist.replace('-', '_')}-0.3.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.3\n")
+    (info / "entry_points.txt").write_text(f"[harness_ext]\n{dist} = {module}\n")
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    folder = tmp_path / "site"
+    folder.mkdir()
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delenv("HARNESS_EXT_LOAD_PLUGINS", raising=False)
+    monkeypatch.delenv("HARNESS_EXT_DISABLE_PLUGINS", raising=False)
+    pm_mod.reset_default_plugin_manager()
+    before = set(sys.modules)
+    yield folder
+    for mod in set(sys.modules) - before:
+        if mod.startswith("faulty_"):
+            sys.modules.pop(mod, None)
+    pm_mod._DISABLED.clear()
+    pm_mod.reset_default_plugin_manager()
+
+
+def _cli(*args):
+    from harness_ext.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main([str(a) for a in args])
+    return types.SimpleNamespace(returncode=rc, stdout=out.getvalue(), stderr=err.getvalue())
+
+
+def _tree(folder):
+    """``{relative path: content}`` of every file under ``folder``."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+# -- manifest writers -------------------------------------------------------------------------------------------
+WRITERS = '''
+import pathlib
+from harness_ext import hookimpl, ManifestWriter
+
+def write_sub(manifest, out_dir):
+    (out_dir / "sub").mkdir()
+    (out_dir / "sub" / "x.txt").write_text("x")
+    return [out_dir / "sub" / "x.txt"]
+
+def write_abs(manifest, out_dir):
+    p = pathlib.Path(ELSEWHERE) / "stray.txt"
+    p.write_text("escaped")
+    return [p]
+
+def write_beside(manifest, out_dir):
+    p = pathlib.Path(BESIDE) / "stray.txt"
+    p.write_text("escaped")
+    return [out_dir.write_text("inside.txt", "ok")]
+
+def write_raise(manifest, out_dir):
+    (out_dir / "half.txt").write_text("half")
+    raise RuntimeError("writer boom")
+
+@hookimpl
+def harness_ext_manifest_writers():
+    yield ManifestWriter(name="sub", write=write_sub)
+    yield ManifestWriter(name="abs-escape", write=write_abs)
+    yield ManifestWriter(name="beside", write=write_beside)
+    yield ManifestWriter(name="wraise", write=write_raise)
+'''
+
+
+@pytest.fixture
+def writers(site, tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "work").mkdir()
+    body = f"ELSEWHERE = {str(tmp_path / 'elsewhere')!r}\nBESIDE = {str(tmp_path / 'work')!r}\n" + WRITERS
+    _install(site, "harness-ext-faulty-writers", "faulty_writers", body)
+    return tmp_path
+
+
+def test_a_writer_may_write_into_a_subfolder(writers):
+    from harness_ext.methods.reduction.manifest import example_manifest, write_outputs
+
+    out = writers / "work" / "reduced"
+    paths = write_outputs(example_manifest(), out, ["json", "sub"])
+    assert out / "sub" / "x.txt" in paths and (out / "sub" / "x.txt").read_text() == "x"
+    assert (out / "manifest.json").is_file()
+    assert [p.name for p in (writers / "work").iterdir()] == ["reduced"]  # no staging folder left
+
+
+@pytest.mark.parametrize("writer", ["wraise", "abs-escape", "beside"])
+def test_a_failed_write_leaves_the_folder_as_it_was(writers, writer):
+    from harness_ext.methods.reduction.manifest import example_manifest, write_outputs
+
+    out = writers / "work" / "reduced"
+    out.mkdir()
+    (out / "manifest.json").write_text("old")
+    before = _tree(out)
+    with pytest.raises(PluginError) as info:
+        write_outputs(example_manifest(), out, ["json", "sub", writer])
+    msg = str(info.value)
+    assert "staging" not in msg and repr(writer.replace("-", "_")) in msg, msg
+    assert _tree(out) == before
+    assert [p.name for p in (writers / "work").iterdir()] == ["reduced"]  # the stray file beside it, removed
+    if writer != "wraise":
+        assert str(out) in msg and "outside" in msg, msg
+
+
+def test_a_failed_move_puts_the_folder_back(writers, monkeypatch):
+    import shutil
+
+    from harness_ext.methods.reduction.manifest import example_manifest, write_outputs
+
+    out = writers / "work" / "reduced"
+    out.mkdir()
+    (out / "manifest.json").write_text("old")
+    before = _tree(out)
+    real, calls = shutil.move, []
+
+    def failing_move(src, dst):
+        calls.append(dst)
+        if str(dst).endswith("x.txt"):  # the last move: the old manifest.json was set aside and replaced
+            raise OSError(28, "No space left on device")
+        return real(src, dst)
+
+    monkeypatch.setattr(shutil, "move", failing_move)
+    with pytest.raises(HarnessExtError, match="left as it was"):
+        write_outputs(example_manifest(), out, ["json", "sub"])
+    monkeypatch.undo()
+    assert calls[-1] == str(out / "manifest.json")  # the old file, put back
+    assert _tree(out) == before and not (out / "sub").exists()
+
+
+def test_a_file_in_the_way_of_a_subfolder_is_refused_before_anything_moves(writers):
+    from harness_ext.methods.reduction.manifest import example_manifest, write_outputs
+
+    out = writers / "work" / "reduced"
+    out.mkdir()
+    (out / "sub").write_text("a file, not a folder")
+    before = _tree(out)
+    with pytest.raises(HarnessExtError, match="sub is a file"):
+        write_outputs(example_manifest(), out, ["json", "sub"])
+    assert _tree(out) == before
