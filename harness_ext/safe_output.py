@@ -197,7 +197,8 @@ def checked_outputs(returned, out_dir, writer: str, shown=None) -> list:
             rel = full.resolve().relative_to(root)
         except ValueError:
             raise PluginError(f"manifest writer {writer} wrote {str(item)!r}, outside the output directory "
-                              f"{shown or out_dir} (that file was left where it is: it may have been there before)") from None
+                              f"{shown or out_dir} (that file was left where it is: it may have been there "
+                              "before)") from None
         try:
             for part in rel.parts or (".",):
                 check_file_name(part)

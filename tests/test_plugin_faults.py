@@ -23,6 +23,10 @@ def _install(site, dist, module, body):
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.3\n")
     (info / "entry_points.txt").write_text(f"[harness_ext]\n{dist} = {module}\n")
+    import importlib
+
+    importlib.invalidate_caches()
+    pm_mod.reset_default_plugin_manager()  # the next use finds it
 
 
 @pytest.fixture
@@ -161,3 +165,98 @@ def test_a_file_in_the_way_of_a_subfolder_is_refused_before_anything_moves(write
     with pytest.raises(HarnessExtError, match="sub is a file"):
         write_outputs(example_manifest(), out, ["json", "sub"])
     assert _tree(out) == before
+
+
+# -- plugin code that raises or returns the wrong type: named -------------------------------------------------
+METHODS = '''
+import numpy as np
+from harness_ext import hookimpl, Selector, Predictor
+from harness_ext.base import BasePredictor, BaseSelector
+
+class Raiser(BaseSelector):
+    def __init__(self, n_select=None):
+        self.n_select = n_select
+    def fit(self, X, features=None):
+        raise ValueError("boom from raiser")
+
+class BadOrder(BaseSelector):
+    def __init__(self, n_select=None):
+        self.n_select = n_select
+    def fit(self, X, features=None):
+        self.order_ = [2, 0.5, "x"]
+        return self
+
+class DupOrder(BaseSelector):
+    def __init__(self, n_select=None):
+        self.n_select = n_select
+    def fit(self, X, features=None):
+        self.order_ = np.zeros(np.shape(X)[1], dtype=int)
+        return self
+
+class ListMean(BasePredictor):
+    def fit(self, X):
+        self.mean_, self.std_ = [[1, 2]], None
+        return self
+
+@hookimpl
+def harness_ext_selectors():
+    yield Selector(name="raiser", cls=Raiser)
+    yield Selector(name="bad-order", cls=BadOrder)
+    yield Selector(name="dup-order", cls=DupOrder)
+
+@hookimpl
+def harness_ext_predictors():
+    yield Predictor(name="list-mean", cls=ListMean)
+'''
+
+
+@pytest.fixture
+def small_store(tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    rows = ["model,dataset,value"] + [f"m{i},d{j},{rng.random():.4f}" for i in range(12) for j in range(6)]
+    (tmp_path / "scores.csv").write_text("\n".join(rows) + "\n")
+    db = tmp_path / "s.duckdb"
+    r = _cli("ingest", "-q", "--db", db, tmp_path / "scores.csv")
+    assert r.returncode == 0, r.stderr
+    return db
+
+
+def test_an_exception_in_a_plugins_code_names_the_plugin(site, small_store, tmp_path):
+    _install(site, "harness-ext-faulty-methods", "faulty_methods", METHODS)
+    r = _cli("prowl", "--db", small_store, "--selector", "raiser", "--out", tmp_path / "p")
+    assert r.returncode == 1
+    line = r.stderr.strip().splitlines()[-1]
+    assert "plugin 'harness-ext-faulty-methods' from 'harness-ext-faulty-methods' raised ValueError" in line, line
+    assert "boom from raiser" in line and "unexpected" not in line
+
+
+@pytest.mark.parametrize("name, kind, match", [
+    ("bad-order", "selectors", r"BadOrder.fit set order_ to list \[2, 0.5, 'x'\]; expected .*indices"),
+    ("dup-order", "selectors", "DupOrder.fit set an order_ that repeats indices"),
+    ("list-mean", "predictors", r"ListMean.fit set mean_ to list \[\[1, 2\]\]; expected a numpy array of shape"),
+])
+def test_a_plugins_wrong_fitted_attribute_is_a_plugin_error_naming_it(site, name, kind, match):
+    import numpy as np
+
+    from harness_ext.plugin_manager import get_registration
+
+    _install(site, "harness-ext-faulty-methods", "faulty_methods", METHODS)
+    X = np.random.default_rng(0).random((8, 4))
+    with pytest.raises(PluginError, match=r"harness-ext-faulty-methods.*" + match):
+        get_registration(kind, name).cls().fit(X)
+
+
+def test_an_order_that_repeats_indices_says_so():
+    import numpy as np
+
+    from harness_ext.errors import MethodError
+    from harness_ext.methods.prowl.selection import evaluate_order
+
+    X = np.random.default_rng(0).random((10, 5))
+    with pytest.raises(MethodError, match="repeats indices") as info:
+        evaluate_order(X, [0, 0, 0, 0, 0], datasets=list("abcde"), selector="dup", params={})
+    assert "of 5 datasets" not in str(info.value)
+    with pytest.raises(MethodError, match="not a list of dataset indices"):
+        evaluate_order(X, [0, 1, "x"], datasets=list("abcde"), selector="bad", params={})

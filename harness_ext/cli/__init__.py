@@ -211,6 +211,7 @@ def _unexpected(command: str, argv: list, exc: BaseException, verbose: bool) -> 
 
     Such an exception is a bug or an input no check anticipated (a MemoryError on a huge
     file, a RecursionError); either way a user gets one readable line, and ``-v`` the traceback.
+    One raised in a third-party plugin's code is reported with the plugin's name and distribution.
     """
     import traceback
 
@@ -223,8 +224,24 @@ def _unexpected(command: str, argv: list, exc: BaseException, verbose: bool) -> 
     if len(cause) > 300:
         cause = cause[:297] + "..."
     hint = "" if verbose else " (run with -v for the traceback)"
+    plugin = _plugin_of(exc)
+    if plugin is not None:  # a third-party plugin's bug: its authors are the ones to tell
+        print(f"{command}: error: plugin {plugin.name!r} from {plugin.source!r} raised {type(exc).__name__} on input "
+              f"[{given}]: {cause}{hint}", file=sys.stderr)
+        return 1
     print(f"{command}: error: unexpected {type(exc).__name__} on input [{given}]: {cause}{hint}", file=sys.stderr)
     return 1
+
+
+def _plugin_of(exc: BaseException):
+    """The third-party plugin whose code raised ``exc`` (a :class:`~harness_ext.plugin_manager.PluginInfo`), or
+    None; never fails (it runs while an error is reported)."""
+    try:
+        from ..plugin_manager import plugin_in_traceback
+
+        return plugin_in_traceback(exc)
+    except Exception:  # noqa: BLE001 - the report of the original error comes first
+        return None
 
 
 def _run_with_json(args) -> int:
