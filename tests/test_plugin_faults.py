@@ -260,3 +260,93 @@ def test_an_order_that_repeats_indices_says_so():
     assert "of 5 datasets" not in str(info.value)
     with pytest.raises(MethodError, match="not a list of dataset indices"):
         evaluate_order(X, [0, 1, "x"], datasets=list("abcde"), selector="bad", params={})
+
+
+# -- the contract checks -----------------------------------------------------------------------------------------
+CONTRACT = '''
+import pathlib
+import numpy as np
+from harness_ext import hookimpl, ManifestWriter, Predictor, Selector
+from harness_ext.base import BasePredictor, BaseSelector
+
+class NeedsPath(BaseSelector):
+    _contract_params = {"path": "weights.json"}
+    def __init__(self, path, n_select=None, random_state=None):
+        self.path, self.n_select, self.random_state = path, n_select, random_state
+    def fit(self, X, features=None):
+        self.order_ = np.arange(np.shape(X)[1])
+        return self
+
+class ListMean(BasePredictor):
+    def fit(self, X):
+        self.mean_, self.std_ = np.asarray(X).tolist(), None
+        return self
+
+def write_escape(manifest, out_dir):
+    p = pathlib.Path(out_dir).parent / "ESCAPED.txt"
+    p.write_text("escaped")
+    return [out_dir.write_text("in.txt", "ok")]
+
+def write_str(manifest, out_dir):
+    (out_dir / "x.txt").write_text("x")
+    return "x.txt"
+
+@hookimpl
+def harness_ext_selectors():
+    yield Selector(name="needs-path", cls=NeedsPath)
+
+@hookimpl
+def harness_ext_predictors():
+    yield Predictor(name="list-mean", cls=ListMean)
+
+@hookimpl
+def harness_ext_manifest_writers():
+    yield ManifestWriter(name="escape", write=write_escape)
+    yield ManifestWriter(name="str-return", write=write_str)
+'''
+
+
+def test_the_determinism_check_builds_a_selector_with_its_contract_params(site):
+    from harness_ext.testing import iter_checks
+
+    _install(site, "harness-ext-contract", "faulty_contract", CONTRACT)
+    for reg, check in iter_checks(["selectors"], ["needs_path"]):
+        check(reg)
+
+
+@pytest.mark.parametrize("name, match", [
+    ("escape", "wrote outside its folder"),
+    ("str_return", "returned str; expected a list of file names"),
+])
+def test_the_writer_check_fails_a_writer_that_escapes_or_returns_a_string(site, name, match):
+    import tempfile
+    from pathlib import Path
+
+    from harness_ext.testing import check_manifest_writer
+    from harness_ext.plugin_manager import get_registration
+
+    _install(site, "harness-ext-contract", "faulty_contract", CONTRACT)
+    before = set(Path(tempfile.gettempdir()).iterdir())
+    with pytest.raises(AssertionError, match=match):
+        check_manifest_writer(get_registration("manifest_writers", name))
+    assert not [p for p in set(Path(tempfile.gettempdir()).iterdir()) - before if p.name == "ESCAPED.txt"]
+
+
+def test_the_predictor_check_reports_a_mean_that_is_not_an_array(site):
+    from harness_ext.testing import check_predictor_completes
+    from harness_ext.plugin_manager import get_registration
+
+    _install(site, "harness-ext-contract", "faulty_contract", CONTRACT)
+    reg = get_registration("predictors", "list_mean")
+    with pytest.raises((AssertionError, PluginError), match="mean_ .*list.*numpy array"):
+        check_predictor_completes(reg)
+    # An unguarded class (a built-in's, or one checked without the plugin manager): a contract message too.
+    from harness_ext.base import BasePredictor
+
+    class Plain(BasePredictor):
+        def fit(self, X):
+            self.mean_, self.std_ = [[1.0]], None
+            return self
+
+    with pytest.raises(AssertionError, match="mean_ is a list, not a numpy array"):
+        check_predictor_completes(types.SimpleNamespace(name="plain", cls=Plain))
