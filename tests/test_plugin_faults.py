@@ -350,3 +350,66 @@ def test_the_predictor_check_reports_a_mean_that_is_not_an_array(site):
 
     with pytest.raises(AssertionError, match="mean_ is a list, not a numpy array"):
         check_predictor_completes(types.SimpleNamespace(name="plain", cls=Plain))
+
+
+# -- a similarity plugin's matrix is checked where it is computed ----------------------------------------------
+SIMILARITIES = '''
+import numpy as np
+from harness_ext import hookimpl, SimilarityMeasure
+
+def fives(X):
+    n = np.shape(X)[1]
+    return np.full((n, n), 5.0)
+
+def text(X):
+    return "hello"
+
+def lopsided(X):
+    n = np.shape(X)[1]
+    S = np.eye(n)
+    S[0, 1] = 0.5
+    return S
+
+def half_diagonal(X):
+    return np.full((np.shape(X)[1],) * 2, 0.5)
+
+@hookimpl
+def harness_ext_similarity_measures():
+    yield SimilarityMeasure(name="fives", func=fives)
+    yield SimilarityMeasure(name="text", func=text)
+    yield SimilarityMeasure(name="lopsided", func=lopsided)
+    yield SimilarityMeasure(name="half-diagonal", func=half_diagonal)
+'''
+
+
+@pytest.mark.parametrize("name, match", [
+    ("fives", r"outside \[-1, 1\]"),
+    ("text", "returned a str, not a matrix"),
+    ("lopsided", "not symmetric"),
+    ("half-diagonal", "diagonal that is not 1"),
+])
+def test_a_similarity_plugins_matrix_is_checked_when_it_runs(site, name, match):
+    import numpy as np
+
+    from harness_ext.errors import MethodError
+    from harness_ext.methods.similarity.measures import similarity_matrix
+
+    _install(site, "harness-ext-faulty-sims", "faulty_sims", SIMILARITIES)
+    X = np.random.default_rng(0).random((10, 4))
+    with pytest.raises(MethodError, match=rf"'{name.replace('-', '_')}' \(harness-ext-faulty-sims.*\) .*{match}"):
+        similarity_matrix(X, name)
+
+
+def test_a_built_in_similarity_passes_the_run_time_check():
+    import numpy as np
+
+    from harness_ext.methods.similarity.measures import similarity_matrix
+
+    from harness_ext.plugin_manager import get_registrations
+
+    rng = np.random.default_rng(0)
+    for name, reg in get_registrations("similarity_measures").items():
+        X = (rng.random((20, 5)) < 0.5).astype(float) if reg.binary_only else rng.random((20, 5))
+        X[3, 1] = np.nan
+        X[:, 4] = 1.0 if reg.binary_only else 0.5  # a constant column: its diagonal may be undefined
+        similarity_matrix(X, name)
