@@ -413,3 +413,37 @@ def test_a_built_in_similarity_passes_the_run_time_check():
         X[3, 1] = np.nan
         X[:, 4] = 1.0 if reg.binary_only else 0.5  # a constant column: its diagonal may be undefined
         similarity_matrix(X, name)
+
+
+# -- plugin warnings on the command line ----------------------------------------------------------------------------
+CLASH = '''
+from harness_ext import hookimpl, SimilarityMeasure
+
+@hookimpl
+def harness_ext_similarity_measures():
+    yield SimilarityMeasure(name="pearson", func=lambda X: X)
+'''
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_plugin_warnings_are_one_line_and_quiet_silences_them(site, quiet):
+    import warnings
+
+    _install(site, "harness-ext-clashing", "faulty_clash", CLASH)
+    (site / "faulty_broken.py").write_text("raise ImportError('needs numpy2')\n")
+    info = site / "harness_ext_broken-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: harness-ext-broken\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[harness_ext]\nbroken = faulty_broken\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        r = _cli("plugins", *(["-q"] if quiet else []))
+    assert r.returncode == 0
+    if quiet:
+        assert r.stderr == ""
+        return
+    lines = r.stderr.splitlines()
+    assert any("'pearson'" in ln and "harness-ext-clashing" in ln for ln in lines), r.stderr
+    assert any("harness-ext-broken" in ln and "needs numpy2" in ln for ln in lines), r.stderr
+    assert all(ln.startswith("warning: harness-ext plugin") for ln in lines), r.stderr
+    assert ".py:" not in r.stderr and "RuntimeWarning" not in r.stderr, r.stderr

@@ -126,11 +126,29 @@ def configure_logging(verbose: int = 0, quiet: int = 0) -> None:
         logger.addHandler(handler)
         logger.propagate = False
     logger.setLevel(level)
-    logging.captureWarnings(True)
+    import warnings
+
+    # Python warnings (a broken or clashing plugin's) as one `warning: message` line each, no file:line of the
+    # code that warned nor its source line, and silenced by -q like the rest: logging.captureWarnings would print
+    # warnings.formatwarning's two lines, at the WARNING level whatever -q says.
+    warnings.showwarning = _show_warning
     pw = logging.getLogger("py.warnings")
+    pw.setLevel(level)
     if handler not in pw.handlers:
         pw.addHandler(handler)
         pw.propagate = False
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """``warnings.showwarning`` of the command line: the warning's message, logged to ``py.warnings``."""
+    import logging
+
+    if file is not None:  # written to a file the caller chose: as Python would
+        import warnings
+
+        file.write(warnings.formatwarning(message, category, filename, lineno, line))
+        return
+    logging.getLogger("py.warnings").warning("%s", " ".join(str(message).split()) or category.__name__)
 
 
 def _lower_level(record) -> bool:
