@@ -38,6 +38,73 @@ from collections.abc import Iterator
 
 from .errors import PluginError
 
+#: The estimators whose ``fit`` is running, per thread (only the outermost call's result is checked).
+_FITTING = threading.local()
+
+
+def _order_problem(est, shape) -> str:
+    """Why a selector's ``order_`` is not dataset indices (``""``: it is)."""
+    import numpy as np  # here: the plugin manager imports this module, and --help imports no numerics
+
+    if getattr(est, "order_", None) is None:
+        return "did not set order_"
+    order = est.order_
+    try:
+        arr = np.asarray(order)
+        ok = arr.ndim == 1 and arr.size > 0 and (np.issubdtype(arr.dtype, np.integer) or (
+            np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))))
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        return f"set order_ to {_short(order)}; expected a 1-D array of dataset indices (integers)"
+    d = shape[1] if shape is not None and len(shape) == 2 else None
+    if d is not None and (arr.min() < 0 or arr.max() >= d):
+        return f"set order_ with indices outside 0..{d - 1} ({_short(order)})"
+    if len(set(arr.tolist())) != arr.size:
+        return f"set an order_ that repeats indices ({_short(order)}); each dataset may appear once"
+    return ""
+
+
+def _matrix_problem(est, shape) -> str:
+    """Why a predictor's ``mean_``/``std_`` are not matrices of the input's shape (``""``: they are)."""
+    import numpy as np
+
+    for attr, optional in (("mean_", False), ("std_", True)):
+        value = getattr(est, attr, None)
+        if value is None and optional:
+            continue
+        if not isinstance(value, np.ndarray):
+            want = f" of shape {tuple(shape)}" if shape else ""
+            return f"set {attr} to {_short(value)}; expected a numpy array{want}" + (" or None" if optional else "")
+        if shape is not None and value.shape != tuple(shape):
+            return f"set {attr} of shape {value.shape}; expected the input's shape {tuple(shape)}"
+    return ""
+
+
+def _weights_problem(est, shape) -> str:
+    """Why a weighting's ``weights_`` is not one number per column (``""``: it is)."""
+    import numpy as np
+
+    value = getattr(est, "weights_", None)
+    try:
+        w = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        w = None
+    d = shape[1] if shape is not None and len(shape) == 2 else None
+    if w is None or w.ndim != 1 or (d is not None and w.size != d):
+        return f"set weights_ to {_short(value)}; expected one number per column" + (f" ({d})" if d else "")
+    return ""
+
+
+def _short(value) -> str:
+    """``value`` for a message: its type and a short repr."""
+    text = repr(value)
+    return f"{type(value).__name__} {text[:60] + '...' if len(text) > 60 else text}"
+
+
+#: What a third-party ``fit`` must leave, per kind: a function ``(estimator, input shape) -> problem or ""``.
+_FITTED = {"selectors": _order_problem, "predictors": _matrix_problem, "weighting_schemes": _weights_problem}
+
 #: SIGINTs delivered since the counting handler was installed.
 _SIGINTS = 0
 
@@ -137,15 +204,38 @@ class Guard:
         if getattr(fn, "__harness_ext_guarded__", False):
             return fn
         guard = self
+        checks_fit = what.endswith(".fit") and self.kind in _FITTED
 
         @functools.wraps(fn)
         def guarded(*args, **kwargs):
-            result = guard.call(what, fn, *args, **kwargs)
-            # A generator (an adapter's read written with yield) runs its code while iterated: guard that too.
-            return guard._iterate(result, what) if isinstance(result, Iterator) else result
+            if not (checks_fit and args):
+                result = guard.call(what, fn, *args, **kwargs)
+                # A generator (an adapter's read written with yield) runs its code while iterated: guard that too.
+                return guard._iterate(result, what) if isinstance(result, Iterator) else result
+            # fit: checked once the outermost one returns (a subclass's fit may call its parent's first).
+            active = _FITTING.__dict__.setdefault("ids", set())
+            outer = id(args[0]) not in active
+            active.add(id(args[0]))
+            try:
+                result = guard.call(what, fn, *args, **kwargs)
+            finally:
+                if outer:
+                    active.discard(id(args[0]))
+            if outer:
+                guard.check_fitted(what, args[0], args[1] if len(args) > 1 else kwargs.get("X"))
+            return result
 
         guarded.__harness_ext_guarded__ = True
         return guarded
+
+    def check_fitted(self, what: str, est, X) -> None:
+        """Raise a PluginError naming the plugin when ``what`` left ``est`` without the attributes harness-ext
+        reads, or with ones of the wrong type or shape (they would fail later, far from the plugin)."""
+        import numpy as np
+
+        why = _FITTED[self.kind](est, np.shape(X) if X is not None else None)
+        if why:
+            raise PluginError(f"plugin {self.plugin} ({self.source}): {what} {why}")
 
     def _iterate(self, it, what: str):
         with self.containing(what):

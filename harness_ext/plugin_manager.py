@@ -345,6 +345,29 @@ def _guard(reg, guard) -> None:
                 reg.__dict__[key] = guard.wrap(key, reg.__dict__[key])
 
 
+def plugin_in_traceback(exc: BaseException, pm: Optional[pluggy.PluginManager] = None) -> Optional[PluginInfo]:
+    """The third-party plugin whose code raised ``exc``, or None: the innermost frame of its traceback (or of
+    its causes') in a registered non-built-in plugin's package (the top-level package of the module that
+    registered it, so a class referenced in another module of that package counts)."""
+    pm = pm or _DEFAULT_PM
+    infos = [i for i in getattr(pm, "harness_ext_sources", {}).values() if i.source != BUILTIN_SOURCE]
+    tops = {i.module.split(".")[0]: i for i in infos if i.module and i.module.split(".")[0] != "harness_ext"}
+    if not tops:
+        return None
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        tb, found = exc.__traceback__, None
+        while tb is not None:
+            name = tb.tb_frame.f_globals.get("__name__") or ""
+            found = tops.get(name.split(".")[0], found)
+            tb = tb.tb_next
+        if found is not None:
+            return found
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def _report_clashes(kind: str, clashes: list, pm) -> None:
     """Warn once per process manager about each registration left out for its name."""
     told = pm.__dict__.setdefault("harness_ext_clashes_told", set())

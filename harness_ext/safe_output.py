@@ -13,6 +13,7 @@ line-based lists (:func:`list_line`), or a name check for files
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -160,7 +161,7 @@ class OutputDir(os.PathLike):
         return name
 
 
-def checked_outputs(returned, out_dir, writer: str) -> list:
+def checked_outputs(returned, out_dir, writer: str, shown=None) -> list:
     """The files a writer says it wrote, as paths inside ``out_dir``.
 
     Parameters
@@ -169,6 +170,8 @@ def checked_outputs(returned, out_dir, writer: str) -> list:
         What the writer returned: a list of file names (or paths) inside ``out_dir``.
     writer : str
         The writer's name and source, for the error.
+    shown : path, optional
+        The folder named in errors (default ``out_dir``): the user's, when ``out_dir`` is a stage.
 
     Raises
     ------
@@ -193,7 +196,9 @@ def checked_outputs(returned, out_dir, writer: str) -> list:
         try:
             rel = full.resolve().relative_to(root)
         except ValueError:
-            raise PluginError(f"manifest writer {writer} wrote {str(item)!r}, outside the output directory {out_dir}") from None
+            raise PluginError(f"manifest writer {writer} wrote {str(item)!r}, outside the output directory "
+                              f"{shown or out_dir} (that file was left where it is: it may have been there "
+                              "before)") from None
         try:
             for part in rel.parts or (".",):
                 check_file_name(part)
@@ -245,3 +250,136 @@ class WriterWatch:
                 ignore.add(self.out_dir.name)  # the folder's own entries are compared one by one
             out += [folder / n for n in sorted(set(before) | set(after)) if n not in ignore and before.get(n) != after.get(n)]
         return out
+
+    def remove_new(self, paths) -> list:
+        """Remove the files among ``paths`` that did not exist when the watch was made; the others, kept.
+
+        Only new files and new empty folders are removed: a changed or removed entry cannot be put
+        back, and a new folder with files beside ``--out`` may be another program's.
+        """
+        before = {f: b for f, b in zip(self.watched, self.before)}
+        kept = []
+        for p in paths:
+            if self.stage in p.parents:
+                continue  # the stage is removed whole
+            new = p.name not in before.get(p.parent, {p.name: None})
+            if new and (p.is_symlink() or p.is_file()):
+                p.unlink(missing_ok=True)
+            elif new and p.is_dir():
+                with contextlib.suppress(OSError):
+                    p.rmdir()  # only when empty (its new files are removed above: --out itself comes first)
+                if p.exists():
+                    kept.append(p)
+            else:
+                kept.append(p)
+        return kept
+
+    def shown(self, path) -> str:
+        """``path`` as the writer meant it: a write into the stage is shown relative to ``--out``."""
+        files = self.stage / "files"
+        if self.stage in Path(path).parents:
+            return str(self.out_dir / os.path.relpath(path, files))
+        return str(path)
+
+
+def run_writer(reg, manifest: dict, stage, out_dir) -> list:
+    """Run the manifest writer ``reg`` in ``stage / "files"``; the files it wrote, checked.
+
+    A writer that raises, or writes outside its folder, is refused with a
+    :class:`~harness_ext.errors.PluginError` naming it and ``out_dir`` (the user's folder, not the
+    stage); the new files it left beside ``out_dir`` are removed first (the stage is the caller's
+    to remove).
+    """
+    stage, out_dir = Path(stage), Path(out_dir)
+    files = stage / "files"
+    where = f"{reg.name!r} ({reg.source})"
+    watch = WriterWatch(stage, out_dir)
+    try:
+        returned = reg.write(manifest, OutputDir(files, where, shown=out_dir))
+    except BaseException as exc:
+        watch.remove_new(watch.escapes())  # a failed write leaves no file of its own behind
+        if isinstance(exc, HarnessExtError):
+            raise
+        if not isinstance(exc, (Exception, SystemExit)):
+            raise
+        raise PluginError(f"manifest writer {where} failed: {type(exc).__name__}: {exc}") from None
+    escaped = watch.escapes()
+    if escaped:
+        kept = watch.remove_new(escaped)
+        shown = ", ".join(watch.shown(p) for p in escaped[:5]) + (" ..." if len(escaped) > 5 else "")
+        note = (f"; changed or removed, not restored: {', '.join(map(str, kept[:5]))}" if kept else
+                "; what it wrote there was removed")
+        raise PluginError(f"manifest writer {where} wrote outside its folder {out_dir}: {shown}{note} (a writer "
+                          "writes only the files it returns, inside the folder it is given)")
+    return checked_outputs(returned, files, where, shown=out_dir)
+
+
+def _make_dirs(folder: Path, created: list) -> None:
+    """Create ``folder`` and its missing parents, appending each one created to ``created`` (top first)."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    for d in reversed(missing):
+        d.mkdir()
+        created.append(d)
+
+
+def _commit_plan(staged, files: Path, out_dir: Path) -> list:
+    """``(staged file, destination)`` pairs, refused before anything moves when a destination cannot be written."""
+    plan, seen = [], set()
+    for p in staged:
+        rel = p.relative_to(files)
+        dest = out_dir / rel
+        if dest in seen:
+            continue
+        seen.add(dest)
+        for part in [*reversed(rel.parents[:-1]), rel]:  # each folder on the way, then the file
+            there = out_dir / part
+            is_file_part = part == rel
+            # A linked folder on the way would take the file elsewhere; a file there may be replaced.
+            if (there.is_symlink() and not is_file_part) or (there.exists() and there.is_dir() == is_file_part):
+                what = "a folder" if there.is_dir() else "a file or link"
+                raise HarnessExtError(f"cannot write {dest}: {there} is {what}; nothing was written to {out_dir}")
+        plan.append((p, dest))
+    return plan
+
+
+def commit_staged(staged, files, out_dir, backup) -> list:
+    """Move the ``staged`` files (inside ``files``) to the same places in ``out_dir``: all of them, or none.
+
+    Subfolders are created as needed. A file replaced is first moved into ``backup`` (a folder
+    of the stage), so a failure part-way puts every replaced file back and removes what was
+    added, the folders included: ``out_dir`` is left as it was.
+    """
+    import shutil
+
+    files, out_dir, backup = Path(files), Path(out_dir), Path(backup)
+    plan = _commit_plan(staged, files, out_dir)
+    created, done = [], []
+    try:
+        _make_dirs(out_dir, created)
+        for p, dest in plan:
+            _make_dirs(dest.parent, created)
+            old = None
+            if dest.exists():
+                old = backup / dest.relative_to(out_dir)
+                old.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(dest), str(old))
+            done.append((dest, old))
+            shutil.move(str(p), str(dest))  # a rename on one file system
+    except BaseException as exc:
+        for dest, old in reversed(done):
+            with contextlib.suppress(OSError):
+                dest.unlink(missing_ok=True)
+                if old is not None:
+                    shutil.move(str(old), str(dest))
+        for d in reversed(created):
+            with contextlib.suppress(OSError):
+                d.rmdir()
+        if isinstance(exc, OSError):
+            raise HarnessExtError(f"cannot write {out_dir}: {exc.strerror or exc}; it was left as it was") from exc
+        raise
+    return [dest for _, dest in plan]

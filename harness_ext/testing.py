@@ -97,7 +97,7 @@ def check_selector_order(reg):
 def check_selector_deterministic(reg):
     X = _low_rank(24, 9, seed=3)
     params = _contract_params(reg.cls)
-    if "random_state" in reg.cls().get_params():
+    if "random_state" in reg.cls(**params).get_params():
         params["random_state"] = 7
     a = reg.cls(**params).fit(X).order_
     b = reg.cls(**params).fit(X).order_
@@ -116,6 +116,8 @@ def check_predictor_completes(reg):
     X[-4:, 3:] = np.nan  # new models: only a subset observed
     est = _make(reg).fit(X)
     mean, std = est.mean_, est.std_
+    assert isinstance(mean, np.ndarray), f"{reg.name}: mean_ is a {type(mean).__name__}, not a numpy array"
+    assert std is None or isinstance(std, np.ndarray), f"{reg.name}: std_ is a {type(std).__name__}, not an array"
     assert mean.shape == X.shape and np.isfinite(mean).all(), f"{reg.name}: mean_ not a complete finite matrix"
     obs = ~np.isnan(X)
     assert np.allclose(mean[obs], X[obs]), f"{reg.name}: observed cells were not passed through"
@@ -161,13 +163,23 @@ def check_adapter_sniffing(reg):
 
 # -- manifest writers ------------------------------------------------------------------
 def check_manifest_writer(reg):
+    """The writer runs as ``reduce`` runs it (:func:`harness_ext.safe_output.run_writer`): it is given an
+    :class:`~harness_ext.safe_output.OutputDir`, must return a list of the files it wrote, non-empty, and
+    write nothing outside its folder (what it writes beside the folder is removed)."""
+    from .errors import HarnessExtError
     from .methods.reduction.manifest import example_manifest
+    from .safe_output import run_writer
 
     with tempfile.TemporaryDirectory() as tmp:
-        paths = reg.write(example_manifest(), Path(tmp))
+        stage = Path(tmp) / "stage"
+        (stage / "files").mkdir(parents=True)
+        try:
+            paths = run_writer(reg, example_manifest(), stage, Path(tmp) / "out")
+        except HarnessExtError as exc:
+            raise AssertionError(f"{reg.name}: {exc}") from None
         assert paths, f"{reg.name}: wrote no files"
         for p in paths:
-            assert Path(p).is_file() and Path(p).stat().st_size > 0, f"{reg.name}: {p} missing or empty"
+            assert p.stat().st_size > 0, f"{reg.name}: {p.relative_to(stage / 'files')} is empty"
 
 
 # -- item estimators -----------------------------------------------------------------------

@@ -126,11 +126,29 @@ def configure_logging(verbose: int = 0, quiet: int = 0) -> None:
         logger.addHandler(handler)
         logger.propagate = False
     logger.setLevel(level)
-    logging.captureWarnings(True)
+    import warnings
+
+    # Python warnings (a broken or clashing plugin's) as one `warning: message` line each, no file:line of the
+    # code that warned nor its source line, and silenced by -q like the rest: logging.captureWarnings would print
+    # warnings.formatwarning's two lines, at the WARNING level whatever -q says.
+    warnings.showwarning = _show_warning
     pw = logging.getLogger("py.warnings")
+    pw.setLevel(level)
     if handler not in pw.handlers:
         pw.addHandler(handler)
         pw.propagate = False
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """``warnings.showwarning`` of the command line: the warning's message, logged to ``py.warnings``."""
+    import logging
+
+    if file is not None:  # written to a file the caller chose: as Python would
+        import warnings
+
+        file.write(warnings.formatwarning(message, category, filename, lineno, line))
+        return
+    logging.getLogger("py.warnings").warning("%s", " ".join(str(message).split()) or category.__name__)
 
 
 def _lower_level(record) -> bool:
@@ -211,6 +229,7 @@ def _unexpected(command: str, argv: list, exc: BaseException, verbose: bool) -> 
 
     Such an exception is a bug or an input no check anticipated (a MemoryError on a huge
     file, a RecursionError); either way a user gets one readable line, and ``-v`` the traceback.
+    One raised in a third-party plugin's code is reported with the plugin's name and distribution.
     """
     import traceback
 
@@ -223,8 +242,24 @@ def _unexpected(command: str, argv: list, exc: BaseException, verbose: bool) -> 
     if len(cause) > 300:
         cause = cause[:297] + "..."
     hint = "" if verbose else " (run with -v for the traceback)"
+    plugin = _plugin_of(exc)
+    if plugin is not None:  # a third-party plugin's bug: its authors are the ones to tell
+        print(f"{command}: error: plugin {plugin.name!r} from {plugin.source!r} raised {type(exc).__name__} on input "
+              f"[{given}]: {cause}{hint}", file=sys.stderr)
+        return 1
     print(f"{command}: error: unexpected {type(exc).__name__} on input [{given}]: {cause}{hint}", file=sys.stderr)
     return 1
+
+
+def _plugin_of(exc: BaseException):
+    """The third-party plugin whose code raised ``exc`` (a :class:`~harness_ext.plugin_manager.PluginInfo`), or
+    None; never fails (it runs while an error is reported)."""
+    try:
+        from ..plugin_manager import plugin_in_traceback
+
+        return plugin_in_traceback(exc)
+    except Exception:  # noqa: BLE001 - the report of the original error comes first
+        return None
 
 
 def _run_with_json(args) -> int:

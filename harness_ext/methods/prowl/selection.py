@@ -49,6 +49,28 @@ def _make_selector(selector: str, similarity: Optional[str], random_state: int, 
     return reg.name, est, used_similarity
 
 
+def _checked_order(order, d: int, selector: str) -> np.ndarray:
+    """``order`` as indices, each of the ``d`` datasets once; else a MethodError saying what is wrong with it."""
+    try:
+        arr = np.asarray(order)
+        ints = arr.astype(int)
+    except (TypeError, ValueError):
+        arr = ints = None
+    if arr is None or arr.ndim != 1 or not np.array_equal(ints, arr):
+        shown = repr(order)[:80]
+        raise MethodError(f"selector {selector!r} gave an order that is not a list of dataset indices: {shown}")
+    if ints.size and (ints.min() < 0 or ints.max() >= d):
+        raise MethodError(f"selector {selector!r} gave dataset indices outside 0..{d - 1}")
+    repeated = ints.size - len(set(ints.tolist()))
+    if repeated:
+        raise MethodError(f"selector {selector!r} gave an order that repeats indices ({repeated} repeats in "
+                          f"{ints.size}); each of the {d} datasets must appear once")
+    if ints.size != d:
+        raise MethodError(f"selector {selector!r} ordered {ints.size} of {d} datasets; the coverage curve needs all "
+                          "of them")
+    return ints
+
+
 def evaluate_order(
     X,
     order,
@@ -73,10 +95,8 @@ def evaluate_order(
     """
     if wr is None:
         wr = win_rates(X, ties)
-    order = np.asarray(order, dtype=int)
     d = wr.shape[1]
-    if order.size != d or len(set(order.tolist())) != d:
-        raise MethodError(f"selector {selector!r} ordered {order.size} of {d} datasets; the coverage curve needs all of them")
+    order = _checked_order(order, d, selector)
     full = prefix_mean_win_rates(wr, np.arange(d))[:, -1]
     curve = _coverage_of(full, prefix_mean_win_rates(wr, order))
     ns = n_star(curve, target)

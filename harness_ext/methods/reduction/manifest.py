@@ -24,7 +24,7 @@ from typing import Optional
 import pandas as pd
 
 from ... import __version__
-from ...errors import HarnessExtError, PluginError
+from ...errors import HarnessExtError
 from ...report import jsonable
 from .benchmark_score import unclipped_record
 from .budget import DEFAULT_BUDGET_REASON, MIN_AVAILABILITY, availability_note
@@ -501,17 +501,17 @@ def write_outputs(manifest: dict, out_dir, formats) -> list:
     """Write the manifest with each named manifest-writer plugin into ``out_dir``; returns the paths written.
 
     Validate first, then write: every writer runs in a staging folder and every file it
-    returns is checked (:func:`harness_ext.safe_output.checked_outputs`) before any file is
-    moved into ``out_dir``. A refusal (an unknown writer, an unsafe group or file name, a name
-    a format cannot hold, a writer that raises or writes outside its folder:
-    :class:`harness_ext.safe_output.WriterWatch`) leaves ``out_dir`` as it was, not half-written.
+    returns is checked (:func:`harness_ext.safe_output.run_writer`) before any file is moved
+    into ``out_dir``, subfolders included, all or none
+    (:func:`harness_ext.safe_output.commit_staged`). A refusal (an unknown writer, an unsafe
+    group or file name, a name a format cannot hold, a writer that raises or writes outside
+    its folder) or a failed move leaves ``out_dir`` as it was, not half-written.
     """
-    import os
     import shutil
     import tempfile
 
     from ...plugin_manager import get_registration
-    from ...safe_output import OutputDir, WriterWatch, check_group_name, checked_outputs
+    from ...safe_output import check_group_name, commit_staged, run_writer
 
     out_dir = Path(out_dir)
     check_group_name(manifest.get("group_name") or "harness_ext_reduced")
@@ -525,28 +525,7 @@ def write_outputs(manifest: dict, out_dir, formats) -> list:
     try:
         staged = []
         for reg in regs:
-            where = f"{reg.name!r} ({reg.source})"
-            watch = WriterWatch(stage, out_dir)
-            try:
-                returned = reg.write(manifest, OutputDir(files, where, shown=out_dir))
-            except HarnessExtError:
-                raise
-            except (Exception, SystemExit) as exc:  # noqa: BLE001 - a plugin's failure, named, not "unexpected"
-                raise PluginError(f"manifest writer {where} failed: {type(exc).__name__}: {exc}") from None
-            escaped = watch.escapes()
-            if escaped:
-                shown = ", ".join(os.path.relpath(p, files) if stage in p.parents else str(p) for p in escaped[:5])
-                shown += " ..." if len(escaped) > 5 else ""
-                raise PluginError(f"manifest writer {where} wrote outside its folder: {shown} "
-                                  "(a writer writes only the files it returns, inside the folder it is given)")
-            staged.extend(checked_outputs(returned, files, where))
-        out_dir.mkdir(parents=True, exist_ok=True)
-        written = []
-        for p in staged:
-            dest = out_dir / p.relative_to(files)
-            if dest not in written:
-                shutil.move(str(p), str(dest))  # a rename on one file system
-                written.append(dest)
+            staged.extend(run_writer(reg, manifest, stage, out_dir))
+        return commit_staged(staged, files, out_dir, stage / "backup")
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-    return written

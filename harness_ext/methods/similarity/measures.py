@@ -257,24 +257,52 @@ _FUNCS = {
 
 
 def similarity_matrix(X, name: str) -> np.ndarray:
-    """The similarity matrix of a registered measure (built-in or third-party) by name."""
+    """The similarity matrix of a registered measure (built-in or third-party) by name, checked as the contract
+    checks it (:func:`check_similarity_output`): a faulty plugin fails here, named, not in the subset it chose."""
     from harness_ext.plugin_manager import get_registration
 
     reg = get_registration("similarity_measures", name)
-    C = np.asarray(reg.func(X), dtype=float)
-    q = np.shape(X)[1]
+    return check_similarity_output(reg.func(X), np.shape(X)[1], reg)
+
+
+#: Tolerance of the symmetry, range and diagonal checks (rounding in a plugin's arithmetic is not an error).
+SIMILARITY_TOL = 1e-6
+
+
+def check_similarity_output(C, q: int, reg) -> np.ndarray:
+    """``C`` as a float matrix, or a MethodError naming ``reg`` (its name and source) and what is wrong.
+
+    A similarity of ``q`` columns is a ``q x q`` matrix, symmetric, with values in [-1, 1] and NaN where a
+    pair is undefined (never for every pair, never infinite), and 1 on the diagonal where defined when the
+    measure says it has a unit diagonal (``reg.unit_diagonal``).
+    """
+    who = f"similarity {reg.name!r} ({getattr(reg, 'source', '')})"
+    try:
+        C = np.asarray(C, dtype=float)
+    except (TypeError, ValueError):
+        raise MethodError(f"{who} returned a {type(C).__name__}, not a matrix of numbers") from None
     if C.shape != (q, q):
-        raise MethodError(f"similarity {reg.name!r} returned shape {C.shape}, expected {(q, q)}")
+        raise MethodError(f"{who} returned shape {C.shape}, expected {(q, q)}")
     if np.isinf(C).any():
-        raise MethodError(f"similarity {reg.name!r} ({reg.source}) returned infinite values for {int(np.isinf(C).sum())} "
-                          f"of the {q * q} pairs: a similarity is finite, or NaN where undefined")
+        raise MethodError(f"{who} returned infinite values for {int(np.isinf(C).sum())} of the {q * q} pairs: a "
+                          "similarity is finite, or NaN where undefined")
     off = ~np.eye(q, dtype=bool)
     if q > 1 and np.isnan(C[off]).all():
         # NaN is "no evidence" for one pair; for every pair it leaves a coverage selector nothing to choose by
         # and its subset would be arbitrary.
-        raise MethodError(f"similarity {reg.name!r} ({reg.source}) is undefined (NaN) for every pair of the {q} datasets: "
+        raise MethodError(f"{who} is undefined (NaN) for every pair of the {q} datasets: "
                           "a faulty plugin, or columns that are constant or share fewer than two models; "
                           "choose another --similarity or another matrix")
+    if not np.allclose(C, C.T, rtol=0, atol=SIMILARITY_TOL, equal_nan=True):
+        raise MethodError(f"{who} returned a matrix that is not symmetric (largest difference "
+                          f"{np.nanmax(np.abs(C - C.T)):.3g})")
+    finite = C[np.isfinite(C)]
+    if finite.size and (finite.min() < -1 - SIMILARITY_TOL or finite.max() > 1 + SIMILARITY_TOL):
+        raise MethodError(f"{who} returned values outside [-1, 1] (from {finite.min():.4g} to {finite.max():.4g})")
+    diag = np.diag(C)
+    if getattr(reg, "unit_diagonal", False) and not np.allclose(diag[np.isfinite(diag)], 1.0, rtol=0,
+                                                                  atol=SIMILARITY_TOL):
+        raise MethodError(f"{who} returned a diagonal that is not 1 (a dataset is fully similar to itself)")
     return C
 
 

@@ -1,0 +1,449 @@
+"""Faulty third-party plugins, registered in-process as installed ones: manifest writers that write subfolders or
+outside their folder, plugin code that raises or returns the wrong type (named in the CLI's error), similarity
+plugins whose matrix is not one, and the warnings plugins cause (one line each, silenced by -q)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+import textwrap
+import types
+
+import pytest
+
+import harness_ext.plugin_manager as pm_mod
+from harness_ext.errors import HarnessExtError, PluginError
+
+
+def _install(site, dist, module, body):
+    """A distribution ``dist`` providing the plugin module ``module`` (``body``), as pip would install it."""
+    (site / f"{module}.py").write_text(textwrap.dedent(body))
+    info = site / f"{dist.replace('-', '_')}-0.3.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.3\n")
+    (info / "entry_points.txt").write_text(f"[harness_ext]\n{dist} = {module}\n")
+    import importlib
+
+    importlib.invalidate_caches()
+    pm_mod.reset_default_plugin_manager()  # the next use finds it
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    folder = tmp_path / "site"
+    folder.mkdir()
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delenv("HARNESS_EXT_LOAD_PLUGINS", raising=False)
+    monkeypatch.delenv("HARNESS_EXT_DISABLE_PLUGINS", raising=False)
+    pm_mod.reset_default_plugin_manager()
+    before = set(sys.modules)
+    yield folder
+    for mod in set(sys.modules) - before:
+        if mod.startswith("faulty_"):
+            sys.modules.pop(mod, None)
+    pm_mod._DISABLED.clear()
+    pm_mod.reset_default_plugin_manager()
+
+
+def _cli(*args):
+    from harness_ext.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main([str(a) for a in args])
+    return types.SimpleNamespace(returncode=rc, stdout=out.getvalue(), stderr=err.getvalue())
+
+
+def _tree(folder):
+    """``{relative path: content}`` of every file under ``folder``."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+# -- manifest writers -------------------------------------------------------------------------------------------
+WRITERS = '''
+import pathlib
+from harness_ext import hookimpl, ManifestWriter
+
+def write_sub(manifest, out_dir):
+    (out_dir / "sub").mkdir()
+    (out_dir / "sub" / "x.txt").write_text("x")
+    return [out_dir / "sub" / "x.txt"]
+
+def write_abs(manifest, out_dir):
+    p = pathlib.Path(ELSEWHERE) / "stray.txt"
+    p.write_text("escaped")
+    return [p]
+
+def write_beside(manifest, out_dir):
+    p = pathlib.Path(BESIDE) / "stray.txt"
+    p.write_text("escaped")
+    return [out_dir.write_text("inside.txt", "ok")]
+
+def write_raise(manifest, out_dir):
+    (out_dir / "half.txt").write_text("half")
+    raise RuntimeError("writer boom")
+
+@hookimpl
+def harness_ext_manifest_writers():
+    yield ManifestWriter(name="sub", write=write_sub)
+    yield ManifestWriter(name="abs-escape", write=write_abs)
+    yield ManifestWriter(name="beside", write=write_beside)
+    yield ManifestWriter(name="wraise", write=write_raise)
+'''
+
+
+@pytest.fixture
+def writers(site, tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "work").mkdir()
+    body = f"ELSEWHERE = {str(tmp_path / 'elsewhere')!r}\nBESIDE = {str(tmp_path / 'work')!r}\n" + WRITERS
+    _install(site, "harness-ext-faulty-writers", "faulty_writers", body)
+    return tmp_path
+
+
+def test_a_writer_may_write_into_a_subfolder(writers):
+    from harness_ext.methods.reduction.manifest import example_manifest, write_outputs
+
+    out = writers / "work" / "reduced"
+    paths = write_outputs(example_manifest(), out, ["json", "sub"])
+    assert out / "sub" / "x.txt" in paths and (out / "sub" / "x.txt").read_text() == "x"
+    assert (out / "manifest.json").is_file()
+    assert [p.name for p in (writers / "work").iterdir()] == ["reduced"]  # no staging folder left
+
+
+@pytest.mark.parametrize("writer", ["wraise", "abs-escape", "beside"])
+def test_a_failed_write_leaves_the_folder_as_it_was(writers, writer):
+    from harness_ext.methods.reduction.manifest import example_manifest, write_outputs
+
+    out = writers / "work" / "reduced"
+    out.mkdir()
+    (out / "manifest.json").write_text("old")
+    before = _tree(out)
+    with pytest.raises(PluginError) as info:
+        write_outputs(example_manifest(), out, ["json", "sub", writer])
+    msg = str(info.value)
+    assert "staging" not in msg and repr(writer.replace("-", "_")) in msg, msg
+    assert _tree(out) == before
+    assert [p.name for p in (writers / "work").iterdir()] == ["reduced"]  # the stray file beside it, removed
+    if writer != "wraise":
+        assert str(out) in msg and "outside" in msg, msg
+
+
+def test_a_failed_move_puts_the_folder_back(writers, monkeypatch):
+    import shutil
+
+    from harness_ext.methods.reduction.manifest import example_manifest, write_outputs
+
+    out = writers / "work" / "reduced"
+    out.mkdir()
+    (out / "manifest.json").write_text("old")
+    before = _tree(out)
+    real, calls = shutil.move, []
+
+    def failing_move(src, dst):
+        calls.append(dst)
+        if str(dst).endswith("x.txt"):  # the last move: the old manifest.json was set aside and replaced
+            raise OSError(28, "No space left on device")
+        return real(src, dst)
+
+    monkeypatch.setattr(shutil, "move", failing_move)
+    with pytest.raises(HarnessExtError, match="left as it was"):
+        write_outputs(example_manifest(), out, ["json", "sub"])
+    monkeypatch.undo()
+    assert calls[-1] == str(out / "manifest.json")  # the old file, put back
+    assert _tree(out) == before and not (out / "sub").exists()
+
+
+def test_a_file_in_the_way_of_a_subfolder_is_refused_before_anything_moves(writers):
+    from harness_ext.methods.reduction.manifest import example_manifest, write_outputs
+
+    out = writers / "work" / "reduced"
+    out.mkdir()
+    (out / "sub").write_text("a file, not a folder")
+    before = _tree(out)
+    with pytest.raises(HarnessExtError, match="sub is a file"):
+        write_outputs(example_manifest(), out, ["json", "sub"])
+    assert _tree(out) == before
+
+
+# -- plugin code that raises or returns the wrong type: named -------------------------------------------------
+METHODS = '''
+import numpy as np
+from harness_ext import hookimpl, Selector, Predictor
+from harness_ext.base import BasePredictor, BaseSelector
+
+class Raiser(BaseSelector):
+    def __init__(self, n_select=None):
+        self.n_select = n_select
+    def fit(self, X, features=None):
+        raise ValueError("boom from raiser")
+
+class BadOrder(BaseSelector):
+    def __init__(self, n_select=None):
+        self.n_select = n_select
+    def fit(self, X, features=None):
+        self.order_ = [2, 0.5, "x"]
+        return self
+
+class DupOrder(BaseSelector):
+    def __init__(self, n_select=None):
+        self.n_select = n_select
+    def fit(self, X, features=None):
+        self.order_ = np.zeros(np.shape(X)[1], dtype=int)
+        return self
+
+class ListMean(BasePredictor):
+    def fit(self, X):
+        self.mean_, self.std_ = [[1, 2]], None
+        return self
+
+@hookimpl
+def harness_ext_selectors():
+    yield Selector(name="raiser", cls=Raiser)
+    yield Selector(name="bad-order", cls=BadOrder)
+    yield Selector(name="dup-order", cls=DupOrder)
+
+@hookimpl
+def harness_ext_predictors():
+    yield Predictor(name="list-mean", cls=ListMean)
+'''
+
+
+@pytest.fixture
+def small_store(tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    rows = ["model,dataset,value"] + [f"m{i},d{j},{rng.random():.4f}" for i in range(12) for j in range(6)]
+    (tmp_path / "scores.csv").write_text("\n".join(rows) + "\n")
+    db = tmp_path / "s.duckdb"
+    r = _cli("ingest", "-q", "--db", db, tmp_path / "scores.csv")
+    assert r.returncode == 0, r.stderr
+    return db
+
+
+def test_an_exception_in_a_plugins_code_names_the_plugin(site, small_store, tmp_path):
+    _install(site, "harness-ext-faulty-methods", "faulty_methods", METHODS)
+    r = _cli("prowl", "--db", small_store, "--selector", "raiser", "--out", tmp_path / "p")
+    assert r.returncode == 1
+    line = r.stderr.strip().splitlines()[-1]
+    assert "plugin 'harness-ext-faulty-methods' from 'harness-ext-faulty-methods' raised ValueError" in line, line
+    assert "boom from raiser" in line and "unexpected" not in line
+
+
+@pytest.mark.parametrize("name, kind, match", [
+    ("bad-order", "selectors", r"BadOrder.fit set order_ to list \[2, 0.5, 'x'\]; expected .*indices"),
+    ("dup-order", "selectors", "DupOrder.fit set an order_ that repeats indices"),
+    ("list-mean", "predictors", r"ListMean.fit set mean_ to list \[\[1, 2\]\]; expected a numpy array of shape"),
+])
+def test_a_plugins_wrong_fitted_attribute_is_a_plugin_error_naming_it(site, name, kind, match):
+    import numpy as np
+
+    from harness_ext.plugin_manager import get_registration
+
+    _install(site, "harness-ext-faulty-methods", "faulty_methods", METHODS)
+    X = np.random.default_rng(0).random((8, 4))
+    with pytest.raises(PluginError, match=r"harness-ext-faulty-methods.*" + match):
+        get_registration(kind, name).cls().fit(X)
+
+
+def test_an_order_that_repeats_indices_says_so():
+    import numpy as np
+
+    from harness_ext.errors import MethodError
+    from harness_ext.methods.prowl.selection import evaluate_order
+
+    X = np.random.default_rng(0).random((10, 5))
+    with pytest.raises(MethodError, match="repeats indices") as info:
+        evaluate_order(X, [0, 0, 0, 0, 0], datasets=list("abcde"), selector="dup", params={})
+    assert "of 5 datasets" not in str(info.value)
+    with pytest.raises(MethodError, match="not a list of dataset indices"):
+        evaluate_order(X, [0, 1, "x"], datasets=list("abcde"), selector="bad", params={})
+
+
+# -- the contract checks -----------------------------------------------------------------------------------------
+CONTRACT = '''
+import pathlib
+import numpy as np
+from harness_ext import hookimpl, ManifestWriter, Predictor, Selector
+from harness_ext.base import BasePredictor, BaseSelector
+
+class NeedsPath(BaseSelector):
+    _contract_params = {"path": "weights.json"}
+    def __init__(self, path, n_select=None, random_state=None):
+        self.path, self.n_select, self.random_state = path, n_select, random_state
+    def fit(self, X, features=None):
+        self.order_ = np.arange(np.shape(X)[1])
+        return self
+
+class ListMean(BasePredictor):
+    def fit(self, X):
+        self.mean_, self.std_ = np.asarray(X).tolist(), None
+        return self
+
+def write_escape(manifest, out_dir):
+    p = pathlib.Path(out_dir).parent / "ESCAPED.txt"
+    p.write_text("escaped")
+    return [out_dir.write_text("in.txt", "ok")]
+
+def write_str(manifest, out_dir):
+    (out_dir / "x.txt").write_text("x")
+    return "x.txt"
+
+@hookimpl
+def harness_ext_selectors():
+    yield Selector(name="needs-path", cls=NeedsPath)
+
+@hookimpl
+def harness_ext_predictors():
+    yield Predictor(name="list-mean", cls=ListMean)
+
+@hookimpl
+def harness_ext_manifest_writers():
+    yield ManifestWriter(name="escape", write=write_escape)
+    yield ManifestWriter(name="str-return", write=write_str)
+'''
+
+
+def test_the_determinism_check_builds_a_selector_with_its_contract_params(site):
+    from harness_ext.testing import iter_checks
+
+    _install(site, "harness-ext-contract", "faulty_contract", CONTRACT)
+    for reg, check in iter_checks(["selectors"], ["needs_path"]):
+        check(reg)
+
+
+@pytest.mark.parametrize("name, match", [
+    ("escape", "wrote outside its folder"),
+    ("str_return", "returned str; expected a list of file names"),
+])
+def test_the_writer_check_fails_a_writer_that_escapes_or_returns_a_string(site, name, match):
+    import tempfile
+    from pathlib import Path
+
+    from harness_ext.testing import check_manifest_writer
+    from harness_ext.plugin_manager import get_registration
+
+    _install(site, "harness-ext-contract", "faulty_contract", CONTRACT)
+    before = set(Path(tempfile.gettempdir()).iterdir())
+    with pytest.raises(AssertionError, match=match):
+        check_manifest_writer(get_registration("manifest_writers", name))
+    assert not [p for p in set(Path(tempfile.gettempdir()).iterdir()) - before if p.name == "ESCAPED.txt"]
+
+
+def test_the_predictor_check_reports_a_mean_that_is_not_an_array(site):
+    from harness_ext.testing import check_predictor_completes
+    from harness_ext.plugin_manager import get_registration
+
+    _install(site, "harness-ext-contract", "faulty_contract", CONTRACT)
+    reg = get_registration("predictors", "list_mean")
+    with pytest.raises((AssertionError, PluginError), match="mean_ .*list.*numpy array"):
+        check_predictor_completes(reg)
+    # An unguarded class (a built-in's, or one checked without the plugin manager): a contract message too.
+    from harness_ext.base import BasePredictor
+
+    class Plain(BasePredictor):
+        def fit(self, X):
+            self.mean_, self.std_ = [[1.0]], None
+            return self
+
+    with pytest.raises(AssertionError, match="mean_ is a list, not a numpy array"):
+        check_predictor_completes(types.SimpleNamespace(name="plain", cls=Plain))
+
+
+# -- a similarity plugin's matrix is checked where it is computed ----------------------------------------------
+SIMILARITIES = '''
+import numpy as np
+from harness_ext import hookimpl, SimilarityMeasure
+
+def fives(X):
+    n = np.shape(X)[1]
+    return np.full((n, n), 5.0)
+
+def text(X):
+    return "hello"
+
+def lopsided(X):
+    n = np.shape(X)[1]
+    S = np.eye(n)
+    S[0, 1] = 0.5
+    return S
+
+def half_diagonal(X):
+    return np.full((np.shape(X)[1],) * 2, 0.5)
+
+@hookimpl
+def harness_ext_similarity_measures():
+    yield SimilarityMeasure(name="fives", func=fives)
+    yield SimilarityMeasure(name="text", func=text)
+    yield SimilarityMeasure(name="lopsided", func=lopsided)
+    yield SimilarityMeasure(name="half-diagonal", func=half_diagonal)
+'''
+
+
+@pytest.mark.parametrize("name, match", [
+    ("fives", r"outside \[-1, 1\]"),
+    ("text", "returned a str, not a matrix"),
+    ("lopsided", "not symmetric"),
+    ("half-diagonal", "diagonal that is not 1"),
+])
+def test_a_similarity_plugins_matrix_is_checked_when_it_runs(site, name, match):
+    import numpy as np
+
+    from harness_ext.errors import MethodError
+    from harness_ext.methods.similarity.measures import similarity_matrix
+
+    _install(site, "harness-ext-faulty-sims", "faulty_sims", SIMILARITIES)
+    X = np.random.default_rng(0).random((10, 4))
+    with pytest.raises(MethodError, match=rf"'{name.replace('-', '_')}' \(harness-ext-faulty-sims.*\) .*{match}"):
+        similarity_matrix(X, name)
+
+
+def test_a_built_in_similarity_passes_the_run_time_check():
+    import numpy as np
+
+    from harness_ext.methods.similarity.measures import similarity_matrix
+
+    from harness_ext.plugin_manager import get_registrations
+
+    rng = np.random.default_rng(0)
+    for name, reg in get_registrations("similarity_measures").items():
+        X = (rng.random((20, 5)) < 0.5).astype(float) if reg.binary_only else rng.random((20, 5))
+        X[3, 1] = np.nan
+        X[:, 4] = 1.0 if reg.binary_only else 0.5  # a constant column: its diagonal may be undefined
+        similarity_matrix(X, name)
+
+
+# -- plugin warnings on the command line ----------------------------------------------------------------------------
+CLASH = '''
+from harness_ext import hookimpl, SimilarityMeasure
+
+@hookimpl
+def harness_ext_similarity_measures():
+    yield SimilarityMeasure(name="pearson", func=lambda X: X)
+'''
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_plugin_warnings_are_one_line_and_quiet_silences_them(site, quiet):
+    import warnings
+
+    _install(site, "harness-ext-clashing", "faulty_clash", CLASH)
+    (site / "faulty_broken.py").write_text("raise ImportError('needs numpy2')\n")
+    info = site / "harness_ext_broken-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: harness-ext-broken\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[harness_ext]\nbroken = faulty_broken\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        r = _cli("plugins", *(["-q"] if quiet else []))
+    assert r.returncode == 0
+    if quiet:
+        assert r.stderr == ""
+        return
+    lines = r.stderr.splitlines()
+    assert any("'pearson'" in ln and "harness-ext-clashing" in ln for ln in lines), r.stderr
+    assert any("harness-ext-broken" in ln and "needs numpy2" in ln for ln in lines), r.stderr
+    assert all(ln.startswith("warning: harness-ext plugin") for ln in lines), r.stderr
+    assert ".py:" not in r.stderr and "RuntimeWarning" not in r.stderr, r.stderr
