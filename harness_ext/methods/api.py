@@ -121,6 +121,11 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
     _not_a_frame(paths, "ingest")
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
+    paths = list(paths)
+    # As 'harness-ext ingest' (exit 1): nothing that exists is an error, before the store file is created.
+    if not any(Path(p).exists() for p in paths):
+        raise HarnessExtError(f"ingest(): no such file or folder: {', '.join(map(str, paths[:5]))}"
+                              f"{' ...' if len(paths) > 5 else ''}" if paths else "ingest(): no paths given")
     with Store.open(str(store) if store is not None else default_db_path()) as s:
         return ingest_paths(s, list(paths), adapter=adapter, group=group)
 
@@ -468,6 +473,10 @@ def predict(manifest, results, *, level: float = 0.9):
         return predict_scores(doc, _score_frame(results, doc), manifest_path=where, level=level)
     if isinstance(results, (str, os.PathLike)):
         results = [results]
+    if not isinstance(results, (list, tuple)) or not results \
+            or not all(isinstance(p, (str, os.PathLike)) for p in results):
+        raise HarnessExtError(f"predict() takes the new model's results: result files or folders (a path or a list of "
+                              f"paths), or its scores as a DataFrame, Series or dict; not {results!r:.80}")
     if doc.get("kind") == "items":  # reduce --items: from the new model's per-item logs
         from .reduction.item_predict import predict_items
 

@@ -12,7 +12,16 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_level", "check_source_items", "check_targets"]
+__all__ = ["check_level", "check_source_items", "check_targets", "percentage_hint"]
+
+
+def percentage_hint(value: float) -> str:
+    """`` (a percentage? use 0.9)`` for a level that reads as a percentage (90), else ``""``.
+
+    Only from 50 up: a level of 1.5 is no percentage anyone means (a 1.5% interval), so telling its user to
+    write 0.015 was nonsense.
+    """
+    return f" (a percentage? use {value / 100:g})" if 50.0 <= value < 100.0 else ""
 
 
 def check_level(level, owner: str) -> float:
@@ -20,8 +29,7 @@ def check_level(level, owner: str) -> float:
     if isinstance(level, bool) or not isinstance(level, numbers.Real) or not np.isfinite(level):
         raise ValueError(f"{owner}: level must be a number in (0, 1), e.g. 0.9; got {level!r}")
     if not 0.0 < float(level) < 1.0:
-        hint = f" (a percentage? use {float(level) / 100:g})" if 1.0 < float(level) <= 100.0 else ""
-        raise ValueError(f"{owner}: level must be in (0, 1), e.g. 0.9; got {level!r}{hint}")
+        raise ValueError(f"{owner}: level must be in (0, 1), e.g. 0.9; got {level!r}{percentage_hint(float(level))}")
     return float(level)
 
 
