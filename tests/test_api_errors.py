@@ -54,3 +54,17 @@ def test_ingest_of_nothing_that_exists_is_an_error_and_creates_no_store(tmp_path
     with pytest.raises(HarnessExtError, match="no such file or folder: /nonexistent/path"):
         hx.ingest("/nonexistent/path", store=store)
     assert not store.exists()
+
+
+def test_to_json_is_the_commands_json_shape(reduced):
+    """docs/guide/analyses.md: to_json() gives the --json shape {"command", "title", "summary", "tables", "warnings"}."""
+    import json
+
+    res, frame = reduced
+    shape = ["command", "title", "summary", "tables", "warnings"]
+    doc = json.loads(res.to_json())
+    assert list(doc)[:5] == shape and doc["command"] == "reduce" and doc["warnings"] == res.warnings
+    assert {"manifest", "out", "written"} <= set(doc)
+    pred = hx.predict(res, frame.loc["m0", res.subset].to_dict())
+    doc = json.loads(pred.to_json())
+    assert list(doc)[:5] == shape and doc["command"] == "predict" and {"aggregate", "datasets"} <= set(doc)

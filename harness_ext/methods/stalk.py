@@ -250,6 +250,7 @@ class StalkReport(Result):
     """
 
     title = "stalk: best-R^2 relationship per pair"
+    command = "stalk"
 
     def __init__(self, results: dict, shape=None, benchmark: str = "", threshold: float = 0.5, min_fraction: float = 0.5):
         self.results = dict(results)

@@ -424,6 +424,7 @@ class ItemReduceResult(Result):
     """
 
     title = "reduce (items)"
+    command = "reduce"
     floatfmt = "{:.4f}"
 
     def __init__(self, manifest: dict):

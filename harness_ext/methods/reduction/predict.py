@@ -106,6 +106,7 @@ class PredictionResult(Result):
     score: dict = None
 
     title = "predict"
+    command = "predict"
 
     def tables(self) -> dict:
         return {"predictions": self.table, "aggregate": self.aggregate}
