@@ -1,6 +1,7 @@
 """The public Python API: the routine loop without the command line.
 
-``harness_ext.ingest``, ``harness_ext.load_matrix``, ``harness_ext.reduce`` and
+``harness_ext.ingest``, ``harness_ext.load_matrix``, ``harness_ext.reduce`` (a dataset subset),
+``harness_ext.reduce_items`` (items of every task, ``reduce --items N``) and
 ``harness_ext.predict`` (imported lazily from :mod:`harness_ext`) are thin
 functions over the store and the methods; they take a DataFrame or a store
 path and return the typed results the commands print
@@ -23,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Optional, Union
 
 import pandas as pd
 
@@ -473,10 +474,13 @@ def predict(manifest, results, *, level: float = 0.9):
         return predict_scores(doc, _score_frame(results, doc), manifest_path=where, level=level)
     if isinstance(results, (str, os.PathLike)):
         results = [results]
-    if not isinstance(results, (list, tuple)) or not results \
-            or not all(isinstance(p, (str, os.PathLike)) for p in results):
-        raise HarnessExtError(f"predict() takes the new model's results: result files or folders (a path or a list of "
-                              f"paths), or its scores as a DataFrame, Series or dict; not {results!r:.80}")
+    try:
+        results = list(results)
+    except TypeError:  # None, a number: no paths at all
+        results = []
+    if not results or not all(isinstance(p, (str, os.PathLike)) for p in results):
+        raise HarnessExtError("predict() takes the new model's results: result files or folders (a path or a list of "
+                              "paths), or its scores as a DataFrame, Series or dict")
     if doc.get("kind") == "items":  # reduce --items: from the new model's per-item logs
         from .reduction.item_predict import predict_items
 
