@@ -26,12 +26,13 @@ _LAZY = {
     "Selector": "types", "SimilarityMeasure": "types", "SourceFile": "types", "WeightingScheme": "types",
     # The Python API of the routine loop (harness_ext.methods.api): ingest -> load_matrix -> reduce -> predict.
     "ingest": "methods.api", "load_matrix": "methods.api", "reduce": "methods.api", "predict": "methods.api",
+    "reduce_items": "methods.api", "ItemReduceResult": "methods.reduction.item_reduce",
     "ReduceResult": "methods.reduction.reduce", "PredictionResult": "methods.reduction.predict", "Result": "report",
     "bundled_data_path": "store.ingest",
 }
 
 __all__ = [
-    "ingest", "load_matrix", "reduce", "predict", "ReduceResult", "PredictionResult", "Result", "bundled_data_path",
+    "ingest", "load_matrix", "reduce", "reduce_items", "predict", "ReduceResult", "ItemReduceResult", "PredictionResult", "Result", "bundled_data_path",
     "Adapter", "HarnessExtError", "IngestError", "ItemEstimator", "ManifestWriter", "MethodError", "PluginError",
     "Predictor", "ResultRecord", "Selector", "SimilarityMeasure", "SourceFile", "StoreError",
     "WeightingScheme", "get_plugin_manager", "get_registration", "get_registrations", "hookimpl",

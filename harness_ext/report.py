@@ -217,6 +217,8 @@ class Result:
 
     #: One line naming what this is (the command prints it above the tables).
     title: str = ""
+    #: The command that prints this result: the ``"command"`` of :meth:`to_json` (default: the title).
+    command: str = ""
     #: Format of floats in the text tables.
     floatfmt: str = "{:.3f}"
 
@@ -243,8 +245,12 @@ class Result:
                 "tables": {name: frame for name, frame in self.tables().items()}}
 
     def to_json(self, path=None, indent: Optional[int] = 2) -> str:
-        """The result as JSON text; with ``path``, also written there."""
-        text = dumps(self.to_dict(), indent=indent)
+        """The result as JSON text, the command's ``--json`` document (:func:`envelope`: ``{"command", "title",
+        "summary", "tables", "warnings"}``, then the result's own fields); with ``path``, also written there."""
+        # The result's own fields stay at the top (a to_dict() without title/summary/tables, as prowl's, would
+        # otherwise be wrapped whole into tables["result"] by envelope).
+        doc = {"title": self.title, "summary": self.summary(), "tables": self.tables(), **self.to_dict()}
+        text = dumps(envelope(self.command or self.title, doc, getattr(self, "warnings", None) or ()), indent=indent)
         if path is not None:
             Path(path).write_text(text, encoding="utf-8")
         return text

@@ -175,3 +175,10 @@ def test_cli_predict_level(tmp_path, capsys):
     assert doc["interval_level"] == 0.8 and "80% conformal" in doc["method"]
     assert main(["predict", "-m", str(red), str(new), "--level", "80", "--no-lm-eval-results"]) == 1
     assert "percentage" in capsys.readouterr().err
+
+
+def test_only_a_level_that_reads_as_a_percentage_gets_the_percentage_hint():
+    for level, hint in ((95, "use 0.95"), (50, "use 0.5"), (1.5, None), (100, None), (250, None)):
+        with pytest.raises(MethodError) as err:
+            check_level(level)
+        assert (hint in str(err.value)) if hint else "percentage" not in str(err.value)

@@ -419,3 +419,14 @@ def test_tsc_bakeoff_findings_on_performance_columns():
     assert sig.loc[("Spearman", "farthest-first-euclidean"), "rel_gain_vs_random"] < 0
     kt = res.kstar_table(["spearman>=0.9"]).set_index("selector")
     assert kt.loc["greedy-coverage", "k*_mean"] <= 5 <= kt.loc["random-subset", "k*_mean"]
+
+
+def test_default_k_max_is_cut_to_the_pool_an_explicit_one_is_not():
+    """HELM Classic's 14 datasets leave a pool of 11 at alpha 0.8: the default k_max (20) ran nowhere before."""
+    X = _matrix(n_datasets=14)
+    res = compare.run_protocol(X, ["random-subset"], trials=2, show_progress=False)
+    assert res.params["k_max"] == 11 and int(res.ks[-1]) == 11
+    assert compare.run_protocol(_matrix(n_datasets=30), ["random-subset"], trials=1,
+                                show_progress=False).params["k_max"] == protocol.DEFAULT_K_MAX
+    with pytest.raises(MethodError, match="k_max=12 exceeds the pool of 11"):
+        compare.run_protocol(X, ["random-subset"], trials=2, k_max=12)

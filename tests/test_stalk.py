@@ -272,3 +272,14 @@ def test_cli_default_leaves_out_model_pairs_past_the_cap(tmp_path, capsys, monke
     assert main(["stalk", "--db", str(db), "--metric", "accuracy", "--axis", "both", "--out", str(out2)]) == 0
     assert list(out2.glob("stalk_model_pairs*"))
     assert S.default_axes(3) == (("datasets", "models"), None)
+
+
+def test_a_matrix_from_load_matrix_names_its_benchmark(tmp_path):
+    """Was: stalk(hx.load_matrix(store, benchmark="helm_classic")) printed "(all benchmarks)"."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.random((6, 4)), index=[f"m{i}" for i in range(6)], columns=list("abcd"))
+    df.attrs["query"] = {"benchmarks": ["helm_classic"]}
+    assert "(helm_classic)" in stalk(df, show_progress=False).render()
+    assert "(toy)" in stalk(df, benchmark="toy", show_progress=False).render()
+    assert "(all benchmarks)" in stalk(pd.DataFrame(df.to_numpy(), index=df.index, columns=df.columns),
+                                       show_progress=False).render()

@@ -9,6 +9,7 @@ from ..report import Result, format_table
 class StoreInfo(Result):
     """A summary of a store: ``summary()`` has its path and counts; the tables are the benchmarks,
     the benchmark groups and (when asked for) the cells whose value differs between source files."""
+    command = "info"
 
     def __init__(self, path: str, counts: dict, benchmarks, groups, conflicts=None, item_benchmarks=None,
                  item_conflicts=None):

@@ -17,6 +17,7 @@ class PerformanceMatrix(Result):
 
     Its text is the CSV (``render``); its JSON the rows as records (one per model) and a summary.
     """
+    command = "matrix"
 
     def __init__(self, frame):
         self.frame = frame

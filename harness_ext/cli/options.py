@@ -296,7 +296,8 @@ def compare_options(parser):
     g.add_argument("--selectors", nargs="+", action=ListAppend, default=None, metavar="NAME",
                    help=f"selectors to compare (default: {' '.join(COMPARE_DEFAULT_SELECTORS)})")
     g.add_argument("--trials", type=int, default=200, help="number of trials T (default 200)")
-    g.add_argument("--k-max", type=int, default=20, help="largest subset size (default 20; k runs from 2)")
+    g.add_argument("--k-max", type=int, default=None,
+                   help="largest subset size (default 20, or the trials' pool of datasets when smaller; k runs from 2)")
     g.add_argument("--alpha", type=float, default=0.8, help="pool fraction per trial (default 0.8)")
     g.add_argument("--variation", choices=["datasets", "models"], default="datasets", help="vary the dataset pool or the model pool")
     g.add_argument("--target", action=ListAppend, default=None, metavar="METRIC>=V",

@@ -12,6 +12,7 @@ from ..report import Result
 
 class PluginList(Result):
     """The plugin table: ``kind, name, status (ok/clash/broken), source, description`` per row."""
+    command = "plugins"
 
     def __init__(self, rows: list):
         self.rows = list(rows)

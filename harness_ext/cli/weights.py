@@ -76,6 +76,7 @@ class WeightsReport(Result):
     ``render()`` is the command's text; ``summary()`` is ``summary.json``; ``tables()`` are the analyses'
     tables as ``"<analysis>/<table>"``.
     """
+    command = "weights"
 
     def __init__(self, label: str, shape, n_missing: int, binary: bool, random_state: int, top: int):
         self.label, self.shape, self.n_missing, self.binary = label, tuple(shape), n_missing, binary

@@ -1,6 +1,7 @@
 """The public Python API: the routine loop without the command line.
 
-``harness_ext.ingest``, ``harness_ext.load_matrix``, ``harness_ext.reduce`` and
+``harness_ext.ingest``, ``harness_ext.load_matrix``, ``harness_ext.reduce`` (a dataset subset),
+``harness_ext.reduce_items`` (items of every task, ``reduce --items N``) and
 ``harness_ext.predict`` (imported lazily from :mod:`harness_ext`) are thin
 functions over the store and the methods; they take a DataFrame or a store
 path and return the typed results the commands print
@@ -23,14 +24,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Optional, Union
 
 import pandas as pd
 
 from ..errors import HarnessExtError
 from .reduction.manifest import DEFAULT_SELECTOR
 
-__all__ = ["ingest", "load_matrix", "predict", "reduce"]
+__all__ = ["ingest", "load_matrix", "predict", "reduce", "reduce_items"]
 
 PathLike = Union[str, os.PathLike]
 
@@ -73,6 +74,15 @@ def _existing_store(store: Optional[PathLike]) -> str:
     return path
 
 
+def _seed(seed) -> int:
+    """``seed`` as an int, or an error naming it (``int("x")``'s own message did not say which argument)."""
+    import numbers
+
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise HarnessExtError(f"seed must be an integer (e.g. seed=0), not {seed!r}")
+    return int(seed)
+
+
 def _names(value) -> tuple:
     if value is None:
         return ()
@@ -112,6 +122,11 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
     _not_a_frame(paths, "ingest")
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
+    paths = list(paths)
+    # As 'harness-ext ingest' (exit 1): nothing that exists is an error, before the store file is created.
+    if not any(Path(p).exists() for p in paths):
+        raise HarnessExtError(f"ingest(): no such file or folder: {', '.join(map(str, paths[:5]))}"
+                              f"{' ...' if len(paths) > 5 else ''}" if paths else "ingest(): no paths given")
     with Store.open(str(store) if store is not None else default_db_path()) as s:
         return ingest_paths(s, list(paths), adapter=adapter, group=group)
 
@@ -191,9 +206,9 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
         With a DataFrame ``matrix``: the store it came from, recorded in the manifest and searched
         for the lm-eval task configurations the reduced folder needs.
     items : int, optional
-        Run only this many anchor items of each subset task whose per-sample logs are in the
-        store (:mod:`harness_ext.methods.reduction.items`): ``.write()`` then also writes
-        ``<group>_samples.json`` for ``lm_eval --samples``, and :func:`predict` weights the anchors.
+        Keep the dataset subset; run only this many anchor items of each subset task with per-sample logs in the
+        store (``reduce --item-design anchors``; ``.write()`` adds ``<group>_samples.json``). On a store of item-level
+        results only, it is :func:`reduce_items` (N random items of every task, ``reduce --items N``).
     local_data : sequence of path-like
         Folders of your own task data: absolute data paths that the kept lm-eval task
         configurations name inside them are written into the task YAMLs; any other local path
@@ -223,27 +238,124 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     from .reduction.budget import read_costs
     from .reduction.reduce import reduce_matrix
 
-    df, db = _reduce_input(matrix, benchmark, store)
-    weighting_params = {}
-    if weights is not None:
-        weighting, weighting_params = "user", {"path": str(weights)}
-    if isinstance(costs, (str, os.PathLike)):
-        costs = read_costs(costs)
+    seed = _seed(seed)  # before any work: a bad seed is refused at once
+    df, db, done = _reduce_input(matrix, benchmark, store, items, {"budget": budget, "costs": costs}, seed=seed,
+                                 group_name=group_name, local_data=local_data)
+    if done is not None:  # a store of item-level results only: the item-level reduction
+        return done
+    weighting, weighting_params = ("user", {"path": str(weights)}) if weights is not None else (weighting, {})
+    costs = read_costs(costs) if isinstance(costs, (str, os.PathLike)) else costs
     return reduce_matrix(df, budget=None if budget is None else str(budget), selector=selector, similarity=similarity,
                          predictor=predictor, weighting=weighting, weighting_params=weighting_params,
-                         random_state=int(seed), n_random=n_random, group_name=group_name, db=db, costs=costs,
+                         random_state=seed, n_random=n_random, group_name=group_name, db=db, costs=costs,
                          n_random_subsets=n_random_subsets, items=items, local_data=local_data,
                          min_availability=min_availability,
                          selector_params={"demote_saturated": True} if demote_saturated else None)
 
 
 
-def _reduce_input(matrix, benchmark, store) -> tuple:
-    """``(matrix, store path or None)`` for :func:`reduce`: a DataFrame as float (its ``attrs`` kept), or the
-    matrix of a store path's ``benchmark`` (required when the store holds several)."""
+def _item_level_store(matrix, benchmark) -> bool:
+    """Whether the store path ``matrix`` holds item-level results (of ``benchmark``, if named)."""
+    if not isinstance(matrix, (str, os.PathLike)) or not Path(matrix).exists():
+        return False
+    from ..errors import StoreError
+    from ..store.db import Store
+    from .reduction.item_reduce import item_catalogue
+
+    with Store.open(str(matrix), read_only=True) as s:
+        try:
+            return not item_catalogue(s, list(_names(benchmark)) or None).empty
+        except StoreError:
+            return False
+
+
+def reduce_items(store: Optional[PathLike] = None, n_items: Optional[int] = None, *, benchmark=None, datasets=None,
+                 models=None, metric: Optional[str] = None, estimator: Optional[str] = None, seed: int = 0,
+                 n_total: Optional[int] = None, design: str = "random", allocation: str = "neyman",
+                 n_strata: int = 5, stratum_allocation: str = "proportional",
+                 group_name: str = "harness_ext_reduced", local_data=(), _notes=()):
+    """Choose items to run of every task with item-level results, as ``harness-ext reduce --items N``.
+
+    The item-level reduction: no dataset subset, but ``n_items`` items of *every* task of the store's
+    item-level results (lm-eval ``samples_*.jsonl`` logs, item-response tables, HELM per-instance stats),
+    with the expected error of the full benchmark score predicted from them. It calls the function the
+    command calls, so the same store, options and seed give a byte-identical manifest. (:func:`reduce`
+    with ``items=`` keeps a *dataset subset* and runs only anchor items of its tasks; on a store with
+    item-level results only, ``reduce(store, items=N)`` is this function.)
+
+    Parameters
+    ----------
+    store : path-like, optional
+        An existing store with item-level results; default ``$HARNESS_EXT_DB`` or ``./harness-ext.duckdb``.
+    n_items : int, optional
+        Items per task (``--items``); a task with no more items runs whole. Give this or ``n_total``.
+    benchmark : str or sequence of str, optional
+        Benchmark(s) of the item-level results; required when they span several.
+    datasets, models : str or sequence of str, optional
+        Globs on task names and on the population's model names (``--datasets``, ``--models``).
+    metric, estimator : str, optional
+        The per-item metric (default: per task) and the item estimator plugin (default: the design's).
+    seed : int
+        Seed of the item draw and of the cross-validated expected error (``--seed``).
+    n_total, design, allocation, n_strata, stratum_allocation
+        ``--items-total``, ``--item-design`` (``random``, ``stratified``, ``irt-anchors``, ``search``),
+        ``--item-allocation``, ``--item-strata``, ``--stratum-allocation``.
+    group_name : str
+        lm-eval group name and file stem of the harness files.
+    local_data : sequence of path-like
+        Folders of your own task data (as :func:`reduce`).
+
+    Returns
+    -------
+    harness_ext.methods.reduction.item_reduce.ItemReduceResult
+        ``.manifest`` (kind ``"items"``), ``.to_frame()`` (per task the items run and the expected error),
+        ``.write(folder)`` (manifest, lm-eval group YAML, ...), ``.plot(path)``; :func:`predict` takes it.
+
+    References
+    ----------
+    Zhang, Dorner and Hardt (2025), §4-5 (predicting the benchmark score from a random sample of items).
+    """
+    from ..safe_output import check_group_name
+    from ..store.globs import query_globs
+    from .reduction.item_reduce import reduce_items as _reduce_items
+
+    if design == "anchors":
+        raise HarnessExtError("design='anchors' keeps a dataset subset: use harness_ext.reduce(matrix, items=N)")
+    check_group_name(group_name)
+    for d in local_data or ():
+        if not Path(d).is_dir():
+            raise HarnessExtError(f"local_data {d}: not a folder")
+    _not_a_frame(store, "reduce_items")
+    return _reduce_items(_existing_store(store), n_items, benchmarks=list(_names(benchmark)) or None,
+                         datasets=query_globs(datasets), models=query_globs(models), metric=metric,
+                         estimator=estimator, random_state=_seed(seed), group_name=group_name, warnings=list(_notes),
+                         local_data=list(local_data or ()), n_total=n_total, design=design, allocation=allocation,
+                         n_strata=n_strata, stratum_allocation=stratum_allocation)
+
+
+def _reduce_item_store(store, benchmark, items, ignored: dict, **kwargs):
+    """:func:`reduce` on a store of item-level results only: it has no matrix, and what a user can do with it is
+    the item-level reduction, which ``harness-ext reduce --items N`` runs on it (:func:`reduce_items`)."""
+    if items is None:
+        raise HarnessExtError(f"{store} holds item-level results and no dataset-level ones: reduce them with "
+                              "harness_ext.reduce_items(store, n_items, benchmark=...) (as 'harness-ext reduce "
+                              "--items N')")
+    unused = [name for name, value in ignored.items() if value is not None]
+    # Options of a dataset subset: said in the manifest's warnings, as the command says them, not dropped silently.
+    notes = [f"{', '.join(unused)} ignored: reduce(store, items=N) on a store of item-level results runs N "
+             "items of every task (harness_ext.reduce_items)"] if unused else []
+    return reduce_items(store, items, benchmark=benchmark, _notes=notes, **kwargs)
+
+
+def _reduce_input(matrix, benchmark, store, items, ignored: dict, **item_kwargs) -> tuple:
+    """``(matrix, store path or None, None)`` for :func:`reduce`: a DataFrame as float (its ``attrs`` kept), or the
+    matrix of a store path's ``benchmark`` (required when the store holds several); ``(None, path, result)`` for a
+    store of item-level results only, whose result is :func:`_reduce_item_store`'s."""
+    from ..errors import StoreError
+
     if isinstance(matrix, pd.DataFrame):
         # attrs (scales, dataset metadata) kept: astype copies them.
-        return _as_float(matrix, "the matrix"), None if store is None else str(store)
+        return _as_float(matrix, "the matrix"), None if store is None else str(store), None
     if not isinstance(matrix, (str, os.PathLike)):
         raise HarnessExtError(f"reduce() takes a DataFrame (models x datasets, named rows and columns) or a store "
                               f"path, not {type(matrix).__name__}")
@@ -256,14 +368,20 @@ def _reduce_input(matrix, benchmark, store) -> tuple:
         if len(names) > 1:
             raise HarnessExtError(f"the store holds {len(names)} benchmarks ({', '.join(names[:8])}"
                                   f"{' ...' if len(names) > 8 else ''}): name one or more with benchmark=")
-    return load_matrix(db, benchmark), db
+    try:
+        return load_matrix(db, benchmark), db, None
+    except StoreError:
+        if not _item_level_store(db, benchmark):
+            raise
+        return None, db, _reduce_item_store(db, benchmark, items, ignored, **item_kwargs)
 
 def _manifest_of(manifest) -> tuple:
     """``(manifest dict, where it came from)`` from a ReduceResult, a dict or a manifest file/folder."""
     from .reduction.manifest import load_manifest, validate_manifest
+    from .reduction.item_reduce import ItemReduceResult
     from .reduction.reduce import ReduceResult
 
-    if isinstance(manifest, ReduceResult):
+    if isinstance(manifest, (ReduceResult, ItemReduceResult)):
         # As predict reads it from manifest.json: plain JSON types.
         return json.loads(json.dumps(manifest.manifest)), None if manifest.out is None else manifest.out / "manifest.json"
     if isinstance(manifest, dict):
@@ -325,8 +443,8 @@ def predict(manifest, results, *, level: float = 0.9):
 
     Parameters
     ----------
-    manifest : ReduceResult, dict or path-like
-        The reduction (:func:`reduce`), a manifest, or ``manifest.json`` (or its folder).
+    manifest : ReduceResult, ItemReduceResult, dict or path-like
+        The reduction (:func:`reduce` or :func:`reduce_items`), a manifest, or ``manifest.json`` (or its folder).
     results : path-like, sequence of path-like, DataFrame, Series or dict
         Result files or folders of the new model(s) (read with the ``ingest`` adapters into a
         throw-away store), or raw scores on the harness's own scale: a DataFrame (one row per
@@ -356,6 +474,13 @@ def predict(manifest, results, *, level: float = 0.9):
         return predict_scores(doc, _score_frame(results, doc), manifest_path=where, level=level)
     if isinstance(results, (str, os.PathLike)):
         results = [results]
+    try:
+        results = list(results)
+    except TypeError:  # None, a number: no paths at all
+        results = []
+    if not results or not all(isinstance(p, (str, os.PathLike)) for p in results):
+        raise HarnessExtError("predict() takes the new model's results: result files or folders (a path or a list of "
+                              "paths), or its scores as a DataFrame, Series or dict")
     if doc.get("kind") == "items":  # reduce --items: from the new model's per-item logs
         from .reduction.item_predict import predict_items
 

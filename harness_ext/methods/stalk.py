@@ -250,6 +250,7 @@ class StalkReport(Result):
     """
 
     title = "stalk: best-R^2 relationship per pair"
+    command = "stalk"
 
     def __init__(self, results: dict, shape=None, benchmark: str = "", threshold: float = 0.5, min_fraction: float = 0.5):
         self.results = dict(results)
@@ -345,7 +346,8 @@ def stalk(df: pd.DataFrame, threshold: float = 0.5, min_points: int = 3, axes=("
         See :func:`classify_pairs`.
     axes : sequence of {"datasets", "models"}
     benchmark : str
-        Name shown in the text and the plot title.
+        Name shown in the text and the plot title; default the benchmarks of the query in ``df.attrs``
+        (a matrix from :func:`harness_ext.load_matrix`), else "all benchmarks".
     show_progress : bool, optional
         A progress bar over the axes (default: when stderr is a terminal).
 
@@ -364,6 +366,9 @@ def stalk(df: pd.DataFrame, threshold: float = 0.5, min_points: int = 3, axes=("
     for axis in axes:
         if axis not in ("datasets", "models"):
             raise MethodError(f"unknown stalk axis {axis!r}; use 'datasets' or 'models'")
+    if not benchmark:
+        # A matrix from load_matrix carries its query: name its benchmark, not "all benchmarks".
+        benchmark = ", ".join((df.attrs.get("query") or {}).get("benchmarks") or [])
     out = {}
     X = df.to_numpy(dtype=float)
     for axis in progress(list(axes), desc="stalk", disable=None if show_progress is None else not show_progress):

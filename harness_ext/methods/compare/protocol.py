@@ -31,6 +31,10 @@ from .result import ProtocolResult
 from .statistics import DEFAULT_SELECTORS
 
 
+#: Largest subset size by default (the paper's 2..20), cut to the trials' pool of datasets when that is smaller.
+DEFAULT_K_MAX = 20
+
+
 def _resolve(selectors) -> Dict[str, tuple]:
     """name -> (cls, params). Accepts registered names, or (name, cls, params) triples."""
     from ...plugin_manager import get_registration
@@ -141,7 +145,8 @@ def _run_trial(X, ranks_all, R_full, features, specs, ks, metrics, variation, al
 
 
 def _check_protocol_args(X, features, trials, k_max, k_min, alpha, variation, representation):
-    """Refuse settings the protocol cannot run; returns ``features`` as a float array (or None)."""
+    """Refuse settings the protocol cannot run; returns ``(features as a float array or None, k_max)``, ``k_max``
+    None being :data:`DEFAULT_K_MAX` cut to the trials' pool of datasets."""
     n_models, n_datasets = X.shape
     if representation not in ("scores", "ranks"):
         raise MethodError(f"representation must be 'scores' or 'ranks', got {representation!r}")
@@ -154,6 +159,10 @@ def _check_protocol_args(X, features, trials, k_max, k_min, alpha, variation, re
     pool_size = int(np.floor(alpha * n_datasets)) if variation == "datasets" else n_datasets
     if variation == "models" and int(np.floor(alpha * n_models)) < 2:
         raise MethodError(f"alpha={alpha} leaves fewer than 2 of {n_models} models per trial")
+    if k_max is None:
+        # The paper's 20 is a default, not a requirement: a benchmark of 14 datasets (HELM Classic, a pool of 11)
+        # must run without the user working out the pool size; an explicit k_max above it is still refused.
+        k_max = min(DEFAULT_K_MAX, pool_size)
     if not (1 <= k_min <= k_max):
         raise MethodError(f"need 1 <= k_min <= k_max, got k_min={k_min}, k_max={k_max}")
     if k_max > pool_size:
@@ -162,7 +171,7 @@ def _check_protocol_args(X, features, trials, k_max, k_min, alpha, variation, re
         features = np.asarray(features, dtype=float)
         if features.ndim != 2 or features.shape[0] != n_datasets:
             raise MethodError(f"features must be (n_datasets={n_datasets}, p), got {features.shape}")
-    return features
+    return features, k_max
 
 
 def run_protocol(
@@ -171,7 +180,7 @@ def run_protocol(
     *,
     features=None,
     trials: int = 200,
-    k_max: int = 20,
+    k_max: Optional[int] = None,
     k_min: int = 2,
     alpha: float = 0.8,
     variation: str = "datasets",
@@ -202,7 +211,9 @@ def run_protocol(
     trials : int
         T (eq. 12).
     k_max, k_min : int
-        Subset sizes k_min..k_max (paper: 2..20).
+        Subset sizes k_min..k_max (paper: 2..20). Default ``k_max``: 20, or the trials' pool of datasets
+        (``floor(alpha * n_datasets)`` with ``variation="datasets"``) when smaller; an explicit ``k_max`` above
+        the pool is an error.
     alpha : float
         Pool fraction in (0, 1); the pool has floor(alpha * n) items.
     variation : {"datasets", "models"}
@@ -252,7 +263,7 @@ def run_protocol(
 
     X = check_matrix(X, allow_nan=False, min_rows=3, min_cols=3)
     n_models, n_datasets = X.shape
-    features = _check_protocol_args(X, features, trials, k_max, k_min, alpha, variation, representation)
+    features, k_max = _check_protocol_args(X, features, trials, k_max, k_min, alpha, variation, representation)
     metrics = check_metrics(metrics)
     specs_by_name = _resolve(selectors)
     names = list(specs_by_name)

@@ -40,6 +40,7 @@ class ProtocolResult(Result):
     """
 
     title = "compare: selectors under the rank-preservation protocol"
+    command = "compare"
 
     selectors: List[str]
     metrics: List[str]

@@ -50,9 +50,13 @@ examples", ICML, §3 (IRT, p-IRT, gp-IRT). Kipnis et al. (2025), "metabench", IC
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
+
+from harness_ext.base import BaseEstimator
+from harness_ext.methods.engine.item_checks import check_level, check_source_items, check_targets
 
 from harness_ext.methods.engine.conformal import _normal_quantile, conformal_quantile
 from harness_ext.methods.engine.item_irt import (abilities, cross_validate_irt, fit_2pl, frontier_split_estimates,
@@ -197,25 +201,55 @@ def _ridge_dual(X: np.ndarray, Y: np.ndarray, alpha: float):
     return coef, ym - xm @ coef
 
 
-class _ItemEstimator:
-    """Base: ``fit(source, items)`` with the population's answers, ``predict(Y)`` for the targets' samples."""
+class _ItemEstimator(BaseEstimator):
+    """Base: ``fit(source, items)`` with the population's answers, ``predict(Y)`` for the targets' samples.
+
+    As scikit-learn's estimators: ``__init__`` stores its parameters unchanged, ``set_params`` changes them,
+    and ``fit``/``predict`` check them and their inputs (:mod:`.item_checks`), raising a ValueError.
+    """
 
     def __init__(self, *, level: float = 0.90):
         self.level = level
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # Every estimator's own predict gets the input check, so a plugin's predict needs no code for it.
+        if "predict" in vars(cls) and not getattr(cls.predict, "_checks_targets", False):
+            cls.predict = _checking_targets(cls.predict)
 
     def get_params(self, deep: bool = True) -> dict:
         return {k: v for k, v in vars(self).items() if not k.endswith("_")}
 
     def fit(self, source: np.ndarray, items: np.ndarray):
-        self.source_ = np.asarray(source, dtype=float)
-        self.items_ = np.asarray(items)
+        name = type(self).__name__
+        check_level(self.level, name)
+        self.source_, self.items_ = check_source_items(source, items, name)
         self.n_total_ = self.source_.shape[1]
         return self
+
+    def _n_sampled(self) -> int:
+        """How many answers per target ``predict`` takes (a ValueError before ``fit``)."""
+        if not hasattr(self, "items_"):
+            raise ValueError(f"{type(self).__name__} is not fitted: call fit(source, items) before predict")
+        return len(self.items_)
 
     def _interval(self, est, var, df=None) -> ItemEstimate:
         se = np.sqrt(np.maximum(var, 0.0))
         h = _z(self.level, df) * se
         return ItemEstimate(est, est - h, est + h, self.level, se)
+
+
+def _checking_targets(predict):
+    """``predict`` with the level and the targets' answers checked first (:func:`.item_checks.check_targets`)."""
+    @functools.wraps(predict)
+    def checked(self, Y, *args, **kwargs):
+        name = type(self).__name__
+        check_targets(Y, self._n_sampled(), name)
+        check_level(self.level, name)  # set_params may have changed it after fit
+        return predict(self, Y, *args, **kwargs)
+
+    checked._checks_targets = True
+    return checked
 
 
 class SampleMean(_ItemEstimator):
@@ -402,6 +436,13 @@ class AnchorWeighted(_ItemEstimator):
         lab = np.argmax(C[med], axis=0)
         self.weights_ = np.bincount(lab, minlength=len(med)) / D.shape[0]
         return med
+
+    def _n_sampled(self) -> int:
+        # Its answers are the anchors that select() chose, weighted by select()'s cluster shares.
+        if getattr(self, "weights_", None) is None:
+            raise ValueError("AnchorWeighted is not fitted: call select(source, n_items) and fit(source, anchors) "
+                             "before predict")
+        return len(self.weights_)
 
     def predict(self, Y) -> ItemEstimate:
         Y = np.atleast_2d(np.asarray(Y, dtype=float))

@@ -40,6 +40,7 @@ PAPER_AUC_MSE = {
 
 class _Captioned(Result):
     """A result whose text shows each table under a caption (the JSON keeps the short table names)."""
+    command = "pounce"
 
     floatfmt = "{:.4f}"
 
@@ -292,6 +293,7 @@ class PounceReport(Result):
     ``analyses`` maps an analysis name (``regression``, ``completion``, ``active``, ``tensor``)
     to its result; ``skipped`` maps an analysis left out to the reason.
     """
+    command = "pounce"
 
     analyses: Dict[str, Result]
     n_models: int

@@ -52,6 +52,7 @@ class ProwlResult(Result):
     ties : str
         Tie rule of the mean win rate (see :func:`win_rates`).
     """
+    command = "prowl"
 
     selector: str
     similarity: Optional[str]
@@ -146,6 +147,7 @@ class ProwlReport(Result):
     label : str
         What the matrix is (benchmark names), for the title and the figure.
     """
+    command = "prowl"
 
     table: pd.DataFrame
     results: Dict[str, ProwlResult]

@@ -50,8 +50,9 @@ def check_level(level) -> float:
     except (TypeError, ValueError):
         raise MethodError(f"the interval level must be a number in (0, 1), got {level!r}") from None
     if not 0.0 < v < 1.0:
-        hint = f" (a percentage? use {v / 100:g})" if 1.0 < v < 100.0 else ""
-        raise MethodError(f"the interval level must be in (0, 1), got {level!r}{hint}")
+        from ..engine.item_checks import percentage_hint
+
+        raise MethodError(f"the interval level must be in (0, 1), e.g. 0.9, got {level!r}{percentage_hint(v)}")
     return v
 
 

@@ -424,6 +424,7 @@ class ItemReduceResult(Result):
     """
 
     title = "reduce (items)"
+    command = "reduce"
     floatfmt = "{:.4f}"
 
     def __init__(self, manifest: dict):
@@ -519,8 +520,12 @@ class ItemReduceResult(Result):
                      f"(held-out population models)")
         return fig if path is None else save_figure(fig, path)
 
-    def write(self, out, formats) -> list:
+    def write(self, out, formats=None) -> list:
+        """Write the manifest with each named manifest writer (default: as ``reduce``'s) into folder ``out``."""
         from .manifest import write_outputs
+        from .reduce import DEFAULT_FORMATS
+
+        formats = DEFAULT_FORMATS if formats is None else formats
 
         from pathlib import Path
 

@@ -106,6 +106,7 @@ class PredictionResult(Result):
     score: dict = None
 
     title = "predict"
+    command = "predict"
 
     def tables(self) -> dict:
         return {"predictions": self.table, "aggregate": self.aggregate}
@@ -162,8 +163,12 @@ class PredictionResult(Result):
         """
         from ...report import get_pyplot, save_figure
 
+        known = list(dict.fromkeys(self.table["model"]))
+        if model is not None and model not in known:
+            raise HarnessExtError(f"plot(model={model!r}): no such model in this prediction; its models are "
+                                  f"{', '.join(map(str, known[:8]))}{' ...' if len(known) > 8 else ''}")
         plt = get_pyplot()
-        models = [model] if model is not None else list(dict.fromkeys(self.table["model"]))
+        models = [model] if model is not None else known
         n_rows = self.table["dataset"].nunique() + 1
         pct = f"{self.level:.0%}".replace(".0%", "%")
         fig, axes = plt.subplots(len(models), 2, figsize=(8.4, (1.2 + 0.22 * n_rows) * len(models)), squeeze=False,

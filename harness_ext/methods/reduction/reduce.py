@@ -56,6 +56,7 @@ class ReduceResult(Result):
     """
 
     title = "reduce"
+    command = "reduce"
     floatfmt = "{:.4f}"
 
     def __init__(self, manifest: dict, out=None, written: Sequence = ()):

@@ -36,6 +36,7 @@ class ColumnClustering(Result):
     zero_columns : ndarray of bool
         Columns with an all-zero performance vector (their own cluster).
     """
+    command = "weights"
 
     labels: np.ndarray
     medoids: np.ndarray

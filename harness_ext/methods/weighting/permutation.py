@@ -30,6 +30,7 @@ def permute_within_models(X: np.ndarray, rng) -> np.ndarray:
 @dataclass
 class PermutationTestResult(Result):
     """p-values (Table 2 layout: rows statistic, columns measure) and the statistics behind them."""
+    command = "weights"
 
     pvalues: pd.DataFrame
     observed: pd.DataFrame
@@ -189,6 +190,7 @@ def _permutation_result(measures, observed, ge, perm_sum, pooled, n_permutations
 @dataclass
 class SilhouetteTestResult(Result):
     """Observed vs permuted silhouette (Ailem et al. Table 3)."""
+    command = "weights"
 
     observed: float
     observed_k: int

@@ -57,6 +57,7 @@ class RandomWeightsResult(Result):
         For a complete 0/1 matrix, the exact probabilities that ``pairwise``
         estimates (:func:`binary_beat_probability`); None otherwise.
     """
+    command = "weights"
 
     models: list
     n_draws: int

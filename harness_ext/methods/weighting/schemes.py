@@ -177,6 +177,7 @@ class SchemeComparison(Result):
     Ailem et al. Figure 2. ``weights`` is ``columns x schemes``. ``str()`` shows the best
     models' scores and rank changes; :meth:`plot` draws Figure 2.
     """
+    command = "weights"
 
     scores: pd.DataFrame
     ranks: pd.DataFrame

@@ -77,6 +77,7 @@ class SizeCurves(Result):
     scores from their full-benchmark score and Spearman correlation of the induced
     ranking with the full one, for the informative and the random orders.
     """
+    command = "weights"
 
     informative: pd.DataFrame
     random: pd.DataFrame
