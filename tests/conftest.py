@@ -77,6 +77,14 @@ def pythia_mmlu_matrix(real_store):
         return load_matrix(store, MatrixQuery(benchmarks=("mmlu",), rows="run"))
 
 
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    """A folder on ``sys.path`` for third-party plugins installed in-process (:mod:`plugin_site`)."""
+    from plugin_site import plugin_site
+
+    yield from plugin_site(tmp_path, monkeypatch)
+
+
 def load_group_yaml(path):
     """A reduced folder's group YAML as lm-eval reads it, its ``!function module.name`` tags as strings."""
     import yaml

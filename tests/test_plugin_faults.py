@@ -4,55 +4,16 @@ plugins whose matrix is not one, and the warnings plugins cause (one line each, 
 
 from __future__ import annotations
 
-import contextlib
-import io
-import sys
-import textwrap
 import types
 
 import pytest
 
-import harness_ext.plugin_manager as pm_mod
 from harness_ext.errors import HarnessExtError, PluginError
 
-
-def _install(site, dist, module, body):
-    """A distribution ``dist`` providing the plugin module ``module`` (``body``), as pip would install it."""
-    (site / f"{module}.py").write_text(textwrap.dedent(body))
-    info = site / f"{dist.replace('-', '_')}-0.3.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.3\n")
-    (info / "entry_points.txt").write_text(f"[harness_ext]\n{dist} = {module}\n")
-    import importlib
-
-    importlib.invalidate_caches()
-    pm_mod.reset_default_plugin_manager()  # the next use finds it
+from plugin_site import install, run_cli
 
 
-@pytest.fixture
-def site(tmp_path, monkeypatch):
-    folder = tmp_path / "site"
-    folder.mkdir()
-    monkeypatch.syspath_prepend(str(folder))
-    monkeypatch.delenv("HARNESS_EXT_LOAD_PLUGINS", raising=False)
-    monkeypatch.delenv("HARNESS_EXT_DISABLE_PLUGINS", raising=False)
-    pm_mod.reset_default_plugin_manager()
-    before = set(sys.modules)
-    yield folder
-    for mod in set(sys.modules) - before:
-        if mod.startswith("faulty_"):
-            sys.modules.pop(mod, None)
-    pm_mod._DISABLED.clear()
-    pm_mod.reset_default_plugin_manager()
-
-
-def _cli(*args):
-    from harness_ext.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main([str(a) for a in args])
-    return types.SimpleNamespace(returncode=rc, stdout=out.getvalue(), stderr=err.getvalue())
+_install, _cli = install, run_cli
 
 
 def _tree(folder):

@@ -4,11 +4,6 @@ tests fail for a name that is not registered; manifests record plugin versions."
 
 from __future__ import annotations
 
-import contextlib
-import io
-import sys
-import textwrap
-import types
 
 import pytest
 
@@ -16,13 +11,11 @@ import harness_ext.plugin_manager as pm_mod
 from harness_ext.errors import PluginError
 from harness_ext.plugin_manager import get_plugin_manager, get_registrations
 
+from plugin_site import install, run_cli
 
-def _install(tmp_path, dist, module, body):
-    (tmp_path / f"{module}.py").write_text(textwrap.dedent(body))
-    info = tmp_path / f"{dist.replace('-', '_')}-0.7.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.7\n")
-    (info / "entry_points.txt").write_text(f"[harness_ext]\n{dist} = {module}\n")
+
+def _install(site, dist, module, body):
+    install(site, dist, module, body, version="0.7")
 
 
 HEADER = "import sys\nimport numpy as np\nfrom harness_ext import hookimpl, SimilarityMeasure, Adapter\n"
@@ -40,28 +33,7 @@ GOOD = "@hookimpl\ndef harness_ext_similarity_measures():\n    yield SimilarityM
 CLASH = "@hookimpl\ndef harness_ext_similarity_measures():\n    yield SimilarityMeasure(name='pearson', func=lambda X: X)\n"
 
 
-@pytest.fixture
-def site(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delenv("HARNESS_EXT_LOAD_PLUGINS", raising=False)
-    monkeypatch.delenv("HARNESS_EXT_DISABLE_PLUGINS", raising=False)
-    pm_mod.reset_default_plugin_manager()
-    before = set(sys.modules)
-    yield tmp_path
-    for mod in set(sys.modules) - before:
-        if mod.startswith("fake_"):
-            sys.modules.pop(mod, None)
-    pm_mod._DISABLED.clear()
-    pm_mod.reset_default_plugin_manager()
-
-
-def _cli(*args):
-    from harness_ext.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main([str(a) for a in args])
-    return types.SimpleNamespace(returncode=rc, stdout=out.getvalue(), stderr=err.getvalue())
+_cli = run_cli
 
 
 @pytest.mark.parametrize("case", sorted(BAD))

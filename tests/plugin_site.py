@@ -1,0 +1,52 @@
+"""Third-party plugins installed in-process for tests: a folder on ``sys.path`` holding plugin modules with
+the ``.dist-info`` pip would write (their entry points in the ``harness_ext`` group), and the CLI run in-process."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import sys
+import textwrap
+import types
+
+import harness_ext.plugin_manager as pm_mod
+
+
+def install(site, dist, module, body, version="0.3"):
+    """A distribution ``dist`` providing the plugin module ``module`` (``body``), as pip would install it."""
+    (site / f"{module}.py").write_text(textwrap.dedent(body))
+    info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text(f"[harness_ext]\n{dist} = {module}\n")
+    importlib.invalidate_caches()
+    pm_mod.reset_default_plugin_manager()  # the next use finds it
+
+
+def plugin_site(tmp_path, monkeypatch):
+    """Generator behind a ``site`` fixture: yields the folder; afterwards its modules are forgotten and the plugin
+    manager rebuilt, so no test's plugins reach another."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delenv("HARNESS_EXT_LOAD_PLUGINS", raising=False)
+    monkeypatch.delenv("HARNESS_EXT_DISABLE_PLUGINS", raising=False)
+    pm_mod.reset_default_plugin_manager()
+    before = set(sys.modules)
+    yield folder
+    for mod in set(sys.modules) - before:
+        if str(getattr(sys.modules.get(mod), "__file__", "") or "").startswith(str(folder)):
+            sys.modules.pop(mod, None)
+    pm_mod._DISABLED.clear()
+    pm_mod.reset_default_plugin_manager()
+
+
+def run_cli(*args):
+    """``harness-ext ARGS`` in-process: returncode, stdout and stderr."""
+    from harness_ext.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main([str(a) for a in args])
+    return types.SimpleNamespace(returncode=rc, stdout=out.getvalue(), stderr=err.getvalue())
