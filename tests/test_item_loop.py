@@ -149,9 +149,15 @@ def test_the_groups_row_in_lm_eval_is_the_estimate_from_the_runs_logged_items(tm
     # An older harness-ext where lm-eval runs (a helper this folder needs is missing): the alias says to upgrade.
     import harness_ext.methods.reduction.item_predict as item_predict
 
+    import harness_ext
+
     monkeypatch.delattr(item_predict, "predict_logged_items")
     row = module.estimate(dict(plain), {}, ["toy_arith_mc"], "acc", samples={"toy_arith_mc": logged})
-    assert row["acc,none"] == 0.5 and "upgrade harness-ext" in row["alias"] and "acc,estimate" not in row
+    # The same version as wrote the folder: the import error itself (a dependency), not an upgrade.
+    assert row["acc,none"] == 0.5 and "(ImportError: " in row["alias"] and "acc,estimate" not in row
+    monkeypatch.setattr(harness_ext, "__version__", "0.0.1")
+    row = module.estimate(dict(plain), {}, ["toy_arith_mc"], "acc", samples={"toy_arith_mc": logged})
+    assert "upgrade harness-ext 0.0.1: this folder was written by " in row["alias"] and "acc,estimate" not in row
 
 
 def test_tasks_with_different_metrics_get_the_mean_score_estimate_as_their_row(tmp_path, capsys):

@@ -106,14 +106,18 @@ def _not_estimated(manifest) -> str:
     return "no estimate; use 'harness-ext predict'" if _mixed(manifest) else "subset mean, not the estimate"
 
 
-def _install_hint(manifest) -> str:
-    """What to do when harness-ext is missing where lm-eval runs, or older than the one that wrote this folder."""
+def _install_hint(manifest, exc: ImportError) -> str:
+    """What to do when harness-ext is missing where lm-eval runs, or older than the one that wrote this folder
+    (else the import error itself: a dependency missing)."""
     try:
         import harness_ext
     except ImportError:
         return "pip install harness-ext"
-    wrote = ((manifest or {}).get("tool") or {}).get("version", "a newer version")
-    return f"upgrade harness-ext {getattr(harness_ext, '__version__', '?')}: this folder needs {wrote}"
+    have = getattr(harness_ext, "__version__", "?")
+    wrote = ((manifest or {}).get("tool") or {}).get("version")
+    if wrote is not None and wrote == have:
+        return f"ImportError: {exc}"
+    return f"upgrade harness-ext {have}: this folder was written by {wrote or 'a newer version'}"
 
 
 def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str, samples=None) -> dict:
@@ -156,8 +160,8 @@ def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str, 
             pred = _subset_prediction(manifest, _scores(metric, task_metrics, tasks), samples)
         if not pred.aggregate["aggregate"].notna().all():  # e.g. a task with no logged item
             raise ValueError("no full-benchmark estimate: " + "; ".join(pred.warnings[-3:]))
-    except ImportError:
-        row["alias"] = f"{alias}: {_not_estimated(manifest)} ({_install_hint(manifest)})"
+    except ImportError as exc:
+        row["alias"] = f"{alias}: {_not_estimated(manifest)} ({_install_hint(manifest, exc)})"
         return row
     except Exception as exc:  # lm-eval's run must finish: the plain mean stays, labelled
         log.warning("harness-ext could not estimate the full benchmark: %s: %s", type(exc).__name__, exc)
