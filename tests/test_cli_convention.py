@@ -69,6 +69,7 @@ REPEAT_ONLY = {("weights", "--samples"): "paths (a path may contain a comma)",
                ("weights", "--param"): "KEY=VALUE, a value may be a comma list",
                ("reduce", "--local-data"): "folders (a path may contain a comma)",
                ("reduce", "--selector-param"): "KEY=VALUE, a value may be a comma list",
+               ("reduce", "--predictor-param"): "KEY=VALUE, a value may be a comma list",
                **{(cmd, opt): "globs (HELM's run names contain commas)"
                   for cmd in ("matrix", "stalk", "prowl", "compare", "pounce", "weights", "reduce")
                   for opt in ("--datasets", "--models")}}

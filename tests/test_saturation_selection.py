@@ -153,3 +153,24 @@ def test_selector_parameters_from_the_command_line(tmp_path, capsys):
     assert params["demote_saturated"] is True and params["headroom"] == 0.4
     assert main(base + ["--selector-param", "no_such=1"]) != 0
     assert "has no parameter 'no_such'" in capsys.readouterr().err
+
+
+def test_predictor_parameters_from_the_command_line(tmp_path, capsys):
+    """reduce --predictor-param KEY=VALUE reaches the predictor (its evidence, the selection's own predictor and the
+    manifest), and predict rebuilds it from the manifest; an unknown key is refused."""
+    from harness_ext.cli import main
+    from harness_ext.store.ingest import bundled_data_path
+
+    db, out = tmp_path / "s.duckdb", tmp_path / "out"
+    files = sorted(bundled_data_path().glob("pythia-160m*"))
+    assert main(["ingest", "--db", str(db), *map(str, files)]) == 0
+    base = ["reduce", "--db", str(db), "--benchmark", "lm_eval", "--models", "*-160m*", "--budget", "3", "--n-random",
+            "10", "--n-random-subsets", "5", "--format", "json", "--no-plot", "--out", str(out)]
+    assert main(base + ["--predictor-param", "rank=1"]) == 0
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["prediction"]["predictor"]["params"]["rank"] == 1
+    assert man["selection"]["selector"]["params"]["predictor_params"]["rank"] == 1
+    run = next(p for p in sorted(files[0].rglob("*.json")) if p.is_file()) if files[0].is_dir() else files[0]
+    assert main(["predict", "-m", str(out), str(run), "--no-lm-eval-results"]) == 0
+    assert main(base + ["--predictor-param", "nope=2"]) != 0
+    assert "predictor 'lowrank' has no parameter 'nope'" in capsys.readouterr().err

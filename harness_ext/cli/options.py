@@ -437,6 +437,9 @@ def add_demote_saturated_option(parser):
     parser.add_argument("--selector-param", action="append", metavar="KEY=VALUE", default=None,
                         help="a parameter of --selector (repeatable; the value read as YAML), e.g. "
                              "headroom=0.3; also for the calibration's reselection, and recorded in the manifest")
+    parser.add_argument("--predictor-param", action="append", metavar="KEY=VALUE", default=None,
+                        help="a parameter of --predictor (repeatable; the value read as YAML), e.g. rank=3; used by "
+                             "the selection, the cross-validated evidence and predict (the manifest records it)")
 
 
 def reduce_options(parser):

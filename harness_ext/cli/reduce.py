@@ -28,6 +28,7 @@ def run(args) -> int:
     from ..methods.reduction.budget import read_costs
     from ..methods.reduction.reduce import DEFAULT_FORMATS, reduce_matrix
     from ..plugin_manager import get_registration
+    from .options import parse_key_values
     from ..safe_output import check_group_name
     from ..store.db import default_db_path
     from .options import matrix_from_args
@@ -63,6 +64,7 @@ def run(args) -> int:
         items=getattr(args, "items", None), local_data=local_data,
         min_availability=getattr(args, "min_availability", None),
         selector_params=_selector_params(args),
+        predictor_params=parse_key_values(getattr(args, "predictor_param", None), "--predictor-param") or None,
     )
     log.debug("reduce stage: harness files and plot")
     return _show(args, result, _write(args, result, formats, "error_vs_budget.png"))
@@ -92,7 +94,6 @@ def _show(args, result, paths) -> int:
 def _run_items(args, db, formats) -> int:
     """``reduce --items N``: random items of every task with item-level results (no dataset subset)."""
     from ..methods.reduction.item_reduce import reduce_items
-
     from ..store.globs import query_globs
 
     unused = [o for o, v in (("--budget", args.budget), ("--costs", args.costs)) if v]

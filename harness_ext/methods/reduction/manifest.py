@@ -144,6 +144,7 @@ def build_manifest(
     costs=None,
     n_random_subsets: Optional[int] = None,
     max_models: Optional[int] = None, min_availability: float = MIN_AVAILABILITY, selector_params: Optional[dict] = None,
+    predictor_params: Optional[dict] = None,
 ) -> dict:
     """Select a subset of ``df``'s datasets and describe it as a manifest.
 
@@ -204,7 +205,8 @@ def build_manifest(
     r = run_steps(df, budget=budget, selector=selector, similarity=similarity, predictor=predictor, weighting=weighting,
                   weighting_params=weighting_params, random_state=random_state, n_random=n_random, n_splits=n_splits,
                   costs=costs, n_random_subsets=n_random_subsets, max_models=max_models,
-                  min_availability=min_availability, selector_params=selector_params)
+                  min_availability=min_availability, selector_params=selector_params,
+                  predictor_params=predictor_params)
     return assemble_manifest(df, r, budget=budget, names=(selector, similarity, predictor, weighting),
                              random_state=random_state, group_name=group_name, db=db)
 

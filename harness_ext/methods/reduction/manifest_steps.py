@@ -132,10 +132,12 @@ class ModelPlan:
 
 
 def plan_models(df: pd.DataFrame, facts: MatrixFacts, *, selector: str, predictor: str, weighting: str,
-                weighting_params: Optional[dict], random_state: int, selector_params: Optional[dict] = None) -> ModelPlan:
+                weighting_params: Optional[dict], random_state: int, selector_params: Optional[dict] = None,
+                predictor_params: Optional[dict] = None) -> ModelPlan:
     """Weights of the aggregate, the predictor, and the selector's parameters: a selector that selects for
-    prediction is given the manifest's predictor, weights and (under a cost budget) costs; one with a ``size``
-    is given the budget's size; ``selector_params``: the user's (:func:`user_selector_params`)."""
+    prediction is given the manifest's predictor (with the user's ``predictor_params``), weights and (under a
+    cost budget) costs; one with a ``size`` is given the budget's size; ``selector_params``: the user's
+    (:func:`user_selector_params`)."""
     from ...plugin_manager import get_registration
     from ..pounce import make_predictor
     from ..weighting import compute_weights
@@ -143,16 +145,32 @@ def plan_models(df: pd.DataFrame, facts: MatrixFacts, *, selector: str, predicto
     weights = compute_weights(df, scheme=weighting, random_state=random_state, **(weighting_params or {}))
     w = weights.reindex(facts.columns).to_numpy(dtype=float)
     pred_reg = get_registration("predictors", predictor)
-    est = make_predictor(pred_reg.name)
+    est = make_predictor(pred_reg.name, **user_predictor_params(pred_reg, predictor_params))
     sel_defaults = get_registration("selectors", selector).cls().get_params()
     sel_params = user_selector_params(selector, sel_defaults, selector_params, facts) if selector_params else {}
     if "predictor" in sel_defaults:  # selection for prediction: the manifest's predictor, weights and costs
         sel_params.update(predictor=pred_reg.name, weights=[_num(v) for v in w])
+        if predictor_params and "predictor_params" in sel_defaults:
+            sel_params["predictor_params"] = {**(sel_params.get("predictor_params") or {}), **predictor_params}
         if facts.cost_vec is not None and facts.kind == "cost":
             sel_params["costs"] = [float(c) for c in facts.cost_vec]
     if facts.kind in ("count", "fraction") and "size" in sel_defaults:  # the order is for this size (exhaustive if small)
         sel_params["size"] = subset_size(facts.kind, facts.value, facts.d, None)
     return ModelPlan(weights, w, pred_reg, est, sel_params)
+
+
+def user_predictor_params(reg, params: Optional[dict]) -> dict:
+    """The user's predictor parameters (``reduce --predictor-param``), checked against the predictor's.
+
+    Raises
+    ------
+    MethodError
+        A parameter the predictor does not have.
+    """
+    unknown = sorted(set(params or {}) - set(reg.cls().get_params()))
+    if unknown:
+        raise MethodError(f"predictor {reg.name!r} has no parameter {', '.join(map(repr, unknown))}")
+    return dict(params or {})
 
 
 def user_selector_params(selector: str, defaults: dict, params: dict, facts: MatrixFacts) -> dict:
@@ -416,7 +434,8 @@ class Reduction:
 def run_steps(df: pd.DataFrame, *, budget, selector: str, similarity: str, predictor: str, weighting: str,
               weighting_params: Optional[dict], random_state: int, n_random: int, n_splits: Optional[int],
               costs, n_random_subsets: Optional[int], max_models: Optional[int],
-              min_availability: float, selector_params: Optional[dict] = None) -> Reduction:
+              min_availability: float, selector_params: Optional[dict] = None,
+              predictor_params: Optional[dict] = None) -> Reduction:
     """Run the steps of a reduction in order (parameters as
     :func:`~harness_ext.methods.reduction.manifest.build_manifest`'s)."""
     from ...report import Stages, progress
@@ -426,7 +445,8 @@ def run_steps(df: pd.DataFrame, *, budget, selector: str, similarity: str, predi
     bar = Stages(progress(None, total=6, desc="reduce"), log, "reduce")
     bar.set_postfix_str("weights")
     plan = plan_models(df, facts, selector=selector, predictor=predictor, weighting=weighting,
-                       weighting_params=weighting_params, random_state=random_state, selector_params=selector_params)
+                       weighting_params=weighting_params, random_state=random_state, selector_params=selector_params,
+                       predictor_params=predictor_params)
     bar.update()
     bar.set_postfix_str("selecting the subset")
     sel = select_subset(df, facts, plan, budget=budget, selector=selector, similarity=similarity,

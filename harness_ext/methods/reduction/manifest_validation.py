@@ -272,8 +272,8 @@ def check_predictor_params(name: str, params: dict, cls) -> None:
             ok = isinstance(value, bool)
         elif isinstance(default, (int, float)):
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        elif isinstance(default, str):
-            ok = isinstance(value, str)
+        elif isinstance(default, str):  # a mode with numeric settings too ("auto" or a rank of 3)
+            ok = isinstance(value, (str, int, float)) and not isinstance(value, bool)
         else:
             ok = True
         if not ok:

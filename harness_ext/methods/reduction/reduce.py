@@ -286,7 +286,7 @@ def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_S
                   random_state: int = 0, n_random: int = 200, group_name: str = "harness_ext_reduced",
                   db: Optional[str] = None, costs=None, n_random_subsets: Optional[int] = None,
                   items: Optional[int] = None, local_data=(), min_availability: Optional[float] = None,
-                  selector_params: Optional[dict] = None) -> ReduceResult:
+                  selector_params: Optional[dict] = None, predictor_params: Optional[dict] = None) -> ReduceResult:
     """Select a subset of ``df``'s datasets, build its manifest and find where its lm-eval tasks are defined.
 
     Parameters are those of :func:`harness_ext.methods.reduction.manifest.build_manifest`; ``db`` is also
@@ -297,7 +297,8 @@ def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_S
     configurations name inside them are written into the task YAMLs (others are left out).
     ``min_availability``: datasets run by fewer than this share of the models are chosen
     last (None: :data:`~harness_ext.methods.reduction.budget.MIN_AVAILABILITY`). ``selector_params``: more
-    parameters of the selector (``{"demote_saturated": True}``).
+    parameters of the selector (``{"demote_saturated": True}``); ``predictor_params``: of the predictor
+    (``{"rank": 3}``), recorded in the manifest and used by ``predict``.
 
     Returns
     -------
@@ -312,7 +313,7 @@ def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_S
         df, budget=budget, selector=selector, similarity=similarity, predictor=predictor, weighting=weighting,
         weighting_params=weighting_params, random_state=random_state, n_random=n_random, group_name=group_name,
         db=db, costs=costs, n_random_subsets=n_random_subsets, selector_params=selector_params,
-        **({} if min_availability is None else {"min_availability": min_availability}))
+        predictor_params=predictor_params, **({} if min_availability is None else {"min_availability": min_availability}))
     attach_lm_eval_tasks(manifest, db, local_data)
     if items:
         from .items import attach_items
