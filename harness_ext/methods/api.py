@@ -176,7 +176,8 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
            weighting: str = "uniform", weights: Optional[PathLike] = None, costs=None, n_random: int = 200,
            n_random_subsets: Optional[int] = None, group_name: str = "harness_ext_reduced",
            store: Optional[PathLike] = None, items: Optional[int] = None, local_data=(),
-           min_availability: Optional[float] = None, demote_saturated: bool = False):
+           min_availability: Optional[float] = None, demote_saturated: bool = False,
+           selector_params: Optional[dict] = None, predictor_params: Optional[dict] = None):
     """Choose a small subset of datasets that predicts the rest, with the evidence, as ``harness-ext reduce``.
 
     Parameters
@@ -222,6 +223,9 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
         headroom below its known ceiling is chosen only after every other
         (:mod:`harness_ext.methods.prowl.saturation`; ``reduce --demote-saturated``). Better predictions
         for models stronger than the matrix's, at some cost for models like them; off by default.
+    selector_params, predictor_params : dict, optional
+        More parameters of ``selector`` and ``predictor`` (``{"headroom": 0.4}``, ``{"rank": 2}``), as
+        ``reduce --selector-param`` and ``--predictor-param``; recorded in the manifest.
 
     Returns
     -------
@@ -250,7 +254,9 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
                          random_state=seed, n_random=n_random, group_name=group_name, db=db, costs=costs,
                          n_random_subsets=n_random_subsets, items=items, local_data=local_data,
                          min_availability=min_availability,
-                         selector_params={"demote_saturated": True} if demote_saturated else None)
+                         selector_params={**(selector_params or {}), **({"demote_saturated": True}
+                                                                        if demote_saturated else {})} or None,
+                         predictor_params=predictor_params)
 
 
 
