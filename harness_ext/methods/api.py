@@ -183,8 +183,7 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     Parameters
     ----------
     matrix : pandas.DataFrame or path-like
-        A matrix from :func:`load_matrix`, or a store path (then ``benchmark`` is required when
-        the store holds several).
+        A matrix from :func:`load_matrix`, or a store path (then ``benchmark`` is required when it holds several).
     budget : str, int or float, optional
         ``8`` (datasets), ``0.15`` (fraction), ``"coverage=0.95"`` (SimBA's coverage target) or
         ``"cost=50000"``. Default: 10% of the datasets, at least 2 and fewer than all
@@ -194,38 +193,34 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     selector, similarity, predictor, weighting : str
         Registered plugin names (``harness-ext plugins``).
     weights : path-like, optional
-        Dataset weights for the aggregate (JSON or CSV, e.g. from ``harness-ext weights
-        --emit-weights``); implies ``weighting="user"``.
+        Dataset weights for the aggregate (JSON or CSV, e.g. from ``harness-ext weights --emit-weights``);
+        implies ``weighting="user"``.
     costs : dict or path-like, optional
-        Cost of running each dataset (name -> cost, or a JSON/CSV file); default the sample
-        counts the result files recorded.
+        Cost of running each dataset (name -> cost, or a JSON/CSV file); default the recorded sample counts.
     n_random, n_random_subsets : int
         Random orders for the coverage baseline; random subsets the chosen one is compared with.
     group_name : str
         lm-eval group name and file stem of the harness files.
     store : path-like, optional
-        With a DataFrame ``matrix``: the store it came from, recorded in the manifest and searched
-        for the lm-eval task configurations the reduced folder needs.
+        With a DataFrame ``matrix``: the store it came from, recorded in the manifest and searched for the
+        lm-eval task configurations the reduced folder needs.
     items : int, optional
         Keep the dataset subset; run only this many anchor items of each subset task with per-sample logs in the
         store (``reduce --item-design anchors``; ``.write()`` adds ``<group>_samples.json``). On a store of item-level
         results only, it is :func:`reduce_items` (N random items of every task, ``reduce --items N``).
     local_data : sequence of path-like
-        Folders of your own task data: absolute data paths that the kept lm-eval task
-        configurations name inside them are written into the task YAMLs; any other local path
-        is left out, with a note (:mod:`harness_ext.store.task_yaml_safety`).
+        Folders of your own task data: absolute data paths that the kept lm-eval task configurations name
+        inside them are written into the task YAMLs; any other local path is left out, with a note
+        (:mod:`harness_ext.store.task_yaml_safety`).
     min_availability : float, optional
-        Datasets run by fewer than this share of the models are chosen only after every other, so
-        the subset is one a new model can run (default 0.5; 0 turns it off); the manifest's
-        ``selection.availability`` lists them with their model counts.
+        Datasets run by fewer than this share of the models are chosen only after every other, so the subset
+        is one a new model can run (default 0.5; 0 turns it off); ``selection.availability`` lists them.
     demote_saturated : bool
-        Choose the subset for models stronger than every model in the matrix: a dataset left little
-        headroom below its known ceiling is chosen only after every other
-        (:mod:`harness_ext.methods.prowl.saturation`; ``reduce --demote-saturated``). Better predictions
-        for models stronger than the matrix's, at some cost for models like them; off by default.
+        Choose the subset for models stronger than every model in the matrix: a dataset left little headroom
+        below its known ceiling is chosen only after every other (:mod:`harness_ext.methods.prowl.saturation`;
+        ``reduce --demote-saturated``); better beyond the matrix's models, at some cost for models like them.
     selector_params, predictor_params : dict, optional
-        More parameters of ``selector`` and ``predictor`` (``{"headroom": 0.4}``, ``{"rank": 2}``), as
-        ``reduce --selector-param`` and ``--predictor-param``; recorded in the manifest.
+        More parameters of ``selector`` and ``predictor`` (``{"rank": 2}``), as ``reduce --selector-param``.
 
     Returns
     -------
@@ -253,10 +248,9 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
                          predictor=predictor, weighting=weighting, weighting_params=weighting_params,
                          random_state=seed, n_random=n_random, group_name=group_name, db=db, costs=costs,
                          n_random_subsets=n_random_subsets, items=items, local_data=local_data,
-                         min_availability=min_availability,
-                         selector_params={**(selector_params or {}), **({"demote_saturated": True}
-                                                                        if demote_saturated else {})} or None,
-                         predictor_params=predictor_params)
+                         min_availability=min_availability, predictor_params=predictor_params,
+                         selector_params={**(selector_params or {}), **({"demote_saturated": True} if demote_saturated
+                                                                        else {})} or None)
 
 
 

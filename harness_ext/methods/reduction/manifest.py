@@ -143,8 +143,8 @@ def build_manifest(
     db: Optional[str] = None,
     costs=None,
     n_random_subsets: Optional[int] = None,
-    max_models: Optional[int] = None, min_availability: float = MIN_AVAILABILITY, selector_params: Optional[dict] = None,
-    predictor_params: Optional[dict] = None,
+    max_models: Optional[int] = None, min_availability: float = MIN_AVAILABILITY,
+    selector_params: Optional[dict] = None, predictor_params: Optional[dict] = None,
 ) -> dict:
     """Select a subset of ``df``'s datasets and describe it as a manifest.
 
@@ -166,16 +166,14 @@ def build_manifest(
     random_state : int
         Seed for the selector, the random baseline and cross-validation.
     costs : dict or array-like, optional
-        Cost of running each dataset (name -> cost, or one per column), e.g. its
-        number of samples; needed by ``cost=`` budgets and used by cost-aware
-        selectors. Default: the ``n_samples`` the store recorded, when every
-        dataset has one.
+        Cost of running each dataset (name -> cost, or one per column), e.g. its number of samples; needed by
+        ``cost=`` budgets and used by cost-aware selectors. Default: the ``n_samples`` the store recorded, when
+        every dataset has one.
     n_random_subsets : int, optional
-        Random subsets of the chosen size compared with the chosen one (same
-        predictor, same folds); default 200 for predictors that fold a new model
-        in without refitting, 20 otherwise, fewer past
-        :data:`~harness_ext.methods.reduction.evidence.EVIDENCE_FLOPS_BUDGET` (``evidence.subset_counts``;
-        likewise the ``n_random`` coverage baseline orders past ``RANDOM_BASELINE_CELLS``).
+        Random subsets of the chosen size compared with the chosen one (same predictor, same folds); default 200
+        for predictors that fold a new model in without refitting, 20 otherwise, fewer past
+        :data:`~harness_ext.methods.reduction.evidence.EVIDENCE_FLOPS_BUDGET` (``evidence.subset_counts``; likewise
+        the ``n_random`` coverage baseline orders past ``RANDOM_BASELINE_CELLS``).
     max_models : int, optional
         With more models than this, selection and cross-validation use a sample
         of this many, drawn with ``random_state`` (default
@@ -186,8 +184,9 @@ def build_manifest(
         every other (:func:`~harness_ext.methods.reduction.budget.availability_rule`; default
         :data:`~harness_ext.methods.reduction.budget.MIN_AVAILABILITY`, 0 turns it off); the
         manifest's ``selection.availability`` lists them with their model counts.
-    selector_params : dict, optional
-        More selector parameters (``{"demote_saturated": True}``), also for the calibration's reselection.
+    selector_params, predictor_params : dict, optional
+        More parameters of the selector (``{"demote_saturated": True}``, also for the calibration's
+        reselection) and of the predictor (``{"rank": 2}``, also the selection's own predictor's).
 
     Returns
     -------
@@ -204,9 +203,8 @@ def build_manifest(
     check_group_name(group_name)
     r = run_steps(df, budget=budget, selector=selector, similarity=similarity, predictor=predictor, weighting=weighting,
                   weighting_params=weighting_params, random_state=random_state, n_random=n_random, n_splits=n_splits,
-                  costs=costs, n_random_subsets=n_random_subsets, max_models=max_models,
-                  min_availability=min_availability, selector_params=selector_params,
-                  predictor_params=predictor_params)
+                  costs=costs, n_random_subsets=n_random_subsets, max_models=max_models, min_availability=min_availability,
+                  selector_params=selector_params, predictor_params=predictor_params)
     return assemble_manifest(df, r, budget=budget, names=(selector, similarity, predictor, weighting),
                              random_state=random_state, group_name=group_name, db=db)
 
