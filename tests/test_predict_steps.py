@@ -214,8 +214,7 @@ def test_reduce_input_takes_a_frame_or_a_store(tmp_path):
 
     df = _matrix().astype("float32")
     df.attrs["fingerprint"] = "f"
-    out, db, done = _reduce_input(df, None, tmp_path / "s.duckdb", None, {})
+    out, db = _reduce_input(df, None, tmp_path / "s.duckdb")
     assert out.dtypes.eq(float).all() and out.attrs["fingerprint"] == "f" and db == str(tmp_path / "s.duckdb")
-    assert done is None  # a matrix: the dataset-level reduction
     with pytest.raises(HarnessExtError, match="not list"):
-        _reduce_input([1, 2], None, None, None, {})
+        _reduce_input([1, 2], None, None)

@@ -28,7 +28,7 @@ from typing import Optional, Union
 
 import pandas as pd
 
-from ..errors import HarnessExtError
+from ..errors import HarnessExtError, StoreError
 from .reduction.manifest import DEFAULT_SELECTOR
 
 __all__ = ["ingest", "load_matrix", "predict", "reduce", "reduce_items"]
@@ -193,8 +193,7 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     selector, similarity, predictor, weighting : str
         Registered plugin names (``harness-ext plugins``).
     weights : path-like, optional
-        Dataset weights for the aggregate (JSON or CSV, e.g. from ``harness-ext weights --emit-weights``);
-        implies ``weighting="user"``.
+        Dataset weights (JSON or CSV, e.g. ``harness-ext weights --emit-weights``); implies ``weighting="user"``.
     costs : dict or path-like, optional
         Cost of running each dataset (name -> cost, or a JSON/CSV file); default the recorded sample counts.
     n_random, n_random_subsets : int
@@ -238,10 +237,11 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     from .reduction.reduce import reduce_matrix
 
     seed = _seed(seed)  # before any work: a bad seed is refused at once
-    df, db, done = _reduce_input(matrix, benchmark, store, items, {"budget": budget, "costs": costs}, seed=seed,
-                                 group_name=group_name, local_data=local_data)
-    if done is not None:  # a store of item-level results only: the item-level reduction
-        return done
+    try:
+        df, db = _reduce_input(matrix, benchmark, store)
+    except StoreError as exc:  # a store of item-level results only: the item-level reduction, or this error
+        return _reduce_item_store(exc, matrix, benchmark, items, {"budget": budget, "costs": costs}, seed=seed,
+                                  group_name=group_name, local_data=local_data)
     weighting, weighting_params = ("user", {"path": str(weights)}) if weights is not None else (weighting, {})
     costs = read_costs(costs) if isinstance(costs, (str, os.PathLike)) else costs
     return reduce_matrix(df, budget=None if budget is None else str(budget), selector=selector, similarity=similarity,
@@ -253,12 +253,10 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
                                                                         else {})} or None)
 
 
-
 def _item_level_store(matrix, benchmark) -> bool:
     """Whether the store path ``matrix`` holds item-level results (of ``benchmark``, if named)."""
     if not isinstance(matrix, (str, os.PathLike)) or not Path(matrix).exists():
         return False
-    from ..errors import StoreError
     from ..store.db import Store
     from .reduction.item_reduce import item_catalogue
 
@@ -333,9 +331,12 @@ def reduce_items(store: Optional[PathLike] = None, n_items: Optional[int] = None
                          n_strata=n_strata, stratum_allocation=stratum_allocation)
 
 
-def _reduce_item_store(store, benchmark, items, ignored: dict, **kwargs):
+def _reduce_item_store(exc: Exception, store, benchmark, items, ignored: dict, **kwargs):
     """:func:`reduce` on a store of item-level results only: it has no matrix, and what a user can do with it is
-    the item-level reduction, which ``harness-ext reduce --items N`` runs on it (:func:`reduce_items`)."""
+    the item-level reduction, which ``harness-ext reduce --items N`` runs on it (:func:`reduce_items`). ``exc``:
+    why the store gave no matrix, raised again when the store holds no item-level results either."""
+    if not _item_level_store(store, benchmark):
+        raise exc
     if items is None:
         raise HarnessExtError(f"{store} holds item-level results and no dataset-level ones: reduce them with "
                               "harness_ext.reduce_items(store, n_items, benchmark=...) (as 'harness-ext reduce "
@@ -347,15 +348,12 @@ def _reduce_item_store(store, benchmark, items, ignored: dict, **kwargs):
     return reduce_items(store, items, benchmark=benchmark, _notes=notes, **kwargs)
 
 
-def _reduce_input(matrix, benchmark, store, items, ignored: dict, **item_kwargs) -> tuple:
-    """``(matrix, store path or None, None)`` for :func:`reduce`: a DataFrame as float (its ``attrs`` kept), or the
-    matrix of a store path's ``benchmark`` (required when the store holds several); ``(None, path, result)`` for a
-    store of item-level results only, whose result is :func:`_reduce_item_store`'s."""
-    from ..errors import StoreError
-
+def _reduce_input(matrix, benchmark, store) -> tuple:
+    """``(matrix, store path or None)`` for :func:`reduce`: a DataFrame as float (its ``attrs`` kept), or the
+    matrix of a store path's ``benchmark`` (required when the store holds several)."""
     if isinstance(matrix, pd.DataFrame):
         # attrs (scales, dataset metadata) kept: astype copies them.
-        return _as_float(matrix, "the matrix"), None if store is None else str(store), None
+        return _as_float(matrix, "the matrix"), None if store is None else str(store)
     if not isinstance(matrix, (str, os.PathLike)):
         raise HarnessExtError(f"reduce() takes a DataFrame (models x datasets, named rows and columns) or a store "
                               f"path, not {type(matrix).__name__}")
@@ -368,12 +366,8 @@ def _reduce_input(matrix, benchmark, store, items, ignored: dict, **item_kwargs)
         if len(names) > 1:
             raise HarnessExtError(f"the store holds {len(names)} benchmarks ({', '.join(names[:8])}"
                                   f"{' ...' if len(names) > 8 else ''}): name one or more with benchmark=")
-    try:
-        return load_matrix(db, benchmark), db, None
-    except StoreError:
-        if not _item_level_store(db, benchmark):
-            raise
-        return None, db, _reduce_item_store(db, benchmark, items, ignored, **item_kwargs)
+    return load_matrix(db, benchmark), db
+
 
 def _manifest_of(manifest) -> tuple:
     """``(manifest dict, where it came from)`` from a ReduceResult, a dict or a manifest file/folder."""
