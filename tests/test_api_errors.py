@@ -68,3 +68,14 @@ def test_to_json_is_the_commands_json_shape(reduced):
     pred = hx.predict(res, frame.loc["m0", res.subset].to_dict())
     doc = json.loads(pred.to_json())
     assert list(doc)[:5] == shape and doc["command"] == "predict" and {"aggregate", "datasets"} <= set(doc)
+
+
+def test_a_local_data_folder_that_is_none_is_named_by_the_api_and_the_command(tmp_path, capsys):
+    """One check of the --local-data folders, named as each caller spells the option, before any work."""
+    from harness_ext.cli import main
+
+    missing = tmp_path / "no_such_folder"
+    with pytest.raises(HarnessExtError, match=f"local_data {missing}: not a folder"):
+        hx.reduce_items(tmp_path / "s.duckdb", 5, local_data=[missing])
+    assert main(["reduce", "--db", str(tmp_path / "s.duckdb"), "--items", "5", "--local-data", str(missing)]) != 0
+    assert f"--local-data {missing}: not a folder" in capsys.readouterr().err

@@ -13,25 +13,15 @@ from pathlib import Path
 log = logging.getLogger("harness_ext.reduce")
 
 
-def local_data_dirs(dirs) -> list:
-    """The ``--local-data`` folders, each checked to be a folder before any work."""
-    from ..errors import HarnessExtError
-
-    for d in dirs or ():
-        if not Path(d).is_dir():
-            raise HarnessExtError(f"--local-data {d}: not a folder")
-    return list(dirs or ())
-
-
 def run(args) -> int:
     from ..errors import HarnessExtError
     from ..methods.reduction.budget import read_costs
     from ..methods.reduction.reduce import DEFAULT_FORMATS, reduce_matrix
     from ..plugin_manager import get_registration
-    from .options import parse_key_values
     from ..safe_output import check_group_name
     from ..store.db import default_db_path
-    from .options import matrix_from_args
+    from ..store.task_yaml_safety import local_data_folders
+    from .options import matrix_from_args, parse_key_values
 
     # Unknown plugin names and unsafe output names fail before any work is done.
     check_group_name(args.group_name)
@@ -46,14 +36,14 @@ def run(args) -> int:
     for f in formats:
         get_registration("manifest_writers", f)
     costs = read_costs(args.costs) if getattr(args, "costs", None) else None
-    local_data = local_data_dirs(getattr(args, "local_data", None))
+    local_data = local_data_folders(getattr(args, "local_data", None), "--local-data")
     db = args.db or default_db_path()
     design = getattr(args, "item_design", "random")
     if getattr(args, "items_total", None) is not None and design == "anchors":
         raise HarnessExtError("--items-total spreads items over every task of a benchmark; --item-design anchors "
                               "keeps a dataset subset: give --items N there")
     if (getattr(args, "items", None) or getattr(args, "items_total", None) is not None) and design != "anchors":
-        return _run_items(args, db, formats)
+        return _run_items(args, db, formats, local_data)
     # -vv names each stage as it starts (benchmarks/bench_matrix.py times them from these lines).
     log.debug("reduce stage: matrix from the store")
     df = matrix_from_args(args)
@@ -91,7 +81,7 @@ def _show(args, result, paths) -> int:
     return 0
 
 
-def _run_items(args, db, formats) -> int:
+def _run_items(args, db, formats, local_data: list) -> int:
     """``reduce --items N``: random items of every task with item-level results (no dataset subset)."""
     from ..methods.reduction.item_reduce import reduce_items
     from ..store.globs import query_globs
@@ -104,7 +94,7 @@ def _run_items(args, db, formats) -> int:
                           models=query_globs(args.models),
                           metric=args.metric, estimator=args.item_estimator, random_state=args.seed,
                           group_name=args.group_name, warnings=notes,
-                          local_data=local_data_dirs(getattr(args, "local_data", None)),
+                          local_data=local_data,
                           n_total=getattr(args, "items_total", None), design=getattr(args, "item_design", "random"),
                           allocation=getattr(args, "item_allocation", "neyman"), n_strata=getattr(args, "item_strata", 5),
                           stratum_allocation=getattr(args, "stratum_allocation", "proportional"))

@@ -315,19 +315,18 @@ def reduce_items(store: Optional[PathLike] = None, n_items: Optional[int] = None
     """
     from ..safe_output import check_group_name
     from ..store.globs import query_globs
+    from ..store.task_yaml_safety import local_data_folders
     from .reduction.item_reduce import reduce_items as _reduce_items
 
     if design == "anchors":
         raise HarnessExtError("design='anchors' keeps a dataset subset: use harness_ext.reduce(matrix, items=N)")
     check_group_name(group_name)
-    for d in local_data or ():
-        if not Path(d).is_dir():
-            raise HarnessExtError(f"local_data {d}: not a folder")
+    local_data = local_data_folders(local_data, "local_data")
     _not_a_frame(store, "reduce_items")
     return _reduce_items(_existing_store(store), n_items, benchmarks=list(_names(benchmark)) or None,
                          datasets=query_globs(datasets), models=query_globs(models), metric=metric,
                          estimator=estimator, random_state=_seed(seed), group_name=group_name, warnings=list(_notes),
-                         local_data=list(local_data or ()), n_total=n_total, design=design, allocation=allocation,
+                         local_data=local_data, n_total=n_total, design=design, allocation=allocation,
                          n_strata=n_strata, stratum_allocation=stratum_allocation)
 
 

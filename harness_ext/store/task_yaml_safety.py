@@ -128,6 +128,17 @@ def _paths_of(key: str, value) -> list:
     return [s for _, s in _walk(value, key)]
 
 
+def local_data_folders(dirs, option: str = "local_data") -> list:
+    """The folders of a user's own task data (``reduce --local-data``), each checked to be a folder before any
+    work; ``option`` names them in the error."""
+    from ..errors import HarnessExtError
+
+    for d in dirs or ():
+        if not Path(d).is_dir():
+            raise HarnessExtError(f"{option} {d}: not a folder")
+    return list(dirs or ())
+
+
 def safe_task_config(config: dict, out_dir=None, local_data=()) -> tuple:
     """``(kept, dropped)``: the keys of ``config`` a task YAML may hold, and why each other one was dropped.
 
