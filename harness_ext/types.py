@@ -257,11 +257,9 @@ class ResultRecord:
         ok = _NAMES_OK
         for attr in ("model", "benchmark", "dataset", "metric"):
             v = getattr(self, attr)
-            if v.__class__ is str and v in ok:  # names repeat across records: each is checked once
+            if v.__class__ is str and v in ok:  # names repeat across records: each is checked once, no call
                 continue
-            if not isinstance(v, str) or not v.strip():
-                raise IngestError(path, f"{attr} must be a non-empty string, got {v!r}")
-            _check_text(path, attr, v)
+            check_name(path, attr, v)
         for attr in ("task", "baseline_source"):
             v = getattr(self, attr)
             if isinstance(v, str) and v not in ok:
@@ -321,11 +319,7 @@ class ColumnarResults:
                 _check_text(path, "model", m)
         for col in self.columns:
             for attr in ("benchmark", "dataset", "metric"):
-                v = col.get(attr)
-                if not isinstance(v, str) or not v.strip():
-                    raise IngestError(path, f"{attr} must be a non-empty string, got {v!r}")
-                if v not in _NAMES_OK:
-                    _check_text(path, attr, v)
+                check_name(path, attr, col.get(attr))
         import numpy as np
 
         bad = np.isinf(self.values)
@@ -337,6 +331,16 @@ class ColumnarResults:
 #: Names that passed :func:`_check_text` (bounded: cleared when it grows past ``_NAMES_MAX``).
 _NAMES_OK: set = set()
 _NAMES_MAX = 1_000_000
+
+
+def check_name(path, attr: str, v) -> None:
+    """Raise IngestError unless ``v`` is a name the store can keep: a non-empty string without control characters
+    or line breaks, valid UTF-8 (:func:`_check_text`); a name checked before passes at once (:data:`_NAMES_OK`)."""
+    if v.__class__ is str and v in _NAMES_OK:
+        return
+    if not isinstance(v, str) or not v.strip():
+        raise IngestError(path, f"{attr} must be a non-empty string, got {v!r}")
+    _check_text(path, attr, v)
 
 
 def _check_text(path, attr: str, v: str) -> None:

@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IngestError
-from ..types import _NAMES_OK, _check_text
+from ..types import check_name
 from .ingest_files import ITEMS_ADAPTER, FileReport
 from .item_format import LAYOUTS, ItemTable
 
@@ -471,7 +471,7 @@ def check_names(table: ItemTable) -> None:
 
     The names go into task lists, YAMLs and configs one per line (:func:`harness_ext.safe_output.list_line`): a line
     break stored at ingest (a task ``"a\\ninclude: /etc/passwd"``) failed the whole benchmark's ``reduce`` later,
-    naming no file. Each distinct name is checked once (:func:`harness_ext.types._check_text`).
+    naming no file. Each distinct name is checked once (:func:`harness_ext.types.check_name`).
 
     Raises
     ------
@@ -483,16 +483,8 @@ def check_names(table: ItemTable) -> None:
         col = frame[what]
         names = col.cat.categories if isinstance(col.dtype, pd.CategoricalDtype) else pd.unique(col)
         for name in names:
-            _check_name(table.path, what, name)
-    _check_name(table.path, "benchmark", table.benchmark)
-
-
-def _check_name(path, what: str, name) -> None:
-    if name in _NAMES_OK:  # names repeat across files (a benchmark's tasks, its models): each is checked once
-        return
-    if not isinstance(name, str) or not name.strip():
-        raise IngestError(path, f"{what} must be a non-empty name, got {name!r}")
-    _check_text(path, what, name)
+            check_name(table.path, what, name)
+    check_name(table.path, "benchmark", table.benchmark)
 
 
 def _group_sha(file_sha: str, model: str, task: str) -> str:
