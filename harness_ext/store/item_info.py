@@ -9,24 +9,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .samples import _has_samples, source_benchmark_sql
 from .tables import CONFLICT_TOLERANCE
 
 #: The item-level counts ``info`` gives, all 0 in a store without item-level results.
 COUNT_KEYS = ("item_sources", "item_models", "item_tasks", "item_scores", "item_conflicts")
 _CONFLICT_COLUMNS = ["model", "benchmark", "task", "item", "metric", "value", "source"]
-
-
-def _has_items(store) -> bool:
-    from .samples import _has_samples
-
-    return _has_samples(store)
-
-
-def _benchmark(store) -> str:
-    """The SQL of a sample source's benchmark: ``lm_eval`` for per-sample logs and stores made before the column."""
-    cols = {r[0] for r in store.con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = 'sample_sources'").fetchall()}
-    return "coalesce(nullif(src.benchmark, ''), 'lm_eval')" if "benchmark" in cols else "'lm_eval'"
 
 
 def item_counts(store) -> dict:
@@ -43,7 +31,7 @@ def item_counts(store) -> dict:
         ``item_scores`` (stored rows) and ``item_conflicts`` (items scored differently by two files, as
         :func:`item_conflicts` lists them).
     """
-    if not _has_items(store):
+    if not _has_samples(store):
         return dict.fromkeys(COUNT_KEYS, 0)
     files, models, tasks = store.con.execute(
         "SELECT count(DISTINCT path), count(DISTINCT model), count(DISTINCT task) FROM sample_sources").fetchone()
@@ -58,10 +46,10 @@ def item_benchmarks(store) -> pd.DataFrame:
 
     ``items`` counts distinct (task, item) pairs; lm-eval's per-sample logs count as benchmark ``lm_eval``.
     """
-    if not _has_items(store):
+    if not _has_samples(store):
         return pd.DataFrame(columns=["benchmark", "tasks", "models", "items", "item_scores", "metrics"])
     return store.con.execute(
-        f"""SELECT {_benchmark(store)} AS benchmark, count(DISTINCT s.task) AS tasks,
+        f"""SELECT {source_benchmark_sql(store)} AS benchmark, count(DISTINCT s.task) AS tasks,
                    count(DISTINCT s.model) AS models, count(DISTINCT (s.task, s.doc_id)) AS items,
                    count(*) AS item_scores, string_agg(DISTINCT s.metric, ',' ORDER BY s.metric) AS metrics
             FROM samples s JOIN sample_sources src USING (source_id) GROUP BY ALL ORDER BY benchmark""").df()
@@ -74,13 +62,13 @@ def item_conflicts(store) -> pd.DataFrame:
     metric, source). Only (model, task) pairs stored from more than one file are looked at, so a store whose files
     do not overlap costs one pass over ``sample_sources``.
     """
-    if not _has_items(store):
+    if not _has_samples(store):
         return pd.DataFrame(columns=_CONFLICT_COLUMNS)
     return store.con.execute(
         f"""WITH multi AS (SELECT model, task FROM sample_sources GROUP BY model, task HAVING count(*) > 1),
                  k AS (SELECT model, task, doc_id, metric FROM samples JOIN multi USING (model, task)
                        GROUP BY ALL HAVING count(DISTINCT source_id) > 1
                           AND max(value) - min(value) > {CONFLICT_TOLERANCE})
-            SELECT s.model, {_benchmark(store)} AS benchmark, s.task, s.doc_id AS item, s.metric, s.value, s.source
+            SELECT s.model, {source_benchmark_sql(store)} AS benchmark, s.task, s.doc_id AS item, s.metric, s.value, s.source
             FROM samples s JOIN k USING (model, task, doc_id, metric) JOIN sample_sources src USING (source_id)
             ORDER BY s.model, benchmark, s.task, item, s.metric, s.source_id, s.value""").df()

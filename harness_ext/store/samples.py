@@ -490,6 +490,14 @@ def _has_samples(store) -> bool:
     return "samples" in tables
 
 
+def source_benchmark_sql(store) -> str:
+    """The SQL of a sample source's benchmark (``src`` is ``sample_sources``): ``lm_eval`` for lm-eval's per-sample
+    logs, which carry none, and for stores made before the column."""
+    cols = {r[0] for r in store.con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'sample_sources'").fetchall()}
+    return "coalesce(nullif(src.benchmark, ''), 'lm_eval')" if "benchmark" in cols else "'lm_eval'"
+
+
 def prompt_matrix(store, task: str, metric: str = "acc", models: Optional[Iterable[str]] = None) -> pd.DataFrame:
     """The prompts x models matrix of one task's per-sample scores.
 

@@ -68,14 +68,12 @@ def item_catalogue(store, benchmarks=None, datasets: Optional[str] = None) -> pd
     ``benchmarks``: keep these (lm-eval logs, which carry none, count as ``lm_eval``); ``datasets``: a
     glob on task names.
     """
-    from ...store.samples import _has_samples
+    from ...store.samples import _has_samples, source_benchmark_sql
 
     if not _has_samples(store):
         raise StoreError("the store has no item-level results: ingest lm-eval samples_*.jsonl logs, item-response "
                          "tables or HELM runs with per-instance stats first")
-    cols = {r[0] for r in store.con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = 'sample_sources'").fetchall()}
-    bench = "coalesce(nullif(src.benchmark, ''), 'lm_eval')" if "benchmark" in cols else "'lm_eval'"
+    bench = source_benchmark_sql(store)
     cat = store.con.execute(
         f"""SELECT {bench} AS benchmark, s.task, s.metric, count(DISTINCT s.model) AS models,
                    count(DISTINCT s.doc_id) AS items
