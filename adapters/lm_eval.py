@@ -246,23 +246,18 @@ _TEMPLATES: dict = {}
 _NONE = type(None)
 
 
-def builtin_groups() -> frozenset:
-    """lm-eval's own group and tag names (``harness_ext/data/lm_eval_groups.txt``, from lm-eval 0.4.13)."""
-    from harness_ext.store.lm_eval_tasks import shipped_group_names
-
-    return shipped_group_names()
-
-
 def own_groups(group_subtasks) -> dict:
     """``{task: group}`` for the tasks (and subgroups) of each top-level group that is not one of lm-eval's own
-    (:func:`builtin_groups`): the user's group, whose results are stored under a benchmark of its name
+    (:func:`harness_ext.store.lm_eval_tasks.shipped_group_names`): the user's group, whose results are stored under a benchmark of its name
     (``toybench``), so ``--benchmark toybench`` finds them. lm-eval's groups keep benchmark ``lm_eval``."""
     if not isinstance(group_subtasks, dict):
         return {}
     subs = {g: [t for t in v if isinstance(t, str)] for g, v in group_subtasks.items()
             if isinstance(g, str) and isinstance(v, list) and v}
     inner = {t for v in subs.values() for t in v}
-    known = builtin_groups()
+    from harness_ext.store.lm_eval_tasks import shipped_group_names
+
+    known = shipped_group_names()
     out: dict = {}
     for top in subs:
         if top in inner or top in known:

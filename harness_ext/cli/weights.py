@@ -32,12 +32,6 @@ ANALYSIS_OUTPUTS = {
 }
 
 
-def _parse_params(items) -> dict:
-    from .options import parse_key_values
-
-    return parse_key_values(items, "--param")
-
-
 def _load(args) -> tuple:
     if args.samples and not args.samples_task:
         raise HarnessExtError("--samples needs --samples-task TASK (which lm-eval task to analyse)")
@@ -183,6 +177,7 @@ def _write(name: str, result, out: Path, top: int) -> list:
 def run(args) -> int:
     """Run ``harness-ext weights``: show each analysis as it finishes, write its tables and plots to ``--out``."""
     from ..methods.weighting import ANALYSES, compute_weights, emit_weights, is_binary
+    from .options import parse_key_values
 
     df, label = _load(args)
     before = df
@@ -218,7 +213,7 @@ def run(args) -> int:
                              "the completed matrix (--no-complete: on the observed cells only)",
                              *report.completion.notes]
     print(report.header())
-    scheme_params = {args.scheme: _parse_params(args.param)}
+    scheme_params = {args.scheme: parse_key_values(args.param, "--param")}
     for name in ANALYSES:  # always in this order, whatever the order of --analyses
         if name not in analyses:
             continue
