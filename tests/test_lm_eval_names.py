@@ -176,6 +176,7 @@ def test_helm_lite_item_tables_never_point_at_lm_evals_mmlu(tmp_path, capsys, ta
     assert conf.count("description: ") == len(tasks) + 4  # mmlu's 5 subjects, commonsense's OpenbookQA
     if tasks == ("mmlu",):
         assert all(line.startswith("#") for line in text.splitlines()) and "there is no group to run" in text
+        assert "Run: lm_eval" not in text  # no run line for a group that does not exist
         return
     assert load_group_yaml(out / "harness_ext_reduced.yaml")["task"] == ["commonsense"]
     assert "1 item task(s) are not lm-eval tasks: commonsense" in err

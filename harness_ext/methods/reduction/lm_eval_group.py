@@ -101,31 +101,25 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         item_files.append(_estimate_aggregation(doc, metrics.pop(), out_dir))
     doc["metadata"] = {"version": 1.0}
     # Names come from result files: comments escape them, the document goes through yaml.safe_dump.
-    header = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
-              comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {shown} --tasks {group} --log_samples --output_path results/"),
-              ("# The group's row in lm-eval's table is the full-benchmark estimate with its 90% interval, made by\n"
-               f"# {ESTIMATE_MODULE}.py from the subset's scores and manifest.json (it needs harness-ext installed;"
-               "\n# without it the row is the subset's plain mean, labelled so). 'harness-ext predict' gives every dataset."
-               if estimated else "# The group's plain mean is not the full-benchmark estimate: use 'harness-ext predict'.")]
+    title = comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}.")
+    run = [comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {shown} --tasks {group} --log_samples --output_path results/"),
+           ("# The group's row in lm-eval's table is the full-benchmark estimate with its 90% interval, made by\n"
+            f"# {ESTIMATE_MODULE}.py from the subset's scores and manifest.json (it needs harness-ext installed;"
+            "\n# without it the row is the subset's plain mean, labelled so). 'harness-ext predict' gives every dataset."
+            if estimated else "# The group's plain mean is not the full-benchmark estimate: use 'harness-ext predict'.")]
     items = (manifest.get("items") or {}).get("tasks") or {}
     if items:
         samples = out_dir / f"{group}_samples.json"
         samples.write_text(json.dumps({t: b["doc_ids"] for t, b in items.items()}) + "\n", encoding="utf-8")
         item_files.append(samples)
-        header.append(comment(f"Item subset: add --samples {shown}/{samples.name} to run only the anchor items of "
-                              f"{', '.join(map(quoted, items))} (then 'harness-ext predict' weights them; use --log_samples)"))
-    header += task_file_notes(written, unknown)
+        run.append(comment(f"Item subset: add --samples {shown}/{samples.name} to run only the anchor items of "
+                           f"{', '.join(map(quoted, items))} (then 'harness-ext predict' weights them; use --log_samples)"))
+    notes = task_file_notes(written, unknown)
     if skipped:
-        header.append("# No lm-eval equivalent (run these in their own harness; see harness_ext.methods.reduction.harness_names):")
-        header += [comment(f"  {s}") for s in skipped]
-    path = out_dir / f"{group}.yaml"
-    if not tasks:
-        # An empty task list is not a group lm-eval can run: say so instead of writing one (and no run line).
-        header = [header[0], "# No dataset of this subset has an lm-eval task, so there is no group to run."] + [
-            h for h in header[3:] if not h.startswith("# Item subset")]
-        path.write_text("\n".join(header) + "\n", encoding="utf-8")
-        return [path] + written + item_files
-    path.write_text("\n".join(header) + "\n" + _tagged(yaml_text(doc)), encoding="utf-8")
+        notes.append("# No lm-eval equivalent (run these in their own harness; see harness_ext.methods.reduction.harness_names):")
+        notes += [comment(f"  {s}") for s in skipped]
+    path = _group_file(out_dir / f"{group}.yaml", title, run, notes, doc if tasks else None,
+                       "# No dataset of this subset has an lm-eval task, so there is no group to run.")
     return [path] + written + item_files
 
 
@@ -141,44 +135,43 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     cost = manifest["cost"]
     foreign = sorted(t for t, b in tasks.items() if b.get("benchmark") not in (None, "", "lm_eval")
                      and not ((manifest.get("lm_eval_tasks") or {}).get(t) or {}).get("builtin"))
-    header = [comment(f"Reduced benchmark (items) written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
-              comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {shown} --tasks {group} "
+    title = comment(f"Reduced benchmark (items) written by harness-ext {manifest.get('tool', {}).get('version', '')}.")
+    run = [comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {shown} --tasks {group} "
                       f"--samples {shown}/{samples.name} --log_samples --output_path results/"),
               comment(f"then: harness-ext predict -m {shown} results/  ({cost['items_run']:,} of {cost['items_full']:,} "
                       "items, drawn at random; it gives every task's estimate)")]
     metrics = [b.get("metric") for b in tasks.values()]
     estimated = all(isinstance(m, str) and m for m in metrics)
     mixed = len(set(metrics)) > 1
-    header.append("# The group's row in lm-eval's table is the full-benchmark estimate with its 90% interval, made by\n"
-                  f"# {ESTIMATE_MODULE}.py from the logged items and manifest.json (it needs harness-ext installed and\n"
-                  + ("# --log_samples). The tasks' metrics differ, so the row is their mean score (mean_score,estimate)\n"
-                     "# and there is no row without the estimate." if mixed else
-                     "# --log_samples; without them the row is the items' plain mean, labelled so).") if estimated else
-                  "# The tasks' metrics are not known, so the group has no row: use 'harness-ext predict'.")
+    run.append("# The group's row in lm-eval's table is the full-benchmark estimate with its 90% interval, made by\n"
+               f"# {ESTIMATE_MODULE}.py from the logged items and manifest.json (it needs harness-ext installed and\n"
+               + ("# --log_samples). The tasks' metrics differ, so the row is their mean score (mean_score,estimate)\n"
+                  "# and there is no row without the estimate." if mixed else
+                  "# --log_samples; without them the row is the items' plain mean, labelled so).") if estimated else
+               "# The tasks' metrics are not known, so the group has no row: use 'harness-ext predict'.")
+    notes = []
     if foreign:
-        header.append(comment(f"Item ids of {', '.join(map(quoted, foreign[:10]))} are those of the table they were "
-                              "ingested from (its own numbers, or positions in its order), not necessarily lm-eval "
-                              "document indices: run these tasks only with a task definition whose documents are in "
-                              "that order"))
+        notes.append(comment(f"Item ids of {', '.join(map(quoted, foreign[:10]))} are those of the table they were "
+                             "ingested from (its own numbers, or positions in its order), not necessarily lm-eval "
+                             "document indices: run these tasks only with a task definition whose documents are in "
+                             "that order"))
     sources = manifest.get("lm_eval_tasks") or {}
     # A task named like one of lm-eval's own (HELM Lite's "mmlu") would run lm-eval's, whole: left out, with why.
     clash = [t for t in tasks if (sources.get(t) or {}).get("builtin")]
     listed = [t for t in tasks if t not in clash]
     if clash:
-        header.append("# Left out of the group: lm-eval has a task or group of the same name that is another evaluation, "
-                      "and would run it\n# (all of it: --samples matches none of its documents). Run these items in "
-                      "their own harness:")
-        header += [comment(f"  {t}: {sources[t]['reason']}") for t in clash]
+        notes.append("# Left out of the group: lm-eval has a task or group of the same name that is another evaluation, "
+                     "and would run it\n# (all of it: --samples matches none of its documents). Run these items in "
+                     "their own harness:")
+        notes += [comment(f"  {t}: {sources[t]['reason']}") for t in clash]
     # Task definitions kept from the ingested results are written beside the group (lm-eval takes one --include_path).
     written, unknown, taken = [], [], {group}
     for t in listed:
         write_task_file(t, sources, out_dir, shown, taken, written, unknown)
-    header += task_file_notes(written, unknown)
-    path = out_dir / f"{group}.yaml"
-    if not listed:  # an empty task list is not a group lm-eval can run
-        header.append("# No task of this reduction can run under lm-eval, so there is no group to run.")
-        path.write_text("\n".join(header) + "\n", encoding="utf-8")
-        return [path, samples] + written
+    notes += task_file_notes(written, unknown)
+    none = "# No task of this reduction can run under lm-eval, so there is no group to run."
+    if not listed:
+        return [_group_file(out_dir / f"{group}.yaml", title, run, notes, None, none), samples] + written
     doc = {"group": group, "group_alias": f"{manifest.get('benchmark') or group} ({'estimated from ' * estimated}"
                                           f"{run_share(manifest)})",
            "task": listed}
@@ -186,8 +179,15 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     if estimated:  # with mixed metrics, lm-eval needs one of them to call the aggregation; the row replaces it
         files.append(_estimate_aggregation(doc, metrics[0], out_dir))
     doc["metadata"] = {"version": 1.0}
-    path.write_text("\n".join(header) + "\n" + _tagged(yaml_text(doc)), encoding="utf-8")
-    return [path, *files] + written
+    return [_group_file(out_dir / f"{group}.yaml", title, run, notes, doc, none), *files] + written
+
+
+def _group_file(path: Path, title: str, run: list, notes: list, doc, none: str) -> Path:
+    """Write ``<group>.yaml``: the title, how to run the group, the notes, then the group ``doc``; with no group
+    (``doc`` None: no task lm-eval can run) the title, ``none`` and the notes, and no run line. Returns ``path``."""
+    lines = [title, *(run if doc is not None else [none]), *notes]
+    path.write_text("\n".join(lines) + "\n" + ("" if doc is None else _tagged(yaml_text(doc))), encoding="utf-8")
+    return path
 
 
 def _estimate_aggregation(doc: dict, metric: str, out_dir: Path) -> Path:
