@@ -247,9 +247,11 @@ class Result:
     def to_json(self, path=None, indent: Optional[int] = 2) -> str:
         """The result as JSON text, the command's ``--json`` document (:func:`envelope`: ``{"command", "title",
         "summary", "tables", "warnings"}``, then the result's own fields); with ``path``, also written there."""
-        # The result's own fields stay at the top (a to_dict() without title/summary/tables, as prowl's, would
-        # otherwise be wrapped whole into tables["result"] by envelope).
-        doc = {"title": self.title, "summary": self.summary(), "tables": self.tables(), **self.to_dict()}
+        doc = self.to_dict()
+        if not {"title", "summary", "tables"} <= set(doc):
+            # The result's own fields stay at the top (a to_dict() without title/summary/tables, as prowl's, would
+            # otherwise be wrapped whole into tables["result"] by envelope); a full one is not computed twice.
+            doc = {"title": self.title, "summary": self.summary(), "tables": self.tables(), **doc}
         text = dumps(envelope(self.command or self.title, doc, getattr(self, "warnings", None) or ()), indent=indent)
         if path is not None:
             Path(path).write_text(text, encoding="utf-8")
