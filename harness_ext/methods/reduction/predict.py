@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -276,7 +275,8 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
     if not crossed.empty:
         matched = pd.concat([matched, crossed], ignore_index=True)
     if matched.empty:
-        raise HarnessExtError(mismatch_message(long, manifest))
+        partial = crossed.attrs.get("incomplete") or []
+        raise HarnessExtError(mismatch_message(long, manifest) + "".join(f". {m}" for m in partial[:3]))
     shots = {d["name"]: d.get("num_fewshot") for d in manifest["datasets"]}
     want = matched["column"].map(shots)
     # A score at another shot count is a different measurement: use it only when the manifest's is absent.
@@ -295,7 +295,9 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
         if model in raw.index:
             raw.loc[model, c] = v
     raw.attrs["anchored"] = sorted(k for k in anchored if k[0] in raw.index)
-    raw.attrs["cross_harness"] = sorted(set(crossed["column"]))
+    # Read from the lm-eval tasks the benchmark itself ran (the Open LLM Leaderboard v2's): no other harness.
+    raw.attrs["cross_harness"] = sorted(set(crossed["column"]) - set(crossed.attrs.get("own_tasks", ())))
+    raw.attrs["cross_harness_incomplete"] = list(crossed.attrs.get("incomplete", ()))
     raw.attrs["ingest_notes"] = report.note_lines()  # what reading the files did to them: reported with the prediction
     return raw, report, other_shots
 
