@@ -96,13 +96,17 @@ def test_group_of_ifeval_alone_says_the_yaml_cannot_take_the_mean_and_the_estima
 
 
 def _results_file(folder, model: str, ifeval: dict) -> None:
-    """An lm-eval v0.4 results file of the leaderboard's tasks (the group rows' numbers of Llama-2-7b-hf)."""
+    """An lm-eval v0.4 results file of the leaderboard's tasks, laid out as the leaderboard's own files are:
+    ``leaderboard_musr`` is a group over its subtasks (Llama-2-7b-hf's numbers)."""
     folder.mkdir(exist_ok=True)
-    results = {"leaderboard_ifeval": {"alias": " - leaderboard_ifeval", **ifeval},
-               "leaderboard_musr": {"alias": " - leaderboard_musr", "acc_norm,none": 0.3701,
-                                    "acc_norm_stderr,none": 0.017}}
-    doc = {"results": results, "n-shot": {"leaderboard_ifeval": 0, "leaderboard_musr": 0},
-           "configs": {t: {"task": t, "num_fewshot": 0} for t in results}, "model_name": model,
+    musr = {"alias": " - leaderboard_musr", "acc_norm,none": 0.3701, "acc_norm_stderr,none": 0.017}
+    results = {"leaderboard_ifeval": {"alias": " - leaderboard_ifeval", **ifeval}, "leaderboard_musr": musr,
+               "leaderboard_musr_team_allocation": {"alias": "  - leaderboard_musr_team_allocation",
+                                                    "acc_norm,none": 0.3, "acc_norm_stderr,none": 0.03}}
+    doc = {"results": results, "groups": {"leaderboard_musr": musr},
+           "group_subtasks": {"leaderboard_musr": ["leaderboard_musr_team_allocation"], "leaderboard_ifeval": []},
+           "n-shot": {"leaderboard_ifeval": 0, "leaderboard_musr_team_allocation": 0},
+           "configs": {t: {"task": t, "num_fewshot": 0} for t in results if t != "leaderboard_musr"}, "model_name": model,
            "config": {"model": "hf", "model_args": f"pretrained={model}"}, "lm_eval_version": "0.4.3"}
     (folder / f"results_{model.replace('/', '__')}.json").write_text(json.dumps(doc))
 
@@ -111,7 +115,8 @@ def _results_file(folder, model: str, ifeval: dict) -> None:
 def test_predict_reads_the_leaderboards_ifeval_from_lm_eval_results(tmp_path, capsys):
     """reduce on Every Eval Ever's hf_open_llm_v2 with IFEval in the subset, then predict from lm-eval results of
     leaderboard_ifeval: IFEval is read as the mean (0.2519 for Llama-2-7b-hf, as the leaderboard shows it); a model
-    with one of the two metrics is not read, and the warning names the missing one. Before: nothing was read."""
+    with one of the two metrics is not read, and the warning names the missing one; MuSR is read from its lm-eval
+    group. Before: nothing was read ("none of the results is on a dataset of this manifest")."""
     files = sorted(HFOPENLLM.rglob("*.json"))[:300]
     db, out, new = tmp_path / "store.duckdb", tmp_path / "red", tmp_path / "new"
     assert main(["ingest", "--db", str(db), "-q", *map(str, files)]) == 0
@@ -134,7 +139,9 @@ def test_predict_reads_the_leaderboards_ifeval_from_lm_eval_results(tmp_path, ca
     rows = {(r["model"], r["dataset"]): r for r in doc["datasets"]}
     llama = rows[("meta-llama/Llama-2-7b-hf", "IFEval")]
     assert llama["observed"] and round(llama["raw"], 4) == EEE_IFEVAL
-    assert rows[("meta-llama/Llama-2-7b-hf", "MUSR")]["raw"] == pytest.approx(0.3701)
+    # The leaderboard's MuSR is lm-eval's group leaderboard_musr, stored as an aggregate: read through the table too.
+    musr = rows[("meta-llama/Llama-2-7b-hf", "MUSR")]
+    assert musr["observed"] and musr["raw"] == pytest.approx(0.3701)
     assert not rows[("org/half", "IFEval")]["observed"]
     assert any(w.startswith("org/half: IFEval is the mean of prompt_level_strict_acc and inst_level_strict_acc")
                and "lack inst_level_strict_acc" in w for w in doc["warnings"])

@@ -291,7 +291,7 @@ def _equivalent_of(entry: dict) -> Optional[Equivalent]:
     return equivalent(entry.get("name", ""), entry.get("task"), entry.get("benchmark"))
 
 
-def lm_eval_metric(entry: dict) -> Optional[str]:
+def lm_eval_metric(entry: dict) -> Optional[str | tuple]:
     """The lm-eval metric that scores a manifest dataset's lm-eval tasks (``metric,filter`` when the filter is
     not ``none``): its own metric for lm-eval results, the table's for a HELM scenario (HELM's EM on MMLU is
     lm-eval's ``acc``); None when the table does not know it. A benchmark that ran lm-eval under its own titles
