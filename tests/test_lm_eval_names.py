@@ -90,18 +90,21 @@ def _eee(name: str) -> dict:
 
 def test_open_llm_leaderboard_v2_runs_its_own_lm_eval_tasks():
     """The leaderboard ran lm-eval's leaderboard_* tasks (lm-eval's tasks/leaderboard/leaderboard.yaml), scored by
-    their YAMLs' metrics; not mmlu_pro or ifeval, which prompt and score otherwise. IFEval's metric is not known."""
+    their YAMLs' metrics; not mmlu_pro or ifeval, which prompt and score otherwise. IFEval is the mean of two."""
     expected = {"MMLU-PRO": ("leaderboard_mmlu_pro", "acc"), "BBH": ("leaderboard_bbh", "acc_norm"),
                 "GPQA": ("leaderboard_gpqa", "acc_norm"), "MATH Level 5": ("leaderboard_math_hard", "exact_match"),
-                "MUSR": ("leaderboard_musr", "acc_norm"), "IFEval": ("leaderboard_ifeval", None)}
+                "MUSR": ("leaderboard_musr", "acc_norm"),
+                "IFEval": ("leaderboard_ifeval", ("prompt_level_strict_acc", "inst_level_strict_acc"))}
     for name, (task, metric) in expected.items():
         e = _eee(name)
         assert (lm_eval_task_list(e), lm_eval_metric(e), helm_description_list(e)) == ([task], metric, [])
     assert lm_eval_task_list(_eee("Some New Column")) == []  # its titles only: the general table's are other tasks
     # HELM Capabilities' MMLU-Pro keeps its mapping.
     assert lm_eval_task_list({"name": "MMLU-Pro", "benchmark": "helm_capabilities"}) == ["mmlu_pro"]
-    [w] = unknown_metric_warnings([_eee("IFEval"), _eee("MMLU-PRO")])
-    assert "IFEval as leaderboard_ifeval" in w and "MMLU-PRO" not in w
+    # Its IFEval metric is known now: no warning that none is (HELM Lite's LegalBench still has none).
+    assert unknown_metric_warnings([_eee("IFEval"), _eee("MMLU-PRO")]) == []
+    [w] = unknown_metric_warnings([_eee("IFEval"), {"name": "LegalBench", "benchmark": "helm_lite", "metric": "EM"}])
+    assert "LegalBench as legalbench_abercrombie" in w and "IFEval" not in w
 
 
 def test_open_llm_leaderboard_v2_folder(tmp_path):

@@ -81,9 +81,10 @@ class Equivalent:
     helm_lite: tuple = ()  # run-entry descriptions in HELM Lite's style
     note: str = ""
     extra: dict = field(default_factory=dict)
-    #: The metric each harness reports for it (lm-eval's ``metric,filter`` when the filter is not ``none``);
-    #: None: not known, so results are not carried across.
-    lm_eval_metric: Optional[str] = "acc"
+    #: The metric each harness reports for it (lm-eval's ``metric,filter`` when the filter is not ``none``); for
+    #: lm-eval a tuple of them when the score is their mean (:func:`lm_eval_score`); None: not known, so results
+    #: are not carried across.
+    lm_eval_metric: Optional[str | tuple] = "acc"
     helm_metric: Optional[str] = "EM"
 
 
@@ -159,12 +160,16 @@ for _e in EQUIVALENTS:
 #: Benchmarks whose datasets are HELM scenarios named by their display titles.
 HELM_BENCHMARKS_LITE = frozenset({"helm_lite", "helm_capabilities"})
 _LEADERBOARD = "the Open LLM Leaderboard v2's own lm-eval task (lm-eval's leaderboard group: its prompt and shots)"
+#: The Open LLM Leaderboard v2's IFEval score: the mean of lm-eval's prompt- and instruction-level strict accuracy
+#: of ``leaderboard_ifeval``.
+LEADERBOARD_IFEVAL_METRIC = ("prompt_level_strict_acc", "inst_level_strict_acc")
 #: Names that mean a scenario only inside one benchmark, looked up before :data:`EQUIVALENTS`. HELM Lite's one
 #: ``commonsense`` scenario is OpenbookQA (HELM Classic's are HellaSwag and OpenbookQA). The Open LLM Leaderboard v2
 #: (Every Eval Ever's ``hf_open_llm_v2``) ran lm-eval's ``leaderboard_*`` tasks, whose prompts and scoring differ
 #: from ``mmlu_pro``, ``ifeval``, ... (lm-eval's ``tasks/leaderboard/leaderboard.yaml`` lists them; the metric is
-#: each task's or group's in its YAML). Its IFEval score sits above ``prompt_level_strict_acc`` for the same models
-#: (the leaderboard's item-level logs), so no one lm-eval metric is known to be it.
+#: each task's or group's in its YAML). Its IFEval score is no one lm-eval metric but the mean of two
+#: (:data:`LEADERBOARD_IFEVAL_METRIC`): the leaderboard's results files of Llama-2-7b-hf and Pythia-410m, -1b and
+#: -2.8b give Every Eval Ever's IFEval scores (0.2519, 0.2195, 0.2208, 0.2173) as that mean to 4 decimals.
 BENCHMARK_EQUIVALENTS = {
     "helm_lite": {"commonsense": _OPENBOOKQA},
     "hf_open_llm_v2": {
@@ -177,8 +182,9 @@ BENCHMARK_EQUIVALENTS = {
                                    lm_eval_metric="exact_match", helm_metric=None),
         "musr": Equivalent(("musr",), ("leaderboard_musr",), note=_LEADERBOARD, lm_eval_metric="acc_norm",
                            helm_metric=None),
-        "ifeval": Equivalent(("ifeval",), ("leaderboard_ifeval",), lm_eval_metric=None, helm_metric=None,
-                             note=_LEADERBOARD + "; the lm-eval metric that gives its IFEval score is not known"),
+        "ifeval": Equivalent(("ifeval",), ("leaderboard_ifeval",), lm_eval_metric=LEADERBOARD_IFEVAL_METRIC,
+                             helm_metric=None, note=_LEADERBOARD + "; its IFEval score is the mean of "
+                             "prompt_level_strict_acc and inst_level_strict_acc"),
     },
 }
 #: Benchmarks that ran lm-eval tasks of their own: a title not among their names has no equivalent (the general
@@ -285,11 +291,13 @@ def _equivalent_of(entry: dict) -> Optional[Equivalent]:
     return equivalent(entry.get("name", ""), entry.get("task"), entry.get("benchmark"))
 
 
-def lm_eval_metric(entry: dict) -> Optional[str]:
+def lm_eval_metric(entry: dict) -> Optional[str | tuple]:
     """The lm-eval metric that scores a manifest dataset's lm-eval tasks (``metric,filter`` when the filter is
     not ``none``): its own metric for lm-eval results, the table's for a HELM scenario (HELM's EM on MMLU is
     lm-eval's ``acc``); None when the table does not know it. A benchmark that ran lm-eval under its own titles
-    (:data:`BENCHMARK_EQUIVALENTS`) takes the table's: its results name the metric otherwise (``Accuracy``)."""
+    (:data:`BENCHMARK_EQUIVALENTS`) takes the table's: its results name the metric otherwise (``Accuracy``).
+    A tuple names several metrics of the task whose mean is the score (the Open LLM Leaderboard v2's IFEval): read
+    it with :func:`lm_eval_score`, show it with :func:`metric_label`."""
     scoped = BENCHMARK_EQUIVALENTS.get(entry.get("benchmark"))
     if scoped and not _is_helm(entry):
         eq = _equivalent_of(entry)
@@ -298,6 +306,53 @@ def lm_eval_metric(entry: dict) -> Optional[str]:
         return entry.get("metric")
     eq = _equivalent_of(entry)
     return eq.lm_eval_metric if eq is not None and eq.lm_eval else None
+
+
+def metric_parts(metric) -> tuple:
+    """The lm-eval metrics an :func:`lm_eval_metric` is made of: ``(metric,)``, the several a mean names, or ``()``
+    for None."""
+    if metric is None:
+        return ()
+    return tuple(metric) if isinstance(metric, (tuple, list)) else (metric,)
+
+
+def metric_label(metric) -> str:
+    """An :func:`lm_eval_metric` for messages and comments: ``acc``, or ``the mean of a and b``."""
+    parts = metric_parts(metric)
+    if len(parts) == 1:
+        return parts[0]
+    return f"the mean of {', '.join(parts[:-1])} and {parts[-1]}" if parts else "not known"
+
+
+def lm_eval_score(metric, values) -> tuple:
+    """A task's score on an :func:`lm_eval_metric` from its results: ``(score, missing)``.
+
+    Parameters
+    ----------
+    metric : str or tuple of str
+        One lm-eval metric (``acc``, ``exact_match,strict-match``), or several whose mean is the score.
+    values : mapping
+        The task's results, metric name (as :func:`lm_eval_metric` spells it) -> value; NaN or None is absent.
+
+    Returns
+    -------
+    tuple
+        ``(float, [])`` when every metric is there (their mean); ``(None, [the metrics missing])`` otherwise,
+        never the mean of part of them.
+    """
+    got, missing = [], []
+    for m in metric_parts(metric):
+        try:
+            v = float(values.get(m))
+        except (TypeError, ValueError):  # absent, or lm-eval's "N/A"
+            v = float("nan")
+        if np.isfinite(v):
+            got.append(v)
+        else:
+            missing.append(m)
+    if missing or not got:
+        return None, missing
+    return float(np.mean(got)), []
 
 
 def helm_metric(entry: dict) -> Optional[str]:
@@ -314,13 +369,20 @@ def _v04_task(benchmark, name, task) -> Optional[str]:
     return tasks[0] if len(tasks) == 1 else None
 
 
+def _reads_lm_eval(entry: dict) -> bool:
+    """Whether a manifest dataset is read from a new model's lm-eval results through the table: a HELM scenario, or
+    a title of a benchmark that ran lm-eval tasks of its own (the Open LLM Leaderboard v2's ``IFEval``)."""
+    return _is_helm(entry) or (entry.get("benchmark") in BENCHMARK_EQUIVALENTS and lm_eval_metric(entry) is not None)
+
+
 def cross_harness_rows(datasets: list, long):
     """A new model's results from the other harness, mapped onto a manifest's datasets.
 
     A manifest built from HELM results has datasets such as ``helm_classic/MMLU`` (EM, the mean of
     5 subjects); a model run with the lm-eval group ``reduce`` wrote for it has ``mmlu_<subject>``
     results on ``acc``. For each dataset with an entry in the table: from lm-eval results, the mean
-    of its lm-eval tasks' :func:`lm_eval_metric` (every task needed); from HELM results, the
+    of its lm-eval tasks' :func:`lm_eval_score` (every task and metric needed; the Open LLM Leaderboard v2's
+    titles too, whose tasks lm-eval runs under other names); from HELM results, the
     scenario's :func:`helm_metric` (an MMLU subject: its HELM run). The prompts differ between the
     harnesses (and for some datasets the metric, see each entry's note): the scores are used as the
     same measurement, and the caller says so.
@@ -336,11 +398,14 @@ def cross_harness_rows(datasets: list, long):
     Returns
     -------
     pandas.DataFrame
-        ``model``, ``column``, ``value``, ``num_fewshot`` (one row per model and dataset found).
+        ``model``, ``column``, ``value``, ``num_fewshot`` (one row per model and dataset found). ``attrs`` holds
+        ``incomplete`` (a message per model and dataset whose lm-eval results lack some of the tasks or metrics
+        its score needs: not read) and ``own_tasks`` (the datasets read from the lm-eval tasks their benchmark
+        ran, not another harness's).
     """
     import pandas as pd
 
-    rows = []
+    rows, incomplete = [], []
     if long.empty:
         return pd.DataFrame(columns=["model", "column", "value", "num_fewshot"])
     helm = long["benchmark"].astype(str).str.startswith("helm")
@@ -350,28 +415,52 @@ def cross_harness_rows(datasets: list, long):
     hm = long[helm]
     hm_eq = [(_equivalent_of({"benchmark": b, "name": n}), _helm_run_subject(n)) for b, n in zip(hm["benchmark"], hm["dataset"])]
     for d in datasets:
-        if _is_helm(d):
-            tasks, metric = lm_eval_task_list(d), lm_eval_metric(d)
-            if not tasks or not metric:
-                continue
-            part = lm[lm_key.isin(tasks).to_numpy() & (lm["metric"] == metric).to_numpy()]
-            part = part.assign(_task=lm_key[part.index])
-            for model, g in part.groupby("model", sort=False):
-                g = g.drop_duplicates("_task")
-                if set(g["_task"]) == set(tasks):  # every task: HELM's score is their mean
-                    rows.append((model, d["name"], float(g["value"].mean()), g["num_fewshot"].iloc[0]))
-        else:
-            eq, metric = _equivalent_of(d), helm_metric(d)
-            if eq is None or not metric or hm.empty:
-                continue
-            subject = d["name"] if d.get("benchmark") == MMLU_BENCHMARK else None
-            if subject is None and list(eq.lm_eval) != lm_eval_task_list(d):
-                continue  # HELM's scenario covers several lm-eval tasks: one task is not it
-            ok = [(e is eq and (sub == subject if subject else sub is None)) for e, sub in hm_eq]
-            part = hm[np.asarray(ok, dtype=bool) & (hm["metric"] == metric).to_numpy()]
-            for model, g in part.groupby("model", sort=False):
-                rows.append((model, d["name"], float(g["value"].iloc[0]), g["num_fewshot"].iloc[0]))
-    return pd.DataFrame(rows, columns=["model", "column", "value", "num_fewshot"])
+        if _reads_lm_eval(d):
+            rows += _lm_eval_rows(d, lm, lm_key, incomplete)
+            continue
+        eq, metric = _equivalent_of(d), helm_metric(d)
+        if eq is None or not metric or hm.empty:
+            continue
+        subject = d["name"] if d.get("benchmark") == MMLU_BENCHMARK else None
+        if subject is None and list(eq.lm_eval) != lm_eval_task_list(d):
+            continue  # HELM's scenario covers several lm-eval tasks: one task is not it
+        ok = [(e is eq and (sub == subject if subject else sub is None)) for e, sub in hm_eq]
+        part = hm[np.asarray(ok, dtype=bool) & (hm["metric"] == metric).to_numpy()]
+        for model, g in part.groupby("model", sort=False):
+            rows.append((model, d["name"], float(g["value"].iloc[0]), g["num_fewshot"].iloc[0]))
+    out = pd.DataFrame(rows, columns=["model", "column", "value", "num_fewshot"])
+    out.attrs["incomplete"] = incomplete
+    out.attrs["own_tasks"] = sorted({d["name"] for d in datasets if not _is_helm(d) and _reads_lm_eval(d)}
+                                    & set(out["column"]))
+    return out
+
+
+def _lm_eval_rows(d: dict, lm, lm_key, incomplete: list) -> list:
+    """``(model, column, value, num_fewshot)`` of dataset ``d`` from lm-eval results ``lm`` (``lm_key``: each row's
+    v0.4 task): the mean over its tasks of each task's :func:`lm_eval_score`, for the models that have all of them;
+    a model with part of them gets a message in ``incomplete`` naming what is missing."""
+    tasks, metric = lm_eval_task_list(d), lm_eval_metric(d)
+    parts = metric_parts(metric)
+    if not tasks or not parts:
+        return []
+    part = lm[lm_key.isin(tasks).to_numpy() & lm["metric"].isin(parts).to_numpy()]
+    part = part.assign(_task=lm_key[part.index]).drop_duplicates(["model", "_task", "metric"])
+    rows = []
+    for model, g in part.groupby("model", sort=False):
+        scores, missing = [], []
+        for t in tasks:
+            gt = g[g["_task"] == t]
+            v, lacking = lm_eval_score(metric, dict(zip(gt["metric"], gt["value"])))
+            scores.append(v)
+            missing += [f"{m} of {t}" for m in lacking]
+        if missing:
+            incomplete.append(f"{model}: {d['name']} is {metric_label(metric)} of {', '.join(tasks[:4])}"
+                              f"{' ...' if len(tasks) > 4 else ''}{' (their mean)' * (len(tasks) > 1)}; its lm-eval "
+                              f"results lack {', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}, so "
+                              f"{d['name']} is not read from them")
+            continue
+        rows.append((model, d["name"], float(np.mean(scores)), g["num_fewshot"].iloc[0]))
+    return rows
 
 
 def population_task_warnings(subset: list) -> list:
@@ -380,7 +469,7 @@ def population_task_warnings(subset: list) -> list:
     scoring changed between the versions)."""
     out, helm = [], [e for e in subset if _is_helm(e) and lm_eval_task_list(e)]
     if helm:
-        maps = sorted({f"{e.get('metric')} -> {lm_eval_metric(e)}" for e in helm if lm_eval_metric(e)})
+        maps = sorted({f"{e.get('metric')} -> {metric_label(lm_eval_metric(e))}" for e in helm if lm_eval_metric(e)})
         out.append(f"{len(helm)} subset datasets come from HELM results and the lm-eval group runs their lm-eval "
                    f"equivalents ({', '.join(e['name'] for e in helm[:4])}{' ...' if len(helm) > 4 else ''}; metric "
                    f"{', '.join(maps) or 'not known'}): the prompts differ between the harnesses, so 'predict' takes "
@@ -405,8 +494,8 @@ def population_task_warnings(subset: list) -> list:
 
 def unknown_metric_warnings(subset: list) -> list:
     """``reduce`` warnings for subset datasets from another harness whose lm-eval tasks are known but not the lm-eval
-    metric that gives their scores (the Open LLM Leaderboard v2's IFEval, HELM's LegalBench)."""
-    missing = [e for e in subset if lm_eval_task_list(e) and lm_eval_metric(e) is None]
+    metric that gives their scores (HELM's LegalBench)."""
+    missing = [e for e in subset if lm_eval_task_list(e) and not metric_parts(lm_eval_metric(e))]
     if not missing:
         return []
     notes = sorted({eq.note for eq in map(_equivalent_of, missing) if eq is not None and eq.note})

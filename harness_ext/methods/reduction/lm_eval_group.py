@@ -17,7 +17,8 @@ import json
 import re
 from pathlib import Path
 
-from harness_ext.methods.reduction.harness_names import lm_eval_metric, lm_eval_task_list, run_share
+from harness_ext.methods.reduction.harness_names import (lm_eval_metric, lm_eval_task_list, metric_label,
+                                                       metric_parts, run_share)
 from harness_ext.methods.reduction.item_manifest import decode_ids
 from harness_ext.safe_output import check_group_name, comment, quoted, yaml_text
 
@@ -98,7 +99,8 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         # lm-eval can only aggregate a metric every subtask reports. The aggregation is the shipped estimate
         # (a !function tag, added to the dumped text below: yaml.safe_dump writes no tags).
         # A filtered metric ("exact_match,strict-match") names its filter.
-        item_files.append(_estimate_aggregation(doc, metrics.pop(), out_dir))
+        # A score that is the mean of several metrics (the leaderboard's IFEval) aggregates its first: see the notes.
+        item_files.append(_estimate_aggregation(doc, metric_parts(next(iter(metrics)))[0], out_dir))
     doc["metadata"] = {"version": 1.0}
     # Names come from result files: comments escape them, the document goes through yaml.safe_dump.
     title = comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}.")
@@ -114,13 +116,29 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         item_files.append(samples)
         run.append(comment(f"Item subset: add --samples {shown}/{samples.name} to run only the anchor items of "
                            f"{', '.join(map(quoted, items))} (then 'harness-ext predict' weights them; use --log_samples)"))
-    notes = task_file_notes(written, unknown)
+    notes = task_file_notes(written, unknown) + _mean_metric_notes(manifest["subset"], estimated)
     if skipped:
         notes.append("# No lm-eval equivalent (run these in their own harness; see harness_ext.methods.reduction.harness_names):")
         notes += [comment(f"  {s}") for s in skipped]
     path = _group_file(out_dir / f"{group}.yaml", title, run, notes, doc if tasks else None,
                        "# No dataset of this subset has an lm-eval task, so there is no group to run.")
     return [path] + written + item_files
+
+
+def _mean_metric_notes(subset: list, estimated: bool) -> list:
+    """The group header's lines on subset datasets whose score is the mean of several lm-eval metrics, which a group
+    YAML cannot name (its ``aggregate_metric_list`` aggregates each metric over the tasks, never two into one)."""
+    means = [(e, lm_eval_metric(e)) for e in subset if lm_eval_task_list(e) and len(metric_parts(lm_eval_metric(e))) > 1]
+    if not means:
+        return []
+    lines = [comment(f"{e['name']} ({', '.join(lm_eval_task_list(e))}) is scored as {metric_label(m)}, which lm-eval's "
+                     "group YAML cannot express: lm-eval's table shows each metric, 'harness-ext predict' takes the mean")
+             for e, m in means]
+    if estimated:
+        lines.append(comment(f"The group aggregates {metric_parts(means[0][1])[0]} only so that lm-eval calls "
+                             f"{ESTIMATE_MODULE}.py, which reads each task's score as the manifest does; without "
+                             "harness-ext the row is that one metric's plain mean, not the score"))
+    return lines
 
 
 def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:

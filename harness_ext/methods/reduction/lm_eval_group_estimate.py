@@ -42,15 +42,29 @@ LEVEL = 0.9
 log = logging.getLogger("harness_ext_estimate")
 
 
-def _scores(metric: str, task_metrics: dict, tasks: list) -> dict:
-    """``{task: value}`` of ``metric`` under the filter ``none`` (else the first filter lm-eval wrote)."""
+def _value(metric: str, block: dict):
+    """A task's value of ``metric`` under the filter ``none`` (else the first filter lm-eval wrote), or None."""
+    keys = [k for k in block if k.startswith(metric + ",") and "_stderr" not in k]
+    key = f"{metric},none" if f"{metric},none" in keys else (sorted(keys) or [None])[0]
+    return float(block[key]) if key is not None and isinstance(block[key], (int, float)) else None
+
+
+def _scores(metric: str, task_metrics: dict, tasks: list, manifest=None) -> dict:
+    """``{task: value}`` of each task's metric: the manifest's for its subset tasks (the Open LLM Leaderboard v2's
+    IFEval is the mean of two of lm-eval's metrics, which the group YAML cannot name), else the group's ``metric``.
+    A task missing part of its metrics is left out, and the log says what it lacks."""
+    from harness_ext.methods.reduction.harness_names import lm_eval_metric, lm_eval_score, lm_eval_task_list, metric_parts
+
+    own = {t: lm_eval_metric(e) for e in (manifest or {}).get("subset") or [] for t in lm_eval_task_list(e)}
     out = {}
     for task in tasks:
-        block = task_metrics.get(task) or {}
-        keys = [k for k in block if k.startswith(metric + ",") and "_stderr" not in k]
-        key = f"{metric},none" if f"{metric},none" in keys else (sorted(keys) or [None])[0]
-        if key is not None and isinstance(block[key], (int, float)):
-            out[task] = float(block[key])
+        block, want = task_metrics.get(task) or {}, own.get(task) or metric
+        value, missing = lm_eval_score(want, {m: _value(m, block) for m in metric_parts(want)})
+        if value is not None:
+            out[task] = value
+        elif len(metric_parts(want)) > 1 and len(missing) < len(metric_parts(want)):
+            log.warning("harness-ext: %s is the mean of %s; lm-eval gave no %s, so it is not used", task,
+                        ", ".join(metric_parts(want)), ", ".join(missing))
     return out
 
 
@@ -157,7 +171,7 @@ def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str, 
         elif "training_matrix" not in manifest:
             raise ValueError("the manifest embeds no training matrix (reduce --no-embed?): use 'harness-ext predict'")
         else:
-            pred = _subset_prediction(manifest, _scores(metric, task_metrics, tasks), samples)
+            pred = _subset_prediction(manifest, _scores(metric, task_metrics, tasks, manifest), samples)
         if not pred.aggregate["aggregate"].notna().all():  # e.g. a task with no logged item
             raise ValueError("no full-benchmark estimate: " + "; ".join(pred.warnings[-3:]))
     except ImportError as exc:

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -257,6 +256,9 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
             reasons = "; ".join(f"{f.path}: {f.reason}" for f in report.by_status("skipped")[:3])
             raise HarnessExtError(f"no results could be read from {', '.join(map(str, paths))}" + (f" ({reasons})" if reasons else ""))
         long = query_results(store, MatrixQuery(), all_metrics=True)
+        # lm-eval groups are stored as aggregates; the table names some as a dataset's task (the leaderboard's BBH is
+        # group leaderboard_bbh): read only through it, never matched as a dataset of their own.
+        groups = query_results(store, MatrixQuery(aggregates="only"), all_metrics=True)
         sources = store.con.execute(
             "SELECT DISTINCT m.name, s.path FROM results r JOIN models m USING (model_id) JOIN sources s USING (source_id) "
             "ORDER BY 1, 2").fetchall()
@@ -271,12 +273,14 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
     # The other harness's results (lm-eval runs of a group chosen from HELM, or the reverse) for the datasets
     # nothing matched: mapped by the harness-name table, and said (the prompts differ).
     have = set(matched["column"])
+    unmatched = long[pd.isna(pd.Series(col, index=long.index, dtype=object))]
     crossed = cross_harness_rows([d for d in manifest["datasets"] if d["name"] not in have],
-                                 long[pd.isna(pd.Series(col, index=long.index, dtype=object))])
+                                 pd.concat([unmatched, groups], ignore_index=True) if len(groups) else unmatched)
     if not crossed.empty:
         matched = pd.concat([matched, crossed], ignore_index=True)
     if matched.empty:
-        raise HarnessExtError(mismatch_message(long, manifest))
+        partial = crossed.attrs.get("incomplete") or []
+        raise HarnessExtError(mismatch_message(long, manifest) + "".join(f". {m}" for m in partial[:3]))
     shots = {d["name"]: d.get("num_fewshot") for d in manifest["datasets"]}
     want = matched["column"].map(shots)
     # A score at another shot count is a different measurement: use it only when the manifest's is absent.
@@ -295,7 +299,9 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
         if model in raw.index:
             raw.loc[model, c] = v
     raw.attrs["anchored"] = sorted(k for k in anchored if k[0] in raw.index)
-    raw.attrs["cross_harness"] = sorted(set(crossed["column"]))
+    # Read from the lm-eval tasks the benchmark itself ran (the Open LLM Leaderboard v2's): no other harness.
+    raw.attrs["cross_harness"] = sorted(set(crossed["column"]) - set(crossed.attrs.get("own_tasks", ())))
+    raw.attrs["cross_harness_incomplete"] = list(crossed.attrs.get("incomplete", ()))
     raw.attrs["ingest_notes"] = report.note_lines()  # what reading the files did to them: reported with the prediction
     return raw, report, other_shots
 

@@ -73,6 +73,8 @@ def provenance_warnings(manifest: dict, raw_new: pd.DataFrame, train: pd.DataFra
                         f"harness-name table ({', '.join(crossed[:5])}{' ...' if len(crossed) > 5 else ''}): the "
                         "prompts (and for some datasets the metric) differ between lm-eval and HELM, so these scores "
                         "are not the measurement the manifest's models had; the prediction takes them as if they were")
+    # A score made of several lm-eval metrics or tasks is read only whole: what was missing is said, per model.
+    warnings += list(raw_new.attrs.get("cross_harness_incomplete") or [])
     anchored = set(map(tuple, raw_new.attrs.get("anchored", [])))
     item_sets = {b["dataset"]: t for t, b in ((manifest.get("items") or {}).get("tasks") or {}).items()}
     for i, model in enumerate(raw_new.index):
@@ -295,7 +297,6 @@ def partial_subset_errors(manifest: dict, train: np.ndarray, est, subset_idx, ha
     from ..engine.subset_cv import subset_errors
 
     cols = manifest["datasets"]
-    d = len(cols)
     full_cell = np.array([c.get("cv_rmse") or 0.0 for c in cols], dtype=float)
     full_agg = manifest["prediction"]["expected_error"]["aggregate_rmse"]
     per_cell = np.tile(full_cell, (len(have), 1))
