@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ...base import check_matrix
+from ...base import check_matrix, order_indices
 from ...errors import MethodError
 from .baseline import RandomBaseline, random_baseline
 from .coverage import _coverage_of, matched_or_beaten, n_star, prefix_mean_win_rates, scauc, win_rates
@@ -51,20 +51,9 @@ def _make_selector(selector: str, similarity: Optional[str], random_state: int, 
 
 def _checked_order(order, d: int, selector: str) -> np.ndarray:
     """``order`` as indices, each of the ``d`` datasets once; else a MethodError saying what is wrong with it."""
-    try:
-        arr = np.asarray(order)
-        ints = arr.astype(int)
-    except (TypeError, ValueError):
-        arr = ints = None
-    if arr is None or arr.ndim != 1 or not np.array_equal(ints, arr):
-        shown = repr(order)[:80]
-        raise MethodError(f"selector {selector!r} gave an order that is not a list of dataset indices: {shown}")
-    if ints.size and (ints.min() < 0 or ints.max() >= d):
-        raise MethodError(f"selector {selector!r} gave dataset indices outside 0..{d - 1}")
-    repeated = ints.size - len(set(ints.tolist()))
-    if repeated:
-        raise MethodError(f"selector {selector!r} gave an order that repeats indices ({repeated} repeats in "
-                          f"{ints.size}); each of the {d} datasets must appear once")
+    ints, why = order_indices(order, d)
+    if why:
+        raise MethodError(f"selector {selector!r} gave the order {why}")
     if ints.size != d:
         raise MethodError(f"selector {selector!r} ordered {ints.size} of {d} datasets; the coverage curve needs all "
                           "of them")

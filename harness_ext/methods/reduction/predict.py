@@ -38,9 +38,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ...base import check_level
 from ...errors import HarnessExtError
 from ...report import Result, Stages, format_table, progress
-from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings, check_level,
+from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings,
                               floor_warnings, score_truth, z_of)
 from ...store.matrix import apply_normalisation, params_frame
 
