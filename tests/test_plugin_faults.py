@@ -500,9 +500,13 @@ class TupleResult(PlainMean):
     def predict(self, Y):
         return (0.5, 0.4, 0.6)
 
+class NoParams:
+    def __init__(self, level=0.9):
+        self.level = level
+
 @hookimpl
 def harness_ext_item_estimators():
-    for cls in (PlainMean, NoSelf, ShortEstimate, Inverted, TupleResult):
+    for cls in (PlainMean, NoSelf, ShortEstimate, Inverted, TupleResult, NoParams):
         yield ItemEstimator(name=cls.__name__.lower(), cls=cls)
 '''
 
@@ -543,3 +547,12 @@ def test_a_third_party_item_estimators_wrong_output_names_the_plugin(item_plugin
     est = regs[name].cls()
     with pytest.raises(PluginError, match=r"plugin harness-ext-plain-items \(harness-ext-plain-items\): " + match):
         est.fit(S, np.arange(5)).predict(S[:3, :5])
+
+
+def test_the_params_check_says_an_item_estimator_without_get_params_needs_a_base_class(item_plugins):
+    from harness_ext.testing import check_item_estimator_params
+
+    regs, _ = item_plugins
+    check_item_estimator_params(regs["plainmean"])
+    with pytest.raises(AssertionError, match=r"NoParams has no get_params\(\); subclass a class of harness_ext.base"):
+        check_item_estimator_params(regs["noparams"])

@@ -329,6 +329,18 @@ def test_prowl_table_rows_and_error_row():
     assert [r["method"] for r in doc["tables"]["prowl"]] == list(rep.table.index) and "curves" in doc["tables"]
 
 
+def test_prowl_table_runs_a_selector_without_a_similarity_once(caplog):
+    """k-means orders the datasets the same way whatever the measure: one row, not nine identical ones; a measure
+    asked for anyway is reported as not used."""
+    X = low_rank(30, 7, seed=11)
+    rep = prowl_table(pd.DataFrame(X), selector="kmeans", n_random=20)
+    assert list(rep.table.index) == ["RANDOM (n = 20)", "GREEDY MINIMUM", "GREEDY MAXIMUM", "KMEANS"]
+    with caplog.at_level("WARNING", logger="harness_ext.prowl"):
+        rep = prowl_table(pd.DataFrame(X), selector="kmeans", similarities=["pearson", "cosine"], n_random=20)
+    assert rep.table.index[-1] == "KMEANS" and len(rep.table) == 4
+    assert "takes no similarity measure: 2 measure(s) asked for (pearson, cosine) not used" in caplog.text
+
+
 @pytest.mark.slow
 def test_cli_prowl_on_helm_classic(real_store, tmp_path, capsys):
     out = tmp_path / "prowl"

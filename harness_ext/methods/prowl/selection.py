@@ -262,15 +262,26 @@ def prowl_table(
     rows.append({"method": rand_label, "SCAUC": float(np.nanmean(baseline.scauc)),
                  "|S*|": float(reached.mean()) if reached.size else np.nan,
                  "AUC>=random": np.nan, "Max2>=random": np.nan, "S*": "", "note": ""})
-    methods = [(b, None) for b in baselines] + [(selector, s) for s in (similarities or default_measures(X))]
+    from ...plugin_manager import get_registration
+
+    # A selector without a similarity parameter (k-means, a plugin's) orders the datasets the same way whatever the
+    # measure: one row, not one identical row per measure.
+    takes_similarity = "similarity" in get_registration("selectors", selector).cls().get_params()
+    sims = (similarities or default_measures(X)) if takes_similarity else [None]
+    if similarities and not takes_similarity:
+        import logging
+
+        logging.getLogger("harness_ext.prowl").warning(
+            "selector %r takes no similarity measure: %d measure(s) asked for (%s) not used", selector,
+            len(similarities), ", ".join(map(str, similarities)))
+    methods = [(b, None, None) for b in baselines] + [(selector, s, selector_params) for s in sims]
     frame = pd.DataFrame(X, columns=names)
     from ...report import progress
 
-    for sel, sim in progress(methods, total=len(methods), desc="prowl"):
+    for sel, sim, params in progress(methods, total=len(methods), desc="prowl"):
         try:
             res = run_prowl(frame, similarity=sim, selector=sel, target=target, random_state=random_state,
-                            selector_params=selector_params if sim is not None else None, baseline=baseline, ties=ties,
-                            wr=wr)
+                            selector_params=params, baseline=baseline, ties=ties, wr=wr)
         except MethodError as exc:
             label = LABELS.get(sim, str(sim).upper()) if sim else BASELINE_LABELS.get(sel, sel)
             rows.append({"method": label, "SCAUC": np.nan, "|S*|": np.nan, "AUC>=random": np.nan,
