@@ -556,3 +556,32 @@ def test_the_params_check_says_an_item_estimator_without_get_params_needs_a_base
     check_item_estimator_params(regs["plainmean"])
     with pytest.raises(AssertionError, match=r"NoParams has no get_params\(\); subclass a class of harness_ext.base"):
         check_item_estimator_params(regs["noparams"])
+
+
+# -- predict --adapter: a file two adapters claim ---------------------------------------------------------------------
+GREEDY_ADAPTER = '''
+from harness_ext import hookimpl, Adapter, IngestError
+
+def can_handle(src):
+    return src.suffix == ".csv"
+
+def read(src):
+    raise IngestError(src.path, "not mine after all")
+
+@hookimpl
+def harness_ext_adapters():
+    yield Adapter(name="greedy-csv", can_handle=can_handle, read=read)
+'''
+
+
+def test_predict_takes_the_adapter_its_ambiguity_error_asks_for(site, small_store, tmp_path):
+    red = tmp_path / "red"
+    assert _cli("reduce", "-q", "--db", small_store, "--budget", "2", "--out", red).returncode == 0
+    new = tmp_path / "new.csv"
+    new.write_text("model,dataset,value\nnewbie,d0,0.5\nnewbie,d1,0.6\nnewbie,d2,0.4\n")
+    _install(site, "harness-ext-greedy-csv", "faulty_greedy_csv", GREEDY_ADAPTER)
+    r = _cli("predict", "-m", red, new, "--no-lm-eval-results")
+    assert r.returncode == 1 and "choose one with --adapter" in r.stderr, r.stderr
+    r = _cli("predict", "-m", red, new, "--no-lm-eval-results", "--adapter", "csv")
+    assert r.returncode == 0, r.stderr
+    assert "newbie" in r.stdout
