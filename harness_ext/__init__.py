@@ -27,13 +27,14 @@ _LAZY = {
     # The Python API of the routine loop (harness_ext.methods.api): ingest -> load_matrix -> reduce -> predict.
     "ingest": "methods.api", "load_matrix": "methods.api", "reduce": "methods.api", "predict": "methods.api",
     "reduce_items": "methods.api", "ItemReduceResult": "methods.reduction.item_reduce",
+    "ItemEstimate": "methods.engine.item_estimators",  # what an item estimator plugin's predict returns
     "ReduceResult": "methods.reduction.reduce", "PredictionResult": "methods.reduction.predict", "Result": "report",
     "bundled_data_path": "store.ingest",
 }
 
 __all__ = [
     "ingest", "load_matrix", "reduce", "reduce_items", "predict", "ReduceResult", "ItemReduceResult", "PredictionResult", "Result", "bundled_data_path",
-    "Adapter", "HarnessExtError", "IngestError", "ItemEstimator", "ManifestWriter", "MethodError", "PluginError",
+    "Adapter", "HarnessExtError", "IngestError", "ItemEstimate", "ItemEstimator", "ManifestWriter", "MethodError", "PluginError",
     "Predictor", "ResultRecord", "Selector", "SimilarityMeasure", "SourceFile", "StoreError",
     "WeightingScheme", "get_plugin_manager", "get_registration", "get_registrations", "hookimpl",
     "hookspec", "__version__",

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import copy
 import inspect
+import numbers
 from typing import Optional
 
 import numpy as np
 
-from .errors import MethodError
+from .errors import MethodError, ParameterError
 
 
 class BaseEstimator:
@@ -112,6 +113,112 @@ def check_matrix(X, *, allow_nan: bool = True, min_rows: int = 1, min_cols: int 
     if not allow_nan and np.isnan(X).any():
         raise MethodError(f"{name} contains missing values; this method needs a complete matrix")
     return X
+
+
+def percentage_hint(value: float) -> str:
+    """`` (a percentage? use 0.9)`` for a level that reads as a percentage (90), else ``""``.
+
+    Only from 50 up: a level of 1.5 is no percentage anyone means (a 1.5% interval), so telling its user to
+    write 0.015 was nonsense.
+    """
+    return f" (a percentage? use {value / 100:g})" if 50.0 <= value < 100.0 else ""
+
+
+def check_level(level, owner: Optional[str] = None) -> float:
+    """``level`` as a float in (0, 1), or a :class:`~harness_ext.errors.ParameterError` (a MethodError and a
+    ValueError) saying why, with a hint when it looks like a percentage.
+
+    ``owner`` (an estimator's class name) starts the message; without it the message speaks of "the interval
+    level" (``predict --level``).
+    """
+    subject = f"{owner}: level" if owner else "the interval level"
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not np.isfinite(level):
+        raise ParameterError(f"{subject} must be a number in (0, 1), e.g. 0.9; got {level!r}")
+    if not 0.0 < float(level) < 1.0:
+        raise ParameterError(f"{subject} must be in (0, 1), e.g. 0.9; got {level!r}{percentage_hint(float(level))}")
+    return float(level)
+
+
+def short_repr(value) -> str:
+    """``value`` for a message: its type and a short repr."""
+    text = repr(value)
+    return f"{type(value).__name__} {text[:60] + '...' if len(text) > 60 else text}"
+
+
+def order_indices(order, n_datasets: Optional[int] = None) -> tuple:
+    """``(indices, "")`` when ``order`` is a selector's order (dataset indices, each at most once), else
+    ``(None, why)``: ``why`` names the value and what is wrong with it, to follow "set order_ to" or "gave".
+
+    Integers, or floats that are whole numbers (indices read back from JSON); not booleans, text or an empty
+    order. ``n_datasets`` bounds the indices to ``0..n_datasets - 1``.
+    """
+    try:
+        arr = np.asarray(order)
+        ok = arr.ndim == 1 and arr.size > 0 and (np.issubdtype(arr.dtype, np.integer) or (
+            np.issubdtype(arr.dtype, np.floating) and bool(np.all(np.isfinite(arr))) and bool(np.all(arr == np.round(arr)))))
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        return None, f"{short_repr(order)}, not a non-empty 1-D array of dataset indices (integers)"
+    ints = arr.astype(np.int64)
+    d = n_datasets
+    if d is not None and (ints.min() < 0 or ints.max() >= d):
+        return None, f"{short_repr(order)}, with indices outside 0..{d - 1}"
+    repeats = ints.size - len(set(ints.tolist()))
+    if repeats:
+        return None, (f"{short_repr(order)}, which repeats indices ({repeats} repeat(s) in {ints.size}); "
+                      "each dataset may appear once")
+    return ints, ""
+
+
+def check_source_items(source, items, owner: str) -> tuple:
+    """``(source, items)`` as a float matrix (models x items) and integer item indices into its columns.
+
+    Raises
+    ------
+    ValueError
+        If ``source`` is not a non-empty 2-D numeric array, or ``items`` is not a non-empty 1-D array of
+        distinct integer indices in ``[0, n_items)`` (a sample is drawn without replacement).
+    """
+    try:
+        S = np.asarray(source, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}.fit: source must be a numeric array (models x items)") from None
+    if S.ndim != 2 or S.shape[0] < 1 or S.shape[1] < 1:
+        raise ValueError(f"{owner}.fit: source must be a 2-D array (models x items) with at least one of each; "
+                         f"got shape {S.shape}")
+    idx = np.asarray(items)
+    if idx.ndim != 1 or idx.size == 0:
+        raise ValueError(f"{owner}.fit: items must be a non-empty 1-D array of item indices; got shape {idx.shape}")
+    if idx.dtype.kind == "f" and np.all(np.isfinite(idx)) and np.all(idx == np.round(idx)):
+        idx = idx.astype(np.int64)  # 3.0 is item 3 (e.g. indices read back from JSON as floats)
+    if idx.dtype.kind not in "iu":
+        raise ValueError(f"{owner}.fit: items must be integer item indices (column positions of source), "
+                         f"not {idx.dtype} values" + (" (a boolean mask? use np.flatnonzero(mask))"
+                                                     if idx.dtype.kind == "b" else ""))
+    bad = idx[(idx < 0) | (idx >= S.shape[1])]
+    if bad.size:
+        raise ValueError(f"{owner}.fit: {bad.size} item index(es) outside the task's {S.shape[1]} items "
+                         f"(valid 0..{S.shape[1] - 1}): {', '.join(str(int(i)) for i in bad[:5])}"
+                         f"{' ...' if bad.size > 5 else ''}")
+    if np.unique(idx).size != idx.size:
+        raise ValueError(f"{owner}.fit: items repeat an index ({idx.size - np.unique(idx).size} repeat(s)); "
+                         "a sample of items is drawn without replacement")
+    return S, idx
+
+
+def check_targets(Y, n_sampled: int, owner: str) -> None:
+    """Check the targets' answers ``Y`` (targets x sampled items, or one target's 1-D answers)."""
+    try:
+        arr = np.asarray(Y, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}.predict: Y must be numeric answers (targets x sampled items)") from None
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"{owner}.predict: Y must be 1-D (one target) or 2-D (targets x sampled items); "
+                         f"got shape {arr.shape}")
+    if arr.shape[-1] != n_sampled:
+        raise ValueError(f"{owner}.predict: Y has {arr.shape[-1]} answers per target, but the estimator was fitted "
+                         f"with {n_sampled} sampled items: give each target's answers to those items, in their order")
 
 
 class BaseSelector(BaseEstimator):

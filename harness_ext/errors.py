@@ -49,3 +49,8 @@ class StoreLockedError(StoreError):
 
 class MethodError(HarnessExtError):
     """A method got input it cannot work with (too few models, bad budget, ...)."""
+
+
+class ParameterError(MethodError, ValueError):
+    """A method's parameter outside its range (an interval level of 90): a MethodError, so the command line
+    prints it as one line, and a ValueError, scikit-learn's rule for an estimator's parameters."""

@@ -267,7 +267,7 @@ def reset_default_plugin_manager() -> None:
 
 #: Kinds whose third-party registrations are called through a :class:`~harness_ext.plugin_guard.Guard`
 #: (manifest writers are guarded where ``reduce`` runs them).
-GUARDED_KINDS = ("similarity_measures", "selectors", "predictors", "weighting_schemes", "adapters")
+GUARDED_KINDS = ("similarity_measures", "selectors", "predictors", "weighting_schemes", "adapters", "item_estimators")
 
 
 def _collect(kind: str, pm: pluggy.PluginManager) -> tuple:
@@ -348,24 +348,20 @@ def _guard(reg, guard) -> None:
 def plugin_in_traceback(exc: BaseException, pm: Optional[pluggy.PluginManager] = None) -> Optional[PluginInfo]:
     """The third-party plugin whose code raised ``exc``, or None: the innermost frame of its traceback (or of
     its causes') in a registered non-built-in plugin's package (the top-level package of the module that
-    registered it, so a class referenced in another module of that package counts)."""
+    registered it, so a class referenced in another module of that package counts), or the plugin a joblib
+    worker marked it with (:func:`~harness_ext.plugin_guard.for_workers`)."""
     pm = pm or _DEFAULT_PM
-    infos = [i for i in getattr(pm, "harness_ext_sources", {}).values() if i.source != BUILTIN_SOURCE]
+    sources = getattr(pm, "harness_ext_sources", {})
+    seen, link = set(), exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        marked = sources.get(getattr(link, "harness_ext_plugin", None))
+        if marked is not None and marked.source != BUILTIN_SOURCE:
+            return marked
+        link = link.__cause__ or link.__context__
+    infos = [i for i in sources.values() if i.source != BUILTIN_SOURCE]
     tops = {i.module.split(".")[0]: i for i in infos if i.module and i.module.split(".")[0] != "harness_ext"}
-    if not tops:
-        return None
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        tb, found = exc.__traceback__, None
-        while tb is not None:
-            name = tb.tb_frame.f_globals.get("__name__") or ""
-            found = tops.get(name.split(".")[0], found)
-            tb = tb.tb_next
-        if found is not None:
-            return found
-        exc = exc.__cause__ or exc.__context__
-    return None
+    return plugin_guard.in_traceback(exc, tops) if tops else None
 
 
 def _report_clashes(kind: str, clashes: list, pm) -> None:

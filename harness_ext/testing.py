@@ -77,11 +77,18 @@ def check_similarity_missing_and_constant(reg):
 
 
 # -- selectors ---------------------------------------------------------------------------
-def check_selector_params(reg):
+def _check_params(reg):
+    """``get_params()`` is JSON-able (manifests record it) and ``clone()`` copies the estimator."""
     est = _make(reg)
-    params = est.get_params()
-    json.dumps(params, default=str)
+    assert callable(getattr(est, "get_params", None)), (
+        f"{reg.name}: {type(est).__name__} has no get_params(); subclass a class of harness_ext.base "
+        "(BaseEstimator for an item estimator)")
+    json.dumps(est.get_params(), default=str)
     clone(est)
+
+
+def check_selector_params(reg):
+    _check_params(reg)
 
 
 def check_selector_order(reg):
@@ -106,9 +113,7 @@ def check_selector_deterministic(reg):
 
 # -- predictors --------------------------------------------------------------------------
 def check_predictor_params(reg):
-    est = _make(reg)
-    json.dumps(est.get_params(), default=str)
-    clone(est)
+    _check_params(reg)
 
 
 def check_predictor_completes(reg):
@@ -193,9 +198,7 @@ def _item_population(seed=6):
 
 
 def check_item_estimator_params(reg):
-    est = _make(reg)
-    json.dumps(est.get_params(), default=str)
-    clone(est)
+    _check_params(reg)
 
 
 def check_item_estimator_interval(reg):

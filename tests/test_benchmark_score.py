@@ -15,7 +15,8 @@ import pytest
 import harness_ext as hx
 from harness_ext.benchmarks import MMLU_SUBJECTS, MMLU_TEST_SIZES
 from harness_ext.errors import HarnessExtError, MethodError
-from harness_ext.methods.reduction.benchmark_score import benchmark_score, check_level, z_of
+from harness_ext.base import check_level
+from harness_ext.methods.reduction.benchmark_score import benchmark_score, z_of
 
 
 def _entry(name, metric="acc", chance=0.25, benchmark="mmlu", transform="linear", flip=False):

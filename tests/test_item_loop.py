@@ -444,3 +444,13 @@ def test_lm_eval_shows_the_mean_score_estimate_when_the_tasks_metrics_differ(tmp
     assert (row["mean_score_lower,estimate"], row["mean_score_upper,estimate"]) == pytest.approx(
         (agg["lower"], agg["upper"]), abs=1e-9)
     assert not [k for k in row if k.startswith("acc")] and "estimated from 50 of 200 items" in row["alias"]
+
+
+def test_predict_refuses_an_adapter_for_an_item_level_manifest(tmp_path, capsys):
+    """An item-level manifest is predicted from per-sample logs, which no adapter reads: --adapter is refused, not ignored."""
+    db = _population(tmp_path)
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--metric", "acc", "--out", str(out), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["predict", "-m", str(out), str(LOGS / "toy__lm-large"), "--adapter", "lm_eval_v04"]) == 1
+    assert "item-level manifest" in capsys.readouterr().err

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import types
 
+import numpy as np
+
 import pytest
 
 from harness_ext.errors import HarnessExtError, PluginError
@@ -194,8 +196,8 @@ def test_an_exception_in_a_plugins_code_names_the_plugin(site, small_store, tmp_
 
 
 @pytest.mark.parametrize("name, kind, match", [
-    ("bad-order", "selectors", r"BadOrder.fit set order_ to list \[2, 0.5, 'x'\]; expected .*indices"),
-    ("dup-order", "selectors", "DupOrder.fit set an order_ that repeats indices"),
+    ("bad-order", "selectors", r"BadOrder.fit set order_ to list \[2, 0.5, 'x'\], not .*dataset indices"),
+    ("dup-order", "selectors", r"DupOrder.fit set order_ to ndarray .*, which repeats indices"),
     ("list-mean", "predictors", r"ListMean.fit set mean_ to list \[\[1, 2\]\]; expected a numpy array of shape"),
 ])
 def test_a_plugins_wrong_fitted_attribute_is_a_plugin_error_naming_it(site, name, kind, match):
@@ -219,7 +221,7 @@ def test_an_order_that_repeats_indices_says_so():
     with pytest.raises(MethodError, match="repeats indices") as info:
         evaluate_order(X, [0, 0, 0, 0, 0], datasets=list("abcde"), selector="dup", params={})
     assert "of 5 datasets" not in str(info.value)
-    with pytest.raises(MethodError, match="not a list of dataset indices"):
+    with pytest.raises(MethodError, match="not a non-empty 1-D array of dataset indices"):
         evaluate_order(X, [0, 1, "x"], datasets=list("abcde"), selector="bad", params={})
 
 
@@ -408,3 +410,178 @@ def test_plugin_warnings_are_one_line_and_quiet_silences_them(site, quiet):
     assert any("harness-ext-broken" in ln and "needs numpy2" in ln for ln in lines), r.stderr
     assert all(ln.startswith("warning: harness-ext plugin") for ln in lines), r.stderr
     assert ".py:" not in r.stderr and "RuntimeWarning" not in r.stderr, r.stderr
+
+
+# -- plugin code run in joblib workers (compare --n-jobs 2) ----------------------------------------------------------
+WORKER_SELECTORS = '''
+import sys
+import numpy as np
+from harness_ext import hookimpl, Selector
+from harness_ext.base import BaseSelector
+
+class WorkerRaiser(BaseSelector):
+    def __init__(self, n_select=None, random_state=None):
+        self.n_select, self.random_state = n_select, random_state
+    def fit(self, X, features=None):
+        raise ValueError("boom in a worker")
+
+class WorkerExit(WorkerRaiser):
+    def fit(self, X, features=None):
+        sys.exit(3)
+
+class WorkerDupOrder(WorkerRaiser):
+    def fit(self, X, features=None):
+        self.order_ = np.zeros(np.shape(X)[1], dtype=int)
+        return self
+
+@hookimpl
+def harness_ext_selectors():
+    yield Selector(name="worker-raiser", cls=WorkerRaiser)
+    yield Selector(name="worker-exit", cls=WorkerExit)
+    yield Selector(name="worker-dup", cls=WorkerDupOrder)
+'''
+
+
+@pytest.mark.parametrize("selector, expected", [
+    ("worker-raiser", "plugin 'harness-ext-worker-sels' from 'harness-ext-worker-sels' raised ValueError"),
+    ("worker-exit", "plugin harness-ext-worker-sels (harness-ext-worker-sels): WorkerExit.fit raised SystemExit: 3"),
+    ("worker-dup", "plugin harness-ext-worker-sels (harness-ext-worker-sels): WorkerDupOrder.fit set order_ to "),
+])
+def test_a_plugin_error_in_a_joblib_worker_names_the_plugin(site, small_store, tmp_path, selector, expected):
+    """In a fresh process, as a user runs it: the workers import the plugin's class afresh, unguarded, and their
+    traceback is not the parent's; the error still names the plugin and its distribution, an exit is contained
+    and a wrong order_ is refused, as with --n-jobs 1."""
+    import os
+    import subprocess
+    import sys
+
+    _install(site, "harness-ext-worker-sels", "faulty_worker_sels", WORKER_SELECTORS)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-m", "harness_ext", "compare", "--db", str(small_store), "--selectors",
+                        selector, "random", "--trials", "4", "--k-max", "3", "--n-jobs", "2", "--out", str(tmp_path / "c")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    line = r.stderr.strip().splitlines()[-1]
+    assert expected in line and "unexpected" not in line, r.stderr
+
+
+# -- item estimators not derived from harness-ext's base: the same checks, and their outputs named --------------------
+ITEM_ESTIMATORS = '''
+import numpy as np
+from harness_ext import hookimpl, ItemEstimate, ItemEstimator
+
+class PlainMean:
+    def __init__(self, level=0.9):
+        self.level = level
+    def get_params(self, deep=True):
+        return {"level": self.level}
+    def fit(self, source, items):
+        self.n_ = len(items)
+        return self
+    def predict(self, Y):
+        Y = np.atleast_2d(np.asarray(Y, dtype=float))
+        m = Y.mean(axis=1)
+        return ItemEstimate(m, m - 0.1, m + 0.1, self.level)
+
+class NoSelf(PlainMean):
+    def fit(self, source, items):
+        self.n_ = len(items)
+
+class ShortEstimate(PlainMean):
+    def predict(self, Y):
+        return ItemEstimate(np.zeros(1), np.zeros(1), np.zeros(1), self.level)
+
+class Inverted(PlainMean):
+    def predict(self, Y):
+        m = np.atleast_2d(np.asarray(Y, dtype=float)).mean(axis=1)
+        return ItemEstimate(m, m + 0.1, m - 0.1, self.level)
+
+class TupleResult(PlainMean):
+    def predict(self, Y):
+        return (0.5, 0.4, 0.6)
+
+class NoParams:
+    def __init__(self, level=0.9):
+        self.level = level
+
+@hookimpl
+def harness_ext_item_estimators():
+    for cls in (PlainMean, NoSelf, ShortEstimate, Inverted, TupleResult, NoParams):
+        yield ItemEstimator(name=cls.__name__.lower(), cls=cls)
+'''
+
+
+@pytest.fixture
+def item_plugins(site):
+    import numpy as np
+
+    from harness_ext.plugin_manager import get_registrations
+
+    _install(site, "harness-ext-plain-items", "faulty_plain_items", ITEM_ESTIMATORS)
+    rng = np.random.default_rng(0)
+    return get_registrations("item_estimators"), (rng.random((20, 50)) < 0.6).astype(float)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda cls, S: cls(level=90).fit(S, np.arange(5)), r"PlainMean: level must be in \(0, 1\).*use 0.9"),
+    (lambda cls, S: cls().fit(S, [3, 60]), r"PlainMean.fit: 1 item index\(es\) outside the task's 50 items"),
+    (lambda cls, S: cls().fit(S, [3, 3]), r"PlainMean.fit: items repeat an index"),
+    (lambda cls, S: cls().fit(S, np.arange(5)).predict(S[:2, :4]), r"PlainMean.predict: Y has 4 answers per target"),
+])
+def test_a_third_party_item_estimator_gets_the_built_in_input_checks(item_plugins, call, match):
+    regs, S = item_plugins
+    with pytest.raises(ValueError, match=match):
+        call(regs["plainmean"].cls, S)
+    good = regs["plainmean"].cls().fit(S, np.arange(5)).predict(S[:3, :5])
+    assert good.estimate.shape == (3,)
+
+
+@pytest.mark.parametrize("name, match", [
+    ("noself", r"NoSelf.fit returned NoneType None; expected the estimator itself"),
+    ("shortestimate", r"ShortEstimate.predict returned an ItemEstimate whose estimate has shape \(1,\) for 3 target\(s\)"),
+    ("inverted", r"Inverted.predict returned a lower bound above its upper bound for 3 of 3 target\(s\)"),
+    ("tupleresult", r"TupleResult.predict returned tuple \(0.5, 0.4, 0.6\), without estimate, lower, upper, level, se"),
+])
+def test_a_third_party_item_estimators_wrong_output_names_the_plugin(item_plugins, name, match):
+    regs, S = item_plugins
+    est = regs[name].cls()
+    with pytest.raises(PluginError, match=r"plugin harness-ext-plain-items \(harness-ext-plain-items\): " + match):
+        est.fit(S, np.arange(5)).predict(S[:3, :5])
+
+
+def test_the_params_check_says_an_item_estimator_without_get_params_needs_a_base_class(item_plugins):
+    from harness_ext.testing import check_item_estimator_params
+
+    regs, _ = item_plugins
+    check_item_estimator_params(regs["plainmean"])
+    with pytest.raises(AssertionError, match=r"NoParams has no get_params\(\); subclass a class of harness_ext.base"):
+        check_item_estimator_params(regs["noparams"])
+
+
+# -- predict --adapter: a file two adapters claim ---------------------------------------------------------------------
+GREEDY_ADAPTER = '''
+from harness_ext import hookimpl, Adapter, IngestError
+
+def can_handle(src):
+    return src.suffix == ".csv"
+
+def read(src):
+    raise IngestError(src.path, "not mine after all")
+
+@hookimpl
+def harness_ext_adapters():
+    yield Adapter(name="greedy-csv", can_handle=can_handle, read=read)
+'''
+
+
+def test_predict_takes_the_adapter_its_ambiguity_error_asks_for(site, small_store, tmp_path):
+    red = tmp_path / "red"
+    assert _cli("reduce", "-q", "--db", small_store, "--budget", "2", "--out", red).returncode == 0
+    new = tmp_path / "new.csv"
+    new.write_text("model,dataset,value\nnewbie,d0,0.5\nnewbie,d1,0.6\nnewbie,d2,0.4\n")
+    _install(site, "harness-ext-greedy-csv", "faulty_greedy_csv", GREEDY_ADAPTER)
+    r = _cli("predict", "-m", red, new, "--no-lm-eval-results")
+    assert r.returncode == 1 and "choose one with --adapter" in r.stderr, r.stderr
+    r = _cli("predict", "-m", red, new, "--no-lm-eval-results", "--adapter", "csv")
+    assert r.returncode == 0, r.stderr
+    assert "newbie" in r.stdout

@@ -329,6 +329,18 @@ def test_prowl_table_rows_and_error_row():
     assert [r["method"] for r in doc["tables"]["prowl"]] == list(rep.table.index) and "curves" in doc["tables"]
 
 
+def test_prowl_table_runs_a_selector_without_a_similarity_once(caplog):
+    """k-means orders the datasets the same way whatever the measure: one row, not nine identical ones; a measure
+    asked for anyway is reported as not used."""
+    X = low_rank(30, 7, seed=11)
+    rep = prowl_table(pd.DataFrame(X), selector="kmeans", n_random=20)
+    assert list(rep.table.index) == ["RANDOM (n = 20)", "GREEDY MINIMUM", "GREEDY MAXIMUM", "KMEANS"]
+    with caplog.at_level("WARNING", logger="harness_ext.prowl"):
+        rep = prowl_table(pd.DataFrame(X), selector="kmeans", similarities=["pearson", "cosine"], n_random=20)
+    assert rep.table.index[-1] == "KMEANS" and len(rep.table) == 4
+    assert "takes no similarity measure: 2 measure(s) asked for (pearson, cosine) not used" in caplog.text
+
+
 @pytest.mark.slow
 def test_cli_prowl_on_helm_classic(real_store, tmp_path, capsys):
     out = tmp_path / "prowl"
@@ -566,3 +578,31 @@ def test_lazy_greedy_breaks_ties_like_full_evaluation(monkeypatch):
         monkeypatch.setattr(sel, "_LAZY_MIN_D", 0)
         lazy = greedy_coverage_order(C, priority=priority, n_select=60)
         np.testing.assert_array_equal(lazy[0], full[0])
+
+
+SIMILARITY_SELECTOR = '''
+import numpy as np
+from harness_ext import hookimpl, Selector
+from harness_ext.base import BaseSelector
+
+class ByMeasure(BaseSelector):
+    def __init__(self, similarity="pearson", n_select=None):
+        self.similarity, self.n_select = similarity, n_select
+    def fit(self, X, features=None):
+        self.order_ = np.arange(np.shape(X)[1])[::-1] if self.similarity == "cosine" else np.arange(np.shape(X)[1])
+        return self
+
+@hookimpl
+def harness_ext_selectors():
+    yield Selector(name="by-measure", cls=ByMeasure)
+'''
+
+
+def test_a_plugin_selector_taking_a_measure_gets_one_labelled_row_per_measure(site):
+    from plugin_site import install
+
+    install(site, "harness-ext-by-measure", "prowl_by_measure", SIMILARITY_SELECTOR)
+    rep = prowl_table(pd.DataFrame(low_rank(30, 7, seed=11)), selector="by-measure", similarities=["pearson", "cosine"],
+                      n_random=20)
+    assert list(rep.table.index[-2:]) == ["BY_MEASURE (PEARSON)", "BY_MEASURE (COSINE)"]
+    assert set(rep.results) >= {"BY_MEASURE (PEARSON)", "BY_MEASURE (COSINE)"}

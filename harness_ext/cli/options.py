@@ -531,6 +531,9 @@ def predict_options(parser):
                         help="also write the predictions as JSON to FILE; '-' (or no FILE) writes them to stdout "
                              "and the tables to stderr")
     parser.add_argument("--all", action="store_true", help="list observed datasets too, not only predicted ones")
+    parser.add_argument("--adapter", default=None, metavar="NAME",
+                        help="read the result files with this adapter instead of detecting the format (as ingest "
+                             "--adapter; harness-ext plugins --kind adapters)")
     parser.add_argument("--level", type=float, default=0.9, metavar="P",
                         help="interval level in (0, 1) (default 0.9); conformal intervals are calibrated at it")
     parser.add_argument("--item-estimator", default=None, metavar="NAME",

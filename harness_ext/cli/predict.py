@@ -19,11 +19,17 @@ def run(args) -> int:
     if manifest.get("kind") == "items":  # reduce --items: estimated from the new model's per-item logs
         from ..methods.reduction.item_predict import predict_items
 
+        if getattr(args, "adapter", None):
+            from ..errors import HarnessExtError
+
+            raise HarnessExtError(f"--adapter {args.adapter}: {args.manifest} is an item-level manifest (reduce --items), "
+                                  "predicted from lm-eval per-sample logs, which no adapter reads; leave --adapter out")
+
         pred = predict_items(manifest, args.results, manifest_path=args.manifest, level=getattr(args, "level", 0.9),
                              estimator=getattr(args, "item_estimator", None))
     else:
         pred = predict_from_manifest(manifest, args.results, manifest_path=args.manifest,
-                                     level=getattr(args, "level", 0.9))
+                                     level=getattr(args, "level", 0.9), adapter=getattr(args, "adapter", None))
     for w in pred.warnings:
         log.warning(w)
     # With --json - the command line sends stdout to stderr and keeps the real stdout for the JSON.

@@ -259,6 +259,7 @@ def run_protocol(
     from joblib import Parallel, delayed
 
     from ...base import check_matrix
+    from ...plugin_guard import for_workers
     from ...report import progress
 
     X = check_matrix(X, allow_nan=False, min_rows=3, min_cols=3)
@@ -274,7 +275,9 @@ def run_protocol(
     seeds = np.random.SeedSequence(int(seed)).spawn(int(trials))
     t0 = time.perf_counter()
     parallel = Parallel(n_jobs=n_jobs, return_as="generator")
-    jobs = (delayed(_run_trial)(X, ranks_all, R_full, features, specs, ks, metrics, variation, alpha, ss, representation) for ss in seeds)
+    # A worker imports a plugin's class afresh: for_workers guards it there too and names the plugin in its errors.
+    trial = for_workers(_run_trial, [cls for cls, _ in specs])
+    jobs = (delayed(trial)(X, ranks_all, R_full, features, specs, ks, metrics, variation, alpha, ss, representation) for ss in seeds)
     results = list(progress(parallel(jobs), total=len(seeds), desc="compare trials", disable=None if show_progress is None else not show_progress))
     values = np.stack(results, axis=2)  # (n_sel, n_metrics, T, n_k)
     params = {"models": int(n_models), "datasets": int(n_datasets), "trials": int(trials), "k_min": int(k_min), "k_max": int(k_max), "alpha": float(alpha),

@@ -37,7 +37,7 @@ from typing import Optional
 
 import numpy as np
 
-from ...base import BasePredictor, check_matrix, limit_threads
+from ...base import BasePredictor, check_level, check_matrix, limit_threads
 from ...errors import MethodError
 from .conformal import Z90, IntervalPrediction, _normal_quantile, conformal_quantile, mondrian_quantiles, normalised_scores
 from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, RankEnsemble, fit_als, fit_gibbs, fold_in, select_rank_lam
@@ -352,8 +352,7 @@ class LowRankCompleter(BasePredictor):
             raise MethodError(f"method must be 'als' or 'gibbs', got {self.method!r}")
         if self.new_intervals not in ("cv+", "split"):
             raise MethodError(f"new_intervals must be 'cv+' or 'split', got {self.new_intervals!r}")
-        if not 0 < float(self.level) < 1:
-            raise MethodError(f"level must be in (0, 1), got {self.level!r}")
+        check_level(self.level, type(self).__name__)
         obs = ~np.isnan(X)
         if obs.sum() < 2:
             raise MethodError("the matrix has fewer than two observed cells")

@@ -22,6 +22,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
+from ...base import check_level
 from ...errors import MethodError
 
 __all__ = ["conformal_quantile", "cv_plus_bounds", "mondrian_groups", "mondrian_quantiles", "normalised_scores", "coverage",
@@ -78,8 +79,7 @@ def conformal_quantile(scores, level: float = 0.9, conservative: bool = False) -
     Lei et al. (JASA 2018), §2.2 and Theorem 2.2 (coverage of the k-th order statistic is k / (n + 1));
     Vovk et al. (2005) §2.4 (smoothed conformal predictors: exact coverage by randomising between ranks).
     """
-    if not 0 < level < 1:
-        raise MethodError(f"level must be in (0, 1), got {level!r}")
+    level = check_level(level, "conformal_quantile")
     s = np.asarray(scores, dtype=float)
     s = np.sort(s[np.isfinite(s)])
     n = s.size
@@ -236,8 +236,7 @@ def cv_plus_bounds(centres, scales, scores, folds, level: float = 0.9):
     ----------
     Barber et al., Ann. Statist. 2021, eq. (9) (CV+); Lei et al. (JASA 2018) §5.2 (scaled scores).
     """
-    if not 0 < level < 1:
-        raise MethodError(f"level must be in (0, 1), got {level!r}")
+    level = check_level(level, "cv_plus_bounds")
     centres, scales = np.asarray(centres, dtype=float), np.asarray(scales, dtype=float)
     r, k = np.asarray(scores, dtype=float), np.asarray(folds, dtype=int)
     ok = np.isfinite(r)

@@ -55,8 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness_ext.base import BaseEstimator
-from harness_ext.methods.engine.item_checks import check_level, check_source_items, check_targets
+from harness_ext.base import BaseEstimator, check_level, check_source_items, check_targets
 
 from harness_ext.methods.engine.conformal import _normal_quantile, conformal_quantile
 from harness_ext.methods.engine.item_irt import (abilities, cross_validate_irt, fit_2pl, frontier_split_estimates,
@@ -205,7 +204,7 @@ class _ItemEstimator(BaseEstimator):
     """Base: ``fit(source, items)`` with the population's answers, ``predict(Y)`` for the targets' samples.
 
     As scikit-learn's estimators: ``__init__`` stores its parameters unchanged, ``set_params`` changes them,
-    and ``fit``/``predict`` check them and their inputs (:mod:`.item_checks`), raising a ValueError.
+    and ``fit``/``predict`` check them and their inputs (:func:`harness_ext.base.check_source_items`), raising a ValueError.
     """
 
     def __init__(self, *, level: float = 0.90):
@@ -240,7 +239,7 @@ class _ItemEstimator(BaseEstimator):
 
 
 def _checking_targets(predict):
-    """``predict`` with the level and the targets' answers checked first (:func:`.item_checks.check_targets`)."""
+    """``predict`` with the level and the targets' answers checked first (:func:`harness_ext.base.check_targets`)."""
     @functools.wraps(predict)
     def checked(self, Y, *args, **kwargs):
         name = type(self).__name__

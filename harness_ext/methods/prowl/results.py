@@ -81,7 +81,10 @@ class ProwlResult(Result):
         if self.similarity is not None and self.selector in ("greedy_coverage", "beam_coverage"):
             name = LABELS.get(self.similarity, self.similarity.upper())
             return name if self.selector == "greedy_coverage" else f"{name} (beam {self.params.get('beam_width')})"
-        return BASELINE_LABELS.get(self.selector, self.selector.upper())
+        label = BASELINE_LABELS.get(self.selector, self.selector.upper())
+        if self.similarity is not None:  # another selector taking a measure: one row per measure, told apart
+            return f"{label} ({LABELS.get(self.similarity, self.similarity.upper())})"
+        return label
 
     @property
     def title(self) -> str:

@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ...base import check_matrix
+from ...base import check_matrix, order_indices
 from ...errors import MethodError
 from .baseline import RandomBaseline, random_baseline
 from .coverage import _coverage_of, matched_or_beaten, n_star, prefix_mean_win_rates, scauc, win_rates
@@ -51,20 +51,9 @@ def _make_selector(selector: str, similarity: Optional[str], random_state: int, 
 
 def _checked_order(order, d: int, selector: str) -> np.ndarray:
     """``order`` as indices, each of the ``d`` datasets once; else a MethodError saying what is wrong with it."""
-    try:
-        arr = np.asarray(order)
-        ints = arr.astype(int)
-    except (TypeError, ValueError):
-        arr = ints = None
-    if arr is None or arr.ndim != 1 or not np.array_equal(ints, arr):
-        shown = repr(order)[:80]
-        raise MethodError(f"selector {selector!r} gave an order that is not a list of dataset indices: {shown}")
-    if ints.size and (ints.min() < 0 or ints.max() >= d):
-        raise MethodError(f"selector {selector!r} gave dataset indices outside 0..{d - 1}")
-    repeated = ints.size - len(set(ints.tolist()))
-    if repeated:
-        raise MethodError(f"selector {selector!r} gave an order that repeats indices ({repeated} repeats in "
-                          f"{ints.size}); each of the {d} datasets must appear once")
+    ints, why = order_indices(order, d)
+    if why:
+        raise MethodError(f"selector {selector!r} gave the order {why}")
     if ints.size != d:
         raise MethodError(f"selector {selector!r} ordered {ints.size} of {d} datasets; the coverage curve needs all "
                           "of them")
@@ -273,15 +262,26 @@ def prowl_table(
     rows.append({"method": rand_label, "SCAUC": float(np.nanmean(baseline.scauc)),
                  "|S*|": float(reached.mean()) if reached.size else np.nan,
                  "AUC>=random": np.nan, "Max2>=random": np.nan, "S*": "", "note": ""})
-    methods = [(b, None) for b in baselines] + [(selector, s) for s in (similarities or default_measures(X))]
+    from ...plugin_manager import get_registration
+
+    # A selector without a similarity parameter (k-means, a plugin's) orders the datasets the same way whatever the
+    # measure: one row, not one identical row per measure.
+    takes_similarity = "similarity" in get_registration("selectors", selector).cls().get_params()
+    sims = (similarities or default_measures(X)) if takes_similarity else [None]
+    if similarities and not takes_similarity:
+        import logging
+
+        logging.getLogger("harness_ext.prowl").warning(
+            "selector %r takes no similarity measure: %d measure(s) asked for (%s) not used", selector,
+            len(similarities), ", ".join(map(str, similarities)))
+    methods = [(b, None, None) for b in baselines] + [(selector, s, selector_params) for s in sims]
     frame = pd.DataFrame(X, columns=names)
     from ...report import progress
 
-    for sel, sim in progress(methods, total=len(methods), desc="prowl"):
+    for sel, sim, params in progress(methods, total=len(methods), desc="prowl"):
         try:
             res = run_prowl(frame, similarity=sim, selector=sel, target=target, random_state=random_state,
-                            selector_params=selector_params if sim is not None else None, baseline=baseline, ties=ties,
-                            wr=wr)
+                            selector_params=params, baseline=baseline, ties=ties, wr=wr)
         except MethodError as exc:
             label = LABELS.get(sim, str(sim).upper()) if sim else BASELINE_LABELS.get(sel, sel)
             rows.append({"method": label, "SCAUC": np.nan, "|S*|": np.nan, "AUC>=random": np.nan,

@@ -33,27 +33,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ...base import check_level
 from ...benchmarks import MMLU_TEST_SIZES, mmlu_subject
-from ...errors import MethodError
 
-__all__ = ["BenchmarkScore", "DEFAULT_LEVEL", "aggregate_frame", "benchmark_score", "check_level", "floor_warnings",
+__all__ = ["BenchmarkScore", "DEFAULT_LEVEL", "aggregate_frame", "benchmark_score", "floor_warnings",
            "raw_aggregate_rmse", "score_truth", "unclipped_record", "z_of"]
 
 #: The interval level used unless ``predict --level`` (the API's ``level=``) asks for another.
 DEFAULT_LEVEL = 0.9
-
-
-def check_level(level) -> float:
-    """``level`` as a float in (0, 1), or a clear error (``--level 90`` is a percentage)."""
-    try:
-        v = float(level)
-    except (TypeError, ValueError):
-        raise MethodError(f"the interval level must be a number in (0, 1), got {level!r}") from None
-    if not 0.0 < v < 1.0:
-        from ..engine.item_checks import percentage_hint
-
-        raise MethodError(f"the interval level must be in (0, 1), e.g. 0.9, got {level!r}{percentage_hint(v)}")
-    return v
 
 
 def z_of(level: float) -> float:

@@ -33,13 +33,15 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 import pandas as pd
 
+from ...base import check_level
 from ...errors import HarnessExtError
 from ...report import Result, Stages, format_table, progress
-from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings, check_level,
+from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings,
                               floor_warnings, score_truth, z_of)
 from ...store.matrix import apply_normalisation, params_frame
 
@@ -237,8 +239,10 @@ def match_datasets(datasets: list, benchmarks, names, metrics) -> list:
     return out
 
 
-def new_model_matrix(manifest: dict, paths) -> tuple:
+def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tuple:
     """Raw scores of the models in ``paths`` on the manifest's datasets: ``(DataFrame, report, other_shots)``.
+
+    ``adapter`` forces that adapter for every file (as ``ingest --adapter``) instead of detecting the format.
 
     Where a model has the dataset at the manifest's shot count and at others, the manifest's is used;
     ``other_shots`` maps ``(model, dataset)`` to the shot count used when only another one was there.
@@ -251,7 +255,7 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
 
     with Store.open(":memory:") as store:
         # A new model's file holds the subset's columns: a leaderboard's sidecar beside it may describe them all.
-        report = ingest_paths(store, paths, options={SUBSET_OPTION: True})  # a bar on a terminal: a folder takes a while
+        report = ingest_paths(store, paths, adapter=adapter, options={SUBSET_OPTION: True})  # a bar on a terminal: a folder takes a while
         if not report.by_status("ingested"):
             reasons = "; ".join(f"{f.path}: {f.reason}" for f in report.by_status("skipped")[:3])
             raise HarnessExtError(f"no results could be read from {', '.join(map(str, paths))}" + (f" ({reasons})" if reasons else ""))
@@ -332,13 +336,15 @@ def mismatch_message(long: pd.DataFrame, manifest: dict, limit: int = 6) -> str:
     return msg
 
 
-def predict_from_manifest(manifest: dict, paths, manifest_path=None, level: float = DEFAULT_LEVEL) -> PredictionResult:
-    """Predict every dataset of the manifest for each model found in the result files ``paths``.
+def predict_from_manifest(manifest: dict, paths, manifest_path=None, level: float = DEFAULT_LEVEL,
+                          adapter: Optional[str] = None) -> PredictionResult:
+    """Predict every dataset of the manifest for each model found in the result files ``paths`` (read with
+    ``adapter`` when given, else the format is detected).
 
     An item-level manifest (``reduce --items N``) is predicted from per-item logs by
     :func:`harness_ext.methods.reduction.item_predict.predict_items` instead."""
     level = check_level(level)
-    raw_new, _, other_shots = new_model_matrix(manifest, paths)
+    raw_new, _, other_shots = new_model_matrix(manifest, paths, adapter)
     return predict_scores(manifest, raw_new, other_shots, manifest_path=manifest_path, level=level)
 
 
