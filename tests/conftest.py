@@ -5,11 +5,21 @@ Installed third-party plugins are kept out of the test run (HARNESS_EXT_LOAD_PLU
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 from pathlib import Path
 
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def _package_logger_propagates():
+    """The CLI's first run in a process stops the package logger propagating (its own stderr handler prints each
+    message once); a later test's ``caplog`` listens at the root, so each test starts with propagation on."""
+    logger = logging.getLogger("harness_ext")
+    logger.propagate = True
+    yield
 
 os.environ["HARNESS_EXT_LOAD_PLUGINS"] = ""
 os.environ["HARNESS_EXT_NO_PROGRESS"] = "1"
