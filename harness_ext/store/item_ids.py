@@ -1,0 +1,303 @@
+"""Item ids of item-response tables: the number each item is stored under, the same in every file of a task.
+
+The store's ``doc_id`` is an integer (the document number lm-eval's ``--samples`` gets); a table's item ids
+are text or numbers. Reading one file (:func:`file_item_ids`), a task's ids keep their own numbers when that
+keeps them apart: whole numbers, or one prefix and distinct numbers (``id1``, ``id2``); any other task's ids
+are numbered 0, 1, ... in order of first appearance, with a note, so distinct ids are never merged.
+
+Storing it (:func:`assign_numbers`), each id is looked up in the store's id map, ``item_ids(benchmark, task,
+item, doc_id)``, one row per item of each (benchmark, task): an id already there gets its number, whatever
+the file alone would give it, so one question is one item in every file of the task (one file per model,
+each listing the items in its own order, is a common layout). The ids new to the map keep the numbers the
+file gives them when the task's ids keep their own numbers and none of them is taken by another id; else
+they are numbered after the largest number in the map, in the file's order. A whole number is kept as its
+decimal text (``17``, ``17.0`` and ``017`` are the item 17 in every file). The map is written in the file's
+transaction, so a file refused leaves it as it was.
+
+HELM runs' per-instance scores and Every Eval Ever instance files number their ids from the text alone (the
+same in every file, :func:`harness_ext.store.samples._doc_id`) and are not in the map. Item tables stored by
+a version without the map have no ids there: a later file of such a task is numbered as if it were the
+first, with a note (its items cannot be matched to the stored ones by id).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+from ..errors import IngestError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS item_ids (
+    benchmark VARCHAR NOT NULL, task VARCHAR NOT NULL, item VARCHAR NOT NULL, doc_id BIGINT NOT NULL,
+    PRIMARY KEY (benchmark, task, item), UNIQUE (benchmark, task, doc_id));
+"""
+#: A text id the store may keep as its number: a prefix of letters, ``_`` or ``-``, then up to 18 digits.
+_NUMBERED = r"^([A-Za-z_-]*)(\d{1,18})$"
+#: Above this many (task, id) pairs the distinct pairs of a table are found by sorting, not by a bitmap.
+_BITMAP_PAIRS = 50_000_000
+
+
+def file_item_ids(values, task: pd.Series, path: Path, notes: list) -> tuple:
+    """``(doc ids, ids)``: each row's item number as read from this file alone, and its distinct ids.
+
+    An id's number is the id itself for a whole number and the digits of ``<prefix><digits>`` (``id147``) else.
+    A task keeps them when its ids all have one and the same prefix and no two share a number: ``dev-0`` and
+    ``test-0``, or ``id01`` and ``id1``, would be one item, and the file's scores of one would overwrite the
+    other's. Any other task's ids are numbered 0, 1, ... in order of first appearance (a note counts them):
+    the numbers lm-eval's ``--samples`` gets, so they never carry a hash or a path's digits.
+
+    Parameters
+    ----------
+    values : array-like
+        The item column, one per row.
+    task : pandas.Series
+        Each row's task, categorical (ids are kept apart within a task).
+    path : pathlib.Path
+        The file, for the error.
+    notes : list
+        Extended with one note when a task's ids are numbered by position.
+
+    Returns
+    -------
+    tuple
+        ``doc ids`` (int64, one per row) and ``ids``, one row per distinct (task, id): ``task``, ``item`` (the id as
+        the map keeps it), ``doc_id`` (its number here) and ``own`` (whether the task's ids kept their own numbers).
+
+    Raises
+    ------
+    IngestError
+        For a row without an item id.
+    """
+    s = pd.Series(values)
+    if s.dtype.kind in "iu":  # whole numbers (the shared tables' int32): kept, as distinct as they are
+        codes, uniques = pd.factorize(s)
+        number = np.asarray(uniques, dtype=np.int64)
+        key = number.astype(str).astype(object)
+        ok, prefix = np.ones(len(number), dtype=bool), np.full(len(number), "", dtype=object)
+        texts = key
+    else:
+        if isinstance(s.dtype, pd.CategoricalDtype):  # each distinct id once, then by code
+            codes, uniques = s.cat.codes.to_numpy(), s.cat.categories.to_numpy()
+        else:
+            codes, uniques = pd.factorize(s, use_na_sentinel=True)
+        texts = pd.Index(uniques).astype(str)
+        blank = np.append(np.asarray(texts.str.strip() == "", dtype=bool), True)  # code -1 (missing) reads the last
+        empty = blank[codes]
+        if empty.any():
+            raise IngestError(path, f"{int(empty.sum())} rows with a score have no item id")
+        ok, prefix, number, key = _id_numbers(uniques, texts)
+    used = np.bincount(codes, minlength=len(number)) > 0
+    if _lossless(ok[used], prefix[used], number[used]):  # for the whole table, so for each of its tasks
+        pair_task, pair_id = _distinct_pairs(codes, task, len(number))
+        ids = pd.DataFrame({"task": task.cat.categories[pair_task].astype(str), "item": key[pair_id],
+                            "doc_id": number[pair_id], "own": True})
+        return number[codes], ids
+    return _positions(codes, task, (ok, prefix, number, key, np.asarray(texts, dtype=object)), notes)
+
+
+def _distinct_pairs(codes: np.ndarray, task: pd.Series, n_ids: int) -> tuple:
+    """``(task codes, id codes)`` of the distinct (task, id) pairs of a table, sorted by task then id."""
+    n_ids = max(n_ids, 1)
+    n_pairs = max(len(task.cat.categories), 1) * n_ids
+    key = task.cat.codes.to_numpy().astype(np.int64) * n_ids + codes
+    if n_pairs <= _BITMAP_PAIRS:  # one pass, no sort of the table's rows
+        seen = np.zeros(n_pairs, dtype=bool)
+        seen[key] = True
+        pairs = np.flatnonzero(seen)
+    else:
+        pairs = np.unique(key)
+    return pairs // n_ids, pairs % n_ids
+
+
+def _id_numbers(uniques, texts: pd.Index) -> tuple:
+    """``(parsed, prefix, number, key)`` per distinct id: whole numbers with prefix ``""``, else ``<prefix><digits>``;
+    ``key`` is the id as the map keeps it (a whole number as its decimal text, any other id as it is)."""
+    num = pd.to_numeric(pd.Series(uniques, dtype=object), errors="coerce").to_numpy(dtype=float)
+    whole = np.isfinite(num) & (num == np.floor(num)) & (np.abs(num) < 2.0 ** 63)
+    parts = pd.Series(texts).str.extract(_NUMBERED)
+    named = parts[1].notna().to_numpy() & ~whole
+    prefix = np.where(named, parts[0].fillna("").to_numpy(dtype=object), "")
+    number = np.zeros(len(texts), dtype=np.int64)
+    number[whole] = num[whole].astype(np.int64)
+    number[named] = parts[1][named].astype(np.int64).to_numpy()
+    key = np.asarray(texts, dtype=object).copy()
+    key[whole] = number[whole].astype(str)
+    return whole | named, prefix, number, key
+
+
+def _lossless(ok: np.ndarray, prefix: np.ndarray, number: np.ndarray) -> bool:
+    """Whether these distinct ids keep apart as numbers: each has one, all one prefix, no number twice."""
+    return bool(ok.all()) and len(set(prefix.tolist())) <= 1 and len(np.unique(number)) == len(number)
+
+
+def _positions(codes: np.ndarray, task: pd.Series, parsed: tuple, notes: list) -> tuple:
+    """Per task, the ids' numbers where they keep apart (:func:`_lossless`), else positions by first appearance;
+    returned as :func:`file_item_ids` returns them. ``parsed``: ``(parsed, prefix, number, key, text)`` per id."""
+    ok, prefix, number, key, texts = parsed
+    n_ids = max(len(number), 1)
+    row_key = task.cat.codes.to_numpy().astype(np.int64) * n_ids + codes
+    pairs, first, inverse = np.unique(row_key, return_index=True, return_inverse=True)
+    pair_task, pair_id = pairs // n_ids, pairs % n_ids
+    out = np.empty(len(pairs), dtype=np.int64)
+    own = np.ones(len(pairs), dtype=bool)
+    renumbered, why = [], ""
+    starts = np.flatnonzero(np.diff(pair_task, prepend=-1))  # the pairs are sorted by task: one slice each
+    for lo, hi in zip(starts, np.append(starts[1:], len(pairs))):
+        t, at = pair_task[lo], np.arange(lo, hi)
+        ids = pair_id[at]
+        if _lossless(ok[ids], prefix[ids], number[ids]):
+            out[at] = number[ids]
+            continue
+        out[at[np.argsort(first[at], kind="stable")]] = np.arange(len(at))
+        own[at] = False
+        renumbered.append((str(task.cat.categories[t]), len(at)))
+        why = why or _why_renumbered(ok[ids], prefix[ids], number[ids], texts[ids])
+    ids = pd.DataFrame({"task": task.cat.categories[pair_task].astype(str), "item": key[pair_id], "doc_id": out,
+                        "own": own})
+    if renumbered:  # else apart within each task, though not across the table (task A's 01, task B's 1)
+        n = sum(k for _, k in renumbered)
+        which = (f"task {renumbered[0][0]!r}" if len(renumbered) == 1 else f"{len(renumbered)} tasks ("
+                 + ", ".join(t for t, _ in renumbered[:3]) + (", ..." if len(renumbered) > 3 else "") + ")")
+        notes.append(f"{n} item ids of {which} numbered from 0 in order of first appearance (the document numbers "
+                     f"lm-eval's --samples gets): {why}")
+    return out[inverse.reshape(-1)], ids
+
+
+def _why_renumbered(ok, prefix, number, texts) -> str:
+    """Why a task's ids cannot keep their numbers, with an example."""
+    if not ok.all():
+        return f"{texts[int(np.flatnonzero(~ok)[0])]!r} is not a number or a prefix and a number"
+    if len(set(prefix.tolist())) > 1:
+        a, b = sorted(set(prefix.tolist()))[:2]
+        return f"their prefixes differ ({a!r}, {b!r}), so their numbers alone would not tell them apart"
+    _, inv = np.unique(number, return_inverse=True)
+    j = int(np.flatnonzero(np.bincount(inv.reshape(-1)) > 1)[0])
+    twins = texts[inv.reshape(-1) == j][:2]
+    return f"{twins[0]!r} and {twins[1]!r} have the same number"
+
+
+def ensure_map(con) -> None:
+    """Create the id map in a store opened for writing (a store made before it gains it here)."""
+    con.execute(SCHEMA)
+
+
+def has_map(con) -> bool:
+    """Whether the store has the id map (a store made before it, and not written since, has none)."""
+    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'item_ids'").fetchone()[0])
+
+
+def assign_numbers(con, benchmark: str, frame: pd.DataFrame, ids: Optional[pd.DataFrame]) -> tuple:
+    """``(frame, new ids, notes)``: a read table's rows with the numbers the store's id map gives its ids.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        The store's connection, with the id map (:func:`ensure_map`).
+    benchmark : str
+        The table's benchmark: ids are mapped per (benchmark, task).
+    frame : pandas.DataFrame
+        The rows as read (``task`` categorical, ``doc_id`` the file's own numbers); returned as it is when no
+        number changes, else as a copy.
+    ids : pandas.DataFrame or None
+        The file's distinct ids, as :func:`file_item_ids` gives them; None for a reader without ids.
+
+    Returns
+    -------
+    tuple
+        The frame, the map rows to add in the file's transaction (``benchmark, task, item, doc_id``; None when
+        there are none), and notes saying what was numbered otherwise than the file alone would number it.
+    """
+    if ids is None or ids.empty:
+        return frame, None, []
+    tasks = sorted(set(ids["task"]))
+    known = con.execute("SELECT task, item, doc_id FROM item_ids WHERE benchmark = ? AND list_contains(?, task)",
+                        [benchmark, tasks]).df()
+    legacy = _unmapped_tasks(con, benchmark, sorted(set(tasks) - set(known["task"])))
+    final, new, said = [], [], {"kept": [], "after": [], "taken": []}
+    for task, mine in ids.groupby("task", sort=True):
+        have = known[known["task"] == task]
+        number = mine["item"].map(pd.Series(have["doc_id"].to_numpy(), index=have["item"].to_numpy()))
+        fresh = number.isna().to_numpy()
+        number = np.array(number, dtype=float)  # a copy: filled in below
+        moved = int((number[~fresh] != mine["doc_id"].to_numpy()[~fresh]).sum())
+        if moved:
+            said["kept"].append((task, moved, int((~fresh).sum())))
+        if fresh.any():
+            own = mine["doc_id"].to_numpy()[fresh]
+            taken = np.isin(own, have["doc_id"].to_numpy())
+            if not (bool(mine["own"].iloc[0]) and not taken.any()):
+                start = int(have["doc_id"].max()) + 1 if len(have) else 0
+                order = np.argsort(own, kind="stable")  # the file's order: first appearance, or the ids' numbers
+                own = np.empty(len(order), dtype=np.int64)
+                own[order] = start + np.arange(len(order))
+                if len(have):
+                    key = "taken" if taken.any() else "after"
+                    said[key].append((task, int(fresh.sum()), start, len(have)))
+            number[fresh] = own
+            new.append(pd.DataFrame({"benchmark": benchmark, "task": task, "item": mine["item"].to_numpy()[fresh],
+                                     "doc_id": own.astype(np.int64)}))
+        final.append(number.astype(np.int64))
+    ids = ids.sort_values("task", kind="stable")
+    notes = _map_notes(benchmark, said) + ([_legacy_note(benchmark, legacy)] if legacy else [])
+    frame = _renumber(frame, ids, np.concatenate(final))
+    return frame, (pd.concat(new, ignore_index=True) if new else None), notes
+
+
+def _renumber(frame: pd.DataFrame, ids: pd.DataFrame, final: np.ndarray) -> pd.DataFrame:
+    """``frame`` with each (task, file number) of ``ids`` numbered ``final`` (``frame`` itself if none changes)."""
+    if (final == ids["doc_id"].to_numpy()).all():
+        return frame
+    cats = frame["task"].cat.categories
+    index = pd.MultiIndex.from_arrays([pd.Categorical(ids["task"], categories=cats).codes, ids["doc_id"].to_numpy()])
+    at = index.get_indexer(pd.MultiIndex.from_arrays([frame["task"].cat.codes.to_numpy(), frame["doc_id"].to_numpy()]))
+    out = frame.copy(deep=False)
+    out["doc_id"] = final[at]
+    return out
+
+
+def _unmapped_tasks(con, benchmark: str, tasks: list) -> list:
+    """``(task, items)`` of these tasks with item-table rows stored before the map kept their ids."""
+    if not tasks:
+        return []
+    rows = con.execute(
+        """SELECT src.task, count(DISTINCT s.doc_id) FROM sample_sources src JOIN samples s USING (source_id)
+           WHERE src.benchmark = ? AND list_contains(?, src.task)
+             AND regexp_matches(lower(src.path), '\\.(csv|tsv|parquet)$') GROUP BY src.task ORDER BY src.task""",
+        [benchmark, tasks]).fetchall()
+    return [(str(t), int(n)) for t, n in rows]
+
+
+def _which(tasks: list) -> str:
+    names = [t for t, *_ in tasks]
+    return f"task {names[0]!r}" if len(names) == 1 else (
+        f"{len(names)} tasks (" + ", ".join(names[:3]) + (", ..." if len(names) > 3 else "") + ")")
+
+
+def _map_notes(benchmark: str, said: dict) -> list:
+    """The notes of :func:`assign_numbers`, one per kind, with counts."""
+    out = []
+    if said["kept"]:
+        n, m = sum(k[1] for k in said["kept"]), sum(k[2] for k in said["kept"])
+        out.append(f"{n} of {m} item ids of {_which(said['kept'])} that earlier files of {benchmark!r} already "
+                   "numbered keep those numbers, not the ones this file alone would give them (its order differs)")
+    if said["after"]:
+        n = sum(k[1] for k in said["after"])
+        t, k, start, had = said["after"][0]
+        out.append(f"{n} item ids of {_which(said['after'])} new to {benchmark!r} numbered after the ids earlier files "
+                   f"numbered" + (f" ({start} to {start + k - 1}, after {had})" if len(said["after"]) == 1 else ""))
+    if said["taken"]:
+        n = sum(k[1] for k in said["taken"])
+        out.append(f"{n} item ids of {_which(said['taken'])} new to {benchmark!r} numbered after the ids earlier "
+                   "files numbered, not by their own numbers: other ids of the task already have some of them")
+    return out
+
+
+def _legacy_note(benchmark: str, tasks: list) -> str:
+    n = sum(k for _, k in tasks)
+    return (f"{_which(tasks)} of {benchmark!r} already hold{'s' if len(tasks) == 1 else ''} {n} items stored by a "
+            "version that did not keep item ids: this file's items are numbered as if it were the task's first file "
+            "and cannot be matched to those by id (to match them, ingest all of the task's files into a new store)")
