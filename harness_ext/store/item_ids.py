@@ -228,14 +228,15 @@ def assign_numbers(con, benchmark: str, frame: pd.DataFrame, ids: Optional[pd.Da
             said["kept"].append((task, moved, int((~fresh).sum())))
         if fresh.any():
             own = mine["doc_id"].to_numpy()[fresh]
-            taken = np.isin(own, have["doc_id"].to_numpy())
-            if not (bool(mine["own"].iloc[0]) and not taken.any()):
+            kept = bool(mine["own"].iloc[0])
+            taken = kept and bool(np.isin(own, have["doc_id"].to_numpy()).any())
+            if not kept or taken:
                 start = int(have["doc_id"].max()) + 1 if len(have) else 0
                 order = np.argsort(own, kind="stable")  # the file's order: first appearance, or the ids' numbers
                 own = np.empty(len(order), dtype=np.int64)
                 own[order] = start + np.arange(len(order))
                 if len(have):
-                    key = "taken" if taken.any() else "after"
+                    key = "taken" if taken else "after"
                     said[key].append((task, int(fresh.sum()), start, len(have)))
             number[fresh] = own
             new.append(pd.DataFrame({"benchmark": benchmark, "task": task, "item": mine["item"].to_numpy()[fresh],
@@ -301,3 +302,46 @@ def _legacy_note(benchmark: str, tasks: list) -> str:
     return (f"{_which(tasks)} of {benchmark!r} already hold{'s' if len(tasks) == 1 else ''} {n} items stored by a "
             "version that did not keep item ids: this file's items are numbered as if it were the task's first file "
             "and cannot be matched to those by id (to match them, ingest all of the task's files into a new store)")
+
+
+def item_id_map(store, benchmark: Optional[str] = None, task: Optional[str] = None) -> pd.DataFrame:
+    """The stored item ids and their numbers: ``benchmark, task, item, doc_id``, by benchmark, task and number.
+
+    ``doc_id`` is the number the item's scores are stored under (the document number ``reduce --items`` writes
+    to lm-eval's ``--samples``); empty for a store without the map (made before it, and not ingested into since).
+    """
+    if not has_map(store.con):
+        return pd.DataFrame(columns=["benchmark", "task", "item", "doc_id"])
+    where = " AND ".join(c for c, v in (("benchmark = $b", benchmark), ("task = $t", task)) if v is not None)
+    args = {k: v for k, v in (("b", benchmark), ("t", task)) if v is not None}
+    return store.con.execute("SELECT benchmark, task, item, doc_id FROM item_ids" + (f" WHERE {where}" if where else "")
+                             + " ORDER BY benchmark, task, doc_id", args).df()
+
+
+def id_map_notes(store) -> list:
+    """What ``info`` says of item ids: tasks whose ids the store numbered, and tasks stored before the map."""
+    con = store.con
+    out = []
+    if has_map(con):
+        own = r"TRY_CAST(regexp_extract(item, '^[A-Za-z_-]*(\d{1,18})$', 1) AS BIGINT)"
+        tasks, n = con.execute(f"""SELECT count(DISTINCT (benchmark, task)), count(*) FROM item_ids
+                                  WHERE {own} IS DISTINCT FROM doc_id""").fetchone()
+        if n:
+            out.append(f"{n} item ids of {tasks} tasks are not numbers that keep them apart: the store numbered them "
+                       "in order of first listing, the same in every file of the task (item_id_map lists each id's "
+                       "number)")
+    cols = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
+                                      "WHERE table_name = 'sample_sources'").fetchall()}
+    if "benchmark" not in cols:  # no item table stored, or none since the column came (its notes say so there)
+        return out
+    legacy = con.execute(
+        """SELECT DISTINCT src.benchmark, src.task FROM sample_sources src
+           WHERE regexp_matches(lower(src.path), '\\.(csv|tsv|parquet)$')""" + (
+            " AND NOT EXISTS (SELECT 1 FROM item_ids m WHERE m.benchmark = src.benchmark AND m.task = src.task)"
+            if has_map(con) else "") + " ORDER BY ALL").fetchall()
+    if legacy:
+        names = ", ".join(f"{b}/{t}" for b, t in legacy[:3]) + (", ..." if len(legacy) > 3 else "")
+        out.append(f"{len(legacy)} tasks of item tables ({names}) were stored by a version that did not keep item "
+                   "ids: where their ids were text numbered by position, each file was numbered in its own order; "
+                   "ingest their files into a new store to number them alike")
+    return out

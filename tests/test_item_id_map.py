@@ -1,0 +1,197 @@
+"""The store's item id map: one number per (benchmark, task, item id) across every item table of the task.
+
+A task's text ids numbered by position were numbered per file: two files of one task (one per model) listing
+the same ids in other orders gave one question two numbers and two questions one number, and the scores of
+different questions were read as one item's. The map keeps each id's number; a later file reuses it.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+import pytest
+
+from harness_ext.cli import main
+from harness_ext.store.db import Store
+from harness_ext.store.ingest import ingest_paths
+from harness_ext.store.item_tables import item_rows
+
+
+def _table(path, model, ids, scores=None, task="t"):
+    """A long CSV or Parquet table of one model on ``ids`` (in that order), task ``task``, benchmark ``b``."""
+    scores = scores if scores is not None else [float(k % 2) for k in range(len(ids))]
+    df = pd.DataFrame({"model": model, "item": ids, "score": scores})
+    if path.suffix == ".parquet":
+        df.to_parquet(path, index=False)
+    else:
+        df.to_csv(path, index=False)
+    (path.parent / f"{path.name}.meta.yaml").write_text(f"benchmark: b\nitems:\n  task: {task}\n")
+    return path
+
+
+def _ingest(db, *paths):
+    with Store.open(db) as store:
+        rep = ingest_paths(store, [str(p) for p in paths], show_progress=False)
+    return {f.path: f for f in rep.files}
+
+
+def _map(db) -> dict:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return {item: int(d) for item, d in con.execute("SELECT item, doc_id FROM item_ids WHERE task = 't'").fetchall()}
+
+
+def _numbers(db, model) -> dict:
+    """``{doc_id: score}`` of one model."""
+    with Store.open(db, read_only=True) as store:
+        rows = item_rows(store)
+    rows = rows[rows["model"] == model]
+    return dict(zip(rows["doc_id"].astype(int), rows["value"]))
+
+
+def _notes(report) -> str:
+    return " | ".join(report.notes)
+
+
+def test_a_later_file_keeps_the_numbers_and_appends_new_ids(tmp_path):
+    db = tmp_path / "s.duckdb"
+    a = _table(tmp_path / "a.csv", "m1", ["q-a", "q-b", "q-c"], [1.0, 0.0, 1.0])
+    b = _table(tmp_path / "b.csv", "m2", ["q-d", "q-c", "q-a"], [1.0, 0.0, 0.0])
+    _ingest(db, a)
+    rep = _ingest(db, b)[str(b)]
+    assert _map(db) == {"q-a": 0, "q-b": 1, "q-c": 2, "q-d": 3}
+    assert _numbers(db, "m2") == {3: 1.0, 2: 0.0, 0: 0.0}
+    notes = _notes(rep)
+    assert "2 of 2 item ids of task 't' that earlier files of 'b' already numbered keep those numbers" in notes
+    assert "1 item ids of task 't' new to 'b' numbered after the ids earlier files numbered (3 to 3, after 3)" in notes
+
+
+def test_reingesting_changes_nothing_and_a_refused_file_leaves_the_map(tmp_path, monkeypatch):
+    db = tmp_path / "s.duckdb"
+    a = _table(tmp_path / "a.csv", "m1", ["q-a", "q-b", "q-c"])
+    _ingest(db, a)
+    before = _map(db)
+    assert _ingest(db, a)[str(a)].status == "unchanged" and _map(db) == before
+    # The same ids in a changed file (another model's scores): the same numbers, nothing added to the map.
+    c = _table(tmp_path / "c.csv", "m3", ["q-c", "q-b", "q-a"])
+    assert _ingest(db, c)[str(c)].status == "ingested" and _map(db) == before
+    # A file the store refuses while writing its rows: its new ids are not in the map either.
+    real = Store.transaction
+
+    class Refusing:
+        def __init__(self, con):
+            self.con = con
+
+        def execute(self, sql, *args):
+            if sql.startswith("INSERT INTO samples"):
+                raise duckdb.ConstraintException("refused for the test")
+            return self.con.execute(sql, *args)
+
+    def transaction(self, **frames):
+        from contextlib import contextmanager
+
+        @contextmanager
+        def block():
+            with real(self, **frames) as con:
+                yield Refusing(con)
+        return block()
+
+    monkeypatch.setattr(Store, "transaction", transaction)
+    d = _table(tmp_path / "d.csv", "m4", ["q-new", "q-a"])
+    got = _ingest(db, d)[str(d)]
+    assert got.status == "skipped" and "refused for the test" in got.reason
+    monkeypatch.undo()
+    assert _map(db) == before
+    assert _ingest(db, d)[str(d)].status == "ingested" and _map(db) == {**before, "q-new": 3}
+
+
+def test_ids_that_kept_their_numbers_keep_them_in_a_file_numbered_by_position(tmp_path):
+    """File 1 keeps its ids' numbers (id3, id5, id9); file 2 needs positions (it has q-x): its id3 is item 3."""
+    db = tmp_path / "s.duckdb"
+    a = _table(tmp_path / "a.csv", "m1", ["id3", "id5", "id9"], [1.0, 1.0, 0.0])
+    b = _table(tmp_path / "b.csv", "m2", ["id5", "q-x", "id3"], [0.0, 1.0, 1.0])
+    assert _notes(_ingest(db, a)[str(a)]) == ""
+    notes = _notes(_ingest(db, b)[str(b)])
+    assert _map(db) == {"id3": 3, "id5": 5, "id9": 9, "q-x": 10}
+    assert _numbers(db, "m2") == {5: 0.0, 10: 1.0, 3: 1.0}
+    assert "3 item ids of task 't' numbered from 0 in order of first appearance" in notes  # as the file alone reads
+    assert "2 of 2 item ids of task 't' that earlier files of 'b' already numbered keep those numbers" in notes
+    assert "1 item ids of task 't' new to 'b' numbered after" in notes
+
+
+def test_own_numbers_taken_by_other_ids_are_not_merged(tmp_path):
+    """File 1 is numbered by position (q-a 0, q-b 1); file 2's id0 and id1 would keep 0 and 1 alone: not here."""
+    db = tmp_path / "s.duckdb"
+    a = _table(tmp_path / "a.csv", "m1", ["q-a", "q-b"], [1.0, 0.0])
+    b = _table(tmp_path / "b.csv", "m1", ["id0", "id1", "id7"], [0.0, 1.0, 1.0])
+    _ingest(db, a)
+    rep = _ingest(db, b)[str(b)]
+    assert _map(db) == {"q-a": 0, "q-b": 1, "id0": 2, "id1": 3, "id7": 4}
+    assert _numbers(db, "m1") == {0: 1.0, 1: 0.0, 2: 0.0, 3: 1.0, 4: 1.0}
+    assert rep.item_conflicts == 0
+    assert ("3 item ids of task 't' new to 'b' numbered after the ids earlier files numbered, not by their own "
+            "numbers: other ids of the task already have some of them") in _notes(rep)
+
+
+def test_whole_numbers_are_one_item_however_written(tmp_path):
+    """Parquet int ids, then CSV ids written as 7.0: one item each, no note, the numbers themselves."""
+    db = tmp_path / "s.duckdb"
+    a = tmp_path / "a.parquet"
+    pd.DataFrame({"model": "m1", "item": pd.array([7, 2, 11], dtype="int32"), "score": [1.0, 0.0, 1.0]}).to_parquet(a)
+    (tmp_path / "a.parquet.meta.yaml").write_text("benchmark: b\nitems:\n  task: t\n")
+    b = _table(tmp_path / "b.csv", "m2", ["11.0", "7.0", "2.0", "3.0"], [0.0, 0.0, 1.0, 1.0])
+    _ingest(db, a)
+    rep = _ingest(db, b)[str(b)]
+    assert _map(db) == {"7": 7, "2": 2, "11": 11, "3": 3} and _notes(rep) == ""
+    assert _numbers(db, "m2") == {11: 0.0, 7: 0.0, 2: 1.0, 3: 1.0}
+
+
+def test_tasks_and_benchmarks_have_their_own_maps(tmp_path):
+    db = tmp_path / "s.duckdb"
+    a = _table(tmp_path / "a.csv", "m1", ["x", "y"])
+    b = _table(tmp_path / "b.csv", "m1", ["y", "x"], task="u")  # another task: its own numbers
+    _ingest(db, a, b)
+    with duckdb.connect(str(db), read_only=True) as con:
+        got = con.execute("SELECT task, item, doc_id FROM item_ids ORDER BY task, doc_id").fetchall()
+    assert got == [("t", "x", 0), ("t", "y", 1), ("u", "y", 0), ("u", "x", 1)]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_store_without_the_map_opens_and_takes_files(tmp_path, capsys, suffix):
+    """A store written before the map (simulated: the map dropped) is read as it is; the next file of a task
+    stored then is numbered as its first, with a note saying its items cannot be matched by id."""
+    db = tmp_path / "s.duckdb"
+    a = _table(tmp_path / f"a{suffix}", "m1", ["q-a", "q-b", "q-c"])
+    _ingest(db, a)
+    with duckdb.connect(str(db)) as con:
+        con.execute("DROP TABLE item_ids")
+    assert main(["info", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "3 item scores" in out
+    assert "1 tasks of item tables (b/t) were stored by a version that did not keep item ids" in out
+    b = _table(tmp_path / f"b{suffix}", "m2", ["q-c", "q-a"])
+    rep = _ingest(db, b)[str(b)]
+    assert rep.status == "ingested" and _map(db) == {"q-c": 0, "q-a": 1}
+    assert ("task 't' of 'b' already holds 3 items stored by a version that did not keep item ids") in _notes(rep)
+    c = _table(tmp_path / f"c{suffix}", "m3", ["q-a", "q-c"])  # the files after it follow its numbers
+    assert "did not keep item ids" not in _notes(_ingest(db, c)[str(c)]) and _numbers(db, "m3") == {1: 0.0, 0: 1.0}
+    assert main(["info", "--db", str(db)]) == 0
+    assert "did not keep item ids" not in capsys.readouterr().out
+
+
+def test_info_says_which_ids_the_store_numbered(tmp_path, capsys):
+    import json
+
+    from harness_ext.store.item_ids import item_id_map
+
+    db = tmp_path / "s.duckdb"
+    a = _table(tmp_path / "a.csv", "m1", ["q-a", "q-b", "q-c"])
+    b = _table(tmp_path / "b.csv", "m1", ["id3", "id5"], task="u")  # kept their numbers: not said
+    _ingest(db, a, b)
+    assert main(["info", "--db", str(db), "--json", str(tmp_path / "i.json")]) == 0
+    out = capsys.readouterr().out
+    assert "note: 3 item ids of 1 tasks are not numbers that keep them apart: the store numbered them" in out
+    assert json.loads((tmp_path / "i.json").read_text())["summary"]["item_notes"][0].startswith("3 item ids of 1 ")
+    with Store.open(db, read_only=True) as store:
+        got = item_id_map(store, task="t")
+    assert got.to_dict("list") == {"benchmark": ["b"] * 3, "task": ["t"] * 3, "item": ["q-a", "q-b", "q-c"],
+                                   "doc_id": [0, 1, 2]}
