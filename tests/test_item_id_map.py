@@ -195,3 +195,64 @@ def test_info_says_which_ids_the_store_numbered(tmp_path, capsys):
         got = item_id_map(store, task="t")
     assert got.to_dict("list") == {"benchmark": ["b"] * 3, "task": ["t"] * 3, "item": ["q-a", "q-b", "q-c"],
                                    "doc_id": [0, 1, 2]}
+
+
+def test_predict_reads_logs_that_name_items_by_id_as_the_store_numbered_them(tmp_path, capsys):
+    """Population: one item table per model, text ids in each model's own order. A new model's Every Eval Ever
+    instance file names the items by the same ids: predict reads them as the population's items (the manifest
+    keeps each item's id), so with every item logged its estimate is the model's mean over the items."""
+    import json
+
+    import numpy as np
+
+    from harness_ext.methods.reduction.item_predict import predict_items
+    from harness_ext.methods.reduction.manifest import load_manifest
+
+    rng = np.random.default_rng(1)
+    ids = [f"q-{w}" for w in ("ant", "bee", "cat", "dog", "eel", "fox", "gnu", "hen", "ibis", "jay", "kit", "lark")]
+    folder = tmp_path / "b"
+    folder.mkdir()
+    for j in range(8):
+        order = list(rng.permutation(ids))
+        _table(folder / f"m{j}.csv", f"m{j}", order, [float(rng.random() < 0.3 + 0.05 * j) for _ in order])
+    db, out = tmp_path / "s.duckdb", tmp_path / "out"
+    assert main(["ingest", "--db", str(db), "-q", str(folder)]) == 0
+    assert main(["reduce", "--db", str(db), "--items", "5", "--item-estimator", "sample_mean", "--out", str(out),
+                 "--no-plot"]) == 0
+    manifest = load_manifest(out)
+    assert manifest["tasks"]["t"]["item_ids"] == [i for i, _ in sorted(_map(db).items(), key=lambda kv: kv[1])]
+    answers = {i: bool(k % 3 == 0) for k, i in enumerate(ids)}
+    log = tmp_path / "new" / "t_samples.jsonl"
+    log.parent.mkdir()
+    lines = [{"schema_version": "0.2.1", "model_id": "new/m", "evaluation_name": "t", "sample_id": i,
+              "sample_hash": "h", "evaluation": {"score": float(a), "is_correct": a}} for i, a in answers.items()]
+    lines.append({**lines[0], "sample_id": "q-not-an-item"})
+    log.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    pred = predict_items(manifest, [log.parent])
+    [row] = pred.table.to_dict("records")
+    assert row["observed"] and row["n_used"] == 12 and row["score"] == np.mean(list(answers.values()))
+    assert any("t: 1 logged item ids that are not items of the task left out (2 scores)" in w for w in pred.warnings), pred.warnings
+    capsys.readouterr()
+
+
+def test_a_manifest_without_text_ids_is_unchanged_and_bad_item_ids_are_refused(tmp_path):
+    from harness_ext.errors import HarnessExtError
+    from harness_ext.methods.reduction.item_manifest import validate_item_manifest
+    from harness_ext.methods.reduction.manifest import load_manifest
+
+    folder = tmp_path / "b"
+    folder.mkdir()
+    for j in range(4):
+        _table(folder / f"m{j}.csv", f"m{j}", [f"id{k}" for k in range(10)], [float((k + j) % 3 == 0) for k in range(10)])
+    db, out = tmp_path / "s.duckdb", tmp_path / "out"
+    assert main(["ingest", "--db", str(db), "-q", str(folder)]) == 0
+    assert main(["reduce", "--db", str(db), "--items", "5", "--item-estimator", "sample_mean", "--out", str(out),
+                 "--no-plot"]) == 0
+    manifest = load_manifest(out)
+    assert "item_ids" not in manifest["tasks"]["t"]  # id0..id9 keep their numbers: nothing to map
+    manifest["tasks"]["t"]["item_ids"] = ["x"] * 10
+    with pytest.raises(HarnessExtError, match="item_ids must be distinct"):
+        validate_item_manifest(manifest)
+    manifest["tasks"]["t"]["item_ids"] = ["x"]
+    with pytest.raises(HarnessExtError, match="one id .* per item, 10"):
+        validate_item_manifest(manifest)

@@ -74,11 +74,7 @@ def file_item_ids(values, task: pd.Series, path: Path, notes: list) -> tuple:
     """
     s = pd.Series(values)
     if s.dtype.kind in "iu":  # whole numbers (the shared tables' int32): kept, as distinct as they are
-        codes, uniques = pd.factorize(s)
-        number = np.asarray(uniques, dtype=np.int64)
-        key = number.astype(str).astype(object)
-        ok, prefix = np.ones(len(number), dtype=bool), np.full(len(number), "", dtype=object)
-        texts = key
+        return _whole_numbers(s.to_numpy(dtype=np.int64), task)
     else:
         if isinstance(s.dtype, pd.CategoricalDtype):  # each distinct id once, then by code
             codes, uniques = s.cat.codes.to_numpy(), s.cat.categories.to_numpy()
@@ -99,11 +95,30 @@ def file_item_ids(values, task: pd.Series, path: Path, notes: list) -> tuple:
     return _positions(codes, task, (ok, prefix, number, key, np.asarray(texts, dtype=object)), notes)
 
 
+def _whole_numbers(number: np.ndarray, task: pd.Series) -> tuple:
+    """:func:`file_item_ids` of an integer column: the numbers themselves, and the distinct (task, number) pairs,
+    found by offset from the smallest number where the range is small (no hash of every row), else by code."""
+    lo = int(number.min()) if len(number) else 0
+    span = int(number.max()) - lo + 1 if len(number) else 1
+    if span * max(len(task.cat.categories), 1) <= _BITMAP_PAIRS:
+        pair_task, pair_id = _distinct_pairs(number - lo, task, span)
+        distinct = pair_id + lo
+    else:
+        codes, uniques = pd.factorize(number)
+        pair_task, pair_id = _distinct_pairs(codes, task, len(uniques))
+        distinct = np.asarray(uniques, dtype=np.int64)[pair_id]
+    ids = pd.DataFrame({"task": task.cat.categories[pair_task].astype(str), "item": distinct.astype(str).astype(object),
+                        "doc_id": distinct, "own": True})
+    return number, ids
+
+
 def _distinct_pairs(codes: np.ndarray, task: pd.Series, n_ids: int) -> tuple:
     """``(task codes, id codes)`` of the distinct (task, id) pairs of a table, sorted by task then id."""
     n_ids = max(n_ids, 1)
     n_pairs = max(len(task.cat.categories), 1) * n_ids
-    key = task.cat.codes.to_numpy().astype(np.int64) * n_ids + codes
+    key = codes
+    if len(task.cat.categories) > 1:  # one task (the usual table): the ids' codes are the pairs' already
+        key = task.cat.codes.to_numpy().astype(np.int64) * n_ids + codes
     if n_pairs <= _BITMAP_PAIRS:  # one pass, no sort of the table's rows
         seen = np.zeros(n_pairs, dtype=bool)
         seen[key] = True
@@ -323,9 +338,8 @@ def id_map_notes(store) -> list:
     con = store.con
     out = []
     if has_map(con):
-        own = r"TRY_CAST(regexp_extract(item, '^[A-Za-z_-]*(\d{1,18})$', 1) AS BIGINT)"
-        tasks, n = con.execute(f"""SELECT count(DISTINCT (benchmark, task)), count(*) FROM item_ids
-                                  WHERE {own} IS DISTINCT FROM doc_id""").fetchone()
+        tasks, n = con.execute(f"SELECT count(DISTINCT (benchmark, task)), count(*) FROM item_ids "
+                               f"WHERE {_NUMBERED_BY_STORE}").fetchone()
         if n:
             out.append(f"{n} item ids of {tasks} tasks are not numbers that keep them apart: the store numbered them "
                        "in order of first listing, the same in every file of the task (item_id_map lists each id's "
@@ -345,3 +359,21 @@ def id_map_notes(store) -> list:
                    "ids: where their ids were text numbered by position, each file was numbered in its own order; "
                    "ingest their files into a new store to number them alike")
     return out
+
+
+#: SQL: whether a map row's number is not its id's own (the store numbered the id: text, or numbers not kept apart).
+_NUMBERED_BY_STORE = (r"TRY_CAST(regexp_extract(item, '^[A-Za-z_-]*(\d{1,18})$', 1) AS BIGINT) IS DISTINCT FROM doc_id")
+
+
+def numbered_ids(store, benchmark: str, task: str) -> Optional[dict]:
+    """``{doc_id: item id}`` of a task whose ids the store numbered (some id's number is not its own), else None.
+
+    ``reduce --items`` writes these ids to the manifest, so ``predict`` can read a new model's logs that name the
+    items by id (Every Eval Ever instance files, HELM runs) as the numbers the population's scores have.
+    """
+    if not has_map(store.con):
+        return None
+    rows = store.con.execute(f"""SELECT doc_id, item FROM item_ids WHERE benchmark = ? AND task = ? AND EXISTS (
+                                     SELECT 1 FROM item_ids WHERE benchmark = ? AND task = ? AND {_NUMBERED_BY_STORE})""",
+                             [benchmark, task, benchmark, task]).fetchall()
+    return {int(d): str(i) for d, i in rows} or None
