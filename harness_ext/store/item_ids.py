@@ -231,7 +231,9 @@ def assign_numbers(con, benchmark: str, frame: pd.DataFrame, ids: Optional[pd.Da
     tasks = sorted(set(ids["task"]))
     known = con.execute("SELECT task, item, doc_id FROM item_ids WHERE benchmark = ? AND list_contains(?, task)",
                         [benchmark, tasks]).df()
-    legacy = _unmapped_tasks(con, benchmark, sorted(set(tasks) - set(known["task"])))
+    positional = set(ids.loc[~ids["own"].to_numpy(dtype=bool), "task"])
+    legacy = [(t, n) for t, n, like in _unmapped_tasks(con, benchmark, sorted(set(tasks) - set(known["task"])))
+              if like or t in positional]  # stored by position, or read so here: the numbers may not agree
     final, new, said = [], [], {"kept": [], "after": [], "taken": []}
     for task, mine in ids.groupby("task", sort=True):
         have = known[known["task"] == task]
@@ -276,15 +278,17 @@ def _renumber(frame: pd.DataFrame, ids: pd.DataFrame, final: np.ndarray) -> pd.D
 
 
 def _unmapped_tasks(con, benchmark: str, tasks: list) -> list:
-    """``(task, items)`` of these tasks with item-table rows stored before the map kept their ids."""
+    """``(task, items, numbered like positions)`` of these tasks with item-table rows stored before the map kept
+    their ids; ``numbered like positions``: their numbers are 0 to items - 1, as ids numbered by position are."""
     if not tasks:
         return []
     rows = con.execute(
-        """SELECT src.task, count(DISTINCT s.doc_id) FROM sample_sources src JOIN samples s USING (source_id)
+        """SELECT src.task, count(DISTINCT s.doc_id), min(s.doc_id) = 0 AND max(s.doc_id) = count(DISTINCT s.doc_id) - 1
+           FROM sample_sources src JOIN samples s USING (source_id)
            WHERE src.benchmark = ? AND list_contains(?, src.task)
              AND regexp_matches(lower(src.path), '\\.(csv|tsv|parquet)$') GROUP BY src.task ORDER BY src.task""",
         [benchmark, tasks]).fetchall()
-    return [(str(t), int(n)) for t, n in rows]
+    return [(str(t), int(n), bool(like)) for t, n, like in rows]
 
 
 def _which(tasks: list) -> str:
@@ -348,16 +352,21 @@ def id_map_notes(store) -> list:
                                       "WHERE table_name = 'sample_sources'").fetchall()}
     if "benchmark" not in cols:  # no item table stored, or none since the column came (its notes say so there)
         return out
+    unmapped = " AND NOT EXISTS (SELECT 1 FROM item_ids m WHERE m.benchmark = src.benchmark AND m.task = src.task)"
+    # Files of one task numbered apart can disagree only where there are two files, and numbered by position.
     legacy = con.execute(
-        """SELECT DISTINCT src.benchmark, src.task FROM sample_sources src
-           WHERE regexp_matches(lower(src.path), '\\.(csv|tsv|parquet)$')""" + (
-            " AND NOT EXISTS (SELECT 1 FROM item_ids m WHERE m.benchmark = src.benchmark AND m.task = src.task)"
-            if has_map(con) else "") + " ORDER BY ALL").fetchall()
+        f"""WITH two AS (SELECT src.benchmark, src.task FROM sample_sources src
+                         WHERE regexp_matches(lower(src.path), '\\.(csv|tsv|parquet)$')
+                         {unmapped if has_map(con) else ""} GROUP BY ALL HAVING count(DISTINCT src.path) > 1)
+            SELECT src.benchmark, src.task FROM sample_sources src JOIN two USING (benchmark, task)
+            JOIN samples s USING (source_id) GROUP BY ALL
+            HAVING min(s.doc_id) = 0 AND max(s.doc_id) = count(DISTINCT s.doc_id) - 1 ORDER BY ALL""").fetchall()
     if legacy:
         names = ", ".join(f"{b}/{t}" for b, t in legacy[:3]) + (", ..." if len(legacy) > 3 else "")
-        out.append(f"{len(legacy)} tasks of item tables ({names}) were stored by a version that did not keep item "
-                   "ids: where their ids were text numbered by position, each file was numbered in its own order; "
-                   "ingest their files into a new store to number them alike")
+        out.append(f"{len(legacy)} tasks of item tables ({names}) were stored from several files by a version that "
+                   "did not keep item ids: if their ids were text numbered by position, each file was numbered in its "
+                   "own order and one number may be different items; ingest their files into a new store to number "
+                   "them alike")
     return out
 
 
