@@ -37,7 +37,8 @@ def _ingest(db, *paths):
 
 def _map(db) -> dict:
     with duckdb.connect(str(db), read_only=True) as con:
-        return {item: int(d) for item, d in con.execute("SELECT item, doc_id FROM item_ids WHERE task = 't'").fetchall()}
+        rows = con.execute("SELECT item, doc_id FROM item_ids WHERE task = 't'").fetchall()
+    return {item: int(d) for item, d in rows}
 
 
 def _numbers(db, model) -> dict:
@@ -231,7 +232,8 @@ def test_predict_reads_logs_that_name_items_by_id_as_the_store_numbered_them(tmp
     pred = predict_items(manifest, [log.parent])
     [row] = pred.table.to_dict("records")
     assert row["observed"] and row["n_used"] == 12 and row["score"] == np.mean(list(answers.values()))
-    assert any("t: 1 logged item ids that are not items of the task left out (2 scores)" in w for w in pred.warnings), pred.warnings
+    want = "t: 1 logged item ids that are not items of the task left out (2 scores)"
+    assert any(want in w for w in pred.warnings), pred.warnings
     capsys.readouterr()
 
 
@@ -243,7 +245,8 @@ def test_a_manifest_without_text_ids_is_unchanged_and_bad_item_ids_are_refused(t
     folder = tmp_path / "b"
     folder.mkdir()
     for j in range(4):
-        _table(folder / f"m{j}.csv", f"m{j}", [f"id{k}" for k in range(10)], [float((k + j) % 3 == 0) for k in range(10)])
+        _table(folder / f"m{j}.csv", f"m{j}", [f"id{k}" for k in range(10)],
+               [float((k + j) % 3 == 0) for k in range(10)])
     db, out = tmp_path / "s.duckdb", tmp_path / "out"
     assert main(["ingest", "--db", str(db), "-q", str(folder)]) == 0
     assert main(["reduce", "--db", str(db), "--items", "5", "--item-estimator", "sample_mean", "--out", str(out),
@@ -270,3 +273,28 @@ def test_info_names_tasks_of_several_files_stored_before_the_map(tmp_path, capsy
     assert main(["info", "--db", str(db)]) == 0
     assert ("note: 1 tasks of item tables (b/t) were stored from several files by a version that did not keep item "
             "ids") in capsys.readouterr().out
+
+
+def test_tables_of_several_tasks_and_ids_beyond_float_precision(tmp_path):
+    """A task column: each task's ids follow its own map. Whole-number ids near 2**63 stay exact, and a task with no
+    numbers left after them refuses the file, naming it."""
+    db = tmp_path / "s.duckdb"
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    a.write_text("model,task,item,score\nm1,A,x,1\nm1,A,y,0\nm1,B,p,1\nm1,B,q,0\nm1,B,r,1\n")
+    b.write_text("model,task,item,score\nm2,B,r,0\nm2,A,y,1\nm2,B,p,0\nm2,A,x,0\nm2,B,s,1\n")
+    _ingest(db, a, b)
+    with Store.open(db, read_only=True) as store:
+        rows = item_rows(store)
+    got = {(t, d): v for m, t, d, v in zip(rows["model"], rows["task"], rows["doc_id"], rows["value"]) if m == "m2"}
+    assert got == {("B", 2): 0.0, ("A", 1): 1.0, ("B", 0): 0.0, ("A", 0): 0.0, ("B", 3): 1.0}
+    big = 2 ** 63 - 2
+    c, d = tmp_path / "c.parquet", tmp_path / "d.csv"
+    pd.DataFrame({"model": "m1", "task": "C", "item": pd.array([big, big - 1], dtype="int64"),
+                  "score": [1.0, 0.0]}).to_parquet(c)
+    d.write_text(f"model,task,item,score\nm2,C,{big},0\nm2,C,z1,1\nm2,C,z2,1\n")
+    rep = _ingest(db, c, d)
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT item, doc_id FROM item_ids WHERE task = 'C' ORDER BY doc_id").fetchall() == [
+            (str(big - 1), big - 1), (str(big), big)]
+    assert rep[str(d)].status == "skipped" and str(d) not in rep[str(d)].reason
+    assert "task 'C': no numbers left after item" in rep[str(d)].reason

@@ -202,16 +202,19 @@ def ensure_map(con) -> None:
 
 def has_map(con) -> bool:
     """Whether the store has the id map (a store made before it, and not written since, has none)."""
-    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'item_ids'").fetchone()[0])
+    sql = "SELECT count(*) FROM information_schema.tables WHERE table_name = 'item_ids'"
+    return bool(con.execute(sql).fetchone()[0])
 
 
-def assign_numbers(con, benchmark: str, frame: pd.DataFrame, ids: Optional[pd.DataFrame]) -> tuple:
+def assign_numbers(con, path, benchmark: str, frame: pd.DataFrame, ids: Optional[pd.DataFrame]) -> tuple:
     """``(frame, new ids, notes)``: a read table's rows with the numbers the store's id map gives its ids.
 
     Parameters
     ----------
     con : duckdb.DuckDBPyConnection
         The store's connection, with the id map (:func:`ensure_map`).
+    path : path-like
+        The file, for the error.
     benchmark : str
         The table's benchmark: ids are mapped per (benchmark, task).
     frame : pandas.DataFrame
@@ -225,6 +228,11 @@ def assign_numbers(con, benchmark: str, frame: pd.DataFrame, ids: Optional[pd.Da
     tuple
         The frame, the map rows to add in the file's transaction (``benchmark, task, item, doc_id``; None when
         there are none), and notes saying what was numbered otherwise than the file alone would number it.
+
+    Raises
+    ------
+    IngestError
+        When a task's new ids would be numbered beyond the store's 64-bit numbers.
     """
     if ids is None or ids.empty:
         return frame, None, []
@@ -237,9 +245,10 @@ def assign_numbers(con, benchmark: str, frame: pd.DataFrame, ids: Optional[pd.Da
     final, new, said = [], [], {"kept": [], "after": [], "taken": []}
     for task, mine in ids.groupby("task", sort=True):
         have = known[known["task"] == task]
-        number = mine["item"].map(pd.Series(have["doc_id"].to_numpy(), index=have["item"].to_numpy()))
-        fresh = number.isna().to_numpy()
-        number = np.array(number, dtype=float)  # a copy: filled in below
+        at = pd.Index(have["item"]).get_indexer(mine["item"])
+        fresh = at < 0
+        number = np.zeros(len(at), dtype=np.int64)  # integers, not floats: ids up to 2**63 stay exact
+        number[~fresh] = have["doc_id"].to_numpy(dtype=np.int64)[at[~fresh]]
         moved = int((number[~fresh] != mine["doc_id"].to_numpy()[~fresh]).sum())
         if moved:
             said["kept"].append((task, moved, int((~fresh).sum())))
@@ -249,6 +258,9 @@ def assign_numbers(con, benchmark: str, frame: pd.DataFrame, ids: Optional[pd.Da
             taken = kept and bool(np.isin(own, have["doc_id"].to_numpy()).any())
             if not kept or taken:
                 start = int(have["doc_id"].max()) + 1 if len(have) else 0
+                if start + len(own) > 2 ** 63:
+                    raise IngestError(path, f"task {task!r}: no numbers left after item {start - 1} for its "
+                                            f"{len(own)} new item ids")
                 order = np.argsort(own, kind="stable")  # the file's order: first appearance, or the ids' numbers
                 own = np.empty(len(order), dtype=np.int64)
                 own[order] = start + np.arange(len(order))
@@ -258,7 +270,7 @@ def assign_numbers(con, benchmark: str, frame: pd.DataFrame, ids: Optional[pd.Da
             number[fresh] = own
             new.append(pd.DataFrame({"benchmark": benchmark, "task": task, "item": mine["item"].to_numpy()[fresh],
                                      "doc_id": own.astype(np.int64)}))
-        final.append(number.astype(np.int64))
+        final.append(number)
     ids = ids.sort_values("task", kind="stable")
     notes = _map_notes(benchmark, said) + ([_legacy_note(benchmark, legacy)] if legacy else [])
     frame = _renumber(frame, ids, np.concatenate(final))
@@ -382,7 +394,8 @@ def numbered_ids(store, benchmark: str, task: str) -> Optional[dict]:
     """
     if not has_map(store.con):
         return None
-    rows = store.con.execute(f"""SELECT doc_id, item FROM item_ids WHERE benchmark = ? AND task = ? AND EXISTS (
-                                     SELECT 1 FROM item_ids WHERE benchmark = ? AND task = ? AND {_NUMBERED_BY_STORE})""",
-                             [benchmark, task, benchmark, task]).fetchall()
+    rows = store.con.execute(
+        f"""SELECT doc_id, item FROM item_ids WHERE benchmark = ? AND task = ? AND EXISTS (
+                SELECT 1 FROM item_ids WHERE benchmark = ? AND task = ? AND {_NUMBERED_BY_STORE})""",
+        [benchmark, task, benchmark, task]).fetchall()
     return {int(d): str(i) for d, i in rows} or None

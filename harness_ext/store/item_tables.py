@@ -31,9 +31,9 @@ of 429 models is 429 source rows sharing the file's path; the benchmark is kept 
 A task's item ids keep their numbers when that keeps them apart: whole numbers, or one prefix and distinct
 numbers (``id1``, ``id2``); any other task's ids are numbered 0, 1, ... in order of first appearance, with a
 note, so distinct ids are never merged; the store keeps each (benchmark, task)'s ids and their numbers, and a
-later file of the task gives an id it already holds the same number (:mod:`harness_ext.store.item_ids`). A missing score (empty, NaN) is no row and is counted;
-the same (model, task, item) twice with the same score is kept once and counted; with two different
-scores the file is refused, naming the first such item.
+later file of the task gives an id it already holds the same number (:mod:`harness_ext.store.item_ids`).
+A missing score (empty, NaN) is no row and is counted; the same (model, task, item) twice with the same score
+is kept once and counted; with two different scores the file is refused, naming the first such item.
 """
 
 from __future__ import annotations
@@ -401,7 +401,11 @@ def _store_table(store, table: ItemTable, shas: set):
         return FileReport(str(table.path), "unchanged", ITEMS_ADAPTER)
     notes = list(table.notes)
     con = store.con
-    frame, new_ids, id_notes = assign_numbers(con, table.benchmark, frame, table.ids)  # the numbers of earlier files
+    try:
+        # The numbers earlier files of the task gave its ids, and those of its new ids.
+        frame, new_ids, id_notes = assign_numbers(con, table.path, table.benchmark, frame, table.ids)
+    except IngestError as exc:
+        return FileReport(str(table.path), "skipped", ITEMS_ADAPTER, reason=exc.reason)
     notes += id_notes
     if stored.any():  # another file with the same bytes and description: only its new groups are added
         notes.append(f"{int(stored.sum())} of {len(groups)} (model, task) groups already stored from an identical file")
