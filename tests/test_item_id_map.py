@@ -232,7 +232,7 @@ def test_predict_reads_logs_that_name_items_by_id_as_the_store_numbered_them(tmp
     pred = predict_items(manifest, [log.parent])
     [row] = pred.table.to_dict("records")
     assert row["observed"] and row["n_used"] == 12 and row["score"] == np.mean(list(answers.values()))
-    want = "t: 1 logged item ids that are not items of the task left out (2 scores)"
+    want = "t: 1 logged item ids that are not items of the task (or that two of its ids read as) left out (2 scores)"
     assert any(want in w for w in pred.warnings), pred.warnings
     capsys.readouterr()
 
@@ -298,3 +298,16 @@ def test_tables_of_several_tasks_and_ids_beyond_float_precision(tmp_path):
             (str(big - 1), big - 1), (str(big), big)]
     assert rep[str(d)].status == "skipped" and str(d) not in rep[str(d)].reason
     assert "task 'C': no numbers left after item" in rep[str(d)].reason
+
+
+def test_log_ids_two_items_read_as_one_number_are_not_guessed():
+    from harness_ext.methods.reduction.item_manifest import log_numbers
+    from harness_ext.store.samples import _doc_id
+
+    manifest = {"tasks": {"t": {"items": [[0, 3]], "item_ids": ["id5", "5", "q-x"]}}}
+    long = pd.DataFrame({"model": "m", "task": "t", "doc_id": [5, _doc_id("q-x"), 5],
+                         "metric": "acc", "value": [1.0, 0.0, 1.0], "by_id": [True, True, False]})
+    warnings = []
+    got = log_numbers(manifest, long, warnings)
+    assert got["doc_id"].tolist() == [2, 5]  # q-x is item 2; lm-eval's own document 5 is left as it is
+    assert len(warnings) == 1 and "1 logged item ids" in warnings[0]

@@ -183,6 +183,8 @@ def log_numbers(manifest: dict, long, warnings: list):
     """``long`` (:func:`~.item_predict.read_item_logs`) with the items of logs that name them by id (``by_id``:
     Every Eval Ever instance files, HELM runs) numbered as the manifest numbers them, for each task whose ids the
     store numbered (``item_ids``); a logged id the task does not list is left out, counted in ``warnings``."""
+    import pandas as pd
+
     from ...store.samples import _doc_id
 
     for task, b in manifest["tasks"].items():
@@ -190,12 +192,15 @@ def log_numbers(manifest: dict, long, warnings: list):
         rows = (long["task"] == task) & long["by_id"] if names else None
         if rows is None or not rows.any():
             continue
-        number = {_doc_id(n): int(d) for d, n in zip(decode_ids(b["items"]), names) if n is not None}
+        read = pd.Series([int(d) for d, n in zip(decode_ids(b["items"]), names) if n is not None],
+                         index=[_doc_id(n) for n in names if n is not None])
+        # Two items a log reads as one number (id5 and 5 both read as 5) are not guessed between: left out.
+        number = read[~read.index.duplicated(keep=False)]
         got = long.loc[rows, "doc_id"].map(number)
         if got.isna().any():
             lost = long.loc[got.index[got.isna()], "doc_id"]
-            warnings.append(f"{task}: {lost.nunique()} logged item ids that are not items of the task left out "
-                            f"({len(lost)} scores)")
+            warnings.append(f"{task}: {lost.nunique()} logged item ids that are not items of the task (or that two "
+                            f"of its ids read as) left out ({len(lost)} scores)")
         long = long.drop(index=got.index[got.isna()])
         long.loc[got.index[got.notna()], "doc_id"] = got.dropna().astype("int64")
     return long
