@@ -175,9 +175,7 @@ def _positions(codes: np.ndarray, task: pd.Series, parsed: tuple, notes: list) -
                         "own": own})
     if renumbered:  # else apart within each task, though not across the table (task A's 01, task B's 1)
         n = sum(k for _, k in renumbered)
-        which = (f"task {renumbered[0][0]!r}" if len(renumbered) == 1 else f"{len(renumbered)} tasks ("
-                 + ", ".join(t for t, _ in renumbered[:3]) + (", ..." if len(renumbered) > 3 else "") + ")")
-        notes.append(f"{n} item ids of {which} numbered from 0 in order of first appearance (the document numbers "
+        notes.append(f"{n} item ids of {_which(renumbered)} numbered from 0 in order of first appearance (the document numbers "
                      f"lm-eval's --samples gets): {why}")
     return out[inverse.reshape(-1)], ids
 
@@ -304,6 +302,7 @@ def _unmapped_tasks(con, benchmark: str, tasks: list) -> list:
 
 
 def _which(tasks: list) -> str:
+    """``task 'a'``, or ``3 tasks (a, b, c)``: the tasks of ``(task, ...)`` tuples, for a note."""
     names = [t for t, *_ in tasks]
     return f"task {names[0]!r}" if len(names) == 1 else (
         f"{len(names)} tasks (" + ", ".join(names[:3]) + (", ..." if len(names) > 3 else "") + ")")
