@@ -115,3 +115,44 @@ def test_reduce_writes_the_stored_positions_to_samples(tmp_path, capsys):
     assert len(drawn) == len(set(drawn)) == 8 and all(0 <= d < 40 for d in drawn)
     task = json.loads((out / "manifest.json").read_text())["tasks"]["t"]
     assert task["n_items"] == 40 and task["items"] == [[0, 40]]  # the item ids reduce reads are the same positions
+
+
+def _one_model(path, model, ids, score):
+    """A long table of one model: ``score[id]`` for each id, in the order of ``ids``."""
+    df = pd.DataFrame({"model": model, "item": ids, "score": [float(score[i]) for i in ids]})
+    if path.suffix == ".parquet":
+        df.to_parquet(path, index=False)
+    else:
+        df.to_csv(path, index=False)
+
+
+def _stored(db):
+    from harness_ext.store.db import Store
+    from harness_ext.store.item_tables import item_rows
+
+    with Store.open(db, read_only=True) as store:
+        return item_rows(store)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_files_of_one_task_give_each_text_id_one_number(tmp_path, suffix):
+    """One file per model listing the same text ids in other orders: each id is one item across the files."""
+    ids = ["q-alpha", "q-beta", "q-gamma", "q-delta", "q-eps"]
+    truth = {"m1": dict(zip(ids, [1, 0, 0, 1, 1])), "m2": dict(zip(ids, [0, 1, 1, 0, 1]))}
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    _one_model(folder / f"m1{suffix}", "m1", ids, truth["m1"])
+    _one_model(folder / f"m2{suffix}", "m2", ids[::-1], truth["m2"])  # the same ids, another order
+    sidecar = "items:\n  task: t\n"
+    for name in ("m1", "m2"):
+        (folder / f"{name}{suffix}.meta.yaml").write_text(sidecar)
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(folder)]) == 0
+    rows = _stored(db)
+    assert len(rows) == 10 and set(rows["task"]) == {"t"}
+    number = {m: {} for m in truth}
+    for m, d, v in zip(rows["model"], rows["doc_id"], rows["value"]):
+        number[m][d] = v
+    first = {i: k for k, i in enumerate(ids)}  # m1's file is read first: its order numbers the ids
+    for m, score in truth.items():
+        assert {first[i]: float(s) for i, s in score.items()} == number[m]

@@ -12,7 +12,7 @@ class StoreInfo(Result):
     command = "info"
 
     def __init__(self, path: str, counts: dict, benchmarks, groups, conflicts=None, item_benchmarks=None,
-                 item_conflicts=None):
+                 item_conflicts=None, item_notes=None):
         import pandas as pd
 
         self.path = str(path)
@@ -22,9 +22,13 @@ class StoreInfo(Result):
         self.conflicts = conflicts
         self.item_benchmarks = item_benchmarks if item_benchmarks is not None else pd.DataFrame()
         self.item_conflicts = item_conflicts
+        self.item_notes = list(item_notes or [])
 
     def summary(self) -> dict:
-        return {"store": self.path, "counts": self.counts}
+        out = {"store": self.path, "counts": self.counts}
+        if self.item_notes:  # how item ids were numbered: said only of a store where it matters
+            out["item_notes"] = self.item_notes
+        return out
 
     def tables(self) -> dict:
         out = {"benchmarks": self.benchmarks, "benchmark_groups": self.groups}
@@ -50,6 +54,7 @@ class StoreInfo(Result):
             lines += ["", format_table(self.benchmarks, index=False)]
         if len(self.item_benchmarks):
             lines += ["", "item-level results:", format_table(self.item_benchmarks, index=False)]
+            lines += [f"note: {n}" for n in self.item_notes]
         if len(self.groups):
             g = self.groups.assign(members=self.groups["members"].str.slice(0, 80))
             lines += ["", "benchmark groups (query one with --benchmark GROUP):", format_table(g, index=False)]
@@ -71,12 +76,12 @@ class StoreInfo(Result):
 
 def store_info(store, conflicts: bool = False) -> StoreInfo:
     """The :class:`StoreInfo` of an open :class:`~harness_ext.store.db.Store`."""
-    from ..store.item_info import item_benchmarks, item_conflicts, item_counts
+    from ..store.item_info import item_benchmarks, item_conflicts, item_counts, item_id_notes
 
     counts = {**store.counts(), **item_counts(store)}
     return StoreInfo(store.path, counts, store.benchmarks(), store.benchmark_groups(),
                      store.conflicts() if conflicts else None, item_benchmarks(store),
-                     item_conflicts(store) if conflicts else None)
+                     item_conflicts(store) if conflicts else None, item_id_notes(store))
 
 
 def run(args) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 import pandas as pd
 
@@ -33,10 +34,15 @@ def items_block(block, path) -> dict:
 
 @dataclass
 class ItemTable:
-    """What one file holds: ``frame`` has columns model, task, doc_id, metric, value; notes count what was left."""
+    """What one file holds: ``frame`` has columns model, task, doc_id, metric, value; notes count what was left.
+
+    ``ids``: the file's distinct item ids (task, item, doc_id, own), for the store's id map
+    (:func:`harness_ext.store.item_ids.assign_numbers`); None for a reader whose numbers come from the ids alone.
+    """
 
     path: Path
     benchmark: str
     frame: pd.DataFrame
     sha256: str
     notes: list = field(default_factory=list)
+    ids: Optional[pd.DataFrame] = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .item_ids import id_map_notes
 from .samples import _has_samples, source_benchmark_sql
 from .tables import CONFLICT_TOLERANCE
 
@@ -72,3 +73,8 @@ def item_conflicts(store) -> pd.DataFrame:
             SELECT s.model, {source_benchmark_sql(store)} AS benchmark, s.task, s.doc_id AS item, s.metric, s.value, s.source
             FROM samples s JOIN k USING (model, task, doc_id, metric) JOIN sample_sources src USING (source_id)
             ORDER BY s.model, benchmark, s.task, item, s.metric, s.source_id, s.value""").df()
+
+
+def item_id_notes(store) -> list:
+    """What ``info`` says of item ids (:func:`harness_ext.store.item_ids.id_map_notes`); none without item results."""
+    return id_map_notes(store) if _has_samples(store) else []

@@ -30,9 +30,10 @@ of 429 models is 429 source rows sharing the file's path; the benchmark is kept 
 
 A task's item ids keep their numbers when that keeps them apart: whole numbers, or one prefix and distinct
 numbers (``id1``, ``id2``); any other task's ids are numbered 0, 1, ... in order of first appearance, with a
-note (:func:`_item_ids`), so distinct ids are never merged. A missing score (empty, NaN) is no row and is counted;
-the same (model, task, item) twice with the same score is kept once and counted; with two different
-scores the file is refused, naming the first such item.
+note, so distinct ids are never merged; the store keeps each (benchmark, task)'s ids and their numbers, and a
+later file of the task gives an id it already holds the same number (:mod:`harness_ext.store.item_ids`).
+A missing score (empty, NaN) is no row and is counted; the same (model, task, item) twice with the same score
+is kept once and counted; with two different scores the file is refused, naming the first such item.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from ..errors import IngestError
 from ..types import check_name
 from .ingest_files import ITEMS_ADAPTER, FileReport
 from .item_format import LAYOUTS, ItemTable
+from .item_ids import assign_numbers, ensure_map, file_item_ids
 
 MODEL_COLUMNS = ("model", "model_name", "model_id")
 ITEM_COLUMNS = ("item", "item_id", "doc_id", "question_id", "sample_id", "instance_id")
@@ -135,114 +137,6 @@ def _scores(values, path: Path) -> np.ndarray:
     return out
 
 
-#: A text id the store may keep as its number: a prefix of letters, ``_`` or ``-``, then up to 18 digits.
-_NUMBERED = r"^([A-Za-z_-]*)(\d{1,18})$"
-
-
-def _item_ids(values, task: pd.Series, path: Path, notes: list) -> np.ndarray:
-    """Item ids as the store's integer ``doc_id``: the ids' own numbers where that keeps them apart, else positions.
-
-    An id's number is the id itself for a whole number and the digits of ``<prefix><digits>`` (``id147``) else.
-    A task keeps them when its ids all have one and the same prefix and no two share a number: ``dev-0`` and
-    ``test-0``, or ``id01`` and ``id1``, would be one item, and the file's scores of one would overwrite the
-    other's. Any other task's ids are numbered 0, 1, ... in order of first appearance (a note counts them):
-    the numbers lm-eval's ``--samples`` gets, so they never carry a hash or a path's digits.
-
-    Parameters
-    ----------
-    values : array-like
-        The item column, one per row.
-    task : pandas.Series
-        Each row's task, categorical (ids are kept apart within a task).
-    path : pathlib.Path
-        The file, for the error.
-    notes : list
-        Extended with one note when a task's ids are numbered by position.
-
-    Raises
-    ------
-    IngestError
-        For a row without an item id.
-    """
-    s = pd.Series(values)
-    if s.dtype.kind in "iu":  # whole numbers (the shared tables' int32): kept, as distinct as they are
-        return s.to_numpy(dtype=np.int64)
-    if isinstance(s.dtype, pd.CategoricalDtype):  # each distinct id once, then by code
-        codes, uniques = s.cat.codes.to_numpy(), s.cat.categories.to_numpy()
-    else:
-        codes, uniques = pd.factorize(s, use_na_sentinel=True)
-    texts = pd.Index(uniques).astype(str)
-    blank = np.append(np.asarray(texts.str.strip() == "", dtype=bool), True)  # code -1 (missing) reads the last
-    empty = blank[codes]
-    if empty.any():
-        raise IngestError(path, f"{int(empty.sum())} rows with a score have no item id")
-    ok, prefix, number = _id_numbers(uniques, texts)
-    used = np.bincount(codes, minlength=len(texts)) > 0
-    if _lossless(ok[used], prefix[used], number[used]):  # for the whole table, so for each of its tasks
-        return number[codes]
-    return _positions(codes, task, ok, prefix, number, texts, notes)
-
-
-def _id_numbers(uniques, texts: pd.Index) -> tuple:
-    """``(parsed, prefix, number)`` per distinct id: whole numbers with prefix ``""``, else ``<prefix><digits>``."""
-    num = pd.to_numeric(pd.Series(uniques, dtype=object), errors="coerce").to_numpy(dtype=float)
-    whole = np.isfinite(num) & (num == np.floor(num)) & (np.abs(num) < 2.0 ** 63)
-    parts = pd.Series(texts).str.extract(_NUMBERED)
-    named = parts[1].notna().to_numpy() & ~whole
-    prefix = np.where(named, parts[0].fillna("").to_numpy(dtype=object), "")
-    number = np.zeros(len(texts), dtype=np.int64)
-    number[whole] = num[whole].astype(np.int64)
-    number[named] = parts[1][named].astype(np.int64).to_numpy()
-    return whole | named, prefix, number
-
-
-def _lossless(ok: np.ndarray, prefix: np.ndarray, number: np.ndarray) -> bool:
-    """Whether these distinct ids keep apart as numbers: each has one, all one prefix, no number twice."""
-    return bool(ok.all()) and len(set(prefix.tolist())) <= 1 and len(np.unique(number)) == len(number)
-
-
-def _positions(codes: np.ndarray, task: pd.Series, ok, prefix, number, texts: pd.Index,
-               notes: list) -> np.ndarray:
-    """Per task, the ids' numbers where they keep apart (:func:`_lossless`), else positions by first appearance."""
-    n_ids = max(len(texts), 1)
-    key = task.cat.codes.to_numpy().astype(np.int64) * n_ids + codes
-    pairs, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    pair_task, pair_id = pairs // n_ids, pairs % n_ids
-    out = np.empty(len(pairs), dtype=np.int64)
-    renumbered, why = [], ""
-    starts = np.flatnonzero(np.diff(pair_task, prepend=-1))  # the pairs are sorted by task: one slice each
-    for lo, hi in zip(starts, np.append(starts[1:], len(pairs))):
-        t, at = pair_task[lo], np.arange(lo, hi)
-        ids = pair_id[at]
-        if _lossless(ok[ids], prefix[ids], number[ids]):
-            out[at] = number[ids]
-            continue
-        out[at[np.argsort(first[at], kind="stable")]] = np.arange(len(at))
-        renumbered.append((str(task.cat.categories[t]), len(at)))
-        why = why or _why_renumbered(ok[ids], prefix[ids], number[ids], texts[ids])
-    if not renumbered:  # apart within each task, though not across the table (task A's 01, task B's 1)
-        return out[inverse.reshape(-1)]
-    n = sum(k for _, k in renumbered)
-    which = (f"task {renumbered[0][0]!r}" if len(renumbered) == 1 else f"{len(renumbered)} tasks ("
-             + ", ".join(t for t, _ in renumbered[:3]) + (", ..." if len(renumbered) > 3 else "") + ")")
-    notes.append(f"{n} item ids of {which} numbered from 0 in order of first appearance (the document numbers "
-                 f"lm-eval's --samples gets): {why}")
-    return out[inverse.reshape(-1)]
-
-
-def _why_renumbered(ok, prefix, number, texts) -> str:
-    """Why a task's ids cannot keep their numbers, with an example."""
-    if not ok.all():
-        return f"{texts[int(np.flatnonzero(~ok)[0])]!r} is not a number or a prefix and a number"
-    if len(set(prefix.tolist())) > 1:
-        a, b = sorted(set(prefix.tolist()))[:2]
-        return f"their prefixes differ ({a!r}, {b!r}), so their numbers alone would not tell them apart"
-    _, inv = np.unique(number, return_inverse=True)
-    j = int(np.flatnonzero(np.bincount(inv.reshape(-1)) > 1)[0])
-    twins = texts[inv.reshape(-1) == j][:2]
-    return f"{twins[0]!r} and {twins[1]!r} have the same number"
-
-
 def _labels(values) -> pd.Categorical:
     """Text labels (model, task, metric names) as a categorical: stripped, sorted categories, NaN as ''."""
     codes, uniques = pd.factorize(pd.Series(values), use_na_sentinel=False)
@@ -325,14 +219,15 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
     del df, score, models, task, metric  # the frame holds what is kept: the file's own columns can go
     if not keep.all():
         frame = frame[keep]
-    frame.insert(2, "doc_id", _item_ids(item, frame["task"], path, notes))  # ids of scored rows only
-    del item
+    doc_ids, ids = file_item_ids(item, frame["task"], path, notes)  # ids of scored rows only
+    frame.insert(2, "doc_id", doc_ids)
+    del item, doc_ids
     frame = _dedupe(frame, path, notes)
     digest.update(f"\0items={sorted(spec.items())}".encode())  # the same digest as of the bytes and the block
     sha = digest.hexdigest()
     if frame.empty:
         raise IngestError(path, "no scores in the item table")
-    return ItemTable(path, str(bench), frame.reset_index(drop=True), sha, notes)
+    return ItemTable(path, str(bench), frame.reset_index(drop=True), sha, notes, ids)
 
 
 def _file_hash(path: Path):
@@ -448,6 +343,7 @@ def ingest_item_tables(store, tables: list, read=read_item_table) -> list:
 
     ensure_schema(store)
     con = store.con
+    ensure_map(con)
     shas = {r[0] for r in con.execute("SELECT sha256 FROM sample_sources").fetchall()}
     out = []
     for path, spec in tables:
@@ -504,11 +400,17 @@ def _store_table(store, table: ItemTable, shas: set):
     if stored.all():
         return FileReport(str(table.path), "unchanged", ITEMS_ADAPTER)
     notes = list(table.notes)
+    con = store.con
+    try:
+        # The numbers earlier files of the task gave its ids, and those of its new ids.
+        frame, new_ids, id_notes = assign_numbers(con, table.path, table.benchmark, frame, table.ids)
+    except IngestError as exc:
+        return FileReport(str(table.path), "skipped", ITEMS_ADAPTER, reason=exc.reason)
+    notes += id_notes
     if stored.any():  # another file with the same bytes and description: only its new groups are added
         notes.append(f"{int(stored.sum())} of {len(groups)} (model, task) groups already stored from an identical file")
         frame = frame[~stored[gid]]
         gid = gid[~stored[gid]]
-    con = store.con
     next_id = con.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sample_sources").fetchall()[0][0]
     counts = np.bincount(gid, minlength=len(groups))
     new = np.flatnonzero(~stored)
@@ -524,9 +426,12 @@ def _store_table(store, table: ItemTable, shas: set):
     notes += overlap
     import duckdb
 
+    more = {} if new_ids is None else {"_item_new_ids": new_ids}
     try:
-        with store.transaction(_item_sources=sources, _item_rows=rows) as tx:  # rolled back whole on any error
+        with store.transaction(_item_sources=sources, _item_rows=rows, **more) as tx:  # rolled back whole on any error
             tx.execute("INSERT INTO sample_sources BY NAME SELECT * FROM _item_sources")
+            if new_ids is not None:  # the id map grows with the rows that use it, or not at all
+                tx.execute("INSERT INTO item_ids BY NAME SELECT * FROM _item_new_ids")
             tx.execute("INSERT INTO samples (model, task, doc_id, metric, value, source, source_id) "
                        "SELECT model, task, doc_id, metric, value, ?, source_id FROM _item_rows", [str(table.path)])
     except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.ConstraintException) as exc:

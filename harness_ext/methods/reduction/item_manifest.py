@@ -142,6 +142,9 @@ def validate_item_manifest(manifest: dict, path="manifest") -> None:
         if M.shape != (len(rows), len(ids)):
             bad(f"task {task!r}: population answers are {M.shape[0]} x {M.shape[1]}, "
                 f"for {len(rows)} models and {len(ids)} items")
+        why = check_item_id_field(b, len(ids))
+        if why:
+            bad(f"task {task!r}: {why}")
         from .item_design_plan import design_info
 
         design_info(b, len(ids), len(sample), f"{path}: task {task!r}")  # strata, anchor clusters
@@ -152,6 +155,55 @@ def validate_item_manifest(manifest: dict, path="manifest") -> None:
     why = check_correlation(manifest)  # absent in manifests written before it was recorded: predict says so
     if why:
         bad(why)
+
+
+def item_id_field(store, benchmark: str, task: str, ids: np.ndarray) -> dict:
+    """``{"item_ids": [...]}``, each of ``ids``' item id (None where the store has none), for a task whose ids the
+    store numbered (:func:`harness_ext.store.item_ids.numbered_ids`); ``{}`` for any other task, whose numbers
+    are its ids' own."""
+    from ...store.item_ids import numbered_ids
+
+    names = numbered_ids(store, benchmark, task)
+    return {} if names is None else {"item_ids": [names.get(int(d)) for d in ids]}
+
+
+def check_item_id_field(b: dict, n_items: int):
+    """Why a task block's ``item_ids`` (optional) is malformed, or None."""
+    names = b.get("item_ids")
+    if names is None:
+        return None
+    if not isinstance(names, list) or len(names) != n_items or not all(n is None or isinstance(n, str) for n in names):
+        return f"item_ids must list one id (a string or null) per item, {n_items}"
+    if len({n for n in names if n is not None}) != sum(n is not None for n in names):
+        return "item_ids must be distinct"
+    return None
+
+
+def log_numbers(manifest: dict, long, warnings: list):
+    """``long`` (:func:`~.item_predict.read_item_logs`) with the items of logs that name them by id (``by_id``:
+    Every Eval Ever instance files, HELM runs) numbered as the manifest numbers them, for each task whose ids the
+    store numbered (``item_ids``); a logged id the task does not list is left out, counted in ``warnings``."""
+    import pandas as pd
+
+    from ...store.samples import _doc_id
+
+    for task, b in manifest["tasks"].items():
+        names = b.get("item_ids")
+        rows = (long["task"] == task) & long["by_id"] if names else None
+        if rows is None or not rows.any():
+            continue
+        read = pd.Series([int(d) for d, n in zip(decode_ids(b["items"]), names) if n is not None],
+                         index=[_doc_id(n) for n in names if n is not None])
+        # Two items a log reads as one number (id5 and 5 both read as 5) are not guessed between: left out.
+        number = read[~read.index.duplicated(keep=False)]
+        got = long.loc[rows, "doc_id"].map(number)
+        if got.isna().any():
+            lost = long.loc[got.index[got.isna()], "doc_id"]
+            warnings.append(f"{task}: {lost.nunique()} logged item ids that are not items of the task (or that two "
+                            f"of its ids read as) left out ({len(lost)} scores)")
+        long = long.drop(index=got.index[got.isna()])
+        long.loc[got.index[got.notna()], "doc_id"] = got.dropna().astype("int64")
+    return long
 
 
 def task_population(manifest: dict, task: str) -> tuple:

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import HarnessExtError
-from .item_manifest import item_positions, task_population
+from .item_manifest import item_positions, log_numbers, task_population
 from .predict import PredictionResult
 
 
@@ -104,7 +104,7 @@ def read_helm_runs(runs: list) -> tuple:
             raise HarnessExtError(f"cannot read the HELM run {d}: run_spec.json or stats.json is not HELM's "
                                   f"({type(exc).__name__}: {exc})") from None
         f = table.frame
-        frames.append(f[["model", "task", "doc_id", "metric", "value"]].assign(helm=True))
+        frames.append(f[["model", "task", "doc_id", "metric", "value"]].assign(helm=True, by_id=True))
         sources.setdefault(str(f["model"].iloc[0]), []).append(str(table.path))
         notes += [f"{d}: {n}" for n in table.notes]
     return frames, sources, notes
@@ -115,7 +115,8 @@ def read_item_logs(paths) -> tuple:
 
     lm-eval ``samples_*.jsonl``, Every Eval Ever instance files and HELM run directories (their
     ``per_instance_stats.json``, or ``display_predictions.json``, with ``instances.json``). ``frame``:
-    model, task, doc_id, metric, value, helm (from a HELM run); the first file read wins where two hold
+    model, task, doc_id, metric, value, helm (from a HELM run), by_id (its items named by id, numbered by
+    :func:`harness_ext.store.samples._doc_id`: Every Eval Ever and HELM); the first file read wins where two hold
     the same item (counted in ``notes``); ``sources``: model -> the files read.
     """
     from ...errors import IngestError
@@ -138,7 +139,8 @@ def read_item_logs(paths) -> tuple:
                 model, task, frame, _ = read_samples(path)
         except IngestError as exc:
             raise HarnessExtError(f"cannot read the per-item log {path}: {exc.reason}") from None
-        frames.append(frame[["doc_id", "metric", "value"]].assign(model=model, task=task, helm=False))
+        frames.append(frame[["doc_id", "metric", "value"]].assign(model=model, task=task, helm=False,
+                                                                  by_id=bool(EEE_SAMPLES_RE.match(path.name))))
         sources.setdefault(model, []).append(str(path))
     if not frames:
         raise HarnessExtError(f"no per-item logs (samples_<task>_<date>.jsonl, or a HELM run with per-instance stats) "
@@ -253,6 +255,7 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     Zhang, Dorner and Hardt (2025), §4.
     """
     long, sources, warnings = read_item_logs(paths)
+    long = log_numbers(manifest, long, warnings)  # logs naming items by id: the numbers the population has
     return predict_logged_items(manifest, long, sources, warnings, manifest_path, level, estimator)
 
 

@@ -37,7 +37,7 @@ from ...store.globs import matches
 from ...report import Result
 from .item_design_plan import check_design, design_block
 from .item_benchmark import KEY as BENCHMARK_CORRELATION
-from .item_manifest import KIND, encode_ids, encode_scores
+from .item_manifest import KIND, encode_ids, encode_scores, item_id_field
 
 DEFAULT_ESTIMATOR = "crosstask"
 #: Preferred per-item metric when a task logs several and none is asked for (lm-eval's usual primary metrics).
@@ -326,6 +326,7 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
         samples[task] = S
         tasks[task] = {"benchmark": bench, "metric": met, "n_items": len(ids), "n_run": int(len(S)),
                        "items": encode_ids(ids), "sample": encode_ids(ids[S]), **fields,
+                       **item_id_field(store, bench, task, ids),
                        "population": {"models": [index[m] for m in cols], "scores": encode_scores(M)},
                        "notes": notes}
         warnings += [f"{task}: {n}" for n in notes]

@@ -1,0 +1,400 @@
+"""Item ids of item-response tables: the number each item is stored under, the same in every file of a task.
+
+The store's ``doc_id`` is an integer (the document number lm-eval's ``--samples`` gets); a table's item ids
+are text or numbers. Reading one file (:func:`file_item_ids`), a task's ids keep their own numbers when that
+keeps them apart: whole numbers, or one prefix and distinct numbers (``id1``, ``id2``); any other task's ids
+are numbered 0, 1, ... in order of first appearance, with a note, so distinct ids are never merged.
+
+Storing it (:func:`assign_numbers`), each id is looked up in the store's id map, ``item_ids(benchmark, task,
+item, doc_id)``, one row per item of each (benchmark, task): an id already there gets its number, whatever
+the file alone would give it, so one question is one item in every file of the task (one file per model,
+each listing the items in its own order, is a common layout). The ids new to the map keep the numbers the
+file gives them when the task's ids keep their own numbers and none of them is taken by another id; else
+they are numbered after the largest number in the map, in the file's order. A whole number is kept as its
+decimal text (``17``, ``17.0`` and ``017`` are the item 17 in every file). The map is written in the file's
+transaction, so a file refused leaves it as it was.
+
+HELM runs' per-instance scores and Every Eval Ever instance files number their ids from the text alone (the
+same in every file, :func:`harness_ext.store.samples._doc_id`) and are not in the map. Item tables stored by
+a version without the map have no ids there: a later file of such a task is numbered as if it were the
+first, with a note (its items cannot be matched to the stored ones by id).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+from ..errors import IngestError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS item_ids (
+    benchmark VARCHAR NOT NULL, task VARCHAR NOT NULL, item VARCHAR NOT NULL, doc_id BIGINT NOT NULL,
+    PRIMARY KEY (benchmark, task, item), UNIQUE (benchmark, task, doc_id));
+"""
+#: A text id the store may keep as its number: a prefix of letters, ``_`` or ``-``, then up to 18 digits.
+_NUMBERED = r"^([A-Za-z_-]*)(\d{1,18})$"
+#: Above this many (task, id) pairs the distinct pairs of a table are found by sorting, not by a bitmap.
+_BITMAP_PAIRS = 50_000_000
+
+
+def file_item_ids(values, task: pd.Series, path: Path, notes: list) -> tuple:
+    """``(doc ids, ids)``: each row's item number as read from this file alone, and its distinct ids.
+
+    An id's number is the id itself for a whole number and the digits of ``<prefix><digits>`` (``id147``) else.
+    A task keeps them when its ids all have one and the same prefix and no two share a number: ``dev-0`` and
+    ``test-0``, or ``id01`` and ``id1``, would be one item, and the file's scores of one would overwrite the
+    other's. Any other task's ids are numbered 0, 1, ... in order of first appearance (a note counts them):
+    the numbers lm-eval's ``--samples`` gets, so they never carry a hash or a path's digits.
+
+    Parameters
+    ----------
+    values : array-like
+        The item column, one per row.
+    task : pandas.Series
+        Each row's task, categorical (ids are kept apart within a task).
+    path : pathlib.Path
+        The file, for the error.
+    notes : list
+        Extended with one note when a task's ids are numbered by position.
+
+    Returns
+    -------
+    tuple
+        ``doc ids`` (int64, one per row) and ``ids``, one row per distinct (task, id): ``task``, ``item`` (the id as
+        the map keeps it), ``doc_id`` (its number here) and ``own`` (whether the task's ids kept their own numbers).
+
+    Raises
+    ------
+    IngestError
+        For a row without an item id.
+    """
+    s = pd.Series(values)
+    if s.dtype.kind in "iu":  # whole numbers (the shared tables' int32): kept, as distinct as they are
+        return _whole_numbers(s.to_numpy(dtype=np.int64), task)
+    else:
+        if isinstance(s.dtype, pd.CategoricalDtype):  # each distinct id once, then by code
+            codes, uniques = s.cat.codes.to_numpy(), s.cat.categories.to_numpy()
+        else:
+            codes, uniques = pd.factorize(s, use_na_sentinel=True)
+        texts = pd.Index(uniques).astype(str)
+        blank = np.append(np.asarray(texts.str.strip() == "", dtype=bool), True)  # code -1 (missing) reads the last
+        empty = blank[codes]
+        if empty.any():
+            raise IngestError(path, f"{int(empty.sum())} rows with a score have no item id")
+        ok, prefix, number, key = _id_numbers(uniques, texts)
+    used = np.bincount(codes, minlength=len(number)) > 0
+    if _lossless(ok[used], prefix[used], number[used]):  # for the whole table, so for each of its tasks
+        pair_task, pair_id = _distinct_pairs(codes, task, len(number))
+        ids = pd.DataFrame({"task": task.cat.categories[pair_task].astype(str), "item": key[pair_id],
+                            "doc_id": number[pair_id], "own": True})
+        return number[codes], ids
+    return _positions(codes, task, (ok, prefix, number, key, np.asarray(texts, dtype=object)), notes)
+
+
+def _whole_numbers(number: np.ndarray, task: pd.Series) -> tuple:
+    """:func:`file_item_ids` of an integer column: the numbers themselves, and the distinct (task, number) pairs,
+    found by offset from the smallest number where the range is small (no hash of every row), else by code."""
+    lo = int(number.min()) if len(number) else 0
+    span = int(number.max()) - lo + 1 if len(number) else 1
+    if span * max(len(task.cat.categories), 1) <= _BITMAP_PAIRS:
+        pair_task, pair_id = _distinct_pairs(number - lo, task, span)
+        distinct = pair_id + lo
+    else:
+        codes, uniques = pd.factorize(number)
+        pair_task, pair_id = _distinct_pairs(codes, task, len(uniques))
+        distinct = np.asarray(uniques, dtype=np.int64)[pair_id]
+    ids = pd.DataFrame({"task": task.cat.categories[pair_task].astype(str), "item": distinct.astype(str).astype(object),
+                        "doc_id": distinct, "own": True})
+    return number, ids
+
+
+def _distinct_pairs(codes: np.ndarray, task: pd.Series, n_ids: int) -> tuple:
+    """``(task codes, id codes)`` of the distinct (task, id) pairs of a table, sorted by task then id."""
+    n_ids = max(n_ids, 1)
+    n_pairs = max(len(task.cat.categories), 1) * n_ids
+    key = codes
+    if len(task.cat.categories) > 1:  # one task (the usual table): the ids' codes are the pairs' already
+        key = task.cat.codes.to_numpy().astype(np.int64) * n_ids + codes
+    if n_pairs <= _BITMAP_PAIRS:  # one pass, no sort of the table's rows
+        seen = np.zeros(n_pairs, dtype=bool)
+        seen[key] = True
+        pairs = np.flatnonzero(seen)
+    else:
+        pairs = np.unique(key)
+    return pairs // n_ids, pairs % n_ids
+
+
+def _id_numbers(uniques, texts: pd.Index) -> tuple:
+    """``(parsed, prefix, number, key)`` per distinct id: whole numbers with prefix ``""``, else ``<prefix><digits>``;
+    ``key`` is the id as the map keeps it (a whole number as its decimal text, any other id as it is)."""
+    num = pd.to_numeric(pd.Series(uniques, dtype=object), errors="coerce").to_numpy(dtype=float)
+    whole = np.isfinite(num) & (num == np.floor(num)) & (np.abs(num) < 2.0 ** 63)
+    parts = pd.Series(texts).str.extract(_NUMBERED)
+    named = parts[1].notna().to_numpy() & ~whole
+    prefix = np.where(named, parts[0].fillna("").to_numpy(dtype=object), "")
+    number = np.zeros(len(texts), dtype=np.int64)
+    number[whole] = num[whole].astype(np.int64)
+    number[named] = parts[1][named].astype(np.int64).to_numpy()
+    key = np.asarray(texts, dtype=object).copy()
+    key[whole] = number[whole].astype(str)
+    return whole | named, prefix, number, key
+
+
+def _lossless(ok: np.ndarray, prefix: np.ndarray, number: np.ndarray) -> bool:
+    """Whether these distinct ids keep apart as numbers: each has one, all one prefix, no number twice."""
+    return bool(ok.all()) and len(set(prefix.tolist())) <= 1 and len(np.unique(number)) == len(number)
+
+
+def _positions(codes: np.ndarray, task: pd.Series, parsed: tuple, notes: list) -> tuple:
+    """Per task, the ids' numbers where they keep apart (:func:`_lossless`), else positions by first appearance;
+    returned as :func:`file_item_ids` returns them. ``parsed``: ``(parsed, prefix, number, key, text)`` per id."""
+    ok, prefix, number, key, texts = parsed
+    n_ids = max(len(number), 1)
+    row_key = task.cat.codes.to_numpy().astype(np.int64) * n_ids + codes
+    pairs, first, inverse = np.unique(row_key, return_index=True, return_inverse=True)
+    pair_task, pair_id = pairs // n_ids, pairs % n_ids
+    out = np.empty(len(pairs), dtype=np.int64)
+    own = np.ones(len(pairs), dtype=bool)
+    renumbered, why = [], ""
+    starts = np.flatnonzero(np.diff(pair_task, prepend=-1))  # the pairs are sorted by task: one slice each
+    for lo, hi in zip(starts, np.append(starts[1:], len(pairs))):
+        t, at = pair_task[lo], np.arange(lo, hi)
+        ids = pair_id[at]
+        if _lossless(ok[ids], prefix[ids], number[ids]):
+            out[at] = number[ids]
+            continue
+        out[at[np.argsort(first[at], kind="stable")]] = np.arange(len(at))
+        own[at] = False
+        renumbered.append((str(task.cat.categories[t]), len(at)))
+        why = why or _why_renumbered(ok[ids], prefix[ids], number[ids], texts[ids])
+    ids = pd.DataFrame({"task": task.cat.categories[pair_task].astype(str), "item": key[pair_id], "doc_id": out,
+                        "own": own})
+    if renumbered:  # else apart within each task, though not across the table (task A's 01, task B's 1)
+        n = sum(k for _, k in renumbered)
+        notes.append(f"{n} item ids of {_which(renumbered)} numbered from 0 in order of first appearance (the document numbers "
+                     f"lm-eval's --samples gets): {why}")
+    return out[inverse.reshape(-1)], ids
+
+
+def _why_renumbered(ok, prefix, number, texts) -> str:
+    """Why a task's ids cannot keep their numbers, with an example."""
+    if not ok.all():
+        return f"{texts[int(np.flatnonzero(~ok)[0])]!r} is not a number or a prefix and a number"
+    if len(set(prefix.tolist())) > 1:
+        a, b = sorted(set(prefix.tolist()))[:2]
+        return f"their prefixes differ ({a!r}, {b!r}), so their numbers alone would not tell them apart"
+    _, inv = np.unique(number, return_inverse=True)
+    j = int(np.flatnonzero(np.bincount(inv.reshape(-1)) > 1)[0])
+    twins = texts[inv.reshape(-1) == j][:2]
+    return f"{twins[0]!r} and {twins[1]!r} have the same number"
+
+
+def ensure_map(con) -> None:
+    """Create the id map in a store opened for writing (a store made before it gains it here)."""
+    con.execute(SCHEMA)
+
+
+def has_map(con) -> bool:
+    """Whether the store has the id map (a store made before it, and not written since, has none)."""
+    sql = "SELECT count(*) FROM information_schema.tables WHERE table_name = 'item_ids'"
+    return bool(con.execute(sql).fetchone()[0])
+
+
+def assign_numbers(con, path, benchmark: str, frame: pd.DataFrame, ids: Optional[pd.DataFrame]) -> tuple:
+    """``(frame, new ids, notes)``: a read table's rows with the numbers the store's id map gives its ids.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        The store's connection, with the id map (:func:`ensure_map`).
+    path : path-like
+        The file, for the error.
+    benchmark : str
+        The table's benchmark: ids are mapped per (benchmark, task).
+    frame : pandas.DataFrame
+        The rows as read (``task`` categorical, ``doc_id`` the file's own numbers); returned as it is when no
+        number changes, else as a copy.
+    ids : pandas.DataFrame or None
+        The file's distinct ids, as :func:`file_item_ids` gives them; None for a reader without ids.
+
+    Returns
+    -------
+    tuple
+        The frame, the map rows to add in the file's transaction (``benchmark, task, item, doc_id``; None when
+        there are none), and notes saying what was numbered otherwise than the file alone would number it.
+
+    Raises
+    ------
+    IngestError
+        When a task's new ids would be numbered beyond the store's 64-bit numbers.
+    """
+    if ids is None or ids.empty:
+        return frame, None, []
+    tasks = sorted(set(ids["task"]))
+    known = con.execute("SELECT task, item, doc_id FROM item_ids WHERE benchmark = ? AND list_contains(?, task)",
+                        [benchmark, tasks]).df()
+    positional = set(ids.loc[~ids["own"].to_numpy(dtype=bool), "task"])
+    legacy = [(t, n) for t, n, like in _unmapped_tasks(con, benchmark, sorted(set(tasks) - set(known["task"])))
+              if like or t in positional]  # stored by position, or read so here: the numbers may not agree
+    final, new, said = [], [], {"kept": [], "after": [], "taken": []}
+    for task, mine in ids.groupby("task", sort=True):
+        have = known[known["task"] == task]
+        at = pd.Index(have["item"]).get_indexer(mine["item"])
+        fresh = at < 0
+        number = np.zeros(len(at), dtype=np.int64)  # integers, not floats: ids up to 2**63 stay exact
+        number[~fresh] = have["doc_id"].to_numpy(dtype=np.int64)[at[~fresh]]
+        moved = int((number[~fresh] != mine["doc_id"].to_numpy()[~fresh]).sum())
+        if moved:
+            said["kept"].append((task, moved, int((~fresh).sum())))
+        if fresh.any():
+            own = mine["doc_id"].to_numpy()[fresh]
+            kept = bool(mine["own"].iloc[0])
+            taken = kept and bool(np.isin(own, have["doc_id"].to_numpy()).any())
+            if not kept or taken:
+                start = int(have["doc_id"].max()) + 1 if len(have) else 0
+                if start + len(own) > 2 ** 63:
+                    raise IngestError(path, f"task {task!r}: no numbers left after item {start - 1} for its "
+                                            f"{len(own)} new item ids")
+                order = np.argsort(own, kind="stable")  # the file's order: first appearance, or the ids' numbers
+                own = np.empty(len(order), dtype=np.int64)
+                own[order] = start + np.arange(len(order))
+                if len(have):
+                    key = "taken" if taken else "after"
+                    said[key].append((task, int(fresh.sum()), start, len(have)))
+            number[fresh] = own
+            new.append(pd.DataFrame({"benchmark": benchmark, "task": task, "item": mine["item"].to_numpy()[fresh],
+                                     "doc_id": own.astype(np.int64)}))
+        final.append(number)
+    ids = ids.sort_values("task", kind="stable")
+    notes = _map_notes(benchmark, said) + ([_legacy_note(benchmark, legacy)] if legacy else [])
+    frame = _renumber(frame, ids, np.concatenate(final))
+    return frame, (pd.concat(new, ignore_index=True) if new else None), notes
+
+
+def _renumber(frame: pd.DataFrame, ids: pd.DataFrame, final: np.ndarray) -> pd.DataFrame:
+    """``frame`` with each (task, file number) of ``ids`` numbered ``final`` (``frame`` itself if none changes)."""
+    if (final == ids["doc_id"].to_numpy()).all():
+        return frame
+    cats = frame["task"].cat.categories
+    index = pd.MultiIndex.from_arrays([pd.Categorical(ids["task"], categories=cats).codes, ids["doc_id"].to_numpy()])
+    at = index.get_indexer(pd.MultiIndex.from_arrays([frame["task"].cat.codes.to_numpy(), frame["doc_id"].to_numpy()]))
+    out = frame.copy(deep=False)
+    out["doc_id"] = final[at]
+    return out
+
+
+def _unmapped_tasks(con, benchmark: str, tasks: list) -> list:
+    """``(task, items, numbered like positions)`` of these tasks with item-table rows stored before the map kept
+    their ids; ``numbered like positions``: their numbers are 0 to items - 1, as ids numbered by position are."""
+    if not tasks:
+        return []
+    rows = con.execute(
+        """SELECT src.task, count(DISTINCT s.doc_id), min(s.doc_id) = 0 AND max(s.doc_id) = count(DISTINCT s.doc_id) - 1
+           FROM sample_sources src JOIN samples s USING (source_id)
+           WHERE src.benchmark = ? AND list_contains(?, src.task)
+             AND regexp_matches(lower(src.path), '\\.(csv|tsv|parquet)$') GROUP BY src.task ORDER BY src.task""",
+        [benchmark, tasks]).fetchall()
+    return [(str(t), int(n), bool(like)) for t, n, like in rows]
+
+
+def _which(tasks: list) -> str:
+    """``task 'a'``, or ``3 tasks (a, b, c)``: the tasks of ``(task, ...)`` tuples, for a note."""
+    names = [t for t, *_ in tasks]
+    return f"task {names[0]!r}" if len(names) == 1 else (
+        f"{len(names)} tasks (" + ", ".join(names[:3]) + (", ..." if len(names) > 3 else "") + ")")
+
+
+def _map_notes(benchmark: str, said: dict) -> list:
+    """The notes of :func:`assign_numbers`, one per kind, with counts."""
+    out = []
+    if said["kept"]:
+        n, m = sum(k[1] for k in said["kept"]), sum(k[2] for k in said["kept"])
+        out.append(f"{n} of {m} item ids of {_which(said['kept'])} that earlier files of {benchmark!r} already "
+                   "numbered keep those numbers, not the ones this file alone would give them (its order differs)")
+    if said["after"]:
+        n = sum(k[1] for k in said["after"])
+        t, k, start, had = said["after"][0]
+        out.append(f"{n} item ids of {_which(said['after'])} new to {benchmark!r} numbered after the ids earlier files "
+                   f"numbered" + (f" ({start} to {start + k - 1}, after {had})" if len(said["after"]) == 1 else ""))
+    if said["taken"]:
+        n = sum(k[1] for k in said["taken"])
+        out.append(f"{n} item ids of {_which(said['taken'])} new to {benchmark!r} numbered after the ids earlier "
+                   "files numbered, not by their own numbers: other ids of the task already have some of them")
+    return out
+
+
+def _legacy_note(benchmark: str, tasks: list) -> str:
+    n = sum(k for _, k in tasks)
+    return (f"{_which(tasks)} of {benchmark!r} already hold{'s' if len(tasks) == 1 else ''} {n} items stored by a "
+            "version that did not keep item ids: this file's items are numbered as if it were the task's first file "
+            "and cannot be matched to those by id (to match them, ingest all of the task's files into a new store)")
+
+
+def item_id_map(store, benchmark: Optional[str] = None, task: Optional[str] = None) -> pd.DataFrame:
+    """The stored item ids and their numbers: ``benchmark, task, item, doc_id``, by benchmark, task and number.
+
+    ``doc_id`` is the number the item's scores are stored under (the document number ``reduce --items`` writes
+    to lm-eval's ``--samples``); empty for a store without the map (made before it, and not ingested into since).
+    """
+    if not has_map(store.con):
+        return pd.DataFrame(columns=["benchmark", "task", "item", "doc_id"])
+    where = " AND ".join(c for c, v in (("benchmark = $b", benchmark), ("task = $t", task)) if v is not None)
+    args = {k: v for k, v in (("b", benchmark), ("t", task)) if v is not None}
+    return store.con.execute("SELECT benchmark, task, item, doc_id FROM item_ids" + (f" WHERE {where}" if where else "")
+                             + " ORDER BY benchmark, task, doc_id", args).df()
+
+
+def id_map_notes(store) -> list:
+    """What ``info`` says of item ids: tasks whose ids the store numbered, and tasks stored before the map."""
+    con = store.con
+    out = []
+    if has_map(con):
+        tasks, n = con.execute(f"SELECT count(DISTINCT (benchmark, task)), count(*) FROM item_ids "
+                               f"WHERE {_NUMBERED_BY_STORE}").fetchone()
+        if n:
+            out.append(f"{n} item ids of {tasks} tasks are not numbers that keep them apart: the store numbered them "
+                       "in order of first listing, the same in every file of the task (item_id_map lists each id's "
+                       "number)")
+    cols = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
+                                      "WHERE table_name = 'sample_sources'").fetchall()}
+    if "benchmark" not in cols:  # no item table stored, or none since the column came (its notes say so there)
+        return out
+    unmapped = " AND NOT EXISTS (SELECT 1 FROM item_ids m WHERE m.benchmark = src.benchmark AND m.task = src.task)"
+    # Files of one task numbered apart can disagree only where there are two files, and numbered by position.
+    legacy = con.execute(
+        f"""WITH two AS (SELECT src.benchmark, src.task FROM sample_sources src
+                         WHERE regexp_matches(lower(src.path), '\\.(csv|tsv|parquet)$')
+                         {unmapped if has_map(con) else ""} GROUP BY ALL HAVING count(DISTINCT src.path) > 1)
+            SELECT src.benchmark, src.task FROM sample_sources src JOIN two USING (benchmark, task)
+            JOIN samples s USING (source_id) GROUP BY ALL
+            HAVING min(s.doc_id) = 0 AND max(s.doc_id) = count(DISTINCT s.doc_id) - 1 ORDER BY ALL""").fetchall()
+    if legacy:
+        names = ", ".join(f"{b}/{t}" for b, t in legacy[:3]) + (", ..." if len(legacy) > 3 else "")
+        out.append(f"{len(legacy)} tasks of item tables ({names}) were stored from several files by a version that "
+                   "did not keep item ids: if their ids were text numbered by position, each file was numbered in its "
+                   "own order and one number may be different items; ingest their files into a new store to number "
+                   "them alike")
+    return out
+
+
+#: SQL: whether a map row's number is not its id's own (the store numbered the id: text, or numbers not kept apart).
+_NUMBERED_BY_STORE = (r"TRY_CAST(regexp_extract(item, '^[A-Za-z_-]*(\d{1,18})$', 1) AS BIGINT) IS DISTINCT FROM doc_id")
+
+
+def numbered_ids(store, benchmark: str, task: str) -> Optional[dict]:
+    """``{doc_id: item id}`` of a task whose ids the store numbered (some id's number is not its own), else None.
+
+    ``reduce --items`` writes these ids to the manifest, so ``predict`` can read a new model's logs that name the
+    items by id (Every Eval Ever instance files, HELM runs) as the numbers the population's scores have.
+    """
+    if not has_map(store.con):
+        return None
+    rows = store.con.execute(
+        f"""SELECT doc_id, item FROM item_ids WHERE benchmark = ? AND task = ? AND EXISTS (
+                SELECT 1 FROM item_ids WHERE benchmark = ? AND task = ? AND {_NUMBERED_BY_STORE})""",
+        [benchmark, task, benchmark, task]).fetchall()
+    return {int(d): str(i) for d, i in rows} or None
