@@ -317,7 +317,9 @@ def _stat_table(stats, src) -> dict:
             continue
         metric, split = nm.get("name"), nm.get("split")
         if isinstance(metric, str) and isinstance(split, str):
-            out.setdefault((metric, split), st)
+            first = out.setdefault((metric, split), st)
+            if first["name"] == nm and _mean(first) != _mean(st):  # which one is the score? neither, silently
+                raise IngestError(src, f"stats.json gives {metric} ({split}) twice: {_mean(first)} and {_mean(st)}")
     return out
 
 
@@ -401,8 +403,11 @@ def records_for_run(run_spec: dict, stats, src, suite: Optional[str] = None) -> 
         value = _mean(st)
         if value is None:
             if m == metric:
-                raise IngestError(src, f"run {run.name}: main metric {metric} ({split}) has no value (count 0)")
+                raise IngestError(src, f"run {run.name}: main metric {metric} ({split}) has no value ("
+                                       + (f"mean {st['mean']!r} is not a number)" if st.get("mean") is not None else "count 0)"))
             continue
+        if m in _EM_METRICS and not 0.0 <= value <= 1.0:
+            raise IngestError(src, f"run {run.name}: {m} ({split}) = {value!r} is outside [0, 1]; HELM writes it as a proportion")
         rb, rb_src = _baseline(run, group, m)
         out.append(ResultRecord(
             model=model.strip(), benchmark=benchmark, dataset=dataset, metric=MMLU_METRIC if subject else m, value=value,

@@ -165,6 +165,14 @@ def test_main_metric_table_and_fallback():
     ({"name": "boolq:model=a_b"}, {"not": "a list"}, "expected a list"),
     ({"name": "boolq:model=a_b"}, [{"count": 1}], "has no 'name'"),
     ({"name": "boolq:model=a_b"}, _stats(({"name": "quasi_exact_match", "split": "valid"}, None)), "no value"),
+    # A score HELM did not write: percent, a duplicated stat that disagrees, a mean that is text.
+    ({"name": "boolq:model=a_b"}, _stats(({"name": "quasi_exact_match", "split": "valid"}, 72.5)),
+     r"quasi_exact_match \(valid\) = 72.5 is outside \[0, 1\]"),
+    ({"name": "boolq:model=a_b"}, _stats(({"name": "quasi_exact_match", "split": "valid"}, 0.7),
+                                          ({"name": "quasi_exact_match", "split": "valid"}, 0.9)),
+     r"gives quasi_exact_match \(valid\) twice: 0.7 and 0.9"),
+    ({"name": "boolq:model=a_b"}, _stats(({"name": "quasi_exact_match", "split": "valid"}, "high")),
+     "mean 'high' is not a number"),
 ])
 def test_malformed_runs_raise_ingest_error(spec, stats, match):
     with pytest.raises(IngestError, match=match):
