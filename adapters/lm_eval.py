@@ -539,8 +539,10 @@ def _check_proportions(out: ResultRows, src: SourceFile) -> ResultRows:
     so such a value is a broken or edited file, and one value above 1 would make the column read as percentages
     for every model."""
     for k, v in zip(out.kinds, out.values):
-        # Not finite or too large for the store: the record checks say so.
-        if v.__class__ in _PLAIN_NUMBERS and (v < 0.0 or v > 1.0) and -1e300 < v < 1e300 and _is_proportion(k.metric):
+        # Not finite, or an integer too large for a float: the record checks say so (a finite float such as 1e308
+        # is refused here, else it was stored as a proportion).
+        if (v.__class__ in _PLAIN_NUMBERS and (v < 0.0 or v > 1.0) and _is_proportion(k.metric)
+                and (v - v == 0.0 if v.__class__ is float else -1e300 < v < 1e300)):
             raise IngestError(src.path, f"task {k.dataset!r}: {k.metric} = {v!r} is outside [0, 1]; lm-eval "
                                         "reports it as a proportion (0.62 for 62%)")
     return out

@@ -114,6 +114,9 @@ def _write(tmp_path, name, content):
         ("truncated.json", '{"results": {"arc_easy": {"acc": 0.5', "no adapter claims it"),
         ("nan.json", '{"results": {"arc_easy": {"acc": NaN}}, "config": {"model_args": "pretrained=x"}}', "not finite"),
         ("inf.json", '{"results": {"arc_easy": {"acc": Infinity}}, "config": {"model_args": "pretrained=x"}}', "not finite"),
+        # Finite but far above 1: was let past the proportion check and stored as an accuracy of 1e308.
+        ("huge.json", '{"results": {"arc_easy": {"acc": 1e308}}, "config": {"model_args": "pretrained=x"}}',
+         "acc = 1e+308 is outside [0, 1]"),
         # A string that is no number is a metric lm-eval could not compute ("N/A"): left out, here the only one.
         ("string.json", '{"results": {"arc_easy": {"acc": "high"}}, "config": {"model_args": "pretrained=x"}}',
          "no results found"),
