@@ -66,7 +66,6 @@ import math
 import os
 import re
 from pathlib import PurePosixPath
-from typing import Optional
 
 from harness_ext.errors import IngestError, NotResults
 from harness_ext.hookspecs import hookimpl
