@@ -61,6 +61,7 @@ from ..errors import IngestError, StoreError
 from ..types import _check_text, check_storable
 from .ingest_files import _max_file_bytes, _skip_reason, check_path, is_hidden
 from .ingest_read import read_inflated
+from .item_format import dedupe_items
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sample_sources (
@@ -357,11 +358,6 @@ def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) 
         raise IngestError(path, "no per-sample metric values found")
     notes = [f"{len(left_out)} per-sample value{'s' * (len(left_out) != 1)} written as null or not a number left "
              f"out: {', '.join(dict.fromkeys(left_out))}"] if left_out else []
-    # A document logged twice under one filter would count twice in every item-level estimate: the same scores
-    # are kept once (noted), different ones refuse the file, as for item-response tables.
-    from .item_tables import _dedupe
-
-    frame = _dedupe(frame.assign(model=model, task=task), path, notes).drop(columns=["model", "task"])
     frame.attrs["notes"] = notes  # read by ingest_samples into the file's report
     return model, task, frame, sha
 
@@ -471,8 +467,15 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
         if sha in shas:
             report.files.append(SamplesFileReport(str(path), "unchanged", mdl, task))
             continue
-        notes = frame.attrs.get("notes", [])
-        frame = frame.assign(model=mdl, task=task, source=str(path), source_id=next_id)
+        notes = list(frame.attrs.get("notes", []))
+        try:
+            # A document logged twice under one filter would count twice in every item-level estimate from the
+            # store: the same scores are kept once (noted), different ones refuse the file, as for item tables.
+            frame = dedupe_items(frame.assign(model=mdl, task=task), path, notes)
+        except IngestError as exc:
+            report.files.append(SamplesFileReport(str(path), "skipped", reason=_skip_reason(exc)))
+            continue
+        frame = frame.assign(source=str(path), source_id=next_id)
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         try:
             with store.transaction(_samples_frame=frame) as con:  # rolled back whole on any error
