@@ -612,7 +612,7 @@ def read_table(src: SourceFile):
     if tables is None:
         raise IngestError(src.path, "not a helm-summarize table (no header/rows)")
     names = [t.get("name") for t in tables if isinstance(t.get("name"), str)]
-    out = []
+    out, empty = [], []  # empty: cells with no value (HELM's "-", a model not run on the scenario), noted
     for ti, table in enumerate(tables):
         name = table.get("name") if isinstance(table.get("name"), str) else ""
         title = table.get("title") if isinstance(table.get("title"), str) else ""
@@ -649,7 +649,10 @@ def read_table(src: SourceFile):
                     raise IngestError(src.path, f"table {ti} row {ri} has {len(row)} cells, header has {len(header)}")
                 cell = row[j] if isinstance(row[j], dict) else {"value": row[j]}
                 value = _cell_value(cell, src.path, f"table {ti} row {ri} column {h.get('value')!r}")
+                if value is not None and not aggregate and h["metadata"]["metric"] == "EM" and not 0.0 <= value <= 1.0:
+                    raise IngestError(src.path, f"table {ti} row {ri} column {h.get('value')!r}: EM {value:g} is outside [0, 1]")
                 if value is None:
+                    empty.append(f"{first.get('value')} on {h.get('value')}")
                     continue
                 runs = list(cell.get("run_spec_names") or linked)
                 models = _run_models(runs)
@@ -679,21 +682,15 @@ def read_table(src: SourceFile):
                     model_metadata={"display_name": display} if isinstance(display, str) else {},
                     dataset_metadata={"harness": "helm", "table": name or title, "run_group": rg},
                 ))
+    if empty:
+        src.note(f"{len(empty)} empty cell{'s' * (len(empty) != 1)} (not run) left out: {', '.join(empty[:5])}"
+                 + (f" and {len(empty) - 5} more" if len(empty) > 5 else ""))
     return out
 
 
 @hookimpl
 def harness_ext_adapters():
-    yield Adapter(
-        name="helm-run",
-        description="HELM run directory (run_spec.json + stats.json): the scenario's main metric, no perturbations",
-        can_handle=can_handle_run,
-        read=read_run,
-        directory=True,
-    )
-    yield Adapter(
-        name="helm-table",
-        description="HELM leaderboard tables from helm-summarize (groups/*.json, groups/json/*.json)",
-        can_handle=can_handle_table,
-        read=read_table,
-    )
+    yield Adapter(name="helm-run", can_handle=can_handle_run, read=read_run, directory=True,
+                  description="HELM run directory (run_spec.json + stats.json): the scenario's main metric, no perturbations")
+    yield Adapter(name="helm-table", can_handle=can_handle_table, read=read_table,
+                  description="HELM leaderboard tables from helm-summarize (groups/*.json, groups/json/*.json)")
