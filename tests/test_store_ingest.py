@@ -312,6 +312,19 @@ def test_cli_conflict_warning_names_both_files(tmp_path, capsys):
                                    for x in lines)
 
 
+def test_cli_conflict_inside_one_file_says_it_is_listed_twice(tmp_path, capsys):
+    """BFCL's leaderboard lists GPT-4-1106-Preview twice (85, 81.78): the warning read 'stored 85 from <this file>,
+    this file says 81.78', as if two files disagreed."""
+    from conftest import SHARED_DATA
+    from harness_ext.cli import main
+
+    board = str(require(SHARED_DATA / "benchbench" / "leaderboards" / "bfcl_240906_tools.csv"))
+    assert main(["ingest", "--db", str(tmp_path / "s.duckdb"), board]) == 0
+    lines = [x for x in capsys.readouterr().err.splitlines() if "GPT-4-1106-Preview" in x]
+    assert lines == [f"warning: conflict in {board}: GPT-4-1106-Preview on BFCL (score): listed twice in this file, "
+                     "85 then 81.78 (both kept; the first is used)"]
+
+
 def test_a_store_object_with_stale_caches_is_refused_whole(tmp_path):
     """Two Store objects on one file in one process: the one whose caches predate the other's write numbers its
     sources (and models) from stale ids; sources' primary key refuses its batch whole, for a new file and for the
