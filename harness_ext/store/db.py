@@ -599,7 +599,7 @@ class Store:
         return self.con.execute(
             """SELECT d.benchmark, count(DISTINCT r.model_id) AS models,
                       count(DISTINCT d.name) FILTER (WHERE coalesce(d.kind, 'dataset') <> 'aggregate') AS datasets,
-                      count(*) AS results, string_agg(DISTINCT d.metric, ',' ORDER BY d.metric) AS metrics,
+                      count(*) AS results, string_agg(DISTINCT d.metric, ', ' ORDER BY d.metric) AS metrics,
                       count(DISTINCT d.name) FILTER (WHERE d.kind = 'aggregate') AS aggregates
                FROM results r JOIN datasets d USING (dataset_id) GROUP BY d.benchmark ORDER BY d.benchmark"""
         ).df()
