@@ -332,7 +332,8 @@ def _template(task: str, keys: tuple, v04: bool, listed: dict, n_choices: Option
 
 
 def _is_v04(doc) -> bool:
-    return isinstance(doc, dict) and isinstance(doc.get("results"), dict) and isinstance(doc.get("config"), dict) and (
+    # A v0.4 file without its config block is still claimed, so read_v04 can say what is missing.
+    return isinstance(doc, dict) and isinstance(doc.get("results"), dict) and (
         "n-shot" in doc or "group_subtasks" in doc or "higher_is_better" in doc or "model_name" in doc
         or _comma_key(doc["results"])
     )
@@ -552,7 +553,10 @@ def read_v04(src: SourceFile):
     doc = src.json()
     if "harness_ext_prediction" in doc:
         raise IngestError(src.path, "a harness-ext prediction (harness-ext predict wrote it), not a measured result")
-    config = doc["config"]
+    config = doc.get("config")
+    if not isinstance(config, dict):
+        raise IngestError(src.path, "an lm-eval v0.4 results file without its 'config' object (the model and its "
+                                    "arguments): not read")
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
     return _check_proportions(_drop_missing(_rows(
         src.path, doc["results"], v04=True, model=model, model_meta=meta, default_shots=config.get("num_fewshot"),
