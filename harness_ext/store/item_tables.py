@@ -46,8 +46,9 @@ import pandas as pd
 
 from ..errors import IngestError
 from ..types import check_name
+from .item_dedupe import dedupe_items as _dedupe
 from .ingest_files import ITEMS_ADAPTER, FileReport
-from .item_format import LAYOUTS, ItemTable, dedupe_items
+from .item_format import LAYOUTS, ItemTable
 
 MODEL_COLUMNS = ("model", "model_name", "model_id")
 ITEM_COLUMNS = ("item", "item_id", "doc_id", "question_id", "sample_id", "instance_id")
@@ -327,7 +328,7 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
         frame = frame[keep]
     frame.insert(2, "doc_id", _item_ids(item, frame["task"], path, notes))  # ids of scored rows only
     del item
-    frame = dedupe_items(frame, path, notes)
+    frame = _dedupe(frame, path, notes)
     digest.update(f"\0items={sorted(spec.items())}".encode())  # the same digest as of the bytes and the block
     sha = digest.hexdigest()
     if frame.empty:

@@ -61,7 +61,7 @@ from ..errors import IngestError, StoreError
 from ..types import _check_text, check_storable
 from .ingest_files import _max_file_bytes, _skip_reason, check_path, is_hidden
 from .ingest_read import read_inflated
-from .item_format import dedupe_items
+from .item_dedupe import dedupe_items
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sample_sources (
