@@ -520,13 +520,16 @@ def _instance_splits(run_dir: Path, path: Path) -> Optional[dict]:
 def _instance_values(doc: list, metric: str, split: str, splits: Optional[dict], path: Path) -> tuple:
     """``(instance ids, values, n_other)`` of ``metric`` on ``split``, unperturbed, one per (instance, trial);
     ``n_other`` counts the unperturbed entries left out (another split, or no value of the metric)."""
-    ids, values, n_other = [], [], 0
+    ids, values, n_other, seen = [], [], 0, set()
     for i, block in enumerate(doc):
         if not isinstance(block, dict) or "instance_id" not in block:
             raise IngestError(path, f"entry {i} has no instance_id")
         if block.get("perturbation") is not None:
             continue  # robustness and fairness variants, left out as in stats.json
         iid, st = str(block["instance_id"]), block.get("stats")
+        if (iid, str(block.get("train_trial_index"))) in seen:  # it would be averaged in as one more trial
+            raise IngestError(path, f"{path.name} entry {i}: instance {iid}, trial {block.get('train_trial_index')} is listed twice")
+        seen.add((iid, str(block.get("train_trial_index"))))
         if isinstance(st, dict):  # display_predictions.json: {name: mean}; the split from instances.json
             v = st.get(metric)
             v = None if splits is not None and splits.get(iid) != split else v
