@@ -12,9 +12,9 @@ Two files, both claimed by exact file name and structure:
 
 Every record has ``benchmark="crosspred"``. The main metric of a dataset
 (``acc`` where present, else ``bart``; the paper's rule) is ``primary``; the
-others are secondary. Both files agree on the main metric's values, so
-ingesting both stores each cell once (the store counts the second as a
-duplicate). Accuracy-type metrics are declared on [0, 1]; BARTScore has no
+others are secondary. Both files agree on the main metric's values: ingesting
+both keeps each main-metric cell from both sources (``info`` counts 46,644
+results for 30,552 cells), with no conflict, and matrices read it once. Accuracy-type metrics are declared on [0, 1]; BARTScore has no
 declared range, so chance normalisation min-max scales it over models. No
 random baseline is given by the source. A score that is not a number, or an
 accuracy-type score outside [0, 1], refuses the file naming the model and
