@@ -217,7 +217,7 @@ def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, defau
             continue
         shots = n_shot.get(task, default_shots) if n_shot else default_shots
         if shots is not default_shots:
-            shots = shots if isinstance(shots, int) and not isinstance(shots, bool) else None
+            shots = _shot_count(path, shots, f"n-shot of {task!r}")
         ns = n_samples.get(task) if n_samples else None
         if ns is not None:
             ns = ns.get("effective") if isinstance(ns, dict) else ns
@@ -331,6 +331,15 @@ def _template(task: str, keys: tuple, v04: bool, listed: dict, n_choices: Option
     return out
 
 
+def _shot_count(path, v, where: str):
+    """A shot count as the file gives it (None: not recorded); anything else is refused, not read as unknown."""
+    if v is None or (v.__class__ is int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    raise IngestError(path, f"{where} is {v!r}, not a shot count")
+
+
 def _is_v04(doc) -> bool:
     # A v0.4 file without its config block is still claimed, so read_v04 can say what is missing.
     return isinstance(doc, dict) and isinstance(doc.get("results"), dict) and (
@@ -389,10 +398,11 @@ def read_v03(src: SourceFile):
     config = doc["config"]
     model, meta = model_name(config, src.pathname)
     versions = doc.get("versions")
-    out = _rows_v03(doc["results"], model, meta, config.get("num_fewshot"), versions)
+    shots = _shot_count(src.path, config.get("num_fewshot"), "config.num_fewshot")
+    out = _rows_v03(doc["results"], model, meta, shots, versions)
     if out is None:
         out = _rows(src.path, doc["results"], v04=False, model=model, model_meta=meta,
-                    default_shots=config.get("num_fewshot"), doc={"versions": versions})
+                    default_shots=shots, doc={"versions": versions})
     return _check_proportions(_drop_missing(out, src), src)
 
 
@@ -559,7 +569,8 @@ def read_v04(src: SourceFile):
                                     "arguments): not read")
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
     return _check_proportions(_drop_missing(_rows(
-        src.path, doc["results"], v04=True, model=model, model_meta=meta, default_shots=config.get("num_fewshot"),
+        src.path, doc["results"], v04=True, model=model, model_meta=meta,
+        default_shots=_shot_count(src.path, config.get("num_fewshot"), "config.num_fewshot"),
         doc=doc, configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc)), src), src)
 
 

@@ -117,6 +117,11 @@ def _write(tmp_path, name, content):
         # Finite but far above 1: was let past the proportion check and stored as an accuracy of 1e308.
         ("huge.json", '{"results": {"arc_easy": {"acc": 1e308}}, "config": {"model_args": "pretrained=x"}}',
          "acc = 1e+308 is outside [0, 1]"),
+        # A shot count that is no number was read as "not recorded": the result moved to another shot setting.
+        ("shots.json", '{"results": {"arc_easy": {"acc": 0.5}}, "config": {"model_args": "pretrained=x", '
+                       '"num_fewshot": "five"}}', "config.num_fewshot is 'five', not a shot count"),
+        ("nshot.json", '{"results": {"arc_easy": {"acc,none": 0.5}}, "n-shot": {"arc_easy": "zero"}, '
+                       '"config": {"model_args": "pretrained=x"}}', "n-shot of 'arc_easy' is 'zero', not a shot count"),
         # A string that is no number is a metric lm-eval could not compute ("N/A"): left out, here the only one.
         ("string.json", '{"results": {"arc_easy": {"acc": "high"}}, "config": {"model_args": "pretrained=x"}}',
          "no results found"),
