@@ -18,7 +18,9 @@ over its subtasks and is skipped. Dataset names are the subtask descriptions
 (``logical_deduction:five_objects``) or the task name. Each ``number_of_shots``
 is its own shot setting. Metric: ``preferred_score`` (primary) and the other
 ``score_dict`` entries (non-primary; ``normalized_aggregate_score`` is derived
-and dropped).
+and dropped; a secondary entry that is not a number is left out and counted in
+a note). ``multiple_choice_grade`` and ``exact_str_match`` outside [0, 1]
+refuse the file.
 
 Normalisation matches the paper: BIG-bench normalises the preferred score as
 ``(x - low_score) / (high_score - low_score)``. The preferred metric's record
@@ -66,6 +68,8 @@ BIGBENCH_LITE_TASKS = frozenset({
     "symbol_interpretation", "vitaminc_fact_verification", "winowhy",
 })
 _DERIVED = frozenset({"normalized_aggregate_score"})
+#: Metrics BIG-bench computes as a share of examples (``bigbench/api/task_metrics.py``): always in [0, 1].
+_PROPORTIONS = frozenset({"multiple_choice_grade", "exact_str_match"})
 _MODEL_META = ("total_params", "non_embedding_params", "flop_matched_non_embedding_params", "training_batch_size",
                "training_steps", "description")
 
@@ -124,7 +128,7 @@ def read(src: SourceFile):
     descriptions = [str(e.get("subtask_description") or task).strip() for e in entries]
     has_subtasks = any(d.startswith(task + ":") for d in descriptions)
     lite = task in BIGBENCH_LITE_TASKS
-    out = []
+    out, dropped = [], []
     for i, (e, desc) in enumerate(zip(entries, descriptions)):
         if has_subtasks and desc == task:
             continue  # the aggregate over the subtasks
@@ -141,8 +145,13 @@ def read(src: SourceFile):
         lo, hi, higher = _bounds(low, high)
         meta = {"harness": "bigbench", "task": task, "bigbench_lite": lite, "low_score": low, "high_score": high}
         for metric, value in scores.items():
-            if metric in _DERIVED or (metric != preferred and not _num(value)):
-                continue  # a missing secondary score is not a reason to reject the file
+            if metric in _DERIVED:
+                continue
+            if metric != preferred and not _num(value):
+                dropped.append(f"{dataset} {metric}")  # a missing secondary score: noted, not a reason to reject
+                continue
+            if metric in _PROPORTIONS and _num(value) and not 0.0 <= value <= 1.0:
+                raise IngestError(src.path, f"scores[{i}] ({desc}): {metric} = {value!r} is outside [0, 1]")
             is_pref = metric == preferred
             rec = dict(
                 model=model, dataset=dataset, metric=metric, value=value, num_fewshot=shots, task=task,
@@ -155,6 +164,9 @@ def read(src: SourceFile):
             out.append(ResultRecord(benchmark=BIGBENCH_BENCHMARK, **rec))
             if lite:
                 out.append(ResultRecord(benchmark=BIGBENCH_LITE_BENCHMARK, **rec))
+    if dropped:
+        src.note(f"{len(dropped)} secondary score{'s' * (len(dropped) != 1)} left out (not a number): "
+                 + ", ".join(dropped[:6]) + (f" and {len(dropped) - 6} more" if len(dropped) > 6 else ""))
     return out
 
 

@@ -22,10 +22,11 @@ dataset = that dataset name, metric = the metric the description names (see
 :func:`_run_rows`). Schema 0.0.1 records without ``source_metadata.source_name`` take the
 benchmark from ``evaluation_source.evaluation_source_name``.
 
-A score outside the record's own declared ``[min_score, max_score]`` is a
-placeholder, not a result: HELM Classic writes ``-1`` for scenarios a model
-was not run on (HellaSwag, OpenbookQA, MS MARCO for about 35 models). Those
-cells are left missing instead of becoming real scores of 0.
+A score below the record's own declared ``min_score`` is a placeholder, not a
+result: HELM Classic writes ``-1`` for scenarios a model was not run on
+(HellaSwag, OpenbookQA, MS MARCO for about 35 models). Those cells are left
+missing (and counted in a note) instead of becoming real scores of 0. A score
+above ``max_score`` refuses the file: it is on another scale, not a placeholder.
 """
 
 from __future__ import annotations
@@ -228,6 +229,7 @@ def read(src: SourceFile):
         if (score.__class__ is float or isinstance(score, (int, float)) and not isinstance(score, bool)) and (
             (lo is not None and score < lo) or (hi is not None and score > hi)
         ):
+            _check_not_above(src, name, score, hi)
             placeholders.append(f"{name} {score:g}")
             continue
         if helm_mmlu:  # the subject comes from the record's generation_config: worked out per row
@@ -253,6 +255,14 @@ def read(src: SourceFile):
     _note_placeholders(src, placeholders)
     _note_aggregates(src, out.kinds)
     return out
+
+
+def _check_not_above(src: SourceFile, name: str, score, hi) -> None:
+    """Refuse a score above its declared maximum: placeholders sit below the range (HELM's ``-1``), so 34.4 on
+    [0, 1] is a score on another scale (percent), which leaving it out as "not run" would hide."""
+    if hi is not None and score > hi:
+        raise IngestError(src.path, f"{name}: score {score:g} is above its declared max_score {hi:g} "
+                                    "(a percentage for a proportion?)")
 
 
 def _note_placeholders(src: SourceFile, placeholders: list) -> None:
@@ -306,6 +316,7 @@ def _run_rows(src, model: str, info: dict, bench: str, results: list) -> list:
         lo = cfg.get("min_score") if isinstance(cfg.get("min_score"), (int, float)) else None
         hi = cfg.get("max_score") if isinstance(cfg.get("max_score"), (int, float)) else None
         if (lo is not None and score < lo) or (hi is not None and score > hi):
+            _check_not_above(src, name, score, hi)
             placeholders.append(f"{name} {score:g}")
             continue  # a placeholder outside the declared bounds, as in read()
         desc = cfg.get("evaluation_description")

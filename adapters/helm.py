@@ -317,7 +317,9 @@ def _stat_table(stats, src) -> dict:
             continue
         metric, split = nm.get("name"), nm.get("split")
         if isinstance(metric, str) and isinstance(split, str):
-            out.setdefault((metric, split), st)
+            first = out.setdefault((metric, split), st)
+            if first["name"] == nm and _mean(first) != _mean(st):  # which one is the score? neither, silently
+                raise IngestError(src, f"stats.json gives {metric} ({split}) twice: {_mean(first)} and {_mean(st)}")
     return out
 
 
@@ -401,8 +403,11 @@ def records_for_run(run_spec: dict, stats, src, suite: Optional[str] = None) -> 
         value = _mean(st)
         if value is None:
             if m == metric:
-                raise IngestError(src, f"run {run.name}: main metric {metric} ({split}) has no value (count 0)")
+                raise IngestError(src, f"run {run.name}: main metric {metric} ({split}) has no value ("
+                                       + (f"mean {st['mean']!r} is not a number)" if st.get("mean") is not None else "count 0)"))
             continue
+        if m in _EM_METRICS and not 0.0 <= value <= 1.0:
+            raise IngestError(src, f"run {run.name}: {m} ({split}) = {value!r} is outside [0, 1]; HELM writes it as a proportion")
         rb, rb_src = _baseline(run, group, m)
         out.append(ResultRecord(
             model=model.strip(), benchmark=benchmark, dataset=dataset, metric=MMLU_METRIC if subject else m, value=value,
@@ -515,13 +520,16 @@ def _instance_splits(run_dir: Path, path: Path) -> Optional[dict]:
 def _instance_values(doc: list, metric: str, split: str, splits: Optional[dict], path: Path) -> tuple:
     """``(instance ids, values, n_other)`` of ``metric`` on ``split``, unperturbed, one per (instance, trial);
     ``n_other`` counts the unperturbed entries left out (another split, or no value of the metric)."""
-    ids, values, n_other = [], [], 0
+    ids, values, n_other, seen = [], [], 0, set()
     for i, block in enumerate(doc):
         if not isinstance(block, dict) or "instance_id" not in block:
             raise IngestError(path, f"entry {i} has no instance_id")
         if block.get("perturbation") is not None:
             continue  # robustness and fairness variants, left out as in stats.json
         iid, st = str(block["instance_id"]), block.get("stats")
+        if (iid, str(block.get("train_trial_index"))) in seen:  # it would be averaged in as one more trial
+            raise IngestError(path, f"{path.name} entry {i}: instance {iid}, trial {block.get('train_trial_index')} is listed twice")
+        seen.add((iid, str(block.get("train_trial_index"))))
         if isinstance(st, dict):  # display_predictions.json: {name: mean}; the split from instances.json
             v = st.get(metric)
             v = None if splits is not None and splits.get(iid) != split else v
@@ -607,7 +615,7 @@ def read_table(src: SourceFile):
     if tables is None:
         raise IngestError(src.path, "not a helm-summarize table (no header/rows)")
     names = [t.get("name") for t in tables if isinstance(t.get("name"), str)]
-    out = []
+    out, empty = [], []  # empty: cells with no value (HELM's "-", a model not run on the scenario), noted
     for ti, table in enumerate(tables):
         name = table.get("name") if isinstance(table.get("name"), str) else ""
         title = table.get("title") if isinstance(table.get("title"), str) else ""
@@ -644,7 +652,10 @@ def read_table(src: SourceFile):
                     raise IngestError(src.path, f"table {ti} row {ri} has {len(row)} cells, header has {len(header)}")
                 cell = row[j] if isinstance(row[j], dict) else {"value": row[j]}
                 value = _cell_value(cell, src.path, f"table {ti} row {ri} column {h.get('value')!r}")
+                if value is not None and not aggregate and h["metadata"]["metric"] == "EM" and not 0.0 <= value <= 1.0:
+                    raise IngestError(src.path, f"table {ti} row {ri} column {h.get('value')!r}: EM {value:g} is outside [0, 1]")
                 if value is None:
+                    empty.append(f"{first.get('value')} on {h.get('value')}")
                     continue
                 runs = list(cell.get("run_spec_names") or linked)
                 models = _run_models(runs)
@@ -674,21 +685,15 @@ def read_table(src: SourceFile):
                     model_metadata={"display_name": display} if isinstance(display, str) else {},
                     dataset_metadata={"harness": "helm", "table": name or title, "run_group": rg},
                 ))
+    if empty:
+        src.note(f"{len(empty)} empty cell{'s' * (len(empty) != 1)} (not run) left out: {', '.join(empty[:5])}"
+                 + (f" and {len(empty) - 5} more" if len(empty) > 5 else ""))
     return out
 
 
 @hookimpl
 def harness_ext_adapters():
-    yield Adapter(
-        name="helm-run",
-        description="HELM run directory (run_spec.json + stats.json): the scenario's main metric, no perturbations",
-        can_handle=can_handle_run,
-        read=read_run,
-        directory=True,
-    )
-    yield Adapter(
-        name="helm-table",
-        description="HELM leaderboard tables from helm-summarize (groups/*.json, groups/json/*.json)",
-        can_handle=can_handle_table,
-        read=read_table,
-    )
+    yield Adapter(name="helm-run", can_handle=can_handle_run, read=read_run, directory=True,
+                  description="HELM run directory (run_spec.json + stats.json): the scenario's main metric, no perturbations")
+    yield Adapter(name="helm-table", can_handle=can_handle_table, read=read_table,
+                  description="HELM leaderboard tables from helm-summarize (groups/*.json, groups/json/*.json)")

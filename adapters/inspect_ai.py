@@ -16,7 +16,8 @@ installed (the ``[inspect]`` extra installs it for users who also write logs).
 
 Benchmark ``inspect``; dataset = the task name (an ``inspect_evals/`` prefix dropped);
 metric = the metric name, or ``<scorer>/<metric>`` when a log has several scorers;
-``stderr`` (and ``std``) become the stderr of the scorer's first metric. Logs whose
+``stderr`` (and ``std``) become the stderr of the scorer's first metric; a metric whose value is not a
+number is left out and counted in a note. Logs whose
 ``status`` is not ``success`` are refused: their scores cover only part of the samples.
 """
 
@@ -87,13 +88,16 @@ def read(src: SourceFile):
     n = (doc.get("results") or {}).get("completed_samples")
     meta = {"harness": "inspect_ai", "task_version": ev.get("task_version"),
             "inspect_ai": (ev.get("packages") or {}).get("inspect_ai"), "run_id": ev.get("run_id")}
-    out = []
+    out, dropped = [], []
     for s in scores:
         metrics = s.get("metrics") or {}
         spread = next((metrics[k].get("value") for k in _SPREAD if isinstance(metrics.get(k), dict)), None)
         first = True
         for key, m in metrics.items():
-            if key in _SPREAD or not isinstance(m, dict) or not isinstance(m.get("value"), (int, float)):
+            if key in _SPREAD:
+                continue
+            if not isinstance(m, dict) or isinstance(m.get("value"), bool) or not isinstance(m.get("value"), (int, float)):
+                dropped.append(str(key))  # a metric Inspect could not compute (null): noted, the others kept
                 continue
             name = m.get("name") or key
             out.append(ResultRecord(
@@ -103,6 +107,8 @@ def read(src: SourceFile):
                 n_samples=n if isinstance(n, int) else None, primary=first and s is scores[0], task=str(ev["task"]),
                 model_metadata={k: v for k, v in (ev.get("model_args") or {}).items()}, dataset_metadata=meta))
             first = False
+    if dropped:
+        src.note(f"{len(dropped)} metric{'s' * (len(dropped) != 1)} without a numeric value left out: {', '.join(dropped)}")
     return out
 
 

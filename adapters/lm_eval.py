@@ -217,7 +217,7 @@ def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, defau
             continue
         shots = n_shot.get(task, default_shots) if n_shot else default_shots
         if shots is not default_shots:
-            shots = shots if isinstance(shots, int) and not isinstance(shots, bool) else None
+            shots = _shot_count(path, shots, f"n-shot of {task!r}")
         ns = n_samples.get(task) if n_samples else None
         if ns is not None:
             ns = ns.get("effective") if isinstance(ns, dict) else ns
@@ -331,8 +331,18 @@ def _template(task: str, keys: tuple, v04: bool, listed: dict, n_choices: Option
     return out
 
 
+def _shot_count(path, v, where: str):
+    """A shot count as the file gives it (None: not recorded); anything else is refused, not read as unknown."""
+    if v is None or (v.__class__ is int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    raise IngestError(path, f"{where} is {v!r}, not a shot count")
+
+
 def _is_v04(doc) -> bool:
-    return isinstance(doc, dict) and isinstance(doc.get("results"), dict) and isinstance(doc.get("config"), dict) and (
+    # A v0.4 file without its config block is still claimed, so read_v04 can say what is missing.
+    return isinstance(doc, dict) and isinstance(doc.get("results"), dict) and (
         "n-shot" in doc or "group_subtasks" in doc or "higher_is_better" in doc or "model_name" in doc
         or _comma_key(doc["results"])
     )
@@ -388,10 +398,11 @@ def read_v03(src: SourceFile):
     config = doc["config"]
     model, meta = model_name(config, src.pathname)
     versions = doc.get("versions")
-    out = _rows_v03(doc["results"], model, meta, config.get("num_fewshot"), versions)
+    shots = _shot_count(src.path, config.get("num_fewshot"), "config.num_fewshot")
+    out = _rows_v03(doc["results"], model, meta, shots, versions)
     if out is None:
         out = _rows(src.path, doc["results"], v04=False, model=model, model_meta=meta,
-                    default_shots=config.get("num_fewshot"), doc={"versions": versions})
+                    default_shots=shots, doc={"versions": versions})
     return _check_proportions(_drop_missing(out, src), src)
 
 
@@ -539,8 +550,10 @@ def _check_proportions(out: ResultRows, src: SourceFile) -> ResultRows:
     so such a value is a broken or edited file, and one value above 1 would make the column read as percentages
     for every model."""
     for k, v in zip(out.kinds, out.values):
-        # Not finite or too large for the store: the record checks say so.
-        if v.__class__ in _PLAIN_NUMBERS and (v < 0.0 or v > 1.0) and -1e300 < v < 1e300 and _is_proportion(k.metric):
+        # Not finite, or an integer too large for a float: the record checks say so (a finite float such as 1e308
+        # is refused here, else it was stored as a proportion).
+        if (v.__class__ in _PLAIN_NUMBERS and (v < 0.0 or v > 1.0) and _is_proportion(k.metric)
+                and (v - v == 0.0 if v.__class__ is float else -1e300 < v < 1e300)):
             raise IngestError(src.path, f"task {k.dataset!r}: {k.metric} = {v!r} is outside [0, 1]; lm-eval "
                                         "reports it as a proportion (0.62 for 62%)")
     return out
@@ -550,10 +563,14 @@ def read_v04(src: SourceFile):
     doc = src.json()
     if "harness_ext_prediction" in doc:
         raise IngestError(src.path, "a harness-ext prediction (harness-ext predict wrote it), not a measured result")
-    config = doc["config"]
+    config = doc.get("config")
+    if not isinstance(config, dict):
+        raise IngestError(src.path, "an lm-eval v0.4 results file without its 'config' object (the model and its "
+                                    "arguments): not read")
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
     return _check_proportions(_drop_missing(_rows(
-        src.path, doc["results"], v04=True, model=model, model_meta=meta, default_shots=config.get("num_fewshot"),
+        src.path, doc["results"], v04=True, model=model, model_meta=meta,
+        default_shots=_shot_count(src.path, config.get("num_fewshot"), "config.num_fewshot"),
         doc=doc, configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc)), src), src)
 
 

@@ -66,7 +66,6 @@ import math
 import os
 import re
 from pathlib import PurePosixPath
-from typing import Optional
 
 from harness_ext.errors import IngestError, NotResults
 from harness_ext.hookspecs import hookimpl
@@ -236,8 +235,12 @@ def _subsets(src, doc) -> dict:
         for split, entries in doc["scores"].items():
             if not isinstance(entries, list):
                 raise IngestError(src.path, f"scores[{split!r}] is not a list of subset entries")
-            out[split] = {str(e.get("hf_subset", "default")): ([str(x) for x in e.get("languages") or []], e)
-                          for e in entries if isinstance(e, dict)}
+            out[split] = subsets = {}
+            for e in (e for e in entries if isinstance(e, dict)):
+                name = str(e.get("hf_subset", "default"))
+                if name in subsets and subsets[name][1] != e:  # the later one silently replaced the first
+                    raise IngestError(src.path, f"scores[{split!r}] lists subset {name!r} twice, with different scores")
+                subsets[name] = ([str(x) for x in e.get("languages") or []], e)
         return out
     for split in doc:
         block = doc[split]

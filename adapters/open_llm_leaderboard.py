@@ -41,6 +41,8 @@ _KEY_RE = re.compile(r"^(?P<suite>[A-Za-z0-9_\-]+)\|(?P<task>[^|]+)\|(?P<shots>\
 LEADERBOARD_METRIC = {"arc_challenge": "acc_norm", "hellaswag": "acc_norm", "truthfulqa_mc": "mc2",
                       "winogrande": "acc", "gsm8k": "acc", "drop": "f1"}
 _FALLBACK_ORDER = ("acc", "acc_norm", "mc2", "em", "f1", "exact_match")
+#: Metrics lighteval writes as proportions (0.62 for 62%).
+_PROPORTIONS = frozenset({"acc", "acc_norm", "mc1", "mc2", "em", "exact_match"})
 #: Chance accuracy of the multiple-choice leaderboard tasks (1 / number of choices).
 _CHOICES = {"arc_challenge": 4, "hellaswag": 4, "winogrande": 2}
 
@@ -74,11 +76,13 @@ def read(src: SourceFile):
     model = cfg["model_name"].strip()
     model_meta = {k: cfg[k] for k in ("model_sha", "model_dtype", "model_size", "lighteval_sha") if cfg.get(k) is not None}
     model_meta["source"] = "open_llm_leaderboard_v1"
-    out = []
+    out, unread = [], []
     for key, block in results.items():
         m = _KEY_RE.match(key) if isinstance(key, str) else None
         if m is None:
-            continue  # "all" and anything else that is not a task row
+            if key != "all":  # "all" is the leaderboard's average; anything else not a task row is noted
+                unread.append(str(key))
+            continue
         if not isinstance(block, dict):
             raise IngestError(src.path, f"results[{key!r}] is {type(block).__name__}, expected an object of metrics")
         task, shots = m.group("task"), int(m.group("shots"))
@@ -94,6 +98,9 @@ def read(src: SourceFile):
         if primary not in metrics:
             primary = next((x for x in _FALLBACK_ORDER if x in metrics), next(iter(metrics)))
         for metric, value in metrics.items():
+            if metric in _PROPORTIONS and isinstance(value, (int, float)) and not 0.0 <= value <= 1.0:
+                raise IngestError(src.path, f"results[{key!r}]: {metric} = {value!r} is outside [0, 1]; the "
+                                            "leaderboard writes it as a proportion (0.62 for 62%)")
             if subject:
                 rb, rb_src = chance_baseline(key, metric)
             elif metric in ("acc", "acc_norm") and dataset in _CHOICES:
@@ -106,6 +113,9 @@ def read(src: SourceFile):
                 random_baseline=rb, baseline_source=rb_src, task=key, primary=(metric == primary),
                 model_metadata=model_meta, dataset_metadata={"harness": "open_llm_leaderboard_v1", "suite": m.group("suite")},
             ))
+    if unread:
+        src.note(f"{len(unread)} result key{'s' * (len(unread) != 1)} not of the form <suite>|<task>|<shots> left out: "
+                 + ", ".join(unread[:5]) + (f" and {len(unread) - 5} more" if len(unread) > 5 else ""))
     return out
 
 

@@ -15,7 +15,9 @@ deviation (ddof=1) over sqrt(n), ``n_samples`` the number of resamples.
 Files are checked for completeness, since a truncated or concatenated file
 would otherwise give a plausible but wrong mean: every dataset row has a
 finite value for every resample the header lists, the header appears once,
-a dataset appears once, and the file ends with a line break.
+a dataset appears once, and the file ends with a line break. Accuracy,
+balanced accuracy and AUROC resamples must lie in [0, 1], log loss at 0 or
+above.
 
 Not read
 --------
@@ -128,9 +130,15 @@ def read(src: SourceFile) -> Iterator[ResultRecord]:
         if n_ok < n_cols:
             raise IngestError(src.path, f"line {lineno} ({dataset}): {n_ok} of {n_cols} resamples have a finite value "
                                         "(truncated or incomplete file)")
+        bounded = metric != "logloss"
+        # One resample out of range would move the mean and pass as a plausible score (the published AUROC files
+        # hold a few 1.0000000000000002: rounding, let through).
+        bad = vals[(vals < -1e-9) | (vals > 1.0 + 1e-9)] if bounded else vals[vals < -1e-9]
+        if bad.size:
+            raise IngestError(src.path, f"line {lineno} ({dataset}): {metric} {bad[0]:g} is outside "
+                                        f"{'[0, 1]' if bounded else '[0, inf)'} ({bad.size} such resamples)")
         n = int(vals.size)
         stderr = float(vals.std(ddof=1) / math.sqrt(n)) if n > 1 else None
-        bounded = metric != "logloss"
         yield ResultRecord(
             model=clf,
             benchmark=BENCHMARK,

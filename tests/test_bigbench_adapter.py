@@ -126,6 +126,8 @@ def test_model_name_and_path_derived_task(tmp_path):
     (lambda d: d["scores"].append(3), "is not an object"),
     (lambda d: d["model"].pop("model_family"), "not a BIG-bench scores file"),
     (lambda d: d["scores"][0]["score_dict"].update(exact_str_match=None), "not a number"),
+    # A share of examples written in percent was stored as a grade of 55.
+    (lambda d: d["scores"][0]["score_dict"].update(exact_str_match=55.0), r"exact_str_match = 55.0 is outside \[0, 1\]"),
 ])
 def test_malformed_files_raise_ingest_error(tmp_path, mutate, match):
     doc = _doc([{"score_dict": {"exact_str_match": 0.5, "bleu_extra": None}, "preferred_score": "exact_str_match",
@@ -133,3 +135,14 @@ def test_malformed_files_raise_ingest_error(tmp_path, mutate, match):
     mutate(doc)
     with pytest.raises(IngestError, match=match):
         read_source(_write(tmp_path, doc), get_registration("adapters", "bigbench"))
+
+
+def test_secondary_scores_that_are_no_numbers_are_counted_in_a_note(tmp_path):
+    """They were left out without a word."""
+    doc = _doc([{"score_dict": {"exact_str_match": 0.5, "bleu_extra": None, "rouge": "n/a", "f1": 0.3},
+                 "preferred_score": "exact_str_match", "number_of_shots": 0, "low_score": 0.0, "high_score": 1.0,
+                 "subtask_description": "toy_task"}])
+    with Store.open(":memory:") as s:
+        (f,) = ingest_paths(s, [_write(tmp_path, doc).path], show_progress=False).files
+    assert f.status == "ingested" and f.n_results == 2
+    assert f.notes == ["2 secondary scores left out (not a number): toy_task bleu_extra, toy_task rouge"]

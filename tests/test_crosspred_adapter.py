@@ -99,6 +99,36 @@ def test_read_rejects_wrong_structure(tmp_path):
         list(read(SourceFile(p)))
 
 
+@pytest.mark.parametrize("cell, match", [
+    ("0.5", "'0.5' is not a number"), (True, "True is not a number"),
+    (50.0, r"acc = 50.0 is outside \[0, 1\]"), ([0.5], r"\[0.5\] is not a number"),
+])
+def test_a_broken_cell_refuses_the_file_naming_it(tmp_path, cell, match):
+    """A bool was stored as 1.0 and a percentage as 50; a bad first cell read as 'no adapter claims it'."""
+    doc = {"m1": {"Chart (SEED_2)": cell, "Whole dataset (GQA)": -5.2}, "m2": FLAT["m2"]}
+    src = SourceFile(write(tmp_path / "result_summary.json", doc))
+    assert can_handle(src)
+    with pytest.raises(IngestError, match=match) as exc:
+        list(read(src))
+    assert "'m1' on 'Chart (SEED_2)'" in str(exc.value)
+
+
+def test_null_cells_are_counted_in_a_note(tmp_path):
+    """A null or NaN cell is a missing score: left out, and said so (it was dropped without a word)."""
+    from harness_ext.store.db import Store
+    from harness_ext.store.ingest import ingest_paths
+
+    flat = write(tmp_path / "a" / "result_summary.json", {"m0": {"Chart (SEED_2)": None, "D (X)": 0.4}, **FLAT})
+    nested = write(tmp_path / "b" / "all_result_summary.json",
+                   {"m1": {"Chart (SEED_2)": {"acc": 0.5, "f1": float("nan")}}, "m2": NESTED["m2"]})
+    with Store.open(":memory:") as store:
+        rep = ingest_paths(store, [flat, nested], show_progress=False)
+    by = {Path(f.path).parent.name: f for f in rep.files}
+    assert by["a"].status == "ingested" and by["a"].n_results == 4 + 1
+    assert by["a"].notes == ["1 score written as null or NaN left out: m0 on Chart (SEED_2)"]
+    assert by["b"].notes == ["1 score written as null or NaN left out: m1 on Chart (SEED_2) (f1)"]
+
+
 def test_ingest_both_files_gives_one_primary_matrix(crosspred_dir):
     from harness_ext.store.ingest import ingest_paths
     from harness_ext.store.matrix import MatrixQuery, load_matrix

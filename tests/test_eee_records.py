@@ -87,3 +87,25 @@ def test_cot_correct_gets_the_multiple_choice_chance_level(tmp_path):
     chance = {c: norm.attrs["datasets"][c]["normalisation"]["chance"] for c in norm.columns}
     assert chance == {"GPQA": pytest.approx(0.25), "MMLU-Pro": pytest.approx(0.1)}
     assert chance_level("gpqa_diamond", "cot_correct")[0] == pytest.approx(0.25)
+
+
+def test_a_score_above_its_declared_maximum_refuses_the_file(tmp_path):
+    """34.4 on [0, 1] was left out as a "not run" placeholder; only scores below the range are placeholders."""
+    import json
+
+    from conftest import SHARED_DATA, require
+
+    src = next(iter(sorted(require(SHARED_DATA / "every_eval_ever" / "data" / "helm_classic").rglob("*.json"))))
+    doc = json.loads(src.read_text())
+    mmlu = next(e for e in doc["evaluation_results"] if e["evaluation_name"] == "MMLU")
+    mmlu["score_details"]["score"] = 34.4
+    bad = tmp_path / "record.json"
+    bad.write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        (f,) = ingest_paths(s, [bad], show_progress=False).files
+    assert f.status == "skipped" and "MMLU: score 34.4 is above its declared max_score 1" in f.reason
+    mmlu["score_details"]["score"] = -1  # HELM's placeholder: left out, noted
+    bad.write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        (f,) = ingest_paths(s, [bad], show_progress=False).files
+    assert f.status == "ingested" and any("MMLU -1" in n for n in f.notes)

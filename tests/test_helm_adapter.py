@@ -165,6 +165,14 @@ def test_main_metric_table_and_fallback():
     ({"name": "boolq:model=a_b"}, {"not": "a list"}, "expected a list"),
     ({"name": "boolq:model=a_b"}, [{"count": 1}], "has no 'name'"),
     ({"name": "boolq:model=a_b"}, _stats(({"name": "quasi_exact_match", "split": "valid"}, None)), "no value"),
+    # A score HELM did not write: percent, a duplicated stat that disagrees, a mean that is text.
+    ({"name": "boolq:model=a_b"}, _stats(({"name": "quasi_exact_match", "split": "valid"}, 72.5)),
+     r"quasi_exact_match \(valid\) = 72.5 is outside \[0, 1\]"),
+    ({"name": "boolq:model=a_b"}, _stats(({"name": "quasi_exact_match", "split": "valid"}, 0.7),
+                                          ({"name": "quasi_exact_match", "split": "valid"}, 0.9)),
+     r"gives quasi_exact_match \(valid\) twice: 0.7 and 0.9"),
+    ({"name": "boolq:model=a_b"}, _stats(({"name": "quasi_exact_match", "split": "valid"}, "high")),
+     "mean 'high' is not a number"),
 ])
 def test_malformed_runs_raise_ingest_error(spec, stats, match):
     with pytest.raises(IngestError, match=match):
@@ -233,3 +241,21 @@ def test_table_errors(tmp_path, store):
     report = ingest_paths(store, [p], show_progress=False)
     assert report.files[0].status == "skipped" and "not a number" in report.files[0].reason
     assert store.counts()["results"] == 0
+
+
+def test_table_cells_in_percent_are_refused_and_empty_cells_counted(tmp_path, store):
+    """An EM of 55 was stored as a score of 55; a model's empty cell (not run) was left out without a word."""
+    table = {"title": "Accuracy", "name": "accuracy",
+             "header": [{"value": "Model"}, {"value": "X - EM", "metadata": {"metric": "EM", "run_group": "X"}},
+                        {"value": "Y - EM", "metadata": {"metric": "EM", "run_group": "Y"}}],
+             "rows": [[{"value": "m1"}, {"value": 0.5}, {"value": None}], [{"value": "m2"}, {"value": 0.7}, {}]]}
+    p = tmp_path / "ok.json"
+    p.write_text(json.dumps(table))
+    (f,) = ingest_paths(store, [p], show_progress=False).files
+    assert f.status == "ingested" and f.n_results == 2
+    assert f.notes == ["2 empty cells (not run) left out: m1 on Y - EM, m2 on Y - EM"]
+    table["rows"][1][1]["value"] = 55.0
+    p = tmp_path / "pct.json"
+    p.write_text(json.dumps(table))
+    (f,) = ingest_paths(store, [p], show_progress=False).files
+    assert f.status == "skipped" and "column 'X - EM': EM 55 is outside [0, 1]" in f.reason

@@ -39,3 +39,17 @@ def test_eval_archive_and_refusals(tmp_path):
         assert by["failed.json"].status == "skipped" and "not 'success'" in by["failed.json"].reason
         r = query_results(s, MatrixQuery(benchmarks=("inspect",)))
     assert r["value"].tolist() == [0.5]
+
+
+def test_a_metric_without_a_number_is_noted_and_a_bool_is_not_a_score(tmp_path):
+    """They were left out (null) or stored as 1.0 (true) without a word."""
+    doc = json.loads(LOG.read_text())
+    metrics = doc["results"]["scores"][0]["metrics"]
+    metrics["mean"] = {"name": "mean", "value": None}
+    metrics["all"] = {"name": "all", "value": True}
+    log = tmp_path / "log.json"
+    log.write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        (f,) = ingest_paths(s, [log], show_progress=False).files
+        assert f.status == "ingested" and f.n_results == 1
+        assert f.notes == ["2 metrics without a numeric value left out: mean, all"]

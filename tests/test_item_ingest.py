@@ -202,6 +202,20 @@ def test_helm_per_instance_file_that_is_broken_is_one_error(tmp_path):
     assert st["item_table"].status == "skipped" and "expected a list" in st["item_table"].reason
 
 
+def test_helm_instance_trial_listed_twice_is_one_error(tmp_path):
+    """A (instance, trial) listed twice was averaged in as one more trial: the item's score and the run's mean from
+    its items moved without a word."""
+    d = tmp_path / "run"
+    shutil.copytree(HELM_RUN, d)
+    doc = json.loads((d / "per_instance_stats.json").read_text())
+    doc.append(next(b for b in doc if b.get("perturbation") is None))
+    (d / "per_instance_stats.json").write_text(json.dumps(doc))
+    st = {f.adapter: f for f in _ingest(tmp_path / "s.duckdb", d).files}
+    assert st["helm_run"].status == "ingested" and st["item_table"].status == "skipped"
+    assert f"per_instance_stats.json entry {len(doc) - 1}: instance " in st["item_table"].reason
+    assert st["item_table"].reason.endswith("is listed twice")
+
+
 def test_api_ingest_takes_item_tables(tmp_path):
     import harness_ext as hx
 

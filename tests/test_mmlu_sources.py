@@ -61,6 +61,27 @@ def test_open_llm_leaderboard_v1_real_results():
         assert "84430552036c85cc6a16722b26496df4d93f3afe" in models["aerdincdal/CBDDO-LLM-8B-Instruct-v1"]
 
 
+def test_open_llm_leaderboard_v1_scores_out_of_range_and_unread_keys(tmp_path):
+    """An acc_norm of 61.5 was stored as a score of 61.5; a result key that is no task row was passed over without a
+    word ("all", the leaderboard's average, still is)."""
+    import json
+
+    src = next(OLL.glob("details_HenryJJ*/results_*.json"))
+    doc = json.loads(src.read_text())
+    doc["results"]["harness|arc:challenge|x"] = {"acc": 0.5}
+    ok = tmp_path / "ok" / src.name
+    ok.parent.mkdir()
+    ok.write_text(json.dumps(doc))
+    doc["results"]["harness|arc:challenge|25"]["acc_norm"] = 61.5
+    bad = tmp_path / "bad" / src.name
+    bad.parent.mkdir()
+    bad.write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        by = {f.path: f for f in ingest_paths(s, [ok, bad], show_progress=False).files}
+    assert by[str(ok)].notes == ["1 result key not of the form <suite>|<task>|<shots> left out: harness|arc:challenge|x"]
+    assert by[str(bad)].status == "skipped" and "acc_norm = 61.5 is outside [0, 1]" in by[str(bad)].reason
+
+
 def test_one_mmlu_matrix_from_pythia_llama_opt_and_v04(real_store, tmp_path):
     """Pythia (v0.3, 838 runs), LLaMA/OPT/MPT (v0.3 master) and the v0.4 PR runs in one 57-column matrix;
     then HELM runs and the Open LLM Leaderboard join the same columns."""

@@ -165,3 +165,26 @@ def test_mteb_version_past_the_first_bytes_is_still_recognised(tmp_path):
     (f,) = rep.files
     assert (f.status, f.adapter) == ("ingested", "mteb"), f.reason
     assert load_matrix(s, MatrixQuery(normalise="none")).iloc[0, 0] == pytest.approx(0.6740416946872899)
+
+
+def test_a_subset_listed_twice_with_other_scores_refuses_the_file(tmp_path):
+    """The later entry replaced the first without a word (main_score 0.1 stored beside the first's accuracy)."""
+    import json
+    import shutil
+
+    folder = tmp_path / "GritLM__GritLM-7B" / GRIT.name
+    folder.mkdir(parents=True)
+    doc = json.loads((GRIT / "Banking77Classification.json").read_text())
+    doc["scores"]["test"].append({**doc["scores"]["test"][0], "main_score": 0.1})
+    (folder / "Banking77Classification.json").write_text(json.dumps(doc))
+    s, rep = _store([folder / "Banking77Classification.json"])
+    (f,) = rep.files
+    assert f.status == "skipped" and "lists subset 'default' twice, with different scores" in f.reason
+    # The same entry twice is one subset.
+    doc["scores"]["test"][-1] = doc["scores"]["test"][0]
+    shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    (folder / "Banking77Classification.json").write_text(json.dumps(doc))
+    s, rep = _store([folder / "Banking77Classification.json"])
+    assert rep.files[0].status == "ingested"
+    assert load_matrix(s, MatrixQuery(normalise="none")).iloc[0, 0] == pytest.approx(0.7936039)

@@ -112,6 +112,9 @@ def _lines(path):
     (lambda rows: rows[:5] + [json.dumps({**json.loads(rows[5]), "doc_id": "seven"})], "not an integer"),
     (lambda rows: rows[:5] + ["[1, 2]"], "expected an object"),
     (lambda rows: [json.dumps({"doc_id": 1, "metrics": ["acc"], "acc": "yes"})], "no per-sample metric"),
+    # A document logged twice with another score would count twice in every item-level estimate.
+    (lambda rows: rows + [json.dumps({**json.loads(rows[0]), "acc": 1 - json.loads(rows[0])["acc"]})],
+     "two different scores"),
 ])
 def test_a_bad_file_writes_nothing(store, tmp_path, corrupt, match):
     ingest_samples(store, [OUT / "toy__lm-small"], show_progress=False)
@@ -124,6 +127,24 @@ def test_a_bad_file_writes_nothing(store, tmp_path, corrupt, match):
     assert report.files[0].status == "skipped" and match in report.files[0].reason
     after = _samples_rows(store), store.con.execute("SELECT count(*) FROM sample_sources").fetchone()[0]
     assert after == before
+
+
+def test_repeated_samples_and_values_that_are_no_numbers_are_reported(tmp_path):
+    """A line logged twice with the same scores is stored once, a null or string score is left out; both are
+    counted in the file's notes, where they were dropped without a word."""
+    run = tmp_path / "toy__lm-small"
+    shutil.copytree(OUT / "toy__lm-small", run)
+    log = next(run.glob("samples_toy_arith_mc_*.jsonl"))
+    rows = log.read_text().splitlines()
+    rows[3] = json.dumps({**json.loads(rows[3]), "acc": None})
+    log.write_text("\n".join(rows + [rows[0]]) + "\n")
+    with Store.open(":memory:") as s:
+        report = ingest_paths(s, [run], show_progress=False)
+        (f,) = [f for f in report.files if f.path == str(log)]
+        assert f.status == "ingested" and f.n_samples == 18 * 2 - 1
+        assert any("1 per-sample value written as null or not a number left out: acc" in n for n in f.notes)
+        assert any("2 repeated (model, item) rows with the same score kept once" in n for n in f.notes)
+        assert s.con.execute("SELECT count(*) FROM samples WHERE task = 'toy_arith_mc'").fetchone()[0] == 35
 
 
 def test_first_ingested_wins_and_booleans_become_numbers(store, tmp_path):

@@ -114,6 +114,14 @@ def _write(tmp_path, name, content):
         ("truncated.json", '{"results": {"arc_easy": {"acc": 0.5', "no adapter claims it"),
         ("nan.json", '{"results": {"arc_easy": {"acc": NaN}}, "config": {"model_args": "pretrained=x"}}', "not finite"),
         ("inf.json", '{"results": {"arc_easy": {"acc": Infinity}}, "config": {"model_args": "pretrained=x"}}', "not finite"),
+        # Finite but far above 1: was let past the proportion check and stored as an accuracy of 1e308.
+        ("huge.json", '{"results": {"arc_easy": {"acc": 1e308}}, "config": {"model_args": "pretrained=x"}}',
+         "acc = 1e+308 is outside [0, 1]"),
+        # A shot count that is no number was read as "not recorded": the result moved to another shot setting.
+        ("shots.json", '{"results": {"arc_easy": {"acc": 0.5}}, "config": {"model_args": "pretrained=x", '
+                       '"num_fewshot": "five"}}', "config.num_fewshot is 'five', not a shot count"),
+        ("nshot.json", '{"results": {"arc_easy": {"acc,none": 0.5}}, "n-shot": {"arc_easy": "zero"}, '
+                       '"config": {"model_args": "pretrained=x"}}', "n-shot of 'arc_easy' is 'zero', not a shot count"),
         # A string that is no number is a metric lm-eval could not compute ("N/A"): left out, here the only one.
         ("string.json", '{"results": {"arc_easy": {"acc": "high"}}, "config": {"model_args": "pretrained=x"}}',
          "no results found"),
@@ -139,7 +147,11 @@ def test_visualrwkv_non_standard_files_are_skipped_with_reason(store):
     require(LM_EVAL_V04)
     rep = ingest_paths(store, [LM_EVAL_V04 / "VisualRWKV__rwkv7-1.47B-pile"], show_progress=False)
     assert len(rep.by_status("skipped")) == 3 and not rep.by_status("ingested")
-    assert all("not a recognised result file" in f.reason for f in rep.files)
+    reasons = sorted(f.reason for f in rep.files)
+    # Two are bare results blocks; the third is a v0.4 results file without its config block, and says so (it
+    # was "not a recognised result file").
+    assert reasons[0] == "an lm-eval v0.4 results file without its 'config' object (the model and its arguments): not read"
+    assert all("not a recognised result file" in r for r in reasons[1:])
     assert counts(store)["results"] == 0
 
 
@@ -309,6 +321,19 @@ def test_cli_conflict_warning_names_both_files(tmp_path, capsys):
                                    for x in lines)
 
 
+def test_cli_conflict_inside_one_file_says_it_is_listed_twice(tmp_path, capsys):
+    """BFCL's leaderboard lists GPT-4-1106-Preview twice (85, 81.78): the warning read 'stored 85 from <this file>,
+    this file says 81.78', as if two files disagreed."""
+    from conftest import SHARED_DATA
+    from harness_ext.cli import main
+
+    board = str(require(SHARED_DATA / "benchbench" / "leaderboards" / "bfcl_240906_tools.csv"))
+    assert main(["ingest", "--db", str(tmp_path / "s.duckdb"), board]) == 0
+    lines = [x for x in capsys.readouterr().err.splitlines() if "GPT-4-1106-Preview" in x]
+    assert lines == [f"warning: conflict in {board}: GPT-4-1106-Preview on BFCL (score): listed twice in this file, "
+                     "85 then 81.78 (both kept; the first is used)"]
+
+
 def test_a_store_object_with_stale_caches_is_refused_whole(tmp_path):
     """Two Store objects on one file in one process: the one whose caches predate the other's write numbers its
     sources (and models) from stale ids; sources' primary key refuses its batch whole, for a new file and for the
@@ -327,3 +352,12 @@ def test_a_store_object_with_stale_caches_is_refused_whole(tmp_path):
         assert a.con.execute("SELECT count(*), count(DISTINCT sha256) FROM sources").fetchone() == (1, 1)
         assert a.con.execute("SELECT count(*), count(DISTINCT name), count(DISTINCT model_id) FROM models"
                              ).fetchone() == (1, 1, 1)
+
+
+def test_info_separates_metrics_that_hold_a_comma():
+    """lm-eval v0.4 names a filtered metric 'exact_match,strict-match': joined with bare commas, info's metrics
+    column read 'exact_match,exact_match,strict-match' (two metrics or three?)."""
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [require(LM_EVAL_V04 / "all_materials.json")], show_progress=False)
+        metrics = s.benchmarks().set_index("benchmark").loc["lm_eval", "metrics"]
+    assert "exact_match,xml-extract" in metrics.split(", ") and "mae" in metrics.split(", ")

@@ -73,6 +73,20 @@ def test_bad_values_raise_ingest_error(tmp_path):
         list(tsml.read(_write(tmp_path / "Z_accuracy.csv", "Foo,0,1\nBeef,0.4,0.5\n")))
 
 
+@pytest.mark.parametrize("name, row, match", [
+    ("A_accuracy.csv", "Beef,0.4,1.5\n", r"accuracy 1.5 is outside \[0, 1\]"),
+    ("A_auroc.csv", "Beef,-0.2,0.5\n", r"auroc -0.2 is outside \[0, 1\]"),
+    ("A_logloss.csv", "Beef,0.3,-1\n", r"logloss -1 is outside \[0, inf\)"),
+])
+def test_a_resample_out_of_range_refuses_the_file(tmp_path, name, row, match):
+    """One resample out of range moved the row's mean (stored as a plausible accuracy of 0.95)."""
+    with pytest.raises(IngestError, match=match):
+        list(tsml.read(_write(tmp_path / name, "Resamples:,0,1\n" + row)))
+    # The published files' rounding above 1 is let through.
+    (rec,) = tsml.read(_write(tmp_path / "B_auroc.csv", "Resamples:,0,1\nBeef,1.0000000000000002,1\n"))
+    assert rec.value == pytest.approx(1.0)
+
+
 def test_registered_and_claims_alone(tmp_path):
     from harness_ext.store.ingest import detect_adapter
     from harness_ext.plugin_manager import get_registration, get_registrations

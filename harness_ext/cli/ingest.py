@@ -47,7 +47,7 @@ def run(args) -> int:
                 log.warning(f"skipped {f.path}: {f.reason}")
         for f in report.files:  # a conflict says "this file": name it (a folder's files all print here)
             for c in f.conflicts:
-                log.warning(f"conflict in {f.path}: {c}")
+                log.warning(f"conflict in {f.path}: {c.text(f.path)}")
         from .logs import NOTE
 
         for line in report.note_lines():  # what the adapters' heuristics did: never silent

@@ -108,11 +108,17 @@ class Conflict:
     stored_source: str
 
     def __str__(self):
+        return self.text()
+
+    def text(self, path: Optional[str] = None) -> str:
+        """The conflict as said of the file at ``path``: a value that file gave already is one it lists twice."""
         shots = "" if self.num_fewshot is None else f", {self.num_fewshot}-shot"
-        return (
-            f"{self.model} on {self.dataset} ({self.metric}{shots}): stored {self.stored_value:.6g} "
-            f"from {self.stored_source}, this file says {self.new_value:.6g} (both kept; the first is used)"
-        )
+        head = f"{self.model} on {self.dataset} ({self.metric}{shots})"
+        if path is not None and self.stored_source == path:
+            return (f"{head}: listed twice in this file, {self.stored_value:.6g} then {self.new_value:.6g} "
+                    "(both kept; the first is used)")
+        return (f"{head}: stored {self.stored_value:.6g} from {self.stored_source}, this file says "
+                f"{self.new_value:.6g} (both kept; the first is used)")
 
 
 @dataclass
@@ -593,7 +599,7 @@ class Store:
         return self.con.execute(
             """SELECT d.benchmark, count(DISTINCT r.model_id) AS models,
                       count(DISTINCT d.name) FILTER (WHERE coalesce(d.kind, 'dataset') <> 'aggregate') AS datasets,
-                      count(*) AS results, string_agg(DISTINCT d.metric, ',' ORDER BY d.metric) AS metrics,
+                      count(*) AS results, string_agg(DISTINCT d.metric, ', ' ORDER BY d.metric) AS metrics,
                       count(DISTINCT d.name) FILTER (WHERE d.kind = 'aggregate') AS aggregates
                FROM results r JOIN datasets d USING (dataset_id) GROUP BY d.benchmark ORDER BY d.benchmark"""
         ).df()

@@ -613,7 +613,8 @@ class _IngestRun:
             # After the results, so a log's model is named from its sibling results_*.json as stored.
             done = ingest_samples(store, [p for _, p in self.logs], show_progress=False)
             for (idx, _), f in zip(self.logs, done.files):
-                report.files[idx] = FileReport(f.path, f.status, SAMPLES_ADAPTER, reason=f.reason, n_samples=f.n_rows)
+                report.files[idx] = FileReport(f.path, f.status, SAMPLES_ADAPTER, reason=f.reason, n_samples=f.n_rows,
+                                               notes=f.notes)
         if self.tables or self.runs:
             ingest_walked(store, report.files, self.tables, self.runs)
         if not self.aliases_done and report.by_status("ingested"):

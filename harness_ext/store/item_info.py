@@ -52,7 +52,7 @@ def item_benchmarks(store) -> pd.DataFrame:
     return store.con.execute(
         f"""SELECT {source_benchmark_sql(store)} AS benchmark, count(DISTINCT s.task) AS tasks,
                    count(DISTINCT s.model) AS models, count(DISTINCT (s.task, s.doc_id)) AS items,
-                   count(*) AS item_scores, string_agg(DISTINCT s.metric, ',' ORDER BY s.metric) AS metrics
+                   count(*) AS item_scores, string_agg(DISTINCT s.metric, ', ' ORDER BY s.metric) AS metrics
             FROM samples s JOIN sample_sources src USING (source_id) GROUP BY ALL ORDER BY benchmark""").df()
 
 

@@ -47,6 +47,7 @@ import pandas as pd
 
 from ..errors import IngestError
 from ..types import check_name
+from .item_dedupe import dedupe_items as _dedupe
 from .ingest_files import ITEMS_ADAPTER, FileReport
 from .item_format import LAYOUTS, ItemTable
 from .item_ids import assign_numbers, ensure_map, file_item_ids
@@ -240,49 +241,6 @@ def _file_hash(path: Path):
     except OSError as exc:
         raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
     return h
-
-
-def _has_repeats(frame: pd.DataFrame) -> bool:
-    """Whether any (model, task, item, metric) occurs twice, sorting one int64 key in place.
-
-    The labels are categoricals; with the item ids their codes make one integer per row when the
-    product of the ranges fits 63 bits (else pandas' ``duplicated`` decides). A 429-model x
-    30,000-item table costs one 100 MB array here, where ``duplicated`` on four columns built a
-    hash table of several times that.
-    """
-    labels = [frame[c] for c in ("model", "task", "metric")]
-    if not all(isinstance(c.dtype, pd.CategoricalDtype) for c in labels) or frame.empty:
-        return bool(frame.duplicated(["model", "task", "doc_id", "metric"]).any())
-    doc = frame["doc_id"].to_numpy()
-    lo, hi = int(doc.min()), int(doc.max())
-    sizes = [max(len(c.cat.categories), 1) for c in labels] + [hi - lo + 1]
-    if np.prod([float(n) for n in sizes]) >= 2.0 ** 62:
-        return bool(frame.duplicated(["model", "task", "doc_id", "metric"]).any())
-    key = labels[0].cat.codes.to_numpy().astype(np.int64)
-    for c, n in zip(labels[1:], sizes[1:3]):
-        key *= n
-        key += c.cat.codes.to_numpy()
-    key *= sizes[3]
-    key += doc
-    key -= lo
-    key.sort()
-    return bool((key[1:] == key[:-1]).any())
-
-
-def _dedupe(frame: pd.DataFrame, path: Path, notes: list) -> pd.DataFrame:
-    key = ["model", "task", "doc_id", "metric"]
-    if not _has_repeats(frame):
-        return frame
-    dup = frame.duplicated(key, keep=False)
-    spread = frame[dup].groupby(key, observed=True)["value"].agg(lambda v: v.max() - v.min())
-    clash = spread[spread > 0]
-    if len(clash):
-        m, t, d, mt = clash.index[0]
-        raise IngestError(path, f"model {m!r}, task {t!r}, item {d}: {len(clash)} items have two different scores")
-    n = int(frame.duplicated(key).sum())
-    notes.append(f"{n} repeated (model, item) rows with the same score kept once")
-    return frame.drop_duplicates(key)
-
 
 
 def item_spec(src) -> Optional[dict]:

@@ -61,6 +61,7 @@ from ..errors import IngestError, StoreError
 from ..types import _check_text, check_storable
 from .ingest_files import _max_file_bytes, _skip_reason, check_path, is_hidden
 from .ingest_read import read_inflated
+from .item_dedupe import dedupe_items
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sample_sources (
@@ -227,6 +228,8 @@ class SamplesFileReport:
     task: Optional[str] = None
     n_rows: int = 0
     reason: str = ""
+    #: What reading left out or merged (values that are no numbers, repeated samples), with counts.
+    notes: list = field(default_factory=list)
 
 
 @dataclass
@@ -349,28 +352,34 @@ def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) 
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise IngestError(path, f"not UTF-8: {exc}") from None
-    frame = sample_frame(path, _json_lines(path, text), text, {"model": model, "task": task})
+    left_out: list = []
+    frame = sample_frame(path, _json_lines(path, text), text, {"model": model, "task": task}, left_out)
     if frame.empty:
         raise IngestError(path, "no per-sample metric values found")
+    notes = [f"{len(left_out)} per-sample value{'s' * (len(left_out) != 1)} written as null or not a number left "
+             f"out: {', '.join(dict.fromkeys(left_out))}"] if left_out else []
+    frame.attrs["notes"] = notes  # read by ingest_samples into the file's report
     return model, task, frame, sha
 
 
-def sample_frame(path, records, text: Optional[str] = None, names: Optional[dict] = None) -> pd.DataFrame:
+def sample_frame(path, records, text: Optional[str] = None, names: Optional[dict] = None,
+                 left_out: Optional[list] = None) -> pd.DataFrame:
     """The per-item scores of lm-eval's logged samples: columns ``doc_id, metric, value, doc_hash, prompt_hash``.
 
     ``records``: ``(line number, sample)`` pairs, from a ``samples_*.jsonl`` file (its ``text``) or from
     lm-eval's own results in memory (``path`` names them in errors). A filtered metric is named
     ``metric,filter``; values that are not finite numbers (perplexity's pairs) are not per-item scores
-    and are skipped. The strings are checked (with ``names``, ``{what: name}``) before a frame holds them.
+    and are skipped; a listed metric whose value is null or a string is appended to ``left_out`` (when given), to
+    be reported. The strings are checked (with ``names``, ``{what: name}``) before a frame holds them.
     """
-    doc_ids, metrics, values, doc_hashes, prompt_hashes = _sample_columns(path, records)
+    doc_ids, metrics, values, doc_hashes, prompt_hashes = _sample_columns(path, records, left_out)
     _check_stored_text(path, text, {**(names or {}), "metric": list(dict.fromkeys(metrics))},
                        {"doc_hash": doc_hashes, "prompt_hash": prompt_hashes})
     return pd.DataFrame({"doc_id": np.asarray(doc_ids, dtype=np.int64), "metric": metrics, "value": values,
                          "doc_hash": doc_hashes, "prompt_hash": prompt_hashes})
 
 
-def _sample_columns(path, records) -> tuple:
+def _sample_columns(path, records, left_out: Optional[list] = None) -> tuple:
     """``(doc ids, metrics, values, doc hashes, prompt hashes)``, one entry per (sample, metric) of :func:`sample_frame`."""
     doc_ids, metrics, values, doc_hashes, prompt_hashes = [], [], [], [], []
     for lineno, s in records:
@@ -392,6 +401,8 @@ def _sample_columns(path, records) -> tuple:
             if isinstance(v, bool):
                 v = float(v)
             if not isinstance(v, (int, float)):
+                if left_out is not None and (v is None or isinstance(v, str)):
+                    left_out.append(name + suffix)  # a score lm-eval could not compute: reported, not stored
                 continue  # e.g. perplexity's (loglikelihood, n_words) pairs: aggregated, not per-sample scores
             try:
                 v = float(v)
@@ -456,7 +467,15 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
         if sha in shas:
             report.files.append(SamplesFileReport(str(path), "unchanged", mdl, task))
             continue
-        frame = frame.assign(model=mdl, task=task, source=str(path), source_id=next_id)
+        notes = list(frame.attrs.get("notes", []))
+        try:
+            # A document logged twice under one filter would count twice in every item-level estimate from the
+            # store: the same scores are kept once (noted), different ones refuse the file, as for item tables.
+            frame = dedupe_items(frame.assign(model=mdl, task=task), path, notes)
+        except IngestError as exc:
+            report.files.append(SamplesFileReport(str(path), "skipped", reason=_skip_reason(exc)))
+            continue
+        frame = frame.assign(source=str(path), source_id=next_id)
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         try:
             with store.transaction(_samples_frame=frame) as con:  # rolled back whole on any error
@@ -471,7 +490,7 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
             continue
         shas.add(sha)
         next_id += 1
-        report.files.append(SamplesFileReport(str(path), "ingested", mdl, task, len(frame)))
+        report.files.append(SamplesFileReport(str(path), "ingested", mdl, task, len(frame), notes=notes))
     return report
 
 
