@@ -11,7 +11,7 @@ import csv
 
 from harness_ext.adapters.csv_rules import (
     _BOOL, _MISSING, LOWER_NAME, _candidate_columns, _chance, _dataset_metrics, _parse, _wide_column_meta,
-    check_model_column, clean_header, model_column)
+    check_column_scale, check_model_column, clean_header, model_column)
 from harness_ext.adapters.csv_columns import WideColumns, classify_wide
 from harness_ext.errors import IngestError
 from harness_ext.store.scales import infer_scale
@@ -139,6 +139,7 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
         col = values[:, k]
         scale, lo, hi = infer_scale(col[~np.isnan(col)], name=name, metric=spec.get("metric") or "",
                                     declared_lo=spec.get("min"), declared_hi=spec.get("max"), hint=hint)
+        check_column_scale(src, name, col.tolist(), models, scale, lo, hi, hint)
         hib = spec.get("higher_is_better")
         if hib is None and LOWER_NAME.search(name):
             hib = False

@@ -282,3 +282,37 @@ def _chance(src, cm, name, spec, lo, hi):
     except (TypeError, ValueError):
         raise IngestError(cm["path"] or src.path, f"column {name!r}: chance {spec['chance']!r} is not a number") from None
     return v, str(spec.get("source") or "csv sidecar")
+
+
+
+def check_column_scale(src: SourceFile, name: str, values, models, scale: str, lo, hi, hint) -> None:
+    """Refuse a score outside its column's scale, and note a column read as percentages from one value.
+
+    A sidecar's ``scale: proportion`` (or ``min``/``max``) bounds the column: a value outside them is an error
+    naming the model, where it was stored as it was and normalised past the scale's end. The scale rule reads a
+    column with one value above 1 as percentages, so proportions with one stray percentage (0.5, 0.6, 40) become
+    0.5% ... 40%: the one value decides for every other, which is said with the counts when most values are at
+    most 1.
+
+    Raises
+    ------
+    IngestError
+        For a value outside ``[lo, hi]`` (a relative 1e-9 allowed for rounding).
+    """
+    v = [(float(x), m) for x, m in zip(values, models) if x is not None and x == x]
+    if lo is not None and hi is not None and v:
+        slack = 1e-9 * max(1.0, abs(hi - lo))
+        out = [(x, m) for x, m in v if x < lo - slack or x > hi + slack]
+        if out:
+            x, m = out[0]
+            raise IngestError(src.path, f"column {name!r}: {m!r} scores {x:g}, outside the column's {scale} scale "
+                                        f"[{lo:g}, {hi:g}]" + (f" ({len(out)} values outside)" if len(out) > 1 else ""))
+    if scale != "percent" or hint is not None:
+        return
+    above = [x for x, _ in v if x > 1]
+    small = len(v) - len(above)
+    if above and small * 2 > len(v):
+        src.note(f"column {name!r} read as percentages (0-100) because {len(above)} of its {len(v)} values "
+                 f"{'is' if len(above) == 1 else 'are'} above 1 (largest {max(above):g}), though {small} are at most "
+                 f"1: if it holds proportions, a sidecar's 'scale: proportion' for it reads them so (and refuses "
+                 f"the values above 1)")

@@ -39,7 +39,9 @@ present; metric is ``score``. Column by column:
   values in [0, 1] is a proportion, values in [0, 100] with one above 1 a
   percentage, a name with Elo/arena/rating and values above 100 an Elo rating
   (:func:`harness_ext.store.scales.infer_scale`). The detected kind and bounds are
-  stored with the dataset and fix its normalisation.
+  stored with the dataset and fix its normalisation. A column read as percentages although most of
+  its values are at most 1 is noted with the counts; a value outside a sidecar's scale or bounds
+  refuses the file.
 * **Direction.** Higher is better unless the name says error/loss/perplexity/
   latency/rank (:data:`LOWER_NAME`) or the sidecar says otherwise.
 
@@ -89,7 +91,7 @@ from harness_ext.hookspecs import hookimpl
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 from harness_ext.adapters.csv_rules import (  # noqa: F401 - AGGREGATE_NAME, META_NAME, read_sidecar: named above and by callers
     _BOOL, AGGREGATE_NAME, LOWER_NAME, META_NAME, _candidate_columns, _chance, _dataset_metrics, _parse, _wide_column_meta,
-    check_model_column, clean_header, column_meta, model_column, read_sidecar)
+    check_column_scale, check_model_column, clean_header, column_meta, model_column, read_sidecar)
 
 LONG_REQUIRED = ("model", "dataset", "value")
 
@@ -327,6 +329,7 @@ def _read_wide(src, rows, header, lower, stem):
         hint = spec.get("scale") or ("percent" if pct or "%" in name else None)
         scale, lo, hi = infer_scale([v for v in vals if v is not None], name=name, metric=spec.get("metric") or "",
                                     declared_lo=spec.get("min"), declared_hi=spec.get("max"), hint=hint)
+        check_column_scale(src, name, vals, [row[mc].strip() for _, row in body], scale, lo, hi, hint)
         hib = spec.get("higher_is_better")
         if hib is None and LOWER_NAME.search(name):
             hib = False

@@ -199,3 +199,31 @@ def test_wide_cells_are_the_present_cells_in_row_order(monkeypatch, chunk):
     assert got["model_id"].tolist() == row_mid[r].tolist() and got["dataset_id"].tolist() == col_did[c].tolist()
     assert got["value"].to_numpy().tobytes() == V[r, c].tobytes() and (got["num_fewshot"] == -1).all()
     assert [str(t) for t in got.dtypes] == ["int32", "int32", "int32", "float64"]
+
+
+@pytest.mark.parametrize("threshold", [0, 1 << 40], ids=["columnar", "records"])
+def test_a_column_read_as_percent_from_one_value_is_noted(tmp_path, monkeypatch, threshold):
+    """Proportions with one stray percentage (0.5, 0.6, 40, 0.7): the one value makes the column percentages, which
+    the ingest notes say with the counts; both reading paths."""
+    path = tmp_path / "board.csv"
+    path.write_text("model,MMLU,GSM8K\na,0.5,0.3\nb,0.6,0.4\nc,40,0.5\nd,0.7,0.6\n")
+    report = _ingest(tmp_path / "s.duckdb", path, threshold, monkeypatch)[0]
+    notes = [n for f in report.files for n in f.notes]
+    assert any("'MMLU' read as percentages (0-100) because 1 of its 4 values is above 1 (largest 40), though 3 "
+               "are at most 1" in n for n in notes), notes
+    assert not any("GSM8K" in n for n in notes)
+
+
+@pytest.mark.parametrize("threshold", [0, 1 << 40], ids=["columnar", "records"])
+def test_a_score_outside_the_sidecars_scale_refuses_the_file(tmp_path, monkeypatch, threshold):
+    """A sidecar's ``scale: proportion`` bounds the column: 40 is refused naming the model (it was stored as 40 and
+    normalised to 40 times the scale's top), and the store keeps nothing of the file."""
+    path = tmp_path / "board.csv"
+    path.write_text("model,MMLU,GSM8K\na,0.5,0.3\nb,0.6,0.4\nc,40,0.5\nd,0.7,0.6\n")
+    (tmp_path / "board.csv.meta.yaml").write_text("columns:\n  MMLU: {scale: proportion}\n")
+    monkeypatch.setattr(csv_table, "COLUMNAR_MIN_BYTES", threshold)
+    with Store.open(tmp_path / "s.duckdb") as store:
+        report = ingest_paths(store, [path], show_progress=False)
+        (skipped,) = report.by_status("skipped")
+        assert "column 'MMLU': 'c' scores 40, outside the column's proportion scale [0, 1]" in skipped.reason
+        assert store.con.execute("SELECT count(*) FROM results").fetchone()[0] == 0
