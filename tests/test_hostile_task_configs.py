@@ -148,3 +148,22 @@ def test_hostile_configs_through_reduce(tmp_path, capsys):
     tasks = pytest.importorskip("lm_eval.tasks")
     tm = tasks.TaskManager(include_path=str(out), include_defaults=False)
     assert sorted(tm.all_subtasks) == sorted(p.stem for p in written)
+
+
+def test_predict_replaces_a_link_beside_the_results_instead_of_writing_through_it(tmp_path, capsys):
+    """A results folder from elsewhere holding a link named like predict's file: the link's target was overwritten."""
+    pop = _write_population(tmp_path / "pop", n_models=10)
+    new = _write_population(tmp_path / "new", n_models=1, seed=7)
+    db, out = tmp_path / "s.duckdb", tmp_path / "reduced"
+    assert main(["ingest", "--db", str(db), str(pop)]) == 0
+    assert main(["reduce", "--db", str(db), "--budget", "2", "--n-random", "20", "--out", str(out)]) == 0
+    [f] = new.rglob("results_*.json")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    link = f.parent / "harness_ext_prediction_harness_ext_reduced.json"
+    link.symlink_to(victim)
+    assert main(["predict", "-m", str(out), str(new)]) == 0
+    assert victim.read_text() == "keep me\n"
+    assert not link.is_symlink() and "harness_ext_prediction" in json.loads(link.read_text())
+    assert [p.name for p in f.parent.iterdir() if p.name.endswith(".tmp")] == []
+    capsys.readouterr()
