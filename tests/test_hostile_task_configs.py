@@ -119,6 +119,13 @@ def test_generation_and_dataset_options_that_load_code_or_credentials_are_not_wr
     assert only[0] == {}
 
 
+@pytest.mark.parametrize("text", ["x\x85task: other", "a\u2028b: c", "p\x85  include: y", "é\x85"])
+def test_a_prompt_reads_back_unchanged(tmp_path, text):
+    """PyYAML writes U+0085 raw with allow_unicode and reads it back as a line break: the prompt changed."""
+    written = task_yaml_text("t\x85", {"config": {"doc_to_text": text, "description": "é"}, "source": "f"}, tmp_path)
+    assert yaml.safe_load(written) == {"task": "t\x85", "doc_to_text": text, "description": "é"}
+
+
 def test_hostile_configs_through_reduce(tmp_path, capsys):
     """Through the command line: none of the above reaches the folder, and lm-eval still loads each task."""
     pop = _write_population(tmp_path / "pop")
@@ -148,6 +155,15 @@ def test_hostile_configs_through_reduce(tmp_path, capsys):
     tasks = pytest.importorskip("lm_eval.tasks")
     tm = tasks.TaskManager(include_path=str(out), include_defaults=False)
     assert sorted(tm.all_subtasks) == sorted(p.stem for p in written)
+
+
+def test_task_files_differing_only_in_case_do_not_replace_each_other(tmp_path):
+    """On macOS and Windows 'MyTask.yaml' is 'mytask.yaml': two tasks (or a task and the group) shared one file."""
+    from harness_ext.methods.reduction.lm_eval_group import _task_file_stem
+
+    taken = {"harness_ext_reduced"}
+    stems = [_task_file_stem(t, taken) for t in ("mytask", "MyTask", "Harness_Ext_Reduced", "my/task", "my_task")]
+    assert len({s.casefold() for s in stems} | {"harness_ext_reduced"}) == len(stems) + 1
 
 
 def test_predict_replaces_a_link_beside_the_results_instead_of_writing_through_it(tmp_path, capsys):

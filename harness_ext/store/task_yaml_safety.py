@@ -294,4 +294,7 @@ def task_yaml_text(task: str, entry: dict, out_dir) -> str:
                         "and add safe equivalents before comparing its scores with the original runs.")
     doc = {"task": task}
     doc.update({k: v for k, v in config.items() if k != "task"})
-    return "\n".join(head) + "\n" + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+    text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+    if "\x85" in text:  # written raw, U+0085 reads back as a line break (a prompt changed): escaped instead
+        text = yaml.safe_dump(doc, sort_keys=False)
+    return "\n".join(head) + "\n" + text
