@@ -183,3 +183,36 @@ def test_predict_replaces_a_link_beside_the_results_instead_of_writing_through_i
     assert not link.is_symlink() and "harness_ext_prediction" in json.loads(link.read_text())
     assert [p.name for p in f.parent.iterdir() if p.name.endswith(".tmp")] == []
     capsys.readouterr()
+
+
+def test_a_manifest_read_from_a_file_cannot_widen_local_data(tmp_path, capsys):
+    """A received manifest naming '/' as the user's own data, written again from Python: its absolute paths were kept."""
+    from harness_ext.methods.reduction.manifest import load_manifest
+    from harness_ext.methods.reduction.reduce import ReduceResult
+
+    pop = _write_population(tmp_path / "pop")
+    db, out = tmp_path / "s.duckdb", tmp_path / "reduced"
+    assert main(["ingest", "--db", str(db), str(pop)]) == 0
+    assert main(["reduce", "--db", str(db), "--budget", "2", "--n-random", "20", "--out", str(out)]) == 0
+    doc = json.loads((out / "manifest.json").read_text())
+    for entry in doc["lm_eval_tasks"].values():
+        entry["config"]["dataset_kwargs"] = {"data_files": {"test": "/etc/passwd"}}
+        entry["local_data"] = ["/"]
+    (out / "manifest.json").write_text(json.dumps(doc))
+    again = tmp_path / "again"
+    ReduceResult(load_manifest(out)).write(again, ["lm_eval_yaml"])
+    written = sorted(again.glob("my_task_*.yaml"))
+    assert len(written) == 2
+    for p in written:
+        assert "dataset_kwargs" not in yaml.safe_load(p.read_text()) and "dataset_kwargs.data_files" in p.read_text()
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("subject, kept", [("anatomy", True), ("anatomy,eval_split=train", False),
+                                           ("x:y", False), ("a=b", False), ("high school", False)])
+def test_an_mmlu_subject_cannot_add_helm_run_arguments(subject, kept):
+    """HELM reads 'mmlu:subject=anatomy,eval_split=train,...' as two arguments: the results file chose the run."""
+    from harness_ext.methods.reduction.harness_names import helm_description_list
+
+    descs = helm_description_list({"benchmark": "mmlu", "name": subject})
+    assert descs == ([f"mmlu:subject={subject},model=text,data_augmentation=canonical"] if kept else [])

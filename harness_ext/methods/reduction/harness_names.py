@@ -427,7 +427,8 @@ def helm_description_list(entry: dict) -> list:
     """HELM run-entry descriptions for a manifest subset entry (HELM Classic's MMLU and RAFT are several)."""
     bench, name = entry.get("benchmark"), entry["name"]
     if bench == MMLU_BENCHMARK:
-        return [f"mmlu:subject={name},model=text,data_augmentation=canonical"]
+        # HELM splits a description at ':', ',' and '=': a subject holding one would add arguments of its own.
+        return [] if any(c in name for c in ":,= \t") else [f"mmlu:subject={name},model=text,data_augmentation=canonical"]
     if bench == "helm_classic" and name in HELM_CLASSIC_DESCRIPTIONS:
         return [HELM_CLASSIC_DESCRIPTIONS[name]]
     if bench == "helm" and ":" in name:  # datasets from HELM run directories are already run-spec names
