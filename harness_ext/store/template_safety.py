@@ -11,7 +11,7 @@ in this allow-list:
 
 * names, constants, literals, arithmetic, comparisons, ``if``/``for``/``set`` and plain output;
 * attributes and constant keys that do not start with ``_``;
-* a key computed at render time (``choices[answer]``) only on a document field or a literal, through
+* a key computed at render time (``choices[answer]``) only on a document field or a literal of constants, through
   attributes and keys only (not on a filter's or a call's result, a name the template binds, ``loop``
   or one of Jinja's global helpers);
 * calls only of the string, list and mapping methods in :data:`SAFE_METHODS` (and ``range``);
@@ -132,8 +132,9 @@ def _subscript_problem(node, nodes, bound: set) -> Optional[str]:
     root = node.node
     while isinstance(root, (nodes.Getattr, nodes.Getitem)):
         root = root.node
-    if isinstance(root, (nodes.Const, nodes.List, nodes.Tuple, nodes.Dict)):
-        return None
+    if isinstance(root, (nodes.Const, nodes.List, nodes.Tuple, nodes.Dict)) and all(
+            isinstance(n, (nodes.Const, nodes.List, nodes.Tuple, nodes.Dict, nodes.Pair)) for n in _walk(root)):
+        return None  # a literal of constants (``['A', 'B'][label]``): a filter's result inside one is an object
     if isinstance(root, nodes.Name) and root.name not in SPECIAL_NAMES and root.name not in bound:
         return None
     return "looks up a key computed at render time on something other than a document field"
