@@ -217,3 +217,12 @@ def test_an_mmlu_subject_cannot_add_helm_run_arguments(subject, kept):
 
     descs = helm_description_list({"benchmark": "mmlu", "name": subject})
     assert descs == ([f"mmlu:subject={subject},model=text,data_augmentation=canonical"] if kept else [])
+
+
+def test_without_jinja_a_template_is_left_out_saying_why(monkeypatch):
+    """A template that cannot be parsed cannot be checked: left out (and named), never kept on trust."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "jinja2", None)
+    assert "Jinja is not installed" in template_problem("{{ question }}")
+    assert template_problem("Question: ____ (no template)") is None
