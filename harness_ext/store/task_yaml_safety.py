@@ -105,7 +105,7 @@ def code_reference(value, where: str) -> Optional[str]:
             return f"{w} is a function reference ({s.strip()[:60]!r}), not data"
         why = template_problem(s)
         if why:
-            return f"{w}: {why}"
+            return f"{w} {why}"
     return None
 
 

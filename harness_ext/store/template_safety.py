@@ -59,6 +59,8 @@ def has_template_syntax(text: str) -> bool:
 def template_problem(text: str) -> Optional[str]:
     """Why the Jinja template ``text`` could reach beyond its document's data when lm-eval renders it, or None.
 
+    The reason is a predicate to follow the value's name: ``doc_to_text`` + ``"is a template that calls ..."``.
+
     Text without Jinja syntax is None at once. Without Jinja installed a template cannot be checked and is
     refused (lm-eval installs Jinja: run reduce where lm-eval is installed to keep it).
     """
@@ -68,18 +70,18 @@ def template_problem(text: str) -> Optional[str]:
         from jinja2 import Environment, nodes
         from jinja2.exceptions import TemplateSyntaxError
     except ImportError:
-        return "it is a template and Jinja is not installed to check it (pip install jinja2, then reduce again)"
+        return "is a template and Jinja is not installed to check it (pip install jinja2, then reduce again)"
     try:
         tree = Environment().parse(text)
     except TemplateSyntaxError as exc:
-        return f"it is not a template lm-eval can read ({exc.message})"
+        return f"is not a template lm-eval can read ({exc.message})"
     except Exception as exc:  # noqa: BLE001 - a parser failure on hostile text is a refusal, not a crash
-        return f"it is not a template lm-eval can read ({type(exc).__name__})"
+        return f"is not a template lm-eval can read ({type(exc).__name__})"
     bound = {n.name for n in tree.find_all(nodes.Name) if n.ctx != "load"}
     for node in _walk(tree):
         why = _node_problem(node, nodes, bound)
         if why:
-            return f"it is a template that {why} (lm-eval renders templates without a sandbox)"
+            return f"is a template that {why} (lm-eval renders templates without a sandbox)"
     return None
 
 
