@@ -179,9 +179,13 @@ def test_predict_replaces_a_link_beside_the_results_instead_of_writing_through_i
     victim.write_text("keep me\n")
     link = f.parent / "harness_ext_prediction_harness_ext_reduced.json"
     link.symlink_to(victim)
-    assert main(["predict", "-m", str(out), str(new)]) == 0
+    eee = tmp_path / "eee"
+    eee.mkdir()
+    (eee / "org__m0.json").symlink_to(victim)  # an Every Eval Ever record of the new model org/m0
+    assert main(["predict", "-m", str(out), str(new), "--eee", str(eee)]) == 0
     assert victim.read_text() == "keep me\n"
     assert not link.is_symlink() and "harness_ext_prediction" in json.loads(link.read_text())
+    assert not (eee / "org__m0.json").is_symlink() and json.loads((eee / "org__m0.json").read_text())["model_info"]
     assert [p.name for p in f.parent.iterdir() if p.name.endswith(".tmp")] == []
     capsys.readouterr()
 
