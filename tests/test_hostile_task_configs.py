@@ -214,7 +214,7 @@ def test_a_manifest_read_from_a_file_cannot_widen_local_data(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("subject, kept", [("anatomy", True), ("anatomy,eval_split=train", False),
-                                           ("x:y", False), ("a=b", False), ("high school", False)])
+                                           ("x:y", False), ("a=b", False), ("high school", True)])
 def test_an_mmlu_subject_cannot_add_helm_run_arguments(subject, kept):
     """HELM reads 'mmlu:subject=anatomy,eval_split=train,...' as two arguments: the results file chose the run."""
     from harness_ext.methods.reduction.harness_names import helm_description_list
