@@ -127,6 +127,28 @@ def list_line(name, what: str = "name") -> str:
     return s
 
 
+def replace_file(path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a new file moved into place.
+
+    A file or link already at ``path`` is replaced, never written through: a folder received from someone
+    else (a results folder ``predict`` writes beside) may hold a link of that name pointing anywhere.
+    """
+    import secrets
+
+    path = Path(path)
+    tmp = path.with_name(f".{path.name[:100]}.{secrets.token_hex(6)}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(tmp, flags, 0o666)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 class OutputDir(os.PathLike):
     """The directory handle a manifest writer gets: it writes files by name, inside the directory only.
 

@@ -10,13 +10,18 @@ written by whoever ran the evaluation, so its configuration is treated as data:
 * only lm-eval 0.4's task keys (the fields of ``lm_eval.api.task.TaskConfig``) are
   kept, minus the two that only hold functions (``custom_dataset``, ``process_docs``);
   ``include``, ``class``, ``group`` and any other key are dropped;
-* a value holding a ``!function`` reference, or a template that reaches Python
-  internals (lm-eval renders Jinja templates without a sandbox), is dropped;
+* a value holding a ``!function`` reference, or a Jinja template outside the allow-list of
+  :mod:`harness_ext.store.template_safety` (lm-eval renders templates without a sandbox, so a
+  template reaching Python's internals runs code), is dropped;
 * a value naming a local file must stay inside the reduced folder: an absolute path
   (the ingesting machine's, not portable), a home-folder path or one climbing out with
-  ``..`` is dropped, as are ``cache_dir`` and ``trust_remote_code`` of ``dataset_kwargs``;
-  only an absolute path inside a folder the user names as their own data
-  (``reduce --local-data DIR``) is kept.
+  ``..`` is dropped, as are ``cache_dir``, ``trust_remote_code``, ``storage_options`` and
+  the credentials of ``dataset_kwargs``; only an absolute path inside a folder the user names
+  as their own data (``reduce --local-data DIR``) is kept;
+* a metric lm-eval does not know is loaded with ``evaluate.load(name)``, which runs that
+  metric's Python script: a ``metric_list`` naming a script (a path, ``user/metric`` on the
+  Hugging Face Hub) is dropped; ``generation_kwargs`` lose ``trust_remote_code`` and
+  ``custom_generate`` (a Hub repository whose generation code ``transformers`` runs).
 
 Nothing is dropped silently: :func:`safe_task_config` returns every dropped key with
 its reason, ``reduce`` counts them in the manifest's warnings and the task YAML's
@@ -54,18 +59,23 @@ _NOT_A_KEY = "it is not a key of an lm-eval task configuration"
 #: The reason an absolute local path is dropped.
 ABSOLUTE = ("it is an absolute path on the machine that ran the evaluation, outside the folder (reduce --local-data "
             "DIR writes the paths inside DIR, a folder of your own data)")
-#: ``dataset_kwargs`` entries that describe the ingesting machine or run code, never written.
-_DATASET_KWARGS_DROPPED = {
-    "cache_dir": "a cache folder of the machine that ran the evaluation",
-    "trust_remote_code": "it lets the dataset run its own loading code",
+#: Entries of mapping keys that describe the ingesting machine, hold its credentials or run code, never written.
+_SUBKEYS_DROPPED = {
+    "dataset_kwargs": {
+        "cache_dir": "a cache folder of the machine that ran the evaluation",
+        "trust_remote_code": "it lets the dataset run its own loading code",
+        "storage_options": "file-system options (endpoints, credentials) that could send your Hugging Face token "
+                           "elsewhere",
+        "token": "a credential", "use_auth_token": "a credential"},
+    "generation_kwargs": {
+        "trust_remote_code": "it lets the model run its own code",
+        "custom_generate": "it names a Hub repository whose generation code transformers runs"},
 }
+#: A metric name ``evaluate.load`` reads as a script to run: a path or a Hub repository (``user/metric``).
+_METRIC_SCRIPT = re.compile(r"[/\\:]|^[.~]|\.py$", re.I)
 #: A ``!function`` reference written as text (PyYAML never turns a string back into a tag, but lm-eval users
 #: copying the value would).
 _FUNCTION_REF = re.compile(r"^\s*!function\b|^\s*!!python/")
-#: A Jinja template reaching Python internals: a dunder, an underscore attribute, the ``attr`` filter.
-_UNSAFE_TEMPLATE = re.compile(r"__|\.\s*_|\[\s*['\"]_|\|\s*attr\b|\battr\s*\(")
-#: The expression parts of a Jinja template (text outside them is printed as it is, "____" blanks included).
-_TEMPLATE_CODE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
 #: A URL scheme that names a remote location (``file://`` is local and checked as a path).
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
@@ -88,11 +98,14 @@ def _walk(value, where: str):
 
 def code_reference(value, where: str) -> Optional[str]:
     """Why ``value`` (anywhere inside it) is code rather than data, or None."""
+    from .template_safety import template_problem
+
     for w, s in _walk(value, where):
         if _FUNCTION_REF.match(s):
             return f"{w} is a function reference ({s.strip()[:60]!r}), not data"
-        if any(_UNSAFE_TEMPLATE.search(part) for part in _TEMPLATE_CODE.findall(s)):
-            return f"{w} is a template reaching Python internals (lm-eval renders templates without a sandbox)"
+        why = template_problem(s)
+        if why:
+            return f"{w} {why}"
     return None
 
 
@@ -169,20 +182,12 @@ def safe_task_config(config: dict, out_dir=None, local_data=()) -> tuple:
             dropped.append({"key": str(key), "reason": why})
             continue
         why = code_reference(value, key)
-        if why is None and key == "dataset_kwargs" and isinstance(value, dict):
-            value = dict(value)
-            for sub, reason in _DATASET_KWARGS_DROPPED.items():
-                if sub in value:
-                    del value[sub]
-                    dropped.append({"key": f"{key}.{sub}", "reason": reason})
-            for sub in list(value):
-                problem = next(filter(None, (_path_check(p, out_dir, local_data)
-                                             for p in _paths_of(sub, value[sub]))), None)
-                if problem:
-                    del value[sub]
-                    dropped.append({"key": f"{key}.{sub}", "reason": problem})
+        if why is None and key in _SUBKEYS_DROPPED and isinstance(value, dict):
+            value = _without_subkeys(key, value, dropped, out_dir, local_data)
             if not value:
                 continue
+        elif why is None and key == "metric_list":
+            why = _metric_problem(value)
         elif why is None and key == "dataset_path":
             why = next(filter(None, (_path_check(p, out_dir, local_data) for p in _paths_of(key, value))), None)
         if why is not None:
@@ -190,6 +195,34 @@ def safe_task_config(config: dict, out_dir=None, local_data=()) -> tuple:
             continue
         kept[key] = value
     return kept, dropped
+
+
+def _without_subkeys(key: str, value: dict, dropped: list, out_dir, local_data) -> dict:
+    """A copy of the mapping ``value`` of ``key`` without the entries that are never written (appended to
+    ``dropped`` with why); for ``dataset_kwargs``, also without the entries naming paths outside the folder."""
+    value = dict(value)
+    for sub, reason in _SUBKEYS_DROPPED[key].items():
+        if sub in value:
+            del value[sub]
+            dropped.append({"key": f"{key}.{sub}", "reason": reason})
+    if key == "dataset_kwargs":
+        for sub in list(value):
+            problem = next(filter(None, (_path_check(p, out_dir, local_data) for p in _paths_of(sub, value[sub]))),
+                           None)
+            if problem:
+                del value[sub]
+                dropped.append({"key": f"{key}.{sub}", "reason": problem})
+    return value
+
+
+def _metric_problem(metric_list) -> Optional[str]:
+    """Why a ``metric_list`` would make lm-eval run a metric script from elsewhere, or None."""
+    for i, entry in enumerate(metric_list if isinstance(metric_list, list) else []):
+        name = entry.get("metric") if isinstance(entry, dict) else None
+        if isinstance(name, str) and _METRIC_SCRIPT.search(name.strip()):
+            return (f"metric_list[{i}] names the metric {name[:80]!r}, a script (a path or a Hub repository) that "
+                    "lm-eval would load and run through evaluate.load")
+    return None
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -228,7 +261,8 @@ def dropped_summary(dropped_by_task: dict, limit: int = 5) -> Optional[str]:
 #: Dropped keys without which the task cannot load its data.
 _DATA_KEYS = ("dataset_path", "dataset_kwargs.data_files", "dataset_kwargs.data_dir")
 #: Dropped keys that do not change what the task computes.
-_NOT_PART_OF_TASK = ("dataset_kwargs.cache_dir", "dataset_kwargs.trust_remote_code")
+_NOT_PART_OF_TASK = ("dataset_kwargs.cache_dir", "dataset_kwargs.trust_remote_code", "dataset_kwargs.storage_options",
+                     "dataset_kwargs.token", "dataset_kwargs.use_auth_token", "generation_kwargs.trust_remote_code")
 
 
 def task_yaml_text(task: str, entry: dict, out_dir) -> str:
@@ -260,4 +294,7 @@ def task_yaml_text(task: str, entry: dict, out_dir) -> str:
                         "and add safe equivalents before comparing its scores with the original runs.")
     doc = {"task": task}
     doc.update({k: v for k, v in config.items() if k != "task"})
-    return "\n".join(head) + "\n" + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+    text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+    if "\x85" in text:  # written raw, U+0085 reads back as a line break (a prompt changed): escaped instead
+        text = yaml.safe_dump(doc, sort_keys=False)
+    return "\n".join(head) + "\n" + text

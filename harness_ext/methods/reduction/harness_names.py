@@ -50,6 +50,7 @@ crfm-helm ``src/helm/benchmark/presentation/run_entries_core_scenarios.conf`` (v
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -512,11 +513,16 @@ def helm_description(entry: dict) -> Optional[str]:
     return descs[0] if len(descs) == 1 else None
 
 
+#: Where HELM splits a run-entry description into its name and arguments.
+HELM_SEPARATORS = re.compile(r"[:,=]")
+
+
 def helm_description_list(entry: dict) -> list:
     """HELM run-entry descriptions for a manifest subset entry (HELM Classic's MMLU and RAFT are several)."""
     bench, name = entry.get("benchmark"), entry["name"]
     if bench == MMLU_BENCHMARK:
-        return [f"mmlu:subject={name},model=text,data_augmentation=canonical"]
+        # HELM splits a description at ':', ',' and '=': a subject holding one would add arguments of its own.
+        return [] if HELM_SEPARATORS.search(name) else [f"mmlu:subject={name},model=text,data_augmentation=canonical"]
     if bench == "helm_classic" and name in HELM_CLASSIC_DESCRIPTIONS:
         return [HELM_CLASSIC_DESCRIPTIONS[name]]
     if bench == "helm" and ":" in name:  # datasets from HELM run directories are already run-spec names

@@ -33,9 +33,10 @@ def group_stem(manifest) -> str:
 
 def _task_file_stem(task: str, taken: set) -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", task).lstrip(".-")[:150] or "task"  # a safe file name (safe_output)
-    while stem in taken:
+    # Compared without case: on macOS and Windows "MMLU.yaml" is "mmlu.yaml", and one task's file would replace another's.
+    while stem.casefold() in taken:
         stem += "_"
-    taken.add(stem)
+    taken.add(stem.casefold())
     return stem
 
 
@@ -79,7 +80,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     sources = manifest.get("lm_eval_tasks") or {}
     group = group_stem(manifest)
     tasks, skipped, written, unknown = [], [], [], []
-    taken = {group}
+    taken = {group.casefold()}
     for entry in manifest["subset"]:
         names = lm_eval_task_list(entry)
         if not names:
@@ -183,7 +184,7 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
                      "their own harness:")
         notes += [comment(f"  {t}: {sources[t]['reason']}") for t in clash]
     # Task definitions kept from the ingested results are written beside the group (lm-eval takes one --include_path).
-    written, unknown, taken = [], [], {group}
+    written, unknown, taken = [], [], {group.casefold()}
     for t in listed:
         write_task_file(t, sources, out_dir, shown, taken, written, unknown)
     notes += task_file_notes(written, unknown)

@@ -434,7 +434,12 @@ def _plugin_versions(used) -> list:
 
 
 def load_manifest(path) -> dict:
-    """Read and validate a manifest file."""
+    """Read and validate a manifest file.
+
+    The folders of ``reduce --local-data`` recorded with its lm-eval tasks are not kept: they let a
+    task YAML written from the manifest name absolute paths, a choice of the user running ``reduce``
+    on their own machine, never one a file makes (a manifest naming ``/`` would let any path through).
+    """
     from .manifest_validation import load_json
 
     path = Path(path)
@@ -444,6 +449,9 @@ def load_manifest(path) -> dict:
     from .item_manifest import is_item_manifest, validate_item_manifest
 
     (validate_item_manifest if is_item_manifest(manifest) else validate_manifest)(manifest, path)
+    for entry in (manifest.get("lm_eval_tasks") or {}).values():
+        if isinstance(entry, dict):
+            entry.pop("local_data", None)
     return manifest
 
 

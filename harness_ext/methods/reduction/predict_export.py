@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ... import __version__
+from ...safe_output import replace_file
 from .benchmark_score import z_of
 
 #: Top-level key marking an lm-eval-schema file as a harness-ext prediction (adapters refuse such files).
@@ -209,7 +210,8 @@ def write_lm_eval_results(pred, manifest: dict, manifest_path) -> list:
             suffix = f"_{names[(folder, name)]}" if names[(folder, name)] > 1 else ""
             path = folder / f"harness_ext_prediction_{name}{suffix}.json"
         try:
-            path.write_text(json.dumps(lm_eval_results_doc(pred, manifest, model, manifest_path), indent=2) + "\n")
+            # Replaced, not written through: a results folder from elsewhere may hold a link of this name.
+            replace_file(path, json.dumps(lm_eval_results_doc(pred, manifest, model, manifest_path), indent=2) + "\n")
         except OSError as exc:
             logging.getLogger("harness_ext.methods.reduction.predict").warning(f"could not write {path}: {exc.strerror or exc}")
             continue
@@ -320,6 +322,6 @@ def write_eee_records(pred, manifest: dict, out_dir) -> list:
             stem = f"{name}_{n}"
         taken.add(stem)
         path = out_dir / f"{stem}.json"
-        path.write_text(json.dumps(eee_record(pred, manifest, model, stamp), indent=2) + "\n")
+        replace_file(path, json.dumps(eee_record(pred, manifest, model, stamp), indent=2) + "\n")
         written.append(path)
     return written
