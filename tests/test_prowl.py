@@ -566,3 +566,52 @@ def test_lazy_greedy_breaks_ties_like_full_evaluation(monkeypatch):
         monkeypatch.setattr(sel, "_LAZY_MIN_D", 0)
         lazy = greedy_coverage_order(C, priority=priority, n_select=60)
         np.testing.assert_array_equal(lazy[0], full[0])
+
+
+# --------------------------------------------------------------------------- exit status and options without effect
+
+
+@pytest.fixture
+def signed_store(tmp_path):
+    """A store of 20 models x 6 datasets with negative scores (Jensen-Shannon cannot run on them un-normalised)."""
+    X = low_rank(20, 6, seed=5) - 0.3
+    rows = ["model,dataset,value"] + [f"m{i},d{j},{X[i, j]:.4f}" for i in range(20) for j in range(6)]
+    (tmp_path / "scores.csv").write_text("\n".join(rows) + "\n")
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "-q", "--db", str(db), str(tmp_path / "scores.csv")]) == 0
+    return db
+
+
+def test_prowl_exits_1_naming_a_failed_method_after_printing_the_others(signed_store, tmp_path, capsys):
+    out, js = tmp_path / "p", tmp_path / "p.json"
+    rc = main(["prowl", "--db", str(signed_store), "--normalise", "none", "--similarity", "pearson,jensen_shannon",
+               "--n-random", "50", "--out", str(out), "--json", str(js)])
+    captured = capsys.readouterr()
+    assert rc == 1
+    assert "PEARSON" in captured.out and (out / "prowl_table.csv").exists() and (out / "prowl_coverage.png").exists()
+    error = [line for line in captured.err.splitlines() if line.startswith("harness-ext prowl: error:")]
+    assert len(error) == 1 and "1 of 4 methods failed" in error[0] and "JENSEN-SHANNON" in error[0]
+    assert "non-negative" in error[0]
+    doc = json.loads(js.read_text())
+    assert len(doc["tables"]["prowl"]) == 5 and any("JENSEN-SHANNON" in w for w in doc["warnings"])
+    # Every method ran: exit 0.
+    assert main(["prowl", "--db", str(signed_store), "--normalise", "none", "--similarity", "pearson",
+                 "--n-random", "50", "--out", str(out)]) == 0
+
+
+def test_prowl_a_selector_without_similarity_gets_one_row_and_says_the_measures_went_unused(signed_store, tmp_path,
+                                                                                            capsys):
+    rep = prowl_table(pd.DataFrame(low_rank(20, 6)), similarities=["pearson", "cosine"], selector="greedy_maximum",
+                      baselines=(), n_random=20)
+    assert list(rep.table.index) == ["RANDOM (n = 20)", "GREEDY MAXIMUM"]
+    assert rep.notes and "pearson, cosine not used" in rep.notes[0] and "greedy_maximum" in rep.notes[0]
+    assert main(["prowl", "--db", str(signed_store), "--selector", "prediction_greedy", "--similarity", "cosine",
+                 "--n-random", "20", "--out", str(tmp_path / "p")]) == 0
+    err = capsys.readouterr().err
+    assert "similarity cosine not used: selector 'prediction_greedy' takes no similarity measure" in err
+
+
+def test_prowl_beam_width_with_another_selector_is_refused(signed_store, tmp_path, capsys):
+    rc = main(["prowl", "--db", str(signed_store), "--selector", "greedy_maximum", "--beam-width", "3",
+               "--out", str(tmp_path / "p")])
+    assert rc == 1 and "--beam-width runs the selector beam_coverage" in capsys.readouterr().err
