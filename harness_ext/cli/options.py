@@ -442,6 +442,22 @@ def add_demote_saturated_option(parser):
                              "the selection, the cross-validated evidence and predict (the manifest records it)")
 
 
+def add_reduce_plugin_options(parser):
+    """``reduce``'s plugins: the selector, its similarity measure, the predictor and the aggregate's weighting."""
+    parser.add_argument("--selector", default="prediction_greedy",
+                        help="selector plugin (default prediction_greedy: the subset that best predicts the rest "
+                             "under --predictor; greedy_coverage is SimBA's coverage selector)")
+    parser.add_argument("--similarity", default=None,
+                        help="similarity plugin for the coverage selectors greedy_coverage and beam_coverage (default "
+                             "pearson); the default selector takes none, so with it this is not used (a warning "
+                             "says so)")
+    parser.add_argument("--predictor", default="lowrank",
+                        help="predictor plugin (default lowrank: biased low-rank fold-in blended with ridge, conformal intervals)")
+    parser.add_argument("--weighting", default="uniform", help="weighting scheme for the aggregate (default uniform)")
+    parser.add_argument("--weights", default=None, metavar="FILE",
+                        help="dataset weights for the aggregate from a JSON or CSV file (implies --weighting user)")
+
+
 def reduce_options(parser):
     add_matrix_arguments(parser)
     parser.add_argument("--keep-missing", dest="dense", action="store_false",
@@ -504,15 +520,7 @@ def reduce_options(parser):
                              "lm-eval task configurations name inside it are written into the task YAMLs; any other "
                              "local path is left out, with a note")
     parser.add_argument("--no-plot", action="store_true", help="do not write error_vs_budget.png")
-    parser.add_argument("--selector", default="prediction_greedy",
-                        help="selector plugin (default prediction_greedy: the subset that best predicts the rest "
-                             "under --predictor; greedy_coverage is SimBA's coverage selector)")
-    parser.add_argument("--similarity", default="pearson", help="similarity plugin for coverage selectors (default pearson)")
-    parser.add_argument("--predictor", default="lowrank",
-                        help="predictor plugin (default lowrank: biased low-rank fold-in blended with ridge, conformal intervals)")
-    parser.add_argument("--weighting", default="uniform", help="weighting scheme for the aggregate (default uniform)")
-    parser.add_argument("--weights", default=None, metavar="FILE",
-                        help="dataset weights for the aggregate from a JSON or CSV file (implies --weighting user)")
+    add_reduce_plugin_options(parser)
     add_seed_option(parser)
     parser.add_argument("--n-random", type=int, default=200,
                         help="random orders for the coverage-curve baseline (SimBA; default 200). The chance check "
