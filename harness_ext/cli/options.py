@@ -169,12 +169,13 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def matrix_from_args(args, require_benchmark: bool = True,
-                     fingerprint: bool = True) -> "pandas.DataFrame":  # noqa: F821
+                     fingerprint: bool = True, say_dense: bool = True) -> "pandas.DataFrame":  # noqa: F821
     """Build the performance matrix the matrix-selection options describe.
 
     With ``require_benchmark`` (analyses, reduce) a store of several benchmarks needs ``--benchmark``.
     ``fingerprint``: compute ``attrs["fingerprint"]`` (:func:`harness_ext.store.matrix.load_matrix`); commands
-    that write and check no manifest pass False and skip its cost.
+    that write and check no manifest pass False and skip its cost. ``say_dense``: warn what ``--dense`` dropped
+    (``reduce`` passes False: its manifest's warnings say it).
     """
     from ..store.matrix import load_matrix
     from ..store.db import Store
@@ -183,7 +184,15 @@ def matrix_from_args(args, require_benchmark: bool = True,
     with Store.open(args.db, read_only=True) as store:
         if require_benchmark:
             require_single_benchmark(store, args)
-        return load_matrix(store, query, fingerprint=fingerprint)
+        df = load_matrix(store, query, fingerprint=fingerprint)
+    dropped = df.attrs.get("dropped") or {}
+    if say_dense and (dropped.get("models") or dropped.get("datasets")):
+        import logging
+
+        from ..methods.reduction.manifest import dense_cut_message
+
+        logging.getLogger("harness_ext.matrix").warning("%s", dense_cut_message(dropped))
+    return df
 
 
 def query_from_args(args) -> "MatrixQuery":  # noqa: F821

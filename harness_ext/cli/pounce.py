@@ -66,11 +66,6 @@ def run(args) -> int:
     if bad:
         raise HarnessExtError(f"unknown analysis {', '.join(sorted(bad))}; choose from {', '.join(ANALYSES)} or all")
     df = matrix_from_args(args, fingerprint=False)
-    dropped = df.attrs.get("dropped") or {}
-    if dropped.get("models") or dropped.get("datasets"):
-        from ..methods.reduction.manifest import dense_cut_message
-
-        logger.warning(dense_cut_message(dropped))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     report = PounceReport(analyses={}, n_models=df.shape[0], n_datasets=df.shape[1],
