@@ -44,3 +44,21 @@ def test_compare_with_the_random_selector_alone_prints_its_tables(gappy_store, t
     assert rc == 0  # it crashed on the table of gains over random, which has no other row
     out = capsys.readouterr().out
     assert "Table 1." in out and "Table 3." in out and "Relative AUC gain" not in out
+
+
+def test_pounce_says_when_it_shows_only_some_subset_sizes(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    X = np.clip(rng.random((30, 2)) @ rng.random((2, 16)) / 2 + 0.03 * rng.standard_normal((30, 16)), 0.01, 0.99)
+    rows = ["model," + ",".join(f"task{j}" for j in range(16))]
+    rows += [f"m{i}," + ",".join(f"{v:.5f}" for v in X[i]) for i in range(30)]
+    (tmp_path / "wide.csv").write_text("\n".join(rows) + "\n")
+    db = str(tmp_path / "s.duckdb")
+    assert main(["ingest", str(tmp_path / "wide.csv"), "--db", db, "-q"]) == 0
+    out = tmp_path / "out"
+    assert main(["pounce", "--db", db, "--analysis", "regression", "--predictors", "ridge", "--folds", "0",
+                 "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "12 of 15 sizes shown, all in the mse_curves table and mse_curves.csv" in text
+    import pandas as pd
+
+    assert len(pd.read_csv(out / "mse_curves.csv", header=[0, 1], index_col=0).dropna(how="all")) == 15
