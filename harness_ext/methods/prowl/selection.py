@@ -16,7 +16,7 @@ import pandas as pd
 from ...base import check_matrix
 from ...errors import MethodError
 from .baseline import RandomBaseline, random_baseline
-from .coverage import _coverage_of, matched_or_beaten, n_star, prefix_mean_win_rates, scauc, win_rates
+from .coverage import _coverage_of, check_target, matched_or_beaten, n_star, prefix_mean_win_rates, scauc, win_rates
 from .results import BASELINE_LABELS, ProwlReport, ProwlResult
 
 
@@ -193,6 +193,7 @@ def run_prowl(
     SimBA §3 (Algorithm 1, eqs. 3-7), §6.2 (Table 3), Appendix B (Table 6).
     """
     X, names = _as_matrix(df)
+    check_target(target)
     wr = win_rates(X, ties) if wr is None else wr
     if baseline is not None and baseline.ties != ties:
         raise MethodError(f"the random baseline was computed with ties={baseline.ties!r}, not {ties!r}")
@@ -274,6 +275,7 @@ def prowl_table(
     from harness_ext.methods.similarity.measures import LABELS
 
     X, names = _as_matrix(df)
+    check_target(target)
     wr = win_rates(X, ties)
     baseline = random_baseline(X, n_runs=n_random, random_state=random_state, target=target, wr=wr, ties=ties)
     rows, results, failures = [], {}, {}
