@@ -62,3 +62,19 @@ def test_pounce_says_when_it_shows_only_some_subset_sizes(tmp_path, capsys):
     import pandas as pd
 
     assert len(pd.read_csv(out / "mse_curves.csv", header=[0, 1], index_col=0).dropna(how="all")) == 15
+
+
+def test_weights_names_the_options_a_prompt_level_run_does_not_use(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    P = (rng.random((12, 20)) < rng.random(20)[None, :]).astype(int)  # 12 prompts x 20 models
+    rows = ["prompt," + ",".join(f"m{j}" for j in range(20))] + [f"q{i}," + ",".join(map(str, P[i])) for i in range(12)]
+    (tmp_path / "q.csv").write_text("\n".join(rows) + "\n")
+    rc = main(["weights", "--prompts", str(tmp_path / "q.csv"), "--benchmark", "helm", "--dense", "--analyses", "size",
+               "--scheme", "distance", "--out", str(tmp_path / "w")])
+    err = capsys.readouterr().err
+    assert rc == 0
+    assert "--benchmark, --dense not used: --prompts reads a prompt-level matrix" in err
+    assert "--scheme not used: --scheme is the scheme --emit-weights writes" in err
+    assert main(["weights", "--prompts", str(tmp_path / "q.csv"), "--analyses", "schemes", "--scheme", "distance",
+                 "--out", str(tmp_path / "w")]) == 0
+    assert "not used" not in capsys.readouterr().err

@@ -417,6 +417,21 @@ def weights_options(parser: argparse.ArgumentParser) -> None:
     add_out_option(a, "weights", "folder for PNG plots, CSV tables and summary.json")
 
 
+def given_options(args, options) -> list:
+    """Those of ``options`` (spelt as on the command line) whose value in ``args`` is not the command's default: what
+    the user gave, so that a run can name those it did not use."""
+    from . import build_parser
+
+    parser = build_parser(only={args.command}).commands[args.command]
+    dest = {o: a.dest for a in parser._actions for o in a.option_strings}
+    return [o for o in options if getattr(args, dest[o], None) != parser.get_default(dest[o])]
+
+
+#: The matrix-selection options (:func:`add_matrix_arguments`) but ``--models``.
+MATRIX_OPTIONS = ("--benchmark", "--metric", "--datasets", "--source", "--num-fewshot", "--dense", "--rows",
+                  "--no-aliases", "--aggregates", "--chance-file", "--normalise")
+
+
 def parse_key_values(items, option: str) -> dict:
     """``--OPTION KEY=VALUE`` given repeatedly, as a dict; each value read as YAML (``3``, ``true``, ``[a, b]``)."""
     import yaml

@@ -21,7 +21,7 @@ def run(args) -> int:
     from ..safe_output import check_group_name
     from ..store.db import default_db_path
     from ..store.task_yaml_safety import local_data_folders
-    from .options import matrix_from_args, parse_key_values
+    from .options import given_options, matrix_from_args, parse_key_values
 
     # Unknown plugin names and unsafe output names fail before any work is done.
     check_group_name(args.group_name)
@@ -49,7 +49,7 @@ def run(args) -> int:
     if (getattr(args, "items", None) or getattr(args, "items_total", None) is not None) and design != "anchors":
         return _run_items(args, db, formats, local_data)
     # Options of the item-level reduction, given to the dataset-level one: said, not silently dropped.
-    unused = _given(args, ITEM_OPTIONS)
+    unused = given_options(args, ITEM_OPTIONS)
     if design == "anchors" and args.items is None:
         unused.insert(0, "--item-design anchors")
     if unused:
@@ -98,13 +98,14 @@ def _run_items(args, db, formats, local_data: list) -> int:
     """``reduce --items N``: random items of every task with item-level results (no dataset subset)."""
     from ..methods.reduction.item_reduce import reduce_items
     from ..store.globs import query_globs
+    from .options import given_options
 
     design = getattr(args, "item_design", "random")
-    unused = _given(args, DATASET_OPTIONS)
+    unused = given_options(args, DATASET_OPTIONS)
     if design != "stratified":
-        unused += _given(args, ("--item-strata", "--stratum-allocation"))
+        unused += given_options(args, ("--item-strata", "--stratum-allocation"))
     if getattr(args, "items_total", None) is None:
-        unused += _given(args, ("--item-allocation",))
+        unused += given_options(args, ("--item-allocation",))
     # Options of the dataset subset (or of another design): said, not silently dropped.
     notes = [f"{', '.join(unused)} not used: --items N runs N items of every task with the {design} design "
              "(--item-design anchors keeps a dataset subset; --item-strata and --stratum-allocation are for "
@@ -138,11 +139,3 @@ DATASET_OPTIONS = ("--budget", "--costs", "--selector", "--similarity", "--predi
 #: which keeps a dataset subset and runs anchor items of its tasks).
 ITEM_OPTIONS = ("--item-estimator", "--item-allocation", "--item-strata", "--stratum-allocation")
 
-
-def _given(args, options) -> list:
-    """Those of ``options`` whose value is not reduce's default (what the user gave), as spelt on the command line."""
-    from . import build_parser
-
-    parser = build_parser(only={"reduce"}).commands["reduce"]
-    dest = {o: a.dest for a in parser._actions for o in a.option_strings}
-    return [o for o in options if getattr(args, dest[o], None) != parser.get_default(dest[o])]
