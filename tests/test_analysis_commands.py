@@ -78,3 +78,16 @@ def test_weights_names_the_options_a_prompt_level_run_does_not_use(tmp_path, cap
     assert main(["weights", "--prompts", str(tmp_path / "q.csv"), "--analyses", "schemes", "--scheme", "distance",
                  "--out", str(tmp_path / "w")]) == 0
     assert "not used" not in capsys.readouterr().err
+
+
+def test_info_conflicts_shows_the_digits_where_values_differ(tmp_path, capsys):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "s.csv").write_text("model,dataset,value\nm1,d1,0.937722\nm2,d1,0.5\n")
+    (tmp_path / "b" / "s.csv").write_text("model,dataset,value\nm1,d1,0.937556\nm2,d1,0.5\n")
+    db = str(tmp_path / "s.duckdb")
+    assert main(["ingest", "-q", "--db", db, str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    capsys.readouterr()
+    assert main(["info", "--db", db, "--conflicts"]) == 0
+    out = capsys.readouterr().out
+    assert "0.937722" in out and "0.937556" in out  # both printed as 0.938 before
