@@ -91,3 +91,20 @@ def test_info_conflicts_shows_the_digits_where_values_differ(tmp_path, capsys):
     assert main(["info", "--db", db, "--conflicts"]) == 0
     out = capsys.readouterr().out
     assert "0.937722" in out and "0.937556" in out  # both printed as 0.938 before
+
+
+def test_weights_completion_says_when_most_cells_are_predicted():
+    import pandas as pd
+
+    from harness_ext.methods.weighting import complete_matrix
+
+    rng = np.random.default_rng(9)
+    X = np.clip(rng.random((30, 2)) @ rng.random((2, 8)) / 2, 0.01, 0.99)
+    sparse = X.copy()
+    sparse[rng.random(X.shape) < 0.6] = np.nan
+    sparse[:3] = X[:3]  # every column keeps a few models
+    done = complete_matrix(pd.DataFrame(sparse), random_state=0)
+    assert any("of the cells are predicted, not observed" in n for n in done.notes)
+    few = X.copy()
+    few[0, 0] = np.nan
+    assert not any("predicted, not observed" in n for n in complete_matrix(pd.DataFrame(few)).notes)
