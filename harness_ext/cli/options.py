@@ -420,9 +420,8 @@ def weights_options(parser: argparse.ArgumentParser) -> None:
 def given_options(args, options) -> list:
     """Those of ``options`` (spelt as on the command line) whose value in ``args`` is not the command's default: what
     the user gave, so that a run can name those it did not use."""
-    from . import build_parser
-
-    parser = build_parser(only={args.command}).commands[args.command]
+    parser = argparse.ArgumentParser(add_help=False)
+    COMMANDS[args.command].options(parser)  # the command's own options, with their defaults
     dest = {o: a.dest for a in parser._actions for o in a.option_strings}
     return [o for o in options if getattr(args, dest[o], None) != parser.get_default(dest[o])]
 
