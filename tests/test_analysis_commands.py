@@ -108,3 +108,15 @@ def test_weights_completion_says_when_most_cells_are_predicted():
     few = X.copy()
     few[0, 0] = np.nan
     assert not any("predicted, not observed" in n for n in complete_matrix(pd.DataFrame(few)).notes)
+
+
+@pytest.mark.parametrize("option", ["--top", "--permutations", "--silhouette-permutations", "--draws",
+                                    "--pairwise-top", "--chunk-size"])
+def test_weights_refuses_a_count_below_one_before_any_work(gappy_store, tmp_path, capsys, option):
+    # --top 0 was an unexpected ValueError after some files were written; --permutations 0 printed p = 1 and a
+    # permuted mean of 0.0 from no permutations at all.
+    with pytest.raises(SystemExit) as exit_:
+        main(["weights", "--db", str(gappy_store), option, "0", "--out", str(tmp_path / "w")])
+    assert exit_.value.code == 2
+    assert f"argument {option}: must be 1 or more, got 0" in capsys.readouterr().err
+    assert not (tmp_path / "w").exists()

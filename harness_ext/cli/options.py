@@ -107,6 +107,14 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (a number of draws, permutations or rows shown); else a usage error."""
+    value = non_negative_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
 def add_seed_option(group, what: str = "", dest: str = "seed") -> None:
     """``--seed N`` (with the old ``--random-state``/``--random_state``): the one seed flag of every command
     that draws at random; the same inputs and seed give the same results."""
@@ -401,14 +409,14 @@ def weights_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--schemes", action=CommaJoin, default=",".join(WEIGHTS_SCHEMES), help="schemes in the rank-change table (comma list)")
     a = parser.add_argument_group("analyses")
     a.add_argument("--analyses", action=CommaJoin, default=",".join(WEIGHTS_ANALYSES), help=f"comma list from {','.join(WEIGHTS_ANALYSES)}, or 'none'")
-    a.add_argument("--draws", type=int, default=100_000, help="random simplex draws (default 100000)")
-    a.add_argument("--chunk-size", type=int, default=None, help="draws per chunk (default: bounded memory)")
-    a.add_argument("--pairwise-top", type=int, default=20, help="models in the pairwise matrix (best under uniform)")
-    a.add_argument("--permutations", type=int, default=1000, help="permutations for the similarity test (default 1000)")
-    a.add_argument("--silhouette-permutations", type=int, default=10, help="permuted matrices clustered (default 10)")
+    a.add_argument("--draws", type=positive_int, default=100_000, help="random simplex draws (default 100000)")
+    a.add_argument("--chunk-size", type=positive_int, default=None, help="draws per chunk (default: bounded memory)")
+    a.add_argument("--pairwise-top", type=positive_int, default=20, help="models in the pairwise matrix (best under uniform)")
+    a.add_argument("--permutations", type=positive_int, default=1000, help="permutations for the similarity test (default 1000)")
+    a.add_argument("--silhouette-permutations", type=positive_int, default=10, help="permuted matrices clustered (default 10)")
     a.add_argument("--similarity", action=CommaJoin, default=",".join(WEIGHTS_SIMILARITIES), help="measures for the permutation test")
     a.add_argument("--max-clusters", type=int, default=20, help="largest number of clusters tried (default 20)")
-    a.add_argument("--top", type=int, default=20, help="models shown in printed tables and plots (default 20)")
+    a.add_argument("--top", type=positive_int, default=20, help="models shown in printed tables and plots (default 20)")
     a.add_argument("--no-complete", dest="complete", action="store_false",
                    help="keep missing cells missing: analyses that need a complete matrix are skipped (default: "
                         "missing cells are predicted by reduce's default predictor, lowrank, seeded by --seed, "
