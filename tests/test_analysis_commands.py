@@ -120,3 +120,21 @@ def test_weights_refuses_a_count_below_one_before_any_work(gappy_store, tmp_path
     assert exit_.value.code == 2
     assert f"argument {option}: must be 1 or more, got 0" in capsys.readouterr().err
     assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.parametrize("command, option, value, says", [
+    ("pounce", "--repeats", "0", "argument --repeats: must be 1 or more"),  # an unexpected KeyError
+    ("pounce", "--folds", "-1", "argument --folds: must be 0 or more"),  # skipped the k-fold check as 0 does
+    ("reduce", "--n-random-subsets", "0", "argument --n-random-subsets: must be 1 or more"),  # a ValueError
+])
+def test_counts_out_of_range_are_usage_errors(gappy_store, tmp_path, capsys, command, option, value, says):
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--db", str(gappy_store), option, value, "--out", str(tmp_path / "o")])
+    assert exit_.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_pounce_refuses_an_interval_level_outside_0_1(gappy_store, tmp_path, capsys):
+    rc = main(["pounce", "--db", str(gappy_store), "--analysis", "completion", "--level", "2",
+               "--out", str(tmp_path / "o")])
+    assert rc == 1  # it printed the share of hidden cells inside a "200% predictive interval"
+    assert "the interval level must be in (0, 1)" in capsys.readouterr().err and not (tmp_path / "o").exists()

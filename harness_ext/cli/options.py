@@ -346,13 +346,13 @@ def pounce_options(parser):
     g.add_argument("--splits", type=int, default=1,
                    help="random 80/20 model splits to average AUC-MSE over (default 1, as in SimBA)")
     g.add_argument("--noise", action=CommaJoin, default="0.05,0.1", help="noise standard deviations for the robustness check (default 0.05,0.1)")
-    g.add_argument("--folds", type=int, default=None,
+    g.add_argument("--folds", type=non_negative_int, default=None,
                    help="k for the k-fold stability check (default: 5 up to 20 datasets, else 10; 0 skips)")
     g.add_argument("--completion-predictors", action=CommaJoin, default="global_mean,mean_of_means,pmf,bpmf",
                    help="matrix-completion predictors for the Zhao et al. protocol (default: global_mean,mean_of_means,pmf,bpmf)")
     g.add_argument("--hidden-ratios", action=CommaJoin, default="0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9",
                    help="shares of observed cells hidden (default 0.1..0.9)")
-    g.add_argument("--repeats", type=int, default=1, help="masks per hidden ratio (default 1)")
+    g.add_argument("--repeats", type=positive_int, default=1, help="masks per hidden ratio (default 1)")
     g.add_argument("--level", type=float, default=0.9, help="central interval level for calibration (default 0.9)")
     g.add_argument("--n-samples", type=int, default=None, help="Gibbs draws kept (and burn-in) for bpmf; default the predictor's")
     g.add_argument("--profiles", default=None,
@@ -502,7 +502,7 @@ def reduce_options(parser):
     parser.add_argument("--costs", default=None, metavar="FILE",
                         help="cost of running each dataset (JSON name -> cost, or CSV dataset,cost); default: the "
                              "sample counts the result files recorded, when every dataset has one")
-    parser.add_argument("--n-random-subsets", type=int, default=None,
+    parser.add_argument("--n-random-subsets", type=positive_int, default=None,
                         help="random subsets of the chosen size compared with it, same predictor and folds "
                              "(default 200, or 20 for predictors that refit per subset)")
     parser.add_argument("--min-availability", type=float, default=None, metavar="SHARE",

@@ -65,6 +65,9 @@ def run(args) -> int:
     bad = analyses - set(ANALYSES)
     if bad:
         raise HarnessExtError(f"unknown analysis {', '.join(sorted(bad))}; choose from {', '.join(ANALYSES)} or all")
+    from ..methods.reduction.benchmark_score import check_level
+
+    check_level(args.level)  # --level 2 printed the share of cells inside a "200% interval"
     df = matrix_from_args(args, fingerprint=False)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
