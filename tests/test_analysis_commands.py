@@ -138,3 +138,18 @@ def test_pounce_refuses_an_interval_level_outside_0_1(gappy_store, tmp_path, cap
                "--out", str(tmp_path / "o")])
     assert rc == 1  # it printed the share of hidden cells inside a "200% predictive interval"
     assert "the interval level must be in (0, 1)" in capsys.readouterr().err and not (tmp_path / "o").exists()
+
+
+def test_predict_writes_no_lm_eval_results_file_beside_a_file_of_another_harness(gappy_store, tmp_path, capsys):
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(gappy_store), "--budget", "2", "--n-random", "20", "--n-random-subsets", "10",
+                 "--no-plot", "--out", str(out)]) == 0
+    new = tmp_path / "new"
+    new.mkdir()
+    (new / "scores.csv").write_text("model,dataset,value\n" + "".join(f"fresh,d{j},0.4\n" for j in range(6)))
+    capsys.readouterr()
+    assert main(["predict", "-m", str(out), str(new / "scores.csv")]) == 0
+    # The lm-eval-layout file went into the CSV's folder (and into a read-only shared data folder for an Every Eval
+    # Ever record); --eee is the way to Every Eval Ever records.
+    assert sorted(p.name for p in new.iterdir()) == ["scores.csv"]
+    assert "harness_ext_prediction" not in capsys.readouterr().out

@@ -44,6 +44,9 @@ from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, c
                               floor_warnings, score_truth, z_of)
 from ...store.matrix import apply_normalisation, params_frame
 
+#: The adapters of lm-eval results files, beside which ``predict`` writes ``harness_ext_prediction_<group>.json``.
+LM_EVAL_ADAPTERS = ("lm_eval_v03", "lm_eval_v04", "open_llm_leaderboard_v1")
+
 log = logging.getLogger("harness_ext.predict")
 
 __all__ = ["Prediction", "PredictionResult", "predict_from_manifest", "predict_scores", "training_matrix"]
@@ -95,7 +98,7 @@ class PredictionResult(Result):
     table: pd.DataFrame
     aggregate: pd.DataFrame
     warnings: list
-    #: model -> the result files it was read from (where ``predict`` writes its lm-eval-schema results)
+    #: model -> the lm-eval results files it was read from (where ``predict`` writes its lm-eval-schema results)
     sources: dict = None
     #: the manifest the predictions come from, and where it was read (for the JSON and the exports)
     manifest: dict = field(default=None, repr=False)
@@ -257,9 +260,12 @@ def new_model_matrix(manifest: dict, paths) -> tuple:
             reasons = "; ".join(f"{f.path}: {f.reason}" for f in report.by_status("skipped")[:3])
             raise HarnessExtError(f"no results could be read from {', '.join(map(str, paths))}" + (f" ({reasons})" if reasons else ""))
         long = query_results(store, MatrixQuery(), all_metrics=True)
+        # Where predict writes its lm-eval-layout results: beside lm-eval results files only (not into a HELM
+        # or Every Eval Ever folder, nor beside a leaderboard CSV).
         sources = store.con.execute(
             "SELECT DISTINCT m.name, s.path FROM results r JOIN models m USING (model_id) JOIN sources s USING (source_id) "
-            "ORDER BY 1, 2").fetchall()
+            f"WHERE s.adapter IN ({', '.join('?' * len(LM_EVAL_ADAPTERS))}) ORDER BY 1, 2",
+            list(LM_EVAL_ADAPTERS)).fetchall()
         # Item subsets: a task's score is the anchors' weighted mean, from the run's per-sample logs.
         anchored = {}
         if (manifest.get("items") or {}).get("tasks"):
