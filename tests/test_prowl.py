@@ -460,7 +460,9 @@ def test_binary_matrix_table_adds_jaccard_and_hamming(tmp_path, capsys):
     out = tmp_path / "prowl"
     assert main(["prowl", "--prompts", str(csv), "--n-random", "50", "--out", str(out),
                  "--json", str(tmp_path / "p.json")]) == 0
-    text = capsys.readouterr().out
+    captured = capsys.readouterr()
+    text = captured.out
+    assert "not used" not in captured.err
     assert "JACCARD" in text and "HAMMING" in text and "40 models x 12 datasets" in text
     assert len(pd.read_csv(out / "prowl_table.csv", index_col=0)) == 14
     doc = json.loads((tmp_path / "p.json").read_text())
@@ -623,3 +625,12 @@ def test_prowl_refuses_a_target_no_coverage_curve_can_mean(signed_store, tmp_pat
     assert rc == 1  # 1.5 was never reached (every |S*| empty), -3 reached by any single dataset; both exited 0
     assert "coverage target must be in (0, 1]" in capsys.readouterr().err
     assert not (tmp_path / "p").exists()
+
+
+def test_prowl_prompts_names_the_store_options_it_does_not_use(tmp_path, capsys):
+    P = (np.random.default_rng(1).random((8, 12)) < 0.5).astype(int)  # 8 prompts x 12 models
+    csv = tmp_path / "prompts.csv"
+    pd.DataFrame(P, index=[f"q{i}" for i in range(8)], columns=[f"m{j}" for j in range(12)]).to_csv(csv)
+    assert main(["prowl", "--prompts", str(csv), "--benchmark", "mmlu", "--normalise", "none", "--similarity",
+                 "pearson", "--n-random", "10", "--out", str(tmp_path / "p")]) == 0
+    assert "--benchmark, --normalise not used: --prompts reads a prompt-level matrix" in capsys.readouterr().err
