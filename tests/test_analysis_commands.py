@@ -153,3 +153,16 @@ def test_predict_writes_no_lm_eval_results_file_beside_a_file_of_another_harness
     # Ever record); --eee is the way to Every Eval Ever records.
     assert sorted(p.name for p in new.iterdir()) == ["scores.csv"]
     assert "harness_ext_prediction" not in capsys.readouterr().out
+
+
+def test_compare_features_says_what_it_does_not_use(gappy_store, tmp_path, capsys):
+    feats = tmp_path / "feats.csv"
+    feats.write_text("dataset,f1,f2,kind\n" + "".join(f"d{j},{j},{j * j % 5},x\n" for j in range(6)) + "extra,1,2,y\n")
+    rc = main(["compare", "--db", str(gappy_store), "--dense", "--features", str(feats), "--representation", "ranks",
+               "--trials", "3", "--n-jobs", "1", "--k-max", "3", "--selectors", "random-subset,kmeans",
+               "--out", str(tmp_path / "c")])
+    err = capsys.readouterr().err
+    assert rc == 0
+    assert "1 non-numeric column(s) not used: kind" in err
+    assert "2 row(s) of datasets not in the matrix not used: d5, extra" in err  # d5 is cut by --dense
+    assert "--representation ranks not used: with --features the selectors see the features" in err
