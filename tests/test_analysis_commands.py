@@ -166,3 +166,20 @@ def test_compare_features_says_what_it_does_not_use(gappy_store, tmp_path, capsy
     assert "1 non-numeric column(s) not used: kind" in err
     assert "2 row(s) of datasets not in the matrix not used: d5, extra" in err  # d5 is cut by --dense
     assert "--representation ranks not used: with --features the selectors see the features" in err
+
+
+def test_weights_tests_say_when_a_p_value_is_at_the_floor_of_its_permutations():
+    from harness_ext.methods.weighting import permutation_test, silhouette_test
+
+    rng = np.random.default_rng(5)
+    X = np.repeat(rng.random((20, 1)), 8, axis=1) + 0.01 * rng.random((20, 8))  # columns all alike: far from chance
+    sil = silhouette_test(X, n_permutations=3, show_progress=False)
+    assert sil.pvalue == pytest.approx(0.25)  # 1/(3 + 1): it printed 0.250 as if the data were close to chance
+    assert "p = 1/(3 + 1) is the smallest p-value 3 permutations can give" in sil.render()
+    perm = permutation_test(X, ["cosine"], n_permutations=9, show_progress=False)
+    p = perm.pvalues.copy()
+    p.loc["average", "cosine"], p.loc["KS test", "cosine"] = 0.1, 0.0  # the floor, and a KS p past the floats
+    text = type(perm)(p, perm.observed, perm.permuted_mean, perm.ks_statistic, 9).render()
+    assert "0.1 = 1/(9 + 1) is the smallest p-value 9 permutations can give" in text
+    assert "a KS p-value of 0 is below the smallest number a float holds" in text
+    assert "smallest p-value" not in perm.render()
