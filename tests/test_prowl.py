@@ -621,7 +621,8 @@ def test_prowl_beam_width_with_another_selector_is_refused(signed_store, tmp_pat
 
 @pytest.mark.parametrize("target", ["1.5", "0", "-3"])
 def test_prowl_refuses_a_target_no_coverage_curve_can_mean(signed_store, tmp_path, capsys, target):
-    rc = main(["prowl", "--db", str(signed_store), "--target", target, "--n-random", "10", "--out", str(tmp_path / "p")])
+    rc = main(["prowl", "--db", str(signed_store), "--target", target, "--n-random", "10",
+               "--out", str(tmp_path / "p")])
     assert rc == 1  # 1.5 was never reached (every |S*| empty), -3 reached by any single dataset; both exited 0
     assert "coverage target must be in (0, 1]" in capsys.readouterr().err
     assert not (tmp_path / "p").exists()

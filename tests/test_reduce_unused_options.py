@@ -75,10 +75,11 @@ def test_item_options_without_items_are_said_unused(store, tmp_path, capsys):
 def test_dataset_options_with_items_are_said_unused(store, tmp_path, capsys):
     js = tmp_path / "i.json"
     rc = main(["reduce", "--db", str(store[1]), "--items", "10", "--budget", "2", "--similarity", "cosine",
-               "--selector", "greedy_coverage", "--item-strata", "4", "--no-plot", "--out", str(tmp_path / "i"),
-               "--json", str(js)])
+               "--normalise", "none", "--selector", "greedy_coverage", "--item-strata", "4", "--no-plot",
+               "--out", str(tmp_path / "i"), "--json", str(js)])
     assert rc == 0
-    line = "--budget, --selector, --similarity, --item-strata not used: --items N runs N items of every task"
+    line = ("--budget, --selector, --similarity, --normalise, --item-strata not used: --items N runs N items of "
+            "every task")
     assert line in capsys.readouterr().err
     assert any(line in w for w in json.loads(js.read_text())["warnings"])
 

@@ -131,10 +131,12 @@ def _selector_params(args) -> dict:
     return params or None
 
 
-#: reduce's options of the dataset subset, unused by the item-level reduction (``--items N``).
+#: reduce's options of the dataset subset and of its matrix, unused by the item-level reduction (``--items N``, which
+#: reads the item scores of the benchmarks, tasks and models ``--benchmark``, ``--datasets`` and ``--models`` name).
 DATASET_OPTIONS = ("--budget", "--costs", "--selector", "--similarity", "--predictor", "--weighting", "--weights",
                    "--n-random", "--n-random-subsets", "--min-availability", "--demote-saturated", "--selector-param",
-                   "--predictor-param")
+                   "--predictor-param", "--source", "--num-fewshot", "--rows", "--no-aliases", "--aggregates",
+                   "--chance-file", "--normalise")
 #: reduce's options of the item-level reduction, unused by the dataset-level one (also with ``--item-design anchors``,
 #: which keeps a dataset subset and runs anchor items of its tasks).
 ITEM_OPTIONS = ("--item-estimator", "--item-allocation", "--item-strata", "--stratum-allocation")
