@@ -292,7 +292,9 @@ def prowl_options(parser) -> None:
     g = parser.add_argument_group("prowl")
     g.add_argument("--similarity", action=ListAppend, default=None,
                    help="similarity measure (repeatable or comma-separated); default: SimBA's nine")
-    g.add_argument("--selector", default="greedy_coverage", help="selector using the similarity (default greedy_coverage)")
+    g.add_argument("--selector", default="greedy_coverage",
+                   help="selector run with each similarity measure (default greedy_coverage); one that takes no "
+                        "similarity measure gives one row")
     g.add_argument("--beam-width", type=int, default=None, help="use beam_coverage with this beam width")
     g.add_argument("--target", type=float, default=0.95, help="coverage target defining |S*|, in (0, 1] (default 0.95)")
     g.add_argument("--n-random", type=int, default=1000, help="runs of the RANDOM baseline (default 1000)")
