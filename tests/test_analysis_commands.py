@@ -183,3 +183,14 @@ def test_weights_tests_say_when_a_p_value_is_at_the_floor_of_its_permutations():
     assert "0.1 = 1/(9 + 1) is the smallest p-value 9 permutations can give" in text
     assert "a KS p-value of 0 is below the smallest number a float holds" in text
     assert "smallest p-value" not in perm.render()
+
+
+def test_pounce_names_the_options_of_analyses_it_does_not_run(gappy_store, tmp_path, capsys):
+    rc = main(["pounce", "--db", str(gappy_store), "--dense", "--analysis", "completion", "--hidden-ratios", "0.5",
+               "--completion-predictors", "global_mean,mean_of_means", "--order", "d1,d2", "--selector", "random",
+               "--active-steps", "2", "--out", str(tmp_path / "p")])
+    err = capsys.readouterr().err
+    assert rc == 0
+    assert "--selector, --order not used: options of the analysis regression, which --analysis completion" in err
+    assert "--active-steps not used: options of the analysis active" in err
+    assert "--hidden-ratios" not in err
