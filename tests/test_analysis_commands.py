@@ -194,3 +194,16 @@ def test_pounce_names_the_options_of_analyses_it_does_not_run(gappy_store, tmp_p
     assert "--selector, --order not used: options of the analysis regression, which --analysis completion" in err
     assert "--active-steps not used: options of the analysis active" in err
     assert "--hidden-ratios" not in err
+
+
+def test_weights_rank_change_table_says_its_sign_and_its_ties():
+    import pandas as pd
+
+    from harness_ext.methods.weighting import compare_schemes
+
+    rng = np.random.default_rng(6)
+    X = rng.random((10, 8))
+    X[1] = X[0]  # two models alike: tied under every scheme
+    text = compare_schemes(pd.DataFrame(X, index=[f"m{i}" for i in range(10)]), ["uniform", "distance"]).render()
+    assert "Δrank = rank under uniform weights - rank under the scheme (positive: ranked higher)" in text
+    assert "models tied under distance 2 of 10" in text
