@@ -89,3 +89,15 @@ def test_weights_with_another_weighting_is_refused(store, tmp_path, capsys):
     assert rc == 1
     assert "gives the weights itself (--weighting user); it cannot be given with --weighting distance" in (
         capsys.readouterr().err)
+
+
+def test_a_coverage_selector_without_similarity_uses_its_default_in_the_calibration_too(store):
+    """With no similarity given, the calibration's reselection ran greedy_coverage with pounce's default (Minkowski)
+    while the selection used the selector's own (Pearson): a different expected error for the same subset."""
+    import harness_ext as hx
+
+    matrix = hx.load_matrix(store[0])
+    opts = dict(budget=2, selector="greedy_coverage", n_random=20, n_random_subsets=10)
+    default, pearson = hx.reduce(matrix, **opts), hx.reduce(matrix, similarity="pearson", **opts)
+    assert default.manifest["selection"]["similarity"] == "pearson"
+    assert default.expected_error == pearson.expected_error
