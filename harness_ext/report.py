@@ -175,6 +175,8 @@ def envelope(command: str, payload: Any, warnings: Iterable[str] = ()) -> dict:
     else, which becomes ``tables["result"]``. ``warnings``: those logged while the command ran, after the result's own
     (each once).
     """
+    # A result's own warnings (prowl's failed rows) are in the document even when the command did not log them.
+    mine = [str(w) for w in (getattr(payload, "warnings", None) or [])] if isinstance(payload, Result) else []
     doc = jsonable(payload)
     if not isinstance(doc, dict) or not {"title", "summary", "tables"} & set(doc):
         doc = {"tables": {"result": doc}}
@@ -182,7 +184,7 @@ def envelope(command: str, payload: Any, warnings: Iterable[str] = ()) -> dict:
     out = {"command": command, "title": doc.pop("title", None) or command, "summary": doc.pop("summary", None) or {},
            "tables": doc.pop("tables", None) or {}}
     own = doc.pop("warnings", None) or []
-    out["warnings"] = list(dict.fromkeys([str(w) for w in own] + [str(w) for w in warnings]))
+    out["warnings"] = list(dict.fromkeys(mine + [str(w) for w in own] + [str(w) for w in warnings]))
     out.update(doc)
     return out
 

@@ -175,7 +175,7 @@ def test_sections_are_what_the_manifest_holds(run):
 
 def test_assembled_manifest_is_build_manifest_and_valid(run):
     df, r, _ = run
-    doc = M.assemble_manifest(df, r, budget="3", names=("prediction_greedy", "pearson", "lowrank", "uniform"),
+    doc = M.assemble_manifest(df, r, budget="3", names=("prediction_greedy", None, "lowrank", "uniform"),
                               random_state=0, group_name="g", db=None)
     M.validate_manifest(json.loads(json.dumps(doc)))
     built = M.build_manifest(df, budget="3", n_random=10, n_random_subsets=5, group_name="g")

@@ -329,16 +329,15 @@ def test_prowl_table_rows_and_error_row():
     assert [r["method"] for r in doc["tables"]["prowl"]] == list(rep.table.index) and "curves" in doc["tables"]
 
 
-def test_prowl_table_runs_a_selector_without_a_similarity_once(caplog):
+def test_prowl_table_runs_a_selector_without_a_similarity_once():
     """k-means orders the datasets the same way whatever the measure: one row, not nine identical ones; a measure
     asked for anyway is reported as not used."""
     X = low_rank(30, 7, seed=11)
     rep = prowl_table(pd.DataFrame(X), selector="kmeans", n_random=20)
     assert list(rep.table.index) == ["RANDOM (n = 20)", "GREEDY MINIMUM", "GREEDY MAXIMUM", "KMEANS"]
-    with caplog.at_level("WARNING", logger="harness_ext.prowl"):
-        rep = prowl_table(pd.DataFrame(X), selector="kmeans", similarities=["pearson", "cosine"], n_random=20)
+    rep = prowl_table(pd.DataFrame(X), selector="kmeans", similarities=["pearson", "cosine"], n_random=20)
     assert rep.table.index[-1] == "KMEANS" and len(rep.table) == 4
-    assert "takes no similarity measure: 2 measure(s) asked for (pearson, cosine) not used" in caplog.text
+    assert "similarity pearson, cosine not used: selector 'kmeans' takes no similarity measure" in rep.notes[0]
 
 
 @pytest.mark.slow
@@ -472,7 +471,9 @@ def test_binary_matrix_table_adds_jaccard_and_hamming(tmp_path, capsys):
     out = tmp_path / "prowl"
     assert main(["prowl", "--prompts", str(csv), "--n-random", "50", "--out", str(out),
                  "--json", str(tmp_path / "p.json")]) == 0
-    text = capsys.readouterr().out
+    captured = capsys.readouterr()
+    text = captured.out
+    assert "not used" not in captured.err
     assert "JACCARD" in text and "HAMMING" in text and "40 models x 12 datasets" in text
     assert len(pd.read_csv(out / "prowl_table.csv", index_col=0)) == 14
     doc = json.loads((tmp_path / "p.json").read_text())
@@ -606,3 +607,70 @@ def test_a_plugin_selector_taking_a_measure_gets_one_labelled_row_per_measure(si
                       n_random=20)
     assert list(rep.table.index[-2:]) == ["BY_MEASURE (PEARSON)", "BY_MEASURE (COSINE)"]
     assert set(rep.results) >= {"BY_MEASURE (PEARSON)", "BY_MEASURE (COSINE)"}
+
+
+# --------------------------------------------------------------------------- exit status and options without effect
+
+
+@pytest.fixture
+def signed_store(tmp_path):
+    """A store of 20 models x 6 datasets with negative scores (Jensen-Shannon cannot run on them un-normalised)."""
+    X = low_rank(20, 6, seed=5) - 0.3
+    rows = ["model,dataset,value"] + [f"m{i},d{j},{X[i, j]:.4f}" for i in range(20) for j in range(6)]
+    (tmp_path / "scores.csv").write_text("\n".join(rows) + "\n")
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "-q", "--db", str(db), str(tmp_path / "scores.csv")]) == 0
+    return db
+
+
+def test_prowl_exits_1_naming_a_failed_method_after_printing_the_others(signed_store, tmp_path, capsys):
+    out, js = tmp_path / "p", tmp_path / "p.json"
+    rc = main(["prowl", "--db", str(signed_store), "--normalise", "none", "--similarity", "pearson,jensen_shannon",
+               "--n-random", "50", "--out", str(out), "--json", str(js)])
+    captured = capsys.readouterr()
+    assert rc == 1
+    assert "PEARSON" in captured.out and (out / "prowl_table.csv").exists() and (out / "prowl_coverage.png").exists()
+    error = [line for line in captured.err.splitlines() if line.startswith("harness-ext prowl: error:")]
+    assert len(error) == 1 and "1 of 4 methods failed" in error[0] and "JENSEN-SHANNON" in error[0]
+    assert "non-negative" in error[0]
+    doc = json.loads(js.read_text())
+    assert len(doc["tables"]["prowl"]) == 5 and any("JENSEN-SHANNON" in w for w in doc["warnings"])
+    # Every method ran: exit 0.
+    assert main(["prowl", "--db", str(signed_store), "--normalise", "none", "--similarity", "pearson",
+                 "--n-random", "50", "--out", str(out)]) == 0
+
+
+def test_prowl_a_selector_without_similarity_gets_one_row_and_says_the_measures_went_unused(signed_store, tmp_path,
+                                                                                            capsys):
+    rep = prowl_table(pd.DataFrame(low_rank(20, 6)), similarities=["pearson", "cosine"], selector="greedy_maximum",
+                      baselines=(), n_random=20)
+    assert list(rep.table.index) == ["RANDOM (n = 20)", "GREEDY MAXIMUM"]
+    assert rep.notes and "pearson, cosine not used" in rep.notes[0] and "greedy_maximum" in rep.notes[0]
+    assert main(["prowl", "--db", str(signed_store), "--selector", "prediction_greedy", "--similarity", "cosine",
+                 "--n-random", "20", "--out", str(tmp_path / "p")]) == 0
+    err = capsys.readouterr().err
+    assert "similarity cosine not used: selector 'prediction_greedy' takes no similarity measure" in err
+
+
+def test_prowl_beam_width_with_another_selector_is_refused(signed_store, tmp_path, capsys):
+    rc = main(["prowl", "--db", str(signed_store), "--selector", "greedy_maximum", "--beam-width", "3",
+               "--out", str(tmp_path / "p")])
+    assert rc == 1 and "--beam-width runs the selector beam_coverage" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("target", ["1.5", "0", "-3"])
+def test_prowl_refuses_a_target_no_coverage_curve_can_mean(signed_store, tmp_path, capsys, target):
+    rc = main(["prowl", "--db", str(signed_store), "--target", target, "--n-random", "10",
+               "--out", str(tmp_path / "p")])
+    assert rc == 1  # 1.5 was never reached (every |S*| empty), -3 reached by any single dataset; both exited 0
+    assert "coverage target must be in (0, 1]" in capsys.readouterr().err
+    assert not (tmp_path / "p").exists()
+
+
+def test_prowl_prompts_names_the_store_options_it_does_not_use(tmp_path, capsys):
+    P = (np.random.default_rng(1).random((8, 12)) < 0.5).astype(int)  # 8 prompts x 12 models
+    csv = tmp_path / "prompts.csv"
+    pd.DataFrame(P, index=[f"q{i}" for i in range(8)], columns=[f"m{j}" for j in range(12)]).to_csv(csv)
+    assert main(["prowl", "--prompts", str(csv), "--benchmark", "mmlu", "--normalise", "none", "--similarity",
+                 "pearson", "--n-random", "10", "--out", str(tmp_path / "p")]) == 0
+    assert "--benchmark, --normalise not used: --prompts reads a prompt-level matrix" in capsys.readouterr().err

@@ -13,10 +13,13 @@ from pathlib import Path
 def read_features(path, columns):
     """Read a dataset x feature CSV (first column: dataset name) aligned to ``columns``.
 
-    Non-numeric feature columns are dropped. Every dataset of the matrix must
-    have a row; extra rows are ignored. Empty cells are allowed (the selectors
-    fill them with the feature's mean); infinite values are an error.
+    Non-numeric feature columns are dropped and rows of datasets not in the matrix
+    are not used, each said in a warning with its count. Every dataset of the matrix
+    must have a row. Empty cells are allowed (the selectors fill them with the
+    feature's mean); infinite values are an error.
     """
+    import logging
+
     import numpy as np
     import pandas as pd
 
@@ -36,6 +39,15 @@ def read_features(path, columns):
     missing = [c for c in columns if c not in num.index]
     if missing:
         raise HarnessExtError(f"features CSV {path} has no row for {len(missing)} dataset(s) of the matrix, e.g. {missing[:5]}")
+    log = logging.getLogger("harness_ext.compare")
+    text = [c for c in df.columns if c not in num.columns]
+    if text:
+        log.warning(f"features CSV {path}: {len(text)} non-numeric column(s) not used: {', '.join(map(str, text[:5]))}"
+                    + (" ..." if len(text) > 5 else ""))
+    extra = [r for r in num.index if r not in set(columns)]
+    if extra:
+        log.warning(f"features CSV {path}: {len(extra)} row(s) of datasets not in the matrix not used: "
+                    f"{', '.join(extra[:5])}" + (" ..." if len(extra) > 5 else ""))
     F = num.loc[list(columns)].to_numpy(dtype=float)
     bad = np.isinf(F).any(axis=1)
     if bad.any():
@@ -47,7 +59,7 @@ def read_features(path, columns):
 def run(args) -> int:
     from ..errors import HarnessExtError
     from ..methods.compare import DEFAULT_TARGETS, oriented, parse_target, run_protocol
-    from .options import matrix_from_args
+    from .options import given_options, matrix_from_args
     from .output import emit
 
     df = matrix_from_args(args, fingerprint=False)
@@ -56,6 +68,11 @@ def run(args) -> int:
         raise HarnessExtError(f"the matrix has {n} missing cells; the protocol needs a complete matrix (add --dense)")
     df = oriented(df)
     features = read_features(args.features, df.columns) if args.features else None
+    if features is not None and given_options(args, ("--representation",)):
+        import logging
+
+        logging.getLogger("harness_ext.compare").warning(
+            f"--representation {args.representation} not used: with --features the selectors see the features")
     targets = tuple(args.target or DEFAULT_TARGETS)
     for t in targets:
         parse_target(t)

@@ -107,6 +107,14 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (a number of draws, permutations or rows shown); else a usage error."""
+    value = non_negative_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
 def add_seed_option(group, what: str = "", dest: str = "seed") -> None:
     """``--seed N`` (with the old ``--random-state``/``--random_state``): the one seed flag of every command
     that draws at random; the same inputs and seed give the same results."""
@@ -169,12 +177,13 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def matrix_from_args(args, require_benchmark: bool = True,
-                     fingerprint: bool = True) -> "pandas.DataFrame":  # noqa: F821
+                     fingerprint: bool = True, say_dense: bool = True) -> "pandas.DataFrame":  # noqa: F821
     """Build the performance matrix the matrix-selection options describe.
 
     With ``require_benchmark`` (analyses, reduce) a store of several benchmarks needs ``--benchmark``.
     ``fingerprint``: compute ``attrs["fingerprint"]`` (:func:`harness_ext.store.matrix.load_matrix`); commands
-    that write and check no manifest pass False and skip its cost.
+    that write and check no manifest pass False and skip its cost. ``say_dense``: warn what ``--dense`` dropped
+    (``reduce`` passes False: its manifest's warnings say it).
     """
     from ..store.matrix import load_matrix
     from ..store.db import Store
@@ -183,7 +192,15 @@ def matrix_from_args(args, require_benchmark: bool = True,
     with Store.open(args.db, read_only=True) as store:
         if require_benchmark:
             require_single_benchmark(store, args)
-        return load_matrix(store, query, fingerprint=fingerprint)
+        df = load_matrix(store, query, fingerprint=fingerprint)
+    dropped = df.attrs.get("dropped") or {}
+    if say_dense and (dropped.get("models") or dropped.get("datasets")):
+        import logging
+
+        from ..methods.reduction.manifest import dense_cut_message
+
+        logging.getLogger("harness_ext.matrix").warning("%s", dense_cut_message(dropped))
+    return df
 
 
 def query_from_args(args) -> "MatrixQuery":  # noqa: F821
@@ -275,9 +292,11 @@ def prowl_options(parser) -> None:
     g = parser.add_argument_group("prowl")
     g.add_argument("--similarity", action=ListAppend, default=None,
                    help="similarity measure (repeatable or comma-separated); default: SimBA's nine")
-    g.add_argument("--selector", default="greedy_coverage", help="selector using the similarity (default greedy_coverage)")
+    g.add_argument("--selector", default="greedy_coverage",
+                   help="selector run with each similarity measure (default greedy_coverage); one that takes no "
+                        "similarity measure gives one row")
     g.add_argument("--beam-width", type=int, default=None, help="use beam_coverage with this beam width")
-    g.add_argument("--target", type=float, default=0.95, help="coverage target defining |S*| (default 0.95)")
+    g.add_argument("--target", type=float, default=0.95, help="coverage target defining |S*|, in (0, 1] (default 0.95)")
     g.add_argument("--n-random", type=int, default=1000, help="runs of the RANDOM baseline (default 1000)")
     add_seed_option(g, "the RANDOM baseline", dest="random_state")
     g.add_argument("--ties", choices=PROWL_TIES, default="half",
@@ -329,13 +348,13 @@ def pounce_options(parser):
     g.add_argument("--splits", type=int, default=1,
                    help="random 80/20 model splits to average AUC-MSE over (default 1, as in SimBA)")
     g.add_argument("--noise", action=CommaJoin, default="0.05,0.1", help="noise standard deviations for the robustness check (default 0.05,0.1)")
-    g.add_argument("--folds", type=int, default=None,
+    g.add_argument("--folds", type=non_negative_int, default=None,
                    help="k for the k-fold stability check (default: 5 up to 20 datasets, else 10; 0 skips)")
     g.add_argument("--completion-predictors", action=CommaJoin, default="global_mean,mean_of_means,pmf,bpmf",
                    help="matrix-completion predictors for the Zhao et al. protocol (default: global_mean,mean_of_means,pmf,bpmf)")
     g.add_argument("--hidden-ratios", action=CommaJoin, default="0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9",
                    help="shares of observed cells hidden (default 0.1..0.9)")
-    g.add_argument("--repeats", type=int, default=1, help="masks per hidden ratio (default 1)")
+    g.add_argument("--repeats", type=positive_int, default=1, help="masks per hidden ratio (default 1)")
     g.add_argument("--level", type=float, default=0.9, help="central interval level for calibration (default 0.9)")
     g.add_argument("--n-samples", type=int, default=None, help="Gibbs draws kept (and burn-in) for bpmf; default the predictor's")
     g.add_argument("--profiles", default=None,
@@ -392,20 +411,34 @@ def weights_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--schemes", action=CommaJoin, default=",".join(WEIGHTS_SCHEMES), help="schemes in the rank-change table (comma list)")
     a = parser.add_argument_group("analyses")
     a.add_argument("--analyses", action=CommaJoin, default=",".join(WEIGHTS_ANALYSES), help=f"comma list from {','.join(WEIGHTS_ANALYSES)}, or 'none'")
-    a.add_argument("--draws", type=int, default=100_000, help="random simplex draws (default 100000)")
-    a.add_argument("--chunk-size", type=int, default=None, help="draws per chunk (default: bounded memory)")
-    a.add_argument("--pairwise-top", type=int, default=20, help="models in the pairwise matrix (best under uniform)")
-    a.add_argument("--permutations", type=int, default=1000, help="permutations for the similarity test (default 1000)")
-    a.add_argument("--silhouette-permutations", type=int, default=10, help="permuted matrices clustered (default 10)")
+    a.add_argument("--draws", type=positive_int, default=100_000, help="random simplex draws (default 100000)")
+    a.add_argument("--chunk-size", type=positive_int, default=None, help="draws per chunk (default: bounded memory)")
+    a.add_argument("--pairwise-top", type=positive_int, default=20, help="models in the pairwise matrix (best under uniform)")
+    a.add_argument("--permutations", type=positive_int, default=1000, help="permutations for the similarity test (default 1000)")
+    a.add_argument("--silhouette-permutations", type=positive_int, default=10, help="permuted matrices clustered (default 10)")
     a.add_argument("--similarity", action=CommaJoin, default=",".join(WEIGHTS_SIMILARITIES), help="measures for the permutation test")
     a.add_argument("--max-clusters", type=int, default=20, help="largest number of clusters tried (default 20)")
-    a.add_argument("--top", type=int, default=20, help="models shown in printed tables and plots (default 20)")
+    a.add_argument("--top", type=positive_int, default=20, help="models shown in printed tables and plots (default 20)")
     a.add_argument("--no-complete", dest="complete", action="store_false",
                    help="keep missing cells missing: analyses that need a complete matrix are skipped (default: "
                         "missing cells are predicted by reduce's default predictor, lowrank, seeded by --seed, "
                         "and the output says how many)")
     add_seed_option(a, dest="random_state")
     add_out_option(a, "weights", "folder for PNG plots, CSV tables and summary.json")
+
+
+def given_options(args, options) -> list:
+    """Those of ``options`` (spelt as on the command line) whose value in ``args`` is not the command's default: what
+    the user gave, so that a run can name those it did not use."""
+    parser = argparse.ArgumentParser(add_help=False)
+    COMMANDS[args.command].options(parser)  # the command's own options, with their defaults
+    dest = {o: a.dest for a in parser._actions for o in a.option_strings}
+    return [o for o in options if getattr(args, dest[o], None) != parser.get_default(dest[o])]
+
+
+#: The matrix-selection options (:func:`add_matrix_arguments`) but ``--models``.
+MATRIX_OPTIONS = ("--benchmark", "--metric", "--datasets", "--source", "--num-fewshot", "--dense", "--rows",
+                  "--no-aliases", "--aggregates", "--chance-file", "--normalise")
 
 
 def parse_key_values(items, option: str) -> dict:
@@ -442,6 +475,22 @@ def add_demote_saturated_option(parser):
                              "the selection, the cross-validated evidence and predict (the manifest records it)")
 
 
+def add_reduce_plugin_options(parser):
+    """``reduce``'s plugins: the selector, its similarity measure, the predictor and the aggregate's weighting."""
+    parser.add_argument("--selector", default="prediction_greedy",
+                        help="selector plugin (default prediction_greedy: the subset that best predicts the rest "
+                             "under --predictor; greedy_coverage is SimBA's coverage selector)")
+    parser.add_argument("--similarity", default=None,
+                        help="similarity plugin for the coverage selectors greedy_coverage and beam_coverage (default "
+                             "pearson); the default selector takes none, so with it this is not used (a warning "
+                             "says so)")
+    parser.add_argument("--predictor", default="lowrank",
+                        help="predictor plugin (default lowrank: biased low-rank fold-in blended with ridge, conformal intervals)")
+    parser.add_argument("--weighting", default="uniform", help="weighting scheme for the aggregate (default uniform)")
+    parser.add_argument("--weights", default=None, metavar="FILE",
+                        help="dataset weights for the aggregate from a JSON or CSV file (implies --weighting user)")
+
+
 def reduce_options(parser):
     add_matrix_arguments(parser)
     parser.add_argument("--keep-missing", dest="dense", action="store_false",
@@ -455,7 +504,7 @@ def reduce_options(parser):
     parser.add_argument("--costs", default=None, metavar="FILE",
                         help="cost of running each dataset (JSON name -> cost, or CSV dataset,cost); default: the "
                              "sample counts the result files recorded, when every dataset has one")
-    parser.add_argument("--n-random-subsets", type=int, default=None,
+    parser.add_argument("--n-random-subsets", type=positive_int, default=None,
                         help="random subsets of the chosen size compared with it, same predictor and folds "
                              "(default 200, or 20 for predictors that refit per subset)")
     parser.add_argument("--min-availability", type=float, default=None, metavar="SHARE",
@@ -504,15 +553,7 @@ def reduce_options(parser):
                              "lm-eval task configurations name inside it are written into the task YAMLs; any other "
                              "local path is left out, with a note")
     parser.add_argument("--no-plot", action="store_true", help="do not write error_vs_budget.png")
-    parser.add_argument("--selector", default="prediction_greedy",
-                        help="selector plugin (default prediction_greedy: the subset that best predicts the rest "
-                             "under --predictor; greedy_coverage is SimBA's coverage selector)")
-    parser.add_argument("--similarity", default="pearson", help="similarity plugin for coverage selectors (default pearson)")
-    parser.add_argument("--predictor", default="lowrank",
-                        help="predictor plugin (default lowrank: biased low-rank fold-in blended with ridge, conformal intervals)")
-    parser.add_argument("--weighting", default="uniform", help="weighting scheme for the aggregate (default uniform)")
-    parser.add_argument("--weights", default=None, metavar="FILE",
-                        help="dataset weights for the aggregate from a JSON or CSV file (implies --weighting user)")
+    add_reduce_plugin_options(parser)
     add_seed_option(parser)
     parser.add_argument("--n-random", type=int, default=200,
                         help="random orders for the coverage-curve baseline (SimBA; default 200). The chance check "

@@ -23,6 +23,27 @@ def _floats(text: str) -> list:
     return [float(t) for t in str(text).split(",") if t.strip()]
 
 
+#: The analyses that use each group of options: given while none of them runs, the options are said to be unused.
+ANALYSIS_OPTIONS = {
+    ("regression",): ("--predictors", "--selector", "--order", "--test-size", "--splits", "--noise", "--folds",
+                      "--paper"),
+    ("completion",): ("--completion-predictors", "--hidden-ratios", "--level", "--profiles"),
+    ("active",): ("--active-predictor", "--active-steps", "--active-step"),
+    ("tensor",): ("--tensor-ratios",),
+    ("completion", "active", "tensor"): ("--repeats", "--n-samples"),
+}
+
+
+def _say_unused(args, analyses) -> None:
+    """Warn about the options of analyses that do not run (``--order`` with ``--analysis completion``)."""
+    from .options import given_options
+
+    for names, options in ANALYSIS_OPTIONS.items():
+        if not set(names) & set(analyses) and (unused := given_options(args, options)):
+            logger.warning(f"{', '.join(unused)} not used: options of the analysis {' or '.join(names)}, which "
+                           f"--analysis {args.analysis} does not run")
+
+
 def _names(text: str) -> list:
     return [t.strip() for t in str(text).split(",") if t.strip()]
 
@@ -65,12 +86,11 @@ def run(args) -> int:
     bad = analyses - set(ANALYSES)
     if bad:
         raise HarnessExtError(f"unknown analysis {', '.join(sorted(bad))}; choose from {', '.join(ANALYSES)} or all")
-    df = matrix_from_args(args, fingerprint=False)
-    dropped = df.attrs.get("dropped") or {}
-    if dropped.get("models") or dropped.get("datasets"):
-        from ..methods.reduction.manifest import dense_cut_message
+    from ..methods.reduction.benchmark_score import check_level
 
-        logger.warning(dense_cut_message(dropped))
+    check_level(args.level)  # --level 2 printed the share of cells inside a "200% interval"
+    _say_unused(args, analyses)
+    df = matrix_from_args(args, fingerprint=False)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     report = PounceReport(analyses={}, n_models=df.shape[0], n_datasets=df.shape[1],

@@ -14,7 +14,14 @@ def prowl_matrix(args):
     """The matrix the options describe (``--prompts``: a prompt-level CSV), refusing shapes prowl cannot use."""
     if getattr(args, "prompts", None):
         from ..methods.weighting import read_prompt_matrix
+        from .options import MATRIX_OPTIONS, given_options
 
+        if unused := given_options(args, MATRIX_OPTIONS + ("--models",)):
+            import logging
+
+            logging.getLogger("harness_ext.prowl").warning(
+                f"{', '.join(unused)} not used: --prompts reads a prompt-level matrix, not the store's models x "
+                "datasets matrix")
         df = read_prompt_matrix(args.prompts, args.prompts_layout)
     else:
         from .options import matrix_from_args
@@ -26,25 +33,47 @@ def prowl_matrix(args):
 
 
 def run(args) -> int:
+    import logging
     from dataclasses import replace
     from pathlib import Path
 
     from ..methods.prowl import prowl_table
     from .output import emit
 
-    df = prowl_matrix(args)
     selector, params = args.selector, None
     if args.beam_width is not None:
+        if selector not in ("greedy_coverage", "beam_coverage"):  # the default, or the one --beam-width runs
+            raise HarnessExtError(f"--beam-width runs the selector beam_coverage; it cannot be given with --selector "
+                                  f"{selector}")
         selector, params = "beam_coverage", {"beam_width": args.beam_width}
+    df = prowl_matrix(args)
     report = prowl_table(df, similarities=args.similarity, selector=selector, selector_params=params,
                          target=args.target, n_random=args.n_random, random_state=args.random_state, ties=args.ties)
     label = f"prompts {Path(args.prompts).name}" if args.prompts else ", ".join(args.benchmark or ["all benchmarks"])
     report = replace(report, label=label)
     emit(args, report)
+    for note in report.notes:
+        logging.getLogger("harness_ext.prowl").warning("%s", note)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     report.table.to_csv(out / "prowl_table.csv")
     report.curves().to_csv(out / "prowl_curves.csv", index=False)
     png = report.plot(out / "prowl_coverage.png")
     print(f"wrote {out / 'prowl_table.csv'}, {out / 'prowl_curves.csv'}, {png}")
-    return 0
+    return _failed(report)
+
+
+def _failed(report) -> int:
+    """Exit status: 1 when a method could not run (its row is empty), with one error line naming each and why.
+
+    The other rows are printed and written first: they stand, but a script must not take the table for whole.
+    """
+    import sys
+
+    if not report.failures:
+        return 0
+    n = len(report.results) + len(report.failures)
+    why = "; ".join(f"{label} ({reason})" for label, reason in report.failures.items())
+    print(f"harness-ext prowl: error: {len(report.failures)} of {n} methods failed, their rows are empty: {why}",
+          file=sys.stderr)
+    return 1

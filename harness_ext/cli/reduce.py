@@ -21,17 +21,21 @@ def run(args) -> int:
     from ..safe_output import check_group_name
     from ..store.db import default_db_path
     from ..store.task_yaml_safety import local_data_folders
-    from .options import matrix_from_args, parse_key_values
+    from .options import given_options, matrix_from_args, parse_key_values
 
     # Unknown plugin names and unsafe output names fail before any work is done.
     check_group_name(args.group_name)
     get_registration("selectors", args.selector)
-    get_registration("similarity_measures", args.similarity)
+    if args.similarity is not None:
+        get_registration("similarity_measures", args.similarity)
     get_registration("predictors", args.predictor)
-    weighting_params = {}
+    weighting, weighting_params = args.weighting, {}
     if args.weights:
-        args.weighting, weighting_params = "user", {"path": args.weights}
-    get_registration("weighting_schemes", args.weighting)
+        if weighting not in ("uniform", "user"):  # the default, or the scheme --weights runs
+            raise HarnessExtError(f"--weights {args.weights} gives the weights itself (--weighting user); it cannot "
+                                  f"be given with --weighting {weighting}")
+        weighting, weighting_params = "user", {"path": args.weights}
+    get_registration("weighting_schemes", weighting)
     formats = args.formats or list(DEFAULT_FORMATS)
     for f in formats:
         get_registration("manifest_writers", f)
@@ -44,12 +48,21 @@ def run(args) -> int:
                               "keeps a dataset subset: give --items N there")
     if (getattr(args, "items", None) or getattr(args, "items_total", None) is not None) and design != "anchors":
         return _run_items(args, db, formats, local_data)
+    # Options of the item-level reduction, given to the dataset-level one: said, not silently dropped.
+    unused = given_options(args, ITEM_OPTIONS)
+    if design == "anchors" and args.items is None:
+        unused.insert(0, "--item-design anchors")
+    if unused:
+        log.warning("%s not used: %s", ", ".join(unused),
+                    "the item options apply with --items N (or --items-total N)" if args.items is None else
+                    "--item-design anchors runs N anchor items of each subset task, without strata, an allocation or "
+                    "an item estimator")
     # -vv names each stage as it starts (benchmarks/bench_matrix.py times them from these lines).
     log.debug("reduce stage: matrix from the store")
-    df = matrix_from_args(args)
+    df = matrix_from_args(args, say_dense=False)  # the manifest's warnings say what --dense dropped
     result = reduce_matrix(
         df, budget=args.budget, selector=args.selector, similarity=args.similarity, predictor=args.predictor,
-        weighting=args.weighting, weighting_params=weighting_params, random_state=args.seed, n_random=args.n_random,
+        weighting=weighting, weighting_params=weighting_params, random_state=args.seed, n_random=args.n_random,
         group_name=args.group_name, db=db, costs=costs, n_random_subsets=getattr(args, "n_random_subsets", None),
         items=getattr(args, "items", None), local_data=local_data,
         min_availability=getattr(args, "min_availability", None),
@@ -85,11 +98,18 @@ def _run_items(args, db, formats, local_data: list) -> int:
     """``reduce --items N``: random items of every task with item-level results (no dataset subset)."""
     from ..methods.reduction.item_reduce import reduce_items
     from ..store.globs import query_globs
+    from .options import given_options
 
-    unused = [o for o, v in (("--budget", args.budget), ("--costs", args.costs)) if v]
-    # Options of the dataset subset: said, not silently dropped.
-    notes = [f"{', '.join(unused)} ignored: --items N runs N items of every task (--item-design anchors "
-             "keeps a dataset subset)"] if unused else []
+    design = getattr(args, "item_design", "random")
+    unused = given_options(args, DATASET_OPTIONS)
+    if design != "stratified":
+        unused += given_options(args, ("--item-strata", "--stratum-allocation"))
+    if getattr(args, "items_total", None) is None:
+        unused += given_options(args, ("--item-allocation",))
+    # Options of the dataset subset (or of another design): said, not silently dropped.
+    notes = [f"{', '.join(unused)} not used: --items N runs N items of every task with the {design} design "
+             "(--item-design anchors keeps a dataset subset; --item-strata and --stratum-allocation are for "
+             "--item-design stratified, --item-allocation for --items-total)"] if unused else []
     result = reduce_items(db, args.items, benchmarks=args.benchmark, datasets=query_globs(args.datasets),
                           models=query_globs(args.models),
                           metric=args.metric, estimator=args.item_estimator, random_state=args.seed,
@@ -109,3 +129,15 @@ def _selector_params(args) -> dict:
     if getattr(args, "demote_saturated", False):
         params["demote_saturated"] = True
     return params or None
+
+
+#: reduce's options of the dataset subset and of its matrix, unused by the item-level reduction (``--items N``, which
+#: reads the item scores of the benchmarks, tasks and models ``--benchmark``, ``--datasets`` and ``--models`` name).
+DATASET_OPTIONS = ("--budget", "--costs", "--selector", "--similarity", "--predictor", "--weighting", "--weights",
+                   "--n-random", "--n-random-subsets", "--min-availability", "--demote-saturated", "--selector-param",
+                   "--predictor-param", "--source", "--num-fewshot", "--rows", "--no-aliases", "--aggregates",
+                   "--chance-file", "--normalise")
+#: reduce's options of the item-level reduction, unused by the dataset-level one (also with ``--item-design anchors``,
+#: which keeps a dataset subset and runs anchor items of its tasks).
+ITEM_OPTIONS = ("--item-estimator", "--item-allocation", "--item-strata", "--stratum-allocation")
+

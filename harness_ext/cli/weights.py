@@ -174,11 +174,28 @@ def _write(name: str, result, out: Path, top: int) -> list:
     return [result.plot(out / filename, **{k: sizes.get(v, v) for k, v in kwargs.items()}) for filename, kwargs in plots]
 
 
+def _say_unused(args) -> None:
+    """Warn about the options given that this run does not use (the store matrix's with prompt-level input;
+    ``--scheme``/``--param`` without ``--emit-weights`` nor the analysis ``schemes``)."""
+    from .options import MATRIX_OPTIONS, given_options
+
+    prompts = "--samples-task" if args.samples_task else "--prompts" if args.prompts else None
+    unused = given_options(args, MATRIX_OPTIONS + (("--models",) if prompts == "--prompts" else ()))
+    if prompts and unused:
+        log.warning(f"{', '.join(unused)} not used: {prompts} reads a prompt-level matrix, not the store's "
+                    "models x datasets matrix")
+    if "schemes" not in [a.strip() for a in args.analyses.split(",")] and not args.emit_weights:
+        if unused := given_options(args, ("--scheme", "--param")):
+            log.warning(f"{', '.join(unused)} not used: --scheme is the scheme --emit-weights writes and a row of the "
+                        "analysis 'schemes', and neither runs")
+
+
 def run(args) -> int:
     """Run ``harness-ext weights``: show each analysis as it finishes, write its tables and plots to ``--out``."""
     from ..methods.weighting import ANALYSES, compute_weights, emit_weights, is_binary
     from .options import parse_key_values
 
+    _say_unused(args)
     df, label = _load(args)
     before = df
     df = df.dropna(axis=1, how="all").dropna(axis=0, how="all")

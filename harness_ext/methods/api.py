@@ -172,7 +172,7 @@ def load_matrix(store: Optional[PathLike] = None, benchmark=None, *, metric: Opt
 
 
 def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0, benchmark=None,
-           selector: str = DEFAULT_SELECTOR, similarity: str = "pearson", predictor: str = "lowrank",
+           selector: str = DEFAULT_SELECTOR, similarity: Optional[str] = None, predictor: str = "lowrank",
            weighting: str = "uniform", weights: Optional[PathLike] = None, costs=None, n_random: int = 200,
            n_random_subsets: Optional[int] = None, group_name: str = "harness_ext_reduced",
            store: Optional[PathLike] = None, items: Optional[int] = None, local_data=(),
@@ -191,7 +191,7 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     seed : int
         Seed of the selector, the random baselines and the cross-validation folds.
     selector, similarity, predictor, weighting : str
-        Registered plugin names (``harness-ext plugins``).
+        Plugin names (``harness-ext plugins``); a selector that takes no ``similarity`` warns it went unused.
     weights : path-like, optional
         Dataset weights (JSON or CSV, e.g. ``harness-ext weights --emit-weights``); implies ``weighting="user"``.
     costs : dict or path-like, optional
@@ -242,7 +242,7 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     except StoreError as exc:  # a store of item-level results only: the item-level reduction, or this error
         return _reduce_item_store(exc, matrix, benchmark, items, {"budget": budget, "costs": costs}, seed=seed,
                                   group_name=group_name, local_data=local_data)
-    weighting, weighting_params = ("user", {"path": str(weights)}) if weights is not None else (weighting, {})
+    weighting, weighting_params = _weighting(weighting, weights)
     costs = read_costs(costs) if isinstance(costs, (str, os.PathLike)) else costs
     return reduce_matrix(df, budget=None if budget is None else str(budget), selector=selector, similarity=similarity,
                          predictor=predictor, weighting=weighting, weighting_params=weighting_params,
@@ -251,6 +251,16 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
                          min_availability=min_availability, predictor_params=predictor_params,
                          selector_params={**(selector_params or {}), **({"demote_saturated": True} if demote_saturated
                                                                         else {})} or None)
+
+
+def _weighting(weighting: str, weights) -> tuple:
+    """``(scheme, its parameters)``: ``weights`` (a file) is the ``user`` scheme, refused beside another scheme."""
+    if weights is None:
+        return weighting, {}
+    if weighting not in ("uniform", "user"):  # the default, or the scheme a weights file runs
+        raise HarnessExtError(f"weights={weights} gives the weights itself (weighting='user'); it cannot be given "
+                              f"with weighting={weighting!r}")
+    return "user", {"path": str(weights)}
 
 
 def _item_level_store(matrix, benchmark) -> bool:

@@ -237,7 +237,7 @@ class ProtocolResult(Result):
                   "selectors not significantly worse than the best (p_holm >= 0.05)",
                   format_table(self.significance_summary(), floatfmt="{:.3g}", index=False), ""]
         base = self.baseline
-        if base:
+        if base and len(self.selectors) > 1:  # random alone has nothing to be compared with
             full = self.significance_table()
             g = full[full["selector"] != base].copy()
             g["cell"] = [f"{100 * r:+.1f}% (p={q:.2g})" for r, q in zip(g["rel_gain_vs_random"], g["p_holm_better_than_random"])]

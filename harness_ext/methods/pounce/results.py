@@ -145,13 +145,14 @@ class RegressionEvaluation(_Captioned):
         return {"auc_mse": self.auc_table(), "mse_curves": curves}
 
     def shown(self) -> dict:
-        shown = self.curves
+        shown, part = self.curves, ""
         if len(shown) > SHOWN_CURVE_ROWS:
             shown = shown.iloc[np.unique(np.linspace(0, len(shown) - 1, SHOWN_CURVE_ROWS).round().astype(int))]
+            part = f"; {len(shown)} of {len(self.curves)} sizes shown, all in the mse_curves table and mse_curves.csv"
         clean = shown["clean"] if "clean" in shown.columns.get_level_values(0) else shown
         paper = f" columns: {self.paper}" if self.paper else ""
         return {f"AUC-MSE (lower is better; SimBA Table 4/5{paper})": self.auc_table(),
-                "MSE per |S| on held-out models (clean training matrix)": clean}
+                f"MSE per |S| on held-out models (clean training matrix{part})": clean}
 
     def plot(self, path=None):
         """MSE curves per condition (SimBA Fig. 3), log scale."""

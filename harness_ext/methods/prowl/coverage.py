@@ -164,6 +164,17 @@ def scauc(curve, k: Optional[int] = None) -> np.ndarray:
     return area if curve.ndim > 1 else float(area)
 
 
+def check_target(target: float) -> float:
+    """``target`` if it is a coverage a curve can reach and not one every curve reaches at once: in (0, 1].
+
+    ``eta`` is a Pearson correlation, at most 1 (a target above it is never reached, so every ``|S*|`` would be
+    empty); a target of 0 or below is met by almost any single dataset.
+    """
+    if not (isinstance(target, (int, float)) and 0 < float(target) <= 1):
+        raise MethodError(f"coverage target must be in (0, 1] (eta is a correlation, at most 1), got {target}")
+    return float(target)
+
+
 def n_star(curve, target: float = 0.95) -> np.ndarray:
     """``|S*|``: the smallest prefix size with ``eta >= target`` (last axis).
 

@@ -8,7 +8,7 @@ SimBA §3.3, §6.2 (Table 3, Figure 2), Appendix B (Table 6).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 import numpy as np
 import pandas as pd
@@ -149,6 +149,10 @@ class ProwlReport(Result):
     n_models, n_datasets : int
     label : str
         What the matrix is (benchmark names), for the title and the figure.
+    failures : dict
+        Row label -> why that method could not run on this matrix (its row is NaN, with the reason in ``note``).
+    notes : list of str
+        Options that had no effect (similarity measures given to a selector that takes none).
     """
     command = "prowl"
 
@@ -158,6 +162,13 @@ class ProwlReport(Result):
     n_models: int
     n_datasets: int
     label: str = ""
+    failures: Dict[str, str] = field(default_factory=dict)
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def warnings(self) -> list:
+        """What was not used (``notes``), then one line per method that failed, naming it and the reason."""
+        return list(self.notes) + [f"{label}: no row, {why}" for label, why in self.failures.items()]
 
     @property
     def title(self) -> str:

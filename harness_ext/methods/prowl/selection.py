@@ -16,7 +16,7 @@ import pandas as pd
 from ...base import check_matrix, order_indices
 from ...errors import MethodError
 from .baseline import RandomBaseline, random_baseline
-from .coverage import _coverage_of, matched_or_beaten, n_star, prefix_mean_win_rates, scauc, win_rates
+from .coverage import _coverage_of, check_target, matched_or_beaten, n_star, prefix_mean_win_rates, scauc, win_rates
 from .results import BASELINE_LABELS, ProwlReport, ProwlResult
 
 
@@ -182,6 +182,7 @@ def run_prowl(
     SimBA §3 (Algorithm 1, eqs. 3-7), §6.2 (Table 3), Appendix B (Table 6).
     """
     X, names = _as_matrix(df)
+    check_target(target)
     wr = win_rates(X, ties) if wr is None else wr
     if baseline is not None and baseline.ties != ties:
         raise MethodError(f"the random baseline was computed with ties={baseline.ties!r}, not {ties!r}")
@@ -206,6 +207,13 @@ def run_prowl(
     )
     res.selector_details = est.describe() if callable(getattr(est, "describe", None)) else None
     return res
+
+
+def _takes_similarity(selector: str) -> bool:
+    """Whether the registered ``selector`` has a ``similarity`` parameter (the coverage selectors do)."""
+    from ...plugin_manager import get_registration
+
+    return "similarity" in get_registration("selectors", selector).cls().get_params()
 
 
 def default_measures(X) -> tuple:
@@ -245,7 +253,9 @@ def prowl_table(
     registered 0/1-only measures (Jaccard, Hamming) when every observed score
     is 0 or 1 (prompt-level correctness). A measure that cannot run on this
     matrix (e.g. Jensen-Shannon on negative scores) gets a row of NaN and its
-    error in the ``note`` column. ``ties`` as :func:`win_rates`.
+    error in the ``note`` column, and is listed in the report's ``failures``
+    (and ``warnings``); ``harness-ext prowl`` then exits 1. ``ties`` as
+    :func:`win_rates`.
 
     References
     ----------
@@ -254,38 +264,37 @@ def prowl_table(
     from harness_ext.methods.similarity.measures import LABELS
 
     X, names = _as_matrix(df)
+    check_target(target)
     wr = win_rates(X, ties)
     baseline = random_baseline(X, n_runs=n_random, random_state=random_state, target=target, wr=wr, ties=ties)
-    rows, results = [], {}
+    rows, results, failures = [], {}, {}
     rand_label = f"RANDOM (n = {baseline.n_runs})"
     reached = baseline.n_star[baseline.n_star > 0]
     rows.append({"method": rand_label, "SCAUC": float(np.nanmean(baseline.scauc)),
                  "|S*|": float(reached.mean()) if reached.size else np.nan,
                  "AUC>=random": np.nan, "Max2>=random": np.nan, "S*": "", "note": ""})
-    from ...plugin_manager import get_registration
-
-    # A selector without a similarity parameter (k-means, a plugin's) orders the datasets the same way whatever the
-    # measure: one row, not one identical row per measure.
-    takes_similarity = "similarity" in get_registration("selectors", selector).cls().get_params()
-    sims = (similarities or default_measures(X)) if takes_similarity else [None]
-    if similarities and not takes_similarity:
-        import logging
-
-        logging.getLogger("harness_ext.prowl").warning(
-            "selector %r takes no similarity measure: %d measure(s) asked for (%s) not used", selector,
-            len(similarities), ", ".join(map(str, similarities)))
-    methods = [(b, None, None) for b in baselines] + [(selector, s, selector_params) for s in sims]
+    notes = []
+    if _takes_similarity(selector):
+        ours = [(selector, s) for s in (similarities or default_measures(X))]
+    else:  # one row: a row per measure would repeat the same order under the same label
+        ours = [(selector, None)]
+        if similarities:
+            notes.append(f"similarity {', '.join(similarities)} not used: selector {selector!r} takes no similarity "
+                         "measure")
+    methods = [(b, None) for b in baselines] + ours
     frame = pd.DataFrame(X, columns=names)
     from ...report import progress
 
     for sel, sim, params in progress(methods, total=len(methods), desc="prowl"):
         try:
             res = run_prowl(frame, similarity=sim, selector=sel, target=target, random_state=random_state,
-                            selector_params=params, baseline=baseline, ties=ties, wr=wr)
+                            selector_params=selector_params if sel == selector else None, baseline=baseline, ties=ties,
+                            wr=wr)
         except MethodError as exc:
             label = LABELS.get(sim, str(sim).upper()) if sim else BASELINE_LABELS.get(sel, sel)
             rows.append({"method": label, "SCAUC": np.nan, "|S*|": np.nan, "AUC>=random": np.nan,
                          "Max2>=random": np.nan, "S*": "", "note": str(exc)})
+            failures[label] = f"selector {sel}" + (f" with similarity {sim}" if sim else "") + f": {exc}"
             continue
         results[res.label] = res
         rows.append({"method": res.label, "SCAUC": res.scauc, "|S*|": float(res.n_star) if res.n_star else np.nan,
@@ -295,4 +304,5 @@ def prowl_table(
     table = pd.DataFrame(rows).set_index("method")
     if not table["note"].astype(bool).any():
         table = table.drop(columns="note")
-    return ProwlReport(table=table, results=results, baseline=baseline, n_models=X.shape[0], n_datasets=X.shape[1])
+    return ProwlReport(table=table, results=results, baseline=baseline, n_models=X.shape[0], n_datasets=X.shape[1],
+                       failures=failures, notes=notes)

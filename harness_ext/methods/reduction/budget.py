@@ -86,10 +86,9 @@ def parse_budget(budget: Optional[str], n_datasets: int) -> tuple:
                 raise MethodError(f"cost budget must be a positive number, got {budget!r}")
             return "cost", v
         if text.startswith("coverage="):
-            v = float(text.split("=", 1)[1])
-            if not 0 < v <= 1:
-                raise MethodError(f"coverage target must be in (0, 1], got {v}")
-            return "coverage", v
+            from ..prowl.coverage import check_target
+
+            return "coverage", check_target(float(text.split("=", 1)[1]))
         # A decimal point or a percent sign makes it a fraction, so "1.0" is the whole benchmark, not one dataset.
         is_fraction = "." in text or text.endswith("%")
         v = float(text[:-1]) / 100 if text.endswith("%") else float(text)

@@ -132,7 +132,7 @@ def build_manifest(
     *,
     budget: Optional[str] = None,
     selector: str = DEFAULT_SELECTOR,
-    similarity: str = "pearson",
+    similarity: Optional[str] = None,
     predictor: str = DEFAULT_PREDICTOR,
     weighting: str = "uniform",
     weighting_params: Optional[dict] = None,
@@ -162,7 +162,7 @@ def build_manifest(
         (:func:`default_subset_size`, the budget ``benchmarks/quality_holdout.py`` validates);
         the manifest's ``selection.budget.default`` then says so.
     selector, similarity, predictor, weighting : str
-        Registered plugin names.
+        Plugin names; a selector that takes no ``similarity`` warns it went unused.
     random_state : int
         Seed for the selector, the random baseline and cross-validation.
     costs : dict or array-like, optional
@@ -170,15 +170,11 @@ def build_manifest(
         ``cost=`` budgets and used by cost-aware selectors. Default: the ``n_samples`` the store recorded, when
         every dataset has one.
     n_random_subsets : int, optional
-        Random subsets of the chosen size compared with the chosen one (same predictor, same folds); default 200
-        for predictors that fold a new model in without refitting, 20 otherwise, fewer past
-        :data:`~harness_ext.methods.reduction.evidence.EVIDENCE_FLOPS_BUDGET` (``evidence.subset_counts``; likewise
-        the ``n_random`` coverage baseline orders past ``RANDOM_BASELINE_CELLS``).
+        Random subsets of the chosen size compared with the chosen one (same predictor, same folds); default
+        ``evidence.subset_counts`` (200, or 20 for predictors that refit; fewer past ``EVIDENCE_FLOPS_BUDGET``).
     max_models : int, optional
-        With more models than this, selection and cross-validation use a sample
-        of this many, drawn with ``random_state`` (default
-        :data:`MAX_SELECTION_MODELS`; ``None`` in the call means that default,
-        0 means every model).
+        With more models than this, selection and cross-validation use a sample of this many, drawn with
+        ``random_state`` (default :data:`MAX_SELECTION_MODELS`; ``None`` means that default, 0 every model).
     min_availability : float
         Datasets run by fewer than this share of the models are chosen only after
         every other (:func:`~harness_ext.methods.reduction.budget.availability_rule`; default
@@ -205,8 +201,19 @@ def build_manifest(
                   weighting_params=weighting_params, random_state=random_state, n_random=n_random, n_splits=n_splits,
                   costs=costs, n_random_subsets=n_random_subsets, max_models=max_models, min_availability=min_availability,
                   selector_params=selector_params, predictor_params=predictor_params)
-    return assemble_manifest(df, r, budget=budget, names=(selector, similarity, predictor, weighting),
-                             random_state=random_state, group_name=group_name, db=db)
+    # The plugins named are those that ran: no similarity for a selector that takes none.
+    manifest = assemble_manifest(df, r, budget=budget, names=(selector, r.sel.prowl.similarity, predictor, weighting),
+                                 random_state=random_state, group_name=group_name, db=db)
+    manifest["warnings"][:0] = unused_similarity_notes(similarity, selector, r.sel.prowl.similarity)
+    return manifest
+
+
+def unused_similarity_notes(asked: Optional[str], selector: str, used: Optional[str]) -> list:
+    """Why a similarity measure given to ``reduce`` was not used (never computed, so never checked either)."""
+    if asked is None or used is not None:
+        return []
+    return [f"similarity {asked} (--similarity) not used: the selector {selector} takes no similarity measure, "
+            "so none was computed (the coverage selectors greedy_coverage and beam_coverage use one)"]
 
 
 def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state: int, group_name: str, db) -> dict:
@@ -427,6 +434,8 @@ def _plugin_versions(used) -> list:
 
     out = []
     for kind, name in used:
+        if name is None:  # a similarity measure the selector does not use
+            continue
         reg = get_registration(kind, name)
         out.append({"kind": kind, "name": reg.name, "distribution": getattr(reg, "distribution", ""),
                     "version": getattr(reg, "version", "")})

@@ -456,7 +456,8 @@ def run_steps(df: pd.DataFrame, *, budget, selector: str, similarity: str, predi
                         bar=bar)
     bar.update()
     bar.set_postfix_str(f"selection without each of {folds.n_cal} folds")
-    cal = calibrate(df, facts, plan, sel, folds, cv, selector=selector, similarity=similarity,
+    # The similarity the selection ran with (its selector's default when none was given), not pounce's default.
+    cal = calibrate(df, facts, plan, sel, folds, cv, selector=selector, similarity=sel.prowl.similarity,
                     random_state=random_state)
     bar.update()
     bar.close()

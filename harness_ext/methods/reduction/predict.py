@@ -45,6 +45,9 @@ from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, c
                               floor_warnings, score_truth, z_of)
 from ...store.matrix import apply_normalisation, params_frame
 
+#: The adapters of lm-eval results files, beside which ``predict`` writes ``harness_ext_prediction_<group>.json``.
+LM_EVAL_ADAPTERS = ("lm_eval_v03", "lm_eval_v04", "open_llm_leaderboard_v1")
+
 log = logging.getLogger("harness_ext.predict")
 
 __all__ = ["Prediction", "PredictionResult", "predict_from_manifest", "predict_scores", "training_matrix"]
@@ -96,7 +99,7 @@ class PredictionResult(Result):
     table: pd.DataFrame
     aggregate: pd.DataFrame
     warnings: list
-    #: model -> the result files it was read from (where ``predict`` writes its lm-eval-schema results)
+    #: model -> the lm-eval results files it was read from (where ``predict`` writes its lm-eval-schema results)
     sources: dict = None
     #: the manifest the predictions come from, and where it was read (for the JSON and the exports)
     manifest: dict = field(default=None, repr=False)
@@ -263,9 +266,12 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
         # lm-eval groups are stored as aggregates; the table names some as a dataset's task (the leaderboard's BBH is
         # group leaderboard_bbh): read only through it, never matched as a dataset of their own.
         groups = query_results(store, MatrixQuery(aggregates="only"), all_metrics=True)
+        # Where predict writes its lm-eval-layout results: beside lm-eval results files only (not into a HELM
+        # or Every Eval Ever folder, nor beside a leaderboard CSV).
         sources = store.con.execute(
             "SELECT DISTINCT m.name, s.path FROM results r JOIN models m USING (model_id) JOIN sources s USING (source_id) "
-            "ORDER BY 1, 2").fetchall()
+            f"WHERE s.adapter IN ({', '.join('?' * len(LM_EVAL_ADAPTERS))}) ORDER BY 1, 2",
+            list(LM_EVAL_ADAPTERS)).fetchall()
         # Item subsets: a task's score is the anchors' weighted mean, from the run's per-sample logs.
         anchored = {}
         if (manifest.get("items") or {}).get("tasks"):

@@ -181,11 +181,11 @@ def check_eee_folder(out_dir) -> Path:
 def write_lm_eval_results(pred, manifest: dict, manifest_path) -> list:
     """``harness_ext_prediction_<group>.json`` beside each model's lm-eval results file; returns the paths.
 
-    Models not read from a file (or read from a directory, such as a HELM run) get no file. A results file
+    Models not read from an lm-eval results file (a HELM run, an Every Eval Ever record, a CSV) get no file. A results file
     inside harness-ext's own package (the bundled examples) gets its prediction in the working directory:
     an installed package is not a place to write.
-    Where a folder holds more than one model's results (a leaderboard CSV, several runs side by
-    side) or a model's results span folders, each of those models gets
+    Where a folder holds more than one model's results (several runs side by side) or a model's
+    results span folders, each of those models gets
     ``harness_ext_prediction_<model>.json`` instead, so no model's file overwrites another's.
     A folder that cannot be written is skipped with a warning.
     """

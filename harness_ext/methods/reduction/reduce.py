@@ -281,7 +281,7 @@ def _random_verdict(r: dict, beats: bool) -> str:
     return f"{p}: not shown to beat random subsets of that size (that needs {rule})"
 
 
-def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_SELECTOR, similarity: str = "pearson",
+def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_SELECTOR, similarity: Optional[str] = None,
                   predictor: str = "lowrank", weighting: str = "uniform", weighting_params: Optional[dict] = None,
                   random_state: int = 0, n_random: int = 200, group_name: str = "harness_ext_reduced",
                   db: Optional[str] = None, costs=None, n_random_subsets: Optional[int] = None,

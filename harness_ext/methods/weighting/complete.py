@@ -18,6 +18,10 @@ import pandas as pd
 from ...errors import MethodError
 
 
+#: Share of predicted cells past which the completed matrix is said to be mostly predictions.
+MOSTLY_PREDICTED = 0.5
+
+
 class Completion(NamedTuple):
     """A completed matrix and what was predicted in it."""
 
@@ -96,4 +100,8 @@ def complete_matrix(df: pd.DataFrame, predictor: Optional[str] = None, random_st
     frame = pd.DataFrame(np.where(missing, filled, X), index=df.index, columns=df.columns)
     frame.attrs = dict(df.attrs)
     notes = (thin_note,) if thin_note else ()  # reduce's rule: kept and predicted, and said
+    if n_missing > MOSTLY_PREDICTED * X.size:
+        notes += (f"{n_missing / X.size:.0%} of the cells are predicted, not observed: the analyses describe "
+                  f"{name}'s predictions more than the scores run (--dense, --models or --datasets narrow the matrix "
+                  "to what was run; --no-complete keeps the missing cells missing)",)
     return Completion(frame, name, n_missing, int(X.size), notes)

@@ -51,8 +51,17 @@ class PermutationTestResult(Result):
     def render(self) -> str:
         """The p-values, then each observed statistic with its mean over the permutations in brackets."""
         both = self.observed.round(4).astype(str) + " (" + self.permuted_mean.round(4).astype(str) + ")"
+        # What the printed p-values cannot say: the permutations' floor, and a KS p-value past the floats' range.
+        notes = []
+        floor = 1 / (1 + self.n_permutations)
+        perm = self.pvalues.drop(index="KS test", errors="ignore")
+        if (perm.to_numpy() <= floor * (1 + 1e-9)).any():
+            notes.append(f"{floor:.4g} = 1/({self.n_permutations} + 1) is the smallest p-value {self.n_permutations} "
+                         "permutations can give: no permutation reached the observed statistic")
+        if "KS test" in self.pvalues.index and (self.pvalues.loc["KS test"] == 0).any():
+            notes.append("a KS p-value of 0 is below the smallest number a float holds (about 1e-308)")
         return (section(f"permutation test p-values ({self.n_permutations} permutations; Ailem et al. Table 2)",
-                        format_table(self.pvalues, "{:.4g}"))
+                        format_table(self.pvalues, "{:.4g}") + "".join(f"\n({n})" for n in notes))
                 + "\n\n" + section("observed statistic (permuted mean)", format_table(both, self.floatfmt)))
 
 
@@ -218,7 +227,12 @@ class SilhouetteTestResult(Result):
         return self.table().iloc[0].to_dict()
 
     def render(self) -> str:
-        return section(self.title, format_table(self.table(), self.floatfmt, index=False))
+        text = format_table(self.table(), self.floatfmt, index=False)
+        n = len(self.permuted)
+        if n and self.pvalue <= (1 + 1e-9) / (1 + n):  # the floor: no permuted silhouette reached the observed one
+            text += (f"\n(p = 1/({n} + 1) is the smallest p-value {n} permutations can give; "
+                     "--silhouette-permutations 99 can show p down to 0.01)")
+        return section(self.title, text)
 
 
 def silhouette_test(

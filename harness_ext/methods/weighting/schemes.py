@@ -202,8 +202,14 @@ class SchemeComparison(Result):
         order = self.scores["uniform"].sort_values(ascending=False, kind="stable").index
         shown = order[:top] if top else order
         table = self.scores.loc[shown].join(self.rank_change.loc[shown].drop(columns="uniform").add_prefix("Δrank "))
+        # Ties share the best rank: under a scheme that ties many models (medoids on few prompts) a model's rise
+        # is the tie, not a better score; say so, with how many tie.
+        ties = {c: int(self.ranks[c].duplicated(keep=False).sum()) for c in self.ranks.columns if c != "uniform"}
+        tied = ", ".join(f"{c} {n} of {len(self.ranks)}" for c, n in ties.items() if n)
+        caption = ("Δrank = rank under uniform weights - rank under the scheme (positive: ranked higher); tied scores "
+                   "share the best rank" + (f" (models tied under {tied})" if tied else ""))
         return section(f"{self.title} (top {len(shown)} of {len(order)} by uniform score)",
-                       format_table(table, self.floatfmt))
+                       format_table(table, self.floatfmt) + f"\n({caption})")
 
     def plot(self, path, top: int = 20):
         """Rank changes against uniform weights as a heatmap (Ailem et al. Figure 2); returns the PNG path."""
