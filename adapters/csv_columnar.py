@@ -141,8 +141,7 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
                                     declared_lo=spec.get("min"), declared_hi=spec.get("max"), hint=hint)
         check_column_scale(src, name, col.tolist(), models, scale, lo, hi, hint)
         hib = spec.get("higher_is_better")
-        if hib is None and LOWER_NAME.search(name):
-            hib = False
+        hib = False if hib is None and LOWER_NAME.search(name) else hib
         rb, rb_src = _chance(src, cm, name, spec, lo, hi)
         columns.append(dict(
             benchmark=cm["benchmark"] or stem, dataset=dnames[j][0], metric=dnames[j][1], primary=dnames[j][2],

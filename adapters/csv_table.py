@@ -331,8 +331,7 @@ def _read_wide(src, rows, header, lower, stem):
                                     declared_lo=spec.get("min"), declared_hi=spec.get("max"), hint=hint)
         check_column_scale(src, name, vals, [row[mc].strip() for _, row in body], scale, lo, hi, hint)
         hib = spec.get("higher_is_better")
-        if hib is None and LOWER_NAME.search(name):
-            hib = False
+        hib = False if hib is None and LOWER_NAME.search(name) else hib
         rb, rb_src = _chance(src, cm, name, spec, lo, hi)
         for i, (n, row) in enumerate(body):
             if vals[i] is None:

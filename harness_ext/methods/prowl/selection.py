@@ -285,7 +285,7 @@ def prowl_table(
     frame = pd.DataFrame(X, columns=names)
     from ...report import progress
 
-    for sel, sim, params in progress(methods, total=len(methods), desc="prowl"):
+    for sel, sim in progress(methods, total=len(methods), desc="prowl"):
         try:
             res = run_prowl(frame, similarity=sim, selector=sel, target=target, random_state=random_state,
                             selector_params=selector_params if sel == selector else None, baseline=baseline, ties=ties,
