@@ -149,7 +149,8 @@ def test_manifest_records_plugin_distributions_and_is_byte_identical(tmp_path):
 
     assert json.dumps(a) == json.dumps(b)
     plugins = {p["kind"]: p for p in a["tool"]["plugins"]}
-    assert set(plugins) == {"selectors", "similarity_measures", "predictors", "weighting_schemes"}
+    # The default selector takes no similarity measure: none ran, so none is named.
+    assert set(plugins) == {"selectors", "predictors", "weighting_schemes"}
     assert plugins["predictors"] == {"kind": "predictors", "name": "lowrank", "distribution": "harness-ext",
                                      "version": a["tool"]["version"]}
 
