@@ -45,3 +45,22 @@ def selection_params(selector_params, X_train, meta):
     if params.get("demote_saturated") and params.get("ceilings") is None:
         params["ceilings"] = known_ceilings(X_train, meta)
     return params
+
+
+def product_plan(N, k, seed, selector, predictor, params=None):
+    """``(selector parameters, demoted datasets)`` of ``reduce``'s selection of ``k`` datasets on ``N`` (the
+    chance-normalised training scores): its own steps ``read_matrix`` and ``plan_models`` (the predictor, uniform
+    weights, the budget's ``size``, the availability rule), with ``params`` (``--selector-params``) as its
+    ``--selector-param``. :func:`quality_holdout.choose_subset` and ``product_reselect`` give them to ``reduce``'s
+    ``fold_selector``, which, given no similarity, runs the selector's own (Pearson for greedy_coverage), as
+    ``reduce`` does."""
+    import numpy as np
+    import pandas as pd
+
+    from harness_ext.methods.reduction.manifest_steps import plan_models, read_matrix
+
+    df = pd.DataFrame(np.asarray(N, dtype=float), columns=[str(j) for j in range(np.shape(N)[1])])
+    facts = read_matrix(df, str(int(k)))
+    plan = plan_models(df, facts, selector=selector, predictor=predictor, weighting="uniform", weighting_params=None,
+                       random_state=seed, selector_params=params or None)
+    return dict(plan.sel_params), [int(j) for j in facts.demoted]

@@ -87,7 +87,7 @@ from _common import SHARED_DATA as SHARED  # noqa: E402 - one definition of wher
 from _holdout_frontier import (  # noqa: E402,F401 - protocol (f)'s splits and report, re-exported
     FRONTIER_TEST, FRONTIER_TRAIN, _m, checkpoint_step, frontier_splits, full_aggregate, print_frontier,
     summarise_frontier)
-from _holdout_selection import known_ceilings, parse_selector_params, selection_params  # noqa: E402,F401
+from _holdout_selection import known_ceilings, parse_selector_params, product_plan, selection_params  # noqa: E402,F401
 EEE = SHARED / "every_eval_ever" / "data"
 BENCHBENCH = SHARED / "benchbench" / "leaderboards"
 MIN_MODELS = 30
@@ -206,32 +206,23 @@ def choose_subset(X_train, k, seed, selector, predictor, a_sc, c_sc, params=None
     ``(a x + c) / 100``) with uniform weights (the aggregate); a selector for
     prediction (``prediction_greedy``) is given the predictor under test. Datasets
     most training models never ran go last, as ``reduce``'s default availability
-    rule puts them (:func:`availability_demoted`). ``params``: more selector parameters
-    (``--selector-params``, :func:`selection_params`).
+    rule puts them. ``params``: more selector parameters
+    (``--selector-params``, :func:`selection_params`). The parameters are ``reduce``'s own
+    (:func:`product_plan`) and the selection runs in ``reduce``'s ``fold_selector`` on every training
+    model, as ``product_reselect`` runs it without each fold: one code path, so the similarity is
+    the selector's own (Pearson for greedy_coverage, not pounce's Minkowski) and the budget is
+    cut after the availability rule as ``reduce`` cuts it.
     """
-    from harness_ext.methods.reduction.budget import demote
-    from harness_ext.methods.pounce import selector_order
-    from harness_ext.plugin_manager import get_registration
+    from harness_ext.methods.reduction.fold_selection import fold_selector
 
     N = (X_train * a_sc + c_sc) / 100.0
-    extra, params = params, {"n_select": k}
-    if "predictor" in get_registration("selectors", selector).cls().get_params():
-        params["predictor"] = predictor
-    params.update(extra or {})
     try:
-        order = demote(selector_order(N, selector, random_state=seed, **params), availability_demoted(X_train))
-        return np.asarray(order[:k], dtype=int), selector
+        sel_params, demoted = product_plan(N, k, seed, selector, predictor, params)
+        select = fold_selector(N, selector, k=k, sel_params=sel_params, random_state=seed, mode="same", demoted=demoted)
+        return np.asarray(select(np.arange(len(N))), dtype=int), selector
     except Exception as exc:  # noqa: BLE001 - report and fall back, never silently
         print(f"    selector {selector} failed ({type(exc).__name__}: {exc}); random subset used", file=sys.stderr)
         return np.random.default_rng(seed).permutation(X_train.shape[1])[:k], "random"
-
-
-def availability_demoted(X_train):
-    """The datasets ``reduce``'s default availability rule chooses last on this training matrix."""
-    from harness_ext.methods.reduction.budget import availability_rule
-
-    counts = (~np.isnan(X_train)).sum(0)
-    return availability_rule(list(range(X_train.shape[1])), counts, X_train.shape[0])[0]
 
 
 def ridge_predict(X_train, X_test, subset, seed):
@@ -291,18 +282,17 @@ def product_reselect(X_train, k, seed, selector, predictor, a_sc, c_sc, mode, ex
                                                         select_fold_subsets)
     from harness_ext.methods.pounce import make_predictor
     from harness_ext.methods.engine.subset_cv import model_folds, shared_cache
-    from harness_ext.plugin_manager import get_registration
 
     mode, _, how = mode.partition("-")
     pool = {"nested": False, "pooled": True}[how] if how else pool
     N = (X_train * a_sc + c_sc) / 100.0
     labels = fold_labels(len(N), CALIBRATION_FOLDS if n_folds is None else n_folds, seed, groups)
-    params = {"predictor": predictor} if "predictor" in get_registration("selectors", selector).cls().get_params() else {}
+    params, demoted = product_plan(N, k, seed, selector, predictor)
     params.update(extra or {})
     # the predictor settings the main selection chose on every training model (its per-fold cache), as in reduce
     fixed = shared_cache(N, make_predictor(predictor), model_folds(len(N), 5, seed)).get("settings")
     select = fold_selector(N, selector, k=k, sel_params=params, random_state=seed, fixed=fixed, mode=mode,
-                           demoted=availability_demoted(X_train))
+                           demoted=demoted)
     return FoldSubsets(labels, select_fold_subsets(labels, select), pool=pool)
 
 

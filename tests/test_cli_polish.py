@@ -57,7 +57,7 @@ def test_a_bad_flag_gets_the_commands_usage_and_a_suggestion(capsys):
         main(["reduce", "--budgt", "2"])
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("usage: harness-ext reduce") and "--budgt (did you mean --budget?)" in err
+    assert err.startswith("usage: harness-ext reduce") and "--budgt 2 (did you mean --budget?)" in err
 
 
 def test_one_json_shape_and_quiet(tmp_path, capsys):

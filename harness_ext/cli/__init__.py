@@ -160,10 +160,11 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser(only=set(argv))
+        before_command(argv, parser)
         args, extra = parser.parse_known_args(argv)
         if extra:  # argparse would print the top-level usage: the command's own, with the options it meant
             where = parser.commands.get(getattr(args, "command", None) or "", parser)
-            where.error(unrecognized_message(extra, where))
+            where.error(unrecognized_message(extra, where, argv))
     except HarnessExtError as exc:
         print(f"harness-ext: error: {exc}", file=sys.stderr)
         return 1
@@ -206,18 +207,90 @@ def main(argv=None) -> int:
         return _unexpected(f"harness-ext {args.command}", argv, exc, verbose)
 
 
-def unrecognized_message(extra: list, parser: argparse.ArgumentParser) -> str:
-    """argparse's "unrecognized arguments" message, with the closest options of ``parser`` for each unknown one
-    (``--budgt``: did you mean --budget?)."""
+def _is_option(word: str) -> bool:
+    """Whether a command-line word is an option (``--db``, ``-q``), not a value (``-0.5``, ``-``)."""
+    if not word.startswith("-") or word == "-":
+        return False
+    try:
+        float(word)
+    except ValueError:
+        return True
+    return False
+
+
+def unrecognized_message(extra: list, parser: argparse.ArgumentParser, argv=()) -> str:
+    """argparse's "unrecognized arguments" message, naming what was typed wrong, with the closest options of
+    ``parser`` for each unknown one (``--budgt``: did you mean --budget?).
+
+    argparse does not know an unknown option's value: it reads the word after it as a positional argument,
+    which pushes a later, correct one out, and that one is what it lists (``predict --db S -m M results/``
+    listed ``--db results/``). Here each unknown option is named with the word after it in ``argv`` (when that
+    word is not an option), and the positional words such values pushed out are not named.
+    """
     import difflib
 
     options = [o for o in parser._option_string_actions if o.startswith("--")]
-    parts = []
-    for a in extra:
+    words = list(argv)
+    parts, named, pushed = [], set(), 0
+    for i, a in enumerate(extra):
+        if not _is_option(a):
+            continue
         name = a.split("=", 1)[0]
-        close = difflib.get_close_matches(name, options, n=2, cutoff=0.7) if name.startswith("-") else []
-        parts.append(a + (f" (did you mean {' or '.join(close)}?)" if close else ""))
+        close = difflib.get_close_matches(name, options, n=2, cutoff=0.7) if name.startswith("--") else []
+        value = None
+        if "=" not in a and a in words:
+            after = words.index(a) + 1
+            value = words[after] if after < len(words) and not _is_option(words[after]) else None
+        if value is not None and i + 1 < len(extra) and extra[i + 1] == value:
+            named.add(i + 1)  # argparse listed the value too
+        elif value is not None:
+            pushed += 1  # it was read as a positional argument
+        parts.append(a + (f" {value}" if value is not None else "") + (
+            f" (did you mean {' or '.join(close)}?)" if close else ""))
+    rest = [a for i, a in enumerate(extra) if not _is_option(a) and i not in named]
+    parts += rest[:max(0, len(rest) - pushed)]
     return "unrecognized arguments: " + " ".join(parts)
+
+
+def _known_option(word: str, parser: argparse.ArgumentParser):
+    """The action of ``parser`` an option word names as argparse reads it (``-vv``, ``--verb`` for ``--verbose``,
+    ``--opt=value``), or None."""
+    actions = parser._option_string_actions
+    name = word.split("=", 1)[0]
+    if name in actions:
+        return actions[name]
+    if not name.startswith("--"):  # a cluster of short flags (-vv)
+        return actions.get(name[:2])
+    prefixed = [o for o in actions if o.startswith(name)]
+    return actions[prefixed[0]] if len({actions[o] for o in prefixed}) == 1 else None
+
+
+def before_command(argv: list, parser: argparse.ArgumentParser) -> None:
+    """Refuse options of no ``harness-ext`` option before the command name (``harness-ext --db S predict``),
+    naming them: argparse took the option's value for the command (``invalid choice: 'S'``), or listed an
+    option of the command (``-q``) as unknown without saying it belongs after the command name.
+    """
+    wrong, command, i = [], None, 0
+    while i < len(argv) and command is None:
+        word, i = argv[i], i + 1
+        known = _known_option(word, parser) if _is_option(word) else None
+        if word in parser.commands:
+            command = word
+        elif known is not None:
+            i += int(known.nargs != 0 and "=" not in word)  # its value
+        elif _is_option(word):
+            value = argv[i] if i < len(argv) and not _is_option(argv[i]) and argv[i] not in parser.commands else None
+            wrong.append((word, value))
+            i += value is not None
+    if not wrong:
+        return
+    where = parser.commands.get(command, parser)
+    own = where._option_string_actions if command else {}
+    said = [f"{w}{' ' + v if v else ''} " + (f"(an option of {command}: give it after the command name)"
+                                             if w.split("=", 1)[0] in own else
+                                             f"({command} has no such option)" if command else "")
+            for w, v in wrong]
+    where.error("unrecognized arguments before the command name: " + "; ".join(s.strip() for s in said))
 
 
 #: Longest rendering of the command's input in the guard's one line.

@@ -16,6 +16,7 @@ log = logging.getLogger("harness_ext.reduce")
 def run(args) -> int:
     from ..errors import HarnessExtError
     from ..methods.reduction.budget import read_costs
+    from ..methods.reduction.manifest_steps import check_selector_similarity
     from ..methods.reduction.reduce import DEFAULT_FORMATS, reduce_matrix
     from ..plugin_manager import get_registration
     from ..safe_output import check_group_name
@@ -29,6 +30,8 @@ def run(args) -> int:
     if args.similarity is not None:
         get_registration("similarity_measures", args.similarity)
     get_registration("predictors", args.predictor)
+    selector_params = _selector_params(args)
+    check_selector_similarity(args.similarity, selector_params)
     weighting, weighting_params = args.weighting, {}
     if args.weights:
         if weighting not in ("uniform", "user"):  # the default, or the scheme --weights runs
@@ -66,7 +69,7 @@ def run(args) -> int:
         group_name=args.group_name, db=db, costs=costs, n_random_subsets=getattr(args, "n_random_subsets", None),
         items=getattr(args, "items", None), local_data=local_data,
         min_availability=getattr(args, "min_availability", None),
-        selector_params=_selector_params(args),
+        selector_params=selector_params,
         predictor_params=parse_key_values(getattr(args, "predictor_param", None), "--predictor-param") or None,
     )
     log.debug("reduce stage: harness files and plot")

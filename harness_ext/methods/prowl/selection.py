@@ -265,6 +265,10 @@ def prowl_table(
 
     X, names = _as_matrix(df)
     check_target(target)
+    if (selector_params or {}).get("similarity") is not None:
+        # each row's measure would replace it, so it would name a measure no row ran with
+        raise MethodError(f"selector_params similarity={selector_params['similarity']!r}: prowl_table runs the "
+                          "selector with each measure of similarities=; give the measure there")
     wr = win_rates(X, ties)
     baseline = random_baseline(X, n_runs=n_random, random_state=random_state, target=target, wr=wr, ties=ties)
     rows, results, failures = [], {}, {}

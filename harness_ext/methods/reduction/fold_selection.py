@@ -25,7 +25,8 @@ def fold_selector(X, selector: str, *, k: int, sel_params=None, similarity=None,
     Only the subset is needed, not a coverage curve: selectors that can stop do so at
     ``k`` datasets (or at the cost budget). ``mode`` as :data:`FOLD_RESELECTION`;
     ``fixed``: the predictor with its settings chosen on every model (``"same"``);
-    ``demoted``: the manifest's availability rule (datasets chosen last, :func:`~harness_ext.methods.reduction.budget.demote`).
+    ``demoted``: the manifest's availability rule (datasets chosen last, :func:`~harness_ext.methods.reduction.budget.demote`);
+    ``similarity``: None is the selector's own default, as in ``reduce``'s selection.
     A selector that demotes saturated datasets (``demote_saturated``) leaves, per call, the columns it demoted in
     ``select.saturated`` (one list per call, in call order).
     """
@@ -35,8 +36,9 @@ def fold_selector(X, selector: str, *, k: int, sel_params=None, similarity=None,
     reg = get_registration("selectors", selector)
     defaults = reg.cls().get_params()
     params = dict(sel_params or {})
-    if "similarity" in defaults and similarity is not None:
-        params["similarity"] = similarity
+    if "similarity" in defaults:  # none given: the selector's own default, as reduce's selection runs it (pounce's
+        # selector_order would put Minkowski for greedy_coverage)
+        params["similarity"] = similarity if similarity is not None else params.get("similarity", defaults["similarity"])
     if "gamma" in defaults:
         params["gamma"] = None
     if kind == "cost" and "cost_budget" in defaults:

@@ -173,6 +173,25 @@ def user_predictor_params(reg, params: Optional[dict]) -> dict:
     return dict(params or {})
 
 
+def check_selector_similarity(similarity: Optional[str], selector_params: Optional[dict]) -> None:
+    """Refuse a similarity measure given twice with two values (``reduce --similarity X --selector-param
+    similarity=Y``): the selector would run with one of them and the other would go unused unsaid.
+
+    Raises
+    ------
+    MethodError
+        ``similarity`` and ``selector_params["similarity"]`` name different measures (the same measure given
+        twice, in any spelling of its name, is accepted).
+    """
+    from ...types import normalise_name
+
+    other = (selector_params or {}).get("similarity")
+    if similarity is None or other is None or normalise_name(str(similarity)) == normalise_name(str(other)):
+        return
+    raise MethodError(f"two similarity measures given: {similarity!r} (similarity=, --similarity) and {other!r} "
+                      f"(selector_params similarity=, --selector-param similarity={other}); give one of them")
+
+
 def user_selector_params(selector: str, defaults: dict, params: dict, facts: MatrixFacts) -> dict:
     """The user's selector parameters (``reduce --demote-saturated``), checked against the selector's; with
     ``demote_saturated`` and no ``ceilings``, each dataset's ceiling from its normalisation record
@@ -440,6 +459,7 @@ def run_steps(df: pd.DataFrame, *, budget, selector: str, similarity: str, predi
     :func:`~harness_ext.methods.reduction.manifest.build_manifest`'s)."""
     from ...report import Stages, progress
 
+    check_selector_similarity(similarity, selector_params)
     facts = read_matrix(df, budget, costs, min_availability)
     # Stages of a few seconds each on real benchmarks: a bar (stderr, only on a terminal) says which one runs.
     bar = Stages(progress(None, total=6, desc="reduce"), log, "reduce")

@@ -49,10 +49,11 @@ class PermutationTestResult(Result):
                 "n_permutations": self.n_permutations}
 
     def render(self) -> str:
-        """The p-values, then each observed statistic with its mean over the permutations in brackets."""
+        """The p-values (n/a where every permutation gave the observed statistic), then each observed statistic
+        with its mean over the permutations in brackets."""
         both = self.observed.round(4).astype(str) + " (" + self.permuted_mean.round(4).astype(str) + ")"
         # What the printed p-values cannot say: the permutations' floor, and a KS p-value past the floats' range.
-        notes = []
+        notes = untestable_notes(self.pvalues, self.n_permutations)
         floor = 1 / (1 + self.n_permutations)
         perm = self.pvalues.drop(index="KS test", errors="ignore")
         if (perm.to_numpy() <= floor * (1 + 1e-9)).any():
@@ -61,8 +62,37 @@ class PermutationTestResult(Result):
         if "KS test" in self.pvalues.index and (self.pvalues.loc["KS test"] == 0).any():
             notes.append("a KS p-value of 0 is below the smallest number a float holds (about 1e-308)")
         return (section(f"permutation test p-values ({self.n_permutations} permutations; Ailem et al. Table 2)",
-                        format_table(self.pvalues, "{:.4g}") + "".join(f"\n({n})" for n in notes))
+                        _pvalue_table(self.pvalues) + "".join(f"\n({n})" for n in notes))
                 + "\n\n" + section("observed statistic (permuted mean)", format_table(both, self.floatfmt)))
+
+
+#: The statistic no permutation can move: a model's agreements summed over all pairs of columns depend only on how
+#: many of its columns are 1, which :func:`permute_within_models` keeps.
+FIXED_BY_PERMUTATION = ("average", "hamming")
+
+
+def _pvalue_table(pvalues: pd.DataFrame) -> str:
+    """The p-values as printed: 4 significant digits, ``n/a`` where there is none."""
+    return pvalues.apply(lambda col: col.map(lambda v: "n/a" if pd.isna(v) else f"{v:.4g}")).to_string()
+
+
+def untestable_notes(pvalues: pd.DataFrame, n_permutations: int) -> list:
+    """Why a cell of the p-value table is n/a: its statistic was the observed one in every permutation."""
+    stats = pvalues.drop(index="KS test", errors="ignore")
+    cells = [(r, c) for r in stats.index for c in stats.columns if pd.isna(stats.loc[r, c])]
+    if not cells or not n_permutations:
+        return []
+    notes = []
+    if FIXED_BY_PERMUTATION in cells:
+        notes.append("n/a for the average Hamming similarity: it depends only on how many prompts each model got "
+                     "right, which every permutation keeps, so no permutation can move it and a p-value would be 1 "
+                     "whatever the data; the Hamming percentiles and KS test are not fixed this way")
+    others = [f"{c} {r}" for r, c in cells if (r, c) != FIXED_BY_PERMUTATION]
+    if others:
+        notes.append(f"n/a for {', '.join(others)}: each of the {n_permutations} permutations gave the observed "
+                     "value (too few distinct values, e.g. few models), so the test cannot tell the observed matrix "
+                     "from a shuffled one")
+    return notes
 
 
 def permutation_test(
@@ -95,7 +125,8 @@ def permutation_test(
     Returns
     -------
     PermutationTestResult
-        p-value of a statistic = ``(1 + #{permuted >= observed}) / (1 + n_permutations)``.
+        p-value of a statistic = ``(1 + #{permuted >= observed}) / (1 + n_permutations)``; NaN (printed
+        ``n/a``, with the reason) when every permutation gave the observed statistic.
 
     Notes
     -----
@@ -110,8 +141,12 @@ def permutation_test(
     The average Hamming similarity cannot be tested this way: summed over all
     pairs, a model's agreements depend only on how many columns it got right,
     which the permutation keeps, so the statistic is the same for every
-    permutation and its p-value is 1 (the paper's 0.52-0.60 for this cell are
-    what rounding noise gives with a strict "greater than").
+    permutation (the paper's 0.52-0.60 for this cell are what rounding noise
+    gives with a strict "greater than"). Its p-value would be 1 whatever the
+    data, so none is given: a statistic that every permutation leaves at the
+    observed value gets NaN (also a percentile that ties in every permutation
+    by chance, on few models), and the output says why. The Hamming
+    percentiles and KS test are not fixed, and are tested.
 
     References
     ----------
@@ -128,6 +163,7 @@ def permutation_test(
     observed = summarise(X.T)
     obs_stats = {mm: st for mm, (st, _) in observed.items()}
     ge = {mm: np.zeros(3, dtype=np.int64) for mm in measures}
+    tie = {mm: np.zeros(3, dtype=np.int64) for mm in measures}
     perm_sum = {mm: np.zeros(3) for mm in measures}
     pooled = {mm: [] for mm in measures}
     for _ in progress(range(n_permutations), total=n_permutations, desc="permutations", disable=None if show_progress else True):
@@ -135,8 +171,11 @@ def permutation_test(
         for mm, (st, v) in summarise(Xp.T, per_perm).items():
             # relative tolerance: a statistic equal to the observed one up to rounding is a tie
             ge[mm] += st >= obs_stats[mm] - 1e-12 * np.abs(obs_stats[mm])
+            tie[mm] += np.abs(st - obs_stats[mm]) <= 1e-12 * np.abs(obs_stats[mm])
             perm_sum[mm] += st
             pooled[mm].append(v)
+    for mm in measures:  # no p-value where no permutation moved the statistic: it would be 1 whatever the data
+        ge[mm] = np.where((tie[mm] == n_permutations) & (n_permutations > 0), -1, ge[mm])
     return _permutation_result(measures, observed, ge, perm_sum, pooled, n_permutations)
 
 
@@ -180,7 +219,7 @@ def _permutation_result(measures, observed, ge, perm_sum, pooled, n_permutations
     pv, ob, pm, ks = {}, {}, {}, {}
     for mm in measures:
         obs_stats, obs_vals = observed[mm]
-        pv[mm] = (1 + ge[mm]) / (1 + n_permutations)
+        pv[mm] = np.where(ge[mm] < 0, np.nan, (1 + ge[mm]) / (1 + n_permutations))  # -1: untestable
         ob[mm] = obs_stats
         pm[mm] = perm_sum[mm] / max(1, n_permutations)
         res = ks_2samp(obs_vals, np.concatenate(pooled[mm])) if n_permutations else None

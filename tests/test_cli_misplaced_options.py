@@ -1,0 +1,51 @@
+"""A misplaced or unknown option is named with its value, not a correct word argparse pushed out: ``predict --db S
+-m M results/`` said ``unrecognized arguments: --db results/`` (S was read as the results folder), and ``harness-ext
+--db S predict ...`` said ``invalid choice: 'S'``."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness_ext.cli import main
+
+
+def _error(argv, capsys) -> str:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    return err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("argv", [
+    ["predict", "--db", "s.duckdb", "--manifest", "m.json", "results/"],
+    ["predict", "--manifest", "m.json", "--db", "s.duckdb", "results/"],
+    ["predict", "-m", "m.json", "results/", "--db", "s.duckdb"],
+    ["predict", "--db", "s.duckdb", "-m", "m.json"],
+])
+def test_predict_names_the_unknown_option_and_its_value(argv, capsys):
+    assert _error(argv, capsys) == "harness-ext predict: error: unrecognized arguments: --db s.duckdb"
+
+
+def test_a_flag_given_a_value_before_the_positional_is_named_with_it(capsys):
+    err = _error(["predict", "--budget", "3", "-m", "m.json", "r/"], capsys)
+    assert err.endswith("unrecognized arguments: --budget 3")
+
+
+def test_extra_positional_words_are_still_named(capsys):
+    assert _error(["matrix", "--foo", "x", "y"], capsys).endswith("unrecognized arguments: --foo x y")
+    assert _error(["matrix", "x", "y"], capsys).endswith("unrecognized arguments: x y")
+
+
+def test_an_option_before_the_command_name_is_named_not_its_value(capsys):
+    err = _error(["--db", "s.duckdb", "predict", "-m", "m.json", "r/"], capsys)
+    assert err == ("harness-ext predict: error: unrecognized arguments before the command name: --db s.duckdb "
+                   "(predict has no such option)")
+    err = _error(["-q", "predict", "-m", "m.json", "r/"], capsys)
+    assert err.endswith("-q (an option of predict: give it after the command name)")
+
+
+def test_top_level_options_before_the_command_are_still_read(capsys):
+    # -vv, an abbreviation and --disable-plugin VALUE are harness-ext's own: the error is about --dbb alone
+    err = _error(["-vv", "--verb", "--disable-plugin", "x", "predict", "-m", "m.json", "r/", "--dbb", "z"], capsys)
+    assert err.endswith("unrecognized arguments: --dbb z")
