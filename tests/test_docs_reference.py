@@ -1,0 +1,94 @@
+"""The API reference (docs/reference/*.md, rendered by mkdocstrings) documents every public name.
+
+Each name in ``harness_ext.__all__`` must be reached by a ``:::`` directive of the reference, either named
+itself or as a member of a documented module (within the directive's ``members`` list when it has one), and
+carry a numpydoc docstring: a summary line, and for a function ``Parameters`` (when it takes any) and
+``Returns`` sections. A name the reference missed was simply absent from the site, with no warning.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+import harness_ext
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT / "docs" / "reference"
+PUBLIC = [n for n in harness_ext.__all__ if n != "__version__"]
+
+
+def directives() -> dict:
+    """``{identifier: members or None}`` for every ``::: identifier`` of the reference pages."""
+    out = {}
+    for page in sorted(REFERENCE.glob("*.md")):
+        lines = page.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            m = re.match(r":::\s*(\S+)", line)
+            if not m:
+                continue
+            members = None
+            for follow in lines[i + 1:i + 4]:
+                mm = re.match(r"\s+members:\s*\[(.*)\]", follow)
+                if mm:
+                    members = {x.strip() for x in mm.group(1).split(",")}
+            out[m.group(1)] = members
+    return out
+
+
+def _module_attribute_docstring(module, name: str) -> str:
+    """The string literal after ``name = ...`` at a module's top level (what mkdocstrings shows), or ''."""
+    body = ast.parse(inspect.getsource(module)).body
+    for stmt, after in zip(body, body[1:]):
+        if (isinstance(stmt, ast.Assign) and any(getattr(t, "id", None) == name for t in stmt.targets)
+                and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)):
+            return after.value.value
+    return ""
+
+
+def where_defined(name: str) -> tuple:
+    """``(module name, docstring)`` of a public name: where the reference must document it."""
+    obj = getattr(harness_ext, name)
+    if inspect.isclass(obj) or inspect.isfunction(obj):
+        return obj.__module__, inspect.getdoc(obj) or ""
+    # A module attribute (the hook markers): the module of harness_ext that defines it.
+    module = importlib.import_module(f"harness_ext.{harness_ext._LAZY[name]}")
+    return module.__name__, _module_attribute_docstring(module, name)
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_every_public_name_is_in_the_api_reference(name):
+    found = directives()
+    module, _ = where_defined(name)
+    qualified = f"{module}.{name}"
+    in_module = module in found and (found[module] is None or name in found[module])
+    assert qualified in found or in_module, (
+        f"harness_ext.{name} ({qualified}) is in harness_ext.__all__ but no docs/reference page documents it: "
+        f"add '::: {qualified}' (or its module) to a page of docs/reference")
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_every_public_name_has_a_numpydoc_docstring(name):
+    obj = getattr(harness_ext, name)
+    _, doc = where_defined(name)
+    assert doc.strip(), f"harness_ext.{name} has no docstring"
+    assert doc.strip().splitlines()[0].strip(), f"harness_ext.{name}: the docstring opens with no summary line"
+    if inspect.isfunction(obj):
+        params = [p for p in inspect.signature(obj).parameters.values()
+                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        if params:
+            assert re.search(r"^\s*Parameters\n\s*-{3,}", doc, re.M), f"harness_ext.{name}: no Parameters section"
+        assert re.search(r"^\s*(Returns|Yields)\n\s*-{3,}", doc, re.M), f"harness_ext.{name}: no Returns section"
+
+
+def test_the_reference_finds_what_the_tests_parse():
+    # The parser above must see the pages' directives, or every check passes on nothing.
+    found = directives()
+    assert "harness_ext.methods.api" in found
+    assert found["harness_ext.plugin_manager"] == {"get_plugin_manager", "get_registrations", "get_registration"}
