@@ -123,3 +123,24 @@ def test_the_item_tables_page_names_the_columns_item_rows_returns(tmp_path):
     for col in rows.columns:
         assert f"`{col}" in page or f"{col}`" in page or f" {col}," in page, col
     assert list(ids.columns) == ["benchmark", "task", "item", "doc_id"] and "`benchmark, task, item, doc_id`" in page
+
+
+@pytest.mark.slow
+def test_the_guides_items_total_figures_are_what_reduce_prints(tmp_path, capsys):
+    # The guide quoted an older estimator's figures (HELM Lite Neyman 1.50 / 1.77 where reduce now prints
+    # 1.43 / 1.71): the summary's benchmark row, inside / frontier, must be the one the page quotes.
+    from conftest import SHARED_DATA
+
+    from harness_ext.cli import main
+
+    tables = SHARED_DATA / "items" / "helm_lite"
+    if not tables.is_dir():
+        pytest.skip(f"the shared item tables are not at {tables}")
+    db = tmp_path / "store.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(tables)]) == 0
+    assert main(["reduce", "--db", str(db), "--items-total", "250", "--item-allocation", "neyman",
+                 "--out", str(tmp_path / "reduced"), "--no-plot"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("benchmark "))
+    inside, frontier = row.split()[3], row.split()[6]
+    page = (ROOT / "docs" / "guide" / "items.md").read_text(encoding="utf-8")
+    assert f"Neyman {inside} / {frontier}" in " ".join(page.split()), row
