@@ -15,7 +15,10 @@ from .types import Adapter, ItemEstimator, ManifestWriter, Predictor, Selector, 
 PROJECT_NAME = "harness_ext"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+"""Decorator that marks a method of :class:`HarnessExtSpecs` as a hook specification."""
+
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+"""Decorator that marks a plugin's function as an implementation of one of the hooks below (``@hookimpl``)."""
 
 
 class HarnessExtSpecs:

@@ -408,8 +408,28 @@ def get_registrations(kind: str, pm: Optional[pluggy.PluginManager] = None) -> d
 
 
 def get_registration(kind: str, name: str, pm: Optional[pluggy.PluginManager] = None):
-    """Look one registration up by (un-normalised) name, with a helpful error (a name two third-party
-    plugins register says so)."""
+    """Look one registration up by (un-normalised) name, with a helpful error.
+
+    Parameters
+    ----------
+    kind : str
+        The plugin kind, as for :func:`get_registrations` (``"selectors"``, ``"predictors"``, ...).
+    name : str
+        The registration's name; lower-cased, with ``-``, spaces and ``.`` read as ``_``, as registration names are.
+    pm : pluggy.PluginManager, optional
+        The plugin manager to look in; by default the process-wide one.
+
+    Returns
+    -------
+    Registration
+        The registration dataclass (:mod:`harness_ext.types`) of that name.
+
+    Raises
+    ------
+    PluginError
+        The name is unknown (the message lists the available ones), or two third-party plugins
+        register it, so neither is used (the message names both).
+    """
     pm = pm or default_plugin_manager()
     regs = get_registrations(kind, pm)
     key = normalise_name(name)

@@ -30,11 +30,7 @@ PATTERNS = {
 }
 
 #: Genuine false positives: (path relative to the repository, the exact text matched), each with why.
-ALLOWED = {
-    # The architecture page's old tree is `git show 9b637f6:harness_ext/methods/`, the last commit before the
-    # methods floor got its rooms: the hash is how a reader lists that tree, not a measurement's record.
-    ("docs/architecture.md", "9b637f6"),
-}
+ALLOWED: set = set()
 
 
 def _files():

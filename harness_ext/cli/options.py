@@ -171,7 +171,7 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
         "--normalise",
         choices=["chance", "minmax", "none"],
         default="chance",
-        help="per-dataset normalisation (README, 'The matrix'): chance-corrected on each dataset's fixed scale "
+        help="per-dataset normalisation (docs/guide/ingest.md, 'The matrix'): chance-corrected on each dataset's fixed scale "
              "(default), min-max, or raw",
     )
 
@@ -236,7 +236,7 @@ def ingest_options(parser):
                              "metadata rather than scores")
     parser.add_argument("--column-meta", default=None, metavar="FILE",
                         help="YAML sidecar with per-column chance level, direction, scale and kind for every CSV "
-                             "ingested (a file's own <file>.meta.yaml wins; format in README, 'Leaderboard CSVs')")
+                             "ingested (a file's own <file>.meta.yaml wins; format in docs/guide/ingest.md, 'Leaderboard CSVs')")
     parser.add_argument("--mteb-split", default=None,
                         help="MTEB split to read (default: the first of test, dev, validation the file has)")
     parser.add_argument("--mteb-languages", action=CommaJoin, default=None,

@@ -679,7 +679,14 @@ def _shown(path) -> str:
 
 
 def bundled_data_path() -> Path:
-    """The real result files shipped with the package (see harness_ext/data/PROVENANCE.md)."""
+    """The folder of real result files shipped with the package.
+
+    Returns
+    -------
+    pathlib.Path
+        The bundled lm-eval results of Pythia checkpoints (see ``harness_ext/data/PROVENANCE.md``),
+        what ``harness-ext ingest --bundled`` reads.
+    """
     from importlib.resources import files
 
     return Path(str(files("harness_ext") / "data" / "pythia-5shot"))

@@ -22,7 +22,7 @@ DEFAULT_BUDGET_MIN = 2
 DEFAULT_BUDGET_TEXT = f"{DEFAULT_BUDGET_FRACTION:.0%} of the datasets, at least {DEFAULT_BUDGET_MIN}"
 DEFAULT_BUDGET_REASON = (
     f"no --budget given: {DEFAULT_BUDGET_TEXT} and fewer than all, the budget at which "
-    "benchmarks/quality_holdout.py validates the default selector and predictor (README 'Prediction quality'); "
+    "benchmarks/quality_holdout.py validates the default selector and predictor (docs/quality.md); "
     "SimBA's coverage target (--budget coverage=0.95) can keep a single dataset (lm-eval MMLU: 1 of 57 subjects)")
 
 
