@@ -54,6 +54,7 @@ import math
 
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
+from harness_ext.report import listed
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
 BIGBENCH_BENCHMARK = "bigbench"
@@ -166,7 +167,7 @@ def read(src: SourceFile):
                 out.append(ResultRecord(benchmark=BIGBENCH_LITE_BENCHMARK, **rec))
     if dropped:
         src.note(f"{len(dropped)} secondary score{'s' * (len(dropped) != 1)} left out (not a number): "
-                 + ", ".join(dropped[:6]) + (f" and {len(dropped) - 6} more" if len(dropped) > 6 else ""))
+                 + listed(dropped, 6))
     return out
 
 

@@ -40,6 +40,7 @@ from typing import Optional, Sequence
 
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
+from harness_ext.report import listed
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
 BENCHMARK = "crosspred"
@@ -151,7 +152,7 @@ def read(src: SourceFile):
                 out.append(_record(src, model, dataset, metric, value, metric == main, mprof, dprof))
     if missing:
         src.note(f"{len(missing)} score{'s' * (len(missing) != 1)} written as null or NaN left out: "
-                 + ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else ""))
+                 + listed(missing, 5))
     return out
 
 

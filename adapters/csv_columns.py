@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from harness_ext.adapters.csv_rules import AGGREGATE_NAME, META_NAME, _column_role
+from harness_ext.report import listed
 
 
 class WideColumns:
@@ -176,28 +177,25 @@ def classify_wide(src, header, cols: WideColumns, specs, stem, cm, values) -> di
 def report_columns(src, header, aggregates: dict, guessed_meta: list, empty: list, hints: list, n_missing: int,
                    markers: set) -> None:
     """The notes of a wide table (:meth:`harness_ext.types.SourceFile.note`): what its heuristics stored how."""
-    def listed(cols):
-        return ", ".join(cols[:12]) + (f" and {len(cols) - 12} more" if len(cols) > 12 else "")
-
     by_why: dict = {}
     for j, why in aggregates.items():
         if why != "declared in the column metadata":
             by_why.setdefault(why, []).append(header[j])
     for why, cols in by_why.items():
         src.note(f"{len(cols)} column{'s' * (len(cols) != 1)} stored as aggregate{'s' * (len(cols) != 1)}: "
-                 f"{listed(cols)} ({why}); declare kind: dataset with --column-meta to override")
+                 f"{listed(cols, 12)} ({why}); declare kind: dataset with --column-meta to override")
     for why in ("text", "name"):
         cols = [c for c, w in guessed_meta if w == why]
         if cols:
             how = ("its cells are text" if len(cols) == 1 else "their cells are text") if why == "text" else \
                 "the name describes the model (size, date, rank, ...)"
-            src.note(f"{len(cols)} column{'s' * (len(cols) != 1)} stored as model metadata, not scores: {listed(cols)} "
+            src.note(f"{len(cols)} column{'s' * (len(cols) != 1)} stored as model metadata, not scores: {listed(cols, 12)} "
                      f"({how}); declare kind: dataset with --column-meta to override")
     if empty:
-        src.note(f"{len(empty)} column{'s' * (len(empty) != 1)} with no value in any row: {listed(empty)} (nothing stored)")
+        src.note(f"{len(empty)} column{'s' * (len(empty) != 1)} with no value in any row: {listed(empty, 12)} (nothing stored)")
     if n_missing:
         shown = ", ".join(repr(m) for m in sorted(markers)[:5])
         src.note(f"{n_missing} cell{'s' * (n_missing != 1)} marked as missing ({shown}) left out")
     if hints:
-        src.note(f"{listed(hints)} equal{'s' * (len(hints) == 1)} the mean of the other score columns on every complete "
+        src.note(f"{listed(hints, 12)} equal{'s' * (len(hints) == 1)} the mean of the other score columns on every complete "
                  "row: stored as a dataset; declare kind: aggregate with --column-meta if it is an aggregate")

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from harness_ext.errors import IngestError
+from harness_ext.report import listed
 from harness_ext.types import SUBSET_OPTION, SourceFile
 
 MODEL_HEADERS = ("model", "models", "model name", "model_name", "llm_model", "llm", "model id", "model_id")
@@ -196,7 +197,7 @@ def _wide_column_meta(src, header, lower) -> tuple:
         raise IngestError(src.path, f"--meta-columns names columns not in the file: {missing_meta}")
     absent = unknown + [m for m in missing_meta if m not in unknown]
     if absent:
-        shown = ", ".join(absent[:12]) + (f" and {len(absent) - 12} more" if len(absent) > 12 else "")
+        shown = listed(absent, 12)
         src.note(f"column metadata describes {len(absent)} column{'s' * (len(absent) != 1)} this file does not have "
                  f"(read as a subset of its columns): {shown}")
     declared_meta = {m.strip().lower() for m in cm["meta_columns"]}

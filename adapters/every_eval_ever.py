@@ -39,6 +39,7 @@ from operator import itemgetter, le
 from harness_ext.benchmarks import MMLU_BENCHMARK, MMLU_METRIC, MMLU_SUBJECTS, chance_baseline
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
+from harness_ext.report import listed
 from harness_ext.store.rows import ResultRows, kind
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
@@ -269,8 +270,7 @@ def _note_placeholders(src: SourceFile, placeholders: list) -> None:
     if placeholders:
         n = len(placeholders)
         src.note(f"{n} score{'s' * (n != 1)} outside {'their' if n != 1 else 'its'} declared [min_score, max_score] "
-                 f"left out as placeholder{'s' * (n != 1)} (not run): {', '.join(placeholders[:8])}"
-                 + (f" and {n - 8} more" if n > 8 else ""))
+                 f"left out as placeholder{'s' * (n != 1)} (not run): {listed(placeholders, 8)}")
 
 
 def _note_aggregates(src: SourceFile, kinds) -> None:

@@ -96,6 +96,7 @@ from typing import Optional
 from harness_ext.benchmarks import MMLU_BENCHMARK, MMLU_METRIC, MMLU_SUBJECTS, chance_baseline, mmlu_subject
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
+from harness_ext.report import listed
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
 HELM_BENCHMARK = "helm"
@@ -686,8 +687,7 @@ def read_table(src: SourceFile):
                     dataset_metadata={"harness": "helm", "table": name or title, "run_group": rg},
                 ))
     if empty:
-        src.note(f"{len(empty)} empty cell{'s' * (len(empty) != 1)} (not run) left out: {', '.join(empty[:5])}"
-                 + (f" and {len(empty) - 5} more" if len(empty) > 5 else ""))
+        src.note(f"{len(empty)} empty cell{'s' * (len(empty) != 1)} (not run) left out: {listed(empty, 5)}")
     return out
 
 

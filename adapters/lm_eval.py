@@ -49,6 +49,7 @@ from typing import Optional
 from harness_ext.benchmarks import MMLU_BENCHMARK, chance_baseline, mmlu_subject
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
+from harness_ext.report import listed
 from harness_ext.store.rows import KIND_FIELDS, ResultRows, kind
 from harness_ext.types import Adapter, SourceFile
 
@@ -526,7 +527,7 @@ def _drop_missing(out: ResultRows, src: Optional[SourceFile] = None) -> ResultRo
             with_primary.add(key)
     if src is not None:
         gone = [out.kinds[i] for i in range(len(values)) if clean[i] is None]
-        shown = ", ".join(f"{k.dataset} {k.metric}" for k in gone[:8]) + (f" and {len(gone) - 8} more" if len(gone) > 8 else "")
+        shown = listed((f"{k.dataset} {k.metric}" for k in gone), 8)
         left = {(k.benchmark, k.dataset, k.task) for k in kept_kinds}
         tasks = len({(k.benchmark, k.dataset, k.task) for k in gone} - left)
         src.note(f"{len(gone)} metric{'s' * (len(gone) != 1)} written as null or not a number (not computed) left out: "

@@ -33,6 +33,7 @@ import re
 from harness_ext.benchmarks import MMLU_BENCHMARK, chance_baseline, mmlu_subject
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
+from harness_ext.report import listed
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
 BENCHMARK = "open_llm_leaderboard_v1"
@@ -115,7 +116,7 @@ def read(src: SourceFile):
             ))
     if unread:
         src.note(f"{len(unread)} result key{'s' * (len(unread) != 1)} not of the form <suite>|<task>|<shots> left out: "
-                 + ", ".join(unread[:5]) + (f" and {len(unread) - 5} more" if len(unread) > 5 else ""))
+                 + listed(unread, 5))
     return out
 
 

@@ -35,6 +35,13 @@ def format_table(df, floatfmt: str = "{:.3f}", index: bool = True) -> str:
     return shown.to_string(index=index)
 
 
+def listed(items, limit: int) -> str:
+    """The first ``limit`` of ``items``, comma-separated, then `` and N more`` for the rest: how a message names
+    what a heuristic left out, with the count of what it does not name."""
+    items = list(items)
+    return ", ".join(map(str, items[:limit])) + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
 def get_pyplot():
     """Return ``matplotlib.pyplot`` with the Agg backend, or raise a clear error."""
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import HarnessExtError
+from ..report import listed
 
 
 def run(args) -> int:
@@ -36,8 +37,7 @@ def run(args) -> int:
     except StoreLockedError as exc:
         if getattr(exc, "files_listed", False):
             raise
-        listed = ", ".join(map(str, paths[:10])) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
-        raise StoreLockedError(f"{exc}. Not ingested: {listed}") from None
+        raise StoreLockedError(f"{exc}. Not ingested: {listed(paths, 10)}") from None
     import logging
 
     log = logging.getLogger("harness_ext.cli.ingest")

@@ -31,6 +31,7 @@ from typing import Iterable, Iterator, Optional
 
 from ..errors import IngestError, NotResults
 from ..plugin_manager import get_registration, get_registrations
+from ..report import listed
 from ..safe_input import read_bytes
 from ..types import _NAMES_OK, SourceFile
 from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _plain
@@ -597,7 +598,7 @@ class _IngestRun:
         report = self.report
         done = {f.path for f in report.files if f is not None and f.status != "skipped"} - {str(p[1]) for p in self.pending}
         left = [src.pathname for src, _, _ in sources if src.pathname not in done]
-        shown = ", ".join(left[:20]) + (f" and {len(left) - 20} more" if len(left) > 20 else "")
+        shown = listed(left, 20)
         err = StoreLockedError(f"{exc}. Not ingested ({len(left)}; run again, stored files are recognised): {shown}")
         err.files_listed = True
         return err

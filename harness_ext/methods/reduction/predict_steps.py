@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import HarnessExtError
+from ...report import listed
 
 #: Fraction of the manifest's models at each edge of their subset-score range where predict warns.
 EDGE_QUANTILE = 0.05
@@ -89,8 +90,7 @@ def provenance_warnings(manifest: dict, raw_new: pd.DataFrame, train: pd.DataFra
         if c in subset_names:
             by_model.setdefault(model, []).append(f"{c} ({n} shots, manifest {by_name[c].get('num_fewshot')})")
     for model, items in by_model.items():
-        warnings.append(f"{model}: run with another shot count than the manifest's models: {', '.join(items[:5])}"
-                        + (f" and {len(items) - 5} more" if len(items) > 5 else "") + "; "
+        warnings.append(f"{model}: run with another shot count than the manifest's models: {listed(items, 5)}; "
                         "predictions assume the manifest's setting")
     return warnings
 
