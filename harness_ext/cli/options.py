@@ -441,6 +441,14 @@ MATRIX_OPTIONS = ("--benchmark", "--metric", "--datasets", "--source", "--num-fe
                   "--no-aliases", "--aggregates", "--chance-file", "--normalise")
 
 
+def say_matrix_options_unused(args, source: str, log, also: tuple = ()) -> None:
+    """Warn, on ``log``, about the store matrix's options (:data:`MATRIX_OPTIONS` and ``also``) given with ``source``
+    (``--prompts``), which reads a prompt-level matrix instead."""
+    if unused := given_options(args, MATRIX_OPTIONS + tuple(also)):
+        log.warning(f"{', '.join(unused)} not used: {source} reads a prompt-level matrix, not the store's models x "
+                    "datasets matrix")
+
+
 def parse_key_values(items, option: str) -> dict:
     """``--OPTION KEY=VALUE`` given repeatedly, as a dict; each value read as YAML (``3``, ``true``, ``[a, b]``)."""
     import yaml

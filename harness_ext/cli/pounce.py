@@ -86,7 +86,7 @@ def run(args) -> int:
     bad = analyses - set(ANALYSES)
     if bad:
         raise HarnessExtError(f"unknown analysis {', '.join(sorted(bad))}; choose from {', '.join(ANALYSES)} or all")
-    from ..methods.reduction.benchmark_score import check_level
+    from ..base import check_level
 
     check_level(args.level)  # --level 2 printed the share of cells inside a "200% interval"
     _say_unused(args, analyses)

@@ -14,14 +14,11 @@ def prowl_matrix(args):
     """The matrix the options describe (``--prompts``: a prompt-level CSV), refusing shapes prowl cannot use."""
     if getattr(args, "prompts", None):
         from ..methods.weighting import read_prompt_matrix
-        from .options import MATRIX_OPTIONS, given_options
+        import logging
 
-        if unused := given_options(args, MATRIX_OPTIONS + ("--models",)):
-            import logging
+        from .options import say_matrix_options_unused
 
-            logging.getLogger("harness_ext.prowl").warning(
-                f"{', '.join(unused)} not used: --prompts reads a prompt-level matrix, not the store's models x "
-                "datasets matrix")
+        say_matrix_options_unused(args, "--prompts", logging.getLogger("harness_ext.prowl"), also=("--models",))
         df = read_prompt_matrix(args.prompts, args.prompts_layout)
     else:
         from .options import matrix_from_args

@@ -177,13 +177,11 @@ def _write(name: str, result, out: Path, top: int) -> list:
 def _say_unused(args) -> None:
     """Warn about the options given that this run does not use (the store matrix's with prompt-level input;
     ``--scheme``/``--param`` without ``--emit-weights`` nor the analysis ``schemes``)."""
-    from .options import MATRIX_OPTIONS, given_options
+    from .options import given_options, say_matrix_options_unused
 
     prompts = "--samples-task" if args.samples_task else "--prompts" if args.prompts else None
-    unused = given_options(args, MATRIX_OPTIONS + (("--models",) if prompts == "--prompts" else ()))
-    if prompts and unused:
-        log.warning(f"{', '.join(unused)} not used: {prompts} reads a prompt-level matrix, not the store's "
-                    "models x datasets matrix")
+    if prompts:
+        say_matrix_options_unused(args, prompts, log, also=("--models",) if prompts == "--prompts" else ())
     if "schemes" not in [a.strip() for a in args.analyses.split(",")] and not args.emit_weights:
         if unused := given_options(args, ("--scheme", "--param")):
             log.warning(f"{', '.join(unused)} not used: --scheme is the scheme --emit-weights writes and a row of the "
