@@ -365,18 +365,24 @@ def _run_guarded(fn, guards, *args, **kwargs):
         raise
 
 
-def in_traceback(exc: BaseException, tops: dict):
-    """``tops[package]`` for the innermost frame of ``exc``'s traceback (or of its causes') whose module is in
-    one of the top-level packages ``tops`` names; None when no frame is."""
+def exception_chain(exc: BaseException):
+    """``exc``, then the exception it was raised from or while handling, and so on, each once."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        tb, found = exc.__traceback__, None
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def in_traceback(exc: BaseException, tops: dict):
+    """``tops[package]`` for the innermost frame of ``exc``'s traceback (or of its causes') whose module is in
+    one of the top-level packages ``tops`` names; None when no frame is."""
+    for link in exception_chain(exc):
+        tb, found = link.__traceback__, None
         while tb is not None:
             name = tb.tb_frame.f_globals.get("__name__") or ""
             found = tops.get(name.split(".")[0], found)
             tb = tb.tb_next
         if found is not None:
             return found
-        exc = exc.__cause__ or exc.__context__
     return None

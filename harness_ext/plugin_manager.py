@@ -352,13 +352,10 @@ def plugin_in_traceback(exc: BaseException, pm: Optional[pluggy.PluginManager] =
     worker marked it with (:func:`~harness_ext.plugin_guard.for_workers`)."""
     pm = pm or _DEFAULT_PM
     sources = getattr(pm, "harness_ext_sources", {})
-    seen, link = set(), exc
-    while link is not None and id(link) not in seen:
-        seen.add(id(link))
+    for link in plugin_guard.exception_chain(exc):
         marked = sources.get(getattr(link, "harness_ext_plugin", None))
         if marked is not None and marked.source != BUILTIN_SOURCE:
             return marked
-        link = link.__cause__ or link.__context__
     infos = [i for i in sources.values() if i.source != BUILTIN_SOURCE]
     tops = {i.module.split(".")[0]: i for i in infos if i.module and i.module.split(".")[0] != "harness_ext"}
     return plugin_guard.in_traceback(exc, tops) if tops else None
