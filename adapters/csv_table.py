@@ -322,6 +322,7 @@ def _read_wide(src, rows, header, lower, stem):
             if v is not None:
                 md[header[j]] = v
         metas.append(md)
+    models = [row[mc].strip() for _, row in body]  # for naming a score outside its column's scale
     for j in score_cols:
         name = header[j]
         spec = specs.get(name, {})
@@ -329,7 +330,7 @@ def _read_wide(src, rows, header, lower, stem):
         hint = spec.get("scale") or ("percent" if pct or "%" in name else None)
         scale, lo, hi = infer_scale([v for v in vals if v is not None], name=name, metric=spec.get("metric") or "",
                                     declared_lo=spec.get("min"), declared_hi=spec.get("max"), hint=hint)
-        check_column_scale(src, name, vals, [row[mc].strip() for _, row in body], scale, lo, hi, hint)
+        check_column_scale(src, name, vals, models, scale, lo, hi, hint)
         hib = spec.get("higher_is_better")
         hib = False if hib is None and LOWER_NAME.search(name) else hib
         rb, rb_src = _chance(src, cm, name, spec, lo, hi)
