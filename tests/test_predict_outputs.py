@@ -184,3 +184,30 @@ def test_sparse_training_matrix_predicts_without_numpy_warnings(tmp_path):
         warnings.simplefilter("error", RuntimeWarning)
         p = hx.predict(reduced, LM_EVAL_V04 / held)
     assert len(p.aggregate) == 1
+
+
+def test_a_checkout_copy_of_a_bundled_run_gets_its_prediction_in_the_working_directory(tmp_path, monkeypatch):
+    """The Quickstart from a clone with a non-editable install: the run it names is the clone's copy of a bundled
+    file, not the installed package's, and predict wrote into the clone's source tree. A byte-identical copy under
+    a ``harness_ext/data`` folder is treated as the bundled run; a changed copy, or any other folder, is the user's."""
+    from pathlib import Path
+
+    import harness_ext
+    from harness_ext.methods.reduction.predict_export import _writable_home
+
+    bundled = Path(harness_ext.__file__).parent / "data" / "pythia-5shot" / "pythia-2.8b" / "2.8b-5shot_step143000.json"
+    assert bundled.is_file()
+    copy = tmp_path / "clone" / "harness_ext" / "data" / "pythia-5shot" / "pythia-2.8b" / bundled.name
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(bundled.read_bytes())
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert _writable_home(bundled) == Path.cwd()
+    assert _writable_home(copy) == Path.cwd()
+    copy.write_bytes(bundled.read_bytes().replace(b"0.", b"1.", 1))  # the user's own edited run
+    assert _writable_home(copy) == copy.parent
+    own = tmp_path / "results" / bundled.name
+    own.parent.mkdir()
+    own.write_bytes(bundled.read_bytes())  # identical bytes, but not under harness_ext/data: the user's folder
+    assert _writable_home(own) == own.parent

@@ -198,7 +198,7 @@ def write_lm_eval_results(pred, manifest: dict, manifest_path) -> list:
     for model in pred.aggregate["model"]:
         files = [Path(p) for p in (pred.sources or {}).get(model, []) if Path(p).is_file()]
         if files:
-            folders[model] = (_writable_home(files[0].parent), len({f.parent for f in files}) > 1)
+            folders[model] = (_writable_home(files[0]), len({f.parent for f in files}) > 1)
     shared = Counter(folder for folder, _ in folders.values())
     names = Counter()
     for model, (folder, spans) in folders.items():
@@ -219,14 +219,29 @@ def write_lm_eval_results(pred, manifest: dict, manifest_path) -> list:
     return written
 
 
-def _writable_home(folder: Path) -> Path:
-    """``folder``, or the working directory when ``folder`` lies inside the harness_ext package."""
+def _writable_home(results_file: Path) -> Path:
+    """The folder of ``results_file``, or the working directory when the file is one of harness-ext's bundled runs.
+
+    A bundled run is a file inside the installed package, or a byte-identical copy at the same place under another
+    ``harness_ext/data`` folder (a source checkout beside a non-editable install): neither is the user's to write in.
+    """
     package = Path(__file__).resolve().parents[2]
+    resolved = results_file.resolve()
     try:
-        folder.resolve().relative_to(package)
+        resolved.relative_to(package)
     except ValueError:
-        return folder
-    return Path.cwd()
+        pass
+    else:
+        return Path.cwd()
+    parts = resolved.parts
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i - 1:i + 1] == ("harness_ext", "data"):
+            bundled = package.joinpath("data", *parts[i + 1:])
+            if bundled.is_file() and bundled.stat().st_size == resolved.stat().st_size \
+                    and bundled.read_bytes() == resolved.read_bytes():
+                return Path.cwd()
+            break
+    return results_file.parent
 
 
 def has_interval(row) -> bool:
