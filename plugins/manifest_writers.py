@@ -73,9 +73,10 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
         head += HELM_ITEMS_NOTE + _helm_items_cost(manifest, several)
     if skipped:
         head.append(comment(f"No HELM run entry known for: {', '.join(map(quoted, skipped))}"))
-    # An empty entries list makes helm-run run nothing and say little: say so here instead of writing one.
+    # HELM's reader requires the entries field (a conf of comments alone stops helm-run with a traceback); an
+    # empty list reads, and helm-run says it has no run specs and stops.
     body = ("entries: [\n" + ",\n".join(lines) + "\n]\n" if lines else
-            "# No dataset of this subset has a HELM run entry, so there is nothing for helm-run to run.\n")
+            "# No dataset of this subset has a HELM run entry, so there is nothing for helm-run to run.\nentries: []\n")
     path = Path(out_dir) / f"run_entries_{group_stem(manifest)}.conf"
     path.write_text("\n".join(head) + "\n" + body, encoding="utf-8")
     return [path]

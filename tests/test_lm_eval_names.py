@@ -108,10 +108,11 @@ def test_open_llm_leaderboard_v2_runs_its_own_lm_eval_tasks():
 
 
 def test_open_llm_leaderboard_v2_folder(tmp_path):
-    """The group names the leaderboard's tasks and aggregates no EEE metric name; a HELM conf with no run entry is
-    a comment, not an empty entries list."""
+    """The group names the leaderboard's tasks and aggregates no EEE metric name; a HELM conf with no run entry
+    says so and lists no entries (HELM's reader requires the field: a conf of comments alone stopped helm-run with
+    a traceback)."""
     from harness_ext.methods.reduction.lm_eval_group import write_lm_eval_yaml
-    from plugins.manifest_writers import write_helm_conf
+    from harness_ext.plugins.manifest_writers import write_helm_conf
 
     subset = [{"step": i + 1, **_eee(n), "coverage": 0.9} for i, n in enumerate(["MMLU-PRO", "BBH", "IFEval"])]
     m = {"tool": {"version": "x"}, "group_name": "g", "subset": subset,
@@ -122,8 +123,12 @@ def test_open_llm_leaderboard_v2_folder(tmp_path):
     assert "Accuracy" not in text and "aggregate_metric_list" not in text
     [conf] = write_helm_conf(m, tmp_path)
     conf_text = conf.read_text()
-    assert "entries:" not in conf_text and "nothing for helm-run to run" in conf_text
-    assert all(line.startswith("#") for line in conf_text.splitlines())
+    assert "nothing for helm-run to run" in conf_text
+    assert [line for line in conf_text.splitlines() if not line.startswith("#")] == ["entries: []"]
+    pyhocon = pytest.importorskip("pyhocon")
+    assert list(pyhocon.ConfigFactory.parse_file(str(conf))["entries"]) == []
+    run_entry = pytest.importorskip("helm.benchmark.presentation.run_entry")
+    assert run_entry.read_run_entries([str(conf)]).entries == []
 
 
 def test_helm_lite_commonsense_is_openbookqa():
@@ -198,4 +203,4 @@ def test_open_llm_leaderboard_v2_from_every_eval_ever(tmp_path, capsys):
     text = (out / "harness_ext_reduced.yaml").read_text()
     assert all(t.startswith("leaderboard_") for t in load_group_yaml(out / "harness_ext_reduced.yaml")["task"])
     assert "metric: Accuracy" not in text
-    assert "entries: [" not in (out / "run_entries_harness_ext_reduced.conf").read_text()
+    assert "entries: []\n" in (out / "run_entries_harness_ext_reduced.conf").read_text()
