@@ -37,7 +37,7 @@ from ...store.globs import matches
 from ...report import Result
 from .item_design_plan import check_design, design_block
 from .item_benchmark import KEY as BENCHMARK_CORRELATION
-from .item_manifest import KIND, encode_ids, encode_scores, item_id_field
+from .item_manifest import KIND, encode_ids, encode_scores, id_order, item_id_field
 
 DEFAULT_ESTIMATOR = "crosstask"
 #: Preferred per-item metric when a task logs several and none is asked for (lm-eval's usual primary metrics).
@@ -292,6 +292,9 @@ def read_populations(store, chosen: list, models: Optional[str], warnings: list)
     out = {}
     for bench, task, met in chosen:
         ids, cols, M, notes = population_answers(store, task, met, models)
+        order = id_order(store, bench, task, ids)
+        if order is not None:  # the store's numbers of text ids depend on the order files were ingested in
+            ids, M = ids[order], M[:, order]
         _check_unit_scores(store, task, met, M)
         if len(cols) < 2:
             warnings.append(f"{task}: {len(cols)} population model(s) with its items; left out (2 or more needed)")
