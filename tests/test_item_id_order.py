@@ -70,3 +70,21 @@ def test_ingest_order_draws_the_same_items(tmp_path, design):
 def test_item_positions_of_ids_listed_by_item_id():
     ids = np.array([5, 2, 9, 0, 7])
     assert item_positions(ids, [9, 5, 0]).tolist() == [2, 0, 3]
+
+
+def test_item_scores_two_files_disagree_on_are_said_to_follow_the_ingest_order(tmp_path):
+    """A model's items scored differently by a second file: the population takes the score stored first, so the
+    order of ingestion chooses its answers; either order says how many."""
+    rng = np.random.default_rng(0)
+    rows = [(f"m{m}", k, float(rng.random() < 0.2 + 0.1 * m)) for m in range(6) for k in range(20)]
+    pd.DataFrame(rows, columns=["model", "item", "score"]).to_csv(tmp_path / "a.csv", index=False)
+    pd.DataFrame([("m0", k, 1.0 - rows[k][2]) for k in range(3)], columns=["model", "item", "score"]).to_csv(
+        tmp_path / "b.csv", index=False)
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.csv.meta.yaml").write_text("benchmark: b\nitems:\n  task: t\n")
+    paths = [tmp_path / "a.csv", tmp_path / "b.csv"]
+    said = []
+    for db, order in ((tmp_path / "forward.duckdb", paths), (tmp_path / "backward.duckdb", paths[::-1])):
+        notes = _manifest(db, order, "random")["tasks"]["t"]["notes"]
+        said.append([n for n in notes if "two source files give differently" in n])
+    assert said[0] == said[1] and len(said[0]) == 1 and said[0][0].startswith("3 item scores")

@@ -136,7 +136,7 @@ def population_answers(store, task: str, metric: str, models: Optional[str] = No
     M = np.full((len(names), len(ids)), np.nan)
     M[got["mi"], got["di"]] = got["value"]
     del got
-    notes = []
+    notes = _first_stored_note(store, task, metric, names) if twice else []
     thin = np.isnan(M).mean(axis=1) > MAX_MISSING_SHARE
     if thin.any():
         notes.append(f"{int(thin.sum())} models with scores on fewer than half of the items left out")
@@ -284,6 +284,17 @@ def _check_unit_scores(store, task: str, metric: str, M: np.ndarray) -> None:
     raise HarnessExtError(f"{task}: item scores ({metric}) range from {M.min() + 0.0:g} to {M.max() + 0.0:g}, outside [0, 1] "
                           f"(in {', '.join(files)}): item-level estimates need correctness (0/1) or a proportion per "
                           "item; rescale those scores, or leave the task out with --datasets")
+
+
+def _first_stored_note(store, task: str, metric: str, names: list) -> list:
+    """The note of a task whose population models have items two source files score differently: each answer is
+    the score stored first, so the order the files were ingested in chose it."""
+    from ...store.item_info import item_conflicts
+
+    c = item_conflicts(store)
+    n = len(c[(c["task"] == task) & (c["metric"] == metric) & c["model"].isin(names)].drop_duplicates(["model", "item"]))
+    return [f"{n} item scores that two source files give differently are the one stored first, so the same files "
+            "ingested in another order give other answers (harness-ext info --conflicts lists them)"] if n else []
 
 
 def read_populations(store, chosen: list, models: Optional[str], warnings: list) -> dict:
