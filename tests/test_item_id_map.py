@@ -206,6 +206,7 @@ def test_predict_reads_logs_that_name_items_by_id_as_the_store_numbered_them(tmp
 
     import numpy as np
 
+    from harness_ext.methods.reduction.item_manifest import decode_ids
     from harness_ext.methods.reduction.item_predict import predict_items
     from harness_ext.methods.reduction.manifest import load_manifest
 
@@ -221,7 +222,9 @@ def test_predict_reads_logs_that_name_items_by_id_as_the_store_numbered_them(tmp
     assert main(["reduce", "--db", str(db), "--items", "5", "--item-estimator", "sample_mean", "--out", str(out),
                  "--no-plot"]) == 0
     manifest = load_manifest(out)
-    assert manifest["tasks"]["t"]["item_ids"] == [i for i, _ in sorted(_map(db).items(), key=lambda kv: kv[1])]
+    block = manifest["tasks"]["t"]
+    assert block["item_ids"] == sorted(_map(db))  # listed by id: the store's numbers follow the ingest order
+    assert dict(zip(block["item_ids"], decode_ids(block["items"]).tolist())) == _map(db)
     answers = {i: bool(k % 3 == 0) for k, i in enumerate(ids)}
     log = tmp_path / "new" / "t_samples.jsonl"
     log.parent.mkdir()

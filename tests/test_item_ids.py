@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from harness_ext.cli import main
+from harness_ext.methods.reduction.item_manifest import decode_ids
 from harness_ext.store.item_tables import read_item_table
 
 
@@ -114,7 +115,9 @@ def test_reduce_writes_the_stored_positions_to_samples(tmp_path, capsys):
     drawn = json.loads((out / "harness_ext_reduced_samples.json").read_text())["t"]
     assert len(drawn) == len(set(drawn)) == 8 and all(0 <= d < 40 for d in drawn)
     task = json.loads((out / "manifest.json").read_text())["tasks"]["t"]
-    assert task["n_items"] == 40 and task["items"] == [[0, 40]]  # the item ids reduce reads are the same positions
+    # The item ids reduce reads are the same positions, listed by the items' ids (dev-0, dev-1, dev-10, ...).
+    assert task["n_items"] == 40 and sorted(decode_ids(task["items"]).tolist()) == list(range(40))
+    assert task["item_ids"] == sorted(ids)
 
 
 def _one_model(path, model, ids, score):

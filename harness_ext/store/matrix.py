@@ -17,7 +17,7 @@ import pandas as pd
 from ..errors import StoreError
 from .digest import fingerprint_arrays
 from .pivot import benchmark_filter as _benchmark_filter
-from .pivot import dataset_filter
+from .pivot import dataset_filter, note_conflicts
 from .pivot import describe as _describe
 from .pivot import raw_arrays
 
@@ -156,7 +156,8 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
         ``fingerprint`` (of the raw values; None without ``fingerprint``) and ``dropped`` (the models,
         datasets and count of observed cells ``query.dense`` removed; empty
         without it -- missing cells are otherwise kept as missing); ``clipped`` (:func:`pack_clipped`'s
-        text) where normalisation clipped a score below chance or above the scale. Query again with
+        text) where normalisation clipped a score below chance or above the scale; ``conflicts``
+        (:func:`~harness_ext.store.pivot.note_conflicts`). Query again with
         ``normalise="none"`` for raw scores.
 
     Raises
@@ -204,10 +205,9 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
         "dropped": dropped,
         **_scale_notes(query, cols, normalisation, params),
     }
-    if shots_info is not None:
-        norm.attrs["shots"] = shots_info
-    if clipped is not None:
-        norm.attrs["clipped"] = clipped
+    norm.attrs.update({k: v for k, v in (("shots", shots_info), ("clipped", clipped)) if v is not None})
+    if fingerprint:  # a manifest's matrix: the cells whose value the order of ingestion chose, for its warning
+        note_conflicts(store, norm, query.rows)
     return norm
 
 

@@ -77,6 +77,40 @@ def shots_left_out_note(attrs: dict) -> Optional[str]:
             "(--num-fewshot K or --rows model_shots to see them)") if n else None
 
 
+def note_conflicts(store, df: pd.DataFrame, rows: str = "model") -> None:
+    """Set ``df.attrs["conflicts"]``, where there are any, to how many observed cells of a matrix with one row per
+    model (:func:`harness_ext.store.matrix.load_matrix`) two source files give different values
+    (``Store.conflicts``): each takes the first-ingested value. A matrix of other rows is left as it is."""
+    c = store.conflicts() if rows == "model" else None
+    if c is None or c.empty or df.empty:
+        return
+    canonical = {}
+    if (df.attrs.get("query") or {}).get("aliases", True) and store._has_table("model_aliases"):
+        canonical = dict(store.con.execute("SELECT alias, canonical FROM model_aliases").fetchall())
+    def shots(k):
+        return None if k is None or pd.isna(k) else int(k)
+
+    column = {(m["benchmark"], m["dataset"], m["metric"], shots(m.get("num_fewshot"))): col
+              for col, m in (df.attrs.get("datasets") or {}).items()}
+    labels, cols = pd.Index(df.index), pd.Index(df.columns)
+    cells = set()
+    for model, bench, dataset, metric, k in c[["model", "benchmark", "dataset", "metric", "num_fewshot"]].itertuples(
+            index=False):
+        row, col = canonical.get(model, model), column.get((bench, dataset, metric, shots(k)))
+        if col is not None and row in labels and pd.notna(df.iat[labels.get_loc(row), cols.get_loc(col)]):
+            cells.add((row, col))
+    if cells:
+        df.attrs["conflicts"] = len(cells)
+
+
+def conflicts_note(attrs: dict) -> Optional[str]:
+    """The line ``reduce`` writes when some of its matrix's cells have values that disagree between source files."""
+    n = (attrs or {}).get("conflicts")
+    return (f"{n} {'cell' if n == 1 else 'cells'} of the matrix {'has' if n == 1 else 'have'} values that disagree "
+            "between source files; each takes the value ingested first, so the same files ingested in another order "
+            "give another matrix and manifest (harness-ext info --conflicts lists them)") if n else None
+
+
 def raw_arrays(store, query, extra: Optional[dict] = None, fingerprint: bool = False) -> tuple:
     """Raw matrix (a float64 array the caller owns), its row and column labels (sorted) and per-column metadata.
 

@@ -8,7 +8,7 @@ working model is fitted to each new model's own answers, so no fitted model can 
 Encodings keep the file small and exact:
 
 * item ids as runs ``[[start, stop], ...]`` (``range(start, stop)`` each): a task's ids are usually
-  ``0 .. N-1``, one run;
+  ``0 .. N-1``, one run (a task whose ids the store numbered lists its items by id, :func:`id_order`);
 * 0/1 answers as bits (``numpy.packbits``, row-major models x items, base64); any other scores as
   little-endian float64 (base64), so every value predict uses is the stored one.
 """
@@ -167,6 +167,23 @@ def item_id_field(store, benchmark: str, task: str, ids: np.ndarray) -> dict:
     return {} if names is None else {"item_ids": [names.get(int(d)) for d in ids]}
 
 
+def id_order(store, benchmark: str, task: str, ids: np.ndarray) -> Optional[np.ndarray]:
+    """Positions that list ``ids`` by their item ids' text, for a task whose ids the store numbered
+    (:func:`harness_ext.store.item_ids.numbered_ids`); None for any other task, whose numbers are its ids' own.
+
+    The store numbers such ids in the order the files first list them, so the same files ingested in another
+    order give an id another number: listed by id, the population's items (and so any seeded draw of them) are
+    the same whatever that order. A number without an id (an item stored before the map) comes after, by number.
+    """
+    from ...store.item_ids import numbered_ids
+
+    names = numbered_ids(store, benchmark, task)
+    if names is None:
+        return None
+    keys = [(names.get(int(d)) is None, names.get(int(d)) or "", int(d)) for d in ids]
+    return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
+
+
 def check_item_id_field(b: dict, n_items: int):
     """Why a task block's ``item_ids`` (optional) is malformed, or None."""
     names = b.get("item_ids")
@@ -221,7 +238,8 @@ def item_positions(ids: np.ndarray, wanted) -> np.ndarray:
     wanted = np.asarray(wanted)
     if np.all(np.diff(ids) > 0):
         return np.searchsorted(ids, wanted)
-    return np.array([np.flatnonzero(ids == u)[0] for u in wanted], dtype=np.int64)
+    order = np.argsort(ids, kind="stable")  # listed by item id (:func:`id_order`), not by number
+    return order[np.searchsorted(ids[order], wanted)].astype(np.int64)
 
 
 def interval_text(manifest: dict, level: float, estimator: Optional[str] = None) -> str:

@@ -37,7 +37,7 @@ from ...store.globs import matches
 from ...report import Result
 from .item_design_plan import check_design, design_block
 from .item_benchmark import KEY as BENCHMARK_CORRELATION
-from .item_manifest import KIND, encode_ids, encode_scores, item_id_field
+from .item_manifest import KIND, encode_ids, encode_scores, id_order, item_id_field
 
 DEFAULT_ESTIMATOR = "crosstask"
 #: Preferred per-item metric when a task logs several and none is asked for (lm-eval's usual primary metrics).
@@ -136,7 +136,7 @@ def population_answers(store, task: str, metric: str, models: Optional[str] = No
     M = np.full((len(names), len(ids)), np.nan)
     M[got["mi"], got["di"]] = got["value"]
     del got
-    notes = []
+    notes = _first_stored_note(store, task, metric, names) if twice else []
     thin = np.isnan(M).mean(axis=1) > MAX_MISSING_SHARE
     if thin.any():
         notes.append(f"{int(thin.sum())} models with scores on fewer than half of the items left out")
@@ -286,12 +286,26 @@ def _check_unit_scores(store, task: str, metric: str, M: np.ndarray) -> None:
                           "item; rescale those scores, or leave the task out with --datasets")
 
 
+def _first_stored_note(store, task: str, metric: str, names: list) -> list:
+    """The note of a task whose population models have items two source files score differently: each answer is
+    the score stored first, so the order the files were ingested in chose it."""
+    from ...store.item_info import item_conflicts
+
+    c = item_conflicts(store)
+    n = len(c[(c["task"] == task) & (c["metric"] == metric) & c["model"].isin(names)].drop_duplicates(["model", "item"]))
+    return [f"{n} item scores that two source files give differently are the one stored first, so the same files "
+            "ingested in another order give other answers (harness-ext info --conflicts lists them)"] if n else []
+
+
 def read_populations(store, chosen: list, models: Optional[str], warnings: list) -> dict:
     """``task -> (benchmark, metric, item ids, answers, model names, notes)`` of each (benchmark, task, metric)
     of ``chosen``; a task with fewer than 2 population models is left out, said in ``warnings``."""
     out = {}
     for bench, task, met in chosen:
         ids, cols, M, notes = population_answers(store, task, met, models)
+        order = id_order(store, bench, task, ids)
+        if order is not None:  # the store's numbers of text ids depend on the order files were ingested in
+            ids, M = ids[order], M[:, order]
         _check_unit_scores(store, task, met, M)
         if len(cols) < 2:
             warnings.append(f"{task}: {len(cols)} population model(s) with its items; left out (2 or more needed)")
