@@ -61,6 +61,72 @@ def test_template_allow_list(template, kept):
     assert (template_problem(template) is None) is kept
 
 
+#: Templates that only read their document yet hang or fill the memory of the run rendering them (lm-eval's plain
+#: ``jinja2.Environment`` bounds no range, repetition or loop, and folds ``9**9**9`` while compiling).
+HUNGRY = {
+    "range to list": "{{ range(10**10)|list }}",
+    "range of a literal": "{{ range(10000000000)|list }}",
+    "text times a power": "{{ 'a' * 10**10 }}",
+    "power tower": "{{ 9**9**9 }}",
+    "loops in loops": "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}",
+    "field times a literal": "{{ (x ~ x) * 100000000 }}",
+    "join on a range": "{{ range(10000000000)|join(',') }}",
+    "padding width": "{{ 'x'.ljust(10000000000) }}",
+    "center filter": "{{ x|center(10000000000) }}",
+    "indent filter": "{{ x|indent(10000000000) }}",
+    "batch fill": "{{ [1]|batch(10000000000, 'y')|list }}",
+    "number read from text": "{{ 'x'.ljust('10000000000'|int) }}",
+    "printf width": "{{ '%0999999999d' % 1 }}",
+    "format filter": "{{ '%0999999999d'|format(1) }}",
+    "doubling by set": "{% set a = x ~ x %}" + "{% set a = a ~ a %}" * 40 + "{{ a }}",
+    "chained replace": "{{ x" + ".replace('', x)" * 12 + " }}",
+    "chained join": "{{ x" + "|list|join(x)" * 12 + " }}",
+    "many references": "{% set a = '" + "y" * 5000 + "' %}{% for i in range(1000) %}" + "{{a}}" * 2000 + "{% endfor %}",
+    "regex backtracking": "{{ y|regex_replace('(a*)*b', '') }}",
+    "loops over a field": "{% for a in x %}{% for b in x %}{{ x }}{% endfor %}{% endfor %}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HUNGRY))
+def test_templates_that_hang_or_fill_the_memory_are_not_written(name):
+    pytest.importorskip("jinja2")
+    kept, dropped = safe_task_config({"doc_to_text": HUNGRY[name], "doc_to_target": "{{answer}}"})
+    assert kept == {"doc_to_target": "{{answer}}"} and dropped[0]["key"] == "doc_to_text"
+    assert dropped[0]["reason"].startswith("doc_to_text is a template that ")
+
+
+def test_the_hungry_templates_fill_lm_eval_s_memory():
+    """Not vacuous: lm-eval's own renderer runs out of memory on them (capped at 2 GiB here, in a child process)."""
+    pytest.importorskip("lm_eval.utils")
+    pytest.importorskip("resource")  # the memory cap below is POSIX
+    import subprocess
+    import sys
+
+    names = ["field times a literal", "padding width", "indent filter", "number read from text", "chained replace",
+             "text times a power"]
+    child = ("import json, resource, sys\n"
+             "resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))\n"
+             "from lm_eval.utils import apply_template\n"
+             "for t in json.loads(sys.stdin.read()):\n"
+             "    try:\n"
+             "        print(len(apply_template(t, {'x': 'ab' * 20})))\n"
+             "    except MemoryError:\n"
+             "        print('MemoryError')\n")
+    done = subprocess.run([sys.executable, "-c", child], input=json.dumps([HUNGRY[n] for n in names]),
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["MemoryError"] * len(names), done.stderr[-500:]
+
+
+@pytest.mark.parametrize("template", [
+    "{% for c in choices %}{{ loop.index }}. {{ c }}\n{% endfor %}", "{{ '-' * 20 }}\n{{ question }}",
+    "{{ x * 2 }}", "{% for c in choices %}{{ 'odd' if loop.index % 2 else 'even' }}{% endfor %}", "{{ choices|map('upper')|join(', ') }}",
+    "{{ question.replace('<...>', answer) }}", "{{ range(10)|list }}",
+    "{% set q = question.strip() %}{{ q }} {{ q|length }}", "{{ '%d'|length }}"])
+def test_ordinary_templates_are_still_kept(template):
+    pytest.importorskip("jinja2")
+    assert template_problem(template) is None
+
+
 def test_every_template_of_lm_eval_s_own_tasks_is_kept():
     """The allow-list keeps what real tasks use: every template in the installed lm-eval's task YAMLs."""
     lm_eval = pytest.importorskip("lm_eval")

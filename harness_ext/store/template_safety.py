@@ -18,12 +18,16 @@ in this allow-list:
 * Jinja's filters and tests except ``attr``; those that look attributes up by name
   (``map``, ``selectattr``, ``sort``...) only with constant names not starting with ``_``.
 
-Anything else (a macro, an include, ``cycler``, ``lipsum``, ``str.format``) is refused, with the reason.
+Anything else (a macro, an include, ``cycler``, ``lipsum``, ``str.format``) is refused, with the reason. A
+template that passes is then refused if rendering it could hang or fill the memory (``range(10**10)|list``,
+``'a' * 10**10``, loops inside loops): :mod:`harness_ext.store.template_cost` bounds its work.
 """
 
 from __future__ import annotations
 
 from typing import Optional
+
+from .template_cost import work_problem
 
 #: Methods a template may call: str, list and dict methods that return data (not ``format``: its fields
 #: read attributes, ``"{0.__class__}"``).
@@ -82,7 +86,8 @@ def template_problem(text: str) -> Optional[str]:
         why = _node_problem(node, nodes, bound)
         if why:
             return f"is a template that {why} (lm-eval renders templates without a sandbox)"
-    return None
+    why = work_problem(tree, nodes, SPECIAL_NAMES)
+    return f"is a template that {why} (lm-eval renders templates without a sandbox)" if why else None
 
 
 def _walk(tree):
