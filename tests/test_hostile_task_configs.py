@@ -117,6 +117,13 @@ def test_the_hungry_templates_fill_lm_eval_s_memory():
     assert done.stdout.split() == ["MemoryError"] * len(names), done.stderr[-500:]
 
 
+@pytest.mark.parametrize("template", ["{{ x" + "|list" * 3000 + " }}", "{{ x" + "[0]" * 3000 + " }}"])
+def test_a_template_nested_too_deeply_is_left_out_not_a_crash(template):
+    """Jinja's parser reads a long chain of filters or keys; the check raised RecursionError through reduce."""
+    pytest.importorskip("jinja2")
+    assert "too deeply" in template_problem(template)
+
+
 @pytest.mark.parametrize("template", [
     "{% for c in choices %}{{ loop.index }}. {{ c }}\n{% endfor %}", "{{ '-' * 20 }}\n{{ question }}",
     "{{ x * 2 }}", "{% for c in choices %}{{ 'odd' if loop.index % 2 else 'even' }}{% endfor %}", "{{ choices|map('upper')|join(', ') }}",

@@ -81,12 +81,15 @@ def template_problem(text: str) -> Optional[str]:
         return f"is not a template lm-eval can read ({exc.message})"
     except Exception as exc:  # noqa: BLE001 - a parser failure on hostile text is a refusal, not a crash
         return f"is not a template lm-eval can read ({type(exc).__name__})"
-    bound = {n.name for n in tree.find_all(nodes.Name) if n.ctx != "load"}
+    bound = {n.name for n in _walk(tree) if isinstance(n, nodes.Name) and n.ctx != "load"}
     for node in _walk(tree):
         why = _node_problem(node, nodes, bound)
         if why:
             return f"is a template that {why} (lm-eval renders templates without a sandbox)"
-    why = work_problem(tree, nodes, SPECIAL_NAMES)
+    try:
+        why = work_problem(tree, nodes, SPECIAL_NAMES)
+    except RecursionError:  # the parser read it, but the bound walks the tree recursively
+        why = "nests expressions too deeply to check"
     return f"is a template that {why} (lm-eval renders templates without a sandbox)" if why else None
 
 
