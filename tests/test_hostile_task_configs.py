@@ -84,6 +84,11 @@ HUNGRY = {
     "many references": "{% set a = '" + "y" * 5000 + "' %}{% for i in range(1000) %}" + "{{a}}" * 2000 + "{% endfor %}",
     "regex backtracking": "{{ y|regex_replace('(a*)*b', '') }}",
     "loops over a field": "{% for a in x %}{% for b in x %}{{ x }}{% endfor %}{% endfor %}",
+    "doubling in branches": "{% set a = x %}" + "{% if x %}{% set a = a ~ a %}{% endif %}" * 40 + "{{ a }}",
+    "size read from the document": "{{ x * n }}",
+    "range of a document number": "{% for i in range(n|int) %}{{ x }}{% endfor %}",
+    "long wrap string": "{{ x|wordwrap(1, wrapstring='" + "w" * 5000 + "') }}",
+    "json indent": "{{ q|tojson(indent=100000) }}",
 }
 
 

@@ -31,7 +31,7 @@ _CAP = 10 ** 18
 #: million steps from the template's own text, a document field repeated at most a thousand times, and its
 #: square at most a hundred times. lm-eval 0.4.13's own task templates reach 3,046, 116 and 12.
 LIMITS = (10 ** 6, 10 ** 3, 10 ** 2)
-#: Filters whose output is a fixed small factor of their input (escaping, formatting of a value).
+#: Filters whose output is a small factor of their input (escaping, formatting of a value) times their options.
 _EXPANDING_FILTERS = frozenset({"tojson", "escape", "e", "forceescape", "urlencode", "urlize", "xmlattr", "pprint",
                                 "filesizeformat"})
 #: Filters and methods whose result is a number bounded by their input's size.
@@ -117,8 +117,10 @@ def work_problem(tree, nodes, special: frozenset) -> Optional[str]:
         return f"can do work growing with the square of a document field's length, {c2:,} times over"
     if c1 > LIMITS[1]:
         return f"can repeat a document field's text about {c1:,} times"
+    if c0 >= _CAP:
+        return "can build a text or run a loop of any size (sized by a number it computes or reads from a document)"
     if c0 > LIMITS[0]:
-        return f"can build about {c0:,} characters or loop steps from its own text"
+        return f"can build about {c0:,} characters or loop steps whatever the document"
     return None
 
 
@@ -183,7 +185,9 @@ class _Walker:
             return env[node.name]
         if node.name in self.special:
             return _Value(_ONE, _poly())
-        return _Value(_FIELD, _FIELD, "doc")
+        # A document field: its text or list counts as D; a number in it can be any size (the dataset is named
+        # by the same results file), so only a size measured from it (``|length``) may size a text or a loop.
+        return _Value(_FIELD, _poly(_CAP), "doc")
 
     def _Getattr(self, node, env):
         return self.value(node.node, env)
@@ -217,7 +221,10 @@ class _Walker:
         a, b = self.value(node.left, env), self.value(node.right, env)
         if a.kind == b.kind == "num":
             return _number(_mul(a.mag, b.mag))
-        return _Value(_add(_mul(a.size, b.mag), _mul(b.size, a.mag)), _poly(_CAP))  # a text or list repeated
+        if "num" in (a.kind, b.kind):  # the other one, a text or a list, repeated (or a number)
+            seq, times = (b, a) if a.kind == "num" else (a, b)
+            return _Value(_add(_mul(seq.size, times.mag), _NUMBER_TEXT), _poly(_CAP))
+        return _Value(_add(_mul(a.size, b.mag), _mul(b.size, a.mag)), _poly(_CAP))  # either may be the repeated one
 
     def _Mod(self, node, env):
         a, b = self.value(node.left, env), self.value(node.right, env)
@@ -314,13 +321,17 @@ def _filter_value(name, base, args, kwargs, arg_nodes, input_node, nodes) -> _Va
     if name == "indent":  # the width (a number or a text) is added to every line
         width = _arg(args, kwargs, 0, "width", _number(_poly(4)))
         return _Value(_add(base.size, _mul(_add(base.size, _ONE), _add(width.mag, width.size))), _poly(_CAP))
+    if name == "wordwrap":  # the wrap string may follow every character
+        return _Value(_grows_by(base, _arg(args, kwargs, 2, "wrapstring", _Value(_ONE, _poly()))), _poly(_CAP))
     if name in ("batch", "slice"):  # n groups, the last padded with the fill value
         n, fill = args[0] if args else _number(_ONE), _arg(args, kwargs, 1, "fill_with", nothing)
         return _Value(_add(base.size, _mul(n.mag, _add(fill.size, _ONE))), base.mag)
     if name == "map" and arg_nodes and isinstance(arg_nodes[0], nodes.Const) and "attribute" not in kwargs:
         return _filter_value(str(arg_nodes[0].value), base, args[1:], kwargs, arg_nodes[1:], input_node, nodes)
-    scale = 10 if name in _EXPANDING_FILTERS else 1
-    return _Value(_add(_mul(_poly(scale), base.size), *(a.size for a in [*args, *kwargs.values()])), _poly(_CAP))
+    extra = [*args, *kwargs.values()]
+    if name in _EXPANDING_FILTERS:  # escapes, or options (``tojson(indent=)``, ``urlize(target=)``) added per piece
+        return _Value(_mul(base.size, _add(_poly(10), *(_add(a.size, a.mag) for a in extra))), _poly(_CAP))
+    return _Value(_add(base.size, *(a.size for a in extra)), _poly(_CAP))
 
 
 def _method_value(name, recv, args, kwargs, arg_nodes, nodes) -> _Value:
