@@ -212,6 +212,7 @@ def test_hostile_configs_through_reduce(tmp_path, capsys):
         doc = json.loads(f.read_text())
         for cfg in doc["configs"].values():
             cfg.update(doc_to_text=ESCAPES["brace in a string"], doc_to_choice=ESCAPES["escaped underscores"],
+                       doc_to_target=HUNGRY["field times a literal"],
                        metric_list=[{"metric": "user/evil_metric"}], dataset_path="json",
                        generation_kwargs={"until": ["\n"], "custom_generate": "user/evil"})
             cfg["dataset_kwargs"] = {"data_files": {"test": "data/test.jsonl"}, "storage_options": {"a": "b"}}
@@ -230,7 +231,8 @@ def test_hostile_configs_through_reduce(tmp_path, capsys):
         assert "metric_list[0] names the metric 'user/evil_metric'" in raw
         assert doc["dataset_kwargs"] == {"data_files": {"test": "data/test.jsonl"}}
         assert doc["generation_kwargs"] == {"until": ["\n"]}
-        assert {"doc_to_text", "doc_to_choice", "metric_list"}.isdisjoint(doc)
+        assert {"doc_to_text", "doc_to_choice", "doc_to_target", "metric_list"}.isdisjoint(doc)
+        assert "doc_to_target is a template that can repeat a document field's text" in raw
     tasks = pytest.importorskip("lm_eval.tasks")
     tm = tasks.TaskManager(include_path=str(out), include_defaults=False)
     assert sorted(tm.all_subtasks) == sorted(p.stem for p in written)

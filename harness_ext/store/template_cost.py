@@ -113,12 +113,12 @@ def work_problem(tree, nodes, special: frozenset) -> Optional[str]:
     c0, c1, c2, c3 = walker.work
     if c3:
         return "can do work growing with the cube of a document field's length (loops or joins nested in each other)"
+    if max(c0, c1, c2) >= _CAP:
+        return "can build a text or run a loop of any size (sized by a number it computes or reads from a document)"
     if c2 > LIMITS[2]:
         return f"can do work growing with the square of a document field's length, {c2:,} times over"
     if c1 > LIMITS[1]:
         return f"can repeat a document field's text about {c1:,} times"
-    if c0 >= _CAP:
-        return "can build a text or run a loop of any size (sized by a number it computes or reads from a document)"
     if c0 > LIMITS[0]:
         return f"can build about {c0:,} characters or loop steps whatever the document"
     return None
