@@ -89,6 +89,7 @@ HUNGRY = {
     "range of a document number": "{% for i in range(n|int) %}{{ x }}{% endfor %}",
     "long wrap string": "{{ x|wordwrap(1, wrapstring='" + "w" * 5000 + "') }}",
     "json indent": "{{ q|tojson(indent=100000) }}",
+    "loops seven deep": "{% for a in [1, 2] %}" * 7 + "{{ x }}" + "{% endfor %}" * 7,
 }
 
 
@@ -133,7 +134,8 @@ def test_a_template_nested_too_deeply_is_left_out_not_a_crash(template):
     "{% for c in choices %}{{ loop.index }}. {{ c }}\n{% endfor %}", "{{ '-' * 20 }}\n{{ question }}",
     "{{ x * 2 }}", "{% for c in choices %}{{ 'odd' if loop.index % 2 else 'even' }}{% endfor %}", "{{ choices|map('upper')|join(', ') }}",
     "{{ question.replace('<...>', answer) }}", "{{ range(10)|list }}",
-    "{% set q = question.strip() %}{{ q }} {{ q|length }}", "{{ '%d'|length }}"])
+    "{% set q = question.strip() %}{{ q }} {{ q|length }}", "{{ '%d'|length }}",
+    "{% for group in choices %}{% for opt in group %}{{ loop.index }}. {{ opt }}\n{% endfor %}{% endfor %}"])
 def test_ordinary_templates_are_still_kept(template):
     pytest.importorskip("jinja2")
     assert template_problem(template) is None

@@ -31,6 +31,8 @@ _CAP = 10 ** 18
 #: million steps from the template's own text, a document field repeated at most a thousand times, and its
 #: square at most a hundred times. lm-eval 0.4.13's own task templates reach 3,046, 116 and 12.
 LIMITS = (10 ** 6, 10 ** 3, 10 ** 2)
+#: Loops nested deeper are refused (each level doubles the walk; lm-eval's task templates nest none).
+_MAX_LOOP_DEPTH = 6
 #: Filters whose output is a small factor of their input (escaping, formatting of a value) times their options.
 _EXPANDING_FILTERS = frozenset({"tojson", "escape", "e", "forceescape", "urlencode", "urlize", "xmlattr", "pprint",
                                 "filesizeformat"})
@@ -129,7 +131,7 @@ class _Walker:
 
     def __init__(self, nodes, special: frozenset):
         self.nodes, self.special = nodes, special
-        self.work, self.times = _poly(), _ONE
+        self.work, self.times, self.depth = _poly(), _ONE, 0
 
     # statements ------------------------------------------------------------------------------------------
     def statements(self, body, env: dict) -> None:
@@ -151,19 +153,40 @@ class _Walker:
                     env[name.name] = val
 
     def _loop(self, node, env: dict) -> None:
+        """A loop's work: its steps, and its body once per step.
+
+        The items of a text or list of size ``S`` are at most ``S`` long together, so the body is walked twice:
+        once per step with an item of size 0 (what every step costs whatever its item), once with one item of
+        size ``S`` (what the items add, at most, all steps together; the body's cost grows with its item's size
+        at least as fast as the sum of its parts). A loop over a list of lists is then not taken for a loop
+        inside a loop over the whole document. A range's items are numbers: one walk per step.
+        """
+        if self.depth >= _MAX_LOOP_DEPTH:
+            raise _Refused(f"nests loops more than {_MAX_LOOP_DEPTH} deep")
         over = self.value(node.iter, env)
-        item = _number(over.mag) if over.kind == "num" else _Value(over.size, over.mag, over.kind)
-        inner = dict(env)  # a ``set`` in the body does not outlive its iteration (Jinja scopes it to the loop)
+        self.depth += 1
+        self.work = _add(self.work, _mul(self.times, over.size))  # each step costs one even with an empty body
+        if over.kind == "num":
+            self._body(node, env, _number(over.mag), over.size, _mul(self.times, over.size))
+        else:
+            empty = _Value(_poly(), over.mag, over.kind)
+            self._body(node, env, empty, over.size, _mul(self.times, over.size))
+            self._body(node, env, _Value(over.size, over.mag, over.kind), over.size, self.times)
+        self.depth -= 1
+        self.statements(node.else_, env)
+
+    def _body(self, node, env: dict, item: _Value, steps: tuple, times: tuple) -> None:
+        """Walk a loop's test and body with its target names bound to ``item``, ``times`` times over."""
+        inner = dict(env)  # a ``set`` in the body does not outlive its step (Jinja scopes it to the loop)
         targets = [node.target] if isinstance(node.target, self.nodes.Name) else list(
             node.target.find_all(self.nodes.Name))
-        inner.update({t.name: item for t in targets}, loop=_number(over.size))
-        outer, self.times = self.times, _mul(self.times, over.size)
-        self.work = _add(self.work, self.times)  # each step costs one even with an empty body
+        # ``loop.index`` counts the steps; ``loop.previtem``/``nextitem`` are items like the target
+        inner.update({t.name: item for t in targets}, loop=_Value(_add(item.size, _NUMBER_TEXT), steps, "num"))
+        outer, self.times = self.times, times
         if node.test is not None:
             self.value(node.test, inner)
         self.statements(node.body, inner)
         self.times = outer
-        self.statements(node.else_, env)
 
     # expressions -----------------------------------------------------------------------------------------
     def value(self, node, env: dict) -> _Value:
