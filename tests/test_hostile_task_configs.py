@@ -89,6 +89,9 @@ HUNGRY = {
     "range of a document number": "{% for i in range(n|int) %}{{ x }}{% endfor %}",
     "long wrap string": "{{ x|wordwrap(1, wrapstring='" + "w" * 5000 + "') }}",
     "json indent": "{{ q|tojson(indent=100000) }}",
+    "list printed into itself": "{{ x" + "|list|string" * 20 + " }}",
+    "repr of a repr": "{% set a = [x]|string %}" + "{% set a = [a]|string %}" * 40 + "{{ a }}",
+    "escaped again": "{{ x" + "|forceescape" * 15 + " }}",
     "loops seven deep": "{% for a in [1, 2] %}" * 7 + "{{ x }}" + "{% endfor %}" * 7,
 }
 

@@ -6,18 +6,18 @@ by ``{% set a = a ~ a %}`` forty times, ``replace`` or ``join`` applied to their
 with a plain ``jinja2.Environment``, which bounds none of these (and folds constant expressions such as
 ``9**9**9`` while compiling, before any document is read).
 
-So the template's parse tree is walked once and every value gets an upper bound on its size (characters
-or items) and, for numbers, on its magnitude, each a polynomial in the size ``D`` of the largest document
-field: a document field is ``D``, a literal its own length, ``a ~ b`` the sum, ``s * n`` the product, a loop
-multiplies its body by the size of what it runs over. The work of a render is bounded by the sum of the
+So the template's parse tree is walked (a loop's body twice) and every value gets an upper bound on its
+size (characters or items) and, for numbers, on its magnitude, each a polynomial in the size ``D`` of the
+largest document field: a document field is ``D`` (a number in it can be any size), a literal its own
+length, ``a ~ b`` the sum, ``s * n`` the product, a loop its body times the size of what it runs over. The work of a render is bounded by the sum of the
 sizes of every value it builds. A template is kept when that bound, ``c0 + c1 D + c2 D^2``, stays within
 :data:`LIMITS`, which the task templates lm-eval ships keep with room to spare: a prompt may repeat a
 document field (a choice list, a replaced placeholder), but it may not grow with ``D^3``, repeat a field
 thousands of times or build millions of characters from its own text.
 
-Three things are refused whatever the bound: ``**`` (one power can take hours), ``%`` and the ``format``
-filter on text (a printf width fills the memory), and lm-eval's ``regex_replace`` filter (a pattern can
-backtrack for hours). No lm-eval task template uses any of them.
+Refused whatever the bound: ``**`` (one power can take hours), ``%`` and the ``format`` filter on text (a
+printf width fills the memory), lm-eval's ``regex_replace`` filter (a pattern can backtrack for hours) and
+loops nested more than six deep. No lm-eval task template uses any of them.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Optional
 _CAP = 10 ** 18
 #: Largest ``c0``, ``c1``, ``c2`` kept in the work bound ``c0 + c1 D + c2 D^2`` (no ``D^3`` term is kept): a
 #: million steps from the template's own text, a document field repeated at most a thousand times, and its
-#: square at most a hundred times. lm-eval 0.4.13's own task templates reach 3,046, 116 and 12.
+#: square at most a hundred times. lm-eval 0.4.13's own task templates reach 3,046, 128 and 24.
 LIMITS = (10 ** 6, 10 ** 3, 10 ** 2)
 #: Loops nested deeper are refused (each level doubles the walk; lm-eval's task templates nest none).
 _MAX_LOOP_DEPTH = 6
@@ -42,6 +42,13 @@ _COUNTS = frozenset({"length", "count", "wordcount", "index", "find", "rfind", "
 _PICKS = frozenset({"first", "last", "min", "max", "random"})
 #: Methods that pad their receiver to a width given as their first argument.
 _PADDING = frozenset({"center", "ljust", "rjust", "zfill"})
+#: Filters and methods whose result is no longer than their input (or the rest of their arguments).
+_SAME_SIZE = frozenset({"trim", "striptags", "safe", "string", "truncate", "reverse", "default", "d", "strip",
+                        "lstrip", "rstrip", "removeprefix", "removesuffix", "startswith", "endswith"})
+#: Case changes: a character can become three (``'ﬃ'.upper()`` is ``'FFI'``), once.
+_CASES = frozenset({"upper", "lower", "capitalize", "title", "casefold", "swapcase"})
+#: How much longer a printed list is than its items: quotes, a comma and a space, and escapes (``'\x00'``).
+_LISTED = 8
 
 
 class _Refused(Exception):
@@ -71,7 +78,7 @@ _ONE, _NUMBER_TEXT, _FIELD = _poly(1), _poly(20), _poly(0, 1)
 @dataclass(frozen=True)
 class _Value:
     """Bounds on a value: ``size`` (characters or items), ``mag`` (a number's magnitude), and ``kind``: ``num`` (a
-    number), ``doc`` (from a document: its numbers are data) or ``other`` (text or a container)."""
+    number), ``doc`` (from a document: a number in it can be any size) or ``other`` (text or a container)."""
 
     size: tuple
     mag: tuple
@@ -92,7 +99,7 @@ def _const(value) -> _Value:
     if isinstance(value, bool) or value is None:
         return _number(_ONE)
     if isinstance(value, (int, float)):
-        return _Value(_poly(len(repr(value))), _poly(int(min(abs(value), _CAP))), "num")
+        return _Value(_poly(len(repr(value))), _poly(int(min(abs(value), _CAP)) if abs(value) < _CAP else _CAP), "num")
     text = str(value)
     try:  # a number written as text becomes that number through ``|int``
         mag = int(min(abs(float(text)), _CAP)) if len(text) < 40 else _CAP
@@ -116,7 +123,8 @@ def work_problem(tree, nodes, special: frozenset) -> Optional[str]:
     if c3:
         return "can do work growing with the cube of a document field's length (loops or joins nested in each other)"
     if max(c0, c1, c2) >= _CAP:
-        return "can build a text or run a loop of any size (sized by a number it computes or reads from a document)"
+        return ("can build a text or run a loop of unbounded size (sized by a number read from a document or "
+                "computed, or a text grown from itself)")
     if c2 > LIMITS[2]:
         return f"can do work growing with the square of a document field's length, {c2:,} times over"
     if c1 > LIMITS[1]:
@@ -219,6 +227,14 @@ class _Walker:
         self.value(node.arg, env)
         return self.value(node.node, env)
 
+    def _List(self, node, env):
+        """A literal list, tuple or dict: printed, each item within quotes and escaped (``repr``)."""
+        items = [self.value(c, env) for c in node.iter_child_nodes()]
+        size = _add(_mul(_poly(4), _add(_poly(), *(v.size for v in items))), _poly(4 * len(items) + 2))
+        return _Value(size, _add(_poly(), *(v.mag for v in items)))
+
+    _Tuple = _Dict = _List
+
     def _Concat(self, node, env):
         return _Value(_add(*(self.value(n, env).size for n in node.nodes)), _poly(_CAP))
 
@@ -250,11 +266,10 @@ class _Walker:
         return _Value(_add(_mul(a.size, b.mag), _mul(b.size, a.mag)), _poly(_CAP))  # either may be the repeated one
 
     def _Mod(self, node, env):
-        a, b = self.value(node.left, env), self.value(node.right, env)
+        a, b = self.value(node.left, env), self.value(node.right, env)  # noqa: F841 - both are evaluated
         if a.kind == "num":
             return _number(b.mag)
-        if a.kind == "doc":
-            return _Value(_add(a.size, b.size), _poly(_CAP))
+        # Text, or a document's field (text chosen by whoever chose the dataset): a printf format.
         raise _Refused("formats text with '%' (a width in the text can fill the memory)")
 
     def _Pow(self, node, env):
@@ -354,7 +369,10 @@ def _filter_value(name, base, args, kwargs, arg_nodes, input_node, nodes) -> _Va
     extra = [*args, *kwargs.values()]
     if name in _EXPANDING_FILTERS:  # escapes, or options (``tojson(indent=)``, ``urlize(target=)``) added per piece
         return _Value(_mul(base.size, _add(_poly(10), *(_add(a.size, a.mag) for a in extra))), _poly(_CAP))
-    return _Value(_add(base.size, *(a.size for a in extra)), _poly(_CAP))
+    # Any other filter may turn a text into a list of its characters (``list``, ``sort``, ``map``...), printed
+    # longer each time it is applied again to its own printed result.
+    scale = 1 if name in _SAME_SIZE else 3 if name in _CASES else _LISTED
+    return _Value(_add(_mul(_poly(scale), base.size), *(a.size for a in extra)), _poly(_CAP))
 
 
 def _method_value(name, recv, args, kwargs, arg_nodes, nodes) -> _Value:
@@ -369,8 +387,9 @@ def _method_value(name, recv, args, kwargs, arg_nodes, nodes) -> _Value:
         return _Value(_grows_by(recv, args[1] if len(args) > 1 else nothing), _poly(_CAP))
     if name in _PADDING:
         return _Value(_add(recv.size, (args[0] if args else nothing).mag), _poly(_CAP))
-    if name in ("split", "rsplit", "splitlines", "partition", "rpartition", "items", "keys", "values"):
-        return _Value(_mul(_poly(5), recv.size), _poly(_CAP))  # quotes and commas around each piece
     if name in ("get", "cycle", "copy"):
         return _union(recv, *args, *kwargs.values())
-    return _Value(recv.size, recv.mag if recv.kind == "doc" else _poly(_CAP), "doc" if recv.kind == "doc" else "other")
+    if name in _SAME_SIZE or name.startswith("is"):
+        return _Value(recv.size, recv.mag if recv.kind == "doc" else _poly(_CAP), "doc" if recv.kind == "doc" else "other")
+    # ``split``, ``items``... print as lists; a case change can triple a character
+    return _Value(_mul(_poly(3 if name in _CASES else _LISTED), recv.size), _poly(_CAP))
