@@ -138,7 +138,8 @@ def test_a_template_nested_too_deeply_is_left_out_not_a_crash(template):
     "{{ x * 2 }}", "{% for c in choices %}{{ 'odd' if loop.index % 2 else 'even' }}{% endfor %}", "{{ choices|map('upper')|join(', ') }}",
     "{{ question.replace('<...>', answer) }}", "{{ range(10)|list }}",
     "{% set q = question.strip() %}{{ q }} {{ q|length }}", "{{ '%d'|length }}",
-    "{% for group in choices %}{% for opt in group %}{{ loop.index }}. {{ opt }}\n{% endfor %}{% endfor %}"])
+    "{% for group in choices %}{% for opt in group %}{{ loop.index }}. {{ opt }}\n{% endfor %}{% endfor %}",
+    "{{ passage|indent(4) }}"])
 def test_ordinary_templates_are_still_kept(template):
     pytest.importorskip("jinja2")
     assert template_problem(template) is None

@@ -29,7 +29,7 @@ from typing import Optional
 _CAP = 10 ** 18
 #: Largest ``c0``, ``c1``, ``c2`` kept in the work bound ``c0 + c1 D + c2 D^2`` (no ``D^3`` term is kept): a
 #: million steps from the template's own text, a document field repeated at most a thousand times, and its
-#: square at most a hundred times. lm-eval 0.4.13's own task templates reach 3,046, 128 and 24.
+#: square at most a hundred times. lm-eval 0.4.13's own task templates reach 3,046, 356 and 24.
 LIMITS = (10 ** 6, 10 ** 3, 10 ** 2)
 #: Loops nested deeper are refused (each level doubles the walk; lm-eval's task templates nest none).
 _MAX_LOOP_DEPTH = 6
@@ -49,6 +49,8 @@ _SAME_SIZE = frozenset({"trim", "striptags", "safe", "string", "truncate", "reve
 _CASES = frozenset({"upper", "lower", "capitalize", "title", "casefold", "swapcase"})
 #: How much longer a printed list is than its items: quotes, a comma and a space, and escapes (``'\x00'``).
 _LISTED = 8
+#: The longest a printed generator (``map``, ``select``... not made a list) or object name can be.
+_GENERATOR_TEXT = 80
 
 
 class _Refused(Exception):
@@ -132,6 +134,19 @@ def work_problem(tree, nodes, special: frozenset) -> Optional[str]:
     if c0 > LIMITS[0]:
         return f"can build about {c0:,} characters or loop steps whatever the document"
     return None
+
+
+def work_bound(tree, nodes, special: frozenset) -> Optional[tuple]:
+    """The bound :func:`work_problem` judges: ``(c0, c1, c2, c3)``, the work of rendering ``tree`` being at most
+    ``c0 + c1 D + c2 D^2 + c3 D^3`` steps for a document whose largest field prints in ``D`` characters (``c3``
+    stands for every higher power too). None for a template refused whatever its bound (``**``...).
+    """
+    walker = _Walker(nodes, special)
+    try:
+        walker.statements(tree.body, {})
+    except _Refused:
+        return None
+    return walker.work
 
 
 class _Walker:
@@ -307,7 +322,8 @@ class _Walker:
         fn = node.node
         if isinstance(fn, self.nodes.Name) and fn.name == "range":
             items = _add(*(a.mag for a in args)) if args else _poly()
-            return _Value(items, items, "num")  # its items are numbers below the largest bound
+            # its items are numbers below the largest bound; printed, ``range(0, n)``
+            return _Value(_add(items, _NUMBER_TEXT), items, "num")
         if not isinstance(fn, self.nodes.Getattr):
             return _union(_Value(_ONE, _poly()), *args, *kwargs.values())
         recv = self.value(fn.node, env)
@@ -361,9 +377,10 @@ def _filter_value(name, base, args, kwargs, arg_nodes, input_node, nodes) -> _Va
         return _Value(_add(base.size, _mul(_add(base.size, _ONE), _add(width.mag, width.size))), _poly(_CAP))
     if name == "wordwrap":  # the wrap string may follow every character
         return _Value(_grows_by(base, _arg(args, kwargs, 2, "wrapstring", _Value(_ONE, _poly()))), _poly(_CAP))
-    if name in ("batch", "slice"):  # n groups, the last padded with the fill value
+    if name in ("batch", "slice"):  # n groups, the last padded with the fill value, printed as lists
         n, fill = args[0] if args else _number(_ONE), _arg(args, kwargs, 1, "fill_with", nothing)
-        return _Value(_add(base.size, _mul(n.mag, _add(fill.size, _ONE))), base.mag)
+        return _Value(_add(_mul(_poly(_LISTED), _add(base.size, _mul(n.mag, _add(fill.size, _ONE)), _ONE)),
+                           _poly(_GENERATOR_TEXT)), base.mag)
     if name == "map" and arg_nodes and isinstance(arg_nodes[0], nodes.Const) and "attribute" not in kwargs:
         return _filter_value(str(arg_nodes[0].value), base, args[1:], kwargs, arg_nodes[1:], input_node, nodes)
     extra = [*args, *kwargs.values()]
@@ -372,7 +389,8 @@ def _filter_value(name, base, args, kwargs, arg_nodes, input_node, nodes) -> _Va
     # Any other filter may turn a text into a list of its characters (``list``, ``sort``, ``map``...), printed
     # longer each time it is applied again to its own printed result.
     scale = 1 if name in _SAME_SIZE else 3 if name in _CASES else _LISTED
-    return _Value(_add(_mul(_poly(scale), base.size), *(a.size for a in extra)), _poly(_CAP))
+    # printed, a generator is its name (``<generator object ...>``) whatever its length
+    return _Value(_add(_mul(_poly(scale), base.size), _poly(_GENERATOR_TEXT), *(a.size for a in extra)), _poly(_CAP))
 
 
 def _method_value(name, recv, args, kwargs, arg_nodes, nodes) -> _Value:
