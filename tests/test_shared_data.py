@@ -122,7 +122,7 @@ def test_reingest_changes_no_table(real_store, tmp_path):
     paths = [PYTHIA, HELM_CLASSIC, LM_EVAL_V03, LM_EVAL_V04.parent, SAMPLES]
     with Store.open(db) as s:
         first = ingest_paths(s, paths, show_progress=False)
-        assert len(first.by_status("ingested")) == 166 + 67 + 9  # v0.3, v0.4, 3 results + 6 sample logs
+        assert len(first.by_status("ingested")) == 166 + 68 + 9  # v0.3, v0.4, 3 results + 6 sample logs
         before = _table_rows(s)
         assert {"sources", "models", "datasets", "results", "samples", "sample_sources"} <= set(before)
         assert before["sample_sources"] == 6 and before["samples"] == 216
