@@ -1,5 +1,5 @@
 """What a results file's lm-eval task configuration, or a folder received from someone else, could make run or
-overwrite: templates that escape lm-eval's unsandboxed Jinja, metrics and generation options that load code,
+overwrite: templates that escape lm-eval's unsandboxed Jinja or hang it or fill its memory, metrics and generation options that load code,
 prompts changed by the YAML written, task files that replace each other, a link where predict writes."""
 
 from __future__ import annotations
