@@ -1,6 +1,7 @@
 """What a results file's lm-eval task configuration, or a folder received from someone else, could make run or
-overwrite: templates that escape lm-eval's unsandboxed Jinja or hang it or fill its memory, metrics and generation options that load code,
-prompts changed by the YAML written, task files that replace each other, a link where predict writes."""
+overwrite: templates that escape lm-eval's unsandboxed Jinja, hang it or fill its memory, metrics and generation
+options that load code, prompts changed by the YAML written, task files that replace each other, a link where
+predict writes."""
 
 from __future__ import annotations
 
@@ -137,7 +138,8 @@ def test_a_template_nested_too_deeply_is_left_out_not_a_crash(template):
 
 @pytest.mark.parametrize("template", [
     "{% for c in choices %}{{ loop.index }}. {{ c }}\n{% endfor %}", "{{ '-' * 20 }}\n{{ question }}",
-    "{{ x * 2 }}", "{% for c in choices %}{{ 'odd' if loop.index % 2 else 'even' }}{% endfor %}", "{{ choices|map('upper')|join(', ') }}",
+    "{{ x * 2 }}", "{% for c in choices %}{{ 'odd' if loop.index % 2 else 'even' }}{% endfor %}",
+    "{{ choices|map('upper')|join(', ') }}",
     "{{ question.replace('<...>', answer) }}", "{{ range(10)|list }}",
     "{% set q = question.strip() %}{{ q }} {{ q|length }}", "{{ '%d'|length }}",
     "{% for group in choices %}{% for opt in group %}{{ loop.index }}. {{ opt }}\n{% endfor %}{% endfor %}",

@@ -797,5 +797,6 @@ def test_invalid_weights_are_shown_with_their_sum(monkeypatch):
     assert str(err.value) == ("weighting scheme 'doubled' produced invalid weights: they sum to 2, not 1 (12 weights: "
                               "task_0=0.1667, task_1=0.1667, task_2=0.1667, task_3=0.1667, task_4=0.1667, "
                               "task_5=0.1667, task_6=0.1667, task_7=0.1667 and 4 more)")
-    assert schemes.weights_problem([0.5, -0.5, 1.0], ["a", "b", "c"]) == "1 negative (sum 1; 3 weights: a=0.5, b=-0.5, c=1)"
+    assert schemes.weights_problem([0.5, -0.5, 1.0], ["a", "b", "c"]) == (
+        "1 negative (sum 1; 3 weights: a=0.5, b=-0.5, c=1)")
     assert schemes.weights_problem([0.5, 0.5], ["a", "b"]) is None

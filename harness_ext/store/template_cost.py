@@ -9,8 +9,8 @@ with a plain ``jinja2.Environment``, which bounds none of these (and folds const
 So the template's parse tree is walked (a loop's body twice) and every value gets an upper bound on its
 size (characters or items) and, for numbers, on its magnitude, each a polynomial in the size ``D`` of the
 largest document field: a document field is ``D`` (a number in it can be any size), a literal its own
-length, ``a ~ b`` the sum, ``s * n`` the product, a loop its body times the size of what it runs over. The work of a render is bounded by the sum of the
-sizes of every value it builds. A template is kept when that bound, ``c0 + c1 D + c2 D^2``, stays within
+length, ``a ~ b`` the sum, ``s * n`` the product, a loop its body times the size of what it runs over. The
+work of a render is bounded by the sum of the sizes of every value it builds. A template is kept when that bound, ``c0 + c1 D + c2 D^2``, stays within
 :data:`LIMITS`, which the task templates lm-eval ships keep with room to spare: a prompt may repeat a
 document field (a choice list, a replaced placeholder), but it may not grow with ``D^3``, repeat a field
 thousands of times or build millions of characters from its own text.
@@ -408,6 +408,7 @@ def _method_value(name, recv, args, kwargs, arg_nodes, nodes) -> _Value:
     if name in ("get", "cycle", "copy"):
         return _union(recv, *args, *kwargs.values())
     if name in _SAME_SIZE or name.startswith("is"):
-        return _Value(recv.size, recv.mag if recv.kind == "doc" else _poly(_CAP), "doc" if recv.kind == "doc" else "other")
+        doc = recv.kind == "doc"
+        return _Value(recv.size, recv.mag if doc else _poly(_CAP), "doc" if doc else "other")
     # ``split``, ``items``... print as lists; a case change can triple a character
     return _Value(_mul(_poly(3 if name in _CASES else _LISTED), recv.size), _poly(_CAP))
