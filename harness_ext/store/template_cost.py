@@ -4,7 +4,7 @@ A template that only reads its document's data can still hang or fill the memory
 it: ``{{ range(10**10)|list }}``, ``{{ 'a' * 10**10 }}``, a loop inside a loop over large ranges, a text doubled
 by ``{% set a = a ~ a %}`` forty times, ``replace`` or ``join`` applied to their own results. lm-eval renders
 with a plain ``jinja2.Environment``, which bounds none of these (and folds constant expressions such as
-``9**9**9`` while compiling, before any document is read).
+``2 ** 10000000000`` while compiling, before any document is read).
 
 So the template's parse tree is walked (a loop's body twice) and every value gets an upper bound on its
 size (characters or items) and, for numbers, on its magnitude, each a polynomial in the size ``D`` of the
