@@ -469,7 +469,7 @@ def read_run_instances(run_dir):
     import pandas as pd
 
     from harness_ext.store.item_format import ItemTable
-    from harness_ext.store.samples import _doc_id
+    from harness_ext.store.samples import doc_id
 
     run_dir = Path(run_dir)
     path = next((run_dir / n for n in PER_INSTANCE_FILES if os.path.isfile(run_dir / n)), run_dir / PER_INSTANCE_FILES[0])
@@ -498,7 +498,7 @@ def read_run_instances(run_dir):
         unknown = int((~per.index.isin(list(splits))).sum())
         if unknown:
             notes.append(f"{unknown} instance ids not listed in instances.json")
-    doc_ids = np.fromiter((_doc_id(i) for i in per.index), dtype=np.int64, count=len(per))
+    doc_ids = np.fromiter((doc_id(i) for i in per.index), dtype=np.int64, count=len(per))
     if len(set(doc_ids.tolist())) < len(doc_ids):
         raise IngestError(path, "two instance ids map to the same item number")
     frame = pd.DataFrame({"model": primary.model, "task": primary.dataset, "doc_id": doc_ids,

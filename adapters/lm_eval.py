@@ -482,9 +482,12 @@ _PLAIN_NUMBERS = frozenset({float, int})
 
 def _as_number(v):
     """``v`` as a score: a number as is, a number-like string as its float, None for a value that is no result
-    (null, ``"N/A"``, a non-finite string); anything else (a list, a bool) as is, for the record checks to refuse."""
+    (null, ``"N/A"``, ``NaN`` or ``Infinity`` as a bare JSON token or a string); anything else (a list, a bool)
+    as is, for the record checks to refuse."""
     if v is None:
         return None
+    if v.__class__ is float:
+        return v if v - v == 0.0 else None  # NaN and infinities give NaN here
     if isinstance(v, str):
         try:
             f = float(v.strip())
@@ -492,6 +495,16 @@ def _as_number(v):
             return None
         return f if isfinite(f) else None
     return v
+
+
+def _all_finite(values) -> bool:
+    """Whether no value is NaN or infinite (Python's json reads the bare tokens ``NaN``, ``Infinity``): either
+    makes the sum non-finite. A sum overflowing, or an integer too large for a float, answers False too, and the
+    slow path then looks at each value."""
+    try:
+        return isfinite(sum(values))
+    except (OverflowError, TypeError):
+        return False
 
 
 def _drop_missing(out: ResultRows, src: Optional[SourceFile] = None) -> ResultRows:
@@ -508,7 +521,7 @@ def _drop_missing(out: ResultRows, src: Optional[SourceFile] = None) -> ResultRo
         src.note(f"{len(groups)} group{'s' * (len(groups) != 1)} stored as aggregate{'s' * (len(groups) != 1)} "
                  f"(lm-eval's scores over their tasks): {', '.join(groups[:12])}" + (" ..." if len(groups) > 12 else ""))
     values = out.values
-    if set(map(type, values)) <= _PLAIN_NUMBERS:  # the common case: one C-level pass
+    if set(map(type, values)) <= _PLAIN_NUMBERS and _all_finite(values):  # the common case: C-level passes
         return out
     clean = list(map(_as_number, values))
     keep = [i for i, v in enumerate(clean) if v is not None]
@@ -530,7 +543,8 @@ def _drop_missing(out: ResultRows, src: Optional[SourceFile] = None) -> ResultRo
         shown = listed((f"{k.dataset} {k.metric}" for k in gone), 8)
         left = {(k.benchmark, k.dataset, k.task) for k in kept_kinds}
         tasks = len({(k.benchmark, k.dataset, k.task) for k in gone} - left)
-        src.note(f"{len(gone)} metric{'s' * (len(gone) != 1)} written as null or not a number (not computed) left out: "
+        src.note(f"{len(gone)} metric{'s' * (len(gone) != 1)} written as null, NaN, Infinity or not a number "
+                 f"(not computed) left out: "
                  f"{shown}" + (f"; {tasks} task{'s' * (tasks != 1)} with no metric left" if tasks else ""))
     out.kinds = kept_kinds
     out.values = [clean[i] for i in keep]

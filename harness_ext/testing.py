@@ -136,9 +136,10 @@ def check_weighting(reg):
     X = _low_rank(24, 8, seed=5)
     est = _make(reg)
     json.dumps(est.get_params(), default=str)
-    w = np.asarray(est.fit(X).weights_, dtype=float)
-    assert w.shape == (8,), f"{reg.name}: weights_ shape {w.shape}"
-    assert np.all(w >= 0) and np.isclose(w.sum(), 1.0), f"{reg.name}: weights must be non-negative and sum to 1"
+    from .methods.weighting.schemes import weights_problem
+
+    why = weights_problem(est.fit(X).weights_, [f"c{j}" for j in range(8)])
+    assert why is None, f"{reg.name}: weights_ must be 8 non-negative weights summing to 1: {why}"
 
 
 # -- adapters --------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """What a results file's lm-eval task configuration, or a folder received from someone else, could make run or
-overwrite: templates that escape lm-eval's unsandboxed Jinja, metrics and generation options that load code,
-prompts changed by the YAML written, task files that replace each other, a link where predict writes."""
+overwrite: templates that escape lm-eval's unsandboxed Jinja, hang it or fill its memory, metrics and generation
+options that load code, prompts changed by the YAML written, task files that replace each other, a link where
+predict writes."""
 
 from __future__ import annotations
 
@@ -59,6 +60,94 @@ def test_the_escapes_are_live_in_lm_eval(name):
 def test_template_allow_list(template, kept):
     pytest.importorskip("jinja2")
     assert (template_problem(template) is None) is kept
+
+
+#: Templates that only read their document yet hang or fill the memory of the run rendering them (lm-eval's plain
+#: ``jinja2.Environment`` bounds no range, repetition or loop, and folds ``2 ** 10000000000`` while compiling).
+HUNGRY = {
+    "range to list": "{{ range(10**10)|list }}",
+    "range of a literal": "{{ range(10000000000)|list }}",
+    "text times a power": "{{ 'a' * 10**10 }}",
+    "power tower": "{{ 9**9**9 }}",  # Jinja reads (9**9)**9, 78 digits: refused anyway, as every '**'
+    "huge power": "{{ 2 ** 10000000000 }}",  # Jinja computes it while compiling: still running after 30 s
+    "loops in loops": "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}",
+    "field times a literal": "{{ (x ~ x) * 100000000 }}",
+    "join on a range": "{{ range(10000000000)|join(',') }}",
+    "padding width": "{{ 'x'.ljust(10000000000) }}",
+    "center filter": "{{ x|center(10000000000) }}",
+    "indent filter": "{{ x|indent(10000000000) }}",
+    "batch fill": "{{ [1]|batch(10000000000, 'y')|list }}",
+    "number read from text": "{{ 'x'.ljust('10000000000'|int) }}",
+    "printf width": "{{ '%0999999999d' % 1 }}",
+    "format filter": "{{ '%0999999999d'|format(1) }}",
+    "doubling by set": "{% set a = x ~ x %}" + "{% set a = a ~ a %}" * 40 + "{{ a }}",
+    "chained replace": "{{ x" + ".replace('', x)" * 12 + " }}",
+    "chained join": "{{ x" + "|list|join(x)" * 12 + " }}",
+    "many references": "{% set a = '" + "y" * 5000 + "' %}{% for i in range(1000) %}" + "{{a}}" * 2000 + "{% endfor %}",
+    "regex backtracking": "{{ y|regex_replace('(a*)*b', '') }}",
+    "loops over a field": "{% for a in x %}{% for b in x %}{{ x }}{% endfor %}{% endfor %}",
+    "doubling in branches": "{% set a = x %}" + "{% if x %}{% set a = a ~ a %}{% endif %}" * 40 + "{{ a }}",
+    "size read from the document": "{{ x * n }}",
+    "range of a document number": "{% for i in range(n|int) %}{{ x }}{% endfor %}",
+    "long wrap string": "{{ x|wordwrap(1, wrapstring='" + "w" * 5000 + "') }}",
+    "json indent": "{{ q|tojson(indent=100000) }}",
+    "list printed into itself": "{{ x" + "|list|string" * 20 + " }}",
+    "repr of a repr": "{% set a = [x]|string %}" + "{% set a = [a]|string %}" * 40 + "{{ a }}",
+    "escaped again": "{{ x" + "|forceescape" * 15 + " }}",
+    "loops seven deep": "{% for a in [1, 2] %}" * 7 + "{{ x }}" + "{% endfor %}" * 7,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HUNGRY))
+def test_templates_that_hang_or_fill_the_memory_are_not_written(name):
+    pytest.importorskip("jinja2")
+    kept, dropped = safe_task_config({"doc_to_text": HUNGRY[name], "doc_to_target": "{{answer}}"})
+    assert kept == {"doc_to_target": "{{answer}}"} and dropped[0]["key"] == "doc_to_text"
+    assert dropped[0]["reason"].startswith("doc_to_text is a template that ")
+
+
+def test_the_hungry_templates_fill_lm_eval_s_memory():
+    """Not vacuous: lm-eval's own renderer runs out of memory on them (capped at 2 GiB here, in a child process)."""
+    pytest.importorskip("lm_eval.utils")
+    import subprocess
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the child's memory cap (RLIMIT_AS) is enforced on Linux")
+
+    names = ["field times a literal", "padding width", "indent filter", "number read from text", "chained replace",
+             "text times a power"]
+    child = ("import json, resource, sys\n"
+             "resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))\n"
+             "from lm_eval.utils import apply_template\n"
+             "for t in json.loads(sys.stdin.read()):\n"
+             "    try:\n"
+             "        print(len(apply_template(t, {'x': 'ab' * 20})))\n"
+             "    except MemoryError:\n"
+             "        print('MemoryError')\n")
+    done = subprocess.run([sys.executable, "-c", child], input=json.dumps([HUNGRY[n] for n in names]),
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["MemoryError"] * len(names), done.stderr[-500:]
+
+
+@pytest.mark.parametrize("template", ["{{ x" + "|list" * 3000 + " }}", "{{ x" + "[0]" * 3000 + " }}"])
+def test_a_template_nested_too_deeply_is_left_out_not_a_crash(template):
+    """Jinja's parser reads a long chain of filters or keys; the check raised RecursionError through reduce."""
+    pytest.importorskip("jinja2")
+    assert "too deeply" in template_problem(template)
+
+
+@pytest.mark.parametrize("template", [
+    "{% for c in choices %}{{ loop.index }}. {{ c }}\n{% endfor %}", "{{ '-' * 20 }}\n{{ question }}",
+    "{{ x * 2 }}", "{% for c in choices %}{{ 'odd' if loop.index % 2 else 'even' }}{% endfor %}",
+    "{{ choices|map('upper')|join(', ') }}",
+    "{{ question.replace('<...>', answer) }}", "{{ range(10)|list }}",
+    "{% set q = question.strip() %}{{ q }} {{ q|length }}", "{{ '%d'|length }}",
+    "{% for group in choices %}{% for opt in group %}{{ loop.index }}. {{ opt }}\n{% endfor %}{% endfor %}",
+    "{{ passage|indent(4) }}"])
+def test_ordinary_templates_are_still_kept(template):
+    pytest.importorskip("jinja2")
+    assert template_problem(template) is None
 
 
 def test_every_template_of_lm_eval_s_own_tasks_is_kept():
@@ -134,6 +223,7 @@ def test_hostile_configs_through_reduce(tmp_path, capsys):
         doc = json.loads(f.read_text())
         for cfg in doc["configs"].values():
             cfg.update(doc_to_text=ESCAPES["brace in a string"], doc_to_choice=ESCAPES["escaped underscores"],
+                       doc_to_target=HUNGRY["field times a literal"],
                        metric_list=[{"metric": "user/evil_metric"}], dataset_path="json",
                        generation_kwargs={"until": ["\n"], "custom_generate": "user/evil"})
             cfg["dataset_kwargs"] = {"data_files": {"test": "data/test.jsonl"}, "storage_options": {"a": "b"}}
@@ -152,7 +242,8 @@ def test_hostile_configs_through_reduce(tmp_path, capsys):
         assert "metric_list[0] names the metric 'user/evil_metric'" in raw
         assert doc["dataset_kwargs"] == {"data_files": {"test": "data/test.jsonl"}}
         assert doc["generation_kwargs"] == {"until": ["\n"]}
-        assert {"doc_to_text", "doc_to_choice", "metric_list"}.isdisjoint(doc)
+        assert {"doc_to_text", "doc_to_choice", "doc_to_target", "metric_list"}.isdisjoint(doc)
+        assert "doc_to_target is a template that can repeat a document field's text" in raw
     tasks = pytest.importorskip("lm_eval.tasks")
     tm = tasks.TaskManager(include_path=str(out), include_defaults=False)
     assert sorted(tm.all_subtasks) == sorted(p.stem for p in written)

@@ -305,12 +305,31 @@ def test_tables_of_several_tasks_and_ids_beyond_float_precision(tmp_path):
 
 def test_log_ids_two_items_read_as_one_number_are_not_guessed():
     from harness_ext.methods.reduction.item_manifest import log_numbers
-    from harness_ext.store.samples import _doc_id
+    from harness_ext.store.samples import doc_id
 
     manifest = {"tasks": {"t": {"items": [[0, 3]], "item_ids": ["id5", "5", "q-x"]}}}
-    long = pd.DataFrame({"model": "m", "task": "t", "doc_id": [5, _doc_id("q-x"), 5],
+    long = pd.DataFrame({"model": "m", "task": "t", "doc_id": [5, doc_id("q-x"), 5],
                          "metric": "acc", "value": [1.0, 0.0, 1.0], "by_id": [True, True, False]})
     warnings = []
     got = log_numbers(manifest, long, warnings)
     assert got["doc_id"].tolist() == [2, 5]  # q-x is item 2; lm-eval's own document 5 is left as it is
     assert len(warnings) == 1 and "1 logged item ids" in warnings[0]
+
+
+def test_the_sample_id_reader_is_public_and_the_only_one():
+    """``doc_id`` was private (``_doc_id``) yet imported by the HELM adapter, the item manifest and a test: one
+    public, documented function now, and no module reaches for the old private name."""
+    from pathlib import Path
+
+    from harness_ext.errors import IngestError
+    from harness_ext.store.samples import doc_id
+
+    assert doc_id(7) == 7 and doc_id("id147") == 147 and doc_id("dev1") == doc_id("dev1") != 1
+    assert 0 <= doc_id("q-x") < 2**63 and "Parameters" in doc_id.__doc__
+    with pytest.raises(IngestError, match="outside the 64-bit"):
+        doc_id(2**63, "f.json", 3)
+    root = Path(__file__).resolve().parents[1]
+    old = "_doc" + "_id"  # spelt apart so that this file does not match itself
+    users = [p.name for d in ("harness_ext", "adapters", "tests") for p in (root / d).rglob("*.py")
+             if f"{old}(" in p.read_text(encoding="utf-8") or f"import {old}" in p.read_text(encoding="utf-8")]
+    assert users == []

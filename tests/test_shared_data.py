@@ -40,11 +40,11 @@ SOURCES = {
         "mmlu": ((8, 57), 0),
         # 22 models x 239 non-MMLU task keys (--rows model_shots: 51 model x shot rows, 10503 missing)
         "lm_eval": ((22, 239), 3619)}),
-    "lm-eval-harness/v04_results_from_pull_refs": (67, {
+    "lm-eval-harness/v04_results_from_pull_refs": (68, {
         "MANIFEST.tsv": 1,
         "results_2025-03-04T10-35-04.json": 1, "results_2025-03-04T11-20-05.json": 1,   # VisualRWKV,
         "results_2025-03-05T00-33-06.json": 1,                                          # not lm-eval output
-        "results_2025-06-30T19-37-57.457759.json": 1, "results_2025-06-30T19-40-09.461247.json": 1,  # mae inf
+        "results_2025-06-30T19-40-09.461247.json": 1,  # its one metric, mae, is Infinity (left out, and noted)
     }, {"mmlu": ((14, 57), 0), "lm_eval": ((28, 33), 659)}),
     # PROVENANCE: 67 x 15 with 0% missing, counting "Mean win rate" and HELM's -1 placeholders as scores
     "every_eval_ever/data/helm_classic": (67, {}, {"helm_classic": ((67, 14), 159)}),
@@ -122,7 +122,7 @@ def test_reingest_changes_no_table(real_store, tmp_path):
     paths = [PYTHIA, HELM_CLASSIC, LM_EVAL_V03, LM_EVAL_V04.parent, SAMPLES]
     with Store.open(db) as s:
         first = ingest_paths(s, paths, show_progress=False)
-        assert len(first.by_status("ingested")) == 166 + 67 + 9  # v0.3, v0.4, 3 results + 6 sample logs
+        assert len(first.by_status("ingested")) == 166 + 68 + 9  # v0.3, v0.4, 3 results + 6 sample logs
         before = _table_rows(s)
         assert {"sources", "models", "datasets", "results", "samples", "sample_sources"} <= set(before)
         assert before["sample_sources"] == 6 and before["samples"] == 216

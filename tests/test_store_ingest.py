@@ -112,8 +112,11 @@ def _write(tmp_path, name, content):
     "name, content, reason",
     [
         ("truncated.json", '{"results": {"arc_easy": {"acc": 0.5', "no adapter claims it"),
-        ("nan.json", '{"results": {"arc_easy": {"acc": NaN}}, "config": {"model_args": "pretrained=x"}}', "not finite"),
-        ("inf.json", '{"results": {"arc_easy": {"acc": Infinity}}, "config": {"model_args": "pretrained=x"}}', "not finite"),
+        # A bare NaN or Infinity is a metric lm-eval could not compute: left out (and noted), here the only one.
+        ("nan.json", '{"results": {"arc_easy": {"acc": NaN}}, "config": {"model_args": "pretrained=x"}}',
+         "no results found (read as lm_eval_v03); 1 metric written as null, NaN, Infinity or not a number"),
+        ("inf.json", '{"results": {"arc_easy": {"acc": Infinity}}, "config": {"model_args": "pretrained=x"}}',
+         "not a number (not computed) left out: arc_easy acc"),
         # Finite but far above 1: was let past the proportion check and stored as an accuracy of 1e308.
         ("huge.json", '{"results": {"arc_easy": {"acc": 1e308}}, "config": {"model_args": "pretrained=x"}}',
          "acc = 1e+308 is outside [0, 1]"),
@@ -158,9 +161,12 @@ def test_visualrwkv_non_standard_files_are_skipped_with_reason(store):
 def test_directory_named_like_json_is_walked(store):
     require(LM_EVAL_V04)
     rep = ingest_paths(store, [LM_EVAL_V04 / "all_materials.json"], show_progress=False)
-    (bad,) = rep.by_status("skipped")
-    assert "19-37-57" in bad.path and "(mae) is inf, not finite" in bad.reason
-    assert len(rep.by_status("ingested")) == 1
+    # One file holds polymer_tg_prediction's mae as Infinity (and its stderr as NaN): the whole file was skipped;
+    # now that metric is left out, named in a note, and the file's other tasks are stored.
+    assert not rep.by_status("skipped") and len(rep.by_status("ingested")) == 2
+    (f,) = [f for f in rep.files if "19-37-57" in f.path]
+    assert any("left out: polymer_tg_prediction mae; 1 task with no metric left" in n for n in f.notes), f.notes
+    assert f.n_results > 10
 
 
 def test_missing_path_and_ambiguous_format(store, tmp_path):

@@ -773,3 +773,30 @@ def test_results_render_and_serialise_themselves():
     assert "Ailem et al. Table 2" in str(pt) and json.loads(pt.to_json())["summary"]["n_permutations"] == 9
     clusters = cluster_columns(df.to_numpy(), max_clusters=4)
     assert clusters.to_frame()["medoid"].sum() == clusters.n_clusters
+
+
+def test_invalid_weights_are_shown_with_their_sum(monkeypatch):
+    """A scheme whose weights sum to 2 was refused as "invalid weights (shape (12,), sum 2)": which weights, and
+    which rule they broke, were not said. The message now gives the rule, the sum and the first weights by column."""
+    from types import SimpleNamespace
+
+    from harness_ext.methods.weighting import schemes
+
+    class Doubled:
+        def fit(self, X):
+            self.weights_ = np.full(X.shape[1], 2.0 / X.shape[1])
+            return self
+
+        def get_params(self):
+            return {}
+
+    monkeypatch.setattr(schemes, "make_scheme", lambda *a, **k: (SimpleNamespace(name="doubled"), Doubled()))
+    df = pd.DataFrame(np.random.default_rng(0).random((5, 12)), columns=[f"task_{j}" for j in range(12)])
+    with pytest.raises(MethodError) as err:
+        schemes.compute_weights(df, "doubled")
+    assert str(err.value) == ("weighting scheme 'doubled' produced invalid weights: they sum to 2, not 1 (12 weights: "
+                              "task_0=0.1667, task_1=0.1667, task_2=0.1667, task_3=0.1667, task_4=0.1667, "
+                              "task_5=0.1667, task_6=0.1667, task_7=0.1667 and 4 more)")
+    assert schemes.weights_problem([0.5, -0.5, 1.0], ["a", "b", "c"]) == (
+        "1 negative (sum 1; 3 weights: a=0.5, b=-0.5, c=1)")
+    assert schemes.weights_problem([0.5, 0.5], ["a", "b"]) is None

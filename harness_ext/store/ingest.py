@@ -320,6 +320,13 @@ def read_source(src: SourceFile, adapter) -> list:
     return records
 
 
+def _no_results(src: SourceFile, adapter) -> str:
+    """The reason a file read to nothing is skipped, with what the adapter noted it left out (the notes of a
+    skipped file are not printed: the reason is)."""
+    notes = src.__dict__.get("notes") or []
+    return f"no results found (read as {adapter.name})" + "".join(f"; {n}" for n in notes)
+
+
 def _read_validated(src: SourceFile, adapter):
     """:func:`read_source` but the metadata text check."""
     ColumnarResults, ResultRecord, ColumnarCells, ResultRows = _read_types()
@@ -327,14 +334,14 @@ def _read_validated(src: SourceFile, adapter):
         records = adapter.read(src)
         if records.__class__ is ResultRows:  # columns with shared kinds (store.rows): checked a column at a time
             if not len(records):
-                raise IngestError(src.path, f"no results found (read as {adapter.name})")
+                raise IngestError(src.path, _no_results(src, adapter))
             rows = records.validate(src.pathname)
             if rows is None:
                 return records
             records = rows  # something the per-record checks must see (or mend): as records
         if isinstance(records, (ColumnarResults, ColumnarCells)):  # a large table as arrays (store.columnar)
             if not len(records):
-                raise IngestError(src.path, f"no results found (read as {adapter.name})")
+                raise IngestError(src.path, _no_results(src, adapter))
             records.validate(src.path)
             return records
         records = list(records)
@@ -350,7 +357,7 @@ def _read_validated(src: SourceFile, adapter):
     except Exception as exc:  # noqa: BLE001 - a faulty adapter plugin fails its own file only
         raise IngestError(src.path, f"adapter {_where(adapter)} failed: {type(exc).__name__}: {exc}") from exc
     if not records:
-        raise IngestError(src.path, f"no results found (read as {adapter.name})")
+        raise IngestError(src.path, _no_results(src, adapter))
     if len(records) >= 64 and _all_plain(records):  # below that, the per-record loop costs less
         return records
     ok = _NAMES_OK

@@ -15,7 +15,7 @@ decimal text (``17``, ``17.0`` and ``017`` are the item 17 in every file). The m
 transaction, so a file refused leaves it as it was.
 
 HELM runs' per-instance scores and Every Eval Ever instance files number their ids from the text alone (the
-same in every file, :func:`harness_ext.store.samples._doc_id`) and are not in the map. Item tables stored by
+same in every file, :func:`harness_ext.store.samples.doc_id`) and are not in the map. Item tables stored by
 a version without the map have no ids there: a later file of such a task is numbered as if it were the
 first, with a note (its items cannot be matched to the stored ones by id).
 """

@@ -104,9 +104,28 @@ NUMBERING_PREFIXES = frozenset({"", "id", "id_", "id-", "doc", "doc_", "doc-", "
                                 "item", "item_", "item-", "instance", "instance_", "instance-"})
 
 
-def _doc_id(sample_id, path=None, lineno: int = 0) -> int:
-    """An integer id for an Every Eval Ever ``sample_id`` (``"id147"`` -> 147; other strings, ``"dev1"`` among
-    them, -> a stable hash of the text; see :data:`NUMBERING_PREFIXES`).
+def doc_id(sample_id, path=None, lineno: int = 0) -> int:
+    """The integer item id the store keeps for a sample id read from a results file.
+
+    Every Eval Ever's ``sample_id`` and HELM's instance ids are text; the store's ``doc_id`` is a 64-bit
+    integer. Every reader of such ids (the adapters, the reduced folder's item lists, ``predict``) goes through
+    this one function, so that one question gets one id whichever file it came from.
+
+    Parameters
+    ----------
+    sample_id : int or str
+        An integer is kept as it is; a string made of a numbering prefix (:data:`NUMBERING_PREFIXES`) and at
+        most 18 digits is that number (``"id147"`` -> 147); any other string (``"dev1"`` among them) is a
+        stable hash of its text, in ``[0, 2**63)``.
+    path : str or Path, optional
+        The file the id was read from, named in the error.
+    lineno : int, optional
+        The line of ``path`` the id was read from, named in the error.
+
+    Returns
+    -------
+    int
+        The id, within the 64-bit range of the store's ``doc_id`` column.
 
     Raises
     ------
@@ -193,7 +212,7 @@ def read_eee_samples(path) -> tuple:
         models.add(str(s.get("model_id")))
         tasks.add(str(s.get("evaluation_name")))
         ev = s["evaluation"]
-        did = _doc_id(s["sample_id"], path, lineno)
+        did = doc_id(s["sample_id"], path, lineno)
         # Two ids read as one item ("id1" and "1") would merge two items' scores: refused, not merged.
         first = seen.setdefault(did, s["sample_id"])
         if first != s["sample_id"]:
@@ -385,9 +404,9 @@ def _sample_columns(path, records, left_out: Optional[list] = None) -> tuple:
     for lineno, s in records:
         if not isinstance(s, dict):
             raise IngestError(path, f"line {lineno} is {type(s).__name__}, expected an object")
-        doc_id = s.get("doc_id")
-        if isinstance(doc_id, bool) or not isinstance(doc_id, int) or not (-2**63 <= doc_id < 2**63):
-            raise IngestError(path, f"line {lineno}: doc_id {doc_id!r} is not an integer")
+        did = s.get("doc_id")  # lm-eval's own integer (not :func:`doc_id`'s reading of a text id)
+        if isinstance(did, bool) or not isinstance(did, int) or not (-2**63 <= did < 2**63):
+            raise IngestError(path, f"line {lineno}: doc_id {did!r} is not an integer")
         filt = s.get("filter")
         suffix = f",{filt}" if isinstance(filt, str) and filt not in ("", "none") else ""
         names = s.get("metrics")
@@ -410,7 +429,7 @@ def _sample_columns(path, records, left_out: Optional[list] = None) -> tuple:
                 raise IngestError(path, f"line {lineno}: {name} value is too large") from None
             if not math.isfinite(v):
                 continue
-            doc_ids.append(doc_id)
+            doc_ids.append(did)
             metrics.append(name + suffix)
             values.append(v)
             doc_hashes.append(dh if isinstance(dh, str) else None)

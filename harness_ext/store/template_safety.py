@@ -18,12 +18,16 @@ in this allow-list:
 * Jinja's filters and tests except ``attr``; those that look attributes up by name
   (``map``, ``selectattr``, ``sort``...) only with constant names not starting with ``_``.
 
-Anything else (a macro, an include, ``cycler``, ``lipsum``, ``str.format``) is refused, with the reason.
+Anything else (a macro, an include, ``cycler``, ``lipsum``, ``str.format``) is refused, with the reason. A
+template that passes is then refused if rendering it could hang or fill the memory (``range(10**10)|list``,
+``'a' * 10**10``, loops inside loops): :mod:`harness_ext.store.template_cost` bounds its work.
 """
 
 from __future__ import annotations
 
 from typing import Optional
+
+from .template_cost import work_problem
 
 #: Methods a template may call: str, list and dict methods that return data (not ``format``: its fields
 #: read attributes, ``"{0.__class__}"``).
@@ -77,12 +81,16 @@ def template_problem(text: str) -> Optional[str]:
         return f"is not a template lm-eval can read ({exc.message})"
     except Exception as exc:  # noqa: BLE001 - a parser failure on hostile text is a refusal, not a crash
         return f"is not a template lm-eval can read ({type(exc).__name__})"
-    bound = {n.name for n in tree.find_all(nodes.Name) if n.ctx != "load"}
+    bound = {n.name for n in _walk(tree) if isinstance(n, nodes.Name) and n.ctx != "load"}
     for node in _walk(tree):
         why = _node_problem(node, nodes, bound)
         if why:
             return f"is a template that {why} (lm-eval renders templates without a sandbox)"
-    return None
+    try:
+        why = work_problem(tree, nodes, SPECIAL_NAMES)
+    except RecursionError:  # the parser read it, but the bound walks the tree recursively
+        why = "nests expressions too deeply to check"
+    return f"is a template that {why} (lm-eval renders templates without a sandbox)" if why else None
 
 
 def _walk(tree):

@@ -202,7 +202,7 @@ def log_numbers(manifest: dict, long, warnings: list):
     store numbered (``item_ids``); a logged id the task does not list is left out, counted in ``warnings``."""
     import pandas as pd
 
-    from ...store.samples import _doc_id
+    from ...store.samples import doc_id
 
     for task, b in manifest["tasks"].items():
         names = b.get("item_ids")
@@ -210,7 +210,7 @@ def log_numbers(manifest: dict, long, warnings: list):
         if rows is None or not rows.any():
             continue
         read = pd.Series([int(d) for d, n in zip(decode_ids(b["items"]), names) if n is not None],
-                         index=[_doc_id(n) for n in names if n is not None])
+                         index=[doc_id(n) for n in names if n is not None])
         # Two items a log reads as one number (id5 and 5 both read as 5) are not guessed between: left out.
         number = read[~read.index.duplicated(keep=False)]
         got = long.loc[rows, "doc_id"].map(number)

@@ -116,7 +116,7 @@ def read_item_logs(paths) -> tuple:
     lm-eval ``samples_*.jsonl``, Every Eval Ever instance files and HELM run directories (their
     ``per_instance_stats.json``, or ``display_predictions.json``, with ``instances.json``). ``frame``:
     model, task, doc_id, metric, value, helm (from a HELM run), by_id (its items named by id, numbered by
-    :func:`harness_ext.store.samples._doc_id`: Every Eval Ever and HELM); the first file read wins where two hold
+    :func:`harness_ext.store.samples.doc_id`: Every Eval Ever and HELM); the first file read wins where two hold
     the same item (counted in ``notes``); ``sources``: model -> the files read.
     """
     from ...errors import IngestError

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import MethodError, SideFileError
-from ...report import Result, dumps, format_table, jsonable
+from ...report import Result, dumps, format_table, jsonable, listed
 from .common import SCHEME_NAMES_DEFAULT, ranks_desc, section, short_name, weighted_scores
 
 
@@ -81,14 +81,54 @@ def compute_weights(df: pd.DataFrame, scheme: str = "uniform", random_state: int
     else:
         est.fit(df.to_numpy(dtype=float))
     w = np.asarray(est.weights_, dtype=float)
-    if w.shape != (df.shape[1],) or (w < 0).any() or not np.isclose(w.sum(), 1.0):
-        raise MethodError(f"weighting scheme {reg.name!r} produced invalid weights (shape {w.shape}, sum {w.sum():.6g})")
+    why = weights_problem(w, list(map(str, df.columns)))
+    if why:
+        raise MethodError(f"weighting scheme {reg.name!r} produced invalid weights: {why}")
     s = pd.Series(w, index=df.columns, name="weight")
     s.attrs["scheme"] = reg.name
     s.attrs["params"] = jsonable(est.get_params())
     if getattr(est, "source_", None):
         s.attrs["source"] = jsonable(est.source_)
     return s
+
+
+def weights_problem(weights, columns: Sequence[str], shown: int = 8) -> Optional[str]:
+    """What is wrong with a weighting scheme's ``weights_`` for ``columns``, or None when they are one finite,
+    non-negative weight per column summing to 1.
+
+    Parameters
+    ----------
+    weights : array-like
+        The weights the scheme produced.
+    columns : sequence of str
+        The matrix's columns, one weight each.
+    shown : int, optional
+        How many weights the message lists (``column=weight``), the rest counted.
+
+    Returns
+    -------
+    str or None
+        The reason, with the sum and the first ``shown`` weights: ``"they sum to 0.5, not 1 (2 weights: a=0.25,
+        b=0.25)"``.
+    """
+    w = np.asarray(weights, dtype=float).ravel()
+    problems = []
+    if w.size != len(columns):
+        problems.append(f"{w.size} weight{'s' * (w.size != 1)} for {len(columns)} columns")
+    if not np.isfinite(w).all():
+        problems.append(f"{int((~np.isfinite(w)).sum())} not finite")
+    if (w < 0).any():
+        problems.append(f"{int((w < 0).sum())} negative")
+    if np.isfinite(w).all() and not np.isclose(w.sum(), 1.0):
+        problems.append(f"they sum to {w.sum():.6g}, not 1")
+    if not problems and np.shape(weights) == (len(columns),):
+        return None
+    if not problems:
+        problems.append(f"shape {np.shape(weights)}, not ({len(columns)},)")
+    names = columns if w.size == len(columns) else [f"#{i}" for i in range(w.size)]
+    total = "" if problems[-1].startswith("they sum") else f"sum {w.sum():.6g}; "
+    return (f"{'; '.join(problems)} ({total}{w.size} weight{'s' * (w.size != 1)}: "
+            f"{listed((f'{n}={v:.4g}' for n, v in zip(names, w)), shown)})")
 
 
 def emit_weights(weights: pd.Series, path) -> Path:
