@@ -121,12 +121,13 @@ def test_generated_run_entries_are_helm_run_specs_offline(helm_classic_matrix, t
         assert run.arg_dict["model"] in ("text", "full_functionality_text") and run.group in MAIN_METRICS, run
 
 
-def test_generated_run_entries_expand_with_helm(helm_classic_matrix, tmp_path):
+def test_generated_run_entries_expand_with_helm(helm_classic_matrix, tmp_path, monkeypatch):
     """With crfm-helm installed (not a dependency: it pulls torch, CUDA and spaCy), HELM's own read_run_entries
     reads the conf and run_entries_to_run_specs expands every entry for a model, offline."""
     run_entry = pytest.importorskip("helm.benchmark.presentation.run_entry")
     helm_run = pytest.importorskip("helm.benchmark.run")
     m = build_manifest(helm_classic_matrix, budget="3", n_random=20)
+    monkeypatch.chdir(tmp_path)  # HELM's run specs write a benchmark_output folder into the working directory
     # RAFT's run spec downloads its prompt settings, so it reads here but expands only online.
     m["subset"] = _subset(m, ["MMLU", "RAFT", "BoolQ", "IMDB"])
     [conf] = write_helm_conf(m, tmp_path)
