@@ -121,3 +121,39 @@ def test_quickstart_runs_the_loop_as_written(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "reduced" / "harness_ext_estimate.py").is_file()
     if importlib.util.find_spec("lm_eval") is not None:  # as the Quickstart installs it
         assert "NOT SELF-CONTAINED" not in (tmp_path / "reduced" / "harness_ext_reduced.yaml").read_text()
+
+
+def _named_in_backticks(pattern: str) -> list:
+    """``(page, name)`` for every backticked name of the README, README_PLUGINS.md and docs/ matching ``pattern``."""
+    pages = [README, README.parent / "README_PLUGINS.md", *GUIDE]
+    return sorted({(p.relative_to(README.parent).as_posix(), m.rstrip(".,:;(")) for p in pages
+                   for m in re.findall(r"`([^`\s]+)`", p.read_text()) if re.match(pattern, m)})
+
+
+@pytest.mark.parametrize("page,path", _named_in_backticks(r"(harness_ext|plugins|adapters|tests|benchmarks|docs)/"))
+def test_every_repository_path_the_docs_name_exists(page, path):
+    """A user looks these up in the checkout: README_PLUGINS.md named harness_ext/plugins/registry.py, which is
+    plugins/registry.py there (installed as harness_ext.plugins.registry)."""
+    if page == "README_PLUGINS.md" and path.startswith("tests/"):
+        return  # the example plugin package's own tests
+    root = README.parent
+    assert any((root / c).exists() for c in (path, path + ".py")), f"{page} names {path}, which is not in the repository"
+
+
+@pytest.mark.parametrize("page,name", _named_in_backticks(r"harness_ext\.\w"))
+def test_every_dotted_name_the_docs_name_imports(page, name):
+    import importlib
+
+    parts = name.split("(")[0].rstrip(".").split(".")
+    if parts[-1] == "*":
+        parts = parts[:-1]
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            assert hasattr(obj, attr), f"{page} names {name}: {'.'.join(parts[:i])} has no {attr}"
+            obj = getattr(obj, attr)
+        return
+    raise AssertionError(f"{page} names {name}, which does not import")
