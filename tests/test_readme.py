@@ -46,8 +46,14 @@ def section_block(title: str) -> list:
     raise AssertionError(f"no section {title!r} in the README or docs/")
 
 
+def indented_commands(text: str) -> list:
+    """harness-ext commands of indented (four-space) code blocks, which docs/frontier.md uses."""
+    return [m.split(" #", 1)[0].strip() for m in re.findall(r"^ {4}(harness-ext .*)$", text, flags=re.M)]
+
+
 def harness_commands() -> list:
-    return [shlex.split(c)[1:] for path in [README, *GUIDE] for b in bash_blocks(path.read_text()) for c in commands(b)
+    return [shlex.split(c)[1:] for path in [README, *GUIDE]
+            for c in [c for b in bash_blocks(path.read_text()) for c in commands(b)] + indented_commands(path.read_text())
             if c.startswith("harness-ext ")]
 
 
