@@ -66,9 +66,12 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
         lines.extend(f"  {{description: {hocon_string(desc)}, priority: 1}}" for desc in descs)
         if len(descs) > 1:
             several[entry["name"]] = len(descs)
+    name = f"run_entries_{group_stem(manifest)}.conf"
+    # The path as the user named the folder (the final one, not the staging folder), as the lm-eval YAML's Run line.
+    shown = Path(getattr(out_dir, "shown", out_dir)) / name
     head = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
-            f"# Run: helm-run --conf-paths run_entries_{group_stem(manifest)}.conf --suite SUITE --max-eval-instances "
-            f"{_helm_instances(manifest) if items else 1000} --models-to-run MODEL"]
+            comment(f"Run: helm-run --conf-paths {shown} --suite SUITE --max-eval-instances "
+                    f"{_helm_instances(manifest) if items else 1000} --models-to-run MODEL")]
     if items:
         head += HELM_ITEMS_NOTE + _helm_items_cost(manifest, several)
     if skipped:
@@ -77,7 +80,7 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
     # empty list reads, and helm-run says it has no run specs and stops.
     body = ("entries: [\n" + ",\n".join(lines) + "\n]\n" if lines else
             "# No dataset of this subset has a HELM run entry, so there is nothing for helm-run to run.\nentries: []\n")
-    path = Path(out_dir) / f"run_entries_{group_stem(manifest)}.conf"
+    path = Path(out_dir) / name
     path.write_text("\n".join(head) + "\n" + body, encoding="utf-8")
     return [path]
 

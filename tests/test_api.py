@@ -42,6 +42,10 @@ def example_run(tmp_path_factory):
 def test_readme_example_runs_the_whole_loop(example_run):
     folder, stdout = example_run
     assert "reduced 57 datasets to 8" in stdout and "<- chosen" in stdout
+    # The printed aggregate shows what its comment promises: print(DataFrame) once cut it to "model ... frontier".
+    for field in ("metric", "aggregate", "lower", "upper", "normalised"):
+        assert re.search(rf"^{field} +\S", stdout, flags=re.M), field
+    assert re.search(r"^metric +acc$", stdout, flags=re.M)
     written = {p.name for p in (folder / "reduced").iterdir()}
     assert {"manifest.json", "harness_ext_reduced.yaml", "run_entries_harness_ext_reduced.conf",
             "harness_ext_reduced_tasks.txt", "error_vs_budget.png"} <= written

@@ -156,6 +156,24 @@ def test_plot_shows_the_score_on_the_harness_metric(toy_reduction):
     assert panel.get_title() == f"{agg['aggregate']:.3f} [{agg['lower']:.3f}, {agg['upper']:.3f}]"
 
 
+def test_plot_legend_hides_no_data(toy_reduction):
+    """The legends sat inside the panels (lower right, 'best') and hid a dataset's point and the estimate's
+    upper whisker. The legend is now one, below the panels, and names only what is drawn."""
+    frame, red = toy_reduction
+    pred = hx.predict(red, frame.iloc[[-1]][red.subset])
+    fig = pred.plot()
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    [legend] = fig.legends
+    box = legend.get_window_extent(renderer)
+    assert all(not ax.legend_ for ax in fig.axes)
+    for ax in fig.axes:
+        assert not box.overlaps(ax.get_window_extent(renderer)), ax.get_title()
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert labels.count("actual") <= 1 and any(lab.startswith("predicted") for lab in labels)
+    assert fig.axes[0].get_xlabel() == "normalised score"
+
+
 def test_cli_predict_level(tmp_path, capsys):
     from harness_ext.cli import main
     from test_reduced_folder import _write_population

@@ -119,3 +119,23 @@ def test_predict_and_pounce_show_their_stages(tmp_path, capsys, caplog):
     finally:
         logger.removeHandler(caplog.handler)
     assert any(r.getMessage().startswith("predict stage: fitting") for r in caplog.records)
+
+
+def test_matrix_help_says_what_it_does_without_benchmark(tmp_path, capsys):
+    """`matrix --help` said --benchmark was required when the store holds several, yet `matrix` exports every
+    benchmark without it (docs/guide/ingest.md's `matrix --source '*v04*' --rows run --dense` relies on it)."""
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), str(_toybench(tmp_path / "a", group="bench_a")),
+                 str(_toybench(tmp_path / "b", group="bench_b")), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["matrix", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\norg/m") == 6 and "bench_a/toy_a" in out and "bench_b/toy_a" in out  # side by side, named
+    with pytest.raises(SystemExit):
+        main(["matrix", "--help"])
+    assert "default: every benchmark" in " ".join(capsys.readouterr().out.split())
+    assert main(["reduce", "--db", str(db), "--out", str(tmp_path / "r")]) == 1
+    assert "name one or more with --benchmark" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["reduce", "--help"])
+    assert "required when the store holds several" in " ".join(capsys.readouterr().out.split())

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import harness_ext as hx
 from harness_ext.cli import main
 from harness_ext.errors import HarnessExtError
 from harness_ext.methods.reduction.item_manifest import decode_ids, decode_scores, encode_ids, encode_scores
@@ -99,6 +100,10 @@ def test_random_items_give_an_estimate_with_an_interval(tmp_path, capsys):
         [row] = json.loads(pj.read_text())["datasets"]
         assert not row["observed"] and row["n_used"] == 8
         assert 0 <= row["raw_lower"] < row["raw"] < row["raw_upper"] <= 1
+    # The plot's task axis is the harness's metric: item scores are not normalised (it once said "normalised").
+    fig = hx.predict(out, run).plot()
+    assert fig.axes[0].get_xlabel() == "task score (acc, the harness's metric)"
+    assert "observed (subset)" not in [t.get_text() for t in fig.legends[0].get_texts()]  # nothing observed
     # An Every Eval Ever record carries the benchmark estimate with its interval and how it was made.
     assert main(["predict", "-m", str(out), str(run), "--eee", str(tmp_path / "eee")]) == 0
     [rec] = (tmp_path / "eee").glob("*.json")

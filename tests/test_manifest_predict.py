@@ -61,6 +61,9 @@ def test_reduce_writes_valid_manifest_and_harness_files(reduced):
     assert all(t["num_fewshot"] == 5 for t in group["task"])
     conf = (reduced / "run_entries_harness_ext_reduced.conf").read_text()
     assert conf.count('description: "mmlu:subject=') == 8
+    # Its Run line names the conf inside the folder, as the YAML's names --include_path: it once named the file
+    # alone, which helm-run cannot find from the folder reduce ran in.
+    assert f"# Run: helm-run --conf-paths {reduced / 'run_entries_harness_ext_reduced.conf'} --suite " in conf
     assert (reduced / "harness_ext_reduced_tasks.txt").read_text().split() == [t["task"] for t in group["task"]]
 
 

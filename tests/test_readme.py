@@ -46,8 +46,14 @@ def section_block(title: str) -> list:
     raise AssertionError(f"no section {title!r} in the README or docs/")
 
 
+def indented_commands(text: str) -> list:
+    """harness-ext commands of indented (four-space) code blocks, which docs/frontier.md uses."""
+    return [m.split(" #", 1)[0].strip() for m in re.findall(r"^ {4}(harness-ext .*)$", text, flags=re.M)]
+
+
 def harness_commands() -> list:
-    return [shlex.split(c)[1:] for path in [README, *GUIDE] for b in bash_blocks(path.read_text()) for c in commands(b)
+    return [shlex.split(c)[1:] for path in [README, *GUIDE]
+            for c in [c for b in bash_blocks(path.read_text()) for c in commands(b)] + indented_commands(path.read_text())
             if c.startswith("harness-ext ")]
 
 
@@ -121,3 +127,51 @@ def test_quickstart_runs_the_loop_as_written(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "reduced" / "harness_ext_estimate.py").is_file()
     if importlib.util.find_spec("lm_eval") is not None:  # as the Quickstart installs it
         assert "NOT SELF-CONTAINED" not in (tmp_path / "reduced" / "harness_ext_reduced.yaml").read_text()
+
+
+def _named_in_backticks(pattern: str) -> list:
+    """``(page, name)`` for every backticked name of the README, README_PLUGINS.md and docs/ matching ``pattern``."""
+    pages = [README, README.parent / "README_PLUGINS.md", *GUIDE]
+    return sorted({(p.relative_to(README.parent).as_posix(), m.rstrip(".,:;(")) for p in pages
+                   for m in re.findall(r"`([^`\s]+)`", p.read_text()) if re.match(pattern, m)})
+
+
+@pytest.mark.parametrize("page,path", _named_in_backticks(r"(harness_ext|plugins|adapters|tests|benchmarks|docs)/"))
+def test_every_repository_path_the_docs_name_exists(page, path):
+    """A user looks these up in the checkout: README_PLUGINS.md named harness_ext/plugins/registry.py, which is
+    plugins/registry.py there (installed as harness_ext.plugins.registry)."""
+    if page == "README_PLUGINS.md" and path.startswith("tests/"):
+        return  # the example plugin package's own tests
+    root = README.parent
+    assert any((root / c).exists() for c in (path, path + ".py")), f"{page} names {path}, which is not in the repository"
+
+
+@pytest.mark.parametrize("page,name", _named_in_backticks(r"harness_ext\.\w"))
+def test_every_dotted_name_the_docs_name_imports(page, name):
+    import importlib
+
+    parts = name.split("(")[0].rstrip(".").split(".")
+    if parts[-1] == "*":
+        parts = parts[:-1]
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            assert hasattr(obj, attr), f"{page} names {name}: {'.'.join(parts[:i])} has no {attr}"
+            obj = getattr(obj, attr)
+        return
+    raise AssertionError(f"{page} names {name}, which does not import")
+
+
+def test_the_item_estimator_snippet_of_the_items_guide_runs_as_written():
+    """docs/guide/items.md's first Python block (synthetic answers, AIPW on 50 random items) runs as written and
+    gives an estimate inside its interval, near the new model's true mean over all items."""
+    text = (README.parent / "docs" / "guide" / "items.md").read_text()
+    code = re.findall(r"```python\n(.*?)```", text, flags=re.S)[0]
+    assert "AIPW().fit(population_answers, items)" in code
+    scope: dict = {}
+    exec(compile(code, "docs/guide/items.md", "exec"), scope)
+    res, truth = scope["res"], scope["new_model_answers"].mean()
+    assert res.lower[0] <= res.estimate[0] <= res.upper[0] and abs(res.estimate[0] - truth) < 0.1

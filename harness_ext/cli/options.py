@@ -137,12 +137,14 @@ def add_store_argument(parser: argparse.ArgumentParser) -> None:
                              "$HARNESS_EXT_LOCK_TIMEOUT or 300)")
 
 
-def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options every analysis command uses to pick its performance matrix."""
+def add_matrix_arguments(parser: argparse.ArgumentParser, benchmark_required: bool = True) -> None:
+    """The options every analysis command uses to pick its performance matrix (``benchmark_required``: whether
+    ``--benchmark`` is needed when the store holds several; ``matrix`` exports them together)."""
     add_store_argument(parser)
     g = parser.add_argument_group("matrix selection")
     g.add_argument("--benchmark", action=ListAppend, default=None,
-                   help="benchmark name (repeatable or comma-separated); required when the store holds several")
+                   help="benchmark name (repeatable or comma-separated); " + (
+                       "required when the store holds several" if benchmark_required else "default: every benchmark"))
     g.add_argument("--metric", default=None, help="metric to use; default: each dataset's primary metric")
     # Repeat-only (no comma split): HELM run names hold commas.
     g.add_argument("--datasets", action="append", default=None,
@@ -253,7 +255,7 @@ def info_options(parser):
 
 
 def matrix_options(parser):
-    add_matrix_arguments(parser)
+    add_matrix_arguments(parser, benchmark_required=False)  # matrix_from_args(require_benchmark=False)
     parser.add_argument("--out", "--output", "-o", dest="output", default=None,
                         help="write to this file (.csv or .parquet) instead of printing")
 

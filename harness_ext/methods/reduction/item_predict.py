@@ -45,6 +45,10 @@ class ItemPrediction(PredictionResult):
         return (f"full-benchmark estimate: {s.get('benchmark')} {s.get('metric')} ({s.get('weighting')}; "
                 f"{s.get('estimator')}), {pct} interval")
 
+    def dataset_axis_label(self) -> str:
+        """Item scores are not normalised: the tasks' axis is the harness's metric."""
+        return f"task score ({(self.score or {}).get('metric') or 'score'}, the harness's metric)"
+
     def render(self, all: bool = False) -> str:
         from ...report import format_table
 

@@ -159,10 +159,10 @@ class PredictionResult(Result):
                 **prediction_json(self, self.manifest, self.manifest_path)}
 
     def plot(self, path=None, model=None):
-        """Each predicted dataset with its interval (normalised), observed ones marked; the full-benchmark score.
+        """Each predicted dataset with its interval, observed ones marked; the full-benchmark score.
 
-        One row of panels per model (``model``: only that one): the datasets on the normalised
-        scale, and beside them the full-benchmark score on the harness's metric with its interval
+        One row of panels per model (``model``: only that one): the datasets on the scale of the
+        table's ``score`` (:meth:`dataset_axis_label`), and beside them the full-benchmark score on the harness's metric with its interval
         (its actual value where known). Returns the path written, or the figure when ``path`` is None.
         """
         from ...report import get_pyplot, save_figure
@@ -187,12 +187,13 @@ class PredictionResult(Result):
             score = rows["score"].to_numpy()
             err = np.vstack([score - rows["lower"].to_numpy(), rows["upper"].to_numpy() - score])
             ax.errorbar(score[pred], y[pred], xerr=err[:, pred], fmt="o", ms=3, capsize=2, label=f"predicted, {pct}")
-            ax.plot(score[~pred], y[~pred], "k^", ms=4, label="observed (subset)")
+            if (~pred).any():
+                ax.plot(score[~pred], y[~pred], "k^", ms=4, label="observed (subset)")
             if rows["actual"].notna().any():
                 ax.plot(rows["actual"], y, "rx", ms=4, label="actual")
             ax.set_yticks(list(y))
             ax.set_yticklabels(list(rows["dataset"]), fontsize=7)
-            ax.set_xlabel("normalised score")
+            ax.set_xlabel(self.dataset_axis_label())
             ax.set_title(str(name), fontsize=9)
             ax.grid(alpha=0.3, axis="x")
             ax_agg.errorbar([0], [agg["aggregate"]], yerr=[[agg["aggregate"] - agg["lower"]], [agg["upper"] - agg["aggregate"]]],
@@ -204,10 +205,18 @@ class PredictionResult(Result):
             ax_agg.set_ylabel(label)
             ax_agg.set_title(f"{agg['aggregate']:.3f} [{agg['lower']:.3f}, {agg['upper']:.3f}]", fontsize=8)
             ax_agg.grid(alpha=0.3, axis="y")
-            ax_agg.legend(fontsize=7, loc="best")
-        axes[0][0].legend(fontsize=7, loc="lower right")
-        fig.tight_layout()
+        # One legend below the panels: inside an axes it hid the points and whiskers it sat on.
+        handles = {}
+        for a in axes[0]:
+            for h, lab in zip(*a.get_legend_handles_labels()):
+                handles.setdefault(lab, h)
+        fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=len(handles), fontsize=7, frameon=False)
+        fig.tight_layout(rect=(0, 0.3 / fig.get_figheight(), 1, 1))
         return fig if path is None else save_figure(fig, path)
+
+    def dataset_axis_label(self) -> str:
+        """The datasets' axis in :meth:`plot`: the scale the table's ``score`` column is on."""
+        return "normalised score"
 
 
 #: The old name of :class:`PredictionResult`.
