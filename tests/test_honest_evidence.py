@@ -195,14 +195,20 @@ def test_the_best_of_few_subsets_is_not_held_below_the_threshold_by_its_own_copi
     is 'may be no better than chance' beside a paired p of 4e-10. Copies of the chosen subset are left out."""
     import numpy as np
 
-    from harness_ext.methods.reduction.evidence import _versus, beats_random, same_subset_note
+    from harness_ext.methods.reduction.evidence import _versus, beats_random, share_beaten_text
 
     errors = np.repeat([3.2296483178, 4.1, 4.8, 5.2, 5.9, 7.3], [37, 33, 32, 33, 31, 34])
     # the nested path's error for the same subset agrees to rounding only
     cmp = _versus(3.2296483178 * (1 + 1e-13), 0.084, errors, errors / 40, 200)
     assert cmp.beats == 1.0 and cmp.n_same == 37
     assert beats_random({"beats": cmp.beats, "ratio": cmp.ratio, "paired_test": {"p_value": 4e-10}})
-    assert same_subset_note(cmp._asdict()) == " (37 of them the chosen subset itself, left out)"
+    assert share_beaten_text(cmp._asdict(), "200 draws") == (
+        "better than 100% of 200 draws (37 of them the chosen subset itself, left out)")
     worse = _versus(4.8, 0.12, errors, errors / 40, 200)  # the third best: ahead of the 98 worse of 168 other draws
     assert worse.n_same == 32 and abs(worse.beats - 98 / 168) < 1e-12
     assert _versus(3.0, 0.07, errors, errors / 40, 200).n_same == 0
+    # every subset exact (an additive matrix): no draw differs, and the summary says so instead of a share
+    flat = _versus(0.0, 0.0, np.zeros(20), np.zeros(20), 20)
+    assert flat.n_same == 20 and np.isnan(flat.beats) and not beats_random(flat._asdict())
+    assert share_beaten_text({**flat._asdict(), "beats": None}, "them") == (
+        "no better than any of them (each gives the same error)")

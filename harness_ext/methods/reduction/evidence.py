@@ -507,11 +507,14 @@ def beats_random(comparison: dict) -> bool:
             and p < PAIRED_ALPHA)
 
 
-def same_subset_note(comparison: dict) -> str:
-    """`` (37 of them the chosen subset itself, left out)`` when random draws repeated the chosen subset, else ``""``:
-    the share beaten (:func:`_beats`) leaves those draws out."""
-    same = comparison.get("n_same") or 0
-    return f" ({same} of them the chosen subset itself, left out)" if same else ""
+def share_beaten_text(comparison: dict, of: str) -> str:
+    """``better than 100% of <of> (37 of them the chosen subset itself, left out)``: the share of random subsets
+    beaten (:func:`_beats`, which leaves out draws of the chosen subset), or, when every draw's error equals the
+    chosen subset's, that none differs."""
+    beats, same = comparison.get("beats"), comparison.get("n_same") or 0
+    if beats is None or not np.isfinite(beats):
+        return f"no better than any of {of} (each gives the same error)"
+    return f"better than {beats:.0%} of {of}" + (f" ({same} of them the chosen subset itself, left out)" if same else "")
 
 
 def new_model_evidence(X, X_all, normalisations: Sequence[dict], fold_subsets: Sequence, predictor,

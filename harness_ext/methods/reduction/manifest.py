@@ -252,7 +252,7 @@ def reduction_warnings(df: pd.DataFrame, r) -> list:
     shown to beat random ones, large errors."""
     from ...store.pivot import conflicts_note, shots_left_out_note
     from ...store.scales import mixed_scales_note
-    from .evidence import beats_random, large_error_warnings, same_subset_note
+    from .evidence import beats_random, large_error_warnings, share_beaten_text
 
     facts, k, m = r.facts, r.sel.k, r.facts.m
     warnings = []
@@ -276,7 +276,7 @@ def reduction_warnings(df: pd.DataFrame, r) -> list:
         warnings.append(
             f"for a new model the chosen {k} datasets are not shown to predict the full-benchmark score better than "
             f"random {k}-dataset subsets with the same predictor (out of sample: aggregate RMSE ratio "
-            f"{vs_new['ratio']:.2f}, better than {vs_new['beats']:.0%} of {r.cv.n_draws} draws{same_subset_note(vs_new)}"
+            f"{vs_new['ratio']:.2f}, {share_beaten_text(vs_new, f'{r.cv.n_draws} draws')}"
             + (f", paired test p = {p:.2g}" if p is not None else "") + "): the choice may be no better than chance")
     warnings += large_error_warnings(r.cal.exp_agg, r.cv.rmse_d, r.plan.w, r.cal.honest["widths"], facts.columns,
                                      r.sel.subset_idx)

@@ -124,7 +124,7 @@ class ReduceResult(Result):
     def render(self) -> str:
         """The summary ``harness-ext reduce`` prints: the error for a new model first, in benchmark points."""
         from ..prowl.saturation import saturation_summary
-        from .evidence import beats_random, same_subset_note
+        from .evidence import beats_random, share_beaten_text
 
         manifest = self.manifest
         sel, pred = manifest["selection"], manifest["prediction"]
@@ -151,7 +151,7 @@ class ReduceResult(Result):
         ev = manifest.get("evidence") or {}
         r = ev.get("random_subsets") or {}
         if r.get("ratio") is not None:
-            verdict = f"better than {r['beats']:.0%} of them{same_subset_note(r)}; {_random_verdict(r, beats_random(r))}"
+            verdict = f"{share_beaten_text(r, 'them')}; {_random_verdict(r, beats_random(r))}"
             lines.append(
                 f"against {r['n_draws']} random {k}-dataset subsets, out of sample (same predictor, same held-out "
                 f"models): RMSE {_pts(r['chosen_aggregate_rmse'])} vs {_pts(r['random_aggregate_rmse_mean'])} on "
