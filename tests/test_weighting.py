@@ -313,6 +313,24 @@ def test_compare_schemes_rank_change_sign(tmp_path):
     assert np.allclose(comp.scores["user"], [0.1, 0.5])
 
 
+def test_rank_change_plot_shows_the_table_s_models_when_scores_tie(tmp_path, monkeypatch):
+    """On Open LLM Leaderboard v2's 4,494 models the plot's top 20 differed by one model from the printed table's:
+    the table took the first of tied models in a descending sort, the plot the last of an ascending one."""
+    import harness_ext.report as report
+    from harness_ext.methods.weighting.schemes import plot_rank_changes
+
+    # five models tie for the last two places of the top 3
+    df = pd.DataFrame([[0.9, 0.9], [0.5, 0.5], [0.5, 0.5], [0.5, 0.5], [0.5, 0.5], [0.1, 0.1]],
+                      index=list("abcdef"), columns=["x", "y"])
+    comp = compare_schemes(df, ["medoids"])
+    assert list(comp.top_models(3)) == ["a", "b", "c"]
+    figures = []
+    monkeypatch.setattr(report, "save_figure", lambda fig, path: figures.append(fig) or path)
+    plot_rank_changes(comp, tmp_path / "r.png", top=3)
+    labels = [t.get_text() for t in figures[0].axes[0].get_xticklabels()]
+    assert labels == ["c", "b", "a"]  # increasing uniform score, the same three models as the table
+
+
 def test_compare_schemes_on_structured_matrix():
     df = three_direction_matrix()
     comp = compare_schemes(df)

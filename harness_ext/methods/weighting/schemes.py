@@ -237,10 +237,15 @@ class SchemeComparison(Result):
             "params": self.params,
         }
 
+    def top_models(self, top: int = 20) -> pd.Index:
+        """The ``top`` models by uniform score, best first (all when ``top`` is 0): the table's rows and the plot's
+        columns, so both show the same models when scores tie."""
+        order = self.scores["uniform"].sort_values(ascending=False, kind="stable").index
+        return order[:top] if top else order
+
     def render(self, top: int = 20) -> str:
         """Scores and rank changes of the ``top`` models by uniform score (all when ``top`` is 0)."""
-        order = self.scores["uniform"].sort_values(ascending=False, kind="stable").index
-        shown = order[:top] if top else order
+        order, shown = self.scores.index, self.top_models(top)
         table = self.scores.loc[shown].join(self.rank_change.loc[shown].drop(columns="uniform").add_prefix("Δrank "))
         # Ties share the best rank: under a scheme that ties many models (medoids on few prompts) a model's rise
         # is the tie, not a better score; say so, with how many tie.
@@ -299,8 +304,8 @@ def plot_rank_changes(comp: SchemeComparison, path, top: int = 20):
     from ...report import get_pyplot, save_figure
 
     plt = get_pyplot()
-    order = comp.scores["uniform"].sort_values(kind="stable").index
-    models = list(order[-top:]) if top else list(order)
+    order = comp.scores.index
+    models = list(comp.top_models(top))[::-1]  # increasing uniform score, left to right
     schemes = [s for s in comp.rank_change.columns if s != "uniform"]
     M = comp.rank_change.loc[models, schemes].to_numpy().T.astype(float)
     fig, ax = plt.subplots(figsize=(max(6, 0.45 * len(models) + 2), 0.6 * len(schemes) + 2.5))
