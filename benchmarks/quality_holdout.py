@@ -574,6 +574,14 @@ def print_extras(rows, extras, file=None):
 
 
 def print_table(rows, default, file=None):
+    """Tables (a) and (b), each printed only when a row has its protocol (``--protocols f`` alone prints neither)."""
+    if any("a_agg_mae" in r for r in rows):
+        _print_random_splits(rows, default, file)
+    if any("b_med_ae" in r for r in rows):
+        _print_cell_completion(rows, file)
+
+
+def _print_random_splits(rows, default, file=None):
     print(f"\n(a) held-out models: default predictor '{default}' vs baselines (aggregate MAE ratios = baseline / default)",
           file=file)
     print(f"{'matrix':<14}{'shape':>12}{'k':>4}{'rho':>7}{'aggMAE':>8}{'cellMAE':>8}{'cov90':>7}{'p05':>6}{'se':>6}"
@@ -586,9 +594,10 @@ def print_table(rows, default, file=None):
               f"{r['a_agg_cov']:>7.3f}"
               f"{r.get('a_agg_cov_p05', float('nan')):>6.2f}{r.get('a_agg_cov_se', float('nan')):>6.3f}{r['a_ratio_ridge']:>8.2f}{r['a_ratio_bp']:>6.2f}{r['a_ratio_subset_mean']:>7.2f}"
               f"{r['a_ratio_colmeans']:>7.2f}", file=file)
-    if any("a_agg_mae" in r for r in rows):
-        print("se: bootstrap standard error over the splits of the cell / aggregate coverage (mean over splits)",
-              file=file)
+    print("se: bootstrap standard error over the splits of the cell / aggregate coverage (mean over splits)", file=file)
+
+
+def _print_cell_completion(rows, file=None):
     print(f"\n(b) cell completion (3 folds x seeds): median |error| in points, coverage, median 90% width", file=file)
     print(f"{'matrix':<14}{'medAE':>8}{'cov90':>7}{'min':>6}{'width':>8}{'BP medAE':>9}{'BP cov':>7}{'BP width':>9}"
           f"{'xBP':>6}{'xColM':>7}", file=file)
