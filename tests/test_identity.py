@@ -166,6 +166,22 @@ def test_unmatched_lists_likely_duplicates_for_review(bb_store, capsys):
     assert "GPT-4o-20240513" in capsys.readouterr().out
 
 
+def test_an_alias_file_lists_the_merged_names_not_the_whole_store(tmp_path, capsys):
+    """`models --aliases FILE` printed every name of the store after storing the file (1,931 on benchbench)."""
+    (tmp_path / "a.csv").write_text("model,dataset,value\n" + "".join(f"m{i},d1,0.{i}\n" for i in range(1, 9))
+                                    + "My Model v1,d2,0.5\n")
+    (tmp_path / "aliases.yaml").write_text("aliases:\n  m1: [My Model v1]\n")
+    db = str(tmp_path / "s.duckdb")
+    assert main(["ingest", "--db", db, "-q", str(tmp_path / "a.csv")]) == 0
+    capsys.readouterr()
+    assert main(["models", "--db", db, "--aliases", str(tmp_path / "aliases.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "stored 1 alias entries" in out and "the merged ones below" in out
+    assert "My Model v1" in out and "m5" not in out
+    assert main(["models", "--db", db]) == 0
+    assert "m5" in capsys.readouterr().out
+
+
 def test_one_row_per_model_across_shot_counts_v03():
     """lm-eval v0.3 master: LLaMA ran MMLU 5-shot, BBH 3-shot and the rest 0-shot; was 51 rows for 22 models."""
     with Store.open(":memory:") as s:

@@ -23,14 +23,17 @@ def run(args) -> int:
             out = candidate_pairs(table["name"], mapping, _cooccurring(store), min_score=args.min_score)
         else:
             sizes = table.groupby("canonical")["name"].transform("size")
-            out = table[sizes > 1] if args.merged else table
+            # After storing an alias file the merges are what to check, not every name of a large store.
+            out = table[sizes > 1] if args.merged or args.aliases else table
     n_ids = table["canonical"].nunique()
     args.json_payload = {"title": "models", "summary": {"names": len(table), "models": n_ids},
                          "tables": {"pairs" if args.unmatched else "models": json.loads(out.to_json(orient="records"))}}
     if args.unmatched:
         print(f"{len(out)} pairs of models that may be the same (review; put the true ones in an alias file):")
     else:
-        print(f"{len(table)} model names, {n_ids} models; {len(table) - n_ids} names merged into another's id")
+        print(f"{len(table)} model names, {n_ids} models; {len(table) - n_ids} names merged into another's id"
+              + ("; the merged ones below ('harness-ext models' lists every name)" if args.aliases and not args.merged
+                 else ""))
     if len(out):
         print(format_table(out, index=False))
     return 0

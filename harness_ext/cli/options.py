@@ -267,7 +267,7 @@ def models_options(parser):
     parser.add_argument("--min-score", type=float, default=0.75, help="lowest similarity listed by --unmatched (default 0.75)")
     parser.add_argument("--aliases", metavar="FILE", default=None,
                         help="store a user alias file (YAML/JSON 'aliases: {canonical: [names]}', 'separate: [names]'; "
-                             "or CSV alias,canonical) and re-resolve")
+                             "or CSV alias,canonical), re-resolve and list the merged names")
     parser.add_argument("--merged", action="store_true", help="list only canonical ids that several names map to")
 
 
