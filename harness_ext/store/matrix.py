@@ -286,8 +286,9 @@ def load_metric_tensor(store, query: MatrixQuery, models, datasets) -> tuple:
         f"SELECT DISTINCT metric FROM datasets {'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY metric",
         params).fetchall()]
     models, datasets = list(models), list(datasets)
-    slices = [load_matrix(store, replace(query, metric=m, dense=False)).reindex(index=models, columns=datasets)
-              .to_numpy(dtype=float) for m in metrics]
+    # Only the values are used: no fingerprint, nor the manifest's conflict count, per slice.
+    slices = [load_matrix(store, replace(query, metric=m, dense=False), fingerprint=False)
+              .reindex(index=models, columns=datasets).to_numpy(dtype=float) for m in metrics]
     shape = (len(models), len(datasets), 0)
     return (np.stack(slices, axis=2) if slices else np.empty(shape)), metrics
 

@@ -84,9 +84,9 @@ def note_conflicts(store, df: pd.DataFrame, rows: str = "model") -> None:
     c = store.conflicts() if rows == "model" else None
     if c is None or c.empty or df.empty:
         return
-    canonical = {}
-    if (df.attrs.get("query") or {}).get("aliases", True) and store._has_table("model_aliases"):
-        canonical = dict(store.con.execute("SELECT alias, canonical FROM model_aliases").fetchall())
+    # The matrix's own record of merged names (empty with aliases off): each stored name to its row.
+    canonical = {name: row for row, names in (df.attrs.get("model_aliases") or {}).items() for name in names}
+
     def shots(k):
         return None if k is None or pd.isna(k) else int(k)
 
