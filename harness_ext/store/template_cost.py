@@ -116,12 +116,10 @@ def work_problem(tree, nodes, special: frozenset) -> Optional[str]:
     ``nodes`` is ``jinja2.nodes``; ``special`` the names that are not document fields. The reason is a
     predicate, like :func:`harness_ext.store.template_safety.template_problem`'s.
     """
-    walker = _Walker(nodes, special)
     try:
-        walker.statements(tree.body, {})
+        c0, c1, c2, c3 = _work(tree, nodes, special)
     except _Refused as exc:
         return str(exc)
-    c0, c1, c2, c3 = walker.work
     if c3:
         return "can do work growing with the cube of a document field's length (loops or joins nested in each other)"
     if max(c0, c1, c2) >= _CAP:
@@ -141,11 +139,16 @@ def work_bound(tree, nodes, special: frozenset) -> Optional[tuple]:
     ``c0 + c1 D + c2 D^2 + c3 D^3`` steps for a document whose largest field prints in ``D`` characters (``c3``
     stands for every higher power too). None for a template refused whatever its bound (``**``...).
     """
-    walker = _Walker(nodes, special)
     try:
-        walker.statements(tree.body, {})
+        return _work(tree, nodes, special)
     except _Refused:
         return None
+
+
+def _work(tree, nodes, special: frozenset) -> tuple:
+    """``(c0, c1, c2, c3)`` of :func:`work_bound`; raises :class:`_Refused` for a construct refused outright."""
+    walker = _Walker(nodes, special)
+    walker.statements(tree.body, {})
     return walker.work
 
 
