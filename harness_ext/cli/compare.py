@@ -39,15 +39,17 @@ def read_features(path, columns):
     missing = [c for c in columns if c not in num.index]
     if missing:
         raise HarnessExtError(f"features CSV {path} has no row for {len(missing)} dataset(s) of the matrix, e.g. {missing[:5]}")
+    from ..report import listed
+
     log = logging.getLogger("harness_ext.compare")
     text = [c for c in df.columns if c not in num.columns]
     if text:
-        log.warning(f"features CSV {path}: {len(text)} non-numeric column(s) not used: {', '.join(map(str, text[:5]))}"
-                    + (" ..." if len(text) > 5 else ""))
-    extra = [r for r in num.index if r not in set(columns)]
+        log.warning(f"features CSV {path}: {len(text)} non-numeric column(s) not used: {listed(text, 5)}")
+    wanted = set(columns)
+    extra = [r for r in num.index if r not in wanted]
     if extra:
         log.warning(f"features CSV {path}: {len(extra)} row(s) of datasets not in the matrix not used: "
-                    f"{', '.join(extra[:5])}" + (" ..." if len(extra) > 5 else ""))
+                    f"{listed(extra, 5)}")
     F = num.loc[list(columns)].to_numpy(dtype=float)
     bad = np.isinf(F).any(axis=1)
     if bad.any():
