@@ -16,7 +16,7 @@ log = logging.getLogger("harness_ext.reduce")
 def run(args) -> int:
     from ..errors import HarnessExtError
     from ..methods.reduction.budget import read_costs
-    from ..methods.reduction.manifest_steps import check_selector_similarity
+    from ..methods.reduction.manifest_steps import check_selector_similarity, weighting_with_file
     from ..methods.reduction.reduce import DEFAULT_FORMATS, reduce_matrix
     from ..plugin_manager import get_registration
     from ..safe_output import check_group_name
@@ -32,12 +32,7 @@ def run(args) -> int:
     get_registration("predictors", args.predictor)
     selector_params = _selector_params(args)
     check_selector_similarity(args.similarity, selector_params)
-    weighting, weighting_params = args.weighting, {}
-    if args.weights:
-        if weighting not in ("uniform", "user"):  # the default, or the scheme --weights runs
-            raise HarnessExtError(f"--weights {args.weights} gives the weights itself (--weighting user); it cannot "
-                                  f"be given with --weighting {weighting}")
-        weighting, weighting_params = "user", {"path": args.weights}
+    weighting, weighting_params = weighting_with_file(args.weighting, args.weights, cli=True)
     get_registration("weighting_schemes", weighting)
     formats = args.formats or list(DEFAULT_FORMATS)
     for f in formats:

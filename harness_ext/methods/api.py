@@ -30,6 +30,7 @@ import pandas as pd
 
 from ..errors import HarnessExtError, StoreError
 from .reduction.manifest import DEFAULT_SELECTOR
+from .reduction.manifest_steps import weighting_with_file
 
 __all__ = ["ingest", "load_matrix", "predict", "reduce", "reduce_items"]
 
@@ -242,7 +243,7 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     except StoreError as exc:  # a store of item-level results only: the item-level reduction, or this error
         return _reduce_item_store(exc, matrix, benchmark, items, {"budget": budget, "costs": costs}, seed=seed,
                                   group_name=group_name, local_data=local_data)
-    weighting, weighting_params = _weighting(weighting, weights)
+    weighting, weighting_params = weighting_with_file(weighting, weights)
     costs = read_costs(costs) if isinstance(costs, (str, os.PathLike)) else costs
     return reduce_matrix(df, budget=None if budget is None else str(budget), selector=selector, similarity=similarity,
                          predictor=predictor, weighting=weighting, weighting_params=weighting_params,
@@ -251,16 +252,6 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
                          min_availability=min_availability, predictor_params=predictor_params,
                          selector_params={**(selector_params or {}), **({"demote_saturated": True} if demote_saturated
                                                                         else {})} or None)
-
-
-def _weighting(weighting: str, weights) -> tuple:
-    """``(scheme, its parameters)``: ``weights`` (a file) is the ``user`` scheme, refused beside another scheme."""
-    if weights is None:
-        return weighting, {}
-    if weighting not in ("uniform", "user"):  # the default, or the scheme a weights file runs
-        raise HarnessExtError(f"weights={weights} gives the weights itself (weighting='user'); it cannot be given "
-                              f"with weighting={weighting!r}")
-    return "user", {"path": str(weights)}
 
 
 def _item_level_store(matrix, benchmark) -> bool:

@@ -192,6 +192,27 @@ def check_selector_similarity(similarity: Optional[str], selector_params: Option
                       f"(selector_params similarity=, --selector-param similarity={other}); give one of them")
 
 
+def weighting_with_file(weighting: str, weights, cli: bool = False) -> tuple:
+    """``(scheme, its parameters)`` for ``reduce``'s weighting: a weights file is the ``user`` scheme.
+
+    ``cli``: name the options as ``harness-ext reduce`` spells them (``--weights``), else as the Python API does.
+
+    Raises
+    ------
+    MethodError
+        A weights file given beside a scheme other than the default ``uniform`` or ``user`` (one of them would go
+        unused unsaid).
+    """
+    if weights is None or weights == "":
+        return weighting, {}
+    if weighting not in ("uniform", "user"):  # the default, or the scheme a weights file runs
+        raise MethodError(
+            f"--weights {weights} gives the weights itself (--weighting user); it cannot be given with --weighting "
+            f"{weighting}" if cli else f"weights={weights} gives the weights itself (weighting='user'); it cannot be "
+            f"given with weighting={weighting!r}")
+    return "user", {"path": str(weights)}
+
+
 def user_selector_params(selector: str, defaults: dict, params: dict, facts: MatrixFacts) -> dict:
     """The user's selector parameters (``reduce --demote-saturated``), checked against the selector's; with
     ``demote_saturated`` and no ``ceilings``, each dataset's ceiling from its normalisation record
