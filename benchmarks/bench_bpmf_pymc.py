@@ -1,6 +1,6 @@
 """Bayesian PMF by our Gibbs sampler against the PyMC NUTS reference (optional: skips without PyMC).
 
-The model of Zhao et al. (004) §3.4 as they sample it: ``R = U V^T + noise``
+The model of Zhao et al. §3.4 as they sample it: ``R = U V^T + noise``
 on column-standardised scores, rank 10, fixed N(0, I) priors on ``U`` and
 ``V``, noise precision ``alpha = 2``; NUTS with 500 tuning steps and 100
 draws. Ours is :class:`harness_ext.plugins.predictors.BayesianPMF` with the

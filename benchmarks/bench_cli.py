@@ -28,7 +28,7 @@ untimed warm-up run per command fills the cache, so the timed runs load compiled
 installed package does (pip byte-compiles on install). Without this every run recompiles every module
 it imports, which is not what a user pays.
 
-Targets (issue 17): ``--help``/``--version`` under 0.15 s and ``plugins`` under 0.5 s (absolute wall
+Targets: ``--help``/``--version`` under 0.15 s and ``plugins`` under 0.5 s (absolute wall
 time, interpreter start included), reported for both installations. Usage::
 
     python benchmarks/bench_cli.py [--quick] [--repeat N] [--no-venv]
@@ -52,7 +52,7 @@ import _common  # noqa: F401  (sets HARNESS_EXT_LOAD_PLUGINS and friends)
 from _common import REPO, emit_json, print_rows, row
 
 COMMANDS = (("--version",), ("--help",), ("reduce", "--help"), ("plugins",))
-#: Issue 17 item 1: seconds per command (``reduce --help`` has no target of its own).
+#: The speed targets: seconds per command (``reduce --help`` has no target of its own).
 TARGETS = {("--version",): 0.15, ("--help",): 0.15, ("plugins",): 0.5}
 #: Top-level modules of harness-ext's dependencies (pyproject ``dependencies``), located for the plain venv.
 DEPENDENCIES = ("pluggy", "duckdb", "numpy", "scipy", "sklearn", "pandas", "tqdm", "joblib", "yaml", "jsonschema")

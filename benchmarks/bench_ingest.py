@@ -1,6 +1,6 @@
 """Ingest against what a user would otherwise run: json.load plus one DuckDB bulk insert.
 
-Headline (issue 17 item 3), on the real files in ``../shared/data`` and in the same run:
+Headline, on the real files in ``../shared/data`` and in the same run:
 
 1. Open LLM Leaderboard v2 (4,574 Every Eval Ever files) and pythia-evals (889 lm-eval v0.3
    files): ``ingest_paths`` (format detection, validation, content hashing, conflict tracking,

@@ -1,6 +1,6 @@
 """Store to matrix against reading the same matrix from Parquet, and the 40M-result pipeline through the CLI.
 
-Two targets of issue 17 item 2, in one run:
+Two speed targets of the matrix pipeline, in one run:
 
 1. **Store to matrix** at 50,000 x 200 (10M results): a store filled with
    ``models x datasets`` synthetic results (one source file per
@@ -58,7 +58,7 @@ import numpy as np
 import _common
 from _common import PeakMemory, emit_json, fmt_size, print_rows, row, run_cli
 
-#: The pipeline's targets (issue 17 item 2).
+#: The pipeline's targets.
 PIPELINE_SECONDS = 300.0
 PIPELINE_MB = 4096.0
 

@@ -34,7 +34,7 @@ same process on the same matrix and checked to agree with ours:
   same folds;
 * other: our own time (no speed-up claimed).
 
-Those are naive loops, so since issue 17 they are the second column
+Those are naive loops, so they are the second column
 (``loop_s``). The headline reference (``ref_s``) is what a user would
 otherwise run with the libraries, phase by phase, in the same process:
 

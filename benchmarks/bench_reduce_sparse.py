@@ -1,4 +1,4 @@
-"""Speed of ``reduce`` with its defaults on the sparse real matrices of issue 14 (target: under 30 s each, 2 cores).
+"""Speed of ``reduce`` with its defaults on the sparse shared real matrices (target: under 30 s each, 2 cores).
 
 Matrices, all kept sparse (no ``--dense``): CrossPred (108 x 178, every
 observed cell), Open LLM Leaderboard v2 (4,496 x 6) and the benchbench

@@ -1,4 +1,4 @@
-"""Why nested new-model intervals over- or under-cover: calibration modes on the same splits (issue 14 item 4).
+"""Why nested new-model intervals over- or under-cover: calibration modes on the same splits.
 
 Run::
 

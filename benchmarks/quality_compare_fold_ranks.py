@@ -1,8 +1,8 @@
-"""How much of the gap to the paper's Random row is the per-dataset ranking? (issue 5)
+"""How much of the gap to the paper's Random row is the per-dataset ranking?
 
 The store keeps one score per (model, dataset): the tsml adapter averages the
 30 resamples of the TSC bake-off. ``harness-ext compare`` therefore ranks the
-models on each dataset by their mean accuracy. Gusev & Zaytsev (002 §3) rank
+models on each dataset by their mean accuracy. Gusev & Zaytsev (2026) §3 rank
 the models on every resample and average the resample ranks, which pulls mean
 ranks towards the middle and shrinks rank MAE.
 
@@ -91,7 +91,7 @@ def main(argv=None):
     mean_acc = cube.mean(axis=2)
     schemes = (
         ("ranks of mean accuracy (harness-ext)", lambda m: rank_per_dataset(mean_acc[m])),
-        ("mean of per-resample ranks (002 §3)", lambda m: rankdata(-cube[m], axis=0).mean(axis=2)),
+        ("mean of per-resample ranks (Gusev & Zaytsev §3)", lambda m: rankdata(-cube[m], axis=0).mean(axis=2)),
     )
     ks = np.arange(2, 21)
     for label, ranks_of in schemes:

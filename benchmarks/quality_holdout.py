@@ -1,4 +1,4 @@
-"""Held-out quality of the prediction engine on every shared real matrix with >= 30 models (issue 14 item 6).
+"""Held-out quality of the prediction engine on every shared real matrix with >= 30 models.
 
 Run::
 

@@ -1,4 +1,4 @@
-"""Round-trip quality of reduce -> run the subset -> predict on the bundled Pythia runs (issue 8).
+"""Round-trip quality of reduce -> run the subset -> predict on the bundled Pythia runs.
 
 For each held-out Pythia model, every checkpoint of it is removed from the
 store, ``reduce`` (the library call behind ``harness-ext reduce``, default
@@ -44,7 +44,7 @@ not run it.
 
 References
 ----------
-SimBA (000) §4 and Table 4 (S -> D \\ S regression, MSE on held-out models).
+SimBA (Subramani, Gomez and Diab) §4 and Table 4 (S -> D \\ S regression, MSE on held-out models).
 """
 
 from __future__ import annotations

@@ -226,7 +226,7 @@ def exponent_frame(results: list):
     return pd.DataFrame(recs)
 
 
-# ------------------------------------------------------------------------------- targets (issue 17)
+# ------------------------------------------------------------------------------- targets
 
 
 def _rows(results, bench, case=None, size=None):
@@ -484,7 +484,7 @@ def main(argv=None) -> int:
         print("\ngrowth exponents (time ~ size^b; bench_scale):")
         print(format_table(exps, index=False))
     targets = targets_rows(results, {res["name"] for res in results})
-    print("\ntargets (issue 17 first; PASS/FAIL from this run's rows; n/a = not measured in this run):")
+    print("\ntargets (PASS/FAIL from this run's rows; n/a = not measured in this run):")
     print(format_table(targets))
     if args.markdown:
         import pandas as pd

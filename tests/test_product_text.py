@@ -1,7 +1,7 @@
 """Product text cites papers, never the project's own bookkeeping.
 
 Docstrings, comments, help text and messages in the package, the plugins and the adapters, and the user
-documentation (docs/, README.md, README_PLUGINS.md) name a paper by its authors (and year, section,
+documentation (docs/, README.md, README_PLUGINS.md), and the benchmark scripts users run from the README, name a paper by its authors (and year, section,
 equation) or just say why; issue numbers, the numbers of the seed papers' files ("003 §3.3", "(000)"),
 measurement-run letters and commit hashes mean nothing to a user and go in benchmarks/HISTORY.md or
 CHANGELOG.md, which this test does not read.
@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SCANNED = [ROOT / "harness_ext", ROOT / "plugins", ROOT / "adapters", ROOT / "docs", ROOT / "README.md",
            ROOT / "README_PLUGINS.md"]
 SUFFIXES = {".py", ".md", ".rst", ".txt", ".yaml", ".yml", ".toml", ".cfg"}
+#: The benchmark scripts' help and output are read by users too; benchmarks/HISTORY.md is the record, not scanned.
+SCRIPTS = ROOT / "benchmarks"
 
 PATTERNS = {
     "an issue number": re.compile(r"\bissues? #?\d", re.I),
@@ -34,6 +36,7 @@ ALLOWED: set = set()
 
 
 def _files():
+    yield from sorted(SCRIPTS.glob("*.py"))
     for base in SCANNED:
         paths = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file())
         for path in paths:
