@@ -105,5 +105,18 @@ def test_paths_with_no_per_item_log_are_one_clear_error(tmp_path):
     (empty / ".hidden").mkdir(parents=True)
     (empty / "results.json").write_text("{}")
     (empty / ".hidden" / MC).write_text("{}")  # hidden folders are not looked in
-    with pytest.raises(HarnessExtError, match=f"^no per-item logs .* in {empty}: run lm_eval with --log_samples"):
+    # The files looked at are counted: the folder was not empty, its files were no per-item logs.
+    with pytest.raises(HarnessExtError, match=rf"^no per-item logs .* among the 1 file in {empty} \(hidden folders "
+                                              r"are not looked in\): run lm_eval with --log_samples"):
         read_item_logs([empty])
+
+
+def test_a_helm_per_instance_file_given_without_its_run_is_an_error_not_passed_over(tmp_path):
+    """It was passed over without a word: predict went on with the other logs given."""
+    folder = _mixed_folder(tmp_path / "mixed")
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    shutil.copy(HELM_RUN / "per_instance_stats.json", lone / "per_instance_stats.json")
+    with pytest.raises(HarnessExtError, match=f"^{lone / 'per_instance_stats.json'}: a HELM per-instance file "
+                                              "without the run's run_spec.json beside it"):
+        read_item_logs([folder / "eee", lone / "per_instance_stats.json"])
