@@ -120,3 +120,21 @@ def test_a_helm_per_instance_file_given_without_its_run_is_an_error_not_passed_o
     with pytest.raises(HarnessExtError, match=f"^{lone / 'per_instance_stats.json'}: a HELM per-instance file "
                                               "without the run's run_spec.json beside it"):
         read_item_logs([folder / "eee", lone / "per_instance_stats.json"])
+
+
+def test_the_given_paths_are_walked_once_and_each_file_looked_at_once(tmp_path, monkeypatch):
+    """They were walked once per kind of log (three times), and a log given by name sniffed three times."""
+    import collections
+    import os
+
+    import harness_ext.adapters.inspect_items as inspect_items
+
+    folder = _mixed_folder(tmp_path / "mixed")
+    walks, sniffed = [], collections.Counter()
+    real_walk, real_sniff = os.walk, inspect_items.is_log_file
+    monkeypatch.setattr(os, "walk", lambda top, *a, **k: (walks.append(str(top)), real_walk(top, *a, **k))[1])
+    monkeypatch.setattr(inspect_items, "is_log_file", lambda p: (sniffed.update([str(p)]), real_sniff(p))[1])
+    log = folder / "inspect" / INSPECT_LOG.name
+    read_item_logs([folder, log])
+    assert walks == [str(folder)]
+    assert sniffed[str(log)] == 2 and max(n for p, n in sniffed.items() if p != str(log)) == 1  # in the folder, and given
