@@ -289,7 +289,7 @@ def is_log_file(path) -> bool:
     import zipfile
 
     p = Path(path)
-    if not p.is_file() or p.suffix not in (".eval", ".json"):
+    if p.suffix not in (".eval", ".json") or not p.is_file():  # the name first: no stat of other files in a walk
         return False
     if p.suffix == ".eval":
         return zipfile.is_zipfile(p)
@@ -300,10 +300,3 @@ def is_log_file(path) -> bool:
         return False
     # As Inspect writes a log's first keys; an eval set's logs.json (log name -> header) opens otherwise.
     return re.match(rb'\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:', head) is not None
-
-
-def log_files(paths) -> list:
-    """The Inspect logs among ``paths``: files given, and those in folders (walked, hidden ones passed over)."""
-    from harness_ext.store.ingest_files import walk_files
-
-    return walk_files(paths, is_log_file, keep_given=True)

@@ -75,9 +75,21 @@ def comment(text, prefix: str = "# ") -> str:
     return prefix + escape_line(text)
 
 
+#: Unicode categories a quoted name shows escaped: control and format characters (bidirectional overrides too),
+#: lone surrogates and line or paragraph separators; letters of every script are shown as they are.
+_UNSHOWN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
 def quoted(name) -> str:
-    """A name for human-readable text (comments, messages): JSON-quoted, so its extent is unambiguous."""
-    return json.dumps(str(name), ensure_ascii=False)
+    """A name for human-readable text (comments, messages): JSON-quoted, so its extent is unambiguous, on one line.
+
+    Letters of any script stay readable; what a terminal would not show as itself (control and format characters,
+    line separators, lone surrogates) is written as JSON escapes it (``\\u2028``).
+    """
+    import unicodedata
+
+    text = json.dumps(str(name), ensure_ascii=False)  # escapes quotes, backslashes and C0 controls
+    return "".join(json.dumps(c)[1:-1] if unicodedata.category(c) in _UNSHOWN_CATEGORIES else c for c in text)
 
 
 def short_name(name, limit: int = 80) -> str:

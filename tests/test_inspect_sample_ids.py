@@ -161,3 +161,11 @@ def test_a_list_too_long_for_one_argument_is_warned_and_a_malformed_field_refuse
     with pytest.raises(HarnessExtError, match="its inspect field is not a task name and a list of sample ids"):
         inspect_sample_ids({"tasks": {"t": {"inspect": {"task": "t", "sample_ids": [True]}}}})
     assert inspect_sample_ids({"tasks": {"t": {"metric": "acc"}}}) == {}
+
+
+def test_warnings_show_a_task_name_as_it_reads_cut_and_quoted():
+    """They showed non-ASCII letters as JSON escapes (``\\u00e9``); names are quoted the way every message quotes."""
+    [w] = unsafe_warnings("évaluation;x", [1])
+    assert w.startswith('Inspect task "évaluation;x": its name is not a plain word')
+    [w] = unsafe_warnings("t" * 200 + ";", [1])
+    assert w.startswith('Inspect task "' + "t" * 77 + '...": its name')

@@ -204,3 +204,13 @@ def test_open_llm_leaderboard_v2_from_every_eval_ever(tmp_path, capsys):
     assert all(t.startswith("leaderboard_") for t in load_group_yaml(out / "harness_ext_reduced.yaml")["task"])
     assert "metric: Accuracy" not in text
     assert "entries: []\n" in (out / "run_entries_harness_ext_reduced.conf").read_text()
+
+
+def test_foreign_task_warnings_count_the_tasks_they_do_not_name():
+    """They ended a cut list with ``...``: how many more were left unsaid."""
+    found = {f"t{i}": ({"builtin": f"x{i}.yaml"} if i < 7 else {}) for i in range(15)}
+    clash, other = foreign_task_warnings(found)
+    assert clash.startswith("7 item task(s) have the name of another lm-eval task or group: t0 (x0.yaml), "
+                            "t1 (x1.yaml), t2 (x2.yaml), t3 (x3.yaml), t4 (x4.yaml) and 2 more; lm-eval would run")
+    assert other.startswith("8 item task(s) are not lm-eval tasks: t7, t8, t9, t10, t11, t12 and 2 more; the lm-eval")
+    assert " ..." not in clash + other

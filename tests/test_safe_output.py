@@ -14,7 +14,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -368,3 +367,18 @@ def test_a_relative_out_accepts_writer_paths_relative_to_the_working_directory(t
     (tmp_path / "elsewhere.txt").write_text("x")
     with pytest.raises(PluginError, match="outside the output directory"):
         checked_outputs(["elsewhere.txt"], out, "json")
+
+
+@pytest.mark.parametrize("name, shown", [
+    ("café/中文", '"café/中文"'),  # letters of every script as they are
+    ("a\nb\x7fc", '"a\\nb\\u007fc"'),  # controls: JSON's escape
+    ("a\u2028b\x85c", '"a\\u2028b\\u0085c"'),  # line breaks JSON leaves raw
+    ("ab\u202ecd", '"ab\\u202ecd"'),  # a right-to-left override would show the name reordered
+    ("bad\udc80", '"bad\\udc80"'),  # a lone surrogate cannot be written as UTF-8
+    ('q"\\', '"q\\"\\\\"'),
+])
+def test_a_quoted_name_is_one_readable_line(name, shown):
+    from harness_ext.safe_output import quoted
+
+    assert quoted(name) == shown and json.loads(quoted(name)) == name
+    assert len(quoted(name).splitlines()) == 1 and quoted(name).encode("utf-8")

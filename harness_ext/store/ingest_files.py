@@ -61,7 +61,8 @@ def walk_files(paths, keep, keep_given: bool = False) -> list:
         if p.is_dir():
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if not is_hidden(d))
-                out.extend(Path(root) / f for f in sorted(files) if keep(Path(root) / f))
+                base = Path(root)
+                out.extend(f for f in (base / name for name in sorted(files)) if keep(f))  # each path built once
         elif not keep_given or keep(p):
             out.append(p)
     return out

@@ -227,22 +227,23 @@ def foreign_tasks(tasks: dict) -> dict:
 def foreign_task_warnings(found: dict, elsewhere: str = "") -> list:
     """``reduce --items`` warnings on the :func:`foreign_tasks` entries: name clashes first, they run the wrong task.
     ``elsewhere``: how some of them run under their own harness (tasks from Inspect AI logs), said after them."""
+    from ..report import listed
     from ..safe_output import short_name
 
     clash = [t for t, e in found.items() if e.get("builtin")]
     other = [t for t, e in found.items() if not e.get("builtin")]
     out = []
     if clash:
-        named = [f"{short_name(t)} ({found[t]['builtin']})" for t in clash[:5]]
-        out.append(f"{len(clash)} item task(s) have the name of another lm-eval task or group: {', '.join(named)}"
-                   f"{' ...' if len(clash) > 5 else ''}; lm-eval would run its own task, all of it (--samples matches "
-                   "none of its documents), so the lm-eval group leaves them out: run their items in the harness they "
-                   "came from, or with a task definition of another name whose documents are in the source's order")
+        named = listed((f"{short_name(t)} ({found[t]['builtin']})" for t in clash), 5)
+        out.append(f"{len(clash)} item task(s) have the name of another lm-eval task or group: {named}; lm-eval would "
+                   "run its own task, all of it (--samples matches none of its documents), so the lm-eval group leaves "
+                   "them out: run their items in the harness they came from, or with a task definition of another name "
+                   "whose documents are in the source's order")
     if other:
-        out.append(f"{len(other)} item task(s) are not lm-eval tasks: {', '.join(map(short_name, other[:6]))}"
-                   f"{' ...' if len(other) > 6 else ''}; the lm-eval group lists them, and lm-eval runs it only with a "
-                   "task definition of each name, whose documents are in the source's order, added to the folder "
-                   f"(the group YAML says which){'; ' + elsewhere if elsewhere else ''}")
+        out.append(f"{len(other)} item task(s) are not lm-eval tasks: {listed(map(short_name, other), 6)}; the lm-eval "
+                   "group lists them, and lm-eval runs it only with a task definition of each name, whose documents "
+                   "are in the source's order, added to the folder (the group YAML says which)"
+                   f"{'; ' + elsewhere if elsewhere else ''}")
     return out
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import re
 
+from ...safe_output import quoted, short_name
+
 #: The benchmark the Inspect item reader stores its tasks under (:mod:`harness_ext.adapters.inspect_ai`).
 BENCHMARK = "inspect"
 #: The file the item writer writes the Inspect tasks' drawn sample ids to.
@@ -93,9 +95,9 @@ def _id_problem(v):
 
 def unsafe_warnings(name: str, sample_ids: list) -> list:
     """The warnings on an Inspect task whose name or drawn ids cannot be passed to ``inspect eval`` as they are."""
-    out = []
+    out, shown = [], quoted(short_name(name))
     if not _PLAIN.fullmatch(name) or name.startswith("-") or len(name) > MAX_ARG_CHARS:
-        out.append(f"Inspect task {_shown(name)}: its name is not a plain word a command line takes as it is (a "
+        out.append(f"Inspect task {shown}: its name is not a plain word a command line takes as it is (a "
                    f"leading '-', blanks, quotes, ;, $, control characters or over {MAX_ARG_CHARS:,} characters); "
                    f"{FILE_NAME} lists it as data: quote it when you run it")
     why = {}
@@ -105,20 +107,13 @@ def unsafe_warnings(name: str, sample_ids: list) -> list:
             why[p] = why.get(p, 0) + 1
     if why:
         n = sum(why.values())
-        out.append(f"Inspect task {_shown(name)}: {n} of its {len(sample_ids)} drawn sample ids cannot be given to "
+        out.append(f"Inspect task {shown}: {n} of its {len(sample_ids)} drawn sample ids cannot be given to "
                    f"inspect eval --sample-id as they are ({'; '.join(f'{k} {p}' for p, k in sorted(why.items()))}); "
                    f"{FILE_NAME} lists them all: pass the list to Inspect's Python eval(..., sample_id=[...])")
     if len(",".join(map(str, sample_ids))) > MAX_ARG_CHARS:
-        out.append(f"Inspect task {_shown(name)}: its {len(sample_ids):,} drawn sample ids are over {MAX_ARG_CHARS:,} "
+        out.append(f"Inspect task {shown}: its {len(sample_ids):,} drawn sample ids are over {MAX_ARG_CHARS:,} "
                    "characters, more than one command-line argument takes: pass them to Inspect's Python eval()")
     return out
-
-
-def _shown(name: str) -> str:
-    """A name from a result file for a warning: cut, JSON-quoted (a control character escaped)."""
-    from ...safe_output import short_name
-
-    return json.dumps(short_name(name))
 
 
 def inspect_task_count(manifest: dict) -> int:
@@ -144,10 +139,10 @@ def inspect_sample_ids(manifest: dict) -> dict:
         ids = got.get("sample_ids") if isinstance(got, dict) else None
         if not (isinstance(got.get("task") if isinstance(got, dict) else None, str) and isinstance(ids, list)
                 and all(isinstance(v, (int, str)) and not isinstance(v, bool) for v in ids)):
-            raise HarnessExtError(f"manifest task {_shown(str(task))}: its inspect field is not a task name and a "
-                                  "list of sample ids (whole numbers or text)")
+            raise HarnessExtError(f"manifest task {quoted(short_name(task))}: its inspect field is not a task name "
+                                  "and a list of sample ids (whole numbers or text)")
         if got["task"] in out:
-            raise HarnessExtError(f"manifest tasks name the Inspect task {_shown(got['task'])} twice")
+            raise HarnessExtError(f"manifest tasks name the Inspect task {quoted(short_name(got['task']))} twice")
         out[got["task"]] = ids
     return out
 

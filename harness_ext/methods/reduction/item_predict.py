@@ -73,28 +73,48 @@ class ItemPrediction(PredictionResult):
         return "\n".join(parts)
 
 
-def helm_run_dirs(paths) -> list:
-    """HELM run directories among ``paths`` (folders walked; a run's ``per_instance_stats.json`` or
-    ``display_predictions.json`` given as a file names its folder): those with ``run_spec.json`` and
-    per-instance scores."""
-    import os
+#: What a per-item log path is, said when a file given is none of them.
+LOG_KINDS = ("lm-eval's samples_<task>_<date>.jsonl, written with --log_samples, an Every Eval Ever "
+             "<evaluation>_samples.jsonl, a HELM run's per_instance_stats.json, or an Inspect AI log, .eval or .json "
+             "with its samples")
 
-    from ...store.ingest_files import is_hidden
+
+def item_log_files(paths) -> tuple:
+    """``(helm_runs, inspect_logs, sample_files, n_files)`` among ``paths``, from one walk of the folders.
+
+    Each file is sorted by kind once: lm-eval and Every Eval Ever samples by name
+    (:func:`~harness_ext.store.samples.is_samples_file`), Inspect logs by name and first bytes
+    (:func:`harness_ext.adapters.inspect_items.is_log_file`), HELM runs as the folders of their per-instance files
+    that hold ``run_spec.json``. Runs are sorted, logs and samples in walk order; ``n_files``: the files looked at.
+    A path that does not exist, or a file given that is no per-item log, raises one clear error naming it.
+    """
     from harness_ext.adapters.helm import PER_INSTANCE_FILES
+    from harness_ext.adapters.inspect_items import is_log_file
+
+    from ...store.ingest_files import walk_files
+    from ...store.samples import is_samples_file
 
     def is_run(d: Path) -> bool:
         return (d / "run_spec.json").is_file() and any((d / n).is_file() for n in PER_INSTANCE_FILES)
 
-    out = []
+    runs, logs, samples, n_files = set(), [], [], 0
     for raw in paths:
-        p = Path(raw)
-        if p.is_file() and p.name in PER_INSTANCE_FILES:
-            out += [p.parent] if is_run(p.parent) else []
-        elif p.is_dir():
-            for root, dirs, _ in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not is_hidden(d))
-                out += [Path(root)] if is_run(Path(root)) else []
-    return sorted(set(out))
+        given = Path(raw)
+        if not given.exists():
+            raise HarnessExtError(f"{raw}: no such file or folder")
+        for path in walk_files([given], lambda _: True):
+            n_files += 1
+            if is_samples_file(path):
+                samples.append(path)
+            elif path.name in PER_INSTANCE_FILES and is_run(path.parent):
+                runs.add(path.parent)
+            elif path.name not in PER_INSTANCE_FILES and is_log_file(path):
+                logs.append(path)
+            elif path == given:
+                what = ("a HELM per-instance file without the run's run_spec.json beside it (give the run's folder "
+                        "as HELM wrote it)" if path.name in PER_INSTANCE_FILES else f"not a per-item log ({LOG_KINDS})")
+                raise HarnessExtError(f"{raw}: {what}")
+    return sorted(runs), logs, samples, n_files
 
 
 def read_helm_runs(runs: list) -> tuple:
@@ -156,27 +176,17 @@ def read_item_logs(paths) -> tuple:
     and Inspect); the first file read wins where two hold the same item (counted in ``notes``); ``sources``: model
     -> the files read.
     """
-    from harness_ext.adapters.helm import PER_INSTANCE_FILES
-    from harness_ext.adapters.inspect_items import is_log_file, log_files
-
     from ...errors import IngestError
-    from ...store.samples import EEE_SAMPLES_RE, _iter_sample_files, is_samples_file, read_eee_samples, read_samples
+    from ...store.samples import EEE_SAMPLES_RE, read_eee_samples, read_samples
 
-    for p in paths:
-        if not Path(p).exists():
-            raise HarnessExtError(f"{p}: no such file or folder")
-        if Path(p).is_file() and not is_samples_file(p) and Path(p).name not in PER_INSTANCE_FILES and not is_log_file(p):
-            raise HarnessExtError(f"{p}: not a per-item log (lm-eval's samples_<task>_<date>.jsonl, written with "
-                                  "--log_samples, an Every Eval Ever <evaluation>_samples.jsonl, a HELM run's "
-                                  "per_instance_stats.json, or an Inspect AI log, .eval or .json with its samples)")
-    frames, sources, notes = read_helm_runs(helm_run_dirs(paths))
-    inspect_frames, inspect_sources, inspect_notes = read_inspect_logs(log_files(paths))
+    runs, logs, sample_files, n_files = item_log_files(paths)
+    frames, sources, notes = read_helm_runs(runs)
+    inspect_frames, inspect_sources, inspect_notes = read_inspect_logs(logs)
     frames += inspect_frames
     notes += inspect_notes
     for model, files in inspect_sources.items():
         sources.setdefault(model, []).extend(files)
-    listed = [p for p in paths if Path(p).name not in PER_INSTANCE_FILES and not is_log_file(p)]
-    for path in _iter_sample_files(listed):
+    for path in sample_files:
         try:
             if EEE_SAMPLES_RE.match(path.name):
                 model, task, frame, _ = read_eee_samples(path)
@@ -189,7 +199,8 @@ def read_item_logs(paths) -> tuple:
         sources.setdefault(model, []).append(str(path))
     if not frames:
         raise HarnessExtError(f"no per-item logs (samples_<task>_<date>.jsonl, a HELM run with per-instance stats, or "
-                              f"an Inspect AI log with samples) in {', '.join(map(str, paths))}: run lm_eval with "
+                              f"an Inspect AI log with samples) among the {n_files:,} file{'s' * (n_files != 1)} in "
+                              f"{', '.join(map(str, paths))} (hidden folders are not looked in): run lm_eval with "
                               "--log_samples")
     long = pd.concat(frames, ignore_index=True)
     key = ["model", "task", "doc_id", "metric"]
