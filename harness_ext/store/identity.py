@@ -250,17 +250,28 @@ def resolve(names: Iterable[str], cooccur: Optional[set] = None, user: Optional[
 def single_variants(variants: dict, separate: Iterable[str] = ()) -> dict:
     """``{stored name: plain name}`` of the variants that are their model's only one (``variants``:
     ``{stored name: plain name}``), but the ``separate`` names."""
-    per_model = Counter(p.lower() for p in variants.values())  # hub ids ignore case: Org/Model is org/model
-    return {n: p for n, p in variants.items() if per_model[p.lower()] == 1 and n not in separate and n != p}
+    per_model = _variants_per_model(variants)
+    return {n: p for n, p in variants.items() if len(per_model[p.lower()]) == 1 and n not in separate and n != p}
+
+
+def _variants_per_model(variants: dict) -> dict:
+    """``{plain name, lower case: {stored name, lower case}}``: hub ids ignore case (``Org/Model`` is ``org/model``),
+    so two spellings of one model at one precision are one variant, and at two precisions two."""
+    out: dict = {}
+    for n, p in variants.items():
+        out.setdefault(p.lower(), set()).add(n.lower())
+    return out
 
 
 def split_variants(variants: dict) -> dict:
     """``{plain name: [stored names]}`` of the models stored at more than one variant (``variants``:
     ``{stored name: plain name}``)."""
+    per_model = _variants_per_model(variants)
     out: dict = {}
     for n, p in sorted(variants.items()):
-        out.setdefault(p.lower(), (p, []))[1].append(n)
-    return {p: ns for p, ns in out.values() if len(ns) > 1}
+        if len(per_model[p.lower()]) > 1:
+            out.setdefault(p.lower(), (p, []))[1].append(n)
+    return dict(out.values())
 
 
 def _is_repo_id(name: str) -> bool:
