@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SHARED_DATA, require
+from harness_ext.cli import main
 from harness_ext.store.db import Store
 from harness_ext.store.identity import resolve
 from harness_ext.store.ingest import ingest_paths
@@ -138,3 +139,13 @@ def test_open_llm_leaderboard_v2_keeps_both_precisions_in_either_order():
     coder = "Qwen/Qwen2.5-Coder-7B-Instruct"
     assert first.loc[f"{coder} (bfloat16)", "MATH Level 5"] == 0.3716
     assert first.loc[f"{coder} (float16)", "MATH Level 5"] == 0.031
+
+
+def test_models_unmatched_does_not_offer_two_precisions_as_one_model(tmp_path, capsys):
+    """``models --unmatched`` listed the float16 and bfloat16 rows as "may be the same" (score 0.989)."""
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(FIX)]) == 0
+    capsys.readouterr()
+    assert main(["models", "--db", str(db), "--unmatched"]) == 0
+    out = capsys.readouterr().out
+    assert "0 pairs of models" in out and "(float16)" not in out

@@ -274,6 +274,13 @@ def split_variants(variants: dict) -> dict:
     return dict(out.values())
 
 
+def variant_pairs(store) -> set:
+    """Pairs of stored names that are two variants of one model (:func:`split_variants`): two models by their
+    sources' own account, as names one source lists side by side (never suggested as duplicates)."""
+    return {frozenset((a, b)) for ns in split_variants(stored_variants(store)).values()
+            for i, a in enumerate(ns) for b in ns[i + 1:]}
+
+
 def _is_repo_id(name: str) -> bool:
     return bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+(?:[@+].*)?", name.strip()))
 
