@@ -22,6 +22,9 @@ dataset = that dataset name, metric = the metric the description names (see
 :func:`_run_rows`). Schema 0.0.1 records without ``source_metadata.source_name`` take the
 benchmark from ``evaluation_source.evaluation_source_name``.
 
+A record naming its precision (``model_info.additional_details.precision``, the Open LLM Leaderboard's
+``float16``/``bfloat16``) is that model at that precision (:func:`_model`): two precisions are two models.
+
 A score below the record's own declared ``min_score`` is a placeholder, not a
 result: HELM Classic writes ``-1`` for scenarios a model was not run on
 (HellaSwag, OpenbookQA, MS MARCO for about 35 models). Those cells are left
