@@ -143,8 +143,10 @@ def test_open_llm_leaderboard_v2_keeps_both_precisions_in_either_order():
 
 def test_models_unmatched_does_not_offer_two_precisions_as_one_model(tmp_path, capsys):
     """``models --unmatched`` listed the float16 and bfloat16 rows as "may be the same" (score 0.989)."""
-    db = tmp_path / "s.duckdb"
-    assert main(["ingest", "--db", str(db), "-q", str(FIX)]) == 0
+    db, js = tmp_path / "s.duckdb", tmp_path / "ingest.json"
+    assert main(["ingest", "--db", str(db), "-q", str(FIX), "--json", str(js)]) == 0
+    summary = json.loads(js.read_text())["summary"]
+    assert summary["models_by_precision"] == {NAME: [f"{NAME} (bfloat16)", f"{NAME} (float16)"]}
     capsys.readouterr()
     assert main(["models", "--db", str(db), "--unmatched"]) == 0
     out = capsys.readouterr().out
