@@ -35,6 +35,11 @@ Everything else is significant, so sizes, versions and variants never merge:
 names that one source file lists side by side are, by that source's own
 account, two models: such a group is not merged (``models --unmatched`` shows it).
 
+Variants: a source may name the variant of its model (the Open LLM Leaderboard's ``float16`` and ``bfloat16``
+runs of one repository, stored as ``org/model (float16)`` with :data:`harness_ext.types.VARIANT_OF` in the
+model's metadata). Two variants of one model stay two models; a model stored at one variant only has the plain
+name as its id and merges as that name would (:func:`resolve`, ``variants``).
+
 Canonical ids: names that merge get the group's key (lower case, ``-``-joined
 tokens, ISO dates: ``gpt-4o-2024-05-13``); a name that merges with nothing keeps
 its own spelling, so single-source stores look exactly as before.
