@@ -58,6 +58,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IngestError, StoreError
+from ..safe_input import read_bytes
 from ..types import _check_text, check_storable, eee_precision, variant_name
 from .ingest_files import _max_file_bytes, _skip_reason, check_path, walk_files
 from .ingest_read import read_inflated
@@ -188,11 +189,11 @@ def _eee_variant(path: Path, model: str) -> str:
     its results, so the items meet the results. A missing or unreadable record leaves the name as the lines give
     it (the record, when ingested, reports its own problem)."""
     sibling = path.with_name(re.sub(r"_samples\.jsonl(?:\.gz)?$", ".json", path.name))
+    if sibling == path or not sibling.is_file():
+        return model
     try:
-        if sibling == path or not sibling.is_file() or sibling.stat().st_size > _max_file_bytes():
-            return model
-        info = json.loads(sibling.read_bytes()).get("model_info")
-    except (OSError, ValueError, AttributeError):
+        info = json.loads(read_bytes(sibling, "Every Eval Ever record", _max_file_bytes(), IngestError)).get("model_info")
+    except (IngestError, ValueError, AttributeError):
         return model
     precision = eee_precision(info)
     if precision is None or str(info.get("id") or info.get("name")) != model:
