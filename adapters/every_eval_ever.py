@@ -22,6 +22,9 @@ dataset = that dataset name, metric = the metric the description names (see
 :func:`_run_rows`). Schema 0.0.1 records without ``source_metadata.source_name`` take the
 benchmark from ``evaluation_source.evaluation_source_name``.
 
+A record naming its precision (``model_info.additional_details.precision``, the Open LLM Leaderboard's
+``float16``/``bfloat16``) is that model at that precision (:func:`_model`): two precisions are two models.
+
 A score below the record's own declared ``min_score`` is a placeholder, not a
 result: HELM Classic writes ``-1`` for scenarios a model was not run on
 (HellaSwag, OpenbookQA, MS MARCO for about 35 models). Those cells are left
@@ -41,7 +44,7 @@ from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
 from harness_ext.store.rows import ResultRows, kind
-from harness_ext.types import Adapter, ResultRecord, SourceFile
+from harness_ext.types import VARIANT_OF, Adapter, ResultRecord, SourceFile, eee_precision, variant_name
 
 AGGREGATE_NAMES = frozenset({"mean win rate", "mean score", "score", "mmlu all subjects"})
 #: Aggregate evaluations of a leaderboard, by :func:`_board` of its benchmark: Global MMLU Lite's culturally
@@ -185,7 +188,7 @@ def read(src: SourceFile):
     info = doc.get("model_info")
     if not isinstance(info, dict) or not (info.get("id") or info.get("name")):
         raise IngestError(src.path, "model_info has no id or name")
-    model = str(info.get("id") or info.get("name"))
+    model, model_meta = _model(info)
     source_meta = doc.get("source_metadata") or {}
     if str((source_meta.get("additional_details") or {}).get("harness_ext_prediction")).lower() == "true":
         raise IngestError(src.path, "a harness-ext prediction (harness-ext predict --eee wrote it), not a measured result")
@@ -199,9 +202,7 @@ def read(src: SourceFile):
     if not isinstance(results, list):
         raise IngestError(src.path, "evaluation_results is not a list")
     if source_meta.get("source_type") == "evaluation_run" and any(_run_dataset(ev) for ev in results):
-        return _run_rows(src, model, info, bench, results)
-    model_meta = dict(info)  # all of model_info but its id (copied in C; the key order kept)
-    model_meta.pop("id", None)
+        return _run_rows(src, model, model_meta, bench, results)
     out = ResultRows(model, model_meta)
     helm_mmlu = bench == "helm_mmlu"
     if not helm_mmlu and _rows_seen(out, bench, results):
@@ -258,6 +259,26 @@ def read(src: SourceFile):
     return out
 
 
+def _model(info: dict) -> tuple:
+    """``(stored name, model metadata)`` of a record's ``model_info``.
+
+    The metadata is all of ``model_info`` but its id. A record that names its precision
+    (``additional_details.precision``, as the Open LLM Leaderboard's records do) is that model at that
+    precision: the leaderboard lists a repository evaluated in ``float16`` and in ``bfloat16`` as two rows
+    with their own scores. Its name is ``org/model (bfloat16)`` with :data:`~harness_ext.types.VARIANT_OF`
+    the plain id, so two precisions are two models, whichever file comes first, and a model stored at one
+    precision only is still shown (and matched with other sources) by its plain id.
+    """
+    model = str(info.get("id") or info.get("name"))
+    meta = dict(info)  # copied in C; the key order kept
+    meta.pop("id", None)
+    precision = eee_precision(info)
+    if precision is not None:
+        meta[VARIANT_OF] = model
+        model = variant_name(model, precision)
+    return model, meta
+
+
 def _check_not_above(src: SourceFile, name: str, score, hi) -> None:
     """Refuse a score above its declared maximum: placeholders sit below the range (HELM's ``-1``), so 34.4 on
     [0, 1] is a score on another scale (percent), which leaving it out as "not run" would hide."""
@@ -289,7 +310,7 @@ def _run_dataset(ev):
     return name.strip() if isinstance(name, str) and name.strip() else None
 
 
-def _run_rows(src, model: str, info: dict, bench: str, results: list) -> list:
+def _run_rows(src, model: str, model_meta: dict, bench: str, results: list) -> list:
     """The results of an evaluation-run record (``source_type: evaluation_run``, e.g. converted Inspect AI logs).
 
     Such a record names its scorer in ``evaluation_name`` ("choice", "gaia_scorer") and the
@@ -303,7 +324,6 @@ def _run_rows(src, model: str, info: dict, bench: str, results: list) -> list:
     for ev in results:
         d = _run_dataset(ev)
         per_dataset[d] = per_dataset.get(d, 0) + 1
-    model_meta = {k: v for k, v in info.items() if k != "id"}
     out, seen, placeholders = [], set(), []
     for i, ev in enumerate(results):
         if not isinstance(ev, dict) or not isinstance(ev.get("evaluation_name"), str):

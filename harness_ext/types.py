@@ -211,6 +211,28 @@ REGISTRATION_TYPES = {
 }
 
 
+#: Model metadata key an adapter sets when its source names a variant of a model (the Open LLM Leaderboard's
+#: ``float16`` and ``bfloat16`` runs of one repository): the value is the plain model name, and the stored name is
+#: :func:`variant_name`. The store shows a model stored at one variant only by its plain name
+#: (:func:`harness_ext.store.identity.resolve`); variants of one model stay apart.
+VARIANT_OF = "variant_of"
+
+
+def variant_name(model: str, variant: str) -> str:
+    """The stored name of ``model`` at ``variant``: ``org/model (bfloat16)``."""
+    return f"{model} ({variant})"
+
+
+def eee_precision(model_info) -> Optional[str]:
+    """The precision an Every Eval Ever ``model_info`` names (``additional_details.precision``: ``bfloat16``), or
+    None when it names none (or ``Unknown``)."""
+    details = model_info.get("additional_details") if isinstance(model_info, dict) else None
+    precision = details.get("precision") if isinstance(details, dict) else None
+    if isinstance(precision, str) and precision.strip() and precision.strip().lower() != "unknown":
+        return precision.strip()
+    return None
+
+
 @dataclass
 class ResultRecord:
     """One score of one model on one dataset under one metric, as an adapter reads it.

@@ -55,9 +55,10 @@ SOURCES = {
     # result_summary.json (108 x 176) and all_result_summary.json (2 more ScienceQA sub-sets)
     "crosspred-lvlm": (2, {"model_profiles.json": 1, "dataset_profiles.json": 1}, {"crosspred": ((108, 178), 12)}),
     "tsml-eval-tsc-bakeoff": (192, {"table_c4.csv": 1}, {"tsc_bakeoff": ((40, 142), 960)}),
-    # 4,496 names; two pairs differ only in case (DeepMount00/Llama-3.1-8b-ITA/-Ita, Quazim0t0/ODB-14B-sce/-14b-sce),
-    # one hub repository each, so one model each (harness_ext.store.identity)
-    "every_eval_ever/data/hfopenllm_v2": (4574, {}, {"hf_open_llm_v2": ((4494, 6), 0)}),
+    # 4,496 repository ids; two pairs differ only in case (DeepMount00/Llama-3.1-8b-ITA/-Ita, Quazim0t0/ODB-14B-sce/
+    # -14b-sce), one hub repository each, so one model each (harness_ext.store.identity); 78 ids evaluated in float16
+    # and in bfloat16 are two models each, as the leaderboard lists them: 4,494 + 78 rows
+    "every_eval_ever/data/hfopenllm_v2": (4574, {}, {"hf_open_llm_v2": ((4572, 6), 0)}),
 }
 SLOW = {"tsml-eval-tsc-bakeoff", "every_eval_ever/data/hfopenllm_v2"}
 

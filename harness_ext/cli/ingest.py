@@ -55,7 +55,8 @@ def run(args) -> int:
     print(report.summary())
     counts = {status: len(report.by_status(status)) for status in ("ingested", "unchanged", "skipped")}
     args.json_payload = {"title": "ingest", "summary": {"text": report.summary(), "n_results": report.n_results,
-                                                        "files": counts, "n_item_conflicts": report.n_item_conflicts},
+                                                        "files": counts, "n_item_conflicts": report.n_item_conflicts,
+                                                        "models_by_precision": report.variants},
                          "tables": {"files": [{"path": f.path, "status": f.status, "adapter": f.adapter,
                                                "n_results": f.n_results, "n_samples": f.n_samples, "reason": f.reason,
                                                "notes": list(f.notes), "item_conflicts": f.item_conflicts,

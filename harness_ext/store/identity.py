@@ -35,6 +35,11 @@ Everything else is significant, so sizes, versions and variants never merge:
 names that one source file lists side by side are, by that source's own
 account, two models: such a group is not merged (``models --unmatched`` shows it).
 
+Variants: a source may name the variant of its model (the Open LLM Leaderboard's ``float16`` and ``bfloat16``
+runs of one repository, stored as ``org/model (float16)`` with :data:`harness_ext.types.VARIANT_OF` in the
+model's metadata). Two variants of one model stay two models; a model stored at one variant only has the plain
+name as its id and merges as that name would (:func:`resolve`, ``variants``).
+
 Canonical ids: names that merge get the group's key (lower case, ``-``-joined
 tokens, ISO dates: ``gpt-4o-2024-05-13``); a name that merges with nothing keeps
 its own spelling, so single-source stores look exactly as before.
@@ -177,8 +182,11 @@ def _parts(key: str) -> tuple:
 
 # -- resolution -------------------------------------------------------------------------------------
 def resolve(names: Iterable[str], cooccur: Optional[set] = None, user: Optional[dict] = None,
-            separate: Iterable[str] = ()) -> dict:
+            separate: Iterable[str] = (), variants: Optional[dict] = None) -> dict:
     """``{name: canonical id}`` for the names whose id is not their own spelling.
+
+    A name that is the only stored variant of its model (``variants``) stands for that model: its id
+    is the plain name, and it merges as the plain name would. Two variants of one model keep their names.
 
     Parameters
     ----------
@@ -190,15 +198,19 @@ def resolve(names: Iterable[str], cooccur: Optional[set] = None, user: Optional[
         User aliases ``{alias: canonical}`` (win over built-in merges).
     separate : iterable of str
         Names the built-in rules must leave alone.
+    variants : dict, optional
+        ``{stored name: plain model name}`` of the names a source gave as a variant of a model
+        (:data:`harness_ext.types.VARIANT_OF`).
     """
     names = sorted(set(names))
     user = dict(user or {})
     separate = set(separate) | set(user)
+    plain = single_variants(variants or {}, separate)
     groups: dict = {}
     for n in names:
-        groups.setdefault(model_key(n), []).append(n)
+        groups.setdefault(model_key(plain.get(n, n)), []).append(n)
     keys = {n: model_key(n) for n in names}
-    builtin: dict = {}
+    builtin: dict = dict(plain)  # a merge below may give such a name its group's id instead
     for key, members in groups.items():
         if len(members) < 2:  # most names: nothing to merge (cheaper than filtering them first)
             continue
@@ -216,13 +228,14 @@ def resolve(names: Iterable[str], cooccur: Optional[set] = None, user: Optional[
                 for b in members[i + 1:]:
                     if frozenset((a, b)) in cooccur:
                         apart |= {a, b}
-        org_of = {n: n.lower().split("/", 1)[0] for n in members if _is_repo_id(n)}
-        repos_per_org = Counter(r.split("/", 1)[0] for r in {n.lower() for n in org_of})
+        repo = {n: plain.get(n, n).lower() for n in members if _is_repo_id(plain.get(n, n))}
+        org_of = {n: r.split("/", 1)[0] for n, r in repo.items()}
+        repos_per_org = Counter(r.split("/", 1)[0] for r in set(repo.values()))
         apart |= {n for n, o in org_of.items() if repos_per_org[o] > 1}
         members = [n for n in members if n not in apart]
         if len(members) < 2:
             continue
-        canonical = _canonical(members, key)
+        canonical = _canonical([plain.get(n, n) for n in members], key)
         if canonical in apart:  # the key is one of the names told apart: which one is meant is unknown
             continue
         for n in members:
@@ -237,6 +250,40 @@ def resolve(names: Iterable[str], cooccur: Optional[set] = None, user: Optional[
             if n not in separate and n not in builtin and n != c:
                 out[n] = c
     return out
+
+
+def single_variants(variants: dict, separate: Iterable[str] = ()) -> dict:
+    """``{stored name: plain name}`` of the variants that are their model's only one (``variants``:
+    ``{stored name: plain name}``), but the ``separate`` names."""
+    per_model = _variants_per_model(variants)
+    return {n: p for n, p in variants.items() if len(per_model[p.lower()]) == 1 and n not in separate and n != p}
+
+
+def _variants_per_model(variants: dict) -> dict:
+    """``{plain name, lower case: {stored name, lower case}}``: hub ids ignore case (``Org/Model`` is ``org/model``),
+    so two spellings of one model at one precision are one variant, and at two precisions two."""
+    out: dict = {}
+    for n, p in variants.items():
+        out.setdefault(p.lower(), set()).add(n.lower())
+    return out
+
+
+def split_variants(variants: dict) -> dict:
+    """``{plain name: [stored names]}`` of the models stored at more than one variant (``variants``:
+    ``{stored name: plain name}``)."""
+    per_model = _variants_per_model(variants)
+    out: dict = {}
+    for n, p in sorted(variants.items()):
+        if len(per_model[p.lower()]) > 1:
+            out.setdefault(p.lower(), (p, []))[1].append(n)
+    return dict(out.values())
+
+
+def variant_pairs(store) -> set:
+    """Pairs of stored names that are two variants of one model (:func:`split_variants`): two models by their
+    sources' own account, as names one source lists side by side (never suggested as duplicates)."""
+    return {frozenset((a, b)) for ns in split_variants(stored_variants(store)).values()
+            for i, a in enumerate(ns) for b in ns[i + 1:]}
 
 
 def _is_repo_id(name: str) -> bool:
@@ -417,6 +464,25 @@ def _cooccurring(store, models: Optional[list] = None) -> set:
     return out
 
 
+def stored_variants(store) -> dict:
+    """``{stored name: plain name}`` of the models a source named as a variant (:data:`harness_ext.types.VARIANT_OF`)."""
+    import json
+
+    from ..types import VARIANT_OF
+
+    rows = store.con.execute("SELECT DISTINCT m.name, mm.value FROM model_metadata mm JOIN models m USING (model_id) "
+                             "WHERE mm.key = ?", [VARIANT_OF]).fetchall()
+    out = {}
+    for name, value in rows:
+        try:
+            plain = json.loads(value) if isinstance(value, str) else value
+        except ValueError:
+            continue
+        if isinstance(plain, str) and plain:
+            out[name] = plain
+    return out
+
+
 def user_aliases(store) -> tuple:
     """``({alias: canonical}, [separate])`` stored from user alias files."""
     return _split_user(store.con.execute(
@@ -438,7 +504,7 @@ def refresh_aliases(store) -> dict:
     stored = store.con.execute("SELECT alias, canonical, origin FROM model_aliases").fetchall()
     user_rows = [r for r in stored if r[2] != BUILTIN]
     aliases, separate = _split_user(user_rows)
-    mapping = resolve([n for _, n in models], _cooccurring(store, models), aliases, separate)
+    mapping = resolve([n for _, n in models], _cooccurring(store, models), aliases, separate, stored_variants(store))
     rows = [(a, c, BUILTIN) for a, c in sorted(mapping.items()) if a not in aliases]
     # User canonicals that are names in a built-in group follow the group's id.
     rows += [(a, mapping.get(a, c) if a != c else c, o) for a, c, o in user_rows]

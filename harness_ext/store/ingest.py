@@ -36,7 +36,7 @@ from ..safe_input import read_bytes
 from ..types import _NAMES_OK, SourceFile
 from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _plain
 from .ingest_files import (ITEMS_ADAPTER, MAX_FILE_BYTES, FileReport, _check, _max_file_bytes,  # noqa: F401
-                           _skip_reason, check_path, is_hidden)
+                           _skip_reason, check_path, is_hidden, variant_note)
 from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked
 
 #: Files with these suffixes are offered to adapters when walking a directory;
@@ -63,6 +63,8 @@ class IngestReport:
     files: list = field(default_factory=list)
     #: ``(group name, benchmarks added to it)`` when ingesting with a group.
     group: Optional[tuple] = None
+    #: ``{plain name: [stored names]}`` of the store's models kept apart per precision (see identity.resolve).
+    variants: dict = field(default_factory=dict)
 
     def by_status(self, status: str) -> list:
         return [f for f in self.files if f.status == status]
@@ -89,14 +91,10 @@ class IngestReport:
         quiet = sum(f.quiet for f in self.by_status("skipped"))
         known = f" ({quiet} of them metadata files with no results)" if quiet else ""
         # Item scores are counted apart from result cells: a file's item conflicts are in its notes as well.
-        n_items = self.n_item_conflicts
-        item_conflicts = f" and {n_items} conflicting item scores" if n_items else ""
-        n_notes = sum(len(f.notes) for f in self.files)
-        notes = f"; {n_notes} notes on how files were read" if n_notes else ""
-        return (
-            f"{ing} files ingested ({self.n_results} results{samples}), {unch} unchanged (already in the store), "
-            f"{skip} skipped{known}, {len(self.conflicts)} conflicting values{item_conflicts}{notes}"
-        )
+        item_conflicts = f" and {n} conflicting item scores" if (n := self.n_item_conflicts) else ""
+        notes = f"; {n} notes on how files were read" if (n := sum(len(f.notes) for f in self.files)) else ""
+        return (f"{ing} files ingested ({self.n_results} results{samples}), {unch} unchanged (already in the store), "
+                f"{skip} skipped{known}, {len(self.conflicts)} conflicting values{item_conflicts}{notes}")
 
     def note_lines(self, limit: int = 50) -> list:
         """The files' notes as lines ``path: note``; a note several files share is one line naming how many.
@@ -109,14 +107,13 @@ class IngestReport:
             for text in f.notes:
                 by_text.setdefault(text, []).append(f.path)
         lines = [f"{paths[0]}: {text}" if len(paths) == 1 else f"{text} ({len(paths)} files, e.g. {paths[0]})"
-                 for text, paths in by_text.items()]
+                 for text, paths in by_text.items()] + ([variant_note(self.variants)] if self.variants else [])
         if len(lines) > limit:
             lines = lines[:limit] + [f"... and {len(lines) - limit} more notes (harness-ext ingest --json lists them all)"]
         return lines
 
     def __str__(self) -> str:
-        # print(report) in a notebook: the line 'harness-ext ingest' prints, not the dataclass repr of every file;
-        # with the notes under it, as the command prints them.
+        # print(report): the lines 'harness-ext ingest' prints, not the dataclass repr of every file.
         return "\n".join([self.summary()] + [f"note: {line}" for line in self.note_lines()])
 
 
@@ -432,10 +429,9 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
 def _gc_paused():
     """Pause Python's cyclic garbage collector for the block (reference counting still frees everything).
 
-    An ingest keeps a batch's parsed documents and records alive, hundreds of thousands of containers,
-    and each generational collection walks all of them: a third of a 130,000-record ingest's time went
-    there. Ingest makes no reference cycles worth collecting; the collector resumes after the block.
-    """
+    An ingest keeps a batch's parsed documents and records alive, hundreds of thousands of containers, and each
+    generational collection walks all of them: a third of a 130,000-record ingest's time went there. Ingest
+    makes no reference cycles worth collecting; the collector resumes after the block."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -613,6 +609,7 @@ class _IngestRun:
     def finish(self, group) -> IngestReport:
         """Store what comes after the results (sample logs, item tables, HELM per-instance scores), the aliases
         and the benchmark group."""
+        from .identity import split_variants, stored_variants
         from .item_tables import ingest_walked
         from .samples import ingest_samples
 
@@ -627,6 +624,8 @@ class _IngestRun:
             ingest_walked(store, report.files, self.tables, self.runs)
         if not self.aliases_done and report.by_status("ingested"):
             _refresh_aliases(store)()
+        if report.by_status("ingested"):
+            report.variants = split_variants(stored_variants(store))
         if group:
             report.group = (group, store.add_benchmark_group(group, self.group_shas))
         return report

@@ -134,3 +134,12 @@ def _skip_reason(exc: BaseException) -> str:
     if isinstance(exc, OSError):
         return f"cannot read: {exc.strerror or exc}"
     return f"cannot read: {type(exc).__name__}: {exc}"
+
+
+def variant_note(variants: dict) -> str:
+    """The ingest note on the models stored at more than one variant (``{plain name: [stored names]}``)."""
+    n = len(variants)
+    plain, names = next(iter(variants.items()))
+    return (f"{n} model{'s' * (n != 1)} in the store {'have' if n != 1 else 'has'} results at more than one "
+            f"precision (the variant their records name): each variant is its own model, e.g. {plain} as "
+            f"{' and '.join(names)}; a model stored at one precision keeps its plain name")

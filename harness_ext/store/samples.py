@@ -58,7 +58,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IngestError, StoreError
-from ..types import _check_text, check_storable
+from ..safe_input import read_bytes
+from ..types import _check_text, check_storable, eee_precision, variant_name
 from .ingest_files import _max_file_bytes, _skip_reason, check_path, walk_files
 from .ingest_read import read_inflated
 from .item_dedupe import dedupe_items
@@ -182,13 +183,32 @@ def _check_stored_text(path, text: Optional[str], names: dict, strings: dict) ->
             check_storable(path, what, v)
 
 
+def _eee_variant(path: Path, model: str) -> str:
+    """``model`` as its aggregate record beside ``path`` names it (``<id>.json`` beside ``<id>_samples.jsonl``):
+    ``org/model (bfloat16)`` when that record names the model's precision, as the Every Eval Ever adapter stores
+    its results, so the items meet the results. A missing or unreadable record leaves the name as the lines give
+    it (the record, when ingested, reports its own problem)."""
+    sibling = path.with_name(re.sub(r"_samples\.jsonl(?:\.gz)?$", ".json", path.name))
+    if sibling == path or not sibling.is_file():
+        return model
+    try:
+        info = json.loads(read_bytes(sibling, "Every Eval Ever record", _max_file_bytes(), IngestError)).get("model_info")
+    except (IngestError, ValueError, AttributeError):
+        return model
+    precision = eee_precision(info)
+    if precision is None or str(info.get("id") or info.get("name")) != model:
+        return model
+    return variant_name(model, precision)
+
+
 def read_eee_samples(path) -> tuple:
     """Parse an Every Eval Ever instance-level file into ``(model, task, frame, sha256)``.
 
     One JSON object per sample with ``model_id``, ``evaluation_name``, ``sample_id``,
     ``sample_hash`` and ``evaluation.score`` (schema 0.2.x); the score is stored as metric
     ``score`` and ``evaluation.is_correct`` (when given) as ``acc`` (0/1). The task is the
-    ``evaluation_name``; every line must name the same model and evaluation.
+    ``evaluation_name``; every line must name the same model and evaluation. The model is named at its precision
+    when the aggregate record beside the file names one (:func:`_eee_variant`).
 
     Raises
     ------
@@ -233,6 +253,7 @@ def read_eee_samples(path) -> tuple:
         raise IngestError(path, f"lines name {len(models)} models and {len(tasks)} evaluations; expected one of each")
     model, task = models.pop(), tasks.pop()
     _check_stored_text(path, text, {"model_id": model, "evaluation_name": task}, {"sample_hash": hashes})
+    model = _eee_variant(path, model)
     sha = hashlib.sha256(raw + f"\0model={model}\0task={task}".encode()).hexdigest()
     frame = pd.DataFrame({"doc_id": np.asarray(doc_ids, dtype=np.int64), "metric": metrics, "value": values,
                           "doc_hash": hashes, "prompt_hash": [None] * len(values)})
