@@ -161,3 +161,99 @@ def test_a_list_too_long_for_one_argument_is_warned_and_a_malformed_field_refuse
     with pytest.raises(HarnessExtError, match="its inspect field is not a task name and a list of sample ids"):
         inspect_sample_ids({"tasks": {"t": {"inspect": {"task": "t", "sample_ids": [True]}}}})
     assert inspect_sample_ids({"tasks": {"t": {"metric": "acc"}}}) == {}
+
+
+def inspect_runs(dataset_ids: list, sample_id: list) -> list:
+    """The dataset ids Inspect runs for ``sample_id`` (``eval(..., sample_id=[...])`` or ``--sample-id``): Inspect's
+    own rule, from ``slice_dataset`` in inspect_ai/_eval/task/util.py (UKGovernmentBEIS/inspect_ai): each id is
+    normalised (text of digits read as a whole number, a whole number padded to 20 characters, other text kept),
+    and a sample runs when its normalised id matches some normalised listed id as an ``fnmatch`` glob pattern."""
+    from fnmatch import fnmatch
+
+    def normalise(i):
+        if isinstance(i, str) and i.isdigit():
+            i = int(i)
+        return i if isinstance(i, str) else str(i).zfill(20)
+
+    wanted = [normalise(i) for i in sample_id]
+    return [i for i in dataset_ids if any(fnmatch(normalise(i), p) for p in wanted)]
+
+
+#: Text ids a whole number's text (what the id map used to keep them as: 17, 7, 5, 1000), and the whole number 17.
+TEXT_IDS = ["17.0", "007", "+5", "1e3", 17]
+
+
+def _text_id_population(folder: Path, ids: list, n_models: int = 6, first: int = 0) -> None:
+    """The real gpt-4o-mini log of ``popularity`` (tests/fixtures/inspect/samples), its samples given the ids
+    ``ids`` (the real samples repeated), as several models' logs grading them their own way."""
+    folder.mkdir(parents=True, exist_ok=True)
+    doc = json.loads(CANCELLED.read_text())
+    real = doc["samples"]
+    for m in range(first, first + n_models):
+        d = dict(doc, status="success", eval=dict(doc["eval"], task="inspect_evals/popularity", model=f"org/real-{m}"))
+        d["samples"] = [dict(real[k % len(real)], id=i, scores={"match": dict(real[k % len(real)]["scores"]["match"],
+                                                                             value=GRADES[(m >> (k % 3)) & 1])})
+                        for k, i in enumerate(ids)]
+        (folder / f"popularity_{m}.json").write_text(json.dumps(d))
+
+
+def test_text_ids_are_listed_exactly_as_logged_and_inspect_runs_each_of_them(tmp_path):
+    logs = tmp_path / "logs"
+    _text_id_population(logs, TEXT_IDS)
+    out = _reduce(tmp_path, logs, len(TEXT_IDS))
+    [(task, listed)] = json.loads((out / FILE_NAME).read_text()).items()
+    # Verbatim, type too: the text "17.0" is not the whole number 17, which is an item of its own.
+    assert task == "inspect_evals/popularity" and len(listed) == len(TEXT_IDS)
+    assert sorted(map(json.dumps, listed)) == sorted(map(json.dumps, TEXT_IDS))
+    for i in listed:  # Inspect runs the sample each listed id names, and no other
+        assert inspect_runs(TEXT_IDS, [i]) == [i]
+    # What the file listed before, each as its whole number: Inspect runs none of "17.0", "+5" and "1e3".
+    assert inspect_runs(TEXT_IDS, [17, 7, 5, 1000]) == ["007", 17]
+    # Six models' logs of the task list the same ids: one item each, not one per log.
+    from harness_ext.store.db import Store
+    from harness_ext.store.item_ids import item_id_map
+
+    with Store.open(tmp_path / "store.duckdb", read_only=True) as store:
+        assert sorted(item_id_map(store, "inspect")["item"]) == sorted(map(str, TEXT_IDS))
+
+
+@pytest.mark.parametrize("first, second", [(["007", 1], [7, 1]), (["17", 1], [17, 1]), ([-5, 1], ["-5", 1])])
+def test_two_ids_inspect_cannot_tell_apart_are_refused_naming_the_log(tmp_path, capsys, first, second):
+    """"007" and 7 are one id to --sample-id (text of digits is read as a number); 17 and "17", -5 and "-5" are two
+    values with one text. Across two logs of a task, and within one log, the file is refused (skipped, named)."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    _text_id_population(a, first, n_models=1)
+    _text_id_population(b, second, n_models=1, first=1)
+    db = str(tmp_path / "store.duckdb")
+    assert main(["ingest", "--db", db, "-q", str(a)]) == 0
+    capsys.readouterr()
+    main(["ingest", "--db", db, str(b)])  # the file skipped, with the reason
+    err = capsys.readouterr().err
+    assert "skipped" in err and "popularity_1.json" in err and "inspect eval --sample-id cannot tell apart" in err
+    both = tmp_path / "both"
+    _text_id_population(both, [first[0], second[0]], n_models=1)
+    main(["ingest", "--db", str(tmp_path / "other.duckdb"), str(both)])
+    err = capsys.readouterr().err
+    assert "skipped" in err and "popularity_0.json" in err and "inspect eval --sample-id cannot tell apart" in err
+
+
+def test_a_store_whose_id_map_has_no_logged_ids_still_reduces_and_takes_new_logs(tmp_path, capsys):
+    """A store written before the id map kept ids as logged (its map without the column, as that version made it)
+    reduces read-only, listing its ids as before, with a warning on whole numbers; a later ingest adds the column."""
+    import duckdb
+
+    logs = tmp_path / "logs"
+    _text_id_population(logs, [17, "a", 3])
+    db = tmp_path / "store.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(logs)]) == 0
+    with duckdb.connect(str(db)) as con:
+        con.execute("ALTER TABLE item_ids DROP COLUMN logged")
+    capsys.readouterr()
+    out = _reduce(tmp_path, logs, 3, ingest=False)
+    assert sorted(json.loads((out / FILE_NAME).read_text())["inspect_evals/popularity"], key=str) == [17, 3, "a"]
+    assert "2 drawn sample ids are whole numbers stored by a version" in capsys.readouterr().err
+    more = tmp_path / "more"
+    _text_id_population(more, [17, "a", 3], n_models=1, first=6)
+    assert main(["ingest", "--db", str(db), "-q", str(more)]) == 0
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM item_ids WHERE logged IS NULL").fetchone()[0] == 3
