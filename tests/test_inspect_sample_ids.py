@@ -71,9 +71,11 @@ def test_reduce_items_writes_the_drawn_sample_ids_as_inspect_names_them(tmp_path
     captured = capsys.readouterr()
     summary = captured.out
     assert "3 tasks from Inspect AI logs: run each with inspect eval TASK --model MODEL --sample-id IDS" in summary
-    # lm-eval's warning on tasks it has no definition of says where these run instead
-    assert "the 3 from Inspect AI logs run under Inspect" in captured.err + summary
-    assert FILE_NAME in (out / "harness_ext_reduced.yaml").read_text()
+    # Every task runs under Inspect: the folder is Inspect's file and the manifest, no lm-eval or HELM file, nor a
+    # warning on tasks lm-eval has no definition of.
+    assert sorted(p.name for p in out.iterdir()) == [FILE_NAME, "manifest.json"]
+    assert "there is no lm-eval group, HELM conf or task list" in summary
+    assert "not lm-eval tasks" not in captured.err + summary
 
 
 def test_text_ids_round_trip_and_a_rerun_is_byte_identical_whatever_the_ingest_order(tmp_path):
@@ -257,3 +259,21 @@ def test_a_store_whose_id_map_has_no_logged_ids_still_reduces_and_takes_new_logs
     assert main(["ingest", "--db", str(db), "-q", str(more)]) == 0
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM item_ids WHERE logged IS NULL").fetchone()[0] == 3
+
+
+def test_an_inspect_only_reduction_writes_no_lm_eval_files_and_a_mixed_one_both(tmp_path):
+    """Every task from Inspect logs: the folder is inspect_sample_ids.json and manifest.json (no lm-eval group,
+    --samples file, HELM conf or task list). The same manifest with one task not from Inspect keeps both."""
+    from harness_ext.methods.reduction.manifest import write_outputs
+    from harness_ext.methods.reduction.reduce import DEFAULT_FORMATS
+
+    logs = tmp_path / "logs"
+    _population(logs)
+    out = _reduce(tmp_path, logs, 4)
+    assert sorted(p.name for p in out.iterdir()) == [FILE_NAME, "manifest.json"]
+    assert not list(out.glob("*.yaml")) and not list(out.glob("*_samples.json"))
+    m = load_manifest(out)
+    m["tasks"]["arith"].pop("inspect")  # as a task of another harness beside the Inspect ones
+    written = {Path(p).name for p in write_outputs(m, tmp_path / "mixed", DEFAULT_FORMATS)}
+    assert {FILE_NAME, "harness_ext_reduced.yaml", "harness_ext_reduced_samples.json"} <= written
+    assert FILE_NAME in (tmp_path / "mixed" / "harness_ext_reduced.yaml").read_text()

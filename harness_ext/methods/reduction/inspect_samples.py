@@ -136,6 +136,14 @@ def inspect_task_count(manifest: dict) -> int:
     return sum("inspect" in b for b in manifest["tasks"].values())
 
 
+def inspect_only(manifest: dict) -> bool:
+    """Whether every task of an item manifest came from Inspect logs: its reduced folder is then for Inspect alone
+    (``inspect_sample_ids.json`` and ``manifest.json``), no lm-eval group, HELM conf or task list, which no task of
+    it could run."""
+    tasks = manifest.get("tasks") or {}
+    return manifest.get("kind") == "items" and bool(tasks) and inspect_task_count(manifest) == len(tasks)
+
+
 def inspect_sample_ids(manifest: dict) -> dict:
     """``{Inspect task: [sample ids]}`` of an item manifest's tasks from Inspect logs (``{}`` without any).
 
