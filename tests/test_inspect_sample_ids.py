@@ -199,16 +199,17 @@ def _text_id_population(folder: Path, ids: list, n_models: int = 6, first: int =
         (folder / f"popularity_{m}.json").write_text(json.dumps(d))
 
 
-def test_text_ids_are_listed_exactly_as_logged_and_inspect_runs_each_of_them(tmp_path):
+@pytest.mark.parametrize("ids", [TEXT_IDS, TEXT_IDS[:4]])  # "17.0" beside 17 (the store numbers them), or alone
+def test_text_ids_are_listed_exactly_as_logged_and_inspect_runs_each_of_them(tmp_path, ids):
     logs = tmp_path / "logs"
-    _text_id_population(logs, TEXT_IDS)
-    out = _reduce(tmp_path, logs, len(TEXT_IDS))
+    _text_id_population(logs, ids)
+    out = _reduce(tmp_path, logs, len(ids))
     [(task, listed)] = json.loads((out / FILE_NAME).read_text()).items()
     # Verbatim, type too: the text "17.0" is not the whole number 17, which is an item of its own.
-    assert task == "inspect_evals/popularity" and len(listed) == len(TEXT_IDS)
-    assert sorted(map(json.dumps, listed)) == sorted(map(json.dumps, TEXT_IDS))
+    assert task == "inspect_evals/popularity" and len(listed) == len(ids)
+    assert sorted(map(json.dumps, listed)) == sorted(map(json.dumps, ids))
     for i in listed:  # Inspect runs the sample each listed id names, and no other
-        assert inspect_runs(TEXT_IDS, [i]) == [i]
+        assert inspect_runs(ids, [i]) == [i]
     # What the file listed before, each as its whole number: Inspect runs none of "17.0", "+5" and "1e3".
     assert inspect_runs(TEXT_IDS, [17, 7, 5, 1000]) == ["007", 17]
     # Six models' logs of the task list the same ids: one item each, not one per log.
@@ -216,7 +217,13 @@ def test_text_ids_are_listed_exactly_as_logged_and_inspect_runs_each_of_them(tmp
     from harness_ext.store.item_ids import item_id_map
 
     with Store.open(tmp_path / "store.duckdb", read_only=True) as store:
-        assert sorted(item_id_map(store, "inspect")["item"]) == sorted(map(str, TEXT_IDS))
+        assert sorted(item_id_map(store, "inspect")["item"]) == sorted(map(str, ids))
+    # A new model's log of exactly the listed ids is what predict estimates from: every item used.
+    _text_id_population(tmp_path / "new", listed, n_models=1, first=6)
+    pj = tmp_path / "p.json"
+    assert main(["predict", "-m", str(out), str(tmp_path / "new"), "--json", str(pj)]) == 0
+    [row] = [r for r in json.loads(pj.read_text())["datasets"] if r["dataset"] == "popularity"]
+    assert row["n_used"] == len(ids)
 
 
 @pytest.mark.parametrize("first, second", [(["007", 1], [7, 1]), (["17", 1], [17, 1]), ([-5, 1], ["-5", 1])])
