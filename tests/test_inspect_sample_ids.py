@@ -284,3 +284,23 @@ def test_an_inspect_only_reduction_writes_no_lm_eval_files_and_a_mixed_one_both(
     written = {Path(p).name for p in write_outputs(m, tmp_path / "mixed", DEFAULT_FORMATS)}
     assert {FILE_NAME, "harness_ext_reduced.yaml", "harness_ext_reduced_samples.json"} <= written
     assert FILE_NAME in (tmp_path / "mixed" / "harness_ext_reduced.yaml").read_text()
+
+
+def test_an_id_a_store_without_logged_ids_may_hold_as_its_number_is_refused_not_split(tmp_path, capsys):
+    """A store written before the map kept logged ids holds "007" as 7: a later log's "007" is refused, naming the
+    file, not stored as a second item beside it."""
+    import duckdb
+
+    logs = tmp_path / "logs"
+    _text_id_population(logs, ["007", "a"], n_models=1)
+    db = tmp_path / "store.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(logs)]) == 0
+    with duckdb.connect(str(db)) as con:  # as that version stored it
+        con.execute("ALTER TABLE item_ids DROP COLUMN logged")
+        con.execute("UPDATE item_ids SET item = '7' WHERE item = '007'")
+    more = tmp_path / "more"
+    _text_id_population(more, ["007", "a"], n_models=1, first=1)
+    capsys.readouterr()
+    main(["ingest", "--db", str(db), str(more)])
+    err = capsys.readouterr().err
+    assert "skipped" in err and "popularity_1.json" in err and "'007' may be the item '7'" in err

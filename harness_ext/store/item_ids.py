@@ -307,6 +307,7 @@ def _check_logged(path, task: str, mine: pd.DataFrame, have: pd.DataFrame) -> No
     text (``17`` and ``"17"``), or with another text Inspect reads as the same id (``"007"`` and ``7``): listed in
     ``inspect_sample_ids.json`` as one item they would be one sample for one model and another for the next."""
     stored = have[have["logged"].notna()]  # rows from before the map kept logged ids have no value to compare
+    _check_legacy(path, task, mine, have)
     if stored.empty:
         return
     by_text = dict(zip(stored["item"], stored["logged"]))
@@ -318,6 +319,22 @@ def _check_logged(path, task: str, mine: pd.DataFrame, have: pd.DataFrame) -> No
                                     "the task gave, are two values that inspect eval --sample-id cannot tell apart "
                                     "(it matches an id by its text, and reads text of digits as a whole number): "
                                     "not merged; ingest logs whose ids agree, or each set into its own store")
+
+
+def _check_legacy(path, task: str, mine: pd.DataFrame, have: pd.DataFrame) -> None:
+    """Refuse a file's id that the task's rows stored before the map kept ids as logged may hold under its whole
+    number's text (``"007"``, stored then as ``7``): matched by text it would be another item, by number a guess."""
+    legacy = set(have.loc[have["logged"].isna(), "item"])
+    if not legacy:
+        return
+    values = [json.loads(v) for v in mine["logged"]]
+    was = _id_numbers(np.array(values, dtype=object), pd.Index([str(v) for v in values]))[3]
+    known = set(have["item"])
+    for item, old in zip(mine["item"], was):
+        if item not in known and old != item and old in legacy:
+            raise IngestError(path, f"task {task!r}: sample id {item[:40]!r} may be the item {old!r} a version that "
+                                    "kept a whole number's text as the number stored: not guessed; ingest the task's "
+                                    "logs into a new store")
 
 
 def logged_ids(store, benchmark: str, task: str) -> dict:
