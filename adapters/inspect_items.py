@@ -15,7 +15,7 @@ over several epochs scores their mean (Inspect's default reducer); a log reducin
 the reduced values it lists (``reductions``, an archive's ``reductions.json``), and without them is noted. Item ids
 are the samples' ids, numbered as an item table's (:mod:`harness_ext.store.item_ids`: whole numbers and
 ``id7``-like ids their own numbers, other text 0, 1, ... in the store's id map, which ``reduce --items`` lists
-beside the numbers).
+beside the numbers); the map keeps each id as the log gives it (``"17.0"`` is not 17), for ``--sample-id``.
 """
 
 from __future__ import annotations
@@ -213,7 +213,7 @@ def read_items(path, store_ids: bool = True):
     IngestError
         Naming the file and the reason: not a finished Inspect log (status other than success), a member outside
         the archive's samples, one too large, a sample without an id, an id outside the 64-bit range, two ids read
-        as one item, or one (id, epoch) listed twice.
+        as one item or that ``inspect eval --sample-id`` cannot tell apart, or one (id, epoch) listed twice.
     """
     import zipfile
 
@@ -260,6 +260,7 @@ def _table(path: Path, doc: dict, samples, task: str, model: str, store_ids: boo
     if not rows:
         raise IngestError(path, "no per-sample scores: " + ("; ".join(notes) or "no sample has a score"))
     frame = pd.DataFrame(rows, columns=["id", "epoch", "metric", "value"])
+    logged = _distinct_ids(path, frame["id"])
     frame["doc_id"] = np.fromiter((doc_id(i) for i in frame["id"]), dtype=np.int64, count=len(frame))
     # Two ids that one number stands for ("7" and "id7") would be one item wherever an id is read alone (predict):
     # refused, not merged.
@@ -275,12 +276,37 @@ def _table(path: Path, doc: dict, samples, task: str, model: str, store_ids: boo
     # For the store, numbered as item tables number their ids: the store's id map keeps each task's numbers, and
     # reduce lists the ids beside them, the ones `inspect eval --sample-id` takes.
     tasks = pd.Series(pd.Categorical([task] * len(per)))  # categorical, as the id map renumbers a file's rows by it
-    numbers, ids = file_item_ids(per["id"].to_numpy(), tasks, path, notes) if store_ids else (per["doc_id"], None)
+    # Each id kept as its text, and as logged (type too) beside it: --sample-id matches the text, not its number.
+    numbers, ids = (file_item_ids(per["id"].to_numpy(), tasks, path, notes, exact=True) if store_ids
+                    else (per["doc_id"], None))
+    if ids is not None:
+        ids["logged"] = ids["item"].map(logged)
     out = pd.DataFrame({"model": model, "task": tasks, "doc_id": numbers, "metric": per["metric"],
                         "value": per["value"]})
     h = file_hash(path)
     h.update(b"\0inspect-samples")
     return ItemTable(path, BENCHMARK, out, h.hexdigest(), notes, ids)
+
+
+def _distinct_ids(path, ids) -> dict:
+    """``{id's text: id as logged, JSON}`` of a log's sample ids, refusing two ids with one text (``17`` and ``"17"``)
+    or that ``inspect eval --sample-id`` reads as one (``"007"`` and ``7``,
+    :func:`harness_ext.store.item_ids.inspect_match`): no list of ids could run one without the other."""
+    import json
+
+    from harness_ext.store.item_ids import inspect_match
+
+    out, match = {}, {}
+    for v in dict.fromkeys((type(v), v) for v in ids):  # each distinct (type, value) once, in order
+        v = v[1]
+        text, m, logged = str(v), inspect_match(v), json.dumps(v)
+        other = out.get(text) or match.get(m)
+        if other is not None:
+            raise IngestError(path, f"sample ids {other[:40]} and {logged[:40]} are two samples that inspect eval "
+                                    "--sample-id cannot tell apart (it matches an id by its text, and reads text of "
+                                    "digits as a whole number): not merged into one item")
+        out[text], match[m] = logged, logged
+    return out
 
 
 def is_log_file(path) -> bool:

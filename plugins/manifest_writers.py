@@ -10,7 +10,8 @@ run entries (:mod:`harness_ext.methods.reduction.harness_names`). A dataset a fo
 express is listed in a comment naming it, never silently dropped, and a file
 never holds an empty task list. HELM cannot run a list of instances
 (``--max-eval-instances N`` runs HELM's own seeded draw of ``N``): the conf of an item-level
-manifest says so.
+manifest says so. An item-level manifest whose tasks all came from Inspect AI logs gets no HELM conf,
+task list or lm-eval group: they run under Inspect, from ``inspect_sample_ids.json``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness_ext.methods.reduction.harness_names import helm_description_list, lm_eval_task_list
+from harness_ext.methods.reduction.inspect_samples import inspect_only
 from harness_ext.methods.reduction.lm_eval_group import group_stem, write_lm_eval_yaml  # noqa: F401 - registered here
 from harness_ext.report import dumps
 from harness_ext.safe_output import comment, hocon_string, list_line, quoted
@@ -56,6 +58,8 @@ def _helm_items_cost(manifest: dict, several: dict) -> list:
 
 def write_helm_conf(manifest: dict, out_dir: Path) -> list:
     """``run_entries_<group>.conf`` for ``helm-run --conf-paths``."""
+    if inspect_only(manifest):  # every task runs under Inspect: HELM runs none of them
+        return []
     items = manifest.get("kind") == "items"  # an item-level reduction: HELM runs its own draw of instances
     lines, skipped, several = [], [], {}
     for entry in manifest["subset"]:
@@ -86,7 +90,10 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
 
 
 def write_task_list(manifest: dict, out_dir: Path) -> list:
-    """``<group>_tasks.txt``: one line per selected dataset, in selection order (harness task name when known)."""
+    """``<group>_tasks.txt``: one line per selected dataset, in selection order (harness task name when known); none
+    for an item-level manifest whose tasks all run under Inspect (``inspect_sample_ids.json`` names them)."""
+    if inspect_only(manifest):
+        return []
     names = [list_line(",".join(lm_eval_task_list(e)) or e.get("task") or e["name"], "task name") for e in manifest["subset"]]
     path = Path(out_dir) / f"{group_stem(manifest)}_tasks.txt"
     path.write_text("\n".join(names) + "\n", encoding="utf-8")

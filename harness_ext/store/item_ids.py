@@ -11,7 +11,10 @@ the file alone would give it, so one question is one item in every file of the t
 each listing the items in its own order, is a common layout). The ids new to the map keep the numbers the
 file gives them when the task's ids keep their own numbers and none of them is taken by another id; else
 they are numbered after the largest number in the map, in the file's order. A whole number is kept as its
-decimal text (``17``, ``17.0`` and ``017`` are the item 17 in every file). The map is written in the file's
+decimal text (``17``, ``17.0`` and ``017`` are the item 17 in every file), except where the reader keeps its ids
+exactly (Inspect AI logs, whose ``--sample-id`` matches an id's own text): there each id is its text, and the map's
+``logged`` column keeps it as the log gave it (JSON: ``17``, ``"17.0"``), refusing a file whose id is another value
+with the same text, or one Inspect would not tell from it (:func:`inspect_match`). The map is written in the file's
 transaction, so a file refused leaves it as it was.
 
 HELM runs' per-instance scores and Every Eval Ever instance files number their ids from the text alone (the
@@ -25,6 +28,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+import json
+
 import numpy as np
 import pandas as pd
 
@@ -34,6 +39,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS item_ids (
     benchmark VARCHAR NOT NULL, task VARCHAR NOT NULL, item VARCHAR NOT NULL, doc_id BIGINT NOT NULL,
     PRIMARY KEY (benchmark, task, item), UNIQUE (benchmark, task, doc_id));
+ALTER TABLE item_ids ADD COLUMN IF NOT EXISTS logged VARCHAR;
 """
 #: A text id the store may keep as its number: a prefix of letters, ``_`` or ``-``, then up to 18 digits.
 _NUMBERED = r"^([A-Za-z_-]*)(\d{1,18})$"
@@ -41,7 +47,7 @@ _NUMBERED = r"^([A-Za-z_-]*)(\d{1,18})$"
 _BITMAP_PAIRS = 50_000_000
 
 
-def file_item_ids(values, task: pd.Series, path: Path, notes: list) -> tuple:
+def file_item_ids(values, task: pd.Series, path: Path, notes: list, exact: bool = False) -> tuple:
     """``(doc ids, ids)``: each row's item number as read from this file alone, and its distinct ids.
 
     An id's number is the id itself for a whole number and the digits of ``<prefix><digits>`` (``id147``) else.
@@ -60,6 +66,9 @@ def file_item_ids(values, task: pd.Series, path: Path, notes: list) -> tuple:
         The file, for the error.
     notes : list
         Extended with one note when a task's ids are numbered by position.
+    exact : bool
+        Keep each id as its text in the map (``17.0`` stays ``17.0``), not a whole number as its decimal text: for
+        ids a harness matches by their text (Inspect's ``--sample-id``). Their numbers are as without it.
 
     Returns
     -------
@@ -85,7 +94,7 @@ def file_item_ids(values, task: pd.Series, path: Path, notes: list) -> tuple:
         empty = blank[codes]
         if empty.any():
             raise IngestError(path, f"{int(empty.sum())} rows with a score have no item id")
-        ok, prefix, number, key = _id_numbers(uniques, texts)
+        ok, prefix, number, key = _id_numbers(uniques, texts, exact)
     used = np.bincount(codes, minlength=len(number)) > 0
     if _lossless(ok[used], prefix[used], number[used]):  # for the whole table, so for each of its tasks
         pair_task, pair_id = _distinct_pairs(codes, task, len(number))
@@ -128,9 +137,9 @@ def _distinct_pairs(codes: np.ndarray, task: pd.Series, n_ids: int) -> tuple:
     return pairs // n_ids, pairs % n_ids
 
 
-def _id_numbers(uniques, texts: pd.Index) -> tuple:
+def _id_numbers(uniques, texts: pd.Index, exact: bool = False) -> tuple:
     """``(parsed, prefix, number, key)`` per distinct id: whole numbers with prefix ``""``, else ``<prefix><digits>``;
-    ``key`` is the id as the map keeps it (a whole number as its decimal text, any other id as it is)."""
+    ``key`` is the id as the map keeps it (a whole number as its decimal text unless ``exact``, any other id as it is)."""
     num = pd.to_numeric(pd.Series(uniques, dtype=object), errors="coerce").to_numpy(dtype=float)
     whole = np.isfinite(num) & (num == np.floor(num)) & (np.abs(num) < 2.0 ** 63)
     parts = pd.Series(texts).str.extract(_NUMBERED)
@@ -140,7 +149,8 @@ def _id_numbers(uniques, texts: pd.Index) -> tuple:
     number[whole] = num[whole].astype(np.int64)
     number[named] = parts[1][named].astype(np.int64).to_numpy()
     key = np.asarray(texts, dtype=object).copy()
-    key[whole] = number[whole].astype(str)
+    if not exact:
+        key[whole] = number[whole].astype(str)
     return whole | named, prefix, number, key
 
 
@@ -235,14 +245,17 @@ def assign_numbers(con, path, benchmark: str, frame: pd.DataFrame, ids: Optional
     if ids is None or ids.empty:
         return frame, None, []
     tasks = sorted(set(ids["task"]))
-    known = con.execute("SELECT task, item, doc_id FROM item_ids WHERE benchmark = ? AND list_contains(?, task)",
+    known = con.execute("SELECT task, item, doc_id, logged FROM item_ids WHERE benchmark = ? AND list_contains(?, task)",
                         [benchmark, tasks]).df()
+    exact = "logged" in ids.columns  # the reader keeps its ids as logged: one value per text, as Inspect matches them
     positional = set(ids.loc[~ids["own"].to_numpy(dtype=bool), "task"])
     legacy = [(t, n) for t, n, like in _unmapped_tasks(con, benchmark, sorted(set(tasks) - set(known["task"])))
               if like or t in positional]  # stored by position, or read so here: the numbers may not agree
     final, new, said = [], [], {"kept": [], "after": [], "taken": []}
     for task, mine in ids.groupby("task", sort=True):
         have = known[known["task"] == task]
+        if exact:
+            _check_logged(path, task, mine, have)
         at = pd.Index(have["item"]).get_indexer(mine["item"])
         fresh = at < 0
         number = np.zeros(len(at), dtype=np.int64)  # integers, not floats: ids up to 2**63 stay exact
@@ -267,12 +280,74 @@ def assign_numbers(con, path, benchmark: str, frame: pd.DataFrame, ids: Optional
                     said[key].append((task, int(fresh.sum()), start, len(have)))
             number[fresh] = own
             new.append(pd.DataFrame({"benchmark": benchmark, "task": task, "item": mine["item"].to_numpy()[fresh],
-                                     "doc_id": own.astype(np.int64)}))
+                                     "doc_id": own.astype(np.int64),
+                                     **({"logged": mine["logged"].to_numpy()[fresh]} if exact else {})}))
         final.append(number)
     ids = ids.sort_values("task", kind="stable")
     notes = _map_notes(benchmark, said) + ([_legacy_note(benchmark, legacy)] if legacy else [])
     frame = _renumber(frame, ids, np.concatenate(final))
     return frame, (pd.concat(new, ignore_index=True) if new else None), notes
+
+
+def inspect_match(value) -> str:
+    """An Inspect sample id as ``inspect eval --sample-id`` compares it (Inspect's ``slice_dataset``, in
+    ``inspect_ai/_eval/task/util.py``: text of digits is read as a whole number, a whole number is its decimal text
+    padded to 20 characters, other text is itself, each id then matched as a glob pattern). Two ids with one match
+    text (``"007"``, ``"7"`` and ``7``) are one id to Inspect: each listed id runs both samples."""
+    if isinstance(value, str) and value.isdigit():
+        try:
+            value = int(value)
+        except ValueError:  # a digit int() does not read (a superscript): Inspect keeps it as text too
+            pass
+    return value if isinstance(value, str) else str(value).zfill(20)
+
+
+def _check_logged(path, task: str, mine: pd.DataFrame, have: pd.DataFrame) -> None:
+    """Refuse a file's ids (``mine``: item, logged) that earlier logs of the task gave as another value with the same
+    text (``17`` and ``"17"``), or with another text Inspect reads as the same id (``"007"`` and ``7``): listed in
+    ``inspect_sample_ids.json`` as one item they would be one sample for one model and another for the next."""
+    stored = have[have["logged"].notna()]  # rows from before the map kept logged ids have no value to compare
+    _check_legacy(path, task, mine, have)
+    if stored.empty:
+        return
+    by_text = dict(zip(stored["item"], stored["logged"]))
+    by_match = {inspect_match(json.loads(v)): v for v in stored["logged"]}
+    for item, logged in zip(mine["item"], mine["logged"]):
+        other = by_text.get(item) or by_match.get(inspect_match(json.loads(logged)))
+        if other is not None and other != logged:
+            raise IngestError(path, f"task {task!r}: sample id {logged[:40]} and {other[:40]}, an id earlier logs of "
+                                    "the task gave, are two values that inspect eval --sample-id cannot tell apart "
+                                    "(it matches an id by its text, and reads text of digits as a whole number): "
+                                    "not merged; ingest logs whose ids agree, or each set into its own store")
+
+
+def _check_legacy(path, task: str, mine: pd.DataFrame, have: pd.DataFrame) -> None:
+    """Refuse a file's id that the task's rows stored before the map kept ids as logged may hold under its whole
+    number's text (``"007"``, stored then as ``7``): matched by text it would be another item, by number a guess."""
+    legacy = set(have.loc[have["logged"].isna(), "item"])
+    if not legacy:
+        return
+    values = [json.loads(v) for v in mine["logged"]]
+    was = _id_numbers(np.array(values, dtype=object), pd.Index([str(v) for v in values]))[3]
+    known = set(have["item"])
+    for item, old in zip(mine["item"], was):
+        if item not in known and old != item and old in legacy:
+            raise IngestError(path, f"task {task!r}: sample id {item[:40]!r} may be the item {old!r} a version that "
+                                    "kept a whole number's text as the number stored: not guessed; ingest the task's "
+                                    "logs into a new store")
+
+
+def logged_ids(store, benchmark: str, task: str) -> dict:
+    """``{doc_id: id as logged}`` of a task whose reader keeps its ids exactly (the JSON value, ``17`` or
+    ``"17.0"``; None for an id stored before the map kept it); ``{}`` for a store without the map."""
+    if not has_map(store.con):
+        return {}
+    cols = {r[0] for r in store.con.execute("SELECT column_name FROM information_schema.columns "
+                                            "WHERE table_name = 'item_ids'").fetchall()}
+    logged = "logged" if "logged" in cols else "NULL"  # a map made before the column (not written since)
+    rows = store.con.execute(f"SELECT doc_id, {logged} FROM item_ids WHERE benchmark = ? AND task = ?",
+                             [benchmark, task]).fetchall()
+    return {int(d): None if v is None else json.loads(v) for d, v in rows}
 
 
 def _renumber(frame: pd.DataFrame, ids: pd.DataFrame, final: np.ndarray) -> pd.DataFrame:

@@ -2,8 +2,8 @@
 
 ``reduce --items`` records in each such task's block (benchmark ``inspect``) an ``inspect`` field: the task as
 the logs name it (``eval.task``, with the ``inspect_evals/`` prefix the store drops) and the drawn samples' ids
-as the logs give them (whole numbers as numbers, other ids as text, from the store's id map), in the draw's
-order. The item writer writes them to ``inspect_sample_ids.json`` (Inspect task -> ids), a data file only: no
+exactly as the logs give them (a whole number as a number, text as its text: ``"17.0"``, ``"007"``, from the
+store's id map), in the draw's order. The item writer writes them to ``inspect_sample_ids.json`` (Inspect task -> ids), a data file only: no
 command is built from names or ids that come from result files.
 
 Inspect's ``inspect eval --sample-id`` takes one comma-separated list, strips the blanks around each id, reads
@@ -46,22 +46,32 @@ def inspect_field(store, benchmark: str, task: str, drawn, warnings: list) -> di
     """
     if benchmark != BENCHMARK:
         return {}
-    from ...store.item_ids import item_id_map
+    from ...store.item_ids import item_id_map, logged_ids
 
     ids = item_id_map(store, BENCHMARK, task)
     names = dict(zip(ids["doc_id"].astype("int64").tolist(), ids["item"].astype(str).tolist()))
+    logged = logged_ids(store, BENCHMARK, task)
     unmapped = sum(int(d) not in names for d in drawn)
-    sample_ids = [_as_logged(names[int(d)]) if int(d) in names else int(d) for d in drawn]
+    # Only a whole number's text was rewritten before the map kept ids as logged: other text is as logged.
+    unlogged = sum(int(d) in names and logged.get(int(d)) is None and bool(_WHOLE.fullmatch(names[int(d)]))
+                   for d in drawn)
+    sample_ids = [logged[int(d)] if logged.get(int(d)) is not None else _as_logged(names[int(d)]) if int(d) in names
+                  else int(d) for d in drawn]
     name = _logged_task(store, task, warnings)
     if unmapped:
         warnings.append(f"{task}: {unmapped} drawn items have no Inspect sample id in the store (stored before it kept "
                         f"ids): {FILE_NAME} lists their numbers")
+    if unlogged:
+        warnings.append(f"{task}: {unlogged} drawn sample ids are whole numbers stored by a version that kept any "
+                        "whole number's text as the number (\"17.0\" or \"007\" as 17 or 7): "
+                        f"{FILE_NAME} lists them so, which Inspect may not match; ingest the task's logs into a new "
+                        "store to list them as logged")
     warnings += unsafe_warnings(name, sample_ids)
     return {"inspect": {"task": name, "sample_ids": sample_ids}}
 
 
 def _as_logged(item: str):
-    """A sample id as the logs give it: the map keeps a whole number as its decimal text."""
+    """A sample id stored before the map kept ids as logged: it kept a whole number as its decimal text."""
     return int(item) if _WHOLE.fullmatch(item) and -2**63 <= int(item) < 2**63 else item
 
 
@@ -119,6 +129,14 @@ def unsafe_warnings(name: str, sample_ids: list) -> list:
 def inspect_task_count(manifest: dict) -> int:
     """How many of an item manifest's tasks came from Inspect logs (those with an ``inspect`` field)."""
     return sum("inspect" in b for b in manifest["tasks"].values())
+
+
+def inspect_only(manifest: dict) -> bool:
+    """Whether every task of an item manifest came from Inspect logs: its reduced folder is then for Inspect alone
+    (``inspect_sample_ids.json`` and ``manifest.json``), no lm-eval group, HELM conf or task list, which no task of
+    it could run."""
+    tasks = manifest.get("tasks") or {}
+    return manifest.get("kind") == "items" and bool(tasks) and inspect_task_count(manifest) == len(tasks)
 
 
 def inspect_sample_ids(manifest: dict) -> dict:

@@ -39,7 +39,7 @@ from ...report import Result
 from .item_design_plan import check_design, design_block
 from .item_benchmark import KEY as BENCHMARK_CORRELATION
 from .item_manifest import KIND, encode_ids, encode_scores, id_order, item_id_field
-from .inspect_samples import FILE_NAME as INSPECT_FILE, inspect_field, inspect_task_count
+from .inspect_samples import FILE_NAME as INSPECT_FILE, inspect_field, inspect_only, inspect_task_count
 
 DEFAULT_ESTIMATOR = "crosstask"
 #: Preferred per-item metric when a task logs several and none is asked for (lm-eval's usual primary metrics).
@@ -498,8 +498,10 @@ class ItemReduceResult(Result):
         path = next((p for p in self.written if Path(p).name == INSPECT_FILE), None)
         if not n or path is None:
             return ""
+        alone = (" Every task is from Inspect AI logs, so there is no lm-eval group, HELM conf or task list: "
+                 "lm-eval and HELM run none of them." if inspect_only(self.manifest) else "")
         return (f"\n{n} task{'s' * (n != 1)} from Inspect AI logs: run each with inspect eval TASK --model MODEL "
-                f"--sample-id IDS, TASK and its IDS (joined with commas) from {path}.")
+                f"--sample-id IDS, TASK and its IDS (joined with commas) from {path}.{alone}")
 
     def _shown_table(self) -> tuple:
         """``(table, unit, float format)`` as the summary prints it: errors and widths in points (0-100) when every
@@ -580,6 +582,8 @@ def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
     view = {"subset": [e for e in manifest["subset"] if e["benchmark"] == "lm_eval"], "warnings": []}
     foreign = {t: b.get("benchmark") for t, b in manifest["tasks"].items()
                if b.get("benchmark") not in (None, "", "lm_eval")}
+    if inspect_only(manifest):  # no lm-eval file is written: no lm-eval name to look up, nor a warning on them
+        foreign = {}
     if view["subset"]:
         attach_lm_eval_tasks(view, db, local_data)
     if view["subset"] or foreign:

@@ -9,7 +9,8 @@ manifest writer ``lm_eval_yaml`` (:mod:`harness_ext.plugins.manifest_writers`) r
 
 An item-level manifest (``reduce --items N``) gets a group of every task and lm-eval's ``--samples``
 file (a JSON object, task name -> list of document indices; incompatible with ``--limit``), and, when some
-tasks' items came from Inspect AI logs, ``inspect_sample_ids.json`` (Inspect task -> drawn sample ids).
+tasks' items came from Inspect AI logs, ``inspect_sample_ids.json`` (Inspect task -> drawn sample ids); when all
+of them did, that file alone: lm-eval runs none of them.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from pathlib import Path
 
 from harness_ext.methods.reduction.harness_names import (lm_eval_metric, lm_eval_task_list, metric_label,
                                                        metric_parts, run_share)
-from harness_ext.methods.reduction.inspect_samples import FILE_NAME as INSPECT_FILE, write_inspect_sample_ids
+from harness_ext.methods.reduction.inspect_samples import (FILE_NAME as INSPECT_FILE, inspect_only,
+                                                          write_inspect_sample_ids)
 from harness_ext.methods.reduction.item_manifest import decode_ids
 from harness_ext.safe_output import check_group_name, comment, quoted, yaml_text
 
@@ -146,7 +148,10 @@ def _mean_metric_notes(subset: list, estimated: bool) -> list:
 
 def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     """``<group>.yaml`` (every task of the manifest) and ``<group>_samples.json`` (the drawn items per task); with
-    tasks from Inspect logs, ``inspect_sample_ids.json`` too (:mod:`~.inspect_samples`)."""
+    tasks from Inspect logs, ``inspect_sample_ids.json`` too (:mod:`~.inspect_samples`), and that alone when every
+    task is from Inspect logs (no lm-eval task to run)."""
+    if inspect_only(manifest):
+        return write_inspect_sample_ids(manifest, out_dir)
     shown = getattr(out_dir, "shown", out_dir)
     out_dir = Path(out_dir)
     group = group_stem(manifest)
