@@ -1,0 +1,104 @@
+"""lm-eval groups written without a score: ``{" ": " ", "alias": ...}``.
+
+Runs of lm-eval's leaderboard tasks from early 2025 (lm-eval git 0230356; for example the public results of
+meta-llama/Llama-3.1-8B-Instruct and deepseek-ai/DeepSeek-R1-Distill-Llama-8B in csabakecskemeti/lm_eval_results)
+list ``leaderboard_bbh``, ``leaderboard_gpqa``, ``leaderboard_math_hard`` and ``leaderboard_musr`` in
+``group_subtasks`` but give each group only ``{" ": " ", "alias": ...}``: their YAMLs had no
+``aggregate_metric_list`` then. ``predict`` reads the Open LLM Leaderboard v2's BBH, GPQA, MATH Level 5 and MuSR
+from those groups' rows, so from such a run it read none of them ("no result for MATH Level 5"), and ingest said
+nothing. Now ingest stores each such group as the mean of its tasks weighted by their sizes (``n-samples``), which
+is what lm-eval's group YAMLs now declare (``weight_by_size: true``) and what the leaderboard reports (the
+Llama-3.1-8B-Instruct run's weighted BBH, 0.5088, is Every Eval Ever's 0.5087), and notes it. The files here are
+synthetic, laid out as those runs are (that repository has no licence, so none of it is copied).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness_ext.cli import main
+from harness_ext.store.db import Store
+from harness_ext.store.ingest import ingest_paths
+
+from conftest import SHARED_DATA
+
+HFOPENLLM = SHARED_DATA / "every_eval_ever" / "data" / "hfopenllm_v2"
+#: task -> (metric, value, size): two groups on one metric each, the sizes unequal so the weights matter.
+TASKS = {
+    "leaderboard_bbh_navigate": ("acc_norm", 0.552, 250),
+    "leaderboard_bbh_snarks": ("acc_norm", 0.674, 178),
+    "leaderboard_musr_murder_mysteries": ("acc_norm", 0.532, 250),
+    "leaderboard_musr_object_placements": ("acc_norm", 0.355, 256),
+    "leaderboard_math_algebra_hard": ("exact_match", 0.316, 307),
+    "leaderboard_math_geometry_hard": ("exact_match", 0.053, 132),
+    "leaderboard_mmlu_pro": ("acc", 0.381, 12032),
+}
+GROUPS = {"leaderboard_bbh": ["leaderboard_bbh_navigate", "leaderboard_bbh_snarks"],
+          "leaderboard_musr": ["leaderboard_musr_murder_mysteries", "leaderboard_musr_object_placements"],
+          "leaderboard_math_hard": ["leaderboard_math_algebra_hard", "leaderboard_math_geometry_hard"],
+          # tasks on two metrics: lm-eval's YAML aggregates each metric apart; no one mean is the group's score
+          "mixed": ["leaderboard_bbh_navigate", "leaderboard_mmlu_pro"]}
+
+
+def _weighted(group: str, shift: float = 0.0) -> float:
+    parts = [TASKS[t] for t in GROUPS[group]]
+    return sum((v + shift) * n for _, v, n in parts) / sum(n for *_, n in parts)
+
+
+def _results_file(folder, model: str, shift: float = 0.0):
+    folder.mkdir(parents=True, exist_ok=True)
+    results = {g: {" ": " ", "alias": g} for g in GROUPS}
+    results.update({t: {"alias": f" - {t}", f"{m},none": round(v + shift, 4), f"{m}_stderr,none": 0.03}
+                    for t, (m, v, _) in TASKS.items()})
+    doc = {"results": results, "group_subtasks": {**GROUPS, "leaderboard_mmlu_pro": []},
+           "n-shot": {t: 3 for t in TASKS}, "higher_is_better": {t: {m: True} for t, (m, *_) in TASKS.items()},
+           "n-samples": {t: {"original": n, "effective": n} for t, (*_, n) in TASKS.items()},
+           "config": {"model": "hf", "model_args": f"pretrained={model},dtype=float16"}, "model_name": model}
+    path = folder / "results_2025-01-25T04-48-43.622918.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_a_group_without_a_score_is_the_size_weighted_mean_of_its_tasks_and_noted(tmp_path):
+    path = _results_file(tmp_path / "org__m", "org/m")
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [path], show_progress=False)
+        (f,) = rep.by_status("ingested")
+        rows = s.con.execute("SELECT d.name, d.metric, r.value, r.num_fewshot FROM results r JOIN datasets d "
+                             "USING (dataset_id) WHERE d.kind = 'aggregate' ORDER BY 1").fetchall()
+    assert [r[:2] for r in rows] == [("leaderboard_bbh", "acc_norm"), ("leaderboard_math_hard", "exact_match"),
+                                     ("leaderboard_musr", "acc_norm")]
+    for name, _, value, shots in rows:
+        assert value == pytest.approx(_weighted(name)) and shots == 3
+    # Weighted by size, not the plain mean of the tasks.
+    assert _weighted("leaderboard_math_hard") != pytest.approx(0.5 * (0.316 + 0.053))
+    made, left = (next(n for n in f.notes if n.startswith(p)) for p in ("3 groups without a score in the file stored",
+                                                                        "1 group without a score in the file and"))
+    assert "leaderboard_math_hard (exact_match, 2 tasks)" in made and "weighted by their sizes" in made
+    assert left.endswith(": mixed")
+
+
+@pytest.mark.skipif(not HFOPENLLM.is_dir(), reason="needs the shared Every Eval Ever data")
+def test_predict_reads_the_leaderboards_groups_from_a_run_that_wrote_them_without_a_score(tmp_path):
+    files = sorted(HFOPENLLM.rglob("*.json"))[:200]
+    db, out = tmp_path / "store.duckdb", tmp_path / "red"
+    assert main(["ingest", "--db", str(db), "-q", *map(str, files)]) == 0
+    assert main(["reduce", "--db", str(db), "--benchmark", "hf_open_llm_v2", "--datasets", "MATH Level 5",
+                 "--datasets", "BBH", "--datasets", "MUSR", "--budget", "2", "--n-random", "20", "--no-plot",
+                 "--out", str(out)]) == 0
+    new = _results_file(tmp_path / "new" / "org__m", "org/m", shift=0.01).parent
+    report = tmp_path / "pred.json"
+    assert main(["predict", "-m", str(out), str(new), "--json", str(report)]) == 0
+    doc = json.loads(report.read_text())
+    rows = {r["dataset"]: r for r in doc["datasets"] if r["model"] == "org/m"}
+    names = {"MATH Level 5": "leaderboard_math_hard", "BBH": "leaderboard_bbh", "MUSR": "leaderboard_musr"}
+    subset = [s["name"] for s in json.loads((out / "manifest.json").read_text())["subset"]]
+    assert len(subset) == 2
+    for title, group in names.items():
+        row = rows[title]
+        # Subset datasets are read (before: "no result for ..."); the other one is shown as the actual score.
+        got = row["raw"] if title in subset else row["raw_actual"]
+        assert row["observed"] == (title in subset) and got == pytest.approx(_weighted(group, 0.01), abs=1e-4)
+    assert not any(w.startswith("org/m: no result for") for w in doc["warnings"])
