@@ -80,18 +80,32 @@ def test_a_group_without_a_score_is_the_size_weighted_mean_of_its_tasks_and_note
     assert left.endswith(": mixed")
 
 
-@pytest.mark.skipif(not HFOPENLLM.is_dir(), reason="needs the shared Every Eval Ever data")
-def test_predict_reads_the_leaderboards_groups_from_a_run_that_wrote_them_without_a_score(tmp_path):
+@pytest.fixture(scope="module")
+def leaderboard_manifest(tmp_path_factory):
+    """A manifest reduced from Every Eval Ever's Open LLM Leaderboard v2 records: 2 of MATH Level 5, BBH and MuSR."""
+    if not HFOPENLLM.is_dir():
+        pytest.skip("needs the shared Every Eval Ever data")
+    tmp = tmp_path_factory.mktemp("leaderboard")
     files = sorted(HFOPENLLM.rglob("*.json"))[:200]
-    db, out = tmp_path / "store.duckdb", tmp_path / "red"
+    db, out = tmp / "store.duckdb", tmp / "red"
     assert main(["ingest", "--db", str(db), "-q", *map(str, files)]) == 0
     assert main(["reduce", "--db", str(db), "--benchmark", "hf_open_llm_v2", "--datasets", "MATH Level 5",
                  "--datasets", "BBH", "--datasets", "MUSR", "--budget", "2", "--n-random", "20", "--no-plot",
                  "--out", str(out)]) == 0
-    new = _results_file(tmp_path / "new" / "org__m", "org/m", shift=0.01).parent
+    return out
+
+
+def _predict(manifest, new, tmp_path) -> dict:
     report = tmp_path / "pred.json"
-    assert main(["predict", "-m", str(out), str(new), "--json", str(report)]) == 0
-    doc = json.loads(report.read_text())
+    assert main(["predict", "-m", str(manifest), str(new), "--json", str(report)]) == 0
+    return json.loads(report.read_text())
+
+
+def test_predict_reads_the_leaderboards_groups_from_a_run_that_wrote_them_without_a_score(leaderboard_manifest,
+                                                                                          tmp_path):
+    out = leaderboard_manifest
+    new = _results_file(tmp_path / "new" / "org__m", "org/m", shift=0.01).parent
+    doc = _predict(out, new, tmp_path)
     rows = {r["dataset"]: r for r in doc["datasets"] if r["model"] == "org/m"}
     names = {"MATH Level 5": "leaderboard_math_hard", "BBH": "leaderboard_bbh", "MUSR": "leaderboard_musr"}
     subset = [s["name"] for s in json.loads((out / "manifest.json").read_text())["subset"]]
@@ -102,3 +116,23 @@ def test_predict_reads_the_leaderboards_groups_from_a_run_that_wrote_them_withou
         got = row["raw"] if title in subset else row["raw_actual"]
         assert row["observed"] == (title in subset) and got == pytest.approx(_weighted(group, 0.01), abs=1e-4)
     assert not any(w.startswith("org/m: no result for") for w in doc["warnings"])
+    assert not any("differ between its files" in w for w in doc["warnings"])
+
+
+def test_predict_says_when_two_runs_of_the_new_model_disagree_and_which_it_used(leaderboard_manifest, tmp_path):
+    """A rerun saved beside the first run (deepseek-ai/DeepSeek-R1-Distill-Llama-8B's folder in
+    csabakecskemeti/lm_eval_results holds two, whose MATH and IFEval differ): predict used the file read first and
+    said nothing. Now a warning names the model, the tasks, the file used and the one not used."""
+    folder = tmp_path / "new" / "org__m"
+    first = _results_file(folder, "org/m")
+    second = _results_file(tmp_path / "rerun", "org/m", shift=0.02)
+    rerun = second.rename(folder / "results_2025-01-26T22-29-00.931915.json")
+    doc = _predict(leaderboard_manifest, folder, tmp_path)
+    (warning,) = [w for w in doc["warnings"] if "differ between its files" in w]
+    # 7 tasks and the 3 groups made from them
+    assert warning.startswith("reading the new results: 10 values of org/m on 10 tasks differ between its files")
+    assert f"read first, in path order ({first}), not from {rerun}" in warning
+    rows = {r["dataset"]: r for r in doc["datasets"] if r["model"] == "org/m"}
+    subset = [s["name"] for s in json.loads((leaderboard_manifest / "manifest.json").read_text())["subset"]]
+    groups = {"MATH Level 5": "leaderboard_math_hard", "BBH": "leaderboard_bbh", "MUSR": "leaderboard_musr"}
+    assert rows[subset[0]]["raw"] == pytest.approx(_weighted(groups[subset[0]]), abs=1e-4)  # the first file's
