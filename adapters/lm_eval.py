@@ -596,40 +596,42 @@ def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile) -> ResultRows:
 
     lm-eval writes a group whose YAML has no ``aggregate_metric_list`` as ``{" ": " ", "alias": ...}``: the
     leaderboard's ``leaderboard_bbh``, ``leaderboard_math_hard``, ... in runs of early 2025. Their YAMLs now
-    aggregate each group's one metric over its tasks weighted by size (``weight_by_size: true``), and the Open LLM
+    aggregate each metric over the group's tasks weighted by size (``weight_by_size: true``), and the Open LLM
     Leaderboard's BBH and MATH Level 5 are that mean, so without it ``predict`` could not read them from such a run.
-    A group whose tasks all have the same primary metric and a size (``n-samples``) gets that mean as its
-    aggregate; the file's notes name the groups computed and those left without a score.
+    A group whose tasks all have a size (``n-samples``) and one or more metrics in common gets, per metric, that
+    mean as its aggregate; the file's notes name the groups computed and those left without a score.
     """
     subs = doc.get("group_subtasks")
     if not isinstance(subs, dict):
         return out
     scored = {k.task for k in out.kinds}
-    rows = {k.task: (k, v, n, ns) for k, v, n, ns in zip(out.kinds, out.values, out.num_fewshot, out.n_samples)
-            if k.primary and not k.aggregate}
-    own = None
-    made, left = [], []
+    rows: dict = {}  # task -> {metric: value}, and its shot count and size
+    for k, v, n, ns in zip(out.kinds, out.values, out.num_fewshot, out.n_samples):
+        if not k.aggregate:
+            rows.setdefault(k.task, ({}, n, ns))[0][k.metric] = v
+    own, made, left = None, [], []
     for group, tasks in subs.items():
         if not isinstance(tasks, list) or not tasks or group in scored:
             continue
         parts = [rows.get(t) for t in tasks]
-        if any(p is None or not p[3] for p in parts) or len({p[0].metric for p in parts}) != 1:
-            left.append(group)  # a task without a score or a size, tasks on different metrics, a group of groups
+        common = [m for m in parts[0][0] if all(m in p[0] for p in parts)] if all(parts) else []
+        if not common or not all(p[2] for p in parts):
+            left.append(group)  # a task without a score or a size, no metric in common, a group of groups
             continue
-        sizes = [p[3] for p in parts]
-        value = sum(p[1] * n for p, n in zip(parts, sizes)) / sum(sizes)
-        metric = parts[0][0].metric
-        key = metric if "," in metric else f"{metric},none"
         own = own_groups(subs) if own is None else own
-        agg = _template(group, (key,), True, {}, None, own.get(group))[2][1][0]
-        shots = {p[2] for p in parts}
-        out.kinds.append(agg)
-        out.values.append(value)
-        out.stderrs.append(None)
-        out.num_fewshot.append(shots.pop() if len(shots) == 1 else None)
-        out.n_samples.append(sum(sizes))
-        out.dataset_metadata.append({"harness": "lm-evaluation-harness", "version": None})
-        made.append(f"{group} ({metric}, {len(tasks)} tasks)")
+        kinds = _template(group, tuple(m if "," in m else f"{m},none" for m in common), True, {}, None,
+                          own.get(group))[2][1]
+        sizes = [p[2] for p in parts]
+        shots = {p[1] for p in parts}
+        shot = shots.pop() if len(shots) == 1 else None  # tasks run at several shot counts: none is the group's
+        for m, k in zip(common, kinds):
+            out.kinds.append(k)
+            out.values.append(sum(p[0][m] * n for p, n in zip(parts, sizes)) / sum(sizes))
+            out.stderrs.append(None)
+            out.num_fewshot.append(shot)
+            out.n_samples.append(sum(sizes))
+            out.dataset_metadata.append({"harness": "lm-evaluation-harness", "version": None})
+        made.append(f"{group} ({', '.join(common)}; {len(tasks)} tasks)")
     if made:
         out._records = None
         src.note(f"{len(made)} group{'s' * (len(made) != 1)} without a score in the file stored as the mean of "
@@ -637,7 +639,7 @@ def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile) -> ResultRows:
                  f"aggregate them): {listed(made, 8)}")
     if left:
         src.note(f"{len(left)} group{'s' * (len(left) != 1)} without a score in the file and none computed (tasks "
-                 f"without a score or size, or on different metrics): {listed(left, 8)}")
+                 f"without a score or size, or no metric in common): {listed(left, 8)}")
     return out
 
 

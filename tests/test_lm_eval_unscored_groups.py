@@ -76,8 +76,30 @@ def test_a_group_without_a_score_is_the_size_weighted_mean_of_its_tasks_and_note
     assert _weighted("leaderboard_math_hard") != pytest.approx(0.5 * (0.316 + 0.053))
     made, left = (next(n for n in f.notes if n.startswith(p)) for p in ("3 groups without a score in the file stored",
                                                                         "1 group without a score in the file and"))
-    assert "leaderboard_math_hard (exact_match, 2 tasks)" in made and "weighted by their sizes" in made
+    assert "leaderboard_math_hard (exact_match; 2 tasks)" in made and "weighted by their sizes" in made
     assert left.endswith(": mixed")
+
+
+def test_each_metric_the_tasks_share_is_aggregated_and_the_primary_is_as_for_a_scored_group(tmp_path):
+    """Tasks reporting acc and acc_norm: the group gets both (lm-eval's YAMLs list each metric to aggregate), acc
+    primary as for any lm-eval row; a metric only one task has is not the group's."""
+    blocks = {"arc_x": {"acc,none": 0.5, "acc_norm,none": 0.6, "f1,none": 0.1}, "arc_y": {"acc,none": 0.3,
+                                                                                       "acc_norm,none": 0.2}}
+    doc = {"results": {"arcs": {" ": " ", "alias": "arcs"}, **blocks},
+           "group_subtasks": {"arcs": ["arc_x", "arc_y"], "arc_x": [], "arc_y": []},
+           "n-samples": {"arc_x": {"original": 100, "effective": 100}, "arc_y": {"original": 300, "effective": 300}},
+           "n-shot": {"arc_x": 0, "arc_y": 0}, "config": {"model": "hf", "model_args": "pretrained=org/m"}}
+    path = tmp_path / "org__m" / "results_2025-01-01T00-00-00.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [path], show_progress=False)
+        rows = s.con.execute("SELECT d.benchmark, d.name, d.metric, d.is_primary, r.value FROM results r JOIN "
+                             "datasets d USING (dataset_id) WHERE d.kind = 'aggregate' ORDER BY 3").fetchall()
+    # "arcs" is no lm-eval group: the user's own, so its benchmark is its name (as for a scored group).
+    assert [r[:4] for r in rows] == [("arcs", "arcs", "acc", True), ("arcs", "arcs", "acc_norm", False)]
+    assert rows[0][4] == pytest.approx((0.5 * 100 + 0.3 * 300) / 400)
+    assert rows[1][4] == pytest.approx((0.6 * 100 + 0.2 * 300) / 400)
 
 
 @pytest.fixture(scope="module")
