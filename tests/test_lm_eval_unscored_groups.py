@@ -158,3 +158,20 @@ def test_predict_says_when_two_runs_of_the_new_model_disagree_and_which_it_used(
     subset = [s["name"] for s in json.loads((leaderboard_manifest / "manifest.json").read_text())["subset"]]
     groups = {"MATH Level 5": "leaderboard_math_hard", "BBH": "leaderboard_bbh", "MUSR": "leaderboard_musr"}
     assert rows[subset[0]]["raw"] == pytest.approx(_weighted(groups[subset[0]]), abs=1e-4)  # the first file's
+
+
+def test_the_lm_eval_layout_prediction_names_each_task_by_lm_evals_metric(leaderboard_manifest, tmp_path):
+    """The ``harness_ext_prediction_*.json`` written beside the run, in lm-eval's results layout, named every
+    leaderboard task's metric as Every Eval Ever does (``leaderboard_bbh: {"Accuracy,predicted": ...}``,
+    ``leaderboard_math_hard: {"Exact Match,predicted": ...}``), metrics lm-eval never writes for those tasks."""
+    new = _results_file(tmp_path / "new" / "org__m", "org/m").parent
+    _predict(leaderboard_manifest, new, tmp_path)
+    doc = json.loads((new / "harness_ext_prediction_harness_ext_reduced.json").read_text())
+    keys = {task: [k for k in row if k.endswith(",predicted")][0] for task, row in doc["results"].items()
+            if task.startswith("leaderboard_")}
+    assert keys == {"leaderboard_math_hard": "exact_match,predicted", "leaderboard_bbh": "acc_norm,predicted",
+                    "leaderboard_musr": "acc_norm,predicted"}
+    assert doc["higher_is_better"]["leaderboard_bbh"] == {"acc_norm": True}
+    math = doc["results"]["leaderboard_math_hard"]
+    if math["observed"]:  # in the subset: the run's own score, the group made from its tasks
+        assert math["exact_match,predicted"] == pytest.approx(_weighted("leaderboard_math_hard"), abs=1e-4)
