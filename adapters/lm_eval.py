@@ -19,7 +19,9 @@ subject name (:mod:`harness_ext.benchmarks`); the tasks of a group of the user's
 become datasets of a benchmark named after the group; every other task is a dataset of
 benchmark ``lm_eval``. Group rows (v0.4 ``groups`` / ``group_subtasks`` keys) are
 aggregates of their subtasks: stored with ``kind='aggregate'`` (a prediction target
-that never enters a subset), ``mmlu`` and its four categories under benchmark ``mmlu``.
+that never enters a subset), ``mmlu`` and its four categories under benchmark ``mmlu``. A group
+the file lists without a score (``{" ": " ", "alias": ...}``) is stored as the mean of its tasks weighted
+by their sizes, when they share one metric (:func:`_unscored_groups`).
 
 Chance level: a multiple-choice task whose ``configs`` entry lists its answer
 choices literally (``doc_to_choice: ["(A)", "(B)", "(C)", "(D)"]``) has chance
@@ -583,10 +585,62 @@ def read_v04(src: SourceFile):
         raise IngestError(src.path, "an lm-eval v0.4 results file without its 'config' object (the model and its "
                                     "arguments): not read")
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
-    return _check_proportions(_drop_missing(_rows(
+    return _check_proportions(_unscored_groups(_drop_missing(_rows(
         src.path, doc["results"], v04=True, model=model, model_meta=meta,
         default_shots=_shot_count(src.path, config.get("num_fewshot"), "config.num_fewshot"),
-        doc=doc, configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc)), src), src)
+        doc=doc, configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc)), src), doc, src), src)
+
+
+def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile) -> ResultRows:
+    """``out`` with a score for each group the file lists without one, where its tasks make it.
+
+    lm-eval writes a group whose YAML has no ``aggregate_metric_list`` as ``{" ": " ", "alias": ...}``: the
+    leaderboard's ``leaderboard_bbh``, ``leaderboard_math_hard``, ... in runs of early 2025. Their YAMLs now
+    aggregate each metric over the group's tasks weighted by size (``weight_by_size: true``), and the Open LLM
+    Leaderboard's BBH and MATH Level 5 are that mean, so without it ``predict`` could not read them from such a run.
+    A group whose tasks all have a size (``n-samples``) and one or more metrics in common gets, per metric, that
+    mean as its aggregate; the file's notes name the groups computed and those left without a score.
+    """
+    subs = doc.get("group_subtasks")
+    if not isinstance(subs, dict):
+        return out
+    scored = {k.task for k in out.kinds}
+    rows: dict = {}  # task -> {metric: value}, and its shot count and size
+    for k, v, n, ns in zip(out.kinds, out.values, out.num_fewshot, out.n_samples):
+        if not k.aggregate:
+            rows.setdefault(k.task, ({}, n, ns))[0][k.metric] = v
+    own, made, left = None, [], []
+    for group, tasks in subs.items():
+        if not isinstance(tasks, list) or not tasks or group in scored:
+            continue
+        parts = [rows.get(t) for t in tasks]
+        common = [m for m in parts[0][0] if all(m in p[0] for p in parts)] if all(parts) else []
+        if not common or not all(p[2] for p in parts):
+            left.append(group)  # a task without a score or a size, no metric in common, a group of groups
+            continue
+        own = own_groups(subs) if own is None else own
+        kinds = _template(group, tuple(m if "," in m else f"{m},none" for m in common), True, {}, None,
+                          own.get(group))[2][1]
+        sizes = [p[2] for p in parts]
+        shots = {p[1] for p in parts}
+        shot = shots.pop() if len(shots) == 1 else None  # tasks run at several shot counts: none is the group's
+        for m, k in zip(common, kinds):
+            out.kinds.append(k)
+            out.values.append(sum(p[0][m] * n for p, n in zip(parts, sizes)) / sum(sizes))
+            out.stderrs.append(None)
+            out.num_fewshot.append(shot)
+            out.n_samples.append(sum(sizes))
+            out.dataset_metadata.append({"harness": "lm-evaluation-harness", "version": None})
+        made.append(f"{group} ({', '.join(common)}; {len(tasks)} tasks)")
+    if made:
+        out._records = None
+        src.note(f"{len(made)} group{'s' * (len(made) != 1)} without a score in the file stored as the mean of "
+                 f"{'their' if len(made) != 1 else 'its'} tasks weighted by their sizes (as lm-eval's group YAMLs "
+                 f"aggregate them): {listed(made, 8)}")
+    if left:
+        src.note(f"{len(left)} group{'s' * (len(left) != 1)} without a score in the file and none computed (tasks "
+                 f"without a score or size, or no metric in common): {listed(left, 8)}")
+    return out
 
 
 @hookimpl

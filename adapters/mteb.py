@@ -22,7 +22,7 @@ Main score (the primary metric, stored as ``main_score`` in both layouts so they
 one cell): the file's own ``main_score`` when it has one, else the task type's main
 metric (:data:`MAIN_METRIC`, as ``mteb`` defines them), the type recognised from the
 metrics present: ``v_measure`` (Clustering), ``cos_sim.spearman`` (STS, Summarization),
-``cos_sim.ap`` (PairClassification), ``ndcg_at_10`` (Retrieval), ``map`` next to ``mrr``
+``cos_sim.ap`` (PairClassification), ``ndcg_at_10`` or ``NDCG@10`` (Retrieval), ``map`` next to ``mrr``
 (Reranking), ``f1`` next to precision/recall (BitextMining), ``accuracy``
 (Classification). The other scalar metrics are stored as secondary metrics
 (``--metric ndcg_at_100``).
@@ -205,8 +205,10 @@ def _main_of(block: dict) -> tuple:
         return MAIN_METRIC["STS"], cos["spearman"]
     if "ap" in cos:
         return MAIN_METRIC["PairClassification"], cos["ap"]
-    if "ndcg_at_10" in block:
-        return MAIN_METRIC["Retrieval"], block["ndcg_at_10"]
+    # MAIR's retrieval files in embeddings-benchmark/results write it as "NDCG@10", with no main_score.
+    ndcg = "ndcg_at_10" if "ndcg_at_10" in block else next((k for k in block if k.lower() == "ndcg@10"), None)
+    if ndcg is not None:
+        return MAIN_METRIC["Retrieval"], block[ndcg]
     if "map" in block and "mrr" in block:
         return MAIN_METRIC["Reranking"], block["map"]
     if "f1" in block and "precision" in block and "recall" in block:

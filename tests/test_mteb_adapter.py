@@ -188,3 +188,25 @@ def test_a_subset_listed_twice_with_other_scores_refuses_the_file(tmp_path):
     s, rep = _store([folder / "Banking77Classification.json"])
     assert rep.files[0].status == "ingested"
     assert load_matrix(s, MatrixQuery(normalise="none")).iloc[0, 0] == pytest.approx(0.7936039)
+
+
+def test_mair_retrieval_files_with_ndcg_at_10_spelled_ndcg_at_sign_are_read(tmp_path):
+    """embeddings-benchmark/results holds MAIR's retrieval results beside MTEB's (``results/<model>/<revision>/
+    SciFact.json``, mteb_version "1.2.0"): ``{"mteb_dataset_name": ..., "mteb_mair_domain": ..., "scores": {"test":
+    [{"hf_subset": "default", "NDCG@10": ...}]}}``, with no main_score. Every such file was skipped ("no main score
+    and no known task-type metric"); NDCG@10 is the retrieval main metric. Synthetic numbers, the files' layout."""
+    import json
+
+    folder = tmp_path / "intfloat__e5-small-v2" / ("a" * 40)
+    folder.mkdir(parents=True)
+    for task, value in (("SciFact", 0.61), ("ArguAna", 0.29)):
+        doc = {"dataset_revision": "b" * 40, "mteb_version": "1.2.0", "evaluation_time": "",
+               "mteb_dataset_name": task, "mteb_mair_domain": "Academic", "queries": {"NDCG@10": value},
+               "scores": {"test": [{"hf_subset": "default", "NDCG@10": value}]}}
+        (folder / f"{task}.json").write_text(json.dumps(doc, indent=4))
+    s, rep = _store([tmp_path])
+    assert [f.status for f in rep.files] == ["ingested", "ingested"], [f.reason for f in rep.files]
+    row = load_matrix(s, MatrixQuery(normalise="none")).loc["intfloat/e5-small-v2"]
+    assert row["SciFact"] == pytest.approx(0.61) and row["ArguAna"] == pytest.approx(0.29)
+    meta = s.con.execute("SELECT metadata FROM datasets WHERE name = 'SciFact' AND is_primary").fetchone()[0]
+    assert '"main_metric": "ndcg_at_10"' in meta

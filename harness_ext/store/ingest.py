@@ -37,7 +37,7 @@ from ..types import _NAMES_OK, SourceFile
 from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _plain
 from .ingest_files import (ITEMS_ADAPTER, MAX_FILE_BYTES, FileReport, _check, _max_file_bytes,  # noqa: F401
                            _skip_reason, check_path, is_hidden, variant_note)
-from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked
+from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked, unclaimed_reason
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
@@ -166,28 +166,12 @@ def detect_adapter(src: SourceFile, adapters: dict):
     claims = [a for a in adapters.values() if a.directory == src.is_dir and _safe_can_handle(a, src)]
     if not claims:
         kind = "directory" if src.is_dir else "file"
-        raise IngestError(src.path, f"not a recognised result {kind}{_json_reason(src)} (no adapter claims it; tried "
+        raise IngestError(src.path, f"not a recognised result {kind}{unclaimed_reason(src)} (no adapter claims it; tried "
                                     f"{', '.join(adapters)})")
     if len(claims) > 1:
         names = ", ".join(a.name for a in claims)
         raise IngestError(src.path, f"ambiguous format: adapters {names} all claim it; choose one with --adapter")
     return claims[0]
-
-
-def _json_reason(src: SourceFile) -> str:
-    """Why a ``.json`` file no adapter claims is not JSON (empty, truncated), or ''; a truncated results file
-    is the usual cause, and the parser's position says where it ends."""
-    if src.is_dir or src.suffix != ".json":
-        return ""
-    try:
-        src.json()
-    except UnicodeDecodeError:
-        return ": not UTF-8 text"
-    except ValueError as exc:
-        return ": empty" if not src.bytes.strip() else f": not valid JSON ({exc})"
-    except Exception:
-        return ""
-    return ""
 
 
 def _detect(src: SourceFile, root, adapters: dict, established: dict):

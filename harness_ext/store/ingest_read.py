@@ -12,6 +12,9 @@ from stat import S_ISREG
 from ..errors import IngestError
 from ..types import SourceFile
 
+#: How a Git LFS pointer begins (the LFS specification): a clone made without ``git lfs`` holds these small text files
+#: where the data should be.
+LFS_POINTER_START = b"version https://git-lfs.github.com/spec/v1"
 #: Files up to this size are read once into memory (sniffing, parsing and hashing share the bytes).
 SMALL_FILE_BYTES = 16 << 20
 #: A compressed stream (an archive member, a ``.gz`` file) may inflate to this many times its compressed size
@@ -132,3 +135,33 @@ def _bytes_alone(src: SourceFile) -> bool:
     d = src.__dict__
     return "bytes" in d and not src.options and ("_no_sidecars" in d or src._siblings is not None
                                                   and not src.sidecars())
+
+
+def lfs_pointer_reason(head: bytes) -> str:
+    """The reason a file whose first bytes are ``head`` holds no results when it is a Git LFS pointer, else ''."""
+    if not head.startswith(LFS_POINTER_START):
+        return ""
+    size = next((w for line in head.splitlines() if line.startswith(b"size ") for w in line.split()[1:2]), b"")
+    of = f" of {int(size):,} bytes" if size.isdigit() else ""
+    return (f"a Git LFS pointer, not the file: its content{of} was never downloaded (run 'git lfs pull' in the "
+            "repository it came from)")
+
+
+def unclaimed_reason(src: SourceFile) -> str:
+    """Why a file no adapter claims holds no results, as ``": reason"``, or '': a Git LFS pointer, or a ``.json``
+    file that is not JSON (empty, truncated: a truncated results file is the usual cause, and the parser's position
+    says where it ends)."""
+    if src.is_dir:
+        return ""
+    lfs = lfs_pointer_reason(src.head)
+    if lfs or src.suffix != ".json":
+        return f": {lfs}" if lfs else ""
+    try:
+        src.json()
+    except UnicodeDecodeError:
+        return ": not UTF-8 text"
+    except ValueError as exc:
+        return ": empty" if not src.bytes.strip() else f": not valid JSON ({exc})"
+    except Exception:
+        return ""
+    return ""

@@ -61,7 +61,7 @@ from ..errors import IngestError, StoreError
 from ..safe_input import read_bytes
 from ..types import _check_text, check_storable, eee_precision, variant_name
 from .ingest_files import _max_file_bytes, _skip_reason, check_path, walk_files
-from .ingest_read import read_inflated
+from .ingest_read import lfs_pointer_reason, read_inflated
 from .item_dedupe import dedupe_items
 
 _SCHEMA = """
@@ -350,7 +350,11 @@ def _open_text(path: Path):
     """The bytes of a samples file; a ``.gz`` one inflated, within the limits of
     :func:`harness_ext.store.ingest_read.read_inflated` (the size limit of a file read whole)."""
     if path.suffix != ".gz":
-        return path.read_bytes()
+        data = path.read_bytes()
+        lfs = lfs_pointer_reason(data[:512])
+        if lfs:  # said before the model is looked for: the results file beside it is often a pointer too
+            raise IngestError(path, lfs)
+        return data
     with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw) as fh:
         return read_inflated(fh, path, "the decompressed file", os.fstat(raw.fileno()).st_size, _max_file_bytes())
 
@@ -371,13 +375,13 @@ def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) 
         if not m:
             raise IngestError(path, "not named samples_<task>_<date>.jsonl; pass task=")
         task = m.group("task")
-    model = model_for_samples(path, model)
     try:
         raw = _open_text(path)
     except OSError as exc:
         raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
     except (EOFError, gzip.BadGzipFile) as exc:
         raise IngestError(path, f"not a valid gzip file: {exc}") from None
+    model = model_for_samples(path, model)
     sha = hashlib.sha256(raw + f"\0model={model}\0task={task}".encode()).hexdigest()
     try:
         text = raw.decode("utf-8")

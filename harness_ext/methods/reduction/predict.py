@@ -40,7 +40,7 @@ import pandas as pd
 
 from ...base import check_level
 from ...errors import HarnessExtError
-from ...report import Result, Stages, format_table, progress
+from ...report import Result, Stages, format_table, listed, progress
 from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings,
                               floor_warnings, score_truth, z_of)
 from ...store.matrix import apply_normalisation, params_frame
@@ -322,7 +322,25 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
     raw.attrs["cross_harness"] = sorted(set(crossed["column"]) - set(crossed.attrs.get("own_tasks", ())))
     raw.attrs["cross_harness_incomplete"] = list(crossed.attrs.get("incomplete", ()))
     raw.attrs["ingest_notes"] = report.note_lines()  # what reading the files did to them: reported with the prediction
+    # Two files of one model that disagree (a rerun beside the first run): the first read is used, and said.
+    raw.attrs["ingest_conflicts"] = [(c.model, c.dataset, c.stored_source, str(f.path)) for f in report.files
+                                     for c in f.conflicts]
     return raw, report, other_shots
+
+
+def conflict_warnings(conflicts: list) -> list:
+    """A warning per model whose new results' files give one value twice, differently (:func:`new_model_matrix`:
+    ``(model, dataset, file used, file not used)`` per value)."""
+    by_model: dict = {}
+    for model, dataset, used, other in conflicts:
+        entry = by_model.setdefault(model, ({}, {}, []))
+        entry[0][used] = entry[1][other] = None
+        entry[2].append(dataset)
+    return [f"reading the new results: {len(sets)} value{'s' * (len(sets) != 1)} of {model} on "
+            f"{len(set(sets))} task{'s' * (len(set(sets)) != 1)} differ between its files (a rerun beside an earlier "
+            f"run?): {listed(dict.fromkeys(sets), 4)}; each is taken from the file "
+            f"read first, in path order ({', '.join(used)}), not from {', '.join(other)}. Pass only the run to use"
+            for model, (used, other, sets) in by_model.items()]
 
 
 def _key(bench, name, metric, shots) -> str:
@@ -384,6 +402,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     Z_new = apply_normalisation(raw_new.to_numpy(dtype=float), params)
     subset_idx = np.array([columns.index(s["name"]) for s in manifest["subset"]])
     warnings = chance_warnings(manifest) + [f"reading the new results: {n}" for n in raw_new.attrs.get("ingest_notes", ())]
+    warnings += conflict_warnings(raw_new.attrs.get("ingest_conflicts") or [])
     have, notes = input_warnings(manifest, raw_new, train, Z_new, subset_idx, other_shots or {})
     warnings += notes
     # The benchmark's own score (MMLU acc, size-weighted) is linear in the normalised scores: c + u . z.

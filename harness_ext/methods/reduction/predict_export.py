@@ -82,6 +82,16 @@ def _lm_eval_name(manifest: dict, dataset: str) -> str:
     return lm_eval_task(entry) or entry.get("task") or dataset
 
 
+def _lm_eval_metric_name(manifest: dict, entry: dict) -> str:
+    """The metric a dataset's row is written under: lm-eval's for its task (``acc_norm`` for the Open LLM
+    Leaderboard's BBH, whose Every Eval Ever records call it ``Accuracy``; ``acc`` for HELM's MMLU EM), else the
+    manifest's own, without its filter (the row's filter is ``predicted``)."""
+    from .harness_names import lm_eval_metric
+
+    own = None if manifest.get("kind") == "items" else lm_eval_metric(entry)
+    return str((own if isinstance(own, str) else None) or entry.get("metric") or "score").split(",")[0]
+
+
 def estimate_row_name(pred, manifest: dict) -> tuple:
     """``(row name, alias)`` of the full-benchmark score: the benchmark's name, ``mmlu (estimated from 8 of 57)``."""
     name = (getattr(pred, "score", None) or {}).get("benchmark") or manifest.get("group_name") or "harness_ext_reduced"
@@ -102,7 +112,7 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
     for r in rows.itertuples(index=False):
         d = by_name[r.dataset]
         task = _lm_eval_name(manifest, r.dataset)
-        metric = str(d.get("metric") or "score").split(",")[0]
+        metric = _lm_eval_metric_name(manifest, d)
         lo, hi = _f(r.raw_lower), _f(r.raw_upper)
         # An observed cell that is an anchor-item estimate has an interval of its own: its stderr says so.
         results[task] = {"alias": f" - {task}" + ("" if r.observed else " (predicted)"),
