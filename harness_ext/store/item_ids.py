@@ -25,10 +25,9 @@ first, with a note (its items cannot be matched to the stored ones by id).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Optional
-
-import json
 
 import numpy as np
 import pandas as pd
