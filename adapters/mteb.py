@@ -18,6 +18,20 @@ Model = the folder above the revision folder (``GritLM__GritLM-7B`` -> ``GritLM/
 a revision folder is 40 hex digits or ``no_revision_available``), else the file's folder.
 Benchmark ``mteb``; dataset = the task name.
 
+MAIR results (benchmark ``mair``)
+---------------------------------
+embeddings-benchmark/results also holds the results of MAIR (Massive Instructed Retrieval benchmark,
+Sun et al. 2024: 126 retrieval tasks whose queries carry instructions), in the same model folders, sometimes
+the same revision folder, as MTEB's. Several of its tasks are named like MTEB's own (SciFact, ArguAna,
+SCIDOCS, NFCorpus, ...) but are other evaluations (other queries, instructions, sampled corpora): a model's
+MAIR SciFact is not its MTEB SciFact. A MAIR file is stored under benchmark ``mair`` (the dataset is still
+the task name; a matrix holding both names the columns ``mteb/SciFact`` and ``mair/SciFact``), so the two
+never share a cell, and every such file is noted in the ingest report (one line with the count). A file is
+MAIR's when it has ``mteb_mair_domain`` (the first uploads: ``mteb_dataset_name``, ``mteb_mair_domain``,
+``queries``, ``"evaluation_time": ""``) or MAIR's dataset revision :data:`MAIR_DATASET_REVISION`, which every
+MAIR file writes for every task, in the later rewrites as well (``task_name``, ``main_score``, no
+``mteb_mair_domain``); ``mteb_version`` is ``1.2.0`` in all of them. Its main score is ``NDCG@10``.
+
 Main score (the primary metric, stored as ``main_score`` in both layouts so they meet in
 one cell): the file's own ``main_score`` when it has one, else the task type's main
 metric (:data:`MAIN_METRIC`, as ``mteb`` defines them), the type recognised from the
@@ -72,6 +86,14 @@ from harness_ext.hookspecs import hookimpl
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
 MTEB_BENCHMARK = "mteb"
+#: The benchmark MAIR's results are stored under, apart from MTEB's tasks of the same name.
+MAIR_BENCHMARK = "mair"
+#: The ``dataset_revision`` every MAIR result file in embeddings-benchmark/results writes, whatever the task
+#: (MTEB's files write each task's own dataset revision).
+MAIR_DATASET_REVISION = "7d24eac886a6ae6653a6b67433e1c302cb0e9ac6"
+#: The ingest note of a MAIR file; one text for all of them, so the report gives one line with their count.
+MAIR_NOTE = ("MAIR result: stored under benchmark mair, apart from MTEB's tasks of the same name "
+             "(other queries and instructions)")
 #: Task type -> main metric (``mteb`` AbsTask*.metadata main_score of the legacy releases).
 MAIN_METRIC = {
     "BitextMining": "f1", "Classification": "accuracy", "MultilabelClassification": "accuracy",
@@ -190,6 +212,12 @@ def model_meta(src: SourceFile) -> dict:
         _META_CACHE.clear()
     _META_CACHE[key] = out
     return out
+
+
+def is_mair(doc: dict) -> bool:
+    """Whether an MTEB-layout result document is MAIR's (the module's "MAIR results"): ``mteb_mair_domain``, or
+    MAIR's dataset revision."""
+    return "mteb_mair_domain" in doc or doc.get("dataset_revision") == MAIR_DATASET_REVISION
 
 
 def _main_of(block: dict) -> tuple:
@@ -312,15 +340,22 @@ def read(src: SourceFile):
     mmeta = dict(meta_file)
     if revision:  # the folder's revision names the results (model_meta.json says the same)
         mmeta["revision"] = revision
-    aggregate = str(task) in AGGREGATE_TASKS
+    bench = MTEB_BENCHMARK
+    if is_mair(doc):  # another evaluation than MTEB's task of the same name: never the same cell
+        bench = MAIR_BENCHMARK
+        meta["suite"] = "MAIR"
+        if isinstance(doc.get("mteb_mair_domain"), str):
+            meta["mair_domain"] = doc["mteb_mair_domain"]
+        src.note(MAIR_NOTE)
+    aggregate = bench == MTEB_BENCHMARK and str(task) in AGGREGATE_TASKS
     if aggregate:
         src.note(f"task {task} stored as an aggregate (mteb defines it as the mean of its sub-tasks)")
-    out = [ResultRecord(model=model, benchmark=MTEB_BENCHMARK, dataset=str(task), metric="main_score", value=value,
+    out = [ResultRecord(model=model, benchmark=bench, dataset=str(task), metric="main_score", value=value,
                         higher_is_better=True, task=str(task), primary=True, model_metadata=mmeta,
                         dataset_metadata=meta, aggregate=aggregate)]
     for k, vals in metrics.items():
         if len(vals) == len(chosen) and k != "main_score":
-            out.append(ResultRecord(model=model, benchmark=MTEB_BENCHMARK, dataset=str(task), metric=k,
+            out.append(ResultRecord(model=model, benchmark=bench, dataset=str(task), metric=k,
                                     value=sum(vals) / len(vals), higher_is_better=True, task=str(task), primary=False,
                                     model_metadata=mmeta, dataset_metadata=meta, aggregate=aggregate))
     return out
@@ -331,7 +366,8 @@ def harness_ext_adapters():
     yield Adapter(
         name="mteb",
         description="MTEB task results: legacy <model>/<Task>.json (mteb 0.0.x-1.10) and current "
-                    "<model>/<revision>/<Task>.json (scores per split and subset); the task's main score",
+                    "<model>/<revision>/<Task>.json (scores per split and subset); the task's main score. "
+                    "MAIR's results in the same folders are stored as benchmark mair",
         can_handle=can_handle,
         read=read,
     )

@@ -223,6 +223,15 @@ def variant_name(model: str, variant: str) -> str:
     return f"{model} ({variant})"
 
 
+def variant_of_name(name: str, plain: str) -> Optional[str]:
+    """The variant a stored name gives (:func:`variant_name`'s inverse): ``bfloat16`` for ``org/model (bfloat16)``
+    of ``org/model``; None when ``name`` is not ``plain`` at a variant."""
+    head = f"{plain} ("
+    if name.startswith(head) and name.endswith(")") and len(name) > len(head) + 1:
+        return name[len(head):-1]
+    return None
+
+
 def eee_precision(model_info) -> Optional[str]:
     """The precision an Every Eval Ever ``model_info`` names (``additional_details.precision``: ``bfloat16``), or
     None when it names none (or ``Unknown``)."""

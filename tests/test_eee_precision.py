@@ -151,3 +151,59 @@ def test_models_unmatched_does_not_offer_two_precisions_as_one_model(tmp_path, c
     assert main(["models", "--db", str(db), "--unmatched"]) == 0
     out = capsys.readouterr().out
     assert "0 pairs of models" in out and "(float16)" not in out
+
+
+@pytest.fixture(scope="module")
+def leaderboard_manifest(tmp_path_factory):
+    """A reduction of 60 Open LLM Leaderboard v2 records from the shared data (the models of the bundled records
+    left out: they are the new models)."""
+    src = require(SHARED_DATA / "every_eval_ever" / "data" / "hfopenllm_v2")
+    root = tmp_path_factory.mktemp("eee_predict")
+    pop = root / "pop"
+    pop.mkdir()
+    new_ids = {NAME, "lemon07r/Gemma-2-Ataraxy-v2f-9B"}
+    n = 0
+    for f in sorted(src.rglob("*.json")):
+        if n == 60:
+            break
+        if json.loads(f.read_text())["model_info"]["id"] not in new_ids:
+            shutil.copy(f, pop / f"{n}.json")
+            n += 1
+    db, out = root / "s.duckdb", root / "reduced"
+    assert main(["ingest", "--db", str(db), str(pop), "-q"]) == 0
+    assert main(["reduce", "--db", str(db), "--budget", "3", "--out", str(out)]) == 0
+    return out
+
+
+def test_predict_eee_records_give_the_plain_hub_id_and_the_precision(leaderboard_manifest, tmp_path, capsys):
+    """``predict --eee`` wrote ``model_info.id: "org/model (bfloat16)"`` for a model given at two precisions (the
+    stored name, no hub id), and the plain id without its precision for one given at one. Each record now gives the
+    plain id and ``additional_details.precision``, as the leaderboard's records do."""
+    eee = tmp_path / "eee"
+    assert main(["predict", "-m", str(leaderboard_manifest), str(FIX), "--eee", str(eee)]) == 0
+    infos = sorted((json.loads(p.read_text())["model_info"] for p in eee.glob("*.json")),
+                   key=lambda i: (i["id"], i.get("additional_details", {}).get("precision", "")))
+    assert infos == [
+        {"name": "lemon07r/Gemma-2-Ataraxy-v2f-9B", "id": "lemon07r/Gemma-2-Ataraxy-v2f-9B",
+         "additional_details": {"precision": "bfloat16"}},
+        {"name": NAME, "id": NAME, "additional_details": {"precision": "bfloat16"}},
+        {"name": NAME, "id": NAME, "additional_details": {"precision": "float16"}}]
+    # the records stay two, named for the precision, and the printed table keeps the names the store shows
+    assert sorted(p.name for p in eee.glob("recoilme*.json")) == [
+        "recoilme__recoilme-gemma-2-9B-v0.2__bfloat16.json", "recoilme__recoilme-gemma-2-9B-v0.2__float16.json"]
+    assert f"{NAME} (float16)" in capsys.readouterr().out
+
+
+def test_eee_model_info_of_a_model_without_a_variant_is_its_name():
+    import types
+
+    from harness_ext.methods.reduction.predict_export import eee_model_info
+    from harness_ext.types import variant_name, variant_of_name
+
+    pred = types.SimpleNamespace(variants={f"{NAME} (float16)": (NAME, "float16")})
+    assert eee_model_info(pred, f"{NAME} (float16)") == {"name": NAME, "id": NAME,
+                                                          "additional_details": {"precision": "float16"}}
+    assert eee_model_info(pred, "org/other") == {"name": "org/other", "id": "org/other"}
+    assert eee_model_info(types.SimpleNamespace(), "org/other") == {"name": "org/other", "id": "org/other"}
+    assert variant_of_name(variant_name(NAME, "bfloat16"), NAME) == "bfloat16"
+    assert variant_of_name(NAME, NAME) is None and variant_of_name("org/m ()", "org/m") is None

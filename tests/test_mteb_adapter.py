@@ -210,3 +210,91 @@ def test_mair_retrieval_files_with_ndcg_at_10_spelled_ndcg_at_sign_are_read(tmp_
     assert row["SciFact"] == pytest.approx(0.61) and row["ArguAna"] == pytest.approx(0.29)
     meta = s.con.execute("SELECT metadata FROM datasets WHERE name = 'SciFact' AND is_primary").fetchone()[0]
     assert '"main_metric": "ndcg_at_10"' in meta
+
+
+def _mair_and_mteb_files(root):
+    """Synthetic numbers in the real files' layouts, in embeddings-benchmark/results (no licence file: not copied):
+
+    * ``results/intfloat__e5-small-v2/dca8b1a9dae0d4575df2bf423a5edb485a431236/SCIDOCS.json``: MTEB's SCIDOCS
+      (mteb 1.18.0, ``task_name``, ``main_score``, ``ndcg_at_10``, dataset revision f8c2fcf0...);
+    * ``results/intfloat__e5-small-v2/a81da2d3d5990c4ef456177ecf94abd605a60cb8/SCIDOCS.json``: MAIR's SCIDOCS as
+      rewritten later (``task_name``, ``main_score``, ``NDCG@10``, ``"evaluation_time": 120``, mteb_version 1.2.0,
+      dataset revision 7d24eac8...), beside ``ACORDAR.json`` and 120-odd other MAIR tasks;
+    * ``results/intfloat__e5-small-v2/a81da2d3.../SciFact.json`` at commit 1a2ee92c: MAIR's first upload
+      (``mteb_dataset_name``, ``mteb_mair_domain``, ``queries``, ``"evaluation_time": ""``, no main_score);
+    * ``results/intfloat__e5-base-v2/1c644c92ad3ba1efdad3f1451a637716616a20e8/ArguAna.json``: MTEB's ArguAna at
+      commit 4cfe4aaa, MAIR's at commit 30e5403f -- one revision folder held both benchmarks' files (here: two
+      checkouts, ``at_4cfe4aaa/`` and ``at_30e5403f/``).
+    """
+    import json
+
+    small = root / "results" / "intfloat__e5-small-v2"
+    mteb_dir, mair_dir = small / "dca8b1a9dae0d4575df2bf423a5edb485a431236", small / "a81da2d3d5990c4ef456177ecf94abd605a60cb8"
+    base = Path("results") / "intfloat__e5-base-v2" / "1c644c92ad3ba1efdad3f1451a637716616a20e8"
+    base_mteb, base_mair = root / "at_4cfe4aaa" / base, root / "at_30e5403f" / base
+    for d in (mteb_dir, mair_dir, base_mteb, base_mair):
+        d.mkdir(parents=True)
+
+    def mteb(task, rev, value):
+        return {"dataset_revision": rev, "evaluation_time": 41.2, "kg_co2_emissions": 0.0018, "mteb_version": "1.18.0",
+                "scores": {"test": [{"hf_subset": "default", "languages": ["eng-Latn"], "main_score": value,
+                                     "map_at_10": value / 2, "ndcg_at_10": value, "recall_at_10": value + 0.01}]},
+                "task_name": task}
+
+    def mair(task, value):
+        return {"dataset_revision": "7d24eac886a6ae6653a6b67433e1c302cb0e9ac6", "mteb_version": "1.2.0",
+                "evaluation_time": 120, "scores": {"test": [{"hf_subset": "default", "NDCG@10": value, "main_score": value,
+                                                             "evaluation_time": 120, "languages": ["eng-Latn"]}]},
+                "task_name": task}
+
+    files = {mteb_dir / "SCIDOCS.json": mteb("SCIDOCS", "f8c2fcf00f625baaa80f62ec5bd9e1fff3b8ae88", 0.177),
+             mair_dir / "SCIDOCS.json": mair("SCIDOCS", 0.176),
+             mair_dir / "ACORDAR.json": mair("ACORDAR", 0.254),
+             mair_dir / "SciFact.json": {"dataset_revision": "7d24eac886a6ae6653a6b67433e1c302cb0e9ac6",
+                                         "mteb_version": "1.2.0", "evaluation_time": "", "mteb_dataset_name": "SciFact",
+                                         "mteb_mair_domain": "Academic", "queries": {"NDCG@10": 0.702},
+                                         "scores": {"test": [{"hf_subset": "default", "NDCG@10": 0.702}]}},
+             base_mteb / "ArguAna.json": mteb("ArguAna", "c22ab2a51041ffd869aaddef7af8d8215647e41a", 0.446),
+             base_mair / "ArguAna.json": mair("ArguAna", 0.311)}
+    for path, doc in files.items():
+        path.write_text(json.dumps(doc, indent=4))
+    return files
+
+
+def test_mair_tasks_named_like_mteb_tasks_are_stored_apart(tmp_path):
+    """MAIR's SCIDOCS, ArguAna, SciFact ... are other evaluations than MTEB's tasks of the same name. A model with
+    both gave one cell with a conflict, the value of the file read first kept: MAIR's retrieval score silently
+    stood for MTEB's (or the reverse). MAIR files are now stored as benchmark mair and counted in a note."""
+    _mair_and_mteb_files(tmp_path)
+    s, rep = _store([tmp_path / "results" / "intfloat__e5-small-v2"])
+    assert [f.status for f in rep.files] == ["ingested"] * 4, [f.reason for f in rep.files]
+    assert s.counts()["conflicts"] == 0 and not rep.conflicts
+    benches = dict(s.con.execute("SELECT name || ':' || benchmark, benchmark FROM datasets WHERE is_primary").fetchall())
+    assert sorted(benches) == ["ACORDAR:mair", "SCIDOCS:mair", "SCIDOCS:mteb", "SciFact:mair"]
+    row = load_matrix(s, MatrixQuery(normalise="none")).loc["intfloat/e5-small-v2"]
+    assert row["mteb/SCIDOCS"] == pytest.approx(0.177) and row["mair/SCIDOCS"] == pytest.approx(0.176)
+    assert row["SciFact"] == pytest.approx(0.702)  # a name only MAIR has here keeps its plain column name
+    # one note line for all MAIR files, with their count
+    mair_lines = [line for line in rep.note_lines() if "MAIR" in line]
+    assert mair_lines == ["MAIR result: stored under benchmark mair, apart from MTEB's tasks of the same name (other "
+                          "queries and instructions) (3 files, e.g. " + mair_lines[0].split("e.g. ", 1)[1]]
+    meta = s.con.execute("SELECT metadata FROM datasets WHERE benchmark = 'mair' AND name = 'SciFact' "
+                         "AND is_primary").fetchone()[0]
+    assert '"mair_domain": "Academic"' in meta and '"suite": "MAIR"' in meta
+    # Without the MAIR marks (MTEB's own files), nothing moves: all of the earlier fixtures stay mteb.
+    s2, rep2 = _store([FIX])
+    assert {b for (b,) in s2.con.execute("SELECT DISTINCT benchmark FROM datasets").fetchall()} == {"mteb"}
+    assert not any("MAIR" in line for line in rep2.note_lines())
+
+
+def test_one_revision_folder_with_mteb_and_mair_files_of_one_task(tmp_path):
+    """intfloat/e5-base-v2's revision folder held MTEB's ArguAna.json, then MAIR's under the same name: read in
+    either order, the two scores are two cells, never a conflict."""
+    _mair_and_mteb_files(tmp_path)
+    mteb_run, mair_run = tmp_path / "at_4cfe4aaa", tmp_path / "at_30e5403f"
+    for order in ([mteb_run, mair_run], [mair_run, mteb_run]):
+        s, rep = _store(order)
+        assert [f.status for f in rep.files] == ["ingested"] * 2 and not rep.conflicts
+        assert s.counts()["conflicts"] == 0
+        row = load_matrix(s, MatrixQuery(normalise="none")).loc["intfloat/e5-base-v2"]
+        assert row["mteb/ArguAna"] == pytest.approx(0.446) and row["mair/ArguAna"] == pytest.approx(0.311)

@@ -108,6 +108,9 @@ class PredictionResult(Result):
     level: float = DEFAULT_LEVEL
     #: how the full-benchmark score is made (:meth:`harness_ext.methods.reduction.benchmark_score.BenchmarkScore.describe`)
     score: dict = None
+    #: model -> ``(plain id, variant)`` of the models whose results named a variant (an Every Eval Ever record's
+    #: precision, :data:`harness_ext.types.VARIANT_OF`): the ``--eee`` records give the plain id and the precision
+    variants: dict = None
 
     title = "predict"
     command = "predict"
@@ -281,6 +284,7 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
             "SELECT DISTINCT m.name, s.path FROM results r JOIN models m USING (model_id) JOIN sources s USING (source_id) "
             f"WHERE s.adapter IN ({', '.join('?' * len(LM_EVAL_ADAPTERS))}) ORDER BY 1, 2",
             list(LM_EVAL_ADAPTERS)).fetchall()
+        variants = model_variants(long, store)
         # Item subsets: a task's score is the anchors' weighted mean, from the run's per-sample logs.
         anchored = {}
         if (manifest.get("items") or {}).get("tasks"):
@@ -314,6 +318,7 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
     for model, path in sources:
         by_model.setdefault(model, []).append(path)
     raw.attrs["sources"] = by_model
+    raw.attrs["variants"] = {m: v for m, v in variants.items() if m in raw.index}
     for (model, c), v in anchored.items():
         if model in raw.index:
             raw.loc[model, c] = v
@@ -326,6 +331,24 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
     raw.attrs["ingest_conflicts"] = [(c.model, c.dataset, c.stored_source, str(f.path)) for f in report.files
                                      for c in f.conflicts]
     return raw, report, other_shots
+
+
+def model_variants(long: pd.DataFrame, store) -> dict:
+    """``{model: (plain id, variant)}`` of the models in ``long`` (:func:`~harness_ext.store.matrix.query_results`
+    rows) stored as a variant of a model (:func:`harness_ext.store.identity.stored_variants`), by the name the rows
+    show them by: ``org/model (bfloat16)`` beside the same model at ``float16``, the plain id when it is the only one.
+    """
+    from ...store.identity import stored_variants
+    from ...types import variant_of_name
+
+    stored = stored_variants(store)
+    out = {}
+    for model, name in dict(zip(long["model"], long["model_name"])).items():
+        plain = stored.get(name)
+        variant = None if plain is None else variant_of_name(name, plain)
+        if variant is not None:
+            out[model] = (plain, variant)
+    return out
 
 
 def conflict_warnings(conflicts: list) -> list:
@@ -446,6 +469,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     bar.update()
     bar.close()
     return PredictionResult(table=table, aggregate=aggregate, warnings=warnings, sources=raw_new.attrs.get("sources", {}),
+                            variants=raw_new.attrs.get("variants", {}),
                             manifest=manifest, manifest_path=None if manifest_path is None else str(manifest_path),
                             level=level, score=bench.describe() if bench is not None else {"metric": "normalised",
                                                                                               "reason": bench_why})

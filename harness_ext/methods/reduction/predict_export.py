@@ -260,6 +260,17 @@ def has_interval(row) -> bool:
     return lo is not None and hi is not None and hi > lo
 
 
+def eee_model_info(pred, model: str) -> dict:
+    """The record's ``model_info``: the model's id, and for a model whose results named its precision (the Open LLM
+    Leaderboard's ``bfloat16`` run, shown as ``org/model (bfloat16)`` beside the ``float16`` one) the plain hub id
+    with ``additional_details.precision``, as the leaderboard's own records give it."""
+    plain, precision = (getattr(pred, "variants", None) or {}).get(model, (model, None))
+    info = {"name": plain, "id": plain}
+    if precision is not None:
+        info["additional_details"] = {"precision": precision}
+    return info
+
+
 def eee_record(pred, manifest: dict, model: str, timestamp: str = None) -> dict:
     """One model's predictions as an Every Eval Ever record (schema 0.2.1)."""
     by_name = {d["name"]: d for d in manifest["datasets"]}
@@ -325,7 +336,7 @@ def eee_record(pred, manifest: dict, model: str, timestamp: str = None) -> dict:
                                                    "predictor": manifest["prediction"]["predictor"]["name"],
                                                    "manifest_fingerprint": str(manifest["source"].get("fingerprint"))}},
         "eval_library": {"name": "harness-ext", "version": __version__},
-        "model_info": {"name": model, "id": model},
+        "model_info": eee_model_info(pred, model),
         "evaluation_results": results,
     }
 
