@@ -11,7 +11,6 @@ before.
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 
 import pytest
@@ -51,13 +50,13 @@ def test_reduce_without_a_run_then_predict_it(pythia, tmp_path, capsys):
     assert "EleutherAI/pythia-v1.1-2.8b@step143000" in json.dumps(doc)
 
 
-def test_a_glob_matching_nothing_is_a_warning_naming_it(pythia, caplog):
+def test_a_glob_matching_nothing_is_a_warning_naming_it(pythia, capsys):
     df = hx.load_matrix(pythia, "mmlu", exclude_models=[RUN, "nobody/*"])
     assert df.attrs["excluded"]["unmatched"] == ["nobody/*"] and df.attrs["excluded"]["n_models"] == 15
-    with caplog.at_level(logging.WARNING):
-        assert main(["matrix", "--db", str(pythia), "--benchmark", "mmlu", "--exclude-models", "nobody/*",
-                     "--out", "/dev/null"]) == 0
-    assert "--exclude-models 'nobody/*' matched no model of the selection; 0 models left out" in caplog.text
+    capsys.readouterr()
+    assert main(["matrix", "--db", str(pythia), "--benchmark", "mmlu", "--exclude-models", "nobody/*",
+                 "--out", "/dev/null"]) == 0
+    assert "--exclude-models 'nobody/*' matched no model of the selection; 0 models left out" in capsys.readouterr().err
 
 
 def test_models_then_exclude_models(pythia):
@@ -105,3 +104,22 @@ def test_the_item_population_leaves_excluded_models_out(tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["source"]["excluded_models"] == {"patterns": ["nobody*"], "n_models": 0, "models": []}
     assert "--exclude-models 'nobody*' matched no model of the population" in manifest["warnings"]
+
+
+def test_weights_prompt_level_matrix_leaves_excluded_models_out(tmp_path, capsys):
+    """``weights --samples-task``: the prompt-level matrix of the store's per-sample scores."""
+    from harness_ext.errors import MethodError
+    from harness_ext.methods.weighting import samples_matrix
+    from harness_ext.store.db import Store
+
+    db = tmp_path / "items.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", *(str(LOGS / m) for m in ("toy__lm-small", "toy__lm-medium"))]) == 0
+    with Store.open(db, read_only=True) as store:
+        df = samples_matrix(store, "toy_arith_mc", "acc", exclude_models="nobody*")
+        assert len(df) == 2 and df.attrs["unmatched_exclude"] == ["nobody*"]
+        with pytest.raises(MethodError, match="1 model"):
+            samples_matrix(store, "toy_arith_mc", "acc", exclude_models=df.index[0])
+    capsys.readouterr()
+    assert main(["weights", "--db", str(db), "--samples-task", "toy_arith_mc", "--samples-metric", "acc",
+                 "--exclude-models", "nobody*", "--analyses", "silhouette", "--out", str(tmp_path / "w")]) == 0
+    assert "--exclude-models 'nobody*' matched no model of toy_arith_mc" in capsys.readouterr().err
