@@ -72,7 +72,9 @@ REPEAT_ONLY = {("weights", "--samples"): "paths (a path may contain a comma)",
                ("reduce", "--predictor-param"): "KEY=VALUE, a value may be a comma list",
                **{(cmd, opt): "globs (HELM's run names contain commas)"
                   for cmd in ("matrix", "stalk", "prowl", "compare", "pounce", "weights", "reduce")
-                  for opt in ("--datasets", "--models")}}
+                  for opt in ("--datasets", "--models")},
+               **{(cmd, "--exclude-models"): "globs, matched as --models's (several after it, or repeated)"
+                  for cmd in ("matrix", "stalk", "prowl", "compare", "pounce", "weights", "reduce")}}
 
 
 def test_every_list_option_is_repeatable_and_comma_separated_alike():

@@ -151,6 +151,10 @@ def add_matrix_arguments(parser: argparse.ArgumentParser, benchmark_required: bo
                    help="glob on dataset names, e.g. 'high_school_*' (repeatable: any of them)")
     g.add_argument("--models", action="append", default=None,
                    help="glob on model names, e.g. 'EleutherAI/pythia-*' (repeatable: any of them)")
+    g.add_argument("--exclude-models", action="extend", nargs="+", default=None, metavar="GLOB",
+                   help="leave out the models these globs match, after --models (several, or repeated); a model "
+                        "is matched on any of its names and left out with all of them, e.g. to hold it out of "
+                        "reduce and then predict it")
     g.add_argument("--source", default=None, help="glob on source file paths, e.g. '*v04*'")
     g.add_argument("--num-fewshot", "--num_fewshot", type=non_negative_int, default=None, metavar="K",
                    help="keep only results with this many shots")
@@ -185,10 +189,12 @@ def matrix_from_args(args, require_benchmark: bool = True,
     With ``require_benchmark`` (analyses, reduce) a store of several benchmarks needs ``--benchmark``.
     ``fingerprint``: compute ``attrs["fingerprint"]`` (:func:`harness_ext.store.matrix.load_matrix`); commands
     that write and check no manifest pass False and skip its cost. ``say_dense``: warn what ``--dense`` dropped
-    (``reduce`` passes False: its manifest's warnings say it).
+    and the ``--exclude-models`` globs that matched nothing (``reduce`` passes False: its manifest's warnings say
+    them).
     """
     from ..store.matrix import load_matrix
     from ..store.db import Store
+    from ..store.pivot import unmatched_exclude_note
 
     query = query_from_args(args)
     with Store.open(args.db, read_only=True) as store:
@@ -196,12 +202,14 @@ def matrix_from_args(args, require_benchmark: bool = True,
             require_single_benchmark(store, args)
         df = load_matrix(store, query, fingerprint=fingerprint)
     dropped = df.attrs.get("dropped") or {}
-    if say_dense and (dropped.get("models") or dropped.get("datasets")):
-        import logging
+    import logging
 
+    if say_dense and (dropped.get("models") or dropped.get("datasets")):
         from ..methods.reduction.manifest import dense_cut_message
 
         logging.getLogger("harness_ext.matrix").warning("%s", dense_cut_message(dropped))
+    if say_dense and (note := unmatched_exclude_note(df.attrs)):
+        logging.getLogger("harness_ext.matrix").warning("%s", note)
     return df
 
 
@@ -215,6 +223,7 @@ def query_from_args(args) -> "MatrixQuery":  # noqa: F821
         metric=args.metric,
         datasets=query_globs(args.datasets),
         models=query_globs(args.models),
+        exclude_models=query_globs(getattr(args, "exclude_models", None)),
         source=args.source,
         num_fewshot=args.num_fewshot,
         dense=args.dense,
@@ -438,7 +447,7 @@ def given_options(args, options) -> list:
     return [o for o in options if getattr(args, dest[o], None) != parser.get_default(dest[o])]
 
 
-#: The matrix-selection options (:func:`add_matrix_arguments`) but ``--models``.
+#: The matrix-selection options (:func:`add_matrix_arguments`) but ``--models`` and ``--exclude-models``.
 MATRIX_OPTIONS = ("--benchmark", "--metric", "--datasets", "--source", "--num-fewshot", "--dense", "--rows",
                   "--no-aliases", "--aggregates", "--chance-file", "--normalise")
 

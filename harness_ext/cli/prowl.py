@@ -18,7 +18,7 @@ def prowl_matrix(args):
 
         from .options import say_matrix_options_unused
 
-        say_matrix_options_unused(args, "--prompts", logging.getLogger("harness_ext.prowl"), also=("--models",))
+        say_matrix_options_unused(args, "--prompts", logging.getLogger("harness_ext.prowl"), also=("--models", "--exclude-models"))
         df = read_prompt_matrix(args.prompts, args.prompts_layout)
     else:
         from .options import matrix_from_args

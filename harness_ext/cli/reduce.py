@@ -109,7 +109,7 @@ def _run_items(args, db, formats, local_data: list) -> int:
              "(--item-design anchors keeps a dataset subset; --item-strata and --stratum-allocation are for "
              "--item-design stratified, --item-allocation for --items-total)"] if unused else []
     result = reduce_items(db, args.items, benchmarks=args.benchmark, datasets=query_globs(args.datasets),
-                          models=query_globs(args.models),
+                          models=query_globs(args.models), exclude_models=query_globs(args.exclude_models),
                           metric=args.metric, estimator=args.item_estimator, random_state=args.seed,
                           group_name=args.group_name, warnings=notes,
                           local_data=local_data,
@@ -130,7 +130,8 @@ def _selector_params(args) -> dict:
 
 
 #: reduce's options of the dataset subset and of its matrix, unused by the item-level reduction (``--items N``, which
-#: reads the item scores of the benchmarks, tasks and models ``--benchmark``, ``--datasets`` and ``--models`` name).
+#: reads the item scores of the benchmarks, tasks and models ``--benchmark``, ``--datasets``, ``--models`` and
+#: ``--exclude-models`` name).
 DATASET_OPTIONS = ("--budget", "--costs", "--selector", "--similarity", "--predictor", "--weighting", "--weights",
                    "--n-random", "--n-random-subsets", "--min-availability", "--demote-saturated", "--selector-param",
                    "--predictor-param", "--source", "--num-fewshot", "--rows", "--no-aliases", "--aggregates",

@@ -47,13 +47,18 @@ def _load(args) -> tuple:
                 report = ingest_samples(store, args.samples)
                 for f in report.by_status("skipped"):
                     log.warning(f"skipped {f.path}: {f.reason}")
-                df = samples_matrix(store, args.samples_task, args.samples_metric, args.models)
+                df = samples_matrix(store, args.samples_task, args.samples_metric, args.models,
+                                    args.exclude_models)
             where = f"lm-eval per-sample logs under {', '.join(args.samples)}"
         else:
             with Store.open(args.db, read_only=True) as store:
-                df = samples_matrix(store, args.samples_task, args.samples_metric, args.models)
+                df = samples_matrix(store, args.samples_task, args.samples_metric, args.models,
+                                    args.exclude_models)
             where = "the store's samples table"
         dropped = df.attrs["n_dropped_prompts"]
+        if df.attrs["unmatched_exclude"]:
+            log.warning(f"--exclude-models {' '.join(map(repr, df.attrs['unmatched_exclude']))} matched no model of "
+                        f"{args.samples_task}")
         return df, (f"prompt-level {args.samples_task} ({args.samples_metric}) from {where}"
                     + (f"; {dropped} prompts not answered by every model dropped" if dropped else ""))
     if args.prompts:
@@ -181,7 +186,7 @@ def _say_unused(args) -> None:
 
     prompts = "--samples-task" if args.samples_task else "--prompts" if args.prompts else None
     if prompts:
-        say_matrix_options_unused(args, prompts, log, also=("--models",) if prompts == "--prompts" else ())
+        say_matrix_options_unused(args, prompts, log, also=("--models", "--exclude-models") if prompts == "--prompts" else ())
     if "schemes" not in [a.strip() for a in args.analyses.split(",")] and not args.emit_weights:
         if unused := given_options(args, ("--scheme", "--param")):
             log.warning(f"{', '.join(unused)} not used: --scheme is the scheme --emit-weights writes and a row of the "

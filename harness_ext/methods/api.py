@@ -135,7 +135,8 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
 def load_matrix(store: Optional[PathLike] = None, benchmark=None, *, metric: Optional[str] = None,
                 datasets=None, models=None, source: Optional[str] = None,
                 num_fewshot: Optional[int] = None, rows: str = "model", dense=False, normalise: str = "chance",
-                aggregates=False, chance_file: Optional[PathLike] = None, aliases: bool = True) -> pd.DataFrame:
+                aggregates=False, chance_file: Optional[PathLike] = None, aliases: bool = True,
+                exclude_models=None) -> pd.DataFrame:
     """The models x datasets performance matrix of a store, as ``harness-ext matrix`` builds it.
 
     Parameters
@@ -148,6 +149,11 @@ def load_matrix(store: Optional[PathLike] = None, benchmark=None, *, metric: Opt
         As :class:`harness_ext.store.matrix.MatrixQuery` (globs for ``datasets``/``models``/``source``; a list of
         globs for ``datasets`` or ``models`` keeps a name that matches any).
         ``normalise="none"`` gives the harness's own scores (what :func:`predict` takes).
+    exclude_models : str or sequence of str, optional
+        Globs on model names left out after ``models`` (``--exclude-models``): hold models out of
+        :func:`reduce` to check its predictions on them. A model is matched on any of its names and left out with
+        all of them; ``attrs["excluded"]`` says which (and the globs that matched none), and :func:`reduce`
+        records it in the manifest.
 
     Returns
     -------
@@ -165,7 +171,7 @@ def load_matrix(store: Optional[PathLike] = None, benchmark=None, *, metric: Opt
     from ..store.matrix import MatrixQuery, load_matrix as _load
 
     query = MatrixQuery(benchmarks=_names(benchmark), metric=metric, datasets=query_globs(datasets),
-                        models=query_globs(models), source=source,
+                        models=query_globs(models), exclude_models=query_globs(exclude_models), source=source,
                         num_fewshot=num_fewshot, dense=dense, rows=rows, normalise=normalise, aggregates=aggregates,
                         chance_file=None if chance_file is None else str(chance_file), aliases=aliases)
     with Store.open(_existing_store(store), read_only=True) as s:
@@ -272,7 +278,7 @@ def reduce_items(store: Optional[PathLike] = None, n_items: Optional[int] = None
                  models=None, metric: Optional[str] = None, estimator: Optional[str] = None, seed: int = 0,
                  n_total: Optional[int] = None, design: str = "random", allocation: str = "neyman",
                  n_strata: int = 5, stratum_allocation: str = "proportional",
-                 group_name: str = "harness_ext_reduced", local_data=(), _notes=()):
+                 group_name: str = "harness_ext_reduced", local_data=(), exclude_models=None, _notes=()):
     """Choose items to run of every task with item-level results, as ``harness-ext reduce --items N``.
 
     The item-level reduction: no dataset subset, but ``n_items`` items of *every* task of the store's
@@ -292,6 +298,9 @@ def reduce_items(store: Optional[PathLike] = None, n_items: Optional[int] = None
         Benchmark(s) of the item-level results; required when they span several.
     datasets, models : str or sequence of str, optional
         Globs on task names and on the population's model names (``--datasets``, ``--models``).
+    exclude_models : str or sequence of str, optional
+        Globs on model names left out of the population after ``models`` (``--exclude-models``), recorded in the
+        manifest's ``source.excluded_models``.
     metric, estimator : str, optional
         The per-item metric (default: per task) and the item estimator plugin (default: the design's).
     seed : int
@@ -325,7 +334,8 @@ def reduce_items(store: Optional[PathLike] = None, n_items: Optional[int] = None
     local_data = local_data_folders(local_data, "local_data")
     _not_a_frame(store, "reduce_items")
     return _reduce_items(_existing_store(store), n_items, benchmarks=list(_names(benchmark)) or None,
-                         datasets=query_globs(datasets), models=query_globs(models), metric=metric,
+                         datasets=query_globs(datasets), models=query_globs(models),
+                         exclude_models=query_globs(exclude_models), metric=metric,
                          estimator=estimator, random_state=_seed(seed), group_name=group_name, warnings=list(_notes),
                          local_data=local_data, n_total=n_total, design=design, allocation=allocation,
                          n_strata=n_strata, stratum_allocation=stratum_allocation)

@@ -35,3 +35,13 @@ def glob_sql(exprs: Sequence[str], pattern: Globs) -> tuple:
 def matches(name, pattern: Globs) -> bool:
     """Whether ``name`` matches any glob of ``pattern`` (case-sensitive, as DuckDB's GLOB)."""
     return any(fnmatch.fnmatchcase(str(name), p) for p in as_globs(pattern))
+
+
+def select_names(names, models: Globs = None, exclude: Globs = None) -> tuple:
+    """``(kept, unmatched)``: the ``names`` matching a glob of ``models`` (all when None) and none of
+    ``exclude`` (``--models``, then ``--exclude-models``), in their order; and the globs of ``exclude`` that
+    matched none of the names ``models`` selected (the commands warn about them)."""
+    chosen = [n for n in names if not models or matches(n, models)]
+    kept = [n for n in chosen if not matches(n, exclude)]
+    unmatched = [g for g in as_globs(exclude) if not any(fnmatch.fnmatchcase(str(n), g) for n in chosen)]
+    return kept, unmatched

@@ -17,7 +17,7 @@ import pandas as pd
 from ..errors import StoreError
 from .digest import fingerprint_arrays
 from .pivot import benchmark_filter as _benchmark_filter
-from .pivot import dataset_filter, note_conflicts
+from .pivot import dataset_filter, exclude_models_sql, note_conflicts
 from .pivot import describe as _describe
 from .pivot import raw_arrays
 
@@ -36,6 +36,11 @@ class MatrixQuery:
     datasets, models, source : str or tuple of str, optional
         Globs on dataset names, model names and source file paths; with several, a name matching any passes
         (:mod:`harness_ext.store.globs`).
+    exclude_models : str or tuple of str, optional
+        Globs on model names applied after ``models``: a model any of whose names (its canonical id or a name
+        a source used, as ``models`` matches) matches one is left out with all its names, so a held-out
+        model leaves no result behind under another name. What it removed is ``attrs["excluded"]``
+        (:func:`harness_ext.store.pivot.exclude_models`).
     num_fewshot : int, optional
         Keep only results with this shot count.
     rows : {"model", "model_shots", "run"}
@@ -80,10 +85,13 @@ class MatrixQuery:
     aggregates: object = False
     chance_file: Optional[str] = None
     aliases: bool = True
+    exclude_models: Optional[str] = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["benchmarks"] = list(self.benchmarks)
+        if d["exclude_models"] is None:  # not given: the manifests written before the option stay byte-identical
+            del d["exclude_models"]
         return d
 
 
@@ -109,6 +117,10 @@ def query_results(store, query: MatrixQuery, all_metrics: bool = False) -> pd.Da
 
     if query.models:  # a glob on either the canonical id or the name a source used
         cond, ps = glob_sql([model_col, "m.name"], query.models)
+        where.append(cond)
+        params.extend(ps)
+    if query.exclude_models:
+        cond, ps = exclude_models_sql(query.exclude_models, aliased)
         where.append(cond)
         params.extend(ps)
     for col, glob in (("d.name", query.datasets), ("s.path", query.source)):
@@ -153,12 +165,12 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
         ``df.attrs`` holds ``query`` (as a dict), ``datasets`` (per-column
         metadata: benchmark, metric, task, baseline, how the column was
         normalised, as the dict :func:`params_frame` reads),
-        ``fingerprint`` (of the raw values; None without ``fingerprint``) and ``dropped`` (the models,
-        datasets and count of observed cells ``query.dense`` removed; empty
-        without it -- missing cells are otherwise kept as missing); ``clipped`` (:func:`pack_clipped`'s
-        text) where normalisation clipped a score below chance or above the scale; ``conflicts``
-        (:func:`~harness_ext.store.pivot.note_conflicts`). Query again with
-        ``normalise="none"`` for raw scores.
+        ``fingerprint`` (of the raw values; None without ``fingerprint``) and ``dropped`` (the models, datasets and
+        count of observed cells ``query.dense`` removed; empty without it -- missing cells are otherwise kept as
+        missing); ``clipped`` (:func:`pack_clipped`'s text) where normalisation clipped a score below chance or above
+        the scale; ``excluded`` (:func:`~harness_ext.store.pivot.exclude_models`) with ``query.exclude_models``;
+        ``conflicts`` (:func:`~harness_ext.store.pivot.note_conflicts`). Query again with ``normalise="none"`` for
+        raw scores.
 
     Raises
     ------
@@ -205,7 +217,8 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
         "dropped": dropped,
         **_scale_notes(query, cols, normalisation, params),
     }
-    norm.attrs.update({k: v for k, v in (("shots", shots_info), ("clipped", clipped)) if v is not None})
+    norm.attrs.update({k: v for k, v in (("shots", shots_info), ("clipped", clipped), ("excluded", extra.get("excluded")))
+                       if v is not None})
     if fingerprint:  # a manifest's matrix: the cells whose value the order of ingestion chose, for its warning
         note_conflicts(store, norm, query.rows)
     return norm

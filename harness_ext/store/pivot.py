@@ -111,6 +111,15 @@ def conflicts_note(attrs: dict) -> Optional[str]:
             "give another matrix and manifest (harness-ext info --conflicts lists them)") if n else None
 
 
+def unmatched_exclude_note(attrs: dict) -> Optional[str]:
+    """The warning naming the ``--exclude-models`` globs that matched no model of the matrix's selection."""
+    gone = (attrs or {}).get("excluded") or {}
+    if not gone.get("unmatched"):
+        return None
+    return (f"--exclude-models {' '.join(map(repr, gone['unmatched']))} matched no model of the selection; "
+            f"{gone['n_models']} {'model' if gone['n_models'] == 1 else 'models'} left out")
+
+
 def raw_arrays(store, query, extra: Optional[dict] = None, fingerprint: bool = False) -> tuple:
     """Raw matrix (a float64 array the caller owns), its row and column labels (sorted) and per-column metadata.
 
@@ -134,6 +143,8 @@ def raw_arrays(store, query, extra: Optional[dict] = None, fingerprint: bool = F
     con = store.con
     extra = {} if extra is None else extra
     rwhere, rparams, dwhere, dparams, aliased = _result_filter(store, query)
+    if getattr(query, "exclude_models", None):
+        extra["excluded"] = exclude_models(store, query.exclude_models, rwhere, rparams, aliased)
     where = " AND ".join(rwhere)
     if query.rows in ("model", "model_shots"):
         done = _one_setting_arrays(con, query, where, rparams, dwhere, dparams, aliased, extra, fingerprint)
@@ -197,6 +208,46 @@ def _result_filter(store, query) -> tuple:
         rwhere.append("r.num_fewshot = ?")
         rparams.append(int(query.num_fewshot))
     return rwhere, rparams, dwhere, dparams, aliased
+
+
+def _model_key_sql(m: str, aliased: bool) -> str:
+    """SQL of the row label of the model ``m`` (an alias of the ``models`` table): its canonical id where the
+    store's aliases apply, else its name."""
+    return f"coalesce((SELECT canonical FROM model_aliases a WHERE a.alias = {m}.name), {m}.name)" if aliased \
+        else f"{m}.name"
+
+
+def exclude_models_sql(patterns, aliased: bool) -> tuple:
+    """``(condition on results r, params)`` leaving out each model one of whose names matches a glob of
+    ``patterns`` (its canonical id or a name a source used, as ``--models`` matches), with every name merged
+    into it: a held-out model keeps no result under another name."""
+    cond, ps = glob_sql(["x.name", _model_key_sql("x", aliased)], patterns)
+    return (f"r.model_id NOT IN (SELECT m.model_id FROM models m WHERE {_model_key_sql('m', aliased)} IN "
+            f"(SELECT {_model_key_sql('x', aliased)} FROM models x WHERE {cond}))", ps)
+
+
+def exclude_models(store, patterns, rwhere: list, rparams: list, aliased: bool) -> dict:
+    """Add to ``rwhere``/``rparams`` (the conditions selecting the results) the one leaving out the models
+    ``patterns`` match (:func:`exclude_models_sql`), and return what it left out of that selection:
+    ``patterns``, ``n_models``, ``models`` (row labels, sorted) and ``unmatched`` (the globs that matched no
+    name of a selected model, which the commands warn about)."""
+    from .globs import as_globs, matches
+
+    cond, ps = exclude_models_sql(patterns, aliased)
+    key = _model_key_sql("m", aliased)
+    gone = sorted(str(r[0]) for r in store.con.execute(
+        f"SELECT DISTINCT {key} FROM models m WHERE m.model_id IN (SELECT r.model_id FROM results r WHERE "
+        f"{' AND '.join(rwhere)} AND NOT ({cond}))", rparams + ps).fetchall())
+    # Each glob is checked on every name of the models left out (a glob may name a model by an alias whose
+    # own results were not selected).
+    names = store.con.execute(f"SELECT {key}, m.name FROM models m").fetchall() if gone else []
+    kept = set(gone)
+    pairs = [(k, n) for k, n in names if k in kept]
+    globs = list(as_globs(patterns))
+    unmatched = [g for g in globs if not any(matches(k, g) or matches(n, g) for k, n in pairs)]
+    rwhere.append(cond)
+    rparams.extend(ps)
+    return {"patterns": globs, "n_models": len(gone), "models": gone, "unmatched": unmatched}
 
 
 def _ranked_scatter(con, query, where: str, rparams: list, second: str, ds_tab: dict, row_tab: dict,

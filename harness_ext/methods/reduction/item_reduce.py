@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import HarnessExtError, StoreError
-from ...store.globs import matches
+from ...store.globs import as_globs, matches, select_names
 from ...report import Result
 from .item_design_plan import check_design, design_block
 from .item_benchmark import KEY as BENCHMARK_CORRELATION
@@ -110,21 +110,21 @@ def pick_metrics(cat: pd.DataFrame, metric: Optional[str]) -> tuple:
     return rows, warnings
 
 
-def population_answers(store, task: str, metric: str, models: Optional[str] = None) -> tuple:
+def population_answers(store, task: str, metric: str, models: Optional[str] = None, exclude_models=None) -> tuple:
     """``(item ids, model names, models x items answers without gaps, notes)`` of one task.
 
     Read as integer positions and values (never one string per score), so a 429-model x
     30,000-item task costs its matrix, not a frame of 12.9 million rows. Where a model's item
     comes from two files, the first stored is used (as everywhere the samples are read). A model
     missing more than :data:`MAX_MISSING_SHARE` of the items is left out; the remaining gaps are
-    filled with the item's mean over the models that answered it. Both are counted.
+    filled with the item's mean over the models that answered it. Both are counted. ``models`` and
+    ``exclude_models``: globs on model names (``--models``, then ``--exclude-models``).
     """
     con = store.con
     where = "task = ? AND metric = ?"
     names = [r[0] for r in con.execute(f"SELECT DISTINCT model FROM samples WHERE {where} ORDER BY model",
                                        [task, metric]).fetchall()]
-    if models:
-        names = [m for m in names if matches(m, models)]
+    names = select_names(names, models, exclude_models)[0]
     ids = con.execute(f"SELECT DISTINCT doc_id FROM samples WHERE {where} ORDER BY doc_id",
                       [task, metric]).fetchnumpy()["doc_id"].astype(np.int64)
     twice = con.execute("SELECT count(*) FROM (SELECT model FROM sample_sources WHERE task = ? GROUP BY model "
@@ -299,12 +299,12 @@ def _first_stored_note(store, task: str, metric: str, names: list) -> list:
             "ingested in another order give other answers (harness-ext info --conflicts lists them)"] if n else []
 
 
-def read_populations(store, chosen: list, models: Optional[str], warnings: list) -> dict:
+def read_populations(store, chosen: list, models: Optional[str], warnings: list, exclude_models=None) -> dict:
     """``task -> (benchmark, metric, item ids, answers, model names, notes)`` of each (benchmark, task, metric)
     of ``chosen``; a task with fewer than 2 population models is left out, said in ``warnings``."""
     out = {}
     for bench, task, met in chosen:
-        ids, cols, M, notes = population_answers(store, task, met, models)
+        ids, cols, M, notes = population_answers(store, task, met, models, exclude_models)
         order = id_order(store, bench, task, ids)
         if order is not None:  # the store's numbers of text ids depend on the order files were ingested in
             ids, M = ids[order], M[:, order]
@@ -318,7 +318,7 @@ def read_populations(store, chosen: list, models: Optional[str], warnings: list)
 
 def draw_items(store, chosen: list, n_items, models: Optional[str], random_state: int, warnings: list, *,
                n_total=None, design: str = "random", allocation: str = "neyman", n_strata: int = 5,
-               stratum_allocation: str = "proportional") -> tuple:
+               stratum_allocation: str = "proportional", exclude_models=None) -> tuple:
     """Per (benchmark, task, metric) of ``chosen``: the population's answers and the items to run.
 
     ``n_items`` per task, or ``n_total`` over the tasks (:func:`~.item_design_plan.items_per_task`);
@@ -328,7 +328,7 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
     """
     from .item_design_plan import draw_task, items_per_task
 
-    read = read_populations(store, chosen, models, warnings)
+    read = read_populations(store, chosen, models, warnings, exclude_models)
     pops = {t: (r[3], r[4]) for t, r in read.items()}
     n_of = items_per_task(pops, {t: 1.0 for t in pops}, n_items, n_total, allocation) if pops else {}
     names, index, tasks, samples, infos = [], {}, {}, {}, {}
@@ -349,11 +349,26 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
     return names, tasks, pops, samples, infos
 
 
+def excluded_population(store, chosen: list, models, exclude_models, warnings: list) -> dict:
+    """What ``exclude_models`` leaves out of the population of the tasks ``chosen`` (``patterns``, ``n_models``,
+    ``models``, as a dataset-level manifest's ``source.excluded_models``); its globs that matched no model of the
+    population ``models`` selects are said in ``warnings``."""
+    tasks = sorted({t for _, t, _ in chosen})
+    names = [r[0] for r in store.con.execute("SELECT DISTINCT model FROM samples WHERE list_contains(?, task) "
+                                             "ORDER BY model", [tasks]).fetchall()]
+    selected = select_names(names, models)[0]
+    kept, unmatched = select_names(names, models, exclude_models)
+    gone = sorted(set(selected) - set(kept))
+    if unmatched:
+        warnings.append(f"--exclude-models {' '.join(map(repr, unmatched))} matched no model of the population")
+    return {"patterns": list(as_globs(exclude_models)), "n_models": len(gone), "models": gone}
+
+
 def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optional[str] = None,
                         models: Optional[str] = None, metric: Optional[str] = None, estimator: Optional[str] = None,
                         random_state: int = 0, group_name: str = "harness_ext_reduced", level: float = 0.9,
                         warnings=(), n_total=None, design: str = "random", allocation: str = "neyman",
-                        n_strata: int = 5, stratum_allocation: str = "proportional") -> dict:
+                        n_strata: int = 5, stratum_allocation: str = "proportional", exclude_models=None) -> dict:
     """The item-level manifest: ``n_items`` items of every task with item-level results in ``store`` (or
     ``n_total`` over the tasks), drawn under ``design`` (:mod:`.item_design_plan`).
 
@@ -361,11 +376,10 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     ----------
     store : harness_ext.store.db.Store
     n_items : int
-        Items per task; a task with no more items runs whole (its score is then measured, exactly the
-        harness's own).
-    benchmarks, datasets, models, metric
-        Which tasks (benchmarks; a glob on task names), which population models (a glob) and which
-        per-item metric (default: per task, see :func:`pick_metrics`).
+        Items per task; a task with no more items runs whole (its score then measured: the harness's own).
+    benchmarks, datasets, models, exclude_models, metric
+        Which tasks (benchmarks; a glob on task names), which population models (a glob; then globs of those left
+        out, :func:`excluded_population`) and which per-item metric (default: per task, see :func:`pick_metrics`).
     estimator : str, optional
         The item estimator plugin ``predict`` uses by default and the expected error is measured with
         (default: the design's, :func:`~.item_design_plan.check_design`).
@@ -396,9 +410,10 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
                               f"({', '.join(sorted(cat['benchmark'].unique()))}): choose with --benchmark")
     chosen, picked = pick_metrics(cat, metric)
     warnings = list(warnings) + picked
-    names, tasks, pops, samples, infos = draw_items(store, chosen, n_items, models, random_state, warnings,
-                                                    n_total=n_total, design=design, allocation=allocation,
-                                                    n_strata=n_strata, stratum_allocation=stratum_allocation)
+    gone = excluded_population(store, chosen, models, exclude_models, warnings) if exclude_models else None
+    names, tasks, pops, samples, infos = draw_items(
+        store, chosen, n_items, models, random_state, warnings, n_total=n_total, design=design, allocation=allocation,
+        n_strata=n_strata, stratum_allocation=stratum_allocation, exclude_models=exclude_models)
     weights = {t: 1.0 for t in tasks}
     if not tasks:
         raise HarnessExtError("no task has item-level results from 2 or more models; nothing to reduce")
@@ -420,7 +435,8 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
         "warnings": warnings,
         # What the exports name as the method and the population (as a dataset-level manifest's keys do).
         "source": {"n_models": len(names), "fingerprint": hashlib.sha256("".join(
-            b["population"]["scores"]["data"] for b in tasks.values()).encode()).hexdigest()[:16]},
+            b["population"]["scores"]["data"] for b in tasks.values()).encode()).hexdigest()[:16],
+                   **({"excluded_models": gone} if gone else {})},
         "prediction": {"predictor": {"name": f"item estimator {estimator}"}},
     }
     manifest["subset"] = [dict(d, step=i + 1, coverage=None) for i, d in enumerate(manifest["datasets"])]
@@ -487,6 +503,8 @@ class ItemReduceResult(Result):
                 f"the population (5 folds), 'frontier' = its strongest 30% predicted from its weakest half; "
                 f"widths and coverage of the {lvl} intervals. Manifest {s['manifest_bytes']:,} bytes "
                 f"({s['population_bytes']:,} of them the population's answers).")
+        if ex := self.manifest["source"].get("excluded_models"):
+            head += f" Population: {ex['n_models']} models left out by --exclude-models."
         from ...report import format_table
         from .item_benchmark import correlation_text
 

@@ -250,7 +250,7 @@ def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state
 def reduction_warnings(df: pd.DataFrame, r) -> list:
     """What the manifest warns about: cuts made before it, thin and rarely run datasets, few models, a subset not
     shown to beat random ones, large errors."""
-    from ...store.pivot import conflicts_note, shots_left_out_note
+    from ...store.pivot import conflicts_note, shots_left_out_note, unmatched_exclude_note
     from ...store.scales import mixed_scales_note
     from .evidence import beats_random, large_error_warnings, share_beaten_text
 
@@ -261,7 +261,8 @@ def reduction_warnings(df: pd.DataFrame, r) -> list:
         warnings.append(dense_cut_message(dropped))
     # A hand-built DataFrame: an Elo column beside accuracies dominates the aggregate. And the cells the shot rule
     # left out, said by 'matrix' only before: models run only at other settings vanished silently.
-    warnings += [n for n in (mixed_scales_note(df), shots_left_out_note(df.attrs), conflicts_note(df.attrs)) if n]
+    warnings += [n for n in (mixed_scales_note(df), shots_left_out_note(df.attrs), conflicts_note(df.attrs),
+                             unmatched_exclude_note(df.attrs)) if n]
     if facts.thin_note:
         warnings.append(facts.thin_note)
     if facts.availability:
@@ -318,6 +319,9 @@ def source_section(df: pd.DataFrame, r, db) -> dict:
         "n_datasets": d,
         "missing_share": _num(r.facts.missing),
         "models": [str(i) for i in df.index],
+        # --exclude-models: the globs and the models they left out, so the manifest says which models it saw
+        **({"excluded_models": {k: gone[k] for k in ("patterns", "n_models", "models")}}
+           if (gone := df.attrs.get("excluded")) else {}),
     }
 
 

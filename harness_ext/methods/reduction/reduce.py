@@ -119,7 +119,8 @@ class ReduceResult(Result):
                 "aggregate_rmse": err["aggregate_rmse"], "aggregate_interval_90": err["aggregate_interval_90"],
                 "rmse": err["rmse"], "coverage_in_sample": sel["coverage"],
                 "random_ratio_in_sample": ins.get("ratio"), "beats_random_in_sample": ins.get("beats"),
-                **_frontier_summary(err)}
+                **_frontier_summary(err),
+                **({"n_excluded_models": src["excluded_models"]["n_models"]} if "excluded_models" in src else {})}
 
     def render(self) -> str:
         """The summary ``harness-ext reduce`` prints: the error for a new model first, in benchmark points."""
@@ -136,6 +137,7 @@ class ReduceResult(Result):
         k = sel["subset_size"]
         lines = [
             f"reduced {src['n_datasets']} datasets to {k} ({k / src['n_datasets']:.0%}) using {src['n_models']} models"
+            + (f" ({ex['n_models']} left out by --exclude-models)" if (ex := src.get("excluded_models")) else "")
             # A defaulted budget is said where the size is, so a user knows it was chosen for them and how to change it.
             + (f"; default budget: {DEFAULT_BUDGET_TEXT} (--budget, or budget= in Python, to choose)"
                if sel["budget"].get("default") else ""),

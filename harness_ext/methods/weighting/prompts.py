@@ -60,7 +60,8 @@ def read_prompt_matrix(path, layout: str = "prompt-rows") -> pd.DataFrame:
 
 
 
-def samples_matrix(store, task: str, metric: str = "acc", models: Optional[str] = None) -> pd.DataFrame:
+def samples_matrix(store, task: str, metric: str = "acc", models: Optional[str] = None,
+                   exclude_models=None) -> pd.DataFrame:
     """Models x prompts matrix of one lm-eval task from the store's per-sample scores.
 
     Parameters
@@ -70,6 +71,9 @@ def samples_matrix(store, task: str, metric: str = "acc", models: Optional[str] 
         As in :func:`harness_ext.store.samples.prompt_matrix`.
     models : str, optional
         Glob on model names.
+    exclude_models : str or sequence of str, optional
+        Globs on model names left out after ``models`` (``--exclude-models``); those that matched no model
+        are ``attrs["unmatched_exclude"]``.
 
     Returns
     -------
@@ -77,7 +81,7 @@ def samples_matrix(store, task: str, metric: str = "acc", models: Optional[str] 
         ``models x prompts`` (columns are the lm-eval ``doc_id``, as strings),
         restricted to the prompts every selected model answered, so the
         analyses that need a complete matrix run; ``attrs`` carries ``task``,
-        ``metric``, ``binary`` and ``n_dropped_prompts``.
+        ``metric``, ``binary``, ``n_dropped_prompts`` and ``unmatched_exclude``.
 
     Raises
     ------
@@ -88,12 +92,13 @@ def samples_matrix(store, task: str, metric: str = "acc", models: Optional[str] 
     ----------
     Ailem et al. §3.1: the prompt x model performance matrix Q (here ``Q.T``).
     """
-    from ...store.globs import matches
+    from ...store.globs import select_names
     from ...store.samples import prompt_matrix
 
     Q = prompt_matrix(store, task, metric)
-    if models:
-        Q = Q[[c for c in Q.columns if matches(c, models)]]
+    kept, unmatched = select_names(list(Q.columns), models, exclude_models)
+    if models or exclude_models:
+        Q = Q[kept]
     if Q.shape[1] < 2:
         raise MethodError(f"task {task!r} ({metric}): {Q.shape[1]} model(s) match; the analyses need at least 2")
     complete = Q.dropna(axis=0, how="any")
@@ -102,5 +107,5 @@ def samples_matrix(store, task: str, metric: str = "acc", models: Optional[str] 
     df = complete.T.astype(float)
     df.columns = [str(c) for c in df.columns]
     df.index.name, df.columns.name = "model", "prompt"
-    df.attrs = {**Q.attrs, "n_dropped_prompts": int(len(Q) - len(complete))}
+    df.attrs = {**Q.attrs, "n_dropped_prompts": int(len(Q) - len(complete)), "unmatched_exclude": unmatched}
     return df
