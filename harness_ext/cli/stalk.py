@@ -32,6 +32,8 @@ def run(args) -> int:
     report = stalk(df, threshold=args.threshold, min_points=args.min_points, axes=axes, min_fraction=args.min_fraction,
                    benchmark=", ".join(args.benchmark or []))
     emit(args, report)
+    for w in report.warnings:
+        log.warning(w)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "stalk_counts.csv"]

@@ -281,6 +281,25 @@ class StalkReport(Result):
     def items(self):
         return self.results.items()
 
+    @property
+    def warnings(self) -> list:
+        """One warning per axis whose pairs are fitted on so few points that unrelated ones pass the threshold by
+        chance (:func:`chance_fit_rate` of the median pair's linear fit above 5%)."""
+        out = []
+        for axis, res in self.results.items():
+            n = res.pairs["n_linear"].to_numpy(dtype=float) if "n_linear" in res.pairs else np.array([])
+            n = n[np.isfinite(n) & (n >= 3)]
+            if not n.size:
+                continue
+            med = int(np.median(n))
+            rate = chance_fit_rate(med, self.threshold)
+            if rate > 0.05:
+                over = "models" if axis == "datasets" else "datasets"
+                out.append(f"{axis[:-1]} pairs are fitted on a median of {med} {over}: two unrelated ones reach R^2 >= "
+                           f"{self.threshold:g} in a linear fit {rate:.0%} of the time (more with the best of six fits), "
+                           f"so many relationships counted here can be chance; add {over} or raise --threshold")
+        return out
+
     def summary(self) -> dict:
         out = {"benchmark": self.benchmark or None, "threshold": self.threshold, "min_fraction": self.min_fraction}
         if self.shape is not None:
@@ -377,6 +396,24 @@ def stalk(df: pd.DataFrame, threshold: float = 0.5, min_points: int = 3, axes=("
         else:
             out[axis] = classify_pairs(X.T, list(df.index), threshold, min_points, axis, min_fraction)
     return StalkReport(out, shape=df.shape, benchmark=benchmark, threshold=threshold, min_fraction=min_fraction)
+
+
+def chance_fit_rate(n: int, threshold: float) -> float:
+    """The chance that a least-squares line through ``n`` points of two unrelated variables has R^2 >= ``threshold``.
+
+    Under independent normal noise R^2 of a simple regression is Beta(1/2, (n - 2)/2): with 3 points it passes 0.5
+    half the time, with 10 points 2% of the time.
+
+    References
+    ----------
+    Fisher (1915) on the distribution of the sample correlation coefficient; e.g. Muirhead, *Aspects of
+    Multivariate Statistical Theory* (1982), Theorem 5.1.1.
+    """
+    if n < 3:
+        return 1.0
+    from scipy.stats import beta
+
+    return float(beta.sf(float(threshold), 0.5, (n - 2) / 2.0))
 
 
 def counts_table(results) -> pd.DataFrame:

@@ -1,0 +1,28 @@
+"""stalk on too few points: unrelated pairs pass the R^2 threshold by chance, and the report says so."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness_ext.methods.stalk import chance_fit_rate, stalk
+
+
+@pytest.mark.parametrize("n", [3, 5, 10])
+def test_chance_fit_rate_matches_a_simulation_of_unrelated_pairs(n):
+    rng = np.random.default_rng(n)
+    x, y = rng.normal(size=(2, 100_000, n))
+    xc, yc = x - x.mean(1, keepdims=True), y - y.mean(1, keepdims=True)
+    r2 = (xc * yc).sum(1) ** 2 / ((xc ** 2).sum(1) * (yc ** 2).sum(1))
+    assert chance_fit_rate(n, 0.5) == pytest.approx((r2 >= 0.5).mean(), abs=0.006)
+
+
+def test_a_matrix_of_three_models_warns_on_its_dataset_pairs_and_one_of_forty_does_not():
+    rng = np.random.default_rng(0)
+    few = stalk(pd.DataFrame(rng.random((3, 30))), axes=("datasets", "models"))
+    [w] = few.warnings  # model pairs are fitted over 30 datasets: not by chance
+    assert w.startswith("dataset pairs are fitted on a median of 3 models") and "50%" in w
+    assert "warning: dataset pairs" in str(few)
+    many = stalk(pd.DataFrame(rng.random((40, 6)), columns=list("abcdef")), axes=("datasets",))
+    assert many.warnings == []
