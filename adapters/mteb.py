@@ -32,6 +32,19 @@ MAIR's when it has ``mteb_mair_domain`` (the first uploads: ``mteb_dataset_name`
 MAIR file writes for every task, in the later rewrites as well (``task_name``, ``main_score``, no
 ``mteb_mair_domain``); ``mteb_version`` is ``1.2.0`` in all of them. Its main score is ``NDCG@10``.
 
+RTEB results (benchmark ``rteb``)
+---------------------------------
+embeddings-benchmark/results also holds results of RTEB (Retrieval Embedding Benchmark, Liu et al. 2025)
+converted from RTEB's own evaluator into MTEB's file layout, in the same model and revision folders as MTEB's
+files and under MTEB's task names (``AILACasedocs.json``, ``AppsRetrieval.json``), besides its closed datasets
+(``ClosedDataset 1 (Code)Retrieval.json``). They are not MTEB's evaluation of the task: another evaluator, other
+cut-offs (``ndcg_at_50``, no ``mrr``), rounded to 5 digits; BAAI/bge-small-en-v1.5's AILACasedocs is 0.22311 in
+RTEB's file and 0.23501 in MTEB's (mteb 1.18.0) at another commit, with the same ``ndcg_at_1``. A file is RTEB's
+when it carries the converter's marks, all of them: ``mteb_version`` ``1.0.0`` in the current layout (mteb 1.0.0
+itself wrote the legacy one), ``"evaluation_time": 0`` and an 8-digit hexadecimal ``dataset_revision`` (the first 8
+digits of the MD5 of RTEB's dataset name; mteb writes the dataset's 40-digit commit). It is stored under benchmark
+``rteb``, counted in one note line, as MAIR's are.
+
 Main score (the primary metric, stored as ``main_score`` in both layouts so they meet in
 one cell): the file's own ``main_score`` when it has one, else the task type's main
 metric (:data:`MAIN_METRIC`, as ``mteb`` defines them), the type recognised from the
@@ -94,6 +107,12 @@ MAIR_DATASET_REVISION = "7d24eac886a6ae6653a6b67433e1c302cb0e9ac6"
 #: The ingest note of a MAIR file; one text for all of them, so the report gives one line with their count.
 MAIR_NOTE = ("MAIR result: stored under benchmark mair, apart from MTEB's tasks of the same name "
              "(other queries and instructions)")
+#: The benchmark of RTEB's results converted into MTEB's layout, apart from MTEB's tasks of the same name.
+RTEB_BENCHMARK = "rteb"
+#: The ingest note of an RTEB file (one text for all of them: one report line with their count).
+RTEB_NOTE = ("RTEB result (converted from RTEB's evaluator): stored under benchmark rteb, apart from MTEB's tasks "
+             "of the same name (other scores)")
+_RTEB_REVISION = re.compile(r"^[0-9a-f]{8}$")
 #: Task type -> main metric (``mteb`` AbsTask*.metadata main_score of the legacy releases).
 MAIN_METRIC = {
     "BitextMining": "f1", "Classification": "accuracy", "MultilabelClassification": "accuracy",
@@ -218,6 +237,15 @@ def is_mair(doc: dict) -> bool:
     """Whether an MTEB-layout result document is MAIR's (the module's "MAIR results"): ``mteb_mair_domain``, or
     MAIR's dataset revision."""
     return "mteb_mair_domain" in doc or doc.get("dataset_revision") == MAIR_DATASET_REVISION
+
+
+def is_rteb(doc: dict) -> bool:
+    """Whether an MTEB-layout result document is RTEB's, converted (the module's "RTEB results"): current layout,
+    ``mteb_version`` ``1.0.0``, ``"evaluation_time": 0`` and an 8-digit hexadecimal ``dataset_revision``."""
+    rev = doc.get("dataset_revision")
+    return (isinstance(doc.get("scores"), dict) and doc.get("mteb_version") == "1.0.0"
+            and doc.get("evaluation_time") == 0 and not isinstance(doc.get("evaluation_time"), bool)
+            and isinstance(rev, str) and _RTEB_REVISION.match(rev) is not None)
 
 
 def _main_of(block: dict) -> tuple:
@@ -347,6 +375,10 @@ def read(src: SourceFile):
         if isinstance(doc.get("mteb_mair_domain"), str):
             meta["mair_domain"] = doc["mteb_mair_domain"]
         src.note(MAIR_NOTE)
+    elif is_rteb(doc):  # RTEB's evaluator, not MTEB's: its AILACasedocs is not MTEB's AILACasedocs
+        bench = RTEB_BENCHMARK
+        meta["suite"] = "RTEB"
+        src.note(RTEB_NOTE)
     aggregate = bench == MTEB_BENCHMARK and str(task) in AGGREGATE_TASKS
     if aggregate:
         src.note(f"task {task} stored as an aggregate (mteb defines it as the mean of its sub-tasks)")
@@ -367,7 +399,7 @@ def harness_ext_adapters():
         name="mteb",
         description="MTEB task results: legacy <model>/<Task>.json (mteb 0.0.x-1.10) and current "
                     "<model>/<revision>/<Task>.json (scores per split and subset); the task's main score. "
-                    "MAIR's results in the same folders are stored as benchmark mair",
+                    "MAIR's and RTEB's results in the same folders are stored as benchmarks mair and rteb",
         can_handle=can_handle,
         read=read,
     )

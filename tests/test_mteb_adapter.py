@@ -298,3 +298,65 @@ def test_one_revision_folder_with_mteb_and_mair_files_of_one_task(tmp_path):
         assert s.counts()["conflicts"] == 0
         row = load_matrix(s, MatrixQuery(normalise="none")).loc["intfloat/e5-base-v2"]
         assert row["mteb/ArguAna"] == pytest.approx(0.446) and row["mair/ArguAna"] == pytest.approx(0.311)
+
+
+def _rteb_file(task, value, revision="989310c1", subset="default"):
+    """RTEB's converter's layout (embeddings-benchmark/results, ``results/BAAI__bge-small-en-v1.5/5c38ec7c.../
+    AILACasedocs.json`` at commit 1c89d6c1): mteb_version 1.0.0, ``"evaluation_time": 0``, the first 8 digits of
+    the MD5 of RTEB's dataset name as dataset revision, ndcg/map/recall/precision at 1 ... 100. Synthetic numbers."""
+    return {"dataset_revision": revision, "task_name": task, "evaluation_time": 0, "kg_co2_emissions": 0,
+            "mteb_version": "1.0.0",
+            "scores": {"test": [{"hf_subset": subset, "languages": ["en"], "main_score": value, "ndcg_at_1": 0.24,
+                                 "ndcg_at_10": value, "ndcg_at_50": value + 0.1, "map_at_10": value / 2}]}}
+
+
+def test_rteb_files_converted_into_mteb_layout_are_stored_apart(tmp_path):
+    """bge-small-en-v1.5's AILACasedocs.json held MTEB's result (mteb 1.18.0, 0.23501) at one commit and RTEB's,
+    converted from RTEB's own evaluator (0.22311), at another, in the same revision folder: one cell with a
+    conflict, the file read first standing for the other. RTEB's files are now benchmark rteb, counted in a note."""
+    import json
+
+    rel = Path("results") / "BAAI__bge-small-en-v1.5" / "5c38ec7c405ec4b44b94cc5a9bb96e735b38267a"
+    mteb_run, rteb_run = tmp_path / "at_8b10313a" / rel, tmp_path / "at_1c89d6c1" / rel
+    mteb_run.mkdir(parents=True)
+    rteb_run.mkdir(parents=True)
+    (mteb_run / "AILACasedocs.json").write_text(json.dumps(
+        {"dataset_revision": "4106e6bcc72e0698d714ea8b101355e3e238431a", "task_name": "AILACasedocs",
+         "mteb_version": "1.18.0", "evaluation_time": 1.264, "kg_co2_emissions": 4.96e-05,
+         "scores": {"test": [{"ndcg_at_1": 0.24, "ndcg_at_10": 0.23501, "main_score": 0.23501,
+                              "hf_subset": "default", "languages": ["eng-Latn"]}]}}, indent=2))
+    (rteb_run / "AILACasedocs.json").write_text(json.dumps(_rteb_file("AILACasedocs", 0.22311), indent=4))
+    # a closed dataset only RTEB has, from the converter's older run (subset named "test")
+    (rteb_run / "ClosedDataset 1 (Code)Retrieval.json").write_text(json.dumps(
+        _rteb_file("ClosedDataset 1 (Code)Retrieval", 0.75347, revision="1ff7183e", subset="test"), indent=4))
+    for order in ([mteb_run.parents[2], rteb_run.parents[2]], [rteb_run.parents[2], mteb_run.parents[2]]):
+        s, rep = _store(order)
+        assert [f.status for f in rep.files] == ["ingested"] * 3, [f.reason for f in rep.files]
+        assert s.counts()["conflicts"] == 0 and not rep.conflicts
+        benches = sorted(s.con.execute("SELECT name || ':' || benchmark FROM datasets WHERE is_primary").fetchall())
+        assert benches == [("AILACasedocs:mteb",), ("AILACasedocs:rteb",), ("ClosedDataset 1 (Code)Retrieval:rteb",)]
+        row = load_matrix(s, MatrixQuery(normalise="none")).loc["BAAI/bge-small-en-v1.5"]
+        assert row["mteb/AILACasedocs"] == pytest.approx(0.23501) and row["rteb/AILACasedocs"] == pytest.approx(0.22311)
+        assert row["ClosedDataset 1 (Code)Retrieval"] == pytest.approx(0.75347)
+        rteb_lines = [line for line in rep.note_lines() if "RTEB" in line]
+        assert len(rteb_lines) == 1 and "(2 files, e.g. " in rteb_lines[0], rep.note_lines()
+        meta = s.con.execute("SELECT metadata FROM datasets WHERE benchmark = 'rteb' AND name = 'AILACasedocs' "
+                             "AND is_primary").fetchone()[0]
+        assert '"suite": "RTEB"' in meta
+
+
+def test_rteb_marks_are_all_needed():
+    """Only the converter's marks together make a file RTEB's: MTEB's own files (40-digit dataset revisions,
+    measured evaluation times, mteb 1.0.0 in the legacy layout) stay mteb, as do the bundled fixtures."""
+    from harness_ext.adapters.mteb import is_rteb
+
+    assert is_rteb(_rteb_file("AILACasedocs", 0.22311))
+    for change in ({"mteb_version": "1.18.0"}, {"evaluation_time": 1.26}, {"evaluation_time": False},
+                   {"dataset_revision": "4106e6bcc72e0698d714ea8b101355e3e238431a"}, {"dataset_revision": "989310C1"}):
+        assert not is_rteb({**_rteb_file("AILACasedocs", 0.22311), **change}), change
+    legacy = {"mteb_version": "1.0.0", "mteb_dataset_name": "SciFact", "dataset_revision": "989310c1",
+              "evaluation_time": 0, "test": {"ndcg_at_10": 0.6}}
+    assert not is_rteb(legacy)
+    s, rep = _store([FIX])
+    assert {b for (b,) in s.con.execute("SELECT DISTINCT benchmark FROM datasets").fetchall()} == {"mteb"}
+    assert not any("RTEB" in line for line in rep.note_lines())
