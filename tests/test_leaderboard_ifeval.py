@@ -147,6 +147,30 @@ def test_predict_reads_the_leaderboards_ifeval_from_lm_eval_results(tmp_path, ca
                and "lack inst_level_strict_acc" in w for w in doc["warnings"])
     # The leaderboard ran these lm-eval tasks: no warning that another harness's prompts were used.
     assert not any("read from the other harness" in w for w in doc["warnings"])
+    # The lm-eval-layout file beside the run names IFEval's row by the mean it is, as lm-eval's metrics.
+    written = [json.loads(p.read_text()) for p in new.glob("harness_ext_prediction_*.json")]
+    llama_doc = next(d for d in written if d["model_name"] == "meta-llama/Llama-2-7b-hf")
+    row = llama_doc["results"]["leaderboard_ifeval"]
+    assert round(row[f"{IFEVAL_KEY},predicted"], 4) == EEE_IFEVAL and "Accuracy,predicted" not in row
+    assert llama_doc["higher_is_better"]["leaderboard_ifeval"] == {IFEVAL_KEY: True}
+
+
+IFEVAL_KEY = "mean_of_prompt_level_strict_acc_and_inst_level_strict_acc"
+
+
+def test_prediction_file_names_the_leaderboards_ifeval_by_the_mean_of_lm_evals_metrics():
+    """predict's lm-eval-layout file named the leaderboard's IFEval row ``Accuracy,predicted`` (the Every Eval Ever
+    records' word, a metric lm-eval never writes for leaderboard_ifeval), while BBH's row got lm-eval's
+    ``acc_norm``. The score is the mean of prompt_level_strict_acc and inst_level_strict_acc: the key says so."""
+    from harness_ext.methods.reduction.harness_names import metric_key
+    from harness_ext.methods.reduction.predict_export import _lm_eval_metric_name
+
+    manifest = {"kind": "datasets"}
+    assert _lm_eval_metric_name(manifest, _eee("IFEval")) == IFEVAL_KEY
+    assert _lm_eval_metric_name(manifest, _eee("BBH")) == "acc_norm"
+    assert metric_key(LEADERBOARD_IFEVAL_METRIC) == IFEVAL_KEY
+    assert metric_key("exact_match,strict-match") == "exact_match" and metric_key(None) is None
+    assert "," not in IFEVAL_KEY and " " not in IFEVAL_KEY  # lm-eval splits a key at its comma
 
 
 @pytest.mark.skipif(not HFOPENLLM.is_dir(), reason="needs the shared Every Eval Ever data")

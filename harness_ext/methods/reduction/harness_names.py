@@ -325,6 +325,17 @@ def metric_label(metric) -> str:
     return f"the mean of {', '.join(parts[:-1])} and {parts[-1]}" if parts else "not known"
 
 
+def metric_key(metric) -> Optional[str]:
+    """An :func:`lm_eval_metric` as the metric part of a key in lm-eval's results layout (``<metric>,<filter>``),
+    for the files harness-ext writes in that layout: ``acc`` (a filter dropped: the key gets its own), or, for a
+    mean of several metrics, ``mean_of_a_and_b``, which spells the score out as :func:`metric_label` does (lm-eval
+    writes no metric for it, and a key can hold no comma or space); None for None."""
+    parts = [p.split(",")[0] for p in metric_parts(metric)]
+    if len(parts) <= 1:
+        return parts[0] if parts else None
+    return f"mean_of_{'_and_'.join(parts)}"
+
+
 def lm_eval_score(metric, values) -> tuple:
     """A task's score on an :func:`lm_eval_metric` from its results: ``(score, missing)``.
 

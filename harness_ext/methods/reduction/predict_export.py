@@ -84,12 +84,13 @@ def _lm_eval_name(manifest: dict, dataset: str) -> str:
 
 def _lm_eval_metric_name(manifest: dict, entry: dict) -> str:
     """The metric a dataset's row is written under: lm-eval's for its task (``acc_norm`` for the Open LLM
-    Leaderboard's BBH, whose Every Eval Ever records call it ``Accuracy``; ``acc`` for HELM's MMLU EM), else the
-    manifest's own, without its filter (the row's filter is ``predicted``)."""
-    from .harness_names import lm_eval_metric
+    Leaderboard's BBH, whose Every Eval Ever records call it ``Accuracy``; ``acc`` for HELM's MMLU EM;
+    ``mean_of_prompt_level_strict_acc_and_inst_level_strict_acc`` for the leaderboard's IFEval, the mean of those
+    two), else the manifest's own, without its filter (the row's filter is ``predicted``)."""
+    from .harness_names import lm_eval_metric, metric_key
 
-    own = None if manifest.get("kind") == "items" else lm_eval_metric(entry)
-    return str((own if isinstance(own, str) else None) or entry.get("metric") or "score").split(",")[0]
+    own = None if manifest.get("kind") == "items" else metric_key(lm_eval_metric(entry))
+    return str(own or entry.get("metric") or "score").split(",")[0]
 
 
 def estimate_row_name(pred, manifest: dict) -> tuple:
