@@ -818,3 +818,50 @@ def test_invalid_weights_are_shown_with_their_sum(monkeypatch):
     assert schemes.weights_problem([0.5, -0.5, 1.0], ["a", "b", "c"]) == (
         "1 negative (sum 1; 3 weights: a=0.5, b=-0.5, c=1)")
     assert schemes.weights_problem([0.5, 0.5], ["a", "b"]) is None
+
+
+def test_few_models_warning_states_the_chance_of_an_unrelated_ranking():
+    """n models have n! rankings: an ordering unrelated to the scores is a given ranking 1/n! of the time and keeps a
+    given model's rank 1/n of the time (counted over every ordering here). Warned above 5%: 2 and 3 models."""
+    import itertools
+    import math
+
+    from harness_ext.methods.weighting import chance_ranking_rate, few_models_warning
+
+    for n in (2, 3, 4):
+        orders = list(itertools.permutations(range(n)))
+        assert chance_ranking_rate(n) == pytest.approx(sum(o == tuple(range(n)) for o in orders) / len(orders))
+        assert sum(o[0] == 0 for o in orders) / len(orders) == pytest.approx(1 / n)
+        assert len(orders) == math.factorial(n)
+    assert few_models_warning(3).startswith("only 3 models: they have 6 rankings") and "17%" in few_models_warning(3)
+    assert "33%" in few_models_warning(3) and "-2 to 2" in few_models_warning(3)
+    assert "50%" in few_models_warning(2)
+    assert few_models_warning(4) is None and few_models_warning(40) is None
+
+
+def test_cli_weights_on_three_models_warns_that_rankings_say_little(tmp_path, capsys):
+    """weights on a store of 3 models printed rank changes (all 0) and best/worst ranks without a word that 3 models
+    have 6 rankings; it now warns, on stderr, in summary.json and in --json. 4 models: no warning."""
+    from harness_ext.cli import main
+
+    rng = np.random.default_rng(0)
+    for n in (3, 4):
+        csv, db, out = tmp_path / f"m{n}.csv", tmp_path / f"m{n}.duckdb", tmp_path / f"out{n}"
+        pd.DataFrame(rng.uniform(size=(n, 6)), index=pd.Index([f"m{i}" for i in range(n)], name="model"),
+                     columns=[f"d{j}" for j in range(6)]).round(3).to_csv(csv)
+        assert main(["ingest", "--db", str(db), "-q", str(csv)]) == 0
+        capsys.readouterr()
+        assert main(["weights", "--db", str(db), "--analyses", "schemes,random", "--draws", "500",
+                     "--out", str(out), "--json", str(tmp_path / f"w{n}.json")]) == 0
+        said = [line for line in capsys.readouterr().err.splitlines() if "rankings" in line]
+        summary = json.loads((out / "summary.json").read_text())
+        doc = json.loads((tmp_path / f"w{n}.json").read_text())
+        if n == 3:
+            assert len(said) == 1 and said[0].startswith("warning: only 3 models: they have 6 rankings")
+            assert summary["warnings"] == [said[0][len("warning: "):]] and doc["warnings"] == summary["warnings"]
+        else:
+            assert not said and summary["warnings"] == [] and not doc["warnings"]
+    # permutation and silhouette tests make no ranking statement: no warning for them alone
+    assert main(["weights", "--db", str(tmp_path / "m3.duckdb"), "--analyses", "permutation", "--permutations", "9",
+                 "--out", str(tmp_path / "perm")]) == 0
+    assert "rankings" not in capsys.readouterr().err

@@ -84,6 +84,8 @@ class WeightsReport(Result):
         self.completion = None
         #: Lines said under the title: what was completed or dropped, and why not.
         self.notes: list = []
+        #: What the results cannot say (too few models for their rankings), logged as warnings.
+        self.warnings: list = []
         #: (analysis, result or the reason it was skipped, plot paths)
         self.analyses: list = []
         self.weights = None
@@ -124,7 +126,8 @@ class WeightsReport(Result):
         """The ``summary.json`` document."""
         doc = {"input": self.label, "shape": list(self.shape), "n_missing": self.n_missing,
                "random_state": self.random_state,
-               "completion": None if self.completion is None else self.completion.summary(), "notes": list(self.notes)}
+               "completion": None if self.completion is None else self.completion.summary(), "notes": list(self.notes),
+               "warnings": list(self.warnings)}
         for name, result, _ in self.analyses:
             if not isinstance(result, str):
                 doc[ANALYSIS_OUTPUTS[name][0]] = result.summary()
@@ -195,7 +198,7 @@ def _say_unused(args) -> None:
 
 def run(args) -> int:
     """Run ``harness-ext weights``: show each analysis as it finishes, write its tables and plots to ``--out``."""
-    from ..methods.weighting import ANALYSES, compute_weights, emit_weights, is_binary
+    from ..methods.weighting import ANALYSES, compute_weights, emit_weights, few_models_warning, is_binary
     from .options import parse_key_values
 
     _say_unused(args)
@@ -217,6 +220,8 @@ def run(args) -> int:
     report = WeightsReport(label, df.shape, int(df.isna().sum().sum()), is_binary(df.to_numpy()), args.random_state, args.top)
     if empty:
         report.notes.append(f"dropped {' and '.join(empty)}")
+    if {"schemes", "random", "size"} & set(analyses) and (few := few_models_warning(df.shape[0])):
+        report.warnings.append(few)  # logged after the tables it is about
     if report.n_missing and not getattr(args, "complete", True):
         report.notes.append(f"{report.n_missing} missing cells kept (--no-complete): analyses that need every cell "
                             "are skipped, weighted scores are means over each model's observed columns")
@@ -255,5 +260,7 @@ def run(args) -> int:
     report.summary_path.write_text(dumps(report.summary()))
     report.files = sorted(p for p in out.iterdir() if p.is_file()) + ([report.weights_path] if report.weights_path else [])
     print(report.footer())
+    for warning in report.warnings:
+        log.warning(warning)
     emit(args, report, show=False)
     return 0

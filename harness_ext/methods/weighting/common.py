@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...base import check_matrix
@@ -114,3 +116,30 @@ def ranks_desc(scores) -> np.ndarray:
     from scipy.stats import rankdata
 
     return rankdata(-filled, method="min").astype(int)
+
+
+def chance_ranking_rate(n_models: int) -> float:
+    """The chance that an ordering of ``n_models`` drawn without regard to their scores is a given ranking: 1/n!.
+
+    Each ranking statement of the analyses (a scheme's rank changes, a model's best and worst rank over random
+    weightings, the Spearman correlation of a size curve with the full ranking) compares one ranking of the models
+    with another, and ``n`` models have only ``n!`` rankings (untied).
+    """
+    return 1.0 / math.factorial(max(int(n_models), 1))
+
+
+def few_models_warning(n_models: int):
+    """The warning that ``n_models`` are too few for the ranking statements to say much, or None.
+
+    Given when an unrelated ordering matches the uniform weights' ranking more than 5% of the time (stalk's rule for
+    chance fits): 2 models (1 in 2) and 3 (1 in 6); 4 models have 24 rankings (4%). The pairwise "row beats column"
+    fractions and the score ranges are about each model's own scores and are not concerned.
+    """
+    n = int(n_models)
+    rate = chance_ranking_rate(n)
+    if rate <= 0.05:
+        return None
+    return (f"only {n} models: they have {math.factorial(n)} rankings, so an ordering unrelated to the scores "
+            f"matches the uniform weights' ranking {rate:.0%} of the time and leaves a given model's rank unchanged "
+            f"{1 / n:.0%} of the time; rank changes can only be -{n - 1} to {n - 1}, and unchanged ranks or a "
+            "Spearman of 1 in the size curves say little; add models")
