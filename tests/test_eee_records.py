@@ -109,3 +109,30 @@ def test_a_score_above_its_declared_maximum_refuses_the_file(tmp_path):
     with Store.open(":memory:") as s:
         (f,) = ingest_paths(s, [bad], show_progress=False).files
     assert f.status == "ingested" and any("MMLU -1" in n for n in f.notes)
+
+
+def test_schema_001_helm_record_keeps_its_accuracy_tab_as_schema_020_does():
+    """A schema 0.0.1 HELM Lite record (evaleval/every_eval_ever ``data/helm_lite/01-ai/yi-6b/7fe45747-...json``)
+    writes every tab of HELM's table as rows: run times ("NarrativeQA - Observed inference time (s)") and
+    instance and token counts ("NarrativeQA - # prompt tokens", 3611.4) were stored as datasets, the Efficiency
+    tab's "Mean win rate" conflicted with the leaderboard's, and "MMLU - EM" (metric ``score``) missed MMLU's
+    chance level. Schema 0.2.0's record of the same model nests those tabs and names the row "MMLU", "EM on MMLU"."""
+    s = Store.open(":memory:")
+    rep = ingest_paths(s, [FIX / "helm_lite"], show_progress=False)
+    assert len(rep.by_status("ingested")) == 2 and not rep.conflicts
+    legacy = next(f for f in rep.by_status("ingested") if "7fe45747" in str(f.path))
+    assert any(n.startswith("10 rows of HELM's other leaderboard tabs left out (Efficiency 4, General information 6)")
+               for n in legacy.notes)
+    rows = s.con.execute("SELECT d.name, d.metric, d.kind, count(*) FROM results r JOIN datasets d USING (dataset_id) "
+                         "GROUP BY ALL ORDER BY d.name").fetchall()
+    by_name = {name: (metric, kind, n) for name, metric, kind, n in rows}
+    assert set(by_name) == {"Mean win rate", "NarrativeQA", "NaturalQuestions (open-book)",
+                            "NaturalQuestions (closed-book)", "OpenbookQA", "MMLU", "MATH", "GSM8K", "LegalBench",
+                            "MedQA", "WMT 2014"}
+    assert by_name["Mean win rate"] == ("score", "aggregate", 2)  # not "How many models this model outperforms"
+    for name in ("NarrativeQA", "OpenbookQA", "MMLU", "GSM8K"):  # one cell, both schema versions
+        assert by_name[name][1:] == ("dataset", 2), name
+    assert by_name["NarrativeQA"][0] == "F1" and by_name["MMLU"][0] == "EM" and by_name["WMT 2014"][0] == "BLEU-4"
+    df = load_matrix(s, MatrixQuery(normalise="none"))
+    assert df.loc["01-ai/yi-6b", "MMLU"] == pytest.approx(0.53)
+    assert load_matrix(s, MatrixQuery()).attrs["datasets"]["MMLU"]["normalisation"]["chance"] == pytest.approx(0.25)
