@@ -136,3 +136,43 @@ def test_schema_001_helm_record_keeps_its_accuracy_tab_as_schema_020_does():
     df = load_matrix(s, MatrixQuery(normalise="none"))
     assert df.loc["01-ai/yi-6b", "MMLU"] == pytest.approx(0.53)
     assert load_matrix(s, MatrixQuery()).attrs["datasets"]["MMLU"]["normalisation"]["chance"] == pytest.approx(0.25)
+
+
+def test_schema_001_helm_mmlu_run_times_are_not_subject_scores(tmp_path):
+    """Laid out as evaleval/every_eval_ever ``data/helm_mmlu/01-ai/yi-6b/92f10dcd-...json`` (schema 0.0.1, 367 KB):
+    its Efficiency row "Abstract Algebra - Observed inference time (s)" names the subject in its
+    generation_config as the Accuracy row does, so its run time was stored as the subject's ``acc`` beside the
+    score (a conflict whose winner was the order of the rows)."""
+    import json
+
+    desc = "The abstract algebra subject in the Massive Multitask Language Understanding (MMLU) benchmark.\n\n"
+    gen = {"subject": "abstract_algebra", "method": "multiple_choice_joint", "eval_split": "test",
+           "groups": "mmlu_abstract_algebra"}
+
+    def row(title, text, score, tab, hi=1.0, lower=False):
+        return {"evaluation_name": f"Abstract Algebra - {title}",
+                "metric_config": {"evaluation_description": desc + text, "lower_is_better": lower,
+                                  "score_type": "continuous", "min_score": 0.0, "max_score": hi},
+                "score_details": {"score": score, "details": {"description": None, "tab": tab}},
+                "generation_config": gen}
+
+    doc = {"schema_version": "0.0.1", "evaluation_id": "helm_mmlu/01-ai_yi-6b/1765639045.712842",
+           "source_metadata": {"source_name": "helm_mmlu", "source_type": "documentation",
+                               "source_organization_name": "crfm", "evaluator_relationship": "third_party"},
+           "model_info": {"name": "Yi (6B)", "id": "01-ai/yi-6b", "developer": "01-ai"},
+           "evaluation_results": [
+               row("EM", "Exact match: Fraction of instances that the predicted output matches a correct reference "
+                         "exactly.", 0.3, "Accuracy"),
+               row("Observed inference time (s)", "Observed inference runtime (s): Average observed time to process "
+                   "a request to the model (via an API, and thus depends on particular deployment).", 0.451,
+                   "Efficiency", 2.0, True),
+               row("# eval", "# eval: Number of evaluation instances.", 100.0, "General information", 100.0)]}
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    s = Store.open(":memory:")
+    rep = ingest_paths(s, [tmp_path / "r.json"], show_progress=False)
+    assert not rep.conflicts
+    assert s.con.execute("SELECT d.benchmark, d.name, d.metric, r.value FROM results r JOIN datasets d "
+                         "USING (dataset_id)").fetchall() == [("mmlu", "abstract_algebra", "acc", 0.3)]
+    (f,) = rep.by_status("ingested")
+    assert any(n.startswith("2 rows of HELM's other leaderboard tabs left out (Efficiency 1, General information 1)")
+               for n in f.notes)
