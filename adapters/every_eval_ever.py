@@ -213,15 +213,16 @@ def read(src: SourceFile):
         raise IngestError(src.path, "evaluation_results is not a list")
     if source_meta.get("source_type") == "evaluation_run" and any(_run_dataset(ev) for ev in results):
         return _run_rows(src, model, model_meta, bench, results)
+    positions = range(len(results))  # each row's index in the file, for the errors below
     if str(doc.get("schema_version")).startswith("0.0.") and "Accuracy" in map(_tab, results):
-        results = _legacy_helm_rows(src, results)
+        positions, results = _legacy_helm_rows(src, results)
     out = ResultRows(model, model_meta)
     helm_mmlu = bench == "helm_mmlu"
     if not helm_mmlu and _rows_seen(out, bench, results):
         _note_aggregates(src, out.kinds)
         return out
     placeholders = []
-    for i, ev in enumerate(results):
+    for i, ev in zip(positions, results):
         if ev.__class__ is not dict and not isinstance(ev, dict):
             raise IngestError(src.path, f"evaluation_results[{i}] is not an object")
         name = ev.get("evaluation_name")
@@ -273,11 +274,12 @@ def read(src: SourceFile):
 
 def _tab(ev) -> object:
     """The HELM leaderboard tab a row was read from (``score_details.details.tab``), or None."""
-    details = (ev.get("score_details") or {}).get("details") if isinstance(ev, dict) else None
+    sd = ev.get("score_details") if isinstance(ev, dict) else None
+    details = sd.get("details") if isinstance(sd, dict) else None
     return details.get("tab") if isinstance(details, dict) else None
 
 
-def _legacy_helm_rows(src: SourceFile, results: list) -> list:
+def _legacy_helm_rows(src: SourceFile, results: list) -> tuple:
     """A schema 0.0.x HELM record's rows as schema 0.2 lays them out.
 
     Schema 0.0.x writes every tab of HELM's leaderboard table as rows of their own ("NarrativeQA - F1" in
@@ -286,26 +288,33 @@ def _legacy_helm_rows(src: SourceFile, results: list) -> list:
     scenario ("NarrativeQA", described "F1 on NarrativeQA"), and nests the other tabs inside them. Read
     as written, run times and token counts became datasets and the Efficiency tab's win rate a second
     value of the leaderboard's. Rows of the other tabs are left out, counted in a note; the Accuracy rows
-    are named as schema 0.2 names them, so both versions of one record store the same cells.
+    are named as schema 0.2 names them, so both versions of one record store the same cells. Rows naming
+    no tab are kept as they are, for :func:`read` to read or refuse. Returns ``(positions, rows)``: the
+    kept rows' indices in the file, and the rows.
     """
-    kept, left = [], {}
-    for ev in results:
+    positions, kept, left = [], [], {}
+    for i, ev in enumerate(results):
         tab = _tab(ev)
-        if tab != "Accuracy":
-            left[str(tab)] = left.get(str(tab), 0) + 1
+        if isinstance(tab, str) and tab != "Accuracy":
+            left[tab] = left.get(tab, 0) + 1
             continue
-        name = ev.get("evaluation_name")
+        positions.append(i)
+        if tab is None:
+            kept.append(ev)
+            continue
+        name, cfg = ev.get("evaluation_name"), ev.get("metric_config") or {}
         title, sep, metric = name.partition(" - ") if isinstance(name, str) else (name, "", "")
-        if sep and title.strip() and metric.strip():
-            cfg = dict(ev.get("metric_config") or {}, evaluation_description=f"{metric.strip()} on {title.strip()}")
+        if sep and title.strip() and metric.strip() and isinstance(cfg, dict):
+            cfg = dict(cfg, evaluation_description=f"{metric.strip()} on {title.strip()}")
             ev = dict(ev, evaluation_name=title.strip(), metric_config=cfg)
         kept.append(ev)
     if left:
         n = sum(left.values())
         tabs = ", ".join(f"{t} {c}" for t, c in left.items())
-        src.note(f"{n} row{'s' * (n != 1)} of HELM's other leaderboard tabs left out ({tabs}): run times, instance "
-                 "and token counts are not scores of the model (schema 0.2 records keep the Accuracy tab only)")
-    return kept
+        src.note(f"{n} row{'s' * (n != 1)} of HELM's other leaderboard tabs left out ({tabs}): the leaderboard's "
+                 "scores are its Accuracy tab, as schema 0.2 records store it (run times and instance or token "
+                 "counts are not scores)")
+    return positions, kept
 
 
 def _model(info: dict) -> tuple:

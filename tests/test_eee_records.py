@@ -176,3 +176,21 @@ def test_schema_001_helm_mmlu_run_times_are_not_subject_scores(tmp_path):
     (f,) = rep.by_status("ingested")
     assert any(n.startswith("2 rows of HELM's other leaderboard tabs left out (Efficiency 1, General information 1)")
                for n in f.notes)
+
+
+def test_schema_001_helm_record_errors_name_the_row_in_the_file(tmp_path):
+    """Rows of HELM's other tabs are left out before the rows are read: a broken row after them was named by its
+    place among the rows kept (``evaluation_results[4]`` for the file's sixth row)."""
+    import json
+
+    doc = json.loads((FIX / "helm_lite" / "01-ai" / "yi-6b" / "7fe45747-7963-4418-b32c-aa3ec91f58ef.json").read_text())
+    rows = doc["evaluation_results"]
+    accuracy = [i for i, r in enumerate(rows) if r["score_details"]["details"]["tab"] == "Accuracy"]
+    rows.insert(0, rows.pop(-1))  # a General information row first: the kept rows shift by one
+    broken = accuracy[3] + 1
+    rows[broken]["metric_config"] = [1]  # not an object: kept as written
+    rows[broken]["score_details"] = {"details": {"tab": "Accuracy"}}
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    rep = ingest_paths(Store.open(":memory:"), [tmp_path / "r.json"], show_progress=False)
+    (f,) = rep.by_status("skipped")
+    assert f"evaluation_results[{broken}] " in f.reason and "has no score_details.score" in f.reason
