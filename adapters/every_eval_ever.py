@@ -4,7 +4,10 @@ One JSON per (model, evaluation run) with ``model_info`` and a list of
 ``evaluation_results``. Benchmark = ``source_metadata.source_name`` (normalised:
 ``helm_classic``, ``hfopenllm_v2``, ``rewardbench``); dataset =
 ``evaluation_name``; metric = the words before `` on `` in
-``evaluation_description`` ("EM on MMLU" -> ``EM``), else ``score``.
+``evaluation_description`` ("EM on MMLU" -> ``EM``) when the rest is the evaluation's name or
+they are a metric's few words, else ``score`` (HELM's win rate). Schema 0.0.x HELM records,
+which write every tab of HELM's table as rows, keep their Accuracy tab, named as schema 0.2
+names it (:func:`_legacy_helm_rows`).
 ``min_score``/``max_score`` are kept as the scale bounds used by normalisation
 and ``lower_is_better`` flips the column.
 
@@ -153,25 +156,32 @@ _KINDS: dict = {}
 _DMETA: dict = {}
 
 
-def _metric(desc) -> str:
+def _metric(desc, name) -> str:
     if desc.__class__ is str:
         try:  # memoised: a leaderboard's few descriptions, asked once per score
-            return _METRICS[desc]
+            return _METRICS[(desc, name)]
         except KeyError:
-            out = _METRICS[desc] = _metric_uncached(desc)
+            out = _METRICS[(desc, name)] = _metric_uncached(desc, name)
             if len(_METRICS) > 100_000:
                 _METRICS.clear()
             return out
-    return _metric_uncached(desc)
+    return _metric_uncached(desc, name)
 
 
 _METRICS: dict = {}
 
 
-def _metric_uncached(desc) -> str:
+def _metric_uncached(desc, name) -> str:
+    """The metric an evaluation's description names ("EM on MMLU" -> ``EM``), else ``score``.
+
+    The words before `` on `` are a metric when the rest is the evaluation's name or when they are a
+    metric's few words: HELM's win rate ("How many models this model outperform on average (over
+    columns).") is a sentence, not a metric named ``How many models this model outperform``.
+    """
     if isinstance(desc, str) and " on " in desc:
-        head = desc.split(" on ", 1)[0].strip()
-        if 0 < len(head) <= 40:
+        head, tail = (part.strip() for part in desc.split(" on ", 1))
+        named = isinstance(name, str) and tail.lower() == name.strip().lower()
+        if 0 < len(head) <= 40 and (named or len(head.split()) <= 3):
             return head
     return "score"
 
@@ -203,13 +213,16 @@ def read(src: SourceFile):
         raise IngestError(src.path, "evaluation_results is not a list")
     if source_meta.get("source_type") == "evaluation_run" and any(_run_dataset(ev) for ev in results):
         return _run_rows(src, model, model_meta, bench, results)
+    positions = range(len(results))  # each row's index in the file, for the errors below
+    if str(doc.get("schema_version")).startswith("0.0.") and "Accuracy" in map(_tab, results):
+        positions, results = _legacy_helm_rows(src, results)
     out = ResultRows(model, model_meta)
     helm_mmlu = bench == "helm_mmlu"
     if not helm_mmlu and _rows_seen(out, bench, results):
         _note_aggregates(src, out.kinds)
         return out
     placeholders = []
-    for i, ev in enumerate(results):
+    for i, ev in zip(positions, results):
         if ev.__class__ is not dict and not isinstance(ev, dict):
             raise IngestError(src.path, f"evaluation_results[{i}] is not an object")
         name = ev.get("evaluation_name")
@@ -257,6 +270,51 @@ def read(src: SourceFile):
     _note_placeholders(src, placeholders)
     _note_aggregates(src, out.kinds)
     return out
+
+
+def _tab(ev) -> object:
+    """The HELM leaderboard tab a row was read from (``score_details.details.tab``), or None."""
+    sd = ev.get("score_details") if isinstance(ev, dict) else None
+    details = sd.get("details") if isinstance(sd, dict) else None
+    return details.get("tab") if isinstance(details, dict) else None
+
+
+def _legacy_helm_rows(src: SourceFile, results: list) -> tuple:
+    """A schema 0.0.x HELM record's rows as schema 0.2 lays them out.
+
+    Schema 0.0.x writes every tab of HELM's leaderboard table as rows of their own ("NarrativeQA - F1" in
+    the Accuracy tab, "NarrativeQA - Observed inference time (s)" in Efficiency, "NarrativeQA - # eval" in
+    General information, a "Mean win rate" in each); schema 0.2 keeps the Accuracy rows, named by the
+    scenario ("NarrativeQA", described "F1 on NarrativeQA"), and nests the other tabs inside them. Read
+    as written, run times and token counts became datasets and the Efficiency tab's win rate a second
+    value of the leaderboard's. Rows of the other tabs are left out, counted in a note; the Accuracy rows
+    are named as schema 0.2 names them, so both versions of one record store the same cells. Rows naming
+    no tab are kept as they are, for :func:`read` to read or refuse. Returns ``(positions, rows)``: the
+    kept rows' indices in the file, and the rows.
+    """
+    positions, kept, left = [], [], {}
+    for i, ev in enumerate(results):
+        tab = _tab(ev)
+        if isinstance(tab, str) and tab != "Accuracy":
+            left[tab] = left.get(tab, 0) + 1
+            continue
+        positions.append(i)
+        if tab is None:
+            kept.append(ev)
+            continue
+        name, cfg = ev.get("evaluation_name"), ev.get("metric_config") or {}
+        title, sep, metric = name.partition(" - ") if isinstance(name, str) else (name, "", "")
+        if sep and title.strip() and metric.strip() and isinstance(cfg, dict):
+            cfg = dict(cfg, evaluation_description=f"{metric.strip()} on {title.strip()}")
+            ev = dict(ev, evaluation_name=title.strip(), metric_config=cfg)
+        kept.append(ev)
+    if left:
+        n = sum(left.values())
+        tabs = ", ".join(f"{t} {c}" for t, c in left.items())
+        src.note(f"{n} row{'s' * (n != 1)} of HELM's other leaderboard tabs left out ({tabs}): the leaderboard's "
+                 "scores are its Accuracy tab, as schema 0.2 records store it (run times and instance or token "
+                 "counts are not scores)")
+    return positions, kept
 
 
 def _model(info: dict) -> tuple:
@@ -404,7 +462,7 @@ _FILE_ROWS: dict = {}
 def _row_kind(bench: str, name: str, ev: dict, desc, lower, lo, hi, helm_mmlu: bool) -> tuple:
     """The shared kind (store.rows.kind) and dataset metadata of one evaluation result."""
     aggregate = _is_aggregate(name, bench)
-    benchmark, dataset, metric, rb, rb_src = bench, name, _metric(desc), None, None
+    benchmark, dataset, metric, rb, rb_src = bench, name, _metric(desc, name), None, None
     if not helm_mmlu:
         rb, rb_src = _board_chance(bench, name, metric, lo, hi)
     if helm_mmlu:

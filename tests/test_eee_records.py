@@ -109,3 +109,88 @@ def test_a_score_above_its_declared_maximum_refuses_the_file(tmp_path):
     with Store.open(":memory:") as s:
         (f,) = ingest_paths(s, [bad], show_progress=False).files
     assert f.status == "ingested" and any("MMLU -1" in n for n in f.notes)
+
+
+def test_schema_001_helm_record_keeps_its_accuracy_tab_as_schema_020_does():
+    """A schema 0.0.1 HELM Lite record (evaleval/every_eval_ever ``data/helm_lite/01-ai/yi-6b/7fe45747-...json``)
+    writes every tab of HELM's table as rows: run times ("NarrativeQA - Observed inference time (s)") and
+    instance and token counts ("NarrativeQA - # prompt tokens", 3611.4) were stored as datasets, the Efficiency
+    tab's "Mean win rate" conflicted with the leaderboard's, and "MMLU - EM" (metric ``score``) missed MMLU's
+    chance level. Schema 0.2.0's record of the same model nests those tabs and names the row "MMLU", "EM on MMLU"."""
+    s = Store.open(":memory:")
+    rep = ingest_paths(s, [FIX / "helm_lite"], show_progress=False)
+    assert len(rep.by_status("ingested")) == 2 and not rep.conflicts
+    legacy = next(f for f in rep.by_status("ingested") if "7fe45747" in str(f.path))
+    assert any(n.startswith("10 rows of HELM's other leaderboard tabs left out (Efficiency 4, General information 6)")
+               for n in legacy.notes)
+    rows = s.con.execute("SELECT d.name, d.metric, d.kind, count(*) FROM results r JOIN datasets d USING (dataset_id) "
+                         "GROUP BY ALL ORDER BY d.name").fetchall()
+    by_name = {name: (metric, kind, n) for name, metric, kind, n in rows}
+    assert set(by_name) == {"Mean win rate", "NarrativeQA", "NaturalQuestions (open-book)",
+                            "NaturalQuestions (closed-book)", "OpenbookQA", "MMLU", "MATH", "GSM8K", "LegalBench",
+                            "MedQA", "WMT 2014"}
+    assert by_name["Mean win rate"] == ("score", "aggregate", 2)  # not "How many models this model outperforms"
+    for name in ("NarrativeQA", "OpenbookQA", "MMLU", "GSM8K"):  # one cell, both schema versions
+        assert by_name[name][1:] == ("dataset", 2), name
+    assert by_name["NarrativeQA"][0] == "F1" and by_name["MMLU"][0] == "EM" and by_name["WMT 2014"][0] == "BLEU-4"
+    df = load_matrix(s, MatrixQuery(normalise="none"))
+    assert df.loc["01-ai/yi-6b", "MMLU"] == pytest.approx(0.53)
+    assert load_matrix(s, MatrixQuery()).attrs["datasets"]["MMLU"]["normalisation"]["chance"] == pytest.approx(0.25)
+
+
+def test_schema_001_helm_mmlu_run_times_are_not_subject_scores(tmp_path):
+    """Laid out as evaleval/every_eval_ever ``data/helm_mmlu/01-ai/yi-6b/92f10dcd-...json`` (schema 0.0.1, 367 KB):
+    its Efficiency row "Abstract Algebra - Observed inference time (s)" names the subject in its
+    generation_config as the Accuracy row does, so its run time was stored as the subject's ``acc`` beside the
+    score (a conflict whose winner was the order of the rows)."""
+    import json
+
+    desc = "The abstract algebra subject in the Massive Multitask Language Understanding (MMLU) benchmark.\n\n"
+    gen = {"subject": "abstract_algebra", "method": "multiple_choice_joint", "eval_split": "test",
+           "groups": "mmlu_abstract_algebra"}
+
+    def row(title, text, score, tab, hi=1.0, lower=False):
+        return {"evaluation_name": f"Abstract Algebra - {title}",
+                "metric_config": {"evaluation_description": desc + text, "lower_is_better": lower,
+                                  "score_type": "continuous", "min_score": 0.0, "max_score": hi},
+                "score_details": {"score": score, "details": {"description": None, "tab": tab}},
+                "generation_config": gen}
+
+    doc = {"schema_version": "0.0.1", "evaluation_id": "helm_mmlu/01-ai_yi-6b/1765639045.712842",
+           "source_metadata": {"source_name": "helm_mmlu", "source_type": "documentation",
+                               "source_organization_name": "crfm", "evaluator_relationship": "third_party"},
+           "model_info": {"name": "Yi (6B)", "id": "01-ai/yi-6b", "developer": "01-ai"},
+           "evaluation_results": [
+               row("EM", "Exact match: Fraction of instances that the predicted output matches a correct reference "
+                         "exactly.", 0.3, "Accuracy"),
+               row("Observed inference time (s)", "Observed inference runtime (s): Average observed time to process "
+                   "a request to the model (via an API, and thus depends on particular deployment).", 0.451,
+                   "Efficiency", 2.0, True),
+               row("# eval", "# eval: Number of evaluation instances.", 100.0, "General information", 100.0)]}
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    s = Store.open(":memory:")
+    rep = ingest_paths(s, [tmp_path / "r.json"], show_progress=False)
+    assert not rep.conflicts
+    assert s.con.execute("SELECT d.benchmark, d.name, d.metric, r.value FROM results r JOIN datasets d "
+                         "USING (dataset_id)").fetchall() == [("mmlu", "abstract_algebra", "acc", 0.3)]
+    (f,) = rep.by_status("ingested")
+    assert any(n.startswith("2 rows of HELM's other leaderboard tabs left out (Efficiency 1, General information 1)")
+               for n in f.notes)
+
+
+def test_schema_001_helm_record_errors_name_the_row_in_the_file(tmp_path):
+    """Rows of HELM's other tabs are left out before the rows are read: a broken row after them was named by its
+    place among the rows kept (``evaluation_results[4]`` for the file's sixth row)."""
+    import json
+
+    doc = json.loads((FIX / "helm_lite" / "01-ai" / "yi-6b" / "7fe45747-7963-4418-b32c-aa3ec91f58ef.json").read_text())
+    rows = doc["evaluation_results"]
+    accuracy = [i for i, r in enumerate(rows) if r["score_details"]["details"]["tab"] == "Accuracy"]
+    rows.insert(0, rows.pop(-1))  # a General information row first: the kept rows shift by one
+    broken = accuracy[3] + 1
+    rows[broken]["metric_config"] = [1]  # not an object: kept as written
+    rows[broken]["score_details"] = {"details": {"tab": "Accuracy"}}
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    rep = ingest_paths(Store.open(":memory:"), [tmp_path / "r.json"], show_progress=False)
+    (f,) = rep.by_status("skipped")
+    assert f"evaluation_results[{broken}] " in f.reason and "has no score_details.score" in f.reason
