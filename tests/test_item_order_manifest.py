@@ -19,7 +19,9 @@ import pandas as pd
 import pytest
 
 from harness_ext.cli import main
-from harness_ext.methods.reduction.item_manifest import decode_ids
+from harness_ext.methods.reduction.item_manifest import decode_ids, encode_ids
+from harness_ext.store.db import Store
+from harness_ext.store.item_ids import item_id_map
 
 from conftest import SHARED_DATA
 
@@ -103,5 +105,16 @@ def test_ingest_order_gives_a_byte_identical_manifest_and_samples_file(tmp_path,
         assert decode_ids(b["items"]).tolist() == list(range(len(b["item_ids"])))
     # One new model's logs, run from either team's --samples (the same file), give the same estimates.
     _logs(tmp_path / "run", fm, tables)
-    assert _predict(tmp_path, fout, tmp_path / "run", "f") == _predict(tmp_path, bout, tmp_path / "run", "b")
+    want = _predict(tmp_path, fout, tmp_path / "run", "f")
+    assert _predict(tmp_path, bout, tmp_path / "run", "b") == want
+    # A manifest written before, with the store's numbers (listed by id, so not ascending), predicts the same.
+    with Store.open(tmp_path / "backward.duckdb", read_only=True) as store:
+        stored = {(r.task, r.item): int(r.doc_id) for r in item_id_map(store).itertuples()}
+    for task, b in bm["tasks"].items():
+        number = [stored[task, i] for i in b["item_ids"]]
+        assert number != sorted(number)  # the backward store numbered them in the shuffled file's order
+        b["items"], b["sample"] = encode_ids(number), encode_ids([number[d] for d in decode_ids(b["sample"])])
+    (bout / "manifest.json").write_text(json.dumps(bm, indent=2) + "\n")
+    _logs(tmp_path / "run_before", bm, tables)
+    assert _predict(tmp_path, bout, tmp_path / "run_before", "before") == want
     capsys.readouterr()
