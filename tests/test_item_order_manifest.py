@@ -28,8 +28,8 @@ from conftest import SHARED_DATA
 ITEMS = SHARED_DATA / "items" / "helm_lite"
 NEW_MODEL = "openai_gpt-4-0613"
 DATE = "2026-01-01T00-00-00.000000"
-pytestmark = pytest.mark.skipif(not os.environ.get("HARNESS_EXT_SHARED_DATA") or not ITEMS.is_dir(),
-                                reason="needs HARNESS_EXT_SHARED_DATA (the shared item tables)")
+needs_shared = pytest.mark.skipif(not os.environ.get("HARNESS_EXT_SHARED_DATA") or not ITEMS.is_dir(),
+                                  reason="needs HARNESS_EXT_SHARED_DATA (the shared item tables)")
 
 
 def _tables() -> dict:
@@ -93,6 +93,7 @@ def _predict(tmp_path, out, logs, name: str) -> list:
         [(a["aggregate"], a["lower"], a["upper"]) for a in pred["aggregate"]]
 
 
+@needs_shared
 def test_ingest_order_gives_a_byte_identical_manifest_and_samples_file(tmp_path, monkeypatch, capsys):
     tables = _tables()
     first, second = _files(tmp_path / "files", tables)
@@ -117,4 +118,28 @@ def test_ingest_order_gives_a_byte_identical_manifest_and_samples_file(tmp_path,
     (bout / "manifest.json").write_text(json.dumps(bm, indent=2) + "\n")
     _logs(tmp_path / "run_before", bm, tables)
     assert _predict(tmp_path, bout, tmp_path / "run_before", "before") == want
+    capsys.readouterr()
+
+
+def test_inspect_logs_in_either_order_give_the_same_manifest_and_sample_ids(tmp_path, monkeypatch, capsys):
+    """Inspect logs whose sample ids are text, each listing its samples in its own order, ingested one at a time
+    forward or backward: the same manifest and ``inspect_sample_ids.json``, the ids as logged."""
+    from test_inspect_items import _population
+
+    _population(tmp_path / "logs")
+    logs = sorted((tmp_path / "logs").glob("*.json"))
+    written = []
+    for name, order in (("forward", logs), ("backward", logs[::-1])):
+        db = tmp_path / f"{name}.duckdb"
+        for log in order:
+            assert main(["ingest", "--db", str(db), "-q", str(log)]) == 0
+        (tmp_path / name).mkdir()
+        monkeypatch.chdir(tmp_path / name)
+        assert main(["reduce", "--db", str(db), "--items", "10", "--seed", "0", "--out", "reduced", "--no-plot"]) == 0
+        written.append({p.name: p.read_bytes() for p in (tmp_path / name / "reduced").iterdir()})
+    assert written[0] == written[1] and "inspect_sample_ids.json" in written[0]
+    trivia = json.loads(written[0]["manifest.json"])["tasks"]["trivia"]
+    drawn = json.loads(written[0]["inspect_sample_ids.json"])["trivia"]
+    name = dict(zip(decode_ids(trivia["items"]).tolist(), trivia["item_ids"]))
+    assert drawn == [name[d] for d in decode_ids(trivia["sample"])]  # each drawn number's own logged id
     capsys.readouterr()
