@@ -15,7 +15,9 @@ decimal text (``17``, ``17.0`` and ``017`` are the item 17 in every file), excep
 exactly (Inspect AI logs, whose ``--sample-id`` matches an id's own text): there each id is its text, and the map's
 ``logged`` column keeps it as the log gave it (JSON: ``17``, ``"17.0"``), refusing a file whose id is another value
 with the same text, or one Inspect would not tell from it (:func:`inspect_match`). The map is written in the file's
-transaction, so a file refused leaves it as it was.
+transaction, so a file refused leaves it as it was. A store's numbers of text ids thus follow the order the files were
+ingested in; ``reduce --items`` lists such a task's items by id and numbers them 0, 1, ... in that order
+(:func:`harness_ext.methods.reduction.item_manifest.listed_by_id`), so its manifest does not.
 
 HELM runs' per-instance scores and Every Eval Ever instance files number their ids from the text alone (the
 same in every file, :func:`harness_ext.store.samples.doc_id`) and are not in the map. Item tables stored by
@@ -463,7 +465,7 @@ def numbered_ids(store, benchmark: str, task: str) -> Optional[dict]:
     """``{doc_id: item id}`` of a task whose ids the store numbered (some id's number is not its own), else None.
 
     ``reduce --items`` writes these ids to the manifest, so ``predict`` can read a new model's logs that name the
-    items by id (Every Eval Ever instance files, HELM runs) as the numbers the population's scores have.
+    items by id (Every Eval Ever instance files, HELM runs, Inspect logs) as the manifest's numbers.
     """
     if not has_map(store.con):
         return None

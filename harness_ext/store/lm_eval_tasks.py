@@ -238,11 +238,12 @@ def foreign_task_warnings(found: dict, elsewhere: str = "") -> list:
         out.append(f"{len(clash)} item task(s) have the name of another lm-eval task or group: {named}; lm-eval would "
                    "run its own task, all of it (--samples matches none of its documents), so the lm-eval group leaves "
                    "them out: run their items in the harness they came from, or with a task definition of another name "
-                   "whose documents are in the source's order")
+                   "whose documents are in the source's order (in the order of its item_ids where the manifest lists them)")
     if other:
         out.append(f"{len(other)} item task(s) are not lm-eval tasks: {listed(map(short_name, other), 6)}; the lm-eval "
                    "group lists them, and lm-eval runs it only with a task definition of each name, whose documents "
-                   "are in the source's order, added to the folder (the group YAML says which)"
+                   "are in the source's order (in the order of its item_ids where the manifest lists them), added to the "
+                   "folder (the group YAML says which)"
                    f"{'; ' + elsewhere if elsewhere else ''}")
     return out
 

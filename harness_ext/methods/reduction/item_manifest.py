@@ -8,7 +8,8 @@ working model is fitted to each new model's own answers, so no fitted model can 
 Encodings keep the file small and exact:
 
 * item ids as runs ``[[start, stop], ...]`` (``range(start, stop)`` each): a task's ids are usually
-  ``0 .. N-1``, one run (a task whose ids the store numbered lists its items by id, :func:`id_order`);
+  ``0 .. N-1``, one run (a task whose ids the store numbered lists its items by id and numbers them so,
+  :func:`listed_by_id`);
 * 0/1 answers as bits (``numpy.packbits``, row-major models x items, base64); any other scores as
   little-endian float64 (base64), so every value predict uses is the stored one.
 """
@@ -167,13 +168,16 @@ def item_id_field(store, benchmark: str, task: str, ids: np.ndarray) -> dict:
     return {} if names is None else {"item_ids": [names.get(int(d)) for d in ids]}
 
 
-def id_order(store, benchmark: str, task: str, ids: np.ndarray) -> Optional[np.ndarray]:
-    """Positions that list ``ids`` by their item ids' text, for a task whose ids the store numbered
-    (:func:`harness_ext.store.item_ids.numbered_ids`); None for any other task, whose numbers are its ids' own.
+def listed_by_id(store, benchmark: str, task: str, ids: np.ndarray) -> Optional[tuple]:
+    """``(order, numbers)`` for a task whose ids the store numbered (:func:`harness_ext.store.item_ids.numbered_ids`):
+    the positions that list ``ids`` (the store's numbers) by their item ids' text, and the numbers the manifest
+    gives the items so listed; None for any other task, whose numbers are its ids' own.
 
     The store numbers such ids in the order the files first list them, so the same files ingested in another
-    order give an id another number: listed by id, the population's items (and so any seeded draw of them) are
-    the same whatever that order. A number without an id (an item stored before the map) comes after, by number.
+    order give an id another number. Listed by id and numbered 0, 1, ... in that order, the population's items,
+    any seeded draw of them and the numbers ``--samples`` gets are the same whatever that order. A number without an
+    id (an item stored before the map) comes after, by number, and then every item keeps the store's number: such
+    an item has no text to order by.
     """
     from ...store.item_ids import numbered_ids
 
@@ -181,7 +185,9 @@ def id_order(store, benchmark: str, task: str, ids: np.ndarray) -> Optional[np.n
     if names is None:
         return None
     keys = [(names.get(int(d)) is None, names.get(int(d)) or "", int(d)) for d in ids]
-    return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
+    order = np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
+    whole = all(int(d) in names for d in ids)
+    return order, (np.arange(len(ids), dtype=np.int64) if whole else np.asarray(ids, dtype=np.int64)[order])
 
 
 def check_item_id_field(b: dict, n_items: int):
@@ -238,7 +244,7 @@ def item_positions(ids: np.ndarray, wanted) -> np.ndarray:
     wanted = np.asarray(wanted)
     if np.all(np.diff(ids) > 0):
         return np.searchsorted(ids, wanted)
-    order = np.argsort(ids, kind="stable")  # listed by item id (:func:`id_order`), not by number
+    order = np.argsort(ids, kind="stable")  # a manifest written before items listed by id were numbered so
     return order[np.searchsorted(ids[order], wanted)].astype(np.int64)
 
 

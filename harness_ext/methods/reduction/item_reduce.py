@@ -38,7 +38,7 @@ from ...store.globs import as_globs, matches, select_names
 from ...report import Result
 from .item_design_plan import check_design, design_block
 from .item_benchmark import KEY as BENCHMARK_CORRELATION
-from .item_manifest import KIND, encode_ids, encode_scores, id_order, item_id_field
+from .item_manifest import KIND, encode_ids, encode_scores, item_id_field, listed_by_id
 from .inspect_samples import FILE_NAME as INSPECT_FILE, inspect_field, inspect_only, inspect_task_count
 
 DEFAULT_ESTIMATOR = "crosstask"
@@ -300,19 +300,21 @@ def _first_stored_note(store, task: str, metric: str, names: list) -> list:
 
 
 def read_populations(store, chosen: list, models: Optional[str], warnings: list, exclude_models=None) -> dict:
-    """``task -> (benchmark, metric, item ids, answers, model names, notes)`` of each (benchmark, task, metric)
-    of ``chosen``; a task with fewer than 2 population models is left out, said in ``warnings``."""
+    """``task -> (benchmark, metric, item numbers, answers, model names, notes, store's numbers)`` of each (benchmark,
+    task, metric) of ``chosen``; a task with fewer than 2 population models is left out, said in ``warnings``. The
+    item numbers are the manifest's: the store's, except for a task whose text ids the store numbered
+    (:func:`~.item_manifest.listed_by_id`)."""
     out = {}
     for bench, task, met in chosen:
         ids, cols, M, notes = population_answers(store, task, met, models, exclude_models)
-        order = id_order(store, bench, task, ids)
-        if order is not None:  # the store's numbers of text ids depend on the order files were ingested in
-            ids, M = ids[order], M[:, order]
+        stored, listed = ids, listed_by_id(store, bench, task, ids)
+        if listed is not None:  # the store's numbers of text ids depend on the order files were ingested in
+            stored, M, ids = ids[listed[0]], M[:, listed[0]], listed[1]
         _check_unit_scores(store, task, met, M)
         if len(cols) < 2:
             warnings.append(f"{task}: {len(cols)} population model(s) with its items; left out (2 or more needed)")
             continue
-        out[task] = (bench, met, ids, M, cols, notes)
+        out[task] = (bench, met, ids, M, cols, notes, stored)
     return out
 
 
@@ -332,7 +334,7 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
     pops = {t: (r[3], r[4]) for t, r in read.items()}
     n_of = items_per_task(pops, {t: 1.0 for t in pops}, n_items, n_total, allocation) if pops else {}
     names, index, tasks, samples, infos = [], {}, {}, {}, {}
-    for task, (bench, met, ids, M, cols, notes) in read.items():
+    for task, (bench, met, ids, M, cols, notes, stored) in read.items():
         S, infos[task], fields = draw_task(design, M, n_of[task], task_seed(random_state, task), n_strata=n_strata,
                                            allocation=stratum_allocation)
         for m in cols:
@@ -342,7 +344,8 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
         samples[task] = S
         tasks[task] = {"benchmark": bench, "metric": met, "n_items": len(ids), "n_run": int(len(S)),
                        "items": encode_ids(ids), "sample": encode_ids(ids[S]), **fields,
-                       **item_id_field(store, bench, task, ids), **inspect_field(store, bench, task, ids[S], warnings),
+                       **item_id_field(store, bench, task, stored),
+                       **inspect_field(store, bench, task, stored[S], warnings),
                        "population": {"models": [index[m] for m in cols], "scores": encode_scores(M)},
                        "notes": notes}
         warnings += [f"{task}: {n}" for n in notes]
