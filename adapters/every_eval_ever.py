@@ -47,7 +47,7 @@ from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
 from harness_ext.store.rows import ResultRows, kind
-from harness_ext.types import VARIANT_OF, Adapter, ResultRecord, SourceFile, eee_precision, variant_name
+from harness_ext.types import VARIANT_OF, Adapter, ResultRecord, SourceFile, eee_model_name
 
 AGGREGATE_NAMES = frozenset({"mean win rate", "mean score", "score", "mmlu all subjects"})
 #: Aggregate evaluations of a leaderboard, by :func:`_board` of its benchmark: Global MMLU Lite's culturally
@@ -327,13 +327,11 @@ def _model(info: dict) -> tuple:
     the plain id, so two precisions are two models, whichever file comes first, and a model stored at one
     precision only is still shown (and matched with other sources) by its plain id.
     """
-    model = str(info.get("id") or info.get("name"))
+    plain, model = eee_model_name(info)
     meta = dict(info)  # copied in C; the key order kept
     meta.pop("id", None)
-    precision = eee_precision(info)
-    if precision is not None:
-        meta[VARIANT_OF] = model
-        model = variant_name(model, precision)
+    if model != plain:
+        meta[VARIANT_OF] = plain
     return model, meta
 
 

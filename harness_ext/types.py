@@ -242,6 +242,18 @@ def eee_precision(model_info) -> Optional[str]:
     return None
 
 
+def eee_model_name(model_info) -> Optional[tuple]:
+    """``(plain id, stored name)`` of an Every Eval Ever ``model_info``: its id (or name), and that id at the precision
+    the record names (:func:`variant_name`, ``org/model (bfloat16)``), the id itself when it names none; None for a
+    ``model_info`` without an id or name. The adapter stores a record's results, and the instance files beside it
+    their items, under the stored name."""
+    if not isinstance(model_info, dict) or not (model_info.get("id") or model_info.get("name")):
+        return None
+    plain = str(model_info.get("id") or model_info.get("name"))
+    precision = eee_precision(model_info)
+    return plain, plain if precision is None else variant_name(plain, precision)
+
+
 @dataclass
 class ResultRecord:
     """One score of one model on one dataset under one metric, as an adapter reads it.

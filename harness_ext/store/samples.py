@@ -59,7 +59,7 @@ import pandas as pd
 
 from ..errors import IngestError, StoreError
 from ..safe_input import read_bytes
-from ..types import _check_text, check_storable, eee_precision, variant_name
+from ..types import _check_text, check_storable, eee_model_name
 from .ingest_files import _max_file_bytes, _skip_reason, check_path, walk_files
 from .ingest_read import lfs_pointer_reason, read_inflated
 from .item_dedupe import dedupe_items
@@ -195,10 +195,8 @@ def _eee_variant(path: Path, model: str) -> str:
         info = json.loads(read_bytes(sibling, "Every Eval Ever record", _max_file_bytes(), IngestError)).get("model_info")
     except (IngestError, ValueError, AttributeError):
         return model
-    precision = eee_precision(info)
-    if precision is None or str(info.get("id") or info.get("name")) != model:
-        return model
-    return variant_name(model, precision)
+    names = eee_model_name(info)
+    return names[1] if names is not None and names[0] == model else model
 
 
 def read_eee_samples(path) -> tuple:
