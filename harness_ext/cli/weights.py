@@ -57,8 +57,9 @@ def _load(args) -> tuple:
             where = "the store's samples table"
         dropped = df.attrs["n_dropped_prompts"]
         if df.attrs["unmatched_exclude"]:
-            log.warning(f"--exclude-models {' '.join(map(repr, df.attrs['unmatched_exclude']))} matched no model of "
-                        f"{args.samples_task}")
+            from ..store.globs import unmatched_note
+
+            log.warning(unmatched_note(df.attrs["unmatched_exclude"], args.samples_task))
         return df, (f"prompt-level {args.samples_task} ({args.samples_metric}) from {where}"
                     + (f"; {dropped} prompts not answered by every model dropped" if dropped else ""))
     if args.prompts:

@@ -45,3 +45,8 @@ def select_names(names, models: Globs = None, exclude: Globs = None) -> tuple:
     kept = [n for n in chosen if not matches(n, exclude)]
     unmatched = [g for g in as_globs(exclude) if not any(fnmatch.fnmatchcase(str(n), g) for n in chosen)]
     return kept, unmatched
+
+
+def unmatched_note(globs, among: str) -> str:
+    """The warning naming the ``--exclude-models`` globs that matched no model ``among`` names (``the selection``)."""
+    return f"--exclude-models {' '.join(map(repr, globs))} matched no model of {among}"

@@ -19,7 +19,7 @@ import pandas as pd
 from ..arrays import pooled_array
 from ..errors import StoreError
 from .digest import RowHasher
-from .globs import glob_sql
+from .globs import glob_sql, unmatched_note
 from .pivot_steps import (_cell_keys, _column_layout, _column_samples, _label_index, _one_setting_layout,  # noqa: F401
                           _one_setting_result, _ranked_meta, _row_keys, _row_labels, _shot_choice, _sorted_labels)
 from .scan import batches as _batches
@@ -116,7 +116,7 @@ def unmatched_exclude_note(attrs: dict) -> Optional[str]:
     gone = (attrs or {}).get("excluded") or {}
     if not gone.get("unmatched"):
         return None
-    return (f"--exclude-models {' '.join(map(repr, gone['unmatched']))} matched no model of the selection; "
+    return (f"{unmatched_note(gone['unmatched'], 'the selection')}; "
             f"{gone['n_models']} {'model' if gone['n_models'] == 1 else 'models'} left out")
 
 

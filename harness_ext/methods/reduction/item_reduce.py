@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import HarnessExtError, StoreError
-from ...store.globs import as_globs, matches, select_names
+from ...store.globs import as_globs, matches, select_names, unmatched_note
 from ...report import Result
 from .item_design_plan import check_design, design_block
 from .item_benchmark import KEY as BENCHMARK_CORRELATION
@@ -363,7 +363,7 @@ def excluded_population(store, chosen: list, models, exclude_models, warnings: l
     kept, unmatched = select_names(names, models, exclude_models)
     gone = sorted(set(selected) - set(kept))
     if unmatched:
-        warnings.append(f"--exclude-models {' '.join(map(repr, unmatched))} matched no model of the population")
+        warnings.append(unmatched_note(unmatched, "the population"))
     return {"patterns": list(as_globs(exclude_models)), "n_models": len(gone), "models": gone}
 
 
