@@ -101,6 +101,11 @@ def clone(estimator, *, safe: bool = True):
     return type(estimator)(**params)
 
 
+#: An analysis warns when an outcome unrelated to the data would give its result more often than this (``stalk``'s
+#: chance fits on few points, ``weights``' rankings of a few models).
+CHANCE_WARNING_RATE = 0.05
+
+
 def check_matrix(X, *, allow_nan: bool = True, min_rows: int = 1, min_cols: int = 1, name: str = "X") -> np.ndarray:
     """Return ``X`` as a 2-D float64 array, raising :class:`MethodError` on bad shapes or inf."""
     X = np.asarray(X, dtype=float)

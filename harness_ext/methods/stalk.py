@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..base import check_matrix
+from ..base import CHANCE_WARNING_RATE, check_matrix
 from ..errors import MethodError
 from ..report import Result, format_table
 
@@ -284,7 +284,8 @@ class StalkReport(Result):
     @property
     def warnings(self) -> list:
         """One warning per axis whose pairs are fitted on so few points that unrelated ones pass the threshold by
-        chance (:func:`chance_fit_rate` of the median pair's linear fit above 5%)."""
+        chance (:func:`chance_fit_rate` of the median pair's linear fit above
+        :data:`~harness_ext.base.CHANCE_WARNING_RATE`)."""
         out = []
         for axis, res in self.results.items():
             n = res.pairs["n_linear"].to_numpy(dtype=float) if "n_linear" in res.pairs else np.array([])
@@ -293,7 +294,7 @@ class StalkReport(Result):
                 continue
             med = int(np.median(n))
             rate = chance_fit_rate(med, self.threshold)
-            if rate > 0.05:
+            if rate > CHANCE_WARNING_RATE:
                 over = "models" if axis == "datasets" else "datasets"
                 out.append(f"{axis[:-1]} pairs are fitted on a median of {med} {over}: two unrelated ones reach R^2 >= "
                            f"{self.threshold:g} in a linear fit {rate:.0%} of the time (more with the best of six fits), "

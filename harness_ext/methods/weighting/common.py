@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ...base import check_matrix
+from ...base import CHANCE_WARNING_RATE, check_matrix
 from ...errors import MethodError
 
 #: Columns whose performance vector has an L2 norm at or below this are "zero"
@@ -137,7 +137,7 @@ def few_models_warning(n_models: int):
     """
     n = int(n_models)
     rate = chance_ranking_rate(n)
-    if rate <= 0.05:
+    if rate <= CHANCE_WARNING_RATE:
         return None
     return (f"only {n} models: they have {math.factorial(n)} rankings, so an ordering unrelated to the scores "
             f"matches the uniform weights' ranking {rate:.0%} of the time and leaves a given model's rank unchanged "
