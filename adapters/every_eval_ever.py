@@ -27,6 +27,10 @@ benchmark from ``evaluation_source.evaluation_source_name``.
 
 A record naming its precision (``model_info.additional_details.precision``, the Open LLM Leaderboard's
 ``float16``/``bfloat16``) is that model at that precision (:func:`_model`): two precisions are two models.
+A visibly truncated id (RewardBench's table cuts long names to ``...-check...``) names no one model: each record is
+stored at its own variant, ``id (record <8 hex digits>)``, the digits a digest of its scores, so nine checkpoints
+cut to one name are nine models (not one model whose conflicting values are the first file's), two records with the
+same scores are one, and an id with one such model keeps its name.
 
 A score below the record's own declared ``min_score`` is a placeholder, not a
 result: HELM Classic writes ``-1`` for scenarios a model was not run on
@@ -47,7 +51,7 @@ from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
 from harness_ext.store.rows import ResultRows, kind
-from harness_ext.types import VARIANT_OF, Adapter, ResultRecord, SourceFile, eee_model_name
+from harness_ext.types import VARIANT_OF, Adapter, ResultRecord, SourceFile, eee_model_name, is_truncated_id
 
 AGGREGATE_NAMES = frozenset({"mean win rate", "mean score", "score", "mmlu all subjects"})
 #: Aggregate evaluations of a leaderboard, by :func:`_board` of its benchmark: Global MMLU Lite's culturally
@@ -198,7 +202,9 @@ def read(src: SourceFile):
     info = doc.get("model_info")
     if not isinstance(info, dict) or not (info.get("id") or info.get("name")):
         raise IngestError(src.path, "model_info has no id or name")
-    model, model_meta = _model(info)
+    model, model_meta = _model(info, doc.get("evaluation_results"))
+    if model_meta.get(VARIANT_OF) and is_truncated_id(model_meta[VARIANT_OF]):
+        _note_truncated(src, model_meta[VARIANT_OF])
     source_meta = doc.get("source_metadata") or {}
     if str((source_meta.get("additional_details") or {}).get("harness_ext_prediction")).lower() == "true":
         raise IngestError(src.path, "a harness-ext prediction (harness-ext predict --eee wrote it), not a measured result")
@@ -317,7 +323,7 @@ def _legacy_helm_rows(src: SourceFile, results: list) -> tuple:
     return positions, kept
 
 
-def _model(info: dict) -> tuple:
+def _model(info: dict, results=None) -> tuple:
     """``(stored name, model metadata)`` of a record's ``model_info``.
 
     The metadata is all of ``model_info`` but its id. A record that names its precision
@@ -325,9 +331,11 @@ def _model(info: dict) -> tuple:
     precision: the leaderboard lists a repository evaluated in ``float16`` and in ``bfloat16`` as two rows
     with their own scores. Its name is ``org/model (bfloat16)`` with :data:`~harness_ext.types.VARIANT_OF`
     the plain id, so two precisions are two models, whichever file comes first, and a model stored at one
-    precision only is still shown (and matched with other sources) by its plain id.
+    precision only is still shown (and matched with other sources) by its plain id. A visibly truncated id
+    (RewardBench's ``...``) is likewise at the record's own variant, named by its scores
+    (:func:`~harness_ext.types.record_variant`).
     """
-    plain, model = eee_model_name(info)
+    plain, model = eee_model_name(info, results if isinstance(results, list) else [])
     meta = dict(info)  # copied in C; the key order kept
     meta.pop("id", None)
     if model != plain:
@@ -341,6 +349,14 @@ def _check_not_above(src: SourceFile, name: str, score, hi) -> None:
     if hi is not None and score > hi:
         raise IngestError(src.path, f"{name}: score {score:g} is above its declared max_score {hi:g} "
                                     "(a percentage for a proportion?)")
+
+
+def _note_truncated(src: SourceFile, plain: str) -> None:
+    """Note a record stored under its truncated id's record variant (the same words for every record of the id, so
+    the ingest report counts them as one note)."""
+    src.note(f"model id {plain} is cut short by its leaderboard: stored as {plain} (record <digest of its scores>), "
+             "so records of different checkpoints behind the one name stay apart and records with the same scores "
+             "are one model; an id with one such model keeps its name")
 
 
 def _note_placeholders(src: SourceFile, placeholders: list) -> None:

@@ -8,6 +8,7 @@ spaces become ``_``) so ``--selector Greedy-Coverage`` and
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import numbers
@@ -242,16 +243,55 @@ def eee_precision(model_info) -> Optional[str]:
     return None
 
 
-def eee_model_name(model_info) -> Optional[tuple]:
+#: How a leaderboard ends a model name it cut short (RewardBench's table:
+#: ``ai2/tulu-2-7b-rm-v0-nectar-binarized-3.8m-check...``).
+TRUNCATION_MARKS = ("...", "\u2026")
+
+
+def is_truncated_id(name: str) -> bool:
+    """Whether a model id is visibly cut short by its leaderboard (it ends in ``...`` or ``\u2026``): the name of
+    whatever checkpoints the cut-off part told apart, not of one model."""
+    return str(name).rstrip().endswith(TRUNCATION_MARKS)
+
+
+#: The words before the digest of a truncated id's record variant (:func:`record_variant`).
+RECORD_VARIANT = "record "
+
+
+def is_record_variant(variant: str) -> bool:
+    """Whether a stored variant is (or ends in) a record variant (:func:`record_variant`): ``record`` and 8 hex
+    digits, alone or after a precision (``bfloat16, record ...``)."""
+    return bool(re.search(r"(?:^|, )record [0-9a-f]{8}$", str(variant)))
+
+
+def record_variant(results) -> str:
+    """The variant naming one record of a truncated id (:func:`is_truncated_id`): ``record`` and the first 8 hex digits
+    of the SHA-256 of its ``(evaluation_name, score)`` pairs, sorted. Two records of one checkpoint (the same scores,
+    another file name or timestamp) get one name, two checkpoints two, in whatever order their files come."""
+    pairs = []
+    for ev in results if isinstance(results, list) else ():
+        if isinstance(ev, dict):
+            score = ev.get("score_details").get("score") if isinstance(ev.get("score_details"), dict) else None
+            pairs.append(json.dumps([ev.get("evaluation_name"), score], default=str))
+    return RECORD_VARIANT + hashlib.sha256("\n".join(sorted(pairs)).encode()).hexdigest()[:8]
+
+
+def eee_model_name(model_info, results=None) -> Optional[tuple]:
     """``(plain id, stored name)`` of an Every Eval Ever ``model_info``: its id (or name), and that id at the precision
     the record names (:func:`variant_name`, ``org/model (bfloat16)``), the id itself when it names none; None for a
     ``model_info`` without an id or name. The adapter stores a record's results, and the instance files beside it
-    their items, under the stored name."""
+    their items, under the stored name.
+
+    A visibly truncated id (:func:`is_truncated_id`) with the record's ``evaluation_results`` given is also at the
+    record's own variant (:func:`record_variant`, after the precision): the leaderboard's nine checkpoints cut to one
+    name stay nine models, and one record of such a name is still shown by that name (a variant's rule)."""
     if not isinstance(model_info, dict) or not (model_info.get("id") or model_info.get("name")):
         return None
     plain = str(model_info.get("id") or model_info.get("name"))
-    precision = eee_precision(model_info)
-    return plain, plain if precision is None else variant_name(plain, precision)
+    variant = eee_precision(model_info)
+    if results is not None and is_truncated_id(plain):
+        variant = record_variant(results) if variant is None else f"{variant}, {record_variant(results)}"
+    return plain, plain if variant is None else variant_name(plain, variant)
 
 
 @dataclass

@@ -137,9 +137,37 @@ def _skip_reason(exc: BaseException) -> str:
 
 
 def variant_note(variants: dict) -> str:
-    """The ingest note on the models stored at more than one variant (``{plain name: [stored names]}``)."""
-    n = len(variants)
-    plain, names = next(iter(variants.items()))
-    return (f"{n} model{'s' * (n != 1)} in the store {'have' if n != 1 else 'has'} results at more than one "
-            f"precision (the variant their records name): each variant is its own model, e.g. {plain} as "
-            f"{' and '.join(names)}; a model stored at one precision keeps its plain name")
+    """The ingest note on the models stored at more than one variant (``{plain name: [stored names]}``): precisions,
+    and the records of a truncated id (:func:`harness_ext.types.is_truncated_id`) apart, each counted."""
+    from ..types import is_truncated_id
+
+    cut = {p: ns for p, ns in variants.items() if is_truncated_id(p)}
+    parts = []
+    if len(cut) < len(variants):
+        n = len(variants) - len(cut)
+        plain, names = next((p, ns) for p, ns in variants.items() if p not in cut)
+        parts.append(f"{n} model{'s' * (n != 1)} in the store {'have' if n != 1 else 'has'} results at more than one "
+                     f"precision (the variant their records name): each variant is its own model, e.g. {plain} as "
+                     f"{' and '.join(names)}; a model stored at one precision keeps its plain name")
+    if cut:
+        n, k = len(cut), sum(map(len, cut.values()))
+        plain, names = next(iter(cut.items()))
+        parts.append(f"{n} model id{'s' * (n != 1)} cut short by {'their' if n != 1 else 'its'} leaderboard "
+                     f"({', '.join(cut)}) {'have' if n != 1 else 'has'} records with different scores: each "
+                     f"is its own model ({k} in all), named by a digest of its scores, e.g. {' and '.join(names[:2])}")
+    return "; ".join(parts)
+
+
+def case_note(clashing: set, every: set, merged: int) -> str:
+    """The ingest note on the store's model names that differ only by case (``every``, pairs): how many of them
+    ``merged`` as one model (a hub id ignores case), how many were kept apart because their scores for one result
+    differ (``clashing``), and how many for another reason (one source lists both; a user alias file)."""
+    n, k = len(every), len(clashing)
+    parts = [f"{merged} merged as one model (a hub id ignores case)"] if merged else []
+    if clashing:
+        a, b = sorted(sorted(p) for p in clashing)[0]
+        parts.append(f"{k} kept apart as two models because their scores for one result differ (two submissions), "
+                     f"e.g. {a} and {b}; 'harness-ext models --unmatched' lists them for review")
+    if n - merged - k > 0:
+        parts.append(f"{n - merged - k} kept apart because one source lists both or an alias file says so")
+    return f"{n} pair{'s' * (n != 1)} of model names differ only by case: {', '.join(parts)}"

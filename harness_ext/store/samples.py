@@ -185,17 +185,20 @@ def _check_stored_text(path, text: Optional[str], names: dict, strings: dict) ->
 
 def _eee_variant(path: Path, model: str) -> str:
     """``model`` as its aggregate record beside ``path`` names it (``<id>.json`` beside ``<id>_samples.jsonl``):
-    ``org/model (bfloat16)`` when that record names the model's precision, as the Every Eval Ever adapter stores
-    its results, so the items meet the results. A missing or unreadable record leaves the name as the lines give
-    it (the record, when ingested, reports its own problem)."""
+    ``org/model (bfloat16)`` when that record names the model's precision, and a truncated id at the record's
+    variant (:func:`harness_ext.types.record_variant`), as the Every Eval Ever adapter stores its results, so the
+    items meet the results. A missing or unreadable record leaves the name as the lines give it (the record, when
+    ingested, reports its own problem)."""
     sibling = path.with_name(re.sub(r"_samples\.jsonl(?:\.gz)?$", ".json", path.name))
     if sibling == path or not sibling.is_file():
         return model
     try:
-        info = json.loads(read_bytes(sibling, "Every Eval Ever record", _max_file_bytes(), IngestError)).get("model_info")
+        doc = json.loads(read_bytes(sibling, "Every Eval Ever record", _max_file_bytes(), IngestError))
+        info, results = doc.get("model_info"), doc.get("evaluation_results")
     except (IngestError, ValueError, AttributeError):
         return model
-    names = eee_model_name(info)
+    # The record's results name a truncated id's record variant, as the adapter names it.
+    names = eee_model_name(info, results if isinstance(results, list) else [])
     return names[1] if names is not None and names[0] == model else model
 
 

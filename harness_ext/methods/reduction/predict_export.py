@@ -33,6 +33,7 @@ import numpy as np
 
 from ... import __version__
 from ...safe_output import replace_file
+from ...types import is_record_variant
 from .benchmark_score import z_of
 
 #: Top-level key marking an lm-eval-schema file as a harness-ext prediction (adapters refuse such files).
@@ -266,6 +267,9 @@ def eee_model_info(pred, model: str) -> dict:
     Leaderboard's ``bfloat16`` run, shown as ``org/model (bfloat16)`` beside the ``float16`` one) the plain hub id
     with ``additional_details.precision``, as the leaderboard's own records give it."""
     plain, precision = (getattr(pred, "variants", None) or {}).get(model, (model, None))
+    if precision is not None and is_record_variant(precision):
+        # One record of a truncated id (types.record_variant): no hub id and precision to split it into.
+        plain, precision = model, None
     info = {"name": plain, "id": plain}
     if precision is not None:
         info["additional_details"] = {"precision": precision}
