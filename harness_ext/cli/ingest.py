@@ -56,7 +56,10 @@ def run(args) -> int:
     counts = {status: len(report.by_status(status)) for status in ("ingested", "unchanged", "skipped")}
     args.json_payload = {"title": "ingest", "summary": {"text": report.summary(), "n_results": report.n_results,
                                                         "files": counts, "n_item_conflicts": report.n_item_conflicts,
-                                                        "models_by_precision": report.variants},
+                                                        "models_by_precision": report.variants,
+                                                        "names_differing_by_case": {
+                                                            "pairs": len(report.case_names[1]),
+                                                            "kept_apart": sorted(map(sorted, report.case_names[0]))}},
                          "tables": {"files": [{"path": f.path, "status": f.status, "adapter": f.adapter,
                                                "n_results": f.n_results, "n_samples": f.n_samples, "reason": f.reason,
                                                "notes": list(f.notes), "item_conflicts": f.item_conflicts,

@@ -10,7 +10,8 @@ import json
 def run(args) -> int:
     from ..report import format_table
     from ..store.db import Store
-    from ..store.identity import _cooccurring, add_alias_file, candidate_pairs, model_table, variant_pairs
+    from ..store.identity import (
+        _cooccurring, add_alias_file, candidate_pairs, case_pairs, model_table, variant_pairs)
 
     if args.aliases:
         with Store.open(args.db) as store:
@@ -20,7 +21,8 @@ def run(args) -> int:
         table = model_table(store)
         if args.unmatched:
             mapping = dict(zip(table["name"], table["canonical"]))
-            out = candidate_pairs(table["name"], mapping, _cooccurring(store) | variant_pairs(store),
+            apart = _cooccurring(store) | variant_pairs(store) | case_pairs(store)[0]
+            out = candidate_pairs(table["name"], mapping, apart,
                                   min_score=args.min_score)
         else:
             sizes = table.groupby("canonical")["name"].transform("size")

@@ -40,6 +40,10 @@ runs of one repository, stored as ``org/model (float16)`` with :data:`harness_ex
 model's metadata). Two variants of one model stay two models; a model stored at one variant only has the plain
 name as its id and merges as that name would (:func:`resolve`, ``variants``).
 
+Case: a fine-tuner's hub id ignores case (``Org/Model`` = ``org/model``), but two spellings that differ only by case
+and give one result different values were scored as two submissions (:func:`case_pairs`): they stay apart as
+names one source lists side by side do, and ``models --unmatched`` shows them.
+
 Canonical ids: names that merge get the group's key (lower case, ``-``-joined
 tokens, ISO dates: ``gpt-4o-2024-05-13``); a name that merges with nothing keeps
 its own spelling, so single-source stores look exactly as before.
@@ -318,8 +322,10 @@ def candidate_pairs(names: Iterable[str], mapping: dict, cooccur: Optional[set] 
     for key, cids in by_key.items():
         for i, a in enumerate(cids):
             for b in cids[i + 1:]:
-                rows.append((a, b, 1.0, "same normalised name, not merged: one source lists both, "
-                                        "or they are two repositories of one organisation"))
+                why = ("same name but for case, not merged: their scores for one result differ, or one source lists "
+                       "both" if a.lower() == b.lower() else "same normalised name, not merged: one source lists both, "
+                       "or they are two repositories of one organisation")
+                rows.append((a, b, 1.0, why))
     keys = {cid: model_key(cid) for cid in ids}
     blocks: dict = {}
     for cid, k in keys.items():
@@ -464,6 +470,47 @@ def _cooccurring(store, models: Optional[list] = None) -> set:
     return out
 
 
+def case_pairs(store, models: Optional[list] = None) -> tuple:
+    """``(clashing, all)``: the pairs (frozensets) of stored names that differ only by case, and those of them that give
+    one result (dataset, metric, shots) values of which none agree
+    (:data:`~harness_ext.store.tables.CONFLICT_TOLERANCE`).
+
+    A hub repository id ignores case, so its spellings merge (:func:`model_key`). But a leaderboard that scored two
+    spellings apart (the Open LLM Leaderboard's ``DeepMount00/Llama-3.1-8b-ITA`` and ``-Ita``: IFEval 0.79 and 0.54)
+    ran two submissions: merged, one row would show one of them under the other's name. Clashing pairs are kept
+    apart as names one source lists side by side are (:func:`resolve`'s ``cooccur``), and ``models --unmatched``
+    offers them for review. ``models``: the store's ``(model_id, name)`` rows, if the caller has them.
+    """
+    import pyarrow as pa
+
+    from .tables import CONFLICT_TOLERANCE
+
+    if models is None:
+        models = store.con.execute("SELECT model_id, name FROM models").fetchall()
+    by_low: dict = {}
+    for mid, n in models:
+        by_low.setdefault(n.lower(), []).append((mid, n))
+    multi = {mid: n for ms in by_low.values() if len(ms) > 1 for mid, n in ms}
+    if not multi:
+        return set(), set()
+    every = {frozenset((a, b)) for ms in by_low.values() for i, (_, a) in enumerate(ms) for _, b in ms[i + 1:]}
+    with store.registered(_case=pa.table({"model_id": pa.array(list(multi), pa.int64())})) as con:
+        rows = con.execute("SELECT model_id, dataset_id, num_fewshot, value FROM results "
+                           "WHERE model_id IN (SELECT model_id FROM _case)").fetchall()
+    cells: dict = {}  # (lower-case name, dataset, shots) -> {name: [values]}
+    for mid, did, shots, value in rows:
+        n = multi[mid]
+        cells.setdefault((n.lower(), did, shots), {}).setdefault(n, []).append(value)
+    clashing = set()
+    for per_name in cells.values():
+        names = sorted(per_name)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                if all(abs(x - y) > CONFLICT_TOLERANCE for x in per_name[a] for y in per_name[b]):
+                    clashing.add(frozenset((a, b)))
+    return clashing, every
+
+
 def stored_variants(store) -> dict:
     """``{stored name: plain name}`` of the models a source named as a variant (:data:`harness_ext.types.VARIANT_OF`)."""
     import json
@@ -504,7 +551,8 @@ def refresh_aliases(store) -> dict:
     stored = store.con.execute("SELECT alias, canonical, origin FROM model_aliases").fetchall()
     user_rows = [r for r in stored if r[2] != BUILTIN]
     aliases, separate = _split_user(user_rows)
-    mapping = resolve([n for _, n in models], _cooccurring(store, models), aliases, separate, stored_variants(store))
+    apart = _cooccurring(store, models) | case_pairs(store, models)[0]
+    mapping = resolve([n for _, n in models], apart, aliases, separate, stored_variants(store))
     rows = [(a, c, BUILTIN) for a, c in sorted(mapping.items()) if a not in aliases]
     # User canonicals that are names in a built-in group follow the group's id.
     rows += [(a, mapping.get(a, c) if a != c else c, o) for a, c, o in user_rows]

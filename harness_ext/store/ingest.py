@@ -36,7 +36,7 @@ from ..safe_input import read_bytes
 from ..types import _NAMES_OK, SourceFile
 from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _plain
 from .ingest_files import (ITEMS_ADAPTER, MAX_FILE_BYTES, FileReport, _check, _max_file_bytes,  # noqa: F401
-                           _skip_reason, check_path, is_hidden, variant_note)
+                           _skip_reason, case_note, check_path, is_hidden, variant_note)
 from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked, unclaimed_reason
 
 #: Files with these suffixes are offered to adapters when walking a directory;
@@ -65,6 +65,9 @@ class IngestReport:
     group: Optional[tuple] = None
     #: ``{plain name: [stored names]}`` of the store's models kept apart per precision (see identity.resolve).
     variants: dict = field(default_factory=dict)
+    #: ``(clashing, all, merged)``: pairs of the store's names that differ only by case (identity.case_pairs) and how
+    #: many of them merged.
+    case_names: tuple = ((), (), 0)
 
     def by_status(self, status: str) -> list:
         return [f for f in self.files if f.status == status]
@@ -107,7 +110,8 @@ class IngestReport:
             for text in f.notes:
                 by_text.setdefault(text, []).append(f.path)
         lines = [f"{paths[0]}: {text}" if len(paths) == 1 else f"{text} ({len(paths)} files, e.g. {paths[0]})"
-                 for text, paths in by_text.items()] + ([variant_note(self.variants)] if self.variants else [])
+                 for text, paths in by_text.items()] + ([variant_note(self.variants)] if self.variants else []) + (
+                     [case_note(*self.case_names)] if self.case_names[1] else [])
         if len(lines) > limit:
             lines = lines[:limit] + [f"... and {len(lines) - limit} more notes (harness-ext ingest --json lists them all)"]
         return lines
@@ -593,7 +597,7 @@ class _IngestRun:
     def finish(self, group) -> IngestReport:
         """Store what comes after the results (sample logs, item tables, HELM per-instance scores), the aliases
         and the benchmark group."""
-        from .identity import split_variants, stored_variants
+        from .identity import case_pairs, split_variants, stored_variants
         from .item_tables import ingest_walked
         from .samples import ingest_samples
 
@@ -610,6 +614,11 @@ class _IngestRun:
             _refresh_aliases(store)()
         if report.by_status("ingested"):
             report.variants = split_variants(stored_variants(store))
+            clashing, every = case_pairs(store)
+            if every:
+                ids = dict(store.con.execute("SELECT alias, canonical FROM model_aliases").fetchall())
+                merged = sum(ids.get(a, a) == ids.get(b, b) for a, b in map(sorted, every))
+                report.case_names = (clashing, every, merged)
         if group:
             report.group = (group, store.add_benchmark_group(group, self.group_shas))
         return report
