@@ -119,9 +119,9 @@ def test_open_llm_leaderboard_v2_keeps_both_precisions_in_either_order():
     """The shared data: 78 repositories at float16 and bfloat16, each two models (4,494 + 78 rows), no conflict;
     the files in reverse order store the same results under the same names, and give the same rows.
 
-    (Two rows' values still follow the order: DeepMount00/Llama-3.1-8b-ITA and -Ita, Quazim0t0/ODB-14B-sce and
-    -14b-sce, both bfloat16, are two records of one hub id spelled in two cases, merged as one model by
-    harness_ext.store.identity; that is no precision's doing.)"""
+    DeepMount00/Llama-3.1-8b-ITA and -Ita, Quazim0t0/ODB-14B-sce and -14b-sce (bfloat16 all) are one hub id spelled
+    in two cases with different scores: two submissions, kept apart (they were one row whose values followed the
+    order), so all 4,574 names are rows."""
     files = sorted(p for p in require(SHARED_DATA / "every_eval_ever" / "data" / "hfopenllm_v2").rglob("*.json")
                    if p.is_file())
     matrices = []
@@ -134,7 +134,7 @@ def test_open_llm_leaderboard_v2_keeps_both_precisions_in_either_order():
             stored = load_matrix(s, MatrixQuery(normalise="none", aliases=False)).sort_index()
             matrices.append((_matrix(s), stored))
     (first, stored), (second, stored_again) = matrices
-    assert first.shape == (4572, 6) and list(first.index) == list(second.index)
+    assert first.shape == (4574, 6) and first.equals(second)
     assert stored.shape == (4574, 6) and stored.equals(stored_again)
     coder = "Qwen/Qwen2.5-Coder-7B-Instruct"
     assert first.loc[f"{coder} (bfloat16)", "MATH Level 5"] == 0.3716
