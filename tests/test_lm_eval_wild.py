@@ -12,6 +12,8 @@ from harness_ext.store.ingest import ingest_paths
 from harness_ext.store.matrix import MatrixQuery, load_matrix, query_results
 from harness_ext.store.samples import ingest_samples
 
+from conftest import LM_EVAL_V04, require
+
 FIX = Path(__file__).parent / "fixtures" / "lm_eval_wild"
 LIGHTEVAL = FIX / "lighteval" / "gpt2" / "results_example.json"
 
@@ -108,3 +110,30 @@ def test_samples_of_a_corpus_level_metric_say_why_they_hold_no_scores():
     [f] = rep.files
     assert f.status == "skipped"
     assert "f1,flexible-extract" in f.reason and "whole set" in f.reason
+
+
+def test_predict_reads_a_lighteval_run_of_mmlu(tmp_path):
+    """A new model's lighteval run of the leaderboard suite's MMLU predicts lm-eval's full MMLU: its subjects match the
+    manifest's columns (lm-eval's mmlu_<subject>). The run is the Open LLM Leaderboard v1 fixture's (lighteval wrote it
+    with ``harness|hendrycksTest-<s>|5`` keys) under the keys lighteval's leaderboard suite writes now,
+    ``leaderboard|mmlu:<s>|5``, its values as they are."""
+    from harness_ext.cli import main
+
+    src = next((Path(__file__).parent / "fixtures" / "open_llm_leaderboard").glob("details_HenryJJ*/results_*.json"))
+    doc = json.loads(src.read_text())
+    results = {f"leaderboard|mmlu:{k.split('-', 1)[1].split('|')[0]}|5": v
+               for k, v in doc["results"].items() if "hendrycksTest-" in k}
+    run = tmp_path / "run" / "results" / "HenryJJ" / "results_2024-01-04T13-27-32.660899.json"
+    run.parent.mkdir(parents=True)
+    run.write_text(json.dumps({"config_general": {"model_name": doc["config_general"]["model_name"]},
+                               "results": {**results, "all": doc["results"]["all"]}}))
+    db, reduced, out = tmp_path / "s.duckdb", tmp_path / "reduced", tmp_path / "pred.json"
+    assert main(["ingest", "-q", "--db", str(db), str(require(LM_EVAL_V04))]) == 0
+    assert main(["reduce", "-q", "--db", str(db), "--benchmark", "mmlu", "--budget", "8", "--out", str(reduced),
+                 "--no-plot", "--n-random-subsets", "5", "--n-random", "2"]) == 0
+    assert main(["predict", "-q", "-m", str(reduced), str(run.parent.parent.parent), "--json", str(out)]) == 0
+    [agg] = json.loads(out.read_text())["aggregate"]
+    assert agg["model"] == "HenryJJ/Instruct_Mistral-7B-v0.1_Dolly15K" and agg["n_observed"] == 8
+    assert agg["actual"] == pytest.approx(0.6177, abs=1e-4)  # the run has every subject: lm-eval's weighted mean
+    assert abs(agg["aggregate"] - agg["actual"]) < 0.05
+    assert not list(run.parent.glob("harness_ext_prediction*"))  # lm-eval's layout is written beside lm-eval files only
