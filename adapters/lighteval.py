@@ -23,7 +23,8 @@ subsets) is an aggregate; ``all`` (the mean over every task of the run) is left 
 Metrics: ``<m>_stderr`` is ``<m>``'s standard error, never a score. Direction is the
 ``higher_is_better`` of the task's ``config_tasks`` entry, else lower for perplexities and
 bits-per-byte. Primary metric: the v1 leaderboard's for its tasks, else the first of
-:data:`PRIMARY_ORDER`, else the first the task lists.
+:data:`PRIMARY_ORDER`, else the first the task lists. A task's size is its ``effective_num_docs``
+(the documents scored, fewer under ``--max_samples``).
 """
 
 from __future__ import annotations
@@ -70,16 +71,22 @@ def can_handle(src: SourceFile) -> bool:
     return src.suffix == ".json" and b'"config_general"' in src.head and _is_lighteval(src.try_json())
 
 
-def _directions(doc: dict) -> dict:
-    """``{task key without shots: {metric: higher_is_better}}`` from ``config_tasks`` (``metric`` or ``metrics``)."""
+def _task_configs(doc: dict) -> dict:
+    """``{task key without shots: ({metric: higher_is_better}, documents scored or None)}`` from ``config_tasks``
+    (its metrics under ``metric`` or ``metrics``; ``effective_num_docs``, fewer than the task has under
+    ``--max_samples``)."""
     out: dict = {}
     tasks = doc.get("config_tasks")
     for key, cfg in (tasks.items() if isinstance(tasks, dict) else ()):
-        metrics = (cfg.get("metrics") or cfg.get("metric")) if isinstance(cfg, dict) else None
-        for m in metrics if isinstance(metrics, list) else ():
-            if isinstance(m, dict) and isinstance(m.get("metric_name"), str) and isinstance(m.get("higher_is_better"), bool):
-                out.setdefault(str(key).rsplit("|", 1)[0] if _KEY_RE.match(str(key)) else str(key), {})[
-                    m["metric_name"]] = m["higher_is_better"]
+        if not isinstance(cfg, dict):
+            continue
+        metrics = cfg.get("metrics") or cfg.get("metric")
+        dirs = {m["metric_name"]: m["higher_is_better"] for m in (metrics if isinstance(metrics, list) else ())
+                if isinstance(m, dict) and isinstance(m.get("metric_name"), str)
+                and isinstance(m.get("higher_is_better"), bool)}
+        n = cfg.get("effective_num_docs")
+        n = n if isinstance(n, int) and not isinstance(n, bool) and 0 < n < 2**63 else None
+        out[str(key).rsplit("|", 1)[0] if _KEY_RE.match(str(key)) else str(key)] = (dirs, n)
     return out
 
 
@@ -104,7 +111,7 @@ def read(src: SourceFile):
     cfg = doc["config_general"]
     meta = {k: cfg[k] for k in ("model_sha", "model_dtype", "model_size", "lighteval_sha") if cfg.get(k) is not None}
     meta["source"] = "lighteval"
-    directions = _directions(doc)
+    configs = _task_configs(doc)
     out, unread, missing = [], [], []
     for key, block in doc["results"].items():
         m = _KEY_RE.match(key) if isinstance(key, str) else None
@@ -113,7 +120,7 @@ def read(src: SourceFile):
             continue
         if not isinstance(block, dict):
             raise IngestError(src.path, f"results[{key!r}] is {type(block).__name__}, expected an object of metrics")
-        out += _records(src, key, m, block, directions, model, meta, missing)
+        out += _records(src, key, m, block, configs, model, meta, missing)
     if unread:
         src.note(f"{len(unread)} result key{'s' * (len(unread) != 1)} not of the form [<suite>|]<task>|<shots> left "
                  f"out (\"all\" is the run's mean over its tasks): {listed(unread, 5)}")
@@ -123,10 +130,10 @@ def read(src: SourceFile):
     return out
 
 
-def _records(src, key, m, block, directions, model, meta, missing) -> list:
+def _records(src, key, m, block, configs, model, meta, missing) -> list:
     suite, task, shots = m.group("suite"), m.group("task"), int(m.group("shots"))
     benchmark, dataset, aggregate = _dataset(suite, task)
-    listed_dirs = directions.get(f"{suite}|{task}" if suite else task, {})
+    listed_dirs, n_docs = configs.get(f"{suite}|{task}" if suite else task, ({}, None))
     metrics = {}
     for k, v in block.items():
         if isinstance(k, str) and not k.endswith("_stderr"):
@@ -151,7 +158,7 @@ def _records(src, key, m, block, directions, model, meta, missing) -> list:
         out.append(ResultRecord(
             model=model, benchmark=benchmark, dataset=dataset, metric=metric, value=value,
             stderr=stderr if isinstance(stderr, (int, float)) and not isinstance(stderr, bool) else None,
-            num_fewshot=shots, higher_is_better=higher,
+            num_fewshot=shots, higher_is_better=higher, n_samples=n_docs,
             random_baseline=rb, baseline_source=rb_src, task=key, primary=metric == primary, aggregate=aggregate,
             model_metadata=meta, dataset_metadata={"harness": "lighteval", "suite": suite}))
     return out

@@ -36,6 +36,7 @@ def test_lighteval_results_of_its_own_suite_are_read():
         ("lighteval", "gsm8k", "em"), ("lighteval", "gsm8k", "maj@8")]
     row = long.set_index("metric").loc["em"]
     assert (row.model, row.value, row.stderr, row.num_fewshot, row.task) == ("gpt2", 0.0, 0.0, 0, "lighteval|gsm8k|0")
+    assert row.n_samples == 1  # run with max_samples 1: config_tasks' effective_num_docs, not gsm8k's 1319
     assert bool(row.higher_is_better)
     with Store.open(":memory:") as s:
         ingest_paths(s, [LIGHTEVAL], show_progress=False)
