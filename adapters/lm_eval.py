@@ -1,6 +1,7 @@
 """lm-evaluation-harness result files, v0.3 and v0.4.
 
-v0.3: ``{"results": {task: {"acc": .., "acc_stderr": ..}}, "versions": .., "config": {"model_args", "num_fewshot"}}``.
+v0.3: ``{"results": {task: {"acc": .., "acc_stderr": ..}}, "versions": .., "config": {"model_args", "num_fewshot"}}``
+(a file with ``results`` and ``versions`` but no ``config`` names no model: claimed, and refused with that reason).
 v0.4: ``{"results": {task: {"acc,none": .., "acc_stderr,none": .., "alias": ..}}, "groups", "group_subtasks",
 "n-shot", "n-samples", "higher_is_better", "config": {"model_args", ...}, "model_name", ...}``.
 
@@ -369,7 +370,18 @@ def _is_v03(doc) -> bool:
 def _v03_shape(doc) -> bool:
     """The v0.3 layout's keys (a v0.4 file has them too: ask :func:`_is_v04` first)."""
     return (isinstance(doc, dict) and isinstance(doc.get("results"), dict) and isinstance(doc.get("config"), dict)
-            and "model_args" in doc["config"])
+            and "model_args" in doc["config"]) or _v03_without_config(doc)
+
+
+def _v03_without_config(doc) -> bool:
+    """A v0.3 ``{"results", "versions"}`` file without its ``config`` (lm-eval's own expected-results files,
+    a run's JSON cut down by hand): claimed, so :func:`read_v03` can say what is missing instead of the
+    file being passed over as no result file at all."""
+    if not (isinstance(doc, dict) and "config" not in doc and "config_general" not in doc):
+        return False
+    results, versions = doc.get("results"), doc.get("versions")
+    return (isinstance(results, dict) and isinstance(versions, dict) and bool(results) and set(versions) <= set(results)
+            and all(isinstance(b, dict) for b in results.values()))
 
 
 def _sniff(src: SourceFile) -> bool:
@@ -398,6 +410,10 @@ def can_handle_v04(src: SourceFile) -> bool:
 
 def read_v03(src: SourceFile):
     doc = src.json()
+    if _v03_without_config(doc):
+        raise IngestError(src.path, "an lm-eval v0.3 results file without its 'config' object, so no model is "
+                                    "named (config.model_args \"pretrained=...\"): not read; lm-eval writes it "
+                                    "beside 'results' and 'versions'")
     config = doc["config"]
     model, meta = model_name(config, src.pathname)
     versions = doc.get("versions")

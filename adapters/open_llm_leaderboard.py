@@ -59,7 +59,8 @@ def _config(doc: dict):
 def _is_leaderboard(doc) -> bool:
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict) or _config(doc) is None:
         return False
-    return any(isinstance(k, str) and _KEY_RE.match(k) for k in doc["results"])
+    # Only the v1 leaderboard's own suite: lighteval's other suites are the lighteval adapter's.
+    return any(isinstance(k, str) and k.startswith("harness|") and _KEY_RE.match(k) for k in doc["results"])
 
 
 def can_handle(src: SourceFile) -> bool:

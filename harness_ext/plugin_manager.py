@@ -41,6 +41,7 @@ BUILTIN_MODULES = (
     "harness_ext.adapters.helm",
     "harness_ext.adapters.bigbench",
     "harness_ext.adapters.open_llm_leaderboard",
+    "harness_ext.adapters.lighteval",
     "harness_ext.adapters.inspect_ai",
 )
 

@@ -69,6 +69,11 @@ SEEDS = {
         "config_general": {"model_name": "org/m", "model_sha": "abc"},
         "results": {"harness|hendrycksTest-anatomy|5": {"acc": 0.6, "acc_stderr": 0.04},
                     "harness|arc:challenge|25": {"acc": 0.5, "acc_norm": 0.55}, "all": {"acc": 0.5}}}),
+    "lighteval": ("results_2024-01-01T00-00-00.json", {
+        "config_general": {"model_name": "org/m", "lighteval_sha": "abc"},
+        "results": {"leaderboard|mmlu:anatomy|5": {"acc": 0.6, "acc_stderr": 0.04},
+                    "lighteval|gsm8k|0": {"em": 0.5, "em_stderr": 0.05}, "all": {"acc": 0.5}},
+        "config_tasks": {"lighteval|gsm8k": {"metric": [{"metric_name": "em", "higher_is_better": True}]}}}),
     "mteb": ("SciFact.json", {"mteb_version": "0.0.2", "mteb_dataset_name": "SciFact",
                               "test": {"ndcg_at_10": 0.645, "map_at_10": 0.596, "evaluation_time": 8.8}}),
     "inspect_ai": ("2024-11-05T13-31-45-05-00_t_x.json", {

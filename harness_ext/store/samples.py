@@ -389,33 +389,43 @@ def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) 
     except UnicodeDecodeError as exc:
         raise IngestError(path, f"not UTF-8: {exc}") from None
     left_out: list = []
-    frame = sample_frame(path, _json_lines(path, text), text, {"model": model, "task": task}, left_out)
+    corpus: list = []
+    frame = sample_frame(path, _json_lines(path, text), text, {"model": model, "task": task}, left_out, corpus)
+    # F1, BLEU, MCC and perplexity are computed over the whole set: lm-eval logs each sample's inputs to them
+    # (a [reference, prediction] or [loglikelihood, length] pair), which is no score of that sample.
+    pairs = ", ".join(dict.fromkeys(corpus))
+    why = (f"{pairs} logged per sample as the inputs of a metric computed over the whole set (F1, BLEU, "
+           f"perplexity, ...), not as a score of each sample") if corpus else ""
     if frame.empty:
-        raise IngestError(path, "no per-sample metric values found")
+        raise IngestError(path, f"no per-sample scores: {why}; the task's score is in its results file" if why
+                          else "no per-sample metric values found")
     notes = [f"{len(left_out)} per-sample value{'s' * (len(left_out) != 1)} written as null or not a number left "
              f"out: {', '.join(dict.fromkeys(left_out))}"] if left_out else []
+    if why:
+        notes.append(f"not stored: {why}")
     frame.attrs["notes"] = notes  # read by ingest_samples into the file's report
     return model, task, frame, sha
 
 
 def sample_frame(path, records, text: Optional[str] = None, names: Optional[dict] = None,
-                 left_out: Optional[list] = None) -> pd.DataFrame:
+                 left_out: Optional[list] = None, corpus: Optional[list] = None) -> pd.DataFrame:
     """The per-item scores of lm-eval's logged samples: columns ``doc_id, metric, value, doc_hash, prompt_hash``.
 
     ``records``: ``(line number, sample)`` pairs, from a ``samples_*.jsonl`` file (its ``text``) or from
     lm-eval's own results in memory (``path`` names them in errors). A filtered metric is named
     ``metric,filter``; values that are not finite numbers (perplexity's pairs) are not per-item scores
     and are skipped; a listed metric whose value is null or a string is appended to ``left_out`` (when given), to
-    be reported. The strings are checked (with ``names``, ``{what: name}``) before a frame holds them.
+    be reported, and a metric logged as anything else (a list: a corpus-level metric's inputs) to ``corpus``.
+    The strings are checked (with ``names``, ``{what: name}``) before a frame holds them.
     """
-    doc_ids, metrics, values, doc_hashes, prompt_hashes = _sample_columns(path, records, left_out)
+    doc_ids, metrics, values, doc_hashes, prompt_hashes = _sample_columns(path, records, left_out, corpus)
     _check_stored_text(path, text, {**(names or {}), "metric": list(dict.fromkeys(metrics))},
                        {"doc_hash": doc_hashes, "prompt_hash": prompt_hashes})
     return pd.DataFrame({"doc_id": np.asarray(doc_ids, dtype=np.int64), "metric": metrics, "value": values,
                          "doc_hash": doc_hashes, "prompt_hash": prompt_hashes})
 
 
-def _sample_columns(path, records, left_out: Optional[list] = None) -> tuple:
+def _sample_columns(path, records, left_out: Optional[list] = None, corpus: Optional[list] = None) -> tuple:
     """``(doc ids, metrics, values, doc hashes, prompt hashes)``, one entry per (sample, metric) of :func:`sample_frame`."""
     doc_ids, metrics, values, doc_hashes, prompt_hashes = [], [], [], [], []
     for lineno, s in records:
@@ -439,6 +449,8 @@ def _sample_columns(path, records, left_out: Optional[list] = None) -> tuple:
             if not isinstance(v, (int, float)):
                 if left_out is not None and (v is None or isinstance(v, str)):
                     left_out.append(name + suffix)  # a score lm-eval could not compute: reported, not stored
+                elif corpus is not None and isinstance(v, (list, tuple, dict)):
+                    corpus.append(name + suffix)
                 continue  # e.g. perplexity's (loglikelihood, n_words) pairs: aggregated, not per-sample scores
             try:
                 v = float(v)
