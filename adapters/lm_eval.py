@@ -59,8 +59,10 @@ from harness_ext.types import Adapter, SourceFile
 LM_EVAL_BENCHMARK = "lm_eval"
 #: Metric preferred as a dataset's primary one, in order.
 PRIMARY_ORDER = ("acc", "exact_match", "em", "f1", "mcc", "acc_norm", "bleu", "word_perplexity", "perplexity")
-#: lm-eval metrics where lower is better (used when the file does not say).
-LOWER_IS_BETTER = frozenset({"perplexity", "word_perplexity", "byte_perplexity", "bits_per_byte", "ter"})
+#: Metrics where lower is better, used when the file does not say: lm-eval registers each of its own with
+#: ``higher_is_better=False`` (``brier_score`` among them); ``wer``/``cer`` are error rates tasks list by name.
+LOWER_IS_BETTER = frozenset({"perplexity", "word_perplexity", "byte_perplexity", "bits_per_byte", "ter",
+                             "brier_score", "wer", "cer"})
 _MODEL_KEYS = ("pretrained", "model", "engine", "path", "peft")
 #: model_args that change the weights evaluated (lm-eval's HFLM ``peft=`` adapter, ``delta=`` weights).
 _WEIGHT_KEYS = ("peft", "delta")

@@ -138,3 +138,17 @@ def test_predict_reads_a_lighteval_run_of_mmlu(tmp_path):
     assert agg["actual"] == pytest.approx(0.6177, abs=1e-4)  # the run has every subject: lm-eval's weighted mean
     assert abs(agg["aggregate"] - agg["actual"]) < 0.05
     assert not list(run.parent.glob("harness_ext_prediction*"))  # lm-eval's layout is written beside lm-eval files only
+
+
+def test_lm_eval_brier_score_is_lower_is_better_when_the_file_does_not_say(tmp_path):
+    """lm-eval registers ``brier_score`` with ``higher_is_better=False``; a v0.4 file without its
+    ``higher_is_better`` block stored it as higher-is-better, so a reduction ranked the worst-calibrated model first."""
+    doc = {"results": {"toy_mc": {"acc,none": 0.6, "acc_stderr,none": 0.02, "brier_score,none": 0.4,
+                                  "brier_score_stderr,none": 0.01, "alias": "toy_mc"}},
+           "versions": {"toy_mc": 1.0}, "n-shot": {"toy_mc": 0},
+           "config": {"model": "hf", "model_args": "pretrained=org/model"}}
+    path = tmp_path / "results_2025-01-01T00-00-00.json"
+    path.write_text(json.dumps(doc))
+    _, long = _ingest([path])
+    got = {m: bool(h) for m, h in zip(long.metric, long.higher_is_better)}
+    assert got == {"acc": True, "brier_score": False}
