@@ -43,7 +43,11 @@ present; metric is ``score``. Column by column:
   its values are at most 1 is noted with the counts; a value outside a sidecar's scale or bounds
   refuses the file.
 * **Direction.** Higher is better unless the name says error/loss/perplexity/
-  latency/rank (:data:`LOWER_NAME`) or the sidecar says otherwise.
+  latency/rank (:data:`LOWER_NAME`) or the sidecar says otherwise. In a file named as costs
+  (:data:`~harness_ext.adapters.csv_rules.COST_FILE`: LiveBench's ``cost_<date>.csv``) a column the sidecar
+  gives no direction, scale or bounds is lower-is-better on an open scale, and noted.
+* **Repeated models.** A model on more than one row is stored from its first row (its metadata; its scores
+  where the rows disagree, each a conflict), with a note naming the models and the columns the rows differ in.
 
 OpenCompass summaries
 ---------------------
