@@ -130,7 +130,7 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
                 metas[i][header[j]] = v
     benches = [b.strip() for b in table.column(bench_col).to_pylist()] if bench_col is not None else None
     del table
-    report_repeated_models(src, models, metas)
+    report_repeated_models(src, models, metas, benches)
     columns, measure, by_file_name = [], file_measure(src), []
     for k, j in enumerate(score_cols):
         name = header[j]

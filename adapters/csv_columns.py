@@ -205,26 +205,28 @@ def report_columns(src, header, aggregates: dict, guessed_meta: list, empty: lis
                  "row: stored as a dataset; declare kind: aggregate with --column-meta if it is an aggregate")
 
 
-def report_repeated_models(src, models: list, metas: list) -> None:
+def report_repeated_models(src, models: list, metas: list, benches=None) -> None:
     """Note the models a wide table lists on more than one row, and the metadata columns their rows differ in.
 
     Leaderboard histories (Chatbot Arena's snapshots, one row per model and date) are wide tables keyed by more
     than the model. Each model's first row is the one stored, as its metadata and, where the rows disagree, its
     scores (each such score is also reported as a conflict); a later row equal to the first adds nothing, which
-    the conflicts would not say. ``metas``: each row's metadata, parallel to ``models``.
+    the conflicts would not say. ``metas``: each row's metadata, parallel to ``models``; ``benches``: each row's
+    ``benchmark`` cell where the table has that column (a model on one row per benchmark is not repeated).
     """
     rows: dict = {}
     for i, m in enumerate(models):
-        rows.setdefault(m, []).append(i)
-    repeated = {m: ix for m, ix in rows.items() if len(ix) > 1}
+        rows.setdefault((m, benches[i] if benches is not None else None), []).append(i)
+    repeated = [(m, ix) for (m, _), ix in rows.items() if len(ix) > 1]
     if not repeated:
         return
-    keys = list(dict.fromkeys(k for ix in repeated.values() for i in ix for k in metas[i]))
-    differ = [k for k in keys if any(len({repr(metas[i].get(k)) for i in ix}) > 1 for ix in repeated.values())]
-    n_rows = sum(len(ix) for ix in repeated.values())
-    many = len(repeated) != 1
+    names = list(dict.fromkeys(m for m, _ in repeated))
+    keys = list(dict.fromkeys(k for _, ix in repeated for i in ix for k in metas[i]))
+    differ = [k for k in keys if any(len({repr(metas[i].get(k)) for i in ix}) > 1 for _, ix in repeated)]
+    n_rows = sum(len(ix) for _, ix in repeated)
+    many = len(names) != 1
     whose = "each one's" if many else "its"
-    src.note(f"{len(repeated)} model{'s' * many} listed on more than one row ({n_rows} rows): {listed(list(repeated), 12)}; "
+    src.note(f"{len(names)} model{'s' * many} listed on more than one row ({n_rows} rows): {listed(names, 12)}; "
              f"{whose} first row is stored (its metadata, and its scores where the rows disagree: "
              "each reported as a conflict)" + (f"; the rows differ in {listed(differ, 12)}" if differ else ""))
 

@@ -325,7 +325,7 @@ def _read_wide(src, rows, header, lower, stem):
                 md[header[j]] = v
         metas.append(md)
     models = [row[mc].strip() for _, row in body]  # for naming a score outside its column's scale
-    report_repeated_models(src, models, metas)
+    report_repeated_models(src, models, metas, [row[bench_col].strip() for _, row in body] if bench_col is not None else None)
     measure, by_file_name = file_measure(src), []
     for j in score_cols:
         name = header[j]

@@ -154,3 +154,15 @@ def test_arena_text_table_and_metabench_scrape_read_as_before():
         assert m.loc["01-ai/Yi-34B"].notna().sum() == 2  # an unfinished run: winogrande and gsm8k only
         md = s.model_metadata(["01-ai/Yi-34B"]).set_index("key")["value"]
         assert md["complete"] == "False" and md["precision"] == "bfloat16"
+
+
+@BOTH
+def test_one_row_per_model_and_benchmark_is_not_a_repeat(read_path, tmp_path):
+    # A benchmark column sends each row to its own benchmark: a model on one row per benchmark is listed once in each.
+    f = tmp_path / "boards.csv"
+    f.write_text("model,benchmark,MMLU,GSM8K\na,x,0.5,0.4\nb,x,0.6,0.5\na,y,0.7,0.6\nb,y,0.8,0.7\na,y,0.7,0.6\n")
+    with Store.open(":memory:") as s:
+        rep = _ingest(s, f)
+        notes = [n for n in rep.files[0].notes if "more than one row" in n]
+        assert notes == ["1 model listed on more than one row (2 rows): a; its first row is stored (its metadata, and "
+                         "its scores where the rows disagree: each reported as a conflict)"]
