@@ -41,7 +41,9 @@ LOWER_NAME = re.compile(r"(error|\bloss\b|perplexity|\bppl\b|latency|\bwer\b|\bc
 #: File names of tables whose every column is what a run cost rather than how well it did (LiveBench's
 #: ``cost_<date>.csv``, dollars per task beside its ``table_<date>.csv`` of scores): lower is better, on an open
 #: scale. Read as scores, dollars from 0.03 to 62 were percentages and a cheaper model the worse one.
-COST_FILE = re.compile(r"(?:^|[\W_])(costs?|prices?|pricing|latency|latencies|runtimes?)(?:$|[\W_])", re.I)
+#: "cost-effective", "cost_aware" name a kind of task or method, not costs.
+COST_FILE = re.compile(r"(?:^|[\W_])(costs?|prices?|pricing|latency|latencies|runtimes?)(?:$|[\W_])"
+                       r"(?![\W_]*(?:effective|efficien|sensitive|aware|benefit))", re.I)
 #: Metric suffixes of wide column names: ``<task>_<metric>`` columns sharing a task are one dataset.
 METRIC_SUFFIXES = ("exact_match", "acc_norm", "acc", "accuracy", "bleu", "f1", "em", "rouge_l", "rougel", "rouge1",
                    "rouge2", "mcc", "pass@1", "pass_at_1", "chrf", "brier_score",

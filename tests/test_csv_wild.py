@@ -76,8 +76,9 @@ def test_cost_table_sidecar_declarations_win_over_the_file_name(read_path, tmp_p
         assert any(n.startswith("18 columns read as lower-is-better") for n in rep.files[0].notes)
 
 
-def test_a_file_not_named_as_costs_keeps_its_scales(tmp_path):
-    f = tmp_path / "table_2026_01_08.csv"
+@pytest.mark.parametrize("name", ["table_2026_01_08.csv", "cost_effective_eval.csv", "costume_bench.csv"])
+def test_a_file_not_named_as_costs_keeps_its_scales(tmp_path, name):
+    f = tmp_path / name
     f.write_bytes(COST.read_bytes())
     with Store.open(":memory:") as s:
         rep = _ingest(s, f)
