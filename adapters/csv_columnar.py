@@ -10,11 +10,10 @@ from __future__ import annotations
 import csv
 
 from harness_ext.adapters.csv_rules import (
-    _BOOL, _MISSING, LOWER_NAME, _candidate_columns, _chance, _dataset_metrics, _parse, _wide_column_meta,
-    check_column_scale, check_model_column, clean_header, model_column)
-from harness_ext.adapters.csv_columns import WideColumns, classify_wide
+    _BOOL, _MISSING, _candidate_columns, _dataset_metrics, _parse, _wide_column_meta, check_model_column, clean_header,
+    file_measure, model_column, score_column)
+from harness_ext.adapters.csv_columns import WideColumns, classify_wide, report_file_measure, report_repeated_models
 from harness_ext.errors import IngestError
-from harness_ext.store.scales import infer_scale
 from harness_ext.types import SourceFile
 
 
@@ -131,23 +130,17 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
                 metas[i][header[j]] = v
     benches = [b.strip() for b in table.column(bench_col).to_pylist()] if bench_col is not None else None
     del table
-    columns = []
+    report_repeated_models(src, models, metas, benches)
+    columns, measure, by_file_name = [], file_measure(src), []
     for k, j in enumerate(score_cols):
         name = header[j]
-        spec = specs.get(name, {})
-        hint = spec.get("scale") or ("percent" if pct_of[j] or "%" in name else None)
-        col = values[:, k]
-        scale, lo, hi = infer_scale(col[~np.isnan(col)], name=name, metric=spec.get("metric") or "",
-                                    declared_lo=spec.get("min"), declared_hi=spec.get("max"), hint=hint)
-        check_column_scale(src, name, col.tolist(), models, scale, lo, hi, hint)
-        hib = spec.get("higher_is_better")
-        hib = False if hib is None and LOWER_NAME.search(name) else hib
-        rb, rb_src = _chance(src, cm, name, spec, lo, hi)
+        col = score_column(src, cm, name, specs.get(name, {}), values[:, k].tolist(), pct_of[j], models, measure)
+        if col.pop("by_file_name"):
+            by_file_name.append(name)
         columns.append(dict(
-            benchmark=cm["benchmark"] or stem, dataset=dnames[j][0], metric=dnames[j][1], primary=dnames[j][2],
-            higher_is_better=None if hib is None else bool(hib), random_baseline=rb, baseline_source=rb_src,
-            min_score=lo, max_score=hi, scale=scale, aggregate=j in aggregates,
-            dataset_metadata={"column": name, "scale_detected": scale}))
+            benchmark=cm["benchmark"] or stem, dataset=dnames[j][0], metric=dnames[j][1], primary=dnames[j][2], **col,
+            aggregate=j in aggregates, dataset_metadata={"column": name, "scale_detected": col["scale"]}))
+    report_file_measure(src, measure, by_file_name)
     if benches is not None:  # a benchmark column: one block of columns per benchmark named in it
         return _split_by_benchmark(models, metas, columns, values, benches)
     return ColumnarResults(models=models, model_metadata=metas, columns=columns, values=values)

@@ -53,6 +53,8 @@ def _decimals(col) -> int:
 
 #: Words of a column name that say nothing about which scores it holds (a date, a version, "score").
 _FILLER = re.compile(r"^(\d+|v\d+|score)$")
+#: Words before "average" that name what is averaged over (the model's scores), not a group of columns.
+_SUBJECT = frozenset({"model", "models", "llm"})
 
 
 def _words(name: str) -> list:
@@ -98,7 +100,7 @@ def aggregate_columns(header, score_cols, specs, stem, cm) -> dict:
     Declared in the sidecar (``kind: aggregate``); or, among at least three score columns (the columns
     that hold numbers, with or without a value in the rows present), a column named an
     average/overall/total (:data:`AGGREGATE_NAME`) of the whole table or of columns beside it: nothing
-    before that word (``Average``, ``overall_f1``), or words another score column's name starts with
+    before that word but "model" (``Average``, ``overall_f1``, ``model_average_score``), or words another score column's name starts with
     (``hydrox_overall_score`` beside ``hydrox_safety``). LiveBench's six ``LB_Reasoning_Average``, ...
     average tasks the file does not hold: they are its datasets. Failing those, the one column named as the
     leaderboard's own score (:func:`_own_score`). Never the values: a column that happens to equal the mean
@@ -116,7 +118,9 @@ def aggregate_columns(header, score_cols, specs, stem, cm) -> dict:
         m = AGGREGATE_NAME.search(header[j].replace("_", " "))
         if m is None:
             continue
-        before = _words(header[j].replace("_", " ")[:m.start() + len(m.group(1))])
+        # "model" before the word names whose average it is, not a group of columns (the Open LLM Leaderboard
+        # v2's flattened "model_average_score")
+        before = [w for w in _words(header[j].replace("_", " ")[:m.start() + len(m.group(1))]) if w not in _SUBJECT]
         if not before or any(k != j and words[k][:len(before)] == before for k in score_cols):
             out[j] = "named as an average or overall of the other columns"
     if len(out) == declared:
@@ -199,3 +203,39 @@ def report_columns(src, header, aggregates: dict, guessed_meta: list, empty: lis
     if hints:
         src.note(f"{listed(hints, 12)} equal{'s' * (len(hints) == 1)} the mean of the other score columns on every complete "
                  "row: stored as a dataset; declare kind: aggregate with --column-meta if it is an aggregate")
+
+
+def report_repeated_models(src, models: list, metas: list, benches=None) -> None:
+    """Note the models a wide table lists on more than one row, and the metadata columns their rows differ in.
+
+    Leaderboard histories (Chatbot Arena's snapshots, one row per model and date) are wide tables keyed by more
+    than the model. Each model's first row is the one stored, as its metadata and, where the rows disagree, its
+    scores (each such score is also reported as a conflict); a later row equal to the first adds nothing, which
+    the conflicts would not say. ``metas``: each row's metadata, parallel to ``models``; ``benches``: each row's
+    ``benchmark`` cell where the table has that column (a model on one row per benchmark is not repeated).
+    """
+    rows: dict = {}
+    for i, m in enumerate(models):
+        rows.setdefault((m, benches[i] if benches is not None else None), []).append(i)
+    repeated = [(m, ix) for (m, _), ix in rows.items() if len(ix) > 1]
+    if not repeated:
+        return
+    names = list(dict.fromkeys(m for m, _ in repeated))
+    keys = list(dict.fromkeys(k for _, ix in repeated for i in ix for k in metas[i]))
+    differ = [k for k in keys if any(len({repr(metas[i].get(k)) for i in ix}) > 1 for _, ix in repeated)]
+    n_rows = sum(len(ix) for _, ix in repeated)
+    many = len(names) != 1
+    whose = "each one's" if many else "its"
+    src.note(f"{len(names)} model{'s' * many} listed on more than one row ({n_rows} rows): {listed(names, 12)}; "
+             f"{whose} first row is stored (its metadata, and its scores where the rows disagree: "
+             "each reported as a conflict)" + (f"; the rows differ in {listed(differ, 12)}" if differ else ""))
+
+
+def report_file_measure(src, measure, names: list) -> None:
+    """Note the columns read as costs because of the file's name (:func:`~harness_ext.adapters.csv_rules.file_measure`)."""
+    if not names:
+        return
+    many = len(names) != 1
+    src.note(f"{len(names)} column{'s' * many} read as lower-is-better on an open scale (not percentages or proportions), "
+             f"as the file's name says {measure!r}: {listed(names, 12)}; declare "
+             "higher_is_better, scale or min/max with --column-meta to override")

@@ -29,16 +29,26 @@ META_NAME = re.compile(
     # bounds of a score's interval (Arena-Hard-Auto's "rating_q025"/"rating_q975", "ci_low", "upper"), and token
     # counts in snake_case ("avg_tokens": the \b above does not split on "_")
     r"(?:^|[\W_])(?:q\d{2,3}|lower|upper|ci[ _-]?(?:low|high|lo|hi)|(?:avg|mean|num|n)?[ _-]?tokens?)(?:$|[\W_])|"
-    r"\bversion\b|\bhub\b|likes|downloads|\blink\b|\burl\b|\bid\b|\bseed\b|\bnum_|\bn_|"
+    r"\bversion\b|\bhub\b|likes|hearts|downloads|\blink\b|\burl\b|\bid\b|\bseed\b|\bnum_|\bn_|"
+    # a column named as metadata (the Open LLM Leaderboard's flattened "metadata_generation", "metadata_hub_hearts")
+    r"(?:^|[\W_])metadata(?:$|[\W_])|"
     # a model's answer length (AlpacaEval's "Output Length", "avg_length"), not a length-controlled score
     r"(?<![a-z])(?:(?:avg|average|mean|output|response|answer)[ _-]?)?length(?![ _-]*controlled)(?![a-z]))", re.I)
 #: Column names of aggregates of the other columns.
 AGGREGATE_NAME = re.compile(r"(^|[^a-z])(overall|average|avg|mean|total|aggregate|score[ _-]of[ _-]scores|all)($|[^a-z])", re.I)
 #: Column names of lower-is-better scores.
 LOWER_NAME = re.compile(r"(error|\bloss\b|perplexity|\bppl\b|latency|\bwer\b|\bcer\b|bits[ _]per)", re.I)
+#: File names of tables whose every column is what a run cost rather than how well it did (LiveBench's
+#: ``cost_<date>.csv``, dollars per task beside its ``table_<date>.csv`` of scores): lower is better, on an open
+#: scale. Read as scores, dollars from 0.03 to 62 were percentages and a cheaper model the worse one.
+#: "cost-effective", "cost_aware" name a kind of task or method, not costs.
+COST_FILE = re.compile(r"(?:^|[\W_])(costs?|prices?|pricing|latency|latencies|runtimes?)(?:$|[\W_])"
+                       r"(?![\W_]*(?:effective|efficien|sensitive|aware|benefit))", re.I)
 #: Metric suffixes of wide column names: ``<task>_<metric>`` columns sharing a task are one dataset.
 METRIC_SUFFIXES = ("exact_match", "acc_norm", "acc", "accuracy", "bleu", "f1", "em", "rouge_l", "rougel", "rouge1",
-                   "rouge2", "mcc", "pass@1", "pass_at_1", "chrf", "brier_score")
+                   "rouge2", "mcc", "pass@1", "pass_at_1", "chrf", "brier_score",
+                   # the Open LLM Leaderboard v2's flattened records: each task's raw and chance-normalised score
+                   "normalized_score", "value")
 #: Share of numeric cells above which a column is a score column with a typo, not a text column.
 MOSTLY_NUMERIC = 0.8
 #: A line break, tab or other control character inside a header cell, with the spaces around it.
@@ -284,6 +294,37 @@ def _chance(src, cm, name, spec, lo, hi):
         raise IngestError(cm["path"] or src.path, f"column {name!r}: chance {spec['chance']!r} is not a number") from None
     return v, str(spec.get("source") or "csv sidecar")
 
+
+
+def file_measure(src: SourceFile):
+    """The word of the file's name that says its columns are costs (:data:`COST_FILE`), or None."""
+    m = COST_FILE.search(src.path.stem)
+    return m.group(1).lower() if m else None
+
+
+def score_column(src: SourceFile, cm: dict, name: str, spec: dict, values, pct: bool, models, measure) -> dict:
+    """The stored properties of one wide score column (both reading paths): scale and bounds, direction, chance.
+
+    ``values``: the column's numbers (None or NaN: missing); ``pct``: a cell was written with ``%``;
+    ``measure``: :func:`file_measure` of the file. In a file named as costs, a column without a declared scale,
+    bounds or direction is lower-is-better on an open scale (``by_file_name`` in the result says so, for the
+    note); one with any of them declared is read as declared.
+    """
+    from harness_ext.store.scales import infer_scale  # numpy: not imported to register the adapter
+
+    hint = spec.get("scale") or ("percent" if pct or "%" in name else None)
+    hib = spec.get("higher_is_better")
+    by_file_name = bool(measure) and hint is None and hib is None and spec.get("min") is None and spec.get("max") is None
+    if by_file_name:
+        hint, hib = "unbounded", False
+    present = [v for v in values if v is not None and v == v]
+    scale, lo, hi = infer_scale(present, name=name, metric=spec.get("metric") or "",
+                                declared_lo=spec.get("min"), declared_hi=spec.get("max"), hint=hint)
+    check_column_scale(src, name, values, models, scale, lo, hi, hint)
+    hib = False if hib is None and LOWER_NAME.search(name) else hib
+    rb, rb_src = _chance(src, cm, name, spec, lo, hi)
+    return dict(scale=scale, min_score=lo, max_score=hi, higher_is_better=None if hib is None else bool(hib),
+                random_baseline=rb, baseline_source=rb_src, by_file_name=by_file_name)
 
 
 def check_column_scale(src: SourceFile, name: str, values, models, scale: str, lo, hi, hint) -> None:

@@ -43,7 +43,11 @@ present; metric is ``score``. Column by column:
   its values are at most 1 is noted with the counts; a value outside a sidecar's scale or bounds
   refuses the file.
 * **Direction.** Higher is better unless the name says error/loss/perplexity/
-  latency/rank (:data:`LOWER_NAME`) or the sidecar says otherwise.
+  latency/rank (:data:`LOWER_NAME`) or the sidecar says otherwise. In a file named as costs
+  (:data:`~harness_ext.adapters.csv_rules.COST_FILE`: LiveBench's ``cost_<date>.csv``) a column the sidecar
+  gives no direction, scale or bounds is lower-is-better on an open scale, and noted.
+* **Repeated models.** A model on more than one row is stored from its first row (its metadata; its scores
+  where the rows disagree, each a conflict), with a note naming the models and the columns the rows differ in.
 
 OpenCompass summaries
 ---------------------
@@ -90,8 +94,8 @@ from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 from harness_ext.adapters.csv_rules import (  # noqa: F401 - AGGREGATE_NAME, META_NAME, read_sidecar: named above and by callers
-    _BOOL, AGGREGATE_NAME, LOWER_NAME, META_NAME, _candidate_columns, _chance, _dataset_metrics, _parse, _wide_column_meta,
-    check_column_scale, check_model_column, clean_header, column_meta, model_column, read_sidecar)
+    _BOOL, AGGREGATE_NAME, LOWER_NAME, META_NAME, _candidate_columns, _dataset_metrics, _parse, _wide_column_meta,
+    check_model_column, clean_header, column_meta, file_measure, model_column, read_sidecar, score_column)
 
 LONG_REQUIRED = ("model", "dataset", "value")
 
@@ -279,8 +283,6 @@ def _read_summary(src, rows):
 
 
 def _read_wide(src, rows, header, lower, stem):
-    from harness_ext.store.scales import infer_scale  # numpy: not imported to register the adapter
-
     cm, specs, declared_meta = _wide_column_meta(src, header, lower)
     mc = model_column(lower)
     bench_col = lower.index("benchmark") if "benchmark" in lower else None
@@ -294,7 +296,7 @@ def _read_wide(src, rows, header, lower, stem):
     check_model_column(src, header, mc, [row[mc] for _, row in body])
 
     # Classify every column from its cells' types and its name: metadata, score (scale, percent), aggregate.
-    from harness_ext.adapters.csv_columns import WideColumns, classify_wide
+    from harness_ext.adapters.csv_columns import WideColumns, classify_wide, report_file_measure, report_repeated_models
 
     cols, parsed = WideColumns(), {}
     for j, name, spec in _candidate_columns(header, mc, bench_col, specs, declared_meta, cols.meta):
@@ -323,27 +325,24 @@ def _read_wide(src, rows, header, lower, stem):
                 md[header[j]] = v
         metas.append(md)
     models = [row[mc].strip() for _, row in body]  # for naming a score outside its column's scale
+    report_repeated_models(src, models, metas, [row[bench_col].strip() for _, row in body] if bench_col is not None else None)
+    measure, by_file_name = file_measure(src), []
     for j in score_cols:
         name = header[j]
-        spec = specs.get(name, {})
         vals, pct = parsed[j]
-        hint = spec.get("scale") or ("percent" if pct or "%" in name else None)
-        scale, lo, hi = infer_scale([v for v in vals if v is not None], name=name, metric=spec.get("metric") or "",
-                                    declared_lo=spec.get("min"), declared_hi=spec.get("max"), hint=hint)
-        check_column_scale(src, name, vals, models, scale, lo, hi, hint)
-        hib = spec.get("higher_is_better")
-        hib = False if hib is None and LOWER_NAME.search(name) else hib
-        rb, rb_src = _chance(src, cm, name, spec, lo, hi)
+        col = score_column(src, cm, name, specs.get(name, {}), vals, pct, models, measure)
+        if col.pop("by_file_name"):
+            by_file_name.append(name)
         for i, (n, row) in enumerate(body):
             if vals[i] is None:
                 continue
             out.append(ResultRecord(
-                model=row[mc].strip(), benchmark=row[bench_col].strip() if bench_col is not None else (cm["benchmark"] or stem),
-                dataset=names[j][0], metric=names[j][1], primary=names[j][2], value=vals[i],
-                higher_is_better=None if hib is None else bool(hib), random_baseline=rb, baseline_source=rb_src,
-                min_score=lo, max_score=hi, scale=scale, aggregate=j in aggregates, model_metadata=metas[i],
-                dataset_metadata={"column": name, "scale_detected": scale},
+                model=models[i], benchmark=row[bench_col].strip() if bench_col is not None else (cm["benchmark"] or stem),
+                dataset=names[j][0], metric=names[j][1], primary=names[j][2], value=vals[i], **col,
+                aggregate=j in aggregates, model_metadata=metas[i],
+                dataset_metadata={"column": name, "scale_detected": col["scale"]},
             ))
+    report_file_measure(src, measure, by_file_name)
     return out
 
 

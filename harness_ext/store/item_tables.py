@@ -74,7 +74,8 @@ def header_of(path: Path) -> list:
         return list(pq.read_schema(path).names)
     import csv
 
-    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+    # utf-8-sig: a byte-order mark (spreadsheets' "CSV UTF-8") is no part of the first column's name
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
         line = fh.readline(65536)
     return next(csv.reader([line], delimiter="\t" if path.suffix == ".tsv" else ","), [])
 
@@ -101,6 +102,46 @@ def is_item_table(path, spec: Optional[dict] = None) -> bool:
         return False
     except Exception:  # pyarrow's ArrowInvalid for a file that is not Parquet: not an item table
         return False
+
+
+def _check_header(path: Path, layout: str) -> None:
+    """Refuse a CSV/TSV header that names a column twice, or a wide table whose first row is scores.
+
+    pandas renames a repeated name (the second ``gpt-4`` column becomes model ``gpt-4.1``, another model's name;
+    a second ``q7`` item ``q7.1``), so the file is read from its own first row. A wide table saved without a
+    header (a bare models x items matrix of 0/1, as ``np.savetxt`` or ``df.to_csv(header=False)`` write it) has
+    scores there, every cell a number: its first model's scores would be read as the item ids or model names.
+
+    Raises
+    ------
+    IngestError
+        Naming the repeated names, or saying the first row holds scores.
+    """
+    import csv
+    from collections import Counter
+
+    from ..report import listed
+
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
+        header = next(csv.reader(fh, delimiter="\t" if path.suffix == ".tsv" else ","), [])
+    names = [h.strip() for h in header]
+    what = "model name" if layout == "items_x_models" else "item id" if layout == "models_x_items" else "column name"
+    if layout != "long" and names and all(_is_number(n) for n in names):
+        raise IngestError(path, f"the first row holds numbers ({listed(names, 5)}), not a header: a {layout} table "
+                                f"needs a first row naming its id column and each {what}")
+    repeated = {n: c for n, c in Counter(names).items() if c > 1}
+    if repeated:
+        shown = listed([f"{n!r} ({c} columns)" for n, c in repeated.items()], 5)
+        raise IngestError(path, f"{len(repeated)} {what}{'s' * (len(repeated) != 1)} in more than one column of the "
+                                f"header: {shown}; each column must have its own name")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _read_frame(path: Path) -> pd.DataFrame:
@@ -186,6 +227,8 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
     if size > MAX_BYTES:
         raise IngestError(path, f"{size} bytes is more than the {MAX_BYTES} an item table may have")
     digest = file_hash(path)
+    if path.suffix != ".parquet":
+        _check_header(path, layout)
     try:
         df = _read_frame(path)
     except Exception as exc:  # pyarrow/pandas parse errors have no common base class
