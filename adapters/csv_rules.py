@@ -29,6 +29,8 @@ META_NAME = re.compile(
     # bounds of a score's interval (Arena-Hard-Auto's "rating_q025"/"rating_q975", "ci_low", "upper"), and token
     # counts in snake_case ("avg_tokens": the \b above does not split on "_")
     r"(?:^|[\W_])(?:q\d{2,3}|lower|upper|ci[ _-]?(?:low|high|lo|hi)|(?:avg|mean|num|n)?[ _-]?tokens?)(?:$|[\W_])|"
+    # an interval's width named with its level (LMArena's "ci95", "95_pct_ci"): the \bci\b above needs a boundary
+    r"(?:^|[\W_])(?:\d{2}[ _-]?(?:pct|%)?[ _-]?)?ci\d{0,2}(?:$|[\W_])|"
     r"\bversion\b|\bhub\b|likes|hearts|downloads|\blink\b|\burl\b|\bid\b|\bseed\b|\bnum_|\bn_|"
     # a column named as metadata (the Open LLM Leaderboard's flattened "metadata_generation", "metadata_hub_hearts")
     r"(?:^|[\W_])metadata(?:$|[\W_])|"

@@ -167,3 +167,14 @@ def test_one_row_per_model_and_benchmark_is_not_a_repeat(read_path, tmp_path):
         notes = [n for n in rep.files[0].notes if "more than one row" in n]
         assert notes == ["1 model listed on more than one row (2 rows): a; its first row is stored (its metadata, and "
                          "its scores where the rows disagree: each reported as a conflict)"]
+
+
+@BOTH
+def test_numeric_interval_columns_named_with_their_level_are_not_scores(read_path, tmp_path):
+    # LMArena's "ci95" and "95_pct_ci" hold text ("+5/-5") in its exports, but a table that writes the width as a
+    # number had it stored as a dataset beside the score: the "ci" rule needed a word boundary after "ci".
+    path = tmp_path / "arena.csv"
+    path.write_text("model,score,ci95,95_pct_ci\n" + "".join(f"m{i},{1200 + 10 * i},{5 + i},{4 + i}\n" for i in range(6)))
+    with Store.open(":memory:") as s:
+        _ingest(s, path)
+        assert list(_datasets(s)["name"]) == ["score"]
