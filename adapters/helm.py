@@ -12,7 +12,12 @@ A run's primary record is the scenario's *main metric*, picked the way HELM's
 schema does it: each run group in ``schema_classic.yaml`` names an
 ``environment: {main_name, main_split}`` and HELM's tables show the
 unperturbed stat with that name on that split. :data:`MAIN_METRICS` copies
-those pairs for the HELM Classic/Lite scenarios. The value is the stat's
+those pairs for the HELM Classic/Lite, Safety and Capabilities scenarios
+(``schema_classic.yaml``, ``schema_safety.yaml``, ``schema_capabilities.yaml``). HELM
+Safety's BBQ runs also carry ``bbq_accuracy``, the column its tables show: it is
+stored beside Classic's main metric for BBQ (``quasi_exact_match``, which it equals
+on the runs seen), not instead of it, since only the latter has per-instance
+scores. The value is the stat's
 ``mean`` (over train trials). Stats whose ``name`` carries a ``perturbation``
 key (robustness and fairness variants) are never used; neither are stats with
 a ``sub_split``. When the table names a split that is not in ``stats.json`` the
@@ -158,6 +163,12 @@ MAIN_METRICS = {
     "simple_safety_tests": ("safety_score", "test"),
     "xstest": ("safety_score", "test"),
     "anthropic_red_team": ("safety_score", "test"),
+    # HELM Capabilities (schema_capabilities.yaml); WildBench's score rescaled from 1-10 to [0, 1].
+    "mmlu_pro": ("chain_of_thought_correctness", "test"),
+    "gpqa": ("chain_of_thought_correctness", "test"),
+    "ifeval": ("ifeval_strict_accuracy", "test"),
+    "wildbench": ("wildbench_score_rescaled", "test"),
+    "omni_math": ("omni_math_accuracy", "test"),
 }
 #: Used, in this order, for scenarios missing from :data:`MAIN_METRICS`.
 FALLBACK_METRICS = ("exact_match", "quasi_exact_match", "f1_score", "exact_match_indicator", "math_equiv",
@@ -166,7 +177,9 @@ FALLBACK_METRICS = ("exact_match", "quasi_exact_match", "f1_score", "exact_match
 LOWER_IS_BETTER = frozenset({"bits_per_byte", "perplexity", "absolute_value_difference", "distance",
                              "ece_10_bin", "ece_1_bin", "inference_runtime"})
 #: Accuracy metrics also stored (as non-primary) when present on the main split.
-SECONDARY_METRICS = (frozenset(FALLBACK_METRICS) | {m for m, _ in MAIN_METRICS.values() if m}) - LOWER_IS_BETTER
+#: ``bbq_accuracy``: HELM Safety's BBQ column (schema_safety.yaml), next to Classic's main metric for the same runs.
+SECONDARY_METRICS = ((frozenset(FALLBACK_METRICS) | {m for m, _ in MAIN_METRICS.values() if m} | {"bbq_accuracy"})
+                     - LOWER_IS_BETTER)
 #: Run-name arguments that say how a model was prompted, not what was evaluated (left out of dataset names).
 MODEL_ARGS = frozenset({"model", "model_deployment", "tokenizer", "stop", "global_prefix"})
 #: Arguments at their default value, left out of dataset names.
@@ -174,7 +187,8 @@ DEFAULT_ARGS = {"data_augmentation": "canonical"}
 #: Chance accuracy of fixed-choice HELM scenarios (1 / number of answer choices), for EM-type metrics.
 HELM_CHOICES = {"mmlu": 4, "hellaswag": 4, "openbookqa": 4, "boolq": 2, "imdb": 2, "civil_comments": 2,
                 "legal_support": 2, "blimp": 2, "lsat_qa": 5, "bbq": 3}
-_EM_METRICS = frozenset({"exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match"})
+_EM_METRICS = frozenset({"exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match",
+                         "bbq_accuracy"})
 #: helm-summarize metric-group tables that are not capability scores.
 NON_ACCURACY_TABLES = frozenset({"calibration", "calibration_detailed", "robustness", "robustness_detailed",
                                  "fairness", "fairness_detailed", "efficiency", "efficiency_detailed",

@@ -1,5 +1,6 @@
 """A HELM Safety suite folder ingested as a new user would (real slice of stanford-crfm/helm's
-benchmark_output_TRUE_latest/runs/v3 in fixtures/helm_v3, see its PROVENANCE.md)."""
+benchmark_output_TRUE_latest/runs/v3 in fixtures/helm_v3, see its PROVENANCE.md), and the HELM Capabilities
+main metrics (schema_capabilities.yaml)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
+from harness_ext.adapters.helm import records_for_run
 from harness_ext.store.db import Store
 from harness_ext.store.ingest import ingest_paths
 from harness_ext.store.matrix import MatrixQuery, load_matrix
@@ -52,6 +56,17 @@ def test_a_metric_given_twice_for_an_instance_is_still_refused(tmp_path):
                                             "its harm_bench_score is listed twice")
 
 
+def test_safety_bbq_run_keeps_the_bbq_accuracy_its_tables_show():
+    """HELM Safety's BBQ column is bbq_accuracy (schema_safety.yaml); it was not stored at all."""
+    s, _ = _store(BBQ)
+    rows = {m: (p, v) for _, m, p, v in _results(s)}
+    assert rows["quasi_exact_match"] == (True, 1.0)  # Classic's main metric for BBQ, the same runs' name
+    assert rows["bbq_accuracy"] == (False, 1.0)
+    assert "ece_10_bin" not in rows and "bits_per_byte" not in rows
+    rb = s.con.execute("SELECT random_baseline FROM datasets WHERE metric = 'bbq_accuracy'").fetchone()[0]
+    assert rb == pytest.approx(1 / 3)
+
+
 def test_a_whole_suite_folder():
     s, rep = _store(SUITE)
     by = {Path(f.path).name: f for f in rep.files}
@@ -64,3 +79,32 @@ def test_a_whole_suite_folder():
     assert df.shape == (9, 1)
     assert df.loc["meta/llama-3-8b", "bbq_subject:all"] == 0.5
     assert df.loc["qwen/qwen2-72b-instruct", "bbq_subject:all"] == 1.0
+
+
+def _stat(name, mean):
+    return {"name": {"name": name, "split": "test"}, "count": 1, "sum": mean, "mean": mean}
+
+
+@pytest.mark.parametrize("name, group, stats, metric, value", [
+    ("gpqa:subset=gpqa_main,use_chain_of_thought=true,use_few_shot=false,model=openai_gpt-4o-2024-05-13", "gpqa",
+     [_stat("chain_of_thought_correctness", 0.5)], "chain_of_thought_correctness", 0.5),
+    ("mmlu_pro:subset=all,use_chain_of_thought=true,use_few_shot=false,model=openai_gpt-4o-2024-05-13", "mmlu_pro",
+     [_stat("chain_of_thought_correctness", 0.75)], "chain_of_thought_correctness", 0.75),
+    ("ifeval:model=openai_gpt-4o-2024-05-13", "ifeval", [_stat("ifeval_strict_accuracy", 0.8)],
+     "ifeval_strict_accuracy", 0.8),
+    # WildBench's judge score is 1-10; the table shows it rescaled to [0, 1]
+    ("wildbench:subset=v2,model=openai_gpt-4o-2024-05-13", "wildbench",
+     [_stat("wildbench_score", 7.5), _stat("wildbench_score_rescaled", 0.72)], "wildbench_score_rescaled", 0.72),
+    ("omni_math:model=openai_gpt-4o-2024-05-13", "omni_math", [_stat("omni_math_accuracy", 0.3)],
+     "omni_math_accuracy", 0.3),
+])
+def test_capabilities_runs_are_read_with_their_schema_main_metric(name, group, stats, metric, value):
+    """They were refused ("not in the main-metric table and none of exact_match, ... is in stats.json"); a run
+    with an exact_match beside its chain-of-thought score would have been read with the wrong one."""
+    spec = {"name": name, "adapter_spec": {"model": "openai/gpt-4o-2024-05-13"}, "groups": [group]}
+    stats = stats + [_stat("exact_match", 0.0), _stat("num_instances", 100)]
+    recs = records_for_run(spec, stats, "x")
+    primary = [r for r in recs if r.primary]
+    assert [(r.metric, r.value) for r in primary] == [(metric, value)]
+    assert primary[0].dataset_metadata["main_metric"] == f"schema main metric of {group}"
+    assert "wildbench_score" not in {r.metric for r in recs}
