@@ -99,7 +99,7 @@ from pathlib import Path
 from typing import Optional
 
 from harness_ext.benchmarks import MMLU_BENCHMARK, MMLU_METRIC, MMLU_SUBJECTS, chance_baseline, mmlu_subject
-from harness_ext.errors import IngestError
+from harness_ext.errors import IngestError, NotResults
 from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
 from harness_ext.types import Adapter, ResultRecord, SourceFile
@@ -463,9 +463,20 @@ def _tables(doc) -> Optional[list]:
     return None
 
 
+#: helm-summarize's map of run names to their suite: no scores (the runs are read from their folders).
+RUN_SUITES_FILE = "runs_to_run_suites.json"
+
+
+def _is_run_suites(src: SourceFile) -> bool:
+    doc = src.try_json() if src.path.name == RUN_SUITES_FILE else None
+    return isinstance(doc, dict) and bool(doc) and all(isinstance(v, str) and "model=" in k for k, v in doc.items())
+
+
 def can_handle_table(src: SourceFile) -> bool:
-    if src.suffix != ".json" or b'"header"' not in src.head:
+    if src.suffix != ".json":
         return False
+    if b'"header"' not in src.head:
+        return _is_run_suites(src)
     return _tables(src.try_json()) is not None
 
 
@@ -513,6 +524,9 @@ _AGGREGATE_COLUMNS = frozenset({"mean win rate", "mean score"})
 
 
 def read_table(src: SourceFile):
+    if _is_run_suites(src):
+        raise NotResults(src.path, "HELM's map of run names to their suite (helm-summarize): no scores; the runs "
+                                   "are read from their folders")
     tables = _tables(src.json())
     if tables is None:
         raise IngestError(src.path, "not a helm-summarize table (no header/rows)")
