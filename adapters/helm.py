@@ -588,7 +588,8 @@ def read_table(src: SourceFile):
                     benchmark, dataset = MMLU_BENCHMARK, subject
                     rb, rb_src = chance_baseline(f"mmlu:subject={subject}", "exact_match")
                 else:
-                    benchmark, dataset = f"helm_{group}", (name if scenario_table else rg)
+                    # a scenario table is named <group>_<arguments>: "simple_safety_tests_" has none
+                    benchmark, dataset = f"helm_{group}", (name.rstrip("_") if scenario_table else rg)
                     rb, rb_src = None, None
                 if aggregate:  # beside its scenarios: an MMLU table's win rate goes with the MMLU subjects
                     benchmark = MMLU_BENCHMARK if group.startswith("mmlu") else f"helm_{group}"

@@ -83,6 +83,17 @@ def test_a_whole_suite_folder():
     assert df.loc["qwen/qwen2-72b-instruct", "bbq_subject:all"] == 1.0
 
 
+def test_a_scenario_table_without_arguments_is_named_after_its_scenario():
+    """HELM names it "simple_safety_tests_" (group, "_", no arguments); that was the dataset's name."""
+    s, rep = _store(SUITE / "groups" / "json" / "simple_safety_tests_simple_safety_tests_.json")
+    df = load_matrix(s, MatrixQuery(normalise="none"))
+    assert list(df.columns) == ["simple_safety_tests"] and df.shape == (9, 1)
+    assert df.loc["meta/llama-3-8b", "simple_safety_tests"] == 0.375
+    assert df.loc["qwen/qwen2-72b-instruct", "simple_safety_tests"] == 0.875
+    # only the first column of the run group is read, not # eval or # output tokens
+    assert s.con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 9
+
+
 def _stat(name, mean):
     return {"name": {"name": name, "split": "test"}, "count": 1, "sum": mean, "mean": mean}
 
