@@ -75,7 +75,10 @@ Aggregate columns ("Mean win rate", "Mean score") have no ``metadata.metric``:
 they are stored as aggregates (``kind='aggregate'``, dataset and metric "Mean win
 rate"), never subset members; perturbation columns are skipped. Benchmark ``helm_<group>``
 (``helm_core_scenarios``), dataset = the run group's display name ("BoolQ"),
-metric = the header's metric ("EM"). The model comes from the
+metric = the header's metric ("EM"). A per-scenario table's dataset is its name,
+``<group>_<arguments>`` (``bbq_subject:all``; ``simple_safety_tests`` for HELM's
+``simple_safety_tests_``, a group without arguments). ``runs_to_run_suites.json``
+(run name -> suite) holds no scores: skipped without a warning. The model comes from the
 ``run_spec_names`` the cells link to when they name one model, else the row's
 display name. MMLU subject columns (run specs ``mmlu:subject=...``) go to
 benchmark ``mmlu``, metric ``acc``.
@@ -523,10 +526,14 @@ def _cell_value(cell, src, where) -> Optional[float]:
 _AGGREGATE_COLUMNS = frozenset({"mean win rate", "mean score"})
 
 
-def read_table(src: SourceFile):
+def _refuse_run_suites(src: SourceFile) -> None:
     if _is_run_suites(src):
         raise NotResults(src.path, "HELM's map of run names to their suite (helm-summarize): no scores; the runs "
                                    "are read from their folders")
+
+
+def read_table(src: SourceFile):
+    _refuse_run_suites(src)
     tables = _tables(src.json())
     if tables is None:
         raise IngestError(src.path, "not a helm-summarize table (no header/rows)")
@@ -588,7 +595,6 @@ def read_table(src: SourceFile):
                     benchmark, dataset = MMLU_BENCHMARK, subject
                     rb, rb_src = chance_baseline(f"mmlu:subject={subject}", "exact_match")
                 else:
-                    # a scenario table is named <group>_<arguments>: "simple_safety_tests_" has none
                     benchmark, dataset = f"helm_{group}", (name.rstrip("_") if scenario_table else rg)
                     rb, rb_src = None, None
                 if aggregate:  # beside its scenarios: an MMLU table's win rate goes with the MMLU subjects
