@@ -19,7 +19,7 @@ over its subtasks and is skipped. Dataset names are the subtask descriptions
 is its own shot setting. Metric: ``preferred_score`` (primary) and the other
 ``score_dict`` entries (non-primary; ``normalized_aggregate_score`` is derived
 and dropped; a secondary entry that is not a number is left out and counted in
-a note). ``multiple_choice_grade`` and ``exact_str_match`` outside [0, 1]
+a note; the Brier score and the expected calibration error are lower-is-better). ``multiple_choice_grade`` and ``exact_str_match`` outside [0, 1]
 refuse the file.
 
 Normalisation matches the paper: BIG-bench normalises the preferred score as
@@ -71,6 +71,8 @@ BIGBENCH_LITE_TASKS = frozenset({
 _DERIVED = frozenset({"normalized_aggregate_score"})
 #: Metrics BIG-bench computes as a share of examples (``bigbench/api/task_metrics.py``): always in [0, 1].
 _PROPORTIONS = frozenset({"multiple_choice_grade", "exact_str_match"})
+#: Secondary metrics where lower is better (``bigbench/api/task_metrics.py``: Brier score, calibration error).
+_LOWER_IS_BETTER = frozenset({"calibration_multiple_choice_brier_score", "expected_calibration_error"})
 _MODEL_META = ("total_params", "non_embedding_params", "flop_matched_non_embedding_params", "training_batch_size",
                "training_steps", "description")
 
@@ -156,7 +158,8 @@ def read(src: SourceFile):
             is_pref = metric == preferred
             rec = dict(
                 model=model, dataset=dataset, metric=metric, value=value, num_fewshot=shots, task=task,
-                primary=is_pref, higher_is_better=higher if is_pref else None,
+                primary=is_pref,
+                higher_is_better=higher if is_pref else (False if metric in _LOWER_IS_BETTER else None),
                 random_baseline=float(low) if is_pref and lo is not None else None,
                 baseline_source="BIG-bench low_score" if is_pref and lo is not None else None,
                 min_score=lo if is_pref else None, max_score=hi if is_pref else None,

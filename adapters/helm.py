@@ -12,7 +12,12 @@ A run's primary record is the scenario's *main metric*, picked the way HELM's
 schema does it: each run group in ``schema_classic.yaml`` names an
 ``environment: {main_name, main_split}`` and HELM's tables show the
 unperturbed stat with that name on that split. :data:`MAIN_METRICS` copies
-those pairs for the HELM Classic/Lite scenarios. The value is the stat's
+those pairs for the HELM Classic/Lite, Safety and Capabilities scenarios
+(``schema_classic.yaml``, ``schema_safety.yaml``, ``schema_capabilities.yaml``). HELM
+Safety's BBQ runs also carry ``bbq_accuracy``, the column its tables show: it is
+stored beside Classic's main metric for BBQ (``quasi_exact_match``, which it equals
+on the runs seen), not instead of it, since only the latter has per-instance
+scores. The value is the stat's
 ``mean`` (over train trials). Stats whose ``name`` carries a ``perturbation``
 key (robustness and fairness variants) are never used; neither are stats with
 a ``sub_split``. When the table names a split that is not in ``stats.json`` the
@@ -70,7 +75,10 @@ Aggregate columns ("Mean win rate", "Mean score") have no ``metadata.metric``:
 they are stored as aggregates (``kind='aggregate'``, dataset and metric "Mean win
 rate"), never subset members; perturbation columns are skipped. Benchmark ``helm_<group>``
 (``helm_core_scenarios``), dataset = the run group's display name ("BoolQ"),
-metric = the header's metric ("EM"). The model comes from the
+metric = the header's metric ("EM"). A per-scenario table's dataset is its name,
+``<group>_<arguments>`` (``bbq_subject:all``; ``simple_safety_tests`` for HELM's
+``simple_safety_tests_``, a group without arguments). ``runs_to_run_suites.json``
+(run name -> suite) holds no scores: skipped without a warning. The model comes from the
 ``run_spec_names`` the cells link to when they name one model, else the row's
 display name. MMLU subject columns (run specs ``mmlu:subject=...``) go to
 benchmark ``mmlu``, metric ``acc``.
@@ -94,7 +102,7 @@ from pathlib import Path
 from typing import Optional
 
 from harness_ext.benchmarks import MMLU_BENCHMARK, MMLU_METRIC, MMLU_SUBJECTS, chance_baseline, mmlu_subject
-from harness_ext.errors import IngestError
+from harness_ext.errors import IngestError, NotResults
 from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
 from harness_ext.types import Adapter, ResultRecord, SourceFile
@@ -158,6 +166,12 @@ MAIN_METRICS = {
     "simple_safety_tests": ("safety_score", "test"),
     "xstest": ("safety_score", "test"),
     "anthropic_red_team": ("safety_score", "test"),
+    # HELM Capabilities (schema_capabilities.yaml); WildBench's score rescaled from 1-10 to [0, 1].
+    "mmlu_pro": ("chain_of_thought_correctness", "test"),
+    "gpqa": ("chain_of_thought_correctness", "test"),
+    "ifeval": ("ifeval_strict_accuracy", "test"),
+    "wildbench": ("wildbench_score_rescaled", "test"),
+    "omni_math": ("omni_math_accuracy", "test"),
 }
 #: Used, in this order, for scenarios missing from :data:`MAIN_METRICS`.
 FALLBACK_METRICS = ("exact_match", "quasi_exact_match", "f1_score", "exact_match_indicator", "math_equiv",
@@ -166,7 +180,9 @@ FALLBACK_METRICS = ("exact_match", "quasi_exact_match", "f1_score", "exact_match
 LOWER_IS_BETTER = frozenset({"bits_per_byte", "perplexity", "absolute_value_difference", "distance",
                              "ece_10_bin", "ece_1_bin", "inference_runtime"})
 #: Accuracy metrics also stored (as non-primary) when present on the main split.
-SECONDARY_METRICS = (frozenset(FALLBACK_METRICS) | {m for m, _ in MAIN_METRICS.values() if m}) - LOWER_IS_BETTER
+#: ``bbq_accuracy``: HELM Safety's BBQ column (schema_safety.yaml), next to Classic's main metric for the same runs.
+SECONDARY_METRICS = ((frozenset(FALLBACK_METRICS) | {m for m, _ in MAIN_METRICS.values() if m} | {"bbq_accuracy"})
+                     - LOWER_IS_BETTER)
 #: Run-name arguments that say how a model was prompted, not what was evaluated (left out of dataset names).
 MODEL_ARGS = frozenset({"model", "model_deployment", "tokenizer", "stop", "global_prefix"})
 #: Arguments at their default value, left out of dataset names.
@@ -174,7 +190,8 @@ DEFAULT_ARGS = {"data_augmentation": "canonical"}
 #: Chance accuracy of fixed-choice HELM scenarios (1 / number of answer choices), for EM-type metrics.
 HELM_CHOICES = {"mmlu": 4, "hellaswag": 4, "openbookqa": 4, "boolq": 2, "imdb": 2, "civil_comments": 2,
                 "legal_support": 2, "blimp": 2, "lsat_qa": 5, "bbq": 3}
-_EM_METRICS = frozenset({"exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match"})
+_EM_METRICS = frozenset({"exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match",
+                         "bbq_accuracy"})
 #: helm-summarize metric-group tables that are not capability scores.
 NON_ACCURACY_TABLES = frozenset({"calibration", "calibration_detailed", "robustness", "robustness_detailed",
                                  "fairness", "fairness_detailed", "efficiency", "efficiency_detailed",
@@ -436,119 +453,6 @@ def read_run(src: SourceFile):
     return records_for_run(run_spec, stats, src.path, suite=suite)
 
 
-# -- per-instance scores (per_instance_stats.json, display_predictions.json) -----------------------
-#: Files of a run directory with per-instance scores, in the order they are looked for.
-PER_INSTANCE_FILES = ("per_instance_stats.json", "display_predictions.json")
-
-
-def read_run_instances(run_dir):
-    """The per-instance scores of a run's main metric, as an item table for the samples table.
-
-    ``per_instance_stats.json`` (written by ``helm-run``) is a list of ``{"instance_id",
-    "train_trial_index", "perturbation"?, "stats": [{"name": {"name", "split", ...}, "mean", ...}]}``
-    (HELM's ``PerInstanceStats``); the stat read is the run's main metric on its split, unperturbed, as
-    :func:`records_for_run` picks it from ``stats.json``. Without it, ``display_predictions.json`` (written
-    by ``helm-summarize``, and what HELM's public downloads hold) is read: ``{"instance_id",
-    "train_trial_index", "perturbation"?, "stats": {name: mean}}`` per prediction, its split taken from
-    ``instances.json``. An instance's score is its mean over train trials, so the mean over instances is
-    the run's score when every instance ran in every trial. The item id is the instance id (``id1295`` ->
-    1295). Model, benchmark, task and metric are those of the run's primary result.
-
-    Returns
-    -------
-    harness_ext.store.item_tables.ItemTable
-
-    Raises
-    ------
-    IngestError
-        Naming the file and the reason.
-    """
-    import hashlib
-
-    import numpy as np
-    import pandas as pd
-
-    from harness_ext.store.item_format import ItemTable
-    from harness_ext.store.samples import doc_id
-
-    run_dir = Path(run_dir)
-    path = next((run_dir / n for n in PER_INSTANCE_FILES if os.path.isfile(run_dir / n)), run_dir / PER_INSTANCE_FILES[0])
-    run_spec = _load_json(run_dir / "run_spec.json", path)
-    stats = _load_json(run_dir / "stats.json", path)
-    primary = next(r for r in records_for_run(run_spec, stats, path) if r.primary)
-    run = parse_run_name(run_spec["name"])
-    groups = run_spec.get("groups") if isinstance(run_spec.get("groups"), list) else []
-    metric, split, _ = main_metric(run, groups, _stat_table(stats, path), path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
-    doc = _load_json(path, path)
-    if not isinstance(doc, list):
-        raise IngestError(path, f"holds {type(doc).__name__}, expected a list of per-instance stats")
-    splits = _instance_splits(run_dir, path)
-    if path.name == PER_INSTANCE_FILES[1] and splits is None:
-        raise IngestError(path, "display_predictions.json gives no splits: instances.json is needed beside it")
-    ids, values, n_other = _instance_values(doc, metric, split, splits, path)
-    if not values:
-        raise IngestError(path, f"no per-instance {metric} on split {split!r}")
-    notes = [f"{n_other} per-instance entries of other splits than {split} (or without {metric}) left out"] if n_other else []
-    per = pd.DataFrame({"id": ids, "value": values}).groupby("id", sort=True)["value"].mean()
-    if splits is not None:
-        unknown = int((~per.index.isin(list(splits))).sum())
-        if unknown:
-            notes.append(f"{unknown} instance ids not listed in instances.json")
-    doc_ids = np.fromiter((doc_id(i) for i in per.index), dtype=np.int64, count=len(per))
-    if len(set(doc_ids.tolist())) < len(doc_ids):
-        raise IngestError(path, "two instance ids map to the same item number")
-    frame = pd.DataFrame({"model": primary.model, "task": primary.dataset, "doc_id": doc_ids,
-                          "metric": primary.metric, "value": per.to_numpy(dtype=float)})
-    sha = hashlib.sha256(raw + f"\0helm-run={run_spec['name']}".encode()).hexdigest()
-    return ItemTable(path, primary.benchmark, frame, sha, notes)
-
-
-def _instance_splits(run_dir: Path, path: Path) -> Optional[dict]:
-    """``instance id -> split`` from ``instances.json``, or None when the run has none."""
-    p = run_dir / "instances.json"
-    if not os.path.isfile(p):
-        return None
-    inst = _load_json(p, path)
-    if not isinstance(inst, list):
-        raise IngestError(path, "instances.json is not a list of instances")
-    return {str(x["id"]): x.get("split") for x in inst if isinstance(x, dict) and "id" in x}
-
-
-def _instance_values(doc: list, metric: str, split: str, splits: Optional[dict], path: Path) -> tuple:
-    """``(instance ids, values, n_other)`` of ``metric`` on ``split``, unperturbed, one per (instance, trial);
-    ``n_other`` counts the unperturbed entries left out (another split, or no value of the metric)."""
-    ids, values, n_other, seen = [], [], 0, set()
-    for i, block in enumerate(doc):
-        if not isinstance(block, dict) or "instance_id" not in block:
-            raise IngestError(path, f"entry {i} has no instance_id")
-        if block.get("perturbation") is not None:
-            continue  # robustness and fairness variants, left out as in stats.json
-        iid, st = str(block["instance_id"]), block.get("stats")
-        if (iid, str(block.get("train_trial_index"))) in seen:  # it would be averaged in as one more trial
-            raise IngestError(path, f"{path.name} entry {i}: instance {iid}, trial {block.get('train_trial_index')} is listed twice")
-        seen.add((iid, str(block.get("train_trial_index"))))
-        if isinstance(st, dict):  # display_predictions.json: {name: mean}; the split from instances.json
-            v = st.get(metric)
-            v = None if splits is not None and splits.get(iid) != split else v
-            v = None if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) else float(v)
-        elif isinstance(st, list):
-            v = next((_mean(x) for x in st if isinstance(x, dict) and isinstance(x.get("name"), dict)
-                      and x["name"].get("name") == metric and x["name"].get("split") == split
-                      and x["name"].get("perturbation") is None and x["name"].get("sub_split") is None), None)
-        else:
-            raise IngestError(path, f"entry {i} has no stats")
-        if v is not None:
-            ids.append(iid)
-            values.append(v)
-        else:
-            n_other += 1
-    return ids, values, n_other
-
-
 # -- leaderboard tables (helm-summarize groups/*.json) ------------------------------------------
 def _is_table(t) -> bool:
     return isinstance(t, dict) and isinstance(t.get("header"), list) and isinstance(t.get("rows"), list)
@@ -562,9 +466,20 @@ def _tables(doc) -> Optional[list]:
     return None
 
 
+#: helm-summarize's map of run names to their suite: no scores (the runs are read from their folders).
+RUN_SUITES_FILE = "runs_to_run_suites.json"
+
+
+def _is_run_suites(src: SourceFile) -> bool:
+    doc = src.try_json() if src.path.name == RUN_SUITES_FILE else None
+    return isinstance(doc, dict) and bool(doc) and all(isinstance(v, str) and "model=" in k for k, v in doc.items())
+
+
 def can_handle_table(src: SourceFile) -> bool:
-    if src.suffix != ".json" or b'"header"' not in src.head:
+    if src.suffix != ".json":
         return False
+    if b'"header"' not in src.head:
+        return _is_run_suites(src)
     return _tables(src.try_json()) is not None
 
 
@@ -611,7 +526,14 @@ def _cell_value(cell, src, where) -> Optional[float]:
 _AGGREGATE_COLUMNS = frozenset({"mean win rate", "mean score"})
 
 
+def _refuse_run_suites(src: SourceFile) -> None:
+    if _is_run_suites(src):
+        raise NotResults(src.path, "HELM's map of run names to their suite (helm-summarize): no scores; the runs "
+                                   "are read from their folders")
+
+
 def read_table(src: SourceFile):
+    _refuse_run_suites(src)
     tables = _tables(src.json())
     if tables is None:
         raise IngestError(src.path, "not a helm-summarize table (no header/rows)")
@@ -673,7 +595,7 @@ def read_table(src: SourceFile):
                     benchmark, dataset = MMLU_BENCHMARK, subject
                     rb, rb_src = chance_baseline(f"mmlu:subject={subject}", "exact_match")
                 else:
-                    benchmark, dataset = f"helm_{group}", (name if scenario_table else rg)
+                    benchmark, dataset = f"helm_{group}", (name.rstrip("_") if scenario_table else rg)
                     rb, rb_src = None, None
                 if aggregate:  # beside its scenarios: an MMLU table's win rate goes with the MMLU subjects
                     benchmark = MMLU_BENCHMARK if group.startswith("mmlu") else f"helm_{group}"

@@ -146,3 +146,18 @@ def test_secondary_scores_that_are_no_numbers_are_counted_in_a_note(tmp_path):
         (f,) = ingest_paths(s, [_write(tmp_path, doc).path], show_progress=False).files
     assert f.status == "ingested" and f.n_results == 2
     assert f.notes == ["2 secondary scores left out (not a number): toy_task bleu_extra, toy_task rouge"]
+
+
+def test_calibration_metrics_are_lower_is_better(bb_store, tmp_path):
+    """They were stored with no direction, which the matrix reads as higher-is-better: with
+    ``--metric expected_calibration_error`` a larger calibration error counted as a better score."""
+    long = query_results(bb_store, MatrixQuery(benchmarks=("bigbench",), datasets="strategyqa"), all_metrics=True)
+    by_metric = long.groupby("metric").higher_is_better.agg(lambda v: set(v))
+    assert by_metric["expected_calibration_error"] == by_metric["calibration_multiple_choice_brier_score"] == {False}
+    assert not long[long.metric == "macro_f1"].higher_is_better.eq(False).any()  # none given: higher is better
+    doc = _doc([{"score_dict": {"multiple_choice_grade": 0.5, "expected_calibration_error": 0.3},
+                 "preferred_score": "multiple_choice_grade", "number_of_shots": 0, "low_score": 0.25,
+                 "high_score": 1.0, "subtask_description": "toy_task"}])
+    recs = {r.metric: r for r in read(_write(tmp_path, doc))}
+    assert recs["expected_calibration_error"].higher_is_better is False
+    assert recs["multiple_choice_grade"].higher_is_better is True

@@ -297,7 +297,7 @@ def ingest_walked(store, files: list, tables: list, runs: list) -> None:
     ``tables``: ``(report index, path, items block or None)`` of item-response tables (their entries are
     placeholders). ``runs``: ``(report index, path)`` of HELM run directories and Inspect AI logs; one whose results
     were not skipped adds an entry when it has item scores: a run with per-instance scores
-    (:data:`harness_ext.adapters.helm.PER_INSTANCE_FILES`), a log with samples.
+    (:data:`harness_ext.adapters.helm_instances.PER_INSTANCE_FILES`), a log with samples.
     """
     if tables:
         for (idx, _, _), f in zip(tables, ingest_item_tables(store, [(p, spec) for _, p, spec in tables])):
@@ -309,7 +309,7 @@ def ingest_walked(store, files: list, tables: list, runs: list) -> None:
 
         files += ingest_item_tables(store, [(p, None) for p in logs], read=lambda p, _: read_items(p))
     if len(logs) < len(runs):
-        from harness_ext.adapters.helm import PER_INSTANCE_FILES, read_run_instances
+        from harness_ext.adapters.helm_instances import PER_INSTANCE_FILES, read_run_instances
 
         runs = [d for d in runs if Path(d).is_dir() and any((Path(d) / n).is_file() for n in PER_INSTANCE_FILES)]
         files += ingest_item_tables(store, [(d, None) for d in runs], read=lambda d, _: read_run_instances(d))

@@ -88,7 +88,7 @@ def item_log_files(paths) -> tuple:
     that hold ``run_spec.json``. Runs are sorted, logs and samples in walk order; ``n_files``: the files looked at.
     A path that does not exist, or a file given that is no per-item log, raises one clear error naming it.
     """
-    from harness_ext.adapters.helm import PER_INSTANCE_FILES
+    from harness_ext.adapters.helm_instances import PER_INSTANCE_FILES
     from harness_ext.adapters.inspect_items import is_log_file
 
     from ...store.ingest_files import walk_files
@@ -119,8 +119,8 @@ def item_log_files(paths) -> tuple:
 
 def read_helm_runs(runs: list) -> tuple:
     """``(frames, sources, notes)`` of HELM run directories' per-instance scores (the run's main metric,
-    :func:`harness_ext.adapters.helm.read_run_instances`); a broken run raises one clear error."""
-    from harness_ext.adapters.helm import read_run_instances
+    :func:`harness_ext.adapters.helm_instances.read_run_instances`); a broken run raises one clear error."""
+    from harness_ext.adapters.helm_instances import read_run_instances
 
     from ...errors import IngestError
 
