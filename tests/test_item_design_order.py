@@ -137,3 +137,20 @@ def test_anchor_items_leave_out_the_excluded_models_and_ignore_ingest_order(tmp_
                         / "manifest.json").read_bytes()
     capsys.readouterr()
 
+
+def test_select_names_matches_as_the_glob_helper_does():
+    """``select_names`` uses :func:`~harness_ext.store.globs.matches` for both its lists (case-sensitive, as
+    DuckDB's GLOB), so a glob that keeps no name is also the one it reports as matching none."""
+    import inspect
+
+    from harness_ext.store import globs
+    from harness_ext.store.globs import matches, select_names
+
+    names = ["EleutherAI/pythia-1b", "eleutherai/pythia-12b", "meta/Llama-3-8B", "a[1]"]
+    kept, unmatched = select_names(names, None, ["EleutherAI/*", "*llama*", "a[[]1]", ""])
+    assert kept == ["eleutherai/pythia-12b", "meta/Llama-3-8B"]
+    assert unmatched == ["*llama*"]  # case counts: 'Llama' is not 'llama'
+    for g in ("EleutherAI/*", "*llama*", "a[[]1]"):
+        assert (g in unmatched) == (not any(matches(n, g) for n in names))
+    assert select_names(names, "eleutherai/*", ["*-12b"]) == ([], [])
+    assert "fnmatch" not in inspect.getsource(globs.select_names)
