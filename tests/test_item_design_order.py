@@ -138,6 +138,23 @@ def test_anchor_items_leave_out_the_excluded_models_and_ignore_ingest_order(tmp_
     capsys.readouterr()
 
 
+
+def test_anchor_design_names_the_subset_tasks_it_cannot_cut_and_ignores_ingest_order(tmp_path, monkeypatch, capsys):
+    """Inspect logs (a task with whole-number ids, one with text ids) ingested forward or backward: one manifest;
+    a subset dataset that is no single lm-eval task gets no anchors, and a warning says it runs whole."""
+    from test_inspect_items import _population
+
+    _population(tmp_path / "logs")
+    logs = [str(p) for p in sorted((tmp_path / "logs").glob("*.json"))]
+    args = ["--budget", "1", "--items", "5", "--item-design", "anchors"]
+    forward = _manifest(tmp_path, monkeypatch, "forward", [[p] for p in logs], args)
+    assert _manifest(tmp_path, monkeypatch, "backward", [[p] for p in logs[::-1]], args) == forward
+    m = json.loads(forward)
+    assert m["items"]["tasks"] == {}
+    assert any(w.startswith("no anchor items for 1 subset dataset") and m["subset"][0]["name"] in w
+               for w in m["warnings"])
+    capsys.readouterr()
+
 def test_select_names_matches_as_the_glob_helper_does():
     """``select_names`` uses :func:`~harness_ext.store.globs.matches` for both its lists (case-sensitive, as
     DuckDB's GLOB), so a glob that keeps no name is also the one it reports as matching none."""

@@ -198,17 +198,22 @@ def attach_items(manifest: dict, db, n_items: int, random_state: int = 0) -> dic
     from ...store.db import Store
 
     norms = {d["name"]: d.get("normalisation") or {} for d in manifest["datasets"]}
-    tasks = {}
+    tasks, whole = {}, []
     for e in manifest["subset"]:
         names = lm_eval_task_list(e)
         if len(names) == 1:  # a scenario run as several lm-eval tasks has no single item list
             tasks[names[0]] = (e["name"], (e.get("metric") or "acc").split(",")[0], norms[e["name"]])
+        else:
+            whole.append(f"{e['name']} ({len(names)} lm-eval tasks)")
     if db in (None, ":memory:") or not Path(db).exists():
         block, warnings = {}, ["--items needs the store the population's per-sample logs were ingested into"]
     else:
         with Store.open(db, read_only=True) as store:
             block, warnings = select_items(store, tasks, n_items, random_state,
                                            (manifest.get("source") or {}).get("query"))
+    if whole:
+        warnings.append(f"no anchor items for {len(whole)} subset dataset(s) not run as one lm-eval task, so run "
+                        f"whole: {', '.join(whole)}")
     manifest["items"] = {"method": METHOD, "n_per_task": int(n_items), "random_state": int(random_state),
                          "tasks": block}
     manifest["warnings"].extend(warnings)
