@@ -12,7 +12,7 @@ import json
 
 import pandas as pd
 
-from conftest import LM_EVAL_V03, PYTHIA, require
+from conftest import HELM_CLASSIC, LM_EVAL_V03, PYTHIA, SHARED_DATA, require
 from harness_ext.cli import main
 
 NOTE = "values that disagree between source files; each takes the value ingested first"
@@ -65,3 +65,38 @@ def test_the_warning_counts_only_the_matrix_cells(tmp_path, capsys):
     capsys.readouterr()
     warnings = json.loads((out / "manifest.json").read_text())["warnings"]
     assert [w for w in warnings if NOTE in w] == [w for w in warnings if w.startswith("1 cell of the matrix has")] != []
+
+
+def _reduce_in(tmp_path, monkeypatch, name: str, batches, args, capsys) -> bytes:
+    """Ingest the batches (one command each, in order) into ``<name>/store.duckdb`` and reduce there with ``args``,
+    the store and the folder named relatively (as the manifest records them): the manifest's bytes."""
+    (tmp_path / name).mkdir()
+    monkeypatch.chdir(tmp_path / name)
+    for paths in batches:
+        assert main(["ingest", "--db", "store.duckdb", "-q", *map(str, paths)]) == 0
+    assert main(["reduce", "--db", "store.duckdb", "--seed", "0", "--out", "out", "--no-plot", *args]) == 0
+    capsys.readouterr()
+    return (tmp_path / name / "out" / "manifest.json").read_bytes()
+
+
+def test_every_eval_ever_files_in_any_order_give_one_manifest(tmp_path, monkeypatch, capsys):
+    """HELM Classic's Every Eval Ever records (67 files, one per model): in one command or one at a time backward,
+    with a model held out, the same manifest."""
+    files = sorted(require(HELM_CLASSIC).rglob("*.json"))
+    args = ["--budget", "4", "--exclude-models", "*Grande*"]
+    one = _reduce_in(tmp_path, monkeypatch, "one", [files], args, capsys)
+    assert json.loads(one)["source"]["excluded_models"]["n_models"] >= 1
+    assert _reduce_in(tmp_path, monkeypatch, "backward", [[f] for f in files[::-1]], args, capsys) == one
+
+
+def test_a_leaderboards_rows_in_another_order_give_one_manifest(tmp_path, monkeypatch, capsys):
+    """BenchBench's LiveBench table (69 models x 7 columns) and the same rows reversed: one manifest."""
+    lines = require(SHARED_DATA / "benchbench" / "leaderboards" / "livebench_240829_holistic.csv").read_text()
+    lines = lines.splitlines()
+    got = []
+    for name, rows in (("forward", lines[1:]), ("reversed", lines[1:][::-1])):
+        (tmp_path / f"{name}_files").mkdir()
+        path = tmp_path / f"{name}_files" / "livebench_240829_holistic.csv"
+        path.write_text("\n".join([lines[0], *rows]) + "\n")
+        got.append(_reduce_in(tmp_path, monkeypatch, name, [[path]], ["--budget", "3"], capsys))
+    assert got[0] == got[1]

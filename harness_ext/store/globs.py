@@ -43,7 +43,7 @@ def select_names(names, models: Globs = None, exclude: Globs = None) -> tuple:
     matched none of the names ``models`` selected (the commands warn about them)."""
     chosen = [n for n in names if not models or matches(n, models)]
     kept = [n for n in chosen if not matches(n, exclude)]
-    unmatched = [g for g in as_globs(exclude) if not any(fnmatch.fnmatchcase(str(n), g) for n in chosen)]
+    unmatched = [g for g in as_globs(exclude) if not any(matches(n, g) for n in chosen)]
     return kept, unmatched
 
 

@@ -70,13 +70,39 @@ def anchor_error(P: np.ndarray, n_items: int, random_state: int = 0, n_splits: i
     return float(np.sqrt(np.nanmean(e ** 2)))
 
 
-def select_items(store, tasks: dict, n_items: int, random_state: int = 0) -> tuple:
+def anchor_population(store, names, query: Optional[dict] = None) -> list:
+    """The models of ``names`` (the per-sample logs' model names) that the dataset matrix's ``query`` selects.
+
+    Matched as the matrix matches them: ``models`` (``--models``) on a model's name or its canonical name under
+    the store's aliases, ``exclude_models`` (``--exclude-models``) on any name merged into it, so a model held
+    out of the subset's choice is held out of its anchors too. Sorted by name.
+    """
+    from ...store.globs import matches
+    from ...store.identity import has_alias_table
+
+    query = query or {}
+    canon = {}
+    if query.get("aliases", True) and has_alias_table(store):
+        canon = dict(store.con.execute("SELECT alias, canonical FROM model_aliases").fetchall())
+    group = {}  # canonical name -> every name merged into it
+    for n in set(names) | set(canon):
+        group.setdefault(canon.get(n, n), {canon.get(n, n)}).add(n)
+    models, exclude = query.get("models"), query.get("exclude_models")
+    return sorted(n for n in set(names)
+                  if (not models or matches(n, models) or matches(canon.get(n, n), models))
+                  and not (exclude and any(matches(x, exclude) for x in group[canon.get(n, n)])))
+
+
+def select_items(store, tasks: dict, n_items: int, random_state: int = 0, query: Optional[dict] = None) -> tuple:
     """Anchors for each task with per-sample logs in ``store``: ``(items block, warnings)``.
 
     Parameters
     ----------
     tasks : dict
         lm-eval task name -> (manifest dataset name, per-sample metric, normalisation dict).
+    query : dict, optional
+        The dataset matrix's query (a manifest's ``source.query``): the anchors are chosen on the models it
+        selects (:func:`anchor_population`); the others with per-sample logs are left out, counted in a warning.
     """
     from ...store.matrix import invert_normalisation, params_frame
     from ...errors import StoreError
@@ -88,6 +114,17 @@ def select_items(store, tasks: dict, n_items: int, random_state: int = 0) -> tup
             P = prompt_matrix(store, task, metric)
         except StoreError as exc:
             warnings.append(f"no item subset for {task}: {exc}; the whole task runs")
+            continue
+        kept = anchor_population(store, list(P.columns), query)
+        if len(kept) < P.shape[1]:
+            only = P.drop(columns=kept).notna().any(axis=1) & P[kept].isna().all(axis=1)
+            warnings.append(f"{task}: {P.shape[1] - len(kept)} of {P.shape[1]} models with per-sample logs are outside "
+                            "the matrix's selection (--models/--exclude-models): left out of the anchors"
+                            + (f", with the {int(only.sum())} items only they answered" if only.any() else ""))
+            P = P.loc[~only, kept]
+        if P.shape[1] < 2:
+            warnings.append(f"no item subset for {task}: {P.shape[1]} selected model(s) with per-sample logs "
+                            "(2 or more needed); the whole task runs")
             continue
         if len(P) <= n_items:
             warnings.append(f"no item subset for {task}: it has {len(P)} items, not more than --items {n_items}")
@@ -161,16 +198,22 @@ def attach_items(manifest: dict, db, n_items: int, random_state: int = 0) -> dic
     from ...store.db import Store
 
     norms = {d["name"]: d.get("normalisation") or {} for d in manifest["datasets"]}
-    tasks = {}
+    tasks, whole = {}, []
     for e in manifest["subset"]:
         names = lm_eval_task_list(e)
         if len(names) == 1:  # a scenario run as several lm-eval tasks has no single item list
             tasks[names[0]] = (e["name"], (e.get("metric") or "acc").split(",")[0], norms[e["name"]])
+        else:
+            whole.append(f"{e['name']} ({len(names)} lm-eval tasks)")
     if db in (None, ":memory:") or not Path(db).exists():
         block, warnings = {}, ["--items needs the store the population's per-sample logs were ingested into"]
     else:
         with Store.open(db, read_only=True) as store:
-            block, warnings = select_items(store, tasks, n_items, random_state)
+            block, warnings = select_items(store, tasks, n_items, random_state,
+                                           (manifest.get("source") or {}).get("query"))
+    if whole:
+        warnings.append(f"no anchor items for {len(whole)} subset dataset(s) not run as one lm-eval task, so run "
+                        f"whole: {', '.join(whole)}")
     manifest["items"] = {"method": METHOD, "n_per_task": int(n_items), "random_state": int(random_state),
                          "tasks": block}
     manifest["warnings"].extend(warnings)
