@@ -183,22 +183,29 @@ def _check_stored_text(path, text: Optional[str], names: dict, strings: dict) ->
             check_storable(path, what, v)
 
 
-def _eee_variant(path: Path, model: str) -> str:
-    """``model`` as its aggregate record beside ``path`` names it (``<id>.json`` beside ``<id>_samples.jsonl``):
-    ``org/model (bfloat16)`` when that record names the model's precision, and a truncated id at the record's
-    variant (:func:`harness_ext.types.record_variant`), as the Every Eval Ever adapter stores its results, so the
-    items meet the results. A missing or unreadable record leaves the name as the lines give it (the record, when
-    ingested, reports its own problem)."""
+def eee_record_names(path) -> Optional[tuple]:
+    """``(plain id, stored name)`` of the model the aggregate record beside the instance file ``path`` names
+    (``<id>.json`` beside ``<id>_samples.jsonl``; :func:`harness_ext.types.eee_model_name`: ``org/model (bfloat16)``
+    when it names the model's precision, a truncated id at the record's variant), or None: no record, or an
+    unreadable one (the record, when ingested, reports its own problem)."""
+    path = Path(path)
     sibling = path.with_name(re.sub(r"_samples\.jsonl(?:\.gz)?$", ".json", path.name))
     if sibling == path or not sibling.is_file():
-        return model
+        return None
     try:
         doc = json.loads(read_bytes(sibling, "Every Eval Ever record", _max_file_bytes(), IngestError))
         info, results = doc.get("model_info"), doc.get("evaluation_results")
     except (IngestError, ValueError, AttributeError):
-        return model
+        return None
     # The record's results name a truncated id's record variant, as the adapter names it.
-    names = eee_model_name(info, results if isinstance(results, list) else [])
+    return eee_model_name(info, results if isinstance(results, list) else [])
+
+
+def _eee_variant(path: Path, model: str) -> str:
+    """``model`` as its aggregate record beside ``path`` names it (:func:`eee_record_names`), as the Every Eval Ever
+    adapter stores its results, so the items meet the results; the name as the lines give it when the record is
+    missing, unreadable or of another model."""
+    names = eee_record_names(path)
     return names[1] if names is not None and names[0] == model else model
 
 

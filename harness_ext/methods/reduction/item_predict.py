@@ -174,10 +174,12 @@ def read_item_logs(paths) -> tuple:
     (``.eval``, or ``.json`` with their samples). ``frame``: model, task, doc_id, metric, value, helm (from a HELM
     run), by_id (its items named by id, numbered by :func:`harness_ext.store.samples.doc_id`: Every Eval Ever, HELM
     and Inspect); the first file read wins where two hold the same item (counted in ``notes``); ``sources``: model
-    -> the files read.
+    -> the files read. ``frame.attrs["variants"]``: ``{model: (hub id, precision)}`` of the models named at their
+    Every Eval Ever record's precision (:func:`harness_ext.store.samples.eee_record_names`).
     """
     from ...errors import IngestError
-    from ...store.samples import EEE_SAMPLES_RE, read_eee_samples, read_samples
+    from ...types import variant_of_name
+    from ...store.samples import EEE_SAMPLES_RE, eee_record_names, read_eee_samples, read_samples
 
     runs, logs, sample_files, n_files = item_log_files(paths)
     frames, sources, notes = read_helm_runs(runs)
@@ -186,10 +188,16 @@ def read_item_logs(paths) -> tuple:
     notes += inspect_notes
     for model, files in inspect_sources.items():
         sources.setdefault(model, []).extend(files)
+    variants = {}
     for path in sample_files:
         try:
             if EEE_SAMPLES_RE.match(path.name):
                 model, task, frame, _ = read_eee_samples(path)
+                # Named at its record's precision ("org/m (bfloat16)"): --eee gives the hub id and the precision.
+                names = eee_record_names(path)
+                variant = None if names is None or names[1] != model else variant_of_name(model, names[0])
+                if variant is not None:
+                    variants[model] = (names[0], variant)
             else:
                 model, task, frame, _ = read_samples(path)
         except IngestError as exc:
@@ -211,6 +219,7 @@ def read_item_logs(paths) -> tuple:
                                                                      if differ else "")
                      + "; the first read (file, then line) is used")
         long = long[~dup]
+    long.attrs["variants"] = variants
     return long, sources, notes
 
 
@@ -312,8 +321,11 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     Zhang, Dorner and Hardt (2025), §4.
     """
     long, sources, warnings = read_item_logs(paths)
+    variants = long.attrs.get("variants", {})
     long = log_numbers(manifest, long, warnings)  # logs naming items by id: the numbers the population has
-    return predict_logged_items(manifest, long, sources, warnings, manifest_path, level, estimator)
+    pred = predict_logged_items(manifest, long, sources, warnings, manifest_path, level, estimator)
+    pred.variants = {m: v for m, v in variants.items() if m in set(pred.aggregate["model"])}
+    return pred
 
 
 def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warnings: list, manifest_path=None,
