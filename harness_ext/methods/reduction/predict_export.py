@@ -102,6 +102,18 @@ def estimate_row_name(pred, manifest: dict) -> tuple:
     return name, f"{name} (estimated from {run_share(manifest)})"
 
 
+def group_metric_name(score_metric: str, task_metrics: list) -> str:
+    """The metric the full-benchmark row of the lm-eval-layout file is written under, as lm-eval names a group's
+    (its ``aggregate_metric_list`` metric over the tasks that have it): the tasks' rows' one lm-eval metric
+    (``acc`` for MMLU, ``acc_norm`` for the Open LLM Leaderboard's BBH, GPQA and MuSR, whose Every Eval Ever
+    records call it ``Accuracy``); ``score`` for the normalised score (``score_metric`` ``normalised``) and for a
+    mean of tasks whose lm-eval metrics differ, which no lm-eval group writes."""
+    names = set(task_metrics)
+    if score_metric == "normalised" or len(names) != 1:
+        return "score"
+    return names.pop()
+
+
 def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict:
     """One model's predictions in lm-eval v0.4's results layout."""
     by_name = {d["name"]: d for d in manifest["datasets"]}
@@ -117,20 +129,25 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
         metric = _lm_eval_metric_name(manifest, d)
         lo, hi = _f(r.raw_lower), _f(r.raw_upper)
         # An observed cell that is an anchor-item estimate has an interval of its own: its stderr says so.
-        results[task] = {"alias": f" - {task}" + ("" if r.observed else " (predicted)"),
+        # The alias is the task's name alone, as lm-eval writes it: its table indents a group's tasks itself.
+        results[task] = {"alias": task + ("" if r.observed else " (predicted)"),
                          f"{metric},predicted": _f(r.raw), f"{metric}_stderr,predicted":
                              0.0 if lo is None or hi is None else _f((hi - lo) / (2 * z)),
                          f"{metric}_lower,predicted": lo, f"{metric}_upper,predicted": hi,
                          "observed": bool(r.observed)}
-        n_shot[task] = d.get("num_fewshot") if isinstance(d.get("num_fewshot"), int) else 0
+        if isinstance(d.get("num_fewshot"), int):  # a source that names no shots (Every Eval Ever) gets no number
+            n_shot[task] = d["num_fewshot"]
         hib[task] = {metric: not bool((d.get("normalisation") or {}).get("flip", False))}
         tasks.append(task)
-    metric = agg.get("metric", "normalised")
-    metric = metric if metric != "normalised" else "score"
-    full = {"alias": alias + ("" if metric != "score" else ", normalised 0-1"),
+    normalised = agg.get("metric", "normalised") == "normalised"
+    metric = group_metric_name(agg.get("metric", "normalised"), [next(iter(h)) for h in hib.values()])
+    full = {"alias": alias + (", normalised 0-1" if normalised else "" if metric != "score" else
+                              ", the mean of the tasks' scores on their own metrics"),
             f"{metric},predicted": _f(agg["aggregate"]), f"{metric}_stderr,predicted": _f((agg["upper"] - agg["lower"]) / (2 * z)),
             f"{metric}_lower,predicted": _f(agg["lower"]), f"{metric}_upper,predicted": _f(agg["upper"])}
-    if metric != "score":
+    # An item manifest's "normalised" columns repeat its score (item scores are not normalised): not written twice.
+    both = not normalised and manifest.get("kind") != "items"
+    if both:
         full.update({"normalised,predicted": _f(agg["normalised"]),
                      "normalised_lower,predicted": _f(agg["normalised_lower"]),
                      "normalised_upper,predicted": _f(agg["normalised_upper"])})
@@ -140,7 +157,7 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
         "groups": {group: full},
         "group_subtasks": {group: tasks, **{t: [] for t in tasks}},
         "n-shot": n_shot,
-        "higher_is_better": {group: {metric: True, "normalised": True}, **hib},
+        "higher_is_better": {group: {metric: True, **({"normalised": True} if both else {})}, **hib},
         "versions": {group: 1.0},
         "config": {"model": "harness-ext-prediction", "model_args": {"pretrained": model}},
         "model_name": model,
@@ -276,61 +293,97 @@ def eee_model_info(pred, model: str) -> dict:
     return info
 
 
+def _scale_bounds(manifest: dict, entry: dict, row) -> tuple:
+    """``(min_score, max_score)`` of a dataset's scale, which Every Eval Ever requires of a continuous score: the
+    normalisation's bounds; for an item manifest's task, the range of its population's item scores (a task's score is
+    their mean: 0 to 1 for right/wrong items); else the row's own estimate and interval. Each is widened to hold the
+    row's estimate and interval."""
+    norm = entry.get("normalisation") or {}
+    if norm.get("lo") is not None and norm.get("span") is not None:
+        lo, hi = float(norm["lo"]), float(norm["lo"] + norm["span"])
+    elif manifest.get("kind") == "items" and entry["name"] in manifest.get("tasks", {}):
+        from .item_manifest import task_population
+
+        M = task_population(manifest, entry["name"])[2]
+        lo, hi = float(np.nanmin(M)), float(np.nanmax(M))
+    else:
+        lo = hi = float(row.raw)
+    values = [v for v in (row.raw, row.raw_lower, row.raw_upper) if _f(v) is not None]
+    return min([lo, *values]), max([hi, *values])
+
+
+def _eee_dataset_result(manifest: dict, entry: dict, r, level: float, method: str) -> dict:
+    """One dataset's entry of a record's ``evaluation_results`` (a row of the prediction table with a score)."""
+    items = manifest.get("kind") == "items"
+    norm = entry.get("normalisation") or {}
+    metric = entry.get("metric") or "score"
+    low, high = _scale_bounds(manifest, entry, r)
+    cfg = {"evaluation_description": f"{metric} on {r.dataset}" + ("" if r.observed else " (predicted by harness-ext)"),
+           "lower_is_better": bool(norm.get("flip", False)), "score_type": "continuous",
+           "min_score": low, "max_score": high}
+    details = {"observed": str(bool(r.observed)).lower(), "benchmark": str(entry.get("benchmark")),
+               "task": str(entry.get("task"))}
+    if not items:  # an item manifest's task scores are not normalised
+        details["normalised_score"] = f"{r.score:.10g}"
+    score = {"score": float(r.raw), "details": details}
+    estimated = bool(r.observed) and has_interval(r)
+    if estimated:
+        details["estimated"] = "true"  # an anchor-item estimate: observed, with an interval of its own
+    # An estimator without an interval of its own (anchor points) leaves the bounds NaN: no interval is written.
+    if (not r.observed or estimated) and _f(r.raw_lower) is not None and _f(r.raw_upper) is not None:
+        score["uncertainty"] = {"confidence_interval": {"lower": float(r.raw_lower), "upper": float(r.raw_upper),
+                                                        "confidence_level": level, "method": method}}
+    return {"evaluation_name": str(r.dataset), "source_data": {"dataset_name": str(r.dataset), "source_type": "other"},
+            "metric_config": cfg, "score_details": score}
+
+
 def eee_record(pred, manifest: dict, model: str, timestamp: str = None) -> dict:
-    """One model's predictions as an Every Eval Ever record (schema 0.2.1)."""
+    """One model's predictions as an Every Eval Ever record (schema 0.2.1).
+
+    A dataset without a score (an item manifest's task the model logged no item of) has no entry: the schema's score
+    is a number; the full-benchmark entry's ``n_missing`` counts them."""
     by_name = {d["name"]: d for d in manifest["datasets"]}
     rows = pred.table[pred.table["model"] == model]
     agg = pred.aggregate[pred.aggregate["model"] == model].iloc[0]
     level = getattr(pred, "level", 0.9)
     method = interval_method(manifest, level)
     timestamp = timestamp or str(int(time.time()))
-    results = []
-    for r in rows.itertuples(index=False):
-        d = by_name[r.dataset]
-        norm = d.get("normalisation") or {}
-        lo, span = norm.get("lo"), norm.get("span")
-        metric = d.get("metric") or "score"
-        cfg = {"evaluation_description": f"{metric} on {r.dataset}" + ("" if r.observed else " (predicted by harness-ext)"),
-               "lower_is_better": bool(norm.get("flip", False)), "score_type": "continuous"}
-        if lo is not None and span is not None:
-            cfg.update(min_score=float(lo), max_score=float(lo + span))
-        else:
-            cfg.update(min_score=float(min(r.raw_lower, r.raw)), max_score=float(max(r.raw_upper, r.raw)))
-        details = {"observed": str(bool(r.observed)).lower(), "normalised_score": f"{r.score:.10g}",
-                   "benchmark": str(d.get("benchmark")), "task": str(d.get("task"))}
-        score = {"score": float(r.raw), "details": details}
-        estimated = bool(r.observed) and has_interval(r)
-        if estimated:
-            details["estimated"] = "true"  # an anchor-item estimate: observed, with an interval of its own
-        if not r.observed or estimated:
-            score["uncertainty"] = {"confidence_interval": {"lower": float(r.raw_lower), "upper": float(r.raw_upper),
-                                                            "confidence_level": level, "method": method}}
-        results.append({"evaluation_name": str(r.dataset),
-                        "source_data": {"dataset_name": str(r.dataset), "source_type": "other"},
-                        "metric_config": cfg, "score_details": score})
+    results = [_eee_dataset_result(manifest, by_name[r.dataset], r, level, method)
+               for r in rows.itertuples(index=False) if _f(r.raw) is not None]
+    missing = len(rows) - len(results)
     group, alias = estimate_row_name(pred, manifest)
+    items = manifest.get("kind") == "items"
     if agg.get("metric", "normalised") == "normalised":
         how = "weighted mean of normalised scores (0 = chance, 1 = best)"
         bounds = {"min_score": 0.0, "max_score": 1.0}
     else:
         how = f"{agg['metric']}: {(getattr(pred, 'score', None) or {}).get('weighting', '')}"
-        norms = [by_name[c].get("normalisation") or {} for c in by_name]
-        bounds = ({"min_score": float(min(n["lo"] for n in norms)), "max_score": float(max(n["lo"] + n["span"] for n in norms))}
-                  if all("lo" in n and "span" in n for n in norms) else {})
-    results.append({
-        "evaluation_name": f"{alias} (predicted)",
-        "source_data": {"dataset_name": f"{group} full benchmark", "source_type": "other",
-                        "additional_details": {"datasets": str(len(by_name))}},
-        "metric_config": {"evaluation_description": f"{how}, predicted by harness-ext from a reduced subset",
-                          "lower_is_better": False, "score_type": "continuous", **bounds},
-        "score_details": {"score": float(agg["aggregate"]),
-                          "details": {"n_observed": str(int(agg["n_observed"])), "metric": str(agg.get("metric", "normalised")),
-                                      **({} if "normalised" not in agg else {
-                                          "normalised_score": f"{agg['normalised']:.10g}",
-                                          "normalised_interval": f"[{agg['normalised_lower']:.10g}, {agg['normalised_upper']:.10g}]"})},
-                          "uncertainty": {"confidence_interval": {"lower": float(agg["lower"]), "upper": float(agg["upper"]),
-                                                                  "confidence_level": level, "method": method}}},
-    })
+        # A weighted mean of the datasets' scores lies within their scales' joint range.
+        scales = [_scale_bounds(manifest, by_name[r.dataset], r) for r in rows.itertuples(index=False)
+                  if _f(r.raw) is not None]
+        bounds = {"min_score": min(b[0] for b in scales), "max_score": max(b[1] for b in scales)} if scales else {}
+    details = {"n_observed": str(int(agg["n_observed"])), "metric": str(agg.get("metric", "normalised"))}
+    if missing:
+        details["n_missing"] = str(missing)
+    if "normalised" in agg and not items:
+        details.update(normalised_score=f"{agg['normalised']:.10g}",
+                       normalised_interval=f"[{agg['normalised_lower']:.10g}, {agg['normalised_upper']:.10g}]")
+    if _f(agg["aggregate"]) is not None:
+        if not bounds:  # no dataset score to bound it: the estimate's own range
+            ends = [v for v in (agg["aggregate"], agg["lower"], agg["upper"]) if _f(v) is not None]
+            bounds = {"min_score": float(min(ends)), "max_score": float(max(ends))}
+        results.append({
+            "evaluation_name": f"{alias} (predicted)",
+            "source_data": {"dataset_name": f"{group} full benchmark", "source_type": "other",
+                            "additional_details": {"datasets": str(len(by_name))}},
+            "metric_config": {"evaluation_description": f"{how}, predicted by harness-ext from a reduced subset",
+                              "lower_is_better": False, "score_type": "continuous", **bounds},
+            "score_details": {"score": float(agg["aggregate"]), "details": details,
+                              **({} if _f(agg["lower"]) is None or _f(agg["upper"]) is None else {
+                                  "uncertainty": {"confidence_interval": {
+                                      "lower": float(agg["lower"]), "upper": float(agg["upper"]),
+                                      "confidence_level": level, "method": method}}})},
+        })
     return {
         "schema_version": EEE_SCHEMA_VERSION,
         "evaluation_id": f"harness-ext-prediction/{model}/{timestamp}",
