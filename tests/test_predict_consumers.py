@@ -140,6 +140,18 @@ def test_item_manifest_eee_record_gives_the_hub_id_and_precision_and_meets_the_s
     doc = json.loads((new / "harness_ext_prediction_harness_ext_reduced.json").read_text())
     [group] = doc["groups"].values()
     assert not [k for k in group if k.startswith("normalised")] and "acc,predicted" in group
+    # A task the model logged no item of has no score: the record wrote NaN (no JSON); now it has no entry.
+    from harness_ext.methods.reduction.item_predict import predict_items
+    from harness_ext.methods.reduction.manifest import load_manifest
+    from harness_ext.methods.reduction.predict_export import eee_record
+
+    manifest = load_manifest(out)
+    pred = predict_items(manifest, [new])
+    pred.table.loc[:, ["score", "raw", "raw_lower", "raw_upper"]] = float("nan")
+    pred.aggregate.loc[:, ["aggregate", "lower", "upper"]] = float("nan")
+    empty = eee_record(pred, manifest, "org/new (bfloat16)", "1")
+    assert json.loads(json.dumps(empty, allow_nan=False))["evaluation_results"] == []
+    assert schema_errors(empty) == []
 
 
 def test_item_manifest_without_a_precision_keeps_the_plain_id(tmp_path):
