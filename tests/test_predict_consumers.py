@@ -90,6 +90,10 @@ def test_leaderboard_reduction_names_its_full_benchmark_row_as_lm_eval_names_the
     assert doc["n-shot"] == {}
     table = lm_eval_table(doc)
     assert "- leaderboard_bbh" in table and "-  -" not in table and "|acc_norm " in table and "Accuracy" not in table
+    # Every key of a row is a metric to lm-eval's table: which tasks were run is said beside the results, not in them.
+    assert "observed" not in table and all(k == "alias" or k.endswith(",predicted")
+                                           for row in doc["results"].values() for k in row)
+    assert doc["harness_ext_prediction"]["n_observed"] == len(doc["harness_ext_prediction"]["observed"])
     for record in _records(tmp_path / "eee"):
         assert schema_errors(record) == []
 

@@ -122,7 +122,7 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
     level = getattr(pred, "level", 0.9)
     z = z_of(level)
     group, alias = estimate_row_name(pred, manifest)
-    results, n_shot, hib, tasks = {}, {}, {}, []
+    results, n_shot, hib, tasks, observed = {}, {}, {}, [], []
     for r in rows.itertuples(index=False):
         d = by_name[r.dataset]
         task = _lm_eval_name(manifest, r.dataset)
@@ -133,8 +133,9 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
         results[task] = {"alias": task + ("" if r.observed else " (predicted)"),
                          f"{metric},predicted": _f(r.raw), f"{metric}_stderr,predicted":
                              0.0 if lo is None or hi is None else _f((hi - lo) / (2 * z)),
-                         f"{metric}_lower,predicted": lo, f"{metric}_upper,predicted": hi,
-                         "observed": bool(r.observed)}
+                         f"{metric}_lower,predicted": lo, f"{metric}_upper,predicted": hi}
+        if r.observed:  # kept beside the results, not in them: lm-eval's table prints every key of a row as a metric
+            observed.append(task)
         if isinstance(d.get("num_fewshot"), int):  # a source that names no shots (Every Eval Ever) gets no number
             n_shot[task] = d["num_fewshot"]
         hib[task] = {metric: not bool((d.get("normalisation") or {}).get("flip", False))}
@@ -151,7 +152,6 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
         full.update({"normalised,predicted": _f(agg["normalised"]),
                      "normalised_lower,predicted": _f(agg["normalised_lower"]),
                      "normalised_upper,predicted": _f(agg["normalised_upper"])})
-    full["n_observed"] = int(agg["n_observed"])
     return {
         "results": {group: full, **results},
         "groups": {group: full},
@@ -164,7 +164,7 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
         PREDICTION_KEY: {"manifest": None if manifest_path is None else str(manifest_path), "tool_version": __version__,
                          "method": interval_method(manifest, level), "interval_level": level,
                          "score": getattr(pred, "score", None),
-                         "observed": [t for t, r in results.items() if r["observed"]],
+                         "observed": observed, "n_observed": int(agg["n_observed"]),
                          "warnings": [w for w in pred.warnings if w.startswith(f"{model}:") or ":" not in w[:200]]},
     }
 
