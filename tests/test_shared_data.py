@@ -48,17 +48,19 @@ SOURCES = {
     }, {"mmlu": ((14, 57), 0), "lm_eval": ((28, 33), 659)}),
     # PROVENANCE: 67 x 15 with 0% missing, counting "Mean win rate" and HELM's -1 placeholders as scores
     "every_eval_ever/data/helm_classic": (67, {}, {"helm_classic": ((67, 14), 159)}),
-    # PROVENANCE: 331 models x 11 evaluations; RewardBench 1 and 2 are separate benchmarks here
-    "every_eval_ever/data/reward-bench": (384, {}, {"rewardbench": ((179, 5), 81), "rewardbench_2": ((197, 6), 6)}),
+    # PROVENANCE: 331 model ids x 11 evaluations (339 models: the nine records of one id the leaderboard cut short
+    # are nine models); RewardBench 1 and 2 are separate benchmarks here
+    "every_eval_ever/data/reward-bench": (384, {}, {"rewardbench": ((187, 5), 97), "rewardbench_2": ((197, 6), 6)}),
     # the run, and its display_predictions.json as per-instance scores (harness_ext.store.item_tables)
     "helm-raw-example": (2, {"runs_to_runsuites.json": 1}, {"helm": ((1, 1), 0)}),
     # result_summary.json (108 x 176) and all_result_summary.json (2 more ScienceQA sub-sets)
     "crosspred-lvlm": (2, {"model_profiles.json": 1, "dataset_profiles.json": 1}, {"crosspred": ((108, 178), 12)}),
     "tsml-eval-tsc-bakeoff": (192, {"table_c4.csv": 1}, {"tsc_bakeoff": ((40, 142), 960)}),
     # 4,496 repository ids; two pairs differ only in case (DeepMount00/Llama-3.1-8b-ITA/-Ita, Quazim0t0/ODB-14B-sce/
-    # -14b-sce), one hub repository each, so one model each (harness_ext.store.identity); 78 ids evaluated in float16
-    # and in bfloat16 are two models each, as the leaderboard lists them: 4,494 + 78 rows
-    "every_eval_ever/data/hfopenllm_v2": (4574, {}, {"hf_open_llm_v2": ((4572, 6), 0)}),
+    # -14b-sce) and were scored apart with different values (two submissions), so two models each
+    # (harness_ext.store.identity.case_pairs); 78 ids evaluated in float16 and in bfloat16 are two models each, as
+    # the leaderboard lists them: 4,496 + 78 rows
+    "every_eval_ever/data/hfopenllm_v2": (4574, {}, {"hf_open_llm_v2": ((4574, 6), 0)}),
 }
 SLOW = {"tsml-eval-tsc-bakeoff", "every_eval_ever/data/hfopenllm_v2"}
 

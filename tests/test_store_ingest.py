@@ -335,9 +335,12 @@ def test_cli_conflict_inside_one_file_says_it_is_listed_twice(tmp_path, capsys):
 
     board = str(require(SHARED_DATA / "benchbench" / "leaderboards" / "bfcl_240906_tools.csv"))
     assert main(["ingest", "--db", str(tmp_path / "s.duckdb"), board]) == 0
-    lines = [x for x in capsys.readouterr().err.splitlines() if "GPT-4-1106-Preview" in x]
+    err = capsys.readouterr().err.splitlines()
+    lines = [x for x in err if "GPT-4-1106-Preview" in x and x.startswith("warning:")]
     assert lines == [f"warning: conflict in {board}: GPT-4-1106-Preview on BFCL (score): listed twice in this file, "
                      "85 then 81.78 (both kept; the first is used)"]
+    # The rows repeated are also counted once, in a note (the leaderboard lists 14 models on 31 rows).
+    assert any(x.startswith("note:") and "14 models listed on more than one row (31 rows)" in x for x in err)
 
 
 def test_a_store_object_with_stale_caches_is_refused_whole(tmp_path):
