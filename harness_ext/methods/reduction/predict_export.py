@@ -312,12 +312,13 @@ def _scale_bounds(manifest: dict, entry: dict, row) -> tuple:
     return min([lo, *values]), max([hi, *values])
 
 
-def _eee_dataset_result(manifest: dict, entry: dict, r, level: float, method: str) -> dict:
-    """One dataset's entry of a record's ``evaluation_results`` (a row of the prediction table with a score)."""
+def _eee_dataset_result(manifest: dict, entry: dict, r, bounds: tuple, level: float, method: str) -> dict:
+    """One dataset's entry of a record's ``evaluation_results`` (a row of the prediction table with a score);
+    ``bounds``: its scale's :func:`_scale_bounds`."""
     items = manifest.get("kind") == "items"
     norm = entry.get("normalisation") or {}
     metric = entry.get("metric") or "score"
-    low, high = _scale_bounds(manifest, entry, r)
+    low, high = bounds
     cfg = {"evaluation_description": f"{metric} on {r.dataset}" + ("" if r.observed else " (predicted by harness-ext)"),
            "lower_is_better": bool(norm.get("flip", False)), "score_type": "continuous",
            "min_score": low, "max_score": high}
@@ -348,8 +349,10 @@ def eee_record(pred, manifest: dict, model: str, timestamp: str = None) -> dict:
     level = getattr(pred, "level", 0.9)
     method = interval_method(manifest, level)
     timestamp = timestamp or str(int(time.time()))
-    results = [_eee_dataset_result(manifest, by_name[r.dataset], r, level, method)
-               for r in rows.itertuples(index=False) if _f(r.raw) is not None]
+    scored = [r for r in rows.itertuples(index=False) if _f(r.raw) is not None]
+    # Each scale once: an item task's is read from the manifest's population answers.
+    scales = [_scale_bounds(manifest, by_name[r.dataset], r) for r in scored]
+    results = [_eee_dataset_result(manifest, by_name[r.dataset], r, b, level, method) for r, b in zip(scored, scales)]
     missing = len(rows) - len(results)
     group, alias = estimate_row_name(pred, manifest)
     items = manifest.get("kind") == "items"
@@ -359,8 +362,6 @@ def eee_record(pred, manifest: dict, model: str, timestamp: str = None) -> dict:
     else:
         how = f"{agg['metric']}: {(getattr(pred, 'score', None) or {}).get('weighting', '')}"
         # A weighted mean of the datasets' scores lies within their scales' joint range.
-        scales = [_scale_bounds(manifest, by_name[r.dataset], r) for r in rows.itertuples(index=False)
-                  if _f(r.raw) is not None]
         bounds = {"min_score": min(b[0] for b in scales), "max_score": max(b[1] for b in scales)} if scales else {}
     details = {"n_observed": str(int(agg["n_observed"])), "metric": str(agg.get("metric", "normalised"))}
     if missing:
