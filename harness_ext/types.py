@@ -261,7 +261,7 @@ RECORD_VARIANT = "record "
 def is_record_variant(variant: str) -> bool:
     """Whether a stored variant is (or ends in) a record variant (:func:`record_variant`): ``record`` and 8 hex
     digits, alone or after a precision (``bfloat16, record ...``)."""
-    return bool(re.search(r"(?:^|, )record [0-9a-f]{8}$", str(variant)))
+    return bool(re.search(rf"(?:^|, ){re.escape(RECORD_VARIANT)}[0-9a-f]{{8}}$", str(variant)))
 
 
 def record_variant(results) -> str:
