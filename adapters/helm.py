@@ -78,7 +78,7 @@ rate"), never subset members; perturbation columns are skipped. Benchmark ``helm
 metric = the header's metric ("EM"). A per-scenario table's dataset is its name,
 ``<group>_<arguments>`` (``bbq_subject:all``; ``simple_safety_tests`` for HELM's
 ``simple_safety_tests_``, a group without arguments). ``runs_to_run_suites.json``
-(run name -> suite) holds no scores: skipped without a warning. The model comes from the
+(``runs_to_runsuites.json`` before HELM 0.3; run name -> suite) holds no scores: skipped without a warning. The model comes from the
 ``run_spec_names`` the cells link to when they name one model, else the row's
 display name. MMLU subject columns (run specs ``mmlu:subject=...``) go to
 benchmark ``mmlu``, metric ``acc``.
@@ -466,12 +466,13 @@ def _tables(doc) -> Optional[list]:
     return None
 
 
-#: helm-summarize's map of run names to their suite: no scores (the runs are read from their folders).
-RUN_SUITES_FILE = "runs_to_run_suites.json"
+#: helm-summarize's map of run names to their suite (``runs_to_runsuites.json`` before HELM 0.3): no scores (the
+#: runs are read from their folders).
+RUN_SUITES_FILES = ("runs_to_run_suites.json", "runs_to_runsuites.json")
 
 
 def _is_run_suites(src: SourceFile) -> bool:
-    doc = src.try_json() if src.path.name == RUN_SUITES_FILE else None
+    doc = src.try_json() if src.path.name in RUN_SUITES_FILES else None
     return isinstance(doc, dict) and bool(doc) and all(isinstance(v, str) and "model=" in k for k, v in doc.items())
 
 

@@ -121,3 +121,17 @@ def test_capabilities_runs_are_read_with_their_schema_main_metric(name, group, s
     assert [(r.metric, r.value) for r in primary] == [(metric, value)]
     assert primary[0].dataset_metadata["main_metric"] == f"schema main metric of {group}"
     assert "wildbench_score" not in {r.metric for r in recs}
+
+
+def test_the_older_run_suites_map_is_skipped_quietly_too(tmp_path):
+    """HELM before 0.3 named the map ``runs_to_runsuites.json`` (the shared helm-raw-example's, 8,526 runs): it
+    warned "not a recognised result file"."""
+    from conftest import SHARED_DATA, require
+
+    src = require(SHARED_DATA / "helm-raw-example" / "examples" / "runs_to_runsuites.json")
+    lines = src.read_text().splitlines()
+    f = tmp_path / src.name
+    f.write_text("\n".join(lines[:4]).rstrip(",") + "\n}\n")  # three real entries: the full file is 8,526
+    _, rep = _store(f)
+    (one,) = rep.files
+    assert one.status == "skipped" and one.quiet and "map of run names to their suite" in one.reason

@@ -47,7 +47,6 @@ SimBA §2: chance-normalised scores ``max(0, (x - x_random) / (1 - x_random))``.
 
 from __future__ import annotations
 
-import fnmatch
 import math
 import re
 from dataclasses import asdict, dataclass
@@ -55,6 +54,8 @@ from pathlib import Path
 from typing import Optional
 
 import numpy as np
+
+from .globs import matches
 
 #: Scale kinds, in the order :func:`infer_scale` considers them.
 SCALE_KINDS = ("proportion", "percent", "bounded", "elo", "perplexity", "log_likelihood", "unbounded")
@@ -434,7 +435,7 @@ def chance_level(name: str, metric: str = "score", task: Optional[str] = None, u
             for cand in _candidates(n):
                 hit = user.get(cand)
                 if hit is None:
-                    hit = next((v for pat, v in user.items() if any(c in pat for c in "*?[") and fnmatch.fnmatch(cand, pat)), None)
+                    hit = next((v for pat, v in user.items() if any(c in pat for c in "*?[") and matches(cand, pat)), None)
                 if hit is not None:
                     return hit
     for n in names:
