@@ -235,3 +235,25 @@ def test_ingest_refreshes_aliases_inside_its_last_batch(tmp_path, monkeypatch):
     with Store.open(tmp_path / "s.duckdb", read_only=True) as s:  # committed
         assert s.con.execute("SELECT alias, canonical FROM model_aliases").fetchall() == [
             ("GPT-4o (2024-05-13)", "gpt-4o-2024-05-13")]
+
+
+def test_models_lists_the_names_only_item_scores_carry(capsys):
+    """A store of item-response tables alone (a real HELM Lite GSM8K slice) listed "0 model names"."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    table = Path(__file__).parent / "fixtures" / "items" / "gsm_slice.parquet"
+    n_models = pd.read_parquet(table)["model"].nunique()
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [table], show_progress=False)
+        t = model_table(s)
+        assert len(t) == n_models and (t["results"] == 0).all() and (t["item_scores"] > 0).all()
+        assert (t["benchmarks"] == "").all() and (t["canonical"] == t["name"]).all()
+
+
+def test_a_name_with_results_and_item_scores_is_one_row():
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [require(SHARED_DATA / "helm-raw-example")], show_progress=False)
+        (row,) = model_table(s).itertuples()
+        assert row.results > 0 and row.item_scores > 0

@@ -598,12 +598,25 @@ def has_alias_table(store) -> bool:
 
 
 def model_table(store) -> pd.DataFrame:
-    """One row per stored name: ``name, canonical, origin, results, benchmarks``."""
-    alias = "LEFT JOIN model_aliases a ON a.alias = m.name" if has_alias_table(store) else ""
-    cols = "coalesce(a.canonical, m.name) AS canonical, coalesce(a.origin, '') AS origin" if alias else \
-        "m.name AS canonical, '' AS origin"
+    """One row per stored name: ``name, canonical, origin, results, benchmarks, item_scores``.
+
+    Names that only per-item scores carry (an item-response table, a per-sample log without its results file)
+    are listed too, with 0 results: a store of item tables alone holds no other names.
+    """
+    has = {r[0] for r in store.con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    alias = "LEFT JOIN model_aliases a ON a.alias = n.name" if "model_aliases" in has else ""
+    cols = "coalesce(a.canonical, n.name) AS canonical, coalesce(a.origin, '') AS origin" if alias else \
+        "n.name AS canonical, '' AS origin"
+    items = ("SELECT model AS name, count(*) AS item_scores FROM samples GROUP BY model" if "samples" in has
+             else "SELECT NULL::VARCHAR AS name, 0 AS item_scores WHERE false")
     return store.con.execute(
-        f"""SELECT m.name, {cols}, count(r.value) AS results,
-                   string_agg(DISTINCT d.benchmark, ',' ORDER BY d.benchmark) AS benchmarks
-            FROM models m {alias} LEFT JOIN results r USING (model_id) LEFT JOIN datasets d USING (dataset_id)
-            GROUP BY ALL ORDER BY canonical, m.name""").df()
+        f"""WITH r AS (SELECT m.name, count(r.value) AS results,
+                              string_agg(DISTINCT d.benchmark, ',' ORDER BY d.benchmark) AS benchmarks
+                       FROM models m LEFT JOIN results r USING (model_id) LEFT JOIN datasets d USING (dataset_id)
+                       GROUP BY m.name),
+                 i AS ({items}),
+                 n AS (SELECT coalesce(r.name, i.name) AS name, coalesce(r.results, 0) AS results, r.benchmarks,
+                              coalesce(i.item_scores, 0) AS item_scores
+                       FROM r FULL OUTER JOIN i ON i.name = r.name)
+            SELECT n.name, {cols}, n.results, coalesce(n.benchmarks, '') AS benchmarks, n.item_scores
+            FROM n {alias} ORDER BY canonical, n.name""").df()
