@@ -57,6 +57,12 @@ one dataset's metric (the first metric a dataset has is its primary one), scores
 summary group's row (version ``-``, metric ``naive_average``/``weighted_average``...) is an aggregate.
 Benchmark ``opencompass`` (or the sidecar's), so summaries of several runs meet in one benchmark.
 
+Delimiter and decimal mark
+--------------------------
+``,`` (``.tsv``: a tab); a file whose header has no model column when split at commas is read with ``;`` or a tab
+if that fits, and numbers written with a decimal comma (``0,734``) in a table not separated by commas are read
+as their comma version would be (:mod:`harness_ext.adapters.csv_dialect`), with a note.
+
 Sidecar
 -------
 A YAML file beside the CSV named ``<file>.csv.meta.yaml`` (or
