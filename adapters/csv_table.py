@@ -57,6 +57,12 @@ one dataset's metric (the first metric a dataset has is its primary one), scores
 summary group's row (version ``-``, metric ``naive_average``/``weighted_average``...) is an aggregate.
 Benchmark ``opencompass`` (or the sidecar's), so summaries of several runs meet in one benchmark.
 
+Delimiter and decimal mark
+--------------------------
+``,`` (``.tsv``: a tab); a file whose header has no model column when split at commas is read with ``;`` or a tab
+if that fits, and numbers written with a decimal comma (``0,734``) in a table not separated by commas are read
+as their comma version would be (:mod:`harness_ext.adapters.csv_dialect`), with a note.
+
 Sidecar
 -------
 A YAML file beside the CSV named ``<file>.csv.meta.yaml`` (or
@@ -93,21 +99,35 @@ import re
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.types import Adapter, ResultRecord, SourceFile
+from harness_ext.adapters.csv_dialect import check_delimiter, decimal_commas, has_digit_comma, shown, sniff_delimiter
 from harness_ext.adapters.csv_rules import (  # noqa: F401 - AGGREGATE_NAME, META_NAME, read_sidecar: named above and by callers
     _BOOL, AGGREGATE_NAME, LOWER_NAME, META_NAME, _candidate_columns, _dataset_metrics, _parse, _wide_column_meta,
     check_model_column, clean_header, column_meta, file_measure, model_column, read_sidecar, score_column)
 
 LONG_REQUIRED = ("model", "dataset", "value")
+#: Columns of a long table that hold names, never numbers (their cells are not read for a decimal mark).
+_LONG_TEXT = ("model", "dataset", "benchmark", "metric", "higher_is_better", "scale", "kind")
 
 
-def _split_header(src: SourceFile):
+def _split_header(src: SourceFile, delim: str = ","):
     line = src.head.split(b"\n", 1)[0].decode("utf-8", "replace").strip().lstrip("\ufeff")
     if src.suffix == ".tsv":
         return [c.strip().lower() for c in line.split("\t")]
     try:
-        return [c.strip().lower() for c in next(csv.reader([line]), [])]
+        return [c.strip().lower() for c in next(csv.reader([line], delimiter=delim), [])]
     except csv.Error:  # a bare carriage return or NUL inside the first line: not a CSV table (can_handle never raises)
         return []
+
+
+def _accept(cells) -> bool:
+    return model_column(cells) is not None or _is_summary(cells)
+
+
+def _sniff(src: SourceFile):
+    """``(delimiter or None, fitting delimiters)`` of a table (:func:`~harness_ext.adapters.csv_dialect.sniff_delimiter`)."""
+    head = src.head
+    return sniff_delimiter(head.decode("utf-8", "replace"), src.suffix, _accept,
+                           truncated=len(head) >= SourceFile.HEAD_BYTES)
 
 
 #: The first columns of an OpenCompass summary CSV; the models follow.
@@ -122,7 +142,10 @@ def can_handle(src: SourceFile) -> bool:
     if src.suffix not in (".csv", ".tsv"):
         return False
     header = _split_header(src)
-    return len(header) >= 2 and (model_column(header) is not None or _is_summary(header))
+    if len(header) >= 2 and _accept(header):
+        return True
+    # a table saved with ';' or a tab (spreadsheets in decimal-comma locales): read if its header fits one
+    return src.suffix != ".tsv" and bool(_sniff(src)[1])
 
 
 def _num(path, raw, what, row):
@@ -148,11 +171,35 @@ def _has_pyarrow() -> bool:
 COLUMNAR_MIN_BYTES = int(os.environ.get("HARNESS_EXT_COLUMNAR_CSV_BYTES") or 1 << 20)
 
 
+def _delimiter(src: SourceFile) -> str:
+    """The table's delimiter: a tab for ``.tsv``; a comma when its header fits (every table read before is read
+    the same); else the sniffed one, noted; an ambiguous one is an error naming the file."""
+    if src.suffix == ".tsv":
+        return "\t"
+    header = _split_header(src)
+    if len(header) >= 2 and _accept(header):
+        delim, fitting = _sniff(src)
+        if len(fitting) <= 1:
+            return ","
+        delim = check_delimiter(src.path, delim, fitting)  # another fits too: the one every line agrees with
+        if delim != ",":
+            src.note(f"read with {shown(delim)} as the delimiter (its header fits ',' too, but only with "
+                      f"{shown(delim)} do the first lines have the header's width)")
+        return delim
+    delim = check_delimiter(src.path, *_sniff(src))
+    src.note(f"read with {shown(delim)} as the delimiter (the header has no model column when split at ',')")
+    return delim
+
+
 def read(src: SourceFile):
-    delim = "\t" if src.suffix == ".tsv" else ","
-    if _is_summary(_split_header(src)):  # one row per dataset: small, read as records
-        return _read_summary(src, list(csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim)))
-    if src.path.stat().st_size >= COLUMNAR_MIN_BYTES and _has_pyarrow():
+    delim = _delimiter(src)
+    if _is_summary(_split_header(src, delim)):  # one row per dataset: small, read as records
+        rows = list(csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim))
+        decimal_commas(src, rows, range(len(SUMMARY_HEADER)), delim, _parse)
+        return _read_summary(src, rows)
+    # The column-by-column reader reads numbers with a point only: a table with decimal commas takes the record path.
+    if (src.path.stat().st_size >= COLUMNAR_MIN_BYTES and _has_pyarrow()
+            and (delim == "," or not has_digit_comma(src.path))):
         from harness_ext.adapters.csv_columnar import _first_row, _read_long_columnar, _read_wide_columnar
 
         header = _first_row(src, delim)
@@ -169,6 +216,9 @@ def read(src: SourceFile):
         raise IngestError(src.path, "no data rows")
     header = [clean_header(h) for h in rows[0]]
     lower = [h.lower() for h in header]
+    text = [j for j, h in enumerate(lower) if h in _LONG_TEXT] if all(c in lower for c in LONG_REQUIRED) else \
+        [model_column(lower)]
+    decimal_commas(src, rows, set(text), delim, _parse)
     stem = re.sub(r"[^a-z0-9]+", "_", src.path.stem.lower()).strip("_") or "csv"
     if all(c in lower for c in LONG_REQUIRED):
         return _read_long(src, rows, header, lower, stem)

@@ -77,7 +77,29 @@ def header_of(path: Path) -> list:
     # utf-8-sig: a byte-order mark (spreadsheets' "CSV UTF-8") is no part of the first column's name
     with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
         line = fh.readline(65536)
-    return next(csv.reader([line], delimiter="\t" if path.suffix == ".tsv" else ","), [])
+    return next(csv.reader([line], delimiter=delimiter_of(path)), [])
+
+
+#: Characters of a CSV's head read to find its delimiter.
+_HEAD_CHARS = 65536
+
+
+def delimiter_of(path: Path) -> str:
+    """The delimiter of a CSV or TSV item table: a tab for ``.tsv``; else ``,``, ``;`` or a tab, whichever gives a
+    long table's header, or failing that a header of two columns or more (a wide table), the comma first
+    (:func:`harness_ext.adapters.csv_dialect.sniff_delimiter`); a comma when that does not settle it."""
+    if path.suffix == ".tsv":
+        return "\t"
+    from harness_ext.adapters.csv_dialect import sniff_delimiter
+
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
+        head = fh.read(_HEAD_CHARS)
+    truncated = len(head) >= _HEAD_CHARS
+    delim, fitting = sniff_delimiter(head, path.suffix, long_layout, truncated)
+    if delim is None and not fitting:
+        delim, fitting = sniff_delimiter(head, path.suffix, lambda cells: True, truncated)
+        delim = "," if "," in fitting and delim is None else delim
+    return delim or ","
 
 
 def long_layout(header: list) -> bool:
@@ -123,7 +145,7 @@ def _check_header(path: Path, layout: str) -> None:
     from ..report import listed
 
     with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
-        header = next(csv.reader(fh, delimiter="\t" if path.suffix == ".tsv" else ","), [])
+        header = next(csv.reader(fh, delimiter=delimiter_of(path)), [])
     names = [h.strip() for h in header]
     what = "model name" if layout == "items_x_models" else "item id" if layout == "models_x_items" else "column name"
     if layout != "long" and names and all(_is_number(n) for n in names):
@@ -156,7 +178,38 @@ def _read_frame(path: Path) -> pd.DataFrame:
         frame = pq.read_table(path, read_dictionary=text).to_pandas(strings_to_categorical=True)
         pa.default_memory_pool().release_unused()  # the Arrow buffers are gone: give their pages back
         return frame
-    return pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
+    return pd.read_csv(path, sep=delimiter_of(path), dtype=str, keep_default_na=False)
+
+
+def _decimal_comma_scores(values, path: Path, notes: list):
+    """Scores of a table not separated by commas, with decimal commas (``0,5``) read with a point; the values as
+    they are otherwise. Like the leaderboard tables (:mod:`harness_ext.adapters.csv_dialect`): a file that writes
+    scores with both marks, or whose commas could be thousands separators, is refused, never guessed."""
+    delim = delimiter_of(path) if path.suffix != ".parquet" else ","
+    if delim == ",":
+        return values
+    from harness_ext.adapters.csv_dialect import shown
+
+    if path.suffix != ".tsv":
+        notes.append(f"read with {shown(delim)} as the delimiter (the header has no model, item and score columns "
+                     "when split at ',')")
+    s = pd.Series(values, dtype=object).astype(str).str.strip()
+    comma = s.str.contains(r"\d,\d", regex=True).to_numpy()
+    if not comma.any():
+        return values
+    point = s.str.contains(r"\d\.\d", regex=True).to_numpy()
+    first = s[comma].iloc[0]
+    if point.any():
+        raise IngestError(path, f"mixes decimal marks: score {first!r} is written with a decimal comma and "
+                                f"{s[point].iloc[0]!r} with a point ({int(comma.sum())} and {int(point.sum())} scores); "
+                                "write every score with one mark")
+    telling = comma & ~s.str.fullmatch(r"[+-]?[1-9]\d{0,2}(,\d{3})+").to_numpy()
+    if not telling.any():
+        raise IngestError(path, f"the decimal mark is ambiguous: score {first!r} could be a decimal comma or a "
+                                "thousands separator, and no score in the file says which")
+    notes.append(f"',' read as the decimal mark ({shown(delim)} is the delimiter): {int(comma.sum())} scores "
+                 f"written with a decimal comma ({s[telling].iloc[0]!r} cannot be a thousands separator)")
+    return s.str.replace(r"(?<=\d),(?=\d)", ".", regex=True).to_numpy()
 
 
 def _scores(values, path: Path) -> np.ndarray:
@@ -243,7 +296,7 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
         raise IngestError(path, "an item table needs model, item and score columns "
                                 f"(one of {MODEL_COLUMNS}, {ITEM_COLUMNS}, {SCORE_COLUMNS})")
     notes = []
-    score = _scores(df[scol].to_numpy(), path)
+    score = _scores(_decimal_comma_scores(df[scol].to_numpy(), path, notes), path)
     keep = ~np.isnan(score)
     if (~keep).any():
         notes.append(f"{int((~keep).sum())} missing scores (no row stored)")

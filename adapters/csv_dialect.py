@@ -1,0 +1,220 @@
+"""The delimiter and the decimal mark of a CSV table, as spreadsheets in every locale write them.
+
+Excel and LibreOffice in locales whose decimal mark is a comma (German, French, Italian, Polish, ...)
+save "CSV" with ``;`` between the cells and ``0,734`` for 0.734. Such a file is read exactly as its
+comma version would be:
+
+* **Delimiter** (:func:`sniff_delimiter`): only ``,``, ``;`` or a tab. ``.tsv`` files are tab-separated;
+  otherwise the delimiter is the one whose header the reader recognises (a model column, ...), and among
+  several, the one every sampled line agrees with in width. A comma that fits stays the comma, so every
+  table read before is read the same; two delimiters that both fit are an error naming the file.
+* **Decimal mark** (:func:`decimal_commas`): only when the delimiter is not a comma. A cell such as
+  ``0,734`` or ``12,5`` (a comma that cannot be a thousands separator) says the file's decimal mark is the
+  comma; every number written with one is then read with a point. A file that also writes decimals with a
+  point (``0.5`` beside ``0,5``), or whose only commas could be either mark (``1,250``: 1.25 or 1250) with
+  nothing else to say which, is refused with the cell named: never a guess that changes values.
+
+What was inferred is said in the ingest notes (:meth:`harness_ext.types.SourceFile.note`), with counts.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+
+from harness_ext.errors import IngestError
+from harness_ext.report import listed
+
+#: The delimiters a table may use, in order of preference.
+DELIMITERS = (",", ";", "\t")
+#: Lines of a file's head compared for their width when more than one delimiter fits the header.
+SAMPLE_LINES = 20
+_SHOWN = {",": "','", ";": "';'", "\t": "a tab"}
+
+
+def shown(delim: str) -> str:
+    """A delimiter as the notes and errors write it."""
+    return _SHOWN.get(delim, repr(delim))
+
+
+def _split(line: str, delim: str) -> list:
+    try:
+        return next(csv.reader([line], delimiter=delim), [])
+    except csv.Error:  # a bare carriage return or NUL inside the line
+        return []
+
+
+def _head_lines(head: str, truncated: bool) -> list:
+    lines = head.lstrip("\ufeff").splitlines()
+    if truncated and len(lines) > 1:
+        lines = lines[:-1]  # the last line of a cut head is partial
+    return [ln for ln in lines[:SAMPLE_LINES + 1] if ln.strip()]
+
+
+def sniff_delimiter(head: str, suffix: str, accept, truncated: bool = False):
+    """``(delimiter, fitting)`` of a table from its first lines: the delimiter to read it with (None when no
+    delimiter gives a header ``accept`` recognises) and every delimiter whose header it recognises.
+
+    Parameters
+    ----------
+    head : str
+        The file's first bytes as text.
+    suffix : str
+        The file's lower-cased suffix; ``.tsv`` is always tab-separated.
+    accept : callable
+        ``accept(cells)``: whether a header (its cells stripped and lower-cased) is one the reader takes.
+    truncated : bool
+        Whether ``head`` stops before the end of the file (its last line is then partial).
+
+    Returns
+    -------
+    tuple
+        ``(delimiter or None, tuple of fitting delimiters)``. More than one fitting delimiter whose lines all
+        have the header's width is ambiguous: the delimiter is then None, and :func:`check_delimiter` says so.
+    """
+    lines = _head_lines(head, truncated)
+    if not lines:
+        return None, ()
+    candidates = ("\t",) if suffix == ".tsv" else DELIMITERS
+    fitting = []
+    for d in candidates:
+        cells = [c.strip().lower() for c in _split(lines[0], d)]
+        if len(cells) >= 2 and accept(cells):
+            fitting.append(d)
+    if len(fitting) <= 1:
+        return (fitting[0] if fitting else None), tuple(fitting)
+    width = {d: len(_split(lines[0], d)) for d in fitting}
+    even = [d for d in fitting if all(len(_split(ln, d)) == width[d] for ln in lines[1:])]
+    if len(even) == 1:
+        return even[0], tuple(fitting)
+    return None, tuple(fitting)
+
+
+def check_delimiter(path, delim, fitting) -> str:
+    """The delimiter :func:`sniff_delimiter` chose, or an :class:`IngestError` naming the file and why none was."""
+    if delim is not None:
+        return delim
+    if len(fitting) > 1:
+        raise IngestError(path, f"the delimiter is ambiguous: the header and the first lines read as a table with "
+                                f"{' and with '.join(shown(d) for d in fitting)} alike; save it with one delimiter "
+                                "the other does not occur in")
+    raise IngestError(path, "no header with a model column for any delimiter (',', ';' or a tab)")
+
+
+# -- decimal mark -------------------------------------------------------------------------------
+#: A comma between two digits: a decimal mark, or a thousands separator.
+_DIGIT_COMMA = re.compile(r"(?<=\d),(?=\d)")
+#: A point between two digits.
+_DIGIT_POINT = re.compile(r"\d\.\d")
+#: A number whose commas could all be thousands separators (``1,250``, ``12,500,000``).
+_GROUPED = re.compile(r"(?<![\d,.])[1-9]\d{0,2}(?:,\d{3})+(?![\d,])")
+#: Every run of digits and commas in a cell.
+_DIGIT_RUN = re.compile(r"\d+(?:,\d+)+")
+
+
+def _commas_only_group(cell: str) -> bool:
+    """Whether every comma of ``cell`` could be a thousands separator (so the cell alone cannot tell the mark)."""
+    runs = _DIGIT_RUN.findall(cell)
+    return bool(runs) and all(_GROUPED.fullmatch(r) for r in runs)
+
+
+class _Cells:
+    """The number cells of a table's columns written with a decimal comma or point, for :func:`decimal_commas`."""
+
+    def __init__(self):
+        self.comma, self.point, self.telling = [], [], []  # (row index, column, cell)
+
+    def add(self, i, j, cell, parse) -> None:
+        c = cell.strip()
+        comma, point = bool(_DIGIT_COMMA.search(c)), bool(_DIGIT_POINT.search(c))
+        if comma and not point:
+            try:
+                parse(_DIGIT_COMMA.sub(".", c))
+            except ValueError:
+                return  # text with a comma in it ("Llama 2,7B"): not a number either way
+            self.comma.append((i, j, c))
+            if not _commas_only_group(c):
+                self.telling.append((i, j, c))
+        elif point:
+            try:
+                parse(c)
+            except ValueError:
+                return  # a version or a date ("1.2.3", "01.02.2024"): not a number
+            self.point.append((i, j, c))
+
+
+def decimal_commas(src, rows: list, skip, delim: str, parse) -> None:
+    """Read the numbers of a table whose decimal mark is the comma with a point, in place (module docstring).
+
+    Parameters
+    ----------
+    src : harness_ext.types.SourceFile
+        The file, for its errors and its notes.
+    rows : list of list of str
+        The table as read with ``delim``, header first; number cells written with a decimal comma are rewritten.
+    skip : collection of int
+        Columns never read as numbers (the model column, names of datasets and metrics).
+    delim : str
+        The table's delimiter; with a comma, nothing is done (a comma between digits is a thousands separator
+        or a cell's own text, as before).
+    parse : callable
+        ``parse(cell)``: the cell's number, raising ValueError when it is not one (the reader's own rule).
+
+    Raises
+    ------
+    IngestError
+        For a file that writes decimals with both marks, or whose commas could be either mark with nothing
+        in the file to say which; naming the cells.
+    """
+    if delim == "," or len(rows) < 2:
+        return
+    header = rows[0]
+    cells = _Cells()
+    for i, row in enumerate(rows[1:], start=1):
+        for j, cell in enumerate(row):
+            if j not in skip and cell and any(ch.isdigit() for ch in cell):
+                cells.add(i, j, cell, parse)
+    if not cells.comma:
+        return
+
+    def where(i, j, c):
+        name = header[j].strip() if j < len(header) else f"column {j + 1}"
+        return f"{c!r} ({name!r}, row {i + 1})"
+
+    if not cells.telling:
+        if cells.point:
+            return  # points are the decimals, commas the thousands separators, as in a comma-separated file
+        i, j, c = cells.comma[0]
+        raise IngestError(src.path, f"the decimal mark is ambiguous: {where(i, j, c)} could be a decimal comma or a "
+                                    f"thousands separator, and no number in the file says which ({len(cells.comma)} "
+                                    "such cells); write the numbers without thousands separators, or with a decimal "
+                                    "point and ',' as the delimiter")
+    if cells.point:
+        i, j, c = cells.telling[0]
+        pi, pj, pc = cells.point[0]
+        raise IngestError(src.path, f"mixes decimal marks: {where(i, j, c)} is written with a decimal comma and "
+                                    f"{where(pi, pj, pc)} with a point ({len(cells.comma)} cells with commas, "
+                                    f"{len(cells.point)} with points); a point in a file of decimal commas may be a "
+                                    "thousands separator, so nothing is guessed: write every number with one mark")
+    cols = []
+    for i, j, c in cells.comma:
+        rows[i][j] = _DIGIT_COMMA.sub(".", rows[i][j])
+        if j not in cols:
+            cols.append(j)
+    names = [header[j].strip() if j < len(header) else f"column {j + 1}" for j in cols]
+    src.note(f"',' read as the decimal mark ({shown(delim)} is the delimiter): {len(cells.comma)} "
+             f"number{'s' * (len(cells.comma) != 1)} in {len(cols)} column{'s' * (len(cols) != 1)} "
+             f"({listed(names, 12)}) written with a decimal comma ({cells.telling[0][2]!r} cannot be a thousands "
+             "separator)")
+
+
+def has_digit_comma(path, block: int = 16 << 20) -> bool:
+    """Whether a file has a comma between two digits anywhere (a decimal comma the column-by-column reader
+    does not read): read in blocks, a digit-comma-digit across two blocks included."""
+    tail = b""
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(block), b""):
+            if re.search(rb"\d,\d", tail + chunk):
+                return True
+            tail = chunk[-2:]
+    return False
