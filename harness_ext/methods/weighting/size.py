@@ -9,6 +9,7 @@ import pandas as pd
 
 from ...base import check_matrix
 from ...errors import MethodError
+from ..ranking import spearman
 from ...report import Result, format_table
 from .common import _require_complete, section, short_name, unit_columns
 
@@ -133,7 +134,7 @@ def size_curves(df: pd.DataFrame, random_state: int = 0, n_random_orders: int = 
 
     def deviation(C):
         mad = np.abs(C - full[:, None]).mean(axis=0)
-        rho = np.array([_spearman(C[:, i], full) for i in range(d)])
+        rho = spearman(C.T, full)  # every size at once: NaN where a ranking is constant
         return mad, rho
 
     C_inf = cumulative_scores(X, inf_order)
@@ -155,14 +156,6 @@ def size_curves(df: pd.DataFrame, random_state: int = 0, n_random_orders: int = 
         full=pd.Series(full, index=df.index),
         by_size=by_size,
     )
-
-
-def _spearman(a, b) -> float:
-    if np.ptp(a) == 0 or np.ptp(b) == 0:
-        return float("nan")
-    from scipy.stats import spearmanr
-
-    return float(spearmanr(a, b)[0])
 
 
 def plot_size_curves(curves: SizeCurves, path, top: int = 10):
