@@ -291,16 +291,23 @@ def item_table_spec(src) -> Optional[dict]:
     return (spec or {}) if is_item_table(src.path, spec) else None
 
 
-def ingest_walked(store, files: list, tables: list, runs: list) -> None:
+def ingest_walked(store, files: list, tables: list, runs: list, details: Optional[list] = None) -> None:
     """Store what an ingest walk found besides results, filling its report ``files``.
 
     ``tables``: ``(report index, path, items block or None)`` of item-response tables (their entries are
     placeholders). ``runs``: ``(report index, path)`` of HELM run directories and Inspect AI logs; one whose results
     were not skipped adds an entry when it has item scores: a run with per-instance scores
-    (:data:`harness_ext.adapters.helm_instances.PER_INSTANCE_FILES`), a log with samples.
+    (:data:`harness_ext.adapters.helm_instances.PER_INSTANCE_FILES`), a log with samples. ``details``: ``(report
+    index, path)`` of lighteval details files (placeholders, as tables'; :mod:`harness_ext.adapters.lighteval_details`).
     """
     if tables:
         for (idx, _, _), f in zip(tables, ingest_item_tables(store, [(p, spec) for _, p, spec in tables])):
+            files[idx] = f
+    if details:
+        from harness_ext.adapters.lighteval_details import read_details
+
+        done = ingest_item_tables(store, [(p, None) for _, p in details], read=lambda p, _: read_details(p))
+        for (idx, _), f in zip(details, done):
             files[idx] = f
     runs = [d for idx, d in runs if files[idx].status != "skipped"]  # a skipped one's reason says it all
     logs = [p for p in runs if not Path(p).is_dir()]
