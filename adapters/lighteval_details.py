@@ -245,6 +245,20 @@ def _item_ids(rows: list, notes: list) -> list:
     return ids
 
 
+def _refuse_lfs_pointer(path: Path) -> None:
+    """Refuse a Git LFS pointer in place of the Parquet file, saying how to fetch it."""
+    from harness_ext.store.ingest_read import lfs_pointer_reason
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+    except OSError as exc:
+        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
+    reason = lfs_pointer_reason(head)
+    if reason:
+        raise IngestError(path, reason)
+
+
 def read_details(path, store_ids: bool = True):
     """The per-document scores of one lighteval details file.
 
@@ -264,7 +278,8 @@ def read_details(path, store_ids: bool = True):
     Raises
     ------
     IngestError
-        Naming the file and the reason: a name without a task key, no model, not Parquet, a row without its query,
+        Naming the file and the reason: a name without a task key, a Git LFS pointer, no model, not Parquet, a row
+        without its query,
         metrics that are not a dict of scores, or no score at all.
     """
     import numpy as np
@@ -277,6 +292,7 @@ def read_details(path, store_ids: bool = True):
 
     path = Path(path)
     benchmark, task, _ = task_of(path)
+    _refuse_lfs_pointer(path)  # the details datasets keep their Parquet in LFS: a clone without it holds pointers
     model = model_of(path)
     left, notes = {}, []
     rows = _rows(path, left)

@@ -186,8 +186,12 @@ def test_a_name_without_a_task_key_and_a_file_that_is_not_parquet_are_refused(tm
         task_of("details_arc__challenge__25_2025-11-05T14-43-47.148527.parquet")
     fake = tmp_path / "details" / "m" / STAMP / f"details_lighteval|gsm8k|0_{STAMP}.parquet"
     fake.parent.mkdir(parents=True)
-    fake.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 1\n")  # an LFS pointer
+    fake.write_text("PAR1 not really")
     with pytest.raises(IngestError, match="not a Parquet file"):
+        read_details(fake)
+    # A clone of a details dataset made without git lfs: the pointer is said, with how to fetch the file.
+    fake.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:" + "0" * 64 + "\nsize 87199\n")
+    with pytest.raises(IngestError, match="Git LFS pointer"):
         read_details(fake)
 
 
