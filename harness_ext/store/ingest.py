@@ -10,8 +10,8 @@ batches, one transaction per batch, each file all-or-nothing
 lm-eval per-sample logs (``samples_<task>_<date>.jsonl``, written by
 ``--log_samples`` beside ``results_<date>.json``) are not result files: they go
 to the samples table (:func:`harness_ext.store.samples.ingest_samples`) and are
-reported with adapter ``lm_eval_samples``; item-response tables and HELM runs'
-per-instance scores too (:mod:`harness_ext.store.item_tables`, adapter ``item_table``).
+reported with adapter ``lm_eval_samples``; item-response tables, HELM runs' per-instance scores, Inspect logs'
+samples and lighteval details too (:mod:`harness_ext.store.item_tables`, adapter ``item_table``).
 """
 
 from __future__ import annotations

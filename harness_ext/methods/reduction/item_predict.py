@@ -1,7 +1,8 @@
 """``predict`` for an item-level manifest: task and benchmark estimates from a new model's per-item logs.
 
 The new model ran the manifest's items (lm-eval ``--samples ... --log_samples``); its
-``samples_<task>_<date>.jsonl`` logs (or Every Eval Ever instance files, HELM runs, Inspect AI logs) give its
+``samples_<task>_<date>.jsonl`` logs (or Every Eval Ever instance files, HELM runs, Inspect AI logs, lighteval
+details) give its
 score on each.
 Per task, the item estimator (default: the manifest's; ``reduce``'s default borrows across the
 benchmark's tasks, :mod:`harness_ext.methods.engine.item_crosstask`) estimates the score over all the
@@ -177,9 +178,9 @@ def read_item_logs(paths) -> tuple:
 
     lm-eval ``samples_*.jsonl``, Every Eval Ever instance files, HELM run directories (their
     ``per_instance_stats.json``, or ``display_predictions.json``, with ``instances.json``) and Inspect AI logs
-    (``.eval``, or ``.json`` with their samples). ``frame``: model, task, doc_id, metric, value, helm (from a HELM
-    run), by_id (its items named by id, numbered by :func:`harness_ext.store.samples.doc_id`: Every Eval Ever, HELM
-    and Inspect); the first file read wins where two hold the same item (counted in ``notes``); ``sources``: model
+    (``.eval``, or ``.json`` with their samples) and lighteval details (``details_<task>_<date>.parquet``).
+    ``frame``: model, task, doc_id, metric, value, helm (from a HELM run), by_id (its items named by id, numbered by
+    :func:`harness_ext.store.samples.doc_id`: Every Eval Ever, HELM, Inspect and lighteval); the first file read wins where two hold the same item (counted in ``notes``); ``sources``: model
     -> the files read. ``frame.attrs["variants"]``: ``{model: (hub id, precision)}`` of the models named at their
     Every Eval Ever record's precision (:func:`harness_ext.store.samples.eee_record_names`).
     """
@@ -212,8 +213,8 @@ def read_item_logs(paths) -> tuple:
                                                                   by_id=bool(EEE_SAMPLES_RE.match(path.name))))
         sources.setdefault(model, []).append(str(path))
     if not frames:
-        raise HarnessExtError(f"no per-item logs (samples_<task>_<date>.jsonl, a HELM run with per-instance stats, or "
-                              f"an Inspect AI log with samples) among the {n_files:,} file{'s' * (n_files != 1)} in "
+        raise HarnessExtError(f"no per-item logs (samples_<task>_<date>.jsonl, a HELM run with per-instance stats, "
+                              f"an Inspect AI log with samples, or lighteval details_<task>_<date>.parquet) among the {n_files:,} file{'s' * (n_files != 1)} in "
                               f"{', '.join(map(str, paths))} (hidden folders are not looked in): run lm_eval with "
                               "--log_samples")
     long = pd.concat(frames, ignore_index=True)
