@@ -17,8 +17,9 @@ one document of the task. Its columns changed across lighteval versions, and all
 Naming: the task key in the file name (``<suite>|<task>|<shots>``, ``<task>|<shots>`` without a suite) names the
 benchmark and task as the aggregate adapters name the results file's row (:mod:`harness_ext.adapters.lighteval`,
 and :mod:`harness_ext.adapters.open_llm_leaderboard` for the leaderboard's ``harness|`` suite), so item rows and
-aggregate rows meet. The model is the results file's of the same run (``config_general.model_name``), else the
-folder's (``details/<org>/<model>/<timestamp>/``, or the leaderboard dataset's ``details_<org>__<model>``).
+aggregate rows meet; lighteval's late-2025 names, with ``__`` for both ``|`` and ``:``, are read with the run's
+results file, whose key reads so. The model is the results file's of the same run (``config_general.model_name``),
+else the folder's (``details/<org>/<model>/<timestamp>/``, or the leaderboard dataset's ``details_<org>__<model>``).
 
 Item ids: a hash of the document's query text and its choices (``example``/``doc.query``, ``choices``). lighteval
 hashes the query the same way for its own run summary (``hash_examples``): it is the one field every version
@@ -47,8 +48,8 @@ from harness_ext.errors import IngestError
 #: ``details_<key>_<timestamp>.parquet``; lighteval's timestamps use ``-`` for ``:`` (the leaderboard's early ones ``:``).
 DETAILS_RE = re.compile(r"^details_(?P<key>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?)\.parquet$")
 #: Columns of the early leaderboard layout that are numbers but no metric.
-NOT_METRICS = frozenset({"num_effective_few_shots", "num_asked_few_shots", "truncated", "padded", "gold_index",
-                         "id", "doc_id", "index", "__index_level_0__"})
+NOT_METRICS = frozenset({"num_effective_few_shots", "num_asked_few_shots", "truncated", "padded", "gold", "gold_index",
+                         "label", "id", "doc_id", "index", "__index_level_0__"})
 #: Largest results file read to name the model (a real one is a few hundred KB).
 MAX_RESULTS_BYTES = 64 * 1024 * 1024
 #: Longest ``metrics`` text parsed (lighteval's text of a dict of a few scores).
@@ -60,27 +61,47 @@ def is_details_file(path) -> bool:
     return DETAILS_RE.match(Path(path).name) is not None
 
 
-def task_of(path) -> tuple:
+def _key_of(path: Path, results) -> str:
+    """The task key of a details file's name: ``[<suite>|]<task>|<shots>``; lighteval's late-2025 names write both
+    ``|`` and ``:`` as ``__`` (``arc__challenge__25``), which only the run's results file tells apart: its key that
+    reads so."""
+    from harness_ext.adapters.lighteval import _KEY_RE
+
+    key = DETAILS_RE.match(path.name).group("key") if DETAILS_RE.match(path.name) else ""
+    if _KEY_RE.match(key) or "__" not in key or not isinstance(results, dict):
+        return key
+    keys = [k for k in (results.get("results") or {}) if isinstance(k, str) and _KEY_RE.match(k)]
+    same = [k for k in keys if k.replace("|", "__").replace(":", "__") == key]
+    return same[0] if len(same) == 1 else key
+
+
+def task_of(path, results=None) -> tuple:
     """``(benchmark, task, key)`` named by a details file's name, as the aggregate adapters name the results row.
+
+    Parameters
+    ----------
+    path : path-like
+    results : dict, optional
+        The run's results file, whose keys read a late-2025 name (``__`` for ``|`` and ``:``).
 
     Raises
     ------
     IngestError
-        When the name holds no ``[<suite>|]<task>|<shots>`` key (lighteval's 2025 names with ``__`` for ``|`` and
-        ``:`` cannot be read back unambiguously).
+        When the name holds no ``[<suite>|]<task>|<shots>`` key (a ``__`` name without the run's results file
+        cannot be read back unambiguously).
     """
     from harness_ext.adapters.lighteval import _KEY_RE, _dataset
     from harness_ext.adapters.open_llm_leaderboard import BENCHMARK
     from harness_ext.benchmarks import MMLU_BENCHMARK, mmlu_subject
 
     path = Path(path)
-    m = DETAILS_RE.match(path.name)
-    key = m.group("key") if m else ""
+    key = _key_of(path, results)
     k = _KEY_RE.match(key)
     if k is None:
         raise IngestError(path, f"the file name's task {key!r} is not of the form [<suite>|]<task>|<shots>, so its "
-                                "benchmark and task cannot be named (rename it as lighteval writes it, "
-                                "details_<suite>|<task>|<shots>_<timestamp>.parquet)")
+                                "benchmark and task cannot be named (lighteval's names with __ for | and : are read "
+                                "with the run's results_<timestamp>.json beside them, in results/<model>/ or the "
+                                "folder above)")
     if k.group("suite") == "harness":  # the v1 leaderboard's suite: named as its results rows are
         subject = mmlu_subject(key)
         if subject:
@@ -90,12 +111,18 @@ def task_of(path) -> tuple:
     return benchmark, dataset, key
 
 
-def _results_model(path: Path):
-    """The model named by the results file of the run a details file belongs to, or None without one."""
-    from harness_ext.adapters.lighteval import _model
-    from harness_ext.adapters.open_llm_leaderboard import _config
+def results_of(path):
+    """The run's results file a details file belongs to, parsed, or None without one: ``results_<timestamp>.json``
+    in the folder above (the leaderboard's datasets) or in ``results/<model>/`` beside ``details/<model>/``.
+
+    Raises
+    ------
+    IngestError
+        For a results file that is not JSON or too large.
+    """
     from harness_ext.safe_input import read_bytes
 
+    path = Path(path)
     stamp = DETAILS_RE.match(path.name).group("stamp")
     run_dir = path.parent  # <timestamp>/ in both layouts
     candidates = [run_dir.parent / f"results_{stamp}.json"]  # the leaderboard dataset: results at its root
@@ -105,31 +132,31 @@ def _results_model(path: Path):
         if i < len(parts) - 1:
             candidates.append(Path(*parts[:i], "results", *parts[i + 1:-1], f"results_{stamp}.json"))
     for c in candidates:
-        if not c.is_file():
-            continue
-        try:
-            doc = json.loads(read_bytes(c, "lighteval results file", MAX_RESULTS_BYTES, error=IngestError))
-        except (ValueError, RecursionError):
-            raise IngestError(path, f"the run's results file {c.name} is not JSON") from None
-        if isinstance(doc, dict):
-            name = _model(doc) or ((_config(doc) or {}).get("model_name") or "").strip()
-            if name:
-                return name
+        if c.is_file():
+            try:
+                doc = json.loads(read_bytes(c, "lighteval results file", MAX_RESULTS_BYTES, error=IngestError))
+            except (ValueError, RecursionError):
+                raise IngestError(path, f"the run's results file {c.name} is not JSON") from None
+            return doc if isinstance(doc, dict) else None
     return None
 
 
-def model_of(path) -> str:
-    """The model of a details file: its run's results file's, else its folder's.
+def model_of(path, results=None) -> str:
+    """The model of a details file: its run's results file's (``results``, :func:`results_of`), else its folders'.
 
     Raises
     ------
     IngestError
         When neither names one.
     """
+    from harness_ext.adapters.lighteval import _model
+    from harness_ext.adapters.open_llm_leaderboard import _config
+
     path = Path(path)
-    name = _results_model(path)
-    if name:
-        return name
+    if isinstance(results, dict):
+        name = _model(results) or ((_config(results) or {}).get("model_name") or "").strip()
+        if name:
+            return name
     parts = path.parent.parts
     if "details" in parts[:-1]:
         i = len(parts) - 1 - parts[::-1].index("details")
@@ -165,7 +192,10 @@ def _score(v):
     if isinstance(v, bool):
         return float(v), None
     if isinstance(v, (int, float)):
-        f = float(v)
+        try:
+            f = float(v)
+        except OverflowError:  # a whole number past the float range, from the metrics' text
+            return None, "scores too large for a float"
         return (f, None) if math.isfinite(f) else (None, "scores that are NaN or infinite")
     if v is None:
         return None, "null scores"
@@ -291,9 +321,10 @@ def read_details(path, store_ids: bool = True):
     from harness_ext.store.samples import doc_id
 
     path = Path(path)
-    benchmark, task, _ = task_of(path)
     _refuse_lfs_pointer(path)  # the details datasets keep their Parquet in LFS: a clone without it holds pointers
-    model = model_of(path)
+    results = results_of(path)
+    benchmark, task, _ = task_of(path, results)
+    model = model_of(path, results)
     left, notes = {}, []
     rows = _rows(path, left)
     ids = _item_ids(rows, notes)

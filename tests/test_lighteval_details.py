@@ -161,11 +161,42 @@ def test_model_from_the_folders_without_a_results_file(tmp_path):
     assert set(read_details(lb).frame["model"]) == {"org/model-y"}
 
 
+def test_late_2025_names_with_double_underscores_are_read_with_the_runs_results_file(tmp_path):
+    """lighteval wrote ``details_arc__challenge__25_<date>.parquet`` for ``arc:challenge|25`` for a while: ``__`` for
+    both ``|`` and ``:``. The run's results file names the key; without it the file is refused, not guessed."""
+    from harness_ext.adapters.lighteval_details import read_details
+
+    stamp = "2025-11-05T14-43-47.148527"
+    path = _lighteval_run(tmp_path, "org/m", "arc:challenge|25", {0: 1.0, 1: 0.0, 2: 1.0}, stamp=stamp,
+                          metric="acc_norm")
+    odd = path.with_name(f"details_arc__challenge__25_{stamp}.parquet")
+    path.rename(odd)
+    table = read_details(odd)
+    assert table.benchmark == "lighteval" and set(table.frame["task"]) == {"arc_challenge"}
+    (tmp_path / "results" / "org" / "m" / f"results_{stamp}.json").unlink()
+    with pytest.raises(IngestError, match="not of the form"):
+        read_details(odd)
+
+
+def test_early_leaderboard_columns_gold_and_counts_are_no_metrics(tmp_path):
+    """The July 2023 leaderboard files: each metric its own column, beside integer columns that are not scores."""
+    from harness_ext.adapters.lighteval_details import read_details
+
+    rows = [{"example": f"Mercury_{i}", "query": f"Q{i}", "choices": ["a", "b"], "gold": i % 2, "acc": float(i < 2),
+             "acc_norm": float(i < 3), "num_asked_few_shots": 25, "num_effective_few_shots": -1, "truncated": [0]}
+            for i in range(4)]
+    path = _write(tmp_path / "details_org__m" / STAMP / f"details_harness|arc:challenge|25_{STAMP}.parquet", rows)
+    f = read_details(path).frame
+    assert set(f["metric"]) == {"acc", "acc_norm"} and set(f["model"]) == {"org/m"}
+    assert f.groupby("metric")["value"].sum().to_dict() == {"acc": 2.0, "acc_norm": 3.0}
+
+
 @pytest.mark.parametrize("rows, reason", [
     ([{"example": "q", "metrics": "{'acc': __import__('os')}"}], "not a dict of scores"),
     ([{"example": "q", "metrics": "[1, 2]"}], "expected a dict of scores"),
     ([{"example": "", "metrics": {"acc": 1.0}}], "has no query text"),
     ([{"example": "q", "metrics": {"acc": None}}], "no per-document scores"),
+    ([{"example": "q", "metrics": "{'acc': " + "9" * 400 + "}"}], "scores too large for a float"),
     ([{"example": "q", "full_prompt": "p"}], "no scores"),
 ])
 def test_bad_files_are_skipped_whole_with_the_reason(tmp_path, rows, reason):
