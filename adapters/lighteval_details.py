@@ -169,6 +169,16 @@ def model_of(path, results=None) -> str:
                             "details/<model>/<timestamp>/ folders or a leaderboard details_<org>__<model> folder")
 
 
+def _plain(text: str, what: str, path: Path) -> str:
+    """``text`` if it is valid Unicode, else the file's refusal: a lone surrogate (``\\ud800`` in the metrics' text, in
+    the results file's model name, or a folder name not in UTF-8) cannot be stored."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise IngestError(path, f"{what} {text[:40]!r} is not valid Unicode (a lone surrogate)") from None
+    return text
+
+
 def _metrics_of(value, where: str, path: Path) -> dict:
     """A row's ``{metric: score}`` (``metrics`` or ``metric``), from the dict or from lighteval's text of it."""
     import ast
@@ -253,7 +263,7 @@ def _rows(path: Path, left: dict) -> list:
         for metric, v in metrics.items():
             s, why = _score(v)
             if why is None:
-                scores[str(metric)] = s
+                scores[_plain(str(metric), f"{where}: the metric name", path)] = s
             else:
                 left[why] = left.get(why, 0) + 1
         out.append((query, choices, scores))
@@ -324,7 +334,7 @@ def read_details(path, store_ids: bool = True):
     _refuse_lfs_pointer(path)  # the details datasets keep their Parquet in LFS: a clone without it holds pointers
     results = results_of(path)
     benchmark, task, _ = task_of(path, results)
-    model = model_of(path, results)
+    model = _plain(model_of(path, results), "the model name", path)
     left, notes = {}, []
     rows = _rows(path, left)
     ids = _item_ids(rows, notes)

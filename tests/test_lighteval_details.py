@@ -197,6 +197,7 @@ def test_early_leaderboard_columns_gold_and_counts_are_no_metrics(tmp_path):
     ([{"example": "", "metrics": {"acc": 1.0}}], "has no query text"),
     ([{"example": "q", "metrics": {"acc": None}}], "no per-document scores"),
     ([{"example": "q", "metrics": "{'acc': " + "9" * 400 + "}"}], "scores too large for a float"),
+    ([{"example": "q", "metrics": "{'\\ud800': 1.0}"}], "is not valid Unicode"),
     ([{"example": "q", "full_prompt": "p"}], "no scores"),
 ])
 def test_bad_files_are_skipped_whole_with_the_reason(tmp_path, rows, reason):
