@@ -271,14 +271,15 @@ def _rows(path: Path, left: dict) -> list:
 
 
 def _item_ids(rows: list, notes: list) -> list:
-    """Each row's item id: the hash of its query and choices, ``#2``, ``#3``, ... on repeats (counted in ``notes``)."""
+    """Each row's item id: the hash of its query and choices (``.2``, ``.3``, ... on repeats, counted in ``notes``)."""
     ids, seen = [], {}
     for query, choices, _ in rows:
         text = json.dumps([query, list(choices) if isinstance(choices, (list, tuple)) else choices],
                           ensure_ascii=False, default=str)
-        h = "q" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        h = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
         seen[h] = seen.get(h, 0) + 1
-        ids.append(h if seen[h] == 1 else f"{h}#{seen[h]}")
+        # Ending in a letter, never read as <prefix><number> (item_ids): numbered by the store's map in every file.
+        ids.append(f"{h}q" if seen[h] == 1 else f"{h}.{seen[h]}q")
     repeats = sum(c - 1 for c in seen.values())
     if repeats:
         notes.append(f"{repeats} rows repeat another row's query and choices: told apart by their order in the file")
@@ -345,7 +346,10 @@ def read_details(path, store_ids: bool = True):
     frame = pd.DataFrame(long, columns=["id", "metric", "value"])
     tasks = pd.Series(pd.Categorical([task] * len(frame)))
     if store_ids:
-        numbers, id_map = file_item_ids(frame["id"].to_numpy(), tasks, path, notes)
+        # Numbered 0, 1, ... by first appearance, and kept in the store's map: said here, as what the ids are.
+        numbers, id_map = file_item_ids(frame["id"].to_numpy(), tasks, path, [])
+        notes.append(f"{frame['id'].nunique():,} documents named by a hash of their query and choices, numbered 0, 1, "
+                     "... by the store (a document of the task already stored keeps its number)")
     else:
         numbers = np.fromiter((doc_id(i) for i in frame["id"]), dtype=np.int64, count=len(frame))
         id_map = None
