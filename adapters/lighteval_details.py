@@ -179,16 +179,47 @@ def _plain(text: str, what: str, path: Path) -> str:
     return text
 
 
-def _metrics_of(value, where: str, path: Path) -> dict:
-    """A row's ``{metric: score}`` (``metrics`` or ``metric``), from the dict or from lighteval's text of it."""
+#: Bare names in the text of a metrics dict: Python's ``str()`` of NaN and infinity, and JSON's literals.
+_NAMES = {"nan": float("nan"), "inf": float("inf"), "null": None, "true": True, "false": False}
+
+
+def _literal(text: str):
+    """The value of a metrics dict's text as lighteval writes it (``str(dict)``), read as data only: Python literals,
+    ``nan``/``inf`` (``str`` of a float), JSON's ``null``/``true``/``false``, and NumPy scalars as NumPy 2 prints
+    them (``np.float64(0.5)``). Nothing is evaluated (:func:`ast.literal_eval` on the rewritten tree).
+
+    Raises
+    ------
+    ValueError, SyntaxError
+        For anything else (a call, a name, an attribute).
+    """
     import ast
 
+    class Data(ast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id in _NAMES:
+                return ast.copy_location(ast.Constant(_NAMES[node.id]), node)
+            raise ValueError(f"name {node.id!r}")
+
+        def visit_Call(self, node):  # np.float64(0.5), numpy.int64(1): the scalar inside
+            f = node.func
+            if (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("np", "numpy")
+                    and re.fullmatch(r"(float|int|uint|bool_|bool)\d*", f.attr) and len(node.args) == 1
+                    and not node.keywords):
+                return self.visit(node.args[0])
+            raise ValueError("a call")
+
+    return ast.literal_eval(Data().visit(ast.parse(text.strip(), mode="eval")))
+
+
+def _metrics_of(value, where: str, path: Path) -> dict:
+    """A row's ``{metric: score}`` (``metrics`` or ``metric``), from the dict or from lighteval's text of it."""
     if isinstance(value, str):
         if len(value) > MAX_METRICS_TEXT:
             raise IngestError(path, f"{where}: its metrics are {len(value):,} characters of text, not a few scores")
         try:
-            value = ast.literal_eval(value)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            value = _literal(value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             raise IngestError(path, f"{where}: its metrics {value[:60]!r} are not a dict of scores") from None
     if value is None:
         return {}

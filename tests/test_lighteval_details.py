@@ -227,6 +227,25 @@ def test_a_name_without_a_task_key_and_a_file_that_is_not_parquet_are_refused(tm
         read_details(fake)
 
 
+def test_metrics_text_as_lighteval_prints_it_is_read_as_data(tmp_path):
+    """``str(dict)`` of NaN is ``nan``, NumPy 2 prints ``np.float64(1.0)``; JSON text has ``null``: all read, nothing
+    evaluated (a call or a name other than these refuses the file, as in the test above)."""
+    from harness_ext.adapters.lighteval_details import read_details
+
+    texts = ["{'acc': np.float64(1.0), 'em': nan}", '{"acc": 0.0, "em": null}', "{'acc': numpy.int64(1), 'em': inf}",
+             "{'acc': True}"]
+    path = _write(tmp_path / "details" / "m" / STAMP / f"details_lighteval|x|0_{STAMP}.parquet",
+                  [{"example": f"q{i}", "metrics": t} for i, t in enumerate(texts)])
+    table = read_details(path)
+    f = table.frame
+    assert set(f["metric"]) == {"acc"} and f["value"].tolist() == [1.0, 0.0, 1.0, 1.0]
+    assert "1 null scores left out" in table.notes and "2 scores that are NaN or infinite left out" in table.notes
+    for bad in ("{'acc': np.load('x')}", "{'acc': os.system}", "{'acc': np.float64(x)}"):
+        _write(path, [{"example": "q", "metrics": bad}])
+        with pytest.raises(IngestError, match="not a dict of scores"):
+            read_details(path)
+
+
 def test_repeated_documents_are_kept_apart_and_counted(tmp_path):
     from harness_ext.adapters.lighteval_details import read_details
 
