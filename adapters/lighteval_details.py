@@ -75,6 +75,14 @@ def _key_of(path: Path, results) -> str:
     return same[0] if len(same) == 1 else key
 
 
+def results_copy(path) -> bool:
+    """Whether ``path`` is the Parquet copy of a results file that lighteval uploads beside it to a details dataset
+    (``results_<timestamp>.parquet`` next to ``results_<timestamp>.json``): the JSON file is read, the copy is not."""
+    path = Path(path)
+    m = re.match(r"^results_(?P<stamp>\d{4}-\d{2}-\d{2}T[\d:.\-]+)\.parquet$", path.name)
+    return m is not None and (path.parent / f"results_{m.group('stamp')}.json").is_file()
+
+
 def task_of(path, results=None) -> tuple:
     """``(benchmark, task, key)`` named by a details file's name, as the aggregate adapters name the results row.
 

@@ -92,6 +92,18 @@ def test_reingesting_changes_nothing_and_a_copy_is_said_to_be_already_stored(tmp
         assert {f.status for f in third.files} == {"unchanged"} and len(item_rows(s)) == n
 
 
+def test_a_details_datasets_parquet_copy_of_its_results_file_is_passed_over_quietly(tmp_path):
+    """lighteval uploads ``results_<date>.parquet`` beside ``results_<date>.json`` to a details dataset: a copy, not
+    a second results file (it was warned about as unrecognised)."""
+    clone = tmp_path / "details_Corianas__111m"
+    shutil.copytree(REAL, clone)
+    _write(clone / f"results_{STAMP}.parquet", [{"config_general": "{}", "results": "{}"}])
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [clone], show_progress=False)
+    [skipped] = rep.by_status("skipped")
+    assert skipped.quiet and "Parquet copy" in skipped.reason and len(rep.by_status("ingested")) == 2
+
+
 def test_item_ids_are_stable_across_models_and_row_orders(tmp_path):
     """Two models' files list the documents in different orders (lighteval logs them as batches finish): each
     document gets one number, so the models' answers line up item by item."""
