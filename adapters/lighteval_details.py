@@ -75,12 +75,19 @@ def _key_of(path: Path, results) -> str:
     return same[0] if len(same) == 1 else key
 
 
-def results_copy(path) -> bool:
-    """Whether ``path`` is the Parquet copy of a results file that lighteval uploads beside it to a details dataset
-    (``results_<timestamp>.parquet`` next to ``results_<timestamp>.json``): the JSON file is read, the copy is not."""
+#: Why a details dataset's ``results_<timestamp>.parquet`` is passed over (:func:`details_kind`).
+COPY_REASON = "lighteval's Parquet copy of the results_<timestamp>.json beside it, which is read instead"
+
+
+def details_kind(path):
+    """``"details"`` for a details file (:func:`is_details_file`), ``"results_copy"`` for the Parquet copy of a
+    results file that lighteval uploads beside it to a details dataset (``results_<timestamp>.parquet`` next to
+    ``results_<timestamp>.json``: the JSON file is read, the copy is not), else None."""
     path = Path(path)
+    if DETAILS_RE.match(path.name):
+        return "details"
     m = re.match(r"^results_(?P<stamp>\d{4}-\d{2}-\d{2}T[\d:.\-]+)\.parquet$", path.name)
-    return m is not None and (path.parent / f"results_{m.group('stamp')}.json").is_file()
+    return "results_copy" if m and (path.parent / f"results_{m.group('stamp')}.json").is_file() else None
 
 
 def task_of(path, results=None) -> tuple:

@@ -484,7 +484,7 @@ class _IngestRun:
     def read(self, src, root):
         """``(sha, adapter, records, configs, notes)`` of a file to store, or None when the file is already
         accounted for (unchanged, skipped, or kept for after the results)."""
-        from harness_ext.adapters.lighteval_details import is_details_file, results_copy
+        from harness_ext.adapters.lighteval_details import details_kind
 
         from .item_tables import item_table_spec
         from .samples import is_samples_file
@@ -502,14 +502,10 @@ class _IngestRun:
                     return None
                 if size is not None and size <= SMALL_FILE_BYTES:
                     src.bytes  # one read of a small regular file (checked above) serves sniffing, parsing, hashing
-            if forced is None and src.suffix == ".parquet" and not src.is_dir:
-                if is_details_file(src.path):
-                    report.files.append(None)  # lighteval's per-document details: stored after the results
-                    self.details.append((len(report.files) - 1, src.path))
-                    return None
-                if results_copy(src.path):
-                    raise NotResults(src.path, "lighteval's Parquet copy of the results_<timestamp>.json beside it, "
-                                               "which is read instead")
+            if forced is None and src.suffix == ".parquet" and not src.is_dir and details_kind(src.path):
+                report.files.append(None)  # lighteval's details (or its results file's copy): after the results
+                self.details.append((len(report.files) - 1, src.path))
+                return None
             if forced is None and src.suffix in _ITEM_SUFFIXES and not src.is_dir:
                 if (spec := item_table_spec(src)) is not None:  # an item-response table: stored after the results
                     report.files.append(None)

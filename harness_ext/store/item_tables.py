@@ -304,8 +304,12 @@ def ingest_walked(store, files: list, tables: list, runs: list, details: Optiona
         for (idx, _, _), f in zip(tables, ingest_item_tables(store, [(p, spec) for _, p, spec in tables])):
             files[idx] = f
     if details:
-        from harness_ext.adapters.lighteval_details import read_details
+        from harness_ext.adapters.lighteval_details import COPY_REASON, details_kind, read_details
 
+        copies = [(idx, p) for idx, p in details if details_kind(p) == "results_copy"]
+        for idx, p in copies:  # a details dataset's Parquet copy of its results file: the JSON one is read
+            files[idx] = FileReport(str(p), "skipped", reason=COPY_REASON, quiet=True)
+        details = [d for d in details if d not in copies]
         done = ingest_item_tables(store, [(p, None) for _, p in details], read=lambda p, _: read_details(p))
         for (idx, _), f in zip(details, done):
             files[idx] = f
