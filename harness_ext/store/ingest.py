@@ -10,8 +10,8 @@ batches, one transaction per batch, each file all-or-nothing
 lm-eval per-sample logs (``samples_<task>_<date>.jsonl``, written by
 ``--log_samples`` beside ``results_<date>.json``) are not result files: they go
 to the samples table (:func:`harness_ext.store.samples.ingest_samples`) and are
-reported with adapter ``lm_eval_samples``; item-response tables and HELM runs'
-per-instance scores too (:mod:`harness_ext.store.item_tables`, adapter ``item_table``).
+reported with adapter ``lm_eval_samples``; item-response tables, HELM runs' per-instance scores, Inspect logs'
+samples and lighteval details too (:mod:`harness_ext.store.item_tables`, adapter ``item_table``).
 """
 
 from __future__ import annotations
@@ -471,6 +471,7 @@ class _IngestRun:
         self.logs: list = []  # (report index, path) of lm-eval per-sample logs: to the samples table, not to adapters
         self.tables: list = []  # (report index, path, sidecar items block) of item-response tables: to the samples table too
         self.runs: list = []  # (report index, HELM run directory or Inspect log): their item scores, after the results
+        self.details: list = []  # (report index, path) of lighteval details files: to the samples table too
         self.limit = min(SMALL_FILE_BYTES, _max_file_bytes())  # what _read_walked reads (larger: checked and read as before)
         # Held until the first batch is written, or released once reading has taken READ_HOLD_SECONDS.
         self.release_at = time.perf_counter() + READ_HOLD_SECONDS
@@ -483,6 +484,8 @@ class _IngestRun:
     def read(self, src, root):
         """``(sha, adapter, records, configs, notes)`` of a file to store, or None when the file is already
         accounted for (unchanged, skipped, or kept for after the results)."""
+        from harness_ext.adapters.lighteval_details import details_kind
+
         from .item_tables import item_table_spec
         from .samples import is_samples_file
 
@@ -499,6 +502,10 @@ class _IngestRun:
                     return None
                 if size is not None and size <= SMALL_FILE_BYTES:
                     src.bytes  # one read of a small regular file (checked above) serves sniffing, parsing, hashing
+            if forced is None and src.suffix == ".parquet" and not src.is_dir and details_kind(src.path):
+                report.files.append(None)  # lighteval's details (or its results file's copy): after the results
+                self.details.append((len(report.files) - 1, src.path))
+                return None
             if forced is None and src.suffix in _ITEM_SUFFIXES and not src.is_dir:
                 if (spec := item_table_spec(src)) is not None:  # an item-response table: stored after the results
                     report.files.append(None)
@@ -608,8 +615,8 @@ class _IngestRun:
             for (idx, _), f in zip(self.logs, done.files):
                 report.files[idx] = FileReport(f.path, f.status, SAMPLES_ADAPTER, reason=f.reason, n_samples=f.n_rows,
                                                notes=f.notes)
-        if self.tables or self.runs:
-            ingest_walked(store, report.files, self.tables, self.runs)
+        if self.tables or self.runs or self.details:
+            ingest_walked(store, report.files, self.tables, self.runs, self.details)
         if not self.aliases_done and report.by_status("ingested"):
             _refresh_aliases(store)()
         if report.by_status("ingested"):

@@ -344,16 +344,27 @@ def item_table_spec(src) -> Optional[dict]:
     return (spec or {}) if is_item_table(src.path, spec) else None
 
 
-def ingest_walked(store, files: list, tables: list, runs: list) -> None:
+def ingest_walked(store, files: list, tables: list, runs: list, details: Optional[list] = None) -> None:
     """Store what an ingest walk found besides results, filling its report ``files``.
 
     ``tables``: ``(report index, path, items block or None)`` of item-response tables (their entries are
     placeholders). ``runs``: ``(report index, path)`` of HELM run directories and Inspect AI logs; one whose results
     were not skipped adds an entry when it has item scores: a run with per-instance scores
-    (:data:`harness_ext.adapters.helm_instances.PER_INSTANCE_FILES`), a log with samples.
+    (:data:`harness_ext.adapters.helm_instances.PER_INSTANCE_FILES`), a log with samples. ``details``: ``(report
+    index, path)`` of lighteval details files (placeholders, as tables'; :mod:`harness_ext.adapters.lighteval_details`).
     """
     if tables:
         for (idx, _, _), f in zip(tables, ingest_item_tables(store, [(p, spec) for _, p, spec in tables])):
+            files[idx] = f
+    if details:
+        from harness_ext.adapters.lighteval_details import COPY_REASON, details_kind, read_details
+
+        copies = [(idx, p) for idx, p in details if details_kind(p) == "results_copy"]
+        for idx, p in copies:  # a details dataset's Parquet copy of its results file: the JSON one is read
+            files[idx] = FileReport(str(p), "skipped", reason=COPY_REASON, quiet=True)
+        details = [d for d in details if d not in copies]
+        done = ingest_item_tables(store, [(p, None) for _, p in details], read=lambda p, _: read_details(p))
+        for (idx, _), f in zip(details, done):
             files[idx] = f
     runs = [d for idx, d in runs if files[idx].status != "skipped"]  # a skipped one's reason says it all
     logs = [p for p in runs if not Path(p).is_dir()]

@@ -1,7 +1,8 @@
 """``predict`` for an item-level manifest: task and benchmark estimates from a new model's per-item logs.
 
 The new model ran the manifest's items (lm-eval ``--samples ... --log_samples``); its
-``samples_<task>_<date>.jsonl`` logs (or Every Eval Ever instance files, HELM runs, Inspect AI logs) give its
+``samples_<task>_<date>.jsonl`` logs (or Every Eval Ever instance files, HELM runs, Inspect AI logs, lighteval
+details) give its
 score on each.
 Per task, the item estimator (default: the manifest's; ``reduce``'s default borrows across the
 benchmark's tasks, :mod:`harness_ext.methods.engine.item_crosstask`) estimates the score over all the
@@ -75,21 +76,23 @@ class ItemPrediction(PredictionResult):
 
 #: What a per-item log path is, said when a file given is none of them.
 LOG_KINDS = ("lm-eval's samples_<task>_<date>.jsonl, written with --log_samples, an Every Eval Ever "
-             "<evaluation>_samples.jsonl, a HELM run's per_instance_stats.json, or an Inspect AI log, .eval or .json "
-             "with its samples")
+             "<evaluation>_samples.jsonl, a HELM run's per_instance_stats.json, an Inspect AI log, .eval or .json "
+             "with its samples, or a lighteval details_<task>_<date>.parquet, written with --save-details")
 
 
 def item_log_files(paths) -> tuple:
-    """``(helm_runs, inspect_logs, sample_files, n_files)`` among ``paths``, from one walk of the folders.
+    """``(helm_runs, logs, sample_files, n_files)`` among ``paths``, from one walk of the folders.
 
     Each file is sorted by kind once: lm-eval and Every Eval Ever samples by name
     (:func:`~harness_ext.store.samples.is_samples_file`), Inspect logs by name and first bytes
-    (:func:`harness_ext.adapters.inspect_items.is_log_file`), HELM runs as the folders of their per-instance files
+    (:func:`harness_ext.adapters.inspect_items.is_log_file`) and lighteval details by name
+    (:func:`harness_ext.adapters.lighteval_details.is_details_file`) into ``logs``, HELM runs as the folders of their per-instance files
     that hold ``run_spec.json``. Runs are sorted, logs and samples in walk order; ``n_files``: the files looked at.
     A path that does not exist, or a file given that is no per-item log, raises one clear error naming it.
     """
     from harness_ext.adapters.helm_instances import PER_INSTANCE_FILES
     from harness_ext.adapters.inspect_items import is_log_file
+    from harness_ext.adapters.lighteval_details import is_details_file
 
     from ...store.ingest_files import walk_files
     from ...store.samples import is_samples_file
@@ -108,7 +111,7 @@ def item_log_files(paths) -> tuple:
                 samples.append(path)
             elif path.name in PER_INSTANCE_FILES and is_run(path.parent):
                 runs.add(path.parent)
-            elif path.name not in PER_INSTANCE_FILES and is_log_file(path):
+            elif is_details_file(path) or (path.name not in PER_INSTANCE_FILES and is_log_file(path)):
                 logs.append(path)
             elif path == given:
                 what = ("a HELM per-instance file without the run's run_spec.json beside it (give the run's folder "
@@ -144,18 +147,22 @@ def read_helm_runs(runs: list) -> tuple:
 
 def read_inspect_logs(logs: list) -> tuple:
     """``(frames, sources, notes)`` of Inspect AI logs' per-sample scores
-    (:func:`harness_ext.adapters.inspect_items.read_items`); a broken log, or one without samples, raises one clear
-    error."""
+    (:func:`harness_ext.adapters.inspect_items.read_items`) and lighteval details' per-document scores
+    (:func:`harness_ext.adapters.lighteval_details.read_details`), both naming their items by id; a broken log, or
+    one without samples, raises one clear error."""
     from harness_ext.adapters.inspect_items import read_items
+    from harness_ext.adapters.lighteval_details import is_details_file, read_details
 
     from ...errors import IngestError
 
     frames, sources, notes = [], {}, []
     for path in logs:
-        try:
-            table = read_items(path, store_ids=False)  # items named by id: numbered as log_numbers matches them
+        details = is_details_file(path)
+        try:  # items named by id: numbered as log_numbers matches them
+            table = read_details(path, store_ids=False) if details else read_items(path, store_ids=False)
         except IngestError as exc:
-            raise HarnessExtError(f"cannot read the Inspect log {path}: {exc.reason}") from None
+            what = "lighteval details file" if details else "Inspect log"
+            raise HarnessExtError(f"cannot read the {what} {path}: {exc.reason}") from None
         if table is None:
             raise HarnessExtError(f"the Inspect log {path} has no samples: run inspect eval with its samples logged "
                                   "(the default; not --no-log-samples)")
@@ -171,9 +178,9 @@ def read_item_logs(paths) -> tuple:
 
     lm-eval ``samples_*.jsonl``, Every Eval Ever instance files, HELM run directories (their
     ``per_instance_stats.json``, or ``display_predictions.json``, with ``instances.json``) and Inspect AI logs
-    (``.eval``, or ``.json`` with their samples). ``frame``: model, task, doc_id, metric, value, helm (from a HELM
-    run), by_id (its items named by id, numbered by :func:`harness_ext.store.samples.doc_id`: Every Eval Ever, HELM
-    and Inspect); the first file read wins where two hold the same item (counted in ``notes``); ``sources``: model
+    (``.eval``, or ``.json`` with their samples) and lighteval details (``details_<task>_<date>.parquet``).
+    ``frame``: model, task, doc_id, metric, value, helm (from a HELM run), by_id (its items named by id, numbered by
+    :func:`harness_ext.store.samples.doc_id`: Every Eval Ever, HELM, Inspect and lighteval); the first file read wins where two hold the same item (counted in ``notes``); ``sources``: model
     -> the files read. ``frame.attrs["variants"]``: ``{model: (hub id, precision)}`` of the models named at their
     Every Eval Ever record's precision (:func:`harness_ext.store.samples.eee_record_names`).
     """
@@ -206,8 +213,8 @@ def read_item_logs(paths) -> tuple:
                                                                   by_id=bool(EEE_SAMPLES_RE.match(path.name))))
         sources.setdefault(model, []).append(str(path))
     if not frames:
-        raise HarnessExtError(f"no per-item logs (samples_<task>_<date>.jsonl, a HELM run with per-instance stats, or "
-                              f"an Inspect AI log with samples) among the {n_files:,} file{'s' * (n_files != 1)} in "
+        raise HarnessExtError(f"no per-item logs (samples_<task>_<date>.jsonl, a HELM run with per-instance stats, "
+                              f"an Inspect AI log with samples, or lighteval details_<task>_<date>.parquet) among the {n_files:,} file{'s' * (n_files != 1)} in "
                               f"{', '.join(map(str, paths))} (hidden folders are not looked in): run lm_eval with "
                               "--log_samples")
     long = pd.concat(frames, ignore_index=True)
