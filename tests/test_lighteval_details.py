@@ -146,7 +146,7 @@ def test_each_column_layout_reads_to_the_same_items(tmp_path, layout):
     assert sorted(other.frame["doc_id"]) == sorted(f["doc_id"])  # one document, one id, whatever the layout
 
 
-@pytest.mark.parametrize("key, benchmark, task", [
+@pytest.mark.parametrize("key, bench, task", [
     ("lighteval|gsm8k|0", "lighteval", "gsm8k"),
     ("gsm8k|0", "lighteval", "gsm8k"),  # lighteval 0.11 on: no suite in the key
     ("leaderboard|mmlu:abstract_algebra|5", "mmlu", "abstract_algebra"),  # lm-eval's cells, as the results adapter
@@ -154,10 +154,11 @@ def test_each_column_layout_reads_to_the_same_items(tmp_path, layout):
     ("harness|truthfulqa:mc|0", "open_llm_leaderboard_v1", "truthfulqa_mc"),
     ("harness|hendrycksTest-abstract_algebra|5", "mmlu", "abstract_algebra"),
 ])
-def test_names_match_the_aggregate_adapters(key, benchmark, task):
+def test_names_match_the_aggregate_adapters(key, bench, task):
+    # (not "benchmark": pytest-benchmark, when installed, owns a fixture of that name)
     from harness_ext.adapters.lighteval_details import task_of
 
-    assert task_of(f"details_{key}_2024-01-02T03-04-05.123456.parquet")[:2] == (benchmark, task)
+    assert task_of(f"details_{key}_2024-01-02T03-04-05.123456.parquet")[:2] == (bench, task)
 
 
 def test_model_from_the_folders_without_a_results_file(tmp_path):
