@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from typing import Sequence
 
 import numpy as np
@@ -104,23 +106,36 @@ def _binary_pair_codes(Q: np.ndarray, measures: Sequence[str], flat, i0, i1) -> 
     partitioning n(n-1)/2 floats. Same conventions as :func:`column_similarities`.
     """
     m = Q.shape[1]
-    inter = np.rint(np.take(Q @ Q.T, flat)).astype(np.int64)
+    Q32 = Q.astype(np.float32)  # sums of at most 2**24 ones are exact in float32: half the matrix product's time
+    inter = np.rint(np.take(Q32 @ Q32.T, flat)).astype(np.int64)
     cnt = np.rint(Q.sum(axis=1)).astype(np.int64)
     ci, cj = cnt[i0], cnt[i1]
     out = {}
     if "hamming" in measures:
-        out["hamming"] = (m - ci - cj + 2 * inter, np.arange(m + 1) / m)
+        out["hamming"] = (m - ci - cj + 2 * inter, _code_table("hamming", m))
     if "jaccard" in measures:
+        out["jaccard"] = (inter * (m + 1) + (ci + cj - inter), _code_table("jaccard", m))
+    if "cosine" in measures:
+        out["cosine"] = (inter * (m * m + 1) + ci * cj, _code_table("cosine", m))
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def _code_table(measure: str, m: int) -> np.ndarray:
+    """The code -> similarity table of :func:`_binary_pair_codes` for ``m`` answers (the same for every
+    permutation: built once). Read-only."""
+    if measure == "hamming":
+        table = np.arange(m + 1) / m
+    elif measure == "jaccard":
         inter_t, union_t = np.divmod(np.arange((m + 1) ** 2), m + 1)
         with np.errstate(invalid="ignore", divide="ignore"):
             table = np.where(union_t > 0, inter_t / np.where(union_t > 0, union_t, 1), 1.0)
-        out["jaccard"] = (inter * (m + 1) + (ci + cj - inter), table)
-    if "cosine" in measures:
+    else:
         inter_t, prod_t = np.divmod(np.arange((m + 1) * (m * m + 1)), m * m + 1)
         with np.errstate(invalid="ignore", divide="ignore"):
             table = np.where(prod_t > 0, inter_t / np.sqrt(np.where(prod_t > 0, prod_t, 1)), 0.0)
-        out["cosine"] = (inter * (m * m + 1) + ci * cj, table)
-    return out
+    table.flags.writeable = False
+    return table
 
 
 def _quantiles_sorted_counts(vals: np.ndarray, cnt: np.ndarray, probs) -> np.ndarray:
