@@ -140,6 +140,10 @@ class Store:
         self.path = path
         self.read_only = read_only
         self._in_transaction = False  # see transaction(): a block inside another's joins it
+        #: ``adapter name -> revision`` stored with each source written (``sources.reader``; see store.reread), and the
+        #: reading options as ``sources.options`` keeps them: set by ingest.
+        self.readers: dict = {}
+        self.read_options: Optional[str] = None
         if not read_only:
             self._set_checkpoint_threshold()
             # One transaction: a process killed while creating a store leaves all tables or none.
@@ -298,6 +302,7 @@ class Store:
     def _load_caches(self, empty: bool = False):
         """Read the id caches from the store; ``empty``: a store whose tables were made just now (a file
         :meth:`open` created), the caches made without its five queries."""
+        self._reads = None  # store.reread.stored_reads, read again when asked
         if empty:
             self._model_ids, self._dataset_ids, self._primary, self._next_source, self._shas = {}, {}, set(), 1, set()
             return
@@ -475,6 +480,8 @@ class Store:
         if times.count(times[0]) == len(times) and times[0].tzinfo is None:
             # A batch's one time as a numpy column: Arrow converts datetime objects one by one (50 ms a 5,000).
             cols["ingested_at"] = np.full(len(times), np.datetime64(times[0], "us"))
+        cols["reader"] = [self.readers.get(a) for a in cols["adapter"]]
+        cols["options"] = [self.read_options] * len(times)
         tables = {"sources": cols}
         if new_models:
             ids, mds = zip(*new_models.values())

@@ -9,7 +9,9 @@ from __future__ import annotations
 from ..errors import StoreError
 from .locking import NOT_A_STORE
 
-SCHEMA_VERSION = "1"
+#: Version 2 added ``sources.reader`` (the revision of the adapter that read each source, NULL in stores made before:
+#: read by an unknown, older reader) and ``sources.options`` (the reading options it was read with, as JSON).
+SCHEMA_VERSION = "2"
 #: Stored instead of NULL in the results key when the shot count is unknown.
 UNKNOWN_SHOTS = -1
 #: Values closer than this are the same result (re-exports round differently).
@@ -40,13 +42,19 @@ CREATE TABLE IF NOT EXISTS model_aliases (
     alias VARCHAR PRIMARY KEY, canonical VARCHAR NOT NULL, origin VARCHAR NOT NULL);
 CREATE TABLE IF NOT EXISTS benchmark_groups (
     name VARCHAR NOT NULL, benchmark VARCHAR NOT NULL, PRIMARY KEY (name, benchmark));
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS reader VARCHAR;
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS options VARCHAR;
 """
 #: The schema, then the version row (a constant: no parameter), run as one ``execute``. The row is inserted unless
 #: present, as ``INSERT OR IGNORE`` would, without its conflict check on the key: 0.8 ms of CPU instead of 1.9 (of a
 #: store open's 15 ms).
 _SCHEMA_AND_VERSION = _SCHEMA + (
     f"INSERT INTO meta SELECT 'schema_version', '{SCHEMA_VERSION}' "
-    "WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'schema_version');\n")
+    "WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'schema_version');\n"
+    # An older store is upgraded in place by the statements above (each adds only what is missing): its version
+    # says so once they ran, in the same transaction.
+    f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema_version' "
+    f"AND TRY_CAST(value AS INTEGER) < {int(SCHEMA_VERSION)};\n")
 # ``results`` has no PRIMARY KEY index: (model_id, dataset_id, num_fewshot, source_id) is unique by
 # construction (a source is written once, by content hash, with each key it repeats kept once, the later
 # values in result_repeats), and DuckDB's index costs more than the rows: 10M results insert in 2 s of CPU

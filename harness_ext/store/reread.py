@@ -1,0 +1,152 @@
+"""Sources an older reader stored, and reading them again (``ingest --reread``).
+
+Every source row records the revision of the adapter that read it (``sources.reader``, see
+:class:`harness_ext.types.Adapter` ``revision``; NULL in stores made before it was recorded: an unknown, older
+reader) and the reading options it was read with (``sources.options``). Ingest is idempotent by content hash, so a
+file stored by an older reader is not read again by itself: ``ingest`` counts such files, and ``ingest --reread``
+replaces what the older reading stored from each of them, in one transaction per file
+(:func:`replace_source`), so the store ends as a fresh ingest of the same files in the same order would.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable, Optional
+
+#: Tables whose rows belong to one source (``source_id``): what a reading stored from it.
+_SOURCE_TABLES = ("results", "result_repeats", "model_metadata")
+
+
+def options_text(options: Optional[dict]) -> Optional[str]:
+    """The reading options as ``sources.options`` keeps them (sorted JSON), None for none."""
+    return json.dumps(options, sort_keys=True, default=str) if options else None
+
+
+def stored_reads(store) -> dict:
+    """``sha256 -> (reader, path, adapter, options)`` of the store's sources, read once per cache load."""
+    reads = store.__dict__.get("_reads")
+    if reads is None:
+        rows = store.con.execute("SELECT sha256, reader, path, adapter, options FROM sources").fetchall()
+        reads = store._reads = {sha: rest for sha, *rest in rows}
+    return reads
+
+
+def is_older(store, sha: str, revision) -> bool:
+    """Whether the stored source with this hash was read by another revision of its adapter than ``revision``
+    (no recorded revision: a store made before they were recorded, read by an older reader)."""
+    read = stored_reads(store).get(sha)
+    return read is not None and read[0] != str(revision)
+
+
+def other_options_note(store, path: str, adapter: str, options: Optional[dict]) -> str:
+    """The note for a file about to be stored that the store holds already from the same path and adapter read
+    with other reading options (which make another source: both readings are kept), or ''."""
+    now = options_text(options)
+    before = {o for _r, p, a, o in stored_reads(store).values() if p == path and a == adapter and o != now}
+    if not before:
+        return ""
+    shown = ", ".join(sorted(o or "none" for o in before))
+    return (f"stored before from this path with other reading options ({shown}; now {now or 'none'}): this reading "
+            "is stored as another source beside it, and a cell both give is stored twice (the first is used)")
+
+
+#: A key of the store's id caches that no name or (benchmark, dataset, metric) is.
+_RESERVED = object()
+
+
+class _Refused(Exception):
+    def __init__(self, outcome):
+        super().__init__(outcome.reason)
+        self.outcome = outcome
+
+
+def replace_source(store, sha: str, write: Callable[[], object]):
+    """Replace everything the source with hash ``sha`` stored by what ``write()`` stores, in one transaction.
+
+    ``write`` writes the new reading as one source (:meth:`~harness_ext.store.db.Store.ingest_batch` or
+    :func:`~harness_ext.store.columnar.write_columnar`) and returns its ``SourceOutcome``. The new reading keeps
+    the source's id, so its place in the ingest order (which of two conflicting values is used) stays. Its
+    results, repeated values and model metadata go; so do the models and datasets no source before it stored,
+    which the new reading makes again as a fresh ingest would (the same ids where it names them again, its
+    descriptions: direction, chance, scale, kind), and which are kept as they were when it does not name them but
+    a later source does. If ``write`` does not store the source, nothing changes (the returned outcome says why).
+    """
+    import duckdb
+
+    con = store.con
+    (sid,), = con.execute("SELECT source_id FROM sources WHERE sha256 = ?", [sha]).fetchall()
+    next_source = store._next_source
+    ok = False
+    try:
+        with store.transaction():
+            top = _forget(con, sid)
+            store._load_caches()  # without what was forgotten
+            # New ids are numbered after the forgotten ones (a reserved key no name matches holds the highest), so
+            # _restore can give a model or dataset made again its old id back without meeting a new one's.
+            store._model_ids[_RESERVED] = top[0]
+            store._dataset_ids[_RESERVED] = top[1]
+            store._next_source = sid  # the new reading is numbered as the old one was
+            outcome = write()
+            if outcome.status != "ingested":
+                raise _Refused(outcome)
+            _restore(con)
+        ok = True
+    except _Refused as exc:
+        outcome = exc.outcome
+    except duckdb.Error as exc:
+        from .db import SourceOutcome
+
+        outcome = SourceOutcome("skipped", reason=f"the store refused it: {str(exc).splitlines()[0]}")
+    finally:
+        store._next_source = next_source
+        if not ok:
+            store._load_caches()  # rolled back: the caches as the store is
+    if ok:
+        store._load_caches()
+    return outcome
+
+
+def _forget(con, sid: int) -> tuple:
+    """Delete what source ``sid`` stored, and the models and datasets no earlier source stored (kept aside in
+    temporary tables for :func:`_restore`); returns the highest model and dataset ids there were."""
+    top = con.execute("SELECT (SELECT coalesce(max(model_id), 0) FROM models), "
+                      "(SELECT coalesce(max(dataset_id), 0) FROM datasets)").fetchone()
+    earlier = " UNION ".join(f"SELECT {{col}} FROM {t} WHERE source_id < {sid}" for t in _SOURCE_TABLES[:2])
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE _reread_d AS SELECT * FROM datasets WHERE dataset_id IN (
+            SELECT dataset_id FROM results WHERE source_id = {sid}
+            EXCEPT {earlier.format(col="dataset_id")});
+        CREATE OR REPLACE TEMP TABLE _reread_m AS SELECT * FROM models WHERE model_id IN (
+            (SELECT model_id FROM results WHERE source_id = {sid} UNION
+             SELECT model_id FROM model_metadata WHERE source_id = {sid})
+            EXCEPT ({earlier.format(col="model_id")} UNION SELECT model_id FROM model_metadata WHERE source_id < {sid}));
+        {"".join(f"DELETE FROM {t} WHERE source_id = {sid};" for t in _SOURCE_TABLES)}
+        DELETE FROM sources WHERE source_id = {sid};
+        DELETE FROM datasets WHERE dataset_id IN (SELECT dataset_id FROM _reread_d);
+        DELETE FROM models WHERE model_id IN (SELECT model_id FROM _reread_m);""")
+    return top
+
+
+def _restore(con) -> None:
+    """After the new reading: a dataset or model it made again takes back its old id; one it does not name but a
+    later source stored results of comes back as it was (a dataset not primary if another of its name now is)."""
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE _reread_moves AS SELECT d.dataset_id AS new_id, o.dataset_id AS old_id
+            FROM datasets d JOIN _reread_d o USING (benchmark, name, metric);
+        UPDATE results SET dataset_id = m.old_id FROM _reread_moves m WHERE results.dataset_id = m.new_id;
+        UPDATE result_repeats SET dataset_id = m.old_id FROM _reread_moves m WHERE result_repeats.dataset_id = m.new_id;
+        UPDATE datasets SET dataset_id = m.old_id FROM _reread_moves m WHERE datasets.dataset_id = m.new_id;
+        INSERT INTO datasets BY NAME SELECT * REPLACE (o.is_primary AND NOT EXISTS (
+                SELECT 1 FROM datasets d WHERE d.is_primary AND d.benchmark = o.benchmark AND d.name = o.name)
+                AS is_primary)
+            FROM _reread_d o WHERE o.dataset_id NOT IN (SELECT old_id FROM _reread_moves)
+            AND o.dataset_id IN (SELECT dataset_id FROM results UNION SELECT dataset_id FROM result_repeats);
+        CREATE OR REPLACE TEMP TABLE _reread_moves AS SELECT m.model_id AS new_id, o.model_id AS old_id
+            FROM models m JOIN _reread_m o USING (name);
+        UPDATE results SET model_id = m.old_id FROM _reread_moves m WHERE results.model_id = m.new_id;
+        UPDATE result_repeats SET model_id = m.old_id FROM _reread_moves m WHERE result_repeats.model_id = m.new_id;
+        UPDATE model_metadata SET model_id = m.old_id FROM _reread_moves m WHERE model_metadata.model_id = m.new_id;
+        UPDATE models SET model_id = m.old_id FROM _reread_moves m WHERE models.model_id = m.new_id;
+        INSERT INTO models BY NAME SELECT * FROM _reread_m o WHERE o.model_id NOT IN (SELECT old_id FROM _reread_moves)
+            AND o.model_id IN (SELECT model_id FROM results UNION SELECT model_id FROM model_metadata);
+        DROP TABLE _reread_moves; DROP TABLE _reread_d; DROP TABLE _reread_m;""")
