@@ -438,8 +438,9 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False):
     try:
         with store.transaction(_item_sources=sources, _item_rows=rows, **more) as tx:  # rolled back whole on any error
             if replace:
-                tx.execute("DELETE FROM samples WHERE source_id IN (SELECT source_id FROM sample_sources WHERE path = ?);"
-                           "DELETE FROM sample_sources WHERE path = ?", [str(table.path)] * 2)
+                tx.execute("DELETE FROM samples WHERE source_id IN (SELECT source_id FROM sample_sources WHERE path = ?)",
+                           [str(table.path)])
+                tx.execute("DELETE FROM sample_sources WHERE path = ?", [str(table.path)])
             tx.execute("INSERT INTO sample_sources BY NAME SELECT * FROM _item_sources")
             if new_ids is not None:  # the id map grows with the rows that use it, or not at all
                 tx.execute("INSERT INTO item_ids BY NAME SELECT * FROM _item_new_ids")
