@@ -280,3 +280,44 @@ def test_the_same_file_with_other_reading_options_says_so(tmp_path):
         assert store.counts()["sources"] == 2
         again = ingest_paths(store, [f], show_progress=False, options={"meta_columns": ["avg_tokens"]})
         assert [x.status for x in again.files] == ["unchanged"]
+
+
+def test_files_that_share_cells_are_read_again_into_a_fresh_ingest(tmp_path, monkeypatch):
+    """BLOOM's lm-eval v0.3 results in two repositories (shared data) give 35 cells different values: which one a
+    matrix uses is the order's. The older reader gave the first repository's files other directions and values and
+    one model another name; the datasets those files made first are also the second repository's. Read again, the
+    store is a fresh ingest's: the same conflicts in the same order, the datasets described as the new reader does."""
+    from conftest import LM_EVAL_V03, PYTHIA, require
+
+    paths = [require(PYTHIA / "bloom"), require(LM_EVAL_V03 / "bloom")]
+
+    def ingest(db, reread=False):
+        with Store.open(str(db)) as store:
+            return ingest_paths(store, paths, show_progress=False, reread=reread)
+
+    fresh_db = tmp_path / "fresh.duckdb"
+    fresh_report = ingest(fresh_db)
+    fresh = _snapshot(fresh_db)
+    assert fresh_report.conflicts
+    db = tmp_path / "old.duckdb"
+    with monkeypatch.context() as m:
+        ads = _adapters(m)
+        (name,) = {f.adapter for f in fresh_report.by_status("ingested")}
+        real = ads[name].read
+
+        def old(src):
+            first = str(paths[0]) in str(src.path)
+            return [dataclasses.replace(r, higher_is_better=False, value=r.value * 0.9,
+                                        model=r.model + "-old" if "560m" in r.model else r.model) if first else r
+                    for r in real(src)]
+
+        m.setattr(ads[name], "read", old)
+        m.setattr(ads[name], "revision", "0")
+        ingest(db)
+    before = _snapshot(db)
+    assert before["datasets"] != fresh["datasets"] and before["conflicts"] != fresh["conflicts"]
+    report = ingest(db, reread=True)
+    assert report.n_reread == len(fresh_report.by_status("ingested"))
+    after = _snapshot(db)
+    for key in fresh:
+        assert after[key] == fresh[key], key

@@ -37,7 +37,7 @@ from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _pl
 from .ingest_files import (MAX_FILE_BYTES, SAMPLES_ADAPTER, FileReport, IngestReport, _check,  # noqa: F401
                            _max_file_bytes, _skip_reason, check_path, is_hidden)
 from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked, unclaimed_reason
-from .reread import is_older, options_text, other_options_note, replace_source
+from .reread import is_older, options_text, other_options_note, record_names, replace_source
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
@@ -518,7 +518,8 @@ class _IngestRun:
         self.aliases_done = hook is not None
         # Sources given as arrays are written one per transaction (harness_ext.store.columnar).
         # Files read again replace their stored source, each in its own transaction (store.reread).
-        outcomes = [next(done) if b else replace_source(store, item[2], functools.partial(_write_one, store, item[1:]))
+        outcomes = [next(done) if b else replace_source(store, item[2], functools.partial(_write_one, store, item[1:]),
+                                                        record_names(item[4]))
                     if item[0] in self.replacing else write_columnar(store, *item[1:])
                     for item, b in zip(pending, batched)]
         committed = store.committed_results(first_id)

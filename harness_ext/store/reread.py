@@ -60,7 +60,19 @@ class _Refused(Exception):
         self.outcome = outcome
 
 
-def replace_source(store, sha: str, write: Callable[[], object]):
+def record_names(records) -> tuple:
+    """``(model names, (benchmark, dataset, metric) keys)`` a source's records name (a list of ResultRecord,
+    ResultRows, or a table given as arrays)."""
+    from .rows import ResultRows
+
+    if records.__class__ is ResultRows:
+        return [records.model], [(k.benchmark, k.dataset, k.metric) for k in records.kinds]
+    if hasattr(records, "columns") and hasattr(records, "models"):  # ColumnarResults, ColumnarCells
+        return list(records.models), [(c["benchmark"], c["dataset"], c["metric"]) for c in records.columns]
+    return [r.model for r in records], [(r.benchmark, r.dataset, r.metric) for r in records]
+
+
+def replace_source(store, sha: str, write: Callable[[], object], names: tuple = ((), ())):
     """Replace everything the source with hash ``sha`` stored by what ``write()`` stores, in one transaction.
 
     ``write`` writes the new reading as one source (:meth:`~harness_ext.store.db.Store.ingest_batch` or
@@ -69,7 +81,10 @@ def replace_source(store, sha: str, write: Callable[[], object]):
     results, repeated values and model metadata go; so do the models and datasets no source before it stored,
     which the new reading makes again as a fresh ingest would (the same ids where it names them again, its
     descriptions: direction, chance, scale, kind), and which are kept as they were when it does not name them but
-    a later source does. If ``write`` does not store the source, nothing changes (the returned outcome says why).
+    a later source does. ``names``: the model names and dataset keys the new reading gives
+    (:func:`record_names`): one of them that only later sources stored is described by the new reading too, as it
+    would have been had the new reading been stored first. If ``write`` does not store the source, nothing
+    changes (the returned outcome says why).
     """
     import duckdb
 
@@ -79,7 +94,7 @@ def replace_source(store, sha: str, write: Callable[[], object]):
     ok = False
     try:
         with store.transaction():
-            top = _forget(con, sid)
+            top = _forget(con, sid, names)
             store._load_caches()  # without what was forgotten
             # New ids are numbered after the forgotten ones (a reserved key no name matches holds the highest), so
             # _restore can give a model or dataset made again its old id back without meeting a new one's.
@@ -106,24 +121,34 @@ def replace_source(store, sha: str, write: Callable[[], object]):
     return outcome
 
 
-def _forget(con, sid: int) -> tuple:
-    """Delete what source ``sid`` stored, and the models and datasets no earlier source stored (kept aside in
-    temporary tables for :func:`_restore`); returns the highest model and dataset ids there were."""
+def _forget(con, sid: int, names: tuple) -> tuple:
+    """Delete what source ``sid`` stored, and the models and datasets it or the new reading (``names``) names that
+    no earlier source stored (kept aside in temporary tables for :func:`_restore`); returns the highest model and
+    dataset ids there were."""
+    import pandas as pd
+
     top = con.execute("SELECT (SELECT coalesce(max(model_id), 0) FROM models), "
-                      "(SELECT coalesce(max(dataset_id), 0) FROM datasets)").fetchone()
+                      "(SELECT coalesce(max(dataset_id), 0) FROM datasets)").fetchall()[0]
     earlier = " UNION ".join(f"SELECT {{col}} FROM {t} WHERE source_id < {sid}" for t in _SOURCE_TABLES[:2])
+    keys = sorted(set(names[1]))
+    con.register("_reread_names", pd.DataFrame({"name": sorted(set(names[0]))}, dtype=object))
+    con.register("_reread_keys", pd.DataFrame(keys or None, columns=["benchmark", "name", "metric"], dtype=object))
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE _reread_d AS SELECT * FROM datasets WHERE dataset_id IN (
-            SELECT dataset_id FROM results WHERE source_id = {sid}
+            (SELECT dataset_id FROM results WHERE source_id = {sid} UNION
+             SELECT dataset_id FROM datasets JOIN _reread_keys USING (benchmark, name, metric))
             EXCEPT {earlier.format(col="dataset_id")});
         CREATE OR REPLACE TEMP TABLE _reread_m AS SELECT * FROM models WHERE model_id IN (
             (SELECT model_id FROM results WHERE source_id = {sid} UNION
-             SELECT model_id FROM model_metadata WHERE source_id = {sid})
+             SELECT model_id FROM model_metadata WHERE source_id = {sid} UNION
+             SELECT model_id FROM models WHERE name IN (SELECT name FROM _reread_names))
             EXCEPT ({earlier.format(col="model_id")} UNION SELECT model_id FROM model_metadata WHERE source_id < {sid}));
         {"".join(f"DELETE FROM {t} WHERE source_id = {sid};" for t in _SOURCE_TABLES)}
         DELETE FROM sources WHERE source_id = {sid};
         DELETE FROM datasets WHERE dataset_id IN (SELECT dataset_id FROM _reread_d);
         DELETE FROM models WHERE model_id IN (SELECT model_id FROM _reread_m);""")
+    con.unregister("_reread_names")
+    con.unregister("_reread_keys")
     return top
 
 
