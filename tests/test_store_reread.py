@@ -321,3 +321,14 @@ def test_files_that_share_cells_are_read_again_into_a_fresh_ingest(tmp_path, mon
     after = _snapshot(db)
     for key in fresh:
         assert after[key] == fresh[key], key
+
+
+def test_the_same_file_without_the_options_it_was_read_with_says_so(tmp_path):
+    db = tmp_path / "s.duckdb"
+    f = FIX / "csv" / "arena_hard_auto_leaderboard_v0.1.csv"
+    with Store.open(str(db)) as store:
+        first = ingest_paths(store, [f], show_progress=False, options={"meta_columns": ["avg_tokens"]})
+        assert not any("other reading options" in n for n in first.files[0].notes)
+        (read,) = ingest_paths(store, [f], show_progress=False).by_status("ingested")
+        assert any(n.startswith('stored before from this path with other reading options ({"meta_columns": '
+                                '["avg_tokens"]}; now none)') for n in read.notes)

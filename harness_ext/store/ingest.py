@@ -461,7 +461,7 @@ class _IngestRun:
                     report.files.append(FileReport(src.pathname, "unchanged", chosen.name, older_reader=older))
                     return None
                 self._older = True
-            elif src.options and (note := other_options_note(self.store, src.pathname, chosen.name, src.options)):
+            elif note := other_options_note(self.store, src.pathname, chosen.name, src.options):
                 notes.append(note)
             records, configs = _records_of(src, chosen)
             return sha, chosen, records, configs, src.take_notes() + notes

@@ -22,27 +22,33 @@ def options_text(options: Optional[dict]) -> Optional[str]:
     return json.dumps(options, sort_keys=True, default=str) if options else None
 
 
-def stored_reads(store) -> dict:
-    """``sha256 -> (reader, path, adapter, options)`` of the store's sources, read once per cache load."""
+def stored_reads(store) -> tuple:
+    """``({sha256: reader}, {path: {(adapter, options)}})`` of the store's sources, read once per cache load."""
     reads = store.__dict__.get("_reads")
     if reads is None:
-        rows = store.con.execute("SELECT sha256, reader, path, adapter, options FROM sources").fetchall()
-        reads = store._reads = {sha: rest for sha, *rest in rows}
+        by_sha, by_path = {}, {}
+        for sha, reader, path, adapter, options in store.con.execute(
+                "SELECT sha256, reader, path, adapter, options FROM sources").fetchall():
+            by_sha[sha] = reader
+            by_path.setdefault(path, set()).add((adapter, options))
+        reads = store._reads = (by_sha, by_path)
     return reads
 
 
 def is_older(store, sha: str, revision) -> bool:
     """Whether the stored source with this hash was read by another revision of its adapter than ``revision``
     (no recorded revision: a store made before they were recorded, read by an older reader)."""
-    read = stored_reads(store).get(sha)
-    return read is not None and read[0] != str(revision)
+    by_sha = stored_reads(store)[0]
+    return sha in by_sha and by_sha[sha] != str(revision)
 
 
 def other_options_note(store, path: str, adapter: str, options: Optional[dict]) -> str:
     """The note for a file about to be stored that the store holds already from the same path and adapter read
     with other reading options (which make another source: both readings are kept), or ''."""
+    if not store._shas:
+        return ""  # an empty store: nothing read before
     now = options_text(options)
-    before = {o for _r, p, a, o in stored_reads(store).values() if p == path and a == adapter and o != now}
+    before = {o for a, o in stored_reads(store)[1].get(path, ()) if a == adapter and o != now}
     if not before:
         return ""
     shown = ", ".join(sorted(o or "none" for o in before))

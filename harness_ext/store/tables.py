@@ -50,11 +50,10 @@ ALTER TABLE sources ADD COLUMN IF NOT EXISTS options VARCHAR;
 #: store open's 15 ms).
 _SCHEMA_AND_VERSION = _SCHEMA + (
     f"INSERT INTO meta SELECT 'schema_version', '{SCHEMA_VERSION}' "
-    "WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'schema_version');\n"
-    # An older store is upgraded in place by the statements above (each adds only what is missing): its version
-    # says so once they ran, in the same transaction.
-    f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema_version' "
-    f"AND TRY_CAST(value AS INTEGER) < {int(SCHEMA_VERSION)};\n")
+    "WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'schema_version');\n")
+#: An older store is upgraded in place by the schema's statements (each adds only what is missing); this one, run
+#: after them in their transaction when the store's version is older (see _check_schema_version), says so.
+_UPGRADE = f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema_version';\n"
 # ``results`` has no PRIMARY KEY index: (model_id, dataset_id, num_fewshot, source_id) is unique by
 # construction (a source is written once, by content hash, with each key it repeats kept once, the later
 # values in result_repeats), and DuckDB's index costs more than the rows: 10M results insert in 2 s of CPU
@@ -85,8 +84,9 @@ _DATASET_COLUMNS = ("dataset_id", "benchmark", "name", "metric", "higher_is_bett
 _PAIR_COLUMNS = ("model_id", "dataset_id", "num_fewshot", "source_id", "value", "value_stored", "source_id_stored")
 
 
-def _check_schema_version(con, path: str) -> None:
-    """Refuse a store written by a newer harness-ext (a higher schema version), without changing it.
+def _check_schema_version(con, path: str) -> bool:
+    """Refuse a store written by a newer harness-ext (a higher schema version), without changing it; whether the
+    store's version is older than this one's (opened for writing, it is upgraded in place).
 
     Raises
     ------
@@ -95,7 +95,7 @@ def _check_schema_version(con, path: str) -> None:
     """
     row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
     if not row:
-        return  # a store being created (its version is written with its tables)
+        return False  # a store being created (its version is written with its tables)
     stored = row[0][0]
     try:
         newer = int(stored) > int(SCHEMA_VERSION)
@@ -105,3 +105,4 @@ def _check_schema_version(con, path: str) -> None:
         raise StoreError(f"the store at {path} has schema version {stored}, newer than this harness-ext reads "
                          f"({SCHEMA_VERSION}): it was written by a newer harness-ext; upgrade harness-ext "
                          "(the store was not changed)")
+    return int(stored) < int(SCHEMA_VERSION)
