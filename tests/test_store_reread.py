@@ -332,3 +332,15 @@ def test_the_same_file_without_the_options_it_was_read_with_says_so(tmp_path):
         (read,) = ingest_paths(store, [f], show_progress=False).by_status("ingested")
         assert any(n.startswith('stored before from this path with other reading options ({"meta_columns": '
                                 '["avg_tokens"]}; now none)') for n in read.notes)
+
+
+def test_the_same_path_read_by_another_adapter_says_so(tmp_path):
+    """A file read as another format (forced with --adapter here; a release may move a format to a new adapter)
+    is another source: the note names the earlier reading."""
+    db = tmp_path / "s.duckdb"
+    f = FIX / "lm_eval_v04" / "meta-llama__Meta-Llama-3-8B-Instruct" / "truthfulqa.json"
+    with Store.open(str(db)) as store:
+        ingest_paths(store, [f], show_progress=False, adapter="lm_eval_v04")
+        report = ingest_paths(store, [f], show_progress=False, adapter="lm_eval_v03")
+        (read,) = report.by_status("ingested")
+        assert any(n.startswith("stored before from this path as lm_eval_v04 (now lm_eval_v03)") for n in read.notes)

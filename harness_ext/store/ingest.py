@@ -37,7 +37,7 @@ from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _pl
 from .ingest_files import (MAX_FILE_BYTES, SAMPLES_ADAPTER, FileReport, IngestReport, _check,  # noqa: F401
                            _max_file_bytes, _skip_reason, check_path, is_hidden)
 from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked, unclaimed_reason
-from .reread import is_older, options_text, other_options_note, record_names, replace_source
+from .reread import is_older, options_text, other_reading_note, record_names, replace_source
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
@@ -461,7 +461,7 @@ class _IngestRun:
                     report.files.append(FileReport(src.pathname, "unchanged", chosen.name, older_reader=older))
                     return None
                 self._older = True
-            elif note := other_options_note(self.store, src.pathname, chosen.name, src.options):
+            elif note := other_reading_note(self.store, src.pathname, chosen.name, src.options):
                 notes.append(note)
             records, configs = _records_of(src, chosen)
             return sha, chosen, records, configs, src.take_notes() + notes

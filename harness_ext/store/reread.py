@@ -42,18 +42,24 @@ def is_older(store, sha: str, revision) -> bool:
     return sha in by_sha and by_sha[sha] != str(revision)
 
 
-def other_options_note(store, path: str, adapter: str, options: Optional[dict]) -> str:
-    """The note for a file about to be stored that the store holds already from the same path and adapter read
-    with other reading options (which make another source: both readings are kept), or ''."""
+def other_reading_note(store, path: str, adapter: str, options: Optional[dict]) -> str:
+    """The note for a file about to be stored that the store holds already from the same path read with other
+    reading options or by another adapter (either makes another source: both readings are kept), or ''."""
     if not store._shas:
         return ""  # an empty store: nothing read before
     now = options_text(options)
-    before = {o for a, o in stored_reads(store)[1].get(path, ()) if a == adapter and o != now}
-    if not before:
-        return ""
-    shown = ", ".join(sorted(o or "none" for o in before))
-    return (f"stored before from this path with other reading options ({shown}; now {now or 'none'}): this reading "
-            "is stored as another source beside it, and a cell both give is stored twice (the first is used)")
+    stored = stored_reads(store)[1].get(path, ())
+    before = {o for a, o in stored if a == adapter and o != now}
+    if before:
+        shown = ", ".join(sorted(o or "none" for o in before))
+        return (f"stored before from this path with other reading options ({shown}; now {now or 'none'}): this "
+                "reading is stored as another source beside it, and a cell both give is stored twice (the first is "
+                "used)")
+    others = sorted({a for a, _o in stored if a != adapter})
+    if others:
+        return (f"stored before from this path as {', '.join(others)} (now {adapter}): this reading is stored as "
+                "another source beside it (--reread does not replace it; the earlier reading stays)")
+    return ""
 
 
 #: A key of the store's id caches that no name or (benchmark, dataset, metric) is.
