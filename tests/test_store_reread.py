@@ -124,9 +124,15 @@ def _snapshot(path) -> dict:
     return out
 
 
-def _ingest(db, reread=False):
+def _ingest(db, reread=False, paths=PATHS):
+    """Ingest ``paths``; the store's id caches after it must be what the store holds (a reread keeps them up to date
+    rather than reading them again per file)."""
     with Store.open(str(db)) as store:
-        return ingest_paths(store, PATHS, show_progress=False, reread=reread)
+        report = ingest_paths(store, paths, show_progress=False, reread=reread)
+        kept = (store._model_ids, store._dataset_ids, store._primary, store._next_source, store._shas)
+        store._load_caches()
+        assert kept == (store._model_ids, store._dataset_ids, store._primary, store._next_source, store._shas)
+        return report
 
 
 @pytest.fixture(scope="module")
@@ -292,8 +298,7 @@ def test_files_that_share_cells_are_read_again_into_a_fresh_ingest(tmp_path, mon
     paths = [require(PYTHIA / "bloom"), require(LM_EVAL_V03 / "bloom")]
 
     def ingest(db, reread=False):
-        with Store.open(str(db)) as store:
-            return ingest_paths(store, paths, show_progress=False, reread=reread)
+        return _ingest(db, reread, paths)
 
     fresh_db = tmp_path / "fresh.duckdb"
     fresh_report = ingest(fresh_db)

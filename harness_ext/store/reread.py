@@ -107,7 +107,8 @@ def replace_source(store, sha: str, write: Callable[[], object], names: tuple = 
     try:
         with store.transaction():
             top = _forget(con, sid, names)
-            store._load_caches()  # without what was forgotten
+            forgotten = _forgotten(con)
+            _uncache(store, sha, forgotten)
             # New ids are numbered after the forgotten ones (a reserved key no name matches holds the highest), so
             # _restore can give a model or dataset made again its old id back without meeting a new one's.
             store._model_ids[_RESERVED] = top[0]
@@ -116,7 +117,11 @@ def replace_source(store, sha: str, write: Callable[[], object], names: tuple = 
             outcome = write()
             if outcome.status != "ingested":
                 raise _Refused(outcome)
-            _restore(con)
+            restored = ({}, {})
+            if forgotten[0] or forgotten[1]:
+                _restore(con, forgotten)
+                restored = _forgotten(con, now=True)
+            con.execute("DROP TABLE _reread_d; DROP TABLE _reread_m")
         ok = True
     except _Refused as exc:
         outcome = exc.outcome
@@ -129,8 +134,51 @@ def replace_source(store, sha: str, write: Callable[[], object], names: tuple = 
         if not ok:
             store._load_caches()  # rolled back: the caches as the store is
     if ok:
-        store._load_caches()
+        _recache(store, restored)
+        reads = store.__dict__.get("_reads")
+        if reads is not None:
+            reads[0][sha] = con.execute("SELECT reader FROM sources WHERE source_id = ?", [sid]).fetchall()[0][0]
     return outcome
+
+
+def _forgotten(con, now: bool = False) -> tuple:
+    """``(model names, datasets as (key, is_primary))`` set aside by :func:`_forget`: as they were, or (``now``) as
+    they are after :func:`_restore`, with their ids (those the new reading and the later sources left out: gone)."""
+    if now:
+        rows = con.execute("""SELECT 0, m.name, NULL, NULL, m.model_id, NULL FROM _reread_m o JOIN models m USING (name)
+                              UNION ALL SELECT 1, d.benchmark, d.name, d.metric, d.dataset_id, d.is_primary
+                              FROM _reread_d o JOIN datasets d USING (benchmark, name, metric)""").fetchall()
+    else:
+        rows = con.execute("""SELECT 0, name, NULL, NULL, model_id, NULL FROM _reread_m UNION ALL
+                              SELECT 1, benchmark, name, metric, dataset_id, is_primary FROM _reread_d""").fetchall()
+    models = {r[1]: r[4] for r in rows if r[0] == 0}
+    datasets = {(r[1], r[2], r[3]): (r[4], bool(r[5])) for r in rows if r[0] == 1}
+    return models, datasets
+
+
+def _uncache(store, sha: str, forgotten: tuple) -> None:
+    """The store's id caches without what :func:`_forget` deleted (one primary per dataset name: a forgotten
+    primary leaves its name without one)."""
+    models, datasets = forgotten
+    for name in models:
+        store._model_ids.pop(name, None)
+    for key, (_, primary) in datasets.items():
+        store._dataset_ids.pop(key, None)
+        if primary:
+            store._primary.discard(key[:2])
+    store._shas.discard(sha)
+
+
+def _recache(store, restored: tuple) -> None:
+    """The id caches after :func:`_restore`: a model or dataset made again or brought back under its old id."""
+    models, datasets = restored
+    store._model_ids.pop(_RESERVED, None)
+    store._dataset_ids.pop(_RESERVED, None)
+    store._model_ids.update(models)
+    for key, (did, primary) in datasets.items():
+        store._dataset_ids[key] = did
+        if primary:
+            store._primary.add(key[:2])
 
 
 def _forget(con, sid: int, names: tuple) -> tuple:
@@ -164,10 +212,14 @@ def _forget(con, sid: int, names: tuple) -> tuple:
     return top
 
 
-def _restore(con) -> None:
+def _restore(con, forgotten: tuple) -> None:
     """After the new reading: a dataset or model it made again takes back its old id; one it does not name but a
-    later source stored results of comes back as it was (a dataset not primary if another of its name now is)."""
-    con.execute("""
+    later source stored results of comes back as it was (a dataset not primary if another of its name now is).
+    Only the halves with something ``forgotten`` (:func:`_forgotten`) run: each statement costs a few milliseconds."""
+    con.execute((_RESTORE_DATASETS if forgotten[1] else "") + (_RESTORE_MODELS if forgotten[0] else ""))
+
+
+_RESTORE_DATASETS = """
         CREATE OR REPLACE TEMP TABLE _reread_moves AS SELECT d.dataset_id AS new_id, o.dataset_id AS old_id
             FROM datasets d JOIN _reread_d o USING (benchmark, name, metric);
         UPDATE results SET dataset_id = m.old_id FROM _reread_moves m WHERE results.dataset_id = m.new_id;
@@ -178,6 +230,8 @@ def _restore(con) -> None:
                 AS is_primary)
             FROM _reread_d o WHERE o.dataset_id NOT IN (SELECT old_id FROM _reread_moves)
             AND o.dataset_id IN (SELECT dataset_id FROM results UNION SELECT dataset_id FROM result_repeats);
+        DROP TABLE _reread_moves;"""
+_RESTORE_MODELS = """
         CREATE OR REPLACE TEMP TABLE _reread_moves AS SELECT m.model_id AS new_id, o.model_id AS old_id
             FROM models m JOIN _reread_m o USING (name);
         UPDATE results SET model_id = m.old_id FROM _reread_moves m WHERE results.model_id = m.new_id;
@@ -186,4 +240,4 @@ def _restore(con) -> None:
         UPDATE models SET model_id = m.old_id FROM _reread_moves m WHERE models.model_id = m.new_id;
         INSERT INTO models BY NAME SELECT * FROM _reread_m o WHERE o.model_id NOT IN (SELECT old_id FROM _reread_moves)
             AND o.model_id IN (SELECT model_id FROM results UNION SELECT model_id FROM model_metadata);
-        DROP TABLE _reread_moves; DROP TABLE _reread_d; DROP TABLE _reread_m;""")
+        DROP TABLE _reread_moves;"""
