@@ -349,3 +349,25 @@ def test_the_same_path_read_by_another_adapter_says_so(tmp_path):
         report = ingest_paths(store, [f], show_progress=False, adapter="lm_eval_v03")
         (read,) = report.by_status("ingested")
         assert any(n.startswith("stored before from this path as lm_eval_v04 (now lm_eval_v03)") for n in read.notes)
+
+
+def test_reading_again_over_several_batches(tmp_path, monkeypatch):
+    """Ingest releases the store between batches (readers get in) and reads files meanwhile: what each stored file's
+    reader was is known without the store, and the files read again in each batch replace theirs."""
+    import harness_ext.store.ingest as ingest
+
+    paths = [FIX / "csv"]
+    fresh_db = tmp_path / "fresh.duckdb"
+    _ingest(fresh_db, paths=paths)
+    _ingest(fresh_db, paths=paths + [FIX / "lm_eval_v04"])
+    db = tmp_path / "old.duckdb"
+    with monkeypatch.context() as m:
+        ads = _adapters(m)
+        m.setattr(ads["csv"], "revision", "0")
+        _ingest(db, paths=paths)
+    monkeypatch.setattr(ingest, "BATCH_FILES", 3)
+    monkeypatch.setattr(ingest, "READ_HOLD_SECONDS", 0.0)
+    assert _ingest(db, paths=paths + [FIX / "lm_eval_v04"]).n_older_reader == 8
+    report = _ingest(db, reread=True, paths=paths)
+    assert report.n_reread == 8 and not report.by_status("skipped")
+    assert _snapshot(db) == _snapshot(fresh_db)

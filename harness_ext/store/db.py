@@ -145,6 +145,7 @@ class Store:
         #: reading options as ``sources.options`` keeps them: set by ingest.
         self.readers: dict = {}
         self.read_options: Optional[str] = None
+        self._reads = None  # store.reread.stored_reads, read at the start of each ingest
         if not read_only:
             self._set_checkpoint_threshold()
             # One transaction: a process killed while creating a store leaves all tables or none.
@@ -306,7 +307,6 @@ class Store:
     def _load_caches(self, empty: bool = False):
         """Read the id caches from the store; ``empty``: a store whose tables were made just now (a file
         :meth:`open` created), the caches made without its five queries."""
-        self._reads = None  # store.reread.stored_reads, read again when asked
         if empty:
             self._model_ids, self._dataset_ids, self._primary, self._next_source, self._shas = {}, {}, set(), 1, set()
             return

@@ -37,7 +37,7 @@ from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _pl
 from .ingest_files import (MAX_FILE_BYTES, SAMPLES_ADAPTER, FileReport, IngestReport, _check,  # noqa: F401
                            _max_file_bytes, _skip_reason, check_path, is_hidden)
 from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked, unclaimed_reason
-from .reread import is_older, options_text, other_reading_note, record_names, replace_source
+from .reread import is_older, options_text, other_reading_note, record_names, replace_source, stored_reads
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
@@ -380,6 +380,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group, reread) 
         src.options = options
     store.readers = {a.name: str(a.revision) for a in [*adapters.values(), *([forced] if forced else [])]}
     store.read_options = options_text(options)
+    stored_reads(store, load=True)  # which reader read each stored file, and with which options
     run = _IngestRun(store, forced, adapters, reread)
     try:
         for src, _explicit, root in progress(sources, total=len(sources), desc="ingest", disable=None if show_progress else True):

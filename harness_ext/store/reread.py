@@ -22,17 +22,20 @@ def options_text(options: Optional[dict]) -> Optional[str]:
     return json.dumps(options, sort_keys=True, default=str) if options else None
 
 
-def stored_reads(store) -> tuple:
-    """``({sha256: reader}, {path: {(adapter, options)}})`` of the store's sources, read once per cache load."""
+def stored_reads(store, load: bool = False) -> tuple:
+    """``({sha256: reader}, {path: {(adapter, options)}})`` of the store's sources as an ingest found them: read
+    (``load``) at its start, while it holds the store (it reads files with the store released between batches)."""
     reads = store.__dict__.get("_reads")
-    if reads is None:
+    if load and not store._shas:  # an empty store: no query
+        reads = store._reads = ({}, {})
+    elif load or reads is None and store.con is not None:
         by_sha, by_path = {}, {}
         for sha, reader, path, adapter, options in store.con.execute(
                 "SELECT sha256, reader, path, adapter, options FROM sources").fetchall():
             by_sha[sha] = reader
             by_path.setdefault(path, set()).add((adapter, options))
         reads = store._reads = (by_sha, by_path)
-    return reads
+    return reads if reads is not None else ({}, {})
 
 
 def is_older(store, sha: str, revision) -> bool:
