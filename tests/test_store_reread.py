@@ -371,3 +371,19 @@ def test_reading_again_over_several_batches(tmp_path, monkeypatch):
     report = _ingest(db, reread=True, paths=paths)
     assert report.n_reread == 8 and not report.by_status("skipped")
     assert _snapshot(db) == _snapshot(fresh_db)
+
+
+def test_a_file_edited_in_place_says_the_earlier_reading_stays(tmp_path):
+    """A leaderboard CSV updated at the same path (here its sidecar declares a direction) is another source: the
+    earlier reading stays beside it, and the note says so."""
+    import shutil
+
+    f = tmp_path / "arena_hard_auto_leaderboard_v0.1.csv"
+    shutil.copy(FIX / "csv" / f.name, f)
+    db = tmp_path / "s.duckdb"
+    with Store.open(str(db)) as store:
+        ingest_paths(store, [f], show_progress=False)
+        (tmp_path / (f.name + ".meta.yaml")).write_text("columns:\n  score: {higher_is_better: true}\n")
+        (read,) = ingest_paths(store, [f], show_progress=False).by_status("ingested")
+        assert any(n.startswith("stored before from this path with other content (the file or its sidecar changed "
+                                "since)") for n in read.notes)

@@ -47,7 +47,8 @@ def is_older(store, sha: str, revision) -> bool:
 
 def other_reading_note(store, path: str, adapter: str, options: Optional[dict]) -> str:
     """The note for a file about to be stored that the store holds already from the same path read with other
-    reading options or by another adapter (either makes another source: both readings are kept), or ''."""
+    reading options, with other content (the file or its sidecar edited) or by another adapter (each makes another
+    source: both readings are kept), or ''."""
     if not store._shas:
         return ""  # an empty store: nothing read before
     now = options_text(options)
@@ -58,6 +59,10 @@ def other_reading_note(store, path: str, adapter: str, options: Optional[dict]) 
         return (f"stored before from this path with other reading options ({shown}; now {now or 'none'}): this "
                 "reading is stored as another source beside it, and a cell both give is stored twice (the first is "
                 "used)")
+    if (adapter, now) in stored:  # the same reading of other bytes: the file or its sidecar changed since
+        return ("stored before from this path with other content (the file or its sidecar changed since): this "
+                "reading is stored as another source beside the earlier one, which stays (a cell both give is stored "
+                "twice; the first is used)")
     others = sorted({a for a, _o in stored if a != adapter})
     if others:
         return (f"stored before from this path as {', '.join(others)} (now {adapter}): this reading is stored as "
