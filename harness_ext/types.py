@@ -169,11 +169,18 @@ class Adapter(_Registration):
     ``can_handle(src)`` must be cheap and must not raise; ``read(src)`` yields
     :class:`ResultRecord` objects or raises :class:`~harness_ext.errors.IngestError`.
     ``directory`` adapters handle a directory as one unit (a HELM run dir).
+
+    ``revision`` names what the adapter stores from a file, and is stored with every source it reads: raise it
+    when a change makes it store something else from the same file (other names, values, directions,
+    datasets, item scores), and only then, so ``ingest`` can tell the sources an older reading left in a store
+    from those that are still as this one reads them (``ingest --reread`` reads those again). A release that
+    changes nothing an adapter stores leaves its revision, and nobody has to read anything again.
     """
 
     can_handle: Callable[["SourceFile"], bool] = Lazy()
     read: Callable[["SourceFile"], Iterable["ResultRecord"]] = Lazy()
     directory: bool = False
+    revision: str = "1"
 
 
 @dataclass

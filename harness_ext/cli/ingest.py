@@ -33,7 +33,8 @@ def run(args) -> int:
 
     try:
         with Store.open(args.db) as store:
-            report = ingest_paths(store, paths, adapter=args.adapter, options=options, group=args.group)
+            report = ingest_paths(store, paths, adapter=args.adapter, options=options, group=args.group,
+                                  reread=getattr(args, "reread", False))
     except StoreLockedError as exc:
         if getattr(exc, "files_listed", False):
             raise
@@ -56,6 +57,8 @@ def run(args) -> int:
     counts = {status: len(report.by_status(status)) for status in ("ingested", "unchanged", "skipped")}
     args.json_payload = {"title": "ingest", "summary": {"text": report.summary(), "n_results": report.n_results,
                                                         "files": counts, "n_item_conflicts": report.n_item_conflicts,
+                                                        "older_reader": report.n_older_reader,
+                                                        "reread": report.n_reread,
                                                         "models_by_precision": report.variants,
                                                         "names_differing_by_case": {
                                                             "pairs": len(report.case_names[1]),
@@ -63,6 +66,7 @@ def run(args) -> int:
                          "tables": {"files": [{"path": f.path, "status": f.status, "adapter": f.adapter,
                                                "n_results": f.n_results, "n_samples": f.n_samples, "reason": f.reason,
                                                "notes": list(f.notes), "item_conflicts": f.item_conflicts,
+                                               "older_reader": f.older_reader, "reread": f.reread,
                                                "conflicts": [str(c) for c in f.conflicts]} for f in report.files]}}
     if report.group:
         name, added = report.group

@@ -256,6 +256,9 @@ def ingest_options(parser):
     parser.add_argument("--group", default=None, metavar="NAME",
                         help="make NAME a benchmark group of every benchmark in these files, queried as one with "
                              "--benchmark NAME (e.g. --group benchbench for the 40 benchbench leaderboards)")
+    parser.add_argument("--reread", action="store_true",
+                        help="read again the files already stored by an older version of their reader (ingest counts "
+                             "them), replacing everything that reading stored from each, one file at a time")
 
 
 def info_options(parser):

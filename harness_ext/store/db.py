@@ -38,8 +38,8 @@ from .locking import (  # noqa: F401
     DEFAULT_LOCK_TIMEOUT, LOCK_TIMEOUT_ENV, NOT_A_STORE, _check_writable, _connect, lock_timeout_default,
     set_lock_listener, set_lock_timeout)
 from .tables import (
-    _DATASET_COLUMNS, _PAIR_COLUMNS, _SCHEMA_AND_VERSION, AGGREGATE, CONFLICT_TOLERANCE, DATASET, UNKNOWN_SHOTS,
-    _check_schema_version)
+    _DATASET_COLUMNS, _PAIR_COLUMNS, _SCHEMA_AND_VERSION, _UPGRADE, AGGREGATE, CONFLICT_TOLERANCE, DATASET,
+    UNKNOWN_SHOTS, _check_schema_version)
 
 log = logging.getLogger(__name__)
 
@@ -135,16 +135,24 @@ class SourceOutcome:
 class Store:
     """A DuckDB-backed result store. Use :meth:`open` as a context manager."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, path: str, read_only: bool, fresh: bool = False):
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: str, read_only: bool, fresh: bool = False,
+                 older: bool = False):
         self.con = con
         self.path = path
         self.read_only = read_only
         self._in_transaction = False  # see transaction(): a block inside another's joins it
+        #: ``adapter name -> revision`` stored with each source written (``sources.reader``; see store.reread), and the
+        #: reading options as ``sources.options`` keeps them: set by ingest.
+        self.readers: dict = {}
+        self.read_options: Optional[str] = None
+        self._reads = None  # store.reread.stored_reads, read at the start of each ingest
         if not read_only:
             self._set_checkpoint_threshold()
             # One transaction: a process killed while creating a store leaves all tables or none.
             with self.transaction() as con:
-                con.execute(_SCHEMA_AND_VERSION)  # one statement list: each execute costs about a millisecond
+                # One statement list: each execute costs about a millisecond. A store of an older schema (``older``)
+                # is upgraded in place in the same transaction.
+                con.execute(_SCHEMA_AND_VERSION + (_UPGRADE if older else ""))
         self._load_caches(empty=fresh)
 
     # -- transactions and registered frames ------------------------------------------------
@@ -244,6 +252,7 @@ class Store:
             # A file this call created holds no tables: the catalog query (a new connection's first costs about
             # 10 ms of CPU) is left out when the file is still only DuckDB's header, with no WAL.
             fresh = created and path != ":memory:" and _empty_database(path)
+            older = False
             if path != ":memory:" and not fresh:
                 tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
                 if tables and not {"meta", "results", "sources"} <= tables:
@@ -252,8 +261,8 @@ class Store:
                 if read_only and "results" not in tables:
                     raise StoreError(f"{NOT_A_STORE}: {path} (no results table)")
                 if "meta" in tables:
-                    _check_schema_version(con, path)
-            return cls(con, path, read_only, fresh=fresh)
+                    older = _check_schema_version(con, path)
+            return cls(con, path, read_only, fresh=fresh, older=older)
         except StoreError:
             con.close()
             raise
@@ -475,6 +484,8 @@ class Store:
         if times.count(times[0]) == len(times) and times[0].tzinfo is None:
             # A batch's one time as a numpy column: Arrow converts datetime objects one by one (50 ms a 5,000).
             cols["ingested_at"] = np.full(len(times), np.datetime64(times[0], "us"))
+        cols["reader"] = [self.readers.get(a) for a in cols["adapter"]]
+        cols["options"] = [self.read_options] * len(times)
         tables = {"sources": cols}
         if new_models:
             ids, mds = zip(*new_models.values())

@@ -25,7 +25,6 @@ import operator
 import os
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
@@ -35,15 +34,14 @@ from ..report import listed
 from ..safe_input import read_bytes
 from ..types import _NAMES_OK, SourceFile
 from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _plain
-from .ingest_files import (ITEMS_ADAPTER, MAX_FILE_BYTES, FileReport, _check, _max_file_bytes,  # noqa: F401
-                           _skip_reason, case_note, check_path, is_hidden, variant_note)
+from .ingest_files import (MAX_FILE_BYTES, SAMPLES_ADAPTER, FileReport, IngestReport, _check,  # noqa: F401
+                           _max_file_bytes, _skip_reason, check_path, is_hidden)
 from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked, unclaimed_reason
+from .reread import is_older, options_text, other_reading_note, record_names, replace_source, stored_reads
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
 CANDIDATE_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".eval", ".parquet")
-#: Adapter name reported for lm-eval per-sample logs (stored by :func:`harness_ext.store.samples.ingest_samples`).
-SAMPLES_ADAPTER = "lm_eval_samples"
 #: Suffixes of the files an item-response table may be (:mod:`.item_tables`).
 _ITEM_SUFFIXES = (".parquet", ".csv", ".tsv")
 #: Sources written per DuckDB transaction (each source stays all-or-nothing; see Store.ingest_batch).
@@ -56,69 +54,6 @@ BATCH_RECORDS = 500_000
 #: keeps the connection: closing and reopening it (a checkpoint and a connect, about 0.05-0.1 s of CPU) cost a
 #: 5,000-file ingest a tenth of its time, and a reader arriving meanwhile waits at most this long plus the write.
 READ_HOLD_SECONDS = 5.0
-
-
-@dataclass
-class IngestReport:
-    files: list = field(default_factory=list)
-    #: ``(group name, benchmarks added to it)`` when ingesting with a group.
-    group: Optional[tuple] = None
-    #: ``{plain name: [stored names]}`` of the store's models kept apart per precision (see identity.resolve).
-    variants: dict = field(default_factory=dict)
-    #: ``(clashing, all, merged)``: pairs of the store's names that differ only by case (identity.case_pairs) and how
-    #: many of them merged.
-    case_names: tuple = ((), (), 0)
-
-    def by_status(self, status: str) -> list:
-        return [f for f in self.files if f.status == status]
-
-    @property
-    def n_results(self) -> int:
-        return sum(f.n_results for f in self.files)
-
-    @property
-    def conflicts(self) -> list:
-        return [c for f in self.files for c in f.conflicts]
-
-    @property
-    def n_item_conflicts(self) -> int:
-        """Item scores that differ from another file's score of the same item (both kept; the first is used)."""
-        return sum(f.item_conflicts for f in self.files)
-
-    def summary(self) -> str:
-        ing, unch, skip = (len(self.by_status(s)) for s in ("ingested", "unchanged", "skipped"))
-        logs = [f for f in self.by_status("ingested") if f.adapter == SAMPLES_ADAPTER]
-        samples = f", {sum(f.n_samples for f in logs)} per-sample scores from {len(logs)} sample logs" if logs else ""
-        items = [f for f in self.by_status("ingested") if f.adapter == ITEMS_ADAPTER]
-        samples += f", {sum(f.n_samples for f in items)} item scores from {len(items)} item files" if items else ""
-        quiet = sum(f.quiet for f in self.by_status("skipped"))
-        known = f" ({quiet} of them metadata files with no results)" if quiet else ""
-        # Item scores are counted apart from result cells: a file's item conflicts are in its notes as well.
-        item_conflicts = f" and {n} conflicting item scores" if (n := self.n_item_conflicts) else ""
-        notes = f"; {n} notes on how files were read" if (n := sum(len(f.notes) for f in self.files)) else ""
-        return (f"{ing} files ingested ({self.n_results} results{samples}), {unch} unchanged (already in the store), "
-                f"{skip} skipped{known}, {len(self.conflicts)} conflicting values{item_conflicts}{notes}")
-
-    def note_lines(self, limit: int = 50) -> list:
-        """The files' notes as lines ``path: note``; a note several files share is one line naming how many.
-
-        A folder of thousands of leaderboard records repeats one note ("2 scores outside [0, 1] left out")
-        per file: one line each would bury the rest. At most ``limit`` lines, then how many were left out.
-        """
-        by_text: dict = {}
-        for f in self.files:
-            for text in f.notes:
-                by_text.setdefault(text, []).append(f.path)
-        lines = [f"{paths[0]}: {text}" if len(paths) == 1 else f"{text} ({len(paths)} files, e.g. {paths[0]})"
-                 for text, paths in by_text.items()] + ([variant_note(self.variants)] if self.variants else []) + (
-                     [case_note(*self.case_names)] if self.case_names[1] else [])
-        if len(lines) > limit:
-            lines = lines[:limit] + [f"... and {len(lines) - limit} more notes (harness-ext ingest --json lists them all)"]
-        return lines
-
-    def __str__(self) -> str:
-        # print(report): the lines 'harness-ext ingest' prints, not the dataclass repr of every file.
-        return "\n".join([self.summary()] + [f"note: {line}" for line in self.note_lines()])
 
 
 def sha256_of(src: SourceFile, adapter) -> str:
@@ -382,7 +317,7 @@ def _read_types() -> tuple:
 
 
 def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_progress: bool = True,
-                 options: Optional[dict] = None, group: Optional[str] = None) -> IngestReport:
+                 options: Optional[dict] = None, group: Optional[str] = None, reread: bool = False) -> IngestReport:
     """Ingest files and directories into ``store``.
 
     Parameters
@@ -398,6 +333,10 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
     group : str, optional
         Also make this a benchmark group of every benchmark these files hold
         (ingested now or before), so ``--benchmark GROUP`` queries them as one.
+    reread : bool
+        Read again the files stored by an older revision of their adapter (:class:`harness_ext.types.Adapter`
+        ``revision``), replacing, one file per transaction, everything the older reading stored from them
+        (:func:`harness_ext.store.reread.replace_source`). Without it they are left as stored and counted.
 
     Returns
     -------
@@ -410,7 +349,7 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
     After ingesting, the model alias table is re-resolved (:func:`harness_ext.store.identity.refresh_aliases`).
     """
     with _gc_paused():
-        return _ingest_paths(store, paths, adapter, show_progress, options, group)
+        return _ingest_paths(store, paths, adapter, show_progress, options, group, reread)
 
 
 @contextmanager
@@ -429,7 +368,7 @@ def _gc_paused():
             gc.enable()
 
 
-def _ingest_paths(store, paths, adapter, show_progress, options, group) -> IngestReport:
+def _ingest_paths(store, paths, adapter, show_progress, options, group, reread) -> IngestReport:
     from ..errors import StoreLockedError
     from ..report import progress
 
@@ -439,7 +378,10 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group) -> Inges
     options = {k: v for k, v in (options or {}).items() if v}
     for src, _, _ in sources:
         src.options = options
-    run = _IngestRun(store, forced, adapters)
+    store.readers = {a.name: str(a.revision) for a in [*adapters.values(), *([forced] if forced else [])]}
+    store.read_options = options_text(options)
+    stored_reads(store, load=True)  # which reader read each stored file, and with which options
+    run = _IngestRun(store, forced, adapters, reread)
     try:
         for src, _explicit, root in progress(sources, total=len(sources), desc="ingest", disable=None if show_progress else True):
             run.release_if_held_long()
@@ -457,8 +399,11 @@ class _IngestRun:
     """One ingest call: the report, the batch waiting to be written, and the files stored after the results
     (per-sample logs, item-response tables, HELM runs' per-instance scores)."""
 
-    def __init__(self, store, forced, adapters):
-        self.store, self.forced, self.adapters = store, forced, adapters
+    def __init__(self, store, forced, adapters, reread=False):
+        self.store, self.forced, self.adapters, self.reread = store, forced, adapters, reread
+        self.replacing: set = set()  # report indexes of files read again (--reread): each replaces its stored source
+        self.reread_paths: set = set()  # their paths, for the item scores stored after the results
+        self._older = False  # the file being read is one an older reader stored (read again)
         self.report = IngestReport()
         self.pending: list = []  # (report index, path, sha, adapter name, records), written in one transaction per batch
         self.task_configs: dict = {}  # path -> {task: (config, config_source)}, kept once the file's results are stored
@@ -490,6 +435,7 @@ class _IngestRun:
         from .samples import is_samples_file
 
         report, forced = self.report, self.forced
+        self._older = False
         try:
             # A small regular file the walk listed is checked and read in one go (_read_walked).
             if not ("_regular" in src.__dict__ and ".jsonl" not in src.pathname and _read_walked(src, self.limit)):
@@ -516,13 +462,19 @@ class _IngestRun:
                 self.runs.append((len(report.files), src.path))  # the run's entry is the next one appended
             sha = sha256_of(src, chosen)
             self.group_shas.append(sha)
+            notes = []
             if self.store.has_source(sha) or sha in self.batch_sha:
-                report.files.append(FileReport(src.pathname, "unchanged", chosen.name))
-                return None
+                older = sha not in self.batch_sha and is_older(self.store, sha, chosen.revision)
+                if not (older and self.reread):
+                    report.files.append(FileReport(src.pathname, "unchanged", chosen.name, older_reader=older))
+                    return None
+                self._older = True
+            elif note := other_reading_note(self.store, src.pathname, chosen.name, src.options):
+                notes.append(note)
             records, configs = _records_of(src, chosen)
-            return sha, chosen, records, configs, src.take_notes()
+            return sha, chosen, records, configs, src.take_notes() + notes
         except Exception as exc:  # noqa: BLE001 - whatever reading one file raises fails that file only
-            report.files.append(FileReport(_shown(src.path), "skipped", reason=_skip_reason(exc),
+            report.files.append(FileReport(_shown(src.path), "skipped", reason=_skip_reason(exc) + self._kept(),
                                            quiet=isinstance(exc, NotResults)))
             return None
         finally:
@@ -533,10 +485,17 @@ class _IngestRun:
                 sd.pop(k, None)
             sd.pop("notes", None)  # a skipped file's notes: its reason says what matters
 
+    def _kept(self) -> str:
+        """What a reason for not storing a file read again adds: its stored rows stay."""
+        return "; what an older reader stored from it is kept as it was" if self._older else ""
+
     def queue(self, src, sha, chosen, records, configs, notes) -> None:
         if configs:
             self.task_configs[src.pathname] = configs
         self.report.files.append(None)
+        if self._older:
+            self.replacing.add(len(self.report.files) - 1)
+            self.reread_paths.add(str(src.path))
         if notes:
             self.notes_of[len(self.report.files) - 1] = notes
         self.pending.append((len(self.report.files) - 1, src.pathname, sha, chosen.name, records))
@@ -558,7 +517,7 @@ class _IngestRun:
         # The lock is held only while a batch is written, so `info` and `matrix` get in between batches.
         store.acquire()
         first_id = store._next_source  # this flush's sources are numbered from here (committed_results)
-        batched = [_batched(item[4]) for item in pending]
+        batched = [_batched(item[4]) and item[0] not in self.replacing for item in pending]
         rows = [item[1:] for item, b in zip(pending, batched) if b]
         # The last batch refreshes the alias table inside its own transaction (one commit and checkpoint,
         # not two) unless sources written after it (as arrays, each in its own transaction) add models.
@@ -566,8 +525,16 @@ class _IngestRun:
         done = iter(store.ingest_batch(rows, before_commit=hook) if rows else [])
         self.aliases_done = hook is not None
         # Sources given as arrays are written one per transaction (harness_ext.store.columnar).
-        outcomes = [next(done) if b else write_columnar(store, *item[1:]) for item, b in zip(pending, batched)]
-        store_configs(store, self._report_written(outcomes, store.committed_results(first_id)))
+        # Files read again replace their stored source, each in its own transaction (store.reread).
+        outcomes = [next(done) if b else replace_source(store, item[2], functools.partial(_write_one, store, item[1:]),
+                                                        record_names(item[4]))
+                    if item[0] in self.replacing else write_columnar(store, *item[1:])
+                    for item, b in zip(pending, batched)]
+        committed = store.committed_results(first_id)
+        if self.replacing:
+            committed.update(store.con.execute("SELECT sha256, n_results FROM sources WHERE list_contains(?, sha256)",
+                                               [[item[2] for item in pending if item[0] in self.replacing]]).fetchall())
+        store_configs(store, self._report_written(outcomes, committed))
         pending.clear()
         self.release_at = 0.0  # later batches' reading: released after each write, as below
         if not final:  # the last batch keeps the connection for what follows (aliases, samples)
@@ -583,8 +550,12 @@ class _IngestRun:
             if outcome.status == "ingested" and sha not in committed:
                 outcome = SourceOutcome("skipped", reason="the store did not keep it (not found after the commit)")
             n = committed.get(sha, 0) if outcome.status == "ingested" else 0
-            self.report.files[idx] = FileReport(str(path), outcome.status, name, n, reason=outcome.reason,
-                                                conflicts=outcome.conflicts, notes=self.notes_of.pop(idx, []))
+            again = idx in self.replacing
+            reason = outcome.reason + ("; what an older reader stored from it is kept as it was"
+                                       if again and outcome.status != "ingested" else "")
+            self.report.files[idx] = FileReport(str(path), outcome.status, name, n, reason=reason,
+                                                conflicts=outcome.conflicts, notes=self.notes_of.pop(idx, []),
+                                                reread=again and outcome.status == "ingested")
             configs = self.task_configs.pop(path, None)
             if configs and outcome.status == "ingested":
                 kept.append((path, configs))
@@ -616,7 +587,7 @@ class _IngestRun:
                 report.files[idx] = FileReport(f.path, f.status, SAMPLES_ADAPTER, reason=f.reason, n_samples=f.n_rows,
                                                notes=f.notes)
         if self.tables or self.runs or self.details:
-            ingest_walked(store, report.files, self.tables, self.runs, self.details)
+            ingest_walked(store, report.files, self.tables, self.runs, self.details, reread=self.reread_paths)
         if not self.aliases_done and report.by_status("ingested"):
             _refresh_aliases(store)()
         if report.by_status("ingested"):
@@ -629,6 +600,13 @@ class _IngestRun:
         if group:
             report.group = (group, store.add_benchmark_group(group, self.group_shas))
         return report
+
+
+def _write_one(store, item: tuple):
+    """Write one source ``(path, sha, adapter, records)`` as ingest writes it (the batch's way, or as arrays)."""
+    from .columnar import write_columnar
+
+    return store.ingest_batch([item])[0] if _batched(item[3]) else write_columnar(store, *item)
 
 
 def _refresh_aliases(store):

@@ -19,6 +19,8 @@ from ..safe_input import file_kind
 
 #: Adapter name reported for item-response tables and HELM runs' per-instance scores (:mod:`.item_tables`).
 ITEMS_ADAPTER = "item_table"
+#: Adapter name reported for lm-eval per-sample logs (stored by :func:`harness_ext.store.samples.ingest_samples`).
+SAMPLES_ADAPTER = "lm_eval_samples"
 
 
 @dataclass
@@ -37,6 +39,86 @@ class FileReport:
     #: What the adapter's heuristics did to the file's data (:meth:`harness_ext.types.SourceFile.note`): columns
     #: stored as aggregates or model metadata, cells left out, each with counts and names.
     notes: list = field(default_factory=list)
+    #: Unchanged, but stored by an older revision of its adapter than this one (``ingest --reread`` reads it again).
+    older_reader: bool = False
+    #: Ingested by ``--reread``: what an older reader stored from it was replaced.
+    reread: bool = False
+
+
+@dataclass
+class IngestReport:
+    files: list = field(default_factory=list)
+    #: ``(group name, benchmarks added to it)`` when ingesting with a group.
+    group: Optional[tuple] = None
+    #: ``{plain name: [stored names]}`` of the store's models kept apart per precision (see identity.resolve).
+    variants: dict = field(default_factory=dict)
+    #: ``(clashing, all, merged)``: pairs of the store's names that differ only by case (identity.case_pairs) and how
+    #: many of them merged.
+    case_names: tuple = ((), (), 0)
+
+    def by_status(self, status: str) -> list:
+        return [f for f in self.files if f.status == status]
+
+    @property
+    def n_results(self) -> int:
+        return sum(f.n_results for f in self.files)
+
+    @property
+    def conflicts(self) -> list:
+        return [c for f in self.files for c in f.conflicts]
+
+    @property
+    def n_item_conflicts(self) -> int:
+        """Item scores that differ from another file's score of the same item (both kept; the first is used)."""
+        return sum(f.item_conflicts for f in self.files)
+
+    def summary(self) -> str:
+        ing, unch, skip = (len(self.by_status(s)) for s in ("ingested", "unchanged", "skipped"))
+        logs = [f for f in self.by_status("ingested") if f.adapter == SAMPLES_ADAPTER]
+        samples = f", {sum(f.n_samples for f in logs)} per-sample scores from {len(logs)} sample logs" if logs else ""
+        items = [f for f in self.by_status("ingested") if f.adapter == ITEMS_ADAPTER]
+        samples += f", {sum(f.n_samples for f in items)} item scores from {len(items)} item files" if items else ""
+        quiet = sum(f.quiet for f in self.by_status("skipped"))
+        known = f" ({quiet} of them metadata files with no results)" if quiet else ""
+        # Item scores are counted apart from result cells: a file's item conflicts are in its notes as well.
+        item_conflicts = f" and {n} conflicting item scores" if (n := self.n_item_conflicts) else ""
+        notes = f"; {n} notes on how files were read" if (n := sum(len(f.notes) for f in self.files)) else ""
+        reread = f"; {n} of them read again, replacing what an older reader stored" if (n := self.n_reread) else ""
+        older = (f"; {n} of them stored by an older reader: 'harness-ext ingest --reread' reads them again"
+                 if (n := self.n_older_reader) else "")
+        return (f"{ing} files ingested ({self.n_results} results{samples}{reread}), {unch} unchanged (already in the "
+                f"store{older}), {skip} skipped{known}, {len(self.conflicts)} conflicting values{item_conflicts}{notes}")
+
+    @property
+    def n_older_reader(self) -> int:
+        """Files left unchanged that an older revision of their adapter stored (``ingest --reread`` reads them)."""
+        return sum(f.older_reader for f in self.files)
+
+    @property
+    def n_reread(self) -> int:
+        """Files read again by ``ingest --reread``, replacing what an older reader stored from them."""
+        return sum(f.reread for f in self.files if f.status == "ingested")
+
+    def note_lines(self, limit: int = 50) -> list:
+        """The files' notes as lines ``path: note``; a note several files share is one line naming how many.
+
+        A folder of thousands of leaderboard records repeats one note ("2 scores outside [0, 1] left out")
+        per file: one line each would bury the rest. At most ``limit`` lines, then how many were left out.
+        """
+        by_text: dict = {}
+        for f in self.files:
+            for text in f.notes:
+                by_text.setdefault(text, []).append(f.path)
+        lines = [f"{paths[0]}: {text}" if len(paths) == 1 else f"{text} ({len(paths)} files, e.g. {paths[0]})"
+                 for text, paths in by_text.items()] + ([variant_note(self.variants)] if self.variants else []) + (
+                     [case_note(*self.case_names)] if self.case_names[1] else [])
+        if len(lines) > limit:
+            lines = lines[:limit] + [f"... and {len(lines) - limit} more notes (harness-ext ingest --json lists them all)"]
+        return lines
+
+    def __str__(self) -> str:
+        # print(report): the lines 'harness-ext ingest' prints, not the dataclass repr of every file.
+        return "\n".join([self.summary()] + [f"note: {line}" for line in self.note_lines()])
 
 
 def is_hidden(name: str) -> bool:

@@ -344,7 +344,8 @@ def item_table_spec(src) -> Optional[dict]:
     return (spec or {}) if is_item_table(src.path, spec) else None
 
 
-def ingest_walked(store, files: list, tables: list, runs: list, details: Optional[list] = None) -> None:
+def ingest_walked(store, files: list, tables: list, runs: list, details: Optional[list] = None,
+                  reread=frozenset()) -> None:
     """Store what an ingest walk found besides results, filling its report ``files``.
 
     ``tables``: ``(report index, path, items block or None)`` of item-response tables (their entries are
@@ -352,6 +353,8 @@ def ingest_walked(store, files: list, tables: list, runs: list, details: Optiona
     were not skipped adds an entry when it has item scores: a run with per-instance scores
     (:data:`harness_ext.adapters.helm_instances.PER_INSTANCE_FILES`), a log with samples. ``details``: ``(report
     index, path)`` of lighteval details files (placeholders, as tables'; :mod:`harness_ext.adapters.lighteval_details`).
+    ``reread``: paths of runs whose results were read again (``ingest --reread``): their item scores replace those
+    stored from the same path.
     """
     if tables:
         for (idx, _, _), f in zip(tables, ingest_item_tables(store, [(p, spec) for _, p, spec in tables])):
@@ -371,15 +374,16 @@ def ingest_walked(store, files: list, tables: list, runs: list, details: Optiona
     if logs:
         from harness_ext.adapters.inspect_items import read_items
 
-        files += ingest_item_tables(store, [(p, None) for p in logs], read=lambda p, _: read_items(p))
+        files += ingest_item_tables(store, [(p, None) for p in logs], read=lambda p, _: read_items(p), reread=reread)
     if len(logs) < len(runs):
         from harness_ext.adapters.helm_instances import PER_INSTANCE_FILES, read_run_instances
 
         runs = [d for d in runs if Path(d).is_dir() and any((Path(d) / n).is_file() for n in PER_INSTANCE_FILES)]
-        files += ingest_item_tables(store, [(d, None) for d in runs], read=lambda d, _: read_run_instances(d))
+        files += ingest_item_tables(store, [(d, None) for d in runs], read=lambda d, _: read_run_instances(d),
+                                    reread=reread)
 
 
-def ingest_item_tables(store, tables: list, read=read_item_table) -> list:
+def ingest_item_tables(store, tables: list, read=read_item_table, reread=frozenset()) -> list:
     """Store item-response tables in ``store``'s samples table, one transaction per file.
 
     Parameters
@@ -392,6 +396,9 @@ def ingest_item_tables(store, tables: list, read=read_item_table) -> list:
         ``read(path, spec) -> ItemTable``; default :func:`read_item_table` (other item files, such as a
         HELM run's per-instance stats, bring their own reader, which returns None for a file without item scores:
         an Inspect log written without its samples is no item file, and gets no entry).
+    reread : set of str
+        Paths read again: the item scores stored from such a path are replaced by this reading's in its transaction
+        (kept as they were if it cannot be read or stored).
 
     Returns
     -------
@@ -420,7 +427,7 @@ def ingest_item_tables(store, tables: list, read=read_item_table) -> list:
             ensure_schema(store)
             ensure_map(store.con)
             shas = {r[0] for r in store.con.execute("SELECT sha256 FROM sample_sources").fetchall()}
-        out.append(_store_table(store, table, shas))
+        out.append(_store_table(store, table, shas, str(path) in reread))
     return out
 
 
@@ -449,16 +456,21 @@ def _group_sha(file_sha: str, model: str, task: str) -> str:
     return hashlib.sha256(f"{file_sha}\0model={model}\0task={task}".encode()).hexdigest()
 
 
-def _store_table(store, table: ItemTable, shas: set):
-    """Write one read table: a ``sample_sources`` row per (model, task) and its item rows, in one transaction."""
+def _store_table(store, table: ItemTable, shas: set, replace: bool = False):
+    """Write one read table: a ``sample_sources`` row per (model, task) and its item rows, in one transaction
+    (``replace``: with the deletion of what was stored from the same path before)."""
     from datetime import datetime, timezone
 
+    known = shas
+    if replace:  # what the path stored before is deleted in the write's transaction: its hashes are not "stored"
+        known = shas - {r[0] for r in store.con.execute("SELECT sha256 FROM sample_sources WHERE path = ?",
+                                                        [str(table.path)]).fetchall()}
     frame = table.frame
     by = frame.groupby(["model", "task"], sort=True, observed=True)
     gid = by.ngroup().to_numpy()
     groups = by.size().index.to_frame(index=False).astype(str)
     groups["sha256"] = [_group_sha(table.sha256, m, t) for m, t in zip(groups["model"], groups["task"])]
-    stored = groups["sha256"].isin(shas).to_numpy()
+    stored = groups["sha256"].isin(known).to_numpy()
     if stored.all():
         return FileReport(str(table.path), "unchanged", ITEMS_ADAPTER)
     notes = list(table.notes)
@@ -484,13 +496,17 @@ def _store_table(store, table: ItemTable, shas: set):
                             "n_rows": counts[new], "ingested_at": now, "benchmark": table.benchmark})
     rows = frame if frame is not table.frame else frame.copy(deep=False)  # the table's own frame stays as read
     rows["source_id"] = ids[gid]
-    overlap, n_differ = _overlap_notes(con, rows)
+    overlap, n_differ = _overlap_notes(con, rows, str(table.path) if replace else None)
     notes += overlap
     import duckdb
 
     more = {} if new_ids is None else {"_item_new_ids": new_ids}
     try:
         with store.transaction(_item_sources=sources, _item_rows=rows, **more) as tx:  # rolled back whole on any error
+            if replace:
+                tx.execute("DELETE FROM samples WHERE source_id IN (SELECT source_id FROM sample_sources WHERE path = ?)",
+                           [str(table.path)])
+                tx.execute("DELETE FROM sample_sources WHERE path = ?", [str(table.path)])
             tx.execute("INSERT INTO sample_sources BY NAME SELECT * FROM _item_sources")
             if new_ids is not None:  # the id map grows with the rows that use it, or not at all
                 tx.execute("INSERT INTO item_ids BY NAME SELECT * FROM _item_new_ids")
@@ -506,20 +522,24 @@ def _store_table(store, table: ItemTable, shas: set):
                       item_conflicts=int(n_differ))
 
 
-def _overlap_notes(con, rows: pd.DataFrame) -> tuple:
+def _overlap_notes(con, rows: pd.DataFrame, replaced: Optional[str] = None) -> tuple:
     """``(notes, n_differ)``: notes on items this file scores that another stored file already scores (how many, and
     how many differ, by more than :data:`~harness_ext.store.tables.CONFLICT_TOLERANCE` as result cells), and how many
     differ (the ingest summary's conflicting item scores).
 
     Both rows are kept (as for per-sample logs); the first stored is the one the prompt-level analyses use.
+    ``replaced``: a path whose stored rows this file replaces (not another file's).
     """
     from .tables import CONFLICT_TOLERANCE
+
+    samples = "samples" if replaced is None else "(SELECT * FROM samples WHERE source <> ?)"
+    params = [] if replaced is None else [replaced]
 
     pairs = rows[["model", "task"]].drop_duplicates().astype(str)
     con.register("_item_pairs", pairs)
     try:
-        seen = con.execute("SELECT count(*) FROM (SELECT DISTINCT model, task FROM samples) s "
-                           "JOIN _item_pairs USING (model, task)").fetchall()[0][0]
+        seen = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT model, task FROM {samples}) s "
+                           "JOIN _item_pairs USING (model, task)", params).fetchall()[0][0]
         if not seen:
             return [], 0
         con.register("_item_new", rows)
@@ -527,7 +547,7 @@ def _overlap_notes(con, rows: pd.DataFrame) -> tuple:
             same, differ = con.execute(
                 f"""SELECT count(*) FILTER (WHERE abs(s.value - n.value) <= {CONFLICT_TOLERANCE}),
                           count(*) FILTER (WHERE abs(s.value - n.value) > {CONFLICT_TOLERANCE})
-                   FROM _item_new n JOIN samples s USING (model, task, doc_id, metric)""").fetchall()[0]
+                   FROM _item_new n JOIN {samples} s USING (model, task, doc_id, metric)""", params).fetchall()[0]
         finally:
             con.unregister("_item_new")
     finally:

@@ -9,7 +9,9 @@ from __future__ import annotations
 from ..errors import StoreError
 from .locking import NOT_A_STORE
 
-SCHEMA_VERSION = "1"
+#: Version 2 added ``sources.reader`` (the revision of the adapter that read each source, NULL in stores made before:
+#: read by an unknown, older reader) and ``sources.options`` (the reading options it was read with, as JSON).
+SCHEMA_VERSION = "2"
 #: Stored instead of NULL in the results key when the shot count is unknown.
 UNKNOWN_SHOTS = -1
 #: Values closer than this are the same result (re-exports round differently).
@@ -40,6 +42,8 @@ CREATE TABLE IF NOT EXISTS model_aliases (
     alias VARCHAR PRIMARY KEY, canonical VARCHAR NOT NULL, origin VARCHAR NOT NULL);
 CREATE TABLE IF NOT EXISTS benchmark_groups (
     name VARCHAR NOT NULL, benchmark VARCHAR NOT NULL, PRIMARY KEY (name, benchmark));
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS reader VARCHAR;
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS options VARCHAR;
 """
 #: The schema, then the version row (a constant: no parameter), run as one ``execute``. The row is inserted unless
 #: present, as ``INSERT OR IGNORE`` would, without its conflict check on the key: 0.8 ms of CPU instead of 1.9 (of a
@@ -47,6 +51,9 @@ CREATE TABLE IF NOT EXISTS benchmark_groups (
 _SCHEMA_AND_VERSION = _SCHEMA + (
     f"INSERT INTO meta SELECT 'schema_version', '{SCHEMA_VERSION}' "
     "WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'schema_version');\n")
+#: An older store is upgraded in place by the schema's statements (each adds only what is missing); this one, run
+#: after them in their transaction when the store's version is older (see _check_schema_version), says so.
+_UPGRADE = f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema_version';\n"
 # ``results`` has no PRIMARY KEY index: (model_id, dataset_id, num_fewshot, source_id) is unique by
 # construction (a source is written once, by content hash, with each key it repeats kept once, the later
 # values in result_repeats), and DuckDB's index costs more than the rows: 10M results insert in 2 s of CPU
@@ -77,8 +84,9 @@ _DATASET_COLUMNS = ("dataset_id", "benchmark", "name", "metric", "higher_is_bett
 _PAIR_COLUMNS = ("model_id", "dataset_id", "num_fewshot", "source_id", "value", "value_stored", "source_id_stored")
 
 
-def _check_schema_version(con, path: str) -> None:
-    """Refuse a store written by a newer harness-ext (a higher schema version), without changing it.
+def _check_schema_version(con, path: str) -> bool:
+    """Refuse a store written by a newer harness-ext (a higher schema version), without changing it; whether the
+    store's version is older than this one's (opened for writing, it is upgraded in place).
 
     Raises
     ------
@@ -87,7 +95,7 @@ def _check_schema_version(con, path: str) -> None:
     """
     row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
     if not row:
-        return  # a store being created (its version is written with its tables)
+        return False  # a store being created (its version is written with its tables)
     stored = row[0][0]
     try:
         newer = int(stored) > int(SCHEMA_VERSION)
@@ -97,3 +105,4 @@ def _check_schema_version(con, path: str) -> None:
         raise StoreError(f"the store at {path} has schema version {stored}, newer than this harness-ext reads "
                          f"({SCHEMA_VERSION}): it was written by a newer harness-ext; upgrade harness-ext "
                          "(the store was not changed)")
+    return int(stored) < int(SCHEMA_VERSION)

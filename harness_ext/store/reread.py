@@ -1,0 +1,251 @@
+"""Sources an older reader stored, and reading them again (``ingest --reread``).
+
+Every source row records the revision of the adapter that read it (``sources.reader``, see
+:class:`harness_ext.types.Adapter` ``revision``; NULL in stores made before it was recorded: an unknown, older
+reader) and the reading options it was read with (``sources.options``). Ingest is idempotent by content hash, so a
+file stored by an older reader is not read again by itself: ``ingest`` counts such files, and ``ingest --reread``
+replaces what the older reading stored from each of them, in one transaction per file
+(:func:`replace_source`), so the store ends as a fresh ingest of the same files in the same order would.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable, Optional
+
+#: Tables whose rows belong to one source (``source_id``): what a reading stored from it.
+_SOURCE_TABLES = ("results", "result_repeats", "model_metadata")
+
+
+def options_text(options: Optional[dict]) -> Optional[str]:
+    """The reading options as ``sources.options`` keeps them (sorted JSON), None for none."""
+    return json.dumps(options, sort_keys=True, default=str) if options else None
+
+
+def stored_reads(store, load: bool = False) -> tuple:
+    """``({sha256: reader}, {path: {(adapter, options)}})`` of the store's sources as an ingest found them: read
+    (``load``) at its start, while it holds the store (it reads files with the store released between batches)."""
+    reads = store.__dict__.get("_reads")
+    if load and not store._shas:  # an empty store: no query
+        reads = store._reads = ({}, {})
+    elif load or reads is None and store.con is not None:
+        by_sha, by_path = {}, {}
+        for sha, reader, path, adapter, options in store.con.execute(
+                "SELECT sha256, reader, path, adapter, options FROM sources").fetchall():
+            by_sha[sha] = reader
+            by_path.setdefault(path, set()).add((adapter, options))
+        reads = store._reads = (by_sha, by_path)
+    return reads if reads is not None else ({}, {})
+
+
+def is_older(store, sha: str, revision) -> bool:
+    """Whether the stored source with this hash was read by another revision of its adapter than ``revision``
+    (no recorded revision: a store made before they were recorded, read by an older reader)."""
+    by_sha = stored_reads(store)[0]
+    return sha in by_sha and by_sha[sha] != str(revision)
+
+
+def other_reading_note(store, path: str, adapter: str, options: Optional[dict]) -> str:
+    """The note for a file about to be stored that the store holds already from the same path read with other
+    reading options, with other content (the file or its sidecar edited) or by another adapter (each makes another
+    source: both readings are kept), or ''."""
+    if not store._shas:
+        return ""  # an empty store: nothing read before
+    now = options_text(options)
+    stored = stored_reads(store)[1].get(path, ())
+    before = {o for a, o in stored if a == adapter and o != now}
+    if before:
+        shown = ", ".join(sorted(o or "none" for o in before))
+        return (f"stored before from this path with other reading options ({shown}; now {now or 'none'}): this "
+                "reading is stored as another source beside it, and a cell both give is stored twice (the first is "
+                "used)")
+    if (adapter, now) in stored:  # the same reading of other bytes: the file or its sidecar changed since
+        return ("stored before from this path with other content (the file or its sidecar changed since): this "
+                "reading is stored as another source beside the earlier one, which stays (a cell both give is stored "
+                "twice; the first is used)")
+    others = sorted({a for a, _o in stored if a != adapter})
+    if others:
+        return (f"stored before from this path as {', '.join(others)} (now {adapter}): this reading is stored as "
+                "another source beside it (--reread does not replace it; the earlier reading stays)")
+    return ""
+
+
+#: A key of the store's id caches that no name or (benchmark, dataset, metric) is.
+_RESERVED = object()
+
+
+class _Refused(Exception):
+    def __init__(self, outcome):
+        super().__init__(outcome.reason)
+        self.outcome = outcome
+
+
+def record_names(records) -> tuple:
+    """``(model names, (benchmark, dataset, metric) keys)`` a source's records name (a list of ResultRecord,
+    ResultRows, or a table given as arrays)."""
+    from .rows import ResultRows
+
+    if records.__class__ is ResultRows:
+        return [records.model], [(k.benchmark, k.dataset, k.metric) for k in records.kinds]
+    if hasattr(records, "columns") and hasattr(records, "models"):  # ColumnarResults, ColumnarCells
+        return list(records.models), [(c["benchmark"], c["dataset"], c["metric"]) for c in records.columns]
+    return [r.model for r in records], [(r.benchmark, r.dataset, r.metric) for r in records]
+
+
+def replace_source(store, sha: str, write: Callable[[], object], names: tuple = ((), ())):
+    """Replace everything the source with hash ``sha`` stored by what ``write()`` stores, in one transaction.
+
+    ``write`` writes the new reading as one source (:meth:`~harness_ext.store.db.Store.ingest_batch` or
+    :func:`~harness_ext.store.columnar.write_columnar`) and returns its ``SourceOutcome``. The new reading keeps
+    the source's id, so its place in the ingest order (which of two conflicting values is used) stays. Its
+    results, repeated values and model metadata go; so do the models and datasets no source before it stored,
+    which the new reading makes again as a fresh ingest would (the same ids where it names them again, its
+    descriptions: direction, chance, scale, kind), and which are kept as they were when it does not name them but
+    a later source does. ``names``: the model names and dataset keys the new reading gives
+    (:func:`record_names`): one of them that only later sources stored is described by the new reading too, as it
+    would have been had the new reading been stored first. If ``write`` does not store the source, nothing
+    changes (the returned outcome says why).
+    """
+    import duckdb
+
+    con = store.con
+    (sid,), = con.execute("SELECT source_id FROM sources WHERE sha256 = ?", [sha]).fetchall()
+    next_source = store._next_source
+    ok = False
+    try:
+        with store.transaction():
+            top = _forget(con, sid, names)
+            forgotten = _forgotten(con)
+            _uncache(store, sha, forgotten)
+            # New ids are numbered after the forgotten ones (a reserved key no name matches holds the highest), so
+            # _restore can give a model or dataset made again its old id back without meeting a new one's.
+            store._model_ids[_RESERVED] = top[0]
+            store._dataset_ids[_RESERVED] = top[1]
+            store._next_source = sid  # the new reading is numbered as the old one was
+            outcome = write()
+            if outcome.status != "ingested":
+                raise _Refused(outcome)
+            restored = ({}, {})
+            if forgotten[0] or forgotten[1]:
+                _restore(con, forgotten)
+                restored = _forgotten(con, now=True)
+            con.execute("DROP TABLE _reread_d; DROP TABLE _reread_m")
+        ok = True
+    except _Refused as exc:
+        outcome = exc.outcome
+    except duckdb.Error as exc:
+        from .db import SourceOutcome
+
+        outcome = SourceOutcome("skipped", reason=f"the store refused it: {str(exc).splitlines()[0]}")
+    finally:
+        store._next_source = next_source
+        if not ok:
+            store._load_caches()  # rolled back: the caches as the store is
+    if ok:
+        _recache(store, restored)
+        reads = store.__dict__.get("_reads")
+        if reads is not None:
+            reads[0][sha] = con.execute("SELECT reader FROM sources WHERE source_id = ?", [sid]).fetchall()[0][0]
+    return outcome
+
+
+def _forgotten(con, now: bool = False) -> tuple:
+    """``(model names, datasets as (key, is_primary))`` set aside by :func:`_forget`: as they were, or (``now``) as
+    they are after :func:`_restore`, with their ids (those the new reading and the later sources left out: gone)."""
+    if now:
+        rows = con.execute("""SELECT 0, m.name, NULL, NULL, m.model_id, NULL FROM _reread_m o JOIN models m USING (name)
+                              UNION ALL SELECT 1, d.benchmark, d.name, d.metric, d.dataset_id, d.is_primary
+                              FROM _reread_d o JOIN datasets d USING (benchmark, name, metric)""").fetchall()
+    else:
+        rows = con.execute("""SELECT 0, name, NULL, NULL, model_id, NULL FROM _reread_m UNION ALL
+                              SELECT 1, benchmark, name, metric, dataset_id, is_primary FROM _reread_d""").fetchall()
+    models = {r[1]: r[4] for r in rows if r[0] == 0}
+    datasets = {(r[1], r[2], r[3]): (r[4], bool(r[5])) for r in rows if r[0] == 1}
+    return models, datasets
+
+
+def _uncache(store, sha: str, forgotten: tuple) -> None:
+    """The store's id caches without what :func:`_forget` deleted (one primary per dataset name: a forgotten
+    primary leaves its name without one)."""
+    models, datasets = forgotten
+    for name in models:
+        store._model_ids.pop(name, None)
+    for key, (_, primary) in datasets.items():
+        store._dataset_ids.pop(key, None)
+        if primary:
+            store._primary.discard(key[:2])
+    store._shas.discard(sha)
+
+
+def _recache(store, restored: tuple) -> None:
+    """The id caches after :func:`_restore`: a model or dataset made again or brought back under its old id."""
+    models, datasets = restored
+    store._model_ids.pop(_RESERVED, None)
+    store._dataset_ids.pop(_RESERVED, None)
+    store._model_ids.update(models)
+    for key, (did, primary) in datasets.items():
+        store._dataset_ids[key] = did
+        if primary:
+            store._primary.add(key[:2])
+
+
+def _forget(con, sid: int, names: tuple) -> tuple:
+    """Delete what source ``sid`` stored, and the models and datasets it or the new reading (``names``) names that
+    no earlier source stored (kept aside in temporary tables for :func:`_restore`); returns the highest model and
+    dataset ids there were."""
+    import pandas as pd
+
+    top = con.execute("SELECT (SELECT coalesce(max(model_id), 0) FROM models), "
+                      "(SELECT coalesce(max(dataset_id), 0) FROM datasets)").fetchall()[0]
+    earlier = " UNION ".join(f"SELECT {{col}} FROM {t} WHERE source_id < {sid}" for t in _SOURCE_TABLES[:2])
+    keys = sorted(set(names[1]))
+    con.register("_reread_names", pd.DataFrame({"name": sorted(set(names[0]))}, dtype=object))
+    con.register("_reread_keys", pd.DataFrame(keys or None, columns=["benchmark", "name", "metric"], dtype=object))
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE _reread_d AS SELECT * FROM datasets WHERE dataset_id IN (
+            (SELECT dataset_id FROM results WHERE source_id = {sid} UNION
+             SELECT dataset_id FROM datasets JOIN _reread_keys USING (benchmark, name, metric))
+            EXCEPT {earlier.format(col="dataset_id")});
+        CREATE OR REPLACE TEMP TABLE _reread_m AS SELECT * FROM models WHERE model_id IN (
+            (SELECT model_id FROM results WHERE source_id = {sid} UNION
+             SELECT model_id FROM model_metadata WHERE source_id = {sid} UNION
+             SELECT model_id FROM models WHERE name IN (SELECT name FROM _reread_names))
+            EXCEPT ({earlier.format(col="model_id")} UNION SELECT model_id FROM model_metadata WHERE source_id < {sid}));
+        {"".join(f"DELETE FROM {t} WHERE source_id = {sid};" for t in _SOURCE_TABLES)}
+        DELETE FROM sources WHERE source_id = {sid};
+        DELETE FROM datasets WHERE dataset_id IN (SELECT dataset_id FROM _reread_d);
+        DELETE FROM models WHERE model_id IN (SELECT model_id FROM _reread_m);""")
+    con.unregister("_reread_names")
+    con.unregister("_reread_keys")
+    return top
+
+
+def _restore(con, forgotten: tuple) -> None:
+    """After the new reading: a dataset or model it made again takes back its old id; one it does not name but a
+    later source stored results of comes back as it was (a dataset not primary if another of its name now is).
+    Only the halves with something ``forgotten`` (:func:`_forgotten`) run: each statement costs a few milliseconds."""
+    con.execute((_RESTORE_DATASETS if forgotten[1] else "") + (_RESTORE_MODELS if forgotten[0] else ""))
+
+
+_RESTORE_DATASETS = """
+        CREATE OR REPLACE TEMP TABLE _reread_moves AS SELECT d.dataset_id AS new_id, o.dataset_id AS old_id
+            FROM datasets d JOIN _reread_d o USING (benchmark, name, metric);
+        UPDATE results SET dataset_id = m.old_id FROM _reread_moves m WHERE results.dataset_id = m.new_id;
+        UPDATE result_repeats SET dataset_id = m.old_id FROM _reread_moves m WHERE result_repeats.dataset_id = m.new_id;
+        UPDATE datasets SET dataset_id = m.old_id FROM _reread_moves m WHERE datasets.dataset_id = m.new_id;
+        INSERT INTO datasets BY NAME SELECT * REPLACE (o.is_primary AND NOT EXISTS (
+                SELECT 1 FROM datasets d WHERE d.is_primary AND d.benchmark = o.benchmark AND d.name = o.name)
+                AS is_primary)
+            FROM _reread_d o WHERE o.dataset_id NOT IN (SELECT old_id FROM _reread_moves)
+            AND o.dataset_id IN (SELECT dataset_id FROM results UNION SELECT dataset_id FROM result_repeats);
+        DROP TABLE _reread_moves;"""
+_RESTORE_MODELS = """
+        CREATE OR REPLACE TEMP TABLE _reread_moves AS SELECT m.model_id AS new_id, o.model_id AS old_id
+            FROM models m JOIN _reread_m o USING (name);
+        UPDATE results SET model_id = m.old_id FROM _reread_moves m WHERE results.model_id = m.new_id;
+        UPDATE result_repeats SET model_id = m.old_id FROM _reread_moves m WHERE result_repeats.model_id = m.new_id;
+        UPDATE model_metadata SET model_id = m.old_id FROM _reread_moves m WHERE model_metadata.model_id = m.new_id;
+        UPDATE models SET model_id = m.old_id FROM _reread_moves m WHERE models.model_id = m.new_id;
+        INSERT INTO models BY NAME SELECT * FROM _reread_m o WHERE o.model_id NOT IN (SELECT old_id FROM _reread_moves)
+            AND o.model_id IN (SELECT model_id FROM results UNION SELECT model_id FROM model_metadata);
+        DROP TABLE _reread_moves;"""
