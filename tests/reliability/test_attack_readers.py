@@ -380,14 +380,16 @@ def _small_store(tmp_path) -> Path:
 
 def test_newer_schema_version_is_refused_and_the_store_left_alone(tmp_path):
     from harness_ext.cli import main
+    from harness_ext.store.tables import SCHEMA_VERSION
 
+    newer = int(SCHEMA_VERSION) + 1
     db = _small_store(tmp_path)
     con = duckdb.connect(str(db))
-    con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(newer)])
     con.close()
     digest = hashlib.sha256(db.read_bytes()).hexdigest()
     for read_only in (False, True):
-        with pytest.raises(StoreError, match="schema version 2, newer than this harness-ext reads"):
+        with pytest.raises(StoreError, match=f"schema version {newer}, newer than this harness-ext reads"):
             Store.open(db, read_only=read_only)
     assert main(["ingest", "--db", str(db), str(tmp_path / "in"), "-q"]) == 1
     assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
