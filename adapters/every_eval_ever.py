@@ -240,12 +240,7 @@ def read(src: SourceFile):
             raise IngestError(src.path, f"evaluation_results[{i}] ({name}) has no score_details.score")
         desc = cfg.get("evaluation_description")
         lower = cfg.get("lower_is_better")
-        lo = cfg.get("min_score")
-        if lo.__class__ is not float and not isinstance(lo, (int, float)):
-            lo = None
-        hi = cfg.get("max_score")
-        if hi.__class__ is not float and not isinstance(hi, (int, float)):
-            hi = None
+        lo, hi = _bound(cfg.get("min_score")), _bound(cfg.get("max_score"))
         score = details["score"]
         if (score.__class__ is float or isinstance(score, (int, float)) and not isinstance(score, bool)) and (
             (lo is not None and score < lo) or (hi is not None and score > hi)
@@ -405,8 +400,7 @@ def _run_rows(src, model: str, model_meta: dict, bench: str, results: list) -> l
         score = (ev.get("score_details") or {}).get("score")
         if isinstance(score, bool) or not isinstance(score, (int, float)):
             raise IngestError(src.path, f"evaluation_results[{i}] ({name}) has no numeric score_details.score")
-        lo = cfg.get("min_score") if isinstance(cfg.get("min_score"), (int, float)) else None
-        hi = cfg.get("max_score") if isinstance(cfg.get("max_score"), (int, float)) else None
+        lo, hi = _bound(cfg.get("min_score")), _bound(cfg.get("max_score"))
         if (lo is not None and score < lo) or (hi is not None and score > hi):
             _check_not_above(src, name, score, hi)
             placeholders.append(f"{name} {score:g}")
@@ -428,6 +422,14 @@ def _run_rows(src, model: str, model_meta: dict, bench: str, results: list) -> l
 
 #: ``(kind, dataset metadata)`` of a row by (benchmark, evaluation name, description, direction, bounds).
 _ROW_KINDS: dict = {}
+
+
+def _bound(value):
+    """A declared ``min_score``/``max_score``: a number, else None. JSON ``true`` is no bound; kept as one it would
+    also equal ``1.0`` as a key of :data:`_ROW_KINDS`, so a later file's rows declaring ``1.0`` would take the kind
+    made for ``true`` (no bound) in the same process."""
+    return value if value.__class__ is float or (isinstance(value, (int, float)) and not isinstance(value, bool)) \
+        else None
 _NAME, _CONFIG, _DETAILS = itemgetter("evaluation_name"), itemgetter("metric_config"), itemgetter("score_details")
 _DESC, _LOWER = itemgetter("evaluation_description"), itemgetter("lower_is_better")
 _MIN, _MAX, _SCORE = itemgetter("min_score"), itemgetter("max_score"), itemgetter("score")

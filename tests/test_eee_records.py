@@ -194,3 +194,25 @@ def test_schema_001_helm_record_errors_name_the_row_in_the_file(tmp_path):
     rep = ingest_paths(Store.open(":memory:"), [tmp_path / "r.json"], show_progress=False)
     (f,) = rep.by_status("skipped")
     assert f"evaluation_results[{broken}] " in f.reason and "has no score_details.score" in f.reason
+
+
+def test_a_bound_given_as_true_does_not_change_how_later_files_are_read(tmp_path):
+    """A record declaring ``"max_score": true`` (found by mutation fuzzing) cached its rows' kind under a key equal
+    to ``1.0``'s, so every later file of the leaderboard read in the same process lost its max_score of 1.0."""
+    import json
+
+    real = FIX / "model_ids" / "reward-bench" / "Anthropic" / "claude-3-opus-20240229" / \
+        "aeeca919-71a1-42a0-a6d0-6779d77750e6.json"
+    doc = json.loads(real.read_text())
+    for ev in doc["evaluation_results"]:
+        ev["metric_config"]["max_score"] = True
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / real.name).write_text(json.dumps(doc))
+
+    def max_scores(path):
+        with Store.open(":memory:") as s:
+            ingest_paths(s, [path], show_progress=False)
+            return {r[0] for r in s.con.execute("SELECT max_score FROM datasets").fetchall()}
+
+    assert max_scores(tmp_path / "odd") == {None}
+    assert max_scores(real) == {1.0}
