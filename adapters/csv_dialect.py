@@ -103,9 +103,9 @@ def check_delimiter(path, delim, fitting) -> str:
 
 # -- decimal mark -------------------------------------------------------------------------------
 #: A comma between two digits: a decimal mark, or a thousands separator.
-_DIGIT_COMMA = re.compile(r"(?<=\d),(?=\d)")
+DIGIT_COMMA = re.compile(r"(?<=\d),(?=\d)")
 #: A point between two digits.
-_DIGIT_POINT = re.compile(r"\d\.\d")
+DIGIT_POINT = re.compile(r"\d\.\d")
 #: A number whose commas could all be thousands separators (``1,250``, ``12,500,000``).
 _GROUPED = re.compile(r"(?<![\d,.])[1-9]\d{0,2}(?:,\d{3})+(?![\d,])")
 #: Every run of digits and commas in a cell.
@@ -126,10 +126,10 @@ class _Cells:
 
     def add(self, i, j, cell, parse) -> None:
         c = cell.strip()
-        comma, point = bool(_DIGIT_COMMA.search(c)), bool(_DIGIT_POINT.search(c))
+        comma, point = bool(DIGIT_COMMA.search(c)), bool(DIGIT_POINT.search(c))
         if comma and not point:
             try:
-                parse(_DIGIT_COMMA.sub(".", c))
+                parse(DIGIT_COMMA.sub(".", c))
             except ValueError:
                 return  # text with a comma in it ("Llama 2,7B"): not a number either way
             self.comma.append((i, j, c))
@@ -198,7 +198,7 @@ def decimal_commas(src, rows: list, skip, delim: str, parse) -> None:
                                     "thousands separator, so nothing is guessed: write every number with one mark")
     cols = []
     for i, j, c in cells.comma:
-        rows[i][j] = _DIGIT_COMMA.sub(".", rows[i][j])
+        rows[i][j] = DIGIT_COMMA.sub(".", rows[i][j])
         if j not in cols:
             cols.append(j)
     names = [header[j].strip() if j < len(header) else f"column {j + 1}" for j in cols]

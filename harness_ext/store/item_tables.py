@@ -126,7 +126,7 @@ def is_item_table(path, spec: Optional[dict] = None) -> bool:
         return False
 
 
-def _check_header(path: Path, layout: str) -> None:
+def _check_header(path: Path, layout: str, delim: str) -> None:
     """Refuse a CSV/TSV header that names a column twice, or a wide table whose first row is scores.
 
     pandas renames a repeated name (the second ``gpt-4`` column becomes model ``gpt-4.1``, another model's name;
@@ -145,7 +145,7 @@ def _check_header(path: Path, layout: str) -> None:
     from ..report import listed
 
     with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
-        header = next(csv.reader(fh, delimiter=delimiter_of(path)), [])
+        header = next(csv.reader(fh, delimiter=delim), [])
     names = [h.strip() for h in header]
     what = "model name" if layout == "items_x_models" else "item id" if layout == "models_x_items" else "column name"
     if layout != "long" and names and all(_is_number(n) for n in names):
@@ -166,7 +166,7 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _read_frame(path: Path) -> pd.DataFrame:
+def _read_frame(path: Path, delim: str) -> pd.DataFrame:
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
@@ -178,26 +178,25 @@ def _read_frame(path: Path) -> pd.DataFrame:
         frame = pq.read_table(path, read_dictionary=text).to_pandas(strings_to_categorical=True)
         pa.default_memory_pool().release_unused()  # the Arrow buffers are gone: give their pages back
         return frame
-    return pd.read_csv(path, sep=delimiter_of(path), dtype=str, keep_default_na=False)
+    return pd.read_csv(path, sep=delim, dtype=str, keep_default_na=False)
 
 
-def _decimal_comma_scores(values, path: Path, notes: list):
+def _decimal_comma_scores(values, path: Path, delim: str, notes: list):
     """Scores of a table not separated by commas, with decimal commas (``0,5``) read with a point; the values as
     they are otherwise. Like the leaderboard tables (:mod:`harness_ext.adapters.csv_dialect`): a file that writes
     scores with both marks, or whose commas could be thousands separators, is refused, never guessed."""
-    delim = delimiter_of(path) if path.suffix != ".parquet" else ","
     if delim == ",":
         return values
-    from harness_ext.adapters.csv_dialect import shown
+    from harness_ext.adapters.csv_dialect import DIGIT_COMMA, DIGIT_POINT, shown
 
     if path.suffix != ".tsv":
         notes.append(f"read with {shown(delim)} as the delimiter (the header has no model, item and score columns "
                      "when split at ',')")
     s = pd.Series(values, dtype=object).astype(str).str.strip()
-    comma = s.str.contains(r"\d,\d", regex=True).to_numpy()
+    comma = s.str.contains(DIGIT_COMMA).to_numpy()
     if not comma.any():
         return values
-    point = s.str.contains(r"\d\.\d", regex=True).to_numpy()
+    point = s.str.contains(DIGIT_POINT).to_numpy()
     first = s[comma].iloc[0]
     if point.any():
         raise IngestError(path, f"mixes decimal marks: score {first!r} is written with a decimal comma and "
@@ -209,7 +208,7 @@ def _decimal_comma_scores(values, path: Path, notes: list):
                                 "thousands separator, and no score in the file says which")
     notes.append(f"',' read as the decimal mark ({shown(delim)} is the delimiter): {int(comma.sum())} scores "
                  f"written with a decimal comma ({s[telling].iloc[0]!r} cannot be a thousands separator)")
-    return s.str.replace(r"(?<=\d),(?=\d)", ".", regex=True).to_numpy()
+    return s.str.replace(DIGIT_COMMA, ".", regex=True).to_numpy()
 
 
 def _scores(values, path: Path) -> np.ndarray:
@@ -280,10 +279,12 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
     if size > MAX_BYTES:
         raise IngestError(path, f"{size} bytes is more than the {MAX_BYTES} an item table may have")
     digest = file_hash(path)
+    # The delimiter is sniffed once (a read of the file's head) and serves the header check, the read and the scores.
+    delim = "," if path.suffix == ".parquet" else delimiter_of(path)
     if path.suffix != ".parquet":
-        _check_header(path, layout)
+        _check_header(path, layout, delim)
     try:
-        df = _read_frame(path)
+        df = _read_frame(path, delim)
     except Exception as exc:  # pyarrow/pandas parse errors have no common base class
         raise IngestError(path, f"cannot read as an item table: {type(exc).__name__}: {exc}") from None
     if layout != "long":
@@ -296,7 +297,7 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
         raise IngestError(path, "an item table needs model, item and score columns "
                                 f"(one of {MODEL_COLUMNS}, {ITEM_COLUMNS}, {SCORE_COLUMNS})")
     notes = []
-    score = _scores(_decimal_comma_scores(df[scol].to_numpy(), path, notes), path)
+    score = _scores(_decimal_comma_scores(df[scol].to_numpy(), path, delim, notes), path)
     keep = ~np.isnan(score)
     if (~keep).any():
         notes.append(f"{int((~keep).sum())} missing scores (no row stored)")
