@@ -42,6 +42,8 @@ from .reread import is_older, options_text, other_reading_note, record_names, re
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
 CANDIDATE_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".eval", ".parquet")
+#: What the reason of a file read again (``--reread``) but not stored adds: its older reading stays.
+KEPT_REASON = "; what an older reader stored from it is kept as it was"
 #: Suffixes of the files an item-response table may be (:mod:`.item_tables`).
 _ITEM_SUFFIXES = (".parquet", ".csv", ".tsv")
 #: Sources written per DuckDB transaction (each source stays all-or-nothing; see Store.ingest_batch).
@@ -487,7 +489,7 @@ class _IngestRun:
 
     def _kept(self) -> str:
         """What a reason for not storing a file read again adds: its stored rows stay."""
-        return "; what an older reader stored from it is kept as it was" if self._older else ""
+        return KEPT_REASON if self._older else ""
 
     def queue(self, src, sha, chosen, records, configs, notes) -> None:
         if configs:
@@ -551,8 +553,7 @@ class _IngestRun:
                 outcome = SourceOutcome("skipped", reason="the store did not keep it (not found after the commit)")
             n = committed.get(sha, 0) if outcome.status == "ingested" else 0
             again = idx in self.replacing
-            reason = outcome.reason + ("; what an older reader stored from it is kept as it was"
-                                       if again and outcome.status != "ingested" else "")
+            reason = outcome.reason + (KEPT_REASON if again and outcome.status != "ingested" else "")
             self.report.files[idx] = FileReport(str(path), outcome.status, name, n, reason=reason,
                                                 conflicts=outcome.conflicts, notes=self.notes_of.pop(idx, []),
                                                 reread=again and outcome.status == "ingested")
