@@ -9,6 +9,7 @@ from pathlib import Path
 from harness_ext.store.ingest import ingest_paths
 from harness_ext.store.matrix import MatrixQuery, query_results
 from harness_ext.store.db import Store
+from harness_ext.store.item_tables import item_rows
 
 LOG = Path(__file__).parent / "fixtures" / "inspect" / "2024-11-05T13-31-45-05-00_input-task_8zXjbRzCWrL9GXiXo2vus9.json"
 
@@ -53,3 +54,32 @@ def test_a_metric_without_a_number_is_noted_and_a_bool_is_not_a_score(tmp_path):
         (f,) = ingest_paths(s, [log], show_progress=False).files
         assert f.status == "ingested" and f.n_results == 1
         assert f.notes == ["2 metrics without a numeric value left out: mean, all"]
+
+
+GEMMA = Path(__file__).parent / "fixtures" / "inspect" / "samples" / "2025-07-05T09-59-40-04-00_popularity_gemma3.json"
+
+
+def test_scores_of_several_reducers_are_stored_apart(tmp_path):
+    """A task reducing its epochs by several reducers (``epochs=Epochs(2, ["mean", "max"])``) gets one header score
+    per reducer, each named by its scorer and carrying its ``reducer`` (inspect_ai ``_eval/task/results.py``).
+    Both were stored as ``match/accuracy``: the second was a conflict and the first was used. Built from the real
+    gemma3 log, its header scores rewritten as Inspect writes them for two reducers (no real such log was found)."""
+    doc = json.loads(GEMMA.read_text())
+    doc["eval"]["config"].update(epochs=2, epochs_reducer=["mean", "max"])
+    base = doc["results"]["scores"][0]
+    doc["results"]["scores"] = [
+        dict(base, reducer=r, metrics={"accuracy": {"name": "accuracy", "value": v, "params": {}},
+                                       "stderr": {"name": "stderr", "value": e, "params": {}}})
+        for r, v, e in (("mean", 0.5, 0.5), ("max", 1.0, 0.0))]
+    path = tmp_path / "reduced.json"
+    path.write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [path], show_progress=False)
+        [f] = [f for f in rep.by_status("ingested") if f.adapter == "inspect_ai"]
+        assert s.counts()["conflicts"] == 0
+        assert any("several reducers (max, mean)" in n for n in f.notes)
+        r = query_results(s, MatrixQuery(benchmarks=("inspect",)), all_metrics=True)
+        got = dict(zip(r["metric"], zip(r["value"], r["stderr"])))
+        assert got == {"match/mean/accuracy": (0.5, 0.5), "match/max/accuracy": (1.0, 0.0)}
+        items = item_rows(s)
+    assert set(items["metric"]) == {"match/mean/accuracy"}  # the samples' scores: named as the header's first score
