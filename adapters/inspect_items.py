@@ -25,8 +25,7 @@ import os
 import re
 from pathlib import Path
 
-from harness_ext.adapters.inspect_ai import (BENCHMARK, MAX_HEADER_BYTES, archive_member, check_log, metric_label,
-                                             reduced_several_ways)
+from harness_ext.adapters.inspect_ai import BENCHMARK, MAX_HEADER_BYTES, archive_member, check_log, metric_label
 from harness_ext.errors import IngestError
 
 #: Inspect's letter grades (CORRECT, INCORRECT, PARTIAL, NOANSWER) and what ``value_to_float`` makes of them.
@@ -75,12 +74,13 @@ def _metrics_of(doc: dict) -> dict:
     """``(scorer, key or None) -> stored metric name`` of the header's scores; ``key`` names a dict value's key."""
     scores = _block(doc, "results").get("scores")
     scores = [s for s in scores if isinstance(s, dict)] if isinstance(scores, list) else []
-    out, by_reducer = {}, reduced_several_ways(scores)
-    for s in scores:
+    out = {}
+    # A scorer's mean-reduced score first: with several reducers the items are averaged over epochs (_epoch_reduced)
+    for s in sorted(scores, key=lambda s: isinstance(s.get("reducer"), str) and s["reducer"] not in ("", "mean")):
         metrics = s.get("metrics") if isinstance(s.get("metrics"), dict) else {}
         key = next((k for k in MEAN_METRICS if k in metrics), MEAN_METRICS[-1])
         m = metrics.get(key)
-        label = metric_label(s, (m.get("name") if isinstance(m, dict) else None) or key, len(scores) > 1, by_reducer)
+        label = metric_label(s, (m.get("name") if isinstance(m, dict) else None) or key, len(scores) > 1)
         name, scorer = str(s.get("name") or s.get("scorer")), str(s.get("scorer") or s.get("name"))
         out.setdefault((name, None), label)  # a scalar value: the sample's scorer key is the score's name
         out.setdefault((scorer, name), label)  # a dict value: the scorer, and the key as the score's name
