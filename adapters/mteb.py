@@ -197,11 +197,11 @@ def model_of(path) -> tuple:
 
 
 #: The ingest note of a file whose model ``model_meta.json`` names where its folders do not (one text for all).
-META_NAME_NOTE = ("model and revision named by the model_meta.json beside the file (its folders do not name a "
-                  "revision mteb's way: an API model's revision such as 1 or 2)")
+META_NAME_NOTE = ("model and revision named by the model_meta.json beside the file, not by its folders (as mteb's "
+                  "result cache names them; an API model's revision folders are 1, 2, ...)")
 
 
-def model_and_revision(src: SourceFile) -> tuple:
+def model_and_revision(src: SourceFile, meta: dict = None) -> tuple:
     """``(model, revision)`` of a result file, as mteb's own result cache names them.
 
     The ``name`` and ``revision`` of the ``model_meta.json`` beside the file when it has a name (mteb's
@@ -209,8 +209,9 @@ def model_and_revision(src: SourceFile) -> tuple:
     recognised by its form (40 hex digits, ``no_revision_available``, ``external``); an API model's revision
     folder (``openai__text-embedding-3-large/1/``) is not, and its model would be named ``1``. A file named by
     its ``model_meta.json`` where the folders would name another model is noted (:data:`META_NAME_NOTE`).
+    ``meta``: the file's :func:`model_meta`, when the caller has it.
     """
-    meta = model_meta(src)
+    meta = model_meta(src) if meta is None else meta
     name = meta.get("name")
     if not isinstance(name, str) or not name.strip():
         return model_of(src.path)
@@ -369,7 +370,8 @@ def read(src: SourceFile):
                                    "the task files beside it, no results of its own")
     opts = getattr(src, "options", None) or {}
     task = doc.get("task_name") or doc.get("mteb_dataset_name") or src.path.stem
-    model, revision = model_and_revision(src)
+    meta_file = model_meta(src)
+    model, revision = model_and_revision(src, meta_file)
     splits = _subsets(src, doc)
     want_split = opts.get("mteb_split")
     split = want_split if want_split else next((s for s in SPLIT_ORDER if s in splits), next(iter(splits), None))
@@ -395,7 +397,6 @@ def read(src: SourceFile):
     value = sum(mains) / len(mains)
     meta = {"harness": "mteb", "split": split, "subsets": chosen, "main_metric": main_name,
             "mteb_version": doc.get("mteb_version"), "dataset_revision": doc.get("dataset_revision")}
-    meta_file = model_meta(src)
     mmeta = dict(meta_file)
     if revision:  # the folder's revision names the results (model_meta.json says the same)
         mmeta["revision"] = revision
