@@ -95,6 +95,7 @@ import math
 import os
 import re
 from pathlib import PurePosixPath
+from typing import Optional
 
 from harness_ext.errors import IngestError, NotResults
 from harness_ext.hookspecs import hookimpl
@@ -201,7 +202,7 @@ META_NAME_NOTE = ("model and revision named by the model_meta.json beside the fi
                   "result cache names them; an API model's revision folders are 1, 2, ...)")
 
 
-def model_and_revision(src: SourceFile, meta: dict = None) -> tuple:
+def model_and_revision(src: SourceFile, meta: Optional[dict] = None) -> tuple:
     """``(model, revision)`` of a result file, as mteb's own result cache names them.
 
     The ``name`` and ``revision`` of the ``model_meta.json`` beside the file when it has a name (mteb's
