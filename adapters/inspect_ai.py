@@ -15,7 +15,9 @@ A log is one (task, model) run::
 installed (the ``[inspect]`` extra installs it for users who also write logs).
 
 Benchmark ``inspect``; dataset = the task name (an ``inspect_evals/`` prefix dropped);
-metric = the metric name, or ``<scorer>/<metric>`` when a log has several scorers;
+metric = the metric name, or ``<scorer>/<metric>`` when a log has several scores; a score whose epochs were reduced
+by another reducer than the mean has it before the metric (``match/max/accuracy``; Inspect writes one score per
+reducer), noted;
 ``stderr`` (and ``std``) become the stderr of the scorer's first metric; a metric whose value is not a
 number is left out and counted in a note. Logs whose
 ``status`` is not ``success`` are refused: their scores cover only part of the samples. A log's samples (the
@@ -104,8 +106,21 @@ def check_log(doc, path) -> tuple:
 
 
 def metric_label(score: dict, name: str, several: bool) -> str:
-    """The stored metric of a header score's metric ``name``: ``<score name>/<name>`` when the log has several."""
+    """The stored metric of a header score's metric ``name``: ``name``, ``<score name>/<name>`` when the log has
+    several scores; a score whose epochs were reduced by another reducer than the mean (its ``reducer``:
+    ``max``, ``mode``, ``pass_at_2``, ...) has the reducer before ``name`` (``match/max/accuracy``,
+    ``max/accuracy``), so it never shares a column with the mean-reduced scores of other logs."""
+    reducer = score.get("reducer")
+    if isinstance(reducer, str) and reducer and reducer != "mean":
+        name = f"{reducer}/{name}"
     return f"{score.get('name') or score.get('scorer')}/{name}" if several else str(name)
+
+
+def reduced_otherwise(scores: list) -> list:
+    """The reducers other than the mean that a header's scores were reduced by (Inspect writes a score's
+    ``reducer`` when the task names its reducers, one score per reducer: ``epochs=Epochs(3, ["mean", "max"])``)."""
+    return sorted({s["reducer"] for s in scores if isinstance(s, dict) and isinstance(s.get("reducer"), str)
+                   and s["reducer"] not in ("", "mean")})
 
 
 def read(src: SourceFile):
@@ -115,7 +130,7 @@ def read(src: SourceFile):
     task, model = check_log(doc, src.path)
     ev = doc["eval"]
     scores = (doc.get("results") or {}).get("scores") or []
-    several = len(scores) > 1
+    several, reducers = len(scores) > 1, reduced_otherwise(scores)
     n = (doc.get("results") or {}).get("completed_samples")
     meta = {"harness": "inspect_ai", "task_version": ev.get("task_version"),
             "inspect_ai": (ev.get("packages") or {}).get("inspect_ai"), "run_id": ev.get("run_id")}
@@ -136,6 +151,9 @@ def read(src: SourceFile):
                 n_samples=n if isinstance(n, int) else None, primary=first and s is scores[0], task=str(ev["task"]),
                 model_metadata={k: v for k, v in (ev.get("model_args") or {}).items()}, dataset_metadata=meta))
             first = False
+    if reducers:  # else a max-reduced accuracy was "accuracy", beside other logs' means (or listed twice: a conflict)
+        src.note(f"scores reduced over epochs by {', '.join(reducers)} (not the mean): their metrics are named "
+                 "with the reducer (<reducer>/<metric>)")
     if dropped:
         src.note(f"{len(dropped)} metric{'s' * (len(dropped) != 1)} without a numeric value left out: {', '.join(dropped)}")
     return out
@@ -144,4 +162,5 @@ def read(src: SourceFile):
 @hookimpl
 def harness_ext_adapters():
     yield Adapter(name="inspect-ai", can_handle=can_handle, read=read,
+                  revision="2",  # 2: a score reduced by another reducer than the mean is named with it (max/accuracy)
                   description="Inspect AI evaluation logs (.json, .eval): header scores, samples to the item table")

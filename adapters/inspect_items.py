@@ -75,7 +75,8 @@ def _metrics_of(doc: dict) -> dict:
     scores = _block(doc, "results").get("scores")
     scores = [s for s in scores if isinstance(s, dict)] if isinstance(scores, list) else []
     out = {}
-    for s in scores:
+    # A scorer's mean-reduced score first: with several reducers the items are averaged over epochs (_epoch_reduced)
+    for s in sorted(scores, key=lambda s: isinstance(s.get("reducer"), str) and s["reducer"] not in ("", "mean")):
         metrics = s.get("metrics") if isinstance(s.get("metrics"), dict) else {}
         key = next((k for k in MEAN_METRICS if k in metrics), MEAN_METRICS[-1])
         m = metrics.get(key)

@@ -14,8 +14,10 @@ Current (``mteb`` >= 1.11, embeddings-benchmark/results): ``<org>__<model>/<revi
     {"mteb_version": "1.12.41", "task_name": "Banking77Classification",
      "scores": {"test": [{"hf_subset": "default", "languages": ["eng-Latn"], "main_score": 0.79, ...}]}}
 
-Model = the folder above the revision folder (``GritLM__GritLM-7B`` -> ``GritLM/GritLM-7B``;
-a revision folder is 40 hex digits or ``no_revision_available``), else the file's folder.
+Model = the ``name`` (and revision = the ``revision``) of the ``model_meta.json`` beside the file, as mteb's
+own result cache names them (an API model's revision folders are ``1``, ``2``: ``openai__text-embedding-3-large/1/``);
+without one, the folder above the revision folder (``GritLM__GritLM-7B`` -> ``GritLM/GritLM-7B``; a revision
+folder is 40 hex digits, ``no_revision_available`` or ``external``), else the file's folder.
 Benchmark ``mteb``; dataset = the task name.
 
 MAIR results (benchmark ``mair``)
@@ -93,6 +95,7 @@ import math
 import os
 import re
 from pathlib import PurePosixPath
+from typing import Optional
 
 from harness_ext.errors import IngestError, NotResults
 from harness_ext.hookspecs import hookimpl
@@ -185,13 +188,43 @@ def _small(src: SourceFile) -> bool:
 
 
 def model_of(path) -> tuple:
-    """``(model, revision)`` from the file's folders."""
+    """``(model, revision)`` from the file's folders (see :func:`model_and_revision` for the whole rule)."""
     parts = PurePosixPath(str(path)).parts
     if len(parts) >= 3 and _REVISION.match(parts[-2]):
         return parts[-3].replace("__", "/", 1), parts[-2]
     if len(parts) >= 2:
         return parts[-2].replace("__", "/", 1), None
     raise IngestError(path, "cannot name the model: the file is not in a model folder")
+
+
+#: The ingest note of a file whose model ``model_meta.json`` names where its folders do not (one text for all).
+META_NAME_NOTE = ("model and revision named by the model_meta.json beside the file, not by its folders (as mteb's "
+                  "result cache names them; an API model's revision folders are 1, 2, ...)")
+
+
+def model_and_revision(src: SourceFile, meta: Optional[dict] = None) -> tuple:
+    """``(model, revision)`` of a result file, as mteb's own result cache names them.
+
+    The ``name`` and ``revision`` of the ``model_meta.json`` beside the file when it has a name (mteb's
+    ``ResultCache`` reads them so); else the folders (:func:`model_of`). Without the file, a revision folder is
+    recognised by its form (40 hex digits, ``no_revision_available``, ``external``); an API model's revision
+    folder (``openai__text-embedding-3-large/1/``) is not, and its model would be named ``1``. A file named by
+    its ``model_meta.json`` where the folders would name another model is noted (:data:`META_NAME_NOTE`).
+    ``meta``: the file's :func:`model_meta`, when the caller has it.
+    """
+    meta = model_meta(src) if meta is None else meta
+    name = meta.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return model_of(src.path)
+    revision = meta.get("revision")
+    revision = str(revision) if isinstance(revision, (str, int)) and not isinstance(revision, bool) else None
+    try:
+        folder_model, folder_revision = model_of(src.path)
+    except IngestError:
+        folder_model, folder_revision = None, None
+    if folder_model != name:
+        src.note(META_NAME_NOTE)
+    return name, revision or folder_revision
 
 
 _META_CACHE: dict = {}
@@ -338,7 +371,8 @@ def read(src: SourceFile):
                                    "the task files beside it, no results of its own")
     opts = getattr(src, "options", None) or {}
     task = doc.get("task_name") or doc.get("mteb_dataset_name") or src.path.stem
-    model, revision = model_of(src.path)
+    meta_file = model_meta(src)
+    model, revision = model_and_revision(src, meta_file)
     splits = _subsets(src, doc)
     want_split = opts.get("mteb_split")
     split = want_split if want_split else next((s for s in SPLIT_ORDER if s in splits), next(iter(splits), None))
@@ -364,7 +398,6 @@ def read(src: SourceFile):
     value = sum(mains) / len(mains)
     meta = {"harness": "mteb", "split": split, "subsets": chosen, "main_metric": main_name,
             "mteb_version": doc.get("mteb_version"), "dataset_revision": doc.get("dataset_revision")}
-    meta_file = model_meta(src)
     mmeta = dict(meta_file)
     if revision:  # the folder's revision names the results (model_meta.json says the same)
         mmeta["revision"] = revision
@@ -397,6 +430,7 @@ def read(src: SourceFile):
 def harness_ext_adapters():
     yield Adapter(
         name="mteb",
+        revision="2",  # 2: the model and revision the model_meta.json beside a file names (API models' folders 1, 2)
         description="MTEB task results: legacy <model>/<Task>.json (mteb 0.0.x-1.10) and current "
                     "<model>/<revision>/<Task>.json (scores per split and subset); the task's main score. "
                     "MAIR's and RTEB's results in the same folders are stored as benchmarks mair and rteb",

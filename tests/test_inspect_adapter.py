@@ -9,6 +9,7 @@ from pathlib import Path
 from harness_ext.store.ingest import ingest_paths
 from harness_ext.store.matrix import MatrixQuery, query_results
 from harness_ext.store.db import Store
+from harness_ext.store.item_tables import item_rows
 
 LOG = Path(__file__).parent / "fixtures" / "inspect" / "2024-11-05T13-31-45-05-00_input-task_8zXjbRzCWrL9GXiXo2vus9.json"
 
@@ -53,3 +54,43 @@ def test_a_metric_without_a_number_is_noted_and_a_bool_is_not_a_score(tmp_path):
         (f,) = ingest_paths(s, [log], show_progress=False).files
         assert f.status == "ingested" and f.n_results == 1
         assert f.notes == ["2 metrics without a numeric value left out: mean, all"]
+
+
+GEMMA = Path(__file__).parent / "fixtures" / "inspect" / "samples" / "2025-07-05T09-59-40-04-00_popularity_gemma3.json"
+
+
+def test_scores_of_other_reducers_than_the_mean_are_named_with_them(tmp_path):
+    """A task reducing its epochs by several reducers (``epochs=Epochs(2, ["max", "mean"])``) gets one header score
+    per reducer, each named by its scorer and carrying its ``reducer`` (inspect_ai ``_eval/task/results.py``).
+    Both were stored as ``match/accuracy``: the second was a conflict and the first (the max) was used. The mean keeps
+    its name (the column of other logs' default mean); the max is ``match/max/accuracy``; a log reduced by the max
+    alone stores ``max/accuracy``, not ``accuracy``. Built from the real gemma3 log, its header scores rewritten as
+    Inspect writes them for these reducers (no real such log was found)."""
+    doc = json.loads(GEMMA.read_text())
+    doc["eval"]["config"].update(epochs=2, epochs_reducer=["max", "mean"])
+    base = doc["results"]["scores"][0]
+    doc["results"]["scores"] = [
+        dict(base, reducer=r, metrics={"accuracy": {"name": "accuracy", "value": v, "params": {}},
+                                       "stderr": {"name": "stderr", "value": e, "params": {}}})
+        for r, v, e in (("max", 1.0, 0.0), ("mean", 0.5, 0.5))]
+    (tmp_path / "two").mkdir()
+    (tmp_path / "two" / "reduced.json").write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [tmp_path / "two"], show_progress=False)
+        [f] = [f for f in rep.by_status("ingested") if f.adapter == "inspect_ai"]
+        assert s.counts()["conflicts"] == 0
+        assert any("reduced over epochs by max (not the mean)" in n for n in f.notes)
+        r = query_results(s, MatrixQuery(benchmarks=("inspect",)), all_metrics=True)
+        got = dict(zip(r["metric"], zip(r["value"], r["stderr"])))
+        assert got == {"match/max/accuracy": (1.0, 0.0), "match/accuracy": (0.5, 0.5)}
+        items = item_rows(s)
+    assert set(items["metric"]) == {"match/accuracy"}  # the samples' scores, averaged over epochs: the mean's name
+    doc["eval"]["config"]["epochs_reducer"] = ["max"]
+    doc["results"]["scores"] = doc["results"]["scores"][:1]
+    (tmp_path / "max").mkdir()
+    (tmp_path / "max" / "reduced.json").write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [tmp_path / "max"], show_progress=False)
+        r = query_results(s, MatrixQuery(benchmarks=("inspect",)), all_metrics=True)
+        assert list(zip(r["metric"], r["value"])) == [("max/accuracy", 1.0)]
+        assert set(item_rows(s)["metric"]) == {"max/accuracy"}

@@ -360,3 +360,27 @@ def test_rteb_marks_are_all_needed():
     s, rep = _store([FIX])
     assert {b for (b,) in s.con.execute("SELECT DISTINCT benchmark FROM datasets").fetchall()} == {"mteb"}
     assert not any("RTEB" in line for line in rep.note_lines())
+
+
+API = Path(__file__).parent / "fixtures" / "mteb_api_revisions"
+
+
+def test_an_api_models_revision_folders_1_and_2_do_not_name_the_model():
+    """embeddings-benchmark/results keeps an API model's results in revision folders ``1`` and ``2``: they were
+    stored under models named ``1`` and ``2``. The model_meta.json beside them names the model, as mteb's own
+    result cache reads it, and the file is noted."""
+    s, rep = _store([API])
+    df = load_matrix(s, MatrixQuery(normalise="none"))
+    assert list(df.index) == ["openai/text-embedding-3-large"]
+    assert df.loc["openai/text-embedding-3-large", "STS13"] == pytest.approx(0.8609681753)  # legacy cos_sim.spearman
+    assert df.loc["openai/text-embedding-3-large", "JSTS"] == pytest.approx(0.837617)       # validation main_score
+    ingested = rep.by_status("ingested")
+    assert len(ingested) == 2 and all(any("model_meta.json" in n for n in f.notes) for f in ingested)
+    got = dict(zip(*(lambda m: (m.key, m.value))(s.model_metadata(["openai/text-embedding-3-large"]))))
+    assert got["revision"] in ("1", "2") and got["name"] == "openai/text-embedding-3-large"
+
+
+def test_a_model_meta_json_that_names_the_folders_model_adds_no_note():
+    s, rep = _store([GRIT])
+    assert not any(n for f in rep.by_status("ingested") for n in f.notes if "model_meta.json" in n)
+    assert "GritLM/GritLM-7B" in load_matrix(s, MatrixQuery(normalise="none")).index
