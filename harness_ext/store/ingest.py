@@ -34,16 +34,14 @@ from ..report import listed
 from ..safe_input import read_bytes
 from ..types import _NAMES_OK, SourceFile
 from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _plain
-from .ingest_files import (MAX_FILE_BYTES, SAMPLES_ADAPTER, FileReport, IngestReport, _check,  # noqa: F401
-                           _max_file_bytes, _skip_reason, check_path, is_hidden)
+from .ingest_files import (KEPT_REASON, MAX_FILE_BYTES, SAMPLES_ADAPTER, FileReport, IngestReport,  # noqa: F401
+                           _check, _max_file_bytes, _skip_reason, check_path, is_hidden)
 from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked, unclaimed_reason
 from .reread import is_older, options_text, other_reading_note, record_names, replace_source, stored_reads
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
 CANDIDATE_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".eval", ".parquet")
-#: What the reason of a file read again (``--reread``) but not stored adds: its older reading stays.
-KEPT_REASON = "; what an older reader stored from it is kept as it was"
 #: Suffixes of the files an item-response table may be (:mod:`.item_tables`).
 _ITEM_SUFFIXES = (".parquet", ".csv", ".tsv")
 #: Sources written per DuckDB transaction (each source stays all-or-nothing; see Store.ingest_batch).
@@ -583,12 +581,13 @@ class _IngestRun:
         store, report = self.store, self.report
         if self.logs:
             # After the results, so a log's model is named from its sibling results_*.json as stored.
-            done = ingest_samples(store, [p for _, p in self.logs], show_progress=False)
+            done = ingest_samples(store, [p for _, p in self.logs], show_progress=False, reread=self.reread)
             for (idx, _), f in zip(self.logs, done.files):
                 report.files[idx] = FileReport(f.path, f.status, SAMPLES_ADAPTER, reason=f.reason, n_samples=f.n_rows,
-                                               notes=f.notes)
+                                               notes=f.notes, older_reader=f.older_reader, reread=f.reread)
         if self.tables or self.runs or self.details:
-            ingest_walked(store, report.files, self.tables, self.runs, self.details, reread=self.reread_paths)
+            ingest_walked(store, report.files, self.tables, self.runs, self.details, reread=self.reread_paths,
+                          reread_older=self.reread)
         if not self.aliases_done and report.by_status("ingested"):
             _refresh_aliases(store)()
         if report.by_status("ingested"):
