@@ -507,7 +507,8 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False, read
         # The numbers earlier files of the task gave its ids, and those of its new ids.
         frame, new_ids, id_notes = assign_numbers(con, table.path, table.benchmark, frame, table.ids)
     except IngestError as exc:
-        return FileReport(str(table.path), "skipped", ITEMS_ADAPTER, reason=exc.reason + (KEPT_REASON if replace else ""))
+        return FileReport(str(table.path), "skipped", ITEMS_ADAPTER,
+                          reason=exc.reason + (KEPT_REASON if replace else ""))
     notes += id_notes
     if stored.any():  # another file with the same bytes and description: only its new groups are added
         notes.append(f"{int(stored.sum())} of {len(groups)} (model, task) groups already stored from an identical file")

@@ -575,8 +575,8 @@ def _write_samples(store, source: tuple, frame: pd.DataFrame, sid: int, replace:
             if replace:
                 con.execute("DELETE FROM samples WHERE source_id = ?", [sid])
                 con.execute("DELETE FROM sample_sources WHERE source_id = ?", [sid])
-            con.execute("INSERT INTO sample_sources (source_id, path, sha256, model, task, n_rows, ingested_at, reader) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [sid, path, sha, mdl, task, len(frame), now, reader])
+            con.execute("INSERT INTO sample_sources (source_id, path, sha256, model, task, n_rows, ingested_at, "
+                        "reader) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [sid, path, sha, mdl, task, len(frame), now, reader])
             con.execute("INSERT INTO samples BY NAME SELECT * FROM _samples_frame")
     except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.ConstraintException) as exc:
         # What the checks above did not foresee in one file's values: that file is not stored, the rest are.
