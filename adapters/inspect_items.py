@@ -38,6 +38,11 @@ MAX_SAMPLE_MEMBERS = 1_000_000
 #: The header metrics a per-sample mean reproduces, in the order they are looked for.
 MEAN_METRICS = ("accuracy", "mean")
 
+#: The revision of this item reader, stored with every item source it reads (``sample_sources.reader``, see
+#: :mod:`harness_ext.store.item_readers`): raise it when a change makes it store other item scores from the same
+#: file, so ``ingest`` counts the sources an older reading left and ``ingest --reread`` reads them again.
+REVISION = "1"
+
 
 def score_value(v) -> tuple:
     """``(score, None)`` of a sample's score value as Inspect's ``value_to_float`` reads it, or ``(None, why)``:

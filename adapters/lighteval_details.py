@@ -55,6 +55,11 @@ MAX_RESULTS_BYTES = 64 * 1024 * 1024
 #: Longest ``metrics`` text parsed (lighteval's text of a dict of a few scores).
 MAX_METRICS_TEXT = 100_000
 
+#: The revision of this item reader, stored with every item source it reads (``sample_sources.reader``, see
+#: :mod:`harness_ext.store.item_readers`): raise it when a change makes it store other item scores from the same
+#: file, so ``ingest`` counts the sources an older reading left and ``ingest --reread`` reads them again.
+REVISION = "1"
+
 
 def is_details_file(path) -> bool:
     """Whether ``path`` is named as lighteval names its details (``details_<task>_<timestamp>.parquet``)."""

@@ -387,3 +387,51 @@ def test_a_file_edited_in_place_says_the_earlier_reading_stays(tmp_path):
         (read,) = ingest_paths(store, [f], show_progress=False).by_status("ingested")
         assert any(n.startswith("stored before from this path with other content (the file or its sidecar changed "
                                 "since)") for n in read.notes)
+
+
+def test_files_read_again_are_replaced_in_one_transaction_and_one_that_fails_alone(tmp_path, monkeypatch):
+    """The files a batch reads again are replaced together (one deletion over the tables, not one per file: most of
+    a large re-read's time); when the store refuses one of them, the batch is rolled back and replaced in
+    halves, down to a file alone: the refused one keeps its rows and says why, the others equal a fresh ingest."""
+    import harness_ext.store.ingest as ingest
+    import harness_ext.store.reread as reread
+
+    paths = [FIX / "csv"]
+    fresh_db = tmp_path / "fresh.duckdb"
+    _ingest(fresh_db, paths=paths)
+    db = tmp_path / "old.duckdb"
+    with monkeypatch.context() as m:
+        ads = _adapters(m)
+        real_read = ads["csv"].read
+        m.setattr(ads["csv"], "read", lambda src: [dataclasses.replace(r, value=r.value / 2) for r in real_read(src)])
+        m.setattr(ads["csv"], "revision", "0")
+        _ingest(db, paths=paths)
+    before = _snapshot(db)
+    calls = []
+    real_forget = reread._forget
+    monkeypatch.setattr(reread, "_forget", lambda con, sources: calls.append(len(sources)) or real_forget(con, sources))
+    bad = "arena_hard_auto_leaderboard_v0.1.csv"
+    real_write = ingest._write_many
+
+    def refuse_one(store, items):
+        if any(bad in str(item[0]) for item in items):
+            raise duckdb.ConstraintException("refused for the test")
+        return real_write(store, items)
+
+    with monkeypatch.context() as m:
+        m.setattr(ingest, "_write_many", refuse_one)
+        report = _ingest(db, reread=True, paths=paths)
+    assert sorted(calls) == [1, 1, 2, 2, 4, 4, 8]  # the batch, then halves down to the refused file alone
+    (skipped,) = report.by_status("skipped")
+    assert skipped.path.endswith(bad) and skipped.reason.startswith(
+        "the store refused it: refused for the test; what an older reader stored from it is kept as it was")
+    assert report.n_reread == 7
+    after, fresh = _snapshot(db), _snapshot(fresh_db)
+    kept = [r for r in after["results"] if r[-1].endswith(bad)]
+    assert kept == [r for r in before["results"] if r[-1].endswith(bad)] != [
+        r for r in fresh["results"] if r[-1].endswith(bad)]
+    assert [r for r in after["results"] if not r[-1].endswith(bad)] == [
+        r for r in fresh["results"] if not r[-1].endswith(bad)]
+    calls.clear()
+    assert _ingest(db, reread=True, paths=paths).n_reread == 1 and calls == [1]
+    assert _snapshot(db) == fresh

@@ -20,6 +20,7 @@ import csv
 import functools
 import gc
 import hashlib
+import itertools
 import json
 import operator
 import os
@@ -34,16 +35,14 @@ from ..report import listed
 from ..safe_input import read_bytes
 from ..types import _NAMES_OK, SourceFile
 from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _plain
-from .ingest_files import (MAX_FILE_BYTES, SAMPLES_ADAPTER, FileReport, IngestReport, _check,  # noqa: F401
-                           _max_file_bytes, _skip_reason, check_path, is_hidden)
+from .ingest_files import (KEPT_REASON, MAX_FILE_BYTES, SAMPLES_ADAPTER, FileReport, IngestReport,  # noqa: F401
+                           _check, _max_file_bytes, _skip_reason, check_path, is_hidden)
 from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked, unclaimed_reason
-from .reread import is_older, options_text, other_reading_note, record_names, replace_source, stored_reads
+from .reread import is_older, options_text, other_reading_note, record_names, replace_sources, stored_reads
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
 CANDIDATE_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".eval", ".parquet")
-#: What the reason of a file read again (``--reread``) but not stored adds: its older reading stays.
-KEPT_REASON = "; what an older reader stored from it is kept as it was"
 #: Suffixes of the files an item-response table may be (:mod:`.item_tables`).
 _ITEM_SUFFIXES = (".parquet", ".csv", ".tsv")
 #: Sources written per DuckDB transaction (each source stays all-or-nothing; see Store.ingest_batch).
@@ -337,8 +336,8 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
         (ingested now or before), so ``--benchmark GROUP`` queries them as one.
     reread : bool
         Read again the files stored by an older revision of their adapter (:class:`harness_ext.types.Adapter`
-        ``revision``), replacing, one file per transaction, everything the older reading stored from them
-        (:func:`harness_ext.store.reread.replace_source`). Without it they are left as stored and counted.
+        ``revision``), replacing everything the older reading stored from them (all or nothing per file)
+        (:func:`harness_ext.store.reread.replace_sources`). Without it they are left as stored and counted.
 
     Returns
     -------
@@ -526,12 +525,12 @@ class _IngestRun:
         hook = _refresh_aliases(store) if final and rows and len(rows) == len(pending) else None
         done = iter(store.ingest_batch(rows, before_commit=hook) if rows else [])
         self.aliases_done = hook is not None
-        # Sources given as arrays are written one per transaction (harness_ext.store.columnar).
-        # Files read again replace their stored source, each in its own transaction (store.reread).
-        outcomes = [next(done) if b else replace_source(store, item[2], functools.partial(_write_one, store, item[1:]),
-                                                        record_names(item[4]))
-                    if item[0] in self.replacing else write_columnar(store, *item[1:])
-                    for item, b in zip(pending, batched)]
+        # Files read again replace their stored sources, all in one transaction, or in halves if one fails
+        # (store.reread). Sources given as arrays are written one per transaction (harness_ext.store.columnar).
+        again = [(item[2], item[1:], record_names(item[4])) for item in pending if item[0] in self.replacing]
+        replaced = iter(replace_sources(store, again, functools.partial(_write_many, store)) if again else [])
+        outcomes = [next(done) if b else next(replaced) if item[0] in self.replacing
+                    else write_columnar(store, *item[1:]) for item, b in zip(pending, batched)]
         committed = store.committed_results(first_id)
         if self.replacing:
             committed.update(store.con.execute("SELECT sha256, n_results FROM sources WHERE list_contains(?, sha256)",
@@ -583,12 +582,13 @@ class _IngestRun:
         store, report = self.store, self.report
         if self.logs:
             # After the results, so a log's model is named from its sibling results_*.json as stored.
-            done = ingest_samples(store, [p for _, p in self.logs], show_progress=False)
+            done = ingest_samples(store, [p for _, p in self.logs], show_progress=False, reread=self.reread)
             for (idx, _), f in zip(self.logs, done.files):
                 report.files[idx] = FileReport(f.path, f.status, SAMPLES_ADAPTER, reason=f.reason, n_samples=f.n_rows,
-                                               notes=f.notes)
+                                               notes=f.notes, older_reader=f.older_reader, reread=f.reread)
         if self.tables or self.runs or self.details:
-            ingest_walked(store, report.files, self.tables, self.runs, self.details, reread=self.reread_paths)
+            ingest_walked(store, report.files, self.tables, self.runs, self.details, reread=self.reread_paths,
+                          reread_older=self.reread)
         if not self.aliases_done and report.by_status("ingested"):
             _refresh_aliases(store)()
         if report.by_status("ingested"):
@@ -603,11 +603,16 @@ class _IngestRun:
         return report
 
 
-def _write_one(store, item: tuple):
-    """Write one source ``(path, sha, adapter, records)`` as ingest writes it (the batch's way, or as arrays)."""
+def _write_many(store, items: list) -> list:
+    """Write sources ``(path, sha, adapter, records)`` as ingest writes them, numbered in order: those given as
+    records in batches, those given as arrays one at a time (store.columnar); their outcomes."""
     from .columnar import write_columnar
 
-    return store.ingest_batch([item])[0] if _batched(item[3]) else write_columnar(store, *item)
+    out: list = []
+    for batched, group in itertools.groupby(items, key=lambda item: _batched(item[3])):
+        group = list(group)
+        out += store.ingest_batch(group) if batched else [write_columnar(store, *item) for item in group]
+    return out
 
 
 def _refresh_aliases(store):

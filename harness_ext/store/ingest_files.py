@@ -21,6 +21,8 @@ from ..safe_input import file_kind
 ITEMS_ADAPTER = "item_table"
 #: Adapter name reported for lm-eval per-sample logs (stored by :func:`harness_ext.store.samples.ingest_samples`).
 SAMPLES_ADAPTER = "lm_eval_samples"
+#: What the reason of a file read again (``--reread``) but not stored adds: its older reading stays.
+KEPT_REASON = "; what an older reader stored from it is kept as it was"
 
 
 @dataclass

@@ -48,7 +48,7 @@ import pandas as pd
 from ..errors import IngestError
 from ..types import check_name
 from .item_dedupe import dedupe_items as _dedupe
-from .ingest_files import ITEMS_ADAPTER, FileReport, file_hash
+from .ingest_files import ITEMS_ADAPTER, KEPT_REASON, FileReport, file_hash
 from .item_format import LAYOUTS, ItemTable
 from .item_ids import assign_numbers, ensure_map, file_item_ids
 
@@ -59,6 +59,9 @@ OPTIONAL_COLUMNS = ("task", "metric", "benchmark")
 SUFFIXES = (".parquet", ".csv", ".tsv")
 #: Largest item table read (bytes on disk); a longer one is refused rather than read into memory.
 MAX_BYTES = 2 * 1024 ** 3
+#: The revision of the item-table reader, stored with every source it reads (``sample_sources.reader``,
+#: :mod:`harness_ext.store.item_readers`): raise it when a change makes it store other item scores from the same file.
+REVISION = "1"
 
 
 def _pick(header: list, names: tuple) -> Optional[str]:
@@ -346,7 +349,7 @@ def item_table_spec(src) -> Optional[dict]:
 
 
 def ingest_walked(store, files: list, tables: list, runs: list, details: Optional[list] = None,
-                  reread=frozenset()) -> None:
+                  reread=frozenset(), reread_older: bool = False) -> None:
     """Store what an ingest walk found besides results, filling its report ``files``.
 
     ``tables``: ``(report index, path, items block or None)`` of item-response tables (their entries are
@@ -355,10 +358,12 @@ def ingest_walked(store, files: list, tables: list, runs: list, details: Optiona
     (:data:`harness_ext.adapters.helm_instances.PER_INSTANCE_FILES`), a log with samples. ``details``: ``(report
     index, path)`` of lighteval details files (placeholders, as tables'; :mod:`harness_ext.adapters.lighteval_details`).
     ``reread``: paths of runs whose results were read again (``ingest --reread``): their item scores replace those
-    stored from the same path.
+    stored from the same path. ``reread_older`` (``ingest --reread``): so do those of every file an older item reader
+    stored (:mod:`harness_ext.store.item_readers`).
     """
+    again = {"reread_older": reread_older}
     if tables:
-        for (idx, _, _), f in zip(tables, ingest_item_tables(store, [(p, spec) for _, p, spec in tables])):
+        for (idx, _, _), f in zip(tables, ingest_item_tables(store, [(p, spec) for _, p, spec in tables], **again)):
             files[idx] = f
     if details:
         from harness_ext.adapters.lighteval_details import COPY_REASON, details_kind, read_details
@@ -367,7 +372,8 @@ def ingest_walked(store, files: list, tables: list, runs: list, details: Optiona
         for idx, p in copies:  # a details dataset's Parquet copy of its results file: the JSON one is read
             files[idx] = FileReport(str(p), "skipped", reason=COPY_REASON, quiet=True)
         details = [d for d in details if d not in copies]
-        done = ingest_item_tables(store, [(p, None) for _, p in details], read=lambda p, _: read_details(p))
+        done = ingest_item_tables(store, [(p, None) for _, p in details], read=lambda p, _: read_details(p),
+                                  reader="lighteval_details", **again)
         for (idx, _), f in zip(details, done):
             files[idx] = f
     runs = [d for idx, d in runs if files[idx].status != "skipped"]  # a skipped one's reason says it all
@@ -375,16 +381,18 @@ def ingest_walked(store, files: list, tables: list, runs: list, details: Optiona
     if logs:
         from harness_ext.adapters.inspect_items import read_items
 
-        files += ingest_item_tables(store, [(p, None) for p in logs], read=lambda p, _: read_items(p), reread=reread)
+        files += ingest_item_tables(store, [(p, None) for p in logs], read=lambda p, _: read_items(p), reread=reread,
+                                    reader="inspect_items", **again)
     if len(logs) < len(runs):
         from harness_ext.adapters.helm_instances import PER_INSTANCE_FILES, read_run_instances
 
         runs = [d for d in runs if Path(d).is_dir() and any((Path(d) / n).is_file() for n in PER_INSTANCE_FILES)]
         files += ingest_item_tables(store, [(d, None) for d in runs], read=lambda d, _: read_run_instances(d),
-                                    reread=reread)
+                                    reread=reread, reader="helm_instances", **again)
 
 
-def ingest_item_tables(store, tables: list, read=read_item_table, reread=frozenset()) -> list:
+def ingest_item_tables(store, tables: list, read=read_item_table, reread=frozenset(), reader: str = ITEMS_ADAPTER,
+                       reread_older: bool = False) -> list:
     """Store item-response tables in ``store``'s samples table, one transaction per file.
 
     Parameters
@@ -400,6 +408,13 @@ def ingest_item_tables(store, tables: list, read=read_item_table, reread=frozens
     reread : set of str
         Paths read again: the item scores stored from such a path are replaced by this reading's in its transaction
         (kept as they were if it cannot be read or stored).
+    reader : str
+        The name of the item reader ``read`` is (:data:`harness_ext.store.item_readers.READERS`), recorded with each
+        source stored.
+    reread_older : bool
+        Read again the files from whose path an older revision of ``reader`` (or another reader) stored item scores,
+        as for ``reread``. Without it such a file is left as stored, and counted (``older_reader``), if the store
+        holds its content.
 
     Returns
     -------
@@ -407,9 +422,10 @@ def ingest_item_tables(store, tables: list, read=read_item_table, reread=frozens
         One per file: ingested (``n_samples`` item scores, notes), unchanged (already stored, by content
         hash) or skipped (with the reason; nothing of it written).
     """
+    from .item_readers import is_older, reader_id
     from .samples import ensure_schema
 
-    shas, out = None, []
+    shas, out, reader = None, [], reader_id(reader)
     for path, spec in tables:
         try:
             table = read(path, spec)
@@ -427,8 +443,15 @@ def ingest_item_tables(store, tables: list, read=read_item_table, reread=frozens
         if shas is None:  # the tables are made once a file has item scores: a log without samples leaves the store be
             ensure_schema(store)
             ensure_map(store.con)
-            shas = {r[0] for r in store.con.execute("SELECT sha256 FROM sample_sources").fetchall()}
-        out.append(_store_table(store, table, shas, str(path) in reread))
+            shas, by_path = set(), {}
+            for sha, where, read_by in store.con.execute("SELECT sha256, path, reader FROM sample_sources").fetchall():
+                shas.add(sha)
+                by_path.setdefault(where, set()).add(read_by)
+        older = any(is_older(r, reader) for r in by_path.get(str(table.path), ()))
+        replace = str(path) in reread or older and reread_older
+        out.append(_store_table(store, table, shas, replace, reader, older))
+        if out[-1].status == "ingested":
+            by_path[str(table.path)] = ({reader} if replace else by_path.get(str(table.path), set()) | {reader})
     return out
 
 
@@ -457,15 +480,19 @@ def _group_sha(file_sha: str, model: str, task: str) -> str:
     return hashlib.sha256(f"{file_sha}\0model={model}\0task={task}".encode()).hexdigest()
 
 
-def _store_table(store, table: ItemTable, shas: set, replace: bool = False):
+def _store_table(store, table: ItemTable, shas: set, replace: bool = False, reader: Optional[str] = None,
+                 older: bool = False):
     """Write one read table: a ``sample_sources`` row per (model, task) and its item rows, in one transaction
-    (``replace``: with the deletion of what was stored from the same path before)."""
+    (``replace``: with the deletion of what was stored from the same path before). ``reader``: the item reader
+    recorded with its sources; ``older``: an older reader stored item scores from its path."""
     from datetime import datetime, timezone
 
-    known = shas
+    known, before, ids_before = shas, set(), []
     if replace:  # what the path stored before is deleted in the write's transaction: its hashes are not "stored"
-        known = shas - {r[0] for r in store.con.execute("SELECT sha256 FROM sample_sources WHERE path = ?",
-                                                        [str(table.path)]).fetchall()}
+        rows = store.con.execute("SELECT sha256, source_id FROM sample_sources WHERE path = ?",
+                                 [str(table.path)]).fetchall()
+        before, ids_before = {r[0] for r in rows}, [r[1] for r in rows]
+        known = shas - before
     frame = table.frame
     by = frame.groupby(["model", "task"], sort=True, observed=True)
     gid = by.ngroup().to_numpy()
@@ -473,14 +500,15 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False):
     groups["sha256"] = [_group_sha(table.sha256, m, t) for m, t in zip(groups["model"], groups["task"])]
     stored = groups["sha256"].isin(known).to_numpy()
     if stored.all():
-        return FileReport(str(table.path), "unchanged", ITEMS_ADAPTER)
+        return FileReport(str(table.path), "unchanged", ITEMS_ADAPTER, older_reader=older)
     notes = list(table.notes)
     con = store.con
     try:
         # The numbers earlier files of the task gave its ids, and those of its new ids.
         frame, new_ids, id_notes = assign_numbers(con, table.path, table.benchmark, frame, table.ids)
     except IngestError as exc:
-        return FileReport(str(table.path), "skipped", ITEMS_ADAPTER, reason=exc.reason)
+        return FileReport(str(table.path), "skipped", ITEMS_ADAPTER,
+                          reason=exc.reason + (KEPT_REASON if replace else ""))
     notes += id_notes
     if stored.any():  # another file with the same bytes and description: only its new groups are added
         notes.append(f"{int(stored.sum())} of {len(groups)} (model, task) groups already stored from an identical file")
@@ -491,10 +519,13 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False):
     new = np.flatnonzero(~stored)
     ids = np.full(len(groups), -1, dtype=np.int64)
     ids[new] = next_id + np.arange(len(new))
+    if ids_before:  # read again: the file keeps its source ids (its place in the ingest order), as a result file does
+        ids[new] = _kept_ids(ids_before, len(new), next_id)
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     sources = pd.DataFrame({"source_id": ids[new], "path": str(table.path), "sha256": groups["sha256"].to_numpy()[new],
                             "model": groups["model"].to_numpy()[new], "task": groups["task"].to_numpy()[new],
-                            "n_rows": counts[new], "ingested_at": now, "benchmark": table.benchmark})
+                            "n_rows": counts[new], "ingested_at": now, "benchmark": table.benchmark,
+                            "reader": reader})
     rows = frame if frame is not table.frame else frame.copy(deep=False)  # the table's own frame stays as read
     rows["source_id"] = ids[gid]
     overlap, n_differ = _overlap_notes(con, rows, str(table.path) if replace else None)
@@ -515,12 +546,21 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False):
                        "SELECT model, task, doc_id, metric, value, ?, source_id FROM _item_rows", [str(table.path)])
     except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.ConstraintException) as exc:
         return FileReport(str(table.path), "skipped", ITEMS_ADAPTER,
-                          reason=f"the store refused it: {str(exc).splitlines()[0]}")
+                          reason=f"the store refused it: {str(exc).splitlines()[0]}" + (KEPT_REASON if replace else ""))
+    shas.difference_update(before)
     shas.update(sources["sha256"])
-    n = con.execute("SELECT count(*) FROM samples WHERE source_id BETWEEN ? AND ?",
-                    [int(ids[new].min()), int(ids[new].max())]).fetchall()[0][0]  # counted from the committed store
+    n = con.execute("SELECT count(*) FROM samples WHERE list_contains(?, source_id)",
+                    [ids[new].tolist()]).fetchall()[0][0]  # counted from the committed store
     return FileReport(str(table.path), "ingested", ITEMS_ADAPTER, n_samples=int(n), notes=notes,
-                      item_conflicts=int(n_differ))
+                      item_conflicts=int(n_differ), reread=older and replace)
+
+
+def _kept_ids(before: list, n: int, next_id: int) -> np.ndarray:
+    """The source ids of a table's ``n`` new (model, task) groups read again, in their order: the ids its path's
+    sources had (``before``), lowest first, so the file keeps its place in the ingest order and its groups are
+    numbered as a fresh ingest numbers them; a group more than before is numbered from ``next_id``."""
+    kept = np.sort(np.asarray(before, dtype=np.int64))[:n]
+    return np.concatenate([kept, next_id + np.arange(n - len(kept), dtype=np.int64)])
 
 
 def _overlap_notes(con, rows: pd.DataFrame, replaced: Optional[str] = None) -> tuple:

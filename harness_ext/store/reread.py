@@ -4,14 +4,17 @@ Every source row records the revision of the adapter that read it (``sources.rea
 :class:`harness_ext.types.Adapter` ``revision``; NULL in stores made before it was recorded: an unknown, older
 reader) and the reading options it was read with (``sources.options``). Ingest is idempotent by content hash, so a
 file stored by an older reader is not read again by itself: ``ingest`` counts such files, and ``ingest --reread``
-replaces what the older reading stored from each of them, in one transaction per file
-(:func:`replace_source`), so the store ends as a fresh ingest of the same files in the same order would.
+replaces what the older reading stored from each of them (:func:`replace_sources`: the files of a batch in one
+transaction, in halves if one of them fails, so a file that fails keeps its rows and takes no other with it), so
+the store ends as a fresh ingest of the same files in the same order would.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Callable, Optional
+
+import numpy as np
 
 #: Tables whose rows belong to one source (``source_id``): what a reading stored from it.
 _SOURCE_TABLES = ("results", "result_repeats", "model_metadata")
@@ -92,39 +95,65 @@ def record_names(records) -> tuple:
     return [r.model for r in records], [(r.benchmark, r.dataset, r.metric) for r in records]
 
 
-def replace_source(store, sha: str, write: Callable[[], object], names: tuple = ((), ())):
-    """Replace everything the source with hash ``sha`` stored by what ``write()`` stores, in one transaction.
+def replace_sources(store, items: list, write: Callable[[list], list]) -> list:
+    """Replace everything each source stored by a new reading of it; the outcomes, in order.
 
-    ``write`` writes the new reading as one source (:meth:`~harness_ext.store.db.Store.ingest_batch` or
-    :func:`~harness_ext.store.columnar.write_columnar`) and returns its ``SourceOutcome``. The new reading keeps
-    the source's id, so its place in the ingest order (which of two conflicting values is used) stays. Its
-    results, repeated values and model metadata go; so do the models and datasets no source before it stored,
-    which the new reading makes again as a fresh ingest would (the same ids where it names them again, its
-    descriptions: direction, chance, scale, kind), and which are kept as they were when it does not name them but
-    a later source does. ``names``: the model names and dataset keys the new reading gives
-    (:func:`record_names`): one of them that only later sources stored is described by the new reading too, as it
-    would have been had the new reading been stored first. If ``write`` does not store the source, nothing
-    changes (the returned outcome says why).
+    ``items``: ``(sha256, source, names)`` of stored sources read again: the new reading as ``write`` takes it, and
+    the model names and dataset keys it gives (:func:`record_names`). ``write(sources)`` writes new readings as
+    sources numbered from the store's next source id, in order
+    (:meth:`~harness_ext.store.db.Store.ingest_batch`, :func:`~harness_ext.store.columnar.write_columnar`), and
+    returns the ``SourceOutcome`` of each.
+
+    Each new reading keeps its source's id, so its place in the ingest order (which of two conflicting values is
+    used) stays. Its results, repeated values and model metadata go; so do the models and datasets no source before
+    it stored, which the new reading makes again as a fresh ingest would (the same ids where it names them again,
+    its descriptions: direction, chance, scale, kind), and which are kept as they were when it does not name them
+    but a later source does. A model name or dataset key the new reading gives that only later sources stored is
+    described by the new reading too, as it would have been had the new reading been stored first.
+
+    The sources are replaced in one transaction (one deletion over the tables instead of one per source: most of
+    a file-at-a-time re-read's time). If one of them is not stored (refused by its reader's write or by the store),
+    that transaction is rolled back and each half of them is replaced the same way, down to a source alone: a
+    source that fails keeps its rows and takes no other with it (its outcome says why), and a few failures among
+    thousands of sources cost a few dozen transactions, not thousands.
     """
+    if len(items) > 1:
+        outcomes = _replace(store, items, write)
+        if outcomes is not None:
+            return outcomes
+        half = len(items) // 2
+        return replace_sources(store, items[:half], write) + replace_sources(store, items[half:], write)
+    return [_replace(store, items, write, alone=True)[0]] if items else []
+
+
+def _replace(store, items: list, write: Callable[[list], list], alone: bool = False) -> Optional[list]:
+    """Replace ``items`` (:func:`replace_sources`) in one transaction: their outcomes, or None if one was not stored
+    (rolled back; ``alone``: the one item's outcome, saying why)."""
     import duckdb
 
     con = store.con
-    (sid,), = con.execute("SELECT source_id FROM sources WHERE sha256 = ?", [sha]).fetchall()
+    shas = [item[0] for item in items]
+    sids = dict(con.execute("SELECT sha256, source_id FROM sources WHERE list_contains(?, sha256)",
+                            [shas]).fetchall())
+    order = sorted(range(len(items)), key=lambda i: sids[shas[i]])
     next_source = store._next_source
+    outcomes: list = [None] * len(items)
     ok = False
     try:
         with store.transaction():
-            top = _forget(con, sid, names)
+            top = _forget(con, [(sids[sha], names) for sha, _, names in items])
             forgotten = _forgotten(con)
-            _uncache(store, sha, forgotten)
+            _uncache(store, shas, forgotten)
             # New ids are numbered after the forgotten ones (a reserved key no name matches holds the highest), so
             # _restore can give a model or dataset made again its old id back without meeting a new one's.
             store._model_ids[_RESERVED] = top[0]
             store._dataset_ids[_RESERVED] = top[1]
-            store._next_source = sid  # the new reading is numbered as the old one was
-            outcome = write()
-            if outcome.status != "ingested":
-                raise _Refused(outcome)
+            for run in _runs(order, [sids[sha] for sha in shas]):
+                store._next_source = sids[shas[run[0]]]  # the new readings are numbered as the old ones were
+                for i, outcome in zip(run, write([items[i][1] for i in run])):
+                    if outcome.status != "ingested":
+                        raise _Refused(outcome)
+                    outcomes[i] = outcome
             restored = ({}, {})
             if forgotten[0] or forgotten[1]:
                 _restore(con, forgotten)
@@ -132,21 +161,34 @@ def replace_source(store, sha: str, write: Callable[[], object], names: tuple = 
             con.execute("DROP TABLE _reread_d; DROP TABLE _reread_m")
         ok = True
     except _Refused as exc:
-        outcome = exc.outcome
+        outcomes = [exc.outcome]
     except duckdb.Error as exc:
         from .db import SourceOutcome
 
-        outcome = SourceOutcome("skipped", reason=f"the store refused it: {str(exc).splitlines()[0]}")
+        outcomes = [SourceOutcome("skipped", reason=f"the store refused it: {str(exc).splitlines()[0]}")]
     finally:
         store._next_source = next_source
         if not ok:
             store._load_caches()  # rolled back: the caches as the store is
-    if ok:
-        _recache(store, restored)
-        reads = store.__dict__.get("_reads")
-        if reads is not None:
-            reads[0][sha] = con.execute("SELECT reader FROM sources WHERE source_id = ?", [sid]).fetchall()[0][0]
-    return outcome
+    if not ok:
+        return outcomes if alone else None
+    _recache(store, restored)
+    reads = store.__dict__.get("_reads")
+    if reads is not None:
+        reads[0].update(con.execute("SELECT sha256, reader FROM sources WHERE list_contains(?, sha256)",
+                                    [shas]).fetchall())
+    return outcomes
+
+
+def _runs(order: list, sids: list) -> list:
+    """The items in ``order`` (ascending source ids ``sids``) as runs of consecutive ids, each written at once."""
+    runs: list = []
+    for i in order:
+        if runs and sids[i] == sids[runs[-1][-1]] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
 
 
 def _forgotten(con, now: bool = False) -> tuple:
@@ -164,7 +206,7 @@ def _forgotten(con, now: bool = False) -> tuple:
     return models, datasets
 
 
-def _uncache(store, sha: str, forgotten: tuple) -> None:
+def _uncache(store, shas: list, forgotten: tuple) -> None:
     """The store's id caches without what :func:`_forget` deleted (one primary per dataset name: a forgotten
     primary leaves its name without one)."""
     models, datasets = forgotten
@@ -174,7 +216,7 @@ def _uncache(store, sha: str, forgotten: tuple) -> None:
         store._dataset_ids.pop(key, None)
         if primary:
             store._primary.discard(key[:2])
-    store._shas.discard(sha)
+    store._shas.difference_update(shas)
 
 
 def _recache(store, restored: tuple) -> None:
@@ -189,34 +231,59 @@ def _recache(store, restored: tuple) -> None:
             store._primary.add(key[:2])
 
 
-def _forget(con, sid: int, names: tuple) -> tuple:
-    """Delete what source ``sid`` stored, and the models and datasets it or the new reading (``names``) names that
-    no earlier source stored (kept aside in temporary tables for :func:`_restore`); returns the highest model and
-    dataset ids there were."""
+def _forget(con, sources: list) -> tuple:
+    """Delete what the sources ``(source id, names)`` stored, and the models and datasets one of them or its new
+    reading (``names``) names that no source before it (not one of them) stored, kept aside in temporary tables for
+    :func:`_restore`; returns the highest model and dataset ids there were.
+
+    A model or dataset is set aside when the first of these sources to store or name it comes before every other
+    source storing it: as replacing them one at a time, in order, would set it aside."""
     import pandas as pd
 
     top = con.execute("SELECT (SELECT coalesce(max(model_id), 0) FROM models), "
                       "(SELECT coalesce(max(dataset_id), 0) FROM datasets)").fetchall()[0]
-    earlier = " UNION ".join(f"SELECT {{col}} FROM {t} WHERE source_id < {sid}" for t in _SOURCE_TABLES[:2])
-    keys = sorted(set(names[1]))
-    con.register("_reread_names", pd.DataFrame({"name": sorted(set(names[0]))}, dtype=object))
-    con.register("_reread_keys", pd.DataFrame(keys or None, columns=["benchmark", "name", "metric"], dtype=object))
+    sids = pd.DataFrame({"source_id": np.array([sid for sid, _ in sources], dtype=np.int64)})
+    named = pd.DataFrame([(sid, n) for sid, names in sources for n in set(names[0])] or None,
+                         columns=["source_id", "name"], dtype=object)
+    keys = pd.DataFrame([(sid, *k) for sid, names in sources for k in set(names[1])] or None,
+                        columns=["source_id", "benchmark", "name", "metric"], dtype=object)
+    for frame in (named, keys):
+        frame["source_id"] = frame["source_id"].astype("int64")
+    con.register("_reread_s", sids)
+    con.register("_reread_names", named)
+    con.register("_reread_keys", keys)
+    mine = "source_id IN (SELECT source_id FROM _reread_s)"
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE _reread_d AS SELECT * FROM datasets WHERE dataset_id IN (
-            (SELECT dataset_id FROM results WHERE source_id = {sid} UNION
-             SELECT dataset_id FROM datasets JOIN _reread_keys USING (benchmark, name, metric))
-            EXCEPT {earlier.format(col="dataset_id")});
+            SELECT dataset_id FROM (
+                SELECT dataset_id, min(source_id) AS first FROM (
+                    SELECT dataset_id, source_id FROM results WHERE {mine} UNION ALL
+                    SELECT d.dataset_id, k.source_id FROM datasets d
+                    JOIN _reread_keys k USING (benchmark, name, metric))
+                GROUP BY dataset_id) i
+            LEFT JOIN (SELECT dataset_id, min(source_id) AS first FROM (
+                    SELECT dataset_id, source_id FROM results UNION ALL
+                    SELECT dataset_id, source_id FROM result_repeats)
+                WHERE NOT {mine} GROUP BY dataset_id) o USING (dataset_id)
+            WHERE o.first IS NULL OR o.first > i.first);
         CREATE OR REPLACE TEMP TABLE _reread_m AS SELECT * FROM models WHERE model_id IN (
-            (SELECT model_id FROM results WHERE source_id = {sid} UNION
-             SELECT model_id FROM model_metadata WHERE source_id = {sid} UNION
-             SELECT model_id FROM models WHERE name IN (SELECT name FROM _reread_names))
-            EXCEPT ({earlier.format(col="model_id")} UNION SELECT model_id FROM model_metadata WHERE source_id < {sid}));
-        {"".join(f"DELETE FROM {t} WHERE source_id = {sid};" for t in _SOURCE_TABLES)}
-        DELETE FROM sources WHERE source_id = {sid};
+            SELECT model_id FROM (
+                SELECT model_id, min(source_id) AS first FROM (
+                    SELECT model_id, source_id FROM results WHERE {mine} UNION ALL
+                    SELECT model_id, source_id FROM model_metadata WHERE {mine} UNION ALL
+                    SELECT m.model_id, n.source_id FROM models m JOIN _reread_names n USING (name))
+                GROUP BY model_id) i
+            LEFT JOIN (SELECT model_id, min(source_id) AS first FROM (
+                    SELECT model_id, source_id FROM results UNION ALL SELECT model_id, source_id FROM result_repeats
+                    UNION ALL SELECT model_id, source_id FROM model_metadata)
+                WHERE NOT {mine} GROUP BY model_id) o USING (model_id)
+            WHERE o.first IS NULL OR o.first > i.first);
+        {"".join(f"DELETE FROM {t} WHERE {mine};" for t in _SOURCE_TABLES)}
+        DELETE FROM sources WHERE {mine};
         DELETE FROM datasets WHERE dataset_id IN (SELECT dataset_id FROM _reread_d);
         DELETE FROM models WHERE model_id IN (SELECT model_id FROM _reread_m);""")
-    con.unregister("_reread_names")
-    con.unregister("_reread_keys")
+    for name in ("_reread_s", "_reread_names", "_reread_keys"):
+        con.unregister(name)
     return top
 
 

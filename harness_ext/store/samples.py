@@ -23,10 +23,11 @@ NOT EXISTS``, so the results schema in :mod:`harness_ext.store.db` is untouched)
     ``exact_match,strict-match`` for a named one, as in the results adapter;
     booleans become 0/1; non-scalar metric values (perplexity's
     ``[loglikelihood, n_words]`` pairs) are not per-sample scores and are skipped.
-``sample_sources(source_id, path, sha256, model, task, n_rows, ingested_at, benchmark)``
+``sample_sources(source_id, path, sha256, model, task, n_rows, ingested_at, benchmark, reader)``
     one row per ingested file (per model and task of an item-response table,
     :mod:`harness_ext.store.item_tables`; ``benchmark`` is added to stores made
-    before it and is empty for per-sample logs). Ingestion is idempotent by content hash and each
+    before it and is empty for per-sample logs; ``reader``, the item reader and its revision, see
+    :mod:`harness_ext.store.item_readers`). Ingestion is idempotent by content hash and each
     file is one transaction (all rows or none).
 
 :func:`prompt_matrix` turns one task and metric into a prompts x models frame
@@ -60,7 +61,7 @@ import pandas as pd
 from ..errors import IngestError, StoreError
 from ..safe_input import read_bytes
 from ..types import _check_text, check_storable, eee_model_name
-from .ingest_files import _max_file_bytes, _skip_reason, check_path, walk_files
+from .ingest_files import KEPT_REASON, _max_file_bytes, _skip_reason, check_path, walk_files
 from .ingest_read import lfs_pointer_reason, read_inflated
 from .item_dedupe import dedupe_items
 
@@ -69,12 +70,18 @@ CREATE TABLE IF NOT EXISTS sample_sources (
     source_id INTEGER PRIMARY KEY, path VARCHAR NOT NULL, sha256 VARCHAR NOT NULL UNIQUE, model VARCHAR NOT NULL,
     task VARCHAR NOT NULL, n_rows BIGINT NOT NULL, ingested_at TIMESTAMP NOT NULL, benchmark VARCHAR);
 ALTER TABLE sample_sources ADD COLUMN IF NOT EXISTS benchmark VARCHAR;
+ALTER TABLE sample_sources ADD COLUMN IF NOT EXISTS reader VARCHAR;
 CREATE TABLE IF NOT EXISTS samples (
     model VARCHAR NOT NULL, task VARCHAR NOT NULL, doc_id BIGINT NOT NULL, metric VARCHAR NOT NULL,
     value DOUBLE NOT NULL, source VARCHAR NOT NULL, source_id INTEGER NOT NULL, doc_hash VARCHAR, prompt_hash VARCHAR);
 """
 #: ``samples_<task>_<date>.jsonl`` as written by lm-eval's EvaluationTracker (date like 2024-05-01T12-00-00.123456).
 SAMPLES_FILE_RE = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9\-:.]+)\.jsonl(?:\.gz)?$")
+#: The revisions of the readers of lm-eval per-sample logs and of Every Eval Ever instance files, stored with each
+#: source they read (``sample_sources.reader``, :mod:`harness_ext.store.item_readers`): raise one when a change makes
+#: it store other item scores from the same file (``ingest --reread`` then reads the files again).
+REVISION = "1"
+EEE_REVISION = "1"
 _RESULTS_RE = re.compile(r"^results_(?P<date>\d{4}-\d{2}-\d{2}T[0-9\-:.]+)\.json$")
 #: Keys of a sample object that are bookkeeping, not metrics (used when "metrics" is absent).
 _NOT_METRICS = frozenset({"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
@@ -278,6 +285,10 @@ class SamplesFileReport:
     reason: str = ""
     #: What reading left out or merged (values that are no numbers, repeated samples), with counts.
     notes: list = field(default_factory=list)
+    #: Unchanged, but stored by an older revision of its reader (``reread`` reads it again).
+    older_reader: bool = False
+    #: Read again (``reread``): what an older reader stored from it was replaced.
+    reread: bool = False
 
 
 @dataclass
@@ -473,7 +484,8 @@ def _sample_columns(path, records, left_out: Optional[list] = None, corpus: Opti
     return doc_ids, metrics, values, doc_hashes, prompt_hashes
 
 
-def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_progress: bool = True) -> SamplesReport:
+def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_progress: bool = True,
+                   reread: bool = False) -> SamplesReport:
     """Ingest lm-eval per-sample logs into ``store``'s ``samples`` table.
 
     Parameters
@@ -487,6 +499,10 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
         The model every file belongs to. Default: read from the sibling
         ``results_*.json`` (same date stamp), named as the lm-eval adapter
         names it, so sample rows and result rows share model names.
+    reread : bool
+        Read again the files an older revision of their reader stored (:mod:`harness_ext.store.item_readers`),
+        each replacing its stored rows in one transaction (kept as they were if it cannot be read or stored).
+        Without it they are left as stored, and counted (``older_reader``).
 
     Returns
     -------
@@ -500,10 +516,12 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
     first-ingested is the one :func:`prompt_matrix` uses, as for results.
     """
     from ..report import progress
+    from .item_readers import is_older, reader_id
 
     ensure_schema(store)
     con = store.con
-    shas = {r[0] for r in con.execute("SELECT sha256 FROM sample_sources").fetchall()}
+    stored = dict(con.execute("SELECT sha256, reader FROM sample_sources").fetchall())
+    readers = {False: reader_id("lm_eval_samples"), True: reader_id("eee_samples")}
     next_id = con.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sample_sources").fetchall()[0][0]
     report = SamplesReport()
     files = _iter_sample_files(paths)
@@ -512,41 +530,58 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
             why = check_path(path, True)  # a FIFO, a device, a broken link, an oversized file: not read
             if why is not None:
                 raise IngestError(path, why)
-            if EEE_SAMPLES_RE.match(path.name):
-                mdl, task, frame, sha = read_eee_samples(path)
-            else:
-                mdl, task, frame, sha = read_samples(path, model=model)
+            eee = bool(EEE_SAMPLES_RE.match(path.name))
+            mdl, task, frame, sha = read_eee_samples(path) if eee else read_samples(path, model=model)
         except Exception as exc:  # noqa: BLE001 - whatever reading one file raises fails that file only
             report.files.append(SamplesFileReport(str(path), "skipped", reason=_skip_reason(exc)))
             continue
-        if sha in shas:
-            report.files.append(SamplesFileReport(str(path), "unchanged", mdl, task))
+        reader = readers[eee]
+        older = sha in stored and is_older(stored[sha], reader)
+        if sha in stored and not (older and reread):
+            report.files.append(SamplesFileReport(str(path), "unchanged", mdl, task, older_reader=older))
             continue
         notes = list(frame.attrs.get("notes", []))
+        kept = KEPT_REASON if older else ""
         try:
             # A document logged twice under one filter would count twice in every item-level estimate from the
             # store: the same scores are kept once (noted), different ones refuse the file, as for item tables.
             frame = dedupe_items(frame.assign(model=mdl, task=task), path, notes)
         except IngestError as exc:
-            report.files.append(SamplesFileReport(str(path), "skipped", reason=_skip_reason(exc)))
+            report.files.append(SamplesFileReport(str(path), "skipped", reason=_skip_reason(exc) + kept))
             continue
-        frame = frame.assign(source=str(path), source_id=next_id)
-        now = datetime.now(timezone.utc).replace(tzinfo=None)
-        try:
-            with store.transaction(_samples_frame=frame) as con:  # rolled back whole on any error
-                con.execute("INSERT INTO sample_sources (source_id, path, sha256, model, task, n_rows, ingested_at) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                            [next_id, str(path), sha, mdl, task, len(frame), now])
-                con.execute("INSERT INTO samples BY NAME SELECT * FROM _samples_frame")
-        except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.ConstraintException) as exc:
-            # What the checks above did not foresee in one file's values: that file is not stored, the rest are.
-            report.files.append(SamplesFileReport(str(path), "skipped",
-                                                  reason=f"the store refused it: {str(exc).splitlines()[0]}"))
+        # A file read again keeps its source id: its place in the ingest order (which of two scores is used) stays.
+        sid = (con.execute("SELECT source_id FROM sample_sources WHERE sha256 = ?", [sha]).fetchall()[0][0]
+               if older else next_id)
+        why = _write_samples(store, (str(path), sha, mdl, task, reader), frame.assign(source=str(path), source_id=sid),
+                             sid, older)
+        if why:
+            report.files.append(SamplesFileReport(str(path), "skipped", reason=why + kept))
             continue
-        shas.add(sha)
-        next_id += 1
-        report.files.append(SamplesFileReport(str(path), "ingested", mdl, task, len(frame), notes=notes))
+        stored[sha] = reader
+        next_id += not older
+        report.files.append(SamplesFileReport(str(path), "ingested", mdl, task, len(frame), notes=notes,
+                                              reread=older))
     return report
+
+
+def _write_samples(store, source: tuple, frame: pd.DataFrame, sid: int, replace: bool) -> str:
+    """Store one file's sample rows as source ``sid`` (``source``: its path, hash, model, task and reader) in one
+    transaction (``replace``: with the deletion of what an older reading stored as that source); the reason the
+    store refused it, or ''."""
+    path, sha, mdl, task, reader = source
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    try:
+        with store.transaction(_samples_frame=frame) as con:  # rolled back whole on any error
+            if replace:
+                con.execute("DELETE FROM samples WHERE source_id = ?", [sid])
+                con.execute("DELETE FROM sample_sources WHERE source_id = ?", [sid])
+            con.execute("INSERT INTO sample_sources (source_id, path, sha256, model, task, n_rows, ingested_at, "
+                        "reader) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [sid, path, sha, mdl, task, len(frame), now, reader])
+            con.execute("INSERT INTO samples BY NAME SELECT * FROM _samples_frame")
+    except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.ConstraintException) as exc:
+        # What the checks above did not foresee in one file's values: that file is not stored, the rest are.
+        return f"the store refused it: {str(exc).splitlines()[0]}"
+    return ""
 
 
 def sample_tasks(store) -> pd.DataFrame:

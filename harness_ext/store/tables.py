@@ -11,7 +11,9 @@ from .locking import NOT_A_STORE
 
 #: Version 2 added ``sources.reader`` (the revision of the adapter that read each source, NULL in stores made before:
 #: read by an unknown, older reader) and ``sources.options`` (the reading options it was read with, as JSON).
-SCHEMA_VERSION = "2"
+#: Version 3 added ``sample_sources.reader`` (the item reader and its revision that stored each item source, see
+#: :mod:`harness_ext.store.item_readers`; NULL in stores made before: an unknown, older item reader).
+SCHEMA_VERSION = "3"
 #: Stored instead of NULL in the results key when the shot count is unknown.
 UNKNOWN_SHOTS = -1
 #: Values closer than this are the same result (re-exports round differently).
@@ -53,7 +55,10 @@ _SCHEMA_AND_VERSION = _SCHEMA + (
     "WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'schema_version');\n")
 #: An older store is upgraded in place by the schema's statements (each adds only what is missing); this one, run
 #: after them in their transaction when the store's version is older (see _check_schema_version), says so.
-_UPGRADE = f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema_version';\n"
+#: The item tables are made by the first ingest that stores item scores (store.samples.ensure_schema, which adds the
+#: column too): a store that has them gets the column here.
+_UPGRADE = ("ALTER TABLE IF EXISTS sample_sources ADD COLUMN IF NOT EXISTS reader VARCHAR;\n"
+            f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema_version';\n")
 # ``results`` has no PRIMARY KEY index: (model_id, dataset_id, num_fewshot, source_id) is unique by
 # construction (a source is written once, by content hash, with each key it repeats kept once, the later
 # values in result_repeats), and DuckDB's index costs more than the rows: 10M results insert in 2 s of CPU

@@ -1,0 +1,38 @@
+"""Which item reader stored each item source (``sample_sources.reader``): ``ingest`` counts the item files an older
+reader stored, and ``ingest --reread`` reads them again.
+
+Item scores (lm-eval per-sample logs, Every Eval Ever instance files, item-response tables, HELM per-instance stats,
+Inspect samples, lighteval details) are stored once by content hash, as results are: a store keeps what the reader
+of the day read from a file until that file is read again. Each item reader has a revision (the ``REVISION`` of its
+module, raised when it stores other item scores from the same file), and every item source records its reader as
+``<name>:<revision>`` (NULL in stores made before it was recorded: an unknown, older reader). A file whose stored
+sources another reader (or revision) wrote is counted by ``ingest``; ``ingest --reread`` replaces them by a new
+reading, in one transaction per file (what fails to be read or stored keeps its older rows).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Optional
+
+#: The item readers by the name ``sample_sources.reader`` records, each with its module and revision constant.
+READERS = {
+    "lm_eval_samples": ("harness_ext.store.samples", "REVISION"),
+    "eee_samples": ("harness_ext.store.samples", "EEE_REVISION"),
+    "item_table": ("harness_ext.store.item_tables", "REVISION"),
+    "helm_instances": ("harness_ext.adapters.helm_instances", "REVISION"),
+    "inspect_items": ("harness_ext.adapters.inspect_items", "REVISION"),
+    "lighteval_details": ("harness_ext.adapters.lighteval_details", "REVISION"),
+}
+
+
+def reader_id(name: str) -> str:
+    """What ``sample_sources.reader`` records for the item reader ``name`` (:data:`READERS`) as it is now."""
+    module, attr = READERS[name]
+    return f"{name}:{getattr(importlib.import_module(module), attr)}"
+
+
+def is_older(stored: Optional[str], reader: str) -> bool:
+    """Whether an item source stored by ``stored`` (None: before readers were recorded) was read otherwise than
+    ``reader`` reads it now."""
+    return stored != reader
