@@ -98,8 +98,10 @@ def _load_reference(reg, field_name: str, ref: str):
 
 @dataclass
 class _Registration:
+    # ``description`` is declared by each kind after its implementation field, so the positional order is the one
+    # README_PLUGINS.md gives (``Selector(name, cls, description="")``): declared here, it came second and
+    # ``Selector("x", MyCls)`` took the class as the description.
     name: str
-    description: str = ""
 
     def __post_init__(self):
         self.name = normalise_name(self.name)
@@ -125,6 +127,7 @@ class SimilarityMeasure(_Registration):
     """
 
     func: Callable[[np.ndarray], np.ndarray] = Lazy()
+    description: str = ""
     #: True for measures defined only on 0/1 vectors (Jaccard, Hamming).
     binary_only: bool = False
     #: True if the diagonal is 1 by construction wherever the column is non-constant.
@@ -140,6 +143,7 @@ class Selector(_Registration):
     """
 
     cls: type = Lazy()
+    description: str = ""
 
 
 @dataclass
@@ -153,6 +157,7 @@ class Predictor(_Registration):
     """
 
     cls: type = Lazy()
+    description: str = ""
 
 
 @dataclass
@@ -160,6 +165,7 @@ class WeightingScheme(_Registration):
     """A dataset (or prompt) weighting: ``cls(**params).fit(X)`` sets ``weights_`` (sums to 1)."""
 
     cls: type = Lazy()
+    description: str = ""
 
 
 @dataclass
@@ -179,6 +185,7 @@ class Adapter(_Registration):
 
     can_handle: Callable[["SourceFile"], bool] = Lazy()
     read: Callable[["SourceFile"], Iterable["ResultRecord"]] = Lazy()
+    description: str = ""
     directory: bool = False
     revision: str = "1"
 
@@ -189,6 +196,7 @@ class ManifestWriter(_Registration):
 
     write: Callable[[dict, Path], list] = Lazy()
     suffix: str = ""
+    description: str = ""
 
 
 @dataclass
@@ -204,6 +212,7 @@ class ItemEstimator(_Registration):
     """
 
     cls: type = Lazy()
+    description: str = ""
     #: False for a method with no interval of its own (its bounds are NaN).
     interval: bool = True
 

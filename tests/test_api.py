@@ -187,6 +187,23 @@ def test_ingest_report_prints_its_summary(tmp_path):
     assert str(hx.ingest(run, store=tmp_path / "s.duckdb")).startswith("0 files ingested (0 results), 1 unchanged")
 
 
+def test_ingest_reads_again_what_an_older_reader_stored(tmp_path):
+    """`harness-ext ingest --reread` had no Python form: hx.ingest counted the files an older reader stored and
+    could not read them again. A real leaderboard CSV stored with no recorded reader (a store made before readers
+    were recorded) is counted, then read again with reread=True, as the command does."""
+    import duckdb
+
+    table = Path(__file__).parent / "fixtures" / "csv" / "arena_hard_auto_leaderboard_v0.1.csv"
+    db = tmp_path / "s.duckdb"
+    hx.ingest(table, store=db)
+    with duckdb.connect(str(db)) as con:
+        con.execute("UPDATE sources SET reader = NULL")
+    assert hx.ingest(table, store=db).n_older_reader == 1
+    again = hx.ingest(table, store=db, reread=True)
+    assert again.n_reread == 1 and "1 of them read again" in again.summary()
+    assert hx.ingest(table, store=db).n_older_reader == 0
+
+
 def test_the_api_is_listed_and_lazy():
     for name in ("ingest", "load_matrix", "reduce", "predict", "ReduceResult", "PredictionResult"):
         assert name in hx.__all__ and name in dir(hx)

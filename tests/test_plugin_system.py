@@ -135,6 +135,39 @@ def test_names_are_normalised():
         "item_estimators"}
 
 
+def _documented_signatures() -> dict:
+    """``{type name: [field, ...]}`` of the registration signatures README_PLUGINS.md's hook table and text give."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README_PLUGINS.md").read_text()
+    out = {}
+    for cls, args in re.findall(r"`(\w+)\(([^`]*?)\)`", text):
+        if cls in {t.__name__ for t in REGISTRATION_TYPES.values()} | {"ResultRecord"}:
+            out[cls] = [a.split("=")[0].strip() for a in args.replace("\n", " ").split(",") if a.strip()]
+    return out
+
+
+@pytest.mark.parametrize("kind", sorted(REGISTRATION_TYPES) + ["result_record"])
+def test_registrations_take_their_arguments_in_the_documented_order(kind):
+    """README_PLUGINS.md gives `SimilarityMeasure(name, func, description="", ...)`, `Selector(name, cls,
+    description="")`, ...; positionally, `SimilarityMeasure("x", func)` set the description to the function and
+    left `func` None, silently. The fields take the order the documentation gives (ResultRecord's too)."""
+    import dataclasses
+
+    from harness_ext.types import ResultRecord
+
+    cls = ResultRecord if kind == "result_record" else REGISTRATION_TYPES[kind]
+    documented = _documented_signatures()[cls.__name__]
+    fields = [f.name for f in dataclasses.fields(cls) if f.init]
+    assert fields == documented
+    if kind == "similarity_measures":
+        def func(X):
+            return X
+        reg = cls("x", func, "a measure")
+        assert reg.func is func and reg.description == "a measure"
+
+
 def test_every_hook_is_prefixed_and_documented():
     from harness_ext.hookspecs import HarnessExtSpecs
 

@@ -175,3 +175,50 @@ def test_the_item_estimator_snippet_of_the_items_guide_runs_as_written():
     exec(compile(code, "docs/guide/items.md", "exec"), scope)
     res, truth = scope["res"], scope["new_model_answers"].mean()
     assert res.lower[0] <= res.estimate[0] <= res.upper[0] and abs(res.estimate[0] - truth) < 0.1
+
+
+def _option_strings(parser) -> set:
+    return {o for a in parser._actions for o in a.option_strings if o.startswith("--") and o != "--help"}
+
+
+def _commands() -> dict:
+    """``{name: subparser}`` of every harness-ext command."""
+    import argparse
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def _docs_text() -> str:
+    return "\n".join(p.read_text() for p in [README, README.parent / "README_PLUGINS.md", *GUIDE])
+
+
+@pytest.mark.parametrize("command,option", sorted(
+    [("harness-ext", o) for o in _option_strings(build_parser())]
+    + [(c, o) for c, p in _commands().items() for o in _option_strings(p)
+       # an option's underscore spelling is lm-eval's alias of the hyphenated one (documented once, in Conventions)
+       if "_" not in o]))
+def test_every_option_of_every_command_is_documented(command, option):
+    """The user guide named none of `--lock-timeout`, `-q`'s long form, `models --min-score`, `pounce --folds`,
+    `compare --k-max`, `reduce --group-name`, `predict --all` and 60 more options `--help` lists: each is named in
+    the README, README_PLUGINS.md or docs/ (on its own, as `--option` followed by a space, `=`, a backtick, ...)."""
+    assert re.search(re.escape(option) + r"(?![\w-])", _docs_text()), \
+        f"{command} {option} is in --help but named nowhere in the README or docs/"
+
+
+@pytest.mark.parametrize("kind", ["adapters", "similarity_measures", "selectors", "predictors", "weighting_schemes",
+                                  "manifest_writers", "item_estimators"])
+def test_every_built_in_plugin_is_named_in_the_plugin_docs(kind):
+    """README_PLUGINS.md names every built-in plugin a command takes by name (most selectors, predictors,
+    similarity measures and the adapters' names `--adapter` takes were named nowhere), and the ingest guide
+    every adapter with the format it reads."""
+    from harness_ext.plugin_manager import get_registrations
+
+    plugins = (README.parent / "README_PLUGINS.md").read_text()
+    built_in = sorted(n for n, r in get_registrations(kind).items() if r.distribution == "harness-ext")
+    assert built_in
+    missing = [n for n in built_in if f"`{n}`" not in plugins]
+    assert not missing, f"README_PLUGINS.md does not name the built-in {kind} {missing}"
+    if kind == "adapters":
+        guide = (README.parent / "docs" / "guide" / "ingest.md").read_text()
+        assert not [n for n in built_in if f"| `{n}` |" not in guide], "docs/guide/ingest.md's adapter table"

@@ -92,21 +92,27 @@ def _names(value) -> tuple:
     return tuple(value)
 
 
-def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = None, group: Optional[str] = None):
+def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = None, group: Optional[str] = None,
+           reread: bool = False):
     """Read result files into a store (created if needed), transactionally and idempotently.
 
     Parameters
     ----------
     paths : path-like or sequence of path-like
-        Result files or directories (walked recursively): lm-eval, HELM, BIG-bench, Every Eval
-        Ever, MTEB, leaderboard CSVs and any format an adapter plugin reads; per-sample logs and
-        item-response tables (Parquet or CSV, one score per model and item) go to the samples table.
+        Result files or directories (walked recursively): lm-eval, lighteval, HELM, BIG-bench, Every Eval
+        Ever, MTEB, Inspect AI logs, leaderboard CSVs and any format an adapter plugin reads; per-sample logs,
+        lighteval details and item-response tables (Parquet or CSV, one score per model and item) go to the
+        samples table.
     store : path-like, optional
         The DuckDB store; default ``$HARNESS_EXT_DB`` or ``./harness-ext.duckdb``.
     adapter : str, optional
         Force this adapter instead of detecting each file's format.
     group : str, optional
         Benchmark group the ingested benchmarks join (``load_matrix(benchmark=group)``).
+    reread : bool, default False
+        Read again the files an older version of their reader stored (``harness-ext ingest --reread``), replacing
+        what that reading stored, one file at a time; without it such files are left as they are and counted
+        (``IngestReport.n_older_reader``).
 
     Returns
     -------
@@ -129,7 +135,7 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
         raise HarnessExtError(f"ingest(): no such file or folder: {', '.join(map(str, paths[:5]))}"
                               f"{' ...' if len(paths) > 5 else ''}" if paths else "ingest(): no paths given")
     with Store.open(str(store) if store is not None else default_db_path()) as s:
-        return ingest_paths(s, list(paths), adapter=adapter, group=group)
+        return ingest_paths(s, list(paths), adapter=adapter, group=group, reread=reread)
 
 
 def load_matrix(store: Optional[PathLike] = None, benchmark=None, *, metric: Optional[str] = None,
