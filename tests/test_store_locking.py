@@ -96,3 +96,13 @@ def test_readers_work_while_an_ingest_runs(tmp_path):
     with Store.open(db, read_only=True) as s:
         assert s.counts()["sources"] == 12 + 600
     assert ingest_mod.BATCH_FILES != 50  # the environment override is the subprocess's only
+
+
+def test_a_read_of_a_store_in_memory_says_it_is_empty(tmp_path):
+    """``reduce --db :memory:`` said "not a harness-ext store (or corrupt)": a store in memory is new and empty."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "harness_ext", "reduce", "--db", ":memory:"], capture_output=True,
+                         text=True, cwd=tmp_path)
+    assert out.returncode != 0 and "no store at :memory:" in out.stderr and "corrupt" not in out.stderr

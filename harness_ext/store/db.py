@@ -232,6 +232,9 @@ class Store:
         """
         path = str(path) if path is not None else default_db_path()
         created = False
+        if path == ":memory:" and read_only:  # a read opens a store made before; one in memory is new and empty
+            raise StoreError("no store at :memory: (a store in memory starts empty and ends with the command): "
+                             "pass the path of a store 'harness-ext ingest' wrote")
         if path != ":memory:":
             p = Path(path)
             if read_only and not os.path.lexists(p):
