@@ -204,6 +204,22 @@ def test_ingest_reads_again_what_an_older_reader_stored(tmp_path):
     assert hx.ingest(table, store=db).n_older_reader == 0
 
 
+
+def test_ingest_takes_the_commands_reading_options(tmp_path):
+    """hx.ingest had no form of --meta-columns (nor --column-meta, --mteb-split, --mteb-languages): a real
+    leaderboard CSV's columns the command stores as model metadata were datasets through the API."""
+    table = Path(__file__).parent / "fixtures" / "csv" / "obsscaling_base_llm_benchmark_eval.csv"
+    hx.ingest(table, store=tmp_path / "a.duckdb")
+    hx.ingest(table, store=tmp_path / "b.duckdb", meta_columns="HumanEval, XWinograd")
+    subprocess.run([sys.executable, "-m", "harness_ext", "ingest", str(table), "--db", str(tmp_path / "c.duckdb"), "-q",
+                    "--meta-columns", "HumanEval,XWinograd"], check=True)
+    plain, via_api = hx.load_matrix(tmp_path / "a.duckdb"), hx.load_matrix(tmp_path / "b.duckdb")
+    assert "HumanEval" in plain.columns and "HumanEval" not in via_api.columns
+    assert via_api.equals(hx.load_matrix(tmp_path / "c.duckdb"))
+    with pytest.raises(Exception, match="nope.yaml"):  # refused before any CSV is read, as the command does
+        hx.ingest(table, store=tmp_path / "d.duckdb", column_meta=tmp_path / "nope.yaml")
+
+
 def test_the_api_is_listed_and_lazy():
     for name in ("ingest", "load_matrix", "reduce", "predict", "ReduceResult", "PredictionResult"):
         assert name in hx.__all__ and name in dir(hx)

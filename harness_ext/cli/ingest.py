@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from ..errors import HarnessExtError
 from ..report import listed
@@ -13,22 +12,13 @@ from ..report import listed
 def run(args) -> int:
     from ..store.db import Store
     from ..store.ingest import bundled_data_path, ingest_paths
+    from ..store.ingest_files import reading_options
 
     paths = list(args.paths) + ([bundled_data_path()] if args.bundled else [])
     if not paths:
         raise HarnessExtError("nothing to ingest: name result files or directories, or pass --bundled")
-    options = {}
-    if args.meta_columns:
-        options["meta_columns"] = [c.strip() for c in args.meta_columns.split(",") if c.strip()]
-    if getattr(args, "mteb_split", None):
-        options["mteb_split"] = args.mteb_split
-    if getattr(args, "mteb_languages", None):
-        options["mteb_languages"] = [c.strip() for c in args.mteb_languages.split(",") if c.strip()]
-    if args.column_meta:
-        from ..adapters.csv_rules import read_sidecar
-
-        read_sidecar(args.column_meta)  # a bad file is refused once, before any CSV is read
-        options["column_meta"] = str(Path(args.column_meta).resolve())
+    options = reading_options(args.meta_columns, args.column_meta, getattr(args, "mteb_split", None),
+                              getattr(args, "mteb_languages", None))
     from ..errors import StoreLockedError
 
     try:

@@ -93,7 +93,8 @@ def _names(value) -> tuple:
 
 
 def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = None, group: Optional[str] = None,
-           reread: bool = False):
+           reread: bool = False, meta_columns=None, column_meta: Optional[PathLike] = None,
+           mteb_split: Optional[str] = None, mteb_languages=None):
     """Read result files into a store (created if needed), transactionally and idempotently.
 
     Parameters
@@ -113,6 +114,10 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
         Read again the files an older version of their reader stored (``harness-ext ingest --reread``), replacing
         what that reading stored, one file at a time; without it such files are left as they are and counted
         (``IngestReport.n_older_reader``).
+    meta_columns, column_meta, mteb_split, mteb_languages : optional
+        Reading options, as ``harness-ext ingest --meta-columns`` (CSV columns stored as model metadata; a list
+        or a comma-separated string), ``--column-meta`` (a sidecar YAML for every CSV), ``--mteb-split`` and
+        ``--mteb-languages`` (:func:`harness_ext.store.ingest_files.reading_options`).
 
     Returns
     -------
@@ -125,6 +130,7 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
     """
     from ..store.db import Store, default_db_path
     from ..store.ingest import ingest_paths
+    from ..store.ingest_files import reading_options
 
     _not_a_frame(paths, "ingest")
     if isinstance(paths, (str, os.PathLike)):
@@ -134,8 +140,9 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
     if not any(Path(p).exists() for p in paths):
         raise HarnessExtError(f"ingest(): no such file or folder: {', '.join(map(str, paths[:5]))}"
                               f"{' ...' if len(paths) > 5 else ''}" if paths else "ingest(): no paths given")
+    options = reading_options(meta_columns, column_meta, mteb_split, mteb_languages)
     with Store.open(str(store) if store is not None else default_db_path()) as s:
-        return ingest_paths(s, list(paths), adapter=adapter, group=group, reread=reread)
+        return ingest_paths(s, list(paths), adapter=adapter, options=options, group=group, reread=reread)
 
 
 def load_matrix(store: Optional[PathLike] = None, benchmark=None, *, metric: Optional[str] = None,
