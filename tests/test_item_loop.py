@@ -235,8 +235,30 @@ def test_predict_says_what_in_a_log_it_did_not_use(tmp_path, capsys):
     log.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "acc"} | {"acc_x": r["acc"],
                                                                                       "metrics": ["acc_x"]}) + "\n"
                            for r in rows))
-    warnings = predict_items(manifest, [run]).warnings
-    assert any("no per-item acc log for task toy_arith_mc (it logged acc_x" in w for w in warnings), warnings
+    # The manifest's one task logged only under another metric: nothing to estimate, said as one error.
+    with pytest.raises(HarnessExtError, match=r"tasks are toy_arith_mc \(acc\); the logs hold .*toy_arith_mc \(acc_x\)"):
+        predict_items(manifest, [run])
+
+
+def test_predict_refuses_logs_of_none_of_the_manifests_tasks(tmp_path, capsys):
+    """A run of other tasks than the manifest's (lm-eval's ``leaderboard_musr_*`` subtasks against a population stored
+    as one table task ``musr`` scored ``acc``) matched nothing: predict wrote a prediction of nulls and exited 0. It
+    is one clear error naming both sides, and nothing is written."""
+    db = _population(tmp_path)
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--metric", "acc", "--out", str(out), "--seed", "3"]) == 0
+    run = tmp_path / "run"
+    shutil.copytree(LOGS / "toy__lm-large", run)
+    for log in run.glob("samples_*.jsonl"):  # the same items, logged under lm-eval task names the manifest lacks
+        log.rename(log.with_name(log.name.replace("samples_toy_", "samples_leaderboard_toy_")))
+    capsys.readouterr()
+    with pytest.raises(HarnessExtError, match=r"no logged item is of a task of the manifest under its metric.*"
+                                              r"manifest's tasks are toy_arith_mc \(acc\).*the logs hold "
+                                              r"leaderboard_toy_arith_gen \(.*leaderboard_toy_arith_mc \(acc, acc_norm\)"):
+        predict_items(load_manifest(out), [run])
+    assert main(["predict", "-m", str(out), str(run)]) != 0
+    assert "no logged item is of a task of the manifest" in capsys.readouterr().err
+    assert not list(run.glob("harness_ext_prediction_*.json"))
 
 
 def test_encodings_round_trip_and_bad_manifests_are_refused(tmp_path):
