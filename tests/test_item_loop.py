@@ -261,6 +261,29 @@ def test_predict_refuses_logs_of_none_of_the_manifests_tasks(tmp_path, capsys):
     assert not list(run.glob("harness_ext_prediction_*.json"))
 
 
+def test_a_task_not_logged_has_no_standard_error_in_the_results_file(tmp_path, capsys):
+    """A run missing one of the manifest's tasks: its row in the lm-eval results file was null with a standard error
+    of 0.0, a certainty about nothing. Its standard error is null too; the task measured whole keeps its 0."""
+    db = _population(tmp_path)
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(out), "--seed", "3"]) == 0
+    assert len(load_manifest(out)["tasks"]) == 2
+    run = tmp_path / "run"
+    shutil.copytree(LOGS / "toy__lm-large", run)
+    [gen] = run.glob("samples_toy_arith_gen_*.jsonl")
+    gen.unlink()
+    capsys.readouterr()
+    assert main(["predict", "-m", str(out), str(run)]) == 0
+    assert "no per-item" in capsys.readouterr().err
+    [written] = run.glob("harness_ext_prediction_*.json")
+    rows = json.loads(written.read_text())["results"]
+    missing = next(v for k, v in rows.items() if k.startswith("toy_arith_gen"))
+    logged = next(v for k, v in rows.items() if k.startswith("toy_arith_mc"))
+    assert [v for k, v in missing.items() if k != "alias"] == [None] * 4, missing
+    # The run logged every item of the other task: measured, its standard error a real 0.
+    assert logged["acc,predicted"] is not None and logged["acc_stderr,predicted"] == 0.0, logged
+
+
 def test_encodings_round_trip_and_bad_manifests_are_refused(tmp_path):
     ids = np.array([0, 1, 2, 5, 6, 9])
     assert encode_ids(ids) == [[0, 3], [5, 7], [9, 10]]
