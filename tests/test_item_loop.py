@@ -235,8 +235,53 @@ def test_predict_says_what_in_a_log_it_did_not_use(tmp_path, capsys):
     log.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "acc"} | {"acc_x": r["acc"],
                                                                                       "metrics": ["acc_x"]}) + "\n"
                            for r in rows))
-    warnings = predict_items(manifest, [run]).warnings
-    assert any("no per-item acc log for task toy_arith_mc (it logged acc_x" in w for w in warnings), warnings
+    # The manifest's one task logged only under another metric: nothing to estimate, said as one error.
+    with pytest.raises(HarnessExtError, match=r"tasks are toy_arith_mc \(acc\); the logs hold .*toy_arith_mc \(acc_x\)"):
+        predict_items(manifest, [run])
+
+
+def test_predict_refuses_logs_of_none_of_the_manifests_tasks(tmp_path, capsys):
+    """A run of other tasks than the manifest's (lm-eval's ``leaderboard_musr_*`` subtasks against a population stored
+    as one table task ``musr`` scored ``acc``) matched nothing: predict wrote a prediction of nulls and exited 0. It
+    is one clear error naming both sides, and nothing is written."""
+    db = _population(tmp_path)
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--metric", "acc", "--out", str(out), "--seed", "3"]) == 0
+    run = tmp_path / "run"
+    shutil.copytree(LOGS / "toy__lm-large", run)
+    for log in run.glob("samples_*.jsonl"):  # the same items, logged under lm-eval task names the manifest lacks
+        log.rename(log.with_name(log.name.replace("samples_toy_", "samples_leaderboard_toy_")))
+    capsys.readouterr()
+    with pytest.raises(HarnessExtError, match=r"no logged item is of a task of the manifest under its metric.*"
+                                              r"manifest's tasks are toy_arith_mc \(acc\).*the logs hold "
+                                              r"leaderboard_toy_arith_gen \(.*leaderboard_toy_arith_mc \(acc, acc_norm\)"):
+        predict_items(load_manifest(out), [run])
+    assert main(["predict", "-m", str(out), str(run)]) != 0
+    assert "no logged item is of a task of the manifest" in capsys.readouterr().err
+    assert not list(run.glob("harness_ext_prediction_*.json"))
+
+
+def test_a_task_not_logged_has_no_standard_error_in_the_results_file(tmp_path, capsys):
+    """A run missing one of the manifest's tasks: its row in the lm-eval results file was null with a standard error
+    of 0.0, a certainty about nothing. Its standard error is null too; the task measured whole keeps its 0."""
+    db = _population(tmp_path)
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(out), "--seed", "3"]) == 0
+    assert len(load_manifest(out)["tasks"]) == 2
+    run = tmp_path / "run"
+    shutil.copytree(LOGS / "toy__lm-large", run)
+    [gen] = run.glob("samples_toy_arith_gen_*.jsonl")
+    gen.unlink()
+    capsys.readouterr()
+    assert main(["predict", "-m", str(out), str(run)]) == 0
+    assert "no per-item" in capsys.readouterr().err
+    [written] = run.glob("harness_ext_prediction_*.json")
+    rows = json.loads(written.read_text())["results"]
+    missing = next(v for k, v in rows.items() if k.startswith("toy_arith_gen"))
+    logged = next(v for k, v in rows.items() if k.startswith("toy_arith_mc"))
+    assert [v for k, v in missing.items() if k != "alias"] == [None] * 4, missing
+    # The run logged every item of the other task: measured, its standard error a real 0.
+    assert logged["acc,predicted"] is not None and logged["acc_stderr,predicted"] == 0.0, logged
 
 
 def test_encodings_round_trip_and_bad_manifests_are_refused(tmp_path):

@@ -343,6 +343,7 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
     from .item_benchmark import benchmark_interval, manifest_correlation
     from .item_design_plan import design_estimator_for
 
+    _check_some_log_matches(manifest, long)
     name = estimator or manifest["design"]["estimator"]
     reg = design_estimator_for(manifest, name)
     # The exports describe the estimator used, which --item-estimator may have changed.
@@ -390,6 +391,31 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
     return ItemPrediction(table=pd.DataFrame(rows), aggregate=pd.DataFrame(aggs), warnings=warnings, sources=sources,
                           manifest=manifest, manifest_path=None if manifest_path is None else str(manifest_path),
                           level=level, score=score)
+
+
+def _check_some_log_matches(manifest: dict, long: pd.DataFrame) -> None:
+    """Raise one clear error when no logged item is of a manifest task under its metric.
+
+    Items are matched by task name and metric; with none matched every estimate would be empty, and a prediction
+    of nothing (exit 0, a results file of nulls) reads as a run that worked. The usual cause: the run was of other
+    tasks than the manifest's, as lm-eval's own ``leaderboard_musr_*`` subtasks against a population stored as one
+    concatenated ``musr`` task of an item table, scored as ``acc``.
+    """
+    tasks = manifest["tasks"]
+    wanted = pd.MultiIndex.from_tuples([(t, b["metric"]) for t, b in tasks.items()], names=["task", "metric"])
+    logged = pd.MultiIndex.from_frame(long[["task", "metric"]].astype(str))
+    if logged.isin(wanted).any():
+        return
+    have = long.groupby("task", sort=True)["metric"].agg(lambda m: ", ".join(sorted(set(map(str, m)))))
+    shown = [f"{t} ({m})" for t, m in have.items()]
+    want = ", ".join(f"{t} ({b['metric']})" for t, b in tasks.items())
+    more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
+    raise HarnessExtError(
+        "no logged item is of a task of the manifest under its metric, so nothing can be estimated: the manifest's "
+        f"tasks are {want}; the logs hold "
+        f"{', '.join(shown[:10])}{more}. Items are matched by task name and metric: run the group reduce wrote "
+        "beside the manifest (its tasks, with its --samples file), or reduce from a population stored under the "
+        "task names and metric of the harness the new model runs")
 
 
 def _metric_label(tasks: dict) -> str:

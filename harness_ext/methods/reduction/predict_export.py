@@ -130,9 +130,10 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
         lo, hi = _f(r.raw_lower), _f(r.raw_upper)
         # An observed cell that is an anchor-item estimate has an interval of its own: its stderr says so.
         # The alias is the task's name alone, as lm-eval writes it: its table indents a group's tasks itself.
+        # No estimate (the task's items were not logged) has no standard error either, not a certain 0.
+        stderr = None if _f(r.raw) is None else 0.0 if lo is None or hi is None else _f((hi - lo) / (2 * z))
         results[task] = {"alias": task + ("" if r.observed else " (predicted)"),
-                         f"{metric},predicted": _f(r.raw), f"{metric}_stderr,predicted":
-                             0.0 if lo is None or hi is None else _f((hi - lo) / (2 * z)),
+                         f"{metric},predicted": _f(r.raw), f"{metric}_stderr,predicted": stderr,
                          f"{metric}_lower,predicted": lo, f"{metric}_upper,predicted": hi}
         if r.observed:  # kept beside the results, not in them: lm-eval's table prints every key of a row as a metric
             observed.append(task)
