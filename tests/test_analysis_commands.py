@@ -29,6 +29,7 @@ def gappy_store(tmp_path_factory):
     ("weights", ["--draws", "200", "--permutations", "20"]),
     ("compare", ["--trials", "3", "--n-jobs", "1", "--k-max", "3", "--selectors", "random-subset"]),
 ])
+@pytest.mark.slow
 def test_dense_says_what_it_dropped_in_every_analysis(gappy_store, tmp_path, capsys, command, extra):
     extra = [str(tmp_path / e) if e.endswith(".csv") else e for e in extra]
     out = [] if command == "matrix" else ["--out", str(tmp_path / command)]

@@ -64,6 +64,7 @@ def test_level_is_checked_and_a_percentage_is_named():
         check_level(1.0)
 
 
+@pytest.mark.slow
 def test_extra_aggregate_is_calibrated_as_its_own_aggregate():
     """A second weight vector rides on the same calibration folds: its bounds equal a separate call's."""
     from harness_ext.methods.engine.completion import LowRankCompleter

@@ -117,6 +117,7 @@ def test_calibration_seeds_hold_out_the_papers_cells():
     assert bp.calibration_seeds(18_000) == 2 and bp.calibration_seeds(60_000) == 1
 
 
+@pytest.mark.slow
 def test_plugin_completes_calibrates_and_adds_new_models():
     X = _matrix(4, m=40, d=12, missing=0.0)
     rng = np.random.default_rng(0)

@@ -114,6 +114,7 @@ def test_hybrid_intervals_cover_about_ninety_percent_on_a_low_rank_matrix():
     assert out["n_cells"] == int(F.sum()) and 0.85 <= out["coverage"] <= 0.95 and out["width"] > 0, out
 
 
+@pytest.mark.slow
 def test_plugin_hybrid_and_support_intervals():
     X = _lowrank(4, m=40, d=12, missing=0.0) / 100
     hide = np.random.default_rng(0).random(X.shape) < 0.3

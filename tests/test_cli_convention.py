@@ -228,6 +228,7 @@ def test_json_on_info_and_plugins(tmp_path, capsys):
     assert info["summary"]["counts"]["results"] > 0
 
 
+@pytest.mark.slow
 def test_reduce_needs_benchmark_when_the_store_holds_several(tmp_path, capsys):
     """Issue 16: reduce without --benchmark silently reduced whichever benchmark survived --dense."""
     from harness_ext.store.ingest import bundled_data_path
@@ -246,6 +247,7 @@ def test_reduce_needs_benchmark_when_the_store_holds_several(tmp_path, capsys):
                  "--out", str(tmp_path / "r")]) == 0
 
 
+@pytest.mark.slow
 def test_warnings_go_to_stderr(tmp_path, capsys):
     """Issue 16: warnings on stdout in reduce and on stderr in predict."""
     from test_reduced_folder import _write_population

@@ -104,6 +104,7 @@ def test_parse_target_and_k_star():
 
 
 # ----------------------------------------------------------------------------- protocol
+@pytest.mark.slow
 def test_protocol_is_deterministic_for_a_seed_and_independent_of_n_jobs():
     X = _matrix()
     kw = dict(trials=10, k_max=6, alpha=0.8, show_progress=False)
@@ -207,6 +208,7 @@ def test_protocol_input_errors():
         compare.run_protocol(X, ["random"], features=np.ones((3, 2)), trials=2, k_max=4)
 
 
+@pytest.mark.slow
 def test_tables_have_the_paper_layout():
     X = _matrix(seed=5)
     res = compare.run_protocol(X, SMALL, trials=10, k_max=6, seed=1, show_progress=False)
@@ -297,6 +299,7 @@ def _write_tsml(folder, n_models=6, n_datasets=14, seed=0):
     return names
 
 
+@pytest.mark.slow
 def test_cli_compare_prints_tables_and_writes_plot(tmp_path, capsys):
     from harness_ext.cli import main
     from harness_ext.store.ingest import ingest_paths

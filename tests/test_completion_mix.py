@@ -4,6 +4,7 @@ neighbour residuals' completions, stacked by nested CV."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from harness_ext.methods.engine import benchpress as bp
 from harness_ext.methods.engine import column_ridge
@@ -32,6 +33,7 @@ def test_weight_zero_is_the_engine_alone_and_one_is_benchpress():
     assert (lo <= half.mean_[miss] + 1e-12).all() and (half.mean_[miss] <= hi + 1e-12).all() and (hi > lo).all()
 
 
+@pytest.mark.slow
 def test_auto_weights_are_stacked_and_reproducible():
     X = _matrix(2)
     a = LowRankCompleter(random_state=5).fit(X)

@@ -112,6 +112,7 @@ def _describe(X, **kw):
     return est, est.describe()
 
 
+@pytest.mark.slow
 def test_cell_blend_budget_leaves_small_matrices_unchanged(monkeypatch):
     """Below the flops budget (every matrix of hundreds of datasets) the rule changes nothing, byte for byte."""
     from harness_ext.methods.engine import completion

@@ -32,6 +32,7 @@ def pythia(tmp_path_factory) -> Path:
     return db
 
 
+@pytest.mark.slow
 def test_reduce_without_a_run_then_predict_it(pythia, tmp_path, capsys):
     out = tmp_path / "reduced"
     assert main(["reduce", "--db", str(pythia), "--benchmark", "mmlu", "--budget", "8", "--n-random", "20",

@@ -47,6 +47,7 @@ def _stronger_coverage(seed):
     return agg, cells, p.frontier, est, keep, train, X
 
 
+@pytest.mark.slow
 def test_stronger_population_is_flagged_and_covered(monkeypatch):
     """A stronger population, 8 synthetic populations pooled (520 test models: one population's 65 alone leave
     a calibrated 90% interval anywhere in about 0.84-0.96): flagged, and the intervals hold. Measured: cells 0.908;
@@ -72,6 +73,7 @@ def test_stronger_population_is_flagged_and_covered(monkeypatch):
     assert q.frontier[0] == 0
 
 
+@pytest.mark.slow
 def test_predict_marks_a_frontier_model():
     """predict: the aggregate table has the distance, and a warning names the model and the distance."""
     from harness_ext.methods.api import predict, reduce

@@ -60,6 +60,7 @@ def test_allowance_widens_a_stronger_population_it_could_not_see(monkeypatch):
     assert hits[True] >= hits[False] + 4 and 0.85 * n <= hits[True] <= 0.95 * n, (hits, n)
 
 
+@pytest.mark.slow
 def test_allowance_leaves_models_inside_the_population_untouched(monkeypatch):
     """Random held-out models of the same population: the cells, the lower bounds and the aggregate upper bound of
     every model the allowance did not raise are bit for bit those without it; models predicted below the training

@@ -28,6 +28,7 @@ def _subset(manifest, names):
              "task": by[n]["task"], "num_fewshot": by[n]["num_fewshot"], "coverage": 0.9} for i, n in enumerate(names)]
 
 
+@pytest.mark.slow
 def test_helm_classic_subset_keeps_mmlu_and_all_raft_subsets(helm_classic_matrix, tmp_path):
     m = build_manifest(helm_classic_matrix, budget="3", n_random=20)
     m["subset"] = _subset(m, ["MMLU", "RAFT", "NarrativeQA", "HellaSwag"])
@@ -104,6 +105,7 @@ def test_every_mapped_lm_eval_task_exists_in_lm_eval():
     assert wanted <= known, sorted(wanted - known)
 
 
+@pytest.mark.slow
 def test_generated_run_entries_are_helm_run_specs_offline(helm_classic_matrix, tmp_path):
     """What runs without HELM: the conf parses as HOCON (HELM's reader, pyhocon) into entries of description and
     priority only, and every description parses as a HELM run spec whose scenario's main metric is known."""

@@ -18,6 +18,7 @@ def _matrix(m: int = 40, d: int = 20, seed: int = 7) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("selector", ["greedy_coverage", "prediction_greedy"])
+@pytest.mark.slow
 def test_choose_subset_is_reduces_subset(selector):
     import harness_ext as hx
 

@@ -66,6 +66,7 @@ def test_noise_claims_stay_rare_over_seeds():
     assert paired_test([1.0] * 8, [2.0] * 8, np.arange(8) // 2)["p_value"] is None  # 4 folds: too few to say
 
 
+@pytest.mark.slow
 def test_noise_claims_over_seeds_stay_at_the_tests_level():
     """The whole rule on pure noise, over seeds: each fold's subset is a random one (an exact null: no subset is
     better for a new model), scored out of sample against random subsets. The plain t-test over folds was
@@ -149,6 +150,7 @@ def test_helm_classic_evidence_in_points(tmp_path):
     assert f"{pts['aggregate_rmse']:.3g} points (0-100)" in lead
 
 
+@pytest.mark.slow
 def test_summary_states_the_frontier_folds_error_and_their_limit():
     """A new checkpoint is usually stronger than every model that chose the subset: the summary gives the frontier
     folds' error in the same unit as the lead line, and says a model beyond all of them can err more."""

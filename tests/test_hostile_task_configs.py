@@ -150,6 +150,7 @@ def test_ordinary_templates_are_still_kept(template):
     assert template_problem(template) is None
 
 
+@pytest.mark.slow
 def test_every_template_of_lm_eval_s_own_tasks_is_kept():
     """The allow-list keeps what real tasks use: every template in the installed lm-eval's task YAMLs."""
     lm_eval = pytest.importorskip("lm_eval")
@@ -258,6 +259,7 @@ def test_task_files_differing_only_in_case_do_not_replace_each_other(tmp_path):
     assert len({s.casefold() for s in stems} | {"harness_ext_reduced"}) == len(stems) + 1
 
 
+@pytest.mark.slow
 def test_predict_replaces_a_link_beside_the_results_instead_of_writing_through_it(tmp_path, capsys):
     """A results folder from elsewhere holding a link named like predict's file: the link's target was overwritten."""
     pop = _write_population(tmp_path / "pop", n_models=10)
@@ -281,6 +283,7 @@ def test_predict_replaces_a_link_beside_the_results_instead_of_writing_through_i
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_a_manifest_read_from_a_file_cannot_widen_local_data(tmp_path, capsys):
     """A received manifest naming '/' as the user's own data, written again from Python: its absolute paths were kept."""
     from harness_ext.methods.reduction.manifest import load_manifest

@@ -233,6 +233,7 @@ def test_mutated_helm_run_directory(data, adapters, workdir):
 
 @SETTINGS
 @given(data=st.data())
+@pytest.mark.slow
 def test_ingest_paths_never_raises_and_never_writes_part_of_a_file(data, workdir):
     """Detection + read + write of a mutated file on top of a store that already holds data."""
     name = data.draw(st.sampled_from(sorted(SEEDS)))
@@ -408,6 +409,7 @@ def _cli(*args, env=None):
                           env={**os.environ, "HARNESS_EXT_NO_PROGRESS": "1", **(env or {})}, timeout=120)
 
 
+@pytest.mark.slow
 def test_second_writer_gets_a_clear_lock_error_and_nothing_is_lost(tmp_path):
     db = tmp_path / "shared.duckdb"
     with Store.open(db) as holder:  # another process's view: this one holds the write lock
@@ -423,6 +425,7 @@ def test_second_writer_gets_a_clear_lock_error_and_nothing_is_lost(tmp_path):
         assert s.counts()["sources"] == 12 + 2
 
 
+@pytest.mark.slow
 def test_two_concurrent_ingest_processes(tmp_path):
     """Start two ingests at once; whichever loses the lock says so, and a retry completes the store."""
     db = tmp_path / "race.duckdb"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 from conftest import HELM_CLASSIC, LM_EVAL_V03, PYTHIA, SHARED_DATA, require
 from harness_ext.cli import main
@@ -30,6 +31,7 @@ def _reduce(tmp_path, folders, capsys) -> bytes:
     return (out / "manifest.json").read_bytes()
 
 
+@pytest.mark.slow
 def test_files_that_agree_give_one_manifest_in_either_order(tmp_path, capsys):
     """OPT's lm-eval v0.3 results in two repositories' layouts: the same cells, no disagreement."""
     a, b = require(LM_EVAL_V03 / "opt"), require(PYTHIA / "opt")
@@ -38,6 +40,7 @@ def test_files_that_agree_give_one_manifest_in_either_order(tmp_path, capsys):
     assert NOTE not in forward.decode()
 
 
+@pytest.mark.slow
 def test_files_that_disagree_are_said_to_depend_on_the_order(tmp_path, capsys):
     """BLOOM's results in both repositories differ in 35 cells (20 of them in the lm_eval matrix): either order
     warns of them, with the same count."""
@@ -79,6 +82,7 @@ def _reduce_in(tmp_path, monkeypatch, name: str, batches, args, capsys) -> bytes
     return (tmp_path / name / "out" / "manifest.json").read_bytes()
 
 
+@pytest.mark.slow
 def test_every_eval_ever_files_in_any_order_give_one_manifest(tmp_path, monkeypatch, capsys):
     """HELM Classic's Every Eval Ever records (67 files, one per model): in one command or one at a time backward,
     with a model held out, the same manifest."""
@@ -89,6 +93,7 @@ def test_every_eval_ever_files_in_any_order_give_one_manifest(tmp_path, monkeypa
     assert _reduce_in(tmp_path, monkeypatch, "backward", [[f] for f in files[::-1]], args, capsys) == one
 
 
+@pytest.mark.slow
 def test_a_leaderboards_rows_in_another_order_give_one_manifest(tmp_path, monkeypatch, capsys):
     """BenchBench's LiveBench table (69 models x 7 columns) and the same rows reversed: one manifest."""
     lines = require(SHARED_DATA / "benchbench" / "leaderboards" / "livebench_240829_holistic.csv").read_text()

@@ -78,6 +78,7 @@ def test_reduce_items_writes_the_drawn_sample_ids_as_inspect_names_them(tmp_path
     assert "not lm-eval tasks" not in captured.err + summary
 
 
+@pytest.mark.slow
 def test_text_ids_round_trip_and_a_rerun_is_byte_identical_whatever_the_ingest_order(tmp_path):
     logs = tmp_path / "logs"
     new = _population(logs)

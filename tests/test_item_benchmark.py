@@ -94,6 +94,7 @@ def _store(tmp_path, n_models=30, n_items=60, tasks=("t1", "t2", "t3")):
     return db
 
 
+@pytest.mark.slow
 def test_the_correlation_round_trips_through_the_manifest_and_old_manifests_still_predict(tmp_path, capsys):
     from test_item_loop import _write_logs
 

@@ -46,6 +46,7 @@ def test_design_part_covers_whatever_the_model(shift):
 
 
 @pytest.mark.parametrize("shift", [0.0, 1.5])
+@pytest.mark.slow
 def test_composite_covers_inside_and_beyond_the_population(shift):
     cover, err = _run(CrossTask, shift=shift)
     assert 0.85 <= cover <= 0.97

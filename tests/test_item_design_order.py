@@ -80,6 +80,7 @@ def stores(tmp_path_factory):
 @needs_shared
 @pytest.mark.parametrize("design", ["random", "stratified", "irt-anchors", "search"])
 @pytest.mark.parametrize("size", [["--items", "8"], ["--items-total", "16"]])
+@pytest.mark.slow
 def test_every_design_gives_one_manifest_in_every_ingest_order(stores, design, size, monkeypatch, capsys):
     root, orders = stores
     args = [*size, "--item-design", design, "--exclude-models", HELD_OUT]
@@ -109,6 +110,7 @@ def _logs(folder, models: list, tables: dict) -> None:
 
 
 @needs_shared
+@pytest.mark.slow
 def test_anchor_items_leave_out_the_excluded_models_and_ignore_ingest_order(tmp_path, monkeypatch, capsys):
     tasks = ("gsm", "commonsense", "mmlu", "med_qa", "math")
     tables = {}
@@ -139,6 +141,7 @@ def test_anchor_items_leave_out_the_excluded_models_and_ignore_ingest_order(tmp_
 
 
 
+@pytest.mark.slow
 def test_anchor_design_names_the_subset_tasks_it_cannot_cut_and_ignores_ingest_order(tmp_path, monkeypatch, capsys):
     """Inspect logs (a task with whole-number ids, one with text ids) ingested forward or backward: one manifest;
     a subset dataset that is no single lm-eval task gets no anchors, and a warning says it runs whole."""

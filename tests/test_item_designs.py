@@ -148,6 +148,7 @@ def _logs(folder: Path, model: str, scores: dict, samples: dict) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_items_total_is_spread_over_the_tasks_and_reported(tmp_path, capsys):
     db, _ = _store(tmp_path)
     for allocation in ("neyman", "proportional"):
@@ -279,6 +280,7 @@ def test_quality_items_measures_the_designs_by_label():
     assert err.shape == cover.shape == width.shape == (12,) and np.all(width > 0)
 
 
+@pytest.mark.slow
 def test_a_model_based_estimate_beyond_the_population_is_said(tmp_path):
     db, new = _store(tmp_path, sizes=(200,))
     m, out = _reduced(tmp_path, db, 30, "search")

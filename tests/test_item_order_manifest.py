@@ -94,6 +94,7 @@ def _predict(tmp_path, out, logs, name: str) -> list:
 
 
 @needs_shared
+@pytest.mark.slow
 def test_ingest_order_gives_a_byte_identical_manifest_and_samples_file(tmp_path, monkeypatch, capsys):
     tables = _tables()
     first, second = _files(tmp_path / "files", tables)
@@ -121,6 +122,7 @@ def test_ingest_order_gives_a_byte_identical_manifest_and_samples_file(tmp_path,
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_inspect_logs_in_either_order_give_the_same_manifest_and_sample_ids(tmp_path, monkeypatch, capsys):
     """Inspect logs whose sample ids are text, each listing its samples in its own order, ingested one at a time
     forward or backward: the same manifest and ``inspect_sample_ids.json``, the ids as logged."""

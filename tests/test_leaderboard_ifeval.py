@@ -112,6 +112,7 @@ def _results_file(folder, model: str, ifeval: dict) -> None:
 
 
 @pytest.mark.skipif(not HFOPENLLM.is_dir(), reason="needs the shared Every Eval Ever data")
+@pytest.mark.slow
 def test_predict_reads_the_leaderboards_ifeval_from_lm_eval_results(tmp_path, capsys):
     """reduce on Every Eval Ever's hf_open_llm_v2 with IFEval in the subset, then predict from lm-eval results of
     leaderboard_ifeval: IFEval is read as the mean (0.2519 for Llama-2-7b-hf, as the leaderboard shows it); a model

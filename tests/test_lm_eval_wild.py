@@ -113,6 +113,7 @@ def test_samples_of_a_corpus_level_metric_say_why_they_hold_no_scores():
     assert "f1,flexible-extract" in f.reason and "whole set" in f.reason
 
 
+@pytest.mark.slow
 def test_predict_reads_a_lighteval_run_of_mmlu(tmp_path):
     """A new model's lighteval run of the leaderboard suite's MMLU predicts lm-eval's full MMLU: its subjects match the
     manifest's columns (lm-eval's mmlu_<subject>). The run is the Open LLM Leaderboard v1 fixture's (lighteval wrote it

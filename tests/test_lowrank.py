@@ -81,6 +81,7 @@ def _proportions(seed, m=120, d=24, noise=0.15):
     return 1 / (1 + np.exp(-Z))
 
 
+@pytest.mark.slow
 def test_conformal_coverage_on_held_out_cells():
     # Known noise in logit space; intervals come back on the proportion scale.
     covs = []
@@ -114,6 +115,7 @@ def test_new_models_coverage_and_widening():
     assert min(covs) >= 0.75 and np.mean(covs) >= 0.85, covs
 
 
+@pytest.mark.slow
 def test_benchpress_runs_with_its_published_settings():
     X = _proportions(2)
     Xo, mask = hide(X, 0.3)

@@ -85,6 +85,7 @@ def test_same_inputs_and_seed_give_the_same_files(split_store, reduced, tmp_path
     assert type(cv["n_splits"]) is int and type(cv["random_state"]) is int
 
 
+@pytest.mark.slow
 def test_round_trip_held_out_model(split_store, reduced, capsys):
     """Reduce on the others, feed the held-out model's subset results to predict, compare with its truth."""
     _, new_dir = split_store
@@ -121,6 +122,7 @@ def _subset_only_files(new_dir, manifest, out_dir):
     return out_dir
 
 
+@pytest.mark.slow
 def test_round_trip_from_subset_only_files_through_the_cli(split_store, reduced, tmp_path, capsys):
     """The held-out model's SUBSET result files go through 'harness-ext predict'; its truth comes from the full files.
 
@@ -168,6 +170,7 @@ def test_round_trip_from_subset_only_files_through_the_cli(split_store, reduced,
     np.testing.assert_allclose(full.loc[agg.index, "aggregate"], agg["aggregate"], rtol=0, atol=1e-9)  # JSON: 10 d.p.
 
 
+@pytest.mark.slow
 def test_predict_warns_on_other_shots_and_extrapolation(reduced):
     """A real lm-eval v0.4 run of another family (Llama-3.2-1B, MMLU 0-shot) against the 5-shot Pythia manifest:
     the scores are used, but predict says they were run with 0 shots and lie outside the manifest's models."""
@@ -215,6 +218,7 @@ def test_predict_reads_what_lm_eval_writes_for_the_group(reduced, tmp_path):
         assert obs[col].to_dict() == pytest.approx(given)
 
 
+@pytest.mark.slow
 def test_predict_reads_helm_run_directories(reduced):
     """README 'Use it with HELM': predict reads helm-run output directories (real HELM MMLU v1.13.0 runs of Yi-6B/34B,
     repo fixture). The manifest's subset is replaced by the four subjects those runs cover."""
@@ -235,6 +239,7 @@ def test_predict_reads_helm_run_directories(reduced):
     assert sum("outside the manifest's models' range" in w for w in pred.warnings) == 2
 
 
+@pytest.mark.slow
 def test_predict_without_embedded_matrix_rebuilds_it_from_the_store(split_store, reduced, tmp_path):
     """Manifests of matrices too large to embed name the store; predict re-queries it and checks the fingerprint."""
     db, new_dir = split_store
@@ -254,6 +259,7 @@ def test_predict_without_embedded_matrix_rebuilds_it_from_the_store(split_store,
         predict_from_manifest(m, one)
 
 
+@pytest.mark.slow
 def test_predict_with_only_part_of_the_subset_warns(split_store, reduced, tmp_path):
     _, new_dir = split_store
     m = load_manifest(reduced / "manifest.json")
@@ -346,6 +352,7 @@ def lm_eval_task_manager(reduced):
     return tasks_mod.TaskManager(include_path=str(reduced))
 
 
+@pytest.mark.slow
 def test_chance_and_large_error_warnings(split_store, reduced):
     """The two remaining warnings on real matrices: the Pythia MMLU order is no better than random subsets (its
     checkpoints sit near chance, so mean win rates are mostly noise), and a noisier copy has a large predicted error."""
@@ -436,6 +443,7 @@ def test_helm_conf_parses_as_helm_run_entries(reduced):
         assert name == "mmlu" and args["subject"] == s["name"] and args["model"] == "text"
 
 
+@pytest.mark.slow
 def test_user_weights_reach_the_manifest_and_the_aggregate(split_store, tmp_path):
     db, new_dir = split_store
     with Store.open(db, read_only=True) as s:

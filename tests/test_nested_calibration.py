@@ -119,6 +119,7 @@ def test_manifest_stores_a_subset_per_fold_and_round_trips(nested_manifest):
     assert json.dumps(again, sort_keys=True) == json.dumps(manifest, sort_keys=True)  # same inputs and seed
 
 
+@pytest.mark.slow
 def test_checkpoints_of_one_run_share_a_calibration_fold():
     # 8 training runs x 5 checkpoints (lm-eval's "<model>@<revision>" names): each run is held out whole
     assert run_groups(["a@s1", "a@s2", "b"]).tolist() == ["a", "a", "b"]
@@ -163,6 +164,7 @@ def test_validation_rejects_broken_fold_subsets(nested_manifest, edit, msg):
         validate_manifest(bad)
 
 
+@pytest.mark.slow
 def test_predict_calibrates_on_the_stored_fold_subsets(nested_manifest, monkeypatch):
     manifest, X_new, _ = nested_manifest
     cal = manifest["prediction"]["calibration"]
@@ -195,6 +197,7 @@ def test_predict_calibrates_on_the_stored_fold_subsets(nested_manifest, monkeypa
     assert any("not the one the manifest's fold subsets" in w for w in predict_scores(other, raw).warnings)
 
 
+@pytest.mark.slow
 def test_model_sample_gets_fold_labels_for_every_model(nested_manifest):
     _, X_new, df = nested_manifest
     manifest = build_manifest(df, budget="3", n_random_subsets=5, max_models=31)
@@ -266,6 +269,7 @@ def test_reselection_falls_back_to_the_design_criterion_past_its_budget(monkeypa
     assert cal["n_folds"] == 5  # the cross-validation's folds, whose fits are already made
 
 
+@pytest.mark.slow
 def test_thin_datasets_are_kept_and_said_by_reduce_as_by_weights():
     """A dataset one model ran is kept and predicted from column-level information; the manifest says so in the
     words harness-ext weights' completion uses (manifest.thin_columns, one rule for both)."""

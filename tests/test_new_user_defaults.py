@@ -28,6 +28,7 @@ def lm_eval_mmlu(tmp_path_factory):
     return db, hx.load_matrix(db, benchmark="mmlu")
 
 
+@pytest.mark.slow
 def test_default_budget_is_ten_percent_not_one_dataset(lm_eval_mmlu, tmp_path):
     import harness_ext as hx
 

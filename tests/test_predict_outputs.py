@@ -166,6 +166,7 @@ def test_models_sharing_a_folder_each_get_their_own_file(reduced, tmp_path, caps
     assert not (both / "harness_ext_prediction_harness_ext_reduced.json").exists()
 
 
+@pytest.mark.slow
 def test_sparse_training_matrix_predicts_without_numpy_warnings(tmp_path):
     """lm-eval v0.4 pull-request results (lm_eval benchmark, 85% missing): most training models have no
     subset cell, and the edge-of-range check printed numpy's 'Mean of empty slice' RuntimeWarning."""

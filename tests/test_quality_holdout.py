@@ -45,6 +45,7 @@ def test_benchbench_rows_are_the_stores_canonical_models(tmp_path):
     assert raw.shape[0] >= 30 and (raw.notna().sum(axis=1) >= 3).all()
 
 
+@pytest.mark.slow
 def test_calibration_gap_reports_score_ranks(tmp_path, capsys):
     """benchmarks/quality_calibration_gap.py: a mode with in-fold selector parameters runs, and the rank columns
     (mean u of test scores among the calibration's, the calibration's and the test's 90% quantiles) are printed."""

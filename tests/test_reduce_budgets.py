@@ -80,6 +80,7 @@ def test_past_the_settings_budget_one_search_on_a_sample_recorded(monkeypatch):
     assert again.get_params() == est.get_params() and free.settings_rule_ is None
 
 
+@pytest.mark.slow
 def test_manifest_records_both_rules_only_past_the_budgets(monkeypatch):
     from harness_ext.methods.reduction.manifest import build_manifest, validate_manifest
 

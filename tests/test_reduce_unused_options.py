@@ -38,6 +38,7 @@ def _reduce(db, tmp_path, *extra):
     return rc, (json.loads(js.read_text()) if js.exists() else None)
 
 
+@pytest.mark.slow
 def test_similarity_with_the_default_selector_is_said_unused_and_not_named_as_a_plugin(store, tmp_path, capsys):
     rc, doc = _reduce(store[0], tmp_path, "--similarity", "jensen_shannon")
     err = capsys.readouterr().err
@@ -55,6 +56,7 @@ def test_similarity_with_the_default_selector_is_said_unused_and_not_named_as_a_
         p for p in doc["manifest"]["tool"]["plugins"] if p["kind"] == "similarity_measures").items()
 
 
+@pytest.mark.slow
 def test_python_reduce_warns_on_an_unused_similarity(store):
     import harness_ext as hx
 

@@ -54,6 +54,7 @@ def test_clean_config_drops_the_runs_own_metadata():
     assert serialised_functions({"process_docs": "def f(d):\n  return d", "doc_to_text": "{{q}}"}) == ["process_docs"]
 
 
+@pytest.mark.slow
 def test_custom_tasks_are_written_beside_the_group(tmp_path, capsys):
     out, m = _reduce(tmp_path, _write_population(tmp_path / "pop"))
     capsys.readouterr()
@@ -102,6 +103,7 @@ def test_serialised_functions_are_not_rebuilt(tmp_path):
     assert found["my_task_1"]["origin"] == "results"
 
 
+@pytest.mark.slow
 def test_builtin_tasks_are_named_not_copied(tmp_path):
     pytest.importorskip("lm_eval")
     index = builtin_task_index()

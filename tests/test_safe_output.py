@@ -149,6 +149,7 @@ def _hostile_csv(path: Path, names, n_models=14, seed=0):
                 w.writerow([f"m{i}", "mmlu", n, "acc", f"{np.clip(ability[i] - 0.5 * difficulty + 0.05 * rng.standard_normal() + 0.4, 0, 1):.4f}"])
 
 
+@pytest.mark.slow
 def test_reduce_with_hostile_dataset_names_writes_parsable_configs_of_exactly_the_subset(tmp_path):
     names = STORABLE[:12] + ["x" * 500, "Ünïcødé 数据 😀"]
     src = tmp_path / "hostile.csv"

@@ -26,6 +26,7 @@ def sparse_low_rank(m=60, d=12, missing=0.3, seed=0):
     return X, df
 
 
+@pytest.mark.slow
 def test_reduce_keeps_every_model_and_dataset_of_a_sparse_matrix():
     """No row of this matrix is complete: reduce used to refuse it (and the CLI cut it to a dense block)."""
     X, df = sparse_low_rank(missing=0.3)
@@ -74,6 +75,7 @@ def test_reduce_cli_on_sparse_helm_classic_uses_every_model_and_dense_names_what
     assert n_dropped > 0 and f"{n_dropped} models" in w
 
 
+@pytest.mark.slow
 def test_pairwise_error_moments_from_different_models_never_give_a_zero_aggregate(tmp_path):
     """benchbench's four HELM leaderboards as one group: every pair of the 19 datasets is observed together, by 1
     to 21 models, and those pairwise moments were used unprojected; w'Mw fell below zero and the subset of one

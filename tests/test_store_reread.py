@@ -144,6 +144,7 @@ def fresh(tmp_path_factory):
     return db, _snapshot(db), report
 
 
+@pytest.mark.slow
 def test_an_old_store_read_again_is_a_fresh_ingest(fresh, tmp_path, monkeypatch):
     db = tmp_path / "old.duckdb"
     with monkeypatch.context() as m:

@@ -107,6 +107,7 @@ def _outside(events, folder: Path) -> list:
     return bad
 
 
+@pytest.mark.slow
 def test_hostile_task_config_is_written_as_data(tmp_path, monkeypatch, capsys):
     """A results file's configs block naming an include, functions and outside paths: none reaches the folder."""
     lm_eval_loader = pytest.importorskip("lm_eval.tasks._yaml_loader")
@@ -313,6 +314,7 @@ def test_eee_target_that_is_a_file_is_refused_first(reduced, tmp_path):
     assert r.returncode == 1 and "exists and is not a folder" in r.stderr and r.stdout == "", r.stderr
 
 
+@pytest.mark.slow
 def test_wrong_shaped_large_training_matrix_fails_fast(reduced, tmp_path):
     """4 million cells in the wrong shape: refused by the cheap checks before the JSON Schema walks them."""
     import time
@@ -374,6 +376,7 @@ def _escape(rel):
     ("writes ../../x", None, "wrote outside its folder"),
     ("writes into --out", None, "wrote outside its folder"),
 ])
+@pytest.mark.slow
 def test_a_writer_that_fails_or_escapes_is_named(reduced, tmp_path, monkeypatch, case, write, match):
     out = tmp_path / "work" / "reduced"
     out.parent.mkdir()

@@ -155,6 +155,7 @@ def test_an_adapter_exiting_fails_only_its_files(tmp_path, where, action):
     assert "harness-ext-attack" in r.stderr and ("SystemExit" if "exit" in action else "KeyboardInterrupt") in r.stderr
 
 
+@pytest.mark.slow
 def test_a_similarity_nan_for_every_pair_is_reported(store, tmp_path):
     env = _site(tmp_path)
     r = _run(["reduce", "--db", store, "--benchmark", BIG, "--out", tmp_path / "o", "--selector", "greedy_coverage",

@@ -17,6 +17,7 @@ def _check(fam):
     assert not fam.failures, "\n".join(fam.failures[:20])
 
 
+@pytest.mark.slow
 def test_fuzz_quick():
     fam = run_fuzz(n_per_kind=1, per_adapter=1, seed=0)
     _check(fam)
@@ -24,18 +25,22 @@ def test_fuzz_quick():
         assert fam.tried >= 10 * 9  # ten mutation kinds over every adapter with a real file
 
 
+@pytest.mark.slow
 def test_kill_quick():
     _check(run_kills(n_kills=2, seed=0, n_csv=120))
 
 
+@pytest.mark.slow
 def test_concurrency_quick():
     _check(run_concurrency(n_writers=2, n_readers=1, seed=0, n_csv=60))
 
 
+@pytest.mark.slow
 def test_cli_corpus_no_traceback():
     _check(run_cli_corpus())
 
 
+@pytest.mark.slow
 def test_samples_quick():
     fam = run_samples(n_per_kind=1, seed=0)
     _check(fam)
