@@ -49,6 +49,7 @@ def test_the_score_counting_scores_below_chance_is_covered_near_chance():
     assert min(cover) >= 0.86 and np.mean(cover) >= 0.90, cover
 
 
+@pytest.mark.slow
 def test_the_normalised_aggregate_and_the_cells_do_not_move():
     """Only the further aggregate scored against its own truth gets the unscaled scores."""
     m, d = 150, 16

@@ -94,6 +94,7 @@ def test_info_conflicts_shows_the_digits_where_values_differ(tmp_path, capsys):
     assert "0.937722" in out and "0.937556" in out  # both printed as 0.938 before
 
 
+@pytest.mark.slow
 def test_weights_completion_says_when_most_cells_are_predicted():
     import pandas as pd
 
@@ -141,6 +142,7 @@ def test_pounce_refuses_an_interval_level_outside_0_1(gappy_store, tmp_path, cap
     assert "the interval level must be in (0, 1)" in capsys.readouterr().err and not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_predict_writes_no_lm_eval_results_file_beside_a_file_of_another_harness(gappy_store, tmp_path, capsys):
     out = tmp_path / "reduced"
     assert main(["reduce", "--db", str(gappy_store), "--budget", "2", "--n-random", "20", "--n-random-subsets", "10",

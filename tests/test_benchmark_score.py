@@ -175,6 +175,7 @@ def test_plot_legend_hides_no_data(toy_reduction):
     assert fig.axes[0].get_xlabel() == "normalised score"
 
 
+@pytest.mark.slow
 def test_cli_predict_level(tmp_path, capsys):
     from harness_ext.cli import main
     from test_reduced_folder import _write_population

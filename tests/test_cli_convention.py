@@ -100,6 +100,7 @@ def test_every_list_option_is_repeatable_and_comma_separated_alike():
     assert p.parse_args(["--disable-plugin", "a,b", "plugins", "--disable-plugin", "c"]).disable_plugin_after == ["c"]
 
 
+@pytest.mark.slow
 def test_explicit_out_is_used_as_given_and_the_default_is_per_benchmark_and_command(tmp_path, monkeypatch):
     """Issue 16 item 6, --out DIR everywhere. The default is harness-ext-out/<benchmark>/<command>/ for every
     command that writes a folder, reduce included; an explicit --out is the folder itself (reduce's is what

@@ -57,6 +57,7 @@ def test_split_and_verdict_run_on_a_small_matrix(qfsel):
     assert set(out) == set(qfsel.VARIANTS[1:]) and "criterion" in text.getvalue()
 
 
+@pytest.mark.slow
 def test_random_subsets_place_the_default_among_subsets_of_its_size(qfsel):
     X = _matrix()
     n = len(X)

@@ -37,6 +37,7 @@ def _structured(scale=1.0, seed=0):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.slow
 def test_pure_noise_is_not_called_better_than_random(seed):
     res = hx.reduce(_noise(seed), budget=4, seed=seed, n_random_subsets=60, n_random=20)
     out, ins = res.random_subsets, res.manifest["evidence"]["random_subsets_in_sample"]
@@ -90,6 +91,7 @@ def test_noise_claims_over_seeds_stay_at_the_tests_level():
     assert low <= 6  # 3 expected at an honest 10%
 
 
+@pytest.mark.slow
 def test_a_0_100_frame_gets_the_same_points_and_no_false_warnings():
     """A 0-100 DataFrame was judged against thresholds for normalised units ("RMSE above 0.05")."""
     pct, prop = (hx.reduce(_structured(scale), budget=3, **FAST) for scale in (100.0, 1.0))

@@ -217,6 +217,7 @@ def test_a_prompt_reads_back_unchanged(tmp_path, text):
     assert yaml.safe_load(written) == {"task": "t\x85", "doc_to_text": text, "description": "é"}
 
 
+@pytest.mark.slow
 def test_hostile_configs_through_reduce(tmp_path, capsys):
     """Through the command line: none of the above reaches the folder, and lm-eval still loads each task."""
     pop = _write_population(tmp_path / "pop")

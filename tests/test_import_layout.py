@@ -290,6 +290,7 @@ def circle_path(graph: dict[str, set[str]], component: list[str]) -> list[str]:
     return [start, start]
 
 
+@pytest.mark.slow
 def test_no_import_circles():
     graph = import_graph()
     circles = import_circles(graph)

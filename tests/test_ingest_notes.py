@@ -217,6 +217,7 @@ def test_removing_rows_never_changes_what_a_column_is_stored_as(tmp_path_factory
     assert {c: whole[c] for c in some} == some
 
 
+@pytest.mark.slow
 def test_predict_reads_a_new_models_subset_csv_with_the_leaderboards_sidecar(tmp_path):
     """The leaderboard's sidecar (benchmark name, chance levels of all its columns) copied beside a new model's CSV
     of the subset's columns was refused: "column metadata names columns not in ...". Ingest still refuses a sidecar

@@ -231,6 +231,7 @@ def _population(folder: Path, n_models: int = 12, n_items: int = 30, seed: int =
     return new
 
 
+@pytest.mark.slow
 def test_reduce_items_on_inspect_logs_and_predict_reads_a_new_models_eval_log(tmp_path, capsys):
     new = _population(tmp_path / "logs")
     db = tmp_path / "store.duckdb"

@@ -49,6 +49,7 @@ def _logged_ids(folder: Path) -> dict:
     return got
 
 
+@pytest.mark.slow
 def test_reduce_items_writes_the_drawn_sample_ids_as_inspect_names_them(tmp_path, capsys):
     logs = tmp_path / "logs"
     _population(logs)
@@ -277,6 +278,7 @@ def test_a_store_whose_id_map_has_no_logged_ids_still_reduces_and_takes_new_logs
         assert con.execute("SELECT count(*) FROM item_ids WHERE logged IS NULL").fetchone()[0] == 3
 
 
+@pytest.mark.slow
 def test_an_inspect_only_reduction_writes_no_lm_eval_files_and_a_mixed_one_both(tmp_path):
     """Every task from Inspect logs: the folder is inspect_sample_ids.json and manifest.json (no lm-eval group,
     --samples file, HELM conf or task list). The same manifest with one task not from Inspect keeps both."""

@@ -54,6 +54,7 @@ def _drawn(block: dict) -> list:
 
 
 @pytest.mark.parametrize("design", ["random", "stratified", "irt-anchors", "search"])
+@pytest.mark.slow
 def test_ingest_order_draws_the_same_items(tmp_path, design):
     paths = _files(tmp_path)
     a = _manifest(tmp_path / "forward.duckdb", paths, design)

@@ -79,6 +79,7 @@ def test_logs_given_as_files_and_folders_are_read_in_the_order_given(tmp_path):
     assert got["notes"] == [HELM_NOTE, "36 item scores logged twice; the first read (file, then line) is used"]
 
 
+@pytest.mark.slow
 def test_predict_on_a_mixed_folder_says_what_it_read(tmp_path, capsys):
     out = _reduce(tmp_path)
     folder = _mixed_folder(tmp_path / "mixed")

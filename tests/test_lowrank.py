@@ -127,6 +127,7 @@ def test_benchpress_runs_with_its_published_settings():
     assert p.mean.shape == (5, 24) and p.aggregate.shape == (5,)
 
 
+@pytest.mark.slow
 def test_lowrank_reproducible_and_describes_itself():
     X = _proportions(3, m=40, d=10)
     Xo, _ = hide(X, 0.2)

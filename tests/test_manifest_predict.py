@@ -67,6 +67,7 @@ def test_reduce_writes_valid_manifest_and_harness_files(reduced):
     assert (reduced / "harness_ext_reduced_tasks.txt").read_text().split() == [t["task"] for t in group["task"]]
 
 
+@pytest.mark.slow
 def test_same_inputs_and_seed_give_the_same_files(split_store, reduced, tmp_path):
     """Running reduce again with the same seed rewrites byte-identical manifest, YAML, conf and task list."""
     db, _ = split_store
@@ -190,6 +191,7 @@ def test_predict_warns_on_other_shots_and_extrapolation(reduced):
     assert pred.aggregate["n_observed"].item() == 8
 
 
+@pytest.mark.slow
 def test_predict_reads_what_lm_eval_writes_for_the_group(reduced, tmp_path):
     """The results file 'lm_eval --tasks harness_ext_reduced' writes (v0.4 layout: subtasks, the group's own row,
     groups/group_subtasks, n-shot), built from a real v0.4 file restricted to the subset at 5 shots."""
@@ -469,6 +471,7 @@ def test_user_weights_reach_the_manifest_and_the_aggregate(split_store, tmp_path
     assert pred.aggregate["aggregate"].iloc[0] == pytest.approx((t["raw"] * sizes).sum() / sizes.sum())
 
 
+@pytest.mark.slow
 def test_predict_warns_near_the_edge_of_the_training_range(split_store, reduced):
     """A training model with the highest mean subset score is inside the range (no extrapolation warning) but above
     95% of the manifest's models, where cross-validated errors understate the error: predict says so."""

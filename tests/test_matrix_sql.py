@@ -506,6 +506,7 @@ RULE_QUERIES = [MatrixQuery(), MatrixQuery(rows="model_shots"), MatrixQuery(rows
 
 
 @pytest.mark.parametrize("which", ["one_setting", "rules"])
+@pytest.mark.slow
 def test_load_matrix_without_fingerprint_is_the_same_matrix(one_setting_store, rule_store, which):
     """fingerprint=False (the commands that write and check no manifest) gives the matrix and attrs of the
     default load but for attrs["fingerprint"], None, and attrs["conflicts"] (counted for a manifest's matrix only);

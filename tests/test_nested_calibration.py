@@ -103,6 +103,7 @@ def nested_manifest():
     return build_manifest(df, budget="3", n_random_subsets=10), X[40:], df
 
 
+@pytest.mark.slow
 def test_manifest_stores_a_subset_per_fold_and_round_trips(nested_manifest):
     manifest, _, df = nested_manifest
     cal = manifest["prediction"]["calibration"]
@@ -210,6 +211,7 @@ def test_model_sample_gets_fold_labels_for_every_model(nested_manifest):
     assert not any("fold subsets" in w for w in predict_scores(manifest, raw).warnings)
 
 
+@pytest.mark.slow
 def test_nested_aggregate_intervals_cover_new_models(nested_manifest):
     """Synthetic low-rank data with known noise: 60 new models, 90% aggregate intervals through reduce -> predict."""
     manifest, X_new, _ = nested_manifest

@@ -447,6 +447,7 @@ def harness_ext_selectors():
     ("worker-exit", "plugin harness-ext-worker-sels (harness-ext-worker-sels): WorkerExit.fit raised SystemExit: 3"),
     ("worker-dup", "plugin harness-ext-worker-sels (harness-ext-worker-sels): WorkerDupOrder.fit set order_ to "),
 ])
+@pytest.mark.slow
 def test_a_plugin_error_in_a_joblib_worker_names_the_plugin(site, small_store, tmp_path, selector, expected):
     """In a fresh process, as a user runs it: the workers import the plugin's class afresh, unguarded, and their
     traceback is not the parent's; the error still names the plugin and its distribution, an exit is contained

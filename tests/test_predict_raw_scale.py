@@ -7,6 +7,7 @@ CrossPred's open-ended datasets are BARTScores around -5; a manifest built with
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from harness_ext.cli import main
 from harness_ext.methods.reduction.manifest import load_manifest
@@ -19,6 +20,7 @@ def _write_wide_csv(path, X, names, models):
     path.write_text("\n".join(rows) + "\n")
 
 
+@pytest.mark.slow
 def test_predict_keeps_raw_scale_intervals(tmp_path):
     rng = np.random.default_rng(0)
     n, d = 41, 8

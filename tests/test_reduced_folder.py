@@ -79,6 +79,7 @@ def test_custom_tasks_are_written_beside_the_group(tmp_path, capsys):
         assert s.con.execute("SELECT count(*) FROM task_configs").fetchone()[0] == len(TASKS)
 
 
+@pytest.mark.slow
 def test_unknown_task_configs_are_reported(tmp_path, capsys):
     """Issue 16: a group of the user's own tasks crashed inside lm-eval because the folder did not define them."""
     out, m = _reduce(tmp_path, _write_population(tmp_path / "pop", with_configs=False))

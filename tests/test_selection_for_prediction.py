@@ -152,6 +152,7 @@ def frame(X):
     return pd.DataFrame(X, index=[f"m{i:02d}" for i in range(len(X))], columns=[f"d{j:02d}" for j in range(X.shape[1])])
 
 
+@pytest.mark.slow
 def test_reduce_with_prediction_selector_records_evidence_and_beats_random():
     X = matrix(m=70, d=12, noisy_cols=3, noise=0.15, missing=0.2, seed=7)
     m = build_manifest(frame(X), budget="3", selector="prediction_greedy", n_random=20, n_random_subsets=60)

@@ -289,6 +289,7 @@ def test_the_same_file_with_other_reading_options_says_so(tmp_path):
         assert [x.status for x in again.files] == ["unchanged"]
 
 
+@pytest.mark.slow
 def test_files_that_share_cells_are_read_again_into_a_fresh_ingest(tmp_path, monkeypatch):
     """BLOOM's lm-eval v0.3 results in two repositories (shared data) give 35 cells different values: which one a
     matrix uses is the order's. The older reader gave the first repository's files other directions and values and
@@ -352,6 +353,7 @@ def test_the_same_path_read_by_another_adapter_says_so(tmp_path):
         assert any(n.startswith("stored before from this path as lm_eval_v04 (now lm_eval_v03)") for n in read.notes)
 
 
+@pytest.mark.slow
 def test_reading_again_over_several_batches(tmp_path, monkeypatch):
     """Ingest releases the store between batches (readers get in) and reads files meanwhile: what each stored file's
     reader was is known without the store, and the files read again in each batch replace theirs."""

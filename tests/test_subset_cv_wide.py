@@ -210,6 +210,7 @@ def test_design_budget_freezes_the_order_after_the_greedy_steps(monkeypatch):
     assert cut.order_[7:].tolist() == np.argsort(-g, kind="stable")[:23].tolist()
 
 
+@pytest.mark.slow
 def test_manifest_past_the_budgets_records_them_and_is_byte_identical(monkeypatch):
     """Past every budget reduce finishes, says what was cut, and the same inputs and seed give the same bytes."""
     import json

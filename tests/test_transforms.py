@@ -97,6 +97,7 @@ def test_a_flat_standardised_column_takes_the_other_columns_spread():
     assert t.inverse_transform(np.array([[2.0, 0.0, 0.0]]))[0, 0] < 0.3
 
 
+@pytest.mark.slow
 def test_flat_mmlu_subject_is_not_predicted_at_100_percent(tmp_path):
     """lm-eval v0.3 master results: all 8 OPT models (0-shot) are below chance on college_mathematics, so
     its normalised column is all 0; LLaMA-7B held out was predicted 1.000 there with a zero-width interval."""

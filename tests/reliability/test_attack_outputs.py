@@ -298,6 +298,7 @@ def test_predict_refuses_a_bad_number_before_the_work(reduced, tmp_path, case, c
     assert r.stdout == "" and not (tmp_path / "eee").exists()  # refused before predicting anything
 
 
+@pytest.mark.slow
 def test_long_model_names_with_eee_are_safe_file_names(reduced, tmp_path):
     r = _cli("predict", "--manifest", reduced[0], reduced[1], "--eee", tmp_path / "eee")
     assert r.returncode == 0, r.stderr

@@ -65,6 +65,7 @@ def _one_error_naming(rc, err, name):
 # -- item 5 and item 10: a FIFO or /dev/zero as a side file -------------------------------------------------
 @pytest.mark.parametrize("special", ["fifo", "dev_zero"])
 @pytest.mark.parametrize("option", list(_commands("db", None)))
+@pytest.mark.slow
 def test_a_fifo_or_dev_zero_as_a_side_file_is_refused_at_once(store, tmp_path, option, special):
     if special == "fifo":
         f = tmp_path / ("side.json" if option in ("--weights", "--costs", "predict --manifest") else "side.yaml")
@@ -146,6 +147,7 @@ def _site(tmp_path, name="attack", can_handle="pass", read="pass"):
 
 @pytest.mark.parametrize("where", ["can_handle", "read"])
 @pytest.mark.parametrize("action", ["sys.exit(3)", "raise KeyboardInterrupt"])
+@pytest.mark.slow
 def test_an_adapter_exiting_fails_only_its_files(tmp_path, where, action):
     env = _site(tmp_path, **{where: f"if src.path.name.startswith('x'): {action}"})
     (tmp_path / "x.fake").write_text("x")
@@ -164,6 +166,7 @@ def test_a_similarity_nan_for_every_pair_is_reported(store, tmp_path):
     assert "NaN" in r.stderr and "unexpected" not in r.stderr
 
 
+@pytest.mark.slow
 def test_an_adapter_named_like_a_built_in_breaks_only_itself(tmp_path):
     env = _site(tmp_path, name="csv")
     r = _run(["ingest", "--db", tmp_path / "s.duckdb", BOARD], env=env)

@@ -47,10 +47,12 @@ def test_samples_quick():
     assert fam.tried >= 3 * 12  # lm-eval and Every Eval Ever samples files, every mutation kind
 
 
+@pytest.mark.slow
 def test_archives_quick():
     _check(run_archives(n_per_kind=1, seed=0))
 
 
+@pytest.mark.slow
 def test_sidefiles_quick():
     fam = run_sidefiles(n_per_kind=1, seed=0)
     _check(fam)
