@@ -166,3 +166,14 @@ def test_a_raised_item_reader_revision_counts_its_files(tmp_path, monkeypatch):
     (again,) = [f for f in _ingest(db, reread=True).files if f.reread]
     assert again.path == older.path and again.n_samples == 40
     assert not any(f.older_reader for f in _ingest(db).files)
+
+
+def test_an_item_reader_is_named_from_its_own_revision_and_an_unknown_name_is_refused():
+    from harness_ext.adapters import helm_instances
+    from harness_ext.store.item_readers import READERS, reader_id
+
+    assert reader_id("helm_instances", helm_instances.REVISION) == f"helm_instances:{helm_instances.REVISION}"
+    assert set(READERS) == {"lm_eval_samples", "eee_samples", "item_table", "helm_instances", "inspect_items",
+                            "lighteval_details"}
+    with pytest.raises(ValueError, match="unknown item reader"):
+        reader_id("helm_instance", "1")

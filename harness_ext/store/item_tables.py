@@ -361,37 +361,39 @@ def ingest_walked(store, files: list, tables: list, runs: list, details: Optiona
     stored from the same path. ``reread_older`` (``ingest --reread``): so do those of every file an older item reader
     stored (:mod:`harness_ext.store.item_readers`).
     """
+    from .item_readers import reader_id
+
     again = {"reread_older": reread_older}
     if tables:
         for (idx, _, _), f in zip(tables, ingest_item_tables(store, [(p, spec) for _, p, spec in tables], **again)):
             files[idx] = f
     if details:
-        from harness_ext.adapters.lighteval_details import COPY_REASON, details_kind, read_details
+        from harness_ext.adapters.lighteval_details import COPY_REASON, REVISION as DETAILS, details_kind, read_details
 
         copies = [(idx, p) for idx, p in details if details_kind(p) == "results_copy"]
         for idx, p in copies:  # a details dataset's Parquet copy of its results file: the JSON one is read
             files[idx] = FileReport(str(p), "skipped", reason=COPY_REASON, quiet=True)
         details = [d for d in details if d not in copies]
         done = ingest_item_tables(store, [(p, None) for _, p in details], read=lambda p, _: read_details(p),
-                                  reader="lighteval_details", **again)
+                                  reader=reader_id("lighteval_details", DETAILS), **again)
         for (idx, _), f in zip(details, done):
             files[idx] = f
     runs = [d for idx, d in runs if files[idx].status != "skipped"]  # a skipped one's reason says it all
     logs = [p for p in runs if not Path(p).is_dir()]
     if logs:
-        from harness_ext.adapters.inspect_items import read_items
+        from harness_ext.adapters.inspect_items import REVISION as INSPECT, read_items
 
         files += ingest_item_tables(store, [(p, None) for p in logs], read=lambda p, _: read_items(p), reread=reread,
-                                    reader="inspect_items", **again)
+                                    reader=reader_id("inspect_items", INSPECT), **again)
     if len(logs) < len(runs):
-        from harness_ext.adapters.helm_instances import PER_INSTANCE_FILES, read_run_instances
+        from harness_ext.adapters.helm_instances import PER_INSTANCE_FILES, REVISION as HELM, read_run_instances
 
         runs = [d for d in runs if Path(d).is_dir() and any((Path(d) / n).is_file() for n in PER_INSTANCE_FILES)]
         files += ingest_item_tables(store, [(d, None) for d in runs], read=lambda d, _: read_run_instances(d),
-                                    reread=reread, reader="helm_instances", **again)
+                                    reread=reread, reader=reader_id("helm_instances", HELM), **again)
 
 
-def ingest_item_tables(store, tables: list, read=read_item_table, reread=frozenset(), reader: str = ITEMS_ADAPTER,
+def ingest_item_tables(store, tables: list, read=read_item_table, reread=frozenset(), reader: Optional[str] = None,
                        reread_older: bool = False) -> list:
     """Store item-response tables in ``store``'s samples table, one transaction per file.
 
@@ -408,9 +410,9 @@ def ingest_item_tables(store, tables: list, read=read_item_table, reread=frozens
     reread : set of str
         Paths read again: the item scores stored from such a path are replaced by this reading's in its transaction
         (kept as they were if it cannot be read or stored).
-    reader : str
-        The name of the item reader ``read`` is (:data:`harness_ext.store.item_readers.READERS`), recorded with each
-        source stored.
+    reader : str, optional
+        The item reader ``read`` is, as :func:`harness_ext.store.item_readers.reader_id` names it, recorded with each
+        source stored; default the item-table reader at :data:`REVISION`.
     reread_older : bool
         Read again the files from whose path an older revision of ``reader`` (or another reader) stored item scores,
         as for ``reread``. Without it such a file is left as stored, and counted (``older_reader``), if the store
@@ -425,7 +427,7 @@ def ingest_item_tables(store, tables: list, read=read_item_table, reread=frozens
     from .item_readers import is_older, reader_id
     from .samples import ensure_schema
 
-    shas, out, reader = None, [], reader_id(reader)
+    shas, out, reader = None, [], reader or reader_id(ITEMS_ADAPTER, REVISION)
     for path, spec in tables:
         try:
             table = read(path, spec)

@@ -521,7 +521,7 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
     ensure_schema(store)
     con = store.con
     stored = dict(con.execute("SELECT sha256, reader FROM sample_sources").fetchall())
-    readers = {False: reader_id("lm_eval_samples"), True: reader_id("eee_samples")}
+    readers = {False: reader_id("lm_eval_samples", REVISION), True: reader_id("eee_samples", EEE_REVISION)}
     next_id = con.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sample_sources").fetchall()[0][0]
     report = SamplesReport()
     files = _iter_sample_files(paths)
