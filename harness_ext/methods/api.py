@@ -112,7 +112,7 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
         Benchmark group the ingested benchmarks join (``load_matrix(benchmark=group)``).
     reread : bool, default False
         Read again the files an older version of their reader stored (``harness-ext ingest --reread``), replacing
-        what that reading stored, one file at a time; without it such files are left as they are and counted
+        what that reading stored, all or nothing per file; without it such files are left as they are and counted
         (``IngestReport.n_older_reader``).
     meta_columns, column_meta, mteb_split, mteb_languages : optional
         Reading options, as ``harness-ext ingest --meta-columns`` (CSV columns stored as model metadata; a list

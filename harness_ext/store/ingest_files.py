@@ -25,7 +25,6 @@ SAMPLES_ADAPTER = "lm_eval_samples"
 KEPT_REASON = "; what an older reader stored from it is kept as it was"
 
 
-
 def reading_options(meta_columns=None, column_meta=None, mteb_split: Optional[str] = None,
                     mteb_languages=None) -> dict:
     """The reading options adapters take (``ingest --meta-columns`` ...), as ``ingest_paths(options=...)`` reads them.
@@ -64,6 +63,7 @@ def reading_options(meta_columns=None, column_meta=None, mteb_split: Optional[st
         read_sidecar(column_meta)
         options["column_meta"] = str(Path(column_meta).resolve())
     return options
+
 
 @dataclass
 class FileReport:
