@@ -205,6 +205,7 @@ def test_ingest_reads_again_what_an_older_reader_stored(tmp_path):
 
 
 
+@pytest.mark.slow
 def test_ingest_takes_the_commands_reading_options(tmp_path):
     """hx.ingest had no form of --meta-columns (nor --column-meta, --mteb-split, --mteb-languages): a real
     leaderboard CSV's columns the command stores as model metadata were datasets through the API."""

@@ -23,6 +23,7 @@ def item_store(tmp_path_factory) -> Path:
     return db
 
 
+@pytest.mark.slow
 def test_reduce_items_writes_the_commands_manifest_byte_for_byte(item_store, tmp_path, capsys):
     cli = tmp_path / "cli"
     assert main(["reduce", "--db", str(item_store), "--items", "8", "--metric", "acc", "--seed", "3",

@@ -132,6 +132,7 @@ def test_usage_errors_on_counts():
     assert exc.value.code == 2
 
 
+@pytest.mark.slow
 def test_json_is_the_typed_result_on_plugins_info_matrix_stalk(tmp_path, capsys):
     """--json returns the command's Result (title, summary, tables) in the one envelope (command, warnings)."""
     from test_reduced_folder import _write_population
@@ -173,6 +174,7 @@ def test_warnings_are_logged_to_stderr_and_q_silences_them(tmp_path, capsys):
     assert "warning" not in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_no_module_prints_its_warnings():
     """Warnings and notes go through logging (stderr, -v/-q), never print()."""
     import ast

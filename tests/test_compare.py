@@ -117,6 +117,7 @@ def test_protocol_is_deterministic_for_a_seed_and_independent_of_n_jobs():
     assert a.selectors == SMALL and a.ks.tolist() == [2, 3, 4, 5, 6]
 
 
+@pytest.mark.slow
 def test_trials_go_through_the_configured_joblib_backend():
     """A Dask/Ray user only sets joblib's backend; results stay those of the sequential run."""
     import joblib
@@ -235,6 +236,7 @@ def test_tables_have_the_paper_layout():
     assert len(curves) == 5 * len(SMALL) * len(res.ks)
 
 
+@pytest.mark.slow
 def test_protocol_result_renders_and_serialises_itself(tmp_path):
     """Issue 18: the result is a Result (render, to_frame, to_json, plot), not a CLI printout."""
     import json

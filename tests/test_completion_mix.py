@@ -17,6 +17,7 @@ def _matrix(seed=0):
     return _proportions(seed, m=24, d=8, missing=0.3)  # two factors + noise through a logistic
 
 
+@pytest.mark.slow
 def test_weight_zero_is_the_engine_alone_and_one_is_benchpress():
     X = _matrix(1)
     miss = np.isnan(X)

@@ -27,6 +27,7 @@ def test_cv_plus_applies_each_score_to_its_own_fold_fit():
         cv_plus_bounds(centres, np.ones((2, 1)), [], [], 0.9)
 
 
+@pytest.mark.slow
 def test_interpolated_rank_covers_at_the_level_not_above_it():
     # n = 40 exchangeable scores: the conservative ceil rule (37th of 40) covers 37/41 = 0.902;
     # the interpolated rank 36.9 covers 0.900 (mean over 40,000 calibration sets, se 0.0015)

@@ -75,6 +75,7 @@ def test_composite_records_its_choices():
     assert raw.interval_scale_ == 1.0
 
 
+@pytest.mark.slow
 def test_inside_the_population_a_noisy_design_estimate_keeps_the_regression():
     source = _benchmark(120, seed=1)
     items = [random_items(S.shape[1], 30, 3 + k) for k, S in enumerate(source)]

@@ -171,7 +171,7 @@ def test_items_total_is_spread_over_the_tasks_and_reported(tmp_path, capsys):
 
 @pytest.mark.parametrize("design,estimator", [("stratified", "stratified_aipw"), ("stratified", "stratified_mean"),
                                               pytest.param("irt-anchors", "irt_anchors", marks=pytest.mark.slow),
-                                              ("search", "search_learn")])
+                                              pytest.param("search", "search_learn", marks=pytest.mark.slow)])
 def test_designs_through_reduce_and_predict(tmp_path, capsys, design, estimator):
     db, new = _store(tmp_path, sizes=(200, 300))
     out = tmp_path / "reduced"

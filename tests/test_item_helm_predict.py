@@ -104,6 +104,7 @@ def test_a_helm_run_of_the_manifest_items_equals_lm_eval_logs_of_them(tmp_path, 
     assert row["raw_lower"] < row["raw"] < row["raw_upper"]
 
 
+@pytest.mark.slow
 def test_helm_own_draw_is_the_sample_under_the_random_design(tmp_path):
     out = _reduce(tmp_path)
     m = load_manifest(out)
@@ -122,6 +123,7 @@ def test_helm_own_draw_is_the_sample_under_the_random_design(tmp_path):
     assert any("0 of the manifest's 12 items logged" in w for w in pred.warnings)
 
 
+@pytest.mark.slow
 def test_broken_helm_runs_give_one_clear_error(tmp_path):
     out = _reduce(tmp_path)
     m = load_manifest(out)

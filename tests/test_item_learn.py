@@ -35,6 +35,7 @@ class _Paper(RandomLearn):
         return super().predict(Y)
 
 
+@pytest.mark.slow
 def test_covers_like_the_population_and_uses_the_other_tasks():
     cover, with_others = _run(KernelLearn, seeds=8)
     assert 0.82 <= cover <= 0.98

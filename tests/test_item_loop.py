@@ -65,6 +65,7 @@ def test_every_item_gives_the_harness_score_exactly(tmp_path, capsys, metric, ta
     assert lm["results"][task][f"{metric.split(',')[0]},predicted"] == pytest.approx(want, abs=1e-10)
 
 
+@pytest.mark.slow
 def test_random_items_give_an_estimate_with_an_interval(tmp_path, capsys):
     db = _population(tmp_path)
     out = tmp_path / "reduced"

@@ -80,6 +80,7 @@ def test_tampered_item_blocks_are_refused(small_manifest):
         validate_manifest(bad)
 
 
+@pytest.mark.slow
 def test_anchor_estimates_widen_the_intervals_they_reach(small_manifest):
     """The anchors' error widens the observed cell (also on the raw scale), the predicted cells and the aggregate."""
     import harness_ext as hx
@@ -99,6 +100,7 @@ def test_anchor_estimates_widen_the_intervals_they_reach(small_manifest):
     assert a_wide["upper"] - a_wide["lower"] > a_plain["upper"] - a_plain["lower"]
 
 
+@pytest.mark.slow
 def test_anchor_scores_from_logged_samples_in_memory(small_manifest):
     """lm-eval's group row scores an anchored task as predict does: the anchors' weighted mean from the run's logged
     samples (in memory, as lm-eval keeps them), the cell marked as an anchor estimate, not a plain mean."""

@@ -175,6 +175,7 @@ def test_prediction_file_names_the_leaderboards_ifeval_by_the_mean_of_lm_evals_m
 
 
 @pytest.mark.skipif(not HFOPENLLM.is_dir(), reason="needs the shared Every Eval Ever data")
+@pytest.mark.slow
 def test_repeated_dataset_globs_give_a_manifest_predict_reads(tmp_path):
     """reduce --datasets A --datasets B (repeatable, any of them) recorded the list in source.query, which the
     manifest schema refused as 'not of type string, null': predict could not read the folder reduce wrote."""

@@ -193,6 +193,7 @@ def test_helm_lite_item_tables_never_point_at_lm_evals_mmlu(tmp_path, capsys, ta
 
 @pytest.mark.skipif(not (SHARED_DATA / "every_eval_ever" / "data" / "hfopenllm_v2").is_dir(),
                     reason="needs the shared Every Eval Ever data")
+@pytest.mark.slow
 def test_open_llm_leaderboard_v2_from_every_eval_ever(tmp_path, capsys):
     """The testers' case on the real files (a sample of models): leaderboard tasks, no 'Accuracy', no empty conf."""
     files = sorted((SHARED_DATA / "every_eval_ever" / "data" / "hfopenllm_v2").rglob("*.json"))[:60]

@@ -288,6 +288,7 @@ def test_rank_ensemble_is_a_cell_cv_candidate_and_completes_the_cells_when_chose
     assert fixed.describe()["scales_cross_validation"]["ensemble"] is None
 
 
+@pytest.mark.slow
 def test_a_column_with_no_observed_cell_fits_without_numpy_warnings(helm_classic_matrix):
     """A sparse matrix can hold a column nobody ran (a leaderboard's, once cross-validation hides cells or samples
     rows): the cell cross-validation's per-column sd took numpy's nanvar of it, and its 'Degrees of freedom <= 0'

@@ -338,6 +338,7 @@ def test_schema_rejects_a_broken_manifest(reduced):
         validate_manifest(m)
 
 
+@pytest.mark.slow
 def test_few_models_warning(split_store):
     db, _ = split_store
     with Store.open(db, read_only=True) as s:

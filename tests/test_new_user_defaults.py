@@ -51,6 +51,7 @@ def test_default_budget_is_ten_percent_not_one_dataset(lm_eval_mmlu, tmp_path):
     assert json.loads(first)["selection"]["subset_size"] == 6
 
 
+@pytest.mark.slow
 def test_no_chance_warning_on_a_leaderboard_without_corrected_datasets(tmp_path):
     """LiveBench: six percentage categories, none with a known chance level: every score is the same fraction of
     its scale, so the aggregate is consistent and predict says nothing (it warned on every prediction)."""

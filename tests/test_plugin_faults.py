@@ -576,6 +576,7 @@ def harness_ext_adapters():
 '''
 
 
+@pytest.mark.slow
 def test_predict_takes_the_adapter_its_ambiguity_error_asks_for(site, small_store, tmp_path):
     red = tmp_path / "red"
     assert _cli("reduce", "-q", "--db", small_store, "--budget", "2", "--out", red).returncode == 0

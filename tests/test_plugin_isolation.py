@@ -135,6 +135,7 @@ def test_contract_checks_fail_for_unknown_names(site, monkeypatch):
 
 
 # -- plugin versions in the manifest ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_manifest_records_plugin_distributions_and_is_byte_identical(tmp_path):
     import numpy as np
     import pandas as pd

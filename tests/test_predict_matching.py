@@ -24,6 +24,7 @@ CATEGORIES = ("agent_240829_agent", "code_240829_code", "instruct_240829_instruc
 HELD_OUT = "Mistral-Large-Instruct-2407"
 
 
+@pytest.mark.slow
 def test_a_new_models_csv_with_another_file_name_is_predicted(tmp_path):
     require(LEADERBOARDS)
     train, held = tmp_path / "train", {}

@@ -61,6 +61,7 @@ def test_mismatch_lists_found_and_expected_keys(reduced, tmp_path, capsys):
     assert "with metric 'acc_norm'; the manifest has benchmark 'lm_eval' and metric 'acc'" in err
 
 
+@pytest.mark.slow
 def test_lm_eval_schema_results_file_next_to_the_run(reduced, capsys):
     root, out, new = reduced
     assert main(["predict", "-m", str(out), str(new)]) == 0

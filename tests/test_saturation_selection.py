@@ -97,6 +97,7 @@ def _frame(X):
     return pd.DataFrame(X, index=[f"m{i:02d}" for i in range(len(X))], columns=[f"d{j}" for j in range(X.shape[1])])
 
 
+@pytest.mark.slow
 def test_reduce_records_every_demotion_and_reselects_with_it():
     import harness_ext
     from harness_ext.methods.reduction.manifest import build_manifest
@@ -125,6 +126,7 @@ def test_reduce_records_every_demotion_and_reselects_with_it():
                        selector_params={"demote_saturated": True})
 
 
+@pytest.mark.slow
 def test_cli_flag_reaches_the_manifest(tmp_path):
     from harness_ext.cli import main
     from harness_ext.store.ingest import bundled_data_path
@@ -155,6 +157,7 @@ def test_selector_parameters_from_the_command_line(tmp_path, capsys):
     assert "has no parameter 'no_such'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_predictor_parameters_from_the_command_line(tmp_path, capsys):
     """reduce --predictor-param KEY=VALUE reaches the predictor (its evidence, the selection's own predictor and the
     manifest), and predict rebuilds it from the manifest; an unknown key is refused."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from harness_ext.store.digest import fingerprint_arrays
 from harness_ext.store.matrix import _column_range, apply_normalisation, fingerprint, params_frame
@@ -53,6 +54,7 @@ def test_blocked_fingerprint_is_the_whole_matrix_hash():
     assert fingerprint(shuffled) == h.hexdigest()
 
 
+@pytest.mark.slow
 def test_reduce_selects_on_a_seeded_model_sample_and_says_so():
     from harness_ext.methods.reduction.manifest import build_manifest
 

@@ -104,6 +104,7 @@ def test_acc_interval_is_calibrated_below_chance_and_old_manifests_keep_theirs(n
     assert ((a["upper"] - a["lower"]) > (b["upper"] - b["lower"]) + 1e-9).all()
 
 
+@pytest.mark.slow
 def test_extra_truth_moves_only_the_extra_aggregate():
     """The engine scores the further aggregates against ``extra_truth``; given the fitted matrix, nothing changes."""
     from harness_ext.methods.engine.completion import LowRankCompleter

@@ -175,6 +175,7 @@ def test_reduce_with_prediction_selector_records_evidence_and_beats_random():
     assert exp["aggregate_interval_width_90"] == pytest.approx(2 * exp["aggregate_interval_90"], rel=1e-6)
 
 
+@pytest.mark.slow
 def test_cost_budget_picks_a_subset_within_the_cost():
     X = matrix(m=60, d=10, seed=8)
     costs = {f"d{j:02d}": float(c) for j, c in enumerate([100, 200, 50, 400, 100, 300, 100, 80, 60, 500])}
@@ -192,6 +193,7 @@ def test_cost_budget_picks_a_subset_within_the_cost():
         parse_budget("cost=-3", 10)
 
 
+@pytest.mark.slow
 def test_reduce_default_selector_is_prediction_greedy_and_the_manifest_says_why():
     from harness_ext.cli import build_parser
 

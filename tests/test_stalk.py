@@ -166,6 +166,7 @@ def _tsml_store(tmp_path):
     return db
 
 
+@pytest.mark.slow
 def test_cli_stalk_json(tmp_path, capsys):
     db = _tsml_store(tmp_path)
     out = tmp_path / "o"

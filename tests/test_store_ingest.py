@@ -278,6 +278,7 @@ def test_conflicts_listed_in_a_total_order(store, tmp_path):
         assert store.conflicts().equals(first)
 
 
+@pytest.mark.slow
 def test_model_metadata_is_one_row_per_model_source_and_key(tmp_path):
     """model_metadata has no index-backed key (new stores): its rows are unique by construction, whatever the
     adapters give (every fixture format, a file listing models more than once, and a re-ingest)."""

@@ -23,6 +23,7 @@ def _popen(*args):
                             stderr=subprocess.PIPE, text=True, env=ENV)
 
 
+@pytest.mark.slow
 def test_a_second_writer_waits_for_the_lock_and_then_ingests(tmp_path):
     db = tmp_path / "s.duckdb"
     holder = Store.open(db)

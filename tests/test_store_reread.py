@@ -184,6 +184,7 @@ def _as_schema_1(db) -> None:
     con.close()
 
 
+@pytest.mark.slow
 def test_a_store_made_before_readers_were_recorded_is_upgraded_and_read_again(fresh, tmp_path, capsys):
     db = tmp_path / "v1.duckdb"
     _ingest(db)
@@ -215,6 +216,7 @@ def test_a_newer_store_is_refused_unchanged(tmp_path):
         Store.open(str(db))
 
 
+@pytest.mark.slow
 def test_a_file_that_fails_to_read_again_keeps_its_rows(tmp_path, monkeypatch):
     """The newer reader refuses one CSV (as a stricter check would): it is skipped with a reason naming it and
     saying its stored rows stay; the others are read again."""
@@ -392,6 +394,7 @@ def test_a_file_edited_in_place_says_the_earlier_reading_stays(tmp_path):
                                 "since)") for n in read.notes)
 
 
+@pytest.mark.slow
 def test_files_read_again_are_replaced_in_one_transaction_and_one_that_fails_alone(tmp_path, monkeypatch):
     """The files a batch reads again are replaced together (one deletion over the tables, not one per file: most of
     a large re-read's time); when the store refuses one of them, the batch is rolled back and replaced in

@@ -76,6 +76,7 @@ def _as_older(db) -> None:
     con.close()
 
 
+@pytest.mark.slow
 def test_item_files_an_older_reader_stored_are_read_again_into_a_fresh_ingest(fresh, tmp_path):
     db = tmp_path / "old.duckdb"
     _ingest(db)
@@ -102,6 +103,7 @@ def test_item_files_an_older_reader_stored_are_read_again_into_a_fresh_ingest(fr
     assert not last.by_status("ingested") and last.n_older_reader == 0 and _tables(db) == after
 
 
+@pytest.mark.slow
 def test_a_schema_2_store_is_upgraded_in_place_and_its_item_files_read_again(fresh, tmp_path, capsys):
     db = tmp_path / "v2.duckdb"
     _ingest(db)
@@ -127,6 +129,7 @@ def test_a_schema_2_store_is_upgraded_in_place_and_its_item_files_read_again(fre
     assert _tables(db) == fresh[1]
 
 
+@pytest.mark.slow
 def test_an_item_file_the_store_refuses_to_replace_keeps_its_rows(fresh, tmp_path, monkeypatch):
     """The write of a new reading fails in the store after its deletion ran: its transaction is rolled back, the file
     is skipped with a reason naming it and saying its older rows stay, and it is read again next time."""
@@ -154,6 +157,7 @@ def test_an_item_file_the_store_refuses_to_replace_keeps_its_rows(fresh, tmp_pat
     assert _ingest(db).n_older_reader == len(skipped)
 
 
+@pytest.mark.slow
 def test_a_raised_item_reader_revision_counts_its_files(tmp_path, monkeypatch):
     """Raising one item reader's revision (HELM's per-instance stats here) makes its files older, and only its."""
     import harness_ext.adapters.helm_instances as helm_instances

@@ -49,6 +49,7 @@ def _statement(r: random.Random, depth: int) -> str:
     return "{{ " + _expr(r, 3) + " }}"
 
 
+@pytest.mark.slow
 def test_the_bound_is_never_below_a_real_render():
     utils = pytest.importorskip("lm_eval.utils")  # lm-eval's own environment, the one that renders the folder
     from jinja2 import nodes

@@ -465,6 +465,7 @@ def test_permutation_keeps_each_models_scores():
     assert np.array_equal(np.sort(X, axis=1), np.sort(Xp, axis=1)) and not np.array_equal(X, Xp)
 
 
+@pytest.mark.slow
 def test_permutation_pvalues_near_uniform_under_the_null():
     # i.i.d. continuous cells: the null holds exactly, so p-values are uniform on {1/50, ..., 1}
     rng = np.random.default_rng(2024)
@@ -483,6 +484,7 @@ def test_permutation_pvalues_near_uniform_under_the_null():
         assert abs(p.mean() - 0.51) < 0.07
 
 
+@pytest.mark.slow
 def test_permutation_pvalues_conservative_on_iid_binary_data():
     rng = np.random.default_rng(77)
     P = np.array(
@@ -530,6 +532,7 @@ def test_read_prompt_matrix_layouts(tmp_path):
         read_prompt_matrix(tmp_path / "bad.csv")
 
 
+@pytest.mark.slow
 def test_cli_prompt_level_end_to_end(tmp_path, capsys):
     from harness_ext.cli import main
 
@@ -579,6 +582,7 @@ def test_samples_matrix_from_lm_eval_logs_in_the_store(tmp_path):
             samples_matrix(store, "toy_arith_mc", models="toy/lm-large")
 
 
+@pytest.mark.slow
 def test_cli_weights_on_lm_eval_per_sample_logs(tmp_path, capsys):
     from harness_ext.cli import main
     from harness_ext.store.samples import ingest_samples
@@ -699,6 +703,7 @@ def test_cli_weights_completes_a_sparse_real_matrix(helm_classic_store, tmp_path
     assert c["random_weights"]["n_models"] == 67
 
 
+@pytest.mark.slow
 def test_cli_weights_names_what_it_drops_and_completes_prompt_csvs(tmp_path, capsys):
     # a model or column with no result at all is dropped and named; the rest is completed
     from harness_ext.cli import main
@@ -715,6 +720,7 @@ def test_cli_weights_names_what_it_drops_and_completes_prompt_csvs(tmp_path, cap
     assert "1 of 55 cells predicted by lowrank" in text
 
 
+@pytest.mark.slow
 def test_complete_matrix_follows_reduces_rules():
     from harness_ext.methods.weighting import complete_matrix
 
@@ -839,6 +845,7 @@ def test_few_models_warning_states_the_chance_of_an_unrelated_ranking():
     assert few_models_warning(4) is None and few_models_warning(40) is None
 
 
+@pytest.mark.slow
 def test_cli_weights_on_three_models_warns_that_rankings_say_little(tmp_path, capsys):
     """weights on a store of 3 models printed rank changes (all 0) and best/worst ranks without a word that 3 models
     have 6 rankings; it now warns, on stderr, in summary.json and in --json. 4 models: no warning."""
