@@ -20,6 +20,15 @@ without one, the folder above the revision folder (``GritLM__GritLM-7B`` -> ``Gr
 folder is 40 hex digits, ``no_revision_available`` or ``external``), else the file's folder.
 Benchmark ``mteb``; dataset = the task name.
 
+Experiment runs (mteb 2.x): a model run with settings other than its defaults (``ModelMeta.experiment_kwargs``:
+another embedding size, other prompts) is written to ``<model>/<revision>/experiments/<experiment>/<Task>.json``,
+the folder named by those settings, with its own ``model_meta.json``; mteb's ``ResultCache`` reads it as the
+model's result under that experiment name, apart from the default run (and leaves experiments out unless asked).
+Such a file is stored under the model at that experiment, ``org/model (<experiment>)``, with the model metadata
+``experiment`` and ``experiment_of`` (the plain model), so an experiment never shares a cell with the model's
+default run, and counted in one ingest note. The ``run_settings.jsonl`` mteb 2.x writes beside the task files
+(package versions and encode settings per task and split) holds no scores.
+
 MAIR results (benchmark ``mair``)
 ---------------------------------
 embeddings-benchmark/results also holds the results of MAIR (Massive Instructed Retrieval benchmark,
@@ -99,7 +108,7 @@ from typing import Optional
 
 from harness_ext.errors import IngestError, NotResults
 from harness_ext.hookspecs import hookimpl
-from harness_ext.types import Adapter, ResultRecord, SourceFile
+from harness_ext.types import Adapter, ResultRecord, SourceFile, variant_name
 
 MTEB_BENCHMARK = "mteb"
 #: The benchmark MAIR's results are stored under, apart from MTEB's tasks of the same name.
@@ -187,9 +196,27 @@ def _small(src: SourceFile) -> bool:
         return False
 
 
+#: The folder mteb 2.x keeps a revision's experiment runs in: ``<model>/<revision>/experiments/<experiment>/<Task>.json``.
+EXPERIMENTS_FOLDER = "experiments"
+#: The ingest note of an experiment run's file (one text for all of them: one report line with their count).
+EXPERIMENT_NOTE = ("mteb experiment run (<revision>/experiments/<name>/: the model run with non-default settings): "
+                   "stored as its own model, 'org/model (name)', apart from the model's default run")
+
+
+def experiment_of(path) -> Optional[str]:
+    """The experiment name of a file in mteb 2.x's experiment layout
+    (``<model>/<revision>/experiments/<experiment>/<Task>.json``), else None."""
+    parts = PurePosixPath(str(path)).parts
+    if len(parts) >= 5 and parts[-3] == EXPERIMENTS_FOLDER and parts[-2].strip():
+        return parts[-2]
+    return None
+
+
 def model_of(path) -> tuple:
     """``(model, revision)`` from the file's folders (see :func:`model_and_revision` for the whole rule)."""
     parts = PurePosixPath(str(path)).parts
+    if experiment_of(path) is not None:  # <model>/<revision>/experiments/<experiment>/<Task>.json, as mteb reads it
+        return parts[-5].replace("__", "/", 1), parts[-4]
     if len(parts) >= 3 and _REVISION.match(parts[-2]):
         return parts[-3].replace("__", "/", 1), parts[-2]
     if len(parts) >= 2:
@@ -412,6 +439,11 @@ def read(src: SourceFile):
         bench = RTEB_BENCHMARK
         meta["suite"] = "RTEB"
         src.note(RTEB_NOTE)
+    experiment = experiment_of(src.path)
+    if experiment is not None:  # settings other than the model's defaults: never the default run's cell
+        mmeta.update(experiment=experiment, experiment_of=model)
+        model = variant_name(model, experiment)
+        src.note(EXPERIMENT_NOTE)
     aggregate = bench == MTEB_BENCHMARK and str(task) in AGGREGATE_TASKS
     if aggregate:
         src.note(f"task {task} stored as an aggregate (mteb defines it as the mean of its sub-tasks)")
@@ -430,7 +462,9 @@ def read(src: SourceFile):
 def harness_ext_adapters():
     yield Adapter(
         name="mteb",
-        revision="2",  # 2: the model and revision the model_meta.json beside a file names (API models' folders 1, 2)
+        # 2: the model and revision the model_meta.json beside a file names (API models' folders 1, 2);
+        # 3: an experiment run (<revision>/experiments/<name>/) is its own model, "org/model (name)"
+        revision="3",
         description="MTEB task results: legacy <model>/<Task>.json (mteb 0.0.x-1.10) and current "
                     "<model>/<revision>/<Task>.json (scores per split and subset); the task's main score. "
                     "MAIR's and RTEB's results in the same folders are stored as benchmarks mair and rteb",
