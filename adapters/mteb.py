@@ -27,7 +27,8 @@ model's result under that experiment name, apart from the default run (and leave
 Such a file is stored under the model at that experiment, ``org/model (<experiment>)``, with the model metadata
 ``experiment`` and ``experiment_of`` (the plain model), so an experiment never shares a cell with the model's
 default run, and counted in one ingest note. The ``run_settings.jsonl`` mteb 2.x writes beside the task files
-(package versions and encode settings per task and split) holds no scores.
+(package versions and encode settings per task and split) holds no scores: like ``model_meta.json``, it is counted
+as skipped without a warning.
 
 MAIR results (benchmark ``mair``)
 ---------------------------------
@@ -162,6 +163,21 @@ def _is_model_meta(src: SourceFile, doc) -> bool:
 SNIFF_PARSE_BYTES = 16 << 20
 
 
+#: The file of run settings mteb 2.x writes beside a revision's task files (one JSON object per task and split).
+RUN_SETTINGS = "run_settings.jsonl"
+
+
+def _is_run_settings(src: SourceFile) -> bool:
+    """Whether ``src`` is mteb 2.x's ``run_settings.jsonl``: its first line names a task and its encode settings."""
+    if os.path.basename(src.pathname) != RUN_SETTINGS:
+        return False
+    try:
+        first = json.loads(src.head.split(b"\n", 1)[0])
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(first, dict) and "task" in first and "encode_kwargs" in first
+
+
 def can_handle(src: SourceFile) -> bool:
     """Whether ``src`` is an MTEB task result (or ``model_meta.json``), by the document's keys.
 
@@ -170,6 +186,8 @@ def can_handle(src: SourceFile) -> bool:
     past byte 4,800 -- a JSON object of ordinary size is parsed (ingest has usually parsed it already)
     and its top-level keys decide.
     """
+    if src.suffix == ".jsonl":
+        return _is_run_settings(src)
     if src.suffix != ".json":
         return False
     if src.pathname.endswith(MODEL_META):
@@ -392,6 +410,9 @@ def _choose(subsets: dict, languages) -> list:
 
 
 def read(src: SourceFile):
+    if src.suffix == ".jsonl" and _is_run_settings(src):
+        raise NotResults(src.path, f"mteb run settings ({RUN_SETTINGS}: package versions and encode settings per "
+                                   "task), no results of their own")
     doc = src.json()
     if isinstance(doc, dict) and _is_model_meta(src, doc):
         raise NotResults(src.path, f"MTEB model metadata ({MODEL_META}): read into the model's metadata with "

@@ -430,3 +430,18 @@ def test_an_experiment_run_beside_its_model_meta_json(tmp_path):
     assert s.counts()["conflicts"] == 0
     # model_meta.json names the folders' model: no note that it names another
     assert not any(n for f in rep.by_status("ingested") for n in f.notes if "model_meta.json beside" in n)
+
+
+def test_run_settings_jsonl_is_skipped_without_a_warning(tmp_path):
+    """mteb 2.x writes run_settings.jsonl beside a revision's task files; it was reported as "not a recognised result
+    file" once per model folder. No published file was found: this line has the keys mteb's
+    ``ResultCache.save_to_cache`` writes (task, splits, version, encode_kwargs, subsets), with made-up versions."""
+    rev = tmp_path / "intfloat__multilingual-e5-small" / "c007d7ef6fd86656326059b28395a7a03a7c5846"
+    rev.mkdir(parents=True)
+    (rev / "run_settings.jsonl").write_text(
+        '{"task": "JSTS", "splits": ["validation"], "version": {"mteb": "2.2.0", "torch": null}, '
+        '"encode_kwargs": {"batch_size": 32}, "subsets": ["default"]}\n')
+    s, rep = _store([tmp_path])
+    (f,) = rep.by_status("skipped")
+    assert f.quiet and "mteb run settings" in f.reason
+    assert s.con.execute("SELECT count(*) FROM datasets").fetchone()[0] == 0
