@@ -223,9 +223,15 @@ EXPERIMENT_NOTE = ("mteb experiment run (<revision>/experiments/<name>/: the mod
 
 def experiment_of(path) -> Optional[str]:
     """The experiment name of a file in mteb 2.x's experiment layout
-    (``<model>/<revision>/experiments/<experiment>/<Task>.json``), else None."""
+    (``<model>/<revision>/experiments/<experiment>/<Task>.json``), else None.
+
+    The folder above ``experiments`` must look like a revision (40 hex digits, ``no_revision_available``,
+    ``external``, or an API model's ``1``, ``2``): a user's own folder named ``experiments`` holding legacy
+    ``<model>/<Task>.json`` folders is not an experiment.
+    """
     parts = PurePosixPath(str(path)).parts
-    if len(parts) >= 5 and parts[-3] == EXPERIMENTS_FOLDER and parts[-2].strip():
+    if len(parts) >= 5 and parts[-3] == EXPERIMENTS_FOLDER and parts[-2].strip() and (
+            _REVISION.match(parts[-4]) or parts[-4].isdigit()):
         return parts[-2]
     return None
 

@@ -445,3 +445,14 @@ def test_run_settings_jsonl_is_skipped_without_a_warning(tmp_path):
     (f,) = rep.by_status("skipped")
     assert f.quiet and "mteb run settings" in f.reason
     assert s.con.execute("SELECT count(*) FROM datasets").fetchone()[0] == 0
+
+
+def test_a_users_folder_named_experiments_is_not_an_experiment_run(tmp_path):
+    """Only a folder ``experiments`` inside a revision folder is mteb's: legacy model folders kept under a user's
+    own ``experiments`` folder keep their model names."""
+    import shutil
+
+    shutil.copytree(FIX / "legacy" / "all-MiniLM-L6-v2", tmp_path / "runs" / "experiments" / "all-MiniLM-L6-v2")
+    s, rep = _store([tmp_path])
+    assert list(load_matrix(s, MatrixQuery(normalise="none")).index) == ["all-MiniLM-L6-v2"]
+    assert not any("mteb experiment run" in line for line in rep.note_lines())
