@@ -59,6 +59,10 @@ AGGREGATE_NAMES = frozenset({"mean win rate", "mean score", "score", "mmlu all s
 #: et al. 2024, "Global MMLU", section 3). An evaluation named as its leaderboard is that leaderboard's overall
 #: score wherever it appears (:func:`_is_aggregate`).
 BOARD_AGGREGATES = {"global_mmlu_lite": frozenset({"culturally_sensitive", "culturally_agnostic"})}
+#: An evaluation's name without its leaderboard's name (:func:`_board_part`) that is the leaderboard's overall score:
+#: the leaderboard's own name (empty) or "overall" (schema 0.2.2 MMLU-Pro records: ``MMLU-Pro (overall)``, the
+#: accuracy over all 14 subjects beside the subjects' own).
+BOARD_OVERALL = frozenset({"", "overall"})
 #: Words around a leaderboard's name in its source name ("Kaggle Global MMLU Lite Leaderboard").
 _BOARD_NOISE = re.compile(r"^(?:kaggle|hf|huggingface)_|_(?:leaderboard|board|results)$")
 #: Evaluation names that are a language: a multilingual leaderboard's per-language columns. On a leaderboard of a
@@ -98,7 +102,7 @@ _AGGREGATE_SEEN: dict = {}
 
 def _is_aggregate(name: str, bench: str = "") -> bool:
     """Whether an evaluation is its leaderboard's aggregate: a name of :data:`AGGREGATE_NAMES`, the leaderboard's
-    own name (:func:`_board_part` empty), or one of :data:`BOARD_AGGREGATES` of its leaderboard."""
+    own name or "overall" (:data:`BOARD_OVERALL`), or one of :data:`BOARD_AGGREGATES` of its leaderboard."""
     try:  # memoised: 4,574 leaderboard files repeat six names
         return _AGGREGATE_SEEN[(name, bench)]
     except KeyError:
@@ -108,7 +112,7 @@ def _is_aggregate(name: str, bench: str = "") -> bool:
     if not out and bench:
         board = _board(bench)
         part = _board_part(name, board)
-        out = part == "" or part in BOARD_AGGREGATES.get(board, ())
+        out = part in BOARD_OVERALL or part in BOARD_AGGREGATES.get(board, ())
     if len(_AGGREGATE_SEEN) < 100_000:
         _AGGREGATE_SEEN[(name, bench)] = out
     return out
@@ -521,6 +525,7 @@ def _row_kind(bench: str, name: str, ev: dict, desc, lower, lo, hi, helm_mmlu: b
 def harness_ext_adapters():
     yield Adapter(
         name="every-eval-ever",
+        revision="2",  # 2: a leaderboard's "overall" evaluation (MMLU-Pro (overall), schema 0.2.2) is an aggregate
         description="Every Eval Ever records (schema 0.2): HELM, Open LLM Leaderboard v2, RewardBench, ...",
         can_handle=can_handle,
         read=read,

@@ -18,8 +18,11 @@ Benchmark ``inspect``; dataset = the task name (an ``inspect_evals/`` prefix dro
 metric = the metric name, or ``<scorer>/<metric>`` when a log has several scores; a score whose epochs were reduced
 by another reducer than the mean has it before the metric (``match/max/accuracy``; Inspect writes one score per
 reducer), noted;
-``stderr`` (and ``std``) become the stderr of the scorer's first metric; a metric whose value is not a
-number is left out and counted in a note. Logs whose
+``stderr`` becomes the stderr of the scorer's first metric; ``std`` and ``var`` (the spread of the samples' scores, not
+the error of their mean: 0.31 beside an accuracy over 585 samples whose standard error is about 0.013) are stored as
+secondary metrics; a metric whose value is not a number is left out and counted in a note. A log run over several
+epochs scores each sample once, its epochs reduced (``epochs_reducer``), so the sample count stored is
+``completed_samples`` divided by the epochs (noted). Logs whose
 ``status`` is not ``success`` are refused: their scores cover only part of the samples. A log's samples (the
 ``samples`` list, an archive's ``samples/*.json`` members) go to the item table after the results
 (:mod:`harness_ext.adapters.inspect_items`).
@@ -34,7 +37,8 @@ from harness_ext.hookspecs import hookimpl
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
 BENCHMARK = "inspect"
-_SPREAD = ("stderr", "std", "var")
+#: The metric that is the standard error of a scorer's first metric (``std`` and ``var`` are the samples' spread).
+_SPREAD = ("stderr",)
 
 
 #: The most an archive's ``header.json`` may inflate to (Inspect writes a few kilobytes to a few megabytes: the
@@ -123,6 +127,19 @@ def reduced_otherwise(scores: list) -> list:
                    and s["reducer"] not in ("", "mean")})
 
 
+def _samples_scored(doc: dict, src: SourceFile):
+    """The number of samples the header's metrics are over: ``completed_samples``, divided by the epochs when the
+    log ran several (Inspect reduces each sample's epochs to one score before the metrics), noted."""
+    n = (doc.get("results") or {}).get("completed_samples")
+    epochs = (doc["eval"].get("config") or {}).get("epochs")
+    if isinstance(n, int) and isinstance(epochs, int) and not isinstance(epochs, bool) and epochs > 1 \
+            and n % epochs == 0:
+        src.note(f"{epochs} epochs: the metrics are over {n // epochs:,} samples' epoch-reduced scores, stored as the "
+                 f"sample count (not the {n:,} completed runs)")
+        return n // epochs
+    return n
+
+
 def read(src: SourceFile):
     doc = _header(src)
     if src.suffix == ".json" and src.path.name == "logs.json" and _is_index(doc):
@@ -131,7 +148,7 @@ def read(src: SourceFile):
     ev = doc["eval"]
     scores = (doc.get("results") or {}).get("scores") or []
     several, reducers = len(scores) > 1, reduced_otherwise(scores)
-    n = (doc.get("results") or {}).get("completed_samples")
+    n = _samples_scored(doc, src)
     meta = {"harness": "inspect_ai", "task_version": ev.get("task_version"),
             "inspect_ai": (ev.get("packages") or {}).get("inspect_ai"), "run_id": ev.get("run_id")}
     out, dropped = [], []
@@ -162,5 +179,7 @@ def read(src: SourceFile):
 @hookimpl
 def harness_ext_adapters():
     yield Adapter(name="inspect-ai", can_handle=can_handle, read=read,
-                  revision="2",  # 2: a score reduced by another reducer than the mean is named with it (max/accuracy)
+                  # 2: a score reduced by another reducer than the mean is named with it (max/accuracy);
+                  # 3: std/var are metrics, not the stderr; several epochs: the sample count is per sample
+                  revision="3",
                   description="Inspect AI evaluation logs (.json, .eval): header scores, samples to the item table")

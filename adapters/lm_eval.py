@@ -603,10 +603,22 @@ def read_v04(src: SourceFile):
         raise IngestError(src.path, "an lm-eval v0.4 results file without its 'config' object (the model and its "
                                     "arguments): not read")
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
+    _note_limited(doc, src)
     return _check_proportions(_unscored_groups(_drop_missing(_rows(
         src.path, doc["results"], v04=True, model=model, model_meta=meta,
         default_shots=_shot_count(src.path, config.get("num_fewshot"), "config.num_fewshot"),
         doc=doc, configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc)), src), doc, src), src)
+
+
+def _note_limited(doc: dict, src: SourceFile) -> None:
+    """Note the tasks scored on part of their documents (``n-samples`` effective below original: ``--limit``)."""
+    ns = doc.get("n-samples")
+    cut = {t: (v["effective"], v["original"]) for t, v in ns.items() if isinstance(v, dict)
+           and all(isinstance(v.get(k), int) for k in ("effective", "original")) and v["effective"] < v["original"]} \
+        if isinstance(ns, dict) else {}
+    if cut:  # a score over the first documents only: not the task's score over all of them
+        src.note(f"{len(cut)} task{'s' * (len(cut) != 1)} scored on part of {'its' if len(cut) == 1 else 'their'} documents (--limit): "
+                 + ", ".join(f"{t} {e:,} of {o:,}" for t, (e, o) in sorted(cut.items())))
 
 
 def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile) -> ResultRows:

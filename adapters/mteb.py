@@ -20,6 +20,16 @@ without one, the folder above the revision folder (``GritLM__GritLM-7B`` -> ``Gr
 folder is 40 hex digits, ``no_revision_available`` or ``external``), else the file's folder.
 Benchmark ``mteb``; dataset = the task name.
 
+Experiment runs (mteb 2.x): a model run with settings other than its defaults (``ModelMeta.experiment_kwargs``:
+another embedding size, other prompts) is written to ``<model>/<revision>/experiments/<experiment>/<Task>.json``,
+the folder named by those settings, with its own ``model_meta.json``; mteb's ``ResultCache`` reads it as the
+model's result under that experiment name, apart from the default run (and leaves experiments out unless asked).
+Such a file is stored under the model at that experiment, ``org/model (<experiment>)``, with the model metadata
+``experiment`` and ``experiment_of`` (the plain model), so an experiment never shares a cell with the model's
+default run, and counted in one ingest note. The ``run_settings.jsonl`` mteb 2.x writes beside the task files
+(package versions and encode settings per task and split) holds no scores: like ``model_meta.json``, it is counted
+as skipped without a warning.
+
 MAIR results (benchmark ``mair``)
 ---------------------------------
 embeddings-benchmark/results also holds the results of MAIR (Massive Instructed Retrieval benchmark,
@@ -99,7 +109,7 @@ from typing import Optional
 
 from harness_ext.errors import IngestError, NotResults
 from harness_ext.hookspecs import hookimpl
-from harness_ext.types import Adapter, ResultRecord, SourceFile
+from harness_ext.types import Adapter, ResultRecord, SourceFile, variant_name
 
 MTEB_BENCHMARK = "mteb"
 #: The benchmark MAIR's results are stored under, apart from MTEB's tasks of the same name.
@@ -153,6 +163,21 @@ def _is_model_meta(src: SourceFile, doc) -> bool:
 SNIFF_PARSE_BYTES = 16 << 20
 
 
+#: The file of run settings mteb 2.x writes beside a revision's task files (one JSON object per task and split).
+RUN_SETTINGS = "run_settings.jsonl"
+
+
+def _is_run_settings(src: SourceFile) -> bool:
+    """Whether ``src`` is mteb 2.x's ``run_settings.jsonl``: its first line names a task and its encode settings."""
+    if os.path.basename(src.pathname) != RUN_SETTINGS:
+        return False
+    try:
+        first = json.loads(src.head.split(b"\n", 1)[0])
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(first, dict) and "task" in first and "encode_kwargs" in first
+
+
 def can_handle(src: SourceFile) -> bool:
     """Whether ``src`` is an MTEB task result (or ``model_meta.json``), by the document's keys.
 
@@ -161,6 +186,8 @@ def can_handle(src: SourceFile) -> bool:
     past byte 4,800 -- a JSON object of ordinary size is parsed (ingest has usually parsed it already)
     and its top-level keys decide.
     """
+    if src.suffix == ".jsonl":
+        return _is_run_settings(src)
     if src.suffix != ".json":
         return False
     if src.pathname.endswith(MODEL_META):
@@ -187,9 +214,33 @@ def _small(src: SourceFile) -> bool:
         return False
 
 
+#: The folder mteb 2.x keeps a revision's experiment runs in: ``<model>/<revision>/experiments/<experiment>/<Task>.json``.
+EXPERIMENTS_FOLDER = "experiments"
+#: The ingest note of an experiment run's file (one text for all of them: one report line with their count).
+EXPERIMENT_NOTE = ("mteb experiment run (<revision>/experiments/<name>/: the model run with non-default settings): "
+                   "stored as its own model, 'org/model (name)', apart from the model's default run")
+
+
+def experiment_of(path) -> Optional[str]:
+    """The experiment name of a file in mteb 2.x's experiment layout
+    (``<model>/<revision>/experiments/<experiment>/<Task>.json``), else None.
+
+    The folder above ``experiments`` must look like a revision (40 hex digits, ``no_revision_available``,
+    ``external``, or an API model's ``1``, ``2``): a user's own folder named ``experiments`` holding legacy
+    ``<model>/<Task>.json`` folders is not an experiment.
+    """
+    parts = PurePosixPath(str(path)).parts
+    if len(parts) >= 5 and parts[-3] == EXPERIMENTS_FOLDER and parts[-2].strip() and (
+            _REVISION.match(parts[-4]) or parts[-4].isdigit()):
+        return parts[-2]
+    return None
+
+
 def model_of(path) -> tuple:
     """``(model, revision)`` from the file's folders (see :func:`model_and_revision` for the whole rule)."""
     parts = PurePosixPath(str(path)).parts
+    if experiment_of(path) is not None:  # <model>/<revision>/experiments/<experiment>/<Task>.json, as mteb reads it
+        return parts[-5].replace("__", "/", 1), parts[-4]
     if len(parts) >= 3 and _REVISION.match(parts[-2]):
         return parts[-3].replace("__", "/", 1), parts[-2]
     if len(parts) >= 2:
@@ -365,6 +416,9 @@ def _choose(subsets: dict, languages) -> list:
 
 
 def read(src: SourceFile):
+    if src.suffix == ".jsonl" and _is_run_settings(src):
+        raise NotResults(src.path, f"mteb run settings ({RUN_SETTINGS}: package versions and encode settings per "
+                                   "task), no results of their own")
     doc = src.json()
     if isinstance(doc, dict) and _is_model_meta(src, doc):
         raise NotResults(src.path, f"MTEB model metadata ({MODEL_META}): read into the model's metadata with "
@@ -412,6 +466,11 @@ def read(src: SourceFile):
         bench = RTEB_BENCHMARK
         meta["suite"] = "RTEB"
         src.note(RTEB_NOTE)
+    experiment = experiment_of(src.path)
+    if experiment is not None:  # settings other than the model's defaults: never the default run's cell
+        mmeta.update(experiment=experiment, experiment_of=model)
+        model = variant_name(model, experiment)
+        src.note(EXPERIMENT_NOTE)
     aggregate = bench == MTEB_BENCHMARK and str(task) in AGGREGATE_TASKS
     if aggregate:
         src.note(f"task {task} stored as an aggregate (mteb defines it as the mean of its sub-tasks)")
@@ -430,7 +489,9 @@ def read(src: SourceFile):
 def harness_ext_adapters():
     yield Adapter(
         name="mteb",
-        revision="2",  # 2: the model and revision the model_meta.json beside a file names (API models' folders 1, 2)
+        # 2: the model and revision the model_meta.json beside a file names (API models' folders 1, 2);
+        # 3: an experiment run (<revision>/experiments/<name>/) is its own model, "org/model (name)"
+        revision="3",
         description="MTEB task results: legacy <model>/<Task>.json (mteb 0.0.x-1.10) and current "
                     "<model>/<revision>/<Task>.json (scores per split and subset); the task's main score. "
                     "MAIR's and RTEB's results in the same folders are stored as benchmarks mair and rteb",

@@ -216,3 +216,20 @@ def test_a_bound_given_as_true_does_not_change_how_later_files_are_read(tmp_path
 
     assert max_scores(tmp_path / "odd") == {None}
     assert max_scores(real) == {1.0}
+
+
+def test_schema_0_2_2_leaderboard_record_values_and_its_overall_score_as_an_aggregate():
+    """A schema 0.2.2 record (evaluation_result_id, metric_id, metric_name, metric_kind, metric_unit): scores, bounds,
+    direction and model id are read as in 0.2.0. "MMLU-Pro (overall)", the accuracy over all subjects beside the
+    subjects' own, was stored as one more dataset (a subset member); it is the leaderboard's aggregate."""
+    s = Store.open(":memory:")
+    rep = ingest_paths(s, [FIX / "mmlu-pro"], show_progress=False)
+    (f,) = rep.by_status("ingested")
+    assert any("MMLU-Pro (overall)" in n and "aggregate" in n for n in f.notes)
+    got = {r[0]: r[1:] for r in s.con.execute(
+        "SELECT d.name, d.benchmark, d.metric, d.kind, d.higher_is_better, d.min_score, d.max_score, r.value "
+        "FROM results r JOIN datasets d USING (dataset_id)").fetchall()}
+    assert got["MMLU-Pro (overall)"] == ("mmlu_pro_leaderboard", "score", "aggregate", True, 0.0, 1.0, 0.5229)
+    assert got["MMLU-Pro (Biology)"] == ("mmlu_pro_leaderboard", "Accuracy", "dataset", True, 0.0, 1.0, 0.7141)
+    assert got["MMLU-Pro (Math)"][-1] == 0.5618 and got["MMLU-Pro (Other)"][-1] == 0.5162
+    assert [m for (m,) in s.con.execute("SELECT name FROM models").fetchall()] == ["01-ai/yi-1.5-34b-chat"]

@@ -94,3 +94,24 @@ def test_scores_of_other_reducers_than_the_mean_are_named_with_them(tmp_path):
         r = query_results(s, MatrixQuery(benchmarks=("inspect",)), all_metrics=True)
         assert list(zip(r["metric"], r["value"])) == [("max/accuracy", 1.0)]
         assert set(item_rows(s)["metric"]) == {"max/accuracy"}
+
+
+CYSE2 = (Path(__file__).parent / "fixtures" / "inspect"
+         / "2025-03-21T05-07-40+00-00_cyse2-vulnerability-exploit_mistral-large.json")
+
+
+def test_std_is_a_metric_not_the_stderr_and_epochs_are_not_samples():
+    """inspect_evals' cyse2_vulnerability_exploit (inspect_ai 0.3.75, 4 epochs over 585 samples) reports accuracy
+    0.3811, mean 0.3811 and std 0.3116. The std was stored as the accuracy's stderr (the samples' spread, about 24
+    times the standard error of their mean), and the sample count as the 2,340 completed runs."""
+    s = Store.open(":memory:")
+    rep = ingest_paths(s, [CYSE2], show_progress=False)
+    (f,) = rep.by_status("ingested")
+    assert f.notes == ["4 epochs: the metrics are over 585 samples' epoch-reduced scores, stored as the sample count "
+                       "(not the 2,340 completed runs)"]
+    rows = {r[0]: r[1:] for r in s.con.execute(
+        "SELECT d.metric, d.name, d.is_primary, r.value, r.stderr, r.n_samples FROM results r "
+        "JOIN datasets d USING (dataset_id)").fetchall()}
+    assert rows["accuracy"] == ("cyse2_vulnerability_exploit", True, 0.38108974358974373, None, 585)
+    assert rows["mean"][1:] == (False, 0.38108974358974357, None, 585)
+    assert rows["std"][1:] == (False, 0.3115628730565127, None, 585)

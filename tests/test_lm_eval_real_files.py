@@ -26,6 +26,9 @@ def test_chance_level_from_the_files_own_answer_choices():
         assert long.baseline_source["acc"] == "4 answer choices (the file's doc_to_choice)"
         assert long.value["acc"] == 0.51 and long.stderr["acc"] == pytest.approx(0.05024183937956913)
         assert long.n_samples["acc"] == 100  # --limit 100: n-samples' effective count, not the original 198
+        # a score over the first 100 of 198 questions is not the task's score over all of them: said
+        (f,) = report.files
+        assert "1 task scored on part of its documents (--limit): gpqa_diamond_zeroshot 100 of 198" in f.notes
         assert long.num_fewshot["acc"] == 0
         m = load_matrix(s, MatrixQuery(benchmarks=("lm_eval",)))
         assert m.index.tolist() == ["Qwen/Qwen3.5-9B"]  # model_args given as a JSON object
@@ -102,7 +105,8 @@ def test_a_metric_not_computed_is_left_out_not_the_file(tmp_path, missing):
         board = query_results(s, MatrixQuery(benchmarks=("lm_eval",)))
         assert sorted(board.dataset) == ["gpqa_diamond_zeroshot", "other_task"]  # each still has a primary metric
     # and it is reported, with counts and names (the ingest notes)
-    (note,) = report.files[0].notes
+    limited, note = report.files[0].notes  # the file's --limit run is noted first
+    assert limited.startswith("1 task scored on part of its documents (--limit)")
     assert note.startswith("4 metrics written as null, NaN, Infinity or not a number (not computed) left out: ")
     assert "empty_task acc" in note and note.endswith("; 1 task with no metric left")
 

@@ -384,3 +384,75 @@ def test_a_model_meta_json_that_names_the_folders_model_adds_no_note():
     s, rep = _store([GRIT])
     assert not any(n for f in rep.by_status("ingested") for n in f.notes if "model_meta.json" in n)
     assert "GritLM/GritLM-7B" in load_matrix(s, MatrixQuery(normalise="none")).index
+
+
+def _experiment_copy(tmp_path, src_dir, files, experiment):
+    """The real task files ``files`` of ``src_dir`` laid out as mteb 2.x writes a revision's default run and one
+    experiment run (``<model>/<revision>/experiments/<experiment>/``, mteb ``cache/result_cache.py``). The
+    experiment's copies hold the same values, re-indented: ingest reads a byte-identical file once, and only the
+    layout is tested here."""
+    import json
+    import shutil
+
+    rev = tmp_path / src_dir.parent.name / src_dir.name
+    exp = rev / "experiments" / experiment
+    for target in (rev, exp):
+        target.mkdir(parents=True)
+    for f in files:
+        shutil.copy(src_dir / f, rev / f)
+        (exp / f).write_text(json.dumps(json.loads((src_dir / f).read_text()), indent=1))
+    return tmp_path
+
+
+def test_an_experiment_run_is_its_own_model_not_the_default_runs_cell(tmp_path):
+    """mteb 2.x writes a model run with non-default settings to <revision>/experiments/<name>/: it was read as a
+    model named after the experiment folder, revision None (or, beside a model_meta.json, as the model itself, one
+    cell with its default run: a conflict whose value was the file read first)."""
+    e5 = FIX / "current" / "intfloat__multilingual-e5-small" / "c007d7ef6fd86656326059b28395a7a03a7c5846"
+    s, rep = _store([_experiment_copy(tmp_path, e5, ["JSTS.json"], "embed_dim_256")])
+    df = load_matrix(s, MatrixQuery(normalise="none"))
+    assert sorted(df.index) == ["intfloat/multilingual-e5-small", "intfloat/multilingual-e5-small (embed_dim_256)"]
+    assert df.loc["intfloat/multilingual-e5-small (embed_dim_256)", "JSTS"] == pytest.approx(0.789213)  # the file's main_score
+    assert s.counts()["conflicts"] == 0
+    meta = s.model_metadata(["intfloat/multilingual-e5-small (embed_dim_256)"])
+    got = dict(zip(meta.key, meta.value))
+    assert got["experiment"] == "embed_dim_256" and got["experiment_of"] == "intfloat/multilingual-e5-small"
+    assert got["revision"] == "c007d7ef6fd86656326059b28395a7a03a7c5846"
+    assert sum("mteb experiment run" in line for line in rep.note_lines()) == 1
+
+
+def test_an_experiment_run_beside_its_model_meta_json(tmp_path):
+    s, rep = _store([_experiment_copy(tmp_path, GRIT, ["Banking77Classification.json", "model_meta.json"],
+                                      "prompts_custom")])
+    df = load_matrix(s, MatrixQuery(normalise="none"))
+    assert sorted(df.index) == ["GritLM/GritLM-7B", "GritLM/GritLM-7B (prompts_custom)"]
+    assert df.loc["GritLM/GritLM-7B (prompts_custom)", "Banking77Classification"] == pytest.approx(0.793603896103896)
+    assert s.counts()["conflicts"] == 0
+    # model_meta.json names the folders' model: no note that it names another
+    assert not any(n for f in rep.by_status("ingested") for n in f.notes if "model_meta.json beside" in n)
+
+
+def test_run_settings_jsonl_is_skipped_without_a_warning(tmp_path):
+    """mteb 2.x writes run_settings.jsonl beside a revision's task files; it was reported as "not a recognised result
+    file" once per model folder. No published file was found: this line has the keys mteb's
+    ``ResultCache.save_to_cache`` writes (task, splits, version, encode_kwargs, subsets), with made-up versions."""
+    rev = tmp_path / "intfloat__multilingual-e5-small" / "c007d7ef6fd86656326059b28395a7a03a7c5846"
+    rev.mkdir(parents=True)
+    (rev / "run_settings.jsonl").write_text(
+        '{"task": "JSTS", "splits": ["validation"], "version": {"mteb": "2.2.0", "torch": null}, '
+        '"encode_kwargs": {"batch_size": 32}, "subsets": ["default"]}\n')
+    s, rep = _store([tmp_path])
+    (f,) = rep.by_status("skipped")
+    assert f.quiet and "mteb run settings" in f.reason
+    assert s.con.execute("SELECT count(*) FROM datasets").fetchone()[0] == 0
+
+
+def test_a_users_folder_named_experiments_is_not_an_experiment_run(tmp_path):
+    """Only a folder ``experiments`` inside a revision folder is mteb's: legacy model folders kept under a user's
+    own ``experiments`` folder keep their model names."""
+    import shutil
+
+    shutil.copytree(FIX / "legacy" / "all-MiniLM-L6-v2", tmp_path / "runs" / "experiments" / "all-MiniLM-L6-v2")
+    s, rep = _store([tmp_path])
+    assert list(load_matrix(s, MatrixQuery(normalise="none")).index) == ["all-MiniLM-L6-v2"]
+    assert not any("mteb experiment run" in line for line in rep.note_lines())
