@@ -23,46 +23,21 @@ ITEMS_ADAPTER = "item_table"
 SAMPLES_ADAPTER = "lm_eval_samples"
 #: What the reason of a file read again (``--reread``) but not stored adds: its older reading stays.
 KEPT_REASON = "; what an older reader stored from it is kept as it was"
+#: What the reason of an edited file not stored adds: its earlier reading stays.
+EDITED_KEPT_REASON = "; what its earlier content stored is kept as it was"
 
 
-def reading_options(meta_columns=None, column_meta=None, mteb_split: Optional[str] = None,
-                    mteb_languages=None) -> dict:
-    """The reading options adapters take (``ingest --meta-columns`` ...), as ``ingest_paths(options=...)`` reads them.
-
-    Parameters
-    ----------
-    meta_columns : str or sequence of str, optional
-        CSV columns stored as model metadata, never scores (a string is split at commas).
-    column_meta : path-like, optional
-        A sidecar YAML for every CSV (:mod:`harness_ext.adapters.csv_rules`): read once here, so a bad file is
-        refused before any CSV is read.
-    mteb_split : str, optional
-        The MTEB split to read instead of the first of test, dev, validation.
-    mteb_languages : str or sequence of str, optional
-        MTEB subsets (languages) to average over.
-
-    Returns
-    -------
-    dict
-        Only the options given (an empty dict reads every file as without options).
-    """
-    def names(value):
-        value = value.split(",") if isinstance(value, str) else list(value)
-        return [str(c).strip() for c in value if str(c).strip()]
-
-    options: dict = {}
-    if meta_columns:
-        options["meta_columns"] = names(meta_columns)
-    if mteb_split:
-        options["mteb_split"] = str(mteb_split)
-    if mteb_languages:
-        options["mteb_languages"] = names(mteb_languages)
-    if column_meta:
-        from harness_ext.adapters.csv_rules import read_sidecar
-
-        read_sidecar(column_meta)
-        options["column_meta"] = str(Path(column_meta).resolve())
-    return options
+def replaced_note(replaced: dict) -> str:
+    """The note of a file edited since it was stored, whose new reading replaced the earlier one(s)
+    (:attr:`FileReport.replaced`)."""
+    what = "results" if "n_results" in replaced else "item scores"
+    before, after = ((replaced["n_results"], replaced["n_results_now"]) if what == "results" else
+                     (replaced["n_samples"], replaced["n_samples_now"]))
+    sha = f"sha256 {replaced['sha256'][0][:12]}, " if len(replaced["sha256"]) == 1 else ""
+    earlier = (f"{n} earlier versions stored from this path (the first ingested {replaced['ingested_at']})"
+               if (n := replaced["versions"]) > 1 else
+               f"the earlier version stored from this path ({sha}ingested {replaced['ingested_at']})")
+    return f"replaced: the file changed since it was stored; {earlier} replaced ({before} {what} before, {after} now)"
 
 
 @dataclass
@@ -85,6 +60,10 @@ class FileReport:
     older_reader: bool = False
     #: Ingested by ``--reread``: what an older reader stored from it was replaced.
     reread: bool = False
+    #: Ingested over an earlier reading of the same path with other content (the file edited since), which it
+    #: replaced: ``versions`` (how many were stored), ``sha256`` (their hashes), ``ingested_at`` (the first's),
+    #: ``n_results``/``n_samples`` before and ``n_results_now``/``n_samples_now``. None otherwise.
+    replaced: Optional[dict] = None
 
 
 @dataclass
@@ -126,6 +105,8 @@ class IngestReport:
         item_conflicts = f" and {n} conflicting item scores" if (n := self.n_item_conflicts) else ""
         notes = f"; {n} notes on how files were read" if (n := sum(len(f.notes) for f in self.files)) else ""
         reread = f"; {n} of them read again, replacing what an older reader stored" if (n := self.n_reread) else ""
+        reread += (f"; {n} of them changed since stored, replacing their earlier reading" if (n := self.n_replaced)
+                   else "")
         older = (f"; {n} of them stored by an older reader: 'harness-ext ingest --reread' reads them again"
                  if (n := self.n_older_reader) else "")
         return (f"{ing} files ingested ({self.n_results} results{samples}{reread}), {unch} unchanged (already in the "
@@ -135,6 +116,11 @@ class IngestReport:
     def n_older_reader(self) -> int:
         """Files left unchanged that an older revision of their adapter stored (``ingest --reread`` reads them)."""
         return sum(f.older_reader for f in self.files)
+
+    @property
+    def n_replaced(self) -> int:
+        """Files edited since they were stored, whose new reading replaced the earlier one."""
+        return sum(f.replaced is not None for f in self.files if f.status == "ingested")
 
     @property
     def n_reread(self) -> int:
