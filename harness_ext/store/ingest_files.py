@@ -27,6 +27,46 @@ KEPT_REASON = "; what an older reader stored from it is kept as it was"
 EDITED_KEPT_REASON = "; what its earlier content stored is kept as it was"
 
 
+def reading_options(meta_columns=None, column_meta=None, mteb_split: Optional[str] = None,
+                    mteb_languages=None) -> dict:
+    """The reading options adapters take (``ingest --meta-columns`` ...), as ``ingest_paths(options=...)`` reads them.
+
+    Parameters
+    ----------
+    meta_columns : str or sequence of str, optional
+        CSV columns stored as model metadata, never scores (a string is split at commas).
+    column_meta : path-like, optional
+        A sidecar YAML for every CSV (:mod:`harness_ext.adapters.csv_rules`): read once here, so a bad file is
+        refused before any CSV is read.
+    mteb_split : str, optional
+        The MTEB split to read instead of the first of test, dev, validation.
+    mteb_languages : str or sequence of str, optional
+        MTEB subsets (languages) to average over.
+
+    Returns
+    -------
+    dict
+        Only the options given (an empty dict reads every file as without options).
+    """
+    def names(value):
+        value = value.split(",") if isinstance(value, str) else list(value)
+        return [str(c).strip() for c in value if str(c).strip()]
+
+    options: dict = {}
+    if meta_columns:
+        options["meta_columns"] = names(meta_columns)
+    if mteb_split:
+        options["mteb_split"] = str(mteb_split)
+    if mteb_languages:
+        options["mteb_languages"] = names(mteb_languages)
+    if column_meta:
+        from harness_ext.adapters.csv_rules import read_sidecar
+
+        read_sidecar(column_meta)
+        options["column_meta"] = str(Path(column_meta).resolve())
+    return options
+
+
 def replaced_note(replaced: dict) -> str:
     """The note of a file edited since it was stored, whose new reading replaced the earlier one(s)
     (:attr:`FileReport.replaced`)."""
