@@ -37,7 +37,7 @@ from ..types import _NAMES_OK, SourceFile
 from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _plain
 from .ingest_files import (EDITED_KEPT_REASON, KEPT_REASON, MAX_FILE_BYTES, SAMPLES_ADAPTER,  # noqa: F401
                            FileReport, IngestReport, _check, _max_file_bytes, _skip_reason, check_path, is_hidden,
-                           replaced_note)
+                           replaced_note, replaced_results)
 from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked, unclaimed_reason
 from .reread import (earlier_readings, is_older, options_text, other_reading_note, record_names, replace_sources,
                      stored_reads)
@@ -562,7 +562,7 @@ class _IngestRun:
             n = committed.get(sha, 0) if outcome.status == "ingested" else 0
             again, earlier = idx in self.replacing, self.edited.pop(idx, None)
             stays = (EDITED_KEPT_REASON if earlier else KEPT_REASON) if again and outcome.status != "ingested" else ""
-            replaced = _replaced(earlier, n) if earlier and outcome.status == "ingested" else None
+            replaced = replaced_results(earlier, n) if earlier and outcome.status == "ingested" else None
             self.report.files[idx] = FileReport(str(path), outcome.status, name, n, reason=outcome.reason + stays,
                                                 conflicts=outcome.conflicts, notes=self.notes_of.pop(idx, []),
                                                 reread=again and not earlier and outcome.status == "ingested",
@@ -615,13 +615,6 @@ class _IngestRun:
         if group:
             report.group = (group, store.add_benchmark_group(group, self.group_shas))
         return report
-
-
-def _replaced(earlier: list, n: int) -> dict:
-    """What a file edited since it was stored replaced (:attr:`FileReport.replaced`): its stored versions
-    ``(sha256, n_results, ingested_at)``, and ``n`` results now."""
-    return {"versions": len(earlier), "sha256": [v[0] for v in earlier], "ingested_at": str(earlier[0][2])[:19],
-            "n_results": sum(v[1] for v in earlier), "n_results_now": n}
 
 
 def _write_many(store, items: list) -> list:

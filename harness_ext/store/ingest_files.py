@@ -67,6 +67,14 @@ def reading_options(meta_columns=None, column_meta=None, mteb_split: Optional[st
     return options
 
 
+def replaced_results(earlier: list, n: int) -> dict:
+    """What a result file edited since it was stored replaced (:attr:`FileReport.replaced`): its stored versions
+    ``(sha256, n_results, ingested_at)`` (:func:`harness_ext.store.reread.earlier_readings`), and ``n`` results
+    now."""
+    return {"versions": len(earlier), "sha256": [v[0] for v in earlier], "ingested_at": str(earlier[0][2])[:19],
+            "n_results": sum(v[1] for v in earlier), "n_results_now": n}
+
+
 def replaced_note(replaced: dict) -> str:
     """The note of a file edited since it was stored, whose new reading replaced the earlier one(s)
     (:attr:`FileReport.replaced`)."""

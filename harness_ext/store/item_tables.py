@@ -489,17 +489,14 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False, read
     recorded with its sources; ``older``: an older reader stored item scores from its path."""
     from datetime import datetime, timezone
 
-    from .item_readers import earlier_item_sources, reader_id, replaced_items
+    from .item_readers import replaced_items
 
     frame = table.frame
     by = frame.groupby(["model", "task"], sort=True, observed=True)
     gid = by.ngroup().to_numpy()
     groups = by.size().index.to_frame(index=False).astype(str)
     groups["sha256"] = [_group_sha(table.sha256, m, t) for m, t in zip(groups["model"], groups["task"])]
-    # The same reader's earlier reading of this path, of other content: the file changed since, and is replaced.
-    earlier = earlier_item_sources(store.con, str(table.path), reader or reader_id(ITEMS_ADAPTER, REVISION))
-    if earlier and groups["sha256"].isin([r[0] for r in earlier]).all():
-        earlier = []
+    earlier = _edited(store.con, str(table.path), groups["sha256"], reader)
     replace = replace or bool(earlier)
     known, before, ids_before = shas, set(), []
     if replace:  # what the path stored before is deleted in the write's transaction: its hashes are not "stored"
@@ -564,6 +561,16 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False, read
     return FileReport(str(table.path), "ingested", ITEMS_ADAPTER, n_samples=int(n),
                       notes=notes + ([replaced_note(replaced)] if replaced else []), item_conflicts=int(n_differ),
                       reread=older and replace and not earlier, replaced=replaced)
+
+
+def _edited(con, path: str, group_shas: pd.Series, reader: Optional[str]) -> list:
+    """The same item reader's earlier reading of ``path`` if it was of other content (the file changed since, and
+    its new reading, of these group hashes, replaces it; :func:`~harness_ext.store.item_readers.earlier_item_sources`),
+    else []."""
+    from .item_readers import earlier_item_sources, reader_id
+
+    earlier = earlier_item_sources(con, path, reader or reader_id(ITEMS_ADAPTER, REVISION))
+    return [] if earlier and group_shas.isin([r[0] for r in earlier]).all() else earlier
 
 
 def _kept_ids(before: list, n: int, next_id: int) -> np.ndarray:

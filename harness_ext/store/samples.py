@@ -545,8 +545,7 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
             report.files.append(SamplesFileReport(str(path), "unchanged", mdl, task, older_reader=older))
             continue
         notes = list(frame.attrs.get("notes", []))
-        # The same reader's earlier reading of this path, of other content: the file changed since, and is replaced.
-        earlier = [] if sha in stored else earlier_item_sources(con, str(path), reader)
+        earlier = [] if sha in stored else earlier_item_sources(con, str(path), reader)  # the file changed since
         kept = KEPT_REASON if older else EDITED_KEPT_REASON if earlier else ""
         try:
             # A document logged twice under one filter would count twice in every item-level estimate from the
@@ -555,10 +554,9 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
         except IngestError as exc:
             report.files.append(SamplesFileReport(str(path), "skipped", reason=_skip_reason(exc) + kept))
             continue
-        # A file read again keeps its source id: its place in the ingest order (which of two scores is used) stays.
-        gone = ([r[1] for r in earlier] if earlier else
-                con.execute("SELECT source_id FROM sample_sources WHERE sha256 = ?", [sha]).fetchall()[0]
-                if older else [])
+        # A file read again (or edited) keeps its source id: its place in the ingest order (which of two scores is
+        # used) stays.
+        gone = [r[1] for r in earlier] or (_source_ids(con, sha) if older else [])
         sid = min(gone) if gone else next_id
         why = _write_samples(store, (str(path), sha, mdl, task, reader), frame.assign(source=str(path), source_id=sid),
                              sid, gone)
@@ -569,6 +567,10 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
         next_id += not gone
         report.files.append(_ingested(str(path), mdl, task, len(frame), notes, older, earlier))
     return report
+
+
+def _source_ids(con, sha: str) -> list:
+    return [r[0] for r in con.execute("SELECT source_id FROM sample_sources WHERE sha256 = ?", [sha]).fetchall()]
 
 
 def _ingested(path: str, mdl: str, task: str, n: int, notes: list, older: bool, earlier: list) -> SamplesFileReport:
