@@ -345,7 +345,9 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
     -------
     IngestReport
         One entry per candidate file: ingested, unchanged or skipped (with the reason).
-        Per-sample logs are stored in the samples table unless ``adapter`` is forced.
+        Per-sample logs are stored in the samples table unless ``adapter`` is forced. A file changed since it was
+        stored (the same path, adapter and options; other content) replaces its earlier reading, all or nothing
+        (``FileReport.replaced`` says what it replaced).
 
     Notes
     -----

@@ -7,7 +7,8 @@ of the day read from a file until that file is read again. Each item reader has 
 module, raised when it stores other item scores from the same file), and every item source records its reader as
 ``<name>:<revision>`` (NULL in stores made before it was recorded: an unknown, older reader). A file whose stored
 sources another reader (or revision) wrote is counted by ``ingest``; ``ingest --reread`` replaces them by a new
-reading, in one transaction per file (what fails to be read or stored keeps its older rows).
+reading, in one transaction per file (what fails to be read or stored keeps its older rows). A file whose content
+changed since the same reader stored it (:func:`earlier_item_sources`) replaces its earlier reading the same way.
 """
 
 from __future__ import annotations

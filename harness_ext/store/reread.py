@@ -6,7 +6,8 @@ reader) and the reading options it was read with (``sources.options``). Ingest i
 file stored by an older reader is not read again by itself: ``ingest`` counts such files, and ``ingest --reread``
 replaces what the older reading stored from each of them (:func:`replace_sources`: the files of a batch in one
 transaction, in halves if one of them fails, so a file that fails keeps its rows and takes no other with it), so
-the store ends as a fresh ingest of the same files in the same order would.
+the store ends as a fresh ingest of the same files in the same order would. A file changed since it was stored (the
+same path, adapter and reading options: :func:`earlier_readings`) replaces its earlier reading the same way.
 """
 
 from __future__ import annotations
