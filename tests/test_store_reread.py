@@ -378,9 +378,9 @@ def test_reading_again_over_several_batches(tmp_path, monkeypatch):
     assert _snapshot(db) == _snapshot(fresh_db)
 
 
-def test_a_file_edited_in_place_says_the_earlier_reading_stays(tmp_path):
-    """A leaderboard CSV updated at the same path (here its sidecar declares a direction) is another source: the
-    earlier reading stays beside it, and the note says so."""
+def test_a_file_whose_sidecar_changed_replaces_its_earlier_reading(tmp_path):
+    """A leaderboard CSV whose sidecar was added at the same path (here declaring a direction) is the same reading
+    of other content: it replaces the earlier reading (one source, the sidecar's direction), and the note says so."""
     import shutil
 
     f = tmp_path / "arena_hard_auto_leaderboard_v0.1.csv"
@@ -390,8 +390,11 @@ def test_a_file_edited_in_place_says_the_earlier_reading_stays(tmp_path):
         ingest_paths(store, [f], show_progress=False)
         (tmp_path / (f.name + ".meta.yaml")).write_text("columns:\n  score: {higher_is_better: true}\n")
         (read,) = ingest_paths(store, [f], show_progress=False).by_status("ingested")
-        assert any(n.startswith("stored before from this path with other content (the file or its sidecar changed "
-                                "since)") for n in read.notes)
+        assert read.replaced["versions"] == 1
+        assert any(n.startswith("replaced: the file changed since it was stored") for n in read.notes)
+        assert store.con.execute("SELECT count(*) FROM sources").fetchall() == [(1,)]
+        assert store.con.execute("SELECT DISTINCT higher_is_better FROM datasets WHERE metric = 'score'"
+                                 ).fetchall() == [(True,)]
 
 
 @pytest.mark.slow

@@ -49,6 +49,7 @@ def run(args) -> int:
                                                         "files": counts, "n_item_conflicts": report.n_item_conflicts,
                                                         "older_reader": report.n_older_reader,
                                                         "reread": report.n_reread,
+                                                        "replaced": report.n_replaced,
                                                         "models_by_precision": report.variants,
                                                         "names_differing_by_case": {
                                                             "pairs": len(report.case_names[1]),
@@ -57,6 +58,7 @@ def run(args) -> int:
                                                "n_results": f.n_results, "n_samples": f.n_samples, "reason": f.reason,
                                                "notes": list(f.notes), "item_conflicts": f.item_conflicts,
                                                "older_reader": f.older_reader, "reread": f.reread,
+                                               "replaced": f.replaced,
                                                "conflicts": [str(c) for c in f.conflicts]} for f in report.files]}}
     if report.group:
         name, added = report.group

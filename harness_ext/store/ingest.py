@@ -35,10 +35,12 @@ from ..report import listed
 from ..safe_input import read_bytes
 from ..types import _NAMES_OK, SourceFile
 from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _plain
-from .ingest_files import (KEPT_REASON, MAX_FILE_BYTES, SAMPLES_ADAPTER, FileReport, IngestReport,  # noqa: F401
-                           _check, _max_file_bytes, _skip_reason, check_path, is_hidden)
+from .ingest_files import (EDITED_KEPT_REASON, KEPT_REASON, MAX_FILE_BYTES, SAMPLES_ADAPTER,  # noqa: F401
+                           FileReport, IngestReport, _check, _max_file_bytes, _skip_reason, check_path, is_hidden,
+                           replaced_note, replaced_results)
 from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked, unclaimed_reason
-from .reread import is_older, options_text, other_reading_note, record_names, replace_sources, stored_reads
+from .reread import (earlier_readings, is_older, options_text, other_reading_note, record_names, replace_sources,
+                     stored_reads)
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
@@ -343,7 +345,9 @@ def ingest_paths(store, paths: Iterable, adapter: Optional[str] = None, show_pro
     -------
     IngestReport
         One entry per candidate file: ingested, unchanged or skipped (with the reason).
-        Per-sample logs are stored in the samples table unless ``adapter`` is forced.
+        Per-sample logs are stored in the samples table unless ``adapter`` is forced. A file changed since it was
+        stored (the same path, adapter and options; other content) replaces its earlier reading, all or nothing
+        (``FileReport.replaced`` says what it replaced).
 
     Notes
     -----
@@ -405,6 +409,8 @@ class _IngestRun:
         self.replacing: set = set()  # report indexes of files read again (--reread): each replaces its stored source
         self.reread_paths: set = set()  # their paths, for the item scores stored after the results
         self._older = False  # the file being read is one an older reader stored (read again)
+        self._earlier: list = []  # the stored versions of the file being read, edited since (replaced by it)
+        self.edited: dict = {}  # report index -> the stored versions a file edited since replaces
         self.report = IngestReport()
         self.pending: list = []  # (report index, path, sha, adapter name, records), written in one transaction per batch
         self.task_configs: dict = {}  # path -> {task: (config, config_source)}, kept once the file's results are stored
@@ -436,7 +442,7 @@ class _IngestRun:
         from .samples import is_samples_file
 
         report, forced = self.report, self.forced
-        self._older = False
+        self._older, self._earlier = False, []
         try:
             # A small regular file the walk listed is checked and read in one go (_read_walked).
             if not ("_regular" in src.__dict__ and ".jsonl" not in src.pathname and _read_walked(src, self.limit)):
@@ -470,6 +476,8 @@ class _IngestRun:
                     report.files.append(FileReport(src.pathname, "unchanged", chosen.name, older_reader=older))
                     return None
                 self._older = True
+            elif earlier := earlier_readings(self.store, src.pathname, chosen.name, src.options):
+                self._earlier = earlier  # the file changed since it was stored: its new reading replaces the earlier
             elif note := other_reading_note(self.store, src.pathname, chosen.name, src.options):
                 notes.append(note)
             records, configs = _records_of(src, chosen)
@@ -488,15 +496,17 @@ class _IngestRun:
 
     def _kept(self) -> str:
         """What a reason for not storing a file read again adds: its stored rows stay."""
-        return KEPT_REASON if self._older else ""
+        return KEPT_REASON if self._older else EDITED_KEPT_REASON if self._earlier else ""
 
     def queue(self, src, sha, chosen, records, configs, notes) -> None:
         if configs:
             self.task_configs[src.pathname] = configs
         self.report.files.append(None)
-        if self._older:
+        if self._older or self._earlier:
             self.replacing.add(len(self.report.files) - 1)
             self.reread_paths.add(str(src.path))
+        if self._earlier:
+            self.edited[len(self.report.files) - 1] = self._earlier
         if notes:
             self.notes_of[len(self.report.files) - 1] = notes
         self.pending.append((len(self.report.files) - 1, src.pathname, sha, chosen.name, records))
@@ -527,7 +537,8 @@ class _IngestRun:
         self.aliases_done = hook is not None
         # Files read again replace their stored sources, all in one transaction, or in halves if one fails
         # (store.reread). Sources given as arrays are written one per transaction (harness_ext.store.columnar).
-        again = [(item[2], item[1:], record_names(item[4])) for item in pending if item[0] in self.replacing]
+        again = [(tuple(v[0] for v in self.edited[item[0]]) if item[0] in self.edited else item[2], item[1:],
+                  record_names(item[4])) for item in pending if item[0] in self.replacing]
         replaced = iter(replace_sources(store, again, functools.partial(_write_many, store)) if again else [])
         outcomes = [next(done) if b else next(replaced) if item[0] in self.replacing
                     else write_columnar(store, *item[1:]) for item, b in zip(pending, batched)]
@@ -551,11 +562,15 @@ class _IngestRun:
             if outcome.status == "ingested" and sha not in committed:
                 outcome = SourceOutcome("skipped", reason="the store did not keep it (not found after the commit)")
             n = committed.get(sha, 0) if outcome.status == "ingested" else 0
-            again = idx in self.replacing
-            reason = outcome.reason + (KEPT_REASON if again and outcome.status != "ingested" else "")
-            self.report.files[idx] = FileReport(str(path), outcome.status, name, n, reason=reason,
+            again, earlier = idx in self.replacing, self.edited.pop(idx, None)
+            stays = (EDITED_KEPT_REASON if earlier else KEPT_REASON) if again and outcome.status != "ingested" else ""
+            replaced = replaced_results(earlier, n) if earlier and outcome.status == "ingested" else None
+            self.report.files[idx] = FileReport(str(path), outcome.status, name, n, reason=outcome.reason + stays,
                                                 conflicts=outcome.conflicts, notes=self.notes_of.pop(idx, []),
-                                                reread=again and outcome.status == "ingested")
+                                                reread=again and not earlier and outcome.status == "ingested",
+                                                replaced=replaced)
+            if replaced:
+                self.report.files[idx].notes.append(replaced_note(replaced))
             configs = self.task_configs.pop(path, None)
             if configs and outcome.status == "ingested":
                 kept.append((path, configs))
@@ -585,7 +600,8 @@ class _IngestRun:
             done = ingest_samples(store, [p for _, p in self.logs], show_progress=False, reread=self.reread)
             for (idx, _), f in zip(self.logs, done.files):
                 report.files[idx] = FileReport(f.path, f.status, SAMPLES_ADAPTER, reason=f.reason, n_samples=f.n_rows,
-                                               notes=f.notes, older_reader=f.older_reader, reread=f.reread)
+                                               notes=f.notes, older_reader=f.older_reader, reread=f.reread,
+                                               replaced=f.replaced)
         if self.tables or self.runs or self.details:
             ingest_walked(store, report.files, self.tables, self.runs, self.details, reread=self.reread_paths,
                           reread_older=self.reread)

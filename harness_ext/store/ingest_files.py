@@ -23,6 +23,8 @@ ITEMS_ADAPTER = "item_table"
 SAMPLES_ADAPTER = "lm_eval_samples"
 #: What the reason of a file read again (``--reread``) but not stored adds: its older reading stays.
 KEPT_REASON = "; what an older reader stored from it is kept as it was"
+#: What the reason of an edited file not stored adds: its earlier reading stays.
+EDITED_KEPT_REASON = "; what its earlier content stored is kept as it was"
 
 
 def reading_options(meta_columns=None, column_meta=None, mteb_split: Optional[str] = None,
@@ -65,6 +67,27 @@ def reading_options(meta_columns=None, column_meta=None, mteb_split: Optional[st
     return options
 
 
+def replaced_results(earlier: list, n: int) -> dict:
+    """What a result file edited since it was stored replaced (:attr:`FileReport.replaced`): its stored versions
+    ``(sha256, n_results, ingested_at)`` (:func:`harness_ext.store.reread.earlier_readings`), and ``n`` results
+    now."""
+    return {"versions": len(earlier), "sha256": [v[0] for v in earlier], "ingested_at": str(earlier[0][2])[:19],
+            "n_results": sum(v[1] for v in earlier), "n_results_now": n}
+
+
+def replaced_note(replaced: dict) -> str:
+    """The note of a file edited since it was stored, whose new reading replaced the earlier one(s)
+    (:attr:`FileReport.replaced`)."""
+    what = "results" if "n_results" in replaced else "item scores"
+    before, after = ((replaced["n_results"], replaced["n_results_now"]) if what == "results" else
+                     (replaced["n_samples"], replaced["n_samples_now"]))
+    sha = f"sha256 {replaced['sha256'][0][:12]}, " if len(replaced["sha256"]) == 1 else ""
+    earlier = (f"{n} earlier versions stored from this path (the first ingested {replaced['ingested_at']})"
+               if (n := replaced["versions"]) > 1 else
+               f"the earlier version stored from this path ({sha}ingested {replaced['ingested_at']})")
+    return f"replaced: the file changed since it was stored; {earlier} replaced ({before} {what} before, {after} now)"
+
+
 @dataclass
 class FileReport:
     path: str
@@ -85,6 +108,10 @@ class FileReport:
     older_reader: bool = False
     #: Ingested by ``--reread``: what an older reader stored from it was replaced.
     reread: bool = False
+    #: Ingested over an earlier reading of the same path with other content (the file edited since), which it
+    #: replaced: ``versions`` (how many were stored), ``sha256`` (their hashes), ``ingested_at`` (the first's),
+    #: ``n_results``/``n_samples`` before and ``n_results_now``/``n_samples_now``. None otherwise.
+    replaced: Optional[dict] = None
 
 
 @dataclass
@@ -126,6 +153,8 @@ class IngestReport:
         item_conflicts = f" and {n} conflicting item scores" if (n := self.n_item_conflicts) else ""
         notes = f"; {n} notes on how files were read" if (n := sum(len(f.notes) for f in self.files)) else ""
         reread = f"; {n} of them read again, replacing what an older reader stored" if (n := self.n_reread) else ""
+        reread += (f"; {n} of them changed since stored, replacing their earlier reading" if (n := self.n_replaced)
+                   else "")
         older = (f"; {n} of them stored by an older reader: 'harness-ext ingest --reread' reads them again"
                  if (n := self.n_older_reader) else "")
         return (f"{ing} files ingested ({self.n_results} results{samples}{reread}), {unch} unchanged (already in the "
@@ -135,6 +164,11 @@ class IngestReport:
     def n_older_reader(self) -> int:
         """Files left unchanged that an older revision of their adapter stored (``ingest --reread`` reads them)."""
         return sum(f.older_reader for f in self.files)
+
+    @property
+    def n_replaced(self) -> int:
+        """Files edited since they were stored, whose new reading replaced the earlier one."""
+        return sum(f.replaced is not None for f in self.files if f.status == "ingested")
 
     @property
     def n_reread(self) -> int:

@@ -7,7 +7,8 @@ of the day read from a file until that file is read again. Each item reader has 
 module, raised when it stores other item scores from the same file), and every item source records its reader as
 ``<name>:<revision>`` (NULL in stores made before it was recorded: an unknown, older reader). A file whose stored
 sources another reader (or revision) wrote is counted by ``ingest``; ``ingest --reread`` replaces them by a new
-reading, in one transaction per file (what fails to be read or stored keeps its older rows).
+reading, in one transaction per file (what fails to be read or stored keeps its older rows). A file whose content
+changed since the same reader stored it (:func:`earlier_item_sources`) replaces its earlier reading the same way.
 """
 
 from __future__ import annotations
@@ -38,3 +39,26 @@ def is_older(stored: Optional[str], reader: str) -> bool:
     """Whether an item source stored by ``stored`` (None: before readers were recorded) was read otherwise than
     ``reader`` reads it now."""
     return stored != reader
+
+
+def same_reader(stored: Optional[str], reader: str) -> bool:
+    """Whether an item source stored by ``stored`` (None: before readers were recorded) was read by the item reader
+    ``reader`` is, at any revision: the same reading of its path (another revision is an older reader)."""
+    return stored is None or stored.split(":")[0] == reader.split(":")[0]
+
+
+def earlier_item_sources(con, path: str, reader: str) -> list:
+    """``(sha256, source_id, n_rows, ingested_at)`` of the item sources the same item reader (:func:`same_reader`)
+    stored from ``path``, oldest first: those a new reading of other content (the file edited since) replaces."""
+    rows = con.execute("SELECT sha256, source_id, n_rows, ingested_at, reader FROM sample_sources WHERE path = ? "
+                       "ORDER BY source_id", [path]).fetchall()
+    return [r[:4] for r in rows if same_reader(r[4], reader)]
+
+
+def replaced_items(earlier: list, n_now: int) -> dict:
+    """What an item file edited since it was stored replaced (``FileReport.replaced``): ``earlier``
+    (:func:`earlier_item_sources`) as versions (one per ingest that stored from the path), and ``n_now`` item
+    scores now."""
+    times = sorted({r[3] for r in earlier})
+    return {"versions": len(times), "sha256": [], "ingested_at": str(times[0])[:19],
+            "n_samples": int(sum(r[2] for r in earlier)), "n_samples_now": int(n_now)}

@@ -48,7 +48,7 @@ import pandas as pd
 from ..errors import IngestError
 from ..types import check_name
 from .item_dedupe import dedupe_items as _dedupe
-from .ingest_files import ITEMS_ADAPTER, KEPT_REASON, FileReport, file_hash
+from .ingest_files import EDITED_KEPT_REASON, ITEMS_ADAPTER, KEPT_REASON, FileReport, file_hash, replaced_note
 from .item_format import LAYOUTS, ItemTable
 from .item_ids import assign_numbers, ensure_map, file_item_ids
 
@@ -489,28 +489,32 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False, read
     recorded with its sources; ``older``: an older reader stored item scores from its path."""
     from datetime import datetime, timezone
 
+    from .item_readers import replaced_items
+
+    frame = table.frame
+    by = frame.groupby(["model", "task"], sort=True, observed=True)
+    gid = by.ngroup().to_numpy()
+    groups = by.size().index.to_frame(index=False).astype(str)
+    groups["sha256"] = [_group_sha(table.sha256, m, t) for m, t in zip(groups["model"], groups["task"])]
+    earlier = _edited(store.con, str(table.path), groups["sha256"], reader)
+    replace = replace or bool(earlier)
     known, before, ids_before = shas, set(), []
     if replace:  # what the path stored before is deleted in the write's transaction: its hashes are not "stored"
         rows = store.con.execute("SELECT sha256, source_id FROM sample_sources WHERE path = ?",
                                  [str(table.path)]).fetchall()
         before, ids_before = {r[0] for r in rows}, [r[1] for r in rows]
         known = shas - before
-    frame = table.frame
-    by = frame.groupby(["model", "task"], sort=True, observed=True)
-    gid = by.ngroup().to_numpy()
-    groups = by.size().index.to_frame(index=False).astype(str)
-    groups["sha256"] = [_group_sha(table.sha256, m, t) for m, t in zip(groups["model"], groups["task"])]
     stored = groups["sha256"].isin(known).to_numpy()
     if stored.all():
         return FileReport(str(table.path), "unchanged", ITEMS_ADAPTER, older_reader=older)
     notes = list(table.notes)
     con = store.con
+    kept = (EDITED_KEPT_REASON if earlier else KEPT_REASON) if replace else ""
     try:
         # The numbers earlier files of the task gave its ids, and those of its new ids.
         frame, new_ids, id_notes = assign_numbers(con, table.path, table.benchmark, frame, table.ids)
     except IngestError as exc:
-        return FileReport(str(table.path), "skipped", ITEMS_ADAPTER,
-                          reason=exc.reason + (KEPT_REASON if replace else ""))
+        return FileReport(str(table.path), "skipped", ITEMS_ADAPTER, reason=exc.reason + kept)
     notes += id_notes
     if stored.any():  # another file with the same bytes and description: only its new groups are added
         notes.append(f"{int(stored.sum())} of {len(groups)} (model, task) groups already stored from an identical file")
@@ -548,13 +552,25 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False, read
                        "SELECT model, task, doc_id, metric, value, ?, source_id FROM _item_rows", [str(table.path)])
     except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.ConstraintException) as exc:
         return FileReport(str(table.path), "skipped", ITEMS_ADAPTER,
-                          reason=f"the store refused it: {str(exc).splitlines()[0]}" + (KEPT_REASON if replace else ""))
+                          reason=f"the store refused it: {str(exc).splitlines()[0]}" + kept)
     shas.difference_update(before)
     shas.update(sources["sha256"])
     n = con.execute("SELECT count(*) FROM samples WHERE list_contains(?, source_id)",
                     [ids[new].tolist()]).fetchall()[0][0]  # counted from the committed store
-    return FileReport(str(table.path), "ingested", ITEMS_ADAPTER, n_samples=int(n), notes=notes,
-                      item_conflicts=int(n_differ), reread=older and replace)
+    replaced = replaced_items(earlier, n) if earlier else None
+    return FileReport(str(table.path), "ingested", ITEMS_ADAPTER, n_samples=int(n),
+                      notes=notes + ([replaced_note(replaced)] if replaced else []), item_conflicts=int(n_differ),
+                      reread=older and replace and not earlier, replaced=replaced)
+
+
+def _edited(con, path: str, group_shas: pd.Series, reader: Optional[str]) -> list:
+    """The same item reader's earlier reading of ``path`` if it was of other content (the file changed since, and
+    its new reading, of these group hashes, replaces it; :func:`~harness_ext.store.item_readers.earlier_item_sources`),
+    else []."""
+    from .item_readers import earlier_item_sources, reader_id
+
+    earlier = earlier_item_sources(con, path, reader or reader_id(ITEMS_ADAPTER, REVISION))
+    return [] if earlier and group_shas.isin([r[0] for r in earlier]).all() else earlier
 
 
 def _kept_ids(before: list, n: int, next_id: int) -> np.ndarray:

@@ -6,7 +6,8 @@ reader) and the reading options it was read with (``sources.options``). Ingest i
 file stored by an older reader is not read again by itself: ``ingest`` counts such files, and ``ingest --reread``
 replaces what the older reading stored from each of them (:func:`replace_sources`: the files of a batch in one
 transaction, in halves if one of them fails, so a file that fails keeps its rows and takes no other with it), so
-the store ends as a fresh ingest of the same files in the same order would.
+the store ends as a fresh ingest of the same files in the same order would. A file changed since it was stored (the
+same path, adapter and reading options: :func:`earlier_readings`) replaces its earlier reading the same way.
 """
 
 from __future__ import annotations
@@ -26,19 +27,35 @@ def options_text(options: Optional[dict]) -> Optional[str]:
 
 
 def stored_reads(store, load: bool = False) -> tuple:
-    """``({sha256: reader}, {path: {(adapter, options)}})`` of the store's sources as an ingest found them: read
-    (``load``) at its start, while it holds the store (it reads files with the store released between batches)."""
+    """``({sha256: reader}, {path: {(adapter, options)}}, {(path, adapter, options): [(sha256, n_results,
+    ingested_at)]})`` of the store's sources as an ingest found them: read (``load``) at its start, while it holds
+    the store (it reads files with the store released between batches)."""
     reads = store.__dict__.get("_reads")
     if load and not store._shas:  # an empty store: no query
-        reads = store._reads = ({}, {})
+        reads = store._reads = ({}, {}, {})
     elif load or reads is None and store.con is not None:
-        by_sha, by_path = {}, {}
-        for sha, reader, path, adapter, options in store.con.execute(
-                "SELECT sha256, reader, path, adapter, options FROM sources").fetchall():
-            by_sha[sha] = reader
-            by_path.setdefault(path, set()).add((adapter, options))
-        reads = store._reads = (by_sha, by_path)
-    return reads if reads is not None else ({}, {})
+        reads = store._reads = ({}, {}, {})
+        _add_reads(reads, store.con.execute(
+            "SELECT sha256, reader, path, adapter, options, n_results, ingested_at FROM sources ORDER BY source_id"))
+    return reads if reads is not None else ({}, {}, {})
+
+
+def _add_reads(reads: tuple, rows) -> None:
+    by_sha, by_path, by_reading = reads
+    for sha, reader, path, adapter, options, n, at in rows.fetchall():
+        by_sha[sha] = reader
+        by_path.setdefault(path, set()).add((adapter, options))
+        by_reading.setdefault((path, adapter, options), []).append((sha, n, at))
+
+
+def earlier_readings(store, path: str, adapter: str, options: Optional[dict]) -> list:
+    """The stored versions ``(sha256, n_results, ingested_at)`` of the same reading of ``path`` (the same adapter
+    and reading options), oldest first: a file about to be stored with other content was edited since (or its
+    sidecar was), and its new reading replaces them (:func:`replace_sources`). Several: stored by a harness-ext
+    that kept an edited file's readings side by side."""
+    if not store._shas:
+        return []  # an empty store: nothing read before
+    return list(stored_reads(store)[2].get((path, adapter, options_text(options)), ()))
 
 
 def is_older(store, sha: str, revision) -> bool:
@@ -50,8 +67,8 @@ def is_older(store, sha: str, revision) -> bool:
 
 def other_reading_note(store, path: str, adapter: str, options: Optional[dict]) -> str:
     """The note for a file about to be stored that the store holds already from the same path read with other
-    reading options, with other content (the file or its sidecar edited) or by another adapter (each makes another
-    source: both readings are kept), or ''."""
+    reading options or by another adapter (each makes another source: both readings are kept), or ''. The same
+    reading of other content (the file edited) replaces the earlier one instead (:func:`earlier_readings`)."""
     if not store._shas:
         return ""  # an empty store: nothing read before
     now = options_text(options)
@@ -62,10 +79,6 @@ def other_reading_note(store, path: str, adapter: str, options: Optional[dict]) 
         return (f"stored before from this path with other reading options ({shown}; now {now or 'none'}): this "
                 "reading is stored as another source beside it, and a cell both give is stored twice (the first is "
                 "used)")
-    if (adapter, now) in stored:  # the same reading of other bytes: the file or its sidecar changed since
-        return ("stored before from this path with other content (the file or its sidecar changed since): this "
-                "reading is stored as another source beside the earlier one, which stays (a cell both give is stored "
-                "twice; the first is used)")
     others = sorted({a for a, _o in stored if a != adapter})
     if others:
         return (f"stored before from this path as {', '.join(others)} (now {adapter}): this reading is stored as "
@@ -99,7 +112,9 @@ def replace_sources(store, items: list, write: Callable[[list], list]) -> list:
     """Replace everything each source stored by a new reading of it; the outcomes, in order.
 
     ``items``: ``(sha256, source, names)`` of stored sources read again: the new reading as ``write`` takes it, and
-    the model names and dataset keys it gives (:func:`record_names`). ``write(sources)`` writes new readings as
+    the model names and dataset keys it gives (:func:`record_names`). ``sha256`` may be a tuple of the hashes of
+    several stored sources (the versions of an edited file, :func:`earlier_readings`): the new reading replaces
+    all of them, and takes the place (source id) of the first. ``write(sources)`` writes new readings as
     sources numbered from the store's next source id, in order
     (:meth:`~harness_ext.store.db.Store.ingest_batch`, :func:`~harness_ext.store.columnar.write_columnar`), and
     returns the ``SourceOutcome`` of each.
@@ -132,24 +147,28 @@ def _replace(store, items: list, write: Callable[[list], list], alone: bool = Fa
     import duckdb
 
     con = store.con
-    shas = [item[0] for item in items]
+    olds = [item[0] if isinstance(item[0], tuple) else (item[0],) for item in items]
+    shas = [sha for old in olds for sha in old]
     sids = dict(con.execute("SELECT sha256, source_id FROM sources WHERE list_contains(?, sha256)",
                             [shas]).fetchall())
-    order = sorted(range(len(items)), key=lambda i: sids[shas[i]])
+    first = [min(sids[sha] for sha in old) for old in olds]  # where each new reading is stored
+    order = sorted(range(len(items)), key=first.__getitem__)
     next_source = store._next_source
     outcomes: list = [None] * len(items)
     ok = False
     try:
         with store.transaction():
-            top = _forget(con, [(sids[sha], names) for sha, _, names in items])
+            # A later version of an edited file names nothing of its own: its new reading takes the first's place.
+            top = _forget(con, [(sids[sha], names if sids[sha] == at else ([], []))
+                                for old, at, (_, _, names) in zip(olds, first, items) for sha in old])
             forgotten = _forgotten(con)
             _uncache(store, shas, forgotten)
             # New ids are numbered after the forgotten ones (a reserved key no name matches holds the highest), so
             # _restore can give a model or dataset made again its old id back without meeting a new one's.
             store._model_ids[_RESERVED] = top[0]
             store._dataset_ids[_RESERVED] = top[1]
-            for run in _runs(order, [sids[sha] for sha in shas]):
-                store._next_source = sids[shas[run[0]]]  # the new readings are numbered as the old ones were
+            for run in _runs(order, first):
+                store._next_source = first[run[0]]  # the new readings are numbered as the old ones were
                 for i, outcome in zip(run, write([items[i][1] for i in run])):
                     if outcome.status != "ingested":
                         raise _Refused(outcome)
@@ -173,11 +192,23 @@ def _replace(store, items: list, write: Callable[[list], list], alone: bool = Fa
     if not ok:
         return outcomes if alone else None
     _recache(store, restored)
+    if len(shas) > len(items):  # later versions of an edited file are gone: the next id as the store now has it
+        store._next_source = con.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sources").fetchall()[0][0]
     reads = store.__dict__.get("_reads")
     if reads is not None:
-        reads[0].update(con.execute("SELECT sha256, reader FROM sources WHERE list_contains(?, sha256)",
-                                    [shas]).fetchall())
+        _forget_reads(reads, set(shas))
+        _add_reads(reads, con.execute("SELECT sha256, reader, path, adapter, options, n_results, ingested_at "
+                                      "FROM sources WHERE list_contains(?, source_id) ORDER BY source_id", [first]))
     return outcomes
+
+
+def _forget_reads(reads: tuple, shas: set) -> None:
+    """:func:`stored_reads` without the sources ``shas`` replaced (an edited file's earlier versions)."""
+    for sha in shas:
+        reads[0].pop(sha, None)
+    for key, versions in list(reads[2].items()):
+        if any(v[0] in shas for v in versions):
+            reads[2][key] = [v for v in versions if v[0] not in shas]
 
 
 def _runs(order: list, sids: list) -> list:

@@ -61,7 +61,8 @@ import pandas as pd
 from ..errors import IngestError, StoreError
 from ..safe_input import read_bytes
 from ..types import _check_text, check_storable, eee_model_name
-from .ingest_files import KEPT_REASON, _max_file_bytes, _skip_reason, check_path, walk_files
+from .ingest_files import (EDITED_KEPT_REASON, KEPT_REASON, _max_file_bytes, _skip_reason, check_path, replaced_note,
+                           walk_files)
 from .ingest_read import lfs_pointer_reason, read_inflated
 from .item_dedupe import dedupe_items
 
@@ -289,6 +290,9 @@ class SamplesFileReport:
     older_reader: bool = False
     #: Read again (``reread``): what an older reader stored from it was replaced.
     reread: bool = False
+    #: What an earlier reading of its path with other content (the file edited since) stored, which it replaced
+    #: (:func:`harness_ext.store.item_readers.replaced_items`); None otherwise.
+    replaced: Optional[dict] = None
 
 
 @dataclass
@@ -516,7 +520,7 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
     first-ingested is the one :func:`prompt_matrix` uses, as for results.
     """
     from ..report import progress
-    from .item_readers import is_older, reader_id
+    from .item_readers import earlier_item_sources, is_older, reader_id
 
     ensure_schema(store)
     con = store.con
@@ -541,7 +545,8 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
             report.files.append(SamplesFileReport(str(path), "unchanged", mdl, task, older_reader=older))
             continue
         notes = list(frame.attrs.get("notes", []))
-        kept = KEPT_REASON if older else ""
+        earlier = [] if sha in stored else earlier_item_sources(con, str(path), reader)  # the file changed since
+        kept = KEPT_REASON if older else EDITED_KEPT_REASON if earlier else ""
         try:
             # A document logged twice under one filter would count twice in every item-level estimate from the
             # store: the same scores are kept once (noted), different ones refuse the file, as for item tables.
@@ -549,32 +554,46 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
         except IngestError as exc:
             report.files.append(SamplesFileReport(str(path), "skipped", reason=_skip_reason(exc) + kept))
             continue
-        # A file read again keeps its source id: its place in the ingest order (which of two scores is used) stays.
-        sid = (con.execute("SELECT source_id FROM sample_sources WHERE sha256 = ?", [sha]).fetchall()[0][0]
-               if older else next_id)
+        # A file read again (or edited) keeps its source id: its place in the ingest order (which of two scores is
+        # used) stays.
+        gone = [r[1] for r in earlier] or (_source_ids(con, sha) if older else [])
+        sid = min(gone) if gone else next_id
         why = _write_samples(store, (str(path), sha, mdl, task, reader), frame.assign(source=str(path), source_id=sid),
-                             sid, older)
+                             sid, gone)
         if why:
             report.files.append(SamplesFileReport(str(path), "skipped", reason=why + kept))
             continue
         stored[sha] = reader
-        next_id += not older
-        report.files.append(SamplesFileReport(str(path), "ingested", mdl, task, len(frame), notes=notes,
-                                              reread=older))
+        next_id += not gone
+        report.files.append(_ingested(str(path), mdl, task, len(frame), notes, older, earlier))
     return report
 
 
-def _write_samples(store, source: tuple, frame: pd.DataFrame, sid: int, replace: bool) -> str:
+def _source_ids(con, sha: str) -> list:
+    return [r[0] for r in con.execute("SELECT source_id FROM sample_sources WHERE sha256 = ?", [sha]).fetchall()]
+
+
+def _ingested(path: str, mdl: str, task: str, n: int, notes: list, older: bool, earlier: list) -> SamplesFileReport:
+    """The report of a file stored: read again (``older``), or replacing the ``earlier`` reading of its path."""
+    from .item_readers import replaced_items
+
+    replaced = replaced_items(earlier, n) if earlier else None
+    return SamplesFileReport(path, "ingested", mdl, task, n, notes=notes + ([replaced_note(replaced)] if replaced
+                                                                            else []),
+                             reread=older and not earlier, replaced=replaced)
+
+
+def _write_samples(store, source: tuple, frame: pd.DataFrame, sid: int, replace: list) -> str:
     """Store one file's sample rows as source ``sid`` (``source``: its path, hash, model, task and reader) in one
-    transaction (``replace``: with the deletion of what an older reading stored as that source); the reason the
-    store refused it, or ''."""
+    transaction (``replace``: with the deletion of the sources an older reading, or the earlier reading of the file
+    edited since, stored); the reason the store refused it, or ''."""
     path, sha, mdl, task, reader = source
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     try:
         with store.transaction(_samples_frame=frame) as con:  # rolled back whole on any error
             if replace:
-                con.execute("DELETE FROM samples WHERE source_id = ?", [sid])
-                con.execute("DELETE FROM sample_sources WHERE source_id = ?", [sid])
+                con.execute("DELETE FROM samples WHERE list_contains(?, source_id)", [list(replace)])
+                con.execute("DELETE FROM sample_sources WHERE list_contains(?, source_id)", [list(replace)])
             con.execute("INSERT INTO sample_sources (source_id, path, sha256, model, task, n_rows, ingested_at, "
                         "reader) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [sid, path, sha, mdl, task, len(frame), now, reader])
             con.execute("INSERT INTO samples BY NAME SELECT * FROM _samples_frame")
