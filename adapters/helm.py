@@ -12,8 +12,9 @@ A run's primary record is the scenario's *main metric*, picked the way HELM's
 schema does it: each run group in ``schema_classic.yaml`` names an
 ``environment: {main_name, main_split}`` and HELM's tables show the
 unperturbed stat with that name on that split. :data:`MAIN_METRICS` copies
-those pairs for the HELM Classic/Lite, Safety and Capabilities scenarios
-(``schema_classic.yaml``, ``schema_safety.yaml``, ``schema_capabilities.yaml``). HELM
+those pairs for the HELM Classic/Lite, Safety, Capabilities, AIR-Bench and MedHELM scenarios
+(``schema_classic.yaml``, ``schema_safety.yaml``, ``schema_capabilities.yaml``, ``schema_air_bench.yaml``,
+``schema_medhelm.yaml``). HELM
 Safety's BBQ runs also carry ``bbq_accuracy``, the column its tables show: it is
 stored beside Classic's main metric for BBQ (``quasi_exact_match``, which it equals
 on the runs seen), not instead of it, since only the latter has per-instance
@@ -25,7 +26,9 @@ run is skipped with that reason rather than read from another split (HELM would
 show an empty cell).
 
 Fallback, for a scenario not in the table: the first of
-:data:`FALLBACK_METRICS` present on the ``test`` split, else on ``valid``.
+:data:`FALLBACK_METRICS` present on the ``test`` split, else on ``valid``; the ingest notes name the run group
+and the metric read, since HELM's own table may show another column. AIR-Bench's per-category refusal rates
+(``air_category_*``) are not stored, and the notes count them.
 Scenarios for which HELM defines no main metric at all (copyright,
 disinformation, BOLD, RealToxicityPrompts, synthetic efficiency) are not
 capability scores: reading them raises :class:`IngestError`, so they show up in
@@ -172,7 +175,32 @@ MAIN_METRICS = {
     "ifeval": ("ifeval_strict_accuracy", "test"),
     "wildbench": ("wildbench_score_rescaled", "test"),
     "omni_math": ("omni_math_accuracy", "test"),
+    # AIR-Bench (schema_air_bench.yaml): the refusal rate over all categories, 0 worst, 1 best.
+    "air_bench_2024": ("air_score", "test"),
+    # MedHELM (schema_medhelm.yaml). The *_accuracy of the generation scenarios is an LLM jury's mean score
+    # (1-5 in MedHELM's first runs, in [0, 1] once HELM normalised it by a rubric): stored as written.
+    **{g: (m, "test") for g, m in (
+        ("medcalc_bench", "medcalc_bench_accuracy"), ("medalign", "medalign_accuracy"),
+        ("mtsamples_replicate", "mtsamples_replicate_accuracy"), ("ehrshot", "exact_match"),
+        ("starr_patient_instructions", "starr_patient_instructions_accuracy"), ("clear", "exact_match"),
+        ("race_based_med", "exact_match"), ("n2c2_ct_matching", "exact_match"), ("med_dialog", "med_dialog_accuracy"),
+        ("medi_qa", "medi_qa_accuracy"), ("mental_health", "mental_health_accuracy"),
+        ("mimic_rrs", "mimic_rrs_accuracy"), ("mimic_bhc", "BERTScore-F"),
+        ("mimiciv_billing_code", "mimiciv_billing_code_f1"), ("dischargeme", "dischargeme_accuracy"),
+        ("pubmed_qa", "exact_match"), ("medec", "medec_error_flag_accuracy"), ("aci_bench", "aci_bench_accuracy"),
+        ("chw_care_plan", "chw_care_plan_accuracy"), ("ehr_sql", "ehr_sql_execution_accuracy"),
+        ("head_qa", "exact_match"), ("medbullets", "exact_match"),
+        ("mtsamples_procedures", "mtsamples_procedures_accuracy"), ("medication_qa", "medication_qa_accuracy"),
+        ("shc_bmt_med", "exact_match"), ("shc_gip_med", "exact_match"), ("shc_cdi_med", "exact_match"),
+        ("shc_ent_med", "exact_match"), ("shc_sequoia_med", "exact_match"), ("shc_conf_med", "exact_match"),
+        ("shc_ptbm_med", "exact_match"), ("shc_sei_med", "exact_match"))},
 }
+#: MedHELM's LLM-jury scores (schema_medhelm.yaml: "the average score assigned by an LLM-based jury"): the mean of
+#: 1-5 ratings in MedHELM's first runs (at least 1: a response no judge rated gets 1), rubric-normalised to
+#: [0, 1] in later ones. A value above 1 is on the first scale, below 1 on the second; exactly 1 could be either.
+JURY_METRICS = frozenset(f"{g}_accuracy" for g in (
+    "aci_bench", "chw_care_plan", "dischargeme", "med_dialog", "medalign", "medi_qa", "medication_qa",
+    "mental_health", "mimic_rrs", "mtsamples_procedures", "mtsamples_replicate", "starr_patient_instructions"))
 #: Used, in this order, for scenarios missing from :data:`MAIN_METRICS`.
 FALLBACK_METRICS = ("exact_match", "quasi_exact_match", "f1_score", "exact_match_indicator", "math_equiv",
                     "rouge_2", "bleu_4", "f1_set_match", "prefix_exact_match", "quasi_prefix_exact_match")
@@ -380,6 +408,13 @@ def _baseline(run: RunName, group: str, metric: str) -> tuple:
     return None, None
 
 
+def _jury_bounds(metric: str, value: float) -> tuple:
+    """``(min_score, max_score)`` of a MedHELM jury score, from the value (see :data:`JURY_METRICS`)."""
+    if metric not in JURY_METRICS or value == 1.0:
+        return None, None
+    return (1.0, 5.0) if value > 1.0 else (0.0, 1.0)
+
+
 def records_for_run(run_spec: dict, stats, src, suite: Optional[str] = None) -> list:
     """The records of one HELM run, from its parsed ``run_spec.json`` and ``stats.json``."""
     if not isinstance(run_spec, dict) or not isinstance(run_spec.get("name"), str):
@@ -427,12 +462,13 @@ def records_for_run(run_spec: dict, stats, src, suite: Optional[str] = None) -> 
         if m in _EM_METRICS and not 0.0 <= value <= 1.0:
             raise IngestError(src, f"run {run.name}: {m} ({split}) = {value!r} is outside [0, 1]; HELM writes it as a proportion")
         rb, rb_src = _baseline(run, group, m)
+        lo, hi = _jury_bounds(m, value)
         out.append(ResultRecord(
             model=model.strip(), benchmark=benchmark, dataset=dataset, metric=MMLU_METRIC if subject else m, value=value,
             n_samples=int(n_inst) if n_inst is not None else None, num_fewshot=shots,
             higher_is_better=m not in LOWER_IS_BETTER, random_baseline=rb, baseline_source=rb_src,
-            task=run.name, primary=(m == metric), model_metadata={"helm_model": run.model_token},
-            dataset_metadata=meta,
+            min_score=lo, max_score=hi, task=run.name, primary=(m == metric),
+            model_metadata={"helm_model": run.model_token}, dataset_metadata=meta,
         ))
     return out
 
@@ -450,7 +486,34 @@ def read_run(src: SourceFile):
     stats = _load_json(src.path / "stats.json", src.path)
     # benchmark_output/runs/<suite>/<run>: the parent folder names the suite.
     suite = src.path.parent.name if src.path.parent.parent.name == "runs" else None
-    return records_for_run(run_spec, stats, src.path, suite=suite)
+    records = records_for_run(run_spec, stats, src.path, suite=suite)
+    for note in run_notes(records, stats):
+        src.note(note)
+    return records
+
+
+#: Run groups whose stats.json also gives a score per category (stat-name prefix), beside the main metric.
+CATEGORY_SCORES = {"air_bench_2024": "air_category_"}
+
+
+def run_notes(records, stats) -> list:
+    """What a run's records leave to the reader's judgement: a main metric picked by the fallback (its scenario
+    is not in :data:`MAIN_METRICS`), and per-category scores that are not stored."""
+    primary = next((r for r in records if r.primary), None)
+    if primary is None:
+        return []
+    meta, notes = primary.dataset_metadata, []
+    if str(meta.get("main_metric", "")).startswith("fallback"):
+        notes.append(f"run group {meta.get('run_group')!r} has no main metric in HELM's schemas as known here: "
+                     f"stored {primary.metric} ({meta.get('split')}), the first of "
+                     f"{', '.join(FALLBACK_METRICS)} in stats.json; check it is the column HELM's tables show")
+    prefix = CATEGORY_SCORES.get(meta.get("run_group"))
+    if prefix:
+        names = {m for m, split in _stat_table(stats, "stats.json") if split == meta.get("split") and m.startswith(prefix)}
+        if names:
+            notes.append(f"{len(names)} per-category scores ({prefix}*) not stored: the run's score is its "
+                         f"{primary.metric} over all categories")
+    return notes
 
 
 # -- leaderboard tables (helm-summarize groups/*.json) ------------------------------------------
@@ -616,7 +679,7 @@ def read_table(src: SourceFile):
 
 @hookimpl
 def harness_ext_adapters():
-    yield Adapter(name="helm-run", can_handle=can_handle_run, read=read_run, directory=True,
+    yield Adapter(name="helm-run", can_handle=can_handle_run, read=read_run, directory=True, revision="2",
                   description="HELM run directory (run_spec.json + stats.json): the scenario's main metric, no perturbations")
     yield Adapter(name="helm-table", can_handle=can_handle_table, read=read_table,
                   description="HELM leaderboard tables from helm-summarize (groups/*.json, groups/json/*.json)")
