@@ -12,9 +12,9 @@ A run's primary record is the scenario's *main metric*, picked the way HELM's
 schema does it: each run group in ``schema_classic.yaml`` names an
 ``environment: {main_name, main_split}`` and HELM's tables show the
 unperturbed stat with that name on that split. :data:`MAIN_METRICS` copies
-those pairs for the HELM Classic/Lite, Safety, Capabilities, AIR-Bench and MedHELM scenarios
+those pairs for the HELM Classic/Lite, Safety, Capabilities, AIR-Bench, MedHELM and VHELM scenarios
 (``schema_classic.yaml``, ``schema_safety.yaml``, ``schema_capabilities.yaml``, ``schema_air_bench.yaml``,
-``schema_medhelm.yaml``). HELM
+``schema_medhelm.yaml``, ``schema_vhelm.yaml``). HELM
 Safety's BBQ runs also carry ``bbq_accuracy``, the column its tables show: it is
 stored beside Classic's main metric for BBQ (``quasi_exact_match``, which it equals
 on the runs seen), not instead of it, since only the latter has per-instance
@@ -104,6 +104,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from harness_ext.adapters.helm_schemas import JURY_METRICS, PROJECT_MAIN_METRICS
 from harness_ext.benchmarks import MMLU_BENCHMARK, MMLU_METRIC, MMLU_SUBJECTS, chance_baseline, mmlu_subject
 from harness_ext.errors import IngestError, NotResults
 from harness_ext.hookspecs import hookimpl
@@ -175,37 +176,13 @@ MAIN_METRICS = {
     "ifeval": ("ifeval_strict_accuracy", "test"),
     "wildbench": ("wildbench_score_rescaled", "test"),
     "omni_math": ("omni_math_accuracy", "test"),
-    # AIR-Bench (schema_air_bench.yaml): the refusal rate over all categories, 0 worst, 1 best.
-    "air_bench_2024": ("air_score", "test"),
-    # MedHELM (schema_medhelm.yaml). The *_accuracy of the generation scenarios is an LLM jury's mean score
-    # (1-5 in MedHELM's first runs, in [0, 1] once HELM normalised it by a rubric): stored as written.
-    **{g: (m, "test") for g, m in (
-        ("medcalc_bench", "medcalc_bench_accuracy"), ("medalign", "medalign_accuracy"),
-        ("mtsamples_replicate", "mtsamples_replicate_accuracy"), ("ehrshot", "exact_match"),
-        ("starr_patient_instructions", "starr_patient_instructions_accuracy"), ("clear", "exact_match"),
-        ("race_based_med", "exact_match"), ("n2c2_ct_matching", "exact_match"), ("med_dialog", "med_dialog_accuracy"),
-        ("medi_qa", "medi_qa_accuracy"), ("mental_health", "mental_health_accuracy"),
-        ("mimic_rrs", "mimic_rrs_accuracy"), ("mimic_bhc", "BERTScore-F"),
-        ("mimiciv_billing_code", "mimiciv_billing_code_f1"), ("dischargeme", "dischargeme_accuracy"),
-        ("pubmed_qa", "exact_match"), ("medec", "medec_error_flag_accuracy"), ("aci_bench", "aci_bench_accuracy"),
-        ("chw_care_plan", "chw_care_plan_accuracy"), ("ehr_sql", "ehr_sql_execution_accuracy"),
-        ("head_qa", "exact_match"), ("medbullets", "exact_match"),
-        ("mtsamples_procedures", "mtsamples_procedures_accuracy"), ("medication_qa", "medication_qa_accuracy"),
-        ("shc_bmt_med", "exact_match"), ("shc_gip_med", "exact_match"), ("shc_cdi_med", "exact_match"),
-        ("shc_ent_med", "exact_match"), ("shc_sequoia_med", "exact_match"), ("shc_conf_med", "exact_match"),
-        ("shc_ptbm_med", "exact_match"), ("shc_sei_med", "exact_match"))},
+    **PROJECT_MAIN_METRICS,
 }
-#: MedHELM's LLM-jury scores (schema_medhelm.yaml: "the average score assigned by an LLM-based jury"): the mean of
-#: 1-5 ratings in MedHELM's first runs (at least 1: a response no judge rated gets 1), rubric-normalised to
-#: [0, 1] in later ones. A value above 1 is on the first scale, below 1 on the second; exactly 1 could be either.
-JURY_METRICS = frozenset(f"{g}_accuracy" for g in (
-    "aci_bench", "chw_care_plan", "dischargeme", "med_dialog", "medalign", "medi_qa", "medication_qa",
-    "mental_health", "mimic_rrs", "mtsamples_procedures", "mtsamples_replicate", "starr_patient_instructions"))
 #: Used, in this order, for scenarios missing from :data:`MAIN_METRICS`.
 FALLBACK_METRICS = ("exact_match", "quasi_exact_match", "f1_score", "exact_match_indicator", "math_equiv",
                     "rouge_2", "bleu_4", "f1_set_match", "prefix_exact_match", "quasi_prefix_exact_match")
 #: HELM metrics where lower is better (schema_classic.yaml ``lower_is_better: true``).
-LOWER_IS_BETTER = frozenset({"bits_per_byte", "perplexity", "absolute_value_difference", "distance",
+LOWER_IS_BETTER = frozenset({"bits_per_byte", "perplexity", "absolute_value_difference", "distance", "toxic_frac",
                              "ece_10_bin", "ece_1_bin", "inference_runtime"})
 #: Accuracy metrics also stored (as non-primary) when present on the main split.
 #: ``bbq_accuracy``: HELM Safety's BBQ column (schema_safety.yaml), next to Classic's main metric for the same runs.
