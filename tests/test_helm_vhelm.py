@@ -44,3 +44,18 @@ def test_groups_whose_column_is_a_perturbed_score_are_not_in_the_table():
               "a_okvqa_swahili"):
         assert g not in MAIN_METRICS
     assert MAIN_METRICS["mmmu"] == ("quasi_prefix_exact_match", "valid")
+
+
+def test_the_suites_accuracy_table_keeps_the_columns_direction():
+    """helm-summarize's table of the same suite (groups/json/safety_accuracy.json, whole): the column says
+    lower_is_better, and its cell (the mean over 13 subsets) links the runs that name the model."""
+    table = RUN.parent / "groups" / "json" / "safety_accuracy.json"
+    s = Store.open(":memory:")
+    rep = ingest_paths(s, [table], show_progress=False)
+    (f,) = rep.files
+    assert f.status == "ingested" and f.notes == ["1 empty cell (not run) left out: "
+                                                  "Qwen2.5-VL-3B-Instruct-FT-50% on Mean win rate"]
+    rows = s.con.execute("SELECT m.name, d.benchmark, d.name, d.metric, d.higher_is_better, r.value FROM results r "
+                         "JOIN datasets d USING (dataset_id) JOIN models m USING (model_id)").fetchall()
+    assert rows == [("custom/qwen2.5-vl-3b-instruct-ft-50", "helm_safety", "MM-SafetyBench", "Toxic fraction", False,
+                     0.0)]
