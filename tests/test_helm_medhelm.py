@@ -49,7 +49,8 @@ def test_the_jury_score_is_normalised_on_its_1_to_5_scale():
     """Its 4.54 was taken for a percentage (0.045 in the matrix): the jury rates 1-5 and a response no judge
     rated gets 1 (medication_qa_metrics.py, default_score=1.0)."""
     s, _ = _store(RUN)
-    bounds = s.con.execute("SELECT min_score, max_score FROM datasets WHERE metric = 'medication_qa_accuracy'").fetchone()
+    bounds = s.con.execute("SELECT min_score, max_score FROM datasets "
+                           "WHERE metric = 'medication_qa_accuracy'").fetchone()
     assert bounds == (1.0, 5.0)
     df = load_matrix(s, MatrixQuery(benchmarks=("helm",)))
     assert df.loc["openai/gpt-4o-2024-05-13", "medication_qa"] == pytest.approx((4.544444444444444 - 1) / 4)
