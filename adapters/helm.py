@@ -80,8 +80,9 @@ rate"), never subset members; perturbation columns are skipped. Benchmark ``helm
 (``helm_core_scenarios``), dataset = the run group's display name ("BoolQ"),
 metric = the header's metric ("EM"). A per-scenario table's dataset is its name,
 ``<group>_<arguments>`` (``bbq_subject:all``; ``simple_safety_tests`` for HELM's
-``simple_safety_tests_``, a group without arguments). ``runs_to_run_suites.json``
-(``runs_to_runsuites.json`` before HELM 0.3; run name -> suite) holds no scores: skipped without a warning. The model comes from the
+``simple_safety_tests_``, a group without arguments). helm-summarize's suite files with no scores of their own
+(``runs_to_run_suites.json``, ``summary.json``, ``run_specs.json``, ``runs.json``, the run-group list
+``groups.json``; :mod:`harness_ext.adapters.helm_suite`) are skipped without a warning. The model comes from the
 ``run_spec_names`` the cells link to when they name one model, else the row's
 display name. MMLU subject columns (run specs ``mmlu:subject=...``) go to
 benchmark ``mmlu``, metric ``acc``.
@@ -105,8 +106,9 @@ from pathlib import Path
 from typing import Optional
 
 from harness_ext.adapters.helm_schemas import JURY_METRICS, PROJECT_MAIN_METRICS
+from harness_ext.adapters.helm_suite import refuse_suite_file, suite_file_kind
 from harness_ext.benchmarks import MMLU_BENCHMARK, MMLU_METRIC, MMLU_SUBJECTS, chance_baseline, mmlu_subject
-from harness_ext.errors import IngestError, NotResults
+from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
 from harness_ext.types import Adapter, ResultRecord, SourceFile
@@ -506,21 +508,11 @@ def _tables(doc) -> Optional[list]:
     return None
 
 
-#: helm-summarize's map of run names to their suite (``runs_to_runsuites.json`` before HELM 0.3): no scores (the
-#: runs are read from their folders).
-RUN_SUITES_FILES = ("runs_to_run_suites.json", "runs_to_runsuites.json")
-
-
-def _is_run_suites(src: SourceFile) -> bool:
-    doc = src.try_json() if src.path.name in RUN_SUITES_FILES else None
-    return isinstance(doc, dict) and bool(doc) and all(isinstance(v, str) and "model=" in k for k, v in doc.items())
-
-
 def can_handle_table(src: SourceFile) -> bool:
     if src.suffix != ".json":
         return False
     if b'"header"' not in src.head:
-        return _is_run_suites(src)
+        return suite_file_kind(src) is not None
     return _tables(src.try_json()) is not None
 
 
@@ -567,14 +559,8 @@ def _cell_value(cell, src, where) -> Optional[float]:
 _AGGREGATE_COLUMNS = frozenset({"mean win rate", "mean score"})
 
 
-def _refuse_run_suites(src: SourceFile) -> None:
-    if _is_run_suites(src):
-        raise NotResults(src.path, "HELM's map of run names to their suite (helm-summarize): no scores; the runs "
-                                   "are read from their folders")
-
-
 def read_table(src: SourceFile):
-    _refuse_run_suites(src)
+    refuse_suite_file(src)
     tables = _tables(src.json())
     if tables is None:
         raise IngestError(src.path, "not a helm-summarize table (no header/rows)")

@@ -51,3 +51,23 @@ def test_the_perturbed_copies_are_not_read():
     (rec,) = [r for r in records_for_run(spec, stats, RUN) if r.primary]
     assert (rec.metric, rec.value, rec.n_samples) == ("air_score", pytest.approx(0.7), 10)
     assert rec.dataset_metadata["main_metric"] == "schema main metric of air_bench_2024"
+
+
+def test_the_suites_own_files_are_skipped_without_a_warning():
+    """Ingesting the suite folder warned about four of helm-summarize's files: "summary.json", "run_specs.json",
+    "runs.json" ("not a recognised result file") and the run-group list "groups.json" ("no results found")."""
+    s, rep = _store(RUN.parent)
+    by = {Path(f.path).name: f for f in rep.files}
+    for name in ("summary.json", "run_specs.json", "runs.json", "groups.json"):
+        assert by[name].status == "skipped" and by[name].quiet, (name, by[name].reason)
+    assert by[RUN.name].status == "ingested"
+    assert s.con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 1
+
+
+def test_a_runs_list_whose_run_folders_are_missing_is_reported(tmp_path):
+    """Its scores are read from the run folders; without them, the skip warns and names the run."""
+    (tmp_path / "runs.json").write_text((RUN.parent / "runs.json").read_text())
+    _, rep = _store(tmp_path / "runs.json")
+    (f,) = rep.files
+    assert f.status == "skipped" and not f.quiet
+    assert "1 of its 1 runs have no run folder beside it (air_bench_2024:model=openai_gpt-4o-2024-05-13)" in f.reason
