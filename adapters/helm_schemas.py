@@ -13,7 +13,8 @@ PROJECT_MAIN_METRICS = {
     # AIR-Bench (schema_air_bench.yaml): the refusal rate over all categories, 0 worst, 1 best.
     "air_bench_2024": ("air_score", "test"),
     # MedHELM (schema_medhelm.yaml). The *_accuracy of the generation scenarios is an LLM jury's mean score
-    # (1-5 in MedHELM's first runs, in [0, 1] once HELM normalised it by a rubric): stored as written.
+    # (1-5 in MedHELM's first runs, in [0, 1] once HELM normalised it by a rubric): stored as written, with the
+    # bounds of its scale (see JURY_METRICS).
     **{g: (m, "test") for g, m in (
         ("medcalc_bench", "medcalc_bench_accuracy"), ("medalign", "medalign_accuracy"),
         ("mtsamples_replicate", "mtsamples_replicate_accuracy"), ("ehrshot", "exact_match"),
