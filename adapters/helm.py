@@ -12,8 +12,9 @@ A run's primary record is the scenario's *main metric*, picked the way HELM's
 schema does it: each run group in ``schema_classic.yaml`` names an
 ``environment: {main_name, main_split}`` and HELM's tables show the
 unperturbed stat with that name on that split. :data:`MAIN_METRICS` copies
-those pairs for the HELM Classic/Lite, Safety and Capabilities scenarios
-(``schema_classic.yaml``, ``schema_safety.yaml``, ``schema_capabilities.yaml``). HELM
+those pairs for the HELM Classic/Lite, Safety, Capabilities, AIR-Bench, MedHELM and VHELM scenarios
+(``schema_classic.yaml``, ``schema_safety.yaml``, ``schema_capabilities.yaml``, ``schema_air_bench.yaml``,
+``schema_medhelm.yaml``, ``schema_vhelm.yaml``). HELM
 Safety's BBQ runs also carry ``bbq_accuracy``, the column its tables show: it is
 stored beside Classic's main metric for BBQ (``quasi_exact_match``, which it equals
 on the runs seen), not instead of it, since only the latter has per-instance
@@ -25,7 +26,9 @@ run is skipped with that reason rather than read from another split (HELM would
 show an empty cell).
 
 Fallback, for a scenario not in the table: the first of
-:data:`FALLBACK_METRICS` present on the ``test`` split, else on ``valid``.
+:data:`FALLBACK_METRICS` present on the ``test`` split, else on ``valid``; the ingest notes name the run group
+and the metric read, since HELM's own table may show another column. AIR-Bench's per-category refusal rates
+(``air_category_*``) are not stored, and the notes count them.
 Scenarios for which HELM defines no main metric at all (copyright,
 disinformation, BOLD, RealToxicityPrompts, synthetic efficiency) are not
 capability scores: reading them raises :class:`IngestError`, so they show up in
@@ -77,8 +80,9 @@ rate"), never subset members; perturbation columns are skipped. Benchmark ``helm
 (``helm_core_scenarios``), dataset = the run group's display name ("BoolQ"),
 metric = the header's metric ("EM"). A per-scenario table's dataset is its name,
 ``<group>_<arguments>`` (``bbq_subject:all``; ``simple_safety_tests`` for HELM's
-``simple_safety_tests_``, a group without arguments). ``runs_to_run_suites.json``
-(``runs_to_runsuites.json`` before HELM 0.3; run name -> suite) holds no scores: skipped without a warning. The model comes from the
+``simple_safety_tests_``, a group without arguments). helm-summarize's suite files with no scores of their own
+(``runs_to_run_suites.json``, ``summary.json``, ``run_specs.json``, ``runs.json``, the run-group list
+``groups.json``; :mod:`harness_ext.adapters.helm_suite`) are skipped without a warning. The model comes from the
 ``run_spec_names`` the cells link to when they name one model, else the row's
 display name. MMLU subject columns (run specs ``mmlu:subject=...``) go to
 benchmark ``mmlu``, metric ``acc``.
@@ -101,8 +105,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from harness_ext.adapters.helm_schemas import JURY_METRICS, PROJECT_MAIN_METRICS
+from harness_ext.adapters.helm_suite import refuse_suite_file, suite_file_kind
 from harness_ext.benchmarks import MMLU_BENCHMARK, MMLU_METRIC, MMLU_SUBJECTS, chance_baseline, mmlu_subject
-from harness_ext.errors import IngestError, NotResults
+from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
 from harness_ext.types import Adapter, ResultRecord, SourceFile
@@ -172,12 +178,13 @@ MAIN_METRICS = {
     "ifeval": ("ifeval_strict_accuracy", "test"),
     "wildbench": ("wildbench_score_rescaled", "test"),
     "omni_math": ("omni_math_accuracy", "test"),
+    **PROJECT_MAIN_METRICS,
 }
 #: Used, in this order, for scenarios missing from :data:`MAIN_METRICS`.
 FALLBACK_METRICS = ("exact_match", "quasi_exact_match", "f1_score", "exact_match_indicator", "math_equiv",
                     "rouge_2", "bleu_4", "f1_set_match", "prefix_exact_match", "quasi_prefix_exact_match")
 #: HELM metrics where lower is better (schema_classic.yaml ``lower_is_better: true``).
-LOWER_IS_BETTER = frozenset({"bits_per_byte", "perplexity", "absolute_value_difference", "distance",
+LOWER_IS_BETTER = frozenset({"bits_per_byte", "perplexity", "absolute_value_difference", "distance", "toxic_frac",
                              "ece_10_bin", "ece_1_bin", "inference_runtime"})
 #: Accuracy metrics also stored (as non-primary) when present on the main split.
 #: ``bbq_accuracy``: HELM Safety's BBQ column (schema_safety.yaml), next to Classic's main metric for the same runs.
@@ -380,6 +387,13 @@ def _baseline(run: RunName, group: str, metric: str) -> tuple:
     return None, None
 
 
+def _jury_bounds(metric: str, value: float) -> tuple:
+    """``(min_score, max_score)`` of a MedHELM jury score, from the value (see :data:`JURY_METRICS`)."""
+    if metric not in JURY_METRICS or value == 1.0:
+        return None, None
+    return (1.0, 5.0) if value > 1.0 else (0.0, 1.0)
+
+
 def records_for_run(run_spec: dict, stats, src, suite: Optional[str] = None) -> list:
     """The records of one HELM run, from its parsed ``run_spec.json`` and ``stats.json``."""
     if not isinstance(run_spec, dict) or not isinstance(run_spec.get("name"), str):
@@ -427,12 +441,13 @@ def records_for_run(run_spec: dict, stats, src, suite: Optional[str] = None) -> 
         if m in _EM_METRICS and not 0.0 <= value <= 1.0:
             raise IngestError(src, f"run {run.name}: {m} ({split}) = {value!r} is outside [0, 1]; HELM writes it as a proportion")
         rb, rb_src = _baseline(run, group, m)
+        lo, hi = _jury_bounds(m, value)
         out.append(ResultRecord(
             model=model.strip(), benchmark=benchmark, dataset=dataset, metric=MMLU_METRIC if subject else m, value=value,
             n_samples=int(n_inst) if n_inst is not None else None, num_fewshot=shots,
             higher_is_better=m not in LOWER_IS_BETTER, random_baseline=rb, baseline_source=rb_src,
-            task=run.name, primary=(m == metric), model_metadata={"helm_model": run.model_token},
-            dataset_metadata=meta,
+            min_score=lo, max_score=hi, task=run.name, primary=(m == metric),
+            model_metadata={"helm_model": run.model_token}, dataset_metadata=meta,
         ))
     return out
 
@@ -450,7 +465,34 @@ def read_run(src: SourceFile):
     stats = _load_json(src.path / "stats.json", src.path)
     # benchmark_output/runs/<suite>/<run>: the parent folder names the suite.
     suite = src.path.parent.name if src.path.parent.parent.name == "runs" else None
-    return records_for_run(run_spec, stats, src.path, suite=suite)
+    records = records_for_run(run_spec, stats, src.path, suite=suite)
+    for note in run_notes(records, stats):
+        src.note(note)
+    return records
+
+
+#: Run groups whose stats.json also gives a score per category (stat-name prefix), beside the main metric.
+CATEGORY_SCORES = {"air_bench_2024": "air_category_"}
+
+
+def run_notes(records, stats) -> list:
+    """What a run's records leave to the reader's judgement: a main metric picked by the fallback (its scenario
+    is not in :data:`MAIN_METRICS`), and per-category scores that are not stored."""
+    primary = next((r for r in records if r.primary), None)
+    if primary is None:
+        return []
+    meta, notes = primary.dataset_metadata, []
+    if str(meta.get("main_metric", "")).startswith("fallback"):
+        notes.append(f"run group {meta.get('run_group')!r} has no main metric in HELM's schemas as known here: "
+                     f"stored {primary.metric} ({meta.get('split')}), the first of "
+                     f"{', '.join(FALLBACK_METRICS)} in stats.json; check it is the column HELM's tables show")
+    prefix = CATEGORY_SCORES.get(meta.get("run_group"))
+    if prefix:
+        names = {m for m, split in _stat_table(stats, "stats.json") if split == meta.get("split") and m.startswith(prefix)}
+        if names:
+            notes.append(f"{len(names)} per-category scores ({prefix}*) not stored: the run's score is its "
+                         f"{primary.metric} over all categories")
+    return notes
 
 
 # -- leaderboard tables (helm-summarize groups/*.json) ------------------------------------------
@@ -466,21 +508,11 @@ def _tables(doc) -> Optional[list]:
     return None
 
 
-#: helm-summarize's map of run names to their suite (``runs_to_runsuites.json`` before HELM 0.3): no scores (the
-#: runs are read from their folders).
-RUN_SUITES_FILES = ("runs_to_run_suites.json", "runs_to_runsuites.json")
-
-
-def _is_run_suites(src: SourceFile) -> bool:
-    doc = src.try_json() if src.path.name in RUN_SUITES_FILES else None
-    return isinstance(doc, dict) and bool(doc) and all(isinstance(v, str) and "model=" in k for k, v in doc.items())
-
-
 def can_handle_table(src: SourceFile) -> bool:
     if src.suffix != ".json":
         return False
     if b'"header"' not in src.head:
-        return _is_run_suites(src)
+        return suite_file_kind(src) is not None
     return _tables(src.try_json()) is not None
 
 
@@ -527,14 +559,8 @@ def _cell_value(cell, src, where) -> Optional[float]:
 _AGGREGATE_COLUMNS = frozenset({"mean win rate", "mean score"})
 
 
-def _refuse_run_suites(src: SourceFile) -> None:
-    if _is_run_suites(src):
-        raise NotResults(src.path, "HELM's map of run names to their suite (helm-summarize): no scores; the runs "
-                                   "are read from their folders")
-
-
 def read_table(src: SourceFile):
-    _refuse_run_suites(src)
+    refuse_suite_file(src)
     tables = _tables(src.json())
     if tables is None:
         raise IngestError(src.path, "not a helm-summarize table (no header/rows)")
@@ -616,7 +642,7 @@ def read_table(src: SourceFile):
 
 @hookimpl
 def harness_ext_adapters():
-    yield Adapter(name="helm-run", can_handle=can_handle_run, read=read_run, directory=True,
+    yield Adapter(name="helm-run", can_handle=can_handle_run, read=read_run, directory=True, revision="2",
                   description="HELM run directory (run_spec.json + stats.json): the scenario's main metric, no perturbations")
     yield Adapter(name="helm-table", can_handle=can_handle_table, read=read_table,
                   description="HELM leaderboard tables from helm-summarize (groups/*.json, groups/json/*.json)")
