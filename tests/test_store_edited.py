@@ -263,3 +263,53 @@ def test_the_json_report_says_what_was_replaced(tmp_path, capsys):
     assert f["status"] == "ingested" and f["replaced"]["versions"] == 1 and f["replaced"]["n_results"] == 2
     assert f["replaced"]["n_results_now"] == 2 and len(f["replaced"]["sha256"][0]) == 64
 
+
+
+def _other_model_lm_eval(folder):
+    """results.json overwritten by another model's run (an output path used again)."""
+    f = folder / "results.json"
+    doc = json.loads(f.read_text())
+    doc["config"]["model_args"] = {"pretrained": "other-org/other-model"}
+    doc["model_name"], doc["model_name_sanitized"] = "other-org/other-model", "other-org__other-model"
+    f.write_text(json.dumps(doc))
+
+
+def _other_model_items(folder):
+    """The item table rewritten with other models' columns."""
+    f = folder / "commonsense_wide.csv"
+    lines = f.read_text().splitlines()
+    lines[0] = ",".join(["item"] + [f"other_{c}" for c in lines[0].split(",")[1:]])
+    f.write_text("\n".join(lines) + "\n")
+
+
+def _other_model_samples(folder):
+    """The run's folder overwritten by another model's run: its results file names the other model."""
+    res = next((folder / "toy").glob("results_*.json"))
+    doc = json.loads(res.read_text())
+    doc["config"]["model_args"] = doc["config"]["model_args"].replace("toy/lm-small", "toy/lm-other")
+    doc["model_name"], doc["model_name_sanitized"] = "toy/lm-other", "toy__lm-other"
+    res.write_text(json.dumps(doc))
+    _edit_samples(folder)
+
+
+@pytest.mark.parametrize("kind,rewrite", [("lm_eval", _other_model_lm_eval), ("item_table", _other_model_items),
+                                          ("samples", _other_model_samples)])
+def test_another_models_file_at_a_path_used_before_is_stored_beside(kind, rewrite, tmp_path):
+    """A file rewritten with none of the models its earlier reading stored is another run written to the same
+    path, not an update: replacing would lose the earlier model's scores, which no file holds any more."""
+    folder = tmp_path / "files"
+    folder.mkdir()
+    _copy(kind, folder)
+    db = tmp_path / "s.duckdb"
+    _ingest(db, [folder])
+    before = _everything(db)
+    rewrite(folder)
+    report = _ingest(db, [folder])
+    assert report.n_replaced == 0 and not any(f.replaced for f in report.files)
+    assert any(n.startswith("stored before from this path with other content for other models")
+               for f in report.by_status("ingested") for n in f.notes)
+    after = _everything(db)
+    key = "items" if kind != "lm_eval" else "models"
+    assert set(before[key]) < set(after[key])  # the earlier reading's rows all stay, the new ones beside them
+    again = _ingest(db, [folder])
+    assert not again.by_status("ingested")  # the new reading is stored: unchanged from now on

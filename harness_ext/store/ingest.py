@@ -36,11 +36,11 @@ from ..safe_input import read_bytes
 from ..types import _NAMES_OK, SourceFile
 from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _plain
 from .ingest_files import (EDITED_KEPT_REASON, KEPT_REASON, MAX_FILE_BYTES, SAMPLES_ADAPTER,  # noqa: F401
-                           FileReport, IngestReport, _check, _max_file_bytes, _skip_reason, check_path, is_hidden,
-                           replaced_note, replaced_results)
+                           FileReport, IngestReport, _check, _max_file_bytes, _shown, _skip_reason, check_path,
+                           is_hidden, replaced_note, replaced_results)
 from .ingest_read import SMALL_FILE_BYTES, _bytes_alone, _read_walked, unclaimed_reason
-from .reread import (earlier_readings, is_older, options_text, other_reading_note, record_names, replace_sources,
-                     stored_reads)
+from .reread import (earlier_readings, is_older, kept_beside, options_text, other_reading_note, record_names,
+                     replace_sources, stored_reads)
 
 #: Files with these suffixes are offered to adapters when walking a directory;
 #: others (README.md, LICENSE, ...) are passed over silently.
@@ -481,6 +481,9 @@ class _IngestRun:
             elif note := other_reading_note(self.store, src.pathname, chosen.name, src.options):
                 notes.append(note)
             records, configs = _records_of(src, chosen)
+            if self._earlier and (note := kept_beside(self.store, self._earlier, records)):
+                notes.append(note)  # another model's results written to a path used before: not a replacement
+                self._earlier = []
             return sha, chosen, records, configs, src.take_notes() + notes
         except Exception as exc:  # noqa: BLE001 - whatever reading one file raises fails that file only
             report.files.append(FileReport(_shown(src.path), "skipped", reason=_skip_reason(exc) + self._kept(),
@@ -673,16 +676,6 @@ def _is_dir(entry) -> bool:
         return entry.is_dir()
     except OSError:  # a symlink loop: check_path gives the reason
         return False
-
-
-def _shown(path) -> str:
-    """A path for reports: undecodable bytes of a non-UTF-8 name shown as escapes."""
-    text = str(path)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = os.fsencode(path).decode("utf-8", "backslashreplace")
-    return text
 
 
 def bundled_data_path() -> Path:

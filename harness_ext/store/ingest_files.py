@@ -75,6 +75,16 @@ def replaced_results(earlier: list, n: int) -> dict:
             "n_results": sum(v[1] for v in earlier), "n_results_now": n}
 
 
+def _shown(path) -> str:
+    """A path for reports: undecodable bytes of a non-UTF-8 name shown as escapes."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = os.fsencode(path).decode("utf-8", "backslashreplace")
+    return text
+
+
 def replaced_note(replaced: dict) -> str:
     """The note of a file edited since it was stored, whose new reading replaced the earlier one(s)
     (:attr:`FileReport.replaced`)."""

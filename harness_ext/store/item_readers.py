@@ -48,11 +48,12 @@ def same_reader(stored: Optional[str], reader: str) -> bool:
 
 
 def earlier_item_sources(con, path: str, reader: str) -> list:
-    """``(sha256, source_id, n_rows, ingested_at)`` of the item sources the same item reader (:func:`same_reader`)
-    stored from ``path``, oldest first: those a new reading of other content (the file edited since) replaces."""
-    rows = con.execute("SELECT sha256, source_id, n_rows, ingested_at, reader FROM sample_sources WHERE path = ? "
-                       "ORDER BY source_id", [path]).fetchall()
-    return [r[:4] for r in rows if same_reader(r[4], reader)]
+    """``(sha256, source_id, n_rows, ingested_at, model)`` of the item sources the same item reader
+    (:func:`same_reader`) stored from ``path``, oldest first: those a new reading of other content (the file edited
+    since) replaces when it names one of their models (:func:`harness_ext.store.reread.shares_a_model`)."""
+    rows = con.execute("SELECT sha256, source_id, n_rows, ingested_at, model, reader FROM sample_sources "
+                       "WHERE path = ? ORDER BY source_id", [path]).fetchall()
+    return [r[:5] for r in rows if same_reader(r[5], reader)]
 
 
 def replaced_items(earlier: list, n_now: int) -> dict:

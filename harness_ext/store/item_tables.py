@@ -490,6 +490,7 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False, read
     from datetime import datetime, timezone
 
     from .item_readers import replaced_items
+    from .reread import other_models_note, shares_a_model
 
     frame = table.frame
     by = frame.groupby(["model", "task"], sort=True, observed=True)
@@ -497,6 +498,10 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False, read
     groups = by.size().index.to_frame(index=False).astype(str)
     groups["sha256"] = [_group_sha(table.sha256, m, t) for m, t in zip(groups["model"], groups["task"])]
     earlier = _edited(store.con, str(table.path), groups["sha256"], reader)
+    notes = list(table.notes)
+    if earlier and not shares_a_model(models := {r[4] for r in earlier}, groups["model"].unique()):
+        notes.append(other_models_note(models))  # another table written to a path used before: kept beside
+        earlier = []
     replace = replace or bool(earlier)
     known, before, ids_before = shas, set(), []
     if replace:  # what the path stored before is deleted in the write's transaction: its hashes are not "stored"
@@ -507,7 +512,6 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False, read
     stored = groups["sha256"].isin(known).to_numpy()
     if stored.all():
         return FileReport(str(table.path), "unchanged", ITEMS_ADAPTER, older_reader=older)
-    notes = list(table.notes)
     con = store.con
     kept = (EDITED_KEPT_REASON if earlier else KEPT_REASON) if replace else ""
     try:

@@ -17,6 +17,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ..report import listed
+
 #: Tables whose rows belong to one source (``source_id``): what a reading stored from it.
 _SOURCE_TABLES = ("results", "result_repeats", "model_metadata")
 
@@ -56,6 +58,40 @@ def earlier_readings(store, path: str, adapter: str, options: Optional[dict]) ->
     if not store._shas:
         return []  # an empty store: nothing read before
     return list(stored_reads(store)[2].get((path, adapter, options_text(options)), ()))
+
+
+def earlier_models(store, shas) -> set:
+    """The names of the models the stored sources ``shas`` (an edited file's earlier readings) gave results or
+    metadata for."""
+    return {r[0] for r in store.con.execute(
+        "SELECT DISTINCT m.name FROM models m JOIN (SELECT model_id, source_id FROM results UNION ALL "
+        "SELECT model_id, source_id FROM model_metadata) r USING (model_id) JOIN sources s USING (source_id) "
+        "WHERE list_contains(?, s.sha256)", [list(shas)]).fetchall()}
+
+
+def other_models_note(models) -> str:
+    """The note of a file changed since it was stored whose new content names none of the models its earlier
+    reading stored (``models``): another model's results written to the same path (an output path used again), so
+    the earlier reading is kept beside it rather than replaced."""
+    shown = listed(sorted(models), 3)
+    return (f"stored before from this path with other content for other models ({shown}): the file now names none of "
+            "them, so this reading is stored beside the earlier one, which stays (a file updated in place replaces "
+            "its earlier reading when it names a model of it)")
+
+
+def shares_a_model(earlier_models, now_models) -> bool:
+    """Whether a file's new reading names a model its earlier reading stored (case aside), or the earlier stored no
+    model: then the new reading is an update of the earlier and replaces it."""
+    before = {str(m).casefold() for m in earlier_models}
+    return not before or not before.isdisjoint(str(m).casefold() for m in now_models)
+
+
+def kept_beside(store, earlier: list, records) -> str:
+    """The note of a result file changed since it was stored (``earlier``: :func:`earlier_readings`) whose new
+    ``records`` name none of the models its earlier reading stored, so that reading is kept beside it; '' when the
+    new reading replaces it."""
+    before = earlier_models(store, [v[0] for v in earlier])
+    return "" if shares_a_model(before, record_names(records)[0]) else other_models_note(before)
 
 
 def is_older(store, sha: str, revision) -> bool:
