@@ -409,3 +409,22 @@ def test_an_output_file_interrupted_while_written_keeps_its_old_content(tmp_path
     assert "interrupted" in capsys.readouterr().err
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_run_hints_quote_a_folder_with_a_space_so_they_can_be_pasted(tmp_path):
+    """The Run lines of the group YAML and the HELM conf are shell commands: a folder named with a space (or a
+    non-ASCII letter) is one word in them, and a plain folder is written as before."""
+    import shlex
+
+    m = example_manifest()
+    for folder in ("réd v2", "reduced"):
+        out = tmp_path / folder
+        write_outputs(m, out, ["lm_eval_yaml", "helm_conf"])
+        for name, flag in (("harness_ext_example.yaml", "--include_path"),
+                           ("run_entries_harness_ext_example.conf", "--conf-paths")):
+            run = next(line for line in (out / name).read_text(encoding="utf-8").splitlines()
+                       if line.startswith("# Run: "))
+            words = shlex.split(run[len("# Run: "):])
+            given = Path(words[words.index(flag) + 1])
+            assert given in (out, out / name), run
+            assert (f"'{out}" in run) == (" " in folder), run
