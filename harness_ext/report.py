@@ -263,7 +263,9 @@ class Result:
             doc = {"title": self.title, "summary": self.summary(), "tables": self.tables(), **doc}
         text = dumps(envelope(self.command or self.title, doc, getattr(self, "warnings", None) or ()), indent=indent)
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            from .safe_output import write_file
+
+            write_file(path, text)
         return text
 
     def render(self) -> str:

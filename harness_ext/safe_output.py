@@ -168,6 +168,20 @@ def replace_file(path, text: str) -> None:
         raise
 
 
+def write_file(path, text: str) -> None:
+    """Write ``text`` (UTF-8) to a file the user named (``--json FILE``, ``matrix -o``) so that it is whole or absent.
+
+    A regular file, or a new one, is written through a new file moved into place (:func:`replace_file`): a
+    Ctrl-C or a full disk while writing leaves the old file as it was, never a truncated one. A link, a device or
+    a pipe (``--json /dev/stdout``) is written through, as the user named it.
+    """
+    path = Path(path)
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        path.write_text(text, encoding="utf-8")
+    else:
+        replace_file(path, text)
+
+
 class OutputDir(os.PathLike):
     """The directory handle a manifest writer gets: it writes files by name, inside the directory only.
 

@@ -16,6 +16,7 @@ task list or lm-eval group: they run under Inspect, from ``inspect_sample_ids.js
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from harness_ext.methods.reduction.harness_names import helm_description_list, lm_eval_task_list
@@ -73,9 +74,10 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
     name = f"run_entries_{group_stem(manifest)}.conf"
     # The path as the user named the folder (the final one, not the staging folder), as the lm-eval YAML's Run line.
     shown = Path(getattr(out_dir, "shown", out_dir)) / name
-    head = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}."),
-            comment(f"Run: helm-run --conf-paths {shown} --suite SUITE --max-eval-instances "
-                    f"{_helm_instances(manifest) if items else 1000} --models-to-run MODEL")]
+    head = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}.")]
+    if lines:  # no Run line for a conf with nothing to run, as the lm-eval YAML has none without a group
+        head.append(comment(f"Run: helm-run --conf-paths {shlex.quote(str(shown))} --suite SUITE --max-eval-instances "
+                            f"{_helm_instances(manifest) if items else 1000} --models-to-run MODEL"))
     if items:
         head += HELM_ITEMS_NOTE + _helm_items_cost(manifest, several)
     if skipped:

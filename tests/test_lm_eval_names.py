@@ -123,7 +123,7 @@ def test_open_llm_leaderboard_v2_folder(tmp_path):
     assert "Accuracy" not in text and "aggregate_metric_list" not in text
     [conf] = write_helm_conf(m, tmp_path)
     conf_text = conf.read_text()
-    assert "nothing for helm-run to run" in conf_text
+    assert "nothing for helm-run to run" in conf_text and "Run: helm-run" not in conf_text
     assert [line for line in conf_text.splitlines() if not line.startswith("#")] == ["entries: []"]
     pyhocon = pytest.importorskip("pyhocon")
     assert list(pyhocon.ConfigFactory.parse_file(str(conf))["entries"]) == []

@@ -674,3 +674,28 @@ def test_prowl_prompts_names_the_store_options_it_does_not_use(tmp_path, capsys)
     assert main(["prowl", "--prompts", str(csv), "--benchmark", "mmlu", "--normalise", "none", "--similarity",
                  "pearson", "--n-random", "10", "--out", str(tmp_path / "p")]) == 0
     assert "--benchmark, --normalise not used: --prompts reads a prompt-level matrix" in capsys.readouterr().err
+
+
+def test_prowl_says_when_models_have_a_win_rate_on_one_dataset_only(tmp_path, capsys):
+    """A union of real leaderboards: EQ-Bench (157 models) and six OpenCompass categories (35 models, 11 of them
+    also on EQ-Bench). 146 models are on EQ-Bench alone, so their mean win rate is the same on every subset holding
+    it and EQ-Bench alone reaches the coverage target: the output says so, with the count; a dense matrix says
+    nothing."""
+    from conftest import SHARED_DATA, require
+
+    boards = require(SHARED_DATA / "benchbench" / "leaderboards")
+    files = [boards / "eqbench_240912_emotion.csv"] + [
+        boards / f"opencompass_{c}.csv" for c in ("agent_240829_agent", "instruct_240829_instructionfollow",
+                                                    "knowledge_240829_knowledge", "language_240829_language",
+                                                    "math_240829_math", "reasoning_240829_reasoning")]
+    db = str(tmp_path / "oc.duckdb")
+    assert main(["ingest", "--db", db, "--group", "oc", *map(str, files)]) == 0
+    capsys.readouterr()
+    common = ["prowl", "--db", db, "--benchmark", "oc", "--similarity", "spearman", "--n-random", "20"]
+    assert main([*common, "--out", str(tmp_path / "a"), "--json", str(tmp_path / "a.json")]) == 0
+    note = ("146 of 181 models have a win rate on one dataset only (most of them on EQ-Bench): their mean win rate is "
+            "the same on every subset holding it")
+    assert note in capsys.readouterr().err
+    assert any(note in w for w in json.loads((tmp_path / "a.json").read_text())["warnings"])
+    assert main([*common, "--dense", "models", "--out", str(tmp_path / "b")]) == 0
+    assert "one dataset only" not in capsys.readouterr().err

@@ -383,3 +383,48 @@ def test_a_quoted_name_is_one_readable_line(name, shown):
 
     assert quoted(name) == shown and json.loads(quoted(name)) == name
     assert len(quoted(name).splitlines()) == 1 and quoted(name).encode("utf-8")
+
+
+@pytest.mark.parametrize("how", ["json", "matrix"])
+def test_an_output_file_interrupted_while_written_keeps_its_old_content(tmp_path, monkeypatch, capsys, how):
+    """``--json FILE`` and ``matrix -o FILE`` are whole or as they were: a Ctrl-C while the new text is moved into
+    place leaves the earlier file unchanged and no temporary file behind (a real leaderboard, Arena-Hard-Auto)."""
+    import harness_ext.safe_output as so
+    from harness_ext.cli import main
+
+    db = str(tmp_path / "s.duckdb")
+    fixture = Path(__file__).parent / "fixtures" / "csv" / "arena_hard_auto_leaderboard_v0.1.csv"
+    assert main(["ingest", "--db", db, str(fixture)]) == 0
+    out = tmp_path / ("out.json" if how == "json" else "out.csv")
+    cmd = ["matrix", "--db", db] + (["--json", str(out)] if how == "json" else ["-o", str(out)])
+    assert main(cmd) == 0
+    before = out.read_bytes()
+    assert before and (json.loads(before) if how == "json" else before.startswith(b"model,"))
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(so.os, "replace", interrupted)
+    assert main(cmd) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_run_hints_quote_a_folder_with_a_space_so_they_can_be_pasted(tmp_path):
+    """The Run lines of the group YAML and the HELM conf are shell commands: a folder named with a space (or a
+    non-ASCII letter) is one word in them, and a plain folder is written as before."""
+    import shlex
+
+    m = example_manifest()
+    for folder in ("réd v2", "reduced"):
+        out = tmp_path / folder
+        write_outputs(m, out, ["lm_eval_yaml", "helm_conf"])
+        for name, flag in (("harness_ext_example.yaml", "--include_path"),
+                           ("run_entries_harness_ext_example.conf", "--conf-paths")):
+            run = next(line for line in (out / name).read_text(encoding="utf-8").splitlines()
+                       if line.startswith("# Run: "))
+            words = shlex.split(run[len("# Run: "):])
+            given = Path(words[words.index(flag) + 1])
+            assert given in (out, out / name), run
+            assert (f"'{out}" in run) == (" " in folder), run

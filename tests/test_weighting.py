@@ -843,6 +843,9 @@ def test_few_models_warning_states_the_chance_of_an_unrelated_ranking():
     assert "33%" in few_models_warning(3) and "-2 to 2" in few_models_warning(3)
     assert "50%" in few_models_warning(2)
     assert few_models_warning(4) is None and few_models_warning(40) is None
+    # past 170 models n! is too large for a float; 1/n! is not (or is 0)
+    assert chance_ranking_rate(171) == pytest.approx(8.0579e-310) and chance_ranking_rate(4494) == 0.0
+    assert few_models_warning(4494) is None
 
 
 @pytest.mark.slow
@@ -872,3 +875,26 @@ def test_cli_weights_on_three_models_warns_that_rankings_say_little(tmp_path, ca
     assert main(["weights", "--db", str(tmp_path / "m3.duckdb"), "--analyses", "permutation", "--permutations", "9",
                  "--out", str(tmp_path / "perm")]) == 0
     assert "rankings" not in capsys.readouterr().err
+
+
+@pytest.mark.slow  # a real matrix end to end: the slow real-data tier
+def test_cli_weights_runs_on_more_models_than_a_float_factorial_holds(tmp_path, capsys):
+    """Ranking statements over 171 or more models: n! no longer fits in a float, and the chance of an unrelated
+    ranking is still computed (as 1/n!, which does) instead of the command failing. Real leaderboards: EQ-Bench and
+    six OpenCompass categories as one group, 181 models."""
+    from harness_ext.cli import main
+
+    from conftest import SHARED_DATA, require
+
+    boards = require(SHARED_DATA / "benchbench" / "leaderboards")
+    files = [boards / "eqbench_240912_emotion.csv"] + [
+        boards / f"opencompass_{c}.csv" for c in ("agent_240829_agent", "instruct_240829_instructionfollow",
+                                                    "knowledge_240829_knowledge", "language_240829_language",
+                                                    "math_240829_math", "reasoning_240829_reasoning")]
+    db = str(tmp_path / "oc.duckdb")
+    assert main(["ingest", "--db", db, "--group", "oc", *map(str, files)]) == 0
+    assert main(["weights", "--db", db, "--benchmark", "oc", "--analyses", "random", "--draws", "200",
+                 "--no-complete", "--out", str(tmp_path / "w")]) == 0
+    s = json.loads((tmp_path / "w" / "summary.json").read_text())
+    assert s["random_weights"]["n_models"] == 181
+    assert "181 models x 7 columns" in capsys.readouterr().out

@@ -346,6 +346,7 @@ def _run_with_json(args) -> int:
     from pathlib import Path
 
     from ..report import dumps
+    from ..safe_output import write_file
 
     target = getattr(args, "json_out", None)
     run = resolve_run(args._run)
@@ -386,7 +387,7 @@ def _run_with_json(args) -> int:
         real_stdout.flush()
     else:
         try:
-            Path(target).write_text(text, encoding="utf-8")
+            write_file(target, text)
         except OSError as exc:
             raise HarnessExtError(f"cannot write --json {target}: {exc.strerror or exc}") from exc
         if not quiet:

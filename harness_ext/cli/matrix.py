@@ -83,6 +83,7 @@ class PerformanceMatrix(Result):
 
 def run(args) -> int:
     from ..errors import HarnessExtError
+    from ..safe_output import write_file
     from .options import matrix_from_args
     from .output import emit
 
@@ -104,7 +105,7 @@ def run(args) -> int:
                 raise HarnessExtError(f"cannot write {out}: {exc.strerror or exc}") from exc
         else:
             try:
-                df.to_csv(out)
+                write_file(out, df.to_csv())
             except OSError as exc:
                 raise HarnessExtError(f"cannot write {out}: {exc.strerror or exc}") from exc
         print(f"wrote {df.shape[0]} models x {df.shape[1]} datasets to {out}")

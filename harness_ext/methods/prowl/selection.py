@@ -235,6 +235,23 @@ def default_measures(X) -> tuple:
     return tuple(PAPER_MEASURES) + tuple(b for b in binary if b not in PAPER_MEASURES)
 
 
+def _single_dataset_note(wr: np.ndarray, names) -> list:
+    """A note when some models have a win rate on one dataset only (a union of leaderboards, say), else none.
+
+    Such a model's mean win rate is the same on every subset holding its dataset and missing on the others, so
+    coverage is high for any subset holding the datasets most models ran, whatever the rest of the matrix says.
+    """
+    n_rated = (~np.isnan(wr)).sum(axis=1)
+    single = n_rated == 1
+    if not single.any():
+        return []
+    only = int(np.argmax((single[:, None] & ~np.isnan(wr)).sum(axis=0)))
+    return [f"{int(single.sum())} of {wr.shape[0]} models have a win rate on one dataset only (most of them on "
+            f"{names[only]}): their mean win rate is the same on every subset holding it, so coverage favours the "
+            "datasets most models ran; to compare subsets on models that ran several, restrict the models "
+            "(--models, or --dense models)"]
+
+
 def prowl_table(
     df,
     similarities: Optional[Sequence[str]] = None,
@@ -277,7 +294,7 @@ def prowl_table(
     rows.append({"method": rand_label, "SCAUC": float(np.nanmean(baseline.scauc)),
                  "|S*|": float(reached.mean()) if reached.size else np.nan,
                  "AUC>=random": np.nan, "Max2>=random": np.nan, "S*": "", "note": ""})
-    notes = []
+    notes = _single_dataset_note(wr, names)
     if _takes_similarity(selector):
         ours = [(selector, s) for s in (similarities or default_measures(X))]
     else:  # one row: a row per measure would repeat the same order under the same label

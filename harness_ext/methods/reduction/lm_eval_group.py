@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 from harness_ext.methods.reduction.harness_names import (lm_eval_metric, lm_eval_task_list, metric_label,
@@ -80,6 +81,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     if manifest.get("kind") == "items":  # an item-level reduction: every task, with --samples
         return write_items_lm_eval_yaml(manifest, out_dir)
     shown = getattr(out_dir, "shown", out_dir)  # the final folder, when the core stages the files first
+    cli_dir = shlex.quote(str(shown))  # the Run hints are copied into a shell: a folder with a space stays one word
     out_dir = Path(out_dir)
     sources = manifest.get("lm_eval_tasks") or {}
     group = group_stem(manifest)
@@ -109,7 +111,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     doc["metadata"] = {"version": 1.0}
     # Names come from result files: comments escape them, the document goes through yaml.safe_dump.
     title = comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}.")
-    run = [comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {shown} --tasks {group} --log_samples --output_path results/"),
+    run = [comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {cli_dir} --tasks {group} --log_samples --output_path results/"),
            ("# The group's row in lm-eval's table is the full-benchmark estimate with its 90% interval, made by\n"
             f"# {ESTIMATE_MODULE}.py from the subset's scores and manifest.json (it needs harness-ext installed;"
             "\n# without it the row is the subset's plain mean, labelled so). 'harness-ext predict' gives every dataset."
@@ -119,7 +121,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         samples = out_dir / f"{group}_samples.json"
         samples.write_text(json.dumps({t: b["doc_ids"] for t, b in items.items()}) + "\n", encoding="utf-8")
         item_files.append(samples)
-        run.append(comment(f"Item subset: add --samples {shown}/{samples.name} to run only the anchor items of "
+        run.append(comment(f"Item subset: add --samples {cli_dir}/{samples.name} to run only the anchor items of "
                            f"{', '.join(map(quoted, items))} (then 'harness-ext predict' weights them; use --log_samples)"))
     notes = task_file_notes(written, unknown) + _mean_metric_notes(manifest["subset"], estimated)
     if skipped:
@@ -153,6 +155,7 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     if inspect_only(manifest):
         return write_inspect_sample_ids(manifest, out_dir)
     shown = getattr(out_dir, "shown", out_dir)
+    cli_dir = shlex.quote(str(shown))  # the Run hints are copied into a shell: a folder with a space stays one word
     out_dir = Path(out_dir)
     group = group_stem(manifest)
     tasks = manifest["tasks"]
@@ -165,9 +168,9 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     foreign = sorted(t for t, b in tasks.items() if b.get("benchmark") not in (None, "", "lm_eval")
                      and not ((manifest.get("lm_eval_tasks") or {}).get(t) or {}).get("builtin"))
     title = comment(f"Reduced benchmark (items) written by harness-ext {manifest.get('tool', {}).get('version', '')}.")
-    run = [comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {shown} --tasks {group} "
-                      f"--samples {shown}/{samples.name} --log_samples --output_path results/"),
-              comment(f"then: harness-ext predict -m {shown} results/  ({cost['items_run']:,} of {cost['items_full']:,} "
+    run = [comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {cli_dir} --tasks {group} "
+                      f"--samples {cli_dir}/{samples.name} --log_samples --output_path results/"),
+              comment(f"then: harness-ext predict -m {cli_dir} results/  ({cost['items_run']:,} of {cost['items_full']:,} "
                       "items, drawn at random; it gives every task's estimate)")]
     metrics = [b.get("metric") for b in tasks.values()]
     estimated = all(isinstance(m, str) and m for m in metrics)
@@ -179,7 +182,7 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
                   "# --log_samples; without them the row is the items' plain mean, labelled so).") if estimated else
                "# The tasks' metrics are not known, so the group has no row: use 'harness-ext predict'.")
     notes = [comment(f"Tasks from Inspect AI logs: inspect eval TASK --model MODEL --sample-id IDS, each TASK and its "
-                     f"IDS (joined with commas) from {shown}/{INSPECT_FILE}")] if inspect else []
+                     f"IDS (joined with commas) from {cli_dir}/{INSPECT_FILE}")] if inspect else []
     if foreign:
         notes.append(comment(f"Item ids of {', '.join(map(quoted, foreign[:10]))} are those of the table they were "
                              "ingested from (its own numbers, or positions in its order), not necessarily lm-eval "

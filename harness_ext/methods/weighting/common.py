@@ -125,7 +125,8 @@ def chance_ranking_rate(n_models: int) -> float:
     weightings, the Spearman correlation of a size curve with the full ranking) compares one ranking of the models
     with another, and ``n`` models have only ``n!`` rankings (untied).
     """
-    return 1.0 / math.factorial(max(int(n_models), 1))
+    # int / int, not 1.0 / int: past 170 models n! is too large for a float, and only the quotient must fit
+    return 1 / math.factorial(max(int(n_models), 1))
 
 
 def few_models_warning(n_models: int):

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ...errors import MethodError, SideFileError
 from ...report import Result, dumps, format_table, jsonable, listed
+from ...safe_output import write_file
 from .common import SCHEME_NAMES_DEFAULT, ranks_desc, section, short_name, weighted_scores
 
 
@@ -140,7 +141,7 @@ def emit_weights(weights: pd.Series, path) -> Path:
         "params": weights.attrs.get("params", {}),
         "weights": {str(k): float(v) for k, v in weights.items()},
     }
-    path.write_text(dumps(doc))
+    write_file(path, dumps(doc))
     return path
 
 
