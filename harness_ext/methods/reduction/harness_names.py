@@ -57,6 +57,7 @@ from typing import Optional
 import numpy as np
 
 from ...benchmarks import MMLU_BENCHMARK
+from ...safe_output import quoted
 
 #: The MMLU subjects HELM Classic and HELM Lite run (their "MMLU" column is the mean of these).
 HELM_MMLU_SUBJECTS = ("abstract_algebra", "college_chemistry", "computer_security", "econometrics", "us_foreign_policy")
@@ -250,6 +251,39 @@ HELM_CLASSIC_DESCRIPTIONS = {
     "IMDB": "imdb:model=text,data_augmentation=canonical",
     "CivilComments": "civil_comments:model=text,demographic=all,data_augmentation=canonical",
 }
+
+
+def entry_shots(entry: dict):
+    """The manifest's shots for a subset entry (an int of at least 0), or None when its results named none."""
+    k = entry.get("num_fewshot")
+    return k if isinstance(k, int) and not isinstance(k, bool) and k >= 0 else None
+
+
+def with_shots(desc: str, k) -> str:
+    """A run-entry description asking HELM for ``k`` in-context examples (HELM's ``max_train_instances`` run
+    expander, which sets ``adapter_spec.max_train_instances``); unchanged when ``k`` is None or it already sets them."""
+    if k is None or any(a.split("=", 1)[0].strip() == "max_train_instances" for a in desc.partition(":")[2].split(",")):
+        return desc
+    return f"{desc},max_train_instances={k}"
+
+
+def helm_shots_note(manifest: dict) -> list:
+    """The conf's (and reduce's) lines on shots: what each entry asks HELM for, and the entries HELM runs at its own
+    default because the population's results named no shots."""
+    subset = [e for e in manifest["subset"] if helm_description_list(e)]
+    asked: dict = {}
+    for e in subset:
+        asked.setdefault(entry_shots(e), []).append(e["name"])
+    lines = []
+    known = sorted(k for k in asked if k is not None)
+    if known:
+        counts = ", ".join(f"{k} shots ({len(asked[k])} datasets)" for k in known)
+        lines.append(f"Each run entry sets max_train_instances to the shots the population was measured at: {counts}")
+    if None in asked:
+        names = asked[None]
+        lines.append(f"The population's results name no shots for {len(names)} datasets ({', '.join(map(quoted, names[:5]))}"
+                     f"{', ...' if len(names) > 5 else ''}): their entries run at HELM's own default, which may differ")
+    return lines
 
 
 def lm_eval_task(entry: dict) -> Optional[str]:
