@@ -646,7 +646,7 @@ def read_table(src: SourceFile):
 
 @hookimpl
 def harness_ext_adapters():
-    yield Adapter(name="helm-run", can_handle=can_handle_run, read=read_run, directory=True, revision="2",
+    yield Adapter(name="helm-run", can_handle=can_handle_run, read=read_run, directory=True, revision="3",
                   description="HELM run directory (run_spec.json + stats.json): the scenario's main metric, no perturbations")
     yield Adapter(name="helm-table", can_handle=can_handle_table, read=read_table,
                   description="HELM leaderboard tables from helm-summarize (groups/*.json, groups/json/*.json)")
