@@ -254,22 +254,59 @@ HELM_CLASSIC_DESCRIPTIONS = {
 
 
 def entry_shots(entry: dict):
-    """The manifest's shots for a subset entry (an int of at least 0), or None when its results named none."""
+    """The manifest's shots for a subset entry.
+
+    Parameters
+    ----------
+    entry : dict
+        A manifest ``subset`` (or ``datasets``) entry.
+
+    Returns
+    -------
+    int or None
+        Its ``num_fewshot`` (at least 0), or None when the population's results named no shots.
+    """
     k = entry.get("num_fewshot")
     return k if isinstance(k, int) and not isinstance(k, bool) and k >= 0 else None
 
 
 def with_shots(desc: str, k) -> str:
-    """A run-entry description asking HELM for ``k`` in-context examples (HELM's ``max_train_instances`` run
-    expander, which sets ``adapter_spec.max_train_instances``); unchanged when ``k`` is None or it already sets them."""
+    """A run-entry description asking HELM for ``k`` in-context examples.
+
+    HELM's ``max_train_instances`` run expander sets ``adapter_spec.max_train_instances`` (HELM's MMLU runs 5-shot
+    without it) and adds the argument to the run's name.
+
+    Parameters
+    ----------
+    desc : str
+        A run-entry description (``mmlu:subject=anatomy,model=text``).
+    k : int or None
+        The shots; None leaves the description as it is, and so does one that already sets them.
+
+    Returns
+    -------
+    str
+        The description.
+    """
     if k is None or any(a.split("=", 1)[0].strip() == "max_train_instances" for a in desc.partition(":")[2].split(",")):
         return desc
     return f"{desc},max_train_instances={k}"
 
 
 def helm_shots_note(manifest: dict) -> list:
-    """The conf's (and reduce's) lines on shots: what each entry asks HELM for, and the entries HELM runs at its own
-    default because the population's results named no shots."""
+    """The HELM conf's (and reduce's) lines on shots.
+
+    Parameters
+    ----------
+    manifest : dict
+        A manifest with a ``subset``.
+
+    Returns
+    -------
+    list of str
+        The shots the run entries ask for, with the number of datasets at each; and the datasets whose results named
+        no shots, which run at HELM's own default (empty when no dataset has a HELM run entry).
+    """
     subset = [e for e in manifest["subset"] if helm_description_list(e)]
     asked: dict = {}
     for e in subset:
