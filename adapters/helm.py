@@ -194,6 +194,10 @@ SECONDARY_METRICS = ((frozenset(FALLBACK_METRICS) | {m for m, _ in MAIN_METRICS.
 MODEL_ARGS = frozenset({"model", "model_deployment", "tokenizer", "stop", "global_prefix"})
 #: Arguments at their default value, left out of dataset names.
 DEFAULT_ARGS = {"data_augmentation": "canonical"}
+#: Arguments that set the shots, not what was evaluated: HELM's run expander appends ``max_train_instances=K`` to a
+#: run's name (a conf asking for the manifest's shots), and ``adapter_spec.max_train_instances`` stores ``K`` as the
+#: result's shots, so ``mmlu:subject=anatomy,...,max_train_instances=0`` is still the MMLU subject, at 0 shots.
+SHOT_ARGS = frozenset({"max_train_instances"})
 #: Chance accuracy of fixed-choice HELM scenarios (1 / number of answer choices), for EM-type metrics.
 HELM_CHOICES = {"mmlu": 4, "hellaswag": 4, "openbookqa": 4, "boolq": 2, "imdb": 2, "civil_comments": 2,
                 "legal_support": 2, "blimp": 2, "lsat_qa": 5, "bbq": 3}
@@ -241,7 +245,7 @@ class RunName:
 
     @property
     def dataset_args(self) -> tuple:
-        return tuple((k, v) for k, v in self.args if k not in MODEL_ARGS and DEFAULT_ARGS.get(k) != v)
+        return tuple((k, v) for k, v in self.args if k not in MODEL_ARGS and k not in SHOT_ARGS and DEFAULT_ARGS.get(k) != v)
 
     @property
     def dataset(self) -> str:
@@ -642,7 +646,7 @@ def read_table(src: SourceFile):
 
 @hookimpl
 def harness_ext_adapters():
-    yield Adapter(name="helm-run", can_handle=can_handle_run, read=read_run, directory=True, revision="2",
+    yield Adapter(name="helm-run", can_handle=can_handle_run, read=read_run, directory=True, revision="3",
                   description="HELM run directory (run_spec.json + stats.json): the scenario's main metric, no perturbations")
     yield Adapter(name="helm-table", can_handle=can_handle_table, read=read_table,
                   description="HELM leaderboard tables from helm-summarize (groups/*.json, groups/json/*.json)")

@@ -21,7 +21,7 @@ PER_INSTANCE_FILES = ("per_instance_stats.json", "display_predictions.json")
 #: The revision of this item reader, stored with every item source it reads (``sample_sources.reader``, see
 #: :mod:`harness_ext.store.item_readers`): raise it when a change makes it store other item scores from the same
 #: file, so ``ingest`` counts the sources an older reading left and ``ingest --reread`` reads them again.
-REVISION = "2"
+REVISION = "3"
 
 
 def read_run_instances(run_dir):

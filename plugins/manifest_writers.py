@@ -19,7 +19,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from harness_ext.methods.reduction.harness_names import helm_description_list, lm_eval_task_list
+from harness_ext.methods.reduction.harness_names import (entry_shots, helm_description_list, helm_shots_note,
+                                                         lm_eval_task_list, with_shots)
 from harness_ext.methods.reduction.inspect_samples import inspect_only
 from harness_ext.methods.reduction.lm_eval_group import group_stem, write_lm_eval_yaml  # noqa: F401 - registered here
 from harness_ext.report import dumps
@@ -68,7 +69,8 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
         if not descs:
             skipped.append(entry["name"])
             continue
-        lines.extend(f"  {{description: {hocon_string(desc)}, priority: 1}}" for desc in descs)
+        # Shots are part of what was measured: the entry asks HELM for the population's, not its scenario's default.
+        lines.extend(f"  {{description: {hocon_string(with_shots(desc, entry_shots(entry)))}, priority: 1}}" for desc in descs)
         if len(descs) > 1:
             several[entry["name"]] = len(descs)
     name = f"run_entries_{group_stem(manifest)}.conf"
@@ -78,6 +80,8 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
     if lines:  # no Run line for a conf with nothing to run, as the lm-eval YAML has none without a group
         head.append(comment(f"Run: helm-run --conf-paths {shlex.quote(str(shown))} --suite SUITE --max-eval-instances "
                             f"{_helm_instances(manifest) if items else 1000} --models-to-run MODEL"))
+    if lines:
+        head += [comment(line) for line in helm_shots_note(manifest)]
     if items:
         head += HELM_ITEMS_NOTE + _helm_items_cost(manifest, several)
     if skipped:

@@ -38,8 +38,13 @@ def test_all_real_helm_classic_run_names_parse_to_unique_cells():
     assert len({n.split(":")[0] for n in names}) == 37 and len({r.scenario for r in runs}) == 35
     # Every run's main metric is found in the schema table (none falls back).
     assert all(r.group in MAIN_METRICS for r in runs)
-    cells = {(("mmlu", r.mmlu_subject) if r.mmlu_subject else ("helm", r.dataset), r.model) for r in runs}
-    assert len(cells) == len(names)  # (dataset, model) is unique: no two runs fight over one cell
+    # A cell is (dataset, model, shots): the 283 in-context ablation runs (max_train_instances=0 to 16 in their names)
+    # are one dataset each at several shots, as lm-eval runs at several shots are, not one dataset per shot count.
+    cells = {(("mmlu", r.mmlu_subject) if r.mmlu_subject else ("helm", r.dataset), r.model,
+              r.arg_dict.get("max_train_instances")) for r in runs}
+    assert len(cells) == len(names)  # unique: no two runs fight over one cell
+    assert not any("max_train_instances" in r.dataset for r in runs)
+    assert sum("max_train_instances" in n for n in names) == 283
     # 315 canonical + 15 stop=hash + 5 global_prefix MMLU runs are standard; the 90 ablation runs are not.
     assert sum(r.mmlu_subject is not None for r in runs) == 335
     assert sum(r.scenario == "mmlu" for r in runs) == 425

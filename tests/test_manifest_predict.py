@@ -490,3 +490,100 @@ def test_predict_warns_near_the_edge_of_the_training_range(split_store, reduced)
     edge = [w for w in pred.warnings if "above 95% of the manifest's models" in w]
     assert len(edge) == 1 and top in edge[0]
     assert not any("outside the manifest's models' range" in w for w in pred.warnings)
+
+
+def _helm_runs():
+    from pathlib import Path
+
+    return sorted((Path(__file__).parent / "fixtures" / "helm" / "benchmark_output" / "runs" / "v1.13.0").glob("mmlu:*"))
+
+
+def _on_subjects(m: dict, subjects: list, shots) -> dict:
+    """The manifest with ``subjects`` as its subset, every dataset's shots set to ``shots``."""
+    for d in m["datasets"]:
+        d["num_fewshot"] = shots
+    by_name = {d["name"]: d for d in m["datasets"]}
+    m["subset"] = [{"step": i + 1, "name": s, "coverage": None,
+                    **{k: by_name[s][k] for k in ("benchmark", "metric", "task", "num_fewshot")}}
+                   for i, s in enumerate(subjects)]
+    return m
+
+
+def test_helm_conf_asks_for_the_manifests_shots(reduced, tmp_path):
+    """HELM's MMLU runs 5-shot unless a run entry sets max_train_instances (HELM's run expander of that name): the
+    conf asks for the population's shots, and says which datasets named none."""
+    from harness_ext.methods.reduction.harness_names import helm_shots_note
+    from harness_ext.plugins.manifest_writers import write_helm_conf
+
+    conf = (reduced / "run_entries_harness_ext_reduced.conf").read_text()
+    assert conf.count(",max_train_instances=5\"") == 8  # the bundled Pythia runs are 5-shot
+    assert "# Each run entry sets max_train_instances to the shots the population was measured at: 5 shots (8 datasets)" in conf
+    m = load_manifest(reduced / "manifest.json")
+    for e in m["subset"]:
+        e["num_fewshot"] = 0
+    m["subset"][0]["num_fewshot"] = None
+    (path,) = write_helm_conf(m, tmp_path)
+    text = path.read_text()
+    assert text.count(",max_train_instances=0\"") == 7 and "max_train_instances=5" not in text
+    first = m["subset"][0]["name"]
+    assert f'"mmlu:subject={first},model=text' in text and f"subject={first},model=text,max_train" not in text
+    assert first in text.split("name no shots for 1 datasets")[1].splitlines()[0]
+    assert helm_shots_note(m)[0].endswith("0 shots (7 datasets)")
+
+
+@pytest.mark.slow
+def test_predict_flags_helm_runs_at_other_shots(reduced):
+    """Real HELM MMLU runs (5 in-context examples in run_spec.json) against a 0-shot manifest: predict warns, and the
+    lm-eval-layout file's n-shot says what was run for the observed tasks, the manifest's beside it."""
+    from harness_ext.methods.reduction.predict_export import lm_eval_results_doc
+
+    subjects = ["astronomy", "econometrics", "jurisprudence", "us_foreign_policy"]
+    m = _on_subjects(load_manifest(reduced / "manifest.json"), subjects, 0)
+    pred = predict_from_manifest(m, _helm_runs())
+    shot = [w for w in pred.warnings if "another shot count" in w]
+    assert len(shot) == 2 and all("astronomy (5 shots, manifest 0)" in w for w in shot)
+    doc = lm_eval_results_doc(pred, m, "01-ai/yi-6b", None)
+    assert {t: doc["n-shot"][f"mmlu_{t}"] for t in subjects} == dict.fromkeys(subjects, 5)
+    assert doc["harness_ext_prediction"]["n-shot_manifest"] == {f"mmlu_{t}": 0 for t in subjects}
+    predicted = [t for t in doc["n-shot"] if t.removeprefix("mmlu_") not in subjects]
+    assert predicted and all(doc["n-shot"][t] == 0 for t in predicted)
+
+
+@pytest.mark.slow
+def test_helm_run_named_with_max_train_instances_is_the_same_subject(reduced, tmp_path):
+    """A run of the conf's entry ``...,max_train_instances=0`` (helm-run adds it to the run's name) is still the MMLU
+    subject, at the shots of its run_spec.json: read, and no shot warning against a 0-shot manifest."""
+    src = next(r for r in _helm_runs() if "subject=astronomy" in r.name)
+    run = tmp_path / (src.name + ",max_train_instances=0")
+    shutil.copytree(src, run)
+    spec = json.loads((run / "run_spec.json").read_text())
+    spec["name"] += ",max_train_instances=0"
+    spec["adapter_spec"]["max_train_instances"] = 0
+    (run / "run_spec.json").write_text(json.dumps(spec))
+    m = _on_subjects(load_manifest(reduced / "manifest.json"), ["astronomy"], 0)
+    pred = predict_from_manifest(m, [run])
+    assert pred.aggregate["n_observed"].tolist() == [1]
+    assert not any("shot" in w for w in pred.warnings)
+
+
+@pytest.mark.slow
+def test_prediction_file_says_the_shots_an_lm_eval_run_used(split_store, reduced, tmp_path):
+    """A real Pythia results file (lm-eval 0.3, config.num_fewshot 5) rewritten as a 0-shot run against the 5-shot
+    manifest: the warning names it, n-shot holds 0 for the observed tasks and 5 for the predicted ones."""
+    from harness_ext.methods.reduction.predict_export import lm_eval_results_doc
+
+    _, new_dir = split_store
+    src = sorted(new_dir.glob("*.json"))[0]
+    doc = json.loads(src.read_text())
+    doc["config"]["num_fewshot"] = 0
+    (tmp_path / src.name).write_text(json.dumps(doc))
+    m = load_manifest(reduced / "manifest.json")
+    pred = predict_from_manifest(m, [tmp_path / src.name])
+    model = pred.aggregate["model"].item()
+    assert any(w.startswith(f"{model}: run with another shot count") and "(0 shots, manifest 5)" in w
+               for w in pred.warnings)
+    out = lm_eval_results_doc(pred, m, model, None)
+    subset = {f"mmlu_{s['name']}" for s in m["subset"]}
+    assert {t: out["n-shot"][t] for t in subset} == dict.fromkeys(subset, 0)
+    assert out["harness_ext_prediction"]["n-shot_manifest"] == dict.fromkeys(subset, 5)
+    assert {k for t, k in out["n-shot"].items() if t not in subset} == {5}

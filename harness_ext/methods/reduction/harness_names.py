@@ -57,6 +57,7 @@ from typing import Optional
 import numpy as np
 
 from ...benchmarks import MMLU_BENCHMARK
+from ...safe_output import quoted
 
 #: The MMLU subjects HELM Classic and HELM Lite run (their "MMLU" column is the mean of these).
 HELM_MMLU_SUBJECTS = ("abstract_algebra", "college_chemistry", "computer_security", "econometrics", "us_foreign_policy")
@@ -250,6 +251,76 @@ HELM_CLASSIC_DESCRIPTIONS = {
     "IMDB": "imdb:model=text,data_augmentation=canonical",
     "CivilComments": "civil_comments:model=text,demographic=all,data_augmentation=canonical",
 }
+
+
+def entry_shots(entry: dict):
+    """The manifest's shots for a subset entry.
+
+    Parameters
+    ----------
+    entry : dict
+        A manifest ``subset`` (or ``datasets``) entry.
+
+    Returns
+    -------
+    int or None
+        Its ``num_fewshot`` (at least 0), or None when the population's results named no shots.
+    """
+    k = entry.get("num_fewshot")
+    return k if isinstance(k, int) and not isinstance(k, bool) and k >= 0 else None
+
+
+def with_shots(desc: str, k) -> str:
+    """A run-entry description asking HELM for ``k`` in-context examples.
+
+    HELM's ``max_train_instances`` run expander sets ``adapter_spec.max_train_instances`` (HELM's MMLU runs 5-shot
+    without it) and adds the argument to the run's name.
+
+    Parameters
+    ----------
+    desc : str
+        A run-entry description (``mmlu:subject=anatomy,model=text``).
+    k : int or None
+        The shots; None leaves the description as it is, and so does one that already sets them.
+
+    Returns
+    -------
+    str
+        The description.
+    """
+    if k is None or any(a.split("=", 1)[0].strip() == "max_train_instances" for a in desc.partition(":")[2].split(",")):
+        return desc
+    return f"{desc},max_train_instances={k}"
+
+
+def helm_shots_note(manifest: dict) -> list:
+    """The HELM conf's (and reduce's) lines on shots.
+
+    Parameters
+    ----------
+    manifest : dict
+        A manifest with a ``subset``.
+
+    Returns
+    -------
+    list of str
+        The shots the run entries ask for, with the number of datasets at each; and the datasets whose results named
+        no shots, which run at HELM's own default (empty when no dataset has a HELM run entry).
+    """
+    subset = [e for e in manifest["subset"] if helm_description_list(e)]
+    asked: dict = {}
+    for e in subset:
+        asked.setdefault(entry_shots(e), []).append(e["name"])
+    lines = []
+    known = sorted(k for k in asked if k is not None)
+    if known:
+        counts = ", ".join(f"{k} shots ({len(asked[k])} datasets)" for k in known)
+        lines.append(f"Each run entry sets max_train_instances to the shots the population was measured at: {counts}")
+    if None in asked:
+        names = asked[None]
+        lines.append(f"The population's results name no shots for {len(names)} datasets ({', '.join(map(quoted, names[:5]))}"
+                     f"{', ...' if len(names) > 5 else ''}): their entries run at HELM's own default, which may differ")
+    return lines
 
 
 def lm_eval_task(entry: dict) -> Optional[str]:

@@ -111,6 +111,8 @@ class PredictionResult(Result):
     #: model -> ``(plain id, variant)`` of the models whose results named a variant (an Every Eval Ever record's
     #: precision, :data:`harness_ext.types.VARIANT_OF`): the ``--eee`` records give the plain id and the precision
     variants: dict = None
+    #: ``(model, dataset)`` -> the shots an observed score was run at, where not the manifest's (None: not named)
+    shots_run: dict = None
 
     title = "predict"
     command = "predict"
@@ -469,7 +471,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     bar.update()
     bar.close()
     return PredictionResult(table=table, aggregate=aggregate, warnings=warnings, sources=raw_new.attrs.get("sources", {}),
-                            variants=raw_new.attrs.get("variants", {}),
+                            variants=raw_new.attrs.get("variants", {}), shots_run=dict(other_shots or {}),
                             manifest=manifest, manifest_path=None if manifest_path is None else str(manifest_path),
                             level=level, score=bench.describe() if bench is not None else {"metric": "normalised",
                                                                                               "reason": bench_why})

@@ -122,7 +122,8 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
     level = getattr(pred, "level", 0.9)
     z = z_of(level)
     group, alias = estimate_row_name(pred, manifest)
-    results, n_shot, hib, tasks, observed = {}, {}, {}, [], []
+    results, n_shot, hib, tasks, observed, n_shot_manifest = {}, {}, {}, [], [], {}
+    shots_run = getattr(pred, "shots_run", None) or {}
     for r in rows.itertuples(index=False):
         d = by_name[r.dataset]
         task = _lm_eval_name(manifest, r.dataset)
@@ -137,8 +138,13 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
                          f"{metric}_lower,predicted": lo, f"{metric}_upper,predicted": hi}
         if r.observed:  # kept beside the results, not in them: lm-eval's table prints every key of a row as a metric
             observed.append(task)
-        if isinstance(d.get("num_fewshot"), int):  # a source that names no shots (Every Eval Ever) gets no number
-            n_shot[task] = d["num_fewshot"]
+        # lm-eval's n-shot is the shots each task ran at: an observed score run at other shots than the manifest's
+        # says its own (and the manifest's is kept beside it); a source that names no shots gets no number.
+        k = d.get("num_fewshot")
+        if r.observed and (model, r.dataset) in shots_run:
+            k, n_shot_manifest[task] = shots_run[(model, r.dataset)], k
+        if isinstance(k, int):
+            n_shot[task] = k
         hib[task] = {metric: not bool((d.get("normalisation") or {}).get("flip", False))}
         tasks.append(task)
     normalised = agg.get("metric", "normalised") == "normalised"
@@ -166,6 +172,7 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
                          "method": interval_method(manifest, level), "interval_level": level,
                          "score": getattr(pred, "score", None),
                          "observed": observed, "n_observed": int(agg["n_observed"]),
+                         **({"n-shot_manifest": n_shot_manifest} if n_shot_manifest else {}),
                          "warnings": [w for w in pred.warnings if w.startswith(f"{model}:") or ":" not in w[:200]]},
     }
 
