@@ -61,7 +61,7 @@ def conf_text(out: Path, group: str) -> str:
     return (out / f"run_entries_{group}.conf").read_text(encoding="utf-8")
 
 
-def _check_outputs(out: Path, group: str, names: list, skipped=(), with_list=True):
+def _check_outputs(out: Path, group: str, names: list, skipped=(), with_list=True, shots=5):
     load_yaml = _lm_eval_load_yaml()
     cfg = load_yaml(out / f"{group}.yaml")
     listed = [t["task"] if isinstance(t, dict) else t for t in cfg["task"]]
@@ -72,7 +72,9 @@ def _check_outputs(out: Path, group: str, names: list, skipped=(), with_list=Tru
     assert set(conf) == {"entries"}
     descs = [e["description"] for e in conf["entries"]]
     # A subject holding one of HELM's separators would add run arguments: it is named in a comment instead.
-    assert descs == [f"mmlu:subject={n},model=text,data_augmentation=canonical" for n in names
+    # Each entry asks for the manifest's shots, as HELM's run expander reads them (none known: HELM's default).
+    asked = "" if shots is None else f",max_train_instances={shots}"
+    assert descs == [f"mmlu:subject={n},model=text,data_augmentation=canonical{asked}" for n in names
                      if not HELM_SEPARATORS.search(n)]
     unrun = [n for n in names if HELM_SEPARATORS.search(n)]
     assert not unrun or all(json.dumps(n, ensure_ascii=False) in conf_text(out, group) for n in unrun)
@@ -163,7 +165,7 @@ def test_reduce_with_hostile_dataset_names_writes_parsable_configs_of_exactly_th
     m = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     subset = [s["name"] for s in m["subset"]]
     assert len(subset) == 6 and set(subset) <= set(names)
-    _check_outputs(out, "harness_ext_reduced", subset)
+    _check_outputs(out, "harness_ext_reduced", subset, shots=None)  # results that name no shots
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["manifest.json", "harness_ext_reduced.yaml", "run_entries_harness_ext_reduced.conf", "harness_ext_reduced_tasks.txt",
          "error_vs_budget.png", "harness_ext_estimate.py"])
