@@ -189,8 +189,9 @@ def _note_subset(doc: dict, src: SourceFile) -> None:
     if run is not None and full is not None and run >= full:
         return
     how = f"limit {limit}" if limit is not None else "sample_id"
-    counts = f"{run:,} of {full:,} samples" if run is not None and full is not None else "part of the samples"
-    src.note(f"scored on {counts} of the dataset ({how}): not the task's score over all its samples")
+    counts = f"{run:,} of the dataset's {full:,} samples" if run is not None and full is not None else \
+        "part of the dataset's samples"
+    src.note(f"scored on {counts} ({how}): not the task's score over all its samples")
 
 
 def read(src: SourceFile):
