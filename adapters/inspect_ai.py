@@ -161,7 +161,7 @@ def _note_partial(doc: dict, src: SourceFile) -> None:
     """Note a finished log whose scores are over part of its samples, with the counts: samples that errored
     (``completed_samples`` below ``total_samples``: ``fail_on_error`` tolerance), samples a scorer left unscored
     (a score's ``unscored_samples``), early stopping, and a ``limit`` or ``sample_id`` subset of the dataset."""
-    res, config = doc.get("results") or {}, doc["eval"].get("config") or {}
+    res = doc.get("results") or {}
     done, total = _count(res.get("completed_samples")), _count(res.get("total_samples"))
     if done is not None and total is not None and done < total:
         src.note(f"{total - done:,} of {total:,} samples not completed (errors tolerated by fail_on_error, or "
