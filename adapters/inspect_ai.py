@@ -23,7 +23,10 @@ the error of their mean: 0.31 beside an accuracy over 585 samples whose standard
 secondary metrics; a metric whose value is not a number is left out and counted in a note. A log run over several
 epochs scores each sample once, its epochs reduced (``epochs_reducer``), so the sample count stored is
 ``completed_samples`` divided by the epochs (noted). Logs whose
-``status`` is not ``success`` are refused: their scores cover only part of the samples. A log's samples (the
+``status`` is not ``success`` are refused: their scores cover only part of the samples; so are logs marked
+``invalidated``. A finished log scored on part of its samples (errored samples tolerated by ``fail_on_error``,
+samples a scorer left unscored, early stopping, an ``eval.config`` ``limit`` or ``sample_id`` subset) is read,
+each of these named in the ingest notes with its counts. A log's samples (the
 ``samples`` list, an archive's ``samples/*.json`` members) go to the item table after the results
 (:mod:`harness_ext.adapters.inspect_items`).
 """
@@ -104,6 +107,9 @@ def check_log(doc, path) -> tuple:
         raise IngestError(path, "not an Inspect AI log (no eval.task / eval.model)")
     if doc.get("status") != "success":
         raise IngestError(path, f"log status is {doc.get('status')!r}, not 'success': its scores are incomplete")
+    if doc.get("invalidated") is True:
+        raise IngestError(path, "log is marked invalidated (some of its samples were invalidated after the run): "
+                                "its scores are not the run's")
     ev = doc["eval"]
     task = str(ev["task"]).split("/", 1)[-1] if str(ev["task"]).startswith("inspect_evals/") else str(ev["task"])
     return task, str(ev["model"])
@@ -140,6 +146,54 @@ def _samples_scored(doc: dict, src: SourceFile):
     return n
 
 
+def _count(value):
+    """``value`` if it is a count (an int, not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _unscored_text(score: dict) -> str:
+    """``match 3 of 200``: a score's name and the samples it left unscored (of all, when it counts those scored)."""
+    n, scored = score["unscored_samples"], _count(score.get("scored_samples"))
+    return f"{score.get('name') or score.get('scorer')} {n:,}" + (f" of {n + scored:,}" if scored is not None else "")
+
+
+def _note_partial(doc: dict, src: SourceFile) -> None:
+    """Note a finished log whose scores are over part of its samples, with the counts: samples that errored
+    (``completed_samples`` below ``total_samples``: ``fail_on_error`` tolerance), samples a scorer left unscored
+    (a score's ``unscored_samples``), early stopping, and a ``limit`` or ``sample_id`` subset of the dataset."""
+    res = doc.get("results") or {}
+    done, total = _count(res.get("completed_samples")), _count(res.get("total_samples"))
+    if done is not None and total is not None and done < total:
+        src.note(f"{total - done:,} of {total:,} samples not completed (errors tolerated by fail_on_error, or "
+                 f"stopped early): the scores are over the {done:,} completed")
+    unscored = [s for s in res.get("scores") or [] if isinstance(s, dict) and (_count(s.get("unscored_samples")) or 0) > 0]
+    if unscored:
+        src.note("samples left unscored, not in the metrics: " + ", ".join(_unscored_text(s) for s in unscored))
+    if res.get("early_stopping") is not None:
+        src.note("the run was stopped early (early_stopping): the scores are over the samples run before it stopped")
+    _note_subset(doc, src)
+
+
+def _note_subset(doc: dict, src: SourceFile) -> None:
+    """Note a run on part of its dataset: ``eval.config`` ``limit`` or ``sample_id`` set, and fewer samples run
+    (``eval.dataset.sample_ids``, else ``total_samples`` over the epochs) than ``eval.dataset.samples`` (the
+    dataset's size; a limit above it cuts nothing and is not noted)."""
+    ev = doc["eval"]
+    config, dataset = ev.get("config") or {}, ev.get("dataset") or {}
+    limit, ids = config.get("limit"), config.get("sample_id")
+    if limit is None and ids is None:
+        return
+    run_ids, full = dataset.get("sample_ids"), _count(dataset.get("samples"))
+    total, epochs = _count((doc.get("results") or {}).get("total_samples")), _count(config.get("epochs")) or 1
+    run = len(run_ids) if isinstance(run_ids, list) else (total // epochs if total is not None and epochs > 0 else None)
+    if run is not None and full is not None and run >= full:
+        return
+    how = f"limit {limit}" if limit is not None else "sample_id"
+    counts = f"{run:,} of the dataset's {full:,} samples" if run is not None and full is not None else \
+        "part of the dataset's samples"
+    src.note(f"scored on {counts} ({how}): not the task's score over all its samples")
+
+
 def read(src: SourceFile):
     doc = _header(src)
     if src.suffix == ".json" and src.path.name == "logs.json" and _is_index(doc):
@@ -149,6 +203,7 @@ def read(src: SourceFile):
     scores = (doc.get("results") or {}).get("scores") or []
     several, reducers = len(scores) > 1, reduced_otherwise(scores)
     n = _samples_scored(doc, src)
+    _note_partial(doc, src)
     meta = {"harness": "inspect_ai", "task_version": ev.get("task_version"),
             "inspect_ai": (ev.get("packages") or {}).get("inspect_ai"), "run_id": ev.get("run_id")}
     out, dropped = [], []
@@ -181,5 +236,6 @@ def harness_ext_adapters():
     yield Adapter(name="inspect-ai", can_handle=can_handle, read=read,
                   # 2: a score reduced by another reducer than the mean is named with it (max/accuracy);
                   # 3: std/var are metrics, not the stderr; several epochs: the sample count is per sample
-                  revision="3",
+                  # 4: invalidated logs refused; partial scores (errors, unscored, early stop, subsets) noted
+                  revision="4",
                   description="Inspect AI evaluation logs (.json, .eval): header scores, samples to the item table")

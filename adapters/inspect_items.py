@@ -41,7 +41,8 @@ MEAN_METRICS = ("accuracy", "mean")
 #: The revision of this item reader, stored with every item source it reads (``sample_sources.reader``, see
 #: :mod:`harness_ext.store.item_readers`): raise it when a change makes it store other item scores from the same
 #: file, so ``ingest`` counts the sources an older reading left and ``ingest --reread`` reads them again.
-REVISION = "1"
+# 2: a log marked invalidated is refused (its samples are not the run's)
+REVISION = "2"
 
 
 def score_value(v) -> tuple:

@@ -57,11 +57,22 @@ def get_pyplot():
 
 
 def save_figure(fig, path) -> Path:
-    """Save a figure (creating parent folders) and close it; returns the path."""
+    """Save a figure (creating parent folders) and close it; returns the path.
+
+    The figure is written whole or not at all (:func:`~harness_ext.safe_output.write_file`): an interrupted save
+    keeps the earlier file. Its format is the path's suffix (``.png``, ``.pdf``, ``.svg``), else matplotlib's default.
+    """
+    from .safe_output import write_file
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    get_pyplot().close(fig)
+    plt = get_pyplot()
+    # the temporary file's name does not end with the suffix, so the format is passed rather than guessed
+    fmt = path.suffix[1:].lower() or plt.rcParams["savefig.format"]
+    try:
+        write_file(path, lambda p: fig.savefig(p, format=fmt, dpi=120, bbox_inches="tight"))
+    finally:
+        plt.close(fig)
     return path
 
 

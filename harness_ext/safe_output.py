@@ -146,8 +146,32 @@ def list_line(name, what: str = "name") -> str:
     return s
 
 
-def replace_file(path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` through a new file moved into place.
+def _write_content(path: Path, content, fd=None) -> None:
+    """Write ``content`` to ``path``: text (UTF-8), bytes, or a callable given the path (it writes the file itself:
+    ``fig.savefig``, ``frame.to_parquet``). ``fd``, when given, is an open descriptor of ``path`` to write through."""
+    if callable(content):
+        if fd is not None:
+            os.close(fd)
+        content(path)
+        return
+    data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+    if fd is None:
+        path.write_bytes(data)
+        return
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+
+
+def replace_file(path, content) -> None:
+    """Write ``content`` to ``path`` through a new file moved into place.
+
+    Parameters
+    ----------
+    path : path
+        The file to write.
+    content : str, bytes or callable
+        Text (written as UTF-8), bytes, or a function called with the temporary file's path that writes it
+        (a figure's ``savefig``, a frame's ``to_parquet``; the temporary name does not end with the file's suffix).
 
     A file or link already at ``path`` is replaced, never written through: a folder received from someone
     else (a results folder ``predict`` writes beside) may hold a link of that name pointing anywhere.
@@ -159,8 +183,7 @@ def replace_file(path, text: str) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(tmp, flags, 0o666)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        _write_content(tmp, content, fd)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -168,8 +191,15 @@ def replace_file(path, text: str) -> None:
         raise
 
 
-def write_file(path, text: str) -> None:
-    """Write ``text`` (UTF-8) to a file the user named (``--json FILE``, ``matrix -o``) so that it is whole or absent.
+def write_file(path, content) -> None:
+    """Write a file the user named (``--json FILE``, ``-o``, ``--out`` tables and figures) so it is whole or absent.
+
+    Parameters
+    ----------
+    path : path
+        The file to write.
+    content : str, bytes or callable
+        What :func:`replace_file` takes: text (UTF-8), bytes, or a function that writes the path it is given.
 
     A regular file, or a new one, is written through a new file moved into place (:func:`replace_file`): a
     Ctrl-C or a full disk while writing leaves the old file as it was, never a truncated one. A link, a device or
@@ -177,9 +207,9 @@ def write_file(path, text: str) -> None:
     """
     path = Path(path)
     if path.is_symlink() or (path.exists() and not path.is_file()):
-        path.write_text(text, encoding="utf-8")
+        _write_content(path, content)
     else:
-        replace_file(path, text)
+        replace_file(path, content)
 
 
 class OutputDir(os.PathLike):

@@ -6,6 +6,8 @@ import json
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from harness_ext.store.ingest import ingest_paths
 from harness_ext.store.matrix import MatrixQuery, query_results
 from harness_ext.store.db import Store
@@ -115,3 +117,56 @@ def test_std_is_a_metric_not_the_stderr_and_epochs_are_not_samples():
     assert rows["accuracy"] == ("cyse2_vulnerability_exploit", True, 0.38108974358974373, None, 585)
     assert rows["mean"][1:] == (False, 0.38108974358974357, None, 585)
     assert rows["std"][1:] == (False, 0.3115628730565127, None, 585)
+
+
+def test_a_real_log_run_with_a_limit_is_noted_and_one_above_the_dataset_is_not():
+    """inspect_ai writes the dataset's size (``eval.dataset.samples``) and the samples run (``sample_ids``): the
+    committed gemma3 log ran ``--limit 1`` on the 100-sample popularity dataset, and its score (one sample) was
+    stored without a word; cyse2's ``limit 20000`` is above its 585 samples and cuts nothing (its notes, above)."""
+    with Store.open(":memory:") as s:
+        (f,) = [f for f in ingest_paths(s, [GEMMA], show_progress=False).files if f.adapter == "inspect_ai"]
+    assert f.status == "ingested"
+    assert "scored on 1 of the dataset's 100 samples (limit 1): not the task's score over all its samples" in f.notes
+
+
+def _edited(tmp_path, edit):
+    doc = json.loads(LOG.read_text())
+    edit(doc)
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        (f,) = [f for f in ingest_paths(s, [path], show_progress=False).files if f.path.endswith("log.json")]
+        n = len(query_results(s, MatrixQuery(benchmarks=("inspect",))))
+    return f, n
+
+
+def _results(**kw):
+    return lambda doc: doc["results"].update(kw)
+
+
+@pytest.mark.parametrize("edit, note", [
+    (_results(total_samples=10, completed_samples=7),
+     "3 of 10 samples not completed (errors tolerated by fail_on_error, or stopped early): the scores are over the "
+     "7 completed"),
+    (lambda doc: doc["results"]["scores"][0].update(scored_samples=8, unscored_samples=2),
+     "samples left unscored, not in the metrics: model_graded_fact 2 of 10"),
+    (_results(early_stopping={"manager": "stopper", "early_stops": [{"id": 3, "epoch": 1, "reason": "done"}]}),
+     "the run was stopped early (early_stopping): the scores are over the samples run before it stopped"),
+    (lambda doc: (doc["eval"]["config"].update(sample_id=["a", "b"]), doc["eval"]["dataset"].update(samples=40,
+                                                                                                  sample_ids=["a", "b"])),
+     "scored on 2 of the dataset's 40 samples (sample_id): not the task's score over all its samples"),
+])
+def test_a_finished_log_over_part_of_its_samples_is_noted_with_the_counts(tmp_path, edit, note):
+    """A ``success`` log can still score part of its samples (inspect_ai ``log/_log.py``: ``completed_samples`` below
+    ``total_samples``, a score's ``unscored_samples``, ``early_stopping``; ``eval.config`` ``sample_id``). No real
+    such log is committed: each case edits the committed real input_task log as inspect_ai writes these fields."""
+    f, n = _edited(tmp_path, edit)
+    assert f.status == "ingested" and n == 1
+    assert note in f.notes, f.notes
+
+
+def test_an_invalidated_log_is_refused_with_the_reason(tmp_path):
+    """``invalidated: true`` (newer inspect_ai's EvalLog: samples invalidated after the run), built by editing the
+    committed real input_task log: refused, nothing stored."""
+    f, n = _edited(tmp_path, lambda doc: doc.update(invalidated=True))
+    assert f.status == "skipped" and "invalidated" in f.reason and n == 0

@@ -430,3 +430,83 @@ def test_run_hints_quote_a_folder_with_a_space_so_they_can_be_pasted(tmp_path):
             given = Path(words[words.index(flag) + 1])
             assert given in (out, out / name), run
             assert (f"'{out}" in run) == (" " in folder), run
+
+
+OBSSCALING = Path(__file__).parent / "fixtures" / "csv" / "obsscaling_base_llm_benchmark_eval.csv"
+
+
+@pytest.fixture(scope="module")
+def scaling_store(tmp_path_factory):
+    """The real Observational Scaling Laws table (8 base models x 8 benchmarks) in a store."""
+    from harness_ext.cli import main
+
+    db = tmp_path_factory.mktemp("scaling") / "s.duckdb"
+    assert main(["ingest", "-q", "--db", str(db), str(OBSSCALING)]) == 0
+    return db
+
+
+@pytest.mark.parametrize("command, extra, name", [
+    ("stalk", ["--axis", "datasets"], "stalk_counts.csv"),
+    ("stalk", ["--axis", "datasets"], "stalk_dataset_pairs.csv"),
+    ("stalk", ["--axis", "datasets"], "stalk_heatmap.png"),
+    ("prowl", ["--n-random", "5", "--similarity", "pearson"], "prowl_table.csv"),
+    ("prowl", ["--n-random", "5", "--similarity", "pearson"], "prowl_coverage.png"),
+    ("weights", ["--draws", "50", "--permutations", "5"], "summary.json"),
+    ("compare", ["--dense", "--trials", "2", "--n-jobs", "1", "--k-max", "2", "--selectors", "random-subset"], "auc.csv"),
+    ("compare", ["--dense", "--trials", "2", "--n-jobs", "1", "--k-max", "2", "--selectors", "random-subset"],
+     "compare_curves.png"),
+    ("pounce", ["--analysis", "regression", "--predictors", "ridge", "--folds", "0", "--splits", "1"],
+     "mse_curves.csv"),
+    ("matrix", [], "m.parquet"),
+])
+def test_a_command_interrupted_while_writing_a_file_keeps_the_earlier_one(scaling_store, tmp_path, monkeypatch,
+                                                                          command, extra, name):
+    """Every kind of output file (CSV tables, figures, JSON, Parquet) goes through one writer: a Ctrl-C while
+    ``name`` is moved into place leaves the earlier ``name`` as it was and no temporary file behind. Written in
+    place, the earlier file was truncated first (the interrupt never reached it: no move is made)."""
+    import os
+
+    import harness_ext.safe_output as so
+    from harness_ext.cli import main
+
+    if command == "matrix":
+        pytest.importorskip("pyarrow")
+    out = tmp_path / "out"
+    cmd = [command, "--db", str(scaling_store), *extra] + (["-o", str(out / name)] if command == "matrix" else
+                                                           ["--out", str(out)])
+    out.mkdir()
+    earlier = b"the earlier file\n"
+    (out / name).write_bytes(earlier)
+    real = os.replace
+
+    def interrupted(src, dst):
+        if Path(dst).name == name:
+            raise KeyboardInterrupt
+        return real(src, dst)
+
+    monkeypatch.setattr(so.os, "replace", interrupted)
+    assert main(cmd) == 130
+    assert (out / name).read_bytes() == earlier
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []
+    monkeypatch.setattr(so.os, "replace", real)
+    assert main(cmd) == 0 and (out / name).read_bytes() != earlier
+
+
+@pytest.mark.parametrize("content", ["text é\n", b"\x89PNG bytes", "writer"])
+def test_write_file_takes_text_bytes_or_a_writer_and_writes_through_a_link(tmp_path, content):
+    """A regular file is replaced whole; a link is written through (``--json /dev/stdout``-like targets)."""
+    from harness_ext.safe_output import write_file
+
+    data = content.encode() if isinstance(content, str) else content
+    arg = (lambda p: Path(p).write_bytes(b"from a writer")) if content == "writer" else content
+    want = b"from a writer" if content == "writer" else data
+    target = tmp_path / "f.out"
+    write_file(target, arg)
+    assert target.read_bytes() == want
+    real = tmp_path / "real.out"
+    real.write_bytes(b"")
+    link = tmp_path / "link.out"
+    link.symlink_to(real)
+    write_file(link, arg)
+    assert link.is_symlink() and real.read_bytes() == want
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.out", "link.out", "real.out"]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..safe_output import write_file
+
 
 def read_features(path, columns):
     """Read a dataset x feature CSV (first column: dataset name) aligned to ``columns``.
@@ -88,10 +90,10 @@ def run(args) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tables = res.tables()
-    tables["curves"].to_csv(out / "curves.csv", index=False)
-    tables["auc"].to_csv(out / "auc.csv")
-    tables["kstar"].to_csv(out / "kstar.csv", index=False)
-    tables["significance"].to_csv(out / "significance.csv", index=False)
+    write_file(out / "curves.csv", tables["curves"].to_csv(index=False))
+    write_file(out / "auc.csv", tables["auc"].to_csv())
+    write_file(out / "kstar.csv", tables["kstar"].to_csv(index=False))
+    write_file(out / "significance.csv", tables["significance"].to_csv(index=False))
     png = res.plot(out / "compare_curves.png")
     print(f"\nwrote {png} and curves.csv, auc.csv, kstar.csv, significance.csv (all selectors vs the best) to {out}")
     return 0

@@ -98,7 +98,7 @@ def run(args) -> int:
             raise HarnessExtError(f"matrix --out names a file (.csv or .parquet); {out} is a directory")
         if out.endswith(".parquet"):
             try:
-                df.to_parquet(out)
+                write_file(out, df.to_parquet)
             except ImportError as exc:
                 raise HarnessExtError("writing Parquet needs pyarrow: pip install 'harness-ext[parquet]'") from exc
             except OSError as exc:

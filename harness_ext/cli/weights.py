@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..errors import HarnessExtError, MethodError
 from ..report import Result, dumps
+from ..safe_output import write_file
 from .output import emit
 
 log = logging.getLogger(__name__)
@@ -178,7 +179,7 @@ def _write(name: str, result, out: Path, top: int) -> list:
     tables = result.tables()
     for filename, key in csvs.items():
         if tables.get(key) is not None:
-            tables[key].to_csv(out / filename)
+            write_file(out / filename, tables[key].to_csv())
     sizes = {"top": top, "top10": min(top, 10)}
     return [result.plot(out / filename, **{k: sizes.get(v, v) for k, v in kwargs.items()}) for filename, kwargs in plots]
 
@@ -258,7 +259,7 @@ def run(args) -> int:
         report.weights = compute_weights(df, args.scheme, random_state=args.random_state, **scheme_params[args.scheme])
         report.weights_path = emit_weights(report.weights, args.emit_weights)
     report.summary_path = out / "summary.json"
-    report.summary_path.write_text(dumps(report.summary()))
+    write_file(report.summary_path, dumps(report.summary()))
     report.files = sorted(p for p in out.iterdir() if p.is_file()) + ([report.weights_path] if report.weights_path else [])
     print(report.footer())
     for warning in report.warnings:
