@@ -71,6 +71,15 @@ def _centre_test(Kt: np.ndarray, K: np.ndarray) -> np.ndarray:
     return Kt - K.mean(axis=0)[None, :] - Kt.mean(axis=1, keepdims=True) + K.mean()
 
 
+def _centre(K: np.ndarray) -> np.ndarray:
+    """``J K J`` (``J = I - 11'/m``) of a square kernel, from its row, column and grand means.
+
+    The same matrix as the two products up to rounding, in ``m**2`` operations instead of ``2 m**3``: the
+    leave-one-out search centres a kernel for every setting of its grid.
+    """
+    return K - K.mean(axis=0)[None, :] - K.mean(axis=1, keepdims=True) + K.mean()
+
+
 def kernel_loo_residuals(K: np.ndarray, y: np.ndarray, alphas) -> np.ndarray:
     """Signed leave-one-out residuals (alphas, observations) of kernel ridge with an unpenalised intercept.
 
@@ -78,8 +87,7 @@ def kernel_loo_residuals(K: np.ndarray, y: np.ndarray, alphas) -> np.ndarray:
     kernel, so the leave-one-out residual is ``(y_i - yhat_i) / (1 - H_ii)`` exactly (Hastie, Tibshirani
     and Friedman 2009, eq. 7.52); one eigendecomposition serves every penalty.
     """
-    J = np.eye(len(y)) - 1.0 / len(y)
-    lam, U = np.linalg.eigh(J @ K @ J)
+    lam, U = np.linalg.eigh(_centre(K))
     return loo_residuals(U, np.clip(lam, 0.0, None), y - y.mean(), alphas, floor=1e-12)
 
 
@@ -87,9 +95,8 @@ def kernel_dual(K: np.ndarray, y: np.ndarray, alpha: float) -> tuple:
     """``(mean of y, dual coefficients)`` of kernel ridge with an unpenalised intercept on the centred kernel
     (the fit :func:`kernel_loo_residuals` leaves one out of); a new row predicts ``mean + centred k' dual``."""
     m = len(y)
-    J = np.eye(m) - 1.0 / m
     y_mean = float(y.mean())
-    return y_mean, np.linalg.solve(J @ K @ J + alpha * np.eye(m), y - y_mean)
+    return y_mean, np.linalg.solve(_centre(K) + alpha * np.eye(m), y - y_mean)
 
 
 class KernelLearn(_ItemEstimator):
