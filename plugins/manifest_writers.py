@@ -80,7 +80,6 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
     if lines:  # no Run line for a conf with nothing to run, as the lm-eval YAML has none without a group
         head.append(comment(f"Run: helm-run --conf-paths {shlex.quote(str(shown))} --suite SUITE --max-eval-instances "
                             f"{_helm_instances(manifest) if items else 1000} --models-to-run MODEL"))
-    if lines:
         head += [comment(line) for line in helm_shots_note(manifest)]
     if items:
         head += HELM_ITEMS_NOTE + _helm_items_cost(manifest, several)

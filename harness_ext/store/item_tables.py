@@ -490,7 +490,7 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False, read
     from datetime import datetime, timezone
 
     from .item_readers import replaced_items
-    from .reread import other_models_note, shares_a_model
+    from .reread import kept_beside_items
 
     frame = table.frame
     by = frame.groupby(["model", "task"], sort=True, observed=True)
@@ -499,9 +499,8 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False, read
     groups["sha256"] = [_group_sha(table.sha256, m, t) for m, t in zip(groups["model"], groups["task"])]
     earlier = _edited(store.con, str(table.path), groups["sha256"], reader)
     notes = list(table.notes)
-    if earlier and not shares_a_model(models := {r[4] for r in earlier}, groups["model"].unique()):
-        notes.append(other_models_note(models))  # another table written to a path used before: kept beside
-        earlier = []
+    earlier, note = kept_beside_items(earlier, groups["model"].unique())  # another table at a path used before
+    notes += [note] if note else []
     replace = replace or bool(earlier)
     known, before, ids_before = shas, set(), []
     if replace:  # what the path stored before is deleted in the write's transaction: its hashes are not "stored"

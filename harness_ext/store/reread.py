@@ -86,6 +86,16 @@ def shares_a_model(earlier_models, now_models) -> bool:
     return not before or not before.isdisjoint(str(m).casefold() for m in now_models)
 
 
+def kept_beside_items(earlier: list, models) -> tuple:
+    """``(earlier, note)`` for an item file changed since it was stored (``earlier``:
+    :func:`~harness_ext.store.item_readers.earlier_item_sources`) whose new reading gives item scores of ``models``:
+    ``([], note)`` when they share none with the earlier reading's (it is kept beside), else ``(earlier, '')``."""
+    before = {r[4] for r in earlier}
+    if earlier and not shares_a_model(before, models):
+        return [], other_models_note(before)
+    return earlier, ""
+
+
 def kept_beside(store, earlier: list, records) -> str:
     """The note of a result file changed since it was stored (``earlier``: :func:`earlier_readings`) whose new
     ``records`` name none of the models its earlier reading stored, so that reading is kept beside it; '' when the

@@ -521,7 +521,7 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
     """
     from ..report import progress
     from .item_readers import earlier_item_sources, is_older, reader_id
-    from .reread import other_models_note, shares_a_model
+    from .reread import kept_beside_items
 
     ensure_schema(store)
     con = store.con
@@ -547,9 +547,8 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
             continue
         notes = list(frame.attrs.get("notes", []))
         earlier = [] if sha in stored else earlier_item_sources(con, str(path), reader)  # the file changed since
-        if earlier and not shares_a_model(before := {r[4] for r in earlier}, [mdl]):
-            notes.append(other_models_note(before))  # another model's log written to a path used before: kept beside
-            earlier = []
+        earlier, note = kept_beside_items(earlier, [mdl])  # another model's log at a path used before: beside
+        notes += [note] if note else []
         kept = KEPT_REASON if older else EDITED_KEPT_REASON if earlier else ""
         try:
             # A document logged twice under one filter would count twice in every item-level estimate from the
