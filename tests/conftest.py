@@ -106,6 +106,18 @@ def load_group_yaml(path):
     return yaml.load(Path(path).read_text(), Loader=TagLoader)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _checkout_stays_clean():
+    """Tests write into their own tmp_path, never into the checkout: a command run from the repository's root
+    (``predict`` puts a bundled run's prediction file in the working directory) once left a file there."""
+    ignored = {".pytest_cache", "__pycache__", ".hypothesis"}
+    before = {p.name for p in REPO.iterdir()}
+    yield
+    new = sorted(p.name for p in REPO.iterdir() if p.name not in before and p.name not in ignored
+                 and not p.name.endswith((".egg-info", ".duckdb", ".duckdb.wal")))
+    assert not new, f"the tests wrote into the checkout {REPO}: {', '.join(new)} (run the command from tmp_path)"
+
+
 def pytest_configure(config):
     # A runner that starts the tests in the background without job control hands them SIGINT ignored.
     # The plugin guard then (as documented) lets every KeyboardInterrupt through, and a test's own SIGINT

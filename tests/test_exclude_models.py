@@ -33,7 +33,8 @@ def pythia(tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
-def test_reduce_without_a_run_then_predict_it(pythia, tmp_path, capsys):
+def test_reduce_without_a_run_then_predict_it(pythia, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # predict writes a bundled run's prediction file in the working directory
     out = tmp_path / "reduced"
     assert main(["reduce", "--db", str(pythia), "--benchmark", "mmlu", "--budget", "8", "--n-random", "20",
                  "--exclude-models", RUN, "--out", str(out), "--no-plot"]) == 0
