@@ -77,18 +77,23 @@ class ItemPrediction(PredictionResult):
 #: What a per-item log path is, said when a file given is none of them.
 LOG_KINDS = ("lm-eval's samples_<task>_<date>.jsonl, written with --log_samples, an Every Eval Ever "
              "<evaluation>_samples.jsonl, a HELM run's per_instance_stats.json, an Inspect AI log, .eval or .json "
-             "with its samples, or a lighteval details_<task>_<date>.parquet, written with --save-details")
+             "with its samples, a lighteval details_<task>_<date>.parquet, written with --save-details, or an "
+             "item-response table of the model, .parquet, .csv or .tsv, long by its header or declared by its "
+             "<file>.meta.yaml")
 
 
 def item_log_files(paths) -> tuple:
-    """``(helm_runs, logs, sample_files, n_files)`` among ``paths``, from one walk of the folders.
+    """``(helm_runs, logs, sample_files, n_files, tables)`` among ``paths``, from one walk of the folders.
 
     Each file is sorted by kind once: lm-eval and Every Eval Ever samples by name
     (:func:`~harness_ext.store.samples.is_samples_file`), Inspect logs by name and first bytes
     (:func:`harness_ext.adapters.inspect_items.is_log_file`) and lighteval details by name
     (:func:`harness_ext.adapters.lighteval_details.is_details_file`) into ``logs``, HELM runs as the folders of their per-instance files
-    that hold ``run_spec.json``. Runs are sorted, logs and samples in walk order; ``n_files``: the files looked at.
-    A path that does not exist, or a file given that is no per-item log, raises one clear error naming it.
+    that hold ``run_spec.json``, item-response tables as ``ingest`` finds them
+    (:func:`harness_ext.store.item_tables.item_table_spec`: long by the header, or declared by a sidecar) into
+    ``tables``, ``(path, the sidecar's items block or None)``. Runs are sorted, the others in walk order; ``n_files``:
+    the files looked at. A path that does not exist, a file given that is no per-item log, or a table's broken
+    sidecar raises one clear error naming it.
     """
     from harness_ext.adapters.helm_instances import PER_INSTANCE_FILES
     from harness_ext.adapters.inspect_items import is_log_file
@@ -100,7 +105,7 @@ def item_log_files(paths) -> tuple:
     def is_run(d: Path) -> bool:
         return (d / "run_spec.json").is_file() and any((d / n).is_file() for n in PER_INSTANCE_FILES)
 
-    runs, logs, samples, n_files = set(), [], [], 0
+    runs, logs, samples, tables, n_files = set(), [], [], [], 0
     for raw in paths:
         given = Path(raw)
         if not given.exists():
@@ -113,11 +118,29 @@ def item_log_files(paths) -> tuple:
                 runs.add(path.parent)
             elif is_details_file(path) or (path.name not in PER_INSTANCE_FILES and is_log_file(path)):
                 logs.append(path)
+            elif (spec := _table_spec(path)) is not None:
+                tables.append((path, spec or None))
             elif path == given:
                 what = ("a HELM per-instance file without the run's run_spec.json beside it (give the run's folder "
                         "as HELM wrote it)" if path.name in PER_INSTANCE_FILES else f"not a per-item log ({LOG_KINDS})")
                 raise HarnessExtError(f"{raw}: {what}")
-    return sorted(runs), logs, samples, n_files
+    return sorted(runs), logs, samples, n_files, tables
+
+
+def _table_spec(path: Path) -> Optional[dict]:
+    """An item-response table's sidecar ``items:`` block ({} for a long table without one), or None for any other
+    file: the test ``ingest`` makes (:func:`harness_ext.store.item_tables.item_table_spec`)."""
+    from ...errors import IngestError
+    from ...store.item_tables import SUFFIXES, item_table_spec
+    from ...types import SourceFile
+
+    if path.suffix not in SUFFIXES:
+        return None
+    try:
+        return item_table_spec(SourceFile(path))
+    except IngestError as exc:  # its sidecar's fault: the sidecar named
+        raise HarnessExtError(f"cannot read the item table {path}: "
+                              f"{exc.reason if exc.path == str(path) else exc}") from None
 
 
 def read_helm_runs(runs: list) -> tuple:
@@ -173,28 +196,33 @@ def read_inspect_logs(logs: list) -> tuple:
     return frames, sources, notes
 
 
-def read_item_logs(paths) -> tuple:
+def read_item_logs(paths, listed=frozenset()) -> tuple:
     """``(frame, sources, notes)`` of the per-item logs found in ``paths`` (files or folders).
 
     lm-eval ``samples_*.jsonl``, Every Eval Ever instance files, HELM run directories (their
     ``per_instance_stats.json``, or ``display_predictions.json``, with ``instances.json``) and Inspect AI logs
-    (``.eval``, or ``.json`` with their samples) and lighteval details (``details_<task>_<date>.parquet``).
+    (``.eval``, or ``.json`` with their samples), lighteval details (``details_<task>_<date>.parquet``) and
+    item-response tables of one model (:mod:`.item_predict_tables`).
     ``frame``: model, task, doc_id, metric, value, helm (from a HELM run), by_id (its items named by id, numbered by
-    :func:`harness_ext.store.samples.doc_id`: Every Eval Ever, HELM, Inspect and lighteval); the first file read wins where two hold the same item (counted in ``notes``); ``sources``: model
+    :func:`harness_ext.store.samples.doc_id`: Every Eval Ever, HELM, Inspect and lighteval, and a table's items of
+    the tasks in ``listed``, those a manifest lists by id, or whose ids did not keep their own numbers), and, with a
+    table among them, ``table`` (the table a row came from, else null); the first file read wins where two hold the
+    same item (counted in ``notes``); ``sources``: model
     -> the files read. ``frame.attrs["variants"]``: ``{model: (hub id, precision)}`` of the models named at their
     Every Eval Ever record's precision (:func:`harness_ext.store.samples.eee_record_names`).
     """
     from ...errors import IngestError
     from ...types import variant_of_name
     from ...store.samples import EEE_SAMPLES_RE, eee_record_names, read_eee_samples, read_samples
+    from .item_predict_tables import read_item_tables, table_numbers
 
-    runs, logs, sample_files, n_files = item_log_files(paths)
+    runs, logs, sample_files, n_files, tables = item_log_files(paths)
     frames, sources, notes = read_helm_runs(runs)
-    inspect_frames, inspect_sources, inspect_notes = read_inspect_logs(logs)
-    frames += inspect_frames
-    notes += inspect_notes
-    for model, files in inspect_sources.items():
-        sources.setdefault(model, []).extend(files)
+    for read in (read_inspect_logs(logs), read_item_tables(tables)):
+        frames += read[0]
+        notes += read[2]
+        for model, files in read[1].items():
+            sources.setdefault(model, []).extend(files)
     variants = {}
     for path in sample_files:
         try:
@@ -214,10 +242,12 @@ def read_item_logs(paths) -> tuple:
         sources.setdefault(model, []).append(str(path))
     if not frames:
         raise HarnessExtError(f"no per-item logs (samples_<task>_<date>.jsonl, a HELM run with per-instance stats, "
-                              f"an Inspect AI log with samples, or lighteval details_<task>_<date>.parquet) among the {n_files:,} file{'s' * (n_files != 1)} in "
+                              f"an Inspect AI log with samples, lighteval details_<task>_<date>.parquet, or an "
+                              f"item-response table) among the {n_files:,} file{'s' * (n_files != 1)} in "
                               f"{', '.join(map(str, paths))} (hidden folders are not looked in): run lm_eval with "
                               "--log_samples")
-    long = pd.concat(frames, ignore_index=True)
+    # A table's items numbered before two files' scores of one item are told apart: its own numbers may be positions.
+    long = table_numbers(pd.concat(frames, ignore_index=True), listed)
     key = ["model", "task", "doc_id", "metric"]
     dup = long.duplicated(key)
     if dup.any():
@@ -319,7 +349,7 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
         An item-level manifest (``reduce --items N``).
     paths : list of path-like
         The new model's lm-eval output folders or ``samples_*.jsonl`` files (Every Eval Ever instance
-        files, HELM run directories and Inspect AI logs too).
+        files, HELM run directories, Inspect AI logs, lighteval details and item-response tables of the model too).
     estimator : str, optional
         An item estimator plugin (``harness-ext plugins --kind item_estimators``); default: the manifest's.
 
@@ -327,9 +357,13 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     ----------
     Zhang, Dorner and Hardt (2025), §4.
     """
-    long, sources, warnings = read_item_logs(paths)
+    from .item_predict_tables import table_counts
+
+    long, sources, warnings = read_item_logs(paths, {t for t, b in manifest["tasks"].items() if b.get("item_ids")})
     variants = long.attrs.get("variants", {})
+    read = long["table"].value_counts(sort=False) if "table" in long.columns else pd.Series(dtype="int64")
     long = log_numbers(manifest, long, warnings)  # logs naming items by id: the numbers the population has
+    long = table_counts(manifest, long, read, warnings)
     pred = predict_logged_items(manifest, long, sources, warnings, manifest_path, level, estimator)
     pred.variants = {m: v for m, v in variants.items() if m in set(pred.aggregate["model"])}
     return pred
