@@ -21,6 +21,9 @@ from harness_ext.errors import HarnessExtError
 from harness_ext.methods.reduction.item_manifest import decode_ids
 from harness_ext.methods.reduction.item_predict import predict_items
 
+# The module's population is reduced once (ingest and reduce_items, cross-validated expected error): about 10 s.
+pytestmark = pytest.mark.slow
+
 ITEMS = Path(__file__).resolve().parent / "fixtures" / "items"
 HELD_OUT = "qwen_qwen1.5-14b"  # in both slices
 METRICS = {"gsm": "final_number_exact_match", "commonsense": "exact_match"}
@@ -196,3 +199,29 @@ def test_an_estimate_from_a_table_is_the_item_estimators_own(reduced, tmp_path):
         rows.set_index("item").loc[used, "score"].to_numpy(dtype=float)[None, :])
     got = pred.table.set_index("dataset").loc["gsm"]
     assert got["raw"] == pytest.approx(float(res.estimate[0]), abs=1e-12)
+
+
+def test_a_model_beyond_the_population_is_flagged_with_its_distance(reduced, tmp_path):
+    """A model answering every drawn item right lies above every population model of the slices: the aggregate's
+    ``frontier`` column gives its distance, read from the items it ran, and a warning says how the interval holds;
+    one answering none lies below the weakest, at a negative distance."""
+    _, manifest = reduced
+    rows = _drawn(manifest)
+    perfect = pd.concat([r.assign(task=t, metric=METRICS[t], score=1.0, model="perfect") for t, r in rows.items()])
+    none = perfect.assign(score=0.0, model="none")
+    new = tmp_path / "new"
+    new.mkdir()
+    perfect.to_csv(new / "perfect.csv", index=False)
+    none.to_csv(new / "none.csv", index=False)
+    pred = predict_items(manifest, [new])
+    agg = pred.aggregate.set_index("model")
+    full = {t: s.groupby("model")["score"].mean() for t, s in _slices().items()}
+    bench = (pd.DataFrame(full).drop(index=HELD_OUT).dropna().mean(axis=1))  # both tasks, uniform weights
+    assert agg.loc["perfect", "frontier"] == pytest.approx(1.0 - bench.max(), abs=1e-12)
+    assert agg.loc["none", "frontier"] == pytest.approx(0.0 - bench.min(), abs=1e-12)
+    flagged = sorted(w for w in pred.warnings if "beyond the population" in w)
+    assert len(flagged) == 2 and "below the weakest" in flagged[0] and flagged[1].startswith("perfect: beyond the population: the mean score of the items "
+                                                       "it ran, 1.000 over the benchmark, lies ")
+    assert f"of the manifest's {len(bench)} population models" in flagged[1]
+    assert "aipw's interval is design-based and holds there" in flagged[1]
+    assert "frontier" in pred.render()

@@ -39,6 +39,8 @@ class ItemPrediction(PredictionResult):
     ``table`` adds ``n_items`` (the task's) and ``n_used`` (the items the estimate used); ``observed``
     marks a task measured whole. ``aggregate``'s ``metric`` is the tasks' metric (or ``mean score``
     when they differ) and its ``normalised`` columns repeat the score: item scores are not normalised.
+    Its ``frontier`` is the model's distance beyond the population's range of benchmark scores, read from the mean
+    of its items run (0 inside, negative below it; :func:`frontier_of`).
     """
 
     def score_heading(self) -> str:
@@ -69,7 +71,8 @@ class ItemPrediction(PredictionResult):
                             else ""))
             parts.append(format_table(shown[cols].set_index("dataset")))
         parts.append(f"\n{self.score_heading()}:")
-        agg = self.aggregate.set_index("model")[["metric", "aggregate", "lower", "upper", "n_observed"]]
+        cols = ["metric", "aggregate", "lower", "upper", "n_observed"] + ["frontier"] * ("frontier" in self.aggregate)
+        agg = self.aggregate.set_index("model")[cols]
         parts.append(format_table(agg))
         return "\n".join(parts)
 
@@ -262,7 +265,10 @@ def read_item_logs(paths, listed=frozenset()) -> tuple:
 
 def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: float, other_logs=None,
                   cache=None, own_draw: bool = False) -> tuple:
-    """``(estimate, lower, upper, n_used, note, se)`` of one task from one model's logged item scores.
+    """``(estimate, lower, upper, n_used, note, se, plain)`` of one task from one model's logged item scores.
+
+    ``plain``: the mean of the items used under the random design (unbiased whatever the model, so it says where the
+    model lies when a regression cannot follow it; :func:`frontier_of`), else the estimate.
 
     ``logged``: doc_id -> score. Every item logged: the mean in document order (the harness's score).
     Otherwise the estimator on the logged items of the manifest's sample (a random part of a random
@@ -285,7 +291,7 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
         vals = [float(logged[d]) for d in np.sort(ids)]
         est = sum(vals) / len(vals)  # summed as lm-eval's mean aggregation sums: the same float
         return est, est, est, len(ids), (f"{unknown} logged ids not items of the task (it has {len(ids):,}) not "
-                                         "used" if unknown else None), 0.0
+                                         "used" if unknown else None), 0.0, est
     design = manifest_design(manifest)
     info = design_info(manifest["tasks"][task], len(ids), len(sample), f"task {task!r}")
     drawn = own_draw and design == "random" and not np.isin(sample, have).all()
@@ -296,7 +302,7 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
     note = (f"{extra} logged items outside the manifest's sample not used"
             + (f" ({unknown} of them not items of the task, which has {len(ids):,})" if unknown else "")) if extra else None
     if len(used) < 2:
-        return np.nan, np.nan, np.nan, len(used), f"{len(used)} of the manifest's {len(sample)} items logged", np.nan
+        return np.nan, np.nan, np.nan, len(used), f"{len(used)} of the manifest's {len(sample)} items logged", np.nan, np.nan
     if drawn:
         note = f"HELM's own random draw of {len(used)} items used as the sample (the manifest's is not in the run)"
     elif len(used) < len(sample):
@@ -314,14 +320,15 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
             if len(used) == len(sample):
                 raise
             # A partial log can leave a stratum without an item: that task has no unbiased estimate, the others do.
-            return np.nan, np.nan, np.nan, len(used), "; ".join(filter(None, [note, str(exc)])), np.nan
+            return np.nan, np.nan, np.nan, len(used), "; ".join(filter(None, [note, str(exc)])), np.nan, np.nan
         note = "; ".join(filter(None, [note, _beyond_note(design, M, float(res.estimate[0]))]))
     lo, hi = float(res.lower[0]), float(res.upper[0])
     # The standard error before clipping: the rule reduce's expected figures use (item_benchmark).
     se = float(task_standard_error(lo, hi, None if res.se is None else res.se[0], level))
     if np.isin(M, (0.0, 1.0)).all():  # a proportion stays in [0, 1]
         lo, hi = max(lo, 0.0), min(hi, 1.0)
-    return float(res.estimate[0]), lo, hi, len(used), note, se
+    plain = float(Y.mean()) if design == "random" else float(res.estimate[0])
+    return float(res.estimate[0]), lo, hi, len(used), note, se, plain
 
 
 def _beyond_note(design: str, M: np.ndarray, estimate: float):
@@ -389,6 +396,7 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
     wsum = sum(manifest["weights"].values())
     weights = np.array([manifest["weights"][t] / wsum for t in tasks])
     rows, aggs, cache = [], [], {}
+    reach = population_reach(manifest, weights)
     for model, g in long.groupby("model", sort=True):
         if model in known:
             warnings.append(f"{model}: among the manifest's population models: its estimates are in-sample")
@@ -402,21 +410,26 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
                 other = sorted(set(g.loc[g["task"] == task, "metric"]))
                 warnings.append(f"{model}: no per-item {b['metric']} log for task {task}" + (
                     f" (it logged {', '.join(other)}; the population was scored by {b['metric']})" if other else ""))
-                e = lo = hi = se = np.nan
+                e = lo = hi = se = plain = np.nan
                 n_used, note = 0, None
             else:
-                e, lo, hi, n_used, note, se = task_estimate(reg, manifest, task, sel, level, logs, cache, helm[task])
+                e, lo, hi, n_used, note, se, plain = task_estimate(reg, manifest, task, sel, level, logs, cache,
+                                                                   helm[task])
             if note:
                 warnings.append(f"{model}, {task}: {note}")
             observed = bool(n_used == b["n_items"] and lo == hi)
-            mine.append((e, 0.0 if observed else se, observed))
+            mine.append((e, 0.0 if observed else se, observed, plain))
             rows.append({"model": model, "dataset": task, "observed": observed, "score": e, "lower": lo, "upper": hi,
                          "actual": np.nan, "raw": e, "raw_lower": lo, "raw_upper": hi, "raw_actual": np.nan,
                          "n_used": n_used, "n_items": b["n_items"]})
         est, lower, upper, _ = benchmark_interval([v[0] for v in mine], [v[1] for v in mine], weights, level, corr)
+        beyond, note = frontier_of(model, est, np.array([v[3] for v in mine]), weights, reach, name, reg,
+                                   all(v[2] for v in mine))
+        warnings += [note] if note else []
         aggs.append({"model": model, "metric": _metric_label(tasks), "aggregate": est, "lower": lower,
                      "upper": upper, "actual": np.nan, "normalised": est, "normalised_lower": lower,
-                     "normalised_upper": upper, "n_observed": sum(v[2] for v in mine), "normalised_actual": np.nan})
+                     "normalised_upper": upper, "n_observed": sum(v[2] for v in mine), "normalised_actual": np.nan,
+                     "frontier": beyond})
     unknown = sorted(set(long["task"]) - set(tasks))
     if unknown:
         warnings.append(f"logs of tasks not in the manifest ignored: {', '.join(unknown[:10])}")
@@ -425,6 +438,59 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
     return ItemPrediction(table=pd.DataFrame(rows), aggregate=pd.DataFrame(aggs), warnings=warnings, sources=sources,
                           manifest=manifest, manifest_path=None if manifest_path is None else str(manifest_path),
                           level=level, score=score)
+
+
+def population_reach(manifest: dict, weights: np.ndarray) -> tuple:
+    """``(benchmark scores, task scores)`` of the manifest's population: each model's weighted mean of its full task
+    scores (the models with every task), and per task the models' full scores, in the manifest's task order."""
+    frame = {}
+    for task, b in manifest["tasks"].items():
+        _, _, M, names = task_population(manifest, task)
+        frame[task] = pd.Series(np.asarray(M, dtype=float).mean(axis=1), index=names)
+    full = pd.DataFrame(frame)
+    return full.dropna().to_numpy() @ weights, [full[t].dropna().to_numpy() for t in full.columns]
+
+
+def frontier_of(model: str, est: float, plain: np.ndarray, weights: np.ndarray, reach: tuple, name: str,
+                reg, measured: bool = False) -> tuple:
+    """``(distance, warning or None)``: how far a model lies beyond the population's range of benchmark scores
+    (``reach``, :func:`population_reach`; 0 inside, negative below it), in the score's units, and what that means for
+    the estimator ``name``'s interval.
+
+    Where the model lies is read from ``plain``, each task's mean over the items used (:func:`task_estimate`), not
+    from the estimate ``est``: a regression across models cannot follow a model beyond the population, and its
+    estimate stays inside the range when the model is not (``random_learn`` on a model stronger than every population
+    model). The drawn items' mean is unbiased whatever the model; its noise (a few points per task at 50 items) can
+    put a model near the edge just beyond it, so the warning says which number lies where. A design-based interval
+    holds there; a model-based one was calibrated on models like the population. ``measured``: every task was
+    measured on all its items, so nothing was estimated.
+    """
+    from .item_benchmark import is_design_based
+
+    bench, per_task = reach
+    if not np.isfinite(plain).all() or not len(bench):
+        return np.nan, None
+    where = float(plain @ weights)
+    lo, hi = float(bench.min()), float(bench.max())
+    dist = where - hi if where > hi else (where - lo if where < lo else 0.0)
+    if dist == 0.0:
+        return 0.0, None
+    side = "above the strongest" if dist > 0 else "below the weakest"
+    n_out = sum(bool(len(p) and not p.min() <= e <= p.max()) for e, p in zip(plain, per_task))
+    if measured:
+        how = "every task measured on all its items: nothing estimated"
+    elif is_design_based(reg):
+        how = f"{name}'s interval is design-based and holds there"
+    elif name == "crosstask":
+        how = ("crosstask's estimate and interval there are mostly its design-based part (AIPW), whose interval holds "
+               "whatever the model")
+    else:
+        how = (f"{name}'s interval is model-based, calibrated on models like the population, and may not hold there: "
+               "--item-estimator aipw gives a design-based one")
+    return dist, (f"{model}: beyond the population: the mean score of the items it ran, {where:.3f} over the "
+                  f"benchmark, lies {abs(dist):.3f} {side} of the manifest's {len(bench)} population models "
+                  f"({hi if dist > 0 else lo:.3f}), outside their range on {n_out} of {len(per_task)} tasks (the {name} "
+                  f"estimate: {est:.3f}); {how}")
 
 
 def _check_some_log_matches(manifest: dict, long: pd.DataFrame) -> None:
