@@ -19,10 +19,7 @@ import harness_ext as hx
 from harness_ext.cli import main
 from harness_ext.errors import HarnessExtError
 from harness_ext.methods.reduction.item_manifest import decode_ids
-from harness_ext.methods.reduction.item_predict import predict_items
-
-# The module's population is reduced once (ingest and reduce_items, cross-validated expected error): about 10 s.
-pytestmark = pytest.mark.slow
+from harness_ext.methods.reduction.item_predict import predict_items, read_item_logs
 
 ITEMS = Path(__file__).resolve().parent / "fixtures" / "items"
 HELD_OUT = "qwen_qwen1.5-14b"  # in both slices
@@ -78,6 +75,7 @@ def _estimates(pred) -> pd.DataFrame:
     return pred.table.set_index("dataset")[["raw", "raw_lower", "raw_upper", "n_used"]]
 
 
+@pytest.mark.slow  # the population is reduced (ingest, reduce_items with its expected error): ~10 s
 def test_a_models_item_table_gives_the_estimate_its_logs_give(reduced, tmp_path):
     out, manifest = reduced
     rows = _drawn(manifest)
@@ -95,6 +93,7 @@ def test_a_models_item_table_gives_the_estimate_its_logs_give(reduced, tmp_path)
     assert from_table.sources == {HELD_OUT: [str(new / "qwen.csv")]}
 
 
+@pytest.mark.slow  # the population is reduced (ingest, reduce_items with its expected error): ~10 s
 def test_tables_with_the_populations_sidecar_convention_are_read_as_ingest_reads_them(reduced, tmp_path):
     """The held-out model's whole rows: a long Parquet table with a sidecar and a wide CSV declared by one, as the
     population's files are; every item logged, so each task is measured, exactly its mean (the harness's score)."""
@@ -150,6 +149,7 @@ def test_a_table_of_text_ids_is_matched_by_id_not_by_position(tmp_path):
     assert from_table.table["n_used"].tolist() == [10]
 
 
+@pytest.mark.slow  # the population is reduced (ingest, reduce_items with its expected error): ~10 s
 def test_unmatched_items_of_a_table_are_counted(reduced, tmp_path):
     out, manifest = reduced
     rows = _drawn(manifest)["gsm"]
@@ -163,6 +163,7 @@ def test_unmatched_items_of_a_table_are_counted(reduced, tmp_path):
     assert pred.table.set_index("dataset").loc["gsm", "n_used"] == 10
 
 
+@pytest.mark.slow  # the population is reduced (ingest, reduce_items with its expected error): ~10 s
 def test_a_table_of_several_models_is_refused_naming_it(reduced, tmp_path, capsys):
     out, _ = reduced
     assert main(["predict", "-m", str(out), str(ITEMS / "gsm_slice.parquet")]) != 0
@@ -172,6 +173,27 @@ def test_a_table_of_several_models_is_refused_naming_it(reduced, tmp_path, capsy
     assert not list(out.parent.glob("harness_ext_prediction_*"))
 
 
+def test_reading_a_table_of_several_models_fails_before_any_manifest_is_used(tmp_path):
+    with pytest.raises(HarnessExtError, match=r"holds 6 models \(01-ai_yi-34b, anthropic_claude-3-5-sonnet-20240620, "
+                                              r".* and 1 more\); predict reads one new model's item scores"):
+        read_item_logs([ITEMS / "commonsense_wide.csv"])
+
+
+def test_a_tables_ids_are_numbered_by_text_unless_they_are_the_populations_own_numbers(tmp_path):
+    """Whole numbers keep their number; ids the manifest lists by text (or that did not keep their own numbers in the
+    file) are numbered by their text as a log's ids are, whatever their position in the file."""
+    from harness_ext.store.samples import doc_id
+
+    new = tmp_path / "mine.csv"
+    pd.DataFrame({"model": "m", "task": ["a", "a", "b", "b"], "item": ["7", "3", "q-z", "q-y"],
+                  "score": [1.0, 0.0, 1.0, 1.0]}).to_csv(new, index=False)
+    long, sources, _ = read_item_logs([new], listed={"b"})
+    assert long.set_index(["task", "doc_id"])["by_id"].to_dict() == {
+        ("a", 7): False, ("a", 3): False, ("b", doc_id("q-z")): True, ("b", doc_id("q-y")): True}
+    assert sources == {"m": [str(new)]} and set(long["table"]) == {str(new)}
+
+
+@pytest.mark.slow  # the population is reduced (ingest, reduce_items with its expected error): ~10 s
 def test_a_table_with_a_broken_sidecar_is_refused_naming_the_sidecar(reduced, tmp_path):
     _, manifest = reduced
     new = tmp_path / "gsm.csv"
@@ -182,6 +204,7 @@ def test_a_table_with_a_broken_sidecar_is_refused_naming_the_sidecar(reduced, tm
         predict_items(manifest, [new])
 
 
+@pytest.mark.slow  # the population is reduced (ingest, reduce_items with its expected error): ~10 s
 def test_an_estimate_from_a_table_is_the_item_estimators_own(reduced, tmp_path):
     """The API: the fitted estimator on the drawn items, given the table's scores in the draw's order."""
     from harness_ext.methods.engine.item_estimators import AIPW
@@ -201,6 +224,7 @@ def test_an_estimate_from_a_table_is_the_item_estimators_own(reduced, tmp_path):
     assert got["raw"] == pytest.approx(float(res.estimate[0]), abs=1e-12)
 
 
+@pytest.mark.slow  # the population is reduced (ingest, reduce_items with its expected error): ~10 s
 def test_a_model_beyond_the_population_is_flagged_with_its_distance(reduced, tmp_path):
     """A model answering every drawn item right lies above every population model of the slices: the aggregate's
     ``frontier`` column gives its distance, read from the items it ran, and a warning says how the interval holds;
