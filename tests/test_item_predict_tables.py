@@ -49,13 +49,13 @@ def _samples(manifest: dict) -> dict:
     return {t: decode_ids(b["sample"]) for t, b in manifest["tasks"].items()}
 
 
-def _write_logs(folder: Path, rows: dict) -> Path:
+def _write_logs(folder: Path, rows: dict, metrics: dict = METRICS) -> Path:
     """The held-out model's drawn items as lm-eval logs them (the path predict read before tables)."""
     folder.mkdir(parents=True)
     (folder / f"results_{DATE}.json").write_text(json.dumps(
         {"config": {"model": "hf", "model_args": f"pretrained={HELD_OUT}"}, "model_name": HELD_OUT, "results": {}}))
     for task, r in rows.items():
-        m = METRICS[task]
+        m = metrics[task]
         lines = [json.dumps({"doc_id": int(d), "filter": "none", "metrics": [m], m: float(s)})
                  for d, s in zip(r["item"], r["score"])]
         (folder / f"samples_{task}_{DATE}.jsonl").write_text("\n".join(lines) + "\n")
@@ -249,3 +249,37 @@ def test_a_model_beyond_the_population_is_flagged_with_its_distance(reduced, tmp
     assert f"of the manifest's {len(bench)} population models" in flagged[1]
     assert "aipw's interval is design-based and holds there" in flagged[1]
     assert "frontier" in pred.render()
+
+
+@pytest.mark.slow  # reduces the whole shared HELM Lite tables (69 models, 3,504 items)
+def test_the_strongest_helm_lite_model_held_out_predicts_from_its_table_as_from_its_logs(tmp_path, capsys):
+    """The documented loop on the shared tables: the strongest families held out of reduce (--exclude-models), Claude
+    3.5 Sonnet (October 2024) predicted from its own rows of the drawn items: the same estimate as from lm-eval logs
+    of them, flagged beyond the population, its score (0.902 on all items) inside the design-based interval."""
+    from conftest import SHARED_DATA
+
+    shared = SHARED_DATA / "items" / "helm_lite"
+    if not shared.is_dir():
+        pytest.skip(f"the shared item tables are not at {shared}")
+    strong = "anthropic_claude-3-5-sonnet-20241022"
+    db = tmp_path / "store.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(shared)]) == 0
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "50", "--item-estimator", "aipw", "--no-plot", "--out", str(out),
+                 "--exclude-models", "anthropic_*", "openai_gpt-4o*", "meta_llama-3.1-405b*", "qwen_qwen2.5-72b*"]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    tables = {p.stem: pd.read_parquet(p) for p in sorted(shared.glob("*.parquet"))}
+    mine = {t: d[(d["model"] == strong) & d["item"].isin(decode_ids(manifest["tasks"][t]["sample"]))]
+            for t, d in tables.items()}
+    new = tmp_path / "new"
+    new.mkdir()
+    pd.concat([d.assign(task=t) for t, d in mine.items()]).to_parquet(new / "claude.parquet", index=False)
+    from_table = predict_items(manifest, [new])
+    # The shared tables have no sidecar: scored acc, as ingest scores 0/1 items without one.
+    from_logs = predict_items(manifest, [_write_logs(tmp_path / "logs", mine, {t: "acc" for t in tables})])
+    pd.testing.assert_frame_equal(_estimates(from_table), _estimates(from_logs))
+    agg = from_table.aggregate.set_index("model").loc[strong]
+    truth = np.mean([float(d.loc[d["model"] == strong, "score"].mean()) for d in tables.values()])
+    assert truth == pytest.approx(0.902, abs=5e-4)
+    assert agg["lower"] <= truth <= agg["upper"] and agg["frontier"] > 0
+    assert any(w.startswith(f"{strong}: beyond the population") for w in from_table.warnings)
