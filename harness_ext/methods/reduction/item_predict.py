@@ -39,6 +39,8 @@ class ItemPrediction(PredictionResult):
     ``table`` adds ``n_items`` (the task's) and ``n_used`` (the items the estimate used); ``observed``
     marks a task measured whole. ``aggregate``'s ``metric`` is the tasks' metric (or ``mean score``
     when they differ) and its ``normalised`` columns repeat the score: item scores are not normalised.
+    Its ``frontier`` is the model's distance beyond the population's range of benchmark scores, read from the mean
+    of its items run (0 inside, negative below it; :func:`frontier_of`).
     """
 
     def score_heading(self) -> str:
@@ -69,7 +71,8 @@ class ItemPrediction(PredictionResult):
                             else ""))
             parts.append(format_table(shown[cols].set_index("dataset")))
         parts.append(f"\n{self.score_heading()}:")
-        agg = self.aggregate.set_index("model")[["metric", "aggregate", "lower", "upper", "n_observed"]]
+        cols = ["metric", "aggregate", "lower", "upper", "n_observed"] + ["frontier"] * ("frontier" in self.aggregate)
+        agg = self.aggregate.set_index("model")[cols]
         parts.append(format_table(agg))
         return "\n".join(parts)
 
@@ -77,18 +80,23 @@ class ItemPrediction(PredictionResult):
 #: What a per-item log path is, said when a file given is none of them.
 LOG_KINDS = ("lm-eval's samples_<task>_<date>.jsonl, written with --log_samples, an Every Eval Ever "
              "<evaluation>_samples.jsonl, a HELM run's per_instance_stats.json, an Inspect AI log, .eval or .json "
-             "with its samples, or a lighteval details_<task>_<date>.parquet, written with --save-details")
+             "with its samples, a lighteval details_<task>_<date>.parquet, written with --save-details, or an "
+             "item-response table of the model, .parquet, .csv or .tsv, long by its header or declared by its "
+             "<file>.meta.yaml")
 
 
 def item_log_files(paths) -> tuple:
-    """``(helm_runs, logs, sample_files, n_files)`` among ``paths``, from one walk of the folders.
+    """``(helm_runs, logs, sample_files, n_files, tables)`` among ``paths``, from one walk of the folders.
 
     Each file is sorted by kind once: lm-eval and Every Eval Ever samples by name
     (:func:`~harness_ext.store.samples.is_samples_file`), Inspect logs by name and first bytes
     (:func:`harness_ext.adapters.inspect_items.is_log_file`) and lighteval details by name
     (:func:`harness_ext.adapters.lighteval_details.is_details_file`) into ``logs``, HELM runs as the folders of their per-instance files
-    that hold ``run_spec.json``. Runs are sorted, logs and samples in walk order; ``n_files``: the files looked at.
-    A path that does not exist, or a file given that is no per-item log, raises one clear error naming it.
+    that hold ``run_spec.json``, item-response tables as ``ingest`` finds them
+    (:func:`harness_ext.store.item_tables.item_table_spec`: long by the header, or declared by a sidecar) into
+    ``tables``, ``(path, the sidecar's items block or None)``. Runs are sorted, the others in walk order; ``n_files``:
+    the files looked at. A path that does not exist, a file given that is no per-item log, or a table's broken
+    sidecar raises one clear error naming it.
     """
     from harness_ext.adapters.helm_instances import PER_INSTANCE_FILES
     from harness_ext.adapters.inspect_items import is_log_file
@@ -100,7 +108,7 @@ def item_log_files(paths) -> tuple:
     def is_run(d: Path) -> bool:
         return (d / "run_spec.json").is_file() and any((d / n).is_file() for n in PER_INSTANCE_FILES)
 
-    runs, logs, samples, n_files = set(), [], [], 0
+    runs, logs, samples, tables, n_files = set(), [], [], [], 0
     for raw in paths:
         given = Path(raw)
         if not given.exists():
@@ -113,11 +121,29 @@ def item_log_files(paths) -> tuple:
                 runs.add(path.parent)
             elif is_details_file(path) or (path.name not in PER_INSTANCE_FILES and is_log_file(path)):
                 logs.append(path)
+            elif (spec := _table_spec(path)) is not None:
+                tables.append((path, spec or None))
             elif path == given:
                 what = ("a HELM per-instance file without the run's run_spec.json beside it (give the run's folder "
                         "as HELM wrote it)" if path.name in PER_INSTANCE_FILES else f"not a per-item log ({LOG_KINDS})")
                 raise HarnessExtError(f"{raw}: {what}")
-    return sorted(runs), logs, samples, n_files
+    return sorted(runs), logs, samples, n_files, tables
+
+
+def _table_spec(path: Path) -> Optional[dict]:
+    """An item-response table's sidecar ``items:`` block ({} for a long table without one), or None for any other
+    file: the test ``ingest`` makes (:func:`harness_ext.store.item_tables.item_table_spec`)."""
+    from ...errors import IngestError
+    from ...store.item_tables import SUFFIXES, item_table_spec
+    from ...types import SourceFile
+
+    if path.suffix not in SUFFIXES:
+        return None
+    try:
+        return item_table_spec(SourceFile(path))
+    except IngestError as exc:  # its sidecar's fault: the sidecar named
+        raise HarnessExtError(f"cannot read the item table {path}: "
+                              f"{exc.reason if exc.path == str(path) else exc}") from None
 
 
 def read_helm_runs(runs: list) -> tuple:
@@ -173,28 +199,33 @@ def read_inspect_logs(logs: list) -> tuple:
     return frames, sources, notes
 
 
-def read_item_logs(paths) -> tuple:
+def read_item_logs(paths, listed=frozenset()) -> tuple:
     """``(frame, sources, notes)`` of the per-item logs found in ``paths`` (files or folders).
 
     lm-eval ``samples_*.jsonl``, Every Eval Ever instance files, HELM run directories (their
     ``per_instance_stats.json``, or ``display_predictions.json``, with ``instances.json``) and Inspect AI logs
-    (``.eval``, or ``.json`` with their samples) and lighteval details (``details_<task>_<date>.parquet``).
+    (``.eval``, or ``.json`` with their samples), lighteval details (``details_<task>_<date>.parquet``) and
+    item-response tables of one model (:mod:`.item_predict_tables`).
     ``frame``: model, task, doc_id, metric, value, helm (from a HELM run), by_id (its items named by id, numbered by
-    :func:`harness_ext.store.samples.doc_id`: Every Eval Ever, HELM, Inspect and lighteval); the first file read wins where two hold the same item (counted in ``notes``); ``sources``: model
+    :func:`harness_ext.store.samples.doc_id`: Every Eval Ever, HELM, Inspect and lighteval, and a table's items of
+    the tasks in ``listed``, those a manifest lists by id, or whose ids did not keep their own numbers), and, with a
+    table among them, ``table`` (the table a row came from, else null); the first file read wins where two hold the
+    same item (counted in ``notes``); ``sources``: model
     -> the files read. ``frame.attrs["variants"]``: ``{model: (hub id, precision)}`` of the models named at their
     Every Eval Ever record's precision (:func:`harness_ext.store.samples.eee_record_names`).
     """
     from ...errors import IngestError
     from ...types import variant_of_name
     from ...store.samples import EEE_SAMPLES_RE, eee_record_names, read_eee_samples, read_samples
+    from .item_predict_tables import read_item_tables, table_numbers
 
-    runs, logs, sample_files, n_files = item_log_files(paths)
+    runs, logs, sample_files, n_files, tables = item_log_files(paths)
     frames, sources, notes = read_helm_runs(runs)
-    inspect_frames, inspect_sources, inspect_notes = read_inspect_logs(logs)
-    frames += inspect_frames
-    notes += inspect_notes
-    for model, files in inspect_sources.items():
-        sources.setdefault(model, []).extend(files)
+    for read in (read_inspect_logs(logs), read_item_tables(tables)):
+        frames += read[0]
+        notes += read[2]
+        for model, files in read[1].items():
+            sources.setdefault(model, []).extend(files)
     variants = {}
     for path in sample_files:
         try:
@@ -214,10 +245,12 @@ def read_item_logs(paths) -> tuple:
         sources.setdefault(model, []).append(str(path))
     if not frames:
         raise HarnessExtError(f"no per-item logs (samples_<task>_<date>.jsonl, a HELM run with per-instance stats, "
-                              f"an Inspect AI log with samples, or lighteval details_<task>_<date>.parquet) among the {n_files:,} file{'s' * (n_files != 1)} in "
+                              f"an Inspect AI log with samples, lighteval details_<task>_<date>.parquet, or an "
+                              f"item-response table) among the {n_files:,} file{'s' * (n_files != 1)} in "
                               f"{', '.join(map(str, paths))} (hidden folders are not looked in): run lm_eval with "
                               "--log_samples")
-    long = pd.concat(frames, ignore_index=True)
+    # A table's items numbered before two files' scores of one item are told apart: its own numbers may be positions.
+    long = table_numbers(pd.concat(frames, ignore_index=True), listed)
     key = ["model", "task", "doc_id", "metric"]
     dup = long.duplicated(key)
     if dup.any():
@@ -232,7 +265,10 @@ def read_item_logs(paths) -> tuple:
 
 def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: float, other_logs=None,
                   cache=None, own_draw: bool = False) -> tuple:
-    """``(estimate, lower, upper, n_used, note, se)`` of one task from one model's logged item scores.
+    """``(estimate, lower, upper, n_used, note, se, plain)`` of one task from one model's logged item scores.
+
+    ``plain``: the mean of the items used under the random design (unbiased whatever the model, so it says where the
+    model lies when a regression cannot follow it; :func:`frontier_of`), else the estimate.
 
     ``logged``: doc_id -> score. Every item logged: the mean in document order (the harness's score).
     Otherwise the estimator on the logged items of the manifest's sample (a random part of a random
@@ -255,7 +291,7 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
         vals = [float(logged[d]) for d in np.sort(ids)]
         est = sum(vals) / len(vals)  # summed as lm-eval's mean aggregation sums: the same float
         return est, est, est, len(ids), (f"{unknown} logged ids not items of the task (it has {len(ids):,}) not "
-                                         "used" if unknown else None), 0.0
+                                         "used" if unknown else None), 0.0, est
     design = manifest_design(manifest)
     info = design_info(manifest["tasks"][task], len(ids), len(sample), f"task {task!r}")
     drawn = own_draw and design == "random" and not np.isin(sample, have).all()
@@ -266,7 +302,7 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
     note = (f"{extra} logged items outside the manifest's sample not used"
             + (f" ({unknown} of them not items of the task, which has {len(ids):,})" if unknown else "")) if extra else None
     if len(used) < 2:
-        return np.nan, np.nan, np.nan, len(used), f"{len(used)} of the manifest's {len(sample)} items logged", np.nan
+        return np.nan, np.nan, np.nan, len(used), f"{len(used)} of the manifest's {len(sample)} items logged", np.nan, np.nan
     if drawn:
         note = f"HELM's own random draw of {len(used)} items used as the sample (the manifest's is not in the run)"
     elif len(used) < len(sample):
@@ -284,14 +320,15 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
             if len(used) == len(sample):
                 raise
             # A partial log can leave a stratum without an item: that task has no unbiased estimate, the others do.
-            return np.nan, np.nan, np.nan, len(used), "; ".join(filter(None, [note, str(exc)])), np.nan
+            return np.nan, np.nan, np.nan, len(used), "; ".join(filter(None, [note, str(exc)])), np.nan, np.nan
         note = "; ".join(filter(None, [note, _beyond_note(design, M, float(res.estimate[0]))]))
     lo, hi = float(res.lower[0]), float(res.upper[0])
     # The standard error before clipping: the rule reduce's expected figures use (item_benchmark).
     se = float(task_standard_error(lo, hi, None if res.se is None else res.se[0], level))
     if np.isin(M, (0.0, 1.0)).all():  # a proportion stays in [0, 1]
         lo, hi = max(lo, 0.0), min(hi, 1.0)
-    return float(res.estimate[0]), lo, hi, len(used), note, se
+    plain = float(Y.mean()) if design == "random" else float(res.estimate[0])
+    return float(res.estimate[0]), lo, hi, len(used), note, se, plain
 
 
 def _beyond_note(design: str, M: np.ndarray, estimate: float):
@@ -319,7 +356,7 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
         An item-level manifest (``reduce --items N``).
     paths : list of path-like
         The new model's lm-eval output folders or ``samples_*.jsonl`` files (Every Eval Ever instance
-        files, HELM run directories and Inspect AI logs too).
+        files, HELM run directories, Inspect AI logs, lighteval details and item-response tables of the model too).
     estimator : str, optional
         An item estimator plugin (``harness-ext plugins --kind item_estimators``); default: the manifest's.
 
@@ -327,9 +364,13 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     ----------
     Zhang, Dorner and Hardt (2025), §4.
     """
-    long, sources, warnings = read_item_logs(paths)
+    from .item_predict_tables import table_counts
+
+    long, sources, warnings = read_item_logs(paths, {t for t, b in manifest["tasks"].items() if b.get("item_ids")})
     variants = long.attrs.get("variants", {})
+    read = long["table"].value_counts(sort=False) if "table" in long.columns else pd.Series(dtype="int64")
     long = log_numbers(manifest, long, warnings)  # logs naming items by id: the numbers the population has
+    long = table_counts(manifest, long, read, warnings)
     pred = predict_logged_items(manifest, long, sources, warnings, manifest_path, level, estimator)
     pred.variants = {m: v for m, v in variants.items() if m in set(pred.aggregate["model"])}
     return pred
@@ -355,6 +396,7 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
     wsum = sum(manifest["weights"].values())
     weights = np.array([manifest["weights"][t] / wsum for t in tasks])
     rows, aggs, cache = [], [], {}
+    reach = population_reach(manifest, weights)
     for model, g in long.groupby("model", sort=True):
         if model in known:
             warnings.append(f"{model}: among the manifest's population models: its estimates are in-sample")
@@ -368,21 +410,26 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
                 other = sorted(set(g.loc[g["task"] == task, "metric"]))
                 warnings.append(f"{model}: no per-item {b['metric']} log for task {task}" + (
                     f" (it logged {', '.join(other)}; the population was scored by {b['metric']})" if other else ""))
-                e = lo = hi = se = np.nan
+                e = lo = hi = se = plain = np.nan
                 n_used, note = 0, None
             else:
-                e, lo, hi, n_used, note, se = task_estimate(reg, manifest, task, sel, level, logs, cache, helm[task])
+                e, lo, hi, n_used, note, se, plain = task_estimate(reg, manifest, task, sel, level, logs, cache,
+                                                                   helm[task])
             if note:
                 warnings.append(f"{model}, {task}: {note}")
             observed = bool(n_used == b["n_items"] and lo == hi)
-            mine.append((e, 0.0 if observed else se, observed))
+            mine.append((e, 0.0 if observed else se, observed, plain))
             rows.append({"model": model, "dataset": task, "observed": observed, "score": e, "lower": lo, "upper": hi,
                          "actual": np.nan, "raw": e, "raw_lower": lo, "raw_upper": hi, "raw_actual": np.nan,
                          "n_used": n_used, "n_items": b["n_items"]})
         est, lower, upper, _ = benchmark_interval([v[0] for v in mine], [v[1] for v in mine], weights, level, corr)
+        beyond, note = frontier_of(model, est, np.array([v[3] for v in mine]), weights, reach, name, reg,
+                                   all(v[2] for v in mine))
+        warnings += [note] if note else []
         aggs.append({"model": model, "metric": _metric_label(tasks), "aggregate": est, "lower": lower,
                      "upper": upper, "actual": np.nan, "normalised": est, "normalised_lower": lower,
-                     "normalised_upper": upper, "n_observed": sum(v[2] for v in mine), "normalised_actual": np.nan})
+                     "normalised_upper": upper, "n_observed": sum(v[2] for v in mine), "normalised_actual": np.nan,
+                     "frontier": beyond})
     unknown = sorted(set(long["task"]) - set(tasks))
     if unknown:
         warnings.append(f"logs of tasks not in the manifest ignored: {', '.join(unknown[:10])}")
@@ -391,6 +438,59 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
     return ItemPrediction(table=pd.DataFrame(rows), aggregate=pd.DataFrame(aggs), warnings=warnings, sources=sources,
                           manifest=manifest, manifest_path=None if manifest_path is None else str(manifest_path),
                           level=level, score=score)
+
+
+def population_reach(manifest: dict, weights: np.ndarray) -> tuple:
+    """``(benchmark scores, task scores)`` of the manifest's population: each model's weighted mean of its full task
+    scores (the models with every task), and per task the models' full scores, in the manifest's task order."""
+    frame = {}
+    for task, b in manifest["tasks"].items():
+        _, _, M, names = task_population(manifest, task)
+        frame[task] = pd.Series(np.asarray(M, dtype=float).mean(axis=1), index=names)
+    full = pd.DataFrame(frame)
+    return full.dropna().to_numpy() @ weights, [full[t].dropna().to_numpy() for t in full.columns]
+
+
+def frontier_of(model: str, est: float, plain: np.ndarray, weights: np.ndarray, reach: tuple, name: str,
+                reg, measured: bool = False) -> tuple:
+    """``(distance, warning or None)``: how far a model lies beyond the population's range of benchmark scores
+    (``reach``, :func:`population_reach`; 0 inside, negative below it), in the score's units, and what that means for
+    the estimator ``name``'s interval.
+
+    Where the model lies is read from ``plain``, each task's mean over the items used (:func:`task_estimate`), not
+    from the estimate ``est``: a regression across models cannot follow a model beyond the population, and its
+    estimate stays inside the range when the model is not (``random_learn`` on a model stronger than every population
+    model). The drawn items' mean is unbiased whatever the model; its noise (a few points per task at 50 items) can
+    put a model near the edge just beyond it, so the warning says which number lies where. A design-based interval
+    holds there; a model-based one was calibrated on models like the population. ``measured``: every task was
+    measured on all its items, so nothing was estimated.
+    """
+    from .item_benchmark import is_design_based
+
+    bench, per_task = reach
+    if not np.isfinite(plain).all() or not len(bench):
+        return np.nan, None
+    where = float(plain @ weights)
+    lo, hi = float(bench.min()), float(bench.max())
+    dist = where - hi if where > hi else (where - lo if where < lo else 0.0)
+    if dist == 0.0:
+        return 0.0, None
+    side = "above the strongest" if dist > 0 else "below the weakest"
+    n_out = sum(bool(len(p) and not p.min() <= e <= p.max()) for e, p in zip(plain, per_task))
+    if measured:
+        how = "every task measured on all its items: nothing estimated"
+    elif is_design_based(reg):
+        how = f"{name}'s interval is design-based and holds there"
+    elif name == "crosstask":
+        how = ("crosstask's estimate and interval there are mostly its design-based part (AIPW), whose interval holds "
+               "whatever the model")
+    else:
+        how = (f"{name}'s interval is model-based, calibrated on models like the population, and may not hold there: "
+               "--item-estimator aipw gives a design-based one")
+    return dist, (f"{model}: beyond the population: the mean score of the items it ran, {where:.3f} over the "
+                  f"benchmark, lies {abs(dist):.3f} {side} of the manifest's {len(bench)} population models "
+                  f"({hi if dist > 0 else lo:.3f}), outside their range on {n_out} of {len(per_task)} tasks (the {name} "
+                  f"estimate: {est:.3f}); {how}")
 
 
 def _check_some_log_matches(manifest: dict, long: pd.DataFrame) -> None:

@@ -1,0 +1,122 @@
+"""``predict`` from a new model's item-response table: the table ``ingest`` reads, holding one model's items.
+
+An evaluation stack that exports per-item correctness (a long table ``model, item, score``, or a wide one declared by
+its ``<file>.meta.yaml``) is read by the store's own reader (:func:`harness_ext.store.item_tables.read_item_table`),
+so a table gives ``predict`` the task, item, metric and score that ``ingest`` would store of it. Its items are then
+matched to the manifest's as a log's are: by task name, item id and metric, never by position in the file
+(:func:`table_numbers`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ...errors import HarnessExtError
+
+
+def read_item_tables(tables: list) -> tuple:
+    """``(frames, sources, notes)`` of item-response tables, each one model's item scores.
+
+    Parameters
+    ----------
+    tables : list of (path, dict or None)
+        Each table and its sidecar's ``items:`` block (:func:`~.item_predict.item_log_files`).
+
+    Returns
+    -------
+    tuple
+        ``frames``: model, task, doc_id (the file's own number of the item), metric, value, helm (False), by_id
+        (False), ``item_id`` (the item's id as the store's id map keeps it), ``item_own`` (whether the table's ids of
+        the task kept their own numbers) and ``table`` (the file), which :func:`table_numbers` turns into the
+        manifest's numbers; ``sources``: model -> files; ``notes``: what reading left out, per file.
+
+    Raises
+    ------
+    HarnessExtError
+        For a table that cannot be read, naming it and the reason, and for one holding several models: a table of a
+        population's answers (the one ``reduce`` drew from, say) is no new model's, and ``predict`` has no option to
+        choose one model of a table.
+    """
+    from ...errors import IngestError
+    from ...store.item_tables import read_item_table
+
+    frames, sources, notes = [], {}, []
+    for path, spec in tables:
+        try:
+            table = read_item_table(path, spec)
+        except IngestError as exc:
+            raise HarnessExtError(f"cannot read the item table {path}: {exc.reason}") from None
+        f = table.frame
+        models = sorted(map(str, pd.unique(f["model"])))
+        if len(models) > 1:
+            shown = ", ".join(models[:5]) + (f" and {len(models) - 5} more" if len(models) > 5 else "")
+            raise HarnessExtError(
+                f"the item table {path} holds {len(models):,} models ({shown}); predict reads one new model's item "
+                "scores and has no option to choose one model of a table: write the new model's rows to a table of "
+                "their own (with a copy of the sidecar, if the table has one) and give predict that file")
+        # Each row's id as the file gives it: the file's numbers may be positions, which are never matched.
+        ids = table.ids.assign(task=table.ids["task"].astype(str))[["task", "doc_id", "item", "own"]]
+        rows = pd.DataFrame({"task": f["task"].astype(str).to_numpy(), "doc_id": f["doc_id"].to_numpy()})
+        named = rows.merge(ids, on=["task", "doc_id"], how="left", validate="many_to_one")
+        frames.append(pd.DataFrame({
+            "model": models[0], "task": rows["task"], "doc_id": rows["doc_id"].astype("int64"),
+            "metric": f["metric"].astype(str).to_numpy(), "value": f["value"].to_numpy(dtype=float), "helm": False,
+            "by_id": False, "item_id": named["item"].to_numpy(dtype=object),
+            "item_own": named["own"].to_numpy(dtype=bool), "table": str(path)}))
+        sources.setdefault(models[0], []).append(str(path))
+        notes += [f"{path}: {n}" for n in table.notes]
+    return frames, sources, notes
+
+
+def table_numbers(long: pd.DataFrame, listed=frozenset()) -> pd.DataFrame:
+    """``long`` with the items of item-response tables (rows with an ``item_id``) numbered as a log's are.
+
+    The rule is the one ``ingest`` numbers a task's items by and ``predict`` matches a log's ids by. For a task the
+    manifest lists by id (``listed``: tasks with ``item_ids``, ids the store numbered), each id is matched by its
+    text, as an Inspect log's or a HELM run's (``by_id``, numbered by :func:`~.item_manifest.log_numbers`). For any
+    other task the manifest's numbers are the ids' own (whole numbers, or one prefix and distinct numbers), so the
+    table's own numbers are used when its ids of the task kept theirs, and otherwise each id is read as a log's id is
+    (:func:`harness_ext.store.samples.doc_id`). A table's position numbers are never used. The helper columns
+    ``item_id`` and ``item_own`` are dropped; ``table`` is kept for :func:`table_counts`.
+    """
+    if "item_id" not in long.columns:
+        return long
+    from ...store.samples import doc_id
+
+    ids = long["item_id"]
+    table = ids.notna().to_numpy()
+    own = long["item_own"].where(table, True).astype(bool).to_numpy()
+    by_text = table & (long["task"].isin(set(listed)).to_numpy() | ~own)
+    numbers = long["doc_id"].to_numpy(dtype=np.int64).copy()
+    numbers[by_text] = np.fromiter((doc_id(str(v)) for v in ids[by_text]), dtype=np.int64, count=int(by_text.sum()))
+    return long.drop(columns=["item_id", "item_own"]).assign(doc_id=numbers, by_id=long["by_id"].to_numpy(dtype=bool)
+                                                             | by_text)
+
+
+def table_counts(manifest: dict, long: pd.DataFrame, read: pd.Series, warnings: list) -> pd.DataFrame:
+    """``long`` without its ``table`` column; ``warnings`` extended with each item-response table's matched and
+    unmatched item scores.
+
+    ``read``: each table's item scores as read (before :func:`~.item_manifest.log_numbers` left out ids that are no
+    item of their task). An item score is matched when its task is a manifest task, its metric the task's and its
+    number one of the task's items (the matching :func:`~.item_predict.predict_logged_items` does).
+    """
+    if "table" not in long.columns:
+        return long
+    from .item_manifest import decode_ids
+
+    tasks = manifest["tasks"]
+    t = long[long["table"].notna()]
+    metric = t["task"].map({k: b["metric"] for k, b in tasks.items()})
+    ok = (t["metric"] == metric).to_numpy().copy()
+    for task in set(t.loc[ok, "task"]):
+        rows = ok & (t["task"] == task).to_numpy()
+        ok[rows] = np.isin(t.loc[rows, "doc_id"].to_numpy(), decode_ids(tasks[task]["items"]))
+    matched = pd.Series(ok, index=t.index).groupby(t["table"]).sum()
+    for path, n in read.items():
+        m = int(matched.get(path, 0))
+        warnings.append(f"{path}: {m:,} of its {int(n):,} item scores matched the manifest's items (task, item id and "
+                        f"metric)" + (f"; {int(n) - m:,} not (other tasks or metrics, or ids that are no item of "
+                                      "their task)" if m < n else ""))
+    return long.drop(columns="table")
