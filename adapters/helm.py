@@ -110,7 +110,7 @@ from pathlib import Path
 from typing import Optional
 
 from harness_ext.adapters.helm_schemas import JURY_METRICS, PROJECT_MAIN_METRICS
-from harness_ext.adapters.helm_suite import helm_project, refuse_suite_file, suite_file_kind
+from harness_ext.adapters.helm_suite import SHARED_GROUPS, helm_project, refuse_suite_file, suite_file_kind
 from harness_ext.benchmarks import MMLU_BENCHMARK, MMLU_METRIC, MMLU_SUBJECTS, chance_baseline, mmlu_subject
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
@@ -573,10 +573,8 @@ def read_table(src: SourceFile):
     if tables is None:
         raise IngestError(src.path, "not a helm-summarize table (no header/rows)")
     names = [t.get("name") for t in tables if isinstance(t.get("name"), str)]
-    # HELM Classic's and Capabilities' leaderboards are both group core_scenarios: the project keeps them apart.
-    project, told_by = helm_project(src.path, tables)
-    # HELM Classic keeps the plain names (helm_core_scenarios) its tables were always stored under.
-    prefix = f"helm_{re.sub(r'[^a-z0-9]+', '_', project)}_" if project not in (None, "classic") else "helm_"
+    project, told_by = helm_project(src.path, tables)  # Classic's and Capabilities' core_scenarios: two benchmarks
+    prefix, project_md = _benchmark_prefix(project), ({"helm_project": project} if project else {})
     out, empty = [], []  # empty: cells with no value (HELM's "-", a model not run on the scenario), noted
     for ti, table in enumerate(tables):
         name = table.get("name") if isinstance(table.get("name"), str) else ""
@@ -645,29 +643,34 @@ def read_table(src: SourceFile):
                     value=value, higher_is_better=None if lower is None else not bool(lower),
                     random_baseline=rb, baseline_source=rb_src, task=name or None,
                     model_metadata={"display_name": display} if isinstance(display, str) else {},
-                    dataset_metadata={"harness": "helm", "table": name or title, "run_group": rg,
-                                      **({"helm_project": project} if project else {})},
+                    dataset_metadata={"harness": "helm", "table": name or title, "run_group": rg, **project_md},
                 ))
-    _note_project(src, out, project, told_by)
-    if empty:
-        src.note(f"{len(empty)} empty cell{'s' * (len(empty) != 1)} (not run) left out: {listed(empty, 5)}")
+    _note_table(src, out, project, told_by, empty)
     return out
 
 
-def _note_project(src: SourceFile, records: list, project, told_by) -> None:
-    """Say which HELM project named a table's benchmark, or that none did (the rows then share their group's name
-    with any other project's table of that group), with the count of rows it names."""
+def _benchmark_prefix(project) -> str:
+    """``helm_<project>_`` before a table's group; ``helm_`` for HELM Classic, whose tables were always stored so
+    (``helm_core_scenarios``), and for a file whose project is not told."""
+    return f"helm_{re.sub(r'[^a-z0-9]+', '_', project)}_" if project not in (None, "classic") else "helm_"
+
+
+def _note_table(src: SourceFile, records: list, project, told_by, empty: list) -> None:
+    """Note a table file's empty cells (HELM's "-": a model not run on the scenario), and which HELM project named
+    its benchmark, or that none did for a group several projects have
+    (:data:`~harness_ext.adapters.helm_suite.SHARED_GROUPS`: the rows then share its name with another project's
+    table of it), with the count of rows it names."""
     benches = sorted({r.benchmark for r in records if r.benchmark != MMLU_BENCHMARK})
     n = sum(r.benchmark != MMLU_BENCHMARK for r in records)
-    if not n:
-        return
-    if project:
+    if n and project:
         src.note(f"HELM project {project}, told by {told_by}: {n} row{'s' * (n != 1)} stored as {', '.join(benches)}")
-    else:
+    elif n and any(b[len("helm_"):] in SHARED_GROUPS for b in benches):
         src.note(f"HELM project not told by the file or its path (no known project folder above benchmark_output): "
                  f"{n} row{'s' * (n != 1)} stored as {', '.join(benches)}, the name another HELM project's table of "
                  "the same group (HELM Classic's and Capabilities' core_scenarios) would share; keep such files "
                  "under <project>/benchmark_output/ to keep them apart")
+    if empty:
+        src.note(f"{len(empty)} empty cell{'s' * (len(empty) != 1)} (not run) left out: {listed(empty, 5)}")
 
 
 @hookimpl

@@ -81,6 +81,12 @@ HELM_PROJECTS = CLASSIC_FOLDERS | frozenset({
     "seahelm", "decodingtrust", "enterprise", "speech"})
 
 
+#: helm-summarize groups that several HELM projects have, each its own leaderboard: HELM Classic's and HELM
+#: Capabilities' ``core_scenarios`` (their schema_classic.yaml and schema_capabilities.yaml). A file of such a group
+#: whose project is not told is noted.
+SHARED_GROUPS = frozenset({"core_scenarios"})
+
+
 def _project_before_output(parts) -> Optional[str]:
     """The known HELM project folder (:data:`HELM_PROJECTS`) just above a ``benchmark_output`` in ``parts``, else None."""
     for above, here in zip(parts, parts[1:]):
