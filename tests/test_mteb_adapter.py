@@ -499,5 +499,6 @@ def test_an_experiment_beside_the_default_run_or_another_experiment_keeps_its_na
     df = load_matrix(s, MatrixQuery(normalise="none"))
     assert sorted(df.index) == ["intfloat/multilingual-e5-small (embed_dim_128)",
                                 "intfloat/multilingual-e5-small (embed_dim_256)"]
-    assert rep.variants == {"intfloat/multilingual-e5-small": ["intfloat/multilingual-e5-small (embed_dim_128)",
-                                                                "intfloat/multilingual-e5-small (embed_dim_256)"]}
+    # experiments are not precisions: the note on models at several precisions does not count them
+    assert rep.variants == {} and not any("precision" in line for line in rep.note_lines())
+    assert sum("mteb experiment run" in line for line in rep.note_lines()) == 1
