@@ -32,6 +32,15 @@ stored at its own variant, ``id (record <8 hex digits>)``, the digits a digest o
 cut to one name are nine models (not one model whose conflicting values are the first file's), two records with the
 same scores are one, and an id with one such model keeps its name.
 
+Units (schema 0.2.2's ``metric_config.metric_unit``: "proportion, percent, points, ms, tokens"): a unit naming a
+scale kind (:data:`UNIT_SCALES`: ``proportion`` is 0-1, ``percent`` 0-100) is stored as the score's scale, so a
+percentage is never read as a proportion or the other way round by the values alone; without one the scale is
+inferred as before (declared bounds, else the column's values). Disagreements are noted with their counts, not
+settled silently (:func:`_unit_scale`): declared bounds of another scale keep the bounds (the schema checks scores
+against them, never against the unit); percent scores all in (0, 1], which look like proportions, are stored as
+percent as the unit says; a proportion above 1 with no bounds refuses the file, as a score above its declared
+``max_score`` does.
+
 A score below the record's own declared ``min_score`` is a placeholder, not a
 result: HELM Classic writes ``-1`` for scenarios a model was not run on
 (HellaSwag, OpenbookQA, MS MARCO for about 35 models). Those cells are left
@@ -77,6 +86,12 @@ LANGUAGES = frozenset(
     "turkish ukrainian urdu uzbek vietnamese welsh xhosa yoruba zulu".split())
 _SUBJECT_BY_TITLE = {s.replace("_", " "): s for s in MMLU_SUBJECTS}
 _MMLU_SET = frozenset(MMLU_SUBJECTS)
+#: ``metric_unit`` words (lower case, spaces as ``_``) that name a scale kind of
+#: :data:`harness_ext.store.scales.SCALE_KINDS`, and that kind's bounds.
+UNIT_SCALES = {"proportion": ("proportion", 0.0, 1.0), "fraction": ("proportion", 0.0, 1.0),
+               "percent": ("percent", 0.0, 100.0), "percentage": ("percent", 0.0, 100.0),
+               "percentage_points": ("percent", 0.0, 100.0), "pct": ("percent", 0.0, 100.0),
+               "%": ("percent", 0.0, 100.0)}
 
 
 def _mmlu_subject(name: str, ev: dict):
@@ -231,7 +246,7 @@ def read(src: SourceFile):
     if not helm_mmlu and _rows_seen(out, bench, results):
         _note_aggregates(src, out.kinds)
         return out
-    placeholders = []
+    placeholders, units = [], _Units()
     for i, ev in zip(positions, results):
         if ev.__class__ is not dict and not isinstance(ev, dict):
             raise IngestError(src.path, f"evaluation_results[{i}] is not an object")
@@ -252,18 +267,19 @@ def read(src: SourceFile):
             _check_not_above(src, name, score, hi)
             placeholders.append(f"{name} {score:g}")
             continue
+        scale = units.scale(src, name, cfg.get("metric_unit"), lo, hi, score) if "metric_unit" in cfg else None
         if helm_mmlu:  # the subject comes from the record's generation_config: worked out per row
-            k, dmeta = _row_kind(bench, name, ev, desc, lower, lo, hi, True)
+            k, dmeta = _row_kind(bench, name, ev, desc, lower, lo, hi, True, scale)
         else:
             try:  # a leaderboard's few descriptions, asked once per score
-                k, dmeta = _ROW_KINDS[(bench, name, desc, lower, lo, hi)]
+                k, dmeta = _ROW_KINDS[(bench, name, desc, lower, lo, hi, scale)]
             except KeyError:
-                k, dmeta = _ROW_KINDS[(bench, name, desc, lower, lo, hi)] = _row_kind(
-                    bench, name, ev, desc, lower, lo, hi, False)
+                k, dmeta = _ROW_KINDS[(bench, name, desc, lower, lo, hi, scale)] = _row_kind(
+                    bench, name, ev, desc, lower, lo, hi, False, scale)
                 if len(_ROW_KINDS) > 100_000:
                     _ROW_KINDS.clear()
             except TypeError:  # an unhashable description or direction
-                k, dmeta = _row_kind(bench, name, ev, desc, lower, lo, hi, False)
+                k, dmeta = _row_kind(bench, name, ev, desc, lower, lo, hi, False, scale)
         out.kinds.append(k)
         out.values.append(score)
         out.dataset_metadata.append(dmeta)
@@ -274,7 +290,53 @@ def read(src: SourceFile):
     out.n_samples += [None] * n
     _note_placeholders(src, placeholders)
     _note_aggregates(src, out.kinds)
+    units.note(src)
     return out
+
+
+class _Units:
+    """The scales a record's ``metric_unit`` fields name, row by row (:meth:`scale`), and the disagreements met, for
+    one note per kind with its count (:meth:`note`)."""
+
+    def __init__(self):
+        self.bounds, self.proportion_like, self.percent, self.other = [], [], 0, {}
+
+    def scale(self, src: SourceFile, name: str, unit, lo, hi, score) -> object:
+        """The scale kind a row's unit names (``proportion``, ``percent``), or None: no unit, a unit naming no scale
+        kind (``points``, ``ms``), or declared bounds of another scale, which are kept (the schema checks the score
+        against them, never against the unit). A proportion above 1 without bounds refuses the file."""
+        spec = UNIT_SCALES.get(re.sub(r"\s+", "_", unit.strip().lower())) if isinstance(unit, str) else None
+        if spec is None:
+            if unit is not None:
+                self.other[str(unit)] = self.other.get(str(unit), 0) + 1
+            return None
+        kind_, ulo, uhi = spec
+        if lo is not None and hi is not None and (lo, hi) != (ulo, uhi):
+            self.bounds.append(f"{name} ({unit}, bounds [{lo:g}, {hi:g}])")
+            return None
+        number = isinstance(score, (int, float)) and not isinstance(score, bool)
+        if kind_ == "proportion" and number and score > 1 and hi is None:
+            raise IngestError(src.path, f"{name}: score {score:g} is above 1, the maximum of its metric_unit "
+                                        f"{unit!r} (a percentage for a proportion?)")
+        if kind_ == "percent":
+            self.percent += 1
+            if number and 0 < score <= 1:
+                self.proportion_like.append(f"{name} {score:g}")
+        return kind_
+
+    def note(self, src: SourceFile) -> None:
+        if self.bounds:
+            n = len(self.bounds)
+            src.note(f"{n} row{'s' * (n != 1)} whose metric_unit names another scale than the declared bounds: the "
+                     f"bounds kept, as the schema checks scores against them: {listed(self.bounds, 5)}")
+        if self.proportion_like and len(self.proportion_like) == self.percent:
+            n = len(self.proportion_like)
+            src.note(f"{'all ' * (n > 1)}{n} row{'s' * (n != 1)} with metric_unit percent {'have' if n > 1 else 'has'} "
+                     f"a score in (0, 1], which looks like a proportion: stored as percent, as the unit says (0.5 is "
+                     f"0.5%); check the record: {listed(self.proportion_like, 5)}")
+        if self.other:
+            words = ", ".join(f"{u} ({c})" for u, c in self.other.items())
+            src.note(f"metric_unit naming no scale ({words}): each score's scale inferred from its bounds or values")
 
 
 def _tab(ev) -> object:
@@ -395,7 +457,7 @@ def _run_rows(src, model: str, model_meta: dict, bench: str, results: list) -> l
     for ev in results:
         d = _run_dataset(ev)
         per_dataset[d] = per_dataset.get(d, 0) + 1
-    out, seen, placeholders = [], set(), []
+    out, seen, placeholders, units = [], set(), [], _Units()
     for i, ev in enumerate(results):
         if not isinstance(ev, dict) or not isinstance(ev.get("evaluation_name"), str):
             raise IngestError(src.path, f"evaluation_results[{i}] is not an object with an evaluation_name")
@@ -409,6 +471,7 @@ def _run_rows(src, model: str, model_meta: dict, bench: str, results: list) -> l
             _check_not_above(src, name, score, hi)
             placeholders.append(f"{name} {score:g}")
             continue  # a placeholder outside the declared bounds, as in read()
+        scale = units.scale(src, name, cfg.get("metric_unit"), lo, hi, score) if "metric_unit" in cfg else None
         desc = cfg.get("evaluation_description")
         metric = desc.strip() if isinstance(desc, str) and 0 < len(desc.strip()) <= 40 else "score"
         if per_dataset[_run_dataset(ev)] > 1:
@@ -417,14 +480,16 @@ def _run_rows(src, model: str, model_meta: dict, bench: str, results: list) -> l
         out.append(ResultRecord(
             model=model, benchmark=bench, dataset=dataset, metric=metric, value=float(score),
             higher_is_better=None if lower is None else not bool(lower), min_score=lo, max_score=hi,
-            primary=dataset not in seen, task=name, model_metadata=model_meta,
+            primary=dataset not in seen, task=name, model_metadata=model_meta, scale=scale,
             dataset_metadata={"source": bench, "description": desc, "scorer": name}))
         seen.add(dataset)
     _note_placeholders(src, placeholders)
+    units.note(src)
     return out
 
 
-#: ``(kind, dataset metadata)`` of a row by (benchmark, evaluation name, description, direction, bounds).
+#: ``(kind, dataset metadata)`` of a row by (benchmark, evaluation name, description, direction, bounds, the scale its
+#: unit names).
 _ROW_KINDS: dict = {}
 
 
@@ -456,10 +521,12 @@ def _rows_seen(out: ResultRows, bench: str, results: list) -> bool:
         if not (set(map(type, scores)) == set(map(type, lows)) == set(map(type, highs)) == {float}
                 and set(map(type, names)) == {str} and all(map(le, lows, scores)) and all(map(le, scores, highs))):
             return False
+        if any(map(dict.get, configs, repeat("metric_unit"))):  # a unit is checked row by row (_Units)
+            return False
         key = (bench, names, tuple(map(_DESC, configs)), tuple(map(_LOWER, configs)), lows, highs)
         hit = _FILE_ROWS.get(key)
         if hit is None:
-            hits = list(map(_ROW_KINDS.get, zip(repeat(bench), *key[1:])))
+            hits = list(map(_ROW_KINDS.get, zip(repeat(bench), *key[1:], repeat(None))))  # no unit: no scale
             if None in hits:
                 return False
             if len(_FILE_ROWS) > 10_000:
@@ -479,7 +546,7 @@ def _rows_seen(out: ResultRows, bench: str, results: list) -> bool:
 _FILE_ROWS: dict = {}
 
 
-def _row_kind(bench: str, name: str, ev: dict, desc, lower, lo, hi, helm_mmlu: bool) -> tuple:
+def _row_kind(bench: str, name: str, ev: dict, desc, lower, lo, hi, helm_mmlu: bool, scale=None) -> tuple:
     """The shared kind (store.rows.kind) and dataset metadata of one evaluation result."""
     aggregate = _is_aggregate(name, bench)
     benchmark, dataset, metric, rb, rb_src = bench, name, _metric(desc, name), None, None
@@ -497,19 +564,20 @@ def _row_kind(bench: str, name: str, ev: dict, desc, lower, lo, hi, helm_mmlu: b
             if title == "mmlu all subjects":
                 dataset, metric = MMLU_BENCHMARK, MMLU_METRIC
                 rb, rb_src = chance_baseline("mmlu:subject=anatomy", MMLU_METRIC)
-    key = (benchmark, dataset, metric, lower, lo, hi, rb, rb_src, aggregate)
+    key = (benchmark, dataset, metric, lower, lo, hi, rb, rb_src, aggregate, scale)
     try:
         k = _KINDS[key]
     except KeyError:
         k = _KINDS[key] = kind(benchmark=benchmark, dataset=dataset, metric=metric,
                                higher_is_better=None if lower is None else not bool(lower), min_score=lo,
-                               max_score=hi, random_baseline=rb, baseline_source=rb_src, aggregate=aggregate)
+                               max_score=hi, random_baseline=rb, baseline_source=rb_src, aggregate=aggregate,
+                               scale=scale)
         if len(_KINDS) > 100_000:
             _KINDS.clear()
     except TypeError:  # an unhashable lower_is_better
         k = kind(benchmark=benchmark, dataset=dataset, metric=metric,
                  higher_is_better=None if lower is None else not bool(lower), min_score=lo, max_score=hi,
-                 random_baseline=rb, baseline_source=rb_src, aggregate=aggregate)
+                 random_baseline=rb, baseline_source=rb_src, aggregate=aggregate, scale=scale)
     try:  # one metadata dict per (source, description), shared by the rows and files that have it
         dmeta = _DMETA[(bench, desc)]
     except KeyError:
@@ -525,7 +593,9 @@ def _row_kind(bench: str, name: str, ev: dict, desc, lower, lo, hi, helm_mmlu: b
 def harness_ext_adapters():
     yield Adapter(
         name="every-eval-ever",
-        revision="2",  # 2: a leaderboard's "overall" evaluation (MMLU-Pro (overall), schema 0.2.2) is an aggregate
+        # 2: a leaderboard's "overall" evaluation (MMLU-Pro (overall), schema 0.2.2) is an aggregate;
+        # 3: metric_unit (schema 0.2.2) stored as the score's scale (proportion, percent)
+        revision="3",
         description="Every Eval Ever records (schema 0.2): HELM, Open LLM Leaderboard v2, RewardBench, ...",
         can_handle=can_handle,
         read=read,

@@ -76,8 +76,12 @@ calibration, robustness, fairness, efficiency, bias, toxicity and
 general-information tables are not capability scores and are passed over.
 Aggregate columns ("Mean win rate", "Mean score") have no ``metadata.metric``:
 they are stored as aggregates (``kind='aggregate'``, dataset and metric "Mean win
-rate"), never subset members; perturbation columns are skipped. Benchmark ``helm_<group>``
-(``helm_core_scenarios``), dataset = the run group's display name ("BoolQ"),
+rate"), never subset members; perturbation columns are skipped. Benchmark ``helm_<project>_<group>``
+(``helm_capabilities_core_scenarios``) when the file lies under a HELM project's folder
+(``capabilities/benchmark_output/releases/...``) or its tables' links name one
+(:func:`harness_ext.adapters.helm_suite.helm_project`): HELM Classic's and Capabilities' leaderboards are both group
+``core_scenarios``. HELM Classic's (the public bucket's own ``benchmark_output``) keeps ``helm_<group>``
+(``helm_core_scenarios``), and so does a file whose project is not told, which the ingest notes say. Dataset = the run group's display name ("BoolQ"),
 metric = the header's metric ("EM"). A per-scenario table's dataset is its name,
 ``<group>_<arguments>`` (``bbq_subject:all``; ``simple_safety_tests`` for HELM's
 ``simple_safety_tests_``, a group without arguments). helm-summarize's suite files with no scores of their own
@@ -106,7 +110,7 @@ from pathlib import Path
 from typing import Optional
 
 from harness_ext.adapters.helm_schemas import JURY_METRICS, PROJECT_MAIN_METRICS
-from harness_ext.adapters.helm_suite import refuse_suite_file, suite_file_kind
+from harness_ext.adapters.helm_suite import SHARED_GROUPS, helm_project, refuse_suite_file, suite_file_kind
 from harness_ext.benchmarks import MMLU_BENCHMARK, MMLU_METRIC, MMLU_SUBJECTS, chance_baseline, mmlu_subject
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
@@ -569,6 +573,8 @@ def read_table(src: SourceFile):
     if tables is None:
         raise IngestError(src.path, "not a helm-summarize table (no header/rows)")
     names = [t.get("name") for t in tables if isinstance(t.get("name"), str)]
+    project, told_by = helm_project(src.path, tables)  # Classic's and Capabilities' core_scenarios: two benchmarks
+    prefix, project_md = _benchmark_prefix(project), ({"helm_project": project} if project else {})
     out, empty = [], []  # empty: cells with no value (HELM's "-", a model not run on the scenario), noted
     for ti, table in enumerate(tables):
         name = table.get("name") if isinstance(table.get("name"), str) else ""
@@ -626,10 +632,10 @@ def read_table(src: SourceFile):
                     benchmark, dataset = MMLU_BENCHMARK, subject
                     rb, rb_src = chance_baseline(f"mmlu:subject={subject}", "exact_match")
                 else:
-                    benchmark, dataset = f"helm_{group}", (name.rstrip("_") if scenario_table else rg)
+                    benchmark, dataset = f"{prefix}{group}", (name.rstrip("_") if scenario_table else rg)
                     rb, rb_src = None, None
                 if aggregate:  # beside its scenarios: an MMLU table's win rate goes with the MMLU subjects
-                    benchmark = MMLU_BENCHMARK if group.startswith("mmlu") else f"helm_{group}"
+                    benchmark = MMLU_BENCHMARK if group.startswith("mmlu") else f"{prefix}{group}"
                     dataset, subject, rb, rb_src = rg, None, None, None
                 out.append(ResultRecord(
                     model=model.strip(), benchmark=benchmark, dataset=dataset, aggregate=aggregate,
@@ -637,16 +643,41 @@ def read_table(src: SourceFile):
                     value=value, higher_is_better=None if lower is None else not bool(lower),
                     random_baseline=rb, baseline_source=rb_src, task=name or None,
                     model_metadata={"display_name": display} if isinstance(display, str) else {},
-                    dataset_metadata={"harness": "helm", "table": name or title, "run_group": rg},
+                    dataset_metadata={"harness": "helm", "table": name or title, "run_group": rg, **project_md},
                 ))
+    _note_table(src, out, project, told_by, empty)
+    return out
+
+
+def _benchmark_prefix(project) -> str:
+    """``helm_<project>_`` before a table's group; ``helm_`` for HELM Classic, whose tables were always stored so
+    (``helm_core_scenarios``), and for a file whose project is not told."""
+    return f"helm_{re.sub(r'[^a-z0-9]+', '_', project)}_" if project not in (None, "classic") else "helm_"
+
+
+def _note_table(src: SourceFile, records: list, project, told_by, empty: list) -> None:
+    """Note a table file's empty cells (HELM's "-": a model not run on the scenario), and which HELM project named
+    its benchmark, or that none did for a group several projects have
+    (:data:`~harness_ext.adapters.helm_suite.SHARED_GROUPS`: the rows then share its name with another project's
+    table of it), with the count of rows it names."""
+    benches = sorted({r.benchmark for r in records if r.benchmark != MMLU_BENCHMARK})
+    n = sum(r.benchmark != MMLU_BENCHMARK for r in records)
+    if n and project:
+        src.note(f"HELM project {project}, told by {told_by}: {n} row{'s' * (n != 1)} stored as {', '.join(benches)}")
+    elif n and any(b[len("helm_"):] in SHARED_GROUPS for b in benches):
+        src.note(f"HELM project not told by the file or its path (no known project folder above benchmark_output): "
+                 f"{n} row{'s' * (n != 1)} stored as {', '.join(benches)}, the name another HELM project's table of "
+                 "the same group (HELM Classic's and Capabilities' core_scenarios) would share; keep such files "
+                 "under <project>/benchmark_output/ to keep them apart")
     if empty:
         src.note(f"{len(empty)} empty cell{'s' * (len(empty) != 1)} (not run) left out: {listed(empty, 5)}")
-    return out
 
 
 @hookimpl
 def harness_ext_adapters():
     yield Adapter(name="helm-run", can_handle=can_handle_run, read=read_run, directory=True, revision="3",
                   description="HELM run directory (run_spec.json + stats.json): the scenario's main metric, no perturbations")
-    yield Adapter(name="helm-table", can_handle=can_handle_table, read=read_table,
+    # helm-table 2: a table under a HELM project's folder (capabilities/benchmark_output/...) is benchmark
+    # helm_<project>_<group>: HELM Classic's and Capabilities' core_scenarios were one benchmark.
+    yield Adapter(name="helm-table", can_handle=can_handle_table, read=read_table, revision="2",
                   description="HELM leaderboard tables from helm-summarize (groups/*.json, groups/json/*.json)")

@@ -13,6 +13,8 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import Optional
 
 from harness_ext.errors import IngestError, NotResults
 from harness_ext.report import listed
@@ -65,3 +67,51 @@ def refuse_suite_file(src: SourceFile) -> None:
             "group_list": "list of run groups (their scores are in groups/*.json)"}[kind]
     raise NotResults(src.path, f"HELM's {what} (helm-summarize): no scores of its own; the runs are read from "
                                "their folders")
+
+
+#: HELM Classic's folder: the public bucket's own ``benchmark_output`` (``crfm-helm-public/benchmark_output/releases/
+#: v0.4.0/``, as Every Eval Ever's helm_classic records cite it), or a user's ``classic/benchmark_output``.
+CLASSIC_FOLDERS = frozenset({"crfm-helm-public", "classic"})
+#: Folders of crfm-helm's public bucket that hold one HELM project's ``benchmark_output`` (``capabilities/
+#: benchmark_output/releases/v1.12.0/``, as Every Eval Ever's helm_capabilities records cite it). A folder not listed
+#: names no project: a user's own folder above ``benchmark_output`` (``~/data/benchmark_output``) is not one.
+HELM_PROJECTS = CLASSIC_FOLDERS | frozenset({
+    "lite", "capabilities", "safety", "mmlu", "air-bench", "instruct", "heim", "vhelm", "image2struct",
+    "medhelm", "thaiexam", "ewok", "cleva", "audio", "long-context", "torr", "finance", "call-center", "tables",
+    "seahelm", "decodingtrust", "enterprise", "speech"})
+
+
+#: helm-summarize groups that several HELM projects have, each its own leaderboard: HELM Classic's and HELM
+#: Capabilities' ``core_scenarios`` (their schema_classic.yaml and schema_capabilities.yaml). A file of such a group
+#: whose project is not told is noted.
+SHARED_GROUPS = frozenset({"core_scenarios"})
+
+
+def _project_before_output(parts) -> Optional[str]:
+    """The known HELM project folder (:data:`HELM_PROJECTS`) just above a ``benchmark_output`` in ``parts``, else None."""
+    for above, here in zip(parts, parts[1:]):
+        if here == "benchmark_output" and above.lower() in HELM_PROJECTS:
+            return "classic" if above.lower() in CLASSIC_FOLDERS else above.lower()
+    return None
+
+
+def helm_project(path, tables) -> tuple:
+    """``(project, how)``: the HELM project a helm-summarize table file belongs to, and what told it, else
+    ``(None, None)``.
+
+    HELM Classic's and HELM Capabilities' leaderboards are both group ``core_scenarios``; the file itself names its
+    project only in where it lies. Asked in order: the file's path (``capabilities/benchmark_output/releases/...``),
+    then the links helm-summarize writes into each table (``{"text": "JSON", "href":
+    ".../benchmark_output/releases/v1.12.0/groups/json/core_scenarios_accuracy.json"}``), which carry the output
+    path helm-summarize was given. Only a folder of :data:`HELM_PROJECTS` counts.
+    """
+    found = _project_before_output(Path(str(path)).parts)
+    if found:
+        return found, f"its path's HELM project folder ({found}/benchmark_output)"
+    for table in tables or ():
+        for link in (table.get("links") or ()) if isinstance(table, dict) else ():
+            href = link.get("href") if isinstance(link, dict) else None
+            found = _project_before_output(href.split("/")) if isinstance(href, str) else None
+            if found:
+                return found, f"the links helm-summarize wrote into it ({found}/benchmark_output)"
+    return None, None

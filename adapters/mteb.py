@@ -26,7 +26,10 @@ the folder named by those settings, with its own ``model_meta.json``; mteb's ``R
 model's result under that experiment name, apart from the default run (and leaves experiments out unless asked).
 Such a file is stored under the model at that experiment, ``org/model (<experiment>)``, with the model metadata
 ``experiment`` and ``experiment_of`` (the plain model), so an experiment never shares a cell with the model's
-default run, and counted in one ingest note. The ``run_settings.jsonl`` mteb 2.x writes beside the task files
+default run, and counted in one ingest note. Like other adapters' variants (a precision) it also carries
+:data:`~harness_ext.types.VARIANT_OF`, the plain model, and :data:`~harness_ext.types.NON_DEFAULT_VARIANT`: a model the
+store holds at one experiment only is shown and matched by its plain name; beside the model's default run (or a
+second experiment) it keeps ``org/model (<experiment>)``. The ``run_settings.jsonl`` mteb 2.x writes beside the task files
 (package versions and encode settings per task and split) holds no scores: like ``model_meta.json``, it is counted
 as skipped without a warning.
 
@@ -109,7 +112,7 @@ from typing import Optional
 
 from harness_ext.errors import IngestError, NotResults
 from harness_ext.hookspecs import hookimpl
-from harness_ext.types import Adapter, ResultRecord, SourceFile, variant_name
+from harness_ext.types import NON_DEFAULT_VARIANT, VARIANT_OF, Adapter, ResultRecord, SourceFile, variant_name
 
 MTEB_BENCHMARK = "mteb"
 #: The benchmark MAIR's results are stored under, apart from MTEB's tasks of the same name.
@@ -468,7 +471,9 @@ def read(src: SourceFile):
         src.note(RTEB_NOTE)
     experiment = experiment_of(src.path)
     if experiment is not None:  # settings other than the model's defaults: never the default run's cell
-        mmeta.update(experiment=experiment, experiment_of=model)
+        # variant_of as other adapters' variants (a model stored at this experiment only is shown by its name);
+        # non_default: beside the model's default run it keeps its own name, never the default run's cells.
+        mmeta.update({"experiment": experiment, "experiment_of": model, VARIANT_OF: model, NON_DEFAULT_VARIANT: True})
         model = variant_name(model, experiment)
         src.note(EXPERIMENT_NOTE)
     aggregate = bench == MTEB_BENCHMARK and str(task) in AGGREGATE_TASKS
@@ -490,8 +495,9 @@ def harness_ext_adapters():
     yield Adapter(
         name="mteb",
         # 2: the model and revision the model_meta.json beside a file names (API models' folders 1, 2);
-        # 3: an experiment run (<revision>/experiments/<name>/) is its own model, "org/model (name)"
-        revision="3",
+        # 3: an experiment run (<revision>/experiments/<name>/) is its own model, "org/model (name)";
+        # 4: ... a variant of the model (variant_of), at non-default settings
+        revision="4",
         description="MTEB task results: legacy <model>/<Task>.json (mteb 0.0.x-1.10) and current "
                     "<model>/<revision>/<Task>.json (scores per split and subset); the task's main score. "
                     "MAIR's and RTEB's results in the same folders are stored as benchmarks mair and rteb",

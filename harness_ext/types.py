@@ -233,6 +233,11 @@ REGISTRATION_TYPES = {
 #: :func:`variant_name`. The store shows a model stored at one variant only by its plain name
 #: (:func:`harness_ext.store.identity.resolve`); variants of one model stay apart.
 VARIANT_OF = "variant_of"
+#: Model metadata key an adapter sets (``True``) beside :data:`VARIANT_OF` when the variant is a run at settings other
+#: than the model's defaults (an mteb experiment run: another embedding size, other prompts). Unlike a precision, such a
+#: variant stands for its model only while the store holds no run of the model itself (the default run, or a name that
+#: merges with the plain name): beside it, it keeps its own name (:func:`harness_ext.store.identity.resolve`).
+NON_DEFAULT_VARIANT = "non_default_variant"
 
 
 def variant_name(model: str, variant: str) -> str:

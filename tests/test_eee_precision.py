@@ -207,3 +207,14 @@ def test_eee_model_info_of_a_model_without_a_variant_is_its_name():
     assert eee_model_info(types.SimpleNamespace(), "org/other") == {"name": "org/other", "id": "org/other"}
     assert variant_of_name(variant_name(NAME, "bfloat16"), NAME) == "bfloat16"
     assert variant_of_name(NAME, NAME) is None and variant_of_name("org/m ()", "org/m") is None
+
+
+def test_resolve_a_non_default_variant_stands_for_its_model_only_without_its_default_run():
+    """An mteb experiment (harness_ext.types.NON_DEFAULT_VARIANT) alone is its model, as a precision is; beside a
+    stored run of the model itself (the default run, or a name that merges with it) it keeps its own name, where a
+    lone precision merges with the plain name."""
+    e = "org/M (embed_dim_256)"
+    assert resolve([e], variants={e: "org/M"}, non_default=[e]) == {e: "org/M"}
+    assert resolve([e, "org/M"], variants={e: "org/M"}, non_default=[e]) == {}
+    assert resolve([e, "org/m"], variants={e: "org/M"}, non_default=[e]) == {}  # hub ids ignore case
+    assert resolve([e, "org/M"], variants={e: "org/M"}) == {e: "org/M"}  # a precision: as before

@@ -456,3 +456,49 @@ def test_a_users_folder_named_experiments_is_not_an_experiment_run(tmp_path):
     s, rep = _store([tmp_path])
     assert list(load_matrix(s, MatrixQuery(normalise="none")).index) == ["all-MiniLM-L6-v2"]
     assert not any("mteb experiment run" in line for line in rep.note_lines())
+
+
+def _experiments_only(tmp_path, src_dir, files, experiments):
+    """The real task files ``files`` of ``src_dir`` laid out as experiment runs only
+    (``<model>/<revision>/experiments/<experiment>/``), no default run beside them; each experiment's copies hold the
+    same values, indented by its own width (ingest reads a byte-identical file once)."""
+    import json
+
+    for width, experiment in enumerate(experiments, 1):
+        exp = tmp_path / src_dir.parent.name / src_dir.name / "experiments" / experiment
+        exp.mkdir(parents=True)
+        for f in files:
+            (exp / f).write_text(json.dumps(json.loads((src_dir / f).read_text()), indent=width))
+    return tmp_path
+
+
+E5 = FIX / "current" / "intfloat__multilingual-e5-small" / "c007d7ef6fd86656326059b28395a7a03a7c5846"
+
+
+def test_an_experiment_only_model_is_a_variant_of_its_model(tmp_path):
+    """A model the store holds at one experiment only carries variant_of (the plain model), as a precision does,
+    and is shown by the plain name; it had no link to its model and was shown as 'org/model (name)' only."""
+    s, _ = _store([_experiments_only(tmp_path, E5, ["JSTS.json"], ["embed_dim_256"])])
+    df = load_matrix(s, MatrixQuery(normalise="none"))
+    assert list(df.index) == ["intfloat/multilingual-e5-small"]
+    assert df.iloc[0]["JSTS"] == pytest.approx(0.789213)
+    meta = s.model_metadata(["intfloat/multilingual-e5-small (embed_dim_256)"])
+    got = dict(zip(meta.key, meta.value))
+    assert got["variant_of"] == "intfloat/multilingual-e5-small" and got["experiment_of"] == got["variant_of"]
+    assert got["non_default_variant"] is True
+
+
+def test_an_experiment_beside_the_default_run_or_another_experiment_keeps_its_name(tmp_path):
+    """The link makes no experiment the default run's cell: beside the default run (stored under the plain name) the
+    experiment is its own row, and two experiments of one model are two rows, as two precisions are."""
+    s, _ = _store([_experiment_copy(tmp_path / "a", E5, ["JSTS.json"], "embed_dim_256")])
+    df = load_matrix(s, MatrixQuery(normalise="none"))
+    assert sorted(df.index) == ["intfloat/multilingual-e5-small", "intfloat/multilingual-e5-small (embed_dim_256)"]
+    assert s.counts()["conflicts"] == 0
+    s, rep = _store([_experiments_only(tmp_path / "b", E5, ["JSTS.json"], ["embed_dim_256", "embed_dim_128"])])
+    df = load_matrix(s, MatrixQuery(normalise="none"))
+    assert sorted(df.index) == ["intfloat/multilingual-e5-small (embed_dim_128)",
+                                "intfloat/multilingual-e5-small (embed_dim_256)"]
+    # experiments are not precisions: the note on models at several precisions does not count them
+    assert rep.variants == {} and not any("precision" in line for line in rep.note_lines())
+    assert sum("mteb experiment run" in line for line in rep.note_lines()) == 1

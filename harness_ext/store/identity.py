@@ -186,7 +186,7 @@ def _parts(key: str) -> tuple:
 
 # -- resolution -------------------------------------------------------------------------------------
 def resolve(names: Iterable[str], cooccur: Optional[set] = None, user: Optional[dict] = None,
-            separate: Iterable[str] = (), variants: Optional[dict] = None) -> dict:
+            separate: Iterable[str] = (), variants: Optional[dict] = None, non_default: Iterable[str] = ()) -> dict:
     """``{name: canonical id}`` for the names whose id is not their own spelling.
 
     A name that is the only stored variant of its model (``variants``) stands for that model: its id
@@ -205,11 +205,20 @@ def resolve(names: Iterable[str], cooccur: Optional[set] = None, user: Optional[
     variants : dict, optional
         ``{stored name: plain model name}`` of the names a source gave as a variant of a model
         (:data:`harness_ext.types.VARIANT_OF`).
+    non_default : iterable of str
+        Those of the variants that are runs at settings other than the model's defaults
+        (:data:`harness_ext.types.NON_DEFAULT_VARIANT`, an mteb experiment): such a lone variant stands for its model
+        only when no name that is not a variant is that model (its default run); beside one it keeps its name, so an
+        experiment never shares the default run's cells.
     """
     names = sorted(set(names))
     user = dict(user or {})
     separate = set(separate) | set(user)
     plain = single_variants(variants or {}, separate)
+    non_default = set(non_default) & set(plain)
+    if non_default:
+        runs = {model_key(n) for n in names if n not in (variants or {})}
+        plain = {n: p for n, p in plain.items() if n not in non_default or model_key(p) not in runs}
     groups: dict = {}
     for n in names:
         groups.setdefault(model_key(plain.get(n, n)), []).append(n)
@@ -530,6 +539,16 @@ def stored_variants(store) -> dict:
     return out
 
 
+def stored_non_default(store) -> set:
+    """The stored names a source marked as runs at non-default settings (:data:`harness_ext.types.NON_DEFAULT_VARIANT`:
+    an mteb experiment run)."""
+    from ..types import NON_DEFAULT_VARIANT
+
+    return {name for (name,) in store.con.execute(
+        "SELECT DISTINCT m.name FROM model_metadata mm JOIN models m USING (model_id) WHERE mm.key = ? "
+        "AND mm.value = 'true'", [NON_DEFAULT_VARIANT]).fetchall()}
+
+
 def user_aliases(store) -> tuple:
     """``({alias: canonical}, [separate])`` stored from user alias files."""
     return _split_user(store.con.execute(
@@ -552,7 +571,8 @@ def refresh_aliases(store) -> dict:
     user_rows = [r for r in stored if r[2] != BUILTIN]
     aliases, separate = _split_user(user_rows)
     apart = _cooccurring(store, models) | case_pairs(store, models)[0]
-    mapping = resolve([n for _, n in models], apart, aliases, separate, stored_variants(store))
+    mapping = resolve([n for _, n in models], apart, aliases, separate, stored_variants(store),
+                      stored_non_default(store))
     rows = [(a, c, BUILTIN) for a, c in sorted(mapping.items()) if a not in aliases]
     # User canonicals that are names in a built-in group follow the group's id.
     rows += [(a, mapping.get(a, c) if a != c else c, o) for a, c, o in user_rows]

@@ -593,7 +593,7 @@ class _IngestRun:
     def finish(self, group) -> IngestReport:
         """Store what comes after the results (sample logs, item tables, HELM per-instance scores), the aliases
         and the benchmark group."""
-        from .identity import case_pairs, split_variants, stored_variants
+        from .identity import case_pairs, split_variants, stored_non_default, stored_variants
         from .item_tables import ingest_walked
         from .samples import ingest_samples
 
@@ -611,7 +611,9 @@ class _IngestRun:
         if not self.aliases_done and report.by_status("ingested"):
             _refresh_aliases(store)()
         if report.by_status("ingested"):
-            report.variants = split_variants(stored_variants(store))
+            # Precisions (and truncated ids' records); mteb experiments, non-default runs, have their own note.
+            non_default = stored_non_default(store)
+            report.variants = split_variants({n: p for n, p in stored_variants(store).items() if n not in non_default})
             clashing, every = case_pairs(store)
             if every:
                 ids = dict(store.con.execute("SELECT alias, canonical FROM model_aliases").fetchall())

@@ -340,10 +340,13 @@ def model_variants(long: pd.DataFrame, store) -> dict:
     rows) stored as a variant of a model (:func:`harness_ext.store.identity.stored_variants`), by the name the rows
     show them by: ``org/model (bfloat16)`` beside the same model at ``float16``, the plain id when it is the only one.
     """
-    from ...store.identity import stored_variants
+    from ...store.identity import stored_non_default, stored_variants
     from ...types import variant_of_name
 
     stored = stored_variants(store)
+    # An mteb experiment (a non-default run) names no precision: its records are not split into id and precision.
+    for name in stored_non_default(store):
+        stored.pop(name, None)
     out = {}
     for model, name in dict(zip(long["model"], long["model_name"])).items():
         plain = stored.get(name)
