@@ -92,14 +92,38 @@ def kernel_loo_residuals(K: np.ndarray, y: np.ndarray, alphas) -> np.ndarray:
 
 
 def kernel_loo_residuals_linear(K0: np.ndarray, B: np.ndarray, lins, y: np.ndarray, alphas) -> list:
-    """:func:`kernel_loo_residuals` of ``K0 + lin B B'`` for every ``lin`` of ``lins``, from ONE eigendecomposition.
+    """:func:`kernel_loo_residuals` of ``K0 + lin B B'`` for every ``lin`` of ``lins``, from one eigendecomposition.
 
-    ``B`` (m, k) has centred columns, so the linear part ``lin B B'`` is its own centred kernel and, with
+    ``B`` has centred columns, so the linear part ``lin B B'`` is its own centred kernel and, with
     ``Kc0 = J K0 J = U diag(lam) U'`` and ``G = (Kc0 + alpha I)^-1``, Woodbury's identity gives the hat matrix
-    ``H = 11'/m + U diag(lam / (lam + alpha)) U' + alpha G B (I / lin + B' G B)^-1 B' G`` in ``m**2 k`` operations
-    per penalty: the search's grid of linear weights (3-4 values) no longer costs an ``m x m`` eigendecomposition
-    each. ``lin = 0`` is :func:`kernel_loo_residuals` of ``K0`` itself; a positive one equals it up to rounding.
-    Returns one ``(alphas, observations)`` array per ``lin``.
+    ``H = 11'/m + U diag(lam / (lam + alpha)) U' + alpha G B (I / lin + B' G B)^-1 B' G`` in ``m**2 k``
+    operations per penalty: a search's grid of linear weights no longer costs an ``m x m`` eigendecomposition
+    per weight.
+
+    Parameters
+    ----------
+    K0 : numpy.ndarray (m, m)
+        The kernel without its linear part (uncentred).
+    B : numpy.ndarray (m, k)
+        The linear part's features, each column centred.
+    lins : sequence of float
+        The linear part's weights.
+    y : numpy.ndarray (m,)
+        The response.
+    alphas : sequence of float
+        Penalties.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        Per weight of ``lins``, the ``(len(alphas), m)`` signed leave-one-out residuals. ``lin = 0`` gives
+        :func:`kernel_loo_residuals` of ``K0`` itself (the same computation); a positive weight equals
+        :func:`kernel_loo_residuals` of ``K0 + lin B B'`` up to rounding.
+
+    References
+    ----------
+    Hastie, Tibshirani and Friedman (2009), eq. 7.52; Golub and Van Loan (2013), Matrix Computations, 4th ed.
+    (the Sherman-Morrison-Woodbury formula).
     """
     lam, U = np.linalg.eigh(_centre(K0))
     lam = np.clip(lam, 0.0, None)
