@@ -45,6 +45,18 @@ def test_factor_kernel_recovers_a_linear_truth_in_the_abilities():
     assert est.loo_residuals_.shape == (200,) and (est.loo_residuals_ < 0).any()
 
 
+def test_factor_kernel_refit_for_its_predictions_alone_predicts_as_the_fit():
+    _, X = _low_rank(120, seed=0)
+    _, X_new = _low_rank(10, seed=1)
+    y = X[:, :100].mean(axis=1)
+    observed = random_items(X.shape[1], 40, 3)
+    fixed = FactorKernel().fit(X, observed, y).fixed_params()
+    full = FactorKernel(**fixed).fit(X[20:], observed, y[20:])
+    point = FactorKernel(**fixed)._fit_estimate(X[20:], observed, y[20:])
+    assert point.setting_ == full.setting_ and not hasattr(point, "loo_residuals_")
+    assert np.array_equal(point.predict(X_new[:, observed]), full.predict(X_new[:, observed]))
+
+
 @pytest.mark.slow
 def test_stacked_learn_covers_and_is_no_worse_than_the_kernel():
     cover, err = _run(StackedLearn, seeds=8)

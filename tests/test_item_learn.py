@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from harness_ext.methods.engine.item_estimators import RandomLearn, random_items
-from harness_ext.methods.engine.item_learn import KernelLearn, kernel_loo_residuals
+from harness_ext.methods.engine.item_learn import KernelLearn, kernel_loo_residuals, kernel_loo_residuals_linear
 from test_item_crosstask import _benchmark, _run
 
 
@@ -23,6 +23,37 @@ def test_kernel_loo_is_the_refit_without_each_observation():
         kt = K[i, keep]
         kt_c = kt - Kk.mean(axis=0) - kt.mean() + Kk.mean()
         assert np.isclose((y[i] - (kt_c @ dual + yk.mean())) ** 2, sq[i])
+
+
+def test_one_decomposition_serves_every_linear_weight():
+    """The linear part ``lin B B'`` by Woodbury on the Gaussian part's eigenvectors: the residuals of the whole kernel."""
+    rng = np.random.default_rng(3)
+    X = (rng.random((40, 12)) < rng.random((40, 1))).astype(float)
+    y = X.mean(axis=1) + 0.05 * rng.normal(size=40)
+    B = rng.normal(size=(40, 3)) * 0.1
+    B -= B.mean(axis=0)
+    K0 = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 6.0)
+    alphas, lins = (0.01, 0.3, 10.0), (0.0, 1.0, 50.0, 200.0)
+    got = kernel_loo_residuals_linear(K0, B, lins, y, alphas)
+    assert len(got) == len(lins)
+    # No linear part: the very same computation as the kernel alone.
+    assert np.array_equal(got[0], kernel_loo_residuals(K0, y, alphas))
+    for lin, r in zip(lins[1:], got[1:]):
+        assert r.shape == (3, 40)
+        assert np.allclose(r, kernel_loo_residuals(K0 + lin * B @ B.T, y, alphas), rtol=1e-9, atol=1e-12)
+
+
+def test_a_refit_for_its_estimate_alone_gives_the_fit_s_estimates():
+    """``_fit_estimate`` (a stack's held-out refits) skips the leave-one-out search, not a digit of the estimate."""
+    source = _benchmark(50, seed=4)
+    items = [random_items(300, 20, k) for k in range(3)]
+    fit_o = [(source[k], items[k]) for k in (1, 2)]
+    fixed = KernelLearn().fit(source[0], items[0], others=fit_o).fixed_params()
+    Y, pred_o = source[0][:9, items[0]], [source[k][:9, items[k]] for k in (1, 2)]
+    full = KernelLearn(**fixed).fit(source[0][9:], items[0], others=[(S[9:], it) for S, it in fit_o])
+    point = KernelLearn(**fixed)._fit_estimate(source[0][9:], items[0], others=[(S[9:], it) for S, it in fit_o])
+    assert point.setting_ == full.setting_
+    assert np.array_equal(point._estimate(Y, others=pred_o), full.predict(Y, others=pred_o).estimate)
 
 
 class _Paper(RandomLearn):

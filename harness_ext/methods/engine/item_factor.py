@@ -40,7 +40,7 @@ import numpy as np
 
 from .item_estimators import ItemEstimate, conformal_radius, radius_interval
 from .item_learn import (KernelLearn, _centre_test, _check_targets, _fill_missing, _sq_dist, kernel_dual,
-                         kernel_loo_residuals)
+                         kernel_loo_residuals_linear)
 
 
 def factor_loadings(X: np.ndarray, observed: np.ndarray, rank: int, floor: float = 0.05) -> dict:
@@ -104,28 +104,46 @@ class FactorKernel:
         self.alphas = alphas
         self.floor = floor
 
-    def fit(self, X: np.ndarray, observed: np.ndarray, y: np.ndarray):
-        top = max(self.ranks)
-        model = factor_loadings(X, observed, top, self.floor)
+    def _abilities(self, X: np.ndarray, observed: np.ndarray):
+        """Per rank of ``ranks``: ``(rank, model, Z, scale)``, the factor model, the source models' abilities and
+        the Gaussian kernel's scale (their median positive squared distance)."""
+        model = factor_loadings(X, observed, max(self.ranks), self.floor)
         var = (X[:, observed] - model["mu"]).var(axis=0)
-        best = (np.inf, None)
         for r in self.ranks:
             W = model["W"][:, :r]
             sub = {"mu": model["mu"], "W": W, "psi": residual_variance(var, W, self.floor)}
             Z = factor_scores(sub, X[:, observed])
             d2 = _sq_dist(Z, Z)
-            scale = float(np.median(d2[d2 > 0])) if (d2 > 0).any() else 1.0
+            yield r, sub, Z, float(np.median(d2[d2 > 0])) if (d2 > 0).any() else 1.0
+
+    def _fit_estimate(self, X: np.ndarray, observed: np.ndarray, y: np.ndarray):
+        """Fit at the grids' first setting without the leave-one-out search: :meth:`predict` works,
+        ``loo_residuals_`` is not set (for refits whose predictions alone are read)."""
+        r, self.model_, self.Z_, self.scale_ = next(self._abilities(X, observed))
+        self._solve(y, (r, self.bandwidths[0], self.linear[0], self.alphas[0]))
+        return self
+
+    def _solve(self, y: np.ndarray, setting: tuple) -> None:
+        self.setting_ = dict(zip(("rank", "bandwidth", "linear", "alpha"), setting))
+        self.K_ = _factor_kernel(self.Z_, self.Z_, self.scale_, setting[1], setting[2])
+        self.y_mean_, self.dual_ = kernel_dual(self.K_, y, setting[3])
+
+    def fit(self, X: np.ndarray, observed: np.ndarray, y: np.ndarray):
+        best = (np.inf, None)
+        for r, sub, Z, scale in self._abilities(X, observed):
+            # The linear part Z Z' / rank, centred: one eigendecomposition of the Gaussian part per bandwidth
+            # serves every linear weight (kernel_loo_residuals_linear).
+            B = (Z - Z.mean(axis=0)) / np.sqrt(Z.shape[1])
             for bw in self.bandwidths:
-                for lin in self.linear:
-                    res = kernel_loo_residuals(_factor_kernel(Z, Z, scale, bw, lin), y, self.alphas)
+                by_lin = kernel_loo_residuals_linear(_factor_kernel(Z, Z, scale, bw, 0.0), B, self.linear, y,
+                                                     self.alphas)
+                for lin, res in zip(self.linear, by_lin):
                     sq = (res ** 2).mean(axis=1)
                     j = int(np.argmin(sq))
                     if sq[j] < best[0]:
                         best = (sq[j], (r, bw, lin, self.alphas[j]), sub, Z, scale, res[j])
         _, setting, self.model_, self.Z_, self.scale_, self.loo_residuals_ = best
-        self.setting_ = dict(zip(("rank", "bandwidth", "linear", "alpha"), setting))
-        self.K_ = _factor_kernel(self.Z_, self.Z_, self.scale_, setting[1], setting[2])
-        self.y_mean_, self.dual_ = kernel_dual(self.K_, y, setting[3])
+        self._solve(y, setting)
         return self
 
     def fixed_params(self) -> dict:
@@ -265,10 +283,11 @@ class StackedLearn(KernelLearn):
         """Both members refitted at their settings without the source models ``h``, predicting them."""
         fit_o = [(S_k[~h], it) for S_k, it in self.others_]
         pred_o = [S_k[h][:, it] for S_k, it in self.others_]
-        k = KernelLearn(level=self.level, **KernelLearn.fixed_params(self)).fit(
-            self.source_[~h], self.items_, others=fit_o).predict(self.source_[h][:, self.items_], others=pred_o)
-        f = FactorKernel(**self.factor_.fixed_params()).fit(X[~h], observed, y[~h]).predict(X[h][:, observed])
-        return k.estimate, np.clip(f, *self.score_range_)
+        # Only the refits' estimates are read: fitted without their leave-one-out residuals and intervals.
+        k = KernelLearn(level=self.level, **KernelLearn.fixed_params(self))._fit_estimate(
+            self.source_[~h], self.items_, others=fit_o)._estimate(self.source_[h][:, self.items_], others=pred_o)
+        f = FactorKernel(**self.factor_.fixed_params())._fit_estimate(X[~h], observed, y[~h]).predict(X[h][:, observed])
+        return k, np.clip(f, *self.score_range_)
 
     def fixed_params(self) -> dict:
         """Constructor arguments that fix both members' settings and the share (a refit skips every search)."""

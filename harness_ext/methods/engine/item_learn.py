@@ -91,6 +91,71 @@ def kernel_loo_residuals(K: np.ndarray, y: np.ndarray, alphas) -> np.ndarray:
     return loo_residuals(U, np.clip(lam, 0.0, None), y - y.mean(), alphas, floor=1e-12)
 
 
+def kernel_loo_residuals_linear(K0: np.ndarray, B: np.ndarray, lins, y: np.ndarray, alphas) -> list:
+    """:func:`kernel_loo_residuals` of ``K0 + lin B B'`` for every ``lin`` of ``lins``, from one eigendecomposition.
+
+    ``B`` has centred columns, so the linear part ``lin B B'`` is its own centred kernel and, with
+    ``Kc0 = J K0 J = U diag(lam) U'`` and ``G = (Kc0 + alpha I)^-1``, Woodbury's identity gives the hat matrix
+    ``H = 11'/m + U diag(lam / (lam + alpha)) U' + alpha G B (I / lin + B' G B)^-1 B' G`` in ``m**2 k``
+    operations per penalty: a search's grid of linear weights no longer costs an ``m x m`` eigendecomposition
+    per weight.
+
+    Parameters
+    ----------
+    K0 : numpy.ndarray (m, m)
+        The kernel without its linear part (uncentred).
+    B : numpy.ndarray (m, k)
+        The linear part's features, each column centred.
+    lins : sequence of float
+        The linear part's weights.
+    y : numpy.ndarray (m,)
+        The response.
+    alphas : sequence of float
+        Penalties.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        Per weight of ``lins``, the ``(len(alphas), m)`` signed leave-one-out residuals. ``lin = 0`` gives
+        :func:`kernel_loo_residuals` of ``K0`` itself (the same computation); a positive weight equals
+        :func:`kernel_loo_residuals` of ``K0 + lin B B'`` up to rounding.
+
+    References
+    ----------
+    Hastie, Tibshirani and Friedman (2009), eq. 7.52; Golub and Van Loan (2013), Matrix Computations, 4th ed.
+    (the Sherman-Morrison-Woodbury formula).
+    """
+    lam, U = np.linalg.eigh(_centre(K0))
+    lam = np.clip(lam, 0.0, None)
+    yc = y - y.mean()
+    base = loo_residuals(U, lam, yc, alphas, floor=1e-12)
+    if all(lin == 0 for lin in lins):
+        return [base] * len(lins)
+    m, k = B.shape
+    a = np.asarray(alphas, dtype=float)
+    D = 1.0 / (lam[None, :] + a[:, None])                       # (alphas, m): G's eigenvalues
+    f = lam[None, :] * D                                         # the RBF part's shrinkage per penalty
+    Uy, UB = U.T @ yc, U.T @ B
+    DUB = D[:, :, None] * UB[None, :, :]                         # (alphas, m, k): U' G B
+    GB = U @ DUB                                                 # (alphas, m, k)
+    BGB = UB.T @ DUB                                             # (alphas, k, k)
+    BGy = DUB.transpose(0, 2, 1) @ Uy                            # (alphas, k)
+    fit0 = (U @ (f * Uy[None, :]).T).T                           # (alphas, m): the RBF part's fitted values
+    h0 = (U * U) @ f.T + 1.0 / m                                 # (m, alphas)
+    out = []
+    for lin in lins:
+        if lin == 0:
+            out.append(base)
+            continue
+        C = BGB + np.eye(k)[None] / lin
+        Ci_BGy = np.linalg.solve(C, BGy[:, :, None])[:, :, 0]    # (alphas, k)
+        Ci_GBt = np.linalg.solve(C, GB.transpose(0, 2, 1))       # (alphas, k, m)
+        fit = fit0 + a[:, None] * (GB @ Ci_BGy[:, :, None])[:, :, 0]
+        h = h0.T + a[:, None] * (GB * Ci_GBt.transpose(0, 2, 1)).sum(axis=2)
+        out.append((yc[None, :] - fit) / np.maximum(1.0 - h, 1e-12))
+    return out
+
+
 def kernel_dual(K: np.ndarray, y: np.ndarray, alpha: float) -> tuple:
     """``(mean of y, dual coefficients)`` of kernel ridge with an unpenalised intercept on the centred kernel
     (the fit :func:`kernel_loo_residuals` leaves one out of); a new row predicts ``mean + centred k' dual``."""
@@ -158,7 +223,8 @@ class KernelLearn(_ItemEstimator):
         s, bw, lin = setting
         return np.exp(-(d_own + s * s * d_other) / (bw * self.scale_[s])) + lin * lin_part
 
-    def fit(self, source, items, others=()):
+    def _prepare(self, source, items, others) -> tuple:
+        """Fit's common start: the blocks of the source models and their full scores ``(own, other, means, y)``."""
         super().fit(source, items)
         self.others_ = _other_tasks(type(self).__name__, self.source_.shape[0], others)
         own, other, means, self.n_filled_ = self._blocks(self.source_[:, self.items_],
@@ -166,18 +232,45 @@ class KernelLearn(_ItemEstimator):
         self.own_, self.other_ = own, other
         self.mean_centre_ = means.mean(axis=0)
         self.means_c_ = means - self.mean_centre_
-        y = self.source_.mean(axis=1)
+        self.score_range_ = (0.0, 1.0) if _is_binary(self.source_) else (-np.inf, np.inf)
+        return own, other, means, self.source_.mean(axis=1)
+
+    def _scale(self, d_own, d_other, s) -> None:
+        """The RBF part's scale at other-task weight ``s``: the median positive squared distance."""
+        d2 = d_own + s * s * d_other
+        pos = d2[d2 > 0]
+        self.scale_[s] = float(np.median(pos)) if pos.size else 1.0
+
+    def _fit_estimate(self, source, items, others=()):
+        """Fit at the grids' first setting without the leave-one-out search: the estimate only.
+
+        For refits at a chosen setting whose estimates alone are read (a stack's held-out folds): the same
+        estimates (:meth:`_estimate`) as :meth:`fit` with one-setting grids gives, without its leave-one-out
+        residuals, error model and interval (an ``m x m`` eigendecomposition each).
+        """
+        own, other, means, y = self._prepare(source, items, others)
+        s = self.weights[0] if other.shape[1] else 0.0
+        self.scale_ = {}
+        self._scale(_sq_dist(own, own), _sq_dist(other, other), s)
+        self.setting_ = {"weight": s, "bandwidth": self.bandwidths[0], "linear": self.linear[0],
+                         "alpha": self.alphas[0]}
+        self._solve(own, other, means, y)
+        return self
+
+    def fit(self, source, items, others=()):
+        own, other, means, y = self._prepare(source, items, others)
         weights = self.weights if other.shape[1] else (0.0,)
-        d_own, d_other, lin_part = _sq_dist(own, own), _sq_dist(other, other), self.means_c_ @ self.means_c_.T
+        d_own, d_other = _sq_dist(own, own), _sq_dist(other, other)
+        # The linear part's own centring (its columns are the centred means already, up to rounding).
+        B = self.means_c_ - self.means_c_.mean(axis=0)
         self.scale_ = {}
         best = (np.inf, None, None)
         for s in weights:
-            d2 = d_own + s * s * d_other
-            pos = d2[d2 > 0]
-            self.scale_[s] = float(np.median(pos)) if pos.size else 1.0
+            self._scale(d_own, d_other, s)
             for bw in self.bandwidths:
-                for lin in self.linear:
-                    r = kernel_loo_residuals(self._combine(d_own, d_other, lin_part, (s, bw, lin)), y, self.alphas)
+                # One eigendecomposition of the RBF part serves every linear weight (kernel_loo_residuals_linear).
+                rbf = self._combine(d_own, d_other, 0.0, (s, bw, 0.0))
+                for lin, r in zip(self.linear, kernel_loo_residuals_linear(rbf, B, self.linear, y, self.alphas)):
                     sq = r ** 2
                     j = int(np.argmin(sq.mean(axis=1)))
                     if sq[j].mean() < best[0]:
@@ -188,7 +281,6 @@ class KernelLearn(_ItemEstimator):
         self.loo_residuals_ = np.abs(self.loo_signed_)
         self.radius_ = conformal_radius(self.loo_residuals_, self.level)
         self._fit_error_variance(self.loo_signed_ ** 2)
-        self.score_range_ = (0.0, 1.0) if _is_binary(self.source_) else (-np.inf, np.inf)
         return self
 
     def _sampling_variance(self, Y: np.ndarray) -> np.ndarray:
@@ -228,11 +320,14 @@ class KernelLearn(_ItemEstimator):
         self.K_ = self._kernel(own, other, means, (st["weight"], st["bandwidth"], st["linear"]))
         self.y_mean_, self.dual_ = kernel_dual(self.K_, y, st["alpha"])
 
-    def predict(self, Y, others=()) -> ItemEstimate:
+    def _estimate(self, Y, others=()) -> np.ndarray:
+        """The estimates alone (clipped to the score range), as :meth:`predict` gives them."""
         Y = np.atleast_2d(np.asarray(Y, dtype=float))
         own, other, means, _ = self._blocks(Y, _check_targets(type(self).__name__, len(self.others_), others))
         st = self.setting_
         Kt = self._kernel(own, other, means, (st["weight"], st["bandwidth"], st["linear"]))
         est = _centre_test(Kt, self.K_) @ self.dual_ + self.y_mean_
-        est = np.clip(est, *self.score_range_)
-        return radius_interval(est, self.radius_, self.score_range_, self.level)
+        return np.clip(est, *self.score_range_)
+
+    def predict(self, Y, others=()) -> ItemEstimate:
+        return radius_interval(self._estimate(Y, others), self.radius_, self.score_range_, self.level)
