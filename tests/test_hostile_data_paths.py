@@ -107,3 +107,17 @@ def test_a_relative_data_file_in_a_real_results_file_is_not_written(tmp_path, ca
     for raw in written.values():
         assert "dataset_kwargs" not in yaml.safe_load(raw)
         assert f"dataset_kwargs.data_files: {RELATIVE}" in raw and "NOT SELF-CONTAINED" in raw
+
+
+@pytest.mark.parametrize("name", ["code_eval", " Code_Eval "])
+def test_a_metric_that_runs_the_tasks_test_code_is_not_written(name, monkeypatch):
+    """evaluate's code_eval runs the model's answer with the document's test code: the dataset's author's Python."""
+    kept, dropped = safe_task_config({"metric_list": [{"metric": "acc"}, {"metric": name}], "dataset_path": "org/x"})
+    assert kept == {"dataset_path": "org/x"} and "runs the model's answers and the task's test code" in dropped[0]["reason"]
+    # Not vacuous: lm-eval hands the name to evaluate.load, whose code_eval is that script.
+    registry = pytest.importorskip("lm_eval.api.registry")
+    evaluate = pytest.importorskip("evaluate")
+    loaded = []
+    monkeypatch.setattr(evaluate, "load", lambda metric, *a, **k: loaded.append(metric))
+    registry.get_metric("code_eval")
+    assert loaded == ["code_eval"]

@@ -24,7 +24,7 @@ written by whoever ran the evaluation, so its configuration is treated as data:
   ``data_files: '**'`` run from a home folder reads every file in it); so is the ``sql`` builder;
 * a metric lm-eval does not know is loaded with ``evaluate.load(name)``, which runs that
   metric's Python script: a ``metric_list`` naming a script (a path, ``user/metric`` on the
-  Hugging Face Hub) is dropped; ``generation_kwargs`` lose ``trust_remote_code`` and
+  Hugging Face Hub) or ``code_eval`` (it runs the task's test code) is dropped; ``generation_kwargs`` lose ``trust_remote_code`` and
   ``custom_generate`` (a Hub repository whose generation code ``transformers`` runs).
 
 Nothing is dropped silently: :func:`safe_task_config` returns every dropped key with
@@ -77,6 +77,10 @@ _SUBKEYS_DROPPED = {
 }
 #: A metric name ``evaluate.load`` reads as a script to run: a path or a Hub repository (``user/metric``).
 _METRIC_SCRIPT = re.compile(r"[/\\:]|^[.~]|\.py$", re.I)
+#: Hugging Face ``evaluate`` metrics that run text as Python: ``code_eval`` executes the model's answer with the
+#: task's own test code (the document's, so the dataset's author's) once ``HF_ALLOW_CODE_EVAL=1`` is set, as it is
+#: for code benchmarks; lm-eval's own tasks call it only from their ``utils.py``.
+_CODE_METRICS = frozenset({"code_eval"})
 #: A ``!function`` reference written as text (PyYAML never turns a string back into a tag, but lm-eval users
 #: copying the value would).
 _FUNCTION_REF = re.compile(r"^\s*!function\b|^\s*!!python/")
@@ -249,6 +253,9 @@ def _metric_problem(metric_list) -> Optional[str]:
         if isinstance(name, str) and _METRIC_SCRIPT.search(name.strip()):
             return (f"metric_list[{i}] names the metric {name[:80]!r}, a script (a path or a Hub repository) that "
                     "lm-eval would load and run through evaluate.load")
+        if isinstance(name, str) and name.strip().lower() in _CODE_METRICS:
+            return (f"metric_list[{i}] names the metric {name.strip()!r}, which runs the model's answers and the "
+                    "task's test code as Python (evaluate's code_eval)")
     return None
 
 
