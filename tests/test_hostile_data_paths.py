@@ -45,6 +45,16 @@ def test_hub_datasets_and_remote_files_are_kept(config):
     assert safe_task_config(config) == (config, [])
 
 
+def test_a_relative_data_file_inside_a_local_data_folder_is_kept(tmp_path):
+    """``reduce --local-data DIR``: a dataset folder inside DIR reads its relative data files from that folder."""
+    own = tmp_path / "own" / "task"
+    own.mkdir(parents=True)
+    cfg = {"dataset_path": str(own), "dataset_kwargs": {"data_files": {"test": "test.jsonl"}}}
+    assert safe_task_config(cfg, tmp_path / "out", [tmp_path / "own"]) == (cfg, [])
+    kept, dropped = safe_task_config(cfg, tmp_path / "out")
+    assert kept == {} and sorted(d["key"] for d in dropped) == ["dataset_kwargs.data_files", "dataset_path"]
+
+
 @pytest.mark.slow
 def test_every_dataset_path_of_lm_eval_s_own_tasks_is_kept():
     """The rule costs lm-eval's own tasks nothing: each is a Hub id, a builder with remote files, or absolute."""

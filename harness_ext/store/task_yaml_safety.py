@@ -231,8 +231,10 @@ def _without_subkeys(key: str, value: dict, dropped: list, out_dir, local_data, 
             del value[sub]
             dropped.append({"key": f"{key}.{sub}", "reason": reason})
     if key == "dataset_kwargs":
+        # Relative to a Hub repository, a URL, or a folder of the user's own data (--local-data) the path is kept.
         on_hub = isinstance(dataset_path, str) and (_URL.match(dataset_path) is not None or (
-            _HUB_ID.match(dataset_path) is not None and dataset_path not in PACKAGED_BUILDERS))
+            _HUB_ID.match(dataset_path) is not None and dataset_path not in PACKAGED_BUILDERS) or (
+            _absolute(dataset_path) and _dataset_path_problem(dataset_path, out_dir, local_data) is None))
         for sub in list(value):
             paths = _paths_of(sub, value[sub])
             problem = next(filter(None, (_path_check(p, out_dir, local_data) for p in paths)), None)
