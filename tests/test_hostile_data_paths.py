@@ -35,6 +35,32 @@ def test_a_relative_local_path_is_not_written(config, dropped):
     assert (sub not in kept.get(key, {})) if sub else key not in kept
 
 
+@pytest.mark.parametrize("config", [{"dataset_path": "json"}, {"dataset_path": "text", "dataset_kwargs": {}},
+                                    {"dataset_path": "csv", "dataset_kwargs": {"data_files": "../x.csv"}}])
+def test_a_builder_left_without_data_files_is_not_written(config):
+    """``datasets`` reads every matching file of the working folder for a builder given no data files."""
+    kept, dropped = safe_task_config(config)
+    assert "dataset_path" not in kept and "read every matching file" in dropped[-1]["reason"]
+
+
+def test_lm_eval_reads_the_working_folder_for_a_builder_without_data_files(tmp_path, monkeypatch):
+    """Not vacuous: ``dataset_path: json`` alone reads the JSON files of the folder lm_eval is run in."""
+    tasks = pytest.importorskip("lm_eval.tasks")
+    pytest.importorskip("datasets")
+    folder, home = tmp_path / "reduced", tmp_path / "home"
+    folder.mkdir()
+    home.mkdir()
+    (home / "wallet.json").write_text(json.dumps({"text": "seed words"}) + "\n")
+    (folder / "t.yaml").write_text(yaml.safe_dump({
+        "task": "t", "dataset_path": "json", "test_split": "train", "output_type": "generate_until",
+        "doc_to_text": "{{text}}", "doc_to_target": ""}))
+    monkeypatch.chdir(home)
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    task = tasks.get_task_dict(["t"], tasks.TaskManager(include_path=str(folder), include_defaults=False))["t"]
+    assert [task.doc_to_text(d) for d in task.test_docs()] == ["seed words"]
+
+
 @pytest.mark.parametrize("config", [
     {"dataset_path": "cais/mmlu", "dataset_kwargs": {"data_files": {"test": "data/test-*.parquet"}}},
     {"dataset_path": "gsm8k", "dataset_name": "main"},
@@ -115,7 +141,7 @@ def test_a_relative_data_file_in_a_real_results_file_is_not_written(tmp_path, ca
     written = {p.stem: p.read_text(encoding="utf-8") for p in out.glob("toy_arith_*.yaml")}
     assert sorted(written) == ["toy_arith_gen", "toy_arith_mc"]
     for raw in written.values():
-        assert "dataset_kwargs" not in yaml.safe_load(raw)
+        assert {"dataset_kwargs", "dataset_path"}.isdisjoint(yaml.safe_load(raw))
         assert f"dataset_kwargs.data_files: {RELATIVE}" in raw and "NOT SELF-CONTAINED" in raw
 
 

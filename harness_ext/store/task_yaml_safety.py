@@ -21,7 +21,8 @@ written by whoever ran the evaluation, so its configuration is treated as data:
 * ``datasets`` reads a relative local path from the folder ``lm_eval`` is run in, not from the
   YAML's: a ``dataset_path`` that is neither a Hub id nor a URL, and ``data_files`` / ``data_dir``
   beside a packaged builder (``json``, ``text``...), are dropped when relative (``text`` with
-  ``data_files: '**'`` run from a home folder reads every file in it); so is the ``sql`` builder;
+  ``data_files: '**'`` run from a home folder reads every file in it); so is the ``sql`` builder, and a
+  builder left without data files (it would read every matching file of that folder);
 * a metric lm-eval does not know is loaded with ``evaluate.load(name)``, which runs that
   metric's Python script: a ``metric_list`` naming a script (a path, ``user/metric`` on the
   Hugging Face Hub) or ``code_eval`` (it runs the task's test code) is dropped; ``generation_kwargs`` lose ``trust_remote_code`` and
@@ -215,7 +216,21 @@ def safe_task_config(config: dict, out_dir=None, local_data=()) -> tuple:
             dropped.append({"key": key, "reason": why})
             continue
         kept[key] = value
+    _builder_without_files(kept, dropped)
     return kept, dropped
+
+
+def _builder_without_files(kept: dict, dropped: list) -> None:
+    """Drop a packaged builder left without data files: ``datasets`` then reads every matching file of the folder
+    ``lm_eval`` is run in (``json`` reads each JSON file there)."""
+    if kept.get("dataset_path") not in PACKAGED_BUILDERS:
+        return
+    kwargs = kept.get("dataset_kwargs") if isinstance(kept.get("dataset_kwargs"), dict) else {}
+    if not any(kwargs.get(k) for k in _DATA_SUBKEYS):
+        del kept["dataset_path"]
+        dropped.append({"key": "dataset_path", "reason": (
+            "the builder has no data files left to read, so datasets would read every matching file of the folder "
+            "lm_eval is run in")})
 
 
 def _without_subkeys(key: str, value: dict, dropped: list, out_dir, local_data, dataset_path=None) -> dict:
