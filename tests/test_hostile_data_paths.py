@@ -157,3 +157,28 @@ def test_a_metric_that_runs_the_tasks_test_code_is_not_written(name, monkeypatch
     monkeypatch.setattr(evaluate, "load", lambda metric, *a, **k: loaded.append(metric))
     registry.get_metric("code_eval")
     assert loaded == ["code_eval"]
+
+
+@pytest.mark.slow
+def test_a_task_named_as_the_group_is_refused_before_anything_is_written(tmp_path, capsys):
+    """lm-eval indexed the group or the task, not both: the group listed itself, or the task ran as the group."""
+    logs = tmp_path / "logs"
+    for model in ("toy__lm-small", "toy__lm-medium"):
+        shutil.copytree(LOGS / model, logs / model)
+    for f in list(logs.rglob("*toy_arith_mc*")):
+        text = f.read_text(encoding="utf-8").replace('"toy_arith_mc"', '"harness_ext_reduced"')
+        f.write_text(text, encoding="utf-8")
+        f.rename(f.with_name(f.name.replace("toy_arith_mc", "harness_ext_reduced")))
+    for f in logs.rglob("results_*.json"):
+        f.write_text(f.read_text(encoding="utf-8").replace('"toy_arith_mc"', '"harness_ext_reduced"'), encoding="utf-8")
+    db, out = tmp_path / "s.duckdb", tmp_path / "reduced"
+    assert main(["ingest", "--db", str(db), "-q", str(logs)]) == 0
+    capsys.readouterr()
+    assert main(["reduce", "--db", str(db), "--items", "8", "--seed", "3", "--no-plot", "--out", str(out)]) != 0
+    err = capsys.readouterr().err
+    assert 'named "harness_ext_reduced", as the lm-eval group' in err and "--group-name" in err
+    assert not out.exists() or not any(out.iterdir())
+    assert main(["reduce", "--db", str(db), "--items", "8", "--seed", "3", "--no-plot", "--out", str(out),
+                 "--group-name", "mine"]) == 0
+    group = (out / "mine.yaml").read_text(encoding="utf-8").replace("!function ", "")  # the estimate's tag
+    assert "harness_ext_reduced" in yaml.safe_load(group)["task"]
