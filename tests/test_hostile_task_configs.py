@@ -242,7 +242,8 @@ def test_hostile_configs_through_reduce(tmp_path, capsys):
         body = yaml.safe_dump(doc)  # the comments name what was left out; the task holds none of it
         assert "cycler" not in body and "evil" not in body and "storage_options" not in body
         assert "metric_list[0] names the metric 'user/evil_metric'" in raw
-        assert doc["dataset_kwargs"] == {"data_files": {"test": "data/test.jsonl"}}
+        # A relative data file is read from the folder lm_eval runs in (tests/test_hostile_data_paths.py).
+        assert "dataset_kwargs" not in doc and "dataset_kwargs.data_files: it is a local path relative" in raw
         assert doc["generation_kwargs"] == {"until": ["\n"]}
         assert {"doc_to_text", "doc_to_choice", "doc_to_target", "metric_list"}.isdisjoint(doc)
         assert "doc_to_target is a template that can repeat a document field's text" in raw

@@ -67,10 +67,11 @@ def test_custom_tasks_are_written_beside_the_group(tmp_path, capsys):
         assert m["lm_eval_tasks"][n]["origin"] == "results"
         assert m["lm_eval_tasks"][n]["config_source"] == f"tasks/{n}.yaml"
         cfg = yaml.safe_load((out / f"{n}.yaml").read_text())
-        # The ingesting machine's absolute data path is not written (not portable, outside the folder).
-        expected = {k: v for k, v in _config(n).items() if k != "dataset_kwargs"}
+        # The ingesting machine's absolute data path is not written (not portable, outside the folder), nor the
+        # builder left without it (it would read the files of the folder lm_eval is run in).
+        expected = {k: v for k, v in _config(n).items() if k not in ("dataset_kwargs", "dataset_path")}
         assert cfg == {**expected, "metadata": {"version": 2.0}}
-        assert m["lm_eval_tasks"][n]["dropped"][0]["key"] == "dataset_kwargs.data_files"
+        assert [d["key"] for d in m["lm_eval_tasks"][n]["dropped"]][:2] == ["dataset_kwargs.data_files", "dataset_path"]
     # Idempotent store: ingesting again keeps one configuration per task.
     from harness_ext.store.db import Store
 

@@ -18,9 +18,14 @@ written by whoever ran the evaluation, so its configuration is treated as data:
   ``..`` is dropped, as are ``cache_dir``, ``trust_remote_code``, ``storage_options`` and
   the credentials of ``dataset_kwargs``; only an absolute path inside a folder the user names
   as their own data (``reduce --local-data DIR``) is kept;
+* ``datasets`` reads a relative local path from the folder ``lm_eval`` is run in, not from the
+  YAML's: a ``dataset_path`` that is neither a Hub id nor a URL, and ``data_files`` / ``data_dir``
+  beside a packaged builder (``json``, ``text``...), are dropped when relative (``text`` with
+  ``data_files: '**'`` run from a home folder reads every file in it); so is the ``sql`` builder, and a
+  builder left without data files (it would read every matching file of that folder);
 * a metric lm-eval does not know is loaded with ``evaluate.load(name)``, which runs that
   metric's Python script: a ``metric_list`` naming a script (a path, ``user/metric`` on the
-  Hugging Face Hub) is dropped; ``generation_kwargs`` lose ``trust_remote_code`` and
+  Hugging Face Hub) or ``code_eval`` (it runs the task's test code) is dropped; ``generation_kwargs`` lose ``trust_remote_code`` and
   ``custom_generate`` (a Hub repository whose generation code ``transformers`` runs).
 
 Nothing is dropped silently: :func:`safe_task_config` returns every dropped key with
@@ -73,11 +78,28 @@ _SUBKEYS_DROPPED = {
 }
 #: A metric name ``evaluate.load`` reads as a script to run: a path or a Hub repository (``user/metric``).
 _METRIC_SCRIPT = re.compile(r"[/\\:]|^[.~]|\.py$", re.I)
+#: Hugging Face ``evaluate`` metrics that run text as Python: ``code_eval`` executes the model's answer with the
+#: task's own test code (the document's, so the dataset's author's) once ``HF_ALLOW_CODE_EVAL=1`` is set, as it is
+#: for code benchmarks; lm-eval's own tasks call it only from their ``utils.py``.
+_CODE_METRICS = frozenset({"code_eval"})
 #: A ``!function`` reference written as text (PyYAML never turns a string back into a tag, but lm-eval users
 #: copying the value would).
 _FUNCTION_REF = re.compile(r"^\s*!function\b|^\s*!!python/")
 #: A URL scheme that names a remote location (``file://`` is local and checked as a path).
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+#: ``datasets``' packaged builders (2.x to 5.x): with one of them as ``dataset_path``, ``data_files`` and
+#: ``data_dir`` are read from the folder ``lm_eval`` is run in.
+PACKAGED_BUILDERS = frozenset({
+    "arrow", "audiofolder", "cache", "conll", "csv", "eval", "fasta", "fastq", "genbank", "generator", "harbor",
+    "hdf5", "iceberg", "imagefolder", "json", "lance", "meshfolder", "mmcif", "niftifolder", "pandas", "parquet",
+    "pdb", "pdffolder", "spark", "sql", "text", "tsfile", "videofolder", "vortex", "webdataset", "xml"})
+#: A Hugging Face Hub dataset id (``name`` or ``namespace/name``); any other relative ``dataset_path`` is a folder.
+_HUB_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)?$")
+#: Why a relative local path is dropped: ``datasets`` resolves it against the working folder, not the YAML's.
+RELATIVE = ("it is a local path relative to the folder lm_eval is run in (datasets reads it from there, not from "
+            "this folder)")
+#: The ``dataset_kwargs`` entries that name data files.
+_DATA_SUBKEYS = ("data_files", "data_dir")
 
 
 def _walk(value, where: str):
@@ -183,32 +205,58 @@ def safe_task_config(config: dict, out_dir=None, local_data=()) -> tuple:
             continue
         why = code_reference(value, key)
         if why is None and key in _SUBKEYS_DROPPED and isinstance(value, dict):
-            value = _without_subkeys(key, value, dropped, out_dir, local_data)
+            value = _without_subkeys(key, value, dropped, out_dir, local_data, config.get("dataset_path"))
             if not value:
                 continue
         elif why is None and key == "metric_list":
             why = _metric_problem(value)
         elif why is None and key == "dataset_path":
-            why = next(filter(None, (_path_check(p, out_dir, local_data) for p in _paths_of(key, value))), None)
+            why = _dataset_path_problem(value, out_dir, local_data)
         if why is not None:
             dropped.append({"key": key, "reason": why})
             continue
         kept[key] = value
+    _builder_without_files(kept, dropped)
     return kept, dropped
 
 
-def _without_subkeys(key: str, value: dict, dropped: list, out_dir, local_data) -> dict:
+def _builder_without_files(kept: dict, dropped: list) -> None:
+    """Drop a packaged builder left without data files: ``datasets`` then reads every matching file of the folder
+    ``lm_eval`` is run in (``json`` reads each JSON file there)."""
+    if kept.get("dataset_path") not in PACKAGED_BUILDERS:
+        return
+    kwargs = kept.get("dataset_kwargs") if isinstance(kept.get("dataset_kwargs"), dict) else {}
+    if not any(kwargs.get(k) for k in _DATA_SUBKEYS):
+        del kept["dataset_path"]
+        dropped.append({"key": "dataset_path", "reason": (
+            "the builder has no data files left to read, so datasets would read every matching file of the folder "
+            "lm_eval is run in")})
+
+
+def _without_subkeys(key: str, value: dict, dropped: list, out_dir, local_data, dataset_path=None) -> dict:
     """A copy of the mapping ``value`` of ``key`` without the entries that are never written (appended to
-    ``dropped`` with why); for ``dataset_kwargs``, also without the entries naming paths outside the folder."""
+    ``dropped`` with why); for ``dataset_kwargs``, also without the entries naming paths outside the folder.
+
+    ``data_files`` and ``data_dir`` are relative to a Hub dataset's repository, but to the working folder of
+    ``lm_eval`` when ``dataset_path`` is a packaged builder (``json``, ``text``...) or a local folder: there a
+    relative path reads whatever that folder holds (``text`` with ``**`` reads every file in it)."""
     value = dict(value)
     for sub, reason in _SUBKEYS_DROPPED[key].items():
         if sub in value:
             del value[sub]
             dropped.append({"key": f"{key}.{sub}", "reason": reason})
     if key == "dataset_kwargs":
+        # Relative to a Hub repository, a URL, or a folder of the user's own data (--local-data) the path is kept.
+        on_hub = isinstance(dataset_path, str) and (_URL.match(dataset_path) is not None or (
+            _HUB_ID.match(dataset_path) is not None and dataset_path not in PACKAGED_BUILDERS) or (
+            _absolute(dataset_path) and _dataset_path_problem(dataset_path, out_dir, local_data) is None))
         for sub in list(value):
-            problem = next(filter(None, (_path_check(p, out_dir, local_data) for p in _paths_of(sub, value[sub]))),
-                           None)
+            paths = _paths_of(sub, value[sub])
+            problem = next(filter(None, (_path_check(p, out_dir, local_data) for p in paths)), None)
+            if problem is None and sub in _DATA_SUBKEYS and not on_hub:
+                # The values only: the keys of a data_files mapping are split names.
+                problem = next((RELATIVE for w, p in _walk(value[sub], sub) if not w.endswith("(a key)")
+                                and not _URL.match(p) and not _absolute(p)), None)
             if problem:
                 del value[sub]
                 dropped.append({"key": f"{key}.{sub}", "reason": problem})
@@ -222,7 +270,27 @@ def _metric_problem(metric_list) -> Optional[str]:
         if isinstance(name, str) and _METRIC_SCRIPT.search(name.strip()):
             return (f"metric_list[{i}] names the metric {name[:80]!r}, a script (a path or a Hub repository) that "
                     "lm-eval would load and run through evaluate.load")
+        if isinstance(name, str) and name.strip().lower() in _CODE_METRICS:
+            return (f"metric_list[{i}] names the metric {name.strip()!r}, which runs the model's answers and the "
+                    "task's test code as Python (evaluate's code_eval)")
     return None
+
+
+def _absolute(value: str) -> bool:
+    return posixpath.isabs(value) or ntpath.isabs(value)
+
+
+def _dataset_path_problem(value, out_dir, local_data) -> Optional[str]:
+    """Why ``dataset_path`` would read outside the folder: a local path (relative ones from the working folder of
+    ``lm_eval``), or the ``sql`` builder (a database the task names, local or reached with your credentials)."""
+    if not isinstance(value, str):
+        return None
+    if value.strip() == "sql":
+        return "the sql builder reads a database the task names (a local file, or a server with your credentials)"
+    problem = _path_check(value, out_dir, local_data)
+    if problem is None and not _URL.match(value) and not _absolute(value) and not _HUB_ID.match(value):
+        return RELATIVE
+    return problem
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -36,6 +36,16 @@ def group_stem(manifest) -> str:
     return check_group_name(manifest.get("group_name") or "harness_ext_reduced")
 
 
+def check_members(group: str, names) -> None:
+    """Refuse a task named as the group: lm-eval indexes one of the two (the other's file is skipped), and the group
+    then lists itself or runs the task in its place."""
+    from harness_ext.errors import HarnessExtError
+
+    if group in set(names):
+        raise HarnessExtError(f"a task of the subset is named {quoted(group)}, as the lm-eval group: lm-eval would "
+                              "take one for the other; choose another group name (reduce --group-name NAME)")
+
+
 def _task_file_stem(task: str, taken: set) -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", task).lstrip(".-")[:150] or "task"  # a safe file name (safe_output)
     # Compared without case: on macOS and Windows "MMLU.yaml" is "mmlu.yaml", and one task's file would replace another's.
@@ -87,6 +97,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     group = group_stem(manifest)
     tasks, skipped, written, unknown = [], [], [], []
     taken = {group.casefold()}
+    check_members(group, [n for e in manifest["subset"] for n in lm_eval_task_list(e)])
     for entry in manifest["subset"]:
         names = lm_eval_task_list(entry)
         if not names:
@@ -159,6 +170,7 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     out_dir = Path(out_dir)
     group = group_stem(manifest)
     tasks = manifest["tasks"]
+    check_members(group, tasks)
     samples = out_dir / f"{group}_samples.json"
     samples.write_text(json.dumps({t: decode_ids(b["sample"]).tolist() for t, b in tasks.items()}) + "\n",
                        encoding="utf-8")
