@@ -27,6 +27,10 @@ LOGS = Path(__file__).resolve().parent / "fixtures" / "samples" / "lm_eval_outpu
     ({"dataset_path": "a/b/c"}, "dataset_path"),
     ({"dataset_path": "a\\b"}, "dataset_path"),
     ({"dataset_path": "sql", "dataset_kwargs": {"sql": "t", "con": "sqlite:///cookies.db"}}, "dataset_path"),
+    # fsspec reads a relative file:// URL from the working folder as well
+    ({"dataset_path": "json", "dataset_kwargs": {"data_files": "file://credentials"}}, "dataset_kwargs.data_files"),
+    ({"dataset_path": "file://notes"}, "dataset_path"),
+    ({"dataset_path": "file://a/b"}, "dataset_path"),
 ])
 def test_a_relative_local_path_is_not_written(config, dropped):
     kept, gone = safe_task_config(config)

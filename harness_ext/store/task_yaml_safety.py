@@ -247,7 +247,8 @@ def _without_subkeys(key: str, value: dict, dropped: list, out_dir, local_data, 
             dropped.append({"key": f"{key}.{sub}", "reason": reason})
     if key == "dataset_kwargs":
         # Relative to a Hub repository, a URL, or a folder of the user's own data (--local-data) the path is kept.
-        on_hub = isinstance(dataset_path, str) and (_URL.match(dataset_path) is not None or (
+        on_hub = isinstance(dataset_path, str) and ((_URL.match(dataset_path) is not None
+                                                     and not _local_relative(dataset_path)) or (
             _HUB_ID.match(dataset_path) is not None and dataset_path not in PACKAGED_BUILDERS) or (
             _absolute(dataset_path) and _dataset_path_problem(dataset_path, out_dir, local_data) is None))
         for sub in list(value):
@@ -256,7 +257,7 @@ def _without_subkeys(key: str, value: dict, dropped: list, out_dir, local_data, 
             if problem is None and sub in _DATA_SUBKEYS and not on_hub:
                 # The values only: the keys of a data_files mapping are split names.
                 problem = next((RELATIVE for w, p in _walk(value[sub], sub) if not w.endswith("(a key)")
-                                and not _URL.match(p) and not _absolute(p)), None)
+                                and _local_relative(p)), None)
             if problem:
                 del value[sub]
                 dropped.append({"key": f"{key}.{sub}", "reason": problem})
@@ -280,6 +281,17 @@ def _absolute(value: str) -> bool:
     return posixpath.isabs(value) or ntpath.isabs(value)
 
 
+def _local_relative(value: str) -> bool:
+    """Whether ``value`` is a relative local path: ``datasets`` (through fsspec) reads a relative ``file://`` URL from
+    the working folder too, so only other schemes count as remote."""
+    m = _URL.match(value)
+    if m:
+        if m.group(1).lower() != "file":
+            return False
+        value = value[m.end():]
+    return not _absolute(value)
+
+
 def _dataset_path_problem(value, out_dir, local_data) -> Optional[str]:
     """Why ``dataset_path`` would read outside the folder: a local path (relative ones from the working folder of
     ``lm_eval``), or the ``sql`` builder (a database the task names, local or reached with your credentials)."""
@@ -288,7 +300,7 @@ def _dataset_path_problem(value, out_dir, local_data) -> Optional[str]:
     if value.strip() == "sql":
         return "the sql builder reads a database the task names (a local file, or a server with your credentials)"
     problem = _path_check(value, out_dir, local_data)
-    if problem is None and not _URL.match(value) and not _absolute(value) and not _HUB_ID.match(value):
+    if problem is None and _local_relative(value) and (_URL.match(value) or not _HUB_ID.match(value)):
         return RELATIVE
     return problem
 
