@@ -147,7 +147,7 @@ def local_path_problem(value: str) -> Optional[str]:
         return "it holds a NUL character"
     if value.startswith("~"):
         return "it is a home-folder path of the machine that ran the evaluation"
-    if posixpath.isabs(value) or ntpath.isabs(value) or ntpath.splitdrive(value)[0]:
+    if _absolute(value) or ntpath.splitdrive(value)[0]:
         return ABSOLUTE
     if ".." in re.split(r"[\\/]", value):
         return "it climbs out of the folder with '..'"

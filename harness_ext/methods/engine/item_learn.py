@@ -87,8 +87,15 @@ def kernel_loo_residuals(K: np.ndarray, y: np.ndarray, alphas) -> np.ndarray:
     kernel, so the leave-one-out residual is ``(y_i - yhat_i) / (1 - H_ii)`` exactly (Hastie, Tibshirani
     and Friedman 2009, eq. 7.52); one eigendecomposition serves every penalty.
     """
+    return _kernel_loo(K, y, alphas)[0]
+
+
+def _kernel_loo(K: np.ndarray, y: np.ndarray, alphas) -> tuple:
+    """``(residuals, lam, U, yc)``: :func:`kernel_loo_residuals` with the centred kernel's clipped eigenpairs and
+    the centred response, which :func:`kernel_loo_residuals_linear` builds on."""
     lam, U = np.linalg.eigh(_centre(K))
-    return loo_residuals(U, np.clip(lam, 0.0, None), y - y.mean(), alphas, floor=1e-12)
+    lam, yc = np.clip(lam, 0.0, None), y - y.mean()
+    return loo_residuals(U, lam, yc, alphas, floor=1e-12), lam, U, yc
 
 
 def kernel_loo_residuals_linear(K0: np.ndarray, B: np.ndarray, lins, y: np.ndarray, alphas) -> list:
@@ -125,10 +132,7 @@ def kernel_loo_residuals_linear(K0: np.ndarray, B: np.ndarray, lins, y: np.ndarr
     Hastie, Tibshirani and Friedman (2009), eq. 7.52; Golub and Van Loan (2013), Matrix Computations, 4th ed.
     (the Sherman-Morrison-Woodbury formula).
     """
-    lam, U = np.linalg.eigh(_centre(K0))
-    lam = np.clip(lam, 0.0, None)
-    yc = y - y.mean()
-    base = loo_residuals(U, lam, yc, alphas, floor=1e-12)
+    base, lam, U, yc = _kernel_loo(K0, y, alphas)
     if all(lin == 0 for lin in lins):
         return [base] * len(lins)
     m, k = B.shape
