@@ -202,6 +202,24 @@ def test_helm_per_instance_file_that_is_broken_is_one_error(tmp_path):
     assert st["item_table"].status == "skipped" and "expected a list" in st["item_table"].reason
 
 
+@pytest.mark.parametrize("name", ["instances.json", "per_instance_stats.json"])
+@pytest.mark.parametrize("depth", [5000, 100_000])
+def test_helm_instance_file_nested_too_deeply_is_one_error(tmp_path, name, depth):
+    """A bracket nested thousands deep made json's decoder raise RecursionError out of ingest (a traceback, and the
+    other files of the call lost)."""
+    d = tmp_path / "run"
+    shutil.copytree(HELM_RUN, d)
+    text = (d / name).read_text()
+    i = text.index(":") + 1
+    (d / name).write_text(text[:i] + "[" * depth + "1" + "]" * depth + ', "zz":' + text[i:])
+    rep = _ingest(tmp_path / "s.duckdb", d, FIXTURES / "gsm_slice.parquet")
+    items = {Path(f.path).name: f for f in rep.files if f.adapter == "item_table"}
+    assert items["gsm_slice.parquet"].status == "ingested"  # the call went on to its other files
+    bad = [f for n, f in items.items() if n != "gsm_slice.parquet"]
+    assert len(bad) == 1 and bad[0].status == "skipped"
+    assert name in bad[0].reason and "nested too deeply" in bad[0].reason
+
+
 def test_helm_instance_trial_listed_twice_is_one_error(tmp_path):
     """A (instance, trial) listed twice was averaged in as one more trial: the item's score and the run's mean from
     its items moved without a word."""

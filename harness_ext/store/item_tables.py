@@ -431,8 +431,9 @@ def ingest_item_tables(store, tables: list, read=read_item_table, reread=frozens
     for path, spec in tables:
         try:
             table = read(path, spec)
-        except (IngestError, MemoryError) as exc:
-            reason = exc.reason if isinstance(exc, IngestError) else "too large to read in memory"
+        except (IngestError, MemoryError, RecursionError) as exc:  # a reader plugin's deeply nested file as well
+            reason = (exc.reason if isinstance(exc, IngestError) else "too large to read in memory"
+                      if isinstance(exc, MemoryError) else "nested too deeply to read")
             out.append(FileReport(str(path), "skipped", ITEMS_ADAPTER, reason=reason))
             continue
         if table is None:
