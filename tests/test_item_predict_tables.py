@@ -163,22 +163,6 @@ def test_unmatched_items_of_a_table_are_counted(reduced, tmp_path):
     assert pred.table.set_index("dataset").loc["gsm", "n_used"] == 10
 
 
-@pytest.mark.slow  # the population is reduced (ingest, reduce_items with its expected error): ~10 s
-def test_a_table_of_several_models_is_refused_naming_it(reduced, tmp_path, capsys):
-    out, _ = reduced
-    assert main(["predict", "-m", str(out), str(ITEMS / "gsm_slice.parquet")]) != 0
-    err = capsys.readouterr().err
-    assert f"the item table {ITEMS / 'gsm_slice.parquet'} holds 8 models" in err
-    assert "no option to choose one model" in err and "write the new model's rows to a table of their own" in err
-    assert not list(out.parent.glob("harness_ext_prediction_*"))
-
-
-def test_reading_a_table_of_several_models_fails_before_any_manifest_is_used(tmp_path):
-    with pytest.raises(HarnessExtError, match=r"holds 6 models \(01-ai_yi-34b, anthropic_claude-3-5-sonnet-20240620, "
-                                              r".* and 1 more\); predict reads one new model's item scores"):
-        read_item_logs([ITEMS / "commonsense_wide.csv"])
-
-
 def test_a_tables_ids_are_numbered_by_text_unless_they_are_the_populations_own_numbers(tmp_path):
     """Whole numbers keep their number; ids the manifest lists by text (or that did not keep their own numbers in the
     file) are numbered by their text as a log's ids are, whatever their position in the file."""

@@ -588,7 +588,9 @@ def reduce_options(parser):
 
 
 def predict_options(parser):
-    parser.add_argument("results", nargs="+", help="the new model's result files (or directories) for the subset")
+    parser.add_argument("results", nargs="+",
+                        help="the new models' result files (or directories) for the subset: each model found is "
+                             "predicted on its own (item logs and item-response tables of several models too)")
     parser.add_argument("--manifest", "-m", required=True, help="manifest.json written by 'harness-ext reduce' (or its folder)")
     parser.add_argument("--json", dest="json_out", nargs="?", const="-", default=None, metavar="FILE",
                         help="also write the predictions as JSON to FILE; '-' (or no FILE) writes them to stdout "

@@ -81,8 +81,8 @@ class ItemPrediction(PredictionResult):
 LOG_KINDS = ("lm-eval's samples_<task>_<date>.jsonl, written with --log_samples, an Every Eval Ever "
              "<evaluation>_samples.jsonl, a HELM run's per_instance_stats.json, an Inspect AI log, .eval or .json "
              "with its samples, a lighteval details_<task>_<date>.parquet, written with --save-details, or an "
-             "item-response table of the model, .parquet, .csv or .tsv, long by its header or declared by its "
-             "<file>.meta.yaml")
+             "item-response table (one model's or several's), .parquet, .csv or .tsv, long by its header or declared "
+             "by its <file>.meta.yaml")
 
 
 def item_log_files(paths) -> tuple:
@@ -205,7 +205,7 @@ def read_item_logs(paths, listed=frozenset()) -> tuple:
     lm-eval ``samples_*.jsonl``, Every Eval Ever instance files, HELM run directories (their
     ``per_instance_stats.json``, or ``display_predictions.json``, with ``instances.json``) and Inspect AI logs
     (``.eval``, or ``.json`` with their samples), lighteval details (``details_<task>_<date>.parquet``) and
-    item-response tables of one model (:mod:`.item_predict_tables`).
+    item-response tables, of one model or several (:mod:`.item_predict_tables`); each model found is its own.
     ``frame``: model, task, doc_id, metric, value, helm (from a HELM run), by_id (its items named by id, numbered by
     :func:`harness_ext.store.samples.doc_id`: Every Eval Ever, HELM, Inspect and lighteval, and a table's items of
     the tasks in ``listed``, those a manifest lists by id, or whose ids did not keep their own numbers), and, with a
@@ -355,8 +355,10 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     manifest : dict
         An item-level manifest (``reduce --items N``).
     paths : list of path-like
-        The new model's lm-eval output folders or ``samples_*.jsonl`` files (Every Eval Ever instance
-        files, HELM run directories, Inspect AI logs, lighteval details and item-response tables of the model too).
+        The new models' lm-eval output folders or ``samples_*.jsonl`` files (Every Eval Ever instance
+        files, HELM run directories, Inspect AI logs, lighteval details and item-response tables too). Each model
+        found is predicted on its own items: one row per task and one benchmark row per model, as ``predict`` does
+        for several models' results files; a table or a folder may hold several models.
     estimator : str, optional
         An item estimator plugin (``harness-ext plugins --kind item_estimators``); default: the manifest's.
 
@@ -381,6 +383,7 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
     """:func:`predict_items` on per-item scores already read: ``long`` as :func:`read_item_logs` gives it
     (model, task, doc_id, metric, value, helm); ``warnings`` are extended. lm-eval's group row
     (``harness_ext_estimate.py``) calls it with the run's own logged samples."""
+    from ...report import listed
     from .item_benchmark import benchmark_interval, manifest_correlation
     from .item_design_plan import design_estimator_for
 
@@ -390,16 +393,17 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
     # The exports describe the estimator used, which --item-estimator may have changed.
     manifest = dict(manifest, design=dict(manifest["design"], estimator=name))
     tasks = manifest["tasks"]
-    known = set(manifest["models"])
     corr, corr_note = manifest_correlation(manifest, reg, name, list(tasks))
     warnings += [corr_note] if corr_note else []
     wsum = sum(manifest["weights"].values())
     weights = np.array([manifest["weights"][t] / wsum for t in tasks])
     rows, aggs, cache = [], [], {}
-    reach = population_reach(manifest, weights)
+    reach = population_reach(manifest, weights)  # once per call: every model is placed against the same range
+    seen = sorted(set(map(str, long["model"])) & set(manifest["models"]))
+    if seen:  # one warning, as for results files: a population's own table names every model of it
+        warnings.append(f"{listed(seen, 5)}: among the manifest's population models: "
+                        f"{'its' if len(seen) == 1 else 'their'} estimates are in-sample")
     for model, g in long.groupby("model", sort=True):
-        if model in known:
-            warnings.append(f"{model}: among the manifest's population models: its estimates are in-sample")
         rows_of = {task: g[(g["task"] == task) & (g["metric"] == b["metric"])] for task, b in tasks.items()}
         logs = {task: r.set_index("doc_id")["value"] for task, r in rows_of.items()}
         helm = {task: bool(len(r)) and bool(r["helm"].all()) for task, r in rows_of.items()}  # HELM's own draw

@@ -1,10 +1,11 @@
-"""``predict`` from a new model's item-response table: the table ``ingest`` reads, holding one model's items.
+"""``predict`` from new models' item-response tables: the tables ``ingest`` reads, of one model or of several.
 
 An evaluation stack that exports per-item correctness (a long table ``model, item, score``, or a wide one declared by
 its ``<file>.meta.yaml``) is read by the store's own reader (:func:`harness_ext.store.item_tables.read_item_table`),
 so a table gives ``predict`` the task, item, metric and score that ``ingest`` would store of it. Its items are then
 matched to the manifest's as a log's are: by task name, item id and metric, never by position in the file
-(:func:`table_numbers`).
+(:func:`table_numbers`). A table of several models (checkpoints run on the drawn items) gives each model its own
+prediction, as several models' results files do; a population model among them is predicted in-sample, and said.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from ...errors import HarnessExtError
 
 
 def read_item_tables(tables: list) -> tuple:
-    """``(frames, sources, notes)`` of item-response tables, each one model's item scores.
+    """``(frames, sources, notes)`` of item-response tables, each holding one model's item scores or several's.
 
     Parameters
     ----------
@@ -26,17 +27,16 @@ def read_item_tables(tables: list) -> tuple:
     Returns
     -------
     tuple
-        ``frames``: model, task, doc_id (the file's own number of the item), metric, value, helm (False), by_id
-        (False), ``item_id`` (the item's id as the store's id map keeps it), ``item_own`` (whether the table's ids of
-        the task kept their own numbers) and ``table`` (the file), which :func:`table_numbers` turns into the
-        manifest's numbers; ``sources``: model -> files; ``notes``: what reading left out, per file.
+        ``frames``: model (each row's own), task, doc_id (the file's own number of the item), metric, value, helm
+        (False), by_id (False), ``item_id`` (the item's id as the store's id map keeps it), ``item_own`` (whether the
+        table's ids of the task kept their own numbers) and ``table`` (the file), which :func:`table_numbers` turns
+        into the manifest's numbers; ``sources``: model -> files (a table of several models listed under each);
+        ``notes``: what reading left out, per file.
 
     Raises
     ------
     HarnessExtError
-        For a table that cannot be read, naming it and the reason, and for one holding several models: a table of a
-        population's answers (the one ``reduce`` drew from, say) is no new model's, and ``predict`` has no option to
-        choose one model of a table.
+        For a table that cannot be read, naming it and the reason.
     """
     from ...errors import IngestError
     from ...store.item_tables import read_item_table
@@ -48,23 +48,20 @@ def read_item_tables(tables: list) -> tuple:
         except IngestError as exc:
             raise HarnessExtError(f"cannot read the item table {path}: {exc.reason}") from None
         f = table.frame
-        models = sorted(map(str, pd.unique(f["model"])))
-        if len(models) > 1:
-            shown = ", ".join(models[:5]) + (f" and {len(models) - 5} more" if len(models) > 5 else "")
-            raise HarnessExtError(
-                f"the item table {path} holds {len(models):,} models ({shown}); predict reads one new model's item "
-                "scores and has no option to choose one model of a table: write the new model's rows to a table of "
-                "their own (with a copy of the sidecar, if the table has one) and give predict that file")
+        # Each row keeps its own model: a table of several new models (checkpoints run on the drawn items) gives
+        # each its own prediction, as several models' results files do.
+        models = f["model"].astype(str).to_numpy()
         # Each row's id as the file gives it: the file's numbers may be positions, which are never matched.
         ids = table.ids.assign(task=table.ids["task"].astype(str))[["task", "doc_id", "item", "own"]]
         rows = pd.DataFrame({"task": f["task"].astype(str).to_numpy(), "doc_id": f["doc_id"].to_numpy()})
         named = rows.merge(ids, on=["task", "doc_id"], how="left", validate="many_to_one")
         frames.append(pd.DataFrame({
-            "model": models[0], "task": rows["task"], "doc_id": rows["doc_id"].astype("int64"),
+            "model": models, "task": rows["task"], "doc_id": rows["doc_id"].astype("int64"),
             "metric": f["metric"].astype(str).to_numpy(), "value": f["value"].to_numpy(dtype=float), "helm": False,
             "by_id": False, "item_id": named["item"].to_numpy(dtype=object),
             "item_own": named["own"].to_numpy(dtype=bool), "table": str(path)}))
-        sources.setdefault(models[0], []).append(str(path))
+        for model in pd.unique(models):
+            sources.setdefault(str(model), []).append(str(path))
         notes += [f"{path}: {n}" for n in table.notes]
     return frames, sources, notes
 
