@@ -64,6 +64,14 @@ def test_real_run_entries_are_kept(desc):
     assert helm_entry_problem(desc) is None
 
 
+def test_helm_instruct_s_grammar_file_is_left_out_too():
+    """HELM Instruct's own run names its prompts file (``get_grammar_spec(num_respondents, path, tags)``), opened
+    from the folder helm-run is run in; the name lacks ``num_respondents``, so helm-run could not run it from the
+    conf either. Left out like any path, with why."""
+    desc = "grammar:path=src/helm/benchmark/scenarios/best_chatgpt_prompts.yaml,tags=,model=text"
+    assert "the argument path names a path" in helm_entry_problem(desc)
+
+
 def test_every_run_entry_of_the_repository_s_tables_is_kept():
     from harness_ext.benchmarks import MMLU_SUBJECTS
 
