@@ -21,6 +21,7 @@ from pathlib import Path
 
 from harness_ext.methods.reduction.harness_names import (entry_shots, helm_description_list, helm_shots_note,
                                                          lm_eval_task_list, with_shots)
+from harness_ext.methods.reduction.helm_run_args import helm_entry_problem
 from harness_ext.methods.reduction.inspect_samples import inspect_only
 from harness_ext.methods.reduction.lm_eval_group import group_stem, write_lm_eval_yaml  # noqa: F401 - registered here
 from harness_ext.report import dumps
@@ -63,14 +64,19 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
     if inspect_only(manifest):  # every task runs under Inspect: HELM runs none of them
         return []
     items = manifest.get("kind") == "items"  # an item-level reduction: HELM runs its own draw of instances
-    lines, skipped, several = [], [], {}
+    lines, skipped, several, refused = [], [], {}, []
     for entry in manifest["subset"]:
         descs = helm_description_list(entry)
         if not descs:
             skipped.append(entry["name"])
             continue
         # Shots are part of what was measured: the entry asks HELM for the population's, not its scenario's default.
-        lines.extend(f"  {{description: {hocon_string(with_shots(desc, entry_shots(entry)))}, priority: 1}}" for desc in descs)
+        descs = [with_shots(desc, entry_shots(entry)) for desc in descs]
+        # Run names come from results anyone can write: an argument naming a file or code is left out, saying why.
+        checked = [(desc, helm_entry_problem(desc)) for desc in descs]
+        refused += [(desc, why) for desc, why in checked if why]
+        descs = [desc for desc, why in checked if not why]
+        lines.extend(f"  {{description: {hocon_string(desc)}, priority: 1}}" for desc in descs)
         if len(descs) > 1:
             several[entry["name"]] = len(descs)
     name = f"run_entries_{group_stem(manifest)}.conf"
@@ -85,10 +91,16 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
         head += HELM_ITEMS_NOTE + _helm_items_cost(manifest, several)
     if skipped:
         head.append(comment(f"No HELM run entry known for: {', '.join(map(quoted, skipped))}"))
+    if refused:
+        head.append(comment(f"Left out: {len(refused)} run entr{'y' if len(refused) == 1 else 'ies'} from the results "
+                            "whose arguments could make helm-run read or import files outside this folder:"))
+        head += [comment(f"  {quoted(desc)}: {why}") for desc, why in refused]
     # HELM's reader requires the entries field (a conf of comments alone stops helm-run with a traceback); an
     # empty list reads, and helm-run says it has no run specs and stops.
+    none = ("No run entry of this subset is left to write (see above)" if refused else
+            "No dataset of this subset has a HELM run entry")
     body = ("entries: [\n" + ",\n".join(lines) + "\n]\n" if lines else
-            "# No dataset of this subset has a HELM run entry, so there is nothing for helm-run to run.\nentries: []\n")
+            f"# {none}, so there is nothing for helm-run to run.\nentries: []\n")
     path = Path(out_dir) / name
     path.write_text("\n".join(head) + "\n" + body, encoding="utf-8")
     return [path]

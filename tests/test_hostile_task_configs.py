@@ -210,6 +210,92 @@ def test_generation_and_dataset_options_that_load_code_or_credentials_are_not_wr
     assert only[0] == {}
 
 
+#: lm-eval's gsm8k filters, as its results files record them: kept.
+GSM8K_FILTERS = [
+    {"name": "strict-match", "filter": [{"function": "regex", "regex_pattern": "#### (\\-?[0-9\\.\\,]+)"},
+                                        {"function": "take_first"}]},
+    {"name": "flexible-extract", "filter": [{"function": "regex", "group_select": -1,
+                                             "regex_pattern": "(-?[$0-9.,]{2,})|(-?[0-9]+)"},
+                                            {"function": "take_first"}]}]
+#: Patterns that take exponential time to fail on an answer that almost matches (star height 2 or more).
+SLOW_REGEXES = ["(a+)+$", "(a*)*b", "(?:\\w+\\s?)+$", "([a-z]{1,8}){2,}!", "(x+x+)+y", "((ab)*c?)*d", "(?:(a|b)+)+c"]
+
+
+@pytest.mark.parametrize("pattern", SLOW_REGEXES)
+def test_a_filter_whose_regex_backtracks_exponentially_is_not_written(pattern):
+    hostile = {"name": "strict-match", "filter": [{"function": "regex", "regex_pattern": pattern},
+                                                  {"function": "take_first"}]}
+    kept, dropped = safe_task_config({"filter_list": [hostile, GSM8K_FILTERS[1]]})
+    assert kept == {"filter_list": [GSM8K_FILTERS[1]]}
+    assert [d["key"] for d in dropped] == ["filter_list"] and "'strict-match' is left out" in dropped[0]["reason"]
+    assert "star height" in dropped[0]["reason"]
+    # The choice filter's regexes_to_ignore and exact_match's are compiled and run on every answer too.
+    ignore = {"name": "x", "filter": [{"function": "multi_choice_regex", "regex_pattern": "([A-D])",
+                                       "regexes_to_ignore": [",", pattern]}]}
+    assert safe_task_config({"filter_list": [ignore]}) == ({}, [{"key": "filter_list", "reason": safe_task_config(
+        {"filter_list": [ignore]})[1][0]["reason"]}])
+    kept, dropped = safe_task_config({"metric_list": [{"metric": "exact_match", "regexes_to_ignore": [pattern]}]})
+    assert kept == {} and "star height" in dropped[0]["reason"]
+
+
+@pytest.mark.parametrize("pattern", ["(", "a[", "a" * 3000])
+def test_a_filter_regex_python_cannot_read_is_not_written(pattern):
+    hostile = {"name": "bad", "filter": [{"function": "regex", "regex_pattern": pattern}]}
+    kept, dropped = safe_task_config({"filter_list": [hostile]})
+    assert kept == {} and dropped[0]["key"] == "filter_list"
+
+
+def test_real_filters_are_kept():
+    cfg = {"filter_list": GSM8K_FILTERS, "metric_list": [
+        {"metric": "exact_match", "ignore_case": True, "regexes_to_ignore": [",", "\\$", "(?s).*#### ", "\\.$"]}]}
+    assert safe_task_config(cfg) == (cfg, [])
+
+
+@pytest.mark.slow
+def test_the_nested_repeat_hangs_lm_eval_s_regex_filter():
+    """Not vacuous: lm-eval's own regex filter spends time doubling with each character of a crafted answer."""
+    import time
+
+    extraction = pytest.importorskip("lm_eval.filters.extraction")
+
+    def seconds(pattern, n):
+        f = extraction.RegexFilter(regex_pattern=pattern)
+        start = time.perf_counter()
+        f.apply([["a" * n + "!"]], [{}])
+        return time.perf_counter() - start
+
+    slow = seconds("(a+)+$", 22)
+    assert slow > 20 * max(seconds("(a+)$", 22), 1e-4) and slow > 0.02
+
+
+@pytest.mark.slow
+def test_every_filter_of_lm_eval_s_own_tasks_is_kept():
+    """The rule costs lm-eval's own tasks nothing: gsm8k's, bbh's and every other filter (templates included)."""
+    lm_eval = pytest.importorskip("lm_eval")
+    from pathlib import Path
+
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    lists, names = [], set()
+    for p in (Path(lm_eval.__file__).parent / "tasks").rglob("*"):
+        if p.suffix == ".py" or not p.is_file():
+            continue
+        try:
+            text = p.read_text(encoding="utf-8")
+            doc = yaml.load(text, Loader=Loader) if "regex_pattern" in text else None
+        except (yaml.YAMLError, UnicodeDecodeError):
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("filter_list"), list):
+            lists.append((p, doc["filter_list"]))
+            names.update(p.parts)
+    # The leaderboard's tasks score answers in Python (process_results), with no filter_list.
+    assert len(lists) > 100 and {"gsm8k", "bbh"} <= names
+    refused = [(p.name, d["reason"]) for p, fl in lists for d in safe_task_config({"filter_list": fl})[1]]
+    assert refused == []
+
+
 @pytest.mark.parametrize("text", ["x\x85task: other", "a\u2028b: c", "p\x85  include: y", "é\x85"])
 def test_a_prompt_reads_back_unchanged(tmp_path, text):
     """PyYAML writes U+0085 raw with allow_unicode and reads it back as a line break: the prompt changed."""
@@ -227,7 +313,10 @@ def test_hostile_configs_through_reduce(tmp_path, capsys):
             cfg.update(doc_to_text=ESCAPES["brace in a string"], doc_to_choice=ESCAPES["escaped underscores"],
                        doc_to_target=HUNGRY["field times a literal"],
                        metric_list=[{"metric": "user/evil_metric"}], dataset_path="json",
-                       generation_kwargs={"until": ["\n"], "custom_generate": "user/evil"})
+                       generation_kwargs={"until": ["\n"], "custom_generate": "user/evil"},
+                       filter_list=[{"name": "evil-match", "filter": [{"function": "regex",
+                                                                       "regex_pattern": SLOW_REGEXES[0]}]},
+                                    GSM8K_FILTERS[0]])
             cfg["dataset_kwargs"] = {"data_files": {"test": "data/test.jsonl"}, "storage_options": {"a": "b"}}
         f.write_text(json.dumps(doc))
     db, out = tmp_path / "s.duckdb", tmp_path / "reduced"
@@ -245,6 +334,7 @@ def test_hostile_configs_through_reduce(tmp_path, capsys):
         # A relative data file is read from the folder lm_eval runs in (tests/test_hostile_data_paths.py).
         assert "dataset_kwargs" not in doc and "dataset_kwargs.data_files: it is a local path relative" in raw
         assert doc["generation_kwargs"] == {"until": ["\n"]}
+        assert doc["filter_list"] == GSM8K_FILTERS[:1] and "filter_list: the filter 'evil-match' is left out" in raw
         assert {"doc_to_text", "doc_to_choice", "doc_to_target", "metric_list"}.isdisjoint(doc)
         assert "doc_to_target is a template that can repeat a document field's text" in raw
     tasks = pytest.importorskip("lm_eval.tasks")

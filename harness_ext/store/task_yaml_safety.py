@@ -26,7 +26,10 @@ written by whoever ran the evaluation, so its configuration is treated as data:
 * a metric lm-eval does not know is loaded with ``evaluate.load(name)``, which runs that
   metric's Python script: a ``metric_list`` naming a script (a path, ``user/metric`` on the
   Hugging Face Hub) or ``code_eval`` (it runs the task's test code) is dropped; ``generation_kwargs`` lose ``trust_remote_code`` and
-  ``custom_generate`` (a Hub repository whose generation code ``transformers`` runs).
+  ``custom_generate`` (a Hub repository whose generation code ``transformers`` runs);
+* a filter of ``filter_list`` whose ``regex_pattern`` (or ``regexes_to_ignore``) nests a repeat inside a repeat
+  (``(a+)+$``: exponential time on an answer that almost matches, :mod:`harness_ext.store.regex_safety`) is
+  dropped, the task's other filters kept; such a pattern in ``metric_list`` drops it.
 
 Nothing is dropped silently: :func:`safe_task_config` returns every dropped key with
 its reason, ``reduce`` counts them in the manifest's warnings and the task YAML's
@@ -208,6 +211,10 @@ def safe_task_config(config: dict, out_dir=None, local_data=()) -> tuple:
             value = _without_subkeys(key, value, dropped, out_dir, local_data, config.get("dataset_path"))
             if not value:
                 continue
+        elif why is None and key == "filter_list":
+            value = _without_slow_filters(value, dropped)
+            if not value:
+                continue
         elif why is None and key == "metric_list":
             why = _metric_problem(value)
         elif why is None and key == "dataset_path":
@@ -264,8 +271,41 @@ def _without_subkeys(key: str, value: dict, dropped: list, out_dir, local_data, 
     return value
 
 
+def _slow_regex(value, where: str) -> Optional[str]:
+    """Why a regular expression inside ``value`` (a ``regex_pattern`` or ``regexes_to_ignore``, at any depth) could
+    hang lm-eval on a model answer, or None (:func:`~harness_ext.store.regex_safety.regex_problem`)."""
+    from .regex_safety import regex_problem
+
+    for w, s in _walk(value, where):
+        if w.endswith(".regex_pattern") or ".regexes_to_ignore" in w:
+            why = regex_problem(s)
+            if why:
+                return f"{w} ({s[:60]!r}): {why}"
+    return None
+
+
+def _without_slow_filters(filter_list, dropped: list):
+    """``filter_list`` without the filters whose regular expressions could hang lm-eval (appended to ``dropped``
+    with why); the others are kept, so a task loses only the scores of the filters left out."""
+    if not isinstance(filter_list, list):
+        return filter_list
+    kept = []
+    for i, pipeline in enumerate(filter_list):
+        name = pipeline.get("name") if isinstance(pipeline, dict) else None
+        why = _slow_regex(pipeline, f"filter_list[{i}]")
+        if why:
+            dropped.append({"key": "filter_list", "reason": f"the filter {str(name)[:60]!r} is left out: {why}"})
+        else:
+            kept.append(pipeline)
+    return kept
+
+
 def _metric_problem(metric_list) -> Optional[str]:
-    """Why a ``metric_list`` would make lm-eval run a metric script from elsewhere, or None."""
+    """Why a ``metric_list`` would make lm-eval run a metric script from elsewhere, or a regular expression that
+    could hang it, or None."""
+    slow = _slow_regex(metric_list, "metric_list")
+    if slow:
+        return slow
     for i, entry in enumerate(metric_list if isinstance(metric_list, list) else []):
         name = entry.get("metric") if isinstance(entry, dict) else None
         if isinstance(name, str) and _METRIC_SCRIPT.search(name.strip()):

@@ -220,6 +220,7 @@ def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state
     """The manifest of the reduction ``r`` (:class:`~harness_ext.methods.reduction.manifest_steps.Reduction`), its
     sections in the schema's order; ``names``: the selector, similarity, predictor and weighting asked for."""
     from .harness_names import no_equivalent_warnings, population_task_warnings, unknown_metric_warnings
+    from .helm_run_args import refused_helm_warnings
 
     lm_eval = lm_eval_group_columns(df, db)
     subset = subset_section(r, lm_eval)
@@ -236,8 +237,8 @@ def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state
         "evidence": evidence_section(r),
         "aggregate": aggregate_section(r.plan.weights, names[3]),
         # Subset datasets that the lm-eval YAML or the HELM conf cannot run (listed there as comments).
-        "warnings": reduction_warnings(df, r) + no_equivalent_warnings(subset) + population_task_warnings(subset)
-        + unknown_metric_warnings(subset),
+        "warnings": reduction_warnings(df, r) + no_equivalent_warnings(subset) + refused_helm_warnings(subset)
+        + population_task_warnings(subset) + unknown_metric_warnings(subset),
     }
     m, d = r.facts.X.shape
     if m * d <= EMBED_MAX_CELLS:
