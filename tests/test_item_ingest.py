@@ -202,6 +202,16 @@ def test_helm_per_instance_file_that_is_broken_is_one_error(tmp_path):
     assert st["item_table"].status == "skipped" and "expected a list" in st["item_table"].reason
 
 
+
+def test_helm_per_instance_file_nested_too_deeply_is_one_error(tmp_path):
+    """JSON nested past the decoder's recursion limit stopped the whole ingest with an unexpected RecursionError."""
+    d = tmp_path / "run"
+    shutil.copytree(HELM_RUN, d)
+    (d / "per_instance_stats.json").write_text("[" * 100_000 + "]" * 100_000)
+    st = {f.adapter: f for f in _ingest(tmp_path / "s.duckdb", d).files}
+    assert st["helm_run"].status == "ingested"
+    assert st["item_table"].status == "skipped" and "nested too deeply" in st["item_table"].reason
+
 def test_helm_instance_trial_listed_twice_is_one_error(tmp_path):
     """A (instance, trial) listed twice was averaged in as one more trial: the item's score and the run's mean from
     its items moved without a word."""
