@@ -36,7 +36,7 @@ def inline_groups(group_subtasks) -> dict:
 
     lm-eval names such groups for their place in their parent only: ``stem``, ``humanities``, ``other`` and
     ``social sciences`` are the subgroups of ``mmlu_redux_generative``, ``mmlu_continuation``,
-    ``mmlu_generative`` and five more of its task families, each over other tasks. Stored under their own
+    ``mmlu_generative`` and five more of lm-eval's groups, each over other tasks. Stored under their own
     names, two families' ``stem`` of one model would meet in one cell as a conflict; so a group that is not one
     of lm-eval's own group names (:func:`harness_ext.store.lm_eval_tasks.shipped_group_names`) inside one that
     is keeps its parent's name in its dataset (:func:`inline_dataset`). A user's own group is its own benchmark
