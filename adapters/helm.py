@@ -335,6 +335,8 @@ def _load_json(path: Path, src) -> object:
             return json.loads(fh.read().decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise IngestError(src, f"{path.name} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise IngestError(src, f"{path.name} is nested too deeply to read") from None
 
 
 def _stat_table(stats, src) -> dict:

@@ -48,7 +48,8 @@ import pandas as pd
 from ..errors import IngestError
 from ..types import check_name
 from .item_dedupe import dedupe_items as _dedupe
-from .ingest_files import EDITED_KEPT_REASON, ITEMS_ADAPTER, KEPT_REASON, FileReport, file_hash, replaced_note
+from .ingest_files import (EDITED_KEPT_REASON, ITEMS_ADAPTER, KEPT_REASON, FileReport, _skip_reason, file_hash,
+                           replaced_note)
 from .item_format import LAYOUTS, ItemTable
 from .item_ids import assign_numbers, ensure_map, file_item_ids
 
@@ -431,9 +432,8 @@ def ingest_item_tables(store, tables: list, read=read_item_table, reread=frozens
     for path, spec in tables:
         try:
             table = read(path, spec)
-        except (IngestError, MemoryError) as exc:
-            reason = exc.reason if isinstance(exc, IngestError) else "too large to read in memory"
-            out.append(FileReport(str(path), "skipped", ITEMS_ADAPTER, reason=reason))
+        except (IngestError, MemoryError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
+            out.append(FileReport(str(path), "skipped", ITEMS_ADAPTER, reason=_skip_reason(exc)))
             continue
         if table is None:
             continue
