@@ -56,6 +56,8 @@ from harness_ext.report import listed
 from harness_ext.store.rows import KIND_FIELDS, ResultRows, kind
 from harness_ext.types import Adapter, SourceFile
 
+from .lm_eval_groups import inline_dataset, inline_groups, own_groups  # noqa: F401 (own_groups: callers import it from here)
+
 LM_EVAL_BENCHMARK = "lm_eval"
 #: Metric preferred as a dataset's primary one, in order.
 PRIMARY_ORDER = ("acc", "exact_match", "em", "f1", "mcc", "acc_norm", "bleu", "word_perplexity", "perplexity")
@@ -203,6 +205,7 @@ def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, defau
     # group_subtasks lists leaf tasks with an empty list too; only keys with subtasks are groups.
     groups = set(doc.get("groups") or {}) | {k for k, v in (doc.get("group_subtasks") or {}).items() if v}
     own = own_groups(doc.get("group_subtasks")) if groups else {}
+    inline = inline_groups(doc.get("group_subtasks")) if groups else {}
     blocks = dict(results)
     for g, block in (doc.get("groups") or {}).items():
         blocks.setdefault(g, block)
@@ -217,7 +220,8 @@ def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, defau
                 raise IngestError(path, f"results[{task!r}] is {type(block).__name__}, expected an object of metrics")
         listed = hib.get(task) if hib else None
         value_keys, stderr_keys, pair = _template(task, tuple(block), v04, listed if isinstance(listed, dict) else {},
-                                                  choices.get(task), own.get(task) if own else None)
+                                                  choices.get(task), own.get(task) if own else None,
+                                                  inline.get(task) if inline else None)
         n = len(value_keys)
         if not n:
             continue
@@ -252,35 +256,8 @@ _TEMPLATES: dict = {}
 _NONE = type(None)
 
 
-def own_groups(group_subtasks) -> dict:
-    """``{task: group}`` for the tasks (and subgroups) of each top-level group that is not one of lm-eval's own
-    (:func:`harness_ext.store.lm_eval_tasks.shipped_group_names`): the user's group, whose results are stored under a benchmark of its name
-    (``toybench``), so ``--benchmark toybench`` finds them. lm-eval's groups keep benchmark ``lm_eval``."""
-    if not isinstance(group_subtasks, dict):
-        return {}
-    subs = {g: [t for t in v if isinstance(t, str)] for g, v in group_subtasks.items()
-            if isinstance(g, str) and isinstance(v, list) and v}
-    inner = {t for v in subs.values() for t in v}
-    from harness_ext.store.lm_eval_tasks import shipped_group_names
-
-    known = shipped_group_names()
-    out: dict = {}
-    for top in subs:
-        if top in inner or top in known:
-            continue
-        todo, seen = [top], set()
-        while todo:
-            g = todo.pop()
-            if g in seen:
-                continue
-            seen.add(g)
-            out.setdefault(g, top)
-            todo.extend(subs.get(g, ()))
-    return out
-
-
 def _template(task: str, keys: tuple, v04: bool, listed: dict, n_choices: Optional[int] = None,
-              group: Optional[str] = None) -> tuple:
+              group: Optional[str] = None, parent: Optional[str] = None) -> tuple:
     """``(value keys, stderr keys (None: no stderr), (kinds, kinds as aggregates))`` of a task block with these
     keys, one per metric (:func:`harness_ext.store.rows.kind`: benchmark, dataset, metric, direction, chance
     baseline, primary). ``n_choices``: the task's answer choices as its file lists them (:func:`_task_choices`).
@@ -289,7 +266,7 @@ def _template(task: str, keys: tuple, v04: bool, listed: dict, n_choices: Option
     sees the same few hundred (task, keys) 130,000 times: worked out once each.
     """
     try:
-        key = (task, keys, v04, tuple(listed.items()), n_choices, group)
+        key = (task, keys, v04, tuple(listed.items()), n_choices, group, parent)
         return _TEMPLATES[key]
     except KeyError:
         pass
@@ -315,6 +292,8 @@ def _template(task: str, keys: tuple, v04: bool, listed: dict, n_choices: Option
     benchmark, dataset = _dataset_for(task)
     if group and benchmark == LM_EVAL_BENCHMARK:  # a task of the user's own group: that group is its benchmark
         benchmark = group
+    elif parent and benchmark == LM_EVAL_BENCHMARK:  # a group named for its place in lm-eval's group
+        dataset = inline_dataset(parent, dataset)
     metrics = []
     for mf, value_key in values.items():
         metric, base_metric = names[mf], mf[0]
@@ -604,6 +583,7 @@ def read_v04(src: SourceFile):
                                     "arguments): not read")
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
     _note_limited(doc, src)
+    _note_inline(doc, src)
     return _check_proportions(_unscored_groups(_drop_missing(_rows(
         src.path, doc["results"], v04=True, model=model, model_meta=meta,
         default_shots=_shot_count(src.path, config.get("num_fewshot"), "config.num_fewshot"),
@@ -619,6 +599,15 @@ def _note_limited(doc: dict, src: SourceFile) -> None:
     if cut:  # a score over the first documents only: not the task's score over all of them
         src.note(f"{len(cut)} task{'s' * (len(cut) != 1)} scored on part of {'its' if len(cut) == 1 else 'their'} documents (--limit): "
                  + ", ".join(f"{t} {e:,} of {o:,}" for t, (e, o) in sorted(cut.items())))
+
+
+def _note_inline(doc: dict, src: SourceFile) -> None:
+    """Note the groups stored under their parent's name (:func:`inline_groups`), with the names they are stored as."""
+    inline = inline_groups(doc.get("group_subtasks"))
+    if inline:
+        src.note(f"{len(inline)} group{'s' * (len(inline) != 1)} lm-eval names for {'its' if len(inline) == 1 else 'their'} "
+                 "place in another group stored under that group's name: "
+                 + listed((f"{g} as {inline_dataset(p, g)!r}" for g, p in inline.items()), 8))
 
 
 def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile) -> ResultRows:
@@ -650,7 +639,7 @@ def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile) -> ResultRows:
             continue
         own = own_groups(subs) if own is None else own
         kinds = _template(group, tuple(m if "," in m else f"{m},none" for m in common), True, {}, None,
-                          own.get(group))[2][1]
+                          own.get(group), inline_groups(subs).get(group))[2][1]
         sizes = [p[2] for p in parts]
         shots = {p[1] for p in parts}
         shot = shots.pop() if len(shots) == 1 else None  # tasks run at several shot counts: none is the group's
@@ -686,4 +675,5 @@ def harness_ext_adapters():
         description="lm-evaluation-harness v0.4 results_*.json (metric,filter keys, groups, n-shot, n-samples)",
         can_handle=can_handle_v04,
         read=read_v04,
+        revision="2",
     )

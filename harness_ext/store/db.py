@@ -681,15 +681,15 @@ class Store:
         # Values a file repeats with a different value (result_repeats) count like values from other files.
         has_repeats = bool(self.con.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = 'result_repeats'").fetchone()[0])
-        every = ("(SELECT model_id, dataset_id, num_fewshot, value, source_id, 0 AS rep FROM results UNION ALL "
-                 "SELECT model_id, dataset_id, num_fewshot, value, source_id, 1 FROM result_repeats)"
-                 if has_repeats else "(SELECT model_id, dataset_id, num_fewshot, value, source_id, 0 AS rep FROM results)")
+        every = ("(SELECT model_id, dataset_id, num_fewshot, value, n_samples, source_id, 0 AS rep FROM results UNION "
+                 "ALL SELECT model_id, dataset_id, num_fewshot, value, n_samples, source_id, 1 FROM result_repeats)" if
+                 has_repeats else "(SELECT model_id, dataset_id, num_fewshot, value, n_samples, source_id, 0 AS rep FROM results)")
         return self.con.execute(
             f"""WITH k AS (
                    SELECT model_id, dataset_id, num_fewshot FROM {every} GROUP BY ALL
                    HAVING max(value) - min(value) > {CONFLICT_TOLERANCE})
                SELECT m.name AS model, d.benchmark, d.name AS dataset, d.metric,
-                      nullif(r.num_fewshot, {UNKNOWN_SHOTS}) AS num_fewshot, r.value, s.path AS source
+                      nullif(r.num_fewshot, {UNKNOWN_SHOTS}) AS num_fewshot, r.value, r.n_samples, s.path AS source
                FROM {every} r JOIN k USING (model_id, dataset_id, num_fewshot)
                JOIN models m USING (model_id) JOIN datasets d USING (dataset_id) JOIN sources s USING (source_id)
                ORDER BY model, d.benchmark, dataset, d.metric, r.num_fewshot, r.source_id, r.rep, r.value"""
