@@ -150,9 +150,9 @@ def test_ordinary_templates_are_still_kept(template):
     assert template_problem(template) is None
 
 
-@pytest.mark.slow
-def test_every_template_of_lm_eval_s_own_tasks_is_kept():
-    """The allow-list keeps what real tasks use: every template in the installed lm-eval's task YAMLs."""
+def _lm_eval_task_docs(pattern: str, must_hold: str = ""):
+    """``(path, document)`` of every YAML file of the installed lm-eval's tasks matching ``pattern`` (with
+    ``must_hold`` in its text), its ``!function`` tags read as None."""
     lm_eval = pytest.importorskip("lm_eval")
     from pathlib import Path
 
@@ -160,7 +160,20 @@ def test_every_template_of_lm_eval_s_own_tasks_is_kept():
         pass
 
     Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    for p in (Path(lm_eval.__file__).parent / "tasks").rglob(pattern):
+        if p.suffix == ".py" or not p.is_file():
+            continue
+        try:
+            text = p.read_text(encoding="utf-8")
+            if must_hold in text:
+                yield p, yaml.load(text, Loader=Loader)
+        except (yaml.YAMLError, UnicodeDecodeError):
+            continue
 
+
+@pytest.mark.slow
+def test_every_template_of_lm_eval_s_own_tasks_is_kept():
+    """The allow-list keeps what real tasks use: every template in the installed lm-eval's task YAMLs."""
     def strings(v):
         if isinstance(v, str):
             yield v
@@ -169,11 +182,7 @@ def test_every_template_of_lm_eval_s_own_tasks_is_kept():
                 yield from strings(x)
 
     templates = set()
-    for p in (Path(lm_eval.__file__).parent / "tasks").rglob("*.yaml"):
-        try:
-            doc = yaml.load(p.read_text(encoding="utf-8"), Loader=Loader)
-        except (yaml.YAMLError, UnicodeDecodeError):
-            continue
+    for _, doc in _lm_eval_task_docs("*.yaml"):
         templates.update(s for s in strings(doc) if "{{" in s or "{%" in s)
     assert len(templates) > 1000
     refused = {t: template_problem(t) for t in templates if template_problem(t)}
@@ -271,22 +280,8 @@ def test_the_nested_repeat_hangs_lm_eval_s_regex_filter():
 @pytest.mark.slow
 def test_every_filter_of_lm_eval_s_own_tasks_is_kept():
     """The rule costs lm-eval's own tasks nothing: gsm8k's, bbh's and every other filter (templates included)."""
-    lm_eval = pytest.importorskip("lm_eval")
-    from pathlib import Path
-
-    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-        pass
-
-    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
     lists, names = [], set()
-    for p in (Path(lm_eval.__file__).parent / "tasks").rglob("*"):
-        if p.suffix == ".py" or not p.is_file():
-            continue
-        try:
-            text = p.read_text(encoding="utf-8")
-            doc = yaml.load(text, Loader=Loader) if "regex_pattern" in text else None
-        except (yaml.YAMLError, UnicodeDecodeError):
-            continue
+    for p, doc in _lm_eval_task_docs("*", must_hold="regex_pattern"):
         if isinstance(doc, dict) and isinstance(doc.get("filter_list"), list):
             lists.append((p, doc["filter_list"]))
             names.update(p.parts)
