@@ -628,7 +628,7 @@ def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile) -> ResultRows:
     for k, v, n, ns in zip(out.kinds, out.values, out.num_fewshot, out.n_samples):
         if not k.aggregate:
             rows.setdefault(k.task, ({}, n, ns))[0][k.metric] = v
-    own, made, left = None, [], []
+    own, inline, made, left = None, None, [], []
     for group, tasks in subs.items():
         if not isinstance(tasks, list) or not tasks or group in scored:
             continue
@@ -637,9 +637,10 @@ def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile) -> ResultRows:
         if not common or not all(p[2] for p in parts):
             left.append(group)  # a task without a score or a size, no metric in common, a group of groups
             continue
-        own = own_groups(subs) if own is None else own
+        if own is None:  # once per file, for the groups that need a score made
+            own, inline = own_groups(subs), inline_groups(subs)
         kinds = _template(group, tuple(m if "," in m else f"{m},none" for m in common), True, {}, None,
-                          own.get(group), inline_groups(subs).get(group))[2][1]
+                          own.get(group), inline.get(group))[2][1]
         sizes = [p[2] for p in parts]
         shots = {p[1] for p in parts}
         shot = shots.pop() if len(shots) == 1 else None  # tasks run at several shot counts: none is the group's

@@ -19,9 +19,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from harness_ext.methods.reduction.harness_names import (entry_shots, helm_description_list, helm_shots_note,
-                                                         lm_eval_task_list, with_shots)
-from harness_ext.methods.reduction.helm_run_args import helm_entry_problem
+from harness_ext.methods.reduction.harness_names import helm_shots_note, lm_eval_task_list
+from harness_ext.methods.reduction.helm_run_args import checked_helm_entries
 from harness_ext.methods.reduction.inspect_samples import inspect_only
 from harness_ext.methods.reduction.lm_eval_group import group_stem, write_lm_eval_yaml  # noqa: F401 - registered here
 from harness_ext.report import dumps
@@ -66,14 +65,12 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
     items = manifest.get("kind") == "items"  # an item-level reduction: HELM runs its own draw of instances
     lines, skipped, several, refused = [], [], {}, []
     for entry in manifest["subset"]:
-        descs = helm_description_list(entry)
-        if not descs:
+        # Shots are part of what was measured: the entry asks HELM for the population's, not its scenario's default.
+        # Run names come from results anyone can write: an argument naming a file or code is left out, saying why.
+        checked = checked_helm_entries(entry)
+        if not checked:
             skipped.append(entry["name"])
             continue
-        # Shots are part of what was measured: the entry asks HELM for the population's, not its scenario's default.
-        descs = [with_shots(desc, entry_shots(entry)) for desc in descs]
-        # Run names come from results anyone can write: an argument naming a file or code is left out, saying why.
-        checked = [(desc, helm_entry_problem(desc)) for desc in descs]
         refused += [(desc, why) for desc, why in checked if why]
         descs = [desc for desc, why in checked if not why]
         lines.extend(f"  {{description: {hocon_string(desc)}, priority: 1}}" for desc in descs)

@@ -101,18 +101,18 @@ def _shown(text: str) -> str:
     return quoted(short_name(text, 60))
 
 
-def refused_helm_entries(subset: list) -> list:
-    """``(dataset, description, reason)`` for every run entry of ``subset`` the HELM conf leaves out."""
+def checked_helm_entries(entry: dict) -> list:
+    """``(description, reason)`` of each run entry of the subset entry ``entry`` as the HELM conf writes it (with the
+    population's shots); ``reason`` (:func:`helm_entry_problem`) is None for an entry the conf may write."""
     from .harness_names import entry_shots, helm_description_list, with_shots
 
-    out = []
-    for entry in subset:
-        for desc in helm_description_list(entry):
-            desc = with_shots(desc, entry_shots(entry))
-            why = helm_entry_problem(desc)
-            if why:
-                out.append((entry["name"], desc, why))
-    return out
+    descs = (with_shots(desc, entry_shots(entry)) for desc in helm_description_list(entry))
+    return [(desc, helm_entry_problem(desc)) for desc in descs]
+
+
+def refused_helm_entries(subset: list) -> list:
+    """``(dataset, description, reason)`` for every run entry of ``subset`` the HELM conf leaves out."""
+    return [(entry["name"], desc, why) for entry in subset for desc, why in checked_helm_entries(entry) if why]
 
 
 def refused_helm_warnings(subset: list, limit: int = 3) -> list:
