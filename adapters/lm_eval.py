@@ -43,6 +43,7 @@ every metric is null is left out); a number written as a string (``"0.53"``) is 
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from itertools import chain
 from math import isfinite
@@ -69,6 +70,11 @@ _MODEL_KEYS = ("pretrained", "model", "engine", "path", "peft")
 #: model_args that change the weights evaluated (lm-eval's HFLM ``peft=`` adapter, ``delta=`` weights).
 _WEIGHT_KEYS = ("peft", "delta")
 _BLOCK_META_KEYS = frozenset({"alias", "samples", "name", "sample_len", "sample_count"})
+#: Local folder names that name a training step or a stage rather than a model (Hugging Face Trainer's
+#: ``checkpoint-<step>``, Megatron's ``global_step<n>``, ``iter_<n>``, ``final``...): the parent folder is kept too.
+_GENERIC_LEAF = re.compile(
+    r"^(?:(?:checkpoint|ckpt|step|global_step|iter|iteration|epoch)[-_]?\d+|final|latest|last|best|merged|hf|"
+    r"huggingface|model|export|output|checkpoint)$", re.IGNORECASE)
 
 
 def parse_model_args(model_args) -> dict:
@@ -90,9 +96,17 @@ def model_name(config: dict, path, fallback: Optional[str] = None) -> tuple:
     if not base:
         raise IngestError(path, "config.model_args names no model (no pretrained=, model= or engine=)")
     if base.startswith(("/", "./", "../", "~")):
-        leaf = PurePosixPath(base.rstrip("/")).name
+        local = PurePosixPath(base.rstrip("/"))
+        leaf = local.name
         folder = PurePosixPath(str(path)).parent.name
-        base = folder if folder.lower().endswith(leaf.lower()) else leaf
+        if folder.lower().endswith(leaf.lower()):
+            base = folder
+        elif _GENERIC_LEAF.match(leaf) and local.parent.name not in ("", ".", ".."):
+            # A trainer's ``checkpoint-1000`` (or ``final``) names a step, not a model: two runs' checkpoints
+            # of one step would otherwise land in one row and be reported as conflicts.
+            base = f"{local.parent.name}/{leaf}"
+        else:
+            base = leaf
     revision = args.get("revision")
     name = f"{base}@{revision}" if revision and revision != "main" else base
     # A PEFT adapter or delta weights on top of the base make another model: without them in the
@@ -670,11 +684,12 @@ def harness_ext_adapters():
         description="lm-evaluation-harness v0.3 results JSON (results/versions/config)",
         can_handle=can_handle_v03,
         read=read_v03,
+        revision="2",
     )
     yield Adapter(
         name="lm-eval-v04",
         description="lm-evaluation-harness v0.4 results_*.json (metric,filter keys, groups, n-shot, n-samples)",
         can_handle=can_handle_v04,
         read=read_v04,
-        revision="2",
+        revision="3",
     )
