@@ -50,12 +50,12 @@ above ``max_score`` refuses the file: it is on another scale, not a placeholder.
 
 from __future__ import annotations
 
-import functools
 import re
 from itertools import repeat
 from operator import itemgetter, le
 
-from harness_ext.benchmarks import MMLU_BENCHMARK, MMLU_METRIC, MMLU_SUBJECTS, chance_baseline
+from harness_ext.benchmarks import (MMLU_BENCHMARK, MMLU_METRIC, MMLU_SUBJECTS, benchmark_name, chance_baseline,
+                                    eee_benchmark)
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
@@ -168,11 +168,6 @@ def _board_chance(bench: str, name: str, metric: str, lo, hi) -> tuple:
     return lo + c * (hi - lo), f"{source} ({board.replace('_', ' ')})"
 
 
-@functools.lru_cache(maxsize=4096)  # one name per leaderboard, asked once per file
-def benchmark_name(source_name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", source_name.strip().lower()).strip("_")
-
-
 #: Kinds (store.rows.kind) by their fields as read here, asked once per row.
 _KINDS: dict = {}
 #: Rows' dataset metadata by (benchmark, description): nothing changes these dicts (no task configuration).
@@ -230,9 +225,7 @@ def read(src: SourceFile):
     # Schema 0.0.1 leaderboard records may name their source only in evaluation_source
     # (Kaggle's Global MMLU Lite): without it their "English", "Arabic" columns would meet
     # other leaderboards' columns of the same name under one benchmark.
-    legacy_source = doc.get("evaluation_source") if isinstance(doc.get("evaluation_source"), dict) else {}
-    bench = benchmark_name(str(source_meta.get("source_name") or legacy_source.get("evaluation_source_name")
-                               or "every_eval_ever"))
+    bench = eee_benchmark(doc)
     results = doc.get("evaluation_results")
     if not isinstance(results, list):
         raise IngestError(src.path, "evaluation_results is not a list")

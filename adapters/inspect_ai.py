@@ -81,9 +81,17 @@ def archive_member(z, path, name: str, limit: int):
         raise IngestError(path, f"member {name} is not JSON: {str(exc)[:200]}") from None
 
 
+#: The fields every Inspect ``EvalSpec`` has (Inspect requires them): with ``task`` and ``model``, what tells a log
+#: whose format ``version`` was left out from another tool's ``{"status", "eval"}`` document.
+_SPEC_FIELDS = ("task", "model", "created", "dataset", "config")
+
+
 def _is_log(doc) -> bool:
-    return (isinstance(doc, dict) and isinstance(doc.get("eval"), dict) and "task" in doc["eval"]
-            and "model" in doc["eval"] and "version" in doc and "status" in doc)
+    if not (isinstance(doc, dict) and isinstance(doc.get("eval"), dict) and "status" in doc):
+        return False
+    # Inspect writes "version" first, but reads a log without it as version 2; logs re-serialised without their
+    # defaults (Epoch AI's public logs, as Every Eval Ever keeps them) have none, and are read the same way.
+    return all(k in doc["eval"] for k in (("task", "model") if "version" in doc else _SPEC_FIELDS))
 
 
 def _is_index(doc) -> bool:
@@ -200,6 +208,8 @@ def read(src: SourceFile):
         raise NotResults(src.path, "an Inspect eval set's index of its logs (their headers): the logs are read instead")
     task, model = check_log(doc, src.path)
     ev = doc["eval"]
+    if "version" not in doc:
+        src.note("no log format version: read as Inspect reads such a log, as version 2")
     scores = (doc.get("results") or {}).get("scores") or []
     several, reducers = len(scores) > 1, reduced_otherwise(scores)
     n = _samples_scored(doc, src)
@@ -237,5 +247,6 @@ def harness_ext_adapters():
                   # 2: a score reduced by another reducer than the mean is named with it (max/accuracy);
                   # 3: std/var are metrics, not the stderr; several epochs: the sample count is per sample
                   # 4: invalidated logs refused; partial scores (errors, unscored, early stop, subsets) noted
-                  revision="4",
+                  # 5: a log without its format version (Inspect reads it as version 2) is read, not skipped
+                  revision="5",
                   description="Inspect AI evaluation logs (.json, .eval): header scores, samples to the item table")

@@ -318,7 +318,8 @@ def _distinct_ids(path, ids) -> dict:
 
 def is_log_file(path) -> bool:
     """Whether ``path`` is an Inspect log by its name and first bytes: an ``.eval`` zip archive, or a ``.json`` file
-    that opens as Inspect writes its logs (``{"version": 2, "status": ..``)."""
+    that opens as Inspect writes its logs (``{"version": 2, "status": ..``, or ``{"status": .., "eval": ..`` without
+    the version)."""
     import zipfile
 
     p = Path(path)
@@ -331,5 +332,7 @@ def is_log_file(path) -> bool:
             head = fh.read(4096)
     except OSError:
         return False
-    # As Inspect writes a log's first keys; an eval set's logs.json (log name -> header) opens otherwise.
-    return re.match(rb'\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:', head) is not None
+    # As Inspect writes a log's first keys (or, re-serialised without the version, "status" then "eval"); an eval
+    # set's logs.json (log name -> header) opens otherwise.
+    return re.match(rb'\s*\{\s*("version"\s*:\s*\d+\s*,\s*"status"|"status"\s*:\s*"\w+"\s*,\s*"eval")\s*:',
+                    head) is not None

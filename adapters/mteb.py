@@ -335,6 +335,24 @@ def is_rteb(doc: dict) -> bool:
             and isinstance(rev, str) and _RTEB_REVISION.match(rev) is not None)
 
 
+#: Main metrics on [-1, 1] whose 0 is the no-skill level: ``(lo, hi, baseline, why)``. FollowIR's p-MRR (Weller et
+#: al. 2024), the main score of mteb's instruction retrieval tasks (Core17InstructionRetrieval, ...), is 0 when the
+#: changed instructions move no relevant document and negative when they move them the wrong way, as many models
+#: not trained on instructions do: read as a proportion, one such model turned the column into a min-max of the
+#: models in the store (e5-small's -0.0026 its 0, GritLM-7B's 0.067 its 1).
+SIGNED_METRICS = {
+    "p-MRR": (-1.0, 1.0, 0.0, "p-MRR: 0 when the instructions move no document (Weller et al. 2024)"),
+}
+
+
+def signed_scale(metric) -> dict:
+    """The ResultRecord bounds and baseline of a metric of :data:`SIGNED_METRICS`, else no fields."""
+    spec = SIGNED_METRICS.get(metric)
+    if spec is None:
+        return {}
+    return {"min_score": spec[0], "max_score": spec[1], "random_baseline": spec[2], "baseline_source": spec[3]}
+
+
 def _main_of(block: dict) -> tuple:
     """``(metric name, value)`` of a legacy metrics block, by its own main_score or the task type's."""
     if isinstance(block.get("main_score"), (int, float)):
@@ -481,12 +499,12 @@ def read(src: SourceFile):
         src.note(f"task {task} stored as an aggregate (mteb defines it as the mean of its sub-tasks)")
     out = [ResultRecord(model=model, benchmark=bench, dataset=str(task), metric="main_score", value=value,
                         higher_is_better=True, task=str(task), primary=True, model_metadata=mmeta,
-                        dataset_metadata=meta, aggregate=aggregate)]
+                        dataset_metadata=meta, aggregate=aggregate, **signed_scale(main_name))]
     for k, vals in metrics.items():
         if len(vals) == len(chosen) and k != "main_score":
             out.append(ResultRecord(model=model, benchmark=bench, dataset=str(task), metric=k,
                                     value=sum(vals) / len(vals), higher_is_better=True, task=str(task), primary=False,
-                                    model_metadata=mmeta, dataset_metadata=meta, aggregate=aggregate))
+                                    model_metadata=mmeta, dataset_metadata=meta, aggregate=aggregate, **signed_scale(k)))
     return out
 
 
@@ -497,7 +515,8 @@ def harness_ext_adapters():
         # 2: the model and revision the model_meta.json beside a file names (API models' folders 1, 2);
         # 3: an experiment run (<revision>/experiments/<name>/) is its own model, "org/model (name)";
         # 4: ... a variant of the model (variant_of), at non-default settings
-        revision="4",
+        # 5: p-MRR (instruction retrieval) on [-1, 1] with its 0 as the baseline, not a proportion
+        revision="5",
         description="MTEB task results: legacy <model>/<Task>.json (mteb 0.0.x-1.10) and current "
                     "<model>/<revision>/<Task>.json (scores per split and subset); the task's main score. "
                     "MAIR's and RTEB's results in the same folders are stored as benchmarks mair and rteb",

@@ -8,6 +8,7 @@ that the same model evaluated by lm-eval v0.3 (``hendrycksTest-<s>``), v0.4
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Optional
 
@@ -104,3 +105,23 @@ def chance_baseline(task: str, metric: str) -> tuple:
     if not n:
         return None, None
     return 1.0 / n, f"{n} answer choices"
+
+
+#: The benchmark of an Every Eval Ever record that names no source.
+EEE_BENCHMARK = "every_eval_ever"
+
+
+@functools.lru_cache(maxsize=4096)  # one name per leaderboard, asked once per file
+def benchmark_name(source_name: str) -> str:
+    """A leaderboard's name as a benchmark name: lower case, runs of other characters as ``_``."""
+    return re.sub(r"[^a-z0-9]+", "_", source_name.strip().lower()).strip("_")
+
+
+def eee_benchmark(doc: dict) -> str:
+    """The benchmark an Every Eval Ever record's results are stored under: its ``source_metadata.source_name``
+    (schema 0.0.1's ``evaluation_source.evaluation_source_name``) as :func:`benchmark_name` writes it, else
+    :data:`EEE_BENCHMARK`. Its instance-level file's items are stored under the same benchmark."""
+    source = doc.get("source_metadata") if isinstance(doc.get("source_metadata"), dict) else {}
+    legacy = doc.get("evaluation_source") if isinstance(doc.get("evaluation_source"), dict) else {}
+    return benchmark_name(str(source.get("source_name") or legacy.get("evaluation_source_name") or EEE_BENCHMARK))
+

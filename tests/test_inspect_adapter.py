@@ -170,3 +170,24 @@ def test_an_invalidated_log_is_refused_with_the_reason(tmp_path):
     committed real input_task log: refused, nothing stored."""
     f, n = _edited(tmp_path, lambda doc: doc.update(invalidated=True))
     assert f.status == "skipped" and "invalidated" in f.reason and n == 0
+
+
+def test_a_real_log_without_its_format_version_is_read_as_inspect_reads_it():
+    """Epoch AI's public logs (as Every Eval Ever keeps them) open with ``status``: no ``version``, which Inspect reads
+    as 2. Not "a file no adapter claims": read, with a note; a document with ``status`` and ``eval`` but not
+    Inspect's spec fields is still not claimed."""
+    from harness_ext.adapters.inspect_items import is_log_file
+
+    log = next((LOG.parent / "no_version").glob("*.json"))
+    assert "version" not in json.loads(log.read_text()) and is_log_file(log)
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [log], show_progress=False)
+        [f] = rep.files
+        assert f.status == "ingested" and f.adapter == "inspect_ai", f
+        assert any("no log format version" in n for n in f.notes), f.notes
+        r = query_results(s, MatrixQuery(benchmarks=("inspect",)))
+    assert list(zip(r["model"], r["dataset"], r["metric"], r["value"], r["stderr"], r["n_samples"])) == \
+        [("anthropic/claude-opus-4-6", "simpleqa_verified", "accuracy", 0.431, 0.01566794448817344, 1000)]
+    from harness_ext.adapters.inspect_ai import _is_log
+
+    assert not _is_log({"status": "ok", "eval": {"task": "t", "model": "m"}})

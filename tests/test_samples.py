@@ -231,3 +231,31 @@ def test_eee_sample_ids_of_different_parts_stay_apart(tmp_path):
     assert frame["doc_id"].nunique() == 3
     with pytest.raises(IngestError, match="both read as item 1"):
         read_eee_samples(write(["id1", "1"]))
+
+
+def test_every_eval_ever_items_are_stored_under_the_records_benchmark(tmp_path):
+    """Items of an Every Eval Ever instance file were shown (and selected) as lm-eval's: ``info`` said ``lm_eval`` and
+    ``reduce --items --benchmark every_eval_ever`` found none. They take the benchmark of the record beside the file
+    (its source's name), else ``every_eval_ever``, as the record's results do."""
+    from harness_ext.methods.reduction.item_reduce import item_catalogue
+    from harness_ext.store.db import Store
+    from harness_ext.store.ingest import ingest_paths
+
+    fix = Path(__file__).parent / "fixtures"
+    named = tmp_path / "named"
+    shutil.copytree(fix / "eee_instances" / "geneval", named)
+    [record] = named.rglob("geneval_sdxl_example.json")
+    doc = json.loads(record.read_text())
+    doc["source_metadata"]["source_name"] = "GenEval Leaderboard"
+    record.write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [fix / "eee_instances", fix / "eee_samples"], show_progress=False)
+        cat = item_catalogue(s)
+        assert set(zip(cat["benchmark"], cat["task"])) == {("every_eval_ever", "geneval_overall"),
+                                                            ("every_eval_ever", "mmlu")}
+        results = s.con.execute("SELECT DISTINCT benchmark FROM datasets").fetchall()
+        assert results == [("every_eval_ever",)]
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [named], show_progress=False)
+        assert list(item_catalogue(s, benchmarks=["geneval_leaderboard"])["task"]) == ["geneval_overall"]
+        assert s.con.execute("SELECT DISTINCT benchmark FROM datasets").fetchall() == [("geneval_leaderboard",)]

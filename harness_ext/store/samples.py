@@ -58,6 +58,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from ..benchmarks import eee_benchmark
 from ..errors import IngestError, StoreError
 from ..safe_input import read_bytes
 from ..types import _check_text, check_storable, eee_model_name
@@ -82,7 +83,8 @@ SAMPLES_FILE_RE = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T
 #: source they read (``sample_sources.reader``, :mod:`harness_ext.store.item_readers`): raise one when a change makes
 #: it store other item scores from the same file (``ingest --reread`` then reads the files again).
 REVISION = "1"
-EEE_REVISION = "1"
+#: 2: the items are stored under the benchmark of the record beside the file (else every_eval_ever), not lm_eval.
+EEE_REVISION = "2"
 _RESULTS_RE = re.compile(r"^results_(?P<date>\d{4}-\d{2}-\d{2}T[0-9\-:.]+)\.json$")
 #: Keys of a sample object that are bookkeeping, not metrics (used when "metrics" is absent).
 _NOT_METRICS = frozenset({"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
@@ -196,17 +198,25 @@ def eee_record_names(path) -> Optional[tuple]:
     (``<id>.json`` beside ``<id>_samples.jsonl``; :func:`harness_ext.types.eee_model_name`: ``org/model (bfloat16)``
     when it names the model's precision, a truncated id at the record's variant), or None: no record, or an
     unreadable one (the record, when ingested, reports its own problem)."""
+    doc = _eee_record(path)
+    if doc is None:
+        return None
+    info, results = doc.get("model_info"), doc.get("evaluation_results")
+    # The record's results name a truncated id's record variant, as the adapter names it.
+    return eee_model_name(info, results if isinstance(results, list) else [])
+
+
+def _eee_record(path) -> Optional[dict]:
+    """The aggregate record beside the instance file ``path`` (``<id>.json``), or None: none, or unreadable."""
     path = Path(path)
     sibling = path.with_name(re.sub(r"_samples\.jsonl(?:\.gz)?$", ".json", path.name))
     if sibling == path or not sibling.is_file():
         return None
     try:
         doc = json.loads(read_bytes(sibling, "Every Eval Ever record", _max_file_bytes(), IngestError))
-        info, results = doc.get("model_info"), doc.get("evaluation_results")
-    except (IngestError, ValueError, AttributeError):
+    except (IngestError, ValueError):
         return None
-    # The record's results name a truncated id's record variant, as the adapter names it.
-    return eee_model_name(info, results if isinstance(results, list) else [])
+    return doc if isinstance(doc, dict) else None
 
 
 def _eee_variant(path: Path, model: str) -> str:
@@ -561,8 +571,10 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
         # used) stays.
         gone = [r[1] for r in earlier] or (_source_ids(con, sha) if older else [])
         sid = min(gone) if gone else next_id
-        why = _write_samples(store, (str(path), sha, mdl, task, reader), frame.assign(source=str(path), source_id=sid),
-                             sid, gone)
+        # An Every Eval Ever file's items are under its record's benchmark (lm-eval's logs carry none: lm_eval).
+        bench = eee_benchmark(_eee_record(path) or {}) if eee else None
+        why = _write_samples(store, (str(path), sha, mdl, task, reader, bench),
+                             frame.assign(source=str(path), source_id=sid), sid, gone)
         if why:
             report.files.append(SamplesFileReport(str(path), "skipped", reason=why + kept))
             continue
@@ -590,7 +602,7 @@ def _write_samples(store, source: tuple, frame: pd.DataFrame, sid: int, replace:
     """Store one file's sample rows as source ``sid`` (``source``: its path, hash, model, task and reader) in one
     transaction (``replace``: with the deletion of the sources an older reading, or the earlier reading of the file
     edited since, stored); the reason the store refused it, or ''."""
-    path, sha, mdl, task, reader = source
+    path, sha, mdl, task, reader, bench = source
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     try:
         with store.transaction(_samples_frame=frame) as con:  # rolled back whole on any error
@@ -598,7 +610,8 @@ def _write_samples(store, source: tuple, frame: pd.DataFrame, sid: int, replace:
                 con.execute("DELETE FROM samples WHERE list_contains(?, source_id)", [list(replace)])
                 con.execute("DELETE FROM sample_sources WHERE list_contains(?, source_id)", [list(replace)])
             con.execute("INSERT INTO sample_sources (source_id, path, sha256, model, task, n_rows, ingested_at, "
-                        "reader) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [sid, path, sha, mdl, task, len(frame), now, reader])
+                        "reader, benchmark) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [sid, path, sha, mdl, task, len(frame), now, reader, bench])
             con.execute("INSERT INTO samples BY NAME SELECT * FROM _samples_frame")
     except (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.ConstraintException) as exc:
         # What the checks above did not foresee in one file's values: that file is not stored, the rest are.
