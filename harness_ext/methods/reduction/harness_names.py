@@ -305,9 +305,12 @@ def helm_shots_note(manifest: dict) -> list:
     -------
     list of str
         The shots the run entries ask for, with the number of datasets at each; and the datasets whose results named
-        no shots, which run at HELM's own default (empty when no dataset has a HELM run entry).
+        no shots, which run at HELM's own default (empty when no dataset has a HELM run entry). A dataset counts only
+        when the conf writes one of its run entries (:func:`~.helm_run_args.checked_helm_entries`).
     """
-    subset = [e for e in manifest["subset"] if helm_description_list(e)]
+    from .helm_run_args import checked_helm_entries
+
+    subset = [e for e in manifest["subset"] if any(why is None for _, why in checked_helm_entries(e))]
     asked: dict = {}
     for e in subset:
         asked.setdefault(entry_shots(e), []).append(e["name"])
