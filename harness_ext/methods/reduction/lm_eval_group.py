@@ -46,6 +46,21 @@ def check_members(group: str, names) -> None:
                               "take one for the other; choose another group name (reduce --group-name NAME)")
 
 
+def check_task_paths(names, sources: dict) -> None:
+    """Refuse a task whose name lm-eval would read as a path: with ``--log_samples`` (the Run line asks for it) it
+    writes ``samples_<task>_<date>.jsonl``, so a '/' (or a '\\', Windows' separator) names folders inside the
+    output folder that do not exist: lm-eval logs that it could not save them, and the samples are lost."""
+    from harness_ext.errors import HarnessExtError
+
+    for name in dict.fromkeys(names):
+        if "/" in name or "\\" in name:
+            src = (sources.get(name) or {}).get("source")
+            raise HarnessExtError(f"the subset task {quoted(name)}{f' (from {src})' if src else ''} has a '/' or '\\' "
+                                  "in its name: lm-eval's --log_samples would write its samples to a path through "
+                                  "folders that do not exist, and lose them; choose datasets without it "
+                                  "(reduce --datasets GLOB) or rename it in its results file")
+
+
 def _task_file_stem(task: str, taken: set) -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", task).lstrip(".-")[:150] or "task"  # a safe file name (safe_output)
     # Compared without case: on macOS and Windows "MMLU.yaml" is "mmlu.yaml", and one task's file would replace another's.
@@ -98,6 +113,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     tasks, skipped, written, unknown = [], [], [], []
     taken = {group.casefold()}
     check_members(group, [n for e in manifest["subset"] for n in lm_eval_task_list(e)])
+    check_task_paths([n for e in manifest["subset"] for n in lm_eval_task_list(e)], sources)
     for entry in manifest["subset"]:
         names = lm_eval_task_list(entry)
         if not names:
@@ -171,6 +187,8 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     group = group_stem(manifest)
     tasks = manifest["tasks"]
     check_members(group, tasks)
+    check_task_paths([t for t, b in tasks.items() if b.get("benchmark") in (None, "", "lm_eval")],
+                     manifest.get("lm_eval_tasks") or {})
     samples = out_dir / f"{group}_samples.json"
     samples.write_text(json.dumps({t: decode_ids(b["sample"]).tolist() for t, b in tasks.items()}) + "\n",
                        encoding="utf-8")

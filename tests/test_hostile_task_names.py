@@ -1,0 +1,49 @@
+"""A task name from someone else's results file that lm-eval would read as a path when it saves the samples."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness_ext.cli import main
+from test_reduced_folder import TASKS, _write_population
+
+
+def _rename(pop, old: str, new: str) -> None:
+    for f in pop.rglob("results_*.json"):
+        f.write_text(f.read_text().replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["../../evil", "a/b", "C:\\evil\\t"])
+def test_a_subset_task_named_as_a_path_is_refused_before_anything_is_written(tmp_path, capsys, name):
+    pop = _write_population(tmp_path / "pop")
+    for t in TASKS:  # every task, so the subset holds one
+        _rename(pop, t, f"{name}{t[-1]}")
+    db, out = tmp_path / "s.duckdb", tmp_path / "reduced"
+    assert main(["ingest", "--db", str(db), str(pop)]) == 0
+    assert main(["reduce", "--db", str(db), "--budget", "2", "--n-random", "20", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "has a '/' or '\\' in its name" in err and "results_2025-01-01T00-00-00.000000.json" in err
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["pop", "s.duckdb"]
+
+
+def test_names_that_are_no_path_are_written():
+    """Colons, spaces, YAML's own signs: data in the YAML, and a safe file name."""
+    from harness_ext.methods.reduction.lm_eval_group import check_task_paths
+
+    check_task_paths(["x: include y", "!function evil.x", "*alias &a", "mmlu_anatomy", "a..b"], {})
+
+
+@pytest.mark.parametrize("name", ["a/b", "../x"])
+def test_lm_eval_loses_the_samples_of_a_task_named_as_a_path(tmp_path, name, caplog):
+    """Not vacuous: lm-eval's --log_samples joins the task name into the samples file's path, and then logs that it
+    could not save them."""
+    tracker = pytest.importorskip("lm_eval.loggers.evaluation_tracker")
+    t = tracker.EvaluationTracker(output_path=str(tmp_path / "results"))
+    t.general_config_tracker.model_name_sanitized, t.date_id = "m", "2025-01-01T00-00-00"  # as its run sets them
+    t.save_results_samples(name, [{"doc_id": 0, "resps": [], "filtered_resps": [], "arguments": [], "target": 1}])
+    assert [p for p in (tmp_path / "results").rglob("*") if p.is_file()] == []
+    t.save_results_samples("ab", [{"doc_id": 0, "resps": [], "filtered_resps": [], "arguments": [], "target": 1}])
+    assert [p.name.split("_")[1] for p in (tmp_path / "results").rglob("*.jsonl")] == ["ab"]
