@@ -47,3 +47,14 @@ def test_lm_eval_loses_the_samples_of_a_task_named_as_a_path(tmp_path, name, cap
     assert [p for p in (tmp_path / "results").rglob("*") if p.is_file()] == []
     t.save_results_samples("ab", [{"doc_id": 0, "resps": [], "filtered_resps": [], "arguments": [], "target": 1}])
     assert [p.name.split("_")[1] for p in (tmp_path / "results").rglob("*.jsonl")] == ["ab"]
+
+
+@pytest.mark.parametrize("value, kept", [(0, True), (25, True), (None, True), (1000, True), (1001, False),
+                                         (10 ** 30, False), (-1, False), (True, False), (2.5, False), ("5", False)])
+def test_shots_and_repeats_a_run_could_not_finish_are_not_written(value, kept):
+    """lm-eval runs each request ``repeats`` times and puts ``num_fewshot`` examples in each prompt."""
+    from harness_ext.store.task_yaml_safety import safe_task_config
+
+    out, dropped = safe_task_config({"num_fewshot": value, "repeats": 64 if value is None else value})
+    assert ("num_fewshot" in out) is kept and (value is None or ("repeats" in out) is (kept and value != 0))
+    assert kept or "outside" in dropped[0]["reason"] or "not a whole number" in dropped[0]["reason"]

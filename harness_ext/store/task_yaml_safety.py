@@ -29,7 +29,10 @@ written by whoever ran the evaluation, so its configuration is treated as data:
   ``custom_generate`` (a Hub repository whose generation code ``transformers`` runs);
 * a filter of ``filter_list`` whose ``regex_pattern`` (or ``regexes_to_ignore``) nests a repeat inside a repeat
   (``(a+)+$``: exponential time on an answer that almost matches, :mod:`harness_ext.store.regex_safety`) is
-  dropped, the task's other filters kept; such a pattern in ``metric_list`` drops it.
+  dropped, the task's other filters kept; such a pattern in ``metric_list`` drops it. So is one that offers
+  overlapping choices inside a repeat, refers back to a group, or puts overlapping repeats one after another;
+* ``num_fewshot`` and ``repeats`` must be whole numbers up to 1,000 (a prompt of 10**9 examples, or every request
+  run 10**9 times, hangs the run).
 
 Nothing is dropped silently: :func:`safe_task_config` returns every dropped key with
 its reason, ``reduce`` counts them in the manifest's warnings and the task YAML's
@@ -219,12 +222,34 @@ def safe_task_config(config: dict, out_dir=None, local_data=()) -> tuple:
             why = _metric_problem(value)
         elif why is None and key == "dataset_path":
             why = _dataset_path_problem(value, out_dir, local_data)
+        elif why is None and key in _COUNT_LIMITS:
+            why = _count_problem(key, value)
         if why is not None:
             dropped.append({"key": key, "reason": why})
             continue
         kept[key] = value
     _builder_without_files(kept, dropped)
     return kept, dropped
+
+
+#: The largest shots and repeats kept: lm-eval's own tasks ask for at most 25 shots and 64 repeats. lm-eval runs
+#: every request ``repeats`` times, and builds a prompt of ``num_fewshot`` examples: a results file's 10**9 would hang
+#: the run or fill the memory.
+_COUNT_LIMITS = {"num_fewshot": (0, 1000), "repeats": (1, 1000)}
+
+
+def _count_problem(key: str, value) -> Optional[str]:
+    """Why ``value`` is no count lm-eval can run for ``key`` (``num_fewshot``, ``repeats``), or None."""
+    low, high = _COUNT_LIMITS[key]
+    if value is None and key == "num_fewshot":  # lm-eval's own default: no shots set
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"it is a {type(value).__name__}, not a whole number"
+    if not low <= value <= high:
+        shown = f"{value:,}" if abs(value) < 10 ** 30 else f"a number of {len(str(abs(value)))} digits"
+        what = "build each prompt from that many examples" if key == "num_fewshot" else "run every request that many times"
+        return f"it is {shown}, outside {low}..{high:,}: lm-eval would {what}"
+    return None
 
 
 def _builder_without_files(kept: dict, dropped: list) -> None:
