@@ -58,3 +58,38 @@ def test_shots_and_repeats_a_run_could_not_finish_are_not_written(value, kept):
     out, dropped = safe_task_config({"num_fewshot": value, "repeats": 64 if value is None else value})
     assert ("num_fewshot" in out) is kept and (value is None or ("repeats" in out) is (kept and value != 0))
     assert kept or "outside" in dropped[0]["reason"] or "not a whole number" in dropped[0]["reason"]
+
+
+@pytest.mark.slow
+def test_a_tag_named_as_another_task_of_the_group_is_not_written(tmp_path, capsys):
+    """A results file's task tagged with the names of the other tasks and the group: lm-eval indexed the tag in the
+    task's place (skipping its file), and the group ran the tagged task twice."""
+    yaml = pytest.importorskip("yaml")
+    pop = _write_population(tmp_path / "pop")
+    for f in pop.rglob("results_*.json"):
+        doc = json.loads(f.read_text())
+        for cfg in doc["configs"].values():
+            cfg["tag"] = [*TASKS, "harness_ext_reduced", "my_own_tag"]
+        f.write_text(json.dumps(doc))
+    db, out = tmp_path / "s.duckdb", tmp_path / "reduced"
+    assert main(["ingest", "--db", str(db), str(pop)]) == 0
+    assert main(["reduce", "--db", str(db), "--budget", "2", "--n-random", "20", "--out", str(out)]) == 0
+    assert "tag x2" in capsys.readouterr().out + "".join(json.loads((out / "manifest.json").read_text())["warnings"])
+    written = sorted(out.glob("my_task_*.yaml"))
+    assert len(written) == 2
+    others = [t for t in TASKS if t not in {p.stem for p in written}]  # not in this folder: kept
+    for p in written:
+        assert yaml.safe_load(p.read_text())["tag"] == [*others, "my_own_tag"] and "# Not written" in p.read_text()
+    tasks = pytest.importorskip("lm_eval.tasks")
+    tm = tasks.TaskManager(include_path=str(out), include_defaults=False)
+    assert sorted(tm.all_subtasks) == sorted(p.stem for p in written)
+    assert sorted(tm.all_tags) == sorted([*others, "my_own_tag"])
+
+
+def test_lm_eval_puts_a_tag_in_a_task_s_place(tmp_path):
+    """Not vacuous: with the tag written, lm-eval indexes 'b' as a tag of 'a' and skips b.yaml."""
+    tasks = pytest.importorskip("lm_eval.tasks")
+    (tmp_path / "a.yaml").write_text("task: a\ntag: [b]\ndataset_path: x\noutput_type: generate_until\n")
+    (tmp_path / "b.yaml").write_text("task: b\ndataset_path: y\noutput_type: generate_until\n")
+    tm = tasks.TaskManager(include_path=str(tmp_path), include_defaults=False)
+    assert tm.all_subtasks == ["a"] and tm.all_tags == ["b"]

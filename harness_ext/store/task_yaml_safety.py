@@ -406,22 +406,53 @@ def dropped_summary(dropped_by_task: dict, limit: int = 5) -> Optional[str]:
 #: Dropped keys without which the task cannot load its data.
 _DATA_KEYS = ("dataset_path", "dataset_kwargs.data_files", "dataset_kwargs.data_dir")
 #: Dropped keys that do not change what the task computes.
-_NOT_PART_OF_TASK = ("dataset_kwargs.cache_dir", "dataset_kwargs.trust_remote_code", "dataset_kwargs.storage_options",
+_NOT_PART_OF_TASK = ("tag", "dataset_kwargs.cache_dir", "dataset_kwargs.trust_remote_code", "dataset_kwargs.storage_options",
                      "dataset_kwargs.token", "dataset_kwargs.use_auth_token", "generation_kwargs.trust_remote_code")
 
 
-def task_yaml_text(task: str, entry: dict, out_dir) -> str:
+def without_taken_tags(config: dict, taken: set, dropped: list) -> None:
+    """Remove from ``config['tag']`` (a name or a list) the names in ``taken``, saying why in ``dropped``.
+
+    Parameters
+    ----------
+    config : dict
+        A task's configuration, changed in place.
+    taken : set of str
+        The names a tag may not take: the task's own, the group's and its other tasks'.
+    dropped : list
+        Where the ``{"key", "reason"}`` of a removed tag is appended.
+    """
+    tags = config.get("tag")
+    listed = [tags] if isinstance(tags, str) else tags if isinstance(tags, list) else []
+    clash = [t for t in listed if isinstance(t, str) and t in taken]
+    if not clash:
+        return
+    from ..safe_output import quoted
+
+    kept = [t for t in listed if t not in clash]
+    if kept:
+        config["tag"] = kept
+    else:
+        del config["tag"]
+    dropped.append({"key": "tag", "reason": f"{', '.join(map(quoted, clash))} is the name of this task, the group or "
+                    "another of its tasks: lm-eval would index the tag in that task's place, and the group run other "
+                    "tasks"})
+
+
+def task_yaml_text(task: str, entry: dict, out_dir, reserved=()) -> str:
     """The text of ``<task>.yaml``: a header saying where it came from and what was left out, then the task.
 
     The configuration goes through :func:`safe_task_config` again, with the paths checked
     against the final folder ``out_dir``, so a manifest's ``config`` is written as data
-    whoever built it.
+    whoever built it. A ``tag`` naming the task itself or one of ``reserved`` (the group and its other tasks) is
+    left out: lm-eval indexes the tag in that task's place and skips the task's file, so the group ran other tasks.
     """
     import yaml
 
     from ..safe_output import comment, quoted
 
     config, dropped = safe_task_config(entry.get("config") or {}, out_dir, entry.get("local_data") or ())
+    without_taken_tags(config, {task, *reserved}, dropped)
     seen = {(d["key"], d["reason"]) for d in dropped}
     dropped += [d for d in entry.get("dropped") or [] if isinstance(d, dict) and (d.get("key"), d.get("reason")) not in seen]
     source = f"{entry.get('source')}" + (f" (defined in {entry['config_source']})" if entry.get("config_source") else "")
