@@ -33,6 +33,8 @@ written by whoever ran the evaluation, so its configuration is treated as data:
   overlapping choices inside a repeat, refers back to a group, or puts overlapping repeats one after another;
 * ``num_fewshot`` and ``repeats`` must be whole numbers up to 1,000 (a prompt of 10**9 examples, or every request
   run 10**9 times, hangs the run).
+* a ``tag`` named as the task itself, the group or another of its tasks is dropped (:func:`without_taken_tags`):
+  lm-eval indexes the tag in that task's place and skips the task's own file.
 
 Nothing is dropped silently: :func:`safe_task_config` returns every dropped key with
 its reason, ``reduce`` counts them in the manifest's warnings and the task YAML's
