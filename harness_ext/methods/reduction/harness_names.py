@@ -341,7 +341,8 @@ def lm_eval_task_list(entry: dict) -> list:
     if entry.get("benchmark") == "helm" and ":" in entry["name"]:
         subject = _helm_run_subject(entry["name"])
         if subject is not None:  # one MMLU subject's run: that subject's task, not lm-eval's 57-subject group
-            return [f"mmlu_{subject}"]
+            # A subject that is no name ('../../x' from someone's results) has no lm-eval task: listed as such.
+            return [f"mmlu_{subject}"] if re.fullmatch(r"\w+", subject, re.ASCII) else []
         return list(_table_lm_eval({"name": entry["name"].split(":", 1)[0]}))
     return list(_table_lm_eval(entry))
 
