@@ -275,13 +275,20 @@ class _Shape:
             best = 0
             if rep is not None:
                 best = 1
-                for i in range(j):
+                between = []  # the parts between i and j that must match (or test) something
+                for i in range(j - 1, -1, -1):  # back from j: a part that must match a character j cannot ends it
                     shared = flat[i][4] & start
-                    if ends[i] and shared and all(e and not f or (ch & shared) for ch, e, _, _, _, f in flat[i + 1:j]):
+                    if ends[i] and shared and all(ch & shared for ch in between):
                         best = max(best, ends[i] + 1)
+                    if not flat[i][1] and not flat[i][0] & start:
+                        break
+                    if flat[i][5] or not flat[i][1]:
+                        between.append(flat[i][0])
             ends.append(best)
             if not top or any(f or not e for _, e, _, _, _, f in flat[j + 1:]):
                 longest = max(longest, best)
+            if longest > 2:  # refused whatever the rest holds
+                return longest
         nested = [self._chain(sub) for op, av in items if op in (self.c.BRANCH, self.c.GROUPREF_EXISTS)
                   or (op in self.repeats and not self._many(op, av)) for sub in self._children(op, av)]
         return max([longest] + nested)
