@@ -29,7 +29,12 @@ written by whoever ran the evaluation, so its configuration is treated as data:
   ``custom_generate`` (a Hub repository whose generation code ``transformers`` runs);
 * a filter of ``filter_list`` whose ``regex_pattern`` (or ``regexes_to_ignore``) nests a repeat inside a repeat
   (``(a+)+$``: exponential time on an answer that almost matches, :mod:`harness_ext.store.regex_safety`) is
-  dropped, the task's other filters kept; such a pattern in ``metric_list`` drops it.
+  dropped, the task's other filters kept; such a pattern in ``metric_list`` drops it. So is one that offers
+  overlapping choices inside a repeat, refers back to a group, or puts overlapping repeats one after another;
+* ``num_fewshot`` and ``repeats`` must be whole numbers up to 1,000 (a prompt of 10**9 examples, or every request
+  run 10**9 times, hangs the run).
+* a ``tag`` named as the task itself, the group or another of its tasks is dropped (:func:`without_taken_tags`):
+  lm-eval indexes the tag in that task's place and skips the task's own file.
 
 Nothing is dropped silently: :func:`safe_task_config` returns every dropped key with
 its reason, ``reduce`` counts them in the manifest's warnings and the task YAML's
@@ -219,12 +224,34 @@ def safe_task_config(config: dict, out_dir=None, local_data=()) -> tuple:
             why = _metric_problem(value)
         elif why is None and key == "dataset_path":
             why = _dataset_path_problem(value, out_dir, local_data)
+        elif why is None and key in _COUNT_LIMITS:
+            why = _count_problem(key, value)
         if why is not None:
             dropped.append({"key": key, "reason": why})
             continue
         kept[key] = value
     _builder_without_files(kept, dropped)
     return kept, dropped
+
+
+#: The largest shots and repeats kept: lm-eval's own tasks ask for at most 25 shots and 64 repeats. lm-eval runs
+#: every request ``repeats`` times, and builds a prompt of ``num_fewshot`` examples: a results file's 10**9 would hang
+#: the run or fill the memory.
+_COUNT_LIMITS = {"num_fewshot": (0, 1000), "repeats": (1, 1000)}
+
+
+def _count_problem(key: str, value) -> Optional[str]:
+    """Why ``value`` is no count lm-eval can run for ``key`` (``num_fewshot``, ``repeats``), or None."""
+    low, high = _COUNT_LIMITS[key]
+    if value is None and key == "num_fewshot":  # lm-eval's own default: no shots set
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"it is a {type(value).__name__}, not a whole number"
+    if not low <= value <= high:
+        shown = f"{value:,}" if abs(value) < 10 ** 30 else f"a number of {len(str(abs(value)))} digits"
+        what = "build each prompt from that many examples" if key == "num_fewshot" else "run every request that many times"
+        return f"it is {shown}, outside {low}..{high:,}: lm-eval would {what}"
+    return None
 
 
 def _builder_without_files(kept: dict, dropped: list) -> None:
@@ -381,22 +408,53 @@ def dropped_summary(dropped_by_task: dict, limit: int = 5) -> Optional[str]:
 #: Dropped keys without which the task cannot load its data.
 _DATA_KEYS = ("dataset_path", "dataset_kwargs.data_files", "dataset_kwargs.data_dir")
 #: Dropped keys that do not change what the task computes.
-_NOT_PART_OF_TASK = ("dataset_kwargs.cache_dir", "dataset_kwargs.trust_remote_code", "dataset_kwargs.storage_options",
+_NOT_PART_OF_TASK = ("tag", "dataset_kwargs.cache_dir", "dataset_kwargs.trust_remote_code", "dataset_kwargs.storage_options",
                      "dataset_kwargs.token", "dataset_kwargs.use_auth_token", "generation_kwargs.trust_remote_code")
 
 
-def task_yaml_text(task: str, entry: dict, out_dir) -> str:
+def without_taken_tags(config: dict, taken: set, dropped: list) -> None:
+    """Remove from ``config['tag']`` (a name or a list) the names in ``taken``, saying why in ``dropped``.
+
+    Parameters
+    ----------
+    config : dict
+        A task's configuration, changed in place.
+    taken : set of str
+        The names a tag may not take: the task's own, the group's and its other tasks'.
+    dropped : list
+        Where the ``{"key", "reason"}`` of a removed tag is appended.
+    """
+    tags = config.get("tag")
+    listed = [tags] if isinstance(tags, str) else tags if isinstance(tags, list) else []
+    clash = [t for t in listed if isinstance(t, str) and t in taken]
+    if not clash:
+        return
+    from ..safe_output import quoted
+
+    kept = [t for t in listed if t not in clash]
+    if kept:
+        config["tag"] = kept
+    else:
+        del config["tag"]
+    dropped.append({"key": "tag", "reason": f"{', '.join(map(quoted, clash))} is the name of this task, the group or "
+                    "another of its tasks: lm-eval would index the tag in that task's place, and the group run other "
+                    "tasks"})
+
+
+def task_yaml_text(task: str, entry: dict, out_dir, reserved=()) -> str:
     """The text of ``<task>.yaml``: a header saying where it came from and what was left out, then the task.
 
     The configuration goes through :func:`safe_task_config` again, with the paths checked
     against the final folder ``out_dir``, so a manifest's ``config`` is written as data
-    whoever built it.
+    whoever built it. A ``tag`` naming the task itself or one of ``reserved`` (the group and its other tasks) is
+    left out: lm-eval indexes the tag in that task's place and skips the task's file, so the group ran other tasks.
     """
     import yaml
 
     from ..safe_output import comment, quoted
 
     config, dropped = safe_task_config(entry.get("config") or {}, out_dir, entry.get("local_data") or ())
+    without_taken_tags(config, {task, *reserved}, dropped)
     seen = {(d["key"], d["reason"]) for d in dropped}
     dropped += [d for d in entry.get("dropped") or [] if isinstance(d, dict) and (d.get("key"), d.get("reason")) not in seen]
     source = f"{entry.get('source')}" + (f" (defined in {entry['config_source']})" if entry.get("config_source") else "")

@@ -305,9 +305,12 @@ def helm_shots_note(manifest: dict) -> list:
     -------
     list of str
         The shots the run entries ask for, with the number of datasets at each; and the datasets whose results named
-        no shots, which run at HELM's own default (empty when no dataset has a HELM run entry).
+        no shots, which run at HELM's own default (empty when no dataset has a HELM run entry). A dataset counts only
+        when the conf writes one of its run entries (:func:`~.helm_run_args.checked_helm_entries`).
     """
-    subset = [e for e in manifest["subset"] if helm_description_list(e)]
+    from .helm_run_args import checked_helm_entries
+
+    subset = [e for e in manifest["subset"] if any(why is None for _, why in checked_helm_entries(e))]
     asked: dict = {}
     for e in subset:
         asked.setdefault(entry_shots(e), []).append(e["name"])
@@ -338,7 +341,8 @@ def lm_eval_task_list(entry: dict) -> list:
     if entry.get("benchmark") == "helm" and ":" in entry["name"]:
         subject = _helm_run_subject(entry["name"])
         if subject is not None:  # one MMLU subject's run: that subject's task, not lm-eval's 57-subject group
-            return [f"mmlu_{subject}"]
+            # A subject that is no name ('../../x' from someone's results) has no lm-eval task: listed as such.
+            return [f"mmlu_{subject}"] if re.fullmatch(r"\w+", subject, re.ASCII) else []
         return list(_table_lm_eval({"name": entry["name"].split(":", 1)[0]}))
     return list(_table_lm_eval(entry))
 

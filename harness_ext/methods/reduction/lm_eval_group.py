@@ -46,6 +46,21 @@ def check_members(group: str, names) -> None:
                               "take one for the other; choose another group name (reduce --group-name NAME)")
 
 
+def check_task_paths(names, sources: dict) -> None:
+    """Refuse a task whose name lm-eval would read as a path: with ``--log_samples`` (the Run line asks for it) it
+    writes ``samples_<task>_<date>.jsonl``, so a '/' (or a '\\', Windows' separator) names folders inside the
+    output folder that do not exist: lm-eval logs that it could not save them, and the samples are lost."""
+    from harness_ext.errors import HarnessExtError
+
+    for name in dict.fromkeys(names):
+        if "/" in name or "\\" in name:
+            src = (sources.get(name) or {}).get("source")
+            raise HarnessExtError(f"the subset task {quoted(name)}{f' (from {src})' if src else ''} has a '/' or '\\' "
+                                  "in its name: lm-eval's --log_samples would write its samples to a path through "
+                                  "folders that do not exist, and lose them; choose datasets without it "
+                                  "(reduce --datasets GLOB) or rename it in its results file")
+
+
 def _task_file_stem(task: str, taken: set) -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", task).lstrip(".-")[:150] or "task"  # a safe file name (safe_output)
     # Compared without case: on macOS and Windows "MMLU.yaml" is "mmlu.yaml", and one task's file would replace another's.
@@ -55,15 +70,17 @@ def _task_file_stem(task: str, taken: set) -> str:
     return stem
 
 
-def write_task_file(name: str, sources: dict, out_dir: Path, shown, taken: set, written: list, unknown: list) -> None:
+def write_task_file(name: str, sources: dict, out_dir: Path, shown, taken: set, written: list, unknown: list,
+                    reserved=()) -> None:
     """``<task>.yaml`` beside the group for a task whose configuration came from the ingested results
-    (appended to ``written``); a task with no known definition is appended to ``unknown``."""
+    (appended to ``written``); a task with no known definition is appended to ``unknown``. ``reserved``: the names
+    of the group and its tasks, which the task's tags may not take."""
     from harness_ext.store.task_yaml_safety import task_yaml_text
 
     src = sources.get(name) or {}
     if src.get("origin") == "results":
         path = out_dir / f"{_task_file_stem(name, taken)}.yaml"
-        path.write_text(task_yaml_text(name, src, shown), encoding="utf-8")
+        path.write_text(task_yaml_text(name, src, shown, reserved), encoding="utf-8")
         written.append(path)
     elif src.get("origin") == "unknown":
         unknown.append((name, src))
@@ -98,6 +115,9 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     tasks, skipped, written, unknown = [], [], [], []
     taken = {group.casefold()}
     check_members(group, [n for e in manifest["subset"] for n in lm_eval_task_list(e)])
+    members = [n for e in manifest["subset"] for n in lm_eval_task_list(e)]
+    check_task_paths(members, sources)
+    reserved = {group, *members}
     for entry in manifest["subset"]:
         names = lm_eval_task_list(entry)
         if not names:
@@ -107,7 +127,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         # A shot count read from another harness (HELM's in-context examples) is kept: the same setting.
         for name in names:
             tasks.append({"task": name, "num_fewshot": int(shots)} if isinstance(shots, int) and shots >= 0 else name)
-            write_task_file(name, sources, out_dir, shown, taken, written, unknown)
+            write_task_file(name, sources, out_dir, shown, taken, written, unknown, reserved)
     doc = {"group": group, "group_alias": group_alias(manifest), "task": tasks}
     # lm-eval's metric, also for a subset chosen from HELM results (HELM's EM on MMLU is lm-eval's acc).
     metrics = {lm_eval_metric(e) for e in manifest["subset"] if lm_eval_task_list(e)}
@@ -171,6 +191,8 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     group = group_stem(manifest)
     tasks = manifest["tasks"]
     check_members(group, tasks)
+    check_task_paths([t for t, b in tasks.items() if b.get("benchmark") in (None, "", "lm_eval")],
+                     manifest.get("lm_eval_tasks") or {})
     samples = out_dir / f"{group}_samples.json"
     samples.write_text(json.dumps({t: decode_ids(b["sample"]).tolist() for t, b in tasks.items()}) + "\n",
                        encoding="utf-8")
@@ -212,7 +234,7 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     # Task definitions kept from the ingested results are written beside the group (lm-eval takes one --include_path).
     written, unknown, taken = [], [], {group.casefold()}
     for t in listed:
-        write_task_file(t, sources, out_dir, shown, taken, written, unknown)
+        write_task_file(t, sources, out_dir, shown, taken, written, unknown, {group, *tasks})
     notes += task_file_notes(written, unknown)
     none = "# No task of this reduction can run under lm-eval, so there is no group to run."
     if not listed:

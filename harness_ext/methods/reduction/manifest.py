@@ -495,7 +495,7 @@ def attach_lm_eval_tasks(manifest: dict, db=None, local_data=()) -> dict:
 
     from ...store.lm_eval_tasks import resolve_tasks
     from ...store.db import Store
-    from ...store.task_yaml_safety import dropped_summary
+    from ...store.task_yaml_safety import dropped_summary, without_taken_tags
 
     names = [n for n in (lm_eval_task(e) for e in manifest["subset"]) if n]
     if not names:
@@ -507,6 +507,11 @@ def attach_lm_eval_tasks(manifest: dict, db=None, local_data=()) -> dict:
         with Store.open(db, read_only=True) as store:
             found = resolve_tasks(names, store, local_data)
     manifest["lm_eval_tasks"] = found
+    # A tag named as the group or one of its tasks takes that task's place in lm-eval's index: left out, counted.
+    reserved = {manifest.get("group_name") or "harness_ext_reduced", *names}
+    for t, e in found.items():
+        if e.get("origin") == "results" and isinstance(e.get("config"), dict):
+            without_taken_tags(e["config"], {t, *reserved}, e.setdefault("dropped", []))
     note = dropped_summary({t: e["dropped"] for t, e in found.items() if e.get("dropped")})
     if note:
         manifest["warnings"].append(note)

@@ -1,0 +1,95 @@
+"""A task name from someone else's results file that lm-eval would read as a path when it saves the samples."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness_ext.cli import main
+from test_reduced_folder import TASKS, _write_population
+
+
+def _rename(pop, old: str, new: str) -> None:
+    for f in pop.rglob("results_*.json"):
+        f.write_text(f.read_text().replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["../../evil", "a/b", "C:\\evil\\t"])
+def test_a_subset_task_named_as_a_path_is_refused_before_anything_is_written(tmp_path, capsys, name):
+    pop = _write_population(tmp_path / "pop")
+    for t in TASKS:  # every task, so the subset holds one
+        _rename(pop, t, f"{name}{t[-1]}")
+    db, out = tmp_path / "s.duckdb", tmp_path / "reduced"
+    assert main(["ingest", "--db", str(db), str(pop)]) == 0
+    assert main(["reduce", "--db", str(db), "--budget", "2", "--n-random", "20", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "has a '/' or '\\' in its name" in err and "results_2025-01-01T00-00-00.000000.json" in err
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["pop", "s.duckdb"]
+
+
+def test_names_that_are_no_path_are_written():
+    """Colons, spaces, YAML's own signs: data in the YAML, and a safe file name."""
+    from harness_ext.methods.reduction.lm_eval_group import check_task_paths
+
+    check_task_paths(["x: include y", "!function evil.x", "*alias &a", "mmlu_anatomy", "a..b"], {})
+
+
+@pytest.mark.parametrize("name", ["a/b", "../x"])
+def test_lm_eval_loses_the_samples_of_a_task_named_as_a_path(tmp_path, name, caplog):
+    """Not vacuous: lm-eval's --log_samples joins the task name into the samples file's path, and then logs that it
+    could not save them."""
+    tracker = pytest.importorskip("lm_eval.loggers.evaluation_tracker")
+    t = tracker.EvaluationTracker(output_path=str(tmp_path / "results"))
+    t.general_config_tracker.model_name_sanitized, t.date_id = "m", "2025-01-01T00-00-00"  # as its run sets them
+    t.save_results_samples(name, [{"doc_id": 0, "resps": [], "filtered_resps": [], "arguments": [], "target": 1}])
+    assert [p for p in (tmp_path / "results").rglob("*") if p.is_file()] == []
+    t.save_results_samples("ab", [{"doc_id": 0, "resps": [], "filtered_resps": [], "arguments": [], "target": 1}])
+    assert [p.name.split("_")[1] for p in (tmp_path / "results").rglob("*.jsonl")] == ["ab"]
+
+
+@pytest.mark.parametrize("value, kept", [(0, True), (25, True), (None, True), (1000, True), (1001, False),
+                                         (10 ** 30, False), (-1, False), (True, False), (2.5, False), ("5", False)])
+def test_shots_and_repeats_a_run_could_not_finish_are_not_written(value, kept):
+    """lm-eval runs each request ``repeats`` times and puts ``num_fewshot`` examples in each prompt."""
+    from harness_ext.store.task_yaml_safety import safe_task_config
+
+    out, dropped = safe_task_config({"num_fewshot": value, "repeats": 64 if value is None else value})
+    assert ("num_fewshot" in out) is kept and (value is None or ("repeats" in out) is (kept and value != 0))
+    assert kept or "outside" in dropped[0]["reason"] or "not a whole number" in dropped[0]["reason"]
+
+
+@pytest.mark.slow
+def test_a_tag_named_as_another_task_of_the_group_is_not_written(tmp_path, capsys):
+    """A results file's task tagged with the names of the other tasks and the group: lm-eval indexed the tag in the
+    task's place (skipping its file), and the group ran the tagged task twice."""
+    yaml = pytest.importorskip("yaml")
+    pop = _write_population(tmp_path / "pop")
+    for f in pop.rglob("results_*.json"):
+        doc = json.loads(f.read_text())
+        for cfg in doc["configs"].values():
+            cfg["tag"] = [*TASKS, "harness_ext_reduced", "my_own_tag"]
+        f.write_text(json.dumps(doc))
+    db, out = tmp_path / "s.duckdb", tmp_path / "reduced"
+    assert main(["ingest", "--db", str(db), str(pop)]) == 0
+    assert main(["reduce", "--db", str(db), "--budget", "2", "--n-random", "20", "--out", str(out)]) == 0
+    assert "tag x2" in capsys.readouterr().out + "".join(json.loads((out / "manifest.json").read_text())["warnings"])
+    written = sorted(out.glob("my_task_*.yaml"))
+    assert len(written) == 2
+    others = [t for t in TASKS if t not in {p.stem for p in written}]  # not in this folder: kept
+    for p in written:
+        assert yaml.safe_load(p.read_text())["tag"] == [*others, "my_own_tag"] and "# Not written" in p.read_text()
+    tasks = pytest.importorskip("lm_eval.tasks")
+    tm = tasks.TaskManager(include_path=str(out), include_defaults=False)
+    assert sorted(tm.all_subtasks) == sorted(p.stem for p in written)
+    assert sorted(tm.all_tags) == sorted([*others, "my_own_tag"])
+
+
+def test_lm_eval_puts_a_tag_in_a_task_s_place(tmp_path):
+    """Not vacuous: with the tag written, lm-eval indexes 'b' as a tag of 'a' and skips b.yaml."""
+    tasks = pytest.importorskip("lm_eval.tasks")
+    (tmp_path / "a.yaml").write_text("task: a\ntag: [b]\ndataset_path: x\noutput_type: generate_until\n")
+    (tmp_path / "b.yaml").write_text("task: b\ndataset_path: y\noutput_type: generate_until\n")
+    tm = tasks.TaskManager(include_path=str(tmp_path), include_defaults=False)
+    assert tm.all_subtasks == ["a"] and tm.all_tags == ["b"]
