@@ -10,9 +10,12 @@ comma version would be:
   table read before is read the same; two delimiters that both fit are an error naming the file.
 * **Decimal mark** (:func:`decimal_commas`): only when the delimiter is not a comma. A cell such as
   ``0,734`` or ``12,5`` (a comma that cannot be a thousands separator) says the file's decimal mark is the
-  comma; every number written with one is then read with a point. A file that also writes decimals with a
-  point (``0.5`` beside ``0,5``), or whose only commas could be either mark (``1,250``: 1.25 or 1250) with
-  nothing else to say which, is refused with the cell named: never a guess that changes values.
+  comma; every number written with one is then read with a point. So is ``1.250,5`` (Excel's thousands
+  separator, a point, before a decimal comma: 1250.5), and, in a column of such numbers, a whole ``1.250``
+  (1250). A file that also writes decimals with a point in other columns (``0.5`` beside ``0,5``), or whose only
+  commas could be either mark (``1,250``: 1.25 or 1250) with nothing else to say which, is refused with the cell
+  named: never a guess that changes values. A column that mixes both marks in its own cells is kept as text (so
+  the leaderboard reader makes it metadata), and a note counts its cells of each mark.
 
 What was inferred is said in the ingest notes (:meth:`harness_ext.types.SourceFile.note`), with counts.
 """
@@ -23,7 +26,7 @@ import csv
 import re
 
 from harness_ext.errors import IngestError
-from harness_ext.report import listed
+from harness_ext.report import listed, plural
 
 #: The delimiters a table may use, in order of preference.
 DELIMITERS = (",", ";", "\t")
@@ -118,14 +121,28 @@ def _commas_only_group(cell: str) -> bool:
     return bool(runs) and all(_GROUPED.fullmatch(r) for r in runs)
 
 
+#: A number with points between groups of three digits and one decimal comma (``1.250,5``): only a comma can be
+#: its decimal mark.
+_EU_GROUPED = re.compile(r"[+-]?[1-9]\d{0,2}(?:\.\d{3})+,\d+")
+#: A whole number with points between groups of three digits (``1.250``, ``12.500.000``): 1250 with a decimal
+#: comma, 1.25 with a point.
+_POINT_GROUPED = re.compile(r"[+-]?[1-9]\d{0,2}(?:\.\d{3})+")
+
+
 class _Cells:
     """The number cells of a table's columns written with a decimal comma or point, for :func:`decimal_commas`."""
 
     def __init__(self):
-        self.comma, self.point, self.telling = [], [], []  # (row index, column, cell)
+        # (row index, column, cell); ``grouped``: cells whose points separate thousands if the mark is the comma
+        self.comma, self.point, self.telling, self.grouped = [], [], [], []
 
     def add(self, i, j, cell, parse) -> None:
         c = cell.strip()
+        bare = c.rstrip("%").strip()
+        if _EU_GROUPED.fullmatch(bare):  # 1.250,5: thousands points, a decimal comma
+            self.comma.append((i, j, c))
+            self.telling.append((i, j, c))
+            return
         comma, point = bool(DIGIT_COMMA.search(c)), bool(DIGIT_POINT.search(c))
         if comma and not point:
             try:
@@ -140,7 +157,16 @@ class _Cells:
                 parse(c)
             except ValueError:
                 return  # a version or a date ("1.2.3", "01.02.2024"): not a number
-            self.point.append((i, j, c))
+            (self.grouped if _POINT_GROUPED.fullmatch(bare) else self.point).append((i, j, c))
+
+    def mixed_columns(self) -> set:
+        """Columns holding both cells with a decimal comma and cells with a decimal point (``0,5`` above ``0.5``)."""
+        return {j for _, j, _ in self.comma} & {j for _, j, _ in self.point}
+
+
+def _european(c: str) -> str:
+    """A cell written with a decimal comma (and perhaps thousands points) as the reader's numbers are written."""
+    return DIGIT_COMMA.sub(".", c.replace(".", "")) if "." in c else DIGIT_COMMA.sub(".", c)
 
 
 def decimal_commas(src, rows: list, skip, delim: str, parse) -> None:
@@ -151,7 +177,8 @@ def decimal_commas(src, rows: list, skip, delim: str, parse) -> None:
     src : harness_ext.types.SourceFile
         The file, for its errors and its notes.
     rows : list of list of str
-        The table as read with ``delim``, header first; number cells written with a decimal comma are rewritten.
+        The table as read with ``delim``, header first; number cells written with a decimal comma (``0,734``,
+        ``1.250,5``) are rewritten, and so are whole numbers grouped by points (``1.250``) in such a file.
     skip : collection of int
         Columns never read as numbers (the model column, names of datasets and metrics).
     delim : str
@@ -163,8 +190,9 @@ def decimal_commas(src, rows: list, skip, delim: str, parse) -> None:
     Raises
     ------
     IngestError
-        For a file that writes decimals with both marks, or whose commas could be either mark with nothing
-        in the file to say which; naming the cells.
+        For a file that writes decimals with both marks in different columns, or whose commas could be either
+        mark with nothing in the file to say which; naming the cells. A column that mixes both marks itself is
+        kept as written, and noted with its counts.
     """
     if delim == "," or len(rows) < 2:
         return
@@ -177,35 +205,59 @@ def decimal_commas(src, rows: list, skip, delim: str, parse) -> None:
     if not cells.comma:
         return
 
+    def name(j):
+        return " ".join(header[j].split()) if j < len(header) else f"column {j + 1}"
+
     def where(i, j, c):
-        name = header[j].strip() if j < len(header) else f"column {j + 1}"
-        return f"{c!r} ({name!r}, row {i + 1})"
+        return f"{c!r} ({name(j)!r}, row {i + 1})"
 
     if not cells.telling:
-        if cells.point:
+        if cells.point or cells.grouped:
             return  # points are the decimals, commas the thousands separators, as in a comma-separated file
         i, j, c = cells.comma[0]
         raise IngestError(src.path, f"the decimal mark is ambiguous: {where(i, j, c)} could be a decimal comma or a "
                                     f"thousands separator, and no number in the file says which ({len(cells.comma)} "
                                     "such cells); write the numbers without thousands separators, or with a decimal "
                                     "point and ',' as the delimiter")
-    if cells.point:
-        i, j, c = cells.telling[0]
-        pi, pj, pc = cells.point[0]
+    # A whole number grouped by points (1.250) is read so only in a column with a decimal comma: alone it could be
+    # a decimal point (7.125 of a 1-10 score), which a file of decimal commas then mixes in, as below.
+    with_comma = {j for _, j, _ in cells.comma}
+    cells.point += [x for x in cells.grouped if x[1] not in with_comma]
+    cells.grouped = [x for x in cells.grouped if x[1] in with_comma]
+    mixed = cells.mixed_columns()
+    point = [x for x in cells.point if x[1] not in mixed]
+    telling = [x for x in cells.telling if x[1] not in mixed] or cells.telling
+    if point:
+        (i, j, c), (pi, pj, pc) = telling[0], point[0]
         raise IngestError(src.path, f"mixes decimal marks: {where(i, j, c)} is written with a decimal comma and "
                                     f"{where(pi, pj, pc)} with a point ({len(cells.comma)} cells with commas, "
                                     f"{len(cells.point)} with points); a point in a file of decimal commas may be a "
                                     "thousands separator, so nothing is guessed: write every number with one mark")
+    _rewrite(src, rows, cells, mixed, name, delim, telling[0][2])
+
+
+def _rewrite(src, rows: list, cells: _Cells, mixed: set, name, delim: str, telling: str) -> None:
+    """Rewrite the decimal-comma cells (and the point-grouped whole numbers) of the columns not in ``mixed``, and
+    note what was read (``telling``: a cell whose comma cannot be a thousands separator) and what was kept as
+    written."""
+    read = [x for x in cells.comma + cells.grouped if x[1] not in mixed]
     cols = []
-    for i, j, c in cells.comma:
-        rows[i][j] = DIGIT_COMMA.sub(".", rows[i][j])
+    for i, j, c in read:
+        rows[i][j] = _european(rows[i][j])
         if j not in cols:
             cols.append(j)
-    names = [header[j].strip() if j < len(header) else f"column {j + 1}" for j in cols]
-    src.note(f"',' read as the decimal mark ({shown(delim)} is the delimiter): {len(cells.comma)} "
-             f"number{'s' * (len(cells.comma) != 1)} in {len(cols)} column{'s' * (len(cols) != 1)} "
-             f"({listed(names, 12)}) written with a decimal comma ({cells.telling[0][2]!r} cannot be a thousands "
-             "separator)")
+    grouped = sum(1 for x in read if "." in x[2])
+    if read:
+        src.note(f"',' read as the decimal mark ({shown(delim)} is the delimiter): {plural(len(read), 'number')} in "
+                 f"{plural(len(cols), 'column')} ({listed([name(j) for j in cols], 12)}) written with a decimal comma "
+                 f"({telling!r} cannot be a thousands separator)"
+                 + (f", {grouped} of them with '.' between groups of thousands" if grouped else ""))
+    for j in sorted(mixed):
+        n_comma = sum(1 for x in cells.comma if x[1] == j)
+        n_point = sum(1 for x in cells.point if x[1] == j)
+        src.note(f"{name(j)!r}: {plural(n_comma, 'cell')} written with a decimal comma and {n_point} with a point: "
+                 "its cells are kept as written (text), as no one mark reads them all; write every number of it "
+                 "with one mark to read it as scores")
 
 
 def has_digit_comma(path, block: int = 16 << 20) -> bool:

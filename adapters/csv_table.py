@@ -60,8 +60,9 @@ Benchmark ``opencompass`` (or the sidecar's), so summaries of several runs meet 
 Delimiter and decimal mark
 --------------------------
 ``,`` (``.tsv``: a tab); a file whose header has no model column when split at commas is read with ``;`` or a tab
-if that fits, and numbers written with a decimal comma (``0,734``) in a table not separated by commas are read
-as their comma version would be (:mod:`harness_ext.adapters.csv_dialect`), with a note.
+if that fits, and numbers written with a decimal comma (``0,734``, or ``1.250,5`` with points between the
+thousands) in a table not separated by commas are read as their comma version would be
+(:mod:`harness_ext.adapters.csv_dialect`), with a note; a column that mixes both marks is kept as text, noted.
 
 Sidecar
 -------
@@ -424,4 +425,7 @@ def harness_ext_adapters():
                     "score; text and size/date columns become model metadata, averages aggregates)",
         can_handle=can_handle,
         read=read,
+        # 2: with ';' or a tab as the delimiter, '1.250,5' (points between thousands, a decimal comma) is a number,
+        # not text that made its column model metadata; a column mixing decimal marks is kept as text and noted
+        revision="2",
     )

@@ -42,6 +42,26 @@ def listed(items, limit: int) -> str:
     return ", ".join(map(str, items[:limit])) + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
+def plural(n, noun: str, many: Optional[str] = None) -> str:
+    """``n`` and ``noun``, the noun plural unless ``n`` is 1: ``plural(1, "file")`` is ``"1 file"``.
+
+    Parameters
+    ----------
+    n : int
+        The count; printed with thousands separators.
+    noun : str
+        The singular noun phrase (``"item score"``); its plural adds ``s`` to it.
+    many : str, optional
+        The plural when it is not ``noun + "s"`` (``"entries"``).
+
+    Returns
+    -------
+    str
+        ``"<n> <noun>"``, as the messages of every command print a count.
+    """
+    return f"{n:,} {noun if n == 1 else (many or noun + 's')}"
+
+
 def get_pyplot():
     """Return ``matplotlib.pyplot`` with the Agg backend, or raise a clear error."""
     try:

@@ -183,7 +183,7 @@ def test_ingest_report_prints_its_summary(tmp_path):
     """print(hx.ingest(...)) is the line 'harness-ext ingest' prints, not a repr of every file."""
     run = hx.bundled_data_path() / "pythia-2.8b" / "2.8b-5shot_step143000.json"
     report = hx.ingest(run, store=tmp_path / "s.duckdb")
-    assert str(report) == report.summary() and str(report).startswith("1 files ingested (")
+    assert str(report) == report.summary() and str(report).startswith("1 file ingested (")
     assert str(hx.ingest(run, store=tmp_path / "s.duckdb")).startswith("0 files ingested (0 results), 1 unchanged")
 
 

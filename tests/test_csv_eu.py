@@ -148,3 +148,71 @@ def test_semicolon_item_table_with_decimal_comma_scores(tmp_path):
     q = "SELECT model, task, doc_id, value FROM samples ORDER BY 1, 3"
     assert s_eu.con.execute(q).fetchall() == s_us.con.execute(q).fetchall()
     assert any(n.startswith("',' read as the decimal mark (';' is the delimiter): 2 scores") for n in rep.files[0].notes)
+
+
+EU = Path(__file__).parent / "fixtures" / "csv_eu"
+
+
+@BOTH
+def test_thousands_points_before_a_decimal_comma_read_as_the_real_leaderboards_values(read_path, tmp_path):
+    """AlpacaEval's benchmark table as a German Excel saves it (fixtures/csv_eu): ``1.251,0`` is Arena Elo 1251, not
+    text that made the Elo column model metadata; every value stored is the comma version's."""
+    us_text = (Path(__file__).parent / "fixtures" / "csv" / "alpaca_eval_benchmarks.csv").read_text()
+    (tmp_path / "eu").mkdir()
+    (tmp_path / "us").mkdir()
+    (tmp_path / "eu" / "alpaca_eval_benchmarks.csv").write_bytes((EU / "alpaca_eval_benchmarks_de.csv").read_bytes())
+    (tmp_path / "us" / "alpaca_eval_benchmarks.csv").write_text(us_text)
+    s_eu, rep = _ingest(tmp_path / "eu" / "alpaca_eval_benchmarks.csv")
+    s_us, _ = _ingest(tmp_path / "us" / "alpaca_eval_benchmarks.csv")
+    assert rep.files[0].status == "ingested", rep.files[0].reason
+    res, ds = _stored(s_eu)
+    assert (res, ds) == _stored(s_us)
+    assert ("gpt4_1106_preview", "Arena Elo [Feb 2, 2024]", 1251.0) in res
+    numbers = [c for row in csv.reader(io.StringIO(us_text)) for c in row if re.fullmatch(r"-?\d+\.\d+", c)]
+    grouped = sum(float(c) >= 1000 for c in numbers)
+    assert grouped == 86
+    notes = rep.files[0].notes
+    assert any(n.startswith(f"',' read as the decimal mark (';' is the delimiter): {len(numbers)} numbers in 22 "
+                            "columns (Arena Elo [Feb 2, 2024], ") and
+               n.endswith(f"('1.251,0' cannot be a thousands separator), {grouped} of them with '.' between groups "
+                          "of thousands") for n in notes), notes
+    assert not any("Arena Elo" in n for n in notes if "model metadata" in n), notes
+    s_eu.close()
+    s_us.close()
+
+
+def test_a_column_mixing_decimal_marks_is_kept_as_text_and_counted(tmp_path):
+    """Real values (the fixture's first rows), one Elo cell written with a point: that column alone is kept as text
+    (metadata, said), with its cells of each mark counted; the other columns are read."""
+    rows = (EU / "alpaca_eval_benchmarks_de.csv").read_text().splitlines()
+    header = "Model;Arena Elo;LC AlpacaEval 2.0"
+    body = [";".join(r.split(";")[:3]) for r in rows[23:28]]  # one line each: past the header's wrapped cells
+    assert all(re.fullmatch(r"[^;]+;\d\.\d{3},\d;\d+,\d+", b) for b in body), body
+    body[0] = body[0].replace(".", "", 1).replace(",", ".", 1)  # 1.251,0 -> 1251.0, as another tool wrote it
+    f = tmp_path / "board.csv"
+    f.write_text("\n".join([header] + body) + "\n")
+    s, rep = _ingest(f)
+    assert rep.files[0].status == "ingested", rep.files[0].reason
+    notes = rep.files[0].notes
+    assert "'Arena Elo': 4 cells written with a decimal comma and 1 with a point: its cells are kept as written " \
+           "(text), as no one mark reads them all; write every number of it with one mark to read it as scores" in notes
+    assert any(n.startswith("',' read as the decimal mark (';' is the delimiter): 5 numbers in 1 column "
+                            "(LC AlpacaEval 2.0)") for n in notes), notes
+    assert any("model metadata" in n and "Arena Elo" in n for n in notes), notes
+    assert {d for _, d, _ in _stored(s)[0]} == {"LC AlpacaEval 2.0"}
+
+
+def test_whole_numbers_grouped_by_points_need_a_decimal_comma_in_their_column(tmp_path):
+    """``1.250`` beside ``1.105,5`` in one column is 1250; alone in its column it could be a decimal point (7.125 of a
+    1-10 score), and a file of decimal commas elsewhere is refused, as before."""
+    f = tmp_path / "board.csv"
+    f.write_text("Model;MMLU;Elo\nllama-7b;0,352;1.105,5\nmistral-7b;0,625;1.250\n")
+    s, rep = _ingest(f)
+    assert rep.files[0].status == "ingested", rep.files[0].reason
+    vals = {(m, d): v for m, d, v in _stored(s)[0]}
+    assert vals[("mistral-7b", "Elo")] == 1250.0 and vals[("llama-7b", "Elo")] == 1105.5
+    g = tmp_path / "mt.csv"
+    g.write_text("Model;MMLU;MT-bench\nllama-7b;0,352;7.125\nmistral-7b;0,625;6.250\n")
+    _, rep = _ingest(g)
+    assert rep.files[0].status == "skipped" and "mixes decimal marks" in rep.files[0].reason
+    assert "'7.125' ('MT-bench', row 2)" in rep.files[0].reason

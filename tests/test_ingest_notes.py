@@ -99,7 +99,7 @@ def test_234_column_leaderboard_keeps_every_score_and_reports_its_two_aggregates
     (note,) = [n for n in f.notes if "aggregate" in n]
     assert note.startswith("2 columns stored as aggregates: suite_overall_mc, suite_overall_gen")
     assert "--column-meta" in note
-    assert "notes on how files were read" in rep.summary() and "suite.csv" in str(rep)
+    assert "; 1 note on how files were read" in rep.summary() and "suite.csv" in str(rep)
 
 
 @pytest.mark.parametrize("threshold", PATHS, ids=PATH_IDS)

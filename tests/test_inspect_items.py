@@ -311,5 +311,5 @@ def test_two_logs_scoring_one_item_differently_are_a_reported_conflict(tmp_path)
     rep, rows, _ = _ingest([tmp_path])
     a, b = [f for f in rep.files if f.adapter == "item_table"]
     assert (a.item_conflicts, b.item_conflicts) == (0, 1) and rep.n_item_conflicts == 1
-    assert any("1 item scores already stored from another file with a different value" in n for n in b.notes)
+    assert any("1 item score already stored from another file with a different value" in n for n in b.notes)
     assert len(rows) == 4  # both kept; the first stored is the one used

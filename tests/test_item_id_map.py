@@ -190,7 +190,7 @@ def test_info_says_which_ids_the_store_numbered(tmp_path, capsys):
     _ingest(db, a, b)
     assert main(["info", "--db", str(db), "--json", str(tmp_path / "i.json")]) == 0
     out = capsys.readouterr().out
-    assert "note: 3 item ids of 1 tasks are not numbers that keep them apart: the store numbered them" in out
+    assert "note: 3 item ids of 1 task are not numbers that keep them apart: the store numbered them" in out
     assert json.loads((tmp_path / "i.json").read_text())["summary"]["item_notes"][0].startswith("3 item ids of 1 ")
     with Store.open(db, read_only=True) as store:
         got = item_id_map(store, task="t")
@@ -274,7 +274,7 @@ def test_info_names_tasks_of_several_files_stored_before_the_map(tmp_path, capsy
     with duckdb.connect(str(db)) as con:
         con.execute("DROP TABLE item_ids")
     assert main(["info", "--db", str(db)]) == 0
-    assert ("note: 1 tasks of item tables (b/t) were stored from several files by a version that did not keep item "
+    assert ("note: 1 task of item tables (b/t) were stored from several files by a version that did not keep item "
             "ids") in capsys.readouterr().out
 
 

@@ -71,12 +71,12 @@ def test_item_conflicts_are_counted_in_the_summary_and_listed_by_info(tmp_path, 
     assert main(["ingest", "--db", str(db), str(first)]) == 0
     assert "conflicting item scores" not in capsys.readouterr().out
     assert main(["ingest", "--db", str(db), str(second), "--json", str(tmp_path / "i.json")]) == 0
-    assert "0 conflicting values and 1 conflicting item scores" in capsys.readouterr().out
+    assert "0 conflicting values and 1 conflicting item score" in capsys.readouterr().out
     assert json.loads((tmp_path / "i.json").read_text())["summary"]["n_item_conflicts"] == 1
     assert main(["info", "--db", str(db)]) == 0
     out = capsys.readouterr().out
-    assert "item level: 2 item sources, 2 item models, 1 item tasks, 8 item scores, 1 item conflicts" in out
-    assert "1 item scores disagree between source files" in out
+    assert "item level: 2 item sources, 2 item models, 1 item task, 8 item scores, 1 item conflict" in out
+    assert "1 item score disagrees between source files" in out
     assert main(["info", "--db", str(db), "--conflicts", "--json", str(tmp_path / "c.json")]) == 0
     listed = json.loads((tmp_path / "c.json").read_text())["tables"]["item_conflicts"]
     assert [(r["model"], r["item"], r["value"], r["source"]) for r in listed] == [
@@ -118,7 +118,7 @@ def test_a_modified_copy_of_a_shared_table_shows_its_one_conflict(tmp_path, caps
     assert main(["ingest", "--db", str(db), str(shared)]) == 0
     capsys.readouterr()
     assert main(["ingest", "--db", str(db), str(copy)]) == 0
-    assert "1 conflicting item scores" in capsys.readouterr().out
+    assert "1 conflicting item score" in capsys.readouterr().out
     with Store.open(db, read_only=True) as store:
         from harness_ext.store.item_info import item_conflicts
 

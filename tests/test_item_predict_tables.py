@@ -9,6 +9,7 @@ its lm-eval logs of the same scores give: items are matched by task, id and metr
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -76,7 +77,8 @@ def _estimates(pred) -> pd.DataFrame:
 
 
 @pytest.mark.slow  # the population is reduced (ingest, reduce_items with its expected error): ~10 s
-def test_a_models_item_table_gives_the_estimate_its_logs_give(reduced, tmp_path):
+def test_a_models_item_table_gives_the_estimate_its_logs_give(reduced, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="harness_ext.predict")
     out, manifest = reduced
     rows = _drawn(manifest)
     from_logs = predict_items(manifest, [_write_logs(tmp_path / "logs", rows)])
@@ -88,8 +90,9 @@ def test_a_models_item_table_gives_the_estimate_its_logs_give(reduced, tmp_path)
     pd.testing.assert_frame_equal(_estimates(from_table), _estimates(from_logs))
     pd.testing.assert_frame_equal(from_table.aggregate, from_logs.aggregate)
     assert (from_table.table["n_used"] == 10).all() and from_table.table["raw"].notna().all()
-    assert f"{new / 'qwen.csv'}: 20 of its 20 item scores matched the manifest's items (task, item id and metric)" \
-        in from_table.warnings
+    # Every score matched: an informational line (-v), no warning.
+    said = f"{new / 'qwen.csv'}: 20 of its 20 item scores matched the manifest's items (task, item id and metric)"
+    assert said not in from_table.warnings and said in caplog.messages
     assert from_table.sources == {HELD_OUT: [str(new / "qwen.csv")]}
 
 
@@ -159,8 +162,40 @@ def test_unmatched_items_of_a_table_are_counted(reduced, tmp_path):
     (tmp_path / "gsm.csv.meta.yaml").write_text("items:\n  metric: final_number_exact_match\n")
     pred = predict_items(manifest, [new])
     assert (f"{new}: 10 of its 12 item scores matched the manifest's items (task, item id and metric); 2 not (other "
-            "tasks or metrics, or ids that are no item of their task)") in pred.warnings
+            "tasks or metrics, or ids that are no item of their task), by task: gsm 2") in pred.warnings
     assert pred.table.set_index("dataset").loc["gsm", "n_used"] == 10
+
+
+@pytest.mark.slow  # the population is reduced (ingest, reduce_items with its expected error): ~10 s
+def test_predict_warns_of_a_tables_matches_only_when_some_scores_did_not_match(reduced, tmp_path, capsys):
+    """Through the command line, on the held-out model's real HELM Lite rows: a table whose every item score matched
+    is no warning (an informational line with -v); lm-eval logs of the same scores say nothing of it; a table with
+    scores of another metric is a warning counting them by task."""
+    out, manifest = reduced
+    slices = _slices()
+    mine = {t: r[r["model"] == HELD_OUT] for t, r in slices.items()}
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    pd.concat([r.assign(task=t, metric=METRICS[t]) for t, r in mine.items()]).to_csv(whole / "qwen.csv", index=False)
+    capsys.readouterr()
+    assert main(["predict", "-m", str(out), str(whole), "--no-lm-eval-results"]) == 0
+    err = capsys.readouterr().err
+    assert "matched the manifest's items" not in err and "warning:" not in err, err
+    assert main(["predict", "-m", str(out), str(whole), "--no-lm-eval-results", "-v"]) == 0
+    assert (f"info: {whole / 'qwen.csv'}: 70 of its 70 item scores matched the manifest's items (task, item id and "
+            "metric)") in capsys.readouterr().err.splitlines()
+    logs = _write_logs(tmp_path / "logs", _drawn(manifest))
+    assert main(["predict", "-m", str(out), str(logs), "--no-lm-eval-results"]) == 0
+    assert "matched" not in capsys.readouterr().err
+    # The OpenbookQA rows logged under another metric (acc, not the population's exact_match) match nothing.
+    other = tmp_path / "other"
+    other.mkdir()
+    pd.concat([mine["gsm"].assign(task="gsm", metric=METRICS["gsm"]),
+               mine["commonsense"].assign(task="commonsense", metric="acc")]).to_csv(other / "qwen.csv", index=False)
+    assert main(["predict", "-m", str(out), str(other), "--no-lm-eval-results"]) == 0
+    assert (f"warning: {other / 'qwen.csv'}: 40 of its 70 item scores matched the manifest's items (task, item id and "
+            "metric); 30 not (other tasks or metrics, or ids that are no item of their task), by task: commonsense 30"
+            ) in capsys.readouterr().err.splitlines()
 
 
 def test_a_tables_ids_are_numbered_by_text_unless_they_are_the_populations_own_numbers(tmp_path):
@@ -230,7 +265,7 @@ def test_a_model_beyond_the_population_is_flagged_with_its_distance(reduced, tmp
     flagged = sorted(w for w in pred.warnings if "beyond the population" in w)
     assert len(flagged) == 2 and "below the weakest" in flagged[0] and flagged[1].startswith("perfect: beyond the population: the mean score of the items "
                                                        "it ran, 1.000 over the benchmark, lies ")
-    assert f"of the manifest's {len(bench)} population models" in flagged[1]
+    assert len(bench) == 1 and "of the manifest's 1 population model (" in flagged[1]  # one model has both tasks
     assert "aipw's interval is design-based and holds there" in flagged[1]
     assert "frontier" in pred.render()
 

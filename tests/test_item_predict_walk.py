@@ -91,7 +91,7 @@ def test_predict_on_a_mixed_folder_says_what_it_read(tmp_path, capsys):
     assert warnings == ["warning: " + HELM_NOTE] + [
         "warning: AlephAlpha/luminous-base: beyond the population: the mean score of the items it ran, 0.233 over the "
         "benchmark, lies 0.142 below the weakest of the manifest's 25 population models (0.375), outside their range "
-        "on 1 of 1 tasks (the crosstask estimate: 0.233); every task measured on all its items: nothing estimated"] + [
+        "on 1 of 1 task (the crosstask estimate: 0.233); every task measured on all its items: nothing estimated"] + [
         f"warning: {m}: no per-item quasi_exact_match log for task babi_qa:task=15"
         for m in ("ollama/llama3.1", "openai/gpt2", "toy/lm-small")] + [
         "warning: logs of tasks not in the manifest ignored: mmlu, popularity, toy_arith_gen, toy_arith_mc"]

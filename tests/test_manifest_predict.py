@@ -527,7 +527,7 @@ def test_helm_conf_asks_for_the_manifests_shots(reduced, tmp_path):
     assert text.count(",max_train_instances=0\"") == 7 and "max_train_instances=5" not in text
     first = m["subset"][0]["name"]
     assert f'"mmlu:subject={first},model=text' in text and f"subject={first},model=text,max_train" not in text
-    assert first in text.split("name no shots for 1 datasets")[1].splitlines()[0]
+    assert first in text.split("name no shots for 1 dataset")[1].splitlines()[0]
     assert helm_shots_note(m)[0].endswith("0 shots (7 datasets)")
 
 

@@ -75,14 +75,14 @@ def test_read_matrix_names_thin_and_rarely_run_datasets():
     df.iloc[1:, 0] = np.nan  # d0: one model
     df.iloc[12:, 1] = np.nan  # d1: half the models
     facts = S.read_matrix(df, None, min_availability=0.6)
-    assert "1 datasets have a result from fewer than two models" in facts.thin_note and "d0" in facts.thin_note
+    assert "1 dataset has a result from fewer than two models" in facts.thin_note and "d0" in facts.thin_note
     assert sorted(e["name"] for e in facts.availability["demoted"]) == ["d0", "d1"]
     with pytest.raises(MethodError, match="no dataset has results from two models"):
         S.read_matrix(df.where(np.eye(24, 8, dtype=bool)))
 
 
 def test_thin_columns_and_selection_sample():
-    assert S.thin_columns(["a", "b"], [1, 5]) == (["a"], "1 datasets have a result from fewer than two models and are "
+    assert S.thin_columns(["a", "b"], [1, 5]) == (["a"], "1 dataset has a result from fewer than two models and is "
                                                           "predicted from column-level information only: a")
     assert S.selection_sample(10, None, 0) is None and S.selection_sample(10, 0, 0) is None
     s = S.selection_sample(10, 4, 3)

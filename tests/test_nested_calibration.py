@@ -282,7 +282,7 @@ def test_thin_datasets_are_kept_and_said_by_reduce_as_by_weights():
     df = pd.DataFrame(X, index=[f"m{i}" for i in range(30)], columns=[f"d{j}" for j in range(8)])
     manifest = build_manifest(df, budget="2", n_random_subsets=5)
     said = [w for w in manifest["warnings"] if "fewer than two models" in w]
-    assert said == ["1 datasets have a result from fewer than two models and are predicted from column-level "
+    assert said == ["1 dataset has a result from fewer than two models and is predicted from column-level "
                     "information only: d5"]
     assert "d5" in [d["name"] for d in manifest["datasets"]]
-    assert complete_matrix(df).notes == (said[0].replace("datasets", "columns", 1),)
+    assert complete_matrix(df).notes == (said[0].replace("dataset", "column", 1),)

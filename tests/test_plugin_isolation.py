@@ -197,7 +197,7 @@ def test_an_adapters_exit_or_interrupt_fails_one_file_and_the_ingest_goes_on(sit
         r = _cli("ingest", "--db", tmp_path / "s.duckdb", tmp_path / "boom.fake", tmp_path / "ok.csv")
     said = r.stderr + " ".join(str(w.message) for w in caught)
     assert r.returncode == 0, r.stderr
-    assert "1 files ingested" in r.stdout and "Traceback" not in r.stderr
+    assert "1 file ingested" in r.stdout and "Traceback" not in r.stderr
     name = "SystemExit" if "SystemExit" in action else "KeyboardInterrupt"
     assert "harness-ext-fake-adapter" in said and name in said and where in said
 
@@ -279,7 +279,7 @@ def test_an_adapter_named_like_a_built_in_disables_only_itself(site, tmp_path):
         warnings.simplefilter("always")
         r = _cli("ingest", "--db", tmp_path / "s.duckdb", tmp_path / "ok.csv")
         p = _cli("plugins", "--kind", "adapters")
-    assert r.returncode == 0 and "1 files ingested" in r.stdout, r.stderr
+    assert r.returncode == 0 and "1 file ingested" in r.stdout, r.stderr
     said = r.stderr + p.stderr + " ".join(str(w.message) for w in caught)
     assert "harness-ext-fake-adapter" in said and "'csv'" in said and "disabled" in said
     line = next(ln for ln in p.stdout.splitlines() if "harness-ext-fake-adapter" in ln)

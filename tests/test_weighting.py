@@ -716,7 +716,7 @@ def test_cli_weights_names_what_it_drops_and_completes_prompt_csvs(tmp_path, cap
     assert main(["weights", "--prompts", str(tmp_path / "q.csv"), "--prompts-layout", "model-rows", "--draws", "200",
                  "--analyses", "random", "--out", str(tmp_path / "o")]) == 0
     text = capsys.readouterr().out
-    assert "dropped 1 models with no result (model-0) and 1 columns with no result (p0003)" in text
+    assert "dropped 1 model with no result (model-0) and 1 column with no result (p0003)" in text
     assert "1 of 55 cells predicted by lowrank" in text
 
 
@@ -731,7 +731,7 @@ def test_complete_matrix_follows_reduces_rules():
     sparse.iloc[1:, 5] = np.nan  # one model's result only: kept, predicted and said
     done = complete_matrix(sparse, random_state=3)
     assert done.message == f"{2 + 5} of 72 cells predicted by lowrank"
-    assert "1 columns have a result from fewer than two models" in done.notes[0] and "c5" in done.notes[0]
+    assert "1 column has a result from fewer than two models" in done.notes[0] and "c5" in done.notes[0]
     observed = sparse.notna().to_numpy()
     assert not done.frame.isna().any().any()
     assert np.array_equal(done.frame.to_numpy()[observed], sparse.to_numpy()[observed])

@@ -3,7 +3,7 @@ results included."""
 
 from __future__ import annotations
 
-from ..report import Result, format_table
+from ..report import Result, format_table, plural
 
 #: Format of the conflicting values: up to 12 significant digits, so that two values that differ never print alike.
 CONFLICT_FORMAT = "{:.12g}"
@@ -50,9 +50,9 @@ class StoreInfo(Result):
         # Cells, not values: ingest counts each file's values that disagree with those stored, so one cell
         # written by three files is two conflicting values there and one conflicting cell here.
         labels = {"conflicts": "cells with conflicting values"}
-        lines = [f"store: {self.path}", ", ".join(f"{v} {labels.get(k, k)}" for k, v in cells.items())]
+        lines = [f"store: {self.path}", ", ".join(_count(v, labels.get(k, k)) for k, v in cells.items())]
         if self.counts.get("item_sources"):  # a store of results alone says nothing of items
-            lines.append("item level: " + ", ".join(f"{self.counts[k]} {k.replace('_', ' ')}" for k in COUNT_KEYS))
+            lines.append("item level: " + ", ".join(_count(self.counts[k], k.replace('_', ' ')) for k in COUNT_KEYS))
         if len(self.benchmarks):
             lines += ["", format_table(self.benchmarks, index=False)]
         if len(self.item_benchmarks):
@@ -66,16 +66,22 @@ class StoreInfo(Result):
             # Every digit the values differ in: at the tables' 3 decimals, 0.937722 and 0.937556 both read 0.938.
             lines += ["", format_table(self.conflicts, floatfmt=CONFLICT_FORMAT, index=False)]
         elif n:
-            lines += ["", f"{n} cells have values that disagree between source files (the first-ingested is used); "
+            lines += ["", f"{plural(n, 'cell has', 'cells have')} values that disagree between source files (the first-ingested is used); "
                           "see 'harness-ext info --conflicts'"]
         n = self.counts.get("item_conflicts", 0)
         if self.item_conflicts is not None and n:
             lines += ["", "item scores that disagree between source files (the first stored is used):",
                       format_table(self.item_conflicts, floatfmt=CONFLICT_FORMAT, index=False)]
         elif n:
-            lines += ["", f"{n} item scores disagree between source files (the first stored is used); "
+            lines += ["", f"{plural(n, 'item score disagrees', 'item scores disagree')} between source files (the first stored is used); "
                           "see 'harness-ext info --conflicts'"]
         return "\n".join(lines)
+
+
+def _count(n: int, label: str) -> str:
+    """``n`` and a count's plural ``label`` of the store's counts (``cells with conflicting values``), singular at 1."""
+    head, _, rest = label.partition(" with ")
+    return plural(n, head[:-1] + (f" with {rest}" if rest else ""), label)
 
 
 def store_info(store, conflicts: bool = False) -> StoreInfo:

@@ -8,7 +8,7 @@ import json
 
 
 def run(args) -> int:
-    from ..report import format_table
+    from ..report import format_table, plural
     from ..store.db import Store
     from ..store.identity import (
         _cooccurring, add_alias_file, candidate_pairs, case_pairs, model_table, variant_pairs)
@@ -32,9 +32,9 @@ def run(args) -> int:
     args.json_payload = {"title": "models", "summary": {"names": len(table), "models": n_ids},
                          "tables": {"pairs" if args.unmatched else "models": json.loads(out.to_json(orient="records"))}}
     if args.unmatched:
-        print(f"{len(out)} pairs of models that may be the same (review; put the true ones in an alias file):")
+        print(f"{plural(len(out), 'pair')} of models that may be the same (review; put the true ones in an alias file):")
     else:
-        print(f"{len(table)} model names, {n_ids} models; {len(table) - n_ids} names merged into another's id"
+        print(f"{plural(len(table), 'model name')}, {plural(n_ids, 'model')}; {plural(len(table) - n_ids, 'name')} merged into another's id"
               + ("; the merged ones below ('harness-ext models' lists every name)" if args.aliases and not args.merged
                  else ""))
     if len(out):

@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 
 from ..errors import HarnessExtError, MethodError
-from ..report import Result, dumps
+from ..report import Result, dumps, plural
 from ..safe_output import write_file
 from .output import emit
 
@@ -207,9 +207,9 @@ def run(args) -> int:
     df, label = _load(args)
     before = df
     df = df.dropna(axis=1, how="all").dropna(axis=0, how="all")
-    gone = ((before.index.difference(df.index, sort=False), "models"),
-            (before.columns.difference(df.columns, sort=False), "columns"))
-    empty = [f"{len(names)} {what} with no result ({', '.join(map(str, names[:5]))}{' ...' if len(names) > 5 else ''})"
+    gone = ((before.index.difference(df.index, sort=False), "model"),
+            (before.columns.difference(df.columns, sort=False), "column"))
+    empty = [f"{plural(len(names), what)} with no result ({', '.join(map(str, names[:5]))}{' ...' if len(names) > 5 else ''})"
              for names, what in gone if len(names)]
     if df.shape[0] < 2 or df.shape[1] < 2:
         raise MethodError(f"need at least 2 models and 2 columns, got {df.shape}")

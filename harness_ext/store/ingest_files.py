@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import IngestError
+from ..report import plural
 from ..safe_input import file_kind
 
 #: Adapter name reported for item-response tables and HELM runs' per-instance scores (:mod:`.item_tables`).
@@ -154,21 +155,24 @@ class IngestReport:
     def summary(self) -> str:
         ing, unch, skip = (len(self.by_status(s)) for s in ("ingested", "unchanged", "skipped"))
         logs = [f for f in self.by_status("ingested") if f.adapter == SAMPLES_ADAPTER]
-        samples = f", {sum(f.n_samples for f in logs)} per-sample scores from {len(logs)} sample logs" if logs else ""
+        samples = (f", {plural(sum(f.n_samples for f in logs), 'per-sample score')} from {plural(len(logs), 'sample log')}"
+                   if logs else "")
         items = [f for f in self.by_status("ingested") if f.adapter == ITEMS_ADAPTER]
-        samples += f", {sum(f.n_samples for f in items)} item scores from {len(items)} item files" if items else ""
+        samples += (f", {plural(sum(f.n_samples for f in items), 'item score')} from {plural(len(items), 'item file')}"
+                    if items else "")
         quiet = sum(f.quiet for f in self.by_status("skipped"))
         known = f" ({quiet} of them metadata files with no results)" if quiet else ""
         # Item scores are counted apart from result cells: a file's item conflicts are in its notes as well.
-        item_conflicts = f" and {n} conflicting item scores" if (n := self.n_item_conflicts) else ""
-        notes = f"; {n} notes on how files were read" if (n := sum(len(f.notes) for f in self.files)) else ""
+        item_conflicts = f" and {plural(n, 'conflicting item score')}" if (n := self.n_item_conflicts) else ""
+        notes = f"; {plural(n, 'note')} on how files were read" if (n := sum(len(f.notes) for f in self.files)) else ""
         reread = f"; {n} of them read again, replacing what an older reader stored" if (n := self.n_reread) else ""
         reread += (f"; {n} of them changed since stored, replacing their earlier reading" if (n := self.n_replaced)
                    else "")
         older = (f"; {n} of them stored by an older reader: 'harness-ext ingest --reread' reads them again"
                  if (n := self.n_older_reader) else "")
-        return (f"{ing} files ingested ({self.n_results} results{samples}{reread}), {unch} unchanged (already in the "
-                f"store{older}), {skip} skipped{known}, {len(self.conflicts)} conflicting values{item_conflicts}{notes}")
+        return (f"{plural(ing, 'file')} ingested ({plural(self.n_results, 'result')}{samples}{reread}), {unch} unchanged "
+                f"(already in the store{older}), {skip} skipped{known}, {plural(len(self.conflicts), 'conflicting value')}"
+                f"{item_conflicts}{notes}")
 
     @property
     def n_older_reader(self) -> int:

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IngestError
+from ..report import plural
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS item_ids (
@@ -432,7 +433,7 @@ def id_map_notes(store) -> list:
         tasks, n = con.execute(f"SELECT count(DISTINCT (benchmark, task)), count(*) FROM item_ids "
                                f"WHERE {_NUMBERED_BY_STORE}").fetchone()
         if n:
-            out.append(f"{n} item ids of {tasks} tasks are not numbers that keep them apart: the store numbered them "
+            out.append(f"{n} item ids of {plural(tasks, 'task')} are not numbers that keep them apart: the store numbered them "
                        "in order of first listing, the same in every file of the task (item_id_map lists each id's "
                        "number)")
     cols = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
@@ -450,7 +451,7 @@ def id_map_notes(store) -> list:
             HAVING min(s.doc_id) = 0 AND max(s.doc_id) = count(DISTINCT s.doc_id) - 1 ORDER BY ALL""").fetchall()
     if legacy:
         names = ", ".join(f"{b}/{t}" for b, t in legacy[:3]) + (", ..." if len(legacy) > 3 else "")
-        out.append(f"{len(legacy)} tasks of item tables ({names}) were stored from several files by a version that "
+        out.append(f"{plural(len(legacy), 'task')} of item tables ({names}) were stored from several files by a version that "
                    "did not keep item ids: if their ids were text numbered by position, each file was numbered in its "
                    "own order and one number may be different items; ingest their files into a new store to number "
                    "them alike")

@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import IngestError
+from ..report import plural
 from ..types import check_name
 from .item_dedupe import dedupe_items as _dedupe
 from .ingest_files import EDITED_KEPT_REASON, ITEMS_ADAPTER, KEPT_REASON, FileReport, file_hash, replaced_note
@@ -617,9 +618,9 @@ def _overlap_notes(con, rows: pd.DataFrame, replaced: Optional[str] = None) -> t
         con.unregister("_item_pairs")
     out = []
     if same:
-        out.append(f"{same} item scores already stored from another file with the same value (both kept)")
+        out.append(f"{plural(same, 'item score')} already stored from another file with the same value (both kept)")
     if differ:
-        out.append(f"{differ} item scores already stored from another file with a different value "
+        out.append(f"{plural(differ, 'item score')} already stored from another file with a different value "
                    "(both kept; the first stored is used; 'harness-ext info --conflicts' lists them)")
     return out, differ
 

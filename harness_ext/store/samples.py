@@ -60,6 +60,7 @@ import pandas as pd
 
 from ..benchmarks import eee_benchmark
 from ..errors import IngestError, StoreError
+from ..report import plural
 from ..safe_input import read_bytes
 from ..types import _check_text, check_storable, eee_model_name
 from .ingest_files import (EDITED_KEPT_REASON, KEPT_REASON, _max_file_bytes, _skip_reason, check_path, replaced_note,
@@ -318,7 +319,7 @@ class SamplesReport:
 
     def summary(self) -> str:
         ing, unch, skip = (len(self.by_status(s)) for s in ("ingested", "unchanged", "skipped"))
-        return (f"{ing} sample files ingested ({self.n_rows} per-sample scores), {unch} unchanged, "
+        return (f"{plural(ing, 'sample file')} ingested ({plural(self.n_rows, 'per-sample score')}), {unch} unchanged, "
                 f"{skip} skipped")
 
 

@@ -153,7 +153,7 @@ def test_an_adapter_exiting_fails_only_its_files(tmp_path, where, action):
     (tmp_path / "x.fake").write_text("x")
     r = _run(["ingest", "--db", tmp_path / "s.duckdb", tmp_path / "x.fake", BOARD], env=env)
     assert r.returncode == 0, r.stderr  # the ingest used to end here, silently, with the plugin's code
-    assert "1 files ingested" in r.stdout and "1 skipped" in r.stdout, r.stdout
+    assert "1 file ingested" in r.stdout and "1 skipped" in r.stdout, r.stdout
     assert "harness-ext-attack" in r.stderr and ("SystemExit" if "exit" in action else "KeyboardInterrupt") in r.stderr
 
 
@@ -170,7 +170,7 @@ def test_a_similarity_nan_for_every_pair_is_reported(store, tmp_path):
 def test_an_adapter_named_like_a_built_in_breaks_only_itself(tmp_path):
     env = _site(tmp_path, name="csv")
     r = _run(["ingest", "--db", tmp_path / "s.duckdb", BOARD], env=env)
-    assert r.returncode == 0 and "1 files ingested" in r.stdout, r.stderr  # every ingest used to fail
+    assert r.returncode == 0 and "1 file ingested" in r.stdout, r.stderr  # every ingest used to fail
     assert "harness-ext-attack" in r.stderr and "'csv'" in r.stderr and "disabled" in r.stderr
     p = _run(["plugins", "--kind", "adapters"], env=env)
     line = next(ln for ln in p.stdout.splitlines() if "harness-ext-attack" in ln)

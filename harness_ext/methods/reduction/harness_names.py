@@ -57,6 +57,7 @@ from typing import Optional
 import numpy as np
 
 from ...benchmarks import MMLU_BENCHMARK
+from ...report import plural
 from ...safe_output import quoted
 
 #: The MMLU subjects HELM Classic and HELM Lite run (their "MMLU" column is the mean of these).
@@ -317,11 +318,11 @@ def helm_shots_note(manifest: dict) -> list:
     lines = []
     known = sorted(k for k in asked if k is not None)
     if known:
-        counts = ", ".join(f"{k} shots ({len(asked[k])} datasets)" for k in known)
+        counts = ", ".join(f"{plural(k, 'shot')} ({plural(len(asked[k]), 'dataset')})" for k in known)
         lines.append(f"Each run entry sets max_train_instances to the shots the population was measured at: {counts}")
     if None in asked:
         names = asked[None]
-        lines.append(f"The population's results name no shots for {len(names)} datasets ({', '.join(map(quoted, names[:5]))}"
+        lines.append(f"The population's results name no shots for {plural(len(names), 'dataset')} ({', '.join(map(quoted, names[:5]))}"
                      f"{', ...' if len(names) > 5 else ''}): their entries run at HELM's own default, which may differ")
     return lines
 

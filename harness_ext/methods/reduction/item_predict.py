@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import HarnessExtError
+from ...report import plural
 from .item_manifest import item_positions, log_numbers, task_population
 from .predict import PredictionResult
 
@@ -370,7 +371,8 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
 
     long, sources, warnings = read_item_logs(paths, {t for t, b in manifest["tasks"].items() if b.get("item_ids")})
     variants = long.attrs.get("variants", {})
-    read = long["table"].value_counts(sort=False) if "table" in long.columns else pd.Series(dtype="int64")
+    read = (long.groupby(["table", "task"], sort=False).size() if "table" in long.columns
+            else pd.Series(dtype="int64"))
     long = log_numbers(manifest, long, warnings)  # logs naming items by id: the numbers the population has
     long = table_counts(manifest, long, read, warnings)
     pred = predict_logged_items(manifest, long, sources, warnings, manifest_path, level, estimator)
@@ -492,8 +494,8 @@ def frontier_of(model: str, est: float, plain: np.ndarray, weights: np.ndarray, 
         how = (f"{name}'s interval is model-based, calibrated on models like the population, and may not hold there: "
                "--item-estimator aipw gives a design-based one")
     return dist, (f"{model}: beyond the population: the mean score of the items it ran, {where:.3f} over the "
-                  f"benchmark, lies {abs(dist):.3f} {side} of the manifest's {len(bench)} population models "
-                  f"({hi if dist > 0 else lo:.3f}), outside their range on {n_out} of {len(per_task)} tasks (the {name} "
+                  f"benchmark, lies {abs(dist):.3f} {side} of the manifest's {plural(len(bench), 'population model')} "
+                  f"({hi if dist > 0 else lo:.3f}), outside their range on {n_out} of {plural(len(per_task), 'task')} (the {name} "
                   f"estimate: {est:.3f}); {how}")
 
 

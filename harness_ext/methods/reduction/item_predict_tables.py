@@ -10,10 +10,14 @@ prediction, as several models' results files do; a population model among them i
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pandas as pd
 
 from ...errors import HarnessExtError
+
+log = logging.getLogger("harness_ext.predict")
 
 
 def read_item_tables(tables: list) -> tuple:
@@ -92,15 +96,17 @@ def table_numbers(long: pd.DataFrame, listed=frozenset()) -> pd.DataFrame:
 
 
 def table_counts(manifest: dict, long: pd.DataFrame, read: pd.Series, warnings: list) -> pd.DataFrame:
-    """``long`` without its ``table`` column; ``warnings`` extended with each item-response table's matched and
-    unmatched item scores.
+    """``long`` without its ``table`` column; ``warnings`` extended with each item-response table whose item scores
+    did not all match the manifest's items, with how many did not and of which tasks.
 
-    ``read``: each table's item scores as read (before :func:`~.item_manifest.log_numbers` left out ids that are no
-    item of their task). An item score is matched when its task is a manifest task, its metric the task's and its
-    number one of the task's items (the matching :func:`~.item_predict.predict_logged_items` does).
+    ``read``: each table's item scores as read, by ``(table, task)`` (before :func:`~.item_manifest.log_numbers` left
+    out ids that are no item of their task). An item score is matched when its task is a manifest task, its metric
+    the task's and its number one of the task's items (the matching :func:`~.item_predict.predict_logged_items`
+    does). A table matched whole is no warning: it is logged at the INFO level (``-v``).
     """
     if "table" not in long.columns:
         return long
+    from ...report import plural
     from .item_manifest import decode_ids
 
     tasks = manifest["tasks"]
@@ -110,10 +116,18 @@ def table_counts(manifest: dict, long: pd.DataFrame, read: pd.Series, warnings: 
     for task in set(t.loc[ok, "task"]):
         rows = ok & (t["task"] == task).to_numpy()
         ok[rows] = np.isin(t.loc[rows, "doc_id"].to_numpy(), decode_ids(tasks[task]["items"]))
-    matched = pd.Series(ok, index=t.index).groupby(t["table"]).sum()
-    for path, n in read.items():
-        m = int(matched.get(path, 0))
-        warnings.append(f"{path}: {m:,} of its {int(n):,} item scores matched the manifest's items (task, item id and "
-                        f"metric)" + (f"; {int(n) - m:,} not (other tasks or metrics, or ids that are no item of "
-                                      "their task)" if m < n else ""))
+    matched = pd.Series(ok, index=t.index).groupby([t["table"], t["task"]]).sum()
+    for path, by_task in read.groupby(level=0, sort=False):
+        n = int(by_task.sum())
+        missed = {task: int(k) - int(matched.get((path, task), 0)) for (_, task), k in by_task.items()}
+        missed = {task: k for task, k in missed.items() if k}
+        m = n - sum(missed.values())
+        said = (f"{path}: {m:,} of its {plural(n, 'item score')} matched the manifest's items (task, item id and "
+                "metric)")
+        if not missed:  # every score used: nothing to warn of
+            log.info(said)
+            continue
+        where = ", ".join(f"{task} {k:,}" for task, k in sorted(missed.items()))
+        warnings.append(f"{said}; {sum(missed.values()):,} not (other tasks or metrics, or ids that are no item of "
+                        f"their task), by task: {where}")
     return long.drop(columns="table")

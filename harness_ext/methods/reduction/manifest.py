@@ -25,7 +25,7 @@ import pandas as pd
 
 from ... import __version__
 from ...errors import HarnessExtError
-from ...report import jsonable
+from ...report import jsonable, plural
 from .benchmark_score import unclipped_record
 from .budget import DEFAULT_BUDGET_REASON, MIN_AVAILABILITY, availability_note
 # The steps of a reduction; their number format, used by the manifest's sections too (and named here, where it was
@@ -276,7 +276,7 @@ def reduction_warnings(df: pd.DataFrame, r) -> list:
     if vs_new.get("ratio") is not None and not beats_random(vs_new):
         p = (vs_new.get("paired_test") or {}).get("p_value")
         warnings.append(
-            f"for a new model the chosen {k} datasets are not shown to predict the full-benchmark score better than "
+            f"for a new model the chosen {plural(k, 'dataset')} {'is' if k == 1 else 'are'} not shown to predict the full-benchmark score better than "
             f"random {k}-dataset subsets with the same predictor (out of sample: aggregate RMSE ratio "
             f"{vs_new['ratio']:.2f}, {share_beaten_text(vs_new, f'{r.cv.n_draws} draws')}"
             + (f", paired test p = {p:.2g}" if p is not None else "") + "): the choice may be no better than chance")

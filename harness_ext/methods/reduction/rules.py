@@ -7,6 +7,8 @@ so they live here, below both the manifest and the weighting analyses.
 
 from __future__ import annotations
 
+from ...report import plural
+
 __all__ = ["DEFAULT_PREDICTOR", "DEFAULT_PREDICTOR_REASON", "MIN_MODELS", "thin_columns"]
 
 #: reduce's default predictor, and why (recorded with the selector's reason when both are the defaults).
@@ -33,6 +35,7 @@ def thin_columns(columns, counts, noun: str = "datasets") -> tuple:
     thin = [str(c) for c, n in zip(columns, counts) if n < 2]
     note = None
     if thin:
-        note = (f"{len(thin)} {noun} have a result from fewer than two models and are predicted from column-level "
-                f"information only: {', '.join(thin[:5])}" + (" ..." if len(thin) > 5 else ""))
+        are = "is" if len(thin) == 1 else "are"
+        note = (f"{plural(len(thin), noun[:-1] + ' has', noun + ' have')} a result from fewer than two models and "
+                f"{are} predicted from column-level information only: {', '.join(thin[:5])}" + (" ..." if len(thin) > 5 else ""))
     return thin, note
