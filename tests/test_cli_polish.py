@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import pytest
 
@@ -139,3 +140,18 @@ def test_matrix_help_says_what_it_does_without_benchmark(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["reduce", "--help"])
     assert "required when the store holds several" in " ".join(capsys.readouterr().out.split())
+
+
+REAL_RUN = Path(__file__).parent / "fixtures" / "lm_eval_v04" / "Qwen__Qwen3.5-9B"
+
+
+@pytest.mark.parametrize("argv", [["-v", "info"], ["info", "-v"], ["--verbose", "info"]])
+def test_verbose_before_or_after_the_command(tmp_path, argv):
+    """``harness-ext -v COMMAND`` is as verbose as ``COMMAND -v``: the command's own ``-v`` default replaced the
+    top-level count, so info lines were lost when ``-v`` came first."""
+    db = str(tmp_path / "s.duckdb")
+    assert main(["ingest", "--db", db, str(REAL_RUN)]) == 0
+    assert main(argv + ["--db", db]) == 0
+    assert logging.getLogger("harness_ext").level == logging.INFO
+    assert main(["info", "--db", db]) == 0
+    assert logging.getLogger("harness_ext").level == logging.WARNING

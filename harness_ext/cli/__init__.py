@@ -83,7 +83,9 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     have = {o for a in parser._actions for o in a.option_strings}
     g = parser.add_argument_group("output")
     if "-v" not in have:
-        g.add_argument("-v", "--verbose", action="count", default=0, help="more messages on stderr (-vv: debug)")
+        # No default of its own: a subcommand's default would replace the top-level ``harness-ext -v COMMAND``'s count.
+        g.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                       help="more messages on stderr (-vv: debug)")
     if "-q" not in have:
         g.add_argument("-q", "--quiet", action="count", default=0,
                        help="only errors on stderr, no progress bars; with --json, no text either")
