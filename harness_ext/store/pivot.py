@@ -22,7 +22,7 @@ from .digest import RowHasher
 from .globs import glob_sql, unmatched_note
 from .pivot_steps import (_cell_keys, _column_layout, _column_samples, _label_index, _one_setting_layout,  # noqa: F401
                           _one_setting_result, _ranked_meta, _row_keys, _row_labels, _shot_choice, _sorted_labels)
-from .cell_choice import USED_BY_DOCUMENTS, rank_swaps
+from .cell_choice import USED_BY_DOCUMENTS, decided_cells
 from .scan import batches as _batches
 
 def benchmark_filter(store, query, column: str):
@@ -271,7 +271,7 @@ def _ranked_scatter(con, query, where: str, rparams: list, second: str, ds_tab: 
     scattered into ``X``, keeping the lowest rank per cell (``P``, allocated only when a cell can have
     several values). The common case (one dataset per column, one shot setting, no cell twice) needs no
     ranking: then ``P`` is None and ``first_p`` each column's dataset priority. A cell the document counts of
-    its values decide (:mod:`harness_ext.store.cell_choice`) ranks its used value as its first-ingested."""
+    its values decide (:mod:`harness_ext.store.cell_choice`) then takes the value they chose (:func:`_put_decided`)."""
     nd, n_cols = len(ds_tab["c"]), shape[1]
     if shot_values is None:
         shot_values = np.asarray(con.execute(f"SELECT DISTINCT r.num_fewshot FROM results r WHERE {where} ORDER BY 1",
@@ -304,27 +304,46 @@ def _ranked_scatter(con, query, where: str, rparams: list, second: str, ds_tab: 
             first_p[ds_tab["c"]] = ds_tab["p"]
             return X, None, first_p, shot_values
         X.fill(np.nan)
-    # A run's row holds one source: no cell of it has two values to choose between.
-    swaps = rank_swaps(con, where, rparams) if query.rows != "run" else None
-    src, swap_join = "r.source_id", ""
-    if swaps is not None:
-        con.register("_hx_swaps", swaps)
-        src = "coalesce(x.rank_source, r.source_id)"
-        swap_join = ("LEFT JOIN _hx_swaps x ON r.model_id = x.model_id AND r.dataset_id = x.dataset_id AND "
-                     "r.num_fewshot = x.num_fewshot AND r.source_id = x.source_id")
     if query.rows == "model":
-        sql = (f"SELECT r.model_id, r.dataset_id, r.value, {src} AS source_id, r.num_fewshot AS k "
-               f"FROM results r {swap_join} WHERE {where}")
+        sql = f"SELECT r.model_id, r.dataset_id, r.value, r.source_id, r.num_fewshot AS k FROM results r WHERE {where}"
     else:
-        sql = f"""SELECT w.r, c.c, r.value, ({src}::BIGINT * {nd} + c.p) * {ns} AS f, r.num_fewshot AS k
+        sql = f"""SELECT w.r, c.c, r.value, (r.source_id::BIGINT * {nd} + c.p) * {ns} AS f, r.num_fewshot AS k
                   FROM results r JOIN _hx_cols c USING (dataset_id)
-                  JOIN _hx_rows w ON r.model_id = w.model_id AND {second} = w.k {swap_join} WHERE {where}"""
-    try:
-        P = _rank_batches(con, sql, rparams, X, luts, nd, ns, shot_values)
-    finally:
-        if swaps is not None:
-            con.unregister("_hx_swaps")
+                  JOIN _hx_rows w ON r.model_id = w.model_id AND {second} = w.k WHERE {where}"""
+    P = _rank_batches(con, sql, rparams, X, luts, nd, ns, shot_values)
+    # A run's row holds one source: no cell of it has two values to choose between.
+    decided = decided_cells(con, where, rparams) if query.rows != "run" and P is not None else None
+    if decided is not None:
+        _put_decided(con, decided, X, P, luts, nd, ns, shot_values, second)
     return X, P, None, shot_values
+
+
+def _put_decided(con, decided: dict, X, P, luts: Optional[tuple], nd: int, ns: int, shot_values, second: str) -> None:
+    """Give each matrix cell that kept the first-ingested value of a cell the document counts decide
+    (:func:`harness_ext.store.cell_choice.decided_cells`) the value they chose; its rank stays (the first-ingested
+    source's), so the cells two datasets, shot settings or merged names fill keep their order."""
+    n_cols = X.shape[1]
+    if luts is not None:
+        lut_r, lut_c, lut_p = luts
+        did = decided["dataset_id"]
+        flat = lut_r[decided["model_id"]] * n_cols + lut_c[did]
+        f = (decided["first_source"].astype(np.int64) * nd + lut_p[did]) * ns
+        k, value = decided["num_fewshot"], decided["value"]
+    else:  # codes of the rows and columns, as the scan's join gives them
+        con.register("_hx_decided", decided)
+        try:
+            got = con.execute(f"""SELECT w.r, c.c, (d.first_source::BIGINT * {nd} + c.p) * {ns} AS f,
+                                         d.num_fewshot AS k, d.value FROM _hx_decided d JOIN _hx_cols c USING (dataset_id)
+                                  JOIN _hx_rows w ON d.model_id = w.model_id AND {second.replace('r.', 'd.')} = w.k
+                               """).fetchnumpy()
+        finally:
+            con.unregister("_hx_decided")
+        flat = np.asarray(got["r"], dtype=np.int64) * n_cols + np.asarray(got["c"], dtype=np.int64)
+        f, k, value = np.asarray(got["f"], dtype=np.int64), np.asarray(got["k"]), np.asarray(got["value"])
+    if ns > 1:
+        f = f + np.searchsorted(shot_values, k)
+    kept = P.reshape(-1)[flat] == f  # the matrix cell kept this store cell's first-ingested value
+    X.reshape(-1)[flat[kept]] = value[kept]
 
 
 def _rank_batches(con, sql: str, rparams: list, X, luts: Optional[tuple], nd: int, ns: int, shot_values):
