@@ -60,15 +60,14 @@ def conflicts(con):
         f"""WITH k AS (
                SELECT model_id, dataset_id, num_fewshot FROM {every} GROUP BY ALL
                HAVING max(value) - min(value) > {CONFLICT_TOLERANCE}),
-           u AS (
-               SELECT model_id, dataset_id, num_fewshot, {_DECIDE}
-               FROM results JOIN k USING (model_id, dataset_id, num_fewshot) GROUP BY ALL)
+           c AS MATERIALIZED (SELECT * FROM {every} JOIN k USING (model_id, dataset_id, num_fewshot)),
+           u AS (SELECT model_id, dataset_id, num_fewshot, {_DECIDE} FROM c WHERE rep = 0 GROUP BY ALL)
            SELECT m.name AS model, d.benchmark, d.name AS dataset, d.metric,
                   nullif(r.num_fewshot, {UNKNOWN_SHOTS}) AS num_fewshot, r.value, r.n_samples, s.path AS source,
                   CASE WHEN r.rep = 0 AND r.source_id = u.used_source
                        THEN (CASE WHEN u.by_documents THEN '{USED_BY_DOCUMENTS}' ELSE '{USED_FIRST}' END)
                        ELSE '' END AS used
-           FROM {every} r JOIN u USING (model_id, dataset_id, num_fewshot)
+           FROM c r JOIN u USING (model_id, dataset_id, num_fewshot)
            JOIN models m USING (model_id) JOIN datasets d USING (dataset_id) JOIN sources s USING (source_id)
            ORDER BY model, d.benchmark, dataset, d.metric, r.num_fewshot, r.source_id, r.rep, r.value"""
     ).df()

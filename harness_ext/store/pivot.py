@@ -144,7 +144,8 @@ def raw_arrays(store, query, extra: Optional[dict] = None, fingerprint: bool = F
     dataset name and metric, then shot count within a run) come back a
     million rows at a time (Arrow batches when pyarrow is installed) and are
     scattered into the preallocated float matrix, keeping the lowest rank per
-    cell: the first-ingested value, as the store promises. Memory is the
+    cell: the first-ingested value, unless the values' document counts choose
+    another (:mod:`harness_ext.store.cell_choice`). Memory is the
     matrix, one int64 rank matrix of the same shape (only when a cell has
     several values) and one batch.
 
