@@ -16,7 +16,7 @@ import pytest
 from conftest import HELM_CLASSIC, LM_EVAL_V03, PYTHIA, SHARED_DATA, require
 from harness_ext.cli import main
 
-NOTE = "values that disagree between source files; each takes the value ingested first"
+NOTE = "the value ingested first (their document counts unknown or equal)"
 
 
 def _reduce(tmp_path, folders, capsys) -> bytes:

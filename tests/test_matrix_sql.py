@@ -509,7 +509,8 @@ RULE_QUERIES = [MatrixQuery(), MatrixQuery(rows="model_shots"), MatrixQuery(rows
 @pytest.mark.slow
 def test_load_matrix_without_fingerprint_is_the_same_matrix(one_setting_store, rule_store, which):
     """fingerprint=False (the commands that write and check no manifest) gives the matrix and attrs of the
-    default load but for attrs["fingerprint"], None, and attrs["conflicts"] (counted for a manifest's matrix only);
+    default load but for attrs["fingerprint"], None, and attrs["conflicts"] and ["conflicts_by_documents"] (counted for
+    a manifest's matrix only);
     the default's fingerprint is fingerprint() of the raw matrix it normalised, on the one-scan path (hashed while
     the store is read) and the general path, dense or not."""
     from dataclasses import replace
@@ -524,8 +525,9 @@ def test_load_matrix_without_fingerprint_is_the_same_matrix(one_setting_store, r
             assert full.attrs["fingerprint"] == fingerprint(load_matrix(store, replace(q, normalise="none"),
                                                                         fingerprint=False)), q
             plain.attrs["fingerprint"] = full.attrs["fingerprint"]
-            if "conflicts" in full.attrs:
-                plain.attrs["conflicts"] = full.attrs["conflicts"]
+            for key in ("conflicts", "conflicts_by_documents"):
+                if key in full.attrs:
+                    plain.attrs[key] = full.attrs[key]
             _identical(plain, full)
 
 

@@ -46,11 +46,15 @@ class StoreInfo(Result):
     def render(self) -> str:
         from ..store.item_info import COUNT_KEYS
 
-        cells = {k: v for k, v in self.counts.items() if k not in COUNT_KEYS}
+        cells = {k: v for k, v in self.counts.items() if k not in COUNT_KEYS
+                 and (k != "conflicts_by_documents" or self.counts.get("conflicts"))}
         # Cells, not values: ingest counts each file's values that disagree with those stored, so one cell
         # written by three files is two conflicting values there and one conflicting cell here.
         labels = {"conflicts": "cells with conflicting values"}
-        lines = [f"store: {self.path}", ", ".join(_count(v, labels.get(k, k)) for k, v in cells.items())]
+        parts = [_count(v, labels.get(k, k)) for k, v in cells.items() if k != "conflicts_by_documents"]
+        if "conflicts_by_documents" in cells:
+            parts.append(f"{cells['conflicts_by_documents']:,} of them decided by document count")
+        lines = [f"store: {self.path}", ", ".join(parts)]
         if self.counts.get("item_sources"):  # a store of results alone says nothing of items
             lines.append("item level: " + ", ".join(_count(self.counts[k], k.replace('_', ' ')) for k in COUNT_KEYS))
         if len(self.benchmarks):
@@ -66,8 +70,10 @@ class StoreInfo(Result):
             # Every digit the values differ in: at the tables' 3 decimals, 0.937722 and 0.937556 both read 0.938.
             lines += ["", format_table(self.conflicts, floatfmt=CONFLICT_FORMAT, index=False)]
         elif n:
-            lines += ["", f"{plural(n, 'cell has', 'cells have')} values that disagree between source files (the first-ingested is used); "
-                          "see 'harness-ext info --conflicts'"]
+            docs = self.counts.get("conflicts_by_documents", 0)
+            lines += ["", f"{plural(n, 'cell has', 'cells have')} values that disagree between source files: {docs:,} "
+                          f"take the value measured on the most documents, {n - docs:,} the first-ingested (their "
+                          "document counts unknown or equal); see 'harness-ext info --conflicts'"]
         n = self.counts.get("item_conflicts", 0)
         if self.item_conflicts is not None and n:
             lines += ["", "item scores that disagree between source files (the first stored is used):",
@@ -88,9 +94,13 @@ def store_info(store, conflicts: bool = False) -> StoreInfo:
     """The :class:`StoreInfo` of an open :class:`~harness_ext.store.db.Store`."""
     from ..store.item_info import item_benchmarks, item_conflicts, item_counts, item_id_notes
 
+    from ..store.cell_choice import conflict_counts
+
     counts = {**store.counts(), **item_counts(store)}
+    table = store.conflicts() if conflicts or counts.get("conflicts") else None
+    counts["conflicts_by_documents"] = conflict_counts(table)[1]
     return StoreInfo(store.path, counts, store.benchmarks(), store.benchmark_groups(),
-                     store.conflicts() if conflicts else None, item_benchmarks(store),
+                     table if conflicts else None, item_benchmarks(store),
                      item_conflicts(store) if conflicts else None, item_id_notes(store))
 
 

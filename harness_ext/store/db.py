@@ -6,8 +6,9 @@ file's SHA-256. Ingestion is one transaction per source file and idempotent by
 content hash: a file already ingested (under any path) changes nothing. A value
 that disagrees with one already stored for the same (model, dataset, metric,
 shots) from another file is stored beside it (every value keeps its source)
-and reported as a conflict; model-level matrices use the value ingested
-first, so nothing is silently overwritten.
+and reported as a conflict; model-level matrices use the value measured on the
+most documents where the counts say so, else the value ingested first
+(:mod:`harness_ext.store.cell_choice`), so nothing is silently overwritten.
 
 Two small tables give names meaning across sources: ``model_aliases`` maps
 model names as sources spell them to canonical ids (:mod:`harness_ext.store.identity`;
@@ -118,7 +119,7 @@ class Conflict:
             return (f"{head}: listed twice in this file, {self.stored_value:.6g} then {self.new_value:.6g} "
                     "(both kept; the first is used)")
         return (f"{head}: stored {self.stored_value:.6g} from {self.stored_source}, this file says "
-                f"{self.new_value:.6g} (both kept; the first is used)")
+                f"{self.new_value:.6g} (both kept; 'harness-ext info --conflicts' says which is used)")
 
 
 @dataclass
@@ -669,31 +670,21 @@ class Store:
 
     def n_conflicting_cells(self) -> int:
         """Number of cells with more than one distinct value (as ``ingest`` reports them)."""
-        c = self.conflicts()
-        return 0 if c.empty else len(c.drop_duplicates(["model", "benchmark", "dataset", "metric", "num_fewshot"]))
+        return self.conflict_counts()[0]
+
+    def conflict_counts(self) -> tuple:
+        """``(cells, by_documents)``: cells with more than one distinct value, and how many of them the values'
+        document counts decide (:mod:`harness_ext.store.cell_choice`)."""
+        from .cell_choice import conflict_counts
+
+        return conflict_counts(self.conflicts())
 
     def conflicts(self) -> pd.DataFrame:
-        """Cells with more than one distinct value across source files (first-ingested is used).
+        """Cells with more than one distinct value across source files, one row per value; ``used`` marks the value
+        each takes and why (:func:`harness_ext.store.cell_choice.conflicts`)."""
+        from .cell_choice import conflicts
 
-        Rows are in a total order (model, benchmark, dataset, metric, shots, source, repeat, value), so the
-        same store always lists them the same way.
-        """
-        # Values a file repeats with a different value (result_repeats) count like values from other files.
-        has_repeats = bool(self.con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'result_repeats'").fetchone()[0])
-        every = ("(SELECT model_id, dataset_id, num_fewshot, value, n_samples, source_id, 0 AS rep FROM results UNION "
-                 "ALL SELECT model_id, dataset_id, num_fewshot, value, n_samples, source_id, 1 FROM result_repeats)" if
-                 has_repeats else "(SELECT model_id, dataset_id, num_fewshot, value, n_samples, source_id, 0 AS rep FROM results)")
-        return self.con.execute(
-            f"""WITH k AS (
-                   SELECT model_id, dataset_id, num_fewshot FROM {every} GROUP BY ALL
-                   HAVING max(value) - min(value) > {CONFLICT_TOLERANCE})
-               SELECT m.name AS model, d.benchmark, d.name AS dataset, d.metric,
-                      nullif(r.num_fewshot, {UNKNOWN_SHOTS}) AS num_fewshot, r.value, r.n_samples, s.path AS source
-               FROM {every} r JOIN k USING (model_id, dataset_id, num_fewshot)
-               JOIN models m USING (model_id) JOIN datasets d USING (dataset_id) JOIN sources s USING (source_id)
-               ORDER BY model, d.benchmark, dataset, d.metric, r.num_fewshot, r.source_id, r.rep, r.value"""
-        ).df()
+        return conflicts(self.con)
 
 
 def _f(v) -> Optional[float]:

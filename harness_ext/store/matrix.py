@@ -219,7 +219,7 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
     }
     norm.attrs.update({k: v for k, v in (("shots", shots_info), ("clipped", clipped), ("excluded", extra.get("excluded")))
                        if v is not None})
-    if fingerprint:  # a manifest's matrix: the cells whose value the order of ingestion chose, for its warning
+    if fingerprint:  # a manifest's matrix: the cells whose values disagree (how many the counts decided), for its warning
         note_conflicts(store, norm, query.rows)
     return norm
 

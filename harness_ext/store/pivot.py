@@ -22,6 +22,7 @@ from .digest import RowHasher
 from .globs import glob_sql, unmatched_note
 from .pivot_steps import (_cell_keys, _column_layout, _column_samples, _label_index, _one_setting_layout,  # noqa: F401
                           _one_setting_result, _ranked_meta, _row_keys, _row_labels, _shot_choice, _sorted_labels)
+from .cell_choice import USED_BY_DOCUMENTS, decided_cells
 from .scan import batches as _batches
 
 def benchmark_filter(store, query, column: str):
@@ -80,10 +81,13 @@ def shots_left_out_note(attrs: dict) -> Optional[str]:
 def note_conflicts(store, df: pd.DataFrame, rows: str = "model") -> None:
     """Set ``df.attrs["conflicts"]``, where there are any, to how many observed cells of a matrix with one row per
     model (:func:`harness_ext.store.matrix.load_matrix`) two source files give different values
-    (``Store.conflicts``): each takes the first-ingested value. A matrix of other rows is left as it is."""
+    (``Store.conflicts``), and ``df.attrs["conflicts_by_documents"]`` to how many of them the values' document
+    counts decided (:mod:`harness_ext.store.cell_choice`; the others take the first-ingested value). A matrix of
+    other rows is left as it is."""
     c = store.conflicts() if rows == "model" else None
     if c is None or c.empty or df.empty:
         return
+    c = c[c["used"] != ""]  # one row a cell: its used value
     # The matrix's own record of merged names (empty with aliases off): each stored name to its row.
     canonical = {name: row for row, names in (df.attrs.get("model_aliases") or {}).items() for name in names}
 
@@ -93,22 +97,32 @@ def note_conflicts(store, df: pd.DataFrame, rows: str = "model") -> None:
     column = {(m["benchmark"], m["dataset"], m["metric"], shots(m.get("num_fewshot"))): col
               for col, m in (df.attrs.get("datasets") or {}).items()}
     labels, cols = pd.Index(df.index), pd.Index(df.columns)
-    cells = set()
-    for model, bench, dataset, metric, k in c[["model", "benchmark", "dataset", "metric", "num_fewshot"]].itertuples(
-            index=False):
+    cells: dict = {}
+    for model, bench, dataset, metric, k, used in c[["model", "benchmark", "dataset", "metric", "num_fewshot",
+                                                     "used"]].itertuples(index=False):
         row, col = canonical.get(model, model), column.get((bench, dataset, metric, shots(k)))
         if col is not None and row in labels and pd.notna(df.iat[labels.get_loc(row), cols.get_loc(col)]):
-            cells.add((row, col))
+            cells[(row, col)] = cells.get((row, col), False) or used == USED_BY_DOCUMENTS
     if cells:
         df.attrs["conflicts"] = len(cells)
+        df.attrs["conflicts_by_documents"] = sum(cells.values())
 
 
 def conflicts_note(attrs: dict) -> Optional[str]:
-    """The line ``reduce`` writes when some of its matrix's cells have values that disagree between source files."""
+    """The line ``reduce`` writes when some of its matrix's cells have values that disagree between source files,
+    with how many of them the values' document counts decided."""
     n = (attrs or {}).get("conflicts")
-    return (f"{n} {'cell' if n == 1 else 'cells'} of the matrix {'has' if n == 1 else 'have'} values that disagree "
-            "between source files; each takes the value ingested first, so the same files ingested in another order "
-            "give another matrix and manifest (harness-ext info --conflicts lists them)") if n else None
+    if not n:
+        return None
+    docs = attrs.get("conflicts_by_documents") or 0
+    head = (f"{n} {'cell' if n == 1 else 'cells'} of the matrix {'has' if n == 1 else 'have'} values that disagree "
+            "between source files")
+    if docs == n:
+        return (f"{head}; {'it takes' if n == 1 else 'each takes'} the value measured on the most documents "
+                "(harness-ext info --conflicts lists them)")
+    return (f"{head}; {docs} {'takes' if docs == 1 else 'take'} the value measured on the most documents, {n - docs} "
+            "the value ingested first (their document counts unknown or equal), so the same files ingested in "
+            "another order give another matrix and manifest (harness-ext info --conflicts lists them)")
 
 
 def unmatched_exclude_note(attrs: dict) -> Optional[str]:
@@ -130,7 +144,8 @@ def raw_arrays(store, query, extra: Optional[dict] = None, fingerprint: bool = F
     dataset name and metric, then shot count within a run) come back a
     million rows at a time (Arrow batches when pyarrow is installed) and are
     scattered into the preallocated float matrix, keeping the lowest rank per
-    cell: the first-ingested value, as the store promises. Memory is the
+    cell: the first-ingested value, unless the values' document counts choose
+    another (:mod:`harness_ext.store.cell_choice`). Memory is the
     matrix, one int64 rank matrix of the same shape (only when a cell has
     several values) and one batch.
 
@@ -256,12 +271,14 @@ def _ranked_scatter(con, query, where: str, rparams: list, second: str, ds_tab: 
     benchmark, dataset name and metric, then shot count within a run) come back a batch at a time and are
     scattered into ``X``, keeping the lowest rank per cell (``P``, allocated only when a cell can have
     several values). The common case (one dataset per column, one shot setting, no cell twice) needs no
-    ranking: then ``P`` is None and ``first_p`` each column's dataset priority."""
+    ranking: then ``P`` is None and ``first_p`` each column's dataset priority. A cell the document counts of
+    its values decide (:mod:`harness_ext.store.cell_choice`) then takes the value they chose (:func:`_put_decided`)."""
     nd, n_cols = len(ds_tab["c"]), shape[1]
     if shot_values is None:
         shot_values = np.asarray(con.execute(f"SELECT DISTINCT r.num_fewshot FROM results r WHERE {where} ORDER BY 1",
                                              rparams).fetchnumpy()["num_fewshot"], dtype=np.int64)
     ns = len(shot_values)
+    luts = None
     if query.rows == "model":
         # A row is a model (all its shot keys share the row): codes by lookup tables in numpy, so DuckDB
         # only scans (no join per result).
@@ -271,13 +288,8 @@ def _ranked_scatter(con, query, where: str, rparams: list, second: str, ds_tab: 
         lut_c[ds_tab["dataset_id"]] = ds_tab["c"]
         lut_p = np.zeros(len(lut_c), dtype=np.int64)
         lut_p[ds_tab["dataset_id"]] = ds_tab["p"]
-        sql = f"SELECT r.model_id, r.dataset_id, r.value, r.source_id, r.num_fewshot AS k FROM results r WHERE {where}"
-    else:
-        sql = f"""SELECT w.r, c.c, r.value, (r.source_id::BIGINT * {nd} + c.p) * {ns} AS f, r.num_fewshot AS k
-                  FROM results r JOIN _hx_cols c USING (dataset_id)
-                  JOIN _hx_rows w ON r.model_id = w.model_id AND {second} = w.k WHERE {where}"""
+        luts = (lut_r, lut_c, lut_p)
     X = pooled_array(shape, fill=np.nan)
-    P = first_p = None
     if query.rows == "model" and ns == 1 and len(np.unique(ds_tab["c"])) == nd:
         # The common case first (one dataset per column, one shot setting): scatter the values as they
         # come; if no cell came twice (as many values kept as fetched), no ranking is needed.
@@ -291,12 +303,60 @@ def _ranked_scatter(con, query, where: str, rparams: list, second: str, ds_tab: 
         if n_fetched == np.count_nonzero(~np.isnan(X)):
             first_p = np.empty(n_cols, dtype=np.int64)
             first_p[ds_tab["c"]] = ds_tab["p"]
-            return X, P, first_p, shot_values
+            return X, None, first_p, shot_values
         X.fill(np.nan)
+    if query.rows == "model":
+        sql = f"SELECT r.model_id, r.dataset_id, r.value, r.source_id, r.num_fewshot AS k FROM results r WHERE {where}"
+    else:
+        sql = f"""SELECT w.r, c.c, r.value, (r.source_id::BIGINT * {nd} + c.p) * {ns} AS f, r.num_fewshot AS k
+                  FROM results r JOIN _hx_cols c USING (dataset_id)
+                  JOIN _hx_rows w ON r.model_id = w.model_id AND {second} = w.k WHERE {where}"""
+    P = _rank_batches(con, sql, rparams, X, luts, nd, ns, shot_values)
+    # A run's row holds one source: no cell of it has two values to choose between.
+    decided = decided_cells(con, where, rparams) if query.rows != "run" and P is not None else None
+    if decided is not None:
+        _put_decided(con, decided, X, P, luts, nd, ns, shot_values, second)
+    return X, P, None, shot_values
+
+
+def _put_decided(con, decided: dict, X, P, luts: Optional[tuple], nd: int, ns: int, shot_values, second: str) -> None:
+    """Give each matrix cell that kept the first-ingested value of a cell the document counts decide
+    (:func:`harness_ext.store.cell_choice.decided_cells`) the value they chose; its rank stays (the first-ingested
+    source's), so the cells two datasets, shot settings or merged names fill keep their order."""
+    n_cols = X.shape[1]
+    if luts is not None:
+        lut_r, lut_c, lut_p = luts
+        did = decided["dataset_id"]
+        flat = lut_r[decided["model_id"]] * n_cols + lut_c[did]
+        f = (decided["first_source"].astype(np.int64) * nd + lut_p[did]) * ns
+        k, value = decided["num_fewshot"], decided["value"]
+    else:  # codes of the rows and columns, as the scan's join gives them
+        con.register("_hx_decided", decided)
+        try:
+            got = con.execute(f"""SELECT w.r, c.c, (d.first_source::BIGINT * {nd} + c.p) * {ns} AS f,
+                                         d.num_fewshot AS k, d.value FROM _hx_decided d JOIN _hx_cols c USING (dataset_id)
+                                  JOIN _hx_rows w ON d.model_id = w.model_id AND {second.replace('r.', 'd.')} = w.k
+                               """).fetchnumpy()
+        finally:
+            con.unregister("_hx_decided")
+        flat = np.asarray(got["r"], dtype=np.int64) * n_cols + np.asarray(got["c"], dtype=np.int64)
+        f, k, value = np.asarray(got["f"], dtype=np.int64), np.asarray(got["k"]), np.asarray(got["value"])
+    if ns > 1:
+        f = f + np.searchsorted(shot_values, k)
+    kept = P.reshape(-1)[flat] == f  # the matrix cell kept this store cell's first-ingested value
+    X.reshape(-1)[flat[kept]] = value[kept]
+
+
+def _rank_batches(con, sql: str, rparams: list, X, luts: Optional[tuple], nd: int, ns: int, shot_values):
+    """Scatter the batches of ``sql`` (:func:`_ranked_scatter`'s) into ``X``, keeping each cell's lowest rank;
+    returns the rank matrix ``P`` (None when no result came). ``luts``: the row, column and dataset-priority
+    lookup tables of rows of models (their batches hold ids and the rank's source), else None (codes and rank)."""
+    P, n_cols = None, X.shape[1]
     for batch in _batches(con, sql, rparams):
         if P is None:
             P = np.full(X.shape, np.iinfo(np.int64).max)  # the rank of the value kept in each cell
-        if query.rows == "model":
+        if luts is not None:
+            lut_r, lut_c, lut_p = luts
             did = batch["dataset_id"]
             flat = lut_r[batch["model_id"]] * n_cols + lut_c[did]
             f = (batch["source_id"].astype(np.int64) * nd + lut_p[did]) * ns
@@ -308,7 +368,7 @@ def _ranked_scatter(con, query, where: str, rparams: list, second: str, ds_tab: 
         np.minimum.at(P.reshape(-1), flat, f)
         win = P.reshape(-1)[flat] == f
         X.reshape(-1)[flat[win]] = batch["value"][win]
-    return X, P, first_p, shot_values
+    return P
 
 
 def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dparams: list, aliased: bool,

@@ -266,6 +266,7 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
     """
     from ...store.ingest import ingest_paths
     from ...store.matrix import query_results, MatrixQuery
+    from ...store.cell_choice import used_first
     from ...store.db import Store
     from .harness_names import cross_harness_rows
     from ...types import SUBSET_OPTION
@@ -276,7 +277,10 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
         if not report.by_status("ingested"):
             reasons = "; ".join(f"{f.path}: {f.reason}" for f in report.by_status("skipped")[:3])
             raise HarnessExtError(f"no results could be read from {', '.join(map(str, paths))}" + (f" ({reasons})" if reasons else ""))
-        long = query_results(store, MatrixQuery(), all_metrics=True)
+        # Where the new model's files disagree, each cell's used value (cell_choice) first: it is the one kept below.
+        long = used_first(query_results(store, MatrixQuery(), all_metrics=True),
+                          ["model_name", "benchmark", "dataset", "metric", "num_fewshot"])
+        conflicts = store.conflicts()
         # lm-eval groups are stored as aggregates; the table names some as a dataset's task (the leaderboard's BBH is
         # group leaderboard_bbh): read only through it, never matched as a dataset of their own.
         groups = query_results(store, MatrixQuery(aggregates="only"), all_metrics=True)
@@ -329,9 +333,8 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
     raw.attrs["cross_harness"] = sorted(set(crossed["column"]) - set(crossed.attrs.get("own_tasks", ())))
     raw.attrs["cross_harness_incomplete"] = list(crossed.attrs.get("incomplete", ()))
     raw.attrs["ingest_notes"] = report.note_lines()  # what reading the files did to them: reported with the prediction
-    # Two files of one model that disagree (a rerun beside the first run): the first read is used, and said.
-    raw.attrs["ingest_conflicts"] = [(c.model, c.dataset, c.stored_source, str(f.path)) for f in report.files
-                                     for c in f.conflicts]
+    # Two files of one model that disagree (a rerun beside the first run): which is used, and why, is said.
+    raw.attrs["ingest_conflicts"] = conflict_pairs(conflicts)
     return raw, report, other_shots
 
 
@@ -356,19 +359,46 @@ def model_variants(long: pd.DataFrame, store) -> dict:
     return out
 
 
+def conflict_pairs(conflicts: pd.DataFrame) -> list:
+    """``(model, dataset, file used, file not used, by documents)`` per value not used of a
+    :meth:`~harness_ext.store.db.Store.conflicts` table (the new model's files)."""
+    from ...store.cell_choice import USED_BY_DOCUMENTS
+
+    if conflicts.empty:
+        return []
+    keys = ["model", "benchmark", "dataset", "metric", "num_fewshot"]
+    c = conflicts.assign(num_fewshot=conflicts["num_fewshot"].astype("Float64").fillna(-1))
+    used = c[c["used"] != ""].set_index(keys)
+    used = used[["source", "used"]].rename(columns={"source": "source_used", "used": "used_used"})
+    other = c[c["used"] == ""].join(used, on=keys).dropna(subset=["source_used"])
+    return list(zip(other["model"], other["dataset"], other["source_used"], other["source"],
+                    (other["used_used"] == USED_BY_DOCUMENTS).tolist()))
+
+
 def conflict_warnings(conflicts: list) -> list:
-    """A warning per model whose new results' files give one value twice, differently (:func:`new_model_matrix`:
-    ``(model, dataset, file used, file not used)`` per value)."""
+    """A warning per model whose new results' files give one value twice, differently (:func:`conflict_pairs`:
+    ``(model, dataset, file used, file not used, by documents)`` per value not used)."""
     by_model: dict = {}
-    for model, dataset, used, other in conflicts:
-        entry = by_model.setdefault(model, ({}, {}, []))
-        entry[0][used] = entry[1][other] = None
-        entry[2].append(dataset)
-    return [f"reading the new results: {len(sets)} value{'s' * (len(sets) != 1)} of {model} on "
-            f"{len(set(sets))} task{'s' * (len(set(sets)) != 1)} differ between its files (a rerun beside an earlier "
-            f"run?): {listed(dict.fromkeys(sets), 4)}; each is taken from the file "
-            f"read first, in path order ({', '.join(used)}), not from {', '.join(other)}. Pass only the run to use"
-            for model, (used, other, sets) in by_model.items()]
+    for model, dataset, used, other, docs in conflicts:
+        entry = by_model.setdefault(model, ({}, {}, {}, []))
+        entry[1 if docs else 0][used] = entry[2][other] = None
+        entry[3].append((dataset, docs))
+    out = []
+    for model, (first, most, other, sets) in by_model.items():
+        names = [d for d, _ in sets]
+        n_docs = sum(docs for _, docs in sets)
+        read_first = f"the file read first, in path order ({', '.join(first)})"
+        if not n_docs:
+            how = f"each is taken from {read_first}, not from {', '.join(other)} (their document counts unknown or equal)"
+        else:
+            how = (f"{n_docs} {'is' if n_docs == 1 else 'are'} taken from the run measured on the most documents "
+                   f"({', '.join(most)})" + (f", {len(sets) - n_docs} from {read_first} (their document counts "
+                                             "unknown or equal)" if n_docs < len(sets) else "")
+                   + f", not from {', '.join(other)}")
+        out.append(f"reading the new results: {len(sets)} value{'s' * (len(sets) != 1)} of {model} on "
+                   f"{len(set(names))} task{'s' * (len(set(names)) != 1)} differ between its files (a rerun beside an "
+                   f"earlier run?): {listed(dict.fromkeys(names), 4)}; {how}. Pass only the run to use")
+    return out
 
 
 def _key(bench, name, metric, shots) -> str:

@@ -1,0 +1,149 @@
+"""Which of a cell's values is used when source files disagree.
+
+The one rule, everywhere a conflicting cell is decided (the matrix, ``info --conflicts``, ``predict``'s reading of a
+new model's files): when every value of the cell says on how many documents it was measured (``n_samples``) and
+those counts differ, the cell takes the value measured on the most documents (among several with that count, the
+first ingested); otherwise it takes the first-ingested value. A quick ``lm_eval --limit 50`` run and the whole run
+of one model and task then give the whole run's score in whichever order they were ingested. A value a file lists
+twice counts as its first listing (the second is kept apart, in ``result_repeats``).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from .tables import CONFLICT_TOLERANCE, UNKNOWN_SHOTS
+
+#: The rule in the words messages use.
+RULE_TEXT = ("each takes the value measured on the most documents where every value's document count is known and "
+             "they differ, else the value ingested first")
+
+# Per cell (grouped by model_id, dataset_id, num_fewshot): whether the document counts decide it, the first-ingested
+# source and the source used. Sources are numbered in the order they were ingested.
+_BY_DOCUMENTS = "(count(*) > 1 AND count(n_samples) = count(*) AND min(n_samples) < max(n_samples))"
+# The most documents, then the earliest source, as one number (sources are numbered below 2**32): arg_max on it costs
+# a third less than an ordered first().
+_MOST = "n_samples::HUGEINT * 4294967296 - source_id"
+_DECIDE = (f"{_BY_DOCUMENTS} AS by_documents, min(source_id) AS first_source, "
+           f"CASE WHEN {_BY_DOCUMENTS} THEN arg_max(source_id, {_MOST}) ELSE min(source_id) END AS used_source")
+
+#: ``Store.conflicts``'s columns, in order.
+CONFLICT_COLUMNS = ["model", "benchmark", "dataset", "metric", "num_fewshot", "value", "n_samples", "source", "used"]
+#: The ``used`` column's words: the value used, and why.
+USED_BY_DOCUMENTS, USED_FIRST = "most documents", "first ingested"
+
+
+def conflicts(con):
+    """Cells with more than one distinct value across source files, one row per value, with the value used.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        A store's connection.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`CONFLICT_COLUMNS`. ``used`` is ``"most documents"`` or ``"first ingested"`` on the row of
+        the value the cell takes (and why), empty on the others. Rows are in a total order (model, benchmark,
+        dataset, metric, shots, source, repeat, value), so the same store always lists them the same way.
+    """
+    # Values a file repeats with a different value (result_repeats) count like values from other files.
+    has_repeats = bool(con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'result_repeats'").fetchone()[0])
+    cols = "model_id, dataset_id, num_fewshot, value, n_samples, source_id"
+    every = (f"(SELECT {cols}, 0 AS rep FROM results UNION ALL SELECT {cols}, 1 FROM result_repeats)" if has_repeats
+             else f"(SELECT {cols}, 0 AS rep FROM results)")
+    return con.execute(
+        f"""WITH k AS (
+               SELECT model_id, dataset_id, num_fewshot FROM {every} GROUP BY ALL
+               HAVING max(value) - min(value) > {CONFLICT_TOLERANCE}),
+           c AS MATERIALIZED (SELECT * FROM {every} JOIN k USING (model_id, dataset_id, num_fewshot)),
+           u AS (SELECT model_id, dataset_id, num_fewshot, {_DECIDE} FROM c WHERE rep = 0 GROUP BY ALL)
+           SELECT m.name AS model, d.benchmark, d.name AS dataset, d.metric,
+                  nullif(r.num_fewshot, {UNKNOWN_SHOTS}) AS num_fewshot, r.value, r.n_samples, s.path AS source,
+                  CASE WHEN r.rep = 0 AND r.source_id = u.used_source
+                       THEN (CASE WHEN u.by_documents THEN '{USED_BY_DOCUMENTS}' ELSE '{USED_FIRST}' END)
+                       ELSE '' END AS used
+           FROM c r JOIN u USING (model_id, dataset_id, num_fewshot)
+           JOIN models m USING (model_id) JOIN datasets d USING (dataset_id) JOIN sources s USING (source_id)
+           ORDER BY model, d.benchmark, dataset, d.metric, r.num_fewshot, r.source_id, r.rep, r.value"""
+    ).df()
+
+
+def conflict_counts(frame) -> tuple:
+    """``(cells, by_documents)``: how many cells a :func:`conflicts` frame lists, and how many of them the document
+    counts decided."""
+    if frame is None or frame.empty:
+        return 0, 0
+    used = frame["used"]
+    return int((used != "").sum()), int((used == USED_BY_DOCUMENTS).sum())
+
+
+def decided_cells(con, where: str, params: list) -> Optional[dict]:
+    """The cells of the selected results (``results r WHERE where``) whose document counts choose another value than
+    the first-ingested: ``{"model_id", "dataset_id", "num_fewshot", "first_source", "value"}`` as arrays (``value``
+    the one used), or None when there is none.
+
+    A matrix keeps each cell's first-ingested value while it reads the results; it then puts these values in place of
+    those of the cells that kept them (:func:`harness_ext.store.pivot._ranked_scatter`), so the scan pays nothing
+    and every other ranking (two datasets in one column, shot settings, merged model names) stays as it was.
+    """
+    # Only results with a document count can be decided by it: the grouping is skipped for stores without any.
+    # fetchall, not fetchone: a result left unfinished refuses the connection's next statement.
+    if not con.execute(f"SELECT EXISTS (SELECT 1 FROM results r WHERE {where} AND r.n_samples IS NOT NULL)",
+                       params).fetchall()[0][0]:
+        return None
+    # Only models with results from two sources can have a cell two sources give: grouping by model first keeps the
+    # grouping by cell to them (a twentieth of a store where one model in twenty was run twice).
+    got = con.execute(
+        f"""SELECT model_id, dataset_id, num_fewshot, first_source, value FROM (
+                SELECT model_id, dataset_id, num_fewshot, {_DECIDE}, arg_max(value, {_MOST}) AS value
+                FROM results r WHERE {where} AND model_id IN (
+                    SELECT model_id FROM results r WHERE {where} GROUP BY model_id HAVING min(source_id) < max(source_id))
+                GROUP BY ALL HAVING {_BY_DOCUMENTS})
+            WHERE used_source <> first_source""", params * 2).fetchnumpy()
+    if not len(got["value"]):
+        return None
+    return {k: np.asarray(v) for k, v in got.items()}
+
+
+def used_first(frame, keys: list):
+    """``frame`` (one row per stored value, in the order the values were ingested) with each cell's used value moved
+    to the place of the cell's first row, and that row to the used one's: keeping each cell's first row then keeps
+    the value the rule chooses.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Long results with the columns ``keys`` and ``n_samples`` (as :func:`harness_ext.store.matrix.query_results`
+        gives them).
+    keys : list of str
+        The columns naming a cell.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``frame`` itself when no cell is decided by its document counts, else its rows reordered.
+    """
+    if len(frame) < 2 or "n_samples" not in frame:
+        return frame
+    n = frame["n_samples"].astype("Float64")
+    g = n.groupby([frame[k].fillna(UNKNOWN_SHOTS) if k == "num_fewshot" else frame[k] for k in keys], sort=False)
+    size, known = g.transform("size"), g.transform("count")
+    decided = ((size > 1) & (known == size) & (g.transform("min") < g.transform("max"))).to_numpy(dtype=bool)
+    if not decided.any():
+        return frame
+    pos = np.flatnonzero(decided)
+    group = g.ngroup().to_numpy()[pos]
+    docs = n.to_numpy(dtype=float, na_value=np.nan)[pos]
+    # Each decided cell's first row (the lowest position) and its used row (most documents, then the earliest).
+    first = pos[np.lexsort((pos, group))]
+    used = pos[np.lexsort((pos, -docs, group))]
+    starts = np.flatnonzero(np.r_[True, np.diff(np.sort(group)) != 0])
+    first, used = first[starts], used[starts]
+    perm = np.arange(len(frame))
+    perm[first], perm[used] = used, first
+    return frame.iloc[perm]
