@@ -174,17 +174,17 @@ def test_hostile_run_names_through_reduce(tmp_path):
 
 def test_the_shots_note_counts_only_the_entries_written(tmp_path):
     """The conf's header said '0 shots (3 datasets)' with two of the three entries left out, and reduce printed it."""
-    from harness_ext.methods.reduction.harness_names import helm_shots_note
+    from harness_ext.methods.reduction.helm_run_args import helm_shots_note
 
     m = _helm_manifest(["mmlu:subject=anatomy", ATTACKS["MedHELM data_path, absolute"], ATTACKS["file URL"],
                         "boolq:data_augmentation=canonical", ATTACKS["Unitxt artifact file"]])
     m["subset"][3]["num_fewshot"] = m["subset"][4]["num_fewshot"] = None
     assert helm_shots_note(m) == [
-        "Each run entry sets max_train_instances to the shots the population was measured at: 0 shots (1 datasets)",
-        "The population's results name no shots for 1 datasets (\"boolq:data_augmentation=canonical\"): their entries "
+        "Each run entry sets max_train_instances to the shots the population was measured at: 0 shots (1 dataset)",
+        "The population's results name no shots for 1 dataset (\"boolq:data_augmentation=canonical\"): their entries "
         "run at HELM's own default, which may differ"]
     write_outputs(m, tmp_path, ["helm_conf"])
     text = (tmp_path / f"run_entries_{m['group_name']}.conf").read_text(encoding="utf-8")
-    assert "0 shots (1 datasets)" in text and len(pyhocon.ConfigFactory.parse_string(text)["entries"]) == 2
+    assert "0 shots (1 dataset)" in text and len(pyhocon.ConfigFactory.parse_string(text)["entries"]) == 2
     # Every entry left out: nothing about shots, as the conf has no Run line.
     assert helm_shots_note(_helm_manifest([ATTACKS["MedHELM data_path, absolute"]])) == []

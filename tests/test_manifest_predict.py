@@ -512,7 +512,7 @@ def _on_subjects(m: dict, subjects: list, shots) -> dict:
 def test_helm_conf_asks_for_the_manifests_shots(reduced, tmp_path):
     """HELM's MMLU runs 5-shot unless a run entry sets max_train_instances (HELM's run expander of that name): the
     conf asks for the population's shots, and says which datasets named none."""
-    from harness_ext.methods.reduction.harness_names import helm_shots_note
+    from harness_ext.methods.reduction.helm_run_args import helm_shots_note
     from harness_ext.plugins.manifest_writers import write_helm_conf
 
     conf = (reduced / "run_entries_harness_ext_reduced.conf").read_text()

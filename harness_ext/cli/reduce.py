@@ -90,7 +90,7 @@ def _show(args, result, paths) -> int:
     for p in paths:
         print(f"wrote {p}")
     if any(Path(p).name.startswith("run_entries_") for p in paths):  # the shots the HELM conf asks for, said
-        from ..methods.reduction.harness_names import helm_shots_note
+        from ..methods.reduction.helm_run_args import helm_shots_note
 
         for line in helm_shots_note(result.manifest):
             print(f"HELM conf: {line}")

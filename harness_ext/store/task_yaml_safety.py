@@ -400,8 +400,11 @@ def dropped_summary(dropped_by_task: dict, limit: int = 5) -> Optional[str]:
         counts[k] = counts.get(k, 0) + 1
     keys = ", ".join(f"{k} x{n}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
     tasks = list(dict.fromkeys(t for t, _ in items))
-    return (f"task YAMLs written from results files: {len(items)} value(s) of {len(tasks)} task(s) not written because "
-            f"they are code, name files outside the folder or are not lm-eval task keys ({keys}); first tasks: "
+    from ..report import plural
+
+    return (f"task YAMLs written from results files: {plural(len(items), 'value')} of {plural(len(tasks), 'task')} not "
+            f"written because they are code, name files outside the folder, are not lm-eval task keys, take a task's "
+            f"name (tag) or are out of range (num_fewshot, repeats) ({keys}); first tasks: "
             f"{', '.join(tasks[:limit])}{' ...' if len(tasks) > limit else ''} (each task YAML's header says why)")
 
 

@@ -57,8 +57,6 @@ from typing import Optional
 import numpy as np
 
 from ...benchmarks import MMLU_BENCHMARK
-from ...report import plural
-from ...safe_output import quoted
 
 #: The MMLU subjects HELM Classic and HELM Lite run (their "MMLU" column is the mean of these).
 HELM_MMLU_SUBJECTS = ("abstract_algebra", "college_chemistry", "computer_security", "econometrics", "us_foreign_policy")
@@ -292,39 +290,6 @@ def with_shots(desc: str, k) -> str:
     if k is None or any(a.split("=", 1)[0].strip() == "max_train_instances" for a in desc.partition(":")[2].split(",")):
         return desc
     return f"{desc},max_train_instances={k}"
-
-
-def helm_shots_note(manifest: dict) -> list:
-    """The HELM conf's (and reduce's) lines on shots.
-
-    Parameters
-    ----------
-    manifest : dict
-        A manifest with a ``subset``.
-
-    Returns
-    -------
-    list of str
-        The shots the run entries ask for, with the number of datasets at each; and the datasets whose results named
-        no shots, which run at HELM's own default (empty when no dataset has a HELM run entry). A dataset counts only
-        when the conf writes one of its run entries (:func:`~.helm_run_args.checked_helm_entries`).
-    """
-    from .helm_run_args import checked_helm_entries
-
-    subset = [e for e in manifest["subset"] if any(why is None for _, why in checked_helm_entries(e))]
-    asked: dict = {}
-    for e in subset:
-        asked.setdefault(entry_shots(e), []).append(e["name"])
-    lines = []
-    known = sorted(k for k in asked if k is not None)
-    if known:
-        counts = ", ".join(f"{plural(k, 'shot')} ({plural(len(asked[k]), 'dataset')})" for k in known)
-        lines.append(f"Each run entry sets max_train_instances to the shots the population was measured at: {counts}")
-    if None in asked:
-        names = asked[None]
-        lines.append(f"The population's results name no shots for {plural(len(names), 'dataset')} ({', '.join(map(quoted, names[:5]))}"
-                     f"{', ...' if len(names) > 5 else ''}): their entries run at HELM's own default, which may differ")
-    return lines
 
 
 def lm_eval_task(entry: dict) -> Optional[str]:

@@ -127,3 +127,38 @@ def refused_helm_warnings(subset: list, limit: int = 3) -> list:
     return [f"HELM conf: {len(refused)} run entr{'y' if len(refused) == 1 else 'ies'} of {len(names)} dataset(s) "
             f"left out because their arguments could make helm-run read or import files outside the folder ({shown}"
             f"{' ...' if len(refused) > limit else ''}); the conf's header names each one"]
+
+
+def helm_shots_note(manifest: dict) -> list:
+    """The HELM conf's (and reduce's) lines on shots.
+
+    Parameters
+    ----------
+    manifest : dict
+        A manifest with a ``subset``.
+
+    Returns
+    -------
+    list of str
+        The shots the run entries ask for, with the number of datasets at each; and the datasets whose results named
+        no shots, which run at HELM's own default (empty when no dataset has a HELM run entry). A dataset counts only
+        when the conf writes one of its run entries (:func:`checked_helm_entries`).
+    """
+    from ...report import plural
+    from ...safe_output import quoted
+    from .harness_names import entry_shots
+
+    subset = [e for e in manifest["subset"] if any(why is None for _, why in checked_helm_entries(e))]
+    asked: dict = {}
+    for e in subset:
+        asked.setdefault(entry_shots(e), []).append(e["name"])
+    lines = []
+    known = sorted(k for k in asked if k is not None)
+    if known:
+        counts = ", ".join(f"{plural(k, 'shot')} ({plural(len(asked[k]), 'dataset')})" for k in known)
+        lines.append(f"Each run entry sets max_train_instances to the shots the population was measured at: {counts}")
+    if None in asked:
+        names = asked[None]
+        lines.append(f"The population's results name no shots for {plural(len(names), 'dataset')} ({', '.join(map(quoted, names[:5]))}"
+                     f"{', ...' if len(names) > 5 else ''}): their entries run at HELM's own default, which may differ")
+    return lines
