@@ -162,7 +162,7 @@ def test_case_spellings_merge_unless_their_scores_differ(tmp_path, capsys):
     capsys.readouterr()
     assert main(["models", "--db", str(db), "--unmatched"]) == 0
     out = capsys.readouterr().out
-    assert "1 pairs of models" in out and "same name but for case, not merged" in out
+    assert "1 pair of models" in out and "same name but for case, not merged" in out
 
 
 def test_case_spellings_with_the_same_scores_still_merge(tmp_path):

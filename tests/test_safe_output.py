@@ -39,6 +39,8 @@ REFUSED = ["evil}\n]\nx: [", "cr\rlf", "nul\x00byte", "ls\u2028sep", "ne\x85l", 
 HOSTILE = STORABLE + REFUSED
 #: Control codes pyhocon cannot read back from any string: the HELM writer refuses them.
 NOT_HOCON = {"nul\x00byte", "bell\x07"}
+#: Names lm-eval would read as a path when it saves a task's samples: reduce refuses them as lm-eval tasks.
+PATH_LIKE = {n for n in HOSTILE if "/" in n or "\\" in n}
 
 
 def _lm_eval_load_yaml():
@@ -92,6 +94,14 @@ def _check_outputs(out: Path, group: str, names: list, skipped=(), with_list=Tru
 @pytest.mark.parametrize("name", HOSTILE, ids=[repr(n)[:20] for n in HOSTILE])
 def test_each_hostile_name_parses_in_lm_eval_and_pyhocon(tmp_path, name):
     m = _manifest(["anatomy", name], skipped=[name])
+    if name in PATH_LIKE:
+        # lm-eval's --log_samples would save such a task's samples through folders that do not exist (lost):
+        # reduce stops with the task named (test_hostile_task_names.py); the HELM conf is still written.
+        with pytest.raises(HarnessExtError, match="in its name"):
+            write_outputs(m, tmp_path, ["lm_eval_yaml"])
+        write_outputs(m, tmp_path, ["helm_conf"])
+        pyhocon.ConfigFactory.parse_file(str(tmp_path / f"run_entries_{m['group_name']}.conf"))
+        return
     if name in NOT_HOCON:
         # A control character is not a run argument's: the entry is left out, named escaped in the header.
         write_outputs(m, tmp_path, ["helm_conf", "lm_eval_yaml"])
@@ -110,7 +120,7 @@ def test_each_hostile_name_parses_in_lm_eval_and_pyhocon(tmp_path, name):
 
 
 def test_all_hostile_names_at_once(tmp_path):
-    names = [n for n in HOSTILE if n not in NOT_HOCON]
+    names = [n for n in HOSTILE if n not in NOT_HOCON and n not in PATH_LIKE]
     m = _manifest(names, skipped=HOSTILE)
     write_outputs(m, tmp_path, ["json", "lm_eval_yaml", "helm_conf"])
     _check_outputs(tmp_path, m["group_name"], names, with_list=False)
@@ -163,7 +173,8 @@ def _hostile_csv(path: Path, names, n_models=14, seed=0):
 
 @pytest.mark.slow
 def test_reduce_with_hostile_dataset_names_writes_parsable_configs_of_exactly_the_subset(tmp_path):
-    names = STORABLE[:12] + ["x" * 500, "Ünïcødé 数据 😀"]
+    # Names lm-eval would read as paths stop reduce with the task named (test_hostile_task_names.py).
+    names = [n for n in STORABLE[:12] if n not in PATH_LIKE] + ["x" * 500, "Ünïcødé 数据 😀"]
     src = tmp_path / "hostile.csv"
     _hostile_csv(src, names)
     db, out = tmp_path / "h.duckdb", tmp_path / "out"
