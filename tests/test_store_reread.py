@@ -151,7 +151,7 @@ def test_an_old_store_read_again_is_a_fresh_ingest(fresh, tmp_path, monkeypatch)
         _old_readers(m)
         old = _ingest(db)
     n_old = sum(f.adapter in ("helm_run", "csv", "inspect_ai") for f in old.by_status("ingested"))
-    assert n_old == 21  # 9 HELM runs, 8 CSVs, 4 Inspect logs (the others: Every Eval Ever, lm-eval, item scores)
+    assert n_old == 22  # 9 HELM runs, 8 CSVs, 5 Inspect logs (the others: Every Eval Ever, lm-eval, item scores)
     before = _snapshot(db)
     assert before != fresh[1] and before["items"] != fresh[1]["items"]
     assert any(name.endswith(" (old)") for name, _ in before["models"])
@@ -247,7 +247,7 @@ def test_a_file_that_fails_to_read_again_keeps_its_rows(tmp_path, monkeypatch):
     after = _snapshot(db)
     assert after["results"] == before["results"] and after["datasets"] == before["datasets"]
     # The refused file keeps its older revision (read again next time); the others record this one.
-    assert sorted(r[5] for r in after["sources"]) == ["0"] + ["1"] * 7
+    assert sorted(r[5] for r in after["sources"]) == ["0"] + [str(ads["csv"].revision)] * 7
 
 
 def test_a_file_the_store_refuses_to_replace_keeps_its_rows(tmp_path, monkeypatch):
