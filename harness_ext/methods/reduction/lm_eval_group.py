@@ -114,8 +114,8 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     group = group_stem(manifest)
     tasks, skipped, written, unknown = [], [], [], []
     taken = {group.casefold()}
-    check_members(group, [n for e in manifest["subset"] for n in lm_eval_task_list(e)])
     members = [n for e in manifest["subset"] for n in lm_eval_task_list(e)]
+    check_members(group, members)
     check_task_paths(members, sources)
     reserved = {group, *members}
     for entry in manifest["subset"]:
