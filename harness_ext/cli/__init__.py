@@ -203,10 +203,7 @@ def main(argv=None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - the boundary guard, see _unexpected
-        # -v may come before the command name, where the command's own -v default does not see it
-        verbose = bool(getattr(args, "verbose", 0)) or any(a == "--verbose" or (a[:2] == "-v" and set(a[1:]) == {"v"})
-                                                           for a in argv)
-        return _unexpected(f"harness-ext {args.command}", argv, exc, verbose)
+        return _unexpected(f"harness-ext {args.command}", argv, exc, bool(getattr(args, "verbose", 0)))
 
 
 def _is_option(word: str) -> bool:
