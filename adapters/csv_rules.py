@@ -22,7 +22,10 @@ _BOOL = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no":
 _MISSING = frozenset({"", "nan", "na", "n/a", "-", "--", "\u2014", "\u2013", "none", "null", "?", "x"})
 #: Numeric columns that describe a model instead of scoring it.
 META_NAME = re.compile(
-    r"(\bsize\b|param|#\s*p|\bflops?\b|\bdate\b|release|\byear\b|\bmonth\b|context|\btokens?\b|price|cost|\$|"
+    # a model's parameter count or context window, not a task about them (BFCL's "Multi Turn Miss Param" and
+    # "Multi Turn Long Context" score function calls with a parameter missing and with a long context)
+    r"(\bsize\b|(?<!miss[ _-])(?<!missing[ _-])param|#\s*p|\bflops?\b|\bdate\b|release|\byear\b|\bmonth\b|"
+    r"(?<!long[ _-])context|\btokens?\b|price|cost|\$|"
     r"latency|throughput|speed|\bvotes?\b|\brank|\bci\b|confidence|\bstderr\b|\bstd\b|license|licence|"
     # a score's spread (AlpacaEval's "standard_error", "lc_standard_error"): LOWER_NAME's "error" would store it as a score
     r"standard[ _-]?(?:error|deviation)|std[ _-]?(?:err|dev)|"

@@ -427,5 +427,7 @@ def harness_ext_adapters():
         read=read,
         # 2: with ';' or a tab as the delimiter, '1.250,5' (points between thousands, a decimal comma) is a number,
         # not text that made its column model metadata; a column mixing decimal marks is kept as text and noted
-        revision="2",
+        # 3: a column named for a task about parameters or long contexts ("Multi Turn Miss Param", "Multi Turn Long
+        # Context") is a score, not model metadata as a parameter count or a context window is
+        revision="3",
     )

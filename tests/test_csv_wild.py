@@ -21,6 +21,7 @@ HISTORY = FIX / "lmarena_history_slice.csv"
 ARENA_TEXT = FIX / "lmarena_text_slice.csv"
 OLL_V2 = FIX / "open_llm_leaderboard_v2_arena_merged_slice.csv"
 METABENCH = FIX / "metabench_open_llm_leaderboard_slice.csv"
+BFCL = FIX / "bfcl_data_overall_slice.csv"
 
 @pytest.fixture
 def read_path(monkeypatch, request):
@@ -178,3 +179,26 @@ def test_numeric_interval_columns_named_with_their_level_are_not_scores(read_pat
     with Store.open(":memory:") as s:
         _ingest(s, path)
         assert list(_datasets(s)["name"]) == ["score"]
+
+
+@BOTH
+def test_task_names_with_param_and_context_are_scores(read_path):
+    # BFCL v4's "Multi Turn Miss Param" and "Multi Turn Long Context" are tasks: they were stored as model
+    # metadata, as a parameter count or a context window would be. Its cost, latency and rank stay metadata.
+    with Store.open(":memory:") as s:
+        rep = _ingest(s, BFCL)
+        d = _datasets(s).set_index("name")
+        assert {"Multi Turn Miss Param", "Multi Turn Long Context", "Multi Turn Base"} <= set(d.index)
+        assert d.loc["Multi Turn Miss Param", "scale"] == "percent"
+        assert d.loc["Overall Acc", "kind"] == "aggregate"
+        meta = set(s.model_metadata()["key"])
+        assert {"Rank", "Total Cost ($)", "Latency Mean (s)", "Model Link"} <= meta
+        assert not meta & {"Multi Turn Miss Param", "Multi Turn Long Context"}
+        notes = rep.files[0].notes
+        assert any(n.startswith("5 columns stored as model metadata, not scores: Rank, Total Cost ($), Latency Mean")
+                   for n in notes), notes
+        m = load_matrix(s, MatrixQuery(normalise="none"))
+        assert m.shape == (2, 17)
+        assert m.loc["openai/gpt-oss-20b (FC) (vLLM)", "Multi Turn Long Context"] == pytest.approx(47.5)
+        assert m.loc["openai/gpt-oss-120b (FC) (vLLM)", "Multi Turn Miss Param"] == pytest.approx(49.5)
+

@@ -556,7 +556,8 @@ def no_match_message(store, query) -> str:
     missing = [b for b in (query.benchmarks or ()) if b not in known]
     avail = ", ".join(benchmarks[:20]) + (" ..." if len(benchmarks) > 20 else "")
     if not missing:
-        return f"no results match {describe(query)}; benchmarks in the store: {avail}"
+        hint = _metric_hint(store, query)
+        return f"no results match {describe(query)}" + (f": {hint}" if hint else f"; benchmarks in the store: {avail}")
     lowered = {k.lower(): k for k in known}
     parts = []
     for b in missing:
@@ -567,3 +568,32 @@ def no_match_message(store, query) -> str:
             + ". Results of an lm-eval group of your own are stored under the group's name; files ingested "
             "without it (or a set of benchmarks to query as one) can be named with 'harness-ext ingest --group NAME "
             "FILES', then '--benchmark NAME'")
+
+
+def _metric_hint(store, query) -> str:
+    """The metrics the query's datasets do report, when ``query.metric`` is none of them (else ``""``).
+
+    lm-eval names a metric after its filter (``exact_match,strict-match`` and ``exact_match,flexible-extract``
+    for GSM8K), while its printed table shows ``exact_match`` in one column and the filter in another: the
+    names that begin with the one asked for are listed first, then close spellings, then the others.
+    """
+    import difflib
+
+    if not query.metric:
+        return ""
+    where, params = dataset_filter(store, query, metrics=False)
+    # A dataset's primary metric first (the filter lm-eval lists first, strict-match for GSM8K), then by name.
+    known = [r[0] for r in store.con.execute(
+        f"SELECT metric FROM datasets WHERE {' AND '.join(where) or 'TRUE'} GROUP BY metric "
+        "ORDER BY bool_or(coalesce(is_primary, FALSE)) DESC, metric", params).fetchall()]
+    if not known or query.metric in known:
+        return ""
+    filtered = [m for m in known if m.startswith(query.metric + ",")]
+    close = [m for m in difflib.get_close_matches(query.metric, known, n=3, cutoff=0.6) if m not in filtered]
+    rest = [m for m in known if m not in filtered and m not in close]
+    shown = filtered + close + rest
+    listed = ", ".join(repr(m) for m in shown[:12]) + (f" and {len(shown) - 12} more" if len(shown) > 12 else "")
+    where_from = f" of {', '.join(query.benchmarks)}" if query.benchmarks else ""
+    return (f"no dataset{where_from} reports it. Metrics they report: {listed}"
+            + (f" (lm-eval names a metric after its filter, 'metric,filter': --metric {filtered[0]!r})"
+               if filtered else ""))
