@@ -44,6 +44,7 @@ def test_a_cell_a_file_lists_twice_counts_by_its_first_listing_and_is_reported(t
     whole run's value is listed as a later listing, counted as on more documents. The real BFCL leaderboard lists
     14 models twice, all their values in the one file: each takes its first listing."""
     from harness_ext.store.matrix import MatrixQuery, load_matrix
+    from harness_ext.store.pivot import conflicts_note
 
     tables, infos = [], []
     for name, order in [("a", [LISTED_TWICE, LIMIT_100]), ("b", [LIMIT_100, LISTED_TWICE])]:
@@ -65,6 +66,11 @@ def test_a_cell_a_file_lists_twice_counts_by_its_first_listing_and_is_reported(t
         assert mixtral.value.tolist() == [79.14, 58.89, 58.37]
         tables.append(c.drop(columns="source").sort_values(["model", "dataset", "metric", "value"],
                                                            ignore_index=True))
+        with Store.open(str(db), read_only=True) as s:  # what reduce says of its matrix
+            note = conflicts_note(load_matrix(s, MatrixQuery(benchmarks=("bfcl_240906_tools",))).attrs)
+        assert note.startswith("14 cells of the matrix have values that disagree between source files or within one; "
+                               "0 take the value measured on the most documents, 14 take their file's first listing")
+        assert "another order" not in note
         assert main(["info", "--db", str(db)]) == 0
         infos.append(capsys.readouterr().out)
     assert tables[0].equals(tables[1])  # the same whatever the order

@@ -125,14 +125,13 @@ def conflicts_note(attrs: dict) -> Optional[str]:
         return (f"{head}; {'it takes' if n == 1 else 'each takes'} the value measured on the most documents "
                 "(harness-ext info --conflicts lists them)")
     # A file listing a cell twice gives its first listing whatever the order files are ingested in.
-    within = (f"{one} {'takes' if one == 1 else 'take'} its file's first listing (all its values in one file)"
-              if one else "")
     first = n - docs - one
-    return (f"{head}; {docs} {'takes' if docs == 1 else 'take'} the value measured on the most documents"
-            + (f", {within}" if within else "")
-            + (f", {first} the value ingested first (their document counts unknown or equal), so the same files "
-               "ingested in another order give another matrix and manifest" if first else "")
-            + " (harness-ext info --conflicts lists them)")
+    parts = [f"{docs} {'takes' if docs == 1 else 'take'} the value measured on the most documents",
+             (f"{one} {'takes its' if one == 1 else 'take their'} file's first listing (all "
+              f"{'its' if one == 1 else 'their'} values in one file)") if one else "",
+             (f"{first} the value ingested first (their document counts unknown or equal), so the same files "
+              "ingested in another order give another matrix and manifest") if first else ""]
+    return f"{head}; {', '.join(p for p in parts if p)} (harness-ext info --conflicts lists them)"
 
 
 def unmatched_exclude_note(attrs: dict) -> Optional[str]:

@@ -404,7 +404,8 @@ def conflict_warnings(conflicts: list) -> list:
                    f"earlier run?): {listed(dict.fromkeys(names), 4)}; {how}. Pass only the run to use")
     for (model, path), names in within.items():
         out.append(f"reading the new results: {path} lists {len(names)} value{'s' * (len(names) != 1)} of {model} "
-                   f"twice, differently: {listed(names, 4)}; the file's first listing of each is used")
+                   f"twice, differently: {listed(names, 4)}; the file's first listing "
+                   f"{'is' if len(names) == 1 else 'of each is'} used")
     return out
 
 
