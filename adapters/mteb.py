@@ -67,7 +67,9 @@ metrics present: ``v_measure`` (Clustering), ``cos_sim.spearman`` (STS, Summariz
 ``cos_sim.ap`` (PairClassification), ``ndcg_at_10`` or ``NDCG@10`` (Retrieval), ``map`` next to ``mrr``
 (Reranking), ``f1`` next to precision/recall (BitextMining), ``accuracy``
 (Classification). The other scalar metrics are stored as secondary metrics
-(``--metric ndcg_at_100``).
+(``--metric ndcg_at_100``). A correlation (STS and summarisation: ``cosine_spearman``, ``cos_sim.spearman``,
+``pearson``, ...) and instruction retrieval's p-MRR are stored on [-1, 1] with 0 as the no-skill level
+(:func:`signed_scale`), so a negative score is read as below chance, not as a new minimum of the column.
 
 Split and languages (``ingest --mteb-split``, ``--mteb-languages``)
 ------------------------------------------------------------------
@@ -343,11 +345,22 @@ def is_rteb(doc: dict) -> bool:
 SIGNED_METRICS = {
     "p-MRR": (-1.0, 1.0, 0.0, "p-MRR: 0 when the instructions move no document (Weller et al. 2024)"),
 }
+#: STS and summarisation score a model by the correlation of its similarities with the human ratings (Muennighoff
+#: et al. 2023, §3.2): Spearman's (the main score) and Pearson's, by cosine, dot product, Euclidean or Manhattan
+#: distance (``cosine_spearman``, ``cos_sim.spearman``, ``dot_pearson``, ``spearman``). On [-1, 1], 0 when the
+#: similarities order the pairs no better than chance: read as a proportion, a model with a negative correlation
+#: turned the column into a min-max of the models in the store, as p-MRR did.
+CORRELATION_METRIC = re.compile(r"(^|[._])(spearman|pearson)$")
+_CORRELATION_SCALE = (-1.0, 1.0, 0.0, "correlation with human similarity ratings: 0 when the similarities order "
+                                      "the pairs no better than chance (Muennighoff et al. 2023)")
 
 
 def signed_scale(metric) -> dict:
-    """The ResultRecord bounds and baseline of a metric of :data:`SIGNED_METRICS`, else no fields."""
+    """The ResultRecord bounds and baseline of a metric of :data:`SIGNED_METRICS` or a correlation
+    (:data:`CORRELATION_METRIC`), else no fields."""
     spec = SIGNED_METRICS.get(metric)
+    if spec is None and isinstance(metric, str) and CORRELATION_METRIC.search(metric):
+        spec = _CORRELATION_SCALE
     if spec is None:
         return {}
     return {"min_score": spec[0], "max_score": spec[1], "random_baseline": spec[2], "baseline_source": spec[3]}
@@ -516,7 +529,8 @@ def harness_ext_adapters():
         # 3: an experiment run (<revision>/experiments/<name>/) is its own model, "org/model (name)";
         # 4: ... a variant of the model (variant_of), at non-default settings
         # 5: p-MRR (instruction retrieval) on [-1, 1] with its 0 as the baseline, not a proportion
-        revision="5",
+        # 6: correlations (STS, summarisation: cosine_spearman, pearson, ...) on [-1, 1] likewise
+        revision="6",
         description="MTEB task results: legacy <model>/<Task>.json (mteb 0.0.x-1.10) and current "
                     "<model>/<revision>/<Task>.json (scores per split and subset); the task's main score. "
                     "MAIR's and RTEB's results in the same folders are stored as benchmarks mair and rteb",

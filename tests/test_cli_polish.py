@@ -61,6 +61,26 @@ def test_a_bad_flag_gets_the_commands_usage_and_a_suggestion(capsys):
     assert err.startswith("usage: harness-ext reduce") and "--budgt 2 (did you mean --budget?)" in err
 
 
+@pytest.mark.parametrize("argv, said", [
+    (["prowl", "--budget", "5"], "--budget 5 (prowl sizes its subset by coverage: --target 0.95; a subset of a given "
+                                 "size is reduce --budget N)"),
+    (["reduce", "--target", "0.9"], "--target 0.9 (reduce takes a coverage target as --budget coverage=0.95)"),
+    (["predict", "-m", "reduced", "--db", "s.duckdb", "results.json"], "--db s.duckdb (predict reads no store"),
+    (["compare", "--budget", "4"], "--budget 4 (compare tries every subset size from 2 to --k-max)"),
+    (["pounce", "--budget", "3"], "--budget 3 (an option of reduce, not of pounce)"),
+    (["stalk", "--k-max", "3"], "--k-max 3 (an option of compare, not of stalk)"),
+    (["--budget", "5", "prowl"], "before the command name: --budget 5 (prowl sizes its subset by coverage"),
+])
+def test_a_sibling_commands_option_names_the_one_to_use(argv, said, capsys):
+    """prowl --budget said only "unrecognized arguments": the option a sibling command takes is named with what this
+    command takes instead (or with the command that has it)."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: harness-ext {argv[0] if argv[0] != '--budget' else 'prowl'}") and said in err
+
+
 def test_one_json_shape_and_quiet(tmp_path, capsys):
     db = tmp_path / "s.duckdb"
     docs = {}

@@ -125,3 +125,42 @@ def test_a_modified_copy_of_a_shared_table_shows_its_one_conflict(tmp_path, caps
         c = item_conflicts(store)
     assert c["model"].tolist() == [row["model"]] * 2 and c["item"].tolist() == [int(row["item"])] * 2
     assert c["source"].tolist() == [str(shared), str(copy)]
+
+
+@pytest.mark.parametrize("copy_first", [False, True])
+def test_item_conflicts_say_which_score_is_used(tmp_path, capsys, copy_first):
+    """info --conflicts listed an item's two scores without saying which one reduce --items and predict take: the
+    real GSM8K slice of HELM Lite (tests/fixtures/items) and a copy with one score flipped, in either order; the
+    first stored is marked used, and it is the score the samples are read with."""
+    import shutil
+
+    from pathlib import Path
+
+    from harness_ext.store.samples import prompt_matrix
+
+    real = Path(__file__).parent / "fixtures" / "items" / "gsm_slice.parquet"
+    a, b = tmp_path / "real" / "gsm.parquet", tmp_path / "copy" / "gsm.parquet"
+    a.parent.mkdir(), b.parent.mkdir()
+    shutil.copy(real, a)
+    shutil.copy(real.with_name(real.name + ".meta.yaml"), a.with_name(a.name + ".meta.yaml"))
+    shutil.copy(real.with_name(real.name + ".meta.yaml"), b.with_name(b.name + ".meta.yaml"))
+    row = _flipped_copy(a, b)
+    first, second = (b, a) if copy_first else (a, b)
+    db = tmp_path / "s.duckdb"
+    for p in (first, second):
+        assert main(["ingest", "--db", str(db), "-q", str(p)]) == 0
+    assert main(["info", "--db", str(db), "--conflicts", "--json", str(tmp_path / "c.json")]) == 0
+    doc = json.loads((tmp_path / "c.json").read_text())
+    assert doc["summary"]["counts"]["item_conflicts"] == 1
+    listed = doc["tables"]["item_conflicts"]
+    first_value = float(row["score"]) if copy_first else 1 - float(row["score"])
+    assert [(r["item"], r["value"], r["source"], r["used"]) for r in listed] == [
+        (int(row["item"]), first_value, str(first), "first stored"), (int(row["item"]), 1 - first_value, str(second), "")]
+    with Store.open(db, read_only=True) as store:  # the score the item estimates read
+        P = prompt_matrix(store, "gsm", "final_number_exact_match")
+    assert P.loc[int(row["item"]), row["model"]] == first_value
+    capsys.readouterr()
+    assert main(["info", "--db", str(db), "--conflicts"]) == 0
+    out = capsys.readouterr().out
+    assert "item scores that disagree between source files (the first stored is used):" in out
+    assert "first stored" in out.split("item scores that disagree")[1]

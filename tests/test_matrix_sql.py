@@ -525,7 +525,7 @@ def test_load_matrix_without_fingerprint_is_the_same_matrix(one_setting_store, r
             assert full.attrs["fingerprint"] == fingerprint(load_matrix(store, replace(q, normalise="none"),
                                                                         fingerprint=False)), q
             plain.attrs["fingerprint"] = full.attrs["fingerprint"]
-            for key in ("conflicts", "conflicts_by_documents"):
+            for key in ("conflicts", "conflicts_by_documents", "conflicts_one_file"):
                 if key in full.attrs:
                     plain.attrs[key] = full.attrs[key]
             _identical(plain, full)

@@ -259,3 +259,33 @@ def test_every_eval_ever_items_are_stored_under_the_records_benchmark(tmp_path):
         ingest_paths(s, [named], show_progress=False)
         assert list(item_catalogue(s, benchmarks=["geneval_leaderboard"])["task"]) == ["geneval_overall"]
         assert s.con.execute("SELECT DISTINCT benchmark FROM datasets").fetchall() == [("geneval_leaderboard",)]
+
+
+def test_eee_items_and_their_records_score_under_two_names_are_reported(tmp_path):
+    """GenEval's example record is an evaluation run: its score is stored under dataset GenEval (source_data), its
+    instance file's items under task geneval_overall (evaluation_name), with nothing said. The ingest note names both,
+    and the result's task is the items' task (the record's link). A leaderboard record (HELM Lite's, read as columns
+    named by evaluation_name) and an evaluation run read as columns (GAIA's) say nothing."""
+    import json
+
+    from harness_ext.store.eee_links import record_dataset
+
+    fix = Path(__file__).parent / "fixtures"
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [fix / "eee_instances", fix / "eee_samples"], show_progress=False)
+        result_task = s.con.execute("SELECT name, task FROM datasets").fetchall()
+        item_task = s.con.execute("SELECT DISTINCT task FROM samples WHERE model LIKE 'stabilityai/%'").fetchall()
+    assert result_task == [("GenEval", "geneval_overall")] and item_task == [("geneval_overall",)]
+    notes = [n for n in rep.note_lines() if "geneval_sdxl_example_samples.jsonl" in n]
+    assert len(notes) == 1 and ("items stored under task 'geneval_overall' (the lines' evaluation_name), while the "
+                                "record beside the file stores that evaluation's score under dataset 'GenEval'") in notes[0]
+    assert not [n for n in rep.note_lines() if "None_samples.jsonl" in n]  # no record beside it
+    names = {}
+    for folder in ("helm_lite", "GAIA", "ai2_arc"):
+        for record in (fix / "every_eval_ever" / folder).rglob("*.json"):
+            doc = json.loads(record.read_text())
+            for r in doc.get("evaluation_results") or []:
+                names.setdefault(folder, set()).add(record_dataset(doc, r["evaluation_name"]))
+    # HELM Lite's leaderboard columns keep their evaluation's name; Inspect runs converted (GAIA's gaia_scorer,
+    # ai2_arc's choice) are stored under their dataset, as the adapter stores them.
+    assert names == {"helm_lite": {None}, "GAIA": {"GAIA"}, "ai2_arc": {"ai2_arc"}}

@@ -14,7 +14,7 @@ import argparse
 import sys
 
 from .. import __version__
-from .options import COMMANDS, FOLDER_COMMANDS, ListAppend, default_out, resolve_run
+from .options import COMMANDS, FOLDER_COMMANDS, SIBLING_OPTIONS, ListAppend, default_out, resolve_run
 from ..errors import HarnessExtError
 
 
@@ -244,11 +244,27 @@ def unrecognized_message(extra: list, parser: argparse.ArgumentParser, argv=()) 
             named.add(i + 1)  # argparse listed the value too
         elif value is not None:
             pushed += 1  # it was read as a positional argument
-        parts.append(a + (f" {value}" if value is not None else "") + (
-            f" (did you mean {' or '.join(close)}?)" if close else ""))
+        hint = f"did you mean {' or '.join(close)}?" if close else _sibling_hint(name, parser)
+        parts.append(a + (f" {value}" if value is not None else "") + (f" ({hint})" if hint else ""))
     rest = [a for i, a in enumerate(extra) if not _is_option(a) and i not in named]
     parts += rest[:max(0, len(rest) - pushed)]
     return "unrecognized arguments: " + " ".join(parts)
+
+
+def _sibling_hint(option: str, parser: argparse.ArgumentParser) -> str:
+    """What to give instead of ``option``, an option of another command (``prowl --budget``: prowl's
+    ``--target``), from :data:`~harness_ext.cli.options.SIBLING_OPTIONS`, else the commands that have it; "" when
+    none does. Only on the error path: it builds every command's options (argparse alone)."""
+    command = parser.prog.split()[-1]
+    if (command, option) in SIBLING_OPTIONS:
+        return SIBLING_OPTIONS[command, option]
+    if not option.startswith("--") or command not in COMMANDS:
+        return ""
+    everyone = build_parser().commands
+    have = [name for name, p in everyone.items() if name != command and option in p._option_string_actions]
+    if not have:
+        return ""
+    return f"an option of {', '.join(have[:-1]) + ' and ' if len(have) > 1 else ''}{have[-1]}, not of {command}"
 
 
 def _known_option(word: str, parser: argparse.ArgumentParser):
@@ -287,7 +303,8 @@ def before_command(argv: list, parser: argparse.ArgumentParser) -> None:
     own = where._option_string_actions if command else {}
     said = [f"{w}{' ' + v if v else ''} " + (f"(an option of {command}: give it after the command name)"
                                              if w.split("=", 1)[0] in own else
-                                             f"({command} has no such option)" if command else "")
+                                             f"({_sibling_hint(w.split('=', 1)[0], where) or command + ' has no such option'})"
+                                             if command else "")
             for w, v in wrong]
     where.error("unrecognized arguments before the command name: " + "; ".join(s.strip() for s in said))
 

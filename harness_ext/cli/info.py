@@ -47,13 +47,15 @@ class StoreInfo(Result):
         from ..store.item_info import COUNT_KEYS
 
         cells = {k: v for k, v in self.counts.items() if k not in COUNT_KEYS
-                 and (k != "conflicts_by_documents" or self.counts.get("conflicts"))}
+                 and (k not in _CONFLICT_DETAIL or self.counts.get("conflicts"))}
         # Cells, not values: ingest counts each file's values that disagree with those stored, so one cell
         # written by three files is two conflicting values there and one conflicting cell here.
         labels = {"conflicts": "cells with conflicting values"}
-        parts = [_count(v, labels.get(k, k)) for k, v in cells.items() if k != "conflicts_by_documents"]
+        parts = [_count(v, labels.get(k, k)) for k, v in cells.items() if k not in _CONFLICT_DETAIL]
         if "conflicts_by_documents" in cells:
             parts.append(f"{cells['conflicts_by_documents']:,} of them decided by document count")
+        if cells.get("conflicts_listed_twice"):
+            parts.append(_listed_twice(cells["conflicts_listed_twice"], cells.get("conflicts_later_more_documents", 0)))
         lines = [f"store: {self.path}", ", ".join(parts)]
         if self.counts.get("item_sources"):  # a store of results alone says nothing of items
             lines.append("item level: " + ", ".join(_count(self.counts[k], k.replace('_', ' ')) for k in COUNT_KEYS))
@@ -70,10 +72,15 @@ class StoreInfo(Result):
             # Every digit the values differ in: at the tables' 3 decimals, 0.937722 and 0.937556 both read 0.938.
             lines += ["", format_table(self.conflicts, floatfmt=CONFLICT_FORMAT, index=False)]
         elif n:
-            docs = self.counts.get("conflicts_by_documents", 0)
-            lines += ["", f"{plural(n, 'cell has', 'cells have')} values that disagree between source files: {docs:,} "
-                          f"take the value measured on the most documents, {n - docs:,} the first-ingested (their "
-                          "document counts unknown or equal); see 'harness-ext info --conflicts'"]
+            docs, one = self.counts.get("conflicts_by_documents", 0), self.counts.get("conflicts_one_file", 0)
+            twice = self.counts.get("conflicts_listed_twice", 0)
+            lines += ["", f"{plural(n, 'cell has', 'cells have')} values that disagree between source files"
+                          f"{' or within one' if twice else ''}: {docs:,} take the value measured "
+                          f"on the most documents, {n - docs - one:,} the first-ingested (their document counts unknown "
+                          f"or equal)" + (f", {one:,} their file's first listing (all their values in one file)"
+                                          if one else "")
+                          + (f"; {_listed_twice(twice, self.counts.get('conflicts_later_more_documents', 0))}"
+                             if twice else "") + "; see 'harness-ext info --conflicts'"]
         n = self.counts.get("item_conflicts", 0)
         if self.item_conflicts is not None and n:
             lines += ["", "item scores that disagree between source files (the first stored is used):",
@@ -82,6 +89,17 @@ class StoreInfo(Result):
             lines += ["", f"{plural(n, 'item score disagrees', 'item scores disagree')} between source files (the first stored is used); "
                           "see 'harness-ext info --conflicts'"]
         return "\n".join(lines)
+
+
+#: The counts that qualify the conflicting cells, said only beside them.
+_CONFLICT_DETAIL = ("conflicts_by_documents", "conflicts_listed_twice", "conflicts_one_file",
+                    "conflicts_later_more_documents")
+
+
+def _listed_twice(n: int, more: int) -> str:
+    """The clause of the cells a file lists twice with different values: the file's first listing is its value."""
+    return (f"{n:,} listed again in one file with another value (the file's first listing is its value"
+            + (f"; {more:,} of them on more documents in a later listing, never used" if more else "") + ")")
 
 
 def _count(n: int, label: str) -> str:
@@ -94,11 +112,13 @@ def store_info(store, conflicts: bool = False) -> StoreInfo:
     """The :class:`StoreInfo` of an open :class:`~harness_ext.store.db.Store`."""
     from ..store.item_info import item_benchmarks, item_conflicts, item_counts, item_id_notes
 
-    from ..store.cell_choice import conflict_counts
+    from ..store.cell_choice import conflict_counts, listed_twice
 
     counts = {**store.counts(), **item_counts(store)}
     table = store.conflicts() if conflicts or counts.get("conflicts") else None
     counts["conflicts_by_documents"] = conflict_counts(table)[1]
+    twice = listed_twice(table)
+    counts["conflicts_listed_twice"], counts["conflicts_one_file"], counts["conflicts_later_more_documents"] = twice
     return StoreInfo(store.path, counts, store.benchmarks(), store.benchmark_groups(),
                      table if conflicts else None, item_benchmarks(store),
                      item_conflicts(store) if conflicts else None, item_id_notes(store))

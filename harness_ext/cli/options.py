@@ -640,6 +640,21 @@ COMMANDS = {
 }
 
 
+#: Options users carry over from a sibling command, by ``(command, option)``: what this command takes instead. The
+#: unknown-option error says it (:func:`harness_ext.cli.unrecognized_message`); an option of another command with
+#: no entry here is named as that command's.
+SIBLING_OPTIONS = {
+    ("prowl", "--budget"): "prowl sizes its subset by coverage: --target 0.95; a subset of a given size is "
+                           "reduce --budget N",
+    ("compare", "--budget"): "compare tries every subset size from 2 to --k-max",
+    ("reduce", "--target"): "reduce takes a coverage target as --budget coverage=0.95",
+    ("predict", "--budget"): "the subset is reduce's: predict reads it from --manifest",
+    ("predict", "--db"): "predict reads no store: the subset from --manifest, the new model's scores from its "
+                         "result files",
+    ("predict", "--benchmark"): "predict reads the benchmark from --manifest",
+}
+
+
 def resolve_run(target: str):
     """Import ``"module:function"`` (the numerics of one command are loaded here, not at start-up)."""
     from importlib import import_module

@@ -5,7 +5,9 @@ new model's files): when every value of the cell says on how many documents it w
 those counts differ, the cell takes the value measured on the most documents (among several with that count, the
 first ingested); otherwise it takes the first-ingested value. A quick ``lm_eval --limit 50`` run and the whole run
 of one model and task then give the whole run's score in whichever order they were ingested. A value a file lists
-twice counts as its first listing (the second is kept apart, in ``result_repeats``).
+twice counts as its first listing (the second is kept apart, in ``result_repeats``): a later listing is never used,
+even on more documents, and the file's value does not depend on the order files are ingested in. Such cells are
+listed (``listing`` ``later``) and counted (:func:`listed_twice`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from .tables import CONFLICT_TOLERANCE, UNKNOWN_SHOTS
 
 #: The rule in the words messages use.
 RULE_TEXT = ("each takes the value measured on the most documents where every value's document count is known and "
-             "they differ, else the value ingested first")
+             "they differ, else the value ingested first; a file listing a cell twice counts by its first listing")
 
 # Per cell (grouped by model_id, dataset_id, num_fewshot): whether the document counts decide it, the first-ingested
 # source and the source used. Sources are numbered in the order they were ingested.
@@ -30,9 +32,12 @@ _DECIDE = (f"{_BY_DOCUMENTS} AS by_documents, min(source_id) AS first_source, "
            f"CASE WHEN {_BY_DOCUMENTS} THEN arg_max(source_id, {_MOST}) ELSE min(source_id) END AS used_source")
 
 #: ``Store.conflicts``'s columns, in order.
-CONFLICT_COLUMNS = ["model", "benchmark", "dataset", "metric", "num_fewshot", "value", "n_samples", "source", "used"]
-#: The ``used`` column's words: the value used, and why.
-USED_BY_DOCUMENTS, USED_FIRST = "most documents", "first ingested"
+CONFLICT_COLUMNS = ["model", "benchmark", "dataset", "metric", "num_fewshot", "value", "n_samples", "source", "listing",
+                    "used"]
+#: The ``used`` column's words: the value used, and why (the cell's values all from one file: its first listing).
+USED_BY_DOCUMENTS, USED_FIRST, USED_FIRST_LISTING = "most documents", "first ingested", "first in its file"
+#: The ``listing`` column's words: the file's first listing of the cell (its value), or a later one (never used).
+FIRST_LISTING, LATER_LISTING = "first", "later"
 
 
 def conflicts(con):
@@ -46,26 +51,33 @@ def conflicts(con):
     Returns
     -------
     pandas.DataFrame
-        Columns :data:`CONFLICT_COLUMNS`. ``used`` is ``"most documents"`` or ``"first ingested"`` on the row of
-        the value the cell takes (and why), empty on the others. Rows are in a total order (model, benchmark,
-        dataset, metric, shots, source, repeat, value), so the same store always lists them the same way.
+        Columns :data:`CONFLICT_COLUMNS`. ``used`` is ``"most documents"``, ``"first ingested"`` or, for a cell
+        whose values all come from one file, ``"first in its file"`` on the row of the value the cell takes (and
+        why), empty on the others. ``listing`` is ``"later"`` on a value its file lists again for the cell (never
+        used), else ``"first"``. Rows are in a total order (model, benchmark, dataset, metric, shots, source, the
+        file's listing order, value), so the same store always lists them the same way.
     """
     # Values a file repeats with a different value (result_repeats) count like values from other files.
     has_repeats = bool(con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_name = 'result_repeats'").fetchone()[0])
     cols = "model_id, dataset_id, num_fewshot, value, n_samples, source_id"
-    every = (f"(SELECT {cols}, 0 AS rep FROM results UNION ALL SELECT {cols}, 1 FROM result_repeats)" if has_repeats
+    # rep: 0 for a file's first listing, then 1, 2, ... in the order the file lists the cell again (insertion order).
+    every = (f"(SELECT {cols}, 0 AS rep FROM results UNION ALL SELECT {cols}, row_number() OVER (PARTITION BY "
+             f"model_id, dataset_id, num_fewshot, source_id ORDER BY rowid) FROM result_repeats)" if has_repeats
              else f"(SELECT {cols}, 0 AS rep FROM results)")
     return con.execute(
         f"""WITH k AS (
                SELECT model_id, dataset_id, num_fewshot FROM {every} GROUP BY ALL
                HAVING max(value) - min(value) > {CONFLICT_TOLERANCE}),
            c AS MATERIALIZED (SELECT * FROM {every} JOIN k USING (model_id, dataset_id, num_fewshot)),
-           u AS (SELECT model_id, dataset_id, num_fewshot, {_DECIDE} FROM c WHERE rep = 0 GROUP BY ALL)
+           u AS (SELECT model_id, dataset_id, num_fewshot, {_DECIDE}, count(*) = 1 AS one_file
+                 FROM c WHERE rep = 0 GROUP BY ALL)
            SELECT m.name AS model, d.benchmark, d.name AS dataset, d.metric,
                   nullif(r.num_fewshot, {UNKNOWN_SHOTS}) AS num_fewshot, r.value, r.n_samples, s.path AS source,
+                  CASE WHEN r.rep = 0 THEN '{FIRST_LISTING}' ELSE '{LATER_LISTING}' END AS listing,
                   CASE WHEN r.rep = 0 AND r.source_id = u.used_source
-                       THEN (CASE WHEN u.by_documents THEN '{USED_BY_DOCUMENTS}' ELSE '{USED_FIRST}' END)
+                       THEN (CASE WHEN u.by_documents THEN '{USED_BY_DOCUMENTS}' WHEN u.one_file
+                                  THEN '{USED_FIRST_LISTING}' ELSE '{USED_FIRST}' END)
                        ELSE '' END AS used
            FROM c r JOIN u USING (model_id, dataset_id, num_fewshot)
            JOIN models m USING (model_id) JOIN datasets d USING (dataset_id) JOIN sources s USING (source_id)
@@ -80,6 +92,25 @@ def conflict_counts(frame) -> tuple:
         return 0, 0
     used = frame["used"]
     return int((used != "").sum()), int((used == USED_BY_DOCUMENTS).sum())
+
+
+def listed_twice(frame) -> tuple:
+    """``(cells, one_file, more_documents)`` of a :func:`conflicts` frame: the cells a file lists again with another
+    value (its first listing is its value), how many of all the cells have their values from one file alone, and how
+    many a later listing measured on more documents than the value the cell takes (the document counts never choose a
+    later listing)."""
+    if frame is None or frame.empty or "listing" not in frame:
+        return 0, 0, 0
+    one_file = int((frame["used"] == USED_FIRST_LISTING).sum())
+    keys = ["model", "benchmark", "dataset", "metric", "num_fewshot"]
+    f = frame.assign(num_fewshot=frame["num_fewshot"].astype("Float64").fillna(-1),
+                     n_samples=frame["n_samples"].astype("Float64"))
+    later = f[f["listing"] == LATER_LISTING].groupby(keys)["n_samples"].max()
+    if later.empty:
+        return 0, one_file, 0
+    used = f[f["used"] != ""].set_index(keys)["n_samples"]
+    more = (later > used.reindex(later.index)).fillna(False)
+    return int(len(later)), one_file, int(more.sum())
 
 
 def decided_cells(con, where: str, params: list) -> Optional[dict]:

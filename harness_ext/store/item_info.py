@@ -15,7 +15,9 @@ from .tables import CONFLICT_TOLERANCE
 
 #: The item-level counts ``info`` gives, all 0 in a store without item-level results.
 COUNT_KEYS = ("item_sources", "item_models", "item_tasks", "item_scores", "item_conflicts")
-_CONFLICT_COLUMNS = ["model", "benchmark", "task", "item", "metric", "value", "source"]
+_CONFLICT_COLUMNS = ["model", "benchmark", "task", "item", "metric", "value", "source", "used"]
+#: The ``used`` column's word on the score every reader of the samples takes (the first stored: ``ORDER BY source_id``).
+USED_FIRST_STORED = "first stored"
 
 
 def item_counts(store) -> dict:
@@ -59,9 +61,10 @@ def item_benchmarks(store) -> pd.DataFrame:
 def item_conflicts(store) -> pd.DataFrame:
     """Items two source files score differently: every stored score of each, the first stored being the one used.
 
-    Columns ``model, benchmark, task, item, metric, value, source``, in a total order (model, benchmark, task, item,
-    metric, source). Only (model, task) pairs stored from more than one file are looked at, so a store whose files
-    do not overlap costs one pass over ``sample_sources``.
+    Columns ``model, benchmark, task, item, metric, value, source, used``, in a total order (model, benchmark, task,
+    item, metric, source). ``used`` is ``"first stored"`` on the score every reader of the samples takes (the item
+    estimates, ``reduce --items``, ``predict``), empty on the others. Only (model, task) pairs stored from more than
+    one file are looked at, so a store whose files do not overlap costs one pass over ``sample_sources``.
     """
     if not _has_samples(store):
         return pd.DataFrame(columns=_CONFLICT_COLUMNS)
@@ -70,7 +73,9 @@ def item_conflicts(store) -> pd.DataFrame:
                  k AS (SELECT model, task, doc_id, metric FROM samples JOIN multi USING (model, task)
                        GROUP BY ALL HAVING count(DISTINCT source_id) > 1
                           AND max(value) - min(value) > {CONFLICT_TOLERANCE})
-            SELECT s.model, {source_benchmark_sql(store)} AS benchmark, s.task, s.doc_id AS item, s.metric, s.value, s.source
+            SELECT s.model, {source_benchmark_sql(store)} AS benchmark, s.task, s.doc_id AS item, s.metric, s.value, s.source,
+                   CASE WHEN s.source_id = min(s.source_id) OVER (PARTITION BY s.model, s.task, s.doc_id, s.metric)
+                        THEN '{USED_FIRST_STORED}' ELSE '' END AS used
             FROM samples s JOIN k USING (model, task, doc_id, metric) JOIN sample_sources src USING (source_id)
             ORDER BY s.model, benchmark, s.task, item, s.metric, s.source_id, s.value""").df()
 

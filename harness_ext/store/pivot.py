@@ -22,7 +22,7 @@ from .digest import RowHasher
 from .globs import glob_sql, unmatched_note
 from .pivot_steps import (_cell_keys, _column_layout, _column_samples, _label_index, _one_setting_layout,  # noqa: F401
                           _one_setting_result, _ranked_meta, _row_keys, _row_labels, _shot_choice, _sorted_labels)
-from .cell_choice import USED_BY_DOCUMENTS, decided_cells
+from .cell_choice import USED_BY_DOCUMENTS, USED_FIRST_LISTING, decided_cells
 from .scan import batches as _batches
 
 def benchmark_filter(store, query, column: str):
@@ -81,8 +81,9 @@ def shots_left_out_note(attrs: dict) -> Optional[str]:
 def note_conflicts(store, df: pd.DataFrame, rows: str = "model") -> None:
     """Set ``df.attrs["conflicts"]``, where there are any, to how many observed cells of a matrix with one row per
     model (:func:`harness_ext.store.matrix.load_matrix`) two source files give different values
-    (``Store.conflicts``), and ``df.attrs["conflicts_by_documents"]`` to how many of them the values' document
-    counts decided (:mod:`harness_ext.store.cell_choice`; the others take the first-ingested value). A matrix of
+    (``Store.conflicts``), ``df.attrs["conflicts_by_documents"]`` to how many of them the values' document
+    counts decided and ``df.attrs["conflicts_one_file"]`` how many have all their values in one file, which gives its
+    first listing (:mod:`harness_ext.store.cell_choice`; the others take the first-ingested value). A matrix of
     other rows is left as it is."""
     c = store.conflicts() if rows == "model" else None
     if c is None or c.empty or df.empty:
@@ -102,10 +103,13 @@ def note_conflicts(store, df: pd.DataFrame, rows: str = "model") -> None:
                                                      "used"]].itertuples(index=False):
         row, col = canonical.get(model, model), column.get((bench, dataset, metric, shots(k)))
         if col is not None and row in labels and pd.notna(df.iat[labels.get_loc(row), cols.get_loc(col)]):
-            cells[(row, col)] = cells.get((row, col), False) or used == USED_BY_DOCUMENTS
+            # Why the cell takes its value; of a row's merged names, the documents' choice says most.
+            why = 2 if used == USED_BY_DOCUMENTS else 1 if used == USED_FIRST_LISTING else 0
+            cells[(row, col)] = max(cells.get((row, col), 0), why)
     if cells:
         df.attrs["conflicts"] = len(cells)
-        df.attrs["conflicts_by_documents"] = sum(cells.values())
+        df.attrs["conflicts_by_documents"] = sum(w == 2 for w in cells.values())
+        df.attrs["conflicts_one_file"] = sum(w == 1 for w in cells.values())
 
 
 def conflicts_note(attrs: dict) -> Optional[str]:
@@ -114,15 +118,20 @@ def conflicts_note(attrs: dict) -> Optional[str]:
     n = (attrs or {}).get("conflicts")
     if not n:
         return None
-    docs = attrs.get("conflicts_by_documents") or 0
+    docs, one = attrs.get("conflicts_by_documents") or 0, attrs.get("conflicts_one_file") or 0
     head = (f"{n} {'cell' if n == 1 else 'cells'} of the matrix {'has' if n == 1 else 'have'} values that disagree "
-            "between source files")
+            "between source files" + (" or within one" if one else ""))
     if docs == n:
         return (f"{head}; {'it takes' if n == 1 else 'each takes'} the value measured on the most documents "
                 "(harness-ext info --conflicts lists them)")
-    return (f"{head}; {docs} {'takes' if docs == 1 else 'take'} the value measured on the most documents, {n - docs} "
-            "the value ingested first (their document counts unknown or equal), so the same files ingested in "
-            "another order give another matrix and manifest (harness-ext info --conflicts lists them)")
+    # A file listing a cell twice gives its first listing whatever the order files are ingested in.
+    first = n - docs - one
+    parts = [f"{docs} {'takes' if docs == 1 else 'take'} the value measured on the most documents",
+             (f"{one} {'takes its' if one == 1 else 'take their'} file's first listing (all "
+              f"{'its' if one == 1 else 'their'} values in one file)") if one else "",
+             (f"{first} the value ingested first (their document counts unknown or equal), so the same files "
+              "ingested in another order give another matrix and manifest") if first else ""]
+    return f"{head}; {', '.join(p for p in parts if p)} (harness-ext info --conflicts lists them)"
 
 
 def unmatched_exclude_note(attrs: dict) -> Optional[str]:

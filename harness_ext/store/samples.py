@@ -66,6 +66,7 @@ from ..types import _check_text, check_storable, eee_model_name
 from .ingest_files import (EDITED_KEPT_REASON, KEPT_REASON, _max_file_bytes, _skip_reason, check_path, replaced_note,
                            walk_files)
 from .ingest_read import lfs_pointer_reason, read_inflated
+from .eee_links import task_apart_notes
 from .item_dedupe import dedupe_items
 
 _SCHEMA = """
@@ -284,6 +285,7 @@ def read_eee_samples(path) -> tuple:
     sha = hashlib.sha256(raw + f"\0model={model}\0task={task}".encode()).hexdigest()
     frame = pd.DataFrame({"doc_id": np.asarray(doc_ids, dtype=np.int64), "metric": metrics, "value": values,
                           "doc_hash": hashes, "prompt_hash": [None] * len(values)})
+    frame.attrs["notes"] = task_apart_notes(_eee_record(path), task)  # the record's score under another name: said
     return model, task, frame, sha
 
 

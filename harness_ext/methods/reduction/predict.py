@@ -379,7 +379,11 @@ def conflict_warnings(conflicts: list) -> list:
     """A warning per model whose new results' files give one value twice, differently (:func:`conflict_pairs`:
     ``(model, dataset, file used, file not used, by documents)`` per value not used)."""
     by_model: dict = {}
+    within: dict = {}  # a file listing a cell twice, differently: its first listing is its value, whatever the order
     for model, dataset, used, other, docs in conflicts:
+        if used == other:
+            within.setdefault((model, used), {})[dataset] = None
+            continue
         entry = by_model.setdefault(model, ({}, {}, {}, []))
         entry[1 if docs else 0][used] = entry[2][other] = None
         entry[3].append((dataset, docs))
@@ -398,6 +402,10 @@ def conflict_warnings(conflicts: list) -> list:
         out.append(f"reading the new results: {len(sets)} value{'s' * (len(sets) != 1)} of {model} on "
                    f"{len(set(names))} task{'s' * (len(set(names)) != 1)} differ between its files (a rerun beside an "
                    f"earlier run?): {listed(dict.fromkeys(names), 4)}; {how}. Pass only the run to use")
+    for (model, path), names in within.items():
+        out.append(f"reading the new results: {path} lists {len(names)} value{'s' * (len(names) != 1)} of {model} "
+                   f"twice, differently: {listed(names, 4)}; the file's first listing "
+                   f"{'is' if len(names) == 1 else 'of each is'} used")
     return out
 
 
