@@ -374,7 +374,9 @@ class _ScoreBook:
             if a > 0 and self.unscaled:
                 # Scored against its own truth (scores below chance as they are), the aggregate errs by a part
                 # the fitted matrix cannot show, so the predictor's sd does not scale it: signed residuals too.
-                r = t.a_true[a][ok] - a_pred[ok]
+                # On the aggregate's own scale: the weights were renormalised to sum 1 over the model's datasets,
+                # a new model's aggregate uses them as given (MMLU acc's sum to 0.75, the chance slope).
+                r = (t.a_true[a][ok] - a_pred[ok]) * t.tot[a, ok, 0]
                 self.residuals[g][a].append((r, np.full(r.size, fit_index)))  # cv_plus_bounds drops non-finite ones
 
 
