@@ -63,3 +63,22 @@ def test_the_normalised_aggregate_and_the_cells_do_not_move():
     for name in ("aggregate_lower", "aggregate_upper", "lower", "upper", "mean"):
         np.testing.assert_array_equal(getattr(own, name), getattr(same, name))
     assert (own.extra_upper - own.extra_lower >= same.extra_upper - same.extra_lower - 1e-12).all()
+
+
+@pytest.mark.slow
+def test_the_interval_is_in_the_units_of_the_score_weights():
+    """Every part of the union scales with the score's weights: MMLU acc's weights sum to 0.75 (the chance slope),
+    and weights 0.75 w give bounds 0.75 times those of w. The plain and signed parts' held-out residuals were taken
+    with the weights renormalised to sum 1 and applied as they were: 4/3 too wide on MMLU (0.1051 for both)."""
+    m, d = 150, 16
+    T, X = _near_chance(1, m=m, d=d)
+    new = X[m:m + 40].copy()
+    new[:, 5:] = np.nan
+    w = np.full(d, 1 / d)
+    est = LowRankCompleter(random_state=0, frontier=False).fit(X[:m])
+    one = est.predict_new_models(new, weights=w, extra_weights=w[None, :], extra_truth=T[:m])
+    part = est.predict_new_models(new, weights=w, extra_weights=0.75 * w[None, :], extra_truth=T[:m])
+    for name in ("extra_aggregate", "extra_lower", "extra_upper"):
+        np.testing.assert_allclose(getattr(part, name), 0.75 * getattr(one, name), rtol=1e-9, atol=1e-12)
+    width = float((one.extra_upper - one.extra_lower).mean())
+    assert width > 0 and np.isclose(float((part.extra_upper - part.extra_lower).mean()), 0.75 * width)
