@@ -42,6 +42,16 @@ def _coverage(seed: int) -> tuple:
     return float(((lo <= truth) & (truth <= hi)).mean()), p
 
 
+def _fitted_near_chance(n_new: int, m: int = 150, d: int = 16):
+    """The near-chance population of seed 1, a completer fitted on its first ``m`` models, and ``n_new`` further
+    models with only their first 5 datasets observed."""
+    T, X = _near_chance(1, m=m, d=d)
+    new = X[m:m + n_new].copy()
+    new[:, 5:] = np.nan
+    est = LowRankCompleter(random_state=0, frontier=False).fit(X[:m])
+    return m, T, X, new, np.full(d, 1 / d), est
+
+
 @pytest.mark.slow
 def test_the_score_counting_scores_below_chance_is_covered_near_chance():
     """Scaled scores alone held 0.857-0.910 of these (mean 0.874); the union holds at least 0.88 on each seed."""
@@ -52,12 +62,7 @@ def test_the_score_counting_scores_below_chance_is_covered_near_chance():
 @pytest.mark.slow
 def test_the_normalised_aggregate_and_the_cells_do_not_move():
     """Only the further aggregate scored against its own truth gets the unscaled scores."""
-    m, d = 150, 16
-    T, X = _near_chance(1, m=m, d=d)
-    new = X[m:m + 20].copy()
-    new[:, 5:] = np.nan
-    w = np.full(d, 1 / d)
-    est = LowRankCompleter(random_state=0, frontier=False).fit(X[:m])
+    m, T, X, new, w, est = _fitted_near_chance(20)
     own = est.predict_new_models(new, weights=w, extra_weights=w[None, :], extra_truth=T[:m])
     same = est.predict_new_models(new, weights=w, extra_weights=w[None, :], extra_truth=X[:m])
     for name in ("aggregate_lower", "aggregate_upper", "lower", "upper", "mean"):
@@ -70,12 +75,7 @@ def test_the_interval_is_in_the_units_of_the_score_weights():
     """Every part of the union scales with the score's weights: MMLU acc's weights sum to 0.75 (the chance slope),
     and weights 0.75 w give bounds 0.75 times those of w. The plain and signed parts' held-out residuals were taken
     with the weights renormalised to sum 1 and applied as they were: 4/3 too wide on MMLU (0.1051 for both)."""
-    m, d = 150, 16
-    T, X = _near_chance(1, m=m, d=d)
-    new = X[m:m + 40].copy()
-    new[:, 5:] = np.nan
-    w = np.full(d, 1 / d)
-    est = LowRankCompleter(random_state=0, frontier=False).fit(X[:m])
+    m, T, X, new, w, est = _fitted_near_chance(40)
     one = est.predict_new_models(new, weights=w, extra_weights=w[None, :], extra_truth=T[:m])
     part = est.predict_new_models(new, weights=w, extra_weights=0.75 * w[None, :], extra_truth=T[:m])
     for name in ("extra_aggregate", "extra_lower", "extra_upper"):
