@@ -24,12 +24,14 @@ def _error(argv, capsys) -> str:
     ["predict", "--db", "s.duckdb", "-m", "m.json"],
 ])
 def test_predict_names_the_unknown_option_and_its_value(argv, capsys):
-    assert _error(argv, capsys) == "harness-ext predict: error: unrecognized arguments: --db s.duckdb"
+    assert _error(argv, capsys) == ("harness-ext predict: error: unrecognized arguments: --db s.duckdb (predict reads "
+                                    "no store: the subset from --manifest, the new model's scores from its result files)")
 
 
 def test_a_flag_given_a_value_before_the_positional_is_named_with_it(capsys):
     err = _error(["predict", "--budget", "3", "-m", "m.json", "r/"], capsys)
-    assert err.endswith("unrecognized arguments: --budget 3")
+    assert err.endswith("unrecognized arguments: --budget 3 (the subset is reduce's: predict reads it from "
+                        "--manifest)")
 
 
 def test_extra_positional_words_are_still_named(capsys):
@@ -40,7 +42,7 @@ def test_extra_positional_words_are_still_named(capsys):
 def test_an_option_before_the_command_name_is_named_not_its_value(capsys):
     err = _error(["--db", "s.duckdb", "predict", "-m", "m.json", "r/"], capsys)
     assert err == ("harness-ext predict: error: unrecognized arguments before the command name: --db s.duckdb "
-                   "(predict has no such option)")
+                   "(predict reads no store: the subset from --manifest, the new model's scores from its result files)")
     err = _error(["-q", "predict", "-m", "m.json", "r/"], capsys)
     assert err.endswith("-q (an option of predict: give it after the command name)")
 
