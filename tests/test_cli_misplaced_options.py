@@ -24,8 +24,8 @@ def _error(argv, capsys) -> str:
     ["predict", "--db", "s.duckdb", "-m", "m.json"],
 ])
 def test_predict_names_the_unknown_option_and_its_value(argv, capsys):
-    assert _error(argv, capsys) == ("harness-ext predict: error: unrecognized arguments: --db s.duckdb (predict reads "
-                                    "no store: the subset from --manifest, the new model's scores from its result files)")
+    hint = "predict reads no store: the subset from --manifest, the new model's scores from its result files"
+    assert _error(argv, capsys) == f"harness-ext predict: error: unrecognized arguments: --db s.duckdb ({hint})"
 
 
 def test_a_flag_given_a_value_before_the_positional_is_named_with_it(capsys):
