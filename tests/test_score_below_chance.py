@@ -127,10 +127,11 @@ def test_extra_truth_moves_only_the_extra_aggregate():
     np.testing.assert_array_equal(moved.aggregate_lower, plain.aggregate_lower)
     moved_w, plain_w = (moved.extra_upper - moved.extra_lower)[:, 0], (plain.extra_upper - plain.extra_lower)[:, 0]
     assert (moved_w >= plain_w).all()
-    # The second new model lies beyond every training model and the frontier folds are thin (11 different held-out
-    # models), so its extra aggregate takes the design-style interval, which does not read the truth.
-    assert plain.frontier[1] < -1 and moved_w[1] == plain_w[1]
-    assert (moved_w[[0, 2]] > plain_w[[0, 2]]).all()
+    # The second new model lies beyond every training model: besides the design-style interval (the frontier folds
+    # are thin), its extra aggregate joins the held-out residuals scaled by one plus its distance beyond the range,
+    # which read the truth, so it widens too.
+    assert plain.frontier[1] < -1
+    assert (moved_w > plain_w).all()
     with pytest.raises(Exception, match="extra_truth must have"):
         run(X[:5])
 
