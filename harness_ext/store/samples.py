@@ -195,12 +195,12 @@ def _check_stored_text(path, text: Optional[str], names: dict, strings: dict) ->
             check_storable(path, what, v)
 
 
-def eee_record_names(path) -> Optional[tuple]:
+def eee_record_names(path, doc: Optional[dict] = None) -> Optional[tuple]:
     """``(plain id, stored name)`` of the model the aggregate record beside the instance file ``path`` names
     (``<id>.json`` beside ``<id>_samples.jsonl``; :func:`harness_ext.types.eee_model_name`: ``org/model (bfloat16)``
     when it names the model's precision, a truncated id at the record's variant), or None: no record, or an
-    unreadable one (the record, when ingested, reports its own problem)."""
-    doc = _eee_record(path)
+    unreadable one (the record, when ingested, reports its own problem). ``doc``: the record, already read."""
+    doc = _eee_record(path) if doc is None else doc
     if doc is None:
         return None
     info, results = doc.get("model_info"), doc.get("evaluation_results")
@@ -221,11 +221,10 @@ def _eee_record(path) -> Optional[dict]:
     return doc if isinstance(doc, dict) else None
 
 
-def _eee_variant(path: Path, model: str) -> str:
-    """``model`` as its aggregate record beside ``path`` names it (:func:`eee_record_names`), as the Every Eval Ever
-    adapter stores its results, so the items meet the results; the name as the lines give it when the record is
-    missing, unreadable or of another model."""
-    names = eee_record_names(path)
+def _eee_variant(path: Path, record: Optional[dict], model: str) -> str:
+    """``model`` as its aggregate ``record`` names it (:func:`eee_record_names`), as the adapter stores its results, so
+    the items meet them; the lines' name when the record is missing, unreadable or of another model."""
+    names = eee_record_names(path, record)
     return names[1] if names is not None and names[0] == model else model
 
 
@@ -281,11 +280,13 @@ def read_eee_samples(path) -> tuple:
         raise IngestError(path, f"lines name {len(models)} models and {len(tasks)} evaluations; expected one of each")
     model, task = models.pop(), tasks.pop()
     _check_stored_text(path, text, {"model_id": model, "evaluation_name": task}, {"sample_hash": hashes})
-    model = _eee_variant(path, model)
+    record = _eee_record(path)  # read once: the model's name, the notes and the benchmark come from it
+    model = _eee_variant(path, record, model)
     sha = hashlib.sha256(raw + f"\0model={model}\0task={task}".encode()).hexdigest()
     frame = pd.DataFrame({"doc_id": np.asarray(doc_ids, dtype=np.int64), "metric": metrics, "value": values,
                           "doc_hash": hashes, "prompt_hash": [None] * len(values)})
-    frame.attrs["notes"] = task_apart_notes(_eee_record(path), task)  # the record's score under another name: said
+    frame.attrs["notes"] = task_apart_notes(record, task)  # the record's score under another name: said
+    frame.attrs["benchmark"] = eee_benchmark(record or {})  # the items go under it (lm-eval's logs carry none)
     return model, task, frame, sha
 
 
@@ -558,7 +559,7 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
         if sha in stored and not (older and reread):
             report.files.append(SamplesFileReport(str(path), "unchanged", mdl, task, older_reader=older))
             continue
-        notes = list(frame.attrs.get("notes", []))
+        notes, bench = list(frame.attrs.get("notes", [])), frame.attrs.get("benchmark")
         earlier = [] if sha in stored else earlier_item_sources(con, str(path), reader)  # the file changed since
         earlier, note = kept_beside_items(earlier, [mdl])  # another model's log at a path used before: beside
         notes += [note] if note else []
@@ -574,8 +575,6 @@ def ingest_samples(store, paths: Iterable, model: Optional[str] = None, show_pro
         # used) stays.
         gone = [r[1] for r in earlier] or (_source_ids(con, sha) if older else [])
         sid = min(gone) if gone else next_id
-        # An Every Eval Ever file's items are under its record's benchmark (lm-eval's logs carry none: lm_eval).
-        bench = eee_benchmark(_eee_record(path) or {}) if eee else None
         why = _write_samples(store, (str(path), sha, mdl, task, reader, bench),
                              frame.assign(source=str(path), source_id=sid), sid, gone)
         if why:
