@@ -53,6 +53,7 @@ from __future__ import annotations
 import re
 from itertools import repeat
 from operator import itemgetter, le
+from typing import Optional
 
 from harness_ext.benchmarks import (MMLU_BENCHMARK, MMLU_METRIC, MMLU_SUBJECTS, benchmark_name, chance_baseline,
                                     eee_benchmark)
@@ -444,13 +445,15 @@ def _run_rows(src, model: str, model_meta: dict, bench: str, results: list) -> l
     every multiple-choice task of one source would land in one "choice" cell. Dataset = the
     dataset name; metric = the metric the description names ("accuracy"), prefixed with the
     scorer when a dataset has several results, as the inspect-ai adapter does; the first
-    result of each dataset is its primary metric.
+    result of each dataset is its primary metric. A result's sample count is the length of its
+    ``source_data.sample_ids`` (the samples scored; ``samples_number`` is the dataset's size), so a run
+    limited to a few samples loses a cell to a whole run of the same model; each limited run is noted.
     """
     per_dataset: dict = {}
     for ev in results:
         d = _run_dataset(ev)
         per_dataset[d] = per_dataset.get(d, 0) + 1
-    out, seen, placeholders, units = [], set(), [], _Units()
+    out, seen, placeholders, units, partial = [], set(), [], _Units(), []
     for i, ev in enumerate(results):
         if not isinstance(ev, dict) or not isinstance(ev.get("evaluation_name"), str):
             raise IngestError(src.path, f"evaluation_results[{i}] is not an object with an evaluation_name")
@@ -470,15 +473,37 @@ def _run_rows(src, model: str, model_meta: dict, bench: str, results: list) -> l
         if per_dataset[_run_dataset(ev)] > 1:
             metric = f"{name}/{metric}"
         lower = cfg.get("lower_is_better")
+        scored = _scored_samples(ev, dataset, partial)
         out.append(ResultRecord(
-            model=model, benchmark=bench, dataset=dataset, metric=metric, value=float(score),
+            model=model, benchmark=bench, dataset=dataset, metric=metric, value=float(score), n_samples=scored,
             higher_is_better=None if lower is None else not bool(lower), min_score=lo, max_score=hi,
             primary=dataset not in seen, task=name, model_metadata=model_meta, scale=scale,
             dataset_metadata={"source": bench, "description": desc, "scorer": name}))
         seen.add(dataset)
     _note_placeholders(src, placeholders)
+    if partial:  # a score over a few samples (Inspect's --limit) is not the dataset's score over all of them
+        n = len(partial)
+        src.note(f"{n} result{'s' * (n != 1)} scored on part of {'its' if n == 1 else 'their'} dataset "
+                 f"(sample_ids fewer than samples_number): {listed(dict.fromkeys(partial), 8)}")
     units.note(src)
     return out
+
+
+def _scored_samples(ev: dict, dataset: str, partial: list) -> Optional[int]:
+    """How many samples an evaluation-run result was scored on (``len(source_data.sample_ids)``), or None.
+
+    ``samples_number`` is the dataset's size, not the samples scored: Every Eval Ever's records of Inspect runs with
+    ``--limit 5`` say 2376 beside five ids. A run on fewer ids than that appends ``"<dataset> <n> of <total>"`` to
+    ``partial``.
+    """
+    sd = ev.get("source_data")
+    ids = sd.get("sample_ids") if isinstance(sd, dict) else None
+    if not isinstance(ids, list) or not ids:
+        return None
+    total = sd.get("samples_number")
+    if isinstance(total, int) and not isinstance(total, bool) and len(ids) < total:
+        partial.append(f"{dataset} {len(ids):,} of {total:,}")
+    return len(ids)
 
 
 #: ``(kind, dataset metadata)`` of a row by (benchmark, evaluation name, description, direction, bounds, the scale its
@@ -588,7 +613,8 @@ def harness_ext_adapters():
         name="every-eval-ever",
         # 2: a leaderboard's "overall" evaluation (MMLU-Pro (overall), schema 0.2.2) is an aggregate;
         # 3: metric_unit (schema 0.2.2) stored as the score's scale (proportion, percent)
-        revision="3",
+        # 4: an evaluation run's sample count (its sample_ids) stored, so a limited run loses a cell to a whole one
+        revision="4",
         description="Every Eval Ever records (schema 0.2): HELM, Open LLM Leaderboard v2, RewardBench, ...",
         can_handle=can_handle,
         read=read,
