@@ -67,5 +67,29 @@ def run(args) -> int:
     if report.files and not report.by_status("ingested") and not report.by_status("unchanged"):
         raise HarnessExtError("nothing could be ingested")
     if not report.files:
-        raise HarnessExtError(f"no result files found under {', '.join(map(str, paths))}")
+        raise HarnessExtError(f"no result files found under {', '.join(map(str, paths))}" + _passed_over(paths))
     return 0
+
+
+def _passed_over(paths) -> str:
+    """Why a walk found nothing: the files it passed over by their suffix, counted by suffix (empty if none).
+
+    A folder of lm-eval's printed tables (``results.md``) or logs otherwise reads as an empty folder.
+    """
+    import os
+    from collections import Counter
+
+    from ..store.ingest import CANDIDATE_SUFFIXES
+
+    seen: Counter = Counter()
+    for root in paths:
+        for _d, dirs, files in os.walk(root):
+            dirs[:] = [x for x in dirs if not x.startswith(".")]
+            seen.update(os.path.splitext(f)[1].lower() or "(none)" for f in files if not f.startswith("."))
+    if not seen:
+        return ""
+    n = sum(seen.values())
+    return (f": {n} file{'s' * (n != 1)} passed over by {'their' if n != 1 else 'its'} suffix ("
+            + listed((f"{k} {v}" for k, v in seen.most_common()), 6)
+            + f"); ingest reads {', '.join(CANDIDATE_SUFFIXES)} files (lm-eval's printed tables are not read: "
+            "its --output_path writes the results_*.json it reads)")
