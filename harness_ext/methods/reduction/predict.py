@@ -44,7 +44,7 @@ from ...report import Result, Stages, format_table, listed, progress
 from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings,
                               floor_warnings, score_truth, z_of)
 from ...store.matrix import apply_normalisation, params_frame
-from .predict_conflicts import conflict_cells, conflict_warnings
+from .predict_conflicts import conflict_cells, conflict_warnings, item_conflict_warnings
 
 #: The adapters of lm-eval results files, beside which ``predict`` writes ``harness_ext_prediction_<group>.json``.
 LM_EVAL_ADAPTERS = ("lm_eval_v03", "lm_eval_v04", "open_llm_leaderboard_v1")
@@ -293,11 +293,12 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
             list(LM_EVAL_ADAPTERS)).fetchall()
         variants = model_variants(long, store)
         # Item subsets: a task's score is the anchors' weighted mean, from the run's per-sample logs.
-        anchored = {}
+        anchored, item_conflicts = {}, []
         if (manifest.get("items") or {}).get("tasks"):
-            from .items import weighted_scores
+            from .items import anchor_conflicts, weighted_scores
 
             anchored = weighted_scores(store, manifest["items"])
+            item_conflicts = anchor_conflicts(store, manifest["items"])
     col = match_datasets(manifest["datasets"], long["benchmark"], long["dataset"], long["metric"])
     matched = long.assign(column=col).dropna(subset=["column"])
     # The other harness's results (lm-eval runs of a group chosen from HELM, or the reverse) for the datasets
@@ -336,6 +337,7 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
     raw.attrs["ingest_notes"] = report.note_lines()  # what reading the files did to them: reported with the prediction
     # Two files of one model that disagree (a rerun beside the first run): which is used, and why, is said.
     raw.attrs["ingest_conflicts"] = conflict_cells(conflicts)
+    raw.attrs["item_conflicts"] = [c for c in item_conflicts if c[0] in raw.index]
     return raw, report, other_shots
 
 
@@ -420,6 +422,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     subset_idx = np.array([columns.index(s["name"]) for s in manifest["subset"]])
     warnings = chance_warnings(manifest) + [f"reading the new results: {n}" for n in raw_new.attrs.get("ingest_notes", ())]
     warnings += conflict_warnings(raw_new.attrs.get("ingest_conflicts") or [])
+    warnings += item_conflict_warnings(raw_new.attrs.get("item_conflicts") or [])
     have, notes = input_warnings(manifest, raw_new, train, Z_new, subset_idx, other_shots or {})
     warnings += notes
     # The benchmark's own score (MMLU acc, size-weighted) is linear in the normalised scores: c + u . z.

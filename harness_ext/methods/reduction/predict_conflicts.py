@@ -93,3 +93,17 @@ def conflict_warnings(cells: list) -> list:
                    f"{listed(dict.fromkeys(names), 4)}; the file's first listing {'is' if len(names) == 1 else 'of each is'}"
                    " used")
     return out
+
+
+def item_conflict_warnings(conflicts: list) -> list:
+    """A warning per model and anchored task whose item scores the new model's files give differently
+    (:func:`harness_ext.methods.reduction.items.anchor_conflicts`), with the counts and the file whose scores are
+    used."""
+    out = []
+    for model, task, n, anchors, used, others in conflicts:
+        out.append(f"reading the new results: {plural(n, 'item score')} of {model} on {task} "
+                   f"{'differs' if n == 1 else 'differ'} between its files ({anchors:,} of them "
+                   f"among the anchors the task's estimate reads); the score of the file "
+                   f"read first, in path order, is used ({', '.join(used)}), not {', '.join(others)}. Pass only the run "
+                   "to use")
+    return out
