@@ -40,7 +40,7 @@ import pandas as pd
 
 from ...base import check_level
 from ...errors import HarnessExtError
-from ...report import Result, Stages, format_table, listed, progress
+from ...report import Result, Stages, format_table, progress
 from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings,
                               floor_warnings, score_truth, z_of)
 from ...store.matrix import apply_normalisation, params_frame
