@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from harness_ext.adapters.csv_rules import AGGREGATE_NAME, META_NAME, _column_role
-from harness_ext.report import listed
+from harness_ext.report import listed, plural
 
 
 class WideColumns:
@@ -162,6 +162,72 @@ def row_mean_hints(names, values) -> list:
     return out
 
 
+#: The last word of a category's score column (BFCL's ``Live Acc``, ``Multi Turn Acc``): the accuracy over the columns
+#: whose names start with the words before it.
+_CATEGORY_WORDS = frozenset({"acc", "accuracy"})
+
+
+def _category_members(header, j, candidates) -> list:
+    """The columns a ``<words> Acc`` column names as its category: those of ``candidates`` whose names start with the
+    longest leading part of ``<words>`` that at least two of them start with (``Non-Live AST Acc``: the four
+    ``Non-Live ...`` columns), none of them named as an accuracy itself, or [] when ``header[j]`` is no such name."""
+    words = _words(header[j])
+    if len(words) < 2 or words[-1] not in _CATEGORY_WORDS:
+        return []
+    before = words[:-1]
+    for n in range(len(before), 0, -1):
+        # A member named as an accuracy itself is a metric column of its own task (``arithmetic_2da_2_acc`` beside
+        # ``arithmetic_3ds_2_acc``), not a part of a category.
+        members = [k for k in candidates if k != j and _words(header[k])[:n] == before[:n]
+                   and len(_words(header[k])) > n and _words(header[k])[-1] not in _CATEGORY_WORDS]
+        if len(members) >= 2:
+            return members
+    return []
+
+
+def category_columns(header, score_cols, values, skip) -> tuple:
+    """``(columns, notes)``: the score columns named as a category's accuracy (``<words> Acc``, with at least two
+    columns whose names start with those words: BFCL's ``Live Acc`` beside ``Live Simple AST``, ...) that equal
+    the plain mean of those columns on every complete row, to the columns' rounding; and a note on the named ones that
+    do not (kept as datasets: a weighted mean, or another score).
+
+    Both the header and the values must say so: a name alone (``MMLU Acc`` beside ``MMLU Pro``) is no aggregate, and
+    a column that is the mean of others without such a name stays a hint (:func:`row_mean_hints`). A plain mean on
+    every row is also one on every subset of the rows, so the same file restricted to some of its models stores the
+    same aggregates while a complete row is left. ``values``: models x ``score_cols``; ``skip``: columns already
+    aggregates or declared in the sidecar, neither checked nor counted as members.
+    """
+    import numpy as np
+
+    free = [j for j in score_cols if j not in skip]
+    pos = {j: k for k, j in enumerate(score_cols)}
+    found, unverified = [], []
+    for j in free:
+        members = _category_members(header, j, free)
+        if not members:
+            continue
+        X = values[:, [pos[k] for k in members]]
+        col = values[:, pos[j]]
+        rows = np.isfinite(X).all(axis=1) & np.isfinite(col)
+        if not rows.any():
+            unverified.append(f"{header[j]} ({len(members)} columns, no row with all of them)")
+            continue
+        # Each side rounded to its own last decimal: the column, and the columns whose mean it is.
+        tol = 0.505 * 10.0 ** -_decimals(col[rows]) + 0.505 * 10.0 ** -_decimals(X[rows])
+        if (np.abs(X[rows].mean(axis=1) - col[rows]) <= tol).all():
+            found.append(j)
+        else:
+            unverified.append(f"{header[j]} ({len(members)} columns: {listed([header[k] for k in members], 2)})")
+    notes = []
+    if unverified:
+        notes.append(f"{plural(len(unverified), 'column')} named as a category's accuracy {'is' if len(unverified) == 1 else 'are'}"
+                     f" not the plain mean of the columns {'its' if len(unverified) == 1 else 'their'} name groups on "
+                     f"every complete row, so stored as {'a dataset' if len(unverified) == 1 else 'datasets'} (a weighted mean is not told from the values): "
+                     f"{listed(unverified, 6)}; declare kind: aggregate with --column-meta if one is an aggregate, so "
+                     "reduce never picks it beside the columns it averages")
+    return found, notes
+
+
 def classify_wide(src, header, cols: WideColumns, specs, stem, cm, values) -> dict:
     """The aggregates of a wide table (:func:`aggregate_columns`), with the notes on every column it did not store
     as a dataset (:func:`report_columns`); both reading paths call it. ``values``: models x ``cols.scores``."""
@@ -171,10 +237,16 @@ def classify_wide(src, header, cols: WideColumns, specs, stem, cm, values) -> di
     empty_scores = [j for j in empty if specs.get(header[j], {}).get("kind") or not META_NAME.search(header[j])]
     aggregates = aggregate_columns(header, sorted(score_cols + empty_scores), specs, stem, cm)
     aggregates = {j: why for j, why in aggregates.items() if j in score_cols}
+    found, category_notes = category_columns(header, score_cols, values, set(aggregates) | {
+        j for j in score_cols if specs.get(header[j], {}).get("kind")})
+    aggregates.update({j: "named for the columns its name groups, and their plain mean on every complete row"
+                       for j in found})
     rest = [k for k, j in enumerate(score_cols) if j not in aggregates and not specs.get(header[j], {}).get("kind")]
     hints = row_mean_hints([header[score_cols[k]] for k in rest], values[:, rest]) if len(rest) >= 3 else []
     report_columns(src, header, aggregates, cols.guessed, [header[j] for j in empty], hints, cols.n_missing,
                    cols.markers)
+    for note in category_notes:
+        src.note(note)
     return aggregates
 
 

@@ -30,8 +30,11 @@ present; metric is ``score``. Column by column:
   ``LB_Reasoning_Average``, averaging tasks the file does not hold, stays a dataset. Failing those,
   the one column named as the leaderboard's own score (LiveBench's ``livebench_240624``, AIR-Bench's
   ``HELM_AIRBENCH_AIR_Score``). Stored as an aggregate (``kind='aggregate'``): a prediction target,
-  never a subset member. A column that equals the mean of the other columns on every complete row
-  is reported as a hint and stays a dataset.
+  never a subset member. A column named as a category's accuracy (``<words> Acc``: BFCL's ``Live Acc``)
+  beside at least two columns whose names start with those words is an aggregate too where it is their
+  plain mean on every complete row (to the columns' rounding); where it is not (a weighted mean), it stays a
+  dataset, noted. Any other column that equals the mean of the other columns on every complete row is
+  reported as a hint and stays a dataset.
 * **Reported.** Every column stored as an aggregate or as model metadata by these rules, every
   column without a value and every cell marked missing (``-``, ``n/a``) is listed in the ingest
   notes (:meth:`harness_ext.types.SourceFile.note`) with the way to override it.
@@ -429,5 +432,5 @@ def harness_ext_adapters():
         # not text that made its column model metadata; a column mixing decimal marks is kept as text and noted
         # 3: a column named for a task about parameters or long contexts ("Multi Turn Miss Param", "Multi Turn Long
         # Context") is a score, not model metadata as a parameter count or a context window is
-        revision="3",
+        revision="4",
     )

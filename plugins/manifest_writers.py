@@ -19,7 +19,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from harness_ext.methods.reduction.harness_names import lm_eval_task_list
+from harness_ext.methods.reduction.harness_names import lm_eval_task_list, path_like_tasks
 from harness_ext.methods.reduction.helm_run_args import helm_shots_note
 from harness_ext.methods.reduction.helm_run_args import checked_helm_entries
 from harness_ext.methods.reduction.inspect_samples import inspect_only
@@ -105,11 +105,14 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
 
 
 def write_task_list(manifest: dict, out_dir: Path) -> list:
-    """``<group>_tasks.txt``: one line per selected dataset, in selection order (harness task name when known); none
+    """``<group>_tasks.txt``: one line per selected dataset, in selection order (harness task name when known), but
+    an lm-eval task named as a path (:func:`~harness_ext.methods.reduction.harness_names.path_like_task`); none
     for an item-level manifest whose tasks all run under Inspect (``inspect_sample_ids.json`` names them)."""
     if inspect_only(manifest):
         return []
-    names = [list_line(",".join(lm_eval_task_list(e)) or e.get("task") or e["name"], "task name") for e in manifest["subset"]]
+    # A task lm-eval would read as a path is left out, as from the group (reduce's warning counts them).
+    names = [list_line(",".join(lm_eval_task_list(e)) or e.get("task") or e["name"], "task name") for e in manifest["subset"]
+             if not path_like_tasks(e)]
     path = Path(out_dir) / f"{group_stem(manifest)}_tasks.txt"
     path.write_text("\n".join(names) + "\n", encoding="utf-8")
     return [path]

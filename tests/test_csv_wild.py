@@ -198,7 +198,41 @@ def test_task_names_with_param_and_context_are_scores(read_path):
         assert any(n.startswith("5 columns stored as model metadata, not scores: Rank, Total Cost ($), Latency Mean")
                    for n in notes), notes
         m = load_matrix(s, MatrixQuery(normalise="none"))
-        assert m.shape == (2, 17)
+        assert m.shape == (2, 15)  # Non-Live AST Acc and Multi Turn Acc: aggregates (the test below)
         assert m.loc["openai/gpt-oss-20b (FC) (vLLM)", "Multi Turn Long Context"] == pytest.approx(47.5)
         assert m.loc["openai/gpt-oss-120b (FC) (vLLM)", "Multi Turn Miss Param"] == pytest.approx(49.5)
 
+
+
+@BOTH
+def test_category_accuracy_columns_that_are_plain_means_are_aggregates(read_path, tmp_path):
+    """BFCL v4's category columns average other columns: ``Non-Live AST Acc`` is the plain mean of the four
+    ``Non-Live ...`` columns (36.88 of 62.00, 85.50, 0 and 0) and ``Multi Turn Acc`` of the four ``Multi Turn ...``
+    ones, on both rows; they were datasets ``reduce`` could pick beside the columns they average. ``Live Acc`` is a
+    mean weighted by each category's number of tests, which two rows cannot tell: it stays a dataset, noted. A copy
+    cut to one model stores the same aggregates; a derived copy whose ``Multi Turn Acc`` is off by a point keeps it
+    as a dataset (the name alone is no aggregate)."""
+    lines = BFCL.read_text().splitlines()
+    one = tmp_path / "one" / BFCL.name
+    one.parent.mkdir()
+    one.write_text("\n".join(lines[:2]) + "\n")
+    off = tmp_path / "off" / BFCL.name
+    off.parent.mkdir()
+    off.write_text("\n".join([lines[0], lines[1].replace(",53.25%,", ",54.25%,"), lines[2]]) + "\n")
+    kinds = {}
+    for path in (BFCL, one, off):
+        with Store.open(":memory:") as s:
+            rep = _ingest(s, path)
+            d = _datasets(s).set_index("name")
+            kinds[path] = {n: d.loc[n, "kind"] for n in ("Overall Acc", "Non-Live AST Acc", "Multi Turn Acc", "Live Acc")}
+            notes = rep.files[0].notes
+        if path is not off:
+            assert ("2 columns stored as aggregates: Non-Live AST Acc, Multi Turn Acc (named for the columns its name "
+                    "groups, and their plain mean on every complete row)") in " ".join(notes)
+            assert any(n.startswith("1 column named as a category's accuracy is not the plain mean of the columns its "
+                                    "name groups on every complete row, so stored as a dataset") and
+                       "Live Acc (4 columns: Live Simple AST, Live Multiple AST and 2 more)" in n for n in notes), notes
+    want = {"Overall Acc": "aggregate", "Non-Live AST Acc": "aggregate", "Multi Turn Acc": "aggregate",
+            "Live Acc": "dataset"}
+    assert kinds[BFCL] == kinds[one] == want
+    assert kinds[off] == {**want, "Multi Turn Acc": "dataset"}

@@ -17,16 +17,32 @@ def _rename(pop, old: str, new: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["../../evil", "a/b", "C:\\evil\\t"])
-def test_a_subset_task_named_as_a_path_is_refused_before_anything_is_written(tmp_path, capsys, name):
+def test_a_subset_task_named_as_a_path_is_left_out_of_what_reduce_writes(tmp_path, capsys, name):
+    """It stopped reduce; now the group and the task list leave it out, counted and named in reduce's warning and the
+    group's header, and nothing written names it for lm-eval to run (so nothing reads or writes outside the folder)."""
     pop = _write_population(tmp_path / "pop")
-    for t in TASKS:  # every task, so the subset holds one
+    for t in TASKS[1:]:  # every task but one, so the subset holds one or two
         _rename(pop, t, f"{name}{t[-1]}")
     db, out = tmp_path / "s.duckdb", tmp_path / "reduced"
     assert main(["ingest", "--db", str(db), str(pop)]) == 0
-    assert main(["reduce", "--db", str(db), "--budget", "2", "--n-random", "20", "--out", str(out)]) == 1
+    assert main(["reduce", "--db", str(db), "--budget", "2", "--n-random", "20", "--out", str(out)]) == 0
     err = capsys.readouterr().err
-    assert "has a '/' or '\\' in its name" in err and "results_2025-01-01T00-00-00.000000.json" in err
-    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["pop", "s.duckdb"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    hostile = [e["name"] for e in manifest["subset"] if e["name"] != TASKS[0]]
+    assert hostile and all(h.startswith(name) for h in hostile)
+    n = len(hostile)
+    said = (f"{n} of the 2 subset datasets {'is an lm-eval task' if n == 1 else 'are lm-eval tasks'} named with a '/' "
+            "or '\\'")
+    assert said in err and any(w.startswith(said) for w in manifest["warnings"])
+    assert "--log_samples would write their samples to a path through folders that do not exist" in err
+    yaml_text = (out / "harness_ext_reduced.yaml").read_text()
+    body = [line for line in yaml_text.splitlines() if not line.startswith("#")]
+    assert not any(h in line or json.dumps(h)[1:-1] in line for h in hostile for line in body)
+    assert f"Left out of the group: {n} subset dataset" in yaml_text
+    tasks = (out / "harness_ext_reduced_tasks.txt").read_text().split()
+    assert not set(tasks) & set(hostile) and tasks == [t for t in (TASKS[0],) if t in
+                                                        [e["name"] for e in manifest["subset"]]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pop", "reduced", "s.duckdb"]
 
 
 def test_names_that_are_no_path_are_written():

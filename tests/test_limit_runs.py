@@ -103,7 +103,7 @@ def test_predict_reads_the_whole_run_of_the_new_model(files):
     raw, _, _ = new_model_matrix(MANIFEST, files)
     assert float(raw.loc["Qwen/Qwen3.5-9B", TASK]) == pytest.approx(WHOLE_ACC, abs=1e-12)
     (warning,) = conflict_warnings(raw.attrs["ingest_conflicts"])
-    assert warning.startswith("reading the new results: 2 values of Qwen/Qwen3.5-9B on 1 task differ between its "
+    assert warning.startswith("reading the new results: 2 scores of Qwen/Qwen3.5-9B on 1 task differ between its "
                               "files")
     assert f"2 are taken from the run measured on the most documents ({WHOLE}), not from {LIMIT50}" in warning
 

@@ -152,7 +152,7 @@ def test_predict_says_when_two_runs_of_the_new_model_disagree_and_which_it_used(
     doc = _predict(leaderboard_manifest, folder, tmp_path)
     (warning,) = [w for w in doc["warnings"] if "differ between its files" in w]
     # 7 tasks and the 3 groups made from them
-    assert warning.startswith("reading the new results: 10 values of org/m on 10 tasks differ between its files")
+    assert warning.startswith("reading the new results: 10 scores of org/m on 10 tasks differ between its files")
     assert f"read first, in path order ({first}), not from {rerun}" in warning
     rows = {r["dataset"]: r for r in doc["datasets"] if r["model"] == "org/m"}
     subset = [s["name"] for s in json.loads((leaderboard_manifest / "manifest.json").read_text())["subset"]]

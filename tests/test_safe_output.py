@@ -39,7 +39,7 @@ REFUSED = ["evil}\n]\nx: [", "cr\rlf", "nul\x00byte", "ls\u2028sep", "ne\x85l", 
 HOSTILE = STORABLE + REFUSED
 #: Control codes pyhocon cannot read back from any string: the HELM writer refuses them.
 NOT_HOCON = {"nul\x00byte", "bell\x07"}
-#: Names lm-eval would read as a path when it saves a task's samples: reduce refuses them as lm-eval tasks.
+#: Names lm-eval would read as a path when it saves a task's samples: left out of the group and the task list.
 PATH_LIKE = {n for n in HOSTILE if "/" in n or "\\" in n}
 
 
@@ -95,11 +95,15 @@ def _check_outputs(out: Path, group: str, names: list, skipped=(), with_list=Tru
 def test_each_hostile_name_parses_in_lm_eval_and_pyhocon(tmp_path, name):
     m = _manifest(["anatomy", name], skipped=[name])
     if name in PATH_LIKE:
-        # lm-eval's --log_samples would save such a task's samples through folders that do not exist (lost):
-        # reduce stops with the task named (test_hostile_task_names.py); the HELM conf is still written.
-        with pytest.raises(HarnessExtError, match="in its name"):
-            write_outputs(m, tmp_path, ["lm_eval_yaml"])
-        write_outputs(m, tmp_path, ["helm_conf"])
+        # lm-eval's --log_samples would save such a task's samples through folders that do not exist (lost): the
+        # group and the task list leave it out, the group's header names it (test_hostile_task_names.py).
+        write_outputs(m, tmp_path, ["lm_eval_yaml", "helm_conf", "task_list"])
+        cfg = _lm_eval_load_yaml()(tmp_path / f"{m['group_name']}.yaml")
+        assert [t["task"] for t in cfg["task"]] == ["mmlu_anatomy"]
+        head = (tmp_path / f"{m['group_name']}.yaml").read_text(encoding="utf-8").split("\ngroup:")[0]
+        assert "Left out of the group: 1 subset dataset whose lm-eval task is named with a '/'" in head
+        # The other benchmark's dataset of that name is no lm-eval task: its line is its name, as before.
+        assert (tmp_path / f"{m['group_name']}_tasks.txt").read_text(encoding="utf-8") == f"mmlu_anatomy\n{name}\n"
         pyhocon.ConfigFactory.parse_file(str(tmp_path / f"run_entries_{m['group_name']}.conf"))
         return
     if name in NOT_HOCON:

@@ -298,8 +298,25 @@ def lm_eval_task(entry: dict) -> Optional[str]:
     return tasks[0] if len(tasks) == 1 else None
 
 
+def path_like_task(name) -> bool:
+    """Whether lm-eval would read a task name as a path: with ``--log_samples`` it writes
+    ``samples_<task>_<date>.jsonl``, so a '/' (or a '\\', Windows' separator) names folders inside the output
+    folder that do not exist, and lm-eval loses the samples (it logs that it could not save them)."""
+    return "/" in str(name) or "\\" in str(name)
+
+
 def lm_eval_task_list(entry: dict) -> list:
-    """The lm-eval (v0.4) tasks that run a manifest subset entry (a HELM scenario may need several)."""
+    """The lm-eval (v0.4) tasks that run a manifest subset entry (a HELM scenario may need several); none named as a
+    path (:func:`path_like_task`: such a task is left out of what ``reduce`` writes, see :func:`path_like_tasks`)."""
+    return [t for t in _lm_eval_tasks(entry) if not path_like_task(t)]
+
+
+def path_like_tasks(entry: dict) -> list:
+    """The lm-eval tasks of a subset entry that :func:`lm_eval_task_list` leaves out as named as a path."""
+    return [t for t in _lm_eval_tasks(entry) if path_like_task(t)]
+
+
+def _lm_eval_tasks(entry: dict) -> list:
     if entry.get("benchmark") == MMLU_BENCHMARK:
         return [f"mmlu_{entry['name']}"]
     if entry.get("benchmark") == "lm_eval" or entry.get("harness") == LM_EVAL_HARNESS:
@@ -586,7 +603,17 @@ def helm_description_list(entry: dict) -> list:
 def no_equivalent_warnings(subset: list) -> list:
     """``reduce`` warnings for subset datasets that the lm-eval YAML or the HELM conf cannot run."""
     out = []
-    no_lm = [e["name"] for e in subset if not lm_eval_task_list(e)]
+    paths = [e for e in subset if path_like_tasks(e)]
+    if paths:
+        from ...safe_output import quoted
+
+        tasks = [quoted(t) for e in paths for t in path_like_tasks(e)]
+        out.append(f"{len(paths)} of the {len(subset)} subset datasets {'is an lm-eval task' if len(paths) == 1 else 'are lm-eval tasks'}"
+                   f" named with a '/' or '\\' ({', '.join(tasks[:6])}{' ...' if len(tasks) > 6 else ''}): lm-eval's "
+                   "--log_samples would write their samples to a path through folders that do not exist, and lose "
+                   "them, so they are left out of the lm-eval group (its YAML lists them as comments) and of the task list; "
+                   "choose datasets without it (reduce --datasets GLOB) or rename the task in its results file")
+    no_lm = [e["name"] for e in subset if not lm_eval_task_list(e) and not path_like_tasks(e)]
     no_helm = [e["name"] for e in subset if not helm_description_list(e)]
     # Leaderboard columns, time-series or vision datasets have neither: one warning, not the same list twice.
     neither = set(no_lm) & set(no_helm)

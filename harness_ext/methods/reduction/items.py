@@ -157,6 +157,34 @@ def weighted_scores(store, items: dict, models: Optional[list] = None) -> dict:
     return out
 
 
+def anchor_conflicts(store, items: dict) -> list:
+    """The anchored tasks' item scores two files of ``store`` (a new model's) give differently: one tuple per model
+    and task, ``(model, task, items, anchors, files used, files not used)``.
+
+    ``items`` counts the task's items scored differently on the manifest's metric, ``anchors`` how many of them are
+    the manifest's anchors (the ones the task's estimate reads); every reader takes the first stored score
+    (:func:`harness_ext.store.item_info.item_conflicts`), from ``files used``.
+    """
+    from ...store.item_info import USED_FIRST_STORED, item_conflicts
+
+    tasks = items.get("tasks") or {}
+    c = item_conflicts(store)
+    out = []
+    if c.empty or not tasks:
+        return out
+    for (model, task), rows in c.groupby(["model", "task"], sort=True):
+        block = tasks.get(task)
+        rows = rows[rows["metric"] == block["metric"]] if block else rows.iloc[:0]
+        if rows.empty:
+            continue
+        ids = set(rows["item"].tolist())
+        anchors = {d for d in block["doc_ids"] if d in ids}
+        used = rows["used"] == USED_FIRST_STORED
+        out.append((model, task, len(ids), len(anchors), tuple(dict.fromkeys(rows.loc[used, "source"])),
+                    tuple(dict.fromkeys(s for s in rows.loc[~used, "source"]))))
+    return out
+
+
 def logged_anchor_scores(items: dict, samples: dict) -> dict:
     """``{dataset: weighted anchor score}`` of one run from lm-eval's logged samples in memory (``{task: [sample,
     ...]}``, as lm-eval keeps them with ``--log_samples``): what :func:`weighted_scores` reads from a store."""

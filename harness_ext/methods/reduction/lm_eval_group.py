@@ -21,7 +21,7 @@ import shlex
 from pathlib import Path
 
 from harness_ext.methods.reduction.harness_names import (lm_eval_metric, lm_eval_task_list, metric_label,
-                                                       metric_parts, run_share)
+                                                       metric_parts, path_like_tasks, run_share)
 from harness_ext.methods.reduction.inspect_samples import (FILE_NAME as INSPECT_FILE, inspect_only,
                                                           write_inspect_sample_ids)
 from harness_ext.methods.reduction.item_manifest import decode_ids
@@ -112,7 +112,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     out_dir = Path(out_dir)
     sources = manifest.get("lm_eval_tasks") or {}
     group = group_stem(manifest)
-    tasks, skipped, written, unknown = [], [], [], []
+    tasks, skipped, written, unknown, paths = [], [], [], [], []
     taken = {group.casefold()}
     members = [n for e in manifest["subset"] for n in lm_eval_task_list(e)]
     check_members(group, members)
@@ -120,8 +120,11 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     reserved = {group, *members}
     for entry in manifest["subset"]:
         names = lm_eval_task_list(entry)
+        if path_like_tasks(entry):  # never written as a task: lm-eval would lose its samples (see the warning)
+            paths.append(f"{entry['name']} ({entry.get('benchmark')}): {', '.join(map(quoted, path_like_tasks(entry)))}")
         if not names:
-            skipped.append(f"{entry['name']} ({entry.get('benchmark')})")
+            if not path_like_tasks(entry):
+                skipped.append(f"{entry['name']} ({entry.get('benchmark')})")
             continue
         shots = entry.get("num_fewshot")
         # A shot count read from another harness (HELM's in-context examples) is kept: the same setting.
@@ -158,6 +161,11 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     if skipped:
         notes.append("# No lm-eval equivalent (run these in their own harness; see harness_ext.methods.reduction.harness_names):")
         notes += [comment(f"  {s}") for s in skipped]
+    if paths:
+        notes.append(comment(f"Left out of the group: {len(paths)} subset dataset{'s' * (len(paths) != 1)} whose lm-eval "
+                             "task is named with a '/' or '\\', where --log_samples would lose the samples (rename "
+                             "the task in its results file to run it):"))
+        notes += [comment(f"  {s}") for s in paths]
     path = _group_file(out_dir / f"{group}.yaml", title, run, notes, doc if tasks else None,
                        "# No dataset of this subset has an lm-eval task, so there is no group to run.")
     return [path] + written + item_files

@@ -40,10 +40,11 @@ import pandas as pd
 
 from ...base import check_level
 from ...errors import HarnessExtError
-from ...report import Result, Stages, format_table, listed, progress
+from ...report import Result, Stages, format_table, progress
 from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings,
                               floor_warnings, score_truth, z_of)
 from ...store.matrix import apply_normalisation, params_frame
+from .predict_conflicts import conflict_cells, conflict_warnings, item_conflict_warnings
 
 #: The adapters of lm-eval results files, beside which ``predict`` writes ``harness_ext_prediction_<group>.json``.
 LM_EVAL_ADAPTERS = ("lm_eval_v03", "lm_eval_v04", "open_llm_leaderboard_v1")
@@ -292,11 +293,12 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
             list(LM_EVAL_ADAPTERS)).fetchall()
         variants = model_variants(long, store)
         # Item subsets: a task's score is the anchors' weighted mean, from the run's per-sample logs.
-        anchored = {}
+        anchored, item_conflicts = {}, []
         if (manifest.get("items") or {}).get("tasks"):
-            from .items import weighted_scores
+            from .items import anchor_conflicts, weighted_scores
 
             anchored = weighted_scores(store, manifest["items"])
+            item_conflicts = anchor_conflicts(store, manifest["items"])
     col = match_datasets(manifest["datasets"], long["benchmark"], long["dataset"], long["metric"])
     matched = long.assign(column=col).dropna(subset=["column"])
     # The other harness's results (lm-eval runs of a group chosen from HELM, or the reverse) for the datasets
@@ -334,7 +336,8 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
     raw.attrs["cross_harness_incomplete"] = list(crossed.attrs.get("incomplete", ()))
     raw.attrs["ingest_notes"] = report.note_lines()  # what reading the files did to them: reported with the prediction
     # Two files of one model that disagree (a rerun beside the first run): which is used, and why, is said.
-    raw.attrs["ingest_conflicts"] = conflict_pairs(conflicts)
+    raw.attrs["ingest_conflicts"] = conflict_cells(conflicts)
+    raw.attrs["item_conflicts"] = [c for c in item_conflicts if c[0] in raw.index]
     return raw, report, other_shots
 
 
@@ -356,56 +359,6 @@ def model_variants(long: pd.DataFrame, store) -> dict:
         variant = None if plain is None else variant_of_name(name, plain)
         if variant is not None:
             out[model] = (plain, variant)
-    return out
-
-
-def conflict_pairs(conflicts: pd.DataFrame) -> list:
-    """``(model, dataset, file used, file not used, by documents)`` per value not used of a
-    :meth:`~harness_ext.store.db.Store.conflicts` table (the new model's files)."""
-    from ...store.cell_choice import USED_BY_DOCUMENTS
-
-    if conflicts.empty:
-        return []
-    keys = ["model", "benchmark", "dataset", "metric", "num_fewshot"]
-    c = conflicts.assign(num_fewshot=conflicts["num_fewshot"].astype("Float64").fillna(-1))
-    used = c[c["used"] != ""].set_index(keys)
-    used = used[["source", "used"]].rename(columns={"source": "source_used", "used": "used_used"})
-    other = c[c["used"] == ""].join(used, on=keys).dropna(subset=["source_used"])
-    return list(zip(other["model"], other["dataset"], other["source_used"], other["source"],
-                    (other["used_used"] == USED_BY_DOCUMENTS).tolist()))
-
-
-def conflict_warnings(conflicts: list) -> list:
-    """A warning per model whose new results' files give one value twice, differently (:func:`conflict_pairs`:
-    ``(model, dataset, file used, file not used, by documents)`` per value not used)."""
-    by_model: dict = {}
-    within: dict = {}  # a file listing a cell twice, differently: its first listing is its value, whatever the order
-    for model, dataset, used, other, docs in conflicts:
-        if used == other:
-            within.setdefault((model, used), {})[dataset] = None
-            continue
-        entry = by_model.setdefault(model, ({}, {}, {}, []))
-        entry[1 if docs else 0][used] = entry[2][other] = None
-        entry[3].append((dataset, docs))
-    out = []
-    for model, (first, most, other, sets) in by_model.items():
-        names = [d for d, _ in sets]
-        n_docs = sum(docs for _, docs in sets)
-        read_first = f"the file read first, in path order ({', '.join(first)})"
-        if not n_docs:
-            how = f"each is taken from {read_first}, not from {', '.join(other)} (their document counts unknown or equal)"
-        else:
-            how = (f"{n_docs} {'is' if n_docs == 1 else 'are'} taken from the run measured on the most documents "
-                   f"({', '.join(most)})" + (f", {len(sets) - n_docs} from {read_first} (their document counts "
-                                             "unknown or equal)" if n_docs < len(sets) else "")
-                   + f", not from {', '.join(other)}")
-        out.append(f"reading the new results: {len(sets)} value{'s' * (len(sets) != 1)} of {model} on "
-                   f"{len(set(names))} task{'s' * (len(set(names)) != 1)} differ between its files (a rerun beside an "
-                   f"earlier run?): {listed(dict.fromkeys(names), 4)}; {how}. Pass only the run to use")
-    for (model, path), names in within.items():
-        out.append(f"reading the new results: {path} lists {len(names)} value{'s' * (len(names) != 1)} of {model} "
-                   f"twice, differently: {listed(names, 4)}; the file's first listing "
-                   f"{'is' if len(names) == 1 else 'of each is'} used")
     return out
 
 
@@ -469,6 +422,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     subset_idx = np.array([columns.index(s["name"]) for s in manifest["subset"]])
     warnings = chance_warnings(manifest) + [f"reading the new results: {n}" for n in raw_new.attrs.get("ingest_notes", ())]
     warnings += conflict_warnings(raw_new.attrs.get("ingest_conflicts") or [])
+    warnings += item_conflict_warnings(raw_new.attrs.get("item_conflicts") or [])
     have, notes = input_warnings(manifest, raw_new, train, Z_new, subset_idx, other_shots or {})
     warnings += notes
     # The benchmark's own score (MMLU acc, size-weighted) is linear in the normalised scores: c + u . z.
