@@ -312,14 +312,7 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
     if matched.empty:
         partial = crossed.attrs.get("incomplete") or []
         raise HarnessExtError(mismatch_message(long, manifest) + "".join(f". {m}" for m in partial[:3]))
-    shots = {d["name"]: d.get("num_fewshot") for d in manifest["datasets"]}
-    want = matched["column"].map(shots)
-    # A score at another shot count is a different measurement: use it only when the manifest's is absent.
-    other = want.notna() & (matched["num_fewshot"].astype("Float64") != want.astype("Float64")).fillna(True)
-    matched = (matched.assign(_other=other.to_numpy(dtype=bool)).sort_values("_other", kind="stable")
-               .drop_duplicates(["model", "column"], keep="first"))
-    off = matched[matched["_other"]]
-    other_shots = {(mo, c): (None if pd.isna(n) else int(n)) for mo, c, n in zip(off["model"], off["column"], off["num_fewshot"])}
+    matched, other_shots = _manifest_shots_first(matched, manifest)
     raw = matched.pivot(index="model", columns="column", values="value")
     raw = raw.reindex(columns=[d["name"] for d in manifest["datasets"]])
     by_model: dict = {}
@@ -339,6 +332,19 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
     raw.attrs["ingest_conflicts"] = conflict_cells(conflicts)
     raw.attrs["item_conflicts"] = [c for c in item_conflicts if c[0] in raw.index]
     return raw, report, other_shots
+
+
+def _manifest_shots_first(matched: pd.DataFrame, manifest: dict) -> tuple:
+    """``(matched, other_shots)``: one row per model and column, the manifest's shot count first; ``other_shots`` maps
+    ``(model, column)`` to the shot count used where only another one was there."""
+    shots = {d["name"]: d.get("num_fewshot") for d in manifest["datasets"]}
+    want = matched["column"].map(shots)
+    # A score at another shot count is a different measurement: use it only when the manifest's is absent.
+    other = want.notna() & (matched["num_fewshot"].astype("Float64") != want.astype("Float64")).fillna(True)
+    matched = (matched.assign(_other=other.to_numpy(dtype=bool)).sort_values("_other", kind="stable")
+               .drop_duplicates(["model", "column"], keep="first"))
+    off = matched[matched["_other"]]
+    return matched, {(mo, c): (None if pd.isna(n) else int(n)) for mo, c, n in zip(off["model"], off["column"], off["num_fewshot"])}
 
 
 def model_variants(long: pd.DataFrame, store) -> dict:
