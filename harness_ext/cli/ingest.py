@@ -80,12 +80,13 @@ def _passed_over(paths) -> str:
     from collections import Counter
 
     from ..store.ingest import CANDIDATE_SUFFIXES
+    from ..store.ingest_files import is_hidden  # the walk's own rule (lm-eval's ``..__ckpt`` folders are walked)
 
     seen: Counter = Counter()
     for root in paths:
         for _d, dirs, files in os.walk(root):
-            dirs[:] = [x for x in dirs if not x.startswith(".")]
-            seen.update(os.path.splitext(f)[1].lower() or "(none)" for f in files if not f.startswith("."))
+            dirs[:] = [x for x in dirs if not is_hidden(x)]
+            seen.update(os.path.splitext(f)[1].lower() or "(none)" for f in files if not is_hidden(f))
     if not seen:
         return ""
     n = sum(seen.values())
