@@ -119,11 +119,11 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
     check_task_paths(members, sources)
     reserved = {group, *members}
     for entry in manifest["subset"]:
-        names = lm_eval_task_list(entry)
-        if path_like_tasks(entry):  # never written as a task: lm-eval would lose its samples (see the warning)
-            paths.append(f"{entry['name']} ({entry.get('benchmark')}): {', '.join(map(quoted, path_like_tasks(entry)))}")
+        names, as_paths = lm_eval_task_list(entry), path_like_tasks(entry)
+        if as_paths:  # never written as a task: lm-eval would lose its samples (see the warning)
+            paths.append(f"{entry['name']} ({entry.get('benchmark')}): {', '.join(map(quoted, as_paths))}")
         if not names:
-            if not path_like_tasks(entry):
+            if not as_paths:
                 skipped.append(f"{entry['name']} ({entry.get('benchmark')})")
             continue
         shots = entry.get("num_fewshot")

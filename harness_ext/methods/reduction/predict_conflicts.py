@@ -58,6 +58,7 @@ def conflict_warnings(cells: list) -> list:
 
     A score is a cell: a task and metric (at a shot count)."""
     by_model: dict = {}
+    n_again: dict = {}  # per model: its disagreeing cells that a file also lists again
     within: dict = {}  # a file listing a cell twice, differently: its first listing is its value, whatever the order
     for model, dataset, used, others, docs, again in cells:
         if not others:
@@ -65,13 +66,13 @@ def conflict_warnings(cells: list) -> list:
             entry[0].update(dict.fromkeys(again or (used,)))
             entry[1].append(dataset)
             continue
-        entry = by_model.setdefault(model, ({}, {}, {}, [], 0))
+        entry = by_model.setdefault(model, ({}, {}, {}, []))
         entry[1 if docs else 0][used] = None
         entry[2].update(dict.fromkeys(others))
         entry[3].append((dataset, docs))
-        by_model[model] = entry[:4] + (entry[4] + bool(again),)
+        n_again[model] = n_again.get(model, 0) + bool(again)
     out = []
-    for model, (first, most, other, sets, n_again) in by_model.items():
+    for model, (first, most, other, sets) in by_model.items():
         names = [d for d, _ in sets]
         n_docs = sum(docs for _, docs in sets)
         read_first = f"the file read first, in path order ({', '.join(first)})"
@@ -82,8 +83,9 @@ def conflict_warnings(cells: list) -> list:
                    f"({', '.join(most)})" + (f", {len(sets) - n_docs} from {read_first} (their document counts "
                                              "unknown or equal)" if n_docs < len(sets) else "")
                    + f", not from {', '.join(other)}")
-        also = (f"; {n_again} of them {'is' if n_again == 1 else 'are'} also listed again in one file with another "
-                "value (a file's first listing is its value)") if n_again else ""
+        again = n_again[model]
+        also = (f"; {again} of them {'is' if again == 1 else 'are'} also listed again in one file with another "
+                "value (a file's first listing is its value)") if again else ""
         out.append(f"reading the new results: {plural(len(sets), 'score')} of {model} on "
                    f"{plural(len(set(names)), 'task')} {'differs' if len(sets) == 1 else 'differ'} between its files (a rerun beside an "
                    f"earlier run?): {listed(dict.fromkeys(names), 4)}; {how}{also}. Pass only the run to use")
