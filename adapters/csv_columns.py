@@ -167,19 +167,19 @@ def row_mean_hints(names, values) -> list:
 _CATEGORY_WORDS = frozenset({"acc", "accuracy"})
 
 
-def _category_members(header, j, candidates) -> list:
+def _category_members(words: dict, j, candidates) -> list:
     """The columns a ``<words> Acc`` column names as its category: those of ``candidates`` whose names start with the
     longest leading part of ``<words>`` that at least two of them start with (``Non-Live AST Acc``: the four
-    ``Non-Live ...`` columns), none of them named as an accuracy itself, or [] when ``header[j]`` is no such name."""
-    words = _words(header[j])
-    if len(words) < 2 or words[-1] not in _CATEGORY_WORDS:
+    ``Non-Live ...`` columns), none of them named as an accuracy itself, or [] when column ``j`` is no such name.
+    ``words``: each candidate column's name words (:func:`_words`)."""
+    if len(words[j]) < 2 or words[j][-1] not in _CATEGORY_WORDS:
         return []
-    before = words[:-1]
+    before = words[j][:-1]
+    # A member named as an accuracy itself is a metric column of its own task (``arithmetic_2da_2_acc`` beside
+    # ``arithmetic_3ds_2_acc``), not a part of a category.
+    parts = [k for k in candidates if k != j and words[k] and words[k][-1] not in _CATEGORY_WORDS]
     for n in range(len(before), 0, -1):
-        # A member named as an accuracy itself is a metric column of its own task (``arithmetic_2da_2_acc`` beside
-        # ``arithmetic_3ds_2_acc``), not a part of a category.
-        members = [k for k in candidates if k != j and _words(header[k])[:n] == before[:n]
-                   and len(_words(header[k])) > n and _words(header[k])[-1] not in _CATEGORY_WORDS]
+        members = [k for k in parts if words[k][:n] == before[:n] and len(words[k]) > n]
         if len(members) >= 2:
             return members
     return []
@@ -201,9 +201,10 @@ def category_columns(header, score_cols, values, skip) -> tuple:
 
     free = [j for j in score_cols if j not in skip]
     pos = {j: k for k, j in enumerate(score_cols)}
+    words = {j: _words(header[j]) for j in free}  # split once: a wide table has hundreds of columns
     found, unverified = [], []
     for j in free:
-        members = _category_members(header, j, free)
+        members = _category_members(words, j, free)
         if not members:
             continue
         X = values[:, [pos[k] for k in members]]
