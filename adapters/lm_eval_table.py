@@ -49,8 +49,9 @@ _NUMPY_REPR = re.compile(r"^np\.(?:float|int)\d*\((.*)\)$")
 _MMLU_CATEGORIES = {"humanities": "mmlu_humanities", "other": "mmlu_other", "social sciences": "mmlu_social_sciences",
                     "social_sciences": "mmlu_social_sciences", "stem": "mmlu_stem"}
 _MMLU_SUBJECTS = frozenset(MMLU_SUBJECTS)
-#: Metrics on [0, 1] that a table printed in percent shows as 0-100 (besides lm-eval's ``acc*`` and ``exact_match*``).
-_PROPORTION_METRICS = frozenset({"em", "f1", "mc1", "mc2", "multiple_choice_grade", "macro_f1", "exact_str_match"})
+#: Metrics lm-eval always reports on [0, 1] (besides ``acc*`` and ``exact_match*``), divided in a table printed in
+#: percent. Not ``f1`` or ``em``: SQuAD v2's are on 0-100 in lm-eval's own JSON.
+_PROPORTION_METRICS = frozenset({"mc1", "mc2", "multiple_choice_grade"})
 
 
 def can_handle(src: SourceFile) -> bool:
