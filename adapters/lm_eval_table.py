@@ -43,6 +43,9 @@ _V04_LINE = re.compile(r"^\s*(?P<type>[^\s(]+)\s*\((?P<args>.*?)\),\s*gen_kwargs
                        r"\s*num_fewshot:\s*(?P<shots>[^,]*),\s*batch_size:")
 _V03_LINE = re.compile(r"^\s*(?P<type>[^\s(]+)\s*\((?P<args>.*?)\),\s*limit:\s*(?P<limit>[^,]*),\s*provide_description:"
                        r"[^,]*,\s*num_fewshot:\s*(?P<shots>[^,]*),\s*batch_size:")
+#: The longest header line tried: lm-eval's is a model's arguments long; the lazy groups of the patterns above cost
+#: the square of a line's length on a hostile line of repeated "), gen_kwargs: (".
+_HEADER_CHARS = 10_000
 #: A value as some lm-eval versions print a numpy scalar (``np.float64(0.2295)``).
 _NUMPY_REPR = re.compile(r"^np\.(?:float|int)\d*\((.*)\)$")
 #: lm-eval's ``mmlu`` group's subgroups by their aliases (its YAMLs' ``group_alias``).
@@ -142,7 +145,7 @@ def _parse(text: str) -> tuple:
         if not flat or flat.startswith("```"):
             i += 1
             continue
-        if "batch_size:" in line:
+        if "batch_size:" in line and len(line) <= _HEADER_CHARS:
             m = _V04_LINE.match(line)
             m3 = None if m else _V03_LINE.match(line)
             if m or m3:
@@ -304,7 +307,8 @@ def read(src: SourceFile):
     read_blocks = [b for b in blocks if b.rows]
     if not read_blocks:
         why = (f"{bad} table row{'s' * (bad != 1)} unreadable (cells missing or not numbers)" if bad
-               else "no table rows under it")
+               else f"{orphan} table{'s' * (orphan != 1)} without the line lm-eval prints above (no model named)"
+               if orphan else "no table rows under it")
         raise IngestError(src.path, f"holds the line lm-eval prints above its results table but no readable result "
                                     f"row: {why}")
     out = []

@@ -241,3 +241,19 @@ def test_large_markdown_passed_over_unread(tmp_path, monkeypatch):
     big = _write(tmp_path, HEAD4 + TABLE4 + "|boolq|2|none|0|acc|↑|0.7780|±|0.0073|\n")
     entry = next(e for e in __import__("os").scandir(tmp_path) if e.name == big.name)
     assert not ingest_read.printed_table_file(entry)
+
+
+def test_hostile_header_lines_cost_one_pass(tmp_path):
+    """Composed (hostile): a header line of repeated ``"), gen_kwargs: ("`` (the header patterns' lazy groups would
+    cost the square of its length) and a 4 MiB line of keywords: refused or passed over at once."""
+    import time
+
+    from harness_ext.store.ingest_read import is_printed_table
+
+    long_line = "hf (" + "), gen_kwargs: (" * 200_000 + " batch_size: 1\n" + TABLE4 + "|boolq|2|none|0|acc|↑|0.7|±|0.01|\n"
+    t0 = time.perf_counter()
+    assert is_printed_table(long_line.encode())
+    with pytest.raises(IngestError, match="no readable result row"):
+        _read(_write(tmp_path, long_line))
+    assert not is_printed_table(("x (" + "), gen_kwargs: (batch_size:" * 150_000).encode())
+    assert time.perf_counter() - t0 < 5
