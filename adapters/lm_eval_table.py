@@ -360,6 +360,11 @@ def _block_rows(b: _Block, src: SourceFile):
     model, meta = model_name(config, src.pathname)
     _limit_note(b, model, src)
     _percent(b, src)
+    bare = sorted(t for t in b.results if t in _MMLU_SUBJECTS)
+    if bare:  # lm-eval prints mmlu_anatomy as "anatomy"; so do other families' subject tasks, so no rename is certain
+        src.note(f"{model}: {len(bare)} row{'s' * (len(bare) != 1)} named as MMLU subjects without lm-eval's mmlu group "
+                 f"above {'them' if len(bare) != 1 else 'it'} kept under the printed name (benchmark lm_eval, not mmlu): "
+                 + ", ".join(bare[:6]) + (" ..." if len(bare) > 6 else ""))
     if b.v04:
         doc = {"versions": b.versions, "n-shot": b.n_shot, "groups": b.groups, "group_subtasks": b.subtasks,
                "higher_is_better": b.hib}

@@ -257,3 +257,12 @@ def test_hostile_header_lines_cost_one_pass(tmp_path):
         _read(_write(tmp_path, long_line))
     assert not is_printed_table(("x (" + "), gen_kwargs: (batch_size:" * 150_000).encode())
     assert time.perf_counter() - t0 < 5
+
+
+def test_subject_aliases_without_their_group_are_kept_as_printed(tmp_path):
+    """Composed after a real README's layout (lm-eval 0.4.0 run on single MMLU subjects printed them by alias with no
+    ``mmlu`` row above): ``anatomy`` could be another family's subject too, so it is kept, with a note."""
+    p = _write(tmp_path, HEAD4 + TABLE4 + "|anatomy|Yaml|none|5|acc|↑|0.4222|±|0.0427|\n")
+    _, recs, src = _read(p)
+    assert [(r.benchmark, r.dataset) for r in recs] == [("lm_eval", "anatomy")]
+    assert any("named as MMLU subjects without lm-eval's mmlu group" in n for n in src.take_notes())
