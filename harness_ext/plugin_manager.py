@@ -33,6 +33,7 @@ BUILTIN_MODULES = (
     "harness_ext.plugins.items_crosstask",
     "harness_ext.plugins.items_designs",
     "harness_ext.adapters.lm_eval",
+    "harness_ext.adapters.lm_eval_table",
     "harness_ext.adapters.every_eval_ever",
     "harness_ext.adapters.csv_table",
     "harness_ext.adapters.mteb",

@@ -74,7 +74,7 @@ def run(args) -> int:
 def _passed_over(paths) -> str:
     """Why a walk found nothing: the files it passed over by their suffix, counted by suffix (empty if none).
 
-    A folder of lm-eval's printed tables (``results.md``) or logs otherwise reads as an empty folder.
+    A folder of notes or logs (``README.md``, ``run.log``) otherwise reads as an empty folder.
     """
     import os
     from collections import Counter
@@ -92,5 +92,5 @@ def _passed_over(paths) -> str:
     n = sum(seen.values())
     return (f": {n} file{'s' * (n != 1)} passed over by {'their' if n != 1 else 'its'} suffix ("
             + listed((f"{k} {v}" for k, v in seen.most_common()), 6)
-            + f"); ingest reads {', '.join(CANDIDATE_SUFFIXES)} files (lm-eval's printed tables are not read: "
-            "its --output_path writes the results_*.json it reads)")
+            + f"); ingest reads {', '.join(CANDIDATE_SUFFIXES)} files, and .md files holding a results table "
+            "lm-eval printed with the line it prints above it (\"hf (pretrained=...), gen_kwargs: ...\")")

@@ -165,3 +165,49 @@ def unclaimed_reason(src: SourceFile) -> str:
     except Exception:
         return ""
     return ""
+
+
+#: Suffixes of the text files a walk offers only when they hold a table lm-eval printed (:func:`printed_table_file`).
+TABLE_SUFFIXES = (".md", ".markdown")
+#: A markdown file larger than this is passed over unread: lm-eval's printed tables of a few hundred runs are far smaller.
+TABLE_FILE_BYTES = 4 << 20
+#: The table headers lm-eval prints, without their padding (v0.4 with or without its direction column, and v0.3).
+_TABLE_HEADS = (b"|Tasks|Version|Filter|n-shot|Metric|", b"|Groups|Version|Filter|n-shot|Metric|",
+                b"|Task|Version|Metric|Value||Stderr|")
+
+
+def is_printed_table(data: bytes) -> bool:
+    """Whether ``data`` holds a table lm-eval printed at the end of a run, with the line it prints above it.
+
+    The line names the model and the run's settings (v0.4: ``hf (pretrained=...), gen_kwargs: (None), limit: None,
+    num_fewshot: None, batch_size: 8``; v0.3: ``... provide_description: False, ...``); the next line that is not blank
+    or a code fence must be the table's header. A plain scan of lines, no regular expression: a 4 MiB line of
+    repeated keywords costs one pass.
+    """
+    if b"batch_size:" not in data or b"Version" not in data:
+        return False
+    lines = data.split(b"\n")
+    for i, line in enumerate(lines):
+        if b"batch_size:" not in line or (b"gen_kwargs:" not in line and b"provide_description:" not in line):
+            continue
+        for nxt in lines[i + 1:i + 4]:
+            flat = nxt.strip()
+            if not flat or flat.startswith(b"```"):
+                continue
+            flat = flat.replace(b" ", b"").replace(b"\t", b"")
+            if flat.startswith(_TABLE_HEADS):
+                return True
+            break
+    return False
+
+
+def printed_table_file(entry) -> bool:
+    """Whether the walked ``os.DirEntry`` ``entry`` (a ``.md`` or ``.markdown`` file) holds a table lm-eval printed
+    (:func:`is_printed_table`); a file over :data:`TABLE_FILE_BYTES`, or one that cannot be read, is passed over."""
+    try:
+        if entry.stat(follow_symlinks=False).st_size > TABLE_FILE_BYTES or not entry.is_file(follow_symlinks=False):
+            return False
+        with open(entry.path, "rb") as fh:
+            return is_printed_table(fh.read(TABLE_FILE_BYTES + 1))
+    except OSError:
+        return False
