@@ -614,7 +614,8 @@ def harness_ext_adapters():
         # 2: a leaderboard's "overall" evaluation (MMLU-Pro (overall), schema 0.2.2) is an aggregate;
         # 3: metric_unit (schema 0.2.2) stored as the score's scale (proportion, percent)
         # 4: an evaluation run's sample count (its sample_ids) stored, so a limited run loses a cell to a whole one
-        revision="4",
+        # 5: records of Inspect runs (source inspect_ai) stored under benchmark inspect, as Inspect's own logs are
+        revision="5",
         description="Every Eval Ever records (schema 0.2): HELM, Open LLM Leaderboard v2, RewardBench, ...",
         can_handle=can_handle,
         read=read,

@@ -28,10 +28,18 @@ def _rows(paths):
 def test_inspect_runs_are_keyed_by_their_dataset_not_their_scorer():
     """ai2_arc's scorer is "choice", as is every multiple-choice task's: the dataset was "choice"."""
     s, rows = _rows([FIX / "ai2_arc", FIX / "GAIA"])
-    assert rows == [("inspect_ai", "GAIA", "accuracy", True, 0.0),
-                    ("inspect_ai", "ai2_arc", "accuracy", True, pytest.approx(1 / 3))]
+    assert rows == [("inspect", "GAIA", "accuracy", True, 0.0),
+                    ("inspect", "ai2_arc", "accuracy", True, pytest.approx(1 / 3))]
     meta = s.con.execute("SELECT metadata FROM datasets WHERE name = 'ai2_arc'").fetchone()[0]
     assert '"scorer": "choice"' in meta
+
+
+def test_records_of_inspect_runs_share_the_benchmark_of_inspect_logs():
+    """Every Eval Ever names Inspect runs' source ``inspect_ai``, which was their benchmark, while Inspect's own logs
+    are stored under ``inspect``: one harness was two benchmarks in a store. Both are ``inspect`` now."""
+    log = Path(__file__).parent / "fixtures" / "inspect" / "2024-11-05T13-31-45-05-00_input-task_8zXjbRzCWrL9GXiXo2vus9.json"
+    _, rows = _rows([FIX / "ai2_arc", log])
+    assert {r[0] for r in rows} == {"inspect"} and {r[1] for r in rows} == {"ai2_arc", "input_task"}
 
 
 def test_schema_001_leaderboard_is_its_own_benchmark():
