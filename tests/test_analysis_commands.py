@@ -94,6 +94,33 @@ def test_info_conflicts_shows_the_digits_where_values_differ(tmp_path, capsys):
     assert "0.937722" in out and "0.937556" in out  # both printed as 0.938 before
 
 
+def test_info_cuts_a_long_list_of_metrics_and_json_lists_them_all(tmp_path, capsys):
+    """lm-eval's v0.3 results in the repository's results folder (shared data) hold 19 metric names under one
+    benchmark: info printed them on one line of about 200 characters."""
+    import json
+
+    from conftest import SHARED_DATA, require
+    from harness_ext.cli.info import short_list
+
+    data = require(SHARED_DATA / "lm-eval-harness" / "v03_results_master_2023-07-31")
+    db = str(tmp_path / "s.duckdb")
+    assert main(["ingest", "-q", "--db", db, str(data)]) == 0
+    capsys.readouterr()
+    assert main(["info", "--db", db, "--json", str(tmp_path / "info.json")]) == 0
+    out = capsys.readouterr().out
+    every = {r["benchmark"]: r["metrics"] for r in json.loads((tmp_path / "info.json").read_text())["tables"]["benchmarks"]}
+    names = every["lm_eval"].split(", ")
+    assert len(every["lm_eval"]) > 150 and len(names) > 10 and "pct_stereotype" in names
+    [row] = [line for line in out.splitlines() if line.strip().startswith("lm_eval")]
+    shown = row[row.index(names[0]):row.index(" more: --json lists them)")]
+    kept = shown[:shown.rindex(" (")].split(", ")
+    assert kept == names[:len(kept)] and len(", ".join(kept)) <= 100
+    assert f"({len(names) - len(kept)} more: --json lists them)" in row
+    assert "acc, acc_norm" in out  # mmlu's short list printed whole
+    assert short_list("a, b") == "a, b" and short_list(None) is None
+    assert short_list("x" * 120 + ", y") == "x" * 120 + " (1 more: --json lists them)"
+
+
 @pytest.mark.slow
 def test_weights_completion_says_when_most_cells_are_predicted():
     import pandas as pd
