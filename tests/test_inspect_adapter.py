@@ -215,11 +215,16 @@ def _roles_model(tmp_path, edit):
     ({"grader": "openai/gpt-4o", "target": "openai/gpt-4o-mini"}, "openai/gpt-4o-mini"),
     ({"target": "openai/gpt-4o-mini", "red_team": "anthropic/claude-sonnet-4-20250514"}, "openai/gpt-4o-mini"),
     ({"solver": "openai/gpt-4o-mini"}, "openai/gpt-4o-mini"),
+    # Petri's alignment audits (safety-research/petri) run with these three roles and no --model.
+    ({"auditor": "anthropic/claude-sonnet-4-20250514", "target": "openai/gpt-4o-mini",
+      "judge": "anthropic/claude-opus-4-20250514"}, "openai/gpt-4o-mini"),
 ])
 def test_a_none_none_log_with_model_roles_is_stored_under_the_target_model(tmp_path, roles, model):
     """A run given its models by role has ``eval.model`` ``none/none``; its scores were stored under ``none/none``.
-    No real such log was found in the code index: each case edits the committed real input_task log (a
-    model-graded task, so a grader role is its natural second role) as inspect_ai writes ``eval.model_roles``."""
+    No real such log was found in the code index (only a header quoted in a chat transcript, of unknown licence,
+    with ``"model": "none/none"`` and auditor, target and judge roles, each ``{"model", "config", "args"}``): each
+    case edits the committed real input_task log (a model-graded task, so a grader role is its natural second role)
+    as inspect_ai writes ``eval.model_roles``."""
     f, models = _roles_model(tmp_path, _roles(**roles))
     role = "target" if "target" in roles else next(iter(roles))
     assert f.status == "ingested" and models == [model], (f, models)
@@ -239,3 +244,15 @@ def test_a_log_with_its_own_model_keeps_it_beside_a_grader_role(tmp_path):
     f, models = _roles_model(tmp_path, lambda doc: doc["eval"].update(
         model_roles={"grader": {"model": "openai/gpt-4o", "config": {}, "args": {}}}))
     assert f.status == "ingested" and models == ["openai/gpt-4o-mini"] and not any("none/none" in n for n in f.notes)
+
+
+def test_a_none_none_log_s_samples_go_to_the_item_table_under_the_target_model(tmp_path):
+    """The item reader names the model as the results do (the real gemma3 popularity log, its model given by role)."""
+    doc = json.loads(GEMMA.read_text())
+    _roles(target="ollama/gemma3", grader="openai/gpt-4o")(doc)
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [path], show_progress=False)
+        assert set(item_rows(s)["model"]) == {"ollama/gemma3"}
+        assert set(query_results(s, MatrixQuery(benchmarks=("inspect",)))["model"]) == {"ollama/gemma3"}
