@@ -70,11 +70,11 @@ def path_like_reasons(missing: list, path_like: dict, sep: str) -> str:
     from ...safe_output import quoted
 
     one = len(left) == 1
+    it, its, name = ("it", "its", "its name has") if one else ("them", "their", "their names have")
     return (f"{sep}{', '.join(quoted(t) for t in left[:6])}{' ...' if len(left) > 6 else ''} "
-            f"{'was' if one else 'were'} left out of the lm-eval group at reduce because {'its name has' if one else 'their names have'} "
-            f"a '/' or '\\' (lm-eval's --log_samples would lose {'its' if one else 'their'} samples): run "
-            f"{'it' if one else 'them'} by hand (lm_eval --tasks NAME) and pass {'its' if one else 'their'} results file to "
-            f"predict too, or {'it stays' if one else 'they stay'} predicted")
+            f"{'was' if one else 'were'} left out of the lm-eval group at reduce because {name} a '/' or '\\' "
+            f"(lm-eval's --log_samples would lose {its} samples): run {it} by hand (lm_eval --tasks NAME) and pass "
+            f"{its} results file to predict too, or {'it stays' if one else 'they stay'} predicted")
 
 
 def provenance_warnings(manifest: dict, raw_new: pd.DataFrame, train: pd.DataFrame, Z_new: np.ndarray,
