@@ -230,6 +230,7 @@ def read(src: SourceFile):
     results = doc.get("evaluation_results")
     if not isinstance(results, list):
         raise IngestError(src.path, "evaluation_results is not a list")
+    _note_levelless_intervals(src, results)
     if source_meta.get("source_type") == "evaluation_run" and any(_run_dataset(ev) for ev in results):
         return _run_rows(src, model, model_meta, bench, results)
     positions = range(len(results))  # each row's index in the file, for the errors below
@@ -419,6 +420,41 @@ def _note_placeholders(src: SourceFile, placeholders: list) -> None:
         n = len(placeholders)
         src.note(f"{n} score{'s' * (n != 1)} outside {'their' if n != 1 else 'its'} declared [min_score, max_score] "
                  f"left out as placeholder{'s' * (n != 1)} (not run): {listed(placeholders, 8)}")
+
+
+def _intervals(details: dict) -> list:
+    """The confidence intervals a result's ``score_details`` gives: schema 0.2's ``uncertainty.confidence_interval``
+    (``lower``, ``upper``, ``confidence_level``, ``method``), the ``confidence_interval`` beside the score that
+    records converted from Inspect logs write (``lower``, ``upper``), and a ``details.confidence_interval`` number
+    (schema 0.0.1 Global MMLU Lite records: a half-width)."""
+    unc = details.get("uncertainty")
+    found = [unc.get("confidence_interval")] if isinstance(unc, dict) else []
+    found.append(details.get("confidence_interval"))
+    extra = details.get("details")
+    if isinstance(extra, dict):
+        found.append(extra.get("confidence_interval"))
+    return [ci for ci in found if ci is not None]
+
+
+def _note_levelless_intervals(src: SourceFile, results: list) -> None:
+    """Count the confidence intervals without a ``confidence_level`` (the schema makes it optional), in a note.
+
+    An interval is a standard error only at a known level (half its width over the normal quantile of the level):
+    95% and 90% would give standard errors 19% apart, so none is assumed, and none is used. Their bounds are not
+    read as the score's either (Global MMLU Lite's records write ``-0.0467`` to ``0.0467`` around 0.65: a half-width).
+    """
+    names = []
+    for ev in results:
+        details = ev.get("score_details") if isinstance(ev, dict) else None
+        if isinstance(details, dict):
+            names += [str(ev.get("evaluation_name")) for ci in _intervals(details)
+                      if not (isinstance(ci, dict) and isinstance(ci.get("confidence_level"), (int, float))
+                              and not isinstance(ci.get("confidence_level"), bool))]
+    if names:
+        n = len(names)
+        src.note(f"{n} confidence interval{'s' * (n != 1)} without a level {'were' if n != 1 else 'was'} not used "
+                 f"(no level is assumed, so {'they give' if n != 1 else 'it gives'} no standard error): "
+                 f"{listed(names, 8)}")
 
 
 def _note_aggregates(src: SourceFile, kinds) -> None:
@@ -614,7 +650,8 @@ def harness_ext_adapters():
         # 2: a leaderboard's "overall" evaluation (MMLU-Pro (overall), schema 0.2.2) is an aggregate;
         # 3: metric_unit (schema 0.2.2) stored as the score's scale (proportion, percent)
         # 4: an evaluation run's sample count (its sample_ids) stored, so a limited run loses a cell to a whole one
-        revision="4",
+        # 5: records of Inspect runs (source inspect_ai) stored under benchmark inspect, as Inspect's own logs are
+        revision="5",
         description="Every Eval Ever records (schema 0.2): HELM, Open LLM Leaderboard v2, RewardBench, ...",
         can_handle=can_handle,
         read=read,

@@ -14,6 +14,8 @@ A log is one (task, model) run::
 ``results`` blocks. Both are read with the standard library, so inspect_ai need not be
 installed (the ``[inspect]`` extra installs it for users who also write logs).
 
+A run whose ``eval.model`` is ``none/none`` names its models by role (``eval.model_roles``): its results are the
+``target`` role's model's (or the only role's), noted; several roles and none of them ``target`` refuse the log.
 Benchmark ``inspect``; dataset = the task name (an ``inspect_evals/`` prefix dropped);
 metric = the metric name, or ``<scorer>/<metric>`` when a log has several scores; a score whose epochs were reduced
 by another reducer than the mean has it before the metric (``match/max/accuracy``; Inspect writes one score per
@@ -35,11 +37,12 @@ from __future__ import annotations
 
 import json
 
+from harness_ext.benchmarks import INSPECT_BENCHMARK
 from harness_ext.errors import IngestError, NotResults
 from harness_ext.hookspecs import hookimpl
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
-BENCHMARK = "inspect"
+BENCHMARK = INSPECT_BENCHMARK
 #: The metric that is the standard error of a scorer's first metric (``std`` and ``var`` are the samples' spread).
 _SPREAD = ("stderr",)
 
@@ -120,7 +123,43 @@ def check_log(doc, path) -> tuple:
                                 "its scores are not the run's")
     ev = doc["eval"]
     task = str(ev["task"]).split("/", 1)[-1] if str(ev["task"]).startswith("inspect_evals/") else str(ev["task"])
-    return task, str(ev["model"])
+    return task, model_under_test(ev, path)[0]
+
+
+#: The model Inspect names when a run's models are all given by role (``--model none/none --model-role ...``).
+NO_MODEL = "none/none"
+#: The role that names the model under test when a run has several (its graders, auditors, red teams are not).
+TARGET_ROLE = "target"
+
+
+def _role_models(roles: dict) -> dict:
+    """``{role: model name}`` of an ``eval.model_roles`` block (each role an ``EvalModelConfig`` with ``model``)."""
+    out = {}
+    for role, spec in roles.items():
+        name = spec.get("model") if isinstance(spec, dict) else spec
+        out[str(role)] = name if isinstance(name, str) and name else None
+    return out
+
+
+def model_under_test(ev: dict, path) -> tuple:
+    """``(model, role)``: the model a log's results belong to, and the role that named it (None for ``eval.model``).
+
+    A run whose ``eval.model`` is ``none/none`` gives its models by role (``eval.model_roles``): the model under
+    test is the ``target`` role's, or the only role's; several roles and none named ``target`` name no one model,
+    and the log is refused (IngestError naming ``path`` and the roles) rather than stored under ``none/none``.
+    """
+    model, roles = str(ev["model"]), ev.get("model_roles")
+    if model != NO_MODEL or not isinstance(roles, dict) or not roles:
+        return model, None
+    by_role = _role_models(roles)
+    role = TARGET_ROLE if TARGET_ROLE in by_role else next(iter(by_role)) if len(by_role) == 1 else None
+    if role is None:
+        listed_roles = ", ".join(f"{r} ({m})" for r, m in by_role.items())
+        raise IngestError(path, f"eval.model is {NO_MODEL} and its model roles ({listed_roles}) include no "
+                                f"'{TARGET_ROLE}' role: which model the scores are of is not known")
+    if by_role[role] is None:
+        raise IngestError(path, f"eval.model is {NO_MODEL} and its '{role}' model role names no model")
+    return by_role[role], role
 
 
 def metric_label(score: dict, name: str, several: bool) -> str:
@@ -208,6 +247,9 @@ def read(src: SourceFile):
         raise NotResults(src.path, "an Inspect eval set's index of its logs (their headers): the logs are read instead")
     task, model = check_log(doc, src.path)
     ev = doc["eval"]
+    role = model_under_test(ev, src.path)[1]
+    if role is not None:
+        src.note(f"eval.model is {NO_MODEL}: the scores are stored under the '{role}' model role's model, {model}")
     if "version" not in doc:
         src.note("no log format version: read as Inspect reads such a log, as version 2")
     scores = (doc.get("results") or {}).get("scores") or []
@@ -248,5 +290,6 @@ def harness_ext_adapters():
                   # 3: std/var are metrics, not the stderr; several epochs: the sample count is per sample
                   # 4: invalidated logs refused; partial scores (errors, unscored, early stop, subsets) noted
                   # 5: a log without its format version (Inspect reads it as version 2) is read, not skipped
-                  revision="5",
+                  # 6: a none/none log with model roles is stored under its target role's model (or refused)
+                  revision="6",
                   description="Inspect AI evaluation logs (.json, .eval): header scores, samples to the item table")

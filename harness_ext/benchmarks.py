@@ -109,6 +109,12 @@ def chance_baseline(task: str, metric: str) -> tuple:
 
 #: The benchmark of an Every Eval Ever record that names no source.
 EEE_BENCHMARK = "every_eval_ever"
+#: The benchmark Inspect AI's own logs are stored under (:mod:`harness_ext.adapters.inspect_ai`).
+INSPECT_BENCHMARK = "inspect"
+#: Every Eval Ever source names (as :func:`benchmark_name` writes them) of harnesses whose own files another adapter
+#: reads: their records are stored under that adapter's benchmark, so one product has one name in a store
+#: (Every Eval Ever's records of Inspect runs name their source ``inspect_ai``).
+EEE_SOURCE_BENCHMARKS = {"inspect_ai": INSPECT_BENCHMARK}
 
 
 @functools.lru_cache(maxsize=4096)  # one name per leaderboard, asked once per file
@@ -120,8 +126,11 @@ def benchmark_name(source_name: str) -> str:
 def eee_benchmark(doc: dict) -> str:
     """The benchmark an Every Eval Ever record's results are stored under: its ``source_metadata.source_name``
     (schema 0.0.1's ``evaluation_source.evaluation_source_name``) as :func:`benchmark_name` writes it, else
-    :data:`EEE_BENCHMARK`. Its instance-level file's items are stored under the same benchmark."""
+    :data:`EEE_BENCHMARK`; a harness another adapter reads directly has that adapter's benchmark
+    (:data:`EEE_SOURCE_BENCHMARKS`: ``inspect_ai`` records are ``inspect``, as Inspect's own logs are). Its
+    instance-level file's items are stored under the same benchmark."""
     source = doc.get("source_metadata") if isinstance(doc.get("source_metadata"), dict) else {}
     legacy = doc.get("evaluation_source") if isinstance(doc.get("evaluation_source"), dict) else {}
-    return benchmark_name(str(source.get("source_name") or legacy.get("evaluation_source_name") or EEE_BENCHMARK))
+    name = benchmark_name(str(source.get("source_name") or legacy.get("evaluation_source_name") or EEE_BENCHMARK))
+    return EEE_SOURCE_BENCHMARKS.get(name, name)
 

@@ -94,6 +94,96 @@ def test_info_conflicts_shows_the_digits_where_values_differ(tmp_path, capsys):
     assert "0.937722" in out and "0.937556" in out  # both printed as 0.938 before
 
 
+def test_info_cuts_a_long_list_of_metrics_and_json_lists_them_all(tmp_path, capsys):
+    """lm-eval's v0.3 results in the repository's results folder (shared data) hold 19 metric names under one
+    benchmark: info printed them on one line of about 200 characters."""
+    import json
+
+    from conftest import SHARED_DATA, require
+    from harness_ext.cli.info import short_list
+
+    data = require(SHARED_DATA / "lm-eval-harness" / "v03_results_master_2023-07-31")
+    db = str(tmp_path / "s.duckdb")
+    assert main(["ingest", "-q", "--db", db, str(data)]) == 0
+    capsys.readouterr()
+    assert main(["info", "--db", db, "--json", str(tmp_path / "info.json")]) == 0
+    out = capsys.readouterr().out
+    every = {r["benchmark"]: r["metrics"] for r in json.loads((tmp_path / "info.json").read_text())["tables"]["benchmarks"]}
+    names = every["lm_eval"].split(", ")
+    assert len(every["lm_eval"]) > 150 and len(names) > 10 and "pct_stereotype" in names
+    [row] = [line for line in out.splitlines() if line.strip().startswith("lm_eval")]
+    shown = row[row.index(names[0]):row.index(" more: --json lists them)")]
+    kept = shown[:shown.rindex(" (")].split(", ")
+    assert kept == names[:len(kept)] and len(", ".join(kept)) <= 100
+    assert f"({len(names) - len(kept)} more: --json lists them)" in row
+    assert "acc, acc_norm" in out  # mmlu's short list printed whole
+    assert short_list("a, b") == "a, b" and short_list(None) is None
+    assert short_list("x" * 120 + ", y") == "x" * 120 + " (1 more: --json lists them)"
+
+
+@pytest.fixture(scope="module")
+def benchbench_store(tmp_path_factory):
+    """Three of benchbench's real leaderboards (shared data), few of whose models are on more than one."""
+    from conftest import SHARED_DATA, require
+
+    boards = require(SHARED_DATA / "benchbench" / "leaderboards")
+    db = tmp_path_factory.mktemp("bb") / "s.duckdb"
+    files = [boards / f for f in ("opencompass_240829_holistic.csv", "agenbench_240829_agent.csv",
+                                  "mtbench_240829_holistic.csv")]
+    assert main(["ingest", "-q", "--db", str(db), *map(str, files)]) == 0
+    return db
+
+
+def test_weights_on_a_sparse_slice_says_what_it_has_and_needs(benchbench_store, tmp_path, capsys):
+    """Real sparse slices of benchbench's leaderboards. Gemma-2's two models are on OpenCompass but not AgentBench:
+    2 models x 1 column, and weights said 'need at least 2 models and 2 columns, got (2, 1)'. MT-Bench and OpenCompass
+    (as these files name their models) have no model in common: the completion filled each model's other column with
+    numbers nothing observed relates to its score, without a word. Each is said on one line with its counts."""
+    capsys.readouterr()
+    rc = main(["weights", "--db", str(benchbench_store), "--benchmark",
+               "opencompass_240829_holistic,agenbench_240829_agent", "--models", "*Gemma*", "--out", str(tmp_path / "a")])
+    err = capsys.readouterr().err
+    assert rc != 0
+    [line] = [x for x in err.splitlines() if "error" in x]
+    assert "has 2 models x 1 column with results (2 observed cells): weights needs at least 2 models and 2 columns" \
+        in line and "got (2, 1)" not in line
+    assert main(["weights", "--db", str(benchbench_store), "--benchmark",
+                 "mtbench_240829_holistic,opencompass_240829_holistic", "--analyses", "random",
+                 "--draws", "50", "--out", str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    [line] = [x for x in out.splitlines() if x.startswith("missing cells not predicted")]
+    assert line.startswith("missing cells not predicted: the matrix has 66 models x 2 columns, 66 of 132 cells "
+                           "observed, and its columns fall into 2 groups that no model links"), line
+    assert "predicted by lowrank" not in out
+
+
+def test_completion_without_a_column_two_models_ran_says_the_counts():
+    import pandas as pd
+
+    from harness_ext.errors import MethodError
+    from harness_ext.methods.weighting import complete_matrix
+    from harness_ext.methods.weighting.complete import column_groups
+
+    seen = np.array([[1, 1, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 1, 1]], dtype=bool)
+    assert column_groups(seen).tolist() == [0, 0, 1, 1]
+    with pytest.raises(MethodError, match=r"^the matrix has 4 models x 4 columns, 6 of 16 cells observed, and its "
+                                          r"columns fall into 2 groups that no model links \(of 2, 2 columns;"):
+        complete_matrix(pd.DataFrame(np.where(seen, 0.5, np.nan)))
+    seen[1, 2] = True  # one model that ran columns of both links them
+    assert column_groups(seen).tolist() == [0, 0, 0, 0]
+    assert complete_matrix(pd.DataFrame(np.where(seen, 0.5, np.nan))).n_predicted == 9
+    with pytest.raises(MethodError, match=r"^the matrix has 3 models x 4 columns, 5 of 12 cells observed: at least 4 "
+                                          r"models are needed to predict its 7 missing cells$"):
+        complete_matrix(pd.DataFrame(np.where(seen, 0.5, np.nan)).iloc[:3])
+
+    X = np.full((5, 3), np.nan)
+    X[0, 0], X[1, 1], X[2, 2], X[3, 0] = 0.5, 0.6, 0.7, np.nan
+    with pytest.raises(MethodError, match=r"^the matrix has 5 models x 3 columns, 3 of 15 cells observed, and no "
+                                          r"column has results from two models: at least one is needed to predict its "
+                                          r"12 missing cells$"):
+        complete_matrix(pd.DataFrame(X))
+
+
 @pytest.mark.slow
 def test_weights_completion_says_when_most_cells_are_predicted():
     import pandas as pd

@@ -28,10 +28,18 @@ def _rows(paths):
 def test_inspect_runs_are_keyed_by_their_dataset_not_their_scorer():
     """ai2_arc's scorer is "choice", as is every multiple-choice task's: the dataset was "choice"."""
     s, rows = _rows([FIX / "ai2_arc", FIX / "GAIA"])
-    assert rows == [("inspect_ai", "GAIA", "accuracy", True, 0.0),
-                    ("inspect_ai", "ai2_arc", "accuracy", True, pytest.approx(1 / 3))]
+    assert rows == [("inspect", "GAIA", "accuracy", True, 0.0),
+                    ("inspect", "ai2_arc", "accuracy", True, pytest.approx(1 / 3))]
     meta = s.con.execute("SELECT metadata FROM datasets WHERE name = 'ai2_arc'").fetchone()[0]
     assert '"scorer": "choice"' in meta
+
+
+def test_records_of_inspect_runs_share_the_benchmark_of_inspect_logs():
+    """Every Eval Ever names Inspect runs' source ``inspect_ai``, which was their benchmark, while Inspect's own logs
+    are stored under ``inspect``: one harness was two benchmarks in a store. Both are ``inspect`` now."""
+    log = Path(__file__).parent / "fixtures" / "inspect" / "2024-11-05T13-31-45-05-00_input-task_8zXjbRzCWrL9GXiXo2vus9.json"
+    _, rows = _rows([FIX / "ai2_arc", log])
+    assert {r[0] for r in rows} == {"inspect"} and {r[1] for r in rows} == {"ai2_arc", "input_task"}
 
 
 def test_schema_001_leaderboard_is_its_own_benchmark():
@@ -59,7 +67,7 @@ def test_global_mmlu_lite_aggregates_and_per_language_chance(record):
     assert "English" in languages and "Arabic" in languages and len(languages) == 3
     for name, (_, rb, src) in d.items():  # a proportion: chance 1/4 of [0, 1]
         assert rb == pytest.approx(0.25) and src == "4 answer choices (global mmlu lite)", name
-    (note,) = f.notes
+    (note,) = [n for n in f.notes if "aggregate" in n]
     assert note.startswith("3 evaluations stored as aggregates: Global MMLU Lite, ")
     norm = load_matrix(s, MatrixQuery())  # chance-corrected by the stored level
     assert norm.attrs["datasets"]["English"]["normalisation"]["chance"] == pytest.approx(0.25)
@@ -233,3 +241,37 @@ def test_schema_0_2_2_leaderboard_record_values_and_its_overall_score_as_an_aggr
     assert got["MMLU-Pro (Biology)"] == ("mmlu_pro_leaderboard", "Accuracy", "dataset", True, 0.0, 1.0, 0.7141)
     assert got["MMLU-Pro (Math)"][-1] == 0.5618 and got["MMLU-Pro (Other)"][-1] == 0.5162
     assert [m for (m,) in s.con.execute("SELECT name FROM models").fetchall()] == ["01-ai/yi-1.5-34b-chat"]
+
+
+def test_intervals_without_a_level_are_counted_not_used(tmp_path):
+    """Every Eval Ever's schema makes an interval's ``confidence_level`` optional, and the records here have none: the
+    Inspect run's ``confidence_interval`` beside its score (0 to 0.987 around 1/3), Global MMLU Lite's
+    ``uncertainty.confidence_interval`` (-0.0467 to 0.0467 around 0.6525: a half-width, method "unknown") and its
+    schema 0.0.1 record's bare ``details.confidence_interval`` number. They were dropped without a word; no level is
+    assumed and none gives a standard error. The last case edits the real gemma record, adding a level to two of its
+    intervals, to show that only those without one are counted."""
+    import json
+
+    cases = {FIX / "ai2_arc": "1 confidence interval without a level was not used (no level is assumed, so it gives "
+                             "no standard error): choice",
+             FIX / "global-mmlu-lite" / "google": "3 confidence intervals without a level were not used (no level is "
+                                                  "assumed, so they give no standard error): Arabic, English, Yoruba",
+             FIX / "global-mmlu-lite" / "Anthropic": "3 confidence intervals without a level were not used (no level "
+                                                     "is assumed, so they give no standard error): Arabic, English, "
+                                                     "Burmese"}
+    for path, note in cases.items():
+        with Store.open(":memory:") as s:
+            (f,) = ingest_paths(s, [path], show_progress=False).by_status("ingested")
+            assert note in f.notes, f.notes
+            assert s.con.execute("SELECT count(*) FROM results WHERE stderr IS NOT NULL").fetchone()[0] == 0
+    real = next((FIX / "global-mmlu-lite" / "google").rglob("*.json"))
+    doc = json.loads(real.read_text())
+    with_level = [ev for ev in doc["evaluation_results"] if "uncertainty" in ev["score_details"]][:2]
+    for ev in with_level:
+        ev["score_details"]["uncertainty"]["confidence_interval"]["confidence_level"] = 0.95
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        (f,) = ingest_paths(s, [edited], show_progress=False).by_status("ingested")
+    [note] = [n for n in f.notes if "confidence interval" in n]
+    assert note.startswith("1 confidence interval without a level was not used") and note.endswith(": Yoruba")

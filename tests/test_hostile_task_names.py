@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from harness_ext.cli import main
@@ -109,3 +110,47 @@ def test_lm_eval_puts_a_tag_in_a_task_s_place(tmp_path):
     (tmp_path / "b.yaml").write_text("task: b\ndataset_path: y\noutput_type: generate_until\n")
     tm = tasks.TaskManager(include_path=str(tmp_path), include_defaults=False)
     assert tm.all_subtasks == ["a"] and tm.all_tags == ["b"]
+
+
+def test_predict_says_why_a_task_left_out_of_the_group_has_no_result():
+    """A subset dataset whose lm-eval task is named as a path was reported only as missing from the new model's
+    results: reduce left it out of the group, so running the group could never give it. The warning says so."""
+    from harness_ext.methods.reduction.predict_steps import subset_warnings
+
+    Z = np.array([[0.5, np.nan, np.nan], [0.4, 0.3, np.nan]])
+    _, warnings = subset_warnings(["org/new", "org/other"], Z, ["t0", "a/b1", "t2"], {"a/b1": ["a/b1"]})
+    assert len(warnings) == 2
+    assert warnings[0].startswith("org/new: no result for a/b1, t2; predicted from the other 1 subset datasets")
+    assert ('. "a/b1" was left out of the lm-eval group at reduce because its name has a \'/\' or \'\\\' '
+            "(lm-eval's --log_samples would lose its samples): run it by hand (lm_eval --tasks NAME) and pass its "
+            "results file to predict too, or it stays predicted") in warnings[0]
+    assert "left out of the lm-eval group" not in warnings[1]  # t2 is missing, but not for its name
+    with pytest.raises(Exception, match="no result on any subset dataset .*; \"a/b1\" was left out"):
+        subset_warnings(["org/new"], np.array([[np.nan, np.nan, np.nan]]), ["t0", "a/b1", "t2"], {"a/b1": ["a/b1"]})
+
+
+@pytest.mark.slow
+def test_predict_on_the_group_s_run_names_the_task_reduce_left_out(tmp_path, capsys):
+    """End to end: reduce a population with tasks named as a path, run 'the group' (a new model's results without
+    them), and predict: the warning names each left-out task and why it has no result."""
+    pop = _write_population(tmp_path / "pop")
+    for t in TASKS[1:]:
+        _rename(pop, t, f"a/b{t[-1]}")
+    db, out = tmp_path / "s.duckdb", tmp_path / "reduced"
+    assert main(["ingest", "--db", str(db), str(pop)]) == 0
+    assert main(["reduce", "--db", str(db), "--budget", "2", "--n-random", "20", "--out", str(out)]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    hostile = [e["name"] for e in manifest["subset"] if "/" in e["name"]]
+    assert hostile
+    doc = json.loads(next(pop.rglob("results_*.json")).read_text())
+    doc["model_name"], doc["config"]["model_args"] = "org/new", "pretrained=org/new"
+    doc["results"] = {t: r for t, r in doc["results"].items() if "/" not in t}  # what running the group gives
+    new = tmp_path / "new" / "results_2025-02-01T00-00-00.000000.json"
+    new.parent.mkdir()
+    new.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["predict", "--manifest", str(out), str(new)]) == 0
+    err = capsys.readouterr().err
+    for h in hostile:
+        assert f'"{h}"' in err
+    assert "left out of the lm-eval group at reduce because" in err and "stay" in err, err

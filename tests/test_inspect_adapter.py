@@ -191,3 +191,68 @@ def test_a_real_log_without_its_format_version_is_read_as_inspect_reads_it():
     from harness_ext.adapters.inspect_ai import _is_log
 
     assert not _is_log({"status": "ok", "eval": {"task": "t", "model": "m"}})
+
+
+def _roles(**roles):
+    """An edit giving the run's models by role, as Inspect writes ``--model none/none --model-role r=m``: each role an
+    ``EvalModelConfig`` (``model``, ``config``, ``args``)."""
+    return lambda doc: doc["eval"].update(model="none/none", model_roles={
+        r: {"model": m, "config": {}, "args": {}} for r, m in roles.items()})
+
+
+def _roles_model(tmp_path, edit):
+    doc = json.loads(LOG.read_text())
+    edit(doc)
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        (f,) = [f for f in ingest_paths(s, [path], show_progress=False).files if f.path.endswith("log.json")]
+        models = sorted(set(query_results(s, MatrixQuery(benchmarks=("inspect",)))["model"]))
+    return f, models
+
+
+@pytest.mark.parametrize("roles, model", [
+    ({"grader": "openai/gpt-4o", "target": "openai/gpt-4o-mini"}, "openai/gpt-4o-mini"),
+    ({"target": "openai/gpt-4o-mini", "red_team": "anthropic/claude-sonnet-4-20250514"}, "openai/gpt-4o-mini"),
+    ({"solver": "openai/gpt-4o-mini"}, "openai/gpt-4o-mini"),
+    # Petri's alignment audits (safety-research/petri) run with these three roles and no --model.
+    ({"auditor": "anthropic/claude-sonnet-4-20250514", "target": "openai/gpt-4o-mini",
+      "judge": "anthropic/claude-opus-4-20250514"}, "openai/gpt-4o-mini"),
+])
+def test_a_none_none_log_with_model_roles_is_stored_under_the_target_model(tmp_path, roles, model):
+    """A run given its models by role has ``eval.model`` ``none/none``; its scores were stored under ``none/none``.
+    No real such log was found in the code index (only a header quoted in a chat transcript, of unknown licence,
+    with ``"model": "none/none"`` and auditor, target and judge roles, each ``{"model", "config", "args"}``): each
+    case edits the committed real input_task log (a model-graded task, so a grader role is its natural second role)
+    as inspect_ai writes ``eval.model_roles``."""
+    f, models = _roles_model(tmp_path, _roles(**roles))
+    role = "target" if "target" in roles else next(iter(roles))
+    assert f.status == "ingested" and models == [model], (f, models)
+    assert f"eval.model is none/none: the scores are stored under the '{role}' model role's model, {model}" in f.notes
+
+
+def test_a_none_none_log_with_several_roles_and_no_target_is_refused_naming_them(tmp_path):
+    f, models = _roles_model(tmp_path, _roles(auditor="anthropic/claude-sonnet-4-20250514", judge="openai/gpt-4o"))
+    assert f.status == "skipped" and models == []
+    assert "log.json" in f.reason or f.path.endswith("log.json")
+    assert "auditor (anthropic/claude-sonnet-4-20250514), judge (openai/gpt-4o)" in f.reason, f.reason
+    assert "no 'target' role" in f.reason
+
+
+def test_a_log_with_its_own_model_keeps_it_beside_a_grader_role(tmp_path):
+    """``eval.model`` names the model under test: a grader role beside it changes nothing."""
+    f, models = _roles_model(tmp_path, lambda doc: doc["eval"].update(
+        model_roles={"grader": {"model": "openai/gpt-4o", "config": {}, "args": {}}}))
+    assert f.status == "ingested" and models == ["openai/gpt-4o-mini"] and not any("none/none" in n for n in f.notes)
+
+
+def test_a_none_none_log_s_samples_go_to_the_item_table_under_the_target_model(tmp_path):
+    """The item reader names the model as the results do (the real gemma3 popularity log, its model given by role)."""
+    doc = json.loads(GEMMA.read_text())
+    _roles(target="ollama/gemma3", grader="openai/gpt-4o")(doc)
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [path], show_progress=False)
+        assert set(item_rows(s)["model"]) == {"ollama/gemma3"}
+        assert set(query_results(s, MatrixQuery(benchmarks=("inspect",)))["model"]) == {"ollama/gemma3"}

@@ -7,6 +7,9 @@ from ..report import Result, format_table, plural
 
 #: Format of the conflicting values: up to 12 significant digits, so that two values that differ never print alike.
 CONFLICT_FORMAT = "{:.12g}"
+#: The most characters of a benchmark's metric names the table prints (lm-eval's results hold dozens): the rest are
+#: counted, and ``--json`` lists them all.
+METRICS_WIDTH = 100
 
 
 class StoreInfo(Result):
@@ -60,7 +63,10 @@ class StoreInfo(Result):
         if self.counts.get("item_sources"):  # a store of results alone says nothing of items
             lines.append("item level: " + ", ".join(_count(self.counts[k], k.replace('_', ' ')) for k in COUNT_KEYS))
         if len(self.benchmarks):
-            lines += ["", format_table(self.benchmarks, index=False)]
+            b = self.benchmarks
+            if "metrics" in b:
+                b = b.assign(metrics=[short_list(m) for m in b["metrics"]])
+            lines += ["", format_table(b, index=False)]
         if len(self.item_benchmarks):
             lines += ["", "item-level results:", format_table(self.item_benchmarks, index=False)]
             lines += [f"note: {n}" for n in self.item_notes]
@@ -94,6 +100,21 @@ class StoreInfo(Result):
 #: The counts that qualify the conflicting cells, said only beside them.
 _CONFLICT_DETAIL = ("conflicts_by_documents", "conflicts_listed_twice", "conflicts_one_file",
                     "conflicts_later_more_documents")
+
+
+def short_list(names, width: int = METRICS_WIDTH) -> str:
+    """A ``", "``-joined list of names cut to the whole names that fit in about ``width`` characters, the rest counted
+    (``acc, acc_norm, ... (12 more: --json lists them)``); a list that fits, or no list, is returned as it is."""
+    if not isinstance(names, str) or len(names) <= width:
+        return names
+    parts = names.split(", ")
+    kept, used = [], 0
+    for p in parts:
+        if kept and used + len(p) + 2 > width:
+            break
+        kept.append(p)
+        used += len(p) + 2
+    return f"{', '.join(kept)} ({len(parts) - len(kept)} more: --json lists them)"
 
 
 def _listed_twice(n: int, more: int) -> str:

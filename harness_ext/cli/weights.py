@@ -198,6 +198,17 @@ def _say_unused(args) -> None:
                         "analysis 'schemes', and neither runs")
 
 
+def _too_small(label: str, before, df) -> str:
+    """Why a matrix of fewer than 2 models or 2 columns with results cannot be weighted: the counts and what is
+    needed, on one line (it was ``got (2, 1)``)."""
+    m, k = df.shape
+    cut = "" if before.shape == df.shape else (f", of the selection's {plural(before.shape[0], 'model')} x "
+                                                f"{plural(before.shape[1], 'column')}")
+    return (f"{label} has {plural(m, 'model')} x {plural(k, 'column')} with results ({int(df.notna().sum().sum())} "
+            f"observed cells{cut}): weights needs at least 2 models and 2 columns; widen the selection "
+            "(--benchmark, --models, --datasets)")
+
+
 def run(args) -> int:
     """Run ``harness-ext weights``: show each analysis as it finishes, write its tables and plots to ``--out``."""
     from ..methods.weighting import ANALYSES, compute_weights, emit_weights, few_models_warning, is_binary
@@ -212,7 +223,7 @@ def run(args) -> int:
     empty = [f"{plural(len(names), what)} with no result ({', '.join(map(str, names[:5]))}{' ...' if len(names) > 5 else ''})"
              for names, what in gone if len(names)]
     if df.shape[0] < 2 or df.shape[1] < 2:
-        raise MethodError(f"need at least 2 models and 2 columns, got {df.shape}")
+        raise MethodError(_too_small(label, before, df))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     analyses = [] if args.analyses.strip() == "none" else [a.strip() for a in args.analyses.split(",") if a.strip()]

@@ -86,7 +86,8 @@ SAMPLES_FILE_RE = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T
 #: it store other item scores from the same file (``ingest --reread`` then reads the files again).
 REVISION = "1"
 #: 2: the items are stored under the benchmark of the record beside the file (else every_eval_ever), not lm_eval.
-EEE_REVISION = "2"
+#: 3: the items of a record of an Inspect run (source inspect_ai) are stored under benchmark inspect, as its results.
+EEE_REVISION = "3"
 _RESULTS_RE = re.compile(r"^results_(?P<date>\d{4}-\d{2}-\d{2}T[0-9\-:.]+)\.json$")
 #: Keys of a sample object that are bookkeeping, not metrics (used when "metrics" is absent).
 _NOT_METRICS = frozenset({"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",

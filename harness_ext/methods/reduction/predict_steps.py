@@ -32,9 +32,13 @@ from ...report import listed
 EDGE_QUANTILE = 0.05
 
 
-def subset_warnings(models, Z_sub: np.ndarray, subset_names: list) -> tuple:
+def subset_warnings(models, Z_sub: np.ndarray, subset_names: list, path_like: Optional[dict] = None) -> tuple:
     """``(have, warnings)``: the subset cells each model ran (``Z_sub``: normalised scores on the subset), and a
     warning for each model that ran only part of the subset.
+
+    ``path_like`` maps a subset dataset to its lm-eval tasks named with a '/' or '\\' (see
+    :func:`path_like_reasons`): ``reduce`` left them out of the lm-eval group, so a model that ran the group has no
+    result for them, and the warning says why and what to do rather than only that they are missing.
 
     Raises
     ------
@@ -42,16 +46,35 @@ def subset_warnings(models, Z_sub: np.ndarray, subset_names: list) -> tuple:
         For the first model with no result on any subset dataset.
     """
     have = ~np.isnan(Z_sub)
+    path_like = path_like or {}
     warnings = []
     for i, model in enumerate(models):
         missing = [subset_names[j] for j in np.flatnonzero(~have[i])]
         if len(missing) == len(subset_names):
-            raise HarnessExtError(f"{model}: no result on any subset dataset ({', '.join(subset_names[:5])} ...)")
+            raise HarnessExtError(f"{model}: no result on any subset dataset ({', '.join(subset_names[:5])} ...)"
+                                  + path_like_reasons(missing, path_like, "; "))
         if missing:
             warnings.append(f"{model}: no result for {', '.join(missing)}; predicted from the other "
                             f"{len(subset_names) - len(missing)} subset datasets, with intervals cross-validated "
-                            "for that part of the subset (wider than the manifest's)")
+                            "for that part of the subset (wider than the manifest's)"
+                            + path_like_reasons(missing, path_like, ". "))
     return have, warnings
+
+
+def path_like_reasons(missing: list, path_like: dict, sep: str) -> str:
+    """Why the subset datasets of ``missing`` that are lm-eval tasks named as a path have no result (``sep`` and the
+    reason, or ``""``): ``reduce`` left them out of the lm-eval group, so running the group never runs them."""
+    left = [t for name in missing for t in path_like.get(name, ())]
+    if not left:
+        return ""
+    from ...safe_output import quoted
+
+    one = len(left) == 1
+    it, its, name = ("it", "its", "its name has") if one else ("them", "their", "their names have")
+    return (f"{sep}{', '.join(quoted(t) for t in left[:6])}{' ...' if len(left) > 6 else ''} "
+            f"{'was' if one else 'were'} left out of the lm-eval group at reduce because {name} a '/' or '\\' "
+            f"(lm-eval's --log_samples would lose {its} samples): run {it} by hand (lm_eval --tasks NAME) and pass "
+            f"{its} results file to predict too, or {'it stays' if one else 'they stay'} predicted")
 
 
 def provenance_warnings(manifest: dict, raw_new: pd.DataFrame, train: pd.DataFrame, Z_new: np.ndarray,
@@ -123,8 +146,11 @@ def input_warnings(manifest: dict, raw_new: pd.DataFrame, train: pd.DataFrame, Z
                    other_shots: dict) -> tuple:
     """``(have, warnings)``: :func:`subset_warnings`, :func:`provenance_warnings` and :func:`range_warnings`, in
     that order."""
+    from .harness_names import path_like_tasks
+
     subset_names = [s["name"] for s in manifest["subset"]]
-    have, warnings = subset_warnings(raw_new.index, Z_new[:, subset_idx], subset_names)
+    path_like = {s["name"]: path_like_tasks(s) for s in manifest["subset"] if path_like_tasks(s)}
+    have, warnings = subset_warnings(raw_new.index, Z_new[:, subset_idx], subset_names, path_like)
     warnings += provenance_warnings(manifest, raw_new, train, Z_new, subset_names, other_shots)
     return have, warnings + range_warnings(train, Z_new, subset_idx, raw_new.index)
 

@@ -5,7 +5,9 @@ need every cell; a renormalised mean over whatever each model ran ranks a model 
 first. Rather than cut the matrix to a dense block, ``harness-ext weights`` fills the missing cells with
 the predictor ``reduce`` and ``predict`` use (:data:`~harness_ext.methods.reduction.rules.DEFAULT_PREDICTOR`),
 under the same rules: at least :data:`~harness_ext.methods.reduction.rules.MIN_MODELS` models, at least one
-dataset with results from two models, and datasets with fewer are kept and predicted (said in ``notes``).
+dataset with results from two models, and datasets with fewer are kept and predicted (said in ``notes``). Columns
+that no model links to the others (:func:`column_groups`: two leaderboards with no model in common) are refused,
+as nothing observed relates them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,29 @@ from ...errors import MethodError
 
 #: Share of predicted cells past which the completed matrix is said to be mostly predictions.
 MOSTLY_PREDICTED = 0.5
+
+
+def column_groups(observed: np.ndarray) -> np.ndarray:
+    """The group of each column of a models x columns mask of observed cells: two columns are in one group when a
+    chain of models, each with results on two of its columns, links them.
+
+    A predictor learns how one column relates to another only from models that ran both (or a chain of them):
+    between two groups nothing is observed, so a prediction there is each column's level and no more (two
+    leaderboards whose model names share nothing are two groups)."""
+    k = observed.shape[1]
+    group = np.full(k, -1)
+    for start in range(k):
+        if group[start] >= 0:
+            continue
+        cols = np.zeros(k, dtype=bool)
+        cols[start] = True
+        while True:  # grow through the models with a result in the group to all their columns
+            grown = observed[observed[:, cols].any(axis=1)].any(axis=0) | cols
+            if (grown == cols).all():
+                break
+            cols = grown
+        group[cols] = group.max() + 1
+    return group
 
 
 class Completion(NamedTuple):
@@ -66,7 +91,8 @@ def complete_matrix(df: pd.DataFrame, predictor: Optional[str] = None, random_st
     Raises
     ------
     MethodError
-        Fewer models than ``reduce`` needs to predict, or no dataset with results from two models.
+        Fewer models than ``reduce`` needs to predict, no dataset with results from two models, or columns in
+        groups no model links (:func:`column_groups`); the message gives the matrix's counts and what is needed.
 
     References
     ----------
@@ -83,13 +109,24 @@ def complete_matrix(df: pd.DataFrame, predictor: Optional[str] = None, random_st
     n_missing = int(missing.sum())
     if not n_missing:
         return Completion(df, name, 0, X.size, ())
-    m = X.shape[0]
+    m, k = X.shape
+    # One line with the counts a user needs to see how far the matrix is from what the predictor needs.
+    shape = (f"{m} model{'' if m == 1 else 's'} x {k} column{'' if k == 1 else 's'}, {X.size - n_missing} of "
+             f"{X.size} cells observed")
     if m < MIN_MODELS:
-        raise MethodError(f"the matrix has {m} model{'' if m == 1 else 's'} and {n_missing} missing cells; "
-                          f"at least {MIN_MODELS} models are needed to predict them")
+        raise MethodError(f"the matrix has {shape}: at least {MIN_MODELS} models are needed to predict its "
+                          f"{n_missing} missing cells")
     thin, thin_note = thin_columns(df.columns, (~missing).sum(axis=0), "columns")
     if len(thin) == X.shape[1]:
-        raise MethodError("no column has results from two models: its missing cells cannot be predicted")
+        raise MethodError(f"the matrix has {shape}, and no column has results from two models: at least one is "
+                          f"needed to predict its {n_missing} missing cells")
+    groups = column_groups(~missing)
+    if groups.max() > 0:
+        sizes = np.bincount(groups)
+        raise MethodError(f"the matrix has {shape}, and its columns fall into {len(sizes)} groups that no model links "
+                          f"(of {', '.join(map(str, sizes[:6]))}{' ...' if len(sizes) > 6 else ''} columns; no model "
+                          "has results in two of them): a score in another group than the model's cannot be predicted "
+                          "without models that ran columns of both (select columns the same models ran)")
     est = make_predictor(name)
     if "random_state" in est.get_params():
         est.set_params(random_state=int(random_state))
