@@ -14,11 +14,12 @@ NOT EXISTS``, so the results schema in :mod:`harness_ext.store.db` is untouched)
     ``exact_match,strict-match`` for a named one, as in the results adapter;
     booleans become 0/1; non-scalar metric values (perplexity's
     ``[loglikelihood, n_words]`` pairs) are not per-sample scores and are skipped.
-``sample_sources(source_id, path, sha256, model, task, n_rows, ingested_at, benchmark, reader)``
+``sample_sources(source_id, path, sha256, model, task, n_rows, ingested_at, benchmark, reader, assumed_metric)``
     one row per ingested file (per model and task of an item-response table,
     :mod:`harness_ext.store.item_tables`; ``benchmark`` is added to stores made
     before it and is empty for per-sample logs; ``reader``, the item reader and its revision, see
-    :mod:`harness_ext.store.item_readers`). Ingestion is idempotent by content hash and each
+    :mod:`harness_ext.store.item_readers`; ``assumed_metric``, the metric name an item table that names none was
+    stored under, else empty). Ingestion is idempotent by content hash and each
     file is one transaction (all rows or none).
 
 :func:`prompt_matrix` turns one task and metric into a prompts x models frame
@@ -60,6 +61,7 @@ CREATE TABLE IF NOT EXISTS sample_sources (
     task VARCHAR NOT NULL, n_rows BIGINT NOT NULL, ingested_at TIMESTAMP NOT NULL, benchmark VARCHAR);
 ALTER TABLE sample_sources ADD COLUMN IF NOT EXISTS benchmark VARCHAR;
 ALTER TABLE sample_sources ADD COLUMN IF NOT EXISTS reader VARCHAR;
+ALTER TABLE sample_sources ADD COLUMN IF NOT EXISTS assumed_metric VARCHAR;
 CREATE TABLE IF NOT EXISTS samples (
     model VARCHAR NOT NULL, task VARCHAR NOT NULL, doc_id BIGINT NOT NULL, metric VARCHAR NOT NULL,
     value DOUBLE NOT NULL, source VARCHAR NOT NULL, source_id INTEGER NOT NULL, doc_hash VARCHAR, prompt_hash VARCHAR);
