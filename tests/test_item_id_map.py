@@ -18,14 +18,15 @@ from harness_ext.store.item_tables import item_rows
 
 
 def _table(path, model, ids, scores=None, task="t"):
-    """A long CSV or Parquet table of one model on ``ids`` (in that order), task ``task``, benchmark ``b``."""
+    """A long CSV or Parquet table of one model on ``ids`` (in that order), task ``task``, benchmark ``b``, metric
+    ``acc`` named in its sidecar (so the only notes are the ids')."""
     scores = scores if scores is not None else [float(k % 2) for k in range(len(ids))]
     df = pd.DataFrame({"model": model, "item": ids, "score": scores})
     if path.suffix == ".parquet":
         df.to_parquet(path, index=False)
     else:
         df.to_csv(path, index=False)
-    (path.parent / f"{path.name}.meta.yaml").write_text(f"benchmark: b\nitems:\n  task: {task}\n")
+    (path.parent / f"{path.name}.meta.yaml").write_text(f"benchmark: b\nitems:\n  task: {task}\n  metric: acc\n")
     return path
 
 

@@ -99,7 +99,9 @@ def test_missing_scores_and_overlaps_are_noted(tmp_path):
     (b / "t.csv").write_text("model,item,score\nm,0,0\nm,2,1\n")
     db = tmp_path / "s.duckdb"
     first = _ingest(db, a / "t.csv")
-    assert first.files[0].notes == ["1 missing scores (no row stored)"]
+    assert first.files[0].notes == ["1 missing scores (no row stored)",
+                                    "no metric named (no metric column or sidecar metric:): its 1 0/1 score stored as "
+                                    "acc; a metric column or the sidecar's items: block names the file's own"]
     second = _ingest(db, b / "t.csv")
     assert any("different value" in n for n in second.files[0].notes)
 

@@ -108,7 +108,8 @@ def test_a_schema_2_store_is_upgraded_in_place_and_its_item_files_read_again(fre
     db = tmp_path / "v2.duckdb"
     _ingest(db)
     con = duckdb.connect(str(db))
-    con.execute("ALTER TABLE sample_sources DROP COLUMN reader; "
+    # A schema-2 store had neither the reader nor the assumed metric column (added since, at the end).
+    con.execute("ALTER TABLE sample_sources DROP COLUMN reader; ALTER TABLE sample_sources DROP COLUMN assumed_metric; "
                 "UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     con.close()
     with Store.open(str(db), read_only=True) as store:  # read as it is

@@ -131,7 +131,7 @@ def _count(n: int, label: str) -> str:
 
 def store_info(store, conflicts: bool = False) -> StoreInfo:
     """The :class:`StoreInfo` of an open :class:`~harness_ext.store.db.Store`."""
-    from ..store.item_info import item_benchmarks, item_conflicts, item_counts, item_id_notes
+    from ..store.item_info import assumed_metric_notes, item_benchmarks, item_conflicts, item_counts, item_id_notes
 
     from ..store.cell_choice import conflict_counts, listed_twice
 
@@ -142,7 +142,7 @@ def store_info(store, conflicts: bool = False) -> StoreInfo:
     counts["conflicts_listed_twice"], counts["conflicts_one_file"], counts["conflicts_later_more_documents"] = twice
     return StoreInfo(store.path, counts, store.benchmarks(), store.benchmark_groups(),
                      table if conflicts else None, item_benchmarks(store),
-                     item_conflicts(store) if conflicts else None, item_id_notes(store))
+                     item_conflicts(store) if conflicts else None, item_id_notes(store) + assumed_metric_notes(store))
 
 
 def run(args) -> int:

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..errors import IngestError
 from .batch import _meta_table
-from .db import SourceOutcome, _f
+from .db_write import SourceOutcome, _f
 from .tables import AGGREGATE, CONFLICT_TOLERANCE, DATASET, UNKNOWN_SHOTS
 
 #: Cells sent to DuckDB per insert (bounded memory: a few arrays of this length).

@@ -38,6 +38,9 @@ class ItemTable:
 
     ``ids``: the file's distinct item ids (task, item, doc_id, own), for the store's id map
     (:func:`harness_ext.store.item_ids.assign_numbers`); None for a reader whose numbers come from the ids alone.
+    ``assumed_metric``: the metric name the reader gave scores whose file names none (``acc`` for a table of 0/1
+    scores without a ``metric`` column or sidecar ``metric:``), stored with its sources and said by ``ingest`` and
+    ``info``; None when the file names its metric.
     """
 
     path: Path
@@ -46,3 +49,4 @@ class ItemTable:
     sha256: str
     notes: list = field(default_factory=list)
     ids: Optional[pd.DataFrame] = None
+    assumed_metric: Optional[str] = None

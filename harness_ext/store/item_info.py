@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..report import plural
 from .item_ids import id_map_notes
 from .samples import _has_samples, source_benchmark_sql
 from .tables import CONFLICT_TOLERANCE
@@ -83,3 +84,24 @@ def item_conflicts(store) -> pd.DataFrame:
 def item_id_notes(store) -> list:
     """What ``info`` says of item ids (:func:`harness_ext.store.item_ids.id_map_notes`); none without item results."""
     return id_map_notes(store) if _has_samples(store) else []
+
+
+def assumed_metric_notes(store) -> list:
+    """What ``info`` says of item tables stored under a metric name their files do not give (``acc`` for 0/1
+    scores; :attr:`harness_ext.store.item_format.ItemTable.assumed_metric`): how many files and scores, naming a few
+    files. None for a store without item results, or one whose tables were all stored before the name was recorded.
+    """
+    if not _has_samples(store):
+        return []
+    cols = {r[0] for r in store.con.execute("SELECT column_name FROM information_schema.columns "
+                                            "WHERE table_name = 'sample_sources'").fetchall()}
+    if "assumed_metric" not in cols:
+        return []
+    rows = store.con.execute(
+        """SELECT src.assumed_metric, count(DISTINCT src.path), count(*), list(DISTINCT src.path ORDER BY src.path)[:3]
+           FROM samples s JOIN sample_sources src USING (source_id) WHERE src.assumed_metric IS NOT NULL
+           GROUP BY ALL ORDER BY ALL""").fetchall()
+    return [f"{plural(files, 'item table names', 'item tables name')} no metric ({', '.join(paths)}"
+            f"{', ...' if files > len(paths) else ''}): {plural(n, '0/1 score')} stored as {metric}, the reader's "
+            "name, not the file's (a metric column or the sidecar's items: block names it; ingest the file again)"
+            for metric, files, n, paths in rows]

@@ -18,7 +18,7 @@ Layouts (Parquet, CSV or TSV):
       items:
         layout: items_x_models      # or models_x_items, or long
         task: gsm8k                 # default: the file's stem
-        metric: exact_match         # default: acc for 0/1 scores, else score
+        metric: exact_match         # default: acc for 0/1 scores (noted), else score
         benchmark: helm_lite        # default: the folder's name
 
 ``harness-ext ingest`` routes a long table by its header and a wide one by its sidecar here
@@ -313,6 +313,9 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
     binary = bool(np.isin(score[keep], (0.0, 1.0)).all())
     metric_default = str(spec.get("metric") or ("acc" if binary else "score"))
     mtcol = _pick(header, ("metric",))
+    # 0/1 scores under no named metric are stored as lm-eval's multiple-choice `acc` (what `reduce --items` and
+    # `predict` match): kept, but recorded, so `ingest` and `info` say the name is the reader's, not the file's.
+    assumed = "acc" if binary and not spec.get("metric") and not mtcol else None
     metric = _labels(df[mtcol]) if mtcol else _constant(len(df), metric_default)
     frame = pd.DataFrame({"model": models, "task": task, "metric": metric, "value": score})
     bcol = _pick(header, ("benchmark",))
@@ -329,7 +332,7 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
     sha = digest.hexdigest()
     if frame.empty:
         raise IngestError(path, "no scores in the item table")
-    return ItemTable(path, str(bench), frame.reset_index(drop=True), sha, notes, ids)
+    return ItemTable(path, str(bench), frame.reset_index(drop=True), sha, notes, ids, assumed)
 
 
 def item_spec(src) -> Optional[dict]:
@@ -536,7 +539,7 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False, read
     sources = pd.DataFrame({"source_id": ids[new], "path": str(table.path), "sha256": groups["sha256"].to_numpy()[new],
                             "model": groups["model"].to_numpy()[new], "task": groups["task"].to_numpy()[new],
                             "n_rows": counts[new], "ingested_at": now, "benchmark": table.benchmark,
-                            "reader": reader})
+                            "reader": reader, "assumed_metric": table.assumed_metric})
     rows = frame if frame is not table.frame else frame.copy(deep=False)  # the table's own frame stays as read
     rows["source_id"] = ids[gid]
     overlap, n_differ = _overlap_notes(con, rows, str(table.path) if replace else None)
@@ -563,9 +566,17 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False, read
     n = con.execute("SELECT count(*) FROM samples WHERE list_contains(?, source_id)",
                     [ids[new].tolist()]).fetchall()[0][0]  # counted from the committed store
     replaced = replaced_items(earlier, n) if earlier else None
+    if table.assumed_metric:
+        notes.append(assumed_metric_note(int(n), table.assumed_metric))
     return FileReport(str(table.path), "ingested", ITEMS_ADAPTER, n_samples=int(n),
                       notes=notes + ([replaced_note(replaced)] if replaced else []), item_conflicts=int(n_differ),
                       reread=older and replace and not earlier, replaced=replaced)
+
+
+def assumed_metric_note(n: int, metric: str) -> str:
+    """The ingest note of a table whose ``n`` stored scores got the metric name ``metric`` from the reader."""
+    return (f"no metric named (no metric column or sidecar metric:): its {plural(n, '0/1 score')} stored as "
+            f"{metric}; a metric column or the sidecar's items: block names the file's own")
 
 
 def _edited(con, path: str, group_shas: pd.Series, reader: Optional[str]) -> list:
