@@ -129,15 +129,20 @@ def test_a_real_log_run_with_a_limit_is_noted_and_one_above_the_dataset_is_not()
     assert "scored on 1 of the dataset's 100 samples (limit 1): not the task's score over all its samples" in f.notes
 
 
-def _edited(tmp_path, edit):
+def _ingest_edited(tmp_path, edit):
+    """The real log edited by ``edit``, ingested alone: its file report and its stored ``inspect`` results."""
     doc = json.loads(LOG.read_text())
     edit(doc)
     path = tmp_path / "log.json"
     path.write_text(json.dumps(doc))
     with Store.open(":memory:") as s:
         (f,) = [f for f in ingest_paths(s, [path], show_progress=False).files if f.path.endswith("log.json")]
-        n = len(query_results(s, MatrixQuery(benchmarks=("inspect",))))
-    return f, n
+        return f, query_results(s, MatrixQuery(benchmarks=("inspect",)))
+
+
+def _edited(tmp_path, edit):
+    f, rows = _ingest_edited(tmp_path, edit)
+    return f, len(rows)
 
 
 def _results(**kw):
@@ -201,14 +206,8 @@ def _roles(**roles):
 
 
 def _roles_model(tmp_path, edit):
-    doc = json.loads(LOG.read_text())
-    edit(doc)
-    path = tmp_path / "log.json"
-    path.write_text(json.dumps(doc))
-    with Store.open(":memory:") as s:
-        (f,) = [f for f in ingest_paths(s, [path], show_progress=False).files if f.path.endswith("log.json")]
-        models = sorted(set(query_results(s, MatrixQuery(benchmarks=("inspect",)))["model"]))
-    return f, models
+    f, rows = _ingest_edited(tmp_path, edit)
+    return f, sorted(set(rows["model"]))
 
 
 @pytest.mark.parametrize("roles, model", [

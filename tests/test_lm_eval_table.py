@@ -87,18 +87,8 @@ def test_a_table_gives_what_the_same_runs_json_gives(tmp_path):
     pytest.importorskip("pytablewriter")
     make_table = pytest.importorskip("lm_eval.utils").make_table
     root = require(LM_EVAL / "v04_results_from_pull_refs" / "results")
-    ads = get_registrations("adapters")
     compared = 0
-    for f in sorted(glob.glob(str(root / "**" / "*.json"), recursive=True)):
-        src = SourceFile(Path(f))
-        try:
-            adapter = detect_adapter(src, ads)
-            if adapter.name != "lm_eval_v04":
-                continue
-            want = _by_key(read_source(src, adapter))
-        except IngestError:
-            continue
-        doc = json.loads(Path(f).read_text(encoding="utf-8"))
+    for f, want, doc in _json_runs(root, "lm_eval_v04"):
         cfg = doc["config"]
         text = (f"{cfg.get('model')} ({cfg.get('model_args')}), gen_kwargs: (None), limit: None, "
                 f"num_fewshot: {cfg.get('num_fewshot')}, batch_size: 1\n" + make_table(doc))
@@ -114,6 +104,21 @@ def test_a_table_gives_what_the_same_runs_json_gives(tmp_path):
             assert (t.higher_is_better, t.num_fewshot, t.primary) == (r.higher_is_better, r.num_fewshot, r.primary), (f, k)
         compared += 1
     assert compared >= 20, compared
+
+
+def _json_runs(root: Path, adapter_name: str):
+    """Each results JSON under ``root`` that ``adapter_name`` reads: its path, its records by key, its document."""
+    ads = get_registrations("adapters")
+    for f in sorted(glob.glob(str(root / "**" / "*.json"), recursive=True)):
+        src = SourceFile(Path(f))
+        try:
+            adapter = detect_adapter(src, ads)
+            if adapter.name != adapter_name:
+                continue
+            want = _by_key(read_source(src, adapter))
+        except IngestError:
+            continue
+        yield f, want, json.loads(Path(f).read_text(encoding="utf-8"))
 
 
 def _beside(tmp_path: Path, f: str) -> Path:
@@ -146,18 +151,8 @@ def test_a_v03_table_gives_what_the_same_runs_json_gives(tmp_path):
     """The shared v0.3 JSON files of lm-eval's own results folder, printed as lm-eval 0.3 printed them (see
     :func:`_v03_table`), read as the JSON reads."""
     root = require(LM_EVAL / "v03_results_master_2023-07-31" / "results")
-    ads = get_registrations("adapters")
     compared = 0
-    for f in sorted(glob.glob(str(root / "**" / "*.json"), recursive=True)):
-        src = SourceFile(Path(f))
-        try:
-            adapter = detect_adapter(src, ads)
-            if adapter.name != "lm_eval_v03":
-                continue
-            want = _by_key(read_source(src, adapter))
-        except IngestError:
-            continue
-        doc = json.loads(Path(f).read_text(encoding="utf-8"))
+    for f, want, doc in _json_runs(root, "lm_eval_v03"):
         if not all(isinstance(v, float) for b in doc["results"].values() for v in b.values()):
             continue
         got = _by_key(_read(_write(_beside(tmp_path, f), _v03_table(doc), Path(f).stem + ".md"))[1])
