@@ -106,6 +106,11 @@ HELM_RUN_SEED = {
 CSV_SEEDS = {
     "csv": ("scores.csv", "model,dataset,value,metric\nm1,d1,0.5,acc\nm2,d1,0.25,acc\n"),
     "tsml_bakeoff": ("DTW_accuracy.csv", "Resamples:,0,1,2\nACSF1,0.64,0.56,0.49\nAdiac,0.6,0.61,0.62\n"),
+    # Text seeds too: lm-eval's printed table, its header line above it.
+    "lm_eval_table": ("results.md", "hf (pretrained=org/m), gen_kwargs: (None), limit: None, num_fewshot: None, "
+                      "batch_size: 8\n|Tasks|Version|Filter|n-shot|Metric|   |Value|   |Stderr|\n"
+                      "|-----|------:|------|-----:|------|---|----:|---|-----:|\n"
+                      "|piqa |      1|none  |     0|acc   |↑  |0.7000|±  |0.0107|\n"),
 }
 
 SCALARS = (st.none() | st.booleans() | st.integers() | st.integers(min_value=2**62, max_value=10**400)

@@ -487,6 +487,17 @@ def _group_sha(file_sha: str, model: str, task: str) -> str:
     return hashlib.sha256(f"{file_sha}\0model={model}\0task={task}".encode()).hexdigest()
 
 
+def _source_ids(con, stored: np.ndarray, ids_before: list) -> tuple:
+    """Source ids of a table's (model, task) groups (-1 for those already stored) and the positions of the new ones."""
+    next_id = con.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sample_sources").fetchall()[0][0]
+    new = np.flatnonzero(~stored)
+    ids = np.full(len(stored), -1, dtype=np.int64)
+    ids[new] = next_id + np.arange(len(new))
+    if ids_before:  # read again: the file keeps its source ids (its place in the ingest order), as a result file does
+        ids[new] = _kept_ids(ids_before, len(new), next_id)
+    return ids, new
+
+
 def _store_table(store, table: ItemTable, shas: set, replace: bool = False, reader: Optional[str] = None,
                  older: bool = False):
     """Write one read table: a ``sample_sources`` row per (model, task) and its item rows, in one transaction
@@ -528,13 +539,8 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False, read
         notes.append(f"{int(stored.sum())} of {len(groups)} (model, task) groups already stored from an identical file")
         frame = frame[~stored[gid]]
         gid = gid[~stored[gid]]
-    next_id = con.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sample_sources").fetchall()[0][0]
     counts = np.bincount(gid, minlength=len(groups))
-    new = np.flatnonzero(~stored)
-    ids = np.full(len(groups), -1, dtype=np.int64)
-    ids[new] = next_id + np.arange(len(new))
-    if ids_before:  # read again: the file keeps its source ids (its place in the ingest order), as a result file does
-        ids[new] = _kept_ids(ids_before, len(new), next_id)
+    ids, new = _source_ids(con, stored, ids_before)
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     sources = pd.DataFrame({"source_id": ids[new], "path": str(table.path), "sha256": groups["sha256"].to_numpy()[new],
                             "model": groups["model"].to_numpy()[new], "task": groups["task"].to_numpy()[new],
