@@ -162,15 +162,15 @@ def test_completion_without_a_column_two_models_ran_says_the_counts():
 
     from harness_ext.errors import MethodError
     from harness_ext.methods.weighting import complete_matrix
-    from harness_ext.methods.weighting.complete import column_groups
+    from harness_ext.methods.weighting.complete import linked_column_groups
 
     seen = np.array([[1, 1, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 1, 1]], dtype=bool)
-    assert column_groups(seen).tolist() == [0, 0, 1, 1]
+    assert linked_column_groups(seen).tolist() == [0, 0, 1, 1]
     with pytest.raises(MethodError, match=r"^the matrix has 4 models x 4 columns, 6 of 16 cells observed, and its "
                                           r"columns fall into 2 groups that no model links \(of 2, 2 columns;"):
         complete_matrix(pd.DataFrame(np.where(seen, 0.5, np.nan)))
     seen[1, 2] = True  # one model that ran columns of both links them
-    assert column_groups(seen).tolist() == [0, 0, 0, 0]
+    assert linked_column_groups(seen).tolist() == [0, 0, 0, 0]
     assert complete_matrix(pd.DataFrame(np.where(seen, 0.5, np.nan))).n_predicted == 9
     with pytest.raises(MethodError, match=r"^the matrix has 3 models x 4 columns, 5 of 12 cells observed: at least 4 "
                                           r"models are needed to predict its 7 missing cells$"):

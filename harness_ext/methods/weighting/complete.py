@@ -6,7 +6,7 @@ first. Rather than cut the matrix to a dense block, ``harness-ext weights`` fill
 the predictor ``reduce`` and ``predict`` use (:data:`~harness_ext.methods.reduction.rules.DEFAULT_PREDICTOR`),
 under the same rules: at least :data:`~harness_ext.methods.reduction.rules.MIN_MODELS` models, at least one
 dataset with results from two models, and datasets with fewer are kept and predicted (said in ``notes``). Columns
-that no model links to the others (:func:`column_groups`: two leaderboards with no model in common) are refused,
+that no model links to the others (:func:`linked_column_groups`: two leaderboards with no model in common) are refused,
 as nothing observed relates them.
 """
 
@@ -24,27 +24,20 @@ from ...errors import MethodError
 MOSTLY_PREDICTED = 0.5
 
 
-def column_groups(observed: np.ndarray) -> np.ndarray:
+def linked_column_groups(observed: np.ndarray) -> np.ndarray:
     """The group of each column of a models x columns mask of observed cells: two columns are in one group when a
-    chain of models, each with results on two of its columns, links them.
+    chain of models, each with results on two of its columns, links them (the connected components of the columns'
+    co-observation graph; groups numbered in the order of their first column).
 
     A predictor learns how one column relates to another only from models that ran both (or a chain of them):
     between two groups nothing is observed, so a prediction there is each column's level and no more (two
-    leaderboards whose model names share nothing are two groups)."""
-    k = observed.shape[1]
-    group = np.full(k, -1)
-    for start in range(k):
-        if group[start] >= 0:
-            continue
-        cols = np.zeros(k, dtype=bool)
-        cols[start] = True
-        while True:  # grow through the models with a result in the group to all their columns
-            grown = observed[observed[:, cols].any(axis=1)].any(axis=0) | cols
-            if (grown == cols).all():
-                break
-            cols = grown
-        group[cols] = group.max() + 1
-    return group
+    leaderboards whose model names share nothing are two groups). Not :func:`~harness_ext.methods.pounce.masked.column_groups`,
+    which labels columns by metric."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    obs = csr_matrix(np.asarray(observed, dtype=np.int64))
+    return connected_components(obs.T @ obs, directed=False)[1]
 
 
 class Completion(NamedTuple):
@@ -92,7 +85,7 @@ def complete_matrix(df: pd.DataFrame, predictor: Optional[str] = None, random_st
     ------
     MethodError
         Fewer models than ``reduce`` needs to predict, no dataset with results from two models, or columns in
-        groups no model links (:func:`column_groups`); the message gives the matrix's counts and what is needed.
+        groups no model links (:func:`linked_column_groups`); the message gives the matrix's counts and what is needed.
 
     References
     ----------
@@ -120,7 +113,7 @@ def complete_matrix(df: pd.DataFrame, predictor: Optional[str] = None, random_st
     if len(thin) == X.shape[1]:
         raise MethodError(f"the matrix has {shape}, and no column has results from two models: at least one is "
                           f"needed to predict its {n_missing} missing cells")
-    groups = column_groups(~missing)
+    groups = linked_column_groups(~missing)
     if groups.max() > 0:
         sizes = np.bincount(groups)
         raise MethodError(f"the matrix has {shape}, and its columns fall into {len(sizes)} groups that no model links "
