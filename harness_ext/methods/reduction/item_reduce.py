@@ -35,7 +35,7 @@ import pandas as pd
 
 from ...errors import HarnessExtError, StoreError
 from ...store.globs import as_globs, matches, select_names, unmatched_note
-from ...report import Result
+from ...report import Result, plural
 from .item_design_plan import check_design, design_block
 from .item_benchmark import KEY as BENCHMARK_CORRELATION
 from .item_manifest import KIND, encode_ids, encode_scores, item_id_field, listed_by_id
@@ -81,13 +81,26 @@ def item_catalogue(store, benchmarks=None, datasets: Optional[str] = None) -> pd
                    count(DISTINCT s.doc_id) AS items
             FROM samples s JOIN sample_sources src USING (source_id)
             GROUP BY ALL ORDER BY benchmark, s.task, s.metric""").df()
+    every = cat
     if benchmarks:
         cat = cat[cat["benchmark"].isin(list(benchmarks))]
     if datasets:
         cat = cat[[matches(t, datasets) for t in cat["task"]]]
     if cat.empty:
-        raise StoreError("no item-level results match --benchmark/--datasets")
+        raise StoreError(_no_match(every, benchmarks, datasets))
     return cat.reset_index(drop=True)
+
+
+def _no_match(every: pd.DataFrame, benchmarks, datasets: Optional[str]) -> str:
+    """The error of a query matching no item-level results: what was asked, and what the store holds (an item
+    table's benchmark is its sidecar's ``benchmark:``, else its folder's name, which users rarely expect)."""
+    asked = ", ".join(f"{flag} {v}" for flag, v in (("--benchmark", ", ".join(benchmarks or ())),
+                                                      ("--datasets", datasets)) if v)
+    held = every.groupby("benchmark", sort=True)["task"].nunique()
+    listed_ = ", ".join(f"{b} ({plural(n, 'task', 'tasks')})" for b, n in held.items())
+    return (f"no item-level results match {asked or 'the query'}: the store's item-level benchmarks are {listed_} "
+            "(an item table's benchmark is its sidecar's benchmark:, else its folder's name; 'harness-ext info' "
+            "lists them)")
 
 
 def pick_metrics(cat: pd.DataFrame, metric: Optional[str]) -> tuple:
