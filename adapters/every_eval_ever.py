@@ -624,7 +624,8 @@ def harness_ext_adapters():
         # 3: metric_unit (schema 0.2.2) stored as the score's scale (proportion, percent)
         # 4: an evaluation run's sample count (its sample_ids) stored, so a limited run loses a cell to a whole one
         # 5: records of Inspect runs (source inspect_ai) stored under benchmark inspect, as Inspect's own logs are
-        revision="5",
+        # 6: a score's standard error from score_details.uncertainty (standard error, interval at a level, sd/sqrt n)
+        revision="6",
         description="Every Eval Ever records (schema 0.2): HELM, Open LLM Leaderboard v2, RewardBench, ...",
         can_handle=can_handle,
         read=read,

@@ -146,11 +146,15 @@ def model_under_test(ev: dict, path) -> tuple:
 
     A run whose ``eval.model`` is ``none/none`` gives its models by role (``eval.model_roles``): the model under
     test is the ``target`` role's, or the only role's; several roles and none named ``target`` name no one model,
-    and the log is refused (IngestError naming ``path`` and the roles) rather than stored under ``none/none``.
+    and the log is refused (IngestError naming ``path`` and the roles) rather than stored under ``none/none``, as is
+    a ``none/none`` log with no roles at all.
     """
     model, roles = str(ev["model"]), ev.get("model_roles")
-    if model != NO_MODEL or not isinstance(roles, dict) or not roles:
+    if model != NO_MODEL:
         return model, None
+    if not isinstance(roles, dict) or not roles:  # a run of no model (outputs scored as given): no one's scores
+        raise IngestError(path, f"eval.model is {NO_MODEL} and the log names no model roles: which model the "
+                                "scores are of is not known")
     by_role = _role_models(roles)
     role = TARGET_ROLE if TARGET_ROLE in by_role else next(iter(by_role)) if len(by_role) == 1 else None
     if role is None:
@@ -291,5 +295,6 @@ def harness_ext_adapters():
                   # 4: invalidated logs refused; partial scores (errors, unscored, early stop, subsets) noted
                   # 5: a log without its format version (Inspect reads it as version 2) is read, not skipped
                   # 6: a none/none log with model roles is stored under its target role's model (or refused)
-                  revision="6",
+                  # 7: a none/none log without model roles is refused (no model's scores), not stored as none/none
+                  revision="7",
                   description="Inspect AI evaluation logs (.json, .eval): header scores, samples to the item table")

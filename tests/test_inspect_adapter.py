@@ -238,6 +238,14 @@ def test_a_none_none_log_with_several_roles_and_no_target_is_refused_naming_them
     assert "no 'target' role" in f.reason
 
 
+def test_a_none_none_log_without_roles_is_refused(tmp_path):
+    """``none/none`` with no model roles is a run of no model (outputs scored as given): its scores are no model's, so
+    the log is refused with the reason, not stored under a model called ``none/none``."""
+    f, models = _roles_model(tmp_path, lambda doc: doc["eval"].update(model="none/none"))
+    assert f.status == "skipped" and models == []
+    assert "eval.model is none/none and the log names no model roles" in f.reason, f.reason
+
+
 def test_a_log_with_its_own_model_keeps_it_beside_a_grader_role(tmp_path):
     """``eval.model`` names the model under test: a grader role beside it changes nothing."""
     f, models = _roles_model(tmp_path, lambda doc: doc["eval"].update(
