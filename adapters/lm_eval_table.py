@@ -387,7 +387,14 @@ def _readme_blocks(blocks: list, src: SourceFile) -> list:
             src.note(f"{b.model}: model name taken from {where} (the tables of lm-eval's results README name no "
                      "model)")
         _unscale_readme(b)
-    return [b for b in blocks if b not in beside]
+    kept = [b for b in blocks if b not in beside]
+    no_shots = [b.json_name for b in kept if b.json_name is not None and b.rows and b.shots == "None"]
+    if no_shots:
+        src.note(f"{len(no_shots)} table{'s' * (len(no_shots) != 1)} of lm-eval's results README stored with no shot "
+                 f"count: the JSON file name{'s' * (len(no_shots) != 1)} in {'their' if len(no_shots) != 1 else 'its'} "
+                 f"heading{'s' * (len(no_shots) != 1)} ({_names(no_shots)}) give{'s' * (len(no_shots) == 1)} none "
+                 "(``_<N>-shot.json``)")
+    return kept
 
 
 def _model_beside(folder, beside: list) -> Optional[tuple]:
