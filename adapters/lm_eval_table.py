@@ -393,7 +393,7 @@ def _readme_blocks(blocks: list, src: SourceFile) -> list:
         src.note(f"{len(no_shots)} table{'s' * (len(no_shots) != 1)} of lm-eval's results README stored with no shot "
                  f"count: the JSON file name{'s' * (len(no_shots) != 1)} in {'their' if len(no_shots) != 1 else 'its'} "
                  f"heading{'s' * (len(no_shots) != 1)} ({_names(no_shots)}) give{'s' * (len(no_shots) == 1)} none "
-                 "(``_<N>-shot.json``)")
+                 "(no _<N>-shot in the name)")
     return kept
 
 
