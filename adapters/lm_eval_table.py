@@ -14,6 +14,10 @@ False, num_fewshot: 0, batch_size: None`` and ``|Task|Version|Metric|Value|   |S
 such blocks (several models or runs). A file is claimed by its content (:func:`harness_ext.store.ingest_read.is_printed_table`),
 never by its name.
 
+lm-eval's old ``results/<family>/<model>/README.md`` files have no such line: a ``# <model>`` heading, then each run's
+JSON file named in a heading (``## bloom-560m_xnli_0-shot.json``) above a v0.3 table, every value times 100 (see
+:func:`_readme_blocks` for the model's name, the scale and the runs whose JSON sits beside the file).
+
 Each block is turned into the results lm-eval would have written as JSON for the same run and read by the JSON
 reader's own row builder (:mod:`harness_ext.adapters.lm_eval`), so a table and the JSON of one run give the same
 model, benchmark, dataset and metric names, directions, chance levels and groups (stored as aggregates). The table
@@ -487,8 +491,9 @@ def _block_rows(b: _Block, src: SourceFile):
 def harness_ext_adapters():
     yield Adapter(
         name="lm_eval_table",
-        description="lm-evaluation-harness printed results tables saved as markdown (v0.4 and v0.3, several models)",
+        description="lm-evaluation-harness printed results tables saved as markdown (v0.4 and v0.3, several models; "
+                    "its old results/ READMEs)",
         can_handle=can_handle,
         read=read,
-        revision="1",
+        revision="2",
     )
