@@ -1,0 +1,82 @@
+"""A new user's first loop on real leaderboard CSVs and HELM runs (../shared/data: IBM/benchbench, Apache-2.0;
+wschella/helm-data-downloader, MIT; PROVENANCE.md there): what they tripped on, each on the real file.
+"""
+
+from __future__ import annotations
+
+
+import pytest
+
+from conftest import SHARED_DATA, require
+from harness_ext.cli import main
+from harness_ext.errors import IngestError
+from harness_ext.plugin_manager import get_registrations
+from harness_ext.store.ingest import detect_adapter, read_source
+from harness_ext.types import SourceFile
+
+BENCHBENCH = SHARED_DATA / "benchbench" / "leaderboards"
+
+
+def _opencompass(tmp_path):
+    """The ten OpenCompass leaderboards of benchbench (one benchmark per file; nine ingest) in a store of their own."""
+    files = sorted(require(BENCHBENCH).glob("opencompass_*.csv"))
+    assert len(files) == 10
+    db = str(tmp_path / "s.duckdb")
+    assert main(["ingest", "--db", db, "-q", *map(str, files)]) == 0  # the academic file is refused: see below
+    return db
+
+
+def test_benchmark_takes_a_glob_as_models_and_datasets_do(tmp_path, capsys):
+    """A folder of leaderboard CSVs is one benchmark per file: '--benchmark opencompass_*' selects the nine of
+    them that ingest (each one overall column: OpenCompass's own, its arena and seven categories), as their names
+    would."""
+    db = _opencompass(tmp_path)
+    capsys.readouterr()
+    assert main(["matrix", "--db", db, "--benchmark", "opencompass_*", "--out", str(tmp_path / "glob.csv")]) == 0
+    names = ",".join(f"opencompass_{c}" for c in ("240829_holistic", "agent_240829_agent", "arena_240829_holistic",
+                                                  "code_240829_code", "instruct_240829_instructionfollow",
+                                                  "knowledge_240829_knowledge", "language_240829_language",
+                                                  "math_240829_math", "reasoning_240829_reasoning"))
+    assert main(["matrix", "--db", db, "--benchmark", names, "--out", str(tmp_path / "named.csv")]) == 0
+    glob_csv, named_csv = (tmp_path / "glob.csv").read_text(), (tmp_path / "named.csv").read_text()
+    assert glob_csv == named_csv and len(glob_csv.splitlines()[0].split(",")) == 1 + 9
+    # A glob mixed with a name, and one matching nothing: said so, with the names the store holds.
+    assert main(["matrix", "--db", db, "--benchmark", "opencompass_m*,opencompass_240829_holistic",
+                 "--out", str(tmp_path / "two.csv")]) == 0
+    assert (tmp_path / "two.csv").read_text().splitlines()[0].count(",") == 2
+    capsys.readouterr()
+    assert main(["matrix", "--db", db, "--benchmark", "OpenCompass_*"]) != 0
+    err = capsys.readouterr().err
+    assert "no benchmark 'OpenCompass_*' (a glob: it matched none; globs are case-sensitive)" in err
+
+
+def test_benchmark_glob_in_the_python_api(tmp_path):
+    import harness_ext as hx
+
+    db = _opencompass(tmp_path)
+    m = hx.load_matrix(db, benchmark=["opencompass_*_code", "opencompass_*_math"], normalise="none")
+    assert sorted(m.columns) == ["OC_Code", "OC_Math"]
+
+
+def test_a_leaderboard_csv_cut_short_is_refused_saying_so(tmp_path):
+    """benchbench's OpenCompass academic leaderboard ends in a line holding only a model's name, no newline after
+    it: refused (a short row is not padded: a lost middle cell would shift scores), naming the row and the cut."""
+    src = require(BENCHBENCH / "opencompass_academic_240829_holistic.csv")
+    with pytest.raises(IngestError, match=r"row 21 \('Mistral-7B-Instruct-v0.3'\) has 1 field, header has 2; it is "
+                                          r"the file's last line and no newline ends it, so the file looks cut short"):
+        f = SourceFile(src)
+        read_source(f, detect_adapter(f, get_registrations("adapters")))
+    # With the comma the message asks for, the row is kept and its score missing.
+    fixed = tmp_path / src.name
+    fixed.write_text(src.read_text(encoding="utf-8") + ",\n", encoding="utf-8")
+    f = SourceFile(fixed)
+    recs = read_source(f, detect_adapter(f, get_registrations("adapters")))
+    assert len(recs) == 19 and "Mistral-7B-Instruct-v0.3" not in {r.model for r in recs}
+    # A short row in the middle says which row, without the cut-short advice.
+    lines = src.read_text(encoding="utf-8").splitlines()
+    lines[3] = lines[3].split(",")[0]
+    mid = tmp_path / "mid.csv"
+    mid.write_text("\n".join(lines[:10]) + "\n", encoding="utf-8")
+    f = SourceFile(mid)
+    with pytest.raises(IngestError, match=r"row 4 \('.+'\) has 1 field, header has 2$"):
+        read_source(f, detect_adapter(f, get_registrations("adapters")))
