@@ -4,7 +4,6 @@ wschella/helm-data-downloader, MIT; PROVENANCE.md there): what they tripped on, 
 
 from __future__ import annotations
 
-
 import pytest
 
 from conftest import SHARED_DATA, require
