@@ -79,3 +79,17 @@ def test_a_leaderboard_csv_cut_short_is_refused_saying_so(tmp_path):
     f = SourceFile(mid)
     with pytest.raises(IngestError, match=r"row 4 \('.+'\) has 1 field, header has 2$"):
         read_source(f, detect_adapter(f, get_registrations("adapters")))
+
+
+@pytest.mark.slow
+def test_one_elo_column_is_named_in_the_singular(tmp_path):
+    """The OpenCompass leaderboards reduced: their one Elo column (the arena's) keeps the full-benchmark score off
+    the harness's scale, and the reason names it as one dataset, not '1 datasets ... are'."""
+    import harness_ext as hx
+    from harness_ext.methods.reduction.benchmark_score import benchmark_score
+
+    db = _opencompass(tmp_path)
+    manifest = hx.reduce(hx.load_matrix(db, benchmark="opencompass_*"), budget=2, seed=0, n_random=20).manifest
+    score, why = benchmark_score(manifest)
+    assert score is None
+    assert why.startswith("1 dataset (OC_arena) is normalised by a non-linear transform (Elo, perplexity): the mean")
