@@ -93,3 +93,26 @@ def test_one_elo_column_is_named_in_the_singular(tmp_path):
     score, why = benchmark_score(manifest)
     assert score is None
     assert why.startswith("1 dataset (OC_arena) is normalised by a non-linear transform (Elo, perplexity): the mean")
+
+
+def test_matrix_says_how_many_scores_the_chance_correction_clipped(tmp_path, capsys):
+    """lm-eval v0.3's BIG-bench Hard runs of LLaMA, MPT and BLOOM (shared data, lm-eval's results folder): a quarter
+    of their scores are below chance and print as 0 in the chance-corrected matrix; the matrix says how many."""
+    from conftest import LM_EVAL_V03
+
+    files = sorted(str(p) for p in require(LM_EVAL_V03).glob("*/*/*_bbh_3-shot.json"))
+    assert len(files) == 5
+    db = str(tmp_path / "s.duckdb")
+    assert main(["ingest", "--db", db, "-q", *files]) == 0
+    out = tmp_path / "m.csv"
+    capsys.readouterr()
+    assert main(["matrix", "--db", db, "--out", str(out)]) == 0
+    assert ("24 of 105 scores clipped by the chance correction, in 11 of 21 datasets: 24 below chance shown as 0 "
+            "(--normalise none shows the raw scores)") in capsys.readouterr().err
+    import pandas as pd
+
+    m = pd.read_csv(out, index_col=0)
+    assert m.loc["llama-7B", "bigbench_causal_judgement"] == 0.0  # 48.42% on a two-choice task
+    assert (m == 0).sum().sum() >= 24
+    assert main(["matrix", "--db", db, "--normalise", "none", "--out", str(out)]) == 0
+    assert "clipped" not in capsys.readouterr().err
