@@ -35,7 +35,7 @@ import re
 from typing import Optional
 
 from harness_ext.benchmarks import MMLU_SUBJECTS
-from harness_ext.errors import IngestError, NotResults
+from harness_ext.errors import IngestError, ResultsReadElsewhere
 from harness_ext.hookspecs import hookimpl
 from harness_ext.store.ingest_read import TABLE_FILE_BYTES, TABLE_SUFFIXES, is_printed_table
 from harness_ext.types import Adapter, SourceFile
@@ -374,9 +374,10 @@ def _readme_blocks(blocks: list, src: SourceFile) -> list:
     folder = src.path.parent
     beside = [b for b in readme if (folder / b.json_name).is_file()]
     if beside and len(beside) == len(blocks):
-        raise NotResults(src.path, f"lm-eval's results README: the JSON file{'s' * (len(beside) != 1)} its "
-                                   f"table{'s' * (len(beside) != 1)} came from ({_names(b.json_name for b in beside)}) "
-                                   "sit beside it and are read instead")
+        raise ResultsReadElsewhere(src.path, f"lm-eval's results README: the JSON file{'s' * (len(beside) != 1)} "
+                                             f"its table{'s' * (len(beside) != 1)} came from "
+                                             f"({_names(b.json_name for b in beside)}) sit beside it and are read "
+                                             "instead")
     if beside:
         src.note(f"{len(beside)} of {len(readme)} tables of lm-eval's results README left out: read from their JSON "
                  f"files beside it ({_names(b.json_name for b in beside)})")

@@ -331,6 +331,19 @@ def test_results_readme_whose_runs_all_sit_beside_it_is_skipped(tmp_path):
         _read(p)
 
 
+def test_shared_results_folder_in_place_stores_each_run_once(tmp_path, capsys):
+    """lm-eval's own results folder for bloom-560m (shared data): 11 JSON files and the README printed from them.
+    The README is skipped quietly, counted as what it is, and the store holds the JSON files' 110 results."""
+    from conftest import LM_EVAL_V03
+
+    folder = require(LM_EVAL_V03 / "bloom" / "bloom-560m")
+    assert main(["ingest", "--db", str(tmp_path / "s.duckdb"), str(folder)]) == 0
+    captured = capsys.readouterr()
+    assert ("11 files ingested (110 results), 0 unchanged (already in the store), 1 skipped (1 of them copies of "
+            "results read from the files beside them)") in captured.out
+    assert "warning" not in captured.err
+
+
 def test_results_readme_without_heading_or_shots_says_so(tmp_path):
     """The real README without its '# bloom-560m' heading, one run's heading without its shot count (as the OPT
     READMEs name 'opt-125m.json'): the model is the folder's name, the run has no shot count, both noted."""
