@@ -116,3 +116,13 @@ def test_matrix_says_how_many_scores_the_chance_correction_clipped(tmp_path, cap
     assert (m == 0).sum().sum() >= 24
     assert main(["matrix", "--db", db, "--normalise", "none", "--out", str(out)]) == 0
     assert "clipped" not in capsys.readouterr().err
+
+
+def test_ingest_counts_conflicting_values_and_their_cells_as_info_does(tmp_path, capsys):
+    """benchbench's leaderboards list some models two or three times with other scores (BFCL's
+    Open-Mistral-Nemo-2407 three times): 77 extra values in 74 cells, which ingest now says as info does."""
+    db = str(tmp_path / "s.duckdb")
+    assert main(["ingest", "--db", db, "-q", str(require(BENCHBENCH))]) == 0
+    assert "1 skipped, 77 conflicting values in 74 cells;" in capsys.readouterr().out
+    assert main(["info", "--db", db]) == 0
+    assert "74 cells with conflicting values" in capsys.readouterr().out

@@ -178,7 +178,14 @@ class IngestReport:
                  if (n := self.n_older_reader) else "")
         return (f"{plural(ing, 'file')} ingested ({plural(self.n_results, 'result')}{samples}{reread}), {unch} unchanged "
                 f"(already in the store{older}), {skip} skipped{known}, {plural(len(self.conflicts), 'conflicting value')}"
-                f"{item_conflicts}{notes}")
+                f"{self._conflict_cells()}{item_conflicts}{notes}")
+
+    def _conflict_cells(self) -> str:
+        """`` in N cells`` when a cell has several conflicting values (a model listed three times in one file), so
+        the count matches the cells ``info`` counts; else ``""``."""
+        conflicts = self.conflicts
+        cells = len({(c.model, c.dataset, c.metric, c.num_fewshot) for c in conflicts})
+        return f" in {plural(cells, 'cell')}" if cells != len(conflicts) else ""
 
     @property
     def n_older_reader(self) -> int:
