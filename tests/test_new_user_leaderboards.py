@@ -126,3 +126,18 @@ def test_ingest_counts_conflicting_values_and_their_cells_as_info_does(tmp_path,
     assert "1 skipped, 77 conflicting values in 74 cells;" in capsys.readouterr().out
     assert main(["info", "--db", db]) == 0
     assert "74 cells with conflicting values" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_reduce_items_takes_a_benchmark_glob_and_names_the_benchmarks_when_none_match(tmp_path, capsys):
+    """HELM Lite's GSM8K item table (shared data, socialfoundations/benchmark-prediction, MIT): '--benchmark helm_*'
+    selects its items as the matrix's --benchmark selects benchmarks; one task is said as one; a glob matching none
+    names the item-level benchmarks the store holds."""
+    db = str(tmp_path / "s.duckdb")
+    assert main(["ingest", "--db", db, "-q", str(require(SHARED_DATA / "items" / "helm_lite" / "gsm.parquet"))]) == 0
+    capsys.readouterr()
+    assert main(["reduce", "--db", db, "--items", "20", "--benchmark", "helm_*", "--out", str(tmp_path / "r")]) == 0
+    assert "20 of 1,000 items (2.0%) in 1 task, drawn at random" in capsys.readouterr().out
+    assert main(["reduce", "--db", db, "--items", "20", "--benchmark", "HELM*", "--out", str(tmp_path / "r2")]) != 0
+    assert ("no item-level results match --benchmark/--datasets (item-level benchmarks in the store: helm_lite)"
+            in capsys.readouterr().err)

@@ -35,7 +35,7 @@ import pandas as pd
 
 from ...errors import HarnessExtError, StoreError
 from ...store.globs import as_globs, matches, select_names, unmatched_note
-from ...report import Result
+from ...report import Result, plural
 from .item_design_plan import check_design, design_block
 from .item_benchmark import KEY as BENCHMARK_CORRELATION
 from .item_manifest import KIND, encode_ids, encode_scores, item_id_field, listed_by_id
@@ -81,12 +81,16 @@ def item_catalogue(store, benchmarks=None, datasets: Optional[str] = None) -> pd
                    count(DISTINCT s.doc_id) AS items
             FROM samples s JOIN sample_sources src USING (source_id)
             GROUP BY ALL ORDER BY benchmark, s.task, s.metric""").df()
-    if benchmarks:
-        cat = cat[cat["benchmark"].isin(list(benchmarks))]
+    whole = cat
+    if benchmarks:  # names or globs, as the matrix's --benchmark takes them
+        wanted = list(benchmarks)
+        cat = cat[[b in wanted or matches(b, wanted) for b in cat["benchmark"]]]
     if datasets:
         cat = cat[[matches(t, datasets) for t in cat["task"]]]
     if cat.empty:
-        raise StoreError("no item-level results match --benchmark/--datasets")
+        held = sorted(set(whole["benchmark"]))
+        raise StoreError("no item-level results match --benchmark/--datasets (item-level benchmarks in the store: "
+                         f"{', '.join(held[:10]) + (' ...' if len(held) > 10 else '') or 'none'})")
     return cat.reset_index(drop=True)
 
 
@@ -501,7 +505,7 @@ class ItemReduceResult(Result):
         budget = (f"a total of {d['n_total']:,} spread over the tasks ({d['task_allocation']})" if d.get("n_total")
                   else f"{d['n_per_task']} per task")
         head = (f"{s['items_run']:,} of {s['items_full']:,} items ({s['share_run']:.1%}) in "
-                f"{self.manifest['cost']['tasks']} tasks, {how}; {budget}; estimator {s['estimator']}.\n"
+                f"{plural(self.manifest['cost']['tasks'], 'task')}, {how}; {budget}; estimator {s['estimator']}.\n"
                 f"Expected error on the population's own models with these items ({unit}): 'in' = models like "
                 f"the population (5 folds), 'frontier' = its strongest 30% predicted from its weakest half; "
                 f"widths and coverage of the {lvl} intervals. Manifest {s['manifest_bytes']:,} bytes "
