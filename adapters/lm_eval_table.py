@@ -61,6 +61,8 @@ _README_SHOTS = re.compile(r"_(\d{1,4})-shot\.json$")
 #: lm-eval's results README script (``scripts/make_table_results.py``) printed every value times 100 except
 #: ``ppl`` and every metric of these tasks, which lm-eval already reports on 0-100.
 _README_UNSCALED_TASKS = frozenset({"squad2"})
+#: A heading's JSON file name that may be looked up beside the README: no folder, not hidden, at most 255 characters.
+_PLAIN_NAME = re.compile(r"^[^/\\.][^/\\]{0,254}$")
 #: Metrics lm-eval always reports on [0, 1] (besides ``acc*`` and ``exact_match*``), divided in a table printed in
 #: percent. Not ``f1`` or ``em``: SQuAD v2's are on 0-100 in lm-eval's own JSON.
 _PROPORTION_METRICS = frozenset({"mc1", "mc2", "multiple_choice_grade"})
@@ -372,7 +374,8 @@ def _readme_blocks(blocks: list, src: SourceFile) -> list:
     if not readme:
         return blocks
     folder = src.path.parent
-    beside = [b for b in readme if (folder / b.json_name).is_file()]
+    # Only a plain file name is looked up beside the file: a heading is the file's text, not a path to follow.
+    beside = [b for b in readme if _PLAIN_NAME.match(b.json_name) and (folder / b.json_name).is_file()]
     if beside and len(beside) == len(blocks):
         raise ResultsReadElsewhere(src.path, f"lm-eval's results README: the JSON file{'s' * (len(beside) != 1)} "
                                              f"its table{'s' * (len(beside) != 1)} came from "

@@ -405,3 +405,16 @@ def _values_by_key(records) -> dict:
     for r in records:
         out.setdefault((r.dataset, r.metric, r.num_fewshot), []).append(r.value)
     return out
+
+
+def test_results_readme_heading_naming_a_path_is_not_followed(tmp_path):
+    """Composed (hostile), after the real layout: a heading naming a JSON file in another folder is not looked up
+    there (neither skipped nor read for the model's name): the table is read, named by the heading."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "x_0-shot.json").write_bytes((README_DIR / "bloom-560m_lambada_openai_0-shot.json").read_bytes())
+    text = ("# m\n\n## ../elsewhere/x_0-shot.json\n|Task|Version|Metric|Value|   |Stderr|\n"
+            "|----|------:|------|----:|---|-----:|\n|boolq|1|acc|55.14|±|0.87|\n")
+    _, recs, src = _read(_readme_alone(tmp_path, text, folder="run"))
+    assert [(r.model, r.dataset, r.value) for r in recs] == [("m", "boolq", pytest.approx(0.5514))]
+    assert "model name taken from the file's heading" in " ".join(src.take_notes())
