@@ -118,14 +118,21 @@ def test_matrix_says_how_many_scores_the_chance_correction_clipped(tmp_path, cap
     assert "clipped" not in capsys.readouterr().err
 
 
-def test_ingest_counts_conflicting_values_and_their_cells_as_info_does(tmp_path, capsys):
+def test_ingest_and_info_count_conflicts_and_models_as_the_matrix_does(tmp_path, capsys):
     """benchbench's leaderboards list some models two or three times with other scores (BFCL's
-    Open-Mistral-Nemo-2407 three times): 77 extra values in 74 cells, which ingest now says as info does."""
+    Open-Mistral-Nemo-2407 three times): 77 extra values in 74 cells, which ingest now says as info does; and they
+    spell one model several ways, which info now counts as the matrix's rows beside the names."""
     db = str(tmp_path / "s.duckdb")
     assert main(["ingest", "--db", db, "-q", str(require(BENCHBENCH))]) == 0
     assert "1 skipped, 77 conflicting values in 74 cells;" in capsys.readouterr().out
     assert main(["info", "--db", db]) == 0
-    assert "74 cells with conflicting values" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "74 cells with conflicting values" in out
+    # 1,931 names as the leaderboards spell them, 1,425 models as matrix and reduce count their rows.
+    assert ("1,931 model names (1,425 models once the names of one model merge: 'harness-ext models --merged' lists "
+            "them)") in out
+    assert main(["matrix", "--db", db, "--benchmark", "*", "--out", str(tmp_path / "m.csv")]) == 0
+    assert "wrote 1425 models x 77 datasets" in capsys.readouterr().out
 
 
 @pytest.mark.slow
