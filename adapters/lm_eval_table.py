@@ -61,6 +61,8 @@ _README_SHOTS = re.compile(r"_(\d{1,4})-shot\.json$")
 #: lm-eval's results README script (``scripts/make_table_results.py``) printed every value times 100 except
 #: ``ppl`` and every metric of these tasks, which lm-eval already reports on 0-100.
 _README_UNSCALED_TASKS = frozenset({"squad2"})
+#: The longest "# <model>" heading taken as a model's name (a longer one is prose: the folder names the model then).
+_TITLE_CHARS = 200
 #: A heading's JSON file name that may be looked up beside the README: no folder, not hidden, at most 255 characters.
 _PLAIN_NAME = re.compile(r"^[^/\\.][^/\\]{0,254}$")
 #: Metrics lm-eval always reports on [0, 1] (besides ``acc*`` and ``exact_match*``), divided in a table printed in
@@ -180,11 +182,11 @@ def _parse(text: str) -> tuple:
         if flat.startswith("#"):
             level = len(flat) - len(flat.lstrip("#"))
             title = flat[level:].strip()
-            if level == 1 and title and title_model is None:
+            if level == 1 and title and title_model is None and len(title) <= _TITLE_CHARS:
                 title_model = title
             if level == 2 and title.endswith(".json"):
                 blocks.append(_readme_block(title, title_model))
-                expect = "table"
+                expect = "readme"  # the script printed v0.3 tables only: another table under it is not its
             else:
                 expect = None
             i += 1
@@ -194,7 +196,7 @@ def _parse(text: str) -> tuple:
         if kind is None:
             expect = None
             i += 1
-        elif expect == "table" or (expect == "groups" and kind == "Groups"):
+        elif expect == "table" or (expect == "readme" and kind == "Task") or (expect == "groups" and kind == "Groups"):
             i, b = _read_table(lines, i, head, kind, blocks[-1])
             bad += b
             expect = "groups"
@@ -353,9 +355,11 @@ def read(src: SourceFile):
         out.extend(_block_rows(b, src).records())
     if bad:
         src.note(f"{bad} table row{'s' * (bad != 1)} unreadable (cells missing or not numbers) left out")
-    empty = len(blocks) - len(read_blocks)
-    if empty:
-        src.note(f"{empty} header line{'s' * (empty != 1)} with no readable table under {'them' if empty != 1 else 'it'}")
+    for readme in (False, True):
+        empty = sum(1 for b in blocks if not b.rows and (b.json_name is not None) == readme)
+        what = "results README heading" if readme else "header line"
+        if empty:
+            src.note(f"{empty} {what}{'s' * (empty != 1)} with no readable table under {'them' if empty != 1 else 'it'}")
     if orphan:
         src.note(f"{orphan} table{'s' * (orphan != 1)} without the line lm-eval prints above {'them' if orphan != 1 else 'it'} "
                  "(no model or settings named) left out")

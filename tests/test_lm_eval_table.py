@@ -418,3 +418,17 @@ def test_results_readme_heading_naming_a_path_is_not_followed(tmp_path):
     _, recs, src = _read(_readme_alone(tmp_path, text, folder="run"))
     assert [(r.model, r.dataset, r.value) for r in recs] == [("m", "boolq", pytest.approx(0.5514))]
     assert "model name taken from the file's heading" in " ".join(src.take_notes())
+
+
+def test_results_readme_heading_above_another_table_is_not_its_run(tmp_path):
+    """Composed (hostile), after the real layout: a '## <run>.json' heading above a v0.4 table (which the README
+    script never printed) does not give that table a model or a scale: it is left out, counted; a heading too long
+    to be a model's name leaves the folder to name it."""
+    text = ("# " + "m" * 300 + "\n\n## m_x_0-shot.json\n" + TABLE4 + "|boolq|2|none|0|acc|↑|0.7780|±|0.0073|\n\n"
+            "## m_y_0-shot.json\n|Task|Version|Metric|Value|   |Stderr|\n|----|------:|------|----:|---|-----:|\n"
+            "|piqa|0|acc|75.00|±|1.00|\n")
+    _, recs, src = _read(_readme_alone(tmp_path, text, folder="run"))
+    assert [(r.model, r.dataset, r.value) for r in recs] == [("run", "piqa", pytest.approx(0.75))]
+    notes = " ".join(src.take_notes())
+    assert "model name taken from the file's folder name" in notes
+    assert "1 table without the line lm-eval prints above it" in notes and "1 results README heading with no readable table" in notes
