@@ -63,6 +63,8 @@ from harness_ext.report import listed
 from harness_ext.store.rows import ResultRows, kind
 from harness_ext.types import VARIANT_OF, Adapter, ResultRecord, SourceFile, eee_model_name, is_truncated_id
 
+from .eee_uncertainty import Uncertainties
+
 AGGREGATE_NAMES = frozenset({"mean win rate", "mean score", "score", "mmlu all subjects"})
 #: Aggregate evaluations of a leaderboard, by :func:`_board` of its benchmark: Global MMLU Lite's culturally
 #: sensitive and culturally agnostic splits, each over the same questions as its per-language columns (Singh
@@ -230,7 +232,6 @@ def read(src: SourceFile):
     results = doc.get("evaluation_results")
     if not isinstance(results, list):
         raise IngestError(src.path, "evaluation_results is not a list")
-    _note_levelless_intervals(src, results)
     if source_meta.get("source_type") == "evaluation_run" and any(_run_dataset(ev) for ev in results):
         return _run_rows(src, model, model_meta, bench, results)
     positions = range(len(results))  # each row's index in the file, for the errors below
@@ -238,8 +239,12 @@ def read(src: SourceFile):
         positions, results = _legacy_helm_rows(src, results)
     out = ResultRows(model, model_meta)
     helm_mmlu = bench == "helm_mmlu"
+    uncertainties = Uncertainties()
     if not helm_mmlu and _rows_seen(out, bench, results):
+        out.stderrs = [uncertainties.stderr(ev["evaluation_name"], ev.get("score_details"), v)
+                       for ev, v in zip(results, out.values)]
         _note_aggregates(src, out.kinds)
+        uncertainties.note(src)
         return out
     placeholders, units = [], _Units()
     for i, ev in zip(positions, results):
@@ -277,15 +282,16 @@ def read(src: SourceFile):
                 k, dmeta = _row_kind(bench, name, ev, desc, lower, lo, hi, False, scale)
         out.kinds.append(k)
         out.values.append(score)
+        out.stderrs.append(uncertainties.stderr(name, details, score))
         out.dataset_metadata.append(dmeta)
     out.has_configs = False
     n = len(out.values)
-    out.stderrs += [None] * n
     out.num_fewshot += [None] * n
     out.n_samples += [None] * n
     _note_placeholders(src, placeholders)
     _note_aggregates(src, out.kinds)
     units.note(src)
+    uncertainties.note(src)
     return out
 
 
@@ -422,41 +428,6 @@ def _note_placeholders(src: SourceFile, placeholders: list) -> None:
                  f"left out as placeholder{'s' * (n != 1)} (not run): {listed(placeholders, 8)}")
 
 
-def _intervals(details: dict) -> list:
-    """The confidence intervals a result's ``score_details`` gives: schema 0.2's ``uncertainty.confidence_interval``
-    (``lower``, ``upper``, ``confidence_level``, ``method``), the ``confidence_interval`` beside the score that
-    records converted from Inspect logs write (``lower``, ``upper``), and a ``details.confidence_interval`` number
-    (schema 0.0.1 Global MMLU Lite records: a half-width)."""
-    unc = details.get("uncertainty")
-    found = [unc.get("confidence_interval")] if isinstance(unc, dict) else []
-    found.append(details.get("confidence_interval"))
-    extra = details.get("details")
-    if isinstance(extra, dict):
-        found.append(extra.get("confidence_interval"))
-    return [ci for ci in found if ci is not None]
-
-
-def _note_levelless_intervals(src: SourceFile, results: list) -> None:
-    """Count the confidence intervals without a ``confidence_level`` (the schema makes it optional), in a note.
-
-    An interval is a standard error only at a known level (half its width over the normal quantile of the level):
-    95% and 90% would give standard errors 19% apart, so none is assumed, and none is used. Their bounds are not
-    read as the score's either (Global MMLU Lite's records write ``-0.0467`` to ``0.0467`` around 0.65: a half-width).
-    """
-    names = []
-    for ev in results:
-        details = ev.get("score_details") if isinstance(ev, dict) else None
-        if isinstance(details, dict):
-            names += [str(ev.get("evaluation_name")) for ci in _intervals(details)
-                      if not (isinstance(ci, dict) and isinstance(ci.get("confidence_level"), (int, float))
-                              and not isinstance(ci.get("confidence_level"), bool))]
-    if names:
-        n = len(names)
-        src.note(f"{n} confidence interval{'s' * (n != 1)} without a level {'were' if n != 1 else 'was'} not used "
-                 f"(no level is assumed, so {'they give' if n != 1 else 'it gives'} no standard error): "
-                 f"{listed(names, 8)}")
-
-
 def _note_aggregates(src: SourceFile, kinds) -> None:
     """Note the evaluations stored as aggregates (:func:`_is_aggregate`): a prediction target, never a subset member."""
     names = list(dict.fromkeys(k.dataset for k in kinds if k.aggregate))
@@ -489,7 +460,7 @@ def _run_rows(src, model: str, model_meta: dict, bench: str, results: list) -> l
     for ev in results:
         d = _run_dataset(ev)
         per_dataset[d] = per_dataset.get(d, 0) + 1
-    out, seen, placeholders, units, partial = [], set(), [], _Units(), []
+    out, seen, placeholders, units, partial, uncertainties = [], set(), [], _Units(), [], Uncertainties()
     for i, ev in enumerate(results):
         if not isinstance(ev, dict) or not isinstance(ev.get("evaluation_name"), str):
             raise IngestError(src.path, f"evaluation_results[{i}] is not an object with an evaluation_name")
@@ -512,6 +483,7 @@ def _run_rows(src, model: str, model_meta: dict, bench: str, results: list) -> l
         scored = _scored_samples(ev, dataset, partial)
         out.append(ResultRecord(
             model=model, benchmark=bench, dataset=dataset, metric=metric, value=float(score), n_samples=scored,
+            stderr=uncertainties.stderr(name, ev.get("score_details"), score),
             higher_is_better=None if lower is None else not bool(lower), min_score=lo, max_score=hi,
             primary=dataset not in seen, task=name, model_metadata=model_meta, scale=scale,
             dataset_metadata={"source": bench, "description": desc, "scorer": name}))
@@ -522,6 +494,7 @@ def _run_rows(src, model: str, model_meta: dict, bench: str, results: list) -> l
         src.note(f"{n} result{'s' * (n != 1)} scored on part of {'its' if n == 1 else 'their'} dataset "
                  f"(sample_ids fewer than samples_number): {listed(dict.fromkeys(partial), 8)}")
     units.note(src)
+    uncertainties.note(src)
     return out
 
 

@@ -273,5 +273,11 @@ def test_intervals_without_a_level_are_counted_not_used(tmp_path):
     edited.write_text(json.dumps(doc))
     with Store.open(":memory:") as s:
         (f,) = ingest_paths(s, [edited], show_progress=False).by_status("ingested")
-    [note] = [n for n in f.notes if "confidence interval" in n]
+        stderrs = dict(s.con.execute("SELECT d.name, r.stderr FROM results r JOIN datasets d USING (dataset_id) "
+                                     "WHERE r.stderr IS NOT NULL").fetchall())
+    [note] = [n for n in f.notes if "without a level" in n]
     assert note.startswith("1 confidence interval without a level was not used") and note.endswith(": Yoruba")
+    # Global MMLU Lite writes its half-width as -h to h around zero: at a known level it is read as a half-width
+    assert "2 confidence intervals written as -h to h around zero, not around the score, read as a half-width h: " \
+           "Arabic, English" in f.notes
+    assert stderrs == pytest.approx({"Arabic": 0.0467 / 1.959964, "English": 0.0461 / 1.959964}, rel=1e-5)

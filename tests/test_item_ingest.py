@@ -101,7 +101,9 @@ def test_missing_scores_and_overlaps_are_noted(tmp_path):
     first = _ingest(db, a / "t.csv")
     assert first.files[0].notes == ["1 missing scores (no row stored)",
                                     "no metric named (no metric column or sidecar metric:): its 1 0/1 score stored as "
-                                    "acc; a metric column or the sidecar's items: block names the file's own"]
+                                    "acc; a metric column or the sidecar's items: block names the file's own",
+                                    "no benchmark named (no benchmark column or sidecar benchmark:): stored under "
+                                    "benchmark 'a', the folder's name (--benchmark a selects it)"]
     second = _ingest(db, b / "t.csv")
     assert any("different value" in n for n in second.files[0].notes)
 

@@ -148,8 +148,8 @@ def test_item_tasks_named_like_lm_evals_own_are_left_out(monkeypatch, tmp_path):
     found = foreign_tasks({"mmlu": "helm_lite", "gsm": "helm_lite"})
     assert found["mmlu"]["builtin"] == "_mmlu.yaml" and "builtin" not in found["gsm"]
     clash, other = foreign_task_warnings(found)
-    assert clash.startswith("1 item task(s) have the name of another lm-eval task or group: mmlu (_mmlu.yaml)")
-    assert other.startswith("1 item task(s) are not lm-eval tasks: gsm")
+    assert clash.startswith("1 item task has the name of another lm-eval task or group: mmlu (_mmlu.yaml)")
+    assert other.startswith("1 item task is not an lm-eval task: gsm")
 
 
 def _item_tables(folder, tasks, n_models: int = 14, n_items: int = 30) -> None:
@@ -175,9 +175,9 @@ def test_helm_lite_item_tables_never_point_at_lm_evals_mmlu(tmp_path, capsys, ta
     assert main(["reduce", "--db", str(db), "--items", "6", "--no-plot", "--out", str(out)]) == 0
     err = capsys.readouterr().err
     m = json.loads((out / "manifest.json").read_text())
-    assert any(w.startswith("1 item task(s) have the name of another lm-eval task or group: mmlu")
+    assert any(w.startswith("1 item task has the name of another lm-eval task or group: mmlu")
                for w in m["warnings"])
-    assert "have the name of another lm-eval task or group: mmlu" in err
+    assert "has the name of another lm-eval task or group: mmlu" in err
     text = (out / "harness_ext_reduced.yaml").read_text()
     assert "Left out of the group" in text
     conf = (out / "run_entries_harness_ext_reduced.conf").read_text()
@@ -187,7 +187,7 @@ def test_helm_lite_item_tables_never_point_at_lm_evals_mmlu(tmp_path, capsys, ta
         assert "Run: lm_eval" not in text  # no run line for a group that does not exist
         return
     assert load_group_yaml(out / "harness_ext_reduced.yaml")["task"] == ["commonsense"]
-    assert "1 item task(s) are not lm-eval tasks: commonsense" in err
+    assert "1 item task is not an lm-eval task: commonsense" in err
     assert "No HELM run entry" not in conf
 
 
@@ -211,7 +211,7 @@ def test_foreign_task_warnings_count_the_tasks_they_do_not_name():
     """They ended a cut list with ``...``: how many more were left unsaid."""
     found = {f"t{i}": ({"builtin": f"x{i}.yaml"} if i < 7 else {}) for i in range(15)}
     clash, other = foreign_task_warnings(found)
-    assert clash.startswith("7 item task(s) have the name of another lm-eval task or group: t0 (x0.yaml), "
+    assert clash.startswith("7 item tasks have the name of another lm-eval task or group: t0 (x0.yaml), "
                             "t1 (x1.yaml), t2 (x2.yaml), t3 (x3.yaml), t4 (x4.yaml) and 2 more; lm-eval would run")
-    assert other.startswith("8 item task(s) are not lm-eval tasks: t7, t8, t9, t10, t11, t12 and 2 more; the lm-eval")
+    assert other.startswith("8 item tasks are not lm-eval tasks: t7, t8, t9, t10, t11, t12 and 2 more; the lm-eval")
     assert " ..." not in clash + other

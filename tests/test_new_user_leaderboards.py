@@ -146,5 +146,5 @@ def test_reduce_items_takes_a_benchmark_glob_and_names_the_benchmarks_when_none_
     assert main(["reduce", "--db", db, "--items", "20", "--benchmark", "helm_*", "--out", str(tmp_path / "r")]) == 0
     assert "20 of 1,000 items (2.0%) in 1 task, drawn at random" in capsys.readouterr().out
     assert main(["reduce", "--db", db, "--items", "20", "--benchmark", "HELM*", "--out", str(tmp_path / "r2")]) != 0
-    assert ("no item-level results match --benchmark/--datasets (item-level benchmarks in the store: helm_lite)"
+    assert ("no item-level results match --benchmark HELM*: the store's item-level benchmarks are helm_lite (1 task)"
             in capsys.readouterr().err)

@@ -85,7 +85,7 @@ def test_unknown_task_configs_are_reported(tmp_path, capsys):
     """Issue 16: a group of the user's own tasks crashed inside lm-eval because the folder did not define them."""
     out, m = _reduce(tmp_path, _write_population(tmp_path / "pop", with_configs=False))
     text = capsys.readouterr()
-    assert "no lm-eval definition known for 2 subset task(s)" in text.out + text.err
+    assert "no lm-eval definition known for 2 subset tasks" in text.out + text.err
     header = (out / "harness_ext_reduced.yaml").read_text()
     assert header.count("NOT SELF-CONTAINED") == 2 and "one --include_path" in header
     assert all(e["origin"] == "unknown" for e in m["lm_eval_tasks"].values())

@@ -73,10 +73,12 @@ class StoreInfo(Result):
                 b = b.assign(metrics=[short_list(m) for m in b["metrics"]])
             lines += ["", format_table(b, index=False)]
         if len(self.item_benchmarks):
-            lines += ["", "item-level results:", format_table(self.item_benchmarks, index=False)]
+            b = self.item_benchmarks
+            lines += ["", "item-level results:", format_table(b.assign(metrics=[short_list(m) for m in b["metrics"]]),
+                                                              index=False)]
             lines += [f"note: {n}" for n in self.item_notes]
         if len(self.groups):
-            g = self.groups.assign(members=self.groups["members"].str.slice(0, 80))
+            g = self.groups.assign(members=[short_list(m, 80) for m in self.groups["members"]])
             lines += ["", "benchmark groups (query one with --benchmark GROUP):", format_table(g, index=False)]
         n = self.counts.get("conflicts", 0)
         if self.conflicts is not None and n:
@@ -108,11 +110,11 @@ _CONFLICT_DETAIL = ("conflicts_by_documents", "conflicts_listed_twice", "conflic
 
 
 def short_list(names, width: int = METRICS_WIDTH) -> str:
-    """A ``", "``-joined list of names cut to the whole names that fit in about ``width`` characters, the rest counted
-    (``acc, acc_norm, ... (12 more: --json lists them)``); a list that fits, or no list, is returned as it is."""
-    if not isinstance(names, str) or len(names) <= width:
-        return names
-    parts = names.split(", ")
+    """A list of names joined with ``", "`` and cut to the whole names that fit in about ``width`` characters, the
+    rest counted (``acc, acc_norm, ... (12 more: --json lists them)``); a list that fits is joined whole."""
+    parts = [str(n) for n in names] if isinstance(names, (list, tuple)) else [] if names is None else [str(names)]
+    if len(", ".join(parts)) <= width:
+        return ", ".join(parts)
     kept, used = [], 0
     for p in parts:
         if kept and used + len(p) + 2 > width:

@@ -35,7 +35,7 @@ from .db_write import Conflict, SourceOutcome, _BatchWrites
 from .locking import (  # noqa: F401
     DEFAULT_LOCK_TIMEOUT, LOCK_TIMEOUT_ENV, NOT_A_STORE, _check_writable, _connect, lock_timeout_default,
     set_lock_listener, set_lock_timeout)
-from .tables import _SCHEMA_AND_VERSION, _UPGRADE, _check_schema_version
+from .tables import _SCHEMA_AND_VERSION, _UPGRADE, _check_schema_version, name_lists
 
 __all__ = ["CHECKPOINT_THRESHOLD", "DB_ENV", "DEFAULT_DB_NAME", "Conflict", "SourceOutcome", "Store",
            "check_store_file", "default_db_path"]
@@ -317,13 +317,13 @@ class Store(_BatchWrites):
 
     def benchmarks(self) -> pd.DataFrame:
         """One row per benchmark: models, datasets, results, metrics, aggregates (datasets excludes them)."""
-        return self.con.execute(
+        return name_lists(self.con.execute(
             """SELECT d.benchmark, count(DISTINCT r.model_id) AS models,
                       count(DISTINCT d.name) FILTER (WHERE coalesce(d.kind, 'dataset') <> 'aggregate') AS datasets,
-                      count(*) AS results, string_agg(DISTINCT d.metric, ', ' ORDER BY d.metric) AS metrics,
+                      count(*) AS results, list(DISTINCT d.metric ORDER BY d.metric) AS metrics,
                       count(DISTINCT d.name) FILTER (WHERE d.kind = 'aggregate') AS aggregates
                FROM results r JOIN datasets d USING (dataset_id) GROUP BY d.benchmark ORDER BY d.benchmark"""
-        ).df()
+        ).df(), "metrics")
 
     def model_metadata(self, models=None) -> pd.DataFrame:
         """Model metadata as the sources state it: one row per (model, key, source), ``value`` decoded from JSON.
@@ -364,9 +364,9 @@ class Store(_BatchWrites):
         """One row per benchmark group: ``group, benchmarks`` (count) and ``members``."""
         if not self._has_table("benchmark_groups"):
             return pd.DataFrame(columns=["group", "benchmarks", "members"])
-        return self.con.execute(
-            """SELECT name AS "group", count(*) AS benchmarks, string_agg(benchmark, ',' ORDER BY benchmark) AS members
-               FROM benchmark_groups GROUP BY name ORDER BY name""").df()
+        return name_lists(self.con.execute(
+            """SELECT name AS "group", count(*) AS benchmarks, list(benchmark ORDER BY benchmark) AS members
+               FROM benchmark_groups GROUP BY name ORDER BY name""").df(), "members")
 
     def _has_table(self, table: str) -> bool:
         # duckdb_tables(), not information_schema.tables (a view over it and more): half the time, about 0.4 ms

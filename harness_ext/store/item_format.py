@@ -40,7 +40,8 @@ class ItemTable:
     (:func:`harness_ext.store.item_ids.assign_numbers`); None for a reader whose numbers come from the ids alone.
     ``assumed_metric``: the metric name the reader gave scores whose file names none (``acc`` for a table of 0/1
     scores without a ``metric`` column or sidecar ``metric:``), stored with its sources and said by ``ingest`` and
-    ``info``; None when the file names its metric.
+    ``info``; None when the file names its metric. ``benchmark_from_path``: the file names no benchmark (no column, no
+    sidecar ``benchmark:``), so ``benchmark`` is its folder's (else its own) name, which ``ingest`` says.
     """
 
     path: Path
@@ -50,3 +51,4 @@ class ItemTable:
     notes: list = field(default_factory=list)
     ids: Optional[pd.DataFrame] = None
     assumed_metric: Optional[str] = None
+    benchmark_from_path: bool = False

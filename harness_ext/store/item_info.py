@@ -12,7 +12,7 @@ import pandas as pd
 from ..report import plural
 from .item_ids import id_map_notes
 from .samples import _has_samples, source_benchmark_sql
-from .tables import CONFLICT_TOLERANCE
+from .tables import CONFLICT_TOLERANCE, name_lists
 
 #: The item-level counts ``info`` gives, all 0 in a store without item-level results.
 COUNT_KEYS = ("item_sources", "item_models", "item_tasks", "item_scores", "item_conflicts")
@@ -52,11 +52,11 @@ def item_benchmarks(store) -> pd.DataFrame:
     """
     if not _has_samples(store):
         return pd.DataFrame(columns=["benchmark", "tasks", "models", "items", "item_scores", "metrics"])
-    return store.con.execute(
+    return name_lists(store.con.execute(
         f"""SELECT {source_benchmark_sql(store)} AS benchmark, count(DISTINCT s.task) AS tasks,
                    count(DISTINCT s.model) AS models, count(DISTINCT (s.task, s.doc_id)) AS items,
-                   count(*) AS item_scores, string_agg(DISTINCT s.metric, ', ' ORDER BY s.metric) AS metrics
-            FROM samples s JOIN sample_sources src USING (source_id) GROUP BY ALL ORDER BY benchmark""").df()
+                   count(*) AS item_scores, list(DISTINCT s.metric ORDER BY s.metric) AS metrics
+            FROM samples s JOIN sample_sources src USING (source_id) GROUP BY ALL ORDER BY benchmark""").df(), "metrics")
 
 
 def item_conflicts(store) -> pd.DataFrame:

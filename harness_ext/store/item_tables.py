@@ -332,7 +332,8 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
     sha = digest.hexdigest()
     if frame.empty:
         raise IngestError(path, "no scores in the item table")
-    return ItemTable(path, str(bench), frame.reset_index(drop=True), sha, notes, ids, assumed)
+    return ItemTable(path, str(bench), frame.reset_index(drop=True), sha, notes, ids, assumed,
+                     benchmark_from_path=not spec.get("benchmark") and not bcol)
 
 
 def item_spec(src) -> Optional[dict]:
@@ -574,6 +575,10 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False, read
     replaced = replaced_items(earlier, n) if earlier else None
     if table.assumed_metric:
         notes.append(assumed_metric_note(int(n), table.assumed_metric))
+    if table.benchmark_from_path:  # said, as the name is then wherever the file happens to lie
+        where = "folder" if table.path.parent.name == table.benchmark else "file"
+        notes.append(f"no benchmark named (no benchmark column or sidecar benchmark:): stored under benchmark "
+                     f"{table.benchmark!r}, the {where}'s name (--benchmark {table.benchmark} selects it)")
     return FileReport(str(table.path), "ingested", ITEMS_ADAPTER, n_samples=int(n),
                       notes=notes + ([replaced_note(replaced)] if replaced else []), item_conflicts=int(n_differ),
                       reread=older and replace and not earlier, replaced=replaced)

@@ -227,7 +227,7 @@ def foreign_tasks(tasks: dict) -> dict:
 def foreign_task_warnings(found: dict, elsewhere: str = "") -> list:
     """``reduce --items`` warnings on the :func:`foreign_tasks` entries: name clashes first, they run the wrong task.
     ``elsewhere``: how some of them run under their own harness (tasks from Inspect AI logs), said after them."""
-    from ..report import listed
+    from ..report import listed, plural
     from ..safe_output import short_name
 
     clash = [t for t, e in found.items() if e.get("builtin")]
@@ -235,15 +235,18 @@ def foreign_task_warnings(found: dict, elsewhere: str = "") -> list:
     out = []
     if clash:
         named = listed((f"{short_name(t)} ({found[t]['builtin']})" for t in clash), 5)
-        out.append(f"{len(clash)} item task(s) have the name of another lm-eval task or group: {named}; lm-eval would "
-                   "run its own task, all of it (--samples matches none of its documents), so the lm-eval group leaves "
-                   "them out: run their items in the harness they came from, or with a task definition of another name "
-                   "whose documents are in the source's order (in the order of its item_ids where the manifest lists them)")
+        one = len(clash) == 1
+        out.append(f"{plural(len(clash), 'item task has', 'item tasks have')} the name of another lm-eval task or "
+                   f"group: {named}; lm-eval would run its own task, all of it (--samples matches none of its "
+                   f"documents), so the lm-eval group leaves {'it' if one else 'them'} out: run "
+                   f"{'its' if one else 'their'} items in the harness they came from, or with a task definition of "
+                   "another name whose documents are in the source's order (in the order of its item_ids where the manifest lists them)")
     if other:
-        out.append(f"{len(other)} item task(s) are not lm-eval tasks: {listed(map(short_name, other), 6)}; the lm-eval "
-                   "group lists them, and lm-eval runs it only with a task definition of each name, whose documents "
-                   "are in the source's order (in the order of its item_ids where the manifest lists them), added to the "
-                   "folder (the group YAML says which)"
+        out.append(f"{plural(len(other), 'item task is not an lm-eval task', 'item tasks are not lm-eval tasks')}: "
+                   f"{listed(map(short_name, other), 6)}; the lm-eval group lists {'it' if len(other) == 1 else 'them'}, "
+                   "and lm-eval runs it only with a task definition of each name, whose documents are in the source's "
+                   "order (in the order of its item_ids where the manifest lists them), added to the folder (the group "
+                   "YAML says which)"
                    f"{'; ' + elsewhere if elsewhere else ''}")
     return out
 

@@ -111,3 +111,11 @@ def _check_schema_version(con, path: str) -> bool:
                          f"({SCHEMA_VERSION}): it was written by a newer harness-ext; upgrade harness-ext "
                          "(the store was not changed)")
     return int(stored) < int(SCHEMA_VERSION)
+
+
+def name_lists(frame, *columns: str):
+    """``frame`` with each of ``columns`` (DuckDB ``list(...)`` aggregates, read as numpy arrays) as plain lists of
+    names, so that JSON output writes a list and no reader has to split a joined string (metric names hold commas:
+    lm-eval's ``exact_match,strict-match``)."""
+    return frame.assign(**{c: [[str(v) for v in names] for names in frame[c]] for c in columns}) if len(frame) \
+        else frame

@@ -415,7 +415,8 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
             if sel.empty:
                 other = sorted(set(g.loc[g["task"] == task, "metric"]))
                 warnings.append(f"{model}: no per-item {b['metric']} log for task {task}" + (
-                    f" (it logged {', '.join(other)}; the population was scored by {b['metric']})" if other else ""))
+                    f" (it logged {', '.join(other)}; the population was scored by {b['metric']})" if other
+                    else _left_out_hint(manifest, task)))
                 e = lo = hi = se = plain = np.nan
                 n_used, note = 0, None
             else:
@@ -429,6 +430,10 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
                          "actual": np.nan, "raw": e, "raw_lower": lo, "raw_upper": hi, "raw_actual": np.nan,
                          "n_used": n_used, "n_items": b["n_items"]})
         est, lower, upper, _ = benchmark_interval([v[0] for v in mine], [v[1] for v in mine], weights, level, corr)
+        missing = [t for t, v in zip(tasks, mine) if np.isnan(v[0])]
+        if missing:
+            warnings.append(f"{model}: no full-benchmark estimate: {len(missing)} of {len(tasks)} tasks "
+                            f"{'has' if len(missing) == 1 else 'have'} no items for it ({listed(missing, 5)}); the estimate needs every task's items")
         beyond, note = frontier_of(model, est, np.array([v[3] for v in mine]), weights, reach, name, reg,
                                    all(v[2] for v in mine))
         warnings += [note] if note else []
@@ -444,6 +449,17 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
     return ItemPrediction(table=pd.DataFrame(rows), aggregate=pd.DataFrame(aggs), warnings=warnings, sources=sources,
                           manifest=manifest, manifest_path=None if manifest_path is None else str(manifest_path),
                           level=level, score=score)
+
+
+def _left_out_hint(manifest: dict, task: str) -> str:
+    """What to do about a task with no log when the manifest's lm-eval group left it out (lm-eval's own task of
+    that name is another evaluation), else nothing."""
+    info = (manifest.get("lm_eval_tasks") or {}).get(task) or {}
+    if not info.get("builtin"):
+        return ""
+    return (f" (the lm-eval group leaves it out: lm-eval's own {task} is another evaluation; run its drawn items in "
+            "the harness they came from and give them to predict as an item-response table beside the logs, the "
+            "model named as in the logs)")
 
 
 def population_reach(manifest: dict, weights: np.ndarray) -> tuple:

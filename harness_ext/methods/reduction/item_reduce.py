@@ -81,17 +81,27 @@ def item_catalogue(store, benchmarks=None, datasets: Optional[str] = None) -> pd
                    count(DISTINCT s.doc_id) AS items
             FROM samples s JOIN sample_sources src USING (source_id)
             GROUP BY ALL ORDER BY benchmark, s.task, s.metric""").df()
-    whole = cat
+    every = cat
     if benchmarks:  # names or globs, as the matrix's --benchmark takes them
         wanted = list(benchmarks)
         cat = cat[[b in wanted or matches(b, wanted) for b in cat["benchmark"]]]
     if datasets:
         cat = cat[[matches(t, datasets) for t in cat["task"]]]
     if cat.empty:
-        held = sorted(set(whole["benchmark"]))
-        raise StoreError("no item-level results match --benchmark/--datasets (item-level benchmarks in the store: "
-                         f"{', '.join(held[:10]) + (' ...' if len(held) > 10 else '') or 'none'})")
+        raise StoreError(_no_match(every, benchmarks, datasets))
     return cat.reset_index(drop=True)
+
+
+def _no_match(every: pd.DataFrame, benchmarks, datasets: Optional[str]) -> str:
+    """The error of a query matching no item-level results: what was asked, and what the store holds (an item
+    table's benchmark is its sidecar's ``benchmark:``, else its folder's name, which users rarely expect)."""
+    asked = ", ".join(f"{flag} {v}" for flag, v in (("--benchmark", ", ".join(benchmarks or ())),
+                                                      ("--datasets", datasets)) if v)
+    held = every.groupby("benchmark", sort=True)["task"].nunique()
+    listed_ = ", ".join(f"{b} ({plural(n, 'task', 'tasks')})" for b, n in held.items())
+    return (f"no item-level results match {asked or 'the query'}: the store's item-level benchmarks are {listed_} "
+            "(an item table's benchmark is its sidecar's benchmark:, else its folder's name; 'harness-ext info' "
+            "lists them)")
 
 
 def pick_metrics(cat: pd.DataFrame, metric: Optional[str]) -> tuple:

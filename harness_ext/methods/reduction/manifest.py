@@ -518,7 +518,8 @@ def attach_lm_eval_tasks(manifest: dict, db=None, local_data=()) -> dict:
     unknown = [t for t, e in found.items() if e["origin"] == "unknown"]
     if unknown:
         manifest["warnings"].append(
-            f"no lm-eval definition known for {len(unknown)} subset task(s): {', '.join(unknown[:5])}"
+            f"no lm-eval definition known for {len(unknown)} subset task{'s' * (len(unknown) != 1)}: "
+            f"{', '.join(unknown[:5])}"
             + (" ..." if len(unknown) > 5 else "") + "; the reduced folder needs their YAML files before "
             "'lm_eval --include_path' can run it (the group YAML says which)")
     return manifest
