@@ -235,8 +235,21 @@ def _body_rows(src, rows, header):
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
-            raise IngestError(src.path, f"row {n} has {len(row)} fields, header has {len(header)}")
+            raise IngestError(src.path, _width_error(src, n, row, header, last=n == len(rows)))
         yield n, row
+
+
+def _width_error(src, n: int, row: list, header: list, last: bool) -> str:
+    """Why row ``n`` is refused: its width, its first cell (which row it is), and, for a short last line with no
+    newline after it, that the file looks cut short. A short row is not padded with missing cells: a cell lost
+    in its middle would shift the scores after it into the wrong columns."""
+    first = row[0].strip()[:60] if row else ""
+    msg = (f"row {n}{f' ({first!r})' if first else ''} has {len(row)} field{'s' * (len(row) != 1)}, header has "
+           f"{len(header)}")
+    if last and len(row) < len(header) and not src.text.endswith(("\n", "\r")):
+        msg += ("; it is the file's last line and no newline ends it, so the file looks cut short (a comma for "
+                "each missing cell keeps the row with those scores missing; or delete the row)")
+    return msg
 
 
 def _read_long(src, rows, header, lower, stem):

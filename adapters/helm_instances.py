@@ -76,7 +76,15 @@ def read_run_instances(run_dir):
     if not values:
         raise IngestError(path, f"no per-instance {metric} on split {split!r}")
     notes = [f"{n_other} per-instance entries of other splits than {split} (or without {metric}) left out"] if n_other else []
-    per = pd.DataFrame({"id": ids, "value": values}).groupby("id", sort=True)["value"].mean()
+    grouped = pd.DataFrame({"id": ids, "value": values}).groupby("id", sort=True)["value"]
+    per = grouped.mean()
+    trials = grouped.size()
+    if int(trials.max()) > 1:
+        # Said, as HELM's own stats.json averages the trials too: the stored item score is no single answer's.
+        spread = (f"{int(trials.min())} to {int(trials.max())} train trials each (so their mean is not the run's "
+                  "score, which weights every trial alike)" if trials.nunique() > 1 else f"{int(trials.max())} train trials each")
+        notes.append(f"{len(values)} per-instance entries of {metric} on {split}: {len(per)} instances in {spread}, "
+                     "each instance's item score the mean over its trials")
     if splits is not None:
         unknown = int((~per.index.isin(list(splits))).sum())
         if unknown:

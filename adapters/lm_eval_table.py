@@ -14,6 +14,10 @@ False, num_fewshot: 0, batch_size: None`` and ``|Task|Version|Metric|Value|   |S
 such blocks (several models or runs). A file is claimed by its content (:func:`harness_ext.store.ingest_read.is_printed_table`),
 never by its name.
 
+lm-eval's old ``results/<family>/<model>/README.md`` files have no such line: a ``# <model>`` heading, then each run's
+JSON file named in a heading (``## bloom-560m_xnli_0-shot.json``) above a v0.3 table, every value times 100 (see
+:func:`_readme_blocks` for the model's name, the scale and the runs whose JSON sits beside the file).
+
 Each block is turned into the results lm-eval would have written as JSON for the same run and read by the JSON
 reader's own row builder (:mod:`harness_ext.adapters.lm_eval`), so a table and the JSON of one run give the same
 model, benchmark, dataset and metric names, directions, chance levels and groups (stored as aggregates). The table
@@ -31,7 +35,7 @@ import re
 from typing import Optional
 
 from harness_ext.benchmarks import MMLU_SUBJECTS
-from harness_ext.errors import IngestError
+from harness_ext.errors import IngestError, ResultsReadElsewhere
 from harness_ext.hookspecs import hookimpl
 from harness_ext.store.ingest_read import TABLE_FILE_BYTES, TABLE_SUFFIXES, is_printed_table
 from harness_ext.types import Adapter, SourceFile
@@ -52,6 +56,15 @@ _NUMPY_REPR = re.compile(r"^np\.(?:float|int)\d*\((.*)\)$")
 _MMLU_CATEGORIES = {"humanities": "mmlu_humanities", "other": "mmlu_other", "social sciences": "mmlu_social_sciences",
                     "social_sciences": "mmlu_social_sciences", "stem": "mmlu_stem"}
 _MMLU_SUBJECTS = frozenset(MMLU_SUBJECTS)
+#: The shot count in the JSON file name a results README heading names (``bloom-560m_xnli_0-shot.json``).
+_README_SHOTS = re.compile(r"_(\d{1,4})-shot\.json$")
+#: lm-eval's results README script (``scripts/make_table_results.py``) printed every value times 100 except
+#: ``ppl`` and every metric of these tasks, which lm-eval already reports on 0-100.
+_README_UNSCALED_TASKS = frozenset({"squad2"})
+#: The longest "# <model>" heading taken as a model's name (a longer one is prose: the folder names the model then).
+_TITLE_CHARS = 200
+#: A heading's JSON file name that may be looked up beside the README: no folder, not hidden, at most 255 characters.
+_PLAIN_NAME = re.compile(r"^[^/\\.][^/\\]{0,254}$")
 #: Metrics lm-eval always reports on [0, 1] (besides ``acc*`` and ``exact_match*``), divided in a table printed in
 #: percent. Not ``f1`` or ``em``: SQuAD v2's are on 0-100 in lm-eval's own JSON.
 _PROPORTION_METRICS = frozenset({"mc1", "mc2", "multiple_choice_grade"})
@@ -75,6 +88,9 @@ class _Block:
     def __init__(self, v04: bool, match):
         self.v04, self.model_type, self.args = v04, match["type"], match["args"]
         self.limit, self.shots = match["limit"].strip(), match["shots"].strip()
+        self.json_name: Optional[str] = None  # results README layout: the JSON file its "## " heading names
+        self.title: Optional[str] = None  # results README layout: the file's "# " heading
+        self.model: Optional[str] = None  # results README layout: the model named by the heading or the folder
         self.results: dict = {}  # task -> {"metric,filter": value, "metric_stderr,filter": stderr}
         self.groups: dict = {}  # group -> block, from the Groups table
         self.subtasks: dict = {}  # group -> [task], from the rows' indentation
@@ -82,6 +98,15 @@ class _Block:
         self.n_shot: dict = {}
         self.hib: dict = {}  # task -> {metric: higher is better}, from the arrow lm-eval prints beside the metric
         self.rows = 0
+
+
+def _readme_block(json_name: str, title: Optional[str]) -> _Block:
+    """A block of lm-eval's results README layout: a ``## <run>_<N>-shot.json`` heading names the run's JSON file
+    (and its shot count) instead of the header line, and only the file's ``# <model>`` heading names the model."""
+    shots = _README_SHOTS.search(json_name)
+    block = _Block(False, {"type": "", "args": "", "limit": "None", "shots": shots[1] if shots else "None"})
+    block.json_name, block.title = json_name, title
+    return block
 
 
 def _cells(line: str) -> Optional[list]:
@@ -136,6 +161,7 @@ def _parse(text: str) -> tuple:
     """
     blocks: list = []
     bad = orphan = 0
+    title_model = None  # the first "# name" heading: the model of lm-eval's results README layout
     lines = text.splitlines()
     expect = None  # "table": after a header line; "groups": after a block's table
     i = 0
@@ -153,12 +179,24 @@ def _parse(text: str) -> tuple:
                 expect = "table"
                 i += 1
                 continue
+        if flat.startswith("#"):
+            level = len(flat) - len(flat.lstrip("#"))
+            title = flat[level:].strip()
+            if level == 1 and title and title_model is None and len(title) <= _TITLE_CHARS:
+                title_model = title
+            if level == 2 and title.endswith(".json"):
+                blocks.append(_readme_block(title, title_model))
+                expect = "readme"  # the script printed v0.3 tables only: another table under it is not its
+            else:
+                expect = None
+            i += 1
+            continue
         head = _cells(line)
         kind = _table_kind(head)
         if kind is None:
             expect = None
             i += 1
-        elif expect == "table" or (expect == "groups" and kind == "Groups"):
+        elif expect == "table" or (expect == "readme" and kind == "Task") or (expect == "groups" and kind == "Groups"):
             i, b = _read_table(lines, i, head, kind, blocks[-1])
             bad += b
             expect = "groups"
@@ -304,6 +342,7 @@ def read(src: SourceFile):
     if len(src.bytes) > TABLE_FILE_BYTES:
         raise IngestError(src.path, f"larger than {TABLE_FILE_BYTES >> 20} MiB: not read as a printed lm-eval table")
     blocks, bad, orphan = _parse(src.text)
+    blocks = _readme_blocks(blocks, src)
     read_blocks = [b for b in blocks if b.rows]
     if not read_blocks:
         why = (f"{bad} table row{'s' * (bad != 1)} unreadable (cells missing or not numbers)" if bad
@@ -316,13 +355,91 @@ def read(src: SourceFile):
         out.extend(_block_rows(b, src).records())
     if bad:
         src.note(f"{bad} table row{'s' * (bad != 1)} unreadable (cells missing or not numbers) left out")
-    empty = len(blocks) - len(read_blocks)
-    if empty:
-        src.note(f"{empty} header line{'s' * (empty != 1)} with no readable table under {'them' if empty != 1 else 'it'}")
+    for readme in (False, True):
+        empty = sum(1 for b in blocks if not b.rows and (b.json_name is not None) == readme)
+        what = "results README heading" if readme else "header line"
+        if empty:
+            src.note(f"{empty} {what}{'s' * (empty != 1)} with no readable table under {'them' if empty != 1 else 'it'}")
     if orphan:
         src.note(f"{orphan} table{'s' * (orphan != 1)} without the line lm-eval prints above {'them' if orphan != 1 else 'it'} "
                  "(no model or settings named) left out")
     return out
+
+
+def _readme_blocks(blocks: list, src: SourceFile) -> list:
+    """``blocks`` with those of lm-eval's results README layout named and rescaled, and those whose JSON file sits
+    beside ``src`` left out (the JSON, read itself, names the model and keeps every digit), with notes.
+
+    The layout (the ``results/<family>/<model>/README.md`` files lm-eval v0.3 shipped, written by its
+    ``scripts/make_table_results.py``): a ``# <model>`` heading, then per run a ``## <model>_<tasks>_<N>-shot.json``
+    heading and a v0.3 table, every value times 100 except ``ppl`` and SQuAD v2's (already on 0-100).
+    """
+    readme = [b for b in blocks if b.json_name is not None]
+    if not readme:
+        return blocks
+    folder = src.path.parent
+    # Only a plain file name is looked up beside the file: a heading is the file's text, not a path to follow.
+    beside = [b for b in readme if _PLAIN_NAME.match(b.json_name) and (folder / b.json_name).is_file()]
+    if beside and len(beside) == len(blocks):
+        raise ResultsReadElsewhere(src.path, f"lm-eval's results README: the JSON file{'s' * (len(beside) != 1)} "
+                                             f"its table{'s' * (len(beside) != 1)} came from "
+                                             f"({_names(b.json_name for b in beside)}) sit beside it and are read "
+                                             "instead")
+    if beside:
+        src.note(f"{len(beside)} of {len(readme)} tables of lm-eval's results README left out: read from their JSON "
+                 f"files beside it ({_names(b.json_name for b in beside)})")
+    run = _model_beside(folder, beside)
+    named = set()
+    for b in readme:
+        b.model = run[0] if run else b.title or folder.name
+        where = (f"the JSON file {run[1]} beside it" if run else "the file's heading" if b.title
+                 else "the file's folder name")
+        if b.rows and b.model not in named:
+            named.add(b.model)
+            src.note(f"{b.model}: model name taken from {where} (the tables of lm-eval's results README name no "
+                     "model)")
+        _unscale_readme(b)
+    kept = [b for b in blocks if b not in beside]
+    no_shots = [b.json_name for b in kept if b.json_name is not None and b.rows and b.shots == "None"]
+    if no_shots:
+        src.note(f"{len(no_shots)} table{'s' * (len(no_shots) != 1)} of lm-eval's results README stored with no shot "
+                 f"count: the JSON file name{'s' * (len(no_shots) != 1)} in {'their' if len(no_shots) != 1 else 'its'} "
+                 f"heading{'s' * (len(no_shots) != 1)} ({_names(no_shots)}) give{'s' * (len(no_shots) == 1)} none "
+                 "(no _<N>-shot in the name)")
+    return kept
+
+
+def _model_beside(folder, beside: list) -> Optional[tuple]:
+    """``(model, file name)`` as the first readable JSON file of ``beside`` names its model (the JSON reader's
+    name, so the README's other tables land on the same model); None if none is readable (a hostile or
+    truncated file is not an error here: the README's heading names the model then)."""
+    import json
+
+    for b in beside:
+        path = folder / b.json_name
+        try:
+            if path.stat().st_size > TABLE_FILE_BYTES:
+                continue
+            config = json.loads(path.read_bytes()).get("config")
+            return model_name(config, path)[0], b.json_name
+        except (OSError, ValueError, AttributeError, TypeError, RecursionError, IngestError):
+            continue
+    return None
+
+
+def _names(names) -> str:
+    names = list(names)
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+def _unscale_readme(block: _Block) -> None:
+    """Divide by 100 what lm-eval's results README script multiplied by 100 (see :func:`_readme_blocks`)."""
+    for task, entry in block.results.items():
+        if task in _README_UNSCALED_TASKS:
+            continue
+        for key, value in entry.items():
+            if isinstance(value, float) and key not in ("ppl", "ppl_stderr"):
+                entry[key] = value / 100.0
 
 
 def _strict_first(block: dict) -> dict:
@@ -356,10 +473,13 @@ def _model_args(text: str):
 def _block_rows(b: _Block, src: SourceFile):
     """One block as the JSON reader's rows (:func:`harness_ext.adapters.lm_eval._rows`), checked as it checks them."""
     shots = None if b.shots in ("None", "") else _shot_count(src.path, _version(b.shots), "num_fewshot in the header line")
-    config = {"model": b.model_type, "model_args": _model_args(b.args)}
-    model, meta = model_name(config, src.pathname)
-    _limit_note(b, model, src)
-    _percent(b, src)
+    if b.json_name is None:
+        config = {"model": b.model_type, "model_args": _model_args(b.args)}
+        model, meta = model_name(config, src.pathname)
+        _limit_note(b, model, src)
+        _percent(b, src)
+    else:
+        model, meta = b.model, {}  # named and rescaled by _readme_blocks
     bare = sorted(t for t in b.results if t in _MMLU_SUBJECTS)
     if bare:  # lm-eval prints mmlu_anatomy as "anatomy"; so do other families' subject tasks, so no rename is certain
         src.note(f"{model}: {len(bare)} row{'s' * (len(bare) != 1)} named as MMLU subjects without lm-eval's mmlu group "
@@ -379,8 +499,9 @@ def _block_rows(b: _Block, src: SourceFile):
 def harness_ext_adapters():
     yield Adapter(
         name="lm_eval_table",
-        description="lm-evaluation-harness printed results tables saved as markdown (v0.4 and v0.3, several models)",
+        description="lm-evaluation-harness printed results tables saved as markdown (v0.4 and v0.3, several models; "
+                    "its old results/ READMEs)",
         can_handle=can_handle,
         read=read,
-        revision="1",
+        revision="2",
     )

@@ -28,6 +28,16 @@ class NotResults(IngestError):
     """A file its format's adapter knows but which holds no results (MTEB's ``model_meta.json``, read with
     the task files beside it): reported skipped with ``quiet`` set, so ingest does not warn about it."""
 
+    #: What such files are, as ingest's summary counts them (``22 skipped (22 of them ...)``).
+    what = "metadata files with no results"
+
+
+class ResultsReadElsewhere(NotResults):
+    """A file holding only copies of results that files beside it hold in full (lm-eval's results README, whose
+    tables were printed from the JSON files beside it): skipped quietly, as :class:`NotResults`."""
+
+    what = "copies of results read from the files beside them"
+
 
 class SideFileError(HarnessExtError):
     """A side file (chance levels, aliases, costs, weights, column metadata, a manifest) could not be read;

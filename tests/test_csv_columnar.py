@@ -169,7 +169,7 @@ def test_long_columnar_path_stores_what_the_record_path_stores(tmp_path, monkeyp
     ("a/m1,d1,\n", "row 3: value '' is not a number"),
     ("a/m1,d1,inf\n", "not finite"),
     (",d1,0.5\n", "model must be a non-empty string"),
-    ("a/m1,d1,0.5,7\n", "row 3 has 4 fields"),
+    ("a/m1,d1,0.5,7\n", "row 3 ('a/m1') has 4 fields"),
     ("a/m\x001,d1,0.5\n", "NUL"),
 ])
 def test_long_columnar_errors_name_the_row_and_keep_the_store(tmp_path, monkeypatch, bad, reason):

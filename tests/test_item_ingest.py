@@ -194,6 +194,37 @@ def test_helm_run_with_display_predictions_only(tmp_path):
     assert items.status == "ingested" and items.n_samples == 909
     rows = _rows(db)
     assert rows["value"].mean() == pytest.approx(_stats_mean(d), abs=1e-12)  # HELM's score, from its instances
+    # 3,000 entries: 1,000 instances in 3 train trials; the 91 valid ones' 273 left out, the trials averaged: said.
+    assert items.notes == [
+        "273 per-instance entries of other splits than test (or without quasi_exact_match) left out",
+        "2727 per-instance entries of quasi_exact_match on test: 909 instances in 3 train trials each, each "
+        "instance's item score the mean over its trials"]
+
+
+def test_helm_instances_in_uneven_trials_say_so(tmp_path):
+    """The real run with one instance's third trial removed: its item score is the mean of two trials, so the items'
+    mean is no longer HELM's score (which weights every trial alike), and the note says so."""
+    import json
+
+    run = require_helm_raw()
+    d = tmp_path / "run"
+    shutil.copytree(run, d)
+    preds = json.loads((d / "display_predictions.json").read_text(encoding="utf-8"))
+    test_ids = {x["id"] for x in json.loads((d / "instances.json").read_text(encoding="utf-8")) if x["split"] == "test"}
+    drop = next(i for i, p in enumerate(preds) if p["instance_id"] in test_ids and p["train_trial_index"] == 2)
+    del preds[drop]
+    (d / "display_predictions.json").write_text(json.dumps(preds), encoding="utf-8")
+    rep = _ingest(tmp_path / "s.duckdb", d)
+    items = next(f for f in rep.files if f.adapter == "item_table")
+    assert items.n_samples == 909
+    assert ("2726 per-instance entries of quasi_exact_match on test: 909 instances in 2 to 3 train trials each (so "
+            "their mean is not the run's score, which weights every trial alike)") in items.notes[-1]
+
+
+def require_helm_raw():
+    from conftest import require
+
+    return require(SHARED_DATA / "helm-raw-example" / "examples" / "run")
 
 
 def test_helm_per_instance_file_that_is_broken_is_one_error(tmp_path):

@@ -261,3 +261,174 @@ def test_subject_aliases_without_their_group_are_kept_as_printed(tmp_path):
     _, recs, src = _read(p)
     assert [(r.benchmark, r.dataset) for r in recs] == [("lm_eval", "anatomy")]
     assert any("named as MMLU subjects without lm-eval's mmlu group" in n for n in src.take_notes())
+
+
+# lm-eval's results README layout: fixtures/lm_eval_results_readme (real, MIT; PROVENANCE.md there).
+README_DIR = Path(__file__).parent / "fixtures" / "lm_eval_results_readme" / "bloom-560m"
+README = README_DIR / "README.md"
+
+
+def _readme_alone(tmp_path: Path, text: str = None, folder: str = "bloom-560m") -> Path:
+    d = tmp_path / folder
+    d.mkdir(parents=True)
+    return _write(d, README.read_text(encoding="utf-8") if text is None else text, "README.md")
+
+
+def _json_records(path: Path) -> dict:
+    """The records the JSON reader gives for ``path``, by (dataset, metric, shots)."""
+    name, recs, _ = _read(path)
+    assert name == "lm_eval_v03"
+    return {(r.dataset, r.metric, r.num_fewshot): r for r in recs}
+
+
+def test_results_readme_alone_reads_as_its_json_files(tmp_path):
+    """The real README with no JSON beside it: claimed by its '## <run>.json' headings and v0.3 headers alone,
+    the model named by its heading (noted), every value divided back by 100 except ppl and SQuAD v2's, and the two
+    runs' JSON files read the same values within the printed digits."""
+    name, recs, src = _read(_readme_alone(tmp_path))
+    assert name == "lm_eval_table"
+    assert len(recs) == 110 and {r.model for r in recs} == {"bloom-560m"}
+    notes = " ".join(src.take_notes())
+    assert "bloom-560m: model name taken from the file's heading" in notes
+    got = {(r.dataset, r.metric, r.num_fewshot): r for r in recs}
+    want = {**_json_records(README_DIR / "bloom-560m_lambada_openai_0-shot.json"),
+            **_json_records(README_DIR / "bloom-560m_question_answering_0-shot.json")}
+    assert len(want) == 22
+    for k, r in want.items():
+        tol = 0.0051 if k[1] == "ppl" or k[0] == "squad2" else 5.1e-5  # two decimals of the printed scale
+        assert abs(got[k].value - r.value) <= tol, k
+        assert (got[k].stderr is None) == (r.stderr is None), k
+        assert (got[k].higher_is_better, got[k].primary) == (r.higher_is_better, r.primary), k
+    assert got[("gsm8k", "acc", 8)].value == pytest.approx(0.0053)  # "## bloom-560m_gsm8k_8-shot.json"
+    assert got[("gsm8k", "acc", 5)].value == 0.0  # the mathematical-reasoning run's, 5-shot
+    assert got[("mc_taco", "em", 0)].stderr is None
+
+
+def test_results_readme_in_place_leaves_its_json_runs_to_them(tmp_path, capsys):
+    """Read where it sits, beside two of its runs' JSON files: those two tables are left to the JSON files (noted)
+    and the other nine are stored under the model the JSON names, so a walk of the folder stores each run once."""
+    _, recs, src = _read(README)
+    assert len(recs) == 110 - 22 and {r.model for r in recs} == {"bigscience/bloom-560m"}
+    notes = " ".join(src.take_notes())
+    assert "2 of 11 tables of lm-eval's results README left out" in notes
+    assert "model name taken from the JSON file bloom-560m_lambada_openai_0-shot.json beside it" in notes
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), str(README_DIR)]) == 0
+    assert "3 files ingested (110 results)" in capsys.readouterr().out
+
+
+def test_results_readme_whose_runs_all_sit_beside_it_is_skipped(tmp_path):
+    """Every table's JSON beside it (as in lm-eval's own results folder): the README adds nothing and is skipped
+    quietly, naming why."""
+    from harness_ext.errors import NotResults
+
+    text = README.read_text(encoding="utf-8")
+    lambada = text[text.index("## bloom-560m_lambada_openai_0-shot.json"):text.index("## bloom-560m_mathematical")]
+    p = _readme_alone(tmp_path, "# bloom-560m\n\n" + lambada)
+    (p.parent / "bloom-560m_lambada_openai_0-shot.json").write_bytes(
+        (README_DIR / "bloom-560m_lambada_openai_0-shot.json").read_bytes())
+    with pytest.raises(NotResults, match="bloom-560m_lambada_openai_0-shot.json\\) sit beside it and are read instead"):
+        _read(p)
+
+
+def test_shared_results_folder_in_place_stores_each_run_once(tmp_path, capsys):
+    """lm-eval's own results folder for bloom-560m (shared data): 11 JSON files and the README printed from them.
+    The README is skipped quietly, counted as what it is, and the store holds the JSON files' 110 results."""
+    from conftest import LM_EVAL_V03
+
+    folder = require(LM_EVAL_V03 / "bloom" / "bloom-560m")
+    assert main(["ingest", "--db", str(tmp_path / "s.duckdb"), str(folder)]) == 0
+    captured = capsys.readouterr()
+    assert ("11 files ingested (110 results), 0 unchanged (already in the store), 1 skipped (1 of them copies of "
+            "results read from the files beside them)") in captured.out
+    assert "warning" not in captured.err
+
+
+def test_results_readme_without_heading_or_shots_says_so(tmp_path):
+    """The real README without its '# bloom-560m' heading, one run's heading without its shot count (as the OPT
+    READMEs name 'opt-125m.json'): the model is the folder's name, the run has no shot count, both noted."""
+    text = README.read_text(encoding="utf-8").replace("# bloom-560m\n\n", "", 1)
+    text = text.replace("## bloom-560m_xnli_0-shot.json", "## bloom-560m_xnli.json")
+    _, recs, src = _read(_readme_alone(tmp_path, text, folder="my-model"))
+    assert {r.model for r in recs} == {"my-model"}
+    assert {r.num_fewshot for r in recs if r.dataset == "xnli_en"} == {None}
+    notes = " ".join(src.take_notes())
+    assert "model name taken from the file's folder name" in notes
+    assert "1 table of lm-eval's results README stored with no shot count" in notes
+
+
+def test_results_readme_with_a_broken_table_is_one_error(tmp_path):
+    """Composed (hostile), after the real layout: the heading and header, then rows that are not numbers: one
+    error naming the file and why."""
+    p = _readme_alone(tmp_path, "# m\n\n## m_x_0-shot.json\n|Task|Version|Metric|Value|   |Stderr|\n"
+                                "|----|------:|------|----:|---|-----:|\n|boolq|1|acc|high|±|low|\n")
+    with pytest.raises(IngestError, match="README.md: .*no readable result row: 1 table row unreadable"):
+        _read(p)
+
+
+def test_markdown_with_json_headings_but_other_tables_is_not_claimed(tmp_path):
+    from harness_ext.store.ingest_read import is_printed_table
+
+    assert not is_printed_table(b"# notes\n\n## config.json\n|key|value|\n|-|-|\n|Version|2|\n")
+    assert is_printed_table(README.read_bytes())
+
+
+@pytest.mark.slow
+def test_every_shared_results_readme_reads_as_its_json_files(tmp_path):
+    """The 22 READMEs of lm-eval's own results folder (shared data), each read alone: every row the JSON files
+    beside it give, within the printed digits (a run whose file name gives no shot count matched at any count)."""
+    from conftest import LM_EVAL_V03
+
+    readmes = sorted(require(LM_EVAL_V03).glob("*/*/README.md"))
+    assert len(readmes) == 22
+    rows = 0
+    for readme in readmes:
+        _, recs, _ = _read(_readme_alone(tmp_path / readme.parent.name, readme.read_text(encoding="utf-8"),
+                                          readme.parent.name))
+        got, want = _values_by_key(recs), {}
+        for j in sorted(readme.parent.glob("*.json")):
+            for key, values in _values_by_key(_read(j)[1]).items():
+                want.setdefault(key, []).extend(values)
+        assert sum(map(len, got.values())) == len(recs) == sum(map(len, want.values())), readme
+        for (task, metric, shots), values in want.items():
+            printed = got.get((task, metric, shots)) or got[(task, metric, None)]
+            tol = max(0.0051 if metric == "ppl" or task == "squad2" else 5.1e-5, 5.1e-5 * max(map(abs, values)))
+            assert len(printed) == len(values), (readme, task, metric)
+            assert all(abs(a - b) <= tol for a, b in zip(sorted(printed), sorted(values))), (readme, task, metric)
+        rows += len(recs)
+    assert rows == 3483
+
+
+def _values_by_key(records) -> dict:
+    """Values by (dataset, metric, shots): a README may hold one task and shot count twice (two runs' JSON files)."""
+    out: dict = {}
+    for r in records:
+        out.setdefault((r.dataset, r.metric, r.num_fewshot), []).append(r.value)
+    return out
+
+
+def test_results_readme_heading_naming_a_path_is_not_followed(tmp_path):
+    """Composed (hostile), after the real layout: a heading naming a JSON file in another folder is not looked up
+    there (neither skipped nor read for the model's name): the table is read, named by the heading."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "x_0-shot.json").write_bytes((README_DIR / "bloom-560m_lambada_openai_0-shot.json").read_bytes())
+    text = ("# m\n\n## ../elsewhere/x_0-shot.json\n|Task|Version|Metric|Value|   |Stderr|\n"
+            "|----|------:|------|----:|---|-----:|\n|boolq|1|acc|55.14|±|0.87|\n")
+    _, recs, src = _read(_readme_alone(tmp_path, text, folder="run"))
+    assert [(r.model, r.dataset, r.value) for r in recs] == [("m", "boolq", pytest.approx(0.5514))]
+    assert "model name taken from the file's heading" in " ".join(src.take_notes())
+
+
+def test_results_readme_heading_above_another_table_is_not_its_run(tmp_path):
+    """Composed (hostile), after the real layout: a '## <run>.json' heading above a v0.4 table (which the README
+    script never printed) does not give that table a model or a scale: it is left out, counted; a heading too long
+    to be a model's name leaves the folder to name it."""
+    text = ("# " + "m" * 300 + "\n\n## m_x_0-shot.json\n" + TABLE4 + "|boolq|2|none|0|acc|↑|0.7780|±|0.0073|\n\n"
+            "## m_y_0-shot.json\n|Task|Version|Metric|Value|   |Stderr|\n|----|------:|------|----:|---|-----:|\n"
+            "|piqa|0|acc|75.00|±|1.00|\n")
+    _, recs, src = _read(_readme_alone(tmp_path, text, folder="run"))
+    assert [(r.model, r.dataset, r.value) for r in recs] == [("run", "piqa", pytest.approx(0.75))]
+    notes = " ".join(src.take_notes())
+    assert "model name taken from the file's folder name" in notes
+    assert "1 table without the line lm-eval prints above it" in notes and "1 results README heading with no readable table" in notes

@@ -49,11 +49,16 @@ class StoreInfo(Result):
     def render(self) -> str:
         from ..store.item_info import COUNT_KEYS
 
-        cells = {k: v for k, v in self.counts.items() if k not in COUNT_KEYS
+        cells = {k: v for k, v in self.counts.items() if k not in COUNT_KEYS and k != "model_ids"
                  and (k not in _CONFLICT_DETAIL or self.counts.get("conflicts"))}
         # Cells, not values: ingest counts each file's values that disagree with those stored, so one cell
         # written by three files is two conflicting values there and one conflicting cell here.
         labels = {"conflicts": "cells with conflicting values"}
+        ids = self.counts.get("model_ids")
+        if ids is not None and ids < self.counts.get("models", 0):
+            # As matrix and reduce count rows: the names of one model (aliases, case) are one row there.
+            labels["models"] = (f"model names ({plural(ids, 'model')} once the names of one model merge: 'harness-ext "
+                                "models --merged' lists them)")
         parts = [_count(v, labels.get(k, k)) for k, v in cells.items() if k not in _CONFLICT_DETAIL]
         if "conflicts_by_documents" in cells:
             parts.append(f"{cells['conflicts_by_documents']:,} of them decided by document count")
@@ -138,6 +143,7 @@ def store_info(store, conflicts: bool = False) -> StoreInfo:
     from ..store.cell_choice import conflict_counts, listed_twice
 
     counts = {**store.counts(), **item_counts(store)}
+    counts["model_ids"] = _model_ids(store, counts["models"])
     table = store.conflicts() if conflicts or counts.get("conflicts") else None
     counts["conflicts_by_documents"] = conflict_counts(table)[1]
     twice = listed_twice(table)
@@ -145,6 +151,14 @@ def store_info(store, conflicts: bool = False) -> StoreInfo:
     return StoreInfo(store.path, counts, store.benchmarks(), store.benchmark_groups(),
                      table if conflicts else None, item_benchmarks(store),
                      item_conflicts(store) if conflicts else None, item_id_notes(store) + assumed_metric_notes(store))
+
+
+def _model_ids(store, names: int) -> int:
+    """How many models the store's ``names`` model names are once aliases merge them (``model_aliases``)."""
+    if not getattr(store, "_has_table", lambda t: False)("model_aliases"):
+        return names
+    return store.con.execute("SELECT count(DISTINCT coalesce(a.canonical, m.name)) FROM models m "
+                             "LEFT JOIN model_aliases a ON a.alias = m.name").fetchone()[0]
 
 
 def run(args) -> int:

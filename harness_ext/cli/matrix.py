@@ -75,10 +75,27 @@ class PerformanceMatrix(Result):
         note = shots_left_out_note(df.attrs)
         if note:
             out.append(note)
+        if df.attrs.get("clipped"):
+            out.append(clipped_note(df))
         if df.attrs.get("model_aliases"):
             out.append(f"{len(df.attrs['model_aliases'])} rows merge several names of one model ('harness-ext models "
                        "--merged'; --no-aliases keeps names apart)")
         return out
+
+
+def clipped_note(df) -> str:
+    """How many printed scores the chance correction floored at 0 (below chance) or capped at 1 (above the scale's
+    top): a 0 in the matrix is then no model's raw score, and a reader should know how many there are."""
+    import numpy as np
+
+    from ..store.matrix import unpack_clipped
+
+    _, cols, values = unpack_clipped(df.attrs["clipped"], df.index, df.columns)
+    below, above = int((values < 0).sum()), int((values > 1).sum())
+    parts = [f"{below} below chance shown as 0"] * bool(below) + [f"{above} above the scale's top shown as 1"] * bool(above)
+    return (f"{below + above} of {int(df.notna().to_numpy().sum())} scores clipped by the chance correction, in "
+            f"{len(np.unique(cols))} of {df.shape[1]} datasets: {' and '.join(parts)} (--normalise none shows the "
+            "raw scores)")
 
 
 def run(args) -> int:

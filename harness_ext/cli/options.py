@@ -143,7 +143,7 @@ def add_matrix_arguments(parser: argparse.ArgumentParser, benchmark_required: bo
     add_store_argument(parser)
     g = parser.add_argument_group("matrix selection")
     g.add_argument("--benchmark", action=ListAppend, default=None,
-                   help="benchmark name (repeatable or comma-separated); " + (
+                   help="benchmark name or glob (repeatable or comma-separated); " + (
                        "required when the store holds several" if benchmark_required else "default: every benchmark"))
     g.add_argument("--metric", default=None, help="metric to use; default: each dataset's primary metric")
     # Repeat-only (no comma split): HELM run names hold commas.

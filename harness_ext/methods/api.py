@@ -157,7 +157,7 @@ def load_matrix(store: Optional[PathLike] = None, benchmark=None, *, metric: Opt
     store : path-like, optional
         An existing store; default ``$HARNESS_EXT_DB`` or ``./harness-ext.duckdb``.
     benchmark : str or sequence of str, optional
-        Benchmark(s) or benchmark group(s); default all.
+        Benchmark(s) or benchmark group(s), or globs of their names (``"opencompass_*"``); default all.
     metric, datasets, models, source, num_fewshot, rows, dense, normalise, aggregates, chance_file, aliases
         As :class:`harness_ext.store.matrix.MatrixQuery` (globs for ``datasets``/``models``/``source``; a list of
         globs for ``datasets`` or ``models`` keeps a name that matches any).

@@ -489,7 +489,8 @@ class _IngestRun:
             return sha, chosen, records, configs, src.take_notes() + notes
         except Exception as exc:  # noqa: BLE001 - whatever reading one file raises fails that file only
             report.files.append(FileReport(_shown(src.path), "skipped", reason=_skip_reason(exc) + self._kept(),
-                                           quiet=isinstance(exc, NotResults)))
+                                           quiet=isinstance(exc, NotResults),
+                                           quiet_kind=exc.what if isinstance(exc, NotResults) else ""))
             return None
         finally:
             # The file's bytes and parsed document are not needed once its records are made: freed now,

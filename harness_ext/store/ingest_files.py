@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..errors import IngestError
+from ..errors import IngestError, NotResults
 from ..report import plural
 from ..safe_input import file_kind
 
@@ -112,6 +112,8 @@ class FileReport:
     item_conflicts: int = 0
     #: A skipped file its adapter knows holds no results (:class:`~harness_ext.errors.NotResults`): no warning.
     quiet: bool = False
+    #: What the quietly skipped file is (:attr:`~harness_ext.errors.NotResults.what`), for the summary's count.
+    quiet_kind: str = ""
     #: What the adapter's heuristics did to the file's data (:meth:`harness_ext.types.SourceFile.note`): columns
     #: stored as aggregates or model metadata, cells left out, each with counts and names.
     notes: list = field(default_factory=list)
@@ -160,8 +162,12 @@ class IngestReport:
         items = [f for f in self.by_status("ingested") if f.adapter == ITEMS_ADAPTER]
         samples += (f", {plural(sum(f.n_samples for f in items), 'item score')} from {plural(len(items), 'item file')}"
                     if items else "")
-        quiet = sum(f.quiet for f in self.by_status("skipped"))
-        known = f" ({quiet} of them metadata files with no results)" if quiet else ""
+        kinds: dict = {}
+        for f in self.by_status("skipped"):
+            if f.quiet:
+                kind = f.quiet_kind or NotResults.what
+                kinds[kind] = kinds.get(kind, 0) + 1
+        known = f" ({', '.join(f'{n} of them {k}' for k, n in kinds.items())})" if kinds else ""
         # Item scores are counted apart from result cells: a file's item conflicts are in its notes as well.
         item_conflicts = f" and {plural(n, 'conflicting item score')}" if (n := self.n_item_conflicts) else ""
         notes = f"; {plural(n, 'note')} on how files were read" if (n := sum(len(f.notes) for f in self.files)) else ""
@@ -172,7 +178,14 @@ class IngestReport:
                  if (n := self.n_older_reader) else "")
         return (f"{plural(ing, 'file')} ingested ({plural(self.n_results, 'result')}{samples}{reread}), {unch} unchanged "
                 f"(already in the store{older}), {skip} skipped{known}, {plural(len(self.conflicts), 'conflicting value')}"
-                f"{item_conflicts}{notes}")
+                f"{self._conflict_cells()}{item_conflicts}{notes}")
+
+    def _conflict_cells(self) -> str:
+        """`` in N cells`` when a cell has several conflicting values (a model listed three times in one file), so
+        the count matches the cells ``info`` counts; else ``""``."""
+        conflicts = self.conflicts
+        cells = len({(c.model, c.dataset, c.metric, c.num_fewshot) for c in conflicts})
+        return f" in {plural(cells, 'cell')}" if cells != len(conflicts) else ""
 
     @property
     def n_older_reader(self) -> int:

@@ -181,21 +181,27 @@ def is_printed_table(data: bytes) -> bool:
 
     The line names the model and the run's settings (v0.4: ``hf (pretrained=...), gen_kwargs: (None), limit: None,
     num_fewshot: None, batch_size: 8``; v0.3: ``... provide_description: False, ...``); the next line that is not blank
-    or a code fence must be the table's header. A plain scan of lines, no regular expression: a 4 MiB line of
+    or a code fence must be the table's header. In lm-eval's old ``results/<family>/<model>/README.md`` files the
+    line is a heading naming the run's JSON file (``## bloom-560m_xnli_0-shot.json``) and the header v0.3's. A plain scan of lines, no regular expression: a 4 MiB line of
     repeated keywords costs one pass.
     """
-    if b"batch_size:" not in data or b"Version" not in data:
+    if b"Version" not in data:
+        return False
+    readme = b".json" in data  # lm-eval's results README layout: a "## <run>.json" heading above each v0.3 table
+    if b"batch_size:" not in data and not readme:
         return False
     lines = data.split(b"\n")
     for i, line in enumerate(lines):
-        if b"batch_size:" not in line or (b"gen_kwargs:" not in line and b"provide_description:" not in line):
+        heading = readme and line.startswith(b"## ") and line.rstrip().endswith(b".json")
+        if not heading and (b"batch_size:" not in line
+                            or (b"gen_kwargs:" not in line and b"provide_description:" not in line)):
             continue
         for nxt in lines[i + 1:i + 4]:
             flat = nxt.strip()
             if not flat or flat.startswith(b"```"):
                 continue
             flat = flat.replace(b" ", b"").replace(b"\t", b"")
-            if flat.startswith(_TABLE_HEADS):
+            if flat.startswith(_TABLE_HEADS[2] if heading else _TABLE_HEADS):
                 return True
             break
     return False

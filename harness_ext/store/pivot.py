@@ -28,16 +28,34 @@ from .scan import batches as _batches
 def benchmark_filter(store, query, column: str):
     """SQL conditions and parameters selecting ``query.benchmarks`` in ``column``.
 
-    A benchmark-group name (``ingest --group``) stands for its member benchmarks.
+    A benchmark-group name (``ingest --group``) stands for its member benchmarks; a name holding ``*``, ``?`` or
+    ``[`` is a glob, as ``--models`` and ``--datasets`` take (a folder of leaderboard CSVs is one benchmark per file:
+    ``--benchmark 'opencompass_*'``).
     """
     if not query.benchmarks:
         return [], []
-    marks = ", ".join("?" * len(query.benchmarks))
-    names = list(query.benchmarks)
-    if getattr(store, "_has_table", lambda t: False)("benchmark_groups"):
-        return ([f"({column} IN ({marks}) OR {column} IN "
-                 f"(SELECT benchmark FROM benchmark_groups WHERE name IN ({marks})))"], names + names)
-    return [f"{column} IN ({marks})"], names
+    names = [b for b in query.benchmarks if not is_glob(b)]
+    globs = [b for b in query.benchmarks if is_glob(b)]
+    marks = ", ".join("?" * len(names))
+    groups = getattr(store, "_has_table", lambda t: False)("benchmark_groups")
+    conds, params = [], []
+    if names:
+        conds.append(f"{column} IN ({marks})")
+        params += names
+    if globs:
+        cond, ps = glob_sql([column], globs)
+        conds.append(cond)
+        params += ps
+    if groups:
+        member = " OR ".join(([f"name IN ({marks})"] if names else []) + ["name GLOB ?" for _ in globs])
+        conds.append(f"{column} IN (SELECT benchmark FROM benchmark_groups WHERE {member})")
+        params += names + globs
+    return ["(" + " OR ".join(conds) + ")"], params
+
+
+def is_glob(name: str) -> bool:
+    """Whether a ``--benchmark`` name is a glob (holds ``*``, ``?`` or ``[``)."""
+    return any(c in name for c in "*?[")
 
 
 def dataset_filter(store, query, metrics: bool = True):
@@ -558,11 +576,13 @@ def no_match_message(store, query) -> str:
     """Why a query selects nothing: a benchmark name the store does not hold, with the closest names and how a
     group of one's own is named (``ingest --group``); else the query and the store's benchmarks."""
     import difflib
+    import fnmatch
 
     benchmarks = list(store.benchmarks()["benchmark"])
     groups = list(store.benchmark_groups()["group"]) if hasattr(store, "benchmark_groups") else []
     known = benchmarks + [g for g in groups if g not in benchmarks]
-    missing = [b for b in (query.benchmarks or ()) if b not in known]
+    missing = [b for b in (query.benchmarks or ()) if b not in known and not (is_glob(b) and any(
+        fnmatch.fnmatchcase(k, b) for k in known))]
     avail = ", ".join(benchmarks[:20]) + (" ..." if len(benchmarks) > 20 else "")
     if not missing:
         hint = _metric_hint(store, query)
@@ -571,7 +591,8 @@ def no_match_message(store, query) -> str:
     parts = []
     for b in missing:
         close = difflib.get_close_matches(b.lower(), list(lowered), n=3, cutoff=0.6)
-        parts.append(repr(b) + (f" (did you mean {' or '.join(repr(lowered[c]) for c in close)}?)" if close else ""))
+        parts.append(repr(b) + (" (a glob: it matched none; globs are case-sensitive)" if is_glob(b) else "")
+                     + (f" (did you mean {' or '.join(repr(lowered[c]) for c in close)}?)" if close else ""))
     return (f"no benchmark {', '.join(parts)} in the store. Benchmarks in the store: {avail}"
             + (f"; groups: {', '.join(groups[:10])}" if groups else "")
             + ". Results of an lm-eval group of your own are stored under the group's name; files ingested "

@@ -130,8 +130,10 @@ def benchmark_score(manifest: dict, columns=None) -> tuple:
     maps = [_affine(e.get("normalisation") or {}) for e in entries]
     if any(m is None for m in maps):
         bent = [c for c, m in zip(columns, maps) if m is None]
-        return None, (f"{len(bent)} datasets ({', '.join(bent[:3])}) are normalised by a non-linear transform "
-                      "(Elo, perplexity): their mean on the harness's scale is not what the normalised mean predicts")
+        one = len(bent) == 1
+        return None, (f"{len(bent)} dataset{'' if one else 's'} ({', '.join(bent[:3])}{'' if len(bent) <= 3 else ' ...'}) "
+                      f"{'is' if one else 'are'} normalised by a non-linear transform (Elo, perplexity): "
+                      "the mean on the harness's scale is not what the normalised mean predicts")
     benchmarks = {e.get("benchmark") for e in entries}
     name = benchmarks.pop() if len(benchmarks) == 1 and None not in benchmarks else (manifest.get("group_name") or "benchmark")
     names = [c.split("/", 1)[1] if c.startswith(f"{name}/") else c for c in columns]

@@ -82,8 +82,9 @@ def item_catalogue(store, benchmarks=None, datasets: Optional[str] = None) -> pd
             FROM samples s JOIN sample_sources src USING (source_id)
             GROUP BY ALL ORDER BY benchmark, s.task, s.metric""").df()
     every = cat
-    if benchmarks:
-        cat = cat[cat["benchmark"].isin(list(benchmarks))]
+    if benchmarks:  # names or globs, as the matrix's --benchmark takes them
+        wanted = list(benchmarks)
+        cat = cat[[b in wanted or matches(b, wanted) for b in cat["benchmark"]]]
     if datasets:
         cat = cat[[matches(t, datasets) for t in cat["task"]]]
     if cat.empty:
@@ -514,7 +515,7 @@ class ItemReduceResult(Result):
         budget = (f"a total of {d['n_total']:,} spread over the tasks ({d['task_allocation']})" if d.get("n_total")
                   else f"{d['n_per_task']} per task")
         head = (f"{s['items_run']:,} of {s['items_full']:,} items ({s['share_run']:.1%}) in "
-                f"{self.manifest['cost']['tasks']} tasks, {how}; {budget}; estimator {s['estimator']}.\n"
+                f"{plural(self.manifest['cost']['tasks'], 'task')}, {how}; {budget}; estimator {s['estimator']}.\n"
                 f"Expected error on the population's own models with these items ({unit}): 'in' = models like "
                 f"the population (5 folds), 'frontier' = its strongest 30% predicted from its weakest half; "
                 f"widths and coverage of the {lvl} intervals. Manifest {s['manifest_bytes']:,} bytes "
