@@ -38,7 +38,8 @@ from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
-from .lm_eval import LOWER_IS_BETTER, _as_number
+from .lm_eval import LOWER_IS_BETTER
+from .lm_eval_values import as_number
 from .open_llm_leaderboard import LEADERBOARD_METRIC
 
 _KEY_RE = re.compile(r"^(?:(?P<suite>[A-Za-z0-9_\-]+)\|)?(?P<task>[^|]+)\|(?P<shots>\d+)$")
@@ -137,7 +138,7 @@ def _records(src, key, m, block, configs, model, meta, missing) -> list:
     metrics = {}
     for k, v in block.items():
         if isinstance(k, str) and not k.endswith("_stderr"):
-            value = _as_number(v)
+            value = as_number(v)
             if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
                 missing.append(f"{key} {k}")
             else:
@@ -154,7 +155,7 @@ def _records(src, key, m, block, configs, model, meta, missing) -> list:
         if higher is None:
             higher = not (metric in LOWER_IS_BETTER or "perplexity" in metric)
         rb, rb_src = chance_baseline(f"mmlu_{dataset}" if benchmark == MMLU_BENCHMARK else dataset, metric)
-        stderr = _as_number(block.get(f"{metric}_stderr"))
+        stderr = as_number(block.get(f"{metric}_stderr"))
         out.append(ResultRecord(
             model=model, benchmark=benchmark, dataset=dataset, metric=metric, value=value,
             stderr=stderr if isinstance(stderr, (int, float)) and not isinstance(stderr, bool) else None,

@@ -38,7 +38,8 @@ order), else the first in the results block. ``--metric`` selects the others.
 Missing values: a metric whose value is null or a string that is no number (``"N/A"``: lm-eval
 could not compute it) is not a result and is left out, the file's other metrics kept (a task whose
 every metric is null is left out); a number written as a string (``"0.53"``) is read as that number
-(:func:`_drop_missing`). When a task's primary metric is left out, its next metric is primary.
+(:func:`~harness_ext.adapters.lm_eval_values.drop_missing`). When a task's primary metric is left out, its next
+metric is primary. RULER's ``-1`` for a sequence length it ran no samples at is no result either.
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from itertools import chain
-from math import isfinite
 from pathlib import PurePosixPath
 from typing import Optional
 
@@ -54,10 +54,11 @@ from harness_ext.benchmarks import MMLU_BENCHMARK, chance_baseline, mmlu_subject
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
-from harness_ext.store.rows import KIND_FIELDS, ResultRows, kind
+from harness_ext.store.rows import ResultRows, kind
 from harness_ext.types import Adapter, SourceFile
 
 from .lm_eval_groups import inline_dataset, inline_groups, own_groups  # noqa: F401 (own_groups: callers import it from here)
+from .lm_eval_values import PLAIN_NUMBERS, drop_missing
 
 LM_EVAL_BENCHMARK = "lm_eval"
 #: Metric preferred as a dataset's primary one, in order.
@@ -417,7 +418,7 @@ def read_v03(src: SourceFile):
     if out is None:
         out = _rows(src.path, doc["results"], v04=False, model=model, model_meta=meta,
                     default_shots=shots, doc={"versions": versions})
-    return _check_proportions(_drop_missing(out, src), src)
+    return _check_proportions(drop_missing(out, src), src)
 
 
 #: v0.3 files by the shape of their results (tasks and each block's keys): row layout and kinds, worked out once.
@@ -490,83 +491,6 @@ def _file_template(tasks: tuple, blocks: tuple) -> tuple:
     return get, tuple(values), tuple(stderrs), tuple(kinds)
 
 
-_PLAIN_NUMBERS = frozenset({float, int})
-
-
-def _as_number(v):
-    """``v`` as a score: a number as is, a number-like string as its float, None for a value that is no result
-    (null, ``"N/A"``, ``NaN`` or ``Infinity`` as a bare JSON token or a string); anything else (a list, a bool)
-    as is, for the record checks to refuse."""
-    if v is None:
-        return None
-    if v.__class__ is float:
-        return v if v - v == 0.0 else None  # NaN and infinities give NaN here
-    if isinstance(v, str):
-        try:
-            f = float(v.strip())
-        except ValueError:
-            return None
-        return f if isfinite(f) else None
-    return v
-
-
-def _all_finite(values) -> bool:
-    """Whether no value is NaN or infinite (Python's json reads the bare tokens ``NaN``, ``Infinity``): either
-    makes the sum non-finite. A sum overflowing, or an integer too large for a float, answers False too, and the
-    slow path then looks at each value."""
-    try:
-        return isfinite(sum(values))
-    except (OverflowError, TypeError):
-        return False
-
-
-def _drop_missing(out: ResultRows, src: Optional[SourceFile] = None) -> ResultRows:
-    """``out`` without the rows whose value is no result (:func:`_as_number`), number-like strings read.
-
-    lm-eval writes ``null`` (or ``"N/A"``) for a metric it could not compute on one task; the file's
-    other scores are real results, so only that metric is left out (as Every Eval Ever's placeholders
-    are left missing), not the whole file. A task left without its primary metric gets the next one
-    as primary, so it still has a column in the matrix. What is left out is noted on ``src``
-    (:meth:`~harness_ext.types.SourceFile.note`), with counts and names, as are the groups stored as aggregates.
-    """
-    groups = list(dict.fromkeys(k.dataset for k in out.kinds if k.aggregate and k.primary))
-    if src is not None and groups:
-        src.note(f"{len(groups)} group{'s' * (len(groups) != 1)} stored as aggregate{'s' * (len(groups) != 1)} "
-                 f"(lm-eval's scores over their tasks): {', '.join(groups[:12])}" + (" ..." if len(groups) > 12 else ""))
-    values = out.values
-    if set(map(type, values)) <= _PLAIN_NUMBERS and _all_finite(values):  # the common case: C-level passes
-        return out
-    clean = list(map(_as_number, values))
-    keep = [i for i, v in enumerate(clean) if v is not None]
-    if len(keep) == len(values):
-        out.values = clean
-        return out
-    had_primary = {(k.benchmark, k.dataset, k.task) for k in out.kinds if k.primary}
-    kept_kinds = [out.kinds[i] for i in keep]
-    with_primary = {(k.benchmark, k.dataset, k.task) for k in kept_kinds if k.primary}
-    for j, k in enumerate(kept_kinds):
-        key = (k.benchmark, k.dataset, k.task)
-        if key in had_primary and key not in with_primary:
-            fields = {f: k.__dict__[f] for f in KIND_FIELDS}
-            fields["primary"] = True
-            kept_kinds[j] = kind(**fields)
-            with_primary.add(key)
-    if src is not None:
-        gone = [out.kinds[i] for i in range(len(values)) if clean[i] is None]
-        shown = listed((f"{k.dataset} {k.metric}" for k in gone), 8)
-        left = {(k.benchmark, k.dataset, k.task) for k in kept_kinds}
-        tasks = len({(k.benchmark, k.dataset, k.task) for k in gone} - left)
-        src.note(f"{len(gone)} metric{'s' * (len(gone) != 1)} written as null, NaN, Infinity or not a number "
-                 f"(not computed) left out: "
-                 f"{shown}" + (f"; {tasks} task{'s' * (tasks != 1)} with no metric left" if tasks else ""))
-    out.kinds = kept_kinds
-    out.values = [clean[i] for i in keep]
-    for col in ("stderrs", "num_fewshot", "n_samples", "dataset_metadata"):
-        setattr(out, col, [getattr(out, col)[i] for i in keep])
-    out._records = None
-    return out
-
-
 @lru_cache(maxsize=None)
 def _is_proportion(metric: str) -> bool:
     """Whether lm-eval reports ``metric`` as a proportion in [0, 1] (``acc``, ``acc_norm``, ``exact_match``)."""
@@ -580,7 +504,7 @@ def _check_proportions(out: ResultRows, src: SourceFile) -> ResultRows:
     for k, v in zip(out.kinds, out.values):
         # Not finite, or an integer too large for a float: the record checks say so (a finite float such as 1e308
         # is refused here, else it was stored as a proportion).
-        if (v.__class__ in _PLAIN_NUMBERS and (v < 0.0 or v > 1.0) and _is_proportion(k.metric)
+        if (v.__class__ in PLAIN_NUMBERS and (v < 0.0 or v > 1.0) and _is_proportion(k.metric)
                 and (v - v == 0.0 if v.__class__ is float else -1e300 < v < 1e300)):
             raise IngestError(src.path, f"task {k.dataset!r}: {k.metric} = {v!r} is outside [0, 1]; lm-eval "
                                         "reports it as a proportion (0.62 for 62%)")
@@ -598,7 +522,7 @@ def read_v04(src: SourceFile):
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
     _note_limited(doc, src)
     _note_inline(doc, src)
-    return _check_proportions(_unscored_groups(_drop_missing(_rows(
+    return _check_proportions(_unscored_groups(drop_missing(_rows(
         src.path, doc["results"], v04=True, model=model, model_meta=meta,
         default_shots=_shot_count(src.path, config.get("num_fewshot"), "config.num_fewshot"),
         doc=doc, configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc)), src), doc, src), src)
@@ -691,5 +615,5 @@ def harness_ext_adapters():
         description="lm-evaluation-harness v0.4 results_*.json (metric,filter keys, groups, n-shot, n-samples)",
         can_handle=can_handle_v04,
         read=read_v04,
-        revision="3",
+        revision="4",  # 4: RULER's -1 at a sequence length without samples is left out, not stored as a score
     )

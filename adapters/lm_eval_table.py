@@ -41,7 +41,8 @@ from harness_ext.store.ingest_read import TABLE_FILE_BYTES, TABLE_SUFFIXES, is_p
 from harness_ext.types import Adapter, SourceFile
 
 # The JSON reader's row builder and checks, so a table and its run's JSON are named alike.
-from .lm_eval import _check_proportions, _drop_missing, _is_proportion, _rows, _shot_count, model_name
+from .lm_eval import _check_proportions, _is_proportion, _rows, _shot_count, model_name
+from .lm_eval_values import drop_missing
 
 _V04_LINE = re.compile(r"^\s*(?P<type>[^\s(]+)\s*\((?P<args>.*?)\),\s*gen_kwargs:\s*\(.*?\),\s*limit:\s*(?P<limit>[^,]*),"
                        r"\s*num_fewshot:\s*(?P<shots>[^,]*),\s*batch_size:")
@@ -492,7 +493,7 @@ def _block_rows(b: _Block, src: SourceFile):
         doc = {"versions": b.versions}
     rows = _rows(src.path, {t: _strict_first(blk) for t, blk in b.results.items()}, v04=b.v04, model=model, model_meta=meta, default_shots=shots, doc=doc)
     rows.has_configs = False
-    return _check_proportions(_drop_missing(rows, src), src)
+    return _check_proportions(drop_missing(rows, src), src)
 
 
 @hookimpl
@@ -503,5 +504,5 @@ def harness_ext_adapters():
                     "its old results/ READMEs)",
         can_handle=can_handle,
         read=read,
-        revision="2",
+        revision="3",  # 3: RULER's -1 at a sequence length without samples is left out, as in the JSON
     )

@@ -178,3 +178,27 @@ def test_a_truncated_results_file_says_where_it_ends(tmp_path):
         reasons = {Path(f.path).name: f.reason for f in report.files}
         assert "not valid JSON (" in reasons["results_x.json"] and "line " in reasons["results_x.json"]
         assert "not a recognised result file: empty" in reasons["results_y.json"]
+
+
+def test_ruler_minus_one_for_an_unrun_sequence_length_is_left_out(tmp_path):
+    """lm-eval's RULER tasks name one metric per sequence length and aggregate a length without samples to -1
+    (``lm_eval/tasks/ruler/common_utils.py``: ``aggregate_metrics`` returns -1); read as a score it sat below every
+    real one. A real v0.4 results file with RULER's blocks added as lm-eval writes them (``"4096,none": 0.998,
+    "8192,none": -1.0``, stderrs ``"N/A"``): each -1 is left out with a note, the lengths that ran are kept, a task
+    whose only length did not run is counted, and a -1 under a metric not named by a length stays a score."""
+    doc = json.loads(QWEN_GPQA.read_text())
+    for task, value in (("niah_single_1", 0.998), ("niah_single_2", 0.97)):
+        doc["results"][task] = {"alias": task, "4096,none": value, "4096_stderr,none": "N/A", "8192,none": -1.0,
+                                "8192_stderr,none": "N/A"}
+    doc["results"]["ruler_vt"] = {"alias": "ruler_vt", "4096,none": -1, "4096_stderr,none": "N/A"}
+    doc["results"]["mcc_task"] = {"alias": "mcc_task", "mcc,none": -1.0, "mcc_stderr,none": "N/A"}
+    path = tmp_path / QWEN_GPQA.name
+    path.write_text(json.dumps(doc))
+    with Store.open(":memory:") as s:
+        (f,) = ingest_paths(s, [path], show_progress=False).by_status("ingested")
+        rows = query_results(s, MatrixQuery(), all_metrics=True)
+    rows = rows[rows["dataset"].str.match(r"niah|ruler|mcc")]
+    got = sorted(zip(rows["dataset"], rows["metric"], rows["value"]))
+    assert got == [("mcc_task", "mcc", -1.0), ("niah_single_1", "4096", 0.998), ("niah_single_2", "4096", 0.97)]
+    assert ("3 metrics at -1 for a sequence length without samples (RULER's placeholder) left out: niah_single_1 "
+            "8192, niah_single_2 8192, ruler_vt 4096; 1 task with no metric left") in f.notes
