@@ -250,7 +250,7 @@ CHOOSE_ON_NEW_PATTERN = True
 POOL_PLAIN_SCORES = False
 
 
-def calibrate_model_folds(est, O_new, w, reselect=None, extra_truth=None):
+def calibrate_model_folds(est, O_new, w, reselect=None, extra_truth=None, extra_map=None):
     """Rank, blend weight and conformal scores (cells, aggregate) for new models observed as in ``O_new``.
 
     The training models are split into K seeded folds; each fold is refitted
@@ -272,7 +272,8 @@ def calibrate_model_folds(est, O_new, w, reselect=None, extra_truth=None):
     ``reselect`` with fold ``labels`` (:class:`FoldSubsets`) brings its folds:
     they replace the seeded ones. ``extra_truth`` (m, d): the values the further aggregates
     (rows of ``w`` after the first) are scored against, observed cells included (default the
-    fitted matrix; the benchmark's own score counts scores below chance as they are).
+    fitted matrix; the benchmark's own score counts scores below chance as they are); ``extra_map`` maps the
+    held-out predicted cells before they enter those aggregates (past the floor at chance, :mod:`.chance_floor`).
 
     Returns
     -------
@@ -306,7 +307,7 @@ def calibrate_model_folds(est, O_new, w, reselect=None, extra_truth=None):
         else:
             pat = np.zeros((test.size, d), bool)
             pat[:, np.asarray(reselect(rows), dtype=int)] = True
-        _score_fold(est, book, _FoldTargets.of(est, test, W_all, extra_truth), f, rows, pat, pat_new,
+        _score_fold(est, book, _FoldTargets.of(est, test, W_all, extra_truth, extra_map), f, rows, pat, pat_new,
                     split_choice=reselect is not None and CHOOSE_ON_NEW_PATTERN, pool=pool)
     return _calibration_result(est, book, d, W_all)
 
@@ -363,7 +364,8 @@ class _ScoreBook:
             return
         x_pred = np.where(seen & t.have, t.X_true, est.transform_.inverse_transform(mz))
         # the further aggregates count their observed cells as extra_truth has them
-        x_extra = x_pred if t.T_true is None else np.where(seen & t.have, t.T_true, x_pred)
+        x_map = x_pred if t.F is None else t.F(x_pred)  # the predicted cells as the further aggregates count them
+        x_extra = x_map if t.T_true is None else np.where(seen & t.have, t.T_true, x_map)
         deriv = est.transform_.derivative(mz)
         for a in range(len(t.W_all)):
             ok = (t.tot[a, :, 0] != 0) & target.any(1) & (seen & t.have).any(1)
@@ -386,11 +388,12 @@ class _FoldTargets:
     """A held-out fold's true values: normalised (``Zt``), raw (``X_true``), which are observed (``have``), and
     per aggregate the renormalised weights ``wt`` (k, t, d), their totals ``tot`` and the true aggregates
     ``a_true`` (k, t); ``T_true``: the values the further aggregates are scored against (``extra_truth``'s rows,
-    None without it)."""
+    None without it); ``F``: the map of predicted cells into the further aggregates (None: as predicted)."""
 
     @classmethod
-    def of(cls, est, test, W_all, extra_truth=None):
+    def of(cls, est, test, W_all, extra_truth=None, extra_map=None):
         t = cls()
+        t.F = extra_map
         t.Zt, t.W_all = est.Z_[test], W_all
         t.have = ~np.isnan(t.Zt)
         t.X_true = est.X_[test]  # raw values: the transform clips at chance and at eps

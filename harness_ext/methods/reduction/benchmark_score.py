@@ -36,7 +36,7 @@ import pandas as pd
 from ...base import check_level
 from ...benchmarks import MMLU_TEST_SIZES, mmlu_subject
 
-__all__ = ["BenchmarkScore", "DEFAULT_LEVEL", "aggregate_frame", "benchmark_score", "floor_warnings",
+__all__ = ["BenchmarkScore", "DEFAULT_LEVEL", "aggregate_frame", "benchmark_score", "chance_floor_map", "floor_warnings",
            "raw_aggregate_rmse", "score_truth", "unclipped_record", "z_of"]
 
 #: The interval level used unless ``predict --level`` (the API's ``level=``) asks for another.
@@ -189,6 +189,24 @@ def score_truth(manifest: dict, train: pd.DataFrame):
     truth = train.to_numpy(dtype=float, copy=True)
     truth[rows.astype(int), cols.astype(int)] = values.astype(float)
     return truth
+
+
+def chance_floor_map(truth, params: pd.DataFrame):
+    """The map of predicted scores past the floor at chance (:class:`~harness_ext.methods.engine.chance_floor.ChanceFloor`),
+    its spreads read from the training scores below chance ``truth`` (:func:`score_truth`); None without them or
+    when no training model scored below chance on a dataset normalisation floors.
+
+    References
+    ----------
+    Tobin (1958), Econometrica 26(1), eq. (2) (the censored normal's mean).
+    """
+    from ..engine.chance_floor import ChanceFloor
+
+    if truth is None:
+        return None
+    floored = (params["chance"].to_numpy(dtype=float) > 0) & params["clip"].to_numpy(dtype=bool)
+    floor = ChanceFloor.from_truth(truth, floored)
+    return floor if floor.active else None
 
 
 def raw_aggregate_rmse(manifest: dict, train: np.ndarray, est, subset_idx, have, weights, agg_rmse, u,

@@ -41,9 +41,9 @@ import pandas as pd
 from ...base import check_level
 from ...errors import HarnessExtError
 from ...report import Result, Stages, format_table, progress
-from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings,
+from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_floor_map, chance_warnings,
                               floor_warnings, score_truth, z_of)
-from ...store.matrix import apply_normalisation, params_frame
+from ...store.matrix import apply_normalisation, invert_normalisation, params_frame
 from .predict_conflicts import conflict_cells, conflict_warnings, item_conflict_warnings
 
 #: The adapters of lm-eval results files, beside which ``predict`` writes ``harness_ext_prediction_<group>.json``.
@@ -435,6 +435,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     bench, bench_why = benchmark_score(manifest, columns)
     u = None if bench is None else bench.normalised_weights
     truth = None if bench is None else score_truth(manifest, train)  # scores below chance, as the score counts them
+    floor = chance_floor_map(truth, params)  # the score's predicted datasets past the floor at chance
     train_X = train.to_numpy(dtype=float)
     observed = np.zeros(Z_new.shape, dtype=bool)
     observed[:, subset_idx] = have
@@ -442,7 +443,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     # The fit and the calibration on the manifest's folds take most of a minute on large benchmarks: a bar says so.
     bar = Stages(progress(None, total=2, desc="predict"), log, "predict")
     cells = predict_cells(manifest, train, train_X, Z_new, observed, subset_idx, weights, u, level, raw_new.index, bar,
-                          truth)
+                          truth, floor)
     warnings += cells.warnings
     bar.update()
     bar.set_postfix_str("scores on the harness's scale")
@@ -463,8 +464,10 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     table = prediction_table(raw_new, params, observed, Z_new, mean, lower, upper, observed & (h_lo == 0) & (h_hi == 0))
     if bench is not None:
         warnings += floor_warnings(raw_new.index, bench, params, observed, Z_new, lower, truth is not None)
-    n_new, d = mean.shape
-    aggregate = aggregate_frame(raw_new.index, bench, table["raw"].to_numpy().reshape(n_new, d),
+    raw_cells = table["raw"].to_numpy().reshape(mean.shape)
+    if floor is not None:
+        raw_cells = np.where(observed, raw_cells, invert_normalisation(floor(mean), params))
+    aggregate = aggregate_frame(raw_new.index, bench, raw_cells,
                                 raw_new.to_numpy(dtype=float), observed, bounded.all(),
                                 (agg, agg - a_lo, agg + a_hi, agg_actual), (r_lo, r_hi))
     if cells.frontier is not None:  # signed distance beyond the training models' edge (0 inside; methods.frontier)

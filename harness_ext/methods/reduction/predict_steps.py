@@ -172,7 +172,7 @@ class CellPredictions:
 
 def predict_cells(manifest: dict, train: pd.DataFrame, train_X: np.ndarray, Z_new: np.ndarray, observed: np.ndarray,
                   subset_idx, weights: np.ndarray, u: Optional[np.ndarray], level: float, models, bar,
-                  truth: Optional[np.ndarray] = None) -> CellPredictions:
+                  truth: Optional[np.ndarray] = None, floor=None) -> CellPredictions:
     """Fit the manifest's predictor on its training matrix and predict every cell of the new models (``observed``:
     the subset cells each ran; ``u``: the weights of the benchmark's own score, or None, calibrated against
     ``truth``, :func:`~harness_ext.methods.reduction.benchmark_score.score_truth`; ``bar``: the progress stages).
@@ -203,7 +203,7 @@ def predict_cells(manifest: dict, train: pd.DataFrame, train_X: np.ndarray, Z_ne
             reselect, why = stored_reselect(manifest, train, est)
             if why:
                 warnings.append(why)
-            p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have, u, truth)
+            p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have, u, truth, floor)
             mean, lower, upper = p.mean, p.lower, p.upper
             frontier = p.frontier
             from ..engine.frontier_report import frontier_warnings
@@ -370,7 +370,7 @@ def stored_reselect(manifest: dict, train: pd.DataFrame, est) -> tuple:
     return FoldSubsets(cal["fold"], [[index[n] for n in sub] for sub in cal["subsets"]]), None
 
 
-def _conformal(est, Z_in, weights, reselect, have, extra=None, extra_truth=None):
+def _conformal(est, Z_in, weights, reselect, have, extra=None, extra_truth=None, extra_map=None):
     """``est.predict_new_models`` with the stored fold subsets (``have``: (n, k) subset cells each new model ran).
 
     The models that ran the whole subset are calibrated on each fold's models observed on
@@ -391,6 +391,8 @@ def _conformal(est, Z_in, weights, reselect, have, extra=None, extra_truth=None)
         if "extra_weights" in params:
             if extra_truth is not None and "extra_truth" in params:
                 args["extra_truth"] = extra_truth
+            if extra_map is not None and "extra_map" in params:
+                args["extra_map"] = extra_map
             return est.predict_new_models(Z, extra_weights=extra[None, :], **args)
         # A predictor without extra aggregates: a second call, its aggregate computed with the score's weights.
         p, q = est.predict_new_models(Z, **args), est.predict_new_models(Z, **{**args, "weights": extra})
