@@ -533,6 +533,7 @@ class LowRankCompleter(BasePredictor):
                 w_cal = np.vstack([w_cal, W_extra])
             q_cell, q_agg, n_cal, rank, alpha, q_by, cal = self._calibrate_new(O, w_cal, reselect, T_extra, extra_map)
             self.rank_new_, self.blend_new_ = rank, alpha
+            self.extra_map_share_ = tuple(c.get("map_share") for c in cal["extra"]) if W_extra is not None else ()
             if rank != self.rank_:
                 fits = self.__dict__.setdefault("_fits_by_rank", {})
                 if rank not in fits:

@@ -349,6 +349,7 @@ class _ScoreBook:
         self.agg_scores = {g: [[] for _ in range(n_agg)] for g in self.grid}
         self.agg_folds = {g: [[] for _ in range(n_agg)] for g in self.grid}
         self.residuals = {g: [[] for _ in range(n_agg)] for g in self.grid}  # further aggregates with a truth of their own
+        self.mapped = {g: [[] for _ in range(n_agg)] for g in self.grid}  # their pieces when a map moves the cells
         self.sq = {g: 0.0 for g in self.grid}
         self.fits = {r: [] for r in ranks}
         self.unscaled = unscaled  # the further aggregates also keep their signed residuals
@@ -364,24 +365,53 @@ class _ScoreBook:
             return
         x_pred = np.where(seen & t.have, t.X_true, est.transform_.inverse_transform(mz))
         # the further aggregates count their observed cells as extra_truth has them
-        x_map = x_pred if t.F is None else t.F(x_pred)  # the predicted cells as the further aggregates count them
-        x_extra = x_map if t.T_true is None else np.where(seen & t.have, t.T_true, x_map)
+        x_extra = x_pred if t.T_true is None else np.where(seen & t.have, t.T_true, x_pred)
+        # the predicted cells as the further aggregates count them, mapped (past the floor at chance), observed as given
+        x_map = None if t.F is None else np.where(seen & t.have, x_extra, t.F(x_pred))
         deriv = est.transform_.derivative(mz)
         for a in range(len(t.W_all)):
             ok = (t.tot[a, :, 0] != 0) & target.any(1) & (seen & t.have).any(1)
             a_pred = (np.where(t.have, x_pred if a == 0 else x_extra, 0.0) * t.wt[a]).sum(1)
             J = np.where(target, t.wt[a] * deriv, 0.0)
-            self.agg_scores[g][a].append(normalised_scores(t.a_true[a][ok], a_pred[ok], fi.linear_sd(J)[ok]))
-            self.agg_folds[g][a].append(np.full(self.agg_scores[g][a][-1].size, fit_index))
+            dist = None
             if a > 0 and self.unscaled:
-                # Scored against its own truth (scores below chance as they are), the aggregate errs by a part
-                # the fitted matrix cannot show, so the predictor's sd does not scale it: signed residuals too.
-                # On the aggregate's own scale: the weights were renormalised to sum 1 over the model's datasets,
-                # a new model's aggregate uses them as given (MMLU acc's sum to 0.75, the chance slope).
-                r = (t.a_true[a][ok] - a_pred[ok]) * t.tot[a, ok, 0]
                 rows = self.fits[g[0]][fit_index][1]
                 dist = _distances(np.where(seen, t.Zt, np.nan)[ok], seen[ok], est.Z_[rows])
-                self.residuals[g][a].append((r, np.full(r.size, fit_index), dist))  # cv_plus_bounds drops non-finite ones
+            if a > 0 and x_map is not None:  # scored once the map's share is chosen on every fold (_finish_mapped)
+                shift = (np.where(t.have, x_map - x_extra, 0.0) * t.wt[a]).sum(1)
+                self.mapped[g][a].append((t.a_true[a][ok], a_pred[ok], shift[ok], fi.linear_sd(J)[ok],
+                                          t.tot[a, ok, 0], fit_index, dist))
+                continue
+            self._add_aggregate(g, a, t.a_true[a][ok], a_pred[ok], fi.linear_sd(J)[ok], t.tot[a, ok, 0], fit_index,
+                                dist)
+
+    def _add_aggregate(self, g, a, truth, pred, sd, tot, fit_index, dist) -> None:
+        """One fold's scaled scores of aggregate ``a`` (and, with ``dist``, its residuals) into grid point ``g``."""
+        self.agg_scores[g][a].append(normalised_scores(truth, pred, sd))
+        self.agg_folds[g][a].append(np.full(self.agg_scores[g][a][-1].size, fit_index))
+        if dist is not None:
+            # Scored against its own truth (scores below chance as they are), the aggregate errs by a part
+            # the fitted matrix cannot show, so the predictor's sd does not scale it: signed residuals too.
+            # On the aggregate's own scale: the weights were renormalised to sum 1 over the model's datasets,
+            # a new model's aggregate uses them as given (MMLU acc's sum to 0.75, the chance slope).
+            r = (truth - pred) * tot
+            self.residuals[g][a].append((r, np.full(r.size, fit_index), dist))  # cv_plus_bounds drops non-finite ones
+
+    def finish_mapped(self, g, a) -> float:
+        """The share ``kappa`` in [0, 1] of the map's shift that aggregate ``a`` takes at grid point ``g``, and its
+        scores: least squares of the held-out models' errors on their shifts (each model once, on the score's own
+        scale), so how far the map moves the prediction is chosen on the training models' folds, not assumed."""
+        pieces = self.mapped[g][a]
+        if not pieces:
+            return 1.0
+        e = np.concatenate([(tr - p) * tot for tr, p, _, _, tot, _, _ in pieces])
+        dl = np.concatenate([sh * tot for _, _, sh, _, tot, _, _ in pieces])
+        ok = np.isfinite(e) & np.isfinite(dl)
+        den = float((dl[ok] ** 2).sum())
+        kappa = float(np.clip((e[ok] * dl[ok]).sum() / den, 0.0, 1.0)) if den > 0 else 0.0
+        for tr, p, sh, sd, tot, k, dist in pieces:
+            self._add_aggregate(g, a, tr, p + kappa * sh, sd, tot, k, dist)
+        return kappa
 
 
 class _FoldTargets:
@@ -449,6 +479,7 @@ def _calibration_result(est, book: _ScoreBook, d: int, W_all) -> tuple:
         q_by = mondrian_quantiles(cells, cols, d, est.level)
     q_agg, n_agg, aggs, extra = None, 0, np.array([]), []
     for a in range(0 if W_all is None else len(W_all)):
+        share = book.finish_mapped(best, a) if a > 0 else None
         s_a = _cat(book.agg_scores[best][a])
         q_a = conformal_quantile(s_a, est.level) if s_a.size else _normal_quantile(est.level)
         if a == 0:
@@ -457,7 +488,8 @@ def _calibration_result(est, book: _ScoreBook, d: int, W_all) -> tuple:
             extra.append({"q": q_a, "agg_scores": s_a, "agg_folds": _cat(book.agg_folds[best][a], int),
                           "residuals": _cat([r for r, _, _ in book.residuals[best][a]]),
                           "residual_folds": _cat([k for _, k, _ in book.residuals[best][a]], int),
-                          "residual_distances": _cat([x for _, _, x in book.residuals[best][a]])})
+                          "residual_distances": _cat([x for _, _, x in book.residuals[best][a]]),
+                          "map_share": share})
     est.calibration_sq_ = {f"rank={r},blend={a}": v for (r, a), v in sq.items()}
     cal = {"fits": book.fits[best[0]], "blend": float(best[1]), "cell_scores": cells, "cell_cols": cols,
            "cell_folds": c_folds, "agg_scores": aggs,

@@ -465,8 +465,9 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     if bench is not None:
         warnings += floor_warnings(raw_new.index, bench, params, observed, Z_new, lower, truth is not None)
     raw_cells = table["raw"].to_numpy().reshape(mean.shape)
-    if floor is not None:
-        raw_cells = np.where(observed, raw_cells, invert_normalisation(floor(mean), params))
+    if floor is not None and cells.floor_share is not None:  # past the floor by the share the folds chose
+        moved = mean + cells.floor_share[:, None] * (floor(mean) - mean)
+        raw_cells = np.where(observed, raw_cells, invert_normalisation(moved, params))
     aggregate = aggregate_frame(raw_new.index, bench, raw_cells,
                                 raw_new.to_numpy(dtype=float), observed, bounded.all(),
                                 (agg, agg - a_lo, agg + a_hi, agg_actual), (r_lo, r_hi))

@@ -168,6 +168,7 @@ class CellPredictions:
     p: Any
     frontier: Optional[np.ndarray]  # signed distance beyond the training models' edge (completers only)
     warnings: list
+    floor_share: Optional[np.ndarray] = None  # per model, the share of the chance floor's map the folds chose
 
 
 def predict_cells(manifest: dict, train: pd.DataFrame, train_X: np.ndarray, Z_new: np.ndarray, observed: np.ndarray,
@@ -197,13 +198,14 @@ def predict_cells(manifest: dict, train: pd.DataFrame, train_X: np.ndarray, Z_ne
     # A completer (lowrank, lowrank_bayes, benchpress) gives its own conformal intervals, calibrated on held-out
     # training models observed like each new model (adaptive per cell, and for the aggregate).
     conformal = hasattr(est, "predict_new_models")
-    warnings, lower, upper, std, p, frontier = [], None, None, None, None, None
+    warnings, lower, upper, std, p, frontier, share = [], None, None, None, None, None, None
     try:
         if conformal:
             reselect, why = stored_reselect(manifest, train, est)
             if why:
                 warnings.append(why)
-            p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have, u, truth, floor)
+            p, share = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have, u,
+                                  truth, floor)
             mean, lower, upper = p.mean, p.lower, p.upper
             frontier = p.frontier
             from ..engine.frontier_report import frontier_warnings
@@ -215,7 +217,7 @@ def predict_cells(manifest: dict, train: pd.DataFrame, train_X: np.ndarray, Z_ne
         bar.close()
         raise HarnessExtError(f"predictor {reg.name!r} with the manifest's parameters {pred_cfg.get('params', {})} "
                               f"failed: {type(exc).__name__}: {exc}") from None
-    return CellPredictions(est, conformal, mean, lower, upper, std, p, frontier, warnings)
+    return CellPredictions(est, conformal, mean, lower, upper, std, p, frontier, warnings, share)
 
 
 def anchor_item_variance(manifest: dict, cells: CellPredictions, train_X: np.ndarray, Z_new: np.ndarray,
@@ -385,6 +387,12 @@ def _conformal(est, Z_in, weights, reselect, have, extra=None, extra_truth=None,
     params = inspect.signature(est.predict_new_models).parameters
 
     def call(Z, sel):
+        p = _call(Z, sel)
+        # the share of the map's shift (past the floor at chance) the held-out folds chose for these models
+        share = (getattr(est, "extra_map_share_", None) or (None,))[0] if extra_map is not None else None
+        return p, np.full(len(Z), 0.0 if share is None else share)
+
+    def _call(Z, sel):
         args = dict(weights=weights) if "reselect" not in params else dict(weights=weights, reselect=sel)
         if extra is None:
             return est.predict_new_models(Z, **args)
@@ -405,8 +413,9 @@ def _conformal(est, Z_in, weights, reselect, have, extra=None, extra_truth=None,
     part = reselect.restrict(np.unique(have[~full], axis=0))
     if not full.any():
         return call(Z_in, part)
-    a = call(Z_in[full], reselect)
-    b = call(Z_in[~full], part)
+    (a, share_a), (b, share_b) = call(Z_in[full], reselect), call(Z_in[~full], part)
+    share = np.empty(len(full))
+    share[full], share[~full] = share_a, share_b
     out = {}
     for name in ("mean", "lower", "upper", "sd", "observed", "aggregate", "aggregate_lower", "aggregate_upper",
                  "extra_aggregate", "extra_lower", "extra_upper", "frontier"):
@@ -416,4 +425,4 @@ def _conformal(est, Z_in, weights, reselect, have, extra=None, extra_truth=None,
         v = np.empty((len(full),) + va.shape[1:], dtype=va.dtype)
         v[full], v[~full] = va, vb
         out[name] = v
-    return a._replace(**out)
+    return a._replace(**out), share
