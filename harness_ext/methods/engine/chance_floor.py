@@ -72,6 +72,14 @@ class ChanceFloor:
         """Bytes that identify the map (a calibration cache key)."""
         return self.spread.tobytes() + self.low.tobytes()
 
+    def shared(self, share):
+        """The map taken by ``share`` per row (n,): ``m + share (mu(m) - m)``, increasing like the map itself;
+        None (no share chosen) leaves the scores as they are."""
+        if share is None:
+            return None
+        s = np.asarray(share, dtype=float)[:, None]
+        return lambda m: m + s * (self(m) - m)
+
     def __call__(self, m: np.ndarray) -> np.ndarray:
         """``mu`` (same shape as ``m``, (n, d)) with ``E[max(0, N(mu, sigma_j^2))] = m``, kept at or above ``low``.
 

@@ -43,7 +43,7 @@ from ...errors import HarnessExtError
 from ...report import Result, Stages, format_table, progress
 from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_floor_map, chance_warnings,
                               floor_warnings, score_truth, z_of)
-from ...store.matrix import apply_normalisation, invert_normalisation, params_frame
+from ...store.matrix import apply_normalisation, params_frame
 from .predict_conflicts import conflict_cells, conflict_warnings, item_conflict_warnings
 
 #: The adapters of lm-eval results files, beside which ``predict`` writes ``harness_ext_prediction_<group>.json``.
@@ -461,14 +461,11 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     upper = np.where(bounded, np.clip(mean + h_hi, 0, 1), mean + h_hi)
     agg_actual = np.where(np.isnan(Z_new).any(axis=1), np.nan, Z_new @ weights)
     # An observed anchor-item estimate keeps its interval on the raw scale too.
-    table = prediction_table(raw_new, params, observed, Z_new, mean, lower, upper, observed & (h_lo == 0) & (h_hi == 0))
+    table = prediction_table(raw_new, params, observed, Z_new, mean, lower, upper, observed & (h_lo == 0) & (h_hi == 0),
+                             None if floor is None else floor.shared(cells.floor_share))
     if bench is not None:
         warnings += floor_warnings(raw_new.index, bench, params, observed, Z_new, lower, truth is not None)
-    raw_cells = table["raw"].to_numpy().reshape(mean.shape)
-    if floor is not None and cells.floor_share is not None:  # past the floor by the share the folds chose
-        moved = mean + cells.floor_share[:, None] * (floor(mean) - mean)
-        raw_cells = np.where(observed, raw_cells, invert_normalisation(moved, params))
-    aggregate = aggregate_frame(raw_new.index, bench, raw_cells,
+    aggregate = aggregate_frame(raw_new.index, bench, table["raw"].to_numpy().reshape(mean.shape),
                                 raw_new.to_numpy(dtype=float), observed, bounded.all(),
                                 (agg, agg - a_lo, agg + a_hi, agg_actual), (r_lo, r_hi))
     if cells.frontier is not None:  # signed distance beyond the training models' edge (0 inside; methods.frontier)

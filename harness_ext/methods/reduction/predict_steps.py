@@ -280,16 +280,23 @@ def half_widths(manifest: dict, cells: CellPredictions, mean: np.ndarray, train_
 
 
 def prediction_table(raw_new: pd.DataFrame, params: pd.DataFrame, observed: np.ndarray, Z_new: np.ndarray,
-                     mean: np.ndarray, lower: np.ndarray, upper: np.ndarray, exact: np.ndarray) -> pd.DataFrame:
+                     mean: np.ndarray, lower: np.ndarray, upper: np.ndarray, exact: np.ndarray,
+                     unfloor=None) -> pd.DataFrame:
     """One row per model and dataset: observed or predicted score and interval, normalised and on the harness's
     own scale (``raw*``), and the actual score of a cell that was given but not used, normalised (``actual``) and
     on the harness's scale (``raw_actual``).
-    ``exact``: observed cells whose interval is the point (their raw bounds are the raw score)."""
+    ``exact``: observed cells whose interval is the point (their raw bounds are the raw score); ``unfloor``: maps
+    predicted normalised scores past the floor at chance before they go to the harness's scale
+    (:meth:`~harness_ext.methods.engine.chance_floor.ChanceFloor.shared`), so a predicted dataset can be below chance."""
     from ...store.matrix import invert_normalisation
 
     columns = list(raw_new.columns)
     n_new, d = mean.shape
     raw_obs = raw_new.to_numpy(dtype=float)
+
+    def raw(z):
+        return invert_normalisation(z if unfloor is None else unfloor(z), params)
+
     table = pd.DataFrame({
         "model": np.repeat(raw_new.index.to_numpy(), d),
         "dataset": np.tile(columns, n_new),
@@ -297,9 +304,9 @@ def prediction_table(raw_new: pd.DataFrame, params: pd.DataFrame, observed: np.n
         "score": mean.ravel(), "lower": lower.ravel(), "upper": upper.ravel(),
         "actual": np.where(observed, np.nan, Z_new).ravel(),
         # Observed cells keep the harness's own value (normalisation clips below-chance scores to chance).
-        "raw": np.where(observed, raw_obs, invert_normalisation(mean, params)).ravel(),
-        "raw_lower": np.where(exact, raw_obs, invert_normalisation(lower, params)).ravel(),
-        "raw_upper": np.where(exact, raw_obs, invert_normalisation(upper, params)).ravel(),
+        "raw": np.where(observed, raw_obs, raw(mean)).ravel(),
+        "raw_lower": np.where(exact, raw_obs, raw(lower)).ravel(),
+        "raw_upper": np.where(exact, raw_obs, raw(upper)).ravel(),
         "raw_actual": np.where(observed, np.nan, raw_obs).ravel(),
     })
     # A flipped (lower-is-better) column inverts the order of its bounds.
