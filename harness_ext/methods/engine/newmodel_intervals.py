@@ -397,21 +397,36 @@ class _ScoreBook:
             r = (truth - pred) * tot
             self.residuals[g][a].append((r, np.full(r.size, fit_index), dist))  # cv_plus_bounds drops non-finite ones
 
-    def finish_mapped(self, g, a) -> float:
-        """The share ``kappa`` in [0, 1] of the map's shift that aggregate ``a`` takes at grid point ``g``, and its
-        scores: least squares of the held-out models' errors on their shifts (each model once, on the score's own
-        scale), so how far the map moves the prediction is chosen on the training models' folds, not assumed."""
+    def share(self, g, a) -> float:
+        """The share ``kappa`` in [0, 1] of the map's shift that aggregate ``a`` takes at grid point ``g``: least
+        squares of the held-out models' errors on their shifts (each model once, on the score's own scale), so how
+        far the map moves the prediction is chosen on the training models' folds, not assumed."""
         pieces = self.mapped[g][a]
-        if not pieces:
-            return 1.0
         e = np.concatenate([(tr - p) * tot for tr, p, _, _, tot, _, _ in pieces])
         dl = np.concatenate([sh * tot for _, _, sh, _, tot, _, _ in pieces])
         ok = np.isfinite(e) & np.isfinite(dl)
         den = float((dl[ok] ** 2).sum())
-        kappa = float(np.clip((e[ok] * dl[ok]).sum() / den, 0.0, 1.0)) if den > 0 else 0.0
-        for tr, p, sh, sd, tot, k, dist in pieces:
-            self._add_aggregate(g, a, tr, p + kappa * sh, sd, tot, k, dist)
-        return kappa
+        return float(np.clip((e[ok] * dl[ok]).sum() / den, 0.0, 1.0)) if den > 0 else 0.0
+
+
+def _extra_entry(scores, folds, residuals, level) -> dict:
+    """A further aggregate's calibration: its scaled scores' quantile, the scores and, when kept, its residuals."""
+    q = conformal_quantile(scores, level) if scores.size else _normal_quantile(level)
+    return {"q": q, "agg_scores": scores, "agg_folds": folds, "residuals": _cat([r for r, _, _ in residuals]),
+            "residual_folds": _cat([k for _, k, _ in residuals], int),
+            "residual_distances": _cat([x for _, _, x in residuals])}
+
+
+def _mapped_entry(pieces, kappa: float, level) -> dict:
+    """:func:`_extra_entry` of a mapped aggregate's held-out pieces with the share ``kappa`` of the map's shift."""
+    scores, folds, res = [], [], []
+    for tr, p, sh, sd, tot, k, dist in pieces:
+        scores.append(normalised_scores(tr, p + kappa * sh, sd))
+        folds.append(np.full(scores[-1].size, k))
+        if dist is not None:
+            r = (tr - p - kappa * sh) * tot
+            res.append((r, np.full(r.size, k), dist))
+    return _extra_entry(_cat(scores), _cat(folds, int), res, level)
 
 
 class _FoldTargets:
@@ -479,17 +494,17 @@ def _calibration_result(est, book: _ScoreBook, d: int, W_all) -> tuple:
         q_by = mondrian_quantiles(cells, cols, d, est.level)
     q_agg, n_agg, aggs, extra = None, 0, np.array([]), []
     for a in range(0 if W_all is None else len(W_all)):
-        share = book.finish_mapped(best, a) if a > 0 else None
         s_a = _cat(book.agg_scores[best][a])
-        q_a = conformal_quantile(s_a, est.level) if s_a.size else _normal_quantile(est.level)
         if a == 0:
-            q_agg, n_agg, aggs = q_a, int(s_a.size), s_a
+            q_agg, n_agg, aggs = (conformal_quantile(s_a, est.level) if s_a.size else _normal_quantile(est.level),
+                                  int(s_a.size), s_a)
+        elif book.mapped[best][a]:  # moved by a map (past the floor at chance): its share, and unmoved beyond the range
+            share = book.share(best, a)
+            extra.append(dict(_mapped_entry(book.mapped[best][a], share, est.level), map_share=share,
+                              unmapped=_mapped_entry(book.mapped[best][a], 0.0, est.level)))
         else:
-            extra.append({"q": q_a, "agg_scores": s_a, "agg_folds": _cat(book.agg_folds[best][a], int),
-                          "residuals": _cat([r for r, _, _ in book.residuals[best][a]]),
-                          "residual_folds": _cat([k for _, k, _ in book.residuals[best][a]], int),
-                          "residual_distances": _cat([x for _, _, x in book.residuals[best][a]]),
-                          "map_share": share})
+            extra.append(dict(_extra_entry(s_a, _cat(book.agg_folds[best][a], int), book.residuals[best][a],
+                                           est.level), map_share=None))
     est.calibration_sq_ = {f"rank={r},blend={a}": v for (r, a), v in sq.items()}
     cal = {"fits": book.fits[best[0]], "blend": float(best[1]), "cell_scores": cells, "cell_cols": cols,
            "cell_folds": c_folds, "agg_scores": aggs,
@@ -498,16 +513,18 @@ def _calibration_result(est, book: _ScoreBook, d: int, W_all) -> tuple:
     return q_cell, q_agg, (int(cells.size), n_agg), int(best[0]), float(best[1]), q_by, cal
 
 
-def _distances(z_seen, seen, Z_fit) -> np.ndarray:
-    """``|frontier distance|`` of rows ``z_seen`` (transformed, NaN off their ``seen`` cells) beyond the training rows
-    ``Z_fit``, each on its own pattern of cells (:func:`~harness_ext.methods.engine.frontier.frontier_distance`)."""
+def _distances(z_seen, seen, Z_fit, signed: bool = False) -> np.ndarray:
+    """``|frontier distance|`` (``signed``: with its sign, positive above the strongest) of rows ``z_seen``
+    (transformed, NaN off their ``seen`` cells) beyond the training rows ``Z_fit``, each on its own pattern of cells
+    (:func:`~harness_ext.methods.engine.frontier.frontier_distance`)."""
     from .frontier import frontier_distance, positions
 
     out = np.zeros(len(z_seen))
     patterns, inv = np.unique(seen, axis=0, return_inverse=True)
     for i, pattern in enumerate(patterns):
         rows = np.flatnonzero(inv.ravel() == i)
-        out[rows] = np.abs(frontier_distance(positions(z_seen[rows], pattern), positions(Z_fit, pattern)))
+        dist = frontier_distance(positions(z_seen[rows], pattern), positions(Z_fit, pattern))
+        out[rows] = dist if signed else np.abs(dist)
     return out
 
 
@@ -597,17 +614,33 @@ def cv_plus_extra_aggregates(est, cal, X_new, z, O, W_extra):
     Barber et al., Ann. Statist. 2021, eq. (9); Lei et al., JASA 2018, §5.2 (scaled residuals).
     """
     level = float(est.level)
-    lows, highs = [], []
+    lows, highs, shares = [], [], []
     for row, ex in zip(np.atleast_2d(W_extra), cal["extra"]):
         _, _, aggs = _fold_predictions(est, cal, z, X_new, O, np.broadcast_to(row, X_new.shape))
-        lo, hi = cv_plus_bounds(aggs[0], aggs[1], ex["agg_scores"], ex["agg_folds"], level)
-        if ex.get("residuals") is not None and ex["residuals"].size:
-            r, k = ex["residuals"], ex["residual_folds"]  # truth - prediction, on the score's own scale
-            for scale, s in ((np.ones_like(aggs[1]), r), _distance_scaled(est, cal, z, O, r, ex)):
-                lo, hi = _union_unscaled(aggs[0], scale, s, k, level, lo, hi)
+        lo, hi = _extra_bounds(est, cal, z, O, aggs, ex, level)
+        share = np.zeros(len(z))
+        if ex.get("unmapped") is not None:
+            # The map's share was chosen on held-out models inside the training range; beyond its strong edge a
+            # prediction is already shrunk toward the population, and the map would move it further the same way.
+            beyond = _distances(np.where(O, z, np.nan), O, est.Z_, signed=True) > 0
+            lo0, hi0 = _extra_bounds(est, cal, z, O, aggs, ex["unmapped"], level)
+            lo, hi = np.where(beyond, lo0, lo), np.where(beyond, hi0, hi)
+            share = np.where(beyond, 0.0, ex["map_share"])
         lows.append(lo)
         highs.append(hi)
+        shares.append(share)
+    est.extra_map_share_ = tuple(shares)  # per new model: the share of the map its aggregate takes
     return np.stack(lows, axis=1), np.stack(highs, axis=1)
+
+
+def _extra_bounds(est, cal, z, O, aggs, ex, level) -> tuple:
+    """A further aggregate's CV+ bounds from its calibration ``ex``, joined with its residuals' when it kept them."""
+    lo, hi = cv_plus_bounds(aggs[0], aggs[1], ex["agg_scores"], ex["agg_folds"], level)
+    if ex.get("residuals") is not None and ex["residuals"].size:
+        r, k = ex["residuals"], ex["residual_folds"]  # truth - prediction, on the score's own scale
+        for scale, s in ((np.ones_like(aggs[1]), r), _distance_scaled(est, cal, z, O, r, ex)):
+            lo, hi = _union_unscaled(aggs[0], scale, s, k, level, lo, hi)
+    return lo, hi
 
 
 def _union_unscaled(centres, scale, r, folds, level, lo, hi) -> tuple:
