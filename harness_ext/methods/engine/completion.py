@@ -466,7 +466,7 @@ class LowRankCompleter(BasePredictor):
 
     # -- new models ----------------------------------------------------------------------
     def predict_new_models(self, X_new, weights=None, calibrate: bool = True, reselect=None,
-                           extra_weights=None, extra_truth=None, extra_map=None) -> IntervalPrediction:
+                           extra_weights=None, extra_truth=None) -> IntervalPrediction:
         """Fold in new models observed on any subset of cells; calibrated cell and aggregate intervals.
 
         Parameters
@@ -494,19 +494,15 @@ class LowRankCompleter(BasePredictor):
             The training models' values the ``extra_weights`` aggregates are scored against in the
             calibration (default the fitted matrix): e.g. scores below chance as they are, where the
             fitted matrix floors them at chance and the further aggregate (MMLU's accuracy) does not.
-        extra_map : callable, optional
-            Maps held-out predicted cells (t, d) before they enter the further aggregates in the calibration:
-            e.g. :class:`~harness_ext.methods.engine.chance_floor.ChanceFloor`, past the floor at chance.
 
         Returns
         -------
         IntervalPrediction
         """
         with limit_threads():
-            return self._predict_new(X_new, weights, calibrate, reselect, extra_weights, extra_truth, extra_map)
+            return self._predict_new(X_new, weights, calibrate, reselect, extra_weights, extra_truth)
 
-    def _predict_new(self, X_new, weights, calibrate, reselect=None, extra_weights=None, extra_truth=None,
-                     extra_map=None):
+    def _predict_new(self, X_new, weights, calibrate, reselect=None, extra_weights=None, extra_truth=None):
         self._check_fitted()
         X_new = np.atleast_2d(np.asarray(X_new, dtype=float))
         d = self.Z_.shape[1]
@@ -531,9 +527,8 @@ class LowRankCompleter(BasePredictor):
             w_cal = None if w is None else (w if w.ndim == 1 else calibration_weights(w))
             if W_extra is not None:
                 w_cal = np.vstack([w_cal, W_extra])
-            q_cell, q_agg, n_cal, rank, alpha, q_by, cal = self._calibrate_new(O, w_cal, reselect, T_extra, extra_map)
+            q_cell, q_agg, n_cal, rank, alpha, q_by, cal = self._calibrate_new(O, w_cal, reselect, T_extra)
             self.rank_new_, self.blend_new_ = rank, alpha
-            self.extra_map_share_ = tuple(c.get("map_share") for c in cal["extra"]) if W_extra is not None else ()
             if rank != self.rank_:
                 fits = self.__dict__.setdefault("_fits_by_rank", {})
                 if rank not in fits:
@@ -626,16 +621,15 @@ class LowRankCompleter(BasePredictor):
             self._ridge_design, self._design_for = ridge_design(Zc), self.fit_
         return self._ridge_design
 
-    def _calibrate_new(self, O_new, w, reselect=None, extra_truth=None, extra_map=None):
+    def _calibrate_new(self, O_new, w, reselect=None, extra_truth=None):
         """See :func:`~harness_ext.methods.engine.newmodel_intervals.calibrate_model_folds` (cached per pattern and weights)."""
         key = (np.packbits(O_new, axis=1).tobytes(), O_new.shape, None if w is None else w.tobytes(), id(reselect),
-               None if extra_truth is None else extra_truth.tobytes(), None if extra_map is None else extra_map.key())
+               None if extra_truth is None else extra_truth.tobytes())
         cache = getattr(self, "_cal_cache", None)
         if cache is None or cache[0] != key:
             from .newmodel_intervals import calibrate_model_folds
 
-            self._cal_cache = (key, calibrate_model_folds(self, O_new, w, reselect, extra_truth=extra_truth,
-                                                          extra_map=extra_map))
+            self._cal_cache = (key, calibrate_model_folds(self, O_new, w, reselect, extra_truth=extra_truth))
         return self._cal_cache[1]
 
     def predict_subsets(self, X_train, X_new, subsets) -> list:

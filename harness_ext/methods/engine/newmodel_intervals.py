@@ -250,7 +250,7 @@ CHOOSE_ON_NEW_PATTERN = True
 POOL_PLAIN_SCORES = False
 
 
-def calibrate_model_folds(est, O_new, w, reselect=None, extra_truth=None, extra_map=None):
+def calibrate_model_folds(est, O_new, w, reselect=None, extra_truth=None):
     """Rank, blend weight and conformal scores (cells, aggregate) for new models observed as in ``O_new``.
 
     The training models are split into K seeded folds; each fold is refitted
@@ -272,8 +272,7 @@ def calibrate_model_folds(est, O_new, w, reselect=None, extra_truth=None, extra_
     ``reselect`` with fold ``labels`` (:class:`FoldSubsets`) brings its folds:
     they replace the seeded ones. ``extra_truth`` (m, d): the values the further aggregates
     (rows of ``w`` after the first) are scored against, observed cells included (default the
-    fitted matrix; the benchmark's own score counts scores below chance as they are); ``extra_map`` maps the
-    held-out predicted cells before they enter those aggregates (past the floor at chance, :mod:`.chance_floor`).
+    fitted matrix; the benchmark's own score counts scores below chance as they are).
 
     Returns
     -------
@@ -307,7 +306,7 @@ def calibrate_model_folds(est, O_new, w, reselect=None, extra_truth=None, extra_
         else:
             pat = np.zeros((test.size, d), bool)
             pat[:, np.asarray(reselect(rows), dtype=int)] = True
-        _score_fold(est, book, _FoldTargets.of(est, test, W_all, extra_truth, extra_map), f, rows, pat, pat_new,
+        _score_fold(est, book, _FoldTargets.of(est, test, W_all, extra_truth), f, rows, pat, pat_new,
                     split_choice=reselect is not None and CHOOSE_ON_NEW_PATTERN, pool=pool)
     return _calibration_result(est, book, d, W_all)
 
@@ -349,7 +348,6 @@ class _ScoreBook:
         self.agg_scores = {g: [[] for _ in range(n_agg)] for g in self.grid}
         self.agg_folds = {g: [[] for _ in range(n_agg)] for g in self.grid}
         self.residuals = {g: [[] for _ in range(n_agg)] for g in self.grid}  # further aggregates with a truth of their own
-        self.mapped = {g: [[] for _ in range(n_agg)] for g in self.grid}  # their pieces when a map moves the cells
         self.sq = {g: 0.0 for g in self.grid}
         self.fits = {r: [] for r in ranks}
         self.unscaled = unscaled  # the further aggregates also keep their signed residuals
@@ -366,79 +364,33 @@ class _ScoreBook:
         x_pred = np.where(seen & t.have, t.X_true, est.transform_.inverse_transform(mz))
         # the further aggregates count their observed cells as extra_truth has them
         x_extra = x_pred if t.T_true is None else np.where(seen & t.have, t.T_true, x_pred)
-        # the predicted cells as the further aggregates count them, mapped (past the floor at chance), observed as given
-        x_map = None if t.F is None else np.where(seen & t.have, x_extra, t.F(x_pred))
         deriv = est.transform_.derivative(mz)
         for a in range(len(t.W_all)):
             ok = (t.tot[a, :, 0] != 0) & target.any(1) & (seen & t.have).any(1)
             a_pred = (np.where(t.have, x_pred if a == 0 else x_extra, 0.0) * t.wt[a]).sum(1)
             J = np.where(target, t.wt[a] * deriv, 0.0)
-            dist = None
+            self.agg_scores[g][a].append(normalised_scores(t.a_true[a][ok], a_pred[ok], fi.linear_sd(J)[ok]))
+            self.agg_folds[g][a].append(np.full(self.agg_scores[g][a][-1].size, fit_index))
             if a > 0 and self.unscaled:
+                # Scored against its own truth (scores below chance as they are), the aggregate errs by a part
+                # the fitted matrix cannot show, so the predictor's sd does not scale it: signed residuals too.
+                # On the aggregate's own scale: the weights were renormalised to sum 1 over the model's datasets,
+                # a new model's aggregate uses them as given (MMLU acc's sum to 0.75, the chance slope).
+                r = (t.a_true[a][ok] - a_pred[ok]) * t.tot[a, ok, 0]
                 rows = self.fits[g[0]][fit_index][1]
                 dist = _distances(np.where(seen, t.Zt, np.nan)[ok], seen[ok], est.Z_[rows])
-            if a > 0 and x_map is not None:  # scored once the map's share is chosen on every fold (_finish_mapped)
-                shift = (np.where(t.have, x_map - x_extra, 0.0) * t.wt[a]).sum(1)
-                self.mapped[g][a].append((t.a_true[a][ok], a_pred[ok], shift[ok], fi.linear_sd(J)[ok],
-                                          t.tot[a, ok, 0], fit_index, dist))
-                continue
-            self._add_aggregate(g, a, t.a_true[a][ok], a_pred[ok], fi.linear_sd(J)[ok], t.tot[a, ok, 0], fit_index,
-                                dist)
-
-    def _add_aggregate(self, g, a, truth, pred, sd, tot, fit_index, dist) -> None:
-        """One fold's scaled scores of aggregate ``a`` (and, with ``dist``, its residuals) into grid point ``g``."""
-        self.agg_scores[g][a].append(normalised_scores(truth, pred, sd))
-        self.agg_folds[g][a].append(np.full(self.agg_scores[g][a][-1].size, fit_index))
-        if dist is not None:
-            # Scored against its own truth (scores below chance as they are), the aggregate errs by a part
-            # the fitted matrix cannot show, so the predictor's sd does not scale it: signed residuals too.
-            # On the aggregate's own scale: the weights were renormalised to sum 1 over the model's datasets,
-            # a new model's aggregate uses them as given (MMLU acc's sum to 0.75, the chance slope).
-            r = (truth - pred) * tot
-            self.residuals[g][a].append((r, np.full(r.size, fit_index), dist))  # cv_plus_bounds drops non-finite ones
-
-    def share(self, g, a) -> float:
-        """The share ``kappa`` in [0, 1] of the map's shift that aggregate ``a`` takes at grid point ``g``: least
-        squares of the held-out models' errors on their shifts (each model once, on the score's own scale), so how
-        far the map moves the prediction is chosen on the training models' folds, not assumed."""
-        pieces = self.mapped[g][a]
-        e = np.concatenate([(tr - p) * tot for tr, p, _, _, tot, _, _ in pieces])
-        dl = np.concatenate([sh * tot for _, _, sh, _, tot, _, _ in pieces])
-        ok = np.isfinite(e) & np.isfinite(dl)
-        den = float((dl[ok] ** 2).sum())
-        return float(np.clip((e[ok] * dl[ok]).sum() / den, 0.0, 1.0)) if den > 0 else 0.0
-
-
-def _extra_entry(scores, folds, residuals, level) -> dict:
-    """A further aggregate's calibration: its scaled scores' quantile, the scores and, when kept, its residuals."""
-    q = conformal_quantile(scores, level) if scores.size else _normal_quantile(level)
-    return {"q": q, "agg_scores": scores, "agg_folds": folds, "residuals": _cat([r for r, _, _ in residuals]),
-            "residual_folds": _cat([k for _, k, _ in residuals], int),
-            "residual_distances": _cat([x for _, _, x in residuals])}
-
-
-def _mapped_entry(pieces, kappa: float, level) -> dict:
-    """:func:`_extra_entry` of a mapped aggregate's held-out pieces with the share ``kappa`` of the map's shift."""
-    scores, folds, res = [], [], []
-    for tr, p, sh, sd, tot, k, dist in pieces:
-        scores.append(normalised_scores(tr, p + kappa * sh, sd))
-        folds.append(np.full(scores[-1].size, k))
-        if dist is not None:
-            r = (tr - p - kappa * sh) * tot
-            res.append((r, np.full(r.size, k), dist))
-    return _extra_entry(_cat(scores), _cat(folds, int), res, level)
+                self.residuals[g][a].append((r, np.full(r.size, fit_index), dist))  # cv_plus_bounds drops non-finite ones
 
 
 class _FoldTargets:
     """A held-out fold's true values: normalised (``Zt``), raw (``X_true``), which are observed (``have``), and
     per aggregate the renormalised weights ``wt`` (k, t, d), their totals ``tot`` and the true aggregates
     ``a_true`` (k, t); ``T_true``: the values the further aggregates are scored against (``extra_truth``'s rows,
-    None without it); ``F``: the map of predicted cells into the further aggregates (None: as predicted)."""
+    None without it)."""
 
     @classmethod
-    def of(cls, est, test, W_all, extra_truth=None, extra_map=None):
+    def of(cls, est, test, W_all, extra_truth=None):
         t = cls()
-        t.F = extra_map
         t.Zt, t.W_all = est.Z_[test], W_all
         t.have = ~np.isnan(t.Zt)
         t.X_true = est.X_[test]  # raw values: the transform clips at chance and at eps
@@ -495,16 +447,14 @@ def _calibration_result(est, book: _ScoreBook, d: int, W_all) -> tuple:
     q_agg, n_agg, aggs, extra = None, 0, np.array([]), []
     for a in range(0 if W_all is None else len(W_all)):
         s_a = _cat(book.agg_scores[best][a])
+        q_a = conformal_quantile(s_a, est.level) if s_a.size else _normal_quantile(est.level)
         if a == 0:
-            q_agg, n_agg, aggs = (conformal_quantile(s_a, est.level) if s_a.size else _normal_quantile(est.level),
-                                  int(s_a.size), s_a)
-        elif book.mapped[best][a]:  # moved by a map (past the floor at chance): its share, and unmoved beyond the range
-            share = book.share(best, a)
-            extra.append(dict(_mapped_entry(book.mapped[best][a], share, est.level), map_share=share,
-                              unmapped=_mapped_entry(book.mapped[best][a], 0.0, est.level)))
+            q_agg, n_agg, aggs = q_a, int(s_a.size), s_a
         else:
-            extra.append(dict(_extra_entry(s_a, _cat(book.agg_folds[best][a], int), book.residuals[best][a],
-                                           est.level), map_share=None))
+            extra.append({"q": q_a, "agg_scores": s_a, "agg_folds": _cat(book.agg_folds[best][a], int),
+                          "residuals": _cat([r for r, _, _ in book.residuals[best][a]]),
+                          "residual_folds": _cat([k for _, k, _ in book.residuals[best][a]], int),
+                          "residual_distances": _cat([x for _, _, x in book.residuals[best][a]])})
     est.calibration_sq_ = {f"rank={r},blend={a}": v for (r, a), v in sq.items()}
     cal = {"fits": book.fits[best[0]], "blend": float(best[1]), "cell_scores": cells, "cell_cols": cols,
            "cell_folds": c_folds, "agg_scores": aggs,
@@ -513,18 +463,16 @@ def _calibration_result(est, book: _ScoreBook, d: int, W_all) -> tuple:
     return q_cell, q_agg, (int(cells.size), n_agg), int(best[0]), float(best[1]), q_by, cal
 
 
-def _distances(z_seen, seen, Z_fit, signed: bool = False) -> np.ndarray:
-    """``|frontier distance|`` (``signed``: with its sign, positive above the strongest) of rows ``z_seen``
-    (transformed, NaN off their ``seen`` cells) beyond the training rows ``Z_fit``, each on its own pattern of cells
-    (:func:`~harness_ext.methods.engine.frontier.frontier_distance`)."""
+def _distances(z_seen, seen, Z_fit) -> np.ndarray:
+    """``|frontier distance|`` of rows ``z_seen`` (transformed, NaN off their ``seen`` cells) beyond the training rows
+    ``Z_fit``, each on its own pattern of cells (:func:`~harness_ext.methods.engine.frontier.frontier_distance`)."""
     from .frontier import frontier_distance, positions
 
     out = np.zeros(len(z_seen))
     patterns, inv = np.unique(seen, axis=0, return_inverse=True)
     for i, pattern in enumerate(patterns):
         rows = np.flatnonzero(inv.ravel() == i)
-        dist = frontier_distance(positions(z_seen[rows], pattern), positions(Z_fit, pattern))
-        out[rows] = dist if signed else np.abs(dist)
+        out[rows] = np.abs(frontier_distance(positions(z_seen[rows], pattern), positions(Z_fit, pattern)))
     return out
 
 
@@ -614,33 +562,17 @@ def cv_plus_extra_aggregates(est, cal, X_new, z, O, W_extra):
     Barber et al., Ann. Statist. 2021, eq. (9); Lei et al., JASA 2018, §5.2 (scaled residuals).
     """
     level = float(est.level)
-    lows, highs, shares = [], [], []
+    lows, highs = [], []
     for row, ex in zip(np.atleast_2d(W_extra), cal["extra"]):
         _, _, aggs = _fold_predictions(est, cal, z, X_new, O, np.broadcast_to(row, X_new.shape))
-        lo, hi = _extra_bounds(est, cal, z, O, aggs, ex, level)
-        share = np.zeros(len(z))
-        if ex.get("unmapped") is not None:
-            # The map's share was chosen on held-out models inside the training range; beyond its strong edge a
-            # prediction is already shrunk toward the population, and the map would move it further the same way.
-            beyond = _distances(np.where(O, z, np.nan), O, est.Z_, signed=True) > 0
-            lo0, hi0 = _extra_bounds(est, cal, z, O, aggs, ex["unmapped"], level)
-            lo, hi = np.where(beyond, lo0, lo), np.where(beyond, hi0, hi)
-            share = np.where(beyond, 0.0, ex["map_share"])
+        lo, hi = cv_plus_bounds(aggs[0], aggs[1], ex["agg_scores"], ex["agg_folds"], level)
+        if ex.get("residuals") is not None and ex["residuals"].size:
+            r, k = ex["residuals"], ex["residual_folds"]  # truth - prediction, on the score's own scale
+            for scale, s in ((np.ones_like(aggs[1]), r), _distance_scaled(est, cal, z, O, r, ex)):
+                lo, hi = _union_unscaled(aggs[0], scale, s, k, level, lo, hi)
         lows.append(lo)
         highs.append(hi)
-        shares.append(share)
-    est.extra_map_share_ = tuple(shares)  # per new model: the share of the map its aggregate takes
     return np.stack(lows, axis=1), np.stack(highs, axis=1)
-
-
-def _extra_bounds(est, cal, z, O, aggs, ex, level) -> tuple:
-    """A further aggregate's CV+ bounds from its calibration ``ex``, joined with its residuals' when it kept them."""
-    lo, hi = cv_plus_bounds(aggs[0], aggs[1], ex["agg_scores"], ex["agg_folds"], level)
-    if ex.get("residuals") is not None and ex["residuals"].size:
-        r, k = ex["residuals"], ex["residual_folds"]  # truth - prediction, on the score's own scale
-        for scale, s in ((np.ones_like(aggs[1]), r), _distance_scaled(est, cal, z, O, r, ex)):
-            lo, hi = _union_unscaled(aggs[0], scale, s, k, level, lo, hi)
-    return lo, hi
 
 
 def _union_unscaled(centres, scale, r, folds, level, lo, hi) -> tuple:

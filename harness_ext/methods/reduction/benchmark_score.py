@@ -36,7 +36,7 @@ import pandas as pd
 from ...base import check_level
 from ...benchmarks import MMLU_TEST_SIZES, mmlu_subject
 
-__all__ = ["BenchmarkScore", "DEFAULT_LEVEL", "aggregate_frame", "benchmark_score", "chance_floor_map", "floor_warnings",
+__all__ = ["BenchmarkScore", "DEFAULT_LEVEL", "aggregate_frame", "benchmark_score", "floor_warnings",
            "raw_aggregate_rmse", "score_truth", "unclipped_record", "z_of"]
 
 #: The interval level used unless ``predict --level`` (the API's ``level=``) asks for another.
@@ -63,9 +63,6 @@ class BenchmarkScore:
     weighting: str
     offset: np.ndarray
     slope: np.ndarray
-    #: each dataset's range on the harness's scale (below chance included: a score there counts as it is)
-    low: np.ndarray = None
-    high: np.ndarray = None
 
     @property
     def normalised_weights(self) -> np.ndarray:
@@ -83,16 +80,15 @@ class BenchmarkScore:
 
 
 def _affine(norm: dict) -> tuple:
-    """``(offset, slope, low, high)`` with ``raw = offset + slope * z`` (the inverse of the store's normalisation)
-    and the raw scale's range ``[low, high]``, or None."""
+    """``(offset, slope)`` with ``raw = offset + slope * z`` (the inverse of the store's normalisation), or None."""
     if (norm.get("transform") or "linear") != "linear":
         return None
     if not norm.get("clip", True):
-        return 0.0, 1.0, -np.inf, np.inf  # not normalised: the column is on its own scale already
+        return 0.0, 1.0  # not normalised: the column is on its own scale already
     lo, span, chance = float(norm["lo"]), float(norm["span"]), float(norm.get("chance") or 0.0)
     if norm.get("flip"):
-        return lo + span * (1.0 - chance), -span * (1.0 - chance), lo, lo + span
-    return lo + span * chance, span * (1.0 - chance), lo, lo + span
+        return lo + span * (1.0 - chance), -span * (1.0 - chance)
+    return lo + span * chance, span * (1.0 - chance)
 
 
 def _weights(names: list, benchmark: str) -> tuple:
@@ -140,9 +136,8 @@ def benchmark_score(manifest: dict, columns=None) -> tuple:
     name = benchmarks.pop() if len(benchmarks) == 1 and None not in benchmarks else (manifest.get("group_name") or "benchmark")
     names = [c.split("/", 1)[1] if c.startswith(f"{name}/") else c for c in columns]
     v, how = _weights(names, name)
-    offset, slope, low, high = (np.array(a, dtype=float) for a in zip(*maps))
-    return BenchmarkScore(name=name, metric=metrics[0], weights=v, weighting=how, offset=offset, slope=slope,
-                          low=low, high=high), None
+    offset, slope = (np.array(a, dtype=float) for a in zip(*maps))
+    return BenchmarkScore(name=name, metric=metrics[0], weights=v, weighting=how, offset=offset, slope=slope), None
 
 
 def unclipped_record(df: pd.DataFrame) -> dict:
@@ -194,24 +189,6 @@ def score_truth(manifest: dict, train: pd.DataFrame):
     truth = train.to_numpy(dtype=float, copy=True)
     truth[rows.astype(int), cols.astype(int)] = values.astype(float)
     return truth
-
-
-def chance_floor_map(truth, params: pd.DataFrame):
-    """The map of predicted scores past the floor at chance (:class:`~harness_ext.methods.engine.chance_floor.ChanceFloor`),
-    its spreads read from the training scores below chance ``truth`` (:func:`score_truth`); None without them or
-    when no training model scored below chance on a dataset normalisation floors.
-
-    References
-    ----------
-    Tobin (1958), Econometrica 26(1), eq. (2) (the censored normal's mean).
-    """
-    from ..engine.chance_floor import ChanceFloor
-
-    if truth is None:
-        return None
-    floored = (params["chance"].to_numpy(dtype=float) > 0) & params["clip"].to_numpy(dtype=bool)
-    floor = ChanceFloor.from_truth(truth, floored)
-    return floor if floor.active else None
 
 
 def raw_aggregate_rmse(manifest: dict, train: np.ndarray, est, subset_idx, have, weights, agg_rmse, u,
@@ -276,9 +253,8 @@ def aggregate_frame(models, bench, raw_cells, raw_obs, observed, bounded: bool, 
                 "upper": norm["normalised_upper"], "actual": agg_actual}
     else:
         point = raw_cells @ bench.weights
-        # the score's range on its scale, below chance included (MMLU acc: [0, 1], not [0.25, 1])
-        lo_b = bench.weights @ (np.minimum(bench.offset, bench.offset + bench.slope) if bench.low is None else bench.low)
-        hi_b = bench.weights @ (np.maximum(bench.offset, bench.offset + bench.slope) if bench.high is None else bench.high)
+        lo_b = bench.weights @ np.minimum(bench.offset, bench.offset + bench.slope)  # the score's range on its scale
+        hi_b = bench.weights @ np.maximum(bench.offset, bench.offset + bench.slope)
         clip = (lambda x: np.clip(x, lo_b, hi_b)) if bounded else (lambda x: x)
         head = {"metric": bench.metric, "aggregate": point, "lower": clip(point - half[0]),
                 "upper": clip(point + half[1]),

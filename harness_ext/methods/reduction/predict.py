@@ -41,7 +41,7 @@ import pandas as pd
 from ...base import check_level
 from ...errors import HarnessExtError
 from ...report import Result, Stages, format_table, progress
-from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_floor_map, chance_warnings,
+from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings,
                               floor_warnings, score_truth, z_of)
 from ...store.matrix import apply_normalisation, params_frame
 from .predict_conflicts import conflict_cells, conflict_warnings, item_conflict_warnings
@@ -435,7 +435,6 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     bench, bench_why = benchmark_score(manifest, columns)
     u = None if bench is None else bench.normalised_weights
     truth = None if bench is None else score_truth(manifest, train)  # scores below chance, as the score counts them
-    floor = chance_floor_map(truth, params)  # the score's predicted datasets past the floor at chance
     train_X = train.to_numpy(dtype=float)
     observed = np.zeros(Z_new.shape, dtype=bool)
     observed[:, subset_idx] = have
@@ -443,7 +442,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     # The fit and the calibration on the manifest's folds take most of a minute on large benchmarks: a bar says so.
     bar = Stages(progress(None, total=2, desc="predict"), log, "predict")
     cells = predict_cells(manifest, train, train_X, Z_new, observed, subset_idx, weights, u, level, raw_new.index, bar,
-                          truth, floor)
+                          truth)
     warnings += cells.warnings
     bar.update()
     bar.set_postfix_str("scores on the harness's scale")
@@ -461,11 +460,11 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     upper = np.where(bounded, np.clip(mean + h_hi, 0, 1), mean + h_hi)
     agg_actual = np.where(np.isnan(Z_new).any(axis=1), np.nan, Z_new @ weights)
     # An observed anchor-item estimate keeps its interval on the raw scale too.
-    table = prediction_table(raw_new, params, observed, Z_new, mean, lower, upper, observed & (h_lo == 0) & (h_hi == 0),
-                             None if floor is None else floor.shared(cells.floor_share))
+    table = prediction_table(raw_new, params, observed, Z_new, mean, lower, upper, observed & (h_lo == 0) & (h_hi == 0))
     if bench is not None:
         warnings += floor_warnings(raw_new.index, bench, params, observed, Z_new, lower, truth is not None)
-    aggregate = aggregate_frame(raw_new.index, bench, table["raw"].to_numpy().reshape(mean.shape),
+    n_new, d = mean.shape
+    aggregate = aggregate_frame(raw_new.index, bench, table["raw"].to_numpy().reshape(n_new, d),
                                 raw_new.to_numpy(dtype=float), observed, bounded.all(),
                                 (agg, agg - a_lo, agg + a_hi, agg_actual), (r_lo, r_hi))
     if cells.frontier is not None:  # signed distance beyond the training models' edge (0 inside; methods.frontier)

@@ -168,12 +168,11 @@ class CellPredictions:
     p: Any
     frontier: Optional[np.ndarray]  # signed distance beyond the training models' edge (completers only)
     warnings: list
-    floor_share: Optional[np.ndarray] = None  # per model, the share of the chance floor's map the folds chose
 
 
 def predict_cells(manifest: dict, train: pd.DataFrame, train_X: np.ndarray, Z_new: np.ndarray, observed: np.ndarray,
                   subset_idx, weights: np.ndarray, u: Optional[np.ndarray], level: float, models, bar,
-                  truth: Optional[np.ndarray] = None, floor=None) -> CellPredictions:
+                  truth: Optional[np.ndarray] = None) -> CellPredictions:
     """Fit the manifest's predictor on its training matrix and predict every cell of the new models (``observed``:
     the subset cells each ran; ``u``: the weights of the benchmark's own score, or None, calibrated against
     ``truth``, :func:`~harness_ext.methods.reduction.benchmark_score.score_truth`; ``bar``: the progress stages).
@@ -198,14 +197,13 @@ def predict_cells(manifest: dict, train: pd.DataFrame, train_X: np.ndarray, Z_ne
     # A completer (lowrank, lowrank_bayes, benchpress) gives its own conformal intervals, calibrated on held-out
     # training models observed like each new model (adaptive per cell, and for the aggregate).
     conformal = hasattr(est, "predict_new_models")
-    warnings, lower, upper, std, p, frontier, share = [], None, None, None, None, None, None
+    warnings, lower, upper, std, p, frontier = [], None, None, None, None, None
     try:
         if conformal:
             reselect, why = stored_reselect(manifest, train, est)
             if why:
                 warnings.append(why)
-            p, share = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have, u,
-                                  truth, floor)
+            p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have, u, truth)
             mean, lower, upper = p.mean, p.lower, p.upper
             frontier = p.frontier
             from ..engine.frontier_report import frontier_warnings
@@ -217,7 +215,7 @@ def predict_cells(manifest: dict, train: pd.DataFrame, train_X: np.ndarray, Z_ne
         bar.close()
         raise HarnessExtError(f"predictor {reg.name!r} with the manifest's parameters {pred_cfg.get('params', {})} "
                               f"failed: {type(exc).__name__}: {exc}") from None
-    return CellPredictions(est, conformal, mean, lower, upper, std, p, frontier, warnings, share)
+    return CellPredictions(est, conformal, mean, lower, upper, std, p, frontier, warnings)
 
 
 def anchor_item_variance(manifest: dict, cells: CellPredictions, train_X: np.ndarray, Z_new: np.ndarray,
@@ -280,23 +278,16 @@ def half_widths(manifest: dict, cells: CellPredictions, mean: np.ndarray, train_
 
 
 def prediction_table(raw_new: pd.DataFrame, params: pd.DataFrame, observed: np.ndarray, Z_new: np.ndarray,
-                     mean: np.ndarray, lower: np.ndarray, upper: np.ndarray, exact: np.ndarray,
-                     unfloor=None) -> pd.DataFrame:
+                     mean: np.ndarray, lower: np.ndarray, upper: np.ndarray, exact: np.ndarray) -> pd.DataFrame:
     """One row per model and dataset: observed or predicted score and interval, normalised and on the harness's
     own scale (``raw*``), and the actual score of a cell that was given but not used, normalised (``actual``) and
     on the harness's scale (``raw_actual``).
-    ``exact``: observed cells whose interval is the point (their raw bounds are the raw score); ``unfloor``: maps
-    predicted normalised scores past the floor at chance before they go to the harness's scale
-    (:meth:`~harness_ext.methods.engine.chance_floor.ChanceFloor.shared`), so a predicted dataset can be below chance."""
+    ``exact``: observed cells whose interval is the point (their raw bounds are the raw score)."""
     from ...store.matrix import invert_normalisation
 
     columns = list(raw_new.columns)
     n_new, d = mean.shape
     raw_obs = raw_new.to_numpy(dtype=float)
-
-    def raw(z):
-        return invert_normalisation(z if unfloor is None else unfloor(z), params)
-
     table = pd.DataFrame({
         "model": np.repeat(raw_new.index.to_numpy(), d),
         "dataset": np.tile(columns, n_new),
@@ -304,9 +295,9 @@ def prediction_table(raw_new: pd.DataFrame, params: pd.DataFrame, observed: np.n
         "score": mean.ravel(), "lower": lower.ravel(), "upper": upper.ravel(),
         "actual": np.where(observed, np.nan, Z_new).ravel(),
         # Observed cells keep the harness's own value (normalisation clips below-chance scores to chance).
-        "raw": np.where(observed, raw_obs, raw(mean)).ravel(),
-        "raw_lower": np.where(exact, raw_obs, raw(lower)).ravel(),
-        "raw_upper": np.where(exact, raw_obs, raw(upper)).ravel(),
+        "raw": np.where(observed, raw_obs, invert_normalisation(mean, params)).ravel(),
+        "raw_lower": np.where(exact, raw_obs, invert_normalisation(lower, params)).ravel(),
+        "raw_upper": np.where(exact, raw_obs, invert_normalisation(upper, params)).ravel(),
         "raw_actual": np.where(observed, np.nan, raw_obs).ravel(),
     })
     # A flipped (lower-is-better) column inverts the order of its bounds.
@@ -379,7 +370,7 @@ def stored_reselect(manifest: dict, train: pd.DataFrame, est) -> tuple:
     return FoldSubsets(cal["fold"], [[index[n] for n in sub] for sub in cal["subsets"]]), None
 
 
-def _conformal(est, Z_in, weights, reselect, have, extra=None, extra_truth=None, extra_map=None):
+def _conformal(est, Z_in, weights, reselect, have, extra=None, extra_truth=None):
     """``est.predict_new_models`` with the stored fold subsets (``have``: (n, k) subset cells each new model ran).
 
     The models that ran the whole subset are calibrated on each fold's models observed on
@@ -394,20 +385,12 @@ def _conformal(est, Z_in, weights, reselect, have, extra=None, extra_truth=None,
     params = inspect.signature(est.predict_new_models).parameters
 
     def call(Z, sel):
-        p = _call(Z, sel)
-        # the share of the map's shift (past the floor at chance) the held-out folds chose for these models
-        share = (getattr(est, "extra_map_share_", None) or (None,))[0] if extra_map is not None else None
-        return p, np.full(len(Z), 0.0 if share is None else share)
-
-    def _call(Z, sel):
         args = dict(weights=weights) if "reselect" not in params else dict(weights=weights, reselect=sel)
         if extra is None:
             return est.predict_new_models(Z, **args)
         if "extra_weights" in params:
             if extra_truth is not None and "extra_truth" in params:
                 args["extra_truth"] = extra_truth
-            if extra_map is not None and "extra_map" in params:
-                args["extra_map"] = extra_map
             return est.predict_new_models(Z, extra_weights=extra[None, :], **args)
         # A predictor without extra aggregates: a second call, its aggregate computed with the score's weights.
         p, q = est.predict_new_models(Z, **args), est.predict_new_models(Z, **{**args, "weights": extra})
@@ -420,9 +403,8 @@ def _conformal(est, Z_in, weights, reselect, have, extra=None, extra_truth=None,
     part = reselect.restrict(np.unique(have[~full], axis=0))
     if not full.any():
         return call(Z_in, part)
-    (a, share_a), (b, share_b) = call(Z_in[full], reselect), call(Z_in[~full], part)
-    share = np.empty(len(full))
-    share[full], share[~full] = share_a, share_b
+    a = call(Z_in[full], reselect)
+    b = call(Z_in[~full], part)
     out = {}
     for name in ("mean", "lower", "upper", "sd", "observed", "aggregate", "aggregate_lower", "aggregate_upper",
                  "extra_aggregate", "extra_lower", "extra_upper", "frontier"):
@@ -432,4 +414,4 @@ def _conformal(est, Z_in, weights, reselect, have, extra=None, extra_truth=None,
         v = np.empty((len(full),) + va.shape[1:], dtype=va.dtype)
         v[full], v[~full] = va, vb
         out[name] = v
-    return a._replace(**out), share
+    return a._replace(**out)
