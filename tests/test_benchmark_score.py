@@ -47,26 +47,6 @@ def test_other_benchmarks_take_the_plain_mean_and_flipped_metrics_map_back():
     np.testing.assert_allclose(score.offset, 1.0) and np.testing.assert_allclose(score.slope, -1.0)
 
 
-def test_the_score_interval_reaches_below_chance_as_the_score_does():
-    """MMLU acc is in [0, 1]: a model near chance often scores below 0.25, so the interval is clipped to [0, 1], not to
-    the normalised range mapped back ([0.25, 1], where an interval could not hold such a truth)."""
-    from harness_ext.methods.reduction.benchmark_score import aggregate_frame
-
-    names = ["abstract_algebra", "virology"]
-    score, _ = benchmark_score({"datasets": [_entry(n) for n in names]})
-    np.testing.assert_allclose(score.low, 0.0) and np.testing.assert_allclose(score.high, 1.0)
-    raw = np.array([[0.26, 0.24], [0.99, 0.98]])
-    agg = aggregate_frame(["near", "top"], score, raw, np.full((2, 2), np.nan), np.zeros((2, 2), bool), True,
-                          (np.array([0.0, 0.97]), np.zeros(2), np.array([0.05, 1.0]), np.full(2, np.nan)),
-                          (np.array([0.05, 0.05]), np.array([0.05, 0.05])))
-    point = raw @ score.weights
-    assert agg["lower"].iloc[0] == pytest.approx(point[0] - 0.05) and agg["lower"].iloc[0] < 0.25
-    assert agg["upper"].iloc[1] == pytest.approx(1.0)  # the top of the range still bounds it
-    # flipped (lower is better) datasets: the range is the raw scale's too
-    flipped, _ = benchmark_score({"datasets": [_entry("a", "err", 0.5, "mine", flip=True)]})
-    assert (flipped.low[0], flipped.high[0]) == (0.0, 1.0)
-
-
 @pytest.mark.parametrize("entries, reason", [
     ([_entry("a", "acc"), _entry("b", "f1")], "different metrics"),
     ([_entry("a", transform="elo"), _entry("b")], "non-linear"),
