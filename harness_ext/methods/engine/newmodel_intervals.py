@@ -568,8 +568,8 @@ def cv_plus_extra_aggregates(est, cal, X_new, z, O, W_extra):
         lo, hi = cv_plus_bounds(aggs[0], aggs[1], ex["agg_scores"], ex["agg_folds"], level)
         if ex.get("residuals") is not None and ex["residuals"].size:
             r, k = ex["residuals"], ex["residual_folds"]  # truth - prediction, on the score's own scale
-            scale, s = _distance_scaled(est, cal, z, O, r, ex)
-            lo, hi = _union_unscaled(aggs[0], scale, s, k, level, lo, hi)
+            for scale, s in ((np.ones_like(aggs[1]), r), _distance_scaled(est, cal, z, O, r, ex)):
+                lo, hi = _union_unscaled(aggs[0], scale, s, k, level, lo, hi)
         lows.append(lo)
         highs.append(hi)
     return np.stack(lows, axis=1), np.stack(highs, axis=1)
