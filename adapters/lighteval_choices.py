@@ -29,12 +29,13 @@ from harness_ext.errors import IngestError
 #: registry (``src/lighteval/tasks/default_tasks.py`` and ``tasks/glue.py``, ``tasks/race_high.py``: each scored by
 #: ``Metrics.loglikelihood_acc``) and the prompt functions of ``default_prompts.py``, whose fixed ``choices`` are
 #: the ones :data:`~harness_ext.benchmarks.CHOICES` counts (``mnli``: True, Neither, False; ``cola``, ``mrpc``,
-#: ``qnli``, ``qqp``, ``rte``, ``sst``, ``wnli``, ``boolq_harness``, ``copa``: two; ``race``: the question's four
-#: options).
+#: ``qnli``, ``qqp``, ``rte``, ``sst``, ``wnli``, ``wsc``, ``boolq_harness``, ``copa``: two; ``race``: the
+#: question's four options).
 LIGHTEVAL_NAMES = {
     "glue:cola": "cola", "glue:mnli": "mnli", "glue:mnli_mismatched": "mnli_mismatch", "glue:mrpc": "mrpc",
     "glue:qnli": "qnli", "glue:qqp": "qqp", "glue:rte": "rte", "glue:sst2": "sst2", "glue:wnli": "wnli",
-    "super_glue:boolq": "boolq", "super_glue:copa": "copa", "super_glue:rte": "rte", "race:high": "race",
+    "super_glue:boolq": "boolq", "super_glue:copa": "copa", "super_glue:rte": "rte", "super_glue:wsc": "wsc",
+    "race:high": "race",
 }
 #: lighteval's metrics that pick the most likely of a document's choices (``Metrics.loglikelihood_acc``,
 #: ``loglikelihood_acc_norm`` and their single-token and no-space variants all write these two names).

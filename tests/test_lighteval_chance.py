@@ -82,7 +82,8 @@ def test_details_beside_the_results_give_the_chance_level_of_each_document(tmp_p
                           "lighteval|bigbench:causal_judgment|0": {"acc": 0.5},
                           "lighteval|qasper_ll|0": {"acc": 0.5}, "lighteval|gsm8k|0": {"em": 0.1}})
     _details(tmp_path, "lighteval|agieval:sat-math|0",
-             [{"example": f"q{i}", "choices": list("abcde"[:n]), "metrics": "{'acc': 1}"} for i, n in enumerate((4, 4, 5))])
+             [{"example": f"q{i}", "choices": list("abcde"[:n]), "metrics": "{'acc': 1}"}
+              for i, n in enumerate((4, 4, 5))])
     _details(tmp_path, "lighteval|bigbench:causal_judgment|0",
              [{"doc": {"query": "q", "choices": [" Yes", " No"]}, "metric": {"acc": 1.0}}] * 3)
     _details(tmp_path, "lighteval|qasper_ll|0",
