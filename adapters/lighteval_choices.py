@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Optional
 
 from harness_ext.errors import IngestError
+from harness_ext.report import listed, plural
 
 #: lighteval task names (``LightevalTaskConfig.name``) of loglikelihood multiple-choice tasks whose task lm-eval
 #: names otherwise, and that name in :data:`harness_ext.benchmarks.CHOICES`. Checked against lighteval's task
@@ -131,18 +132,14 @@ def details_chance(results_path, results: dict, notes: list) -> dict:
             level = sum(1.0 / c for c in counts) / len(counts)
             out[key] = (level, f"mean of 1/choices over the {len(counts):,} documents of the run's details file "
                                f"({sizes[0]} to {sizes[-1]} choices)")
-    if out:
-        notes.append(f"chance levels of {len(out)} task{'s' * (len(out) != 1)} from the answer choices listed in "
-                     f"the run's details files (acc and acc_norm): " + ", ".join(
-                         f"{k} {v[0]:.4g}" for k, v in sorted(out.items())[:8]) + (", ..." if len(out) > 8 else ""))
-    if unreadable:
-        notes.append(f"{len(unreadable)} details file{'s' * (len(unreadable) != 1)} of the run not read for chance "
-                     f"levels: {'; '.join(unreadable[:3])}")
-    if without:
-        notes.append(f"{len(without)} details file{'s' * (len(without) != 1)} of the run list no answer choices: "
-                     f"{', '.join(sorted(without)[:5])}")
-    if short:
-        notes.append(f"{len(short)} task{'s' * (len(short) != 1)} scored by acc or acc_norm with documents listing "
-                     f"fewer than two answer choices get no chance level from the details (documents without two "
-                     f"choices, of all): {', '.join(short[:5])}")
+    found = [f"{k} {v[0]:.4g}" for k, v in sorted(out.items())]
+    for items, noun, says in (
+            (found, "task", "chance levels from the answer choices listed in the run's details files (acc, acc_norm)"),
+            (unreadable, "details file", "of the run not read for chance levels"),
+            (sorted(without), "details file", "of the run listing no answer choices"),
+            (short, "task", "scored by acc or acc_norm left without a chance level by the details: documents listing "
+                            "fewer than two answer choices (of all)")):
+        if items:
+            head = f"{says} of {plural(len(items), noun)}" if items is found else f"{plural(len(items), noun)} {says}"
+            notes.append(f"{head}: {listed(items, 8 if items is found else 5)}")
     return out

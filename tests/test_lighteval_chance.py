@@ -97,8 +97,8 @@ def test_details_beside_the_results_give_the_chance_level_of_each_document(tmp_p
         assert rb == pytest.approx(mean) and "3 documents" in src and "4 to 5 choices" in src
     rb, src = got["lighteval|bigbench:causal_judgment|0", "acc"]
     assert rb == pytest.approx(0.5) and src.startswith("2 answer choices")
-    assert "chance levels of 2 tasks from the answer choices" in " ".join(notes)
-    assert any("fewer than two answer choices" in n and "qasper_ll|0 (1 of 2)" in n for n in notes)
+    assert "chance levels from the answer choices listed in the run's details files (acc, acc_norm) of 2 tasks" in " ".join(notes)
+    assert any("1 task scored by acc or acc_norm left without a chance level by the details" in n and "qasper_ll|0 (1 of 2)" in n for n in notes)
     assert any("1 multiple-choice task (acc, acc_norm) without a chance level" in n and "qasper_ll" in n
                and "causal_judgment" not in n for n in notes)
     assert not any("gsm8k" in n for n in notes)  # its details are not read: no acc or acc_norm
@@ -119,7 +119,7 @@ def test_details_without_choices_leave_the_name_table_in_place(tmp_path):
     notes, got = _ingest(res)
     assert got["leaderboard|arc:challenge|25", "acc_norm"] == (0.25, "4 answer choices")
     assert got["leaderboard|hellaswag|10", "acc_norm"] == (0.25, "4 answer choices")
-    assert any("1 details file of the run list no answer choices: leaderboard|arc:challenge|25" in n for n in notes)
+    assert any("1 details file of the run listing no answer choices: leaderboard|arc:challenge|25" in n for n in notes)
     assert any("1 details file of the run not read" in n and "hellaswag" in n for n in notes)
 
 
