@@ -44,11 +44,11 @@ from harness_ext.report import listed
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
 from .lighteval_choices import CHOICE_METRICS, LIGHTEVAL_NAMES, details_chance
+from .lighteval_files import KEY_RE as _KEY_RE
 from .lm_eval import LOWER_IS_BETTER
 from .lm_eval_values import as_number
 from .open_llm_leaderboard import LEADERBOARD_METRIC
 
-_KEY_RE = re.compile(r"^(?:(?P<suite>[A-Za-z0-9_\-]+)\|)?(?P<task>[^|]+)\|(?P<shots>\d+)$")
 PRIMARY_ORDER = ("acc", "acc_norm", "em", "exact_match", "extractive_match", "quasi_exact_match", "f1", "mc2")
 #: Metrics lighteval reports as proportions (0.62 for 62%).
 _PROPORTIONS = frozenset({"acc", "acc_norm", "em", "exact_match", "quasi_exact_match", "extractive_match", "mc1", "mc2"})

@@ -25,6 +25,8 @@ from typing import Optional
 from harness_ext.errors import IngestError
 from harness_ext.report import listed, plural
 
+from .lighteval_files import DETAILS_RE, key_of, refuse_lfs_pointer
+
 #: lighteval task names (``LightevalTaskConfig.name``) of loglikelihood multiple-choice tasks whose task lm-eval
 #: names otherwise, and that name in :data:`harness_ext.benchmarks.CHOICES`. Checked against lighteval's task
 #: registry (``src/lighteval/tasks/default_tasks.py`` and ``tasks/glue.py``, ``tasks/race_high.py``: each scored by
@@ -47,8 +49,6 @@ MAX_DETAILS = 2000
 
 def details_files(results_path) -> list:
     """The details files of the run a ``results_<timestamp>.json`` file belongs to (``[]`` without any)."""
-    from .lighteval_details import DETAILS_RE
-
     path = Path(results_path)
     stamp = path.name[len("results_"):-len(".json")] if path.name.startswith("results_") else None
     if not stamp:
@@ -78,10 +78,8 @@ def choice_counts(path) -> Optional[list]:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from .lighteval_details import _refuse_lfs_pointer
-
     path = Path(path)
-    _refuse_lfs_pointer(path)
+    refuse_lfs_pointer(path)
     try:
         names = set(pq.read_schema(path).names)
         if "choices" in names:
@@ -103,14 +101,12 @@ def choice_counts(path) -> Optional[list]:
 def details_chance(results_path, results: dict, notes: list) -> dict:
     """``{result key: (chance level, source)}`` from the run's details files, every document listing two or more
     choices; what could not be used is said in ``notes`` with counts."""
-    from .lighteval_details import _key_of
-
     scored = results.get("results") if isinstance(results.get("results"), dict) else {}
     # Only tasks scored by acc or acc_norm: a generative task's details are not read.
     wanted = {k for k, b in scored.items() if isinstance(b, dict) and not CHOICE_METRICS.isdisjoint(b)}
     out, unreadable, without, short = {}, [], [], []
     for p in details_files(results_path):
-        key = _key_of(p, results)
+        key = key_of(p, results)
         if key not in wanted:
             continue
         try:
