@@ -25,6 +25,11 @@ Metrics: ``<m>_stderr`` is ``<m>``'s standard error, never a score. Direction is
 bits-per-byte. Primary metric: the v1 leaderboard's for its tasks, else the first of
 :data:`PRIMARY_ORDER`, else the first the task lists. A task's size is its ``effective_num_docs``
 (the documents scored, fewer under ``--max_samples``).
+
+Chance levels (the random baseline of ``acc``-like metrics): from the answer choices of each document in the
+run's details files beside the results, else from the task's name (lighteval's ``glue:mnli`` is lm-eval's
+``mnli``), see :mod:`harness_ext.adapters.lighteval_choices`; multiple-choice tasks left without one are counted
+in a note.
 """
 
 from __future__ import annotations
@@ -38,11 +43,12 @@ from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
+from .lighteval_choices import CHOICE_METRICS, LIGHTEVAL_NAMES, details_chance
+from .lighteval_files import KEY_RE as _KEY_RE
 from .lm_eval import LOWER_IS_BETTER
 from .lm_eval_values import as_number
 from .open_llm_leaderboard import LEADERBOARD_METRIC
 
-_KEY_RE = re.compile(r"^(?:(?P<suite>[A-Za-z0-9_\-]+)\|)?(?P<task>[^|]+)\|(?P<shots>\d+)$")
 PRIMARY_ORDER = ("acc", "acc_norm", "em", "exact_match", "extractive_match", "quasi_exact_match", "f1", "mc2")
 #: Metrics lighteval reports as proportions (0.62 for 62%).
 _PROPORTIONS = frozenset({"acc", "acc_norm", "em", "exact_match", "quasi_exact_match", "extractive_match", "mc1", "mc2"})
@@ -113,6 +119,8 @@ def read(src: SourceFile):
     meta = {k: cfg[k] for k in ("model_sha", "model_dtype", "model_size", "lighteval_sha") if cfg.get(k) is not None}
     meta["source"] = "lighteval"
     configs = _task_configs(doc)
+    notes: list = []
+    chances = details_chance(src.path, doc, notes)
     out, unread, missing = [], [], []
     for key, block in doc["results"].items():
         m = _KEY_RE.match(key) if isinstance(key, str) else None
@@ -121,17 +129,40 @@ def read(src: SourceFile):
             continue
         if not isinstance(block, dict):
             raise IngestError(src.path, f"results[{key!r}] is {type(block).__name__}, expected an object of metrics")
-        out += _records(src, key, m, block, configs, model, meta, missing)
+        out += _records(src, key, m, block, configs, model, meta, missing, chances)
     if unread:
         src.note(f"{len(unread)} result key{'s' * (len(unread) != 1)} not of the form [<suite>|]<task>|<shots> left "
                  f"out (\"all\" is the run's mean over its tasks): {listed(unread, 5)}")
     if missing:
         src.note(f"{len(missing)} metric{'s' * (len(missing) != 1)} written as null or not a number left out: "
                  f"{listed(missing, 8)}")
+    for text in notes:
+        src.note(text)
+    _note_without_chance(src, out)
     return out
 
 
-def _records(src, key, m, block, configs, model, meta, missing) -> list:
+def _note_without_chance(src, out) -> None:
+    """Count the multiple-choice tasks (scored by ``acc`` or ``acc_norm``) left without a chance level: the matrix
+    normalises them as tasks without one, which the user should know."""
+    without = sorted({r.task for r in out if r.metric in CHOICE_METRICS and r.random_baseline is None})
+    if without:
+        src.note(f"{len(without)} multiple-choice task{'s' * (len(without) != 1)} (acc, acc_norm) without a chance "
+                 "level (the number of answer choices is neither in the run's details files beside the results nor "
+                 f"known for the task's name): {listed(without, 8)}")
+
+
+def _chance(key, benchmark, dataset, task, metric, chances) -> tuple:
+    """``(random_baseline, source)`` of one metric of a task: the run's details files' (``acc``, ``acc_norm``), else
+    the task's name's (lighteval's name mapped to lm-eval's by :data:`LIGHTEVAL_NAMES`), else ``(None, None)``."""
+    if metric in CHOICE_METRICS and key in chances:
+        return chances[key]
+    if task in LIGHTEVAL_NAMES:
+        return chance_baseline(LIGHTEVAL_NAMES[task], metric)
+    return chance_baseline(f"mmlu_{dataset}" if benchmark == MMLU_BENCHMARK else dataset, metric)
+
+
+def _records(src, key, m, block, configs, model, meta, missing, chances) -> list:
     suite, task, shots = m.group("suite"), m.group("task"), int(m.group("shots"))
     benchmark, dataset, aggregate = _dataset(suite, task)
     listed_dirs, n_docs = configs.get(f"{suite}|{task}" if suite else task, ({}, None))
@@ -154,7 +185,7 @@ def _records(src, key, m, block, configs, model, meta, missing) -> list:
         higher = listed_dirs.get(metric)
         if higher is None:
             higher = not (metric in LOWER_IS_BETTER or "perplexity" in metric)
-        rb, rb_src = chance_baseline(f"mmlu_{dataset}" if benchmark == MMLU_BENCHMARK else dataset, metric)
+        rb, rb_src = _chance(key, benchmark, dataset, task, metric, chances)
         stderr = as_number(block.get(f"{metric}_stderr"))
         out.append(ResultRecord(
             model=model, benchmark=benchmark, dataset=dataset, metric=metric, value=value,
@@ -172,4 +203,5 @@ def harness_ext_adapters():
         description="lighteval results_*.json (config_general + '<suite>|<task>|<shots>' results, any suite)",
         can_handle=can_handle,
         read=read,
+        revision="2",  # 2: chance levels from the run's details files and lighteval's task names
     )

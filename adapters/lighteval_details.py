@@ -45,8 +45,10 @@ from pathlib import Path
 
 from harness_ext.errors import IngestError
 
-#: ``details_<key>_<timestamp>.parquet``; lighteval's timestamps use ``-`` for ``:`` (the leaderboard's early ones ``:``).
-DETAILS_RE = re.compile(r"^details_(?P<key>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}(?:\.\d+)?)\.parquet$")
+from .lighteval_files import DETAILS_RE, KEY_RE
+from .lighteval_files import key_of as _key_of
+from .lighteval_files import refuse_lfs_pointer as _refuse_lfs_pointer
+
 #: Columns of the early leaderboard layout that are numbers but no metric.
 NOT_METRICS = frozenset({"num_effective_few_shots", "num_asked_few_shots", "truncated", "padded", "gold", "gold_index",
                          "label", "id", "doc_id", "index", "__index_level_0__"})
@@ -64,20 +66,6 @@ REVISION = "1"
 def is_details_file(path) -> bool:
     """Whether ``path`` is named as lighteval names its details (``details_<task>_<timestamp>.parquet``)."""
     return DETAILS_RE.match(Path(path).name) is not None
-
-
-def _key_of(path: Path, results) -> str:
-    """The task key of a details file's name: ``[<suite>|]<task>|<shots>``; lighteval's late-2025 names write both
-    ``|`` and ``:`` as ``__`` (``arc__challenge__25``), which only the run's results file tells apart: its key that
-    reads so."""
-    from harness_ext.adapters.lighteval import _KEY_RE
-
-    key = DETAILS_RE.match(path.name).group("key") if DETAILS_RE.match(path.name) else ""
-    if _KEY_RE.match(key) or "__" not in key or not isinstance(results, dict):
-        return key
-    keys = [k for k in (results.get("results") or {}) if isinstance(k, str) and _KEY_RE.match(k)]
-    same = [k for k in keys if k.replace("|", "__").replace(":", "__") == key]
-    return same[0] if len(same) == 1 else key
 
 
 #: Why a details dataset's ``results_<timestamp>.parquet`` is passed over (:func:`details_kind`).
@@ -110,13 +98,13 @@ def task_of(path, results=None) -> tuple:
         When the name holds no ``[<suite>|]<task>|<shots>`` key (a ``__`` name without the run's results file
         cannot be read back unambiguously).
     """
-    from harness_ext.adapters.lighteval import _KEY_RE, _dataset
+    from harness_ext.adapters.lighteval import _dataset
     from harness_ext.adapters.open_llm_leaderboard import BENCHMARK
     from harness_ext.benchmarks import MMLU_BENCHMARK, mmlu_subject
 
     path = Path(path)
     key = _key_of(path, results)
-    k = _KEY_RE.match(key)
+    k = KEY_RE.match(key)
     if k is None:
         raise IngestError(path, f"the file name's task {key!r} is not of the form [<suite>|]<task>|<shots>, so its "
                                 "benchmark and task cannot be named (lighteval's names with __ for | and : are read "
@@ -335,20 +323,6 @@ def _item_ids(rows: list, notes: list) -> list:
     if repeats:
         notes.append(f"{repeats} rows repeat another row's query and choices: told apart by their order in the file")
     return ids
-
-
-def _refuse_lfs_pointer(path: Path) -> None:
-    """Refuse a Git LFS pointer in place of the Parquet file, saying how to fetch it."""
-    from harness_ext.store.ingest_read import lfs_pointer_reason
-
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(512)
-    except OSError as exc:
-        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
-    reason = lfs_pointer_reason(head)
-    if reason:
-        raise IngestError(path, reason)
 
 
 def read_details(path, store_ids: bool = True):
