@@ -56,12 +56,14 @@ GEN = "samples_toy_arith_gen_2026-11-22T19-54-19.626468.jsonl"
 MC = "samples_toy_arith_mc_2026-11-22T19-54-19.626468.jsonl"
 HELM_NOTE = ("<tmp>/mixed/helm/babi_qa_task15: 15 per-instance entries of other splits than test (or without "
              "quasi_exact_match) left out")
+HELM_TRIALS = ("<tmp>/mixed/helm/babi_qa_task15: 120 per-instance entries of quasi_exact_match on test: 40 instances in "
+               "3 train trials each, each instance's item score the mean over its trials")
 
 
 def test_a_mixed_folder_reads_each_kind_of_log_once_in_walk_order(tmp_path):
     folder = _mixed_folder(tmp_path / "mixed")
     got = _digest(*read_item_logs([folder]), tmp_path)
-    assert got == {"rows": 115, "sha": "3c7dcd848eebd791", "counts": COUNTS, "notes": [HELM_NOTE], "sources": {
+    assert got == {"rows": 115, "sha": "3c7dcd848eebd791", "counts": COUNTS, "notes": [HELM_NOTE, HELM_TRIALS], "sources": {
         "AlephAlpha/luminous-base": ["mixed/helm/babi_qa_task15/per_instance_stats.json"],
         "ollama/llama3.1": [f"mixed/inspect/{INSPECT_LOG.name}"],
         "openai/gpt2": ["mixed/eee/None_samples.jsonl"],
@@ -76,7 +78,8 @@ def test_logs_given_as_files_and_folders_are_read_in_the_order_given(tmp_path):
     got = _digest(*read_item_logs(given), tmp_path)
     assert got["rows"] == 115 and got["sha"] == "ad9f047e68f6897e" and got["counts"] == COUNTS
     assert got["sources"]["toy/lm-small"] == [f"mixed/lm_eval/toy__lm-small/{n}" for n in (MC, GEN, MC)]
-    assert got["notes"] == [HELM_NOTE, "36 item scores logged twice; the first read (file, then line) is used"]
+    assert got["notes"] == [HELM_NOTE, HELM_TRIALS,
+                            "36 item scores logged twice; the first read (file, then line) is used"]
 
 
 @pytest.mark.slow
@@ -88,7 +91,7 @@ def test_predict_on_a_mixed_folder_says_what_it_read(tmp_path, capsys):
     got = capsys.readouterr()
     warnings = [w.replace(str(tmp_path), "<tmp>") for w in got.err.splitlines() if w.startswith("warning: ")]
     # The HELM run's model, measured on every item, lies below the 25 population models: said, nothing estimated.
-    assert warnings == ["warning: " + HELM_NOTE] + [
+    assert warnings == ["warning: " + HELM_NOTE, "warning: " + HELM_TRIALS] + [
         "warning: AlephAlpha/luminous-base: beyond the population: the mean score of the items it ran, 0.233 over the "
         "benchmark, lies 0.142 below the weakest of the manifest's 25 population models (0.375), outside their range "
         "on 1 of 1 task (the crosstask estimate: 0.233); every task measured on all its items: nothing estimated"] + [

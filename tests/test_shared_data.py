@@ -34,7 +34,8 @@ def _skipped(report):
 
 # source -> (ingested files, skipped file names, {benchmark: ((models, datasets), missing cells)})
 SOURCES = {
-    "lm-eval-harness/v03_results_master_2023-07-31": (166, {}, {
+    # Its 22 results/*/README.md tables (lm-eval's make_table_results.py) copy the JSON files beside them: skipped.
+    "lm-eval-harness/v03_results_master_2023-07-31": (166, {"README.md": 22}, {
         # One row per model, each dataset at the shot setting most models ran: MMLU at OPT 125m-66b's
         # 0 shots (LLaMA 7B/13B/30B and MPT-7B ran it 5-shot: --num-fewshot 5 or --rows model_shots)
         "mmlu": ((8, 57), 0),

@@ -431,7 +431,7 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
                          "n_used": n_used, "n_items": b["n_items"]})
         est, lower, upper, _ = benchmark_interval([v[0] for v in mine], [v[1] for v in mine], weights, level, corr)
         missing = [t for t, v in zip(tasks, mine) if np.isnan(v[0])]
-        if missing:
+        if 0 < len(missing) < len(tasks):  # with none, each task's warning says it all
             warnings.append(f"{model}: no full-benchmark estimate: {len(missing)} of {len(tasks)} tasks "
                             f"{'has' if len(missing) == 1 else 'have'} no items for it ({listed(missing, 5)}); the estimate needs every task's items")
         beyond, note = frontier_of(model, est, np.array([v[3] for v in mine]), weights, reach, name, reg,
