@@ -563,100 +563,25 @@ def cv_plus_extra_aggregates(est, cal, X_new, z, O, W_extra):
     """
     level = float(est.level)
     lows, highs = [], []
-    import os  # SCREEN
     for row, ex in zip(np.atleast_2d(W_extra), cal["extra"]):
         _, _, aggs = _fold_predictions(est, cal, z, X_new, O, np.broadcast_to(row, X_new.shape))
-        level = float(est.level)
-        if os.environ.get("ACCRANGE_SCREEN") == "b":
-            level = _union_level(ex, level)
-            print(f"SCREEN-b union level {level:.3f}", flush=True)
-        if os.environ.get("ACCRANGE_SCREEN") == "b2" and ex.get("residuals") is not None and ex["residuals"].size:
-            dist = ex.get("residual_distances")
-            beyond_cal = dist > 0
-            lv_in = _union_level(ex, level, keep=~beyond_cal)
-            lv_out = _union_level(ex, level, keep=beyond_cal)
-            d_new = np.stack([_distances(np.where(O, z, np.nan), O, est.Z_[rows]) for _, rows in cal["fits"]])
-            beyond = d_new.mean(0) > 0
-            print(f"SCREEN-b2 levels inside {lv_in:.3f} beyond {lv_out:.3f} (cal beyond {beyond_cal.sum()} of "
-                  f"{beyond_cal.size}; new beyond {beyond.sum()} of {beyond.size})", flush=True)
-            lo_i, hi_i = _union_bounds(est, cal, z, O, aggs, ex, lv_in)
-            lo_o, hi_o = _union_bounds(est, cal, z, O, aggs, ex, lv_out)
-            if os.environ.get("ACCRANGE_INSIDE_ONLY"):
-                lo_o, hi_o = _union_bounds(est, cal, z, O, aggs, ex, level)
-            lows.append(np.where(beyond, lo_o, lo_i))
-            highs.append(np.where(beyond, hi_o, hi_i))
-            continue
-        lo, hi = _union_bounds(est, cal, z, O, aggs, ex, level)
-        if os.environ.get("ACCRANGE_SCREEN") == "c" and ex.get("residuals") is not None and ex["residuals"].size:
-            lv_lo = _union_level(ex, level, side="below")
-            print(f"SCREEN-c lower level {lv_lo:.3f}", flush=True)
-            lo = _union_bounds(est, cal, z, O, aggs, ex, lv_lo)[0]
+        lo, hi = cv_plus_bounds(aggs[0], aggs[1], ex["agg_scores"], ex["agg_folds"], level)
+        if ex.get("residuals") is not None and ex["residuals"].size:
+            r, k = ex["residuals"], ex["residual_folds"]  # truth - prediction, on the score's own scale
+            for scale, s in ((np.ones_like(aggs[1]), r), _distance_scaled(est, cal, z, O, r, ex)):
+                lo, hi = _union_unscaled(aggs[0], scale, s, k, level, lo, hi)
         lows.append(lo)
         highs.append(hi)
     return np.stack(lows, axis=1), np.stack(highs, axis=1)
-
-
-def _union_bounds(est, cal, z, O, aggs, ex, level):
-    lo, hi = cv_plus_bounds(aggs[0], aggs[1], ex["agg_scores"], ex["agg_folds"], level)
-    if ex.get("residuals") is not None and ex["residuals"].size:
-        r, k = ex["residuals"], ex["residual_folds"]  # truth - prediction, on the score's own scale
-        for scale, s in ((np.ones_like(aggs[1]), r), _distance_scaled(est, cal, z, O, r, ex)):
-            lo, hi = _union_unscaled(aggs[0], scale, s, k, level, lo, hi)
-    return lo, hi
-
-
-def _union_level(ex, level, step=0.005, keep=None, min_group=20, side=None) -> float:
-    """The lowest level (grid of ``step`` up to ``level``) at which the union of :func:`cv_plus_extra_aggregates`
-    holds ``level`` of the calibration folds' held-out models, each one's union built from the other folds' scores."""
-    r, k = ex.get("residuals"), ex.get("residual_folds")
-    s = ex["agg_scores"]
-    if r is None or r.size == 0 or s.size != r.size:
-        return level
-    dist = ex.get("residual_distances")
-    dist = np.zeros_like(r) if dist is None or dist.size != r.size else dist
-    ok = np.isfinite(r) & np.isfinite(s) & np.isfinite(dist)
-    r, k, s, dist = r[ok], np.asarray(k)[ok], s[ok], dist[ok]
-    sigma = np.where(s > 0, np.abs(r) / np.where(s > 0, s, 1.0), 0.0)  # each model's predictor sd on r's scale
-    rd = r / (1.0 + dist)
-    grid = np.round(np.arange(0.5, level + 1e-9, step), 6)
-    folds = np.unique(k)
-    covered = np.zeros((grid.size, r.size), dtype=bool)
-    for f in folds:
-        out, me = k != f, k == f
-        if out.sum() < 2:
-            return level
-        for g, L in enumerate(grid):
-            t = (1.0 + L) / 2.0
-            qs, qa = conformal_quantile(s[out], L), conformal_quantile(np.abs(r[out]), L)
-            ql, qh = conformal_quantile(-r[out], t), conformal_quantile(r[out], t)
-            qad = conformal_quantile(np.abs(rd[out]), L)
-            qld, qhd = conformal_quantile(-rd[out], t), conformal_quantile(rd[out], t)
-            m = 1.0 + dist[me]
-            low = np.maximum.reduce([qs * sigma[me], np.full(me.sum(), max(qa, ql)), m * max(qad, qld)])
-            high = np.maximum.reduce([qs * sigma[me], np.full(me.sum(), max(qa, qh)), m * max(qad, qhd)])
-            covered[g, me] = (r[me] >= -low) & ((r[me] <= high) | (side == "below"))
-    if keep is not None:
-        keep = np.asarray(keep)[ok]
-        if keep.sum() < min_group:
-            return level
-        covered = covered[:, keep]
-    cov = covered.mean(1)
-    print(f"SCREEN-b n={covered.shape[1]} folds={folds.size} cov@nominal={cov[-1]:.3f}", flush=True)
-    target = 1.0 - (1.0 - level) / 2.0 if side == "below" else level  # one tail's share of the misses
-    reach = np.flatnonzero(cov >= target)
-    return float(grid[reach[0]]) if reach.size else level
 
 
 def _union_unscaled(centres, scale, r, folds, level, lo, hi) -> tuple:
     """``(lo, hi)`` joined with the CV+ intervals of the plain (``|r|``) and signed (``r``'s quantiles at
     ``(1 -+ level) / 2``) residual scores ``r``, each applied times ``scale`` (K, n)."""
     tail = (1.0 + level) / 2.0
+    lo_a, hi_a = cv_plus_bounds(centres, scale, np.abs(r), folds, level)
     lo_s = cv_plus_bounds(centres, scale, -r, folds, tail)[0]
     hi_s = cv_plus_bounds(centres, scale, r, folds, tail)[1]
-    import os  # SCREEN
-    if os.environ.get("ACCRANGE_SCREEN") == "a":
-        return np.minimum(lo, lo_s), np.maximum(hi, hi_s)
-    lo_a, hi_a = cv_plus_bounds(centres, scale, np.abs(r), folds, level)
     return np.minimum(np.minimum(lo, lo_a), lo_s), np.maximum(np.maximum(hi, hi_a), hi_s)
 
 

@@ -29,7 +29,6 @@ test set: 14,042 questions in 57 subjects); Gao et al., lm-evaluation-harness v0
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 import pandas as pd
@@ -64,10 +63,6 @@ class BenchmarkScore:
     weighting: str
     offset: np.ndarray
     slope: np.ndarray
-    #: each dataset's range on the harness's scale, below chance included (a score there counts as it is);
-    #: None: the normalised range mapped back
-    low: Optional[np.ndarray] = None
-    high: Optional[np.ndarray] = None
 
     @property
     def normalised_weights(self) -> np.ndarray:
@@ -85,16 +80,15 @@ class BenchmarkScore:
 
 
 def _affine(norm: dict) -> tuple:
-    """``(offset, slope, low, high)`` with ``raw = offset + slope * z`` (the inverse of the store's normalisation)
-    and the harness's range of the raw score ``[low, high]``, chance not its floor; or None."""
+    """``(offset, slope)`` with ``raw = offset + slope * z`` (the inverse of the store's normalisation), or None."""
     if (norm.get("transform") or "linear") != "linear":
         return None
     if not norm.get("clip", True):
-        return 0.0, 1.0, -np.inf, np.inf  # not normalised: the column is on its own scale already
+        return 0.0, 1.0  # not normalised: the column is on its own scale already
     lo, span, chance = float(norm["lo"]), float(norm["span"]), float(norm.get("chance") or 0.0)
     if norm.get("flip"):
-        return lo + span * (1.0 - chance), -span * (1.0 - chance), lo, lo + span
-    return lo + span * chance, span * (1.0 - chance), lo, lo + span
+        return lo + span * (1.0 - chance), -span * (1.0 - chance)
+    return lo + span * chance, span * (1.0 - chance)
 
 
 def _weights(names: list, benchmark: str) -> tuple:
@@ -144,9 +138,8 @@ def benchmark_score(manifest: dict, columns=None) -> tuple:
     name = benchmarks.pop() if len(benchmarks) == 1 and None not in benchmarks else (manifest.get("group_name") or "benchmark")
     names = [c.split("/", 1)[1] if c.startswith(f"{name}/") else c for c in columns]
     v, how = _weights(names, name)
-    offset, slope, low, high = (np.array(a, dtype=float) for a in zip(*maps))
-    return BenchmarkScore(name=name, metric=metrics[0], weights=v, weighting=how, offset=offset, slope=slope,
-                          low=low, high=high), None
+    offset, slope = (np.array(a, dtype=float) for a in zip(*maps))
+    return BenchmarkScore(name=name, metric=metrics[0], weights=v, weighting=how, offset=offset, slope=slope), None
 
 
 def unclipped_record(df: pd.DataFrame) -> dict:
@@ -262,11 +255,8 @@ def aggregate_frame(models, bench, raw_cells, raw_obs, observed, bounded: bool, 
                 "upper": norm["normalised_upper"], "actual": agg_actual}
     else:
         point = raw_cells @ bench.weights
-        # The score's range on its scale, below chance included: MMLU acc is in [0, 1], and a model near chance
-        # often scores below 0.25, so bounds clipped at chance could not hold it.
-        low = np.minimum(bench.offset, bench.offset + bench.slope) if bench.low is None else bench.low
-        high = np.maximum(bench.offset, bench.offset + bench.slope) if bench.high is None else bench.high
-        lo_b, hi_b = bench.weights @ low, bench.weights @ high
+        lo_b = bench.weights @ np.minimum(bench.offset, bench.offset + bench.slope)  # the score's range on its scale
+        hi_b = bench.weights @ np.maximum(bench.offset, bench.offset + bench.slope)
         clip = (lambda x: np.clip(x, lo_b, hi_b)) if bounded else (lambda x: x)
         head = {"metric": bench.metric, "aggregate": point, "lower": clip(point - half[0]),
                 "upper": clip(point + half[1]),
