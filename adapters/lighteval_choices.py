@@ -38,6 +38,7 @@ LIGHTEVAL_NAMES = {
     "glue:cola": "cola", "glue:mnli": "mnli", "glue:mnli_mismatched": "mnli_mismatch", "glue:mrpc": "mrpc",
     "glue:qnli": "qnli", "glue:qqp": "qqp", "glue:rte": "rte", "glue:sst2": "sst2", "glue:wnli": "wnli",
     "super_glue:boolq": "boolq", "super_glue:copa": "copa", "super_glue:rte": "rte", "super_glue:wsc": "wsc",
+    "super_glue:cb": "cb", "super_glue:wic": "wic",
     "race:high": "race",
 }
 #: lighteval's metrics that pick the most likely of a document's choices (``Metrics.loglikelihood_acc``,

@@ -608,12 +608,12 @@ def harness_ext_adapters():
         description="lm-evaluation-harness v0.3 results JSON (results/versions/config)",
         can_handle=can_handle_v03,
         read=read_v03,
-        revision="2",
+        revision="3",  # 3: SuperGLUE's cb and wic have their chance levels (1/3, 1/2)
     )
     yield Adapter(
         name="lm-eval-v04",
         description="lm-evaluation-harness v0.4 results_*.json (metric,filter keys, groups, n-shot, n-samples)",
         can_handle=can_handle_v04,
         read=read_v04,
-        revision="4",  # 4: RULER's -1 at a sequence length without samples is left out, not stored as a score
+        revision="4",  # 4: RULER's -1 at a sequence length without samples left out; cb and wic's chance levels
     )

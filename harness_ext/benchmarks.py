@@ -92,6 +92,9 @@ CHOICES = {
     "piqa": 2, "winogrande": 2, "wsc": 2, "wsc273": 2, "boolq": 2, "copa": 2, "cola": 2, "sst2": 2, "mrpc": 2,
     "qqp": 2, "qnli": 2, "rte": 2, "wnli": 2, "mnli": 3, "mnli_mismatch": 3, "anli_r1": 3, "anli_r2": 3, "anli_r3": 3,
     "truthfulqa_mc1": None, "headqa_en": 4, "headqa_es": 4, "mathqa": 5, "pubmedqa": 3, "race": 4,
+    # SuperGLUE's CB (entailment, contradiction, neutral) and WiC (yes, no). Not MultiRC: lm-eval's `acc` there is
+    # the share of questions with every answer right (0.016 for LLaMA-13B), not one choice of two.
+    "cb": 3, "wic": 2,
 }
 ACCURACY_METRICS = frozenset({"acc", "acc_norm", "exact_match", "em"})
 

@@ -202,3 +202,18 @@ def test_ruler_minus_one_for_an_unrun_sequence_length_is_left_out(tmp_path):
     assert got == [("mcc_task", "mcc", -1.0), ("niah_single_1", "4096", 0.998), ("niah_single_2", "4096", 0.97)]
     assert ("3 metrics at -1 for a sequence length without samples (RULER's placeholder) left out: niah_single_1 "
             "8192, niah_single_2 8192, ruler_vt 4096; 1 task with no metric left") in f.notes
+
+
+def test_superglue_cb_and_wic_have_their_chance_levels_multirc_none(tmp_path):
+    """LLaMA-13B's real SuperGLUE run (lm-eval v0.3): CB's `acc` is one of three labels (chance 1/3), WiC's one of
+    two (1/2); MultiRC's `acc` is lm-eval's share of questions with every answer right (0.016 here), which has no
+    chance level of one choice in two, so it gets none."""
+    from conftest import LM_EVAL_V03, require
+
+    path = require(LM_EVAL_V03 / "llama" / "llama-13B" / "llama-13B_superglue_0-shot.json")
+    with Store.open(":memory:") as s:
+        ingest_paths(s, [path], show_progress=False)
+        rows = query_results(s, MatrixQuery(), all_metrics=True)
+    chance = {d: b for d, m, b in zip(rows["dataset"], rows["metric"], rows["random_baseline"]) if m == "acc"}
+    assert chance["cb"] == pytest.approx(1 / 3) and chance["wic"] == 0.5 and chance["boolq"] == 0.5
+    assert chance["multirc"] is None or chance["multirc"] != chance["multirc"]  # None or NaN: no chance level

@@ -41,3 +41,10 @@ def test_misspelt_metric_offers_the_close_one(store):
 def test_other_misses_keep_the_benchmark_list(store):
     with pytest.raises(StoreError, match="benchmarks in the store: lm_eval"):
         load_matrix(store, MatrixQuery(datasets=("nothing*",)))
+
+
+def test_comma_joined_dataset_globs_are_told_to_repeat_the_option(store):
+    """`--datasets mmlu_redux_formal_logic_generative,mmlu_redux_virology_generative` matches no dataset (one glob
+    with a comma in it): the error says several globs are given by repeating the option."""
+    with pytest.raises(StoreError, match="several globs are given by repeating the option"):
+        load_matrix(store, MatrixQuery(datasets="mmlu_redux_formal_logic_generative,mmlu_redux_virology_generative"))

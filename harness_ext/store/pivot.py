@@ -586,7 +586,12 @@ def no_match_message(store, query) -> str:
     avail = ", ".join(benchmarks[:20]) + (" ..." if len(benchmarks) > 20 else "")
     if not missing:
         hint = _metric_hint(store, query)
-        return f"no results match {describe(query)}" + (f": {hint}" if hint else f"; benchmarks in the store: {avail}")
+        comma = any("," in g for g in (query.datasets or ())) if isinstance(query.datasets, (list, tuple)) \
+            else "," in str(query.datasets or "")
+        several = ("; several globs are given by repeating the option (--datasets cb --datasets wic), not with "
+                   "commas" if comma else "")
+        return (f"no results match {describe(query)}" + (f": {hint}" if hint else f"; benchmarks in the store: {avail}")
+                + several)
     lowered = {k.lower(): k for k in known}
     parts = []
     for b in missing:
