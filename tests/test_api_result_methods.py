@@ -8,6 +8,7 @@ import json
 import pytest
 
 import harness_ext as hx
+from harness_ext.errors import HarnessExtError
 from conftest import PYTHIA
 
 pytestmark = pytest.mark.skipif(not PYTHIA.is_dir(), reason="shared Pythia evals not present")
@@ -32,3 +33,28 @@ def test_ingest_report_has_to_frame_and_to_json_as_the_command(tmp_path):
     assert {k: doc[k] for k in ("command", "title", "summary", "tables")} == \
         {k: cli[k] for k in ("command", "title", "summary", "tables")}
     assert set(doc["warnings"]) == set(cli["warnings"])
+
+
+@pytest.fixture(scope="module")
+def pythia_reduced(tmp_path_factory):
+    """MMLU of the shared Pythia evals' five-shot runs reduced to 4 subjects, Pythia-2.8B's last checkpoint held out."""
+    store = tmp_path_factory.mktemp("pythia") / "store.duckdb"
+    hx.ingest(PYTHIA / "pythia-v1", store=store)
+    matrix = hx.load_matrix(store, benchmark="mmlu", exclude_models="EleutherAI/pythia-v1.1-2.8b@*")
+    return hx.reduce(matrix, budget=4, seed=0, n_random=20, n_random_subsets=10)
+
+
+HELD_OUT = PYTHIA / "pythia-v1" / "pythia-2.8b" / "five-shot" / "2.8b-5shot_step143000.json"
+
+
+def test_predict_takes_the_commands_adapter_and_says_when_it_does_nothing(pythia_reduced):
+    detected = hx.predict(pythia_reduced, HELD_OUT)
+    forced = hx.predict(pythia_reduced, HELD_OUT, adapter="lm_eval_v03")  # predict --adapter lm_eval_v03
+    assert forced.aggregate["aggregate"].tolist() == detected.aggregate["aggregate"].tolist()
+    with pytest.raises(HarnessExtError):  # a reader that cannot read the file: refused, not a silent empty result
+        hx.predict(pythia_reduced, HELD_OUT, adapter="helm")
+    scores = {name: 0.3 for name in pythia_reduced.subset}
+    with pytest.raises(HarnessExtError, match="adapter='lm_eval_v03' reads result files; scores given as a dict"):
+        hx.predict(pythia_reduced, scores, adapter="lm_eval_v03")
+    with pytest.raises(HarnessExtError, match="estimator='crosstask': an item estimator is for an item-level"):
+        hx.predict(pythia_reduced, HELD_OUT, estimator="crosstask")

@@ -455,7 +455,8 @@ def _score_frame(scores, manifest: dict) -> pd.DataFrame:
     return out
 
 
-def predict(manifest, results, *, level: float = 0.9):
+def predict(manifest, results, *, level: float = 0.9, adapter: Optional[str] = None,
+            estimator: Optional[str] = None):
     """Predict a new model's full benchmark, with intervals (90% by default), from its results on the subset.
 
     Parameters
@@ -470,6 +471,12 @@ def predict(manifest, results, *, level: float = 0.9):
     level : float
         The intervals' level, in (0, 1). Conformal intervals (the default ``lowrank``
         predictor) are calibrated again at this level from the manifest's training matrix.
+    adapter : str, optional
+        Read the result files with this adapter instead of detecting their format (``predict --adapter``;
+        ``harness-ext plugins --kind adapters``).
+    estimator : str, optional
+        For an item-level manifest (:func:`reduce_items`): the item estimator to use instead of the manifest's
+        (``predict --item-estimator``; ``harness-ext plugins --kind item_estimators``).
 
     Returns
     -------
@@ -487,7 +494,18 @@ def predict(manifest, results, *, level: float = 0.9):
     from .reduction.predict import predict_from_manifest, predict_scores
 
     doc, where = _manifest_of(manifest)
+    items = doc.get("kind") == "items"
+    # What the command refuses, refused here too; an option that would do nothing is said, not dropped.
+    if estimator is not None and not items:
+        raise HarnessExtError(f"estimator={estimator!r}: an item estimator is for an item-level manifest "
+                              "(harness_ext.reduce_items); this one is a dataset subset: leave estimator out")
+    if adapter is not None and items:
+        raise HarnessExtError(f"adapter={adapter!r}: the manifest is item-level (reduce_items), predicted from "
+                              "per-item logs or tables, which no adapter reads; leave adapter out")
     if isinstance(results, (pd.DataFrame, pd.Series, dict)):
+        if adapter is not None:
+            raise HarnessExtError(f"adapter={adapter!r} reads result files; scores given as a "
+                                  f"{type(results).__name__} need none: leave adapter out")
         return predict_scores(doc, _score_frame(results, doc), manifest_path=where, level=level)
     if isinstance(results, (str, os.PathLike)):
         results = [results]
@@ -498,8 +516,8 @@ def predict(manifest, results, *, level: float = 0.9):
     if not results or not all(isinstance(p, (str, os.PathLike)) for p in results):
         raise HarnessExtError("predict() takes the new model's results: result files or folders (a path or a list of "
                               "paths), or its scores as a DataFrame, Series or dict")
-    if doc.get("kind") == "items":  # reduce --items: from the new model's per-item logs
+    if items:  # reduce --items: from the new model's per-item logs
         from .reduction.item_predict import predict_items
 
-        return predict_items(doc, [str(p) for p in results], manifest_path=where, level=level)
-    return predict_from_manifest(doc, [str(p) for p in results], manifest_path=where, level=level)
+        return predict_items(doc, [str(p) for p in results], manifest_path=where, level=level, estimator=estimator)
+    return predict_from_manifest(doc, [str(p) for p in results], manifest_path=where, level=level, adapter=adapter)
