@@ -58,3 +58,29 @@ def test_predict_takes_the_commands_adapter_and_says_when_it_does_nothing(pythia
         hx.predict(pythia_reduced, scores, adapter="lm_eval_v03")
     with pytest.raises(HarnessExtError, match="estimator='crosstask': an item estimator is for an item-level"):
         hx.predict(pythia_reduced, HELD_OUT, estimator="crosstask")
+
+
+HELM_LITE_ITEMS = PYTHIA.parents[1] / "items" / "helm_lite"
+
+
+@pytest.mark.skipif(not HELM_LITE_ITEMS.is_dir(), reason="shared HELM Lite item tables not present")
+def test_item_manifest_given_task_scores_says_to_give_the_answers(tmp_path):
+    import pandas as pd
+
+    store = tmp_path / "items.duckdb"
+    hx.ingest([HELM_LITE_ITEMS / "gsm.parquet", HELM_LITE_ITEMS / "math.parquet"], store=store)
+    new = "anthropic_claude-3-5-sonnet-20241022"
+    reduced = hx.reduce_items(store, 20, benchmark="helm_lite", seed=0, exclude_models=new)
+    for scores in ({"gsm": 0.95, "math": 0.92}, pd.Series({"gsm": 0.95, "math": 0.92}, name=new)):
+        with pytest.raises(HarnessExtError, match="item-level manifest .* predicts from the new model's answers"):
+            hx.predict(reduced, scores)
+    with pytest.raises(HarnessExtError, match="adapter='helm': the manifest is item-level"):
+        hx.predict(reduced, HELM_LITE_ITEMS / "gsm.parquet", adapter="helm")
+    # What the message says to give: the model's rows of the item-response tables, one file per task.
+    answers = tmp_path / "new"
+    answers.mkdir()
+    for task in ("gsm", "math"):
+        table = pd.read_parquet(HELM_LITE_ITEMS / f"{task}.parquet")
+        table[table["model"] == new].to_parquet(answers / f"{task}.parquet")
+    prediction = hx.predict(reduced, answers, estimator="aipw")
+    assert prediction.to_frame()["dataset"].tolist() == ["gsm", "math"]

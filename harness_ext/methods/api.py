@@ -506,6 +506,11 @@ def predict(manifest, results, *, level: float = 0.9, adapter: Optional[str] = N
         if adapter is not None:
             raise HarnessExtError(f"adapter={adapter!r} reads result files; scores given as a "
                                   f"{type(results).__name__} need none: leave adapter out")
+        if items:  # was "the manifest embeds no training matrix", which said nothing of what to give instead
+            raise HarnessExtError(f"an item-level manifest (reduce_items) predicts from the new model's answers to the "
+                                  f"drawn items, not from scores given as a {type(results).__name__}: give the path of "
+                                  "its lm-eval --log_samples logs or of an item-response table (Parquet or CSV: "
+                                  "columns model, item, score; the task is a task column or the file's name)")
         return predict_scores(doc, _score_frame(results, doc), manifest_path=where, level=level)
     if isinstance(results, (str, os.PathLike)):
         results = [results]
