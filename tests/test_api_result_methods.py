@@ -36,11 +36,16 @@ def test_ingest_report_has_to_frame_and_to_json_as_the_command(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def pythia_reduced(tmp_path_factory):
-    """MMLU of the shared Pythia evals' five-shot runs reduced to 4 subjects, Pythia-2.8B's last checkpoint held out."""
+def pythia_store(tmp_path_factory):
     store = tmp_path_factory.mktemp("pythia") / "store.duckdb"
     hx.ingest(PYTHIA / "pythia-v1", store=store)
-    matrix = hx.load_matrix(store, benchmark="mmlu", exclude_models="EleutherAI/pythia-v1.1-2.8b@*")
+    return store
+
+
+@pytest.fixture(scope="module")
+def pythia_reduced(pythia_store):
+    """MMLU of the shared Pythia evals' runs reduced to 4 subjects, Pythia-2.8B's checkpoints held out."""
+    matrix = hx.load_matrix(pythia_store, benchmark="mmlu", exclude_models="EleutherAI/pythia-v1.1-2.8b@*")
     return hx.reduce(matrix, budget=4, seed=0, n_random=20, n_random_subsets=10)
 
 
@@ -84,3 +89,27 @@ def test_item_manifest_given_task_scores_says_to_give_the_answers(tmp_path):
         table[table["model"] == new].to_parquet(answers / f"{task}.parquet")
     prediction = hx.predict(reduced, answers, estimator="aipw")
     assert prediction.to_frame()["dataset"].tolist() == ["gsm", "math"]
+
+
+def test_reduce_of_a_store_takes_the_commands_matrix_options(pythia_store, tmp_path):
+    """``reduce --models '*deduped*' --exclude-models ...`` as ``hx.reduce(store, models=..., exclude_models=...)``.
+
+    Was: TypeError (unexpected keyword argument 'models'); the README's quickstart command had no Python twin.
+    """
+    from harness_ext.cli import main
+
+    options = dict(benchmark="mmlu", budget=3, seed=0, n_random=20, n_random_subsets=10)
+    res = hx.reduce(pythia_store, models="*deduped*", exclude_models="EleutherAI/pythia-v1.1-2.8b-deduped@*",
+                    **options)
+    assert res.manifest["source"]["query"]["models"] == "*deduped*"
+    res.write(tmp_path / "api", ["json"])
+    assert main(["reduce", "--db", str(pythia_store), "--benchmark", "mmlu", "--budget", "3", "--seed", "0",
+                 "--n-random", "20", "--n-random-subsets", "10", "--models", "*deduped*", "--exclude-models",
+                 "EleutherAI/pythia-v1.1-2.8b-deduped@*", "--format", "json", "--no-plot",
+                 "--out", str(tmp_path / "cli")]) == 0
+    assert (tmp_path / "api" / "manifest.json").read_bytes() == (tmp_path / "cli" / "manifest.json").read_bytes()
+    matrix = hx.load_matrix(pythia_store, benchmark="mmlu")
+    with pytest.raises(HarnessExtError, match="models= select a store's matrix: give reduce\\(\\) the store path"):
+        hx.reduce(matrix, models="*deduped*", **options)
+    with pytest.raises(HarnessExtError, match="unexpected keyword argument\\(s\\) model: .*models, source"):
+        hx.reduce(pythia_store, model="*deduped*", **options)

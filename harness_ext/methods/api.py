@@ -197,7 +197,7 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
            n_random_subsets: Optional[int] = None, group_name: str = "harness_ext_reduced",
            store: Optional[PathLike] = None, items: Optional[int] = None, local_data=(),
            min_availability: Optional[float] = None, demote_saturated: bool = False,
-           selector_params: Optional[dict] = None, predictor_params: Optional[dict] = None):
+           selector_params: Optional[dict] = None, predictor_params: Optional[dict] = None, **query):
     """Choose a small subset of datasets that predicts the rest, with the evidence, as ``harness-ext reduce``.
 
     Parameters
@@ -240,6 +240,11 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
         ``reduce --demote-saturated``); better beyond the matrix's models, at some cost for models like them.
     selector_params, predictor_params : dict, optional
         More parameters of ``selector`` and ``predictor`` (``{"rank": 2}``), as ``reduce --selector-param``.
+    **query
+        With a store path ``matrix``: which matrix, as :func:`load_matrix` takes it (``models="*deduped*"``,
+        ``datasets``, ``exclude_models``, ``metric``, ``num_fewshot``, ``source``, ``normalise``, ...), the options
+        ``reduce --models``, ``--datasets``, ``--exclude-models`` ... give the command. With a DataFrame, select its
+        rows and columns yourself (or call :func:`load_matrix` with them).
 
     Returns
     -------
@@ -257,11 +262,14 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     from .reduction.reduce import reduce_matrix
 
     seed = _seed(seed)  # before any work: a bad seed is refused at once
+    _check_query(matrix, query)
     try:
-        df, db = _reduce_input(matrix, benchmark, store)
+        df, db = _reduce_input(matrix, benchmark, store, query)
     except StoreError as exc:  # a store of item-level results only: the item-level reduction, or this error
-        return _reduce_item_store(exc, matrix, benchmark, items, {"budget": budget, "costs": costs}, seed=seed,
-                                  group_name=group_name, local_data=local_data)
+        # The population's selection reduce_items also makes goes to it; any other matrix option is said unused.
+        shared = {k: query.pop(k) for k in ("datasets", "models", "exclude_models", "metric") if k in query}
+        return _reduce_item_store(exc, matrix, benchmark, items, {"budget": budget, "costs": costs, **query},
+                                  seed=seed, group_name=group_name, local_data=local_data, **shared)
     weighting, weighting_params = weighting_with_file(weighting, weights)
     costs = read_costs(costs) if isinstance(costs, (str, os.PathLike)) else costs
     return reduce_matrix(df, budget=None if budget is None else str(budget), selector=selector, similarity=similarity,
@@ -371,9 +379,27 @@ def _reduce_item_store(exc: Exception, store, benchmark, items, ignored: dict, *
     return reduce_items(store, items, benchmark=benchmark, _notes=notes, **kwargs)
 
 
-def _reduce_input(matrix, benchmark, store) -> tuple:
+def _check_query(matrix, query: dict) -> None:
+    """Refuse :func:`reduce`'s matrix options that are not :func:`load_matrix`'s, or that come with a DataFrame."""
+    import inspect
+
+    if not query:
+        return
+    known = [p for p in inspect.signature(load_matrix).parameters if p not in ("store", "benchmark")]
+    unknown = sorted(set(query) - set(known))
+    if unknown:
+        raise HarnessExtError(f"reduce() got unexpected keyword argument(s) {', '.join(unknown)}: besides its own, it "
+                              f"takes load_matrix's options with a store path ({', '.join(known)})")
+    if isinstance(matrix, pd.DataFrame):
+        raise HarnessExtError(f"{', '.join(sorted(query))}= select a store's matrix: give reduce() the store path "
+                              "instead of the DataFrame, or select the DataFrame's rows and columns yourself (or "
+                              "with load_matrix)")
+
+
+def _reduce_input(matrix, benchmark, store, query=None) -> tuple:
     """``(matrix, store path or None)`` for :func:`reduce`: a DataFrame as float (its ``attrs`` kept), or the
-    matrix of a store path's ``benchmark`` (required when the store holds several)."""
+    matrix of a store path's ``benchmark`` (required when the store holds several), selected by ``query``
+    (:func:`load_matrix`'s options)."""
     if isinstance(matrix, pd.DataFrame):
         # attrs (scales, dataset metadata) kept: astype copies them.
         return _as_float(matrix, "the matrix"), None if store is None else str(store)
@@ -389,7 +415,7 @@ def _reduce_input(matrix, benchmark, store) -> tuple:
         if len(names) > 1:
             raise HarnessExtError(f"the store holds {len(names)} benchmarks ({', '.join(names[:8])}"
                                   f"{' ...' if len(names) > 8 else ''}): name one or more with benchmark=")
-    return load_matrix(db, benchmark), db
+    return load_matrix(db, benchmark, **(query or {})), db
 
 
 def _manifest_of(manifest) -> tuple:
