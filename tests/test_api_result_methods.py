@@ -118,3 +118,12 @@ def test_reduce_of_a_store_takes_the_commands_matrix_options(pythia_store, tmp_p
         hx.reduce(matrix, models="*deduped*", **options)
     with pytest.raises(HarnessExtError, match="unexpected keyword argument\\(s\\) model: .*models, source"):
         hx.reduce(pythia_store, model="*deduped*", **options)
+
+
+def test_a_models_glob_that_matches_no_name_shows_the_closest_names(pythia_store):
+    """Was: "no results match benchmarks=['mmlu'], models='pythia-2.8b*'; benchmarks in the store: ...", no word of
+    why (the names are 'EleutherAI/pythia-v1.1-2.8b@step...', and a glob matches the whole name)."""
+    with pytest.raises(HarnessExtError, match="no model name matches 'pythia-2.8b\\*': a glob matches the whole "
+                                              "name.*closest names: 'EleutherAI/pythia-v1.1-2.8b@"):
+        hx.load_matrix(pythia_store, benchmark="mmlu", models="pythia-2.8b*")
+    assert len(hx.load_matrix(pythia_store, benchmark="mmlu", models="*pythia-v1.1-2.8b@*")) > 0
