@@ -44,22 +44,7 @@ def run(args) -> int:
         for line in report.note_lines():  # what the adapters' heuristics did: never silent
             log.log(NOTE, line)
     print(report.summary())
-    counts = {status: len(report.by_status(status)) for status in ("ingested", "unchanged", "skipped")}
-    args.json_payload = {"title": "ingest", "summary": {"text": report.summary(), "n_results": report.n_results,
-                                                        "files": counts, "n_item_conflicts": report.n_item_conflicts,
-                                                        "older_reader": report.n_older_reader,
-                                                        "reread": report.n_reread,
-                                                        "replaced": report.n_replaced,
-                                                        "models_by_precision": report.variants,
-                                                        "names_differing_by_case": {
-                                                            "pairs": len(report.case_names[1]),
-                                                            "kept_apart": sorted(map(sorted, report.case_names[0]))}},
-                         "tables": {"files": [{"path": f.path, "status": f.status, "adapter": f.adapter,
-                                               "n_results": f.n_results, "n_samples": f.n_samples, "reason": f.reason,
-                                               "notes": list(f.notes), "item_conflicts": f.item_conflicts,
-                                               "older_reader": f.older_reader, "reread": f.reread,
-                                               "replaced": f.replaced,
-                                               "conflicts": [str(c) for c in f.conflicts]} for f in report.files]}}
+    args.json_payload = report.to_dict()
     if report.group:
         name, added = report.group
         print(f"benchmark group {name}: {len(added)} benchmarks added" + (f" ({', '.join(added[:8])}"

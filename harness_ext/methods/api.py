@@ -197,7 +197,7 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
            n_random_subsets: Optional[int] = None, group_name: str = "harness_ext_reduced",
            store: Optional[PathLike] = None, items: Optional[int] = None, local_data=(),
            min_availability: Optional[float] = None, demote_saturated: bool = False,
-           selector_params: Optional[dict] = None, predictor_params: Optional[dict] = None):
+           selector_params: Optional[dict] = None, predictor_params: Optional[dict] = None, **query):
     """Choose a small subset of datasets that predicts the rest, with the evidence, as ``harness-ext reduce``.
 
     Parameters
@@ -240,6 +240,11 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
         ``reduce --demote-saturated``); better beyond the matrix's models, at some cost for models like them.
     selector_params, predictor_params : dict, optional
         More parameters of ``selector`` and ``predictor`` (``{"rank": 2}``), as ``reduce --selector-param``.
+    **query
+        With a store path ``matrix``: which matrix, as :func:`load_matrix` takes it (``models="*deduped*"``,
+        ``datasets``, ``exclude_models``, ``metric``, ``num_fewshot``, ``source``, ``normalise``, ...), the options
+        ``reduce --models``, ``--datasets``, ``--exclude-models`` ... give the command. With a DataFrame, select its
+        rows and columns yourself (or call :func:`load_matrix` with them).
 
     Returns
     -------
@@ -257,11 +262,14 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     from .reduction.reduce import reduce_matrix
 
     seed = _seed(seed)  # before any work: a bad seed is refused at once
+    _check_query(matrix, query)
     try:
-        df, db = _reduce_input(matrix, benchmark, store)
+        df, db = _reduce_input(matrix, benchmark, store, query)
     except StoreError as exc:  # a store of item-level results only: the item-level reduction, or this error
-        return _reduce_item_store(exc, matrix, benchmark, items, {"budget": budget, "costs": costs}, seed=seed,
-                                  group_name=group_name, local_data=local_data)
+        # The population's selection reduce_items also makes goes to it; any other matrix option is said unused.
+        shared = {k: query.pop(k) for k in ("datasets", "models", "exclude_models", "metric") if k in query}
+        return _reduce_item_store(exc, matrix, benchmark, items, {"budget": budget, "costs": costs, **query},
+                                  seed=seed, group_name=group_name, local_data=local_data, **shared)
     weighting, weighting_params = weighting_with_file(weighting, weights)
     costs = read_costs(costs) if isinstance(costs, (str, os.PathLike)) else costs
     return reduce_matrix(df, budget=None if budget is None else str(budget), selector=selector, similarity=similarity,
@@ -371,9 +379,27 @@ def _reduce_item_store(exc: Exception, store, benchmark, items, ignored: dict, *
     return reduce_items(store, items, benchmark=benchmark, _notes=notes, **kwargs)
 
 
-def _reduce_input(matrix, benchmark, store) -> tuple:
+def _check_query(matrix, query: dict) -> None:
+    """Refuse :func:`reduce`'s matrix options that are not :func:`load_matrix`'s, or that come with a DataFrame."""
+    import inspect
+
+    if not query:
+        return
+    known = [p for p in inspect.signature(load_matrix).parameters if p not in ("store", "benchmark")]
+    unknown = sorted(set(query) - set(known))
+    if unknown:
+        raise HarnessExtError(f"reduce() got unexpected keyword argument(s) {', '.join(unknown)}: besides its own, it "
+                              f"takes load_matrix's options with a store path ({', '.join(known)})")
+    if isinstance(matrix, pd.DataFrame):
+        raise HarnessExtError(f"{', '.join(sorted(query))}= select a store's matrix: give reduce() the store path "
+                              "instead of the DataFrame, or select the DataFrame's rows and columns yourself (or "
+                              "with load_matrix)")
+
+
+def _reduce_input(matrix, benchmark, store, query=None) -> tuple:
     """``(matrix, store path or None)`` for :func:`reduce`: a DataFrame as float (its ``attrs`` kept), or the
-    matrix of a store path's ``benchmark`` (required when the store holds several)."""
+    matrix of a store path's ``benchmark`` (required when the store holds several), selected by ``query``
+    (:func:`load_matrix`'s options)."""
     if isinstance(matrix, pd.DataFrame):
         # attrs (scales, dataset metadata) kept: astype copies them.
         return _as_float(matrix, "the matrix"), None if store is None else str(store)
@@ -389,7 +415,7 @@ def _reduce_input(matrix, benchmark, store) -> tuple:
         if len(names) > 1:
             raise HarnessExtError(f"the store holds {len(names)} benchmarks ({', '.join(names[:8])}"
                                   f"{' ...' if len(names) > 8 else ''}): name one or more with benchmark=")
-    return load_matrix(db, benchmark), db
+    return load_matrix(db, benchmark, **(query or {})), db
 
 
 def _manifest_of(manifest) -> tuple:
@@ -455,7 +481,8 @@ def _score_frame(scores, manifest: dict) -> pd.DataFrame:
     return out
 
 
-def predict(manifest, results, *, level: float = 0.9):
+def predict(manifest, results, *, level: float = 0.9, adapter: Optional[str] = None,
+            estimator: Optional[str] = None):
     """Predict a new model's full benchmark, with intervals (90% by default), from its results on the subset.
 
     Parameters
@@ -470,6 +497,12 @@ def predict(manifest, results, *, level: float = 0.9):
     level : float
         The intervals' level, in (0, 1). Conformal intervals (the default ``lowrank``
         predictor) are calibrated again at this level from the manifest's training matrix.
+    adapter : str, optional
+        Read the result files with this adapter instead of detecting their format (``predict --adapter``;
+        ``harness-ext plugins --kind adapters``).
+    estimator : str, optional
+        For an item-level manifest (:func:`reduce_items`): the item estimator to use instead of the manifest's
+        (``predict --item-estimator``; ``harness-ext plugins --kind item_estimators``).
 
     Returns
     -------
@@ -487,7 +520,23 @@ def predict(manifest, results, *, level: float = 0.9):
     from .reduction.predict import predict_from_manifest, predict_scores
 
     doc, where = _manifest_of(manifest)
+    items = doc.get("kind") == "items"
+    # What the command refuses, refused here too; an option that would do nothing is said, not dropped.
+    if estimator is not None and not items:
+        raise HarnessExtError(f"estimator={estimator!r}: an item estimator is for an item-level manifest "
+                              "(harness_ext.reduce_items); this one is a dataset subset: leave estimator out")
+    if adapter is not None and items:
+        raise HarnessExtError(f"adapter={adapter!r}: the manifest is item-level (reduce_items), predicted from "
+                              "per-item logs or tables, which no adapter reads; leave adapter out")
     if isinstance(results, (pd.DataFrame, pd.Series, dict)):
+        if adapter is not None:
+            raise HarnessExtError(f"adapter={adapter!r} reads result files; scores given as a "
+                                  f"{type(results).__name__} need none: leave adapter out")
+        if items:  # was "the manifest embeds no training matrix", which said nothing of what to give instead
+            raise HarnessExtError(f"an item-level manifest (reduce_items) predicts from the new model's answers to the "
+                                  f"drawn items, not from scores given as a {type(results).__name__}: give the path of "
+                                  "its lm-eval --log_samples logs or of an item-response table (Parquet or CSV: "
+                                  "columns model, item, score; the task is a task column or the file's name)")
         return predict_scores(doc, _score_frame(results, doc), manifest_path=where, level=level)
     if isinstance(results, (str, os.PathLike)):
         results = [results]
@@ -498,8 +547,8 @@ def predict(manifest, results, *, level: float = 0.9):
     if not results or not all(isinstance(p, (str, os.PathLike)) for p in results):
         raise HarnessExtError("predict() takes the new model's results: result files or folders (a path or a list of "
                               "paths), or its scores as a DataFrame, Series or dict")
-    if doc.get("kind") == "items":  # reduce --items: from the new model's per-item logs
+    if items:  # reduce --items: from the new model's per-item logs
         from .reduction.item_predict import predict_items
 
-        return predict_items(doc, [str(p) for p in results], manifest_path=where, level=level)
-    return predict_from_manifest(doc, [str(p) for p in results], manifest_path=where, level=level)
+        return predict_items(doc, [str(p) for p in results], manifest_path=where, level=level, estimator=estimator)
+    return predict_from_manifest(doc, [str(p) for p in results], manifest_path=where, level=level, adapter=adapter)

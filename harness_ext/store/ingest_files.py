@@ -219,6 +219,50 @@ class IngestReport:
             lines = lines[:limit] + [f"... and {len(lines) - limit} more notes (harness-ext ingest --json lists them all)"]
         return lines
 
+    def warning_lines(self) -> list:
+        """What ``harness-ext ingest`` logs as warnings: each skipped file (but one its adapter knows holds no
+        results) with its reason, each conflicting value naming its file, then the readers' notes."""
+        return ([f"skipped {f.path}: {f.reason}" for f in self.by_status("skipped") if not f.quiet]
+                + [f"conflict in {f.path}: {c.text(f.path)}" for f in self.files for c in f.conflicts]
+                + self.note_lines())
+
+    def to_dict(self) -> dict:
+        """The ``harness-ext ingest --json`` document's ``title``, ``summary`` and ``tables`` (``files``: one
+        record per file, as :meth:`to_frame`)."""
+        counts = {status: len(self.by_status(status)) for status in ("ingested", "unchanged", "skipped")}
+        return {"title": "ingest", "summary": {"text": self.summary(), "n_results": self.n_results, "files": counts,
+                                               "n_item_conflicts": self.n_item_conflicts,
+                                               "older_reader": self.n_older_reader, "reread": self.n_reread,
+                                               "replaced": self.n_replaced, "models_by_precision": self.variants,
+                                               "names_differing_by_case": {
+                                                   "pairs": len(self.case_names[1]),
+                                                   "kept_apart": sorted(map(sorted, self.case_names[0]))}},
+                "tables": {"files": [{"path": f.path, "status": f.status, "adapter": f.adapter,
+                                      "n_results": f.n_results, "n_samples": f.n_samples, "reason": f.reason,
+                                      "notes": list(f.notes), "item_conflicts": f.item_conflicts,
+                                      "older_reader": f.older_reader, "reread": f.reread, "replaced": f.replaced,
+                                      "conflicts": [str(c) for c in f.conflicts]} for f in self.files]}}
+
+    def to_frame(self):
+        """One row per file: its path, status (ingested, unchanged, skipped), adapter, counts, reason and notes."""
+        import pandas as pd
+
+        columns = ["path", "status", "adapter", "n_results", "n_samples", "reason", "notes", "item_conflicts",
+                   "older_reader", "reread", "replaced", "conflicts"]
+        return pd.DataFrame(self.to_dict()["tables"]["files"], columns=columns)
+
+    def to_json(self, path=None, indent: Optional[int] = 2) -> str:
+        """The ``harness-ext ingest --json`` document (``{"command", "title", "summary", "tables", "warnings"}``);
+        with ``path``, also written there."""
+        from ..report import dumps, envelope
+
+        text = dumps(envelope("ingest", self.to_dict(), self.warning_lines()), indent=indent)
+        if path is not None:
+            from ..safe_output import write_file
+
+            write_file(path, text)
+        return text
+
     def __str__(self) -> str:
         # print(report): the lines 'harness-ext ingest' prints, not the dataclass repr of every file.
         return "\n".join([self.summary()] + [f"note: {line}" for line in self.note_lines()])

@@ -585,7 +585,7 @@ def no_match_message(store, query) -> str:
         fnmatch.fnmatchcase(k, b) for k in known))]
     avail = ", ".join(benchmarks[:20]) + (" ..." if len(benchmarks) > 20 else "")
     if not missing:
-        hint = _metric_hint(store, query)
+        hint = _metric_hint(store, query) or _models_hint(store, query)
         comma = any("," in g for g in (query.datasets or ())) if isinstance(query.datasets, (list, tuple)) \
             else "," in str(query.datasets or "")
         several = ("; several globs are given by repeating the option (--datasets cb --datasets wic), not with "
@@ -603,6 +603,26 @@ def no_match_message(store, query) -> str:
             + ". Results of an lm-eval group of your own are stored under the group's name; files ingested "
             "without it (or a set of benchmarks to query as one) can be named with 'harness-ext ingest --group NAME "
             "FILES', then '--benchmark NAME'")
+
+
+def _models_hint(store, query) -> str:
+    """The store's model names closest to the ``models`` globs when no name matches any (else ``""``): a glob
+    matches the whole name, so ``pythia-2.8b*`` misses ``EleutherAI/pythia-v1.1-2.8b@step143000``."""
+    import difflib
+
+    from .globs import as_globs, matches
+
+    globs = as_globs(query.models)
+    if not globs:
+        return ""
+    names = [r[0] for r in store.con.execute("SELECT DISTINCT name FROM models ORDER BY name").fetchall()]
+    if not names or any(matches(n, globs) for n in names):
+        return ""
+    lowered = {n.lower(): n for n in names}
+    close = difflib.get_close_matches(globs[0].strip("*?").lower(), list(lowered), n=3, cutoff=0.0)
+    return (f"no model name matches {', '.join(map(repr, globs))}: a glob matches the whole name, case-sensitively "
+            f"(a part of a name needs '*' on both sides); the closest names: "
+            f"{', '.join(repr(lowered[c]) for c in close)} ('harness-ext models' lists them all)")
 
 
 def _metric_hint(store, query) -> str:

@@ -55,6 +55,10 @@ DESIGN_WHY = {
                "baseline's error at the frontier (see the random design's reason)"),
 }
 
+#: The command's options and the Python API's arguments (harness_ext.reduce_items) both named: this module serves both.
+EITHER_COUNT = ("give either --items N (n_items=N in Python: items per task) or --items-total N (n_total=N: over the "
+                "benchmark's tasks)")
+
 
 def task_sd(M: np.ndarray) -> float:
     """The population's typical per-item standard deviation in a task: the root of its models' mean variance."""
@@ -77,7 +81,7 @@ def items_per_task(pops: dict, weights: dict, n_items=None, n_total=None, alloca
     from ..engine.item_designs import allocate
 
     if (n_items is None) == (n_total is None):
-        raise HarnessExtError("give either --items N (per task) or --items-total N (over the benchmark's tasks)")
+        raise HarnessExtError(EITHER_COUNT)
     tasks = list(pops)
     sizes = np.array([pops[t][0].shape[1] for t in tasks])
     if n_items is not None:
@@ -184,16 +188,18 @@ def check_design(design: str, estimator, n_items, n_total, allocations, n_strata
 
     if design not in ITEM_DESIGNS:
         raise HarnessExtError(f"item design {design!r} is not one of {', '.join(ITEM_DESIGNS)}")
-    for flag, allocation in zip(("--item-allocation", "--stratum-allocation"), allocations):
+    for flag, arg, allocation in zip(("--item-allocation", "--stratum-allocation"), ("allocation", "stratum_allocation"),
+                                     allocations):
         if allocation not in ALLOCATIONS:
-            raise HarnessExtError(f"{flag} {allocation!r} is not one of {', '.join(ALLOCATIONS)}")
+            raise HarnessExtError(f"{flag} {allocation!r} ({arg}= in Python) is not one of {', '.join(ALLOCATIONS)}")
     if (n_items is None) == (n_total is None):
-        raise HarnessExtError("give either --items N (per task) or --items-total N (over the benchmark's tasks)")
-    for flag, v in (("--items", n_items), ("--items-total", n_total)):
+        raise HarnessExtError(EITHER_COUNT)
+    for flag, arg, v in (("--items", "n_items", n_items), ("--items-total", "n_total", n_total)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 2):
-            raise HarnessExtError(f"{flag} {v}: at least 2 items per task are needed for an interval")
+            raise HarnessExtError(f"{flag} {v} ({arg}={v!r} in Python): at least 2 items per task are needed for an "
+                                  "interval")
     if design == "stratified" and not (isinstance(n_strata, int) and 1 <= n_strata <= 255):
-        raise HarnessExtError(f"--item-strata {n_strata}: between 1 and 255 strata per task")
+        raise HarnessExtError(f"--item-strata {n_strata} (n_strata= in Python): between 1 and 255 strata per task")
     name = estimator or (random_default if design == "random" else DESIGN_DEFAULT_ESTIMATORS[design][0])
     reg = get_registration("item_estimators", name)
     strat, anchors = getattr(reg.cls, "uses_strata", False), hasattr(reg.cls, "select")

@@ -521,7 +521,7 @@ class ItemReduceResult(Result):
                 f"widths and coverage of the {lvl} intervals. Manifest {s['manifest_bytes']:,} bytes "
                 f"({s['population_bytes']:,} of them the population's answers).")
         if ex := self.manifest["source"].get("excluded_models"):
-            head += f" Population: {ex['n_models']} models left out by --exclude-models."
+            head += f" Population: {plural(ex['n_models'], 'model')} left out by --exclude-models."
         from ...report import format_table
         from .item_benchmark import correlation_text
 
