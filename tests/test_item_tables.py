@@ -23,6 +23,16 @@ def test_long_csv_is_recognised_and_read(tmp_path):
     assert len(t.frame) == 3 and t.notes == ["1 missing scores (no row stored)"]
 
 
+def test_pandas_index_columns_of_a_parquet_are_no_table_column(tmp_path):
+    """``df.to_parquet(path)`` of filtered rows stores their index as ``__index_level_0__``: still a long table."""
+    frame = pd.DataFrame({"model": ["a", "a", "b"], "task": "t", "item": [0, 1, 0], "score": [1.0, 0.0, 1.0]})
+    path = tmp_path / "new_model.parquet"
+    frame[frame["score"] >= 0].iloc[1:].to_parquet(path)
+    assert is_item_table(path)
+    table = read_item_table(path)
+    assert sorted(table.frame["model"].astype(str)) == ["a", "b"]
+
+
 def test_a_leaderboard_csv_is_not_an_item_table(tmp_path):
     p = tmp_path / "lb.csv"
     p.write_text("model,MMLU,GSM8K\na,0.5,0.4\n")

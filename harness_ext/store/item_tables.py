@@ -75,7 +75,11 @@ def header_of(path: Path) -> list:
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
-        return list(pq.read_schema(path).names)
+        schema = pq.read_schema(path)
+        # pandas' to_parquet stores a frame's index as columns (``__index_level_0__`` once rows were filtered);
+        # reading restores them as the index, so they are no column of the table
+        index = {c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)}
+        return [n for n in schema.names if n not in index]
     import csv
 
     # utf-8-sig: a byte-order mark (spreadsheets' "CSV UTF-8") is no part of the first column's name
