@@ -205,9 +205,8 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     matrix : pandas.DataFrame or path-like
         A matrix from :func:`load_matrix`, or a store path (then ``benchmark`` is required when it holds several).
     budget : str, int or float, optional
-        ``8`` (datasets), ``0.15`` (fraction), ``"coverage=0.95"`` (SimBA's coverage target) or
-        ``"cost=50000"``. Default: 10% of the datasets, at least 2 and fewer than all
-        (:func:`harness_ext.methods.reduction.budget.default_subset_size`), recorded in the manifest.
+        ``8`` (datasets), ``0.15`` (fraction), ``"coverage=0.95"`` (SimBA's coverage target) or ``"cost=50000"``.
+        Default: 10% of the datasets, at least 2 and fewer than all (``budget.default_subset_size``), recorded.
     seed : int
         Seed of the selector, the random baselines and the cross-validation folds.
     selector, similarity, predictor, weighting : str
@@ -228,23 +227,20 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
         store (``reduce --item-design anchors``; ``.write()`` adds ``<group>_samples.json``). On a store of item-level
         results only, it is :func:`reduce_items` (N random items of every task, ``reduce --items N``).
     local_data : sequence of path-like
-        Folders of your own task data: absolute data paths that the kept lm-eval task configurations name
-        inside them are written into the task YAMLs; any other local path is left out, with a note
-        (:mod:`harness_ext.store.task_yaml_safety`).
+        Folders of your own task data: task configurations' absolute data paths inside them are kept in the task
+        YAMLs; any other local path is left out, with a note (:mod:`harness_ext.store.task_yaml_safety`).
     min_availability : float, optional
-        Datasets run by fewer than this share of the models are chosen only after every other, so the subset
-        is one a new model can run (default 0.5; 0 turns it off); ``selection.availability`` lists them.
+        Datasets run by fewer than this share of the models are chosen last (default 0.5; 0: off), so a new model
+        can run the subset; ``selection.availability`` lists them.
     demote_saturated : bool
-        Choose the subset for models stronger than every model in the matrix: a dataset left little headroom
-        below its known ceiling is chosen only after every other (:mod:`harness_ext.methods.prowl.saturation`;
-        ``reduce --demote-saturated``); better beyond the matrix's models, at some cost for models like them.
+        Choose for models stronger than every model in the matrix: a dataset with little headroom below its
+        known ceiling is chosen last (:mod:`harness_ext.methods.prowl.saturation`; ``reduce --demote-saturated``).
     selector_params, predictor_params : dict, optional
         More parameters of ``selector`` and ``predictor`` (``{"rank": 2}``), as ``reduce --selector-param``.
     **query
         With a store path ``matrix``: which matrix, as :func:`load_matrix` takes it (``models="*deduped*"``,
-        ``datasets``, ``exclude_models``, ``metric``, ``num_fewshot``, ``source``, ``normalise``, ...), the options
-        ``reduce --models``, ``--datasets``, ``--exclude-models`` ... give the command. With a DataFrame, select its
-        rows and columns yourself (or call :func:`load_matrix` with them).
+        ``datasets``, ``exclude_models``, ``metric``, ...; ``reduce --models`` etc.). With a DataFrame, select its
+        rows and columns yourself (or with :func:`load_matrix`).
 
     Returns
     -------
@@ -258,7 +254,6 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     SimBA §3 (coverage, |S*|), §4 (prediction); Ailem et al. §3.3 (weighting); Hastie, Tibshirani &
     Friedman (2009) §7.10 (the cross-validated evidence, over held-out models).
     """
-    from .reduction.budget import read_costs
     from .reduction.reduce import reduce_matrix
 
     seed = _seed(seed)  # before any work: a bad seed is refused at once
@@ -266,19 +261,16 @@ def reduce(matrix: Union[pd.DataFrame, PathLike], *, budget=None, seed: int = 0,
     try:
         df, db = _reduce_input(matrix, benchmark, store, query)
     except StoreError as exc:  # a store of item-level results only: the item-level reduction, or this error
-        # The population's selection reduce_items also makes goes to it; any other matrix option is said unused.
-        shared = {k: query.pop(k) for k in ("datasets", "models", "exclude_models", "metric") if k in query}
-        return _reduce_item_store(exc, matrix, benchmark, items, {"budget": budget, "costs": costs, **query},
-                                  seed=seed, group_name=group_name, local_data=local_data, **shared)
-    weighting, weighting_params = weighting_with_file(weighting, weights)
-    costs = read_costs(costs) if isinstance(costs, (str, os.PathLike)) else costs
+        return _reduce_item_store(exc, matrix, benchmark, items, {"budget": budget, "costs": costs}, query,
+                                  seed=seed, group_name=group_name, local_data=local_data)
+    weighting, weighting_params, costs, selector_params = _reduce_settings(weighting, weights, costs, selector_params,
+                                                                           demote_saturated)
     return reduce_matrix(df, budget=None if budget is None else str(budget), selector=selector, similarity=similarity,
                          predictor=predictor, weighting=weighting, weighting_params=weighting_params,
                          random_state=seed, n_random=n_random, group_name=group_name, db=db, costs=costs,
                          n_random_subsets=n_random_subsets, items=items, local_data=local_data,
                          min_availability=min_availability, predictor_params=predictor_params,
-                         selector_params={**(selector_params or {}), **({"demote_saturated": True} if demote_saturated
-                                                                        else {})} or None)
+                         selector_params=selector_params)
 
 
 def _item_level_store(matrix, benchmark) -> bool:
@@ -362,10 +354,26 @@ def reduce_items(store: Optional[PathLike] = None, n_items: Optional[int] = None
                          n_strata=n_strata, stratum_allocation=stratum_allocation)
 
 
-def _reduce_item_store(exc: Exception, store, benchmark, items, ignored: dict, **kwargs):
+def _reduce_settings(weighting, weights, costs, selector_params, demote_saturated: bool) -> tuple:
+    """:func:`reduce`'s settings as :func:`~harness_ext.methods.reduction.reduce.reduce_matrix` takes them:
+    ``(weighting, weighting_params, costs, selector_params)``, a weights file and a costs file read."""
+    from .reduction.budget import read_costs
+
+    weighting, weighting_params = weighting_with_file(weighting, weights)
+    costs = read_costs(costs) if isinstance(costs, (str, os.PathLike)) else costs
+    selector_params = {**(selector_params or {}), **({"demote_saturated": True} if demote_saturated else {})}
+    return weighting, weighting_params, costs, selector_params or None
+
+
+def _reduce_item_store(exc: Exception, store, benchmark, items, ignored: dict, query: dict, **kwargs):
     """:func:`reduce` on a store of item-level results only: it has no matrix, and what a user can do with it is
     the item-level reduction, which ``harness-ext reduce --items N`` runs on it (:func:`reduce_items`). ``exc``:
-    why the store gave no matrix, raised again when the store holds no item-level results either."""
+    why the store gave no matrix, raised again when the store holds no item-level results either. ``query``: the
+    matrix options; the population's selection, which reduce_items also makes, goes to it, the rest are said
+    unused."""
+    shared = {k: query[k] for k in ("datasets", "models", "exclude_models", "metric") if k in query}
+    ignored = {**ignored, **{k: v for k, v in query.items() if k not in shared}}
+    kwargs.update(shared)
     if not _item_level_store(store, benchmark):
         raise exc
     if items is None:
