@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from harness_ext.report import listed
+from harness_ext.report import listed, plural
 from harness_ext.types import SourceFile
 
 #: Sides of an interval differing by more than this fraction of the wider one make it asymmetric (rounding of the
@@ -38,10 +38,6 @@ def _number(value) -> Optional[float]:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
     return float(value)
-
-
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
 
 
 class Uncertainties:
@@ -112,21 +108,21 @@ class Uncertainties:
         """One note per case met in the file, with its count and the results' names."""
         if self.levelless:
             n = len(self.levelless)
-            src.note(f"{_plural(n, 'confidence interval', 'confidence intervals')} without a level "
+            src.note(f"{plural(n, 'confidence interval', 'confidence intervals')} without a level "
                      f"{'were' if n != 1 else 'was'} not used (no level is assumed, so "
                      f"{'they give' if n != 1 else 'it gives'} no standard error): {listed(self.levelless, 8)}")
         if self.percent:
-            src.note(f"{_plural(len(self.percent), 'confidence level', 'confidence levels')} written as a percentage "
+            src.note(f"{plural(len(self.percent), 'confidence level', 'confidence levels')} written as a percentage "
                      f"read as one (95 as 0.95): {listed(self.percent, 8)}")
         if self.asymmetric:
-            src.note(f"{_plural(len(self.asymmetric), 'asymmetric confidence interval', 'asymmetric confidence intervals')}"
+            src.note(f"{plural(len(self.asymmetric), 'asymmetric confidence interval', 'asymmetric confidence intervals')}"
                      f": the standard error is the wider side's half-width over the normal quantile of the level: "
                      f"{listed(self.asymmetric, 8)}")
         if self.half_widths:
-            src.note(f"{_plural(len(self.half_widths), 'confidence interval', 'confidence intervals')} written as -h "
+            src.note(f"{plural(len(self.half_widths), 'confidence interval', 'confidence intervals')} written as -h "
                      f"to h around zero, not around the score, read as a half-width h: {listed(self.half_widths, 8)}")
         for reason, names in self.unusable.items():
-            src.note(f"{_plural(len(names), 'result', 'results')} with {reason} given no standard error: "
+            src.note(f"{plural(len(names), 'result', 'results')} with {reason} given no standard error: "
                      f"{listed(names, 8)}")
 
 

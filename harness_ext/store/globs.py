@@ -12,6 +12,11 @@ from typing import Optional, Sequence, Union
 Globs = Union[str, Sequence[str], None]
 
 
+def is_glob(name: str) -> bool:
+    """Whether ``name`` is a glob pattern (holds ``*``, ``?`` or ``[``), not a plain name."""
+    return any(c in name for c in "*?[")
+
+
 def as_globs(pattern: Globs) -> tuple:
     """The globs of ``pattern`` (one string, a sequence of them, or None) as a tuple, empty ones left out."""
     if pattern is None:

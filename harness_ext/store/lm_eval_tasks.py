@@ -33,6 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional
 
+from .globs import is_glob
 from .task_yaml_safety import safe_task_config
 
 #: Key of ``ResultRecord.dataset_metadata`` that carries a task's configuration from the adapter to ingest.
@@ -309,6 +310,6 @@ def missing_data_files(config: dict) -> list:
     out = []
     for v in files.values() if isinstance(files, dict) else []:
         for f in ([v] if isinstance(v, str) else v if isinstance(v, list) else []):
-            if isinstance(f, str) and "://" not in f and not any(c in f for c in "*?[") and not Path(f).exists():
+            if isinstance(f, str) and "://" not in f and not is_glob(f) and not Path(f).exists():
                 out.append(f)
     return out

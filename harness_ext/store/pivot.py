@@ -19,7 +19,7 @@ import pandas as pd
 from ..arrays import pooled_array
 from ..errors import StoreError
 from .digest import RowHasher
-from .globs import glob_sql, unmatched_note
+from .globs import as_globs, glob_sql, is_glob, matches, unmatched_note
 from .pivot_steps import (_cell_keys, _column_layout, _column_samples, _label_index, _one_setting_layout,  # noqa: F401
                           _one_setting_result, _ranked_meta, _row_keys, _row_labels, _shot_choice, _sorted_labels)
 from .cell_choice import USED_BY_DOCUMENTS, USED_FIRST_LISTING, decided_cells
@@ -51,11 +51,6 @@ def benchmark_filter(store, query, column: str):
         conds.append(f"{column} IN (SELECT benchmark FROM benchmark_groups WHERE {member})")
         params += names + globs
     return ["(" + " OR ".join(conds) + ")"], params
-
-
-def is_glob(name: str) -> bool:
-    """Whether a ``--benchmark`` name is a glob (holds ``*``, ``?`` or ``[``)."""
-    return any(c in name for c in "*?[")
 
 
 def dataset_filter(store, query, metrics: bool = True):
@@ -273,8 +268,6 @@ def exclude_models(store, patterns, rwhere: list, rparams: list, aliased: bool) 
     ``patterns`` match (:func:`exclude_models_sql`), and return what it left out of that selection:
     ``patterns``, ``n_models``, ``models`` (row labels, sorted) and ``unmatched`` (the globs that matched no
     name of a selected model, which the commands warn about)."""
-    from .globs import as_globs, matches
-
     cond, ps = exclude_models_sql(patterns, aliased)
     key = _model_key_sql("m", aliased)
     gone = sorted(str(r[0]) for r in store.con.execute(
@@ -576,18 +569,16 @@ def no_match_message(store, query) -> str:
     """Why a query selects nothing: a benchmark name the store does not hold, with the closest names and how a
     group of one's own is named (``ingest --group``); else the query and the store's benchmarks."""
     import difflib
-    import fnmatch
 
     benchmarks = list(store.benchmarks()["benchmark"])
     groups = list(store.benchmark_groups()["group"]) if hasattr(store, "benchmark_groups") else []
     known = benchmarks + [g for g in groups if g not in benchmarks]
     missing = [b for b in (query.benchmarks or ()) if b not in known and not (is_glob(b) and any(
-        fnmatch.fnmatchcase(k, b) for k in known))]
+        matches(k, b) for k in known))]
     avail = ", ".join(benchmarks[:20]) + (" ..." if len(benchmarks) > 20 else "")
     if not missing:
         hint = _metric_hint(store, query) or _models_hint(store, query)
-        comma = any("," in g for g in (query.datasets or ())) if isinstance(query.datasets, (list, tuple)) \
-            else "," in str(query.datasets or "")
+        comma = any("," in g for g in as_globs(query.datasets))
         several = ("; several globs are given by repeating the option (--datasets cb --datasets wic), not with "
                    "commas" if comma else "")
         return (f"no results match {describe(query)}" + (f": {hint}" if hint else f"; benchmarks in the store: {avail}")
@@ -609,8 +600,6 @@ def _models_hint(store, query) -> str:
     """The store's model names closest to the ``models`` globs when no name matches any (else ``""``): a glob
     matches the whole name, so ``pythia-2.8b*`` misses ``EleutherAI/pythia-v1.1-2.8b@step143000``."""
     import difflib
-
-    from .globs import as_globs, matches
 
     globs = as_globs(query.models)
     if not globs:

@@ -55,7 +55,7 @@ from typing import Optional
 
 import numpy as np
 
-from .globs import matches
+from .globs import is_glob, matches
 
 #: Scale kinds, in the order :func:`infer_scale` considers them.
 SCALE_KINDS = ("proportion", "percent", "bounded", "elo", "perplexity", "log_likelihood", "unbounded")
@@ -435,7 +435,7 @@ def chance_level(name: str, metric: str = "score", task: Optional[str] = None, u
             for cand in _candidates(n):
                 hit = user.get(cand)
                 if hit is None:
-                    hit = next((v for pat, v in user.items() if any(c in pat for c in "*?[") and matches(cand, pat)), None)
+                    hit = next((v for pat, v in user.items() if is_glob(pat) and matches(cand, pat)), None)
                 if hit is not None:
                     return hit
     for n in names:
@@ -516,7 +516,7 @@ def load_chance_file(path) -> dict:
 
 def _pattern_key(name) -> str:
     s = str(name)
-    if any(c in s for c in "*?["):
+    if is_glob(s):
         return "*".join(key(part) if part else "" for part in s.lower().split("*"))
     return key(s)
 

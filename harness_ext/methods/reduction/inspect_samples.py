@@ -19,6 +19,7 @@ import json
 import re
 
 from ...safe_output import quoted, short_name
+from ...store.globs import is_glob
 
 #: The benchmark the Inspect item reader stores its tasks under (:mod:`harness_ext.adapters.inspect_ai`).
 BENCHMARK = "inspect"
@@ -98,7 +99,7 @@ def _id_problem(v):
         return "a comma, where --sample-id splits its list"
     if v != v.strip() or not v:
         return "blanks at either end, which --sample-id strips"
-    if any(c in v for c in "*?["):
+    if is_glob(v):
         return "a glob character (* ? [), which Inspect matches as a pattern"
     return None if _PLAIN.fullmatch(v) else "characters a shell reads (blanks, quotes, ;, $, control characters)"
 

@@ -433,7 +433,8 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
         missing = [t for t, v in zip(tasks, mine) if np.isnan(v[0])]
         if 0 < len(missing) < len(tasks):  # with none, each task's warning says it all
             warnings.append(f"{model}: no full-benchmark estimate: {len(missing)} of {len(tasks)} tasks "
-                            f"{'has' if len(missing) == 1 else 'have'} no items for it ({listed(missing, 5)}); the estimate needs every task's items")
+                            f"{'has' if len(missing) == 1 else 'have'} no items for it ({listed(missing, 5)}); the estimate "
+                            "needs every task's items")
         beyond, note = frontier_of(model, est, np.array([v[3] for v in mine]), weights, reach, name, reg,
                                    all(v[2] for v in mine))
         warnings += [note] if note else []
