@@ -237,11 +237,14 @@ class IngestReport:
                                                "names_differing_by_case": {
                                                    "pairs": len(self.case_names[1]),
                                                    "kept_apart": sorted(map(sorted, self.case_names[0]))}},
-                "tables": {"files": [{"path": f.path, "status": f.status, "adapter": f.adapter,
-                                      "n_results": f.n_results, "n_samples": f.n_samples, "reason": f.reason,
-                                      "notes": list(f.notes), "item_conflicts": f.item_conflicts,
-                                      "older_reader": f.older_reader, "reread": f.reread, "replaced": f.replaced,
-                                      "conflicts": [str(c) for c in f.conflicts]} for f in self.files]}}
+                "tables": {"files": self._file_records()}}
+
+    def _file_records(self) -> list:
+        """One record per file, as the JSON document's ``files`` table and :meth:`to_frame` give them."""
+        return [{"path": f.path, "status": f.status, "adapter": f.adapter, "n_results": f.n_results,
+                 "n_samples": f.n_samples, "reason": f.reason, "notes": list(f.notes),
+                 "item_conflicts": f.item_conflicts, "older_reader": f.older_reader, "reread": f.reread,
+                 "replaced": f.replaced, "conflicts": [str(c) for c in f.conflicts]} for f in self.files]
 
     def to_frame(self):
         """One row per file: its path, status (ingested, unchanged, skipped), adapter, counts, reason and notes."""
@@ -249,7 +252,7 @@ class IngestReport:
 
         columns = ["path", "status", "adapter", "n_results", "n_samples", "reason", "notes", "item_conflicts",
                    "older_reader", "reread", "replaced", "conflicts"]
-        return pd.DataFrame(self.to_dict()["tables"]["files"], columns=columns)
+        return pd.DataFrame(self._file_records(), columns=columns)
 
     def to_json(self, path=None, indent: Optional[int] = 2) -> str:
         """The ``harness-ext ingest --json`` document (``{"command", "title", "summary", "tables", "warnings"}``);
