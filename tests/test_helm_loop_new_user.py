@@ -50,6 +50,19 @@ def test_helm_runs_are_read_as_the_leaderboard_titles():
     assert "RAFT is the mean of 11 HELM runs" in msg and "hold 3 of them" in msg
 
 
+def test_civil_comments_is_its_nine_demographic_runs():
+    # helm-summarize merges every run of the civil_comments group into HELM Classic's CivilComments cell (Every Eval
+    # Ever's records count 18 or 54 stats, not those of demographic=all alone): the conf runs all 9, predict their mean.
+    from harness_ext.methods.reduction.harness_names import CIVIL_COMMENTS_DEMOGRAPHICS, helm_description_list
+
+    descs = helm_description_list(_ds("CivilComments", "EM"))
+    assert [parse_run_name(d).arg_dict["demographic"] for d in descs] == list(CIVIL_COMMENTS_DEMOGRAPHICS)
+    rows = [_row("org/new", "helm", f"civil_comments:demographic={g}", "quasi_exact_match", 0.5 + 0.05 * i)
+            for i, g in enumerate(CIVIL_COMMENTS_DEMOGRAPHICS)]
+    out = helm_run_rows([_ds("CivilComments", "EM")], pd.DataFrame(rows))
+    assert out["value"].tolist() == [pytest.approx(0.7)]
+
+
 def test_max_eval_instances_in_a_run_name_is_the_same_dataset():
     # HELM's own confs write max_eval_instances=N into entries (it outranks helm-run --max-eval-instances), and the
     # run expander appends it to the run's name: the run is still QuAC, on a sample of its instances.
