@@ -122,3 +122,5 @@ def test_strongest_model_predicted_from_its_helm_runs(tmp_path, capsys):
     truth = {e["evaluation_name"]: e["score_details"]["score"] for e in record["evaluation_results"]}
     assert observed == {t: pytest.approx(truth[t]) for t in subset}
     assert not any("other harness" in w for w in doc["warnings"])
+    # the leaderboard's headline is named as not predicted, not left for the user to look for
+    assert "mean win rate" in doc["score"]["reason"]
