@@ -107,6 +107,8 @@ def test_strongest_model_predicted_from_its_helm_runs(tmp_path, capsys):
     assert main(["reduce", "--db", str(db), "--benchmark", "helm_classic", "--budget", "4", "--exclude-models",
                  "meta/Llama-2-70B", "--out", str(out), "--no-plot"]) == 0
     conf = next(out.glob("run_entries_*.conf"))
+    # the leaderboard's runs were made at HELM's default shots, which the entries ask for: no "may differ"
+    assert "as the HELM leaderboard's runs did" in conf.read_text() and "may differ" not in conf.read_text()
     manifest = json.loads((out / "manifest.json").read_text())
     subset = [e["name"] for e in manifest["subset"]]
     record = json.loads(next((CLASSIC / "meta" / "Llama-2-70B").glob("*.json")).read_text())
