@@ -50,6 +50,19 @@ def test_helm_runs_are_read_as_the_leaderboard_titles():
     assert "RAFT is the mean of 11 HELM runs" in msg and "hold 3 of them" in msg
 
 
+def test_helm_lite_math_is_the_mean_of_its_seven_subject_runs():
+    # HELM Lite's runs carry the arguments of its conf's entries and the model's stop setting (stop=none)
+    from harness_ext.methods.reduction.harness_names import MATH_SUBJECTS
+
+    args = "level=1,use_official_examples=False,use_chain_of_thought=True"
+    rows = [_row("org/new", "helm", f"math:subject={s},{args}", "math_equiv_chain_of_thought", 0.1 * (i + 1))
+            for i, s in enumerate(MATH_SUBJECTS)]
+    rows.append(_row("org/new", "helm", "gsm", "exact_match_indicator", 0.75))  # the adapter's main metric of gsm
+    lite = [{"name": n, "benchmark": "helm_lite", "metric": "EM", "task": None} for n in ("MATH", "GSM8K")]
+    out = helm_run_rows(lite, pd.DataFrame(rows))
+    assert dict(zip(out["column"], out["value"])) == {"MATH": pytest.approx(0.4), "GSM8K": 0.75}
+
+
 def test_civil_comments_is_its_nine_demographic_runs():
     # helm-summarize merges every run of the civil_comments group into HELM Classic's CivilComments cell (Every Eval
     # Ever's records count 18 or 54 stats, not those of demographic=all alone): the conf runs all 9, predict their mean.
