@@ -42,7 +42,10 @@ def test_helm_runs_are_read_as_the_leaderboard_titles():
             _row("org/abl", "helm", "quac:groups=ablation_prompts", "f1_score", 0.9),
             # 3 of RAFT's 11 subsets: HELM's RAFT is the mean of all 11, so it is not read
             *[_row("org/new", "helm", f"raft:subset={s}", "quasi_exact_match", 0.7) for s in RAFT_SUBSETS[:3]]]
-    rows += [_row("org/new", "mmlu", s, "acc", v) for s, v in zip(subjects, (0.2, 0.4, 0.6, 0.8, 1.0))]
+    rows += [dict(_row("org/new", "mmlu", s, "acc", v), task=f"mmlu:subject={s},method=multiple_choice_joint,model=org_new")
+             for s, v in zip(subjects, (0.2, 0.4, 0.6, 0.8, 1.0))]
+    # lm-eval's results of the same subjects share benchmark and metric: the other harness, never read here
+    rows += [dict(_row("org/lm", "mmlu", s, "acc", 0.3), task=f"mmlu_{s}") for s in subjects]
     out = helm_run_rows(datasets, pd.DataFrame(rows))
     got = {(m, c): v for m, c, v in zip(out["model"], out["column"], out["value"])}
     assert got == {("org/new", "QuAC"): 0.5, ("org/new", "MMLU"): pytest.approx(0.6), ("org/new", "TruthfulQA"): 0.4}

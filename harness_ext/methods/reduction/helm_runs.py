@@ -83,7 +83,8 @@ def helm_run_rows(datasets: list, long):
     datasets : list of dict
         The manifest's datasets (those not matched otherwise).
     long : pandas.DataFrame
-        Results in long form (``model``, ``benchmark``, ``dataset``, ``metric``, ``num_fewshot``, ``value``).
+        Results in long form (``model``, ``benchmark``, ``dataset``, ``metric``, ``task``, ``num_fewshot``,
+        ``value``; a HELM run's ``task`` is its run name, which tells an MMLU subject's HELM run from lm-eval's).
 
     Returns
     -------
@@ -109,8 +110,8 @@ def helm_run_rows(datasets: list, long):
         parts = []
         for k in keys:
             same = (helmish["benchmark"] == k[0]) & (helmish["metric"] == k[2])
-            if k[3] is None:
-                hit = same & (helmish["dataset"] == k[1])
+            if k[3] is None:  # an MMLU subject: lm-eval's results share the benchmark, a HELM run's task is its name
+                hit = same & (helmish["dataset"] == k[1]) & helmish["task"].astype(str).str.startswith("mmlu:")
             else:
                 hit = same & helmish["dataset"].map(lambda n, k=k: _run_matches(k, str(n))).astype(bool)
             parts.append(helmish[hit.to_numpy()].drop_duplicates("model"))
