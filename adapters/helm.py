@@ -202,6 +202,10 @@ DEFAULT_ARGS = {"data_augmentation": "canonical"}
 #: run's name (a conf asking for the manifest's shots), and ``adapter_spec.max_train_instances`` stores ``K`` as the
 #: result's shots, so ``mmlu:subject=anatomy,...,max_train_instances=0`` is still the MMLU subject, at 0 shots.
 SHOT_ARGS = frozenset({"max_train_instances"})
+#: Arguments that set how many instances were run, not which dataset: HELM's ``max_eval_instances`` run expander
+#: appends ``max_eval_instances=N`` to a run's name (HELM's own confs write it into entries, and it outranks
+#: ``helm-run --max-eval-instances``), so ``quac:...,max_eval_instances=1000`` is still QuAC.
+SAMPLE_ARGS = frozenset({"max_eval_instances"})
 #: Chance accuracy of fixed-choice HELM scenarios (1 / number of answer choices), for EM-type metrics.
 HELM_CHOICES = {"mmlu": 4, "hellaswag": 4, "openbookqa": 4, "boolq": 2, "imdb": 2, "civil_comments": 2,
                 "legal_support": 2, "blimp": 2, "lsat_qa": 5, "bbq": 3}
@@ -249,7 +253,8 @@ class RunName:
 
     @property
     def dataset_args(self) -> tuple:
-        return tuple((k, v) for k, v in self.args if k not in MODEL_ARGS and k not in SHOT_ARGS and DEFAULT_ARGS.get(k) != v)
+        return tuple((k, v) for k, v in self.args if k not in MODEL_ARGS and k not in SHOT_ARGS and k not in SAMPLE_ARGS
+                     and DEFAULT_ARGS.get(k) != v)
 
     @property
     def dataset(self) -> str:

@@ -116,7 +116,8 @@ def test_generated_run_entries_are_helm_run_specs_offline(helm_classic_matrix, t
     m["subset"] = _subset(m, list(helm_classic_matrix.columns))
     [conf] = write_helm_conf(m, tmp_path)
     entries = pyhocon.ConfigFactory.parse_file(str(conf))["entries"]
-    assert len(entries) == 14 - 2 + 5 + 11  # 14 scenarios, MMLU as 5 subjects, RAFT as 11 subsets
+    # 14 scenarios: MMLU as 5 subjects, RAFT as 11 subsets, CivilComments as 9 demographic runs
+    assert len(entries) == 14 - 3 + 5 + 11 + 9
     for e in entries:
         assert set(e.keys()) == {"description", "priority"}
         run = parse_run_name(e["description"])

@@ -125,8 +125,12 @@ def benchmark_score(manifest: dict, columns=None) -> tuple:
     # A matrix given as a DataFrame names no metric: its values are the one "score".
     metrics = sorted({str(e.get("metric") or "score") for e in entries})
     if len(metrics) != 1:
+        # A HELM leaderboard's headline is its mean win rate, which a user looks for first: say it is not made.
+        helm = all(str(e.get("benchmark") or "").startswith("helm_") for e in entries)
         return None, (f"the datasets are scored with {len(metrics)} different metrics ({', '.join(metrics[:4])}): "
-                      "their mean is on no one harness metric")
+                      "their mean is on no one harness metric" + (
+                          "; HELM's mean win rate, the leaderboard's headline, is not predicted either (it ranks a "
+                          "model against the leaderboard's others on each dataset)" if helm else ""))
     maps = [_affine(e.get("normalisation") or {}) for e in entries]
     if any(m is None for m in maps):
         bent = [c for c, m in zip(columns, maps) if m is None]

@@ -40,7 +40,8 @@ and HELM's mean win rate. A subset holding them gets a comment naming them in
 the lm-eval YAML, and ``reduce`` warns.
 
 RAFT: HELM Classic's RAFT score is the mean over its 11 subsets, so the run
-entries are all 11 (:data:`RAFT_SUBSETS`), not one.
+entries are all 11 (:data:`RAFT_SUBSETS`), not one; CivilComments' is the mean over its 9 demographic runs
+(:data:`CIVIL_COMMENTS_DEMOGRAPHICS`, ``all`` among them), so its entries are those 9.
 
 References
 ----------
@@ -70,6 +71,9 @@ MATH_SUBJECTS = {"algebra": "algebra", "counting_and_probability": "counting_and
 LEGALBENCH_SUBSETS = ("abercrombie", "corporate_lobbying", "function_of_decision_section",
                       "international_citizenship_questions", "proa")
 WMT_PAIRS = ("cs", "de", "fr", "hi", "ru")
+#: HELM Classic's CivilComments runs (its column is their mean, as helm-summarize merges a group's runs).
+CIVIL_COMMENTS_DEMOGRAPHICS = ("all", "male", "female", "LGBTQ", "christian", "muslim", "other_religions", "black",
+                               "white")
 
 
 @dataclass(frozen=True)
@@ -141,7 +145,9 @@ EQUIVALENTS = (
                ("msmarco:model=full_functionality_text,track=regular,valid_topk=30",)),
     Equivalent(("xsum", "summarization_xsum"), (), ("summarization_xsum_sampled:model=text,temperature=0.3,device=cpu",)),
     Equivalent(("imdb",), (), (f"imdb:model=text{_CANON}",)),
-    Equivalent(("civilcomments", "civil_comments"), (), (f"civil_comments:model=text,demographic=all{_CANON}",)),
+    Equivalent(("civilcomments", "civil_comments"), (),
+               tuple(f"civil_comments:model=text,demographic={g}{_CANON}" for g in CIVIL_COMMENTS_DEMOGRAPHICS),
+               note="all 9 demographic runs: HELM Classic's CivilComments score is their mean"),
     Equivalent(("raft",), (), tuple(f"raft:subset={s},model=text{_CANON}" for s in RAFT_SUBSETS),
                note="all 11 RAFT subsets: HELM's RAFT score is their mean"),
     Equivalent(("mmlu-pro", "mmlu_pro"), ("mmlu_pro",), lm_eval_metric="exact_match,custom-extract",
@@ -248,7 +254,6 @@ HELM_CLASSIC_DESCRIPTIONS = {
     "CNN/DailyMail": "summarization_cnndm:model=text,temperature=0.3,device=cpu",
     "XSUM": "summarization_xsum_sampled:model=text,temperature=0.3,device=cpu",
     "IMDB": "imdb:model=text,data_augmentation=canonical",
-    "CivilComments": "civil_comments:model=text,demographic=all,data_augmentation=canonical",
 }
 
 

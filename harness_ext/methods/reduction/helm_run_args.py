@@ -159,6 +159,10 @@ def helm_shots_note(manifest: dict) -> list:
         lines.append(f"Each run entry sets max_train_instances to the shots the population was measured at: {counts}")
     if None in asked:
         names = asked[None]
+        # A HELM leaderboard's runs were made at HELM's defaults, so the entries ask for what was measured.
+        helm = all(str(e.get("benchmark") or "").startswith("helm_") for e in subset if entry_shots(e) is None)
         lines.append(f"The population's results name no shots for {plural(len(names), 'dataset')} ({', '.join(map(quoted, names[:5]))}"
-                     f"{', ...' if len(names) > 5 else ''}): their entries run at HELM's own default, which may differ")
+                     f"{', ...' if len(names) > 5 else ''}): their entries run at HELM's own default, " + (
+                         "as the HELM leaderboard's runs did (a HELM release with other defaults would differ)"
+                         if helm else "which may differ"))
     return lines

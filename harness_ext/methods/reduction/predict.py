@@ -270,6 +270,7 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
     from ...store.cell_choice import used_first
     from ...store.db import Store
     from .harness_names import cross_harness_rows
+    from .helm_runs import helm_run_rows
     from ...types import SUBSET_OPTION
 
     with Store.open(":memory:") as store:
@@ -305,12 +306,17 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
     # nothing matched: mapped by the harness-name table, and said (the prompts differ).
     have = set(matched["column"])
     unmatched = long[pd.isna(pd.Series(col, index=long.index, dtype=object))]
+    # HELM runs of a manifest chosen from a HELM leaderboard: its titles' run entries, the same harness.
+    helm_runs = helm_run_rows([d for d in manifest["datasets"] if d["name"] not in have], unmatched)
+    if not helm_runs.empty:
+        matched = pd.concat([matched, helm_runs], ignore_index=True)
+        have |= set(helm_runs["column"])
     crossed = cross_harness_rows([d for d in manifest["datasets"] if d["name"] not in have],
                                  pd.concat([unmatched, groups], ignore_index=True) if len(groups) else unmatched)
     if not crossed.empty:
         matched = pd.concat([matched, crossed], ignore_index=True)
     if matched.empty:
-        partial = crossed.attrs.get("incomplete") or []
+        partial = list(helm_runs.attrs.get("incomplete") or []) + list(crossed.attrs.get("incomplete") or [])
         raise HarnessExtError(mismatch_message(long, manifest) + "".join(f". {m}" for m in partial[:3]))
     matched, other_shots = _manifest_shots_first(matched, manifest)
     raw = matched.pivot(index="model", columns="column", values="value")
@@ -326,7 +332,8 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
     raw.attrs["anchored"] = sorted(k for k in anchored if k[0] in raw.index)
     # Read from the lm-eval tasks the benchmark itself ran (the Open LLM Leaderboard v2's): no other harness.
     raw.attrs["cross_harness"] = sorted(set(crossed["column"]) - set(crossed.attrs.get("own_tasks", ())))
-    raw.attrs["cross_harness_incomplete"] = list(crossed.attrs.get("incomplete", ()))
+    raw.attrs["cross_harness_incomplete"] = (list(helm_runs.attrs.get("incomplete", ()))
+                                             + list(crossed.attrs.get("incomplete", ())))
     raw.attrs["ingest_notes"] = report.note_lines()  # what reading the files did to them: reported with the prediction
     # Two files of one model that disagree (a rerun beside the first run): which is used, and why, is said.
     raw.attrs["ingest_conflicts"] = conflict_cells(conflicts)
