@@ -15,24 +15,85 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Optional
 
 
-def format_table(df, floatfmt: str = "{:.3f}", index: bool = True) -> str:
+#: The widest a text cell of a printed table is: longer ones (a 113-character model name) are shortened in the middle
+#: (:func:`shorten`), so one name does not widen every row; the JSON, CSV and DataFrames hold them whole.
+MAX_CELL = 60
+#: Columns of prose (a pair's ``why``, a failed row's ``note``) that :func:`format_table` never shortens: a message
+#: cut in the middle loses its point, and as the last column it widens no other.
+WHOLE_COLUMNS = frozenset({"why", "reason", "reasons", "note", "notes", "message", "error", "warning", "warnings"})
+
+
+def shorten(text: str, width: int = MAX_CELL) -> str:
+    """``text`` at most ``width`` characters: its start and end kept, the middle replaced by ``…``.
+
+    A model name's organisation and its revision (``@step143000``) are at its two ends, so both stay readable.
+
+    Examples
+    --------
+    >>> shorten("EleutherAI/pythia-v1.1-2.8b-deduped@step143000", 30)
+    'EleutherAI/pyth…ped@step143000'
+    """
+    if len(text) <= width:
+        return text
+    tail = (width - 1) // 2
+    return text[:width - 1 - tail] + "…" + text[len(text) - tail:]
+
+
+def _shortened(values, width: int) -> tuple:
+    """``(values with each string over width shortened, how many were)``."""
+    out = [shorten(v, width) if isinstance(v, str) else v for v in values]
+    return out, sum(1 for a, b in zip(values, out) if a is not b)
+
+
+def format_table(df, floatfmt: str = "{:.3f}", index: bool = True, max_cell: int = MAX_CELL,
+                 whole=WHOLE_COLUMNS) -> str:
     """Render a DataFrame as an aligned plain-text table (what the CLI prints).
 
     A list of dicts of strings (one per row) is rendered the same way without
     importing pandas, for commands that should start instantly (``plugins``).
+    Text cells and row labels over ``max_cell`` characters are shortened in the middle (:func:`shorten`), and a
+    last line says how many; only the printed text: the ``--json`` output and the DataFrame hold them whole. The
+    columns named in ``whole`` (default :data:`WHOLE_COLUMNS`, prose) are never shortened.
     """
     if isinstance(df, list):
         columns = list(df[0]) if df else []
-        cells = [[str(r.get(c, "")) for c in columns] for r in df]
+        text_rows = [[str(r.get(c, "")) for c in columns] for r in df]
+        keep = [c in whole for c in columns]
+        cells = [[v if k else shorten(v, max_cell) for v, k in zip(row, keep)] for row in text_rows]
+        n_cut = sum(a != b for row, short in zip(text_rows, cells) for a, b in zip(row, short))
         widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
-        return "\n".join(" ".join(v.rjust(w) for v, w in zip(line, widths)) for line in [columns] + cells)
+        text = "\n".join(" ".join(v.rjust(w) for v, w in zip(line, widths)) for line in [columns] + cells)
+        return text + _cut_note(n_cut, max_cell)
     import pandas as pd
 
     shown = df.copy()
+    n_cut = 0
     for col in shown.columns:
         if pd.api.types.is_float_dtype(shown[col]):
             shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else floatfmt.format(v))
-    return shown.to_string(index=index)
+        elif col not in whole and (shown[col].dtype == object or pd.api.types.is_string_dtype(shown[col])):
+            short, n = _shortened(list(shown[col]), max_cell)
+            if n:
+                shown[col], n_cut = pd.Series(short, index=shown.index, dtype=object), n_cut + n
+    if index:
+        labels = list(shown.index)
+        if isinstance(shown.index, pd.MultiIndex):
+            short = [tuple(_shortened(list(t), max_cell)[0]) for t in labels]
+            n = sum(a != b for t, u in zip(labels, short) for a, b in zip(t, u))
+            shown.index = pd.MultiIndex.from_tuples(short, names=shown.index.names) if n else shown.index
+        else:
+            short, n = _shortened(labels, max_cell)
+            shown.index = pd.Index(short, name=shown.index.name) if n else shown.index
+        n_cut += n
+    return shown.to_string(index=index) + _cut_note(n_cut, max_cell)
+
+
+def _cut_note(n_cut: int, max_cell: int) -> str:
+    """The line under a table whose cells :func:`format_table` shortened (nothing when none was)."""
+    if not n_cut:
+        return ""
+    return (f"\n({plural(n_cut, 'cell')} over {max_cell} characters shortened in the middle, marked …; "
+            "the JSON output holds them whole)")
 
 
 def listed(items, limit: int) -> str:
