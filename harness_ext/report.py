@@ -68,13 +68,15 @@ def format_table(df, floatfmt: str = "{:.3f}", index: bool = True, max_cell: int
 
     shown = df.copy()
     n_cut = 0
-    for col in shown.columns:
-        if pd.api.types.is_float_dtype(shown[col]):
-            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else floatfmt.format(v))
-        elif col not in whole and (shown[col].dtype == object or pd.api.types.is_string_dtype(shown[col])):
-            short, n = _shortened(list(shown[col]), max_cell)
+    for i, col in enumerate(shown.columns):  # by position: a table may repeat a column name
+        values = shown.iloc[:, i]
+        if pd.api.types.is_float_dtype(values):
+            shown.isetitem(i, values.map(lambda v: "" if pd.isna(v) else floatfmt.format(v)))
+        elif col not in whole and (values.dtype == object or pd.api.types.is_string_dtype(values)):
+            short, n = _shortened(list(values), max_cell)
             if n:
-                shown[col], n_cut = pd.Series(short, index=shown.index, dtype=object), n_cut + n
+                shown.isetitem(i, pd.Series(short, index=shown.index, dtype=object))
+                n_cut += n
     if index:
         labels = list(shown.index)
         if isinstance(shown.index, pd.MultiIndex):
