@@ -18,9 +18,10 @@ from typing import Any, Dict, Iterable, Optional
 #: The widest a text cell of a printed table is: longer ones (a 113-character model name) are shortened in the middle
 #: (:func:`shorten`), so one name does not widen every row; the JSON, CSV and DataFrames hold them whole.
 MAX_CELL = 60
-#: Columns of prose (a pair's ``why``, a failed row's ``note``) that :func:`format_table` never shortens: a message
-#: cut in the middle loses its point, and as the last column it widens no other.
-WHOLE_COLUMNS = frozenset({"why", "reason", "reasons", "note", "notes", "message", "error", "warning", "warnings"})
+#: What marks a cell as prose or a list (a pair's ``why``, a failed row's ``note``, ``info``'s metric names, a
+#: plugin's status), which :func:`format_table` never shortens: a message cut in the middle loses its point, and a
+#: command cuts a list its own way, counting what it leaves out. More than three spaces also make prose.
+PROSE_MARKS = (",", "; ", ": ")
 
 
 def shorten(text: str, width: int = MAX_CELL) -> str:
@@ -39,28 +40,31 @@ def shorten(text: str, width: int = MAX_CELL) -> str:
     return text[:width - 1 - tail] + "…" + text[len(text) - tail:]
 
 
+def _is_name(text: str) -> bool:
+    """Whether a text cell reads as a name (a model, a dataset, a path), not prose or a list (:data:`PROSE_MARKS`)."""
+    return text.count(" ") <= 3 and not any(mark in text for mark in PROSE_MARKS)
+
+
 def _shortened(values, width: int) -> tuple:
-    """``(values with each string over width shortened, how many were)``."""
-    out = [shorten(v, width) if isinstance(v, str) else v for v in values]
+    """``(values with each name over width shortened, how many were)``."""
+    out = [shorten(v, width) if isinstance(v, str) and _is_name(v) else v for v in values]
     return out, sum(1 for a, b in zip(values, out) if a is not b)
 
 
-def format_table(df, floatfmt: str = "{:.3f}", index: bool = True, max_cell: int = MAX_CELL,
-                 whole=WHOLE_COLUMNS) -> str:
+def format_table(df, floatfmt: str = "{:.3f}", index: bool = True, max_cell: int = MAX_CELL) -> str:
     """Render a DataFrame as an aligned plain-text table (what the CLI prints).
 
     A list of dicts of strings (one per row) is rendered the same way without
     importing pandas, for commands that should start instantly (``plugins``).
-    Text cells and row labels over ``max_cell`` characters are shortened in the middle (:func:`shorten`), and a
-    last line says how many; only the printed text: the ``--json`` output and the DataFrame hold them whole. The
-    columns named in ``whole`` (default :data:`WHOLE_COLUMNS`, prose) are never shortened.
+    Names (text cells and row labels) over ``max_cell`` characters are shortened in the middle (:func:`shorten`),
+    and a last line says how many; only the printed text: the ``--json`` output and the DataFrame hold them whole.
+    Prose and lists (:data:`PROSE_MARKS`) are never shortened.
     """
     if isinstance(df, list):
         columns = list(df[0]) if df else []
         text_rows = [[str(r.get(c, "")) for c in columns] for r in df]
-        keep = [c in whole for c in columns]
-        cells = [[v if k else shorten(v, max_cell) for v, k in zip(row, keep)] for row in text_rows]
-        n_cut = sum(a != b for row, short in zip(text_rows, cells) for a, b in zip(row, short))
+        done = [_shortened(row, max_cell) for row in text_rows]
+        cells, n_cut = [row for row, _ in done], sum(n for _, n in done)
         widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
         text = "\n".join(" ".join(v.rjust(w) for v, w in zip(line, widths)) for line in [columns] + cells)
         return text + _cut_note(n_cut, max_cell)
@@ -72,7 +76,7 @@ def format_table(df, floatfmt: str = "{:.3f}", index: bool = True, max_cell: int
         values = shown.iloc[:, i]
         if pd.api.types.is_float_dtype(values):
             shown.isetitem(i, values.map(lambda v: "" if pd.isna(v) else floatfmt.format(v)))
-        elif col not in whole and (values.dtype == object or pd.api.types.is_string_dtype(values)):
+        elif values.dtype == object or pd.api.types.is_string_dtype(values):
             short, n = _shortened(list(values), max_cell)
             if n:
                 shown.isetitem(i, pd.Series(short, index=shown.index, dtype=object))

@@ -20,6 +20,7 @@ from harness_ext.report import MAX_CELL, format_table, shorten
 LONG_NAMES = SHARED_DATA / "every_eval_ever" / "data" / "hfopenllm_v2" / "Joseph717171"
 LONG = "Joseph717171/Hermes-3-Llama-3.1-8B_TIES_with_Base_Embeds_Initialized_to_Special_Instruct_Toks_dtypeF32"
 HELM_LITE_ITEMS = SHARED_DATA / "items" / "helm_lite"
+BENCHBENCH = SHARED_DATA / "benchbench" / "leaderboards"
 NEW = "EleutherAI/pythia-v1.1-2.8b@step143000"
 
 
@@ -45,28 +46,32 @@ def test_shorten_keeps_both_ends():
     assert shorten(name, 100) == name
     short = shorten(LONG)
     assert len(short) == MAX_CELL and short.startswith("Joseph717171/") and short.endswith("dtypeF32")
-    frame = pd.DataFrame({"model": [LONG, "m"], "why": ["x " * 60, "y"]}, index=[LONG, "b"])
+    prose, listed = "not merged: one source lists both, " * 3, ", ".join(["exact_match"] * 8)
+    frame = pd.DataFrame({"model": [LONG, "m"], "why": [prose, "y"], "metrics": [listed, "acc"]}, index=[LONG, "b"])
     text = format_table(frame)
-    assert LONG not in text and short in text and "x " * 60 in text  # prose columns are kept whole
+    assert LONG not in text and short in text and prose.strip() in text and listed in text  # prose and lists whole
     assert text.splitlines()[-1].startswith("(2 cells over 60 characters shortened in the middle")
     assert format_table(pd.DataFrame({"model": ["m"]})) == pd.DataFrame({"model": ["m"]}).to_string()
-    rows = format_table([{"name": LONG, "why": "z" * 80}], index=False)
-    assert short in rows and "z" * 80 in rows and "1 cell over 60" in rows
+    rows = format_table([{"name": LONG, "status": "disabled: same name as the built-in one " * 2}], index=False)
+    assert short in rows and "built-in one disabled" in rows and "1 cell over 60" in rows
 
 
-@pytest.mark.skipif(not LONG_NAMES.is_dir(), reason="shared Every Eval Ever records not present")
+@pytest.mark.skipif(not (LONG_NAMES.is_dir() and BENCHBENCH.is_dir()), reason="shared data not present")
 def test_models_table_is_not_as_wide_as_its_longest_name(tmp_path, capsys):
     db = str(tmp_path / "s.duckdb")
-    assert main(["ingest", "--db", db, "-q", str(LONG_NAMES)]) == 0
+    assert main(["ingest", "--db", db, "-q", str(LONG_NAMES), str(BENCHBENCH)]) == 0
     capsys.readouterr()
     assert main(["models", "--db", db]) == 0
     out = capsys.readouterr().out
     assert LONG not in out and shorten(LONG) in out and shorten(f"{LONG} (bfloat16)") in out
-    assert out.splitlines()[-1].startswith("(3 cells over 60 characters shortened in the middle")
-    assert max(len(line) for line in out.splitlines()) < 2 * MAX_CELL + 60
+    assert out.splitlines()[-1].endswith("shortened in the middle, marked …; the JSON output holds them whole)")
+    # A model's list of benchmarks is cut as info cuts a list: whole names, the rest counted.
+    assert "more: --json lists them)" in out
+    assert max(len(line) for line in out.splitlines()) < 3 * MAX_CELL + 80
     assert main(["models", "--db", db, "--json", str(tmp_path / "m.json")]) == 0
     rows = json.loads((tmp_path / "m.json").read_text())["tables"]["models"]
     assert f"{LONG} (bfloat16)" in {r["name"] for r in rows} and LONG in {r["canonical"] for r in rows}
+    assert max(r["benchmarks"].count(",") for r in rows) >= 10
 
 
 # -- 5. models --unmatched: no pairs of one run's step checkpoints, counted ------------------------------------

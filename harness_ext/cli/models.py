@@ -44,5 +44,17 @@ def run(args) -> int:
               + ("; the merged ones below ('harness-ext models' lists every name)" if args.aliases and not args.merged
                  else ""))
     if len(out):
-        print(format_table(out, index=False))
+        print(format_table(_shown(out), index=False))
     return 0
+
+
+def _shown(table):
+    """The table as printed: a model's benchmarks (a list) cut as ``info`` cuts a list, to the whole names that fit
+    in :data:`~harness_ext.report.MAX_CELL` characters and the rest counted; ``--json`` lists them all."""
+    from ..report import MAX_CELL
+    from .info import short_list
+
+    if "benchmarks" not in table:
+        return table
+    cut = table["benchmarks"].map(lambda s: short_list(s.split(",") if s else [], MAX_CELL))
+    return table.assign(benchmarks=cut)
