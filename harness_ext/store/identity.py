@@ -61,7 +61,8 @@ a user canonical that is itself a name in a built-in group joins that group.
 ``models --unmatched`` lists pairs of canonical ids that did not merge but look
 alike (same family word, no conflicting size, date, version or variant word),
 with a similarity score in [0, 1] for review; write the ones that are the same
-model into an alias file.
+model into an alias file. Two step-named revisions of one run (``@step24000``, ``@step264000``) are
+two models by design and never listed; the pairs so left out are counted.
 """
 
 from __future__ import annotations
