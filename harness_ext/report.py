@@ -15,24 +15,91 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Optional
 
 
-def format_table(df, floatfmt: str = "{:.3f}", index: bool = True) -> str:
+#: The widest a text cell of a printed table is: longer ones (a 113-character model name) are shortened in the middle
+#: (:func:`shorten`), so one name does not widen every row; the JSON, CSV and DataFrames hold them whole.
+MAX_CELL = 60
+#: What marks a cell as prose or a list (a pair's ``why``, a failed row's ``note``, ``info``'s metric names, a
+#: plugin's status), which :func:`format_table` never shortens: a message cut in the middle loses its point, and a
+#: command cuts a list its own way, counting what it leaves out. More than three spaces also make prose.
+PROSE_MARKS = (",", "; ", ": ")
+
+
+def shorten(text: str, width: int = MAX_CELL) -> str:
+    """``text`` at most ``width`` characters: its start and end kept, the middle replaced by ``…``.
+
+    A model name's organisation and its revision (``@step143000``) are at its two ends, so both stay readable.
+
+    Examples
+    --------
+    >>> shorten("EleutherAI/pythia-v1.1-2.8b-deduped@step143000", 30)
+    'EleutherAI/pyth…ped@step143000'
+    """
+    if len(text) <= width:
+        return text
+    tail = (width - 1) // 2
+    return text[:width - 1 - tail] + "…" + text[len(text) - tail:]
+
+
+def _is_name(text: str) -> bool:
+    """Whether a text cell reads as a name (a model, a dataset, a path), not prose or a list (:data:`PROSE_MARKS`)."""
+    return text.count(" ") <= 3 and not any(mark in text for mark in PROSE_MARKS)
+
+
+def _shortened(values, width: int) -> tuple:
+    """``(values with each name over width shortened, how many were)``."""
+    out = [shorten(v, width) if isinstance(v, str) and _is_name(v) else v for v in values]
+    return out, sum(1 for a, b in zip(values, out) if a is not b)
+
+
+def format_table(df, floatfmt: str = "{:.3f}", index: bool = True, max_cell: int = MAX_CELL) -> str:
     """Render a DataFrame as an aligned plain-text table (what the CLI prints).
 
     A list of dicts of strings (one per row) is rendered the same way without
     importing pandas, for commands that should start instantly (``plugins``).
+    Names (text cells and row labels) over ``max_cell`` characters are shortened in the middle (:func:`shorten`),
+    and a last line says how many; only the printed text: the ``--json`` output and the DataFrame hold them whole.
+    Prose and lists (:data:`PROSE_MARKS`) are never shortened.
     """
     if isinstance(df, list):
         columns = list(df[0]) if df else []
-        cells = [[str(r.get(c, "")) for c in columns] for r in df]
+        text_rows = [[str(r.get(c, "")) for c in columns] for r in df]
+        done = [_shortened(row, max_cell) for row in text_rows]
+        cells, n_cut = [row for row, _ in done], sum(n for _, n in done)
         widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
-        return "\n".join(" ".join(v.rjust(w) for v, w in zip(line, widths)) for line in [columns] + cells)
+        text = "\n".join(" ".join(v.rjust(w) for v, w in zip(line, widths)) for line in [columns] + cells)
+        return text + _cut_note(n_cut, max_cell)
     import pandas as pd
 
     shown = df.copy()
-    for col in shown.columns:
-        if pd.api.types.is_float_dtype(shown[col]):
-            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else floatfmt.format(v))
-    return shown.to_string(index=index)
+    n_cut = 0
+    for i, col in enumerate(shown.columns):  # by position: a table may repeat a column name
+        values = shown.iloc[:, i]
+        if pd.api.types.is_float_dtype(values):
+            shown.isetitem(i, values.map(lambda v: "" if pd.isna(v) else floatfmt.format(v)))
+        elif values.dtype == object or pd.api.types.is_string_dtype(values):
+            short, n = _shortened(list(values), max_cell)
+            if n:
+                shown.isetitem(i, pd.Series(short, index=shown.index, dtype=object))
+                n_cut += n
+    if index:
+        labels = list(shown.index)
+        if isinstance(shown.index, pd.MultiIndex):
+            short = [tuple(_shortened(list(t), max_cell)[0]) for t in labels]
+            n = sum(a != b for t, u in zip(labels, short) for a, b in zip(t, u))
+            shown.index = pd.MultiIndex.from_tuples(short, names=shown.index.names) if n else shown.index
+        else:
+            short, n = _shortened(labels, max_cell)
+            shown.index = pd.Index(short, name=shown.index.name) if n else shown.index
+        n_cut += n
+    return shown.to_string(index=index) + _cut_note(n_cut, max_cell)
+
+
+def _cut_note(n_cut: int, max_cell: int) -> str:
+    """The line under a table whose cells :func:`format_table` shortened (nothing when none was)."""
+    if not n_cut:
+        return ""
+    return (f"\n({plural(n_cut, 'cell')} over {max_cell} characters shortened in the middle, marked …; "
+            "the JSON output holds them whole)")
 
 
 def listed(items, limit: int) -> str:

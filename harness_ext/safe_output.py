@@ -468,3 +468,42 @@ def commit_staged(staged, files, out_dir, backup) -> list:
             raise HarnessExtError(f"cannot write {out_dir}: {exc.strerror or exc}; it was left as it was") from exc
         raise
     return [dest for _, dest in plan]
+
+
+@contextlib.contextmanager
+def staging(out_dir):
+    """A private folder to write ``out_dir``'s new files into before :func:`commit_staged` moves them: yields
+    ``(files, backup)``, the folder to write in and the one replaced files are kept in until the moves are done.
+
+    Beside ``out_dir`` when its parent exists (the final moves are then renames), else in the temporary folder;
+    removed afterwards, whatever happened.
+    """
+    import shutil
+    import tempfile
+
+    out_dir = Path(out_dir)
+    parent = out_dir.parent if out_dir.parent.is_dir() else None
+    stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name or 'out'}.staging-", dir=parent))
+    files = stage / "files"
+    files.mkdir()
+    try:
+        yield files, stage / "backup"
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def write_files(out_dir, contents: dict) -> list:
+    """Write files into folder ``out_dir`` (created if needed): all of them, or none; returns their paths.
+
+    ``contents``: file name -> what :func:`replace_file` takes (text, bytes, or a function writing the path it is
+    given). Every file is written in a :func:`staging` folder first and moved only when all are written, so an
+    error or an interrupt leaves ``out_dir`` as it was.
+    """
+    with staging(out_dir) as (files, backup):
+        staged = []
+        for name, content in contents.items():
+            path = files / check_file_name(name)
+            _write_content(path, content)
+            staged.append(path)
+        return commit_staged(staged, files, out_dir, backup)
+

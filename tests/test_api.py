@@ -50,6 +50,8 @@ def test_readme_example_runs_the_whole_loop(example_run):
     assert {"manifest.json", "harness_ext_reduced.yaml", "run_entries_harness_ext_reduced.conf",
             "harness_ext_reduced_tasks.txt", "error_vs_budget.png"} <= written
     assert (folder / "prediction.png").stat().st_size > 1000
+    assert sorted(p.name for p in (folder / "prediction").iterdir()) == ["aggregate.csv", "prediction.json",
+                                                                         "predictions.csv"]
 
 
 @pytest.mark.slow  # the example ingests 269 files and reduces 57 datasets (~30 s)

@@ -77,9 +77,9 @@ def test_item_manifest_given_task_scores_says_to_give_the_answers(tmp_path):
     new = "anthropic_claude-3-5-sonnet-20241022"
     reduced = hx.reduce_items(store, 20, benchmark="helm_lite", seed=0, exclude_models=new)
     # The API's own argument names in its refusals (were only the command's --items and --items-total).
-    with pytest.raises(HarnessExtError, match="n_items=N in Python.*n_total=N"):
+    with pytest.raises(HarnessExtError, match=r"\(items=N in Python.*n_total=N"):
         hx.reduce_items(store, benchmark="helm_lite")
-    with pytest.raises(HarnessExtError, match="n_items=1 in Python"):
+    with pytest.raises(HarnessExtError, match=r"\(items=1 in Python"):
         hx.reduce_items(store, 1, benchmark="helm_lite")
     for scores in ({"gsm": 0.95, "math": 0.92}, pd.Series({"gsm": 0.95, "math": 0.92}, name=new)):
         with pytest.raises(HarnessExtError, match="item-level manifest .* predicts from the new model's answers"):

@@ -1,7 +1,5 @@
 """Item-response tables: long and wide layouts, Parquet and CSV, one clear error per bad file."""
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest

@@ -29,14 +29,32 @@ def run(args) -> int:
             # After storing an alias file the merges are what to check, not every name of a large store.
             out = table[sizes > 1] if args.merged or args.aliases else table
     n_ids = table["canonical"].nunique()
-    args.json_payload = {"title": "models", "summary": {"names": len(table), "models": n_ids},
+    left_out = out.attrs.get("left_out", {}) if args.unmatched else {}
+    args.json_payload = {"title": "models", "summary": {"names": len(table), "models": n_ids,
+                                                        **({"pairs_left_out": left_out} if args.unmatched else {})},
                          "tables": {"pairs" if args.unmatched else "models": json.loads(out.to_json(orient="records"))}}
     if args.unmatched:
-        print(f"{plural(len(out), 'pair')} of models that may be the same (review; put the true ones in an alias file):")
+        # Each rule that kept pairs from review is said with its count (two checkpoints of a run are two models).
+        gone = "".join(f"; left out: {plural(n, 'pair')} of {why}, two models by design"
+                       for why, n in left_out.items() if n)
+        print(f"{plural(len(out), 'pair')} of models that may be the same (review; put the true ones in an alias file)"
+              f"{gone}{':' if len(out) else ''}")
     else:
         print(f"{plural(len(table), 'model name')}, {plural(n_ids, 'model')}; {plural(len(table) - n_ids, 'name')} merged into another's id"
               + ("; the merged ones below ('harness-ext models' lists every name)" if args.aliases and not args.merged
                  else ""))
     if len(out):
-        print(format_table(out, index=False))
+        print(format_table(_shown(out), index=False))
     return 0
+
+
+def _shown(table):
+    """The table as printed: a model's benchmarks (a list) cut as ``info`` cuts a list, to the whole names that fit
+    in :data:`~harness_ext.report.MAX_CELL` characters and the rest counted; ``--json`` lists them all."""
+    from ..report import MAX_CELL
+    from .info import short_list
+
+    if "benchmarks" not in table:
+        return table
+    cut = table["benchmarks"].map(lambda s: short_list(s.split(",") if s else [], MAX_CELL))
+    return table.assign(benchmarks=cut)

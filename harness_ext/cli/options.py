@@ -607,6 +607,11 @@ def predict_options(parser):
     parser.add_argument("--eee", default=None, metavar="DIR",
                         help="also write one Every Eval Ever record (schema 0.2.1) per model to DIR, with the "
                              "interval in score_details.uncertainty.confidence_interval")
+    parser.add_argument("--out", "--output", "-o", default=None, metavar="DIR",
+                        help="also write the predictions to folder DIR: prediction.json (the --json document), "
+                             "predictions.csv (every dataset with its interval), aggregate.csv (the full-benchmark "
+                             "score with its interval) and prediction.png (the figure)")
+    parser.add_argument("--no-plot", action="store_true", help="with --out: do not write prediction.png")
     parser.add_argument("--no-lm-eval-results", dest="lm_eval_results", action="store_false",
                         help="do not write harness_ext_prediction_<group>.json (lm-eval's results layout) next to "
                              "each model's lm-eval results file")

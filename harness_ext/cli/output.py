@@ -14,3 +14,14 @@ def emit(args, result, *, show: bool = True) -> None:
     if show:
         print(result.render())
     args.json_payload = result
+
+
+def with_plot(args, result, paths: list, plot_name: str) -> list:
+    """``paths`` (what ``result.write`` wrote in ``--out``) and the result's figure as ``plot_name`` there, unless
+    ``--no-plot``: how ``reduce`` and ``predict`` write a folder."""
+    from pathlib import Path
+
+    if not getattr(args, "no_plot", False):
+        paths = [*paths, result.plot(Path(args.out) / plot_name)]
+    return paths
+

@@ -35,6 +35,10 @@ def run(args) -> int:
     # With --json - the command line sends stdout to stderr and keeps the real stdout for the JSON.
     print(pred.render(all=args.all))
     written = []
+    if getattr(args, "out", None):
+        from .output import with_plot
+
+        written += with_plot(args, pred, pred.write(args.out), pred.PLOT_FILE)
     if getattr(args, "lm_eval_results", True):
         written += write_lm_eval_results(pred, manifest, args.manifest)
     if getattr(args, "eee", None):

@@ -73,9 +73,11 @@ def run(args) -> int:
 
 def _write(args, result, formats, plot_name: str) -> list:
     """The result's files in ``--out``, and its figure as ``plot_name`` there unless ``--no-plot``."""
+    from .output import with_plot
+
     paths = result.write(args.out, formats)
     if not getattr(args, "no_plot", False):
-        paths.append(result.plot(Path(args.out) / plot_name))
+        paths = with_plot(args, result, paths, plot_name)
         result.written = list(paths)
     return paths
 

@@ -287,14 +287,15 @@ def _item_level_store(matrix, benchmark) -> bool:
             return False
 
 
-def reduce_items(store: Optional[PathLike] = None, n_items: Optional[int] = None, *, benchmark=None, datasets=None,
+def reduce_items(store: Optional[PathLike] = None, items: Optional[int] = None, *, benchmark=None, datasets=None,
                  models=None, metric: Optional[str] = None, estimator: Optional[str] = None, seed: int = 0,
                  n_total: Optional[int] = None, design: str = "random", allocation: str = "neyman",
                  n_strata: int = 5, stratum_allocation: str = "proportional",
-                 group_name: str = "harness_ext_reduced", local_data=(), exclude_models=None, _notes=()):
+                 group_name: str = "harness_ext_reduced", local_data=(), exclude_models=None,
+                 n_items: Optional[int] = None, _notes=()):
     """Choose items to run of every task with item-level results, as ``harness-ext reduce --items N``.
 
-    The item-level reduction: no dataset subset, but ``n_items`` items of *every* task of the store's
+    The item-level reduction: no dataset subset, but ``items`` items of *every* task of the store's
     item-level results (lm-eval ``samples_*.jsonl`` logs, item-response tables, HELM per-instance stats),
     with the expected error of the full benchmark score predicted from them. It calls the function the
     command calls, so the same store, options and seed give a byte-identical manifest. (:func:`reduce`
@@ -305,8 +306,9 @@ def reduce_items(store: Optional[PathLike] = None, n_items: Optional[int] = None
     ----------
     store : path-like, optional
         An existing store with item-level results; default ``$HARNESS_EXT_DB`` or ``./harness-ext.duckdb``.
-    n_items : int, optional
-        Items per task (``--items``); a task with no more items runs whole. Give this or ``n_total``.
+    items : int, optional
+        Items per task (``--items``, and :func:`reduce`'s ``items=``); a task with no more items runs whole. Give
+        this or ``n_total``. ``n_items=``, its former name, still works and warns (``DeprecationWarning``).
     benchmark : str or sequence of str, optional
         Benchmark(s) of the item-level results; required when they span several.
     datasets, models : str or sequence of str, optional
@@ -343,15 +345,30 @@ def reduce_items(store: Optional[PathLike] = None, n_items: Optional[int] = None
 
     if design == "anchors":
         raise HarnessExtError("design='anchors' keeps a dataset subset: use harness_ext.reduce(matrix, items=N)")
+    items = _renamed_items(items, n_items)
     check_group_name(group_name)
     local_data = local_data_folders(local_data, "local_data")
     _not_a_frame(store, "reduce_items")
-    return _reduce_items(_existing_store(store), n_items, benchmarks=list(_names(benchmark)) or None,
+    return _reduce_items(_existing_store(store), items, benchmarks=list(_names(benchmark)) or None,
                          datasets=query_globs(datasets), models=query_globs(models),
                          exclude_models=query_globs(exclude_models), metric=metric,
                          estimator=estimator, random_state=_seed(seed), group_name=group_name, warnings=list(_notes),
                          local_data=local_data, n_total=n_total, design=design, allocation=allocation,
                          n_strata=n_strata, stratum_allocation=stratum_allocation)
+
+
+def _renamed_items(items, n_items):
+    """:func:`reduce_items`'s count of items per task, given as ``items=`` or by its former name ``n_items=`` (which
+    warns): one name for it across :func:`reduce`, :func:`reduce_items` and ``--items``."""
+    if n_items is None:
+        return items
+    if items is not None:
+        raise HarnessExtError("reduce_items: give items= only (n_items= is its former name)")
+    import warnings
+
+    warnings.warn("reduce_items(n_items=...) is now reduce_items(items=...), as reduce(items=...) and --items name it; "
+                  "n_items= will be removed", DeprecationWarning, stacklevel=3)
+    return n_items
 
 
 def _reduce_settings(weighting, weights, costs, selector_params, demote_saturated: bool) -> tuple:
@@ -378,7 +395,7 @@ def _reduce_item_store(exc: Exception, store, benchmark, items, ignored: dict, q
         raise exc
     if items is None:
         raise HarnessExtError(f"{store} holds item-level results and no dataset-level ones: reduce them with "
-                              "harness_ext.reduce_items(store, n_items, benchmark=...) (as 'harness-ext reduce "
+                              "harness_ext.reduce_items(store, items, benchmark=...) (as 'harness-ext reduce "
                               "--items N')")
     unused = [name for name, value in ignored.items() if value is not None]
     # Options of a dataset subset: said in the manifest's warnings, as the command says them, not dropped silently.

@@ -61,7 +61,8 @@ a user canonical that is itself a name in a built-in group joins that group.
 ``models --unmatched`` lists pairs of canonical ids that did not merge but look
 alike (same family word, no conflicting size, date, version or variant word),
 with a similarity score in [0, 1] for review; write the ones that are the same
-model into an alias file.
+model into an alias file. Two step-named revisions of one run (``@step24000``, ``@step264000``) are
+two models by design and never listed; the pairs so left out are counted.
 """
 
 from __future__ import annotations
@@ -317,7 +318,9 @@ def candidate_pairs(names: Iterable[str], mapping: dict, cooccur: Optional[set] 
     when their parameter counts, full dates, version numbers or variant words
     (:data:`VARIANT_WORDS`) differ. Score: :class:`difflib.SequenceMatcher` ratio
     of the two keys. Groups the built-in rules left apart because one source
-    lists both names come first, with score 1.
+    lists both names come first, with score 1. Two step-named checkpoints of one run
+    (``org/model@step24000`` and ``org/model@step264000``) are two models by design and never paired: the
+    returned frame's ``attrs["left_out"]`` counts the pairs so left out (``{reason: count}``).
     """
     names = sorted(set(names))
     ids: dict = {}
@@ -360,13 +363,29 @@ def candidate_pairs(names: Iterable[str], mapping: dict, cooccur: Optional[set] 
                     continue
                 score = SequenceMatcher(None, ka, kb).ratio()
                 if score >= min_score:
-                    rows.append((a, b, round(score, 3), "similar names"))
+                    rows.append((a, b, round(score, 3), CHECKPOINTS if _checkpoints(ka, kb) else "similar names"))
     df = pd.DataFrame(rows, columns=["model_a", "model_b", "score", "why"])
     if cooccur:
         both = [any(frozenset((x, y)) in cooccur for x in ids.get(a, [a]) for y in ids.get(b, [b]))
                 for a, b in zip(df["model_a"], df["model_b"])]
         df = df[~pd.Series(both, index=df.index, dtype=bool) | (df["score"] >= 1.0)]
-    return df.sort_values(["score", "model_a", "model_b"], ascending=[False, True, True], kind="stable").reset_index(drop=True)
+    # Counted after the co-occurrence rule, so the count is of pairs that would otherwise have been offered.
+    steps = df["why"] == CHECKPOINTS
+    df = df[~steps].sort_values(["score", "model_a", "model_b"], ascending=[False, True, True], kind="stable")
+    df = df.reset_index(drop=True)
+    df.attrs["left_out"] = {CHECKPOINTS: int(steps.sum())}
+    return df
+
+
+#: Why :func:`candidate_pairs` leaves a pair out: two training steps of one run are two models by design.
+CHECKPOINTS = "checkpoints of one run (revisions @step...)"
+_STEP = re.compile(r"(.*)@(?:global[-_]?)?step[-_]?\d+", re.IGNORECASE)
+
+
+def _checkpoints(ka: str, kb: str) -> bool:
+    """Whether two keys are step-named revisions (``@step24000``, ``@global_step500``) of one run."""
+    ma, mb = _STEP.fullmatch(ka), _STEP.fullmatch(kb)
+    return bool(ma and mb and ma.group(1) == mb.group(1))
 
 
 def _strip_zeros(nums: tuple) -> tuple:

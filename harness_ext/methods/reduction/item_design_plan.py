@@ -56,7 +56,7 @@ DESIGN_WHY = {
 }
 
 #: The command's options and the Python API's arguments (harness_ext.reduce_items) both named: this module serves both.
-EITHER_COUNT = ("give either --items N (n_items=N in Python: items per task) or --items-total N (n_total=N: over the "
+EITHER_COUNT = ("give either --items N (items=N in Python: items per task) or --items-total N (n_total=N: over the "
                 "benchmark's tasks)")
 
 
@@ -194,7 +194,7 @@ def check_design(design: str, estimator, n_items, n_total, allocations, n_strata
             raise HarnessExtError(f"{flag} {allocation!r} ({arg}= in Python) is not one of {', '.join(ALLOCATIONS)}")
     if (n_items is None) == (n_total is None):
         raise HarnessExtError(EITHER_COUNT)
-    for flag, arg, v in (("--items", "n_items", n_items), ("--items-total", "n_total", n_total)):
+    for flag, arg, v in (("--items", "items", n_items), ("--items-total", "n_total", n_total)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 2):
             raise HarnessExtError(f"{flag} {v} ({arg}={v!r} in Python): at least 2 items per task are needed for an "
                                   "interval")

@@ -463,12 +463,19 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     return manifest
 
 
+#: The ``unit`` column of :meth:`ItemReduceResult.to_frame`, by whether every task's scores are proportions.
+UNITS = {True: "0-1", False: "task scale"}
+
+
 class ItemReduceResult(Result):
     """An item-level reduction: the manifest, per task the items run and the expected error.
 
-    ``table``: one row per task with ``items`` (the task's), ``run`` (the sample), and for the
-    interpolation and extrapolation splits the mean |error|, mean interval width and coverage of the
-    manifest's estimator on the population's own models; a ``benchmark`` row for the full score.
+    ``table`` (also :meth:`to_frame`): one row per task with ``items`` (the task's), ``run`` (the sample), and for
+    the interpolation and extrapolation splits the mean |error|, mean interval width and coverage of the
+    manifest's estimator on the population's own models; a ``benchmark`` row for the full score. Errors and widths
+    are on the tasks' own scale, as the other results' frames hold scores and errors (a proportion, 0-1, for an
+    accuracy), and the ``unit`` column says which: ``"0-1"`` when every task's scores are proportions, else
+    ``"task scale"``. The printed summary shows proportions in points (x 100).
     """
 
     title = "reduce (items)"
@@ -495,7 +502,16 @@ class ItemReduceResult(Result):
                 row.update({f"{short}_abs_error": (f or {}).get("mean_abs_error", 0.0 if f is None and b else None),
                             f"{short}_width": (f or {}).get("mean_width"), f"{short}_coverage": (f or {}).get("coverage")})
             rows.append(row)
-        return {"tasks": pd.DataFrame(rows).set_index("task")}
+        return {"tasks": pd.DataFrame(rows).assign(unit=UNITS[self._proportions()]).set_index("task")}
+
+    def _proportions(self) -> bool:
+        """Whether every task's scores are proportions (0/1 answers, or all in [0, 1])."""
+        from .item_manifest import decode_scores
+
+        def proportions(scores) -> bool:  # 0/1 answers are stored as bits; others are checked
+            return scores.get("encoding") == "bits" or bool(np.all(np.abs(decode_scores(scores) - 0.5) <= 0.5))
+
+        return all(proportions(b["population"]["scores"]) for b in self.manifest["tasks"].values())
 
     def summary(self) -> dict:
         c, d = self.manifest["cost"], self.manifest["design"]
@@ -541,13 +557,8 @@ class ItemReduceResult(Result):
     def _shown_table(self) -> tuple:
         """``(table, unit, float format)`` as the summary prints it: errors and widths in points (0-100) when every
         task's scores are proportions (the harness's accuracy as a percentage), else on the tasks' own scale."""
-        from .item_manifest import decode_scores
-
-        def proportions(scores) -> bool:  # 0/1 answers are stored as bits; others are checked
-            return scores.get("encoding") == "bits" or bool(np.all(np.abs(decode_scores(scores) - 0.5) <= 0.5))
-
-        table = self.tables()["tasks"].copy()
-        if not all(proportions(b["population"]["scores"]) for b in self.manifest["tasks"].values()):
+        table = self.tables()["tasks"].drop(columns="unit")  # the printed unit is said above the table
+        if not self._proportions():
             return table, "scores on the tasks' own scale", self.floatfmt
         cols = [c for c in table.columns if c.endswith(("_abs_error", "_width"))]
         table[cols] = table[cols].astype(float) * 100.0

@@ -535,25 +535,15 @@ def write_outputs(manifest: dict, out_dir, formats) -> list:
     group or file name, a name a format cannot hold, a writer that raises or writes outside
     its folder) or a failed move leaves ``out_dir`` as it was, not half-written.
     """
-    import shutil
-    import tempfile
-
     from ...plugin_manager import get_registration
-    from ...safe_output import check_group_name, commit_staged, run_writer
+    from ...safe_output import check_group_name, commit_staged, run_writer, staging
 
     out_dir = Path(out_dir)
     check_group_name(manifest.get("group_name") or "harness_ext_reduced")
     regs = [get_registration("manifest_writers", name) for name in formats]
-    # Stage beside the folder when its parent exists (the final moves are then renames), else in the temp dir.
-    parent = out_dir.parent if out_dir.parent.is_dir() else None
     # Writers write into stage/files: a write to '../x' lands in the private stage, where it is seen.
-    stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name or 'out'}.staging-", dir=parent))
-    files = stage / "files"
-    files.mkdir()
-    try:
+    with staging(out_dir) as (files, backup):
         staged = []
         for reg in regs:
-            staged.extend(run_writer(reg, manifest, stage, out_dir))
-        return commit_staged(staged, files, out_dir, stage / "backup")
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
+            staged.extend(run_writer(reg, manifest, files.parent, out_dir))
+        return commit_staged(staged, files, out_dir, backup)

@@ -164,6 +164,27 @@ class PredictionResult(Result):
         return {"title": self.title, "summary": self.summary(),
                 **prediction_json(self, self.manifest, self.manifest_path)}
 
+    #: The files :meth:`write` writes into its folder (``predict --out DIR`` adds the figure, :data:`PLOT_FILE`).
+    FILES = ("prediction.json", "predictions.csv", "aggregate.csv")
+    #: The figure ``predict --out DIR`` writes beside :data:`FILES` (:meth:`plot`).
+    PLOT_FILE = "prediction.png"
+
+    def write(self, out) -> list:
+        """Write the predictions into folder ``out``; returns the paths.
+
+        ``prediction.json``: the ``predict --json`` document (:meth:`to_json`); ``predictions.csv``: :meth:`to_frame`,
+        one row per model and dataset with its interval; ``aggregate.csv``: the full-benchmark score per model with
+        its interval. All three are written, or none (an error leaves ``out`` as it was). The folder's figure is
+        :meth:`plot` (``predict --out DIR`` writes it as ``prediction.png``). ``reduce``'s result has the same
+        ``write(out)``, for the manifest and the harness files.
+        """
+        from ...safe_output import write_files
+
+        json_name, table_name, aggregate_name = self.FILES
+        # CSV floats as stored (no rounding): these files are the numbers, the printed table is their summary.
+        return write_files(out, {json_name: self.to_json(), table_name: self.table.to_csv(index=False),
+                                 aggregate_name: self.aggregate.to_csv(index=False)})
+
     def plot(self, path=None, model=None):
         """Each predicted dataset with its interval, observed ones marked; the full-benchmark score.
 
