@@ -30,3 +30,56 @@ def test_helm_safety_v3_anthropic_red_team_read_by_art_score():
                          "JOIN models m USING (model_id) WHERE d.is_primary").fetchall()
     assert [(r[2], r[3]) for r in rows] == [("art_score", 0.875)]
     assert "llama-3-70b" in rows[0][0]
+
+
+def _skip_reason(*paths) -> str:
+    _, rep = _store(*paths)
+    (f,) = rep.files
+    assert f.status == "skipped"
+    return f.reason
+
+
+def test_helm_stats_json_alone_says_what_is_missing(tmp_path):
+    """A run's stats.json given alone (HELM's run_spec.json, naming the model, not copied with it) said only "not a
+    recognised result file"."""
+    (tmp_path / "run").mkdir()
+    stats = tmp_path / "run" / "stats.json"
+    stats.write_bytes((ART_RUN / "stats.json").read_bytes())
+    assert "a HELM stats.json without the run's run_spec.json" in _skip_reason(stats)
+    assert "ingest anthropic_red_team:model=meta_llama-3-70b" in _skip_reason(ART_RUN / "stats.json")
+
+
+def test_inspect_log_without_status_says_so(tmp_path):
+    """A log re-serialised without ``status`` (as the Inspect Evals dashboard keeps them) was passed over in silence."""
+    import json
+
+    src = FIXTURES / "inspect" / "2024-11-05T13-31-45-05-00_input-task_8zXjbRzCWrL9GXiXo2vus9.json"
+    doc = json.loads(src.read_text())
+    doc.pop("status")
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(doc))
+    assert "an Inspect AI log without 'status'" in _skip_reason(path)
+
+
+_HEAD = "|    Task     |Version| Metric |Value |   |Stderr|\n|-------------|------:|--------|-----:|---|-----:|\n"
+_ROW = "|arc_challenge|      0|acc     |0.2782|±  |0.0131|\n"
+_LINE = "hf-causal (pretrained=TinyLlama/TinyLlama-1.1B), limit: None, provide_description: False, num_fewshot: 0, batch_size: None\n"
+
+
+def test_printed_table_without_its_model_line_says_so(tmp_path):
+    """lm-eval's table pasted into a model card or log without the line above it that names the model (as in
+    teknium1/LLM-Benchmark-Logs and AutoAWQ's saved tables) was passed over as "not a recognised result file"."""
+    path = tmp_path / "TinyLlama.md"
+    path.write_text("GPT4All:\n```\n" + _HEAD + _ROW + "```\nAverage: 52.99\n", encoding="utf-8")
+    assert "without the line lm-eval prints above it that names the model" in _skip_reason(path)
+
+
+def test_printed_table_in_another_suffix_says_to_rename(tmp_path):
+    """The same table with its line, saved without a .md suffix (zhy617/SMoE keeps one so), was passed over."""
+    for name in ("results", "results.txt"):
+        path = tmp_path / name
+        path.write_text(_LINE + _HEAD + _ROW, encoding="utf-8")
+        assert "in a file not named .md or .markdown" in _skip_reason(path)
+        md = tmp_path / "results.md"
+        md.write_text(_LINE + _HEAD + _ROW, encoding="utf-8")
+        assert _store(md)[1].files[0].status == "ingested"

@@ -148,23 +148,71 @@ def lfs_pointer_reason(head: bytes) -> str:
 
 
 def unclaimed_reason(src: SourceFile) -> str:
-    """Why a file no adapter claims holds no results, as ``": reason"``, or '': a Git LFS pointer, or a ``.json``
+    """Why a file no adapter claims holds no results, as ``": reason"``, or '': a Git LFS pointer, a ``.json``
     file that is not JSON (empty, truncated: a truncated results file is the usual cause, and the parser's position
-    says where it ends)."""
+    says where it ends), or a near miss of a known format (:func:`_near_miss`)."""
     if src.is_dir:
         return ""
     lfs = lfs_pointer_reason(src.head)
-    if lfs or src.suffix != ".json":
-        return f": {lfs}" if lfs else ""
+    if lfs:
+        return f": {lfs}"
+    if src.suffix != ".json":
+        return _table_near_miss(src)
     try:
-        src.json()
+        doc = src.json()
     except UnicodeDecodeError:
         return ": not UTF-8 text"
     except ValueError as exc:
         return ": empty" if not src.bytes.strip() else f": not valid JSON ({exc})"
     except Exception:
         return ""
+    return _near_miss(doc, src)
+
+
+def _near_miss(doc, src: SourceFile) -> str:
+    """The part a JSON document lacks to be read, when it is nearly a known format, as ``": reason"``, else ''.
+
+    HELM writes a run's ``stats.json`` beside its ``run_spec.json`` (which names the model and scenario), and a
+    run is read as that folder; Inspect AI writes ``status`` in every log, and reads a log without it as one still
+    running (``"started"``), so its scores may be a part of the run's.
+    """
+    if (isinstance(doc, list) and doc and all(isinstance(s, dict) for s in doc[:50])
+            and all(isinstance(s.get("name"), dict) and "split" in s["name"] and "count" in s for s in doc[:50])):
+        if (src.path.parent / "run_spec.json").exists():
+            return (": a HELM run's stats.json; a run is read as its folder, with the run_spec.json beside it that "
+                    f"names its model and scenario (ingest {src.path.parent.name})")
+        return (": a HELM stats.json without the run's run_spec.json, which names its model and scenario; a run is "
+                "read as its folder holding both")
+    ev = doc.get("eval") if isinstance(doc, dict) else None
+    if isinstance(ev, dict) and "task" in ev and "model" in ev and "results" in doc and "status" not in doc:
+        return (": an Inspect AI log without 'status' (Inspect writes 'success' in every finished log and reads a "
+                "log without it as still running, so its scores may be part of a run's); the log as Inspect "
+                "wrote it (.eval or .json) is read")
     return ""
+
+
+#: The header of a results table lm-eval prints, without padding (v0.4's with or without its Filter column, v0.3's).
+_BARE_TABLE_HEADS = (b"|Tasks|Version|", b"|Task|Version|", b"|Groups|Version|")
+
+
+def _table_near_miss(src: SourceFile) -> str:
+    """``": reason"`` for a text file holding a results table lm-eval printed that is not read as one: without the
+    line lm-eval prints above it (which names the model), or saved under a suffix other than ``.md``."""
+    try:
+        if src.path.stat().st_size > TABLE_FILE_BYTES:
+            return ""
+        data = src.bytes
+    except (OSError, IngestError):
+        return ""
+    flat = data.replace(b" ", b"").replace(b"\t", b"") if b"Version" in data else b""
+    if not any(h in flat for h in _BARE_TABLE_HEADS):
+        return ""
+    if is_printed_table(data):
+        return (": a results table lm-eval printed, in a file not named .md or .markdown, the files such tables are "
+                "read from (rename it, e.g. results.md)")
+    return (": a results table lm-eval printed, without the line lm-eval prints above it that names the model and "
+            "the run's settings ('hf (pretrained=MODEL), gen_kwargs: (None), limit: None, num_fewshot: 0, "
+            "batch_size: 8'); with no model named its rows are not read (paste that line above the table)")
 
 
 #: Suffixes of the text files a walk offers only when they hold a table lm-eval printed (:func:`printed_table_file`).
