@@ -83,3 +83,16 @@ def test_printed_table_in_another_suffix_says_to_rename(tmp_path):
         md = tmp_path / "results.md"
         md.write_text(_LINE + _HEAD + _ROW, encoding="utf-8")
         assert _store(md)[1].files[0].status == "ingested"
+
+
+def test_walk_reports_a_table_without_its_model_line(tmp_path):
+    """In a folder walk such a markdown file was passed over in silence beside the files that were read."""
+    (tmp_path / "results.md").write_text(_LINE + _HEAD + _ROW, encoding="utf-8")
+    (tmp_path / "TinyLlama.md").write_text("GPT4All:\n```\n" + _HEAD + _ROW + "```\n", encoding="utf-8")
+    (tmp_path / "README.md").write_text("# notes\n\n|Task|Score|\n|---|---|\n|boolq|0.7|\n", encoding="utf-8")
+    _, rep = _store(tmp_path)
+    by_name = {Path(f.path).name: f for f in rep.files}
+    assert set(by_name) == {"results.md", "TinyLlama.md"}  # README.md holds no lm-eval table: still passed over
+    assert by_name["results.md"].status == "ingested"
+    assert by_name["TinyLlama.md"].status == "skipped"
+    assert "without the line lm-eval prints above it" in by_name["TinyLlama.md"].reason

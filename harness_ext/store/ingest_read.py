@@ -195,6 +195,20 @@ def _near_miss(doc, src: SourceFile) -> str:
 _BARE_TABLE_HEADS = (b"|Tasks|Version|", b"|Task|Version|", b"|Groups|Version|")
 
 
+def bare_table(data: bytes) -> bool:
+    """Whether ``data`` holds a results table lm-eval printed (its header row, then a ``|---`` row), with or without
+    the line above it that names the model (:func:`is_printed_table` needs that line)."""
+    if b"Version" not in data:
+        return False
+    lines = data.split(b"\n")
+    for i, line in enumerate(lines[:-1]):
+        if line.lstrip().startswith(b"|") and b"Version" in line:
+            flat = line.replace(b" ", b"").replace(b"\t", b"")
+            if flat.startswith(_BARE_TABLE_HEADS) and lines[i + 1].lstrip().startswith((b"|-", b"|:")):
+                return True
+    return False
+
+
 def _table_near_miss(src: SourceFile) -> str:
     """``": reason"`` for a text file holding a results table lm-eval printed that is not read as one: without the
     line lm-eval prints above it (which names the model), or saved under a suffix other than ``.md``."""
@@ -204,8 +218,7 @@ def _table_near_miss(src: SourceFile) -> str:
         data = src.bytes
     except (OSError, IngestError):
         return ""
-    flat = data.replace(b" ", b"").replace(b"\t", b"") if b"Version" in data else b""
-    if not any(h in flat for h in _BARE_TABLE_HEADS):
+    if not bare_table(data):
         return ""
     if is_printed_table(data):
         return (": a results table lm-eval printed, in a file not named .md or .markdown, the files such tables are "
@@ -257,11 +270,14 @@ def is_printed_table(data: bytes) -> bool:
 
 def printed_table_file(entry) -> bool:
     """Whether the walked ``os.DirEntry`` ``entry`` (a ``.md`` or ``.markdown`` file) holds a table lm-eval printed
-    (:func:`is_printed_table`); a file over :data:`TABLE_FILE_BYTES`, or one that cannot be read, is passed over."""
+    (:func:`is_printed_table`), or such a table without the line naming the model (:func:`bare_table`: offered so
+    the walk reports it skipped, with what it lacks, instead of passing it over in silence); a file over
+    :data:`TABLE_FILE_BYTES`, or one that cannot be read, is passed over."""
     try:
         if entry.stat(follow_symlinks=False).st_size > TABLE_FILE_BYTES or not entry.is_file(follow_symlinks=False):
             return False
         with open(entry.path, "rb") as fh:
-            return is_printed_table(fh.read(TABLE_FILE_BYTES + 1))
+            data = fh.read(TABLE_FILE_BYTES + 1)
+        return is_printed_table(data) or bare_table(data)
     except OSError:
         return False
