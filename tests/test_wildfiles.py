@@ -96,3 +96,12 @@ def test_walk_reports_a_table_without_its_model_line(tmp_path):
     assert by_name["results.md"].status == "ingested"
     assert by_name["TinyLlama.md"].status == "skipped"
     assert "without the line lm-eval prints above it" in by_name["TinyLlama.md"].reason
+
+
+def test_open_llm_leaderboard_v2_math_hard_is_free_form():
+    """The seven ``leaderboard_math_*_hard`` tasks of a real Open LLM Leaderboard v2 run were listed as having no
+    known chance level; MATH's answers are free-form (a random guess scores about 0)."""
+    from harness_ext.store.scales import chance_level
+
+    for task in ("leaderboard_math_algebra_hard", "leaderboard_math_precalculus_hard", "leaderboard_math_hard"):
+        assert chance_level(task, "exact_match")[0] == 0.0, task

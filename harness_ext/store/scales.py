@@ -375,6 +375,10 @@ _add("gsm8k|gsm-8k|gsm 8k|gsm|math|math_regular|math level 5|math_lvl_5|minerva_
      "natural_qa_closedbook|natural_qa_openbook_longans|quac|triviaqa|squad|squadv2|drop|"
      "lambada|lambada_openai|lambada_standard|wmt 2014|wmt_14|cnn/dailymail|xsum|summarization_cnndm|"
      "summarization_xsum|humaneval|code_humaneval|mbpp", _FREE)
+# MATH's level-5 problems as the Open LLM Leaderboard v2 runs them (lm-eval's leaderboard_math_hard group; Hendrycks et
+# al. 2021): free-form answers scored by exact match, one task per subject.
+_add("math_hard|math_algebra_hard|math_counting_and_prob_hard|math_geometry_hard|math_intermediate_algebra_hard|"
+     "math_num_theory_hard|math_prealgebra_hard|math_precalculus_hard", _FREE)
 _PREFIXES = ("leaderboard_", "bbh_cot_fewshot_", "bbh_cot_zeroshot_", "bbh_fewshot_", "bbh_zeroshot_", "bigbench_",
              "harness_", "helm_", "lm_eval_")
 
