@@ -105,3 +105,19 @@ def test_open_llm_leaderboard_v2_math_hard_is_free_form():
 
     for task in ("leaderboard_math_algebra_hard", "leaderboard_math_precalculus_hard", "leaderboard_math_hard"):
         assert chance_level(task, "exact_match")[0] == 0.0, task
+
+
+EARLY = FIXTURES / "lm_eval_table_early"
+
+
+def test_early_v04_printed_tables_are_read():
+    """lm-eval 0.4's first printed layouts: no n-shot column (``Yaml`` versions), and a ``Task`` header with each
+    task's alias on a row of its own. Neither was read; the second's groups would have been datasets."""
+    s, rep = _store(EARLY / "tasks_without_nshot.md", EARLY / "task_alias_rows.md")
+    assert [f.status for f in rep.files] == ["ingested", "ingested"], [f.reason for f in rep.files]
+    rows = dict(s.con.execute("SELECT d.name || ' ' || d.metric, r.value FROM results r "
+                              "JOIN datasets d USING (dataset_id)").fetchall())
+    assert rows["arc_challenge acc"] == 0.44 and rows["arc_challenge acc_norm"] == 0.47 and rows["boolq acc"] == 0.86
+    kinds = dict(s.con.execute("SELECT name, kind FROM datasets WHERE benchmark = 'mmlu'").fetchall())
+    assert {k for k, v in kinds.items() if v == "aggregate"} == {"mmlu", "mmlu_humanities", "mmlu_stem"}, kinds
+    assert {k for k, v in kinds.items() if v != "aggregate"} == {"formal_logic", "philosophy", "anatomy"}, kinds

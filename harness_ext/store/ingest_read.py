@@ -234,7 +234,9 @@ TABLE_SUFFIXES = (".md", ".markdown")
 TABLE_FILE_BYTES = 4 << 20
 #: The table headers lm-eval prints, without their padding (v0.4 with or without its direction column, and v0.3).
 _TABLE_HEADS = (b"|Tasks|Version|Filter|n-shot|Metric|", b"|Groups|Version|Filter|n-shot|Metric|",
-                b"|Task|Version|Metric|Value||Stderr|")
+                b"|Task|Version|Metric|Value||Stderr|",
+                # lm-eval 0.4's first releases: no n-shot column, the first headed Task or Tasks
+                b"|Tasks|Version|Filter|Metric|", b"|Task|Version|Filter|Metric|", b"|Groups|Version|Filter|Metric|")
 
 
 def is_printed_table(data: bytes) -> bool:
