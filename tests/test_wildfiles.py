@@ -121,3 +121,10 @@ def test_early_v04_printed_tables_are_read():
     kinds = dict(s.con.execute("SELECT name, kind FROM datasets WHERE benchmark = 'mmlu'").fetchall())
     assert {k for k, v in kinds.items() if v == "aggregate"} == {"mmlu", "mmlu_humanities", "mmlu_stem"}, kinds
     assert {k for k, v in kinds.items() if v != "aggregate"} == {"formal_logic", "philosophy", "anatomy"}, kinds
+
+
+def test_unknown_table_header_with_its_model_line_is_not_called_lineless(tmp_path):
+    path = tmp_path / "results.md"
+    path.write_text(_LINE + "|Tasks|Version|Shots|Metric|Value|\n|-|-|-|-|-|\n|boolq|2|0|acc|0.7|\n", encoding="utf-8")
+    reason = _skip_reason(path)
+    assert "its header is not one lm-eval printed" in reason and "without the line" not in reason

@@ -223,6 +223,10 @@ def _table_near_miss(src: SourceFile) -> str:
     if is_printed_table(data):
         return (": a results table lm-eval printed, in a file not named .md or .markdown, the files such tables are "
                 "read from (rename it, e.g. results.md)")
+    if any(b"batch_size:" in ln and (b"gen_kwargs:" in ln or b"provide_description:" in ln) for ln in data.splitlines()):
+        return (": a results table like those lm-eval prints, with the line naming the model, but its header is not "
+                "one lm-eval printed (the columns Tasks, Version, Filter, n-shot, Metric, Value, Stderr, or v0.3's "
+                "Task, Version, Metric, Value, Stderr)")
     return (": a results table lm-eval printed, without the line lm-eval prints above it that names the model and "
             "the run's settings ('hf (pretrained=MODEL), gen_kwargs: (None), limit: None, num_fewshot: 0, "
             "batch_size: 8'); with no model named its rows are not read (paste that line above the table)")
