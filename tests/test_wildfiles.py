@@ -128,3 +128,13 @@ def test_unknown_table_header_with_its_model_line_is_not_called_lineless(tmp_pat
     path.write_text(_LINE + "|Tasks|Version|Shots|Metric|Value|\n|-|-|-|-|-|\n|boolq|2|0|acc|0.7|\n", encoding="utf-8")
     reason = _skip_reason(path)
     assert "its header is not one lm-eval printed" in reason and "without the line" not in reason
+
+
+def test_open_llm_leaderboard_v2_musr_chance_levels():
+    """MuSR's murder mysteries (two suspects) and team allocation (three assignments) had no chance level; object
+    placements (a varying number of locations) still has none."""
+    from harness_ext.store.scales import chance_level
+
+    assert chance_level("leaderboard_musr_murder_mysteries", "acc_norm")[0] == 0.5
+    assert abs(chance_level("leaderboard_musr_team_allocation", "acc_norm")[0] - 1 / 3) < 1e-12
+    assert chance_level("leaderboard_musr_object_placements", "acc_norm")[0] is None

@@ -343,6 +343,10 @@ _add("cola|sst2|mrpc|qqp|qnli|rte|wnli|imdb|civil_comments|civilcomments|cb_bina
 _add("gpqa|gpqa_main|gpqa_diamond|gpqa_extended|gpqa_main_zeroshot|gpqa_diamond_zeroshot|leaderboard_gpqa|"
      "leaderboard_gpqa_main|leaderboard_gpqa_diamond|leaderboard_gpqa_extended", _choices(4, "answer choices (GPQA)"))
 _add("agieval_lsat_ar|agieval_lsat_lr|agieval_lsat_rc|lsat_qa|lsat", _choices(5))
+# MuSR (Sprague et al. 2024): a murder mystery asks which of two suspects, a team allocation which of three
+# assignments; object placements' number of locations varies by question, so it has no single level.
+_add("musr_murder_mysteries", _choices(2, "suspects (MuSR murder mysteries)"))
+_add("musr_team_allocation", _choices(3, "assignments (MuSR team allocation)"))
 _add("truthfulqa_mc1", (None, None))  # a variable number of choices per question: no single level
 # BIG-Bench Hard (Suzgun et al. 2022): 1 / options of each task; the free-form tasks score 0 at random.
 for _task, _n in {
