@@ -372,6 +372,13 @@ def _mean(st) -> Optional[float]:
     return float(v)
 
 
+#: HELM Safety's main metric (``safety_score``) under the name a group's first release wrote it, where that is not
+#: ``<group>_score``: the Anthropic Red Team runs of ``benchmark_output/runs/v3`` score ``art_score`` (their judges'
+#: mean; ``art_gpt_score`` and ``art_claude_score`` are each judge's), the value HELM's own group table shows as
+#: "Model Evaluated Safety score".
+SAFETY_EARLIER_NAMES = {"anthropic_red_team": "art_score"}
+
+
 def main_metric(run: RunName, groups, table: dict, src) -> tuple:
     """``(metric, split, how)`` for a run: from the schema table, else the documented fallback."""
     for g in list(groups or ()) + [run.group, run.scenario]:
@@ -381,9 +388,11 @@ def main_metric(run: RunName, groups, table: dict, src) -> tuple:
                 raise IngestError(src, f"HELM defines no main accuracy metric for run group {g!r} "
                                        f"(run {run.name}); not a capability score")
             # HELM Safety's first release (v3 runs) wrote the main metric under the group's
-            # own name (harm_bench_score), later ones as safety_score.
-            if (name, split) not in table and (f"{g}_score", split) in table:
-                return f"{g}_score", split, f"schema main metric of {g} ({name}) under its earlier name"
+            # own name (harm_bench_score; Anthropic Red Team's art_score), later ones as safety_score.
+            if (name, split) not in table:
+                for earlier in (f"{g}_score", SAFETY_EARLIER_NAMES.get(g)):
+                    if earlier and (earlier, split) in table:
+                        return earlier, split, f"schema main metric of {g} ({name}) under its earlier name"
             return name, split, f"schema main metric of {g}"
     for split in ("test", "valid"):
         for m in FALLBACK_METRICS:
@@ -682,7 +691,8 @@ def _note_table(src: SourceFile, records: list, project, told_by, empty: list) -
 
 @hookimpl
 def harness_ext_adapters():
-    yield Adapter(name="helm-run", can_handle=can_handle_run, read=read_run, directory=True, revision="3",
+    # revision 4: HELM Safety v3's Anthropic Red Team runs read by their art_score (refused before)
+    yield Adapter(name="helm-run", can_handle=can_handle_run, read=read_run, directory=True, revision="4",
                   description="HELM run directory (run_spec.json + stats.json): the scenario's main metric, no perturbations")
     # helm-table 2: a table under a HELM project's folder (capabilities/benchmark_output/...) is benchmark
     # helm_<project>_<group>: HELM Classic's and Capabilities' core_scenarios were one benchmark.

@@ -211,11 +211,17 @@ def _parse(text: str) -> tuple:
 
 
 def _table_kind(head) -> Optional[str]:
+    """``"Tasks"``, ``"Groups"`` (v0.4) or ``"Task"`` (v0.3) for a table header lm-eval printed, else None.
+
+    lm-eval 0.4's first releases printed no ``n-shot`` column, some headed ``Task`` (``|Task|Version|Filter|Metric|``):
+    read as v0.4 tables (the ``Filter`` column tells them from v0.3's).
+    """
     if not head:
         return None
     names = [c.strip() for c in head]
-    if names[:1] in (["Tasks"], ["Groups"]) and names[1:5] == ["Version", "Filter", "n-shot", "Metric"]:
-        return names[0]
+    if names[:1] in (["Tasks"], ["Groups"], ["Task"]) and names[1:3] == ["Version", "Filter"] and (
+            names[3:5] == ["n-shot", "Metric"] or names[3:4] == ["Metric"]):
+        return "Groups" if names[0] == "Groups" else "Tasks"
     if names[:4] == ["Task", "Version", "Metric", "Value"]:
         return "Task"
     return None
@@ -225,7 +231,7 @@ def _read_table(lines: list, i: int, head: list, kind: str, block: _Block) -> tu
     """Read the table whose header is ``lines[i]`` into ``block``: ``(index after the table, unreadable rows)``."""
     names = [c.strip() for c in head]
     col = {n: j for j, n in enumerate(names) if n}
-    need = ("Version", "Metric", "Value") + (("Filter", "n-shot") if kind != "Task" else ())
+    need = ("Version", "Metric", "Value") + (("Filter",) if kind != "Task" else ())
     if any(n not in col for n in need):
         return i + 1, 0
     width, bad = len(names), 0
@@ -246,11 +252,14 @@ def _read_table(lines: list, i: int, head: list, kind: str, block: _Block) -> tu
         raw = cells[0]
         if raw.strip():
             alias = raw.strip()
+            # lm-eval 0.4's first releases print the task's name unindented and its alias, indented, in the Value
+            # cell of an "alias" row: the tree is read from that alias, the name kept as printed.
+            tree = cells[col["Value"]] if kind != "Task" and cells[col["Metric"]].strip() == "alias" else raw
             depth = 0
-            if alias.startswith("- "):
+            if tree.strip().startswith("- "):
                 # lm-eval indents a subtask one space per level before "- "; a JSON from an older lm-eval holds the
                 # alias with its own " - ", which a newer one prints behind a second prefix ("  -  - anatomy").
-                depth = len(raw) - len(raw.lstrip(" -"))
+                depth = len(tree) - len(tree.lstrip(" -"))
                 while alias.startswith("- "):
                     alias = alias[2:].strip()
             while stack and stack[-1][0] >= depth:
@@ -277,6 +286,8 @@ def _row(block: _Block, into: dict, task: str, cells: list, col: dict, kind: str
     raw_value = cells[col["Value"]].strip()
     if not metric and not raw_value:
         return True  # a group lm-eval lists without a score ({" ": " "} in its JSON): a spacer, as the JSON reader reads it
+    if metric == "alias" and kind != "Task":
+        return True  # lm-eval 0.4's first releases printed each task's alias as a row of its own: not a score
     value = _number(raw_value)
     if not metric or value is None:
         return False
@@ -288,7 +299,7 @@ def _row(block: _Block, into: dict, task: str, cells: list, col: dict, kind: str
     else:
         filt = cells[col["Filter"]].strip() or "none"
         key, skey = f"{metric},{filt}", f"{metric}_stderr,{filt}"
-        shots = cells[col["n-shot"]].strip()
+        shots = cells[col["n-shot"]].strip() if "n-shot" in col else ""
         if shots and task not in block.n_shot:
             try:
                 block.n_shot[task] = int(float(shots))
@@ -504,5 +515,7 @@ def harness_ext_adapters():
                     "its old results/ READMEs)",
         can_handle=can_handle,
         read=read,
-        revision="3",  # 3: RULER's -1 at a sequence length without samples is left out, as in the JSON
+        # 3: RULER's -1 at a sequence length without samples is left out, as in the JSON; 4: lm-eval 0.4's first
+        # layouts (no n-shot column, a Task header, alias rows) are read
+        revision="4",
     )

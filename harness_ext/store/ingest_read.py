@@ -148,23 +148,88 @@ def lfs_pointer_reason(head: bytes) -> str:
 
 
 def unclaimed_reason(src: SourceFile) -> str:
-    """Why a file no adapter claims holds no results, as ``": reason"``, or '': a Git LFS pointer, or a ``.json``
+    """Why a file no adapter claims holds no results, as ``": reason"``, or '': a Git LFS pointer, a ``.json``
     file that is not JSON (empty, truncated: a truncated results file is the usual cause, and the parser's position
-    says where it ends)."""
+    says where it ends), or a near miss of a known format (:func:`_near_miss`)."""
     if src.is_dir:
         return ""
     lfs = lfs_pointer_reason(src.head)
-    if lfs or src.suffix != ".json":
-        return f": {lfs}" if lfs else ""
+    if lfs:
+        return f": {lfs}"
+    if src.suffix != ".json":
+        return _table_near_miss(src)
     try:
-        src.json()
+        doc = src.json()
     except UnicodeDecodeError:
         return ": not UTF-8 text"
     except ValueError as exc:
         return ": empty" if not src.bytes.strip() else f": not valid JSON ({exc})"
     except Exception:
         return ""
+    return _near_miss(doc, src)
+
+
+def _near_miss(doc, src: SourceFile) -> str:
+    """The part a JSON document lacks to be read, when it is nearly a known format, as ``": reason"``, else ''.
+
+    HELM writes a run's ``stats.json`` beside its ``run_spec.json`` (which names the model and scenario), and a
+    run is read as that folder; Inspect AI writes ``status`` in every log, and reads a log without it as one still
+    running (``"started"``), so its scores may be a part of the run's.
+    """
+    if (isinstance(doc, list) and doc and all(isinstance(s, dict) for s in doc[:50])
+            and all(isinstance(s.get("name"), dict) and "split" in s["name"] and "count" in s for s in doc[:50])):
+        if (src.path.parent / "run_spec.json").exists():
+            return (": a HELM run's stats.json; a run is read as its folder, with the run_spec.json beside it that "
+                    f"names its model and scenario (ingest {src.path.parent.name})")
+        return (": a HELM stats.json without the run's run_spec.json, which names its model and scenario; a run is "
+                "read as its folder holding both")
+    ev = doc.get("eval") if isinstance(doc, dict) else None
+    if isinstance(ev, dict) and "task" in ev and "model" in ev and "results" in doc and "status" not in doc:
+        return (": an Inspect AI log without 'status' (Inspect writes 'success' in every finished log and reads a "
+                "log without it as still running, so its scores may be part of a run's); the log as Inspect "
+                "wrote it (.eval or .json) is read")
     return ""
+
+
+#: The header of a results table lm-eval prints, without padding (v0.4's with or without its Filter column, v0.3's).
+_BARE_TABLE_HEADS = (b"|Tasks|Version|", b"|Task|Version|", b"|Groups|Version|")
+
+
+def bare_table(data: bytes) -> bool:
+    """Whether ``data`` holds a results table lm-eval printed (its header row, then a ``|---`` row), with or without
+    the line above it that names the model (:func:`is_printed_table` needs that line)."""
+    if b"Version" not in data:
+        return False
+    lines = data.split(b"\n")
+    for i, line in enumerate(lines[:-1]):
+        if line.lstrip().startswith(b"|") and b"Version" in line:
+            flat = line.replace(b" ", b"").replace(b"\t", b"")
+            if flat.startswith(_BARE_TABLE_HEADS) and lines[i + 1].lstrip().startswith((b"|-", b"|:")):
+                return True
+    return False
+
+
+def _table_near_miss(src: SourceFile) -> str:
+    """``": reason"`` for a text file holding a results table lm-eval printed that is not read as one: without the
+    line lm-eval prints above it (which names the model), or saved under a suffix other than ``.md``."""
+    try:
+        if src.path.stat().st_size > TABLE_FILE_BYTES:
+            return ""
+        data = src.bytes
+    except (OSError, IngestError):
+        return ""
+    if not bare_table(data):
+        return ""
+    if is_printed_table(data):
+        return (": a results table lm-eval printed, in a file not named .md or .markdown, the files such tables are "
+                "read from (rename it, e.g. results.md)")
+    if any(b"batch_size:" in ln and (b"gen_kwargs:" in ln or b"provide_description:" in ln) for ln in data.splitlines()):
+        return (": a results table like those lm-eval prints, with the line naming the model, but its header is not "
+                "one lm-eval printed (the columns Tasks, Version, Filter, n-shot, Metric, Value, Stderr, or v0.3's "
+                "Task, Version, Metric, Value, Stderr)")
+    return (": a results table lm-eval printed, without the line lm-eval prints above it that names the model and "
+            "the run's settings ('hf (pretrained=MODEL), gen_kwargs: (None), limit: None, num_fewshot: 0, "
+            "batch_size: 8'); with no model named its rows are not read (paste that line above the table)")
 
 
 #: Suffixes of the text files a walk offers only when they hold a table lm-eval printed (:func:`printed_table_file`).
@@ -173,7 +238,9 @@ TABLE_SUFFIXES = (".md", ".markdown")
 TABLE_FILE_BYTES = 4 << 20
 #: The table headers lm-eval prints, without their padding (v0.4 with or without its direction column, and v0.3).
 _TABLE_HEADS = (b"|Tasks|Version|Filter|n-shot|Metric|", b"|Groups|Version|Filter|n-shot|Metric|",
-                b"|Task|Version|Metric|Value||Stderr|")
+                b"|Task|Version|Metric|Value||Stderr|",
+                # lm-eval 0.4's first releases: no n-shot column, the first headed Task or Tasks
+                b"|Tasks|Version|Filter|Metric|", b"|Task|Version|Filter|Metric|", b"|Groups|Version|Filter|Metric|")
 
 
 def is_printed_table(data: bytes) -> bool:
@@ -209,11 +276,14 @@ def is_printed_table(data: bytes) -> bool:
 
 def printed_table_file(entry) -> bool:
     """Whether the walked ``os.DirEntry`` ``entry`` (a ``.md`` or ``.markdown`` file) holds a table lm-eval printed
-    (:func:`is_printed_table`); a file over :data:`TABLE_FILE_BYTES`, or one that cannot be read, is passed over."""
+    (:func:`is_printed_table`), or such a table without the line naming the model (:func:`bare_table`: offered so
+    the walk reports it skipped, with what it lacks, instead of passing it over in silence); a file over
+    :data:`TABLE_FILE_BYTES`, or one that cannot be read, is passed over."""
     try:
         if entry.stat(follow_symlinks=False).st_size > TABLE_FILE_BYTES or not entry.is_file(follow_symlinks=False):
             return False
         with open(entry.path, "rb") as fh:
-            return is_printed_table(fh.read(TABLE_FILE_BYTES + 1))
+            data = fh.read(TABLE_FILE_BYTES + 1)
+        return is_printed_table(data) or bare_table(data)
     except OSError:
         return False

@@ -343,6 +343,10 @@ _add("cola|sst2|mrpc|qqp|qnli|rte|wnli|imdb|civil_comments|civilcomments|cb_bina
 _add("gpqa|gpqa_main|gpqa_diamond|gpqa_extended|gpqa_main_zeroshot|gpqa_diamond_zeroshot|leaderboard_gpqa|"
      "leaderboard_gpqa_main|leaderboard_gpqa_diamond|leaderboard_gpqa_extended", _choices(4, "answer choices (GPQA)"))
 _add("agieval_lsat_ar|agieval_lsat_lr|agieval_lsat_rc|lsat_qa|lsat", _choices(5))
+# MuSR (Sprague et al. 2024): a murder mystery asks which of two suspects, a team allocation which of three
+# assignments; object placements' number of locations varies by question, so it has no single level.
+_add("musr_murder_mysteries", _choices(2, "suspects (MuSR murder mysteries)"))
+_add("musr_team_allocation", _choices(3, "assignments (MuSR team allocation)"))
 _add("truthfulqa_mc1", (None, None))  # a variable number of choices per question: no single level
 # BIG-Bench Hard (Suzgun et al. 2022): 1 / options of each task; the free-form tasks score 0 at random.
 for _task, _n in {
@@ -375,6 +379,10 @@ _add("gsm8k|gsm-8k|gsm 8k|gsm|math|math_regular|math level 5|math_lvl_5|minerva_
      "natural_qa_closedbook|natural_qa_openbook_longans|quac|triviaqa|squad|squadv2|drop|"
      "lambada|lambada_openai|lambada_standard|wmt 2014|wmt_14|cnn/dailymail|xsum|summarization_cnndm|"
      "summarization_xsum|humaneval|code_humaneval|mbpp", _FREE)
+# MATH's level-5 problems as the Open LLM Leaderboard v2 runs them (lm-eval's leaderboard_math_hard group; Hendrycks et
+# al. 2021): free-form answers scored by exact match, one task per subject.
+_add("math_hard|math_algebra_hard|math_counting_and_prob_hard|math_geometry_hard|math_intermediate_algebra_hard|"
+     "math_num_theory_hard|math_prealgebra_hard|math_precalculus_hard", _FREE)
 _PREFIXES = ("leaderboard_", "bbh_cot_fewshot_", "bbh_cot_zeroshot_", "bbh_fewshot_", "bbh_zeroshot_", "bigbench_",
              "harness_", "helm_", "lm_eval_")
 
