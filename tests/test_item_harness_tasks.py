@@ -1,0 +1,155 @@
+"""An item table's sidecar declares which lm-eval task each of its tasks is (``items: harness_tasks``): ``reduce
+--items`` lists that task in the lm-eval group, the ``--samples`` file and the task list, and ``predict`` reads the
+new model's ``samples_<lm-eval task>_<date>.jsonl`` as the table task's. Hostile names are refused at ingest (the
+file skipped with the reason, nothing stored) and in a hand-edited manifest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from harness_ext.cli import main
+from harness_ext.errors import HarnessExtError
+
+DATE = "2026-12-04T09-30-00.000000"
+
+
+def _table(folder, sidecar: str, n_models: int = 14, n_items: int = 30, tasks=("ifeval",)) -> None:
+    """``folder/ifeval.csv`` (long: model, task, item, score) of 0/1 answers with a spread of abilities, and its
+    sidecar."""
+    rng = np.random.default_rng(0)
+    folder.mkdir(parents=True)
+    lines = ["model,task,item,score"]
+    for task in tasks:
+        ease = rng.random(n_items)
+        for m in range(n_models):
+            ability = (m + 1) / (n_models + 1)
+            lines += [f"m{m:02d},{task},{i},{int(rng.random() < (ability + ease[i]) / 2)}" for i in range(n_items)]
+    (folder / "ifeval.csv").write_text("\n".join(lines) + "\n")
+    (folder / "ifeval.csv.meta.yaml").write_text(sidecar)
+
+
+DECLARED = "items:\n  metric: prompt_level_strict_acc\n  harness_tasks:\n    ifeval: leaderboard_ifeval\n"
+
+
+def _logs(folder, drawn: list, values: dict) -> None:
+    """lm-eval 0.4's samples file of leaderboard_ifeval for the drawn documents, with the fields it writes."""
+    folder.mkdir(parents=True)
+    lines = [json.dumps({"doc_id": i, "doc": {"key": i}, "target": 0, "arguments": {}, "resps": [],
+                         "filtered_resps": [], "filter": "none",
+                         "metrics": ["prompt_level_strict_acc", "inst_level_strict_acc"],
+                         "doc_hash": hashlib.sha256(str(i).encode()).hexdigest(), "prompt_hash": "", "target_hash": "",
+                         "prompt_level_strict_acc": bool(values[i]), "inst_level_strict_acc": [bool(values[i])]})
+             for i in drawn]
+    (folder / f"samples_leaderboard_ifeval_{DATE}.jsonl").write_text("\n".join(lines) + "\n")
+    (folder / f"results_{DATE}.json").write_text(json.dumps({
+        "results": {"leaderboard_ifeval": {"alias": "leaderboard_ifeval", "prompt_level_strict_acc,none": 0.5}},
+        "configs": {"leaderboard_ifeval": {"task": "leaderboard_ifeval", "num_fewshot": 0}},
+        "versions": {"leaderboard_ifeval": 3.0}, "n-shot": {"leaderboard_ifeval": 0},
+        "config": {"model": "hf", "model_args": "pretrained=org/new"}, "model_name": "org/new",
+        "lm_eval_version": "0.4.13", "date": 1764840600.0}))
+
+
+def test_a_declared_task_runs_and_is_read_as_its_lm_eval_task(tmp_path, capsys):
+    _table(tmp_path / "pop", DECLARED)
+    db, red = str(tmp_path / "s.duckdb"), tmp_path / "red"
+    assert main(["ingest", "-q", "--db", db, str(tmp_path / "pop")]) == 0
+    assert main(["reduce", "--db", db, "--benchmark", "pop", "--items", "10", "--no-plot", "--out", str(red)]) == 0
+    err = capsys.readouterr().err
+    assert "ifeval runs as lm-eval's leaderboard_ifeval (items: harness_tasks" in err
+    assert "gives lm-eval the tables' item ids as its document numbers (doc_id)" in err
+    manifest = json.loads((red / "manifest.json").read_text())
+    assert manifest["tasks"]["ifeval"]["harness_task"] == "leaderboard_ifeval"
+    group = (red / "harness_ext_reduced.yaml").read_text()
+    assert "task:\n- leaderboard_ifeval\n" in group and "not necessarily lm-eval" not in group
+    drawn = json.loads((red / "harness_ext_reduced_samples.json").read_text())
+    assert list(drawn) == ["leaderboard_ifeval"] and len(drawn["leaderboard_ifeval"]) == 10
+    assert (red / "harness_ext_reduced_tasks.txt").read_text() == "leaderboard_ifeval\n"
+
+    values = {i: i % 2 for i in range(30)}
+    _logs(tmp_path / "results" / "org__new", drawn["leaderboard_ifeval"], values)
+    out = tmp_path / "pred.json"
+    assert main(["predict", "-m", str(red), str(tmp_path / "results"), "--json", str(out)]) == 0
+    (agg,) = json.loads(out.read_text())["aggregate"]
+    assert agg["model"] == "org/new" and agg["lower"] <= agg["aggregate"] <= agg["upper"]
+    assert "no per-item" not in capsys.readouterr().err
+
+    # lm-eval's group row (harness_ext_estimate.py) hands predict the logs under lm-eval's task names.
+    import pandas as pd
+
+    from harness_ext.methods.reduction.item_predict import predict_logged_items
+
+    long = pd.DataFrame({"model": "this run", "task": "leaderboard_ifeval", "doc_id": drawn["leaderboard_ifeval"],
+                         "metric": "prompt_level_strict_acc", "helm": False,
+                         "value": [float(values[i]) for i in drawn["leaderboard_ifeval"]]})
+    pred = predict_logged_items(manifest, long, {}, [])
+    assert pred.aggregate["aggregate"].iloc[0] == pytest.approx(agg["aggregate"])
+
+
+@pytest.mark.parametrize("value, why", [
+    ("{ifeval: ../../etc/passwd}", "is not a plain lm-eval task name"),
+    ("{ifeval: a/b}", "is not a plain lm-eval task name"),
+    ("{ifeval: '!function x.y'}", "is not a plain lm-eval task name"),
+    ("{ifeval: \"a\\nb\"}", "is not a plain lm-eval task name"),
+    ("{ifeval: 'leaderboard_*'}", "is not a plain lm-eval task name"),
+    ("{ifeval: .hidden}", "is not a plain lm-eval task name"),
+    ("{ifeval: {task: x}}", "is not a task name"),
+    ("{ifeval: 5}", "is not a task name"),
+    ("{ifeval: ''}", "is not a task name"),
+    ("[leaderboard_ifeval]", "must map the table's task names to lm-eval task names"),
+    ("{ifevl: leaderboard_ifeval}", "names ifevl, not a task of the table (its tasks: ifeval)"),
+])
+def test_a_hostile_or_wrong_declaration_skips_the_file(tmp_path, capsys, value, why):
+    _table(tmp_path / "pop", f"items:\n  metric: prompt_level_strict_acc\n  harness_tasks: {value}\n")
+    db = str(tmp_path / "s.duckdb")
+    main(["ingest", "--db", db, str(tmp_path / "pop")])
+    err = capsys.readouterr()
+    text = err.out + err.err
+    assert "ifeval.csv" in text and "harness_tasks" in text and why in text, text
+    assert "0 files ingested" in text or "1 skipped" in text
+
+
+def test_one_name_for_a_table_of_several_tasks_and_two_tasks_as_one_are_refused(tmp_path, capsys):
+    _table(tmp_path / "a", "items:\n  harness_tasks: leaderboard_ifeval\n", tasks=("x", "y"))
+    _table(tmp_path / "b", "items:\n  harness_tasks: {x: t1, y: t1}\n", tasks=("x", "y"))
+    for folder, why in (("a", "names one lm-eval task (leaderboard_ifeval) for a table of 2 tasks"),
+                        ("b", "several of the table's tasks are lm-eval's t1")):
+        main(["ingest", "--db", str(tmp_path / f"{folder}.duckdb"), str(tmp_path / folder)])
+        err = capsys.readouterr()
+        assert why in err.out + err.err
+
+
+def test_a_hand_edited_harness_task_is_refused(tmp_path, capsys):
+    _table(tmp_path / "pop", DECLARED)
+    db, red = str(tmp_path / "s.duckdb"), tmp_path / "red"
+    assert main(["ingest", "-q", "--db", db, str(tmp_path / "pop")]) == 0
+    assert main(["reduce", "--db", db, "--benchmark", "pop", "--items", "10", "--no-plot", "--out", str(red)]) == 0
+    manifest = json.loads((red / "manifest.json").read_text())
+    manifest["tasks"]["ifeval"]["harness_task"] = "../../outside"
+    from harness_ext.methods.reduction.item_manifest import validate_item_manifest
+    from harness_ext.methods.reduction.lm_eval_group import write_items_lm_eval_yaml
+
+    with pytest.raises(HarnessExtError, match='harness_task: "../../outside" is not a plain lm-eval task name'):
+        validate_item_manifest(manifest)
+    out = tmp_path / "again"
+    out.mkdir()
+    with pytest.raises(HarnessExtError, match="is not a plain lm-eval task name"):
+        write_items_lm_eval_yaml(manifest, out)
+    assert not list(out.iterdir())  # nothing half-written
+
+
+def test_a_metric_lm_eval_does_not_log_is_said(tmp_path, capsys):
+    """The Open LLM Leaderboard v2 tables name no metric, so their 0/1 scores are stored as acc; declared to be
+    lm-eval's leaderboard_ifeval, which logs prompt_level_strict_acc and others, reduce says predict would find no
+    log of acc and what to do."""
+    pytest.importorskip("lm_eval")
+    _table(tmp_path / "pop", "items:\n  harness_tasks: {ifeval: leaderboard_ifeval}\n")
+    db, red = str(tmp_path / "s.duckdb"), tmp_path / "red"
+    assert main(["ingest", "-q", "--db", db, str(tmp_path / "pop")]) == 0
+    assert main(["reduce", "--db", db, "--benchmark", "pop", "--items", "10", "--no-plot", "--out", str(red)]) == 0
+    assert ("ifeval: scored as acc in its table, but lm-eval's leaderboard_ifeval logs inst_level_loose_acc, "
+            "inst_level_strict_acc, prompt_level_loose_acc, prompt_level_strict_acc: predict would find no log of acc; "
+            "name the table's metric (metric: in its sidecar) and ingest it again") in capsys.readouterr().err
