@@ -101,6 +101,8 @@ def test_a_declared_task_runs_and_is_read_as_its_lm_eval_task(tmp_path, capsys):
     ("{ifeval: ''}", "is not a task name"),
     ("[leaderboard_ifeval]", "must map the table's task names to lm-eval task names"),
     ("{ifevl: leaderboard_ifeval}", "names ifevl, not a task of the table (its tasks: ifeval)"),
+    ("{ifeval: leaderboard_musr}", "leaderboard_musr is a group (or tag) of lm-eval tasks, not one task"),
+    ("leaderboard_instruction_following", "is a group (or tag) of lm-eval tasks, not one task"),
 ])
 def test_a_hostile_or_wrong_declaration_skips_the_file(tmp_path, capsys, value, why):
     _table(tmp_path / "pop", f"items:\n  metric: prompt_level_strict_acc\n  harness_tasks: {value}\n")
@@ -153,3 +155,16 @@ def test_a_metric_lm_eval_does_not_log_is_said(tmp_path, capsys):
     assert ("ifeval: scored as acc in its table, but lm-eval's leaderboard_ifeval logs inst_level_loose_acc, "
             "inst_level_strict_acc, prompt_level_loose_acc, prompt_level_strict_acc: predict would find no log of acc; "
             "name the table's metric (metric: in its sidecar) and ingest it again") in capsys.readouterr().err
+
+
+def test_a_group_or_tag_of_a_task_yaml_is_told_from_its_tasks(tmp_path):
+    """At reduce, a name the installed lm-eval indexes is a task only where a YAML says ``task: NAME``: a group
+    (``group: NAME``) or a tag (a ``tag:`` list) of a later lm-eval than the shipped list is refused there."""
+    from harness_ext.methods.reduction.item_harness_tasks import _defines_group, harness_task_metrics
+
+    (tmp_path / "_t_yaml").write_text("metric_list:\n  - metric: acc_norm\n")
+    (tmp_path / "g.yaml").write_text("group: new_group\ntask:\n  - new_task\n")
+    (tmp_path / "t.yaml").write_text("tag:\n  - new_tag\ntask: new_task\ninclude: _t_yaml\n")
+    assert _defines_group(tmp_path / "g.yaml", "new_group") and _defines_group(tmp_path / "t.yaml", "new_tag")
+    assert not _defines_group(tmp_path / "t.yaml", "new_task")
+    assert harness_task_metrics(tmp_path / "t.yaml") == ["acc_norm"]  # its metric_list from the YAML it includes

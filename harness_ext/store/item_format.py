@@ -44,7 +44,7 @@ def harness_task_block(value, path):
     from ..safe_output import harness_task_problem
 
     if isinstance(value, str):
-        why = harness_task_problem(value)
+        why = harness_task_problem(value) or _group_problem(value)
         if why:
             raise IngestError(path, f"items: harness_tasks: {why}")
         return value
@@ -55,7 +55,7 @@ def harness_task_block(value, path):
     for task, harness in value.items():
         if not isinstance(task, str) or not task:
             raise IngestError(path, f"items: harness_tasks: {task!r} is not a task name of the table")
-        why = harness_task_problem(harness)
+        why = harness_task_problem(harness) or _group_problem(harness)
         if why:
             raise IngestError(path, f"items: harness_tasks: {task}: {why}")
         out[task] = harness
@@ -64,6 +64,18 @@ def harness_task_block(value, path):
         raise IngestError(path, f"items: harness_tasks: several of the table's tasks are lm-eval's {twice[0]}; "
                                 "each lm-eval task can be one table task only")
     return out
+
+
+def _group_problem(name: str) -> str:
+    """Why ``name``, one of lm-eval's group or tag names (the release harness-ext ships the list of), cannot be a
+    table task's lm-eval task: ``--samples`` lists documents per task, and a group's tasks number theirs apart."""
+    from .lm_eval_tasks import shipped_group_names
+
+    if name not in shipped_group_names():
+        return ""
+    return (f"{name} is a group (or tag) of lm-eval tasks, not one task: --samples lists each task's documents, so a "
+            "table task can be one lm-eval task only; split the table by task (a table that concatenated a group's "
+            "tasks, as the Open LLM Leaderboard v2's musr, in ranges of items) and declare each")
 
 
 def harness_tasks_of(spec, tasks, path) -> dict:

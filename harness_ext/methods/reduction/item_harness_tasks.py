@@ -20,7 +20,7 @@ from ...report import listed
 from ...safe_output import harness_task_problem, quoted
 
 _METRIC_LINE = re.compile(r"^\s*-?\s*metric:\s*['\"]?([A-Za-z0-9_]+)", re.MULTILINE)
-_INCLUDE_LINE = re.compile(r"^include:\s*['\"]?([A-Za-z0-9_.-]+\.yaml)", re.MULTILINE)
+_INCLUDE_LINE = re.compile(r"^include:\s*['\"]?([A-Za-z0-9_][A-Za-z0-9_.-]*)['\"]?\s*$", re.MULTILINE)
 
 
 def declared_harness_tasks(store, pairs) -> dict:
@@ -54,6 +54,13 @@ def harness_task_metrics(path: Path) -> list:
     if more and (path.parent / more.group(1)).is_file():
         text += "\n" + (path.parent / more.group(1)).read_text(encoding="utf-8", errors="replace")
     return sorted(set(_METRIC_LINE.findall(text)))
+
+
+def _defines_group(path: Path, name: str) -> bool:
+    """Whether the lm-eval YAML ``path``, where lm-eval's task index found ``name`` (as a task, group or tag), has no
+    ``task: name`` line: ``name`` is then one of its groups or tags, not a task."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return re.search(rf"^\s*['\"]?task['\"]?\s*:\s*['\"]?{re.escape(name)}['\"]?\s*$", text, re.MULTILINE) is None
 
 
 def attach_harness_tasks(manifest: dict, declared: dict) -> dict:
@@ -90,6 +97,11 @@ def attach_harness_tasks(manifest: dict, declared: dict) -> dict:
                                                          "lm-eval does not have: add its task YAML to the folder")
             warnings.append(f"{task}: {by} to be lm-eval's {harness}, a task the installed lm-eval does not have; "
                             "the group lists it, so add its YAML to the folder")
+        elif _defines_group(index[harness], harness):  # a group of a later lm-eval than the shipped list
+            raise HarnessExtError(f"{task} is declared ({by}) to be lm-eval's {harness}, a group of tasks in the "
+                                  f"installed lm-eval ({index[harness].relative_to(root).as_posix()}): --samples lists "
+                                  "each task's documents, so a table task can be one lm-eval task only; split the "
+                                  "table by task, declare each, and ingest it again")
         else:
             entry["path"] = index[harness].relative_to(root).as_posix()
             logged = harness_task_metrics(index[harness])
