@@ -168,3 +168,81 @@ def test_a_group_or_tag_of_a_task_yaml_is_told_from_its_tasks(tmp_path):
     assert _defines_group(tmp_path / "g.yaml", "new_group") and _defines_group(tmp_path / "t.yaml", "new_tag")
     assert not _defines_group(tmp_path / "t.yaml", "new_task")
     assert harness_task_metrics(tmp_path / "t.yaml") == ["acc_norm"]  # its metric_list from the YAML it includes
+
+
+#: The Open LLM Leaderboard v2 tables' lm-eval subtasks, in the tables' item order (docs/guide/items.md).
+OLLB_PARTS = {
+    "ifeval": ("prompt_level_strict_acc", [("ifeval", "leaderboard_ifeval", 541)]),
+    "musr": ("acc_norm", [("musr_murder_mysteries", "leaderboard_musr_murder_mysteries", 250),
+                          ("musr_object_placements", "leaderboard_musr_object_placements", 256),
+                          ("musr_team_allocation", "leaderboard_musr_team_allocation", 250)]),
+    "openllm_math": ("exact_match", [("math_geometry_hard", "leaderboard_math_geometry_hard", 132),
+                                     ("math_intermediate_algebra_hard", "leaderboard_math_intermediate_algebra_hard", 280),
+                                     ("math_num_theory_hard", "leaderboard_math_num_theory_hard", 154),
+                                     ("math_prealgebra_hard", "leaderboard_math_prealgebra_hard", 193),
+                                     ("math_precalculus_hard", "leaderboard_math_precalculus_hard", 135)]),
+}
+
+
+@pytest.mark.slow
+def test_the_open_llm_v2_loop_with_declared_tasks(tmp_path, capsys):
+    """As docs/guide/items.md runs it: the tables split into lm-eval's subtasks and declared, the strongest model held
+    out, reduce --items 50, the group checked by lm-eval's own task index (when installed), the held-out model's
+    answers to the drawn items written as lm-eval 0.4's logs, predict: its interval holds its true score."""
+    import pandas as pd
+    import yaml
+
+    from conftest import SHARED_DATA, require
+
+    src = require(SHARED_DATA / "items" / "open_llm_v2")
+    frames = {f: pd.read_parquet(src / f"{f}.parquet") for f in OLLB_PARTS}
+    means = pd.DataFrame({f: d.groupby("model")["score"].mean() for f, d in frames.items()}).dropna()
+    new = means.mean(axis=1).idxmax()
+    pop, mine, runs_as = tmp_path / "open_llm_v2", [], {}
+    pop.mkdir()
+    for f, (metric, parts) in OLLB_PARTS.items():
+        d, out, start = frames[f], [], 0
+        for task, harness, n in parts:
+            out.append(d[d["item"].between(start, start + n - 1)].assign(item=lambda x: x["item"] - start, task=task))
+            start += n
+            runs_as[harness] = task
+        long = pd.concat(out)[["model", "task", "item", "score"]]
+        mine.append(long[long["model"] == new])
+        long[long["model"] != new].to_parquet(pop / f"{f}.parquet", index=False)
+        side = {"items": {"metric": metric, "harness_tasks": {t: h for t, h, _ in parts}}}
+        (pop / f"{f}.parquet.meta.yaml").write_text(yaml.safe_dump(side))
+    answers = pd.concat(mine).set_index(["task", "item"])["score"]
+    db, red = str(tmp_path / "s.duckdb"), tmp_path / "red"
+    assert main(["ingest", "-q", "--db", db, str(pop)]) == 0
+    assert main(["reduce", "--db", db, "--benchmark", "open_llm_v2", "--items", "50", "--no-plot",
+                 "--out", str(red)]) == 0
+    drawn = json.loads((red / "harness_ext_reduced_samples.json").read_text())
+    assert sorted(drawn) == sorted(runs_as)
+    try:
+        from lm_eval.tasks import TaskManager
+    except ImportError:
+        pass
+    else:  # lm-eval's own index: the group and every task it lists resolve, without a model or the datasets
+        tm = TaskManager(include_path=str(red))
+        assert "harness_ext_reduced" in tm.all_groups and set(drawn) <= set(tm.all_tasks)
+
+    folder = tmp_path / "results" / new.replace("/", "__")
+    folder.mkdir(parents=True)
+    metric_of = {t: m for m, parts in OLLB_PARTS.values() for t, _, _ in parts}
+    for harness, ids in drawn.items():
+        task, metric = runs_as[harness], metric_of[runs_as[harness]]
+        lines = [json.dumps({"doc_id": i, "doc": {}, "target": "", "arguments": {}, "resps": [], "filtered_resps": [],
+                             "filter": "none", "metrics": [metric], "doc_hash": "", "prompt_hash": "",
+                             "target_hash": "", metric: float(answers[(task, i)])}) for i in ids]
+        (folder / f"samples_{harness}_{DATE}.jsonl").write_text("\n".join(lines) + "\n")
+    (folder / f"results_{DATE}.json").write_text(json.dumps({
+        "results": {h: {"alias": h} for h in drawn}, "configs": {h: {"task": h} for h in drawn},
+        "versions": {h: 1.0 for h in drawn}, "config": {"model": "hf", "model_args": f"pretrained={new}"},
+        "model_name": new, "lm_eval_version": "0.4.13", "date": 1764840600.0}))
+    capsys.readouterr()
+    out = tmp_path / "pred.json"
+    assert main(["predict", "-m", str(red), str(tmp_path / "results"), "--json", str(out)]) == 0
+    assert "no per-item" not in capsys.readouterr().err
+    (agg,) = json.loads(out.read_text())["aggregate"]
+    truth = answers.groupby(level="task").mean().mean()  # the manifest weighs the nine tasks alike
+    assert agg["model"] == new and agg["lower"] <= truth <= agg["upper"] and abs(agg["aggregate"] - truth) < 0.02
