@@ -114,7 +114,7 @@ def write_task_list(manifest: dict, out_dir: Path) -> list:
         return []
     # A task lm-eval would read as a path is left out, as from the group (reduce's warning counts them).
     # An item table's task declared to be an lm-eval task (items: harness_tasks) is listed as that task.
-    runs_as = harness_names(manifest) if manifest.get("kind") == "items" else {}
+    runs_as = harness_names(manifest, checked=True) if manifest.get("kind") == "items" else {}
     declared = {t: h for t, h in runs_as.items() if h != t}
     names = [list_line(declared.get(e["name"]) or ",".join(lm_eval_task_list(e)) or e.get("task") or e["name"],
                        "task name") for e in manifest["subset"] if not path_like_tasks(e)]

@@ -132,9 +132,28 @@ def check_harness_task_field(block: dict) -> str:
     return f"harness_task: {why}" if why else ""
 
 
-def harness_names(manifest: dict) -> dict:
-    """``{manifest task: the lm-eval task it runs as}``: its declared ``harness_task``, else its own name."""
+def harness_names(manifest: dict, checked: bool = False) -> dict:
+    """``{manifest task: the lm-eval task it runs as}``: its declared ``harness_task``, else its own name. ``checked``:
+    raise :class:`HarnessExtError` on a ``harness_task`` that is no plain lm-eval task name (the writers check the
+    manifest they are handed, which may be edited by hand)."""
+    if checked:
+        for t, b in manifest["tasks"].items():
+            why = check_harness_task_field(b)
+            if why:
+                raise HarnessExtError(f"task {quoted(t)}: {why}")
     return {t: b.get("harness_task") or t for t, b in manifest["tasks"].items()}
+
+
+def declared_note(runs_as: dict) -> list:
+    """The group header's comment on the declared tasks of ``runs_as`` (:func:`harness_names`), or none."""
+    from ...safe_output import comment
+
+    declared = [t for t, h in runs_as.items() if h != t]
+    if not declared:
+        return []
+    return [comment(f"Declared lm-eval tasks (items: harness_tasks): "
+                    f"{listed((f'{t} runs as {runs_as[t]}' for t in declared), 10)}; --samples gives them the tables' "
+                    "item ids as document numbers (doc_id)")]
 
 
 def logs_as_manifest_tasks(manifest: dict, long):

@@ -24,9 +24,8 @@ from harness_ext.methods.reduction.harness_names import (lm_eval_metric, lm_eval
                                                        metric_parts, path_like_tasks, run_share)
 from harness_ext.methods.reduction.inspect_samples import (FILE_NAME as INSPECT_FILE, inspect_only,
                                                           write_inspect_sample_ids)
-from harness_ext.methods.reduction.item_harness_tasks import check_harness_task_field, harness_names
+from harness_ext.methods.reduction.item_harness_tasks import declared_note, harness_names
 from harness_ext.methods.reduction.item_manifest import decode_ids
-from harness_ext.errors import HarnessExtError
 from harness_ext.safe_output import check_group_name, comment, quoted, yaml_text
 
 #: The file, copied into the reduced folder, that makes the group's row the estimate (lm_eval_group_estimate.py here).
@@ -201,11 +200,7 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     group = group_stem(manifest)
     tasks = manifest["tasks"]
     # A table task declared to be an lm-eval task (items: harness_tasks) runs, and is keyed in --samples, as that task.
-    runs_as = harness_names(manifest)
-    for t, b in tasks.items():
-        why = check_harness_task_field(b)
-        if why:
-            raise HarnessExtError(f"task {quoted(t)}: {why}")
+    runs_as = harness_names(manifest, checked=True)
     check_members(group, runs_as.values())
     check_task_paths([t for t, b in tasks.items() if b.get("benchmark") in (None, "", "lm_eval")],
                      manifest.get("lm_eval_tasks") or {})
@@ -239,10 +234,7 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
                              "ingested from (its own numbers, or positions in its order), not necessarily lm-eval "
                              "document indices: run these tasks only with a task definition whose documents are in "
                              "that order"))
-    declared = [t for t in tasks if runs_as[t] != t]
-    if declared:
-        notes.append(comment(f"Declared lm-eval tasks (items: harness_tasks): {', '.join(f'{t} runs as {runs_as[t]}' for t in declared[:10])}; "
-                             "--samples gives them the tables' item ids as document numbers (doc_id)"))
+    notes += declared_note(runs_as)
     sources = manifest.get("lm_eval_tasks") or {}
     # A task named like one of lm-eval's own (HELM Lite's "mmlu") would run lm-eval's, whole: left out, with why.
     clash = [t for t in tasks if (sources.get(t) or {}).get("builtin")]
