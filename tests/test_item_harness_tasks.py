@@ -246,3 +246,22 @@ def test_the_open_llm_v2_loop_with_declared_tasks(tmp_path, capsys):
     (agg,) = json.loads(out.read_text())["aggregate"]
     truth = answers.groupby(level="task").mean().mean()  # the manifest weighs the nine tasks alike
     assert agg["model"] == new and agg["lower"] <= truth <= agg["upper"] and abs(agg["aggregate"] - truth) < 0.02
+
+
+def test_a_table_task_named_as_lm_evals_runs_once_declared(tmp_path, capsys):
+    """A table whose task is named as lm-eval's (leaderboard_ifeval) is left out of the group as another evaluation,
+    and the warning says how to declare it; declared as itself, the group lists it."""
+    pytest.importorskip("lm_eval")
+    _table(tmp_path / "a", "items:\n  metric: prompt_level_strict_acc\n", tasks=("leaderboard_ifeval",))
+    _table(tmp_path / "b", "items:\n  metric: prompt_level_strict_acc\n  harness_tasks: leaderboard_ifeval\n",
+           tasks=("leaderboard_ifeval",))
+    for name in ("a", "b"):
+        db, red = str(tmp_path / f"{name}.duckdb"), tmp_path / f"red_{name}"
+        assert main(["ingest", "-q", "--db", db, str(tmp_path / name)]) == 0
+        assert main(["reduce", "--db", db, "--benchmark", name, "--items", "10", "--no-plot", "--out", str(red)]) == 0
+        err, group = capsys.readouterr().err, (red / "harness_ext_reduced.yaml").read_text()
+        if name == "a":
+            assert "declare it in the table's sidecar (items: harness_tasks, the task mapped to itself)" in err
+            assert "task:\n" not in group
+        else:
+            assert "task:\n- leaderboard_ifeval\n" in group and "another evaluation" not in err

@@ -463,7 +463,8 @@ def _left_out_hint(manifest: dict, task: str) -> str:
         return ""
     return (f" (the lm-eval group leaves it out: lm-eval's own {task} is another evaluation; run its drawn items in "
             "the harness they came from and give them to predict as an item-response table beside the logs, the "
-            "model named as in the logs)")
+            "model named as in the logs; if they are that task's documents, declare it in the table's sidecar, "
+            "items: harness_tasks, and reduce again)")
 
 
 def population_reach(manifest: dict, weights: np.ndarray) -> tuple:
