@@ -54,6 +54,24 @@ def check_group_name(name: str) -> str:
     return name
 
 
+def harness_task_problem(name) -> str:
+    """Why ``name`` cannot be the lm-eval task an item table's task is declared to be (empty if it can).
+
+    A plain lm-eval task name: letters, digits, ``.``, ``_`` and ``-``, not starting with ``.`` or ``-``, no ``..``,
+    at most ``MAX_GROUP_NAME`` characters. It is written into the group YAML's task list, the ``--samples`` file and
+    lm-eval's ``samples_<task>_<date>.jsonl`` name, so nothing else may pass: no path separator (the log would be
+    written outside the output folder), no YAML syntax (``!function``, ``{``, a line break), no glob.
+    """
+    if not isinstance(name, str) or not name:
+        return f"{name!r} is not a task name (a non-empty string)"
+    if len(name) > MAX_GROUP_NAME:
+        return f"{quoted(name[:40])}... is {len(name)} characters long; at most {MAX_GROUP_NAME} are allowed"
+    if not SAFE_NAME_RE.match(name) or ".." in name:
+        return (f"{quoted(name)} is not a plain lm-eval task name: use letters, digits, '.', '_' and '-' (no path, "
+                "no YAML, no glob)")
+    return ""
+
+
 def check_file_name(name, what: str = "file name") -> str:
     """Return ``name`` as a single safe path component, else raise HarnessExtError."""
     if not isinstance(name, str) or not name:

@@ -108,11 +108,16 @@ def write_task_list(manifest: dict, out_dir: Path) -> list:
     """``<group>_tasks.txt``: one line per selected dataset, in selection order (harness task name when known), but
     an lm-eval task named as a path (:func:`~harness_ext.methods.reduction.harness_names.path_like_task`); none
     for an item-level manifest whose tasks all run under Inspect (``inspect_sample_ids.json`` names them)."""
+    from harness_ext.methods.reduction.item_harness_tasks import harness_names
+
     if inspect_only(manifest):
         return []
     # A task lm-eval would read as a path is left out, as from the group (reduce's warning counts them).
-    names = [list_line(",".join(lm_eval_task_list(e)) or e.get("task") or e["name"], "task name") for e in manifest["subset"]
-             if not path_like_tasks(e)]
+    # An item table's task declared to be an lm-eval task (items: harness_tasks) is listed as that task.
+    runs_as = harness_names(manifest, checked=True) if manifest.get("kind") == "items" else {}
+    declared = {t: h for t, h in runs_as.items() if h != t}
+    names = [list_line(declared.get(e["name"]) or ",".join(lm_eval_task_list(e)) or e.get("task") or e["name"],
+                       "task name") for e in manifest["subset"] if not path_like_tasks(e)]
     path = Path(out_dir) / f"{group_stem(manifest)}_tasks.txt"
     path.write_text("\n".join(names) + "\n", encoding="utf-8")
     return [path]

@@ -20,6 +20,8 @@ Layouts (Parquet, CSV or TSV):
         task: gsm8k                 # default: the file's stem
         metric: exact_match         # default: acc for 0/1 scores (noted), else score
         benchmark: helm_lite        # default: the folder's name
+        harness_tasks:              # optional: which lm-eval task each task is (reduce --items runs it)
+          gsm8k: gsm8k
 
 ``harness-ext ingest`` routes a long table by its header and a wide one by its sidecar here
 (:func:`ingest_item_tables`): each file is one transaction and is stored once (by content hash, the
@@ -50,7 +52,7 @@ from ..report import plural
 from ..types import check_name
 from .item_dedupe import dedupe_items as _dedupe
 from .ingest_files import EDITED_KEPT_REASON, ITEMS_ADAPTER, KEPT_REASON, FileReport, file_hash, replaced_note
-from .item_format import LAYOUTS, ItemTable
+from .item_format import LAYOUTS, ItemTable, harness_tasks_of
 from .item_ids import assign_numbers, ensure_map, file_item_ids
 
 MODEL_COLUMNS = ("model", "model_name", "model_id")
@@ -332,12 +334,15 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
     frame.insert(2, "doc_id", doc_ids)
     del item, doc_ids
     frame = _dedupe(frame, path, notes)
+    harness = harness_tasks_of(spec.pop("harness_tasks", None), frame["task"].unique(), path)
     digest.update(f"\0items={sorted(spec.items())}".encode())  # the same digest as of the bytes and the block
+    if harness:  # a declaration is part of what the file means (a table without one keeps its earlier digest)
+        digest.update(f"\0harness_tasks={sorted(harness.items())}".encode())
     sha = digest.hexdigest()
     if frame.empty:
         raise IngestError(path, "no scores in the item table")
     return ItemTable(path, str(bench), frame.reset_index(drop=True), sha, notes, ids, assumed,
-                     benchmark_from_path=not spec.get("benchmark") and not bcol)
+                     benchmark_from_path=not spec.get("benchmark") and not bcol, harness_tasks=harness)
 
 
 def item_spec(src) -> Optional[dict]:
@@ -550,7 +555,8 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False, read
     sources = pd.DataFrame({"source_id": ids[new], "path": str(table.path), "sha256": groups["sha256"].to_numpy()[new],
                             "model": groups["model"].to_numpy()[new], "task": groups["task"].to_numpy()[new],
                             "n_rows": counts[new], "ingested_at": now, "benchmark": table.benchmark,
-                            "reader": reader, "assumed_metric": table.assumed_metric})
+                            "reader": reader, "assumed_metric": table.assumed_metric,
+                            "harness_task": groups["task"].map(table.harness_tasks).to_numpy()[new]})
     rows = frame if frame is not table.frame else frame.copy(deep=False)  # the table's own frame stays as read
     rows["source_id"] = ids[gid]
     overlap, n_differ = _overlap_notes(con, rows, str(table.path) if replace else None)

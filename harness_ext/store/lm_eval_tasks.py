@@ -241,7 +241,9 @@ def foreign_task_warnings(found: dict, elsewhere: str = "") -> list:
                    f"group: {named}; lm-eval would run its own task, all of it (--samples matches none of its "
                    f"documents), so the lm-eval group leaves {'it' if one else 'them'} out: run "
                    f"{'its' if one else 'their'} items in the harness they came from, or with a task definition of "
-                   "another name whose documents are in the source's order (in the order of its item_ids where the manifest lists them)")
+                   "another name whose documents are in the source's order (in the order of its item_ids where the manifest lists them); "
+                   f"if {'its' if one else 'their'} items are that lm-eval task's documents, numbered as lm-eval does, "
+                   "declare it in the table's sidecar (items: harness_tasks, the task mapped to itself) and ingest it again")
     if other:
         out.append(f"{plural(len(other), 'item task is not an lm-eval task', 'item tasks are not lm-eval tasks')}: "
                    f"{listed(map(short_name, other), 6)}; the lm-eval group lists {'it' if len(other) == 1 else 'them'}, "

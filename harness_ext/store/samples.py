@@ -14,12 +14,14 @@ NOT EXISTS``, so the results schema in :mod:`harness_ext.store.db` is untouched)
     ``exact_match,strict-match`` for a named one, as in the results adapter;
     booleans become 0/1; non-scalar metric values (perplexity's
     ``[loglikelihood, n_words]`` pairs) are not per-sample scores and are skipped.
-``sample_sources(source_id, path, sha256, model, task, n_rows, ingested_at, benchmark, reader, assumed_metric)``
+``sample_sources(source_id, path, sha256, model, task, n_rows, ingested_at, benchmark, reader, assumed_metric,
+harness_task)``
     one row per ingested file (per model and task of an item-response table,
     :mod:`harness_ext.store.item_tables`; ``benchmark`` is added to stores made
     before it and is empty for per-sample logs; ``reader``, the item reader and its revision, see
     :mod:`harness_ext.store.item_readers`; ``assumed_metric``, the metric name an item table that names none was
-    stored under, else empty). Ingestion is idempotent by content hash and each
+    stored under, else empty; ``harness_task``, the lm-eval task an item table's sidecar declares its task to be,
+    else empty). Ingestion is idempotent by content hash and each
     file is one transaction (all rows or none).
 
 :func:`prompt_matrix` turns one task and metric into a prompts x models frame
@@ -62,6 +64,7 @@ CREATE TABLE IF NOT EXISTS sample_sources (
 ALTER TABLE sample_sources ADD COLUMN IF NOT EXISTS benchmark VARCHAR;
 ALTER TABLE sample_sources ADD COLUMN IF NOT EXISTS reader VARCHAR;
 ALTER TABLE sample_sources ADD COLUMN IF NOT EXISTS assumed_metric VARCHAR;
+ALTER TABLE sample_sources ADD COLUMN IF NOT EXISTS harness_task VARCHAR;
 CREATE TABLE IF NOT EXISTS samples (
     model VARCHAR NOT NULL, task VARCHAR NOT NULL, doc_id BIGINT NOT NULL, metric VARCHAR NOT NULL,
     value DOUBLE NOT NULL, source VARCHAR NOT NULL, source_id INTEGER NOT NULL, doc_hash VARCHAR, prompt_hash VARCHAR);

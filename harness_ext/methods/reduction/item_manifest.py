@@ -146,6 +146,11 @@ def validate_item_manifest(manifest: dict, path="manifest") -> None:
         why = check_item_id_field(b, len(ids))
         if why:
             bad(f"task {task!r}: {why}")
+        from .item_harness_tasks import check_harness_task_field
+
+        why = check_harness_task_field(b)
+        if why:
+            bad(f"task {task!r}: {why}")
         from .item_design_plan import design_info
 
         design_info(b, len(ids), len(sample), f"{path}: task {task!r}")  # strata, anchor clusters

@@ -30,6 +30,7 @@ import pandas as pd
 
 from ...errors import HarnessExtError
 from ...report import plural
+from .item_harness_tasks import logs_as_manifest_tasks
 from .item_manifest import item_positions, log_numbers, task_population
 from .predict import PredictionResult
 
@@ -373,6 +374,7 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     variants = long.attrs.get("variants", {})
     read = (long.groupby(["table", "task"], sort=False).size() if "table" in long.columns
             else pd.Series(dtype="int64"))
+    long = logs_as_manifest_tasks(manifest, long)  # a declared lm-eval task's logs are its table task's
     long = log_numbers(manifest, long, warnings)  # logs naming items by id: the numbers the population has
     long = table_counts(manifest, long, read, warnings)
     pred = predict_logged_items(manifest, long, sources, warnings, manifest_path, level, estimator)
@@ -389,6 +391,7 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
     from .item_benchmark import benchmark_interval, manifest_correlation
     from .item_design_plan import design_estimator_for
 
+    long = logs_as_manifest_tasks(manifest, long)  # lm-eval's group row hands the logs under lm-eval's names
     _check_some_log_matches(manifest, long)
     name = estimator or manifest["design"]["estimator"]
     reg = design_estimator_for(manifest, name)
@@ -460,7 +463,8 @@ def _left_out_hint(manifest: dict, task: str) -> str:
         return ""
     return (f" (the lm-eval group leaves it out: lm-eval's own {task} is another evaluation; run its drawn items in "
             "the harness they came from and give them to predict as an item-response table beside the logs, the "
-            "model named as in the logs)")
+            "model named as in the logs; if they are that task's documents, declare it in the table's sidecar, "
+            "items: harness_tasks, and reduce again)")
 
 
 def population_reach(manifest: dict, weights: np.ndarray) -> tuple:
@@ -538,7 +542,8 @@ def _check_some_log_matches(manifest: dict, long: pd.DataFrame) -> None:
         f"tasks are {want}; the logs hold "
         f"{', '.join(shown[:10])}{more}. Items are matched by task name and metric: run the group reduce wrote "
         "beside the manifest (its tasks, with its --samples file), or reduce from a population stored under the "
-        "task names and metric of the harness the new model runs")
+        "task names and metric of the harness the new model runs (an item table's sidecar can declare which lm-eval "
+        "task each of its tasks is: items: harness_tasks)")
 
 
 def _metric_label(tasks: dict) -> str:

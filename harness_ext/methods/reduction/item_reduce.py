@@ -617,24 +617,28 @@ def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
 
     from ...store.db import Store
     from ...store.lm_eval_tasks import foreign_task_warnings, foreign_tasks
+    from .item_harness_tasks import attach_harness_tasks, declared_harness_tasks
     from .manifest import attach_lm_eval_tasks
 
     if db in (None, ":memory:") or not Path(db).exists():
         raise HarnessExtError(f"--items needs a store with item-level results; {db} does not exist")
     with Store.open(db, read_only=True) as store:
         manifest = build_item_manifest(store, n_items, **kwargs)
+        declared = declared_harness_tasks(store, {(b.get("benchmark"), t) for t, b in manifest["tasks"].items()})
     # Item ids of other sources are positions in their own order, not lm-eval documents: no definition looked up,
-    # but a name lm-eval has itself (HELM Lite's "mmlu") must not make the group run lm-eval's task instead.
+    # but a name lm-eval has itself (HELM Lite's "mmlu") must not make the group run lm-eval's task instead. A table
+    # task its sidecar declares to be an lm-eval task runs as that task (item_harness_tasks).
     view = {"subset": [e for e in manifest["subset"] if e["benchmark"] == "lm_eval"], "warnings": []}
     foreign = {t: b.get("benchmark") for t, b in manifest["tasks"].items()
-               if b.get("benchmark") not in (None, "", "lm_eval")}
+               if b.get("benchmark") not in (None, "", "lm_eval") and t not in declared}
     if inspect_only(manifest):  # no lm-eval file is written: no lm-eval name to look up, nor a warning on them
-        foreign = {}
+        foreign, declared = {}, {}
     if view["subset"]:
         attach_lm_eval_tasks(view, db, local_data)
-    if view["subset"] or foreign:
+    own = attach_harness_tasks(manifest, declared)
+    if view["subset"] or foreign or own:
         found = foreign_tasks(foreign) if foreign else {}
-        manifest["lm_eval_tasks"] = {**view.get("lm_eval_tasks", {}), **found}
+        manifest["lm_eval_tasks"] = {**view.get("lm_eval_tasks", {}), **found, **own}
         n_inspect = inspect_task_count(manifest)
         elsewhere = (f"the {n_inspect} from Inspect AI logs run under Inspect, their drawn samples listed in "
                      f"{INSPECT_FILE} beside the lm-eval files") if n_inspect else ""

@@ -24,6 +24,7 @@ from harness_ext.methods.reduction.harness_names import (lm_eval_metric, lm_eval
                                                        metric_parts, path_like_tasks, run_share)
 from harness_ext.methods.reduction.inspect_samples import (FILE_NAME as INSPECT_FILE, inspect_only,
                                                           write_inspect_sample_ids)
+from harness_ext.methods.reduction.item_harness_tasks import declared_note, harness_names
 from harness_ext.methods.reduction.item_manifest import decode_ids
 from harness_ext.safe_output import check_group_name, comment, quoted, yaml_text
 
@@ -198,17 +199,20 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     out_dir = Path(out_dir)
     group = group_stem(manifest)
     tasks = manifest["tasks"]
-    check_members(group, tasks)
+    # A table task declared to be an lm-eval task (items: harness_tasks) runs, and is keyed in --samples, as that task.
+    runs_as = harness_names(manifest, checked=True)
+    check_members(group, runs_as.values())
     check_task_paths([t for t, b in tasks.items() if b.get("benchmark") in (None, "", "lm_eval")],
                      manifest.get("lm_eval_tasks") or {})
     samples = out_dir / f"{group}_samples.json"
-    samples.write_text(json.dumps({t: decode_ids(b["sample"]).tolist() for t, b in tasks.items()}) + "\n",
+    samples.write_text(json.dumps({runs_as[t]: decode_ids(b["sample"]).tolist() for t, b in tasks.items()}) + "\n",
                        encoding="utf-8")
     # Tasks from Inspect logs: their drawn sample ids as Inspect names them, for `inspect eval --sample-id`.
     inspect = write_inspect_sample_ids(manifest, out_dir)
     cost = manifest["cost"]
     foreign = sorted(t for t, b in tasks.items() if b.get("benchmark") not in (None, "", "lm_eval")
-                     and not ((manifest.get("lm_eval_tasks") or {}).get(t) or {}).get("builtin"))
+                     and not ((manifest.get("lm_eval_tasks") or {}).get(t) or {}).get("builtin")
+                     and not b.get("harness_task"))
     title = comment(f"Reduced benchmark (items) written by harness-ext {manifest.get('tool', {}).get('version', '')}.")
     run = [comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {cli_dir} --tasks {group} "
                       f"--samples {cli_dir}/{samples.name} --log_samples --output_path results/"),
@@ -230,6 +234,7 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
                              "ingested from (its own numbers, or positions in its order), not necessarily lm-eval "
                              "document indices: run these tasks only with a task definition whose documents are in "
                              "that order"))
+    notes += declared_note(runs_as)
     sources = manifest.get("lm_eval_tasks") or {}
     # A task named like one of lm-eval's own (HELM Lite's "mmlu") would run lm-eval's, whole: left out, with why.
     clash = [t for t in tasks if (sources.get(t) or {}).get("builtin")]
@@ -242,14 +247,14 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     # Task definitions kept from the ingested results are written beside the group (lm-eval takes one --include_path).
     written, unknown, taken = [], [], {group.casefold()}
     for t in listed:
-        write_task_file(t, sources, out_dir, shown, taken, written, unknown, {group, *tasks})
+        write_task_file(t, sources, out_dir, shown, taken, written, unknown, {group, *tasks, *runs_as.values()})
     notes += task_file_notes(written, unknown)
     none = "# No task of this reduction can run under lm-eval, so there is no group to run."
     if not listed:
         return [_group_file(out_dir / f"{group}.yaml", title, run, notes, None, none), samples] + inspect + written
     doc = {"group": group, "group_alias": f"{manifest.get('benchmark') or group} ({'estimated from ' * estimated}"
                                           f"{run_share(manifest)})",
-           "task": listed}
+           "task": [runs_as[t] for t in listed]}
     files = [samples] + inspect
     if estimated:  # with mixed metrics, lm-eval needs one of them to call the aggregation; the row replaces it
         files.append(_estimate_aggregation(doc, metrics[0], out_dir))
