@@ -78,8 +78,10 @@ def _lm_eval_name(manifest: dict, dataset: str) -> str:
     from harness_ext.methods.reduction.harness_names import lm_eval_task
 
     entry = next(d for d in manifest["datasets"] if d["name"] == dataset)
-    if manifest.get("kind") == "items":  # the task as the per-item logs name it
-        return dataset
+    if manifest.get("kind") == "items":  # the task as lm-eval names it: a table task's declared lm-eval task
+        from .item_harness_tasks import harness_names
+
+        return harness_names(manifest).get(dataset, dataset)
     return lm_eval_task(entry) or entry.get("task") or dataset
 
 
