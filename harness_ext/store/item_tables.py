@@ -583,15 +583,20 @@ def _store_table(store, table: ItemTable, shas: set, replace: bool = False, read
     n = con.execute("SELECT count(*) FROM samples WHERE list_contains(?, source_id)",
                     [ids[new].tolist()]).fetchall()[0][0]  # counted from the committed store
     replaced = replaced_items(earlier, n) if earlier else None
-    if table.assumed_metric:
-        notes.append(assumed_metric_note(int(n), table.assumed_metric))
+    notes += _naming_notes(table, int(n))
+    return FileReport(str(table.path), "ingested", ITEMS_ADAPTER, n_samples=int(n),
+                      notes=notes + ([replaced_note(replaced)] if replaced else []), item_conflicts=int(n_differ),
+                      reread=older and replace and not earlier, replaced=replaced)
+
+
+def _naming_notes(table: ItemTable, n: int) -> list:
+    """The notes of a stored table that named no metric or no benchmark, with what was assumed."""
+    notes = [assumed_metric_note(n, table.assumed_metric)] if table.assumed_metric else []
     if table.benchmark_from_path:  # said, as the name is then wherever the file happens to lie
         where = "folder" if table.path.parent.name == table.benchmark else "file"
         notes.append(f"no benchmark named (no benchmark column or sidecar benchmark:): stored under benchmark "
                      f"{table.benchmark!r}, the {where}'s name (--benchmark {table.benchmark} selects it)")
-    return FileReport(str(table.path), "ingested", ITEMS_ADAPTER, n_samples=int(n),
-                      notes=notes + ([replaced_note(replaced)] if replaced else []), item_conflicts=int(n_differ),
-                      reread=older and replace and not earlier, replaced=replaced)
+    return notes
 
 
 def assumed_metric_note(n: int, metric: str) -> str:

@@ -290,8 +290,6 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
     from ...store.matrix import query_results, MatrixQuery
     from ...store.cell_choice import used_first
     from ...store.db import Store
-    from .harness_names import cross_harness_rows
-    from .helm_runs import helm_run_rows
     from ...types import SUBSET_OPTION
 
     with Store.open(":memory:") as store:
@@ -321,24 +319,7 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
 
             anchored = weighted_scores(store, manifest["items"])
             item_conflicts = anchor_conflicts(store, manifest["items"])
-    col = match_datasets(manifest["datasets"], long["benchmark"], long["dataset"], long["metric"])
-    matched = long.assign(column=col).dropna(subset=["column"])
-    # The other harness's results (lm-eval runs of a group chosen from HELM, or the reverse) for the datasets
-    # nothing matched: mapped by the harness-name table, and said (the prompts differ).
-    have = set(matched["column"])
-    unmatched = long[pd.isna(pd.Series(col, index=long.index, dtype=object))]
-    # HELM runs of a manifest chosen from a HELM leaderboard: its titles' run entries, the same harness.
-    helm_runs = helm_run_rows([d for d in manifest["datasets"] if d["name"] not in have], unmatched)
-    if not helm_runs.empty:
-        matched = pd.concat([matched, helm_runs], ignore_index=True)
-        have |= set(helm_runs["column"])
-    crossed = cross_harness_rows([d for d in manifest["datasets"] if d["name"] not in have],
-                                 pd.concat([unmatched, groups], ignore_index=True) if len(groups) else unmatched)
-    if not crossed.empty:
-        matched = pd.concat([matched, crossed], ignore_index=True)
-    if matched.empty:
-        partial = list(helm_runs.attrs.get("incomplete") or []) + list(crossed.attrs.get("incomplete") or [])
-        raise HarnessExtError(mismatch_message(long, manifest) + "".join(f". {m}" for m in partial[:3]))
+    matched, helm_runs, crossed = _matched_rows(manifest, long, groups)
     matched, other_shots = _manifest_shots_first(matched, manifest)
     raw = matched.pivot(index="model", columns="column", values="value")
     raw = raw.reindex(columns=[d["name"] for d in manifest["datasets"]])
@@ -360,6 +341,33 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
     raw.attrs["ingest_conflicts"] = conflict_cells(conflicts)
     raw.attrs["item_conflicts"] = [c for c in item_conflicts if c[0] in raw.index]
     return raw, report, other_shots
+
+
+def _matched_rows(manifest: dict, long: pd.DataFrame, groups: pd.DataFrame) -> tuple:
+    """``(matched, helm_runs, crossed)``: the new model's rows of the manifest's datasets (each with its ``column``),
+    then the HELM runs and the other harness's results read for the datasets nothing matched by name."""
+    from .harness_names import cross_harness_rows
+    from .helm_runs import helm_run_rows
+
+    col = match_datasets(manifest["datasets"], long["benchmark"], long["dataset"], long["metric"])
+    matched = long.assign(column=col).dropna(subset=["column"])
+    # The other harness's results (lm-eval runs of a group chosen from HELM, or the reverse) for the datasets
+    # nothing matched: mapped by the harness-name table, and said (the prompts differ).
+    have = set(matched["column"])
+    unmatched = long[pd.isna(pd.Series(col, index=long.index, dtype=object))]
+    # HELM runs of a manifest chosen from a HELM leaderboard: its titles' run entries, the same harness.
+    helm_runs = helm_run_rows([d for d in manifest["datasets"] if d["name"] not in have], unmatched)
+    if not helm_runs.empty:
+        matched = pd.concat([matched, helm_runs], ignore_index=True)
+        have |= set(helm_runs["column"])
+    crossed = cross_harness_rows([d for d in manifest["datasets"] if d["name"] not in have],
+                                 pd.concat([unmatched, groups], ignore_index=True) if len(groups) else unmatched)
+    if not crossed.empty:
+        matched = pd.concat([matched, crossed], ignore_index=True)
+    if matched.empty:
+        partial = list(helm_runs.attrs.get("incomplete") or []) + list(crossed.attrs.get("incomplete") or [])
+        raise HarnessExtError(mismatch_message(long, manifest) + "".join(f". {m}" for m in partial[:3]))
+    return matched, helm_runs, crossed
 
 
 def _manifest_shots_first(matched: pd.DataFrame, manifest: dict) -> tuple:
