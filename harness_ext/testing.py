@@ -153,18 +153,29 @@ _GARBAGE = {
 
 
 def check_adapter_sniffing(reg):
+    """``can_handle`` returns a bool and never raises, and claims none of a few files that are no results in any
+    format (empty, truncated or binary JSON, a bare list, a CSV of words): ``ingest`` offers every file to every
+    adapter and skips one that two adapters claim as ambiguous, so an adapter that claims what it cannot read
+    makes every such file of every other format unreadable. What ``read`` makes of them must be an
+    :class:`~harness_ext.errors.IngestError`, not another exception."""
+    claimed = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, content in _GARBAGE.items():
             p = Path(tmp) / name
             p.write_bytes(content)
-            claimed = reg.can_handle(SourceFile(p))
-            assert isinstance(claimed, bool), f"{reg.name}: can_handle must return a bool"
-            if claimed:
+            if reg.directory:
+                continue
+            claims = reg.can_handle(SourceFile(p))
+            assert isinstance(claims, bool), f"{reg.name}: can_handle must return a bool, not {type(claims).__name__}"
+            if claims:
+                claimed.append(name)
                 try:
                     list(reg.read(SourceFile(p)))
                 except IngestError:
                     pass
         assert reg.can_handle(SourceFile(Path(tmp))) in (True, False)
+    assert not claimed, (f"{reg.name}: can_handle claims {', '.join(claimed)}, which hold no results in any format "
+                         "(sniff src.head for a mark of your format: ingest skips a file two adapters claim)")
 
 
 # -- manifest writers ------------------------------------------------------------------

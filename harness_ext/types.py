@@ -93,7 +93,42 @@ def _load_reference(reg, field_name: str, ref: str):
         where = getattr(reg, "source", None) or "its plugin"
         raise PluginError(f"{type(reg).__name__} {reg.name!r} from {where}: cannot load {field_name}={ref!r}: "
                           f"{type(exc).__name__}: {exc}") from exc
+    why = implementation_problem(reg, field_name, value)
+    if why:
+        where = getattr(reg, "source", None) or "its plugin"
+        raise PluginError(f"{type(reg).__name__} {reg.name!r} from {where}: {field_name}={ref!r} {why}")
     return value
+
+
+#: The base class (of :mod:`harness_ext.base`) named when a registration's ``cls`` lacks ``get_params``.
+_BASES = {"Selector": "BaseSelector", "Predictor": "BasePredictor", "WeightingScheme": "BaseWeighting",
+          "ItemEstimator": "BaseEstimator"}
+
+
+def implementation_problem(reg, field_name: str, value) -> str:
+    """Why ``value`` cannot be the ``field_name`` of registration ``reg`` (``""``: it can).
+
+    A method kind's ``cls`` must be a class with scikit-learn's ``get_params`` (manifests record the parameters,
+    and the comparison protocol clones the estimator); every other implementation field must be callable.
+    Checked when the registration is made (or, for a reference, when it is imported), so a plugin's mistake is
+    reported once, naming the plugin, rather than as an AttributeError deep inside a command.
+    """
+    kind = type(reg).__name__
+    if field_name == "cls" and kind in _BASES:
+        if not isinstance(value, type):
+            return f"is {type(value).__name__} {value!r:.60}, not a class"
+        if not callable(getattr(value, "get_params", None)):
+            return (f"is the class {value.__name__}, which has no get_params(): subclass harness_ext.base."
+                    f"{_BASES[kind]} (scikit-learn's get_params/set_params, which manifests record)")
+        return ""
+    if not callable(value):
+        return f"is {type(value).__name__} {value!r:.60}, not callable"
+    return ""
+
+
+#: What each implementation field holds, for the message when one is missing.
+_IMPLEMENTS = {"cls": "method class", "func": "similarity function", "can_handle": "function that sniffs a file",
+               "read": "function that reads a file's results", "write": "function that writes the files"}
 
 
 @dataclass
@@ -107,12 +142,23 @@ class _Registration:
         self.name = normalise_name(self.name)
         for cls in type(self).__mro__:
             for key, attr in vars(cls).items():
+                if not isinstance(attr, Lazy):
+                    continue
                 value = self.__dict__.get(key)
-                if value.__class__ is str and isinstance(attr, Lazy):
+                if value is None:
+                    # The dataclass would accept it (the descriptor's default is None), and the mistake would
+                    # surface as "'NoneType' object is not callable" inside a command, naming nothing.
+                    raise TypeError(f"{type(self).__name__} {self.name!r}: {key} is required (the "
+                                    f"{_IMPLEMENTS.get(key, key)}, or a reference 'package.module:attribute')")
+                if value.__class__ is str:
                     if not _REFERENCE_RE.match(value):
                         raise ValueError(f"{type(self).__name__}.{key}: {value!r} is not a reference "
                                          f"'package.module:attribute'")
                     self.__dict__.setdefault("_references", {})[key] = self.__dict__.pop(key)
+                else:
+                    why = implementation_problem(self, key, value)
+                    if why:
+                        raise TypeError(f"{type(self).__name__} {self.name!r}: {key} {why}")
 
 
 @dataclass
