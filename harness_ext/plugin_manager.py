@@ -388,7 +388,7 @@ def get_registrations(kind: str, pm: Optional[pluggy.PluginManager] = None) -> d
     ----------
     kind : str
         One of ``similarity_measures``, ``selectors``, ``predictors``,
-        ``weighting_schemes``, ``adapters``, ``manifest_writers``.
+        ``weighting_schemes``, ``adapters``, ``manifest_writers``, ``item_estimators``.
 
     Returns
     -------

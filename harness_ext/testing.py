@@ -287,7 +287,38 @@ def iter_checks(kinds: Optional[Iterable[str]] = None, names: Optional[Iterable[
 
 
 def parametrize_with_checks(kinds: Optional[Iterable[str]] = None, names: Optional[Iterable[str]] = None) -> Callable:
-    """A ``pytest.mark.parametrize`` over ``(registration, check)`` pairs."""
+    """A ``pytest.mark.parametrize`` over ``(registration, check)`` pairs, one test case per check.
+
+    Parameters
+    ----------
+    kinds : iterable of str, optional
+        Registration kinds to check (keys of :data:`CHECKS`: ``"selectors"``, ``"predictors"``, ``"adapters"``,
+        ...); default every kind.
+    names : str or iterable of str, optional
+        Only the registrations of these names (normalised as registrations are); default every registered one,
+        built-ins included. Set ``HARNESS_EXT_LOAD_PLUGINS`` to your distribution before importing, so that no
+        other installed plugin is checked or clashes with yours.
+
+    Returns
+    -------
+    pytest.MarkDecorator
+        Decorate ``def test_contract(registration, check): check(registration)`` with it.
+
+    Raises
+    ------
+    PluginError
+        A name in ``names`` is not registered under ``kinds`` (:func:`iter_checks`).
+
+    Examples
+    --------
+    >>> @parametrize_with_checks(kinds=["predictors"], names=["my-predictor"])  # doctest: +SKIP
+    ... def test_contract(registration, check):
+    ...     check(registration)
+
+    References
+    ----------
+    Modelled on scikit-learn's ``sklearn.utils.estimator_checks.parametrize_with_checks`` (Pedregosa et al. 2011).
+    """
     import pytest
 
     pairs = list(iter_checks(kinds, names))

@@ -100,24 +100,26 @@ def _load_reference(reg, field_name: str, ref: str):
     return value
 
 
-#: The base class (of :mod:`harness_ext.base`) named when a registration's ``cls`` lacks ``get_params``.
-_BASES = {"Selector": "BaseSelector", "Predictor": "BasePredictor", "WeightingScheme": "BaseWeighting",
-          "ItemEstimator": "BaseEstimator"}
+#: The base class (of :mod:`harness_ext.base`) named when a registration's ``cls`` lacks ``get_params``: the kinds
+#: whose parameters every command records (manifests, ``weights --emit-weights``). An item estimator may be any class
+#: (harness-ext checks its inputs and outputs); the contract check asks it for ``get_params`` too.
+_BASES = {"Selector": "BaseSelector", "Predictor": "BasePredictor", "WeightingScheme": "BaseWeighting"}
 
 
 def implementation_problem(reg, field_name: str, value) -> str:
     """Why ``value`` cannot be the ``field_name`` of registration ``reg`` (``""``: it can).
 
-    A method kind's ``cls`` must be a class with scikit-learn's ``get_params`` (manifests record the parameters,
-    and the comparison protocol clones the estimator); every other implementation field must be callable.
+    A selector's, predictor's or weighting scheme's ``cls`` must be a class with scikit-learn's ``get_params``
+    (manifests record the parameters, and the comparison protocol clones the estimator); an item estimator's a
+    class; every other implementation field must be callable.
     Checked when the registration is made (or, for a reference, when it is imported), so a plugin's mistake is
     reported once, naming the plugin, rather than as an AttributeError deep inside a command.
     """
     kind = type(reg).__name__
-    if field_name == "cls" and kind in _BASES:
+    if field_name == "cls":
         if not isinstance(value, type):
             return f"is {type(value).__name__} {value!r:.60}, not a class"
-        if not callable(getattr(value, "get_params", None)):
+        if kind in _BASES and not callable(getattr(value, "get_params", None)):
             return (f"is the class {value.__name__}, which has no get_params(): subclass harness_ext.base."
                     f"{_BASES[kind]} (scikit-learn's get_params/set_params, which manifests record)")
         return ""
@@ -170,6 +172,19 @@ class SimilarityMeasure(_Registration):
     cells are handled by pairwise-complete observations; entries that are
     undefined (a constant column, fewer than two shared observations) are NaN
     and callers treat them as "no evidence of similarity".
+
+    Parameters
+    ----------
+    name : str
+        What commands take (``--similarity NAME``): normalised to lower case with ``-``, ``.`` and spaces as ``_``.
+    func : callable or str
+        ``func(X) -> S`` as above, or a reference ``"package.module:function"`` imported on first use. Required.
+    description : str
+        One line that ``harness-ext plugins`` shows.
+    binary_only : bool
+        True for a measure defined only on 0/1 vectors (Jaccard, Hamming).
+    unit_diagonal : bool
+        True if the diagonal is 1 by construction wherever the column is non-constant (the contract check tests it).
     """
 
     func: Callable[[np.ndarray], np.ndarray] = Lazy()
@@ -186,6 +201,16 @@ class Selector(_Registration):
 
     ``order_`` holds column indices in the order they were selected; the first
     ``k`` of them are the size-``k`` subset.
+
+    Parameters
+    ----------
+    name : str
+        What commands take (``--selector NAME``): normalised to lower case with ``-``, ``.`` and spaces as ``_``.
+    cls : type or str
+        The method class (a :class:`harness_ext.base.BaseSelector`, or any class with ``get_params``), or a
+        reference ``"package.module:Class"`` imported on first use. Required.
+    description : str
+        One line that ``harness-ext plugins`` shows.
     """
 
     cls: type = Lazy()
@@ -200,6 +225,16 @@ class Predictor(_Registration):
     ``fit``, ``mean_`` has every cell filled and ``std_`` holds a predictive
     standard deviation per cell (0 where observed) or is ``None`` when the method
     has no uncertainty of its own.
+
+    Parameters
+    ----------
+    name : str
+        What commands take (``--predictor NAME``): normalised to lower case with ``-``, ``.`` and spaces as ``_``.
+    cls : type or str
+        The method class (a :class:`harness_ext.base.BasePredictor`, or any class with ``get_params``), or a
+        reference ``"package.module:Class"`` imported on first use. Required.
+    description : str
+        One line that ``harness-ext plugins`` shows.
     """
 
     cls: type = Lazy()
@@ -208,7 +243,19 @@ class Predictor(_Registration):
 
 @dataclass
 class WeightingScheme(_Registration):
-    """A dataset (or prompt) weighting: ``cls(**params).fit(X)`` sets ``weights_`` (sums to 1)."""
+    """A dataset (or prompt) weighting: ``cls(**params).fit(X)`` sets ``weights_`` (sums to 1).
+
+    Parameters
+    ----------
+    name : str
+        What commands take (``--weighting NAME``): normalised to lower case with ``-``, ``.`` and spaces as ``_``.
+    cls : type or str
+        The method class (a :class:`harness_ext.base.BaseWeighting`, or any class with ``get_params``), or a
+        reference ``"package.module:Class"`` imported on first use. Required. ``reduce --weighting NAME`` and
+        ``weights --scheme NAME`` use it.
+    description : str
+        One line that ``harness-ext plugins`` shows.
+    """
 
     cls: type = Lazy()
     description: str = ""
@@ -227,6 +274,21 @@ class Adapter(_Registration):
     datasets, item scores), and only then, so ``ingest`` can tell the sources an older reading left in a store
     from those that are still as this one reads them (``ingest --reread`` reads those again). A release that
     changes nothing an adapter stores leaves its revision, and nobody has to read anything again.
+
+    Parameters
+    ----------
+    name : str
+        What commands take (``--adapter NAME``): normalised to lower case with ``-``, ``.`` and spaces as ``_``.
+    can_handle : callable or str
+        ``can_handle(src: SourceFile) -> bool``, or a reference ``"package.module:function"``. Required.
+    read : callable or str
+        ``read(src: SourceFile)`` returning or yielding :class:`ResultRecord` objects, or a reference. Required.
+    description : str
+        One line that ``harness-ext plugins`` shows.
+    directory : bool
+        True for an adapter offered directories instead of files.
+    revision : str
+        What the adapter stores from a file, as above (default ``"1"``).
     """
 
     can_handle: Callable[["SourceFile"], bool] = Lazy()
@@ -238,9 +300,22 @@ class Adapter(_Registration):
 
 @dataclass
 class ManifestWriter(_Registration):
-    """Writes a reduced-benchmark manifest in one format: ``write(manifest, out_dir) -> list[Path]``."""
+    """Writes a reduced-benchmark manifest in one format: ``write(manifest, out_dir) -> list[Path]``.
 
-    write: Callable[[dict, Path], list] = Lazy()
+    Parameters
+    ----------
+    name : str
+        What commands take (``--format NAME``): normalised to lower case with ``-``, ``.`` and spaces as ``_``.
+    write : callable or str
+        ``write(manifest: dict, out_dir: harness_ext.safe_output.OutputDir) -> list[Path]``: writes files derived
+        from the manifest into ``out_dir`` and returns them; or a reference ``"package.module:function"``. Required.
+    suffix : str
+        The suffix of the file the writer mainly writes (``".yaml"``), for people: harness-ext names no file after it.
+    description : str
+        One line that ``harness-ext plugins`` shows.
+    """
+
+    write: Callable[[dict, Any], list] = Lazy()
     suffix: str = ""
     description: str = ""
 
@@ -255,6 +330,18 @@ class ItemEstimator(_Registration):
     estimated mean over all ``n_items`` items and a two-sided interval at ``level``. An estimator that
     picks its own items has ``select(source, n_items, random_state)``; one with no interval of its own
     (anchor points) registers ``interval=False`` and returns NaN bounds.
+
+    Parameters
+    ----------
+    name : str
+        What commands take (``--item-estimator NAME``): normalised to lower case with ``-``, ``.`` and spaces as ``_``.
+    cls : type or str
+        The estimator class (best a :class:`harness_ext.base.BaseEstimator`: the contract check asks for
+        ``get_params``), or a reference ``"package.module:Class"`` imported on first use. Required.
+    description : str
+        One line that ``harness-ext plugins`` shows.
+    interval : bool
+        False for a method with no interval of its own (its bounds are NaN).
     """
 
     cls: type = Lazy()

@@ -115,7 +115,7 @@ def test_wrong_registration_type_is_rejected(site):
         from harness_ext import hookimpl, Selector
         @hookimpl
         def harness_ext_similarity_measures():
-            yield Selector(name="x", cls=object)
+            yield Selector(name="x", cls="harness_ext.base:BaseSelector")
     """)
     pm = get_plugin_manager()
     with pytest.warns(RuntimeWarning, match="expected SimilarityMeasure"):  # skipped, never fatal (issue 19)
@@ -127,7 +127,7 @@ def test_wrong_registration_type_is_rejected(site):
 
 def test_names_are_normalised():
     assert normalise_name("Greedy-Coverage") == "greedy_coverage"
-    assert SimilarityMeasure(name="Minkowski P.3", func=None).name == "minkowski_p_3"
+    assert SimilarityMeasure(name="Minkowski P.3", func=abs).name == "minkowski_p_3"
     with pytest.raises(ValueError):
         normalise_name("3bad")
     assert set(REGISTRATION_TYPES) == {
@@ -223,7 +223,7 @@ LAZY = """
 def test_a_registration_names_its_implementation_by_reference(site):
     """``cls="module:attr"`` is imported on first use, and a bad reference names the plugin when used."""
     _install_fake(site, "harness-ext-lazy", "fake_lazy", LAZY)
-    (site / "fake_lazy_impl.py").write_text("class Impl:\n    pass\n")
+    (site / "fake_lazy_impl.py").write_text("from harness_ext.base import BaseSelector\n\nclass Impl(BaseSelector):\n    pass\n")
     try:
         regs = get_registrations("selectors", get_plugin_manager())
         assert "fake_lazy_impl" not in sys.modules and regs["lazy_one"].description == "named by reference"
