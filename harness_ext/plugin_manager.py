@@ -21,7 +21,7 @@ import pluggy
 from . import plugin_guard
 from .errors import PluginError
 from .hookspecs import PROJECT_NAME, HarnessExtSpecs
-from .types import REGISTRATION_TYPES, Lazy, normalise_name
+from .registrations import REGISTRATION_TYPES, Lazy, normalise_name
 
 ENTRY_POINT_GROUP = "harness_ext"
 LOAD_PLUGINS_ENV = "HARNESS_EXT_LOAD_PLUGINS"
