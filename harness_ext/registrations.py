@@ -170,12 +170,11 @@ class SimilarityMeasure(_Registration):
 
     Parameters
     ----------
-    name : str
-        What commands take (``--similarity NAME``): normalised to lower case with ``-``, ``.`` and spaces as ``_``.
+    name, description : str
+        The name commands take (``--similarity NAME``; ``My-Name`` is ``my_name``), and the line ``harness-ext
+        plugins`` shows.
     func : callable or str
         ``func(X) -> S`` as above, or a reference ``"package.module:function"`` imported on first use. Required.
-    description : str
-        One line that ``harness-ext plugins`` shows.
     binary_only : bool
         True for a measure defined only on 0/1 vectors (Jaccard, Hamming).
     unit_diagonal : bool
@@ -199,13 +198,12 @@ class Selector(_Registration):
 
     Parameters
     ----------
-    name : str
-        What commands take (``--selector NAME``): normalised to lower case with ``-``, ``.`` and spaces as ``_``.
+    name, description : str
+        The name commands take (``--selector NAME``; ``My-Name`` is ``my_name``), and the line ``harness-ext
+        plugins`` shows.
     cls : type or str
-        The method class (a :class:`harness_ext.base.BaseSelector`, or any class with ``get_params``), or a
-        reference ``"package.module:Class"`` imported on first use. Required.
-    description : str
-        One line that ``harness-ext plugins`` shows.
+        A :class:`harness_ext.base.BaseSelector` subclass (any class with ``get_params``), or its reference
+        ``"package.module:Class"``. Required.
     """
 
     cls: type = Lazy()
@@ -223,13 +221,12 @@ class Predictor(_Registration):
 
     Parameters
     ----------
-    name : str
-        What commands take (``--predictor NAME``): normalised to lower case with ``-``, ``.`` and spaces as ``_``.
+    name, description : str
+        The name commands take (``--predictor NAME``; ``My-Name`` is ``my_name``), and the line ``harness-ext
+        plugins`` shows.
     cls : type or str
-        The method class (a :class:`harness_ext.base.BasePredictor`, or any class with ``get_params``), or a
-        reference ``"package.module:Class"`` imported on first use. Required.
-    description : str
-        One line that ``harness-ext plugins`` shows.
+        A :class:`harness_ext.base.BasePredictor` subclass (any class with ``get_params``), or its reference
+        ``"package.module:Class"``. Required.
     """
 
     cls: type = Lazy()
@@ -242,14 +239,12 @@ class WeightingScheme(_Registration):
 
     Parameters
     ----------
-    name : str
-        What commands take (``--weighting NAME``): normalised to lower case with ``-``, ``.`` and spaces as ``_``.
+    name, description : str
+        The name commands take (``--weighting NAME``; ``My-Name`` is ``my_name``), and the line ``harness-ext
+        plugins`` shows.
     cls : type or str
-        The method class (a :class:`harness_ext.base.BaseWeighting`, or any class with ``get_params``), or a
-        reference ``"package.module:Class"`` imported on first use. Required. ``reduce --weighting NAME`` and
-        ``weights --scheme NAME`` use it.
-    description : str
-        One line that ``harness-ext plugins`` shows.
+        A :class:`harness_ext.base.BaseWeighting` subclass (any class with ``get_params``), or its reference
+        ``"package.module:Class"``. Required. ``reduce --weighting NAME`` and ``weights --scheme NAME`` use it.
     """
 
     cls: type = Lazy()
@@ -272,14 +267,13 @@ class Adapter(_Registration):
 
     Parameters
     ----------
-    name : str
-        What commands take (``--adapter NAME``): normalised to lower case with ``-``, ``.`` and spaces as ``_``.
+    name, description : str
+        The name commands take (``--adapter NAME``; ``My-Name`` is ``my_name``), and the line ``harness-ext
+        plugins`` shows.
     can_handle : callable or str
         ``can_handle(src: SourceFile) -> bool``, or a reference ``"package.module:function"``. Required.
     read : callable or str
         ``read(src: SourceFile)`` returning or yielding :class:`ResultRecord` objects, or a reference. Required.
-    description : str
-        One line that ``harness-ext plugins`` shows.
     directory : bool
         True for an adapter offered directories instead of files.
     revision : str
@@ -299,15 +293,14 @@ class ManifestWriter(_Registration):
 
     Parameters
     ----------
-    name : str
-        What commands take (``--format NAME``): normalised to lower case with ``-``, ``.`` and spaces as ``_``.
+    name, description : str
+        The name commands take (``--format NAME``; ``My-Name`` is ``my_name``), and the line ``harness-ext
+        plugins`` shows.
     write : callable or str
         ``write(manifest: dict, out_dir: harness_ext.safe_output.OutputDir) -> list[Path]``: writes files derived
         from the manifest into ``out_dir`` and returns them; or a reference ``"package.module:function"``. Required.
     suffix : str
         The suffix of the file the writer mainly writes (``".yaml"``), for people: harness-ext names no file after it.
-    description : str
-        One line that ``harness-ext plugins`` shows.
     """
 
     write: Callable[[dict, Any], list] = Lazy()
@@ -328,13 +321,12 @@ class ItemEstimator(_Registration):
 
     Parameters
     ----------
-    name : str
-        What commands take (``--item-estimator NAME``): normalised to lower case with ``-``, ``.`` and spaces as ``_``.
+    name, description : str
+        The name commands take (``--item-estimator NAME``; ``My-Name`` is ``my_name``), and the line ``harness-ext
+        plugins`` shows.
     cls : type or str
         The estimator class (best a :class:`harness_ext.base.BaseEstimator`: the contract check asks for
         ``get_params``), or a reference ``"package.module:Class"`` imported on first use. Required.
-    description : str
-        One line that ``harness-ext plugins`` shows.
     interval : bool
         False for a method with no interval of its own (its bounds are NaN).
     """

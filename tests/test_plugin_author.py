@@ -40,6 +40,15 @@ class Mean(BasePredictor):
 """
 
 
+def _predictors(name, hook="harness_ext_predictors", params="", fields="cls=Mean"):
+    """A plugin module registering one predictor ``name`` (through ``hook``, taking ``params``)."""
+    return HEADER + f"""
+@hookimpl
+def {hook}({params}):
+    yield Predictor(name="{name}", {fields})
+"""
+
+
 def _quiet(fn, *args):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -76,16 +85,8 @@ def test_a_class_without_get_params_or_a_value_that_is_not_callable_is_refused()
 
 
 def test_the_plugins_hook_with_a_registration_missing_a_field_is_listed_broken_and_named_when_asked_for(site):
-    install(site, "harness-ext-nofield", "fake_nofield", HEADER + """
-@hookimpl
-def harness_ext_predictors():
-    yield Predictor(name="nocls", description="forgot cls")
-""")
-    install(site, "harness-ext-good", "fake_good", HEADER + """
-@hookimpl
-def harness_ext_predictors():
-    yield Predictor(name="good-mean", cls=Mean)
-""")
+    install(site, "harness-ext-nofield", "fake_nofield", _predictors("nocls", fields='description="forgot cls"'))
+    install(site, "harness-ext-good", "fake_good", _predictors("good-mean"))
     with pytest.warns(RuntimeWarning, match=r"harness-ext-nofield.*Predictor 'nocls': cls is required"):
         regs = get_registrations("predictors", get_plugin_manager())
     assert "good_mean" in regs and "nocls" not in regs
@@ -116,11 +117,7 @@ def harness_ext_weighting_schemes():
 
 
 def test_a_wrong_hook_signature_is_one_line_of_the_plugins_table(site):
-    install(site, "harness-ext-wrongsig", "fake_wrongsig", HEADER + """
-@hookimpl
-def harness_ext_predictors(config):
-    yield Predictor(name="w", cls=Mean)
-""")
+    install(site, "harness-ext-wrongsig", "fake_wrongsig", _predictors("w", params="config"))
     r = _quiet(run_cli, "plugins")
     assert r.returncode == 0, r.stderr
     rows = [ln for ln in r.stdout.splitlines() if "hookimpl definition" in ln or "Argument(s)" in ln]
@@ -129,11 +126,7 @@ def harness_ext_predictors(config):
 
 
 def test_a_misspelt_hooks_names_are_told_as_skipped_when_asked_for(site):
-    install(site, "harness-ext-typo", "fake_typo", HEADER + """
-@hookimpl
-def harness_ext_predictor():
-    yield Predictor(name="typo-pred", cls=Mean)
-""")
+    install(site, "harness-ext-typo", "fake_typo", _predictors("typo-pred", hook="harness_ext_predictor"))
     with pytest.raises(PluginError, match=r"unknown Predictor 'typo-pred'.*harness-ext-typo.*implements unknown hook "
                                           r"harness_ext_predictor .*`harness-ext plugins` lists"):
         _quiet(get_registration, "predictors", "typo-pred", get_plugin_manager())
@@ -141,11 +134,7 @@ def harness_ext_predictor():
 
 def test_two_plugins_of_one_name_are_a_plugin_error_naming_both(site):
     for d in ("a", "b"):
-        install(site, f"harness-ext-dup-{d}", f"fake_dup_{d}", HEADER + """
-@hookimpl
-def harness_ext_predictors():
-    yield Predictor(name="twin", cls=Mean)
-""")
+        install(site, f"harness-ext-dup-{d}", f"fake_dup_{d}", _predictors("twin"))
     with pytest.raises(PluginError, match=r"duplicate Predictor name 'twin': registered by harness-ext-dup-a "
                                           r"\(harness-ext-dup-a\) and by harness-ext-dup-b \(harness-ext-dup-b\)"):
         _quiet(get_registration, "predictors", "twin", get_plugin_manager())
@@ -192,11 +181,7 @@ def test_a_third_party_plugins_contract_tests_run_as_the_docs_say(site):
     """README_PLUGINS.md: ``parametrize_with_checks(kinds=..., names=...)`` over an installed plugin."""
     from harness_ext.testing import parametrize_with_checks
 
-    install(site, "harness-ext-good", "fake_good", HEADER + """
-@hookimpl
-def harness_ext_predictors():
-    yield Predictor(name="good-mean", cls=Mean)
-""")
+    install(site, "harness-ext-good", "fake_good", _predictors("good-mean"))
     mark = parametrize_with_checks(kinds=["predictors"], names=["good-mean"])
     pairs = mark.args[1]
     assert [c.__name__ for _, c in pairs] == ["check_predictor_params", "check_predictor_completes"]
@@ -213,16 +198,13 @@ def test_every_registration_field_is_documented(kind):
     doc = cls.__doc__ or ""
     params = doc.split("Parameters\n    ----------", 1)
     assert len(params) == 2, f"{cls.__name__} has no Parameters section"
+    documented = {n.strip() for names in re.findall(r"^    (\w[\w, ]*) : ", params[1], re.M) for n in names.split(",")}
     for f in dataclasses.fields(cls):
-        assert re.search(rf"^    {f.name} : ", params[1], re.M), f"{cls.__name__}.{f.name} is not documented"
+        assert f.name in documented, f"{cls.__name__}.{f.name} is not documented"
 
 
 def test_a_plugin_predictor_runs_through_reduce(site, tmp_path):
-    install(site, "harness-ext-good", "fake_good", HEADER + """
-@hookimpl
-def harness_ext_predictors():
-    yield Predictor(name="good-mean", cls=Mean)
-""")
+    install(site, "harness-ext-good", "fake_good", _predictors("good-mean"))
     import pandas as pd
 
     import harness_ext as hx
