@@ -214,3 +214,13 @@ def test_a_plugin_predictor_runs_through_reduce(site, tmp_path):
                      columns=[f"d{j}" for j in range(12)])
     r = hx.reduce(X, budget=3, predictor="good-mean", n_random=20, n_random_subsets=5)
     assert r.manifest["prediction"]["predictor"] == {"name": "good_mean", "params": {"k": 1}}
+
+
+def test_the_plugins_table_left_aligns_its_descriptions(site):
+    """Right-aligned, every row of ``harness-ext plugins`` was padded to its longest description (200 characters)."""
+    install(site, "harness-ext-good", "fake_good", _predictors("good-mean", fields='cls=Mean, description="short"'))
+    r = _quiet(run_cli, "plugins", "--kind", "predictors")
+    lines = r.stdout.splitlines()
+    row = next(ln for ln in lines if "harness-ext-good" in ln)
+    assert row.endswith("(harness-ext-good) short"), row
+    assert all(ln == ln.rstrip() for ln in lines) and lines[0].split()[-1] == "description"
