@@ -11,6 +11,8 @@ from harness_ext import PluginError, get_plugin_manager, get_registration, get_r
 from harness_ext.plugin_manager import BUILTIN_SOURCE
 from harness_ext.types import REGISTRATION_TYPES, SimilarityMeasure, normalise_name
 
+from plugin_site import installed_plugins
+
 
 def _install_fake(tmp_path, dist, module, body, ep_name=None):
     """Write an importable module plus a .dist-info with an entry_points.txt, as pip would."""
@@ -47,6 +49,8 @@ DUPLICATE = """
 def site(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delenv("HARNESS_EXT_LOAD_PLUGINS", raising=False)
+    if installed_plugins():  # the environment's own plugins stay out (plugin_site)
+        monkeypatch.setenv("HARNESS_EXT_DISABLE_PLUGINS", ",".join(installed_plugins()))
     yield tmp_path
     for mod in ("fake_good", "fake_broken", "fake_dup"):
         sys.modules.pop(mod, None)
