@@ -10,7 +10,7 @@ from typing import Iterable
 
 import pluggy
 
-from .types import Adapter, ItemEstimator, ManifestWriter, Predictor, Selector, SimilarityMeasure, WeightingScheme
+from .registrations import Adapter, ItemEstimator, ManifestWriter, Predictor, Selector, SimilarityMeasure, WeightingScheme
 
 PROJECT_NAME = "harness_ext"
 

@@ -21,7 +21,7 @@ import pluggy
 from . import plugin_guard
 from .errors import PluginError
 from .hookspecs import PROJECT_NAME, HarnessExtSpecs
-from .types import REGISTRATION_TYPES, Lazy, normalise_name
+from .registrations import REGISTRATION_TYPES, Lazy, normalise_name
 
 ENTRY_POINT_GROUP = "harness_ext"
 LOAD_PLUGINS_ENV = "HARNESS_EXT_LOAD_PLUGINS"
@@ -66,6 +66,10 @@ class BrokenPlugin:
     source: str
     reason: str
     kind: str = ""  # the hook that failed; "" when the whole plugin was skipped
+
+    def __post_init__(self):
+        # One line: pluggy's validation message spans three, which broke the row of ``harness-ext plugins``.
+        self.reason = " ".join(str(self.reason).split())
 
 
 DISABLE_PLUGINS_ENV = "HARNESS_EXT_DISABLE_PLUGINS"
@@ -384,7 +388,7 @@ def get_registrations(kind: str, pm: Optional[pluggy.PluginManager] = None) -> d
     ----------
     kind : str
         One of ``similarity_measures``, ``selectors``, ``predictors``,
-        ``weighting_schemes``, ``adapters``, ``manifest_writers``.
+        ``weighting_schemes``, ``adapters``, ``manifest_writers``, ``item_estimators``.
 
     Returns
     -------
@@ -438,8 +442,22 @@ def get_registration(kind: str, name: str, pm: Optional[pluggy.PluginManager] = 
         if both:
             raise PluginError(f"duplicate {label} name {key!r}: registered by {' and by '.join(both)}; neither is "
                               f"used: uninstall one, or switch one off with --disable-plugin NAME or ${DISABLE_PLUGINS_ENV}")
-        raise PluginError(f"unknown {label} {name!r}; available: {', '.join(regs) or 'none'}")
+        raise PluginError(f"unknown {label} {name!r}; available: {', '.join(regs) or 'none'}{_skipped_hint(kind, pm)}")
     return regs[key]
+
+
+def _skipped_hint(kind: str, pm) -> str:
+    """What an unknown name's error adds when plugins that might have registered it were skipped as broken."""
+    broken = getattr(pm, "harness_ext_broken", [])
+    # Those whose hook of this kind failed first (a registration refused), then those skipped whole.
+    skipped = [b for b in broken if b.kind == kind] + [b for b in broken if not b.kind]
+    if not skipped:
+        return ""
+    listed = "; ".join(f"{b.name} ({b.source}): {b.reason if len(b.reason) <= 200 else b.reason[:197] + '...'}"
+                       for b in skipped[:3])
+    more = f"; and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+    return (f" (skipped as broken, so not among them: {listed}{more}; `harness-ext plugins` lists every skipped "
+            "plugin and why)")
 
 
 def plugin_rows(kind: Optional[str] = None, pm: Optional[pluggy.PluginManager] = None) -> list:

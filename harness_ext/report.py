@@ -55,7 +55,8 @@ def format_table(df, floatfmt: str = "{:.3f}", index: bool = True, max_cell: int
     """Render a DataFrame as an aligned plain-text table (what the CLI prints).
 
     A list of dicts of strings (one per row) is rendered the same way without
-    importing pandas, for commands that should start instantly (``plugins``).
+    importing pandas, for commands that should start instantly (``plugins``), except that its last column is
+    left-aligned: it is free text (a description, a reason), and right-aligned every row was padded to the longest.
     Names (text cells and row labels) over ``max_cell`` characters are shortened in the middle (:func:`shorten`),
     and a last line says how many; only the printed text: the ``--json`` output and the DataFrame hold them whole.
     Prose and lists (:data:`PROSE_MARKS`) are never shortened.
@@ -66,7 +67,8 @@ def format_table(df, floatfmt: str = "{:.3f}", index: bool = True, max_cell: int
         done = [_shortened(row, max_cell) for row in text_rows]
         cells, n_cut = [row for row, _ in done], sum(n for _, n in done)
         widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
-        text = "\n".join(" ".join(v.rjust(w) for v, w in zip(line, widths)) for line in [columns] + cells)
+        text = "\n".join(" ".join([v.rjust(w) for v, w in zip(line[:-1], widths)] + line[-1:]).rstrip()
+                         for line in [columns] + cells)
         return text + _cut_note(n_cut, max_cell)
     import pandas as pd
 

@@ -153,18 +153,29 @@ _GARBAGE = {
 
 
 def check_adapter_sniffing(reg):
+    """``can_handle`` returns a bool and never raises, and claims none of a few files that are no results in any
+    format (empty, truncated or binary JSON, a bare list, a CSV of words): ``ingest`` offers every file to every
+    adapter and skips one that two adapters claim as ambiguous, so an adapter that claims what it cannot read
+    makes every such file of every other format unreadable. What ``read`` makes of them must be an
+    :class:`~harness_ext.errors.IngestError`, not another exception."""
+    claimed = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, content in _GARBAGE.items():
             p = Path(tmp) / name
             p.write_bytes(content)
-            claimed = reg.can_handle(SourceFile(p))
-            assert isinstance(claimed, bool), f"{reg.name}: can_handle must return a bool"
-            if claimed:
+            if reg.directory:
+                continue
+            claims = reg.can_handle(SourceFile(p))
+            assert isinstance(claims, bool), f"{reg.name}: can_handle must return a bool, not {type(claims).__name__}"
+            if claims:
+                claimed.append(name)
                 try:
                     list(reg.read(SourceFile(p)))
                 except IngestError:
                     pass
         assert reg.can_handle(SourceFile(Path(tmp))) in (True, False)
+    assert not claimed, (f"{reg.name}: can_handle claims {', '.join(claimed)}, which hold no results in any format "
+                         "(sniff src.head for a mark of your format: ingest skips a file two adapters claim)")
 
 
 # -- manifest writers ------------------------------------------------------------------
@@ -276,7 +287,38 @@ def iter_checks(kinds: Optional[Iterable[str]] = None, names: Optional[Iterable[
 
 
 def parametrize_with_checks(kinds: Optional[Iterable[str]] = None, names: Optional[Iterable[str]] = None) -> Callable:
-    """A ``pytest.mark.parametrize`` over ``(registration, check)`` pairs."""
+    """A ``pytest.mark.parametrize`` over ``(registration, check)`` pairs, one test case per check.
+
+    Parameters
+    ----------
+    kinds : iterable of str, optional
+        Registration kinds to check (keys of :data:`CHECKS`: ``"selectors"``, ``"predictors"``, ``"adapters"``,
+        ...); default every kind.
+    names : str or iterable of str, optional
+        Only the registrations of these names (normalised as registrations are); default every registered one,
+        built-ins included. Set ``HARNESS_EXT_LOAD_PLUGINS`` to your distribution before importing, so that no
+        other installed plugin is checked or clashes with yours.
+
+    Returns
+    -------
+    pytest.MarkDecorator
+        Decorate ``def test_contract(registration, check): check(registration)`` with it.
+
+    Raises
+    ------
+    PluginError
+        A name in ``names`` is not registered under ``kinds`` (:func:`iter_checks`).
+
+    Examples
+    --------
+    >>> @parametrize_with_checks(kinds=["predictors"], names=["my-predictor"])  # doctest: +SKIP
+    ... def test_contract(registration, check):
+    ...     check(registration)
+
+    References
+    ----------
+    Modelled on scikit-learn's ``sklearn.utils.estimator_checks.parametrize_with_checks`` (Pedregosa et al. 2011).
+    """
     import pytest
 
     pairs = list(iter_checks(kinds, names))

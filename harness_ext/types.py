@@ -1,9 +1,7 @@
-"""Registration types yielded by plugin hooks, and the record adapters produce.
+"""The records adapters produce (:class:`ResultRecord`, :class:`SourceFile`), and the registration types.
 
-Each hook in :mod:`harness_ext.hookspecs` yields instances of one of these
-dataclasses. Names are normalised in ``__post_init__`` (lower case, ``-`` and
-spaces become ``_``) so ``--selector Greedy-Coverage`` and
-``greedy_coverage`` mean the same plugin.
+The registration dataclasses each hook of :mod:`harness_ext.hookspecs` yields live in
+:mod:`harness_ext.registrations` and are imported here too (``harness_ext.types.Selector``).
 """
 
 from __future__ import annotations
@@ -16,216 +14,21 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Optional
 
-from .errors import IngestError, PluginError
+from .errors import IngestError
+# The registration types, in a module of their own, imported here as ever (``from harness_ext.types import Selector``).
+from .registrations import (REGISTRATION_TYPES, Adapter, ItemEstimator, Lazy, ManifestWriter, Predictor, Selector,
+                            SimilarityMeasure, WeightingScheme, implementation_problem, normalise_name)
 
-_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+__all__ = ["REGISTRATION_TYPES", "Adapter", "ItemEstimator", "Lazy", "ManifestWriter", "Predictor", "Selector",
+           "SimilarityMeasure", "WeightingScheme", "implementation_problem", "normalise_name", "ColumnarResults",
+           "NON_DEFAULT_VARIANT", "RECORD_VARIANT", "ResultRecord", "SUBSET_OPTION", "SourceFile", "TRUNCATION_MARKS",
+           "VARIANT_OF", "check_name", "check_storable", "eee_model_name", "eee_precision", "is_record_variant",
+           "is_truncated_id", "record_variant", "variant_name", "variant_of_name"]
+
 #: Characters never accepted in a stored name: C0 controls except tab, DEL, and Unicode line breaks.
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
-
-
-def normalise_name(name: str) -> str:
-    """Return the canonical plugin name: lower case, ``-``/space/``.`` become ``_``.
-
-    Raises
-    ------
-    ValueError
-        If the result is not an identifier-like name.
-    """
-    canonical = re.sub(r"[\s\-.]+", "_", str(name).strip().lower())
-    if not _NAME_RE.match(canonical):
-        raise ValueError(f"invalid plugin name {name!r}: use letters, digits, '_' or '-', starting with a letter")
-    return canonical
-
-
-#: ``"package.module:attribute"`` (the entry-point object-reference syntax; the attribute may be dotted).
-_REFERENCE_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
-
-
-class Lazy:
-    """A registration field that may be given as a reference ``"package.module:attribute"``.
-
-    The reference is imported on first access and the object kept, so a plugin can register its
-    methods without importing their numerics: ``harness-ext plugins`` lists every registration
-    without importing numpy, and a command imports only the methods it runs. An object given
-    directly (a class, a function) is kept as it is.
-
-    Example
-    -------
-    .. code-block:: python
-
-        yield Selector(name="my-greedy", cls="my_pkg.selectors:MyGreedy", description="...")
-
-    A non-data descriptor: ``__post_init__`` moves a reference out of the instance into
-    ``_references``, so the first access reaches :meth:`__get__`, which stores the imported object in
-    the instance; every later access is a plain attribute read (adapters are looked up per file).
-    """
-
-    def __set_name__(self, owner, name):
-        self.name = name
-
-    def __get__(self, obj, owner=None):
-        if obj is None:
-            return None  # the dataclass field's default
-        ref = obj.__dict__.get("_references", {}).get(self.name)
-        if ref is None:
-            raise AttributeError(self.name)
-        guard = obj.__dict__.get("_guard")  # a third-party registration (harness_ext.plugin_guard)
-        if guard is None:
-            value = _load_reference(obj, self.name, ref)
-        else:
-            value = guard.wrap(self.name, guard.call(f"importing {ref}", _load_reference, obj, self.name, ref))
-        obj.__dict__[self.name] = value
-        return value
-
-
-def _load_reference(reg, field_name: str, ref: str):
-    """Import ``"package.module:attribute"``; a PluginError names the registration and its plugin."""
-    from importlib import import_module
-
-    module, _, attr = ref.partition(":")
-    try:
-        value = import_module(module)
-        for part in attr.split("."):
-            value = getattr(value, part)
-    except Exception as exc:  # noqa: BLE001 - any failure of a plugin's import is reported as the plugin's
-        where = getattr(reg, "source", None) or "its plugin"
-        raise PluginError(f"{type(reg).__name__} {reg.name!r} from {where}: cannot load {field_name}={ref!r}: "
-                          f"{type(exc).__name__}: {exc}") from exc
-    return value
-
-
-@dataclass
-class _Registration:
-    # ``description`` is declared by each kind after its implementation field, so the positional order is the one
-    # README_PLUGINS.md gives (``Selector(name, cls, description="")``): declared here, it came second and
-    # ``Selector("x", MyCls)`` took the class as the description.
-    name: str
-
-    def __post_init__(self):
-        self.name = normalise_name(self.name)
-        for cls in type(self).__mro__:
-            for key, attr in vars(cls).items():
-                value = self.__dict__.get(key)
-                if value.__class__ is str and isinstance(attr, Lazy):
-                    if not _REFERENCE_RE.match(value):
-                        raise ValueError(f"{type(self).__name__}.{key}: {value!r} is not a reference "
-                                         f"'package.module:attribute'")
-                    self.__dict__.setdefault("_references", {})[key] = self.__dict__.pop(key)
-
-
-@dataclass
-class SimilarityMeasure(_Registration):
-    """A similarity between the columns of a performance matrix.
-
-    ``func(X)`` takes an ``(n_obs, n_items)`` float array that may contain NaN
-    and returns an ``(n_items, n_items)`` symmetric similarity matrix. Missing
-    cells are handled by pairwise-complete observations; entries that are
-    undefined (a constant column, fewer than two shared observations) are NaN
-    and callers treat them as "no evidence of similarity".
-    """
-
-    func: Callable[[np.ndarray], np.ndarray] = Lazy()
-    description: str = ""
-    #: True for measures defined only on 0/1 vectors (Jaccard, Hamming).
-    binary_only: bool = False
-    #: True if the diagonal is 1 by construction wherever the column is non-constant.
-    unit_diagonal: bool = True
-
-
-@dataclass
-class Selector(_Registration):
-    """A dataset-subset selector: ``cls(**params).fit(X, features=None)`` sets ``order_``.
-
-    ``order_`` holds column indices in the order they were selected; the first
-    ``k`` of them are the size-``k`` subset.
-    """
-
-    cls: type = Lazy()
-    description: str = ""
-
-
-@dataclass
-class Predictor(_Registration):
-    """A matrix-completion predictor: ``cls(**params).fit(X)`` sets ``mean_`` and ``std_``.
-
-    ``X`` is ``(n_models, n_datasets)`` with NaN for cells not observed. After
-    ``fit``, ``mean_`` has every cell filled and ``std_`` holds a predictive
-    standard deviation per cell (0 where observed) or is ``None`` when the method
-    has no uncertainty of its own.
-    """
-
-    cls: type = Lazy()
-    description: str = ""
-
-
-@dataclass
-class WeightingScheme(_Registration):
-    """A dataset (or prompt) weighting: ``cls(**params).fit(X)`` sets ``weights_`` (sums to 1)."""
-
-    cls: type = Lazy()
-    description: str = ""
-
-
-@dataclass
-class Adapter(_Registration):
-    """A result-file reader.
-
-    ``can_handle(src)`` must be cheap and must not raise; ``read(src)`` yields
-    :class:`ResultRecord` objects or raises :class:`~harness_ext.errors.IngestError`.
-    ``directory`` adapters handle a directory as one unit (a HELM run dir).
-
-    ``revision`` names what the adapter stores from a file, and is stored with every source it reads: raise it
-    when a change makes it store something else from the same file (other names, values, directions,
-    datasets, item scores), and only then, so ``ingest`` can tell the sources an older reading left in a store
-    from those that are still as this one reads them (``ingest --reread`` reads those again). A release that
-    changes nothing an adapter stores leaves its revision, and nobody has to read anything again.
-    """
-
-    can_handle: Callable[["SourceFile"], bool] = Lazy()
-    read: Callable[["SourceFile"], Iterable["ResultRecord"]] = Lazy()
-    description: str = ""
-    directory: bool = False
-    revision: str = "1"
-
-
-@dataclass
-class ManifestWriter(_Registration):
-    """Writes a reduced-benchmark manifest in one format: ``write(manifest, out_dir) -> list[Path]``."""
-
-    write: Callable[[dict, Path], list] = Lazy()
-    suffix: str = ""
-    description: str = ""
-
-
-@dataclass
-class ItemEstimator(_Registration):
-    """A full-task score from a few items: ``cls(**params).fit(source, items).predict(Y)``.
-
-    ``source`` is the population's ``(n_models, n_items)`` item scores (every item answered), ``items`` the
-    indices of the sampled items and ``Y`` the target models' ``(n_targets, len(items))`` scores on them.
-    ``predict`` returns an :class:`~harness_ext.methods.engine.item_estimators.ItemEstimate`: per target, the
-    estimated mean over all ``n_items`` items and a two-sided interval at ``level``. An estimator that
-    picks its own items has ``select(source, n_items, random_state)``; one with no interval of its own
-    (anchor points) registers ``interval=False`` and returns NaN bounds.
-    """
-
-    cls: type = Lazy()
-    description: str = ""
-    #: False for a method with no interval of its own (its bounds are NaN).
-    interval: bool = True
-
-
-REGISTRATION_TYPES = {
-    "similarity_measures": SimilarityMeasure,
-    "selectors": Selector,
-    "predictors": Predictor,
-    "weighting_schemes": WeightingScheme,
-    "adapters": Adapter,
-    "manifest_writers": ManifestWriter,
-    "item_estimators": ItemEstimator,
-}
 
 
 #: Model metadata key an adapter sets when its source names a variant of a model (the Open LLM Leaderboard's

@@ -32,6 +32,11 @@ def plugin_site(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(folder))
     monkeypatch.delenv("HARNESS_EXT_LOAD_PLUGINS", raising=False)
     monkeypatch.delenv("HARNESS_EXT_DISABLE_PLUGINS", raising=False)
+    # Plugins installed in the environment itself (a developer's own, pip install -e) stay out: the tests count
+    # the broken and clashing plugins they install, and would count those too.
+    installed = installed_plugins()
+    if installed:
+        monkeypatch.setenv("HARNESS_EXT_DISABLE_PLUGINS", ",".join(installed))
     pm_mod.reset_default_plugin_manager()
     before = set(sys.modules)
     yield folder
@@ -40,6 +45,20 @@ def plugin_site(tmp_path, monkeypatch):
             sys.modules.pop(mod, None)
     pm_mod._DISABLED.clear()
     pm_mod.reset_default_plugin_manager()
+
+
+def installed_plugins() -> list:
+    """The distributions (entry-point names when a distribution is unknown) installed in the environment with a
+    ``harness_ext`` entry point."""
+    from importlib.metadata import entry_points
+
+    names = set()
+    for ep in entry_points(group=pm_mod.ENTRY_POINT_GROUP):
+        try:
+            names.add(ep.dist.metadata["Name"] if ep.dist is not None else ep.name)
+        except Exception:  # noqa: BLE001 - unreadable metadata: its entry point's name
+            names.add(ep.name)
+    return sorted(names)
 
 
 def run_cli(*args):

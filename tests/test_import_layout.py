@@ -2,8 +2,8 @@
 
 Floors, lowest first:
 
-0. core: the plugin core (``hookspecs``, ``types``, ``plugin_manager``, ``errors``, ``base``) and the
-   shared output helpers (``report``, ``safe_output``, ``benchmarks``);
+0. core: the plugin core (``hookspecs``, ``registrations``, ``types``, ``plugin_manager``, ``errors``, ``base``)
+   and the shared output helpers (``report``, ``safe_output``, ``benchmarks``);
 1. data: ``harness_ext.store`` and the built-in result readers (``harness_ext.adapters``);
 2. methods: ``harness_ext.methods`` and the built-in method plugins (``harness_ext.plugins``);
 3. commands: ``harness_ext.cli`` (and ``harness_ext.testing``, the contract tests plugin authors run).

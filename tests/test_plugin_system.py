@@ -11,6 +11,8 @@ from harness_ext import PluginError, get_plugin_manager, get_registration, get_r
 from harness_ext.plugin_manager import BUILTIN_SOURCE
 from harness_ext.types import REGISTRATION_TYPES, SimilarityMeasure, normalise_name
 
+from plugin_site import installed_plugins
+
 
 def _install_fake(tmp_path, dist, module, body, ep_name=None):
     """Write an importable module plus a .dist-info with an entry_points.txt, as pip would."""
@@ -47,6 +49,8 @@ DUPLICATE = """
 def site(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delenv("HARNESS_EXT_LOAD_PLUGINS", raising=False)
+    if installed_plugins():  # the environment's own plugins stay out (plugin_site)
+        monkeypatch.setenv("HARNESS_EXT_DISABLE_PLUGINS", ",".join(installed_plugins()))
     yield tmp_path
     for mod in ("fake_good", "fake_broken", "fake_dup"):
         sys.modules.pop(mod, None)
@@ -115,7 +119,7 @@ def test_wrong_registration_type_is_rejected(site):
         from harness_ext import hookimpl, Selector
         @hookimpl
         def harness_ext_similarity_measures():
-            yield Selector(name="x", cls=object)
+            yield Selector(name="x", cls="harness_ext.base:BaseSelector")
     """)
     pm = get_plugin_manager()
     with pytest.warns(RuntimeWarning, match="expected SimilarityMeasure"):  # skipped, never fatal (issue 19)
@@ -127,7 +131,7 @@ def test_wrong_registration_type_is_rejected(site):
 
 def test_names_are_normalised():
     assert normalise_name("Greedy-Coverage") == "greedy_coverage"
-    assert SimilarityMeasure(name="Minkowski P.3", func=None).name == "minkowski_p_3"
+    assert SimilarityMeasure(name="Minkowski P.3", func=abs).name == "minkowski_p_3"
     with pytest.raises(ValueError):
         normalise_name("3bad")
     assert set(REGISTRATION_TYPES) == {
@@ -223,7 +227,7 @@ LAZY = """
 def test_a_registration_names_its_implementation_by_reference(site):
     """``cls="module:attr"`` is imported on first use, and a bad reference names the plugin when used."""
     _install_fake(site, "harness-ext-lazy", "fake_lazy", LAZY)
-    (site / "fake_lazy_impl.py").write_text("class Impl:\n    pass\n")
+    (site / "fake_lazy_impl.py").write_text("from harness_ext.base import BaseSelector\n\nclass Impl(BaseSelector):\n    pass\n")
     try:
         regs = get_registrations("selectors", get_plugin_manager())
         assert "fake_lazy_impl" not in sys.modules and regs["lazy_one"].description == "named by reference"

@@ -113,7 +113,10 @@ def detect_adapter(src: SourceFile, adapters: dict):
                                     f"{', '.join(adapters)})")
     if len(claims) > 1:
         names = ", ".join(a.name for a in claims)
-        raise IngestError(src.path, f"ambiguous format: adapters {names} all claim it; choose one with --adapter")
+        # A third-party adapter claiming too much makes every file it claims ambiguous: say where it comes from.
+        whose = "".join(f"; {a.name} comes from the plugin {a.source} (--disable-plugin {a.distribution} switches "
+                        "it off)" for a in claims if getattr(a, "_builtin", True) is False)
+        raise IngestError(src.path, f"ambiguous format: adapters {names} all claim it; choose one with --adapter{whose}")
     return claims[0]
 
 
