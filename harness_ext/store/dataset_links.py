@@ -79,7 +79,7 @@ def run_links(store) -> tuple:
         named, _, scorer_only = scorer.rpartition(" - ")
         if named and _inspect_task(named) in here:  # newer converters: "<task> - <scorer>"
             links.append({"alias": (bench, name), "canonical": (bench, _inspect_task(named)), "origin": RUN,
-                          "why": f"the record names Inspect task {_inspect_task(named)!r}"})
+                          "why": f"the record names Inspect task {_inspect_task(named)}"})
             continue
         repo, size = m.get("hf_repo"), m.get("samples_number")
         if not repo:
