@@ -211,6 +211,18 @@ def apply_links(store, X: np.ndarray, index, columns: list, meta) -> tuple:
             {"merged": merged, "not_merged": not_merged})
 
 
+def query_links(store, query, X: np.ndarray, index, columns: list, meta, extra: dict) -> tuple:
+    """:func:`apply_links` when ``query.aliases`` (the matrix's ``--no-aliases`` keeps every name apart), else the
+    matrix as it is and no report; a fingerprint the scan computed of the columns before a merge is dropped from
+    ``extra`` (the matrix's is then computed of the merged columns)."""
+    if not query.aliases:
+        return X, columns, meta, {}
+    X, columns, meta, report = apply_links(store, X, index, columns, meta)
+    if report.get("merged"):
+        extra.pop("fingerprint", None)
+    return X, columns, meta, report
+
+
 def links_note(attrs: dict) -> Optional[str]:
     """The line ``matrix`` and ``reduce`` print for the datasets merged under another name (and those not), or None."""
     from ..report import plural

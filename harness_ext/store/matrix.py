@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StoreError
+from .dataset_links import query_links
 from .digest import fingerprint_arrays
 from .pivot import benchmark_filter as _benchmark_filter
 from .pivot import dataset_filter, exclude_models_sql, note_conflicts
@@ -170,9 +171,8 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
         count of observed cells ``query.dense`` removed; empty without it -- missing cells are otherwise kept as
         missing); ``clipped`` (:func:`pack_clipped`'s text) where normalisation clipped a score below chance or above
         the scale; ``excluded`` (:func:`~harness_ext.store.pivot.exclude_models`) with ``query.exclude_models``;
-        ``conflicts`` (:func:`~harness_ext.store.pivot.note_conflicts`); ``dataset_links`` where datasets under
-        two names were merged (or were not, and why: :func:`~harness_ext.store.dataset_links.apply_links`). Query again with ``normalise="none"`` for
-        raw scores.
+        ``conflicts`` (:func:`~harness_ext.store.pivot.note_conflicts`); ``dataset_links`` (:func:`query_links`). Query
+        again with ``normalise="none"`` for raw scores.
 
     Raises
     ------
@@ -184,13 +184,7 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
     extra: dict = {}
     # One float matrix all the way: the raw values are fingerprinted, then normalised in place.
     X, index, columns, meta = raw_arrays(store, query, extra, fingerprint=fingerprint and not query.dense)
-    links = {}
-    if query.aliases:  # one dataset under two harnesses' names is one column (harness_ext.store.dataset_links)
-        from .dataset_links import apply_links
-
-        X, columns, meta, links = apply_links(store, X, index, columns, meta)
-        if links.get("merged"):
-            extra.pop("fingerprint", None)  # read beside the scan, of the columns before the merge
+    X, columns, meta, links = query_links(store, query, X, index, columns, meta, extra)
     dropped = {"models": [], "datasets": []}
     if query.dense:
         X, index, columns, meta, dropped = _dense_block(X, index, columns, meta, query)
@@ -216,7 +210,6 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
     if merged:  # only the rows kept (a set of tens of thousands of labels costs milliseconds: only when needed)
         rows = set(index)
         merged = {m: n for m, n in merged.items() if m in rows}
-    shots_info = extra.get("shots")
     norm.attrs = {
         "query": query.to_dict(),
         # canonical id -> the names its results were stored under, where several sources' names merged
@@ -226,8 +219,8 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
         "dropped": dropped,
         **_scale_notes(query, cols, normalisation, params),
     }
-    norm.attrs.update({k: v for k, v in (("shots", shots_info), ("clipped", clipped), ("excluded", extra.get("excluded")),
-                                         ("dataset_links", links or None)) if v is not None})
+    norm.attrs.update({k: v for k, v in (("shots", extra.get("shots")), ("clipped", clipped), ("excluded", extra.get(
+        "excluded")), ("dataset_links", links or None)) if v is not None})
     if fingerprint:  # a manifest's matrix: the cells whose values disagree (how many the counts decided), for its warning
         note_conflicts(store, norm, query.rows)
     return norm
