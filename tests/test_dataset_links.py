@@ -165,3 +165,24 @@ def test_shared_helm_records_have_no_links():
         pytest.skip("shared data not available")
     df = load_matrix(_store(helm), MatrixQuery(benchmarks=("helm_classic",)))
     assert "dataset_links" not in df.attrs and df.shape[1] == 14
+
+
+def test_a_declared_plain_name_in_two_benchmarks_is_not_guessed(tmp_path):
+    """A record of another source puts ``SimpleQA-Verified`` in a second benchmark: a declaration by the plain name
+    could mean either, so it is not applied and the matrix says to write ``benchmark/name``; the built-in link,
+    made within one benchmark, still merges the Inspect record."""
+    doc = json.loads(RECORD.read_text())
+    doc["source_metadata"]["source_name"] = "epoch_ai"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(doc))
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(LOG), str(RECORD), str(other)]) == 0
+    declared = tmp_path / "aliases.yaml"
+    declared.write_text("aliases:\n  simpleqa_verified: [SimpleQA-Verified]\n")
+    assert main(["info", "--db", str(db), "--dataset-aliases", str(declared)]) == 0
+    with Store.open(str(db), read_only=True) as s:
+        df = load_matrix(s, MatrixQuery(normalise="none"))
+    assert sorted(df.columns) == ["epoch_ai/SimpleQA-Verified", "simpleqa_verified"]  # the name is in two benchmarks
+    (n,) = df.attrs["dataset_links"]["not_merged"]
+    assert n["dataset"] == "SimpleQA-Verified" and "write it as benchmark/name" in n["why"]
+    assert [m["into"] for m in df.attrs["dataset_links"]["merged"]] == ["simpleqa_verified"]

@@ -37,6 +37,8 @@ TABLE = "dataset_aliases"
 RUN = "same run"
 #: How many conflicting cells a link's report lists by name.
 LISTED = 5
+#: :func:`_column` of a plain name that several benchmarks of the matrix have.
+AMBIGUOUS = object()
 
 
 def _has_table(store) -> bool:
@@ -135,8 +137,8 @@ def add_dataset_alias_file(store, path) -> int:
 
 
 def _column(meta, name) -> Optional[str]:
-    """The matrix column of a dataset named ``(benchmark, name)`` or ``"benchmark/name"`` or ``"name"`` (one
-    benchmark's only), or None."""
+    """The matrix column of a dataset named ``(benchmark, name)`` or ``"benchmark/name"`` or ``"name"``; None when the
+    matrix has none, :data:`AMBIGUOUS` when a plain name is in several of its benchmarks."""
     if isinstance(name, tuple):
         bench, plain = name
     else:
@@ -144,7 +146,7 @@ def _column(meta, name) -> Optional[str]:
         if bench and not ((meta["benchmark"] == bench) & (meta["dataset"] == plain)).any():
             bench, plain = "", name  # a dataset name with a slash in it
     hit = meta.index[(meta["dataset"] == plain) & ((meta["benchmark"] == bench) if bench else True)]
-    return hit[0] if len(hit) == 1 else None
+    return hit[0] if len(hit) == 1 else AMBIGUOUS if len(hit) else None
 
 
 def _label(name) -> str:
@@ -178,6 +180,11 @@ def apply_links(store, X: np.ndarray, index, columns: list, meta) -> tuple:
     for link in declared + [b for b in built if _label(b["alias"]) not in separate
                             and b["alias"][1] not in separate]:
         a, c = _column(meta, link["alias"]), _column(meta, link["canonical"])
+        if AMBIGUOUS in (a, c):
+            not_merged.append({"dataset": _label(link["alias"]), "into": _label(link["canonical"]),
+                               "why": f"{link['why']}, but a name is in several benchmarks of this matrix: write it "
+                                      "as benchmark/name"})
+            continue
         if a is None or a in drop or a == c:
             continue
         if c is None:
@@ -201,7 +208,7 @@ def apply_links(store, X: np.ndarray, index, columns: list, meta) -> tuple:
         drop.append(a)
     for u in unresolved:
         col = _column(meta, u["dataset"])
-        if col is not None and col not in drop:
+        if col not in (None, AMBIGUOUS) and col not in drop:
             not_merged.append({"dataset": col, "into": None, "why": f"{u['why']} ({', '.join(u['candidates'])}): "
                                "which one is not known; 'harness-ext info --dataset-aliases FILE' declares it"})
     if not drop:
