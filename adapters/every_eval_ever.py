@@ -486,7 +486,7 @@ def _run_rows(src, model: str, model_meta: dict, bench: str, results: list) -> l
             stderr=uncertainties.stderr(name, ev.get("score_details"), score),
             higher_is_better=None if lower is None else not bool(lower), min_score=lo, max_score=hi,
             primary=dataset not in seen, task=name, model_metadata=model_meta, scale=scale,
-            dataset_metadata={"source": bench, "description": desc, "scorer": name}))
+            dataset_metadata={"source": bench, "description": desc, "scorer": name, **_run_source(ev)}))
         seen.add(dataset)
     _note_placeholders(src, placeholders)
     if partial:  # a score over a few samples (Inspect's --limit) is not the dataset's score over all of them
@@ -495,6 +495,17 @@ def _run_rows(src, model: str, model_meta: dict, bench: str, results: list) -> l
                  f"(sample_ids fewer than samples_number): {listed(dict.fromkeys(partial), 8)}")
     units.note(src)
     uncertainties.note(src)
+    return out
+
+
+def _run_source(ev: dict) -> dict:
+    """``hf_repo`` and ``samples_number`` of an evaluation-run result's ``source_data``, where given: with the scorer,
+    what tells which harness task's dataset it is (:mod:`harness_ext.store.dataset_links`)."""
+    sd = ev.get("source_data") if isinstance(ev.get("source_data"), dict) else {}
+    repo, size = sd.get("hf_repo"), sd.get("samples_number")
+    out = {"hf_repo": repo.strip()} if isinstance(repo, str) and repo.strip() else {}
+    if isinstance(size, int) and not isinstance(size, bool):
+        out["samples_number"] = size
     return out
 
 
@@ -625,7 +636,8 @@ def harness_ext_adapters():
         # 4: an evaluation run's sample count (its sample_ids) stored, so a limited run loses a cell to a whole one
         # 5: records of Inspect runs (source inspect_ai) stored under benchmark inspect, as Inspect's own logs are
         # 6: a score's standard error from score_details.uncertainty (standard error, interval at a level, sd/sqrt n)
-        revision="6",
+        # 7: an evaluation run's source_data hf_repo and samples_number stored with its dataset (dataset links)
+        revision="7",
         description="Every Eval Ever records (schema 0.2): HELM, Open LLM Leaderboard v2, RewardBench, ...",
         can_handle=can_handle,
         read=read,

@@ -245,6 +245,17 @@ def _note_subset(doc: dict, src: SourceFile) -> None:
     src.note(f"scored on {counts} ({how}): not the task's score over all its samples")
 
 
+def _dataset_ids(ev: dict, scores: list) -> dict:
+    """What names the run's dataset beyond the task: ``eval.dataset``'s location and size and the scores' names, which
+    an Every Eval Ever record converted from the log keeps (``source_data.hf_repo``, ``samples_number``, its
+    ``evaluation_name``): :mod:`harness_ext.store.dataset_links` recognises the record's dataset as this task by them."""
+    ds = ev.get("dataset") if isinstance(ev.get("dataset"), dict) else {}
+    names = [str(s.get("name") or s.get("scorer")) for s in scores if isinstance(s, dict) and (s.get("name") or s.get("scorer"))]
+    out = {"dataset_location": ds.get("location") if isinstance(ds.get("location"), str) else None,
+           "dataset_samples": _count(ds.get("samples")), "scorers": names}
+    return {k: v for k, v in out.items() if v not in (None, [])}
+
+
 def read(src: SourceFile):
     doc = _header(src)
     if src.suffix == ".json" and src.path.name == "logs.json" and _is_index(doc):
@@ -261,7 +272,7 @@ def read(src: SourceFile):
     n = _samples_scored(doc, src)
     _note_partial(doc, src)
     meta = {"harness": "inspect_ai", "task_version": ev.get("task_version"),
-            "inspect_ai": (ev.get("packages") or {}).get("inspect_ai"), "run_id": ev.get("run_id")}
+            "inspect_ai": (ev.get("packages") or {}).get("inspect_ai"), "run_id": ev.get("run_id"), **_dataset_ids(ev, scores)}
     out, dropped = [], []
     for s in scores:
         metrics = s.get("metrics") or {}
@@ -296,5 +307,6 @@ def harness_ext_adapters():
                   # 5: a log without its format version (Inspect reads it as version 2) is read, not skipped
                   # 6: a none/none log with model roles is stored under its target role's model (or refused)
                   # 7: a none/none log without model roles is refused (no model's scores), not stored as none/none
-                  revision="7",
+                  # 8: the dataset's location and size and the scorers' names stored with the task (dataset links)
+                  revision="8",
                   description="Inspect AI evaluation logs (.json, .eval): header scores, samples to the item table")

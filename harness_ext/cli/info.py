@@ -18,9 +18,10 @@ class StoreInfo(Result):
     command = "info"
 
     def __init__(self, path: str, counts: dict, benchmarks, groups, conflicts=None, item_benchmarks=None,
-                 item_conflicts=None, item_notes=None):
+                 item_conflicts=None, item_notes=None, dataset_links=None):
         import pandas as pd
 
+        self.dataset_links = dataset_links if dataset_links is not None else pd.DataFrame()
         self.path = str(path)
         self.counts = dict(counts)
         self.benchmarks = benchmarks
@@ -40,6 +41,8 @@ class StoreInfo(Result):
         out = {"benchmarks": self.benchmarks, "benchmark_groups": self.groups}
         if len(self.item_benchmarks):
             out["item_benchmarks"] = self.item_benchmarks
+        if len(self.dataset_links):
+            out["dataset_links"] = self.dataset_links
         if self.conflicts is not None:
             out["conflicts"] = self.conflicts
         if self.item_conflicts is not None:
@@ -80,6 +83,10 @@ class StoreInfo(Result):
         if len(self.groups):
             g = self.groups.assign(members=[short_list(m, 80) for m in self.groups["members"]])
             lines += ["", "benchmark groups (query one with --benchmark GROUP):", format_table(g, index=False)]
+        if len(self.dataset_links):
+            lines += ["", "datasets under two names (the matrix merges the first into the second; --no-aliases keeps them "
+                          "apart; 'info --dataset-aliases FILE' declares or separates names):",
+                      format_table(self.dataset_links, index=False)]
         n = self.counts.get("conflicts", 0)
         if self.conflicts is not None and n:
             # Every digit the values differ in: at the tables' 3 decimals, 0.937722 and 0.937556 both read 0.938.
@@ -150,7 +157,8 @@ def store_info(store, conflicts: bool = False) -> StoreInfo:
     counts["conflicts_listed_twice"], counts["conflicts_one_file"], counts["conflicts_later_more_documents"] = twice
     return StoreInfo(store.path, counts, store.benchmarks(), store.benchmark_groups(),
                      table if conflicts else None, item_benchmarks(store),
-                     item_conflicts(store) if conflicts else None, item_id_notes(store) + assumed_metric_notes(store))
+                     item_conflicts(store) if conflicts else None, item_id_notes(store) + assumed_metric_notes(store),
+                     dataset_links_table(store))
 
 
 def _model_ids(store, names: int) -> int:
@@ -161,10 +169,33 @@ def _model_ids(store, names: int) -> int:
                              "LEFT JOIN model_aliases a ON a.alias = m.name").fetchone()[0]
 
 
+def dataset_links_table(store):
+    """One row per dataset the matrix merges into another under its name (built in from the same run's fields, or
+    declared) and per one it cannot tell (``into`` empty): ``dataset, into, origin, why``."""
+    import pandas as pd
+
+    from ..store.dataset_links import run_links, user_links
+
+    built, unresolved = run_links(store)
+    declared, separate = user_links(store)
+    rows = [("/".join(b["alias"]), "/".join(b["canonical"]), b["origin"], b["why"]) for b in built
+            if "/".join(b["alias"]) not in separate and b["alias"][1] not in separate]
+    rows += [(d["alias"], d["canonical"], "user", d["why"]) for d in declared]
+    rows += [("/".join(u["dataset"]), "", "not merged", f"{u['why']}: {', '.join(u['candidates'])}")
+             for u in unresolved]
+    return pd.DataFrame(rows, columns=["dataset", "into", "origin", "why"])
+
+
 def run(args) -> int:
     from ..store.db import Store
     from .output import emit
 
+    if getattr(args, "dataset_aliases", None):
+        from ..store.dataset_links import add_dataset_alias_file
+
+        with Store.open(args.db) as store:
+            n = add_dataset_alias_file(store, args.dataset_aliases)
+        print(f"stored {plural(n, 'dataset alias entry', 'dataset alias entries')} from {args.dataset_aliases}")
     with Store.open(args.db, read_only=True) as store:
         emit(args, store_info(store, conflicts=args.conflicts))
     return 0

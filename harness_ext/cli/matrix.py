@@ -70,11 +70,10 @@ class PerformanceMatrix(Result):
             if names:
                 out.append(f"{len(names)} of {df.shape[1]} datasets have {what}: {', '.join(names[:8])}"
                            + (" ..." if len(names) > 8 else ""))
+        from ..store.dataset_links import links_note
         from ..store.pivot import shots_left_out_note
 
-        note = shots_left_out_note(df.attrs)
-        if note:
-            out.append(note)
+        out += [n for n in (shots_left_out_note(df.attrs), links_note(df.attrs)) if n]
         if df.attrs.get("clipped"):
             out.append(clipped_note(df))
         if df.attrs.get("model_aliases"):

@@ -264,6 +264,10 @@ def ingest_options(parser):
 def info_options(parser):
     add_store_argument(parser)
     parser.add_argument("--conflicts", action="store_true", help="list cells whose value differs between source files")
+    parser.add_argument("--dataset-aliases", metavar="FILE", default=None,
+                        help="store a dataset alias file (as models --aliases: 'aliases: {canonical: [names]}', "
+                             "'separate: [names]'; names as 'benchmark/name' where a name is in several benchmarks), "
+                             "so the matrix merges each name's column into its canonical one")
 
 
 def matrix_options(parser):

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StoreError
+from .dataset_links import query_links
 from .digest import fingerprint_arrays
 from .pivot import benchmark_filter as _benchmark_filter
 from .pivot import dataset_filter, exclude_models_sql, note_conflicts
@@ -54,7 +55,8 @@ class MatrixQuery:
         row per source file (a run of the harness).
     aliases : bool
         Apply the store's model aliases (:mod:`harness_ext.store.identity`), so the
-        names sources give one model meet in one row (default).
+        names sources give one model meet in one row, and its dataset links
+        (:mod:`harness_ext.store.dataset_links`), so one dataset under two harnesses' names is one column (default).
     dense : bool or {"auto", "models", "datasets"}
         Make the matrix complete by dropping what is sparse: ``True``/``"auto"``
         drops the sparsest model or dataset, whichever is sparser, until no
@@ -169,8 +171,8 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
         count of observed cells ``query.dense`` removed; empty without it -- missing cells are otherwise kept as
         missing); ``clipped`` (:func:`pack_clipped`'s text) where normalisation clipped a score below chance or above
         the scale; ``excluded`` (:func:`~harness_ext.store.pivot.exclude_models`) with ``query.exclude_models``;
-        ``conflicts`` (:func:`~harness_ext.store.pivot.note_conflicts`). Query again with ``normalise="none"`` for
-        raw scores.
+        ``conflicts`` (:func:`~harness_ext.store.pivot.note_conflicts`); ``dataset_links`` (:func:`query_links`). Query
+        again with ``normalise="none"`` for raw scores.
 
     Raises
     ------
@@ -182,6 +184,7 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
     extra: dict = {}
     # One float matrix all the way: the raw values are fingerprinted, then normalised in place.
     X, index, columns, meta = raw_arrays(store, query, extra, fingerprint=fingerprint and not query.dense)
+    X, columns, meta, links = query_links(store, query, X, index, columns, meta, extra)
     dropped = {"models": [], "datasets": []}
     if query.dense:
         X, index, columns, meta, dropped = _dense_block(X, index, columns, meta, query)
@@ -207,7 +210,6 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
     if merged:  # only the rows kept (a set of tens of thousands of labels costs milliseconds: only when needed)
         rows = set(index)
         merged = {m: n for m, n in merged.items() if m in rows}
-    shots_info = extra.get("shots")
     norm.attrs = {
         "query": query.to_dict(),
         # canonical id -> the names its results were stored under, where several sources' names merged
@@ -217,8 +219,8 @@ def load_matrix(store, query: MatrixQuery = MatrixQuery(), fingerprint: bool = T
         "dropped": dropped,
         **_scale_notes(query, cols, normalisation, params),
     }
-    norm.attrs.update({k: v for k, v in (("shots", shots_info), ("clipped", clipped), ("excluded", extra.get("excluded")))
-                       if v is not None})
+    norm.attrs.update({k: v for k, v in (("shots", extra.get("shots")), ("clipped", clipped), ("excluded", extra.get(
+        "excluded")), ("dataset_links", links or None)) if v is not None})
     if fingerprint:  # a manifest's matrix: the cells whose values disagree (how many the counts decided), for its warning
         note_conflicts(store, norm, query.rows)
     return norm

@@ -60,7 +60,9 @@ class ItemPrediction(PredictionResult):
 
         pct = f"{self.level:.0%}".replace(".0%", "%")
         parts = []
-        cols = ["dataset", "observed", "raw", "raw_lower", "raw_upper", "n_used", "n_items"]
+        # ``raw`` is on each task's metric, named beside it (a table made before the column has none).
+        cols = [c for c in ("dataset", "metric", "observed", "raw", "raw_lower", "raw_upper", "n_used", "n_items")
+                if c in self.table]
         for model, rows in self.table.groupby("model", sort=False):
             whole = int(rows["observed"].sum())
             if whole == len(rows):  # every task logged on all its items: their scores are the harness's own
@@ -429,8 +431,8 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
                 warnings.append(f"{model}, {task}: {note}")
             observed = bool(n_used == b["n_items"] and lo == hi)
             mine.append((e, 0.0 if observed else se, observed, plain))
-            rows.append({"model": model, "dataset": task, "observed": observed, "score": e, "lower": lo, "upper": hi,
-                         "actual": np.nan, "raw": e, "raw_lower": lo, "raw_upper": hi, "raw_actual": np.nan,
+            rows.append({"model": model, "dataset": task, "metric": b["metric"], "observed": observed, "score": e,
+                         "lower": lo, "upper": hi, "actual": np.nan, "raw": e, "raw_lower": lo, "raw_upper": hi, "raw_actual": np.nan,
                          "n_used": n_used, "n_items": b["n_items"]})
         est, lower, upper, _ = benchmark_interval([v[0] for v in mine], [v[1] for v in mine], weights, level, corr)
         missing = [t for t, v in zip(tasks, mine) if np.isnan(v[0])]

@@ -251,6 +251,7 @@ def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state
 def reduction_warnings(df: pd.DataFrame, r) -> list:
     """What the manifest warns about: cuts made before it, thin and rarely run datasets, few models, a subset not
     shown to beat random ones, large errors."""
+    from ...store.dataset_links import links_note
     from ...store.pivot import conflicts_note, shots_left_out_note, unmatched_exclude_note
     from ...store.scales import mixed_scales_note
     from .evidence import beats_random, large_error_warnings, share_beaten_text
@@ -263,7 +264,7 @@ def reduction_warnings(df: pd.DataFrame, r) -> list:
     # A hand-built DataFrame: an Elo column beside accuracies dominates the aggregate. And the cells the shot rule
     # left out, said by 'matrix' only before: models run only at other settings vanished silently.
     warnings += [n for n in (mixed_scales_note(df), shots_left_out_note(df.attrs), conflicts_note(df.attrs),
-                             unmatched_exclude_note(df.attrs)) if n]
+                             unmatched_exclude_note(df.attrs), links_note(df.attrs)) if n]
     if facts.thin_note:
         warnings.append(facts.thin_note)
     if facts.availability:

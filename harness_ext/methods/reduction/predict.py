@@ -87,7 +87,8 @@ class PredictionResult(Result):
 
     ``table`` (also :meth:`to_frame`): one row per (model, dataset) with ``observed`` (bool),
     ``score`` (normalised, observed or predicted), ``lower``/``upper``, ``raw`` (the
-    harness's own scale) with ``raw_lower``/``raw_upper``, and ``actual`` (normalised) where the
+    harness's own scale, on the dataset's ``metric``: HELM's ``EM``, lm-eval's ``acc_norm``) with
+    ``raw_lower``/``raw_upper``, and ``actual`` (normalised) where the
     results happen to contain a dataset outside the subset. ``aggregate``: one row per model with
     the full-benchmark score on the harness's metric and scale (``metric``, e.g. MMLU's ``acc``
     weighted as lm-eval's mmlu group weights its subjects): ``aggregate``, ``lower``, ``upper``,
@@ -144,7 +145,8 @@ class PredictionResult(Result):
             shown = rows if all else rows[~rows["observed"]]
             shown = shown.drop(columns=["model"]).set_index("dataset")
             shown = shown.drop(columns=[c for c in ("actual", "raw_actual") if c in shown and shown[c].isna().all()])
-            parts.append(f"\n{model}: predicted scores (normalised 0-1, and on the harness's own scale), {pct} intervals")
+            parts.append(f"\n{model}: predicted scores (normalised 0-1, and raw: on the harness's own scale of the "
+                         f"dataset's metric), {pct} intervals")
             parts.append(format_table(shown))
         parts.append(f"\n{self.score_heading()}:")
         agg = self.aggregate.set_index("model")
@@ -497,6 +499,9 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     agg_actual = np.where(np.isnan(Z_new).any(axis=1), np.nan, Z_new @ weights)
     # An observed anchor-item estimate keeps its interval on the raw scale too.
     table = prediction_table(raw_new, params, observed, Z_new, mean, lower, upper, observed & (h_lo == 0) & (h_hi == 0))
+    # ``raw`` is on each dataset's own metric (HELM's EM or F1, lm-eval's acc or acc_norm): the table names it.
+    metrics = {d["name"]: d.get("metric") for d in manifest["datasets"]}
+    table.insert(table.columns.get_loc("dataset") + 1, "metric", table["dataset"].map(metrics))
     if bench is not None:
         warnings += floor_warnings(raw_new.index, bench, params, observed, Z_new, lower, truth is not None)
     n_new, d = mean.shape
