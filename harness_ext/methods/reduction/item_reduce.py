@@ -464,8 +464,9 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
 
 
 #: What the expected errors rest on: one draw of items, which every held-out model shares, so the models are not
-#: independent evidence (four draws of the Open LLM Leaderboard v2's items put MuSR's frontier coverage at 0.37-0.86,
-#: twenty draws of the per-task frontier protocol at 0.75-0.97 around 0.91).
+#: independent evidence (four draws of the Open LLM Leaderboard v2's items put MuSR's frontier coverage at 0.37-0.86;
+#: ten draws of this split, the strongest on the whole benchmark held out, at 0.45-0.92 around 0.69, where the
+#: per-task split of ``benchmarks/quality_items.py`` gives 0.93: docs/frontier.md).
 DRAW_NOTE = ("These figures are for this draw of items, which every held-out model shares: another draw can move a "
              "coverage far more than the number of models suggests (over four draws of the Open LLM Leaderboard v2's "
              "items, MuSR's frontier coverage ranged from 0.37 to 0.86).")
