@@ -331,7 +331,7 @@ def new_results(default, extras=()):
     """Per-estimator lists of per-split figures (:data:`RESULT_KEYS`)."""
     return {**{key: {x: [] for x in RESULT_KEYS}
                for key in (default, *extras, "benchpress", "random_ridge", "subset_mean", "column_means")},
-            "claimed": {"agg_mae": [], "agg_cov": []}}
+            "claimed": {"agg_mae": [], "agg_cov": [], "held_out": []}}
 
 
 def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res, ridge_draws, extras=(),
@@ -392,6 +392,7 @@ def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res,
         mae = (fe.get("points") or {}).get("aggregate_mae")  # None: folds without an aggregate error, or not calibrated
         res["claimed"]["agg_mae"].append(float("nan") if mae is None else mae)
         res["claimed"]["agg_cov"].append(fe.get("aggregate_coverage_90", float("nan")))
+        res["claimed"]["held_out"].append(float(fe.get("held_out_models", float("nan"))))
     for key in extras:  # other predictors on the same subset
         q = make_predictor(key, random_state=s).fit(Xtr).predict_new_models(Xin, weights=W, reselect=reselect)
         record(key, q.mean, q.lower, q.upper, q.aggregate_lower, q.aggregate_upper)

@@ -74,8 +74,10 @@ def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> lis
                "read from the subset, every other dataset one draw of the training models' residual spread)"
                if cal is None else
                f"predicted by {blend} and "
-               f"with intervals widened on frontier folds (expected aggregate coverage there "
-               f"{cal.aggregate_coverage if cal.aggregate_coverage is not None else float('nan'):.2f})")
+               f"with intervals widened on frontier folds (the folds' own aggregate coverage "
+               f"{cal.aggregate_coverage if cal.aggregate_coverage is not None else float('nan'):.2f}, over "
+               f"{cal.n_distinct} different training models held out; a model beyond every training model can be "
+               "covered less often)")
         if cal is not None and cal.max_distance > 0 and abs(dist) > cal.max_distance:
             how += (f"; it lies beyond the frontier folds' reach ({cal.max_distance:.2f} sd): the calibration did not see "
                     "an extrapolation this far")

@@ -463,6 +463,14 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     return manifest
 
 
+#: What the expected errors rest on: one draw of items, which every held-out model shares, so the models are not
+#: independent evidence (four draws of the Open LLM Leaderboard v2's items put MuSR's frontier coverage at 0.37-0.86;
+#: ten draws of this split, the strongest on the whole benchmark held out, at 0.45-0.92 around 0.69, where the
+#: per-task split of ``benchmarks/quality_items.py`` gives 0.93: docs/frontier.md).
+DRAW_NOTE = ("These figures are for this draw of items, which every held-out model shares: another draw can move a "
+             "coverage far more than the number of models suggests (over four draws of the Open LLM Leaderboard v2's "
+             "items, MuSR's frontier coverage ranged from 0.37 to 0.86).")
+
 #: The ``unit`` column of :meth:`ItemReduceResult.to_frame`, by whether every task's scores are proportions.
 UNITS = {True: "0-1", False: "task scale"}
 
@@ -534,7 +542,7 @@ class ItemReduceResult(Result):
                 f"{plural(self.manifest['cost']['tasks'], 'task')}, {how}; {budget}; estimator {s['estimator']}.\n"
                 f"Expected error on the population's own models with these items ({unit}): 'in' = models like "
                 f"the population (5 folds), 'frontier' = its strongest 30% predicted from its weakest half; "
-                f"widths and coverage of the {lvl} intervals. Manifest {s['manifest_bytes']:,} bytes "
+                f"widths and coverage of the {lvl} intervals. {DRAW_NOTE} Manifest {s['manifest_bytes']:,} bytes "
                 f"({s['population_bytes']:,} of them the population's answers).")
         if ex := self.manifest["source"].get("excluded_models"):
             head += f" Population: {plural(ex['n_models'], 'model')} left out by --exclude-models."
