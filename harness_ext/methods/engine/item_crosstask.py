@@ -229,6 +229,30 @@ def _split_others(others: list, held: np.ndarray) -> tuple:
             [np.asarray(S_k, dtype=float)[held][:, it] for S_k, it in others])
 
 
+def other_tasks_mean(blocks: list) -> np.ndarray:
+    """Each model's mean over the other tasks' sampled items: each task's mean over the answered items, the
+    tasks weighted equally, over the tasks the model answered (NaN if none)."""
+    means = []
+    for b in blocks:
+        b = np.atleast_2d(np.asarray(b, dtype=float))
+        n = np.isfinite(b).sum(axis=1)
+        means.append(np.where(n > 0, np.nansum(b, axis=1) / np.maximum(n, 1), np.nan))
+    M = np.column_stack(means)
+    n = np.isfinite(M).sum(axis=1)
+    return np.where(n > 0, np.nansum(M, axis=1) / np.maximum(n, 1), np.nan)
+
+
+def widen_beyond_sources(res: ItemEstimate, design: ItemEstimate, beyond: np.ndarray) -> ItemEstimate:
+    """``res`` with the interval of each ``beyond`` target widened to the hull of its own and ``design``'s.
+
+    The estimate is kept; a design-based interval holds whatever the model is (Zhang, Dorner and Hardt 2025,
+    §4, eq. 4), a regression's precision only for models like those it learned from.
+    """
+    lower = np.where(beyond, np.minimum(res.lower, design.lower), res.lower)
+    upper = np.where(beyond, np.maximum(res.upper, design.upper), res.upper)
+    return ItemEstimate(res.estimate, lower, upper, res.level, res.se)
+
+
 class CrossTask(_ItemEstimator):
     """Composite of :class:`~.item_factor.StackedLearn` (model-based) and :class:`DifficultyAIPW` (design-based).
 
@@ -258,6 +282,14 @@ class CrossTask(_ItemEstimator):
     held-out models are covered at ``level`` (:meth:`_calibrated_scale`). A target inside the
     population gets about the regression's precision; one beyond it the design-based estimate, whose interval holds whatever the model is. With
     fewer than ``min_models`` population models there is no regression: the estimate is the design-based one.
+
+    A target **beyond the sources on the other tasks** (its mean over its sampled items of the benchmark's other
+    tasks, each task weighted equally, above every source model's mean over the same items: evidence from far
+    more items than this task's sample) keeps the composite's estimate, and its interval is widened to also
+    cover the design-based one (:func:`widen_beyond_sources`): the regression learned how this task follows
+    the others from models below the target on them, so its precision does not carry over (a model
+    strongest on the whole benchmark is often not beyond the sources on each task). ``beyond_sources_``
+    flags those targets after :meth:`predict`.
 
     References
     ----------
@@ -309,6 +341,8 @@ class CrossTask(_ItemEstimator):
                 self.interval_scale_ = self._calibrated_scale(self._reselected(inside, others))
         full = self.source_.mean(axis=1)
         self.range_ = (float(full.min()), float(full.max()))
+        self.others_reach_ = (float(np.nanmax(other_tasks_mean([np.asarray(S_k, dtype=float)[:, it] for S_k, it in others])))
+                              if others else np.inf)
         return self
 
     def _held_out_errors(self, others: list, n_folds: int = 5) -> dict:
@@ -473,6 +507,7 @@ class CrossTask(_ItemEstimator):
         a = self.design_.predict(Y, others=others)
         if self.learn_ is None:
             self.weight_ = np.zeros_like(a.estimate)
+            self.beyond_sources_ = np.zeros(len(a.estimate), dtype=bool)  # the design-based estimate already
             return a
         m = self.learn_.predict(Y, others=others).estimate
         v_m = self.learn_.error_variance(Y)
@@ -482,7 +517,10 @@ class CrossTask(_ItemEstimator):
         est, centre, scaled, cross, fixed = self._interval_parts(a.estimate, a.lower, a.upper, a.se, m, v_m, local, w)
         se = np.sqrt(np.maximum(self.interval_scale_ ** 2 * scaled + self.interval_scale_ * cross + fixed, 0.0))
         h = _z(self.level) * se
-        return ItemEstimate(est, centre - h, centre + h, self.level, se)
+        res = ItemEstimate(est, centre - h, centre + h, self.level, se)
+        reach = other_tasks_mean(others) if others else np.full(len(est), -np.inf)
+        self.beyond_sources_ = reach > self.others_reach_
+        return widen_beyond_sources(res, a, self.beyond_sources_)
 
     def _interval_parts(self, a, al, au, sd_a, m, v_m, local, w, bounds=None) -> tuple:
         """``(estimate, centre, scaled, cross, fixed)``: the composite and its error variance, ``k**2 scaled + k
