@@ -8,6 +8,8 @@ Run::
                                                        # item designs besides random items (design/estimator)
     python benchmarks/quality_items.py --protocols interpolation --source-fractions 0.25 0.5 1
                                                        # the error against the population's size
+    python benchmarks/quality_items.py --protocols benchmark-frontier --items 50 --seeds 10
+                                                       # the targets the strongest on the whole benchmark
 
 Data: ``../shared/data/items/<source>/<task>.parquet`` (long tables ``model, item, score`` of real 0/1
 correctness; HELM Lite 83 models, Open LLM Leaderboard v2 428-429 models).
@@ -17,6 +19,10 @@ Protocol (Zhang, Dorner and Hardt 2025, §5; their ``main.py``): for each seed,
 * interpolation: 25% of the models, drawn at random, are the targets, the rest the sources;
 * extrapolation: the sources are the weakest 50% of models by their mean over all items, the targets
   the strongest 30%;
+* benchmark-frontier (not in the paper; off by default): as extrapolation, but the models are ranked by their
+  mean over the benchmark's tasks (every table of the folder, each task's mean weighted equally, a model
+  ranked on the tasks it has), so the sources and targets are the same models on every task of the benchmark:
+  a user's new checkpoint, strongest on the whole benchmark, is not always strongest on each task;
 
 ``n`` items are drawn uniformly (``RandomState(seed).permutation(N)[:n]``, the authors' draw) or chosen
 by the method (anchor points); each estimator is fitted on the sources' answers to every item and
@@ -86,16 +92,40 @@ def sibling_tables(table: str, models) -> list:
     return [load_table(p, models) for p in sorted(folder.glob("*.parquet")) if p.stem != Path(table).name]
 
 
-def split(scores: np.ndarray, protocol: str, seed: int, source_fraction: float = 1.0):
+def benchmark_strength(scores: np.ndarray, others=()) -> np.ndarray:
+    """Each model's mean over the benchmark's tasks: the mean of its per-task means (``scores`` and ``others``,
+    rows aligned), every task weighted equally, over the tasks the model has (the ``benchmark-frontier`` order).
+
+    A model with no answer on any task gets NaN (:func:`split` ranks it weakest, so never a target).
+    """
+    return _row_means(np.column_stack([_row_means(t) for t in (scores, *others)]))
+
+
+def _row_means(x: np.ndarray) -> np.ndarray:
+    """Row means over finite cells, NaN (without numpy's warning) for a row with none."""
+    ok = np.isfinite(x)
+    n = ok.sum(axis=1)
+    return np.where(n > 0, np.where(ok, x, 0.0).sum(axis=1) / np.maximum(n, 1), np.nan)
+
+
+def split(scores: np.ndarray, protocol: str, seed: int, source_fraction: float = 1.0, strength=None):
     """``(sources, targets)`` model indices of one seed, as the authors' ``main.py`` draws them.
 
     ``source_fraction`` < 1 keeps that share of the sources (at least 20, drawn with the seed; the targets are
-    unchanged): how the error falls as the population grows (``--source-fractions``).
+    unchanged): how the error falls as the population grows (``--source-fractions``). ``benchmark-frontier``
+    ranks by ``strength`` (:func:`benchmark_strength`, required) instead of this task's mean.
     """
     m = scores.shape[0]
     if protocol == "interpolation":
         targets = np.random.RandomState(seed).permutation(m)[: int(0.25 * m)]
         sources = np.setdiff1d(np.arange(m), targets)
+    elif protocol == "benchmark-frontier":
+        if strength is None:
+            raise ValueError("the benchmark-frontier protocol needs each model's mean over the benchmark's tasks")
+        # NaN strength (no answers at all; not in a table's own models) ranks weakest, never a target.
+        key = np.where(np.isnan(strength), -np.inf, strength)
+        order = np.argsort(key, kind="stable")
+        sources, targets = order[: int(0.5 * m)], order[-int(0.3 * m):]
     else:
         order = np.argsort(scores.mean(axis=1), kind="stable")
         sources, targets = order[: int(0.5 * m)], order[-int(0.3 * m):]
@@ -112,7 +142,7 @@ def estimator_table() -> dict:
     return {**item_estimators.ESTIMATORS, **item_crosstask.ESTIMATORS}
 
 
-def run_design(scores, protocol, n_items, seed, design: str, source_fraction: float = 1.0) -> dict:
+def run_design(scores, protocol, n_items, seed, design: str, source_fraction: float = 1.0, strength=None) -> dict:
     """One seed of an item design other than simple random sampling (``--designs``): the items drawn on the
     sources' answers alone, each of the design's estimators fitted for it; labels ``design/estimator``.
 
@@ -121,7 +151,7 @@ def run_design(scores, protocol, n_items, seed, design: str, source_fraction: fl
     from harness_ext.methods.engine.item_designs import DESIGN_DEFAULT_ESTIMATORS, DESIGN_ESTIMATORS, design_estimator, \
         draw_design
 
-    sources, targets = split(scores, protocol, seed, source_fraction)
+    sources, targets = split(scores, protocol, seed, source_fraction, strength)
     S, T = scores[sources], scores[targets]
     truth = T.mean(axis=1)
     base, _, allocation = design.partition(":")
@@ -134,12 +164,13 @@ def run_design(scores, protocol, n_items, seed, design: str, source_fraction: fl
     return out
 
 
-def run_one(scores, protocol, n_items, seed, names, others=(), designs=(), source_fraction: float = 1.0):
+def run_one(scores, protocol, n_items, seed, names, others=(), designs=(), source_fraction: float = 1.0,
+            strength=None):
     from harness_ext.base import limit_threads
     from harness_ext.methods.engine.item_estimators import random_items
 
     ESTIMATORS = estimator_table()
-    sources, targets = split(scores, protocol, seed, source_fraction)
+    sources, targets = split(scores, protocol, seed, source_fraction, strength)
     S, T = scores[sources], scores[targets]
     truth = T.mean(axis=1)
     # Other tasks' samples are drawn independently of this task's (their own seeds).
@@ -162,7 +193,7 @@ def run_one(scores, protocol, n_items, seed, names, others=(), designs=(), sourc
         cover = (res.lower <= truth) & (truth <= res.upper)
         out[name] = (err, np.where(np.isnan(res.lower), np.nan, cover), res.width * 100)
     for design in designs:
-        out.update(run_design(scores, protocol, n_items, seed, design, source_fraction))
+        out.update(run_design(scores, protocol, n_items, seed, design, source_fraction, strength))
     return out
 
 
@@ -206,12 +237,13 @@ def summarise(rows: list) -> None:
               f"{a[:, 0].max():.3f} | {rng}")
 
 
-def measure(scores, others, t, protocol, label, n, seeds, args, frac) -> list:
+def measure(scores, others, t, protocol, label, n, seeds, args, frac, strength=None) -> list:
     """One table, protocol, item count and source share over ``seeds``: prints a line per estimator, returns the
     rows :func:`summarise` reads (the protocol as ``label``)."""
     acc, rows = {}, []
     for seed in seeds:
-        for k, (e, c, w) in run_one(scores, protocol, n, seed, args.estimators, others, args.designs, frac).items():
+        for k, (e, c, w) in run_one(scores, protocol, n, seed, args.estimators, others, args.designs, frac,
+                                    strength).items():
             acc.setdefault(k, ([], [], []))
             acc[k][0].append(e.mean())
             acc[k][1].append(c)
@@ -241,7 +273,10 @@ def main(argv=None) -> int:
     ap.add_argument("--first-seed", type=int, default=0,
                     help="the seeds run are first-seed .. first-seed + seeds - 1 (fresh seeds for a held-out check)")
     ap.add_argument("--estimators", nargs="*", default=list(ESTIMATORS))
-    ap.add_argument("--protocols", nargs="*", default=["interpolation", "extrapolation"])
+    ap.add_argument("--protocols", nargs="*", default=["interpolation", "extrapolation"],
+                    choices=["interpolation", "extrapolation", "benchmark-frontier"],
+                    help="benchmark-frontier (off by default): the targets the strongest 30%% by the mean over the "
+                         "benchmark's tasks, the sources its weakest 50%%, the same models on every task")
     ap.add_argument("--designs", nargs="*", default=[],
                     help="item designs measured besides simple random sampling, each with its estimators "
                          "(labelled design/estimator): stratified (Neyman allocation), stratified:proportional, "
@@ -262,13 +297,15 @@ def main(argv=None) -> int:
     cross = any(getattr(ESTIMATORS[k], "uses_other_tasks", False) for k in args.estimators)
     for t in tables:
         scores, models = load_named(ITEMS / f"{t}.parquet")
-        others = sibling_tables(t, models) if cross else ()
+        siblings = sibling_tables(t, models) if cross or "benchmark-frontier" in args.protocols else ()
+        others = siblings if cross else ()
+        strength = benchmark_strength(scores, siblings)
         for protocol in args.protocols:
             for n in n_list:
                 for frac in args.source_fractions:
                     label = protocol if frac >= 1 else f"{protocol} ({frac:g} of sources)"
                     rows += measure(scores, others, t, protocol, label, n, range(args.first_seed, args.first_seed + seeds),
-                                    args, frac)
+                                    args, frac, strength)
     summarise(rows)
     return 0
 

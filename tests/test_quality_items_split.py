@@ -1,0 +1,61 @@
+"""The ``benchmark-frontier`` protocol of ``benchmarks/quality_items.py``: targets ranked on the whole benchmark."""
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture(scope="module")
+def mod():
+    from conftest import import_benchmark
+
+    return import_benchmark("quality_items")
+
+
+def _benchmark():
+    """20 models on two tasks whose orders disagree: model i's mean on task A is i/20, on task B (19 - i)/40
+    plus 0.6 for the strongest four on both; NaN where a model lacks task B."""
+    m, n = 20, 40
+    a = np.zeros((m, n))
+    b = np.zeros((m, n))
+    for i in range(m):
+        a[i, : int(round(n * i / m))] = 1.0
+        b[i, : int(round(n * ((19 - i) / 40 + (0.6 if i >= 16 else 0.0))))] = 1.0
+    b[3] = np.nan  # a model the other task's table lacks: ranked on task A alone
+    return a, b
+
+
+def test_benchmark_strength_weights_each_task_equally_over_the_tasks_a_model_has(mod):
+    a, b = _benchmark()
+    s = mod.benchmark_strength(a, [b])
+    assert s[3] == pytest.approx(a[3].mean())
+    assert s[10] == pytest.approx((a[10].mean() + b[10].mean()) / 2)
+    assert np.isnan(mod.benchmark_strength(np.full((2, 3), np.nan))).all()
+
+
+def test_the_split_follows_the_benchmark_not_the_task(mod):
+    a, b = _benchmark()
+    strength = mod.benchmark_strength(a, [b])
+    src, tgt = mod.split(a, "benchmark-frontier", 0, strength=strength)
+    order = np.argsort(strength, kind="stable")
+    assert list(tgt) == list(order[-6:]) and list(src) == list(order[:10])
+    assert not set(src) & set(tgt)
+    # The per-task extrapolation split of task B differs: its own strongest are the weakest on A.
+    src_b, tgt_b = mod.split(b[[i for i in range(20) if i != 3]], "extrapolation", 0)
+    assert set(tgt) != set(tgt_b)
+    # The same models on every task of the benchmark: the split does not read the task's own scores.
+    assert [list(x) for x in mod.split(b, "benchmark-frontier", 5, strength=strength)] == [list(src), list(tgt)]
+    # The seed does not move it; a share of the sources is drawn as for the other protocols.
+    src_f, tgt_f = mod.split(a, "benchmark-frontier", 1, 0.5, strength)
+    assert list(tgt_f) == list(tgt) and len(src_f) == 10 and set(src_f) <= set(src)
+    with pytest.raises(ValueError, match="mean over the benchmark"):
+        mod.split(a, "benchmark-frontier", 0)
+
+
+def test_run_one_measures_the_benchmark_frontier(mod):
+    a, b = _benchmark()
+    strength = mod.benchmark_strength(a, [b])
+    out = mod.run_one(a, "benchmark-frontier", 10, 0, ["sample_mean"], strength=strength)
+    err, cover, width = out["sample_mean"]
+    truth = a[mod.split(a, "benchmark-frontier", 0, strength=strength)[1]].mean(axis=1)
+    assert err.shape == cover.shape == width.shape == truth.shape == (6,)
+    assert np.all(np.isfinite(err)) and np.all(width > 0)
