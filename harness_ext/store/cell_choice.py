@@ -16,7 +16,7 @@ from typing import Optional
 
 import numpy as np
 
-from .tables import CONFLICT_TOLERANCE, UNKNOWN_SHOTS
+from .tables import CONFLICT_TOLERANCE, UNKNOWN_SHOTS, has_table
 
 #: The rule in the words messages use.
 RULE_TEXT = ("each takes the value measured on the most documents where every value's document count is known and "
@@ -58,8 +58,7 @@ def conflicts(con):
         file's listing order, value), so the same store always lists them the same way.
     """
     # Values a file repeats with a different value (result_repeats) count like values from other files.
-    has_repeats = bool(con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'result_repeats'").fetchone()[0])
+    has_repeats = has_table(con, "result_repeats")
     cols = "model_id, dataset_id, num_fewshot, value, n_samples, source_id"
     # rep: 0 for a file's first listing, then 1, 2, ... in the order the file lists the cell again (insertion order).
     every = (f"(SELECT {cols}, 0 AS rep FROM results UNION ALL SELECT {cols}, row_number() OVER (PARTITION BY "

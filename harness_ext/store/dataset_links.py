@@ -29,7 +29,7 @@ from typing import Optional
 
 import numpy as np
 
-from .tables import CONFLICT_TOLERANCE
+from .tables import CONFLICT_TOLERANCE, has_table
 
 #: The table of user-declared dataset aliases (made by the first ``info --dataset-aliases``).
 TABLE = "dataset_aliases"
@@ -39,11 +39,6 @@ RUN = "same run"
 LISTED = 5
 #: :func:`_column` of a plain name that several benchmarks of the matrix have.
 AMBIGUOUS = object()
-
-
-def _has_table(store) -> bool:
-    return bool(store.con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [TABLE]).fetchone()[0])
 
 
 def _inspect_task(name: str) -> str:
@@ -103,7 +98,7 @@ def run_links(store) -> tuple:
 def user_links(store) -> tuple:
     """``(links, separate)`` the user declared (``info --dataset-aliases``): alias/canonical names as written
     (``name`` or ``benchmark/name``), and the names kept apart from built-in links."""
-    if not _has_table(store):
+    if not has_table(store.con, TABLE):
         return [], set()
     rows = store.con.execute(f"SELECT alias, canonical, origin FROM {TABLE}").fetchall()
     links = [{"alias": a, "canonical": c, "origin": o, "why": f"declared in {o.split(':', 1)[-1]}"}

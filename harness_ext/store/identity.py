@@ -632,8 +632,9 @@ def _replace(store, rows: list) -> None:
 
 
 def has_alias_table(store) -> bool:
-    return bool(store.con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'model_aliases'").fetchone()[0])
+    from .tables import has_table
+
+    return has_table(store.con, "model_aliases")
 
 
 def model_table(store) -> pd.DataFrame:

@@ -212,8 +212,9 @@ def ensure_map(con) -> None:
 
 def has_map(con) -> bool:
     """Whether the store has the id map (a store made before it, and not written since, has none)."""
-    sql = "SELECT count(*) FROM information_schema.tables WHERE table_name = 'item_ids'"
-    return bool(con.execute(sql).fetchone()[0])
+    from .tables import has_table
+
+    return has_table(con, "item_ids")
 
 
 def assign_numbers(con, path, benchmark: str, frame: pd.DataFrame, ids: Optional[pd.DataFrame]) -> tuple:

@@ -119,3 +119,12 @@ def name_lists(frame, *columns: str):
     lm-eval's ``exact_match,strict-match``)."""
     return frame.assign(**{c: [[str(v) for v in names] for names in frame[c]] for c in columns}) if len(frame) \
         else frame
+
+
+def has_table(con, table: str) -> bool:
+    """Whether the store on ``con`` has ``table`` (the tables made on first use: aliases, repeats, the item id map).
+
+    ``duckdb_tables()``, not ``information_schema.tables`` (a view over it and more): half the time, about 0.4 ms of
+    every matrix read.
+    """
+    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [table]).fetchone()[0])
