@@ -56,3 +56,22 @@ def test_targets_beyond_on_the_other_tasks_get_the_design_interval_covered():
     est3 = CrossTask().fit(source[0], items)
     est3.predict(_benchmark(5, seed=4, shift=3.0)[0][:, items])
     assert not est3.beyond_sources_.any()
+
+
+def test_a_widened_target_has_the_standard_error_of_its_widened_interval_and_its_distance():
+    from harness_ext.methods.engine.item_estimators import _z
+
+    res = ItemEstimate(np.array([0.5, 0.5]), np.array([0.45, 0.45]), np.array([0.55, 0.55]), 0.9,
+                       np.array([0.03, 0.03]))
+    design = ItemEstimate(np.array([0.6, 0.6]), np.array([0.5, 0.5]), np.array([0.7, 0.7]), 0.9, np.array([0.06, 0.06]))
+    out = widen_beyond_sources(res, design, np.array([0.08, -0.02]))
+    assert np.isclose(out.se[0], (0.7 - 0.45) / (2 * _z(0.9))) and out.se[0] > res.se[0]
+    assert out.se[1] == 0.03  # not beyond the sources: the composite's own
+    assert np.array_equal(out.beyond_sources, [0.08, -0.02])
+
+
+def test_the_result_says_how_far_beyond_the_sources_each_target_lies():
+    source = _benchmark(80, seed=1)
+    est, res, _ = _fit_predict(source, _benchmark(20, seed=2, shift=3.0))
+    assert np.array_equal(res.beyond_sources > 0, est.beyond_sources_)
+    assert np.all(res.beyond_sources[est.beyond_sources_] <= 1.0)

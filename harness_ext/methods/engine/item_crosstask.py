@@ -243,14 +243,22 @@ def other_tasks_mean(blocks: list) -> np.ndarray:
 
 
 def widen_beyond_sources(res: ItemEstimate, design: ItemEstimate, beyond: np.ndarray) -> ItemEstimate:
-    """``res`` with the interval of each ``beyond`` target widened to the hull of its own and ``design``'s.
+    """``res`` with the interval of each target ``beyond`` the sources (a distance above them, flagged where
+    positive) widened to the hull of its own and ``design``'s; ``beyond`` recorded in the result.
 
     The estimate is kept; a design-based interval holds whatever the model is (Zhang, Dorner and Hardt 2025,
-    §4, eq. 4), a regression's precision only for models like those it learned from.
+    §4, eq. 4), a regression's precision only for models like those it learned from. A widened target's
+    standard error is the widened interval's half-width over the normal quantile of the level, the standard
+    error of a normal interval as wide (what :func:`~harness_ext.methods.reduction.item_benchmark.task_standard_error`
+    reads from an interval without one), so a benchmark's interval combined from the tasks' standard errors
+    widens with it; the others keep theirs.
     """
-    lower = np.where(beyond, np.minimum(res.lower, design.lower), res.lower)
-    upper = np.where(beyond, np.maximum(res.upper, design.upper), res.upper)
-    return ItemEstimate(res.estimate, lower, upper, res.level, res.se)
+    beyond = np.asarray(beyond, dtype=float)
+    flag = beyond > 0
+    lower = np.where(flag, np.minimum(res.lower, design.lower), res.lower)
+    upper = np.where(flag, np.maximum(res.upper, design.upper), res.upper)
+    se = None if res.se is None else np.where(flag, (upper - lower) / (2 * _z(res.level)), res.se)
+    return ItemEstimate(res.estimate, lower, upper, res.level, se, beyond_sources=beyond)
 
 
 class CrossTask(_ItemEstimator):
@@ -288,8 +296,9 @@ class CrossTask(_ItemEstimator):
     more items than this task's sample) keeps the composite's estimate, and its interval is widened to also
     cover the design-based one (:func:`widen_beyond_sources`): the regression learned how this task follows
     the others from models below the target on them, so its precision does not carry over (a model
-    strongest on the whole benchmark is often not beyond the sources on each task). ``beyond_sources_``
-    flags those targets after :meth:`predict`.
+    strongest on the whole benchmark is often not beyond the sources on each task); its standard error becomes
+    the widened interval's half-width over the normal quantile. ``beyond_sources_`` flags those targets after
+    :meth:`predict`, and the result's ``beyond_sources`` says by how much (NaN without other tasks).
 
     References
     ----------
@@ -505,9 +514,9 @@ class CrossTask(_ItemEstimator):
     def predict(self, Y, others=()) -> ItemEstimate:
         others = list(others)
         a = self.design_.predict(Y, others=others)
-        if self.learn_ is None:
+        if self.learn_ is None:  # the design-based estimate already: nothing to widen
             self.weight_ = np.zeros_like(a.estimate)
-            self.beyond_sources_ = np.zeros(len(a.estimate), dtype=bool)  # the design-based estimate already
+            self.beyond_sources_ = np.zeros(len(a.estimate), dtype=bool)
             return a
         m = self.learn_.predict(Y, others=others).estimate
         v_m = self.learn_.error_variance(Y)
@@ -518,9 +527,9 @@ class CrossTask(_ItemEstimator):
         se = np.sqrt(np.maximum(self.interval_scale_ ** 2 * scaled + self.interval_scale_ * cross + fixed, 0.0))
         h = _z(self.level) * se
         res = ItemEstimate(est, centre - h, centre + h, self.level, se)
-        reach = other_tasks_mean(others) if others else np.full(len(est), -np.inf)
-        self.beyond_sources_ = reach > self.others_reach_
-        return widen_beyond_sources(res, a, self.beyond_sources_)
+        beyond = other_tasks_mean(others) - self.others_reach_ if others else np.full(len(est), np.nan)
+        self.beyond_sources_ = beyond > 0
+        return widen_beyond_sources(res, a, beyond)
 
     def _interval_parts(self, a, al, au, sd_a, m, v_m, local, w, bounds=None) -> tuple:
         """``(estimate, centre, scaled, cross, fixed)``: the composite and its error variance, ``k**2 scaled + k

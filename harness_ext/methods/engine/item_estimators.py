@@ -72,6 +72,10 @@ class ItemEstimate:
     #: The estimate's standard error where the interval is built from one (design-based estimators); an
     #: interval shifted for skewness is not symmetric, so its width alone does not give the standard error.
     se: np.ndarray | None = None
+    #: Per target, how far its mean over the benchmark's other tasks' sampled items lies above every source
+    #: model's on the same items (positive: beyond the sources there, and its interval widened; NaN: not looked
+    #: at), for an estimator that flags it (:class:`~.item_crosstask.CrossTask`); None for the others.
+    beyond_sources: np.ndarray | None = None
 
     @property
     def width(self) -> np.ndarray:
