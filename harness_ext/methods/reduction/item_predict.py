@@ -39,10 +39,13 @@ class ItemPrediction(PredictionResult):
     """Predictions of an item-level manifest (same tables as :class:`PredictionResult`).
 
     ``table`` adds ``n_items`` (the task's) and ``n_used`` (the items the estimate used); ``observed``
-    marks a task measured whole. ``aggregate``'s ``metric`` is the tasks' metric (or ``mean score``
-    when they differ) and its ``normalised`` columns repeat the score: item scores are not normalised.
-    Its ``frontier`` is the model's distance beyond the population's range of benchmark scores, read from the mean
-    of its items run (0 inside, negative below it; :func:`frontier_of`).
+    marks a task measured whole; ``beyond_other_tasks`` is how far the model's mean over the other tasks' sampled
+    items lies above every population model's (NaN for an estimator that does not look), and ``widened`` marks the
+    tasks whose interval was widened to cover the design-based one for it (``crosstask``). ``aggregate``'s
+    ``metric`` is the tasks' metric (or ``mean score`` when they differ) and its ``normalised`` columns repeat the
+    score: item scores are not normalised. Its ``frontier`` is the model's distance beyond the population's range of
+    benchmark scores, read from the mean of its items run (0 inside, negative below it; :func:`frontier_of`), and
+    ``n_widened`` the number of its tasks widened.
     """
 
     def score_heading(self) -> str:
@@ -269,10 +272,12 @@ def read_item_logs(paths, listed=frozenset()) -> tuple:
 
 def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: float, other_logs=None,
                   cache=None, own_draw: bool = False) -> tuple:
-    """``(estimate, lower, upper, n_used, note, se, plain)`` of one task from one model's logged item scores.
+    """``(estimate, lower, upper, n_used, note, se, plain, beyond)`` of one task from one model's logged item scores.
 
     ``plain``: the mean of the items used under the random design (unbiased whatever the model, so it says where the
-    model lies when a regression cannot follow it; :func:`frontier_of`), else the estimate.
+    model lies when a regression cannot follow it; :func:`frontier_of`), else the estimate. ``beyond``: how far the
+    model's mean over the other tasks' sampled items lies above every population model's, for an estimator that
+    widens its interval there (positive: widened; ``crosstask``, its result's ``beyond_sources``), else NaN.
 
     ``logged``: doc_id -> score. Every item logged: the mean in document order (the harness's score).
     Otherwise the estimator on the logged items of the manifest's sample (a random part of a random
@@ -295,7 +300,7 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
         vals = [float(logged[d]) for d in np.sort(ids)]
         est = sum(vals) / len(vals)  # summed as lm-eval's mean aggregation sums: the same float
         return est, est, est, len(ids), (f"{unknown} logged ids not items of the task (it has {len(ids):,}) not "
-                                         "used" if unknown else None), 0.0, est
+                                         "used" if unknown else None), 0.0, est, np.nan
     design = manifest_design(manifest)
     info = design_info(manifest["tasks"][task], len(ids), len(sample), f"task {task!r}")
     drawn = own_draw and design == "random" and not np.isin(sample, have).all()
@@ -306,7 +311,8 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
     note = (f"{extra} logged items outside the manifest's sample not used"
             + (f" ({unknown} of them not items of the task, which has {len(ids):,})" if unknown else "")) if extra else None
     if len(used) < 2:
-        return np.nan, np.nan, np.nan, len(used), f"{len(used)} of the manifest's {len(sample)} items logged", np.nan, np.nan
+        return (np.nan, np.nan, np.nan, len(used), f"{len(used)} of the manifest's {len(sample)} items logged", np.nan,
+                np.nan, np.nan)
     if drawn:
         note = f"HELM's own random draw of {len(used)} items used as the sample (the manifest's is not in the run)"
     elif len(used) < len(sample):
@@ -324,7 +330,7 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
             if len(used) == len(sample):
                 raise
             # A partial log can leave a stratum without an item: that task has no unbiased estimate, the others do.
-            return np.nan, np.nan, np.nan, len(used), "; ".join(filter(None, [note, str(exc)])), np.nan, np.nan
+            return np.nan, np.nan, np.nan, len(used), "; ".join(filter(None, [note, str(exc)])), np.nan, np.nan, np.nan
         note = "; ".join(filter(None, [note, _beyond_note(design, M, float(res.estimate[0]))]))
     lo, hi = float(res.lower[0]), float(res.upper[0])
     # The standard error before clipping: the rule reduce's expected figures use (item_benchmark).
@@ -332,7 +338,8 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
     if np.isin(M, (0.0, 1.0)).all():  # a proportion stays in [0, 1]
         lo, hi = max(lo, 0.0), min(hi, 1.0)
     plain = float(Y.mean()) if design == "random" else float(res.estimate[0])
-    return float(res.estimate[0]), lo, hi, len(used), note, se, plain
+    beyond = np.nan if res.beyond_sources is None else float(res.beyond_sources[0])
+    return float(res.estimate[0]), lo, hi, len(used), note, se, plain, beyond
 
 
 def _beyond_note(design: str, M: np.ndarray, estimate: float):
@@ -422,31 +429,32 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
                 warnings.append(f"{model}: no per-item {b['metric']} log for task {task}" + (
                     f" (it logged {', '.join(other)}; the population was scored by {b['metric']})" if other
                     else _left_out_hint(manifest, task)))
-                e = lo = hi = se = plain = np.nan
+                e = lo = hi = se = plain = beyond = np.nan
                 n_used, note = 0, None
             else:
-                e, lo, hi, n_used, note, se, plain = task_estimate(reg, manifest, task, sel, level, logs, cache,
-                                                                   helm[task])
+                e, lo, hi, n_used, note, se, plain, beyond = task_estimate(reg, manifest, task, sel, level, logs,
+                                                                           cache, helm[task])
             if note:
                 warnings.append(f"{model}, {task}: {note}")
             observed = bool(n_used == b["n_items"] and lo == hi)
-            mine.append((e, 0.0 if observed else se, observed, plain))
+            mine.append((e, 0.0 if observed else se, observed, plain, beyond))
             rows.append({"model": model, "dataset": task, "metric": b["metric"], "observed": observed, "score": e,
                          "lower": lo, "upper": hi, "actual": np.nan, "raw": e, "raw_lower": lo, "raw_upper": hi, "raw_actual": np.nan,
-                         "n_used": n_used, "n_items": b["n_items"]})
+                         "n_used": n_used, "n_items": b["n_items"], "beyond_other_tasks": beyond, "widened": beyond > 0})
         est, lower, upper, _ = benchmark_interval([v[0] for v in mine], [v[1] for v in mine], weights, level, corr)
         missing = [t for t, v in zip(tasks, mine) if np.isnan(v[0])]
         if 0 < len(missing) < len(tasks):  # with none, each task's warning says it all
             warnings.append(f"{model}: no full-benchmark estimate: {len(missing)} of {len(tasks)} tasks "
                             f"{'has' if len(missing) == 1 else 'have'} no items for it ({listed(missing, 5)}); the estimate "
                             "needs every task's items")
+        widened = {t: v[4] for t, v in zip(tasks, mine) if v[4] > 0}
         beyond, note = frontier_of(model, est, np.array([v[3] for v in mine]), weights, reach, name, reg,
-                                   all(v[2] for v in mine))
+                                   all(v[2] for v in mine), widened)
         warnings += [note] if note else []
         aggs.append({"model": model, "metric": _metric_label(tasks), "aggregate": est, "lower": lower,
                      "upper": upper, "actual": np.nan, "normalised": est, "normalised_lower": lower,
                      "normalised_upper": upper, "n_observed": sum(v[2] for v in mine), "normalised_actual": np.nan,
-                     "frontier": beyond})
+                     "frontier": beyond, "n_widened": len(widened)})
     unknown = sorted(set(long["task"]) - set(tasks))
     if unknown:
         warnings.append(f"logs of tasks not in the manifest ignored: {', '.join(unknown[:10])}")
@@ -481,7 +489,7 @@ def population_reach(manifest: dict, weights: np.ndarray) -> tuple:
 
 
 def frontier_of(model: str, est: float, plain: np.ndarray, weights: np.ndarray, reach: tuple, name: str,
-                reg, measured: bool = False) -> tuple:
+                reg, measured: bool = False, widened=None) -> tuple:
     """``(distance, warning or None)``: how far a model lies beyond the population's range of benchmark scores
     (``reach``, :func:`population_reach`; 0 inside, negative below it), in the score's units, and what that means for
     the estimator ``name``'s interval.
@@ -492,18 +500,21 @@ def frontier_of(model: str, est: float, plain: np.ndarray, weights: np.ndarray, 
     model). The drawn items' mean is unbiased whatever the model; its noise (a few points per task at 50 items) can
     put a model near the edge just beyond it, so the warning says which number lies where. A design-based interval
     holds there; a model-based one was calibrated on models like the population. ``measured``: every task was
-    measured on all its items, so nothing was estimated.
+    measured on all its items, so nothing was estimated. ``widened``: task -> how far the model's mean over the other
+    tasks' sampled items lies above every population model's, for the tasks whose interval the estimator widened
+    for it (:func:`widened_text`); said even when the model's benchmark score lies inside the population's range.
     """
     from .item_benchmark import is_design_based
 
     bench, per_task = reach
+    also = widened_text(name, widened or {}, len(plain))
     if not np.isfinite(plain).all() or not len(bench):
-        return np.nan, None
+        return np.nan, (f"{model}: {also}" if also else None)
     where = float(plain @ weights)
     lo, hi = float(bench.min()), float(bench.max())
     dist = where - hi if where > hi else (where - lo if where < lo else 0.0)
     if dist == 0.0:
-        return 0.0, None
+        return 0.0, (f"{model}: {also}" if also else None)
     side = "above the strongest" if dist > 0 else "below the weakest"
     n_out = sum(bool(len(p) and not p.min() <= e <= p.max()) for e, p in zip(plain, per_task))
     if measured:
@@ -519,7 +530,25 @@ def frontier_of(model: str, est: float, plain: np.ndarray, weights: np.ndarray, 
     return dist, (f"{model}: beyond the population: the mean score of the items it ran, {where:.3f} over the "
                   f"benchmark, lies {abs(dist):.3f} {side} of the manifest's {plural(len(bench), 'population model')} "
                   f"({hi if dist > 0 else lo:.3f}), outside their range on {n_out} of {plural(len(per_task), 'task')} (the {name} "
-                  f"estimate: {est:.3f}); {how}")
+                  f"estimate: {est:.3f}); {how}" + (f"; {also}" if also else ""))
+
+
+def widened_text(name: str, widened: dict, n_tasks: int) -> str:
+    """What an estimator's widening for a model beyond the population on the other tasks means (``""`` for none).
+
+    ``widened``: task -> how far the model's mean over the benchmark's other tasks' sampled items lies above every
+    population model's on the same items (:class:`~harness_ext.methods.engine.item_crosstask.CrossTask`'s flag).
+    """
+    if not widened:
+        return ""
+    from ...report import listed
+
+    shown = listed([f"{t} by {d:.3f}" for t, d in sorted(widened.items(), key=lambda kv: -kv[1])], 5)
+    what = ("those tasks' intervals to also cover their" if len(widened) != 1 else "that task's interval to also cover its")
+    return (f"beyond the population on the other tasks' sampled items for {len(widened)} of "
+            f"{plural(n_tasks, 'task')}: its mean score over the other tasks' sampled items lies above every "
+            f"population model's ({shown}), so {name} widened {what} design-based part's (AIPW), whose interval holds "
+            "whatever the model is (the estimate is unchanged)")
 
 
 def _check_some_log_matches(manifest: dict, long: pd.DataFrame) -> None:

@@ -219,10 +219,12 @@ def expected_errors_and_correlation(pops: dict, samples: dict, weights: dict, es
             parts = ([(np.array([fold_of[m] != k for m in models]), np.array([fold_of[m] == k for m in models]))
                       for k in range(n_folds)] if split == "interpolation"
                      else [(np.isin(m_arr, list(weak)), np.isin(m_arr, list(strong)))])
-            got = _task_cells(reg, M, np.asarray(samples[t]), m_arr, parts, level, others[t], design,
-                              (infos or {}).get(t), task_seed(random_state, t))
+            got, n_widened = _task_cells(reg, M, np.asarray(samples[t]), m_arr, parts, level, others[t], design,
+                                         (infos or {}).get(t), task_seed(random_state, t))
             if got:
                 per_task[t] = _figures(*_cell_arrays(got.values()), len(got))
+                if n_widened is not None:  # the estimator's heuristic, counted where its figures are
+                    per_task[t]["n_widened"] = n_widened
                 cells.update({(m, t): c for m, c in got.items()})
         out[split], split_cells[split] = {"tasks": per_task}, cells
     tasks = sorted({t for c in split_cells.values() for _, t in c})
@@ -232,13 +234,16 @@ def expected_errors_and_correlation(pops: dict, samples: dict, weights: dict, es
     return out, corr
 
 
-def _task_cells(reg, M, S, m_arr, parts, level, others, design, info, seed) -> dict:
-    """model -> (estimate, lower, upper, truth, se) of one task's held-out models over the ``parts`` (train, test)."""
+def _task_cells(reg, M, S, m_arr, parts, level, others, design, info, seed) -> tuple:
+    """``(cells, n_widened)`` of one task's held-out models over the ``parts`` (train, test): ``cells``, model ->
+    (estimate, lower, upper, truth, se); ``n_widened``, how many of them the estimator widened the interval of for
+    lying beyond its training models on the other tasks' sampled items (``crosstask``; None for an estimator that
+    does not look)."""
     from .item_benchmark import task_standard_error
 
     if len(S) >= M.shape[1]:  # every item runs: the task's score is measured, not estimated
-        return {}
-    cells = {}
+        return {}, None
+    cells, n_widened = {}, None
     for train, test in parts:
         if train.sum() < 2 or not test.any():
             continue
@@ -246,7 +251,9 @@ def _task_cells(reg, M, S, m_arr, parts, level, others, design, info, seed) -> d
         se = task_standard_error(e.lower, e.upper, e.se, level)
         for m, v, lo, hi, tr, s in zip(m_arr[test], e.estimate, e.lower, e.upper, truth, se):
             cells[m] = (float(v), float(lo), float(hi), float(tr), float(s))
-    return cells
+        if e.beyond_sources is not None:
+            n_widened = (n_widened or 0) + int(np.sum(np.asarray(e.beyond_sources) > 0))
+    return cells, n_widened
 
 
 def _cell_arrays(cells) -> tuple:
@@ -549,7 +556,24 @@ class ItemReduceResult(Result):
         from ...report import format_table
         from .item_benchmark import correlation_text
 
-        return head + correlation_text(self.manifest) + self._inspect_line() + "\n" + format_table(table, floatfmt=floatfmt)
+        return (head + self._widened_line() + correlation_text(self.manifest) + self._inspect_line() + "\n"
+                + format_table(table, floatfmt=floatfmt))
+
+    def _widened_line(self) -> str:
+        """How many held-out task estimates the estimator widened for a model beyond its training models on the other
+        tasks' sampled items, per split (``""`` for an estimator that does not look)."""
+        ex, said = self.manifest["expected_error"], []
+        for split, short in (("interpolation", "in"), ("extrapolation", "frontier")):
+            figs = [f for f in ex[split]["tasks"].values() if f.get("n_widened") is not None]
+            if figs:
+                said.append(f"{sum(f['n_widened'] for f in figs):,} of {sum(f['n_models'] for f in figs):,} "
+                            f"'{short}'")
+        if not said:
+            return ""
+        return (f"\n{self.manifest['design']['estimator']} widened the interval of {' and '.join(said)} held-out "
+                "task estimates to also cover its design-based part's: their model's mean over the other tasks' "
+                "sampled items lies above every training model's (the estimate is unchanged; the figures below "
+                "include them).")
 
     def _inspect_line(self) -> str:
         """How to run the drawn samples of the tasks from Inspect logs (none: ``""``)."""
