@@ -238,7 +238,7 @@ def _task_cells(reg, M, S, m_arr, parts, level, others, design, info, seed) -> t
     """``(cells, n_widened)`` of one task's held-out models over the ``parts`` (train, test): ``cells``, model ->
     (estimate, lower, upper, truth, se); ``n_widened``, how many of them the estimator widened the interval of for
     lying beyond its training models on the other tasks' sampled items (``crosstask``; None for an estimator that
-    does not look)."""
+    does not look, or a benchmark of one task)."""
     from .item_benchmark import task_standard_error
 
     if len(S) >= M.shape[1]:  # every item runs: the task's score is measured, not estimated
@@ -251,8 +251,9 @@ def _task_cells(reg, M, S, m_arr, parts, level, others, design, info, seed) -> t
         se = task_standard_error(e.lower, e.upper, e.se, level)
         for m, v, lo, hi, tr, s in zip(m_arr[test], e.estimate, e.lower, e.upper, truth, se):
             cells[m] = (float(v), float(lo), float(hi), float(tr), float(s))
-        if e.beyond_sources is not None:
-            n_widened = (n_widened or 0) + int(np.sum(np.asarray(e.beyond_sources) > 0))
+        beyond = None if e.beyond_sources is None else np.asarray(e.beyond_sources, dtype=float)
+        if beyond is not None and np.isfinite(beyond).any():  # looked at: there are other tasks
+            n_widened = (n_widened or 0) + int(np.sum(beyond > 0))
     return cells, n_widened
 
 
