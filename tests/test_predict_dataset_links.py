@@ -13,7 +13,6 @@ from the log (another dataset repository each), so ``reduce`` has models to lear
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
@@ -54,7 +53,7 @@ def _record(folder: Path, model: str, score: float) -> Path:
     return p
 
 
-def _manifest(tmp_path, simpleqa_as_record: bool) -> Path:
+def _manifest(tmp_path, simpleqa_as_record: bool, alias_file: str = "") -> Path:
     """``reduce`` of 14 models on SimpleQA (as logs, or as records) and two more tasks; the subset is SimpleQA and one
     other task (``--budget 2`` of 3 columns, then checked)."""
     train = tmp_path / "train"
@@ -68,6 +67,9 @@ def _manifest(tmp_path, simpleqa_as_record: bool) -> Path:
         _record(train, model, s) if simpleqa_as_record else _log(train, model, s)
     db, out = tmp_path / "train.duckdb", tmp_path / "manifest"
     assert main(["ingest", "--db", str(db), str(train)]) == 0
+    if alias_file:
+        (tmp_path / "aliases.yaml").write_text(alias_file)
+        assert main(["info", "--db", str(db), "--dataset-aliases", str(tmp_path / "aliases.yaml")]) == 0
     assert main(["reduce", "--db", str(db), "--benchmark", "inspect", "--budget", "2", "--no-plot", "--out",
                  str(out), "--json"]) == 0
     return out / "manifest.json"
@@ -149,3 +151,45 @@ def test_a_record_fitting_several_of_the_manifests_tasks_is_read_under_none(tmp_
         ingest_paths(store, [str(RECORD)], show_progress=False)
         renames, notes = new_result_links(datasets[:1], store)
     assert renames[("inspect", "SimpleQA-Verified")][:2] == ("inspect", "simpleqa_verified") and not notes
+
+
+def test_a_manifest_written_before_it_kept_the_links_reads_them_from_its_store(tmp_path, capsys):
+    manifest = _manifest(tmp_path, simpleqa_as_record=False)
+    doc = json.loads(manifest.read_text())
+    for d in doc["datasets"]:
+        d.pop("link_fields", None)
+    manifest.write_text(json.dumps(doc))
+    new = tmp_path / "new"
+    new.mkdir()
+    files = [_log(new, "org/new", 0.5, task) for task in OTHER] + [_record(new, "org/new", 0.431)]
+    result, _ = _predict(capsys, manifest, *files)
+    assert _cell(result, "simpleqa_verified") == pytest.approx(0.431)
+    # without the store either: the record is not read, and predict says the dataset is missing, as before
+    Path(doc["source"]["store"]).unlink()
+    result, _ = _predict(capsys, manifest, *files)
+    assert not any("read as the manifest's" in w for w in result["warnings"])
+
+
+def test_the_users_alias_file_reaches_predict(tmp_path, capsys):
+    """``separate:`` keeps the record apart at predict too; a declared alias links a record no built-in rule would
+    (its repository a mirror's)."""
+    manifest = _manifest(tmp_path, simpleqa_as_record=False, alias_file="separate: [SimpleQA-Verified]\n")
+    new = tmp_path / "new"
+    new.mkdir()
+    files = [_log(new, "org/new", 0.5, task) for task in OTHER] + [_record(new, "org/new", 0.431)]
+    result, _ = _predict(capsys, manifest, *files)
+    assert not any("read as the manifest's" in w for w in result["warnings"])
+
+    other = tmp_path / "declared"
+    other.mkdir()
+    manifest = _manifest(other, simpleqa_as_record=False,
+                         alias_file="aliases:\n  inspect/simpleqa_verified: [inspect/SimpleQA-Verified]\n")
+    doc = json.loads(RECORD.read_text())
+    doc["evaluation_results"][0]["source_data"]["hf_repo"] = "mirror/simpleqa"
+    doc["model_info"]["id"] = doc["model_info"]["name"] = "org/new"
+    mirror = other / "mirror.json"
+    mirror.write_text(json.dumps(doc))
+    result, _ = _predict(capsys, manifest, *files[:2], mirror)
+    assert _cell(result, "simpleqa_verified") == pytest.approx(0.431)
+    assert any("SimpleQA-Verified of the new results read as the manifest's simpleqa_verified (an alias of "
+               "simpleqa_verified in the manifest's training store)" in w for w in result["warnings"])

@@ -305,9 +305,9 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
                           ["model_name", "benchmark", "dataset", "metric", "num_fewshot"])
         # A dataset the manifest names otherwise (an Inspect task's Every Eval Ever record, or the reverse): read
         # under the manifest's name by the store's link rules, and said with counts.
-        from .predict_links import new_result_links, relink_rows
+        from .predict_links import manifest_datasets, new_result_links, relink_rows
 
-        renames, link_problems = new_result_links(manifest["datasets"], store)
+        renames, link_problems = new_result_links(manifest_datasets(manifest), store)
         long, linked = relink_rows(long, renames)
         conflicts = store.conflicts()
         # lm-eval groups are stored as aggregates; the table names some as a dataset's task (the leaderboard's BBH is

@@ -3,7 +3,8 @@
 The store links an Every Eval Ever record of an Inspect AI run and the Inspect task's log into one column
 (:mod:`harness_ext.store.dataset_links`). A manifest keeps what those links compare for each of its datasets (the
 dataset's repository, size and scorer: ``link_fields``) and the names merged into it in its training matrix
-(``aliases``: built-in links and the user's ``info --dataset-aliases``). ``predict`` then reads a new model's record
+(``aliases``: built-in links and the user's ``info --dataset-aliases``; ``separate``: the names the user kept
+apart). ``predict`` then reads a new model's record
 of a dataset the manifest names by its Inspect task (or its log of a dataset the manifest names by the record's name)
 under the manifest's name, with the same rules (:func:`~harness_ext.store.dataset_links.match_runs`), and says what it
 linked with counts; a file that fits several of the manifest's datasets is read under none of them, and said.
@@ -15,10 +16,10 @@ from typing import Optional
 
 import pandas as pd
 
-from ...store.dataset_links import link_fields, match_runs, stored_link_fields
+from ...store.dataset_links import link_fields, match_runs, stored_link_fields, user_links
 
 #: The manifest dataset fields :func:`column_links` adds.
-FIELDS = ("link_fields", "aliases")
+FIELDS = ("link_fields", "aliases", "separate")
 
 
 def column_links(df: pd.DataFrame, db) -> dict:
@@ -37,10 +38,41 @@ def column_links(df: pd.DataFrame, db) -> dict:
 
     with Store.open(db, read_only=True) as store:
         stored = stored_link_fields(store)
+        declared, separate = user_links(store)
     for c, md in meta.items():
-        if fields := stored.get((md.get("benchmark"), md.get("dataset"))):
+        bench, name = md.get("benchmark"), md.get("dataset")
+        if fields := stored.get((bench, name)):
             out.setdefault(c, {})["link_fields"] = fields
+            if separate:  # the user's names kept apart from the built-in links stay apart at predict too
+                out[c]["separate"] = sorted(separate)
+        for link in declared:  # declared even where the training store has no dataset of that name
+            if link["canonical"] in (name, f"{bench}/{name}", c):
+                aliases = out.setdefault(c, {}).setdefault("aliases", [])
+                if link["alias"] not in aliases:
+                    aliases.append(link["alias"])
     return out
+
+
+def manifest_datasets(manifest: dict) -> list:
+    """The manifest's datasets, with the ``link_fields`` of its source store where the manifest (written before it
+    kept them) has none and the store is still there."""
+    datasets = manifest["datasets"]
+    store_path = (manifest.get("source") or {}).get("store")
+    if any("link_fields" in d for d in datasets) or not store_path:
+        return datasets
+    from pathlib import Path
+
+    from ...store.db import Store
+
+    if not Path(store_path).is_file():
+        return datasets
+    try:
+        with Store.open(store_path, read_only=True) as store:
+            stored = stored_link_fields(store)
+    except Exception:  # noqa: BLE001 - a store that cannot be read now only loses the links, as before
+        return datasets
+    return [{**d, "link_fields": stored[(d.get("benchmark"), _short(d))]} if (d.get("benchmark"), _short(d)) in stored
+            else d for d in datasets]
 
 
 def _short(d: dict) -> str:
@@ -64,12 +96,15 @@ def new_result_links(datasets: list, store) -> tuple:
         for alias in d.get("aliases") or ():
             for key in ((bench, alias), (bench, alias.rpartition("/")[2])):
                 if key in names and key not in own:
-                    renames[key] = (bench, short, f"merged into {d['name']} in the manifest's training matrix")
+                    renames[key] = (bench, short, f"an alias of {d['name']} in the manifest's training store")
     fields = {k: link_fields(d.get("link_fields") or {}) for k, d in own.items()}
     links, unresolved = match_runs({**{k: f for k, f in fields.items() if f}, **new})
+    apart = {n for d in datasets for n in d.get("separate") or ()}
     targets: dict = {}
     for link in links:
         a, c = link["alias"], link["canonical"]
+        if a[1] in apart or "/".join(a) in apart:  # 'separate:' in the user's dataset alias file
+            continue
         if a in new and c in own:  # the new model's record of the manifest's Inspect task
             targets.setdefault(a, []).append((c, link["why"]))
         elif a in own and c in new:  # the new model's Inspect log of the manifest's record
