@@ -16,23 +16,10 @@ from harness_ext.errors import PluginError
 from harness_ext.plugin_manager import get_plugin_manager, get_registration, get_registrations
 from harness_ext.types import Predictor
 
-from plugin_site import install, plugin_site, run_cli
+from plugin_site import PLUGIN_HEADER, install, plugin_site, run_cli
 
-MODULE = """
-import numpy as np
-from harness_ext import hookimpl, Predictor, Selector
-from harness_ext.base import BasePredictor, check_matrix
-
-
-class Mean(BasePredictor):
-    def __init__(self, k=1):
-        self.k = k
-
-    def fit(self, X):
-        X = check_matrix(X)
-        self.mean_ = np.where(np.isnan(X), np.nanmean(X, axis=0), X)
-        self.std_ = None
-        return self
+MODULE = PLUGIN_HEADER + """
+from harness_ext import Selector
 
 
 class Plain:
