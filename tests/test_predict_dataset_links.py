@@ -193,3 +193,18 @@ def test_the_users_alias_file_reaches_predict(tmp_path, capsys):
     assert _cell(result, "simpleqa_verified") == pytest.approx(0.431)
     assert any("SimpleQA-Verified of the new results read as the manifest's simpleqa_verified (an alias of "
                "simpleqa_verified in the manifest's training store)" in w for w in result["warnings"])
+
+
+def test_a_linked_result_on_another_metric_is_not_read_and_said():
+    import pandas as pd
+
+    from harness_ext.methods.reduction.predict_links import relink_rows
+
+    long = pd.DataFrame({"model": ["m", "m"], "benchmark": ["inspect"] * 2, "dataset": ["SimpleQA-Verified"] * 2,
+                         "metric": ["accuracy", "f1"], "num_fewshot": [-1, -1], "value": [0.4, 0.3]})
+    renames = {("inspect", "SimpleQA-Verified"): ("inspect", "simpleqa_verified", "the same run")}
+    out, notes = relink_rows(long, renames, [{"name": "simpleqa_verified", "benchmark": "inspect",
+                                              "metric": "accuracy"}])
+    assert sorted(zip(out["dataset"], out["metric"])) == [("SimpleQA-Verified", "f1"), ("simpleqa_verified", "accuracy")]
+    assert any("1 result on another metric than its accuracy (f1): not read as simpleqa_verified" in n for n in notes)
+    assert any("1 result read under simpleqa_verified" in n for n in notes)

@@ -307,8 +307,9 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
         # under the manifest's name by the store's link rules, and said with counts.
         from .predict_links import manifest_datasets, new_result_links, relink_rows
 
-        renames, link_problems = new_result_links(manifest_datasets(manifest), store)
-        long, linked = relink_rows(long, renames)
+        datasets = manifest_datasets(manifest)
+        renames, link_problems = new_result_links(datasets, store)
+        long, linked = relink_rows(long, renames, datasets)
         conflicts = store.conflicts()
         # lm-eval groups are stored as aggregates; the table names some as a dataset's task (the leaderboard's BBH is
         # group leaderboard_bbh): read only through it, never matched as a dataset of their own.

@@ -135,11 +135,11 @@ def new_result_links(datasets: list, store) -> tuple:
     return renames, notes
 
 
-def relink_rows(long: pd.DataFrame, renames: dict) -> tuple:
+def relink_rows(long: pd.DataFrame, renames: dict, datasets: list) -> tuple:
     """``(long, notes)``: the new results' rows (:func:`~harness_ext.store.matrix.query_results`) of each renamed
-    dataset under the manifest's name, with a note per link counting its cells: read under the manifest's name, or
-    the same model's result there under both names (one run read from two files: the manifest's name kept, counted
-    as the same value or as disagreeing)."""
+    dataset under the manifest's name (its ``datasets``), with a note per link counting its cells: read under the
+    manifest's name, or the same model's result there under both names (one run read from two files: the manifest's
+    name kept, counted as the same value or as disagreeing), or on another metric than the manifest's (not read)."""
     if not renames or long.empty:
         return long, []
     from ...report import plural
@@ -152,9 +152,17 @@ def relink_rows(long: pd.DataFrame, renames: dict) -> tuple:
     long = long.copy()
     key = ["model", "benchmark", "dataset", "metric", "num_fewshot"]
     direct = {tuple(r[:-1]): r[-1] for r in long.loc[~hit, key + ["value"]].itertuples(index=False)}
+    metric = {(d.get("benchmark"), _short(d)): d.get("metric") for d in datasets}
     notes, drop = [], []
     for old, (bench, name, why) in renames.items():
+        want = metric.get((bench, name))
         rows = [i for i, k in zip(long.index, keys) if k == old]
+        other = [i for i in rows if want is not None and long.at[i, "metric"] != want]
+        rows = [i for i in rows if i not in set(other)]
+        if other:
+            notes.append(f"dataset {old[1]} of the new results fits the manifest's {name} ({why}), but "
+                         f"{plural(len(other), 'result')} on another metric than its {want} "
+                         f"({', '.join(sorted(set(map(str, long.loc[other, 'metric']))))}): not read as {name}")
         if not rows:
             continue
         long.loc[rows, ["benchmark", "dataset"]] = [bench, name]
