@@ -113,7 +113,11 @@ def test_helm_own_draw_is_the_sample_under_the_random_design(tmp_path):
     pred = predict_items(m, [_helm_slice(tmp_path / "helm_run", others)])
     [row] = pred.table.to_dict("records")
     assert row["n_used"] == 15 and row["raw_lower"] < row["raw"] < row["raw_upper"]
-    assert any("HELM's own random draw of 15 items" in w for w in pred.warnings)
+    [note] = [w for w in pred.warnings if "HELM's own draw" in w]
+    assert "HELM's own draw of 15 of the task's items used as its random sample" in note
+    assert "the run holds 0 of the manifest's 12 drawn items" in note
+    # The population here is an item table on HELM's instance numbers: matched by number, and said so.
+    assert "came from an item table: matched by number" in note
     # The stratified design cannot take another draw: the strata fix the inclusion probabilities.
     (tmp_path / "s").mkdir()
     ms = load_manifest(_reduce(tmp_path / "s", design="stratified"))
