@@ -10,8 +10,9 @@ run entries (:mod:`harness_ext.methods.reduction.harness_names`). A dataset a fo
 express is listed in a comment naming it, never silently dropped, and a file
 never holds an empty task list. HELM cannot run a list of instances:
 the conf of an item-level manifest gives each task's entry ``max_eval_instances=N`` (HELM's own draw of ``N``,
-numpy seed 0) and leaves out a task HELM runs as several entries, saying so with counts. An item-level manifest whose tasks all came from Inspect AI logs gets no HELM conf,
-task list or lm-eval group: they run under Inspect, from ``inspect_sample_ids.json``.
+numpy seed 0) and leaves out a task HELM runs as several entries, saying so with counts. An item-level manifest
+whose tasks all came from Inspect AI logs gets no HELM conf, task list or lm-eval group: they run under Inspect,
+from ``inspect_sample_ids.json``.
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ def write_json(manifest: dict, out_dir: Path) -> list:
 
 
 #: What the HELM conf of an item-level reduction says about the items (:func:`write_helm_conf` adds it).
-HELM_ITEMS_NOTE = ["# HELM cannot run a list of items: an entry's max_eval_instances=N runs HELM's own draw of N of its",
-                   "# instances (numpy seed 0, fixed: the same N for every model and run; it outranks helm-run",
-                   "# --max-eval-instances), not the manifest's. Drawn without the model's answers, it is a random sample."]
+HELM_ITEMS_NOTE = [
+    "# HELM cannot run a list of items: an entry's max_eval_instances=N runs HELM's own draw of N of its",
+    "# instances (numpy seed 0, fixed: the same N for every model and run; it outranks helm-run",
+    "# --max-eval-instances), not the manifest's. Drawn without the model's answers, it is a random sample."]
 
 
 def with_max_eval_instances(desc: str, n: int) -> str:
