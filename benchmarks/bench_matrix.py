@@ -127,6 +127,7 @@ def matrix_rows(tmp: Path, m: int, d: int, missing: float, per_source: int, repe
 
     from harness_ext.store.db import Store
     from harness_ext.store.matrix import MatrixQuery, load_matrix
+    from harness_ext.store.scan import arrow_table
 
     db = tmp / "store.duckdb"
     t0 = time.perf_counter()
@@ -169,7 +170,7 @@ def matrix_rows(tmp: Path, m: int, d: int, missing: float, per_source: int, repe
             del back
             # The floor of any store -> matrix from this layout: DuckDB's scan of the three columns to Arrow.
             t0, c0 = time.perf_counter(), time.process_time()
-            cells = store.con.sql("SELECT model_id, dataset_id, value FROM results").to_arrow_table()
+            cells = arrow_table(store.con, "SELECT model_id, dataset_id, value FROM results")
             scan.append(time.perf_counter() - t0)
             scan_cpu.append(time.process_time() - c0)
             del cells

@@ -21,7 +21,7 @@ import pluggy
 from . import plugin_guard
 from .errors import PluginError
 from .hookspecs import PROJECT_NAME, HarnessExtSpecs
-from .registrations import REGISTRATION_TYPES, Lazy, normalise_name
+from .registrations import REGISTRATION_TYPES, Lazy, normalise_name, refusal, refused_later
 
 ENTRY_POINT_GROUP = "harness_ext"
 LOAD_PLUGINS_ENV = "HARNESS_EXT_LOAD_PLUGINS"
@@ -60,12 +60,12 @@ class PluginInfo:
 
 @dataclass
 class BrokenPlugin:
-    """A plugin that was skipped, and why (listed by ``harness-ext plugins``)."""
+    """A plugin that was skipped, or one registration of it refused, and why (listed by ``harness-ext plugins``)."""
 
     name: str
     source: str
     reason: str
-    kind: str = ""  # the hook that failed; "" when the whole plugin was skipped
+    kind: str = ""  # the hook that failed or refused a registration; "" when the whole plugin was skipped
 
     def __post_init__(self):
         # One line: pluggy's validation message spans three, which broke the row of ``harness-ext plugins``.
@@ -277,8 +277,9 @@ GUARDED_KINDS = ("similarity_measures", "selectors", "predictors", "weighting_sc
 
 
 def _collect(kind: str, pm: pluggy.PluginManager) -> tuple:
-    """``(found, clashes)`` for one kind; a hook that raises or yields the wrong type is recorded
-    in ``pm.harness_ext_broken`` and its registrations of this kind are left out.
+    """``(found, clashes)`` for one kind; a hook that raises is recorded in ``pm.harness_ext_broken`` and its
+    registrations of this kind are left out; a registration refused (of the wrong type, a field missing or unusable)
+    is recorded there and left out alone, the hook's other registrations kept.
 
     ``clashes``: ``(name, kept source or None, left-out source)`` per registration left out for its name: a
     third-party registration named like a built-in one is left out (the built-in is kept); of two
@@ -301,11 +302,8 @@ def _collect(kind: str, pm: pluggy.PluginManager) -> tuple:
         builtin = info is None or info.source == BUILTIN_SOURCE
         watched, seen = plugin_guard.start()
         try:
-            result = impl.function()
-            regs = list(result or ())
-            bad = next((r for r in regs if not isinstance(r, expected)), None)
-            if bad is not None:
-                raise PluginError(f"yielded {type(bad).__name__} from harness_ext_{kind}; expected {expected.__name__}")
+            with refused_later():
+                regs = list(impl.function() or ())
         except BaseException as exc:  # noqa: BLE001 - one faulty plugin must not break the others (sys.exit included)
             if plugin_guard.user_interrupt(exc, watched, seen):
                 raise
@@ -316,6 +314,7 @@ def _collect(kind: str, pm: pluggy.PluginManager) -> tuple:
                 broken.append(BrokenPlugin(plugin_name, info.source, reason, kind))
                 _warn(f"harness-ext plugin {plugin_name!r} from {info.source!r}: {reason}; its {kind} are skipped")
             continue
+        regs = _refuse_bad(regs, kind, plugin_name, info, where, builtin, broken)
         for reg in regs:
             reg.source = where
             reg.distribution = info.source if not builtin else "harness-ext"
@@ -340,6 +339,28 @@ def _collect(kind: str, pm: pluggy.PluginManager) -> tuple:
                 clashes += [(reg.name, None, prev.source), (reg.name, None, where)]
                 del found[reg.name]
     return dict(sorted(found.items())), clashes
+
+
+def _refuse_bad(regs: list, kind: str, plugin_name: str, info, where: str, builtin: bool, broken: list) -> list:
+    """The registrations of one hook call that are usable; each refused one (of another type, or made with a missing
+    or unusable field: :func:`~harness_ext.registrations.refusal`) is recorded in ``broken`` and warned about once,
+    named with its reason and plugin, and the hook's other registrations are kept (a built-in's is a PluginError)."""
+    expected = REGISTRATION_TYPES[kind]
+    kept = []
+    for reg in regs:
+        if not isinstance(reg, expected):
+            reason = f"yielded {type(reg).__name__} from harness_ext_{kind}; expected {expected.__name__}"
+        else:
+            reason = " ".join(refusal(reg).split())
+        if not reason:
+            kept.append(reg)
+        elif builtin:
+            raise PluginError(f"plugin {where}: {reason}")
+        elif not any(b.name == plugin_name and b.kind == kind and b.reason == reason for b in broken):
+            broken.append(BrokenPlugin(plugin_name, info.source, reason, kind))
+            _warn(f"harness-ext plugin {plugin_name!r} from {info.source!r}: {reason}; that registration is refused "
+                  f"(its other {kind}, if any, are kept)")
+    return kept
 
 
 def _guard(reg, guard) -> None:
@@ -395,7 +416,8 @@ def get_registrations(kind: str, pm: Optional[pluggy.PluginManager] = None) -> d
     dict
         ``name -> registration``; each registration gets ``source`` (the plugin and
         its distribution), ``distribution`` and ``version`` attributes. A third-party
-        hook that raises or yields the wrong type is skipped with a warning. A name clash
+        hook that raises is skipped with a warning; a registration it makes that is refused (wrong type, a
+        field missing or unusable) is left out alone, with a warning naming it and its plugin. A name clash
         disables only the clashing registration, with a warning (``harness-ext plugins``
         lists it as ``clash``): a third-party one named like a built-in is left out and
         the built-in used; two third-party ones of one name are both left out.

@@ -12,6 +12,8 @@ class or function) is required, and may be given as a reference
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -128,6 +130,27 @@ _IMPLEMENTS = {"cls": "method class", "func": "similarity function", "can_handle
                "read": "function that reads a file's results", "write": "function that writes the files"}
 
 
+#: True while harness-ext runs a plugin's hook (:func:`refused_later`): a registration refused there is marked
+#: (``refusal``) instead of raising, so the hook's other registrations are kept.
+_COLLECTING: ContextVar = ContextVar("harness_ext_collecting", default=False)
+
+
+@contextmanager
+def refused_later():
+    """Within: a registration made with a missing or unusable field is marked refused (:func:`refusal`) rather than
+    raising, so the plugin's hook returns its other registrations."""
+    token = _COLLECTING.set(True)
+    try:
+        yield
+    finally:
+        _COLLECTING.reset(token)
+
+
+def refusal(reg) -> str:
+    """Why ``reg`` was refused when made inside a plugin's hook (``""``: it was not)."""
+    return reg.__dict__.get("_refused", "")
+
+
 @dataclass
 class _Registration:
     # ``description`` is declared by each kind after its implementation field, so the positional order is the one
@@ -136,6 +159,16 @@ class _Registration:
     name: str
 
     def __post_init__(self):
+        try:
+            self._check()
+        except (TypeError, ValueError) as exc:
+            if not _COLLECTING.get():
+                raise
+            # Made inside a plugin's hook: raising would lose the hook's other, valid registrations with this one.
+            self.__dict__["_refused"] = str(exc)
+
+    def _check(self) -> None:
+        """Normalise the name and refuse a missing or unusable implementation (TypeError or ValueError)."""
         self.name = normalise_name(self.name)
         for cls in type(self).__mro__:
             for key, attr in vars(cls).items():

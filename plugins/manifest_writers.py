@@ -8,10 +8,11 @@ core-scenario descriptions). The lm-eval group and the estimate shipped with it 
 becomes those lm-eval tasks and an lm-eval task with a HELM equivalent those
 run entries (:mod:`harness_ext.methods.reduction.harness_names`). A dataset a format cannot
 express is listed in a comment naming it, never silently dropped, and a file
-never holds an empty task list. HELM cannot run a list of instances
-(``--max-eval-instances N`` runs HELM's own seeded draw of ``N``): the conf of an item-level
-manifest says so. An item-level manifest whose tasks all came from Inspect AI logs gets no HELM conf,
-task list or lm-eval group: they run under Inspect, from ``inspect_sample_ids.json``.
+never holds an empty task list. HELM cannot run a list of instances:
+the conf of an item-level manifest gives each task's entry ``max_eval_instances=N`` (HELM's own draw of ``N``,
+numpy seed 0) and leaves out a task HELM runs as several entries, saying so with counts. An item-level manifest
+whose tasks all came from Inspect AI logs gets no HELM conf, task list or lm-eval group: they run under Inspect,
+from ``inspect_sample_ids.json``.
 """
 
 from __future__ import annotations
@@ -36,35 +37,60 @@ def write_json(manifest: dict, out_dir: Path) -> list:
 
 
 #: What the HELM conf of an item-level reduction says about the items (:func:`write_helm_conf` adds it).
-HELM_ITEMS_NOTE = ["# HELM cannot run a list of items: --max-eval-instances runs HELM's own seeded draw of that many",
-                   "# instances, not the manifest's. Use the lm-eval group and its --samples file to run the drawn items."]
+HELM_ITEMS_NOTE = [
+    "# HELM cannot run a list of items: an entry's max_eval_instances=N runs HELM's own draw of N of its",
+    "# instances (numpy seed 0, fixed: the same N for every model and run; it outranks helm-run",
+    "# --max-eval-instances), not the manifest's. Drawn without the model's answers, it is a random sample."]
 
 
-def _helm_instances(manifest: dict) -> int:
-    """Instances per run of an item-level reduction: its per-task budget, else the most any task runs."""
-    n = manifest["design"].get("n_per_task")
-    return int(n) if n is not None else max(int(b["n_run"]) for b in manifest["tasks"].values())
+def with_max_eval_instances(desc: str, n: int) -> str:
+    """``desc`` with ``max_eval_instances=n`` as its last argument (replacing one the population's run name had:
+    HELM's run expander of that name sets the entry's own count, which ``helm-run --max-eval-instances`` does not
+    override)."""
+    head, _, args = desc.partition(":")
+    kept = [a for a in args.split(",") if a and not a.startswith("max_eval_instances=")]
+    return f"{head}:{','.join(kept + [f'max_eval_instances={n}'])}"
 
 
-def _helm_items_cost(manifest: dict, several: dict) -> list:
-    """A comment when a task runs as several HELM run entries: each runs up to the per-run count, so HELM runs more
-    instances of it than the manifest draws (``several``: task -> its number of run entries)."""
-    if not several:
+def _helm_item_entries(manifest: dict, entry: dict, descs: list, plan: dict) -> list:
+    """The run entry of one task of an item-level manifest, with the task's budget; records in ``plan`` (task ->
+    ``(entries, instances, why left out)``) what the conf does with the task. A task HELM runs as several entries
+    (HELM Lite's MATH, 7 subjects) is left out: HELM numbers each entry's instances from its own ``id0`` and names
+    each run by its entry, so no run of it can be matched to the task's items (and each entry would run its own N)."""
+    task = manifest["tasks"].get(entry["name"]) or {}
+    if len(descs) > 1:
+        plan[entry["name"]] = (len(descs), 0, True)
         return []
-    n, tasks = _helm_instances(manifest), manifest["tasks"]
-    upto = {t: min(int(tasks[t]["n_items"]), n * k) for t, k in several.items() if t in tasks}
-    named = "; ".join(f"{quoted(t)}: {k} entries, up to {upto[t]:,} instances, the manifest draws {tasks[t]['n_run']:,}"
-                      for t, k in several.items() if t in upto)
-    return [comment(f"A task run as several entries takes up to {n} instances in each ({named}): the logs then hold "
-                    f"more items than the {manifest['cost']['items_run']:,} of reduce's cost, and predict uses them all")]
+    plan[entry["name"]] = (1, int(task["n_run"]), False)
+    return [with_max_eval_instances(descs[0], int(task["n_run"]))]
 
 
-def write_helm_conf(manifest: dict, out_dir: Path) -> list:
-    """``run_entries_<group>.conf`` for ``helm-run --conf-paths``."""
-    if inspect_only(manifest):  # every task runs under Inspect: HELM runs none of them
-        return []
-    items = manifest.get("kind") == "items"  # an item-level reduction: HELM runs its own draw of instances
-    lines, skipped, several, refused = [], [], {}, []
+def _helm_items_plan(manifest: dict, plan: dict) -> list:
+    """The conf's lines counting what HELM runs of an item-level manifest, task by task."""
+    tasks, out = manifest["tasks"], []
+    ran = [t for t, v in plan.items() if not v[2]]
+    if ran:
+        total = sum(plan[t][1] for t in ran)
+        helm = sum(bool(tasks[t].get("helm_instances")) for t in ran)
+        out.append(comment(f"HELM runs {total:,} instances: {len(ran)} task{'s' * (len(ran) != 1)}, one entry each, "
+                           "the manifest's count of each. predict takes each task's HELM instances as its random "
+                           "sample, matched to the population's items by instance number (idN is item N): "
+                           f"{helm} of the {len(ran)} tasks came from HELM runs"
+                           + ("" if helm == len(ran) else f"; the other {len(ran) - helm} from item tables, "
+                              "matched only if the table numbers its items as HELM does")))
+    left = [t for t, v in plan.items() if v[2]]
+    if left:
+        out.append(comment(f"Not in this conf: {len(left)} task{'s' * (len(left) != 1)} HELM runs as several entries "
+                           f"({'; '.join(f'{quoted(t)}: {plan[t][0]}' for t in left)}), whose runs could not be "
+                           "matched to the task's items (each entry numbers its instances from id0 and names its "
+                           f"run by the entry). Run their {sum(int(tasks[t]['n_run']) for t in left):,} drawn items "
+                           "with the lm-eval group and its --samples file."))
+    return out
+
+
+def _conf_entries(manifest: dict, items: bool) -> tuple:
+    """``(entry lines, datasets without a run entry, (description, why) refused, item plan)`` of the HELM conf."""
+    lines, skipped, refused, plan = [], [], [], {}
     for entry in manifest["subset"]:
         # Shots are part of what was measured: the entry asks HELM for the population's, not its scenario's default.
         # Run names come from results anyone can write: an argument naming a file or code is left out, saying why.
@@ -74,19 +100,35 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
             continue
         refused += [(desc, why) for desc, why in checked if why]
         descs = [desc for desc, why in checked if not why]
+        if items and descs:
+            descs = _helm_item_entries(manifest, entry, descs, plan)
         lines.extend(f"  {{description: {hocon_string(desc)}, priority: 1}}" for desc in descs)
-        if len(descs) > 1:
-            several[entry["name"]] = len(descs)
+    return lines, skipped, refused, plan
+
+
+def helm_items_summary(manifest: dict) -> list:
+    """What the HELM conf of an item-level manifest runs, counted (``reduce`` prints it beside the files)."""
+    return [line.lstrip("# ") for line in _helm_items_plan(manifest, _conf_entries(manifest, True)[3])]
+
+
+def write_helm_conf(manifest: dict, out_dir: Path) -> list:
+    """``run_entries_<group>.conf`` for ``helm-run --conf-paths``."""
+    if inspect_only(manifest):  # every task runs under Inspect: HELM runs none of them
+        return []
+    items = manifest.get("kind") == "items"  # an item-level reduction: HELM runs its own draw of instances
+    lines, skipped, refused, plan = _conf_entries(manifest, items)
     name = f"run_entries_{group_stem(manifest)}.conf"
     # The path as the user named the folder (the final one, not the staging folder), as the lm-eval YAML's Run line.
     shown = Path(getattr(out_dir, "shown", out_dir)) / name
     head = [comment(f"Reduced benchmark written by harness-ext {manifest.get('tool', {}).get('version', '')}.")]
     if lines:  # no Run line for a conf with nothing to run, as the lm-eval YAML has none without a group
-        head.append(comment(f"Run: helm-run --conf-paths {shlex.quote(str(shown))} --suite SUITE --max-eval-instances "
-                            f"{_helm_instances(manifest) if items else 1000} --models-to-run MODEL"))
+        # An item-level conf's entries carry their own max_eval_instances, so the command needs none.
+        flag = "" if items else " --max-eval-instances 1000"
+        head.append(comment(f"Run: helm-run --conf-paths {shlex.quote(str(shown))} --suite SUITE{flag} "
+                            "--models-to-run MODEL"))
         head += [comment(line) for line in helm_shots_note(manifest)]
     if items:
-        head += HELM_ITEMS_NOTE + _helm_items_cost(manifest, several)
+        head += HELM_ITEMS_NOTE + _helm_items_plan(manifest, plan)
     if skipped:
         head.append(comment(f"No HELM run entry known for: {', '.join(map(quoted, skipped))}"))
     if refused:
@@ -95,7 +137,7 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
         head += [comment(f"  {quoted(desc)}: {why}") for desc, why in refused]
     # HELM's reader requires the entries field (a conf of comments alone stops helm-run with a traceback); an
     # empty list reads, and helm-run says it has no run specs and stops.
-    none = ("No run entry of this subset is left to write (see above)" if refused else
+    none = ("No run entry of this subset is left to write (see above)" if refused or plan else
             "No dataset of this subset has a HELM run entry")
     body = ("entries: [\n" + ",\n".join(lines) + "\n]\n" if lines else
             f"# {none}, so there is nothing for helm-run to run.\nentries: []\n")

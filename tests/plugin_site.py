@@ -13,6 +13,25 @@ import types
 import harness_ext.plugin_manager as pm_mod
 
 
+#: A plugin module's start: harness-ext's hook marker and registrations, and a predictor class (column means).
+PLUGIN_HEADER = """
+import numpy as np
+from harness_ext import hookimpl, Adapter, IngestError, ManifestWriter, Predictor
+from harness_ext.base import BasePredictor, check_matrix
+
+
+class Mean(BasePredictor):
+    def __init__(self, k=1):
+        self.k = k
+
+    def fit(self, X):
+        X = check_matrix(X)
+        self.mean_ = np.where(np.isnan(X), np.nanmean(X, axis=0), X)
+        self.std_ = None
+        return self
+"""
+
+
 def install(site, dist, module, body, version="0.3"):
     """A distribution ``dist`` providing the plugin module ``module`` (``body``), as pip would install it."""
     (site / f"{module}.py").write_text(textwrap.dedent(body))

@@ -113,7 +113,11 @@ def test_helm_own_draw_is_the_sample_under_the_random_design(tmp_path):
     pred = predict_items(m, [_helm_slice(tmp_path / "helm_run", others)])
     [row] = pred.table.to_dict("records")
     assert row["n_used"] == 15 and row["raw_lower"] < row["raw"] < row["raw_upper"]
-    assert any("HELM's own random draw of 15 items" in w for w in pred.warnings)
+    [note] = [w for w in pred.warnings if "HELM's own draw" in w]
+    assert "HELM's own draw of 15 of the task's items used as its random sample" in note
+    assert "the run holds 0 of the manifest's 12 drawn items" in note
+    # The population here is an item table on HELM's instance numbers: matched by number, and said so.
+    assert "came from an item table: matched by number" in note
     # The stratified design cannot take another draw: the strata fix the inclusion probabilities.
     (tmp_path / "s").mkdir()
     ms = load_manifest(_reduce(tmp_path / "s", design="stratified"))
@@ -148,20 +152,28 @@ def test_broken_helm_runs_give_one_clear_error(tmp_path):
         predict_items(m, [stray])
 
 
-def test_helm_conf_says_a_task_of_several_entries_runs_more_items_than_drawn(tmp_path):
-    """HELM Lite's MMLU runs as 5 subject entries: --max-eval-instances 50 takes up to 50 of each, 250 of the
-    task's items where the manifest drew 50; the conf says so (predict then uses every logged item)."""
-    from harness_ext.plugins.manifest_writers import write_helm_conf
+def test_helm_conf_runs_the_drawn_count_per_entry_and_leaves_out_several_entry_tasks(tmp_path):
+    """HELM Lite's MMLU runs as 5 subject entries: each would run its own N, numbered from id0 and named by its
+    subject, so no run of it matches the task's items: the conf leaves it out, counted. GSM8K's one entry carries
+    max_eval_instances=50 (it outranks helm-run's flag), so HELM runs exactly the manifest's count."""
+    from harness_ext.plugins.manifest_writers import helm_items_summary, write_helm_conf
 
     entry = {"name": "mmlu", "benchmark": "helm_lite", "metric": "acc", "task": "mmlu", "num_fewshot": None}
     gsm = dict(entry, name="gsm", task="gsm")
     manifest = {"kind": "items", "subset": [entry, gsm], "design": {"n_per_task": 50},
-                "tasks": {"mmlu": {"n_items": 567, "n_run": 50}, "gsm": {"n_items": 1000, "n_run": 50}},
-                "cost": {"items_run": 100}}
+                "tasks": {"mmlu": {"n_items": 567, "n_run": 50}, "gsm": {"n_items": 1000, "n_run": 40}},
+                "cost": {"items_run": 90}}
     [path] = write_helm_conf(manifest, tmp_path)
     text = path.read_text()
-    assert "--max-eval-instances 50" in text and text.count("description:") == 6
-    assert '"mmlu": 5 entries, up to 250 instances, the manifest draws 50' in text and '"gsm":' not in text
-    # One entry per task: nothing to say.
-    [path] = write_helm_conf(dict(manifest, subset=[gsm]), tmp_path)
-    assert "several entries" not in path.read_text()
+    assert "--max-eval-instances" not in text.split("\n")[1] and text.count("description:") == 1
+    assert 'gsm:model=text_code,max_eval_instances=40"' in text
+    assert "HELM runs 40 instances: 1 task" in text and "0 of the 1 tasks came from HELM runs" in text
+    assert 'Not in this conf: 1 task HELM runs as several entries ("mmlu": 5)' in text and "Run their 50 drawn" in text
+    assert any(line.startswith("HELM runs 40 instances") for line in helm_items_summary(manifest))
+    # A population's run name with its own max_eval_instances is replaced, not doubled.
+    from harness_ext.plugins.manifest_writers import with_max_eval_instances
+
+    assert with_max_eval_instances("gsm:model=x,max_eval_instances=1000", 7) == "gsm:model=x,max_eval_instances=7"
+    # Only multi-entry tasks: nothing to run, and said why.
+    [path] = write_helm_conf(dict(manifest, subset=[entry]), tmp_path)
+    assert "entries: []" in path.read_text() and "Run:" not in path.read_text()

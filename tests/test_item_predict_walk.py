@@ -98,7 +98,7 @@ def test_predict_on_a_mixed_folder_says_what_it_read(tmp_path, capsys):
         f"warning: {m}: no per-item quasi_exact_match log for task babi_qa:task=15"
         for m in ("ollama/llama3.1", "openai/gpt2", "toy/lm-small")] + [
         "warning: logs of tasks not in the manifest ignored: mmlu, popularity, toy_arith_gen, toy_arith_mc"]
-    assert "babi_qa:task=15      True  0.233     0.233     0.233      40       40" in got.out
+    assert "babi_qa:task=15  quasi_exact_match      True  0.233     0.233     0.233      40       40" in got.out
     assert got.out.count("task scores estimated from their items") == 3
 
 

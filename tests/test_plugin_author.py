@@ -20,24 +20,9 @@ from harness_ext.errors import PluginError
 from harness_ext.plugin_manager import get_plugin_manager, get_registration, get_registrations
 from harness_ext.types import REGISTRATION_TYPES, Adapter, ItemEstimator, ManifestWriter, Predictor, Selector
 
-from plugin_site import install, run_cli
+from plugin_site import PLUGIN_HEADER, install, run_cli
 
-HEADER = """
-import numpy as np
-from harness_ext import hookimpl, Adapter, IngestError, ManifestWriter, Predictor
-from harness_ext.base import BasePredictor, check_matrix
-
-
-class Mean(BasePredictor):
-    def __init__(self, k=1):
-        self.k = k
-
-    def fit(self, X):
-        X = check_matrix(X)
-        self.mean_ = np.where(np.isnan(X), np.nanmean(X, axis=0), X)
-        self.std_ = None
-        return self
-"""
+HEADER = PLUGIN_HEADER
 
 
 def _predictors(name, hook="harness_ext_predictors", params="", fields="cls=Mean"):

@@ -108,8 +108,9 @@ def test_a_schema_2_store_is_upgraded_in_place_and_its_item_files_read_again(fre
     db = tmp_path / "v2.duckdb"
     _ingest(db)
     con = duckdb.connect(str(db))
-    # A schema-2 store had neither the reader nor the assumed metric column (added since, at the end).
+    # A schema-2 store had neither the reader, the assumed metric nor the harness task column (added since, at the end).
     con.execute("ALTER TABLE sample_sources DROP COLUMN reader; ALTER TABLE sample_sources DROP COLUMN assumed_metric; "
+                "ALTER TABLE sample_sources DROP COLUMN harness_task; "
                 "UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     con.close()
     with Store.open(str(db), read_only=True) as store:  # read as it is

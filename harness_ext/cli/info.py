@@ -166,7 +166,7 @@ def _model_ids(store, names: int) -> int:
     if not getattr(store, "_has_table", lambda t: False)("model_aliases"):
         return names
     return store.con.execute("SELECT count(DISTINCT coalesce(a.canonical, m.name)) FROM models m "
-                             "LEFT JOIN model_aliases a ON a.alias = m.name").fetchone()[0]
+                             "LEFT JOIN model_aliases a ON a.alias = m.name").fetchall()[0][0]
 
 
 def dataset_links_table(store):

@@ -96,6 +96,11 @@ def _show(args, result, paths) -> int:
 
         for line in helm_shots_note(result.manifest):
             print(f"HELM conf: {line}")
+        if result.manifest.get("kind") == "items":  # what HELM will run of the drawn items, counted
+            from ..plugins.manifest_writers import helm_items_summary
+
+            for line in helm_items_summary(result.manifest):
+                print(f"HELM conf: {line}")
     return 0
 
 

@@ -46,23 +46,51 @@ def _inspect_task(name: str) -> str:
     return name.split("/", 1)[-1] if name.startswith("inspect_evals/") else name
 
 
+#: The fields of a dataset's stored metadata the built-in links compare: an Inspect AI task's (``harness``,
+#: ``dataset_location``, ``dataset_samples``, ``scorers``) and an Every Eval Ever record's (``scorer``, ``hf_repo``,
+#: ``samples_number``). A manifest keeps them per dataset, so ``predict`` links a new model's files the same way.
+LINK_FIELDS = ("harness", "dataset_location", "dataset_samples", "scorers", "scorer", "hf_repo", "samples_number")
+
+
+def link_fields(meta: dict) -> dict:
+    """The :data:`LINK_FIELDS` of a dataset's metadata (empty for a dataset no built-in link can involve)."""
+    if meta.get("harness") != "inspect_ai" and not isinstance(meta.get("scorer"), str):
+        return {}
+    return {k: meta[k] for k in LINK_FIELDS if meta.get(k) is not None}
+
+
+def stored_link_fields(store) -> dict:
+    """``{(benchmark, name): link_fields}`` of the store's datasets an Inspect task or an evaluation-run record."""
+    rows = store.con.execute(
+        "SELECT DISTINCT benchmark, name, metadata FROM datasets WHERE metadata IS NOT NULL AND "
+        "(json_extract_string(metadata, '$.harness') = 'inspect_ai' OR "
+        "json_extract_string(metadata, '$.scorer') IS NOT NULL)").fetchall()
+    out = {}
+    for bench, name, meta in rows:
+        try:
+            m = json.loads(meta) if isinstance(meta, str) else dict(meta or {})
+        except ValueError:
+            continue
+        if fields := link_fields(m):
+            out[(bench, name)] = fields
+    return out
+
+
 def run_links(store) -> tuple:
     """``(links, unresolved)`` between Every Eval Ever evaluation-run datasets and Inspect AI tasks (module docstring).
 
     ``links``: dicts ``{"alias": (benchmark, name), "canonical": (benchmark, name), "origin", "why"}``;
     ``unresolved``: dicts ``{"dataset": (benchmark, name), "candidates": [names], "why"}`` not merged.
     """
-    rows = store.con.execute(
-        "SELECT DISTINCT benchmark, name, metadata FROM datasets WHERE metadata IS NOT NULL AND "
-        "(json_extract_string(metadata, '$.harness') = 'inspect_ai' OR "
-        "json_extract_string(metadata, '$.scorer') IS NOT NULL)").fetchall()
+    return match_runs(stored_link_fields(store))
+
+
+def match_runs(datasets: dict) -> tuple:
+    """:func:`run_links` of ``{(benchmark, name): link_fields}`` (:func:`link_fields`), wherever they were read:
+    the store's datasets, or a manifest's beside a new model's files (``predict``)."""
     tasks: dict = {}
     records = []
-    for bench, name, meta in rows:
-        try:
-            m = json.loads(meta) if isinstance(meta, str) else dict(meta or {})
-        except ValueError:
-            continue
+    for (bench, name), m in datasets.items():
         if m.get("harness") == "inspect_ai":
             tasks.setdefault(bench, {})[name] = m
         elif isinstance(m.get("scorer"), str):

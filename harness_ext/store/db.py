@@ -312,7 +312,7 @@ class Store(_BatchWrites):
         q = ("SELECT (SELECT count(*) FROM sources), (SELECT count(*) FROM models), (SELECT count(DISTINCT "
              "(benchmark, name)) FROM datasets WHERE coalesce(kind, 'dataset') <> 'aggregate' AND dataset_id IN "
              "(SELECT dataset_id FROM results)), (SELECT count(*) FROM results)")
-        s, m, d, r = self.con.execute(q).fetchone()
+        s, m, d, r = self.con.execute(q).fetchall()[0]
         return {"sources": s, "models": m, "datasets": d, "results": r, "conflicts": self.n_conflicting_cells()}
 
     def benchmarks(self) -> pd.DataFrame:

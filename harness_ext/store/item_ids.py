@@ -432,7 +432,7 @@ def id_map_notes(store) -> list:
     out = []
     if has_map(con):
         tasks, n = con.execute(f"SELECT count(DISTINCT (benchmark, task)), count(*) FROM item_ids "
-                               f"WHERE {_NUMBERED_BY_STORE}").fetchone()
+                               f"WHERE {_NUMBERED_BY_STORE}").fetchall()[0]
         if n:
             out.append(f"{n} item ids of {plural(tasks, 'task')} are not numbers that keep them apart: the store numbered them "
                        "in order of first listing, the same in every file of the task (item_id_map lists each id's "

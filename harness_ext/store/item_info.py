@@ -38,8 +38,8 @@ def item_counts(store) -> dict:
     if not _has_samples(store):
         return dict.fromkeys(COUNT_KEYS, 0)
     files, models, tasks = store.con.execute(
-        "SELECT count(DISTINCT path), count(DISTINCT model), count(DISTINCT task) FROM sample_sources").fetchone()
-    scores = store.con.execute("SELECT count(*) FROM samples").fetchone()[0]
+        "SELECT count(DISTINCT path), count(DISTINCT model), count(DISTINCT task) FROM sample_sources").fetchall()[0]
+    scores = store.con.execute("SELECT count(*) FROM samples").fetchall()[0][0]
     c = item_conflicts(store)
     n = 0 if c.empty else len(c.drop_duplicates(["model", "task", "item", "metric"]))
     return dict(zip(COUNT_KEYS, (int(files), int(models), int(tasks), int(scores), n)))

@@ -23,6 +23,7 @@ from .globs import as_globs, glob_sql, is_glob, matches, unmatched_note
 from .pivot_steps import (_cell_keys, _column_layout, _column_samples, _label_index, _one_setting_layout,  # noqa: F401
                           _one_setting_result, _ranked_meta, _row_keys, _row_labels, _shot_choice, _sorted_labels)
 from .cell_choice import USED_BY_DOCUMENTS, USED_FIRST_LISTING, decided_cells
+from .scan import arrow_table
 from .scan import batches as _batches
 
 def benchmark_filter(store, query, column: str):
@@ -228,7 +229,7 @@ def _result_filter(store, query) -> tuple:
     dwhere, dparams = dataset_filter(store, query)
     rwhere, rparams = ["TRUE"], []
     n_sel, n_all = con.execute(f"SELECT count(*) FILTER (WHERE {' AND '.join(dwhere)}), count(*) FROM datasets",
-                               dparams).fetchone()
+                               dparams).fetchall()[0]
     if n_sel < n_all:  # the filter costs a hash probe per result: skip it when every dataset is selected
         rwhere[0] = f"r.dataset_id IN (SELECT dataset_id FROM datasets WHERE {' AND '.join(dwhere)})"
         rparams.extend(dparams)
@@ -410,7 +411,7 @@ def _one_setting_arrays(con, query, where: str, rparams: list, dwhere: list, dpa
     # count(n_samples) read the whole column and a NaN test per batch read every value.
     # The models are counted, and the thread setting read (the scan runs in one thread: scan.batches), in the
     # same statement (a statement costs DuckDB about 0.3 ms however small).
-    # fetchall, not fetchone: a result left unfinished would refuse the relation (con.sql) that reads the models.
+    # fetchall, not fetchone: DuckDB 2 refuses register and relations while a result is left unfinished.
     (n, k_lo, k_hi, n_counted, has_nan, n_models, threads), = con.execute(
         f"""SELECT count(*), min(r.num_fewshot), max(r.num_fewshot),
                    EXISTS (SELECT 1 FROM results r WHERE {where} AND r.n_samples IS NOT NULL),
@@ -450,9 +451,10 @@ def _scatter_one_setting(con, query, where: str, rparams: list, ds: list, aliase
     # made the matrix's index (and its fingerprint's header) in Arrow, with no Python string per model. No ORDER
     # BY: names stored in order (a leaderboard ingested by name) need only a check, which costs less than
     # DuckDB's sort (1.6 + 0.1 ms for 50,000 names, against 3.4 ms).
-    tab = con.sql("""SELECT m.model_id, coalesce(a.canonical, m.name) AS label, a.canonical IS NOT NULL AS aliased,
-                             m.name FROM models m LEFT JOIN model_aliases a ON a.alias = m.name"""
-                  if aliased else "SELECT model_id, name AS label FROM models").to_arrow_table()
+    tab = arrow_table(con, """SELECT m.model_id, coalesce(a.canonical, m.name) AS label,
+                                     a.canonical IS NOT NULL AS aliased, m.name
+                              FROM models m LEFT JOIN model_aliases a ON a.alias = m.name"""
+                      if aliased else "SELECT model_id, name AS label FROM models")
     if not tab.num_rows or tab.num_rows * len(ds) > 4 * n + (1 << 22):  # the models changed since they were counted
         return None
     lay = _one_setting_layout(tab, ds, aliased)

@@ -46,7 +46,7 @@ def _shot_choice(con, where: str, rwhere: list, rparams: list, extra: dict) -> t
                 if d not in best or key < best[d][0]:
                     best[d] = (key, k)
         total = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT model_id, dataset_id FROM results r "
-                            f"WHERE {mwhere})", mparams).fetchone()[0]
+                            f"WHERE {mwhere})", mparams).fetchall()[0][0]
         # Results of a mixed dataset at another shot setting are left out (every setting of the others is its only one).
         keep = (f"(r.dataset_id::BIGINT * 4294967296 + (r.num_fewshot + 1)) IN (SELECT unnest(?::BIGINT[])) "
                 f"OR r.dataset_id NOT IN (SELECT unnest(?::INTEGER[]))")
@@ -54,7 +54,7 @@ def _shot_choice(con, where: str, rwhere: list, rparams: list, extra: dict) -> t
         rparams.extend([[int(d) * 4294967296 + int(v[1]) + 1 for d, v in best.items()], mixed])
         kept = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT model_id, dataset_id FROM results r "
                            f"WHERE {' AND '.join(rwhere)} AND r.dataset_id IN (SELECT unnest(?::INTEGER[])))",
-                           rparams + [mixed]).fetchone()[0]
+                           rparams + [mixed]).fetchall()[0][0]
         dropped = int(total - kept)
     extra["shots"] = {"rule": _SHOTS_RULE, "dropped_cells": dropped, "mixed_dataset_ids": len(mixed)}
     return [(d, k) for d, k, _ in per if n_settings[d] == 1 or best[d][1] == k], pair_samples
@@ -97,7 +97,7 @@ def _row_labels(con, query, row_model, row_k, aliased: bool, extra: dict) -> lis
     source file). With ``aliased``, names of one model share its row (``extra["merged"]`` says which)."""
     model_ids = np.unique(row_model)
     # Every model's name in one Arrow fetch: a list of tens of thousands of ids as a query parameter is slower.
-    tab = con.sql("SELECT model_id, name FROM models").fetchnumpy()
+    tab = con.execute("SELECT model_id, name FROM models").fetchnumpy()
     lut = np.full(int(max(model_ids.max(), tab["model_id"].max())) + 1, -1, dtype=np.int64)
     lut[np.asarray(tab["model_id"], dtype=np.int64)] = np.arange(len(tab["model_id"]))
     all_names = np.asarray(tab["name"], dtype=object)

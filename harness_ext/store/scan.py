@@ -13,6 +13,24 @@ from typing import Optional
 import numpy as np
 
 
+def relation(con, sql: str, params=None):
+    """``con.sql(sql, params=params)``, after closing an earlier result of ``con`` left open, as ``execute`` does.
+
+    DuckDB 2 refuses a relation (and ``register``) while a result of the connection is unfinished, and warns that
+    Arrow from ``execute`` copies the rows once more; the relation streams them. Closing a read's result changes
+    nothing stored.
+    """
+    if hasattr(con, "abort"):  # DuckDB >= 2; before, con.sql replaced an open result itself
+        con.abort()
+    return con.sql(sql, params=params)
+
+
+def arrow_table(con, sql: str, params=None):
+    """Every row of ``sql`` on ``con`` as one Arrow table (through :func:`relation`)."""
+    rel = relation(con, sql, params)
+    return rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
+
+
 def batches(con, sql: str, params: list, rows: int = 1 << 20, threads: Optional[int] = None):
     """Column arrays of a query's result, at most ``rows`` rows at a time when pyarrow is there (bounded memory).
 
@@ -41,7 +59,7 @@ def batches(con, sql: str, params: list, rows: int = 1 << 20, threads: Optional[
             con.execute("SET threads = 1")
             restore = int(threads)
         try:
-            rel = con.sql(sql, params=params)
+            rel = relation(con, sql, params)
             # DuckDB >= 1.4 names it to_arrow_reader; before, fetch_record_batch.
             reader = rel.to_arrow_reader(rows) if hasattr(rel, "to_arrow_reader") else rel.fetch_record_batch(rows)
         except BaseException as e:

@@ -127,4 +127,4 @@ def has_table(con, table: str) -> bool:
     ``duckdb_tables()``, not ``information_schema.tables`` (a view over it and more): half the time, about 0.4 ms of
     every matrix read.
     """
-    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [table]).fetchone()[0])
+    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [table]).fetchall()[0][0])

@@ -173,6 +173,21 @@ def item_id_field(store, benchmark: str, task: str, ids: np.ndarray) -> dict:
     return {} if names is None else {"item_ids": [names.get(int(d)) for d in ids]}
 
 
+def helm_instances_field(store, benchmark: str, task: str) -> dict:
+    """``{"helm_instances": True}`` for a task whose every item source is a HELM run directory's per-instance scores
+    (its item numbers are HELM's instance numbers, so a new model's HELM run of it is matched item by item), ``{}``
+    for any other (an item table's numbers are its own: a HELM run of that task cannot be matched to them)."""
+    cols = {r[0] for r in store.con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'sample_sources'").fetchall()}
+    if "reader" not in cols:  # a store made before readers were recorded: the source is unknown
+        return {}
+    readers = [r for (r,) in store.con.execute(
+        "SELECT DISTINCT reader FROM sample_sources WHERE benchmark IS NOT DISTINCT FROM ? AND task = ?",
+        [benchmark, task]).fetchall()]
+    helm = bool(readers) and all(str(r or "").split(":", 1)[0] == "helm_instances" for r in readers)
+    return {"helm_instances": True} if helm else {}
+
+
 def listed_by_id(store, benchmark: str, task: str, ids: np.ndarray) -> Optional[tuple]:
     """``(order, numbers)`` for a task whose ids the store numbered (:func:`harness_ext.store.item_ids.numbered_ids`):
     the positions that list ``ids`` (the store's numbers) by their item ids' text, and the numbers the manifest

@@ -285,8 +285,8 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
     that borrows across tasks also gets ``other_logs`` (task -> the model's logged scores of the other
     tasks, :func:`~harness_ext.methods.reduction.item_others.manifest_others`). ``cache``: fitted
     estimators by task and items used, shared by the models of one call. ``own_draw`` (a HELM run, whose
-    ``--max-eval-instances`` is HELM's own seeded random draw, made without the model's answers): under
-    the random design every logged item of the task is the sample.
+    entry's ``max_eval_instances`` is HELM's own draw, with a fixed seed and without the model's answers): under
+    the random design every logged item of the task is the sample, said so (:func:`helm_draw_note`).
     """
     from .item_benchmark import task_standard_error
     from .item_design_plan import design_info, fit_for_design, manifest_design
@@ -304,6 +304,7 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
     design = manifest_design(manifest)
     info = design_info(manifest["tasks"][task], len(ids), len(sample), f"task {task!r}")
     drawn = own_draw and design == "random" and not np.isin(sample, have).all()
+    in_run = int(np.isin(sample, have).sum())  # the manifest's drawn items the log holds
     if drawn:
         sample = np.sort(have[np.isin(have, ids)]).astype(np.int64)
     used = sample[np.isin(sample, have)]
@@ -314,7 +315,7 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
         return (np.nan, np.nan, np.nan, len(used), f"{len(used)} of the manifest's {len(sample)} items logged", np.nan,
                 np.nan, np.nan)
     if drawn:
-        note = f"HELM's own random draw of {len(used)} items used as the sample (the manifest's is not in the run)"
+        note = helm_draw_note(manifest["tasks"][task], len(used), in_run, unknown)
     elif len(used) < len(sample):
         note = "; ".join(filter(None, [note, f"{len(used)} of the manifest's {len(sample)} items logged"]))
     pos = item_positions(ids, used)
@@ -340,6 +341,19 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
     plain = float(Y.mean()) if design == "random" else float(res.estimate[0])
     beyond = np.nan if res.beyond_sources is None else float(res.beyond_sources[0])
     return float(res.estimate[0]), lo, hi, len(used), note, se, plain, beyond
+
+
+def helm_draw_note(info: dict, n_used: int, n_manifest: int, unknown: int) -> str:
+    """What ``predict`` says when a task's sample is the instances a HELM run ran (HELM's own draw), counted."""
+    note = (f"HELM's own draw of {n_used} of the task's items used as its random sample (helm-run draws an entry's "
+            "max_eval_instances with a fixed seed, without the model's answers); the run holds "
+            f"{n_manifest} of the manifest's {int(info['n_run'])} drawn items")
+    if unknown:
+        note += f"; {unknown} logged ids not items of the task not used"
+    if not info.get("helm_instances"):  # an item table's numbers matched to HELM's instance numbers
+        note += ("; the population's items of this task came from an item table: matched by number (idN is item N), "
+                 "right only if the table numbers its items as HELM does")
+    return note
 
 
 def _beyond_note(design: str, M: np.ndarray, estimate: float):

@@ -38,7 +38,7 @@ from ...store.globs import as_globs, matches, select_names, unmatched_note
 from ...report import Result, plural
 from .item_design_plan import check_design, design_block
 from .item_benchmark import KEY as BENCHMARK_CORRELATION
-from .item_manifest import KIND, encode_ids, encode_scores, item_id_field, listed_by_id
+from .item_manifest import KIND, encode_ids, encode_scores, helm_instances_field, item_id_field, listed_by_id
 from .inspect_samples import FILE_NAME as INSPECT_FILE, inspect_field, inspect_only, inspect_task_count
 
 DEFAULT_ESTIMATOR = "crosstask"
@@ -367,6 +367,7 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
         tasks[task] = {"benchmark": bench, "metric": met, "n_items": len(ids), "n_run": int(len(S)),
                        "items": encode_ids(ids), "sample": encode_ids(ids[S]), **fields,
                        **item_id_field(store, bench, task, stored),
+                       **helm_instances_field(store, bench, task),
                        **inspect_field(store, bench, task, stored[S], warnings),
                        "population": {"models": [index[m] for m in cols], "scores": encode_scores(M)},
                        "notes": notes}

@@ -222,7 +222,10 @@ def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state
     from .harness_names import no_equivalent_warnings, population_task_warnings, unknown_metric_warnings
     from .helm_run_args import refused_helm_warnings
 
+    from .predict_links import column_links
+
     lm_eval = lm_eval_group_columns(df, db)
+    links = column_links(df, db)  # so predict reads a new model's files under another harness's name
     subset = subset_section(r, lm_eval)
     manifest = {
         "manifest_version": MANIFEST_VERSION,
@@ -230,7 +233,7 @@ def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state
             list(zip(("selectors", "similarity_measures", "predictors", "weighting_schemes"), names)))},
         "group_name": group_name,
         "source": source_section(df, r, db),
-        "datasets": datasets_section(r, lm_eval),
+        "datasets": datasets_section(r, lm_eval, links),
         "selection": selection_section(r, budget, random_state),
         "subset": subset,
         "prediction": prediction_section(r, random_state),
@@ -286,9 +289,11 @@ def reduction_warnings(df: pd.DataFrame, r) -> list:
     return warnings
 
 
-def datasets_section(r, lm_eval=frozenset()) -> list:
+def datasets_section(r, lm_eval=frozenset(), links=None) -> list:
     """``datasets``: each column's task fields, weight, place in the subset, cross-validated error, cost and
-    normalisation (``lm_eval``: the columns :func:`lm_eval_group_columns` found)."""
+    normalisation (``lm_eval``: the columns :func:`lm_eval_group_columns` found; ``links``: the fields and names
+    :func:`~harness_ext.methods.reduction.predict_links.column_links` found)."""
+    links = links or {}
     facts = r.facts
     in_subset = set(r.sel.subset_idx.tolist())
     datasets = []
@@ -298,7 +303,7 @@ def datasets_section(r, lm_eval=frozenset()) -> list:
             "name": c, **_task_fields(md, c in lm_eval), "weight": _num(r.plan.w[j]), "in_subset": bool(j in in_subset),
             "cv_rmse": _num(r.cv.rmse_d[j]),
             **({"cost": _num(float(facts.cost_vec[j]))} if facts.cost_vec is not None else {}),
-            "normalisation": md.get("normalisation") or raw_normalisation(),
+            "normalisation": md.get("normalisation") or raw_normalisation(), **links.get(c, {}),
         })
     return datasets
 

@@ -303,6 +303,13 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
         # Where the new model's files disagree, each cell's used value (cell_choice) first: it is the one kept below.
         long = used_first(query_results(store, MatrixQuery(), all_metrics=True),
                           ["model_name", "benchmark", "dataset", "metric", "num_fewshot"])
+        # A dataset the manifest names otherwise (an Inspect task's Every Eval Ever record, or the reverse): read
+        # under the manifest's name by the store's link rules, and said with counts.
+        from .predict_links import manifest_datasets, new_result_links, relink_rows
+
+        datasets = manifest_datasets(manifest)
+        renames, link_problems = new_result_links(datasets, store)
+        long, linked = relink_rows(long, renames, datasets)
         conflicts = store.conflicts()
         # lm-eval groups are stored as aggregates; the table names some as a dataset's task (the leaderboard's BBH is
         # group leaderboard_bbh): read only through it, never matched as a dataset of their own.
@@ -338,6 +345,7 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
     raw.attrs["cross_harness"] = sorted(set(crossed["column"]) - set(crossed.attrs.get("own_tasks", ())))
     raw.attrs["cross_harness_incomplete"] = (list(helm_runs.attrs.get("incomplete", ()))
                                              + list(crossed.attrs.get("incomplete", ())))
+    raw.attrs["dataset_links"] = linked + link_problems
     raw.attrs["ingest_notes"] = report.note_lines()  # what reading the files did to them: reported with the prediction
     # Two files of one model that disagree (a rerun beside the first run): which is used, and why, is said.
     raw.attrs["ingest_conflicts"] = conflict_cells(conflicts)
@@ -465,6 +473,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     Z_new = apply_normalisation(raw_new.to_numpy(dtype=float), params)
     subset_idx = np.array([columns.index(s["name"]) for s in manifest["subset"]])
     warnings = chance_warnings(manifest) + [f"reading the new results: {n}" for n in raw_new.attrs.get("ingest_notes", ())]
+    warnings += [f"reading the new results: {n}" for n in raw_new.attrs.get("dataset_links", ())]
     warnings += conflict_warnings(raw_new.attrs.get("ingest_conflicts") or [])
     warnings += item_conflict_warnings(raw_new.attrs.get("item_conflicts") or [])
     have, notes = input_warnings(manifest, raw_new, train, Z_new, subset_idx, other_shots or {})
