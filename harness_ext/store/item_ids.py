@@ -36,6 +36,7 @@ import pandas as pd
 
 from ..errors import IngestError
 from ..report import plural
+from .tables import table_columns
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS item_ids (
@@ -345,8 +346,7 @@ def logged_ids(store, benchmark: str, task: str) -> dict:
     ``"17.0"``; None for an id stored before the map kept it); ``{}`` for a store without the map."""
     if not has_map(store.con):
         return {}
-    cols = {r[0] for r in store.con.execute("SELECT column_name FROM information_schema.columns "
-                                            "WHERE table_name = 'item_ids'").fetchall()}
+    cols = table_columns(store.con, "item_ids")
     logged = "logged" if "logged" in cols else "NULL"  # a map made before the column (not written since)
     rows = store.con.execute(f"SELECT doc_id, {logged} FROM item_ids WHERE benchmark = ? AND task = ?",
                              [benchmark, task]).fetchall()
@@ -437,8 +437,7 @@ def id_map_notes(store) -> list:
             out.append(f"{n} item ids of {plural(tasks, 'task')} are not numbers that keep them apart: the store numbered them "
                        "in order of first listing, the same in every file of the task (item_id_map lists each id's "
                        "number)")
-    cols = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
-                                      "WHERE table_name = 'sample_sources'").fetchall()}
+    cols = table_columns(con, "sample_sources")
     if "benchmark" not in cols:  # no item table stored, or none since the column came (its notes say so there)
         return out
     unmapped = " AND NOT EXISTS (SELECT 1 FROM item_ids m WHERE m.benchmark = src.benchmark AND m.task = src.task)"

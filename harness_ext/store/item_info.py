@@ -12,7 +12,7 @@ import pandas as pd
 from ..report import plural
 from .item_ids import id_map_notes
 from .samples import _has_samples, source_benchmark_sql
-from .tables import CONFLICT_TOLERANCE, name_lists
+from .tables import CONFLICT_TOLERANCE, name_lists, table_columns
 
 #: The item-level counts ``info`` gives, all 0 in a store without item-level results.
 COUNT_KEYS = ("item_sources", "item_models", "item_tasks", "item_scores", "item_conflicts")
@@ -93,8 +93,7 @@ def assumed_metric_notes(store) -> list:
     """
     if not _has_samples(store):
         return []
-    cols = {r[0] for r in store.con.execute("SELECT column_name FROM information_schema.columns "
-                                            "WHERE table_name = 'sample_sources'").fetchall()}
+    cols = table_columns(store.con, "sample_sources")
     if "assumed_metric" not in cols:
         return []
     rows = store.con.execute(

@@ -54,6 +54,7 @@ from .item_dedupe import dedupe_items as _dedupe
 from .ingest_files import EDITED_KEPT_REASON, ITEMS_ADAPTER, KEPT_REASON, FileReport, file_hash, replaced_note
 from .item_format import LAYOUTS, ItemTable, harness_tasks_of
 from .item_ids import assign_numbers, ensure_map, file_item_ids
+from .tables import table_columns
 
 MODEL_COLUMNS = ("model", "model_name", "model_id")
 ITEM_COLUMNS = ("item", "item_id", "doc_id", "question_id", "sample_id", "instance_id")
@@ -667,8 +668,7 @@ def item_rows(store, task: Optional[str] = None, benchmark: Optional[str] = None
 
     Per-sample logs carry no benchmark (None); item-response tables carry their sidecar's or folder's.
     """
-    cols = {r[0] for r in store.con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = 'sample_sources'").fetchall()}
+    cols = table_columns(store.con, "sample_sources")
     if not cols:
         return pd.DataFrame(columns=["model", "benchmark", "task", "doc_id", "metric", "value", "source"])
     bench = "src.benchmark" if "benchmark" in cols else "NULL::VARCHAR"

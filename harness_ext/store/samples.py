@@ -48,6 +48,7 @@ from ..errors import IngestError, StoreError
 from ..report import plural
 from .ingest_files import EDITED_KEPT_REASON, KEPT_REASON, _skip_reason, check_path, replaced_note, walk_files
 from .item_dedupe import dedupe_items
+from .tables import table_columns
 # The readers of per-sample logs, importable from here as before they had a module of their own.
 from .sample_logs import (EEE_SAMPLES_RE, NUMBERING_PREFIXES, SAMPLES_FILE_RE, doc_id, eee_record_names,
                           is_samples_file, model_for_samples, read_eee_samples, read_samples, sample_frame)
@@ -262,8 +263,7 @@ def _has_samples(store) -> bool:
 def source_benchmark_sql(store) -> str:
     """The SQL of a sample source's benchmark (``src`` is ``sample_sources``): ``lm_eval`` for lm-eval's per-sample
     logs, which carry none, and for stores made before the column."""
-    cols = {r[0] for r in store.con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = 'sample_sources'").fetchall()}
+    cols = table_columns(store.con, "sample_sources")
     return "coalesce(nullif(src.benchmark, ''), 'lm_eval')" if "benchmark" in cols else "'lm_eval'"
 
 

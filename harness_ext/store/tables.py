@@ -128,3 +128,10 @@ def has_table(con, table: str) -> bool:
     every matrix read.
     """
     return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [table]).fetchall()[0][0])
+
+
+def table_columns(con, table: str) -> set:
+    """The names of ``table``'s columns in the store on ``con`` (empty if it has no such table): what a store made
+    before a column was added lacks."""
+    return {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ?",
+                                      [table]).fetchall()}

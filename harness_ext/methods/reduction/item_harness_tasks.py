@@ -18,6 +18,7 @@ from pathlib import Path
 from ...errors import HarnessExtError
 from ...report import listed
 from ...safe_output import harness_task_problem, quoted
+from ...store.tables import table_columns
 
 _METRIC_LINE = re.compile(r"^\s*-?\s*metric:\s*['\"]?([A-Za-z0-9_]+)", re.MULTILINE)
 _INCLUDE_LINE = re.compile(r"^include:\s*['\"]?([A-Za-z0-9_][A-Za-z0-9_.-]*)['\"]?\s*$", re.MULTILINE)
@@ -26,8 +27,7 @@ _INCLUDE_LINE = re.compile(r"^include:\s*['\"]?([A-Za-z0-9_][A-Za-z0-9_.-]*)['\"
 def declared_harness_tasks(store, pairs) -> dict:
     """``{task: (lm-eval task, [sidecar-declaring files])}`` for the ``(benchmark, task)`` ``pairs`` whose item tables
     declared one. Two files of one task declaring different lm-eval tasks raise one error naming both."""
-    cols = {r[0] for r in store.con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = 'sample_sources'").fetchall()}
+    cols = table_columns(store.con, "sample_sources")
     if "harness_task" not in cols or not pairs:  # a store made before the declaration existed
         return {}
     found = store.con.execute(

@@ -23,6 +23,7 @@ from typing import Optional
 import numpy as np
 
 from ...errors import HarnessExtError
+from ...store.tables import table_columns
 
 KIND = "items"
 #: Largest population matrix a manifest may describe (models x items), so a hostile file cannot ask for a huge array.
@@ -177,8 +178,7 @@ def helm_instances_field(store, benchmark: str, task: str) -> dict:
     """``{"helm_instances": True}`` for a task whose every item source is a HELM run directory's per-instance scores
     (its item numbers are HELM's instance numbers, so a new model's HELM run of it is matched item by item), ``{}``
     for any other (an item table's numbers are its own: a HELM run of that task cannot be matched to them)."""
-    cols = {r[0] for r in store.con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = 'sample_sources'").fetchall()}
+    cols = table_columns(store.con, "sample_sources")
     if "reader" not in cols:  # a store made before readers were recorded: the source is unknown
         return {}
     readers = [r for (r,) in store.con.execute(
