@@ -463,6 +463,7 @@ def _manifest_of(manifest) -> tuple:
 def _score_frame(scores, manifest: dict) -> pd.DataFrame:
     """Raw scores (models x manifest dataset names) from a DataFrame, Series or mapping keyed by dataset or task."""
     from harness_ext.methods.reduction.harness_names import lm_eval_task_list
+    from harness_ext.methods.reduction.predict_links import dataset_short_name
 
     if isinstance(scores, dict):
         scores = pd.Series(scores, name="new_model")
@@ -473,9 +474,7 @@ def _score_frame(scores, manifest: dict) -> pd.DataFrame:
                               f"not {type(scores).__name__}")
     keys: dict = {}
     for d in manifest["datasets"]:
-        b = d.get("benchmark") or ""
-        short = d["name"][len(b) + 1:] if b and d["name"].startswith(b + "/") else d["name"]
-        for k in {d["name"], short, d.get("task"), *lm_eval_task_list(d)} - {None, ""}:
+        for k in {d["name"], dataset_short_name(d), d.get("task"), *lm_eval_task_list(d)} - {None, ""}:
             keys.setdefault(k, set()).add(d["name"])
     rename, unknown = {}, []
     for c in scores.columns:

@@ -261,9 +261,7 @@ def match_datasets(datasets: list, benchmarks, names, metrics) -> list:
     a new model's file is named differently) matches by dataset and metric when
     exactly one manifest dataset has them: never by file name.
     """
-    def short(d):
-        b = d.get("benchmark") or ""
-        return d["name"][len(b) + 1:] if b and d["name"].startswith(b + "/") else d["name"]
+    from .predict_links import dataset_short_name as short
 
     exact = {(d.get("benchmark"), short(d), d.get("metric")): d["name"] for d in datasets}
     by_name: dict = {}

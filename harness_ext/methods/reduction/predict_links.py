@@ -71,11 +71,12 @@ def manifest_datasets(manifest: dict) -> list:
             stored = stored_link_fields(store)
     except Exception:  # noqa: BLE001 - a store that cannot be read now only loses the links, as before
         return datasets
-    return [{**d, "link_fields": stored[(d.get("benchmark"), _short(d))]} if (d.get("benchmark"), _short(d)) in stored
-            else d for d in datasets]
+    keys = [(d.get("benchmark"), dataset_short_name(d)) for d in datasets]
+    return [{**d, "link_fields": stored[k]} if k in stored else d for d, k in zip(datasets, keys)]
 
 
-def _short(d: dict) -> str:
+def dataset_short_name(d: dict) -> str:
+    """A manifest dataset's name without its ``benchmark/`` prefix: its name in the store and in result files."""
     b = d.get("benchmark") or ""
     return d["name"][len(b) + 1:] if b and d["name"].startswith(b + "/") else d["name"]
 
@@ -87,7 +88,7 @@ def new_result_links(datasets: list, store) -> tuple:
     left unread because they fit several of the manifest's datasets (or several new datasets fit one), each with
     its candidates. A new dataset the manifest names itself is never renamed.
     """
-    own = {(d.get("benchmark"), _short(d)): d for d in datasets}
+    own = {(d.get("benchmark"), dataset_short_name(d)): d for d in datasets}
     new = {k: v for k, v in stored_link_fields(store).items() if k not in own}
     names = {(b, n) for b, n in store.con.execute("SELECT DISTINCT benchmark, name FROM datasets").fetchall()}
     renames, notes = {}, []
@@ -152,7 +153,7 @@ def relink_rows(long: pd.DataFrame, renames: dict, datasets: list) -> tuple:
     long = long.copy()
     key = ["model", "benchmark", "dataset", "metric", "num_fewshot"]
     direct = {tuple(r[:-1]): r[-1] for r in long.loc[~hit, key + ["value"]].itertuples(index=False)}
-    metric = {(d.get("benchmark"), _short(d)): d.get("metric") for d in datasets}
+    metric = {(d.get("benchmark"), dataset_short_name(d)): d.get("metric") for d in datasets}
     notes, drop = [], []
     for old, (bench, name, why) in renames.items():
         want = metric.get((bench, name))
