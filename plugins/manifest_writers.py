@@ -20,7 +20,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from harness_ext.methods.reduction.harness_names import lm_eval_task_list, path_like_tasks
+from harness_ext.methods.reduction.harness_names import lm_eval_task_list, path_like_tasks, with_max_eval_instances
 from harness_ext.methods.reduction.helm_run_args import helm_shots_note
 from harness_ext.methods.reduction.helm_run_args import checked_helm_entries
 from harness_ext.methods.reduction.inspect_samples import inspect_only
@@ -41,15 +41,6 @@ HELM_ITEMS_NOTE = [
     "# HELM cannot run a list of items: an entry's max_eval_instances=N runs HELM's own draw of N of its",
     "# instances (numpy seed 0, fixed: the same N for every model and run; it outranks helm-run",
     "# --max-eval-instances), not the manifest's. Drawn without the model's answers, it is a random sample."]
-
-
-def with_max_eval_instances(desc: str, n: int) -> str:
-    """``desc`` with ``max_eval_instances=n`` as its last argument (replacing one the population's run name had:
-    HELM's run expander of that name sets the entry's own count, which ``helm-run --max-eval-instances`` does not
-    override)."""
-    head, _, args = desc.partition(":")
-    kept = [a for a in args.split(",") if a and not a.startswith("max_eval_instances=")]
-    return f"{head}:{','.join(kept + [f'max_eval_instances={n}'])}"
 
 
 def _helm_item_entries(manifest: dict, entry: dict, descs: list, plan: dict) -> list:

@@ -292,9 +292,25 @@ def with_shots(desc: str, k) -> str:
     str
         The description.
     """
-    if k is None or any(a.split("=", 1)[0].strip() == "max_train_instances" for a in desc.partition(":")[2].split(",")):
+    if k is None or _sets(desc, "max_train_instances"):
         return desc
     return f"{desc},max_train_instances={k}"
+
+
+def _sets(desc: str, name: str) -> bool:
+    """Whether the run-entry description ``desc`` gives the argument ``name``."""
+    return any(a.split("=", 1)[0].strip() == name for a in desc.partition(":")[2].split(","))
+
+
+def with_max_eval_instances(desc: str, n: int) -> str:
+    """``desc`` with ``max_eval_instances=n`` as its last argument, replacing one the population's run name had.
+
+    HELM's run expander of that name sets the entry's own count, which ``helm-run --max-eval-instances`` does not
+    override: an entry of an item-level conf runs the task's drawn count.
+    """
+    head, _, args = desc.partition(":")
+    kept = [a for a in args.split(",") if a and not _sets(f":{a}", "max_eval_instances")]
+    return f"{head}:{','.join(kept + [f'max_eval_instances={n}'])}"
 
 
 def lm_eval_task(entry: dict) -> Optional[str]:
