@@ -159,7 +159,7 @@ def relink_rows(long: pd.DataFrame, renames: dict, datasets: list) -> tuple:
         want = metric.get((bench, name))
         rows = [i for i, k in zip(long.index, keys) if k == old]
         other = [i for i in rows if want is not None and long.at[i, "metric"] != want]
-        rows = [i for i in rows if i not in set(other)]
+        rows = [i for i in rows if want is None or long.at[i, "metric"] == want]
         if other:
             notes.append(f"dataset {old[1]} of the new results fits the manifest's {name} ({why}), but "
                          f"{plural(len(other), 'result')} on another metric than its {want} "
