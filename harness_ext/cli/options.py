@@ -16,6 +16,12 @@ from __future__ import annotations
 
 import argparse
 from collections import namedtuple
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: --help imports no numerics
+    import pandas
+
+    from ..store.matrix import MatrixQuery
 
 #: ``harness_ext.store.db.DB_ENV`` and ``DEFAULT_DB_NAME``
 DEFAULT_DB_HELP = "store file (default: $HARNESS_EXT_DB or ./harness-ext.duckdb); ':memory:' for a throw-away store"
@@ -183,7 +189,7 @@ def add_matrix_arguments(parser: argparse.ArgumentParser, benchmark_required: bo
 
 
 def matrix_from_args(args, require_benchmark: bool = True,
-                     fingerprint: bool = True, say_dense: bool = True) -> "pandas.DataFrame":  # noqa: F821
+                     fingerprint: bool = True, say_dense: bool = True) -> "pandas.DataFrame":
     """Build the performance matrix the matrix-selection options describe.
 
     With ``require_benchmark`` (analyses, reduce) a store of several benchmarks needs ``--benchmark``.
@@ -213,7 +219,7 @@ def matrix_from_args(args, require_benchmark: bool = True,
     return df
 
 
-def query_from_args(args) -> "MatrixQuery":  # noqa: F821
+def query_from_args(args) -> "MatrixQuery":
     """The :class:`harness_ext.store.matrix.MatrixQuery` the matrix-selection options describe."""
     from ..store.globs import query_globs
     from ..store.matrix import MatrixQuery

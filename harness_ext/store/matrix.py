@@ -8,7 +8,7 @@ normalised per dataset by x' = max(0, (x - x_random) / (1 - x_random)).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Optional
 
 import numpy as np

@@ -48,8 +48,8 @@ def _shot_choice(con, where: str, rwhere: list, rparams: list, extra: dict) -> t
         total = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT model_id, dataset_id FROM results r "
                             f"WHERE {mwhere})", mparams).fetchall()[0][0]
         # Results of a mixed dataset at another shot setting are left out (every setting of the others is its only one).
-        keep = (f"(r.dataset_id::BIGINT * 4294967296 + (r.num_fewshot + 1)) IN (SELECT unnest(?::BIGINT[])) "
-                f"OR r.dataset_id NOT IN (SELECT unnest(?::INTEGER[]))")
+        keep = ("(r.dataset_id::BIGINT * 4294967296 + (r.num_fewshot + 1)) IN (SELECT unnest(?::BIGINT[])) "
+                "OR r.dataset_id NOT IN (SELECT unnest(?::INTEGER[]))")
         rwhere.append(f"({keep})")
         rparams.extend([[int(d) * 4294967296 + int(v[1]) + 1 for d, v in best.items()], mixed])
         kept = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT model_id, dataset_id FROM results r "

@@ -81,7 +81,6 @@ from typing import Optional
 import numpy as np
 
 from harness_ext.base import limit_threads
-from harness_ext.errors import MethodError
 
 
 #: Share of the (pairwise) covariance the probabilistic-PCA loadings keep.

@@ -576,7 +576,7 @@ def large_error_warnings(aggregate_rmse: float, rmse_per_dataset, weights, width
     out = []
     scale = float(w @ widths)
     if np.isfinite(aggregate_rmse) and aggregate_rmse > LARGE_ERROR * scale:
-        out.append(f"the predicted full-benchmark score has a cross-validated RMSE for a new model of "
+        out.append("the predicted full-benchmark score has a cross-validated RMSE for a new model of "
                    + (f"{aggregate_rmse:.3f} (normalised units), above {LARGE_ERROR}" if np.isclose(scale, 1.0) else
                       f"{aggregate_rmse:.3g} ({aggregate_rmse / scale:.1%} of the scale), above {LARGE_ERROR:.0%} "
                       "of the scale"))

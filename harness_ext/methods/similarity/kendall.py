@@ -125,7 +125,6 @@ def kendall_similarity(X, max_pairs: int = 200_000, random_state: int = 0, min_p
     """
     X, M = _prepare(X)
     n, p = X.shape
-    complete = bool(M.all())
     n_pairs = n * (n - 1) // 2
     if _kendall_per_column_pair_is_cheaper(n, p):
         tau = _kendall_per_column_pair(X, M)
