@@ -318,9 +318,8 @@ class CrossTask(_ItemEstimator):
     def __init__(self, *, level: float = 0.90, alpha: float = 10.0, n_folds: int = 5, gap_scale: float = 5.0,
                  floor_margin: float = 1.0, min_models: int = 10, edge_slope: float = 2.0,
                  variance_scales: tuple = (0.0, 1.0), gap_clips: tuple = (1.0, 2.0, np.inf),
-                 frontier_share: float = 0.3, calibrate: bool = True, beyond_estimate: str = "composite"):
+                 frontier_share: float = 0.3, calibrate: bool = True):
         super().__init__(level=level)
-        self.beyond_estimate = beyond_estimate
         self.gap_clips = gap_clips
         self.frontier_share = frontier_share
         self.calibrate = calibrate
@@ -530,10 +529,7 @@ class CrossTask(_ItemEstimator):
         res = ItemEstimate(est, centre - h, centre + h, self.level, se)
         beyond = other_tasks_mean(others) - self.others_reach_ if others else np.full(len(est), np.nan)
         self.beyond_sources_ = beyond > 0
-        out = widen_beyond_sources(res, a, beyond)
-        if self.beyond_estimate == "design":
-            out.estimate = np.where(self.beyond_sources_, a.estimate, out.estimate)
-        return out
+        return widen_beyond_sources(res, a, beyond)
 
     def _interval_parts(self, a, al, au, sd_a, m, v_m, local, w, bounds=None) -> tuple:
         """``(estimate, centre, scaled, cross, fixed)``: the composite and its error variance, ``k**2 scaled + k
