@@ -318,9 +318,8 @@ class CrossTask(_ItemEstimator):
     def __init__(self, *, level: float = 0.90, alpha: float = 10.0, n_folds: int = 5, gap_scale: float = 5.0,
                  floor_margin: float = 1.0, min_models: int = 10, edge_slope: float = 2.0,
                  variance_scales: tuple = (0.0, 1.0), gap_clips: tuple = (1.0, 2.0, np.inf),
-                 frontier_share: float = 0.3, calibrate: bool = True, beyond_learner: str = "cross"):
+                 frontier_share: float = 0.3, calibrate: bool = True):
         super().__init__(level=level)
-        self.beyond_learner = beyond_learner
         self.gap_clips = gap_clips
         self.frontier_share = frontier_share
         self.calibrate = calibrate
@@ -343,8 +342,6 @@ class CrossTask(_ItemEstimator):
         self.gap_clip_, self.interval_scale_ = np.inf, 1.0
         if self.source_.shape[0] >= self.min_models:
             self.learn_ = self.learner(level=self.level).fit(self.source_, self.items_, others=others)
-            self.learn_own_ = (self.learner(level=self.level).fit(self.source_, self.items_, others=[])
-                               if others and self.beyond_learner == "own" else None)
             held = self._held_out_errors(others)
             inside = {k: v[~held["frontier"]] for k, v in held.items()}  # the interleaved folds' models
             self.error_correlation_ = self._cross_validated_correlation(inside)
@@ -521,28 +518,18 @@ class CrossTask(_ItemEstimator):
             self.weight_ = np.zeros_like(a.estimate)
             self.beyond_sources_ = np.zeros(len(a.estimate), dtype=bool)
             return a
-        res, w = self._composite(a, Y, others, self.learn_)
-        self.weight_ = w  # the regression's share, per target (for reports)
-        est = res.estimate
-        beyond = other_tasks_mean(others) - self.others_reach_ if others else np.full(len(est), np.nan)
-        self.beyond_sources_ = beyond > 0
-        if getattr(self, "learn_own_", None) is not None and self.beyond_sources_.any():
-            own, w_own = self._composite(a, Y, [], self.learn_own_)
-            f = self.beyond_sources_
-            res = ItemEstimate(np.where(f, own.estimate, res.estimate), np.where(f, own.lower, res.lower),
-                               np.where(f, own.upper, res.upper), res.level, np.where(f, own.se, res.se))
-            self.weight_ = np.where(f, w_own, w)
-        return widen_beyond_sources(res, a, beyond)
-
-    def _composite(self, a, Y, others, learn) -> tuple:
-        m = learn.predict(Y, others=others).estimate
-        v_m = learn.error_variance(Y)
+        m = self.learn_.predict(Y, others=others).estimate
+        v_m = self.learn_.error_variance(Y)
         w = self._scaled_weight(a.se ** 2, a.estimate, v_m, self.variance_scale_, m=m)
-        local = local_loo_mse(learn.loo_residuals_, self.source_.mean(axis=1), m)
+        self.weight_ = w  # the regression's share, per target (for reports)
+        local = local_loo_mse(self.learn_.loo_residuals_, self.source_.mean(axis=1), m)
         est, centre, scaled, cross, fixed = self._interval_parts(a.estimate, a.lower, a.upper, a.se, m, v_m, local, w)
         se = np.sqrt(np.maximum(self.interval_scale_ ** 2 * scaled + self.interval_scale_ * cross + fixed, 0.0))
         h = _z(self.level) * se
-        return ItemEstimate(est, centre - h, centre + h, self.level, se), w
+        res = ItemEstimate(est, centre - h, centre + h, self.level, se)
+        beyond = other_tasks_mean(others) - self.others_reach_ if others else np.full(len(est), np.nan)
+        self.beyond_sources_ = beyond > 0
+        return widen_beyond_sources(res, a, beyond)
 
     def _interval_parts(self, a, al, au, sd_a, m, v_m, local, w, bounds=None) -> tuple:
         """``(estimate, centre, scaled, cross, fixed)``: the composite and its error variance, ``k**2 scaled + k
