@@ -443,6 +443,9 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     weights = {t: 1.0 for t in tasks}
     if not tasks:
         raise HarnessExtError("no task has item-level results from 2 or more models; nothing to reduce")
+    from .item_links import attach_link_fields
+
+    attach_link_fields(store, tasks)  # what predict matches a new model's file of the task under another name by
     expected, correlation = expected_errors_and_correlation(pops, samples, weights, estimator, level, random_state,
                                                             design=design, infos=infos)
     benchmark = sorted({b["benchmark"] for b in tasks.values()})
