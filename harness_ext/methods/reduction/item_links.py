@@ -19,6 +19,8 @@ import pandas as pd
 #: The per-sample score of an Every Eval Ever instance file (``evaluation.score``): the value of the Inspect scorer
 #: whose mean is the log's metric, when the file was converted from an Inspect log.
 EEE_SCORE = "score"
+#: Its ``evaluation.is_correct`` (the score above 0), read as 0/1.
+EEE_ACC = "acc"
 
 
 def record_of(instance_path) -> Path:
@@ -101,8 +103,11 @@ def _relink_task(long: pd.DataFrame, old: str, name: str, block: dict, why: str)
     metrics = set(map(str, long.loc[rows, "metric"]))
     # One scorer's per-sample value under each harness's name: Every Eval Ever's "score" is the Inspect scorer's
     # value whose mean is the log's metric (the record's converter reads it from the log's samples).
-    read_as = (want if want in metrics else EEE_SCORE if EEE_SCORE in metrics
-               else metrics.pop() if want == EEE_SCORE and len(metrics) == 1 else None)
+    # Its "acc" is whether that value is above 0: the same as the value only where every value is 0 or 1.
+    binary = bool(long.loc[rows, "value"].isin((0.0, 1.0)).all())
+    read_as = (want if want in metrics else EEE_SCORE if EEE_SCORE in metrics and want != EEE_ACC
+               else next(iter(metrics)) if len(metrics) == 1 and (want == EEE_SCORE or (want == EEE_ACC and binary))
+               else None)
     if read_as is None:
         return long, (f"task {old} of the new logs fits the manifest's {name} ({why}), but its items are scored "
                       f"by {', '.join(sorted(metrics))}, not {want}: not read as {name}")

@@ -314,8 +314,9 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
     note = (f"{extra} logged items outside the manifest's sample not used"
             + (f" ({unknown} of them not items of the task, which has {len(ids):,})" if unknown else "")) if extra else None
     if len(used) < 2:
-        return (np.nan, np.nan, np.nan, len(used), f"{len(used)} of the manifest's {len(sample)} items logged", np.nan,
-                np.nan, np.nan)
+        # The logged items that are not the manifest's (another task's ids, a broken file) said with the count.
+        return (np.nan, np.nan, np.nan, len(used), "; ".join(filter(None, [
+            f"{len(used)} of the manifest's {len(sample)} items logged", note])), np.nan, np.nan, np.nan)
     if drawn:
         note = helm_draw_note(manifest["tasks"][task], len(used), in_run, unknown)
     elif len(used) < len(sample):
