@@ -57,11 +57,17 @@ def task_link_fields(store, task: str, instance_files=(), benchmark=None):
 def attach_link_fields(store, tasks: dict) -> None:
     """Add to each of a manifest's ``tasks`` (``reduce --items``) the fields the built-in links compare, where the
     store has them: the task's own Inspect dataset, or the record beside its Every Eval Ever instance files."""
+    from ...store.dataset_links import stored_link_fields
     from ...store.samples import EEE_SAMPLES_RE
+    from ...store.tables import has_table
 
+    if not stored_link_fields(store):  # no Inspect task nor evaluation-run record: nothing a link could use
+        return
+    logged = has_table(store.con, "sample_sources")  # a store of item tables only has none
     for task, block in tasks.items():
-        rows = store.con.execute("SELECT DISTINCT path FROM sample_sources WHERE task = ? AND benchmark IS NOT "
-                                 "DISTINCT FROM ?", [task, block.get("benchmark")]).fetchall()
+        rows = [] if not logged else store.con.execute(
+            "SELECT DISTINCT path FROM sample_sources WHERE task = ? AND benchmark IS NOT DISTINCT FROM ?",
+            [task, block.get("benchmark")]).fetchall()
         files = [p for (p,) in rows if EEE_SAMPLES_RE.match(Path(p).name)]
         if got := task_link_fields(store, task, files, block.get("benchmark")):
             block["link_fields"] = got[1]
