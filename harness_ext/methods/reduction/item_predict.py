@@ -233,7 +233,7 @@ def read_item_logs(paths, listed=frozenset()) -> tuple:
         notes += read[2]
         for model, files in read[1].items():
             sources.setdefault(model, []).extend(files)
-    variants = {}
+    variants, eee_files = {}, {}
     for path in sample_files:
         try:
             if EEE_SAMPLES_RE.match(path.name):
@@ -243,6 +243,7 @@ def read_item_logs(paths, listed=frozenset()) -> tuple:
                 variant = None if names is None or names[1] != model else variant_of_name(model, names[0])
                 if variant is not None:
                     variants[model] = (names[0], variant)
+                eee_files.setdefault(task, []).append(path)  # its record beside says which dataset (item_links)
             else:
                 model, task, frame, _ = read_samples(path)
         except IngestError as exc:
@@ -267,6 +268,7 @@ def read_item_logs(paths, listed=frozenset()) -> tuple:
                      + "; the first read (file, then line) is used")
         long = long[~dup]
     long.attrs["variants"] = variants
+    long.attrs["eee_files"] = eee_files
     return long, sources, notes
 
 
@@ -312,8 +314,9 @@ def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: floa
     note = (f"{extra} logged items outside the manifest's sample not used"
             + (f" ({unknown} of them not items of the task, which has {len(ids):,})" if unknown else "")) if extra else None
     if len(used) < 2:
-        return (np.nan, np.nan, np.nan, len(used), f"{len(used)} of the manifest's {len(sample)} items logged", np.nan,
-                np.nan, np.nan)
+        # The logged items that are not the manifest's (another task's ids, a broken file) said with the count.
+        return (np.nan, np.nan, np.nan, len(used), "; ".join(filter(None, [
+            f"{len(used)} of the manifest's {len(sample)} items logged", note])), np.nan, np.nan, np.nan)
     if drawn:
         note = helm_draw_note(manifest["tasks"][task], len(used), in_run, unknown)
     elif len(used) < len(sample):
@@ -393,8 +396,13 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     """
     from .item_predict_tables import table_counts
 
+    from .item_links import link_item_tasks
+
     long, sources, warnings = read_item_logs(paths, {t for t, b in manifest["tasks"].items() if b.get("item_ids")})
     variants = long.attrs.get("variants", {})
+    # A task the manifest names otherwise (an Inspect task's Every Eval Ever instance file, or the reverse): read
+    # under the manifest's name by the store's link rules, and said with counts.
+    long = link_item_tasks(manifest, long, paths, warnings)
     read = (long.groupby(["table", "task"], sort=False).size() if "table" in long.columns
             else pd.Series(dtype="int64"))
     long = logs_as_manifest_tasks(manifest, long)  # a declared lm-eval task's logs are its table task's

@@ -351,6 +351,7 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
     what the design's estimators need)``.
     """
     from .item_design_plan import draw_task, items_per_task
+    from .item_links import attach_link_fields
 
     read = read_populations(store, chosen, models, warnings, exclude_models)
     pops = {t: (r[3], r[4]) for t, r in read.items()}
@@ -372,6 +373,7 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
                        "population": {"models": [index[m] for m in cols], "scores": encode_scores(M)},
                        "notes": notes}
         warnings += [f"{task}: {n}" for n in notes]
+    attach_link_fields(store, tasks)  # what predict matches a new model's file of the task under another name by
     return names, tasks, pops, samples, infos
 
 

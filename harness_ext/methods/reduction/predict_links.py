@@ -91,6 +91,14 @@ def new_result_links(datasets: list, store) -> tuple:
     own = {(d.get("benchmark"), dataset_short_name(d)): d for d in datasets}
     new = {k: v for k, v in stored_link_fields(store).items() if k not in own}
     names = {(b, n) for b, n in store.con.execute("SELECT DISTINCT benchmark, name FROM datasets").fetchall()}
+    return match_new(own, new, names)
+
+
+def match_new(own: dict, new: dict, names) -> tuple:
+    """:func:`new_result_links` of the manifest's datasets ``own`` (``{(benchmark, name): manifest dataset}``) and the
+    new results' ``new`` (``{(benchmark, name): link_fields}``; ``names``: every new ``(benchmark, name)``, for the
+    manifest's aliases): the one rule, whether the new names are datasets of results files or tasks of per-item
+    files (:mod:`.item_links`)."""
     renames, notes = {}, []
     # Names merged into a manifest column in its training matrix (built in or declared by the user).
     for (bench, short), d in own.items():
@@ -100,7 +108,7 @@ def new_result_links(datasets: list, store) -> tuple:
                     renames[key] = (bench, short, f"an alias of {d['name']} in the manifest's training store")
     fields = {k: link_fields(d.get("link_fields") or {}) for k, d in own.items()}
     links, unresolved = match_runs({**{k: f for k, f in fields.items() if f}, **new})
-    apart = {n for d in datasets for n in d.get("separate") or ()}
+    apart = {n for d in own.values() for n in d.get("separate") or ()}
     targets: dict = {}
     for link in links:
         a, c = link["alias"], link["canonical"]
