@@ -445,5 +445,7 @@ def harness_ext_adapters():
         # not text that made its column model metadata; a column mixing decimal marks is kept as text and noted
         # 3: a column named for a task about parameters or long contexts ("Multi Turn Miss Param", "Multi Turn Long
         # Context") is a score, not model metadata as a parameter count or a context window is
-        revision="4",
+        # 5: a rank in snake_case ("bt_rank"), a count ("Count", "Flag Success Count", "# Solved") and a number of
+        # samples ("bootstrap_samples") are model metadata, not scores
+        revision="5",
     )

@@ -138,3 +138,20 @@ def test_open_llm_leaderboard_v2_musr_chance_levels():
     assert chance_level("leaderboard_musr_murder_mysteries", "acc_norm")[0] == 0.5
     assert abs(chance_level("leaderboard_musr_team_allocation", "acc_norm")[0] - 1 / 3) < 1e-12
     assert chance_level("leaderboard_musr_object_placements", "acc_norm")[0] is None
+
+
+def test_leaderboard_counts_and_snake_case_ranks_are_model_metadata(tmp_path):
+    """Cybench's table has a "Count" of challenges and "# Solved" beside "% Solved"; a pairwise board has
+    "bt_rank" beside its ratings. Read as scores, 40 challenges were a 40% score and rank 1 the worst model.
+    Values made up; the headers are the real ones."""
+    path = tmp_path / "leaderboard.csv"
+    path.write_text("Model,Count,End-to-End % Solved,Flag Success Count,Subtask-Guided # Solved,bt_rank,"
+                    "bootstrap_samples\n"
+                    "Model A,40,20,8,6,1,300\nModel B,40,10,4,2,2,300\nModel C,35,50,17,9,3,300\n")
+    s, report = _store(path)
+    (f,) = report.by_status("ingested")
+    datasets = {r[0] for r in s.con.execute("SELECT name FROM datasets").fetchall()}
+    assert datasets == {"End-to-End % Solved"}
+    text = "\n".join(f.notes)
+    for col in ("Count", "Flag Success Count", "Subtask-Guided # Solved", "bt_rank", "bootstrap_samples"):
+        assert col in text
