@@ -155,3 +155,16 @@ def test_leaderboard_counts_and_snake_case_ranks_are_model_metadata(tmp_path):
     text = "\n".join(f.notes)
     for col in ("Count", "Flag Success Count", "Subtask-Guided # Solved", "bt_rank", "bootstrap_samples"):
         assert col in text
+
+
+def test_footnote_marks_after_model_names_are_left_out(tmp_path):
+    """Cybench's board marks models with footnotes ("Claude Opus 4.5 ³", "OpenAI o3-mini ¹†"); kept, the names did not
+    merge with the same models elsewhere. Values made up."""
+    path = tmp_path / "leaderboard.csv"
+    path.write_text("Model,% Solved\nClaude Opus 4.5 \u00b3,82\nOpenAI o3-mini \u00b9\u2020,22.5\nGPT-4o,12.5\nModel*,5\n")
+    s, report = _store(path)
+    (f,) = report.by_status("ingested")
+    names = {r[0] for r in s.con.execute("SELECT name FROM models").fetchall()}
+    assert {"Claude Opus 4.5", "OpenAI o3-mini", "GPT-4o", "Model*"} <= names
+    assert not any("\u00b3" in n or "\u2020" in n for n in names)
+    assert "footnote marks left out of 2 model names" in "\n".join(f.notes)
