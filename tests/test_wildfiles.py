@@ -168,3 +168,12 @@ def test_footnote_marks_after_model_names_are_left_out(tmp_path):
     assert {"Claude Opus 4.5", "OpenAI o3-mini", "GPT-4o", "Model*"} <= names
     assert not any("\u00b3" in n or "\u2020" in n for n in names)
     assert "footnote marks left out of 2 model names" in "\n".join(f.notes)
+
+
+def test_csv_without_a_model_column_says_so(tmp_path):
+    """ARC Prize's board names its models ``Config``/``Display_Name``, KramaBench's ``team``: skipped with no reason."""
+    path = tmp_path / "leaderboard.csv"
+    path.write_text("team,archeology,astronomy,overall\nModel A,78.5,82.1,80.3\nModel B,45.2,48.7,47.0\n")
+    reason = _skip_reason(path)
+    assert "a table whose header names no model column (it has team, archeology, astronomy, overall)" in reason
+    assert "rename the column that names the models to 'model'" in reason
