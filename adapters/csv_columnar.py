@@ -12,7 +12,8 @@ import csv
 from harness_ext.adapters.csv_rules import (
     _BOOL, _MISSING, _candidate_columns, _dataset_metrics, _parse, _wide_column_meta, check_model_column, clean_header,
     file_measure, model_column, score_column)
-from harness_ext.adapters.csv_columns import WideColumns, classify_wide, report_file_measure, report_repeated_models
+from harness_ext.adapters.csv_columns import (
+    WideColumns, classify_wide, report_file_measure, report_repeated_models, strip_footnote_marks)
 from harness_ext.errors import IngestError
 from harness_ext.types import SourceFile
 
@@ -97,6 +98,7 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
             raise IngestError(src.path, f"row {blank[row_text.index(True)] + 2} has no model name")
         table = table.take(pa.array(keep))
         models = [models[i] for i in keep]
+    models = strip_footnote_marks(src, models)
     n = len(models)
     if not n:
         raise IngestError(src.path, "no data rows")

@@ -312,3 +312,20 @@ def report_file_measure(src, measure, names: list) -> None:
     src.note(f"{len(names)} column{'s' * many} read as lower-is-better on an open scale (not percentages or proportions), "
              f"as the file's name says {measure!r}: {listed(names, 12)}; declare "
              "higher_is_better, scale or min/max with --column-meta to override")
+
+
+#: Footnote marks after a model name in a paper's or site's table (Cybench's "Claude Opus 4.5 ³", "OpenAI o3-mini ¹†"):
+#: superscript digits, daggers and the section sign, with the spaces before them. An asterisk is left alone: some
+#: boards name a model with one.
+_FOOTNOTE_MARKS = re.compile("\\s*[\u00b9\u00b2\u00b3\u2070\u2074-\u2079\u2020\u2021\u00a7]+$")
+
+
+def strip_footnote_marks(src, models: list) -> list:
+    """The model names without the footnote marks after them, each stripped name noted with its count.
+
+    A mark kept in the name keeps the model apart from the same model in every other file."""
+    out = [_FOOTNOTE_MARKS.sub("", m) or m for m in models]
+    changed = sorted({m for m, o in zip(models, out) if m != o})
+    if changed:
+        src.note(f"footnote marks left out of {plural(len(changed), 'model name')}: {listed(changed, 12)}")
+    return out

@@ -26,7 +26,11 @@ META_NAME = re.compile(
     # "Multi Turn Long Context" score function calls with a parameter missing and with a long context)
     r"(\bsize\b|(?<!miss[ _-])(?<!missing[ _-])param|#\s*p|\bflops?\b|\bdate\b|release|\byear\b|\bmonth\b|"
     r"(?<!long[ _-])context|\btokens?\b|price|cost|\$|"
-    r"latency|throughput|speed|\bvotes?\b|\brank|\bci\b|confidence|\bstderr\b|\bstd\b|license|licence|"
+    r"latency|throughput|speed|\bvotes?\b|\bci\b|confidence|\bstderr\b|\bstd\b|license|licence|"
+    # a rank, also in snake_case (a pairwise leaderboard's "bt_rank": \b does not split on "_"), and counts of
+    # tasks, samples or solves (Cybench's "Count" of challenges and "# Solved", a bootstrap's "bootstrap_samples"):
+    # read as scores, a rank of 1 was the worst score and 40 challenges a 40% score
+    r"(?<![a-z])rank|(?<![a-z])counts?(?![a-z])|(?:^|[\W_])(?:n[ _-]?)?samples?(?:$|[\W_])|(?:^|\s)#(?:\s|$)|"
     # a score's spread (AlpacaEval's "standard_error", "lc_standard_error"): LOWER_NAME's "error" would store it as a score
     r"standard[ _-]?(?:error|deviation)|std[ _-]?(?:err|dev)|"
     # bounds of a score's interval (Arena-Hard-Auto's "rating_q025"/"rating_q975", "ci_low", "upper"), and token

@@ -363,7 +363,8 @@ def _read_wide(src, rows, header, lower, stem):
     check_model_column(src, header, mc, [row[mc] for _, row in body])
 
     # Classify every column from its cells' types and its name: metadata, score (scale, percent), aggregate.
-    from harness_ext.adapters.csv_columns import WideColumns, classify_wide, report_file_measure, report_repeated_models
+    from harness_ext.adapters.csv_columns import (
+        WideColumns, classify_wide, report_file_measure, report_repeated_models, strip_footnote_marks)
 
     cols, parsed = WideColumns(), {}
     for j, name, spec in _candidate_columns(header, mc, bench_col, specs, declared_meta, cols.meta):
@@ -391,7 +392,7 @@ def _read_wide(src, rows, header, lower, stem):
             if v is not None:
                 md[header[j]] = v
         metas.append(md)
-    models = [row[mc].strip() for _, row in body]  # for naming a score outside its column's scale
+    models = strip_footnote_marks(src, [row[mc].strip() for _, row in body])
     report_repeated_models(src, models, metas, [row[bench_col].strip() for _, row in body] if bench_col is not None else None)
     measure, by_file_name = file_measure(src), []
     for j in score_cols:
@@ -445,5 +446,7 @@ def harness_ext_adapters():
         # not text that made its column model metadata; a column mixing decimal marks is kept as text and noted
         # 3: a column named for a task about parameters or long contexts ("Multi Turn Miss Param", "Multi Turn Long
         # Context") is a score, not model metadata as a parameter count or a context window is
-        revision="4",
+        # 5: a rank in snake_case ("bt_rank"), a count ("Count", "Flag Success Count", "# Solved") and a number of
+        # samples ("bootstrap_samples") are model metadata, not scores; footnote marks after a model name are left out
+        revision="5",
     )

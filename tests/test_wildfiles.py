@@ -138,3 +138,42 @@ def test_open_llm_leaderboard_v2_musr_chance_levels():
     assert chance_level("leaderboard_musr_murder_mysteries", "acc_norm")[0] == 0.5
     assert abs(chance_level("leaderboard_musr_team_allocation", "acc_norm")[0] - 1 / 3) < 1e-12
     assert chance_level("leaderboard_musr_object_placements", "acc_norm")[0] is None
+
+
+def test_leaderboard_counts_and_snake_case_ranks_are_model_metadata(tmp_path):
+    """Cybench's table has a "Count" of challenges and "# Solved" beside "% Solved"; a pairwise board has
+    "bt_rank" beside its ratings. Read as scores, 40 challenges were a 40% score and rank 1 the worst model.
+    Values made up; the headers are the real ones."""
+    path = tmp_path / "leaderboard.csv"
+    path.write_text("Model,Count,End-to-End % Solved,Flag Success Count,Subtask-Guided # Solved,bt_rank,"
+                    "bootstrap_samples\n"
+                    "Model A,40,20,8,6,1,300\nModel B,40,10,4,2,2,300\nModel C,35,50,17,9,3,300\n")
+    s, report = _store(path)
+    (f,) = report.by_status("ingested")
+    datasets = {r[0] for r in s.con.execute("SELECT name FROM datasets").fetchall()}
+    assert datasets == {"End-to-End % Solved"}
+    text = "\n".join(f.notes)
+    for col in ("Count", "Flag Success Count", "Subtask-Guided # Solved", "bt_rank", "bootstrap_samples"):
+        assert col in text
+
+
+def test_footnote_marks_after_model_names_are_left_out(tmp_path):
+    """Cybench's board marks models with footnotes ("Claude Opus 4.5 ³", "OpenAI o3-mini ¹†"); kept, the names did not
+    merge with the same models elsewhere. Values made up."""
+    path = tmp_path / "leaderboard.csv"
+    path.write_text("Model,% Solved\nClaude Opus 4.5 \u00b3,82\nOpenAI o3-mini \u00b9\u2020,22.5\nGPT-4o,12.5\nModel*,5\n")
+    s, report = _store(path)
+    (f,) = report.by_status("ingested")
+    names = {r[0] for r in s.con.execute("SELECT name FROM models").fetchall()}
+    assert {"Claude Opus 4.5", "OpenAI o3-mini", "GPT-4o", "Model*"} <= names
+    assert not any("\u00b3" in n or "\u2020" in n for n in names)
+    assert "footnote marks left out of 2 model names" in "\n".join(f.notes)
+
+
+def test_csv_without_a_model_column_says_so(tmp_path):
+    """ARC Prize's board names its models ``Config``/``Display_Name``, KramaBench's ``team``: skipped with no reason."""
+    path = tmp_path / "leaderboard.csv"
+    path.write_text("team,archeology,astronomy,overall\nModel A,78.5,82.1,80.3\nModel B,45.2,48.7,47.0\n")
+    reason = _skip_reason(path)
+    assert "a table whose header names no model column (it has team, archeology, astronomy, overall)" in reason
+    assert "rename the column that names the models to 'model'" in reason

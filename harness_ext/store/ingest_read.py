@@ -156,6 +156,8 @@ def unclaimed_reason(src: SourceFile) -> str:
     lfs = lfs_pointer_reason(src.head)
     if lfs:
         return f": {lfs}"
+    if src.suffix in (".csv", ".tsv"):
+        return _csv_near_miss(src)
     if src.suffix != ".json":
         return _table_near_miss(src)
     try:
@@ -189,6 +191,22 @@ def _near_miss(doc, src: SourceFile) -> str:
                 "log without it as still running, so its scores may be part of a run's); the log as Inspect "
                 "wrote it (.eval or .json) is read")
     return ""
+
+
+def _csv_near_miss(src: SourceFile) -> str:
+    """``": reason"`` for a CSV or TSV table no adapter claims: its header names no column the csv reader takes for
+    the models (ARC Prize's board names them ``Config`` and ``Display_Name``, a submissions board ``team``)."""
+    try:
+        line = src.head.decode("utf-8", "replace").lstrip("\ufeff").splitlines()[0]
+    except IndexError:
+        return ": empty"
+    delim = max(("\t", ";", ","), key=line.count)
+    cells = [c.strip().strip('"') for c in line.split(delim)]
+    if len(cells) < 2:
+        return ""
+    shown = ", ".join(cells[:8]) + (", ..." if len(cells) > 8 else "")
+    return (f": a table whose header names no model column (it has {shown}); rename the column that names the "
+            "models to 'model'")
 
 
 #: The header of a results table lm-eval prints, without padding (v0.4's with or without its Filter column, v0.3's).
