@@ -343,7 +343,8 @@ def check_column_scale(src: SourceFile, name: str, values, models, scale: str, l
     naming the model, where it was stored as it was and normalised past the scale's end. The scale rule reads a
     column with one value above 1 as percentages, so proportions with one stray percentage (0.5, 0.6, 40) become
     0.5% ... 40%: the one value decides for every other, which is said with the counts when most values are at
-    most 1.
+    most 1. A column whose values all lie between 1 and 10 is said too: it is more often a rating on a smaller
+    scale (a judge's 0-10 mean) than percentages.
 
     Raises
     ------
@@ -362,6 +363,12 @@ def check_column_scale(src: SourceFile, name: str, values, models, scale: str, l
         return
     above = [x for x, _ in v if x > 1]
     small = len(v) - len(above)
+    if len(v) >= 2 and not small and max(above) <= 10:
+        # Percentages all at most 10 are rarer than a rating on a 0-10 or 1-5 scale (a judge's mean, MT-bench's
+        # score), which the rule also reads as percentages: 5.46 of 10 stored as 5.46%.
+        src.note(f"column {name!r} read as percentages (0-100), though all {len(v)} of its values lie between 1 and "
+                 f"10 ({min(above):g} to {max(above):g}): if it is a rating on a smaller scale, a sidecar's "
+                 f"'{{min: 0, max: 10}}' (or its own bounds) for it reads it so")
     if above and small * 2 > len(v):
         src.note(f"column {name!r} read as percentages (0-100) because {len(above)} of its {len(v)} values "
                  f"{'is' if len(above) == 1 else 'are'} above 1 (largest {max(above):g}), though {small} are at most "

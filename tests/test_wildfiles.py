@@ -177,3 +177,28 @@ def test_csv_without_a_model_column_says_so(tmp_path):
     reason = _skip_reason(path)
     assert "a table whose header names no model column (it has team, archeology, astronomy, overall)" in reason
     assert "rename the column that names the models to 'model'" in reason
+
+
+def test_a_rating_read_as_percentages_is_said(tmp_path):
+    """VADER's board has one score, ``mean``, a judge's 0-10 rating (4.9-5.5): read as percentages without a word.
+    Values made up; the header is the real one. A column with a value above 10, or a declared scale, is not noted."""
+    path = tmp_path / "leaderboard.csv"
+    path.write_text("model,mean,ci_low,ci_high,n_scored\nModel A,5.46,5.1,5.8,100\nModel B,4.9,4.5,5.3,100\n")
+    s, report = _store(path)
+    (f,) = report.by_status("ingested")
+    text = "\n".join(f.notes)
+    assert "column 'mean' read as percentages (0-100), though all 2 of its values lie between 1 and 10 (4.9 to 5.46)" in text
+    assert "'{min: 0, max: 10}'" in text
+    other = tmp_path / "b" / "leaderboard.csv"
+    other.parent.mkdir()
+    other.write_text("model,accuracy\nModel A,54.6\nModel B,4.9\n")
+    s, report = _store(other)
+    (f,) = report.by_status("ingested")
+    assert "read as percentages" not in "\n".join(f.notes)
+    side = tmp_path / "c"
+    side.mkdir()
+    (side / "leaderboard.csv").write_text("model,mean\nModel A,5.46\nModel B,4.9\n")
+    (side / "leaderboard.meta.yaml").write_text("columns:\n  mean: {min: 0, max: 10}\n")
+    s, report = _store(side / "leaderboard.csv")
+    (f,) = report.by_status("ingested")
+    assert "read as percentages" not in "\n".join(f.notes)
