@@ -196,14 +196,17 @@ def _near_miss(doc, src: SourceFile) -> str:
 def _csv_near_miss(src: SourceFile) -> str:
     """``": reason"`` for a CSV or TSV table no adapter claims: its header names no column the csv reader takes for
     the models (ARC Prize's board names them ``Config`` and ``Display_Name``, a submissions board ``team``)."""
-    try:
-        line = src.head.decode("utf-8", "replace").lstrip("\ufeff").splitlines()[0]
-    except IndexError:
+    from harness_ext.adapters.csv_dialect import _split, sniff_delimiter
+
+    head = src.head.decode("utf-8", "replace").lstrip("\ufeff")
+    if not head:
         return ": empty"
-    delim = max(("\t", ";", ","), key=line.count)
-    cells = [c.strip().strip('"') for c in line.split(delim)]
-    if len(cells) < 2:
+    # The csv reader's own choice among the delimiters that split the header into columns (as for item tables).
+    delim, fitting = sniff_delimiter(head, src.suffix, lambda cells: True, len(src.head) >= src.HEAD_BYTES)
+    delim = delim or next((d for d in (",", *fitting) if d in fitting), None)
+    if delim is None:
         return ""
+    cells = [c.strip() for c in _split(next(ln for ln in head.splitlines() if ln.strip()), delim)]
     shown = ", ".join(cells[:8]) + (", ..." if len(cells) > 8 else "")
     return (f": a table whose header names no model column (it has {shown}); rename the column that names the "
             "models to 'model'")

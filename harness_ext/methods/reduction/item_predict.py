@@ -394,9 +394,8 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     ----------
     Zhang, Dorner and Hardt (2025), §4.
     """
-    from .item_predict_tables import table_counts
-
     from .item_links import link_item_tasks
+    from .item_predict_tables import table_counts
 
     long, sources, warnings = read_item_logs(paths, {t for t, b in manifest["tasks"].items() if b.get("item_ids")})
     variants = long.attrs.get("variants", {})
