@@ -44,7 +44,7 @@ import numpy as np
 from ...errors import MethodError
 
 __all__ = ["HEADROOM", "dataset_ceilings", "headroom", "saturated", "saturation_plan", "saturation_summary",
-           "selection_record", "unit_ceilings"]
+           "selection_record", "subset_saturation", "subset_saturation_warning", "unit_ceilings"]
 
 #: Default headroom below which a dataset with a known ceiling is demoted; fixed before it was measured (never tuned).
 HEADROOM = 0.25
@@ -170,3 +170,41 @@ def saturation_summary(record: dict) -> str:
     what = (f"{'it is' if n == 1 else 'they are'} chosen only after every other" if record["applied"]
             else record.get("note") or "not demoted")
     return f"{head} ({shown}{more}); {what}; {record['n_in_subset']} in the subset"
+
+
+def subset_saturation(X, ceilings, subset_idx, columns, threshold: float = HEADROOM) -> Optional[dict]:
+    """The datasets of a subset chosen without demotion that the saturation rule calls saturated (None: none).
+
+    For a selection that did not demote (the default): which of its datasets sit near their ceiling among the
+    models of ``X``, with each one's :func:`headroom`, so the summary can say that a stronger model cannot show
+    its strength there. ``ceilings`` as :func:`saturation_plan`'s (None: unknown).
+    """
+    X = np.asarray(X, dtype=float)
+    sat, room = saturated(X, ceilings, threshold)
+    hits = [int(j) for j in subset_idx if sat[int(j)]]
+    if not hits:
+        return None
+    c = _ceiling_array(ceilings, X.shape[1])
+    q10, q90 = np.nanpercentile(X[:, hits], [10, 90], axis=0)
+    # "near" for a new model: within the rule's headroom of the ceiling, in units of the models' spread.
+    return {"rule": RULE.format(h=float(threshold)), "headroom": float(threshold), "applied": False,
+            "n_datasets": int(X.shape[1]), "n_known_ceiling": int(np.isfinite(c).sum()), "n_saturated": int(sat.sum()),
+            "in_subset": [{"name": columns[j], "headroom": round(float(room[j]), 4), "ceiling": float(c[j]),
+                           "near_from": round(float(c[j] - threshold * (hi - lo)), 6)}
+                          for j, lo, hi in zip(hits, q10, q90)]}
+
+
+def subset_saturation_warning(record: dict) -> str:
+    """The ``reduce`` warning for :func:`subset_saturation`'s record: what a stronger model meets there, and the option."""
+    hits = record["in_subset"]
+    names = ", ".join(f"{h['name']} (headroom {h['headroom']:.2f})" for h in hits[:8]) + (
+        f" and {len(hits) - 8} more" if len(hits) > 8 else "")
+    one = len(hits) == 1
+    return (f"the subset holds {len(hits)} {'dataset' if one else 'datasets'} near {'its' if one else 'their'} "
+            f"ceiling among these models: {names}; headroom is (ceiling - q90) / (q90 - q10) of the models' scores, "
+            f"below {record['headroom']:g} here. A model stronger than every one of them scores near the ceiling "
+            f"there however strong it is, so its other datasets are likely predicted too low, with intervals too "
+            f"narrow, by more than the frontier folds measure. If the models you will evaluate are stronger than "
+            f"these, --demote-saturated (demote_saturated=True) chooses the subset around such datasets: a trade, "
+            f"better for stronger models and worse for models like these on some benchmarks (docs: 'Choosing the "
+            f"subset for stronger models')")

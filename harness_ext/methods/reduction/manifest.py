@@ -30,7 +30,7 @@ from .benchmark_score import unclipped_record
 from .budget import DEFAULT_BUDGET_REASON, MIN_AVAILABILITY, availability_note
 # The steps of a reduction; their number format, used by the manifest's sections too (and named here, where it was
 # first).
-from .manifest_steps import MAX_SELECTION_MODELS, _num, raw_normalisation, run_steps  # noqa: F401
+from .manifest_steps import MAX_SELECTION_MODELS, _num, facts_normalisations, raw_normalisation, run_steps  # noqa: F401
 from .rules import DEFAULT_PREDICTOR, DEFAULT_PREDICTOR_REASON, MIN_MODELS, thin_columns  # noqa: F401
 
 MANIFEST_VERSION = "1.0"
@@ -257,6 +257,7 @@ def reduction_warnings(df: pd.DataFrame, r) -> list:
     from ...store.dataset_links import links_note
     from ...store.pivot import conflicts_note, shots_left_out_note, unmatched_exclude_note
     from ...store.scales import mixed_scales_note
+    from ..prowl.saturation import subset_saturation_warning
     from .evidence import beats_random, large_error_warnings, share_beaten_text
 
     facts, k, m = r.facts, r.sel.k, r.facts.m
@@ -274,6 +275,8 @@ def reduction_warnings(df: pd.DataFrame, r) -> list:
         warnings.append(availability_note(facts.availability, [facts.columns[j] for j in r.sel.subset_idx]))
     if (sat := (r.sel.prowl.selector_details or {}).get("saturation")) and sat.get("note"):
         warnings.append(f"--demote-saturated: {sat['note']}")
+    if (near := subset_saturated(r)) is not None:
+        warnings.append(subset_saturation_warning(near))
     if m < FEW_MODELS:
         warnings.append(f"only {m} models: the subset and predictions rest on few rankings")
     vs_new = r.cal.honest["random_subsets"]
@@ -332,6 +335,18 @@ def source_section(df: pd.DataFrame, r, db) -> dict:
     }
 
 
+def subset_saturated(r) -> Optional[dict]:
+    """:func:`~harness_ext.methods.prowl.saturation.subset_saturation` of a selection that did not demote saturated
+    datasets (None: it did, or no dataset of the subset is saturated), on every model's scores."""
+    from ..prowl.saturation import dataset_ceilings, subset_saturation
+
+    if (r.sel.prowl.params or {}).get("demote_saturated"):
+        return None
+    facts = r.facts
+    return subset_saturation(facts.X, dataset_ceilings(facts_normalisations(facts), facts.X), r.sel.subset_idx,
+                             facts.columns)
+
+
 def selection_section(r, budget, random_state: int) -> dict:
     """``selection``: the selector and its parameters, the budget, the coverage curve against random orders, and
     the rules that cut its work (flops budgets, availability, a sample of the models)."""
@@ -361,6 +376,8 @@ def selection_section(r, budget, random_state: int) -> dict:
         # --demote-saturated: each saturated dataset with its headroom, and whether it was demoted.
         **({"saturation": rec} if (rec := selection_record(prowl.selector_details, facts.columns, sel.subset_idx))
            else {}),
+        # Without demotion: the subset's datasets near their ceiling, which a stronger model cannot rise above.
+        **({"subset_saturated": near} if (near := subset_saturated(r)) is not None else {}),
         **({"model_sample": {"n_models": int(sel.m_sel), "of": int(facts.m), "random_state": int(random_state),
                              "used_for": "selection, cross-validation, random subsets, error against budget"}}
            if sel.sample is not None else {}),

@@ -61,6 +61,11 @@ def raw_normalisation() -> dict:
     return {"description": "raw", "lo": 0.0, "span": 1.0, "flip": False, "chance": 0.0, "clip": False}
 
 
+def facts_normalisations(facts) -> list:
+    """Each column's normalisation record (:func:`raw_normalisation` for a column given as is)."""
+    return [facts.meta.get(c, {}).get("normalisation") or raw_normalisation() for c in facts.columns]
+
+
 # -- 1. the matrix ------------------------------------------------------------------------------------------
 @dataclass
 class MatrixFacts:
@@ -232,8 +237,7 @@ def user_selector_params(selector: str, defaults: dict, params: dict, facts: Mat
     if out.get("demote_saturated") and "ceilings" in defaults and out.get("ceilings") is None:
         from ..prowl.saturation import dataset_ceilings
 
-        norms = [facts.meta.get(c, {}).get("normalisation") or raw_normalisation() for c in facts.columns]
-        out["ceilings"] = dataset_ceilings(norms, facts.X)
+        out["ceilings"] = dataset_ceilings(facts_normalisations(facts), facts.X)
     return out
 
 
@@ -445,7 +449,7 @@ def calibrate(df: pd.DataFrame, facts: MatrixFacts, plan: ModelPlan, sel: Select
     nested = nested_subset_error(X, fold_subs, est, folds=cal_folds, weights=w, cache=cal_cache)
     exp_agg = nested.aggregate_rmse if np.isfinite(nested.aggregate_rmse) else cv.cv_err.aggregate
     # For a new model, in the benchmark's points: the nested error, and random subsets on the same held-out models.
-    norms = [facts.meta.get(c, {}).get("normalisation") or raw_normalisation() for c in facts.columns]
+    norms = facts_normalisations(facts)
     metrics = [facts.meta.get(c, {}).get("metric") for c in facts.columns]
     honest = new_model_evidence(X, df.to_numpy(dtype=float), norms, fold_subs, est, nested, k=k, n_draws=cv.n_draws,
                                 folds=cal_folds, weights=w, random_state=random_state, cache=cal_cache,

@@ -142,17 +142,38 @@ def range_warnings(train: pd.DataFrame, Z_new: np.ndarray, subset_idx, models) -
     return warnings
 
 
+def ceiling_warnings(manifest: dict, train: pd.DataFrame, Z_new: np.ndarray, models) -> list:
+    """A warning for each model near the ceiling of a subset dataset the manifest found saturated (its
+    ``selection.subset_saturated``: the model's score within the saturation rule's headroom of the ceiling,
+    ``near_from``): a stronger model scores near the ceiling there however strong it is, so its distance beyond the
+    training models' edge (the frontier column) can read 0 while the datasets predicted from that cell are too low."""
+    near = (manifest.get("selection") or {}).get("subset_saturated") or {}
+    columns = [str(c) for c in train.columns]
+    out = []
+    for rec in near.get("in_subset", []):
+        if rec["name"] not in columns or rec.get("near_from") is None:
+            continue
+        j = columns.index(rec["name"])
+        out += [f"{model}: {v:.3f} (normalised) on {rec['name']}, near the ceiling of a dataset whose manifest models "
+                f"already crowd there (headroom {rec['headroom']:.2f}): a stronger model cannot show its strength "
+                "there, so the datasets predicted from it are likely too low and their intervals too narrow, whatever "
+                "the frontier column says" for model, v in zip(models, Z_new[:, j])
+                if np.isfinite(v) and v >= rec["near_from"]]
+    return out
+
+
 def input_warnings(manifest: dict, raw_new: pd.DataFrame, train: pd.DataFrame, Z_new: np.ndarray, subset_idx,
                    other_shots: dict) -> tuple:
-    """``(have, warnings)``: :func:`subset_warnings`, :func:`provenance_warnings` and :func:`range_warnings`, in
-    that order."""
+    """``(have, warnings)``: :func:`subset_warnings`, :func:`provenance_warnings`, :func:`range_warnings` and
+    :func:`ceiling_warnings`, in that order."""
     from .harness_names import path_like_tasks
 
     subset_names = [s["name"] for s in manifest["subset"]]
     path_like = {s["name"]: path_like_tasks(s) for s in manifest["subset"] if path_like_tasks(s)}
     have, warnings = subset_warnings(raw_new.index, Z_new[:, subset_idx], subset_names, path_like)
     warnings += provenance_warnings(manifest, raw_new, train, Z_new, subset_names, other_shots)
-    return have, warnings + range_warnings(train, Z_new, subset_idx, raw_new.index)
+    return have, (warnings + range_warnings(train, Z_new, subset_idx, raw_new.index)
+                  + ceiling_warnings(manifest, train, Z_new, raw_new.index))
 
 
 @dataclass
