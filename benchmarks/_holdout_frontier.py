@@ -121,10 +121,11 @@ def print_frontier(rows, default, file=None):
           "90% interval covers 85-95% of this many test models (binomial); claimed: what reduce's summary tells a user "
           "of the training models about the frontier (its frontier folds' aggregate MAE in points, each held-out "
           "model's error on its own datasets, and 90% coverage; covCI: that coverage's 90% Clopper-Pearson interval over "
-          "n, the different models the folds held out)", file=file)
+          "n, the different models the folds held out); ceilN: test models predict warns about as near the ceiling of a "
+          "saturated subset dataset, ceilCov: their aggregate coverage", file=file)
     print(f"{'matrix':<14}{'variant':<10}{'train':>6}{'test':>5}{'aggMAE':>8}{'bias':>7}{'rho':>7}{'cellCov':>8}"
           f"{'aggCov':>7}{'aggCI':>12}{'P(band)':>8}{'aggW':>7}{'cellW':>7}{'flag':>6} | {'SubM MAE':>8}{'bias':>7} | {'Ridge':>6}{'bias':>7} | "
-          f"{'ColM':>6} | {'BP':>6} | {'claimed':>7}{'cov':>6}{'covCI':>11}{'n':>5}", file=file)
+          f"{'ColM':>6} | {'BP':>6} | {'claimed':>7}{'cov':>6}{'covCI':>11}{'n':>5} | {'ceilN':>5}{'ceilCov':>8}", file=file)
     nan = float("nan")
     every = 1.0
     for r in rows:
@@ -142,7 +143,8 @@ def print_frontier(rows, default, file=None):
                   f"{g('random_ridge', 'agg_mae'):>6.2f}{g('random_ridge', 'agg_bias'):>7.2f} | "
                   f"{g('column_means', 'agg_mae'):>6.2f} | {g('benchpress', 'agg_mae'):>6.2f} | "
                   f"{g('claimed', 'agg_mae'):>7.2f}{g('claimed', 'agg_cov'):>6.2f}"
-                  f"{_ci_text(g('claimed', 'agg_cov'), _n(g('claimed', 'held_out'))):>11}{g('claimed', 'held_out'):>5.0f}",
+                  f"{_ci_text(g('claimed', 'agg_cov'), _n(g('claimed', 'held_out'))):>11}{g('claimed', 'held_out'):>5.0f} | "
+                  f"{g('claimed', 'ceil_n'):>5.0f}{g('claimed', 'ceil_cov'):>8.3f}",
                   file=file)
     print(f"P(band) on every row at once (independent splits): {every:.2f}: how often an exactly calibrated 90% interval "
           "would put every row's coverage in 85-95%", file=file)

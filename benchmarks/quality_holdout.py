@@ -331,7 +331,7 @@ def new_results(default, extras=()):
     """Per-estimator lists of per-split figures (:data:`RESULT_KEYS`)."""
     return {**{key: {x: [] for x in RESULT_KEYS}
                for key in (default, *extras, "benchpress", "random_ridge", "subset_mean", "column_means")},
-            "claimed": {"agg_mae": [], "agg_cov": [], "held_out": []}}
+            "claimed": {"agg_mae": [], "agg_cov": [], "held_out": [], "ceil_n": [], "ceil_cov": []}}
 
 
 def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res, ridge_draws, extras=(),
@@ -393,6 +393,9 @@ def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res,
         res["claimed"]["agg_mae"].append(float("nan") if mae is None else mae)
         res["claimed"]["agg_cov"].append(fe.get("aggregate_coverage_90", float("nan")))
         res["claimed"]["held_out"].append(float(fe.get("held_out_models", float("nan"))))
+        n_warned, warned_cov = ceiling_warned(Xtr, Xte, subset, a_sc, c_sc, meta, p, C, agg_true, usable)
+        res["claimed"]["ceil_n"].append(float(n_warned))
+        res["claimed"]["ceil_cov"].append(warned_cov)
     for key in extras:  # other predictors on the same subset
         q = make_predictor(key, random_state=s).fit(Xtr).predict_new_models(Xin, weights=W, reselect=reselect)
         record(key, q.mean, q.lower, q.upper, q.aggregate_lower, q.aggregate_upper)
@@ -425,6 +428,22 @@ def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res,
     for x in tmp:
         res["random_ridge"][x].append(float(np.nanmean(tmp[x])))
     return getattr(p, "frontier", None)
+
+
+def ceiling_warned(Xtr, Xte, subset, a_sc, c_sc, meta, p, C, agg_true, usable):
+    """``(n, coverage)``: how many test models ``predict`` warns about as near the ceiling of a saturated subset
+    dataset (:func:`~harness_ext.methods.reduction.predict_steps.ceiling_warnings`, on the selector's scale and the
+    ceilings :func:`known_ceilings` gives), and the aggregate 90% coverage among them (NaN: none warned)."""
+    from harness_ext.methods.prowl.saturation import subset_saturation
+
+    N_tr, N_te = (Xtr * a_sc + c_sc) / 100.0, (Xte * a_sc + c_sc) / 100.0
+    rec = subset_saturation(N_tr, known_ceilings(N_tr, meta or [{}] * Xtr.shape[1]), subset, list(range(Xtr.shape[1])))
+    warned = np.zeros(len(Xte), bool)
+    for hit in (rec or {}).get("in_subset", []):
+        warned |= np.nan_to_num(N_te[:, hit["name"]], nan=-np.inf) >= hit["near_from"]
+    warned &= usable
+    cover = (agg_true >= p.aggregate_lower + C) & (agg_true <= p.aggregate_upper + C)
+    return int(warned.sum()), float(cover[warned].mean()) if warned.any() else float("nan")
 
 
 def protocol_a(raw, meta, n_splits, ridge_draws, selector, default, progress, extras=(), calibration="design",

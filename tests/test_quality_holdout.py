@@ -100,6 +100,7 @@ def test_frontier_report_states_what_its_test_counts_can_resolve():
                 row[f"f_{variant}_{key}_{x}"] = 0.9 if x == "agg_cov" else nan
     row["f_frontier_claimed_agg_mae"], row["f_frontier_claimed_agg_cov"] = 1.234, 0.93
     row["f_frontier_claimed_held_out"] = 10.0
+    row["f_frontier_claimed_ceil_n"], row["f_frontier_claimed_ceil_cov"] = 3.0, 2 / 3
     out = io.StringIO()
     fr.print_frontier([row], "lowrank", file=out)
     text = out.getvalue()
@@ -107,5 +108,6 @@ def test_frontier_report_states_what_its_test_counts_can_resolve():
     [line] = [x for x in text.splitlines() if x.startswith("toy") and "frontier" in x]
     # The claim, then its coverage's Clopper-Pearson interval over the folds' 10 different held-out models.
     lo, hi = fr.coverage_interval(0.93, 10)
-    assert line.endswith(f"|    1.23  0.93{f'{lo:.2f}-{hi:.2f}':>11}   10"), line
+    assert line.endswith(f"|    1.23  0.93{f'{lo:.2f}-{hi:.2f}':>11}   10 |     3   0.667"), line
+    assert "ceilN: test models predict warns about as near the ceiling" in text
     assert f"P(band) on every row at once (independent splits): {fr.band_chance(12) * fr.band_chance(20):.2f}" in text

@@ -203,8 +203,8 @@ def subset_saturation_warning(record: dict) -> str:
     return (f"the subset holds {len(hits)} {'dataset' if one else 'datasets'} near {'its' if one else 'their'} "
             f"ceiling among these models: {names}; headroom is (ceiling - q90) / (q90 - q10) of the models' scores, "
             f"below {record['headroom']:g} here. A model stronger than every one of them scores near the ceiling "
-            f"there however strong it is, so its other datasets are likely predicted too low, with intervals too "
-            f"narrow, by more than the frontier folds measure. If the models you will evaluate are stronger than "
+            f"there however strong it is, so its other datasets may be predicted too low, by more than the frontier "
+            f"folds measure, and its intervals may be too narrow. If the models you will evaluate are stronger than "
             f"these, --demote-saturated (demote_saturated=True) chooses the subset around such datasets: a trade, "
             f"better for stronger models and worse for models like these on some benchmarks (docs: 'Choosing the "
             f"subset for stronger models')")

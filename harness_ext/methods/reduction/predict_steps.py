@@ -146,7 +146,9 @@ def ceiling_warnings(manifest: dict, train: pd.DataFrame, Z_new: np.ndarray, mod
     """A warning for each model near the ceiling of a subset dataset the manifest found saturated (its
     ``selection.subset_saturated``: the model's score within the saturation rule's headroom of the ceiling,
     ``near_from``): a stronger model scores near the ceiling there however strong it is, so its distance beyond the
-    training models' edge (the frontier column) can read 0 while the datasets predicted from that cell are too low."""
+    training models' edge (the frontier column) can read 0 while the datasets predicted from that cell are too low.
+    On the frontier splits of the shared matrices it fired for most of the strongest models wherever the subset
+    held a saturated dataset; their intervals covered 10 of 17 on HELM Classic and all of them elsewhere."""
     near = (manifest.get("selection") or {}).get("subset_saturated") or {}
     columns = [str(c) for c in train.columns]
     out = []
@@ -155,9 +157,8 @@ def ceiling_warnings(manifest: dict, train: pd.DataFrame, Z_new: np.ndarray, mod
             continue
         j = columns.index(rec["name"])
         out += [f"{model}: {v:.3f} (normalised) on {rec['name']}, near the ceiling of a dataset whose manifest models "
-                f"already crowd there (headroom {rec['headroom']:.2f}): a stronger model cannot show its strength "
-                "there, so the datasets predicted from it are likely too low and their intervals too narrow, whatever "
-                "the frontier column says" for model, v in zip(models, Z_new[:, j])
+                f"already crowd there (headroom {rec['headroom']:.2f}): if it is stronger than them it cannot show it "
+                "there, so the datasets predicted from it may be too low, whatever the frontier column says" for model, v in zip(models, Z_new[:, j])
                 if np.isfinite(v) and v >= rec["near_from"]]
     return out
 
