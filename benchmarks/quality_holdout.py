@@ -618,7 +618,7 @@ def _print_random_splits(rows, default, file=None):
 
 
 def _print_cell_completion(rows, file=None):
-    print(f"\n(b) cell completion (3 folds x seeds): median |error| in points, coverage, median 90% width", file=file)
+    print("\n(b) cell completion (3 folds x seeds): median |error| in points, coverage, median 90% width", file=file)
     print(f"{'matrix':<14}{'medAE':>8}{'cov90':>7}{'min':>6}{'width':>8}{'BP medAE':>9}{'BP cov':>7}{'BP width':>9}"
           f"{'xBP':>6}{'xColM':>7}", file=file)
     for r in rows:
