@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ...report import Result
+from ...report import Result, plural
 from .budget import DEFAULT_BUDGET_TEXT
 from .manifest import DEFAULT_SELECTOR, attach_lm_eval_tasks, build_manifest, write_outputs
 
@@ -159,6 +159,11 @@ class ReduceResult(Result):
                 f"models): RMSE {_pts(r['chosen_aggregate_rmse'])} vs {_pts(r['random_aggregate_rmse_mean'])} on "
                 f"average (ratio {r['ratio']:.2f}); {verdict}")
         lines += _frontier_lines(err)
+        if (near := sel.get("subset_saturated")) and (hits := near.get("in_subset")):
+            lines.append(f"the subset holds {plural(len(hits), 'dataset')} near {'its' if len(hits) == 1 else 'their'} "
+                         f"ceiling ({', '.join(h['name'] for h in hits[:4])}{' ...' if len(hits) > 4 else ''}): a "
+                         "model stronger than these cannot show it there, which the frontier folds above do not "
+                         "measure (see the warning; --demote-saturated chooses around them)")
         ins = ev.get("random_subsets_in_sample") or {}
         cov = f"coverage (Pearson of mean win rates, full vs subset) {sel['coverage']:.3f}" + (
             f" vs {sel['random_baseline']['mean_coverage_at_k']:.3f} for random subsets"
