@@ -388,7 +388,7 @@ def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res,
         # of points, so the folds' errors are also scored in points, each row on its own datasets (as reduce does
         # where the datasets' points per unit differ, as on benchbench).
         fe = frontier_expectation(make_predictor(default, random_state=s), Xtr, subset, a_sc / d,
-                                  points=(a_sc / d, "points", np.full(d, 1.0 / d))) or {}
+                                  points=(a_sc / d, "points", np.full(d, 1.0 / d)), reselect=reselect) or {}
         mae = (fe.get("points") or {}).get("aggregate_mae")  # None: folds without an aggregate error, or not calibrated
         res["claimed"]["agg_mae"].append(float("nan") if mae is None else mae)
         res["claimed"]["agg_cov"].append(fe.get("aggregate_coverage_90", float("nan")))

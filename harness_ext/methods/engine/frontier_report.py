@@ -18,7 +18,7 @@ from .frontier_design import min_calibration_models, min_symmetric_models
 __all__ = ["frontier_expectation", "frontier_warnings"]
 
 
-def frontier_expectation(est, X, subset, w, points=None) -> Optional[dict]:
+def frontier_expectation(est, X, subset, w, points=None, reselect=None) -> Optional[dict]:
     """What ``reduce`` records of the frontier: the folds' expected error and coverage for a model beyond the range.
 
     ``est``: an unfitted predictor with a ``frontier`` parameter (else None); ``X`` the training matrix, ``subset``
@@ -27,7 +27,10 @@ def frontier_expectation(est, X, subset, w, points=None) -> Optional[dict]:
     (each fold covered by the other folds' multipliers). ``points``: ``(weights, unit)`` of the benchmark's own
     scale (:func:`~harness_ext.methods.reduction.evidence.mixed_points_weights`) when its datasets have different points
     per unit: the folds' error is also given there (``points``); a third entry gives the points aggregate's own
-    dataset weights when they are not ``w``.
+    dataset weights when they are not ``w``. ``reselect``: the calibration folds' subsets (as ``predict`` reads them
+    from the manifest); with it, the predictor is first calibrated for a new model observed on the subset, as
+    ``predict`` calibrates it (its rank and blend for new models), so the folds' figures are the ones ``predict``'s
+    frontier warning quotes.
     """
     params = est.get_params()
     if not params.get("frontier", False):
@@ -35,6 +38,11 @@ def frontier_expectation(est, X, subset, w, points=None) -> Optional[dict]:
     fitted = type(est)(**params).fit(X)
     pattern = np.zeros(X.shape[1], bool)
     pattern[np.asarray(subset, dtype=int)] = True
+    if reselect is not None:
+        # One row inside the population, observed on the subset: only the calibration's choices are kept.
+        with np.errstate(all="ignore"):
+            fitted.predict_new_models(np.where(pattern, np.nanmean(X, axis=0), np.nan)[None, :],
+                                      weights=None if w is None else np.asarray(w, dtype=float), reselect=reselect)
     cal = calibrate_frontier(fitted, pattern, None if w is None else np.asarray(w, dtype=float), 1,
                              w_points=None if points is None else np.asarray(points[0], dtype=float),
                              w_base=None if points is None or len(points) < 3 else np.asarray(points[2], dtype=float))

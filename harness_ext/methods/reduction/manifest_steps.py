@@ -429,7 +429,7 @@ def calibrate(df: pd.DataFrame, facts: MatrixFacts, plan: ModelPlan, sel: Select
     them (the nested error ``predict`` calibrates on), compare with random subsets on the same folds in the
     benchmark's points, and measure the frontier."""
     from ..engine.frontier_report import frontier_expectation
-    from ..engine.newmodel_intervals import label_folds, select_fold_subsets
+    from ..engine.newmodel_intervals import FoldSubsets, label_folds, select_fold_subsets
     from .fold_selection import fold_selector
     from ..engine.subset_cv import shared_cache
     from .evidence import mixed_points_weights, nested_subset_error, new_model_evidence
@@ -458,7 +458,8 @@ def calibrate(df: pd.DataFrame, facts: MatrixFacts, plan: ModelPlan, sel: Select
     # a new model beyond the training models' range; the rank/penalty chosen on every model (no search again)
     fixed = cache.get("settings")
     frontier = frontier_expectation(est if fixed is None else fixed, X, sel.subset_idx, w,
-                                    points=mixed_points_weights(w, norms, df.to_numpy(dtype=float), metrics))
+                                    points=mixed_points_weights(w, norms, df.to_numpy(dtype=float), metrics),
+                                    reselect=FoldSubsets(fp.cal_labels, fold_subs))
     return Calibration(fold_subs, nested, exp_agg, honest, frontier, reselect.saturated)
 
 
