@@ -1,7 +1,8 @@
 """A results file's task configuration naming data through a URL that is no remote location: ``datasets`` opens
 any URL with fsspec, whose ``local://`` is the local disk and whose ``zip://``, ``tar://`` and ``::`` chains open a
 local file, so a task YAML written with one read the user's own files whatever folder lm-eval ran in. The
-``pandas`` builder unpickles its data files (code) in the datasets versions before 5."""
+``pandas`` builder unpickles its data files (code) in the datasets versions before 5. A web address on the machine
+or its network (a cloud VM's metadata service) is left out too."""
 
 from __future__ import annotations
 
@@ -30,6 +31,14 @@ LOGS = Path(__file__).resolve().parent / "fixtures" / "samples" / "lm_eval_outpu
     ({"dataset_path": "json", "dataset_kwargs": {"data_files": "sftp://intranet/secret.json"}},
      "dataset_kwargs.data_files"),
     ({"dataset_path": "local:///home/me/data"}, "dataset_path"),
+    # a web address inside the machine or its network: a cloud VM's metadata service hands out its credentials
+    ({"dataset_path": "json", "dataset_kwargs": {"data_files": "http://169.254.169.254/latest/meta-data/x"}},
+     "dataset_kwargs.data_files"),
+    ({"dataset_path": "json", "dataset_kwargs": {"data_files": "http://localhost:8080/a.json"}},
+     "dataset_kwargs.data_files"),
+    ({"dataset_path": "json", "dataset_kwargs": {"data_files": "https://10.1.2.3/a.json"}}, "dataset_kwargs.data_files"),
+    ({"dataset_path": "json", "dataset_kwargs": {"data_files": "http://0x7f.1/a.json"}}, "dataset_kwargs.data_files"),
+    ({"dataset_path": "json", "dataset_kwargs": {"data_files": "http://intranet/a.json"}}, "dataset_kwargs.data_files"),
     ({"dataset_path": "pandas", "dataset_kwargs": {"data_files": "https://example.org/x.pkl"}}, "dataset_path"),
 ])
 def test_a_url_that_opens_a_local_file_is_not_written(config, dropped):
@@ -41,6 +50,8 @@ def test_a_url_that_opens_a_local_file_is_not_written(config, dropped):
 
 @pytest.mark.parametrize("config", [
     {"dataset_path": "json", "dataset_kwargs": {"data_files": {"test": "https://x.org/a.json"}}},
+    {"dataset_path": "json", "dataset_kwargs": {"data_files": "https://8.8.8.8/a.json"}},
+    {"dataset_path": "json", "dataset_kwargs": {"data_files": "https://huggingface.co/datasets/o/x/resolve/main/a.json"}},
     {"dataset_path": "json", "dataset_kwargs": {"data_files": "HF://datasets/org/x/a.jsonl"}},
     {"dataset_path": "parquet", "dataset_kwargs": {"data_files": ["s3://bucket/a.parquet", "gs://b/c.parquet"]}},
 ])

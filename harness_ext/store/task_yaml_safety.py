@@ -160,7 +160,7 @@ def local_path_problem(value: str) -> Optional[str]:
     if m:
         scheme = m.group(1).lower()
         if scheme in REMOTE_SCHEMES:
-            return None
+            return _private_host(value) if scheme in ("http", "https") else None
         if scheme != "file":
             return (f"it names fsspec's {scheme}:// file system, not a remote location datasets downloads (local:// "
                     "is the local disk; zip://, tar:// and others open a local file)")
@@ -174,6 +174,26 @@ def local_path_problem(value: str) -> Optional[str]:
     if ".." in re.split(r"[\\/]", value):
         return "it climbs out of the folder with '..'"
     return None
+
+
+def _private_host(url: str) -> Optional[str]:
+    """Why the web address ``url`` points into the machine or network that runs lm-eval (a cloud VM's metadata
+    service at 169.254.169.254 hands out its credentials), or None for a public host."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    except ValueError:
+        return "it is not a well-formed web address"
+    try:
+        private = not ipaddress.ip_address(host).is_global
+    except ValueError:  # a name: one without a dot, or localhost, resolves inside the network; "0x7f.1" and
+        # other numbers the resolver reads as an address are taken as private (a name resolving to one is not seen)
+        private = ("." not in host or host.endswith((".localhost", ".local", ".internal")) or host == "localhost"
+                   or re.fullmatch(r"[0-9a-fx.]+", host) is not None)
+    return (f"it is a web address on the machine or network that runs lm-eval ({host or 'no host'}), not a public "
+            "location") if private else None
 
 
 def _paths_of(key: str, value) -> list:
