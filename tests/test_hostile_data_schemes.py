@@ -15,6 +15,7 @@ import yaml
 
 from harness_ext.cli import main
 from harness_ext.store.task_yaml_safety import safe_task_config
+from test_hostile_data_paths import read_by_lm_eval
 
 LOGS = Path(__file__).resolve().parent / "fixtures" / "samples" / "lm_eval_output"
 
@@ -61,21 +62,11 @@ def test_remote_files_are_kept(config):
 
 def test_datasets_reads_a_local_url_from_any_folder(tmp_path, monkeypatch):
     """Not vacuous: the task YAML lm-eval loads reads a file named by ``local://``, wherever lm-eval runs."""
-    tasks = pytest.importorskip("lm_eval.tasks")
-    pytest.importorskip("datasets")
-    folder, home = tmp_path / "reduced", tmp_path / "home"
-    folder.mkdir()
+    home = tmp_path / "home"
     home.mkdir()
     (home / "credentials").write_text("token=hunter2\n")
-    (folder / "t.yaml").write_text(yaml.safe_dump({
-        "task": "t", "dataset_path": "text",
-        "dataset_kwargs": {"data_files": {"test": f"local://{home / 'credentials'}"}},
-        "test_split": "test", "output_type": "generate_until", "doc_to_text": "{{text}}", "doc_to_target": ""}))
-    monkeypatch.chdir(folder)
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    task = tasks.get_task_dict(["t"], tasks.TaskManager(include_path=str(folder), include_defaults=False))["t"]
-    assert [task.doc_to_text(d) for d in task.test_docs()] == ["token=hunter2"]
+    config = {"dataset_path": "text", "dataset_kwargs": {"data_files": {"test": f"local://{home / 'credentials'}"}}}
+    assert read_by_lm_eval(tmp_path, monkeypatch, config, tmp_path) == ["token=hunter2"]
 
 
 @pytest.mark.slow
