@@ -66,9 +66,9 @@ def harness_task_problem(name) -> str:
         return f"{name!r} is not a task name (a non-empty string)"
     if len(name) > MAX_GROUP_NAME:
         return f"{quoted(name[:40])}... is {len(name)} characters long; at most {MAX_GROUP_NAME} are allowed"
-    if not SAFE_NAME_RE.match(name) or ".." in name:
+    if not SAFE_NAME_RE.match(name) or ".." in name or name.lower().endswith((".yaml", ".yml")):
         return (f"{quoted(name)} is not a plain lm-eval task name: use letters, digits, '.', '_' and '-' (no path, "
-                "no YAML, no glob)")
+                "no YAML, no glob; lm_eval --tasks loads a name ending in .yaml as a file)")
     return ""
 
 

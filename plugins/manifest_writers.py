@@ -20,7 +20,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from harness_ext.methods.reduction.harness_names import lm_eval_task_list, path_like_tasks, with_max_eval_instances
+from harness_ext.methods.reduction.harness_names import (path_like_tasks, reads_as_file, task_list_name,
+                                                       with_max_eval_instances)
 from harness_ext.methods.reduction.helm_run_args import helm_shots_note
 from harness_ext.methods.reduction.helm_run_args import checked_helm_entries
 from harness_ext.methods.reduction.inspect_samples import inspect_only
@@ -139,7 +140,8 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
 
 def write_task_list(manifest: dict, out_dir: Path) -> list:
     """``<group>_tasks.txt``: one line per selected dataset, in selection order (harness task name when known), but
-    an lm-eval task named as a path (:func:`~harness_ext.methods.reduction.harness_names.path_like_task`); none
+    an lm-eval task named as a path (:func:`~harness_ext.methods.reduction.harness_names.path_like_task`) and a name
+    ``lm_eval --tasks`` would load as a file (:func:`~harness_ext.methods.reduction.harness_names.reads_as_file`); none
     for an item-level manifest whose tasks all run under Inspect (``inspect_sample_ids.json`` names them)."""
     from harness_ext.methods.reduction.item_harness_tasks import harness_names
 
@@ -149,8 +151,10 @@ def write_task_list(manifest: dict, out_dir: Path) -> list:
     # An item table's task declared to be an lm-eval task (items: harness_tasks) is listed as that task.
     runs_as = harness_names(manifest, checked=True) if manifest.get("kind") == "items" else {}
     declared = {t: h for t, h in runs_as.items() if h != t}
-    names = [list_line(declared.get(e["name"]) or ",".join(lm_eval_task_list(e)) or e.get("task") or e["name"],
-                       "task name") for e in manifest["subset"] if not path_like_tasks(e)]
+    # So is a name lm_eval --tasks would load as a file (a path, '.yaml'), importing code beside it (warned, counted).
+    names = [list_line(n, "task name") for n in (declared.get(e["name"]) or task_list_name(e)
+                                                 for e in manifest["subset"] if not path_like_tasks(e))
+             if not reads_as_file(n)]
     path = Path(out_dir) / f"{group_stem(manifest)}_tasks.txt"
     path.write_text("\n".join(names) + "\n", encoding="utf-8")
     return [path]

@@ -47,22 +47,29 @@ def test_a_builder_left_without_data_files_is_not_written(config):
     assert "dataset_path" not in kept and "read every matching file" in dropped[-1]["reason"]
 
 
-def test_lm_eval_reads_the_working_folder_for_a_builder_without_data_files(tmp_path, monkeypatch):
-    """Not vacuous: ``dataset_path: json`` alone reads the JSON files of the folder lm_eval is run in."""
+def read_by_lm_eval(tmp_path, monkeypatch, config: dict, run_in: Path) -> list:
+    """The prompts (``doc_to_text: '{{text}}'``) of a task ``t`` of ``config`` that lm-eval loads from its own folder
+    (``tmp_path/reduced``) while run in ``run_in``, the Hub offline."""
     tasks = pytest.importorskip("lm_eval.tasks")
     pytest.importorskip("datasets")
-    folder, home = tmp_path / "reduced", tmp_path / "home"
-    folder.mkdir()
-    home.mkdir()
-    (home / "wallet.json").write_text(json.dumps({"text": "seed words"}) + "\n")
-    (folder / "t.yaml").write_text(yaml.safe_dump({
-        "task": "t", "dataset_path": "json", "test_split": "train", "output_type": "generate_until",
-        "doc_to_text": "{{text}}", "doc_to_target": ""}))
-    monkeypatch.chdir(home)
+    folder = tmp_path / "reduced"
+    folder.mkdir(exist_ok=True)
+    (folder / "t.yaml").write_text(yaml.safe_dump({"task": "t", "test_split": "test", "output_type": "generate_until",
+                                                   "doc_to_text": "{{text}}", "doc_to_target": "", **config}))
+    monkeypatch.chdir(run_in)
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     task = tasks.get_task_dict(["t"], tasks.TaskManager(include_path=str(folder), include_defaults=False))["t"]
-    assert [task.doc_to_text(d) for d in task.test_docs()] == ["seed words"]
+    return [task.doc_to_text(d) for d in task.test_docs()]
+
+
+def test_lm_eval_reads_the_working_folder_for_a_builder_without_data_files(tmp_path, monkeypatch):
+    """Not vacuous: ``dataset_path: json`` alone reads the JSON files of the folder lm_eval is run in."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "wallet.json").write_text(json.dumps({"text": "seed words"}) + "\n")
+    got = read_by_lm_eval(tmp_path, monkeypatch, {"dataset_path": "json", "test_split": "train"}, home)
+    assert got == ["seed words"]
 
 
 @pytest.mark.parametrize("config", [
@@ -111,20 +118,11 @@ def test_every_dataset_path_of_lm_eval_s_own_tasks_is_kept():
 
 def test_lm_eval_reads_a_relative_data_file_from_the_working_folder(tmp_path, monkeypatch):
     """Not vacuous: the task YAML lm-eval loads from one folder reads the file of the folder it is run in."""
-    tasks = pytest.importorskip("lm_eval.tasks")
-    pytest.importorskip("datasets")
-    folder, home = tmp_path / "reduced", tmp_path / "home"
-    folder.mkdir()
+    home = tmp_path / "home"
     home.mkdir()
     (home / "credentials").write_text("token=hunter2\n")
-    (folder / "t.yaml").write_text(yaml.safe_dump({
-        "task": "t", "dataset_path": "text", "dataset_kwargs": {"data_files": {"test": "credentials"}},
-        "test_split": "test", "output_type": "generate_until", "doc_to_text": "{{text}}", "doc_to_target": ""}))
-    monkeypatch.chdir(home)
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    task = tasks.get_task_dict(["t"], tasks.TaskManager(include_path=str(folder), include_defaults=False))["t"]
-    assert [task.doc_to_text(d) for d in task.test_docs()] == ["token=hunter2"]
+    config = {"dataset_path": "text", "dataset_kwargs": {"data_files": {"test": "credentials"}}}
+    assert read_by_lm_eval(tmp_path, monkeypatch, config, home) == ["token=hunter2"]
 
 
 @pytest.mark.slow

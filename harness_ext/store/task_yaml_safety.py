@@ -23,6 +23,8 @@ written by whoever ran the evaluation, so its configuration is treated as data:
   beside a packaged builder (``json``, ``text``...), are dropped when relative (``text`` with
   ``data_files: '**'`` run from a home folder reads every file in it); so is the ``sql`` builder, and a
   builder left without data files (it would read every matching file of that folder);
+  ``pandas`` (it unpickles its data files: code) is dropped too, as is a URL whose scheme is no remote location
+  (fsspec's ``local://`` is the local disk; ``zip://``, ``tar://`` and a ``::`` chain open a local file);
 * a metric lm-eval does not know is loaded with ``evaluate.load(name)``, which runs that
   metric's Python script: a ``metric_list`` naming a script (a path, ``user/metric`` on the
   Hugging Face Hub) or ``code_eval`` (it runs the task's test code) is dropped; ``generation_kwargs`` lose ``trust_remote_code`` and
@@ -93,8 +95,12 @@ _CODE_METRICS = frozenset({"code_eval"})
 #: A ``!function`` reference written as text (PyYAML never turns a string back into a tag, but lm-eval users
 #: copying the value would).
 _FUNCTION_REF = re.compile(r"^\s*!function\b|^\s*!!python/")
-#: A URL scheme that names a remote location (``file://`` is local and checked as a path).
+#: A URL scheme (``file://`` is local and checked as a path).
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+#: The URL schemes kept as remote locations: the web, the Hugging Face Hub and the cloud stores ``datasets``
+#: documents. ``datasets`` opens any other through fsspec, whose ``local://`` is the local file system and whose
+#: ``zip://``, ``tar://``, ``reference://``, ``simplecache::``... open a local file named inside the URL.
+REMOTE_SCHEMES = frozenset({"http", "https", "hf", "s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss"})
 #: ``datasets``' packaged builders (2.x to 5.x): with one of them as ``dataset_path``, ``data_files`` and
 #: ``data_dir`` are read from the folder ``lm_eval`` is run in.
 PACKAGED_BUILDERS = frozenset({
@@ -142,14 +148,22 @@ def code_reference(value, where: str) -> Optional[str]:
 def local_path_problem(value: str) -> Optional[str]:
     """Why the path ``value`` would reach outside the reduced folder, or None if it stays inside (or is remote).
 
-    A remote location (``hf://``, ``https://``, ``s3://``...) and a relative path without ``..``
-    (a Hugging Face hub id such as ``cais/mmlu`` looks like one) are kept; an absolute path,
-    a Windows drive or share, a home-folder path, ``..`` and ``file://`` are not.
+    A remote location (a scheme of :data:`REMOTE_SCHEMES`: ``hf://``, ``https://``, ``s3://``...) and a relative
+    path without ``..`` (a Hugging Face hub id such as ``cais/mmlu`` looks like one) are kept; an absolute path,
+    a Windows drive or share, a home-folder path, ``..``, ``file://``, any other scheme (fsspec's ``local://``,
+    ``zip://``...) and a chain of file systems (``zip://x::/home/me/a.zip``) are not.
     """
+    if value.partition("::")[0].strip() and "::" in value:  # a bare "::" is a CSV separator, not a chain
+        return ("it chains file systems with '::' (fsspec), which opens what the last link names: a file on the "
+                "machine that runs lm-eval")
     m = _URL.match(value)
     if m:
-        if m.group(1).lower() != "file":
-            return None
+        scheme = m.group(1).lower()
+        if scheme in REMOTE_SCHEMES:
+            return _private_host(value) if scheme in ("http", "https") else None
+        if scheme != "file":
+            return (f"it names fsspec's {scheme}:// file system, not a remote location datasets downloads (local:// "
+                    "is the local disk; zip://, tar:// and others open a local file)")
         value = value[m.end():] or "/"
     if "\x00" in value:
         return "it holds a NUL character"
@@ -160,6 +174,26 @@ def local_path_problem(value: str) -> Optional[str]:
     if ".." in re.split(r"[\\/]", value):
         return "it climbs out of the folder with '..'"
     return None
+
+
+def _private_host(url: str) -> Optional[str]:
+    """Why the web address ``url`` points into the machine or network that runs lm-eval (a cloud VM's metadata
+    service at 169.254.169.254 hands out its credentials), or None for a public host."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    except ValueError:
+        return "it is not a well-formed web address"
+    try:
+        private = not ipaddress.ip_address(host).is_global
+    except ValueError:  # a name: one without a dot, or localhost, resolves inside the network; "0x7f.1" and
+        # other numbers the resolver reads as an address are taken as private (a name resolving to one is not seen)
+        private = ("." not in host or host.endswith((".localhost", ".local", ".internal")) or host == "localhost"
+                   or re.fullmatch(r"[0-9a-fx.]+", host) is not None)
+    return (f"it is a web address on the machine or network that runs lm-eval ({host or 'no host'}), not a public "
+            "location") if private else None
 
 
 def _paths_of(key: str, value) -> list:
@@ -366,6 +400,9 @@ def _dataset_path_problem(value, out_dir, local_data) -> Optional[str]:
         return None
     if value.strip() == "sql":
         return "the sql builder reads a database the task names (a local file, or a server with your credentials)"
+    if value.strip() == "pandas":  # datasets 5 refuses to unpickle; the older versions lm-eval accepts do not
+        return ("the pandas builder unpickles its data files, which runs code they hold (datasets before version 5 "
+                "does so without asking)")
     problem = _path_check(value, out_dir, local_data)
     if problem is None and _local_relative(value) and (_URL.match(value) or not _HUB_ID.match(value)):
         return RELATIVE

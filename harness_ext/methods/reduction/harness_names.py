@@ -326,6 +326,19 @@ def path_like_task(name) -> bool:
     return "/" in str(name) or "\\" in str(name)
 
 
+def reads_as_file(name) -> bool:
+    """Whether ``lm_eval --tasks`` would load ``name``, or a comma-separated part of it (it splits its list there), as
+    a task file rather than look it up: a name ending in ``.yaml`` is read as a path from the folder it runs in and its
+    ``!function`` tags import the Python beside it; a '/', '\\' or a leading '~' names a path too."""
+    return any(path_like_task(p) or p.strip().startswith("~") or p.strip().lower().endswith((".yaml", ".yml"))
+               for p in str(name).split(","))
+
+
+def task_list_name(entry: dict) -> str:
+    """A subset entry's line of the task list: its lm-eval tasks joined with commas, else its task or name."""
+    return ",".join(lm_eval_task_list(entry)) or entry.get("task") or entry["name"]
+
+
 def lm_eval_task_list(entry: dict) -> list:
     """The lm-eval (v0.4) tasks that run a manifest subset entry (a HELM scenario may need several); none named as a
     path (:func:`path_like_task`: such a task is left out of what ``reduce`` writes, see :func:`path_like_tasks`)."""
@@ -634,6 +647,15 @@ def no_equivalent_warnings(subset: list) -> list:
                    "--log_samples would write their samples to a path through folders that do not exist, and lose "
                    "them, so they are left out of the lm-eval group (its YAML lists them as comments) and of the task list; "
                    "choose datasets without it (reduce --datasets GLOB) or rename the task in its results file")
+    files = [task_list_name(e) for e in subset if not path_like_tasks(e) and reads_as_file(task_list_name(e))]
+    if files:
+        from ...safe_output import quoted
+
+        out.append(f"{len(files)} of the {len(subset)} subset datasets {'is' if len(files) == 1 else 'are'} named as a "
+                   f"path or a YAML file, which lm_eval --tasks reads as a file (a .yaml one it loads, importing the "
+                   f"code beside it) ({', '.join(map(quoted, files[:6]))}{' ...' if len(files) > 6 else ''}), so the "
+                   "task list leaves "
+                   f"{'it' if len(files) == 1 else 'them'} out; the manifest keeps {'it' if len(files) == 1 else 'them'}")
     no_lm = [e["name"] for e in subset if not lm_eval_task_list(e) and not path_like_tasks(e)]
     no_helm = [e["name"] for e in subset if not helm_description_list(e)]
     # Leaderboard columns, time-series or vision datasets have neither: one warning, not the same list twice.

@@ -11,11 +11,18 @@ an id of digits as a number and matches each id as a glob pattern (``fnmatch``).
 at either end cannot be given there, a negative whole number read back as text matches no whole-number id, an id
 with ``*``, ``?`` or ``[`` may run other samples too, and an id (or task name) with characters a shell reads
 needs quoting: each is still listed, and counted in a warning naming the task.
+
+``inspect eval`` reads a task named ``file.py@task``, a file or a folder as code to import and run (Inspect's
+"Tasks" guide: ``inspect eval arc.py@arc_easy``): a log may name its task anything, so a task whose name reads as a
+file (``@``, a path of more than ``package/task``, ``.``, ``..`` or a leading ``~``, a ``.py``, ``.ipynb`` or YAML
+file) is
+refused before anything is written, naming the task; a registry name (``inspect_evals/gpqa_diamond``) is kept.
 """
 
 from __future__ import annotations
 
 import json
+import ntpath
 import re
 
 from ...safe_output import quoted, short_name
@@ -30,6 +37,23 @@ MAX_ARG_CHARS = 100_000
 #: What a plain name or id is made of: nothing a shell reads, no blank, no control character.
 _PLAIN = re.compile(r"[\w.:/@+=-]+")
 _WHOLE = re.compile(r"-?\d{1,19}")
+#: File names ``inspect eval`` loads tasks from.
+_TASK_FILE = re.compile(r"\.(py|ipynb|ya?ml)$", re.I)
+
+
+def task_file_problem(name: str):
+    """Why ``inspect eval`` would read the Inspect task ``name`` as a file or folder of code, or None. A registry
+    name (``task`` or ``package/task``) is none; characters a shell reads are only warned about
+    (:func:`unsafe_warnings`): quoted, ``inspect eval`` looks such a name up in its registry."""
+    if "@" in name:
+        return "an '@', which inspect eval reads as FILE@TASK (it imports FILE)"
+    parts = name.split("/")
+    if (len(parts) > 2 or name.startswith("~") or "\\" in name or ntpath.splitdrive(name)[0]
+            or any(p in ("", ".", "..") for p in parts)):
+        return "a path (more than package/task, a leading '/' or '~', '.', '..' or '\\'), which inspect eval loads"
+    if any(_TASK_FILE.search(p.strip()) for p in parts):
+        return "a file name inspect eval imports (.py, .ipynb, .yaml)"
+    return None
 
 
 def inspect_field(store, benchmark: str, task: str, drawn, warnings: list) -> dict:
@@ -160,6 +184,11 @@ def inspect_sample_ids(manifest: dict) -> dict:
                 and all(isinstance(v, (int, str)) and not isinstance(v, bool) for v in ids)):
             raise HarnessExtError(f"manifest task {quoted(short_name(task))}: its inspect field is not a task name "
                                   "and a list of sample ids (whole numbers or text)")
+        why = task_file_problem(got["task"])
+        if why:
+            raise HarnessExtError(f"manifest task {quoted(short_name(task))}: its Inspect logs name the task "
+                                  f"{quoted(short_name(got['task']))}, with {why}: running it would run code outside "
+                                  "the reduced folder; leave it out (reduce --datasets GLOB) or fix its logs")
         if got["task"] in out:
             raise HarnessExtError(f"manifest tasks name the Inspect task {quoted(short_name(got['task']))} twice")
         out[got["task"]] = ids
