@@ -69,6 +69,7 @@ def test_helm_classic_weaker_half_subset_holds_imdb_and_its_strong_models_are_wa
     assert rec is not None and "IMDB" in [h["name"] for h in rec["in_subset"]]
     assert any(w.startswith("the subset holds") and "IMDB" in w for w in res.manifest["warnings"])
     assert "the subset holds 1 dataset near its ceiling (IMDB): a model stronger than these cannot show it there" in res.render()
+    assert res.summary()["subset_near_ceiling"] == ["IMDB"]
     subset = [s["name"] for s in res.manifest["subset"]]
     ws = [w for w in hx.predict(res, strong[subset]).warnings if "near the ceiling" in w and "on IMDB" in w]
     assert len(ws) >= len(strong) // 3

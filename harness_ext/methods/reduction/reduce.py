@@ -120,6 +120,8 @@ class ReduceResult(Result):
                 "rmse": err["rmse"], "coverage_in_sample": sel["coverage"],
                 "random_ratio_in_sample": ins.get("ratio"), "beats_random_in_sample": ins.get("beats"),
                 **_frontier_summary(err),
+                **({"subset_near_ceiling": [h["name"] for h in near["in_subset"]]}
+                   if (near := sel.get("subset_saturated")) else {}),
                 **({"n_excluded_models": src["excluded_models"]["n_models"]} if "excluded_models" in src else {})}
 
     def render(self) -> str:
