@@ -7,6 +7,7 @@ prediction and intervals were made (:mod:`~harness_ext.methods.engine.frontier`)
 
 from __future__ import annotations
 
+import inspect
 from typing import Optional
 
 import numpy as np
@@ -38,7 +39,7 @@ def frontier_expectation(est, X, subset, w, points=None, reselect=None) -> Optio
     fitted = type(est)(**params).fit(X)
     pattern = np.zeros(X.shape[1], bool)
     pattern[np.asarray(subset, dtype=int)] = True
-    if reselect is not None:
+    if reselect is not None and "reselect" in inspect.signature(fitted.predict_new_models).parameters:
         # One row inside the population, observed on the subset: only the calibration's choices are kept.
         with np.errstate(all="ignore"):
             fitted.predict_new_models(np.where(pattern, np.nanmean(X, axis=0), np.nan)[None, :],
