@@ -434,13 +434,14 @@ def ceiling_warned(Xtr, Xte, subset, a_sc, c_sc, meta, p, C, agg_true, usable):
     """``(n, coverage)``: how many test models ``predict`` warns about as near the ceiling of a saturated subset
     dataset (:func:`~harness_ext.methods.reduction.predict_steps.ceiling_warnings`, on the selector's scale and the
     ceilings :func:`known_ceilings` gives), and the aggregate 90% coverage among them (NaN: none warned)."""
-    from harness_ext.methods.prowl.saturation import subset_saturation
+    from harness_ext.methods.prowl.saturation import near_ceiling, subset_saturation
 
     N_tr, N_te = (Xtr * a_sc + c_sc) / 100.0, (Xte * a_sc + c_sc) / 100.0
-    rec = subset_saturation(N_tr, known_ceilings(N_tr, meta or [{}] * Xtr.shape[1]), subset, list(range(Xtr.shape[1])))
+    columns = list(range(Xtr.shape[1]))
+    rec = subset_saturation(N_tr, known_ceilings(N_tr, meta or [{}] * Xtr.shape[1]), subset, columns)
     warned = np.zeros(len(Xte), bool)
-    for hit in (rec or {}).get("in_subset", []):
-        warned |= np.nan_to_num(N_te[:, hit["name"]], nan=-np.inf) >= hit["near_from"]
+    for mask in near_ceiling(rec, N_te, columns).values():
+        warned |= mask
     warned &= usable
     cover = (agg_true >= p.aggregate_lower + C) & (agg_true <= p.aggregate_upper + C)
     return int(warned.sum()), float(cover[warned].mean()) if warned.any() else float("nan")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness_ext.methods.prowl.saturation import (HEADROOM, subset_saturation, subset_saturation_warning,
-                                                  unit_ceilings)
+from harness_ext.methods.prowl.saturation import (HEADROOM, near_ceiling, subset_saturation,
+                                                  subset_saturation_warning, unit_ceilings)
 from test_saturation_selection import _frame, ceiling_matrix
 
 
@@ -21,6 +21,9 @@ def test_the_saturated_datasets_of_a_subset_with_where_near_begins():
     q10, q90 = np.percentile(X[:, 0], [10, 90])
     assert hit["name"] == "d0" and 0 <= hit["headroom"] < HEADROOM and hit["ceiling"] == 1.0
     assert hit["near_from"] == pytest.approx(1.0 - HEADROOM * (q90 - q10), abs=1e-6)
+    Z = np.array([[hit["near_from"], 0.0], [hit["near_from"] - 1e-6, 0.0], [np.nan, 0.0]])
+    assert near_ceiling(rec, Z, ["d0", "d2"])["d0"].tolist() == [True, False, False]
+    assert near_ceiling(rec, Z, ["d1", "d2"]) == {} and near_ceiling(None, Z, ["d0", "d2"]) == {}
     assert subset_saturation(X, unit_ceilings(X), [1, 2], cols) is None  # no saturated dataset in the subset
     assert subset_saturation(X, [None] * 6, [0, 2], cols) is None  # no known ceiling: never saturated
     text = subset_saturation_warning(rec)

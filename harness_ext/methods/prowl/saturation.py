@@ -44,7 +44,7 @@ import numpy as np
 from ...errors import MethodError
 
 __all__ = ["HEADROOM", "dataset_ceilings", "headroom", "saturated", "saturation_plan", "saturation_summary",
-           "selection_record", "subset_saturation", "subset_saturation_warning", "unit_ceilings"]
+           "near_ceiling", "selection_record", "subset_saturation", "subset_saturation_warning", "unit_ceilings"]
 
 #: Default headroom below which a dataset with a known ceiling is demoted; fixed before it was measured (never tuned).
 HEADROOM = 0.25
@@ -192,6 +192,18 @@ def subset_saturation(X, ceilings, subset_idx, columns, threshold: float = HEADR
             "in_subset": [{"name": columns[j], "headroom": round(float(room[j]), 4), "ceiling": float(c[j]),
                            "near_from": round(float(c[j] - threshold * (hi - lo)), 6)}
                           for j, lo, hi in zip(hits, q10, q90)]}
+
+
+def near_ceiling(record: Optional[dict], Z, columns) -> dict:
+    """Per dataset of :func:`subset_saturation`'s ``record`` that ``columns`` names: which rows of ``Z`` (models x
+    ``columns``, on the record's scale) lie near its ceiling (at or above its ``near_from``)."""
+    Z = np.asarray(Z, dtype=float)
+    out = {}
+    for rec in (record or {}).get("in_subset", []):
+        if rec["name"] in columns and rec.get("near_from") is not None:
+            v = Z[:, list(columns).index(rec["name"])]
+            out[rec["name"]] = np.isfinite(v) & (v >= rec["near_from"])
+    return out
 
 
 def subset_saturation_warning(record: dict) -> str:

@@ -227,6 +227,7 @@ def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state
     lm_eval = lm_eval_group_columns(df, db)
     links = column_links(df, db)  # so predict reads a new model's files under another harness's name
     subset = subset_section(r, lm_eval)
+    near = subset_saturated(r)  # the selection section records it, the warnings say it
     manifest = {
         "manifest_version": MANIFEST_VERSION,
         "tool": {"name": "harness-ext", "version": __version__, "plugins": _plugin_versions(
@@ -234,13 +235,13 @@ def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state
         "group_name": group_name,
         "source": source_section(df, r, db),
         "datasets": datasets_section(r, lm_eval, links),
-        "selection": selection_section(r, budget, random_state),
+        "selection": selection_section(r, budget, random_state, near),
         "subset": subset,
         "prediction": prediction_section(r, random_state),
         "evidence": evidence_section(r),
         "aggregate": aggregate_section(r.plan.weights, names[3]),
         # Subset datasets that the lm-eval YAML or the HELM conf cannot run (listed there as comments).
-        "warnings": reduction_warnings(df, r) + no_equivalent_warnings(subset) + refused_helm_warnings(subset)
+        "warnings": reduction_warnings(df, r, near) + no_equivalent_warnings(subset) + refused_helm_warnings(subset)
         + population_task_warnings(subset) + unknown_metric_warnings(subset),
     }
     m, d = r.facts.X.shape
@@ -251,9 +252,10 @@ def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state
     return manifest
 
 
-def reduction_warnings(df: pd.DataFrame, r) -> list:
-    """What the manifest warns about: cuts made before it, thin and rarely run datasets, few models, a subset not
-    shown to beat random ones, large errors."""
+def reduction_warnings(df: pd.DataFrame, r, near: Optional[dict] = None) -> list:
+    """What the manifest warns about: cuts made before it, thin and rarely run datasets, a subset holding datasets
+    near their ceiling (``near``: :func:`subset_saturated`), few models, a subset not shown to beat random ones,
+    large errors."""
     from ...store.dataset_links import links_note
     from ...store.pivot import conflicts_note, shots_left_out_note, unmatched_exclude_note
     from ...store.scales import mixed_scales_note
@@ -275,7 +277,7 @@ def reduction_warnings(df: pd.DataFrame, r) -> list:
         warnings.append(availability_note(facts.availability, [facts.columns[j] for j in r.sel.subset_idx]))
     if (sat := (r.sel.prowl.selector_details or {}).get("saturation")) and sat.get("note"):
         warnings.append(f"--demote-saturated: {sat['note']}")
-    if (near := subset_saturated(r)) is not None:
+    if near is not None:
         warnings.append(subset_saturation_warning(near))
     if m < FEW_MODELS:
         warnings.append(f"only {m} models: the subset and predictions rest on few rankings")
@@ -347,9 +349,10 @@ def subset_saturated(r) -> Optional[dict]:
                              facts.columns)
 
 
-def selection_section(r, budget, random_state: int) -> dict:
+def selection_section(r, budget, random_state: int, near: Optional[dict] = None) -> dict:
     """``selection``: the selector and its parameters, the budget, the coverage curve against random orders, and
-    the rules that cut its work (flops budgets, availability, a sample of the models)."""
+    the rules that cut its work (flops budgets, availability, a sample of the models, the subset's datasets near
+    their ceiling: ``near``, :func:`subset_saturated`)."""
     from ..prowl.saturation import selection_record
 
     facts, sel = r.facts, r.sel
@@ -377,7 +380,7 @@ def selection_section(r, budget, random_state: int) -> dict:
         **({"saturation": rec} if (rec := selection_record(prowl.selector_details, facts.columns, sel.subset_idx))
            else {}),
         # Without demotion: the subset's datasets near their ceiling, which a stronger model cannot rise above.
-        **({"subset_saturated": near} if (near := subset_saturated(r)) is not None else {}),
+        **({"subset_saturated": near} if near is not None else {}),
         **({"model_sample": {"n_models": int(sel.m_sel), "of": int(facts.m), "random_state": int(random_state),
                              "used_for": "selection, cross-validation, random subsets, error against budget"}}
            if sel.sample is not None else {}),

@@ -149,17 +149,20 @@ def ceiling_warnings(manifest: dict, train: pd.DataFrame, Z_new: np.ndarray, mod
     training models' edge (the frontier column) can read 0 while the datasets predicted from that cell are too low.
     On the frontier splits of the shared matrices it fired for most of the strongest models wherever the subset
     held a saturated dataset; their intervals covered 10 of 17 on HELM Classic and all of them elsewhere."""
+    from ..prowl.saturation import near_ceiling
+
     near = (manifest.get("selection") or {}).get("subset_saturated") or {}
     columns = [str(c) for c in train.columns]
+    masks = near_ceiling(near, Z_new, columns)
     out = []
     for rec in near.get("in_subset", []):
-        if rec["name"] not in columns or rec.get("near_from") is None:
+        if rec["name"] not in masks:
             continue
-        j = columns.index(rec["name"])
+        values = Z_new[:, columns.index(rec["name"])]
         out += [f"{model}: {v:.3f} (normalised) on {rec['name']}, near the ceiling of a dataset whose manifest models "
                 f"already crowd there (headroom {rec['headroom']:.2f}): if it is stronger than them it cannot show it "
-                "there, so the datasets predicted from it may be too low, whatever the frontier column says" for model, v in zip(models, Z_new[:, j])
-                if np.isfinite(v) and v >= rec["near_from"]]
+                "there, so the datasets predicted from it may be too low, whatever the frontier column says"
+                for model, v, hit in zip(models, values, masks[rec["name"]]) if hit]
     return out
 
 
