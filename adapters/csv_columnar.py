@@ -14,6 +14,7 @@ from harness_ext.adapters.csv_rules import (
     file_measure, model_column, score_column)
 from harness_ext.adapters.csv_columns import (
     WideColumns, classify_wide, report_file_measure, report_repeated_models, strip_footnote_marks)
+from harness_ext.adapters.csv_keys import constant_columns, entrant_column
 from harness_ext.errors import IngestError
 from harness_ext.types import SourceFile
 
@@ -88,7 +89,7 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
             convert_options=pcsv.ConvertOptions(column_types={c: pa.string() for c in names}, strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise IngestError(src.path, f"cannot read as a CSV table: {str(exc).splitlines()[0]}") from None
-    mc = model_column(lower)
+    mc = entrant_column(src, header, lower, model_column(lower), lambda j: table.column(j).to_pylist())
     models = [m.strip() for m in table.column(mc).to_pylist()]
     keep = [i for i, m in enumerate(models) if m]
     if len(keep) < len(models):  # a row without a model name: empty lines are passed over, others are errors
@@ -105,13 +106,14 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
     check_model_column(src, header, mc, models)
     bench_col = lower.index("benchmark") if "benchmark" in lower else None
     cols, parsed = WideColumns(), {}
-    for j, name, spec in _candidate_columns(header, mc, bench_col, specs, declared_meta, cols.meta):
+    for j, name, spec in _candidate_columns(header, mc, {bench_col}, specs, declared_meta, cols.meta):
         vals, pct, bad, marked = _parse_column(table.column(j), n)
         if np.isinf(vals).any():
             row = int(np.nonzero(np.isinf(vals))[0][0])
             raise IngestError(src.path, f"row {row + 2}: {name!r} score is {table.column(j)[row]}, not finite")
         if cols.add(src, j, name, spec, int(np.count_nonzero(~np.isnan(vals))), bad, marked):
             parsed[j] = (vals, pct)
+    cols.demote(constant_columns(header, cols.scores, specs, lambda j: parsed[j][0]), header, "constant")
     meta_cols, score_cols, empty = cols.meta, cols.scores, cols.empty
     if not score_cols:
         raise IngestError(src.path, "wide CSV has no score columns (every column is model metadata)")

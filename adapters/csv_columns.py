@@ -38,6 +38,13 @@ class WideColumns:
             self.markers.update(marked)
         return role is None
 
+    def demote(self, columns, header, why: str) -> None:
+        """Move score ``columns`` to the model metadata, guessed for reason ``why`` (a key of :data:`_WHY_META`)."""
+        for j in columns:
+            self.scores.remove(j)
+            self.meta.append(j)
+            self.guessed.append((header[j], why))
+
 
 def _decimals(col) -> int:
     """Decimal places of the most precise value in ``col`` (an array; NaN: missing)."""
@@ -251,6 +258,16 @@ def classify_wide(src, header, cols: WideColumns, specs, stem, cm, values) -> di
     return aggregates
 
 
+#: Why a column was stored as model metadata (:meth:`WideColumns.add`, :meth:`WideColumns.demote`): the note's
+#: words for one column and for several.
+_WHY_META = {
+    "text": ("its cells are text", "their cells are text"),
+    "name": ("the name describes the model (size, date, rank, ...)",) * 2,
+    "constant": ("one value on every row, so it tells no model from another: a setting of the evaluation, not a "
+                 "score",) * 2,
+}
+
+
 def report_columns(src, header, aggregates: dict, guessed_meta: list, empty: list, hints: list, n_missing: int,
                    markers: set) -> None:
     """The notes of a wide table (:meth:`harness_ext.types.SourceFile.note`): what its heuristics stored how."""
@@ -261,11 +278,10 @@ def report_columns(src, header, aggregates: dict, guessed_meta: list, empty: lis
     for why, cols in by_why.items():
         src.note(f"{len(cols)} column{'s' * (len(cols) != 1)} stored as aggregate{'s' * (len(cols) != 1)}: "
                  f"{listed(cols, 12)} ({why}); declare kind: dataset with --column-meta to override")
-    for why in ("text", "name"):
+    for why, how in _WHY_META.items():
         cols = [c for c, w in guessed_meta if w == why]
         if cols:
-            how = ("its cells are text" if len(cols) == 1 else "their cells are text") if why == "text" else \
-                "the name describes the model (size, date, rank, ...)"
+            how = how[len(cols) != 1]
             src.note(f"{len(cols)} column{'s' * (len(cols) != 1)} stored as model metadata, not scores: {listed(cols, 12)} "
                      f"({how}); declare kind: dataset with --column-meta to override")
     if empty:

@@ -31,6 +31,9 @@ META_NAME = re.compile(
     # tasks, samples or solves (Cybench's "Count" of challenges and "# Solved", a bootstrap's "bootstrap_samples"):
     # read as scores, a rank of 1 was the worst score and 40 challenges a 40% score
     r"(?<![a-z])rank|(?<![a-z])counts?(?![a-z])|(?:^|[\W_])(?:n[ _-]?)?samples?(?:$|[\W_])|(?:^|\s)#(?:\s|$)|"
+    # a bootstrap's own statistics and settings (a pairwise board's "thurstone_sigma_bootstrap_std",
+    # "bootstrap_resample_evaluators"): the fit's, not a model's
+    r"(?:^|[\W_])(?:bootstrap|resample)(?:$|[\W_])|"
     # a score's spread (AlpacaEval's "standard_error", "lc_standard_error"): LOWER_NAME's "error" would store it as a score
     r"standard[ _-]?(?:error|deviation)|std[ _-]?(?:err|dev)|"
     # bounds of a score's interval (Arena-Hard-Auto's "rating_q025"/"rating_q975", "ci_low", "upper"), and token
@@ -223,14 +226,15 @@ def _wide_column_meta(src, header, lower) -> tuple:
     return cm, specs, declared_meta
 
 
-def _candidate_columns(header, model_col, bench_col, specs, declared_meta, meta_cols):
+def _candidate_columns(header, model_col, keys, specs, declared_meta, meta_cols):
     """``(index, name, sidecar spec)`` of the columns that may hold scores; declared metadata go to ``meta_cols``.
 
-    A column without a name (a row index beside the model column, the empty column a trailing delimiter
+    ``keys``: the columns that key the rows besides the model (a ``benchmark`` column, a task column), never
+    scores. A column without a name (a row index beside the model column, the empty column a trailing delimiter
     makes) is passed over: a score needs a dataset name, metadata a key.
     """
     for j, name in enumerate(header):
-        if j == model_col or j == bench_col or not name:
+        if j == model_col or j in keys or not name:
             continue
         spec = specs.get(name, {})
         if spec.get("kind") == "metadata" or name.lower() in declared_meta:

@@ -51,6 +51,9 @@ present; metric is ``score``. Column by column:
   gives no direction, scale or bounds is lower-is-better on an open scale, and noted.
 * **Repeated models.** A model on more than one row is stored from its first row (its metadata; its scores
   where the rows disagree, each a conflict), with a note naming the models and the columns the rows differ in.
+* **Rows keyed by more than the model** (:mod:`harness_ext.adapters.csv_keys`). A column named as the task keys
+  the rows: each task a dataset, each score column one of its metrics. An entrant column (``team``) names the rows
+  when the model column repeats and it does not. A column with one value on every row is model metadata.
 
 OpenCompass summaries
 ---------------------
@@ -104,6 +107,7 @@ from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 from harness_ext.adapters.csv_dialect import check_delimiter, decimal_commas, has_digit_comma, shown, sniff_delimiter
+from harness_ext.adapters.csv_keys import TASK_HEADERS
 from harness_ext.adapters.csv_rules import (  # noqa: F401 - AGGREGATE_NAME, META_NAME, read_sidecar: named above and by callers
     _BOOL, AGGREGATE_NAME, LOWER_NAME, META_NAME, _candidate_columns, _dataset_metrics, _parse, _wide_column_meta,
     check_model_column, clean_header, column_meta, file_measure, model_column, read_sidecar, score_column)
@@ -210,9 +214,11 @@ def read(src: SourceFile):
         if header is not None:  # None: a header cell spans lines, which the record path below reads
             lower = [h.lower() for h in header]
             stem = re.sub(r"[^a-z0-9]+", "_", src.path.stem.lower()).strip("_") or "csv"
-            if not all(c in lower for c in LONG_REQUIRED):
+            if not all(c in lower for c in LONG_REQUIRED) and not any(h in TASK_HEADERS for h in lower):
+                # (a task column keys the rows: the record path below reads it)
                 return _read_wide_columnar(src, header, lower, stem, delim)
-            cells = _read_long_columnar(src, header, lower, stem, delim)
+            cells = _read_long_columnar(src, header, lower, stem, delim) if all(c in lower for c in LONG_REQUIRED) \
+                else None
             if cells is not None:
                 return cells
     rows = list(csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim))
@@ -351,10 +357,16 @@ def _read_summary(src, rows):
 
 def _read_wide(src, rows, header, lower, stem):
     cm, specs, declared_meta = _wide_column_meta(src, header, lower)
-    mc = model_column(lower)
+    from harness_ext.adapters.csv_columns import (
+        WideColumns, classify_wide, report_file_measure, report_repeated_models, strip_footnote_marks)
+    from harness_ext.adapters.csv_keys import constant_columns, entrant_column, task_column
+
+    rows = list(_body_rows(src, rows, header))
+    mc = entrant_column(src, header, lower, model_column(lower), lambda j: [row[j] for _, row in rows])
     bench_col = lower.index("benchmark") if "benchmark" in lower else None
+    task_col = task_column(lower, {mc, bench_col}, specs, declared_meta, header)
     body = []
-    for n, row in _body_rows(src, rows, header):
+    for n, row in rows:
         if not row[mc].strip():
             raise IngestError(src.path, f"row {n} has no model name")
         body.append((n, row))
@@ -363,55 +375,82 @@ def _read_wide(src, rows, header, lower, stem):
     check_model_column(src, header, mc, [row[mc] for _, row in body])
 
     # Classify every column from its cells' types and its name: metadata, score (scale, percent), aggregate.
-    from harness_ext.adapters.csv_columns import (
-        WideColumns, classify_wide, report_file_measure, report_repeated_models, strip_footnote_marks)
-
     cols, parsed = WideColumns(), {}
-    for j, name, spec in _candidate_columns(header, mc, bench_col, specs, declared_meta, cols.meta):
+    for j, name, spec in _candidate_columns(header, mc, {bench_col, task_col}, specs, declared_meta, cols.meta):
         vals, pct, bad, marked = _parse_cells(src, name, [(n, row[j]) for n, row in body])
         if cols.add(src, j, name, spec, sum(v is not None for v in vals), bad, marked):
             parsed[j] = (vals, pct)
+    cols.demote(constant_columns(header, cols.scores, specs, lambda j: parsed[j][0]), header, "constant")
     meta_cols, score_cols, empty = cols.meta, cols.scores, cols.empty
     if not score_cols:
         raise IngestError(src.path, "wide CSV has no score columns (every column is model metadata)")
     import numpy as np
 
     values = np.array([[math.nan if v is None else v for v in parsed[j][0]] for j in score_cols]).T
+    metas = [_row_metadata(row, meta_cols, header) for _, row in body]
+    models = strip_footnote_marks(src, [row[mc].strip() for _, row in body])
+    keys = _row_datasets(src, body, header, task_col, models, metas, cols, specs, parsed)
     aggregates = classify_wide(src, header, cols, specs, stem, cm, values)
     names = _dataset_metrics(header, score_cols, specs, empty)
-
-    out = []
-    metas = []
-    for i, (n, row) in enumerate(body):
-        md = {}
-        for j in meta_cols:
-            try:
-                v, _ = _parse(row[j])
-            except ValueError:
-                v = row[j].strip()
-            if v is not None:
-                md[header[j]] = v
-        metas.append(md)
-    models = strip_footnote_marks(src, [row[mc].strip() for _, row in body])
-    report_repeated_models(src, models, metas, [row[bench_col].strip() for _, row in body] if bench_col is not None else None)
-    measure, by_file_name = file_measure(src), []
+    benches = [row[bench_col].strip() if bench_col is not None else (cm["benchmark"] or stem) for _, row in body]
+    report_repeated_models(src, models, metas, list(zip(benches, keys[0])) if keys else
+                           (benches if bench_col is not None else None))
+    measure, by_file_name, out = file_measure(src), [], []
     for j in score_cols:
         name = header[j]
         vals, pct = parsed[j]
         col = score_column(src, cm, name, specs.get(name, {}), vals, pct, models, measure)
         if col.pop("by_file_name"):
             by_file_name.append(name)
-        for i, (n, row) in enumerate(body):
+        for i in range(len(body)):
             if vals[i] is None:
                 continue
+            dataset, metric, primary, dmeta = (
+                (keys[0][i], specs.get(name, {}).get("metric") or name, keys[1][(keys[0][i], j)], keys[2][keys[0][i]])
+                if keys else (*names[j], {"column": name}))
             out.append(ResultRecord(
-                model=models[i], benchmark=row[bench_col].strip() if bench_col is not None else (cm["benchmark"] or stem),
-                dataset=names[j][0], metric=names[j][1], primary=names[j][2], value=vals[i], **col,
-                aggregate=j in aggregates, model_metadata=metas[i],
-                dataset_metadata={"column": name, "scale_detected": col["scale"]},
-            ))
+                model=models[i], benchmark=benches[i], dataset=dataset, metric=metric, primary=primary, value=vals[i],
+                **col, aggregate=j in aggregates, model_metadata=metas[i],
+                dataset_metadata={**dmeta, "scale_detected": col["scale"]}))
     report_file_measure(src, measure, by_file_name)
     return out
+
+
+def _row_metadata(row, meta_cols, header) -> dict:
+    """A row's model metadata: its cells in the metadata columns, numbers parsed, empty cells left out."""
+    md = {}
+    for j in meta_cols:
+        try:
+            v, _ = _parse(row[j])
+        except ValueError:
+            v = row[j].strip()
+        if v is not None:
+            md[header[j]] = v
+    return md
+
+
+def _row_datasets(src, body, header, task_col, models, metas, cols, specs, parsed):
+    """For a table keyed by a task column (:mod:`harness_ext.adapters.csv_keys`): ``(each row's task, (task,
+    column) -> primary, task -> its dataset metadata)``, with the columns describing the task moved out of
+    ``metas`` (and out of the model metadata ``cols`` notes); None without a task column."""
+    if task_col is None:
+        return None
+    from harness_ext.adapters.csv_keys import note_task_column, row_tasks, task_metadata, task_metrics
+
+    tasks = row_tasks(src, body, task_col, header)
+    meta_cols = list(dict.fromkeys(k for md in metas for k in md))
+    by_name = {header[j]: j for j in range(len(header))}
+    described = task_metadata(header, [by_name[k] for k in meta_cols], models, tasks,
+                              lambda i, j: metas[i].get(header[j]))
+    dmeta = {t: {"task_column": header[task_col]} for t in tasks}
+    for i, t in enumerate(tasks):
+        for j in described:
+            v = metas[i].pop(header[j], None)
+            if v is not None:
+                dmeta[t][header[j]] = v
+    cols.guessed = [(name, why) for name, why in cols.guessed if name not in {header[j] for j in described}]
+    note_task_column(src, header, task_col, tasks, cols.scores, described)
+    return tasks, task_metrics(header, cols.scores, specs, tasks, lambda j: parsed[j][0]), dmeta
 
 
 def _parse_cells(src, name, cells) -> tuple:
@@ -448,5 +487,7 @@ def harness_ext_adapters():
         # Context") is a score, not model metadata as a parameter count or a context window is
         # 5: a rank in snake_case ("bt_rank"), a count ("Count", "Flag Success Count", "# Solved") and a number of
         # samples ("bootstrap_samples") are model metadata, not scores; footnote marks after a model name are left out
-        revision="5",
+        # 6: a task column keys the rows (each task a dataset, each score column its metric), an entrant column names
+        # the rows when the model column repeats, and a column with one value on every row is model metadata
+        revision="6",
     )

@@ -1,0 +1,158 @@
+"""Wide CSV rows keyed by more than the model (:mod:`harness_ext.adapters.csv_keys`), on both reading paths.
+
+The headers are those of real public boards; the values are made up (the boards carry no licence that lets a slice
+be committed): an aviation NLP board with one row per model and task (mitre-tdp/llm_leaderboard
+``data/leaderboard.csv``, bbc8d5a), a competition board of teams sharing base models
+(Cohere-Labs-Community/iol-ai-2026-results ``leaderboard.csv``, e3307b8) and a pairwise-rating board repeating its
+fitted parameters on every row (lechmazur/writing ``data/leaderboard.csv``, 9d09fbf).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness_ext.adapters import csv_table
+from harness_ext.store.db import Store
+from harness_ext.store.ingest import ingest_paths
+
+TASKS = ("Model,F1 Score,Exact Match Score,Task,Description\n"
+         "Model A,81.4,78.9,Zero-shot NER,Extract tail numbers.\n"
+         "Model B,95.2,95.1,Zero-shot NER,Extract tail numbers.\n"
+         "Model A,48.9,,Few-shot ATC classification,\"Classify pairs of transmissions, related or not.\"\n"
+         "Model A,45.6,26.8,Aircraft type,Classify reports by aircraft type.\n"
+         "Model B,83.3,82.2,Aircraft type,Classify reports by aircraft type.\n"
+         "Model C,48.7,,Few-shot ATC classification,\"Classify pairs of transmissions, related or not.\"\n"
+         "Model B,,,Damage,Classify reports by damage.\n")
+
+TEAMS = ("rank,team,account_type,tier,score,exact_match,chrf,model,submitted_at_utc\n"
+         "1,team-a,external,Tier 1,19.79,12.41,31.57,Base-14B AWQ,2026-07-25 14:08:29\n"
+         "2,team-b,external,Tier 1,18.85,11.55,30.75,Base-14B AWQ,2026-07-26 15:40:43\n"
+         "3,team-c,external,Tier 2,15.12,9.62,23.78,Other-4B,2026-07-26 03:59:06\n"
+         "4,team-d,organizer-participation,,8.24,4.39,15.49,,2026-07-23 12:33:25\n"
+         "5,team-e,organizer,,7.1,2.56,19.65,Base-14B AWQ,2026-07-08 00:27:45\n")
+
+RATINGS = ("rank,llm,thurstone_rating,bt_rating,bootstrap_resample_evaluators,thurstone_sigma,"
+           "thurstone_sigma_bootstrap_std\n" + "".join(
+               f"{i + 1},model-{i},{4.1 - i * 0.7:.3f},{6.9 - i:.3f},1,1.5012,0.0118\n" for i in range(6)))
+
+
+@pytest.fixture(params=["records", "columns"])
+def path_kind(request, monkeypatch):
+    """Both reading paths: record by record, and column by column (pyarrow, for large files)."""
+    if request.param == "columns":
+        pytest.importorskip("pyarrow")
+        monkeypatch.setattr(csv_table, "COLUMNAR_MIN_BYTES", 0)
+    return request.param
+
+
+def _ingest(path):
+    s = Store.open(":memory:")
+    report = ingest_paths(s, [str(path)], show_progress=False)
+    (f,) = report.files
+    assert f.status == "ingested", f.reason
+    return s, report, "\n".join(f.notes)
+
+
+def test_a_task_column_keys_the_rows(tmp_path, path_kind):
+    """One row per model and task: each task a dataset, each score column one of its metrics; read per model, each
+    model's rows collapsed onto two datasets and the other tasks' values were conflicts."""
+    path = tmp_path / "leaderboard.csv"
+    path.write_text(TASKS)
+    s, report, notes = _ingest(path)
+    assert not report.conflicts
+    rows = s.con.execute("SELECT d.name, d.metric, d.is_primary, m.name, r.value, d.metadata FROM results r "
+                         "JOIN datasets d USING (dataset_id) JOIN models m USING (model_id)").fetchall()
+    cells = {(d, metric, m): v for d, metric, _, m, v, _ in rows}
+    assert cells[("Zero-shot NER", "F1 Score", "Model A")] == pytest.approx(81.4)
+    assert cells[("Aircraft type", "Exact Match Score", "Model B")] == pytest.approx(82.2)
+    assert cells[("Few-shot ATC classification", "F1 Score", "Model C")] == pytest.approx(48.7)
+    assert len(rows) == 10
+    assert {(d, metric) for d, metric, primary, *_ in rows if primary} == {
+        ("Zero-shot NER", "F1 Score"), ("Few-shot ATC classification", "F1 Score"), ("Aircraft type", "F1 Score")}
+    meta = {d: json.loads(md) for d, *_, md in rows}
+    assert meta["Aircraft type"]["Description"] == "Classify reports by aircraft type."
+    models = {n: json.loads(md or "{}") for n, md in s.con.execute("SELECT name, metadata FROM models").fetchall()}
+    assert not any("Description" in md or "Task" in md for md in models.values())
+    assert "column 'Task' names each row's task: its 4 values" in notes
+    assert "Description describes the task, stored with its dataset" in notes
+    assert "stored as model metadata" not in notes
+
+
+def test_a_task_column_declared_metadata_reads_rows_per_model(tmp_path):
+    """``--meta-columns Task`` (or the sidecar) keeps the old reading: rows per model, repeats noted."""
+    path = tmp_path / "leaderboard.csv"
+    path.write_text(TASKS)
+    (tmp_path / "leaderboard.csv.meta.yaml").write_text("meta_columns: [Task]\n")
+    s, report, notes = _ingest(path)
+    assert {r[0] for r in s.con.execute("SELECT name FROM datasets").fetchall()} == {"F1 Score", "Exact Match Score"}
+    assert "listed on more than one row" in notes
+
+
+def test_a_row_without_its_task_is_refused(tmp_path):
+    path = tmp_path / "leaderboard.csv"
+    path.write_text(TASKS + "Model C,10,10,,\n")
+    s = Store.open(":memory:")
+    (f,) = ingest_paths(s, [str(path)], show_progress=False).files
+    assert f.status == "skipped" and "row 9 has no task in column 'Task'" in f.reason
+    assert s.counts()["results"] == 0
+
+
+def test_teams_sharing_a_base_model_stay_apart(tmp_path, path_kind):
+    """A competition board names each row by its team and gives the base model most teams share (and none for
+    some): read by the model column, the teams on one base model collapsed onto it, and a row without a base
+    model was refused."""
+    path = tmp_path / "leaderboard.csv"
+    path.write_text(TEAMS)
+    s, report, notes = _ingest(path)
+    assert not report.conflicts
+    models = {n: json.loads(md or "{}") for n, md in s.con.execute("SELECT name, metadata FROM models").fetchall()}
+    assert set(models) == {"team-a", "team-b", "team-c", "team-d", "team-e"}
+    assert models["team-a"]["model"] == "Base-14B AWQ" and "model" not in models["team-d"]
+    assert ("column 'model' repeats ('Base-14B AWQ' on 3 of 5 rows) while 'team' names every row differently: "
+            "the rows are stored as their 'team' (5 models)") in notes
+
+
+def test_a_team_column_with_repeats_does_not_name_the_rows(tmp_path):
+    path = tmp_path / "leaderboard.csv"
+    path.write_text(TEAMS.replace("team-b", "team-a").replace(",15.49,,", ",15.49,Other-4B,"))
+    s, report, notes = _ingest(path)
+    assert "repeats" not in notes
+    assert "Base-14B AWQ" in {r[0] for r in s.con.execute("SELECT name FROM models").fetchall()}
+
+
+def test_columns_with_one_value_on_every_row_are_settings(tmp_path, path_kind):
+    """A pairwise-rating board repeats its fitted parameters (sigma, its bootstrap std) and the number of evaluators
+    on every row: read as scores, each was a dataset on which every model tied."""
+    path = tmp_path / "leaderboard.csv"
+    path.write_text(RATINGS)
+    s, report, notes = _ingest(path)
+    assert {r[0] for r in s.con.execute("SELECT name FROM datasets").fetchall()} == {"thurstone_rating", "bt_rating"}
+    assert "1 column stored as model metadata, not scores: thurstone_sigma (one value on every row" in notes
+    assert "bootstrap_resample_evaluators, thurstone_sigma_bootstrap_std (the name describes the model" in notes
+
+
+def test_a_constant_column_is_a_score_when_declared_or_rows_are_few(tmp_path):
+    few = tmp_path / "a" / "leaderboard.csv"
+    few.parent.mkdir()
+    few.write_text("\n".join(RATINGS.splitlines()[:5]) + "\n")  # 4 rows
+    s, _, notes = _ingest(few)
+    assert "thurstone_sigma" in {r[0] for r in s.con.execute("SELECT name FROM datasets").fetchall()}
+    declared = tmp_path / "b" / "leaderboard.csv"
+    declared.parent.mkdir()
+    declared.write_text(RATINGS)
+    (declared.parent / "leaderboard.csv.meta.yaml").write_text("columns:\n  thurstone_sigma: {kind: dataset}\n")
+    s, _, notes = _ingest(declared)
+    names = {r[0] for r in s.con.execute("SELECT name FROM datasets").fetchall()}
+    assert "thurstone_sigma" in names and "thurstone_sigma_bootstrap_std" not in names
+    same = tmp_path / "c" / "leaderboard.csv"  # every score column constant: nothing to tell them from
+    same.parent.mkdir()
+    same.write_text("model,x,y\n" + "".join(f"m{i},0.5,0.7\n" for i in range(6)))
+    s, _, notes = _ingest(same)
+    assert {r[0] for r in s.con.execute("SELECT name FROM datasets").fetchall()} == {"x", "y"}
+    ends = tmp_path / "d" / "leaderboard.csv"  # a task every model fails or passes is a score
+    ends.parent.mkdir()
+    ends.write_text("model,x,failed,passed\n" + "".join(f"m{i},0.{i + 1},0,1\n" for i in range(6)))
+    s, _, notes = _ingest(ends)
+    assert {r[0] for r in s.con.execute("SELECT name FROM datasets").fetchall()} == {"x", "failed", "passed"}
