@@ -202,3 +202,28 @@ def test_a_rating_read_as_percentages_is_said(tmp_path):
     s, report = _store(side / "leaderboard.csv")
     (f,) = report.by_status("ingested")
     assert "read as percentages" not in "\n".join(f.notes)
+
+
+_CARD = ('## A model card\n\n**BENCHMARK:**\n```json\n"config_general": {\n    "model_name": "org/model"\n  },\n'
+         '  "results": {\n    "harness|arc:challenge|25": {\n      "acc": 0.4991,\n      "acc_norm": 0.5461\n    }\n```\n')
+
+
+def test_a_model_card_pasting_results_json_says_so(tmp_path):
+    """A model card (aerdincdal/CBDDO-LLM-8B-Instruct-v1's README.md) pastes its Open LLM Leaderboard v1 results
+    JSON in a code fence, its opening brace cut: given alone it was "not a recognised result file" with no reason,
+    and in a walk it was passed over without a word. The structure is the card's, the values shortened."""
+    card = tmp_path / "README.md"
+    card.write_text(_CARD)
+    reason = _skip_reason(card)
+    assert "results pasted as JSON in a code fence of a markdown file (a model card)" in reason
+    assert "not whole JSON as pasted" in reason
+    (tmp_path / "w").mkdir()
+    whole = tmp_path / "w" / "README.md"
+    whole.write_text(_CARD.replace('```json\n"config', '```json\n{"config').replace("    }\n```", "    }\n  }\n}\n```"))
+    _, rep = _store(tmp_path / "w")
+    (f,) = rep.files
+    assert f.status == "skipped" and "the block is whole JSON: save it as a .json file" in f.reason
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "README.md").write_text("# A model\n\n```python\nprint('results')\n```\n")
+    _, rep = _store(tmp_path / "plain")
+    assert not rep.files

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from stat import S_ISREG
 
 from ..errors import IngestError
@@ -240,7 +241,7 @@ def _table_near_miss(src: SourceFile) -> str:
     except (OSError, IngestError):
         return ""
     if not bare_table(data):
-        return ""
+        return _fenced_results_reason(data)
     if is_printed_table(data):
         return (": a results table lm-eval printed, in a file not named .md or .markdown, the files such tables are "
                 "read from (rename it, e.g. results.md)")
@@ -305,6 +306,42 @@ def printed_table_file(entry) -> bool:
             return False
         with open(entry.path, "rb") as fh:
             data = fh.read(TABLE_FILE_BYTES + 1)
-        return is_printed_table(data) or bare_table(data)
+        return is_printed_table(data) or bare_table(data) or fenced_results(data) is not None
     except OSError:
         return False
+
+
+#: A fenced code block of a markdown file: its info string (``json``, ``python``) and its text.
+_FENCE = re.compile(rb"^[ \t]*```[ \t]*(\w*)[^\n]*\n(.*?)^[ \t]*```", re.M | re.S)
+#: What a results file holds that a fenced block pasting one shows: lm-eval's and lighteval's ``"results"`` key
+#: beside a task's metrics (``"acc"``) or the Open LLM Leaderboard's ``harness|task|shots`` names.
+_RESULTS_MARKS = (b'"harness|', b'"config_general"', b'"acc"', b'"acc_norm"', b'"exact_match', b'"versions"')
+
+
+def fenced_results(data: bytes):
+    """The text of the first fenced code block of a markdown file that pastes a results file (a model card's
+    "Open LLM Leaderboard evaluation results" or lm-eval's JSON), or None. A plain scan for the fence marker first,
+    so a file without one costs one pass."""
+    if b"```" not in data or b'"results"' not in data:
+        return None
+    for m in _FENCE.finditer(data):
+        block = m.group(2)
+        if b'"results"' in block and any(mark in block for mark in _RESULTS_MARKS):
+            return block
+    return None
+
+
+def _fenced_results_reason(data: bytes) -> str:
+    """``": reason"`` for a markdown file pasting a results file in a code fence (:func:`fenced_results`), else ''."""
+    block = fenced_results(data)
+    if block is None:
+        return ""
+    import json
+
+    try:
+        json.loads(block)
+        state = "the block is whole JSON: save it as a .json file and ingest that"
+    except ValueError as exc:
+        state = f"the block is not whole JSON as pasted ({exc}), so the run's own results file is the one to ingest"
+    return (": results pasted as JSON in a code fence of a markdown file (a model card); results are read from "
+            f"result files, not from a card's text: {state}")
