@@ -44,6 +44,7 @@ BUILTIN_MODULES = (
     "harness_ext.adapters.open_llm_leaderboard",
     "harness_ext.adapters.lighteval",
     "harness_ext.adapters.inspect_ai",
+    "harness_ext.adapters.model_card",
 )
 
 BUILTIN_SOURCE = "built-in"

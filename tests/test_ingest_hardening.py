@@ -111,6 +111,11 @@ CSV_SEEDS = {
                       "batch_size: 8\n|Tasks|Version|Filter|n-shot|Metric|   |Value|   |Stderr|\n"
                       "|-----|------:|------|-----:|------|---|----:|---|-----:|\n"
                       "|piqa |      1|none  |     0|acc   |↑  |0.7000|±  |0.0107|\n"),
+    # A model card's front matter (the Hub's model-index).
+    "model_card": ("README.md", "---\nlicense: mit\nmodel-index:\n- name: m\n  results:\n  - dataset: {name: d, type: t, "
+                   "args: {num_few_shot: 5}}\n    metrics: [{type: acc, value: 61.5}]\n    source: {name: Open LLM "
+                   "Leaderboard, url: 'https://huggingface.co/spaces/HuggingFaceH4/open_llm_leaderboard?query=o/m'}\n"
+                   "---\n# m\n"),
 }
 
 SCALARS = (st.none() | st.booleans() | st.integers() | st.integers(min_value=2**62, max_value=10**400)

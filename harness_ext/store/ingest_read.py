@@ -306,9 +306,23 @@ def printed_table_file(entry) -> bool:
             return False
         with open(entry.path, "rb") as fh:
             data = fh.read(TABLE_FILE_BYTES + 1)
-        return is_printed_table(data) or bare_table(data) or fenced_results(data) is not None
+        return is_printed_table(data) or bare_table(data) or fenced_results(data) is not None or model_index_card(data)
     except OSError:
         return False
+
+
+#: The YAML front matter of a markdown file: a first line ``---``, then lines up to the next ``---``.
+FRONT_MATTER = re.compile(rb"\A(?:\xef\xbb\xbf)?---[ \t]*\r?\n(.*?)^---[ \t]*\r?$", re.S | re.M)
+_MODEL_INDEX = re.compile(rb"^model-index[ \t]*:", re.M)
+
+
+def model_index_card(data: bytes) -> bool:
+    """Whether ``data`` is a markdown file whose YAML front matter has a ``model-index`` key (a Hugging Face model
+    card stating its evaluation results: :mod:`harness_ext.adapters.model_card`)."""
+    if not data.startswith((b"---", b"\xef\xbb\xbf---")) or b"model-index" not in data:
+        return False
+    m = FRONT_MATTER.match(data)
+    return bool(m and _MODEL_INDEX.search(m.group(1)))
 
 
 #: A fenced code block of a markdown file: its info string (``json``, ``python``) and its text.

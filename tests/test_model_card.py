@@ -1,0 +1,194 @@
+"""Hugging Face model cards' ``model-index`` results (:mod:`harness_ext.adapters.model_card`).
+
+Fixtures: ``tests/fixtures/model_card`` (composed with the structure of real cards, see its PROVENANCE.md).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness_ext.store.db import Store
+from harness_ext.store.ingest import ingest_paths
+
+CARDS = Path(__file__).resolve().parent / "fixtures" / "model_card"
+FIXTURES_V1 = CARDS.parent / "open_llm_leaderboard"
+
+
+def _rows(path):
+    s = Store.open(":memory:")
+    report = ingest_paths(s, [str(path)], show_progress=False)
+    rows = s.con.execute("SELECT m.name, d.benchmark, d.name, d.metric, d.is_primary, r.value, r.num_fewshot, "
+                         "d.higher_is_better, d.random_baseline FROM results r JOIN datasets d USING (dataset_id) "
+                         "JOIN models m USING (model_id) ORDER BY d.name, d.metric").fetchall()
+    return report, rows
+
+
+def _card(tmp_path, name: str) -> Path:
+    """A fixture as the README.md a model repository holds."""
+    (tmp_path / name).mkdir()
+    path = tmp_path / name / "README.md"
+    shutil.copy(CARDS / f"{name}.md", path)
+    return path
+
+
+def test_first_open_llm_leaderboard_entries_are_stored_as_its_results_files(tmp_path):
+    report, rows = _rows(_card(tmp_path, "open_llm_v1"))
+    (f,) = report.files
+    assert f.status == "ingested", f.reason
+    assert {r[0] for r in rows} == {"Org/Model-7B"}  # the model the leaderboard's address queries
+    got = {r[2]: (r[1], r[3], r[5], r[6], r[8]) for r in rows}
+    assert got["arc_challenge"] == ("open_llm_leaderboard_v1", "acc_norm", pytest.approx(0.6783), 25, 0.25)
+    assert got["truthfulqa_mc"][1:3] == ("mc2", pytest.approx(0.5949))
+    assert got["mmlu"][1:4] == ("acc", pytest.approx(0.6507), 5)
+    assert set(got) == {"arc_challenge", "hellaswag", "mmlu", "truthfulqa_mc", "winogrande", "gsm8k"}
+    assert "mmlu is its mean over MMLU's 57 subjects" in "\n".join(f.notes)
+
+
+def test_second_open_llm_leaderboard_entries_are_its_normalised_scores(tmp_path):
+    """The v2 card names BBH's metric acc_norm, but 35.83 is the leaderboard's normalised score (raw acc_norm of
+    such a model is about 0.54): stored as normalized_score, chance 0, never as acc_norm."""
+    report, rows = _rows(_card(tmp_path, "open_llm_v2"))
+    (f,) = report.files
+    assert {r[0] for r in rows} == {"org2/Model-7B-Instruct"}
+    got = {r[2]: r for r in rows}
+    assert set(got) == {"IFEval", "BBH", "MATH Lvl 5", "GPQA", "MuSR", "MMLU-PRO"}
+    assert {r[3] for r in rows} == {"normalized_score"} and {r[1] for r in rows} == {"open_llm_leaderboard_v2"}
+    assert got["BBH"][5] == pytest.approx(35.83) and got["BBH"][6] == 3 and got["BBH"][8] == 0.0
+    assert "stored as metric normalized_score, not as the metric the card names" in "\n".join(f.notes)
+
+
+def test_other_cards_by_their_names(tmp_path):
+    """One dataset name and metric on two splits keeps both (config and split in the name); a word error rate is
+    lower-is-better; a dataset's first metric is its primary one."""
+    report, rows = _rows(_card(tmp_path, "other"))
+    got = {(r[2], r[3]): r for r in rows}
+    assert got[("LibriSpeech (clean) (clean test)", "wer")][5] == pytest.approx(3.4)
+    assert got[("LibriSpeech (clean) (clean validation)", "wer")][7] is False
+    mteb = "MTEB AmazonCounterfactualClassification (en)"
+    assert got[(mteb, "accuracy")][4] is True and got[(mteb, "f1")][4] is False
+    assert {r[1] for r in rows} == {"model_index"}
+
+
+def test_a_walk_reads_model_cards_and_passes_over_plain_readmes(tmp_path):
+    for name in ("open_llm_v1", "open_llm_v2"):
+        _card(tmp_path, name)
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "README.md").write_text("---\nlicense: mit\n---\n# A model without results\n")
+    s = Store.open(":memory:")
+    report = ingest_paths(s, [str(tmp_path)], show_progress=False)
+    assert sorted(f.status for f in report.files) == ["ingested", "ingested"]
+    assert s.counts()["results"] == 12
+
+
+@pytest.mark.parametrize("front, reason", [
+    ("model-index: &a\n- name: x\n  results: []\nother: *a\n", "YAML anchors or aliases"),
+    ("model-index: [\n", "not valid YAML"),
+    ("model-index: {name: x}\n", "not a list of models"),
+    ("model-index:\n- results:\n  - dataset: {name: d}\n    metrics: [{type: acc, value: 1}]\n", "has no name"),
+    ("model-index:\n- name: x\n  results:\n  - dataset: {name: d}\n    metrics: [{type: acc, value: .nan}]\n",
+     "not a finite number"),
+    ("model-index:\n- name: x\n  results: []\n", "lists no results"),
+])
+def test_bad_model_cards_are_refused_with_their_reason(tmp_path, front, reason):
+    path = tmp_path / "README.md"
+    path.write_text(f"---\n{front}---\n# card\n")
+    s = Store.open(":memory:")
+    (f,) = ingest_paths(s, [str(path)], show_progress=False).files
+    assert f.status == "skipped" and reason in f.reason, f.reason
+    assert s.counts()["results"] == 0
+
+
+def test_a_card_holding_a_printed_lm_eval_table_is_the_table(tmp_path):
+    table = ("hf (pretrained=org/m), gen_kwargs: (None), limit: None, num_fewshot: None, batch_size: 8\n"
+             "|Tasks|Version|Filter|n-shot|Metric|   |Value |   |Stderr|\n"
+             "|-----|------:|------|-----:|------|---|-----:|---|-----:|\n"
+             "|piqa |      1|none  |     0|acc   |↑  |0.7000|±  |0.0100|\n")
+    path = tmp_path / "README.md"
+    path.write_text((CARDS / "open_llm_v1.md").read_text() + "\n" + table)
+    report, rows = _rows(path)
+    assert [r[2] for r in rows] == ["piqa"]
+
+
+def _leaves(doc, prefix=()):
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from _leaves(v, prefix + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from _leaves(v, prefix + (i,))
+    yield prefix
+
+
+def _replaced(doc, path, value):
+    if not path:
+        return value
+    doc = (dict if isinstance(doc, dict) else list)(doc)
+    doc[path[0]] = _replaced(doc[path[0]], path[1:], value)
+    return doc
+
+
+def test_mutated_model_index_reads_or_is_refused_with_its_reason(tmp_path):
+    """Any value of the card's front matter replaced by a hostile one (a string, a list, None, a huge or non-finite
+    number, a path): the card is read or refused with one clear error, never a crash."""
+    hypothesis = pytest.importorskip("hypothesis")
+    import yaml
+    from hypothesis import strategies as st
+
+    from harness_ext.errors import IngestError
+    from harness_ext.plugin_manager import get_registrations
+    from harness_ext.store.ingest import read_source
+    from harness_ext.types import SourceFile
+
+    adapter = get_registrations("adapters")["model_card"]
+    text = (CARDS / "open_llm_v2.md").read_text()
+    front = yaml.safe_load(text.split("---\n")[1])
+    paths = list(_leaves(front))
+    hostile = (st.none() | st.booleans() | st.integers(min_value=-10**30, max_value=10**30) | st.floats()
+               | st.text(max_size=12) | st.sampled_from(["../../etc/passwd", "N/A", "1e400", "!!python/object"])
+               | st.lists(st.integers(), max_size=3) | st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+
+    @hypothesis.settings(max_examples=150, deadline=None, database=None)
+    @hypothesis.given(path=st.sampled_from(paths), value=hostile)
+    def check(path, value):
+        p = tmp_path / "README.md"
+        p.write_text("---\n" + yaml.safe_dump(_replaced(front, path, value)) + "---\n# card\n")
+        src = SourceFile(p)
+        if not adapter.can_handle(src):
+            return
+        try:
+            records = read_source(src, adapter)
+        except IngestError as exc:
+            assert str(p) in str(exc) or "README.md" in str(exc)
+            return
+        assert all(r.model.strip() and r.dataset.strip() for r in records)
+
+    check()
+
+
+def test_a_card_and_its_models_results_file_meet_in_the_same_cells(tmp_path):
+    """The first leaderboard's card of a model whose results file is ingested too: the same cells, the card's two
+    decimals against the file's full precision reported as conflicts (the file's value, first stored, kept)."""
+    import json
+
+    run = FIXTURES_V1 / "details_HenryJJ__Instruct_Mistral-7B-v0.1_Dolly15K"
+    doc = json.loads(next(run.glob("results_*.json")).read_text())
+    r, name = doc["results"], doc["config_general"]["model_name"]
+    rows = [("AI2 Reasoning Challenge (25-Shot)", "ai2_arc", 25, "acc_norm", r["harness|arc:challenge|25"]["acc_norm"]),
+            ("GSM8k (5-shot)", "gsm8k", 5, "acc", r["harness|gsm8k|5"]["acc"])]
+    card = f"---\nmodel-index:\n- name: {name.split('/')[1]}\n  results:\n"
+    for n, typ, shots, m, v in rows:
+        card += (f"  - dataset: {{name: {n}, type: {typ}, args: {{num_few_shot: {shots}}}}}\n"
+                 f"    metrics: [{{type: {m}, value: {round(v * 100, 2)}}}]\n    source: {{name: Open LLM Leaderboard, "
+                 f"url: 'https://huggingface.co/spaces/HuggingFaceH4/open_llm_leaderboard?query={name}'}}\n")
+    (tmp_path / "card").mkdir()
+    (tmp_path / "card" / "README.md").write_text(card + "---\n")
+    s = Store.open(":memory:")
+    report = ingest_paths(s, [str(run), str(tmp_path / "card" / "README.md")], show_progress=False)
+    assert [f.status for f in report.files] == ["ingested", "ingested"]
+    assert len(report.conflicts) == 2
+    (value,) = s.con.execute("SELECT r.value FROM results r JOIN datasets d USING (dataset_id) WHERE d.name = 'gsm8k' "
+                             "AND d.metric = 'acc'").fetchone()
+    assert value == r["harness|gsm8k|5"]["acc"]
