@@ -37,7 +37,7 @@ from typing import Optional
 from harness_ext.benchmarks import MMLU_SUBJECTS
 from harness_ext.errors import IngestError, ResultsReadElsewhere
 from harness_ext.hookspecs import hookimpl
-from harness_ext.store.ingest_read import TABLE_FILE_BYTES, TABLE_SUFFIXES, is_printed_table
+from harness_ext.store.ingest_read import TABLE_FILE_BYTES, is_printed_table, markdown_file
 from harness_ext.types import Adapter, SourceFile
 
 # The JSON reader's row builder and checks, so a table and its run's JSON are named alike.
@@ -73,14 +73,7 @@ _PROPORTION_METRICS = frozenset({"mc1", "mc2", "multiple_choice_grade"})
 
 def can_handle(src: SourceFile) -> bool:
     """A ``.md`` or ``.markdown`` file of at most 4 MiB holding a table lm-eval printed, with its header line."""
-    if src.is_dir or src.suffix not in TABLE_SUFFIXES:
-        return False
-    try:
-        if src.path.stat().st_size > TABLE_FILE_BYTES:
-            return False
-    except OSError:
-        return False
-    return is_printed_table(src.bytes)
+    return markdown_file(src) and is_printed_table(src.bytes)
 
 
 class _Block:

@@ -47,7 +47,7 @@ from urllib.parse import parse_qs, urlsplit
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
-from harness_ext.store.ingest_read import FRONT_MATTER, TABLE_FILE_BYTES, TABLE_SUFFIXES, is_printed_table, model_index_card
+from harness_ext.store.ingest_read import FRONT_MATTER, is_printed_table, markdown_file, model_index_card
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
 #: A YAML anchor or alias: model cards have none, and an alias bomb expands to billions of nodes when walked.
@@ -63,14 +63,8 @@ _LOWER = re.compile(r"(?:^|[\W_])(?:wer|cer|error|loss|perplexity|ppl)(?:$|[\W_]
 
 
 def can_handle(src: SourceFile) -> bool:
-    if src.is_dir or src.suffix not in TABLE_SUFFIXES or not src.head.lstrip(b"\xef\xbb\xbf").startswith(b"---"):
-        return False
-    try:
-        if src.path.stat().st_size > TABLE_FILE_BYTES:
-            return False
-    except OSError:
-        return False
-    return model_index_card(src.bytes) and not is_printed_table(src.bytes)
+    return (markdown_file(src) and src.head.lstrip(b"\xef\xbb\xbf").startswith(b"---")
+            and model_index_card(src.bytes) and not is_printed_table(src.bytes))
 
 
 def _front_matter(src: SourceFile) -> dict:

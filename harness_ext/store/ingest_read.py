@@ -265,6 +265,17 @@ _TABLE_HEADS = (b"|Tasks|Version|Filter|n-shot|Metric|", b"|Groups|Version|Filte
                 b"|Tasks|Version|Filter|Metric|", b"|Task|Version|Filter|Metric|", b"|Groups|Version|Filter|Metric|")
 
 
+def markdown_file(src: SourceFile) -> bool:
+    """Whether ``src`` is a markdown file (:data:`TABLE_SUFFIXES`) of at most :data:`TABLE_FILE_BYTES`: the text files
+    read for a printed lm-eval table or a model card."""
+    if src.is_dir or src.suffix not in TABLE_SUFFIXES:
+        return False
+    try:
+        return src.path.stat().st_size <= TABLE_FILE_BYTES
+    except OSError:
+        return False
+
+
 def is_printed_table(data: bytes) -> bool:
     """Whether ``data`` holds a table lm-eval printed at the end of a run, with the line it prints above it.
 
