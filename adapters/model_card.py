@@ -34,6 +34,11 @@ Each metric of each result is one score of the entry's model. How it is stored:
   metric the metric's type; the first metric of a dataset is its primary one; the scale is read from the value
   and the names, a metric named as an error rate is lower-is-better.
 
+The card of a details dataset the first Open LLM Leaderboard pushed (front matter ``pretty_name: Evaluation run of
+<model>``) quotes its latest results file under "Latest results": read as that file is
+(:func:`harness_ext.adapters.open_llm_leaderboard.read_doc`). lm-eval's details cards quote only its ``results``
+block, without the run's shots and groups: refused, naming the results file to ingest.
+
 A card whose front matter is not YAML, or whose ``model-index`` is not a list of entries with results, is refused
 with the reason. A ``README.md`` that also holds a table lm-eval printed is that table's
 (:mod:`harness_ext.adapters.lm_eval_table`).
@@ -47,7 +52,7 @@ from urllib.parse import parse_qs, urlsplit
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
-from harness_ext.store.ingest_read import FRONT_MATTER, is_printed_table, markdown_file, model_index_card
+from harness_ext.store.ingest_read import FRONT_MATTER, details_card, is_printed_table, markdown_file, model_index_card
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
 #: A YAML anchor or alias: model cards have none, and an alias bomb expands to billions of nodes when walked.
@@ -64,7 +69,30 @@ _LOWER = re.compile(r"(?:^|[\W_])(?:wer|cer|error|loss|perplexity|ppl)(?:$|[\W_]
 
 def can_handle(src: SourceFile) -> bool:
     return (markdown_file(src) and src.head.lstrip(b"\xef\xbb\xbf").startswith(b"---")
-            and model_index_card(src.bytes) and not is_printed_table(src.bytes))
+            and (model_index_card(src.bytes) or details_card(src.bytes) is not None) and not is_printed_table(src.bytes))
+
+
+def _details_records(src: SourceFile) -> list:
+    """The results a details dataset's card quotes (:func:`~harness_ext.store.ingest_read.details_card`): the first
+    Open LLM Leaderboard's (lighteval's ``harness|<task>|<shots>`` keys) read as its results file is. lm-eval's cards
+    quote only its ``results`` block, without the shots and groups its results file gives: refused, naming that file."""
+    import json
+
+    model, text = details_card(src.bytes)
+    try:
+        block = json.loads(text, parse_constant=lambda c: None)
+    except (ValueError, RecursionError) as exc:
+        raise IngestError(src.path, f"the results this details card quotes are not JSON ({str(exc)[:200]})") from None
+    if not isinstance(block, dict):
+        raise IngestError(src.path, "the results this details card quotes are not an object of tasks")
+    if any(isinstance(k, str) and k.startswith("harness|") for k in block):
+        from harness_ext.adapters.open_llm_leaderboard import read_doc
+
+        src.note(f"{model}: the first Open LLM Leaderboard's results as this details dataset's card quotes them (its "
+                 "latest run), read as its results file")
+        return read_doc({"config_general": {"model_name": model}, "results": block}, src)
+    raise IngestError(src.path, "a details dataset's card quoting lm-eval's results block, which lacks the shots and "
+                                "groups of the run: ingest the results_<date>.json file of the same dataset repository")
 
 
 def _front_matter(src: SourceFile) -> dict:
@@ -204,6 +232,8 @@ def _clashes(results: list) -> set:
 
 
 def read(src: SourceFile):
+    if not model_index_card(src.bytes):
+        return _details_records(src)
     doc = _front_matter(src)
     out, boards = [], {}
     for e, entry in enumerate(doc["model-index"]):

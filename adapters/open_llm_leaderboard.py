@@ -68,7 +68,12 @@ def can_handle(src: SourceFile) -> bool:
 
 
 def read(src: SourceFile):
-    doc = src.json()
+    return read_doc(src.json(), src)
+
+
+def read_doc(doc, src: SourceFile) -> list:
+    """The records of a v1 results document ``doc`` read from ``src`` (the file itself, or a details dataset's card
+    quoting its results: :mod:`harness_ext.adapters.model_card`)."""
     cfg = _config(doc) if isinstance(doc, dict) else None
     if cfg is None or not cfg["model_name"].strip():
         raise IngestError(src.path, "no config_general.model_name")

@@ -192,3 +192,30 @@ def test_a_card_and_its_models_results_file_meet_in_the_same_cells(tmp_path):
     (value,) = s.con.execute("SELECT r.value FROM results r JOIN datasets d USING (dataset_id) WHERE d.name = 'gsm8k' "
                              "AND d.metric = 'acc'").fetchone()
     assert value == r["harness|gsm8k|5"]["acc"]
+
+
+def test_a_details_dataset_card_reads_as_its_results_file(tmp_path):
+    """The card lighteval pushed with a first-leaderboard details dataset quotes its latest results file: read, it
+    gives the file's own cells and values (ingested after the file: every value a duplicate, none a conflict)."""
+    run = FIXTURES_V1 / "details_HenryJJ__Instruct_Mistral-7B-v0.1_Dolly15K"
+    card = _card(tmp_path, "open_llm_v1_details")
+    s = Store.open(":memory:")
+    report = ingest_paths(s, [str(run), str(card)], show_progress=False)
+    assert [f.status for f in report.files] == ["ingested", "ingested"], [f.reason for f in report.files]
+    assert not report.conflicts
+    file_report, card_report = report.files
+    assert card_report.n_results == file_report.n_results > 60
+    (cells,) = s.con.execute("SELECT count(*) FROM (SELECT DISTINCT model_id, dataset_id, num_fewshot FROM results)"
+                             ).fetchone()
+    assert cells == file_report.n_results
+    assert "read as its results file" in "\n".join(card_report.notes)
+
+
+def test_an_lm_eval_details_card_names_the_file_to_read(tmp_path):
+    path = tmp_path / "README.md"
+    path.write_text("---\npretty_name: Evaluation run of org/m\n---\n\n## Latest results\n\n```python\n"
+                    '{"all": {"leaderboard_musr": {"acc_norm,none": 0.35, "alias": " - leaderboard_musr"}},\n'
+                    ' "leaderboard_musr": {"acc_norm,none": 0.35, "alias": " - leaderboard_musr"}}\n```\n')
+    s = Store.open(":memory:")
+    (f,) = ingest_paths(s, [str(path)], show_progress=False).files
+    assert f.status == "skipped" and "ingest the results_<date>.json file of the same dataset repository" in f.reason

@@ -317,7 +317,8 @@ def printed_table_file(entry) -> bool:
             return False
         with open(entry.path, "rb") as fh:
             data = fh.read(TABLE_FILE_BYTES + 1)
-        return is_printed_table(data) or bare_table(data) or fenced_results(data) is not None or model_index_card(data)
+        return (is_printed_table(data) or bare_table(data) or fenced_results(data) is not None or model_index_card(data)
+                or details_card(data) is not None)
     except OSError:
         return False
 
@@ -334,6 +335,23 @@ def model_index_card(data: bytes) -> bool:
         return False
     m = FRONT_MATTER.match(data)
     return bool(m and _MODEL_INDEX.search(m.group(1)))
+
+
+#: A details dataset's card (lighteval's and lm-eval's ``push_to_hub``): its front matter names the model evaluated ...
+_PRETTY_NAME = re.compile(rb"^pretty_name:[ \t]*[\"']?Evaluation run of (\S+?)[\"']?[ \t]*\r?$", re.M)
+#: ... and its body quotes the latest results file in the first fence under "## Latest results".
+_LATEST = re.compile(rb"^## Latest results[ \t]*\r?\n.*?^```[\w]*[ \t]*\r?\n(.*?)^```", re.M | re.S)
+
+
+def details_card(data: bytes):
+    """``(model, the quoted results' text)`` of the card of a details dataset that lighteval or lm-eval pushed to the
+    Hub (front matter ``pretty_name: Evaluation run of <model>``, a fence under ``## Latest results``), or None."""
+    if not data.startswith((b"---", b"\xef\xbb\xbf---")) or b"Latest results" not in data:
+        return None
+    m = FRONT_MATTER.match(data)
+    name = _PRETTY_NAME.search(m.group(1)) if m else None
+    latest = _LATEST.search(data, m.end()) if name else None
+    return (name.group(1).decode("utf-8", "replace"), latest.group(1)) if latest else None
 
 
 #: A fenced code block of a markdown file: its info string (``json``, ``python``) and its text.
