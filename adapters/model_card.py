@@ -29,7 +29,15 @@ Each metric of each result is one score of the entry's model. How it is stored:
   ``open_llm_leaderboard_v2``, metric ``normalized_score``, chance 0. A card naming the leaderboard without its
   address is read by its datasets' names. The model is the one the address's ``query`` names (``org/model``: a
   converted model's card copies the original's results) when it ends with the entry's name.
-* **Any other card** (MTEB's, a speech model's word error rate): benchmark the source's name (``model_index``
+* **The model's name.** The entry's ``name``; a card in the Hub's cache (``models--<org>--<name>/snapshots/...``)
+  whose entry names ``<name>`` is ``<org>/<name>``.
+* **MTEB's cards.** A result named ``MTEB <Task>`` (with `` (<subset>)``) of an MTEB task type is stored as the
+  mteb adapter stores that task's result file (:mod:`harness_ext.adapters.mteb`): benchmark ``mteb``, the task's
+  main score (the card's ``main_score``, else its type's main metric) as ``main_score``, the subset that adapter
+  chooses (the only one, else the default or English one, else the mean of all), the card's percentages as
+  proportions, so a card and the task's file meet in one cell. A task listing a metric more than once (old cards
+  wrote all of CQADupStack's forums under the first) has no one value and is left out, noted.
+* **Any other card** (a speech model's word error rate): benchmark the source's name (``model_index``
   without one), dataset the dataset's name (with its config and split where the card gives one name several),
   metric the metric's type; the first metric of a dataset is its primary one; the scale is read from the value
   and the names, a metric named as an error rate is lower-is-better.
@@ -139,11 +147,17 @@ def _leaderboard(source: dict, dataset_names: list):
 
 
 def _model_name(entry: dict, results: list, src) -> str:
-    """The entry's name, or the ``org/model`` the leaderboard's address queries when that ends with it."""
+    """The entry's name; ``org/<name>`` when the card lies in the Hub's cache folder of that repository
+    (``models--<org>--<name>``) or the leaderboard's address queries it."""
     name = entry.get("name")
     if not isinstance(name, str) or not name.strip():
         raise IngestError(src.path, "a model-index entry has no name (the model its results are of)")
     name = name.strip()
+    for part in src.path.parts[::-1]:  # the Hub's cache names the repository: models--<org>--<name>/snapshots/...
+        if part.startswith("models--") and part.count("--") == 2 and "/" not in name:
+            org, repo = part[len("models--"):].split("--")
+            if repo.lower() == name.lower():
+                return f"{org}/{repo}"
     for r in results:
         url = str(_mapping(r.get("source"), src, "source").get("url") or "").strip() if isinstance(r, dict) else ""
         query = parse_qs(urlsplit(url).query).get("query", [""])[0].strip()
@@ -245,6 +259,10 @@ def read(src: SourceFile):
         clashes = _clashes(results)
         names = [str(_mapping(r, src, f"results[{i}]").get("dataset", {}).get("name") or "")
                  for i, r in enumerate(results) if isinstance(r, dict) and isinstance(r.get("dataset"), dict)]
+        mteb, results = _mteb_results(results)
+        recs = _mteb_records(src, model, mteb)
+        boards.setdefault("mteb", set()).update(x.dataset for x in recs)
+        out.extend(recs)
         for i, r in enumerate(results):
             r = _mapping(r, src, f"results[{i}]")
             board = _leaderboard(_mapping(r.get("source"), src, f"results[{i}].source"), names)
@@ -261,7 +279,76 @@ def read(src: SourceFile):
     return out
 
 
+#: An MTEB result as MTEB's model cards name it: ``MTEB <Task>`` and, for a language subset, `` (<subset>)``.
+_MTEB_NAME = re.compile(r"^MTEB (\S+)(?: \((.+)\))?$")
+
+
+def _mteb_results(results: list) -> tuple:
+    """``({task: [(subset, {metric: value})]}, the other results)``: the results of MTEB's tasks (a dataset named
+    ``MTEB <Task>`` of type ``mteb/...`` or of a task type MTEB defines) apart from the rest."""
+    from harness_ext.adapters.mteb import MAIN_METRIC
+
+    mteb, rest = {}, []
+    for r in results:
+        d = r.get("dataset") if isinstance(r, dict) else None
+        t = r.get("task") if isinstance(r, dict) else None
+        m = _MTEB_NAME.match(str(d.get("name") or "")) if isinstance(d, dict) else None
+        kind = str(t.get("type") or "") if isinstance(t, dict) else ""
+        metrics = r.get("metrics") if m else None
+        if not m or not (str(d.get("type") or "").startswith("mteb/") or kind in MAIN_METRIC) \
+                or not isinstance(metrics, list):
+            rest.append(r)
+            continue
+        types = [str(x.get("type")) for x in metrics if isinstance(x, dict) and x.get("type")]
+        values = {str(x.get("type")): x.get("value") for x in metrics if isinstance(x, dict) and x.get("type")}
+        # A metric listed twice under one task has no one value (old MTEB cards wrote all of CQADupStack's forums'
+        # metrics under the first forum's name): the task is left out, not read from either listing.
+        entry = (str(d.get("config") or m.group(2) or "default"), kind, values if len(values) == len(types) else None)
+        mteb.setdefault(m.group(1), []).append(entry)
+    return mteb, rest
+
+
+def _mteb_records(src, model: str, mteb: dict) -> list:
+    """MTEB's results as :mod:`harness_ext.adapters.mteb` stores a task's result file: benchmark ``mteb``, the task's
+    main score (the card's ``main_score``, else its type's main metric) as ``main_score``, its subset chosen as that
+    adapter chooses (the only one, else the default or English one, else the mean of all), the card's percentages as
+    proportions."""
+    from harness_ext.adapters.mteb import _ENGLISH, AGGREGATE_TASKS, MAIN_METRIC, MTEB_BENCHMARK, signed_scale
+
+    out, repeated = [], []
+    for task, entries in mteb.items():
+        if any(e[2] is None for e in entries):
+            repeated.append(task)
+            continue
+        chosen = entries if len(entries) == 1 else next(
+            ([e for e in entries if e[0].lower() == pref][:1] for pref in _ENGLISH if any(e[0].lower() == pref
+                                                                                          for e in entries)), entries)
+        main_name = "main_score" if "main_score" in chosen[0][2] else MAIN_METRIC.get(chosen[0][1], "").replace(".", "_")
+        if main_name not in chosen[0][2]:
+            main_name = next(iter(chosen[0][2]), None)
+        if main_name is None:
+            continue
+        metrics = {k: [_number(e[2].get(k), src, f"MTEB {task} ({e[0]}) {k}") / 100.0 for e in chosen]
+                   for k in chosen[0][2] if all(k in e[2] for e in chosen)}
+        meta = {"harness": "mteb", "subsets": [e[0] for e in chosen], "main_metric": main_name, "card": True}
+        common = dict(model=model, benchmark=MTEB_BENCHMARK, dataset=task, task=task, higher_is_better=True,
+                      dataset_metadata=meta, aggregate=task in AGGREGATE_TASKS)
+        out.append(ResultRecord(metric="main_score", value=sum(metrics[main_name]) / len(chosen), primary=True,
+                                **common, **signed_scale(main_name)))
+        out.extend(ResultRecord(metric=k, value=sum(v) / len(v), primary=False, **common, **signed_scale(k))
+                   for k, v in metrics.items() if k != "main_score")
+    if repeated:
+        src.note(f"{len(repeated)} MTEB task{'s' * (len(repeated) != 1)} listing a metric more than once left out (no "
+                 f"one value; old MTEB cards wrote every CQADupStack forum's metrics under the first): "
+                 f"{listed(repeated, 6)}")
+    return out
+
+
 def _notes(src, boards: dict) -> None:
+    if boards.get("mteb"):
+        src.note(f"{len(boards['mteb'])} MTEB task{'s' * (len(boards['mteb']) != 1)} stored as MTEB's result files "
+                 "are (benchmark mteb, the main score as main_score, the default or English subset), the card's "
+                 "percentages as proportions")
     if V1_BENCHMARK in boards:
         src.note(f"results from the first Open LLM Leaderboard's card entries ({listed(sorted(boards[V1_BENCHMARK]), 7)}) "
                  f"stored as its results files are, under {V1_BENCHMARK}, as proportions"

@@ -67,8 +67,7 @@ def test_other_cards_by_their_names(tmp_path):
     got = {(r[2], r[3]): r for r in rows}
     assert got[("LibriSpeech (clean) (clean test)", "wer")][5] == pytest.approx(3.4)
     assert got[("LibriSpeech (clean) (clean validation)", "wer")][7] is False
-    mteb = "MTEB AmazonCounterfactualClassification (en)"
-    assert got[(mteb, "accuracy")][4] is True and got[(mteb, "f1")][4] is False
+    assert got[("SQuAD", "exact_match")][4] is True and got[("SQuAD", "f1")][4] is False
     assert {r[1] for r in rows} == {"model_index"}
 
 
@@ -219,3 +218,63 @@ def test_an_lm_eval_details_card_names_the_file_to_read(tmp_path):
     s = Store.open(":memory:")
     (f,) = ingest_paths(s, [str(path)], show_progress=False).files
     assert f.status == "skipped" and "ingest the results_<date>.json file of the same dataset repository" in f.reason
+
+
+def test_mteb_cards_are_stored_as_mteb_result_files(tmp_path):
+    """thenlper/gte-small's card (a real slice): each MTEB task its main score, as the mteb adapter stores a task's
+    result file; the percentages as proportions; a correlation on [-1, 1]; CQADupstackAndroidRetrieval, under which
+    the card lists every forum's metrics, left out and said."""
+    report, rows = _rows(CARDS / "mteb_gte_small.md")
+    (f,) = report.files
+    main = {r[2]: r[5] for r in rows if r[3] == "main_score"}
+    assert main == {"AmazonCounterfactualClassification": pytest.approx(0.7322388059701493),
+                    "AmazonPolarityClassification": pytest.approx(0.9181894999999999),
+                    "ArguAna": pytest.approx(0.55441), "ArxivClusteringP2P": pytest.approx(0.4790178078197678),
+                    "AskUbuntuDupQuestions": pytest.approx(0.6172029706289776),
+                    "BIOSSES": pytest.approx(0.8817128615100206)}
+    assert {r[1] for r in rows} == {"mteb"} and {r[0] for r in rows} == {"gte-small"}
+    notes = "\n".join(f.notes)
+    assert "1 MTEB task listing a metric more than once left out" in notes and "CQADupstackAndroidRetrieval" in notes
+    assert "6 MTEB tasks stored as MTEB's result files are" in notes
+
+
+def test_an_mteb_card_and_the_task_file_meet_in_one_cell(tmp_path):
+    """The card of all-MiniLM-L6-v2 with its AskUbuntuDupQuestions file's values (in percent, as cards write them)
+    and the file itself: one cell, the same value, no conflict."""
+    import json
+
+    task = CARDS.parent / "mteb" / "legacy" / "all-MiniLM-L6-v2" / "AskUbuntuDupQuestions.json"
+    scores = json.loads(task.read_text())["test"]
+    card = ("---\nmodel-index:\n- name: all-MiniLM-L6-v2\n  results:\n  - task: {type: Reranking}\n    dataset: "
+            "{name: MTEB AskUbuntuDupQuestions, type: mteb/askubuntudupquestions-reranking, config: default, "
+            f"split: test}}\n    metrics:\n    - {{type: map, value: {scores['map'] * 100!r}}}\n"
+            f"    - {{type: mrr, value: {scores['mrr'] * 100!r}}}\n---\n")
+    (tmp_path / "card").mkdir()
+    (tmp_path / "card" / "README.md").write_text(card)
+    s = Store.open(":memory:")
+    report = ingest_paths(s, [str(task.parent), str(tmp_path / "card" / "README.md")], show_progress=False)
+    assert not report.conflicts
+    rows = s.con.execute("SELECT DISTINCT m.name, r.value FROM results r JOIN datasets d USING (dataset_id) JOIN models "
+                         "m USING (model_id) WHERE d.name = 'AskUbuntuDupQuestions' AND d.metric = 'main_score'"
+                         ).fetchall()
+    assert rows == [("all-MiniLM-L6-v2", pytest.approx(scores["map"]))]
+
+
+def test_an_mteb_card_keeps_the_english_subset(tmp_path):
+    path = tmp_path / "README.md"
+    results = "".join(f"  - task: {{type: Classification}}\n    dataset: {{name: MTEB AmazonReviewsClassification "
+                      f"({c}), type: mteb/amazon_reviews_multi, config: {c}}}\n    metrics: [{{type: accuracy, "
+                      f"value: {v}}}]\n" for c, v in (("de", 40.0), ("en", 48.0), ("fr", 44.0)))
+    path.write_text(f"---\nmodel-index:\n- name: m\n  results:\n{results}---\n")
+    _, rows = _rows(path)
+    assert [(r[2], r[5]) for r in rows if r[3] == "main_score"] == [("AmazonReviewsClassification", pytest.approx(0.48))]
+
+
+def test_a_card_in_the_hubs_cache_is_named_by_its_repository(tmp_path):
+    """MTEB's cards name the model without its organisation (``gte-small``); in the Hub's cache folder
+    (``models--thenlper--gte-small/snapshots/<commit>/README.md``) the repository names it."""
+    folder = tmp_path / "models--thenlper--gte-small" / "snapshots" / "a1b2"
+    folder.mkdir(parents=True)
+    shutil.copy(CARDS / "mteb_gte_small.md", folder / "README.md")
+    _, rows = _rows(folder / "README.md")
+    assert {r[0] for r in rows} == {"thenlper/gte-small"}
