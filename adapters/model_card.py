@@ -70,7 +70,8 @@ _SHOTS = re.compile(r"\s*\(\s*\d+\s*-\s*shot\s*\)\s*$", re.I)
 V1_BENCHMARK, V2_BENCHMARK = "open_llm_leaderboard_v1", "open_llm_leaderboard_v2"
 #: The first leaderboard's datasets by the card's dataset type: (dataset, chance level of its accuracy).
 _V1_DATASETS = {"ai2_arc": ("arc_challenge", 0.25), "hellaswag": ("hellaswag", 0.25), "cais/mmlu": ("mmlu", 0.25),
-                "truthful_qa": ("truthfulqa_mc", None), "winogrande": ("winogrande", 0.5), "gsm8k": ("gsm8k", None)}
+                "truthful_qa": ("truthfulqa_mc", None), "winogrande": ("winogrande", 0.5), "gsm8k": ("gsm8k", None),
+                "drop": ("drop", None)}
 _V2_NAMES = ("ifeval", "bbh", "math lvl 5", "gpqa", "musr", "mmlu-pro")
 _LOWER = re.compile(r"(?:^|[\W_])(?:wer|cer|error|loss|perplexity|ppl)(?:$|[\W_])", re.I)
 
