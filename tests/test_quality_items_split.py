@@ -59,3 +59,19 @@ def test_run_one_measures_the_benchmark_frontier(mod):
     truth = a[mod.split(a, "benchmark-frontier", 0, strength=strength)[1]].mean(axis=1)
     assert err.shape == cover.shape == width.shape == truth.shape == (6,)
     assert np.all(np.isfinite(err)) and np.all(width > 0)
+
+
+def test_coverage_se_counts_the_held_out_models_as_units(mod):
+    """The extrapolation protocol holds out the same models in every seed. When a model is covered in every seed or
+    in none, the seeds' spread is 0 but the rate for other such models is as uncertain as 20 models make it: the
+    two-way standard error is the models' one (sqrt(p (1 - p) / 20) up to the small-sample factor)."""
+    rng = np.random.default_rng(0)
+    covered = rng.random(20) < 0.9
+    seeds, models = np.repeat(np.arange(10), 20), np.tile(np.arange(20), 10)
+    cover = covered[models].astype(float)
+    p = cover.mean()
+    se = mod._two_way_se(cover, seeds, models)
+    assert se == pytest.approx(np.sqrt(p * (1 - p) / 20 * 20 / 19), rel=1e-9)
+    # Independent cells: the two-way variance is about the cells' own, never below either one-way variance.
+    cells = (rng.random(200) < 0.9).astype(float)
+    assert mod._two_way_se(cells, seeds, models) >= np.sqrt(mod._cluster_variance(cells - cells.mean(), seeds))
