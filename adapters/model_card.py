@@ -57,7 +57,7 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qs, urlsplit
 
-from harness_ext.errors import IngestError
+from harness_ext.errors import IngestError, NotResults
 from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
 from harness_ext.store.ingest_read import FRONT_MATTER, details_card, is_printed_table, markdown_file, model_index_card
@@ -74,6 +74,13 @@ _V1_DATASETS = {"ai2_arc": ("arc_challenge", 0.25), "hellaswag": ("hellaswag", 0
                 "drop": ("drop", None)}
 _V2_NAMES = ("ifeval", "bbh", "math lvl 5", "gpqa", "musr", "mmlu-pro")
 _LOWER = re.compile(r"(?:^|[\W_])(?:wer|cer|error|loss|perplexity|ppl)(?:$|[\W_])", re.I)
+
+
+class EmptyModelIndex(NotResults):
+    """A model card whose ``model-index`` lists no results: ``transformers``' Trainer writes one into every card it
+    generates, so a folder of downloaded cards holds many; skipped quietly, counted."""
+
+    what = "model cards whose model-index lists no results"
 
 
 def can_handle(src: SourceFile) -> bool:
@@ -274,8 +281,8 @@ def read(src: SourceFile):
             recs = _result_records(src, model, r, i, board, keys)
             boards.setdefault(board, set()).update(x.dataset for x in recs)
             out.extend(recs)
-    if not out:
-        raise IngestError(src.path, "the model card's model-index lists no results")
+    if not out:  # the Trainer's cards: "model-index: [{name: ..., results: []}]"
+        raise EmptyModelIndex(src.path, "a model card whose model-index lists no results (as the Trainer writes it)")
     _notes(src, boards)
     return out
 

@@ -89,7 +89,6 @@ def test_a_walk_reads_model_cards_and_passes_over_plain_readmes(tmp_path):
     ("model-index:\n- results:\n  - dataset: {name: d}\n    metrics: [{type: acc, value: 1}]\n", "has no name"),
     ("model-index:\n- name: x\n  results:\n  - dataset: {name: d}\n    metrics: [{type: acc, value: .nan}]\n",
      "not a finite number"),
-    ("model-index:\n- name: x\n  results: []\n", "lists no results"),
 ])
 def test_bad_model_cards_are_refused_with_their_reason(tmp_path, front, reason):
     path = tmp_path / "README.md"
@@ -278,3 +277,18 @@ def test_a_card_in_the_hubs_cache_is_named_by_its_repository(tmp_path):
     shutil.copy(CARDS / "mteb_gte_small.md", folder / "README.md")
     _, rows = _rows(folder / "README.md")
     assert {r[0] for r in rows} == {"thenlper/gte-small"}
+
+
+def test_cards_without_results_are_passed_over_quietly_and_counted(tmp_path):
+    """The Trainer writes ``model-index: [{name: ..., results: []}]`` into every card it generates: a folder of
+    downloaded cards holds many, each skipped without a warning and counted in the summary."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "README.md").write_text(f"---\ntags:\n- generated_from_trainer\nmodel-index:\n- name: {name}\n"
+                                                    "  results: []\n---\n# card\n")
+    _card(tmp_path, "open_llm_v1")
+    s = Store.open(":memory:")
+    report = ingest_paths(s, [str(tmp_path)], show_progress=False)
+    quiet = [f for f in report.files if f.status == "skipped"]
+    assert len(quiet) == 2 and all(f.quiet for f in quiet)
+    assert "model cards whose model-index lists no results" in report.summary()
