@@ -28,7 +28,8 @@ from harness_ext.errors import IngestError
 from harness_ext.report import listed
 
 #: Column names that name the task a row scores (a text column, or numbers used as task ids).
-TASK_HEADERS = ("task", "tasks", "task name", "task_name", "subtask", "sub-task", "scenario", "subset")
+TASK_HEADERS = ("task", "tasks", "task name", "task_name", "subtask", "sub-task", "scenario", "subset", "dataset",
+                "dataset name", "dataset_name")
 #: Column names that name a row's entrant when the model column names the base model several entrants share.
 ENTRANT_HEADERS = ("team", "team name", "team_name", "entrant", "participant", "submission", "submission name",
                    "submission_name", "submitter", "agent", "system", "system name", "system_name")

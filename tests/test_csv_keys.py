@@ -156,3 +156,16 @@ def test_a_constant_column_is_a_score_when_declared_or_rows_are_few(tmp_path):
     ends.write_text("model,x,failed,passed\n" + "".join(f"m{i},0.{i + 1},0,1\n" for i in range(6)))
     s, _, notes = _ingest(ends)
     assert {r[0] for r in s.con.execute("SELECT name FROM datasets").fetchall()} == {"x", "failed", "passed"}
+
+
+def test_a_dataset_column_without_a_value_column_keys_the_rows(tmp_path):
+    """``model, dataset, acc, f1``: not the long layout (no ``value`` column), rows per model and dataset."""
+    path = tmp_path / "scores.csv"
+    path.write_text("model,dataset,acc,f1\nm1,boolq,0.71,0.70\nm1,rte,0.62,0.60\nm2,boolq,0.80,0.79\nm2,rte,0.66,0.65\n")
+    s, report, notes = _ingest(path)
+    assert not report.conflicts
+    got = {(d, metric, m): v for d, metric, m, v in s.con.execute(
+        "SELECT d.name, d.metric, m.name, r.value FROM results r JOIN datasets d USING (dataset_id) JOIN models m "
+        "USING (model_id)").fetchall()}
+    assert got[("rte", "acc", "m2")] == pytest.approx(0.66) and got[("boolq", "f1", "m1")] == pytest.approx(0.70)
+    assert len(got) == 8
