@@ -33,6 +33,9 @@ TASK_HEADERS = ("task", "tasks", "task name", "task_name", "subtask", "sub-task"
 #: Column names that name a row's entrant when the model column names the base model several entrants share.
 ENTRANT_HEADERS = ("team", "team name", "team_name", "entrant", "participant", "submission", "submission name",
                    "submission_name", "submitter", "agent", "system", "system name", "system_name")
+#: Column names of the way a model was run when a board lists one model several times (``zero-shot``, ``SFT``).
+VARIANT_HEADERS = ("method", "methods", "setting", "settings", "variant", "mode", "prompting", "prompt", "approach",
+                   "strategy", "configuration", "config")
 #: Rows a column must fill with one value to be read as a setting rather than a score.
 CONSTANT_MIN_ROWS = 5
 #: Values every model may really score: nothing, or full marks as a proportion or a percentage.
@@ -70,6 +73,30 @@ def entrant_column(src, header, lower, mc, cells_of):
                      "base models)")
             return j
     return mc
+
+
+def variant_column(src, header, lower, mc, cells_of, skip):
+    """The column naming the way each row's model was run (:data:`VARIANT_HEADERS`) when the model column repeats and
+    the model with that column names every row differently (a board listing one model zero-shot, with SFT and with
+    GRPO), else None; noted. ``skip``: the columns that key the rows otherwise (a task column)."""
+    from collections import Counter
+
+    models = [c.strip() for c in cells_of(mc)]
+    count = Counter(models)
+    if len(count) == len(models):
+        return None
+    for j, h in enumerate(lower):
+        if h not in VARIANT_HEADERS or j == mc or j in skip:
+            continue
+        values = [c.strip() for c in cells_of(j)]
+        pairs = list(zip(models, values))
+        if len(set(pairs)) == len(pairs) and all(v for m, v in pairs if count[m] > 1):
+            repeated = [m for m, n in count.items() if n > 1]
+            src.note(f"{len(repeated)} model{'s' * (len(repeated) != 1)} listed on several rows that {header[j]!r} "
+                     f"tells apart ({listed(repeated, 4)}): each row stored as the model at its {header[j]!r}, "
+                     f"'<model> (<{header[j]}>)', a variant of the model")
+            return j
+    return None
 
 
 def task_metadata(header, meta_cols, models, tasks, cell) -> list:

@@ -42,6 +42,11 @@ META_NAME = re.compile(
     # an interval's width named with its level (LMArena's "ci95", "95_pct_ci"): the \bci\b above needs a boundary
     r"(?:^|[\W_])(?:\d{2}[ _-]?(?:pct|%)?[ _-]?)?ci\d{0,2}(?:$|[\W_])|"
     r"\bversion\b|\bhub\b|likes|hearts|downloads|\blink\b|\burl\b|\bid\b|\bseed\b|\bnum_|\bn_|"
+    # ... also in snake_case ("benchmark_version": 1.0 on every row was a dataset); and a run's diagnostics, not its
+    # score: how long it took ("duration_seconds": 507 was a score, higher better) and how many outputs were cut off
+    # or could not be parsed ("unparsed_rate", "truncated")
+    r"(?<![a-z])version(?![a-z])|(?<![a-z])(?:duration|runtime|elapsed|seconds|secs|minutes|hours|wall[ _-]?(?:time|clock))"
+    r"(?![a-z])|(?<![a-z])(?:truncated|truncation|unparsed|unparseable|parse[ _-]?(?:fail\w*|errors?))(?![a-z])|"
     # a column named as metadata (the Open LLM Leaderboard's flattened "metadata_generation", "metadata_hub_hearts")
     r"(?:^|[\W_])metadata(?:$|[\W_])|"
     # a model's answer length (AlpacaEval's "Output Length", "avg_length"), not a length-controlled score

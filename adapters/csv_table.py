@@ -105,9 +105,9 @@ import re
 
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
-from harness_ext.types import Adapter, ResultRecord, SourceFile
+from harness_ext.types import VARIANT_OF, Adapter, ResultRecord, SourceFile, variant_name
 from harness_ext.adapters.csv_dialect import check_delimiter, decimal_commas, has_digit_comma, shown, sniff_delimiter
-from harness_ext.adapters.csv_keys import TASK_HEADERS
+from harness_ext.adapters.csv_keys import TASK_HEADERS, VARIANT_HEADERS
 from harness_ext.adapters.csv_rules import (  # noqa: F401 - AGGREGATE_NAME, META_NAME, read_sidecar: named above and by callers
     _BOOL, AGGREGATE_NAME, LOWER_NAME, META_NAME, _candidate_columns, _dataset_metrics, _parse, _wide_column_meta,
     check_model_column, clean_header, column_meta, file_measure, model_column, read_sidecar, score_column)
@@ -214,8 +214,8 @@ def read(src: SourceFile):
         if header is not None:  # None: a header cell spans lines, which the record path below reads
             lower = [h.lower() for h in header]
             stem = re.sub(r"[^a-z0-9]+", "_", src.path.stem.lower()).strip("_") or "csv"
-            if not all(c in lower for c in LONG_REQUIRED) and not any(h in TASK_HEADERS for h in lower):
-                # (a task column keys the rows: the record path below reads it)
+            if not all(c in lower for c in LONG_REQUIRED) and not any(h in TASK_HEADERS + VARIANT_HEADERS for h in lower):
+                # (a task or variant column keys the rows: the record path below reads it)
                 return _read_wide_columnar(src, header, lower, stem, delim)
             cells = _read_long_columnar(src, header, lower, stem, delim) if all(c in lower for c in LONG_REQUIRED) \
                 else None
@@ -359,7 +359,7 @@ def _read_wide(src, rows, header, lower, stem):
     cm, specs, declared_meta = _wide_column_meta(src, header, lower)
     from harness_ext.adapters.csv_columns import (
         WideColumns, classify_wide, report_file_measure, report_repeated_models, strip_footnote_marks)
-    from harness_ext.adapters.csv_keys import constant_columns, entrant_column, task_column
+    from harness_ext.adapters.csv_keys import constant_columns, entrant_column, task_column, variant_column
 
     rows = list(_body_rows(src, rows, header))
     mc = entrant_column(src, header, lower, model_column(lower), lambda j: [row[j] for _, row in rows])
@@ -389,6 +389,12 @@ def _read_wide(src, rows, header, lower, stem):
     values = np.array([[math.nan if v is None else v for v in parsed[j][0]] for j in score_cols]).T
     metas = [_row_metadata(row, meta_cols, header) for _, row in body]
     models = strip_footnote_marks(src, [row[mc].strip() for _, row in body])
+    variant = variant_column(src, header, lower, mc, lambda j: [row[j] for _, row in body], {task_col, bench_col})
+    if variant is not None:  # one model run several ways: each way its own variant of the model
+        for i, (_, row) in enumerate(body):
+            if row[variant].strip():
+                metas[i][VARIANT_OF] = models[i]
+                models[i] = variant_name(models[i], row[variant].strip())
     keys = _row_datasets(src, body, header, task_col, models, metas, cols, specs, parsed)
     aggregates = classify_wide(src, header, cols, specs, stem, cm, values)
     names = _dataset_metrics(header, score_cols, specs, empty)

@@ -169,3 +169,33 @@ def test_a_dataset_column_without_a_value_column_keys_the_rows(tmp_path):
         "USING (model_id)").fetchall()}
     assert got[("rte", "acc", "m2")] == pytest.approx(0.66) and got[("boolq", "f1", "m1")] == pytest.approx(0.70)
     assert len(got) == 8
+
+
+def test_one_model_run_several_ways_is_one_variant_per_way(tmp_path, path_kind):
+    """A board listing one model zero-shot, with SFT and with GRPO (AMAAI-Lab/MusicListenBench ``leaderboard.csv``,
+    02675509, its header; values made up): read by the model column, the three rows collapsed onto one model and
+    the other two rows' scores were conflicts. ``benchmark_version`` (1.0 on every row) was a dataset."""
+    path = tmp_path / "leaderboard.csv"
+    path.write_text("type,model,organization,params_b,method,melody,rhythm,overall,verified,benchmark_version\n"
+                    "model,Model A,Org,7,zero-shot,61.2,55.4,58.3,yes,1.0\nmodel,Model A,Org,7,GRPO,74.0,63.8,68.9,yes,1.0\n"
+                    "model,Model A,Org,7,SFT,60.8,54.6,57.7,yes,1.0\nmodel,Model B,Org,,zero-shot,66.4,58.0,62.2,yes,1.0\n"
+                    "model,Model C,Org,,zero-shot,56.4,51.0,53.7,yes,1.0\n")
+    s, report, notes = _ingest(path)
+    assert not report.conflicts
+    models = {n: json.loads(md or "{}") for n, md in s.con.execute("SELECT name, metadata FROM models").fetchall()}
+    assert {"Model A (zero-shot)", "Model A (GRPO)", "Model A (SFT)"} <= set(models)
+    assert models["Model A (GRPO)"]["variant_of"] == "Model A"
+    assert "benchmark_version" not in {r[0] for r in s.con.execute("SELECT name FROM datasets").fetchall()}
+    assert "1 model listed on several rows that 'method' tells apart (Model A)" in notes
+
+
+def test_a_runs_diagnostics_are_metadata(tmp_path):
+    """A board's run diagnostics (NoeFlandre/benchmark-llms-landuse-relevance ``results/leaderboard.csv``, 16ea48c,
+    its header; values made up): ``duration_seconds`` was a score (a slower run the better one), ``unparsed_rate``
+    and ``truncated`` scores as well."""
+    path = tmp_path / "leaderboard.csv"
+    path.write_text("model_id,n_items,accuracy,f1,unparsed_rate,truncated,duration_seconds,model_revision\n"
+                    "org/a,154,0.8571,0.8608,0.0,0,507.49,654f946\norg/b,154,0.7727,0.7619,0.01,2,853.21,5dd2260\n"
+                    "org/c,154,0.5195,0.6838,0.0,0,1.58,9e6c6cc\n")
+    s, report, notes = _ingest(path)
+    assert {r[0] for r in s.con.execute("SELECT name FROM datasets").fetchall()} == {"accuracy", "f1"}

@@ -46,7 +46,7 @@ def test_two_precisions_are_two_models_and_one_precision_keeps_its_plain_id():
         assert list(df.index) == ["lemon07r/Gemma-2-Ataraxy-v2f-9B", f"{NAME} (bfloat16)", f"{NAME} (float16)"]
         assert df.loc[f"{NAME} (float16)", "IFEval"] == 0.7592 and df.loc[f"{NAME} (bfloat16)", "IFEval"] == 0.2747
         assert report.variants == {NAME: [f"{NAME} (bfloat16)", f"{NAME} (float16)"]}
-        assert any(line.startswith("1 model in the store has results at more than one precision")
+        assert any(line.startswith("1 model in the store has results at more than one variant (a precision")
                    for line in report.note_lines())
 
 

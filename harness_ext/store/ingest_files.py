@@ -379,8 +379,8 @@ def variant_note(variants: dict) -> str:
         n = len(variants) - len(cut)
         plain, names = next((p, ns) for p, ns in variants.items() if p not in cut)
         parts.append(f"{n} model{'s' * (n != 1)} in the store {'have' if n != 1 else 'has'} results at more than one "
-                     f"precision (the variant their records name): each variant is its own model, e.g. {plain} as "
-                     f"{' and '.join(names)}; a model stored at one precision keeps its plain name")
+                     f"variant (a precision or a way of running it that their records name): each variant is its own "
+                     f"model, e.g. {plain} as {' and '.join(names)}; a model stored at one variant keeps its plain name")
     if cut:
         n, k = len(cut), sum(map(len, cut.values()))
         plain, names = next(iter(cut.items()))
