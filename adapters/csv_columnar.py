@@ -14,7 +14,7 @@ from harness_ext.adapters.csv_rules import (
     file_measure, model_column, score_column)
 from harness_ext.adapters.csv_columns import (
     WideColumns, classify_wide, report_file_measure, report_repeated_models, strip_footnote_marks)
-from harness_ext.adapters.csv_keys import constant_columns, entrant_column
+from harness_ext.adapters.csv_keys import bound_columns, constant_columns, entrant_column
 from harness_ext.errors import IngestError
 from harness_ext.types import SourceFile
 
@@ -113,6 +113,7 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
             raise IngestError(src.path, f"row {row + 2}: {name!r} score is {table.column(j)[row]}, not finite")
         if cols.add(src, j, name, spec, int(np.count_nonzero(~np.isnan(vals))), bad, marked):
             parsed[j] = (vals, pct)
+    cols.demote(bound_columns(header, cols.scores, specs), header, "bound")
     cols.demote(constant_columns(header, cols.scores, specs, lambda j: parsed[j][0]), header, "constant")
     meta_cols, score_cols, empty = cols.meta, cols.scores, cols.empty
     if not score_cols:

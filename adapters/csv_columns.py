@@ -265,6 +265,7 @@ _WHY_META = {
     "name": ("the name describes the model (size, date, rank, ...)",) * 2,
     "constant": ("one value on every row, so it tells no model from another: a setting of the evaluation, not a "
                  "score",) * 2,
+    "bound": ("named as the bound of another column's interval", "named as bounds of other columns' intervals"),
 }
 
 

@@ -13,6 +13,8 @@ Leaderboards are not all one row per model:
   column, the teams on one base model collapsed onto it. When the model column repeats and a column named as the
   entrant (:data:`ENTRANT_HEADERS`) holds a different name on every row, that column names the rows
   (:func:`entrant_column`) and the model column is kept as their metadata.
+* **Interval bounds.** A column named ``<name>_lo`` or ``_hi`` (``_low``, ``_upper``, ...) beside a column named
+  ``<name>`` is that score's interval bound, model metadata (:func:`bound_columns`).
 * **Columns that never vary.** A pairwise-rating board repeats its fitted model's parameter on every row
   (``thurstone_sigma``: 1.50126700954137 for all 47 models), which scores none of them. A numeric column with one
   value on every one of at least :data:`CONSTANT_MIN_ROWS` rows, in a table whose other score columns vary, is model
@@ -23,6 +25,8 @@ Every such reading is noted with its counts and how to override it.
 """
 
 from __future__ import annotations
+
+import re
 
 from harness_ext.errors import IngestError
 from harness_ext.report import listed
@@ -167,3 +171,21 @@ def constant_columns(header, score_cols, specs, vals_of) -> list:
         elif vals.size and vals.min() != vals.max():
             varying = True
     return const if varying else []
+
+
+#: Suffixes of a column holding a bound of another column's interval (``cat_satisfaction_lo`` beside
+#: ``cat_satisfaction``).
+_BOUND = re.compile(r"^(?P<base>.+?)[ _-]+(?:lo|hi|low|high|lower|upper|lb|ub)$", re.I)
+
+
+def bound_columns(header, score_cols, specs) -> list:
+    """The score columns named as a bound of another column's interval: ``<name>_lo`` / ``_hi`` (``_low``, ``_high``,
+    ``_lower``, ``_upper``, ``_lb``, ``_ub``) beside a column named ``<name>``; a column the sidecar declares is never
+    one. Read as scores, a board's confidence bounds were datasets beside their score."""
+    names = {header[j].strip().lower() for j in score_cols}
+    out = []
+    for j in score_cols:
+        m = _BOUND.match(header[j].strip())
+        if m and m.group("base").lower() in names and not specs.get(header[j], {}).get("kind"):
+            out.append(j)
+    return out

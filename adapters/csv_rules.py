@@ -54,7 +54,9 @@ META_NAME = re.compile(
 #: Column names of aggregates of the other columns.
 AGGREGATE_NAME = re.compile(r"(^|[^a-z])(overall|average|avg|mean|total|aggregate|score[ _-]of[ _-]scores|all)($|[^a-z])", re.I)
 #: Column names of lower-is-better scores.
-LOWER_NAME = re.compile(r"(error|\bloss\b|perplexity|\bppl\b|latency|\bwer\b|\bcer\b|bits[ _]per)", re.I)
+LOWER_NAME = re.compile(r"(error|\bloss\b|perplexity|\bppl\b|latency|\bwer\b|\bcer\b|bits[ _]per|"
+                        # a rate of hallucinations (a Korean false-premise board's "false_premise_hallucination_rate")
+                        r"hallucinat\w*[ _-]?rate)", re.I)
 #: File names of tables whose every column is what a run cost rather than how well it did (LiveBench's
 #: ``cost_<date>.csv``, dollars per task beside its ``table_<date>.csv`` of scores): lower is better, on an open
 #: scale. Read as scores, dollars from 0.03 to 62 were percentages and a cheaper model the worse one.

@@ -359,7 +359,8 @@ def _read_wide(src, rows, header, lower, stem):
     cm, specs, declared_meta = _wide_column_meta(src, header, lower)
     from harness_ext.adapters.csv_columns import (
         WideColumns, classify_wide, report_file_measure, report_repeated_models, strip_footnote_marks)
-    from harness_ext.adapters.csv_keys import constant_columns, entrant_column, task_column, variant_column
+    from harness_ext.adapters.csv_keys import (bound_columns, constant_columns, entrant_column, task_column,
+                                              variant_column)
 
     rows = list(_body_rows(src, rows, header))
     mc = entrant_column(src, header, lower, model_column(lower), lambda j: [row[j] for _, row in rows])
@@ -380,6 +381,7 @@ def _read_wide(src, rows, header, lower, stem):
         vals, pct, bad, marked = _parse_cells(src, name, [(n, row[j]) for n, row in body])
         if cols.add(src, j, name, spec, sum(v is not None for v in vals), bad, marked):
             parsed[j] = (vals, pct)
+    cols.demote(bound_columns(header, cols.scores, specs), header, "bound")
     cols.demote(constant_columns(header, cols.scores, specs, lambda j: parsed[j][0]), header, "constant")
     meta_cols, score_cols, empty = cols.meta, cols.scores, cols.empty
     if not score_cols:

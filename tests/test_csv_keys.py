@@ -199,3 +199,32 @@ def test_a_runs_diagnostics_are_metadata(tmp_path):
                     "org/c,154,0.5195,0.6838,0.0,0,1.58,9e6c6cc\n")
     s, report, notes = _ingest(path)
     assert {r[0] for r in s.con.execute("SELECT name FROM datasets").fetchall()} == {"accuracy", "f1"}
+
+
+def test_interval_bounds_beside_their_score_are_metadata(tmp_path, path_kind):
+    """A travel-planning agents' board (TonyQJH/TREK ``results/leaderboard.csv``, 8289ebb, part of its header; values
+    made up) gives each category score with ``_lo`` and ``_hi`` bounds: read as scores, each bound was a dataset.
+    ``avg_elapsed_sec`` was an aggregate (its "avg"), a run's time."""
+    path = tmp_path / "leaderboard.csv"
+    path.write_text("model,n_tasks,cat_satisfaction,cat_truthfulness,overall_avg,avg_elapsed_sec,cat_satisfaction_lo,"
+                    "cat_satisfaction_hi,cat_truthfulness_lo,cat_truthfulness_hi\n"
+                    "a,800,0.30,0.95,0.62,158.8,0.26,0.34,0.92,0.96\nb,800,0.26,0.86,0.56,212.6,0.22,0.29,0.83,0.89\n"
+                    "c,800,0.29,0.87,0.58,132.0,0.26,0.34,0.84,0.90\n")
+    s, report, notes = _ingest(path)
+    assert {r[0] for r in s.con.execute("SELECT name FROM datasets").fetchall()} == {
+        "cat_satisfaction", "cat_truthfulness", "overall_avg"}
+    assert "cat_satisfaction_lo, cat_satisfaction_hi, cat_truthfulness_lo, cat_truthfulness_hi (named as bounds" in notes
+
+
+def test_a_hallucination_rate_is_lower_is_better(tmp_path):
+    """A Korean false-premise board (abdulkarimali0001/korean-hallucination-benchmark ``results/leaderboard.csv``,
+    6464269, its header; values made up): its hallucination rate was higher-is-better, and its two prompts' rows of
+    each model collapsed (now one variant per prompt)."""
+    path = tmp_path / "leaderboard.csv"
+    path.write_text("model,prompt,factual_accuracy,false_premise_hallucination_rate,false_premise_rejection_rate\n"
+                    "m1,cautious,0.55,0.33,0.67\nm2,cautious,0.95,0.53,0.47\nm1,plain,0.52,0.57,0.43\nm2,plain,0.95,0.73,0.27\n")
+    s, report, notes = _ingest(path)
+    assert not report.conflicts
+    hib = dict(s.con.execute("SELECT name, higher_is_better FROM datasets").fetchall())
+    assert hib["false_premise_hallucination_rate"] is False and hib["false_premise_rejection_rate"] is not False
+    assert len(s.con.execute("SELECT name FROM models").fetchall()) == 4
