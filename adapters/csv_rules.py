@@ -47,6 +47,8 @@ META_NAME = re.compile(
     # or could not be parsed ("unparsed_rate", "truncated")
     r"(?<![a-z])version(?![a-z])|(?<![a-z])(?:duration|runtime|elapsed|seconds|secs|minutes|hours|wall[ _-]?(?:time|clock))"
     r"(?![a-z])|(?<![a-z])(?:truncated|truncation|unparsed|unparseable|parse[ _-]?(?:fail\w*|errors?))(?![a-z])|"
+    # prices per million tokens and what caching saved ("input_per_million", "estimated_cache_savings")
+    r"(?<![a-z])per[ _-]?(?:million|1m|thousand|1k)(?![a-z])|(?<![a-z])savings?(?![a-z])|"
     # a column named as metadata (the Open LLM Leaderboard's flattened "metadata_generation", "metadata_hub_hearts")
     r"(?:^|[\W_])metadata(?:$|[\W_])|"
     # a model's answer length (AlpacaEval's "Output Length", "avg_length"), not a length-controlled score
@@ -55,8 +57,9 @@ META_NAME = re.compile(
 AGGREGATE_NAME = re.compile(r"(^|[^a-z])(overall|average|avg|mean|total|aggregate|score[ _-]of[ _-]scores|all)($|[^a-z])", re.I)
 #: Column names of lower-is-better scores.
 LOWER_NAME = re.compile(r"(error|\bloss\b|perplexity|\bppl\b|latency|\bwer\b|\bcer\b|bits[ _]per|"
-                        # a rate of hallucinations (a Korean false-premise board's "false_premise_hallucination_rate")
-                        r"hallucinat\w*[ _-]?rate)", re.I)
+                        # a rate of hallucinations or of giving in to pushback ("false_premise_hallucination_rate",
+                        # "sycophancy_rate")
+                        r"(?:hallucinat|sycophan)\w*[ _-]?rate)", re.I)
 #: File names of tables whose every column is what a run cost rather than how well it did (LiveBench's
 #: ``cost_<date>.csv``, dollars per task beside its ``table_<date>.csv`` of scores): lower is better, on an open
 #: scale. Read as scores, dollars from 0.03 to 62 were percentages and a cheaper model the worse one.

@@ -228,3 +228,24 @@ def test_a_hallucination_rate_is_lower_is_better(tmp_path):
     hib = dict(s.con.execute("SELECT name, higher_is_better FROM datasets").fetchall())
     assert hib["false_premise_hallucination_rate"] is False and hib["false_premise_rejection_rate"] is not False
     assert len(s.con.execute("SELECT name FROM models").fetchall()) == 4
+
+
+def test_prices_per_million_tokens_are_metadata_and_a_sycophancy_rate_lower_is_better(tmp_path):
+    """A summarisation board's prices per million tokens and cache savings were scores (jclab-joseph/
+    llm-summary-and-classification-benchmark ``results/leaderboard.csv``, 072553c, part of its header), and a
+    sycophancy board's rate of giving in was higher-is-better (PariMehla/LLM-Sycophancy-Evaluation-Framework,
+    54e56b8). Values made up."""
+    path = tmp_path / "a" / "leaderboard.csv"
+    path.parent.mkdir()
+    path.write_text("model,input_per_million,output_per_million,summary_en,cls_en,cached_input_per_million,"
+                    "estimated_cache_savings\nm1,0.25,1.5,0.18,0.891,0.025,0.02\nm2,0.15,0.47,0.16,0.882,0.016,0.0\n")
+    s, _, _ = _ingest(path)
+    assert {r[0] for r in s.con.execute("SELECT name FROM datasets").fetchall()} == {"summary_en", "cls_en"}
+    other = tmp_path / "b" / "leaderboard.csv"
+    other.parent.mkdir()
+    other.write_text("model,n_items,initial_accuracy,sycophancy_rate,sycophancy_rate_strong_pushback\n"
+                     "m1,160,0.97,0.006,0.0\nm2,160,0.93,0.14,0.24\nm3,160,0.79,0.30,0.35\n")
+    s, _, _ = _ingest(other)
+    hib = dict(s.con.execute("SELECT name, higher_is_better FROM datasets").fetchall())
+    assert hib["sycophancy_rate"] is False and hib["sycophancy_rate_strong_pushback"] is False
+    assert hib["initial_accuracy"] is not False
