@@ -89,7 +89,7 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
             convert_options=pcsv.ConvertOptions(column_types={c: pa.string() for c in names}, strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise IngestError(src.path, f"cannot read as a CSV table: {str(exc).splitlines()[0]}") from None
-    mc = entrant_column(src, header, lower, model_column(lower), lambda j: table.column(j).to_pylist())
+    mc = entrant_column(src, header, lower, model_column(lower), lambda j, t=table: t.column(j).to_pylist())
     models = [m.strip() for m in table.column(mc).to_pylist()]
     keep = [i for i, m in enumerate(models) if m]
     if len(keep) < len(models):  # a row without a model name: empty lines are passed over, others are errors
