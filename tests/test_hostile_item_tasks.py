@@ -18,6 +18,7 @@ from harness_ext.cli import main
 
 HOSTILE = ["../../../tmp/escaped_task", "pkg/x", "C:\\w\\x", "a,/tmp/x.yaml", "~/evil/x"]
 PLAIN_HOSTILE = ["!function evil.fn", "evil.yaml", "{{ 7*7 }}", "&a *a", "task: y"]
+GLOBS = ["{{ 7*7 }}", "&a *a"]  # lm_eval --tasks would match them against its own tasks: not in the task list
 
 
 def _table(folder, tasks):
@@ -52,13 +53,14 @@ def test_path_named_table_tasks_are_left_out_of_the_group(reduced):
     header = (out / "harness_ext_reduced.yaml").read_text()
     assert "Left out of the group: named with a '/'" in header and '"pkg/x"' in header
     listed = (out / "harness_ext_reduced_tasks.txt").read_text().splitlines()
-    assert not set(HOSTILE) & set(listed)
+    assert not (set(HOSTILE) | set(GLOBS)) & set(listed) and "plain_task" in listed
 
 
 def test_the_warning_names_them_and_the_manifest_keeps_them(reduced):
     out, report = reduced
     text = json.dumps(report)
     assert "5 item tasks are named with a '/'" in text
+    assert "named with a glob character (* ? [)" in text
     manifest = json.loads((out / "manifest.json").read_text())
     assert set(HOSTILE) <= set(manifest["tasks"])
     assert all(manifest["lm_eval_tasks"][t]["path_like"] for t in HOSTILE)
