@@ -34,7 +34,7 @@ def test_a_folder_of_the_tasks_name_is_found(tmp_path):
     assert local_task_problem("a\x00b", [tmp_path]) == ""  # a name no file system holds
 
 
-def _hostile_logs(tmp_path, task: str):
+def hostile_logs(tmp_path, task: str):
     logs = tmp_path / "logs"
     _real_population(logs)
     for f in logs.glob("*.json"):
@@ -44,27 +44,25 @@ def _hostile_logs(tmp_path, task: str):
     return logs
 
 
-@pytest.mark.parametrize("task", ["evilpkg/x", "evilx"])
-def test_reduce_refuses_a_task_named_as_a_folder_beside_its_logs(tmp_path, capsys, task):
-    logs = _hostile_logs(tmp_path, task)
-    (logs / task).mkdir(parents=True)
-    (logs / task / "evil.py").write_text("raise SystemExit('ran')\n")
+def reduce_refused(tmp_path, logs, capsys) -> str:
+    """Ingest ``logs``, run ``reduce --items 2``: it must fail and write nothing; returns its stderr."""
     db, out = tmp_path / "s.duckdb", tmp_path / "reduced"
     assert main(["ingest", "--db", str(db), "-q", str(logs)]) == 0
     capsys.readouterr()
     assert main(["reduce", "--db", str(db), "--benchmark", "inspect", "--items", "2", "--out", str(out),
                  "--no-plot"]) != 0
-    err = capsys.readouterr().err
-    assert f'"{task}"' in err and "folder of that name" in err and "popularity_" in err
     assert not out.exists() or not any(out.iterdir())
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("task", ["evilpkg/x", "evilx"])
+def test_reduce_refuses_a_task_named_as_a_folder_beside_its_logs(tmp_path, capsys, task):
+    logs = hostile_logs(tmp_path, task)
+    (logs / task).mkdir(parents=True)
+    (logs / task / "evil.py").write_text("raise SystemExit('ran')\n")
+    err = reduce_refused(tmp_path, logs, capsys)
+    assert f'"{task}"' in err and "folder of that name" in err and "popularity_" in err
 
 
 def test_reduce_refuses_a_task_named_as_a_glob(tmp_path, capsys):
-    logs = _hostile_logs(tmp_path, "pop*")
-    db, out = tmp_path / "s.duckdb", tmp_path / "reduced"
-    assert main(["ingest", "--db", str(db), "-q", str(logs)]) == 0
-    capsys.readouterr()
-    assert main(["reduce", "--db", str(db), "--benchmark", "inspect", "--items", "2", "--out", str(out),
-                 "--no-plot"]) != 0
-    assert "glob character" in capsys.readouterr().err
-    assert not out.exists() or not any(out.iterdir())
+    assert "glob character" in reduce_refused(tmp_path, hostile_logs(tmp_path, "pop*"), capsys)
