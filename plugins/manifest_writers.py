@@ -156,7 +156,8 @@ def write_task_list(manifest: dict, out_dir: Path) -> list:
     # So is a name lm_eval --tasks would load as a file (a path, '.yaml'), importing code beside it (warned, counted).
     names = [list_line(n, "task name") for n in (declared.get(e["name"]) or task_list_name(e)
                                                  for e in manifest["subset"] if not path_like_tasks(e))
-             if not reads_as_file(n) and not is_glob(n)]  # a glob: lm_eval --tasks runs every task it matches
+             if not reads_as_file(n)]
+    names = [n for n in names if not is_glob(n)]  # a pattern: lm_eval --tasks runs every task it matches (warned)
     path = Path(out_dir) / f"{group_stem(manifest)}_tasks.txt"
     path.write_text("\n".join(names) + "\n", encoding="utf-8")
     return [path]
