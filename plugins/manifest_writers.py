@@ -28,6 +28,7 @@ from harness_ext.methods.reduction.inspect_samples import inspect_only
 from harness_ext.methods.reduction.lm_eval_group import group_stem, write_lm_eval_yaml  # noqa: F401 - registered here
 from harness_ext.report import dumps
 from harness_ext.safe_output import comment, hocon_string, list_line, quoted
+from harness_ext.store.globs import is_glob
 
 
 def write_json(manifest: dict, out_dir: Path) -> list:
@@ -141,7 +142,8 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
 def write_task_list(manifest: dict, out_dir: Path) -> list:
     """``<group>_tasks.txt``: one line per selected dataset, in selection order (harness task name when known), but
     an lm-eval task named as a path (:func:`~harness_ext.methods.reduction.harness_names.path_like_task`) and a name
-    ``lm_eval --tasks`` would load as a file (:func:`~harness_ext.methods.reduction.harness_names.reads_as_file`); none
+    ``lm_eval --tasks`` would load as a file (:func:`~harness_ext.methods.reduction.harness_names.reads_as_file`) or
+    match as a pattern against its own tasks (``*``, ``?``, ``[``: it would run every task it matches); none
     for an item-level manifest whose tasks all run under Inspect (``inspect_sample_ids.json`` names them)."""
     from harness_ext.methods.reduction.item_harness_tasks import harness_names
 
@@ -155,6 +157,7 @@ def write_task_list(manifest: dict, out_dir: Path) -> list:
     names = [list_line(n, "task name") for n in (declared.get(e["name"]) or task_list_name(e)
                                                  for e in manifest["subset"] if not path_like_tasks(e))
              if not reads_as_file(n)]
+    names = [n for n in names if not is_glob(n)]  # a pattern: lm_eval --tasks runs every task it matches (warned)
     path = Path(out_dir) / f"{group_stem(manifest)}_tasks.txt"
     path.write_text("\n".join(names) + "\n", encoding="utf-8")
     return [path]

@@ -6,13 +6,9 @@ function or registry name (tests/fixtures/inspect: ``input_task`` beside ``task_
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from harness_ext.cli import main
 from harness_ext.methods.reduction.inspect_samples import inspect_sample_ids, task_file_problem
-from test_inspect_sample_ids import _real_population
 
 
 @pytest.mark.parametrize("name", ["logs/evil.py@popularity", "evil.py", "a/b/evil", "/tmp/evil", "~/evil",
@@ -34,18 +30,9 @@ def test_registry_names_are_kept(name):
 
 @pytest.mark.slow
 def test_reduce_refuses_an_inspect_task_named_as_a_file_and_writes_nothing(tmp_path, capsys):
-    logs = tmp_path / "logs"
-    _real_population(logs)
-    for f in logs.glob("*.json"):
-        doc = json.loads(f.read_text())
-        doc["eval"]["task"] = "logs/evil.py@popularity"
-        f.write_text(json.dumps(doc))
+    from test_hostile_inspect_local import hostile_logs, reduce_refused
+
+    logs = hostile_logs(tmp_path, "logs/evil.py@popularity")
     (logs / "evil.py").write_text("raise SystemExit('ran')\n")
-    db, out = tmp_path / "s.duckdb", tmp_path / "reduced"
-    assert main(["ingest", "--db", str(db), "-q", str(logs)]) == 0
-    capsys.readouterr()
-    assert main(["reduce", "--db", str(db), "--benchmark", "inspect", "--items", "2", "--out", str(out),
-                 "--no-plot"]) != 0
-    err = capsys.readouterr().err
+    err = reduce_refused(tmp_path, logs, capsys)
     assert '"logs/evil.py@popularity"' in err and "FILE@TASK" in err
-    assert not out.exists() or not any(out.iterdir())

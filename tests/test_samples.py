@@ -142,7 +142,7 @@ def test_repeated_samples_and_values_that_are_no_numbers_are_reported(tmp_path):
         report = ingest_paths(s, [run], show_progress=False)
         (f,) = [f for f in report.files if f.path == str(log)]
         assert f.status == "ingested" and f.n_samples == 18 * 2 - 1
-        assert any("1 per-sample value written as null or not a number left out: acc" in n for n in f.notes)
+        assert any("1 per-sample value written as null, not a number or not finite (NaN, Infinity) left out: acc" in n for n in f.notes)
         assert any("2 repeated (model, item) rows with the same score kept once" in n for n in f.notes)
         assert s.con.execute("SELECT count(*) FROM samples WHERE task = 'toy_arith_mc'").fetchone()[0] == 35
 

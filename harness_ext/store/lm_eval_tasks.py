@@ -217,7 +217,12 @@ def foreign_tasks(tasks: dict) -> dict:
         src = f"its items come from {bench or 'another source'}'s item table, not from lm-eval"
         where = (index[task].relative_to(root).as_posix() if task in index
                  else "lm-eval 0.4.13's group names (lm-eval is not installed)" if task in shipped else None)
-        if where is None:
+        if bench != "inspect" and ("/" in task or "\\" in task):  # Inspect's tasks run under Inspect
+            out[task] = {"origin": "unknown", "path_like": True,
+                         "reason": f"{src}, named with a '/' or '\\', which lm-eval's --log_samples reads as folders "
+                                   "(samples_<task>_<date>.jsonl): its samples would be written through folders that "
+                                   "do not exist, and lost"}
+        elif where is None:
             out[task] = {"origin": "unknown", "reason": f"{src}, and lm-eval has no task of this name"}
         else:
             out[task] = {"origin": "unknown", "builtin": where,
@@ -229,10 +234,11 @@ def foreign_task_warnings(found: dict, elsewhere: str = "") -> list:
     """``reduce --items`` warnings on the :func:`foreign_tasks` entries: name clashes first, they run the wrong task.
     ``elsewhere``: how some of them run under their own harness (tasks from Inspect AI logs), said after them."""
     from ..report import listed, plural
-    from ..safe_output import short_name
+    from ..safe_output import quoted, short_name
 
     clash = [t for t, e in found.items() if e.get("builtin")]
-    other = [t for t, e in found.items() if not e.get("builtin")]
+    paths = [t for t, e in found.items() if e.get("path_like")]
+    other = [t for t, e in found.items() if not e.get("builtin") and not e.get("path_like")]
     out = []
     if clash:
         named = listed((f"{short_name(t)} ({found[t]['builtin']})" for t in clash), 5)
@@ -244,6 +250,12 @@ def foreign_task_warnings(found: dict, elsewhere: str = "") -> list:
                    "another name whose documents are in the source's order (in the order of its item_ids where the manifest lists them); "
                    f"if {'its' if one else 'their'} items are that lm-eval task's documents, numbered as lm-eval does, "
                    "declare it in the table's sidecar (items: harness_tasks, the task mapped to itself) and ingest it again")
+    if paths:
+        out.append(f"{plural(len(paths), 'item task is', 'item tasks are')} named with a '/' or '\\': "
+                   f"{listed(map(quoted, map(short_name, paths)), 6)}; lm-eval's --log_samples would write "
+                   f"{'its' if len(paths) == 1 else 'their'} samples to a path through folders that do not exist, and "
+                   f"lose them, so the lm-eval group leaves {'it' if len(paths) == 1 else 'them'} out (its YAML lists "
+                   f"{'it' if len(paths) == 1 else 'them'} as comments); rename the task in its table")
     if other:
         out.append(f"{plural(len(other), 'item task is not an lm-eval task', 'item tasks are not lm-eval tasks')}: "
                    f"{listed(map(short_name, other), 6)}; the lm-eval group lists {'it' if len(other) == 1 else 'them'}, "

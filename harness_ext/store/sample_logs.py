@@ -344,8 +344,8 @@ def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) 
     if frame.empty:
         raise IngestError(path, f"no per-sample scores: {why}; the task's score is in its results file" if why
                           else "no per-sample metric values found")
-    notes = [f"{len(left_out)} per-sample value{'s' * (len(left_out) != 1)} written as null or not a number left "
-             f"out: {', '.join(dict.fromkeys(left_out))}"] if left_out else []
+    notes = [f"{len(left_out)} per-sample value{'s' * (len(left_out) != 1)} written as null, not a number or not "
+             f"finite (NaN, Infinity) left out: {', '.join(dict.fromkeys(left_out))}"] if left_out else []
     if why:
         notes.append(f"not stored: {why}")
     frame.attrs["notes"] = notes  # read by ingest_samples into the file's report
@@ -358,8 +358,8 @@ def sample_frame(path, records, text: Optional[str] = None, names: Optional[dict
 
     ``records``: ``(line number, sample)`` pairs, from a ``samples_*.jsonl`` file (its ``text``) or from
     lm-eval's own results in memory (``path`` names them in errors). A filtered metric is named
-    ``metric,filter``; values that are not finite numbers (perplexity's pairs) are not per-item scores
-    and are skipped; a listed metric whose value is null or a string is appended to ``left_out`` (when given), to
+    ``metric,filter``; values that are not numbers (perplexity's pairs) are not per-item scores
+    and are skipped; a listed metric whose value is null, a string, NaN or Infinity is appended to ``left_out`` (when given), to
     be reported, and a metric logged as anything else (a list: a corpus-level metric's inputs) to ``corpus``.
     The strings are checked (with ``names``, ``{what: name}``) before a frame holds them.
     """
@@ -402,6 +402,8 @@ def _sample_columns(path, records, left_out: Optional[list] = None, corpus: Opti
             except OverflowError:
                 raise IngestError(path, f"line {lineno}: {name} value is too large") from None
             if not math.isfinite(v):
+                if left_out is not None:
+                    left_out.append(name + suffix)  # NaN or Infinity: no score, reported as a null is
                 continue
             doc_ids.append(did)
             metrics.append(name + suffix)

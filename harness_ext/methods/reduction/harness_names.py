@@ -656,6 +656,12 @@ def no_equivalent_warnings(subset: list) -> list:
                    f"code beside it) ({', '.join(map(quoted, files[:6]))}{' ...' if len(files) > 6 else ''}), so the "
                    "task list leaves "
                    f"{'it' if len(files) == 1 else 'them'} out; the manifest keeps {'it' if len(files) == 1 else 'them'}")
+    from ...store.globs import is_glob
+
+    globs = [task_list_name(e) for e in subset if not path_like_tasks(e) and not reads_as_file(task_list_name(e))
+             and is_glob(task_list_name(e))]
+    if globs:
+        out.append(glob_names_warning(globs, len(subset)))
     no_lm = [e["name"] for e in subset if not lm_eval_task_list(e) and not path_like_tasks(e)]
     no_helm = [e["name"] for e in subset if not helm_description_list(e)]
     # Leaderboard columns, time-series or vision datasets have neither: one warning, not the same list twice.
@@ -671,6 +677,17 @@ def no_equivalent_warnings(subset: list) -> list:
                        f"({', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''}): the {fname} them as "
                        "comments; run them in their own harness" + (f" ({'; '.join(notes[:2])})" if notes else ""))
     return out
+
+
+def glob_names_warning(names: list, n: int) -> str:
+    """``reduce``'s warning on subset names the task list leaves out as glob patterns (``*``, ``?``, ``[``)."""
+    from ...safe_output import quoted
+
+    one = len(names) == 1
+    return (f"{len(names)} of the {n} subset datasets {'is' if one else 'are'} named with a glob character (* ? [) "
+            f"({', '.join(map(quoted, names[:6]))}{' ...' if len(names) > 6 else ''}), which lm_eval --tasks matches "
+            f"against its own tasks, running every one it matches, so the task list leaves {'it' if one else 'them'} "
+            f"out; the manifest keeps {'it' if one else 'them'}")
 
 
 def run_share(manifest: dict) -> str:

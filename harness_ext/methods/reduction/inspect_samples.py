@@ -15,8 +15,11 @@ needs quoting: each is still listed, and counted in a warning naming the task.
 ``inspect eval`` reads a task named ``file.py@task``, a file or a folder as code to import and run (Inspect's
 "Tasks" guide: ``inspect eval arc.py@arc_easy``): a log may name its task anything, so a task whose name reads as a
 file (``@``, a path of more than ``package/task``, ``.``, ``..`` or a leading ``~``, a ``.py``, ``.ipynb`` or YAML
-file) is
-refused before anything is written, naming the task; a registry name (``inspect_evals/gpqa_diamond``) is kept.
+file), or
+holds a glob character (Inspect matches a name its registry lacks as a path pattern from the folder it runs in), is
+refused before anything is written, naming the task; so is a name that is a file or folder where ``reduce`` runs or
+beside the task's logs (``pkg/x`` beside a shipped ``pkg/x/``). A registry name (``inspect_evals/gpqa_diamond``) is
+kept.
 """
 
 from __future__ import annotations
@@ -53,7 +56,28 @@ def task_file_problem(name: str):
         return "a path (more than package/task, a leading '/' or '~', '.', '..' or '\\'), which inspect eval loads"
     if any(_TASK_FILE.search(p.strip()) for p in parts):
         return "a file name inspect eval imports (.py, .ipynb, .yaml)"
+    if is_glob(name):
+        return ("a glob character (* ? [), which inspect eval matches against the files where it runs (a name not "
+                "in its registry is a pattern there), importing every .py file it matches")
     return None
+
+
+def local_task_problem(name: str, folders) -> str:
+    """Why ``inspect eval NAME`` would import code from one of ``folders`` (where it may run: the current folder,
+    the folders of the task's logs), or empty. A name Inspect's registry does not hold is matched as a path from
+    the folder it runs in (Inspect's ``create_tasks``): a folder of that name has every ``.py`` file in it imported,
+    so a log naming its task ``pkg/x`` or ``x`` beside a shipped folder ``pkg/x/`` or ``x/`` runs that folder's code."""
+    from pathlib import Path
+
+    for folder in dict.fromkeys(Path(f) for f in folders):
+        try:
+            there = (folder / name).exists() or (folder / name).is_symlink()
+        except (OSError, ValueError):  # a name the file system cannot hold is no file there
+            there = False
+        if there:
+            return (f"a {'folder' if (folder / name).is_dir() else 'file'} of that name in {folder}, which inspect "
+                    "eval imports when it runs there and its registry does not hold the name")
+    return ""
 
 
 def inspect_field(store, benchmark: str, task: str, drawn, warnings: list) -> dict:
@@ -83,6 +107,7 @@ def inspect_field(store, benchmark: str, task: str, drawn, warnings: list) -> di
     sample_ids = [logged[int(d)] if logged.get(int(d)) is not None else _as_logged(names[int(d)]) if int(d) in names
                   else int(d) for d in drawn]
     name = _logged_task(store, task, warnings)
+    _refuse_local_task(store, task, name)
     if unmapped:
         warnings.append(f"{task}: {unmapped} drawn items have no Inspect sample id in the store (stored before it kept "
                         f"ids): {FILE_NAME} lists their numbers")
@@ -113,6 +138,23 @@ def _logged_task(store, task: str, warnings: list) -> str:
         warnings.append(f"{task}: its Inspect logs name it {len(rows)} ways ({', '.join(map(repr, rows[:3]))}); "
                         f"{FILE_NAME} lists it as {rows[0]!r}")
     return rows[0]
+
+
+def _refuse_local_task(store, task: str, name: str) -> None:
+    """Refuse, naming a log, an Inspect task whose name is a file or folder where ``reduce`` runs or beside its logs
+    (:func:`local_task_problem`): ``inspect eval NAME`` run there would import it."""
+    from pathlib import Path
+
+    from ...errors import HarnessExtError
+
+    paths = [r[0] for r in store.con.execute("SELECT DISTINCT path FROM sample_sources WHERE benchmark = ? AND "
+                                             "task = ? ORDER BY path", [BENCHMARK, task]).fetchall()]
+    why = local_task_problem(name, [Path.cwd(), *(Path(p).parent for p in paths)])
+    if why:
+        log = f" (from {paths[0]})" if paths else ""
+        raise HarnessExtError(f"Inspect task {quoted(short_name(name))}{log}: its logs name it as {why}: running it "
+                              "would run code outside the reduced folder; leave it out (reduce --datasets GLOB), "
+                              "rename the folder or fix its logs")
 
 
 def _id_problem(v):

@@ -246,6 +246,7 @@ def read_item_logs(paths, listed=frozenset()) -> tuple:
                 eee_files.setdefault(task, []).append(path)  # its record beside says which dataset (item_links)
             else:
                 model, task, frame, _ = read_samples(path)
+            notes += [f"{path}: {n}" for n in frame.attrs.get("notes", [])]  # values left out, said with the file
         except IngestError as exc:
             raise HarnessExtError(f"cannot read the per-item log {path}: {exc.reason}") from None
         frames.append(frame[["doc_id", "metric", "value"]].assign(model=model, task=task, helm=False,
@@ -274,6 +275,29 @@ def read_item_logs(paths, listed=frozenset()) -> tuple:
 
 def task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: float, other_logs=None,
                   cache=None, own_draw: bool = False) -> tuple:
+    """:func:`_task_estimate`, its note naming how many logged scores lie outside the population's range."""
+    out = _task_estimate(reg, manifest, task, logged, level, other_logs, cache, own_draw)
+    beyond = range_note(manifest, task, logged)
+    return (*out[:4], "; ".join(filter(None, [out[4], beyond])) or None, *out[5:]) if beyond else out
+
+
+def range_note(manifest: dict, task: str, logged: pd.Series):
+    """How many of a new model's logged scores of ``task`` lie outside the range of the population's scores of it
+    (an accuracy of 2 or 1e308 in a hand-edited or broken log: kept, as logged, and said), or None."""
+    pop = task_population(manifest, task)[2]
+    pop = np.asarray(pop, dtype=float)
+    pop = pop[np.isfinite(pop)]
+    vals = logged.to_numpy(dtype=float)
+    if not pop.size or not vals.size:
+        return None
+    lo, hi = float(pop.min()), float(pop.max())
+    n = int(((vals < lo) | (vals > hi)).sum())
+    return (f"{n} of the {len(vals):,} logged scores outside the population's range ({lo:g} to {hi:g}), used as "
+            "logged: check the log's metric and scale") if n else None
+
+
+def _task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: float, other_logs=None,
+                   cache=None, own_draw: bool = False) -> tuple:
     """``(estimate, lower, upper, n_used, note, se, plain, beyond)`` of one task from one model's logged item scores.
 
     ``plain``: the mean of the items used under the random design (unbiased whatever the model, so it says where the

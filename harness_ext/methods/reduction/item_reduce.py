@@ -678,6 +678,18 @@ def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
         n_inspect = inspect_task_count(manifest)
         elsewhere = (f"the {n_inspect} from Inspect AI logs run under Inspect, their drawn samples listed in "
                      f"{INSPECT_FILE} beside the lm-eval files") if n_inspect else ""
-        manifest["warnings"] += view["warnings"] + foreign_task_warnings(found, elsewhere)
+        manifest["warnings"] += view["warnings"] + foreign_task_warnings(found, elsewhere) + _glob_warnings(manifest)
         manifest["sizes"]["manifest_bytes"] = len(json.dumps(manifest, indent=2)) + 1
     return ItemReduceResult(manifest)
+
+
+def _glob_warnings(manifest: dict) -> list:
+    """The warning on item tasks the task list leaves out as glob patterns (:func:`~.harness_names.glob_names_warning`)."""
+    from ...store.globs import is_glob
+    from .harness_names import glob_names_warning, path_like_tasks, reads_as_file, task_list_name
+
+    if inspect_only(manifest):
+        return []
+    names = [task_list_name(e) for e in manifest["subset"] if not path_like_tasks(e)]
+    globs = [n for n in names if not reads_as_file(n) and is_glob(n)]
+    return [glob_names_warning(globs, len(manifest["subset"]))] if globs else []

@@ -238,7 +238,13 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     sources = manifest.get("lm_eval_tasks") or {}
     # A task named like one of lm-eval's own (HELM Lite's "mmlu") would run lm-eval's, whole: left out, with why.
     clash = [t for t in tasks if (sources.get(t) or {}).get("builtin")]
-    listed = [t for t in tasks if t not in clash]
+    # A table's task named with a '/' or '\\': lm-eval's --log_samples would write its log through folders.
+    pathy = [t for t in tasks if (sources.get(t) or {}).get("path_like")]
+    listed = [t for t in tasks if t not in clash and t not in pathy]
+    if pathy:
+        notes.append("# Left out of the group: named with a '/' or '\\', which lm-eval's --log_samples reads as "
+                     "folders (its samples would be lost); rename them in their tables:")
+        notes += [comment(f"  {quoted(t)}") for t in pathy]
     if clash:
         notes.append("# Left out of the group: lm-eval has a task or group of the same name that is another evaluation, "
                      "and would run it\n# (all of it: --samples matches none of its documents). Run these items in "
