@@ -25,7 +25,8 @@ from harness_ext.methods.reduction.harness_names import (path_like_tasks, reads_
 from harness_ext.methods.reduction.helm_run_args import helm_shots_note
 from harness_ext.methods.reduction.helm_run_args import checked_helm_entries
 from harness_ext.methods.reduction.inspect_samples import inspect_only
-from harness_ext.methods.reduction.lm_eval_group import group_stem, write_lm_eval_yaml  # noqa: F401 - registered here
+from harness_ext.methods.reduction.lm_eval_group import (group_stem, items_group_tasks,  # noqa: F401 - registered here
+                                                         write_lm_eval_yaml)
 from harness_ext.report import dumps
 from harness_ext.safe_output import comment, hocon_string, list_line, quoted
 from harness_ext.store.globs import is_glob
@@ -143,20 +144,25 @@ def write_task_list(manifest: dict, out_dir: Path) -> list:
     """``<group>_tasks.txt``: one line per selected dataset, in selection order (harness task name when known), but
     an lm-eval task named as a path (:func:`~harness_ext.methods.reduction.harness_names.path_like_task`) and a name
     ``lm_eval --tasks`` would load as a file (:func:`~harness_ext.methods.reduction.harness_names.reads_as_file`) or
-    match as a pattern against its own tasks (``*``, ``?``, ``[``: it would run every task it matches); none
-    for an item-level manifest whose tasks all run under Inspect (``inspect_sample_ids.json`` names them)."""
+    match as a pattern against its own tasks (``*``, ``?``, ``[``: it would run every task it matches). For an
+    item-level manifest, the tasks of its lm-eval group as the group runs them (the names its ``--samples`` file
+    keys), never a full lm-eval task of another name; none when its tasks all run under Inspect
+    (``inspect_sample_ids.json`` names them)."""
     from harness_ext.methods.reduction.item_harness_tasks import harness_names
 
     if inspect_only(manifest):
         return []
-    # A task lm-eval would read as a path is left out, as from the group (reduce's warning counts them).
-    # An item table's task declared to be an lm-eval task (items: harness_tasks) is listed as that task.
-    runs_as = harness_names(manifest, checked=True) if manifest.get("kind") == "items" else {}
-    declared = {t: h for t, h in runs_as.items() if h != t}
+    if manifest.get("kind") == "items":
+        # The group's own tasks, as lm-eval runs them (a declared harness_task), the names --samples keys: a task
+        # mapped to lm-eval's full task of another name (HELM Lite's "commonsense" to openbookqa) or one lm-eval
+        # already has (HELM Lite's "mmlu") would run all of that task, --samples matching none of its documents.
+        runs_as = harness_names(manifest, checked=True)
+        names = [runs_as[t] for t in items_group_tasks(manifest)[0]]
+    else:
+        # A task lm-eval would read as a path is left out, as from the group (reduce's warning counts them).
+        names = [task_list_name(e) for e in manifest["subset"] if not path_like_tasks(e)]
     # So is a name lm_eval --tasks would load as a file (a path, '.yaml'), importing code beside it (warned, counted).
-    names = [list_line(n, "task name") for n in (declared.get(e["name"]) or task_list_name(e)
-                                                 for e in manifest["subset"] if not path_like_tasks(e))
-             if not reads_as_file(n)]
+    names = [list_line(n, "task name") for n in names if not reads_as_file(n)]
     names = [n for n in names if not is_glob(n)]  # a pattern: lm_eval --tasks runs every task it matches (warned)
     path = Path(out_dir) / f"{group_stem(manifest)}_tasks.txt"
     path.write_text("\n".join(names) + "\n", encoding="utf-8")

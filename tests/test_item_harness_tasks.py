@@ -275,3 +275,19 @@ def test_a_table_task_named_as_lm_evals_runs_once_declared(tmp_path, capsys):
             assert "task:\n" not in group
         else:
             assert "task:\n- leaderboard_ifeval\n" in group and "another evaluation" not in err
+
+
+def test_the_task_list_holds_the_groups_tasks_not_full_lm_eval_tasks(tmp_path, capsys):
+    """HELM Lite's item tables name their tasks as HELM does: ``commonsense`` is lm-eval's openbookqa as a dataset,
+    but its items are numbered in HELM's order, and ``mmlu`` is lm-eval's own 57-subject group. The item-level task
+    list is what the group runs (the names ``--samples`` keys): listing openbookqa, or mmlu, would make
+    ``lm_eval --tasks`` run all of that task, ``--samples`` matching none of its documents."""
+    _table(tmp_path / "helm_lite", "items:\n  metric: acc\n", tasks=("commonsense", "mmlu"))
+    db, red = str(tmp_path / "s.duckdb"), tmp_path / "red"
+    assert main(["ingest", "-q", "--db", db, str(tmp_path / "helm_lite")]) == 0
+    assert main(["reduce", "--db", db, "--benchmark", "helm_lite", "--items", "10", "--no-plot", "--out", str(red)]) == 0
+    capsys.readouterr()
+    group = (red / "harness_ext_reduced.yaml").read_text()
+    assert "task:\n- commonsense\n" in group and "- mmlu" not in group
+    assert (red / "harness_ext_reduced_tasks.txt").read_text() == "commonsense\n"
+    assert "commonsense" in json.loads((red / "harness_ext_reduced_samples.json").read_text())

@@ -188,6 +188,17 @@ def _mean_metric_notes(subset: list, estimated: bool) -> list:
     return lines
 
 
+def items_group_tasks(manifest: dict) -> tuple:
+    """``(listed, clash, pathy)``: an item manifest's tasks the lm-eval group runs, and those it leaves out because
+    lm-eval has a task or group of the same name (``clash``) or because the name holds a '/' or '\\' (``pathy``)."""
+    tasks, sources = manifest["tasks"], manifest.get("lm_eval_tasks") or {}
+    # A task named like one of lm-eval's own (HELM Lite's "mmlu") would run lm-eval's, whole: left out, with why.
+    clash = [t for t in tasks if (sources.get(t) or {}).get("builtin")]
+    # A table's task named with a '/' or '\\': lm-eval's --log_samples would write its log through folders.
+    pathy = [t for t in tasks if (sources.get(t) or {}).get("path_like")]
+    return [t for t in tasks if t not in clash and t not in pathy], clash, pathy
+
+
 def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     """``<group>.yaml`` (every task of the manifest) and ``<group>_samples.json`` (the drawn items per task); with
     tasks from Inspect logs, ``inspect_sample_ids.json`` too (:mod:`~.inspect_samples`), and that alone when every
@@ -236,11 +247,7 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
                              "that order"))
     notes += declared_note(runs_as)
     sources = manifest.get("lm_eval_tasks") or {}
-    # A task named like one of lm-eval's own (HELM Lite's "mmlu") would run lm-eval's, whole: left out, with why.
-    clash = [t for t in tasks if (sources.get(t) or {}).get("builtin")]
-    # A table's task named with a '/' or '\\': lm-eval's --log_samples would write its log through folders.
-    pathy = [t for t in tasks if (sources.get(t) or {}).get("path_like")]
-    listed = [t for t in tasks if t not in clash and t not in pathy]
+    listed, clash, pathy = items_group_tasks(manifest)
     if pathy:
         notes.append("# Left out of the group: named with a '/' or '\\', which lm-eval's --log_samples reads as "
                      "folders (its samples would be lost); rename them in their tables:")
