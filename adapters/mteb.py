@@ -79,8 +79,9 @@ Split: the given one, else the first of ``test``, ``dev``, ``validation`` the fi
 option, the ``default`` subset, else the English one (``en``, ``en-en``, ``eng-Latn``:
 the MTEB(eng) leaderboard's choice; a subset counts as English when its name is, or all
 its languages are: BUCC's ``fr-en``, ``de-en``, ... pairs each hold English, and are
-averaged), else the mean over all subsets. The subsets used
-are recorded in the dataset's metadata.
+averaged), else the mean over all subsets. The split and subsets used
+are recorded in the dataset's metadata and, when the file offered a choice the options did not make, said in the
+ingest report (:func:`_choice_notes`).
 
 Aggregate tasks
 ---------------
@@ -449,6 +450,24 @@ def _choose(subsets: dict, languages) -> list:
     return list(subsets)
 
 
+def _choice_notes(splits: dict, split: str, chosen: list, opts: dict) -> list:
+    """What ingest says when a file holds several splits or subsets and the reader chose among them (nothing when
+    the options chose): the split read, and which subsets (the English one, or the mean over all)."""
+    notes = []
+    if len(splits) > 1 and not opts.get("mteb_split"):
+        notes.append(f"several splits ({', '.join(map(str, splits))}): {split} read, the first of "
+                     f"{', '.join(SPLIT_ORDER)} the file has (--mteb-split chooses another)")
+    n = len(splits[split])
+    if n > 1 and not opts.get("mteb_languages"):
+        if len(chosen) == n:
+            notes.append(f"{n} subsets and none the default or English alone: their mean read "
+                         "(--mteb-languages chooses some)")
+        else:
+            notes.append(f"{len(chosen)} of {n} subsets read ({', '.join(map(str, chosen))}): the English one, as the "
+                         "MTEB(eng) leaderboard does (--mteb-languages chooses others)")
+    return notes
+
+
 def read(src: SourceFile):
     if src.suffix == ".jsonl" and _is_run_settings(src):
         raise NotResults(src.path, f"mteb run settings ({RUN_SETTINGS}: package versions and encode settings per "
@@ -470,6 +489,8 @@ def read(src: SourceFile):
     if not chosen:
         raise IngestError(src.path, f"task {task}: no subset matches languages {opts.get('mteb_languages')} "
                                     f"(has {sorted(splits[split])})")
+    for text in _choice_notes(splits, split, chosen, opts):
+        src.note(text)
     mains, metrics, main_name = [], {}, None
     for s in chosen:
         block = splits[split][s][1]

@@ -502,3 +502,20 @@ def test_an_experiment_beside_the_default_run_or_another_experiment_keeps_its_na
     # experiments are not precisions: the note on models at several precisions does not count them
     assert rep.variants == {} and not any("precision" in line for line in rep.note_lines())
     assert sum("mteb experiment run" in line for line in rep.note_lines()) == 1
+
+
+def test_the_split_and_subsets_read_are_said_when_the_file_offers_a_choice():
+    """A file with several splits or subsets: ingest says which were read and which option chooses others (the
+    choice was recorded only in the dataset's metadata); nothing is said when the options chose."""
+    path = FIX / "current" / "all-MiniLM-L6-v2" / "no_revision_available" / "MassiveIntentClassification.json"
+    _, rep = _store([path])
+    (f,) = rep.by_status("ingested")
+    assert f.notes == [
+        "several splits (test, validation): test read, the first of test, dev, validation the file has "
+        "(--mteb-split chooses another)",
+        "1 of 4 subsets read (en): the English one, as the MTEB(eng) leaderboard does (--mteb-languages chooses others)"]
+    _, rep = _store([path], mteb_split="test", mteb_languages=["da"])
+    assert rep.by_status("ingested")[0].notes == []
+    bucc = [f for f in _store([FIX / "current"])[1].by_status("ingested") if f.path.endswith("BUCC.v2.json")]
+    assert bucc and all("4 subsets and none the default or English alone: their mean read" in " ".join(f.notes)
+                        for f in bucc)
