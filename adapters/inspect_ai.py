@@ -70,13 +70,14 @@ def archive_member(z, path, name: str, limit: int):
     """The parsed JSON of member ``name`` of the open archive ``z`` (of ``path``), inflated to at most ``limit``
     bytes; KeyError when there is no such member, IngestError (naming the member) when it is too large or not JSON."""
     from harness_ext.store.ingest_read import read_inflated
+    from harness_ext.store.zip_members import open_member
 
     info = z.getinfo(name)
     if info.file_size > limit:  # as the archive declares it: refused before inflating
         raise IngestError(path, f"member {name} is {info.file_size:,} bytes inflated, above the {limit:,}-byte "
                                 "limit: not read")
     # Bounded as it inflates too, by size and by its ratio to the compressed size.
-    with z.open(info) as fh:
+    with open_member(z, info) as fh:  # Inspect compresses its members with Zstandard
         data = read_inflated(fh, path, f"member {name}", info.compress_size, limit)
     try:
         return json.loads(data.decode("utf-8"))
