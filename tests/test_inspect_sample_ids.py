@@ -209,7 +209,9 @@ def _text_id_population(folder: Path, ids: list, n_models: int = 6, first: int =
         (folder / f"popularity_{m}.json").write_text(json.dumps(d))
 
 
-@pytest.mark.parametrize("ids", [TEXT_IDS, TEXT_IDS[:4]])  # "17.0" beside 17 (the store numbers them), or alone
+# "17.0" beside 17 (the store numbers them), or alone; ids of one prefix that is not a numbering one ("w-05": the store
+# keeps 5, a log naming the item by id reads it as its text), as an Inspect AI 0.3.285 run of a task file gave them.
+@pytest.mark.parametrize("ids", [TEXT_IDS, TEXT_IDS[:4], [f"w-{i:02d}" for i in range(5)]])
 def test_text_ids_are_listed_exactly_as_logged_and_inspect_runs_each_of_them(tmp_path, ids):
     logs = tmp_path / "logs"
     _text_id_population(logs, ids)

@@ -462,8 +462,21 @@ def id_map_notes(store) -> list:
 _NUMBERED_BY_STORE = (r"TRY_CAST(regexp_extract(item, '^[A-Za-z_-]*(\d{1,18})$', 1) AS BIGINT) IS DISTINCT FROM doc_id")
 
 
+def _read_otherwise() -> str:
+    """SQL: whether a log naming the item by its id gives it another number than the map's
+    (:func:`~harness_ext.store.sample_logs.doc_id` reads only a numbering prefix's digits as the number: ``id5`` is
+    5, but ``w-05``, whose digits the map keeps as 5 when every id of the task has that prefix, is a hash of its
+    text)."""
+    from .sample_logs import NUMBERING_PREFIXES
+
+    prefixes = ", ".join(f"'{p}'" for p in sorted(NUMBERING_PREFIXES))
+    return (rf"(lower(regexp_extract(item, '^([A-Za-z_-]*)\d{{1,18}}$', 1)) NOT IN ({prefixes}) "
+            rf"OR NOT regexp_matches(item, '^[A-Za-z_-]*\d{{1,18}}$') OR {_NUMBERED_BY_STORE})")
+
+
 def numbered_ids(store, benchmark: str, task: str) -> Optional[dict]:
-    """``{doc_id: item id}`` of a task whose ids the store numbered (some id's number is not its own), else None.
+    """``{doc_id: item id}`` of a task whose ids the store numbered (some id's number is not its own) or that a log
+    naming its items by id numbers otherwise (``w-05``: see :func:`_read_otherwise`), else None.
 
     ``reduce --items`` writes these ids to the manifest, so ``predict`` can read a new model's logs that name the
     items by id (Every Eval Ever instance files, HELM runs, Inspect logs) as the manifest's numbers.
@@ -472,6 +485,6 @@ def numbered_ids(store, benchmark: str, task: str) -> Optional[dict]:
         return None
     rows = store.con.execute(
         f"""SELECT doc_id, item FROM item_ids WHERE benchmark = ? AND task = ? AND EXISTS (
-                SELECT 1 FROM item_ids WHERE benchmark = ? AND task = ? AND {_NUMBERED_BY_STORE})""",
+                SELECT 1 FROM item_ids WHERE benchmark = ? AND task = ? AND {_read_otherwise()})""",
         [benchmark, task, benchmark, task]).fetchall()
     return {int(d): str(i) for d, i in rows} or None
