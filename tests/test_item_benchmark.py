@@ -132,3 +132,19 @@ def test_the_correlation_round_trips_through_the_manifest_and_old_manifests_stil
     bad.write_text(json.dumps(dict(m, **{KEY: dict(block, matrix=[[1.0, 2.0], [2.0, 1.0]])})))
     with pytest.raises(HarnessExtError, match="bad.json.*correlation matrix"):
         load_manifest(bad)
+
+
+def test_the_benchmark_interval_stays_in_the_range_of_a_mean_of_proportions():
+    """A model that answered none of the drawn items had the benchmark interval -0.085 to 0.086 (Inspect AI's
+    mockllm, run live): an accuracy below 0 says nothing the range does not. Clipped to [0, sum of weights], never so
+    that it leaves out the estimate (a new model's logs may hold scores outside [0, 1], which predict says)."""
+    from harness_ext.methods.reduction.item_benchmark import benchmark_interval
+
+    est, lo, hi, se = benchmark_interval([0.0, 0.001], [0.05, 0.05], [0.5, 0.5], 0.9)
+    assert lo == 0.0 and 0 < hi < 0.1 and se > 0
+    est, lo, hi, _ = benchmark_interval([[1.0, 0.99], [0.5, 0.5]], [[0.05, 0.05], [0.05, 0.05]], [0.5, 0.5], 0.9)
+    assert hi[0] == 1.0 and lo[0] < 1.0 and lo[1] > 0.4 and hi[1] < 0.6
+    est, lo, hi, _ = benchmark_interval([1.2, 1.2], [0.05, 0.05], [0.5, 0.5], 0.9)  # out-of-range logs: kept
+    assert est == pytest.approx(1.2) and lo < est <= hi
+    _, lo, hi, _ = benchmark_interval([0.0, 0.0], [0.05, 0.05], [0.25, 0.25], 0.9)  # two of four tasks' share
+    assert lo == 0.0 and hi <= 0.5

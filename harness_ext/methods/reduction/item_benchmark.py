@@ -65,7 +65,9 @@ def benchmark_interval(estimates, ses, weights, level: float, corr: Optional[np.
 
     ``ses``: the tasks' standard errors (:func:`task_standard_error`; 0 for a measured task); ``weights``:
     per task, as they enter the benchmark's score (the caller normalises them); ``corr``: the tasks' error correlation (tasks x tasks, default independence).
-    The variance is ``(w s)' R (w s)``, never below the independent ``sum (w s)**2``; normal quantile.
+    The variance is ``(w s)' R (w s)``, never below the independent ``sum (w s)**2``; normal quantile. The interval
+    is clipped to the benchmark's range, ``[0, sum(w)]`` (item scores lie in [0, 1]: ``reduce`` refuses others), but
+    never so that it leaves out the estimate (a new model's logs may hold scores outside it, which ``predict`` says).
     """
     from ..engine.item_estimators import _z
 
@@ -77,7 +79,11 @@ def benchmark_interval(estimates, ses, weights, level: float, corr: Optional[np.
         var = np.maximum(var, np.einsum("mi,ij,mj->m", ws, np.asarray(corr, dtype=float), ws))
     centre, se = est @ w, np.sqrt(var)
     half = _z(level) * se
-    out = centre, centre - half, centre + half, se
+    # A mean of proportions: an interval reaching below 0 or above 1 says nothing the range does not.
+    top = w.sum()
+    lower = np.maximum(centre - half, np.minimum(0.0, centre))
+    upper = np.minimum(centre + half, np.maximum(top, centre))
+    out = centre, lower, upper, se
     return out if np.ndim(estimates) > 1 else tuple(float(v[0]) for v in out)
 
 

@@ -244,12 +244,16 @@ def _task_cells(reg, M, S, m_arr, parts, level, others, design, info, seed) -> t
     if len(S) >= M.shape[1]:  # every item runs: the task's score is measured, not estimated
         return {}, None
     cells, n_widened = {}, None
+    unit = bool(np.isin(M, (0.0, 1.0)).all())
     for train, test in parts:
         if train.sum() < 2 or not test.any():
             continue
         truth, e = _truth_and_estimates(reg, M, S, train, test, level, others, design, info, seed)
         se = task_standard_error(e.lower, e.upper, e.se, level)
-        for m, v, lo, hi, tr, s in zip(m_arr[test], e.estimate, e.lower, e.upper, truth, se):
+        lower, upper = np.asarray(e.lower, dtype=float), np.asarray(e.upper, dtype=float)
+        if unit:  # as predict gives a proportion's interval: within [0, 1]
+            lower, upper = np.maximum(lower, 0.0), np.minimum(upper, 1.0)
+        for m, v, lo, hi, tr, s in zip(m_arr[test], e.estimate, lower, upper, truth, se):
             cells[m] = (float(v), float(lo), float(hi), float(tr), float(s))
         beyond = None if e.beyond_sources is None else np.asarray(e.beyond_sources, dtype=float)
         if beyond is not None and np.isfinite(beyond).any():  # looked at: there are other tasks
@@ -295,7 +299,7 @@ def _benchmark_figures(cells: dict, weights: dict, common: list, level: float, c
     # Weights over all tasks (not only the estimated ones): the measured tasks' share carries no error.
     est, lo, hi, _ = benchmark_interval(v[:, :, 0], v[:, :, 4], w, level, R)
     truth = v[:, :, 3] @ w
-    return _figures(est - truth, hi - lo, np.abs(est - truth) <= (hi - lo) / 2, len(rows))
+    return _figures(est - truth, hi - lo, (lo <= truth) & (truth <= hi), len(rows))
 
 
 def _check_unit_scores(store, task: str, metric: str, M: np.ndarray) -> None:
