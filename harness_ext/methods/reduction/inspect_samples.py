@@ -58,7 +58,7 @@ def task_file_problem(name: str):
         return "a file name inspect eval imports (.py, .ipynb, .yaml)"
     if is_glob(name):
         return ("a glob character (* ? [), which inspect eval matches against the files where it runs (a name not "
-                "in its registry is a pattern there), importing every .py file it matches")
+                "in its registry is a pattern there), importing and running each .py file it matches that defines a task")
     return None
 
 
