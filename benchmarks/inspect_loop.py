@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import math
 import re
@@ -116,8 +117,6 @@ def _hx(*args) -> str:
 
 def _truth(folder: Path, log_dir: Path) -> float:
     """The full run's benchmark score: the tasks' mean accuracy (uniform over tasks, as the manifest weighs them)."""
-    import zipfile  # noqa: F401 - the logs are read by harness-ext's own reader below
-
     db = folder / f"truth_{log_dir.name}.duckdb"
     _hx("ingest", "-q", "--db", db, log_dir)
     csv = _hx("matrix", "--db", db, "--normalise", "none")
@@ -139,9 +138,7 @@ def main(argv=None) -> int:
     p.add_argument("--new", type=int, default=8, help="new models: half inside the population's range, half beyond")
     p.add_argument("--keep", type=Path, help="work in this folder and keep it")
     a = p.parse_args(argv)
-    try:
-        import inspect_ai  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("inspect_ai") is None:
         print("inspect-ai is not installed: pip install inspect-ai", file=sys.stderr)
         return 2
     patch_mockllm()
