@@ -309,5 +309,6 @@ def harness_ext_adapters():
                   # 6: a none/none log with model roles is stored under its target role's model (or refused)
                   # 7: a none/none log without model roles is refused (no model's scores), not stored as none/none
                   # 8: the dataset's location and size and the scorers' names stored with the task (dataset links)
-                  revision="8",
+                  # 9: .eval archives with Zstandard members (as Inspect writes them now) read, not skipped
+                  revision="9",
                   description="Inspect AI evaluation logs (.json, .eval): header scores, samples to the item table")

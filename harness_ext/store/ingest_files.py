@@ -155,7 +155,11 @@ class IngestReport:
         return sum(f.item_conflicts for f in self.files)
 
     def summary(self) -> str:
-        ing, unch, skip = (len(self.by_status(s)) for s in ("ingested", "unchanged", "skipped"))
+        # Files, not readings: an Inspect log is read for its results and for its items, one file all the same.
+        ing_p = {f.path for f in self.by_status("ingested")}
+        unch_p = {f.path for f in self.by_status("unchanged")} - ing_p
+        skip_p = {f.path for f in self.by_status("skipped")} - ing_p - unch_p
+        ing, unch, skip = len(ing_p), len(unch_p), len(skip_p)
         logs = [f for f in self.by_status("ingested") if f.adapter == SAMPLES_ADAPTER]
         samples = (f", {plural(sum(f.n_samples for f in logs), 'per-sample score')} from {plural(len(logs), 'sample log')}"
                    if logs else "")
@@ -164,7 +168,7 @@ class IngestReport:
                     if items else "")
         kinds: dict = {}
         for f in self.by_status("skipped"):
-            if f.quiet:
+            if f.quiet and f.path in skip_p:
                 kind = f.quiet_kind or NotResults.what
                 kinds[kind] = kinds.get(kind, 0) + 1
         known = f" ({', '.join(f'{n} of them {k}' for k, n in kinds.items())})" if kinds else ""
