@@ -9,7 +9,9 @@ simulated, the scores are the model's own. The conf is checked as ``helm-run`` r
 by ``common/object_spec.py``'s grammar (``name:key=value,...``: every piece has ``=``, no key twice, a ``model=``).
 
 Usage: ``HARNESS_EXT_SHARED_DATA=../shared/data python benchmarks/helm_loop.py [--model meta/Llama-2-70B]
-[--budget 4]`` (default: the strongest model by mean win rate, then a random one, ``random.Random(0)``).
+[--budget 4] [--helm-run PATH]`` (default: the strongest model by mean win rate, then a random one,
+``random.Random(0)``). ``--helm-run``: crfm-helm's ``helm-run``, installed anywhere, also reads the conf and the
+conf of every title's entries, and says how many entries it expanded into run specs.
 """
 
 from __future__ import annotations
@@ -85,7 +87,48 @@ def write_runs(conf: Path, scores: dict, model: str, out: Path) -> int:
     return n
 
 
-def loop(model: str, budget: int, tmp: Path, records: dict) -> None:
+def helm_run_check(helm_run: str, conf: Path, tmp: Path) -> str:
+    """What crfm-helm's own ``helm-run`` makes of ``conf``: how many entries it expanded into run specs. Run with
+    ``--skip-instances`` and HELM's offline test model; a run that needs its scenario's data downloaded fails after
+    its run spec was built, which is all this checks. When no run spec was built (one entry's run spec function
+    needs the network: RAFT's downloads its prompt settings), each entry is tried alone, and those that fail are
+    named with helm-run's last error line."""
+    entries = conf_entries(conf)
+    built = _specs_built(helm_run, conf, tmp)
+    failed = []
+    if built[0] == 0 and len(entries) > 1:
+        built = (0, "")
+        for i, e in enumerate(entries):
+            one = tmp / f"entry_{i}.conf"
+            one.write_text(f'entries: [{{description: "{e["description"]}", priority: 1}}]\n')
+            n, why = _specs_built(helm_run, one, tmp)
+            built = (built[0] + n, "")
+            if not n:
+                failed.append(f"{e['description']} ({why})")
+    text = f"helm-run expanded {built[0]} of the conf's {len(entries)} entries into run specs"
+    return text + (f"; not expanded: {'; '.join(failed)}" if failed else "")
+
+
+def _specs_built(helm_run: str, conf: Path, tmp: Path) -> tuple:
+    """``(run specs helm-run started, its last error line)`` for ``conf``."""
+    import re
+    import subprocess
+
+    out = subprocess.run([helm_run, "--conf-paths", str(conf), "--suite", "harness_ext_check", "--max-eval-instances",
+                          "5", "--models-to-run", "simple/model1", "--skip-instances", "-o", str(tmp / "helm_out")],
+                         capture_output=True, text=True, cwd=tmp)
+    text = out.stdout + out.stderr
+    errors = [line for line in text.splitlines() if re.match(r"^\w+(\.\w+)*(Error|Exception)\b", line)]
+    return len(set(re.findall(r"INFO\s+Running (\S+) \{", text))), (errors[-1][:120] if errors else "")
+
+
+def conf_entries(conf: Path) -> list:
+    from pyhocon import ConfigFactory
+
+    return list(ConfigFactory.parse_file(str(conf))["entries"])
+
+
+def loop(model: str, budget: int, tmp: Path, records: dict, helm_run=None) -> None:
     from harness_ext.cli import main as cli
 
     db, red = tmp / "classic.duckdb", tmp / f"reduced-{model.replace('/', '_')}"
@@ -95,6 +138,8 @@ def loop(model: str, budget: int, tmp: Path, records: dict) -> None:
         assert cli(["reduce", "--db", str(db), "--benchmark", "helm_classic", "--budget", str(budget),
                     "--exclude-models", model, "--out", str(red), "--no-plot"]) == 0
     conf = next(red.glob("run_entries_*.conf"))
+    if helm_run:
+        print(f"{model}: {helm_run_check(helm_run, conf, tmp)}")
     _, scores = records[model]
     subset = [e["name"] for e in json.loads((red / "manifest.json").read_text())["subset"]]
     for label, confs in (("subset", conf), ("all titles", None)):
@@ -106,6 +151,8 @@ def loop(model: str, budget: int, tmp: Path, records: dict) -> None:
             confs = tmp / "all.conf"
             confs.write_text("entries: [\n" + ",\n".join(f'  {{description: "{d}", priority: 1}}' for d in descs)
                              + "\n]\n")
+            if helm_run:
+                print(f"{model}, every title: {helm_run_check(helm_run, confs, tmp)}")
         runs = tmp / f"runs-{model.replace('/', '_')}-{label.replace(' ', '_')}"
         n = write_runs(confs, scores, model.lower(), runs)
         out = tmp / f"pred-{label.replace(' ', '_')}.json"
@@ -134,6 +181,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", action="append", help="held-out model id (repeatable)")
     parser.add_argument("--budget", type=int, default=4)
+    parser.add_argument("--helm-run", help="crfm-helm's helm-run executable: also check that it expands every entry "
+                                           "of the conf into a run spec (--skip-instances, no model run)")
     args = parser.parse_args()
     if not CLASSIC.is_dir():
         print(f"no HELM Classic records at {CLASSIC}", file=sys.stderr)
@@ -146,7 +195,7 @@ def main() -> int:
         models = [strongest, random.Random(0).choice(sorted(m for m in records if m != strongest))]
     with tempfile.TemporaryDirectory() as tmp:
         for m in models:
-            loop(m, args.budget, Path(tmp), records)
+            loop(m, args.budget, Path(tmp), records, args.helm_run)
     return 0
 
 
