@@ -167,8 +167,8 @@ def _decided_by_decimals(con, where: str, params: list, multi: str) -> Optional[
     (exact) one ingested after a rounded one, and whose document counts do not decide them."""
     # The decimals are computed only on the cells whose values differ (a few in a large store).
     got = con.execute(
-        f"""WITH s AS MATERIALIZED (SELECT model_id, dataset_id, num_fewshot, value, n_samples, source_id
-                                    FROM results r WHERE {where} AND {multi}),
+        f"""WITH s AS (SELECT model_id, dataset_id, num_fewshot, value, n_samples, source_id
+                       FROM results r WHERE {where} AND {multi}),
                  k AS (SELECT model_id, dataset_id, num_fewshot FROM s GROUP BY ALL
                        HAVING max(value) - min(value) > {CONFLICT_TOLERANCE})
             SELECT model_id, dataset_id, num_fewshot, first_source, value FROM (
