@@ -89,3 +89,16 @@ def test_only_an_exact_value_against_its_rounding_agrees():
     assert agree(a, b).tolist() == [True, False, True, False, False, False, False]
     assert agree(b, a).tolist() == agree(a, b).tolist()
     assert agree([0.6524], [0.65235001])[0] and not agree([0.6523], [0.65235101])[0]  # at half a unit
+
+
+def test_predict_reads_a_new_models_files_by_the_same_rule():
+    """``used_first`` (predict's reading of a new model's files): the exact value first, whatever the order."""
+    import pandas as pd
+
+    from harness_ext.store.cell_choice import used_first
+
+    keys = ["model_name", "benchmark", "dataset", "metric", "num_fewshot"]
+    cell = {"model_name": MODEL, "benchmark": "lm_eval", "dataset": "truthfulqa_mc2", "metric": "acc", "num_fewshot": 0}
+    for values, want in (([0.5171, MC2], MC2), ([MC2, 0.5171], MC2), ([0.5180, MC2], 0.5180)):
+        frame = pd.DataFrame([{**cell, "value": v, "n_samples": None} for v in values])
+        assert used_first(frame, keys).drop_duplicates(keys)["value"].tolist() == [want]

@@ -206,11 +206,18 @@ def used_first(frame, keys: list):
     g = n.groupby([frame[k].fillna(UNKNOWN_SHOTS) if k == "num_fewshot" else frame[k] for k in keys], sort=False)
     size, known = g.transform("size"), g.transform("count")
     decided = ((size > 1) & (known == size) & (g.transform("min") < g.transform("max"))).to_numpy(dtype=bool)
+    # Cells whose values agree to the decimals the less precise gives: the first exact value (rounding.py), as
+    # "most documents" ranks them below.
+    docs = n.to_numpy(dtype=float, na_value=np.nan)
+    if "value" in frame and (size > 1).any():
+        exact = _agreed_rows(frame["value"].to_numpy(dtype=float), g.ngroup().to_numpy(), ~decided)
+        decided |= exact >= 0
+        docs = np.where(exact >= 0, exact, docs)
     if not decided.any():
         return frame
     pos = np.flatnonzero(decided)
     group = g.ngroup().to_numpy()[pos]
-    docs = n.to_numpy(dtype=float, na_value=np.nan)[pos]
+    docs = docs[pos]
     # Each decided cell's first row (the lowest position) and its used row (most documents, then the earliest).
     first = pos[np.lexsort((pos, group))]
     used = pos[np.lexsort((pos, -docs, group))]
@@ -219,3 +226,26 @@ def used_first(frame, keys: list):
     perm = np.arange(len(frame))
     perm[first], perm[used] = used, first
     return frame.iloc[perm]
+
+
+def _agreed_rows(value: np.ndarray, group: np.ndarray, open_: np.ndarray) -> np.ndarray:
+    """Per row: 1 for an exact value and 0 for a rounded one of a cell (``group``) whose values agree to the decimals
+    the less precise gives (:mod:`harness_ext.store.rounding`), -1 elsewhere; only the ``open_`` rows' cells."""
+    import pandas as pd
+
+    from .rounding import decimals
+
+    dec = decimals(value)
+    exact = dec >= EXACT_DECIMALS
+    half = np.where(exact, 0.0, 0.5 * 10.0 ** -np.minimum(dec, 30).astype(float))
+    f = pd.DataFrame({"g": group, "v": value, "lo": value - half, "hi": value + half,
+                      "ev": np.where(exact, value, np.nan), "open": open_})
+    c = f.groupby("g").agg(n=("v", "size"), vmin=("v", "min"), vmax=("v", "max"), lo=("lo", "max"), hi=("hi", "min"),
+                           emin=("ev", "min"), emax=("ev", "max"), open=("open", "all"))
+    tol = CONFLICT_TOLERANCE
+    ok = ((c["n"] > 1) & c["open"] & (c["vmax"] - c["vmin"] > tol) & c["emin"].notna() & (c["emax"] - c["emin"] <= tol)
+          & (c["lo"] <= c["emin"] + tol) & (c["hi"] >= c["emax"] - tol))
+    # A cell of exact values only is no rounding: it needs a rounded value (one interval wider than a point).
+    ok &= f.assign(r=~exact).groupby("g")["r"].any()
+    agreed = ok.reindex(group).to_numpy(dtype=bool)
+    return np.where(agreed, exact.astype(float), -1.0)
