@@ -133,8 +133,8 @@ def decided_cells(con, where: str, params: list) -> Optional[dict]:
     # grouping by cell to them (a twentieth of a store where one model in twenty was run twice).
     multi = (f"model_id IN (SELECT model_id FROM results r WHERE {where} GROUP BY model_id "
              "HAVING min(source_id) < max(source_id))")
-    parts = [p for p in (_decided_by_documents(con, where, params, multi), _decided_by_decimals(con, where, params, multi))
-             if p is not None]
+    parts = [p for p in (_decided_by_documents(con, where, params, multi),
+                         _decided_by_decimals(con, where, params, multi)) if p is not None]
     if not parts:
         return None
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}

@@ -30,7 +30,8 @@ def decimals_sql(col: str = "value") -> str:
     """The SQL expression of the decimals of ``col`` (:data:`EXACT_DECIMALS` for an exact value)."""
     whens = [f"WHEN abs({col} - round({col}, 1)) <= {EXACT} THEN {EXACT_DECIMALS}"]
     whens += [f"WHEN abs({col} - round({col}, {d})) <= {EXACT} THEN {d}" for d in DECIMALS]
-    return f"(CASE WHEN {col} IS NULL OR isnan({col}) THEN {EXACT_DECIMALS} {' '.join(whens)} ELSE {EXACT_DECIMALS} END)"
+    return (f"(CASE WHEN {col} IS NULL OR isnan({col}) THEN {EXACT_DECIMALS} {' '.join(whens)} "
+            f"ELSE {EXACT_DECIMALS} END)")
 
 
 def half_sql(dec: str) -> str:
@@ -86,10 +87,11 @@ def agreed_cells_sql(every: str) -> str:
 def agreed_count(con, every: str = "results") -> int:
     """How many cells of the store have values that differ but agree to the decimals the less precise gives."""
     # Only cells whose values differ at all are classified: the decimals are computed on them alone.
+    differ = f"(SELECT * FROM {every} JOIN k USING (model_id, dataset_id, num_fewshot))"
     return con.execute(
         f"""WITH k AS (SELECT model_id, dataset_id, num_fewshot FROM {every} GROUP BY ALL
                        HAVING max(value) - min(value) > {CONFLICT_TOLERANCE})
-            SELECT count(*) FROM ({agreed_cells_sql(f'(SELECT * FROM {every} JOIN k USING (model_id, dataset_id, num_fewshot))')})"""
+            SELECT count(*) FROM ({agreed_cells_sql(differ)})"""
     ).fetchall()[0][0]
 
 
