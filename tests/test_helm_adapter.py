@@ -222,13 +222,23 @@ def test_mmlu_table_and_every_eval_ever_meet_in_the_same_cells(store):
     assert [f.adapter for f in report.files] == ["every_eval_ever", "every_eval_ever"]
     df = load_matrix(store, MatrixQuery(benchmarks=("mmlu",), normalise="none"))
     assert df.shape == (2, 11)  # one row per model: the two sources share model names, subjects and metric
-    # The table has k/n, Every Eval Ever the 3-decimal rounding: 11 of 22 cells differ in the 4th decimal.
-    assert len(report.conflicts) == 11
-    assert {c.model for c in report.conflicts} == {"01-ai/yi-6b", "01-ai/yi-34b"}
-    assert all(abs(c.stored_value - c.new_value) < 5e-4 for c in report.conflicts)
-    assert df.loc["01-ai/yi-6b", "econometrics"] == pytest.approx(40 / 114)  # first ingested is used
+    # The table has k/n, Every Eval Ever the 3-decimal rounding: 11 of 22 cells differ in the 4th decimal, each the
+    # table's value rounded (harness_ext.store.rounding): no conflict, said once, the exact value used.
+    assert report.conflicts == [] and store.n_conflicting_cells() == 0
+    assert "11 cells given by two files that agree to the decimals the less precise gives" in report.summary()
+    assert df.loc["01-ai/yi-6b", "econometrics"] == 40 / 114
     meta = df.attrs["datasets"]["econometrics"]
     assert meta["metric"] == "acc" and meta["random_baseline"] == 0.25
+
+
+def test_every_eval_ever_rounding_first_still_gives_the_tables_exact_value(store):
+    """The same two real sources the other way round: Every Eval Ever's 3 decimals ingested first, the HELM table's
+    k/n used all the same (harness_ext.store.rounding)."""
+    ingest_paths(store, [FIX / "every_eval_ever"], show_progress=False)
+    report = ingest_paths(store, [RELEASES / "v1.13.0"], show_progress=False)
+    assert report.conflicts == [] and store.n_conflicting_cells() == 0
+    df = load_matrix(store, MatrixQuery(benchmarks=("mmlu",), normalise="none"))
+    assert df.loc["01-ai/yi-6b", "econometrics"] == 40 / 114
 
 
 def test_calibration_tables_and_aggregates_are_not_read(store):

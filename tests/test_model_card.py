@@ -166,9 +166,13 @@ def test_mutated_model_index_reads_or_is_refused_with_its_reason(tmp_path):
     check()
 
 
-def test_a_card_and_its_models_results_file_meet_in_the_same_cells(tmp_path):
+@pytest.mark.parametrize("card_first", [False, True])
+def test_a_card_and_its_models_results_file_meet_in_the_same_cells(tmp_path, card_first):
     """The first leaderboard's card of a model whose results file is ingested too: the same cells, the card's two
-    decimals against the file's full precision reported as conflicts (the file's value, first stored, kept)."""
+    decimals (of a percent) agreeing with the file's full precision: no conflict, and the file's value used in
+    either ingest order (harness_ext.store.rounding)."""
+    from harness_ext.store.matrix import MatrixQuery, load_matrix
+
     import json
 
     run = FIXTURES_V1 / "details_HenryJJ__Instruct_Mistral-7B-v0.1_Dolly15K"
@@ -184,12 +188,20 @@ def test_a_card_and_its_models_results_file_meet_in_the_same_cells(tmp_path):
     (tmp_path / "card").mkdir()
     (tmp_path / "card" / "README.md").write_text(card + "---\n")
     s = Store.open(":memory:")
-    report = ingest_paths(s, [str(run), str(tmp_path / "card" / "README.md")], show_progress=False)
+    paths = [str(run), str(tmp_path / "card" / "README.md")]
+    report = ingest_paths(s, paths[::-1] if card_first else paths, show_progress=False)
     assert [f.status for f in report.files] == ["ingested", "ingested"]
-    assert len(report.conflicts) == 2
-    (value,) = s.con.execute("SELECT r.value FROM results r JOIN datasets d USING (dataset_id) WHERE d.name = 'gsm8k' "
-                             "AND d.metric = 'acc'").fetchone()
-    assert value == r["harness|gsm8k|5"]["acc"]
+    assert len(report.conflicts) == 0 and s.n_conflicting_cells() == 0 and s.conflicts().empty
+    assert "2 cells given by two files that agree to the decimals the less precise gives" in report.summary()
+    values = sorted(v for (v,) in s.con.execute("SELECT r.value FROM results r JOIN datasets d USING (dataset_id) "
+                                                 "WHERE d.name = 'gsm8k' AND d.metric = 'acc'").fetchall())
+    assert values == pytest.approx([round(r["harness|gsm8k|5"]["acc"], 4), r["harness|gsm8k|5"]["acc"]])  # both kept
+    m = load_matrix(s, MatrixQuery())
+    assert m["gsm8k"].iloc[0] == r["harness|gsm8k|5"]["acc"]  # the file's, not the card's
+    m = load_matrix(s, MatrixQuery(metric="acc_norm"))
+    # Normalised from chance (0.25): the file's value, not the card's 0.5939 (0.45853).
+    assert m["arc_challenge"].iloc[0] == pytest.approx((r["harness|arc:challenge|25"]["acc_norm"] - 0.25) / 0.75,
+                                                       abs=1e-12)
 
 
 def test_a_details_dataset_card_reads_as_its_results_file(tmp_path):

@@ -62,11 +62,15 @@ class StoreInfo(Result):
             # As matrix and reduce count rows: the names of one model (aliases, case) are one row there.
             labels["models"] = (f"model names ({plural(ids, 'model')} once the names of one model merge: 'harness-ext "
                                 "models --merged' lists them)")
-        parts = [_count(v, labels.get(k, k)) for k, v in cells.items() if k not in _CONFLICT_DETAIL]
+        parts = [_count(v, labels.get(k, k)) for k, v in cells.items() if k not in _CONFLICT_DETAIL + (ROUNDED,)]
         if "conflicts_by_documents" in cells:
             parts.append(f"{cells['conflicts_by_documents']:,} of them decided by document count")
         if cells.get("conflicts_listed_twice"):
             parts.append(_listed_twice(cells["conflicts_listed_twice"], cells.get("conflicts_later_more_documents", 0)))
+        if cells.get(ROUNDED):  # not conflicts: said once, whether or not the store has any
+            from ..store.rounding import agreed_note
+
+            parts.append(agreed_note(cells[ROUNDED]))
         lines = [f"store: {self.path}", ", ".join(parts)]
         if self.counts.get("item_sources"):  # a store of results alone says nothing of items
             lines.append("item level: " + ", ".join(_count(self.counts[k], k.replace('_', ' ')) for k in COUNT_KEYS))
@@ -114,6 +118,8 @@ class StoreInfo(Result):
 #: The counts that qualify the conflicting cells, said only beside them.
 _CONFLICT_DETAIL = ("conflicts_by_documents", "conflicts_listed_twice", "conflicts_one_file",
                     "conflicts_later_more_documents")
+#: The count of cells whose values agree to the decimals the less precise gives (no conflict).
+ROUNDED = "cells_agreeing_to_rounding"
 
 
 def short_list(names, width: int = METRICS_WIDTH) -> str:
@@ -148,11 +154,13 @@ def store_info(store, conflicts: bool = False) -> StoreInfo:
     from ..store.item_info import assumed_metric_notes, item_benchmarks, item_conflicts, item_counts, item_id_notes
 
     from ..store.cell_choice import conflict_counts, listed_twice
+    from ..store.rounding import agreed_count
 
     counts = {**store.counts(), **item_counts(store)}
     counts["model_ids"] = _model_ids(store, counts["models"])
     table = store.conflicts() if conflicts or counts.get("conflicts") else None
     counts["conflicts_by_documents"] = conflict_counts(table)[1]
+    counts[ROUNDED] = agreed_count(store.con)
     twice = listed_twice(table)
     counts["conflicts_listed_twice"], counts["conflicts_one_file"], counts["conflicts_later_more_documents"] = twice
     return StoreInfo(store.path, counts, store.benchmarks(), store.benchmark_groups(),

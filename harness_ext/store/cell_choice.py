@@ -16,11 +16,13 @@ from typing import Optional
 
 import numpy as np
 
+from .rounding import EXACT_DECIMALS, agree_sql, decimals_sql
 from .tables import CONFLICT_TOLERANCE, UNKNOWN_SHOTS, has_table
 
 #: The rule in the words messages use.
 RULE_TEXT = ("each takes the value measured on the most documents where every value's document count is known and "
-             "they differ, else the value ingested first; a file listing a cell twice counts by its first listing")
+             "they differ, else the value ingested first; a file listing a cell twice counts by its first listing; "
+             "values that agree to the decimals the less precise gives are not a conflict: the more precise is used")
 
 # Per cell (grouped by model_id, dataset_id, num_fewshot): whether the document counts decide it, the first-ingested
 # source and the source used. Sources are numbered in the order they were ingested.
@@ -55,7 +57,8 @@ def conflicts(con):
         whose values all come from one file, ``"first in its file"`` on the row of the value the cell takes (and
         why), empty on the others. ``listing`` is ``"later"`` on a value its file lists again for the cell (never
         used), else ``"first"``. Rows are in a total order (model, benchmark, dataset, metric, shots, source, the
-        file's listing order, value), so the same store always lists them the same way.
+        file's listing order, value), so the same store always lists them the same way. Cells whose values
+        agree to the decimals the less precise gives (:mod:`harness_ext.store.rounding`) are not listed.
     """
     # Values a file repeats with a different value (result_repeats) count like values from other files.
     has_repeats = has_table(con, "result_repeats")
@@ -68,7 +71,11 @@ def conflicts(con):
         f"""WITH k AS (
                SELECT model_id, dataset_id, num_fewshot FROM {every} GROUP BY ALL
                HAVING max(value) - min(value) > {CONFLICT_TOLERANCE}),
-           c AS MATERIALIZED (SELECT * FROM {every} JOIN k USING (model_id, dataset_id, num_fewshot)),
+           c0 AS MATERIALIZED (SELECT *, {decimals_sql()} AS dec
+                               FROM {every} JOIN k USING (model_id, dataset_id, num_fewshot)),
+           -- Values that agree to the decimals the less precise gives (rounding.py) are no conflict.
+           a AS (SELECT model_id, dataset_id, num_fewshot FROM c0 GROUP BY ALL HAVING {agree_sql()}),
+           c AS MATERIALIZED (SELECT * EXCLUDE (dec) FROM c0 ANTI JOIN a USING (model_id, dataset_id, num_fewshot)),
            u AS (SELECT model_id, dataset_id, num_fewshot, {_DECIDE}, count(*) = 1 AS one_file
                  FROM c WHERE rep = 0 GROUP BY ALL)
            SELECT m.name AS model, d.benchmark, d.name AS dataset, d.metric,
@@ -113,27 +120,62 @@ def listed_twice(frame) -> tuple:
 
 
 def decided_cells(con, where: str, params: list) -> Optional[dict]:
-    """The cells of the selected results (``results r WHERE where``) whose document counts choose another value than
-    the first-ingested: ``{"model_id", "dataset_id", "num_fewshot", "first_source", "value"}`` as arrays (``value``
-    the one used), or None when there is none.
+    """The cells of the selected results (``results r WHERE where``) whose rule chooses another value than the
+    first-ingested: those the document counts decide, and those whose values agree to the decimals the less precise
+    gives (:mod:`harness_ext.store.rounding`) with the more precise ingested later. ``{"model_id", "dataset_id",
+    "num_fewshot", "first_source", "value"}`` as arrays (``value`` the one used), or None when there is none.
 
     A matrix keeps each cell's first-ingested value while it reads the results; it then puts these values in place of
     those of the cells that kept them (:func:`harness_ext.store.pivot._ranked_scatter`), so the scan pays nothing
     and every other ranking (two datasets in one column, shot settings, merged model names) stays as it was.
     """
+    # Only models with results from two sources can have a cell two sources give: grouping by model first keeps the
+    # grouping by cell to them (a twentieth of a store where one model in twenty was run twice).
+    multi = (f"model_id IN (SELECT model_id FROM results r WHERE {where} GROUP BY model_id "
+             "HAVING min(source_id) < max(source_id))")
+    parts = [p for p in (_decided_by_documents(con, where, params, multi),
+                         _decided_by_decimals(con, where, params, multi)) if p is not None]
+    if not parts:
+        return None
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def _decided_by_documents(con, where: str, params: list, multi: str) -> Optional[dict]:
+    """:func:`decided_cells`' cells the document counts decide."""
     # Only results with a document count can be decided by it: the grouping is skipped for stores without any.
     # fetchall, not fetchone: a result left unfinished refuses the connection's next statement.
     if not con.execute(f"SELECT EXISTS (SELECT 1 FROM results r WHERE {where} AND r.n_samples IS NOT NULL)",
                        params).fetchall()[0][0]:
         return None
-    # Only models with results from two sources can have a cell two sources give: grouping by model first keeps the
-    # grouping by cell to them (a twentieth of a store where one model in twenty was run twice).
     got = con.execute(
         f"""SELECT model_id, dataset_id, num_fewshot, first_source, value FROM (
                 SELECT model_id, dataset_id, num_fewshot, {_DECIDE}, arg_max(value, {_MOST}) AS value
-                FROM results r WHERE {where} AND model_id IN (
-                    SELECT model_id FROM results r WHERE {where} GROUP BY model_id HAVING min(source_id) < max(source_id))
+                FROM results r WHERE {where} AND {multi}
                 GROUP BY ALL HAVING {_BY_DOCUMENTS})
+            WHERE used_source <> first_source""", params * 2).fetchnumpy()
+    if not len(got["value"]):
+        return None
+    return {k: np.asarray(v) for k, v in got.items()}
+
+
+# The first-ingested exact value first: the source a cell of values agreeing to the rounding takes.
+_PRECISE = f"(dec >= {EXACT_DECIMALS})::HUGEINT * 4294967296 - source_id"
+
+
+def _decided_by_decimals(con, where: str, params: list, multi: str) -> Optional[dict]:
+    """:func:`decided_cells`' cells whose values agree to the decimals the less precise gives, the more precise
+    (exact) one ingested after a rounded one, and whose document counts do not decide them."""
+    # The decimals are computed only on the cells whose values differ (a few in a large store).
+    got = con.execute(
+        f"""WITH s AS (SELECT model_id, dataset_id, num_fewshot, value, n_samples, source_id
+                       FROM results r WHERE {where} AND {multi}),
+                 k AS (SELECT model_id, dataset_id, num_fewshot FROM s GROUP BY ALL
+                       HAVING max(value) - min(value) > {CONFLICT_TOLERANCE})
+            SELECT model_id, dataset_id, num_fewshot, first_source, value FROM (
+                SELECT model_id, dataset_id, num_fewshot, min(source_id) AS first_source,
+                       arg_max(source_id, {_PRECISE}) AS used_source, arg_max(value, {_PRECISE}) AS value
+                FROM (SELECT *, {decimals_sql()} AS dec FROM s JOIN k USING (model_id, dataset_id, num_fewshot))
+                GROUP BY ALL HAVING {agree_sql()} AND NOT {_BY_DOCUMENTS})
             WHERE used_source <> first_source""", params * 2).fetchnumpy()
     if not len(got["value"]):
         return None
@@ -164,11 +206,18 @@ def used_first(frame, keys: list):
     g = n.groupby([frame[k].fillna(UNKNOWN_SHOTS) if k == "num_fewshot" else frame[k] for k in keys], sort=False)
     size, known = g.transform("size"), g.transform("count")
     decided = ((size > 1) & (known == size) & (g.transform("min") < g.transform("max"))).to_numpy(dtype=bool)
+    # Cells whose values agree to the decimals the less precise gives: the first exact value (rounding.py), as
+    # "most documents" ranks them below.
+    docs = n.to_numpy(dtype=float, na_value=np.nan)
+    if "value" in frame and (size > 1).any():
+        exact = _agreed_rows(frame["value"].to_numpy(dtype=float), g.ngroup().to_numpy(), ~decided)
+        decided |= exact >= 0
+        docs = np.where(exact >= 0, exact, docs)
     if not decided.any():
         return frame
     pos = np.flatnonzero(decided)
     group = g.ngroup().to_numpy()[pos]
-    docs = n.to_numpy(dtype=float, na_value=np.nan)[pos]
+    docs = docs[pos]
     # Each decided cell's first row (the lowest position) and its used row (most documents, then the earliest).
     first = pos[np.lexsort((pos, group))]
     used = pos[np.lexsort((pos, -docs, group))]
@@ -177,3 +226,26 @@ def used_first(frame, keys: list):
     perm = np.arange(len(frame))
     perm[first], perm[used] = used, first
     return frame.iloc[perm]
+
+
+def _agreed_rows(value: np.ndarray, group: np.ndarray, open_: np.ndarray) -> np.ndarray:
+    """Per row: 1 for an exact value and 0 for a rounded one of a cell (``group``) whose values agree to the decimals
+    the less precise gives (:mod:`harness_ext.store.rounding`), -1 elsewhere; only the ``open_`` rows' cells."""
+    import pandas as pd
+
+    from .rounding import decimals
+
+    dec = decimals(value)
+    exact = dec >= EXACT_DECIMALS
+    half = np.where(exact, 0.0, 0.5 * 10.0 ** -np.minimum(dec, 30).astype(float))
+    f = pd.DataFrame({"g": group, "v": value, "lo": value - half, "hi": value + half,
+                      "ev": np.where(exact, value, np.nan), "open": open_})
+    c = f.groupby("g").agg(n=("v", "size"), vmin=("v", "min"), vmax=("v", "max"), lo=("lo", "max"), hi=("hi", "min"),
+                           emin=("ev", "min"), emax=("ev", "max"), open=("open", "all"))
+    tol = CONFLICT_TOLERANCE
+    ok = ((c["n"] > 1) & c["open"] & (c["vmax"] - c["vmin"] > tol) & c["emin"].notna() & (c["emax"] - c["emin"] <= tol)
+          & (c["lo"] <= c["emin"] + tol) & (c["hi"] >= c["emax"] - tol))
+    # A cell of exact values only is no rounding: it needs a rounded value (one interval wider than a point).
+    ok &= f.assign(r=~exact).groupby("g")["r"].any()
+    agreed = ok.reindex(group).to_numpy(dtype=bool)
+    return np.where(agreed, exact.astype(float), -1.0)

@@ -25,6 +25,7 @@ import pandas as pd
 from ..errors import IngestError
 from .batch import _meta_table
 from .db_write import SourceOutcome, _f
+from .rounding import agree
 from .tables import AGGREGATE, CONFLICT_TOLERANCE, DATASET, UNKNOWN_SHOTS
 
 #: Cells sent to DuckDB per insert (bounded memory: a few arrays of this length).
@@ -101,7 +102,7 @@ def write_columnar(store, path: str, sha: str, adapter: str, table) -> SourceOut
         n_kept = int(np.count_nonzero(~np.isnan(V)))
         chunks = _wide_cells(V, row_mid, col_did)
     now = datetime.now(timezone.utc).replace(tzinfo=None)
-    clashes = []
+    clashes, n_rounded = [], 0
     try:
         with store.transaction() as con:
             store._append_new([(source_id, str(path), sha, adapter, now, n_kept)], new_models, new_datasets, meta_rows)
@@ -117,7 +118,10 @@ def write_columnar(store, path: str, sha: str, adapter: str, table) -> SourceOut
                                 QUALIFY row_number() OVER (PARTITION BY i.model_id, i.dataset_id, i.num_fewshot
                                                            ORDER BY r.source_id) = 1"""
                         ).df()
-                        clashes.append(clash[(clash["value"] - clash["value_stored"]).abs() > CONFLICT_TOLERANCE])
+                        differ = (clash["value"] - clash["value_stored"]).abs() > CONFLICT_TOLERANCE
+                        rounded = differ & agree(clash["value"], clash["value_stored"])  # no conflict (rounding.py)
+                        n_rounded += int(rounded.sum())
+                        clashes.append(clash[differ & ~rounded])
                     extra = [c if c in chunk.column_names else "NULL" for c in ("stderr", "n_samples")]
                     con.execute(f"""INSERT INTO results (model_id, dataset_id, num_fewshot, value, stderr, n_samples,
                                                          source_id)
@@ -138,7 +142,7 @@ def write_columnar(store, path: str, sha: str, adapter: str, table) -> SourceOut
         cols = ["model_id", "dataset_id", "num_fewshot", "value", "value_stored", "source_id_stored"]
         frame = pd.concat([d[cols] for d in differs], ignore_index=True).assign(source_id=source_id)
         conflicts = store._describe_conflicts({k: frame[k].tolist() for k in frame.columns})
-    return SourceOutcome("ingested", n_new=n_kept, conflicts=conflicts)
+    return SourceOutcome("ingested", n_new=n_kept, conflicts=conflicts, n_rounded=n_rounded)
 
 
 def _model_ids(store, models: list, metadata: list, source_id: int) -> tuple:

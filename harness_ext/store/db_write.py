@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..errors import StoreError
 from .batch import _KIND_NAMES, _Cells, _columns, _float_column, _Frame, _int_column, _metadata
+from .rounding import agree
 from .tables import _DATASET_COLUMNS, _PAIR_COLUMNS, AGGREGATE, CONFLICT_TOLERANCE, DATASET, UNKNOWN_SHOTS
 
 
@@ -57,6 +58,8 @@ class SourceOutcome:
     n_duplicate: int = 0
     conflicts: list = field(default_factory=list)
     reason: str = ""
+    #: Cells another file gives with a value that agrees to the decimals the less precise gives (no conflict).
+    n_rounded: int = 0
 
 
 class _BatchWrites:
@@ -284,14 +287,17 @@ class _BatchWrites:
         same = np.abs(pairs["value"] - pairs["value_stored"]) <= CONFLICT_TOLERANCE
         other = pairs["source_id"] != pairs["source_id_stored"]
         n_dup = np.bincount(pairs["source_id"].astype(np.int64)[same & other] - first_id, minlength=n_items)
-        differs = {k: v[~same].tolist() for k, v in pairs.items()}
+        # Another file's value that agrees to the decimals the less precise gives is no conflict (rounding.py).
+        rounded = other & ~same & agree(pairs["value"], pairs["value_stored"])
+        n_rounded = np.bincount(pairs["source_id"].astype(np.int64)[rounded] - first_id, minlength=n_items).tolist()
+        differs = {k: v[~same & ~rounded].tolist() for k, v in pairs.items()}
         described = self._describe_conflicts(differs) if differs["value"] else []
         by_source: dict = {}
         for sid, c in zip(differs["source_id"], described):
             by_source.setdefault(int(sid), []).append(c)
         kept, dups = cells.n_kept.tolist(), n_dup.tolist()  # Python ints, no numpy scalar per source
         return [SourceOutcome("ingested", n_new=kept[k], n_duplicate=dups[k],
-                              conflicts=by_source.get(first_id + k, []))
+                              conflicts=by_source.get(first_id + k, []), n_rounded=n_rounded[k])
                 for k in range(n_items)]
 
     def _describe_conflicts(self, differs: dict) -> list:

@@ -575,9 +575,9 @@ class _IngestRun:
             stays = (EDITED_KEPT_REASON if earlier else KEPT_REASON) if again and outcome.status != "ingested" else ""
             replaced = replaced_results(earlier, n) if earlier and outcome.status == "ingested" else None
             self.report.files[idx] = FileReport(str(path), outcome.status, name, n, reason=outcome.reason + stays,
-                                                conflicts=outcome.conflicts, notes=self.notes_of.pop(idx, []),
-                                                reread=again and not earlier and outcome.status == "ingested",
-                                                replaced=replaced)
+                                                conflicts=outcome.conflicts, n_rounded=outcome.n_rounded,
+                                                notes=self.notes_of.pop(idx, []), replaced=replaced,
+                                                reread=again and not earlier and outcome.status == "ingested")
             if replaced:
                 self.report.files[idx].notes.append(replaced_note(replaced))
             configs = self.task_configs.pop(path, None)

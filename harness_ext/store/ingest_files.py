@@ -17,6 +17,7 @@ from typing import Optional
 from ..errors import IngestError, NotResults
 from ..report import plural
 from ..safe_input import file_kind
+from .rounding import agreed_note
 
 #: Adapter name reported for item-response tables and HELM runs' per-instance scores (:mod:`.item_tables`).
 ITEMS_ADAPTER = "item_table"
@@ -107,6 +108,8 @@ class FileReport:
     n_results: int = 0
     reason: str = ""
     conflicts: list = field(default_factory=list)
+    #: Cells another file gives with a value agreeing to the decimals the less precise gives (no conflict).
+    n_rounded: int = 0
     n_samples: int = 0  # per-sample scores, for an lm-eval samples_<task>_<date>.jsonl log or an item table
     #: Item scores this file gives with another value than a file stored before (both kept; the first is used).
     item_conflicts: int = 0
@@ -174,6 +177,7 @@ class IngestReport:
         known = f" ({', '.join(f'{n} of them {k}' for k, n in kinds.items())})" if kinds else ""
         # Item scores are counted apart from result cells: a file's item conflicts are in its notes as well.
         item_conflicts = f" and {plural(n, 'conflicting item score')}" if (n := self.n_item_conflicts) else ""
+        rounded = f"; {agreed_note(n)}" if (n := sum(f.n_rounded for f in self.files)) else ""
         notes = f"; {plural(n, 'note')} on how files were read" if (n := sum(len(f.notes) for f in self.files)) else ""
         reread = f"; {n} of them read again, replacing what an older reader stored" if (n := self.n_reread) else ""
         reread += (f"; {n} of them changed since stored, replacing their earlier reading" if (n := self.n_replaced)
@@ -182,7 +186,7 @@ class IngestReport:
                  if (n := self.n_older_reader) else "")
         return (f"{plural(ing, 'file')} ingested ({plural(self.n_results, 'result')}{samples}{reread}), {unch} unchanged "
                 f"(already in the store{older}), {skip} skipped{known}, {plural(len(self.conflicts), 'conflicting value')}"
-                f"{self._conflict_cells()}{item_conflicts}{notes}")
+                f"{self._conflict_cells()}{item_conflicts}{rounded}{notes}")
 
     def _conflict_cells(self) -> str:
         """`` in N cells`` when a cell has several conflicting values (a model listed three times in one file), so
