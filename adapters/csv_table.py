@@ -361,6 +361,7 @@ def _read_wide(src, rows, header, lower, stem):
         WideColumns, classify_wide, report_file_measure, report_repeated_models, strip_footnote_marks)
     from harness_ext.adapters.csv_keys import (bound_columns, constant_columns, entrant_column, task_column,
                                               variant_column)
+    from harness_ext.adapters.csv_reference import apply_reference, note_reference, reference_rows
 
     rows = list(_body_rows(src, rows, header))
     mc = entrant_column(src, header, lower, model_column(lower), lambda j: [row[j] for _, row in rows])
@@ -391,6 +392,15 @@ def _read_wide(src, rows, header, lower, stem):
     values = np.array([[math.nan if v is None else v for v in parsed[j][0]] for j in score_cols]).T
     metas = [_row_metadata(row, meta_cols, header) for _, row in body]
     models = strip_footnote_marks(src, [row[mc].strip() for _, row in body])
+    found, refs = reference_rows(src, models, keyed=task_col is not None), {}
+    ref_rows = [(models[i], k) for i, k in sorted(found.items())]
+    if found:  # rows that are not models (a chance baseline, a human reference): kept apart, by column
+        refs = {j: [(models[i], found[i], parsed[j][0][i]) for i in sorted(found) if parsed[j][0][i] is not None]
+                for j in score_cols}
+        keep = [i for i in range(len(models)) if i not in found]
+        body, models, metas = [body[i] for i in keep], [models[i] for i in keep], [metas[i] for i in keep]
+        values = values[keep]
+        parsed = {j: ([v[i] for i in keep], pct) for j, (v, pct) in parsed.items()}
     variant = variant_column(src, header, lower, mc, lambda j: [row[j] for _, row in body], {task_col, bench_col})
     if variant is not None:  # one model run several ways: each way its own variant of the model
         for i, (_, row) in enumerate(body):
@@ -403,13 +413,14 @@ def _read_wide(src, rows, header, lower, stem):
     benches = [row[bench_col].strip() if bench_col is not None else (cm["benchmark"] or stem) for _, row in body]
     report_repeated_models(src, models, metas, list(zip(benches, keys[0])) if keys else
                            (benches if bench_col is not None else None))
-    measure, by_file_name, out = file_measure(src), [], []
+    measure, by_file_name, out, tally = file_measure(src), [], [], {}
     for j in score_cols:
         name = header[j]
         vals, pct = parsed[j]
         col = score_column(src, cm, name, specs.get(name, {}), vals, pct, models, measure)
         if col.pop("by_file_name"):
             by_file_name.append(name)
+        ref_meta = apply_reference(col, refs.get(j, []), tally, name)
         for i in range(len(body)):
             if vals[i] is None:
                 continue
@@ -419,8 +430,9 @@ def _read_wide(src, rows, header, lower, stem):
             out.append(ResultRecord(
                 model=models[i], benchmark=benches[i], dataset=dataset, metric=metric, primary=primary, value=vals[i],
                 **col, aggregate=j in aggregates, model_metadata=metas[i],
-                dataset_metadata={**dmeta, "scale_detected": col["scale"]}))
+                dataset_metadata={**dmeta, "scale_detected": col["scale"], **ref_meta}))
     report_file_measure(src, measure, by_file_name)
+    note_reference(src, ref_rows, tally)
     return out
 
 
