@@ -35,7 +35,10 @@ _HUMAN = re.compile(
     r"(?:average\s+|avg\s+|expert\s+|non\s+expert\s+|best\s+|median\s+)?(?:human|humans|oracle|upper\s*bound|skyline)"
     + _WORDS.format(r"expert|experts|baseline|performance|avg|average|mean|median|best|level|score|annotator|"
                     r"annotators|rater|raters|evaluator|evaluators|majority|vote|high|medium|low|worst|oracle|"
-                    r"upper|bound|reference|estimate"))
+                    r"upper|bound|reference|estimate|max|min|agent|model"))
+
+
+_RANDOM = re.compile(r"random|chance|guess|uniform", re.I)
 
 
 def reference_kind(name: str):
@@ -80,7 +83,8 @@ def apply_reference(col: dict, refs: list, tally: dict, column: str) -> dict:
     meta = {"reference_scores": {name: float(v) for name, _, v in refs}}
     chance = [(name, v) for name, k, v in refs if k == "chance"]
     if chance:
-        name, v = chance[0]
+        # A random row is the chance level; a majority or most-frequent-answer row only where there is none
+        name, v = min(chance, key=lambda c: not _RANDOM.search(c[0]))
         if col.get("random_baseline") is None:
             col["random_baseline"], col["baseline_source"] = float(v), f"leaderboard row {name!r}"
             tally.setdefault("chance_set", []).append(column)
@@ -118,7 +122,8 @@ def note_reference(src, rows, tally: dict) -> None:
                 body += (f"; the sidecar's declared chance kept on {len(d)} column{'s' * (len(d) != 1)} where the "
                          f"row differs: {_names(d)}")
             if tally.get("chance_more"):
-                body += "; the first chance row sets the level, every row's value is kept in reference_scores"
+                body += ("; with several chance rows a random one sets the level (else the first), every row's value is "
+                         "kept in reference_scores")
         else:
             cols = tally.get("human", [])
             body = (f"kept as dataset metadata (human_score, reference_scores) of {len(cols)} "
