@@ -15,7 +15,7 @@ from harness_ext.adapters.csv_rules import (
 from harness_ext.adapters.csv_columns import (
     WideColumns, classify_wide, report_file_measure, report_repeated_models, strip_footnote_marks)
 from harness_ext.adapters.csv_keys import bound_columns, constant_columns, entrant_column
-from harness_ext.adapters.csv_reference import apply_reference, note_reference, reference_rows
+from harness_ext.adapters.csv_reference import apply_reference, note_reference, split_reference_rows
 from harness_ext.errors import IngestError
 from harness_ext.types import SourceFile
 
@@ -123,27 +123,16 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
     pct_of = {j: parsed[j][1] for j in score_cols}
     for k, j in enumerate(score_cols):
         values[:, k] = parsed.pop(j)[0]  # one copy of the scores at a time
-    found = reference_rows(src, models)
-    ref_rows, refs = [(models[i], k) for i, k in sorted(found.items())], {}
-    if found:  # rows that are not models (a chance baseline, a human reference): kept apart, by column
-        refs = {k: [(models[i], found[i], float(values[i, k])) for i in sorted(found) if not np.isnan(values[i, k])]
-                for k in range(len(score_cols))}
-        keep = np.array([i for i in range(n) if i not in found])
+    # rows that are not models (a chance baseline, a human reference): kept apart, by column
+    keep, refs, ref_rows = split_reference_rows(src, models, range(len(score_cols)), lambda k, i: values[i, k])
+    if keep is not None:
         values, models = values[keep], [models[i] for i in keep]
     aggregates = classify_wide(src, header, cols, specs, stem, cm, values)
     dnames = _dataset_metrics(header, score_cols, specs, empty)
-    metas = [{} for _ in range(n)]
-    for j in meta_cols:
-        for i, cell in enumerate(table.column(j).to_pylist()):
-            try:
-                v, _ = _parse(cell)
-            except ValueError:
-                v = cell.strip()
-            if v is not None:
-                metas[i][header[j]] = v
+    metas = _row_metadata(table, meta_cols, header, n)
     benches = [b.strip() for b in table.column(bench_col).to_pylist()] if bench_col is not None else None
     del table
-    if found:
+    if keep is not None:
         metas = [metas[i] for i in keep]
         benches = None if benches is None else [benches[i] for i in keep]
     report_repeated_models(src, models, metas, benches)
@@ -162,6 +151,20 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
     if benches is not None:  # a benchmark column: one block of columns per benchmark named in it
         return _split_by_benchmark(models, metas, columns, values, benches)
     return ColumnarResults(models=models, model_metadata=metas, columns=columns, values=values)
+
+
+def _row_metadata(table, meta_cols, header, n: int) -> list:
+    """Each row's model metadata: its cells in the metadata columns, numbers parsed, empty cells left out."""
+    metas = [{} for _ in range(n)]
+    for j in meta_cols:
+        for i, cell in enumerate(table.column(j).to_pylist()):
+            try:
+                v, _ = _parse(cell)
+            except ValueError:
+                v = cell.strip()
+            if v is not None:
+                metas[i][header[j]] = v
+    return metas
 
 
 #: Long-table columns read as text and as numbers by :func:`_read_long_columnar`.

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["reference_kind", "reference_rows", "apply_reference", "note_reference"]
+__all__ = ["reference_kind", "reference_rows", "split_reference_rows", "apply_reference", "note_reference"]
 
 _WORDS = r"(?:\s+(?:{}))*"
 #: Chance baselines: "random", "random-baseline", "Random chance", "Random guess", "Random Choice", "chance",
@@ -28,7 +28,7 @@ _WORDS = r"(?:\s+(?:{}))*"
 _CHANCE = re.compile(
     r"(?:random|chance|majority|(?:most\s+)?frequent|guess(?:ing)?|uniform)"
     + _WORDS.format(r"random|chance|baseline|guess|guessing|choice|class|vote|label|answer|level|performance|"
-                    r"selection|prediction|predictor|sampling|policy|agent|model|score|avg|average|mean"))
+                    r"selection|prediction|predictor|sampling|policy|agent|model|score|avg|average|mean|uniform"))
 #: Human and ceiling references: "Human", "Human (avg)", "Human Expert (High)", "Human performance", "Oracle",
 #: "Upper bound", "Skyline".
 _HUMAN = re.compile(
@@ -72,6 +72,19 @@ def reference_rows(src, models, keyed: bool = False) -> dict:
                  f"({_names(repr(models[i]) for i in found)}) stored as model{'s' * (n != 1)}, {why}")
         return {}
     return found
+
+
+def split_reference_rows(src, models, columns, value, keyed: bool = False):
+    """``(kept row indices or None, {column: [(row name, kind, value)]}, [(row name, kind)])``: the reference rows
+    of a table (:func:`reference_rows`) and their values in each of ``columns`` (``value(column, row)``; None or
+    NaN: missing); None for the kept rows when there is no reference row."""
+    found = reference_rows(src, models, keyed=keyed)
+    if not found:
+        return None, {}, []
+    refs = {c: [(models[i], found[i], float(v)) for i in sorted(found)
+                if (v := value(c, i)) is not None and v == v] for c in columns}
+    keep = [i for i in range(len(models)) if i not in found]
+    return keep, refs, [(models[i], k) for i, k in sorted(found.items())]
 
 
 def apply_reference(col: dict, refs: list, tally: dict, column: str) -> dict:

@@ -361,7 +361,7 @@ def _read_wide(src, rows, header, lower, stem):
         WideColumns, classify_wide, report_file_measure, report_repeated_models, strip_footnote_marks)
     from harness_ext.adapters.csv_keys import (bound_columns, constant_columns, entrant_column, task_column,
                                               variant_column)
-    from harness_ext.adapters.csv_reference import apply_reference, note_reference, reference_rows
+    from harness_ext.adapters.csv_reference import apply_reference, note_reference, split_reference_rows
 
     rows = list(_body_rows(src, rows, header))
     mc = entrant_column(src, header, lower, model_column(lower), lambda j: [row[j] for _, row in rows])
@@ -392,14 +392,12 @@ def _read_wide(src, rows, header, lower, stem):
     values = np.array([[math.nan if v is None else v for v in parsed[j][0]] for j in score_cols]).T
     metas = [_row_metadata(row, meta_cols, header) for _, row in body]
     models = strip_footnote_marks(src, [row[mc].strip() for _, row in body])
-    found, refs = reference_rows(src, models, keyed=task_col is not None), {}
-    ref_rows = [(models[i], k) for i, k in sorted(found.items())]
-    if found:  # rows that are not models (a chance baseline, a human reference): kept apart, by column
-        refs = {j: [(models[i], found[i], parsed[j][0][i]) for i in sorted(found) if parsed[j][0][i] is not None]
-                for j in score_cols}
-        keep = [i for i in range(len(models)) if i not in found]
-        body, models, metas = [body[i] for i in keep], [models[i] for i in keep], [metas[i] for i in keep]
-        values = values[keep]
+    # rows that are not models (a chance baseline, a human reference): kept apart, by column
+    keep, refs, ref_rows = split_reference_rows(src, models, score_cols, lambda j, i: parsed[j][0][i],
+                                                keyed=task_col is not None)
+    if keep is not None:
+        body, models, metas, values = [body[i] for i in keep], [models[i] for i in keep], [metas[i] for i in keep], \
+            values[keep]
         parsed = {j: ([v[i] for i in keep], pct) for j, (v, pct) in parsed.items()}
     variant = variant_column(src, header, lower, mc, lambda j: [row[j] for _, row in body], {task_col, bench_col})
     if variant is not None:  # one model run several ways: each way its own variant of the model
@@ -509,5 +507,7 @@ def harness_ext_adapters():
         # samples ("bootstrap_samples") are model metadata, not scores; footnote marks after a model name are left out
         # 6: a task column keys the rows (each task a dataset, each score column its metric), an entrant column names
         # the rows when the model column repeats, and a column with one value on every row is model metadata
-        revision="6",
+        # 7: reference rows ("random-baseline", "Random Choice", "Human Expert (High)", "Oracle") are not models: a
+        # chance row's values are the datasets' chance levels, a human row's their reference scores (noted)
+        revision="7",
     )
