@@ -123,3 +123,12 @@ def test_the_columnar_reader_does_the_same(tmp_path, monkeypatch):
     assert ds.loc["artDesign", "random_baseline"] == 29.0
     assert json.loads(ds.loc["science", "metadata"])["human_score"] == 90.0
     assert any("stored as the chance level of 7 datasets" in n for n in notes)
+
+
+def test_the_api_takes_the_option(tmp_path):
+    import harness_ext as hx
+
+    hx.ingest(EQ, store=tmp_path / "a.duckdb")
+    hx.ingest(EQ, store=tmp_path / "b.duckdb", keep_reference_rows=True)
+    a, b = hx.load_matrix(tmp_path / "a.duckdb"), hx.load_matrix(tmp_path / "b.duckdb")
+    assert "random-baseline" not in a.index and "random-baseline" in b.index
