@@ -15,6 +15,7 @@ from harness_ext.adapters.csv_rules import (
 from harness_ext.adapters.csv_columns import (
     WideColumns, classify_wide, report_file_measure, report_repeated_models, strip_footnote_marks)
 from harness_ext.adapters.csv_keys import bound_columns, constant_columns, entrant_column
+from harness_ext.adapters.csv_reference import apply_reference, note_reference, split_reference_rows
 from harness_ext.errors import IngestError
 from harness_ext.types import SourceFile
 
@@ -122,8 +123,38 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
     pct_of = {j: parsed[j][1] for j in score_cols}
     for k, j in enumerate(score_cols):
         values[:, k] = parsed.pop(j)[0]  # one copy of the scores at a time
+    # rows that are not models (a chance baseline, a human reference): kept apart, by column
+    keep, refs, ref_rows = split_reference_rows(src, models, range(len(score_cols)), lambda k, i: values[i, k])
+    if keep is not None:
+        values, models = values[keep], [models[i] for i in keep]
     aggregates = classify_wide(src, header, cols, specs, stem, cm, values)
     dnames = _dataset_metrics(header, score_cols, specs, empty)
+    metas = _row_metadata(table, meta_cols, header, n)
+    benches = [b.strip() for b in table.column(bench_col).to_pylist()] if bench_col is not None else None
+    del table
+    if keep is not None:
+        metas = [metas[i] for i in keep]
+        benches = None if benches is None else [benches[i] for i in keep]
+    report_repeated_models(src, models, metas, benches)
+    columns, measure, by_file_name, tally = [], file_measure(src), [], {}
+    for k, j in enumerate(score_cols):
+        name = header[j]
+        col = score_column(src, cm, name, specs.get(name, {}), values[:, k].tolist(), pct_of[j], models, measure)
+        if col.pop("by_file_name"):
+            by_file_name.append(name)
+        ref_meta = apply_reference(col, refs.get(k, []), tally, name)
+        columns.append(dict(
+            benchmark=cm["benchmark"] or stem, dataset=dnames[j][0], metric=dnames[j][1], primary=dnames[j][2], **col,
+            aggregate=j in aggregates, dataset_metadata={"column": name, "scale_detected": col["scale"], **ref_meta}))
+    report_file_measure(src, measure, by_file_name)
+    note_reference(src, ref_rows, tally)
+    if benches is not None:  # a benchmark column: one block of columns per benchmark named in it
+        return _split_by_benchmark(models, metas, columns, values, benches)
+    return ColumnarResults(models=models, model_metadata=metas, columns=columns, values=values)
+
+
+def _row_metadata(table, meta_cols, header, n: int) -> list:
+    """Each row's model metadata: its cells in the metadata columns, numbers parsed, empty cells left out."""
     metas = [{} for _ in range(n)]
     for j in meta_cols:
         for i, cell in enumerate(table.column(j).to_pylist()):
@@ -133,22 +164,7 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
                 v = cell.strip()
             if v is not None:
                 metas[i][header[j]] = v
-    benches = [b.strip() for b in table.column(bench_col).to_pylist()] if bench_col is not None else None
-    del table
-    report_repeated_models(src, models, metas, benches)
-    columns, measure, by_file_name = [], file_measure(src), []
-    for k, j in enumerate(score_cols):
-        name = header[j]
-        col = score_column(src, cm, name, specs.get(name, {}), values[:, k].tolist(), pct_of[j], models, measure)
-        if col.pop("by_file_name"):
-            by_file_name.append(name)
-        columns.append(dict(
-            benchmark=cm["benchmark"] or stem, dataset=dnames[j][0], metric=dnames[j][1], primary=dnames[j][2], **col,
-            aggregate=j in aggregates, dataset_metadata={"column": name, "scale_detected": col["scale"]}))
-    report_file_measure(src, measure, by_file_name)
-    if benches is not None:  # a benchmark column: one block of columns per benchmark named in it
-        return _split_by_benchmark(models, metas, columns, values, benches)
-    return ColumnarResults(models=models, model_metadata=metas, columns=columns, values=values)
+    return metas
 
 
 #: Long-table columns read as text and as numbers by :func:`_read_long_columnar`.

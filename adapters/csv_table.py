@@ -361,6 +361,7 @@ def _read_wide(src, rows, header, lower, stem):
         WideColumns, classify_wide, report_file_measure, report_repeated_models, strip_footnote_marks)
     from harness_ext.adapters.csv_keys import (bound_columns, constant_columns, entrant_column, task_column,
                                               variant_column)
+    from harness_ext.adapters.csv_reference import apply_reference, note_reference, split_reference_rows
 
     rows = list(_body_rows(src, rows, header))
     mc = entrant_column(src, header, lower, model_column(lower), lambda j: [row[j] for _, row in rows])
@@ -391,6 +392,13 @@ def _read_wide(src, rows, header, lower, stem):
     values = np.array([[math.nan if v is None else v for v in parsed[j][0]] for j in score_cols]).T
     metas = [_row_metadata(row, meta_cols, header) for _, row in body]
     models = strip_footnote_marks(src, [row[mc].strip() for _, row in body])
+    # rows that are not models (a chance baseline, a human reference): kept apart, by column
+    keep, refs, ref_rows = split_reference_rows(src, models, score_cols, lambda j, i: parsed[j][0][i],
+                                                keyed=task_col is not None)
+    if keep is not None:
+        body, models, metas, values = [body[i] for i in keep], [models[i] for i in keep], [metas[i] for i in keep], \
+            values[keep]
+        parsed = {j: ([v[i] for i in keep], pct) for j, (v, pct) in parsed.items()}
     variant = variant_column(src, header, lower, mc, lambda j: [row[j] for _, row in body], {task_col, bench_col})
     if variant is not None:  # one model run several ways: each way its own variant of the model
         for i, (_, row) in enumerate(body):
@@ -403,13 +411,14 @@ def _read_wide(src, rows, header, lower, stem):
     benches = [row[bench_col].strip() if bench_col is not None else (cm["benchmark"] or stem) for _, row in body]
     report_repeated_models(src, models, metas, list(zip(benches, keys[0])) if keys else
                            (benches if bench_col is not None else None))
-    measure, by_file_name, out = file_measure(src), [], []
+    measure, by_file_name, out, tally = file_measure(src), [], [], {}
     for j in score_cols:
         name = header[j]
         vals, pct = parsed[j]
         col = score_column(src, cm, name, specs.get(name, {}), vals, pct, models, measure)
         if col.pop("by_file_name"):
             by_file_name.append(name)
+        ref_meta = apply_reference(col, refs.get(j, []), tally, name)
         for i in range(len(body)):
             if vals[i] is None:
                 continue
@@ -419,8 +428,9 @@ def _read_wide(src, rows, header, lower, stem):
             out.append(ResultRecord(
                 model=models[i], benchmark=benches[i], dataset=dataset, metric=metric, primary=primary, value=vals[i],
                 **col, aggregate=j in aggregates, model_metadata=metas[i],
-                dataset_metadata={**dmeta, "scale_detected": col["scale"]}))
+                dataset_metadata={**dmeta, "scale_detected": col["scale"], **ref_meta}))
     report_file_measure(src, measure, by_file_name)
+    note_reference(src, ref_rows, tally)
     return out
 
 
@@ -497,5 +507,7 @@ def harness_ext_adapters():
         # samples ("bootstrap_samples") are model metadata, not scores; footnote marks after a model name are left out
         # 6: a task column keys the rows (each task a dataset, each score column its metric), an entrant column names
         # the rows when the model column repeats, and a column with one value on every row is model metadata
-        revision="6",
+        # 7: reference rows ("random-baseline", "Random Choice", "Human Expert (High)", "Oracle") are not models: a
+        # chance row's values are the datasets' chance levels, a human row's their reference scores (noted)
+        revision="7",
     )

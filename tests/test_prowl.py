@@ -677,8 +677,8 @@ def test_prowl_prompts_names_the_store_options_it_does_not_use(tmp_path, capsys)
 
 
 def test_prowl_says_when_models_have_a_win_rate_on_one_dataset_only(tmp_path, capsys):
-    """A union of real leaderboards: EQ-Bench (157 models) and six OpenCompass categories (35 models, 11 of them
-    also on EQ-Bench). 146 models are on EQ-Bench alone, so their mean win rate is the same on every subset holding
+    """A union of real leaderboards: EQ-Bench (156 models; its 'random-baseline' row is the chance level, not a model)
+    and six OpenCompass categories (35 models, 11 of them also on EQ-Bench). 145 models are on EQ-Bench alone, so their mean win rate is the same on every subset holding
     it and EQ-Bench alone reaches the coverage target: the output says so, with the count; a dense matrix says
     nothing."""
     from conftest import SHARED_DATA, require
@@ -693,7 +693,7 @@ def test_prowl_says_when_models_have_a_win_rate_on_one_dataset_only(tmp_path, ca
     capsys.readouterr()
     common = ["prowl", "--db", db, "--benchmark", "oc", "--similarity", "spearman", "--n-random", "20"]
     assert main([*common, "--out", str(tmp_path / "a"), "--json", str(tmp_path / "a.json")]) == 0
-    note = ("146 of 181 models have a win rate on one dataset only (most of them on EQ-Bench): their mean win rate is "
+    note = ("145 of 180 models have a win rate on one dataset only (most of them on EQ-Bench): their mean win rate is "
             "the same on every subset holding it")
     assert note in capsys.readouterr().err
     assert any(note in w for w in json.loads((tmp_path / "a.json").read_text())["warnings"])

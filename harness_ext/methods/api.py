@@ -94,7 +94,7 @@ def _names(value) -> tuple:
 
 def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = None, group: Optional[str] = None,
            reread: bool = False, meta_columns=None, column_meta: Optional[PathLike] = None,
-           mteb_split: Optional[str] = None, mteb_languages=None):
+           mteb_split: Optional[str] = None, mteb_languages=None, keep_reference_rows: bool = False):
     """Read result files into a store (created if needed), transactionally and idempotently.
 
     Parameters
@@ -118,6 +118,9 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
         Reading options, as ``harness-ext ingest --meta-columns`` (CSV columns stored as model metadata; a list
         or a comma-separated string), ``--column-meta`` (a sidecar YAML for every CSV), ``--mteb-split`` and
         ``--mteb-languages`` (:func:`harness_ext.store.ingest_files.reading_options`).
+    keep_reference_rows : bool, default False
+        As ``harness-ext ingest --keep-reference-rows``: a leaderboard CSV's reference rows ("Random", "Human")
+        stored as models rather than as the dataset's chance level and reference scores.
 
     Returns
     -------
@@ -140,7 +143,7 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
     if not any(Path(p).exists() for p in paths):
         raise HarnessExtError(f"ingest(): no such file or folder: {', '.join(map(str, paths[:5]))}"
                               f"{' ...' if len(paths) > 5 else ''}" if paths else "ingest(): no paths given")
-    options = reading_options(meta_columns, column_meta, mteb_split, mteb_languages)
+    options = reading_options(meta_columns, column_meta, mteb_split, mteb_languages, keep_reference_rows)
     with Store.open(str(store) if store is not None else default_db_path()) as s:
         return ingest_paths(s, list(paths), adapter=adapter, options=options, group=group, reread=reread)
 

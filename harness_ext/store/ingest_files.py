@@ -30,7 +30,7 @@ EDITED_KEPT_REASON = "; what its earlier content stored is kept as it was"
 
 
 def reading_options(meta_columns=None, column_meta=None, mteb_split: Optional[str] = None,
-                    mteb_languages=None) -> dict:
+                    mteb_languages=None, keep_reference_rows: bool = False) -> dict:
     """The reading options adapters take (``ingest --meta-columns`` ...), as ``ingest_paths(options=...)`` reads them.
 
     Parameters
@@ -44,6 +44,9 @@ def reading_options(meta_columns=None, column_meta=None, mteb_split: Optional[st
         The MTEB split to read instead of the first of test, dev, validation.
     mteb_languages : str or sequence of str, optional
         MTEB subsets (languages) to average over.
+    keep_reference_rows : bool, default False
+        Store a leaderboard CSV's reference rows ("Random", "Human", "Oracle") as models, not as the dataset's
+        chance level and reference scores (:mod:`harness_ext.adapters.csv_reference`).
 
     Returns
     -------
@@ -57,6 +60,8 @@ def reading_options(meta_columns=None, column_meta=None, mteb_split: Optional[st
     options: dict = {}
     if meta_columns:
         options["meta_columns"] = names(meta_columns)
+    if keep_reference_rows:
+        options["keep_reference_rows"] = True
     if mteb_split:
         options["mteb_split"] = str(mteb_split)
     if mteb_languages:
