@@ -94,18 +94,17 @@ def helm_run_check(helm_run: str, conf: Path, tmp: Path) -> str:
     needs the network: RAFT's downloads its prompt settings), each entry is tried alone, and those that fail are
     named with helm-run's last error line."""
     entries = conf_entries(conf)
-    built = _specs_built(helm_run, conf, tmp)
+    built, _ = _specs_built(helm_run, conf, tmp)
     failed = []
-    if built[0] == 0 and len(entries) > 1:
-        built = (0, "")
+    if built == 0 and len(entries) > 1:
         for i, e in enumerate(entries):
             one = tmp / f"entry_{i}.conf"
             one.write_text(f'entries: [{{description: "{e["description"]}", priority: 1}}]\n')
             n, why = _specs_built(helm_run, one, tmp)
-            built = (built[0] + n, "")
+            built += n
             if not n:
                 failed.append(f"{e['description']} ({why})")
-    text = f"helm-run expanded {built[0]} of the conf's {len(entries)} entries into run specs"
+    text = f"helm-run expanded {built} of the conf's {len(entries)} entries into run specs"
     return text + (f"; not expanded: {'; '.join(failed)}" if failed else "")
 
 

@@ -95,11 +95,9 @@ def patch_mockllm() -> None:
     MockLLM.generate = generate
 
 
-def _run(folder: Path, name: str, log_dir: Path, sample_ids=None) -> None:
+def _run(name: str, log_dir: Path, sample_ids=None) -> None:
     from inspect_ai import eval as inspect_eval
-
-    sys.path.insert(0, str(folder))
-    from loop_tasks import arith, words
+    from loop_tasks import arith, words  # main() puts the work folder on the path
 
     tasks = {"arith": arith, "words": words}
     for t, make in tasks.items():
@@ -146,9 +144,10 @@ def main(argv=None) -> int:
         folder = a.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "loop_tasks.py").write_text(TASKS)
+        sys.path.insert(0, str(folder))
         (folder / "cli.py").write_text(CLI.format(here=str(Path(__file__).resolve().parent)))
         for m in range(a.models):
-            _run(folder, f"m{-1.5 + 3 * m / (a.models - 1):.3f}", folder / "pop")
+            _run(f"m{-1.5 + 3 * m / (a.models - 1):.3f}", folder / "pop")
         db, reduced = folder / "store.duckdb", folder / "reduced"
         print(_hx("ingest", "--db", db, folder / "pop").strip().splitlines()[-1])
         _hx("reduce", "--db", db, "--benchmark", "inspect", "--items", a.items, "--out", reduced, "--no-plot")
@@ -159,8 +158,8 @@ def main(argv=None) -> int:
         for ab in abilities:
             name = f"m{ab:.3f}"
             sub, full, cli = (folder / f"{kind}_{name}" for kind in ("sub", "full", "cli"))
-            _run(folder, name, sub, ids)
-            _run(folder, name, full)
+            _run(name, sub, ids)
+            _run(name, full)
             for t in ids:  # Inspect's command line, the ids joined with commas as the guide says
                 subprocess.run([sys.executable, str(folder / "cli.py"), "eval", f"{folder / 'loop_tasks.py'}@{t}",
                                 "--model", f"mockllm/{name}", "--log-dir", str(cli), "--display", "none",

@@ -16,7 +16,7 @@ from typing import Optional
 
 import numpy as np
 
-from .rounding import EXACT_DECIMALS, agree_sql, decimals_sql
+from .rounding import EXACT_DECIMALS, agree_sql, agreed_rows, decimals_sql
 from .tables import CONFLICT_TOLERANCE, UNKNOWN_SHOTS, has_table
 
 #: The rule in the words messages use.
@@ -210,7 +210,7 @@ def used_first(frame, keys: list):
     # "most documents" ranks them below.
     docs = n.to_numpy(dtype=float, na_value=np.nan)
     if "value" in frame and (size > 1).any():
-        exact = _agreed_rows(frame["value"].to_numpy(dtype=float), g.ngroup().to_numpy(), ~decided)
+        exact = agreed_rows(frame["value"].to_numpy(dtype=float), g.ngroup().to_numpy(), ~decided)
         decided |= exact >= 0
         docs = np.where(exact >= 0, exact, docs)
     if not decided.any():
@@ -226,26 +226,3 @@ def used_first(frame, keys: list):
     perm = np.arange(len(frame))
     perm[first], perm[used] = used, first
     return frame.iloc[perm]
-
-
-def _agreed_rows(value: np.ndarray, group: np.ndarray, open_: np.ndarray) -> np.ndarray:
-    """Per row: 1 for an exact value and 0 for a rounded one of a cell (``group``) whose values agree to the decimals
-    the less precise gives (:mod:`harness_ext.store.rounding`), -1 elsewhere; only the ``open_`` rows' cells."""
-    import pandas as pd
-
-    from .rounding import decimals
-
-    dec = decimals(value)
-    exact = dec >= EXACT_DECIMALS
-    half = np.where(exact, 0.0, 0.5 * 10.0 ** -np.minimum(dec, 30).astype(float))
-    f = pd.DataFrame({"g": group, "v": value, "lo": value - half, "hi": value + half,
-                      "ev": np.where(exact, value, np.nan), "open": open_})
-    c = f.groupby("g").agg(n=("v", "size"), vmin=("v", "min"), vmax=("v", "max"), lo=("lo", "max"), hi=("hi", "min"),
-                           emin=("ev", "min"), emax=("ev", "max"), open=("open", "all"))
-    tol = CONFLICT_TOLERANCE
-    ok = ((c["n"] > 1) & c["open"] & (c["vmax"] - c["vmin"] > tol) & c["emin"].notna() & (c["emax"] - c["emin"] <= tol)
-          & (c["lo"] <= c["emin"] + tol) & (c["hi"] >= c["emax"] - tol))
-    # A cell of exact values only is no rounding: it needs a rounded value (one interval wider than a point).
-    ok &= f.assign(r=~exact).groupby("g")["r"].any()
-    agreed = ok.reindex(group).to_numpy(dtype=bool)
-    return np.where(agreed, exact.astype(float), -1.0)

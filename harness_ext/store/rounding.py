@@ -65,12 +65,18 @@ def decimals(values) -> np.ndarray:
     return out
 
 
+def half_unit(dec: np.ndarray) -> np.ndarray:
+    """Half a unit of the last decimal of each of ``dec`` (0 for an exact value), as :func:`half_sql` gives it."""
+    dec = np.asarray(dec)
+    return np.where(dec >= EXACT_DECIMALS, 0.0, 0.5 * 10.0 ** -np.minimum(dec, 30).astype(float))
+
+
 def agree(a, b) -> np.ndarray:
     """Whether each pair of values differs but agrees to the decimals the less precise one gives."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     da, db = decimals(a), decimals(b)
     low = np.minimum(da, db)
-    half = np.where(low >= EXACT_DECIMALS, 0.0, 0.5 * 10.0 ** -np.minimum(low, 30).astype(float))
+    half = half_unit(low)
     gap = np.abs(a - b)
     # Only an exact value against a rounded one: two rounded values (a card and a table) are compared as they are.
     return (gap > CONFLICT_TOLERANCE) & (np.maximum(da, db) >= EXACT_DECIMALS) & (low < EXACT_DECIMALS) \
@@ -101,3 +107,25 @@ def agreed_note(n: int) -> str:
         return ""
     return (f"{n:,} {'cell' if n == 1 else 'cells'} given by two files that agree to the decimals the less precise "
             f"gives: the more precise value used")
+
+
+def agreed_rows(value: np.ndarray, group: np.ndarray, open_: np.ndarray) -> np.ndarray:
+    """Per row: 1 for an exact value and 0 for a rounded one of a cell (``group``) whose values agree to the decimals
+    the less precise gives, -1 elsewhere; only the ``open_`` rows' cells (``used_first`` of
+    :mod:`harness_ext.store.cell_choice`: the grouped form of :func:`agree_sql`)."""
+    import pandas as pd
+
+    dec = decimals(value)
+    exact = dec >= EXACT_DECIMALS
+    half = half_unit(dec)
+    f = pd.DataFrame({"g": group, "v": value, "lo": value - half, "hi": value + half,
+                      "ev": np.where(exact, value, np.nan), "open": open_})
+    c = f.groupby("g").agg(n=("v", "size"), vmin=("v", "min"), vmax=("v", "max"), lo=("lo", "max"), hi=("hi", "min"),
+                           emin=("ev", "min"), emax=("ev", "max"), open=("open", "all"))
+    tol = CONFLICT_TOLERANCE
+    ok = ((c["n"] > 1) & c["open"] & (c["vmax"] - c["vmin"] > tol) & c["emin"].notna() & (c["emax"] - c["emin"] <= tol)
+          & (c["lo"] <= c["emin"] + tol) & (c["hi"] >= c["emax"] - tol))
+    # A cell of exact values only is no rounding: it needs a rounded value (one interval wider than a point).
+    ok &= f.assign(r=~exact).groupby("g")["r"].any()
+    agreed = ok.reindex(group).to_numpy(dtype=bool)
+    return np.where(agreed, exact.astype(float), -1.0)
