@@ -33,7 +33,7 @@ import warnings
 import zipfile
 from pathlib import Path
 
-from reliability_lib import FIX, MUTATIONS, SHARED, Family, _content_digest, mutate
+from reliability_lib import FIX, MUTATIONS, SHARED, Family, _content_digest, mutate, replaced_rows
 
 #: Longest a single case may take (a reader that blocks on a FIFO or reads /dev/zero fails by this).
 CASE_SECONDS = 60
@@ -103,12 +103,14 @@ def _ingest_checked(store, target: Path):
     if any(f.status == "skipped" and not f.reason for f in report.files):
         return "skipped without a reason", report
     after = store.counts()
-    if after["results"] - before["results"] != report.n_results:
-        return f"reported {report.n_results} results, stored {after['results'] - before['results']}", report
+    gone = replaced_rows(report)
+    if after["results"] - before["results"] != report.n_results - gone:
+        return (f"reported {report.n_results} results ({gone} replaced), stored "
+                f"{after['results'] - before['results']}", report)
     digest, n = _content_digest(store)
     if not report.n_results and digest != before_digest[0]:
         return "results changed although none were ingested", report
-    if n != before_digest[1] + report.n_results:
+    if n != before_digest[1] + report.n_results - gone:
         return "stored rows do not add up", report
     s_after = _samples_state(store)
     n_samples = sum(f.n_samples for f in report.files if f.status == "ingested")
