@@ -151,7 +151,7 @@ def test_an_old_store_read_again_is_a_fresh_ingest(fresh, tmp_path, monkeypatch)
         _old_readers(m)
         old = _ingest(db)
     n_old = sum(f.adapter in ("helm_run", "csv", "inspect_ai") for f in old.by_status("ingested"))
-    assert n_old == 22  # 9 HELM runs, 8 CSVs, 5 Inspect logs (the others: Every Eval Ever, lm-eval, item scores)
+    assert n_old == 23  # 9 HELM runs, 8 CSVs, 6 Inspect logs (the others: Every Eval Ever, lm-eval, item scores)
     before = _snapshot(db)
     assert before != fresh[1] and before["items"] != fresh[1]["items"]
     assert any(name.endswith(" (old)") for name, _ in before["models"])
