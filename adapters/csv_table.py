@@ -509,5 +509,7 @@ def harness_ext_adapters():
         # the rows when the model column repeats, and a column with one value on every row is model metadata
         # 7: reference rows ("random-baseline", "Random Choice", "Human Expert (High)", "Oracle") are not models: a
         # chance row's values are the datasets' chance levels, a human row's their reference scores (noted)
-        revision="7",
+        # 8: how fast and how big a model runs is model metadata, not a score: a speech board's "RTFx" (an inverse
+        # real-time factor, -1 where unknown) and an embedding board's "Memory Usage (GB, fp32)"
+        revision="8",
     )

@@ -201,6 +201,29 @@ def test_a_runs_diagnostics_are_metadata(tmp_path):
     assert {r[0] for r in s.con.execute("SELECT name FROM datasets").fetchall()} == {"accuracy", "f1"}
 
 
+def test_speed_and_memory_columns_are_metadata(tmp_path, path_kind):
+    """How fast and how big a model runs is not a score. A speech board (huggingface/open_asr_leaderboard
+    ``scripts/data/25032026_en_shortform.csv``, 0badcff, its header; values made up) gives each model's ``RTFx`` (an
+    inverse real-time factor, -1 where unknown): read as a score of unknown direction, -1 a real value. An embedding
+    board (embeddings-benchmark/leaderboard ``boards_data/en/data_tasks/STS/default.jsonl``, 006466a, its keys as a
+    CSV header; values made up) gives ``Memory Usage (GB, fp32)``: read as a percentage score."""
+    path = tmp_path / "asr.csv"
+    path.write_text("model,Avg. WER,RTFx,Model size (B),License,AMI WER,Earnings22 WER,LS Clean WER\n"
+                    "org/a,5.5,-1,-1,Proprietary,10.0,9.5,1.6\norg/b,6.1,280.0,2,Open,8.4,8.5,1.4\n"
+                    "org/c,9.3,418.3,2.5,Open,19.2,10.5,3.6\n")
+    s, report, notes = _ingest(path)
+    assert {r[0] for r in s.con.execute("SELECT name FROM datasets WHERE kind = 'dataset'").fetchall()} == {
+        "AMI WER", "Earnings22 WER", "LS Clean WER"}
+    assert "RTFx" in notes
+    path = tmp_path / "sts.csv"
+    path.write_text('Rank,Model,Model Size (Million Parameters),"Memory Usage (GB, fp32)",Average,BIOSSES,STS12\n'
+                    "1,emb-a,1220,4.54,86.1,89.7,86.5\n2,emb-b,110,0.41,80.2,80.4,72.6\n3,emb-c,,,79.3,78.0,72.3\n")
+    s, report, notes = _ingest(path)
+    assert {r[0] for r in s.con.execute("SELECT name FROM datasets WHERE kind = 'dataset'").fetchall()} == {
+        "BIOSSES", "STS12"}
+    assert "Memory Usage (GB, fp32)" in notes
+
+
 def test_interval_bounds_beside_their_score_are_metadata(tmp_path, path_kind):
     """A travel-planning agents' board (TonyQJH/TREK ``results/leaderboard.csv``, 8289ebb, part of its header; values
     made up) gives each category score with ``_lo`` and ``_hi`` bounds: read as scores, each bound was a dataset.
