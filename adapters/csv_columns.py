@@ -321,6 +321,31 @@ def report_repeated_models(src, models: list, metas: list, benches=None) -> None
              "each reported as a conflict)" + (f"; the rows differ in {listed(differ, 12)}" if differ else ""))
 
 
+def report_scoreless_rows(src, models: list, values):
+    """Note the rows with no value in any score column: nothing is stored from them, not even the model (an
+    embedding board lists models it has not run on a task yet, a row of metadata alone). ``values``: rows x score
+    columns, NaN where a cell is empty. Returns the indices of the other rows, or None when every row has a value."""
+    import numpy as np
+
+    empty = np.isnan(np.asarray(values, dtype=float)).all(axis=1) if len(models) else np.zeros(0, bool)
+    names = [m for m, e in zip(models, empty) if e]
+    if not names:
+        return None
+    many = len(names) != 1
+    src.note(f"{len(names)} row{'s' * many} without a value in any score column left out (nothing to store): "
+             f"{listed(names, 12)}")
+    return [int(i) for i in np.flatnonzero(~empty)]
+
+
+def drop_scoreless_rows(src, models: list, values, keep):
+    """``(values, models, keep)`` without the rows :func:`report_scoreless_rows` notes, as the record reader stores
+    them (nothing, not even the model); ``keep``: the original indices of the rows so far (None: every row)."""
+    scored = report_scoreless_rows(src, models, values)
+    if scored is None:
+        return values, models, keep
+    return values[scored], [models[i] for i in scored], scored if keep is None else [keep[i] for i in scored]
+
+
 def report_file_measure(src, measure, names: list) -> None:
     """Note the columns read as costs because of the file's name (:func:`~harness_ext.adapters.csv_rules.file_measure`)."""
     if not names:

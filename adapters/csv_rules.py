@@ -52,8 +52,10 @@ META_NAME = re.compile(
     # a column named as metadata (the Open LLM Leaderboard's flattened "metadata_generation", "metadata_hub_hearts")
     r"(?:^|[\W_])metadata(?:$|[\W_])|"
     # how fast and how big a model runs, not how well: a speech board's inverse real-time factor ("RTFx", -1 where
-    # unknown) and an embedding board's "Memory Usage (GB, fp32)" (the Open ASR and MTEB leaderboards)
+    # unknown), an embedding board's "Memory Usage (GB, fp32)" and its vectors' "Embedding Dimensions" (the Open ASR
+    # and MTEB leaderboards)
     r"(?<![a-z])(?:rtfx?|real[ _-]?time[ _-]?factor|vram)(?![a-z])|memory[ _-]*(?:usage|footprint|\(?[gm]i?b\b)|"
+    r"embedding[ _-]*(?:dim\w*|size)|"
     # a model's answer length (AlpacaEval's "Output Length", "avg_length"), not a length-controlled score
     r"(?<![a-z])(?:(?:avg|average|mean|output|response|answer)[ _-]?)?length(?![ _-]*controlled)(?![a-z]))", re.I)
 #: Column names of aggregates of the other columns.

@@ -358,7 +358,8 @@ def _read_summary(src, rows):
 def _read_wide(src, rows, header, lower, stem):
     cm, specs, declared_meta = _wide_column_meta(src, header, lower)
     from harness_ext.adapters.csv_columns import (
-        WideColumns, classify_wide, report_file_measure, report_repeated_models, strip_footnote_marks)
+        WideColumns, classify_wide, report_file_measure, report_repeated_models, report_scoreless_rows,
+        strip_footnote_marks)
     from harness_ext.adapters.csv_keys import (bound_columns, constant_columns, entrant_column, task_column,
                                               variant_column)
     from harness_ext.adapters.csv_reference import apply_reference, note_reference, split_reference_rows
@@ -399,6 +400,7 @@ def _read_wide(src, rows, header, lower, stem):
         body, models, metas, values = [body[i] for i in keep], [models[i] for i in keep], [metas[i] for i in keep], \
             values[keep]
         parsed = {j: ([v[i] for i in keep], pct) for j, (v, pct) in parsed.items()}
+    report_scoreless_rows(src, models, values)
     variant = variant_column(src, header, lower, mc, lambda j: [row[j] for _, row in body], {task_col, bench_col})
     if variant is not None:  # one model run several ways: each way its own variant of the model
         for i, (_, row) in enumerate(body):
@@ -510,6 +512,7 @@ def harness_ext_adapters():
         # 7: reference rows ("random-baseline", "Random Choice", "Human Expert (High)", "Oracle") are not models: a
         # chance row's values are the datasets' chance levels, a human row's their reference scores (noted)
         # 8: how fast and how big a model runs is model metadata, not a score: a speech board's "RTFx" (an inverse
-        # real-time factor, -1 where unknown) and an embedding board's "Memory Usage (GB, fp32)"
+        # real-time factor, -1 where unknown), an embedding board's "Memory Usage (GB, fp32)" and "Embedding
+        # Dimensions"; rows with no value in any score column are noted (nothing was stored from them, silently)
         revision="8",
     )
