@@ -94,7 +94,7 @@ os.environ.setdefault("HARNESS_EXT_LOAD_PLUGINS", "")
 sys.path.insert(0, str(HERE))
 from _common import SHARED_DATA as SHARED  # noqa: E402,F401 - one definition of where the shared data is
 from _holdout_frontier import (  # noqa: E402,F401 - protocol (f)'s splits and report, re-exported
-    FRONTIER_TEST, FRONTIER_TRAIN, _m, checkpoint_step, frontier_splits, full_aggregate, print_frontier,
+    FRONTIER_TEST, FRONTIER_TRAIN, _m, checkpoint_step, frontier_splits, full_aggregate, name_width, print_frontier,
     summarise_frontier)
 from _holdout_selection import known_ceilings, parse_selector_params, product_plan, selection_params  # noqa: E402,F401
 from _holdout_matrices import (  # noqa: E402,F401 - the matrices, re-exported for the other benchmarks
@@ -520,12 +520,13 @@ def summarise(name, shape, k, ra, rb, default, extras=()):
 
 
 def print_extras(rows, extras, file=None):
+    w = name_width(rows)
     for e in extras:
         print(f"\n'{e}' on the same splits and subsets: (a) rho, aggregate MAE, cov90 (p05), aggregate coverage, "
               f"Ridge ratio; (b) medAE, cov90, width, BenchPress ratio", file=file)
         for r in rows:
             if f"a_{e}_agg_mae" in r:
-                print(f"{r['matrix']:<14}(a){r[f'a_{e}_spearman']:>7.3f}{r[f'a_{e}_agg_mae']:>8.2f}{r[f'a_{e}_cov']:>7.3f}"
+                print(f"{r['matrix']:<{w}}(a){r[f'a_{e}_spearman']:>7.3f}{r[f'a_{e}_agg_mae']:>8.2f}{r[f'a_{e}_cov']:>7.3f}"
                       f"{r[f'a_{e}_cov_p05']:>6.2f}{r[f'a_{e}_agg_cov']:>7.3f}"
                       f"{r['a_ridge_agg_mae'] / r[f'a_{e}_agg_mae']:>7.2f}", end="", file=file)
             if f"b_{e}_med_ae" in r:
@@ -543,14 +544,15 @@ def print_table(rows, default, file=None):
 
 
 def _print_random_splits(rows, default, file=None):
+    w = name_width(rows)
     print(f"\n(a) held-out models: default predictor '{default}' vs baselines (aggregate MAE ratios = baseline / default)",
           file=file)
-    print(f"{'matrix':<14}{'shape':>12}{'k':>4}{'rho':>7}{'aggMAE':>8}{'cellMAE':>8}{'cov90':>7}{'p05':>6}{'se':>6}"
+    print(f"{'matrix':<{w}}{'shape':>12}{'k':>4}{'rho':>7}{'aggMAE':>8}{'cellMAE':>8}{'cov90':>7}{'p05':>6}{'se':>6}"
           f"{'aggCov':>7}{'p05':>6}{'se':>6}{'xRidge':>8}{'xBP':>6}{'xSubM':>7}{'xColM':>7}", file=file)
     for r in rows:
         if "a_agg_mae" not in r:
             continue
-        print(f"{r['matrix']:<14}{r['shape']:>12}{r['k']:>4}{r['a_spearman']:>7.3f}{r['a_agg_mae']:>8.2f}"
+        print(f"{r['matrix']:<{w}}{r['shape']:>12}{r['k']:>4}{r['a_spearman']:>7.3f}{r['a_agg_mae']:>8.2f}"
               f"{r['a_cell_mae']:>8.2f}{r['a_cov']:>7.3f}{r['a_cov_p05']:>6.2f}{r.get('a_cov_se', float('nan')):>6.3f}"
               f"{r['a_agg_cov']:>7.3f}"
               f"{r.get('a_agg_cov_p05', float('nan')):>6.2f}{r.get('a_agg_cov_se', float('nan')):>6.3f}{r['a_ratio_ridge']:>8.2f}{r['a_ratio_bp']:>6.2f}{r['a_ratio_subset_mean']:>7.2f}"
@@ -559,13 +561,14 @@ def _print_random_splits(rows, default, file=None):
 
 
 def _print_cell_completion(rows, file=None):
+    w = name_width(rows)
     print("\n(b) cell completion (3 folds x seeds): median |error| in points, coverage, median 90% width", file=file)
-    print(f"{'matrix':<14}{'medAE':>8}{'cov90':>7}{'min':>6}{'width':>8}{'BP medAE':>9}{'BP cov':>7}{'BP width':>9}"
+    print(f"{'matrix':<{w}}{'medAE':>8}{'cov90':>7}{'min':>6}{'width':>8}{'BP medAE':>9}{'BP cov':>7}{'BP width':>9}"
           f"{'xBP':>6}{'xColM':>7}", file=file)
     for r in rows:
         if "b_med_ae" not in r:
             continue
-        print(f"{r['matrix']:<14}{r['b_med_ae']:>8.3f}{r['b_cov']:>7.3f}{r['b_cov_min']:>6.2f}{r['b_width']:>8.2f}"
+        print(f"{r['matrix']:<{w}}{r['b_med_ae']:>8.3f}{r['b_cov']:>7.3f}{r['b_cov_min']:>6.2f}{r['b_width']:>8.2f}"
               f"{r['b_bp_med_ae']:>9.3f}{r['b_bp_cov']:>7.3f}{r['b_bp_width']:>9.2f}{r['b_ratio_bp']:>6.2f}"
               f"{r['b_ratio_colmeans']:>7.2f}", file=file)
 
