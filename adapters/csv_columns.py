@@ -101,6 +101,22 @@ def _own_score(name: str, board: list, common: list) -> bool:
     return all(len(w) >= 2 and any(b.startswith(w) for b in board + common) for w in rest)
 
 
+#: Words after "average" that say how it is scored, not what is averaged ("Mean win rate", "average_score").
+_HOW = frozenset({"score", "scores", "win", "rate", "winrate", "accuracy", "acc", "f1", "em", "exact", "match",
+                  "pass", "rank", "rating", "elo", "points", "result", "results", "performance", "all", "of"})
+
+
+def _averages_elsewhere(name: str, m, j, words: dict) -> bool:
+    """Whether a column named "average ..." names after that word a benchmark no other column's name holds: the
+    board's score of a benchmark whose parts the file lacks, a dataset (Nejumi's ``AVG_jaster_0shot``,
+    ``AVG_mtbench`` beside ``GLP_*`` and ``ALT_*`` columns), not an average of the columns beside it."""
+    after = [w for w in _words(name.replace("_", " ")[m.end(2):]) if not _FILLER.match(w) and not w.isdigit()
+             and w not in _HOW]
+    # the other columns, but not the board's other "average ..." columns (``AVG_jaster_2shots`` beside ``_0shot``)
+    return bool(after) and not any(k != j and ws[:1] != words[j][:1] and set(after) & set(ws)
+                                   for k, ws in words.items())
+
+
 def aggregate_columns(header, score_cols, specs, stem, cm) -> dict:
     """Score columns that aggregate the others: ``{column: why}``, from the header and the sidecar only.
 
@@ -128,8 +144,11 @@ def aggregate_columns(header, score_cols, specs, stem, cm) -> dict:
         # "model" before the word names whose average it is, not a group of columns (the Open LLM Leaderboard
         # v2's flattened "model_average_score")
         before = [w for w in _words(header[j].replace("_", " ")[:m.start() + len(m.group(1))]) if w not in _SUBJECT]
-        if not before or any(k != j and words[k][:len(before)] == before for k in score_cols):
-            out[j] = "named as an average or overall of the other columns"
+        if before and not any(k != j and words[k][:len(before)] == before for k in score_cols):
+            continue
+        if not before and _averages_elsewhere(header[j], m, j, words):
+            continue
+        out[j] = "named as an average or overall of the other columns"
     if len(out) == declared:
         board, common = _leaderboard_words(header, score_cols, stem, cm)
         own = [j for j in free if _own_score(header[j], board, common)]

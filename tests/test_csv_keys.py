@@ -229,6 +229,26 @@ def test_speed_and_memory_columns_are_metadata(tmp_path, path_kind):
     assert {r[0] for r in s.con.execute("SELECT name FROM models").fetchall()} == {"emb-a", "emb-b", "emb-c"}
 
 
+def test_an_average_of_a_benchmark_the_file_lacks_is_a_dataset(tmp_path, path_kind):
+    """A Japanese board (wandb/llm-leaderboard ``scripts/analysis/Nejumi4_result_20280826.csv``, 9511486, part of
+    its header; values made up) gives ``AVG_jaster_0shot``, ``AVG_mtbench``, ``AVG_swebench``: each the board's
+    score of a benchmark whose parts the file does not hold, stored as aggregates of the other columns (out of the
+    matrix). ``GLP_AVG`` beside ``GLP_*`` and ``TOTAL_SCORE`` are aggregates; ``model_size`` (a parameter count,
+    ``null`` where unknown) was a score."""
+    path = tmp_path / "nejumi.csv"
+    path.write_text("model_name,TOTAL_SCORE,GLP_AVG,GLP_translation,GLP_coding,AVG_jaster_0shot,AVG_jaster_2shots,"
+                    "AVG_mtbench,AVG_swebench,Mean win rate,model_size\n"
+                    "org/a,0.79,0.75,0.91,0.60,0.82,0.84,0.94,0.60,0.9,null\n"
+                    "org/b,0.71,0.69,0.90,0.53,0.79,0.77,0.96,0.29,0.5,117000000000\n"
+                    "org/c,0.41,0.35,0.86,0.14,0.32,0.46,0.40,0.00,0.1,3212749824\n")
+    s, report, notes = _ingest(path)
+    kinds = dict(s.con.execute("SELECT name, kind FROM datasets").fetchall())
+    assert {n for n, k in kinds.items() if k == "aggregate"} == {"TOTAL_SCORE", "GLP_AVG", "Mean win rate"}
+    assert {n for n, k in kinds.items() if k == "dataset"} == {
+        "GLP_translation", "GLP_coding", "AVG_jaster_0shot", "AVG_jaster_2shots", "AVG_mtbench", "AVG_swebench"}
+    assert "model_size" in notes
+
+
 def test_interval_bounds_beside_their_score_are_metadata(tmp_path, path_kind):
     """A travel-planning agents' board (TonyQJH/TREK ``results/leaderboard.csv``, 8289ebb, part of its header; values
     made up) gives each category score with ``_lo`` and ``_hi`` bounds: read as scores, each bound was a dataset.
