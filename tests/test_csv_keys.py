@@ -209,22 +209,21 @@ def test_speed_and_memory_columns_are_metadata(tmp_path, path_kind):
     CSV header; values made up) gives ``Memory Usage (GB, fp32)``: read as a percentage score, and its clustering
     board (``boards_data/en/data_tasks/Clustering/default.jsonl``, f632e87) ``Embedding Dimensions``: a score. Its
     rows of models not yet run on the task (metadata alone) were left out without a word."""
-    path = tmp_path / "asr.csv"
-    path.write_text("model,Avg. WER,RTFx,Model size (B),License,AMI WER,Earnings22 WER,LS Clean WER\n"
-                    "org/a,5.5,-1,-1,Proprietary,10.0,9.5,1.6\norg/b,6.1,280.0,2,Open,8.4,8.5,1.4\n"
-                    "org/c,9.3,418.3,2.5,Open,19.2,10.5,3.6\n")
-    s, report, notes = _ingest(path)
-    assert {r[0] for r in s.con.execute("SELECT name FROM datasets WHERE kind = 'dataset'").fetchall()} == {
-        "AMI WER", "Earnings22 WER", "LS Clean WER"}
-    assert "RTFx" in notes
-    path = tmp_path / "sts.csv"
-    path.write_text('Rank,Model,Model Size (Million Parameters),"Memory Usage (GB, fp32)",Embedding Dimensions,'
-                    "Average,BIOSSES,STS12\n1,emb-a,1220,4.54,1024,86.1,89.7,86.5\n2,emb-b,110,0.41,768,80.2,80.4,72.6\n"
-                    "3,emb-c,,,4096,79.3,78.0,72.3\n4,emb-d,438,1.63,768,,,\n5,emb-e,,,,,,\n")
-    s, report, notes = _ingest(path)
-    assert {r[0] for r in s.con.execute("SELECT name FROM datasets WHERE kind = 'dataset'").fetchall()} == {
-        "BIOSSES", "STS12"}
-    assert "Memory Usage (GB, fp32), Embedding Dimensions" in notes
+    def datasets(name, text):
+        path = tmp_path / name
+        path.write_text(text)
+        s, _, notes = _ingest(path)
+        return {r[0] for r in s.con.execute("SELECT name FROM datasets WHERE kind = 'dataset'").fetchall()}, notes, s
+
+    names, notes, _ = datasets("asr.csv", "model,Avg. WER,RTFx,Model size (B),License,AMI WER,Earnings22 WER,LS Clean WER\n"
+                               "org/a,5.5,-1,-1,Proprietary,10.0,9.5,1.6\norg/b,6.1,280.0,2,Open,8.4,8.5,1.4\n"
+                               "org/c,9.3,418.3,2.5,Open,19.2,10.5,3.6\n")
+    assert names == {"AMI WER", "Earnings22 WER", "LS Clean WER"} and "RTFx" in notes
+    names, notes, s = datasets(
+        "sts.csv", 'Rank,Model,Model Size (Million Parameters),"Memory Usage (GB, fp32)",Embedding Dimensions,'
+        "Average,BIOSSES,STS12\n1,emb-a,1220,4.54,1024,86.1,89.7,86.5\n2,emb-b,110,0.41,768,80.2,80.4,72.6\n"
+        "3,emb-c,,,4096,79.3,78.0,72.3\n4,emb-d,438,1.63,768,,,\n5,emb-e,,,,,,\n")
+    assert names == {"BIOSSES", "STS12"} and "Memory Usage (GB, fp32), Embedding Dimensions" in notes
     assert "2 rows without a value in any score column left out (nothing to store): emb-d, emb-e" in notes
     assert {r[0] for r in s.con.execute("SELECT name FROM models").fetchall()} == {"emb-a", "emb-b", "emb-c"}
 
