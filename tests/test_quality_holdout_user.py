@@ -17,7 +17,6 @@ BOARD = Path(__file__).resolve().parent / "fixtures" / "holdout_csv" / "livebenc
 FAST = ["--protocols", "a,f", "--splits", "2", "--ridge-draws", "2", "--extra-predictors", ""]
 
 
-@pytest.mark.slow  # 20 s: both protocols end to end (about 7 s of CPU)
 def test_csv_runs_both_protocols_on_a_users_leaderboard(tmp_path, capsys):
     qh = import_benchmark("quality_holdout")
     out = tmp_path / "rows.json"
