@@ -18,7 +18,8 @@ present; metric is ``score``. Column by column:
   ("Model Family": ``Llama-2``) is model metadata. So is a numeric column whose
   name says it describes the model rather than scores it (:data:`META_NAME`:
   size, parameters, FLOPs, date, release, context length, tokens, price,
-  latency, votes, rank, CI, ...), or one named with ``--meta-columns`` or in the
+  latency, real-time factor, memory usage, embedding dimensions, votes, rank, CI, ...), or one named with
+  ``--meta-columns`` or in the
   sidecar's ``meta_columns``. Metadata is stored per model and source
   (:meth:`harness_ext.store.db.Store.model_metadata`). A mostly numeric column
   with a stray text cell is an error naming the cell, never silently dropped.
@@ -27,7 +28,8 @@ present; metric is ``score``. Column by column:
   score columns: a column named overall / average / avg / mean / total / aggregate / "score of
   scores" (:data:`AGGREGATE_NAME`) with nothing before that word, or with words other score
   columns' names start with (``hydrox_overall_score`` beside ``hydrox_safety``); LiveBench's
-  ``LB_Reasoning_Average``, averaging tasks the file does not hold, stays a dataset. Failing those,
+  ``LB_Reasoning_Average``, averaging tasks the file does not hold, stays a dataset, as does a column named
+  average ... of a benchmark no other column's name holds (Nejumi's ``AVG_mtbench``). Failing those,
   the one column named as the leaderboard's own score (LiveBench's ``livebench_240624``, AIR-Bench's
   ``HELM_AIRBENCH_AIR_Score``). Stored as an aggregate (``kind='aggregate'``): a prediction target,
   never a subset member. A column named as a category's accuracy (``<words> Acc``: BFCL's ``Live Acc``)
