@@ -122,9 +122,11 @@ def _names(items, cap: int = 8) -> str:
     return ", ".join(items[:cap]) + (f" and {len(items) - cap} more" if len(items) > cap else "")
 
 
-def note_reference(src, rows, tally: dict, unit: str = "row") -> None:
+def note_reference(src, rows, tally: dict, unit: str = "row", declared: str = "the sidecar's declared chance",
+                   column: str = "column") -> None:
     """The ingest note of the reference rows ``rows`` (``(name, kind)``, file order) and what became of them;
-    ``unit``: what one is ("row" of a wide table, "model name" of a long one)."""
+    ``unit``, ``declared``, ``column``: what a row, a declared chance and a column are called (a wide table's are the
+    defaults; a long table's are a model name, its ``random_baseline`` column and a dataset)."""
     for kind, what in (("chance", "a random or chance baseline"), ("human", "a human or ceiling reference")):
         names = [name for name, k in rows if k == kind]
         if not names:
@@ -137,7 +139,7 @@ def note_reference(src, rows, tally: dict, unit: str = "row") -> None:
                     + (f" ({_names(cols)})" if cols else "") + ", not as a model")
             if tally.get("chance_disagree"):
                 d = tally["chance_disagree"]
-                body += (f"; the sidecar's declared chance kept on {len(d)} column{'s' * (len(d) != 1)} where the "
+                body += (f"; {declared} kept on {len(d)} {column}{'s' * (len(d) != 1)} where the "
                          f"row differs: {_names(d)}")
             if tally.get("chance_more"):
                 body += ("; with several chance rows a random one sets the level (else the first), every row's value is "
@@ -183,7 +185,8 @@ def long_reference(src, kinds: dict, cells: list, declared: dict) -> dict:
         col = {"random_baseline": declared[key]}
         meta = apply_reference(col, refs, tally, label[key])
         out[key] = (col["random_baseline"] if "baseline_source" in col else None, col.get("baseline_source"), meta)
-    note_reference(src, list(kinds.items()), tally, unit="model name")
+    note_reference(src, list(kinds.items()), tally, unit="model name", declared="the random_baseline column's chance",
+                   column="dataset")
     if alone:
         n = len(alone)
         src.note(f"reference rows' values on {n} dataset{'s' * (n != 1)} no model has left out: {_names(alone)}")

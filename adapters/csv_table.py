@@ -538,5 +538,7 @@ def harness_ext_adapters():
         # the rows when the model column repeats, and a column with one value on every row is model metadata
         # 7: reference rows ("random-baseline", "Random Choice", "Human Expert (High)", "Oracle") are not models: a
         # chance row's values are the datasets' chance levels, a human row's their reference scores (noted)
-        revision="7",
+        # 8: the same for a long table's reference rows ("random-baseline,mmlu,0.25", "Human,gsm8k,0.92"), on the
+        # record and the columnar path
+        revision="8",
     )
