@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["reference_kind", "reference_rows", "split_reference_rows", "apply_reference", "note_reference",
-           "long_reference_models", "long_reference"]
+           "long_reference_models", "long_reference", "item_reference_rows"]
 
 _WORDS = r"(?:\s+(?:{}))*"
 #: Chance baselines: "random", "random-baseline", "Random chance", "Random guess", "Random Choice", "chance",
@@ -202,3 +202,36 @@ def _key_labels(by_key: dict) -> dict:
     for _, dataset, _ in by_key:
         count[dataset] = count.get(dataset, 0) + 1
     return {k: k[1] if count[k[1]] == 1 else f"{k[1]} ({k[2]})" for k in by_key}
+
+
+# -- item-response tables: a reference's per-item scores ------------------------------------------------------
+def item_reference_rows(models, score, keep, notes: list, keep_reference_rows: bool = False) -> tuple:
+    """``(rows kept, whether a model is named as a reference)`` of an item-response table
+    (:mod:`harness_ext.store.item_tables`; ``models`` a pandas Categorical, ``score`` and ``keep`` arrays of its
+    rows): the scored rows ``keep`` less those of a model whose whole name is a chance baseline or a human or ceiling
+    reference (``random``, ``Human``, ``Oracle``: :func:`reference_kind`), noted in ``notes`` with each one's count
+    and mean score. Its answers are not a model's (they would enter the item estimators and the draws as one); an
+    item table has no dataset to keep them with, so they are left out, unless ``keep_reference_rows`` is set or the
+    table has no other model (both noted)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    names = [str(m) for m in models.categories]
+    src = SimpleNamespace(options={"keep_reference_rows": keep_reference_rows}, note=notes.append)
+    found = reference_rows(src, names, unit="model name")
+    if not found:
+        return keep, any(map(reference_kind, names))
+    is_ref = np.isin(models.codes, list(found))
+    what = {"chance": "a chance baseline", "human": "a human or ceiling reference"}
+    parts = []
+    for i, kind in found.items():
+        rows = keep & (models.codes == i)
+        n = int(rows.sum())
+        mean = f", mean {float(score[rows].mean()):.3g}" if n else ""
+        parts.append(f"{names[i]!r} ({what[kind]}): {n} score{'s' * (n != 1)}{mean}")
+    n = len(found)
+    notes.append(f"{n} model name{'s are' if n != 1 else ' is'} a reference rather than a model, left out with "
+                 f"{'their' if n != 1 else 'its'} item scores ({'; '.join(parts)}); --keep-reference-rows stores "
+                 f"{'them as models' if n != 1 else 'it as a model'}")
+    return keep & ~is_ref, True

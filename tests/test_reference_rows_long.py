@@ -129,3 +129,41 @@ def test_a_reference_rows_bad_value_is_an_error_naming_the_row(tmp_path, monkeyp
         report = ingest_paths(s, [path], show_progress=False)
         assert s.counts()["results"] == 0
     assert "row 3: value 'n/a' is not a number" in report.files[0].reason
+
+
+# -- item-response tables ------------------------------------------------------------------------------------------
+#: Composed (no real item table with such rows was found; the shared HELM Lite and Open LLM v2 tables have none): the
+#: long layout's header, two models, a human annotator's and a random guesser's answers.
+ITEMS = ("model,task,item,score\n" + "".join(f"{m},gsm8k,{i},{s}\n" for m, row in (
+    ("gpt-4o", "1101"), ("llama-3-8b", "0100"), ("Human", "1111"), ("random", "0010")) for i, s in enumerate(row)))
+
+
+def test_an_item_tables_reference_rows_are_left_out_and_noted(tmp_path):
+    from harness_ext.store.item_tables import read_item_table
+
+    path = tmp_path / "gsm8k.csv"
+    path.write_text(ITEMS)
+    table = read_item_table(path)
+    assert set(table.frame["model"].astype(str)) == {"gpt-4o", "llama-3-8b"} and len(table.frame) == 8
+    assert "2 model names are a reference rather than a model, left out with their item scores ('Human' (a human " \
+           "or ceiling reference): 4 scores, mean 1; 'random' (a chance baseline): 4 scores, mean 0.25); " \
+           "--keep-reference-rows stores them as models" in table.notes
+    kept = read_item_table(path, keep_reference_rows=True)
+    assert len(kept.frame) == 16 and kept.sha256 != table.sha256  # another reading of the same bytes
+    assert any("stored as models, as --keep-reference-rows asks" in n for n in kept.notes)
+    plain = tmp_path / "plain.csv"
+    plain.write_text("".join(ITEMS.splitlines(keepends=True)[:9]))  # no reference row: the option changes nothing
+    assert read_item_table(plain).sha256 == read_item_table(plain, keep_reference_rows=True).sha256
+
+
+def test_ingest_keep_reference_rows_reaches_item_tables(tmp_path):
+    from harness_ext.store.item_tables import item_rows
+
+    path = tmp_path / "gsm8k.csv"
+    path.write_text(ITEMS)
+    for name, options in (("a", {}), ("b", {"keep_reference_rows": True})):
+        with Store.open(str(tmp_path / f"{name}.duckdb")) as s:
+            report = ingest_paths(s, [path], show_progress=False, options=reading_options(**options))
+            assert [f.status for f in report.files] == ["ingested"]
+            models = set(item_rows(s)["model"].astype(str))
+        assert models == ({"gpt-4o", "llama-3-8b"} | ({"Human", "random"} if options else set()))
