@@ -57,21 +57,11 @@ def test_random_baseline_row_is_the_chance_level_not_a_model(tmp_path, monkeypat
 
 @pytest.mark.parametrize("reader", PATHS)
 def test_mmmu_random_row_sets_chance_human_rows_are_metadata(tmp_path, monkeypatch, reader):
+    from test_csv_reference_rows import check_mmmu
+
     models, ds, notes = _ingest(tmp_path, MMMU, reader, monkeypatch)
-    assert models == {f"Model {c}" for c in "ABCDE"}
-    # the random row, not the most frequent answer listed before it, is the chance level
-    assert ds.loc["artDesign", "random_baseline"] == 29.0
-    assert ds.loc["business", "baseline_source"] == "leaderboard row 'Random Choice'"
+    check_mmmu(models, ds, notes, unit="model name")
     assert ds.loc["overall", "kind"] == "aggregate" and ds.loc["overall", "random_baseline"] == 22.0
-    meta = json.loads(ds.loc["science", "metadata"])
-    assert meta["human_score"] == 90.0
-    assert meta["reference_scores"] == {"Human Expert (High)": 90.0, "Human Expert (Medium)": 84.0,
-                                        "Frequent Choice": 27.0, "Random Choice": 18.0}
-    text = "\n".join(notes)
-    assert "2 model names are a random or chance baseline ('Frequent Choice', 'Random Choice'): stored as the " \
-           "chance level of 7 datasets" in text
-    assert "2 model names are a human or ceiling reference ('Human Expert (High)', 'Human Expert (Medium)'): kept " \
-           "as dataset metadata (human_score, reference_scores) of 7 datasets, not as a model" in text
 
 
 def test_both_long_readers_store_the_same(tmp_path, monkeypatch):
