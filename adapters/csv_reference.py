@@ -148,7 +148,7 @@ def note_reference(src, rows, tally: dict, unit: str = "row", declared: str = "t
             cols = tally.get("human", [])
             body = (f"kept as dataset metadata (human_score, reference_scores) of {len(cols)} "
                     f"dataset{'s' * (len(cols) != 1)}, not as a model")
-        src.note(head + body + "; --keep-reference-rows stores them as models")
+        src.note(head + body + f"; --keep-reference-rows stores {'it' if n == 1 else 'them'} as {'a model' if n == 1 else 'models'}")
 
 
 # -- long tables (model, dataset, value): a reference row's cells, per (benchmark, dataset, metric) -----------------
