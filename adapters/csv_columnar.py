@@ -16,7 +16,8 @@ from harness_ext.adapters.csv_columns import (
     WideColumns, classify_wide, report_file_measure, report_repeated_models, drop_scoreless_rows,
     strip_footnote_marks)
 from harness_ext.adapters.csv_keys import bound_columns, constant_columns, entrant_column
-from harness_ext.adapters.csv_reference import apply_reference, note_reference, split_reference_rows
+from harness_ext.adapters.csv_reference import (
+    apply_reference, long_reference, long_reference_models, note_reference, reference_kind, split_reference_rows)
 from harness_ext.errors import IngestError
 from harness_ext.types import SourceFile
 
@@ -213,12 +214,55 @@ def _read_long_columnar(src: SourceFile, header, lower, stem, delim):
     if n_samples is not None:
         n_samples = np.trunc(n_samples)
         n_samples[(n_samples < 0) | (n_samples >= 2**63)] = np.nan  # dropped, as ResultRecord.validate drops it
+    # rows named as a reference (a chance baseline, a human) are not models: their cells kept apart, by dataset
+    ref = _long_reference_cells(src, nums, text, stem)
+    if ref is not None:
+        nums, text, kinds, ref_cells = ref
+        m_codes = text["model"][0]
     # Rows in order of each model's first appearance, columns of each (benchmark, dataset, metric)'s.
     row, first_rows = pd.factorize(m_codes)
     col, columns = _long_column_specs(nums, text, stem)
+    if ref is not None:
+        _apply_long_reference(src, columns, kinds, ref_cells)
     models = [str(m) for m in m_uniq[first_rows]]
     return ColumnarCells(models=models, model_metadata=[{}] * len(models), columns=columns, row=row, col=col,
                          value=nums["value"], num_fewshot=shots, stderr=nums.get("stderr"), n_samples=n_samples)
+
+
+def _long_reference_cells(src: SourceFile, nums: dict, text: dict, stem: str):
+    """``(numbers, text of the model rows, {reference model: kind}, reference cells)`` of a long table's arrays
+    (:func:`~harness_ext.adapters.csv_reference.long_reference`), or None when no row is a reference row."""
+    import numpy as np
+    import pandas as pd
+
+    m_codes, m_uniq = text["model"]
+    if not any(reference_kind(str(m)) for m in m_uniq):  # one look per distinct name: nothing more for most tables
+        return None
+    _, first = pd.factorize(m_codes)  # names in order of first appearance, as the record path sees them
+    kinds = long_reference_models(src, [str(m) for m in m_uniq[first]])
+    if not kinds:
+        return None
+    is_ref = np.isin(m_codes, [i for i, m in enumerate(m_uniq) if str(m) in kinds])
+    ref_cells = []
+    for i in np.flatnonzero(is_ref).tolist():
+        key = tuple(text[c][1][text[c][0][i]] if c in text else "" for c in ("benchmark", "dataset", "metric"))
+        key = (key[0] or stem, key[1], key[2] or "score")
+        ref_cells.append((key, str(m_uniq[m_codes[i]]), float(nums["value"][i])))
+    keep = ~is_ref
+    return ({c: a[keep] for c, a in nums.items()}, {c: (codes[keep], u) for c, (codes, u) in text.items()}, kinds,
+            ref_cells)
+
+
+def _apply_long_reference(src: SourceFile, columns: list, kinds: dict, ref_cells: list) -> None:
+    """The chance levels and reference scores the reference rows give the columns (changed in place), noted."""
+    keys = [(c["benchmark"], c["dataset"], c["metric"]) for c in columns]
+    given = long_reference(src, kinds, ref_cells, {k: c["random_baseline"] for k, c in zip(keys, columns)})
+    for k, c in zip(keys, columns):
+        chance, source, meta = given.get(k, (None, None, None))
+        if chance is not None:
+            c["random_baseline"], c["baseline_source"] = chance, source
+        if meta:
+            c["dataset_metadata"] = meta
 
 
 def _read_long_arrays(src: SourceFile, header, lower, delim):

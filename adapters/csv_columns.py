@@ -163,7 +163,10 @@ def row_mean_hints(names, values) -> list:
     ``values``: models x columns (NaN: missing). Such a column is likely an unnamed aggregate, but the
     rule never reclassifies (:func:`aggregate_columns`): the hint is reported so the user can declare it.
     Conservative: at least five complete rows, the column not constant and written with at least one
-    decimal, the tolerance half a unit of its last decimal (a 0-decimal column, or zeros, is no evidence).
+    decimal (a 0-decimal column, or zeros, is no evidence). Each side is rounded to its own last decimal, as in
+    :func:`category_columns`: the tolerance is half a unit of the column's last decimal plus the mean half unit of
+    the others' (LiveBench's overall score, to 2 decimals, is the mean of six columns to 2 decimals: the mean of the
+    printed columns differs from it by up to 0.0067).
     """
     import numpy as np
 
@@ -174,16 +177,16 @@ def row_mean_hints(names, values) -> list:
     if rows.sum() < 5:
         return []
     D = X[rows]
-    others = (D.sum(axis=1, keepdims=True) - D) / (D.shape[1] - 1)  # each column's row mean of the rest
+    n = D.shape[1]
+    others = (D.sum(axis=1, keepdims=True) - D) / (n - 1)  # each column's row mean of the rest
+    dec = np.array([_decimals(D[:, k]) for k in range(n)])
+    half = 0.505 * 10.0 ** -dec.astype(float)
+    tol = half + (half.sum() - half) / (n - 1)
     out = []
-    for k in range(D.shape[1]):
-        col = D[:, k]
-        if np.ptp(col) == 0:
+    for k in range(n):
+        if np.ptp(D[:, k]) == 0 or dec[k] == 0:
             continue
-        d = _decimals(col)
-        if d == 0:
-            continue
-        if (np.abs(col - others[:, k]) <= 0.505 * 10.0 ** -d).all():
+        if (np.abs(D[:, k] - others[:, k]) <= tol[k]).all():
             out.append(names[k])
     return out
 

@@ -261,18 +261,22 @@ def _width_error(src, n: int, row: list, header: list, last: bool) -> str:
 
 
 def _read_long(src, rows, header, lower, stem):
+    from harness_ext.adapters.csv_reference import long_reference_models
+
     idx = {c: lower.index(c) for c in lower}
+    body = list(_body_rows(src, rows, header))
+    # rows named as a reference (a chance baseline, a human) are not models: their cells kept apart, by dataset
+    kinds = long_reference_models(src, dict.fromkeys(row[idx["model"]].strip() for _, row in body))
     first_metric: dict = {}
-    out = []
-    for n, row in _body_rows(src, rows, header):
+    out, ref_cells = [], []
+    for n, row in body:
         get = lambda c: row[idx[c]].strip() if c in idx and row[idx[c]].strip() != "" else None  # noqa: E731
         hib = get("higher_is_better")
         bench, dataset, metric = get("benchmark") or stem, get("dataset") or "", get("metric") or "score"
-        primary = first_metric.setdefault((bench, dataset), metric) == metric
         kind = (get("kind") or "dataset").lower()
         if kind not in ("dataset", "aggregate"):
             raise IngestError(src.path, f"row {n}: kind {get('kind')!r} is not dataset or aggregate")
-        out.append(ResultRecord(
+        rec = ResultRecord(
             model=get("model") or "", benchmark=bench, dataset=dataset, metric=metric,
             value=_num(src.path, get("value") or "", "value", n),
             stderr=_num(src.path, get("stderr"), "stderr", n) if get("stderr") else None,
@@ -283,9 +287,34 @@ def _read_long(src, rows, header, lower, stem):
             baseline_source="csv column" if get("random_baseline") else None,
             min_score=_num(src.path, get("min_score"), "min_score", n) if get("min_score") else None,
             max_score=_num(src.path, get("max_score"), "max_score", n) if get("max_score") else None,
-            scale=get("scale"), aggregate=kind == "aggregate", primary=primary,
-        ))
+            scale=get("scale"), aggregate=kind == "aggregate",
+        )
+        if rec.model in kinds:
+            rec.validate(src.path)  # a reference row's names are checked as a model row's are
+            ref_cells.append(((bench, dataset, metric), rec.model, rec.value))
+            continue
+        rec.primary = first_metric.setdefault((bench, dataset), metric) == metric
+        out.append(rec)
+    if kinds:
+        _long_reference(src, out, kinds, ref_cells)
     return out
+
+
+def _long_reference(src, out, kinds, ref_cells) -> None:
+    """Give the records ``out`` of a long table what its reference rows say of each dataset (changed in place): the
+    chance level where the dataset's first row declares none, and the reference scores as dataset metadata."""
+    from harness_ext.adapters.csv_reference import long_reference
+
+    declared: dict = {}
+    for rec in out:
+        declared.setdefault((rec.benchmark, rec.dataset, rec.metric), rec.random_baseline)
+    given = long_reference(src, kinds, ref_cells, declared)
+    for rec in out:
+        chance, source, meta = given.get((rec.benchmark, rec.dataset, rec.metric), (None, None, None))
+        if chance is not None and rec.random_baseline is None:
+            rec.random_baseline, rec.baseline_source = chance, source
+        if meta:
+            rec.dataset_metadata = {**rec.dataset_metadata, **meta}
 
 
 #: Summary columns after ``mode`` that count items rather than name a model (AISBench's ``total_count``).
@@ -513,8 +542,11 @@ def harness_ext_adapters():
         # the rows when the model column repeats, and a column with one value on every row is model metadata
         # 7: reference rows ("random-baseline", "Random Choice", "Human Expert (High)", "Oracle") are not models: a
         # chance row's values are the datasets' chance levels, a human row's their reference scores (noted)
-        # 8: how fast and how big a model runs is model metadata, not a score: a speech board's "RTFx" (an inverse
+        # 8: the same for a long table's reference rows ("random-baseline,mmlu,0.25", "Human,gsm8k,0.92"), on the
+        # record and the columnar path
+        # 9: how fast and how big a model runs is model metadata, not a score: a speech board's "RTFx" (an inverse
         # real-time factor, -1 where unknown), an embedding board's "Memory Usage (GB, fp32)" and "Embedding
-        # Dimensions"; rows with no value in any score column are noted (nothing was stored from them, silently)
-        revision="8",
+        # Dimensions", and a snake_case "model_size"; an "AVG_<benchmark>" of a benchmark no other column holds is a
+        # dataset (Nejumi's "AVG_mtbench"); rows with no value in any score column are noted (were silent)
+        revision="9",
     )

@@ -111,6 +111,60 @@ def listed(items, limit: int) -> str:
     return ", ".join(map(str, items[:limit])) + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
+#: A number standing alone in a warning (not part of a name such as ``mmlu_2`` or ``LB_IF2``).
+_NUMBER = r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])"
+
+
+def grouped_warnings(warnings, models, limit: int = 6) -> list:
+    """``warnings`` with those that say the same of several ``models`` said once.
+
+    A warning ``"<model>: <text>"`` whose text, its numbers aside, another model's warning repeats is joined with
+    it: ``"5 models (a, b, ...): <text>"``, each number that differs between them given as its range (``0.79 to
+    1.00 sd above ...``). Other warnings, and a text only one model has, are kept as they are, in their order (a
+    group takes the place of its first warning). For the printed output only: the result objects keep one warning
+    per model.
+    """
+    import re
+
+    number = re.compile(_NUMBER)
+    names = sorted({str(m) for m in models}, key=len, reverse=True)  # the longest name a warning starts with
+    order, groups = [], {}
+    for w in warnings:
+        model = next((n for n in names if w.startswith(n + ": ")), None)
+        if model is None:
+            order.append(w)
+            continue
+        body = w[len(model) + 2:]
+        key = number.sub("\0", body)
+        if key not in groups:
+            groups[key] = []
+            order.append(groups[key])
+        groups[key].append((model, body, number.findall(body)))
+    out = []
+    for entry in order:
+        if isinstance(entry, str):
+            out.append(entry)
+        elif len(entry) == 1:
+            out.append(f"{entry[0][0]}: {entry[0][1]}")
+        else:
+            parts = iter(_ranges([nums for _, _, nums in entry]))
+            text = re.sub("\0", lambda _: next(parts), number.sub("\0", entry[0][1]))
+            out.append(f"{len(entry)} models ({listed([m for m, _, _ in entry], limit)}): {text}")
+    return out
+
+
+def _ranges(numbers: list) -> list:
+    """Each number slot of several warnings: the number where they agree, else ``"<min> to <max>"`` as written."""
+    out = []
+    for slot in zip(*numbers):
+        if len(set(slot)) == 1:
+            out.append(slot[0])
+        else:
+            lo, hi = min(slot, key=float), max(slot, key=float)
+            out.append(f"{lo} to {hi}")
+    return out
+
+
 def plural(n, noun: str, many: Optional[str] = None) -> str:
     """``n`` and ``noun``, the noun plural unless ``n`` is 1: ``plural(1, "file")`` is ``"1 file"``.
 

@@ -67,8 +67,9 @@ def test_keep_reference_rows_stores_them_as_models_and_says_so(tmp_path, capsys)
     assert "9 models" in capsys.readouterr().out
 
 
-def test_mmmu_random_row_sets_chance_human_rows_are_metadata(tmp_path):
-    models, ds, notes = _ingest(tmp_path, MMMU)
+def check_mmmu(models, ds, notes, unit: str = "row") -> None:
+    """What the MMMU table's reference rows give, wide or long (tests/test_reference_rows_long.py): ``unit`` is what
+    the notes count."""
     assert models == {f"Model {c}" for c in "ABCDE"}
     # the random row, not the most frequent answer listed before it, is the chance level
     assert ds.loc["artDesign", "random_baseline"] == 29.0
@@ -78,10 +79,14 @@ def test_mmmu_random_row_sets_chance_human_rows_are_metadata(tmp_path):
     assert meta["reference_scores"] == {"Human Expert (High)": 90.0, "Human Expert (Medium)": 84.0,
                                         "Frequent Choice": 27.0, "Random Choice": 18.0}
     text = "\n".join(notes)
-    assert "2 rows are a random or chance baseline ('Frequent Choice', 'Random Choice'): stored as the chance " \
+    assert f"2 {unit}s are a random or chance baseline ('Frequent Choice', 'Random Choice'): stored as the chance " \
            "level of 7 datasets" in text
-    assert "2 rows are a human or ceiling reference ('Human Expert (High)', 'Human Expert (Medium)'): kept as " \
+    assert f"2 {unit}s are a human or ceiling reference ('Human Expert (High)', 'Human Expert (Medium)'): kept as " \
            "dataset metadata (human_score, reference_scores) of 7 datasets, not as a model" in text
+
+
+def test_mmmu_random_row_sets_chance_human_rows_are_metadata(tmp_path):
+    check_mmmu(*_ingest(tmp_path, MMMU))
 
 
 def test_the_chance_level_normalises_the_matrix(tmp_path):

@@ -252,3 +252,35 @@ def test_predict_reads_a_new_models_subset_csv_with_the_leaderboards_sidecar(tmp
     assert set(pred.table["model"]) == {"new-model"} and len(pred.table) == d
     (w,) = [w for w in pred.warnings if w.startswith("reading the new results:")]
     assert f"column metadata describes {d - len(subset)} columns this file does not have" in w
+
+
+def test_a_row_mean_of_rounded_columns_is_hinted_under_any_file_name(tmp_path):
+    """LiveBench's overall score (2 decimals) is the mean of its six category columns (2 decimals each): the mean of
+    the printed columns differs from it by up to 0.0067, beyond the column's own half unit. Under its own file name
+    the column is the leaderboard's own score (an aggregate); saved as ``scores.csv`` it stays a dataset, and the
+    hint must still say it is the others' mean (it was silent: ``reduce`` then chose the overall score as a subset
+    dataset). Real file: the shared benchbench ``livebench_240829_holistic.csv``."""
+    from conftest import SHARED_DATA, require
+
+    board = require(SHARED_DATA / "benchbench" / "leaderboards" / "livebench_240829_holistic.csv")
+    p = tmp_path / "scores.csv"
+    p.write_bytes(board.read_bytes())
+    with Store.open(":memory:") as s:
+        (f,) = ingest_paths(s, [str(p)], show_progress=False).by_status("ingested")
+    assert any("livebench_240725 equals the mean of the other score columns on every complete row" in n
+               for n in f.notes), f.notes
+
+
+def test_the_row_mean_hint_allows_for_the_members_rounding():
+    """Columns to 2 decimals and their mean to 2 decimals: hinted; the same column moved by 0.02 is not."""
+    from harness_ext.adapters.csv_columns import row_mean_hints
+
+    rng = np.random.default_rng(0)
+    exact = rng.uniform(20, 90, (60, 6))
+    X, total = np.round(exact, 2), np.round(exact.mean(axis=1), 2)  # each printed to 2 decimals
+    assert np.abs(total - X.mean(axis=1)).max() > 0.00505  # beyond the total's own half unit
+    names = ["total", *"ABCDEF"]
+    assert row_mean_hints(names, np.column_stack([total, X])) == ["total"]
+    moved = total.copy()
+    moved[7] += 0.02
+    assert row_mean_hints(names, np.column_stack([moved, X])) == []

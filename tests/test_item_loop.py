@@ -505,3 +505,21 @@ def test_predict_refuses_an_adapter_for_an_item_level_manifest(tmp_path, capsys)
     capsys.readouterr()
     assert main(["predict", "-m", str(out), str(LOGS / "toy__lm-large"), "--adapter", "lm_eval_v04"]) == 1
     assert "item-level manifest" in capsys.readouterr().err
+
+
+def test_a_new_models_table_naming_no_metric_is_told_to_name_it():
+    """A new model's item table without its sidecar has its 0/1 scores read as ``acc``; the population's table named
+    ``exact_match`` (HELM Lite's). The one error says which tasks are logged under another metric and how to name
+    it (found as a new user: the error named only both sides)."""
+    from harness_ext.methods.reduction.item_predict import _check_some_log_matches
+
+    manifest = {"tasks": {"gsm": {"metric": "exact_match"}, "mmlu": {"metric": "exact_match"}}}
+    long = pd.DataFrame({"task": ["gsm", "mmlu", "other"], "metric": ["acc", "acc", "acc"]})
+    with pytest.raises(HarnessExtError, match=r"2 tasks of the manifest under another metric \(gsm: acc, not "
+                                              r"exact_match; mmlu: acc, not exact_match\): a new model's item table "
+                                              r"that names no metric .*`metric:` in the table's sidecar"):
+        _check_some_log_matches(manifest, long)
+    long["metric"] = "acc_norm"  # lm-eval logs under another metric: the tasks said, no word of tables
+    with pytest.raises(HarnessExtError) as exc:
+        _check_some_log_matches(manifest, long)
+    assert "gsm: acc_norm, not exact_match" in str(exc.value) and "sidecar" not in str(exc.value).split("Items are")[0]

@@ -252,8 +252,9 @@ def ingest_options(parser):
                         help="comma-separated (or repeated) CSV columns that describe models (size, date, ...), stored as model "
                              "metadata rather than scores")
     parser.add_argument("--keep-reference-rows", action="store_true",
-                        help="store a leaderboard CSV's reference rows (Random, Human, Oracle, Upper bound) as models "
-                             "instead of as the dataset's chance level and reference scores")
+                        help="store reference rows (Random, Human, Oracle, Upper bound) as models: a CSV's, wide or long, "
+                             "instead of as the dataset's chance level and reference scores; an item table's instead "
+                             "of leaving them out")
     parser.add_argument("--column-meta", default=None, metavar="FILE",
                         help="YAML sidecar with per-column chance level, direction, scale and kind for every CSV "
                              "ingested (a file's own <file>.meta.yaml wins; format in docs/guide/ingest.md, 'Leaderboard CSVs')")

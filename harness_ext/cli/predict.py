@@ -30,7 +30,11 @@ def run(args) -> int:
     else:
         pred = predict_from_manifest(manifest, args.results, manifest_path=args.manifest,
                                      level=getattr(args, "level", 0.9), adapter=getattr(args, "adapter", None))
-    for w in pred.warnings:
+    from ..report import grouped_warnings
+
+    # Several new models flagged alike are said once (-v: one warning each, as the JSON and the API keep them).
+    models = pred.table["model"].unique() if pred.table is not None and "model" in pred.table else []
+    for w in pred.warnings if getattr(args, "verbose", 0) else grouped_warnings(pred.warnings, models):
         log.warning(w)
     # With --json - the command line sends stdout to stderr and keeps the real stdout for the JSON.
     print(pred.render(all=args.all))

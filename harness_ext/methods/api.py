@@ -119,8 +119,9 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
         or a comma-separated string), ``--column-meta`` (a sidecar YAML for every CSV), ``--mteb-split`` and
         ``--mteb-languages`` (:func:`harness_ext.store.ingest_files.reading_options`).
     keep_reference_rows : bool, default False
-        As ``harness-ext ingest --keep-reference-rows``: a leaderboard CSV's reference rows ("Random", "Human")
-        stored as models rather than as the dataset's chance level and reference scores.
+        As ``harness-ext ingest --keep-reference-rows``: a CSV's reference rows ("Random", "Human"), wide or long,
+        stored as models rather than as the dataset's chance level and reference scores; an item table's stored as a
+        model's item scores rather than left out.
 
     Returns
     -------

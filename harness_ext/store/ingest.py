@@ -391,7 +391,7 @@ def _ingest_paths(store, paths, adapter, show_progress, options, group, reread) 
     store.readers = {a.name: str(a.revision) for a in [*adapters.values(), *([forced] if forced else [])]}
     store.read_options = options_text(options)
     stored_reads(store, load=True)  # which reader read each stored file, and with which options
-    run = _IngestRun(store, forced, adapters, reread)
+    run = _IngestRun(store, forced, adapters, reread, bool(options.get("keep_reference_rows")))
     try:
         for src, _explicit, root in progress(sources, total=len(sources), desc="ingest", disable=None if show_progress else True):
             run.release_if_held_long()
@@ -409,8 +409,8 @@ class _IngestRun:
     """One ingest call: the report, the batch waiting to be written, and the files stored after the results
     (per-sample logs, item-response tables, HELM runs' per-instance scores)."""
 
-    def __init__(self, store, forced, adapters, reread=False):
-        self.store, self.forced, self.adapters, self.reread = store, forced, adapters, reread
+    def __init__(self, store, forced, adapters, reread=False, keep_refs=False):  # keep_refs: --keep-reference-rows
+        self.store, self.forced, self.adapters, self.reread, self.keep_refs = store, forced, adapters, reread, keep_refs
         self.replacing: set = set()  # report indexes of files read again (--reread): each replaces its stored source
         self.reread_paths: set = set()  # their paths, for the item scores stored after the results
         self._older = False  # the file being read is one an older reader stored (read again)
@@ -613,7 +613,7 @@ class _IngestRun:
                                                replaced=f.replaced)
         if self.tables or self.runs or self.details:
             ingest_walked(store, report.files, self.tables, self.runs, self.details, reread=self.reread_paths,
-                          reread_older=self.reread)
+                          reread_older=self.reread, keep_reference_rows=self.keep_refs)
         if not self.aliases_done and report.by_status("ingested"):
             _refresh_aliases(store)()
         if report.by_status("ingested"):

@@ -45,8 +45,9 @@ def reading_options(meta_columns=None, column_meta=None, mteb_split: Optional[st
     mteb_languages : str or sequence of str, optional
         MTEB subsets (languages) to average over.
     keep_reference_rows : bool, default False
-        Store a leaderboard CSV's reference rows ("Random", "Human", "Oracle") as models, not as the dataset's
-        chance level and reference scores (:mod:`harness_ext.adapters.csv_reference`).
+        Store a CSV's reference rows ("Random", "Human", "Oracle"), wide or long, as models, not as the dataset's
+        chance level and reference scores, and an item table's as a model's item scores, not left out
+        (:mod:`harness_ext.adapters.csv_reference`).
 
     Returns
     -------

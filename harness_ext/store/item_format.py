@@ -121,3 +121,14 @@ class ItemTable:
     assumed_metric: Optional[str] = None
     benchmark_from_path: bool = False
     harness_tasks: dict = field(default_factory=dict)
+
+
+def table_sha(digest, spec: dict, harness, references_kept: bool) -> str:
+    """An item table's content hash (:func:`harness_ext.store.item_tables.read_item_table`): its bytes' ``digest``
+    (hashlib), its ``items:`` block, its ``harness_tasks`` and the reading option that changes what it stores."""
+    digest.update(f"\0items={sorted(spec.items())}".encode())  # the same digest as of the bytes and the block
+    if references_kept:  # reference rows kept as models (--keep-reference-rows): another reading of the same bytes
+        digest.update(b"\0keep_reference_rows")
+    if harness:  # a declaration is part of what the file means (a table without one keeps its earlier digest)
+        digest.update(f"\0harness_tasks={sorted(harness.items())}".encode())
+    return digest.hexdigest()

@@ -52,7 +52,7 @@ from ..report import plural
 from ..types import check_name
 from .item_dedupe import dedupe_items as _dedupe
 from .ingest_files import EDITED_KEPT_REASON, ITEMS_ADAPTER, KEPT_REASON, FileReport, file_hash, replaced_note
-from .item_format import LAYOUTS, ItemTable, harness_tasks_of
+from .item_format import LAYOUTS, ItemTable, harness_tasks_of, table_sha
 from .item_ids import assign_numbers, ensure_map, file_item_ids
 from .tables import table_columns
 
@@ -65,7 +65,9 @@ SUFFIXES = (".parquet", ".csv", ".tsv")
 MAX_BYTES = 2 * 1024 ** 3
 #: The revision of the item-table reader, stored with every source it reads (``sample_sources.reader``,
 #: :mod:`harness_ext.store.item_readers`): raise it when a change makes it store other item scores from the same file.
-REVISION = "1"
+#: 2: rows whose model is named as a reference ("random", "Human", "Oracle") are left out, noted (the
+#: reading option ``keep_reference_rows`` keeps them).
+REVISION = "2"
 
 
 def _pick(header: list, names: tuple) -> Optional[str]:
@@ -264,7 +266,7 @@ def _melt(df: pd.DataFrame, layout: str) -> pd.DataFrame:
     return long
 
 
-def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
+def read_item_table(path, spec: Optional[dict] = None, keep_reference_rows: bool = False) -> ItemTable:
     """Read one item-response table (layouts in the module docstring).
 
     Parameters
@@ -272,6 +274,8 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
     path : path-like
     spec : dict, optional
         The sidecar's ``items:`` block (``layout``, ``task``, ``metric``, ``benchmark``).
+    keep_reference_rows : bool, default False
+        Keep the item scores of a model named as a reference (:func:`~harness_ext.adapters.csv_reference.item_reference_rows`) as a model's.
 
     Raises
     ------
@@ -283,12 +287,7 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
     layout = spec.get("layout", "long")
     if layout not in LAYOUTS:
         raise IngestError(path, f"items layout {layout!r} is not one of {', '.join(LAYOUTS)}")
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
-    if size > MAX_BYTES:
-        raise IngestError(path, f"{size} bytes is more than the {MAX_BYTES} an item table may have")
+    _check_size(path)
     digest = file_hash(path)
     # The delimiter is sniffed once (a read of the file's head) and serves the header check, the read and the scores.
     delim = "," if path.suffix == ".parquet" else delimiter_of(path)
@@ -315,6 +314,9 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
     models = _labels(df[mcol])
     if "" in models.categories:
         raise IngestError(path, "a row has an empty model name")
+    from harness_ext.adapters.csv_reference import item_reference_rows  # the rules of the CSV tables' reference rows
+
+    keep, refs = item_reference_rows(models, score, keep, notes, keep_reference_rows)
     tcol = _pick(header, ("task",))
     task = _labels(df[tcol]) if tcol else _constant(len(df), str(spec.get("task") or path.stem))
     binary = bool(np.isin(score[keep], (0.0, 1.0)).all())
@@ -336,14 +338,21 @@ def read_item_table(path, spec: Optional[dict] = None) -> ItemTable:
     del item, doc_ids
     frame = _dedupe(frame, path, notes)
     harness = harness_tasks_of(spec.pop("harness_tasks", None), frame["task"].unique(), path)
-    digest.update(f"\0items={sorted(spec.items())}".encode())  # the same digest as of the bytes and the block
-    if harness:  # a declaration is part of what the file means (a table without one keeps its earlier digest)
-        digest.update(f"\0harness_tasks={sorted(harness.items())}".encode())
-    sha = digest.hexdigest()
+    sha = table_sha(digest, spec, harness, refs and keep_reference_rows)
     if frame.empty:
         raise IngestError(path, "no scores in the item table")
     return ItemTable(path, str(bench), frame.reset_index(drop=True), sha, notes, ids, assumed,
                      benchmark_from_path=not spec.get("benchmark") and not bcol, harness_tasks=harness)
+
+
+def _check_size(path: Path) -> None:
+    """Refuse a file that cannot be read or is larger than :data:`MAX_BYTES`."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
+    if size > MAX_BYTES:
+        raise IngestError(path, f"{size} bytes is more than the {MAX_BYTES} an item table may have")
 
 
 def item_spec(src) -> Optional[dict]:
@@ -364,7 +373,7 @@ def item_table_spec(src) -> Optional[dict]:
 
 
 def ingest_walked(store, files: list, tables: list, runs: list, details: Optional[list] = None,
-                  reread=frozenset(), reread_older: bool = False) -> None:
+                  reread=frozenset(), reread_older: bool = False, keep_reference_rows: bool = False) -> None:
     """Store what an ingest walk found besides results, filling its report ``files``.
 
     ``tables``: ``(report index, path, items block or None)`` of item-response tables (their entries are
@@ -374,13 +383,17 @@ def ingest_walked(store, files: list, tables: list, runs: list, details: Optiona
     index, path)`` of lighteval details files (placeholders, as tables'; :mod:`harness_ext.adapters.lighteval_details`).
     ``reread``: paths of runs whose results were read again (``ingest --reread``): their item scores replace those
     stored from the same path. ``reread_older`` (``ingest --reread``): so do those of every file an older item reader
-    stored (:mod:`harness_ext.store.item_readers`).
+    stored (:mod:`harness_ext.store.item_readers`). ``keep_reference_rows`` (``ingest --keep-reference-rows``): an
+    item table's rows of a model named as a reference are stored as a model's (:func:`read_item_table`).
     """
     from .item_readers import reader_id
 
     again = {"reread_older": reread_older}
     if tables:
-        for (idx, _, _), f in zip(tables, ingest_item_tables(store, [(p, spec) for _, p, spec in tables], **again)):
+        read = (lambda p, spec: read_item_table(p, spec, keep_reference_rows=True)) if keep_reference_rows else \
+            read_item_table
+        for (idx, _, _), f in zip(tables, ingest_item_tables(store, [(p, spec) for _, p, spec in tables], read=read,
+                                                             **again)):
             files[idx] = f
     if details:
         from harness_ext.adapters.lighteval_details import COPY_REASON, REVISION as DETAILS, details_kind, read_details

@@ -64,6 +64,19 @@ def frontier_expectation(est, X, subset, w, points=None, reselect=None) -> Optio
                if cal.points_mae is not None else {})}
 
 
+#: What each point candidate of :mod:`~harness_ext.methods.engine.frontier` is, in a warning's words.
+_CANDIDATE_WORDS = {
+    "unshrunk_level": "the engine's fold-in with its level left free",
+    "position_line": "each dataset's least-squares line on the model's position among the training models",
+    "subset_mean": "the subset's mean score given to every dataset",
+    "standard_mean": "every dataset placed as many of its standard deviations from its mean as the subset is on "
+                     "average",
+    "aggregate_shift": "every dataset moved from the training models' mean by the subset's mean shift in the "
+                       "aggregate's points",
+    "benchpress": "BenchPress's low-rank completion",
+}
+
+
 def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> list:
     """One warning per new model beyond the training models' edge (``distance`` != 0), with its distance and how
     its prediction and intervals were made (:mod:`~harness_ext.methods.engine.frontier`); ``level`` the intervals'."""
@@ -76,8 +89,9 @@ def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> lis
         cal = calibrations.get(1 if dist > 0 else -1)
         side = "above" if dist > 0 else "below"
         blend = ("the engine" if cal is None or cal.candidate is None else
-                 f"the engine blended with up to {cal.weight:g} x {cal.candidate} (the share growing from the edge to "
-                 "the training range)")
+                 f"the engine blended with up to {cal.weight:g} x {cal.candidate} "
+                 f"({_CANDIDATE_WORDS.get(cal.candidate, 'an estimator that does not shrink to the training models')}; "
+                 "the share growing from the edge to the training range)")
         how = ("too few training models for frontier folds: the cell intervals are the model folds' and may be too "
                "narrow; beyond every training model the aggregate's is widened to a design-style interval (the level "
                "read from the subset, every other dataset one draw of the training models' residual spread)"

@@ -613,10 +613,21 @@ def _check_some_log_matches(manifest: dict, long: pd.DataFrame) -> None:
     shown = [f"{t} ({m})" for t, m in have.items()]
     want = ", ".join(f"{t} ({b['metric']})" for t, b in tasks.items())
     more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
+    # The manifest's tasks logged under another metric: most often an item table that names none (0/1 read as acc).
+    other = sorted(t for t in tasks if t in have.index)
+    metric_hint = (f" The logs hold {plural(len(other), 'task')} of the manifest under another metric ("
+                   + "; ".join(f"{t}: {have[t]}, not {tasks[t]['metric']}" for t in other[:5])
+                   + (f"; {len(other) - 5} more" if len(other) > 5 else "") + ")" if other else "")
+    if other and all(have[t] == "acc" for t in other):
+        metric_hint += (": a new model's item table that names no metric has its 0/1 scores read as acc; name it "
+                        "(`metric:` in the table's sidecar `<file>.meta.yaml`, or a metric column) as the "
+                        "population's table does.")
+    elif other:
+        metric_hint += "."
     raise HarnessExtError(
         "no logged item is of a task of the manifest under its metric, so nothing can be estimated: the manifest's "
         f"tasks are {want}; the logs hold "
-        f"{', '.join(shown[:10])}{more}. Items are matched by task name and metric: run the group reduce wrote "
+        f"{', '.join(shown[:10])}{more}.{metric_hint} Items are matched by task name and metric: run the group reduce wrote "
         "beside the manifest (its tasks, with its --samples file), or reduce from a population stored under the "
         "task names and metric of the harness the new model runs (an item table's sidecar can declare which lm-eval "
         "task each of its tasks is: items: harness_tasks)")

@@ -261,6 +261,7 @@ def reduction_warnings(df: pd.DataFrame, r, near: Optional[dict] = None) -> list
     from ...store.scales import mixed_scales_note
     from ..prowl.saturation import subset_saturation_warning
     from .evidence import beats_random, large_error_warnings, share_beaten_text
+    from .mean_columns import mean_like_note
 
     facts, k, m = r.facts, r.sel.k, r.facts.m
     warnings = []
@@ -273,6 +274,8 @@ def reduction_warnings(df: pd.DataFrame, r, near: Optional[dict] = None) -> list
                              unmatched_exclude_note(df.attrs), links_note(df.attrs)) if n]
     if facts.thin_note:
         warnings.append(facts.thin_note)
+    if (mean_like := mean_like_note(df, [facts.columns[j] for j in r.sel.subset_idx])) is not None:
+        warnings.append(mean_like)
     if facts.availability:
         warnings.append(availability_note(facts.availability, [facts.columns[j] for j in r.sel.subset_idx]))
     if (sat := (r.sel.prowl.selector_details or {}).get("saturation")) and sat.get("note"):
