@@ -13,7 +13,8 @@ from harness_ext.adapters.csv_rules import (
     _BOOL, _MISSING, _candidate_columns, _dataset_metrics, _parse, _wide_column_meta, check_model_column, clean_header,
     file_measure, model_column, score_column)
 from harness_ext.adapters.csv_columns import (
-    WideColumns, classify_wide, report_file_measure, report_repeated_models, strip_footnote_marks)
+    WideColumns, classify_wide, report_file_measure, report_repeated_models, drop_scoreless_rows,
+    strip_footnote_marks)
 from harness_ext.adapters.csv_keys import bound_columns, constant_columns, entrant_column
 from harness_ext.adapters.csv_reference import (
     apply_reference, long_reference, long_reference_models, note_reference, reference_kind, split_reference_rows)
@@ -128,6 +129,7 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
     keep, refs, ref_rows = split_reference_rows(src, models, range(len(score_cols)), lambda k, i: values[i, k])
     if keep is not None:
         values, models = values[keep], [models[i] for i in keep]
+    values, models, keep = drop_scoreless_rows(src, models, values, keep)  # as the record reader: nothing stored
     aggregates = classify_wide(src, header, cols, specs, stem, cm, values)
     dnames = _dataset_metrics(header, score_cols, specs, empty)
     metas = _row_metadata(table, meta_cols, header, n)

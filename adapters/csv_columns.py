@@ -101,6 +101,22 @@ def _own_score(name: str, board: list, common: list) -> bool:
     return all(len(w) >= 2 and any(b.startswith(w) for b in board + common) for w in rest)
 
 
+#: Words after "average" that say how it is scored, not what is averaged ("Mean win rate", "average_score").
+_HOW = frozenset({"score", "scores", "win", "rate", "winrate", "accuracy", "acc", "f1", "em", "exact", "match",
+                  "pass", "rank", "rating", "elo", "points", "result", "results", "performance", "all", "of"})
+
+
+def _averages_elsewhere(name: str, m, j, words: dict) -> bool:
+    """Whether a column named "average ..." names after that word a benchmark no other column's name holds: the
+    board's score of a benchmark whose parts the file lacks, a dataset (Nejumi's ``AVG_jaster_0shot``,
+    ``AVG_mtbench`` beside ``GLP_*`` and ``ALT_*`` columns), not an average of the columns beside it."""
+    after = [w for w in _words(name.replace("_", " ")[m.end(2):]) if not _FILLER.match(w) and not w.isdigit()
+             and w not in _HOW]
+    # the other columns, but not the board's other "average ..." columns (``AVG_jaster_2shots`` beside ``_0shot``)
+    return bool(after) and not any(k != j and ws[:1] != words[j][:1] and set(after) & set(ws)
+                                   for k, ws in words.items())
+
+
 def aggregate_columns(header, score_cols, specs, stem, cm) -> dict:
     """Score columns that aggregate the others: ``{column: why}``, from the header and the sidecar only.
 
@@ -128,8 +144,11 @@ def aggregate_columns(header, score_cols, specs, stem, cm) -> dict:
         # "model" before the word names whose average it is, not a group of columns (the Open LLM Leaderboard
         # v2's flattened "model_average_score")
         before = [w for w in _words(header[j].replace("_", " ")[:m.start() + len(m.group(1))]) if w not in _SUBJECT]
-        if not before or any(k != j and words[k][:len(before)] == before for k in score_cols):
-            out[j] = "named as an average or overall of the other columns"
+        if before and not any(k != j and words[k][:len(before)] == before for k in score_cols):
+            continue
+        if not before and _averages_elsewhere(header[j], m, j, words):
+            continue
+        out[j] = "named as an average or overall of the other columns"
     if len(out) == declared:
         board, common = _leaderboard_words(header, score_cols, stem, cm)
         own = [j for j in free if _own_score(header[j], board, common)]
@@ -322,6 +341,31 @@ def report_repeated_models(src, models: list, metas: list, benches=None) -> None
     src.note(f"{len(names)} model{'s' * many} listed on more than one row ({n_rows} rows): {listed(names, 12)}; "
              f"{whose} first row is stored (its metadata, and its scores where the rows disagree: "
              "each reported as a conflict)" + (f"; the rows differ in {listed(differ, 12)}" if differ else ""))
+
+
+def report_scoreless_rows(src, models: list, values):
+    """Note the rows with no value in any score column: nothing is stored from them, not even the model (an
+    embedding board lists models it has not run on a task yet, a row of metadata alone). ``values``: rows x score
+    columns, NaN where a cell is empty. Returns the indices of the other rows, or None when every row has a value."""
+    import numpy as np
+
+    empty = np.isnan(np.asarray(values, dtype=float)).all(axis=1) if len(models) else np.zeros(0, bool)
+    names = [m for m, e in zip(models, empty) if e]
+    if not names:
+        return None
+    many = len(names) != 1
+    src.note(f"{len(names)} row{'s' * many} without a value in any score column left out (nothing to store): "
+             f"{listed(names, 12)}")
+    return [int(i) for i in np.flatnonzero(~empty)]
+
+
+def drop_scoreless_rows(src, models: list, values, keep):
+    """``(values, models, keep)`` without the rows :func:`report_scoreless_rows` notes, as the record reader stores
+    them (nothing, not even the model); ``keep``: the original indices of the rows so far (None: every row)."""
+    scored = report_scoreless_rows(src, models, values)
+    if scored is None:
+        return values, models, keep
+    return values[scored], [models[i] for i in scored], scored if keep is None else [keep[i] for i in scored]
 
 
 def report_file_measure(src, measure, names: list) -> None:

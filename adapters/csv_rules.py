@@ -22,9 +22,10 @@ _BOOL = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no":
 _MISSING = frozenset({"", "nan", "na", "n/a", "-", "--", "\u2014", "\u2013", "none", "null", "?", "x"})
 #: Numeric columns that describe a model instead of scoring it.
 META_NAME = re.compile(
-    # a model's parameter count or context window, not a task about them (BFCL's "Multi Turn Miss Param" and
+    # a model's size, also in snake_case (Nejumi's "model_size", a parameter count), parameter count or context
+    # window, not a task about them (BFCL's "Multi Turn Miss Param" and
     # "Multi Turn Long Context" score function calls with a parameter missing and with a long context)
-    r"(\bsize\b|(?<!miss[ _-])(?<!missing[ _-])param|#\s*p|\bflops?\b|\bdate\b|release|\byear\b|\bmonth\b|"
+    r"((?<![a-z])size(?![a-z])|(?<!miss[ _-])(?<!missing[ _-])param|#\s*p|\bflops?\b|\bdate\b|release|\byear\b|\bmonth\b|"
     r"(?<!long[ _-])context|\btokens?\b|price|cost|\$|"
     r"latency|throughput|speed|\bvotes?\b|\bci\b|confidence|\bstderr\b|\bstd\b|license|licence|"
     # a rank, also in snake_case (a pairwise leaderboard's "bt_rank": \b does not split on "_"), and counts of
@@ -51,6 +52,11 @@ META_NAME = re.compile(
     r"(?<![a-z])per[ _-]?(?:million|1m|thousand|1k)(?![a-z])|(?<![a-z])savings?(?![a-z])|"
     # a column named as metadata (the Open LLM Leaderboard's flattened "metadata_generation", "metadata_hub_hearts")
     r"(?:^|[\W_])metadata(?:$|[\W_])|"
+    # how fast and how big a model runs, not how well: a speech board's inverse real-time factor ("RTFx", -1 where
+    # unknown), an embedding board's "Memory Usage (GB, fp32)" and its vectors' "Embedding Dimensions" (the Open ASR
+    # and MTEB leaderboards)
+    r"(?<![a-z])(?:rtfx?|real[ _-]?time[ _-]?factor|vram)(?![a-z])|memory[ _-]*(?:usage|footprint|\(?[gm]i?b\b)|"
+    r"embedding[ _-]*(?:dim\w*|size)|"
     # a model's answer length (AlpacaEval's "Output Length", "avg_length"), not a length-controlled score
     r"(?<![a-z])(?:(?:avg|average|mean|output|response|answer)[ _-]?)?length(?![ _-]*controlled)(?![a-z]))", re.I)
 #: Column names of aggregates of the other columns.

@@ -18,7 +18,8 @@ present; metric is ``score``. Column by column:
   ("Model Family": ``Llama-2``) is model metadata. So is a numeric column whose
   name says it describes the model rather than scores it (:data:`META_NAME`:
   size, parameters, FLOPs, date, release, context length, tokens, price,
-  latency, votes, rank, CI, ...), or one named with ``--meta-columns`` or in the
+  latency, real-time factor, memory usage, embedding dimensions, votes, rank, CI, ...), or one named with
+  ``--meta-columns`` or in the
   sidecar's ``meta_columns``. Metadata is stored per model and source
   (:meth:`harness_ext.store.db.Store.model_metadata`). A mostly numeric column
   with a stray text cell is an error naming the cell, never silently dropped.
@@ -27,7 +28,8 @@ present; metric is ``score``. Column by column:
   score columns: a column named overall / average / avg / mean / total / aggregate / "score of
   scores" (:data:`AGGREGATE_NAME`) with nothing before that word, or with words other score
   columns' names start with (``hydrox_overall_score`` beside ``hydrox_safety``); LiveBench's
-  ``LB_Reasoning_Average``, averaging tasks the file does not hold, stays a dataset. Failing those,
+  ``LB_Reasoning_Average``, averaging tasks the file does not hold, stays a dataset, as does a column named
+  average ... of a benchmark no other column's name holds (Nejumi's ``AVG_mtbench``). Failing those,
   the one column named as the leaderboard's own score (LiveBench's ``livebench_240624``, AIR-Bench's
   ``HELM_AIRBENCH_AIR_Score``). Stored as an aggregate (``kind='aggregate'``): a prediction target,
   never a subset member. A column named as a category's accuracy (``<words> Acc``: BFCL's ``Live Acc``)
@@ -387,7 +389,8 @@ def _read_summary(src, rows):
 def _read_wide(src, rows, header, lower, stem):
     cm, specs, declared_meta = _wide_column_meta(src, header, lower)
     from harness_ext.adapters.csv_columns import (
-        WideColumns, classify_wide, report_file_measure, report_repeated_models, strip_footnote_marks)
+        WideColumns, classify_wide, report_file_measure, report_repeated_models, report_scoreless_rows,
+        strip_footnote_marks)
     from harness_ext.adapters.csv_keys import (bound_columns, constant_columns, entrant_column, task_column,
                                               variant_column)
     from harness_ext.adapters.csv_reference import apply_reference, note_reference, split_reference_rows
@@ -428,6 +431,7 @@ def _read_wide(src, rows, header, lower, stem):
         body, models, metas, values = [body[i] for i in keep], [models[i] for i in keep], [metas[i] for i in keep], \
             values[keep]
         parsed = {j: ([v[i] for i in keep], pct) for j, (v, pct) in parsed.items()}
+    report_scoreless_rows(src, models, values)
     variant = variant_column(src, header, lower, mc, lambda j: [row[j] for _, row in body], {task_col, bench_col})
     if variant is not None:  # one model run several ways: each way its own variant of the model
         for i, (_, row) in enumerate(body):
@@ -540,5 +544,9 @@ def harness_ext_adapters():
         # chance row's values are the datasets' chance levels, a human row's their reference scores (noted)
         # 8: the same for a long table's reference rows ("random-baseline,mmlu,0.25", "Human,gsm8k,0.92"), on the
         # record and the columnar path
-        revision="8",
+        # 9: how fast and how big a model runs is model metadata, not a score: a speech board's "RTFx" (an inverse
+        # real-time factor, -1 where unknown), an embedding board's "Memory Usage (GB, fp32)" and "Embedding
+        # Dimensions", and a snake_case "model_size"; an "AVG_<benchmark>" of a benchmark no other column holds is a
+        # dataset (Nejumi's "AVG_mtbench"); rows with no value in any score column are noted (were silent)
+        revision="9",
     )

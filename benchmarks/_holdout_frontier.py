@@ -111,8 +111,15 @@ def _ci_text(coverage, n):
     return f"{lo:.2f}-{hi:.2f}"
 
 
+def name_width(rows) -> int:
+    """The tables' first column: 14 characters (the shared matrices' names), wider for a longer name (a user's
+    benchmark, ``quality_holdout.py --csv``) so the columns stay aligned."""
+    return max([14] + [len(str(r["matrix"])) + 1 for r in rows])
+
+
 def print_frontier(rows, default, file=None):
     """Protocol (f): one row per matrix and variant, the default predictor then the baselines' aggregate MAE and bias."""
+    w = name_width(rows)
     print(f"\n(f) frontier: fit on the weakest {FRONTIER_TRAIN:.0%} of models by full aggregate, predict the strongest "
           f"{FRONTIER_TEST:.0%} (newest: each run's first {FRONTIER_TRAIN:.0%} of checkpoints -> its last "
           f"{FRONTIER_TEST:.0%}); aggregate MAE / bias in points, Spearman among the test models, 90% coverage of cells and "
@@ -123,7 +130,7 @@ def print_frontier(rows, default, file=None):
           "model's error on its own datasets, and 90% coverage; covCI: that coverage's 90% Clopper-Pearson interval over "
           "n, the different models the folds held out); ceilN: test models predict warns about as near the ceiling of a "
           "saturated subset dataset, ceilCov: their aggregate coverage", file=file)
-    print(f"{'matrix':<14}{'variant':<10}{'train':>6}{'test':>5}{'aggMAE':>8}{'bias':>7}{'rho':>7}{'cellCov':>8}"
+    print(f"{'matrix':<{w}}{'variant':<10}{'train':>6}{'test':>5}{'aggMAE':>8}{'bias':>7}{'rho':>7}{'cellCov':>8}"
           f"{'aggCov':>7}{'aggCI':>12}{'P(band)':>8}{'aggW':>7}{'cellW':>7}{'flag':>6} | {'SubM MAE':>8}{'bias':>7} | {'Ridge':>6}{'bias':>7} | "
           f"{'ColM':>6} | {'BP':>6} | {'claimed':>7}{'cov':>6}{'covCI':>11}{'n':>5} | {'ceilN':>5}{'ceilCov':>8}", file=file)
     nan = float("nan")
@@ -135,7 +142,7 @@ def print_frontier(rows, default, file=None):
             every *= band_chance(r[f"f_{variant}_n"][1])
             g = lambda key, x: r.get(f"f_{variant}_{key}_{x}", nan)  # noqa: E731
             n_tr, n_te = r[f"f_{variant}_n"]
-            print(f"{r['matrix']:<14}{variant:<10}{n_tr:>6}{n_te:>5}{g(default, 'agg_mae'):>8.2f}"
+            print(f"{r['matrix']:<{w}}{variant:<10}{n_tr:>6}{n_te:>5}{g(default, 'agg_mae'):>8.2f}"
                   f"{g(default, 'agg_bias'):>7.2f}{g(default, 'spearman'):>7.3f}{g(default, 'cell_cov'):>8.3f}"
                   f"{g(default, 'agg_cov'):>7.3f}{_ci_text(g(default, 'agg_cov'), n_te):>12}{band_chance(n_te):>8.2f}"
                   f"{g(default, 'agg_width'):>7.2f}{g(default, 'cell_width'):>7.2f}"

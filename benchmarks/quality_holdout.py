@@ -5,6 +5,8 @@ Run::
     python benchmarks/quality_holdout.py            # full: 20 splits (a), 3 folds x 10 seeds (b); minutes
     python benchmarks/quality_holdout.py --quick    # 2 splits, 1 seed, small matrices; CI smoke test
     python benchmarks/quality_holdout.py --protocols f   # the frontier protocol alone (seconds per matrix)
+    python benchmarks/quality_holdout.py --csv board.csv --protocols a,f   # your own leaderboard
+    python benchmarks/quality_holdout.py --store my.duckdb --benchmark NAME  # a store you filled
 
 Matrices (raw scores through the store, as the product ingests them; missing
 cells stay missing, nothing is cut to a dense block):
@@ -20,6 +22,13 @@ cells stay missing, nothing is cut to a dense block):
   the alias table every matrix query applies); models with >= 3 cells and
   leaderboard columns with >= 10 models are kept (sparse, mixed scales: Elo,
   percentages, 0-10 judge scores).
+
+Your own matrices (:mod:`_holdout_matrices`): ``--csv FILE[,FILE...]`` ingests leaderboard files as
+``harness-ext ingest FILE`` reads them (a sidecar beside a file included) into a throw-away store and measures
+each benchmark they hold, named as ``ingest`` names it, printing ``ingest``'s notes on how each file was read;
+``--store DB [--benchmark NAME[,NAME...]]`` measures the benchmarks (or groups) of a store you filled. The
+matrix is the store's, as ``reduce`` sees it (aggregate columns left out), with the same protocols, baselines and
+table as the shared matrices; a benchmark with fewer than 30 models is skipped with a message.
 
 Protocol (a), held-out models: 20 seeded 80/20 model splits (of whole training runs where a
 matrix's models are checkpoints, ``<model>@<revision>``: Pythia MMLU); a subset of
@@ -83,87 +92,18 @@ REPO = HERE.parent
 os.environ.setdefault("HARNESS_EXT_NO_PROGRESS", "1")
 os.environ.setdefault("HARNESS_EXT_LOAD_PLUGINS", "")
 sys.path.insert(0, str(HERE))
-from _common import SHARED_DATA as SHARED  # noqa: E402 - one definition of where the shared data is
+from _common import SHARED_DATA as SHARED  # noqa: E402,F401 - one definition of where the shared data is
 from _holdout_frontier import (  # noqa: E402,F401 - protocol (f)'s splits and report, re-exported
-    FRONTIER_TEST, FRONTIER_TRAIN, _m, checkpoint_step, frontier_splits, full_aggregate, print_frontier,
+    FRONTIER_TEST, FRONTIER_TRAIN, _m, checkpoint_step, frontier_splits, full_aggregate, name_width, print_frontier,
     summarise_frontier)
 from _holdout_selection import known_ceilings, parse_selector_params, product_plan, selection_params  # noqa: E402,F401
-EEE = SHARED / "every_eval_ever" / "data"
-BENCHBENCH = SHARED / "benchbench" / "leaderboards"
-MIN_MODELS = 30
+from _holdout_matrices import (  # noqa: E402,F401 - the matrices, re-exported for the other benchmarks
+    BENCHBENCH, EEE, MIN_MODELS, QUICK, SOURCES, load_matrices, load_user_matrices)
 #: --calibration: plain, or the in-fold reselection, bare (POOL_PLAIN_SCORES decides) or -nested / -pooled.
 CALIBRATIONS = ("plain", *(f"{r}{how}" for r in ("design", "same") for how in ("", "-nested", "-pooled")))
 #: reduce's default selector (harness_ext.methods.reduction.manifest.DEFAULT_SELECTOR), fed the predictor under test.
 DEFAULT_SELECTOR = "prediction_greedy"
 
-#: name -> (path to ingest, MatrixQuery kwargs)
-SOURCES = {
-    "helm_classic": (EEE / "helm_classic", dict(benchmarks=("helm_classic",))),
-    "open_llm_v2": (EEE / "hfopenllm_v2", dict(benchmarks=("hf_open_llm_v2",))),
-    "crosspred": (SHARED / "crosspred-lvlm" / "data", dict(benchmarks=("crosspred",))),
-    "pythia_mmlu": (SHARED / "pythia-evals" / "evals", dict(benchmarks=("mmlu",), rows="run")),
-    "tsc_bakeoff": (SHARED / "tsml-eval-tsc-bakeoff", dict(metric="accuracy")),
-    "benchbench": (BENCHBENCH, None),
-}
-QUICK = ("helm_classic", "tsc_bakeoff")
-
-
-# ----------------------------------------------------------------------------- matrices
-def load_matrices(names, db=None, verbose=True):
-    """``{name: (raw DataFrame, per-column metadata list)}`` built through the store."""
-    import pandas as pd
-
-    from harness_ext.store.ingest import ingest_paths
-    from harness_ext.store.matrix import MatrixQuery, load_matrix, query_results
-    from harness_ext.store.db import Store
-
-    out = {}
-    for name in names:
-        path, q = SOURCES[name]
-        if not path.exists():
-            print(f"  {name}: {path} not found, skipped", file=sys.stderr)
-            continue
-        # One store per matrix: model identities are resolved over a store's whole contents, so a
-        # matrix must not depend on which other matrices the same run asked for.
-        file = str(Path(db).with_name(f"{Path(db).stem}.{name}{Path(db).suffix or '.duckdb'}")) if db else ":memory:"
-        with Store.open(file) as store:
-            have = set()
-            if db:  # a reused store: ingest only what it lacks
-                have = set(store.benchmarks()["benchmark"])
-                if store._has_table("benchmark_groups"):
-                    have |= {r[0] for r in store.con.execute("SELECT name FROM benchmark_groups").fetchall()}
-            t = time.perf_counter()
-            if name == "benchbench":
-                if "benchbench" not in have:
-                    ingest_paths(store, [path], show_progress=False, group="benchbench")
-                # One row per canonical model id: the store's alias table joins the leaderboards' spellings.
-                long = query_results(store, MatrixQuery(benchmarks=("benchbench",)))
-                long = long.assign(column=long["benchmark"] + "/" + long["dataset"])
-                raw = long.pivot_table(index="model", columns="column", values="value", aggfunc="first")
-                for _ in range(3):  # keep models with >= 3 cells and columns with >= 10 models (fixed point)
-                    raw = raw.loc[raw.notna().sum(axis=1) >= 3, raw.notna().sum(axis=0) >= 10]
-                meta = [{} for _ in raw.columns]
-            else:
-                query = MatrixQuery(normalise="none", **q)
-                try:
-                    raw = load_matrix(store, query)
-                except Exception:  # noqa: BLE001 - not ingested yet
-                    ingest_paths(store, [path], show_progress=False)
-                    raw = load_matrix(store, query)
-                md = raw.attrs.get("datasets", {})
-                meta = [{"min_score": md.get(c, {}).get("min_score"), "max_score": md.get(c, {}).get("max_score"),
-                         "random_baseline": md.get(c, {}).get("random_baseline"),
-                         "higher_is_better": md.get(c, {}).get("higher_is_better")} for c in raw.columns]
-            raw = pd.DataFrame(raw.to_numpy(dtype=float), index=[str(i) for i in raw.index],
-                               columns=[str(c) for c in raw.columns])
-            if raw.shape[0] < MIN_MODELS:
-                print(f"  {name}: {raw.shape[0]} models < {MIN_MODELS}, skipped", file=sys.stderr)
-                continue
-            out[name] = (raw, meta)
-            if verbose:
-                print(f"  loaded {name}: {raw.shape[0]} x {raw.shape[1]}, {np.isnan(raw.to_numpy()).mean():.1%} missing "
-                      f"({time.perf_counter() - t:.1f} s)", file=sys.stderr, flush=True)
-    return out
 
 
 def aggregate_scale(X, meta):
@@ -580,12 +520,13 @@ def summarise(name, shape, k, ra, rb, default, extras=()):
 
 
 def print_extras(rows, extras, file=None):
+    w = name_width(rows)
     for e in extras:
         print(f"\n'{e}' on the same splits and subsets: (a) rho, aggregate MAE, cov90 (p05), aggregate coverage, "
               f"Ridge ratio; (b) medAE, cov90, width, BenchPress ratio", file=file)
         for r in rows:
             if f"a_{e}_agg_mae" in r:
-                print(f"{r['matrix']:<14}(a){r[f'a_{e}_spearman']:>7.3f}{r[f'a_{e}_agg_mae']:>8.2f}{r[f'a_{e}_cov']:>7.3f}"
+                print(f"{r['matrix']:<{w}}(a){r[f'a_{e}_spearman']:>7.3f}{r[f'a_{e}_agg_mae']:>8.2f}{r[f'a_{e}_cov']:>7.3f}"
                       f"{r[f'a_{e}_cov_p05']:>6.2f}{r[f'a_{e}_agg_cov']:>7.3f}"
                       f"{r['a_ridge_agg_mae'] / r[f'a_{e}_agg_mae']:>7.2f}", end="", file=file)
             if f"b_{e}_med_ae" in r:
@@ -603,14 +544,15 @@ def print_table(rows, default, file=None):
 
 
 def _print_random_splits(rows, default, file=None):
+    w = name_width(rows)
     print(f"\n(a) held-out models: default predictor '{default}' vs baselines (aggregate MAE ratios = baseline / default)",
           file=file)
-    print(f"{'matrix':<14}{'shape':>12}{'k':>4}{'rho':>7}{'aggMAE':>8}{'cellMAE':>8}{'cov90':>7}{'p05':>6}{'se':>6}"
+    print(f"{'matrix':<{w}}{'shape':>12}{'k':>4}{'rho':>7}{'aggMAE':>8}{'cellMAE':>8}{'cov90':>7}{'p05':>6}{'se':>6}"
           f"{'aggCov':>7}{'p05':>6}{'se':>6}{'xRidge':>8}{'xBP':>6}{'xSubM':>7}{'xColM':>7}", file=file)
     for r in rows:
         if "a_agg_mae" not in r:
             continue
-        print(f"{r['matrix']:<14}{r['shape']:>12}{r['k']:>4}{r['a_spearman']:>7.3f}{r['a_agg_mae']:>8.2f}"
+        print(f"{r['matrix']:<{w}}{r['shape']:>12}{r['k']:>4}{r['a_spearman']:>7.3f}{r['a_agg_mae']:>8.2f}"
               f"{r['a_cell_mae']:>8.2f}{r['a_cov']:>7.3f}{r['a_cov_p05']:>6.2f}{r.get('a_cov_se', float('nan')):>6.3f}"
               f"{r['a_agg_cov']:>7.3f}"
               f"{r.get('a_agg_cov_p05', float('nan')):>6.2f}{r.get('a_agg_cov_se', float('nan')):>6.3f}{r['a_ratio_ridge']:>8.2f}{r['a_ratio_bp']:>6.2f}{r['a_ratio_subset_mean']:>7.2f}"
@@ -619,21 +561,37 @@ def _print_random_splits(rows, default, file=None):
 
 
 def _print_cell_completion(rows, file=None):
+    w = name_width(rows)
     print("\n(b) cell completion (3 folds x seeds): median |error| in points, coverage, median 90% width", file=file)
-    print(f"{'matrix':<14}{'medAE':>8}{'cov90':>7}{'min':>6}{'width':>8}{'BP medAE':>9}{'BP cov':>7}{'BP width':>9}"
+    print(f"{'matrix':<{w}}{'medAE':>8}{'cov90':>7}{'min':>6}{'width':>8}{'BP medAE':>9}{'BP cov':>7}{'BP width':>9}"
           f"{'xBP':>6}{'xColM':>7}", file=file)
     for r in rows:
         if "b_med_ae" not in r:
             continue
-        print(f"{r['matrix']:<14}{r['b_med_ae']:>8.3f}{r['b_cov']:>7.3f}{r['b_cov_min']:>6.2f}{r['b_width']:>8.2f}"
+        print(f"{r['matrix']:<{w}}{r['b_med_ae']:>8.3f}{r['b_cov']:>7.3f}{r['b_cov_min']:>6.2f}{r['b_width']:>8.2f}"
               f"{r['b_bp_med_ae']:>9.3f}{r['b_bp_cov']:>7.3f}{r['b_bp_width']:>9.2f}{r['b_ratio_bp']:>6.2f}"
               f"{r['b_ratio_colmeans']:>7.2f}", file=file)
+
+
+def user_matrices(args):
+    """``--csv`` / ``--store``: the user's own matrices (:func:`load_user_matrices`), not the shared ones."""
+    if args.matrices or args.db:
+        raise SystemExit("quality_holdout: --matrices and --db name the shared matrices; not with --csv or --store")
+    split = (lambda v: tuple(x for x in v.split(",") if x) if v else ())
+    return load_user_matrices(csv=split(args.csv), store=args.store, benchmarks=split(args.benchmark))
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="2 splits, 1 seed, HELM Classic and the TSC bake-off only")
     ap.add_argument("--matrices", default=None, help=f"comma-separated subset of {', '.join(SOURCES)}")
+    ap.add_argument("--csv", default=None, metavar="FILE[,FILE...]",
+                    help="your own leaderboard files instead of the shared matrices: ingested as 'harness-ext ingest "
+                         "FILE' reads them (sidecars and all) into a throw-away store, one matrix per benchmark")
+    ap.add_argument("--store", default=None, metavar="DB",
+                    help="your own store (filled by 'harness-ext ingest ... --db DB') instead of the shared matrices")
+    ap.add_argument("--benchmark", default=None, metavar="NAME[,NAME...]",
+                    help="with --store (or --csv): the benchmarks or groups to measure (default: each in the store)")
     ap.add_argument("--splits", type=int, default=None, help="protocol (a) splits (default 20; quick 2)")
     ap.add_argument("--seeds", type=int, default=None, help="protocol (b) seeds of 3 folds (default 10; quick 1)")
     ap.add_argument("--ridge-draws", type=int, default=None, help="random subsets per split for random+Ridge (default 10)")
@@ -677,7 +635,7 @@ def main(argv=None) -> int:
     sel_params = parse_selector_params(args.selector_params) or None
 
     t0 = time.perf_counter()
-    mats = load_matrices(names, db=args.db)
+    mats = user_matrices(args) if args.csv or args.store else load_matrices(names, db=args.db)
     rows = []
     total = len(mats) * ((n_splits if "a" in protos else 0) + (3 * n_seeds if "b" in protos else 0)
                          + (1 if "f" in protos else 0))

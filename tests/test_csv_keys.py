@@ -201,6 +201,53 @@ def test_a_runs_diagnostics_are_metadata(tmp_path):
     assert {r[0] for r in s.con.execute("SELECT name FROM datasets").fetchall()} == {"accuracy", "f1"}
 
 
+def test_speed_and_memory_columns_are_metadata(tmp_path, path_kind):
+    """How fast and how big a model runs is not a score. A speech board (huggingface/open_asr_leaderboard
+    ``scripts/data/25032026_en_shortform.csv``, 0badcff, its header; values made up) gives each model's ``RTFx`` (an
+    inverse real-time factor, -1 where unknown): read as a score of unknown direction, -1 a real value. An embedding
+    board (embeddings-benchmark/leaderboard ``boards_data/en/data_tasks/STS/default.jsonl``, 006466a, its keys as a
+    CSV header; values made up) gives ``Memory Usage (GB, fp32)``: read as a percentage score, and its clustering
+    board (``boards_data/en/data_tasks/Clustering/default.jsonl``, f632e87) ``Embedding Dimensions``: a score. Its
+    rows of models not yet run on the task (metadata alone) were left out without a word."""
+    def datasets(name, text):
+        path = tmp_path / name
+        path.write_text(text)
+        s, _, notes = _ingest(path)
+        return {r[0] for r in s.con.execute("SELECT name FROM datasets WHERE kind = 'dataset'").fetchall()}, notes, s
+
+    names, notes, _ = datasets("asr.csv", "model,Avg. WER,RTFx,Model size (B),License,AMI WER,Earnings22 WER,LS Clean WER\n"
+                               "org/a,5.5,-1,-1,Proprietary,10.0,9.5,1.6\norg/b,6.1,280.0,2,Open,8.4,8.5,1.4\n"
+                               "org/c,9.3,418.3,2.5,Open,19.2,10.5,3.6\n")
+    assert names == {"AMI WER", "Earnings22 WER", "LS Clean WER"} and "RTFx" in notes
+    names, notes, s = datasets(
+        "sts.csv", 'Rank,Model,Model Size (Million Parameters),"Memory Usage (GB, fp32)",Embedding Dimensions,'
+        "Average,BIOSSES,STS12\n1,emb-a,1220,4.54,1024,86.1,89.7,86.5\n2,emb-b,110,0.41,768,80.2,80.4,72.6\n"
+        "3,emb-c,,,4096,79.3,78.0,72.3\n4,emb-d,438,1.63,768,,,\n5,emb-e,,,,,,\n")
+    assert names == {"BIOSSES", "STS12"} and "Memory Usage (GB, fp32), Embedding Dimensions" in notes
+    assert "2 rows without a value in any score column left out (nothing to store): emb-d, emb-e" in notes
+    assert {r[0] for r in s.con.execute("SELECT name FROM models").fetchall()} == {"emb-a", "emb-b", "emb-c"}
+
+
+def test_an_average_of_a_benchmark_the_file_lacks_is_a_dataset(tmp_path, path_kind):
+    """A Japanese board (wandb/llm-leaderboard ``scripts/analysis/Nejumi4_result_20280826.csv``, 9511486, part of
+    its header; values made up) gives ``AVG_jaster_0shot``, ``AVG_mtbench``, ``AVG_swebench``: each the board's
+    score of a benchmark whose parts the file does not hold, stored as aggregates of the other columns (out of the
+    matrix). ``GLP_AVG`` beside ``GLP_*`` and ``TOTAL_SCORE`` are aggregates; ``model_size`` (a parameter count,
+    ``null`` where unknown) was a score."""
+    path = tmp_path / "nejumi.csv"
+    path.write_text("model_name,TOTAL_SCORE,GLP_AVG,GLP_translation,GLP_coding,AVG_jaster_0shot,AVG_jaster_2shots,"
+                    "AVG_mtbench,AVG_swebench,Mean win rate,model_size\n"
+                    "org/a,0.79,0.75,0.91,0.60,0.82,0.84,0.94,0.60,0.9,null\n"
+                    "org/b,0.71,0.69,0.90,0.53,0.79,0.77,0.96,0.29,0.5,117000000000\n"
+                    "org/c,0.41,0.35,0.86,0.14,0.32,0.46,0.40,0.00,0.1,3212749824\n")
+    s, report, notes = _ingest(path)
+    kinds = dict(s.con.execute("SELECT name, kind FROM datasets").fetchall())
+    assert {n for n, k in kinds.items() if k == "aggregate"} == {"TOTAL_SCORE", "GLP_AVG", "Mean win rate"}
+    assert {n for n, k in kinds.items() if k == "dataset"} == {
+        "GLP_translation", "GLP_coding", "AVG_jaster_0shot", "AVG_jaster_2shots", "AVG_mtbench", "AVG_swebench"}
+    assert "model_size" in notes
+
+
 def test_interval_bounds_beside_their_score_are_metadata(tmp_path, path_kind):
     """A travel-planning agents' board (TonyQJH/TREK ``results/leaderboard.csv``, 8289ebb, part of its header; values
     made up) gives each category score with ``_lo`` and ``_hi`` bounds: read as scores, each bound was a dataset.

@@ -371,3 +371,20 @@ def test_info_separates_metrics_that_hold_a_comma():
         ingest_paths(s, [require(LM_EVAL_V04 / "all_materials.json")], show_progress=False)
         metrics = s.benchmarks().set_index("benchmark").loc["lm_eval", "metrics"]
     assert "exact_match,xml-extract" in metrics and "mae" in metrics
+
+
+def test_cli_prints_ten_conflicts_per_file_and_counts_the_rest(tmp_path, capsys):
+    """A board listing models twice with other scores (the Open LLM Leaderboard v1 as fboulnois/llm-leaderboard-csv
+    ``csv/huggingface.csv`` gives it, one row per precision: 5 such models in 140 rows printed 35 warnings; values
+    here made up) prints ten conflicting values per file, then how many more and where to see them all."""
+    from harness_ext.cli import main
+
+    board = tmp_path / "board.csv"
+    cols = [f"task{i}" for i in range(12)]
+    board.write_text("model," + ",".join(cols) + "\n" + "m1," + ",".join("0.5" for _ in cols) + "\n"
+                     + "m1," + ",".join("0.6" for _ in cols) + "\nm2," + ",".join("0.7" for _ in cols) + "\n")
+    assert main(["ingest", "--db", str(tmp_path / "s.duckdb"), str(board)]) == 0
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith(f"warning: conflict in {board}")]
+    assert len(lines) == 11 and all("m1 on task" in x for x in lines[:10])
+    assert lines[10] == (f"warning: conflict in {board}: 2 more conflicting values "
+                         "(every one: 'harness-ext info --conflicts')")

@@ -9,6 +9,10 @@ from ..errors import HarnessExtError
 from ..report import listed
 
 
+#: Conflicting values ``ingest`` prints per file; the rest are counted, and listed by ``info --conflicts``.
+CONFLICT_LINES = 10
+
+
 def run(args) -> int:
     from ..store.db import Store
     from ..store.ingest import bundled_data_path, ingest_paths
@@ -37,8 +41,11 @@ def run(args) -> int:
             if not f.quiet:  # a file known to hold no results (MTEB's model_meta.json): counted, not warned about
                 log.warning(f"skipped {f.path}: {f.reason}")
         for f in report.files:  # a conflict says "this file": name it (a folder's files all print here)
-            for c in f.conflicts:
+            for c in f.conflicts[:CONFLICT_LINES]:
                 log.warning(f"conflict in {f.path}: {c.text(f.path)}")
+            if len(f.conflicts) > CONFLICT_LINES:  # a board listing models twice: one line per cell was hundreds
+                log.warning(f"conflict in {f.path}: {len(f.conflicts) - CONFLICT_LINES} more conflicting values "
+                            "(every one: 'harness-ext info --conflicts')")
         from .logs import NOTE
 
         for line in report.note_lines():  # what the adapters' heuristics did: never silent
