@@ -191,6 +191,23 @@ def row_mean_hints(names, values) -> list:
     return out
 
 
+def yes_no_columns(names, values) -> list:
+    """Columns whose values are only 0 and 1 (both present, at least five rows) beside a column that holds other
+    values: hints only (a leaderboard's "made in Japan" flag read as a score; Nejumi's ``JA``). A table whose score
+    columns are all 0/1 (per-item correctness) has none."""
+    import numpy as np
+
+    X = np.asarray(values, dtype=float)
+    if X.ndim != 2 or X.shape[1] < 2:
+        return []
+    fin = np.isfinite(X)
+    binary = np.where(fin, (X == 0) | (X == 1), True).all(axis=0)
+    both = ((X == 0).any(axis=0) & (X == 1).any(axis=0)) & (fin.sum(axis=0) >= 5)
+    if binary.all():
+        return []
+    return [names[k] for k in np.flatnonzero(binary & both)]
+
+
 #: The last word of a category's score column (BFCL's ``Live Acc``, ``Multi Turn Acc``): the accuracy over the columns
 #: whose names start with the words before it.
 _CATEGORY_WORDS = frozenset({"acc", "accuracy"})
@@ -275,6 +292,11 @@ def classify_wide(src, header, cols: WideColumns, specs, stem, cm, values) -> di
     hints = row_mean_hints([header[score_cols[k]] for k in rest], values[:, rest]) if len(rest) >= 3 else []
     report_columns(src, header, aggregates, cols.guessed, [header[j] for j in empty], hints, cols.n_missing,
                    cols.markers)
+    yes_no = yes_no_columns([header[score_cols[k]] for k in rest], values[:, rest])
+    if yes_no:
+        src.note(f"{listed(yes_no, 12)} hold{'s' if len(yes_no) == 1 else ''} only 0 and 1 while the other score "
+                 "columns hold other values: stored as a dataset; if it says something of the model (made in a "
+                 "country, open weights) rather than scoring it, declare kind: metadata with --column-meta")
     for note in category_notes:
         src.note(note)
     return aggregates

@@ -284,3 +284,23 @@ def test_the_row_mean_hint_allows_for_the_members_rounding():
     moved = total.copy()
     moved[7] += 0.02
     assert row_mean_hints(names, np.column_stack([moved, X])) == []
+
+
+@pytest.mark.parametrize("threshold", PATHS, ids=PATH_IDS)
+def test_a_yes_no_column_beside_scores_is_hinted(tmp_path, threshold):
+    """Nejumi Leaderboard 4's ``JA`` (1 for a model made in Japan) beside its 0-1 scores was read as a score with no
+    word, and entered the reductions (frontier error 2.16 points against 1.15 with it declared as metadata). It stays
+    a dataset, with a hint; a table of 0/1 columns only (per-item correctness) gets none. Header from the real board
+    (wandb/llm-leaderboard), values composed."""
+    rng = np.random.default_rng(2)
+    rows = [[f"m{i}", int(i % 3 == 0), *np.round(rng.uniform(0.2, 0.9, 3), 4)] for i in range(12)]
+    p = _write(tmp_path / "nejumi.csv", ["model_name", "JA", "GLP_推論能力", "GLP_知識・質問応答", "ALT_真実性"], rows)
+    with _path(threshold), Store.open(":memory:") as s:
+        (f,) = ingest_paths(s, [p], show_progress=False).by_status("ingested")
+        assert "JA" in {r[0] for r in s.con.execute("SELECT name FROM datasets").fetchall()}
+    assert any(n.startswith("JA holds only 0 and 1 while the other score columns hold other values: stored as a "
+                            "dataset") for n in f.notes), f.notes
+    flags = _write(tmp_path / "items.csv", ["model", "q1", "q2", "q3"], [[f"m{i}", i % 2, 1 - i % 2, 1] for i in range(8)])
+    with _path(threshold), Store.open(":memory:") as s:
+        (g,) = ingest_paths(s, [flags], show_progress=False).by_status("ingested")
+    assert not any("only 0 and 1" in n for n in g.notes), g.notes
