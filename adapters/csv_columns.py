@@ -406,12 +406,36 @@ def report_file_measure(src, measure, names: list) -> None:
 _FOOTNOTE_MARKS = re.compile("\\s*[\u00b9\u00b2\u00b3\u2070\u2074-\u2079\u2020\u2021\u00a7]+$")
 
 
-def strip_footnote_marks(src, models: list) -> list:
-    """The model names without the footnote marks after them, each stripped name noted with its count.
+#: A model cell that is one link and nothing else: an HTML anchor (the MTEB and Open LLM Leaderboard v1 tables'
+#: ``<a target="_blank" href="...">name</a>``) or a Markdown link (``[name](url)``); group 1 or 2 is its text.
+_LINK = re.compile(r"^\s*(?:<a\b[^>]*>(.*?)</a>|\[([^\]\n]+)\]\([^)\s]*\))\s*$", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]*>")
 
-    A mark kept in the name keeps the model apart from the same model in every other file."""
-    out = [_FOOTNOTE_MARKS.sub("", m) or m for m in models]
-    changed = sorted({m for m, o in zip(models, out) if m != o})
+
+def _link_text(cell: str) -> str:
+    """The text of a model cell that is one HTML or Markdown link (tags inside dropped, entities decoded), else the
+    cell."""
+    m = _LINK.match(cell)
+    if m is None:
+        return cell
+    import html
+
+    text = html.unescape(_TAG.sub("", m.group(1) if m.group(1) is not None else m.group(2))).strip()
+    return text or cell
+
+
+def strip_footnote_marks(src, models: list) -> list:
+    """The model names as a reader sees them: a cell that is one HTML or Markdown link gives its text, and the
+    footnote marks after a name are left out; each change noted with its count.
+
+    A link or mark kept in the name keeps the model apart from the same model in every other file."""
+    linked = [_link_text(m) for m in models]
+    changed = sorted({m for m, o in zip(models, linked) if m != o})
+    if changed:
+        src.note(f"{plural(len(changed), 'model name')} written as a link (HTML or Markdown): the link's text used, "
+                 f"as the board shows it ({listed(sorted({_link_text(m) for m in changed}), 6)})")
+    out = [_FOOTNOTE_MARKS.sub("", m) or m for m in linked]
+    changed = sorted({m for m, o in zip(linked, out) if m != o})
     if changed:
         src.note(f"footnote marks left out of {plural(len(changed), 'model name')}: {listed(changed, 12)}")
     return out

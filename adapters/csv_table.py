@@ -104,12 +104,14 @@ import io
 import math
 import os
 import re
+from typing import Optional
 
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.types import VARIANT_OF, Adapter, ResultRecord, SourceFile, variant_name
 from harness_ext.adapters.csv_dialect import check_delimiter, decimal_commas, has_digit_comma, shown, sniff_delimiter
 from harness_ext.adapters.csv_keys import TASK_HEADERS, VARIANT_HEADERS
+from harness_ext.adapters.csv_records import RECORD_SUFFIXES, is_record_table, record_rows
 from harness_ext.adapters.csv_rules import (  # noqa: F401 - AGGREGATE_NAME, META_NAME, read_sidecar: named above and by callers
     _BOOL, AGGREGATE_NAME, LOWER_NAME, META_NAME, _candidate_columns, _dataset_metrics, _parse, _wide_column_meta,
     check_model_column, clean_header, column_meta, file_measure, model_column, read_sidecar, score_column)
@@ -149,6 +151,8 @@ def _is_summary(lower) -> bool:
 
 
 def can_handle(src: SourceFile) -> bool:
+    if src.suffix in RECORD_SUFFIXES:
+        return is_record_table(src)
     if src.suffix not in (".csv", ".tsv"):
         return False
     header = _split_header(src)
@@ -202,6 +206,8 @@ def _delimiter(src: SourceFile) -> str:
 
 
 def read(src: SourceFile):
+    if src.suffix in RECORD_SUFFIXES:  # a table as JSON records: its rows, read by the record path below
+        return _read_rows(src, record_rows(src))
     delim = _delimiter(src)
     if _is_summary(_split_header(src, delim)):  # one row per dataset: small, read as records
         rows = list(csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim))
@@ -224,13 +230,20 @@ def read(src: SourceFile):
             if cells is not None:
                 return cells
     rows = list(csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim))
+    return _read_rows(src, rows, delim)
+
+
+def _read_rows(src: SourceFile, rows: list, delim: Optional[str] = None):
+    """A table's rows (header first) read as long or wide; ``delim``: a CSV's delimiter, whose decimal commas are
+    read (None: rows from JSON records, whose numbers have none)."""
     if len(rows) < 2:
         raise IngestError(src.path, "no data rows")
     header = [clean_header(h) for h in rows[0]]
     lower = [h.lower() for h in header]
     text = [j for j, h in enumerate(lower) if h in _LONG_TEXT] if all(c in lower for c in LONG_REQUIRED) else \
         [model_column(lower)]
-    decimal_commas(src, rows, set(text), delim, _parse)
+    if delim is not None:
+        decimal_commas(src, rows, set(text), delim, _parse)
     stem = re.sub(r"[^a-z0-9]+", "_", src.path.stem.lower()).strip("_") or "csv"
     if all(c in lower for c in LONG_REQUIRED):
         return _read_long(src, rows, header, lower, stem)
@@ -529,7 +542,8 @@ def harness_ext_adapters():
     yield Adapter(
         name="csv",
         description="CSV table: long (model,dataset,value[,metric,...]) or a wide leaderboard (model, one column per "
-                    "score; text and size/date columns become model metadata, averages aggregates)",
+                    "score; text and size/date columns become model metadata, averages aggregates); also such a "
+                    "table as JSON records (.jsonl, or a .json array of flat objects)",
         can_handle=can_handle,
         read=read,
         # 2: with ';' or a tab as the delimiter, '1.250,5' (points between thousands, a decimal comma) is a number,
@@ -548,5 +562,8 @@ def harness_ext_adapters():
         # real-time factor, -1 where unknown), an embedding board's "Memory Usage (GB, fp32)" and "Embedding
         # Dimensions", and a snake_case "model_size"; an "AVG_<benchmark>" of a benchmark no other column holds is a
         # dataset (Nejumi's "AVG_mtbench"); rows with no value in any score column are noted (were silent)
-        revision="9",
+        # 10: a model cell that is one HTML or Markdown link gives its text (the MTEB leaderboard's
+        # '<a target="_blank" href="...">voyage-lite-02-instruct</a>'), noted; a table written as JSON records
+        # (JSON Lines or one array of flat objects) is read by the same rules (adapters/csv_records.py)
+        revision="10",
     )
