@@ -111,8 +111,9 @@ def listed(items, limit: int) -> str:
     return ", ".join(map(str, items[:limit])) + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
-#: A number standing alone in a warning (not part of a name such as ``mmlu_2`` or ``LB_IF2``).
-_NUMBER = r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])"
+#: A number standing alone in a warning: after a space or bracket, before one or punctuation (not part of a name
+#: such as ``mmlu_2``, ``LB_IF2`` or ``babi_qa:task=15``).
+_NUMBER = r"(?<![^\s(\[])-?\d+(?:\.\d+)?(?=\.?(?:[\s,;:)\]%]|$))"
 
 
 def grouped_warnings(warnings, models, limit: int = 6) -> list:

@@ -56,3 +56,10 @@ def test_many_models_are_listed_with_a_count():
     models = [f"model-{i}" for i in range(9)]
     [one] = grouped_warnings([f"{m}: beyond the range" for m in models], models)
     assert one == "9 models (model-0, model-1, model-2, model-3, model-4, model-5 and 3 more): beyond the range"
+
+
+def test_numbers_inside_task_names_keep_warnings_apart():
+    """``babi_qa:task=15`` and ``task=16`` are two tasks, not a range of one."""
+    said = ["m1: no per-item log for task babi_qa:task=15", "m2: no per-item log for task babi_qa:task=16",
+            "m1: mean 0.5.", "m2: mean 0.7."]
+    assert grouped_warnings(said, ["m1", "m2"]) == said[:2] + ["2 models (m1, m2): mean 0.5 to 0.7."]
