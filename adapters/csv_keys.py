@@ -39,7 +39,8 @@ ENTRANT_HEADERS = ("team", "team name", "team_name", "entrant", "participant", "
                    "submission_name", "submitter", "agent", "system", "system name", "system_name")
 #: Column names of the way a model was run when a board lists one model several times (``zero-shot``, ``SFT``).
 VARIANT_HEADERS = ("method", "methods", "setting", "settings", "variant", "mode", "prompting", "prompt", "approach",
-                   "strategy", "configuration", "config")
+                   "strategy", "configuration", "config", "precision", "dtype", "weight type", "weight_type",
+                   "quantization")
 #: Rows a column must fill with one value to be read as a setting rather than a score.
 CONSTANT_MIN_ROWS = 5
 #: Values every model may really score: nothing, or full marks as a proportion or a percentage.

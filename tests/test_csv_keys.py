@@ -189,6 +189,24 @@ def test_one_model_run_several_ways_is_one_variant_per_way(tmp_path, path_kind):
     assert "1 model listed on several rows that 'method' tells apart (Model A)" in notes
 
 
+def test_one_model_at_two_precisions_is_one_variant_per_precision(tmp_path, path_kind):
+    """The first Open LLM Leaderboard lists a model once per precision it was run at (fboulnois/llm-leaderboard-csv
+    ``csv/huggingface.csv``, 3792cf00, rows 10 and 12 and one other, trimmed to these columns; no licence file):
+    before, the second row's six scores were conflicts and only the first precision was stored."""
+    path = tmp_path / "huggingface.csv"
+    path.write_text("t,model,average,arc,hellaswag,mmlu,truthfulqa,winogrande,gsm8k,precision,merged,params_b\n"
+                    "\U0001f4ac,MTSAIR/MultiVerse_70B,81,78.67,89.77,78.22,75.18,87.53,76.65,bfloat16,TRUE,72\n"
+                    "\U0001f536,MTSAIR/MultiVerse_70B,80.98,78.58,89.74,78.27,75.09,87.37,76.8,float16,TRUE,72\n"
+                    "\U0001f536,SF-Foundation/Ein-70B-v2,81.29,79.86,91.49,78.05,75.14,87.77,75.44,float16,TRUE,72\n",
+                    encoding="utf-8")
+    s, report, notes = _ingest(path)
+    assert not report.conflicts
+    models = {n: json.loads(md or "{}") for n, md in s.con.execute("SELECT name, metadata FROM models").fetchall()}
+    assert {"MTSAIR/MultiVerse_70B (bfloat16)", "MTSAIR/MultiVerse_70B (float16)"} <= set(models)
+    assert models["MTSAIR/MultiVerse_70B (float16)"]["variant_of"] == "MTSAIR/MultiVerse_70B"
+    assert "1 model listed on several rows that 'precision' tells apart (MTSAIR/MultiVerse_70B)" in notes
+
+
 def test_a_runs_diagnostics_are_metadata(tmp_path):
     """A board's run diagnostics (NoeFlandre/benchmark-llms-landuse-relevance ``results/leaderboard.csv``, 16ea48c,
     its header; values made up): ``duration_seconds`` was a score (a slower run the better one), ``unparsed_rate``
