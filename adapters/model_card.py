@@ -107,8 +107,13 @@ def _details_records(src: SourceFile) -> list:
         src.note(f"{model}: the first Open LLM Leaderboard's results as this details dataset's card quotes them (its "
                  "latest run), read as its results file")
         return read_doc({"config_general": {"model_name": model}, "results": block}, src)
-    raise IngestError(src.path, "a details dataset's card quoting lm-eval's results block, which lacks the shots and "
-                                "groups of the run: ingest the results_<date>.json file of the same dataset repository")
+    from harness_ext.adapters.lm_eval_card import is_lm_eval_block, read_card
+
+    if is_lm_eval_block(block):
+        return read_card(src, model, block)
+    raise IngestError(src.path, "the results this details card quotes are neither lighteval's (harness|<task>|<shots> "
+                                "keys) nor lm-eval's (metric,filter keys): ingest the results_<date>.json file of the "
+                                "same dataset repository")
 
 
 def _front_matter(src: SourceFile) -> dict:
