@@ -44,8 +44,12 @@ Each metric of each result is one score of the entry's model. How it is stored:
 
 The card of a details dataset the first Open LLM Leaderboard pushed (front matter ``pretty_name: Evaluation run of
 <model>``) quotes its latest results file under "Latest results": read as that file is
-(:func:`harness_ext.adapters.open_llm_leaderboard.read_doc`). lm-eval's details cards quote only its ``results``
-block, without the run's shots and groups: refused, naming the results file to ingest.
+(:func:`harness_ext.adapters.open_llm_leaderboard.read_doc`). The card lm-eval pushes with a details dataset
+(``push_results_to_hub``; the Open LLM Leaderboard v2's ``open-llm-leaderboard/<org>__<model>-details``) quotes its
+latest run's ``results`` block: read as that results file is, the groups from the aliases' nesting and the shot counts
+of lm-eval's leaderboard tasks inferred and noted, what the card lacks (other shot counts, versions, sizes) not stored
+(:mod:`harness_ext.adapters.lm_eval_card`). A quoted block of neither harness's keys is refused, naming the results
+file to ingest.
 
 A card whose front matter is not YAML, or whose ``model-index`` is not a list of entries with results, is refused
 with the reason. A ``README.md`` that also holds a table lm-eval printed is that table's
@@ -90,8 +94,9 @@ def can_handle(src: SourceFile) -> bool:
 
 def _details_records(src: SourceFile) -> list:
     """The results a details dataset's card quotes (:func:`~harness_ext.store.ingest_read.details_card`): the first
-    Open LLM Leaderboard's (lighteval's ``harness|<task>|<shots>`` keys) read as its results file is. lm-eval's cards
-    quote only its ``results`` block, without the shots and groups its results file gives: refused, naming that file."""
+    Open LLM Leaderboard's (lighteval's ``harness|<task>|<shots>`` keys) read as its results file is; lm-eval's
+    (``metric,filter`` keys) as its results file is, what the card lacks inferred or left out and noted
+    (:func:`harness_ext.adapters.lm_eval_card.read_card`); any other block refused, naming the results file."""
     import json
 
     model, text = details_card(src.bytes)
@@ -380,4 +385,5 @@ def harness_ext_adapters():
                     "(the Open LLM Leaderboard's entries under its benchmarks)",
         can_handle=can_handle,
         read=read,
+        revision="2",  # 2: lm-eval's details cards read (their quoted results block), no longer refused
     )
