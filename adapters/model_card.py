@@ -88,8 +88,26 @@ class EmptyModelIndex(NotResults):
 
 
 def can_handle(src: SourceFile) -> bool:
+    if _oversized_details_card(src):
+        return True  # claimed so that read() refuses it with the reason, unread
     return (markdown_file(src) and src.head.lstrip(b"\xef\xbb\xbf").startswith(b"---")
             and (model_index_card(src.bytes) or details_card(src.bytes) is not None) and not is_printed_table(src.bytes))
+
+
+def _oversized_details_card(src: SourceFile) -> bool:
+    """A markdown file over :data:`~harness_ext.store.ingest_read.TABLE_FILE_BYTES` whose first line of front matter
+    names a details dataset's card (``pretty_name: Evaluation run of``): its head says what it is, its size that it is
+    not read."""
+    from harness_ext.store.ingest_read import TABLE_FILE_BYTES, TABLE_SUFFIXES
+
+    if src.is_dir or src.suffix not in TABLE_SUFFIXES or markdown_file(src):
+        return False
+    head = src.head.lstrip(b"\xef\xbb\xbf")
+    try:
+        return (head.startswith(b"---") and b"\npretty_name: Evaluation run of " in head[:400]
+                and src.path.stat().st_size > TABLE_FILE_BYTES)
+    except OSError:
+        return False
 
 
 def _details_records(src: SourceFile) -> list:
@@ -264,6 +282,12 @@ def _clashes(results: list) -> set:
 
 
 def read(src: SourceFile):
+    if _oversized_details_card(src):
+        from harness_ext.store.ingest_read import TABLE_FILE_BYTES
+
+        raise IngestError(src.path, f"a details dataset's card of {src.path.stat().st_size / 2**20:.1f} MiB, over the "
+                                    f"{TABLE_FILE_BYTES >> 20} MiB a card is read up to: not read (ingest the "
+                                    "results_<date>.json file of the same dataset repository)")
     if not model_index_card(src.bytes):
         return _details_records(src)
     doc = _front_matter(src)

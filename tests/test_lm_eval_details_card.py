@@ -179,8 +179,8 @@ def test_hostile_cards_get_one_clear_reason_each(tmp_path, block, reason):
     assert f.status == "skipped" and reason in f.reason and "README.md" in str(f.path), f.reason
 
 
-def test_a_huge_card_is_passed_over_unread(tmp_path):
-    """A card over the markdown limit (4 MiB) is not read into memory: no adapter claims it, nothing stored."""
+def test_a_huge_card_is_refused_unread(tmp_path):
+    """A card over the markdown limit (4 MiB) is not read into memory: refused by its size, nothing stored."""
     rows = ", ".join(f'"t{i}": {{"acc,none": 0.5, "alias": "t{i}"}}' for i in range(120_000))
     f = _hostile(tmp_path, f'{{"all": {{{rows}}}}}')
-    assert f.status != "ingested" and (tmp_path / "card" / "README.md").stat().st_size > 4 << 20, f.status
+    assert f.status == "skipped" and "over the 4 MiB a card is read up to" in f.reason, f.reason
