@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from conftest import SHARED_DATA
+from test_open_llm_v2_item_table import PARTS  # the item table's tasks -> lm-eval subtasks, in item order
 from harness_ext.store.db import Store
 from harness_ext.store.ingest import ingest_paths
 
@@ -84,21 +85,6 @@ def test_a_card_before_and_after(tmp_path):
     # pythia-2.8b's leaderboard_arc_challenge is no task of lm-eval's leaderboard YAMLs now: its shots unknown.
     arc = _cells(s, "EleutherAI/pythia-2.8b")[("lm_eval", "leaderboard_arc_challenge", "acc_norm", "dataset")]
     assert arc[0] == 0.3575085324232082 and arc[1] == -1  # the store's 'not recorded'
-
-
-#: The shared item table's tasks -> (lm-eval subtask, metric, documents), in the table's item order
-#: (tests/test_open_llm_v2_item_table.py).
-PARTS = {
-    "musr": [("leaderboard_musr_murder_mysteries", "acc_norm", 250),
-             ("leaderboard_musr_object_placements", "acc_norm", 256),
-             ("leaderboard_musr_team_allocation", "acc_norm", 250)],
-    "openllm_math": [("leaderboard_math_geometry_hard", "exact_match", 132),
-                     ("leaderboard_math_intermediate_algebra_hard", "exact_match", 280),
-                     ("leaderboard_math_num_theory_hard", "exact_match", 154),
-                     ("leaderboard_math_prealgebra_hard", "exact_match", 193),
-                     ("leaderboard_math_precalculus_hard", "exact_match", 135)],
-    "ifeval": [("leaderboard_ifeval", "prompt_level_strict_acc", 541)],
-}
 
 
 def test_the_cards_scores_are_the_runs_item_level_scores(tmp_path):
