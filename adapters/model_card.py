@@ -44,8 +44,12 @@ Each metric of each result is one score of the entry's model. How it is stored:
 
 The card of a details dataset the first Open LLM Leaderboard pushed (front matter ``pretty_name: Evaluation run of
 <model>``) quotes its latest results file under "Latest results": read as that file is
-(:func:`harness_ext.adapters.open_llm_leaderboard.read_doc`). lm-eval's details cards quote only its ``results``
-block, without the run's shots and groups: refused, naming the results file to ingest.
+(:func:`harness_ext.adapters.open_llm_leaderboard.read_doc`). The card lm-eval pushes with a details dataset
+(``push_results_to_hub``; the Open LLM Leaderboard v2's ``open-llm-leaderboard/<org>__<model>-details``) quotes its
+latest run's ``results`` block: read as that results file is, the groups from the aliases' nesting and the shot counts
+of lm-eval's leaderboard tasks inferred and noted, what the card lacks (other shot counts, versions, sizes) not stored
+(:mod:`harness_ext.adapters.lm_eval_card`). A quoted block of neither harness's keys is refused, naming the results
+file to ingest.
 
 A card whose front matter is not YAML, or whose ``model-index`` is not a list of entries with results, is refused
 with the reason. A ``README.md`` that also holds a table lm-eval printed is that table's
@@ -84,14 +88,33 @@ class EmptyModelIndex(NotResults):
 
 
 def can_handle(src: SourceFile) -> bool:
+    if _oversized_details_card(src):
+        return True  # claimed so that read() refuses it with the reason, unread
     return (markdown_file(src) and src.head.lstrip(b"\xef\xbb\xbf").startswith(b"---")
             and (model_index_card(src.bytes) or details_card(src.bytes) is not None) and not is_printed_table(src.bytes))
 
 
+def _oversized_details_card(src: SourceFile) -> bool:
+    """A markdown file over :data:`~harness_ext.store.ingest_read.TABLE_FILE_BYTES` whose first line of front matter
+    names a details dataset's card (``pretty_name: Evaluation run of``): its head says what it is, its size that it is
+    not read."""
+    from harness_ext.store.ingest_read import TABLE_FILE_BYTES, TABLE_SUFFIXES
+
+    if src.is_dir or src.suffix not in TABLE_SUFFIXES or markdown_file(src):
+        return False
+    head = src.head.lstrip(b"\xef\xbb\xbf")
+    try:
+        return (head.startswith(b"---") and b"\npretty_name: Evaluation run of " in head[:400]
+                and src.path.stat().st_size > TABLE_FILE_BYTES)
+    except OSError:
+        return False
+
+
 def _details_records(src: SourceFile) -> list:
     """The results a details dataset's card quotes (:func:`~harness_ext.store.ingest_read.details_card`): the first
-    Open LLM Leaderboard's (lighteval's ``harness|<task>|<shots>`` keys) read as its results file is. lm-eval's cards
-    quote only its ``results`` block, without the shots and groups its results file gives: refused, naming that file."""
+    Open LLM Leaderboard's (lighteval's ``harness|<task>|<shots>`` keys) read as its results file is; lm-eval's
+    (``metric,filter`` keys) as its results file is, what the card lacks inferred or left out and noted
+    (:func:`harness_ext.adapters.lm_eval_card.read_card`); any other block refused, naming the results file."""
     import json
 
     model, text = details_card(src.bytes)
@@ -107,8 +130,13 @@ def _details_records(src: SourceFile) -> list:
         src.note(f"{model}: the first Open LLM Leaderboard's results as this details dataset's card quotes them (its "
                  "latest run), read as its results file")
         return read_doc({"config_general": {"model_name": model}, "results": block}, src)
-    raise IngestError(src.path, "a details dataset's card quoting lm-eval's results block, which lacks the shots and "
-                                "groups of the run: ingest the results_<date>.json file of the same dataset repository")
+    from harness_ext.adapters.lm_eval_card import is_lm_eval_block, read_card
+
+    if is_lm_eval_block(block):
+        return read_card(src, model, block)
+    raise IngestError(src.path, "the results this details card quotes are neither lighteval's (harness|<task>|<shots> "
+                                "keys) nor lm-eval's (metric,filter keys): ingest the results_<date>.json file of the "
+                                "same dataset repository")
 
 
 def _front_matter(src: SourceFile) -> dict:
@@ -254,6 +282,12 @@ def _clashes(results: list) -> set:
 
 
 def read(src: SourceFile):
+    if _oversized_details_card(src):
+        from harness_ext.store.ingest_read import TABLE_FILE_BYTES
+
+        raise IngestError(src.path, f"a details dataset's card of {src.path.stat().st_size / 2**20:.1f} MiB, over the "
+                                    f"{TABLE_FILE_BYTES >> 20} MiB a card is read up to: not read (ingest the "
+                                    "results_<date>.json file of the same dataset repository)")
     if not model_index_card(src.bytes):
         return _details_records(src)
     doc = _front_matter(src)
@@ -375,4 +409,5 @@ def harness_ext_adapters():
                     "(the Open LLM Leaderboard's entries under its benchmarks)",
         can_handle=can_handle,
         read=read,
+        revision="2",  # 2: lm-eval's details cards read (their quoted results block), no longer refused
     )

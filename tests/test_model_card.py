@@ -221,11 +221,12 @@ def test_a_details_dataset_card_reads_as_its_results_file(tmp_path):
     assert "read as its results file" in "\n".join(card_report.notes)
 
 
-def test_an_lm_eval_details_card_names_the_file_to_read(tmp_path):
+def test_a_details_card_quoting_neither_harness_names_the_file_to_read(tmp_path):
+    """lighteval's and lm-eval's cards are read (tests/test_lm_eval_details_card.py); a quoted block of neither's
+    keys is refused, naming the results file to ingest instead."""
     path = tmp_path / "README.md"
     path.write_text("---\npretty_name: Evaluation run of org/m\n---\n\n## Latest results\n\n```python\n"
-                    '{"all": {"leaderboard_musr": {"acc_norm,none": 0.35, "alias": " - leaderboard_musr"}},\n'
-                    ' "leaderboard_musr": {"acc_norm,none": 0.35, "alias": " - leaderboard_musr"}}\n```\n')
+                    '{"all": {"musr": {"acc_norm": 0.35}},\n "musr": {"acc_norm": 0.35}}\n```\n')
     s = Store.open(":memory:")
     (f,) = ingest_paths(s, [str(path)], show_progress=False).files
     assert f.status == "skipped" and "ingest the results_<date>.json file of the same dataset repository" in f.reason
