@@ -30,8 +30,9 @@ META_NAME = re.compile(
     r"latency|throughput|speed|\bvotes?\b|\bci\b|confidence|\bstderr\b|\bstd\b|license|licence|"
     # a rank, also in snake_case (a pairwise leaderboard's "bt_rank": \b does not split on "_"), and counts of
     # tasks, samples or solves (Cybench's "Count" of challenges and "# Solved", a bootstrap's "bootstrap_samples"):
-    # read as scores, a rank of 1 was the worst score and 40 challenges a 40% score
-    r"(?<![a-z])rank|(?<![a-z])counts?(?![a-z])|(?:^|[\W_])(?:n[ _-]?)?samples?(?:$|[\W_])|(?:^|\s)#(?:\s|$)|"
+    # read as scores, a rank of 1 was the worst score and 40 challenges a 40% score; not a re-ranking task
+    # (HELMET's "Re-rank" category, Yen et al. 2025, scores passage re-ranking)
+    r"(?<![a-z])(?<!(?<![a-z])re[ _-])rank|(?<![a-z])counts?(?![a-z])|(?:^|[\W_])(?:n[ _-]?)?samples?(?:$|[\W_])|(?:^|\s)#(?:\s|$)|"
     # a bootstrap's own statistics and settings (a pairwise board's "thurstone_sigma_bootstrap_std",
     # "bootstrap_resample_evaluators"): the fit's, not a model's
     r"(?:^|[\W_])(?:bootstrap|resample)(?:$|[\W_])|"

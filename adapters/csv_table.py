@@ -565,5 +565,6 @@ def harness_ext_adapters():
         # 10: a model cell that is one HTML or Markdown link gives its text (the MTEB leaderboard's
         # '<a target="_blank" href="...">voyage-lite-02-instruct</a>'), noted; a table written as JSON records
         # (JSON Lines or one array of flat objects) is read by the same rules (adapters/csv_records.py)
-        revision="11",
+        # 12: a re-ranking task ("Re-rank", "re_rank": HELMET's category) is a score; only a rank is model metadata
+        revision="12",
     )

@@ -22,6 +22,7 @@ ARENA_TEXT = FIX / "lmarena_text_slice.csv"
 OLL_V2 = FIX / "open_llm_leaderboard_v2_arena_merged_slice.csv"
 METABENCH = FIX / "metabench_open_llm_leaderboard_slice.csv"
 BFCL = FIX / "bfcl_data_overall_slice.csv"
+HELMET = FIX / "helmet_agg_results_128k_slice.csv"
 
 @pytest.fixture
 def read_path(monkeypatch, request):
@@ -236,3 +237,22 @@ def test_category_accuracy_columns_that_are_plain_means_are_aggregates(read_path
             "Live Acc": "dataset"}
     assert kinds[BFCL] == kinds[one] == want
     assert kinds[off] == {**want, "Multi Turn Acc": "dataset"}
+
+
+@BOTH
+def test_a_re_ranking_task_is_a_score_not_a_rank(read_path):
+    """HELMET's 128k table (Yen et al. 2025) scores seven task categories; one is ``Re-rank`` (passage
+    re-ranking, 0-100, higher is better). The rule that keeps a ``Rank`` column out of the scores matched it, so
+    the category left the matrix, noted as model metadata beside ``# Params (B)``. ``Context Window (K)``,
+    ``# Params (B)`` (``?`` for closed models) and ``Model type`` (a symbol) stay metadata."""
+    with Store.open(":memory:") as s:
+        rep = _ingest(s, HELMET)
+        d = _datasets(s).set_index("name")
+        assert sorted(d.index[d["kind"] == "dataset"]) == ["Cite", "ICL", "LongQA", "RAG", "Re-rank", "Recall", "Summ"]
+        assert d.loc["Average", "kind"] == "aggregate"
+        assert d.loc["Re-rank", "higher_is_better"] is d.loc["Recall", "higher_is_better"]  # as the other scores
+        notes = " ".join(rep.files[0].notes)
+        assert "2 columns stored as model metadata, not scores: Context Window (K), # Params (B) (the name" in notes
+        assert "Model type (its cells are text)" in notes
+        m = load_matrix(s, MatrixQuery())
+        assert m.shape == (10, 7)
