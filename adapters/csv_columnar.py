@@ -11,7 +11,7 @@ import csv
 
 from harness_ext.adapters.csv_rules import (
     _BOOL, _MISSING, _candidate_columns, _dataset_metrics, _parse, _wide_column_meta, check_model_column, clean_header,
-    file_measure, model_column, score_column)
+    file_measure, model_column, note_unnamed_columns, score_column)
 from harness_ext.adapters.csv_columns import (
     WideColumns, classify_wide, report_file_measure, report_repeated_models, drop_scoreless_rows,
     strip_footnote_marks)
@@ -107,6 +107,7 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
     if not n:
         raise IngestError(src.path, "no data rows")
     check_model_column(src, header, mc, models)
+    note_unnamed_columns(src, header, mc, lambda j: table.column(j).to_pylist())
     bench_col = lower.index("benchmark") if "benchmark" in lower else None
     cols, parsed = WideColumns(), {}
     for j, name, spec in _candidate_columns(header, mc, {bench_col}, specs, declared_meta, cols.meta):

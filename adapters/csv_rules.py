@@ -15,7 +15,9 @@ from harness_ext.errors import IngestError
 from harness_ext.report import listed
 from harness_ext.types import SUBSET_OPTION, SourceFile
 
-MODEL_HEADERS = ("model", "models", "model name", "model_name", "llm_model", "llm", "model id", "model_id")
+MODEL_HEADERS = ("model", "models", "model name", "model_name", "llm_model", "llm", "model id", "model_id",
+                 # the same in Chinese, Japanese and Korean leaderboards (a Chinese LLM benchmark's "大模型", large model)
+                 "模型", "大模型", "模型名称", "模型名", "モデル", "モデル名", "모델", "모델명")
 #: Headers of a model column read only when no :data:`MODEL_HEADERS` column is present (AlpacaEval's ``name``).
 NAME_HEADERS = ("name", "model_display_name", "display name")
 _BOOL = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
@@ -258,6 +260,24 @@ def _candidate_columns(header, model_col, keys, specs, declared_meta, meta_cols)
             meta_cols.append(j)
             continue
         yield j, name, spec
+
+
+def note_unnamed_columns(src, header, mc, cells_of) -> None:
+    """Note the columns without a name that hold values: they are not read (a score needs a dataset name), and
+    were left out without a word (a Chinese LLM benchmark's table gives each row its rank after the last named
+    column). ``cells_of(j)``: column ``j``'s cells. An empty column (a trailing delimiter's) is passed over."""
+    unnamed = []
+    for j, name in enumerate(header):
+        if j == mc or name:
+            continue
+        vals = [str(c).strip() for c in cells_of(j)]
+        vals = [v for v in vals if v.lower() not in _MISSING]
+        if vals:
+            unnamed.append(f"column {j + 1} ({len(vals)} values: {listed(vals[:3], 3)}{', ...' * (len(vals) > 3)})")
+    if unnamed:
+        src.note(f"{len(unnamed)} column{'s' * (len(unnamed) != 1)} without a name in the header left out, not "
+                 f"stored: {listed(unnamed, 6)}; name {'them' if len(unnamed) > 1 else 'it'} in the header to store "
+                 f"{'them' if len(unnamed) > 1 else 'it'}")
 
 
 def check_model_column(src, header, mc, models) -> None:

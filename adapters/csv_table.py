@@ -114,7 +114,8 @@ from harness_ext.adapters.csv_keys import TASK_HEADERS, VARIANT_HEADERS
 from harness_ext.adapters.csv_records import RECORD_SUFFIXES, is_record_table, record_rows
 from harness_ext.adapters.csv_rules import (  # noqa: F401 - AGGREGATE_NAME, META_NAME, read_sidecar: named above and by callers
     _BOOL, AGGREGATE_NAME, LOWER_NAME, META_NAME, _candidate_columns, _dataset_metrics, _parse, _wide_column_meta,
-    check_model_column, clean_header, column_meta, file_measure, model_column, read_sidecar, score_column)
+    check_model_column, clean_header, column_meta, file_measure, model_column, note_unnamed_columns, read_sidecar,
+    score_column)
 
 LONG_REQUIRED = ("model", "dataset", "value")
 #: Columns of a long table that hold names, never numbers (their cells are not read for a decimal mark).
@@ -420,6 +421,7 @@ def _read_wide(src, rows, header, lower, stem):
     if not body:
         raise IngestError(src.path, "no data rows")
     check_model_column(src, header, mc, [row[mc] for _, row in body])
+    note_unnamed_columns(src, header, mc, lambda j: [row[j] for _, row in body])
 
     # Classify every column from its cells' types and its name: metadata, score (scale, percent), aggregate.
     cols, parsed = WideColumns(), {}
@@ -566,5 +568,6 @@ def harness_ext_adapters():
         # '<a target="_blank" href="...">voyage-lite-02-instruct</a>'), noted; a table written as JSON records
         # (JSON Lines or one array of flat objects) is read by the same rules (adapters/csv_records.py)
         # 12: a re-ranking task ("Re-rank", "re_rank": HELMET's category) is a score; only a rank is model metadata
+        # (and the same revision) a model column named in Chinese, Japanese or Korean ("大模型", "モデル", "모델")
         revision="12",
     )

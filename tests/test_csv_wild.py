@@ -23,6 +23,7 @@ OLL_V2 = FIX / "open_llm_leaderboard_v2_arena_merged_slice.csv"
 METABENCH = FIX / "metabench_open_llm_leaderboard_slice.csv"
 BFCL = FIX / "bfcl_data_overall_slice.csv"
 HELMET = FIX / "helmet_agg_results_128k_slice.csv"
+CHINESE = FIX / "chinese_llm_benchmark_alldata_slice.csv"
 
 @pytest.fixture
 def read_path(monkeypatch, request):
@@ -256,3 +257,27 @@ def test_a_re_ranking_task_is_a_score_not_a_rank(read_path):
         assert "Model type (its cells are text)" in notes
         m = load_matrix(s, MatrixQuery())
         assert m.shape == (10, 7)
+
+
+@BOTH
+def test_a_chinese_model_header_and_an_unnamed_rank_column(read_path, tmp_path):
+    """A Chinese LLM benchmark's table (jeinlee1991/chinese-llm-benchmark's ``alldata.md``, converted from Markdown
+    to CSV cell for cell) names its model column ``大模型`` ("large model"): the file was refused as naming no model
+    column. Each row ends with its rank in a column the header does not name: it was left out without a word."""
+    with Store.open(":memory:") as s:
+        rep = _ingest(s, CHINESE)
+        d = _datasets(s)
+        assert list(d["name"]) == ["分类能力", "信息抽取", "阅读理解", "数据分析", "指令遵从", "算术运算", "综合能力"]
+        m = load_matrix(s, MatrixQuery())
+        assert m.shape == (8, 7) and "gpt-4o" in set(m.index)
+        notes = rep.files[0].notes
+        assert ("1 column without a name in the header left out, not stored: column 10 (8 values: 1, 7, 19, ...); "
+                "name it in the header to store it") in notes, notes
+        assert any(n.startswith("1 column stored as model metadata, not scores: 类别 (its cells are text)") for n in notes)
+    # a trailing delimiter's empty column is no news
+    lines = CHINESE.read_text(encoding="utf-8").splitlines()
+    empty = tmp_path / "empty.csv"
+    empty.write_text("\n".join([lines[0]] + [ln.rsplit(",", 1)[0] + "," for ln in lines[1:]]) + "\n", encoding="utf-8")
+    with Store.open(":memory:") as s:
+        rep = _ingest(s, empty)
+        assert not any("without a name" in n for n in rep.files[0].notes)
