@@ -110,8 +110,10 @@ def _averages_elsewhere(name: str, m, j, words: dict) -> bool:
     """Whether a column named "average ..." names after that word a benchmark no other column's name holds: the
     board's score of a benchmark whose parts the file lacks, a dataset (Nejumi's ``AVG_jaster_0shot``,
     ``AVG_mtbench`` beside ``GLP_*`` and ``ALT_*`` columns), not an average of the columns beside it."""
-    after = [w for w in _words(name.replace("_", " ")[m.end(2):]) if not _FILLER.match(w) and not w.isdigit()
-             and w not in _HOW]
+    # a bracketed qualifier says how the average was taken, not of what: MM-Vet's "Overall (GPT-4-Turbo)" (its
+    # judge) and "Overall (Official)" in VLMEvalKit's results average the six capabilities beside them
+    tail = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", name.replace("_", " ")[m.end(2):])
+    after = [w for w in _words(tail) if not _FILLER.match(w) and not w.isdigit() and w not in _HOW]
     # the other columns, but not the board's other "average ..." columns (``AVG_jaster_2shots`` beside ``_0shot``)
     return bool(after) and not any(k != j and ws[:1] != words[j][:1] and set(after) & set(ws)
                                    for k, ws in words.items())

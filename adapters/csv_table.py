@@ -569,5 +569,6 @@ def harness_ext_adapters():
         # (JSON Lines or one array of flat objects) is read by the same rules (adapters/csv_records.py)
         # 12: a re-ranking task ("Re-rank", "re_rank": HELMET's category) is a score; only a rank is model metadata
         # (and the same revision) a model column named in Chinese, Japanese or Korean ("大模型", "モデル", "모델")
+        # and an "Overall (GPT-4-Turbo)", an average named with a bracketed qualifier, is an aggregate
         revision="12",
     )

@@ -24,6 +24,7 @@ METABENCH = FIX / "metabench_open_llm_leaderboard_slice.csv"
 BFCL = FIX / "bfcl_data_overall_slice.csv"
 HELMET = FIX / "helmet_agg_results_128k_slice.csv"
 CHINESE = FIX / "chinese_llm_benchmark_alldata_slice.csv"
+MMVET = FIX / "vlmevalkit_mmvet_slice.csv"
 
 @pytest.fixture
 def read_path(monkeypatch, request):
@@ -281,3 +282,20 @@ def test_a_chinese_model_header_and_an_unnamed_rank_column(read_path, tmp_path):
     with Store.open(":memory:") as s:
         rep = _ingest(s, empty)
         assert not any("without a name" in n for n in rep.files[0].notes)
+
+
+@BOTH
+def test_an_overall_with_a_bracketed_qualifier_is_an_aggregate(read_path):
+    """VLMEvalKit's MM-Vet results (Yu et al. 2023) give six capability scores, then ``Overall
+    (GPT-4-Turbo)`` (the overall score by that judge) and ``Overall (Official)`` (the official leaderboard's, ``N/A``
+    for most models). The words in brackets were read as a benchmark the file does not hold, so both overalls were
+    datasets beside the capabilities they average, without a word."""
+    with Store.open(":memory:") as s:
+        rep = _ingest(s, MMVET)
+        d = _datasets(s).set_index("name")
+        assert sorted(d.index[d["kind"] == "dataset"]) == ["gen", "know", "math", "ocr", "rec", "spat"]
+        assert set(d.index[d["kind"] == "aggregate"]) == {"Overall (GPT-4-Turbo)", "Overall (Official)"}
+        notes = rep.files[0].notes
+        assert any(n.startswith("2 columns stored as aggregates: Overall (GPT-4-Turbo), Overall (Official)")
+                   for n in notes), notes
+        assert load_matrix(s, MatrixQuery()).shape == (8, 6)
