@@ -350,3 +350,58 @@ def test_every_option_the_docs_give_a_benchmark_script_is_in_its_parser(page, sc
     sources += [p.read_text(encoding="utf-8") for p in root.glob("_*.py") if p.stem in sources[0]]
     assert any(f'"{option}"' in s or f"'{option}'" in s for s in sources), \
         f"{page} gives `{script} {option}`, which the script does not declare"
+
+
+def _plugin_package() -> dict:
+    """README_PLUGINS.md's complete minimal plugin package, as printed: its pyproject's distribution name and entry
+    point, its module and its contract test."""
+    text = (README.parent / "README_PLUGINS.md").read_text(encoding="utf-8")
+    section = text[text.index("## A complete minimal plugin package"):]
+    [toml] = re.findall(r"```toml\n(.*?)```", section, flags=re.S)[:1]
+    module, contract = re.findall(r"```python\n(.*?)```", section, flags=re.S)[:2]
+    name = re.search(r'^name = "([^"]+)"', toml, flags=re.M).group(1)
+    entry, target = re.search(r'\[project\.entry-points\.harness_ext\]\n(\S+) = "([^"]+)"', toml).groups()
+    return {"dist": name, "entry": entry, "module_name": target, "module": module, "contract": contract}
+
+
+def test_the_plugin_guides_package_runs_as_written(site, tmp_path, monkeypatch):
+    """README_PLUGINS.md's package (pyproject, module, tests/test_contract.py) was never run: installed as pip
+    would install it, `harness-ext plugins` lists `first_k` and `names` from `harness-ext-firstk`, the guide's
+    `reduce --selector first-k --format json --format names` writes `manifest.json` and `names.txt` (on one of the
+    bundled Pythia runs), and its contract test passes."""
+    import importlib
+
+    import harness_ext.plugin_manager as pm_mod
+    from plugin_site import run_cli
+
+    pkg = _plugin_package()
+    (site / f"{pkg['module_name']}.py").write_text(pkg["module"])
+    info = site / f"{pkg['dist'].replace('-', '_')}-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {pkg['dist']}\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text(f"[harness_ext]\n{pkg['entry']} = {pkg['module_name']}\n")
+    importlib.invalidate_caches()
+    pm_mod.reset_default_plugin_manager()
+
+    listed = run_cli("plugins").stdout.splitlines()
+    for kind, name in (("selectors", "first_k"), ("manifest_writers", "names")):
+        assert any(ln.split()[:3] == [kind, name, "ok"] and f"({pkg['dist']})" in ln for ln in listed), name
+
+    data = README.parent / "harness_ext" / "data" / "pythia-5shot"
+    db = tmp_path / "store.duckdb"
+    assert run_cli("ingest", "--db", db, "-q", data / "pythia-160m").returncode == 0
+    out = tmp_path / "reduced"
+    r = run_cli("reduce", "--db", db, "--benchmark", "mmlu", "--selector", "first-k", "--format", "json",
+                "--format", "names", "--out", out, "--no-plot", "--n-random", "20", "--n-random-subsets", "20")
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (out / "names.txt").read_text().split() == [s["name"] for s in manifest["subset"]]
+
+    monkeypatch.setenv("HARNESS_EXT_LOAD_PLUGINS", "")
+    scope: dict = {}
+    exec(compile(pkg["contract"], "tests/test_contract.py", "exec"), scope)  # sets HARNESS_EXT_LOAD_PLUGINS itself
+    pm_mod.reset_default_plugin_manager()
+    pairs = scope["test_contract"].pytestmark[0].args[1]
+    assert {reg.name for reg, _ in pairs} == {"first_k", "names"}
+    for reg, check in pairs:
+        scope["test_contract"](reg, check)
