@@ -222,3 +222,186 @@ def test_every_built_in_plugin_is_named_in_the_plugin_docs(kind):
     if kind == "adapters":
         guide = (README.parent / "docs" / "guide" / "ingest.md").read_text()
         assert not [n for n in built_in if f"| `{n}` |" not in guide], "docs/guide/ingest.md's adapter table"
+
+
+# --- The docs against the code they show: snippets, links and options that drift without failing a run. ---
+
+#: Every page a user reads: the README, the plugin guide and docs/ (the site includes README_PLUGINS.md and
+#: CHANGELOG.md through snippets, so their links are checked from the repository root, where they live).
+PAGES = [README, README.parent / "README_PLUGINS.md", *GUIDE]
+
+
+def _prose(path: Path) -> str:
+    """A page without its fenced blocks (their text is code or output, not links or inline commands)."""
+    return re.sub(r"^\s*```.*?^\s*```", "", path.read_text(encoding="utf-8"), flags=re.S | re.M)
+
+
+def _python_blocks() -> list:
+    return [(p.relative_to(README.parent).as_posix(), block) for p in PAGES
+            for block in re.findall(r"^( *)```python\n(.*?)^\1```", p.read_text(encoding="utf-8"), flags=re.S | re.M)]
+
+
+@pytest.mark.parametrize("page,block", _python_blocks(), ids=lambda x: x if isinstance(x, str) else "")
+def test_every_python_block_of_the_docs_parses_and_its_harness_ext_imports_resolve(page, block):
+    """A snippet is copied as printed: it must be Python, and each name it imports from harness_ext must exist
+    (the runs of the README's, the item guide's and the plugin package's snippets are tests of their own)."""
+    import ast
+    import importlib
+    import textwrap
+
+    indent, code = block
+    tree = ast.parse(textwrap.dedent(code), filename=page)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "harness_ext":
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                assert hasattr(module, alias.name), f"{page}: 'from {node.module} import {alias.name}' fails"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "harness_ext":
+                    importlib.import_module(alias.name)
+
+
+def _slug(heading: str) -> str:
+    """The anchor Python-Markdown's toc extension (mkdocs) gives a heading."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFKD", heading).encode("ascii", "ignore").decode()
+    text = re.sub(r"[^\w\s-]", "", re.sub(r"`", "", text)).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
+def _anchors(path: Path) -> set:
+    return {_slug(h) for h in re.findall(r"^#+\s+(.+?)\s*#*\s*$", _prose(path), flags=re.M)}
+
+
+def _relative_links() -> list:
+    out = []
+    for page in [*PAGES, README.parent / "CHANGELOG.md"]:
+        prose = re.sub(r"`[^`\n]*`", "", _prose(page))  # a link written as code (`[name](url)`) is not one
+        out += [(page.relative_to(README.parent).as_posix(), t) for t in re.findall(r"\]\(([^)\s]+)\)", prose)
+                if not re.match(r"[a-z][\w+.-]*:", t)]
+    return sorted(set(out))
+
+
+@pytest.mark.parametrize("page,target", _relative_links())
+def test_every_relative_link_of_the_docs_resolves(page, target):
+    """A link to a file that moved, or to a heading that was renamed, opens nothing (on GitHub and on the site)."""
+    path, _, fragment = target.partition("#")
+    source = README.parent / page
+    dest = (source.parent / path) if path else source
+    assert dest.exists(), f"{page} links to {target}: {path} does not exist"
+    if fragment and dest.suffix == ".md":
+        assert fragment in _anchors(dest), f"{page} links to {target}: {dest.name} has no heading with that anchor"
+
+
+def _inline_command_options() -> list:
+    """``(page, command, option)`` for every ``--option`` an inline span gives after a harness-ext command
+    (`` `harness-ext reduce --items 50` ``, `` `predict --all` ``), up to another program's name in the span."""
+    commands_ = _commands()
+    others = {"lm_eval", "lm-eval", "helm-run", "inspect", "lighteval", "jq", "python", "pytest", "pip"}
+    out = set()
+    for page in PAGES:
+        for span in re.findall(r"`([^`\n]+)`", _prose(page)):
+            command = None
+            for i, tok in enumerate(span.split()):
+                if tok in commands_ and (i == 0 or span.split()[i - 1] == "harness-ext"):
+                    command = tok
+                elif tok in others:
+                    command = None
+                elif command and tok.startswith("--"):
+                    out.add((page.relative_to(README.parent).as_posix(), command,
+                             re.split(r"[=\[]", tok)[0].rstrip(".,;:)'\"")))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("page,command,option", _inline_command_options())
+def test_every_option_an_inline_command_names_is_in_its_parser(page, command, option):
+    """The reverse of the check above, for the prose: a renamed or removed option the text still gives
+    (`reduce --foo`) is an error a reader meets only when typing it. lm-eval's underscore spellings count."""
+    parser = _commands()[command]
+    known = _option_strings(parser) | _option_strings(build_parser()) | {"--help", "-h"}
+    assert option in known or option.replace("_", "-") in known, \
+        f"{page} gives `{command} {option}`, which 'harness-ext {command} --help' does not list"
+
+
+def _script_options() -> list:
+    """``(page, script, option)`` for every ``--option`` the docs give a ``benchmarks/<script>.py`` command, in an
+    inline span (which may wrap) or a line of a fenced block."""
+    out = set()
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        pieces = re.findall(r"`([^`]+)`", _prose(page)) + [line for block in bash_blocks(text) for line in commands(block)]
+        for piece in pieces:
+            for script, rest in re.findall(r"(benchmarks/\w+\.py)([^;]*)", piece):
+                out |= {(page.relative_to(README.parent).as_posix(), script, tok.split("=")[0].rstrip(".,:)"))
+                        for tok in rest.split() if tok.startswith("--")}
+    return sorted(out)
+
+
+@pytest.mark.parametrize("page,script,option", _script_options())
+def test_every_option_the_docs_give_a_benchmark_script_is_in_its_parser(page, script, option):
+    """The measurement commands the docs print beside their figures must still run as printed: each option they
+    give a benchmark script is one its argparse (or the shared helpers it imports) declares."""
+    root = README.parent / "benchmarks"
+    path = README.parent / script
+    assert path.is_file(), f"{page} runs {script}, which does not exist"
+    sources = [path.read_text(encoding="utf-8")]
+    sources += [p.read_text(encoding="utf-8") for p in root.glob("_*.py") if p.stem in sources[0]]
+    assert any(f'"{option}"' in s or f"'{option}'" in s for s in sources), \
+        f"{page} gives `{script} {option}`, which the script does not declare"
+
+
+def _plugin_package() -> dict:
+    """README_PLUGINS.md's complete minimal plugin package, as printed: its pyproject's distribution name and entry
+    point, its module and its contract test."""
+    text = (README.parent / "README_PLUGINS.md").read_text(encoding="utf-8")
+    section = text[text.index("## A complete minimal plugin package"):]
+    [toml] = re.findall(r"```toml\n(.*?)```", section, flags=re.S)[:1]
+    module, contract = re.findall(r"```python\n(.*?)```", section, flags=re.S)[:2]
+    name = re.search(r'^name = "([^"]+)"', toml, flags=re.M).group(1)
+    entry, target = re.search(r'\[project\.entry-points\.harness_ext\]\n(\S+) = "([^"]+)"', toml).groups()
+    return {"dist": name, "entry": entry, "module_name": target, "module": module, "contract": contract}
+
+
+def test_the_plugin_guides_package_runs_as_written(site, tmp_path, monkeypatch):
+    """README_PLUGINS.md's package (pyproject, module, tests/test_contract.py) was never run: installed as pip
+    would install it, `harness-ext plugins` lists `first_k` and `names` from `harness-ext-firstk`, the guide's
+    `reduce --selector first-k --format json --format names` writes `manifest.json` and `names.txt` (on one of the
+    bundled Pythia runs), and its contract test passes."""
+    import importlib
+
+    import harness_ext.plugin_manager as pm_mod
+    from plugin_site import run_cli
+
+    pkg = _plugin_package()
+    (site / f"{pkg['module_name']}.py").write_text(pkg["module"])
+    info = site / f"{pkg['dist'].replace('-', '_')}-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {pkg['dist']}\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text(f"[harness_ext]\n{pkg['entry']} = {pkg['module_name']}\n")
+    importlib.invalidate_caches()
+    pm_mod.reset_default_plugin_manager()
+
+    listed = run_cli("plugins").stdout.splitlines()
+    for kind, name in (("selectors", "first_k"), ("manifest_writers", "names")):
+        assert any(ln.split()[:3] == [kind, name, "ok"] and f"({pkg['dist']})" in ln for ln in listed), name
+
+    data = README.parent / "harness_ext" / "data" / "pythia-5shot"
+    db = tmp_path / "store.duckdb"
+    assert run_cli("ingest", "--db", db, "-q", data / "pythia-160m").returncode == 0
+    out = tmp_path / "reduced"
+    r = run_cli("reduce", "--db", db, "--benchmark", "mmlu", "--selector", "first-k", "--format", "json",
+                "--format", "names", "--out", out, "--no-plot", "--n-random", "20", "--n-random-subsets", "20")
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (out / "names.txt").read_text().split() == [s["name"] for s in manifest["subset"]]
+
+    monkeypatch.setenv("HARNESS_EXT_LOAD_PLUGINS", "")
+    scope: dict = {}
+    exec(compile(pkg["contract"], "tests/test_contract.py", "exec"), scope)  # sets HARNESS_EXT_LOAD_PLUGINS itself
+    pm_mod.reset_default_plugin_manager()
+    pairs = scope["test_contract"].pytestmark[0].args[1]
+    assert {reg.name for reg, _ in pairs} == {"first_k", "names"}
+    for reg, check in pairs:
+        scope["test_contract"](reg, check)
