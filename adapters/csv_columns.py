@@ -409,33 +409,59 @@ _FOOTNOTE_MARKS = re.compile("\\s*[\u00b9\u00b2\u00b3\u2070\u2074-\u2079\u2020\u
 
 
 #: A model cell that is one link and nothing else: an HTML anchor (the MTEB and Open LLM Leaderboard v1 tables'
-#: ``<a target="_blank" href="...">name</a>``) or a Markdown link (``[name](url)``); group 1 or 2 is its text.
-_LINK = re.compile(r"^\s*(?:<a\b[^>]*>(.*?)</a>|\[([^\]\n]+)\]\([^)\s]*\))\s*$", re.IGNORECASE | re.DOTALL)
+#: ``<a target="_blank" href="...">name</a>``) or a Markdown link (``[name](url)``); group 1 or 3 is its text, group 2
+#: the anchor's attributes, group 4 the Markdown link's address.
+_LINK = re.compile(r"^\s*(?:<a\b([^>]*)>(.*?)</a>|\[([^\]\n]+)\]\(([^)\s]*)\))\s*$", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]*>")
+_HREF = re.compile(r"""\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+#: A Hugging Face model page: ``https://huggingface.co/<org>/<name>`` (a file or revision under it allowed), not one
+#: of the site's own sections (datasets, spaces, ...).
+_HF_MODEL = re.compile(r"^https?://(?:www\.)?(?:huggingface\.co|hf\.co)/([A-Za-z0-9][\w.-]*)/([A-Za-z0-9][\w.-]*)"
+                       r"/?(?:$|[?#]|/(?:tree|blob|resolve|commit)/)")
+_HF_SECTIONS = {"datasets", "spaces", "docs", "papers", "blog", "collections", "organizations", "models", "settings",
+                "join", "login", "pricing", "learn", "posts", "tasks", "api"}
 
 
-def _link_text(cell: str) -> str:
-    """The text of a model cell that is one HTML or Markdown link (tags inside dropped, entities decoded), else the
-    cell."""
+def _link_name(cell: str) -> tuple:
+    """``(name, how)`` of a model cell: a cell that is one HTML or Markdown link gives its text (tags inside dropped,
+    entities decoded), or the repository id ``org/name`` of the Hugging Face model page it links to when its text is
+    that page's name (two organisations' models of one name stay two models; lm-eval and MTEB results name models
+    so); ``how`` is ``"hub"``, ``"text"`` or None for a cell that is not a link."""
     m = _LINK.match(cell)
     if m is None:
-        return cell
+        return cell, None
     import html
 
-    text = html.unescape(_TAG.sub("", m.group(1) if m.group(1) is not None else m.group(2))).strip()
-    return text or cell
+    text = html.unescape(_TAG.sub("", m.group(2) if m.group(2) is not None else m.group(3))).strip()
+    if not text:
+        return cell, None
+    if m.group(1) is not None:
+        h = _HREF.search(m.group(1))
+        url = html.unescape(next((g for g in h.groups() if g is not None), "")) if h else ""
+    else:
+        url = m.group(4) or ""
+    hub = _HF_MODEL.match(url.strip())
+    if hub and hub.group(1).lower() not in _HF_SECTIONS:
+        repo = f"{hub.group(1)}/{hub.group(2)}"
+        if text.lower() in (hub.group(2).lower(), repo.lower()):
+            return repo, "hub"
+    return text, "text"
 
 
 def strip_footnote_marks(src, models: list) -> list:
-    """The model names as a reader sees them: a cell that is one HTML or Markdown link gives its text, and the
-    footnote marks after a name are left out; each change noted with its count.
+    """The model names as a reader sees them: a cell that is one HTML or Markdown link gives its text, or the
+    repository id of the Hugging Face model page it links to (:func:`_link_name`), and the footnote marks after a
+    name are left out; each change noted with its count.
 
     A link or mark kept in the name keeps the model apart from the same model in every other file."""
-    linked = [_link_text(m) for m in models]
-    changed = sorted({m for m, o in zip(models, linked) if m != o})
-    if changed:
-        src.note(f"{plural(len(changed), 'model name')} written as a link (HTML or Markdown): the link's text used, "
-                 f"as the board shows it ({listed(sorted({_link_text(m) for m in changed}), 6)})")
+    named = [_link_name(m) for m in models]
+    linked = [n for n, _ in named]
+    for kind, said in (("hub", "written as a link to the model's Hugging Face page: the page's repository id used "
+                               "(org/name), as lm-eval and MTEB results name the model"),
+                       ("text", "written as a link (HTML or Markdown): the link's text used, as the board shows it")):
+        got = sorted({n for n, how in named if how == kind})
+        if got:
+            src.note(f"{plural(len(got), 'model name')} {said} ({listed(got, 6)})")
     out = [_FOOTNOTE_MARKS.sub("", m) or m for m in linked]
     changed = sorted({m for m, o in zip(linked, out) if m != o})
     if changed:

@@ -570,5 +570,7 @@ def harness_ext_adapters():
         # 12: a re-ranking task ("Re-rank", "re_rank": HELMET's category) is a score; only a rank is model metadata
         # (and the same revision) a model column named in Chinese, Japanese or Korean ("大模型", "モデル", "모델")
         # and an "Overall (GPT-4-Turbo)", an average named with a bracketed qualifier, is an aggregate
-        revision="12",
+        # 13: a model cell linking to its Hugging Face page by the page's name gives the page's repository id
+        # (org/name): two organisations' models of one name were one model with conflicts (MTEB-French)
+        revision="13",
     )

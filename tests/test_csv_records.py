@@ -58,9 +58,33 @@ def test_an_mteb_board_with_linked_model_names(tmp_path):
     path = tmp_path / "default.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     rows, notes, meta = _stored(path)
-    assert sorted({r[0] for r in rows}) == [f"embed-{i}" for i in range(6)]  # the links' text
+    assert sorted({r[0] for r in rows}) == [f"org/embed-{i}" for i in range(6)]  # the linked pages' repository ids
     assert {r[1] for r in rows} == {"BIOSSES", "SICK-R", "STS12", "STS13"} and meta > 0
-    assert any(n.startswith("6 model names written as a link (HTML or Markdown): the link's text used") for n in notes)
+    assert any(n.startswith("6 model names written as a link to the model's Hugging Face page: the page's repository id used")
+               for n in notes)
+
+
+def test_two_organisations_models_of_one_name_stay_two_models(tmp_path):
+    """MTEB-French classification (embeddings-benchmark/leaderboard) lists two ``bilingual-embedding-base`` models of
+    different organisations with different scores: read by the link's text they were one model with conflicts."""
+    def row(cell, a, b):
+        return {"Rank": 1, "Model": cell, "AmazonReviewsClassification (fr)": a, "MasakhaNEWSClassification (fra)": b,
+                "MassiveIntentClassification (fr)": a + 1, "MTOPDomainClassification (fr)": b - 1}
+    recs = [row(LINK.format(org="Lajavaness", name="bilingual-embedding-base"), 40.35, 77.44),
+            row(LINK.format(org="dangvantuan", name="bilingual-embedding-base"), 43.51, 72.61),
+            row('<a href="https://docs.voyageai.com/embeddings/">voyage-2</a>', 41.0, 80.0),  # not a hub page: text
+            row('<a href="https://huggingface.co/datasets/mteb/x">some-model</a>', 42.0, 79.0),  # a dataset page: text
+            row("[e5-large](https://huggingface.co/intfloat/multilingual-e5-large)", 44.0, 78.0),  # other name: text
+            row("[multilingual-e5-base](https://huggingface.co/intfloat/multilingual-e5-base/tree/main)", 45.0, 77.0)]
+    path = tmp_path / "default.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    rows, notes, _ = _stored(path)
+    assert {r[0] for r in rows} == {
+        "Lajavaness/bilingual-embedding-base", "dangvantuan/bilingual-embedding-base", "voyage-2", "some-model",
+        "e5-large", "intfloat/multilingual-e5-base"}
+    assert len(rows) == 6 * 4  # no conflict collapsed two models' scores
+    assert any(n.startswith("3 model names written as a link to the model's Hugging Face page") for n in notes)
+    assert any(n.startswith("3 model names written as a link (HTML or Markdown): the link's text used") for n in notes)
 
 
 def test_what_is_not_a_table_of_records_is_left_to_the_other_readers(tmp_path):
