@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from harness_ext.adapters.csv_rules import AGGREGATE_NAME, META_NAME, _column_role
+from harness_ext.adapters.csv_rules import AGGREGATE_NAME, CJK_AGGREGATE_NAME, META_NAME, _column_role
 from harness_ext.report import listed, plural
 
 
@@ -140,6 +140,9 @@ def aggregate_columns(header, score_cols, specs, stem, cm) -> dict:
     words = {j: _words(header[j]) for j in score_cols}
     declared = len(out)
     for j in free:
+        if CJK_AGGREGATE_NAME.fullmatch(header[j].strip()):
+            out[j] = "named as an average or overall of the other columns"
+            continue
         m = AGGREGATE_NAME.search(header[j].replace("_", " "))
         if m is None:
             continue

@@ -64,6 +64,10 @@ META_NAME = re.compile(
     r"(?<![a-z])(?:(?:avg|average|mean|output|response|answer)[ _-]?)?length(?![ _-]*controlled)(?![a-z]))", re.I)
 #: Column names of aggregates of the other columns.
 AGGREGATE_NAME = re.compile(r"(^|[^a-z])(overall|average|avg|mean|total|aggregate|score[ _-]of[ _-]scores|all)($|[^a-z])", re.I)
+#: Column names of aggregates in Chinese, Japanese or Korean: "overall", "average", "total" alone or with "ability" or
+#: "score" after it (the Chinese LLM benchmark's "综合能力", C-Eval's "平均"), nothing before it.
+CJK_AGGREGATE_NAME = re.compile("(?:综合|綜合|総合|平均|总分|總分|总体|總體|整体|整體|合计|合計|总计|總計|종합|평균|전체|총점)"
+                                "(?:能力|得分|分数|分數|分|成绩|成績|评分|評分|表现|表現|スコア|点|点数|점수|능력)?")
 #: Column names of lower-is-better scores.
 LOWER_NAME = re.compile(r"(error|\bloss\b|perplexity|\bppl\b|latency|\bwer\b|\bcer\b|bits[ _]per|"
                         # a rate of hallucinations or of giving in to pushback ("false_premise_hallucination_rate",

@@ -572,5 +572,6 @@ def harness_ext_adapters():
         # and an "Overall (GPT-4-Turbo)", an average named with a bracketed qualifier, is an aggregate
         # 13: a model cell linking to its Hugging Face page by the page's name gives the page's repository id
         # (org/name): two organisations' models of one name were one model with conflicts (MTEB-French)
+        # (and the same revision) an overall named in Chinese, Japanese or Korean ("综合能力") is an aggregate
         revision="13",
     )

@@ -270,8 +270,10 @@ def test_a_chinese_model_header_and_an_unnamed_rank_column(read_path, tmp_path):
         d = _datasets(s)
         assert list(d["name"]) == ["分类能力", "信息抽取", "阅读理解", "数据分析", "指令遵从", "算术运算", "综合能力"]
         m = load_matrix(s, MatrixQuery())
-        assert m.shape == (8, 7) and "gpt-4o" in set(m.index)
+        # 综合能力 ("overall ability") is the board's aggregate, named so in Chinese: the matrix leaves it out
+        assert m.shape == (8, 6) and "gpt-4o" in set(m.index) and "综合能力" not in m.columns
         notes = rep.files[0].notes
+        assert any(n.startswith("1 column stored as aggregate: 综合能力 (named as an average or overall") for n in notes)
         assert ("1 column without a name in the header left out, not stored: column 10 (8 values: 1, 7, 19, ...); "
                 "name it in the header to store it") in notes, notes
         assert any(n.startswith("1 column stored as model metadata, not scores: 类别 (its cells are text)") for n in notes)
@@ -299,3 +301,14 @@ def test_an_overall_with_a_bracketed_qualifier_is_an_aggregate(read_path):
         assert any(n.startswith("2 columns stored as aggregates: Overall (GPT-4-Turbo), Overall (Official)")
                    for n in notes), notes
         assert load_matrix(s, MatrixQuery()).shape == (8, 6)
+
+
+def test_cjk_aggregate_names_are_whole_names():
+    """An overall or average named in Chinese, Japanese or Korean is an aggregate only as the whole name (with
+    "ability" or "score" after it); a task whose name merely starts with the word stays a task."""
+    from harness_ext.adapters.csv_rules import CJK_AGGREGATE_NAME
+
+    for name in ("综合能力", "平均", "平均分", "总分", "総合スコア", "평균", "종합 점수".replace(" ", "")):
+        assert CJK_AGGREGATE_NAME.fullmatch(name), name
+    for name in ("综合推理", "平均值估计", "阅读理解", "数学", "종합추론"):
+        assert not CJK_AGGREGATE_NAME.fullmatch(name), name
