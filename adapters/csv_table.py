@@ -111,6 +111,8 @@ from harness_ext.hookspecs import hookimpl
 from harness_ext.types import VARIANT_OF, Adapter, ResultRecord, SourceFile, variant_name
 from harness_ext.adapters.csv_dialect import check_delimiter, decimal_commas, has_digit_comma, shown, sniff_delimiter
 from harness_ext.adapters.csv_keys import TASK_HEADERS, VARIANT_HEADERS
+from harness_ext.adapters.csv_markdown import HEAD_BYTES as MD_HEAD_BYTES
+from harness_ext.adapters.csv_markdown import MARKDOWN_SUFFIXES, markdown_leaderboard, read_markdown
 from harness_ext.adapters.csv_records import RECORD_SUFFIXES, is_record_table, record_rows
 from harness_ext.adapters.csv_rules import (  # noqa: F401 - AGGREGATE_NAME, META_NAME, read_sidecar: named above and by callers
     _BOOL, AGGREGATE_NAME, LOWER_NAME, META_NAME, _candidate_columns, _dataset_metrics, _parse, _wide_column_meta,
@@ -154,6 +156,8 @@ def _is_summary(lower) -> bool:
 def can_handle(src: SourceFile) -> bool:
     if src.suffix in RECORD_SUFFIXES:
         return is_record_table(src)
+    if src.suffix in MARKDOWN_SUFFIXES:
+        return _is_markdown_board(src)
     if src.suffix not in (".csv", ".tsv"):
         return False
     header = _split_header(src)
@@ -206,9 +210,44 @@ def _delimiter(src: SourceFile) -> str:
     return delim
 
 
+def _is_markdown_board(src: SourceFile) -> bool:
+    """A Markdown file holding a leaderboard table (:mod:`harness_ext.adapters.csv_markdown`) that neither a table
+    lm-eval printed nor a model card's results are; one too large to read is claimed when its head holds one, to be
+    refused with its size."""
+    from harness_ext.store.ingest_read import TABLE_FILE_BYTES, details_card, is_printed_table, model_index_card
+
+    try:
+        if src.is_dir or src.path.stat().st_size > TABLE_FILE_BYTES:
+            return not src.is_dir and markdown_leaderboard(_head(src, MD_HEAD_BYTES))
+    except OSError:
+        return False
+    data = src.bytes
+    return (markdown_leaderboard(data) and not is_printed_table(data) and not model_index_card(data)
+            and details_card(data) is None)
+
+
+def _head(src: SourceFile, n: int) -> bytes:
+    with open(src.path, "rb") as fh:
+        return fh.read(n)
+
+
+def _read_markdown(src: SourceFile):
+    """Every leaderboard table of a Markdown file, read by the rows path below (one benchmark per table when there
+    are several: :mod:`harness_ext.adapters.csv_markdown`)."""
+    from harness_ext.store.ingest_read import TABLE_FILE_BYTES
+
+    size = src.path.stat().st_size
+    if size > TABLE_FILE_BYTES:
+        raise IngestError(src.path, f"a Markdown file of {size:,} bytes; leaderboard tables are read from files of at "
+                                    f"most {TABLE_FILE_BYTES >> 20} MiB (write a table this large as CSV)")
+    return read_markdown(src, _read_rows)
+
+
 def read(src: SourceFile):
     if src.suffix in RECORD_SUFFIXES:  # a table as JSON records: its rows, read by the record path below
         return _read_rows(src, record_rows(src))
+    if src.suffix in MARKDOWN_SUFFIXES:  # pipe tables: their rows, read by the record path below
+        return _read_markdown(src)
     delim = _delimiter(src)
     if _is_summary(_split_header(src, delim)):  # one row per dataset: small, read as records
         rows = list(csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim))

@@ -310,15 +310,21 @@ def is_printed_table(data: bytes) -> bool:
 def printed_table_file(entry) -> bool:
     """Whether the walked ``os.DirEntry`` ``entry`` (a ``.md`` or ``.markdown`` file) holds a table lm-eval printed
     (:func:`is_printed_table`), or such a table without the line naming the model (:func:`bare_table`: offered so
-    the walk reports it skipped, with what it lacks, instead of passing it over in silence); a file over
-    :data:`TABLE_FILE_BYTES`, or one that cannot be read, is passed over."""
+    the walk reports it skipped, with what it lacks, instead of passing it over in silence), or a leaderboard pipe
+    table (:mod:`harness_ext.adapters.csv_markdown`); a file over :data:`TABLE_FILE_BYTES` is passed over unless its
+    head shows a leaderboard table (offered to be refused with its size), as is one that cannot be read."""
+    from harness_ext.adapters.csv_markdown import HEAD_BYTES, markdown_leaderboard
+
     try:
-        if entry.stat(follow_symlinks=False).st_size > TABLE_FILE_BYTES or not entry.is_file(follow_symlinks=False):
+        if not entry.is_file(follow_symlinks=False):
             return False
+        if entry.stat(follow_symlinks=False).st_size > TABLE_FILE_BYTES:
+            with open(entry.path, "rb") as fh:  # offered to be refused with its size when it shows a leaderboard
+                return markdown_leaderboard(fh.read(HEAD_BYTES))
         with open(entry.path, "rb") as fh:
             data = fh.read(TABLE_FILE_BYTES + 1)
         return (is_printed_table(data) or bare_table(data) or fenced_results(data) is not None or model_index_card(data)
-                or details_card(data) is not None)
+                or details_card(data) is not None or markdown_leaderboard(data))
     except OSError:
         return False
 

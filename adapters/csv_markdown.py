@@ -1,0 +1,333 @@
+"""Leaderboards published as Markdown pipe tables, read as the CSV tables they are.
+
+Many boards exist only as Markdown: VLMEvalKit's ``results/<benchmark>.md``, a repository's ``alldata.md``, the
+leaderboard in a benchmark's README. A GitHub-flavoured pipe table (a header row, a delimiter row ``|---|:--:|``,
+outer pipes optional, ``\\|`` a pipe inside a cell) becomes the rows its CSV conversion would hold, and the CSV
+adapter's own rules read them (:mod:`harness_ext.adapters.csv_table`: model column, aggregates, metadata, reference
+rows, sidecars, variants), as it reads JSON records (:mod:`harness_ext.adapters.csv_records`).
+
+* **Cells as the page shows them.** Bold and italics around a cell (``**93.2**``), code spans, ``<br>``, formatting
+  tags (``<b>``, ``<sup>``, ``<span>``, ``<img>``) and HTML entities are read as their text; emoji before or after a
+  cell's text (``🥇 gpt-4o``) are left out; a cell left empty by that keeps its emoji. A model cell that is one
+  link is the CSV adapter's (its text is the model, noted). Each kind of change is noted with its count.
+* **Which tables.** A table is a leaderboard when its header names a model column as a CSV header would
+  (:func:`~harness_ext.adapters.csv_rules.model_column`) and another column holds numbers (mostly, on its rows).
+  Other tables (options, contents, feature matrices) are not read, each noted with why. A file without a
+  leaderboard table is not claimed: a folder of READMEs and notes ingests as before.
+* **Benchmarks.** One leaderboard table: the file's benchmark, as for its CSV (the sidecar's ``benchmark`` or the
+  file's stem). Several (a README with a table per task or setting): each its own benchmark, named by the nearest
+  heading above it (``### Zero-shot``), after the sidecar's ``benchmark`` when it gives one (``<benchmark> /
+  <heading>``); a table with no heading, or under the same heading as one before it, is numbered
+  (``<stem> table 2``, ``Results (2)``). Each table read is noted with its line, benchmark and size.
+* **Ragged rows.** GitHub renders a row shorter than the header with empty cells: so is it read, noted with its
+  lines. Cells beyond the header's last column are not shown on the page; they stay in columns without a name,
+  which the CSV rules note and do not read (the chinese-llm-benchmark ``alldata.md`` ranks its rows there).
+* **Limits.** Files of at most 4 MiB (:data:`~harness_ext.store.ingest_read.TABLE_FILE_BYTES`) are read, tables of at
+  most :data:`MAX_COLUMNS` columns: a larger one, whose head shows a leaderboard table, is refused with its size.
+  An error in any table refuses the whole file, naming the table's line; nothing of it is stored.
+
+Tables lm-eval printed (:mod:`harness_ext.adapters.lm_eval_table`) and model cards with results in their front
+matter (:mod:`harness_ext.adapters.model_card`) are left to their adapters.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Optional
+
+from harness_ext.adapters.csv_rules import MOSTLY_NUMERIC, _parse, model_column
+from harness_ext.errors import IngestError
+from harness_ext.report import listed, plural
+from harness_ext.types import SourceFile
+
+__all__ = ["MARKDOWN_SUFFIXES", "MAX_COLUMNS", "MdTable", "leaderboard_tables", "markdown_leaderboard",
+           "markdown_tables", "render_cell", "split_row"]
+
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+#: The widest table read: published leaderboards have tens to a few hundred columns.
+MAX_COLUMNS = 4096
+#: How much of a file too large to read is looked at to say it holds a leaderboard table.
+HEAD_BYTES = 64 << 10
+
+_DELIM_CELL = re.compile(r"^\s*:?-+:?\s*$")
+_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_UNESCAPED_PIPE = re.compile(r"(?<!\\)((?:\\\\)*)\|")
+
+
+class MdTable:
+    """One pipe table: the line of its header (1-based), its nearest heading, its header's cells and its body rows
+    as ``(line, cells)``; cells as written (stripped), not yet rendered."""
+
+    __slots__ = ("line", "heading", "header", "rows")
+
+    def __init__(self, line: int, heading: Optional[str], header: list, rows: list):
+        self.line, self.heading, self.header, self.rows = line, heading, header, rows
+
+    def where(self) -> str:
+        return f"the table at line {self.line}" + (f" (under {self.heading!r})" if self.heading else "")
+
+
+def split_row(line: str) -> list:
+    """The cells of a table row: split at the pipes not escaped with a backslash, the outer ones optional;
+    ``\\|`` in a cell is a pipe."""
+    s = line.strip()
+    if s.startswith("|"):
+        s = s[1:]
+    if s.endswith("|") and not _escaped_at(s, len(s) - 1):
+        s = s[:-1]
+    if "|" not in s:
+        return [s.strip().replace("\\|", "|")]
+    parts, start = [], 0
+    for m in _UNESCAPED_PIPE.finditer(s):
+        end = m.end() - 1
+        parts.append(s[start:end])
+        start = m.end()
+    parts.append(s[start:])
+    return [p.strip().replace("\\|", "|") for p in parts]
+
+
+def _escaped_at(s: str, i: int) -> bool:
+    n = 0
+    while i - 1 - n >= 0 and s[i - 1 - n] == "\\":
+        n += 1
+    return n % 2 == 1
+
+
+def _delimiter_row(line: str, width: int) -> bool:
+    if "-" not in line or ("|" not in line and width > 1):
+        return False
+    cells = split_row(line)
+    return len(cells) == width and all(_DELIM_CELL.match(c) for c in cells)
+
+
+def markdown_tables(text: str) -> list:
+    """Every GitHub-flavoured pipe table of ``text`` (outside fenced code blocks and front matter), with its
+    nearest heading."""
+    lines = text.lstrip("\ufeff").split("\n")
+    tables, heading, fence, i = [], None, None, 0
+    if lines and lines[0].strip() == "---":  # YAML front matter: not the document's text
+        end = next((k for k in range(1, len(lines)) if lines[k].strip() in ("---", "...")), None)
+        i = end + 1 if end is not None else 0
+    while i < len(lines):
+        line = lines[i].rstrip("\r")
+        f = _FENCE.match(line)
+        if fence is not None:
+            if f and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence):
+                fence = None
+            i += 1
+            continue
+        if f:
+            fence, i = f.group(1), i + 1
+            continue
+        h = _ATX.match(line)
+        if h:
+            heading, i = render_cell(h.group(2))[0] or heading, i + 1
+            continue
+        nxt = lines[i + 1].rstrip("\r") if i + 1 < len(lines) else ""
+        if "|" in line and "-" in nxt:
+            header = split_row(line)
+            if _delimiter_row(nxt, len(header)):
+                rows, k = [], i + 2
+                while k < len(lines) and lines[k].strip() and "|" in lines[k] and not _FENCE.match(lines[k]) \
+                        and not _ATX.match(lines[k]):
+                    rows.append((k + 1, split_row(lines[k].rstrip("\r"))))
+                    k += 1
+                tables.append(MdTable(i + 1, heading, header, rows))
+                i = k
+                continue
+        if line.strip() and "|" not in line and _SETEXT.match(nxt) and not _SETEXT.match(line):
+            heading, i = render_cell(line)[0] or heading, i + 2
+            continue
+        i += 1
+    return tables
+
+
+# -- cells as the page shows them ------------------------------------------------------------------------------
+
+_BR = re.compile(r"<br\s*/?>", re.I)
+#: Formatting tags, kept out of a cell's text (an anchor ``<a>`` is not: a model cell's link is the CSV rules').
+_FORMAT_TAG = re.compile(r"</?(?:b|strong|i|em|u|ins|mark|sup|sub|span|font|small|big|code|center|div|p|s|del|"
+                         r"strike)\b[^>]*>|<img\b[^>]*>", re.I)
+_STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+_WRAPPED = re.compile(r"^(__|\*|_)(?=\S)(.+?)(?<=\S)\1$")
+_CODE = re.compile(r"(`+)(.+?)\1")
+_EMOJI = "\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\u2300-\u23FF\uFE0F\u200D\u20E3"
+_EDGE_EMOJI = re.compile(f"^[{_EMOJI}\\s]+(?=[^{_EMOJI}\\s])|(?<=[^{_EMOJI}\\s])[{_EMOJI}\\s]*[{_EMOJI}][{_EMOJI}\\s]*$")
+
+
+def render_cell(cell: str) -> tuple:
+    """``(text, markup changed, emoji left out)`` of one cell as the page shows it (module docstring)."""
+    text = cell
+    if any(c in cell for c in "*_`<&"):
+        text = _BR.sub(" ", text)
+        text = _FORMAT_TAG.sub("", text)
+        text = _CODE.sub(lambda m: m.group(2).strip(), text)
+        text = _STRONG.sub(r"\1", text)
+        m = _WRAPPED.match(text.strip())
+        if m:
+            text = m.group(2)
+        if "&" in text and "<a" not in text.lower():  # an anchor's entities are decoded with its text
+            text = html.unescape(text)
+        text = re.sub(r"\s+", " ", text).strip()
+    markup = text != cell
+    plain = _EDGE_EMOJI.sub("", text).strip() if not text.isascii() else text
+    return plain, markup, plain != text
+
+
+# -- which tables are leaderboards --------------------------------------------------------------------------------
+
+def _numeric(cells) -> bool:
+    """Whether a column's cells are mostly numbers (at least one)."""
+    n = bad = 0
+    for c in cells:
+        try:
+            v, _ = _parse(c)
+        except ValueError:
+            bad += 1
+            continue
+        n += v is not None
+    return n > 0 and n >= MOSTLY_NUMERIC * (n + bad)
+
+
+def why_not_leaderboard(t: MdTable) -> Optional[str]:
+    """None when ``t`` is a leaderboard (module docstring), else why not."""
+    header = [render_cell(c)[0] for c in t.header]
+    mc = model_column([h.lower() for h in header])
+    if mc is None:
+        return f"no model column in its header ({listed(header, 6)})"
+    if not t.rows:
+        return "no rows"
+    if len(header) > MAX_COLUMNS:
+        return None  # claimed, to be refused with its width
+    for j in range(len(header)):
+        if j != mc and _numeric(render_cell(row[j])[0] for _, row in t.rows[:200] if j < len(row)):
+            return None
+    return "no column of numbers beside the model column"
+
+
+def leaderboard_tables(text: str) -> tuple:
+    """``(leaderboard tables, [(other table, why not)])`` of a Markdown text."""
+    read, other = [], []
+    for t in markdown_tables(text):
+        why = why_not_leaderboard(t)
+        (read.append(t) if why is None else other.append((t, why)))
+    return read, other
+
+
+def markdown_leaderboard(data: bytes) -> bool:
+    """Whether Markdown ``data`` holds a leaderboard table (one pass for a pipe and a delimiter row first)."""
+    if b"|" not in data or b"-" not in data:
+        return False
+    text = data.decode("utf-8", "replace")
+    if not re.search(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*\|", text, re.M):
+        return False
+    return any(why_not_leaderboard(t) is None for t in markdown_tables(text))
+
+
+# -- rows for the CSV reader ------------------------------------------------------------------------------------
+
+class _Tally:
+    """What rendering and ragged rows changed, noted once per file."""
+
+    def __init__(self):
+        self.markup, self.emoji, self.short = 0, [], []
+
+    def cells(self, cells: list) -> list:
+        out = []
+        for c in cells:
+            text, markup, emoji = render_cell(c)
+            self.markup += markup
+            if emoji:
+                self.emoji.append(c)
+            out.append(text)
+        return out
+
+    def report(self, src: SourceFile) -> None:
+        if self.markup:
+            src.note(f"{plural(self.markup, 'cell')} written with Markdown or HTML markup (bold, code, <br>, tags, "
+                     "entities) read as the text the page shows")
+        if self.emoji:
+            src.note(f"emoji before or after the text of {plural(len(self.emoji), 'cell')} left out "
+                     f"({listed(sorted(set(self.emoji)), 6)})")
+        if self.short:
+            lines = [n for n, _ in self.short]
+            src.note(f"{plural(len(lines), 'row')} shorter than the header read with empty cells at the end, as "
+                     f"GitHub shows them (line{'s' * (len(lines) != 1)} {listed([str(n) for n in lines], 8)})")
+
+
+def table_rows(src: SourceFile, t: MdTable, tally: _Tally) -> list:
+    """The rows of ``t`` as its CSV conversion holds them: the header (widened with unnamed columns to the widest
+    row), a blank row where the delimiter row stands, then the body; a short row padded with empty cells."""
+    if len(t.header) > MAX_COLUMNS:
+        raise IngestError(src.path, f"{t.where()} has {len(t.header):,} columns; at most {MAX_COLUMNS:,} are read "
+                                    "from a Markdown table (a larger table is data, not a page: write it as CSV)")
+    header = tally.cells(t.header)
+    width = max([len(header)] + [len(cells) for _, cells in t.rows])
+    if width > MAX_COLUMNS:
+        n = next(n for n, cells in t.rows if len(cells) == width)
+        raise IngestError(src.path, f"line {n} of {t.where()} has {width:,} cells; at most {MAX_COLUMNS:,} are read")
+    header += [""] * (width - len(header))
+    rows = [header, []]
+    for n, cells in t.rows:
+        if len(cells) < len(t.header):
+            tally.short.append((n, len(cells)))
+        rows.append(tally.cells(cells) + [""] * (width - len(cells)))
+    return rows
+
+
+#: ``row N`` in the CSV reader's messages: the N-th row counting the header as row 1.
+_ROW = re.compile(r"\brow (\d+)\b")
+
+
+def at_lines(t: MdTable, reason: str) -> str:
+    """A CSV reader's error about ``t`` with its rows given as the file's lines, and the table named."""
+    return f"{t.where()}: " + _ROW.sub(lambda m: f"line {t.line + int(m.group(1)) - 1}", reason)
+
+
+def _benchmarks(src: SourceFile, boards: list) -> list:
+    """The benchmark of each of several leaderboard tables (module docstring)."""
+    from harness_ext.adapters.csv_rules import column_meta
+
+    prefix = column_meta(src)["benchmark"]
+    stem = re.sub(r"[^a-z0-9]+", "_", src.path.stem.lower()).strip("_") or "markdown"
+    names, seen = [], {}
+    for k, t in enumerate(boards, start=1):
+        name = t.heading or f"{stem} table {k}"
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            name = f"{name} ({seen[name]})"
+        names.append(f"{prefix} / {name}" if prefix else name)
+    return names
+
+
+def read_markdown(src: SourceFile, read_rows) -> list:
+    """The records of every leaderboard table of ``src``, each table's rows read by ``read_rows(src, rows)`` (the CSV
+    adapter's); with several tables, a ``benchmark`` column names each one's (unless it has its own)."""
+    boards, others = leaderboard_tables(src.text)
+    if not boards:
+        why = "; ".join(f"{t.where()}: {why}" for t, why in others[:4]) or "no pipe table"
+        raise IngestError(src.path, f"no leaderboard table (a model column and a column of numbers) in this Markdown "
+                                    f"file ({why})")
+    tally, out = _Tally(), []
+    names = _benchmarks(src, boards) if len(boards) > 1 else [None]
+    for t, name in zip(boards, names):
+        rows = table_rows(src, t, tally)
+        own = "benchmark" in (h.lower() for h in rows[0])
+        if name is not None and not own:
+            rows = [rows[0] + ["benchmark"], []] + [r + [name] for r in rows[2:]]
+        if name is not None:
+            src.note(f"{t.where()} read as benchmark {name if not own else 'named in its benchmark column'!r}: "
+                     f"{plural(len(t.rows), 'row')}, {plural(len(t.header), 'column')}")
+        try:
+            out.extend(read_rows(src, rows))
+        except IngestError as exc:
+            raise IngestError(src.path, at_lines(t, exc.reason)) from None
+    tally.report(src)
+    if others:
+        src.note(f"{plural(len(others), 'table')} not read, not a leaderboard: "
+                 + "; ".join(f"line {t.line}{f' ({t.heading!r})' if t.heading else ''}: {why}"
+                             for t, why in others[:8]) + (f"; and {len(others) - 8} more" if len(others) > 8 else ""))
+    return out
