@@ -11,7 +11,9 @@ rows, sidecars, variants), as it reads JSON records (:mod:`harness_ext.adapters.
   cell's text (``🥇 gpt-4o``) are left out; a cell left empty by that keeps its emoji. A model cell that is one
   link is the CSV adapter's (its text is the model, noted). Each kind of change is noted with its count.
 * **Which tables.** A table is a leaderboard when its header names a model column as a CSV header would
-  (:func:`~harness_ext.adapters.csv_rules.model_column`) and another column holds numbers (mostly, on its rows).
+  (:func:`~harness_ext.adapters.csv_rules.model_column`; by name: a first column without a name, a CSV's pandas
+  index, heads the rows of a comparison table in Markdown) and another column holds numbers (mostly, on its
+  first 200 rows).
   Other tables (options, contents, feature matrices) are not read, each noted with why. A file without a
   leaderboard table is not claimed: a folder of READMEs and notes ingests as before.
 * **Benchmarks.** One leaderboard table: the file's benchmark, as for its CSV (the sidecar's ``benchmark`` or the
@@ -196,8 +198,8 @@ def why_not_leaderboard(t: MdTable) -> Optional[str]:
     """None when ``t`` is a leaderboard (module docstring), else why not."""
     header = [render_cell(c)[0] for c in t.header]
     mc = model_column([h.lower() for h in header])
-    if mc is None:
-        return f"no model column in its header ({listed(header, 6)})"
+    if mc is None or not header[mc]:  # an unnamed first column heads a comparison table's rows, not a model's
+        return f"no model column in its header ({listed([h or '(unnamed)' for h in header], 6)})"
     if not t.rows:
         return "no rows"
     if len(header) > MAX_COLUMNS:
@@ -205,7 +207,8 @@ def why_not_leaderboard(t: MdTable) -> Optional[str]:
     for j in range(len(header)):
         if j != mc and _numeric(render_cell(row[j])[0] for _, row in t.rows[:200] if j < len(row)):
             return None
-    return "no column of numbers beside the model column"
+    first = [render_cell(c)[0] for j, c in enumerate(t.rows[0][1]) if j != mc]
+    return f"no column of numbers beside the model column (its first row: {listed(first, 4)})"
 
 
 def leaderboard_tables(text: str) -> tuple:

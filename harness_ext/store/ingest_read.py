@@ -241,7 +241,7 @@ def _table_near_miss(src: SourceFile) -> str:
     except (OSError, IngestError):
         return ""
     if not bare_table(data):
-        return _fenced_results_reason(data)
+        return _fenced_results_reason(data) or (_pipe_tables_reason(data) if src.suffix in TABLE_SUFFIXES else "")
     if is_printed_table(data):
         return (": a results table lm-eval printed, in a file not named .md or .markdown, the files such tables are "
                 "read from (rename it, e.g. results.md)")
@@ -378,6 +378,20 @@ def fenced_results(data: bytes):
         if b'"results"' in block and any(mark in block for mark in _RESULTS_MARKS):
             return block
     return None
+
+
+def _pipe_tables_reason(data: bytes) -> str:
+    """``": reason"`` for a markdown file whose pipe tables are none a leaderboard
+    (:mod:`harness_ext.adapters.csv_markdown`): why each is not, else ''."""
+    from harness_ext.adapters.csv_markdown import markdown_tables, why_not_leaderboard
+
+    tables = markdown_tables(data.decode("utf-8", "replace"))
+    if not tables:
+        return ""
+    whys = [f"{t.where()}: {why_not_leaderboard(t)}" for t in tables[:4]]
+    more = f"; and {len(tables) - 4} more" if len(tables) > 4 else ""
+    return (f": a Markdown file whose {'table is' if len(tables) == 1 else f'{len(tables)} tables are'} no leaderboard "
+            f"the CSV adapter reads (a model column, and a column of numbers beside it): {'; '.join(whys)}{more}")
 
 
 def _fenced_results_reason(data: bytes) -> str:
