@@ -200,10 +200,10 @@ def why_not_leaderboard(t: MdTable) -> Optional[str]:
     mc = model_column([h.lower() for h in header])
     if mc is None or not header[mc]:  # an unnamed first column heads a comparison table's rows, not a model's
         return f"no model column in its header ({listed([h or '(unnamed)' for h in header], 6)})"
-    if not t.rows:
-        return "no rows"
     if len(header) > MAX_COLUMNS:
         return None  # claimed, to be refused with its width
+    if not t.rows:
+        return "no rows"
     for j in range(len(header)):
         if j != mc and _numeric(render_cell(row[j])[0] for _, row in t.rows[:200] if j < len(row)):
             return None

@@ -584,7 +584,8 @@ def harness_ext_adapters():
         name="csv",
         description="CSV table: long (model,dataset,value[,metric,...]) or a wide leaderboard (model, one column per "
                     "score; text and size/date columns become model metadata, averages aggregates); also such a "
-                    "table as JSON records (.jsonl, or a .json array of flat objects)",
+                    "table as JSON records (.jsonl, or a .json array of flat objects) or as Markdown pipe tables "
+                    "(.md: every leaderboard table of the file)",
         can_handle=can_handle,
         read=read,
         # 2: with ';' or a tab as the delimiter, '1.250,5' (points between thousands, a decimal comma) is a number,
@@ -612,5 +613,8 @@ def harness_ext_adapters():
         # 13: a model cell linking to its Hugging Face page by the page's name gives the page's repository id
         # (org/name): two organisations' models of one name were one model with conflicts (MTEB-French)
         # (and the same revision) an overall named in Chinese, Japanese or Korean ("综合能力") is an aggregate
-        revision="13",
+        # 14: a leaderboard published as a Markdown pipe table (VLMEvalKit's results/*.md, a README's leaderboard; one
+        # benchmark per table under its heading when a file has several) is read by the same rules
+        # (adapters/csv_markdown.py)
+        revision="14",
     )

@@ -235,8 +235,11 @@ def _table_near_miss(src: SourceFile) -> str:
     """``": reason"`` for a text file holding a results table lm-eval printed that is not read as one: without the
     line lm-eval prints above it (which names the model), or saved under a suffix other than ``.md``."""
     try:
-        if src.path.stat().st_size > TABLE_FILE_BYTES:
-            return ""
+        size = src.path.stat().st_size
+        if size > TABLE_FILE_BYTES:
+            return (f": a Markdown file of {size:,} bytes; tables are read from files of at most "
+                    f"{TABLE_FILE_BYTES >> 20} MiB (write a leaderboard this large as CSV)"
+                    if src.suffix in TABLE_SUFFIXES else "")
         data = src.bytes
     except (OSError, IngestError):
         return ""
