@@ -85,4 +85,5 @@ def _passed_over(paths) -> str:
     return (f": {n} file{'s' * (n != 1)} passed over by {'their' if n != 1 else 'its'} suffix ("
             + listed((f"{k} {v}" for k, v in seen.most_common()), 6)
             + f"); ingest reads {', '.join(CANDIDATE_SUFFIXES)} files, and .md files holding a results table "
-            "lm-eval printed with the line it prints above it (\"hf (pretrained=...), gen_kwargs: ...\")")
+            "lm-eval printed with the line it prints above it (\"hf (pretrained=...), gen_kwargs: ...\") or a "
+            "leaderboard table (a model column and a column of numbers)")
