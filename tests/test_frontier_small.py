@@ -1,7 +1,7 @@
 """A population too small for frontier folds (fewer than 20 training models): a flagged model is predicted with the
 fold-in's level left free and gets the design-style aggregate interval; ``predict``'s warning says so.
 
-Composed values: synthetic populations (the rank-2 logit model of ``tests/test_frontier.py``), since the point is a
+Composed values: synthetic populations (the rank-2 logit model of ``tests/test_frontier.py``, its ``_population``), since the point is a
 known stronger group; the real-data figures are the subsampled shared matrices of ``benchmarks/HISTORY.md``.
 """
 
@@ -9,18 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness_ext.methods.engine import frontier, frontier_prior
+from harness_ext.methods.engine import frontier
 from harness_ext.methods.engine.completion import LowRankCompleter
 from harness_ext.methods.engine.frontier_report import frontier_expectation, frontier_warnings
-
-
-def _population(m, d=16, seed=0):
-    rng = np.random.default_rng(seed)
-    u = np.c_[rng.normal(0, 1.0, m), rng.normal(0, 0.5, m)]
-    v = np.c_[rng.uniform(0.6, 1.2, d), rng.normal(0, 0.6, d)]
-    b = rng.normal(0, 0.5, d)
-    logit = u @ v.T + b + rng.normal(0, 0.25, (m, d))
-    return 1 / (1 + np.exp(-logit)), u[:, 0]
+from test_frontier import _population
 
 
 def _small_split(seed, monkeypatch, candidate, interval):
@@ -28,7 +20,7 @@ def _small_split(seed, monkeypatch, candidate, interval):
     signed errors and coverage, with the small-population path set to ``candidate`` and ``interval``."""
     monkeypatch.setattr(frontier, "SMALL_CANDIDATE", candidate)
     monkeypatch.setattr(frontier, "SMALL_INTERVAL", interval)
-    X, strength = _population(32, seed=seed)
+    X, strength = _population(m=32, seed=seed)
     order = np.argsort(strength)
     train, test = order[:16], order[-10:]
     keep = np.zeros(X.shape[1], bool)
@@ -73,13 +65,12 @@ def test_small_population_intervals_are_never_narrower(monkeypatch):
 
 def test_small_population_is_said_in_predicts_warning_and_reduces_summary(monkeypatch):
     """``predict``'s warning names the small population and the estimator; reduce's frontier entry names it too."""
-    monkeypatch.setattr(frontier_prior, "FRONTIER_ALLOWANCE", dict(frontier_prior.FRONTIER_ALLOWANCE))
     _, _, p = _small_split(2, monkeypatch, "unshrunk_level", "flagged")
     [text] = frontier_warnings(["m"], np.array([1.5]), {1: None})
     assert "small population: fewer than 20 training models" in text
     assert "unshrunk_level" in text and "level left free" in text and "design-style" in text
     assert (p.frontier > 0).all()
-    X, _ = _population(32, seed=2)
+    X, _ = _population(m=32, seed=2)
     fe = frontier_expectation(LowRankCompleter(random_state=0), X[:16], [0, 5, 10], np.full(16, 1 / 16))
     assert fe["calibrated"] is False and fe["estimator"] == "unshrunk_level" and "small population" in fe["reason"]
     monkeypatch.setattr(frontier, "SMALL_CANDIDATE", None)
