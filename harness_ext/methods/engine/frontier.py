@@ -42,6 +42,9 @@ Hardt 2025 find every benchmark-prediction method degrades there).
   scores are not scaled by a distance: the folds'
   held-out models fit worse and lie farther beyond their fit than models at the real frontier, so a scale learnt
   on them narrowed the frontier's intervals (``docs/frontier.md``).
+* **A small population.** With fewer than :data:`MIN_FRONTIER_MODELS` training models there are no folds: a flagged
+  model gets the engine blended with :data:`SMALL_CANDIDATE` (the fold-in with a free level) on its ramp, and its
+  aggregate the design-style interval (:data:`SMALL_INTERVAL`), the rule chosen on subsampled shared matrices.
 
 References
 ----------
