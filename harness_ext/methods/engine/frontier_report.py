@@ -50,9 +50,10 @@ def frontier_expectation(est, X, subset, w, points=None, reselect=None) -> Optio
     if cal is None:
         return {"edge_quantile": FRONTIER_QUANTILE, "calibrated": False,
                 "design_interval": True,
-                "reason": f"fewer than {MIN_FRONTIER_MODELS} training models: frontier models are flagged, "
-                          "their cell intervals are the model folds' (not widened), beyond every training model "
-                          "their aggregate's joined with a design-style interval"}
+                "estimator": _frontier.SMALL_CANDIDATE or "engine",
+                "reason": f"fewer than {MIN_FRONTIER_MODELS} training models (a small population): frontier models "
+                          f"are flagged and predicted by {_frontier.SMALL_CANDIDATE or 'the engine'} (not chosen on "
+                          "folds), their aggregate joined with a design-style interval"}
     return {"edge_quantile": FRONTIER_QUANTILE, "calibrated": True, "n_models": cal.n_models,
             "folds": [list(f) for f in FRONTIER_FOLDS], "estimator": cal.candidate or "engine",
             "weight": cal.weight, "held_out_models": cal.n_distinct,
@@ -92,10 +93,7 @@ def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> lis
                  f"the engine blended with up to {cal.weight:g} x {cal.candidate} "
                  f"({_CANDIDATE_WORDS.get(cal.candidate, 'an estimator that does not shrink to the training models')}; "
                  "the share growing from the edge to the training range)")
-        how = ("too few training models for frontier folds: the cell intervals are the model folds' and may be too "
-               "narrow; beyond every training model the aggregate's is widened to a design-style interval (the level "
-               "read from the subset, every other dataset one draw of the training models' residual spread)"
-               if cal is None else
+        how = (_small_population_words() if cal is None else
                f"predicted by {blend} and "
                f"with intervals widened on frontier folds (the folds' own aggregate coverage "
                f"{cal.aggregate_coverage if cal.aggregate_coverage is not None else float('nan'):.2f}, over "
@@ -114,6 +112,21 @@ def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> lis
         out.append(f"{model}: at the frontier, {abs(dist):.2f} sd {side} the manifest's models' "
                    f"{'upper' if dist > 0 else 'lower'} edge of subset scores: {how}")
     return out + _shift_warnings(models, calibrations.get("shift")) + _prior_warnings(models, calibrations.get("prior"))
+
+
+def _small_population_words() -> str:
+    """How a flagged model of a population too small for frontier folds is predicted
+    (:data:`~harness_ext.methods.engine.frontier.SMALL_CANDIDATE`, :data:`~harness_ext.methods.engine.frontier.SMALL_INTERVAL`)."""
+    cand, every = _frontier.SMALL_CANDIDATE, _frontier.SMALL_INTERVAL == "flagged"
+    point = ("predicted by the engine alone (it shrinks toward the training models, so likely too low)" if cand is None
+             else f"predicted by the engine blended with up to {_frontier.SMALL_WEIGHT:g} x {cand} "
+                  f"({_CANDIDATE_WORDS.get(cand, 'an estimator that does not shrink to the training models')}; the share "
+                  "growing from the edge to the training range), not chosen on folds")
+    where = "its" if every else "beyond every training model its"
+    return (f"small population: fewer than {_frontier.MIN_FRONTIER_MODELS} training models, too few for frontier folds; "
+            f"{point}; the cell intervals are the model folds' joined with the fold-in's normal interval, and {where} "
+            "aggregate's is joined with a design-style interval (the level read from the subset, every other dataset one "
+            "draw of the training models' residual spread)")
 
 
 def _raised_warnings(models, cal, why) -> list:
