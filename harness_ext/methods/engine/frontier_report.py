@@ -89,10 +89,7 @@ def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> lis
             continue
         cal = calibrations.get(1 if dist > 0 else -1)
         side = "above" if dist > 0 else "below"
-        blend = ("the engine" if cal is None or cal.candidate is None else
-                 f"the engine blended with up to {cal.weight:g} x {cal.candidate} "
-                 f"({_CANDIDATE_WORDS.get(cal.candidate, 'an estimator that does not shrink to the training models')}; "
-                 "the share growing from the edge to the training range)")
+        blend = "the engine" if cal is None or cal.candidate is None else _blend_words(cal.weight, cal.candidate)
         how = (_small_population_words() if cal is None else
                f"predicted by {blend} and "
                f"with intervals widened on frontier folds (the folds' own aggregate coverage "
@@ -114,14 +111,19 @@ def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> lis
     return out + _shift_warnings(models, calibrations.get("shift")) + _prior_warnings(models, calibrations.get("prior"))
 
 
+def _blend_words(weight: float, candidate: str) -> str:
+    """The engine blended with ``candidate`` at most at ``weight``, said in words."""
+    return (f"the engine blended with up to {weight:g} x {candidate} "
+            f"({_CANDIDATE_WORDS.get(candidate, 'an estimator that does not shrink to the training models')}; "
+            "the share growing from the edge to the training range)")
+
+
 def _small_population_words() -> str:
     """How a flagged model of a population too small for frontier folds is predicted
     (:data:`~harness_ext.methods.engine.frontier.SMALL_CANDIDATE`, :data:`~harness_ext.methods.engine.frontier.SMALL_INTERVAL`)."""
     cand, every = _frontier.SMALL_CANDIDATE, _frontier.SMALL_INTERVAL == "flagged"
     point = ("predicted by the engine alone (it shrinks toward the training models, so likely too low)" if cand is None
-             else f"predicted by the engine blended with up to {_frontier.SMALL_WEIGHT:g} x {cand} "
-                  f"({_CANDIDATE_WORDS.get(cand, 'an estimator that does not shrink to the training models')}; the share "
-                  "growing from the edge to the training range), not chosen on folds")
+             else f"predicted by {_blend_words(_frontier.SMALL_WEIGHT, cand)}, not chosen on folds")
     where = "its" if every else "beyond every training model its"
     return (f"small population: fewer than {_frontier.MIN_FRONTIER_MODELS} training models, too few for frontier folds; "
             f"{point}; the cell intervals are the model folds' joined with the fold-in's normal interval, and {where} "
