@@ -43,7 +43,7 @@ from harness_ext.errors import IngestError
 from harness_ext.report import listed, plural
 from harness_ext.types import SourceFile
 
-__all__ = ["MARKDOWN_SUFFIXES", "MAX_COLUMNS", "MdTable", "leaderboard_tables", "markdown_leaderboard",
+__all__ = ["MARKDOWN_SUFFIXES", "MAX_COLUMNS", "MdTable", "leaderboard_in_head", "leaderboard_tables", "markdown_leaderboard",
            "markdown_tables", "render_cell", "split_row"]
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -228,6 +228,13 @@ def markdown_leaderboard(data: bytes) -> bool:
     if not re.search(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*\|", text, re.M):
         return False
     return any(why_not_leaderboard(t) is None for t in markdown_tables(text))
+
+
+def leaderboard_in_head(path) -> bool:
+    """Whether the first :data:`HEAD_BYTES` of the file at ``path`` (one too large to read) hold a leaderboard
+    table: such a file is claimed, to be refused with its size."""
+    with open(path, "rb") as fh:
+        return markdown_leaderboard(fh.read(HEAD_BYTES))
 
 
 # -- rows for the CSV reader ------------------------------------------------------------------------------------

@@ -111,8 +111,7 @@ from harness_ext.hookspecs import hookimpl
 from harness_ext.types import VARIANT_OF, Adapter, ResultRecord, SourceFile, variant_name
 from harness_ext.adapters.csv_dialect import check_delimiter, decimal_commas, has_digit_comma, shown, sniff_delimiter
 from harness_ext.adapters.csv_keys import TASK_HEADERS, VARIANT_HEADERS
-from harness_ext.adapters.csv_markdown import HEAD_BYTES as MD_HEAD_BYTES
-from harness_ext.adapters.csv_markdown import MARKDOWN_SUFFIXES, markdown_leaderboard, read_markdown
+from harness_ext.adapters.csv_markdown import MARKDOWN_SUFFIXES, leaderboard_in_head, markdown_leaderboard, read_markdown
 from harness_ext.adapters.csv_records import RECORD_SUFFIXES, is_record_table, record_rows
 from harness_ext.adapters.csv_rules import (  # noqa: F401 - AGGREGATE_NAME, META_NAME, read_sidecar: named above and by callers
     _BOOL, AGGREGATE_NAME, LOWER_NAME, META_NAME, _candidate_columns, _dataset_metrics, _parse, _wide_column_meta,
@@ -218,7 +217,7 @@ def _is_markdown_board(src: SourceFile) -> bool:
 
     try:
         if src.is_dir or src.path.stat().st_size > TABLE_FILE_BYTES:
-            return not src.is_dir and markdown_leaderboard(_head(src, MD_HEAD_BYTES))
+            return not src.is_dir and leaderboard_in_head(src.path)
     except OSError:
         return False
     data = src.bytes
@@ -226,20 +225,14 @@ def _is_markdown_board(src: SourceFile) -> bool:
             and details_card(data) is None)
 
 
-def _head(src: SourceFile, n: int) -> bytes:
-    with open(src.path, "rb") as fh:
-        return fh.read(n)
-
-
 def _read_markdown(src: SourceFile):
     """Every leaderboard table of a Markdown file, read by the rows path below (one benchmark per table when there
     are several: :mod:`harness_ext.adapters.csv_markdown`)."""
-    from harness_ext.store.ingest_read import TABLE_FILE_BYTES
+    from harness_ext.store.ingest_read import TABLE_FILE_BYTES, markdown_too_large
 
     size = src.path.stat().st_size
     if size > TABLE_FILE_BYTES:
-        raise IngestError(src.path, f"a Markdown file of {size:,} bytes; leaderboard tables are read from files of at "
-                                    f"most {TABLE_FILE_BYTES >> 20} MiB (write a table this large as CSV)")
+        raise IngestError(src.path, markdown_too_large(size))
     return read_markdown(src, _read_rows)
 
 

@@ -237,9 +237,7 @@ def _table_near_miss(src: SourceFile) -> str:
     try:
         size = src.path.stat().st_size
         if size > TABLE_FILE_BYTES:
-            return (f": a Markdown file of {size:,} bytes; tables are read from files of at most "
-                    f"{TABLE_FILE_BYTES >> 20} MiB (write a leaderboard this large as CSV)"
-                    if src.suffix in TABLE_SUFFIXES else "")
+            return f": {markdown_too_large(size)}" if src.suffix in TABLE_SUFFIXES else ""
         data = src.bytes
     except (OSError, IngestError):
         return ""
@@ -316,14 +314,13 @@ def printed_table_file(entry) -> bool:
     the walk reports it skipped, with what it lacks, instead of passing it over in silence), or a leaderboard pipe
     table (:mod:`harness_ext.adapters.csv_markdown`); a file over :data:`TABLE_FILE_BYTES` is passed over unless its
     head shows a leaderboard table (offered to be refused with its size), as is one that cannot be read."""
-    from harness_ext.adapters.csv_markdown import HEAD_BYTES, markdown_leaderboard
+    from harness_ext.adapters.csv_markdown import leaderboard_in_head, markdown_leaderboard
 
     try:
         if not entry.is_file(follow_symlinks=False):
             return False
-        if entry.stat(follow_symlinks=False).st_size > TABLE_FILE_BYTES:
-            with open(entry.path, "rb") as fh:  # offered to be refused with its size when it shows a leaderboard
-                return markdown_leaderboard(fh.read(HEAD_BYTES))
+        if entry.stat(follow_symlinks=False).st_size > TABLE_FILE_BYTES:  # offered to be refused with its size
+            return leaderboard_in_head(entry.path)
         with open(entry.path, "rb") as fh:
             data = fh.read(TABLE_FILE_BYTES + 1)
         return (is_printed_table(data) or bare_table(data) or fenced_results(data) is not None or model_index_card(data)
@@ -381,6 +378,12 @@ def fenced_results(data: bytes):
         if b'"results"' in block and any(mark in block for mark in _RESULTS_MARKS):
             return block
     return None
+
+
+def markdown_too_large(size: int) -> str:
+    """Why a Markdown file of ``size`` bytes is not read: over :data:`TABLE_FILE_BYTES`."""
+    return (f"a Markdown file of {size:,} bytes; tables are read from files of at most {TABLE_FILE_BYTES >> 20} MiB "
+            "(write a leaderboard this large as CSV)")
 
 
 def _pipe_tables_reason(data: bytes) -> str:
