@@ -380,8 +380,7 @@ def report_scoreless_rows(src, models: list, values):
     names = [m for m, e in zip(models, empty) if e]
     if not names:
         return None
-    many = len(names) != 1
-    src.note(f"{len(names)} row{'s' * many} without a value in any score column left out (nothing to store): "
+    src.note(f"{plural(len(names), 'row')} without a value in any score column left out (nothing to store): "
              f"{listed(names, 12)}")
     return [int(i) for i in np.flatnonzero(~empty)]
 

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from harness_ext.errors import IngestError
-from harness_ext.report import listed
+from harness_ext.report import listed, plural
 from harness_ext.types import SUBSET_OPTION, SourceFile
 
 MODEL_HEADERS = ("model", "models", "model name", "model_name", "llm_model", "llm", "model id", "model_id",
@@ -279,7 +279,7 @@ def note_unnamed_columns(src, header, mc, cells_of) -> None:
         if vals:
             unnamed.append(f"column {j + 1} ({len(vals)} values: {listed(vals[:3], 3)}{', ...' * (len(vals) > 3)})")
     if unnamed:
-        src.note(f"{len(unnamed)} column{'s' * (len(unnamed) != 1)} without a name in the header left out, not "
+        src.note(f"{plural(len(unnamed), 'column')} without a name in the header left out, not "
                  f"stored: {listed(unnamed, 6)}; name {'them' if len(unnamed) > 1 else 'it'} in the header to store "
                  f"{'them' if len(unnamed) > 1 else 'it'}")
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 
 from harness_ext.errors import IngestError
-from harness_ext.report import listed
+from harness_ext.report import listed, plural
 from harness_ext.types import SourceFile
 
 #: lm-eval's leaderboard tasks by name prefix -> the shot count of their YAMLs (lm-eval 0.4's tasks/leaderboard).
@@ -148,28 +148,28 @@ def card_doc(results: dict, src: SourceFile) -> dict:
 def _notes(src: SourceFile, results: dict, subtasks: dict, not_means: list, named: dict, shots: dict) -> None:
     n_groups = len(subtasks) + len(named)
     n_stderr = sum(1 for m in results.values() for k in m if isinstance(k, str) and "_stderr," in k)
-    src.note(f"lm-eval's results as this details dataset's card quotes them (its latest run): {len(results) - n_groups} "
-             f"task{'s' * (len(results) - n_groups != 1)} and {n_groups} group{'s' * (n_groups != 1)}, read as its "
-             f"results file is; {n_stderr} '_stderr' entr{'ies' if n_stderr != 1 else 'y'} read as the scores' standard "
-             "errors. Not in the card, so not stored: the run's shot counts (but those below), task versions, sample "
-             "counts, higher_is_better, task configurations (chance levels from harness-ext's table) and model "
-             "arguments")
+    stderr = plural(n_stderr, "'_stderr' entry", "'_stderr' entries")
+    src.note(f"lm-eval's results as this details dataset's card quotes them (its latest run): "
+             f"{plural(len(results) - n_groups, 'task')} and {plural(n_groups, 'group')}, read as its results file is; "
+             f"{stderr} read as the scores' standard errors. Not in the card, so not stored: the run's shot counts (but "
+             "those below), task versions, sample counts, higher_is_better, task configurations (chance levels from "
+             "harness-ext's table) and model arguments")
     if subtasks:
-        src.note(f"{len(subtasks)} group{'s' * (len(subtasks) != 1)} inferred from the aliases' nesting, each score "
+        src.note(f"{plural(len(subtasks), 'group')} inferred from the aliases' nesting, each score "
                  f"between its tasks' (as their mean is): {listed(sorted(subtasks), 8)}")
     if not_means:
-        src.note(f"{len(not_means)} row{'s' * (len(not_means) != 1)} the aliases nest tasks under but whose scores are "
+        src.note(f"{plural(len(not_means), 'row')} the aliases nest tasks under but whose scores are "
                  f"not between theirs (so not their mean) stored as tasks: {listed(sorted(not_means), 8)}")
     if named:
         src.note(f"{len(named)} of lm-eval's group names without their tasks in the card stored as groups: "
                  f"{listed(sorted(named), 8)}")
     if shots:
-        src.note(f"{len(shots)} row{'s' * (len(shots) != 1)} of lm-eval's leaderboard tasks (the Open LLM Leaderboard "
+        src.note(f"{plural(len(shots), 'row')} of lm-eval's leaderboard tasks (the Open LLM Leaderboard "
                  "v2's) given the shot counts of their YAMLs, which the card does not state (BBH 3, GPQA 0, IFEval 0, "
                  "MATH 4, MMLU-Pro 5, MuSR 0; groups their tasks' count)")
     unknown = len(results) - len(shots)
     if unknown:
-        src.note(f"{unknown} row{'s' * (unknown != 1)} without a shot count (the card gives none): "
+        src.note(f"{plural(unknown, 'row')} without a shot count (the card gives none): "
                  f"{listed(sorted(t for t in results if t not in shots), 6)}")
 
 
