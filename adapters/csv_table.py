@@ -600,6 +600,8 @@ def harness_ext_adapters():
         # 10: a model cell that is one HTML or Markdown link gives its text (the MTEB leaderboard's
         # '<a target="_blank" href="...">voyage-lite-02-instruct</a>'), noted; a table written as JSON records
         # (JSON Lines or one array of flat objects) is read by the same rules (adapters/csv_records.py)
+        # 11: a model listed once per precision ("precision", "dtype", "weight type", "quantization" telling its
+        # rows apart: the first Open LLM Leaderboard's float16 and bfloat16 rows) is one variant per precision
         # 12: a re-ranking task ("Re-rank", "re_rank": HELMET's category) is a score; only a rank is model metadata
         # (and the same revision) a model column named in Chinese, Japanese or Korean ("大模型", "モデル", "모델")
         # and an "Overall (GPT-4-Turbo)", an average named with a bracketed qualifier, is an aggregate

@@ -273,8 +273,8 @@ def _frontier_lines(err: dict) -> list:
             f"{fs['frontier_aggregate_bias']:+.3g}"
             + (f", the folds' own 90% intervals covered {cov:.2f}" if cov is not None else "")
             + "; a model stronger than every one of these is an extrapolation the folds did not see: it usually errs "
-              "more (on the frontier splits of 15 leaderboards, a median 1.8 times the folds' error, up to 9.5 times) and its "
-              "interval can hold less often (docs/frontier.md, Measured)"]
+              "more (on the frontier splits of 15 leaderboards, a median 1.8 times the folds' error, up to 9.5 times) "
+              "and its interval can hold less often (docs/frontier.md, Measured)"]
 
 
 def _random_verdict(r: dict, beats: bool) -> str:
