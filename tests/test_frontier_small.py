@@ -76,3 +76,16 @@ def test_small_population_is_said_in_predicts_warning_and_reduces_summary(monkey
     monkeypatch.setattr(frontier, "SMALL_CANDIDATE", None)
     [old] = frontier_warnings(["m"], np.array([1.5]), {1: None})
     assert "engine alone" in old
+
+
+def test_reduces_summary_says_the_frontier_is_unmeasured_for_a_small_population():
+    """With too few models for frontier folds, ``reduce``'s summary says no frontier error was measured and how
+    ``predict`` treats a stronger model, in words (not the candidate's code name)."""
+    from harness_ext.methods.reduction.reduce import _frontier_lines
+
+    X, _ = _population(m=32, seed=2)
+    fe = frontier_expectation(LowRankCompleter(random_state=0), X[:16], [0, 5, 10], np.full(16, 1 / 16))
+    [line] = _frontier_lines({"frontier": fe})
+    assert line.startswith("at the frontier of these models: not measured: fewer than 20 training models")
+    assert "level left free" in line and "design-style" in line and "unshrunk_level" not in line
+    assert _frontier_lines({}) == []

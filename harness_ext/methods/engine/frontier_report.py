@@ -52,8 +52,10 @@ def frontier_expectation(est, X, subset, w, points=None, reselect=None) -> Optio
                 "design_interval": True,
                 "estimator": _frontier.SMALL_CANDIDATE or "engine",
                 "reason": f"fewer than {MIN_FRONTIER_MODELS} training models (a small population): frontier models "
-                          f"are flagged and predicted by {_frontier.SMALL_CANDIDATE or 'the engine'} (not chosen on "
-                          "folds), their aggregate joined with a design-style interval"}
+                          "are flagged and predicted by "
+                          + (f"the engine blended with {_CANDIDATE_WORDS[_frontier.SMALL_CANDIDATE]}"
+                             if _frontier.SMALL_CANDIDATE else "the engine")
+                          + " (not chosen on folds), their aggregate joined with a design-style interval"}
     return {"edge_quantile": FRONTIER_QUANTILE, "calibrated": True, "n_models": cal.n_models,
             "folds": [list(f) for f in FRONTIER_FOLDS], "estimator": cal.candidate or "engine",
             "weight": cal.weight, "held_out_models": cal.n_distinct,

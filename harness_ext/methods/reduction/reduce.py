@@ -260,6 +260,12 @@ def _frontier_lines(err: dict) -> list:
     unit, with what the folds cannot see: they hold out the strongest models *of this population*, so a model beyond
     all of them can err more than they show (docs/frontier.md measures how much on the shared matrices)."""
     fs = _frontier_summary(err)
+    fr = err.get("frontier") or {}
+    if not fs and fr and not fr.get("calibrated") and fr.get("reason"):
+        # Too few models for frontier folds: no figure to quote, but a user of a small board should hear that the
+        # error for a stronger model is unmeasured and how predict treats one.
+        return [f"at the frontier of these models: not measured: {fr['reason']}; a model stronger than every one of "
+                "these can err several times the error above (docs/frontier.md)"]
     if not fs:
         return []
     cov = fs["frontier_coverage_90"]
