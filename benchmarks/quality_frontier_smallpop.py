@@ -13,7 +13,10 @@ from their subset cells, the subset chosen and the intervals calibrated as ``red
 :data:`VARIANTS` sets ``frontier.SMALL_CANDIDATE`` and ``frontier.SMALL_INTERVAL`` on the same subset and calibration;
 the subset mean and k random datasets + Ridge are the baselines. Printed: per matrix the mean over sizes and seeds of
 the aggregate MAE, 90% coverage, median width (points) and bias, and the criterion written before the first run
-(``benchmarks/HISTORY.md``, "The frontier of a small population").
+(``benchmarks/HISTORY.md``, "The frontier of a small population"), then each variant's frontier cell coverage and
+median cell width. The ``thin_*`` variants set ``frontier.THIN_RULE`` and ``THIN_CELLS`` for sizes where the
+frontier folds exist but hold out fewer than 19 models (``--sizes 48,60 --variants thin_none,thin_small,...``;
+"Thin frontier folds" in HISTORY).
 """
 
 from __future__ import annotations
@@ -32,11 +35,20 @@ import quality_holdout as qh  # noqa: E402 - the protocols' splits, subset choic
 
 MATRICES = ("helm_classic", "open_llm_v2", "pythia_mmlu", "benchbench", "crosspred")
 #: name -> (SMALL_CANDIDATE, SMALL_INTERVAL); "today" is the rule before the small-population change.
-VARIANTS = {"today": (None, "far"), "design_all": (None, "flagged"),
-            "aggshift": ("aggregate_shift", "far"), "aggshift_all": ("aggregate_shift", "flagged"),
-            "stdmean": ("standard_mean", "far"), "stdmean_all": ("standard_mean", "flagged"),
-            "unshrunk": ("unshrunk_level", "far"), "unshrunk_all": ("unshrunk_level", "flagged"),
-            "submean": ("subset_mean", "far"), "posline": ("position_line", "far")}
+SMALL_RULES = {"today": (None, "far"), "design_all": (None, "flagged"),
+               "aggshift": ("aggregate_shift", "far"), "aggshift_all": ("aggregate_shift", "flagged"),
+               "stdmean": ("standard_mean", "far"), "stdmean_all": ("standard_mean", "flagged"),
+               "unshrunk": ("unshrunk_level", "far"), "unshrunk_all": ("unshrunk_level", "flagged"),
+               "submean": ("subset_mean", "far"), "posline": ("position_line", "far")}
+#: name -> the ``frontier`` module settings of a variant (the rest at their defaults): the small-population rules,
+#: and what the cells of a flagged model beyond the extreme get when the frontier folds are thin (``THIN_CELLS``;
+#: its screen runs at sizes where the folds exist but hold out fewer than 19 models).
+VARIANTS = {**{name: {"SMALL_CANDIDATE": c, "SMALL_INTERVAL": i} for name, (c, i) in SMALL_RULES.items()},
+            "thin_none": {"THIN_RULE": None, "THIN_CELLS": None}, "thin_design": {"THIN_RULE": None, "THIN_CELLS": "design"},
+            "thin_foldin": {"THIN_RULE": None, "THIN_CELLS": "foldin"}, "thin_small": {"THIN_RULE": "small"},
+            "thin_design_all": {"THIN_RULE": "design_all"},
+            "thin_small_design": {"THIN_RULE": "small", "THIN_CELLS": "design"},
+            "thin_design_all_cells": {"THIN_RULE": "design_all", "THIN_CELLS": "design"}}
 
 
 def _figures(agg, agg_true, usable, lo=None, hi=None):
@@ -46,6 +58,12 @@ def _figures(agg, agg_true, usable, lo=None, hi=None):
         out.update(cov=float(((agg_true >= lo) & (agg_true <= hi))[usable].mean()),
                    width=float(np.median((hi - lo)[usable])))
     return out
+
+
+def _cell_figures(p, Xte, hidden):
+    """Cell 90% coverage and median width (the matrix's own scale) over the test rows' ``hidden`` cells."""
+    lo, hi, t = p.lower[hidden], p.upper[hidden], Xte[hidden]
+    return dict(cell_cov=float(((t >= lo) & (t <= hi)).mean()), cell_width=float(np.median(hi - lo)))
 
 
 def _baselines(X, Xtr, Xte, keep, have, usable, W, C, agg_true, a_sc, c_sc, k):
@@ -84,15 +102,20 @@ def one_split(raw, meta, variants):
     reselect = qh.product_reselect(Xtr, k, 0, qh.DEFAULT_SELECTOR, "lowrank", a_sc, c_sc, "design",
                                    groups=None if runs is None else runs[tr])
     out = {"n": [len(tr), len(te)]}
-    saved = F.SMALL_CANDIDATE, F.SMALL_INTERVAL
+    saved = {a: getattr(F, a) for v in VARIANTS.values() for a in v}
+    hidden = have & ~keep & usable[:, None]
     try:
         for name in variants:
-            F.SMALL_CANDIDATE, F.SMALL_INTERVAL = VARIANTS[name]
+            for a, value in {**saved, **VARIANTS[name]}.items():
+                setattr(F, a, value)
             p = make_predictor("lowrank", random_state=0).fit(Xtr).predict_new_models(Xin, weights=W, reselect=reselect)
             agg = (np.where(have, np.where(keep & have, Xte, p.mean), 0.0) * W).sum(1) + C
-            out[name] = _figures(agg, agg_true, usable, p.aggregate_lower + C, p.aggregate_upper + C)
+            out[name] = {**_figures(agg, agg_true, usable, p.aggregate_lower + C, p.aggregate_upper + C),
+                         **_cell_figures(p, Xte, hidden)}
+        out["frontier_flagged"] = float(np.mean(np.asarray(p.frontier) > 0)) if p.frontier is not None else 0.0
     finally:
-        F.SMALL_CANDIDATE, F.SMALL_INTERVAL = saved
+        for a, value in saved.items():
+            setattr(F, a, value)
     out.update(_baselines(X, Xtr, Xte, keep, have, usable, W, C, agg_true, a_sc, c_sc, k))
     return out
 
@@ -119,6 +142,11 @@ def summary(res, variants):
         cells = [per[(v, m)] for m in mats]
         cells.append({x: float(np.mean([c[x] for c in cells])) for x in ("mae", "cov", "width", "bias")})
         print(f"{v:<14}" + "".join(f"{c['mae']:>8.2f}{c['cov']:>7.3f}{c['width']:>8.2f}{c['bias']:>+7.2f}" for c in cells))
+    print(f"\ncells (coverage, median width on the matrix's scale){'':<4}" + "".join(f"{m[:12]:>16}" for m in mats))
+    for v in variants:
+        figs = [[np.nanmean([r[v].get(x, np.nan) for key, r in res.items() if key.startswith(m + "|")])
+                 for x in ("cell_cov", "cell_width")] for m in mats]
+        print(f"{v:<54}" + "".join(f"{c:>8.3f}{w:>8.3g}" for c, w in figs))
     if "today" not in variants:
         return
     for v in variants:

@@ -227,18 +227,26 @@ def test_thin_frontier_folds_fall_back_to_a_design_interval(monkeypatch):
     assert hits[True] / n >= 0.78 and hits[True] >= hits[False] + 0.15 * n, (hits, n)
 
 
-def test_thin_calibration_is_said():
-    """The warning of a flagged model says when the folds were too thin and when it lies beyond their reach."""
+def test_thin_calibration_is_said(monkeypatch):
+    """The warning of a flagged model says when the folds were too thin (and that the small-population rule then
+    predicts it) and when it lies beyond their reach."""
+    from harness_ext.methods.engine import frontier
     from harness_ext.methods.engine.frontier import FrontierCalibration
 
-    cal = FrontierCalibration(direction=1, candidate=None, weight=0.0, q_cell=(-1.0, 1.0), q_aggregate=(-1.0, 1.0),
-                              n_models=30, aggregate_mae=1.0, aggregate_bias=0.0, engine_aggregate_mae=1.0,
-                              aggregate_coverage=0.9, cell_coverage=0.9, n_distinct=10, max_distance=1.5)
+    monkeypatch.setattr(frontier, "THIN_RULE", "small")  # screened, off by default: its words
+    cal = FrontierCalibration(direction=1, candidate="subset_mean", weight=0.5, q_cell=(-1.0, 1.0),
+                              q_aggregate=(-1.0, 1.0), n_models=30, aggregate_mae=1.0, aggregate_bias=0.0,
+                              engine_aggregate_mae=1.0, aggregate_coverage=0.9, cell_coverage=0.9, n_distinct=10,
+                              max_distance=1.5)
     [near, far] = frontier_warnings(["near", "far"], np.array([0.5, 2.0]), {1: cal})
     assert "only 10 different models" in near and "design-style" in near and "reach" not in near
+    assert "too few to choose a blend on" in near and "level left free" in near and "subset_mean" not in near
     assert "beyond the frontier folds' reach (1.50 sd)" in far
     [none] = frontier_warnings(["m"], np.array([0.5]), {1: None})
     assert "design-style" in none
+    monkeypatch.setattr(frontier, "THIN_RULE", None)  # the folds' own blend, the design interval beyond the extreme
+    [near] = frontier_warnings(["near"], np.array([0.5]), {1: cal})
+    assert "only 10 different models" in near and "0.5 x subset_mean" in near and "design-style" in near
 
 
 def _weak_subset_population(m=200, d=16, seed=0, weak=0.6, subset=(0, 5, 10)):

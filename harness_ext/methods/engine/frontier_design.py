@@ -30,7 +30,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["design_aggregate_sd", "distinct_held_out", "min_calibration_models", "min_symmetric_models"]
+__all__ = ["design_aggregate_sd", "design_cell_sd", "distinct_held_out", "min_calibration_models", "min_symmetric_models"]
 
 
 def min_calibration_models(level: float) -> int:
@@ -54,12 +54,9 @@ def distinct_held_out(records) -> int:
     return int(np.unique(np.concatenate([np.asarray(r["held"]) for r in records])).size)
 
 
-def design_aggregate_sd(X_fit, O, W) -> np.ndarray:
-    """The design-style sd of each new row's aggregate (module docstring).
-
-    ``X_fit`` (m, d): the training matrix on the predictor's input scale; ``O`` (n, d): the cells each new row has;
-    ``W`` (n, d): the aggregate weights (the prediction's own units per dataset).
-    """
+def _residual_variances(X_fit, O):
+    """Each dataset's two-way additive residual variance ``s_j^2`` over the training models (module docstring) and
+    each new row's level variance ``mean_o(s_o^2) / k`` from its ``k`` observed cells."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a dataset or model with no cells: no residual from it
         mu = np.nanmean(X_fit, 0)
@@ -68,7 +65,23 @@ def design_aggregate_sd(X_fit, O, W) -> np.ndarray:
     fallback = float(np.nanmean(s2)) if np.isfinite(s2).any() else 0.0
     s2 = np.where(np.isfinite(s2), s2, fallback)  # a dataset without residuals: the matrix's average one
     k = np.maximum(O.sum(1), 1)
+    return s2, np.where(O, s2[None, :], 0.0).sum(1) / k / k
+
+
+def design_aggregate_sd(X_fit, O, W) -> np.ndarray:
+    """The design-style sd of each new row's aggregate (module docstring).
+
+    ``X_fit`` (m, d): the training matrix on the predictor's input scale; ``O`` (n, d): the cells each new row has;
+    ``W`` (n, d): the aggregate weights (the prediction's own units per dataset).
+    """
+    s2, level_var = _residual_variances(X_fit, O)
     Wh = np.where(O, 0.0, W)
-    level_var = np.where(O, s2[None, :], 0.0).sum(1) / k / k
     return np.sqrt((Wh ** 2 * s2[None, :]).sum(1) + Wh.sum(1) ** 2 * level_var)
+
+
+def design_cell_sd(X_fit, O) -> np.ndarray:
+    """The design-style sd of each new row's unobserved cells, ``sqrt(s_j^2 + level variance)`` (n, d): the
+    aggregate's formula with all its weight on one dataset; 0 where the row has the cell."""
+    s2, level_var = _residual_variances(X_fit, O)
+    return np.where(O, 0.0, np.sqrt(s2[None, :] + level_var[:, None]))
 

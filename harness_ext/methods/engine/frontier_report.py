@@ -56,9 +56,13 @@ def frontier_expectation(est, X, subset, w, points=None, reselect=None) -> Optio
                           + (f"the engine blended with {_CANDIDATE_WORDS[_frontier.SMALL_CANDIDATE]}"
                              if _frontier.SMALL_CANDIDATE else "the engine")
                           + " (not chosen on folds), their aggregate joined with a design-style interval"}
+    thin = _thin_rule(cal, float(fitted.level))
     return {"edge_quantile": FRONTIER_QUANTILE, "calibrated": True, "n_models": cal.n_models,
-            "folds": [list(f) for f in FRONTIER_FOLDS], "estimator": cal.candidate or "engine",
-            "weight": cal.weight, "held_out_models": cal.n_distinct,
+            "folds": [list(f) for f in FRONTIER_FOLDS],
+            # with thin folds the small-population rule predicts; the folds' figures below are their own blend's
+            "estimator": (_frontier.SMALL_CANDIDATE or "engine") if thin else (cal.candidate or "engine"),
+            "weight": _frontier.SMALL_WEIGHT if thin else cal.weight, "held_out_models": cal.n_distinct,
+            **({"folds_estimator": cal.candidate or "engine", "folds_weight": cal.weight} if thin else {}),
             "design_interval": cal.n_distinct < min_calibration_models(float(fitted.level)),
             "aggregate_mae": cal.aggregate_mae,
             "aggregate_bias": cal.aggregate_bias, "engine_aggregate_mae": cal.engine_aggregate_mae,
@@ -92,7 +96,7 @@ def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> lis
         cal = calibrations.get(1 if dist > 0 else -1)
         side = "above" if dist > 0 else "below"
         blend = "the engine" if cal is None or cal.candidate is None else _blend_words(cal.weight, cal.candidate)
-        how = (_small_population_words() if cal is None else
+        how = (_small_population_words() if cal is None else _thin_words(cal, level) if _thin_rule(cal, level) else
                f"predicted by {blend} and "
                f"with intervals widened on frontier folds (the folds' own aggregate coverage "
                f"{cal.aggregate_coverage if cal.aggregate_coverage is not None else float('nan'):.2f}, over "
@@ -101,7 +105,7 @@ def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> lis
         if cal is not None and cal.max_distance > 0 and abs(dist) > cal.max_distance:
             how += (f"; it lies beyond the frontier folds' reach ({cal.max_distance:.2f} sd): the calibration did not see "
                     "an extrapolation this far")
-        if cal is not None and cal.n_distinct < min_calibration_models(level):
+        if cal is not None and cal.n_distinct < min_calibration_models(level) and not _thin_rule(cal, level):
             how += (f"; the folds held out only {cal.n_distinct} different models (a two-sided {level:.0%} interval "
                     f"needs {min_calibration_models(level)}), so beyond every training model the aggregate's "
                     "interval is also joined with a design-style one"
@@ -120,17 +124,37 @@ def _blend_words(weight: float, candidate: str) -> str:
             "the share growing from the edge to the training range)")
 
 
-def _small_population_words() -> str:
-    """How a flagged model of a population too small for frontier folds is predicted
-    (:data:`~harness_ext.methods.engine.frontier.SMALL_CANDIDATE`, :data:`~harness_ext.methods.engine.frontier.SMALL_INTERVAL`)."""
+def _small_rule_words(cells: str) -> str:
+    """The small-population rule's prediction and intervals in words (:data:`~harness_ext.methods.engine.frontier.SMALL_CANDIDATE`,
+    :data:`~harness_ext.methods.engine.frontier.SMALL_INTERVAL`), ``cells`` saying how the cell intervals are made."""
     cand, every = _frontier.SMALL_CANDIDATE, _frontier.SMALL_INTERVAL == "flagged"
     point = ("predicted by the engine alone (it shrinks toward the training models, so likely too low)" if cand is None
              else f"predicted by {_blend_words(_frontier.SMALL_WEIGHT, cand)}, not chosen on folds")
     where = "its" if every else "beyond every training model its"
+    return (f"{point}; {cells}, and {where} aggregate's is joined with a design-style interval (the level read from "
+            "the subset, every other dataset one draw of the training models' residual spread)")
+
+
+def _small_population_words() -> str:
+    """How a flagged model of a population too small for frontier folds is predicted."""
     return (f"small population: fewer than {_frontier.MIN_FRONTIER_MODELS} training models, too few for frontier folds; "
-            f"{point}; the cell intervals are the model folds' joined with the fold-in's normal interval, and {where} "
-            "aggregate's is joined with a design-style interval (the level read from the subset, every other dataset one "
-            "draw of the training models' residual spread)")
+            + _small_rule_words("the cell intervals are the model folds' joined with the fold-in's normal interval"))
+
+
+def _thin_rule(cal, level: float) -> bool:
+    """Whether the small-population rule replaced the folds' choice of blend
+    (:data:`~harness_ext.methods.engine.frontier.THIN_RULE`): the folds held out too few models for a two-sided
+    interval at ``level``."""
+    return _frontier.THIN_RULE == "small" and cal.n_distinct < min_calibration_models(level)
+
+
+def _thin_words(cal, level: float) -> str:
+    """How a flagged model is predicted when the frontier folds are thin (:func:`_thin_rule`)."""
+    return (f"the frontier folds held out only {cal.n_distinct} different models (a two-sided {level:.0%} "
+            f"interval needs {min_calibration_models(level)}), too few to choose a blend on, so as for a small "
+            "population it is "
+            + _small_rule_words("the cell intervals are the model folds' joined with the fold-in's normal interval "
+                                "and widened on the frontier folds"))
 
 
 def _raised_warnings(models, cal, why) -> list:

@@ -278,6 +278,8 @@ def _frontier_lines(err: dict) -> list:
             f"{fs['frontier_unit']} on the full-benchmark score, bias (prediction - truth) "
             f"{fs['frontier_aggregate_bias']:+.3g}"
             + (f", the folds' own 90% intervals covered {cov:.2f}" if cov is not None else "")
+            + ("; too few models held out to choose a blend on, so predict treats a stronger model as in a small "
+               "population (docs/frontier.md)" if fr.get("folds_estimator") else "")
             + "; a model stronger than every one of these is an extrapolation the folds did not see: it usually errs "
               "more (on the frontier splits of 15 leaderboards, a median 1.8 times the folds' error, up to 9.5 times) "
               "and its interval can hold less often (docs/frontier.md, Measured)"]
