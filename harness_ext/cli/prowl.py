@@ -22,9 +22,9 @@ def prowl_matrix(args):
         say_matrix_options_unused(args, "--prompts", logging.getLogger("harness_ext.prowl"), also=("--models", "--exclude-models"))
         df = read_prompt_matrix(args.prompts, args.prompts_layout)
     else:
-        from .options import matrix_from_args
+        from .options import matrix_from_args, oriented_matrix
 
-        df = matrix_from_args(args, fingerprint=False)
+        df = oriented_matrix(matrix_from_args(args, fingerprint=False), "prowl")
     if df.shape[0] < 2 or df.shape[1] < 2:
         raise HarnessExtError(f"prowl needs at least 2 models and 2 datasets; the matrix is {df.shape[0]} x {df.shape[1]}")
     return df

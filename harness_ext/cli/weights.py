@@ -65,9 +65,9 @@ def _load(args) -> tuple:
                     + (f"; {dropped} prompts not answered by every model dropped" if dropped else ""))
     if args.prompts:
         return read_prompt_matrix(args.prompts, args.prompts_layout), f"prompt-level CSV {args.prompts}"
-    from .options import matrix_from_args
+    from .options import matrix_from_args, oriented_matrix
 
-    df = matrix_from_args(args, fingerprint=False)
+    df = oriented_matrix(matrix_from_args(args, fingerprint=False), "weights")
     return df, f"store matrix ({', '.join(args.benchmark or ['all benchmarks'])})"
 
 
