@@ -5,7 +5,8 @@ The data is ``tests/fixtures/open_asr/open_asr_en_shortform_slice.csv``: 12 of t
 Leaderboard's English short-form table (huggingface/open_asr_leaderboard at 0badcfff5480bcd8f32a08bc2b76debdf82a2958,
 ``scripts/data/25032026_en_shortform.csv``; PROVENANCE.md beside it), eight WER columns, lower is better. Before,
 ``weights --normalise none`` put facebook/mms-1b-fl102 (average WER 39.8, the worst) at the top of its tables, and
-``prowl`` swapped its GREEDY MINIMUM and GREEDY MAXIMUM baselines.
+``prowl`` swapped its GREEDY MINIMUM and GREEDY MAXIMUM baselines. The same slice checks ``weights --schemes uniform``,
+which crashed on its empty rank-change plot.
 """
 
 from __future__ import annotations
@@ -54,3 +55,13 @@ def test_prowl_keeps_its_greedy_baselines_on_raw_scores(asr_store, tmp_path, cap
     assert capsys.readouterr().err.count(NOTE) == 1
     for baseline in ("GREEDY MINIMUM", "GREEDY MAXIMUM"):  # the hardest datasets first, then the easiest first
         assert tables["none"].loc[baseline, "S*"] == tables["chance"].loc[baseline, "S*"]
+
+
+def test_weights_with_uniform_the_only_scheme_says_it_has_no_rank_changes(asr_store, tmp_path, capsys):
+    # it crashed drawing an empty heatmap ("zero-size array to reduction operation maximum")
+    assert main(["weights", "--db", asr_store, "--analyses", "schemes", "--schemes", "uniform",
+                 "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "no rank changes and no rank_changes.png: the schemes are uniform alone" in out, out
+    assert "plot:" not in out and not (tmp_path / "rank_changes.png").exists()
+    assert (tmp_path / "scheme_scores.csv").exists()

@@ -181,7 +181,8 @@ def _write(name: str, result, out: Path, top: int) -> list:
         if tables.get(key) is not None:
             write_file(out / filename, tables[key].to_csv())
     sizes = {"top": top, "top10": min(top, 10)}
-    return [result.plot(out / filename, **{k: sizes.get(v, v) for k, v in kwargs.items()}) for filename, kwargs in plots]
+    drawn = [result.plot(out / filename, **{k: sizes.get(v, v) for k, v in kwargs.items()}) for filename, kwargs in plots]
+    return [p for p in drawn if p is not None]  # None: the result says why it has no plot
 
 
 def _say_unused(args) -> None:
