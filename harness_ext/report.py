@@ -113,6 +113,19 @@ def listed(items, limit: int) -> str:
     return ", ".join(map(str, items[:limit])) + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
+def benchmarks_label(df, given=None) -> str:
+    """What an analysis's title calls its matrix: the ``--benchmark`` names ``given``, else the benchmarks of the
+    matrix's columns (a store matrix's ``attrs["datasets"]``: ``mmvet_vlmevalkit`` for a store of one board), else
+    ``"all benchmarks"``."""
+    if given:
+        return ", ".join(given)
+    meta = getattr(df, "attrs", {}).get("datasets") or {}
+    names = list(dict.fromkeys(m.get("benchmark") for m in meta.values() if isinstance(m, dict) and m.get("benchmark")))
+    if not names:
+        return "all benchmarks"
+    return listed(names, 3) if len(names) <= 3 else f"{len(names)} benchmarks: {listed(names, 3)}"
+
+
 #: A number standing alone in a warning: after a space or bracket, before one or punctuation (not part of a name
 #: such as ``mmlu_2``, ``LB_IF2`` or ``babi_qa:task=15``).
 _NUMBER = r"(?<![^\s(\[])-?\d+(?:\.\d+)?(?=\.?(?:[\s,;:)\]%]|$))"

@@ -36,6 +36,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from ..methods.prowl import prowl_table
+    from ..report import benchmarks_label
     from .output import emit
 
     selector, params = args.selector, None
@@ -47,7 +48,7 @@ def run(args) -> int:
     df = prowl_matrix(args)
     report = prowl_table(df, similarities=args.similarity, selector=selector, selector_params=params,
                          target=args.target, n_random=args.n_random, random_state=args.random_state, ties=args.ties)
-    label = f"prompts {Path(args.prompts).name}" if args.prompts else ", ".join(args.benchmark or ["all benchmarks"])
+    label = f"prompts {Path(args.prompts).name}" if args.prompts else benchmarks_label(df, args.benchmark)
     report = replace(report, label=label)
     emit(args, report)
     for note in report.notes:

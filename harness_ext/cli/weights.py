@@ -68,7 +68,9 @@ def _load(args) -> tuple:
     from .options import matrix_from_args, oriented_matrix
 
     df = oriented_matrix(matrix_from_args(args, fingerprint=False), "weights")
-    return df, f"store matrix ({', '.join(args.benchmark or ['all benchmarks'])})"
+    from ..report import benchmarks_label
+
+    return df, f"store matrix ({benchmarks_label(df, args.benchmark)})"
 
 
 class WeightsReport(Result):
