@@ -95,7 +95,20 @@ def format_table(df, floatfmt: str = "{:.3f}", index: bool = True, max_cell: int
             short, n = _shortened(labels, max_cell)
             shown.index = pd.Index(short, name=shown.index.name) if n else shown.index
         n_cut += n
+    if _has_wide(shown):  # Chinese or Japanese names take two columns each: pad by what the terminal shows
+        with pd.option_context("display.unicode.east_asian_width", True):
+            return shown.to_string(index=index) + _cut_note(n_cut, max_cell)
     return shown.to_string(index=index) + _cut_note(n_cut, max_cell)
+
+
+def _has_wide(df) -> bool:
+    """Whether a cell, row label or column name of ``df`` holds a character a terminal shows two columns wide
+    (East Asian wide or full-width): pandas pads by characters unless told, and such a table's columns drift."""
+    import unicodedata
+
+    texts = [*map(str, df.columns), *map(str, df.index)]
+    texts += [v for i in range(df.shape[1]) if df.iloc[:, i].dtype == object for v in df.iloc[:, i] if isinstance(v, str)]
+    return any(ord(c) > 0x10FF and unicodedata.east_asian_width(c) in "WF" for t in texts for c in t)
 
 
 def _cut_note(n_cut: int, max_cell: int) -> str:
