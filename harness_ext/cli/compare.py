@@ -63,7 +63,8 @@ def read_features(path, columns):
 def run(args) -> int:
     from ..errors import HarnessExtError
     from ..methods.compare import DEFAULT_TARGETS, parse_target, run_protocol
-    from .options import given_options, matrix_from_args, oriented_matrix
+    from .matrix import oriented_matrix
+    from .options import given_options, matrix_from_args
     from .output import emit
 
     df = matrix_from_args(args, fingerprint=False)

@@ -22,7 +22,8 @@ def prowl_matrix(args):
         say_matrix_options_unused(args, "--prompts", logging.getLogger("harness_ext.prowl"), also=("--models", "--exclude-models"))
         df = read_prompt_matrix(args.prompts, args.prompts_layout)
     else:
-        from .options import matrix_from_args, oriented_matrix
+        from .matrix import oriented_matrix
+        from .options import matrix_from_args
 
         df = oriented_matrix(matrix_from_args(args, fingerprint=False), "prowl")
     if df.shape[0] < 2 or df.shape[1] < 2:

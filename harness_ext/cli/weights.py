@@ -65,7 +65,8 @@ def _load(args) -> tuple:
                     + (f"; {dropped} prompts not answered by every model dropped" if dropped else ""))
     if args.prompts:
         return read_prompt_matrix(args.prompts, args.prompts_layout), f"prompt-level CSV {args.prompts}"
-    from .options import matrix_from_args, oriented_matrix
+    from .matrix import oriented_matrix
+    from .options import matrix_from_args
 
     df = oriented_matrix(matrix_from_args(args, fingerprint=False), "weights")
     from ..report import benchmarks_label
