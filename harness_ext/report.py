@@ -10,7 +10,9 @@ optional (the ``plot`` extra) and imported lazily with the non-interactive Agg b
 from __future__ import annotations
 
 import os
+import re
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Dict, Iterable, Optional
 
@@ -93,7 +95,20 @@ def format_table(df, floatfmt: str = "{:.3f}", index: bool = True, max_cell: int
             short, n = _shortened(labels, max_cell)
             shown.index = pd.Index(short, name=shown.index.name) if n else shown.index
         n_cut += n
+    if _has_wide(shown):  # Chinese or Japanese names take two columns each: pad by what the terminal shows
+        with pd.option_context("display.unicode.east_asian_width", True):
+            return shown.to_string(index=index) + _cut_note(n_cut, max_cell)
     return shown.to_string(index=index) + _cut_note(n_cut, max_cell)
+
+
+def _has_wide(df) -> bool:
+    """Whether a cell, row label or column name of ``df`` holds a character a terminal shows two columns wide
+    (East Asian wide or full-width): pandas pads by characters unless told, and such a table's columns drift."""
+    import unicodedata
+
+    texts = [*map(str, df.columns), *map(str, df.index)]
+    texts += [v for i in range(df.shape[1]) if df.iloc[:, i].dtype == object for v in df.iloc[:, i] if isinstance(v, str)]
+    return any(ord(c) > 0x10FF and unicodedata.east_asian_width(c) in "WF" for t in texts for c in t)
 
 
 def _cut_note(n_cut: int, max_cell: int) -> str:
@@ -109,6 +124,19 @@ def listed(items, limit: int) -> str:
     what a heuristic left out, with the count of what it does not name."""
     items = list(items)
     return ", ".join(map(str, items[:limit])) + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def benchmarks_label(df, given=None) -> str:
+    """What an analysis's title calls its matrix: the ``--benchmark`` names ``given``, else the benchmarks of the
+    matrix's columns (a store matrix's ``attrs["datasets"]``: ``mmvet_vlmevalkit`` for a store of one board), else
+    ``"all benchmarks"``."""
+    if given:
+        return ", ".join(given)
+    meta = getattr(df, "attrs", {}).get("datasets") or {}
+    names = list(dict.fromkeys(m.get("benchmark") for m in meta.values() if isinstance(m, dict) and m.get("benchmark")))
+    if not names:
+        return "all benchmarks"
+    return listed(names, 3) if len(names) <= 3 else f"{len(names)} benchmarks: {listed(names, 3)}"
 
 
 #: A number standing alone in a warning: after a space or bracket, before one or punctuation (not part of a name
@@ -186,8 +214,21 @@ def plural(n, noun: str, many: Optional[str] = None) -> str:
     return f"{n:,} {noun if n == 1 else (many or noun + 's')}"
 
 
+#: Font families with Chinese, Japanese and Korean glyphs that plots fall back to, when one is installed, for the
+#: characters of a label matplotlib's default font (DejaVu Sans) lacks: a leaderboard's task and model names in
+#: those scripts (Nejumi's ``GLP_翻訳``, a Chinese board's ``分类能力``) are otherwise drawn as empty boxes.
+FALLBACK_FONTS = ("Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans CJK TC", "Noto Sans CJK KR", "Source Han Sans",
+                  "Source Han Sans JP", "Source Han Sans SC", "Noto Sans JP", "Noto Sans SC", "WenQuanYi Zen Hei",
+                  "WenQuanYi Micro Hei", "Droid Sans Fallback", "IPAexGothic", "IPAGothic", "TakaoGothic",
+                  "Hiragino Sans", "PingFang SC", "Microsoft YaHei", "SimHei", "Yu Gothic", "MS Gothic",
+                  "Malgun Gothic", "Arial Unicode MS")
+
+
 def get_pyplot():
-    """Return ``matplotlib.pyplot`` with the Agg backend, or raise a clear error."""
+    """Return ``matplotlib.pyplot`` with the Agg backend, or raise a clear error.
+
+    With matplotlib's default font family, a font of :data:`FALLBACK_FONTS` that is installed is added after it,
+    so the characters the default font lacks are drawn from it (matplotlib's per-glyph fallback)."""
     try:
         import matplotlib
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -197,7 +238,17 @@ def get_pyplot():
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
+    if list(plt.rcParams["font.family"]) == ["sans-serif"] and (extra := installed_fallback_fonts()):
+        plt.rcParams["font.family"] = ["sans-serif", *extra]
     return plt
+
+
+def installed_fallback_fonts() -> list:
+    """The families of :data:`FALLBACK_FONTS` matplotlib finds on this machine, in that order."""
+    from matplotlib import font_manager
+
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    return [name for name in FALLBACK_FONTS if name in installed]
 
 
 def save_figure(fig, path) -> Path:
@@ -214,10 +265,40 @@ def save_figure(fig, path) -> Path:
     # the temporary file's name does not end with the suffix, so the format is passed rather than guessed
     fmt = path.suffix[1:].lower() or plt.rcParams["savefig.format"]
     try:
-        write_file(path, lambda p: fig.savefig(p, format=fmt, dpi=120, bbox_inches="tight"))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            write_file(path, lambda p: fig.savefig(p, format=fmt, dpi=120, bbox_inches="tight"))
+        missing = set()
+        for w in caught:
+            if m := _MISSING_GLYPH.match(str(w.message)):
+                missing.add(chr(int(m.group(1))))
+            else:  # not ours to judge: said as it would have been
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if missing:
+            import logging
+
+            logging.getLogger("harness_ext.plot").warning("%s", missing_glyph_message(fig, missing, path))
     finally:
         plt.close(fig)
     return path
+
+
+#: matplotlib's warning for a character no font of the text's family has (it draws an empty box instead).
+_MISSING_GLYPH = re.compile(r"Glyph (\d+) \(.*\) missing from font")
+
+
+def missing_glyph_message(fig, missing: set, path) -> str:
+    """One line for the characters of ``fig``'s text no installed font has: how many labels, an example, the fix.
+
+    matplotlib warns once per character (73 lines for Nejumi's Japanese task names); this says it once."""
+    from matplotlib.text import Text
+
+    labels = sorted({t.get_text() for t in fig.findobj(Text) if set(t.get_text()) & missing})
+    example = shorten(labels[0], 40) if labels else "".join(sorted(missing)[:3])
+    return (f"{Path(path).name}: {plural(len(labels), 'label')} with {plural(len(missing), 'character')} no "
+            f"installed font has ({example!r}{', ...' if len(labels) > 1 else ''}), drawn as empty boxes; install a "
+            f"font with them (for Chinese, Japanese and Korean: Noto Sans CJK) and the plots use it; the tables "
+            f"written beside the plot hold the names")
 
 
 def progress(iterable: Iterable, total: Optional[int] = None, desc: str = "", disable: Optional[bool] = None):

@@ -62,7 +62,8 @@ def read_features(path, columns):
 
 def run(args) -> int:
     from ..errors import HarnessExtError
-    from ..methods.compare import DEFAULT_TARGETS, oriented, parse_target, run_protocol
+    from ..methods.compare import DEFAULT_TARGETS, parse_target, run_protocol
+    from .matrix import oriented_matrix
     from .options import given_options, matrix_from_args
     from .output import emit
 
@@ -70,7 +71,7 @@ def run(args) -> int:
     if df.isna().any().any():
         n = int(df.isna().sum().sum())
         raise HarnessExtError(f"the matrix has {n} missing cells; the protocol needs a complete matrix (add --dense)")
-    df = oriented(df)
+    df = oriented_matrix(df, "compare")
     features = read_features(args.features, df.columns) if args.features else None
     if features is not None and given_options(args, ("--representation",)):
         import logging

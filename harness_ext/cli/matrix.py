@@ -134,3 +134,20 @@ def run(args) -> int:
     for note in result.notes():
         log.warning(note)
     return 0
+
+
+def oriented_matrix(df, command: str) -> "pandas.DataFrame":
+    """``df`` with its raw lower-is-better columns negated (:func:`harness_ext.methods.ranking.orient_raw_columns`),
+    said in a note naming them: ``weights``, ``prowl`` and ``compare`` rank models by score, higher as better."""
+    from ..methods.ranking import orient_raw_columns
+    from ..report import listed, plural
+
+    out, flipped = orient_raw_columns(df)
+    if flipped:
+        from .logs import NOTE
+
+        logging.getLogger(f"harness_ext.{command}").log(
+            NOTE, f"{plural(len(flipped), 'lower-is-better column')} read raw (--normalise none) negated so that "
+                  f"higher is better, as {command} ranks models: {listed(flipped, 6)}; its scores there are the "
+                  f"negatives of the stored ones")
+    return out

@@ -22,9 +22,10 @@ def prowl_matrix(args):
         say_matrix_options_unused(args, "--prompts", logging.getLogger("harness_ext.prowl"), also=("--models", "--exclude-models"))
         df = read_prompt_matrix(args.prompts, args.prompts_layout)
     else:
+        from .matrix import oriented_matrix
         from .options import matrix_from_args
 
-        df = matrix_from_args(args, fingerprint=False)
+        df = oriented_matrix(matrix_from_args(args, fingerprint=False), "prowl")
     if df.shape[0] < 2 or df.shape[1] < 2:
         raise HarnessExtError(f"prowl needs at least 2 models and 2 datasets; the matrix is {df.shape[0]} x {df.shape[1]}")
     return df
@@ -36,6 +37,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from ..methods.prowl import prowl_table
+    from ..report import benchmarks_label
     from .output import emit
 
     selector, params = args.selector, None
@@ -47,7 +49,7 @@ def run(args) -> int:
     df = prowl_matrix(args)
     report = prowl_table(df, similarities=args.similarity, selector=selector, selector_params=params,
                          target=args.target, n_random=args.n_random, random_state=args.random_state, ties=args.ties)
-    label = f"prompts {Path(args.prompts).name}" if args.prompts else ", ".join(args.benchmark or ["all benchmarks"])
+    label = f"prompts {Path(args.prompts).name}" if args.prompts else benchmarks_label(df, args.benchmark)
     report = replace(report, label=label)
     emit(args, report)
     for note in report.notes:

@@ -65,10 +65,13 @@ def _load(args) -> tuple:
                     + (f"; {dropped} prompts not answered by every model dropped" if dropped else ""))
     if args.prompts:
         return read_prompt_matrix(args.prompts, args.prompts_layout), f"prompt-level CSV {args.prompts}"
+    from .matrix import oriented_matrix
     from .options import matrix_from_args
 
-    df = matrix_from_args(args, fingerprint=False)
-    return df, f"store matrix ({', '.join(args.benchmark or ['all benchmarks'])})"
+    df = oriented_matrix(matrix_from_args(args, fingerprint=False), "weights")
+    from ..report import benchmarks_label
+
+    return df, f"store matrix ({benchmarks_label(df, args.benchmark)})"
 
 
 class WeightsReport(Result):
@@ -181,7 +184,8 @@ def _write(name: str, result, out: Path, top: int) -> list:
         if tables.get(key) is not None:
             write_file(out / filename, tables[key].to_csv())
     sizes = {"top": top, "top10": min(top, 10)}
-    return [result.plot(out / filename, **{k: sizes.get(v, v) for k, v in kwargs.items()}) for filename, kwargs in plots]
+    drawn = [result.plot(out / filename, **{k: sizes.get(v, v) for k, v in kwargs.items()}) for filename, kwargs in plots]
+    return [p for p in drawn if p is not None]  # None: the result says why it has no plot
 
 
 def _say_unused(args) -> None:

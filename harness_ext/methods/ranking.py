@@ -36,6 +36,26 @@ import numpy as np
 
 from ..errors import MethodError
 
+def orient_raw_columns(df):
+    """``(df, names)``: a store matrix with its raw lower-is-better columns negated, so higher is better in every
+    column, and the names of the columns negated.
+
+    A matrix read with ``--normalise none`` keeps a word error rate as it is, lower is better, while a ranking by
+    score (mean win rate, mean rank, a weighted score) takes higher as better: unturned, the worst speech recogniser
+    of Open ASR ranked first. The normalised matrices (``chance``, ``minmax``) are already flipped, and a column whose
+    direction is unknown is left as it is. ``df`` is returned unchanged when no column is negated.
+    """
+    meta = df.attrs.get("datasets") or {}
+    flip = [c for c in df.columns
+            if isinstance(meta.get(c), dict) and meta[c].get("higher_is_better") is False
+            and (meta[c].get("normalisation") or {}).get("description") == "raw"]
+    if not flip:
+        return df, []
+    out = df.copy()
+    out[flip] = -out[flip]
+    return out, flip
+
+
 #: Rank metrics and whether larger values are better.
 METRIC_HIGHER_IS_BETTER: Dict[str, bool] = {
     "mae": False,

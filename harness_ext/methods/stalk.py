@@ -388,7 +388,9 @@ def stalk(df: pd.DataFrame, threshold: float = 0.5, min_points: int = 3, axes=("
             raise MethodError(f"unknown stalk axis {axis!r}; use 'datasets' or 'models'")
     if not benchmark:
         # A matrix from load_matrix carries its query: name its benchmark, not "all benchmarks".
-        benchmark = ", ".join((df.attrs.get("query") or {}).get("benchmarks") or [])
+        from ..report import benchmarks_label
+
+        benchmark = benchmarks_label(df, (df.attrs.get("query") or {}).get("benchmarks"))
     out = {}
     X = df.to_numpy(dtype=float)
     for axis in progress(list(axes), desc="stalk", disable=None if show_progress is None else not show_progress):

@@ -290,13 +290,8 @@ def run_protocol(
 
 
 def oriented(df: pd.DataFrame) -> pd.DataFrame:
-    """Flip raw (un-normalised) lower-is-better columns so higher is always better (the protocol ranks by score)."""
-    meta = df.attrs.get("datasets") or {}
-    flip = [c for c in df.columns
-            if isinstance(meta.get(c), dict) and meta[c].get("higher_is_better") is False
-            and (meta[c].get("normalisation") or {}).get("description") == "raw"]
-    if not flip:
-        return df
-    out = df.copy()
-    out[flip] = -out[flip]
-    return out
+    """Flip raw (un-normalised) lower-is-better columns so higher is always better (the protocol ranks by score):
+    :func:`harness_ext.methods.ranking.orient_raw_columns` without the names."""
+    from ..ranking import orient_raw_columns
+
+    return orient_raw_columns(df)[0]

@@ -150,11 +150,21 @@ class RandomWeightsResult(Result):
             f"largest_abs_score_shift  {s['largest_abs_score_shift']:.4f}  max |weighted - uniform|, score units, "
             f"{s['largest_abs_score_shift_model']}\n"
             f"largest_score_shift      {s['largest_score_shift']:.4f}  max |weighted - uniform| / uniform (relative), "
-            f"{s['largest_score_shift_model']}"
+            f"{s['largest_score_shift_model']}{self._near_zero_note(s['largest_score_shift_model'])}"
             + (f"\ntop_two_swap_rate_exact  {s['top_two_swap_rate_exact']:.4f}  0/1 data: I_1/2(n_21, n_12) over the prompts "
                "where the two differ (binary_beat_probability)" if "top_two_swap_rate_exact" in s else ""),
         ))
         return "\n\n".join(parts)
+
+    def _near_zero_note(self, model: str) -> str:
+        """For ``largest_score_shift``: the model's uniform score when it is under a tenth of the median model's,
+        where a relative shift is large whatever the weights (HELMET at 128k: models scoring about 0.01)."""
+        uniform = np.asarray(self.uniform, dtype=float)
+        u, median = uniform[list(self.models).index(model)], float(np.nanmedian(uniform))
+        if not (median > 0 and u < 0.1 * median):
+            return ""
+        return (f" (uniform score {u:.4f}, the median model's {median:.4f}: relative to a score near 0, a shift is "
+                f"large whatever the weights; largest_abs_score_shift is the one to compare)")
 
     def plot(self, path, kind: str = "pairwise", top: int = 20):
         """Draw Ailem et al. Figure 4 (``kind="pairwise"``: how often the row model beats the column model) or

@@ -254,11 +254,17 @@ class SchemeComparison(Result):
         tied = ", ".join(f"{c} {n} of {len(self.ranks)}" for c, n in ties.items() if n)
         caption = ("Δrank = rank under uniform weights - rank under the scheme (positive: ranked higher); tied scores "
                    "share the best rank" + (f" (models tied under {tied})" if tied else ""))
+        if len(self.scores.columns) == 1:  # --schemes uniform: nothing to change ranks against uniform
+            caption = ("no rank changes and no rank_changes.png: the schemes are uniform alone, which the rank changes "
+                       "are measured against; --schemes uniform,distance (or medoids, inverse_distance) adds one")
         return section(f"{self.title} (top {len(shown)} of {len(order)} by uniform score)",
                        format_table(table, self.floatfmt) + f"\n({caption})")
 
     def plot(self, path, top: int = 20):
-        """Rank changes against uniform weights as a heatmap (Ailem et al. Figure 2); returns the PNG path."""
+        """Rank changes against uniform weights as a heatmap (Ailem et al. Figure 2); returns the PNG path, or None
+        when uniform is the only scheme (no rank changes to draw)."""
+        if len(self.scores.columns) == 1:
+            return None
         return plot_rank_changes(self, path, top=top)
 
 
