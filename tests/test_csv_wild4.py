@@ -7,15 +7,18 @@ Real slices in fixtures/csv_wild4 (sources, commits and licences in its PROVENAN
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from harness_ext.adapters.csv_reference import reference_kind
 from harness_ext.store.db import Store
 from harness_ext.store.ingest import ingest_paths
 
 FIX = Path(__file__).parent / "fixtures" / "csv_wild4"
 SCANDEVAL = FIX / "scandeval_mainland_scandinavian_nlu_slice.csv"
+MATHVISTA = FIX / "mathvista_testmini_slice.md"
 
 BOTH = pytest.mark.parametrize("read_path", [0, 1 << 40], ids=["columnar", "records"], indirect=True)
 
@@ -55,3 +58,21 @@ def test_a_score_column_with_a_text_cell_is_still_refused(tmp_path):
         f = _ingest(s, p)
     assert f.status != "ingested"
     assert "'angry_tweets' score 'unknown' is not a number" in f.reason
+
+
+def test_escaped_star_human_row_is_a_reference_not_a_model():
+    with Store.open(":memory:") as s:
+        f = _ingest(s, MATHVISTA)
+        assert f.status == "ingested", f.reason
+        models = set(s.con.execute("SELECT name FROM models").fetchdf()["name"])
+        ds = s.con.execute("SELECT name, random_baseline, metadata FROM datasets").fetchdf().set_index("name")
+    assert len(models) == 6 and not any("Human" in m or "Random" in m for m in models)
+    assert json.loads(ds.loc["FQA", "metadata"])["human_score"] == 59.7
+    assert ds.loc["FQA", "random_baseline"] == pytest.approx(15.5)  # in the column's units, as declared chance levels are
+    assert any("Human Performance" in n for n in f.notes)
+
+
+@pytest.mark.parametrize("name, kind", [("Human Performance\\*", "human"), ("**Human Performance\\***", "human"),
+                                        ("Random\\_Chance", "chance"), ("Llama\\-Human", None)])
+def test_reference_kind_ignores_a_markdown_escape(name, kind):
+    assert reference_kind(name) == kind
