@@ -19,6 +19,7 @@ from harness_ext.store.ingest import ingest_paths
 FIX = Path(__file__).parent / "fixtures" / "csv_wild4"
 SCANDEVAL = FIX / "scandeval_mainland_scandinavian_nlu_slice.csv"
 MATHVISTA = FIX / "mathvista_testmini_slice.md"
+TSBAD = FIX / "tsbad_uni_vuspr_slice.csv"
 
 BOTH = pytest.mark.parametrize("read_path", [0, 1 << 40], ids=["columnar", "records"], indirect=True)
 
@@ -76,3 +77,13 @@ def test_escaped_star_human_row_is_a_reference_not_a_model():
                                         ("Random\\_Chance", "chance"), ("Llama\\-Human", None)])
 def test_reference_kind_ignores_a_markdown_escape(name, kind):
     assert reference_kind(name) == kind
+
+
+def test_table_with_one_row_per_dataset_says_to_transpose_it():
+    # The models are the columns (one per detector); renaming 'file' to 'model', as the refusal said, stored the
+    # series as models and their lengths as scores.
+    with Store.open(":memory:") as s:
+        f = _ingest(s, TSBAD)
+    assert f.status == "skipped"
+    assert "its rows look like datasets (first column 'file': 001_NAB_id_1_Facility_tr_1007_1st_2014.csv" in f.reason
+    assert "transpose it" in f.reason and "rename the column" not in f.reason
