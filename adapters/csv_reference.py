@@ -47,10 +47,11 @@ _RANDOM = re.compile(r"random|chance|guess|uniform", re.I)
 
 def reference_kind(name: str):
     """``"chance"``, ``"human"`` or None: what a row's model name says it is (its whole name, case and separators
-    ``-_/.:()[]`` ignored)."""
+    ``-_/.:()[],*`` ignored, and a backslash: a Markdown table escapes a footnote star, MathVista's
+    ``Human Performance\\*``)."""
     if not isinstance(name, str) or len(name) > 80:
         return None
-    words = re.sub(r"[\s\-_/.:()\[\],*]+", " ", name.lower()).strip()
+    words = re.sub(r"[\s\-_/.:()\[\],*\\]+", " ", name.lower()).strip()
     if not words:
         return None
     if _CHANCE.fullmatch(words):

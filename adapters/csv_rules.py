@@ -212,16 +212,19 @@ def column_meta(src: SourceFile) -> dict:
 def _column_role(src, name: str, spec: dict, n_num: int, bad: list):
     """What a parsed column is: None (scores), ``"empty"`` (no value at all), or model metadata because its cells
     are ``"text"`` or its ``"name"`` describes the model (:data:`META_NAME`). A stray text cell in a numeric
-    column is an error."""
-    if bad and (spec.get("kind") in ("dataset", "aggregate") or n_num / (n_num + len(bad)) >= MOSTLY_NUMERIC):
-        row, cell = bad[0]
-        raise IngestError(src.path, f"row {row}: {name!r} score {cell!r} is not a number (the column is otherwise "
-                                    "numeric; fix the cell, or declare the column with --meta-columns)")
-    if bad:  # a text column ("Model Family")
-        return "text"
+    column is an error, unless the column's name describes the model: a parameter count that is ``unknown`` for a
+    closed model (ScandEval's ``num_model_parameters``) is metadata whatever its cells."""
+    by_name = spec.get("kind") is None and META_NAME.search(name)
+    if bad:
+        mostly_numeric = n_num / (n_num + len(bad)) >= MOSTLY_NUMERIC
+        if spec.get("kind") in ("dataset", "aggregate") or (mostly_numeric and not by_name):
+            row, cell = bad[0]
+            raise IngestError(src.path, f"row {row}: {name!r} score {cell!r} is not a number (the column is "
+                                        "otherwise numeric; fix the cell, or declare the column with --meta-columns)")
+        return "name" if mostly_numeric else "text"  # a text column ("Model Family")
     if n_num == 0:  # no value in any row: no dataset, and no metadata either
         return "empty"
-    return "name" if spec.get("kind") is None and META_NAME.search(name) else None
+    return "name" if by_name else None
 
 
 def _wide_column_meta(src, header, lower) -> tuple:

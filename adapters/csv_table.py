@@ -611,5 +611,8 @@ def harness_ext_adapters():
         # 14: a leaderboard published as a Markdown pipe table (VLMEvalKit's results/*.md, a README's leaderboard; one
         # benchmark per table under its heading when a file has several) is read by the same rules
         # (adapters/csv_markdown.py)
-        revision="14",
+        # 15: a column named for what describes the model with a text cell among its numbers (ScandEval's
+        # num_model_parameters, 'unknown' for closed models) is model metadata, not a refusal of the file; a
+        # reference row's name escaped for Markdown ("Human Performance\\*", MathVista) is a reference row
+        revision="15",
     )

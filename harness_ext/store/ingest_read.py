@@ -207,10 +207,35 @@ def _csv_near_miss(src: SourceFile) -> str:
     delim = delim or next((d for d in (",", *fitting) if d in fitting), None)
     if delim is None:
         return ""
-    cells = [c.strip() for c in _split(next(ln for ln in head.splitlines() if ln.strip()), delim)]
+    lines = [ln for ln in head.splitlines() if ln.strip()]
+    cells = [c.strip() for c in _split(lines[0], delim)]
     shown = ", ".join(cells[:8]) + (", ..." if len(cells) > 8 else "")
+    rows = _dataset_rows(cells[0], [_split(ln, delim)[0].strip() for ln in lines[1:21]])
+    if rows:
+        return (f": a table whose header names no model column (it has {shown}); its rows look like datasets "
+                f"({rows}) and its other columns like the models: a leaderboard is read with one row per model, so "
+                f"transpose it (a 'model' column, one column per dataset); renamed to 'model', {cells[0]!r} would "
+                "store the datasets as models")
     return (f": a table whose header names no model column (it has {shown}); rename the column that names the "
             "models to 'model'")
+
+
+#: First-column headers of a table with one row per dataset (TSB-AD's results tables: ``file``, then a column
+#: per detector), and the file names such a column lists.
+_DATASET_KEYS = frozenset({"file", "filename", "file_name", "dataset", "datasets", "dataset_name", "data", "task",
+                           "tasks", "task_name", "problem", "series"})
+_DATA_FILE = re.compile(r".+\.(?:csv|tsv|txt|json|jsonl|parquet|npy|npz|arff|ts|h5)", re.I)
+
+
+def _dataset_rows(first: str, keys: list) -> str:
+    """Why a table's rows look like datasets (its first column named as one, or listing data files), or ``""``."""
+    keys = [k for k in keys if k]
+    if first.lower() in _DATASET_KEYS:
+        return f"first column {first!r}" + (f": {', '.join(keys[:2])}, ..." if keys else "")
+    files = [k for k in keys if _DATA_FILE.fullmatch(k)]
+    if len(keys) >= 3 and len(files) >= 0.8 * len(keys):
+        return f"its first column lists data files: {', '.join(files[:2])}, ..."
+    return ""
 
 
 #: The header of a results table lm-eval prints, without padding (v0.4's with or without its Filter column, v0.3's).

@@ -1,0 +1,89 @@
+"""Leaderboards from the wild, read as a new user would: ScandEval's Scandinavian NLU board (a parameter count that
+is ``unknown`` for closed models), MathVista's README table (a human reference row whose star is escaped for
+Markdown) and a TSB-AD results table (one row per dataset, one column per detector: the models are the columns).
+
+Real slices in fixtures/csv_wild4 (sources, commits and licences in its PROVENANCE.md).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness_ext.adapters.csv_reference import reference_kind
+from harness_ext.store.db import Store
+from harness_ext.store.ingest import ingest_paths
+
+FIX = Path(__file__).parent / "fixtures" / "csv_wild4"
+SCANDEVAL = FIX / "scandeval_mainland_scandinavian_nlu_slice.csv"
+MATHVISTA = FIX / "mathvista_testmini_slice.md"
+TSBAD = FIX / "tsbad_uni_vuspr_slice.csv"
+
+BOTH = pytest.mark.parametrize("read_path", [0, 1 << 40], ids=["columnar", "records"], indirect=True)
+
+
+@pytest.fixture
+def read_path(monkeypatch, request):
+    import harness_ext.adapters.csv_table as csv_table
+
+    monkeypatch.setattr(csv_table, "COLUMNAR_MIN_BYTES", request.param)
+
+
+def _ingest(store, path):
+    rep = ingest_paths(store, [path], show_progress=False)
+    return rep.files[0]
+
+
+@BOTH
+def test_unknown_parameter_count_is_model_metadata_not_a_refusal(read_path):
+    # ScandEval writes num_model_parameters 'unknown' for the closed models; the file was refused as a whole.
+    with Store.open(":memory:") as s:
+        f = _ingest(s, SCANDEVAL)
+        assert f.status == "ingested", f.reason
+        models = set(s.con.execute("SELECT name FROM models").fetchdf()["name"])
+        datasets = set(s.con.execute("SELECT name FROM datasets").fetchdf()["name"])
+    assert len(models) == 8 and "gpt-4-0613 (few-shot, val)" in models
+    assert not datasets & {"num_model_parameters", "vocabulary_size", "max_sequence_length", "speed", "rank"}
+    assert {"dansk", "norquad", "scala_sv", "score"} <= datasets
+    assert any("num_model_parameters" in n and "the name describes the model" in n for n in f.notes)
+
+
+def test_a_score_column_with_a_text_cell_is_still_refused(tmp_path):
+    # Only a column whose name describes the model takes a stray text cell as metadata; a score column does not.
+    rows = SCANDEVAL.read_text().splitlines()
+    p = tmp_path / "board.csv"
+    p.write_text("\n".join([rows[0], *[r.replace(",48.29,", ",unknown,") for r in rows[1:]]]) + "\n")
+    with Store.open(":memory:") as s:
+        f = _ingest(s, p)
+    assert f.status != "ingested"
+    assert "'angry_tweets' score 'unknown' is not a number" in f.reason
+
+
+def test_escaped_star_human_row_is_a_reference_not_a_model():
+    with Store.open(":memory:") as s:
+        f = _ingest(s, MATHVISTA)
+        assert f.status == "ingested", f.reason
+        models = set(s.con.execute("SELECT name FROM models").fetchdf()["name"])
+        ds = s.con.execute("SELECT name, random_baseline, metadata FROM datasets").fetchdf().set_index("name")
+    assert len(models) == 6 and not any("Human" in m or "Random" in m for m in models)
+    assert json.loads(ds.loc["FQA", "metadata"])["human_score"] == 59.7
+    assert ds.loc["FQA", "random_baseline"] == pytest.approx(15.5)  # in the column's units, as declared chance levels are
+    assert any("Human Performance" in n for n in f.notes)
+
+
+@pytest.mark.parametrize("name, kind", [("Human Performance\\*", "human"), ("**Human Performance\\***", "human"),
+                                        ("Random\\_Chance", "chance"), ("Llama\\-Human", None)])
+def test_reference_kind_ignores_a_markdown_escape(name, kind):
+    assert reference_kind(name) == kind
+
+
+def test_table_with_one_row_per_dataset_says_to_transpose_it():
+    # The models are the columns (one per detector); renaming 'file' to 'model', as the refusal said, stored the
+    # series as models and their lengths as scores.
+    with Store.open(":memory:") as s:
+        f = _ingest(s, TSBAD)
+    assert f.status == "skipped"
+    assert "its rows look like datasets (first column 'file': 001_NAB_id_1_Facility_tr_1007_1st_2014.csv" in f.reason
+    assert "transpose it" in f.reason and "rename the column" not in f.reason
