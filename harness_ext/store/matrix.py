@@ -450,7 +450,10 @@ def normalisation_params(raw, meta: pd.DataFrame, method: str = "chance",
         transform[:], ref[:] = "linear", 0.0
         how = np.array(["min-max" + (", flipped" if f else "") for f in lower_better], dtype=object)
         flip = lower_better
-    return pd.DataFrame({"lo": lo, "span": span, "flip": flip, "chance": r, "how": how, "clip": True,
+    # A column with no known scale is min-max over the observed models: a new model beyond them lies outside
+    # [0, 1] and keeps that distance (clipped, the strongest new model read as the strongest training one).
+    clip = kinds != "unbounded"
+    return pd.DataFrame({"lo": lo, "span": span, "flip": flip, "chance": r, "how": how, "clip": clip,
                          "transform": transform, "ref": ref, "scale": kinds, "chance_source": sources},
                         index=labels)
 
@@ -559,12 +562,13 @@ def apply_normalisation(X, params: pd.DataFrame, out: Optional[np.ndarray] = Non
     X = np.asarray(X, dtype=float)
     if out is None:
         out = np.empty(X.shape)
-    if not params["clip"].any():
-        if out is not X:
-            out[...] = X
-        return out
     t, ref = _transforms(params)
     lo, span, flip, r = _unpack(params)
+    on = params["clip"].to_numpy(dtype=bool)
+    if not on.any() and t is None and not np.any(flip) and np.all(lo == 0) and np.all(span == 1) and np.all(r == 0):
+        if out is not X:  # no normalisation (``none``): the raw scores
+            out[...] = X
+        return out
     bent = None if t is None else np.flatnonzero(t != "linear")
     fl = np.flatnonzero(flip)
     for s in range(0, X.shape[0], block):
@@ -582,9 +586,11 @@ def apply_normalisation(X, params: pd.DataFrame, out: Optional[np.ndarray] = Non
             Z[:, fl] = 1.0 - Z[:, fl]
         np.subtract(Z, r, out=Z)
         np.divide(Z, 1.0 - r, out=Z)
-        if clip:
+        if clip and on.all():
             np.maximum(0.0, Z, out=Z)
             np.clip(Z, 0.0, 1.0, out=Z)
+        elif clip and on.any():  # columns without a known scale are not clipped (normalisation_params)
+            Z[:, on] = np.clip(Z[:, on], 0.0, 1.0)
     return out
 
 

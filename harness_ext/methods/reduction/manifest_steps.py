@@ -150,6 +150,7 @@ def plan_models(df: pd.DataFrame, facts: MatrixFacts, *, selector: str, predicto
     weights = compute_weights(df, scheme=weighting, random_state=random_state, **(weighting_params or {}))
     w = weights.reindex(facts.columns).to_numpy(dtype=float)
     pred_reg = get_registration("predictors", predictor)
+    predictor_params = _unbounded_scales(pred_reg, facts, predictor_params)
     est = make_predictor(pred_reg.name, **user_predictor_params(pred_reg, predictor_params))
     sel_defaults = get_registration("selectors", selector).cls().get_params()
     sel_params = user_selector_params(selector, sel_defaults, selector_params, facts) if selector_params else {}
@@ -162,6 +163,20 @@ def plan_models(df: pd.DataFrame, facts: MatrixFacts, *, selector: str, predicto
     if facts.kind in ("count", "fraction") and "size" in sel_defaults:  # the order is for this size (exhaustive if small)
         sel_params["size"] = subset_size(facts.kind, facts.value, facts.d, None)
     return ModelPlan(weights, w, pred_reg, est, sel_params)
+
+
+def _unbounded_scales(reg, facts: MatrixFacts, params: Optional[dict]) -> Optional[dict]:
+    """``params`` with ``scale_meta`` marking the datasets without a known scale (min-max over the observed
+    models) as unbounded (``standardise``), for a predictor that takes it and when the user gave none: their
+    normalised scores fill [0, 1] exactly, which the predictor would read as a proportion and so never predict a
+    new model above the strongest training model (nor read a subset score above it)."""
+    if (params or {}).get("scale_meta") is not None or "scale_meta" not in reg.cls().get_params():
+        return params
+    unbounded = [((facts.meta.get(c) or {}).get("normalisation") or {}).get("scale") == "unbounded"
+                 for c in facts.columns]
+    if not any(unbounded):
+        return params
+    return {**(params or {}), "scale_meta": [{"scale": "standardise"} if u else {} for u in unbounded]}
 
 
 def user_predictor_params(reg, params: Optional[dict]) -> dict:
