@@ -196,6 +196,45 @@ def row_mean_hints(names, values) -> list:
     return out
 
 
+def group_mean_hints(names, values) -> list:
+    """Columns that equal the plain mean of a group of at least two (not all) of the other columns on every complete
+    row, to the rounding: ``[(column, [members])]``, hints only, as :func:`row_mean_hints` (ScandEval's per-language
+    ``da_score``, the mean of that language's four tasks, which the names do not group).
+
+    The group is read from a non-negative least-squares fit of the column on the others (its support); it is
+    reported only when the plain mean of that support matches the column within :func:`row_mean_hints`'
+    tolerance on every row, on at least ten complete rows and more than twice as many rows as columns (so an exact
+    fit is no accident of few rows), and on tables of at most 64 score columns. ``values``: models x columns (NaN:
+    missing).
+    """
+    import numpy as np
+
+    X = np.asarray(values, dtype=float)
+    if X.ndim != 2 or not 4 <= X.shape[1] <= 64:  # one small fit per column: bounded for very wide tables
+        return []
+    D = X[~np.isnan(X).any(axis=1)]
+    n = D.shape[1]
+    if D.shape[0] < max(10, 2 * n + 1):
+        return []
+    from scipy.optimize import nnls
+
+    dec = np.array([_decimals(D[:, k]) for k in range(n)])
+    half = 0.505 * 10.0 ** -dec.astype(float)
+    out = []
+    for k in range(n):
+        if np.ptp(D[:, k]) == 0 or dec[k] == 0:
+            continue
+        rest = [j for j in range(n) if j != k]
+        beta, _ = nnls(D[:, rest], D[:, k])
+        support = [rest[i] for i in np.flatnonzero(beta > 0.02)]
+        if not 2 <= len(support) < len(rest):
+            continue
+        tol = half[k] + half[support].mean()
+        if (np.abs(D[:, support].mean(axis=1) - D[:, k]) <= tol).all():
+            out.append((names[k], [names[j] for j in support]))
+    return out
+
+
 def yes_no_columns(names, values) -> list:
     """Columns whose values are only 0 and 1 (both present, at least five rows) beside a column that holds other
     values: hints only (a leaderboard's "made in Japan" flag read as a score; Nejumi's ``JA``). A table whose score
@@ -297,6 +336,10 @@ def classify_wide(src, header, cols: WideColumns, specs, stem, cm, values) -> di
     hints = row_mean_hints([header[score_cols[k]] for k in rest], values[:, rest]) if len(rest) >= 3 else []
     report_columns(src, header, aggregates, cols.guessed, [header[j] for j in empty], hints, cols.n_missing,
                    cols.markers)
+    for col, members in group_mean_hints([header[score_cols[k]] for k in rest], values[:, rest]):
+        src.note(f"{col} equals the mean of {plural(len(members), 'other score column')} ({listed(members, 8)}) on "
+                 "every complete row: stored as a dataset; declare kind: aggregate with --column-meta if it is their "
+                 "aggregate, so reduce never picks it beside the columns it averages")
     yes_no = yes_no_columns([header[score_cols[k]] for k in rest], values[:, rest])
     if yes_no:
         src.note(f"{listed(yes_no, 12)} hold{'s' if len(yes_no) == 1 else ''} only 0 and 1 while the other score "
