@@ -380,15 +380,20 @@ def _finish(t: _Raw, heading: Optional[str]) -> HtmlTable:
         title = levels.pop(0)[0][0].text()  # one cell across the whole width: the table's title
         caption = caption or title
         counts["title"] += 1
-    header = []
+    header, spanned = [], Counter()
     for j in range(width):
-        names = []
+        names, last = [], None
         for level in levels:
             c = level[j][0] if j < len(level) else None
             text = c.text() if c is not None else ""
             if text and (not names or names[-1] != text):
                 names.append(text)
-        header.append(" / ".join(names))
+                last = c
+        name = " / ".join(names)
+        if last is not None and last.colspan > 1:  # a name over several columns with none below: numbered after
+            spanned[id(last)] += 1                  # its first, as its CSV conversion would name them
+            name += f" ({spanned[id(last)]})" if spanned[id(last)] > 1 else ""
+        header.append(name)
         counts["markup"] += any(level[j][0] is not None and level[j][0].markup for level in levels if j < len(level))
     mc = model_column([h.lower() for h in header])
     rows, markers = [], Counter()
