@@ -40,8 +40,8 @@ from html.parser import HTMLParser
 from typing import Optional
 
 from harness_ext.adapters.csv_markdown import (
-    HEAD_BYTES, MAX_COLUMNS, _Tally, edge_emoji, leaderboard_tables, markdown_leaderboard, markdown_outline, read_tables,
-    why_not_leaderboard)
+    HEAD_BYTES, MAX_COLUMNS, _Tally, edge_emoji, leaderboard_tables, markdown_leaderboard, markdown_outline,
+    read_tables, why_not_leaderboard)
 from harness_ext.adapters.csv_rules import _parse, model_column
 from harness_ext.errors import IngestError
 from harness_ext.report import listed, plural
@@ -58,7 +58,7 @@ MAX_COLSPAN, MAX_ROWSPAN = 1000, 65534
 _FORMAT = frozenset("b strong i em u ins mark span font small big code s del strike tt kbd var abbr cite q".split())
 _HEADINGS = frozenset(f"h{k}" for k in range(1, 7))
 _SKIPPED = frozenset(("script", "style", "template"))
-_TABLE_TAG = re.compile(rb"<table\b", re.I)
+_TABLE_TAG, _TABLE_TEXT = re.compile(rb"<table\b", re.I), re.compile(r"<table\b", re.I)
 _WS = re.compile(r"\s+")
 _INTEGER = re.compile("^[-+\u2212]?[0-9]+$")
 
@@ -115,11 +115,12 @@ class _Cell:
 
 
 class _Raw:
-    """A table as parsed: its line, caption, heading and rows by section ``[kind, [(line, [cells])]]``."""
+    """A table as parsed: where it starts ``(line, column)``, its caption and rows by section
+    ``[kind, [(line, [cells])]]``, the table it is nested in, its widest row ``(line, cells)``."""
 
-    def __init__(self, line: int, heading: Optional[str]):
-        self.line, self.heading, self.caption = line, heading, None
-        self.sections, self.closed, self.nested_in, self.widest = [], False, None, (line, 0)
+    def __init__(self, pos: tuple, nested_in: Optional[int]):
+        self.pos, self.line, self.caption, self.nested_in = pos, pos[0], None, nested_in
+        self.sections, self.closed, self.widest = [], False, (pos[0], 0)
         self.row = self.cell = self.section = None
 
 
@@ -275,11 +276,7 @@ class _Parser(HTMLParser):
             self.ignored += 1
             self.too_deep += 1
             return
-        line = self.getpos()[0]
-        t = _Raw(line, None)
-        t.pos = self.getpos()
-        if self.open and self._cell() is not None:
-            t.nested_in = self.open[-1].line
+        t = _Raw(self.getpos(), self.open[-1].line if self.open and self._cell() is not None else None)
         self.open.append(t)
         self.tables.append(t)
 
@@ -454,7 +451,7 @@ def page_tables(text: str, suffix: str) -> tuple:
     md = _markdown_file(suffix)
     boards, others = leaderboard_tables(text) if md else ([], [])
     parser = None
-    if _TABLE_TAG.search(text.encode("utf-8", "replace")):
+    if _TABLE_TEXT.search(text):
         tables, parser = html_tables(text, markdown=md)
         for t in tables:
             why = why_not_leaderboard(t) if t.header else "no header row"
@@ -551,8 +548,3 @@ def read_page(src: SourceFile, read_rows) -> list:
         tally.board(t)
     kind = "Markdown" if _markdown_file(src.suffix) else "HTML"
     return read_tables(src, boards, others, read_rows, tally, kind, "no table" if kind == "HTML" else "no pipe table")
-
-
-def has_html_table(data: bytes) -> bool:
-    """Whether ``data`` holds a ``<table`` tag at all (a cheap test before parsing)."""
-    return bool(_TABLE_TAG.search(data))

@@ -14,30 +14,14 @@ import time
 from pathlib import Path
 
 import pytest
-
-from harness_ext.store.db import Store
-from harness_ext.store.ingest import ingest_paths
+from test_csv_markdown import _contents, _ingest  # the same stores compared the same way
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "html"
 
 
-def _ingest(*paths, **kw):
-    s = Store.open(":memory:")
-    report = ingest_paths(s, [str(p) for p in paths], show_progress=False, **kw)
-    return s, report
-
-
 def _q(s, sql):
     return s.con.execute(sql).fetchall()
-
-
-def _contents(s):
-    results = _q(s, "SELECT m.name, d.benchmark, d.name, d.kind, d.metric, r.value FROM results r JOIN models m "
-                    "USING (model_id) JOIN datasets d USING (dataset_id) ORDER BY ALL")
-    datasets = _q(s, "SELECT * EXCLUDE (dataset_id) FROM datasets ORDER BY ALL")
-    meta = _q(s, "SELECT m.name, key, value FROM model_metadata JOIN models m USING (model_id) ORDER BY ALL")
-    return results, datasets, meta
 
 
 def _page(tmp_path, text, name="board.html"):
@@ -78,8 +62,8 @@ def test_grouped_headers_and_the_tables_that_are_not_leaderboards_are_noted():
     s, f = _one(FIX / "medseg_review_readme_slice.md")
     notes = "\n".join(f.notes)
     assert "5 columns named by the header rows above them, joined with ' / ' (2D / RGB, 2D / Grayscale" in notes
-    assert "2 tables not read, not a leaderboard: line 7 ('Survey: Foundation Models in Medical Image Segmentation'): " \
-           "no model column" in notes
+    assert ("2 tables not read, not a leaderboard: line 7 ('Survey: Foundation Models in Medical Image "
+            "Segmentation'): no model column") in notes
     assert "line 44 ('Target Models'): no column of numbers beside the model column" in notes
     assert "5 cells written with Markdown or HTML markup" in notes  # the <strong> scores
 
@@ -129,13 +113,12 @@ def test_markers_spans_links_and_row_headers(tmp_path):
                     ("org-a/tiny", "MMLU", 85.2), ("small", "MMLU", 60.5)]
     fam = dict(_q(s, "SELECT m.name, value FROM model_metadata JOIN models m USING (model_id) WHERE key = 'Family'"))
     assert fam == {"org-a/tiny": '"Llama"', "big&co": '"Llama"', "small": '"Qwen"'}  # the rowspan repeated
-    notes = "\n".join(f.notes)
-    assert "<sup>/<sub> markers left out of 4 numbers, each marker with its count: '*' 2, '†' 1, '(repr.)' 1" in notes
-    assert "1 cell spanning rows (rowspan) repeated on each row it spans" in notes
-    assert "1 body cell spanning columns (colspan) read in its first column, the others empty" in notes
-    assert "1 header row of one cell across the table read as the table's title" in notes
-    assert "emoji before or after the text of 1 cell left out" in notes
-    assert "Hugging Face page" in notes
+    for said in ("<sup>/<sub> markers left out of 4 numbers, each marker with its count: '*' 2, '†' 1, '(repr.)' 1",
+                 "1 cell spanning rows (rowspan) repeated on each row it spans",
+                 "1 body cell spanning columns (colspan) read in its first column, the others empty",
+                 "1 header row of one cell across the table read as the table's title",
+                 "emoji before or after the text of 1 cell left out", "Hugging Face page"):
+        assert any(said in n for n in f.notes), (said, f.notes)
 
 
 def test_several_tables_each_a_benchmark_by_caption_or_heading_pipe_tables_beside(tmp_path):
@@ -156,7 +139,8 @@ def test_several_tables_each_a_benchmark_by_caption_or_heading_pipe_tables_besid
 
 def test_an_error_in_one_table_refuses_the_file_naming_its_line(tmp_path):
     p = _page(tmp_path, "<h2>A</h2>\n<table><tr><th>Model</th><th>x</th></tr>\n<tr><td>m</td><td>1</td></tr>\n"
-                        "<tr><td>n</td><td>2</td></tr></table>\n<h2>B</h2>\n<table>\n<tr><th>Model</th><th>x</th></tr>\n"
+                        "<tr><td>n</td><td>2</td></tr></table>\n<h2>B</h2>\n<table>\n"
+                        "<tr><th>Model</th><th>x</th></tr>\n"
                         "<tr><td>m</td><td>1</td></tr>\n<tr><td>n</td><td>inf</td></tr>\n</table>\n")
     s, f = _one(p)
     assert f.status == "skipped"
@@ -184,7 +168,8 @@ def test_ordinary_pages_and_docs_are_not_claimed(tmp_path):
     _, report = _ingest(site)
     assert report.files == []
     mds = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / n for n in ("README.md", "README_PLUGINS.md", "CHANGELOG.md")]
-    assert [p.name for p in mds if page_leaderboard(p.read_bytes(), ".md") != markdown_leaderboard(p.read_bytes())] == []
+    changed = [p.name for p in mds if page_leaderboard(p.read_bytes(), ".md") != markdown_leaderboard(p.read_bytes())]
+    assert changed == []
 
 
 def test_a_page_without_a_leaderboard_says_why_when_named(tmp_path):
@@ -253,7 +238,7 @@ def test_deep_nesting_is_read_without_recursion(tmp_path):
     s, f = _one(p)
     assert f.status == "ingested", f.reason
     assert _q(s, "SELECT value FROM results") == [(1.0,)]
-    assert any(f"nested more than 8 deep" in n for n in f.notes), f.notes
+    assert any("nested more than 8 deep" in n for n in f.notes), f.notes
 
 
 def test_a_huge_page_is_refused_with_its_size_and_other_text_is_refused(tmp_path):
