@@ -33,6 +33,7 @@ their benchmarks, ragged rows and limits apply unchanged).
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from collections import Counter
@@ -58,7 +59,7 @@ MAX_COLSPAN, MAX_ROWSPAN = 1000, 65534
 _FORMAT = frozenset("b strong i em u ins mark span font small big code s del strike tt kbd var abbr cite q".split())
 _HEADINGS = frozenset(f"h{k}" for k in range(1, 7))
 _SKIPPED = frozenset(("script", "style", "template"))
-_TABLE_TAG, _TABLE_TEXT = re.compile(rb"<table\b", re.I), re.compile(r"<table\b", re.I)
+_TABLE_TAG = re.compile(rb"<table\b", re.I)
 _WS = re.compile(r"\s+")
 _INTEGER = re.compile("^[-+\u2212]?[0-9]+$")
 
@@ -445,14 +446,21 @@ def _markdown_file(suffix: str) -> bool:
     return suffix not in HTML_SUFFIXES
 
 
-def page_tables(text: str, suffix: str) -> tuple:
+@functools.lru_cache(maxsize=4)
+def _parsed(data: bytes, markdown: bool) -> tuple:
+    """:func:`html_tables` of a file's bytes, kept for the next look at the same bytes: a page is parsed once for the
+    walk, the adapter's claim and its reading (a row of a million cells takes seconds)."""
+    return html_tables(data.decode("utf-8", "replace"), markdown)
+
+
+def page_tables(data: bytes, suffix: str) -> tuple:
     """``(leaderboard tables, [(other table, why not)], parser or None)`` of a page: a Markdown file's pipe and HTML
     tables, in the order they stand, or an HTML file's tables."""
     md = _markdown_file(suffix)
-    boards, others = leaderboard_tables(text) if md else ([], [])
+    boards, others = leaderboard_tables(data.decode("utf-8", "replace")) if md else ([], [])
     parser = None
-    if _TABLE_TEXT.search(text):
-        tables, parser = html_tables(text, markdown=md)
+    if _TABLE_TAG.search(data):
+        tables, parser = _parsed(data, md)
         for t in tables:
             why = why_not_leaderboard(t) if t.header else "no header row"
             (boards.append(t) if why is None else others.append((t, why)))
@@ -467,8 +475,7 @@ def page_leaderboard(data: bytes, suffix: str) -> bool:
         return True
     if not _TABLE_TAG.search(data):
         return False
-    text = data.decode("utf-8", "replace")
-    tables, _ = html_tables(text, markdown=_markdown_file(suffix))
+    tables, _ = _parsed(data, _markdown_file(suffix))
     return any(t.header and why_not_leaderboard(t) is None for t in tables)
 
 
@@ -537,10 +544,10 @@ def _check_width(src: SourceFile, t) -> None:
 def read_page(src: SourceFile, read_rows) -> list:
     """The records of every leaderboard table of a Markdown or HTML file (module docstring)."""
     try:
-        text = src.bytes.decode("utf-8")
+        src.bytes.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise IngestError(src.path, f"not UTF-8 text (byte {exc.start}): save the page as UTF-8") from None
-    boards, others, parser = page_tables(text, src.suffix)
+    boards, others, parser = page_tables(src.bytes, src.suffix)
     tally = _HtmlTally(not _markdown_file(src.suffix))
     tally.parser = parser
     for t in boards:

@@ -414,7 +414,7 @@ def _pipe_tables_reason(data: bytes, suffix: str = ".md") -> str:
     (:mod:`harness_ext.adapters.csv_markdown`, :mod:`harness_ext.adapters.csv_html`): why each is not, else ''."""
     from harness_ext.adapters.csv_html import page_tables
 
-    boards, others, _ = page_tables(data.decode("utf-8", "replace"), suffix)
+    boards, others, _ = page_tables(data, suffix)
     if boards or not others:
         return ""
     whys = [f"{t.where()}: {why}" for t, why in others[:4]]
