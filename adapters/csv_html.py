@@ -46,12 +46,14 @@ from harness_ext.adapters.csv_markdown import (
 from harness_ext.adapters.csv_rules import _parse, model_column
 from harness_ext.errors import IngestError
 from harness_ext.report import listed, plural
-from harness_ext.store.ingest_read import HTML_SUFFIXES
 from harness_ext.types import SourceFile
 
 __all__ = ["HTML_SUFFIXES", "MAX_NESTING", "HtmlTable", "html_tables", "page_leaderboard", "page_leaderboard_in_head",
            "page_tables", "read_page"]
 
+#: The pages read (:data:`harness_ext.store.ingest_read.HTML_SUFFIXES`, which the walk offers when they hold a
+#: leaderboard table).
+HTML_SUFFIXES = (".html", ".htm")
 #: Tables nested deeper than this are read as the text of the cell holding them.
 MAX_NESTING = 8
 #: What browsers cap ``colspan`` and ``rowspan`` at (the HTML standard's table model).

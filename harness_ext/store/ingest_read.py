@@ -237,8 +237,7 @@ def _table_near_miss(src: SourceFile) -> str:
     try:
         size = src.path.stat().st_size
         if size > TABLE_FILE_BYTES:
-            pages = TABLE_SUFFIXES + HTML_SUFFIXES
-            return f": {markdown_too_large(size, src.suffix)}" if src.suffix in pages else ""
+            return f": {markdown_too_large(size, src.suffix)}" if src.suffix in PAGE_SUFFIXES else ""
         data = src.bytes
     except (OSError, IngestError):
         return ""
@@ -262,6 +261,14 @@ def _table_near_miss(src: SourceFile) -> str:
 TABLE_SUFFIXES = (".md", ".markdown")
 #: Suffixes of the pages a walk offers only when they hold a leaderboard table (:func:`html_table_file`).
 HTML_SUFFIXES = (".html", ".htm")
+#: The text files a walk looks into before offering them (:func:`page_file`).
+PAGE_SUFFIXES = TABLE_SUFFIXES + HTML_SUFFIXES
+
+
+def page_file(suffix: str, entry) -> bool:
+    """Whether the walk offers the Markdown or HTML file ``entry`` (:func:`printed_table_file`,
+    :func:`html_table_file`)."""
+    return printed_table_file(entry) if suffix in TABLE_SUFFIXES else html_table_file(entry)
 #: A markdown file larger than this is passed over unread: lm-eval's printed tables of a few hundred runs are far smaller.
 TABLE_FILE_BYTES = 4 << 20
 #: The table headers lm-eval prints, without their padding (v0.4 with or without its direction column, and v0.3).
