@@ -19,8 +19,8 @@ their benchmarks, ragged rows and limits apply unchanged).
   columns is read in its first, the others empty (noted). ``<th>`` in a body row is a cell like ``<td>``.
   Entities, ``<br>`` and formatting (``<b>``, ``<strong>``, ``<em>``, ``<u>``, ...) are read as the text the page
   shows; a model cell that is one link is the CSV adapter's (its text, or the Hugging Face repository it names).
-* **Markers.** ``<sup>``/``<sub>`` in a cell whose other text is a number (``85.2<sup>*</sup>``, a mark for
-  "self-reported" or "reproduced") are left out of the value; each marker is noted with its count, never
+* **Markers.** ``<sup>``/``<sub>`` in a cell whose other text is a number or a missing mark (``85.2<sup>*</sup>``,
+  a mark for "self-reported" or "reproduced"; ``-<sup>1</sup>`` is missing, not -1) are left out of the value; each marker is noted with its count, never
   silently. ``10<sup>4</sup>`` is a power, read as the text ``10^4``. In other cells their text stays in place.
 * **Which tables, benchmarks.** As for pipe tables (a model column and a column of numbers); a table is named by its
   ``<caption>``, else the nearest heading above it (``<h1>``-``<h6>``, and Markdown headings in a ``.md`` file).
@@ -111,10 +111,10 @@ class _Cell:
             return shown, []
         bare = _WS.sub(" ", "".join(t for t, m, _ in self.pieces if not m)).strip()
         try:
-            number = _parse(bare)[0] is not None
+            _parse(bare)  # a number, or a missing mark ("-", or nothing but the marker): never "-" and "1" as -1
         except ValueError:
-            number = False
-        return (bare, markers) if number else (shown, [])
+            return shown, []
+        return bare, markers
 
 
 class _Raw:
@@ -507,10 +507,11 @@ class _HtmlTally(_Tally):
     def report(self, src: SourceFile) -> None:
         super().report(src)
         c = self.counts
-        marks = sorted(((n, k[len("marker "):]) for k, n in c.items() if k.startswith("marker ")), reverse=True)
+        marks = sorted(((n, k[len("marker "):]) for k, n in c.items() if k.startswith("marker ")),
+                       key=lambda nm: (-nm[0], nm[1]))
         if marks:
             total = sum(n for n, _ in marks)
-            src.note(f"<sup>/<sub> markers left out of {plural(total, 'number')}, each marker with its count: "
+            src.note(f"<sup>/<sub> markers left out of {plural(total, 'score cell')}, each marker with its count: "
                      + listed([f"{m!r} {n}" for n, m in marks], 12) + " (a marker often flags a score as "
                      "self-reported or reproduced: the page's notes say which)")
         for key, noun, said in (("rowspan", "cell", "spanning rows (rowspan) repeated on each row it spans"),

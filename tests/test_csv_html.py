@@ -100,6 +100,7 @@ def test_markers_spans_links_and_row_headers(tmp_path):
     <td>85.2<sup>*</sup></td><td>70.1<sup>&dagger;</sup></td></tr>
 <tr><td>&#x1F947; <b>big&amp;co</b></td><td>81.0<sub>(repr.)</sub></td><td>10<sup>4</sup></td></tr>
 <tr><td>small</td><td>Qwen</td><td colspan="2">60.5</td></tr>
+<tr><td>none</td><td>Qwen</td><td>-<sup>1</sup></td><td>74.0</td></tr>
 </table>""")
     s, f = _one(p)
     assert f.status == "ingested", f.reason  # a power is no number: GSM8K (one number, one text) is model metadata
@@ -109,11 +110,13 @@ def test_markers_spans_links_and_row_headers(tmp_path):
     assert f.status == "ingested", f.reason
     rows = _q(s, "SELECT m.name, d.name, r.value FROM results r JOIN models m USING (model_id) JOIN datasets d "
                  "USING (dataset_id) ORDER BY ALL")
-    assert rows == [("big&co", "GSM8K", 72.5), ("big&co", "MMLU", 81.0), ("org-a/tiny", "GSM8K", 70.1),
-                    ("org-a/tiny", "MMLU", 85.2), ("small", "MMLU", 60.5)]
+    assert rows == [("big&co", "GSM8K", 72.5), ("big&co", "MMLU", 81.0),
+                    ("none", "GSM8K", 74.0), ("org-a/tiny", "GSM8K", 70.1), ("org-a/tiny", "MMLU", 85.2),
+                    ("small", "MMLU", 60.5)]
     fam = dict(_q(s, "SELECT m.name, value FROM model_metadata JOIN models m USING (model_id) WHERE key = 'Family'"))
-    assert fam == {"org-a/tiny": '"Llama"', "big&co": '"Llama"', "small": '"Qwen"'}  # the rowspan repeated
-    for said in ("<sup>/<sub> markers left out of 4 numbers, each marker with its count: '*' 2, '†' 1, '(repr.)' 1",
+    assert fam == {"org-a/tiny": '"Llama"', "big&co": '"Llama"', "small": '"Qwen"', "none": '"Qwen"'}  # rowspan
+    for said in ("<sup>/<sub> markers left out of 5 score cells, each marker with its count: '*' 2, "
+                 "'(repr.)' 1, '1' 1, '†' 1",
                  "1 cell spanning rows (rowspan) repeated on each row it spans",
                  "1 body cell spanning columns (colspan) read in its first column, the others empty",
                  "1 header row of one cell across the table read as the table's title",
