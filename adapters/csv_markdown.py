@@ -43,8 +43,8 @@ from harness_ext.errors import IngestError
 from harness_ext.report import listed, plural
 from harness_ext.types import SourceFile
 
-__all__ = ["MARKDOWN_SUFFIXES", "MAX_COLUMNS", "MdTable", "leaderboard_in_head", "leaderboard_tables", "markdown_leaderboard",
-           "markdown_tables", "render_cell", "split_row"]
+__all__ = ["MARKDOWN_SUFFIXES", "MAX_COLUMNS", "MdTable", "edge_emoji", "leaderboard_in_head", "leaderboard_tables",
+           "markdown_leaderboard", "markdown_outline", "markdown_tables", "read_tables", "render_cell", "split_row"]
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 #: The widest table read: published leaderboards have tens to a few hundred columns.
@@ -70,6 +70,20 @@ class MdTable:
 
     def where(self) -> str:
         return f"the table at line {self.line}" + (f" (under {self.heading!r})" if self.heading else "")
+
+    @staticmethod
+    def render(cell: str) -> tuple:
+        """:func:`render_cell`: ``(text, markup changed, emoji left out)``."""
+        return render_cell(cell)
+
+    @staticmethod
+    def shown(cell: str) -> str:
+        """A cell's text as the page shows it (:func:`render_cell`)."""
+        return render_cell(cell)[0]
+
+    def line_of(self, n: int) -> int:
+        """The file's line of the CSV reader's row ``n`` (the header row 1, the delimiter row 2)."""
+        return self.line + n - 1
 
 
 def split_row(line: str) -> list:
@@ -108,25 +122,38 @@ def _delimiter_row(line: str, width: int) -> bool:
 def markdown_tables(text: str) -> list:
     """Every GitHub-flavoured pipe table of ``text`` (outside fenced code blocks and front matter), with its
     nearest heading."""
+    return markdown_outline(text)[0]
+
+
+def markdown_outline(text: str) -> tuple:
+    """``(pipe tables, headings as (line, text), lines of code blocks and front matter)`` of a Markdown ``text``;
+    lines counted from 1. The HTML tables of a Markdown file (:mod:`harness_ext.adapters.csv_html`) are named by
+    the same headings and looked for outside the same blocks."""
     lines = text.lstrip("\ufeff").split("\n")
-    tables, heading, fence, i = [], None, None, 0
+    tables, headings, hidden, fence, i = [], [], [], None, 0
     if lines and lines[0].strip() == "---":  # YAML front matter: not the document's text
         end = next((k for k in range(1, len(lines)) if lines[k].strip() in ("---", "...")), None)
         i = end + 1 if end is not None else 0
+        hidden.extend(range(1, i + 1))
+    heading = None
     while i < len(lines):
         line = lines[i].rstrip("\r")
         f = _FENCE.match(line)
         if fence is not None:
             if f and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence):
                 fence = None
+            hidden.append(i + 1)
             i += 1
             continue
         if f:
+            hidden.append(i + 1)
             fence, i = f.group(1), i + 1
             continue
         h = _ATX.match(line)
         if h:
-            heading, i = render_cell(h.group(2))[0] or heading, i + 1
+            heading = render_cell(h.group(2))[0] or heading
+            headings.append((i + 1, heading))
+            i += 1
             continue
         nxt = lines[i + 1].rstrip("\r") if i + 1 < len(lines) else ""
         if "|" in line and "-" in nxt:
@@ -141,10 +168,12 @@ def markdown_tables(text: str) -> list:
                 i = k
                 continue
         if line.strip() and "|" not in line and _SETEXT.match(nxt) and not _SETEXT.match(line):
-            heading, i = render_cell(line)[0] or heading, i + 2
+            heading = render_cell(line)[0] or heading
+            headings.append((i + 1, heading))
+            i += 2
             continue
         i += 1
-    return tables
+    return tables, headings, hidden
 
 
 # -- cells as the page shows them ------------------------------------------------------------------------------
@@ -175,8 +204,13 @@ def render_cell(cell: str) -> tuple:
             text = html.unescape(text)
         text = re.sub(r"\s+", " ", text).strip()
     markup = text != cell
-    plain = _EDGE_EMOJI.sub("", text).strip() if not text.isascii() else text
+    plain = edge_emoji(text)
     return plain, markup, plain != text
+
+
+def edge_emoji(text: str) -> str:
+    """``text`` without the emoji before or after it (``🥇 gpt-4o``); a text of emoji alone is kept."""
+    return _EDGE_EMOJI.sub("", text).strip() if not text.isascii() else text
 
 
 # -- which tables are leaderboards --------------------------------------------------------------------------------
@@ -195,8 +229,10 @@ def _numeric(cells) -> bool:
 
 
 def why_not_leaderboard(t: MdTable) -> Optional[str]:
-    """None when ``t`` is a leaderboard (module docstring), else why not."""
-    header = [render_cell(c)[0] for c in t.header]
+    """None when ``t`` is a leaderboard (module docstring), else why not; ``t`` a pipe table or an HTML table
+    (:class:`~harness_ext.adapters.csv_html.HtmlTable`), its cells read by its ``shown``."""
+    shown = t.shown
+    header = [shown(c) for c in t.header]
     mc = model_column([h.lower() for h in header])
     if mc is None or not header[mc]:  # an unnamed first column heads a comparison table's rows, not a model's
         return f"no model column in its header ({listed([h or '(unnamed)' for h in header], 6)})"
@@ -205,9 +241,9 @@ def why_not_leaderboard(t: MdTable) -> Optional[str]:
     if not t.rows:
         return "no rows"
     for j in range(len(header)):
-        if j != mc and _numeric(render_cell(row[j])[0] for _, row in t.rows[:200] if j < len(row)):
+        if j != mc and _numeric(shown(row[j]) for _, row in t.rows[:200] if j < len(row)):
             return None
-    first = [render_cell(c)[0] for j, c in enumerate(t.rows[0][1]) if j != mc]
+    first = [shown(c) for j, c in enumerate(t.rows[0][1]) if j != mc]
     return f"no column of numbers beside the model column (its first row: {listed(first, 4)})"
 
 
@@ -242,13 +278,16 @@ def leaderboard_in_head(path) -> bool:
 class _Tally:
     """What rendering and ragged rows changed, noted once per file."""
 
+    #: Who shows a short row with empty cells at its end (a browser, for an HTML page).
+    shows = "GitHub"
+
     def __init__(self):
         self.markup, self.emoji, self.short = 0, [], []
 
-    def cells(self, cells: list) -> list:
+    def cells(self, cells: list, render=render_cell) -> list:
         out = []
         for c in cells:
-            text, markup, emoji = render_cell(c)
+            text, markup, emoji = render(c)
             self.markup += markup
             if emoji:
                 self.emoji.append(c)
@@ -265,7 +304,7 @@ class _Tally:
         if self.short:
             lines = [n for n, _ in self.short]
             src.note(f"{plural(len(lines), 'row')} shorter than the header read with empty cells at the end, as "
-                     f"GitHub shows them (line{'s' * (len(lines) != 1)} {listed([str(n) for n in lines], 8)})")
+                     f"{self.shows} shows them (line{'s' * (len(lines) != 1)} {listed([str(n) for n in lines], 8)})")
 
 
 def table_rows(src: SourceFile, t: MdTable, tally: _Tally) -> list:
@@ -274,7 +313,7 @@ def table_rows(src: SourceFile, t: MdTable, tally: _Tally) -> list:
     if len(t.header) > MAX_COLUMNS:
         raise IngestError(src.path, f"{t.where()} has {len(t.header):,} columns; at most {MAX_COLUMNS:,} are read "
                                     "from a Markdown table (a larger table is data, not a page: write it as CSV)")
-    header = tally.cells(t.header)
+    header = tally.cells(t.header, t.render)
     width = max([len(header)] + [len(cells) for _, cells in t.rows])
     if width > MAX_COLUMNS:
         n = next(n for n, cells in t.rows if len(cells) == width)
@@ -284,7 +323,7 @@ def table_rows(src: SourceFile, t: MdTable, tally: _Tally) -> list:
     for n, cells in t.rows:
         if len(cells) < len(t.header):
             tally.short.append((n, len(cells)))
-        rows.append(tally.cells(cells) + [""] * (width - len(cells)))
+        rows.append(tally.cells(cells, t.render) + [""] * (width - len(cells)))
     return rows
 
 
@@ -294,7 +333,7 @@ _ROW = re.compile(r"\brow (\d+)\b")
 
 def at_lines(t: MdTable, reason: str) -> str:
     """A CSV reader's error about ``t`` with its rows given as the file's lines, and the table named."""
-    return f"{t.where()}: " + _ROW.sub(lambda m: f"line {t.line + int(m.group(1)) - 1}", reason)
+    return f"{t.where()}: " + _ROW.sub(lambda m: f"line {t.line_of(int(m.group(1)))}", reason)
 
 
 def _benchmarks(src: SourceFile, boards: list) -> list:
@@ -317,11 +356,17 @@ def read_markdown(src: SourceFile, read_rows) -> list:
     """The records of every leaderboard table of ``src``, each table's rows read by ``read_rows(src, rows)`` (the CSV
     adapter's); with several tables, a ``benchmark`` column names each one's (unless it has its own)."""
     boards, others = leaderboard_tables(src.text)
+    return read_tables(src, boards, others, read_rows, _Tally(), "Markdown", "no pipe table")
+
+
+def read_tables(src: SourceFile, boards: list, others: list, read_rows, tally: _Tally, kind: str, none: str) -> list:
+    """The records of the leaderboard tables ``boards`` of ``src`` (a page of ``kind``), in the order of the page;
+    ``others``: its other tables, with why each is not a leaderboard (``none``: what to say when there are none)."""
     if not boards:
-        why = "; ".join(f"{t.where()}: {why}" for t, why in others[:4]) or "no pipe table"
-        raise IngestError(src.path, f"no leaderboard table (a model column and a column of numbers) in this Markdown "
+        why = "; ".join(f"{t.where()}: {why}" for t, why in others[:4]) or none
+        raise IngestError(src.path, f"no leaderboard table (a model column and a column of numbers) in this {kind} "
                                     f"file ({why})")
-    tally, out = _Tally(), []
+    out = []
     names = _benchmarks(src, boards) if len(boards) > 1 else [None]
     for t, name in zip(boards, names):
         rows = table_rows(src, t, tally)

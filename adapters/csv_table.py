@@ -111,7 +111,8 @@ from harness_ext.hookspecs import hookimpl
 from harness_ext.types import VARIANT_OF, Adapter, ResultRecord, SourceFile, variant_name
 from harness_ext.adapters.csv_dialect import check_delimiter, decimal_commas, has_digit_comma, shown, sniff_delimiter
 from harness_ext.adapters.csv_keys import TASK_HEADERS, VARIANT_HEADERS
-from harness_ext.adapters.csv_markdown import MARKDOWN_SUFFIXES, leaderboard_in_head, markdown_leaderboard, read_markdown
+from harness_ext.adapters.csv_html import HTML_SUFFIXES, page_leaderboard, page_leaderboard_in_head, read_page
+from harness_ext.adapters.csv_markdown import MARKDOWN_SUFFIXES
 from harness_ext.adapters.csv_records import RECORD_SUFFIXES, is_record_table, record_rows
 from harness_ext.adapters.csv_rules import (  # noqa: F401 - AGGREGATE_NAME, META_NAME, read_sidecar: named above and by callers
     _BOOL, AGGREGATE_NAME, LOWER_NAME, META_NAME, _candidate_columns, _dataset_metrics, _parse, _wide_column_meta,
@@ -155,7 +156,7 @@ def _is_summary(lower) -> bool:
 def can_handle(src: SourceFile) -> bool:
     if src.suffix in RECORD_SUFFIXES:
         return is_record_table(src)
-    if src.suffix in MARKDOWN_SUFFIXES:
+    if src.suffix in MARKDOWN_SUFFIXES or src.suffix in HTML_SUFFIXES:
         return _is_markdown_board(src)
     if src.suffix not in (".csv", ".tsv"):
         return False
@@ -210,37 +211,39 @@ def _delimiter(src: SourceFile) -> str:
 
 
 def _is_markdown_board(src: SourceFile) -> bool:
-    """A Markdown file holding a leaderboard table (:mod:`harness_ext.adapters.csv_markdown`) that neither a table
-    lm-eval printed nor a model card's results are; one too large to read is claimed when its head holds one, to be
-    refused with its size."""
+    """A Markdown or HTML file holding a leaderboard table (pipe or HTML: :mod:`harness_ext.adapters.csv_markdown`,
+    :mod:`harness_ext.adapters.csv_html`) that neither a table lm-eval printed nor a model card's results are; one too
+    large to read is claimed when its head holds one, to be refused with its size."""
     from harness_ext.store.ingest_read import TABLE_FILE_BYTES, details_card, is_printed_table, model_index_card
 
     try:
         if src.is_dir or src.path.stat().st_size > TABLE_FILE_BYTES:
-            return not src.is_dir and leaderboard_in_head(src.path)
+            return not src.is_dir and page_leaderboard_in_head(src.path, src.suffix)
     except OSError:
         return False
     data = src.bytes
-    return (markdown_leaderboard(data) and not is_printed_table(data) and not model_index_card(data)
+    if src.suffix in HTML_SUFFIXES:
+        return page_leaderboard(data, src.suffix)
+    return (page_leaderboard(data, src.suffix) and not is_printed_table(data) and not model_index_card(data)
             and details_card(data) is None)
 
 
 def _read_markdown(src: SourceFile):
-    """Every leaderboard table of a Markdown file, read by the rows path below (one benchmark per table when there
-    are several: :mod:`harness_ext.adapters.csv_markdown`)."""
+    """Every leaderboard table of a Markdown or HTML file, read by the rows path below (one benchmark per table when
+    there are several: :mod:`harness_ext.adapters.csv_markdown`, :mod:`harness_ext.adapters.csv_html`)."""
     from harness_ext.store.ingest_read import TABLE_FILE_BYTES, markdown_too_large
 
     size = src.path.stat().st_size
     if size > TABLE_FILE_BYTES:
-        raise IngestError(src.path, markdown_too_large(size))
-    return read_markdown(src, _read_rows)
+        raise IngestError(src.path, markdown_too_large(size, src.suffix))
+    return read_page(src, _read_rows)
 
 
 def read(src: SourceFile):
     if src.suffix in RECORD_SUFFIXES:  # a table as JSON records: its rows, read by the record path below
         return _read_rows(src, record_rows(src))
-    if src.suffix in MARKDOWN_SUFFIXES:  # pipe tables: their rows, read by the record path below
-        return _read_markdown(src)
+    if src.suffix in MARKDOWN_SUFFIXES or src.suffix in HTML_SUFFIXES:  # pipe and HTML tables: their rows, read
+        return _read_markdown(src)                                        # by the record path below
     delim = _delimiter(src)
     if _is_summary(_split_header(src, delim)):  # one row per dataset: small, read as records
         rows = list(csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim))
@@ -577,8 +580,8 @@ def harness_ext_adapters():
         name="csv",
         description="CSV table: long (model,dataset,value[,metric,...]) or a wide leaderboard (model, one column per "
                     "score; text and size/date columns become model metadata, averages aggregates); also such a "
-                    "table as JSON records (.jsonl, or a .json array of flat objects) or as Markdown pipe tables "
-                    "(.md: every leaderboard table of the file)",
+                    "table as JSON records (.jsonl, or a .json array of flat objects), as Markdown pipe tables "
+                    "(.md: every leaderboard table of the file) or as HTML tables (.html, .htm, and in .md files)",
         can_handle=can_handle,
         read=read,
         # 2: with ';' or a tab as the delimiter, '1.250,5' (points between thousands, a decimal comma) is a number,
@@ -614,5 +617,10 @@ def harness_ext_adapters():
         # 15: a column named for what describes the model with a text cell among its numbers (ScandEval's
         # num_model_parameters, 'unknown' for closed models) is model metadata, not a refusal of the file; a
         # reference row's name escaped for Markdown ("Human Performance\\*", MathVista) is a reference row
-        revision="15",
+        # 16: a leaderboard published as an HTML table (a README's <table>, a saved leaderboard page or GitHub Pages
+        # site: .html, .htm, and in .md files beside pipe tables) is read by the same rules; a two-row header names
+        # its columns "group / name", rowspan repeats a value, <sup>/<sub> markers after a number are left out and
+        # noted (adapters/csv_html.py); a score column that is the plain mean of a group of the others is named in a
+        # note with its members (still a dataset)
+        revision="16",
     )

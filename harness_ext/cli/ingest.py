@@ -86,4 +86,4 @@ def _passed_over(paths) -> str:
             + listed((f"{k} {v}" for k, v in seen.most_common()), 6)
             + f"); ingest reads {', '.join(CANDIDATE_SUFFIXES)} files, and .md files holding a results table "
             "lm-eval printed with the line it prints above it (\"hf (pretrained=...), gen_kwargs: ...\") or a "
-            "leaderboard table (a model column and a column of numbers)")
+            "leaderboard table (a model column and a column of numbers), and .html files holding such a table")

@@ -38,8 +38,7 @@ from .ingest_checks import _all_plain, _check_text_of, _may_hold_surrogates, _pl
 from .ingest_files import (EDITED_KEPT_REASON, KEPT_REASON, MAX_FILE_BYTES, SAMPLES_ADAPTER,  # noqa: F401
                            FileReport, IngestReport, _check, _max_file_bytes, _shown, _skip_reason, check_path,
                            is_hidden, replaced_note, replaced_results)
-from .ingest_read import (SMALL_FILE_BYTES, TABLE_SUFFIXES, _bytes_alone, _read_walked, printed_table_file,
-                          unclaimed_reason)
+from .ingest_read import PAGE_SUFFIXES, SMALL_FILE_BYTES, _bytes_alone, _read_walked, page_file, unclaimed_reason
 from .reread import (earlier_readings, is_older, kept_beside, options_text, other_reading_note, record_names,
                      replace_sources, stored_reads)
 
@@ -215,8 +214,8 @@ def _walk(paths: Iterable, adapters: dict) -> Iterator[tuple]:
                 if i <= 0:
                     continue
                 suffix = name[i:].lower() if name[0] != "." else os.path.splitext(name)[1].lower()  # os.path's rule
-                # A .md file only when it holds a table lm-eval printed: README.md and notes stay passed over.
-                if suffix in CANDIDATE_SUFFIXES or (suffix in TABLE_SUFFIXES and reg and printed_table_file(e)):
+                # A .md or .html file only when it holds a table to read: README.md, notes and pages stay passed over.
+                if suffix in CANDIDATE_SUFFIXES or (suffix in PAGE_SUFFIXES and reg and page_file(suffix, e)):
                     # Files, and also FIFOs, sockets and broken links with a result-file name: those
                     # are reported as skipped with their reason rather than passed over in silence.
                     src = SourceFile.listed(e.path, suffix, names)  # suffix: pathlib's, lower-cased (SourceFile.suffix)

@@ -262,10 +262,12 @@ def _table_near_miss(src: SourceFile) -> str:
     try:
         size = src.path.stat().st_size
         if size > TABLE_FILE_BYTES:
-            return f": {markdown_too_large(size)}" if src.suffix in TABLE_SUFFIXES else ""
+            return f": {markdown_too_large(size, src.suffix)}" if src.suffix in PAGE_SUFFIXES else ""
         data = src.bytes
     except (OSError, IngestError):
         return ""
+    if src.suffix in HTML_SUFFIXES:
+        return _pipe_tables_reason(data, src.suffix)
     if not bare_table(data):
         return _fenced_results_reason(data) or (_pipe_tables_reason(data) if src.suffix in TABLE_SUFFIXES else "")
     if is_printed_table(data):
@@ -282,6 +284,16 @@ def _table_near_miss(src: SourceFile) -> str:
 
 #: Suffixes of the text files a walk offers only when they hold a table lm-eval printed (:func:`printed_table_file`).
 TABLE_SUFFIXES = (".md", ".markdown")
+#: Suffixes of the pages a walk offers only when they hold a leaderboard table (:func:`html_table_file`).
+HTML_SUFFIXES = (".html", ".htm")
+#: The text files a walk looks into before offering them (:func:`page_file`).
+PAGE_SUFFIXES = TABLE_SUFFIXES + HTML_SUFFIXES
+
+
+def page_file(suffix: str, entry) -> bool:
+    """Whether the walk offers the Markdown or HTML file ``entry`` (:func:`printed_table_file`,
+    :func:`html_table_file`)."""
+    return printed_table_file(entry) if suffix in TABLE_SUFFIXES else html_table_file(entry)
 #: A markdown file larger than this is passed over unread: lm-eval's printed tables of a few hundred runs are far smaller.
 TABLE_FILE_BYTES = 4 << 20
 #: The table headers lm-eval prints, without their padding (v0.4 with or without its direction column, and v0.3).
@@ -339,17 +351,34 @@ def printed_table_file(entry) -> bool:
     the walk reports it skipped, with what it lacks, instead of passing it over in silence), or a leaderboard pipe
     table (:mod:`harness_ext.adapters.csv_markdown`); a file over :data:`TABLE_FILE_BYTES` is passed over unless its
     head shows a leaderboard table (offered to be refused with its size), as is one that cannot be read."""
-    from harness_ext.adapters.csv_markdown import leaderboard_in_head, markdown_leaderboard
+    from harness_ext.adapters.csv_html import page_leaderboard, page_leaderboard_in_head
 
     try:
         if not entry.is_file(follow_symlinks=False):
             return False
         if entry.stat(follow_symlinks=False).st_size > TABLE_FILE_BYTES:  # offered to be refused with its size
-            return leaderboard_in_head(entry.path)
+            return page_leaderboard_in_head(entry.path, ".md")
         with open(entry.path, "rb") as fh:
             data = fh.read(TABLE_FILE_BYTES + 1)
         return (is_printed_table(data) or bare_table(data) or fenced_results(data) is not None or model_index_card(data)
-                or details_card(data) is not None or markdown_leaderboard(data))
+                or details_card(data) is not None or page_leaderboard(data, ".md"))
+    except OSError:
+        return False
+
+
+def html_table_file(entry) -> bool:
+    """Whether the walked ``os.DirEntry`` ``entry`` (an ``.html`` or ``.htm`` file) holds a leaderboard table
+    (:mod:`harness_ext.adapters.csv_html`): other pages (a documentation site, a report) are passed over; one over
+    :data:`TABLE_FILE_BYTES` is offered when its head shows a leaderboard table, to be refused with its size."""
+    from harness_ext.adapters.csv_html import page_leaderboard, page_leaderboard_in_head
+
+    try:
+        if not entry.is_file(follow_symlinks=False):
+            return False
+        if entry.stat(follow_symlinks=False).st_size > TABLE_FILE_BYTES:
+            return page_leaderboard_in_head(entry.path, ".html")
+        with open(entry.path, "rb") as fh:
+            return page_leaderboard(fh.read(TABLE_FILE_BYTES + 1), ".html")
     except OSError:
         return False
 
@@ -405,23 +434,25 @@ def fenced_results(data: bytes):
     return None
 
 
-def markdown_too_large(size: int) -> str:
-    """Why a Markdown file of ``size`` bytes is not read: over :data:`TABLE_FILE_BYTES`."""
-    return (f"a Markdown file of {size:,} bytes; tables are read from files of at most {TABLE_FILE_BYTES >> 20} MiB "
+def markdown_too_large(size: int, suffix: str = ".md") -> str:
+    """Why a Markdown (or HTML: ``suffix``) file of ``size`` bytes is not read: over :data:`TABLE_FILE_BYTES`."""
+    kind = "an HTML" if suffix in HTML_SUFFIXES else "a Markdown"
+    return (f"{kind} file of {size:,} bytes; tables are read from files of at most {TABLE_FILE_BYTES >> 20} MiB "
             "(write a leaderboard this large as CSV)")
 
 
-def _pipe_tables_reason(data: bytes) -> str:
-    """``": reason"`` for a markdown file whose pipe tables are none a leaderboard
-    (:mod:`harness_ext.adapters.csv_markdown`): why each is not, else ''."""
-    from harness_ext.adapters.csv_markdown import markdown_tables, why_not_leaderboard
+def _pipe_tables_reason(data: bytes, suffix: str = ".md") -> str:
+    """``": reason"`` for a Markdown or HTML file whose tables (pipe or HTML) are none a leaderboard
+    (:mod:`harness_ext.adapters.csv_markdown`, :mod:`harness_ext.adapters.csv_html`): why each is not, else ''."""
+    from harness_ext.adapters.csv_html import page_tables
 
-    tables = markdown_tables(data.decode("utf-8", "replace"))
-    if not tables:
+    boards, others, _ = page_tables(data, suffix)
+    if boards or not others:
         return ""
-    whys = [f"{t.where()}: {why_not_leaderboard(t)}" for t in tables[:4]]
-    more = f"; and {len(tables) - 4} more" if len(tables) > 4 else ""
-    return (f": a Markdown file whose {'table is' if len(tables) == 1 else f'{len(tables)} tables are'} no leaderboard "
+    whys = [f"{t.where()}: {why}" for t, why in others[:4]]
+    more = f"; and {len(others) - 4} more" if len(others) > 4 else ""
+    kind = "an HTML" if suffix in HTML_SUFFIXES else "a Markdown"
+    return (f": {kind} file whose {'table is' if len(others) == 1 else f'{len(others)} tables are'} no leaderboard "
             f"the CSV adapter reads (a model column, and a column of numbers beside it): {'; '.join(whys)}{more}")
 
 
