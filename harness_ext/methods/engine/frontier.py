@@ -641,11 +641,9 @@ THIN_CELLS: Optional[str] = None
 #: beyond the extreme), "small" (the small-population rule, :data:`SMALL_CANDIDATE` and :data:`SMALL_INTERVAL`,
 #: instead of the folds' choice of blend, which rests on too few held-out models; the folds' cell multipliers still
 #: widen the cells around the new centre) or "design_all" (the folds' blend, the design-style aggregate interval for
-#: every flagged model). Screened on the shared matrices with >= 60 models subsampled to 48 and 60 models (24 and
-#: 30 training models): "small" took the mean frontier aggregate MAE from 7.82 to 7.13 points and its coverage from
-#: 0.850 to 0.922 (HELM Classic's full frontier split 6.30 -> 5.81, 0.50 -> 0.70), but raised HELM Classic's
-#: random-split aggregate error by 5.3%, beyond the 5% the criterion written before the runs allowed, so it is off
-#: (``benchmarks/HISTORY.md``).
+#: every flagged model). On shared matrices subsampled to 48 and 60 models "small" took the frontier aggregate MAE
+#: from 7.82 to 7.13 points and its coverage from 0.850 to 0.922, but HELM Classic's random-split error rose 5.3%,
+#: past the 5% its criterion allowed, so it is off (``benchmarks/HISTORY.md``, "Thin frontier folds").
 THIN_RULE: Optional[str] = None
 
 
