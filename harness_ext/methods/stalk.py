@@ -293,12 +293,13 @@ class StalkReport(Result):
             if not n.size:
                 continue
             med = int(np.median(n))
-            rate = chance_fit_rate(med, self.threshold)
+            rate = chance_best_fit_rate(med, self.threshold)
             if rate > CHANCE_WARNING_RATE:
                 over = "models" if axis == "datasets" else "datasets"
                 out.append(f"{axis[:-1]} pairs are fitted on a median of {med} {over}: two unrelated ones reach R^2 >= "
-                           f"{self.threshold:g} in a linear fit {rate:.0%} of the time (more with the best of six fits), "
-                           f"so many relationships counted here can be chance; add {over} or raise --threshold")
+                           f"{self.threshold:g} in the best of the six fits about {rate:.0%} of the time (in a linear "
+                           f"fit alone {chance_fit_rate(med, self.threshold):.0%}), so many relationships counted here "
+                           f"can be chance; add {over} or raise --threshold")
         return out
 
     def summary(self) -> dict:
@@ -417,6 +418,36 @@ def chance_fit_rate(n: int, threshold: float) -> float:
     from scipy.stats import beta
 
     return float(beta.sf(float(threshold), 0.5, (n - 2) / 2.0))
+
+
+def chance_best_fit_rate(n: int, threshold: float, draws: int = 20_000, seed: int = 0) -> float:
+    """The chance that the best of the six fits of two unrelated variables observed on ``n`` points has
+    R^2 >= ``threshold``: simulated (``draws`` pairs of independent uniform scores on (0, 1], seeded, so the same
+    every run). The best of six passes more often than one line (:func:`chance_fit_rate`): at 0.5 with 6 points
+    about 19% of the time against 12%, with 10 points about 5% against 2%. Above 30 points, where both are tiny, the
+    union bound over the four distinct fits (4 x the linear rate) stands in for the simulation.
+
+    References
+    ----------
+    SimBA (Subramani, Gomez, Diab), §2.1 (the six regressors); the linear fit's exact rate as in
+    :func:`chance_fit_rate`.
+    """
+    if n < 3:
+        return 1.0
+    if n > 30:
+        return min(1.0, 4.0 * chance_fit_rate(n, threshold))
+    rng = np.random.default_rng(seed)
+    a, b = (1.0 - rng.random((2, draws, int(n))))  # (0, 1]: every value can be logged
+
+    def r2(x, y):
+        x = x - x.mean(1, keepdims=True)
+        y = y - y.mean(1, keepdims=True)
+        return (x * y).sum(1) ** 2 / ((x * x).sum(1) * (y * y).sum(1))
+
+    la, lb = np.log(a), np.log(b)
+    # linear and power-law are the same both ways; exponential is log b ~ a and log a ~ b
+    best = np.maximum.reduce([r2(a, b), r2(la, lb), r2(a, lb), r2(la, b)])
+    return float(np.mean(best >= float(threshold)))
 
 
 def counts_table(results) -> pd.DataFrame:
