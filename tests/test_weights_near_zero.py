@@ -23,3 +23,15 @@ def test_the_largest_relative_shift_of_a_near_zero_model_says_its_uniform_score(
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("largest_score_shift "))
     assert "Llama-3-8B" in line and "(uniform score 0.0" in line, line
     assert "relative to a score near 0, a shift is large whatever the weights" in line, line
+
+
+def test_weights_says_which_scale_its_scores_are_on(tmp_path, capsys):
+    """The tables print chance-normalised 0-1 scores by default (0.945 for 5.5 WER on Open ASR): the header says so,
+    and says the datasets' own units under ``--normalise none``."""
+    db = str(tmp_path / "s.duckdb")
+    assert main(["ingest", "-q", "--db", db, str(SLICE)]) == 0
+    capsys.readouterr()
+    assert main(["weights", "--db", db, "--analyses", "none", "--out", str(tmp_path / "w")]) == 0
+    assert "scores: each dataset normalised to 0-1 on its own scale" in capsys.readouterr().out
+    assert main(["weights", "--db", db, "--analyses", "none", "--normalise", "none", "--out", str(tmp_path / "w")]) == 0
+    assert "scores: each dataset in its own units (--normalise none)" in capsys.readouterr().out

@@ -213,6 +213,15 @@ def _too_small(label: str, before, df) -> str:
             "(--benchmark, --models, --datasets)")
 
 
+#: What the scores the analyses weigh are, per ``--normalise`` (the tables and plots print them as they are).
+_SCALE_WORDS = {
+    "chance": "scores: each dataset normalised to 0-1 on its own scale, chance at 0 and lower-is-better turned "
+              "(--normalise; not the datasets' own units)",
+    "minmax": "scores: each dataset min-max normalised to 0-1 over these models, lower-is-better turned (--normalise)",
+    "none": "scores: each dataset in its own units (--normalise none)",
+}
+
+
 def run(args) -> int:
     """Run ``harness-ext weights``: show each analysis as it finishes, write its tables and plots to ``--out``."""
     from ..methods.weighting import ANALYSES, compute_weights, emit_weights, few_models_warning, is_binary
@@ -235,6 +244,7 @@ def run(args) -> int:
         if a not in ANALYSES:
             raise HarnessExtError(f"unknown analysis {a!r}; choose from {', '.join(ANALYSES)}")
     report = WeightsReport(label, df.shape, int(df.isna().sum().sum()), is_binary(df.to_numpy()), args.random_state, args.top)
+    report.notes.append(_SCALE_WORDS.get(getattr(args, "normalise", "chance"), _SCALE_WORDS["chance"]))
     if empty:
         report.notes.append(f"dropped {' and '.join(empty)}")
     if {"schemes", "random", "size"} & set(analyses) and (few := few_models_warning(df.shape[0])):
