@@ -51,3 +51,13 @@ def test_top_level_options_before_the_command_are_still_read(capsys):
     # -vv, an abbreviation and --disable-plugin VALUE are harness-ext's own: the error is about --dbb alone
     err = _error(["-vv", "--verb", "--disable-plugin", "x", "predict", "-m", "m.json", "r/", "--dbb", "z"], capsys)
     assert err.endswith("unrecognized arguments: --dbb z")
+
+
+def test_an_unknown_command_is_named_before_its_options(capsys):
+    """``harness-ext benchmarks --db X`` (no such command) said ``unrecognized arguments before the command name:
+    --db X``, as if the command were right and the option misplaced; it is argparse's invalid choice, with the
+    commands listed."""
+    err = _error(["benchmarks", "--db", "s.duckdb"], capsys)
+    assert "invalid choice: 'benchmarks'" in err and "'info'" in err and "before the command name" not in err
+    err = _error(["--db", "s.duckdb", "predict"], capsys)  # a misplaced option is still named
+    assert "unrecognized arguments before the command name: --db s.duckdb" in err

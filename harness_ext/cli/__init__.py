@@ -297,6 +297,8 @@ def before_command(argv: list, parser: argparse.ArgumentParser) -> None:
             value = argv[i] if i < len(argv) and not _is_option(argv[i]) and argv[i] not in parser.commands else None
             wrong.append((word, value))
             i += value is not None
+        else:  # a command name harness-ext does not have: argparse names it and lists the commands
+            break
     if not wrong:
         return
     where = parser.commands.get(command, parser)
