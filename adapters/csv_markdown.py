@@ -43,7 +43,7 @@ from harness_ext.errors import IngestError
 from harness_ext.report import listed, plural
 from harness_ext.types import SourceFile
 
-__all__ = ["MARKDOWN_SUFFIXES", "MAX_COLUMNS", "MdTable", "edge_emoji", "leaderboard_in_head", "leaderboard_tables",
+__all__ = ["MARKDOWN_SUFFIXES", "MAX_COLUMNS", "MdTable", "edge_emoji", "leaderboard_tables",
            "markdown_leaderboard", "markdown_outline", "markdown_tables", "read_tables", "render_cell", "split_row"]
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -266,13 +266,6 @@ def markdown_leaderboard(data: bytes) -> bool:
     return any(why_not_leaderboard(t) is None for t in markdown_tables(text))
 
 
-def leaderboard_in_head(path) -> bool:
-    """Whether the first :data:`HEAD_BYTES` of the file at ``path`` (one too large to read) hold a leaderboard
-    table: such a file is claimed, to be refused with its size."""
-    with open(path, "rb") as fh:
-        return markdown_leaderboard(fh.read(HEAD_BYTES))
-
-
 # -- rows for the CSV reader ------------------------------------------------------------------------------------
 
 class _Tally:
@@ -350,13 +343,6 @@ def _benchmarks(src: SourceFile, boards: list) -> list:
             name = f"{name} ({seen[name]})"
         names.append(f"{prefix} / {name}" if prefix else name)
     return names
-
-
-def read_markdown(src: SourceFile, read_rows) -> list:
-    """The records of every leaderboard table of ``src``, each table's rows read by ``read_rows(src, rows)`` (the CSV
-    adapter's); with several tables, a ``benchmark`` column names each one's (unless it has its own)."""
-    boards, others = leaderboard_tables(src.text)
-    return read_tables(src, boards, others, read_rows, _Tally(), "Markdown", "no pipe table")
 
 
 def read_tables(src: SourceFile, boards: list, others: list, read_rows, tally: _Tally, kind: str, none: str) -> list:

@@ -157,7 +157,7 @@ def can_handle(src: SourceFile) -> bool:
     if src.suffix in RECORD_SUFFIXES:
         return is_record_table(src)
     if src.suffix in MARKDOWN_SUFFIXES or src.suffix in HTML_SUFFIXES:
-        return _is_markdown_board(src)
+        return _is_page_board(src)
     if src.suffix not in (".csv", ".tsv"):
         return False
     header = _split_header(src)
@@ -210,7 +210,7 @@ def _delimiter(src: SourceFile) -> str:
     return delim
 
 
-def _is_markdown_board(src: SourceFile) -> bool:
+def _is_page_board(src: SourceFile) -> bool:
     """A Markdown or HTML file holding a leaderboard table (pipe or HTML: :mod:`harness_ext.adapters.csv_markdown`,
     :mod:`harness_ext.adapters.csv_html`) that neither a table lm-eval printed nor a model card's results are; one too
     large to read is claimed when its head holds one, to be refused with its size."""
@@ -228,7 +228,7 @@ def _is_markdown_board(src: SourceFile) -> bool:
             and details_card(data) is None)
 
 
-def _read_markdown(src: SourceFile):
+def _read_page(src: SourceFile):
     """Every leaderboard table of a Markdown or HTML file, read by the rows path below (one benchmark per table when
     there are several: :mod:`harness_ext.adapters.csv_markdown`, :mod:`harness_ext.adapters.csv_html`)."""
     from harness_ext.store.ingest_read import TABLE_FILE_BYTES, markdown_too_large
@@ -243,7 +243,7 @@ def read(src: SourceFile):
     if src.suffix in RECORD_SUFFIXES:  # a table as JSON records: its rows, read by the record path below
         return _read_rows(src, record_rows(src))
     if src.suffix in MARKDOWN_SUFFIXES or src.suffix in HTML_SUFFIXES:  # pipe and HTML tables: their rows, read
-        return _read_markdown(src)                                        # by the record path below
+        return _read_page(src)                                        # by the record path below
     delim = _delimiter(src)
     if _is_summary(_split_header(src, delim)):  # one row per dataset: small, read as records
         rows = list(csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim))
