@@ -433,7 +433,7 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None, e
             upper_records = records
         cal = calibrate_frontier(est, pattern, w_cal, direction, records=records)
         cals[direction] = cal
-        small = cal is None or (THIN_RULE == "small" and is_thin(est, cal))
+        small = cal is None or small_rule_replaces(cal, float(est.level))
         if small or cal.q_cell is None:
             ramp = blend_ramp(pos_new[rows], pos_train, direction)
             if small:  # too few training models for frontier folds: nothing to choose a blend on
@@ -476,12 +476,13 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None, e
             eng = (X_new, O, mz, inside)
             _widen_extra(est, fi, pattern, direction, rows, o, m_eng, out, W_extra, ramp, records, eng, extra_truth)
         if is_thin(est, cal):
-            far = rows if THIN_RULE == "design_all" else rows[ramp >= 1]
+            sel = np.ones(rows.size, bool) if THIN_RULE == "design_all" else ramp >= 1
+            far = rows[sel]
             c = _design_multiplier(est, records, w_cal, cal)
             # within the folds' reach the folds calibrate the design-style sd; beyond it, the normal quantile
             z_far = None if c is None else np.where(direction * dist[far] > cal.max_distance, np.nan, c)
             _widen_thin(est, out, far, O, W, W_extra, z_far)
-            _widen_thin_cells(est, fi, out, far, X_new, O, m_eng[ramp >= 1] if far.size < rows.size else m_eng)
+            _widen_thin_cells(est, fi, out, far, X_new, O, m_eng[sel])
     u = _placement(est, fit, mz, z, O, pattern) if W is not None and out.get("agg") is not None else None
     _hidden_shift(est, fi, mz, X_new, O, W, w_cal, out, pattern, upper_records, cals, dist == 0, u)
     _prior_allowance(est, O, W, out, dist, u, cals, W_extra)
@@ -579,6 +580,12 @@ def _hidden_shift(est, fi, mz, X_new, O, W, w_cal, out, pattern, records, cals, 
     cals["shift"] = fs.widen_shift(est, fi, mz, X_new, O, W, out, cal, rows)
 
 
+def small_rule_replaces(cal, level: float) -> bool:
+    """Whether the small-population rule predicts in place of the folds' blend (:data:`THIN_RULE` "small", and too
+    few models held out for a two-sided interval at ``level``); :mod:`.frontier_report` says so where it does."""
+    return THIN_RULE == "small" and cal.n_distinct < min_calibration_models(level)
+
+
 def is_thin(est, cal) -> bool:
     """Whether the frontier folds held out too few different models to calibrate a two-sided interval at the
     predictor's level (none at all included): :func:`~harness_ext.methods.engine.frontier_design.min_calibration_models`."""
@@ -629,21 +636,13 @@ def _widen_thin(est, out, rows, O, W, W_extra, z_agg=None):
             _widen(out, "ex_lo", "ex_hi", rows, out["ex"][rows, k], sd, (-z, z), col=k)
 
 
-#: What the cells of a flagged model beyond the training models' extreme get when the frontier folds are thin
-#: (:func:`is_thin`): None (the folds' multipliers alone), "design" (joined with the design-style cell interval,
-#: :func:`~harness_ext.methods.engine.frontier_design.design_cell_sd`, around the prediction) or "foldin" (joined
-#: with the normal quantile of the fold-in's sd, as a small population's cells are). Screened with
-#: :data:`THIN_RULE` (``benchmarks/HISTORY.md``): "design" brought the subsampled matrices' frontier cell coverage
-#: from 0.837 to 0.890 on average but the Open LLM Leaderboard v2's from 0.890 to 0.950, and "foldin" barely moved
-#: it (0.841), so it is off.
+#: Thin frontier folds (:func:`is_thin`), rules screened and off (``benchmarks/HISTORY.md``, "Thin frontier folds").
+#: THIN_CELLS, the cells of a flagged model beyond the extreme: None (the folds' multipliers), "design" (joined with
+#: :func:`~harness_ext.methods.engine.frontier_design.design_cell_sd`'s interval; Open LLM v2's cell coverage 0.89 ->
+#: 0.95) or "foldin" (the fold-in's normal interval; barely moved). THIN_RULE: None (the folds' blend), "small" (the
+#: small-population rule instead, the folds' cell multipliers kept; HELM Classic's random-split error +5.3%) or
+#: "design_all" (the design-style aggregate interval for every flagged model).
 THIN_CELLS: Optional[str] = None
-#: When the frontier folds are thin (:func:`is_thin`): None (the folds' blend, the design-style aggregate interval
-#: beyond the extreme), "small" (the small-population rule, :data:`SMALL_CANDIDATE` and :data:`SMALL_INTERVAL`,
-#: instead of the folds' choice of blend, which rests on too few held-out models; the folds' cell multipliers still
-#: widen the cells around the new centre) or "design_all" (the folds' blend, the design-style aggregate interval for
-#: every flagged model). On shared matrices subsampled to 48 and 60 models "small" took the frontier aggregate MAE
-#: from 7.82 to 7.13 points and its coverage from 0.850 to 0.922, but HELM Classic's random-split error rose 5.3%,
-#: past the 5% its criterion allowed, so it is off (``benchmarks/HISTORY.md``, "Thin frontier folds").
 THIN_RULE: Optional[str] = None
 
 
