@@ -58,6 +58,15 @@ def _decimals(col) -> int:
     return 17
 
 
+def _half_units(D) -> tuple:
+    """Each column's decimal places (:func:`_decimals`) and half a unit of its last decimal (a hair over, 0.505, so a
+    value printed from a mean of printed values is not refused by float noise): ``(dec, half)`` arrays."""
+    import numpy as np
+
+    dec = np.array([_decimals(D[:, k]) for k in range(D.shape[1])])
+    return dec, 0.505 * 10.0 ** -dec.astype(float)
+
+
 #: Words of a column name that say nothing about which scores it holds (a date, a version, "score").
 _FILLER = re.compile(r"^(\d+|v\d+|score)$")
 #: Words before "average" that name what is averaged over (the model's scores), not a group of columns.
@@ -184,8 +193,7 @@ def row_mean_hints(names, values) -> list:
     D = X[rows]
     n = D.shape[1]
     others = (D.sum(axis=1, keepdims=True) - D) / (n - 1)  # each column's row mean of the rest
-    dec = np.array([_decimals(D[:, k]) for k in range(n)])
-    half = 0.505 * 10.0 ** -dec.astype(float)
+    dec, half = _half_units(D)
     tol = half + (half.sum() - half) / (n - 1)
     out = []
     for k in range(n):
@@ -218,8 +226,7 @@ def group_mean_hints(names, values) -> list:
         return []
     from scipy.optimize import nnls
 
-    dec = np.array([_decimals(D[:, k]) for k in range(n)])
-    half = 0.505 * 10.0 ** -dec.astype(float)
+    dec, half = _half_units(D)
     out = []
     for k in range(n):
         if np.ptp(D[:, k]) == 0 or dec[k] == 0:
