@@ -41,6 +41,7 @@ SimBA (Subramani, Gomez, Diab), §2.1-2.2, §6.1, Tables 1-2.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -420,6 +421,7 @@ def chance_fit_rate(n: int, threshold: float) -> float:
     return float(beta.sf(float(threshold), 0.5, (n - 2) / 2.0))
 
 
+@lru_cache(maxsize=64)  # seeded, so the same for the same arguments; the report's warnings ask for it on every render
 def chance_best_fit_rate(n: int, threshold: float, draws: int = 20_000, seed: int = 0) -> float:
     """The chance that the best of the six fits of two unrelated variables observed on ``n`` points has
     R^2 >= ``threshold``: simulated (``draws`` pairs of independent uniform scores on (0, 1], seeded, so the same
