@@ -69,3 +69,50 @@ def test_an_unbounded_column_is_not_clipped_a_bounded_one_is():
     assert Z[0, 1] == 1.0 and Z[1, 1] == 0.0  # a percentage stays in its range
     raw = params.assign(lo=0.0, span=1.0, clip=False, how="raw", scale="raw")
     assert apply_normalisation(np.array([[18.0, 120.0]]), raw).tolist() == [[18.0, 120.0]]
+
+
+def test_columns_without_a_known_scale_map_back_to_their_own_units():
+    """Min-max columns are not clipped, and that is no sign of raw scores: they map back to their own units."""
+    from harness_ext.methods.reduction.benchmark_score import _affine
+    from harness_ext.store.matrix import invert_normalisation
+
+    params = pd.DataFrame({"lo": [-2.0, -1.0], "span": [10.0, 50.0], "flip": [False, True], "chance": [0.0, 0.0],
+                           "how": ["min-max", "min-max, flipped"], "clip": [False, False],
+                           "transform": ["linear", "linear"], "ref": [0.0, 0.0], "scale": ["unbounded", "unbounded"],
+                           "chance_source": [None, None]})
+    X = np.array([[18.0, 4.0], [-12.0, 60.0]])
+    assert invert_normalisation(apply_normalisation(X, params), params) == pytest.approx(X)  # was the normalised Z
+    offset, slope = _affine({"lo": -2.0, "span": 10.0, "chance": 0.0, "clip": False, "transform": "linear"})
+    assert (offset, slope) == (-2.0, 10.0)  # was (0, 1): the normalised score read as the raw one
+    raw = params.assign(lo=0.0, span=1.0, flip=False, how="raw", scale="raw")
+    assert invert_normalisation(X, raw).tolist() == X.tolist()
+
+
+def test_a_board_of_columns_without_a_known_scale_is_predicted_in_its_own_units(tmp_path):
+    """Every column of the board min-max: ``predict``'s raw cells and its full-benchmark score are on the board's
+    scale (before, both read the normalised scores as raw ones: an aggregate of 29.5 against a truth of 64.7)."""
+    from harness_ext.cli import main
+
+    board = pd.read_csv(BOARD)[["model_id", "arc_is", "scala_is", "winogrande_is"]]
+    path = tmp_path / "unbounded.csv"
+    board.to_csv(path, index=False)
+    strongest = STRONGEST[:3]
+    db, out = tmp_path / "s.duckdb", tmp_path / "red"
+    assert main(["ingest", "-q", "--db", str(db), str(path)]) == 0
+    assert main(["reduce", "-q", "--db", str(db), "--budget", "1", "--exclude-models", *strongest, "--out", str(out),
+                 "--no-plot"]) == 0
+    new = tmp_path / "new.csv"
+    board[board["model_id"].isin(strongest)].to_csv(new, index=False)
+    assert main(["predict", "-q", "-m", str(out), str(new), "--no-lm-eval-results", "--json",
+                 str(tmp_path / "p.json")]) == 0
+    pred = json.loads((tmp_path / "p.json").read_text())
+    norm = {d["name"]: d["normalisation"] for d in json.loads((out / "manifest.json").read_text())["datasets"]}
+    cells = pd.DataFrame(pred["datasets"])
+    hidden = cells[~cells["observed"]]
+    assert len(hidden)
+    for _, c in hidden.iterrows():
+        n = norm[c["dataset"]]
+        assert c["raw"] == pytest.approx(n["lo"] + n["span"] * c["score"], rel=1e-6)
+    assert len(pred["aggregate"]) == 3
+    for row in pred["aggregate"]:
+        assert row["aggregate"] > 40  # the three strongest: truth 64.7-71.1; the bug gave about 30

@@ -657,8 +657,7 @@ def invert_normalisation(Z, params: pd.DataFrame) -> np.ndarray:
     from .scales import post_transform
 
     Z = np.asarray(Z, dtype=float)
-    if not params["clip"].any():
-        return Z.copy()
+    # Not ``clip`` as a sign of raw scores: a column without a known scale is min-max but not clipped.
     lo, span, flip, r = _unpack(params)
     U = Z * (1.0 - r) + r
     U = np.where(flip, 1.0 - U, U)

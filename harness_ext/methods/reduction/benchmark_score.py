@@ -83,8 +83,6 @@ def _affine(norm: dict) -> tuple:
     """``(offset, slope)`` with ``raw = offset + slope * z`` (the inverse of the store's normalisation), or None."""
     if (norm.get("transform") or "linear") != "linear":
         return None
-    if not norm.get("clip", True):
-        return 0.0, 1.0  # not normalised: the column is on its own scale already
     lo, span, chance = float(norm["lo"]), float(norm["span"]), float(norm.get("chance") or 0.0)
     if norm.get("flip"):
         return lo + span * (1.0 - chance), -span * (1.0 - chance)
