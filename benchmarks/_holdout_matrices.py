@@ -40,7 +40,10 @@ def column_meta(raw) -> list:
     md = raw.attrs.get("datasets", {})
     return [{"min_score": md.get(c, {}).get("min_score"), "max_score": md.get(c, {}).get("max_score"),
              "random_baseline": md.get(c, {}).get("random_baseline"),
-             "higher_is_better": md.get(c, {}).get("higher_is_better")} for c in raw.columns]
+             "higher_is_better": md.get(c, {}).get("higher_is_better"),
+             # the store's whole record (what its normalisation reads), for quality_holdout --fit store
+             "store": {k: v for k, v in md[c].items() if k != "normalisation"} if c in md else None}
+            for c in raw.columns]
 
 
 def _float_frame(raw):

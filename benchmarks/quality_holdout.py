@@ -97,6 +97,7 @@ from _holdout_frontier import (  # noqa: E402,F401 - protocol (f)'s splits and r
     FRONTIER_TEST, FRONTIER_TRAIN, _m, checkpoint_step, frontier_splits, full_aggregate, name_width, print_frontier,
     summarise_frontier)
 from _holdout_selection import known_ceilings, parse_selector_params, product_plan, selection_params  # noqa: E402,F401
+from _holdout_store import store_fit  # noqa: E402 - --fit store
 from _holdout_matrices import (  # noqa: E402,F401 - the matrices, re-exported for the other benchmarks
     BENCHBENCH, EEE, MIN_MODELS, QUICK, SOURCES, load_matrices, load_user_matrices)
 #: --calibration: plain, or the in-fold reselection, bare (POOL_PLAIN_SCORES decides) or -nested / -pooled.
@@ -318,8 +319,11 @@ def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res,
     if calibration != "plain":
         reselect = product_reselect(Xtr, k, s, selector, default, a_sc, c_sc, calibration, extra=sel_params,
                                     groups=None if runs is None else runs[tr])
-    est = make_predictor(default, random_state=s).fit(Xtr)
-    p = est.predict_new_models(Xin, weights=W, reselect=reselect)
+    sf = store_fit(Xtr, meta, FIT)
+    if sf is None:
+        p = make_predictor(default, random_state=s).fit(Xtr).predict_new_models(Xin, weights=W, reselect=reselect)
+    else:  # --fit store: on the scores reduce fits it on, mapped back to raw units
+        p = sf.predict(default, s, Xtr, Xin, W, reselect)
     record(default, p.mean, p.lower, p.upper, p.aggregate_lower, p.aggregate_upper)
     if claim:
         from harness_ext.methods.engine.frontier_report import frontier_expectation
@@ -327,8 +331,10 @@ def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res,
         # Its aggregate is each row's a_sc-weighted mean of raw cells; the points aggregate is each row's plain mean
         # of points, so the folds' errors are also scored in points, each row on its own datasets (as reduce does
         # where the datasets' points per unit differ, as on benchbench).
-        fe = frontier_expectation(make_predictor(default, random_state=s), Xtr, subset, a_sc / d,
-                                  points=(a_sc / d, "points", np.full(d, 1.0 / d)), reselect=reselect) or {}
+        per = a_sc / d if sf is None else a_sc * sf.beta / d  # points per unit of what the predictor is fitted on
+        fe = frontier_expectation(make_predictor(default, random_state=s) if sf is None else sf.predictor(default, s),
+                                  Xtr if sf is None else sf.normalise(Xtr), subset, per,
+                                  points=(per, "points", np.full(d, 1.0 / d)), reselect=reselect) or {}
         mae = (fe.get("points") or {}).get("aggregate_mae")  # None: folds without an aggregate error, or not calibrated
         res["claimed"]["agg_mae"].append(float("nan") if mae is None else mae)
         res["claimed"]["agg_cov"].append(fe.get("aggregate_coverage_90", float("nan")))
@@ -368,6 +374,10 @@ def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res,
     for x in tmp:
         res["random_ridge"][x].append(float(np.nanmean(tmp[x])))
     return getattr(p, "frontier", None)
+
+
+#: --fit: "raw" (the predictor detects each column's scale on the raw matrix) or "store" (``reduce``'s input).
+FIT = "raw"
 
 
 def ceiling_warned(Xtr, Xte, subset, a_sc, c_sc, meta, p, C, agg_true, usable):
@@ -614,9 +624,14 @@ def main(argv=None) -> int:
     ap.add_argument("--nested", action="store_true",
                     help="old name of --calibration same (the folds are now reduce's, so figures differ from runs "
                          "made before the nested default)")
+    ap.add_argument("--fit", default="raw", choices=("raw", "store"),
+                    help="what the predictor under test is fitted on: raw (default: it detects each column's scale) "
+                         "or store (reduce's input: the store's normalised scores, mapped back to raw units)")
     ap.add_argument("--db", default=None, help="reuse DuckDB store files for ingestion (faster reruns): one per matrix, DB.<matrix>.duckdb")
     ap.add_argument("--json", default=None, help="write the summary rows to this JSON file")
     args = ap.parse_args(argv)
+    global FIT
+    FIT = args.fit
 
     names = args.matrices.split(",") if args.matrices else (QUICK if args.quick else tuple(SOURCES))
     n_splits = args.splits or (2 if args.quick else 20)

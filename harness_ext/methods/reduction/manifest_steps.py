@@ -170,10 +170,17 @@ def _unbounded_scales(reg, facts: MatrixFacts, params: Optional[dict]) -> Option
     models) as unbounded (``standardise``), for a predictor that takes it and when the user gave none: their
     normalised scores fill [0, 1] exactly, which the predictor would read as a proportion and so never predict a
     new model above the strongest training model (nor read a subset score above it)."""
+    scales = [((facts.meta.get(c) or {}).get("normalisation") or {}).get("scale") for c in facts.columns]
+    return unbounded_scale_meta(reg, scales, params)
+
+
+def unbounded_scale_meta(reg, scales: list, params: Optional[dict]) -> Optional[dict]:
+    """``params`` with ``scale_meta`` marking the columns whose store scale (``scales``, each column's
+    ``normalisation["scale"]``) is ``unbounded`` as ``standardise``, when the predictor registered as ``reg`` takes
+    ``scale_meta`` and ``params`` gives none; ``params`` unchanged otherwise (:func:`_unbounded_scales`)."""
     if (params or {}).get("scale_meta") is not None or "scale_meta" not in reg.cls().get_params():
         return params
-    unbounded = [((facts.meta.get(c) or {}).get("normalisation") or {}).get("scale") == "unbounded"
-                 for c in facts.columns]
+    unbounded = [s == "unbounded" for s in scales]
     if not any(unbounded):
         return params
     return {**(params or {}), "scale_meta": [{"scale": "standardise"} if u else {} for u in unbounded]}
