@@ -7,7 +7,9 @@ adapter's own rules read them (:mod:`harness_ext.adapters.csv_table`: model colu
 rows, sidecars, variants), as it reads JSON records (:mod:`harness_ext.adapters.csv_records`).
 
 * **Cells as the page shows them.** Bold and italics around a cell (``**93.2**``), code spans, ``<br>``, formatting
-  tags (``<b>``, ``<sup>``, ``<span>``, ``<img>``) and HTML entities are read as their text; emoji before or after a
+  tags (``<b>``, ``<sup>``, ``<span>``, ``<img>``), HTML entities and backslash escapes (``Human Performance\\*``
+  shows ``Human Performance*``) are read as their text; a subscript after text is joined to it with ``_``
+  (``GPT<sub>4</sub>`` is ``GPT_4``, as in HTML tables); emoji before or after a
   cell's text (``🥇 gpt-4o``) are left out; a cell left empty by that keeps its emoji. A model cell that is one
   link is the CSV adapter's (its text is the model, noted). Each kind of change is noted with its count.
 * **Which tables.** A table is a leaderboard when its header names a model column as a CSV header would
@@ -182,6 +184,14 @@ _BR = re.compile(r"<br\s*/?>", re.I)
 #: Formatting tags, kept out of a cell's text (an anchor ``<a>`` is not: a model cell's link is the CSV rules').
 _FORMAT_TAG = re.compile(r"</?(?:b|strong|i|em|u|ins|mark|sup|sub|span|font|small|big|code|center|div|p|s|del|"
                          r"strike)\b[^>]*>|<img\b[^>]*>", re.I)
+#: A ``<sub>`` right after text, and a whole ``<sub>`` element.
+_SUB_AFTER_TEXT = re.compile(r"(?<=\S)<sub\b[^>]*>(?=\s*[^<\s])", re.I)
+_SUB_ELEMENT = re.compile(r"<sub\b[^>]*>.*?</sub\s*>", re.I | re.S)
+#: A CommonMark backslash escape: a backslash before ASCII punctuation shows that character (``\*``, ``\_``).
+_BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+#: Where an escaped character is held while the markup is read (a private-use code point per ASCII character).
+_HELD = 0xE000
+_HELD_CHAR = re.compile("[\uE021-\uE07E]")
 _STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 _WRAPPED = re.compile(r"^(__|\*|_)(?=\S)(.+?)(?<=\S)\1$")
 _CODE = re.compile(r"(`+)(.+?)\1")
@@ -189,10 +199,25 @@ _EMOJI = "\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\u2300-\u23FF\uFE0F\u20
 _EDGE_EMOJI = re.compile(f"^[{_EMOJI}\\s]+(?=[^{_EMOJI}\\s])|(?<=[^{_EMOJI}\\s])[{_EMOJI}\\s]*[{_EMOJI}][{_EMOJI}\\s]*$")
 
 
+def _subscripts(text: str) -> str:
+    """``text`` with a ``_`` before each ``<sub>`` that follows text (``GPT<sub>4</sub>``: ``GPT_4``, as the HTML
+    reader reads it), unless the cell is a number with a marker (``85.2<sub>*</sub>``), read as before."""
+    if not _SUB_AFTER_TEXT.search(text):
+        return text
+    try:
+        _parse(_FORMAT_TAG.sub("", _SUB_ELEMENT.sub("", text)).strip())
+        return text
+    except ValueError:
+        return _SUB_AFTER_TEXT.sub(lambda m: "_" + m.group(0), text)
+
+
 def render_cell(cell: str) -> tuple:
     """``(text, markup changed, emoji left out)`` of one cell as the page shows it (module docstring)."""
     text = cell
+    if "\\" in text:  # held apart while the markup is read: an escaped star is no emphasis
+        text = _BACKSLASH_ESCAPE.sub(lambda m: chr(_HELD + ord(m.group(1))), text)
     if any(c in cell for c in "*_`<&"):
+        text = _subscripts(text)
         text = _BR.sub(" ", text)
         text = _FORMAT_TAG.sub("", text)
         text = _CODE.sub(lambda m: m.group(2).strip(), text)
@@ -203,6 +228,8 @@ def render_cell(cell: str) -> tuple:
         if "&" in text and "<a" not in text.lower():  # an anchor's entities are decoded with its text
             text = html.unescape(text)
         text = re.sub(r"\s+", " ", text).strip()
+    if "\\" in cell:
+        text = _HELD_CHAR.sub(lambda m: chr(ord(m.group(0)) - _HELD), text)
     markup = text != cell
     plain = edge_emoji(text)
     return plain, markup, plain != text
@@ -275,13 +302,14 @@ class _Tally:
     shows = "GitHub"
 
     def __init__(self):
-        self.markup, self.emoji, self.short = 0, [], []
+        self.markup, self.emoji, self.short, self.subscript = 0, [], [], 0
 
     def cells(self, cells: list, render=render_cell) -> list:
         out = []
         for c in cells:
             text, markup, emoji = render(c)
             self.markup += markup
+            self.subscript += "<sub" in c.lower() and _subscripts(c) != c
             if emoji:
                 self.emoji.append(c)
             out.append(text)
@@ -290,7 +318,10 @@ class _Tally:
     def report(self, src: SourceFile) -> None:
         if self.markup:
             src.note(f"{plural(self.markup, 'cell')} written with Markdown or HTML markup (bold, code, <br>, tags, "
-                     "entities) read as the text the page shows")
+                     "entities, backslash escapes) read as the text the page shows")
+        if self.subscript:
+            src.note(f"{plural(self.subscript, 'cell')} with a subscript after its text read with '_' before the "
+                     "subscript (GPT<sub>4</sub> as GPT_4), as a superscript power is read with '^'")
         if self.emoji:
             src.note(f"emoji before or after the text of {plural(len(self.emoji), 'cell')} left out "
                      f"({listed(sorted(set(self.emoji)), 6)})")

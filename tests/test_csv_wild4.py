@@ -149,3 +149,32 @@ def test_kind_model_in_a_table_with_a_row_per_model_is_an_error(tmp_path):
     with Store.open(":memory:") as s:
         f = _ingest(s, p)
     assert f.status != "ingested" and "kind: model (dansk) is for a table read with its models" in f.reason
+
+
+def test_markdown_backslash_escapes_are_read_as_the_page_shows_them():
+    # CommonMark shows '\*' as '*': the name kept the backslash ('Human Performance\*') where it was stored or noted.
+    with Store.open(":memory:") as s:
+        f = _ingest(s, MATHVISTA)
+    assert any("('Human Performance*')" in n for n in f.notes)
+    assert not any("\\" in n for n in f.notes)
+    with Store.open(":memory:") as s:
+        f = _ingest_turned(s, MATHVISTA, keep_reference_rows=True)
+        assert f.status == "ingested", f.reason
+        models = set(s.con.execute("SELECT name FROM models").fetchdf()["name"])
+    human = [m for m in models if m.startswith("Human Performance")]
+    assert human and not any("\\" in m for m in models)
+
+
+def test_a_subscript_in_a_markdown_model_name_is_joined_with_an_underscore(tmp_path):
+    # The LAVIS Img2LLM-VQA table's model cells (tests/fixtures/html), written as a pipe table: 'OPT<sub>13B</sub>'
+    # ran into 'OPT13B'; a subscript marker after a score is read as before.
+    p = tmp_path / "board.md"
+    p.write_text("| Model | VQAv2 val | OK-VQA test |\n|---|---|---|\n| Frozen-7B<sub>base</sub> | 29.5 | 5.9 |\n"
+                 "| Img2LLM-VQA-OPT<sub>13B</sub> | 57.1 | 39.9<sub>*</sub> |\n"
+                 "| Img2LLM-VQA-OPT<sub>175B</sub> | 60.6 | 45.6 |\n")
+    with Store.open(":memory:") as s:
+        f = _ingest(s, p)
+        assert f.status == "ingested", f.reason
+        models = set(s.con.execute("SELECT name FROM models").fetchdf()["name"])
+    assert models == {"Frozen-7B_base", "Img2LLM-VQA-OPT_13B", "Img2LLM-VQA-OPT_175B"}
+    assert any(n.startswith("3 cells with a subscript after its text read with '_'") for n in f.notes)
