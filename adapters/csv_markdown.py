@@ -15,7 +15,8 @@ rows, sidecars, variants), as it reads JSON records (:mod:`harness_ext.adapters.
 * **Which tables.** A table is a leaderboard when its header names a model column as a CSV header would
   (:func:`~harness_ext.adapters.csv_rules.model_column`; by name: a first column without a name, a CSV's pandas
   index, heads the rows of a comparison table in Markdown) and another column holds numbers (mostly, on its
-  first 200 rows).
+  first 200 rows) that its name does not describe as the model's (a size, a context length: a list of models and
+  their sizes holds no score).
   Other tables (options, contents, feature matrices) are not read, each noted with why. A file without a
   leaderboard table is not claimed: a folder of READMEs and notes ingests as before.
 * **Benchmarks.** One leaderboard table: the file's benchmark, as for its CSV (the sidecar's ``benchmark`` or the
@@ -40,7 +41,7 @@ import html
 import re
 from typing import Optional
 
-from harness_ext.adapters.csv_rules import MOSTLY_NUMERIC, _parse, model_column
+from harness_ext.adapters.csv_rules import META_NAME, MOSTLY_NUMERIC, _parse, model_column
 from harness_ext.errors import IngestError
 from harness_ext.report import listed, plural
 from harness_ext.types import SourceFile
@@ -267,9 +268,15 @@ def why_not_leaderboard(t: MdTable) -> Optional[str]:
         return None  # claimed, to be refused with its width
     if not t.rows:
         return "no rows"
+    described = []
     for j in range(len(header)):
         if j != mc and _numeric(shown(row[j]) for _, row in t.rows[:200] if j < len(row)):
-            return None
+            if not META_NAME.search(header[j]):
+                return None
+            described.append(header[j])
+    if described:  # a list of models with their sizes or context windows: no score to read
+        return (f"its only column{'s' * (len(described) > 1)} of numbers describe{'s' * (len(described) == 1)} the "
+                f"models ({listed(described, 4)}: the name says so), no score column")
     first = [shown(c) for j, c in enumerate(t.rows[0][1]) if j != mc]
     return f"no column of numbers beside the model column (its first row: {listed(first, 4)})"
 

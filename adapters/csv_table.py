@@ -495,7 +495,7 @@ def _read_wide(src, rows, header, lower, stem, cm=None):
     cols.demote(constant_columns(header, cols.scores, specs, lambda j: parsed[j][0]), header, "constant")
     meta_cols, score_cols, empty = cols.meta, cols.scores, cols.empty
     if not score_cols:
-        raise IngestError(src.path, "wide CSV has no score columns (every column is model metadata)")
+        raise IngestError(src.path, cols.no_scores(header))
     import numpy as np
 
     values = np.array([[math.nan if v is None else v for v in parsed[j][0]] for j in score_cols]).T
