@@ -649,5 +649,10 @@ def harness_ext_adapters():
         # its columns "group / name", rowspan repeats a value, <sup>/<sub> markers after a number are left out and
         # noted (adapters/csv_html.py); a score column that is the plain mean of a group of the others is named in a
         # note with its members (still a dataset)
-        revision="16",
+        # 17: a table with one row per dataset and one column per model is read when declared (models: columns,
+        # --models-as-columns; adapters/csv_transposed.py); a subscript after text in a page's cell is joined with
+        # '_' (GPT<sub>4</sub> as GPT_4, was GPT4); Markdown backslash escapes are read as the page shows them
+        # ('Human Performance\*' as 'Human Performance*'); a page's table whose only numbers describe the models
+        # (a context length) is no leaderboard: not claimed, and a CSV one is refused saying so
+        revision="17",
     )
