@@ -310,7 +310,7 @@ def one_glyph_note():
             missing = set().union(*(m for _, _, m in pending))
             names = [Path(p).name for p, _, _ in pending]
             where = names[0] if len(names) == 1 else f"{plural(len(names), 'plot')} ({listed(names, 6)})"
-            logging.getLogger("harness_ext.plot").warning("%s", _glyph_text(where, labels, missing))
+            logging.getLogger("harness_ext.plot").warning("%s", _glyph_text(where, labels, missing, len(names) > 1))
 
 
 def _glyph_labels(fig, missing: set) -> set:
@@ -330,12 +330,12 @@ def missing_glyph_message(fig, missing: set, path) -> str:
     return _glyph_text(Path(path).name, sorted(_glyph_labels(fig, missing)), missing)
 
 
-def _glyph_text(where: str, labels: list, missing: set) -> str:
+def _glyph_text(where: str, labels: list, missing: set, plots: bool = False) -> str:
     example = shorten(labels[0], 40) if labels else "".join(sorted(missing)[:3])
     return (f"{where}: {plural(len(labels), 'label')} with {plural(len(missing), 'character')} no "
             f"installed font has ({example!r}{', ...' if len(labels) > 1 else ''}), drawn as empty boxes; install a "
             f"font with them (for Chinese, Japanese and Korean: Noto Sans CJK) and the plots use it; the tables "
-            f"written beside the plot hold the names")
+            f"written beside the plot{'s' * plots} hold the names")
 
 
 def progress(iterable: Iterable, total: Optional[int] = None, desc: str = "", disable: Optional[bool] = None):
