@@ -121,7 +121,7 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
     cols.demote(constant_columns(header, cols.scores, specs, lambda j: parsed[j][0]), header, "constant")
     meta_cols, score_cols, empty = cols.meta, cols.scores, cols.empty
     if not score_cols:
-        raise IngestError(src.path, "wide CSV has no score columns (every column is model metadata)")
+        raise IngestError(src.path, cols.no_scores(header))
     values = np.empty((n, len(score_cols)))
     pct_of = {j: parsed[j][1] for j in score_cols}
     for k, j in enumerate(score_cols):

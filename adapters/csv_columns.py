@@ -38,6 +38,19 @@ class WideColumns:
             self.markers.update(marked)
         return role is None
 
+    def no_scores(self, header) -> str:
+        """Why a table without a score column is refused: what each of its columns was read as. A table whose only
+        numbers describe the models (a list of models and their sizes) is no leaderboard."""
+        declared = [header[j] for j in self.meta if header[j] not in {n for n, _ in self.guessed}]
+        numbers = [f"{n} ({_WHY_META[why][0]})" for n, why in self.guessed if why != "text"]
+        parts = [f"numbers that describe the models: {listed(numbers, 6)}"] if numbers else []
+        text = [n for n, why in self.guessed if why == "text"]
+        parts += [f"{listed(text, 6)} {'is' if len(text) == 1 else 'are'} text"] if text else []
+        parts += [f"{listed(declared, 6)} declared model metadata"] if declared else []
+        parts += [f"{listed([header[j] for j in self.empty], 6)} without a value"] if self.empty else []
+        return ("no score column, so no leaderboard: " + "; ".join(parts or ["no column besides the model"])
+                + " (if one of them holds scores, declare it kind: dataset with --column-meta)")
+
     def demote(self, columns, header, why: str) -> None:
         """Move score ``columns`` to the model metadata, guessed for reason ``why`` (a key of :data:`_WHY_META`)."""
         for j in columns:

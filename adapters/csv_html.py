@@ -21,7 +21,9 @@ their benchmarks, ragged rows and limits apply unchanged).
   shows; a model cell that is one link is the CSV adapter's (its text, or the Hugging Face repository it names).
 * **Markers.** ``<sup>``/``<sub>`` in a cell whose other text is a number or a missing mark (``85.2<sup>*</sup>``,
   a mark for "self-reported" or "reproduced"; ``-<sup>1</sup>`` is missing, not -1) are left out of the value; each marker is noted with its count, never
-  silently. ``10<sup>4</sup>`` is a power, read as the text ``10^4``. In other cells their text stays in place.
+  silently. ``10<sup>4</sup>`` is a power, read as the text ``10^4``. In other cells their text stays in place, a
+  subscript after text joined to it with ``_`` (``GPT<sub>4</sub>`` is ``GPT_4``: run together, ``GPT4``, it would be
+  another name), noted.
 * **Which tables, benchmarks.** As for pipe tables (a model column and a column of numbers); a table is named by its
   ``<caption>``, else the nearest heading above it (``<h1>``-``<h6>``, and Markdown headings in a ``.md`` file).
 * **Limits.** Files of at most 4 MiB (larger: refused with the size when the head shows a leaderboard); at most
@@ -77,22 +79,29 @@ def _span(value, cap: int) -> int:
 class _Cell:
     """One ``<td>``/``<th>``: its text in pieces ``(text, in a marker, in a link)``, its links, spans and markup."""
 
-    __slots__ = ("pieces", "hrefs", "colspan", "rowspan", "markup", "marker", "anchor")
+    __slots__ = ("pieces", "hrefs", "colspan", "rowspan", "markup", "marker", "anchor", "subs", "sub_next")
 
     def __init__(self, attrs: dict):
         self.pieces, self.hrefs, self.markup, self.marker, self.anchor = [], [], False, 0, 0
+        self.subs, self.sub_next = set(), False  # the pieces a <sub> starts with
         self.colspan = _span(attrs.get("colspan", 1), MAX_COLSPAN)
         self.rowspan = _span(attrs.get("rowspan", 1), MAX_ROWSPAN)
 
     def add(self, text: str) -> None:
+        if self.sub_next and text.strip():
+            self.subs.add(len(self.pieces))
+            self.sub_next = False
         self.pieces.append((text, self.marker > 0, self.anchor > 0))
 
     def text(self) -> str:
-        """The text the page shows (markers in place; ``10^4`` for a power of ten)."""
+        """The text the page shows (markers in place; ``10^4`` for a power of ten; a subscript after text joined to
+        it with ``_``: ``GPT<sub>4</sub>`` is ``GPT_4``, not ``GPT4``)."""
         out = []
-        for text, marker, _ in self.pieces:
+        for i, (text, marker, _) in enumerate(self.pieces):
             if marker and _INTEGER.match(text.strip()) and "".join(out).rstrip().endswith("10"):
                 text = "^" + text.strip()
+            elif i in self.subs and out and out[-1][-1:].strip():
+                text = "_" + text.lstrip()
             out.append(text)
         return _WS.sub(" ", "".join(out)).strip()
 
@@ -237,6 +246,7 @@ class _Parser(HTMLParser):
         step = 1 if start else -1
         if tag in ("sup", "sub"):
             cell.marker = max(0, cell.marker + step)
+            cell.sub_next = tag == "sub" and start
         elif tag == "a":
             if start:
                 cell.hrefs.append(dict(attrs).get("href") or "")
@@ -405,6 +415,7 @@ def _finish(t: _Raw, heading: Optional[str]) -> HtmlTable:
                 continue
             value, marks = c.value(j == mc)
             markers.update(marks)
+            counts["subscript"] += bool(c.subs) and not marks and "_" in value
             counts["markup"] += c.markup
             out.append(value)
         rows.append((line, out))
@@ -514,7 +525,10 @@ class _HtmlTally(_Tally):
             src.note(f"<sup>/<sub> markers left out of {plural(total, 'score cell')}, each marker with its count: "
                      + listed([f"{m!r} {n}" for n, m in marks], 12) + " (a marker often flags a score as "
                      "self-reported or reproduced: the page's notes say which)")
-        for key, noun, said in (("rowspan", "cell", "spanning rows (rowspan) repeated on each row it spans"),
+        for key, noun, said in (("subscript", "cell", "with a subscript after its text read with '_' before the "
+                                                      "subscript (GPT<sub>4</sub> as GPT_4), as a superscript power "
+                                                      "is read with '^'"),
+                                ("rowspan", "cell", "spanning rows (rowspan) repeated on each row it spans"),
                                 ("colspan", "body cell", "spanning columns (colspan) read in its first column, the "
                                                          "others empty"),
                                 ("title", "header row", "of one cell across the table read as the table's title")):

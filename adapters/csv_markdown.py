@@ -7,13 +7,16 @@ adapter's own rules read them (:mod:`harness_ext.adapters.csv_table`: model colu
 rows, sidecars, variants), as it reads JSON records (:mod:`harness_ext.adapters.csv_records`).
 
 * **Cells as the page shows them.** Bold and italics around a cell (``**93.2**``), code spans, ``<br>``, formatting
-  tags (``<b>``, ``<sup>``, ``<span>``, ``<img>``) and HTML entities are read as their text; emoji before or after a
+  tags (``<b>``, ``<sup>``, ``<span>``, ``<img>``), HTML entities and backslash escapes (``Human Performance\\*``
+  shows ``Human Performance*``) are read as their text; a subscript after text is joined to it with ``_``
+  (``GPT<sub>4</sub>`` is ``GPT_4``, as in HTML tables); emoji before or after a
   cell's text (``🥇 gpt-4o``) are left out; a cell left empty by that keeps its emoji. A model cell that is one
   link is the CSV adapter's (its text is the model, noted). Each kind of change is noted with its count.
 * **Which tables.** A table is a leaderboard when its header names a model column as a CSV header would
   (:func:`~harness_ext.adapters.csv_rules.model_column`; by name: a first column without a name, a CSV's pandas
   index, heads the rows of a comparison table in Markdown) and another column holds numbers (mostly, on its
-  first 200 rows).
+  first 200 rows) that its name does not describe as the model's (a size, a context length: a list of models and
+  their sizes holds no score).
   Other tables (options, contents, feature matrices) are not read, each noted with why. A file without a
   leaderboard table is not claimed: a folder of READMEs and notes ingests as before.
 * **Benchmarks.** One leaderboard table: the file's benchmark, as for its CSV (the sidecar's ``benchmark`` or the
@@ -38,7 +41,7 @@ import html
 import re
 from typing import Optional
 
-from harness_ext.adapters.csv_rules import MOSTLY_NUMERIC, _parse, model_column
+from harness_ext.adapters.csv_rules import META_NAME, MOSTLY_NUMERIC, _parse, model_column
 from harness_ext.errors import IngestError
 from harness_ext.report import listed, plural
 from harness_ext.types import SourceFile
@@ -182,6 +185,14 @@ _BR = re.compile(r"<br\s*/?>", re.I)
 #: Formatting tags, kept out of a cell's text (an anchor ``<a>`` is not: a model cell's link is the CSV rules').
 _FORMAT_TAG = re.compile(r"</?(?:b|strong|i|em|u|ins|mark|sup|sub|span|font|small|big|code|center|div|p|s|del|"
                          r"strike)\b[^>]*>|<img\b[^>]*>", re.I)
+#: A ``<sub>`` right after text, and a whole ``<sub>`` element.
+_SUB_AFTER_TEXT = re.compile(r"(?<=\S)<sub\b[^>]*>(?=\s*[^<\s])", re.I)
+_SUB_ELEMENT = re.compile(r"<sub\b[^>]*>.*?</sub\s*>", re.I | re.S)
+#: A CommonMark backslash escape: a backslash before ASCII punctuation shows that character (``\*``, ``\_``).
+_BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+#: Where an escaped character is held while the markup is read (a private-use code point per ASCII character).
+_HELD = 0xE000
+_HELD_CHAR = re.compile("[\uE021-\uE07E]")
 _STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 _WRAPPED = re.compile(r"^(__|\*|_)(?=\S)(.+?)(?<=\S)\1$")
 _CODE = re.compile(r"(`+)(.+?)\1")
@@ -189,10 +200,25 @@ _EMOJI = "\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\u2300-\u23FF\uFE0F\u20
 _EDGE_EMOJI = re.compile(f"^[{_EMOJI}\\s]+(?=[^{_EMOJI}\\s])|(?<=[^{_EMOJI}\\s])[{_EMOJI}\\s]*[{_EMOJI}][{_EMOJI}\\s]*$")
 
 
+def _subscripts(text: str) -> str:
+    """``text`` with a ``_`` before each ``<sub>`` that follows text (``GPT<sub>4</sub>``: ``GPT_4``, as the HTML
+    reader reads it), unless the cell is a number with a marker (``85.2<sub>*</sub>``), read as before."""
+    if not _SUB_AFTER_TEXT.search(text):
+        return text
+    try:
+        _parse(_FORMAT_TAG.sub("", _SUB_ELEMENT.sub("", text)).strip())
+        return text
+    except ValueError:
+        return _SUB_AFTER_TEXT.sub(lambda m: "_" + m.group(0), text)
+
+
 def render_cell(cell: str) -> tuple:
     """``(text, markup changed, emoji left out)`` of one cell as the page shows it (module docstring)."""
     text = cell
+    if "\\" in text:  # held apart while the markup is read: an escaped star is no emphasis
+        text = _BACKSLASH_ESCAPE.sub(lambda m: chr(_HELD + ord(m.group(1))), text)
     if any(c in cell for c in "*_`<&"):
+        text = _subscripts(text)
         text = _BR.sub(" ", text)
         text = _FORMAT_TAG.sub("", text)
         text = _CODE.sub(lambda m: m.group(2).strip(), text)
@@ -203,6 +229,8 @@ def render_cell(cell: str) -> tuple:
         if "&" in text and "<a" not in text.lower():  # an anchor's entities are decoded with its text
             text = html.unescape(text)
         text = re.sub(r"\s+", " ", text).strip()
+    if "\\" in cell:
+        text = _HELD_CHAR.sub(lambda m: chr(ord(m.group(0)) - _HELD), text)
     markup = text != cell
     plain = edge_emoji(text)
     return plain, markup, plain != text
@@ -240,9 +268,15 @@ def why_not_leaderboard(t: MdTable) -> Optional[str]:
         return None  # claimed, to be refused with its width
     if not t.rows:
         return "no rows"
+    described = []
     for j in range(len(header)):
         if j != mc and _numeric(shown(row[j]) for _, row in t.rows[:200] if j < len(row)):
-            return None
+            if not META_NAME.search(header[j]):
+                return None
+            described.append(header[j])
+    if described:  # a list of models with their sizes or context windows: no score to read
+        return (f"its only column{'s' * (len(described) > 1)} of numbers describe{'s' * (len(described) == 1)} the "
+                f"models ({listed(described, 4)}: the name says so), no score column")
     first = [shown(c) for j, c in enumerate(t.rows[0][1]) if j != mc]
     return f"no column of numbers beside the model column (its first row: {listed(first, 4)})"
 
@@ -275,13 +309,14 @@ class _Tally:
     shows = "GitHub"
 
     def __init__(self):
-        self.markup, self.emoji, self.short = 0, [], []
+        self.markup, self.emoji, self.short, self.subscript = 0, [], [], 0
 
     def cells(self, cells: list, render=render_cell) -> list:
         out = []
         for c in cells:
             text, markup, emoji = render(c)
             self.markup += markup
+            self.subscript += "<sub" in c.lower() and _subscripts(c) != c
             if emoji:
                 self.emoji.append(c)
             out.append(text)
@@ -290,7 +325,10 @@ class _Tally:
     def report(self, src: SourceFile) -> None:
         if self.markup:
             src.note(f"{plural(self.markup, 'cell')} written with Markdown or HTML markup (bold, code, <br>, tags, "
-                     "entities) read as the text the page shows")
+                     "entities, backslash escapes) read as the text the page shows")
+        if self.subscript:
+            src.note(f"{plural(self.subscript, 'cell')} with a subscript after its text read with '_' before the "
+                     "subscript (GPT<sub>4</sub> as GPT_4), as a superscript power is read with '^'")
         if self.emoji:
             src.note(f"emoji before or after the text of {plural(len(self.emoji), 'cell')} left out "
                      f"({listed(sorted(set(self.emoji)), 6)})")

@@ -143,6 +143,11 @@ def _parse(cell: str):
     return v, pct
 
 
+#: Reading option (``ingest --models-as-columns``): every CSV of the ingest has one row per dataset and one column
+#: per model (:mod:`harness_ext.adapters.csv_transposed`); a file's sidecar says it with ``models: columns``.
+MODELS_AS_COLUMNS = "models_as_columns"
+
+
 # -- sidecar ------------------------------------------------------------------------------------
 def read_sidecar(path) -> dict:
     """Parse a column-metadata sidecar (format in the module docstring); errors name the file."""
@@ -157,9 +162,13 @@ def read_sidecar(path) -> dict:
     doc = doc or {}
     if not isinstance(doc, dict):
         raise IngestError(p, "column metadata must be a mapping (benchmark, meta_columns, columns)")
-    unknown = set(doc) - {"benchmark", "meta_columns", "columns", "items"}
+    unknown = set(doc) - {"benchmark", "meta_columns", "columns", "items", "models"}
     if unknown:
-        raise IngestError(p, f"unknown keys {sorted(map(str, unknown))}; expected benchmark, meta_columns, columns, items")
+        raise IngestError(p, f"unknown keys {sorted(map(str, unknown))}; expected benchmark, meta_columns, columns, "
+                             "items, models")
+    if doc.get("models") not in (None, "rows", "columns"):
+        raise IngestError(p, f"'models' must be rows (one row per model, the default) or columns (one column per "
+                             f"model, one row per dataset), got {doc['models']!r}")
     cols = doc.get("columns") or {}
     if not isinstance(cols, dict) or not all(isinstance(v, dict) for v in cols.values()):
         raise IngestError(p, "'columns' must map each column name to a mapping of its properties")
@@ -168,8 +177,9 @@ def read_sidecar(path) -> dict:
         bad = set(spec) - allowed
         if bad:
             raise IngestError(p, f"column {name!r}: unknown properties {sorted(map(str, bad))}; allowed: {sorted(allowed)}")
-        if spec.get("kind") not in (None, "dataset", "aggregate", "metadata"):
-            raise IngestError(p, f"column {name!r}: kind must be dataset, aggregate or metadata")
+        if spec.get("kind") not in (None, "dataset", "aggregate", "metadata", "model"):
+            raise IngestError(p, f"column {name!r}: kind must be dataset, aggregate, metadata or model (a table "
+                                 "read with models: columns)")
         if spec.get("scale") not in (None, "proportion", "percent", "bounded", "elo", "perplexity", "log_likelihood", "unbounded"):
             raise IngestError(p, f"column {name!r}: unknown scale {spec.get('scale')!r}")
     if doc.get("benchmark") is not None and not isinstance(doc["benchmark"], str):
@@ -186,14 +196,16 @@ def read_sidecar(path) -> dict:
         items = items_block(doc["items"], p)
         if doc.get("benchmark"):
             items.setdefault("benchmark", str(doc["benchmark"]))
-    return {"benchmark": doc.get("benchmark"), "meta_columns": [clean_header(str(m)) for m in meta],
+    return {"benchmark": doc.get("benchmark"), "models": doc.get("models"),
+            "meta_columns": [clean_header(str(m)) for m in meta],
             "columns": {clean_header(str(k)): v for k, v in cols.items()}, "path": str(p), "items": items}
 
 
 def column_meta(src: SourceFile) -> dict:
     """The sidecar for ``src`` merged over ``--column-meta`` and ``--meta-columns`` (the file's own wins)."""
     opts = getattr(src, "options", None) or {}
-    merged = {"benchmark": None, "meta_columns": list(opts.get("meta_columns") or ()), "columns": {}, "path": None}
+    merged = {"benchmark": None, "meta_columns": list(opts.get("meta_columns") or ()), "columns": {}, "path": None,
+              "models": "columns" if opts.get(MODELS_AS_COLUMNS) else None}
     layers = []
     if opts.get("column_meta"):
         layers.append(read_sidecar(opts["column_meta"]))
@@ -202,6 +214,7 @@ def column_meta(src: SourceFile) -> dict:
         layers.append(read_sidecar(own[0]))
     for layer in layers:
         merged["benchmark"] = layer["benchmark"] or merged["benchmark"]
+        merged["models"] = layer["models"] or merged["models"]
         merged["meta_columns"] += layer["meta_columns"]
         for c, spec in layer["columns"].items():
             merged["columns"].setdefault(c, {}).update(spec)
@@ -227,20 +240,26 @@ def _column_role(src, name: str, spec: dict, n_num: int, bad: list):
     return "name" if by_name else None
 
 
-def _wide_column_meta(src, header, lower) -> tuple:
+def _wide_column_meta(src, header, lower, cm=None) -> tuple:
     """``(column meta, per-column specs, declared metadata columns)``.
 
     Column metadata naming a column the file lacks is an error (a typo would silently not apply), unless the
     file is read as a subset of the columns its sidecar describes (:data:`SUBSET_OPTION`): then the names it
-    lacks are noted, not refused.
+    lacks are noted, not refused. ``cm``: the column metadata to use instead of the file's (a table turned round,
+    :mod:`harness_ext.adapters.csv_transposed`).
     """
-    cm = column_meta(src)
+    cm = column_meta(src) if cm is None else cm
     specs = cm["columns"]
     subset = bool((getattr(src, "options", None) or {}).get(SUBSET_OPTION))
     unknown = [c for c in specs if c not in header]
     missing_meta = [m for m in cm["meta_columns"] if m.strip().lower() not in set(lower)]
     if unknown and not subset:
         raise IngestError(cm["path"] or src.path, f"column metadata names columns not in {src.path.name}: {unknown}")
+    as_model = [c for c, spec in specs.items() if spec.get("kind") == "model"]
+    if as_model:
+        raise IngestError(cm["path"] or src.path, f"kind: model ({listed(as_model, 6)}) is for a table read with "
+                                                  "its models as the columns (models: columns); this one has a row "
+                                                  "per model")
     if missing_meta and not subset:
         raise IngestError(src.path, f"--meta-columns names columns not in the file: {missing_meta}")
     absent = unknown + [m for m in missing_meta if m not in unknown]

@@ -89,6 +89,11 @@ A YAML file beside the CSV named ``<file>.csv.meta.yaml`` (or
       Average:  {kind: aggregate}                 # or kind: dataset / metadata
       Old name: {dataset: new_name}
 
+A table with one row per dataset and one column per model (TSB-AD's results tables) is read with
+``models: columns`` at the sidecar's top level, or ``harness-ext ingest --models-as-columns``; the columns that
+describe the datasets are stored as their metadata (:mod:`harness_ext.adapters.csv_transposed`), and
+``kind: model`` reads one of them as a model.
+
 The sidecar is part of the source's content hash, so editing it and ingesting
 again re-reads the file.
 
@@ -114,6 +119,7 @@ from harness_ext.adapters.csv_keys import TASK_HEADERS, VARIANT_HEADERS
 from harness_ext.adapters.csv_html import HTML_SUFFIXES, page_leaderboard, page_leaderboard_in_head, read_page
 from harness_ext.adapters.csv_markdown import MARKDOWN_SUFFIXES
 from harness_ext.adapters.csv_records import RECORD_SUFFIXES, is_record_table, record_rows
+from harness_ext.adapters.csv_transposed import declared_models_as_columns, models_as_columns, transpose_table
 from harness_ext.adapters.csv_rules import (  # noqa: F401 - AGGREGATE_NAME, META_NAME, read_sidecar: named above and by callers
     _BOOL, AGGREGATE_NAME, LOWER_NAME, META_NAME, _candidate_columns, _dataset_metrics, _parse, _wide_column_meta,
     check_model_column, clean_header, column_meta, file_measure, model_column, note_unnamed_columns, read_sidecar,
@@ -162,6 +168,8 @@ def can_handle(src: SourceFile) -> bool:
         return False
     header = _split_header(src)
     if len(header) >= 2 and _accept(header):
+        return True
+    if declared_models_as_columns(src):  # one row per dataset, declared (adapters/csv_transposed.py)
         return True
     # a table saved with ';' or a tab (spreadsheets in decimal-comma locales): read if its header fits one
     return src.suffix != ".tsv" and bool(_sniff(src)[1])
@@ -244,6 +252,8 @@ def read(src: SourceFile):
         return _read_rows(src, record_rows(src))
     if src.suffix in MARKDOWN_SUFFIXES or src.suffix in HTML_SUFFIXES:  # pipe and HTML tables: their rows, read
         return _read_page(src)                                        # by the record path below
+    if models_as_columns(src):  # one row per dataset, one column per model, declared: turned round, then read
+        return _read_turned(src)
     delim = _delimiter(src)
     if _is_summary(_split_header(src, delim)):  # one row per dataset: small, read as records
         rows = list(csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim))
@@ -269,9 +279,26 @@ def read(src: SourceFile):
     return _read_rows(src, rows, delim)
 
 
-def _read_rows(src: SourceFile, rows: list, delim: Optional[str] = None):
+def _read_turned(src: SourceFile):
+    """A CSV with one row per dataset and one column per model (:mod:`harness_ext.adapters.csv_transposed`): turned
+    round and read as a wide leaderboard, each dataset given the values of the columns describing it."""
+    delim = "\t" if src.suffix == ".tsv" else check_delimiter(src.path, *sniff_delimiter(
+        src.head.decode("utf-8", "replace"), src.suffix, lambda cells: len(cells) >= 2,
+        truncated=len(src.head) >= SourceFile.HEAD_BYTES))
+    rows = list(csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim))
+    turned, dmeta, cm = transpose_table(src, rows)
+    out = _read_rows(src, turned, delim, cm=cm)
+    for rec in out:
+        described = dmeta.get(rec.dataset_metadata.get("column", rec.dataset))
+        if described:
+            rec.dataset_metadata = {**rec.dataset_metadata, **described}
+    return out
+
+
+def _read_rows(src: SourceFile, rows: list, delim: Optional[str] = None, cm: Optional[dict] = None):
     """A table's rows (header first) read as long or wide; ``delim``: a CSV's delimiter, whose decimal commas are
-    read (None: rows from JSON records, whose numbers have none)."""
+    read (None: rows from JSON records, whose numbers have none); ``cm``: column metadata instead of the file's (a
+    table turned round)."""
     if len(rows) < 2:
         raise IngestError(src.path, "no data rows")
     header = [clean_header(h) for h in rows[0]]
@@ -283,7 +310,7 @@ def _read_rows(src: SourceFile, rows: list, delim: Optional[str] = None):
     stem = re.sub(r"[^a-z0-9]+", "_", src.path.stem.lower()).strip("_") or "csv"
     if all(c in lower for c in LONG_REQUIRED):
         return _read_long(src, rows, header, lower, stem)
-    return _read_wide(src, rows, header, lower, stem)
+    return _read_wide(src, rows, header, lower, stem, cm)
 
 
 def _body_rows(src, rows, header):
@@ -435,8 +462,8 @@ def _read_summary(src, rows):
     return out
 
 
-def _read_wide(src, rows, header, lower, stem):
-    cm, specs, declared_meta = _wide_column_meta(src, header, lower)
+def _read_wide(src, rows, header, lower, stem, cm=None):
+    cm, specs, declared_meta = _wide_column_meta(src, header, lower, cm)
     from harness_ext.adapters.csv_columns import (
         WideColumns, classify_wide, report_file_measure, report_repeated_models, report_scoreless_rows,
         strip_footnote_marks)
@@ -468,7 +495,7 @@ def _read_wide(src, rows, header, lower, stem):
     cols.demote(constant_columns(header, cols.scores, specs, lambda j: parsed[j][0]), header, "constant")
     meta_cols, score_cols, empty = cols.meta, cols.scores, cols.empty
     if not score_cols:
-        raise IngestError(src.path, "wide CSV has no score columns (every column is model metadata)")
+        raise IngestError(src.path, cols.no_scores(header))
     import numpy as np
 
     values = np.array([[math.nan if v is None else v for v in parsed[j][0]] for j in score_cols]).T
@@ -622,5 +649,10 @@ def harness_ext_adapters():
         # its columns "group / name", rowspan repeats a value, <sup>/<sub> markers after a number are left out and
         # noted (adapters/csv_html.py); a score column that is the plain mean of a group of the others is named in a
         # note with its members (still a dataset)
-        revision="16",
+        # 17: a table with one row per dataset and one column per model is read when declared (models: columns,
+        # --models-as-columns; adapters/csv_transposed.py); a subscript after text in a page's cell is joined with
+        # '_' (GPT<sub>4</sub> as GPT_4, was GPT4); Markdown backslash escapes are read as the page shows them
+        # ('Human Performance\*' as 'Human Performance*'); a page's table whose only numbers describe the models
+        # (a context length) is no leaderboard: not claimed, and a CSV one is refused saying so
+        revision="17",
     )

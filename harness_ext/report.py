@@ -9,6 +9,7 @@ optional (the ``plot`` extra) and imported lazily with the non-interactive Agg b
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -274,13 +275,48 @@ def save_figure(fig, path) -> Path:
                 missing.add(chr(int(m.group(1))))
             else:  # not ours to judge: said as it would have been
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        if missing:
+        if missing and _GLYPH_PENDING is not None:  # said once, for every plot, when the command's plots are drawn
+            _GLYPH_PENDING.append((path, _glyph_labels(fig, missing), missing))
+        elif missing:
             import logging
 
             logging.getLogger("harness_ext.plot").warning("%s", missing_glyph_message(fig, missing, path))
     finally:
         plt.close(fig)
     return path
+
+
+#: The missing glyphs of the plots saved inside :func:`one_glyph_note`: ``[(path, labels, characters)]``.
+_GLYPH_PENDING: Optional[list] = None
+
+
+@contextlib.contextmanager
+def one_glyph_note():
+    """Say the characters no installed font has once for every plot saved inside (``weights`` draws several plots
+    of the same names, and said it once per plot); outside it, each plot says its own."""
+    global _GLYPH_PENDING
+    outer = _GLYPH_PENDING
+    if outer is None:
+        _GLYPH_PENDING = []
+    try:
+        yield
+    finally:
+        pending = _GLYPH_PENDING if outer is None else []
+        _GLYPH_PENDING = outer
+        if pending:
+            import logging
+
+            labels = sorted(set().union(*(lab for _, lab, _ in pending)))
+            missing = set().union(*(m for _, _, m in pending))
+            names = [Path(p).name for p, _, _ in pending]
+            where = names[0] if len(names) == 1 else f"{plural(len(names), 'plot')} ({listed(names, 6)})"
+            logging.getLogger("harness_ext.plot").warning("%s", _glyph_text(where, labels, missing, len(names) > 1))
+
+
+def _glyph_labels(fig, missing: set) -> set:
+    from matplotlib.text import Text
+
+    return {t.get_text() for t in fig.findobj(Text) if set(t.get_text()) & missing}
 
 
 #: matplotlib's warning for a character no font of the text's family has (it draws an empty box instead).
@@ -291,14 +327,15 @@ def missing_glyph_message(fig, missing: set, path) -> str:
     """One line for the characters of ``fig``'s text no installed font has: how many labels, an example, the fix.
 
     matplotlib warns once per character (73 lines for Nejumi's Japanese task names); this says it once."""
-    from matplotlib.text import Text
+    return _glyph_text(Path(path).name, sorted(_glyph_labels(fig, missing)), missing)
 
-    labels = sorted({t.get_text() for t in fig.findobj(Text) if set(t.get_text()) & missing})
+
+def _glyph_text(where: str, labels: list, missing: set, plots: bool = False) -> str:
     example = shorten(labels[0], 40) if labels else "".join(sorted(missing)[:3])
-    return (f"{Path(path).name}: {plural(len(labels), 'label')} with {plural(len(missing), 'character')} no "
+    return (f"{where}: {plural(len(labels), 'label')} with {plural(len(missing), 'character')} no "
             f"installed font has ({example!r}{', ...' if len(labels) > 1 else ''}), drawn as empty boxes; install a "
             f"font with them (for Chinese, Japanese and Korean: Noto Sans CJK) and the plots use it; the tables "
-            f"written beside the plot hold the names")
+            f"written beside the plot{'s' * plots} hold the names")
 
 
 def progress(iterable: Iterable, total: Optional[int] = None, desc: str = "", disable: Optional[bool] = None):

@@ -36,6 +36,16 @@ def _one(*paths):
     return s, f
 
 
+def test_a_subscript_in_an_html_model_name_is_joined_with_an_underscore():
+    # LAVIS names its models 'Img2LLM-VQA-OPT<sub>13B</sub>' (three <sub> never closed): run together, 'OPT13B'
+    s, f = _one(FIX / "lavis_img2llm_vqa_readme.md")
+    models = {m for (m,) in _q(s, "SELECT name FROM models")}
+    assert {"Frozen-7B_base", "Img2LLM-VQA-OPT_13B", "Img2LLM-VQA-OPT_175B"} <= models
+    assert not any(m.endswith(("Bbase", "OPT13B")) for m in models)
+    assert "7 cells with a subscript after its text read with '_' before the subscript (GPT<sub>4</sub> as GPT_4), " \
+           "as a superscript power is read with '^'" in f.notes
+
+
 @pytest.mark.parametrize("page, csv, n", [
     ("medseg_review_readme_slice.md", "medseg_review_overall.csv", 34),
     ("lavis_img2llm_vqa_readme.md", "lavis_img2llm_vqa.csv", 26),

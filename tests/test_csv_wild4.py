@@ -79,11 +79,102 @@ def test_reference_kind_ignores_a_markdown_escape(name, kind):
     assert reference_kind(name) == kind
 
 
-def test_table_with_one_row_per_dataset_says_to_transpose_it():
-    # The models are the columns (one per detector); renaming 'file' to 'model', as the refusal said, stored the
-    # series as models and their lengths as scores.
+def test_table_with_one_row_per_dataset_names_the_option_that_reads_it():
+    # The models are the columns (one per detector); renaming 'file' to 'model', as the refusal once said, stored
+    # the series as models and their lengths as scores. It is never turned round unasked.
     with Store.open(":memory:") as s:
         f = _ingest(s, TSBAD)
     assert f.status == "skipped"
     assert "its rows look like datasets (first column 'file': 001_NAB_id_1_Facility_tr_1007_1st_2014.csv" in f.reason
-    assert "transpose it" in f.reason and "rename the column" not in f.reason
+    assert "--models-as-columns" in f.reason and "'models: columns'" in f.reason
+
+
+def _ingest_turned(store, path, **options):
+    return ingest_paths(store, [path], show_progress=False, options=options).files[0]
+
+
+def _check_turned(s, f):
+    assert f.status == "ingested", f.reason
+    models = set(s.con.execute("SELECT name FROM models").fetchdf()["name"])
+    ds = s.con.execute("SELECT name, metadata FROM datasets").fetchdf().set_index("name")
+    assert len(models) == 32 and {"Sub-IForest", "MOMENT (FT)", "Lag-Llama"} <= models
+    assert not models & {"ts_len", "anomaly_len", "num_anomaly", "avg_anomaly_len", "anomaly_ratio",
+                         "point_anomaly", "seq_anomaly"}
+    assert len(ds) == 3
+    md = json.loads(ds.loc["001_NAB_id_1_Facility_tr_1007_1st_2014.csv", "metadata"])
+    assert md["ts_len"] == 4031 and md["anomaly_ratio"] == pytest.approx(0.08509054825105433)
+    assert md["point_anomaly"] == 0 and md["seq_anomaly"] == 1
+    v = s.con.execute("SELECT value FROM results r JOIN models m ON r.model_id = m.model_id "
+                      "WHERE m.name = 'MOMENT (FT)' ORDER BY value").fetchdf()["value"]
+    assert list(v) == pytest.approx([0.1267562805043206, 0.3406602810304633, 0.5736119643477883])
+    note = next(n for n in f.notes if "read with the models as the columns" in n)
+    assert "32 models, 3 datasets" in note and "7 columns describing the datasets" in note
+    assert "point_anomaly, seq_anomaly (whole numbers beside fractional scores)" in note
+
+
+def test_models_as_columns_from_the_ingest_option():
+    with Store.open(":memory:") as s:
+        _check_turned(s, _ingest_turned(s, TSBAD, models_as_columns=True))
+
+
+def test_models_as_columns_from_the_sidecar_and_kind_model(tmp_path):
+    p = tmp_path / TSBAD.name
+    p.write_bytes(TSBAD.read_bytes())
+    side = tmp_path / (TSBAD.name + ".meta.yaml")
+    side.write_text("models: columns\nbenchmark: tsb_ad_uni_vus_pr\n")
+    with Store.open(":memory:") as s:
+        _check_turned(s, _ingest(s, p))
+        assert set(s.con.execute("SELECT DISTINCT benchmark FROM datasets").fetchdf()["benchmark"]) == {"tsb_ad_uni_vus_pr"}
+    # a column the rules take for a descriptor, declared a model
+    side.write_text("models: columns\ncolumns:\n  point_anomaly: {kind: model}\n")
+    with Store.open(":memory:") as s:
+        f = _ingest(s, p)
+        assert f.status == "ingested", f.reason
+        assert "point_anomaly" in set(s.con.execute("SELECT name FROM models").fetchdf()["name"])
+
+
+def test_models_as_columns_refuses_a_table_with_a_model_column(tmp_path):
+    p = tmp_path / "board.csv"
+    p.write_text(SCANDEVAL.read_text())
+    with Store.open(":memory:") as s:
+        f = _ingest_turned(s, p, models_as_columns=True)
+    assert f.status != "ingested"
+    assert "its column 'model_id' names models" in f.reason
+
+
+def test_kind_model_in_a_table_with_a_row_per_model_is_an_error(tmp_path):
+    p = tmp_path / "board.csv"
+    p.write_text(SCANDEVAL.read_text())
+    (tmp_path / "board.csv.meta.yaml").write_text("columns:\n  dansk: {kind: model}\n")
+    with Store.open(":memory:") as s:
+        f = _ingest(s, p)
+    assert f.status != "ingested" and "kind: model (dansk) is for a table read with its models" in f.reason
+
+
+def test_markdown_backslash_escapes_are_read_as_the_page_shows_them():
+    # CommonMark shows '\*' as '*': the name kept the backslash ('Human Performance\*') where it was stored or noted.
+    with Store.open(":memory:") as s:
+        f = _ingest(s, MATHVISTA)
+    assert any("('Human Performance*')" in n for n in f.notes)
+    assert not any("\\" in n for n in f.notes)
+    with Store.open(":memory:") as s:
+        f = _ingest_turned(s, MATHVISTA, keep_reference_rows=True)
+        assert f.status == "ingested", f.reason
+        models = set(s.con.execute("SELECT name FROM models").fetchdf()["name"])
+    human = [m for m in models if m.startswith("Human Performance")]
+    assert human and not any("\\" in m for m in models)
+
+
+def test_a_subscript_in_a_markdown_model_name_is_joined_with_an_underscore(tmp_path):
+    # The LAVIS Img2LLM-VQA table's model cells (tests/fixtures/html), written as a pipe table: 'OPT<sub>13B</sub>'
+    # ran into 'OPT13B'; a subscript marker after a score is read as before.
+    p = tmp_path / "board.md"
+    p.write_text("| Model | VQAv2 val | OK-VQA test |\n|---|---|---|\n| Frozen-7B<sub>base</sub> | 29.5 | 5.9 |\n"
+                 "| Img2LLM-VQA-OPT<sub>13B</sub> | 57.1 | 39.9<sub>*</sub> |\n"
+                 "| Img2LLM-VQA-OPT<sub>175B</sub> | 60.6 | 45.6 |\n")
+    with Store.open(":memory:") as s:
+        f = _ingest(s, p)
+        assert f.status == "ingested", f.reason
+        models = set(s.con.execute("SELECT name FROM models").fetchdf()["name"])
+    assert models == {"Frozen-7B_base", "Img2LLM-VQA-OPT_13B", "Img2LLM-VQA-OPT_175B"}
+    assert any(n.startswith("3 cells with a subscript after its text read with '_'") for n in f.notes)

@@ -212,7 +212,7 @@ def test_removing_rows_never_changes_what_a_column_is_stored_as(tmp_path_factory
         try:
             some = _kinds(part)
         except IngestError as exc:
-            assert "no score columns" in exc.reason  # the rows kept have no value in any score column
+            assert "no score column" in exc.reason  # the rows kept have no value in any score column
             return
     assert {c: whole[c] for c in some} == some
 

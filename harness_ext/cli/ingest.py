@@ -22,7 +22,8 @@ def run(args) -> int:
     if not paths:
         raise HarnessExtError("nothing to ingest: name result files or directories, or pass --bundled")
     options = reading_options(args.meta_columns, args.column_meta, getattr(args, "mteb_split", None),
-                              getattr(args, "mteb_languages", None), getattr(args, "keep_reference_rows", False))
+                              getattr(args, "mteb_languages", None), getattr(args, "keep_reference_rows", False),
+                              getattr(args, "models_as_columns", False))
     from ..errors import StoreLockedError
 
     try:

@@ -258,6 +258,11 @@ def ingest_options(parser):
     parser.add_argument("--column-meta", default=None, metavar="FILE",
                         help="YAML sidecar with per-column chance level, direction, scale and kind for every CSV "
                              "ingested (a file's own <file>.meta.yaml wins; format in docs/guide/ingest.md, 'Leaderboard CSVs')")
+    parser.add_argument("--models-as-columns", action="store_true",
+                        help="read every CSV/TSV ingested as one row per dataset and one column per model (TSB-AD's "
+                             "results tables); columns describing the datasets (lengths, counts, ratios, whole "
+                             "numbers beside fractional scores, or declared) become dataset metadata, noted. One "
+                             "file: 'models: columns' in its sidecar")
     parser.add_argument("--mteb-split", default=None,
                         help="MTEB split to read (default: the first of test, dev, validation the file has)")
     parser.add_argument("--mteb-languages", action=CommaJoin, default=None,

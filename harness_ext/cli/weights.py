@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 
 from ..errors import HarnessExtError, MethodError
-from ..report import Result, dumps, plural
+from ..report import Result, dumps, one_glyph_note, plural
 from ..safe_output import write_file
 from .output import emit
 
@@ -266,19 +266,20 @@ def run(args) -> int:
                              *report.completion.notes]
     print(report.header())
     scheme_params = {args.scheme: parse_key_values(args.param, "--param")}
-    for name in ANALYSES:  # always in this order, whatever the order of --analyses
-        if name not in analyses:
-            continue
-        try:
-            result = _analyse(name, df, args, scheme_params)
-        except MethodError as exc:
-            if name == "random":  # as before the split: a matrix random weights cannot score is an error
-                raise
-            result, plots = str(exc), []
-        else:
-            plots = _write(name, result, out, args.top)
-        report.analyses.append((name, result, plots))
-        print(report.block(name, result, plots))
+    with one_glyph_note():  # names no installed font draws: said once for all the plots, not once per plot
+        for name in ANALYSES:  # always in this order, whatever the order of --analyses
+            if name not in analyses:
+                continue
+            try:
+                result = _analyse(name, df, args, scheme_params)
+            except MethodError as exc:
+                if name == "random":  # as before the split: a matrix random weights cannot score is an error
+                    raise
+                result, plots = str(exc), []
+            else:
+                plots = _write(name, result, out, args.top)
+            report.analyses.append((name, result, plots))
+            print(report.block(name, result, plots))
 
     if args.emit_weights:
         report.weights = compute_weights(df, args.scheme, random_state=args.random_state, **scheme_params[args.scheme])

@@ -94,7 +94,8 @@ def _names(value) -> tuple:
 
 def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = None, group: Optional[str] = None,
            reread: bool = False, meta_columns=None, column_meta: Optional[PathLike] = None,
-           mteb_split: Optional[str] = None, mteb_languages=None, keep_reference_rows: bool = False):
+           mteb_split: Optional[str] = None, mteb_languages=None, keep_reference_rows: bool = False,
+           models_as_columns: bool = False):
     """Read result files into a store (created if needed), transactionally and idempotently.
 
     Parameters
@@ -122,6 +123,9 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
         As ``harness-ext ingest --keep-reference-rows``: a CSV's reference rows ("Random", "Human"), wide or long,
         stored as models rather than as the dataset's chance level and reference scores; an item table's stored as a
         model's item scores rather than left out.
+    models_as_columns : bool, default False
+        As ``harness-ext ingest --models-as-columns``: every CSV/TSV read as one row per dataset and one column per
+        model (a file's sidecar says it with ``models: columns``).
 
     Returns
     -------
@@ -144,7 +148,8 @@ def ingest(paths, store: Optional[PathLike] = None, *, adapter: Optional[str] = 
     if not any(Path(p).exists() for p in paths):
         raise HarnessExtError(f"ingest(): no such file or folder: {', '.join(map(str, paths[:5]))}"
                               f"{' ...' if len(paths) > 5 else ''}" if paths else "ingest(): no paths given")
-    options = reading_options(meta_columns, column_meta, mteb_split, mteb_languages, keep_reference_rows)
+    options = reading_options(meta_columns, column_meta, mteb_split, mteb_languages, keep_reference_rows,
+                              models_as_columns)
     with Store.open(str(store) if store is not None else default_db_path()) as s:
         return ingest_paths(s, list(paths), adapter=adapter, options=options, group=group, reread=reread)
 

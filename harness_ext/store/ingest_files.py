@@ -30,7 +30,7 @@ EDITED_KEPT_REASON = "; what its earlier content stored is kept as it was"
 
 
 def reading_options(meta_columns=None, column_meta=None, mteb_split: Optional[str] = None,
-                    mteb_languages=None, keep_reference_rows: bool = False) -> dict:
+                    mteb_languages=None, keep_reference_rows: bool = False, models_as_columns: bool = False) -> dict:
     """The reading options adapters take (``ingest --meta-columns`` ...), as ``ingest_paths(options=...)`` reads them.
 
     Parameters
@@ -48,6 +48,9 @@ def reading_options(meta_columns=None, column_meta=None, mteb_split: Optional[st
         Store a CSV's reference rows ("Random", "Human", "Oracle"), wide or long, as models, not as the dataset's
         chance level and reference scores, and an item table's as a model's item scores, not left out
         (:mod:`harness_ext.adapters.csv_reference`).
+    models_as_columns : bool, default False
+        Read every CSV/TSV as one row per dataset and one column per model
+        (:mod:`harness_ext.adapters.csv_transposed`), as a file's sidecar says with ``models: columns``.
 
     Returns
     -------
@@ -63,6 +66,8 @@ def reading_options(meta_columns=None, column_meta=None, mteb_split: Optional[st
         options["meta_columns"] = names(meta_columns)
     if keep_reference_rows:
         options["keep_reference_rows"] = True
+    if models_as_columns:
+        options["models_as_columns"] = True
     if mteb_split:
         options["mteb_split"] = str(mteb_split)
     if mteb_languages:

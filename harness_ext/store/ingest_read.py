@@ -213,9 +213,9 @@ def _csv_near_miss(src: SourceFile) -> str:
     rows = _dataset_rows(cells[0], [_split(ln, delim)[0].strip() for ln in lines[1:21]])
     if rows:
         return (f": a table whose header names no model column (it has {shown}); its rows look like datasets "
-                f"({rows}) and its other columns like the models: a leaderboard is read with one row per model, so "
-                f"transpose it (a 'model' column, one column per dataset); renamed to 'model', {cells[0]!r} would "
-                "store the datasets as models")
+                f"({rows}) and its other columns like the models: ingest it with --models-as-columns (or "
+                "'models: columns' in its sidecar, <file>.meta.yaml) to read each column after the first as a "
+                f"model; renamed to 'model', {cells[0]!r} would store the datasets as models")
     return (f": a table whose header names no model column (it has {shown}); rename the column that names the "
             "models to 'model'")
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ...base import check_matrix
 from ...errors import MethodError
-from ...report import Result, format_table
+from ...report import Result, format_table, listed, plural
 from .common import CHUNK_FLOATS, _require_complete, is_binary, ranks_desc, section, short_name, weighted_scores
 from .sampling import sample_simplex, sample_simplex_spacings
 
@@ -139,7 +139,7 @@ class RandomWeightsResult(Result):
         shown.index = [f"{i + 1} {short_name(n, 40)}" for i, n in enumerate(shown.index)]
         shown.columns = [str(i + 1) for i in range(k_show)]
         parts.append(section(f"pairwise: fraction of draws where row beats column (top {k_show}; full matrix in pairwise.csv)",
-                             format_table(shown, "{:.2f}")))
+                             format_table(shown, "{:.2f}") + self._ties_note()))
         s = self.summary()
         parts.append(section(
             "named outputs",
@@ -155,6 +155,33 @@ class RandomWeightsResult(Result):
                "where the two differ (binary_beat_probability)" if "top_two_swap_rate_exact" in s else ""),
         ))
         return "\n\n".join(parts)
+
+    def tied_pairs(self) -> tuple:
+        """``(pairs tied in every draw, pairs tied in some)`` among the models of ``pairwise``, each ``(row model,
+        column model)`` once: a tie is neither a win nor a loss, so a tied pair's two cells add to less than 1 (two
+        models with the same score on every column are 0 both ways)."""
+        P = self.pairwise.to_numpy()
+        tie = 1.0 - P - P.T
+        names = list(self.pairwise.index)
+        iu = zip(*np.triu_indices(len(P), 1))
+        every, some = [], []
+        for i, j in iu:
+            if tie[i, j] >= 1 - 1e-9:
+                every.append((names[i], names[j]))
+            elif tie[i, j] > 1e-9:
+                some.append((names[i], names[j]))
+        return every, some
+
+    def _ties_note(self) -> str:
+        every, some = self.tied_pairs()
+        out = ""
+        if every:
+            out += (f"\n{plural(len(every), 'pair')} tied in every draw (the same score on every column), so 0 both "
+                    f"ways: {listed([f'{a} = {b}' for a, b in every], 6)}")
+        if some:
+            out += (f"\n{plural(len(some), 'pair')} tied in some draws: their two cells add to less than 1 "
+                    f"({listed([f'{a} / {b}' for a, b in some], 4)})")
+        return out
 
     def _near_zero_note(self, model: str) -> str:
         """For ``largest_score_shift``: the model's uniform score when it is under a tenth of the median model's,
@@ -457,11 +484,19 @@ def plot_pairwise(res: RandomWeightsResult, path):
     names = [short_name(x) for x in res.pairwise.index]
     ax.set_xticks(range(k), names, rotation=70, ha="right", fontsize=7)
     ax.set_yticks(range(k), names, fontsize=7)
+    every = 100 - P - P.T >= 100 - 1e-7  # tied in every draw: 0 both ways, drawn as '='
     if k <= 25:
         for (i, j), v in np.ndenumerate(P):
             if i != j:
-                ax.text(j, i, f"{v:.0f}", ha="center", va="center", fontsize=6, color="w" if v < 60 else "k")
-    ax.set_title(f"% of {res.n_draws:,} random weightings where row beats column", fontsize=9)
+                ax.text(j, i, "=" if every[i, j] else f"{v:.0f}", ha="center", va="center", fontsize=6,
+                        color="w" if v < 60 else "k")
+    ties, partial = res.tied_pairs()
+    title = f"% of {res.n_draws:,} random weightings where row beats column"
+    if ties or partial:  # a tie is no win: without a word, 0 both ways reads as a bug
+        title += ("\n" + ("'=': tied in every draw (the same score on every column); " if ties and k <= 25 else
+                           f"{plural(len(ties), 'pair')} tied in every draw (0 both ways); " if ties else "")
+                  + "a tie is neither row's win nor column's")
+    ax.set_title(title, fontsize=9)
     fig.colorbar(im, ax=ax, shrink=0.8, label="proportion where row > column (%)")
     return save_figure(fig, path)
 
