@@ -248,6 +248,10 @@ def _read_page(src: SourceFile):
 
 
 def read(src: SourceFile):
+    if src.suffix in RECORD_SUFFIXES or src.suffix in MARKDOWN_SUFFIXES or src.suffix in HTML_SUFFIXES:
+        if models_as_columns(src):  # declared, but only a CSV/TSV is turned round: said, not ignored
+            src.note("read with one row per model: 'models: columns' (--models-as-columns) applies to CSV and TSV "
+                     "tables only, not to JSON records, Markdown or HTML; convert the table to CSV to read it turned")
     if src.suffix in RECORD_SUFFIXES:  # a table as JSON records: its rows, read by the record path below
         return _read_rows(src, record_rows(src))
     if src.suffix in MARKDOWN_SUFFIXES or src.suffix in HTML_SUFFIXES:  # pipe and HTML tables: their rows, read

@@ -34,7 +34,7 @@ class StoreFit:
     ``ok`` is False (with ``why``) where a column's transform is not linear.
     """
 
-    def __init__(self, X_train, records):
+    def __init__(self, X_train, records, clip: bool = True):
         import pandas as pd
 
         from harness_ext.store.matrix import normalisation_params
@@ -47,14 +47,17 @@ class StoreFit:
         r, flip = self.params["chance"].to_numpy(float), self.params["flip"].to_numpy(bool)
         self.beta = np.where(flip, -1.0, 1.0) * span * (1.0 - r)
         self.alpha = np.where(flip, lo + span * (1.0 - r), lo + span * r)
-        self.bounded = self.params["clip"].to_numpy(dtype=bool)
+        # clip=False ("store-unclipped"): the same map without the floor at chance and the ceiling at 1, and the
+        # predictions left unclipped -- a screen of fitting on the scores before the store clips them
+        self.clip = clip
+        self.bounded = self.params["clip"].to_numpy(dtype=bool) & clip
         self.scales = self.params["scale"].tolist()
 
     def normalise(self, X):
         """``X`` as ``reduce`` and ``predict`` see it (clipped where the column's scale is known)."""
         from harness_ext.store.matrix import apply_normalisation
 
-        return apply_normalisation(np.asarray(X, float), self.params)
+        return apply_normalisation(np.asarray(X, float), self.params, clip=self.clip)
 
     def to_raw(self, Z):
         return self.alpha + self.beta * Z
@@ -94,12 +97,12 @@ _SAID: set = set()
 
 
 def store_fit(X_train, meta, fit: str) -> Optional[StoreFit]:
-    """The split's :class:`StoreFit` when ``fit`` is "store" and the columns allow it, else None (the raw fit; the
-    reason said once)."""
-    if fit != "store":
+    """The split's :class:`StoreFit` when ``fit`` is "store" (or "store-unclipped") and the columns allow it, else None
+    (the raw fit; the reason said once)."""
+    if fit not in ("store", "store-unclipped"):
         return None
     recs = store_records(meta)
-    sf = StoreFit(X_train, recs) if recs else None
+    sf = StoreFit(X_train, recs, clip=fit == "store") if recs else None
     if sf is None or not sf.ok:
         why = "no store record of its columns" if sf is None else sf.why
         if why not in _SAID:

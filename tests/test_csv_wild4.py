@@ -117,6 +117,14 @@ def test_models_as_columns_from_the_ingest_option():
         _check_turned(s, _ingest_turned(s, TSBAD, models_as_columns=True))
 
 
+def test_models_as_columns_on_a_markdown_page_is_said_not_ignored():
+    """The option turns CSV/TSV tables only: a Markdown board is read with a row per model, and the note says so."""
+    with Store.open(":memory:") as s:
+        f = _ingest_turned(s, MATHVISTA, models_as_columns=True)
+        assert f.status == "ingested"
+        assert any("applies to CSV and TSV tables only" in n for n in f.notes)
+
+
 def test_models_as_columns_from_the_sidecar_and_kind_model(tmp_path):
     p = tmp_path / TSBAD.name
     p.write_bytes(TSBAD.read_bytes())
