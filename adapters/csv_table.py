@@ -622,5 +622,10 @@ def harness_ext_adapters():
         # its columns "group / name", rowspan repeats a value, <sup>/<sub> markers after a number are left out and
         # noted (adapters/csv_html.py); a score column that is the plain mean of a group of the others is named in a
         # note with its members (still a dataset)
-        revision="16",
+        # 17: an average named after its metric ("Average_Spearman", ProteinGym) is an aggregate; a JSON object
+        # holding one array of records, each grouping its values one level deep ({"info": {"name": ...},
+        # "validation": {"overall": "59.4", ...}}: the MMMU leaderboard's data file), is read as a table of
+        # "group.key" columns; a column naming the systems ranked ("Provider", "system", "tool", ...) is the model
+        # column when no column is named as the model, noted
+        revision="17",
     )
