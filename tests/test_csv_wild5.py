@@ -122,3 +122,30 @@ def test_a_model_column_wins_over_a_system_column(tmp_path):
         assert f.status == "ingested", f.reason
         assert _models(s) == {"m1", "m2"}
     assert not any("read as the models' names" in n for n in f.notes)
+
+
+def test_matrix_says_which_models_have_only_aggregates(tmp_path, capsys):
+    # 82 of MMMU's 172 models report only validation.overall: `matrix` left them out without a word.
+    import logging
+
+    from harness_ext.cli import main
+
+    db = str(tmp_path / "s.duckdb")
+    with Store.open(db) as s:
+        _ingest(s, MMMU)
+    p = tmp_path / "only_overall.json"
+    doc = json.loads(MMMU.read_text())
+    doc["leaderboardData"].append({"info": {"name": "Only Overall"}, "validation": {"overall": "61.0"}})
+    p.write_text(json.dumps(doc))
+    with Store.open(db) as s:
+        ingest_paths(s, [p], show_progress=False)
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logging.getLogger("harness_ext").addHandler(handler)
+    try:
+        assert main(["matrix", "--db", db, "-o", str(tmp_path / "m.csv")]) in (0, None)
+    finally:
+        logging.getLogger("harness_ext").removeHandler(handler)
+    text = " ".join(r.getMessage() for r in records) + capsys.readouterr().err
+    assert "1 model with only aggregate scores" in text and "Only Overall" in text
