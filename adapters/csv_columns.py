@@ -123,9 +123,14 @@ def _own_score(name: str, board: list, common: list) -> bool:
     return all(len(w) >= 2 and any(b.startswith(w) for b in board + common) for w in rest)
 
 
-#: Words after "average" that say how it is scored, not what is averaged ("Mean win rate", "average_score").
+#: Words after "average" that say how it is scored, not what is averaged ("Mean win rate", "average_score"), also
+#: the name of a metric (ProteinGym's ``Average_Spearman`` beside ``Function_Activity``, ... is the mean of those
+#: columns' Spearman correlations, not the score of a benchmark called Spearman the file lacks).
 _HOW = frozenset({"score", "scores", "win", "rate", "winrate", "accuracy", "acc", "f1", "em", "exact", "match",
-                  "pass", "rank", "rating", "elo", "points", "result", "results", "performance", "all", "of"})
+                  "pass", "rank", "rating", "elo", "points", "result", "results", "performance", "all", "of",
+                  "spearman", "pearson", "kendall", "tau", "correlation", "corr", "auc", "auroc", "auprc", "roc",
+                  "ndcg", "mcc", "mrr", "recall", "precision", "top", "bleu", "chrf", "rouge", "meteor", "wer", "cer",
+                  "mae", "mse", "rmse", "r2"})
 
 
 def _averages_elsewhere(name: str, m, j, words: dict) -> bool:

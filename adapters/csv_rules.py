@@ -20,6 +20,13 @@ MODEL_HEADERS = ("model", "models", "model name", "model_name", "llm_model", "ll
                  "模型", "大模型", "模型名称", "模型名", "モデル", "モデル名", "모델", "모델명")
 #: Headers of a model column read only when no :data:`MODEL_HEADERS` column is present (AlpacaEval's ``name``).
 NAME_HEADERS = ("name", "model_display_name", "display name")
+#: Headers of the column naming the systems a board ranks when it names no model (:data:`MODEL_HEADERS`) or name
+#: (:data:`NAME_HEADERS`) column: a document-parsing board's ``Provider`` (ParseBench), a board of tools, solvers or
+#: submissions. Read so with a note (:func:`check_model_column`); "method" and "approach" are not among them: beside a
+#: model they say how it was run.
+SYSTEM_HEADERS = ("provider", "system", "system name", "system_name", "algorithm", "parser", "engine", "tool",
+                  "framework", "solver", "detector", "submission", "submission name", "submission_name", "entrant",
+                  "participant", "agent")
 _BOOL = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 _MISSING = frozenset({"", "nan", "na", "n/a", "-", "--", "\u2014", "\u2013", "none", "null", "?", "x"})
 #: Numeric columns that describe a model instead of scoring it.
@@ -106,11 +113,12 @@ def model_column(lower) -> int | None:
     Leaderboards do not all lead with the model: Chatbot Arena's tables start with the model
     ``key`` before ``Model``, others with ``Rank`` or ``#``. The first column named as a model
     (:data:`MODEL_HEADERS`) wins wherever it stands; failing that a ``name`` column
-    (:data:`NAME_HEADERS`, AlpacaEval's leaderboards); failing that an unnamed first column,
+    (:data:`NAME_HEADERS`, AlpacaEval's leaderboards); failing that a column named as the system ranked
+    (:data:`SYSTEM_HEADERS`: ParseBench's ``Provider``); failing that an unnamed first column,
     which is how pandas writes a table indexed by model (``df.to_csv()``: AlpacaEval's
     ``src/alpaca_eval/leaderboards`` files); :func:`_read_wide` refuses it when it holds only row numbers.
     """
-    for names in (MODEL_HEADERS, NAME_HEADERS):
+    for names in (MODEL_HEADERS, NAME_HEADERS, SYSTEM_HEADERS):
         j = next((j for j, h in enumerate(lower) if h in names), None)
         if j is not None:
             return j
@@ -308,7 +316,11 @@ def note_unnamed_columns(src, header, mc, cells_of) -> None:
 
 def check_model_column(src, header, mc, models) -> None:
     """Refuse an unnamed first column that holds only row numbers (``df.to_csv()`` of a table not indexed by
-    model): its numbers are no model names, and the file names no model column."""
+    model): its numbers are no model names, and the file names no model column. A column read as the models
+    because it names the systems ranked (:data:`SYSTEM_HEADERS`) is noted."""
+    if header[mc].strip().lower() in SYSTEM_HEADERS:
+        src.note(f"column {header[mc]!r} read as the models' names ({plural(len(models), 'row')}): the file names "
+                 "no 'model' column; rename the column that names them to 'model' if another one does")
     if header[mc] or not all(re.fullmatch(r"\s*\d+\s*", m) for m in models):
         return
     raise IngestError(src.path, "no model column: the unnamed first column holds row numbers; name the model column "

@@ -658,5 +658,10 @@ def harness_ext_adapters():
         # '_' (GPT<sub>4</sub> as GPT_4, was GPT4); Markdown backslash escapes are read as the page shows them
         # ('Human Performance\*' as 'Human Performance*'); a page's table whose only numbers describe the models
         # (a context length) is no leaderboard: not claimed, and a CSV one is refused saying so
-        revision="17",
+        # 18: an average named after its metric ("Average_Spearman", ProteinGym) is an aggregate; a JSON object
+        # holding one array of records, each grouping its values one level deep ({"info": {"name": ...},
+        # "validation": {"overall": "59.4", ...}}: the MMMU leaderboard's data file), is read as a table of
+        # "group.key" columns; a column naming the systems ranked ("Provider", "system", "tool", ...) is the model
+        # column when no column is named as the model, noted
+        revision="18",
     )

@@ -1,47 +1,151 @@
-"""Tables from the wild that hold no scores, read as a new user would: OmniGenBench's list of supported models
-(parameter counts and context lengths, no score). Real slices in fixtures/csv_wild5 (see its PROVENANCE.md)."""
+"""Leaderboards from the wild, fifth round, read as a new user would: ProteinGym's zero-shot summary (its overall
+column is named after the metric it averages, ``Average_Spearman``), the MMMU leaderboard's data file (one array of
+records wrapped in an object, each record's values grouped by split) and ParseBench's table (its systems named in a
+``Provider`` column).
+
+Real slices in fixtures/csv_wild5 (sources, commits and licences in its PROVENANCE.md).
+"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from harness_ext.store.db import Store
 from harness_ext.store.ingest import ingest_paths
 
 FIX = Path(__file__).parent / "fixtures" / "csv_wild5"
-MODELS_MD = FIX / "omnigenbench_supported_models.md"
-MODELS_CSV = FIX / "omnigenbench_rna_models.csv"
-MATHVISTA = Path(__file__).parent / "fixtures" / "csv_wild4" / "mathvista_testmini_slice.md"
+PROTEINGYM = FIX / "proteingym_zero_shot_spearman_slice.csv"
+MMMU = FIX / "mmmu_leaderboard_data_slice.json"
+PARSEBENCH = FIX / "parsebench_leaderboard_slice.csv"
 
 
-def _ingest(path):
+def _ingest(store, path):
+    rep = ingest_paths(store, [path], show_progress=False)
+    return rep.files[0]
+
+
+def _datasets(s) -> dict:
+    df = s.con.execute("SELECT name, kind FROM datasets").fetchdf()
+    return dict(zip(df["name"], df["kind"]))
+
+
+def _models(s) -> set:
+    return set(s.con.execute("SELECT name FROM models").fetchdf()["name"])
+
+
+def test_an_average_named_after_its_metric_is_an_aggregate():
+    # "Average_Spearman" averages the five Function_* columns beside it; "Spearman" is the metric, not a benchmark
+    # the file lacks, so it is not one of the 18 datasets a subset is chosen from.
     with Store.open(":memory:") as s:
-        f = ingest_paths(s, [path], show_progress=False).files[0]
-        n = s.con.execute("SELECT count(*) FROM results").fetchone()[0]
-    return f, n
+        f = _ingest(s, PROTEINGYM)
+        assert f.status == "ingested", f.reason
+        kinds = _datasets(s)
+    assert kinds["Average_Spearman"] == "aggregate"
+    assert sum(k != "aggregate" for k in kinds.values()) == 17
+    assert any("Average_Spearman" in n and "aggregate" in n for n in f.notes)
+    assert "Bootstrap_standard_error_Spearman" not in kinds
 
 
-def test_a_markdown_list_of_models_and_their_sizes_is_not_claimed():
-    # Its only column of numbers is a context length: not a leaderboard, so no adapter claims the file, and the
-    # reason names the table and the column (was: claimed, then refused as 'every column is model metadata').
-    f, _ = _ingest(MODELS_MD)
-    assert f.status == "skipped" and f.adapter is None
-    assert ("the table at line 16 (under 'RNA Foundation Models'): its only column of numbers describes the models "
-            "(Context Length: the name says so), no score column") in f.reason
+def test_an_average_of_a_benchmark_the_file_lacks_stays_a_dataset(tmp_path):
+    # The word after "average" still names a benchmark when it is none of the metric names (Nejumi's AVG_mtbench).
+    p = tmp_path / "board.csv"
+    p.write_text("model,AVG_mtbench,GLP_a,GLP_b,ALT_c\nm1,6.1,0.5,0.4,0.3\nm2,7.2,0.6,0.5,0.2\n")
+    with Store.open(":memory:") as s:
+        assert _ingest(s, p).status == "ingested"
+        assert _datasets(s)["AVG_mtbench"] != "aggregate"
 
 
-def test_such_a_table_beside_a_leaderboard_no_longer_refuses_the_page(tmp_path):
-    p = tmp_path / "readme.md"
-    p.write_text(MATHVISTA.read_text() + "\n" + MODELS_MD.read_text())
-    f, n = _ingest(p)
-    assert f.status == "ingested", f.reason
-    assert n == 66  # the MathVista table's cells, as on its own
-    assert any("3 tables not read, not a leaderboard" in note and "Context Length" in note for note in f.notes)
+def test_a_wrapped_array_of_grouped_records_is_read_as_its_table():
+    # Refused before: "not a recognised result file (no adapter claims it ...)".
+    with Store.open(":memory:") as s:
+        f = _ingest(s, MMMU)
+        assert f.status == "ingested", f.reason
+        kinds = _datasets(s)
+        models = _models(s)
+    assert {"GPT-4o (0513)", "NVILA", "CogVLM", "Qwen-VL-MAX"} <= models
+    # the human expert and the random baseline are references, not models
+    assert not models & {"Human Expert (High)", "Random Choice"}
+    assert {"validation.artDesign", "test.techEng", "pro.vision"} <= set(kinds)
+    assert {k for k, v in kinds.items() if v == "aggregate"} == {"validation.overall", "test.overall", "pro.overall"}
+    # the groups' text is metadata, never a score
+    assert not set(kinds) & {"info.size", "info.date", "info.type", "info.link", "validation.source"}
 
 
-def test_a_csv_list_of_models_is_refused_saying_it_holds_no_score():
-    f, _ = _ingest(MODELS_CSV)
-    assert f.status == "skipped"
-    assert f.reason == ("no score column, so no leaderboard: numbers that describe the models: Context Length (the "
-                        "name describes the model (size, date, rank, ...)); Parameters, Best For are text (if one of "
-                        "them holds scores, declare it kind: dataset with --column-meta)")
+def test_grouped_records_keep_their_values():
+    from harness_ext.store.matrix import MatrixQuery, load_matrix
+
+    with Store.open(":memory:") as s:
+        _ingest(s, MMMU)
+        m = load_matrix(s, MatrixQuery(normalise="none"), fingerprint=False)
+    assert abs(m.loc["NVILA", "validation.business"] - 62.7) < 1e-9
+    assert abs(m.loc["NVILA", "pro.original"] - 38.7) < 1e-9
+
+
+def test_records_nested_deeper_or_beside_other_arrays_are_not_a_table(tmp_path):
+    from harness_ext.adapters.csv_records import is_record_table
+    from harness_ext.types import SourceFile
+
+    cases = {
+        # a group holding an object: one level of grouping only
+        "deep.json": {"board": [{"info": {"name": "a", "meta": {"size": 1}}, "val": {"x": 1.0, "y": 2.0}}]},
+        # two arrays of records: which one is the table is not said
+        "two.json": {"rows": [{"name": "a", "x": 1.0}], "other": [{"name": "b", "x": 2.0}]},
+        # a wrapper beside an object (HELM's scenario_state: adapter_spec beside request_states)
+        "state.json": {"adapter_spec": {"model": "m"}, "request_states": [{"instance": {"id": "i"}, "x": 1.0}]},
+    }
+    for name, doc in cases.items():
+        p = tmp_path / name
+        p.write_text(json.dumps(doc))
+        assert not is_record_table(SourceFile(p)), name
+
+
+def test_a_provider_column_names_the_systems():
+    # Refused before: "a table whose header names no model column ... rename the column that names the models".
+    with Store.open(":memory:") as s:
+        f = _ingest(s, PARSEBENCH)
+        assert f.status == "ingested", f.reason
+        models = _models(s)
+        kinds = _datasets(s)
+    assert len(models) == 12 and {"LlamaParse Agentic Plus", "AWS Textract", "PyMuPDF4LLM"} <= models
+    assert {"Tables", "Charts", "Content_Faithfulness", "Semantic_Formatting", "Visual_Grounding"} <= set(kinds)
+    assert kinds["Overall"] == "aggregate"
+    assert not set(kinds) & {"Cost_Per_Page", "Category", "HF_Model_ID"}
+    assert any("'Provider' read as the models' names" in n for n in f.notes)
+
+
+def test_a_model_column_wins_over_a_system_column(tmp_path):
+    p = tmp_path / "board.csv"
+    p.write_text("system,model,a,b,c\nrag-1,m1,0.5,0.4,0.3\nrag-2,m2,0.6,0.5,0.2\n")
+    with Store.open(":memory:") as s:
+        f = _ingest(s, p)
+        assert f.status == "ingested", f.reason
+        assert _models(s) == {"m1", "m2"}
+    assert not any("read as the models' names" in n for n in f.notes)
+
+
+def test_matrix_says_which_models_have_only_aggregates(tmp_path, capsys):
+    # 82 of MMMU's 172 models report only validation.overall: `matrix` left them out without a word.
+    import logging
+
+    from harness_ext.cli import main
+
+    db = str(tmp_path / "s.duckdb")
+    with Store.open(db) as s:
+        _ingest(s, MMMU)
+    p = tmp_path / "only_overall.json"
+    doc = json.loads(MMMU.read_text())
+    doc["leaderboardData"].append({"info": {"name": "Only Overall"}, "validation": {"overall": "61.0"}})
+    p.write_text(json.dumps(doc))
+    with Store.open(db) as s:
+        ingest_paths(s, [p], show_progress=False)
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logging.getLogger("harness_ext").addHandler(handler)
+    try:
+        assert main(["matrix", "--db", db, "-o", str(tmp_path / "m.csv")]) in (0, None)
+    finally:
+        logging.getLogger("harness_ext").removeHandler(handler)
+    text = " ".join(r.getMessage() for r in records) + capsys.readouterr().err
+    assert "1 model with only aggregate scores" in text and "Only Overall" in text
