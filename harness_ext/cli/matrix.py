@@ -159,7 +159,8 @@ def aggregate_only_note(args, df) -> "str | None":
             agg = load_matrix(store, replace(query_from_args(args), aggregates="only"), fingerprint=False)
         except Exception:  # the note is a courtesy: a selection the aggregates-only read refuses says nothing
             return None
-    missing = [str(m) for m in agg.index if m not in set(df.index)]
+    have = set(df.index)
+    missing = [str(m) for m in agg.index if m not in have]
     if not missing:
         return None
     return (f"{plural(len(missing), 'model')} with only aggregate scores ({listed(list(agg.columns), 4)}) and no "
