@@ -153,7 +153,7 @@ def aggregate_only_note(args, df) -> "str | None":
     if getattr(args, "aggregates", None) is not None:
         return None
     with Store.open(args.db, read_only=True) as store:
-        if not store.con.execute("SELECT 1 FROM datasets WHERE kind = 'aggregate' LIMIT 1").fetchone():
+        if not store.con.execute("SELECT 1 FROM datasets WHERE kind = 'aggregate' LIMIT 1").fetchall():
             return None
         try:
             agg = load_matrix(store, replace(query_from_args(args), aggregates="only"), fingerprint=False)
