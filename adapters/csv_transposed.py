@@ -100,7 +100,9 @@ def transpose_table(src, rows: list) -> tuple:
     if not body:
         raise IngestError(src.path, "no data rows")
     names = [row[0].strip() for row in body]
-    repeated = sorted({d for d in names if names.count(d) > 1})
+    from collections import Counter
+
+    repeated = sorted(d for d, n in Counter(names).items() if n > 1)  # one pass: a hostile file may have 10^6 rows
     if repeated:
         raise IngestError(src.path, f"read with the models as the columns, its rows name datasets, but "
                                     f"{listed(repeated, 6)} name{'s' * (len(repeated) == 1)} more than one row")
