@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from harness_ext.store.db import Store
 from harness_ext.store.ingest import ingest_paths
 
@@ -124,8 +126,10 @@ def test_a_model_column_wins_over_a_system_column(tmp_path):
     assert not any("read as the models' names" in n for n in f.notes)
 
 
-def test_matrix_says_which_models_have_only_aggregates(tmp_path, capsys):
-    # 82 of MMMU's 172 models report only validation.overall: `matrix` left them out without a word.
+@pytest.mark.parametrize("command", ["matrix", "stalk"])
+def test_matrix_says_which_models_have_only_aggregates(tmp_path, capsys, command):
+    # 82 of MMMU's 172 models report only validation.overall: `matrix` (and every command reading a matrix) left them
+    # out without a word.
     import logging
 
     from harness_ext.cli import main
@@ -144,7 +148,9 @@ def test_matrix_says_which_models_have_only_aggregates(tmp_path, capsys):
     handler.emit = records.append
     logging.getLogger("harness_ext").addHandler(handler)
     try:
-        assert main(["matrix", "--db", db, "-o", str(tmp_path / "m.csv")]) in (0, None)
+        argv = ["-o", str(tmp_path / "m.csv")] if command == "matrix" else ["--benchmark", "only_overall",
+                                                                         "--out", str(tmp_path / "out")]
+        assert main([command, "--db", db, *argv]) in (0, None)
     finally:
         logging.getLogger("harness_ext").removeHandler(handler)
     text = " ".join(r.getMessage() for r in records) + capsys.readouterr().err

@@ -133,38 +133,7 @@ def run(args) -> int:
         emit(args, result, show=getattr(args, "json_out", None) is None)
     for note in result.notes():
         log.warning(note)
-    note = aggregate_only_note(args, df)
-    if note:
-        log.warning(note)
     return 0
-
-
-def aggregate_only_note(args, df) -> "str | None":
-    """The models the matrix leaves out because the store holds only aggregate scores for them (a board whose newer
-    entries report only the overall column: 82 of MMMU's 172), as a warning naming them, or None. Only when
-    ``--aggregates`` is not given and the store holds an aggregate; a second read of the matrix, aggregates only."""
-    from dataclasses import replace
-
-    from ..report import listed, plural
-    from ..store.db import Store
-    from ..store.matrix import load_matrix
-    from .options import query_from_args
-
-    if getattr(args, "aggregates", None) is not None:
-        return None
-    with Store.open(args.db, read_only=True) as store:
-        if not store.con.execute("SELECT 1 FROM datasets WHERE kind = 'aggregate' LIMIT 1").fetchall():
-            return None
-        try:
-            agg = load_matrix(store, replace(query_from_args(args), aggregates="only"), fingerprint=False)
-        except Exception:  # the note is a courtesy: a selection the aggregates-only read refuses says nothing
-            return None
-    have = set(df.index)
-    missing = [str(m) for m in agg.index if m not in have]
-    if not missing:
-        return None
-    return (f"{plural(len(missing), 'model')} with only aggregate scores ({listed(list(agg.columns), 4)}) and no "
-            f"dataset score left out of the matrix: {listed(missing, 4)}; --aggregates include shows them")
 
 
 def oriented_matrix(df, command: str) -> "pandas.DataFrame":
