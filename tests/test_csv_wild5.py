@@ -36,6 +36,14 @@ def _models(s) -> set:
     return set(s.con.execute("SELECT name FROM models").fetchdf()["name"])
 
 
+def _read(path):
+    """``(file report, model names, {dataset: kind})`` of ``path`` ingested alone, refused with its reason."""
+    with Store.open(":memory:") as s:
+        f = _ingest(s, path)
+        assert f.status == "ingested", f.reason
+        return f, _models(s), _datasets(s)
+
+
 def test_an_average_named_after_its_metric_is_an_aggregate():
     # "Average_Spearman" averages the five Function_* columns beside it; "Spearman" is the metric, not a benchmark
     # the file lacks, so it is not one of the 18 datasets a subset is chosen from.
@@ -60,11 +68,7 @@ def test_an_average_of_a_benchmark_the_file_lacks_stays_a_dataset(tmp_path):
 
 def test_a_wrapped_array_of_grouped_records_is_read_as_its_table():
     # Refused before: "not a recognised result file (no adapter claims it ...)".
-    with Store.open(":memory:") as s:
-        f = _ingest(s, MMMU)
-        assert f.status == "ingested", f.reason
-        kinds = _datasets(s)
-        models = _models(s)
+    f, models, kinds = _read(MMMU)
     assert {"GPT-4o (0513)", "NVILA", "CogVLM", "Qwen-VL-MAX"} <= models
     # the human expert and the random baseline are references, not models
     assert not models & {"Human Expert (High)", "Random Choice"}
@@ -104,11 +108,7 @@ def test_records_nested_deeper_or_beside_other_arrays_are_not_a_table(tmp_path):
 
 def test_a_provider_column_names_the_systems():
     # Refused before: "a table whose header names no model column ... rename the column that names the models".
-    with Store.open(":memory:") as s:
-        f = _ingest(s, PARSEBENCH)
-        assert f.status == "ingested", f.reason
-        models = _models(s)
-        kinds = _datasets(s)
+    f, models, kinds = _read(PARSEBENCH)
     assert len(models) == 12 and {"LlamaParse Agentic Plus", "AWS Textract", "PyMuPDF4LLM"} <= models
     assert {"Tables", "Charts", "Content_Faithfulness", "Semantic_Formatting", "Visual_Grounding"} <= set(kinds)
     assert kinds["Overall"] == "aggregate"
