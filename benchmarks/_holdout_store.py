@@ -37,16 +37,15 @@ class StoreFit:
     def __init__(self, X_train, records, clip: bool = True):
         import pandas as pd
 
+        from harness_ext.methods.reduction.benchmark_score import affine_inverse
         from harness_ext.store.matrix import normalisation_params
 
         self.params = normalisation_params(np.asarray(X_train, float), pd.DataFrame(records))
-        t = self.params["transform"].to_numpy(dtype=object)
-        self.ok = bool((t == "linear").all())
-        self.why = None if self.ok else f"{int((t != 'linear').sum())} column(s) on a non-linear scale"
-        lo, span = self.params["lo"].to_numpy(float), self.params["span"].to_numpy(float)
-        r, flip = self.params["chance"].to_numpy(float), self.params["flip"].to_numpy(bool)
-        self.beta = np.where(flip, -1.0, 1.0) * span * (1.0 - r)
-        self.alpha = np.where(flip, lo + span * (1.0 - r), lo + span * r)
+        # raw = alpha + beta * normalised, as the benchmark score maps a column back (None: a non-linear scale)
+        maps = [affine_inverse(rec) for rec in self.params.to_dict("records")]
+        self.ok = all(m is not None for m in maps)
+        self.why = None if self.ok else f"{sum(m is None for m in maps)} column(s) on a non-linear scale"
+        self.alpha, self.beta = (np.array(v, float) for v in zip(*((0.0, 1.0) if m is None else m for m in maps)))
         # clip=False ("store-unclipped"): the same map without the floor at chance and the ceiling at 1, and the
         # predictions left unclipped -- a screen of fitting on the scores before the store clips them
         self.clip = clip

@@ -73,7 +73,7 @@ def test_an_unbounded_column_is_not_clipped_a_bounded_one_is():
 
 def test_columns_without_a_known_scale_map_back_to_their_own_units():
     """Min-max columns are not clipped, and that is no sign of raw scores: they map back to their own units."""
-    from harness_ext.methods.reduction.benchmark_score import _affine
+    from harness_ext.methods.reduction.benchmark_score import affine_inverse
     from harness_ext.store.matrix import invert_normalisation
 
     params = pd.DataFrame({"lo": [-2.0, -1.0], "span": [10.0, 50.0], "flip": [False, True], "chance": [0.0, 0.0],
@@ -82,7 +82,7 @@ def test_columns_without_a_known_scale_map_back_to_their_own_units():
                            "chance_source": [None, None]})
     X = np.array([[18.0, 4.0], [-12.0, 60.0]])
     assert invert_normalisation(apply_normalisation(X, params), params) == pytest.approx(X)  # was the normalised Z
-    offset, slope = _affine({"lo": -2.0, "span": 10.0, "chance": 0.0, "clip": False, "transform": "linear"})
+    offset, slope = affine_inverse({"lo": -2.0, "span": 10.0, "chance": 0.0, "clip": False, "transform": "linear"})
     assert (offset, slope) == (-2.0, 10.0)  # was (0, 1): the normalised score read as the raw one
     raw = params.assign(lo=0.0, span=1.0, flip=False, how="raw", scale="raw")
     assert invert_normalisation(X, raw).tolist() == X.tolist()

@@ -36,7 +36,7 @@ import pandas as pd
 from ...base import check_level
 from ...benchmarks import MMLU_TEST_SIZES, mmlu_subject
 
-__all__ = ["BenchmarkScore", "DEFAULT_LEVEL", "aggregate_frame", "benchmark_score", "floor_warnings",
+__all__ = ["BenchmarkScore", "DEFAULT_LEVEL", "affine_inverse", "aggregate_frame", "benchmark_score", "floor_warnings",
            "raw_aggregate_rmse", "score_truth", "unclipped_record", "z_of"]
 
 #: The interval level used unless ``predict --level`` (the API's ``level=``) asks for another.
@@ -79,8 +79,9 @@ class BenchmarkScore:
                 "weights": {"min": float(self.weights.min()), "max": float(self.weights.max())}}
 
 
-def _affine(norm: dict) -> tuple:
-    """``(offset, slope)`` with ``raw = offset + slope * z`` (the inverse of the store's normalisation), or None."""
+def affine_inverse(norm: dict) -> tuple:
+    """``(offset, slope)`` with ``raw = offset + slope * z`` (the inverse of the store's normalisation of a column,
+    ``norm`` its record), or None for a non-linear scale."""
     if (norm.get("transform") or "linear") != "linear":
         return None
     lo, span, chance = float(norm["lo"]), float(norm["span"]), float(norm.get("chance") or 0.0)
@@ -129,7 +130,7 @@ def benchmark_score(manifest: dict, columns=None) -> tuple:
                       "their mean is on no one harness metric" + (
                           "; HELM's mean win rate, the leaderboard's headline, is not predicted either (it ranks a "
                           "model against the leaderboard's others on each dataset)" if helm else ""))
-    maps = [_affine(e.get("normalisation") or {}) for e in entries]
+    maps = [affine_inverse(e.get("normalisation") or {}) for e in entries]
     if any(m is None for m in maps):
         bent = [c for c, m in zip(columns, maps) if m is None]
         one = len(bent) == 1
