@@ -96,7 +96,8 @@ def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> lis
         cal = calibrations.get(1 if dist > 0 else -1)
         side = "above" if dist > 0 else "below"
         blend = "the engine" if cal is None or cal.candidate is None else _blend_words(cal.weight, cal.candidate)
-        how = (_small_population_words() if cal is None else _thin_words(cal, level) if _frontier.small_rule_replaces(cal, level) else
+        small = cal is not None and _frontier.small_rule_replaces(cal, level)
+        how = (_small_population_words() if cal is None else _thin_words(cal, level) if small else
                f"predicted by {blend} and "
                f"with intervals widened on frontier folds (the folds' own aggregate coverage "
                f"{cal.aggregate_coverage if cal.aggregate_coverage is not None else float('nan'):.2f}, over "
@@ -105,7 +106,7 @@ def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> lis
         if cal is not None and cal.max_distance > 0 and abs(dist) > cal.max_distance:
             how += (f"; it lies beyond the frontier folds' reach ({cal.max_distance:.2f} sd): the calibration did not see "
                     "an extrapolation this far")
-        if cal is not None and cal.n_distinct < min_calibration_models(level) and not _frontier.small_rule_replaces(cal, level):
+        if cal is not None and cal.n_distinct < min_calibration_models(level) and not small:
             how += (f"; the folds held out only {cal.n_distinct} different models (a two-sided {level:.0%} interval "
                     f"needs {min_calibration_models(level)}), so beyond every training model the aggregate's "
                     "interval is also joined with a design-style one"
@@ -142,7 +143,8 @@ def _small_population_words() -> str:
 
 
 def _thin_words(cal, level: float) -> str:
-    """How a flagged model is predicted when the frontier folds are thin (:func:`~harness_ext.methods.engine.frontier.small_rule_replaces`)."""
+    """How a flagged model is predicted when the frontier folds are thin
+    (:func:`~harness_ext.methods.engine.frontier.small_rule_replaces`)."""
     return (f"the frontier folds held out only {cal.n_distinct} different models (a two-sided {level:.0%} "
             f"interval needs {min_calibration_models(level)}), too few to choose a blend on, so as for a small "
             "population it is "
