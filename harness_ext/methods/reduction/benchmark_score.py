@@ -243,16 +243,18 @@ def floor_warnings(models, bench, params, observed, Z_new, lower, calibrated: bo
     return out
 
 
-def aggregate_frame(models, bench, raw_cells, raw_obs, observed, bounded: bool, normalised: tuple, half: tuple):
+def aggregate_frame(models, bench, raw_cells, raw_obs, observed, ends: tuple, normalised: tuple, half: tuple):
     """The ``aggregate`` table: the benchmark's own score (``bench``; None: the normalised one) and the normalised.
 
-    ``normalised``: ``(aggregate, lower, upper, actual)``; ``half``: the benchmark score's ``(below, above)``
-    half-widths. Its point is the benchmark's weighted mean of the raw cells (observed cells at their
-    measured value, also below chance); its bounds stay inside the score's range on a bounded scale.
+    ``normalised``: ``(aggregate, lower, upper, actual)``; ``ends``: the normalised aggregate's range (infinite
+    where a dataset has no known scale, :func:`harness_ext.store.floor.normalised_bounds`); ``half``: the
+    benchmark score's ``(below, above)`` half-widths. Its point is the benchmark's weighted mean of the raw cells
+    (observed cells at their measured value, also below chance); its bounds stay inside the score's range on a
+    bounded scale.
     """
     agg, agg_lo, agg_hi, agg_actual = normalised
-    norm = {"normalised": agg, "normalised_lower": np.clip(agg_lo, 0, 1) if bounded else agg_lo,
-            "normalised_upper": np.clip(agg_hi, 0, 1) if bounded else agg_hi}
+    bounded = bool(np.isfinite(ends[0]) and np.isfinite(ends[1]))
+    norm = {"normalised": agg, "normalised_lower": np.clip(agg_lo, *ends), "normalised_upper": np.clip(agg_hi, *ends)}
     if bench is None:
         head = {"metric": "normalised", "aggregate": agg, "lower": norm["normalised_lower"],
                 "upper": norm["normalised_upper"], "actual": agg_actual}

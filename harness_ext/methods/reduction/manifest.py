@@ -27,6 +27,7 @@ from ... import __version__
 from ...errors import HarnessExtError
 from ...report import jsonable, plural
 from .benchmark_score import unclipped_record
+from ...store.floor import unfloored
 from .budget import DEFAULT_BUDGET_REASON, MIN_AVAILABILITY, availability_note
 # The steps of a reduction; their number format, used by the manifest's sections too (and named here, where it was
 # first).
@@ -197,6 +198,9 @@ def build_manifest(
     from ...safe_output import check_group_name
 
     check_group_name(group_name)
+    # Fitted before the floor at chance: a predictor fitted on floored scores never predicts below chance, so near
+    # chance it predicts too high (store.floor). The floored cells are not recorded again (unclipped_record).
+    df = unfloored(df)
     r = run_steps(df, budget=budget, selector=selector, similarity=similarity, predictor=predictor, weighting=weighting,
                   weighting_params=weighting_params, random_state=random_state, n_random=n_random, n_splits=n_splits,
                   costs=costs, n_random_subsets=n_random_subsets, max_models=max_models, min_availability=min_availability,
@@ -398,6 +402,8 @@ def prediction_section(r, random_state: int) -> dict:
     columns = r.facts.columns
     return {
         "predictor": {"name": r.plan.pred_reg.name, "params": jsonable(r.plan.est.get_params())},
+        # fitted on the scores before the floor at chance (store.floor); predict normalises a new model's alike
+        "floor_at_chance": False,
         # Past completion.SETTINGS_FLOPS_BUDGET: what the rank/penalty search cut, and why.
         **({"settings_rule": rule} if (rule := getattr(r.cv.cache.get("settings"), "settings_rule_", None)) else {}),
         "cross_validation": {"n_splits": cv["n_splits"], "random_state": cv["random_state"],

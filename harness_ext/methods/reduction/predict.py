@@ -43,6 +43,7 @@ from ...errors import HarnessExtError
 from ...report import Result, Stages, format_table, progress
 from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings,
                               floor_warnings, score_truth, z_of)
+from ...store.floor import normalised_bounds
 from ...store.matrix import apply_normalisation, params_frame
 from .predict_conflicts import conflict_cells, conflict_warnings, item_conflict_warnings
 
@@ -78,7 +79,17 @@ def training_matrix(manifest: dict) -> pd.DataFrame:
     if df.attrs["fingerprint"] != src["fingerprint"]:
         raise HarnessExtError(f"the store {src['store']} no longer holds the matrix this manifest was built from "
                               "(fingerprint differs): run 'harness-ext reduce' again")
+    if not floor_at_chance(manifest):
+        from ...store.floor import unfloored
+
+        df = unfloored(df)
     return df
+
+
+def floor_at_chance(manifest: dict) -> bool:
+    """Whether the manifest's predictor was fitted on scores floored at chance (manifests written before reductions
+    fitted on the scores before the floor, :mod:`harness_ext.store.floor`)."""
+    return bool((manifest.get("prediction") or {}).get("floor_at_chance", True))
 
 
 @dataclass
@@ -468,7 +479,8 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     by_name = {d["name"]: d for d in manifest["datasets"]}
     check_scales(raw_new, train, by_name)
     params = params_frame({c: by_name[c]["normalisation"] for c in columns}, columns)
-    Z_new = apply_normalisation(raw_new.to_numpy(dtype=float), params)
+    floored = floor_at_chance(manifest)
+    Z_new = apply_normalisation(raw_new.to_numpy(dtype=float), params, clip=floored)
     subset_idx = np.array([columns.index(s["name"]) for s in manifest["subset"]])
     warnings = chance_warnings(manifest) + [f"reading the new results: {n}" for n in raw_new.attrs.get("ingest_notes", ())]
     warnings += [f"reading the new results: {n}" for n in raw_new.attrs.get("dataset_links", ())]
@@ -493,27 +505,28 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     bar.set_postfix_str("scores on the harness's scale")
     # Subset scores that are anchor-item estimates carry their own error into every cell and the aggregate.
     item_vars = anchor_item_variance(manifest, cells, train_X, Z_new, observed, subset_idx, weights, u, columns)
-    # Only normalised columns live on [0, 1]; raw ones (--normalise none, e.g. CrossPred's
+    # Only datasets on a known scale are bounded; raw ones (--normalise none, e.g. CrossPred's
     # negative BARTScores) must keep their own scale or the interval would exclude the score.
     bounded = params["clip"].to_numpy(dtype=bool)
-    # A regression can step outside [0, 1] on a normalised column; the score, like its interval, stays inside.
-    mean = np.where(bounded & ~observed, np.clip(cells.mean, 0.0, 1.0), cells.mean)
+    # A regression can step outside the scale (below its floor, above 1); the score, like its interval, stays inside.
+    s_lo, s_hi = normalised_bounds(params, floored)
+    mean = np.where(~observed, np.clip(cells.mean, s_lo, s_hi), cells.mean)
     agg = mean @ weights
     h_lo, h_hi, a_lo, a_hi, r_lo, r_hi = half_widths(manifest, cells, mean, train_X, observed, subset_idx, weights, u,
                                                      z_of(level), item_vars, truth)
-    lower = np.where(bounded, np.clip(mean - h_lo, 0, 1), mean - h_lo)
-    upper = np.where(bounded, np.clip(mean + h_hi, 0, 1), mean + h_hi)
+    lower = np.clip(mean - h_lo, s_lo, s_hi)
+    upper = np.clip(mean + h_hi, s_lo, s_hi)
     agg_actual = np.where(np.isnan(Z_new).any(axis=1), np.nan, Z_new @ weights)
     # An observed anchor-item estimate keeps its interval on the raw scale too.
     table = prediction_table(raw_new, params, observed, Z_new, mean, lower, upper, observed & (h_lo == 0) & (h_hi == 0))
     # ``raw`` is on each dataset's own metric (HELM's EM or F1, lm-eval's acc or acc_norm): the table names it.
     metrics = {d["name"]: d.get("metric") for d in manifest["datasets"]}
     table.insert(table.columns.get_loc("dataset") + 1, "metric", table["dataset"].map(metrics))
-    if bench is not None:
+    if bench is not None and floored:
         warnings += floor_warnings(raw_new.index, bench, params, observed, Z_new, lower, truth is not None)
     n_new, d = mean.shape
     aggregate = aggregate_frame(raw_new.index, bench, table["raw"].to_numpy().reshape(n_new, d),
-                                raw_new.to_numpy(dtype=float), observed, bounded.all(),
+                                raw_new.to_numpy(dtype=float), observed, normalised_bounds(params, floored, weights),
                                 (agg, agg - a_lo, agg + a_hi, agg_actual), (r_lo, r_hi))
     if cells.frontier is not None:  # signed distance beyond the training models' edge (0 inside; methods.frontier)
         aggregate["frontier"] = np.asarray(cells.frontier, dtype=float)
