@@ -624,10 +624,10 @@ def main(argv=None) -> int:
     ap.add_argument("--nested", action="store_true",
                     help="old name of --calibration same (the folds are now reduce's, so figures differ from runs "
                          "made before the nested default)")
-    ap.add_argument("--fit", default="raw", choices=("raw", "store", "store-unclipped"),
+    ap.add_argument("--fit", default="raw", choices=("raw", "store", "store-floored"),
                     help="what the predictor under test is fitted on: raw (default: it detects each column's scale), "
-                         "store (reduce's input: the store's normalised scores, mapped back to raw units) or "
-                         "store-unclipped (the same without the floor at chance and the ceiling at 1; a screen)")
+                         "store (reduce's input: the store's normalised scores before the floor at chance, mapped "
+                         "back to raw units) or store-floored (floored at chance, as reduce fitted before)")
     ap.add_argument("--db", default=None, help="reuse DuckDB store files for ingestion (faster reruns): one per matrix, DB.<matrix>.duckdb")
     ap.add_argument("--json", default=None, help="write the summary rows to this JSON file")
     args = ap.parse_args(argv)

@@ -29,15 +29,18 @@ the full score: the plain mean of the subset's normalised scores and the
 training models' mean full score. And the benchmark's own score (``acc``:
 MMLU accuracy, subjects weighted by their test questions): RMSE, mean signed
 error (bias), how often its 90% interval holds the truth and its mean width;
-``--floored`` predicts as from a manifest that does not record the training
-scores below chance (their acc interval calibrated on floored scores).
+The normalised scores are before the floor at chance, what ``reduce`` fits
+on (``harness_ext.store.floor``); ``--floored`` predicts as from a manifest
+written before it did: the training scores floored at chance, their values
+below chance recorded for the acc interval's calibration (the subset is the
+one chosen on the scores before the floor).
 
 Usage::
 
     python benchmarks/quality_round_trip.py                 # both schemes, budget 8 (a few minutes on 2 cores)
     python benchmarks/quality_round_trip.py --quick         # three variants
     python benchmarks/quality_round_trip.py --scheme size --budget 0.15
-    python benchmarks/quality_round_trip.py --scheme all --quick --floored   # acc calibrated as older manifests were
+    python benchmarks/quality_round_trip.py --scheme all --quick --floored   # as manifests fitted on floored scores
 
 This is a quality benchmark, not a speed one, so ``benchmarks/run.py`` does
 not run it.
@@ -66,7 +69,8 @@ os.environ.setdefault("HARNESS_EXT_LOAD_PLUGINS", "")
 from harness_ext.store.ingest import bundled_data_path, ingest_paths  # noqa: E402
 from harness_ext.methods.reduction.manifest import build_manifest  # noqa: E402
 from harness_ext.store.matrix import MatrixQuery, load_matrix  # noqa: E402
-from harness_ext.methods.reduction.predict import predict_from_manifest, predict_scores  # noqa: E402
+from harness_ext.methods.reduction.predict import floor_at_chance, predict_from_manifest, predict_scores  # noqa: E402
+from harness_ext.store.floor import unfloored  # noqa: E402
 from harness_ext.store.db import Store  # noqa: E402
 
 QUICK = ("pythia-160m", "pythia-2.8b", "pythia-12b")
@@ -118,16 +122,32 @@ def frontier(root: Path, budget: str, n_random: int, seed: int, floored: bool = 
 
 
 def _manifest(df, budget, n_random, seed, floored):
-    """``reduce``'s manifest as ``predict`` reads it back; ``floored``: as a manifest written before the scores
-    below chance were recorded (the benchmark score's interval then calibrated on floored scores)."""
+    """``reduce``'s manifest as ``predict`` reads it back; ``floored``: :func:`floored_manifest` of it."""
     manifest = json.loads(json.dumps(build_manifest(df, budget=budget, n_random=n_random, random_state=seed)))
-    if floored:
-        manifest["training_matrix"].pop("unclipped", None)
-    return manifest
+    return floored_manifest(manifest) if floored else manifest
+
+
+def floored_manifest(manifest: dict, record: bool = True) -> dict:
+    """``manifest`` as ``reduce`` wrote it before it fitted before the floor at chance: the training cells below
+    chance floored at 0, their values before recorded in ``training_matrix.unclipped`` (``record=False``: not
+    recorded, as written before that), no ``prediction.floor_at_chance``. The subset and folds stay as chosen."""
+    m = json.loads(json.dumps(manifest))
+    del m["prediction"]["floor_at_chance"]
+    tm = m["training_matrix"]
+    cells = np.array([[np.nan if v is None else v for v in row] for row in tm["values"]], dtype=float)
+    rows, cols = np.nonzero(cells < 0)
+    if record and rows.size:
+        tm["unclipped"] = {"description": "values before the floor", "rows": rows.tolist(), "columns": cols.tolist(),
+                           "values": cells[rows, cols].tolist()}
+    tm["values"] = [[None if np.isnan(v) else max(float(v), 0.0) for v in row] for row in cells]
+    return m
 
 
 def scores(manifest: dict, df: pd.DataFrame, truth: pd.DataFrame, pred) -> dict:
-    """Errors and coverage of the predictions ``pred`` of the held-out models ``truth`` (normalised)."""
+    """Errors and coverage of the predictions ``pred`` of the held-out models ``truth`` (normalised as the manifest
+    fits them: before the floor at chance, unless it is floored)."""
+    if not floor_at_chance(manifest):
+        df, truth = unfloored(df), unfloored(truth)
     columns = [d["name"] for d in manifest["datasets"]]
     truth = truth.reindex(columns=columns)
     agg = pred.aggregate.set_index("model").loc[truth.index]
@@ -169,8 +189,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
     ap.add_argument("--floored", action="store_true",
-                    help="predict as from a manifest without the scores below chance (written before they were "
-                         "recorded): the acc interval calibrated on floored scores")
+                    help="predict as from a manifest fitted on scores floored at chance (written before reduce "
+                         "fitted before the floor), its acc interval calibrated on the values below chance")
     args = ap.parse_args(argv)
     root = bundled_data_path()
     schemes = {"both": ("variant", "size"), "all": ("variant", "size", "frontier")}.get(args.scheme, (args.scheme,))
@@ -198,7 +218,7 @@ def main(argv=None) -> int:
             "acc width": np.average(table["acc width"].astype(float), weights=ck),
         }
         print(f"\nhold-out scheme '{scheme}', budget {args.budget}, seed {args.seed}"
-              f"{', floored calibration' if args.floored else ''} "
+              f"{', fitted on floored scores' if args.floored else ''} "
               f"({time.perf_counter() - t0:.0f} s; normalised scores, 0 = chance; acc: MMLU's own score):")
         print(table.drop(columns=["cell MSE"]).to_string(float_format=lambda v: f"{v:.4f}"))
         print(f"pooled over {int(ck.sum())} held-out checkpoints: "

@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 
 import harness_ext as hx
+from conftest import import_benchmark
 from harness_ext.errors import HarnessExtError
 from harness_ext.methods.reduction.manifest import validate_manifest
 from harness_ext.store.matrix import apply_normalisation, clipped_cells, params_frame, unpack_clipped
@@ -72,18 +73,8 @@ def test_normalisation_records_what_it_clips():
 
 
 def floored_manifest(manifest: dict) -> dict:
-    """``manifest`` as ``reduce`` wrote it before fitting before the floor: the training cells below chance floored
-    at 0, their values before recorded in ``training_matrix.unclipped`` (``record=False``: not even that, as
-    written before the record), no ``floor_at_chance``."""
-    m = json.loads(json.dumps(manifest))
-    del m["prediction"]["floor_at_chance"]
-    tm = m["training_matrix"]
-    cells = np.array([[np.nan if v is None else v for v in row] for row in tm["values"]], dtype=float)
-    rows, cols = np.nonzero(cells < 0)
-    tm["unclipped"] = {"description": "values before the floor", "rows": rows.tolist(), "columns": cols.tolist(),
-                       "values": cells[rows, cols].tolist()}
-    tm["values"] = [[None if np.isnan(v) else max(float(v), 0.0) for v in row] for row in cells]
-    return m
+    """``manifest`` as ``reduce`` wrote it before it fitted before the floor (the quality benchmark's ``--floored``)."""
+    return import_benchmark("quality_round_trip").floored_manifest(manifest)
 
 
 def test_load_matrix_records_and_the_manifest_fits_the_values_below_chance(near_chance):

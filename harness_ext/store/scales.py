@@ -278,14 +278,16 @@ def lacks_chance_level(normalisation: dict) -> bool:
 def mixed_scales_note(df) -> Optional[str]:
     """A warning when a matrix's columns are on different scales (an Elo rating beside accuracies), else None.
 
-    A matrix from the store is on [0, 1] (or on one harness's own scale); a DataFrame built by hand
-    may not be, and then the uniform full-benchmark mean, and a subset chosen to predict it, follow
+    A matrix the store normalised is on [0, 1] (below chance negative) and is not checked; one on the
+    harnesses' own scales (``normalise="none"``) or a DataFrame built by hand may not be, and then the uniform full-benchmark mean, and a subset chosen to predict it, follow
     the widest column. Only the categorical :func:`infer_scale` of each column is used.
 
     References
     ----------
     Elo (1978) for the rating scale.
     """
+    if (df.attrs.get("query") or {}).get("normalise") in ("chance", "minmax"):
+        return None  # the store put every column on [0, 1] (below chance negative, not another scale)
     kinds: dict = {}
     # One array, not df[col] per column: pandas deep-copies the frame's attrs on every column access.
     for col, v in zip(df.columns, df.to_numpy(dtype=float).T):

@@ -198,9 +198,7 @@ def build_manifest(
     from ...safe_output import check_group_name
 
     check_group_name(group_name)
-    # Fitted before the floor at chance: a predictor fitted on floored scores never predicts below chance, so near
-    # chance it predicts too high (store.floor). The floored cells are not recorded again (unclipped_record).
-    df = unfloored(df)
+    df = unfloored(df)  # fitted before the floor at chance: a floored fit predicts too high near chance (store.floor)
     r = run_steps(df, budget=budget, selector=selector, similarity=similarity, predictor=predictor, weighting=weighting,
                   weighting_params=weighting_params, random_state=random_state, n_random=n_random, n_splits=n_splits,
                   costs=costs, n_random_subsets=n_random_subsets, max_models=max_models, min_availability=min_availability,
