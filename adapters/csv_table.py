@@ -92,7 +92,9 @@ A YAML file beside the CSV named ``<file>.csv.meta.yaml`` (or
 A table with one row per dataset and one column per model (TSB-AD's results tables) is read with
 ``models: columns`` at the sidecar's top level, or ``harness-ext ingest --models-as-columns``; the columns that
 describe the datasets are stored as their metadata (:mod:`harness_ext.adapters.csv_transposed`), and
-``kind: model`` reads one of them as a model.
+``kind: model`` reads one of them as a model. Its datasets are its rows: an entry of ``columns`` naming a row
+gives that dataset ``chance``, ``choices``, ``scale``, ``min``/``max``, ``higher_is_better``, ``metric`` or a new
+``dataset`` name, as an entry naming a column does in a table with a row per model.
 
 The sidecar is part of the source's content hash, so editing it and ingesting
 again re-reads the file.

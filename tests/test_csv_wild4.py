@@ -186,3 +186,42 @@ def test_a_subscript_in_a_markdown_model_name_is_joined_with_an_underscore(tmp_p
         models = set(s.con.execute("SELECT name FROM models").fetchdf()["name"])
     assert models == {"Frozen-7B_base", "Img2LLM-VQA-OPT_13B", "Img2LLM-VQA-OPT_175B"}
     assert any(n.startswith("3 cells with a subscript after its text read with '_'") for n in f.notes)
+
+
+def test_models_as_columns_sidecar_gives_each_dataset_its_chance_and_scale(tmp_path):
+    """The ordinary sidecar's per-column keys apply to a turned table's datasets, named by their rows: a random
+    detector's VUS-PR is about the series' anomaly ratio (Liu and Paparrizos 2024), which the sidecar declares."""
+    p = tmp_path / TSBAD.name
+    p.write_bytes(TSBAD.read_bytes())
+    side = tmp_path / (TSBAD.name + ".meta.yaml")
+    side.write_text("models: columns\ncolumns:\n"
+                    "  001_NAB_id_1_Facility_tr_1007_1st_2014.csv: {chance: 0.0851, source: anomaly ratio, "
+                    "scale: proportion}\n"
+                    "  002_NAB_id_2_WebService_tr_1500_1st_4106.csv: {min: 0, max: 1, higher_is_better: true}\n")
+    with Store.open(":memory:") as s:
+        f = _ingest(s, p)
+        _check_turned(s, f)
+        ds = s.con.execute("SELECT name, random_baseline, baseline_source, scale, min_score, max_score, "
+                           "higher_is_better FROM datasets").fetchdf().set_index("name")
+    nab1 = ds.loc["001_NAB_id_1_Facility_tr_1007_1st_2014.csv"]
+    assert nab1["random_baseline"] == pytest.approx(0.0851) and nab1["baseline_source"] == "anomaly ratio"
+    assert nab1["scale"] == "proportion"
+    nab2 = ds.loc["002_NAB_id_2_WebService_tr_1500_1st_4106.csv"]
+    assert (nab2["min_score"], nab2["max_score"], bool(nab2["higher_is_better"])) == (0, 1, True)
+    assert ds.loc["005_NAB_id_5_Traffic_tr_594_1st_1645.csv"]["random_baseline"] != pytest.approx(0.0851)
+    assert any("column metadata for 2 datasets (rows of the table" in n for n in f.notes)
+
+
+@pytest.mark.parametrize("entry, reason", [
+    ("  001_NAB_typo.csv: {chance: 0.1}", "names neither a column nor a row (dataset)"),
+    ("  001_NAB_id_1_Facility_tr_1007_1st_2014.csv: {kind: model}", "kind: model and kind: metadata are for columns"),
+    ("  LOF: {chance: 0.1}", "a dataset's chance, scale or direction goes under its row's name"),
+])
+def test_models_as_columns_sidecar_entry_errors_name_the_fault(tmp_path, entry, reason):
+    p = tmp_path / TSBAD.name
+    p.write_bytes(TSBAD.read_bytes())
+    (tmp_path / (TSBAD.name + ".meta.yaml")).write_text(f"models: columns\ncolumns:\n{entry}\n")
+    with Store.open(":memory:") as s:
+        f = _ingest(s, p)
+        assert s.con.execute("SELECT count(*) FROM results").fetchone()[0] == 0
+    assert f.status != "ingested" and reason in f.reason
