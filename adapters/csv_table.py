@@ -115,7 +115,7 @@ from typing import Optional
 
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
-from harness_ext.types import VARIANT_OF, Adapter, ResultRecord, SourceFile, variant_name
+from harness_ext.types import SUBSET_OPTION, VARIANT_OF, Adapter, ResultRecord, SourceFile, variant_name
 from harness_ext.adapters.csv_dialect import check_delimiter, decimal_commas, has_digit_comma, shown, sniff_delimiter
 from harness_ext.adapters.csv_keys import TASK_HEADERS, VARIANT_HEADERS
 from harness_ext.adapters.csv_html import HTML_SUFFIXES, page_leaderboard, page_leaderboard_in_head, read_page
@@ -501,7 +501,7 @@ def _read_wide(src, rows, header, lower, stem, cm=None):
     cols.demote(constant_columns(header, cols.scores, specs, lambda j: parsed[j][0]), header, "constant")
     meta_cols, score_cols, empty = cols.meta, cols.scores, cols.empty
     if not score_cols:
-        raise IngestError(src.path, cols.no_scores(header))
+        raise IngestError(src.path, cols.no_scores(header, src.options.get(SUBSET_OPTION)))
     import numpy as np
 
     values = np.array([[math.nan if v is None else v for v in parsed[j][0]] for j in score_cols]).T
