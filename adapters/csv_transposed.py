@@ -19,8 +19,9 @@ the datasets, which are stored as each dataset's metadata:
 Each recognised column is named in the ingest note with the rule that took it; ``kind: model`` in the sidecar
 reads a column as a model whatever the rules say. An entry of the sidecar's ``columns`` naming a row instead gives
 that dataset what it gives a column of a table with a row per model (``chance``, ``scale``, ``min``/``max``,
-``higher_is_better``...); a name that is both a row and a column is refused as ambiguous. The table is then read as the leaderboard it is turned into
-(one row per model, one column per dataset) by the wide rules of :mod:`harness_ext.adapters.csv_table`.
+``higher_is_better``...); a name that is both a row and a column is refused as ambiguous. The table is then read as
+the leaderboard it is turned into (one row per model, one column per dataset) by the wide rules of
+:mod:`harness_ext.adapters.csv_table`.
 """
 
 from __future__ import annotations
@@ -161,7 +162,7 @@ def _dataset_specs(src, cm, header, names) -> dict:
     both = [c for c in cm["columns"] if c in header and c in rows]
     if both:
         raise IngestError(where, f"column metadata names {listed(both, 6)}, both a column and a row (dataset) of "
-                                 f"{src.path.name}: rename one, or the entry is ambiguous")
+                                 f"{src.path.name}: the entry is ambiguous; rename the row or the column")
     out = {c: spec for c, spec in cm["columns"].items() if c in rows}
     as_column = [c for c, spec in out.items() if spec.get("kind") in ("model", "metadata")]
     if as_column:
