@@ -19,7 +19,7 @@ from harness_ext.adapters.csv_keys import bound_columns, constant_columns, entra
 from harness_ext.adapters.csv_reference import (
     apply_reference, long_reference, long_reference_models, note_reference, reference_kind, split_reference_rows)
 from harness_ext.errors import IngestError
-from harness_ext.types import SourceFile
+from harness_ext.types import SUBSET_OPTION, SourceFile
 
 
 def _first_row(src: SourceFile, delim: str):
@@ -121,7 +121,7 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
     cols.demote(constant_columns(header, cols.scores, specs, lambda j: parsed[j][0]), header, "constant")
     meta_cols, score_cols, empty = cols.meta, cols.scores, cols.empty
     if not score_cols:
-        raise IngestError(src.path, cols.no_scores(header))
+        raise IngestError(src.path, cols.no_scores(header, src.options.get(SUBSET_OPTION)))
     values = np.empty((n, len(score_cols)))
     pct_of = {j: parsed[j][1] for j in score_cols}
     for k, j in enumerate(score_cols):

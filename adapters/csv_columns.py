@@ -38,9 +38,21 @@ class WideColumns:
             self.markers.update(marked)
         return role is None
 
-    def no_scores(self, header) -> str:
+    def no_scores(self, header, subset=None) -> str:
         """Why a table without a score column is refused: what each of its columns was read as. A table whose only
-        numbers describe the models (a list of models and their sizes) is no leaderboard."""
+        numbers describe the models (a list of models and their sizes) is no leaderboard.
+
+        ``subset``: the datasets ``predict`` reads a new model's file for (the option
+        :data:`~harness_ext.types.SUBSET_OPTION` naming them); those among the columns without a value are named as
+        the subset's, with what to do, since declaring them scores would not help.
+        """
+        wanted = set(subset) if isinstance(subset, (list, tuple)) else set()
+        found = [header[j] for j in self.empty if header[j] in wanted]
+        if found:
+            return (f"no score on the subset's dataset{'s' * (len(found) != 1)} {listed(found, 8)}: "
+                    f"{'its column holds' if len(found) == 1 else 'their columns hold'} no value in any row (empty or "
+                    "NaN); give the new model's scores on them (run the subset's tasks, or fill in the scores it "
+                    "has) and predict again")
         declared = [header[j] for j in self.meta if header[j] not in {n for n, _ in self.guessed}]
         numbers = [f"{n} ({_WHY_META[why][0]})" for n, why in self.guessed if why != "text"]
         parts = [f"numbers that describe the models: {listed(numbers, 6)}"] if numbers else []

@@ -151,8 +151,8 @@ class HtmlTable:
 
     @staticmethod
     def render(cell: str) -> tuple:
-        plain = edge_emoji(cell)
-        return plain, False, plain != cell
+        plain = edge_emoji(cell)  # a cell's text is read as the page shows it already (_Cell.text), subscripts too
+        return plain, False, plain != cell, False
 
     @staticmethod
     def shown(cell: str) -> str:

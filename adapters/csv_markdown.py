@@ -76,8 +76,9 @@ class MdTable:
 
     @staticmethod
     def render(cell: str) -> tuple:
-        """:func:`render_cell`: ``(text, markup changed, emoji left out)``."""
-        return render_cell(cell)
+        """:func:`render_cell`: ``(text, markup changed, emoji left out)``, then whether a subscript after text
+        was joined with ``_``."""
+        return _render(cell)
 
     @staticmethod
     def shown(cell: str) -> str:
@@ -214,11 +215,18 @@ def _subscripts(text: str) -> str:
 
 def render_cell(cell: str) -> tuple:
     """``(text, markup changed, emoji left out)`` of one cell as the page shows it (module docstring)."""
-    text = cell
+    return _render(cell)[:3]
+
+
+def _render(cell: str) -> tuple:
+    """:func:`render_cell` and whether a subscript after text was joined with ``_`` (:func:`_subscripts`, run once
+    per cell: the tally counts what the rendering did)."""
+    text, subscripted = cell, False
     if "\\" in text:  # held apart while the markup is read: an escaped star is no emphasis
         text = _BACKSLASH_ESCAPE.sub(lambda m: chr(_HELD + ord(m.group(1))), text)
     if any(c in cell for c in "*_`<&"):
-        text = _subscripts(text)
+        joined = _subscripts(text)
+        text, subscripted = joined, joined != text
         text = _BR.sub(" ", text)
         text = _FORMAT_TAG.sub("", text)
         text = _CODE.sub(lambda m: m.group(2).strip(), text)
@@ -233,7 +241,7 @@ def render_cell(cell: str) -> tuple:
         text = _HELD_CHAR.sub(lambda m: chr(ord(m.group(0)) - _HELD), text)
     markup = text != cell
     plain = edge_emoji(text)
-    return plain, markup, plain != text
+    return plain, markup, plain != text, subscripted
 
 
 def edge_emoji(text: str) -> str:
@@ -311,12 +319,14 @@ class _Tally:
     def __init__(self):
         self.markup, self.emoji, self.short, self.subscript = 0, [], [], 0
 
-    def cells(self, cells: list, render=render_cell) -> list:
+    def cells(self, cells: list, render=_render) -> list:
+        """``cells`` as the page shows them, by ``render`` (``(text, markup changed, emoji left out, subscript
+        joined)``: :meth:`MdTable.render`), counted for the notes."""
         out = []
         for c in cells:
-            text, markup, emoji = render(c)
+            text, markup, emoji, subscript = render(c)
             self.markup += markup
-            self.subscript += "<sub" in c.lower() and _subscripts(c) != c
+            self.subscript += subscript
             if emoji:
                 self.emoji.append(c)
             out.append(text)

@@ -92,7 +92,9 @@ A YAML file beside the CSV named ``<file>.csv.meta.yaml`` (or
 A table with one row per dataset and one column per model (TSB-AD's results tables) is read with
 ``models: columns`` at the sidecar's top level, or ``harness-ext ingest --models-as-columns``; the columns that
 describe the datasets are stored as their metadata (:mod:`harness_ext.adapters.csv_transposed`), and
-``kind: model`` reads one of them as a model.
+``kind: model`` reads one of them as a model. Its datasets are its rows: an entry of ``columns`` naming a row
+gives that dataset ``chance``, ``choices``, ``scale``, ``min``/``max``, ``higher_is_better``, ``metric`` or a new
+``dataset`` name, as an entry naming a column does in a table with a row per model.
 
 The sidecar is part of the source's content hash, so editing it and ingesting
 again re-reads the file.
@@ -113,7 +115,7 @@ from typing import Optional
 
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
-from harness_ext.types import VARIANT_OF, Adapter, ResultRecord, SourceFile, variant_name
+from harness_ext.types import SUBSET_OPTION, VARIANT_OF, Adapter, ResultRecord, SourceFile, variant_name
 from harness_ext.adapters.csv_dialect import check_delimiter, decimal_commas, has_digit_comma, shown, sniff_delimiter
 from harness_ext.adapters.csv_keys import TASK_HEADERS, VARIANT_HEADERS
 from harness_ext.adapters.csv_html import HTML_SUFFIXES, page_leaderboard, page_leaderboard_in_head, read_page
@@ -499,7 +501,7 @@ def _read_wide(src, rows, header, lower, stem, cm=None):
     cols.demote(constant_columns(header, cols.scores, specs, lambda j: parsed[j][0]), header, "constant")
     meta_cols, score_cols, empty = cols.meta, cols.scores, cols.empty
     if not score_cols:
-        raise IngestError(src.path, cols.no_scores(header))
+        raise IngestError(src.path, cols.no_scores(header, src.options.get(SUBSET_OPTION)))
     import numpy as np
 
     values = np.array([[math.nan if v is None else v for v in parsed[j][0]] for j in score_cols]).T

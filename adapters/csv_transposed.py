@@ -17,8 +17,11 @@ the datasets, which are stored as each dataset's metadata:
   fractional ones is rare, a length or a flag common.
 
 Each recognised column is named in the ingest note with the rule that took it; ``kind: model`` in the sidecar
-reads a column as a model whatever the rules say. The table is then read as the leaderboard it is turned into
-(one row per model, one column per dataset) by the wide rules of :mod:`harness_ext.adapters.csv_table`.
+reads a column as a model whatever the rules say. An entry of the sidecar's ``columns`` naming a row instead gives
+that dataset what it gives a column of a table with a row per model (``chance``, ``scale``, ``min``/``max``,
+``higher_is_better``...); a name that is both a row and a column is refused as ambiguous. The table is then read as
+the leaderboard it is turned into (one row per model, one column per dataset) by the wide rules of
+:mod:`harness_ext.adapters.csv_table`.
 """
 
 from __future__ import annotations
@@ -107,9 +110,8 @@ def transpose_table(src, rows: list) -> tuple:
         raise IngestError(src.path, f"read with the models as the columns, its rows name datasets, but "
                                     f"{listed(repeated, 6)} name{'s' * (len(repeated) == 1)} more than one row")
     cm = column_meta(src)
-    unknown = [c for c in cm["columns"] if c not in header]
-    if unknown:
-        raise IngestError(cm["path"] or src.path, f"column metadata names columns not in {src.path.name}: {unknown}")
+    dspecs = _dataset_specs(src, cm, header, names)
+    cm = {**cm, "columns": {c: spec for c, spec in cm["columns"].items() if c not in dspecs}}
     desc = _descriptor_columns(header, body, cm)
     models = [j for j in range(1, len(header)) if j not in desc and header[j]]
     if not models:
@@ -139,5 +141,31 @@ def transpose_table(src, rows: list) -> tuple:
     if cols:
         raise IngestError(cm["path"] or src.path, f"column metadata for {listed(cols, 6)}: a table read with the "
                                                   "models as the columns takes only kind: model or kind: metadata "
-                                                  "per column (its columns are models)")
-    return turned, dmeta, {**cm, "meta_columns": [], "columns": {}}
+                                                  "per column (its columns are models); a dataset's chance, scale "
+                                                  "or direction goes under its row's name")
+    if dspecs:
+        src.note(f"column metadata for {plural(len(dspecs), 'dataset')} (rows of the table read with the models as "
+                 f"the columns): {listed(dspecs, 8)}")
+    return turned, dmeta, {**cm, "meta_columns": [], "columns": dspecs}
+
+
+def _dataset_specs(src, cm, header, names) -> dict:
+    """``{dataset: its sidecar properties}``: the entries of the sidecar's ``columns`` naming a row of a table read
+    with the models as the columns (``chance``, ``scale``, ``higher_is_better``... as for a column of a table with
+    a row per model). An entry naming neither a column nor a row, or both, is an error (a typo would not apply)."""
+    rows = {clean_header(n) for n in names}
+    where = cm["path"] or src.path
+    unknown = [c for c in cm["columns"] if c not in header and c not in rows]
+    if unknown:
+        raise IngestError(where, f"column metadata names neither a column nor a row (dataset) of {src.path.name}: "
+                                 f"{unknown}")
+    both = [c for c in cm["columns"] if c in header and c in rows]
+    if both:
+        raise IngestError(where, f"column metadata names {listed(both, 6)}, both a column and a row (dataset) of "
+                                 f"{src.path.name}: the entry is ambiguous; rename the row or the column")
+    out = {c: spec for c, spec in cm["columns"].items() if c in rows}
+    as_column = [c for c, spec in out.items() if spec.get("kind") in ("model", "metadata")]
+    if as_column:
+        raise IngestError(where, f"column metadata for {listed(as_column, 6)}: kind: model and kind: metadata are for "
+                                 "columns; these name rows (datasets) of a table read with the models as the columns")
+    return out

@@ -354,7 +354,8 @@ def _utf8(s: str) -> bool:
 
 #: Reading option (``SourceFile.options``): the file holds some of the columns its column metadata describes (a new
 #: model's scores on a leaderboard's subset, read by ``predict`` with the leaderboard's sidecar beside it), so a
-#: described column the file lacks is noted, not refused.
+#: described column the file lacks is noted, not refused. Its value: True, or the subset's dataset names (a file
+#: whose every subset column is empty is then refused naming them).
 SUBSET_OPTION = "columns_subset"
 
 

@@ -173,16 +173,75 @@ def test_markdown_backslash_escapes_are_read_as_the_page_shows_them():
     assert human and not any("\\" in m for m in models)
 
 
+#: The LAVIS Img2LLM-VQA table's model cells (tests/fixtures/html/lavis_img2llm_vqa_readme.md), as a pipe table.
+LAVIS_PIPE = ("| Model | VQAv2 val | OK-VQA test |\n|---|---|---|\n| Frozen-7B<sub>base</sub> | 29.5 | 5.9 |\n"
+              "| Img2LLM-VQA-OPT<sub>13B</sub> | 57.1 | 39.9<sub>*</sub> |\n"
+              "| Img2LLM-VQA-OPT<sub>175B</sub> | 60.6 | 45.6 |\n")
+
+
 def test_a_subscript_in_a_markdown_model_name_is_joined_with_an_underscore(tmp_path):
-    # The LAVIS Img2LLM-VQA table's model cells (tests/fixtures/html), written as a pipe table: 'OPT<sub>13B</sub>'
-    # ran into 'OPT13B'; a subscript marker after a score is read as before.
+    # 'OPT<sub>13B</sub>' ran into 'OPT13B'; a subscript marker after a score is read as before.
     p = tmp_path / "board.md"
-    p.write_text("| Model | VQAv2 val | OK-VQA test |\n|---|---|---|\n| Frozen-7B<sub>base</sub> | 29.5 | 5.9 |\n"
-                 "| Img2LLM-VQA-OPT<sub>13B</sub> | 57.1 | 39.9<sub>*</sub> |\n"
-                 "| Img2LLM-VQA-OPT<sub>175B</sub> | 60.6 | 45.6 |\n")
+    p.write_text(LAVIS_PIPE)
     with Store.open(":memory:") as s:
         f = _ingest(s, p)
         assert f.status == "ingested", f.reason
         models = set(s.con.execute("SELECT name FROM models").fetchdf()["name"])
     assert models == {"Frozen-7B_base", "Img2LLM-VQA-OPT_13B", "Img2LLM-VQA-OPT_175B"}
     assert any(n.startswith("3 cells with a subscript after its text read with '_'") for n in f.notes)
+
+
+def test_the_tally_counts_subscripts_from_the_rendering_without_running_the_rule_again(monkeypatch):
+    """The tally ran the subscript rule on each cell after rendering it had: once per cell now, the same count."""
+    import harness_ext.adapters.csv_markdown as md
+
+    (table,) = md.markdown_tables(LAVIS_PIPE)
+    calls = []
+    real = md._subscripts
+    monkeypatch.setattr(md, "_subscripts", lambda text: calls.append(text) or real(text))
+    tally = md._Tally()
+    rows = [tally.cells(table.header, table.render)] + [tally.cells(cells, table.render) for _, cells in table.rows]
+    assert [r[0] for r in rows[1:]] == ["Frozen-7B_base", "Img2LLM-VQA-OPT_13B", "Img2LLM-VQA-OPT_175B"]
+    assert rows[2][2] == "39.9*"  # a marker after a score: left as it was
+    with_sub = [c for _, cells in table.rows for c in cells if "<sub" in c]
+    assert len(calls) == len(with_sub) == 4  # was 8: the rendering's, then the tally's again
+    assert tally.subscript == 3
+
+
+def test_models_as_columns_sidecar_gives_each_dataset_its_chance_and_scale(tmp_path):
+    """The ordinary sidecar's per-column keys apply to a turned table's datasets, named by their rows: a random
+    detector's VUS-PR is about the series' anomaly ratio (Liu and Paparrizos 2024), which the sidecar declares."""
+    p = tmp_path / TSBAD.name
+    p.write_bytes(TSBAD.read_bytes())
+    side = tmp_path / (TSBAD.name + ".meta.yaml")
+    side.write_text("models: columns\ncolumns:\n"
+                    "  001_NAB_id_1_Facility_tr_1007_1st_2014.csv: {chance: 0.0851, source: anomaly ratio, "
+                    "scale: proportion}\n"
+                    "  002_NAB_id_2_WebService_tr_1500_1st_4106.csv: {min: 0, max: 1, higher_is_better: true}\n")
+    with Store.open(":memory:") as s:
+        f = _ingest(s, p)
+        _check_turned(s, f)
+        ds = s.con.execute("SELECT name, random_baseline, baseline_source, scale, min_score, max_score, "
+                           "higher_is_better FROM datasets").fetchdf().set_index("name")
+    nab1 = ds.loc["001_NAB_id_1_Facility_tr_1007_1st_2014.csv"]
+    assert nab1["random_baseline"] == pytest.approx(0.0851) and nab1["baseline_source"] == "anomaly ratio"
+    assert nab1["scale"] == "proportion"
+    nab2 = ds.loc["002_NAB_id_2_WebService_tr_1500_1st_4106.csv"]
+    assert (nab2["min_score"], nab2["max_score"], bool(nab2["higher_is_better"])) == (0, 1, True)
+    assert ds.loc["005_NAB_id_5_Traffic_tr_594_1st_1645.csv"]["random_baseline"] != pytest.approx(0.0851)
+    assert any("column metadata for 2 datasets (rows of the table" in n for n in f.notes)
+
+
+@pytest.mark.parametrize("entry, reason", [
+    ("  001_NAB_typo.csv: {chance: 0.1}", "names neither a column nor a row (dataset)"),
+    ("  001_NAB_id_1_Facility_tr_1007_1st_2014.csv: {kind: model}", "kind: model and kind: metadata are for columns"),
+    ("  LOF: {chance: 0.1}", "a dataset's chance, scale or direction goes under its row's name"),
+])
+def test_models_as_columns_sidecar_entry_errors_name_the_fault(tmp_path, entry, reason):
+    p = tmp_path / TSBAD.name
+    p.write_bytes(TSBAD.read_bytes())
+    (tmp_path / (TSBAD.name + ".meta.yaml")).write_text(f"models: columns\ncolumns:\n{entry}\n")
+    with Store.open(":memory:") as s:
+        f = _ingest(s, p)
+        assert s.con.execute("SELECT count(*) FROM results").fetchone()[0] == 0
+    assert f.status != "ingested" and reason in f.reason

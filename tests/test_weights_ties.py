@@ -55,3 +55,32 @@ def test_the_missing_glyph_note_is_said_once_for_all_the_plots(tmp_path, capsys)
     assert len(lines) == 1, err  # was one per plot (4)
     assert lines[0].startswith("warning: 4 plots (rank_changes.png, pairwise.png, score_distribution.png, "
                                "size_curves.png): 1 label with 2 characters"), lines[0]
+
+
+def test_the_tie_matrix_is_computed_once_for_the_text_and_the_plot(tmp_path, capsys, monkeypatch):
+    """The pairwise plot drew its '=' cells and its title's tie note from the tie matrix the text had computed
+    already, computing it again; now both read one computation, and they agree."""
+    from harness_ext.methods.weighting import random_weights
+
+    calls = []
+    real = random_weights.pairwise_ties
+
+    def counted(pairwise):
+        calls.append(pairwise.shape)
+        return real(pairwise)
+
+    monkeypatch.setattr(random_weights, "pairwise_ties", counted)
+    plotted = []
+    real_plot = random_weights.plot_pairwise
+
+    def plot_spy(res, path):
+        plotted.append(res.tied_pairs())
+        return real_plot(res, path)
+
+    monkeypatch.setattr(random_weights, "plot_pairwise", plot_spy)
+    _weights(tmp_path, TIED, "--analyses", "random", "--json", str(tmp_path / "w.json"))
+    out = capsys.readouterr().out
+    assert len(calls) == 1, calls  # was 2: the plot's, then the text's (the '=' cells a third, on percentages)
+    assert plotted == [([("0-hero/Matter-0.1-Slim-7B", "0-hero/Matter-0.1-Slim-7B-A")], [])]
+    assert "0-hero/Matter-0.1-Slim-7B = 0-hero/Matter-0.1-Slim-7B-A" in out
+    assert (tmp_path / "w" / "pairwise.png").stat().st_size > 0

@@ -304,8 +304,13 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
     from ...types import SUBSET_OPTION
 
     with Store.open(":memory:") as store:
-        # A new model's file holds the subset's columns: a leaderboard's sidecar beside it may describe them all.
-        report = ingest_paths(store, paths, adapter=adapter, options={SUBSET_OPTION: True})  # a bar on a terminal: a folder takes a while
+        # A new model's file holds the subset's columns: a leaderboard's sidecar beside it may describe them all. The
+        # option names the subset's datasets, so a file giving none of them a score is refused saying so. (A bar on
+        # a terminal: a folder takes a while.)
+        from .predict_links import dataset_short_name
+
+        subset_names = sorted({dataset_short_name(d) for d in manifest.get("subset") or ()})
+        report = ingest_paths(store, paths, adapter=adapter, options={SUBSET_OPTION: subset_names or True})
         if not report.by_status("ingested"):
             reasons = "; ".join(f"{f.path}: {f.reason}" for f in report.by_status("skipped")[:3])
             raise HarnessExtError(f"no results could be read from {', '.join(map(str, paths))}" + (f" ({reasons})" if reasons else ""))

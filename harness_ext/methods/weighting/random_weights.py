@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Optional
 
 import numpy as np
@@ -156,21 +157,17 @@ class RandomWeightsResult(Result):
         ))
         return "\n\n".join(parts)
 
+    @cached_property
+    def _ties(self) -> tuple:
+        """:func:`pairwise_ties` of ``pairwise``, computed once: the text's tie note and the plot read the same."""
+        return pairwise_ties(self.pairwise)
+
     def tied_pairs(self) -> tuple:
         """``(pairs tied in every draw, pairs tied in some)`` among the models of ``pairwise``, each ``(row model,
         column model)`` once: a tie is neither a win nor a loss, so a tied pair's two cells add to less than 1 (two
         models with the same score on every column are 0 both ways)."""
-        P = self.pairwise.to_numpy()
-        tie = 1.0 - P - P.T
-        names = list(self.pairwise.index)
-        iu = zip(*np.triu_indices(len(P), 1))
-        every, some = [], []
-        for i, j in iu:
-            if tie[i, j] >= 1 - 1e-9:
-                every.append((names[i], names[j]))
-            elif tie[i, j] > 1e-9:
-                some.append((names[i], names[j]))
-        return every, some
+        _, every, some = self._ties
+        return list(every), list(some)
 
     def _ties_note(self) -> str:
         every, some = self.tied_pairs()
@@ -201,6 +198,21 @@ class RandomWeightsResult(Result):
         if kind == "distribution":
             return plot_score_distribution(self, path, top=top)
         raise MethodError(f"kind must be 'pairwise' or 'distribution', got {kind!r}")
+
+
+def pairwise_ties(pairwise: pd.DataFrame) -> tuple:
+    """``(tie, pairs tied in every draw, pairs tied in some)`` of a "row beats column" matrix: ``tie`` is the share
+    of draws in which each pair tied (``1 - P - P.T``), the pairs are ``(row model, column model)`` once each."""
+    P = pairwise.to_numpy()
+    tie = 1.0 - P - P.T
+    names = list(pairwise.index)
+    every, some = [], []
+    for i, j in zip(*np.triu_indices(len(P), 1)):
+        if tie[i, j] >= 1 - 1e-9:
+            every.append((names[i], names[j]))
+        elif tie[i, j] > 1e-9:
+            some.append((names[i], names[j]))
+    return tie, every, some
 
 
 def default_chunk_size(n_columns: int, n_models: int, pairwise_k: int = 0) -> int:
@@ -484,13 +496,13 @@ def plot_pairwise(res: RandomWeightsResult, path):
     names = [short_name(x) for x in res.pairwise.index]
     ax.set_xticks(range(k), names, rotation=70, ha="right", fontsize=7)
     ax.set_yticks(range(k), names, fontsize=7)
-    every = 100 - P - P.T >= 100 - 1e-7  # tied in every draw: 0 both ways, drawn as '='
+    tie, ties, partial = res._ties  # the matrix the text's tie note read, not computed again
+    every = tie >= 1 - 1e-9  # tied in every draw: 0 both ways, drawn as '='
     if k <= 25:
         for (i, j), v in np.ndenumerate(P):
             if i != j:
                 ax.text(j, i, "=" if every[i, j] else f"{v:.0f}", ha="center", va="center", fontsize=6,
                         color="w" if v < 60 else "k")
-    ties, partial = res.tied_pairs()
     title = f"% of {res.n_draws:,} random weightings where row beats column"
     if ties or partial:  # a tie is no win: without a word, 0 both ways reads as a bug
         title += ("\n" + ("'=': tied in every draw (the same score on every column); " if ties and k <= 25 else
