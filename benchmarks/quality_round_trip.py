@@ -69,7 +69,8 @@ os.environ.setdefault("HARNESS_EXT_LOAD_PLUGINS", "")
 from harness_ext.store.ingest import bundled_data_path, ingest_paths  # noqa: E402
 from harness_ext.methods.reduction.manifest import build_manifest  # noqa: E402
 from harness_ext.store.matrix import MatrixQuery, load_matrix  # noqa: E402
-from harness_ext.methods.reduction.predict import floor_at_chance, predict_from_manifest, predict_scores  # noqa: E402
+from harness_ext.methods.reduction.benchmark_score import floor_at_chance  # noqa: E402
+from harness_ext.methods.reduction.predict import predict_from_manifest, predict_scores  # noqa: E402
 from harness_ext.store.floor import unfloored  # noqa: E402
 from harness_ext.store.db import Store  # noqa: E402
 

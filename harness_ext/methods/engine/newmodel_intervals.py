@@ -272,7 +272,9 @@ def calibrate_model_folds(est, O_new, w, reselect=None, extra_truth=None):
     ``reselect`` with fold ``labels`` (:class:`FoldSubsets`) brings its folds:
     they replace the seeded ones. ``extra_truth`` (m, d): the values the further aggregates
     (rows of ``w`` after the first) are scored against, observed cells included (default the
-    fitted matrix; the benchmark's own score counts scores below chance as they are).
+    fitted matrix; the benchmark's own score counts scores below chance as they are); given, their
+    intervals also join the plain and signed residuals' (the part of the error below chance does not
+    scale with the predictor's sd).
 
     Returns
     -------
@@ -288,10 +290,9 @@ def calibrate_model_folds(est, O_new, w, reselect=None, extra_truth=None):
     # w: (d,), or (k, d) for k aggregates calibrated on the same folds (the first is the returned q_agg;
     # the others are in cal["extra"]), e.g. the normalised aggregate and the benchmark's own score.
     W_all = None if w is None else np.atleast_2d(np.asarray(w, dtype=float))
-    # Unscaled scores only for a truth that differs from the fitted matrix (the benchmark's score with scores
-    # below chance): on the fitted matrix's own values the scaled scores are what they always were.
-    book = _ScoreBook(ranks, alphas, 0 if w is None else len(W_all),
-                      unscaled=extra_truth is not None and not np.array_equal(extra_truth, est.X_, equal_nan=True))
+    # Unscaled scores only where a truth is given (the benchmark's score on a matrix with scores below chance):
+    # without one the scaled scores are what they always were.
+    book = _ScoreBook(ranks, alphas, 0 if w is None else len(W_all), unscaled=extra_truth is not None)
     pool = reselect is not None and getattr(reselect, "pool", POOL_PLAIN_SCORES)
     for f in range(K):
         test = np.flatnonzero(fold == f)

@@ -37,7 +37,7 @@ from ...base import check_level
 from ...benchmarks import MMLU_TEST_SIZES, mmlu_subject
 
 __all__ = ["BenchmarkScore", "DEFAULT_LEVEL", "affine_inverse", "aggregate_frame", "benchmark_score", "floor_warnings",
-           "raw_aggregate_rmse", "score_truth", "unclipped_record", "z_of"]
+           "floor_at_chance", "raw_aggregate_rmse", "score_truth", "unclipped_record", "z_of"]
 
 #: The interval level used unless ``predict --level`` (the API's ``level=``) asks for another.
 DEFAULT_LEVEL = 0.9
@@ -171,14 +171,30 @@ def unclipped_record(df: pd.DataFrame) -> dict:
         "values": [round(float(v), 10) for v in values[order]]}}
 
 
+def floor_at_chance(manifest: dict) -> bool:
+    """Whether the manifest's predictor was fitted on scores floored at chance (manifests written before reductions
+    fitted on the scores before the floor, :mod:`harness_ext.store.floor`)."""
+    return bool((manifest.get("prediction") or {}).get("floor_at_chance", True))
+
+
 def score_truth(manifest: dict, train: pd.DataFrame):
     """The training matrix as the benchmark's own score counts it (scores below chance as they are), or None.
 
-    From the manifest's ``training_matrix.unclipped`` (:func:`unclipped_record`), or, for a
+    A manifest fitted before the floor at chance (:func:`floor_at_chance` false): ``train`` itself when a score of a
+    chance-corrected dataset lies below chance, else None. The benchmark score's interval is then the union of the
+    scaled, plain and signed intervals (:func:`harness_ext.methods.engine.newmodel_intervals.calibrate_model_folds`),
+    as for a floored manifest's: scaled alone, it held 0.81 of held-out Pythia checkpoints' ``acc``.
+
+    A floored manifest: from its ``training_matrix.unclipped`` (:func:`unclipped_record`), or, for a
     matrix rebuilt from the store, its ``attrs["clipped"]``. None when neither records a
     clipped cell (a manifest written before they were recorded: its benchmark score is then
     calibrated on the floored scores, as it was).
     """
+    if not floor_at_chance(manifest):
+        norms = [d.get("normalisation") or {} for d in manifest["datasets"]]
+        on = np.array([bool(n.get("clip")) and float(n.get("chance") or 0.0) > 0 for n in norms])
+        X = train.to_numpy(dtype=float)
+        return X if on.any() and bool((X[:, on] < 0).any()) else None
     tm = manifest.get("training_matrix")
     if tm is not None:
         rec = tm.get("unclipped")

@@ -41,7 +41,7 @@ import pandas as pd
 from ...base import check_level
 from ...errors import HarnessExtError
 from ...report import Result, Stages, format_table, progress
-from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings,
+from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings, floor_at_chance,
                               floor_warnings, score_truth, z_of)
 from ...store.floor import normalised_bounds
 from ...store.matrix import apply_normalisation, params_frame
@@ -84,12 +84,6 @@ def training_matrix(manifest: dict) -> pd.DataFrame:
 
         df = unfloored(df)
     return df
-
-
-def floor_at_chance(manifest: dict) -> bool:
-    """Whether the manifest's predictor was fitted on scores floored at chance (manifests written before reductions
-    fitted on the scores before the floor, :mod:`harness_ext.store.floor`)."""
-    return bool((manifest.get("prediction") or {}).get("floor_at_chance", True))
 
 
 @dataclass
