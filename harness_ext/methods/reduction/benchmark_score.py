@@ -259,14 +259,15 @@ def floor_warnings(models, bench, params, observed, Z_new, lower, calibrated: bo
     return out
 
 
-def aggregate_frame(models, bench, raw_cells, raw_obs, observed, ends: tuple, normalised: tuple, half: tuple):
+def aggregate_frame(models, bench, raw_cells, raw_obs, observed, ends: tuple, normalised: tuple, half: tuple,
+                    cell_ends: tuple = (0.0, 1.0)):
     """The ``aggregate`` table: the benchmark's own score (``bench``; None: the normalised one) and the normalised.
 
-    ``normalised``: ``(aggregate, lower, upper, actual)``; ``ends``: the normalised aggregate's range (infinite
-    where a dataset has no known scale, :func:`harness_ext.store.floor.normalised_bounds`); ``half``: the
-    benchmark score's ``(below, above)`` half-widths. Its point is the benchmark's weighted mean of the raw cells
-    (observed cells at their measured value, also below chance); its bounds stay inside the score's range on a
-    bounded scale.
+    ``normalised``: ``(aggregate, lower, upper, actual)``; ``ends``: the normalised aggregate's range and
+    ``cell_ends`` each dataset's (infinite where a dataset has no known scale,
+    :func:`harness_ext.store.floor.normalised_bounds`); ``half``: the benchmark score's ``(below, above)``
+    half-widths. Its point is the benchmark's weighted mean of the raw cells (observed cells at their measured
+    value, also below chance); its bounds stay inside the score's range on a bounded scale.
     """
     agg, agg_lo, agg_hi, agg_actual = normalised
     bounded = bool(np.isfinite(ends[0]) and np.isfinite(ends[1]))
@@ -276,8 +277,9 @@ def aggregate_frame(models, bench, raw_cells, raw_obs, observed, ends: tuple, no
                 "upper": norm["normalised_upper"], "actual": agg_actual}
     else:
         point = raw_cells @ bench.weights
-        lo_b = bench.weights @ np.minimum(bench.offset, bench.offset + bench.slope)  # the score's range on its scale
-        hi_b = bench.weights @ np.maximum(bench.offset, bench.offset + bench.slope)
+        # the score's range on its scale: each dataset's normalised ends mapped back
+        a, b = (bench.offset + bench.slope * e if bounded else bench.offset for e in cell_ends)
+        lo_b, hi_b = bench.weights @ np.minimum(a, b), bench.weights @ np.maximum(a, b)
         clip = (lambda x: np.clip(x, lo_b, hi_b)) if bounded else (lambda x: x)
         head = {"metric": bench.metric, "aggregate": point, "lower": clip(point - half[0]),
                 "upper": clip(point + half[1]),

@@ -526,7 +526,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     n_new, d = mean.shape
     aggregate = aggregate_frame(raw_new.index, bench, table["raw"].to_numpy().reshape(n_new, d),
                                 raw_new.to_numpy(dtype=float), observed, normalised_bounds(params, floored, weights),
-                                (agg, agg - a_lo, agg + a_hi, agg_actual), (r_lo, r_hi))
+                                (agg, agg - a_lo, agg + a_hi, agg_actual), (r_lo, r_hi), (s_lo, s_hi))
     if cells.frontier is not None:  # signed distance beyond the training models' edge (0 inside; methods.frontier)
         aggregate["frontier"] = np.asarray(cells.frontier, dtype=float)
     bar.update()
