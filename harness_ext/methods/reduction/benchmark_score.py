@@ -235,9 +235,10 @@ def raw_aggregate_rmse(manifest: dict, train: np.ndarray, est, subset_idx, have,
 
 
 def floor_warnings(models, bench, params, observed, Z_new, lower, calibrated: bool = False) -> list:
-    """A warning per model whose benchmark score rests on datasets at their chance floor.
+    """A warning per model whose benchmark score rests on datasets at their chance floor (a manifest fitted on
+    floored scores; one fitted before the floor predicts below chance and needs none).
 
-    Normalisation floors scores below chance at chance, and the predictor models those floored
+    Normalisation floored scores below chance at chance, and such a manifest's predictor models those floored
     scores, so a predicted score is never below chance: for a model near chance, which scores below
     it on some datasets, the estimate on the harness's scale can be high. ``calibrated``: the
     interval is calibrated on the training scores below chance as they are (:func:`score_truth`), so
