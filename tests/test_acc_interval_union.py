@@ -1,7 +1,8 @@
 """The benchmark's own score (MMLU acc) near chance: its interval is the union of scaled and unscaled CV+ intervals.
 
-The acc score counts a subject below chance as it is, while the predictor models floored scores: the part of
-its error below chance does not grow with the predictor's sd. Scaled conformal scores alone (|error| / sd)
+The acc score counts a subject below chance as it is, while a manifest fitted on floored scores (written before
+``reduce`` fitted before the floor) models floored scores: the part of its error below chance does not grow with
+the predictor's sd. Scaled conformal scores alone (|error| / sd)
 gave the models nearest chance, whose sd is smallest, the narrowest intervals and the largest errors: over
 every held-out Pythia run (``python benchmarks/quality_round_trip.py``) 81% of the 90% acc intervals held the
 truth. The further aggregates scored against a truth of their own now also keep unscaled scores, absolute and
@@ -61,7 +62,8 @@ def test_the_score_counting_scores_below_chance_is_covered_near_chance():
 
 @pytest.mark.slow
 def test_the_normalised_aggregate_and_the_cells_do_not_move():
-    """Only the further aggregate scored against its own truth gets the unscaled scores."""
+    """The further aggregate's truth moves only its own interval (given the fitted matrix, it gets the unscaled
+    scores too, against that matrix: never wider than against the truth below chance here)."""
     m, T, X, new, w, est = _fitted_near_chance(20)
     own = est.predict_new_models(new, weights=w, extra_weights=w[None, :], extra_truth=T[:m])
     same = est.predict_new_models(new, weights=w, extra_weights=w[None, :], extra_truth=X[:m])
