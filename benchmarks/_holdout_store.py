@@ -1,7 +1,7 @@
-"""``quality_holdout.py --fit store``: the predictor fitted on the scores ``reduce`` fits it on.
+"""``quality_holdout.py --fit store`` (the default): the predictor fitted on the scores ``reduce`` fits it on.
 
-By default the benchmark fits the predictor under test on the raw matrix, where it detects each column's scale
-itself. ``reduce`` fits it on the store's normalised scores instead (:func:`harness_ext.store.matrix.load_matrix`,
+With ``--fit raw`` the benchmark fits the predictor under test on the raw matrix, where it detects each column's
+scale itself. ``reduce`` fits it on the store's normalised scores instead (:func:`harness_ext.store.matrix.load_matrix`,
 ``--normalise chance``): each column on its known scale, chance-corrected, not floored at chance (below chance is
 negative: :mod:`harness_ext.store.floor`); a column without a known scale min-max over the training models, and
 marked ``standardise`` for a predictor that takes ``scale_meta``

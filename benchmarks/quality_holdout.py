@@ -376,8 +376,10 @@ def evaluate_split(X, tr, te, s, k, selector, default, a_sc, c_sc, P, runs, res,
     return getattr(p, "frontier", None)
 
 
-#: --fit: "raw" (the predictor detects each column's scale on the raw matrix) or "store" (``reduce``'s input).
-FIT = "raw"
+#: --fit: "store" (``reduce``'s input: the store's normalised scores before the floor at chance, the default),
+#: "store-floored" (floored at chance, as ``reduce`` fitted before) or "raw" (the predictor detects each column's scale
+#: on the raw matrix).
+FIT = "store"
 
 
 def ceiling_warned(Xtr, Xte, subset, a_sc, c_sc, meta, p, C, agg_true, usable):
@@ -624,10 +626,11 @@ def main(argv=None) -> int:
     ap.add_argument("--nested", action="store_true",
                     help="old name of --calibration same (the folds are now reduce's, so figures differ from runs "
                          "made before the nested default)")
-    ap.add_argument("--fit", default="raw", choices=("raw", "store", "store-floored"),
-                    help="what the predictor under test is fitted on: raw (default: it detects each column's scale), "
-                         "store (reduce's input: the store's normalised scores before the floor at chance, mapped "
-                         "back to raw units) or store-floored (floored at chance, as reduce fitted before)")
+    ap.add_argument("--fit", default="store", choices=("store", "store-floored", "raw"),
+                    help="what the predictor under test is fitted on: store (default, reduce's input: the store's "
+                         "normalised scores before the floor at chance, mapped back to raw units), store-floored "
+                         "(floored at chance, as reduce fitted before) or raw (it detects each column's scale on the "
+                         "raw matrix)")
     ap.add_argument("--db", default=None, help="reuse DuckDB store files for ingestion (faster reruns): one per matrix, DB.<matrix>.duckdb")
     ap.add_argument("--json", default=None, help="write the summary rows to this JSON file")
     args = ap.parse_args(argv)

@@ -49,6 +49,12 @@ def test_the_store_fit_normalises_as_reduces_manifest_records(tmp_path):
             (norm[c]["lo"], norm[c]["span"], norm[c]["chance"], norm[c]["clip"])), c
     scales = manifest["prediction"]["predictor"]["params"]["scale_meta"]
     assert sf.predictor("lowrank", 0).get_params()["scale_meta"] == scales
+    # the values reduce fits on (before the floor at chance) are the ones the benchmark fits on
+    tm = manifest["training_matrix"]
+    fitted = np.array([[np.nan if v is None else v for v in row] for row in tm["values"]], dtype=float)
+    order = [list(train.index).index(m) for m in tm["models"]]
+    cols = [list(raw.columns).index(c) for c in tm["datasets"]]
+    np.testing.assert_allclose(fitted, sf.normalise(train.to_numpy(float))[order][:, cols], atol=1e-9)
     X = raw.to_numpy(float)
     Z = sf.normalise(X)
     inside = (Z > 0) & (Z < 1)
@@ -64,4 +70,4 @@ def test_fit_store_runs_the_frontier_protocol_on_a_users_leaderboard(tmp_path, c
         [row] = json.loads(out.read_text())
         assert 0 < row["f_frontier_lowrank_agg_mae"] < 30 and 0 <= row["f_frontier_lowrank_agg_cov"] <= 1
     finally:
-        qh.FIT = "raw"
+        qh.FIT = "store"
