@@ -269,10 +269,10 @@ def _frontier_lines(err: dict) -> list:
     if not fs:
         return []
     cov = fs["frontier_coverage_90"]
-    # What the folds measured, named as theirs: on the frontier splits of 21 leaderboards (7 shared, 14 never seen
-    # when measured) the models beyond every training model erred a median 1.8 times the folds' error, up to 10.8,
-    # and their intervals held from 0.42 to 1.00 (docs/frontier.md, Measured), so neither figure is an expectation
-    # for such a model.
+    # What the folds measured, named as theirs: on the frontier splits of 19 leaderboards (7 shared, 12 never seen
+    # when measured), the predictor fitted as reduce fits it, the models beyond every training model erred a median
+    # 1.8 times the folds' error, up to 10.5, and their intervals held from 0.30 to 1.00 (docs/frontier.md,
+    # Measured), so neither figure is an expectation for such a model.
     return [f"at the frontier of these models (folds that hold out their strongest from fits on the rest, "
             f"{fs['frontier_held_out_models']} different models): mean |error| {_pts(fs['frontier_aggregate_mae'])} "
             f"{fs['frontier_unit']} on the full-benchmark score, bias (prediction - truth) "
@@ -281,8 +281,9 @@ def _frontier_lines(err: dict) -> list:
             + ("; too few models held out to choose a blend on, so predict treats a stronger model as in a small "
                "population (docs/frontier.md)" if fr.get("folds_estimator") else "")
             + "; a model stronger than every one of these is an extrapolation the folds did not see: it usually errs "
-              "more (on the frontier splits of 21 leaderboards, a median 1.8 times the folds' error, up to 10.8 times) "
-              "and its interval can hold less often (docs/frontier.md, Measured)"]
+              "more (on the frontier splits of 19 leaderboards, the predictor fitted as reduce fits it, a median "
+              "1.8 times the folds' error, up to 10.5 times) and its interval can hold less often (docs/frontier.md, "
+              "Measured)"]
 
 
 def _random_verdict(r: dict, beats: bool) -> str:
