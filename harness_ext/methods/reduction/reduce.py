@@ -269,7 +269,7 @@ def _frontier_lines(err: dict) -> list:
     if not fs:
         return []
     cov = fs["frontier_coverage_90"]
-    # What the folds measured, named as theirs: on the frontier splits of 19 leaderboards (7 shared, 12 never seen
+    # What the folds measured, named as theirs: on the frontier splits of 20 leaderboards (7 shared, 13 never seen
     # when measured), the predictor fitted as reduce fits it, the models beyond every training model erred a median
     # 1.8 times the folds' error, up to 10.5, and their intervals held from 0.30 to 1.00 (docs/frontier.md,
     # Measured), so neither figure is an expectation for such a model.
@@ -281,7 +281,7 @@ def _frontier_lines(err: dict) -> list:
             + ("; too few models held out to choose a blend on, so predict treats a stronger model as in a small "
                "population (docs/frontier.md)" if fr.get("folds_estimator") else "")
             + "; a model stronger than every one of these is an extrapolation the folds did not see: it usually errs "
-              "more (on the frontier splits of 19 leaderboards, the predictor fitted as reduce fits it, a median "
+              "more (on the frontier splits of 20 leaderboards, the predictor fitted as reduce fits it, a median "
               "1.8 times the folds' error, up to 10.5 times) and its interval can hold less often (docs/frontier.md, "
               "Measured)"]
 
