@@ -150,9 +150,10 @@ def unclipped_record(df: pd.DataFrame) -> dict:
     (``df.attrs["clipped"]``, :func:`harness_ext.store.matrix.clipped_cells`) with their values before clipping;
     ``{}`` when none was clipped.
 
-    The training matrix holds normalised scores floored at chance, what selection and prediction
-    model. The benchmark's own score counts a score below chance as it is, so its interval is
-    calibrated on these values (:func:`score_truth`): calibrated on the floored ones, the acc
+    A manifest fitted before the floor at chance records none: its training matrix holds those values itself
+    (``df`` from :func:`harness_ext.store.floor.unfloored` has no ``attrs["clipped"]``). Where the training
+    matrix holds scores floored at chance, the benchmark's own score counts a score below chance as it is, so its
+    interval is calibrated on these values (:func:`score_truth`): calibrated on the floored ones, the acc
     intervals of models near chance held the truth far less often than the normalised ones.
     """
     from ...store.matrix import unpack_clipped

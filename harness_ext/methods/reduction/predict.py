@@ -150,8 +150,8 @@ class PredictionResult(Result):
             shown = rows if all else rows[~rows["observed"]]
             shown = shown.drop(columns=["model"]).set_index("dataset")
             shown = shown.drop(columns=[c for c in ("actual", "raw_actual") if c in shown and shown[c].isna().all()])
-            parts.append(f"\n{model}: predicted scores (normalised 0-1, and raw: on the harness's own scale of the "
-                         f"dataset's metric), {pct} intervals")
+            parts.append(f"\n{model}: predicted scores (normalised: 0 = chance, 1 = the scale's top, below 0 = below "
+                         f"chance; and raw: on the harness's own scale of the dataset's metric), {pct} intervals")
             parts.append(format_table(shown))
         parts.append(f"\n{self.score_heading()}:")
         agg = self.aggregate.set_index("model")

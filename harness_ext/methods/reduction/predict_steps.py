@@ -319,7 +319,7 @@ def prediction_table(raw_new: pd.DataFrame, params: pd.DataFrame, observed: np.n
         "observed": observed.ravel(),
         "score": mean.ravel(), "lower": lower.ravel(), "upper": upper.ravel(),
         "actual": np.where(observed, np.nan, Z_new).ravel(),
-        # Observed cells keep the harness's own value (normalisation clips below-chance scores to chance).
+        # Observed cells keep the harness's own value (a floored manifest's normalisation clips them at chance).
         "raw": np.where(observed, raw_obs, invert_normalisation(mean, params)).ravel(),
         "raw_lower": np.where(exact, raw_obs, invert_normalisation(lower, params)).ravel(),
         "raw_upper": np.where(exact, raw_obs, invert_normalisation(upper, params)).ravel(),
