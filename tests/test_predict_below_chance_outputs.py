@@ -5,7 +5,7 @@ HELM Classic's T0pp (11B) answers BoolQ and IMDB in another format (EM 0 on Bool
 declared that score's range as ``[0, 1]``, which put the score outside its own range (a reader of such records,
 harness-ext's among them, takes a score outside ``[min_score, max_score]`` for a placeholder); the record now
 declares the ends of the datasets' normalised scales. A dataset with chance level 0 (ROUGE-2, F1) printed its floor
-as ``-0.000``.
+as ``-0.000``. Its predicted MMLU lies wholly below the scale's floor, kept there without a word; now said.
 """
 
 from __future__ import annotations
@@ -75,6 +75,19 @@ def test_the_normalised_score_below_chance_lies_inside_its_record_range(t0pp, tm
     assert "-0.000" not in printed
     rouge = [r for r in doc["datasets"] if r["dataset"] == "XSUM"][0]
     assert rouge["lower"] == 0.0
+
+
+def test_an_interval_wholly_beyond_the_scale_is_said(t0pp, tmp_path, capsys):
+    """T0pp's predicted MMLU lies wholly below the scale's floor: kept there as EM 0 with an interval of no width,
+    where it scored 0.41. The prediction is what the method gives; a warning now names the datasets it cut so."""
+    red, new = t0pp
+    _, _, doc = _predict(red, new, tmp_path, capsys)
+    mmlu = [r for r in doc["datasets"] if r["dataset"] == "MMLU"][0]
+    assert mmlu["raw"] == mmlu["raw_lower"] == mmlu["raw_upper"] == 0.0 and mmlu["raw_actual"] > 0.4
+    points = sorted(r["dataset"] for r in doc["datasets"] if not r["observed"] and r["lower"] == r["upper"])
+    [said] = [w for w in doc["warnings"] if "beyond an end of the scale" in w]
+    assert said.startswith(f"{T0PP}: {len(points)} predicted datasets (") and "interval of no width" in said
+    assert "MMLU" in points and "MMLU" in said
 
 
 def test_a_floored_manifest_keeps_the_range_at_zero(t0pp, tmp_path, capsys):

@@ -366,7 +366,7 @@ def normalised_score_bounds(manifest: dict) -> dict:
         return {"min_score": 0.0, "max_score": 1.0}  # item scores on their own [0, 1] metric
     names = [d["name"] for d in datasets]
     params = params_frame({d["name"]: d["normalisation"] for d in datasets}, names)
-    weights = np.array([d["weight"] for d in datasets], dtype=float)
+    weights = np.array([d.get("weight", 1.0) for d in datasets], dtype=float)  # a hand-built manifest may give none
     # The manifest's weights are rounded (1/14 each sums to 0.9999999996): the ends of their renormalised sum.
     lo, hi = normalised_bounds(params, floor_at_chance(manifest), weights / weights.sum())
     if not (np.isfinite(lo) and np.isfinite(hi)):
