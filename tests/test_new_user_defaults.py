@@ -35,7 +35,9 @@ def test_default_budget_is_ten_percent_not_one_dataset(lm_eval_mmlu, tmp_path):
     db, matrix = lm_eval_mmlu
     assert matrix.shape[1] == 57
     coverage = hx.reduce(matrix, budget="coverage=0.95", seed=0)  # still there when asked for
-    assert coverage.manifest["selection"]["subset_size"] == 1
+    # 8 subjects reach SimBA's coverage of 0.95 on the scores before the floor at chance (1 did on the floored ones,
+    # whose near-chance subjects tie at 0)
+    assert coverage.manifest["selection"]["subset_size"] == 8
     assert "default" not in coverage.manifest["selection"]["budget"]
     result = hx.reduce(matrix, seed=0)
     sel = result.manifest["selection"]

@@ -185,7 +185,8 @@ def test_pythia_readme_loop_outputs_read_by_their_consumers(tmp_path, monkeypatc
     capsys.readouterr()
     assert main(["predict", "--manifest", "reduced", str(run), "--eee", "eee"]) == 0
     printed = capsys.readouterr().out
-    assert "(normalised 0-1, and raw: on the harness's own scale of the dataset's metric)" in printed
+    assert ("(normalised: 0 = chance, 1 = the scale's top, below 0 = below chance; and raw: on the harness's own scale "
+            "of the dataset's metric)") in printed
     assert "mmlu acc" in printed
     doc = json.loads((tmp_path / "harness_ext_prediction_harness_ext_reduced.json").read_text())
     assert "acc,predicted" in doc["results"]["mmlu"] and set(doc["n-shot"].values()) == {5}

@@ -1,5 +1,8 @@
 """Scores below chance: the predictor is fitted on them as they are, and older manifests keep their calibration.
 
+Real data: the bundled Pythia runs nearest chance (70M, 160M and 410M, both training sets; lm-eval v0.3 results,
+Apache-2.0), half of whose cells of eight MMLU subjects lie below chance.
+
 Normalisation floors a score below chance at chance for display. A predictor fitted on floored scores never
 predicts below chance, so near chance it predicts too high (on held-out Pythia checkpoints the floored fit's MMLU
 aggregate was 2.1 points high, its interval covering 12%: ``benchmarks/quality_holdout.py --fit store-floored``).
@@ -30,18 +33,21 @@ SUBJECTS = ["abstract_algebra", "anatomy", "astronomy", "virology", "marketing",
 FAST = {"budget": 3, "seed": 0, "n_random_subsets": 20, "n_random": 20, "selector": "greedy_coverage"}
 
 
+#: The bundled Pythia runs nearest chance (real lm-eval v0.3 results, 15 checkpoints each): half their cells of these
+#: subjects lie below chance.
+NEAR_CHANCE_RUNS = ["pythia-70m", "pythia-70m-deduped", "pythia-160m", "pythia-160m-deduped", "pythia-410m",
+                    "pythia-410m-deduped"]
+
+
 @pytest.fixture(scope="module")
 def near_chance_store(tmp_path_factory):
-    """A store of 4-choice accuracies near chance (many below it) and its chance file: their folder."""
+    """A store of the bundled near-chance Pythia runs and a chance file for the subjects: their folder."""
+    from harness_ext.store.ingest import bundled_data_path
+
     root = tmp_path_factory.mktemp("near_chance")
-    rng = np.random.default_rng(0)
-    ability = rng.uniform(-0.02, 0.12, 33)
-    rows = [{"model": f"m{i:02d}", "benchmark": "mmlu", "dataset": s, "metric": "acc",
-             "value": float(np.clip(0.25 + a * (1 + 0.5 * j / len(SUBJECTS)) + rng.normal(0, 0.04), 0, 1))}
-            for i, a in enumerate(ability) for j, s in enumerate(SUBJECTS)]
-    pd.DataFrame(rows).to_csv(root / "scores.csv", index=False)
     (root / "chance.json").write_text(json.dumps({s: 0.25 for s in SUBJECTS}))
-    hx.ingest(root / "scores.csv", root / "s.duckdb")
+    for run in NEAR_CHANCE_RUNS:
+        hx.ingest(bundled_data_path() / run, root / "s.duckdb")
     return root
 
 
@@ -50,8 +56,8 @@ def near_chance(near_chance_store):
     """The store's matrix, normalised and raw, and a reduction of all but the last three models."""
     root = near_chance_store
     db = root / "s.duckdb"
-    df = hx.load_matrix(db, "mmlu", chance_file=str(root / "chance.json"))
-    raw = hx.load_matrix(db, "mmlu", normalise="none")
+    df = hx.load_matrix(db, "mmlu", datasets=SUBJECTS, chance_file=str(root / "chance.json"))
+    raw = hx.load_matrix(db, "mmlu", datasets=SUBJECTS, normalise="none")
     red = hx.reduce(df.iloc[:-3], **FAST)
     return df, raw, red
 
@@ -121,7 +127,8 @@ def test_a_store_rebuilt_training_matrix_is_unfloored_too(near_chance, near_chan
 
     df, _, _ = near_chance
     root = near_chance_store
-    red = hx.reduce(str(root / "s.duckdb"), benchmark="mmlu", chance_file=str(root / "chance.json"), **FAST)
+    red = hx.reduce(str(root / "s.duckdb"), benchmark="mmlu", datasets=SUBJECTS, chance_file=str(root / "chance.json"),
+                    **FAST)
     m = json.loads(json.dumps(red.manifest))
     embedded = np.array(m.pop("training_matrix")["values"], dtype=float)
     rebuilt = training_matrix(m).to_numpy(dtype=float)

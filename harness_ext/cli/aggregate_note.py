@@ -1,4 +1,5 @@
-"""What a matrix leaves out unsaid otherwise: the models whose only scores in the store are aggregates."""
+"""What a matrix leaves out or changes unsaid otherwise: the models whose only scores in the store are aggregates,
+and the scores the chance correction floored."""
 
 from __future__ import annotations
 
@@ -31,3 +32,21 @@ def aggregate_only_note(args, df, query) -> "str | None":
         return None
     return (f"{plural(len(missing), 'model')} with only aggregate scores ({listed(list(agg.columns), 4)}) and no "
             f"dataset score left out of the matrix: {listed(missing, 4)}; --aggregates include shows them")
+
+
+def clipped_note(df, shown: str = "shown") -> str:
+    """How many scores of ``df`` the chance correction floored at 0 (below chance) or capped at 1 (above the scale's
+    top): a 0 in the matrix is then no model's raw score, and a reader should know how many there are. ``shown``:
+    what the command does with them ("shown" by ``matrix``, "analysed" by the analyses)."""
+    import numpy as np
+
+    from ..store.matrix import unpack_clipped
+
+    _, cols, values = unpack_clipped(df.attrs["clipped"], df.index, df.columns)
+    below, above = int((values < 0).sum()), int((values > 1).sum())
+    parts = ([f"{below} below chance {shown} as 0"] * bool(below)
+             + [f"{above} above the scale's top {shown} as 1"] * bool(above))
+    tail = ("--normalise none shows the raw scores" if shown == "shown" else
+            "reduce and predict fit them as they are; --normalise none analyses the raw scores")
+    return (f"{below + above} of {int(df.notna().to_numpy().sum())} scores clipped by the chance correction, in "
+            f"{len(np.unique(cols))} of {df.shape[1]} datasets: {' and '.join(parts)} ({tail})")

@@ -75,26 +75,13 @@ class PerformanceMatrix(Result):
 
         out += [n for n in (shots_left_out_note(df.attrs), links_note(df.attrs)) if n]
         if df.attrs.get("clipped"):
+            from .aggregate_note import clipped_note
+
             out.append(clipped_note(df))
         if df.attrs.get("model_aliases"):
             out.append(f"{len(df.attrs['model_aliases'])} rows merge several names of one model ('harness-ext models "
                        "--merged'; --no-aliases keeps names apart)")
         return out
-
-
-def clipped_note(df) -> str:
-    """How many printed scores the chance correction floored at 0 (below chance) or capped at 1 (above the scale's
-    top): a 0 in the matrix is then no model's raw score, and a reader should know how many there are."""
-    import numpy as np
-
-    from ..store.matrix import unpack_clipped
-
-    _, cols, values = unpack_clipped(df.attrs["clipped"], df.index, df.columns)
-    below, above = int((values < 0).sum()), int((values > 1).sum())
-    parts = [f"{below} below chance shown as 0"] * bool(below) + [f"{above} above the scale's top shown as 1"] * bool(above)
-    return (f"{below + above} of {int(df.notna().to_numpy().sum())} scores clipped by the chance correction, in "
-            f"{len(np.unique(cols))} of {df.shape[1]} datasets: {' and '.join(parts)} (--normalise none shows the "
-            "raw scores)")
 
 
 def run(args) -> int:
@@ -106,7 +93,7 @@ def run(args) -> int:
     # The fingerprint only for a Parquet file: it keeps the matrix's attrs, so a matrix read back from it can go
     # to the Python API's reduce(), whose manifest records the fingerprint (CSV and the printed table keep none).
     parquet = bool(args.output) and str(args.output).endswith(".parquet")
-    result = PerformanceMatrix(matrix_from_args(args, require_benchmark=False, fingerprint=parquet))
+    result = PerformanceMatrix(matrix_from_args(args, require_benchmark=False, fingerprint=parquet, say_floor=False))
     df = result.frame
     if args.output:
         out = str(args.output)

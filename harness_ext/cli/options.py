@@ -188,15 +188,16 @@ def add_matrix_arguments(parser: argparse.ArgumentParser, benchmark_required: bo
     )
 
 
-def matrix_from_args(args, require_benchmark: bool = True,
-                     fingerprint: bool = True, say_dense: bool = True) -> "pandas.DataFrame":
+def matrix_from_args(args, require_benchmark: bool = True, fingerprint: bool = True, say_dense: bool = True,
+                     say_floor: bool = True) -> "pandas.DataFrame":
     """Build the performance matrix the matrix-selection options describe.
 
     With ``require_benchmark`` (analyses, reduce) a store of several benchmarks needs ``--benchmark``.
     ``fingerprint``: compute ``attrs["fingerprint"]`` (:func:`harness_ext.store.matrix.load_matrix`); commands
     that write and check no manifest pass False and skip its cost. ``say_dense``: warn what ``--dense`` dropped
     and the ``--exclude-models`` globs that matched nothing (``reduce`` passes False: its manifest's warnings say
-    them).
+    them). ``say_floor``: warn how many scores the chance correction floored at chance, which an analysis then
+    reads as chance (``matrix`` says it in its own notes; ``reduce`` fits them as they are).
     """
     from ..store.matrix import load_matrix
     from ..store.db import Store
@@ -216,10 +217,12 @@ def matrix_from_args(args, require_benchmark: bool = True,
         logging.getLogger("harness_ext.matrix").warning("%s", dense_cut_message(dropped))
     if say_dense and (note := unmatched_exclude_note(df.attrs)):
         logging.getLogger("harness_ext.matrix").warning("%s", note)
-    from .aggregate_note import aggregate_only_note
+    from .aggregate_note import aggregate_only_note, clipped_note
 
     if note := aggregate_only_note(args, df, query):
         logging.getLogger("harness_ext.matrix").warning("%s", note)
+    if say_floor and df.attrs.get("clipped"):
+        logging.getLogger("harness_ext.matrix").warning("%s", clipped_note(df, "analysed"))
     return df
 
 

@@ -57,7 +57,7 @@ def run(args) -> int:
                     "an item estimator")
     # -vv names each stage as it starts (benchmarks/bench_matrix.py times them from these lines).
     log.debug("reduce stage: matrix from the store")
-    df = matrix_from_args(args, say_dense=False)  # the manifest's warnings say what --dense dropped
+    df = matrix_from_args(args, say_dense=False, say_floor=False)  # the manifest's warnings say what --dense dropped
     result = reduce_matrix(
         df, budget=args.budget, selector=args.selector, similarity=args.similarity, predictor=args.predictor,
         weighting=weighting, weighting_params=weighting_params, random_state=args.seed, n_random=args.n_random,

@@ -59,7 +59,7 @@ def normalised_bounds(params: pd.DataFrame, floored: bool, weights: Optional[np.
     """
     bounded = params["clip"].to_numpy(dtype=bool)
     r = params["chance"].to_numpy(dtype=float)
-    floor = np.zeros(r.shape) if floored else -r / (1.0 - r)
+    floor = np.zeros(r.shape) if floored else 0.0 - r / (1.0 - r)  # 0.0 -: chance 0 gives 0, not -0 (printed -0.000)
     lo = np.where(bounded, floor, -np.inf)
     hi = np.where(bounded, 1.0, np.inf)
     if weights is None:

@@ -37,7 +37,7 @@ from ...base import check_level
 from ...benchmarks import MMLU_TEST_SIZES, mmlu_subject
 
 __all__ = ["BenchmarkScore", "DEFAULT_LEVEL", "affine_inverse", "aggregate_frame", "benchmark_score", "floor_warnings",
-           "floor_at_chance", "raw_aggregate_rmse", "score_truth", "unclipped_record", "z_of"]
+           "floor_at_chance", "raw_aggregate_rmse", "score_truth", "z_of"]
 
 #: The interval level used unless ``predict --level`` (the API's ``level=``) asks for another.
 DEFAULT_LEVEL = 0.9
@@ -145,32 +145,6 @@ def benchmark_score(manifest: dict, columns=None) -> tuple:
     return BenchmarkScore(name=name, metric=metrics[0], weights=v, weighting=how, offset=offset, slope=slope), None
 
 
-def unclipped_record(df: pd.DataFrame) -> dict:
-    """``{"unclipped": ...}`` for a manifest's ``training_matrix``: the cells of ``df`` that normalisation clipped
-    (``df.attrs["clipped"]``, :func:`harness_ext.store.matrix.clipped_cells`) with their values before clipping;
-    ``{}`` when none was clipped.
-
-    The training matrix holds normalised scores floored at chance, what selection and prediction
-    model. The benchmark's own score counts a score below chance as it is, so its interval is
-    calibrated on these values (:func:`score_truth`): calibrated on the floored ones, the acc
-    intervals of models near chance held the truth far less often than the normalised ones.
-    """
-    from ...store.matrix import unpack_clipped
-
-    clipped = df.attrs.get("clipped")
-    if not clipped:
-        return {}
-    rows, cols, values = unpack_clipped(clipped, df.index, df.columns)
-    if rows.size == 0:
-        return {}
-    order = np.lexsort((cols, rows))  # row-major, whatever order the store gave: the same bytes every time
-    return {"unclipped": {
-        "description": "normalised scores before the floor at chance (negative: below chance) and the ceiling at 1, "
-                       "by row and column of values; the benchmark score's interval is calibrated on them",
-        "rows": rows[order].tolist(), "columns": cols[order].tolist(),
-        "values": [round(float(v), 10) for v in values[order]]}}
-
-
 def floor_at_chance(manifest: dict) -> bool:
     """Whether the manifest's predictor was fitted on scores floored at chance (manifests written before reductions
     fitted on the scores before the floor, :mod:`harness_ext.store.floor`)."""
@@ -185,7 +159,8 @@ def score_truth(manifest: dict, train: pd.DataFrame):
     scaled, plain and signed intervals (:func:`harness_ext.methods.engine.newmodel_intervals.calibrate_model_folds`),
     as for a floored manifest's: scaled alone, it held 0.81 of held-out Pythia checkpoints' ``acc``.
 
-    A floored manifest: from its ``training_matrix.unclipped`` (:func:`unclipped_record`), or, for a
+    A floored manifest: from its ``training_matrix.unclipped`` (the floored cells' values before the floor,
+    written by reductions before they fitted before the floor), or, for a
     matrix rebuilt from the store, its ``attrs["clipped"]``. None when neither records a
     clipped cell (a manifest written before they were recorded: its benchmark score is then
     calibrated on the floored scores, as it was).

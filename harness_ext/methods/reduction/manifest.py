@@ -26,7 +26,6 @@ import pandas as pd
 from ... import __version__
 from ...errors import HarnessExtError
 from ...report import jsonable, plural
-from .benchmark_score import unclipped_record
 from ...store.floor import unfloored
 from .budget import DEFAULT_BUDGET_REASON, MIN_AVAILABILITY, availability_note
 # The steps of a reduction; their number format, used by the manifest's sections too (and named here, where it was
@@ -219,8 +218,9 @@ def unused_similarity_notes(asked: Optional[str], selector: str, used: Optional[
 
 
 def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state: int, group_name: str, db) -> dict:
-    """The manifest of the reduction ``r`` (:class:`~harness_ext.methods.reduction.manifest_steps.Reduction`), its
-    sections in the schema's order; ``names``: the selector, similarity, predictor and weighting asked for."""
+    """The manifest of the reduction ``r`` (:class:`~harness_ext.methods.reduction.manifest_steps.Reduction`) of
+    ``df`` (the matrix it reduced, before the floor at chance), its sections in the schema's order; ``names``: the
+    selector, similarity, predictor and weighting asked for."""
     from .harness_names import no_equivalent_warnings, population_task_warnings, unknown_metric_warnings
     from .helm_run_args import refused_helm_warnings
 
@@ -249,8 +249,7 @@ def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state
     m, d = r.facts.X.shape
     if m * d <= EMBED_MAX_CELLS:
         manifest["training_matrix"] = {"models": [str(i) for i in df.index], "datasets": r.facts.columns,
-                                       "values": [[_num(v) for v in row] for row in df.to_numpy(dtype=float)],
-                                       **unclipped_record(df)}  # the benchmark score's calibration needs them
+                                       "values": [[_num(v) for v in row] for row in df.to_numpy(dtype=float)]}
     return manifest
 
 

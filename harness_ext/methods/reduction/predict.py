@@ -150,8 +150,8 @@ class PredictionResult(Result):
             shown = rows if all else rows[~rows["observed"]]
             shown = shown.drop(columns=["model"]).set_index("dataset")
             shown = shown.drop(columns=[c for c in ("actual", "raw_actual") if c in shown and shown[c].isna().all()])
-            parts.append(f"\n{model}: predicted scores (normalised 0-1, and raw: on the harness's own scale of the "
-                         f"dataset's metric), {pct} intervals")
+            parts.append(f"\n{model}: predicted scores (normalised: 0 = chance, 1 = the scale's top, below 0 = below "
+                         f"chance; and raw: on the harness's own scale of the dataset's metric), {pct} intervals")
             parts.append(format_table(shown))
         parts.append(f"\n{self.score_heading()}:")
         agg = self.aggregate.set_index("model")
@@ -469,7 +469,8 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     (default 0.90); conformal intervals take their quantile at it, the others ``z`` standard
     deviations with ``z`` the normal quantile of ``level``.
     """
-    from .predict_steps import anchor_item_variance, half_widths, input_warnings, predict_cells, prediction_table
+    from .predict_steps import (anchor_item_variance, beyond_scale_warnings, half_widths, input_warnings, predict_cells,
+                                prediction_table)
 
     level = check_level(level)
     train = training_matrix(manifest)
@@ -515,6 +516,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
                                                      z_of(level), item_vars, truth)
     lower = np.clip(mean - h_lo, s_lo, s_hi)
     upper = np.clip(mean + h_hi, s_lo, s_hi)
+    warnings += beyond_scale_warnings(raw_new.index, columns, observed, lower, upper, h_lo, h_hi, level)
     agg_actual = np.where(np.isnan(Z_new).any(axis=1), np.nan, Z_new @ weights)
     # An observed anchor-item estimate keeps its interval on the raw scale too.
     table = prediction_table(raw_new, params, observed, Z_new, mean, lower, upper, observed & (h_lo == 0) & (h_hi == 0))

@@ -151,7 +151,7 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
         tasks.append(task)
     normalised = agg.get("metric", "normalised") == "normalised"
     metric = group_metric_name(agg.get("metric", "normalised"), [next(iter(h)) for h in hib.values()])
-    full = {"alias": alias + (", normalised 0-1" if normalised else "" if metric != "score" else
+    full = {"alias": alias + (", normalised (0 = chance, 1 = best)" if normalised else "" if metric != "score" else
                               ", the mean of the tasks' scores on their own metrics"),
             f"{metric},predicted": _f(agg["aggregate"]), f"{metric}_stderr,predicted": _f((agg["upper"] - agg["lower"]) / (2 * z)),
             f"{metric}_lower,predicted": _f(agg["lower"]), f"{metric}_upper,predicted": _f(agg["upper"])}
@@ -348,6 +348,32 @@ def _eee_dataset_result(manifest: dict, entry: dict, r, bounds: tuple, level: fl
             "metric_config": cfg, "score_details": score}
 
 
+def normalised_score_bounds(manifest: dict) -> dict:
+    """``min_score`` and ``max_score`` of the normalised full-benchmark score: the ends of its datasets' normalised
+    scales, weighted as the aggregate weights them; ``{}`` when a dataset has no known scale (the estimate's own
+    range is used then).
+
+    A manifest fitted before the floor at chance predicts below chance, so its lower end is below 0
+    (:func:`harness_ext.store.floor.normalised_bounds`): a record declaring ``[0, 1]`` would hold a score outside
+    its own range, which readers of Every Eval Ever records (harness-ext's among them) take for a placeholder.
+    """
+    from ...store.floor import normalised_bounds
+    from ...store.matrix import params_frame
+    from .benchmark_score import floor_at_chance
+
+    datasets = manifest["datasets"]
+    if manifest.get("kind") == "items" or not all(d.get("normalisation") for d in datasets):
+        return {"min_score": 0.0, "max_score": 1.0}  # item scores on their own [0, 1] metric
+    names = [d["name"] for d in datasets]
+    params = params_frame({d["name"]: d["normalisation"] for d in datasets}, names)
+    weights = np.array([d.get("weight", 1.0) for d in datasets], dtype=float)  # a hand-built manifest may give none
+    # The manifest's weights are rounded (1/14 each sums to 0.9999999996): the ends of their renormalised sum.
+    lo, hi = normalised_bounds(params, floor_at_chance(manifest), weights / weights.sum())
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return {}
+    return {"min_score": round(float(lo), 10) + 0.0, "max_score": round(float(hi), 10)}
+
+
 def eee_record(pred, manifest: dict, model: str, timestamp: str = None) -> dict:
     """One model's predictions as an Every Eval Ever record (schema 0.2.1).
 
@@ -368,7 +394,7 @@ def eee_record(pred, manifest: dict, model: str, timestamp: str = None) -> dict:
     items = manifest.get("kind") == "items"
     if agg.get("metric", "normalised") == "normalised":
         how = "weighted mean of normalised scores (0 = chance, 1 = best)"
-        bounds = {"min_score": 0.0, "max_score": 1.0}
+        bounds = normalised_score_bounds(manifest)
     else:
         how = f"{agg['metric']}: {(getattr(pred, 'score', None) or {}).get('weighting', '')}"
         # A weighted mean of the datasets' scores lies within their scales' joint range.

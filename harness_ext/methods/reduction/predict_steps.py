@@ -142,6 +142,28 @@ def range_warnings(train: pd.DataFrame, Z_new: np.ndarray, subset_idx, models) -
     return warnings
 
 
+def beyond_scale_warnings(models, columns, observed: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                          h_lo, h_hi, level: float) -> list:
+    """A warning for each model with predicted datasets whose whole interval lay beyond an end of the scale, naming
+    them: the prediction and both ends are kept at that end, an interval of no width.
+
+    ``lower``/``upper``: the intervals kept inside the scale; ``h_lo``/``h_hi``: their half-widths before (a cell
+    with no width of its own is not counted). Such an interval says nothing of the error: HELM Classic's T0pp, whose
+    answers to BoolQ and IMDB miss their format, was predicted at MMLU's floor, EM 0 with an interval of no width,
+    where it scored 0.41.
+    """
+    width = np.broadcast_to(np.asarray(h_lo, dtype=float) + np.asarray(h_hi, dtype=float), lower.shape)
+    point = ~observed & (lower == upper) & (width > 0)
+    out = []
+    for i in np.flatnonzero(point.any(axis=1)):
+        names = [str(columns[j]) for j in np.flatnonzero(point[i])]
+        out.append(f"{models[i]}: {len(names)} predicted datasets ({listed(names, 5)}) have their whole "
+                   f"{level:.0%} interval beyond an end of the scale, so the prediction and the interval are kept at "
+                   "that end, an interval of no width, which says nothing of the error of a model this far from the "
+                   "manifest's models")
+    return out
+
+
 def ceiling_warnings(manifest: dict, train: pd.DataFrame, Z_new: np.ndarray, models) -> list:
     """A warning for each model near the ceiling of a subset dataset the manifest found saturated (its
     ``selection.subset_saturated``: the model's score within the saturation rule's headroom of the ceiling,
@@ -319,7 +341,7 @@ def prediction_table(raw_new: pd.DataFrame, params: pd.DataFrame, observed: np.n
         "observed": observed.ravel(),
         "score": mean.ravel(), "lower": lower.ravel(), "upper": upper.ravel(),
         "actual": np.where(observed, np.nan, Z_new).ravel(),
-        # Observed cells keep the harness's own value (normalisation clips below-chance scores to chance).
+        # Observed cells keep the harness's own value (a floored manifest's normalisation clips them at chance).
         "raw": np.where(observed, raw_obs, invert_normalisation(mean, params)).ravel(),
         "raw_lower": np.where(exact, raw_obs, invert_normalisation(lower, params)).ravel(),
         "raw_upper": np.where(exact, raw_obs, invert_normalisation(upper, params)).ravel(),
