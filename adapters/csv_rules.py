@@ -62,6 +62,9 @@ META_NAME = re.compile(
     r"(?<![a-z])per[ _-]?(?:million|1m|thousand|1k)(?![a-z])|(?<![a-z])savings?(?![a-z])|"
     # a column named as metadata (the Open LLM Leaderboard's flattened "metadata_generation", "metadata_hub_hearts")
     r"(?:^|[\W_])metadata(?:$|[\W_])|"
+    # a row index named as nothing else (the MTEB leaderboard's JSON Lines records carry "index"; pandas writes
+    # "__index_level_0__"), not a score named an index ("Jaccard index")
+    r"^\s*(?:index|__index_level_\d+__)\s*$|"
     # how fast and how big a model runs, not how well: a speech board's inverse real-time factor ("RTFx", -1 where
     # unknown), an embedding board's "Memory Usage (GB, fp32)" and its vectors' "Embedding Dimensions" (the Open ASR
     # and MTEB leaderboards)

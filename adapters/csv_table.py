@@ -665,5 +665,6 @@ def harness_ext_adapters():
         # "validation": {"overall": "59.4", ...}}: the MMMU leaderboard's data file), is read as a table of
         # "group.key" columns; a column naming the systems ranked ("Provider", "system", "tool", ...) is the model
         # column when no column is named as the model, noted
-        revision="18",
+        # 19: a column named "index" (a row index: the MTEB leaderboard's JSON Lines records) is model metadata
+        revision="19",
     )

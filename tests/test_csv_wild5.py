@@ -20,6 +20,7 @@ FIX = Path(__file__).parent / "fixtures" / "csv_wild5"
 PROTEINGYM = FIX / "proteingym_zero_shot_spearman_slice.csv"
 MMMU = FIX / "mmmu_leaderboard_data_slice.json"
 PARSEBENCH = FIX / "parsebench_leaderboard_slice.csv"
+MTEB_FR = FIX / "mteb_fr_classification_slice.jsonl"
 
 
 def _ingest(store, path):
@@ -155,3 +156,17 @@ def test_matrix_says_which_models_have_only_aggregates(tmp_path, capsys, command
         logging.getLogger("harness_ext").removeHandler(handler)
     text = " ".join(r.getMessage() for r in records) + capsys.readouterr().err
     assert "1 model with only aggregate scores" in text and "Only Overall" in text
+
+
+def test_a_row_index_is_model_metadata_not_a_score():
+    """The MTEB leaderboard's JSON Lines records carry the row's ``index`` beside its ``Rank``: it was stored as a
+    seventh dataset of the French classification board (57 x 7, not 57 x 6)."""
+    rep, models, kinds = _read(MTEB_FR)
+    assert rep.status == "ingested" and len(models) == 8
+    assert sorted(k for k, v in kinds.items() if v == "dataset") == sorted([
+        "AmazonReviewsClassification (fr)", "MasakhaNEWSClassification (fra)", "MassiveIntentClassification (fr)",
+        "MassiveScenarioClassification (fr)", "MTOPDomainClassification (fr)", "MTOPIntentClassification (fr)"])
+    assert "index" not in kinds and any("model metadata, not scores: index, Rank" in n for n in rep.notes)
+    from harness_ext.adapters.csv_rules import META_NAME
+
+    assert not META_NAME.search("Jaccard index") and not META_NAME.search("index_score")
