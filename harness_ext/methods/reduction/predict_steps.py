@@ -130,9 +130,11 @@ def range_warnings(train: pd.DataFrame, Z_new: np.ndarray, subset_idx, models) -
     tr_mean = np.nanmean(tr_sub, axis=1)
     lo, p05, p95, hi = np.nanquantile(tr_mean, [0.0, EDGE_QUANTILE, 1 - EDGE_QUANTILE, 1.0])
     new_mean = np.nanmean(Z_new[:, subset_idx], axis=1)
+    # the manifest keeps its training scores to 10 decimals: a training model's own files are not beyond them
+    tol = 1e-9 * max(1.0, float(np.nanmax(np.abs([lo, hi]))))
     warnings = []
     for model, v in zip(models, new_mean):
-        if v < lo or v > hi:
+        if v < lo - tol or v > hi + tol:
             warnings.append(f"{model}: mean normalised subset score {v:.3f} is outside the manifest's models' range "
                             f"[{lo:.3f}, {hi:.3f}]: the prediction extrapolates and its interval may be too narrow")
         elif v < p05 or v > p95:
