@@ -31,8 +31,9 @@ def _said(capsys, argv):
     return (out.out + out.err).count("scores clipped by the chance correction"), out.out + out.err
 
 
-def test_an_analysis_says_how_many_scores_it_reads_at_chance(store, capsys):
-    n, text = _said(capsys, ["stalk", "--db", str(store), "--benchmark", "mmlu", *SUBJECTS])
+def test_an_analysis_says_how_many_scores_it_reads_at_chance(store, capsys, tmp_path):
+    n, text = _said(capsys, ["stalk", "--db", str(store), "--benchmark", "mmlu", *SUBJECTS, "--out",
+                             str(tmp_path / "out")])
     assert n == 1 and "below chance analysed as 0 (reduce and predict fit them as they are" in text
 
 
