@@ -42,8 +42,7 @@ def unfloored(df: pd.DataFrame) -> pd.DataFrame:
     if not text:
         return df
     rows, cols, values = unpack_clipped(text, df.index, df.columns)
-    out = df.copy()
-    X = out.to_numpy(dtype=float, copy=True)
+    X = df.to_numpy(dtype=float, copy=True)
     X[rows, cols] = values
     out = pd.DataFrame(X, index=df.index, columns=df.columns)
     out.attrs.update({k: v for k, v in df.attrs.items() if k != "clipped"})

@@ -236,7 +236,7 @@ def floor_warnings(models, bench, params, observed, Z_new, lower, calibrated: bo
 
 
 def aggregate_frame(models, bench, raw_cells, raw_obs, observed, ends: tuple, normalised: tuple, half: tuple,
-                    cell_ends: tuple = (0.0, 1.0)):
+                    cell_ends: tuple):
     """The ``aggregate`` table: the benchmark's own score (``bench``; None: the normalised one) and the normalised.
 
     ``normalised``: ``(aggregate, lower, upper, actual)``; ``ends``: the normalised aggregate's range and
@@ -253,10 +253,11 @@ def aggregate_frame(models, bench, raw_cells, raw_obs, observed, ends: tuple, no
                 "upper": norm["normalised_upper"], "actual": agg_actual}
     else:
         point = raw_cells @ bench.weights
-        # the score's range on its scale: each dataset's normalised ends mapped back
-        a, b = (bench.offset + bench.slope * e if bounded else bench.offset for e in cell_ends)
-        lo_b, hi_b = bench.weights @ np.minimum(a, b), bench.weights @ np.maximum(a, b)
-        clip = (lambda x: np.clip(x, lo_b, hi_b)) if bounded else (lambda x: x)
+        clip = lambda x: x  # noqa: E731
+        if bounded:  # the score's range on its scale: each dataset's normalised ends mapped back
+            a, b = (bench.offset + bench.slope * e for e in cell_ends)
+            lo_b, hi_b = bench.weights @ np.minimum(a, b), bench.weights @ np.maximum(a, b)
+            clip = lambda x: np.clip(x, lo_b, hi_b)  # noqa: E731
         head = {"metric": bench.metric, "aggregate": point, "lower": clip(point - half[0]),
                 "upper": clip(point + half[1]),
                 "actual": np.where(np.isnan(raw_obs).any(axis=1), np.nan, np.nan_to_num(raw_obs) @ bench.weights)}

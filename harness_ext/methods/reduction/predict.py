@@ -43,7 +43,7 @@ from ...errors import HarnessExtError
 from ...report import Result, Stages, format_table, progress
 from .benchmark_score import (DEFAULT_LEVEL, aggregate_frame, benchmark_score, chance_warnings, floor_at_chance,
                               floor_warnings, score_truth, z_of)
-from ...store.floor import normalised_bounds
+from ...store.floor import normalised_bounds, unfloored
 from ...store.matrix import apply_normalisation, params_frame
 from .predict_conflicts import conflict_cells, conflict_warnings, item_conflict_warnings
 
@@ -79,11 +79,7 @@ def training_matrix(manifest: dict) -> pd.DataFrame:
     if df.attrs["fingerprint"] != src["fingerprint"]:
         raise HarnessExtError(f"the store {src['store']} no longer holds the matrix this manifest was built from "
                               "(fingerprint differs): run 'harness-ext reduce' again")
-    if not floor_at_chance(manifest):
-        from ...store.floor import unfloored
-
-        df = unfloored(df)
-    return df
+    return df if floor_at_chance(manifest) else unfloored(df)
 
 
 @dataclass
@@ -505,10 +501,9 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     bar.set_postfix_str("scores on the harness's scale")
     # Subset scores that are anchor-item estimates carry their own error into every cell and the aggregate.
     item_vars = anchor_item_variance(manifest, cells, train_X, Z_new, observed, subset_idx, weights, u, columns)
-    # Only datasets on a known scale are bounded; raw ones (--normalise none, e.g. CrossPred's
-    # negative BARTScores) must keep their own scale or the interval would exclude the score.
-    bounded = params["clip"].to_numpy(dtype=bool)
     # A regression can step outside the scale (below its floor, above 1); the score, like its interval, stays inside.
+    # Only datasets on a known scale have ends; raw ones (--normalise none, e.g. CrossPred's negative BARTScores)
+    # keep their own scale, or the interval would exclude the score.
     s_lo, s_hi = normalised_bounds(params, floored)
     mean = np.where(~observed, np.clip(cells.mean, s_lo, s_hi), cells.mean)
     agg = mean @ weights
