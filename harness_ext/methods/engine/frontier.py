@@ -70,6 +70,7 @@ from .frontier_aggregate import held_out_sd as _held_out_sd
 from .frontier_design import (design_aggregate_sd, design_cell_sd, distinct_held_out, min_calibration_models,
                               min_symmetric_models)
 from .frontier_benchpress import benchpress_fill
+from .frontier_unidentified import join_unshrunk
 from .lowrank import fold_in
 
 __all__ = ["CANDIDATES", "OPTIONAL_CANDIDATES", "WEIGHTED_CANDIDATES", "FRONTIER_FOLDS", "FRONTIER_WEIGHTS",
@@ -486,6 +487,7 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None, e
     u = _placement(est, fit, mz, z, O, pattern) if W is not None and out.get("agg") is not None else None
     _hidden_shift(est, fi, mz, X_new, O, W, w_cal, out, pattern, upper_records, cals, dist == 0, u)
     _prior_allowance(est, O, W, out, dist, u, cals, W_extra)
+    join_unshrunk(est, X_new, O, W, W_extra, out, dist, cals)  # an unpredicted population: the unshrunk reading too
     return dist, cals
 
 

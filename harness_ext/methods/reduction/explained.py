@@ -19,10 +19,10 @@ from typing import Optional
 
 import numpy as np
 
+from ..engine.frontier_unidentified import LOW_SHARE
+
 #: Fewer complete training models than this: no share (the spread itself is not measured well enough).
 MIN_MODELS = 10
-#: Below this share, `reduce` and `predict` say that a stronger model is predicted near the training models' mean.
-LOW_SHARE = 0.5
 
 
 def explained_share(manifest: dict) -> Optional[float]:
@@ -58,4 +58,5 @@ def low_share_text(share: Optional[float]) -> str:
         return ""
     return (f"the subset predicts only {max(share, 0.0):.0%} of the training models' spread on the full-benchmark "
             "score (cross-validated): they differ little beyond what their subset cells show by chance, so a model "
-            "stronger than all of them is predicted near their mean and its interval may not hold")
+            "stronger than all of them is predicted near their mean; predict widens its intervals to hold the "
+            "reading that does not shrink toward them as well")

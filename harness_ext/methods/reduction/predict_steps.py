@@ -118,10 +118,9 @@ def provenance_warnings(manifest: dict, raw_new: pd.DataFrame, train: pd.DataFra
     return warnings
 
 
-def range_warnings(train: pd.DataFrame, Z_new: np.ndarray, subset_idx, models, low_share: str = "") -> list:
+def range_warnings(train: pd.DataFrame, Z_new: np.ndarray, subset_idx, models) -> list:
     """A warning for each model whose mean normalised subset score is outside the training models' range, or in
-    its outer :data:`EDGE_QUANTILE` on either side; ``low_share`` (:func:`~.explained.low_share_text`) is added to
-    those above the range."""
+    its outer :data:`EDGE_QUANTILE` on either side."""
     # The intervals come from held-out models like the training ones; a model outside their range is extrapolated.
     # The interval is one cross-validated RMSE averaged over all models; errors are larger at the edges
     # of the range (held-out largest Pythia models: 40-73% inside the 90% interval, benchmarks/quality_round_trip.py).
@@ -137,8 +136,7 @@ def range_warnings(train: pd.DataFrame, Z_new: np.ndarray, subset_idx, models, l
     for model, v in zip(models, new_mean):
         if v < lo - tol or v > hi + tol:
             warnings.append(f"{model}: mean normalised subset score {v:.3f} is outside the manifest's models' range "
-                            f"[{lo:.3f}, {hi:.3f}]: the prediction extrapolates and its interval may be too narrow"
-                            + (f"; {low_share}" if low_share and v > hi else ""))
+                            f"[{lo:.3f}, {hi:.3f}]: the prediction extrapolates and its interval may be too narrow")
         elif v < p05 or v > p95:
             warnings.append(f"{model}: mean normalised subset score {v:.3f} is {'above' if v > p95 else 'below'} "
                             f"{1 - EDGE_QUANTILE:.0%} of the manifest's models: errors near the edge of their range "
@@ -196,15 +194,13 @@ def input_warnings(manifest: dict, raw_new: pd.DataFrame, train: pd.DataFrame, Z
                    other_shots: dict) -> tuple:
     """``(have, warnings)``: :func:`subset_warnings`, :func:`provenance_warnings`, :func:`range_warnings` and
     :func:`ceiling_warnings`, in that order."""
-    from .explained import explained_share, low_share_text
     from .harness_names import path_like_tasks
 
     subset_names = [s["name"] for s in manifest["subset"]]
     path_like = {s["name"]: path_like_tasks(s) for s in manifest["subset"] if path_like_tasks(s)}
     have, warnings = subset_warnings(raw_new.index, Z_new[:, subset_idx], subset_names, path_like)
     warnings += provenance_warnings(manifest, raw_new, train, Z_new, subset_names, other_shots)
-    low_share = low_share_text(explained_share(manifest))
-    return have, (warnings + range_warnings(train, Z_new, subset_idx, raw_new.index, low_share)
+    return have, (warnings + range_warnings(train, Z_new, subset_idx, raw_new.index)
                   + ceiling_warnings(manifest, train, Z_new, raw_new.index))
 
 
