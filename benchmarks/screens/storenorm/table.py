@@ -18,8 +18,12 @@ def load(n, arm):
 
 
 def fired(n):
+    """How often the rule fired on board ``n``'s clip run: its .out file, else the LOG line (the .out files are not
+    committed)."""
     p = os.path.join(O, f"{n}_clip.out")
     m = re.search(r"rule fired on (\d+)", open(p).read()) if os.path.exists(p) else None
+    if m is None:
+        m = re.search(rf"^{re.escape(n)} clip .*rule fired on (\d+)", open(os.path.join(O, "LOG")).read(), re.M)
     return None if m is None else int(m.group(1))
 
 
