@@ -277,7 +277,7 @@ def _frontier_lines(err: dict) -> list:
     cov = fs["frontier_coverage_90"]
     # What the folds measured, named as theirs: on the frontier splits of 20 leaderboards (7 shared, 13 never seen
     # when measured), the predictor fitted as reduce fits it, the models beyond every training model erred a median
-    # 1.8 times the folds' error, up to 10.5, and their intervals held from 0.30 to 1.00 (docs/frontier.md,
+    # 1.5 times the folds' error, up to 10.3, and their intervals held from 0.30 to 1.00 (docs/frontier.md,
     # Measured), so neither figure is an expectation for such a model.
     return [f"at the frontier of these models (folds that hold out their strongest from fits on the rest, "
             f"{fs['frontier_held_out_models']} different models): mean |error| {_pts(fs['frontier_aggregate_mae'])} "
@@ -288,7 +288,7 @@ def _frontier_lines(err: dict) -> list:
                "population (docs/frontier.md)" if fr.get("folds_estimator") else "")
             + "; a model stronger than every one of these is an extrapolation the folds did not see: it usually errs "
               "more (on the frontier splits of 20 leaderboards, the predictor fitted as reduce fits it, a median "
-              "1.8 times the folds' error, up to 10.5 times) and its interval can hold less often (docs/frontier.md, "
+              "1.5 times the folds' error, up to 10.3 times) and its interval can hold less often (docs/frontier.md, "
               "Measured)"]
 
 
