@@ -62,6 +62,7 @@ import numpy as np
 
 from .conformal import _normal_quantile, conformal_quantile
 from .frontier_aggregate import aggregate_sd as _aggregate_sd
+from .frontier_aggregate import aggregate_shift as _aggregate_shift
 from .frontier_aggregate import engine_aggregate as _engine_aggregate
 from .frontier_aggregate import engine_prediction as _engine_prediction
 from .frontier_aggregate import held_out_aggregate as _aggregate
@@ -179,25 +180,6 @@ def _standard_mean(Z_fit, z_in, O):
     u = np.where(O, (np.nan_to_num(z_in) - mu) / sd, 0.0)
     ubar = u.sum(1) / np.maximum(O.sum(1), 1)
     return mu[None, :] + sd[None, :] * ubar[:, None]
-
-
-def _aggregate_shift(X_fit, X_in, O, w):
-    """Every cell moved from the fitted models' mean by the row's mean subset shift on the aggregate's scale.
-
-    On the scale of the aggregate weights ``w`` (d,) (a benchmark's points: the weight of a dataset is its points
-    per unit), a new model's subset cells lie ``w_j (x_j - mean_j)`` above the fitted models' means; each other
-    dataset is predicted at its mean plus the row's average of those shifts, back in its own units (the subset mean
-    on the benchmark's scale, read as a shift from the fitted population so datasets of different levels keep
-    them). NaN for a dataset of weight 0 (not in the aggregate).
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a dataset no fitted model has: NaN, no shift known
-        mu = np.nanmean(X_fit, 0)
-    on = O & (w[None, :] != 0) & np.isfinite(mu)[None, :]
-    shift = np.where(on, w[None, :] * (np.nan_to_num(X_in) - np.nan_to_num(mu)[None, :]), 0.0).sum(1)
-    shift = shift / np.maximum(on.sum(1), 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(w[None, :] != 0, mu[None, :] + shift[:, None] / w[None, :], np.nan)
 
 
 def _candidate(est, name, fit, Z_fit, pos_fit, z_in, X_in, O, X_fit=None, w=None):

@@ -7,7 +7,7 @@ other datasets move with it. The bundled Pythia checkpoints' weakest half is one
 on the chosen subset is binomial sampling noise, the fit under-predicted the strongest 30% by 0.018 MMLU accuracy, and
 carrying the subset's shift over with slope 1 over-predicted them by 0.016 (``benchmarks/screens/noise``). For a model
 above the training models' edge, when the model folds' explained share (the cross-validated R squared of the
-aggregate, :func:`~harness_ext.methods.engine.newmodel_intervals.explained_share`) is below :data:`LOW_SHARE`, every
+aggregate, :func:`~harness_ext.methods.engine.newmodel_intervals.held_out_share`) is below :data:`LOW_SHARE`, every
 interval (cells, the aggregate, each further aggregate) is widened to hold the unshrunk reading too: each predicted
 dataset at its training mean plus the model's mean subset shift from theirs. The interval then spans what the data
 cannot tell apart.
@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .frontier_aggregate import aggregate_shift
+
 #: Below this explained share the training models' spread is said to be unpredicted (``reduce`` and ``predict`` say it
 #: in the same words; fixed at one half before it was measured on any frontier).
 LOW_SHARE = 0.5
@@ -39,13 +41,9 @@ class Unidentified:
 
 def unshrunk_reading(X_fit, X_new, O) -> np.ndarray:
     """Each dataset of the new models at the fitted models' mean plus the model's mean subset shift from their means
-    (on the fit's input scale); observed cells as observed. NaN where no fitted model has the dataset."""
-    with np.errstate(invalid="ignore"):
-        n_fit = np.maximum((~np.isnan(X_fit)).sum(0), 1)
-        mu = np.where(np.isnan(X_fit).all(0), np.nan, np.nansum(np.nan_to_num(X_fit, nan=0.0), 0) / n_fit)
-    on = O & np.isfinite(mu)[None, :]
-    shift = np.where(on, np.nan_to_num(X_new) - np.nan_to_num(mu)[None, :], 0.0).sum(1) / np.maximum(on.sum(1), 1)
-    return np.where(O, X_new, mu[None, :] + shift[:, None])
+    (on the fit's input scale: :func:`~.frontier_aggregate.aggregate_shift` with unit weights); observed cells as
+    observed. NaN where no fitted model has the dataset."""
+    return np.where(O, X_new, aggregate_shift(X_fit, X_new, O, np.ones(X_new.shape[1])))
 
 
 def join_unshrunk(est, X_new, O, W, W_extra, out, dist, cals=None):

@@ -460,7 +460,7 @@ def _calibration_result(est, book: _ScoreBook, d: int, W_all) -> tuple:
                           "residual_folds": _cat([k for _, k, _ in book.residuals[best][a]], int),
                           "residual_distances": _cat([x for _, _, x in book.residuals[best][a]])})
     est.calibration_sq_ = {f"rank={r},blend={a}": v for (r, a), v in sq.items()}
-    est.calibration_share_ = explained_share(book.main[best]) if W_all is not None else None
+    est.calibration_share_ = held_out_share(book.main[best]) if W_all is not None else None
     cal = {"fits": book.fits[best[0]], "blend": float(best[1]), "cell_scores": cells, "cell_cols": cols,
            "cell_folds": c_folds, "agg_scores": aggs,
            "agg_folds": _cat(book.agg_folds[best][0], int) if W_all is not None else np.array([], dtype=int),
@@ -468,7 +468,7 @@ def _calibration_result(est, book: _ScoreBook, d: int, W_all) -> tuple:
     return q_cell, q_agg, (int(cells.size), n_agg), int(best[0]), float(best[1]), q_by, cal
 
 
-def explained_share(pairs, min_models: int = 10):
+def held_out_share(pairs, min_models: int = 10):
     """One minus the held-out models' mean squared aggregate error over the variance of their true aggregates (the
     cross-validated R squared), from the folds' ``(truth, prediction)`` pairs; None below ``min_models`` held-out
     models or without spread. Read by :mod:`~harness_ext.methods.engine.frontier_unidentified`."""

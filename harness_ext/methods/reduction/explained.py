@@ -20,6 +20,7 @@ from typing import Optional
 import numpy as np
 
 from ..engine.frontier_unidentified import LOW_SHARE
+from .predict import embedded_values
 
 #: Fewer complete training models than this: no share (the spread itself is not measured well enough).
 MIN_MODELS = 10
@@ -43,7 +44,7 @@ def explained_share(manifest: dict) -> Optional[float]:
     rmse = ((manifest.get("prediction") or {}).get("expected_error") or {}).get("aggregate_rmse")
     if not tm or rmse is None or not np.isfinite(rmse):
         return None
-    values = np.array([[np.nan if v is None else v for v in row] for row in tm["values"]], dtype=float)
+    values = embedded_values(tm)
     w = np.array([d["weight"] for d in manifest["datasets"]], dtype=float)
     complete = values[~np.isnan(values).any(axis=1)]
     if complete.shape[0] < MIN_MODELS:
