@@ -25,6 +25,13 @@ benchmark, each weighing the same (**in-sample** for each of them). The reported
 constant computed *without* it and without the benchmarks that share its data (:data:`FAMILIES`): **leave one benchmark
 out**. ``--random-splits N`` adds protocol (a)'s random 80/20 splits
 with the same leave-one-benchmark-out constants: the allowance's cost inside the population.
+
+The predictor is fitted as ``quality_holdout.py --fit store`` fits it (``--fit store``, the default: on the scores
+``reduce`` fits it on, where the matrix has the store's record of every column; benchbench and the three leaderboards
+taken from its files keep the raw fit); ``--fit raw`` fits it on the raw matrix, as this script did up to
+2026-12-06. ``--csv NAME=FILE,...`` adds leaderboard files (each ingested on its own, as ``quality_holdout.py --csv``
+does; they share no data with any other); ``--pool`` names the benchmarks whose scores make the constant (default
+every one measured), the others measured with it.
 """
 
 from __future__ import annotations
