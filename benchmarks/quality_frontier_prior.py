@@ -25,6 +25,13 @@ benchmark, each weighing the same (**in-sample** for each of them). The reported
 constant computed *without* it and without the benchmarks that share its data (:data:`FAMILIES`): **leave one benchmark
 out**. ``--random-splits N`` adds protocol (a)'s random 80/20 splits
 with the same leave-one-benchmark-out constants: the allowance's cost inside the population.
+
+The predictor is fitted as ``quality_holdout.py --fit store`` fits it (``--fit store``, the default: on the scores
+``reduce`` fits it on, where the matrix has the store's record of every column; benchbench and the three leaderboards
+taken from its files keep the raw fit); ``--fit raw`` fits it on the raw matrix, as this script did up to
+2026-12-06. ``--csv NAME=FILE,...`` adds leaderboard files (each ingested on its own, as ``quality_holdout.py --csv``
+does; they share no data with any other); ``--pool`` names the benchmarks whose scores make the constant (default
+every one measured), the others measured with it.
 """
 
 from __future__ import annotations
@@ -43,6 +50,12 @@ sys.path.insert(0, str(HERE))
 os.environ.setdefault("HARNESS_EXT_NO_PROGRESS", "1")
 os.environ.setdefault("HARNESS_EXT_LOAD_PLUGINS", "")
 import quality_holdout as qh  # noqa: E402 - the protocols' shared splits and subset choice
+from _holdout_matrices import column_meta, load_user_matrices  # noqa: E402
+from _holdout_store import store_fit  # noqa: E402 - the product's fit, as quality_holdout --fit store
+
+#: "store" (the default: the predictor fitted as ``reduce`` fits it, ``quality_holdout.py --fit store``) or "raw"
+#: (the predictor fitted on the raw matrix, as this script did before the thirty-fifth session's re-run).
+FIT = "store"
 
 LB = qh.BENCHBENCH
 EXTRA = ("livebench", "hydrox", "opencompass", "rewardbench", "rewardbench_2")
@@ -62,7 +75,7 @@ def extra_matrices(names):
     """``{name: (raw DataFrame, meta)}`` of the calibration matrices that are not ``quality_holdout``'s."""
     import pandas as pd
 
-    out = {}
+    out, metas = {}, {}
     if "livebench" in names:
         out["livebench"] = pd.read_csv(LB / "livebench_240829_holistic.csv").set_index("model").drop(
             columns=["livebench_240725"])
@@ -84,12 +97,14 @@ def extra_matrices(names):
         with Store.open(":memory:") as store:
             ingest_paths(store, [qh.EEE / "reward-bench"], show_progress=False)
             for b in rb:
-                raw = load_matrix(store, MatrixQuery(normalise="none", benchmarks=(b,)))
-                raw = pd.DataFrame(raw.to_numpy(float), index=[str(i) for i in raw.index],
-                                   columns=[str(c) for c in raw.columns])
-                raw = raw.loc[:, raw.notna().sum(axis=0) >= 10]
+                m = load_matrix(store, MatrixQuery(normalise="none", benchmarks=(b,)))
+                raw = pd.DataFrame(m.to_numpy(float), index=[str(i) for i in m.index],
+                                   columns=[str(c) for c in m.columns])
+                cols = raw.notna().sum(axis=0) >= 10
+                raw = raw.loc[:, cols]
+                metas[b] = [x for x, c in zip(column_meta(m), cols) if c]  # the store's records, for FIT "store"
                 out[b] = raw.loc[raw.notna().sum(axis=1) >= 3]
-    return {k: (v.astype(float), [{} for _ in v.columns]) for k, v in out.items()}
+    return {k: (v.astype(float), metas.get(k, [{} for _ in v.columns])) for k, v in out.items()}
 
 
 class _Recorder:
@@ -125,9 +140,13 @@ class _Recorder:
         self.sd = self.sd_all[self.rows]
 
 
-def run_split(X, tr, te, seed, k, a_sc, c_sc, runs):
+def run_split(X, tr, te, seed, k, a_sc, c_sc, runs, meta=None):
     """One split as protocol (f)/(a) evaluates the default predictor: per test model ``truth``, ``pred``, ``lo``,
-    ``hi`` (points, allowance off), ``share`` of the allowance, ``sd`` (design sd, NaN without a share), ``usable``."""
+    ``hi`` (points, allowance off), ``share`` of the allowance, ``sd`` (design sd, NaN without a share), ``usable``.
+
+    With :data:`FIT` "store" and ``meta`` holding the store's record of every column, the predictor is fitted as
+    ``quality_holdout.py --fit store`` fits it (on the scores ``reduce`` fits it on, its aggregate mapped back to raw
+    units); otherwise on the raw matrix."""
     from harness_ext.methods.engine import frontier as fr
     from harness_ext.methods.engine.newmodel_intervals import FOLD_RESELECTION
     from harness_ext.methods.pounce import make_predictor
@@ -139,8 +158,16 @@ def run_split(X, tr, te, seed, k, a_sc, c_sc, runs):
                                    groups=None if runs is None else runs[tr])
     rec, orig = _Recorder(), (fr._prior_allowance, fr._placement)
     fr._prior_allowance, fr._placement = rec, rec.placement
+    sf = store_fit(Xtr, meta, FIT)
+    offset = np.zeros(len(te))
     try:
-        p = make_predictor("lowrank", random_state=seed).fit(Xtr).predict_new_models(Xin, weights=W, reselect=reselect)
+        if sf is None:
+            p = make_predictor("lowrank", random_state=seed).fit(Xtr).predict_new_models(Xin, weights=W,
+                                                                                          reselect=reselect)
+        else:  # as _holdout_store.StoreFit.predict: normalised fit, aggregate weights on raw units mapped over
+            est = sf.predictor("lowrank", seed).fit(sf.normalise(Xtr))
+            p = est.predict_new_models(sf.normalise(Xin), weights=np.asarray(W, float) * sf.beta, reselect=reselect)
+            offset = (np.asarray(W, float) * sf.alpha).sum(1)
     finally:
         fr._prior_allowance, fr._placement = orig
     sd, share = np.full(len(te), np.nan), np.zeros(len(te))
@@ -150,19 +177,38 @@ def run_split(X, tr, te, seed, k, a_sc, c_sc, runs):
                  sd_all=np.full(n, np.nan) if rec.sd_all is None else rec.sd_all,
                  strength=np.full(n, np.nan) if rec.strength is None else rec.strength,
                  ref=np.array([]) if rec.ref is None else rec.ref, m=np.int64(rec.m))
+    C = C + offset
     return dict(truth=agg_true, pred=p.aggregate + C, lo=p.aggregate_lower + C, hi=p.aggregate_upper + C, sd=sd,
                 share=share, usable=usable, **extra)
 
 
-def collect(names, n_random, random_names=None, progress=print):
+def user_boards(pairs):
+    """``{name: (raw DataFrame, meta)}`` of ``NAME=FILE`` leaderboard files, each ingested on its own as
+    ``quality_holdout.py --csv FILE`` ingests it (a file holding more than one benchmark is refused)."""
+    out = {}
+    for pair in pairs:
+        name, _, path = pair.partition("=")
+        if not path:
+            raise SystemExit(f"quality_frontier_prior: --csv wants NAME=FILE, got {pair!r}")
+        mats = load_user_matrices(csv=[path], verbose=False)
+        if len(mats) != 1:
+            raise SystemExit(f"quality_frontier_prior: {path}: {len(mats)} benchmarks read, one expected")
+        out[name] = next(iter(mats.values()))
+    return out
+
+
+def collect(names, n_random, random_names=None, progress=print, boards=None):
     """``{(benchmark, variant): record}`` of the frontier splits (variants ``frontier``/``newest``) of every benchmark
-    in ``names`` and ``n_random`` random splits (``a0``, ``a1``, ...) of those in ``random_names`` (default all)."""
+    in ``names`` and ``n_random`` random splits (``a0``, ``a1``, ...) of those in ``random_names`` (default all);
+    ``boards``: more ``{name: (raw, meta)}`` matrices (:func:`user_boards`), measured after ``names``."""
     from harness_ext.methods.engine.newmodel_intervals import run_groups
     from harness_ext.methods.pounce import split_models
     from harness_ext.methods.reduction.budget import default_subset_size
 
     mats = qh.load_matrices([n for n in names if n in qh.SOURCES])
     mats.update(extra_matrices([n for n in names if n in EXTRA]))
+    mats.update(boards or {})
+    names = [*names, *(boards or {})]
     out = {}
     for name in names:
         if name not in mats:
@@ -174,10 +220,10 @@ def collect(names, n_random, random_names=None, progress=print):
         runs = run_groups(raw.index)
         t = time.perf_counter()
         for variant, (tr, te) in qh.frontier_splits(raw, X, a_sc, c_sc).items():
-            out[(name, variant)] = run_split(X, tr, te, 0, k, a_sc, c_sc, runs)
+            out[(name, variant)] = run_split(X, tr, te, 0, k, a_sc, c_sc, runs, meta)
         for s in range(n_random if random_names is None or name in random_names else 0):
             tr, te = split_models(X.shape[0], 0.2, random_state=s) if runs is None else qh.split_runs(runs, 0.2, s)
-            out[(name, f"a{s}")] = run_split(X, tr, te, s, k, a_sc, c_sc, runs)
+            out[(name, f"a{s}")] = run_split(X, tr, te, s, k, a_sc, c_sc, runs, meta)
         progress(f"  {name} {X.shape[0]} x {X.shape[1]}: {time.perf_counter() - t:.0f} s")
     return out
 
@@ -220,14 +266,19 @@ def figures(rec, q):
     return float(((rec["truth"] >= rec["lo"]) & (rec["truth"] <= hi))[u].mean()), float(np.median((hi - rec["lo"])[u]))
 
 
-def report(records, level, file=None):
+def report(records, level, file=None, pool=None):
+    """Print each frontier split's coverage (width) before, with its leave-one-benchmark-out constant and with the
+    in-sample one; ``pool``: the benchmarks whose scores make the constant (default all), the others measured with
+    it; returns the in-sample constant."""
     names = sorted({n for n, _ in records})
-    q_all = pooled_quantile(records, (), level)
-    print(f"\nlevel {level:.2f}: shipped constant (pooled over all {len(names)} benchmarks, in-sample) {q_all:.3f}", file=file)
+    out = set(names) - set(pool) if pool else set()
+    q_all = pooled_quantile(records, out, level)
+    print(f"\nlevel {level:.2f}: shipped constant (pooled over {len(names) - len(out)} benchmarks, in-sample) "
+          f"{q_all:.3f}", file=file)
     print(f"{'benchmark':<14}{'variant':<9}{'test':>5}{'full':>5}  {'before':>14}  {'LOBO q':>7}  {'after (LOBO)':>14}  "
           f"{'in-sample':>14}", file=file)
     for (name, variant), rec in records.items():
-        q = pooled_quantile(records, {name} | FAMILIES.get(name, set()), level)
+        q = pooled_quantile(records, {name} | FAMILIES.get(name, set()) | out, level)
         (cb, wb), (ca, wa), (ci, wi) = figures(rec, None), figures(rec, q), figures(rec, q_all)
         n_el = int((rec["usable"] & (rec["share"] >= 1.0)).sum())
         print(f"{name:<14}{variant:<9}{int(rec['usable'].sum()):>5}{n_el:>5}  {cb:>6.3f} ({wb:>5.2f})  "
@@ -263,30 +314,42 @@ def main(argv=None) -> int:
     ap.add_argument("--random-benchmarks", default=None, help="comma-separated benchmarks given random splits (default all)")
     ap.add_argument("--levels", default=",".join(str(v) for v in LEVELS), help="interval levels to report")
     ap.add_argument("--json", default=None, help="write the per-model records here")
+    ap.add_argument("--fit", default="store", choices=("store", "raw"),
+                    help="the predictor fitted as reduce fits it (store, the default) or on the raw matrix")
+    ap.add_argument("--csv", default=None, metavar="NAME=FILE[,NAME=FILE...]",
+                    help="more leaderboards (each file ingested on its own, as quality_holdout.py --csv does)")
+    ap.add_argument("--pool", default=None,
+                    help="comma-separated benchmarks whose frontier scores make the constant (default all measured)")
     args = ap.parse_args(argv)
+    global FIT
+    FIT = args.fit
     names = args.benchmarks.split(",") if args.benchmarks else (*qh.SOURCES, *EXTRA)
     t0 = time.perf_counter()
-    rand = set(args.random_benchmarks.split(",")) if args.random_benchmarks else set(names)
-    records = collect(names, args.random_splits, rand, progress=lambda m: print(m, file=sys.stderr, flush=True))
+    boards = user_boards(args.csv.split(",")) if args.csv else {}
+    rand = set(args.random_benchmarks.split(",")) if args.random_benchmarks else {*names, *boards}
+    records = collect(names, args.random_splits, rand, progress=lambda m: print(m, file=sys.stderr, flush=True),
+                      boards=boards)
     if args.json:
         save_records(records, args.json)
+    pool = args.pool.split(",") if args.pool else None
     for level in (float(v) for v in args.levels.split(",")):
-        report({k: r for k, r in records.items() if not k[1].startswith("a")}, level)
+        report({k: r for k, r in records.items() if not k[1].startswith("a")}, level, pool=pool)
         if args.random_splits:
-            _report_random(records, level)
+            _report_random(records, level, pool=pool)
     print(f"\n{time.perf_counter() - t0:.0f} s", flush=True)
     return 0
 
 
-def _report_random(records, level, file=None):
+def _report_random(records, level, file=None, pool=None):
     """Protocol (a)'s cost: mean coverage and mean median width over the random splits, before and with each
     benchmark's leave-one-benchmark-out constant."""
     frontier = {k: r for k, r in records.items() if not k[1].startswith("a")}
+    out = {n for n, _ in frontier} - set(pool) if pool else set()
     print(f"  random splits, level {level:.2f}: coverage (5th percentile) / mean median width, before -> after (LOBO q)",
           file=file)
     for name in sorted({n for n, v in records if v.startswith("a")}):
         recs = [r for (n, v), r in records.items() if n == name and v.startswith("a")]
-        q = pooled_quantile(frontier, {name} | FAMILIES.get(name, set()), level)
+        q = pooled_quantile(frontier, {name} | FAMILIES.get(name, set()) | out, level)
         b = np.array([figures(r, None) for r in recs])
         a = np.array([figures(r, q) for r in recs])
         print(f"  {name:<14}{len(recs):>3} splits  {b[:, 0].mean():.3f} ({np.quantile(b[:, 0], 0.05):.3f}) / "

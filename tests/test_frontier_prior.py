@@ -108,6 +108,11 @@ def test_calibration_pools_benchmarks_with_equal_weight_and_leaves_families_out(
     assert qfp.pooled_quantile(records, {"rewardbench"} | qfp.FAMILIES["rewardbench"], 0.99) == 10.0
     cov, width = qfp.figures(records[("small", "frontier")], 10.0)
     assert cov == 1.0 and width == 11.0
+    # --pool: the constant is pooled over the named benchmarks only; the others are measured with it
+    import io
+
+    assert qfp.report(records, 0.9, file=io.StringIO()) == 10.0
+    assert qfp.report(records, 0.9, file=io.StringIO(), pool=["big", "rewardbench", "rewardbench_2"]) == 5.0
 
 
 @pytest.mark.slow
