@@ -59,5 +59,6 @@ def low_share_text(share: Optional[float]) -> str:
         return ""
     return (f"the subset predicts only {max(share, 0.0):.0%} of the training models' spread on the full-benchmark "
             "score (cross-validated): they differ little beyond what their subset cells show by chance, so a model "
-            "stronger than all of them is predicted near their mean; predict widens its intervals to hold the "
-            "reading that does not shrink toward them as well")
+            "stronger than all of them is predicted near their mean; predict measures the share again on its own "
+            "model folds (the subset as chosen, so it can read a little higher) and, when it is below one half there "
+            "too, widens such a model's intervals to hold the reading that does not shrink toward them as well")
