@@ -7,8 +7,8 @@ equal-weight mean of main's design part and this task's own-regression composite
 Run (one process; arguments as quality_items.py's):
     HARNESS_EXT_SHARED_DATA=/work/shared/data nice -n 10 python benchmarks/screens/itemagree/screen.py \
         --items 50 --seeds 20 --estimators sample_mean random_learn aipw_paper anchor_weighted crosstask crosstask_agree
-Per fit, a line ``AGREE protocol-agnostic rho, flagged, targets, outside`` goes to stderr (flag counts, and how many
-changed estimates fall outside main's interval).
+Per fit, a line ``AGREE rho=.. switched=.. flagged=.. targets=.. outside=..`` goes to stderr: the sources' rho, whether
+the rule acts, the flagged targets, and how many changed estimates fall outside main's interval.
 """
 from __future__ import annotations
 
