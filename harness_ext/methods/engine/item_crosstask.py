@@ -51,8 +51,11 @@ Techniques, §7.7 (difference estimator). Chernozhukov et al. (2018), Econometri
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from .item_agreement import AGREEMENT_THRESHOLD, agreement_estimate, sources_agreement
 from .item_estimators import AIPW, ItemEstimate, _is_binary, _ItemEstimator, _z, conformal_radius, radius_interval
 from .item_composite import clipped_gap, coverage_scale
 from .item_factor import StackedLearn
@@ -352,6 +355,10 @@ class CrossTask(_ItemEstimator):
         self.range_ = (float(full.min()), float(full.max()))
         self.others_reach_ = (float(np.nanmax(other_tasks_mean([np.asarray(S_k, dtype=float)[:, it] for S_k, it in others])))
                               if others else np.inf)
+        # a task the other tasks do not carry (item_agreement): its own composite for the targets beyond the sources
+        self.agreement_ = sources_agreement(self.source_, others)
+        self.own_ = (CrossTask(**self.get_params()).fit(self.source_, self.items_)
+                     if self.learn_ is not None and self.agreement_ < AGREEMENT_THRESHOLD else None)
         return self
 
     def _held_out_errors(self, others: list, n_folds: int = 5) -> dict:
@@ -529,7 +536,11 @@ class CrossTask(_ItemEstimator):
         res = ItemEstimate(est, centre - h, centre + h, self.level, se)
         beyond = other_tasks_mean(others) - self.others_reach_ if others else np.full(len(est), np.nan)
         self.beyond_sources_ = beyond > 0
-        return widen_beyond_sources(res, a, beyond)
+        res = widen_beyond_sources(res, a, beyond)
+        if self.own_ is not None and self.beyond_sources_.any():
+            res = replace(res, estimate=agreement_estimate(res.estimate, a.estimate, self.own_.predict(Y).estimate,
+                                                           self.beyond_sources_))
+        return res
 
     def _interval_parts(self, a, al, au, sd_a, m, v_m, local, w, bounds=None) -> tuple:
         """``(estimate, centre, scaled, cross, fixed)``: the composite and its error variance, ``k**2 scaled + k

@@ -15,7 +15,14 @@ import numpy as np
 import pandas as pd
 
 from ...base import limit_threads
+from ..engine.item_agreement import AGREEMENT_THRESHOLD
 from .item_manifest import item_positions, task_population
+
+#: What the estimate of a model beyond the population on the other tasks is, said where it is reported.
+KEPT_WORDS = (f"the estimate is unchanged where the population's scores on the task rank its models as their mean "
+              f"over the other tasks does (rank correlation at least {AGREEMENT_THRESHOLD:.2f}); on a task where "
+              "they do not, the other tasks cannot carry it past the population, and it is the mean of the "
+              "design-based part's and of the estimator fitted on that task's items alone")
 
 
 def uses_other_tasks(reg) -> bool:
@@ -90,3 +97,30 @@ def cached_fit(cache, key, fit):
     if cache is not None:
         cache[key] = est
     return est
+
+
+def widened_line(manifest: dict) -> str:
+    """How many held-out task estimates the estimator widened for a model beyond its training models on the other
+    tasks' sampled items, per split, and on which tasks their estimate is the agreement rule's mean
+    (:mod:`~harness_ext.methods.engine.item_agreement`); ``""`` for an estimator that does not look."""
+    from ...report import listed
+
+    ex, said = manifest["expected_error"], []
+    for split, short in (("interpolation", "in"), ("extrapolation", "frontier")):
+        figs = [f for f in ex[split]["tasks"].values() if f.get("n_widened") is not None]
+        if figs:
+            said.append(f"{sum(f['n_widened'] for f in figs):,} of {sum(f['n_models'] for f in figs):,} '{short}'")
+    if not said:
+        return ""
+    low = sorted(t for t, f in ex["extrapolation"]["tasks"].items()
+                 if f.get("agreement") is not None and f["agreement"] < AGREEMENT_THRESHOLD)
+    kept = (f"with this population a new model's estimate is unchanged (each task's scores rank the models as their "
+            f"mean over the other tasks does, rank correlation at least {AGREEMENT_THRESHOLD:.2f})" if not low else
+            f"with this population a new model's estimate is unchanged except on {listed(low, 5)}: the scores there "
+            f"do not rank the models as their mean over the other tasks does (rank correlation below "
+            f"{AGREEMENT_THRESHOLD:.2f}), so its estimate is the mean of the design-based part's and of the estimator "
+            "fitted on that task's items alone")
+    return (f"\n{manifest['design']['estimator']} widened the interval of {' and '.join(said)} held-out task estimates "
+            "to also cover its design-based part's: their model's mean over the other tasks' sampled items lies above "
+            f"every training model's; {kept}. The held-out fits read that correlation on their own training models, "
+            "and the figures below include them.")

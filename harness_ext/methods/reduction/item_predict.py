@@ -587,13 +587,14 @@ def widened_text(name: str, widened: dict, n_tasks: int) -> str:
     if not widened:
         return ""
     from ...report import listed
+    from .item_others import KEPT_WORDS
 
     shown = listed([f"{t} by {d:.3f}" for t, d in sorted(widened.items(), key=lambda kv: -kv[1])], 5)
     what = ("those tasks' intervals to also cover their" if len(widened) != 1 else "that task's interval to also cover its")
     return (f"beyond the population on the other tasks' sampled items for {len(widened)} of "
             f"{plural(n_tasks, 'task')}: its mean score over the other tasks' sampled items lies above every "
             f"population model's ({shown}), so {name} widened {what} design-based part's (AIPW), whose interval holds "
-            "whatever the model is (the estimate is unchanged)")
+            f"whatever the model is ({KEPT_WORDS})")
 
 
 def _check_some_log_matches(manifest: dict, long: pd.DataFrame) -> None:

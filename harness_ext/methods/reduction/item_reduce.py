@@ -198,6 +198,7 @@ def expected_errors_and_correlation(pops: dict, samples: dict, weights: dict, es
     :func:`~.item_design_plan.draw_task`): the item design.
     """
     from ...plugin_manager import get_registration
+    from ..engine.item_agreement import sources_agreement
     from .item_benchmark import correlation_block, is_design_based
     from .item_others import population_others, uses_other_tasks
 
@@ -223,8 +224,8 @@ def expected_errors_and_correlation(pops: dict, samples: dict, weights: dict, es
                                          (infos or {}).get(t), task_seed(random_state, t))
             if got:
                 per_task[t] = _figures(*_cell_arrays(got.values()), len(got))
-                if n_widened is not None:  # the estimator's heuristic, counted where its figures are
-                    per_task[t]["n_widened"] = n_widened
+                if n_widened is not None:  # the estimator's heuristics, counted where its figures are
+                    per_task[t].update(n_widened=n_widened, agreement=sources_agreement(M, others[t]))
                 cells.update({(m, t): c for m, c in got.items()})
         out[split], split_cells[split] = {"tasks": per_task}, cells
     tasks = sorted({t for c in split_cells.values() for _, t in c})
@@ -563,25 +564,10 @@ class ItemReduceResult(Result):
             head += f" Population: {plural(ex['n_models'], 'model')} left out by --exclude-models."
         from ...report import format_table
         from .item_benchmark import correlation_text
+        from .item_others import widened_line
 
-        return (head + self._widened_line() + correlation_text(self.manifest) + self._inspect_line() + "\n"
+        return (head + widened_line(self.manifest) + correlation_text(self.manifest) + self._inspect_line() + "\n"
                 + format_table(table, floatfmt=floatfmt))
-
-    def _widened_line(self) -> str:
-        """How many held-out task estimates the estimator widened for a model beyond its training models on the other
-        tasks' sampled items, per split (``""`` for an estimator that does not look)."""
-        ex, said = self.manifest["expected_error"], []
-        for split, short in (("interpolation", "in"), ("extrapolation", "frontier")):
-            figs = [f for f in ex[split]["tasks"].values() if f.get("n_widened") is not None]
-            if figs:
-                said.append(f"{sum(f['n_widened'] for f in figs):,} of {sum(f['n_models'] for f in figs):,} "
-                            f"'{short}'")
-        if not said:
-            return ""
-        return (f"\n{self.manifest['design']['estimator']} widened the interval of {' and '.join(said)} held-out "
-                "task estimates to also cover its design-based part's: their model's mean over the other tasks' "
-                "sampled items lies above every training model's (the estimate is unchanged; the figures below "
-                "include them).")
 
     def _inspect_line(self) -> str:
         """How to run the drawn samples of the tasks from Inspect logs (none: ``""``)."""
