@@ -70,7 +70,7 @@ from harness_ext.store.ingest import bundled_data_path, ingest_paths  # noqa: E4
 from harness_ext.methods.reduction.manifest import build_manifest  # noqa: E402
 from harness_ext.store.matrix import MatrixQuery, load_matrix  # noqa: E402
 from harness_ext.methods.reduction.benchmark_score import floor_at_chance  # noqa: E402
-from harness_ext.methods.reduction.predict import predict_from_manifest, predict_scores  # noqa: E402
+from harness_ext.methods.reduction.predict import embedded_values, predict_from_manifest, predict_scores  # noqa: E402
 from harness_ext.store.floor import unfloored  # noqa: E402
 from harness_ext.store.db import Store  # noqa: E402
 
@@ -135,7 +135,7 @@ def floored_manifest(manifest: dict, record: bool = True) -> dict:
     m = json.loads(json.dumps(manifest))
     del m["prediction"]["floor_at_chance"]
     tm = m["training_matrix"]
-    cells = np.array([[np.nan if v is None else v for v in row] for row in tm["values"]], dtype=float)
+    cells = embedded_values(tm)
     rows, cols = np.nonzero(cells < 0)
     if record and rows.size:
         tm["unclipped"] = {"description": "values before the floor", "rows": rows.tolist(), "columns": cols.tolist(),

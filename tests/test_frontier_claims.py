@@ -32,7 +32,7 @@ def test_reduce_frontier_line_names_the_folds_coverage_as_theirs_and_a_stronger_
     # The coverage is the folds' own intervals', not an expected coverage for a model beyond them.
     assert "the folds' own 90% intervals covered 0.89" in line and "90% coverage 0.89" not in line
     assert "extrapolation the folds did not see" in line and "usually errs more" in line
-    assert "the predictor fitted as reduce fits it, a median 1.8 times the folds' error, up to 10.5 times" in line
+    assert "the predictor fitted as reduce fits it, a median 1.5 times the folds' error, up to 10.3 times" in line
     assert "can hold less often" in line
     [bare] = _frontier_lines(_err(None))
     assert "covered" not in bare and "usually errs more" in bare

@@ -58,7 +58,8 @@ def test_round_trip_is_exact_where_not_clipped():
 
 def test_chance_floor_and_eps_clip():
     X = np.array([[0.10], [0.25], [0.60], [1.0], [0.0]])
-    t = ScaleTransform(meta=[{"random_baseline": 0.25}], eps=0.01).fit(X)
+    # the logit asked for: detected, four of five cells at the clip would standardise it (see the clip test below)
+    t = ScaleTransform(kinds="logit", meta=[{"random_baseline": 0.25}], eps=0.01).fit(X)
     Z = t.transform(X)[:, 0]
     # below chance is floored at chance, 1.0 is clipped at 1 - eps, inverse is exact inside
     assert Z[0] == Z[1] == Z[4] == pytest.approx(np.log(0.25 / 0.75))
@@ -114,3 +115,26 @@ def test_flat_mmlu_subject_is_not_predicted_at_100_percent(tmp_path):
     p = hx.predict(reduced, raw.loc[["llama-7B"], reduced.subset]).to_frame().set_index("dataset")
     row = p.loc["college_mathematics"]
     assert row["score"] < 0.5 and row["upper"] > row["lower"]
+
+
+def _tsc_slice():
+    """Eight classifiers' resample-0 accuracy on ACSF1 and Wafer (real, tests/fixtures/tsc_bakeoff/PROVENANCE.md)."""
+    import pandas as pd
+    from pathlib import Path
+
+    d = pd.read_csv(Path(__file__).parent / "fixtures" / "tsc_bakeoff" / "tsc_bakeoff_wafer_acsf1_slice.csv")
+    return d.pivot(index="classifier", columns="dataset", values="0")[["ACSF1", "Wafer"]].to_numpy(float)
+
+
+def test_a_column_mostly_at_the_logits_clip_is_standardised():
+    X = _tsc_slice()  # Wafer: every classifier at 0.998-1.0, at or above 1 - eps; ACSF1: 0.87-0.91
+    acsf1, wafer = detect_scales(X)
+    assert acsf1["kind"] == LOGIT and (acsf1["lo"], acsf1["hi"]) == (0.0, 1.0)
+    assert wafer["kind"] == STANDARDISE and wafer["lo"] is None
+    assert wafer["reason"] == "values in [0, 1], but 100% of the cells at the logit's clip"
+    t = ScaleTransform().fit(X)  # the fitted transform takes the same kinds and keeps the order of Wafer's cells
+    assert t.kinds_() == [LOGIT, STANDARDISE]
+    Z = t.transform(X)
+    assert np.array_equal(np.argsort(Z[:, 1], kind="stable"), np.argsort(X[:, 1], kind="stable"))
+    # a kind given is kept
+    assert detect_scales(X, kinds={1: "logit"})[1]["kind"] == LOGIT

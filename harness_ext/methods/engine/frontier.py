@@ -62,6 +62,7 @@ import numpy as np
 
 from .conformal import _normal_quantile, conformal_quantile
 from .frontier_aggregate import aggregate_sd as _aggregate_sd
+from .frontier_aggregate import aggregate_shift as _aggregate_shift
 from .frontier_aggregate import engine_aggregate as _engine_aggregate
 from .frontier_aggregate import engine_prediction as _engine_prediction
 from .frontier_aggregate import held_out_aggregate as _aggregate
@@ -70,6 +71,7 @@ from .frontier_aggregate import held_out_sd as _held_out_sd
 from .frontier_design import (design_aggregate_sd, design_cell_sd, distinct_held_out, min_calibration_models,
                               min_symmetric_models)
 from .frontier_benchpress import benchpress_fill
+from .frontier_unidentified import join_unshrunk
 from .lowrank import fold_in
 
 __all__ = ["CANDIDATES", "OPTIONAL_CANDIDATES", "WEIGHTED_CANDIDATES", "FRONTIER_FOLDS", "FRONTIER_WEIGHTS",
@@ -178,25 +180,6 @@ def _standard_mean(Z_fit, z_in, O):
     u = np.where(O, (np.nan_to_num(z_in) - mu) / sd, 0.0)
     ubar = u.sum(1) / np.maximum(O.sum(1), 1)
     return mu[None, :] + sd[None, :] * ubar[:, None]
-
-
-def _aggregate_shift(X_fit, X_in, O, w):
-    """Every cell moved from the fitted models' mean by the row's mean subset shift on the aggregate's scale.
-
-    On the scale of the aggregate weights ``w`` (d,) (a benchmark's points: the weight of a dataset is its points
-    per unit), a new model's subset cells lie ``w_j (x_j - mean_j)`` above the fitted models' means; each other
-    dataset is predicted at its mean plus the row's average of those shifts, back in its own units (the subset mean
-    on the benchmark's scale, read as a shift from the fitted population so datasets of different levels keep
-    them). NaN for a dataset of weight 0 (not in the aggregate).
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a dataset no fitted model has: NaN, no shift known
-        mu = np.nanmean(X_fit, 0)
-    on = O & (w[None, :] != 0) & np.isfinite(mu)[None, :]
-    shift = np.where(on, w[None, :] * (np.nan_to_num(X_in) - np.nan_to_num(mu)[None, :]), 0.0).sum(1)
-    shift = shift / np.maximum(on.sum(1), 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(w[None, :] != 0, mu[None, :] + shift[:, None] / w[None, :], np.nan)
 
 
 def _candidate(est, name, fit, Z_fit, pos_fit, z_in, X_in, O, X_fit=None, w=None):
@@ -486,6 +469,7 @@ def apply_frontier(est, fit, fi, mz, z, X_new, O, W, w_cal, out, W_extra=None, e
     u = _placement(est, fit, mz, z, O, pattern) if W is not None and out.get("agg") is not None else None
     _hidden_shift(est, fi, mz, X_new, O, W, w_cal, out, pattern, upper_records, cals, dist == 0, u)
     _prior_allowance(est, O, W, out, dist, u, cals, W_extra)
+    join_unshrunk(est, X_new, O, W, W_extra, out, dist, cals)  # an unpredicted population: the unshrunk reading too
     return dist, cals
 
 

@@ -2,7 +2,8 @@
 
 :mod:`~harness_ext.methods.engine.frontier` (the frontier folds, the flagged models' intervals) and
 :mod:`~harness_ext.methods.engine.frontier_shift` (the hidden shift of models placed high) score and widen the same
-aggregates; they are defined once here.
+aggregates, and :mod:`~harness_ext.methods.engine.frontier_unidentified` joins the same unshrunk reading the
+``aggregate_shift`` candidate predicts; they are defined once here.
 
 References
 ----------
@@ -11,12 +12,14 @@ Zhang, Dorner & Hardt, "How Benchmark Prediction from Fewer Data Misses the Mark
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .direct_ridge import direct_predict
 from .lowrank import fold_in
 
-__all__ = ["aggregate_sd", "engine_aggregate", "engine_prediction", "held_out_aggregate", "held_out_sd"]
+__all__ = ["aggregate_sd", "aggregate_shift", "engine_aggregate", "engine_prediction", "held_out_aggregate", "held_out_sd"]
 
 
 def held_out_aggregate(est, X_true, have, seen, mz, w):
@@ -66,3 +69,22 @@ def held_out_sd(est, fi, wt, target, mz):
     at 1e-12 so it can divide a score)."""
     J = np.where(target, wt * est.transform_.derivative(mz), 0.0)
     return np.maximum(fi.linear_sd(J), 1e-12)
+
+
+def aggregate_shift(X_fit, X_in, O, w):
+    """Every cell moved from the fitted models' mean by the row's mean subset shift on the aggregate's scale.
+
+    On the scale of the aggregate weights ``w`` (d,) (a benchmark's points: the weight of a dataset is its points
+    per unit), a new model's subset cells lie ``w_j (x_j - mean_j)`` above the fitted models' means; each other
+    dataset is predicted at its mean plus the row's average of those shifts, back in its own units (the subset mean
+    on the benchmark's scale, read as a shift from the fitted population so datasets of different levels keep
+    them). NaN for a dataset of weight 0 (not in the aggregate).
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a dataset no fitted model has: NaN, no shift known
+        mu = np.nanmean(X_fit, 0)
+    on = O & (w[None, :] != 0) & np.isfinite(mu)[None, :]
+    shift = np.where(on, w[None, :] * (np.nan_to_num(X_in) - np.nan_to_num(mu)[None, :]), 0.0).sum(1)
+    shift = shift / np.maximum(on.sum(1), 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(w[None, :] != 0, mu[None, :] + shift[:, None] / w[None, :], np.nan)

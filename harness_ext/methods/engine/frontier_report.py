@@ -115,7 +115,8 @@ def frontier_warnings(models, distance, calibrations, level: float = 0.9) -> lis
                        if _frontier.DESIGN_SCALE == "folds" else " and is wide"))
         out.append(f"{model}: at the frontier, {abs(dist):.2f} sd {side} the manifest's models' "
                    f"{'upper' if dist > 0 else 'lower'} edge of subset scores: {how}")
-    return out + _shift_warnings(models, calibrations.get("shift")) + _prior_warnings(models, calibrations.get("prior"))
+    return (out + _shift_warnings(models, calibrations.get("shift")) + _prior_warnings(models, calibrations.get("prior"))
+            + _unidentified_warnings(models, calibrations.get("unidentified")))
 
 
 def _blend_words(weight: float, candidate: str) -> str:
@@ -180,3 +181,14 @@ def _shift_warnings(models, cal) -> list:
         f"top {1 - c.edge:.0%}, where a frontier model's subset can hide part of its strength: the aggregate's "
         f"upper bound is raised by {c.q_upper:.2f} sd (folds that held out the strongest training models; "
         f"{c.n_scores} scores)"))
+
+
+def _unidentified_warnings(models, cal) -> list:
+    """One warning per new model whose intervals were joined with the unshrunk reading
+    (:mod:`~harness_ext.methods.engine.frontier_unidentified`)."""
+    return _raised_warnings(models, cal, lambda c: (
+        f"the subset predicts only {max(c.share, 0.0):.0%} of the manifest's models' spread on the aggregate "
+        "(cross-validated): they differ little beyond what their subset cells show by chance, so how far the other "
+        "datasets move for a model stronger than all of them is not known from them; its intervals are widened to "
+        "hold the reading that does not shrink toward them as well (every other dataset moved by the model's mean "
+        "subset shift)"))

@@ -350,6 +350,7 @@ class _ScoreBook:
         self.agg_folds = {g: [[] for _ in range(n_agg)] for g in self.grid}
         self.agg_dists = {}  # AGGREGATE_NEIGHBOUR_SCALE: each aggregate score's neighbour distance
         self.residuals = {g: [[] for _ in range(n_agg)] for g in self.grid}  # further aggregates with a truth of their own
+        self.main = {g: [] for g in self.grid}  # the first aggregate's (truth, prediction) pairs: the explained share
         self.sq = {g: 0.0 for g in self.grid}
         self.fits = {r: [] for r in ranks}
         self.unscaled = unscaled  # the further aggregates also keep their signed residuals
@@ -379,6 +380,8 @@ class _ScoreBook:
                     scale = scale * (1.0 + dist)
             self.agg_scores[g][a].append(normalised_scores(t.a_true[a][ok], a_pred[ok], scale))
             self.agg_folds[g][a].append(np.full(self.agg_scores[g][a][-1].size, fit_index))
+            if a == 0:
+                self.main[g].append((t.a_true[0][ok], a_pred[ok]))
             if a > 0 and self.unscaled:
                 # Scored against its own truth (scores below chance as they are), the aggregate errs by a part
                 # the fitted matrix cannot show, so the predictor's sd does not scale it: signed residuals too.
@@ -464,12 +467,26 @@ def _calibration_result(est, book: _ScoreBook, d: int, W_all) -> tuple:
                           "residual_folds": _cat([k for _, k, _ in book.residuals[best][a]], int),
                           "residual_distances": _cat([x for _, _, x in book.residuals[best][a]])})
     est.calibration_sq_ = {f"rank={r},blend={a}": v for (r, a), v in sq.items()}
+    est.calibration_share_ = held_out_share(book.main[best]) if W_all is not None else None
     cal = {"fits": book.fits[best[0]], "blend": float(best[1]), "cell_scores": cells, "cell_cols": cols,
            "cell_folds": c_folds, "agg_scores": aggs,
            "agg_folds": _cat(book.agg_folds[best][0], int) if W_all is not None else np.array([], dtype=int),
            "agg_dists": _cat(book.agg_dists.get(best, [])),
            "extra": extra}
     return q_cell, q_agg, (int(cells.size), n_agg), int(best[0]), float(best[1]), q_by, cal
+
+
+def held_out_share(pairs, min_models: int = 10):
+    """One minus the held-out models' mean squared aggregate error over the variance of their true aggregates (the
+    cross-validated R squared), from the folds' ``(truth, prediction)`` pairs; None below ``min_models`` held-out
+    models or without spread. Read by :mod:`~harness_ext.methods.engine.frontier_unidentified`."""
+    if not pairs:
+        return None
+    t, p = _cat([a for a, _ in pairs]), _cat([b for _, b in pairs])
+    ok = np.isfinite(t) & np.isfinite(p)
+    if ok.sum() < min_models or np.var(t[ok]) <= 0:
+        return None
+    return float(1.0 - np.mean((t[ok] - p[ok]) ** 2) / np.var(t[ok]))
 
 
 def _distances(z_seen, seen, Z_fit) -> np.ndarray:

@@ -32,6 +32,15 @@ Detection (``kind="auto"``), per column, first match wins:
    which is the safe side);
 5. otherwise standardise (Elo, BARTScore, judge scores).
 
+A column rules 2-4 give the logit is standardised instead when more than half
+of its observed cells (:data:`CLIPPED_SHARE`) sit at or beyond the logit's clip
+(at or below ``max(chance, eps)`` or at or above ``1 - eps`` as proportions of
+its bounds): the logit maps every clipped cell to one value, so it would keep
+the order of fewer than half of the column's models. Long-context scores at
+128k tokens are such a column among weak models (HELMET's citation and
+re-ranking scores: 59% and 69% of the weaker half's cells at or below 1%);
+so are time-series accuracies at 99-100%. Its reason says so.
+
 The chance level comes from the metadata (``random_baseline`` in the column's
 own units) when present, else none.
 
@@ -61,6 +70,9 @@ KINDS = (LOGIT, STANDARDISE, IDENTITY)
 DEFAULT_EPS = 0.01
 #: Largest value of a column treated as a 0-10 judge score rather than a percentage.
 JUDGE_MAX = 10.0
+#: Share of a column's observed cells at or beyond the logit's clip above which the column is standardised instead
+#: (module docstring): a majority, fixed before it was measured (``benchmarks/HISTORY.md``).
+CLIPPED_SHARE = 0.5
 
 __all__ = ["ScaleTransform", "detect_scales", "LOGIT", "STANDARDISE", "IDENTITY", "DEFAULT_EPS"]
 
@@ -81,7 +93,18 @@ def _meta_value(meta, j, key):
     return v if np.isfinite(v) else None
 
 
-def detect_scales(X, meta: Optional[Sequence] = None, kinds=None) -> list:
+def _clipped_share(x, lo: float, hi: float, chance, eps: float) -> float:
+    """Share of the observed cells ``x`` the logit on ``[lo, hi]`` clips: at or below ``max(chance, eps)`` or at or
+    above ``1 - eps`` as proportions (0 without cells)."""
+    x = x[~np.isnan(x)]
+    if x.size == 0:
+        return 0.0
+    p = (x - lo) / (hi - lo)
+    floor = 0.0 if chance is None else (chance - lo) / (hi - lo)
+    return float(np.mean((p <= max(floor, eps)) | (p >= 1.0 - eps)))
+
+
+def detect_scales(X, meta: Optional[Sequence] = None, kinds=None, eps: float = DEFAULT_EPS) -> list:
     """Per-column scale description for :class:`ScaleTransform` (see the module docstring for the rules).
 
     Parameters
@@ -95,6 +118,8 @@ def detect_scales(X, meta: Optional[Sequence] = None, kinds=None) -> list:
     kinds : str, sequence or dict, optional
         Overrides: one kind for every column, one per column (``None`` or
         ``"auto"`` entries detect), or ``{column_index: kind}``.
+    eps : float
+        The logit's clip, for the rule on clipped columns (module docstring).
 
     Returns
     -------
@@ -143,6 +168,10 @@ def detect_scales(X, meta: Optional[Sequence] = None, kinds=None) -> list:
                 entry.update(kind=STANDARDISE, reason="unbounded values (outside [0, 1] and not percentages)")
             if entry["kind"] == "auto":
                 entry["kind"] = LOGIT
+                share = _clipped_share(X[:, j], entry["lo"], entry["hi"], chance, eps)
+                if share > CLIPPED_SHARE:  # the logit would tie most of the column's cells
+                    entry.update(kind=STANDARDISE, lo=None, hi=None,
+                                 reason=f"{entry['reason']}, but {share:.0%} of the cells at the logit's clip")
         out.append(entry)
     return out
 
@@ -179,7 +208,7 @@ class ScaleTransform:
             raise MethodError(f"X must be 2-D, got shape {X.shape}")
         if not 0 < float(self.eps) < 0.5:
             raise MethodError(f"eps must be in (0, 0.5), got {self.eps!r}")
-        cols = detect_scales(X, self.meta, self.kinds)
+        cols = detect_scales(X, self.meta, self.kinds, self.eps)
         obs = ~np.isnan(X)
         with np.errstate(invalid="ignore", divide="ignore"):
             n = obs.sum(0)

@@ -55,12 +55,16 @@ log = logging.getLogger("harness_ext.predict")
 __all__ = ["Prediction", "PredictionResult", "predict_from_manifest", "predict_scores", "training_matrix"]
 
 
+def embedded_values(tm: dict) -> np.ndarray:
+    """The values of a manifest's embedded ``training_matrix`` as floats, NaN where it holds null."""
+    return np.array([[np.nan if v is None else v for v in row] for row in tm["values"]], dtype=float)
+
+
 def training_matrix(manifest: dict) -> pd.DataFrame:
     """The normalised training matrix a manifest was built from (embedded or re-queried and verified)."""
     tm = manifest.get("training_matrix")
     if tm is not None:
-        values = np.array([[np.nan if v is None else v for v in row] for row in tm["values"]], dtype=float)
-        return pd.DataFrame(values, index=tm["models"], columns=tm["datasets"])
+        return pd.DataFrame(embedded_values(tm), index=tm["models"], columns=tm["datasets"])
     from ...store.matrix import MatrixQuery, load_matrix
     from ...store.db import Store
 

@@ -14,6 +14,7 @@ from typing import Optional, Sequence
 
 from ...report import Result, plural
 from .budget import DEFAULT_BUDGET_TEXT
+from .explained import explained_share, low_share_text
 from .manifest import DEFAULT_SELECTOR, attach_lm_eval_tasks, build_manifest, write_outputs
 
 __all__ = ["DEFAULT_FORMATS", "ReduceResult", "reduce_matrix"]
@@ -119,6 +120,7 @@ class ReduceResult(Result):
                 "aggregate_rmse": err["aggregate_rmse"], "aggregate_interval_90": err["aggregate_interval_90"],
                 "rmse": err["rmse"], "coverage_in_sample": sel["coverage"],
                 "random_ratio_in_sample": ins.get("ratio"), "beats_random_in_sample": ins.get("beats"),
+                "explained_share": explained_share(self.manifest),
                 **_frontier_summary(err),
                 **({"subset_near_ceiling": [h["name"] for h in near["in_subset"]]}
                    if (near := sel.get("subset_saturated")) else {}),
@@ -150,7 +152,9 @@ class ReduceResult(Result):
             f"expected error for a new model (out of sample: the selection re-run without each fold's models), "
             f"{pred['predictor']['name']} predictor: RMSE {_pts(agg)} {unit} on the full-benchmark score (90% "
             f"interval +/- {_pts(half)})" + (f"; per dataset {_pts(pts['rmse'])}" if pts and pts.get("rmse") is not None
-                                             else ""),
+                                             else "")
+            + (f"; the subset predicts {share:.0%} of these models' spread on that score" if (
+                share := explained_share(manifest)) is not None and share >= 0 else ""),
         ]
         ev = manifest.get("evidence") or {}
         r = ev.get("random_subsets") or {}
@@ -160,6 +164,8 @@ class ReduceResult(Result):
                 f"against {r['n_draws']} random {k}-dataset subsets, out of sample (same predictor, same held-out "
                 f"models): RMSE {_pts(r['chosen_aggregate_rmse'])} vs {_pts(r['random_aggregate_rmse_mean'])} on "
                 f"average (ratio {r['ratio']:.2f}); {verdict}")
+        if low := low_share_text(share):  # said beside the frontier, the models it concerns
+            lines.append(low)
         lines += _frontier_lines(err)
         if (near := sel.get("subset_saturated")) and (hits := near.get("in_subset")):
             lines.append(f"the subset holds {plural(len(hits), 'dataset')} near {'its' if len(hits) == 1 else 'their'} "
@@ -271,7 +277,7 @@ def _frontier_lines(err: dict) -> list:
     cov = fs["frontier_coverage_90"]
     # What the folds measured, named as theirs: on the frontier splits of 20 leaderboards (7 shared, 13 never seen
     # when measured), the predictor fitted as reduce fits it, the models beyond every training model erred a median
-    # 1.8 times the folds' error, up to 10.5, and their intervals held from 0.30 to 1.00 (docs/frontier.md,
+    # 1.5 times the folds' error, up to 10.3, and their intervals held from 0.30 to 1.00 (docs/frontier.md,
     # Measured), so neither figure is an expectation for such a model.
     return [f"at the frontier of these models (folds that hold out their strongest from fits on the rest, "
             f"{fs['frontier_held_out_models']} different models): mean |error| {_pts(fs['frontier_aggregate_mae'])} "
@@ -282,7 +288,7 @@ def _frontier_lines(err: dict) -> list:
                "population (docs/frontier.md)" if fr.get("folds_estimator") else "")
             + "; a model stronger than every one of these is an extrapolation the folds did not see: it usually errs "
               "more (on the frontier splits of 20 leaderboards, the predictor fitted as reduce fits it, a median "
-              "1.8 times the folds' error, up to 10.5 times) and its interval can hold less often (docs/frontier.md, "
+              "1.5 times the folds' error, up to 10.3 times) and its interval can hold less often (docs/frontier.md, "
               "Measured)"]
 
 
