@@ -348,7 +348,6 @@ class _ScoreBook:
         self.cell_folds = {g: [] for g in self.grid}
         self.agg_scores = {g: [[] for _ in range(n_agg)] for g in self.grid}
         self.agg_folds = {g: [[] for _ in range(n_agg)] for g in self.grid}
-        self.agg_dists = {}  # AGGREGATE_NEIGHBOUR_SCALE: each aggregate score's neighbour distance
         self.residuals = {g: [[] for _ in range(n_agg)] for g in self.grid}  # further aggregates with a truth of their own
         self.main = {g: [] for g in self.grid}  # the first aggregate's (truth, prediction) pairs: the explained share
         self.sq = {g: 0.0 for g in self.grid}
@@ -372,13 +371,7 @@ class _ScoreBook:
             ok = (t.tot[a, :, 0] != 0) & target.any(1) & (seen & t.have).any(1)
             a_pred = (np.where(t.have, x_pred if a == 0 else x_extra, 0.0) * t.wt[a]).sum(1)
             J = np.where(target, t.wt[a] * deriv, 0.0)
-            scale = fi.linear_sd(J)[ok]
-            if a == 0 and AGGREGATE_NEIGHBOUR_SCALE:
-                dist = _neighbour_distances(t.Zt[ok], seen[ok], est.Z_[self.fits[g[0]][fit_index][1]])
-                self.agg_dists.setdefault(g, []).append(dist)
-                if AGGREGATE_NEIGHBOUR_SCALE != "mondrian":
-                    scale = scale * (1.0 + dist)
-            self.agg_scores[g][a].append(normalised_scores(t.a_true[a][ok], a_pred[ok], scale))
+            self.agg_scores[g][a].append(normalised_scores(t.a_true[a][ok], a_pred[ok], fi.linear_sd(J)[ok]))
             self.agg_folds[g][a].append(np.full(self.agg_scores[g][a][-1].size, fit_index))
             if a == 0:
                 self.main[g].append((t.a_true[0][ok], a_pred[ok]))
@@ -471,7 +464,6 @@ def _calibration_result(est, book: _ScoreBook, d: int, W_all) -> tuple:
     cal = {"fits": book.fits[best[0]], "blend": float(best[1]), "cell_scores": cells, "cell_cols": cols,
            "cell_folds": c_folds, "agg_scores": aggs,
            "agg_folds": _cat(book.agg_folds[best][0], int) if W_all is not None else np.array([], dtype=int),
-           "agg_dists": _cat(book.agg_dists.get(best, [])),
            "extra": extra}
     return q_cell, q_agg, (int(cells.size), n_agg), int(best[0]), float(best[1]), q_by, cal
 
@@ -500,27 +492,6 @@ def _distances(z_seen, seen, Z_fit) -> np.ndarray:
         rows = np.flatnonzero(inv.ravel() == i)
         out[rows] = np.abs(frontier_distance(positions(z_seen[rows], pattern), positions(Z_fit, pattern)))
     return out
-
-
-#: Screened, off: scale each aggregate score (held-out and new models alike) by ``1 +`` the model's distance to its
-#: nearest training model on its observed cells (:func:`_neighbour_distances`), Lei et al. (2018)'s locally weighted
-#: scores with a neighbour distance as the local scale (benchmarks/HISTORY.md, "per-split coverage").
-AGGREGATE_NEIGHBOUR_SCALE = False
-
-
-def _neighbour_distances(z, seen, Z_fit) -> np.ndarray:
-    """Each row of ``z`` (transformed; ``seen`` its observed cells) to its nearest row of ``Z_fit``: the root mean
-    square over the row's observed cells of the difference in units of each column's sd over ``Z_fit``."""
-    z = np.where(seen, z, np.nan)
-    sd = np.nanstd(Z_fit, axis=0)
-    sd = np.where(np.isfinite(sd) & (sd > 0), sd, 1.0)
-    diff = (z[:, None, :] - Z_fit[None, :, :]) / sd
-    ok = np.isfinite(diff)
-    n = ok.sum(axis=2)
-    msd = np.where(n > 0, np.where(ok, diff ** 2, 0.0).sum(axis=2)
-                   / np.maximum(n, 1), np.inf)  # no shared cell: not a neighbour
-    out = np.sqrt(msd.min(axis=1)) if msd.shape[1] else np.zeros(len(z))
-    return np.where(np.isfinite(out), out, 0.0)
 
 
 def _cat(parts, dtype=float) -> np.ndarray:
@@ -584,22 +555,7 @@ def cv_plus_new_models(est, cal, X_new, z, O, W=None, mondrian=True):
     lower, upper = np.where(O, X_new, lo_x), np.where(O, X_new, hi_x)
     agg_lo = agg_hi = None
     if aggs is not None:
-        scales = aggs[1]
-        if AGGREGATE_NEIGHBOUR_SCALE:
-            d_new = np.stack([_neighbour_distances(z, O, est.Z_[rows]) for _, rows in cal["fits"]])
-        if AGGREGATE_NEIGHBOUR_SCALE == "mondrian":  # two bins at the calibration scores' median distance
-            agg_lo, agg_hi = np.empty(n), np.empty(n)
-            far_cal = cal["agg_dists"] > np.median(cal["agg_dists"])
-            far_new = d_new.mean(0) > np.median(cal["agg_dists"])
-            for b in (False, True):
-                i = far_new == b
-                if i.any():
-                    agg_lo[i], agg_hi[i] = cv_plus_bounds(aggs[0][:, i], scales[:, i], cal["agg_scores"][far_cal == b],
-                                                          cal["agg_folds"][far_cal == b], level)
-        else:
-            if AGGREGATE_NEIGHBOUR_SCALE:
-                scales = scales * (1.0 + d_new)
-            agg_lo, agg_hi = cv_plus_bounds(aggs[0], scales, cal["agg_scores"], cal["agg_folds"], level)
+        agg_lo, agg_hi = cv_plus_bounds(aggs[0], aggs[1], cal["agg_scores"], cal["agg_folds"], level)
     return lower, upper, agg_lo, agg_hi
 
 
