@@ -75,15 +75,24 @@ def one_split(X, names, meta, s, k, a_sc, c_sc, runs):
 
 
 def main():
+    global _orig_cv
     ap = argparse.ArgumentParser()
     ap.add_argument("--matrix", default="crosspred")
     ap.add_argument("--splits", type=int, default=20)
     ap.add_argument("--first", type=int, default=0)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--neighbour-scale", default="", help="candidate: newmodel_intervals.AGGREGATE_NEIGHBOUR_SCALE "
-                    "('scale': 1 + distance; 'mondrian': two bins at the median distance)")
+    ap.add_argument("--neighbour-scale", default="", help="candidate: 'mondrian' (two bins at the median distance, "
+                    "installed from benchmarks/screens/splitcov2/neighbour_rule.py); 'scale' (1 + distance) ran at "
+                    "adb22a29 only")
     a = ap.parse_args()
-    ni.AGGREGATE_NEIGHBOUR_SCALE = a.neighbour_scale or False
+    if a.neighbour_scale:
+        if a.neighbour_scale != "mondrian":
+            sys.exit(f"diag.py: --neighbour-scale {a.neighbour_scale}: only 'mondrian' since the flag was removed")
+        sys.path.insert(0, str(HERE.parent / "splitcov2"))
+        import neighbour_rule  # noqa: PLC0415 - the screened rule, by monkeypatching
+
+        neighbour_rule.install()
+        _orig_cv, ni.cv_plus_new_models = ni.cv_plus_new_models, _cv_capture  # capture the screened rule's bounds
     from harness_ext.methods.engine.newmodel_intervals import run_groups
     from harness_ext.methods.reduction.budget import default_subset_size
 

@@ -1,14 +1,8 @@
-"""quality_holdout.main with newmodel_intervals.AGGREGATE_NEIGHBOUR_SCALE set (first argument: off|scale|mondrian).
-
-    python benchmarks/screens/splitcov/run_holdout.py mondrian --protocols f --extra-predictors "" --json F
+"""The first round's screen runner. The rules it switched were a flag of ``newmodel_intervals`` until the second
+round removed it (at commit adb22a29 the flag is still there: ``off|scale|mondrian``). The Mondrian rule is now
+installed by monkeypatching: ``benchmarks/screens/splitcov2/run_holdout.py off|mondrian|mondrian-runs ...``.
 """
 import sys
-from pathlib import Path
 
-sys.path.insert(0, Path(__file__).resolve().parents[2].as_posix())
-import quality_holdout as qh  # noqa: E402
-
-from harness_ext.methods.engine import newmodel_intervals as ni  # noqa: E402
-
-ni.AGGREGATE_NEIGHBOUR_SCALE = {"off": False, "scale": True, "mondrian": "mondrian"}[sys.argv[1]]
-sys.exit(qh.main(sys.argv[2:]))
+sys.exit("benchmarks/screens/splitcov/run_holdout.py: the neighbour-distance flag is gone from newmodel_intervals; "
+         "run benchmarks/screens/splitcov2/run_holdout.py off|mondrian|mondrian-runs (or check out adb22a29 for 'scale')")
