@@ -89,10 +89,11 @@ def main():
         if a.neighbour_scale != "mondrian":
             sys.exit(f"diag.py: --neighbour-scale {a.neighbour_scale}: only 'mondrian' since the flag was removed")
         sys.path.insert(0, str(HERE.parent / "splitcov2"))
+        ni.cv_plus_new_models = _orig_cv  # the rule wraps the product's function, the capture wraps the rule
         import neighbour_rule  # noqa: PLC0415 - the screened rule, by monkeypatching
 
         neighbour_rule.install()
-        _orig_cv, ni.cv_plus_new_models = ni.cv_plus_new_models, _cv_capture  # capture the screened rule's bounds
+        _orig_cv, ni.cv_plus_new_models = ni.cv_plus_new_models, _cv_capture
     from harness_ext.methods.engine.newmodel_intervals import run_groups
     from harness_ext.methods.reduction.budget import default_subset_size
 

@@ -11,7 +11,7 @@ import numpy as np
 from harness_ext.methods.engine import newmodel_intervals as ni
 
 RUNS = None  # (runs of the fit's training rows, runs of the new models) for the split's next prediction, or None
-STATS = {"models": 0, "far_new": 0}
+STATS = {"models": 0, "far_new": 0, "calls": []}  # calls: (new models, in the far bin) of each call with > 1
 _orig_add = ni._ScoreBook.add
 _orig_result = ni._calibration_result
 _orig_cv = ni.cv_plus_new_models
@@ -72,6 +72,8 @@ def _cv(est, cal, X_new, z, O, W=None, mondrian=True):
     far_cal, far_new = cal["screen_dists"] > cut, d_new.mean(0) > cut
     if runs is not None:
         STATS["far_new"] += int(far_new.sum())
+    if len(z) > 1:  # a split's test models (the claim's one pseudo-model left out)
+        STATS["calls"].append((len(z), int(far_new.sum())))
     agg_lo, agg_hi = np.empty(len(z)), np.empty(len(z))
     for b in (False, True):
         i = far_new == b
