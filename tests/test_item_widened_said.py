@@ -62,6 +62,12 @@ def test_reduce_counts_the_folds_widened_estimates_in_the_manifest_and_the_summa
     assert (f"crosstask widened the interval of {n_in} of {sum(f['n_models'] for f in ex['interpolation']['tasks'].values())} "
             f"'in' and {n_fr} of") in text
     assert "mean over the other tasks' sampled items lies above every training model's" in text
+    # The task whose scores the other tasks do not rank (its own ability) is named, with the agreement recorded (the
+    # two others are below the threshold too: their other tasks' mean is half the unrelated one's).
+    agreement = {t: f["agreement"] for t, f in ex["extrapolation"]["tasks"].items()}
+    assert agreement["own"] < 0.3 and max(agreement.values()) < 0.7071
+    assert "a new model's estimate is unchanged except on other_a, other_b, own: the scores there do not rank" \
+        in " ".join(text.split())
 
 
 def test_predict_warns_with_the_distance_and_flags_the_widened_tasks(reduced, tmp_path):
@@ -80,6 +86,7 @@ def test_predict_warns_with_the_distance_and_flags_the_widened_tasks(reduced, tm
     assert said.startswith("strong-elsewhere: ")
     assert f"for {len(widened)} of 3 tasks" in said and f"own by {table.loc['own', 'beyond_other_tasks']:.3f}" in said
     assert "crosstask widened" in said and "design-based part's (AIPW)" in said
+    assert "mean of the design-based part's and of the estimator fitted on that task's items alone" in said
     # In the JSON the API writes.
     assert "beyond_other_tasks" in pred.to_json() and "n_widened" in pred.to_json()
 
