@@ -1,16 +1,14 @@
-"""Screen of the musr candidate (CRITERION.md): ``benchmarks/quality_items.py`` with ``crosstask_edgew`` registered.
+"""Screens of the musr candidates: ``benchmarks/quality_items.py`` with these variants of ``crosstask`` registered.
 
-``crosstask_edgew``: main's ``crosstask`` with the regression's weight minimising the variance its interval states:
-the regression's error variance for a target, in the weight, gains the term the interval already carries, ``edge_slope**2``
-times the expected squared distance of the target's score beyond the source models' range, the score drawn from the
-design estimate's normal distribution (:func:`~harness_ext.methods.engine.item_crosstask.expected_squared_gap`).
-Everything else (the held-out choices of ``lam`` and ``clip``, the interval's formula, the agreement rule) is main's;
-the held-out choices and the interval's calibration see the new weight, as they see main's.
+* ``crosstask_shrink`` (the screened candidate, CRITERION.md): the design part moved toward the paper's AIPW by the
+  squared-error-optimal share (see :class:`CrossTaskShrink`).
+* ``crosstask_edgew``, ``crosstask_papermix`` (rejected on the diagnosis seeds before the criterion) and
+  ``crosstask_rangeclip`` (a quick look on seeds 60-64 after the screen; not screened): see their docstrings.
 
 Run (one process; arguments as quality_items.py's):
     HARNESS_EXT_SHARED_DATA=/work/shared/data nice -n 10 python benchmarks/screens/musr/screen.py \
         --items 50 --seeds 20 --first-seed 60 --protocols interpolation extrapolation benchmark-frontier \
-        --estimators sample_mean random_learn aipw_paper anchor_weighted crosstask crosstask_edgew
+        --estimators sample_mean random_learn aipw_paper anchor_weighted crosstask crosstask_shrink
 """
 from __future__ import annotations
 
@@ -26,6 +24,9 @@ from harness_ext.methods.engine import item_estimators as ie  # noqa: E402
 
 
 class CrossTaskEdgeWeight(ict.CrossTask):
+    """main's ``crosstask`` with the regression's weight minimising the variance its interval states: the model variance
+    in the weight gains ``edge_slope**2`` times :func:`~harness_ext.methods.engine.item_crosstask.expected_squared_gap`."""
+
     def _scaled_weight(self, v_a, a, v_m, lam, bounds=None, m=None, clip=None):
         v_m = lam * v_m
         sd_a = np.sqrt(v_a)
@@ -166,7 +167,33 @@ class CrossTaskShrink(CrossTaskPaperMix):
         return [(c, lambda x: np.where(x ** 2 > c, c / np.where(x == 0, 1.0, x), x) if c > 0 else 0.0 * x)]
 
 
+class CrossTaskRangeClip(ict.CrossTask):
+    """``crosstask`` whose gap clip is measured, above the range, from the higher of the regression's estimate and
+    the range's top: ``above = min(a, max(m, hi) + clip sd_a) - hi``. main measures it from ``m`` alone, so a
+    regression that sits below the range's top (a kernel regression cannot pass it) cancels the gap of a design
+    estimate several standard errors beyond the range and the composite trusts the regression there. The floor side
+    (``lo``, ``floor_margin``) is main's."""
+
+    def _gap(self, a, sd_a, bounds=None, m=None, clip=None):
+        if m is None:
+            return super()._gap(a, sd_a, bounds)
+        clip = self.gap_clip_ if clip is None else clip
+        lo, hi = self.range_ if bounds is None else bounds
+        a, m, sd_a = (np.asarray(v, dtype=float) for v in (a, m, sd_a))
+        reach = clip * sd_a if np.isfinite(clip) else np.inf
+        above = np.minimum(a, np.maximum(m, hi) + reach) - hi
+        below = lo - np.maximum(a, m - reach) - self.floor_margin * sd_a
+        return np.maximum(0.0, np.maximum(above, below))
+
+    def fit(self, source, items, others=()):
+        super().fit(source, items, others=others)
+        if self.own_ is not None:  # the own-task composite of the agreement rule, with the same gap
+            self.own_ = CrossTaskRangeClip(**self.get_params()).fit(self.source_, self.items_)
+        return self
+
+
 ict.ESTIMATORS["crosstask_papermix"] = CrossTaskPaperMix
+ict.ESTIMATORS["crosstask_rangeclip"] = CrossTaskRangeClip
 ict.ESTIMATORS["crosstask_shrink"] = CrossTaskShrink
 
 
