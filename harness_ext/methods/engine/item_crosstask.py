@@ -301,7 +301,10 @@ class CrossTask(_ItemEstimator):
     the others from models below the target on them, so its precision does not carry over (a model
     strongest on the whole benchmark is often not beyond the sources on each task); its standard error becomes
     the widened interval's half-width over the normal quantile. ``beyond_sources_`` flags those targets after
-    :meth:`predict`, and the result's ``beyond_sources`` says by how much (NaN without other tasks).
+    :meth:`predict`, and the result's ``beyond_sources`` says by how much (NaN without other tasks). On a task the
+    other tasks do not carry (the sources' rank agreement ``agreement_`` below
+    :data:`~.item_agreement.AGREEMENT_THRESHOLD`) such a target's estimate is the mean of the design part's and of
+    ``own_``'s, this estimator fitted on the task's items alone (:mod:`~.item_agreement`).
 
     References
     ----------
