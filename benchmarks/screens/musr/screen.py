@@ -85,7 +85,7 @@ class CrossTaskPaperMix(ict.CrossTask):
                 h = _shifted(held, fn)
                 inside = {k: v[~h["frontier"]] for k, v in h.items()}
                 self.error_correlation_ = self._cross_validated_correlation(inside)
-                score, lam, clip = self._choice_with_score(h)
+                score, lam, clip = self._scored_choice(h)
                 if best is None or score < best[0] - 1e-12:
                     best = (score, lam, clip, share, self.error_correlation_, inside, fn)
             _, self.variance_scale_, self.gap_clip_, self.share_, self.error_correlation_, inside, self.shift_ = best
@@ -121,22 +121,6 @@ class CrossTaskPaperMix(ict.CrossTask):
         out = [ie.AIPWPaper(level=self.level, alpha=self.alpha).fit(S[~h], items).predict(S[h][:, items]).estimate
                for h in splits]
         return np.concatenate(out) if out else np.empty(0)
-
-    def _choice_with_score(self, held):
-        """main's :meth:`_cross_validated_choice` returning its score too."""
-        if not held["e_m"].size:
-            return np.inf, 1.0, np.inf
-        groups = [g for g in (~held["frontier"], held["frontier"]) if g.any()]
-        best = (np.inf, 1.0, np.inf)
-        for lam in self.variance_scales:
-            for clip in self.gap_clips:
-                w = self._scaled_weight(held["sd_a"] ** 2, held["a"], held["v_m"], lam, (held["lo"], held["hi"]),
-                                        m=held["m"], clip=clip)
-                err = np.abs(w * held["e_m"] + (1 - w) * held["e_a"])
-                score = float(np.mean([err[g].mean() for g in groups]))
-                if score < best[0] - 1e-12:
-                    best = (score, float(lam), float(clip))
-        return best
 
 
 def _no_shift(d):

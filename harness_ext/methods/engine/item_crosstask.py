@@ -472,8 +472,12 @@ class CrossTask(_ItemEstimator):
         precision for models inside the population against its bias beyond it: the interleaved folds
         judge the first, the sources' frontier split the second.
         """
+        return self._scored_choice(held)[1:]
+
+    def _scored_choice(self, held: dict) -> tuple:
+        """``(score, lam, clip)``: :meth:`_cross_validated_choice` with its held-out mean absolute error."""
         if not held["e_m"].size:
-            return 1.0, np.inf
+            return np.inf, 1.0, np.inf
         groups = [g for g in (~held["frontier"], held["frontier"]) if g.any()]
         best = (np.inf, 1.0, np.inf)
         for lam in self.variance_scales:
@@ -484,7 +488,7 @@ class CrossTask(_ItemEstimator):
                 score = float(np.mean([err[g].mean() for g in groups]))
                 if score < best[0] - 1e-12:
                     best = (score, float(lam), float(clip))
-        return best[1], best[2]
+        return best
 
     def _fold_learner(self):
         """The regression refitted on a fold of the source models, at the setting chosen on all of them."""
