@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["AGREEMENT_THRESHOLD", "MIN_AGREEMENT_MODELS", "agreement_estimate", "sources_agreement"]
+__all__ = ["AGREEMENT_THRESHOLD", "MIN_AGREEMENT_MODELS", "agreement_estimate", "row_means", "sources_agreement"]
 
 #: Below this rank correlation the other tasks explain less than half the variance of this task's ranks among the
 #: sources (``rho ** 2 < 0.5``).
@@ -37,7 +37,8 @@ AGREEMENT_THRESHOLD = float(np.sqrt(0.5))
 MIN_AGREEMENT_MODELS = 10
 
 
-def _row_means(x) -> np.ndarray:
+def row_means(x) -> np.ndarray:
+    """Each row's mean over its finite cells (NaN for a row with none, without numpy's warning)."""
     x = np.atleast_2d(np.asarray(x, dtype=float))
     ok = np.isfinite(x)
     n = ok.sum(axis=1)
@@ -60,8 +61,8 @@ def sources_agreement(source, others) -> float:
     others = list(others)
     if not others:
         return float("nan")
-    own = _row_means(source)
-    other = np.column_stack([_row_means(S_k) for S_k, _ in others])
+    own = row_means(source)
+    other = np.column_stack([row_means(S_k) for S_k, _ in others])
     ok = np.isfinite(own) & np.isfinite(other).all(axis=1)
     if ok.sum() < MIN_AGREEMENT_MODELS:
         return float("nan")

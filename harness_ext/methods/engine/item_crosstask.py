@@ -55,7 +55,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .item_agreement import AGREEMENT_THRESHOLD, agreement_estimate, sources_agreement
+from .item_agreement import AGREEMENT_THRESHOLD, agreement_estimate, row_means, sources_agreement
 from .item_estimators import AIPW, ItemEstimate, _is_binary, _ItemEstimator, _z, conformal_radius, radius_interval
 from .item_composite import clipped_gap, coverage_scale
 from .item_factor import StackedLearn
@@ -235,14 +235,7 @@ def _split_others(others: list, held: np.ndarray) -> tuple:
 def other_tasks_mean(blocks: list) -> np.ndarray:
     """Each model's mean over the other tasks' sampled items: each task's mean over the answered items, the
     tasks weighted equally, over the tasks the model answered (NaN if none)."""
-    means = []
-    for b in blocks:
-        b = np.atleast_2d(np.asarray(b, dtype=float))
-        n = np.isfinite(b).sum(axis=1)
-        means.append(np.where(n > 0, np.nansum(b, axis=1) / np.maximum(n, 1), np.nan))
-    M = np.column_stack(means)
-    n = np.isfinite(M).sum(axis=1)
-    return np.where(n > 0, np.nansum(M, axis=1) / np.maximum(n, 1), np.nan)
+    return row_means(np.column_stack([row_means(b) for b in blocks]))
 
 
 def widen_beyond_sources(res: ItemEstimate, design: ItemEstimate, beyond: np.ndarray) -> ItemEstimate:

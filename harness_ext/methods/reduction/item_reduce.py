@@ -204,6 +204,7 @@ def expected_errors_and_correlation(pops: dict, samples: dict, weights: dict, es
 
     reg = get_registration("item_estimators", estimator)
     others = {t: population_others(pops, samples, t) if uses_other_tasks(reg) else [] for t in pops}
+    agreement = {t: sources_agreement(pops[t][0], others[t]) for t in pops}  # the population's, read once per task
     names = sorted({m for _, models in pops.values() for m in models})
     rng = np.random.default_rng(random_state)
     fold_of = dict(zip(names, rng.permutation(len(names)) % n_folds))
@@ -225,7 +226,7 @@ def expected_errors_and_correlation(pops: dict, samples: dict, weights: dict, es
             if got:
                 per_task[t] = _figures(*_cell_arrays(got.values()), len(got))
                 if n_widened is not None:  # the estimator's heuristics, counted where its figures are
-                    per_task[t].update(n_widened=n_widened, agreement=sources_agreement(M, others[t]))
+                    per_task[t].update(n_widened=n_widened, agreement=agreement[t])
                 cells.update({(m, t): c for m, c in got.items()})
         out[split], split_cells[split] = {"tasks": per_task}, cells
     tasks = sorted({t for c in split_cells.values() for _, t in c})
