@@ -1,3 +1,6 @@
+# Scratch copy of tests/test_item_harness_tasks.py::test_the_open_llm_v2_loop_with_declared_tasks that prints the held-out
+# model's estimate (figcheck2 audit). Run: PYTHONPATH=tests python -m pytest -s benchmarks/screens/figcheck2/tulu_scratch.py -k open_llm_v2_loop
+
 """An item table's sidecar declares which lm-eval task each of its tasks is (``items: harness_tasks``): ``reduce
 --items`` lists that task in the lm-eval group, the ``--samples`` file and the task list, and ``predict`` reads the
 new model's ``samples_<lm-eval task>_<date>.jsonl`` as the table task's. Hostile names are refused at ingest (the
