@@ -67,8 +67,6 @@ from harness_ext.report import listed
 from harness_ext.store.ingest_read import FRONT_MATTER, details_card, is_printed_table, markdown_file, model_index_card
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
-#: A YAML anchor or alias: model cards have none, and an alias bomb expands to billions of nodes when walked.
-_ANCHOR = re.compile(r"(?:^|[\s\[{,:-])[&*][^\s,\]}]+", re.M)
 #: "(25-Shot)", "(0-shot)" after a leaderboard dataset's name.
 _SHOTS = re.compile(r"\s*\(\s*\d+\s*-\s*shot\s*\)\s*$", re.I)
 V1_BENCHMARK, V2_BENCHMARK = "open_llm_leaderboard_v1", "open_llm_leaderboard_v2"
@@ -143,7 +141,7 @@ def _front_matter(src: SourceFile) -> dict:
     from harness_ext.safe_input import MAX_DEPTH, _value_problem, _yaml_loader
 
     text = FRONT_MATTER.match(src.bytes).group(1).decode("utf-8", "replace")
-    if _ANCHOR.search(text):
+    if _anchored(text):
         raise IngestError(src.path, "the model card's front matter uses YAML anchors or aliases, which model cards "
                                     "do not need; write the values out")
     import yaml
@@ -158,6 +156,21 @@ def _front_matter(src: SourceFile) -> dict:
     if not isinstance(doc, dict) or not isinstance(doc.get("model-index"), list):
         raise IngestError(src.path, "the model card's model-index is not a list of models with their results")
     return doc
+
+
+def _anchored(text: str) -> bool:
+    """Whether YAML ``text`` has an anchor or alias: model cards have none, and an alias bomb expands to billions of
+    nodes when walked. Read from the parser's events, which neither expand aliases nor take a ``&`` or ``*`` inside a
+    quoted value (``'7*7'``) for one; text that does not parse is left to the loader to refuse with its reason."""
+    import yaml
+
+    try:
+        for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                return True
+    except yaml.YAMLError:
+        return False
+    return False
 
 
 def _mapping(value, src, where: str) -> dict:
@@ -409,5 +422,5 @@ def harness_ext_adapters():
                     "(the Open LLM Leaderboard's entries under its benchmarks)",
         can_handle=can_handle,
         read=read,
-        revision="2",  # 2: lm-eval's details cards read (their quoted results block), no longer refused
+        revision="3",  # 3: a quoted "&" or "*" in the front matter is no anchor (2: lm-eval's details cards read)
     )

@@ -157,7 +157,8 @@ def write_task_list(manifest: dict, out_dir: Path) -> list:
         # mapped to lm-eval's full task of another name (HELM Lite's "commonsense" to openbookqa) or one lm-eval
         # already has (HELM Lite's "mmlu") would run all of that task, --samples matching none of its documents.
         runs_as = harness_names(manifest, checked=True)
-        names = [runs_as[t] for t in items_group_tasks(manifest)[0]]
+        # A comma splits lm_eval --tasks' list: "arc_easy,piqa" would run both of lm-eval's tasks, all of them (warned).
+        names = [runs_as[t] for t in items_group_tasks(manifest)[0] if "," not in runs_as[t]]
     else:
         # A task lm-eval would read as a path is left out, as from the group (reduce's warning counts them).
         names = [task_list_name(e) for e in manifest["subset"] if not path_like_tasks(e)]

@@ -1,0 +1,72 @@
+"""Names from the readers added after the first two red-team passes: model cards' front matter, and item tables whose
+task names are what ``lm_eval --tasks`` reads as files or splits into several tasks. Composed hostile values in the
+layouts of tests/fixtures/model_card and tests/fixtures/items (the readers' own fixtures)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from harness_ext.cli import main
+
+CARD = """---
+license: mit
+model-index:
+- name: m
+  results:
+  - task: {type: text-generation}
+    dataset: {name: '%s', type: ds}
+    metrics:
+    - {type: acc, value: 61.5}
+---
+# m
+"""
+
+
+@pytest.mark.parametrize("name", ["&a [*a,*a]", "Q &A", "say *hello*", "7 *7"])
+def test_a_quoted_ampersand_or_asterisk_is_no_anchor(tmp_path, name):
+    card = tmp_path / "README.md"
+    card.write_text(CARD % name)
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(card)]) == 0
+
+
+@pytest.mark.parametrize("front", ["x: &a [1, 2]\ny: *a\n", "x: &a\n  k: 1\n", "x: [&b 1, *b]\n"])
+def test_anchors_and_aliases_are_still_refused(tmp_path, front, capsys):
+    card = tmp_path / "README.md"
+    card.write_text(CARD.replace("license: mit\n", front) % "ds")
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), str(card)]) != 0
+    assert "anchors or aliases" in capsys.readouterr().err
+
+
+TASKS = ["evil.yaml", "~x", "a,b", "arc_easy,hellaswag", "plain"]
+
+
+@pytest.fixture(scope="module")
+def item_reduced(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("hostile_item_list")
+    rng = np.random.default_rng(0)
+    rows = ["model,task,item,score"]
+    for m in range(12):
+        ability = rng.random()
+        rows += [f'org{m}/m{m},"{t}",{k},{int(rng.random() < ability)}' for t in TASKS for k in range(30)]
+    (tmp / "board").mkdir()
+    (tmp / "board" / "items.csv").write_text("\n".join(rows) + "\n")
+    db, out = tmp / "s.duckdb", tmp / "reduced"
+    assert main(["ingest", "--db", str(db), "-q", str(tmp / "board")]) == 0
+    assert main(["reduce", "--db", str(db), "--items", "20", "--out", str(out), "--no-plot",
+                 "--json", str(tmp / "r.json")]) == 0
+    return out, json.loads((tmp / "r.json").read_text())
+
+
+def test_item_tasks_read_as_files_or_split_are_left_out_of_the_task_list_and_said(item_reduced):
+    out, report = item_reduced
+    assert (out / "harness_ext_reduced_tasks.txt").read_text().splitlines() == ["plain"]
+    text = json.dumps(report)
+    assert 'named as a path or a YAML file' in text and '\\"evil.yaml\\", \\"~x\\"' in text
+    assert "named with a comma" in text and '\\"arc_easy,hellaswag\\"' in text
+    samples = json.loads((out / "harness_ext_reduced_samples.json").read_text())
+    assert sorted(samples) == sorted(TASKS)  # the group and --samples keep them: lm-eval reads no file for a member
