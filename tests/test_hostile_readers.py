@@ -70,3 +70,20 @@ def test_item_tasks_read_as_files_or_split_are_left_out_of_the_task_list_and_sai
     assert "named with a comma" in text and '\\"arc_easy,hellaswag\\"' in text
     samples = json.loads((out / "harness_ext_reduced_samples.json").read_text())
     assert sorted(samples) == sorted(TASKS)  # the group and --samples keep them: lm-eval reads no file for a member
+
+
+@pytest.mark.parametrize("twin", ["+5", "05", " 5", "5.0", "5e0"])
+def test_item_ids_of_one_number_written_apart_stay_two_items(tmp_path, twin):
+    # "5" and "+5" are two ids of one number: numbered by position (noted), each kept as written in the id map,
+    # where the whole number's text would have put both under "5" (the store refused the file with a database error).
+    rows = ["model,task,item,score"] + [f"m{m},t,{twin if k == 6 else k},{(m + k) % 2}" for m in range(3) for k in range(7)]
+    (tmp_path / "board").mkdir()
+    (tmp_path / "board" / "items.csv").write_text("\n".join(rows) + "\n")
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(tmp_path / "board")]) == 0
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    items = sorted(i for (i,) in con.execute("select item from item_ids where task = 't'").fetchall())
+    assert len(items) == 7 and twin in items and "5" in items
+    assert con.execute("select count(*) from samples").fetchone()[0] == 21

@@ -184,8 +184,10 @@ def _positions(codes: np.ndarray, task: pd.Series, parsed: tuple, notes: list) -
         own[at] = False
         renumbered.append((str(task.cat.categories[t]), len(at)))
         why = why or _why_renumbered(ok[ids], prefix[ids], number[ids], texts[ids])
-    ids = pd.DataFrame({"task": task.cat.categories[pair_task].astype(str), "item": key[pair_id], "doc_id": out,
-                        "own": own})
+    # A renumbered task's ids are kept as written: "+5", "05" or "5.0" beside "5" are other ids, and their whole
+    # number's text ("5") would put two of them under one key of the map.
+    item = np.where(own, key[pair_id], texts[pair_id])
+    ids = pd.DataFrame({"task": task.cat.categories[pair_task].astype(str), "item": item, "doc_id": out, "own": own})
     if renumbered:  # else apart within each task, though not across the table (task A's 01, task B's 1)
         n = sum(k for _, k in renumbered)
         notes.append(f"{n} item ids of {_which(renumbered)} numbered from 0 in order of first appearance (the document numbers "
