@@ -19,6 +19,7 @@ from harness_ext.adapters.csv_keys import bound_columns, constant_columns, entra
 from harness_ext.adapters.csv_reference import (
     apply_reference, long_reference, long_reference_models, note_reference, reference_kind, split_reference_rows)
 from harness_ext.errors import IngestError
+from harness_ext.safe_output import short_name
 from harness_ext.types import SUBSET_OPTION, SourceFile
 
 
@@ -114,7 +115,7 @@ def _read_wide_columnar(src: SourceFile, header, lower, stem, delim):
         vals, pct, bad, marked = _parse_column(table.column(j), n)
         if np.isinf(vals).any():
             row = int(np.nonzero(np.isinf(vals))[0][0])
-            raise IngestError(src.path, f"row {row + 2}: {name!r} score is {table.column(j)[row]}, not finite")
+            raise IngestError(src.path, f"row {row + 2}: {name!r} score is {short_name(table.column(j)[row])}, not finite")
         if cols.add(src, j, name, spec, int(np.count_nonzero(~np.isnan(vals))), bad, marked):
             parsed[j] = (vals, pct)
     cols.demote(bound_columns(header, cols.scores, specs), header, "bound")

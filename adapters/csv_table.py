@@ -114,6 +114,7 @@ import re
 from typing import Optional
 
 from harness_ext.errors import IngestError
+from harness_ext.safe_output import short_name
 from harness_ext.hookspecs import hookimpl
 from harness_ext.types import SUBSET_OPTION, VARIANT_OF, Adapter, ResultRecord, SourceFile, variant_name
 from harness_ext.adapters.csv_dialect import check_delimiter, decimal_commas, has_digit_comma, shown, sniff_delimiter
@@ -181,9 +182,9 @@ def _num(path, raw, what, row):
     try:
         v = float(raw)
     except ValueError:
-        raise IngestError(path, f"row {row}: {what} {raw!r} is not a number") from None
+        raise IngestError(path, f"row {row}: {what} {short_name(raw)!r} is not a number") from None
     if not math.isfinite(v):
-        raise IngestError(path, f"row {row}: {what} is {raw!r}, not finite")
+        raise IngestError(path, f"row {row}: {what} is {short_name(raw)!r}, not finite")
     return v
 
 
@@ -433,9 +434,9 @@ def _read_summary(src, rows):
             try:
                 v, _ = _parse(row[j])
             except ValueError:
-                raise IngestError(src.path, f"row {n}: {model!r} score {row[j]!r} for {dataset} is not a number") from None
+                raise IngestError(src.path, f"row {n}: {model!r} score {short_name(row[j])!r} for {dataset} is not a number") from None
             if v is not None and not math.isfinite(v):
-                raise IngestError(src.path, f"row {n}: {model!r} score for {dataset} is {row[j]!r}, not finite")
+                raise IngestError(src.path, f"row {n}: {model!r} score for {dataset} is {short_name(row[j])!r}, not finite")
             vals.append(v)
         present = [v for v in vals if v is not None]
         if not present:
@@ -601,7 +602,7 @@ def _parse_cells(src, name, cells) -> tuple:
         if v is None and cell.strip():
             marked.append(cell.strip())
         elif v is not None and not math.isfinite(v):
-            raise IngestError(src.path, f"row {n}: {name!r} score is {cell!r}, not finite")
+            raise IngestError(src.path, f"row {n}: {name!r} score is {short_name(cell)!r}, not finite")
         vals.append(v)
         pct = pct or p
     return vals, pct, bad, marked

@@ -87,3 +87,18 @@ def test_item_ids_of_one_number_written_apart_stay_two_items(tmp_path, twin):
     items = sorted(i for (i,) in con.execute("select item from item_ids where task = 't'").fetchall())
     assert len(items) == 7 and twin in items and "5" in items
     assert con.execute("select count(*) from samples").fetchone()[0] == 21
+
+
+@pytest.mark.parametrize("suffix", [".html", ".md", ".json"])
+def test_a_huge_number_cell_is_refused_in_one_short_line(tmp_path, suffix, capsys):
+    big = "9" * 5000 + ".5"
+    rows = [("m1", big), ("m2", "0.5"), ("m3", "0.7")]
+    text = {".html": "<table><tr><th>Model</th><th>a</th><th>b</th></tr>"
+                     + "".join(f"<tr><td>{m}</td><td>{v}</td><td>0.1</td></tr>" for m, v in rows) + "</table>",
+            ".md": "| Model | a | b |\n|---|---|---|\n" + "".join(f"| {m} | {v} | 0.1 |\n" for m, v in rows),
+            ".json": "[" + ", ".join(f'{{"model": "{m}", "a": {v}, "b": 0.1}}' for m, v in rows) + "]"}[suffix]
+    board = tmp_path / f"board{suffix}"
+    board.write_text(text)
+    assert main(["ingest", "--db", str(tmp_path / "s.duckdb"), str(board)]) != 0
+    err = capsys.readouterr().err
+    assert "not finite" in err and "9" * 100 not in err and max(map(len, err.splitlines())) < 400
