@@ -116,6 +116,9 @@ def _details_records(src: SourceFile) -> list:
     import json
 
     model, text = details_card(src.bytes)
+    if not model:
+        raise IngestError(src.path, "a details dataset's card whose title (pretty_name: Evaluation run of <model>) "
+                                    "names no model that can be read (empty, or not a YAML string): not read")
     try:
         block = json.loads(text, parse_constant=lambda c: None)
     except (ValueError, RecursionError) as exc:

@@ -170,3 +170,37 @@ def test_a_huge_card_is_refused_unread(tmp_path):
     rows = ", ".join(f'"t{i}": {{"acc,none": 0.5, "alias": "t{i}"}}' for i in range(120_000))
     f = _hostile(tmp_path, f'{{"all": {{{rows}}}}}')
     assert f.status == "skipped" and "over the 4 MiB a card is read up to" in f.reason, f.reason
+
+
+@pytest.mark.parametrize("title, model", [
+    ("Evaluation run of my org/pythia 1b", "my org/pythia 1b"),
+    ("\"Evaluation run of /models/Pythia 1B (step 3000)\"", "/models/Pythia 1B (step 3000)"),
+    ("'Evaluation run of O''Brien/m 7b'", "O'Brien/m 7b"),
+    # PyYAML folds a long title at a space onto an indented line: YAML reads the lines as one.
+    ("Evaluation run of /home/someone/checkpoints/a fine-tuned\n  pythia-1b/step 3000",
+     "/home/someone/checkpoints/a fine-tuned pythia-1b/step 3000"),
+])
+def test_a_title_naming_a_model_with_spaces_is_read_in_a_walk(tmp_path, title, model):
+    """The title names the model lm-eval was given (a local path may hold spaces): read as YAML reads the line, the
+    walk reads the card beside a plain one, nothing passed over."""
+    text = (CARDS / "EleutherAI__pythia-1b-details.md").read_text()
+    _readme(tmp_path, text.replace("pretty_name: Evaluation run of EleutherAI/pythia-1b", f"pretty_name: {title}"),
+            "spaced")
+    _card(tmp_path, "pythia-1b")
+    s, report = _ingest(tmp_path)
+    assert [f.status for f in report.files] == ["ingested", "ingested"], [f.reason for f in report.files]
+    names = {r[0] for r in s.con.execute("SELECT name FROM models").fetchall()}
+    assert names == {"EleutherAI/pythia-1b", model}
+    assert _cells(s, model) == _cells(s, "EleutherAI/pythia-1b")
+
+
+@pytest.mark.parametrize("title", ["Evaluation run of a: b", "Evaluation run of", "'Evaluation run of x",
+                                   '"Evaluation run of x'])
+def test_a_title_naming_no_readable_model_is_refused_in_a_walk_with_the_reason(tmp_path, title):
+    text = (CARDS / "EleutherAI__pythia-1b-details.md").read_text()
+    path = _readme(tmp_path, text.replace("pretty_name: Evaluation run of EleutherAI/pythia-1b",
+                                          f"pretty_name: {title}"), "bad")
+    s, report = _ingest(tmp_path)
+    (f,) = report.files
+    assert f.status == "skipped" and Path(f.path) == path and "names no model that can be read" in f.reason, f.reason
+    assert s.con.execute("SELECT count(*) FROM results").fetchone() == (0,)

@@ -397,21 +397,42 @@ def model_index_card(data: bytes) -> bool:
     return bool(m and _MODEL_INDEX.search(m.group(1)))
 
 
-#: A details dataset's card (lighteval's and lm-eval's ``push_to_hub``): its front matter names the model evaluated ...
-_PRETTY_NAME = re.compile(rb"^pretty_name:[ \t]*[\"']?Evaluation run of (\S+?)[\"']?[ \t]*\r?$", re.M)
+#: A details dataset's card (lighteval's and lm-eval's ``push_to_hub``): its front matter names the model evaluated in
+#: its title (``pretty_name: Evaluation run of <model>``; the line and the indented lines continuing it) ...
+_PRETTY_NAME = re.compile(rb"^pretty_name:[ \t]*[\"']?Evaluation run of\b[^\n]*\n?(?:[ \t]+[^ \t\r\n#][^\n]*\n?)*", re.M)
+_TITLE = "Evaluation run of "
 #: ... and its body quotes the latest results file in the first fence under "## Latest results".
 _LATEST = re.compile(rb"^## Latest results[ \t]*\r?\n.*?^```[\w]*[ \t]*\r?\n(.*?)^```", re.M | re.S)
 
 
+def _title_model(title: bytes) -> str:
+    """The model a details card's ``pretty_name`` lines name (``Evaluation run of <model>``), read as YAML reads the
+    title (quoted or plain, spaces and a title folded onto the next lines included), or '' when it names none."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(title.decode("utf-8"))  # one key and its scalar: a few hundred bytes
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return ""
+    value = value.get("pretty_name") if isinstance(value, dict) else None
+    if not isinstance(value, str) or not value.startswith(_TITLE):
+        return ""
+    return value[len(_TITLE):].strip()
+
+
 def details_card(data: bytes):
     """``(model, the quoted results' text)`` of the card of a details dataset that lighteval or lm-eval pushed to the
-    Hub (front matter ``pretty_name: Evaluation run of <model>``, a fence under ``## Latest results``), or None."""
+    Hub (front matter ``pretty_name: Evaluation run of <model>``, a fence under ``## Latest results``), or None.
+    ``model`` is '' when the title names no model that can be read (the adapter refuses the card, saying so)."""
     if not data.startswith((b"---", b"\xef\xbb\xbf---")) or b"Latest results" not in data:
         return None
     m = FRONT_MATTER.match(data)
     name = _PRETTY_NAME.search(m.group(1)) if m else None
     latest = _LATEST.search(data, m.end()) if name else None
-    return (name.group(1).decode("utf-8", "replace"), latest.group(1)) if latest else None
+    if not latest:
+        return None
+    title = name.group()
+    return (_title_model(title) if len(title) <= 4096 else ""), latest.group(1)
 
 
 #: A fenced code block of a markdown file: its info string (``json``, ``python``) and its text.
