@@ -97,8 +97,26 @@ def _task_configs(doc: dict) -> dict:
     return out
 
 
-def _dataset(suite: Optional[str], task: str) -> tuple:
-    """``(benchmark, dataset, aggregate)`` of a result key's suite and task."""
+def dataset_name(path, key: str, task: str) -> str:
+    """``task`` snake-cased as a dataset name (``evil.yaml`` -> ``evil_yaml``).
+
+    Raises
+    ------
+    IngestError
+        Naming the file and the key as written when ``task`` has no letter or digit (``custom|..|0``).
+    """
+    name = re.sub(r"[^a-z0-9]+", "_", task.lower()).strip("_")
+    if not name:
+        from harness_ext.safe_output import quoted
+
+        raise IngestError(path, f"the result key {quoted(key)} names the task {quoted(task)}, which has no letter or "
+                                "digit to name a dataset by")
+    return name
+
+
+def _dataset(suite: Optional[str], task: str, path=None, key: Optional[str] = None) -> tuple:
+    """``(benchmark, dataset, aggregate)`` of a result key's suite and task (``path`` and ``key`` for the error of
+    :func:`dataset_name`)."""
     name = task[: -len(":_average")] if task.endswith(":_average") else task
     subject = mmlu_subject(f"mmlu_{name[5:]}") if suite in _MMLU_SUITES and name.startswith("mmlu:") else None
     if subject:
@@ -106,7 +124,7 @@ def _dataset(suite: Optional[str], task: str) -> tuple:
     benchmark = "lighteval" if suite in (None, "lighteval") else f"lighteval_{suite}"
     if name == "mmlu" and suite in _MMLU_SUITES:
         benchmark = MMLU_BENCHMARK
-    return benchmark, re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_"), name != task
+    return benchmark, dataset_name(path, task if key is None else key, name), name != task
 
 
 def read(src: SourceFile):
@@ -164,7 +182,7 @@ def _chance(key, benchmark, dataset, task, metric, chances) -> tuple:
 
 def _records(src, key, m, block, configs, model, meta, missing, chances) -> list:
     suite, task, shots = m.group("suite"), m.group("task"), int(m.group("shots"))
-    benchmark, dataset, aggregate = _dataset(suite, task)
+    benchmark, dataset, aggregate = _dataset(suite, task, src.path, key)
     listed_dirs, n_docs = configs.get(f"{suite}|{task}" if suite else task, ({}, None))
     metrics = {}
     for k, v in block.items():

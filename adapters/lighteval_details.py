@@ -98,7 +98,7 @@ def task_of(path, results=None) -> tuple:
         When the name holds no ``[<suite>|]<task>|<shots>`` key (a ``__`` name without the run's results file
         cannot be read back unambiguously).
     """
-    from harness_ext.adapters.lighteval import _dataset
+    from harness_ext.adapters.lighteval import _dataset, dataset_name
     from harness_ext.adapters.open_llm_leaderboard import BENCHMARK
     from harness_ext.benchmarks import MMLU_BENCHMARK, mmlu_subject
 
@@ -114,8 +114,8 @@ def task_of(path, results=None) -> tuple:
         subject = mmlu_subject(key)
         if subject:
             return MMLU_BENCHMARK, subject, key
-        return BENCHMARK, re.sub(r"[^a-z0-9]+", "_", k.group("task").lower()).strip("_"), key
-    benchmark, dataset, _ = _dataset(k.group("suite"), k.group("task"))
+        return BENCHMARK, dataset_name(path, key, k.group("task")), key
+    benchmark, dataset, _ = _dataset(k.group("suite"), k.group("task"), path, key)
     return benchmark, dataset, key
 
 

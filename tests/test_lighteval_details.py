@@ -328,3 +328,17 @@ def test_reduce_items_on_lighteval_details_and_predict_reads_a_new_models_run_fo
     assert main(["predict", "-m", str(out), str(bad)]) != 0
     err = capsys.readouterr().err
     assert "cannot read the lighteval details file" in err and "details_lighteval|piqa|0" in err
+
+
+@pytest.mark.parametrize("key", ["custom|..|0", "custom|~|0", "lighteval|-.-|5"])
+def test_a_task_key_of_punctuation_only_is_refused_naming_the_key(tmp_path, key):
+    """A task named by no letter or digit snake-cases to nothing: the details file and the results file are each
+    refused naming the key as written (not "task must be a non-empty string, got ''")."""
+    _lighteval_run(tmp_path, "org/m", key, {0: 1.0, 1: 0.0})
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [tmp_path], show_progress=False)
+        skipped = rep.by_status("skipped")
+        assert len(skipped) == 2 and not rep.by_status("ingested")
+        for f in skipped:
+            assert json.dumps(key) in f.reason and "no letter or digit" in f.reason, f.reason
+        assert s.con.execute("SELECT count(*) FROM results").fetchone() == (0,)
