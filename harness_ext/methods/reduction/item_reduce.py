@@ -645,6 +645,7 @@ def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
     from ...store.db import Store
     from ...store.lm_eval_tasks import foreign_task_warnings, foreign_tasks
     from .item_harness_tasks import attach_harness_tasks, declared_harness_tasks
+    from .lm_eval_group import task_list_warnings
     from .manifest import attach_lm_eval_tasks
 
     if db in (None, ":memory:") or not Path(db).exists():
@@ -669,32 +670,7 @@ def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
         n_inspect = inspect_task_count(manifest)
         elsewhere = (f"the {n_inspect} from Inspect AI logs run under Inspect, their drawn samples listed in "
                      f"{INSPECT_FILE} beside the lm-eval files") if n_inspect else ""
-        manifest["warnings"] += view["warnings"] + foreign_task_warnings(found, elsewhere) + _glob_warnings(manifest)
+        manifest["warnings"] += view["warnings"] + foreign_task_warnings(found, elsewhere) + task_list_warnings(manifest)
         manifest["sizes"]["manifest_bytes"] = len(json.dumps(manifest, indent=2)) + 1
     return ItemReduceResult(manifest)
 
-
-def _glob_warnings(manifest: dict) -> list:
-    """The warnings on item tasks the task list leaves out (as :func:`~plugins.manifest_writers.write_task_list`
-    does): named as a file (``~x``, ``x.yaml``), with a comma (``lm_eval --tasks`` splits there: ``arc_easy,piqa``
-    would run both of lm-eval's full tasks) or as a glob pattern (:func:`~.harness_names.glob_names_warning`)."""
-    from ...safe_output import quoted
-    from ...store.globs import is_glob
-    from .harness_names import glob_names_warning, reads_as_file
-    from .item_harness_tasks import harness_names
-    from .lm_eval_group import items_group_tasks
-
-    if inspect_only(manifest):
-        return []
-    runs_as, n, out = harness_names(manifest, checked=True), len(manifest["subset"]), []
-    names = [runs_as[t] for t in items_group_tasks(manifest)[0]]
-    for left, why in (([t for t in names if reads_as_file(t)], "named as a path or a YAML file, which lm_eval --tasks "
-                       "reads as a file (a .yaml one it loads, importing the code beside it)"),
-                      ([t for t in names if not reads_as_file(t) and "," in t], "named with a comma, where lm_eval "
-                       "--tasks splits its list (each part it would run as its own task, all of it)")):
-        if left:
-            out.append(f"{plural(len(left), 'item task')} of {n} {'is' if len(left) == 1 else 'are'} {why} "
-                       f"({', '.join(map(quoted, left[:6]))}{' ...' if len(left) > 6 else ''}), so the task list "
-                       "leaves {0} out; the lm-eval group and the manifest keep {0}".format("it" if len(left) == 1 else "them"))
-    globs = [t for t in names if not reads_as_file(t) and "," not in t and is_glob(t)]
-    return out + ([glob_names_warning(globs, n)] if globs else [])

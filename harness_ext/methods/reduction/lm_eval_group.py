@@ -20,13 +20,16 @@ import re
 import shlex
 from pathlib import Path
 
-from harness_ext.methods.reduction.harness_names import (lm_eval_metric, lm_eval_task_list, metric_label,
-                                                       metric_parts, path_like_tasks, run_share)
+from harness_ext.methods.reduction.harness_names import (glob_names_warning, lm_eval_metric, lm_eval_task_list,
+                                                       metric_label, metric_parts, path_like_tasks, reads_as_file,
+                                                       run_share)
 from harness_ext.methods.reduction.inspect_samples import (FILE_NAME as INSPECT_FILE, inspect_only,
                                                           write_inspect_sample_ids)
 from harness_ext.methods.reduction.item_harness_tasks import declared_note, harness_names
 from harness_ext.methods.reduction.item_manifest import decode_ids
+from harness_ext.report import plural
 from harness_ext.safe_output import check_group_name, comment, quoted, yaml_text
+from harness_ext.store.globs import is_glob
 
 #: The file, copied into the reduced folder, that makes the group's row the estimate (lm_eval_group_estimate.py here).
 ESTIMATE_MODULE = "harness_ext_estimate"
@@ -197,6 +200,26 @@ def items_group_tasks(manifest: dict) -> tuple:
     # A table's task named with a '/' or '\\': lm-eval's --log_samples would write its log through folders.
     pathy = [t for t in tasks if (sources.get(t) or {}).get("path_like")]
     return [t for t in tasks if t not in clash and t not in pathy], clash, pathy
+
+
+def task_list_warnings(manifest: dict) -> list:
+    """The warnings on item tasks the task list leaves out (as :func:`~plugins.manifest_writers.write_task_list`
+    does): named as a file (``~x``, ``x.yaml``), with a comma (``lm_eval --tasks`` splits there: ``arc_easy,piqa``
+    would run both of lm-eval's full tasks) or as a glob pattern (:func:`~.harness_names.glob_names_warning`)."""
+    if inspect_only(manifest):
+        return []
+    runs_as, n, out = harness_names(manifest, checked=True), len(manifest["subset"]), []
+    names = [runs_as[t] for t in items_group_tasks(manifest)[0]]
+    for left, why in (([t for t in names if reads_as_file(t)], "named as a path or a YAML file, which lm_eval --tasks "
+                       "reads as a file (a .yaml one it loads, importing the code beside it)"),
+                      ([t for t in names if not reads_as_file(t) and "," in t], "named with a comma, where lm_eval "
+                       "--tasks splits its list (each part it would run as its own task, all of it)")):
+        if left:
+            out.append(f"{plural(len(left), 'item task')} of {n} {'is' if len(left) == 1 else 'are'} {why} "
+                       f"({', '.join(map(quoted, left[:6]))}{' ...' if len(left) > 6 else ''}), so the task list "
+                       "leaves {0} out; the lm-eval group and the manifest keep {0}".format("it" if len(left) == 1 else "them"))
+    globs = [t for t in names if not reads_as_file(t) and "," not in t and is_glob(t)]
+    return out + ([glob_names_warning(globs, n)] if globs else [])
 
 
 def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
