@@ -24,11 +24,15 @@ from .registrations import (REGISTRATION_TYPES, Adapter, ItemEstimator, Lazy, Ma
 __all__ = ["REGISTRATION_TYPES", "Adapter", "ItemEstimator", "Lazy", "ManifestWriter", "Predictor", "Selector",
            "SimilarityMeasure", "WeightingScheme", "implementation_problem", "normalise_name", "ColumnarResults",
            "NON_DEFAULT_VARIANT", "RECORD_VARIANT", "ResultRecord", "SUBSET_OPTION", "SourceFile", "TRUNCATION_MARKS",
-           "VARIANT_OF", "check_name", "check_storable", "eee_model_name", "eee_precision", "is_record_variant",
+           "VARIANT_OF", "MAX_NAME_CHARS", "check_name", "check_storable", "eee_model_name", "eee_precision", "is_record_variant",
            "is_truncated_id", "record_variant", "variant_name", "variant_of_name"]
 
 #: Characters never accepted in a stored name: C0 controls except tab, DEL, and Unicode line breaks.
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
+#: Longest name (model, benchmark, dataset, metric, task) the store keeps. The longest in the shared real data are
+#: far shorter (a model named with its adapter's path, 121 characters; datasets 57, benchmarks 45, metrics 28;
+#: Hugging Face repository ids at most 96): a longer "name" is a table's misread cell (a 1 MB Markdown cell).
+MAX_NAME_CHARS = 1_000
 
 
 #: Model metadata key an adapter sets when its source names a variant of a model (the Open LLM Leaderboard's
@@ -251,7 +255,12 @@ def check_name(path, attr: str, v) -> None:
 
 
 def _check_text(path, attr: str, v: str) -> None:
-    """Raise IngestError if a stored name is not valid UTF-8 or holds a control character."""
+    """Raise IngestError if a stored name is not valid UTF-8, holds a control character or is longer than
+    :data:`MAX_NAME_CHARS`."""
+    if len(v) > MAX_NAME_CHARS:
+        shown = json.dumps(v[:60])  # ASCII: whatever the name holds, the message is one plain line
+        raise IngestError(path, f"{attr} {shown[:-1]}...\" is {len(v):,} characters long; names are kept up to "
+                                f"{MAX_NAME_CHARS:,} characters")
     if not v.isascii() and not _utf8(v):  # JSON "\ud800" escapes are unstorable
         raise IngestError(path, f"{attr} {v!r} is not valid UTF-8 text")
     bad = _CONTROL.search(v)

@@ -102,3 +102,42 @@ def test_a_huge_number_cell_is_refused_in_one_short_line(tmp_path, suffix, capsy
     assert main(["ingest", "--db", str(tmp_path / "s.duckdb"), str(board)]) != 0
     err = capsys.readouterr().err
     assert "not finite" in err and "9" * 100 not in err and max(map(len, err.splitlines())) < 400
+
+
+@pytest.mark.parametrize("where", ["model", "dataset"])
+@pytest.mark.parametrize("suffix", [".md", ".csv"])
+def test_a_name_over_the_limit_refuses_its_file_naming_field_length_and_limit(tmp_path, where, suffix, capsys):
+    """A Markdown cell of a million characters was stored as a model name: names are kept up to
+    :data:`~harness_ext.types.MAX_NAME_CHARS` (1,000; the longest real ones are 121), a longer one refuses the file."""
+    from harness_ext.store.db import Store
+    from harness_ext.types import MAX_NAME_CHARS
+
+    long = "x" * 100_000  # (a CSV field is read up to 131,072 characters)
+    model, dataset = (long, "mmlu") if where == "model" else ("m1", long)
+    sep, rule = (" | ", "|---|---|---|\n") if suffix == ".md" else (",", "")
+    edge = ("| ", " |") if suffix == ".md" else ("", "")
+    rows = [("Model", dataset, "gsm8k"), (model, "50.1", "30.2"), ("m2", "40.0", "20.0"), ("m3", "45.0", "25.0")]
+    lines = [edge[0] + sep.join(r) + edge[1] + "\n" for r in rows]
+    board = tmp_path / f"board{suffix}"
+    board.write_text(lines[0] + rule + "".join(lines[1:]))
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), str(board)]) != 0
+    err = capsys.readouterr().err
+    assert (f"{where} \"{'x' * 60}...\" is 100,000 characters long; names are kept up to {MAX_NAME_CHARS:,} "
+            "characters") in err and "board" + suffix in err and max(map(len, err.splitlines())) < 400, err
+    with Store.open(str(db), read_only=True) as s:
+        assert s.con.execute("SELECT count(*) FROM results").fetchone() == (0,)
+    # A name at the limit is kept.
+    board.write_text(board.read_text().replace(long, "y" * MAX_NAME_CHARS))
+    assert main(["ingest", "--db", str(db), str(board)]) == 0
+
+
+def test_an_item_tables_task_over_the_limit_refuses_the_table(tmp_path):
+    from harness_ext.errors import IngestError
+    from harness_ext.store.item_format import ItemTable
+    from harness_ext.store.item_tables import check_names
+    import pandas as pd
+
+    frame = pd.DataFrame({"model": ["m"], "task": ["t" * 1001], "metric": ["acc"]})
+    with pytest.raises(IngestError, match=r"task \"t{60}...\" is 1,001 characters long; names are kept up to 1,000"):
+        check_names(ItemTable(path=tmp_path / "items.parquet", frame=frame, benchmark="board", sha256="0"))
