@@ -14,6 +14,7 @@ line-based lists (:func:`list_line`), or a name check for files
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -83,19 +84,47 @@ def check_file_name(name, what: str = "file name") -> str:
     return name
 
 
+#: Unicode categories a quoted name shows escaped: control and format characters (bidirectional overrides too),
+#: lone surrogates and line or paragraph separators; letters of every script are shown as they are.
+_UNSHOWN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
 def escape_line(text) -> str:
-    """``text`` on one line: line breaks and control codes as ``\\n``-style escapes."""
-    return _UNSAFE_IN_LINE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+    """``text`` on one line: line breaks and control codes as ``\\n``-style escapes, format characters as
+    :func:`shown_text` writes them."""
+    return shown_text(_UNSAFE_IN_LINE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text)))
+
+
+#: What :func:`shown_text` looks at: ASCII controls but line feed and tab, and every non-ASCII character.
+_MAYBE_UNSHOWN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\U0010ffff]")
+
+
+@functools.lru_cache(maxsize=4096)
+def _shown_char(c: str) -> str:
+    import unicodedata
+
+    if c >= "\x80" and unicodedata.category(c) not in _UNSHOWN_CATEGORIES:
+        return c
+    return f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
+
+
+def shown_text(text) -> str:
+    """``text`` for a terminal or a comment: what a terminal would not show as itself written as an escape.
+
+    A name from a result file may hold a right-to-left override (U+202E) or another format character, which a
+    terminal or an editor does not show but obeys: the line is shown reordered, or two names look the same. Control
+    and format characters, lone surrogates and line or paragraph separators are written as ``\\u202e``-style
+    escapes, as :func:`quoted` writes them; line feeds and tabs stay (the text may be a table of many lines), and
+    letters of every script are shown as they are. For human-facing text only: a name a harness reads (a YAML key, a
+    line of the task list) is written as it is named.
+    """
+    s = str(text)
+    return _MAYBE_UNSHOWN.sub(lambda m: _shown_char(m.group()), s)
 
 
 def comment(text, prefix: str = "# ") -> str:
     """A one-line comment whatever ``text`` holds (names inside it should be :func:`quoted`)."""
     return prefix + escape_line(text)
-
-
-#: Unicode categories a quoted name shows escaped: control and format characters (bidirectional overrides too),
-#: lone surrogates and line or paragraph separators; letters of every script are shown as they are.
-_UNSHOWN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 
 def quoted(name) -> str:

@@ -538,3 +538,40 @@ def test_write_file_takes_text_bytes_or_a_writer_and_writes_through_a_link(tmp_p
     write_file(link, arg)
     assert link.is_symlink() and real.read_bytes() == want
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.out", "link.out", "real.out"]
+
+
+def test_format_characters_are_shown_escaped_in_human_text_only():
+    """An RTL override (U+202E) or another format character in a name is obeyed, not shown, by a terminal: the line
+    is shown reordered. Comments and printed text write it as an escape; letters of every script, tabs and line
+    feeds (of a printed table) stay; a lone surrogate is escaped too."""
+    from harness_ext.safe_output import comment, escape_line, shown_text
+
+    assert shown_text("hella\u202eswag\u202c\tммлu\n\u0627\u0644\u200d") == "hella\\u202eswag\\u202c\tммлu\n\u0627\u0644\\u200d"
+    assert shown_text("a\x1b[31mb\x7f\x85\ud800") == "a\\u001b[31mb\\u007f\\u0085\\ud800"
+    assert shown_text("\U000e0041tag") == "\\U000e0041tag"  # a tag character (Cf) outside the BMP
+    assert comment("task hella\u202eswag\nnext") == "# task hella\\u202eswag\\nnext"
+    assert escape_line("x\u2066y") == "x\\u2066y" and shown_text("plain ascii") == "plain ascii"
+
+
+def test_rtl_names_are_escaped_in_comments_and_printed_lines_but_kept_in_the_task_list(tmp_path, capsys):
+    """A board whose datasets are named with format characters: the YAML's and the conf's comments and the printed
+    warnings show them escaped; the task list, which lm_eval --tasks reads, names them as the board does."""
+    from harness_ext.cli import main
+
+    rng = np.random.default_rng(0)
+    names = ["arc_easy", "hella\u202eswag\u202c", "piqa", "wino\u200bgrande", "boolq", "sciq", "lambada", "copa",
+             "rte", "mrpc"]
+    rows = ["model," + ",".join(names)] + [f"org/m{i}," + ",".join(f"{x:.3f}" for x in rng.uniform(0.3, 0.9, 10))
+                                           for i in range(15)]
+    (tmp_path / "board.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    db, out = str(tmp_path / "s.duckdb"), tmp_path / "red"
+    assert main(["ingest", "--db", db, str(tmp_path / "board.csv")]) == 0
+    assert main(["reduce", "--db", db, "--budget", "8", "--no-plot", "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    written = {p.name: p.read_text(encoding="utf-8") for p in out.iterdir() if p.suffix in (".yaml", ".conf", ".txt")}
+    tasks = written.pop(next(n for n in written if n.endswith("_tasks.txt"))).splitlines()
+    assert set(tasks) <= set(names) and "hella\u202eswag\u202c" in tasks  # the names as the harness reads them
+    comments = [line for text in written.values() for line in text.splitlines() if line.lstrip().startswith("#")]
+    assert any("hella\\u202eswag\\u202c" in line for line in comments)
+    for text in [*comments, printed.out, printed.err]:
+        assert "\u202e" not in text and "\u200b" not in text and "\u202c" not in text

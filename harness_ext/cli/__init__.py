@@ -158,6 +158,12 @@ def _lower_level(record) -> bool:
     return True
 
 
+def _shown(exc) -> str:
+    from ..safe_output import shown_text
+
+    return shown_text(exc)
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -168,7 +174,7 @@ def main(argv=None) -> int:
             where = parser.commands.get(getattr(args, "command", None) or "", parser)
             where.error(unrecognized_message(extra, where, argv))
     except HarnessExtError as exc:
-        print(f"harness-ext: error: {exc}", file=sys.stderr)
+        print(f"harness-ext: error: {_shown(exc)}", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - the boundary guard, see _unexpected
         return _unexpected("harness-ext", argv, exc, "-v" in argv or "--verbose" in argv)
@@ -194,7 +200,7 @@ def main(argv=None) -> int:
             disable_plugins(args.disable_plugin)
         return _run_with_json(args)
     except HarnessExtError as exc:
-        print(f"harness-ext {args.command}: error: {exc}", file=sys.stderr)
+        print(f"harness-ext {args.command}: error: {_shown(exc)}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # output piped into head & co.: not an error
         sys.stderr.close()

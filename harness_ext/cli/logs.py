@@ -17,6 +17,12 @@ class StderrHandler(logging.StreamHandler):
     def stream(self, value):
         pass
 
+    def format(self, record) -> str:
+        """The record's line, a name's format characters (an RTL override) shown escaped."""
+        from ..safe_output import shown_text
+
+        return shown_text(super().format(record))
+
 
 #: Level of the ingest notes (what an adapter's heuristics did to a file): shown like warnings, as
 #: ``note: ...`` lines, and silenced by ``-q`` with them.

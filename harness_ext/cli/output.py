@@ -12,7 +12,9 @@ from __future__ import annotations
 def emit(args, result, *, show: bool = True) -> None:
     """Print ``result`` (unless ``show`` is false) and keep it as the command's ``--json`` document."""
     if show:
-        print(result.render())
+        from ..safe_output import shown_text
+
+        print(shown_text(result.render()))  # a name's format characters (an RTL override) shown escaped
     args.json_payload = result
 
 
