@@ -79,6 +79,10 @@ def clause1(draws) -> bool:
         for t, s, a, m, v in listed:
             print(f"* {t} seed {s}: {a:.2f}, {m:.2f}, {v:.2f}")
         print()
+    for p in sorted({p for p, _, _ in draws} - {TAIL_PROTOCOL}):  # not judged by the clause; shown for the record
+        ds = [d for (pp, _, _), d in draws.items() if pp == p]
+        n = {k: sum(d[k][0] > 2 * d[REFERENCE][0] for d in ds) for k in (MAIN, VARIANT)}
+        print(f"{p} (not judged by clause (1)): {len(ds)} draws, catastrophic {MAIN} {n[MAIN]}, {VARIANT} {n[VARIANT]}\n")
     ok = tot[MAIN] > 0 and tot[VARIANT] < tot[MAIN] and ok_worst
     why = "no catastrophic draw of main's: the benefit is not shown; " if tot[MAIN] == 0 else ""
     print(f"Clause (1): {why}counts {tot[MAIN]} -> {tot[VARIANT]} (strictly fewer: {tot[VARIANT] < tot[MAIN]}); "
