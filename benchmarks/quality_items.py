@@ -263,14 +263,48 @@ def _two_way_se(cover: np.ndarray, seeds: np.ndarray, models: np.ndarray) -> flo
     return float(np.sqrt(max(v, v_s, v_m)))
 
 
+PER_DRAW_FIELDS = ("table", "protocol", "items", "design", "seed", "estimator", "mean_abs_err_pts", "coverage",
+                   "median_width_pts", "n_targets")
+
+
+def draw_row(t, label, n, seed, key, err, cover, width) -> dict:
+    """One draw's ``--per-draw`` row: its mean |error| in points over the seed's targets, the share of them its 90%
+    interval covers and its median width in points (empty where the estimator gives no interval). The design is
+    the part of ``key`` before ``/`` (``random`` for simple random sampling)."""
+    design, _, name = key.rpartition("/")
+    cover = np.asarray(cover, dtype=float)
+    width = np.asarray(width, dtype=float)
+    return {"table": t, "protocol": label, "items": n, "design": design or "random", "seed": seed,
+            "estimator": name, "mean_abs_err_pts": f"{float(np.mean(err)):.6f}",
+            "coverage": "" if np.isnan(cover).all() else f"{float(np.nanmean(cover)):.6f}",
+            "median_width_pts": "" if np.isnan(width).all() else f"{float(np.nanmedian(width)):.6f}",
+            "n_targets": len(err)}
+
+
+def write_per_draw(path: Path, draws: list) -> None:
+    """Write the ``--per-draw`` rows to ``path`` whole: to a temporary file beside it, then renamed, so an
+    interrupted run leaves no half-written table."""
+    import csv
+
+    tmp = path.with_name(path.name + ".part")
+    with open(tmp, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=PER_DRAW_FIELDS)
+        w.writeheader()
+        w.writerows(draws)
+    os.replace(tmp, path)
+
+
 def measure(scores, others, t, protocol, label, n, seeds, args, frac, strength=None) -> list:
     """One table, protocol, item count and source share over ``seeds``: prints a line per estimator, returns the
     rows :func:`summarise` reads (the protocol as ``label``)."""
     acc, rows, who = {}, [], []
+    draws = getattr(args, "draws", None)  # --per-draw: one row per seed and estimator, nothing printed changes
     for seed in seeds:
         who.append(split(scores, protocol, seed, frac, strength)[1])  # the seed's targets, as run_one draws them
         for k, (e, c, w) in run_one(scores, protocol, n, seed, args.estimators, others, args.designs, frac,
                                     strength).items():
+            if draws is not None:
+                draws.append(draw_row(t, label, n, seed, k, e, c, w))
             acc.setdefault(k, ([], [], []))
             acc[k][0].append(e.mean())
             acc[k][1].append(c)
@@ -314,7 +348,11 @@ def main(argv=None) -> int:
     ap.add_argument("--source-fractions", nargs="*", type=float, default=[1.0],
                     help="shares of each seed's sources to fit on (at least 20 models; targets unchanged): the error "
                          "against the population's size; a share below 1 is reported as its own protocol")
+    ap.add_argument("--per-draw", type=Path, metavar="CSV",
+                    help="also write one row per table, protocol, items, design, seed and estimator (the draw's "
+                         "mean |error| in points over its targets, coverage, median width, number of targets) to CSV")
     args = ap.parse_args(argv)
+    args.draws = [] if args.per_draw else None
     if not ITEMS.is_dir():
         print(f"skipped: no item tables at {ITEMS}")
         return 0
@@ -338,6 +376,8 @@ def main(argv=None) -> int:
                     rows += measure(scores, others, t, protocol, label, n, range(args.first_seed, args.first_seed + seeds),
                                     args, frac, strength)
     summarise(rows)
+    if args.per_draw:
+        write_per_draw(args.per_draw, args.draws)
     return 0
 
 

@@ -145,3 +145,25 @@ def test_reduce_and_predict_hand_the_other_tasks_over():
     pops = {"t1": (np.zeros((2, 4)), ["a", "b"]), "t2": (np.ones((1, 5)), ["b"])}
     [(aligned, cols)] = population_others(pops, {"t1": [0, 1], "t2": [3, 4]}, "t1")
     assert np.isnan(aligned[0]).all() and (aligned[1] == 1).all() and list(cols) == [3, 4]
+
+
+def test_the_gap_above_the_range_is_at_least_the_design_estimates_lower_bound():
+    """A regression that ends below the sources' top cannot cancel the gap of a design estimate many standard errors
+    beyond it; a design estimate just above the top by noise keeps the clipped gap."""
+    from harness_ext.methods.engine.item_composite import clipped_gap
+    from harness_ext.methods.engine.item_crosstask import GAP_LOWER_Z
+
+    est = CrossTask()
+    est.range_, est.gap_clip_ = (0.3, 0.6), 1.0
+    sd = np.array([0.04, 0.04])
+    a = np.array([0.80, 0.62])  # 5 standard errors beyond the top; half of one above it
+    m = np.array([0.55, 0.50])  # the regression below the top for both
+    clipped = clipped_gap(a, m, sd, est.range_, est.floor_margin, est.gap_clip_)
+    got = est._gap(a, sd, m=m)
+    assert clipped[0] == 0.0  # the clip alone lets the regression cancel the far target's gap
+    assert got[0] >= a[0] - 0.6 - GAP_LOWER_Z * sd[0] - 1e-12 and got[0] == pytest.approx(0.12)
+    assert got[1] == clipped[1]
+    # The far target's regression share falls: its error variance now carries the gap.
+    assert est._model_variance(a, sd, 0.0001, m=m)[0] > 0.0001 + 0.1
+    # Without the regression's estimate the gap is the design estimate's whole distance, as before.
+    assert np.allclose(est._gap(a, sd), clipped_gap(a, a, sd, est.range_, est.floor_margin, np.inf))

@@ -75,3 +75,18 @@ def test_coverage_se_counts_the_held_out_models_as_units(mod):
     # Independent cells: the two-way variance is about the cells' own, never below either one-way variance.
     cells = (rng.random(200) < 0.9).astype(float)
     assert mod._two_way_se(cells, seeds, models) >= np.sqrt(mod._cluster_variance(cells - cells.mean(), seeds))
+
+
+def test_per_draw_rows_hold_each_draws_error_coverage_and_width(mod, tmp_path):
+    err, cover, width = np.array([1.0, 3.0]), np.array([1.0, np.nan]), np.array([0.1, 0.3])
+    row = mod.draw_row("helm_lite/gsm", "extrapolation", 50, 7, "stratified/stratified_aipw", err, cover, width)
+    assert (row["design"], row["estimator"], row["seed"], row["n_targets"]) == ("stratified", "stratified_aipw", 7, 2)
+    assert float(row["mean_abs_err_pts"]) == 2.0 and float(row["coverage"]) == 1.0
+    assert float(row["median_width_pts"]) == pytest.approx(0.2)
+    bare = mod.draw_row("t", "p", 50, 0, "anchor_weighted", err, np.full(2, np.nan), np.full(2, np.nan))
+    assert (bare["design"], bare["coverage"], bare["median_width_pts"]) == ("random", "", "")
+    path = tmp_path / "draws.csv"
+    mod.write_per_draw(path, [row, bare])
+    lines = path.read_text().splitlines()
+    assert lines[0].split(",") == list(mod.PER_DRAW_FIELDS) and len(lines) == 3
+    assert not list(tmp_path.glob("*.part"))

@@ -31,7 +31,8 @@ its answers to that task's sample, its answers to the other tasks' samples. The 
   ``floor_margin`` = 1 design standard error: populations crowd at chance level), the design estimate
   believed only up to ``clip`` of its standard errors beyond the regression's estimate
   (:func:`~.item_composite.clipped_gap`; ``clip`` chosen on held-out source models, among them the
-  sources' own strongest share held out from a fit on the rest); the weight of the
+  sources' own strongest share held out from a fit on the rest), but above the range never less than the
+  design estimate's one-sided lower bound beyond the top (:data:`GAP_LOWER_Z`); the weight of the
   regression minimises the composite's variance given ``V_aipw``, ``V_model`` and the two parts' error
   correlation, cross-validated over the source models. Inside the population the regression dominates; a
   target beyond every source model falls back to the design-based estimate and its interval. The
@@ -61,6 +62,13 @@ from .item_composite import clipped_gap, coverage_scale
 from .item_factor import StackedLearn
 from .item_learn import KernelLearn, _check_targets, _fill_missing, _other_tasks
 from .item_working import choose_working, item_loadings, logistic_working
+
+
+#: The gap above the range is never less than ``a - hi - GAP_LOWER_Z sd_a``: the one-sided lower confidence bound
+#: (about 97.7%) of the design estimate's distance beyond the sources' top, so a regression that ends below the top
+#: cannot cancel the gap of a design estimate many standard errors beyond it, while one above the top by noise keeps
+#: the clipped gap. Two standard errors is the conventional bound, fixed before it was measured, not tuned.
+GAP_LOWER_Z = 2.0
 
 
 def difficulty_features(source: np.ndarray, top: float = 0.25) -> np.ndarray:
@@ -490,10 +498,14 @@ class CrossTask(_ItemEstimator):
     def _gap(self, a, sd_a, bounds=None, m=None, clip=None) -> np.ndarray:
         """The target's distance beyond the source models' range (``bounds``, default theirs):
         :func:`~.item_composite.clipped_gap` of the design estimate ``a``, clipped ``clip`` (default the chosen
-        ``gap_clip_``) design standard errors from the regression's estimate ``m`` (unclipped without ``m``)."""
-        clip = (self.gap_clip_ if clip is None else clip) if m is not None else np.inf
-        m = a if m is None else m
-        return clipped_gap(a, m, sd_a, self.range_ if bounds is None else bounds, self.floor_margin, clip)
+        ``gap_clip_``) design standard errors from the regression's estimate ``m`` (unclipped without ``m``).
+        With ``m``, the gap above the range is at least ``a - hi - GAP_LOWER_Z sd_a`` (:data:`GAP_LOWER_Z`)."""
+        bounds = self.range_ if bounds is None else bounds
+        if m is None:
+            return clipped_gap(a, a, sd_a, bounds, self.floor_margin, np.inf)
+        g = clipped_gap(a, m, sd_a, bounds, self.floor_margin, self.gap_clip_ if clip is None else clip)
+        a, sd_a = np.asarray(a, dtype=float), np.asarray(sd_a, dtype=float)
+        return np.maximum(g, a - bounds[1] - GAP_LOWER_Z * sd_a)
 
     def _model_variance(self, a: np.ndarray, sd_a: np.ndarray, v_m, bounds=None, m=None, clip=None) -> np.ndarray:
         """The regression's error variance for targets whose design-based estimate is ``a``.
