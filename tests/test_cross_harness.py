@@ -13,8 +13,9 @@ import pandas as pd
 import pytest
 
 import harness_ext as hx
-from harness_ext.methods.reduction.harness_names import (EQUIVALENTS, cross_harness_rows, helm_metric, lm_eval_metric,
-                                               lm_eval_task_list, population_task_warnings)
+from harness_ext.methods.reduction.cross_harness import cross_harness_rows
+from harness_ext.methods.reduction.harness_names import (EQUIVALENTS, helm_metric, lm_eval_metric, lm_eval_task_list,
+                                                       population_task_warnings)
 
 from conftest import HELM_CLASSIC, LM_EVAL_V04, PYTHIA, load_group_yaml, require
 

@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 from harness_ext.cli import main
-from harness_ext.methods.reduction.harness_names import (LEADERBOARD_IFEVAL_METRIC, cross_harness_rows,
-                                                       lm_eval_metric, lm_eval_score, metric_label, metric_parts,
-                                                       unknown_metric_warnings)
+from harness_ext.methods.reduction.cross_harness import cross_harness_rows
+from harness_ext.methods.reduction.harness_names import (LEADERBOARD_IFEVAL_METRIC, lm_eval_metric, lm_eval_score,
+                                                       metric_label, metric_parts, unknown_metric_warnings)
 
 from conftest import SHARED_DATA, load_group_yaml
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import HarnessExtError, MethodError
 from ..report import Result, dumps, one_glyph_note, plural
 from ..safe_output import write_file
-from .output import emit
+from .output import emit, show_part
 
 log = logging.getLogger(__name__)
 
@@ -264,7 +264,7 @@ def run(args) -> int:
             report.notes += [f"{report.completion.message} (seed {args.random_state}); every analysis below runs on "
                              "the completed matrix (--no-complete: on the observed cells only)",
                              *report.completion.notes]
-    print(report.header())
+    show_part(report.header())
     scheme_params = {args.scheme: parse_key_values(args.param, "--param")}
     with one_glyph_note():  # names no installed font draws: said once for all the plots, not once per plot
         for name in ANALYSES:  # always in this order, whatever the order of --analyses
@@ -279,7 +279,7 @@ def run(args) -> int:
             else:
                 plots = _write(name, result, out, args.top)
             report.analyses.append((name, result, plots))
-            print(report.block(name, result, plots))
+            show_part(report.block(name, result, plots))
 
     if args.emit_weights:
         report.weights = compute_weights(df, args.scheme, random_state=args.random_state, **scheme_params[args.scheme])
@@ -287,7 +287,7 @@ def run(args) -> int:
     report.summary_path = out / "summary.json"
     write_file(report.summary_path, dumps(report.summary()))
     report.files = sorted(p for p in out.iterdir() if p.is_file()) + ([report.weights_path] if report.weights_path else [])
-    print(report.footer())
+    show_part(report.footer())
     for warning in report.warnings:
         log.warning(warning)
     emit(args, report, show=False)

@@ -364,7 +364,7 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
 def _matched_rows(manifest: dict, long: pd.DataFrame, groups: pd.DataFrame) -> tuple:
     """``(matched, helm_runs, crossed)``: the new model's rows of the manifest's datasets (each with its ``column``),
     then the HELM runs and the other harness's results read for the datasets nothing matched by name."""
-    from .harness_names import cross_harness_rows
+    from .cross_harness import cross_harness_rows
     from .helm_runs import helm_run_rows
 
     col = match_datasets(manifest["datasets"], long["benchmark"], long["dataset"], long["metric"])
