@@ -49,9 +49,42 @@ def _is_name(text: str) -> bool:
 
 
 def _shortened(values, width: int) -> tuple:
-    """``(values with each name over width shortened, how many were)``."""
-    out = [shorten(v, width) if isinstance(v, str) and _is_name(v) else v for v in values]
-    return out, sum(1 for a, b in zip(values, out) if a is not b)
+    """``(values as printed, how many were shortened)``: each name over ``width`` shortened, then every text shown
+    on one line with its control and format characters escaped (:func:`~harness_ext.safe_output.escape_line`).
+
+    Escaped here, before the columns are measured, so a name holding a right-to-left override (U+202E, printed as
+    the six characters ``\\u202e``) is padded like the others; what prints it escapes again and leaves the table
+    as it is (an escape is plain ASCII). Shortened first, so a cut never splits an escape.
+    """
+    from .safe_output import escape_line
+
+    short = [shorten(v, width) if isinstance(v, str) and _is_name(v) else v for v in values]
+    return [escape_line(v) if isinstance(v, str) else v for v in short], sum(a is not b for a, b in zip(values, short))
+
+
+def _changed(before, after) -> bool:
+    """Whether :func:`_shortened` changed a text of ``before`` (so the printed copy must take ``after``)."""
+    return any(isinstance(a, str) and a != b for a, b in zip(before, after))
+
+
+def _shown_labels(index):
+    """``index`` (a table's columns or rows) with its texts as :func:`_shortened` shows them, not shortened; the same
+    object when none changes, so an ordinary table is printed exactly as pandas prints it."""
+    import pandas as pd
+
+    def shown(values):
+        return _shortened(values, 1 << 62)[0]
+
+    names = shown(list(index.names))
+    if isinstance(index, pd.MultiIndex):
+        tuples = [tuple(shown(list(t))) for t in index]
+        if _changed(list(index.names), names) or any(_changed(list(t), u) for t, u in zip(index, tuples)):
+            return pd.MultiIndex.from_tuples(tuples, names=names) if tuples else index.set_names(names)
+        return index
+    labels = shown(list(index))
+    if _changed(list(index.names), names) or _changed(list(index), labels):
+        return pd.Index(labels, name=names[0], dtype=object)
+    return index
 
 
 def format_table(df, floatfmt: str = "{:.3f}", index: bool = True, max_cell: int = MAX_CELL) -> str:
@@ -69,9 +102,10 @@ def format_table(df, floatfmt: str = "{:.3f}", index: bool = True, max_cell: int
         text_rows = [[str(r.get(c, "")) for c in columns] for r in df]
         done = [_shortened(row, max_cell) for row in text_rows]
         cells, n_cut = [row for row, _ in done], sum(n for _, n in done)
-        widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+        head = _shortened([str(c) for c in columns], 1 << 62)[0]
+        widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(head)]
         text = "\n".join(" ".join([v.rjust(w) for v, w in zip(line[:-1], widths)] + line[-1:]).rstrip()
-                         for line in [columns] + cells)
+                         for line in [head] + cells)
         return text + _cut_note(n_cut, max_cell)
     import pandas as pd
 
@@ -83,18 +117,21 @@ def format_table(df, floatfmt: str = "{:.3f}", index: bool = True, max_cell: int
             shown.isetitem(i, values.map(lambda v: "" if pd.isna(v) else floatfmt.format(v)))
         elif values.dtype == object or pd.api.types.is_string_dtype(values):
             short, n = _shortened(list(values), max_cell)
-            if n:
+            if _changed(list(values), short):
                 shown.isetitem(i, pd.Series(short, index=shown.index, dtype=object))
                 n_cut += n
+    shown.columns = _shown_labels(shown.columns)
     if index:
         labels = list(shown.index)
         if isinstance(shown.index, pd.MultiIndex):
-            short = [tuple(_shortened(list(t), max_cell)[0]) for t in labels]
-            n = sum(a != b for t, u in zip(labels, short) for a, b in zip(t, u))
-            shown.index = pd.MultiIndex.from_tuples(short, names=shown.index.names) if n else shown.index
+            done = [_shortened(list(t), max_cell) for t in labels]
+            n = sum(k for _, k in done)
+            if any(_changed(list(t), u) for t, (u, _) in zip(labels, done)):
+                shown.index = pd.MultiIndex.from_tuples([tuple(u) for u, _ in done], names=shown.index.names)
         else:
             short, n = _shortened(labels, max_cell)
-            shown.index = pd.Index(short, name=shown.index.name) if n else shown.index
+            shown.index = pd.Index(short, name=shown.index.name) if _changed(labels, short) else shown.index
+        shown.index = _shown_labels(shown.index)  # its name; the labels are already shown
         n_cut += n
     if _has_wide(shown):  # Chinese or Japanese names take two columns each: pad by what the terminal shows
         with pd.option_context("display.unicode.east_asian_width", True):
