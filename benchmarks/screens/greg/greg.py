@@ -21,13 +21,15 @@ from harness_ext.methods.engine.item_estimators import (AIPW, ItemEstimate, _des
 FLAT = 1e-12
 
 
-def greg_slope(Y: np.ndarray, f_oof: np.ndarray) -> np.ndarray:
-    """Per target (rows), ``cov(y, f) / var(f)`` over the sampled items, clipped to [0, 1]; 1 where ``var(f)`` is 0."""
+def greg_slope(Y: np.ndarray, f_oof: np.ndarray, clip: bool = True) -> np.ndarray:
+    """Per target (rows), ``cov(y, f) / var(f)`` over the sampled items, clipped to [0, 1] (``clip``); 1 where
+    ``var(f)`` is 0."""
     fc = f_oof - f_oof.mean(axis=1, keepdims=True)
     var = (fc ** 2).mean(axis=1)
     cov = ((Y - Y.mean(axis=1, keepdims=True)) * fc).mean(axis=1)
     flat = var <= FLAT
-    return np.where(flat, 1.0, np.clip(cov / np.where(flat, 1.0, var), 0.0, 1.0))
+    b = cov / np.where(flat, 1.0, var)
+    return np.where(flat, 1.0, np.clip(b, 0.0, 1.0) if clip else b)
 
 
 class _GregAIPW(AIPW):
@@ -49,7 +51,8 @@ class _GregAIPW(AIPW):
             f_oof[:, fold == k] = f[te].T
             fits.append((k, tr, te, f))
         b = greg_slope(Y, f_oof) if self.fixed_slope is None else np.full(Y.shape[0], float(self.fixed_slope))
-        self.slope_ = b  # the last prediction's slopes (the screen's look reports them)
+        self.slope_ = b  # the last prediction's slopes and the unclipped ones (the screen's look reports them)
+        self.raw_slope_ = greg_slope(Y, f_oof, clip=False)
         thetas = []
         for k, tr, te, f in fits:
             g = f * b if self.fixed_slope != 1.0 else f
