@@ -22,7 +22,7 @@ table, protocol, first, n_seeds = sys.argv[1], sys.argv[2], int(sys.argv[3]), in
 scores, models = q.load_named(q.ITEMS / f"{table}.parquet")
 others = q.sibling_tables(table, models)
 strength = q.benchmark_strength(scores, others)
-print("seed | targets | b: q10 / median / q90 | b=0 | b=1 | design err main -> greg | design 90% cov main -> greg | "
+print("seed | targets | b: q10 / median / q90 | b=0 | b=1 | unclipped b: median, share > 1 | design err main -> greg | design 90% cov main -> greg | "
       "crosstask err main -> greg")
 acc = []
 for seed in range(first, first + n_seeds):
@@ -40,12 +40,13 @@ for seed in range(first, first + n_seeds):
         est = ct.predict(T[:, items], others=pred_o).estimate
         row.append((100 * np.mean(np.abs(a.estimate - truth)), np.mean((a.lower <= truth) & (truth <= a.upper)),
                     100 * np.mean(np.abs(est - truth))))
-        b = getattr(ct.design_, "slope_", None)
+        b, raw = getattr(ct.design_, "slope_", None), getattr(ct.design_, "raw_slope_", None)
     (da, ca, ea), (dg, cg, eg) = row
     acc.append((da, dg, ca, cg, ea, eg, np.median(b)))
     q10, q50, q90 = np.quantile(b, [0.1, 0.5, 0.9])
     print(f"{seed} | {len(b)} | {q10:.2f} / {q50:.2f} / {q90:.2f} | {np.mean(b == 0):.2f} | {np.mean(b == 1):.2f} | "
+          f"{np.median(raw):.2f}, {np.mean(raw > 1):.2f} | "
           f"{da:.2f} -> {dg:.2f} | {ca:.3f} -> {cg:.3f} | {ea:.2f} -> {eg:.2f}", flush=True)
 m = np.mean(acc, axis=0)
-print(f"mean | | median of medians {np.median([r[6] for r in acc]):.2f} | | | {m[0]:.3f} -> {m[1]:.3f} | "
+print(f"mean | | median of medians {np.median([r[6] for r in acc]):.2f} | | | | {m[0]:.3f} -> {m[1]:.3f} | "
       f"{m[2]:.3f} -> {m[3]:.3f} | {m[4]:.3f} -> {m[5]:.3f}")
