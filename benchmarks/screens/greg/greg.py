@@ -51,6 +51,9 @@ class _GregAIPW(AIPW):
             f_oof[:, fold == k] = f[te].T
             fits.append((k, tr, te, f))
         b = greg_slope(Y, f_oof) if self.fixed_slope is None else np.full(Y.shape[0], float(self.fixed_slope))
+        if getattr(self, "slope_override", None) is not None:  # oracle.py's population slopes (a diagnosis only)
+            b = np.asarray(self.slope_override, dtype=float)
+        self.working_all_ = np.mean([f for _, _, _, f in fits], axis=0)  # (items, targets): the folds' mean
         self.slope_ = b  # the last prediction's slopes and the unclipped ones (the screen's look reports them)
         self.raw_slope_ = greg_slope(Y, f_oof, clip=False)
         thetas = []
