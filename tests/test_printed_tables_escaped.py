@@ -73,7 +73,9 @@ def test_ordinary_names_print_as_before():
 
 
 def _hostile_store(tmp_path) -> str:
+    """The slice with a model and a dataset renamed to hold an RTL override, ingested (``test_weights_output`` too)."""
     text = SLICE.read_text(encoding="utf-8")
+    assert text.count(MODEL + ",") == 2 and text.count(DATASET) == 1  # the name and its link; the header
     board = tmp_path / "board.csv"
     board.write_text(text.replace(MODEL + ",", BAD_MODEL + ",", 1).replace(DATASET, BAD_DATASET), encoding="utf-8")
     db = str(tmp_path / "s.duckdb")

@@ -9,7 +9,6 @@ model and one dataset renamed here to hold format and control characters, as a h
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -18,22 +17,11 @@ pytest.importorskip("matplotlib")
 from harness_ext.cli import main  # noqa: E402
 from harness_ext.safe_output import shown_text  # noqa: E402
 
-SLICE = Path(__file__).parent / "fixtures" / "csv_wild" / "metabench_open_llm_leaderboard_slice.csv"
-MODEL, DATASET = "0-hero/Matter-0.1-7B", "hellaswag"
-BAD_MODEL, BAD_DATASET = "0-hero/Matter\u202e-0.1-7B", "hella\u202eswag"
+# The hostile slice and its store, shared with the printed-table tests (a model and a dataset renamed to hold an RTL
+# override; a control character in a name is refused or replaced by ingest, so it goes in the output folder's name).
+from test_printed_tables_escaped import BAD_DATASET, BAD_MODEL, _hostile_store  # noqa: E402
+
 ARGS = ["--analyses", "schemes,random,permutation", "--draws", "500", "--permutations", "20", "--emit-weights"]
-
-
-def _hostile_store(tmp_path) -> str:
-    """The slice with a model and a dataset renamed to hold an RTL override, ingested. (A control character in a
-    name is refused or replaced by ingest, so it is put in the output folder's name, which the report prints.)"""
-    text = SLICE.read_text(encoding="utf-8")
-    assert text.count(MODEL + ",") == 2 and text.count(DATASET) == 1  # the name and its link; the header
-    board = tmp_path / "board.csv"
-    board.write_text(text.replace(MODEL + ",", BAD_MODEL + ",", 1).replace(DATASET, BAD_DATASET), encoding="utf-8")
-    db = str(tmp_path / "s.duckdb")
-    assert main(["ingest", "-q", "--db", db, str(board)]) == 0
-    return db
 
 
 def test_weights_shows_format_and_control_characters_escaped_part_by_part(tmp_path, capsys):
