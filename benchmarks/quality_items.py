@@ -166,28 +166,35 @@ def run_design(scores, protocol, n_items, seed, design: str, source_fraction: fl
     return out
 
 
+def draw(scores, protocol, n_items, seed, others=(), source_fraction: float = 1.0, strength=None) -> dict:
+    """One draw as :func:`run_one` makes it: the split's ``sources`` and ``targets``, their scores ``S`` and ``T``,
+    the targets' ``truth``, this task's random ``items`` and, for estimators reading the other tasks, ``fit_o`` and
+    ``pred_o`` (the other tasks' samples, drawn independently of this task's, with their own seeds)."""
+    from harness_ext.methods.engine.item_estimators import random_items
+
+    sources, targets = split(scores, protocol, seed, source_fraction, strength)
+    other_items = [random_items(o.shape[1], n_items, 10_000 * (k + 1) + seed) for k, o in enumerate(others)]
+    return {"sources": sources, "targets": targets, "S": scores[sources], "T": scores[targets],
+            "truth": scores[targets].mean(axis=1), "items": random_items(scores.shape[1], n_items, seed),
+            "fit_o": [(o[sources], it) for o, it in zip(others, other_items)],
+            "pred_o": [o[targets][:, it] for o, it in zip(others, other_items)]}
+
+
 def run_one(scores, protocol, n_items, seed, names, others=(), designs=(), source_fraction: float = 1.0,
             strength=None):
     from harness_ext.base import limit_threads
-    from harness_ext.methods.engine.item_estimators import random_items
 
     ESTIMATORS = estimator_table()
-    sources, targets = split(scores, protocol, seed, source_fraction, strength)
-    S, T = scores[sources], scores[targets]
-    truth = T.mean(axis=1)
-    # Other tasks' samples are drawn independently of this task's (their own seeds).
-    other_items = [random_items(o.shape[1], n_items, 10_000 * (k + 1) + seed) for k, o in enumerate(others)]
+    d = draw(scores, protocol, n_items, seed, others, source_fraction, strength)
+    S, T, truth, fit_o, pred_o = d["S"], d["T"], d["truth"], d["fit_o"], d["pred_o"]
     out = {}
     for name in names:
         est = ESTIMATORS[name]()
-        items = (est.select(S, n_items, seed) if hasattr(est, "select")
-                 else random_items(scores.shape[1], n_items, seed))
+        items = est.select(S, n_items, seed) if hasattr(est, "select") else d["items"]
         # One BLAS thread, as reduce --items and predict run the estimators (item_others.fit_predict): the
         # figures are the product's, and two threads spinning on a busy machine made seeds several times slower.
         with limit_threads():
             if getattr(est, "uses_other_tasks", False):
-                fit_o = [(o[sources], it) for o, it in zip(others, other_items)]
-                pred_o = [o[targets][:, it] for o, it in zip(others, other_items)]
                 res = est.fit(S, items, others=fit_o).predict(T[:, items], others=pred_o)
             else:
                 res = est.fit(S, items).predict(T[:, items])

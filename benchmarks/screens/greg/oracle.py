@@ -17,7 +17,6 @@ import quality_items as q  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import greg  # noqa: E402
 from harness_ext.methods.engine import item_crosstask as ict  # noqa: E402
-from harness_ext.methods.engine.item_estimators import random_items  # noqa: E402
 
 table, protocol, first, n_seeds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 scores, models = q.load_named(q.ITEMS / f"{table}.parquet")
@@ -27,13 +26,8 @@ print("seed | population b: q10 / median / q90 | design err: b=1 (main) | estima
       "population b clipped to [0, 1]")
 acc = []
 for seed in range(first, first + n_seeds):
-    sources, targets = q.split(scores, protocol, seed, 1.0, strength)
-    S, T = scores[sources], scores[targets]
-    truth = T.mean(axis=1)
-    other_items = [random_items(o.shape[1], 50, 10_000 * (k + 1) + seed) for k, o in enumerate(others)]
-    items = random_items(scores.shape[1], 50, seed)
-    fit_o = [(o[sources], it) for o, it in zip(others, other_items)]
-    pred_o = [o[targets][:, it] for o, it in zip(others, other_items)]
+    d = q.draw(scores, protocol, 50, seed, others, 1.0, strength)
+    S, T, truth, items, fit_o, pred_o = d["S"], d["T"], d["truth"], d["items"], d["fit_o"], d["pred_o"]
     design = greg.GregAIPW().fit(S, items, others=fit_o)
     err = lambda d: 100 * np.mean(np.abs(d.estimate - truth))  # noqa: E731
     main = err(ict.DifficultyAIPW().fit(S, items, others=fit_o).predict(T[:, items], others=pred_o))

@@ -18,7 +18,6 @@ import screen as s  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import lcbgap  # noqa: E402,F401  (registers crosstask_lcbgap)
-from harness_ext.methods.engine.item_estimators import random_items  # noqa: E402
 
 q = s.q
 
@@ -30,13 +29,8 @@ others = q.sibling_tables(table, models)
 strength = q.benchmark_strength(scores, others)
 print("seed | main err | variant err | main clip | variant clip | targets a>hi | main w there | variant w there")
 for seed in range(first, first + n_seeds):
-    sources, targets = q.split(scores, protocol, seed, 1.0, strength)
-    S, T = scores[sources], scores[targets]
-    truth = T.mean(axis=1)
-    other_items = [random_items(o.shape[1], 50, 10_000 * (k + 1) + seed) for k, o in enumerate(others)]
-    items = random_items(scores.shape[1], 50, seed)
-    fit_o = [(o[sources], it) for o, it in zip(others, other_items)]
-    pred_o = [o[targets][:, it] for o, it in zip(others, other_items)]
+    d = q.draw(scores, protocol, 50, seed, others, 1.0, strength)
+    S, T, truth, items, fit_o, pred_o = d["S"], d["T"], d["truth"], d["items"], d["fit_o"], d["pred_o"]
     row = []
     for cls in (s.ict.CrossTask, variant):
         ct = cls().fit(S, items, others=fit_o)
