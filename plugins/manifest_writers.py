@@ -25,7 +25,7 @@ from harness_ext.methods.reduction.harness_names import (path_like_tasks, reads_
 from harness_ext.methods.reduction.helm_run_args import helm_shots_note
 from harness_ext.methods.reduction.helm_run_args import checked_helm_entries
 from harness_ext.methods.reduction.inspect_samples import inspect_only
-from harness_ext.methods.reduction.lm_eval_group import (group_stem, items_group_tasks,  # noqa: F401 - registered here
+from harness_ext.methods.reduction.lm_eval_group import (group_stem, item_task_list,  # noqa: F401 - registered here
                                                          write_lm_eval_yaml)
 from harness_ext.report import dumps
 from harness_ext.safe_output import comment, hocon_string, list_line, quoted
@@ -148,17 +148,14 @@ def write_task_list(manifest: dict, out_dir: Path) -> list:
     item-level manifest, the tasks of its lm-eval group as the group runs them (the names its ``--samples`` file
     keys), never a full lm-eval task of another name; none when its tasks all run under Inspect
     (``inspect_sample_ids.json`` names them)."""
-    from harness_ext.methods.reduction.item_harness_tasks import harness_names
-
     if inspect_only(manifest):
         return []
     if manifest.get("kind") == "items":
         # The group's own tasks, as lm-eval runs them (a declared harness_task), the names --samples keys: a task
         # mapped to lm-eval's full task of another name (HELM Lite's "commonsense" to openbookqa) or one lm-eval
         # already has (HELM Lite's "mmlu") would run all of that task, --samples matching none of its documents.
-        runs_as = harness_names(manifest, checked=True)
-        # A comma splits lm_eval --tasks' list: "arc_easy,piqa" would run both of lm-eval's tasks, all of them (warned).
-        names = [runs_as[t] for t in items_group_tasks(manifest)[0] if "," not in runs_as[t]]
+        # Those named as a file, with a comma or as a pattern are left out, as reduce's warnings say (item_task_list).
+        names = item_task_list(manifest)[0]
     else:
         # A task lm-eval would read as a path is left out, as from the group (reduce's warning counts them).
         names = [task_list_name(e) for e in manifest["subset"] if not path_like_tasks(e)]

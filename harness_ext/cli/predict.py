@@ -37,9 +37,9 @@ def run(args) -> int:
     for w in pred.warnings if getattr(args, "verbose", 0) else grouped_warnings(pred.warnings, models):
         log.warning(w)
     # With --json - the command line sends stdout to stderr and keeps the real stdout for the JSON.
-    from ..safe_output import shown_text
+    from .output import show_part
 
-    print(shown_text(pred.render(all=args.all)))  # a model's format characters (an RTL override) shown escaped
+    show_part(pred.render(all=args.all))  # a model's format characters (an RTL override) shown escaped
     written = []
     if getattr(args, "out", None):
         from .output import with_plot

@@ -202,23 +202,36 @@ def items_group_tasks(manifest: dict) -> tuple:
     return [t for t in tasks if t not in clash and t not in pathy], clash, pathy
 
 
+def item_task_list(manifest: dict) -> tuple:
+    """``(kept, as_file, with_comma, globs)``: the item group's tasks as lm-eval runs them (the names its
+    ``--samples`` file keys), those ``<group>_tasks.txt`` lists, and those it leaves out, by why: named as a file
+    (``~x``, ``x.yaml``: ``lm_eval --tasks`` loads a .yaml one, importing the code beside it), with a comma (where
+    ``lm_eval --tasks`` splits its list: ``arc_easy,piqa`` would run both of lm-eval's full tasks) or as a glob
+    pattern (it would run every task the pattern matches). The task list and its warnings both read it."""
+    runs_as = harness_names(manifest, checked=True)
+    names = [runs_as[t] for t in items_group_tasks(manifest)[0]]
+    as_file = [t for t in names if reads_as_file(t)]
+    with_comma = [t for t in names if not reads_as_file(t) and "," in t]
+    globs = [t for t in names if not reads_as_file(t) and "," not in t and is_glob(t)]
+    left = set(as_file) | set(with_comma) | set(globs)
+    return [t for t in names if t not in left], as_file, with_comma, globs
+
+
 def task_list_warnings(manifest: dict) -> list:
-    """The warnings on item tasks the task list leaves out (as :func:`~plugins.manifest_writers.write_task_list`
-    does): named as a file (``~x``, ``x.yaml``), with a comma (``lm_eval --tasks`` splits there: ``arc_easy,piqa``
-    would run both of lm-eval's full tasks) or as a glob pattern (:func:`~.harness_names.glob_names_warning`)."""
+    """The warnings on item tasks the task list leaves out (:func:`item_task_list`; the glob patterns'
+    :func:`~.harness_names.glob_names_warning`)."""
     if inspect_only(manifest):
         return []
-    runs_as, n, out = harness_names(manifest, checked=True), len(manifest["subset"]), []
-    names = [runs_as[t] for t in items_group_tasks(manifest)[0]]
-    for left, why in (([t for t in names if reads_as_file(t)], "named as a path or a YAML file, which lm_eval --tasks "
-                       "reads as a file (a .yaml one it loads, importing the code beside it)"),
-                      ([t for t in names if not reads_as_file(t) and "," in t], "named with a comma, where lm_eval "
-                       "--tasks splits its list (each part it would run as its own task, all of it)")):
+    _, as_file, with_comma, globs = item_task_list(manifest)
+    n, out = len(manifest["subset"]), []
+    for left, why in ((as_file, "named as a path or a YAML file, which lm_eval --tasks reads as a file (a .yaml one "
+                       "it loads, importing the code beside it)"),
+                      (with_comma, "named with a comma, where lm_eval --tasks splits its list (each part it would "
+                       "run as its own task, all of it)")):
         if left:
             out.append(f"{plural(len(left), 'item task')} of {n} {'is' if len(left) == 1 else 'are'} {why} "
                        f"({', '.join(map(quoted, left[:6]))}{' ...' if len(left) > 6 else ''}), so the task list "
                        "leaves {0} out; the lm-eval group and the manifest keep {0}".format("it" if len(left) == 1 else "them"))
-    globs = [t for t in names if not reads_as_file(t) and "," not in t and is_glob(t)]
     return out + ([glob_names_warning(globs, n)] if globs else [])
 
 
