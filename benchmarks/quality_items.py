@@ -100,14 +100,17 @@ def benchmark_strength(scores: np.ndarray, others=()) -> np.ndarray:
 
     A model with no answer on any task gets NaN (:func:`split` ranks it weakest, so never a target).
     """
-    return _row_means(np.column_stack([_row_means(t) for t in (scores, *others)]))
+    from harness_ext.methods.engine.item_agreement import row_means
+
+    return row_means(np.column_stack([row_means(t) for t in (scores, *others)]))
 
 
-def _row_means(x: np.ndarray) -> np.ndarray:
-    """Row means over finite cells, NaN (without numpy's warning) for a row with none."""
-    ok = np.isfinite(x)
-    n = ok.sum(axis=1)
-    return np.where(n > 0, np.where(ok, x, 0.0).sum(axis=1) / np.maximum(n, 1), np.nan)
+def load_task(table: str) -> tuple:
+    """``(scores, models, others, strength)`` of a shared item table (``source/task``): its answers, the models, the
+    benchmark's other tasks on the same rows and each model's benchmark strength (what the screens' scripts read)."""
+    scores, models = load_named(ITEMS / f"{table}.parquet")
+    others = sibling_tables(table, models)
+    return scores, models, others, benchmark_strength(scores, others)
 
 
 def split(scores: np.ndarray, protocol: str, seed: int, source_fraction: float = 1.0, strength=None):

@@ -19,9 +19,7 @@ import greg  # noqa: E402
 from harness_ext.methods.engine import item_crosstask as ict  # noqa: E402
 
 table, protocol, first, n_seeds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-scores, models = q.load_named(q.ITEMS / f"{table}.parquet")
-others = q.sibling_tables(table, models)
-strength = q.benchmark_strength(scores, others)
+scores, models, others, strength = q.load_task(table)
 print("seed | population b: q10 / median / q90 | design err: b=1 (main) | estimated b | population b | "
       "population b clipped to [0, 1]")
 acc = []

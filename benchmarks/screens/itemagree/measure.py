@@ -23,6 +23,7 @@ from scipy.stats import spearmanr
 HERE = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(HERE))
 import quality_items as q  # noqa: E402
+from harness_ext.methods.engine.item_agreement import row_means  # noqa: E402
 
 TABLES = ["helm_lite/commonsense", "helm_lite/gsm", "helm_lite/math", "helm_lite/med_qa", "helm_lite/mmlu",
           "open_llm_v2/ifeval", "open_llm_v2/musr", "open_llm_v2/openllm_math"]
@@ -61,8 +62,8 @@ def main() -> None:
         scores, models = q.load_named(q.ITEMS / f"{t}.parquet")
         others = q.sibling_tables(t, models)
         strength = q.benchmark_strength(scores, others)
-        own_full = q._row_means(scores)
-        other_full = np.column_stack([q._row_means(o) for o in others])
+        own_full = row_means(scores)
+        other_full = np.column_stack([row_means(o) for o in others])
         for protocol in ("benchmark-frontier", "extrapolation"):
             sources, _ = q.split(scores, protocol, 0, strength=strength)
             r = agreement(own_full[sources], other_full[sources])

@@ -20,6 +20,7 @@ from scipy.stats import spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import quality_items as q  # noqa: E402
+from harness_ext.methods.engine.item_agreement import row_means  # noqa: E402
 from harness_ext.methods.engine import item_crosstask as ict  # noqa: E402
 
 THRESHOLD = float(np.sqrt(0.5))
@@ -30,8 +31,8 @@ def sources_agreement(source: np.ndarray, others: list) -> float:
     (models with every task answered); NaN with fewer than 10 such models or no other tasks."""
     if not others:
         return np.nan
-    own = q._row_means(np.asarray(source, dtype=float))
-    other = np.column_stack([q._row_means(np.asarray(S_k, dtype=float)) for S_k, _ in others])
+    own = row_means(np.asarray(source, dtype=float))
+    other = np.column_stack([row_means(np.asarray(S_k, dtype=float)) for S_k, _ in others])
     ok = np.isfinite(own) & np.isfinite(other).all(axis=1)
     if ok.sum() < 10:
         return np.nan

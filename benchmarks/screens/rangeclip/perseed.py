@@ -24,9 +24,7 @@ q = s.q
 
 table, protocol, first, n_seeds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 variant = s.ict.ESTIMATORS[sys.argv[5] if len(sys.argv) > 5 else "crosstask_rangeclip"]
-scores, models = q.load_named(q.ITEMS / f"{table}.parquet")
-others = q.sibling_tables(table, models)
-strength = q.benchmark_strength(scores, others)
+scores, models, others, strength = q.load_task(table)
 print("seed | main err | variant err | main clip | variant clip | targets a>hi | main w there | variant w there")
 for seed in range(first, first + n_seeds):
     d = q.draw(scores, protocol, 50, seed, others, 1.0, strength)
