@@ -7,7 +7,6 @@ table of tens of millions of results never becomes a Python object per cell.
 
 from __future__ import annotations
 
-import csv
 
 from harness_ext.adapters.csv_rules import (
     _BOOL, _MISSING, _candidate_columns, _dataset_metrics, _parse, _wide_column_meta, check_model_column, clean_header,
@@ -19,6 +18,7 @@ from harness_ext.adapters.csv_keys import bound_columns, constant_columns, entra
 from harness_ext.adapters.csv_reference import (
     apply_reference, long_reference, long_reference_models, note_reference, reference_kind, split_reference_rows)
 from harness_ext.errors import IngestError
+from harness_ext.safe_input import csv_rows
 from harness_ext.safe_output import short_name
 from harness_ext.types import SUBSET_OPTION, SourceFile
 
@@ -34,7 +34,7 @@ def _first_row(src: SourceFile, delim: str):
     text = line.decode("utf-8").lstrip("\ufeff").rstrip("\r\n")
     if text.count('"') % 2:
         return None
-    return [clean_header(h) for h in next(csv.reader([text], delimiter=delim), [])]
+    return [clean_header(h) for h in (csv_rows(text, delim, src.path) or [[]])[0]]
 
 
 def _check_nul(src: SourceFile) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from harness_ext.errors import IngestError
 from harness_ext.report import listed, plural
+from harness_ext.safe_output import short_name
 from harness_ext.types import SUBSET_OPTION, SourceFile
 
 MODEL_HEADERS = ("model", "models", "model name", "model_name", "llm_model", "llm", "model id", "model_id",
@@ -243,7 +244,7 @@ def _column_role(src, name: str, spec: dict, n_num: int, bad: list):
         mostly_numeric = n_num / (n_num + len(bad)) >= MOSTLY_NUMERIC
         if spec.get("kind") in ("dataset", "aggregate") or (mostly_numeric and not by_name):
             row, cell = bad[0]
-            raise IngestError(src.path, f"row {row}: {name!r} score {cell!r} is not a number (the column is "
+            raise IngestError(src.path, f"row {row}: {short_name(name)!r} score {short_name(cell)!r} is not a number (the column is "
                                         "otherwise numeric; fix the cell, or declare the column with --meta-columns)")
         return "name" if mostly_numeric else "text"  # a text column ("Model Family")
     if n_num == 0:  # no value in any row: no dataset, and no metadata either

@@ -107,13 +107,13 @@ an item-response table (one score per model and item, :mod:`harness_ext.store.it
 from __future__ import annotations
 
 import csv
-import io
 import math
 import os
 import re
 from typing import Optional
 
 from harness_ext.errors import IngestError
+from harness_ext.safe_input import csv_rows
 from harness_ext.safe_output import short_name
 from harness_ext.hookspecs import hookimpl
 from harness_ext.types import SUBSET_OPTION, VARIANT_OF, Adapter, ResultRecord, SourceFile, variant_name
@@ -263,7 +263,7 @@ def read(src: SourceFile):
         return _read_turned(src)
     delim = _delimiter(src)
     if _is_summary(_split_header(src, delim)):  # one row per dataset: small, read as records
-        rows = list(csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim))
+        rows = csv_rows(src.text.lstrip("\ufeff"), delim, src.path)
         decimal_commas(src, rows, range(len(SUMMARY_HEADER)), delim, _parse)
         return _read_summary(src, rows)
     # The column-by-column reader reads numbers with a point only: a table with decimal commas takes the record path.
@@ -282,7 +282,7 @@ def read(src: SourceFile):
                 else None
             if cells is not None:
                 return cells
-    rows = list(csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim))
+    rows = csv_rows(src.text.lstrip("\ufeff"), delim, src.path)
     return _read_rows(src, rows, delim)
 
 
@@ -292,7 +292,7 @@ def _read_turned(src: SourceFile):
     delim = "\t" if src.suffix == ".tsv" else check_delimiter(src.path, *sniff_delimiter(
         src.head.decode("utf-8", "replace"), src.suffix, lambda cells: len(cells) >= 2,
         truncated=len(src.head) >= SourceFile.HEAD_BYTES))
-    rows = list(csv.reader(io.StringIO(src.text.lstrip("\ufeff")), delimiter=delim))
+    rows = csv_rows(src.text.lstrip("\ufeff"), delim, src.path)
     turned, dmeta, cm = transpose_table(src, rows)
     out = _read_rows(src, turned, delim, cm=cm)
     for rec in out:

@@ -39,13 +39,12 @@ chance 1 / n_classes, which these files do not give, so it is left unknown.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import re
 from typing import Iterator
 
 from harness_ext.errors import IngestError
+from harness_ext.safe_input import csv_rows
 from harness_ext.hookspecs import hookimpl
 from harness_ext.types import Adapter, ResultRecord, SourceFile
 
@@ -98,7 +97,7 @@ def read(src: SourceFile) -> Iterator[ResultRecord]:
     if parsed is None:
         raise IngestError(src.path, "file name is not <Classifier>_<accuracy|auroc|balacc|logloss>.csv")
     clf, metric, hib = parsed
-    rows = list(csv.reader(io.StringIO(src.text.lstrip("\ufeff"))))
+    rows = csv_rows(src.text.lstrip("\ufeff"), ",", src.path)
     if not rows or not rows[0] or rows[0][0].strip() != "Resamples:":
         raise IngestError(src.path, "first cell is not 'Resamples:'")
     n_cols = len(rows[0]) - 1

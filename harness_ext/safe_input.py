@@ -173,7 +173,8 @@ def load_document(path, what: str, fmt: Optional[str] = None, limit: int = MAX_S
 
 def read_rows(path, what: str, limit: int = MAX_SIDE_FILE_BYTES, delimiter: Optional[str] = None) -> list:
     """The rows (lists of strings) of a CSV (or, by suffix, TSV) side file; a SideFileError naming the line
-    for what the csv module refuses (a NUL byte, an oversized field, an unclosed quote at the end)."""
+    for what the csv module refuses (a NUL byte, an unclosed quote at the end), and the row and column of a cell
+    over its field limit (:func:`csv_rows`)."""
     import csv
     import io
 
@@ -184,7 +185,109 @@ def read_rows(path, what: str, limit: int = MAX_SIDE_FILE_BYTES, delimiter: Opti
     try:
         return list(reader)
     except csv.Error as exc:
-        raise SideFileError(path, f"{what} is not valid CSV (line {reader.line_num}): {exc}") from None
+        big = oversized_csv_cell(text, delimiter, exc)
+        raise SideFileError(path, f"{what} {big}" if big else
+                            f"{what} is not valid CSV (line {reader.line_num}): {exc}") from None
+
+
+def csv_rows(text: str, delimiter: str, path, error=None) -> list:
+    """The rows (lists of strings) of a CSV or TSV text, as ``list(csv.reader(...))`` reads them.
+
+    Parameters
+    ----------
+    text : str
+        The file's text.
+    delimiter : str
+        Its delimiter.
+    path : path-like
+        The file, for the error.
+    error : type, optional
+        The error raised for a cell over the csv module's field limit (:func:`oversized_csv_cell`), called as
+        ``error(path, reason)``; :class:`~harness_ext.errors.IngestError` by default.
+
+    Raises
+    ------
+    HarnessExtError
+        ``error`` naming the file, the cell's row and column and its length, for a cell over the field limit;
+        ``csv.Error`` as the csv module raises it otherwise (a NUL byte, a stray quote).
+    """
+    import csv
+    import io
+
+    try:
+        return list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    except csv.Error as exc:
+        big = oversized_csv_cell(text, delimiter, exc)
+        if big is None:
+            raise
+        if error is None:
+            from .errors import IngestError as error
+        raise error(path, f"the table {big}") from None
+
+
+def csv_header(path, delimiter: str, error=None) -> list:
+    """The first row of a CSV or TSV file (a byte-order mark dropped), read from the file without reading the rest.
+
+    Raises
+    ------
+    HarnessExtError
+        ``error(path, reason)`` (:class:`~harness_ext.errors.IngestError` by default) when the csv module refuses
+        the row: a cell over its field limit, named by column (:func:`oversized_csv_cell`), or another fault.
+    """
+    import csv
+
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
+        try:
+            return next(csv.reader(fh, delimiter=delimiter), [])
+        except csv.Error as exc:
+            fh.seek(0)
+            big = oversized_csv_cell(fh.read(_HEADER_SEARCH_CHARS), delimiter, exc)
+            why = f"the table {big}" if big else f"its first row is not valid CSV: {exc}"
+    if error is None:
+        from .errors import IngestError as error
+    raise error(path, why)
+
+
+#: Characters of a file read to find which header cell is over the csv module's field limit (in the error only).
+_HEADER_SEARCH_CHARS = 64 * 1024**2
+
+
+def oversized_csv_cell(text: str, delimiter: str, exc: Exception) -> Optional[str]:
+    """Where ``text`` holds a cell longer than Python's csv module reads (``csv.field_size_limit()``, 131,072
+    characters unless the program changed it), in words for an error: ``has a cell of 200,000 characters in row
+    4, column 1 ("model") ...``; None when ``exc`` is another csv error.
+
+    The module's own message names neither the cell nor the file. The cell is found by reading the text again with
+    the limit raised for that read alone (the limit is the process's: it is set back before returning).
+    """
+    import csv
+    import io
+
+    if "field larger than field limit" not in str(exc):
+        return None
+    from .safe_output import quoted, short_name
+    from .types import MAX_NAME_CHARS
+
+    limit = csv.field_size_limit()
+    where = ""
+    csv.field_size_limit(max(limit, len(text) + 1))
+    try:
+        header = None
+        for r, row in enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), 1):
+            header = row if header is None else header
+            long = next((c for c, cell in enumerate(row, 1) if len(cell) > limit), None)
+            if long is not None:
+                name = (f", {quoted(short_name(header[long - 1], 60))}"
+                        if r > 1 and long <= len(header) and header[long - 1].strip() else "")
+                where = f" of {len(row[long - 1]):,} characters (row {r}, column {long}{name})"
+                break
+    except csv.Error:  # another fault further on: the cell is not found, the reason still said
+        pass
+    finally:
+        csv.field_size_limit(limit)
+    return (f"has a cell{where}, more than the {limit:,} characters a CSV cell may hold when read (Python's csv "
+            f"module's limit): no name is kept past {MAX_NAME_CHARS:,} characters and no number needs that many, so "
+            "nothing was read from the file")
 
 
 def finite_number(value, path, what: str, where: str, low: Optional[float] = None, low_open: bool = False) -> float:

@@ -141,3 +141,105 @@ def test_an_item_tables_task_over_the_limit_refuses_the_table(tmp_path):
     frame = pd.DataFrame({"model": ["m"], "task": ["t" * 1001], "metric": ["acc"]})
     with pytest.raises(IngestError, match=r"task \"t{60}...\" is 1,001 characters long; names are kept up to 1,000"):
         check_names(ItemTable(path=tmp_path / "items.parquet", frame=frame, benchmark="board", sha256="0"))
+
+
+BIG = "x" * 200_000  # over Python's csv field limit (131,072 characters), long before the 1,000-character name limit
+
+
+def _board(where: str, sep: str = ",", rows: int = 4) -> str:
+    lines = [["model", "mmlu", "gsm8k"]] + [[f"m{m}", f"{40 + m}.5", f"{20 + m}.5"] for m in range(rows)]
+    r, c = {"header": (0, 1), "model": (2, 0), "score": (3, 2)}[where]
+    lines[r][c] = BIG
+    return "\n".join(sep.join(row) for row in lines) + "\n"
+
+
+def _item_long() -> str:
+    return "model,task,item,score\n" + "".join(f"m{m},t,{k},1\n" for m in range(3) for k in range(4)) + f"m0,{BIG},0,1\n"
+
+
+def _item_wide() -> str:
+    return f"item,m0,{BIG},m2\n" + "".join(f"{k},1,0,1\n" for k in range(5))
+
+
+# (file name, text, sidecar, where the message puts the cell)
+OVERSIZED = [
+    ("board.csv", _board("header"), None, "(row 1, column 2)"),
+    ("board.csv", _board("model"), None, '(row 3, column 1, "model")'),
+    ("board.csv", _board("score"), None, '(row 4, column 3, "gsm8k")'),
+    ("board.tsv", _board("model", "\t"), None, '(row 3, column 1, "model")'),
+    ("turned.csv", "dataset,m0,m1,m2\nmmlu,1,2,3\n" + f"{BIG},4,5,6\n", "models: columns\n", '(row 3, column 1, "dataset")'),
+    ("HC2_accuracy.csv", f"Resamples:,0,1\nACSF1,0.9,{BIG}\n", None, "(row 2, column 3"),
+    ("items_wide.csv", _item_wide(), "benchmark: bx\nitems:\n  layout: items_x_models\n  task: t\n  metric: acc\n",
+     "(row 1, column 3)"),
+]
+
+
+@pytest.mark.parametrize("name,text,side,where", OVERSIZED, ids=[f"{o[0]}-{i}" for i, o in enumerate(OVERSIZED)])
+def test_a_cell_over_the_csv_field_limit_refuses_its_file_naming_row_and_column(tmp_path, capsys, name, text, side, where):
+    """Python's csv module stops at a cell over 131,072 characters with its own words, naming neither the file nor
+    the cell ("field larger than field limit"; an item table's header made an "unexpected Error"): one error
+    naming the file, the cell's row and column, its length and the limit, and the store is left as it was."""
+    from harness_ext.store.db import Store
+
+    db = tmp_path / "s.duckdb"
+    (tmp_path / "ok.csv").write_text(_board("score").replace(BIG, "30.5"))
+    assert main(["ingest", "--db", str(db), "-q", str(tmp_path / "ok.csv")]) == 0
+    with Store.open(str(db), read_only=True) as s:
+        before = {t: s.con.execute(f"SELECT count(*) FROM {t}").fetchone() for t in ("results", "models", "datasets")}
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / name).write_text(text)
+    if side:
+        (tmp_path / "in" / f"{name}.meta.yaml").write_text(side)
+    capsys.readouterr()
+    assert main(["ingest", "--db", str(db), str(tmp_path / "in" / name)]) != 0
+    err = capsys.readouterr().err
+    assert name in err and "of 200,000 characters " + where in err, err[:600]
+    assert "more than the 131,072 characters a CSV cell may hold" in err and "field larger" not in err
+    assert max(map(len, err.splitlines())) < 500
+    with Store.open(str(db), read_only=True) as s:
+        assert before == {t: s.con.execute(f"SELECT count(*) FROM {t}").fetchone() for t in before}
+
+
+def test_a_long_item_table_reads_a_cell_over_the_csv_field_limit_with_the_name_limit(tmp_path, capsys):
+    # Long item tables are read by pandas, which has no field limit: the task name meets the product's own limit.
+    (tmp_path / "items.csv").write_text(_item_long())
+    assert main(["ingest", "--db", str(tmp_path / "s.duckdb"), str(tmp_path / "items.csv")]) != 0
+    err = capsys.readouterr().err
+    assert "items.csv" in err and "is 200,000 characters long; names are kept up to 1,000" in err
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv"])
+def test_a_side_file_cell_over_the_csv_field_limit_names_row_and_column(tmp_path, suffix):
+    from harness_ext.errors import SideFileError
+    from harness_ext.safe_input import read_rows
+
+    sep = "\t" if suffix == ".tsv" else ","
+    path = tmp_path / f"weights{suffix}"
+    path.write_text(f"dataset{sep}weight\nmmlu{sep}1\n{BIG}{sep}2\n")
+    with pytest.raises(SideFileError, match=r"weights file has a cell of 200,000 characters \(row 3, column 1, "
+                                            r"\"dataset\"\), more than the 131,072"):
+        read_rows(path, "weights file")
+
+
+def test_the_csv_field_limit_is_set_back_after_finding_the_cell():
+    import csv
+
+    from harness_ext.safe_input import csv_rows
+
+    limit = csv.field_size_limit()
+    with pytest.raises(Exception, match="row 1, column 2"):
+        csv_rows(f"a,{BIG}\n", ",", "t.csv")
+    assert csv.field_size_limit() == limit
+
+
+@pytest.mark.parametrize("where,says", [("header", "of 200,000 characters (row 1, column 2), more than the 131,072"),
+                                        ("score", "score 'xxxxxxxxxx")])
+def test_the_column_reader_says_a_huge_cell_in_one_short_line(tmp_path, capsys, monkeypatch, where, says):
+    # A large CSV is read column by column (pyarrow, no field limit); its header by the csv module.
+    from harness_ext.adapters import csv_table
+
+    monkeypatch.setattr(csv_table, "COLUMNAR_MIN_BYTES", 0)
+    (tmp_path / "board.csv").write_text(_board(where, rows=40))
+    assert main(["ingest", "--db", str(tmp_path / "s.duckdb"), str(tmp_path / "board.csv")]) != 0
+    err = capsys.readouterr().err
+    assert "board.csv" in err and says in err and max(map(len, err.splitlines())) < 500, err[:600]

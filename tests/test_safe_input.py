@@ -63,7 +63,8 @@ def test_a_yaml_alias_bomb_is_checked_once_per_node(tmp_path):
 def test_csv_rows_numbers_and_shapes(tmp_path):
     f = tmp_path / "c.csv"
     f.write_text("dataset,cost\nx," + "1" * 200_000 + "\n")  # beyond the csv module's field limit
-    with pytest.raises(SideFileError, match=r"c.csv: cost file is not valid CSV \(line 2\)"):
+    with pytest.raises(SideFileError, match=r"c.csv: cost file has a cell of 200,000 characters \(row 2, column 2, "
+                                            r"\"cost\"\), more than the 131,072 characters a CSV cell may hold"):
         read_rows(f, "cost file")
     f.write_text("dataset,cost\nx,1\n")
     assert read_rows(f, "cost file") == [["dataset", "cost"], ["x", "1"]]

@@ -197,15 +197,17 @@ def _positions(codes: np.ndarray, task: pd.Series, parsed: tuple, notes: list) -
 
 def _why_renumbered(ok, prefix, number, texts) -> str:
     """Why a task's ids cannot keep their numbers, with an example."""
+    from ..safe_output import short_name  # an id is any text: one of 200,000 characters made a note of that size
+
     if not ok.all():
-        return f"{texts[int(np.flatnonzero(~ok)[0])]!r} is not a number or a prefix and a number"
+        return f"{short_name(texts[int(np.flatnonzero(~ok)[0])])!r} is not a number or a prefix and a number"
     if len(set(prefix.tolist())) > 1:
         a, b = sorted(set(prefix.tolist()))[:2]
-        return f"their prefixes differ ({a!r}, {b!r}), so their numbers alone would not tell them apart"
+        return f"their prefixes differ ({short_name(a)!r}, {short_name(b)!r}), so their numbers alone would not tell them apart"
     _, inv = np.unique(number, return_inverse=True)
     j = int(np.flatnonzero(np.bincount(inv.reshape(-1)) > 1)[0])
     twins = texts[inv.reshape(-1) == j][:2]
-    return f"{twins[0]!r} and {twins[1]!r} have the same number"
+    return f"{short_name(twins[0])!r} and {short_name(twins[1])!r} have the same number"
 
 
 def ensure_map(con) -> None:

@@ -152,13 +152,12 @@ def _check_header(path: Path, layout: str, delim: str) -> None:
     IngestError
         Naming the repeated names, or saying the first row holds scores.
     """
-    import csv
     from collections import Counter
 
     from ..report import listed
+    from ..safe_input import csv_header
 
-    with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
-        header = next(csv.reader(fh, delimiter=delim), [])
+    header = csv_header(path, delim)  # a cell over the csv module's field limit: refused, naming its column
     names = [h.strip() for h in header]
     what = "model name" if layout == "items_x_models" else "item id" if layout == "models_x_items" else "column name"
     if layout != "long" and names and all(_is_number(n) for n in names):
